@@ -1,0 +1,26 @@
+"""wavelift: carry out AMD RDNA compute dispatches without an AMD GPU."""
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from .refusal import Refusal, Refused  # noqa: E402
+
+_LAZY = {
+    "Device": ("wavelift.driver.device", "Device"),
+    "Capture": ("wavelift.memory.capture", "Capture"),
+    "replay": ("wavelift.replay", "replay"),
+    "pm4": ("wavelift.stream.pm4", None),
+    "DispatchResult": ("wavelift.result", "DispatchResult"),
+}
+
+
+def __getattr__(name):  # lazy: `import wavelift` stays cheap and free of optional deps
+    if name in _LAZY:
+        import importlib
+        mod, attr = _LAZY[name]
+        m = importlib.import_module(mod)
+        return m if attr is None else getattr(m, attr)
+    raise AttributeError(name)
+
+
+__all__ = ["Device", "Capture", "replay", "pm4", "Refusal", "Refused", "DispatchResult"]

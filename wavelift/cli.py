@@ -1,0 +1,59 @@
+"""The `wavelift` command. Each subcommand lives next to the code it drives; this file only parses.
+
+Errors a user can act on are one line on stderr (no traceback unless --debug).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+class UserError(Exception):
+    """A problem the user can fix (missing file, bad option); printed as one line."""
+
+
+def _cmd_disasm(a) -> int:
+    from .isa.disasm_cli import disasm_command
+    return disasm_command(a.file, target=a.target, wave64=a.wave64, out=sys.stdout)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="wavelift", description=__doc__)
+    p.add_argument("--debug", action="store_true", help="show tracebacks")
+    sub = p.add_subparsers(dest="command", required=True)
+    d = sub.add_parser("disasm", help="disassemble an AMDHSA code object or raw code (LLVM syntax)")
+    d.add_argument("file")
+    d.add_argument("--target", choices=["gfx1030", "gfx1010"], default=None,
+                   help="default: from the code object, else gfx1030")
+    d.add_argument("--wave64", action="store_true", default=None,
+                   help="decode as wave64 (default: from the kernel descriptor)")
+    d.set_defaults(func=_cmd_disasm)
+    _register_more(sub)
+    return p
+
+
+def _register_more(sub) -> None:
+    """Subcommands owned by other modules register here (run, info, trace, show)."""
+    try:
+        from .commands import register  # noqa: F401
+    except ImportError:
+        return
+    register(sub)
+
+
+def main(argv=None) -> int:
+    p = build_parser()
+    a = p.parse_args(argv)
+    try:
+        return int(a.func(a) or 0)
+    except UserError as e:
+        if a.debug:
+            raise
+        print(f"wavelift: {e}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

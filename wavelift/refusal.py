@@ -1,0 +1,71 @@
+"""Refusals: every dispatch that is not carried out says why, with a stable dotted code.
+
+CODES is the one table of refusal codes; docs/refusals.md is generated from it
+(`python -m wavelift.refusal > docs/refusals.md`). Add a code here before raising it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+CODES: dict[str, str] = {
+    # stream
+    "stream.unknown_opcode": "a PM4 type-3 packet whose opcode the walker does not know",
+    "stream.truncated": "a packet runs past the end of its buffer",
+    "stream.malformed": "a packet whose body is not what its opcode requires",
+    "stream.bad_packet_type": "a PM4 header of type 0 or 1 (not used by compute streams)",
+    "stream.ib_depth": "INDIRECT_BUFFER calls nested deeper than the limit",
+    "stream.ib_loop": "INDIRECT_BUFFER chains that come back to an IB already walked",
+    "stream.bad_address": "a packet names guest memory that no allocation holds",
+    "stream.wait_unmet": "WAIT_REG_MEM whose condition does not hold (it would wait forever)",
+    # dispatch setup
+    "dispatch.no_program": "COMPUTE_PGM_LO/HI were never written",
+    "dispatch.tg_size": "COMPUTE_PGM_RSRC2.TG_SIZE_EN is set (not supported)",
+    "dispatch.grid_too_large": "the grid has more workgroups or threads than the limit",
+    "dispatch.empty_block": "COMPUTE_NUM_THREAD_* gives a workgroup of zero threads",
+    "dispatch.user_sgpr": "RSRC2.USER_SGPR is larger than 16",
+    "dispatch.budget_exceeded": "the program ran past the per-dispatch instruction budget",
+    "dispatch.bad_target": "the target is not one wavelift knows",
+    # program
+    "program.decode_error": "the program's bytes do not decode",
+    "program.unsupported_instruction": "an instruction wavelift does not translate",
+    "program.bad_address": "the program address lies outside guest memory",
+    # scratch
+    "scratch.no_tmpring": "SCRATCH_EN is set but the stream never wrote COMPUTE_TMPRING_SIZE",
+    "scratch.size_zero": "SCRATCH_EN is set but TMPRING_SIZE.WAVESIZE is zero",
+    "scratch.too_large": "more than 256 KiB of scratch per wave",
+    "scratch.offset_written": "a value the program wrote into the scratch offset register reaches a scratch address",
+    # execution
+    "escape": "an access outside every window (or outside the wave's scratch)",
+    "backend.unavailable": "the selected backend cannot run here",
+}
+
+
+@dataclass(frozen=True)
+class Refusal:
+    code: str
+    message: str
+
+    def __post_init__(self):
+        if self.code not in CODES:
+            raise ValueError(f"unregistered refusal code {self.code!r}")
+
+    def __str__(self) -> str:
+        return f"{self.code}: {self.message}"
+
+
+class Refused(Exception):
+    """Raised inside the pipeline; carries the Refusal that the DispatchResult reports."""
+
+    def __init__(self, code: str, message: str):
+        self.refusal = Refusal(code, message)
+        super().__init__(str(self.refusal))
+
+
+def markdown_table() -> str:
+    rows = ["| code | meaning |", "|---|---|"]
+    rows += [f"| `{c}` | {d} |" for c, d in CODES.items()]
+    return "# Refusal codes\n\nGenerated from `wavelift/refusal.py`.\n\n" + "\n".join(rows) + "\n"
+
+
+if __name__ == "__main__":
+    print(markdown_table(), end="")
