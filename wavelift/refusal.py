@@ -17,6 +17,11 @@ CODES: dict[str, str] = {
     "stream.ib_loop": "INDIRECT_BUFFER chains that come back to an IB already walked",
     "stream.bad_address": "a packet names guest memory that no allocation holds",
     "stream.wait_unmet": "WAIT_REG_MEM whose condition does not hold (it would wait forever)",
+    "stream.unsupported": "a packet mode the walker does not carry out (GDS, perf counters, predication, register address spaces)",
+    "stream.budget": "the stream walks more dwords than the limit (IB fan-out)",
+    # captures
+    "capture.corrupt": "a capture file that is truncated or corrupt (magic, checksums, bounds); nothing of it is loaded",
+    "capture.version": "a capture file of a format version this wavelift does not read",
     # dispatch setup
     "dispatch.no_program": "COMPUTE_PGM_LO/HI were never written",
     "dispatch.tg_size": "COMPUTE_PGM_RSRC2.TG_SIZE_EN is set (not supported)",
@@ -25,13 +30,16 @@ CODES: dict[str, str] = {
     "dispatch.user_sgpr": "RSRC2.USER_SGPR is larger than 16",
     "dispatch.budget_exceeded": "the program ran past the per-dispatch instruction budget",
     "dispatch.bad_target": "the target is not one wavelift knows",
+    "dispatch.bad_register": "a dispatch register holds a value the hardware does not define (TIDIG_COMP_CNT 3, partial >= full workgroup, more than 1024 threads per workgroup, LDS over 64 KiB)",
+    "dispatch.unsupported_mode": "DISPATCH_INITIATOR asks for something wavelift does not carry out (COMPUTE_SHADER_EN clear, ORDERED_APPEND, thread dimensions with start values)",
     # program
     "program.decode_error": "the program's bytes do not decode",
     "program.unsupported_instruction": "an instruction wavelift does not translate",
     "program.bad_address": "the program address lies outside guest memory",
     # scratch
     "scratch.no_tmpring": "SCRATCH_EN is set but the stream never wrote COMPUTE_TMPRING_SIZE",
-    "scratch.size_zero": "SCRATCH_EN is set but TMPRING_SIZE.WAVESIZE is zero",
+    "scratch.size_zero": "SCRATCH_EN is set but TMPRING_SIZE.WAVESIZE (or WAVES) is zero",
+    "scratch.no_base": "GFX11: SCRATCH_EN is set but COMPUTE_DISPATCH_SCRATCH_BASE_LO was never written",
     "scratch.too_large": "more than 256 KiB of scratch per wave",
     "scratch.offset_written": "a value the program wrote into the scratch offset register reaches a scratch address",
     # execution

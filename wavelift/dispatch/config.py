@@ -23,7 +23,8 @@ class DispatchConfig:
     tidig_comp_cnt: int              # 0: v0=x; 1: +v1=y; 2: +v2=z (GFX10); packed v0 on GFX11
     lds_bytes: int                   # RSRC2.LDS_SIZE * 512 (+ dynamic, if any)
     block: tuple[int, int, int]      # NUM_THREAD_FULL x/y/z: threads per full workgroup
-    partial: tuple[int, int, int]    # NUM_THREAD_PARTIAL x/y/z (used only if partial_tg)
+    partial: tuple[int, int, int]    # threads of the LAST workgroup in x/y/z (used only if partial_tg;
+                                     # 0 there = that dimension's last group is full)
     partial_tg: bool                 # DISPATCH_INITIATOR.PARTIAL_TG_EN
     group_start: tuple[int, int, int]  # first workgroup id per dimension
     group_end: tuple[int, int, int]    # one past the last workgroup id per dimension
@@ -35,6 +36,9 @@ class DispatchConfig:
     system_sgprs: dict[str, int] = field(default_factory=dict)
     initiator: int = 0
     tmpring_size: int = 0
+    scratch_base: int = 0            # GFX11: COMPUTE_DISPATCH_SCRATCH_BASE_HI:LO << 8 (canonical)
+    unwritten_user_sgprs: tuple[int, ...] = ()   # user SGPRs whose USER_DATA was never written (read 0)
+    dims: tuple[int, int, int] = (0, 0, 0)       # DIM_X/Y/Z as the dispatch packet gave them
 
     @property
     def gfx_level(self) -> int:

@@ -1,0 +1,97 @@
+#!/bin/bash
+# tools/build_fixtures.sh - regenerate wavelift's real-compiler fixtures under tests/fixtures/.
+#
+#   usage: tools/build_fixtures.sh [clang] [aco] [radv] [manifest]     (no argument: all four)
+#
+# Stages:
+#   clang     OpenCL C (tests/fixtures/opencl/*.cl) -> AMDHSA code objects with clang-19/ld.lld-19,
+#             matrix gfx1030/gfx1010 x -O0/-O2 x wave32/wave64 x MUBUF/flat scratch
+#             -> tests/fixtures/<gfx>/<file>-<O>-<w32|w64>-<mubuf|flat>.hsaco
+#   aco       GLSL (tests/fixtures/glsl/*.comp) -> Mesa 22.3.6 RADV/ACO code with aco-compile
+#             -> tests/fixtures/<gfx>/aco/<shader>-<w32|w64>.{bin,s,json,spv}
+#             and RADV's LLVM 15 backend (--llvm) -> tests/fixtures/gfx1030/radv-llvm/...
+#   radv      raw RADV PM4 captures -> tests/fixtures/radv/<name>/ (tools/radv_capture_raw/record.sh)
+#   manifest  tests/fixtures/manifest.json (tools/build_fixtures_manifest.py)
+#
+# Build-time tools (NOT needed by any test; the outputs are committed):
+#   - clang-19, ld.lld-19, llvm-objdump-19, llvm-readelf-19   (apt: llvm-19 clang-19 lld-19)
+#   - aco-compile lives in the team's shared tools, ../shared/tools/aco-compile (override with
+#     WAVELIFT_SHARED=/path/to/shared). It needs mesa-vulkan-drivers 22.3.6, glslang-tools,
+#     libvulkan-dev, gcc.
+#   - radv-capture, also in ../shared/tools/radv-capture, needs the Mesa 22.3.6 source headers
+#     (MESA_SRC, default /tmp/mesasrc/mesa-22.3.6; see tools/radv_capture_raw/README.md).
+# Everything is deterministic: rerunning gives byte-identical files.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export LC_ALL=C
+SHARED=${WAVELIFT_SHARED:-../shared}
+FIX=tests/fixtures
+LOGDIR=$FIX/build_log         # command logs consumed by the manifest stage (committed, small)
+mkdir -p "$LOGDIR"
+
+stages=("$@")
+[ ${#stages[@]} -eq 0 ] && stages=(clang aco radv manifest)
+want() { local s; for s in "${stages[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
+
+# ----------------------------------------------------------------------------------- clang ---
+build_clang() {
+    local log=$LOGDIR/clang.tsv
+    : > "$log"
+    local CL_FILES="basic math stack"
+    local CFLAGS="-x cl -cl-std=CL2.0 -Xclang -finclude-default-header -nogpulib -target amdgcn-amd-amdhsa"
+    local gfx opt wave scr src out cmd wflag sflag
+    for gfx in gfx1030 gfx1010; do
+        mkdir -p "$FIX/$gfx"
+        for src in $CL_FILES; do
+            for opt in O0 O2; do
+                for wave in w32 w64; do
+                    for scr in mubuf flat; do
+                        wflag=""; sflag=""
+                        [ $wave = w64 ] && wflag=" -mwavefrontsize64"
+                        [ $scr = flat ] && sflag=" -Xclang -target-feature -Xclang +enable-flat-scratch"
+                        out=$FIX/$gfx/$src-$opt-$wave-$scr.hsaco
+                        cmd="clang-19 $CFLAGS -mcpu=$gfx$wflag$sflag -$opt -include $FIX/opencl/wl_builtins.h $FIX/opencl/$src.cl -o $out"
+                        echo "  $out"
+                        $cmd
+                        llvm-objdump-19 -d --mcpu=$gfx "$out" > /dev/null
+                        printf 'clang\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$out" "$FIX/opencl/$src.cl" \
+                            $gfx $wave $opt $scr "$cmd" >> "$log"
+                    done
+                done
+            done
+        done
+    done
+}
+
+# ------------------------------------------------------------------------------------- aco ---
+build_aco() {
+    local ACO=$SHARED/tools/aco-compile/aco-compile
+    [ -x "$ACO" ] || { echo "aco-compile not found at $ACO (set WAVELIFT_SHARED)" >&2; exit 3; }
+    local log=$LOGDIR/aco.tsv
+    : > "$log"
+    local SHADERS="scratch_array image_blur lds_reduce subgroup_ops push_consts_ubo descriptor_types fullscreen scratch_game"
+    local v fam wave gfx dir s out cmd kind extra
+    for v in "navi21 w32 gfx1030 aco" "navi21 w64 gfx1030 aco" "navi10 w64 gfx1010 aco" \
+             "navi21 w32 gfx1030 radv-llvm" "navi21 w64 gfx1030 radv-llvm"; do
+        set -- $v
+        fam=$1 wave=$2 gfx=$3 kind=$4
+        if [ $kind = aco ]; then dir=$FIX/$gfx/aco; extra=""; list=$SHADERS
+        else dir=$FIX/$gfx/radv-llvm; extra=" --llvm"; list=scratch_array; fi
+        mkdir -p "$dir"
+        for s in $list; do
+            out=$dir/$s-$wave
+            # the command as recorded uses the default location of the shared tools
+            cmd="../shared/tools/aco-compile/aco-compile $FIX/glsl/$s.comp -o $out --family $fam --wave${wave#w}$extra -q"
+            echo "  $out"
+            PYTHONDONTWRITEBYTECODE=1 "$ACO" "$FIX/glsl/$s.comp" -o "$out" --family $fam --wave${wave#w}$extra -q
+            printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' $kind "$out" "$FIX/glsl/$s.comp" \
+                $gfx $wave "-" "-" "$cmd" >> "$log"
+        done
+    done
+}
+
+want clang && { echo "== clang"; build_clang; }
+want aco && { echo "== aco"; build_aco; }
+want radv && { echo "== radv"; WAVELIFT_SHARED=$SHARED tools/radv_capture_raw/record.sh; }
+want manifest && { echo "== manifest"; python3 tools/build_fixtures_manifest.py; }
+echo "done"

@@ -1,0 +1,461 @@
+#!/usr/bin/env python3
+"""Generate wavelift/isa/tables/memory_<target>.json by asking llvm-mc-19 about every opcode.
+
+Regenerate (needs llvm-mc-19 on PATH; ~1 minute, a few llvm-mc processes per encoding/target):
+
+    python3 tools/gen_isa_memory_tables.py            # writes gfx1030 and gfx1010 tables
+    python3 tools/gen_isa_memory_tables.py gfx1030    # one target
+
+Nothing here is a hand-typed opcode list: every opcode value of every memory encoding (DS,
+MUBUF, MTBUF, MIMG, FLAT/GLOBAL/SCRATCH, EXP, VINTRP) is assembled as bytes, disassembled by
+LLVM in batches, and what LLVM prints is recorded:
+
+* per opcode and per *mode* (the bits that change the operand list: gds; offen/idxen/lds/glc/tfe;
+  seg/glc/saddr-off) the mnemonic, the printed operand *template* (which raw field prints where,
+  and how many dwords wide), and the fields LLVM requires to be zero ("zero");
+* name tables for small fields (soffset, srsrc, ssamp, saddr, tbuffer format, exp target);
+* for MIMG, per opcode: data width at dmask=1, address dwords per (dim, a16) and what the NSA
+  forms print and consume.
+
+The same probing helper (`llvm_disassemble`) is the oracle of tests/isa/test_memory*.py.
+"""
+from __future__ import annotations
+
+import json
+import pathlib
+import re
+import subprocess
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+OUT_DIR = ROOT / "wavelift" / "isa" / "tables"
+LLVM_MC = "llvm-mc-19"
+TARGETS = ("gfx1030", "gfx1010")
+
+# --------------------------------------------------------------------------------------------
+# the oracle: disassemble many instructions in one llvm-mc process
+# --------------------------------------------------------------------------------------------
+NPAD = 6
+PAD = tuple(0xBF800000 | k for k in range(1, NPAD + 1))      # s_nop 1 .. s_nop 6
+_NOP = re.compile(r"s_nop (\d+)$")
+_BAD = re.compile(r"<stdin>:(\d+):(\d+): warning: invalid instruction encoding")
+
+
+def llvm_disassemble(insts, target, wave64=False):
+    """For each tuple of dwords return (text, size_in_bytes) or (None, None) when LLVM calls the
+    first dword invalid.  Each probe is followed by s_nop 1..6 so that a probe that eats more
+    (a literal) or less (trailing bytes decoded as something else: size -1) is still measured."""
+    lines = []
+    for ws in insts:
+        b = b"".join((w & 0xFFFFFFFF).to_bytes(4, "little") for w in tuple(ws) + PAD)
+        lines.append(" ".join("0x%02x" % x for x in b))
+    args = [LLVM_MC, "--disassemble", "-triple=amdgcn-amd-amdhsa", "-mcpu=" + target]
+    if wave64:
+        args.append("-mattr=+wavefrontsize64")
+    r = subprocess.run(args, input="\n".join(lines) + "\n", capture_output=True, text=True,
+                       check=False)
+    outs = [ln.strip() for ln in r.stdout.splitlines() if ln.strip() and ln.strip() != ".text"]
+    bad, inner = set(), {}
+    for m in _BAD.finditer(r.stderr):
+        line, col = int(m.group(1)), int(m.group(2))
+        if col == 1:
+            bad.add(line)
+        else:
+            inner.setdefault(line, []).append((col - 1) // 5)
+    res = []
+    k = 0
+    for i, ws in enumerate(insts):
+        group = []
+        while True:
+            t = outs[k]
+            k += 1
+            if t == f"s_nop {NPAD}":
+                break
+            group.append(t)
+        nops = 0
+        while group and _NOP.match(group[-1]) and int(_NOP.match(group[-1]).group(1)) == NPAD - 1 - nops:
+            group.pop()
+            nops += 1
+        if (i + 1) in bad:
+            res.append((None, None))
+        elif any(b < 4 * len(ws) for b in inner.get(i + 1, ())):
+            res.append((group[0] if group else None, -1))
+        elif len(group) == 1:
+            first_nop = NPAD - nops
+            res.append((group[0], 4 * len(ws) + 4 * (first_nop - 1)))
+        else:
+            res.append((group[0] if group else None, -1))
+    return res
+
+
+def llvm_version():
+    r = subprocess.run([LLVM_MC, "--version"], capture_output=True, text=True, check=False)
+    m = re.search(r"LLVM version ([\d.]+)", r.stdout)
+    return m.group(1) if m else "?"
+
+
+# --------------------------------------------------------------------------------------------
+# encodings: raw field layout (word, lo bit, width); shared with wavelift/isa/memory.py
+# --------------------------------------------------------------------------------------------
+LAYOUT = {
+    "DS": {"offset0": (0, 0, 8), "offset1": (0, 8, 8), "gds": (0, 17, 1), "op": (0, 18, 8),
+           "addr": (1, 0, 8), "data0": (1, 8, 8), "data1": (1, 16, 8), "vdst": (1, 24, 8)},
+    "MUBUF": {"offset": (0, 0, 12), "offen": (0, 12, 1), "idxen": (0, 13, 1), "glc": (0, 14, 1),
+              "dlc": (0, 15, 1), "lds": (0, 16, 1), "op": (0, 18, 7), "op7": (0, 25, 1),
+              "vaddr": (1, 0, 8), "vdata": (1, 8, 8), "srsrc": (1, 16, 5), "opm": (1, 21, 1),
+              "slc": (1, 22, 1), "tfe": (1, 23, 1), "soffset": (1, 24, 8)},
+    "MTBUF": {"offset": (0, 0, 12), "offen": (0, 12, 1), "idxen": (0, 13, 1), "glc": (0, 14, 1),
+              "dlc": (0, 15, 1), "op": (0, 16, 3), "format": (0, 19, 7),
+              "vaddr": (1, 0, 8), "vdata": (1, 8, 8), "srsrc": (1, 16, 5), "op3": (1, 21, 1),
+              "slc": (1, 22, 1), "tfe": (1, 23, 1), "soffset": (1, 24, 8)},
+    "FLAT": {"offset": (0, 0, 12), "dlc": (0, 12, 1), "lds": (0, 13, 1), "seg": (0, 14, 2),
+             "glc": (0, 16, 1), "slc": (0, 17, 1), "op": (0, 18, 7),
+             "addr": (1, 0, 8), "data": (1, 8, 8), "saddr": (1, 16, 7), "nv": (1, 23, 1),
+             "vdst": (1, 24, 8)},
+    "MIMG": {"op7": (0, 0, 1), "nsa": (0, 1, 2), "dim": (0, 3, 3), "dlc": (0, 7, 1),
+             "dmask": (0, 8, 4), "unrm": (0, 12, 1), "glc": (0, 13, 1), "r128": (0, 15, 1),
+             "tfe": (0, 16, 1), "lwe": (0, 17, 1), "op": (0, 18, 7), "slc": (0, 25, 1),
+             "vaddr": (1, 0, 8), "vdata": (1, 8, 8), "srsrc": (1, 16, 5), "ssamp": (1, 21, 5),
+             "a16": (1, 30, 1), "d16": (1, 31, 1)},
+    "EXP": {"en": (0, 0, 4), "target": (0, 4, 6), "compr": (0, 10, 1), "done": (0, 11, 1),
+            "vm": (0, 12, 1), "vsrc0": (1, 0, 8), "vsrc1": (1, 8, 8), "vsrc2": (1, 16, 8),
+            "vsrc3": (1, 24, 8)},
+    "VINTRP": {"vsrc": (0, 0, 8), "attrchan": (0, 8, 2), "attr": (0, 10, 6), "op": (0, 16, 2),
+               "vdst": (0, 18, 8)},
+}
+ENC_BITS = {"DS": 0xD8000000, "MUBUF": 0xE0000000, "MTBUF": 0xE8000000, "FLAT": 0xDC000000,
+            "MIMG": 0xF0000000, "EXP": 0xF8000000, "VINTRP": 0xC8000000}
+NWORDS = {"DS": 2, "MUBUF": 2, "MTBUF": 2, "FLAT": 2, "MIMG": 2, "EXP": 2, "VINTRP": 1}
+
+
+def build(enc, **f):
+    ws = [0] * NWORDS[enc]
+    ws[0] = ENC_BITS[enc]
+    lay = LAYOUT[enc]
+    for name, val in f.items():
+        w, lo, width = lay[name]
+        ws[w] |= (val & ((1 << width) - 1)) << lo
+    return tuple(ws)
+
+
+# tags: distinct register numbers so a printed register tells which field it came from
+VTAG = {"vdst": 8, "vdata": 8, "addr": 40, "vaddr": 40, "data0": 72, "data": 72, "data1": 104}
+_REG = re.compile(r"^(v|s|ttmp)(?:(\d+)|\[(\d+):(\d+)\])$")
+
+
+def split_operands(text):
+    """'name a, b, c mods' -> (name, [operands], mods)"""
+    if " " not in text:
+        return text, [], ""
+    name, rest = text.split(" ", 1)
+    rest = rest.strip()
+    swz = ""
+    m = re.search(r" ?offset:swizzle\(.*\)", rest)
+    if m:                            # ds_swizzle_b32 prints commas inside its offset
+        swz = m.group(0).strip()
+        rest = rest[:m.start()] + rest[m.end():]
+    parts = []
+    depth = 0
+    cur = ""
+    for ch in rest:
+        if ch == "[":
+            depth += 1
+        elif ch == "]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    cur = cur.strip()
+    if depth == 0 and " " in cur and not cur.startswith("["):
+        last, mods = cur.split(" ", 1)
+    elif cur.startswith("[") and "]" in cur:
+        j = cur.index("]") + 1
+        last, mods = cur[:j], cur[j:].strip()
+    else:
+        last, mods = cur, ""
+    parts.append(last)
+    mods = (mods + " " + swz).strip() if swz else mods
+    if len(parts) == 1 and parts[0] and (":" in parts[0] or parts[0] in MOD_WORDS):
+        mods = (parts[0] + " " + mods).strip()
+        parts = []
+    return name, [p for p in parts if p], mods
+
+
+MOD_WORDS = {"gds", "glc", "slc", "dlc", "offen", "idxen", "lds", "tfe", "done", "vm", "compr"}
+
+
+def template_of(enc, ops_text, sgpr_tags):
+    """Map printed operands back to fields: [[field, width] | literal]."""
+    tpl = []
+    for tok in ops_text:
+        m = _REG.match(tok)
+        if m:
+            kind = m.group(1)
+            lo = int(m.group(2) or m.group(3))
+            hi = int(m.group(2) or m.group(4))
+            if kind == "v":
+                hits = [f for f, t in VTAG.items() if t == lo and f in LAYOUT[enc]]
+                if len(hits) == 1:
+                    tpl.append([hits[0], hi - lo + 1])
+                    continue
+            elif kind == "s":
+                for f, (reg, _) in sgpr_tags.items():
+                    if reg == lo:
+                        tpl.append([f, hi - lo + 1])
+                        break
+                else:
+                    tpl.append(tok)
+                continue
+        tpl.append(tok)
+    return tpl
+
+
+def probe_modes(enc, target, ops, modes, fields, extra_base=None, sgpr_tags=None):
+    """For each (op_fields, mode): base probe, one probe per field set alone (zero-required?),
+    then a full probe with every allowed field set to its tag -> template.  Two llvm-mc runs."""
+    extra_base = extra_base or {}
+    sgpr_tags = sgpr_tags or {}
+    keys, probes = [], []
+    for opf in ops:
+        for mode in modes:
+            base = dict(extra_base, **opf, **mode)
+            keys.append((opf, mode))
+            probes.append(build(enc, **base))
+            for f, tag in fields.items():
+                probes.append(build(enc, **dict(base, **{f: tag})))
+    res = llvm_disassemble(probes, target)
+    n = 1 + len(fields)
+    stage = []
+    full_probes = []
+    for i, (opf, mode) in enumerate(keys):
+        chunk = res[i * n:(i + 1) * n]
+        if chunk[0][0] is None:
+            continue
+        zero = [f for (f, _), r in zip(fields.items(), chunk[1:]) if r[0] is None]
+        base = dict(extra_base, **opf, **mode)
+        full = dict(base, **{f: t for f, t in fields.items() if f not in zero})
+        stage.append((opf, mode, zero, chunk[0][0]))
+        full_probes.append(build(enc, **full))
+    res2 = llvm_disassemble(full_probes, target)
+    out = []
+    for (opf, mode, zero, base_text), (text, size) in zip(stage, res2):
+        if text is None:     # a combination of allowed fields is invalid: keep the base view
+            text = base_text
+            bad = True
+        else:
+            bad = False
+        name, opnds, mods = split_operands(text)
+        out.append((opf, mode, {"name": name, "tpl": template_of(enc, opnds, sgpr_tags),
+                                "zero": zero, "mods": mods, "combo_invalid": bad}))
+    return out
+
+
+def key(*vals):
+    return ",".join(str(v) for v in vals)
+
+
+# --------------------------------------------------------------------------------------------
+def gen_ds(target):
+    fields = {"offset0": 1, "offset1": 2, "addr": 40, "data0": 72, "data1": 104, "vdst": 8}
+    ops = [{"op": op} for op in range(256)]
+    modes = [{"gds": g} for g in (0, 1)]
+    table = {}
+    for opf, mode, e in probe_modes("DS", target, ops, modes, fields):
+        table[key(opf["op"], mode["gds"])] = e
+    return table
+
+
+BUF_SGPR = {"srsrc": (8, 2), "soffset": (5, 5)}
+
+
+def gen_mubuf(target):
+    fields = {"offset": 4, "vaddr": 40, "vdata": 8, "srsrc": 2, "soffset": 5, "slc": 1,
+              "dlc": 1, "opm": 1}
+    ops = [{"op": op & 0x7F, "op7": op >> 7} for op in range(256)]
+    modes = [{"offen": a, "idxen": b, "lds": c, "glc": d, "tfe": e}
+             for a in (0, 1) for b in (0, 1) for c in (0, 1) for d in (0, 1) for e in (0, 1)]
+    table = {}
+    for opf, mode, e in probe_modes("MUBUF", target, ops, modes, fields, sgpr_tags=BUF_SGPR):
+        op = opf["op"] | opf["op7"] << 7
+        table[key(op, mode["offen"], mode["idxen"], mode["lds"], mode["glc"], mode["tfe"])] = e
+    return table
+
+
+def gen_mtbuf(target):
+    fields = {"offset": 4, "vaddr": 40, "vdata": 8, "srsrc": 2, "soffset": 5, "slc": 1,
+              "dlc": 1, "glc": 1, "format": 22}
+    ops = [{"op": op & 7, "op3": op >> 3} for op in range(16)]
+    modes = [{"offen": a, "idxen": b, "tfe": e} for a in (0, 1) for b in (0, 1) for e in (0, 1)]
+    table = {}
+    for opf, mode, e in probe_modes("MTBUF", target, ops, modes, fields, sgpr_tags=BUF_SGPR):
+        op = opf["op"] | opf["op3"] << 3
+        table[key(op, mode["offen"], mode["idxen"], mode["tfe"])] = e
+    return table
+
+
+def gen_flat(target):
+    fields = {"offset": 4, "addr": 40, "data": 72, "vdst": 8, "slc": 1, "dlc": 1, "nv": 1}
+    ops = [{"op": op, "seg": seg} for seg in range(4) for op in range(128)]
+    modes = [{"glc": g, "saddr": s, "lds": d} for g in (0, 1) for s in (0x7D, 10) for d in (0, 1)]
+    table = {}
+    sg = {"saddr": (10, 10)}
+    for opf, mode, e in probe_modes("FLAT", target, ops, modes, fields, sgpr_tags=sg):
+        table[key(opf["seg"], opf["op"], mode["glc"], int(mode["saddr"] == 0x7D), mode["lds"])] = e
+    return table
+
+
+def gen_names(target):
+    """Name tables of small fields, probed with one representative instruction each."""
+    names = {}
+    # soffset (MUBUF buffer_load_dword = op 12); 0xff (literal) consumes a dword
+    pr = [build("MUBUF", op=12, vdata=8, srsrc=2, soffset=v) for v in range(256)]
+    names["soffset"] = [None if t is None else split_operands(t)[1][3]
+                        for t, _ in llvm_disassemble(pr, target)]
+    pr = [build("MUBUF", op=12, vdata=8, srsrc=v, soffset=0x80) for v in range(32)]
+    names["srsrc"] = [None if t is None else split_operands(t)[1][2]
+                      for t, _ in llvm_disassemble(pr, target)]
+    pr = [build("MIMG", op=0x20, dmask=1, dim=0, vdata=8, vaddr=40, srsrc=2, ssamp=v)
+          for v in range(32)]
+    names["ssamp"] = [None if t is None else split_operands(t)[1][3]
+                      for t, _ in llvm_disassemble(pr, target)]
+    pr = [build("MIMG", op=0x20, dmask=1, dim=0, vdata=8, vaddr=40, srsrc=v, ssamp=0)
+          for v in range(32)]
+    names["srsrc_mimg"] = [None if t is None else split_operands(t)[1][2]
+                           for t, _ in llvm_disassemble(pr, target)]
+    for seg, nm in ((1, "saddr_scratch"), (2, "saddr_global")):
+        pr = [build("FLAT", op=12, seg=seg, addr=40, vdst=8, saddr=v) for v in range(128)]
+        names[nm] = [None if t is None else split_operands(t)[1][2]
+                     for t, _ in llvm_disassemble(pr, target)]
+    pr = [build("MTBUF", op=0, format=v, vdata=8, srsrc=2, soffset=0x80) for v in range(128)]
+    fm = []
+    for t, _ in llvm_disassemble(pr, target):
+        m = re.search(r" (format:\S+)", t or "")
+        fm.append(None if t is None else (m.group(1) if m else ""))
+    names["format"] = fm
+    pr = [build("EXP", target=v, en=1, vsrc0=1) for v in range(64)]
+    names["exp_target"] = [None if t is None else t.split(" ")[1]
+                           for t, _ in llvm_disassemble(pr, target)]
+    pr = [build("VINTRP", op=v) for v in range(4)]
+    names["vintrp"] = [None if t is None else t.split(" ")[0]
+                       for t, _ in llvm_disassemble(pr, target)]
+    return names
+
+
+MIMG_DIMS = range(8)
+
+
+def gen_mimg(target):
+    """MIMG: per opcode a valid base (tried in order), zero-required fields, data width at
+    dmask=1, address dwords per (dim, a16) and NSA forms."""
+    bases = [dict(dmask=1), dict(dmask=0xF, unrm=1, r128=1), dict(dmask=1, ssamp=0)]
+    ops = list(range(256))
+    pr = []
+    for op in ops:
+        for b in bases:
+            pr.append(build("MIMG", op=op & 0x7F, op7=op >> 7, vaddr=40, vdata=8, srsrc=2, **b))
+    res = llvm_disassemble(pr, target)
+    found = {}
+    for i, op in enumerate(ops):
+        for j, b in enumerate(bases):
+            t, _ = res[i * len(bases) + j]
+            if t is not None:
+                found[op] = (b, t)
+                break
+    flag_fields = {"unrm": 1, "glc": 1, "slc": 1, "dlc": 1, "r128": 1, "tfe": 1, "lwe": 1,
+                   "a16": 1, "d16": 1, "ssamp": 3}
+    pr = []
+    order = sorted(found)
+    for op in order:
+        b, _ = found[op]
+        for f, v in flag_fields.items():
+            pr.append(build("MIMG", op=op & 0x7F, op7=op >> 7, vaddr=40, vdata=8, srsrc=2,
+                            **dict(b, **{f: v if not b.get(f) else 0})))
+        for dim in MIMG_DIMS:
+            for a16 in (0, 1):
+                pr.append(build("MIMG", op=op & 0x7F, op7=op >> 7, vaddr=40, vdata=8, srsrc=2,
+                                **dict(b, dim=dim, a16=a16)))
+        for dim in MIMG_DIMS:
+            for a16 in (0, 1):
+                for nsa in (1, 2, 3):
+                    extra = (0x04030201, 0x08070605, 0x0C0B0A09)[:nsa]
+                    w = build("MIMG", op=op & 0x7F, op7=op >> 7, vaddr=40, vdata=8, srsrc=2,
+                              nsa=nsa, **dict(b, dim=dim, a16=a16))
+                    pr.append(w + extra)
+    res = llvm_disassemble(pr, target)
+    per = len(flag_fields) + 16 + 48
+    table = {}
+    for i, op in enumerate(order):
+        b, t = found[op]
+        chunk = res[i * per:(i + 1) * per]
+        name, opnds, mods = split_operands(t)
+        e = {"name": name, "base": b, "text": t}
+        zero, flip_ok = [], []
+        for (f, v), (tt, _) in zip(flag_fields.items(), chunk[:len(flag_fields)]):
+            if b.get(f):
+                if tt is None:
+                    e.setdefault("fixed", []).append(f)
+            elif tt is None:
+                zero.append(f)
+        e["zero"] = zero
+        e["sampler"] = len(opnds) >= 4
+        m = _REG.match(opnds[0]) if opnds else None
+        e["vdata1"] = (int(m.group(4)) - int(m.group(3)) + 1) if m and m.group(3) else 1
+        e["dim_printed"] = "dim:" in mods
+        addr = {}
+        for k, (tt, _) in enumerate(chunk[len(flag_fields):len(flag_fields) + 16]):
+            dim, a16 = divmod(k, 2)
+            if tt is None:
+                addr[key(dim, a16)] = None
+                continue
+            o = split_operands(tt)[1]
+            m = _REG.match(o[1])
+            addr[key(dim, a16)] = (int(m.group(4)) - int(m.group(3)) + 1) if m.group(3) else 1
+        e["addr"] = addr
+        nsa = {}
+        for k, (tt, sz) in enumerate(chunk[len(flag_fields) + 16:]):
+            dim, rest = divmod(k, 6)
+            a16, n = divmod(rest, 3)
+            if tt is None:
+                nsa[key(dim, a16, n + 1)] = None
+                continue
+            o = split_operands(tt)[1]
+            cnt = o[1].count(",") + 1 if o[1].startswith("[") else 0
+            nsa[key(dim, a16, n + 1)] = [cnt, sz]
+            e["nsa_sep"] = " " + " " * (len(tt) - len(tt.replace("  ", " ", 1)))
+        e["nsa"] = nsa
+        table[str(op)] = e
+    return table
+
+
+def generate(target):
+    return {
+        "target": target,
+        "llvm_mc": llvm_version(),
+        "generated_by": "tools/gen_isa_memory_tables.py",
+        "layout": {k: {f: list(v) for f, v in lay.items()} for k, lay in LAYOUT.items()},
+        "names": gen_names(target),
+        "DS": gen_ds(target),
+        "MUBUF": gen_mubuf(target),
+        "MTBUF": gen_mtbuf(target),
+        "FLAT": gen_flat(target),
+        "MIMG": gen_mimg(target),
+    }
+
+
+def main(argv):
+    targets = argv[1:] or list(TARGETS)
+    OUT_DIR.mkdir(parents=True, exist_ok=True)
+    for t in targets:
+        data = generate(t)
+        path = OUT_DIR / f"memory_{t}.json"
+        path.write_text(json.dumps(data, sort_keys=True, separators=(",", ":")) + "\n")
+        counts = {e: len({",".join(k.split(",")[:2]) if e == "FLAT" else k.split(",")[0]
+                          for k in data[e]})
+                  for e in ("DS", "MUBUF", "MTBUF", "FLAT", "MIMG")}
+        print(f"{path.relative_to(ROOT)}: {counts}")
+
+
+if __name__ == "__main__":
+    main(sys.argv)

@@ -1,0 +1,211 @@
+"""Dispatch setup: the register file at a DISPATCH packet -> DispatchConfig, or Refused.
+
+Facts: /work/shared/reference/amd-facts.md §1 (registers), §4.2 and §5.2 (system SGPR order),
+§6 (initial VGPRs), §0 (TMPRING units). Registers never written read as 0 (their reset value),
+except COMPUTE_PGM_LO (refused: dispatch.no_program) and, with SCRATCH_EN,
+COMPUTE_TMPRING_SIZE (scratch.no_tmpring) and on GFX11 COMPUTE_DISPATCH_SCRATCH_BASE_LO
+(scratch.no_base).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..memory.guest import canonical
+from ..refusal import Refused
+from ..stream.registers import BY_NAME, RegisterFile
+from .config import GFX_LEVELS, DispatchConfig
+
+MAX_GRID_THREADS = 1 << 32          # dispatch.grid_too_large above this many threads in total
+MAX_BLOCK_THREADS = 1024            # threads per workgroup (hardware limit)
+MAX_LDS_BYTES = 64 * 1024           # LDS per workgroup on GFX10/10.3/11
+MAX_SCRATCH_WAVE_BYTES = 256 * 1024  # scratch.too_large above this per wave
+MAX_USER_SGPRS = 16
+
+_R = {n: r for n, r in BY_NAME.items()}
+
+
+def scratch_unit(level: int) -> int:
+    """Bytes per TMPRING_SIZE.WAVESIZE unit: 1024 on GFX10/10.3, 256 on GFX11."""
+    return 256 if level == 11 else 1024
+
+
+def _f(regs: RegisterFile, name: str, fname: str, value: int | None = None) -> int:
+    v = regs.get(name, 0) if value is None else value
+    return _R[name].get(v, fname, regs.level)
+
+
+def build_config(regs: RegisterFile, target: str, dims=None, initiator: int | None = None) -> DispatchConfig:
+    """DispatchConfig for a dispatch of `dims` (DIM_X/Y/Z) with `initiator`; both default to
+    the register file's COMPUTE_DIM_* / COMPUTE_DISPATCH_INITIATOR."""
+    if target not in GFX_LEVELS:
+        raise Refused("dispatch.bad_target", f"target {target!r} (known: {', '.join(GFX_LEVELS)})")
+    level = GFX_LEVELS[target]
+    if dims is None:
+        dims = tuple(regs.get(f"COMPUTE_DIM_{d}", 0) for d in "XYZ")
+    dims = tuple(int(x) & 0xFFFFFFFF for x in dims)
+    if initiator is None:
+        initiator = regs.get("COMPUTE_DISPATCH_INITIATOR", 0)
+    initiator = int(initiator) & 0xFFFFFFFF
+    ini = _R["COMPUTE_DISPATCH_INITIATOR"].decode(initiator, level)
+
+    if not ini["COMPUTE_SHADER_EN"]:
+        raise Refused("dispatch.unsupported_mode",
+                      f"DISPATCH_INITIATOR 0x{initiator:08x} has COMPUTE_SHADER_EN clear")
+    if ini["ORDERED_APPEND_ENBL"]:
+        raise Refused("dispatch.unsupported_mode",
+                      f"DISPATCH_INITIATOR 0x{initiator:08x} enables ORDERED_APPEND")
+
+    # program
+    if not regs.written("COMPUTE_PGM_LO"):
+        raise Refused("dispatch.no_program", "COMPUTE_PGM_LO was never written")
+    lo = regs["COMPUTE_PGM_LO"]
+    hi = _f(regs, "COMPUTE_PGM_HI", "DATA")
+    program = canonical((hi << 40) | (lo << 8))
+
+    rsrc1 = regs.get("COMPUTE_PGM_RSRC1", 0)
+    rsrc2 = regs.get("COMPUTE_PGM_RSRC2", 0)
+    rsrc3 = regs.get("COMPUTE_PGM_RSRC3", 0)
+    r2 = _R["COMPUTE_PGM_RSRC2"].decode(rsrc2, level)
+
+    n_user = r2["USER_SGPR"]
+    if n_user > MAX_USER_SGPRS:
+        raise Refused("dispatch.user_sgpr", f"RSRC2.USER_SGPR = {n_user} (at most {MAX_USER_SGPRS})")
+    user = tuple(regs.get(f"COMPUTE_USER_DATA_{i}", 0) for i in range(n_user))
+    unwritten = tuple(i for i in range(n_user) if not regs.written(f"COMPUTE_USER_DATA_{i}"))
+
+    if r2["TG_SIZE_EN"]:
+        raise Refused("dispatch.tg_size", f"RSRC2 0x{rsrc2:08x} sets TG_SIZE_EN (not supported)")
+    tidig = r2["TIDIG_COMP_CNT"]
+    if tidig == 3:
+        raise Refused("dispatch.bad_register", f"RSRC2.TIDIG_COMP_CNT = 3 is not defined")
+    tgid = (bool(r2["TGID_X_EN"]), bool(r2["TGID_Y_EN"]), bool(r2["TGID_Z_EN"]))
+    lds = r2["LDS_SIZE"] * 512
+    if lds > MAX_LDS_BYTES:
+        raise Refused("dispatch.bad_register", f"RSRC2.LDS_SIZE asks for {lds} bytes of LDS (at most {MAX_LDS_BYTES})")
+
+    # scratch
+    scratch_en = bool(r2["SCRATCH_EN"])
+    tmpring = regs.get("COMPUTE_TMPRING_SIZE", 0)
+    wave_bytes = waves = 0
+    scratch_base = 0
+    if scratch_en:
+        if not regs.written("COMPUTE_TMPRING_SIZE"):
+            raise Refused("scratch.no_tmpring", "SCRATCH_EN is set but COMPUTE_TMPRING_SIZE was never written")
+        wavesize = _f(regs, "COMPUTE_TMPRING_SIZE", "WAVESIZE")
+        waves = _f(regs, "COMPUTE_TMPRING_SIZE", "WAVES")
+        wave_bytes = wavesize * scratch_unit(level)
+        if wavesize == 0 or waves == 0:
+            raise Refused("scratch.size_zero",
+                          f"SCRATCH_EN is set but COMPUTE_TMPRING_SIZE 0x{tmpring:08x} has "
+                          f"WAVESIZE={wavesize}, WAVES={waves}")
+        if wave_bytes > MAX_SCRATCH_WAVE_BYTES:
+            raise Refused("scratch.too_large",
+                          f"TMPRING_SIZE.WAVESIZE={wavesize} gives {wave_bytes} bytes of scratch per "
+                          f"wave (at most {MAX_SCRATCH_WAVE_BYTES})")
+        if level == 11:
+            if not regs.written("COMPUTE_DISPATCH_SCRATCH_BASE_LO"):
+                raise Refused("scratch.no_base",
+                              "SCRATCH_EN is set but COMPUTE_DISPATCH_SCRATCH_BASE_LO was never written")
+            scratch_base = canonical((_f(regs, "COMPUTE_DISPATCH_SCRATCH_BASE_HI", "DATA") << 40)
+                                     | (regs["COMPUTE_DISPATCH_SCRATCH_BASE_LO"] << 8))
+
+    # grid
+    full = tuple(_f(regs, f"COMPUTE_NUM_THREAD_{d}", "NUM_THREAD_FULL") for d in "XYZ")
+    part = tuple(_f(regs, f"COMPUTE_NUM_THREAD_{d}", "NUM_THREAD_PARTIAL") for d in "XYZ")
+    if 0 in full:
+        raise Refused("dispatch.empty_block",
+                      f"COMPUTE_NUM_THREAD_X/Y/Z give a workgroup of {full[0]}x{full[1]}x{full[2]} threads")
+    if full[0] * full[1] * full[2] > MAX_BLOCK_THREADS:
+        raise Refused("dispatch.bad_register",
+                      f"workgroup of {full[0]}x{full[1]}x{full[2]} threads (at most {MAX_BLOCK_THREADS})")
+    thread_dims = bool(ini["USE_THREAD_DIMENSIONS"])
+    force0 = bool(ini["FORCE_START_AT_000"])
+    if force0:
+        start = (0, 0, 0)
+    else:
+        if thread_dims:
+            raise Refused("dispatch.unsupported_mode",
+                          "USE_THREAD_DIMENSIONS with start values (FORCE_START_AT_000 clear)")
+        start = tuple(regs.get(f"COMPUTE_START_{d}", 0) for d in "XYZ")
+    if thread_dims:
+        end = tuple(-(-t // b) for t, b in zip(dims, full))
+        partial = tuple(t % b for t, b in zip(dims, full))
+        partial_tg = any(partial)
+    else:
+        end = dims                   # end values (== counts when starting at 0)
+        partial_tg = bool(ini["PARTIAL_TG_EN"])
+        partial = part if partial_tg else (0, 0, 0)
+        if partial_tg:
+            for d, (p, b) in enumerate(zip(part, full)):
+                if p >= b:
+                    raise Refused("dispatch.bad_register",
+                                  f"COMPUTE_NUM_THREAD_{'XYZ'[d]}: partial {p} is not smaller than full {b}")
+    groups = [max(0, e - s) for s, e in zip(start, end)]
+    threads = groups[0] * groups[1] * groups[2] * full[0] * full[1] * full[2]
+    if threads > MAX_GRID_THREADS:
+        raise Refused("dispatch.grid_too_large",
+                      f"{groups[0]}x{groups[1]}x{groups[2]} workgroups of {full[0]}x{full[1]}x{full[2]} "
+                      f"threads is {threads} threads (at most {MAX_GRID_THREADS})")
+
+    # system SGPRs, in hardware order after the user SGPRs
+    sys_sgprs: dict[str, int] = {}
+    pos = n_user
+    for d, en in zip("xyz", tgid):
+        if en:
+            sys_sgprs[f"workgroup_id_{d}"] = pos
+            pos += 1
+    if scratch_en and level != 11:
+        sys_sgprs["scratch_wave_offset"] = pos
+        pos += 1
+
+    return DispatchConfig(
+        target=target, program_address=program,
+        wave_size=32 if ini["CS_W32_EN"] else 64,
+        rsrc1=rsrc1, rsrc2=rsrc2, rsrc3=rsrc3, user_sgprs=user, tgid_enabled=tgid,
+        tidig_comp_cnt=tidig, lds_bytes=lds, block=full, partial=partial, partial_tg=partial_tg,
+        group_start=tuple(start), group_end=tuple(end), scratch_enabled=scratch_en,
+        scratch_wave_bytes=wave_bytes, tmpring_waves=waves, system_sgprs=sys_sgprs,
+        initiator=initiator, tmpring_size=tmpring, scratch_base=scratch_base,
+        unwritten_user_sgprs=unwritten, dims=dims)
+
+
+def group_block(config: DispatchConfig, group: tuple[int, int, int]) -> tuple[int, int, int]:
+    """Threads in x/y/z of workgroup `group` (the last group of a dimension may be partial)."""
+    out = []
+    for d in range(3):
+        b = config.block[d]
+        if config.partial_tg and config.partial[d] and group[d] == config.group_end[d] - 1:
+            b = config.partial[d]
+        out.append(b)
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class VgprInput:
+    vgpr: int
+    what: str          # "local_id_x" | "local_id_y" | "local_id_z"
+    lo: int            # first bit within the VGPR
+    width: int
+
+
+def initial_vgpr_layout(config: DispatchConfig) -> list[VgprInput]:
+    """Where the hardware puts the local invocation ids: v0 = x, v1 = y (TIDIG_COMP_CNT >= 1),
+    v2 = z (= 2) on GFX10/10.3; packed v0 = x | y << 10 | z << 20 on GFX11 (y and z read 0 when
+    TIDIG_COMP_CNT does not enable them)."""
+    n = config.tidig_comp_cnt + 1
+    if config.gfx_level == 11:
+        return [VgprInput(0, f"local_id_{d}", 10 * i, 10) for i, d in enumerate("xyz"[:n])]
+    return [VgprInput(i, f"local_id_{d}", 0, 32) for i, d in enumerate("xyz"[:n])]
+
+
+def initial_vgprs(config: DispatchConfig, lx, ly, lz) -> dict[int, np.ndarray]:
+    """Initial VGPR values (uint32 per lane) from per-lane local ids."""
+    ids = {"local_id_x": np.asarray(lx, np.uint32), "local_id_y": np.asarray(ly, np.uint32),
+           "local_id_z": np.asarray(lz, np.uint32)}
+    out: dict[int, np.ndarray] = {}
+    for v in initial_vgpr_layout(config):
+        val = (ids[v.what] & np.uint32((1 << v.width) - 1)) << np.uint32(v.lo) if v.width < 32 else ids[v.what].copy()
+        out[v.vgpr] = out[v.vgpr] | val if v.vgpr in out else val.astype(np.uint32)
+    return out

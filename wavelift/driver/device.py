@@ -1,0 +1,377 @@
+"""wavelift.Device: our own runtime.  It does what ROCr/CLR (HSA code objects) or RADV (ACO
+shaders, see aco.py) do before the GPU sees anything, into a Capture, and runs the result through
+the same stream walker a replay uses, so launch -> save_capture -> replay reproduces it.
+
+    dev = wavelift.Device("gfx1030", backend="numpy", mode="wave")
+    co = dev.load_code_object("kernel.hsaco")
+    k = co.kernel("vadd")
+    a = dev.upload(np.arange(1024, dtype=np.float32)); out = dev.alloc(4096)
+    r = k.launch(groups=(4, 1, 1), block=(256, 1, 1), args=[a, a, out, np.uint32(1024)])
+    dev.download(out, np.float32)
+
+Sources and choices: docs/decisions/0004-driver.md.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..cli import UserError
+from ..stream import pm4
+from .codeobject import CodeObject, CodeObjectError, KernelInfo, load as _load_co
+from .hsa import (AMD_QUEUE_SIZE, DISPATCH_PACKET_SIZE, TARGETS, Grid, LaunchError, Local,
+                  align_up, build_kernargs, ceil_div, dispatch_packet, hsa_user_sgprs,
+                  make_grid, plan_scratch)
+
+LDS_GRANULE = 512              # RSRC2.LDS_SIZE unit (Mesa lds_encode_granularity, GFX7+)
+LDS_MAX = 64 * 1024
+RSRC2_LDS_MASK = 0x1FF << 15
+DEFAULT_STACK_SIZE = 1024      # per-work-item stack for USES_DYNAMIC_STACK kernels (CLR default)
+
+
+@dataclass(frozen=True)
+class Buffer:
+    """A range of guest memory: what Device.upload/alloc return and launches take."""
+    address: int
+    nbytes: int
+    dtype: Any = None
+    shape: tuple = ()
+    name: str = ""
+
+    def __int__(self) -> int:
+        return self.address
+
+
+@dataclass
+class LaunchRecord:
+    """Everything one launch put in guest memory and the stream (for reports and tests)."""
+    index: int
+    kernel: str
+    kind: str                            # "hsa" | "aco"
+    grid: Grid
+    registers: dict[str, int]            # SH registers written, by name
+    initiator: int
+    dims: tuple[int, int, int]           # DISPATCH_DIRECT x, y, z (workgroups)
+    user_sgprs: list[int]
+    pm4: list[int]
+    program_address: int
+    kernarg_address: int = 0
+    kernargs: bytes = b""
+    packet_address: int = 0
+    packet: bytes = b""
+    queue_address: int = 0
+    scratch_address: int = 0
+    scratch: Any = None
+    lds_bytes: int = 0
+    extra: dict = field(default_factory=dict)
+    result: Any = None
+
+
+class Device:
+    """A simulated AMD GPU: guest memory + a command stream (a Capture), and a runtime."""
+
+    def __init__(self, target: str = "gfx1030", backend: str = "numpy", mode: str = "wave"):
+        if target not in TARGETS:
+            raise UserError(f"unknown target {target!r} (wavelift knows {', '.join(TARGETS)})")
+        if backend not in ("numpy", "cuda"):
+            raise UserError(f"unknown backend {backend!r} (numpy or cuda)")
+        if mode not in ("wave", "lane"):
+            raise UserError(f"unknown mode {mode!r} (wave or lane)")
+        from ..memory.capture import Capture
+        self.target = target
+        self.level = TARGETS[target]["level"]
+        self.gfx11 = TARGETS[target]["gfx11"]
+        self.backend = backend
+        self.mode = mode
+        self.capture = Capture(target=target)
+        self.launches: list[LaunchRecord] = []
+        self._queue = 0
+        self._scratch = (0, 0)            # (address, size) of the scratch backing in use
+        self._code_objects: list[LoadedCodeObject] = []
+        from ..stream.registers import RegisterFile
+        self._regs = RegisterFile(target)
+        self._execute = None
+        self.results: list = []           # every DispatchResult, in order (as replay numbers them)
+
+    # ---- memory ------------------------------------------------------------------------------
+    @property
+    def memory(self):
+        return self.capture.memory
+
+    def _alloc(self, size: int, name: str, align: int = 256, data=None,
+               address: int | None = None) -> int:
+        size = max(int(size), 1)
+        if address is None:
+            return self.capture.alloc(size, name=name, align=align, data=data)
+        return self.capture.alloc(size, name=name, align=align, data=data, address=address)
+
+    def upload(self, array, name: str = "") -> Buffer:
+        """Copy a NumPy array (or bytes) into a new guest allocation."""
+        if isinstance(array, (bytes, bytearray, memoryview)):
+            arr = np.frombuffer(bytes(array), dtype=np.uint8)
+        else:
+            arr = np.ascontiguousarray(array)
+        n = arr.nbytes
+        addr = self._alloc(n, name or f"buffer{len(self.memory)}", data=arr.view(np.uint8).reshape(-1)
+                           if n else None)
+        return Buffer(addr, n, arr.dtype, arr.shape, name)
+
+    def alloc(self, nbytes: int, name: str = "", fill: int | None = None) -> Buffer:
+        """A new zeroed guest allocation of `nbytes` bytes (or filled with byte `fill`)."""
+        nbytes = int(nbytes)
+        if nbytes <= 0:
+            raise UserError(f"alloc: size must be positive, not {nbytes}")
+        addr = self._alloc(nbytes, name or f"buffer{len(self.memory)}")
+        if fill is not None:
+            self.memory.view(addr, nbytes)[:] = fill & 0xFF
+        return Buffer(addr, nbytes, None, (), name)
+
+    def write(self, buf, array) -> None:
+        data = np.ascontiguousarray(array).view(np.uint8).reshape(-1)
+        addr = buf.address if isinstance(buf, Buffer) else int(buf)
+        self.memory.write(addr, data)
+
+    def download(self, buf, dtype=None, count: int | None = None) -> np.ndarray:
+        """A copy of a Buffer's bytes as `dtype` (default: the uploaded dtype, else uint8)."""
+        if isinstance(buf, Buffer):
+            addr, n = buf.address, buf.nbytes
+            dtype = dtype if dtype is not None else (buf.dtype if buf.dtype is not None else np.uint8)
+        else:
+            addr, n = int(buf), None
+            dtype = dtype if dtype is not None else np.uint8
+        dt = np.dtype(dtype)
+        if count is not None:
+            n = int(count) * dt.itemsize
+        if n is None:
+            raise UserError("download: give a Buffer, or an address and count")
+        n -= n % dt.itemsize
+        out = np.frombuffer(self.memory.read(addr, n), dtype=dt).copy()
+        if isinstance(buf, Buffer) and buf.shape and count is None and dt == buf.dtype:
+            out = out.reshape(buf.shape)
+        return out
+
+    def save_capture(self, path) -> None:
+        self.capture.save(path)
+
+    # ---- code ------------------------------------------------------------------------------
+    def load_code_object(self, source, name: str = "") -> "LoadedCodeObject":
+        """Load an AMDHSA code object (path or bytes): every PT_LOAD segment at one load base,
+        dynamic relocations applied, as ROCr's loader does."""
+        co = source if isinstance(source, CodeObject) else _load_co(source)
+        if co.target != self.target:
+            raise CodeObjectError(f"code object is for {co.target}, the device is {self.target}")
+        label = name or (str(getattr(source, "name", "")) or co.path or "code_object")
+        base = self._alloc(co.image_size, f"code:{label}", align=co.image_align)
+        self.memory.write(base, co.load_image(base))
+        lco = LoadedCodeObject(self, co, base)
+        self._code_objects.append(lco)
+        return lco
+
+    def load_aco_shader(self, json_path, bin_path=None):
+        """Load a shader made by shared/tools/aco-compile (OUT.json + OUT.bin)."""
+        from .aco import AcoShader
+        return AcoShader.load(self, json_path, bin_path)
+
+    # ---- runtime state -----------------------------------------------------------------------
+    def queue_address(self) -> int:
+        """A zeroed amd_queue_t for the queue pointer SGPR / hidden_queue_ptr."""
+        if not self._queue:
+            self._queue = self._alloc(AMD_QUEUE_SIZE, "hsa_queue", align=64)
+        return self._queue
+
+    def scratch_backing(self, size: int, name: str = "scratch", address: int | None = None) -> int:
+        """The scratch backing memory, grown (reallocated) when a launch needs more."""
+        if size <= 0:
+            return 0
+        cur, cur_size = self._scratch
+        if cur and cur_size >= size and address is None:
+            return cur
+        size = align_up(size, 4096)
+        addr = self._alloc(size, name, align=4096, address=address)
+        self._scratch = (addr, size)
+        return addr
+
+    # ---- submission --------------------------------------------------------------------------
+    def submit_dispatch(self, registers: dict[str, int], dims, initiator: int,
+                        preamble: list[int] | None = None) -> tuple[list[int], Any]:
+        """SET_SH_REG for every register, then DISPATCH_DIRECT; submitted to the Capture and run
+        through the stream walker.  Returns (dwords, DispatchResult)."""
+        dw = list(preamble or []) + pm4.set_sh_regs(registers) + pm4.dispatch_direct(
+            *dims, initiator=initiator)
+        return dw, self._run(dw)
+
+    def _run(self, dwords: list[int]):
+        """Submit one IB to the Capture and walk it with the same run_stream a replay uses
+        (one register file for the whole device, as replay keeps one per capture)."""
+        from ..replay import default_execute, run_stream
+        if self._execute is None:
+            self._execute = default_execute(self.backend, self.mode)
+        ib = self.capture.submit(dwords, name=f"ib{len(self.capture.streams)}")
+        before = len(self.results)
+        run_stream(self.memory, self.target, ib, len(dwords), self._regs, self._execute,
+                   self.results)
+        new = self.results[before:]
+        return new[-1] if new else None
+
+    def __repr__(self) -> str:
+        return f"Device({self.target!r}, backend={self.backend!r}, mode={self.mode!r})"
+
+
+class LoadedCodeObject:
+    """A code object placed in a Device's memory."""
+
+    def __init__(self, device: Device, co: CodeObject, base: int):
+        self.device = device
+        self.code_object = co
+        self.base = base
+
+    @property
+    def kernels(self) -> list[str]:
+        return [k.name for k in self.code_object.kernels]
+
+    def kernel(self, name: str) -> "Kernel":
+        return Kernel(self, self.code_object.kernel(name))
+
+    def address_of(self, symbol: str) -> int:
+        s = self.code_object.symbol(symbol)
+        if s is None:
+            raise CodeObjectError(f"no symbol {symbol!r} in the code object")
+        return self.base + s.value
+
+
+class Kernel:
+    """One kernel of a loaded code object; `launch` dispatches it."""
+
+    def __init__(self, lco: LoadedCodeObject, info: KernelInfo):
+        self.loaded = lco
+        self.device = lco.device
+        self.info = info
+        self.last_launch: LaunchRecord | None = None
+
+    @property
+    def name(self) -> str:
+        return self.info.name
+
+    @property
+    def kd_address(self) -> int:
+        return self.loaded.base + self.info.kd_address
+
+    @property
+    def code_address(self) -> int:
+        return self.loaded.base + self.info.code_address
+
+    def launch(self, groups=None, block=None, args=(), *, global_size=None,
+               global_offset=(0, 0, 0), dims: int | None = None, dynamic_stack: int | None = None):
+        """Dispatch the kernel: `groups` workgroups of `block` work-items, or a `global_size`
+        grid (the last workgroup in a dimension may be partial).  Returns a DispatchResult."""
+        rec = self.prepare(groups, block, args, global_size=global_size,
+                           global_offset=global_offset, dims=dims, dynamic_stack=dynamic_stack)
+        dw, result = self.device.submit_dispatch(rec.registers, rec.dims, rec.initiator)
+        rec.pm4 = dw
+        rec.result = result
+        self.device.launches.append(rec)
+        self.last_launch = rec
+        return result
+
+    def _block(self, block):
+        if block is not None:
+            return block
+        req = self.info.metadata.get(".reqd_workgroup_size")
+        if req:
+            return tuple(int(x) for x in req)
+        raise LaunchError(f"kernel {self.name}: give block= (the work-group size)")
+
+    def prepare(self, groups=None, block=None, args=(), *, global_size=None,
+                global_offset=(0, 0, 0), dims=None, dynamic_stack=None) -> LaunchRecord:
+        """Build kernargs, dispatch packet, scratch and registers in guest memory (no submit)."""
+        dev, info, kd = self.device, self.info, self.info.kd
+        target, gfx11 = dev.target, dev.gfx11
+        grid = make_grid(groups, self._block(block), global_size, global_offset, dims)
+        req = info.metadata.get(".reqd_workgroup_size")
+        if req and tuple(int(x) for x in req) != grid.block:
+            raise LaunchError(f"kernel {self.name} requires work-group size {tuple(req)}, "
+                              f"not {grid.block}")
+        maxwg = info.metadata.get(".max_flat_workgroup_size")
+        nthreads = grid.block[0] * grid.block[1] * grid.block[2]
+        if maxwg and nthreads > int(maxwg):
+            raise LaunchError(f"kernel {self.name}: work-group of {nthreads} work-items exceeds "
+                              f".max_flat_workgroup_size {maxwg}")
+        wave = kd.wave_size
+        if gfx11 and (kd.enable_sgpr_private_segment_buffer
+                            or kd.enable_sgpr_flat_scratch_init):
+            raise LaunchError(f"kernel {self.name}: private segment buffer / flat scratch init "
+                              f"SGPRs are not allowed on {target} (architected flat scratch)")
+        if kd.user_sgpr_count > 16:
+            raise LaunchError(f"kernel {self.name}: {kd.user_sgpr_count} user SGPRs (max 16)")
+
+        queue = dev.queue_address()
+        kplan = build_kernargs(info, args, grid, queue_address=queue)
+        group_size = info.group_segment_fixed_size + kplan.dynamic_lds
+        if group_size > LDS_MAX:
+            raise LaunchError(f"kernel {self.name}: {group_size} bytes of LDS (max {LDS_MAX})")
+
+        # Private segment: fixed size, plus the stack for dynamic-stack kernels.
+        private = info.private_segment_fixed_size
+        if info.uses_dynamic_stack:
+            private = max(private, dynamic_stack if dynamic_stack is not None else DEFAULT_STACK_SIZE)
+        if kd.scratch_en and private == 0:
+            private = 16                 # SCRATCH_EN with no size: give one granule (see 0004)
+        scratch = plan_scratch(target, private, wave, grid.total_waves(wave))
+        scratch_addr = dev.scratch_backing(scratch.total) if scratch.total else 0
+
+        ka_size = max(align_up(len(kplan.data), 16), 16)
+        kernarg_addr = dev._alloc(ka_size, f"kernargs:{self.name}#{len(dev.launches)}",
+                                  align=max(256, info.kernarg_segment_align),
+                                  data=bytes(kplan.data))
+        pkt_addr = dev._alloc(DISPATCH_PACKET_SIZE, f"aql_packet:{self.name}#{len(dev.launches)}",
+                              align=64)
+        pkt = dispatch_packet(grid, scratch.per_lane, group_size, self.kd_address, kernarg_addr)
+        dev.memory.write(pkt_addr, pkt)
+
+        user = hsa_user_sgprs(kd, target=target, wave_size=wave, scratch_base=scratch_addr,
+                              scratch_total=scratch.total, dispatch_ptr=pkt_addr,
+                              queue_ptr=queue, kernarg_ptr=kernarg_addr,
+                              dispatch_id=len(dev.launches), private_segment_size=scratch.per_lane,
+                              kernargs=bytes(kplan.data))
+        if len(user) != kd.user_sgpr_count:
+            raise CodeObjectError(
+                f"kernel {self.name}: kernel_code_properties enable {len(user)} user SGPRs but "
+                f"COMPUTE_PGM_RSRC2.USER_SGPR says {kd.user_sgpr_count}")
+
+        pc = self.code_address
+        rsrc2 = (kd.compute_pgm_rsrc2 & ~RSRC2_LDS_MASK) | (ceil_div(group_size, LDS_GRANULE) << 15)
+        regs = {
+            "COMPUTE_PGM_LO": (pc >> 8) & 0xFFFFFFFF,
+            "COMPUTE_PGM_HI": (pc >> 40) & 0xFF,
+            "COMPUTE_PGM_RSRC1": kd.compute_pgm_rsrc1,
+            "COMPUTE_PGM_RSRC2": rsrc2,
+            "COMPUTE_PGM_RSRC3": kd.compute_pgm_rsrc3,
+            "COMPUTE_TMPRING_SIZE": scratch.tmpring_size(),
+            "COMPUTE_RESOURCE_LIMITS": 0,
+        }
+        if gfx11 and scratch.total:
+            regs["COMPUTE_DISPATCH_SCRATCH_BASE_LO"] = (scratch_addr >> 8) & 0xFFFFFFFF
+            regs["COMPUTE_DISPATCH_SCRATCH_BASE_HI"] = (scratch_addr >> 40) & 0xFF
+        for i, v in enumerate(user):
+            regs[f"COMPUTE_USER_DATA_{i}"] = v & 0xFFFFFFFF
+        rem = grid.remainder
+        for i, axis in enumerate("XYZ"):
+            regs[f"COMPUTE_NUM_THREAD_{axis}"] = grid.block[i] | (rem[i] << 16)
+        initiator = pm4.initiator(wave32=(wave == 32), force_start_at_000=True,
+                                  partial_tg=any(rem), order_mode=False)
+        return LaunchRecord(
+            index=len(dev.launches), kernel=self.name, kind="hsa", grid=grid, registers=regs,
+            initiator=initiator, dims=grid.groups, user_sgprs=user, pm4=[],
+            program_address=pc, kernarg_address=kernarg_addr, kernargs=bytes(kplan.data),
+            packet_address=pkt_addr, packet=pkt, queue_address=queue,
+            scratch_address=scratch_addr, scratch=scratch, lds_bytes=group_size,
+            extra={"kernarg_fill": kplan.filled, "dynamic_lds": kplan.dynamic_lds})
+
+    def __repr__(self) -> str:
+        return f"Kernel({self.name!r} at 0x{self.code_address:x})"
+
+
+__all__ = ["Device", "Buffer", "Kernel", "LoadedCodeObject", "LaunchRecord", "Local",
+           "LaunchError"]

@@ -1,0 +1,175 @@
+"""Register and constant naming: the one place that knows how LLVM 19 prints an operand.
+
+Source-operand codes are GFX10's 9-bit ``SRC`` field (0..511) and 8-bit ``SSRC`` field.
+Constant printing follows AMDGPUInstPrinter (printImmediate16/32/64): a literal whose value
+is also an inline constant prints as that constant (a f32 literal 0x3f800000 prints ``1.0``).
+"""
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from functools import lru_cache
+
+__all__ = ["Operand", "sreg_name", "vreg_name", "src_name", "fmt_literal", "inline_text",
+           "LITERAL_FORMATS", "INV2PI_TEXT"]
+
+
+@dataclass(frozen=True, slots=True)
+class Operand:
+    role: str      # "vdst", "sdst", "src0", "src1", "src2", "vsrc1", "simm16", "offset", ...
+    kind: str      # "sgpr","vgpr","ttmp","special","inline_int","inline_float","literal","imm",
+                   # "label","hwreg","sendmsg","waitcnt","modifier",...
+    index: int     # first register, or raw value
+    count: int     # dwords in a register range (1 for non-registers)
+    text: str      # as LLVM prints it
+
+    def __str__(self) -> str:
+        return self.text
+
+
+INV2PI_TEXT = {16: "0.15915494", 32: "0.15915494", 64: "0.15915494309189532"}
+
+# specials by 9-bit code (32-bit view); 64-bit views differ for vcc/exec
+_SPECIAL32 = {106: "vcc_lo", 107: "vcc_hi", 124: "m0", 125: "null", 126: "exec_lo", 127: "exec_hi",
+              235: "src_shared_base", 236: "src_shared_limit", 237: "src_private_base",
+              238: "src_private_limit", 239: "src_pops_exiting_wave_id", 251: "src_vccz",
+              252: "src_execz", 253: "src_scc", 254: "src_lds_direct"}
+_SPECIAL64 = dict(_SPECIAL32)
+_SPECIAL64.update({106: "vcc", 126: "exec"})
+
+_INLINE_F = {240: 0.5, 241: -0.5, 242: 1.0, 243: -1.0, 244: 2.0, 245: -2.0, 246: 4.0, 247: -4.0}
+_F16_BITS = {0x3800: "0.5", 0xB800: "-0.5", 0x3C00: "1.0", 0xBC00: "-1.0", 0x4000: "2.0",
+             0xC000: "-2.0", 0x4400: "4.0", 0xC400: "-4.0", 0x3118: "0.15915494"}
+_F32_BITS = {0x3F000000: "0.5", 0xBF000000: "-0.5", 0x3F800000: "1.0", 0xBF800000: "-1.0",
+             0x40000000: "2.0", 0xC0000000: "-2.0", 0x40800000: "4.0", 0xC0800000: "-4.0",
+             0x3E22F983: "0.15915494"}
+_F64_BITS = {0x3FE0000000000000: "0.5", 0xBFE0000000000000: "-0.5", 0x3FF0000000000000: "1.0",
+             0xBFF0000000000000: "-1.0", 0x4000000000000000: "2.0", 0xC000000000000000: "-2.0",
+             0x4010000000000000: "4.0", 0xC010000000000000: "-4.0",
+             0x3FC45F306DC9C882: "0.15915494309189532"}
+
+
+def _reg_range(prefix: str, first: int, count: int) -> str:
+    if count == 1:
+        return f"{prefix}{first}"
+    return f"{prefix}[{first}:{first + count - 1}]"
+
+
+def vreg_name(index: int, count: int = 1) -> str:
+    return _reg_range("v", index, count)
+
+
+@lru_cache(maxsize=None)
+def sreg_name(code: int, count: int = 1) -> str:
+    """Name of scalar register code (0..127, plus 9-bit specials), ``count`` dwords wide."""
+    if code <= 105:
+        if count > 1:
+            # LLVM aligns a misaligned SGPR tuple down (and warns in a comment)
+            align = 2 if count == 2 else 4
+            code -= code % align
+        return _reg_range("s", code, count)
+    if 108 <= code <= 123:
+        t = code - 108
+        if count > 1:
+            align = 2 if count == 2 else 4
+            t -= t % align
+        return _reg_range("ttmp", t, count)
+    if count == 1:
+        return _SPECIAL32.get(code, f"<bad {code}>")
+    if count == 2:
+        return _SPECIAL64.get(code, f"<bad {code}>")
+    return _SPECIAL64.get(code, f"<bad {code}>")
+
+
+def sreg_kind(code: int) -> str:
+    if code <= 105:
+        return "sgpr"
+    if 108 <= code <= 123:
+        return "ttmp"
+    return "special"
+
+
+def inline_text(code: int, bits: int) -> str:
+    """An inline constant (codes 128..248) printed for an operand of ``bits`` width (16/32/64)."""
+    if 128 <= code <= 192:
+        return str(code - 128)
+    if 193 <= code <= 208:
+        return str(192 - code)
+    if code == 248:
+        return INV2PI_TEXT[bits]
+    v = _INLINE_F[code]
+    return repr(v)
+
+
+def _int_inline(v: int):
+    if -16 <= v <= 64:
+        return str(v)
+    return None
+
+
+def _fmt_b32(lit: int) -> str:
+    s = lit - (1 << 32) if lit & 0x80000000 else lit
+    t = _int_inline(s)
+    if t is not None:
+        return t
+    t = _F32_BITS.get(lit)
+    return t if t is not None else f"{lit:#x}"
+
+
+def _fmt_f16(lit: int) -> str:
+    v = lit & 0xFFFF
+    s = v - 0x10000 if v & 0x8000 else v
+    t = _int_inline(s)
+    if t is not None:
+        return t
+    t = _F16_BITS.get(v)
+    return t if t is not None else f"{v:#x}"
+
+
+def _fmt_i16(lit: int) -> str:
+    v = lit & 0xFFFF
+    s = v - 0x10000 if v & 0x8000 else v
+    t = _int_inline(s)
+    return t if t is not None else f"{v:#x}"
+
+
+def _fmt_f64(lit: int) -> str:
+    v = lit << 32
+    t = _F64_BITS.get(v)
+    if t is not None:
+        return t
+    return f"{lit:#x}"
+
+
+def _fmt_b64(lit: int) -> str:
+    t = _int_inline(lit)
+    if t is not None:
+        return t
+    return f"{lit:#x}"
+
+
+def _fmt_hex(lit: int) -> str:
+    return f"{lit:#x}"
+
+
+LITERAL_FORMATS = {"b32": _fmt_b32, "f16": _fmt_f16, "i16": _fmt_i16, "f64": _fmt_f64,
+                   "b64": _fmt_b64, "hex": _fmt_hex}
+
+
+def fmt_literal(lit: int, fmt: str) -> str:
+    return LITERAL_FORMATS[fmt](lit)
+
+
+def src_name(code: int, count: int = 1, inline_bits: int = 32) -> str:
+    """9-bit SRC code → text (not for literal 255; DPP/SDWA 249/250 are handled by callers)."""
+    if code >= 256:
+        return vreg_name(code - 256, count)
+    if code < 128:
+        return sreg_name(code, count)
+    if code <= 248 and not (209 <= code <= 239):
+        return inline_text(code, inline_bits)
+    return sreg_name(code, 1 if count == 1 else 2)
+
+
+def f32_bits(x: float) -> int:
+    return struct.unpack("<I", struct.pack("<f", x))[0]

@@ -1,0 +1,235 @@
+"""Guest memory: a sparse 48-bit GPU virtual address space made of allocations.
+
+Addresses are kept in *canonical* form: bits 63:48 copy bit 47, as RADV's BOs carry them
+(0xffff8000_00000000 and up for the upper half). Registers and packets hold 48-bit forms;
+`canonical()` accepts either.
+
+Each allocation owns one writable uint8 NumPy array (`Allocation.data`), which may be a
+copy-on-write memory map of a capture file. Reads and writes never cross allocations: an access
+that leaves its allocation raises GuestMemoryError naming the allocation and the range. `view()`
+returns a view, never a copy, so large allocations are never duplicated.
+"""
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass
+
+import numpy as np
+
+VA_BITS = 48
+MASK48 = (1 << VA_BITS) - 1
+MASK64 = (1 << 64) - 1
+HIGH_HALF = 0xFFFF_8000_0000_0000          # first canonical address of the upper half
+LOW_HALF_END = 1 << 47                      # one past the last lower-half address
+DEFAULT_BASE = 0x0000_0001_0000_0000        # where alloc() starts placing (above 4 GiB)
+GUARD = 4096                                # alloc() leaves this gap after each allocation
+
+
+def canonical(addr: int) -> int:
+    """The canonical 64-bit form of a GPU VA: bits 63:48 copy bit 47 (48-bit forms accepted)."""
+    a = int(addr) & MASK48
+    return a | (0xFFFF << 48) if a >> 47 else a
+
+
+def va48(addr: int) -> int:
+    """The 48-bit form of a GPU VA (what registers and packets carry)."""
+    return int(addr) & MASK48
+
+
+def _half_end(base: int) -> int:
+    return LOW_HALF_END if base < LOW_HALF_END else 1 << 64
+
+
+class GuestMemoryError(Exception):
+    """An access or allocation that the guest address space does not allow."""
+
+
+@dataclass(eq=False)
+class Allocation:
+    base: int                   # canonical address
+    size: int                   # bytes
+    name: str
+    data: np.ndarray            # uint8, writable, len == size (may be a copy-on-write memmap)
+
+    @property
+    def end(self) -> int:
+        return self.base + self.size
+
+    def __contains__(self, address: int) -> bool:
+        return self.base <= canonical(address) < self.end
+
+    def __repr__(self) -> str:
+        return f"Allocation({self.name!r}, 0x{self.base:016x}, size=0x{self.size:x})"
+
+
+class GuestMemory:
+    def __init__(self):
+        self._bases: list[int] = []
+        self._allocs: list[Allocation] = []
+
+    # --- allocation -------------------------------------------------------------------------
+    @property
+    def allocations(self) -> list[Allocation]:
+        """All allocations, sorted by canonical base address."""
+        return list(self._allocs)
+
+    def __iter__(self):
+        return iter(list(self._allocs))
+
+    def __len__(self) -> int:
+        return len(self._allocs)
+
+    def _check_free(self, base: int, size: int, name: str) -> None:
+        if size <= 0:
+            raise GuestMemoryError(f"allocation {name!r}: size must be positive, not {size}")
+        if base + size > _half_end(base) or (base < LOW_HALF_END) != (base + size - 1 < LOW_HALF_END):
+            raise GuestMemoryError(
+                f"allocation {name!r} at 0x{base:016x} size 0x{size:x} leaves the 48-bit address "
+                f"space (or crosses the canonical hole at bit 47)")
+        if base < HIGH_HALF and base >= LOW_HALF_END:
+            raise GuestMemoryError(f"allocation {name!r}: 0x{base:016x} is not canonical")
+        i = bisect.bisect_right(self._bases, base)
+        for j in (i - 1, i):
+            if 0 <= j < len(self._allocs):
+                o = self._allocs[j]
+                if o.base < base + size and base < o.end:
+                    raise GuestMemoryError(
+                        f"allocation {name!r} [0x{base:016x}, 0x{base + size:016x}) overlaps "
+                        f"{o.name!r} [0x{o.base:016x}, 0x{o.end:016x})")
+
+    def _insert(self, a: Allocation) -> None:
+        i = bisect.bisect_right(self._bases, a.base)
+        self._bases.insert(i, a.base)
+        self._allocs.insert(i, a)
+
+    def _place(self, size: int, align: int) -> int:
+        cand = DEFAULT_BASE
+        for a in self._allocs:
+            if a.base >= LOW_HALF_END:
+                break
+            if a.end + GUARD <= cand:
+                continue
+            if a.base >= cand + size + GUARD:
+                break
+            cand = -(-(a.end + GUARD) // align) * align
+        if cand + size > LOW_HALF_END:
+            raise GuestMemoryError(f"no room for 0x{size:x} bytes in the lower half")
+        return cand
+
+    def alloc(self, size: int, name: str = "", address: int | None = None, align: int = 256,
+              data=None) -> int:
+        """Allocate `size` zeroed bytes (at `address`, or the first free `align`-aligned place);
+        `data` (bytes-like or array), if given, is copied to the start. Returns the address."""
+        size = int(size)
+        if align <= 0 or align & (align - 1):
+            raise GuestMemoryError(f"allocation {name!r}: align must be a power of two, not {align}")
+        src = None
+        if data is not None:
+            src = np.frombuffer(memoryview(data).cast("B"), dtype=np.uint8) if not isinstance(
+                data, np.ndarray) else np.ascontiguousarray(data).reshape(-1).view(np.uint8)
+            if len(src) > size:
+                raise GuestMemoryError(
+                    f"allocation {name!r}: {len(src)} bytes of data do not fit in size 0x{size:x}")
+        if address is None:
+            if size <= 0:
+                raise GuestMemoryError(f"allocation {name!r}: size must be positive, not {size}")
+            base = self._place(size, align)
+        else:
+            base = canonical(address)
+            if base % align:
+                raise GuestMemoryError(
+                    f"allocation {name!r}: address 0x{base:016x} is not {align}-byte aligned")
+        self._check_free(base, size, name)
+        arr = np.zeros(size, dtype=np.uint8)
+        if src is not None:
+            arr[: len(src)] = src
+        self._insert(Allocation(base, size, name, arr))
+        return base
+
+    def add(self, base: int, array: np.ndarray, name: str = "") -> Allocation:
+        """Adopt `array` (uint8, 1-D, writable; e.g. a memmap) as the allocation at `base`,
+        without copying it."""
+        if not isinstance(array, np.ndarray) or array.dtype != np.uint8 or array.ndim != 1:
+            raise GuestMemoryError(f"allocation {name!r}: add() needs a 1-D uint8 array")
+        if not array.flags.writeable:
+            raise GuestMemoryError(f"allocation {name!r}: add() needs a writable array")
+        base = canonical(base)
+        self._check_free(base, len(array), name)
+        a = Allocation(base, len(array), name, array)
+        self._insert(a)
+        return a
+
+    def free(self, address: int) -> None:
+        a = self.find(address)
+        if a is None or a.base != canonical(address):
+            raise GuestMemoryError(f"free: no allocation starts at 0x{canonical(address):016x}")
+        i = self._allocs.index(a)
+        del self._allocs[i], self._bases[i]
+
+    # --- lookup -----------------------------------------------------------------------------
+    def find(self, address: int, size: int = 1) -> Allocation | None:
+        """The allocation holding all of [address, address+size), or None."""
+        a = canonical(address)
+        i = bisect.bisect_right(self._bases, a) - 1
+        if i < 0:
+            return None
+        al = self._allocs[i]
+        if a < al.end and a + max(int(size), 1) <= al.end:
+            return al
+        return None
+
+    def _locate(self, address: int, n: int, what: str) -> tuple[Allocation, int]:
+        n = int(n)
+        if n < 0:
+            raise GuestMemoryError(f"{what}: negative size {n}")
+        a = canonical(address)
+        i = bisect.bisect_right(self._bases, a) - 1
+        al = self._allocs[i] if i >= 0 else None
+        if al is None or a >= al.end:
+            raise GuestMemoryError(f"{what} of {n} bytes at 0x{a:016x}: no allocation holds this address")
+        if a + n > al.end:
+            raise GuestMemoryError(
+                f"{what} of {n} bytes at 0x{a:016x} runs past the end of allocation {al.name!r} "
+                f"[0x{al.base:016x}, 0x{al.end:016x}) by {a + n - al.end} bytes")
+        return al, a - al.base
+
+    def contains(self, address: int, size: int = 1) -> bool:
+        return self.find(address, size) is not None
+
+    # --- access -----------------------------------------------------------------------------
+    def view(self, address: int, n: int) -> np.ndarray:
+        """A writable uint8 view (no copy) of [address, address+n), inside one allocation."""
+        al, off = self._locate(address, n, "view")
+        return al.data[off: off + int(n)]
+
+    def read(self, address: int, n: int) -> bytes:
+        al, off = self._locate(address, n, "read")
+        return al.data[off: off + int(n)].tobytes()
+
+    def write(self, address: int, data) -> None:
+        src = data if isinstance(data, np.ndarray) else np.frombuffer(memoryview(data).cast("B"), np.uint8)
+        src = np.ascontiguousarray(src).reshape(-1).view(np.uint8)
+        al, off = self._locate(address, len(src), "write")
+        al.data[off: off + len(src)] = src
+
+    def read_u32(self, address: int) -> int:
+        return int(self.view(address, 4).view("<u4")[0])
+
+    def write_u32(self, address: int, value: int) -> None:
+        self.view(address, 4).view("<u4")[0] = int(value) & 0xFFFFFFFF
+
+    def read_u64(self, address: int) -> int:
+        return int(self.view(address, 8).view("<u8")[0])
+
+    def write_u64(self, address: int, value: int) -> None:
+        self.view(address, 8).view("<u8")[0] = int(value) & MASK64
+
+    def read_dwords(self, address: int, count: int) -> np.ndarray:
+        """A copy of `count` little-endian dwords at `address` (uint32)."""
+        return self.view(address, 4 * int(count)).view("<u4").astype(np.uint32)
+
+    def write_dwords(self, address: int, values) -> None:
+        self.write(address, np.asarray(values, dtype="<u4").view(np.uint8))
+
+    def __repr__(self) -> str:
+        return f"GuestMemory({len(self._allocs)} allocations)"

@@ -1,0 +1,245 @@
+"""The IR: a small typed, per-basic-block op list that every backend lowers.
+
+Values
+    Every ``Value`` has a type (one of TYPES) and is either *uniform* (one value per wave: scalar
+    registers, SCC, M0, EXEC, scalar loads) or *per lane*.  Backends decide shapes (the NumPy backend
+    uses ``[waves, 1]`` for uniform values and ``[waves, lanes]`` for per-lane values).
+
+Registers
+    Architectural state is 32-bit words: SGPR file ``S`` (index = 9-bit operand code: s0..s105,
+    vcc 106/107, m0 124, exec 126/127, plus SCC at ``SCC``) and VGPR file ``V``.  ``sget/sset``
+    and ``vget/vset`` read and write one word; wider values are built with ``pack64``/``lo32``/``hi32``.
+    ``vset`` writes only the lanes whose mask is true (the frontend passes EXEC, or EXEC & lane==n
+    for v_writelane); lanes outside the mask keep their value.
+
+Ops (name: operands -> result).  Integer ops wrap; shift amounts are already masked by the
+frontend (backends may assume ``0 <= amount < width``).  Float ops round to nearest even and are
+IEEE (denormal handling is explicit: ``fin``/``fout`` apply MODE's flush rules; see
+docs/float-semantics.md).
+    const                               attrs value
+    sget / vget / sset / vset           attrs reg
+    lane_id                             u32 per lane
+    exec                                b1 per lane: the lane bits of EXEC
+    add sub mul mulhi and or xor not neg abs min max shl shr(logical) sar
+    clz ctz popcount bitrev             (ctz/clz of 0 give -1, as s_ff1/v_ffbh do)
+    fadd fsub fmul fma fdiv fmin fmax fneg fabs floor ceil trunc rndne fract sqrt rcp rsq exp2 log2
+    sin cos (argument in revolutions) ldexp frexp_mant frexp_exp isclass(attrs none; b: mask u32)
+    fin fout                            denormal flush of inputs / outputs per MODE (attrs none)
+    cmp                                 attrs cond in CONDS; operand type = op type; result b1
+    select                              (b1, a, b)
+    cvt                                 attrs to: numeric conversion (float->int saturates, NaN->0;
+                                        int narrowing wraps; float->float rounds to nearest even)
+    bitcast                             attrs to (same width)
+    pack64 (lo u32, hi u32)->u64; lo32/hi32 (u64)->u32
+    ballot   (b1 per lane) -> u64 uniform: bit L set where lane L is true
+    maskbit  (u64 uniform) -> b1 per lane: bit L of the mask
+    readlane (per-lane u32, uniform u32 lane) -> uniform u32
+    shuffle  (per-lane u32, per-lane u32 source lane) -> per-lane u32 (lane index taken mod wave)
+    load     (addr, mask) attrs space, nbytes, words -> u32 with ``words`` words (see ``word``)
+    word     (load result) attrs k -> u32
+    store    (addr, mask, *words) attrs space, nbytes
+    atomic   (addr, mask, data[, cmp]) attrs space, op, bits -> old value (u32 or u64)
+Spaces: "global" (64-bit guest address, checked against windows), "lds" (32-bit byte address in
+the workgroup's LDS), "scratch" (32-bit per-lane private byte offset; held by the scratch module).
+
+Terminators (Block.term): ("jump", block), ("branch", cond_value, taken, fallthrough),
+("end",), ("barrier", next_block), ("setpc", u64 value), ("mode", next_block) — the last one ends a
+block after an instruction that changes MODE so that waves regroup by their float mode.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+TYPES = ("b1", "u8", "i8", "u16", "i16", "u32", "i32", "u64", "i64", "f16", "f32", "f64")
+BITS = {"b1": 1, "u8": 8, "i8": 8, "u16": 16, "i16": 16, "u32": 32, "i32": 32, "u64": 64,
+        "i64": 64, "f16": 16, "f32": 32, "f64": 64}
+FLOAT = ("f16", "f32", "f64")
+CONDS = ("f", "lt", "eq", "le", "gt", "lg", "ne", "ge", "o", "u", "nge", "nlg", "ngt", "nle",
+         "neq", "nlt", "tru")
+
+SCC = 128          # SGPR file index holding SCC (0/1)
+MODE_REG = 129     # per-wave MODE register (also the wave group key)
+FLAT_SCR_LO, FLAT_SCR_HI = 130, 131   # hwreg 20/21 (s_setreg/s_getreg)
+NUM_SREGS = 132
+EXEC_LO, EXEC_HI, VCC_LO, VCC_HI, M0 = 126, 127, 106, 107, 124
+
+VALUE_OPS = {
+    "const", "sget", "vget", "lane_id", "exec", "add", "sub", "mul", "mulhi", "and", "or", "xor",
+    "not", "neg", "abs", "min", "max", "shl", "shr", "sar", "clz", "ctz", "popcount", "bitrev",
+    "fadd", "fsub", "fmul", "fma", "fdiv", "fmin", "fmax", "fneg", "fabs", "floor", "ceil", "trunc",
+    "rndne", "fract", "sqrt", "rcp", "rsq", "exp2", "log2", "sin", "cos", "ldexp", "frexp_mant",
+    "frexp_exp", "isclass", "fin", "fout", "cmp", "select", "cvt", "bitcast", "pack64", "lo32",
+    "hi32", "ballot", "maskbit", "readlane", "shuffle", "load", "word", "atomic",
+}
+EFFECT_OPS = {"sset", "vset", "store"}
+
+
+def is_float(t: str) -> bool:
+    return t in FLOAT
+
+
+def is_signed(t: str) -> bool:
+    return t.startswith("i")
+
+
+@dataclass(eq=False)
+class Value:
+    id: int
+    type: str
+    uniform: bool
+
+    def __repr__(self) -> str:
+        return f"%{self.id}:{self.type}{'' if self.uniform else '[]'}"
+
+
+@dataclass(eq=False)
+class Op:
+    name: str
+    type: str
+    args: tuple
+    attrs: dict
+    out: Value | None
+    instr: int          # index of the guest instruction this op belongs to
+
+    def __repr__(self) -> str:
+        a = ", ".join(map(repr, self.args))
+        at = "".join(f" {k}={v}" for k, v in self.attrs.items())
+        return f"{self.out!r} = {self.name}.{self.type}({a}){at}" if self.out else \
+            f"{self.name}.{self.type}({a}){at}"
+
+
+@dataclass
+class Block:
+    index: int
+    start: int                      # byte offset of the first instruction
+    instrs: list[int] = field(default_factory=list)   # instruction indices
+    ops: list[Op] = field(default_factory=list)
+    term: tuple = ("end",)
+    valu: int = 0                   # vector instructions (for lane_instructions)
+    uses_float: bool = False
+
+
+@dataclass
+class Program:
+    """A translated program: blocks of IR plus the instruction table (text lives only here)."""
+    blocks: list[Block]
+    instructions: list[Any]         # isa Instruction per index
+    block_at: dict[int, int]        # byte offset -> block index
+    max_vgpr: int
+    max_lds_offset: int = 0
+    uses_scratch: bool = False
+
+
+class Builder:
+    """Emits ops into one block; the frontends call it (never a backend)."""
+
+    def __init__(self, counter: list[int], wave_size: int):
+        self.ops: list[Op] = []
+        self._counter = counter
+        self.wave_size = wave_size
+        self.instr = -1
+        self.term: tuple | None = None
+        self.max_vgpr = -1
+        self.uses_float = False
+        self.uses_scratch = False
+        self.base_address = 0       # guest address of byte offset 0 of the program
+
+    # -- raw emission -------------------------------------------------------------------------
+    def emit(self, name: str, type: str, *args, uniform: bool | None = None, **attrs) -> Value:
+        assert name in VALUE_OPS, name
+        if uniform is None:
+            uniform = all(a.uniform for a in args if isinstance(a, Value))
+        self._counter[0] += 1
+        v = Value(self._counter[0], type, uniform)
+        self.ops.append(Op(name, type, tuple(args), attrs, v, self.instr))
+        if is_float(type) or name in ("fin", "fout"):
+            self.uses_float = True
+        return v
+
+    def effect(self, name: str, type: str, *args, **attrs) -> None:
+        assert name in EFFECT_OPS, name
+        self.ops.append(Op(name, type, tuple(args), attrs, None, self.instr))
+
+    # -- convenience --------------------------------------------------------------------------
+    def const(self, type: str, value) -> Value:
+        return self.emit("const", type, uniform=True, value=value)
+
+    def sget(self, reg: int) -> Value:
+        return self.emit("sget", "u32", uniform=True, reg=reg)
+
+    def sset(self, reg: int, v: Value) -> None:
+        assert v.uniform and v.type == "u32", v
+        self.effect("sset", "u32", v, reg=reg)
+
+    def vget(self, reg: int) -> Value:
+        self.max_vgpr = max(self.max_vgpr, reg)
+        return self.emit("vget", "u32", uniform=False, reg=reg)
+
+    def vset(self, reg: int, v: Value, mask: Value | None = None) -> None:
+        assert v.type == "u32", v
+        self.max_vgpr = max(self.max_vgpr, reg)
+        if mask is None:
+            mask = self.exec()
+        self.effect("vset", "u32", v, mask, reg=reg)
+
+    def exec(self) -> Value:
+        return self.emit("exec", "b1", uniform=False)
+
+    def lane_id(self) -> Value:
+        return self.emit("lane_id", "u32", uniform=False)
+
+    def bin(self, name: str, t: str, a: Value, b: Value) -> Value:
+        return self.emit(name, t, a, b)
+
+    def un(self, name: str, t: str, a: Value) -> Value:
+        return self.emit(name, t, a)
+
+    def cvt(self, to: str, a: Value) -> Value:
+        if a.type == to:
+            return a
+        return self._cvt(to, a)
+
+    def _cvt(self, to, a):
+        self._counter[0] += 1
+        v = Value(self._counter[0], to, a.uniform)
+        self.ops.append(Op("cvt", a.type, (a,), {"to": to}, v, self.instr))
+        if is_float(to) or is_float(a.type):
+            self.uses_float = True
+        return v
+
+    def bitcast(self, to: str, a: Value) -> Value:
+        if a.type == to:
+            return a
+        assert BITS[to] == BITS[a.type], (to, a)
+        self._counter[0] += 1
+        v = Value(self._counter[0], to, a.uniform)
+        self.ops.append(Op("bitcast", a.type, (a,), {"to": to}, v, self.instr))
+        return v
+
+    def cmp(self, cond: str, t: str, a: Value, b: Value) -> Value:
+        assert cond in CONDS, cond
+        self._counter[0] += 1
+        v = Value(self._counter[0], "b1", a.uniform and b.uniform)
+        self.ops.append(Op("cmp", t, (a, b), {"cond": cond}, v, self.instr))
+        if is_float(t):
+            self.uses_float = True
+        return v
+
+    def select(self, c: Value, a: Value, b: Value) -> Value:
+        return self.emit("select", a.type, c, a, b)
+
+    def pack64(self, lo: Value, hi: Value) -> Value:
+        return self.emit("pack64", "u64", lo, hi)
+
+    def lo32(self, v: Value) -> Value:
+        return self.emit("lo32", "u32", v)
+
+    def hi32(self, v: Value) -> Value:
+        return self.emit("hi32", "u32", v)
+
+    def ballot(self, b: Value) -> Value:
+        return self.emit("ballot", "u64", b, uniform=True)
+
+    def maskbit(self, m: Value) -> Value:
+        return self.emit("maskbit", "b1", m, uniform=False)
