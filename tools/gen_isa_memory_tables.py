@@ -157,7 +157,15 @@ def split_operands(text):
     parts = []
     depth = 0
     cur = ""
-    for ch in rest:
+    comment = False
+    for i_, ch in enumerate(rest):
+        if rest.startswith("/*", i_):
+            comment = True
+        if comment:
+            cur += ch
+            if rest[i_ - 1:i_ + 1] == "*/":
+                comment = False
+            continue
         if ch == "[":
             depth += 1
         elif ch == "]":
@@ -168,7 +176,10 @@ def split_operands(text):
         else:
             cur += ch
     cur = cur.strip()
-    if depth == 0 and " " in cur and not cur.startswith("["):
+    if depth == 0 and " " in cur and not cur.startswith("[") and "*/" in cur:
+        j = cur.index("*/") + 2
+        last, mods = cur[:j], cur[j:].strip()
+    elif depth == 0 and " " in cur and not cur.startswith("["):
         last, mods = cur.split(" ", 1)
     elif cur.startswith("[") and "]" in cur:
         j = cur.index("]") + 1
@@ -176,7 +187,7 @@ def split_operands(text):
     else:
         last, mods = cur, ""
     parts.append(last)
-    mods = (mods + " " + swz).strip() if swz else mods
+    mods = (swz + " " + mods).strip() if swz else mods
     if len(parts) == 1 and parts[0] and (":" in parts[0] or parts[0] in MOD_WORDS):
         mods = (parts[0] + " " + mods).strip()
         parts = []
@@ -324,10 +335,16 @@ def gen_names(target):
           for v in range(32)]
     names["srsrc_mimg"] = [None if t is None else split_operands(t)[1][2]
                            for t, _ in llvm_disassemble(pr, target)]
-    for seg, nm in ((1, "saddr_scratch"), (2, "saddr_global")):
-        pr = [build("FLAT", op=12, seg=seg, addr=40, vdst=8, saddr=v) for v in range(128)]
+    for seg, op, nm in ((1, 12, "saddr_scratch"), (2, 12, "saddr_global"),
+                        (1, 28, "saddr_scratch_store"), (2, 28, "saddr_global_store")):
+        pr = [build("FLAT", op=op, seg=seg, addr=40, data=8, vdst=8 if op == 12 else 0, saddr=v)
+              for v in range(128)]
         names[nm] = [None if t is None else split_operands(t)[1][2]
                      for t, _ in llvm_disassemble(pr, target)]
+        assert op != 28 or names[nm][0x7D] == "off"
+    pr = [build("FLAT", op=8, seg=1, lds=1, addr=40, saddr=v) for v in range(128)]
+    names["saddr_scratch_lds"] = [None if t is None else split_operands(t)[1][1]
+                                  for t, _ in llvm_disassemble(pr, target)]
     pr = [build("MTBUF", op=0, format=v, vdata=8, srsrc=2, soffset=0x80) for v in range(128)]
     fm = []
     for t, _ in llvm_disassemble(pr, target):

@@ -249,7 +249,7 @@ class Gen:
             if enc in ("VOP2", "VOP3") and size == 8 + 4 * (enc == "VOP3"):
                 e["lit"] = 1
                 e["parts"], _ = replace_text(e["parts"], "0xdeadbeef",
-                                             {"f": "literal", "k": "lit", "t": "f16" if "f16" in name else "b32"})
+                                             {"f": "literal", "k": "lit", "t": "hex"})
             if enc == "SMEM":
                 self.smem_shape(o, e, text)
             table[o] = e
@@ -289,7 +289,7 @@ class Gen:
             return
         # s_endpgm style: value omitted when 0
         for fmt in ("dec",):
-            parts = list(e["parts"]) + [" ", {"f": "simm16", "k": "simm16", "fmt": fmt}]
+            parts = [" ", {"f": "simm16", "k": "simm16", "fmt": fmt}]
             ok = all(r is not None and r[0] == (e["name_p"] if v == 0 else f"{e['name_p']} {v}")
                      for v, r in zip(vals, res))
             if ok:

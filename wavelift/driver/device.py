@@ -107,6 +107,33 @@ class Device:
             return self.capture.alloc(size, name=name, align=align, data=data)
         return self.capture.alloc(size, name=name, align=align, data=data, address=address)
 
+    def alloc_window(self, size: int, name: str, align: int = 256, data=None) -> int:
+        """An allocation in RADV's 32-bit window 0xffff8000_00000000 + [0, 4 GiB) (descriptor
+        sets, push constants and code must lie there: their pointers are 32 bits)."""
+        from .aco import WINDOW_BASE, WINDOW_SIZE
+        size = max(int(size), 1)
+        cand = WINDOW_BASE + 0x100000
+        for a in self.memory.allocations:
+            if a.end + 4096 <= cand or a.base < WINDOW_BASE:
+                continue
+            if a.base >= cand + size + 4096:
+                break
+            cand = align_up(a.end + 4096, align)
+        if cand + size > WINDOW_BASE + WINDOW_SIZE:
+            raise UserError("the 32-bit descriptor window (4 GiB) is full")
+        return self._alloc(size, name, align=align, data=data, address=cand)
+
+    def scratch_window(self, size: int) -> int:
+        """Scratch backing for RADV-style dispatches, in the upper half like RADV's BOs (ACO's
+        prologue forces address bits 63:48 to ones); grown when a launch needs more."""
+        cur, cur_size = getattr(self, "_scratch_hi", (0, 0))
+        if cur and cur_size >= size:
+            return cur
+        size = align_up(size, 4096)
+        addr = self.alloc_window(size, "scratch_radv", align=4096)
+        self._scratch_hi = (addr, size)
+        return addr
+
     def upload(self, array, name: str = "") -> Buffer:
         """Copy a NumPy array (or bytes) into a new guest allocation."""
         if isinstance(array, (bytes, bytearray, memoryview)):

@@ -195,12 +195,14 @@ def render(e, enc, f, lit, target, wave64):
         elif k == "smem_off":
             so = f["soffset"]
             if so == 125:
-                op = Operand("offset", "imm", x, 1, f"{x:#x}")
+                sx = x - (1 << 21) if x & 0x100000 else x
+                op = Operand("offset", "imm", sx, 1, f"{'-' if sx < 0 else ''}{abs(sx):#x}" if x else "null")
             else:
                 t = sreg_name(so, 1)
                 ops.append(Operand("soffset", sreg_kind(so), so, 1, t))
                 if x:
-                    t += f" offset:{x:#x}"
+                    sx = x - (1 << 21) if x & 0x100000 else x
+                    t += f" offset:{'-' if sx < 0 else ''}{abs(sx):#x}"
                 op = Operand("offset", "imm", x, 1, t)
         elif k == "offset":
             op = Operand(fld, "imm", x, 1, f"{x:#x}")
@@ -276,6 +278,17 @@ def decode_one(code, pos=0, target="gfx1030", wave64=False, base=0) -> Instructi
         raise DecodeError(base + pos, bytes(code[pos:pos + size]))
     for z in e.get("zero", ()):
         if f[z]:
+            raise DecodeError(base + pos, bytes(code[pos:pos + size]))
+    for p in e["parts"]:
+        if isinstance(p, str):
+            continue
+        k = p["k"]
+        x = f.get(p["f"], 0)
+        n = p.get("n", 1)
+        if k == "src" and (209 <= x <= 234 or (n > 1 and x < 256 and x <= 123 and x & 1 and x not in (107, 127))
+                           or (x >= 256 and x - 256 + n > 256)):
+            raise DecodeError(base + pos, bytes(code[pos:pos + size]))
+        if k == "v" and x + n > 256:
             raise DecodeError(base + pos, bytes(code[pos:pos + size]))
     bad = e.get("bad")
     if bad and _is_bad(bad, f):

@@ -176,7 +176,12 @@ def _decode_generic(T, enc, words, pos, f):
                     texts.append(nm)
                     continue
             else:
-                nm = T.names["saddr_scratch" if form.seg == 1 else "saddr_global"][v]
+                tname = "saddr_scratch" if form.seg == 1 else "saddr_global"
+                if form.seg == 1 and f["lds"]:
+                    tname += "_lds"
+                elif not any(isinstance(t_, tuple) and t_[0] == "vdst" for t_ in form.tpl):
+                    tname += "_store"
+                nm = T.names[tname][v]
             if nm is None:
                 raise fail()
             op_ = _sname(fld, v, width, nm)
@@ -287,12 +292,15 @@ def _decode_mimg(T, words, pos, f):
         if not e["dim_printed"]:
             aw, dw = width, 4
         else:
-            aw = asize if asize is not None else 1
-            if aw > 8:
-                aw = 16 if aw > 12 else aw
+            dflt = shape["decoded_addr"]
+            if f["vaddr"] + dflt - 1 > 255:       # the decoded form itself is out of range
+                raise fail()
+            aw = asize if asize is not None else dflt
+            if aw > 12:
+                aw = 16
             if (asize is None or aw not in shape["addr_variants"] or dsize > 5
                     or f["vdata"] + dsize - 1 > 255 or f["vaddr"] + aw - 1 > 255):
-                aw, dw = 1, 1
+                aw, dw = dflt, 1
             else:
                 dw = dsize
         a = _vreg("vaddr", f["vaddr"], aw, fail)
@@ -367,8 +375,10 @@ def _mimg_shape(T, op, e):
                 size = 1
                 variants.add(1)
         addr[(dim, a16)] = size
-    variants.add(1)
-    sh = {"addr": addr, "addr_variants": variants, "nsa_decoded": decoded}
+    known = [w for w in e["addr"].values() if w]
+    dflt = min(known) if known else 1
+    variants.add(dflt)
+    sh = {"addr": addr, "addr_variants": variants, "nsa_decoded": decoded, "decoded_addr": dflt}
     _SHAPES[k] = sh
     return sh
 

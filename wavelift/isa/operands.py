@@ -127,10 +127,8 @@ def _fmt_f16(lit: int) -> str:
 
 
 def _fmt_i16(lit: int) -> str:
-    v = lit & 0xFFFF
-    s = v - 0x10000 if v & 0x8000 else v
-    t = _int_inline(s)
-    return t if t is not None else f"{v:#x}"
+    # LLVM 19 prints a 16-bit integer operand's literal as hex, never folded to an inline int
+    return f"{lit & 0xFFFF:#x}"
 
 
 def _fmt_f64(lit: int) -> str:

@@ -32,7 +32,7 @@ from . import pm4
 from . import registers as R
 
 MAX_IB_DEPTH = 4                 # IB1 -> IB2 is all hardware has; a little more is tolerated
-MAX_STREAM_DWORDS = 1 << 26      # total dwords walked per stream (64 Mi): bounds IB fan-out
+MAX_STREAM_DWORDS = 1 << 24      # total dwords walked per stream (16 Mi = 64 MiB of PM4): bounds IB fan-out
 MAX_IB_DWORDS = 0xFFFFF          # IB_SIZE is 20 bits
 
 

@@ -35,6 +35,8 @@ docs/float-semantics.md).
     maskbit  (u64 uniform) -> b1 per lane: bit L of the mask
     readlane (per-lane u32, uniform u32 lane) -> uniform u32
     shuffle  (per-lane u32, per-lane u32 source lane) -> per-lane u32 (lane index taken mod wave)
+    permute  (per-lane u32, per-lane u32 dest lane, b1 active) -> per-lane u32 (unwritten lanes 0;
+             the highest writing lane wins)
     load     (addr, mask) attrs space, nbytes, words -> u32 with ``words`` words (see ``word``)
     word     (load result) attrs k -> u32
     store    (addr, mask, *words) attrs space, nbytes
@@ -70,7 +72,7 @@ VALUE_OPS = {
     "fadd", "fsub", "fmul", "fma", "fdiv", "fmin", "fmax", "fneg", "fabs", "floor", "ceil", "trunc",
     "rndne", "fract", "sqrt", "rcp", "rsq", "exp2", "log2", "sin", "cos", "ldexp", "frexp_mant",
     "frexp_exp", "isclass", "fin", "fout", "cmp", "select", "cvt", "bitcast", "pack64", "lo32",
-    "hi32", "ballot", "maskbit", "readlane", "shuffle", "load", "word", "atomic",
+    "hi32", "ballot", "maskbit", "readlane", "shuffle", "permute", "load", "word", "atomic",
 }
 EFFECT_OPS = {"sset", "vset", "store"}
 
@@ -143,6 +145,7 @@ class Builder:
         self.max_vgpr = -1
         self.uses_float = False
         self.uses_scratch = False
+        self.target = "gfx1030"
         self.base_address = 0       # guest address of byte offset 0 of the program
 
     # -- raw emission -------------------------------------------------------------------------

@@ -1,0 +1,52 @@
+"""Decoder contract and bad input (no LLVM needed)."""
+import struct
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from wavelift.isa import DecodeError, decode, decode_one, disassemble
+
+
+def w(*words):
+    return struct.pack(f"<{len(words)}I", *words)
+
+
+def test_known_lines():
+    code = w(0x060204FF, 0x3F800000, 0xBF8CC07F, 0xBF810000)
+    assert disassemble(code) == ["v_add_f32_e32 v1, 1.0, v2", "s_waitcnt lgkmcnt(0)", "s_endpgm"]
+    ins = decode(code, base=0x100)
+    assert ins[0].offset == 0x100 and ins[0].size == 8 and ins[0].literal == 0x3F800000
+    assert ins[0].encoding == "VOP2" and ins[0].variant == "e32" and ins[0].name == "v_add_f32"
+    assert ins[0].fields["vdst"] == 1 and ins[0].fields["src0"] == 255
+    assert [o.role for o in ins[0].operands] == ["vdst", "src0", "vsrc1"]
+    assert ins[0].operands[1].kind == "literal"
+    assert ins[1].offset == 0x108
+
+
+def test_missing_literal():
+    with pytest.raises(DecodeError) as e:
+        decode(w(0x060204FF))
+    assert e.value.offset == 0 and e.value.bytes == w(0x060204FF)
+    assert "0x0" in str(e.value) and "ff 04 02 06" in str(e.value)
+
+
+def test_truncated_second_dword_and_tail():
+    with pytest.raises(DecodeError):
+        decode(w(0xBF810000) + w(0xD5030001)[:4])     # VOP3 first dword only
+    with pytest.raises(DecodeError) as e:
+        decode(w(0xBF810000) + b"\x00\x00")
+    assert e.value.offset == 4
+
+
+def test_invalid_bytes():
+    with pytest.raises(DecodeError):
+        decode(w(0xFFFFFFFF))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(min_size=0, max_size=40))
+def test_random_bytes_never_crash(data):
+    try:
+        decode(data)
+    except DecodeError:
+        pass

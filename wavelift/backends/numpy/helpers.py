@@ -1,0 +1,261 @@
+"""Array helpers the generated NumPy code calls (bit ops, float semantics, lane ops).
+
+Float rules (docs/float-semantics.md): f32/f16/f64 add/sub/mul and conversions use NumPy's IEEE
+arithmetic (correctly rounded, round to nearest even).  fma_f32 is exact (f64 product + TwoSum
++ round-to-odd, then one rounding to f32).  Denormal flushing follows MODE.FP_DENORM.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+DT = {"b1": np.bool_, "u8": np.uint8, "i8": np.int8, "u16": np.uint16, "i16": np.int16,
+      "u32": np.uint32, "i32": np.int32, "u64": np.uint64, "i64": np.int64, "f16": np.float16,
+      "f32": np.float32, "f64": np.float64}
+UINT = {np.float16: np.uint16, np.float32: np.uint32, np.float64: np.uint64}
+_MIN_NORMAL = {np.float16: np.float16(2.0 ** -14), np.float32: np.float32(2.0 ** -126),
+               np.float64: np.float64(2.0 ** -1022)}
+
+
+def _dt(x):
+    return np.asarray(x).dtype.type
+
+
+# ----------------------------------------------------------------------------------- integers
+def popcount(x):
+    return np.bitwise_count(x).astype(np.int32)
+
+
+def clz(x, bits):
+    """Leading zeros; -1 for 0 (s_flbit / v_ffbh convention)."""
+    x = np.asarray(x)
+    y = x.copy() if x.ndim else x
+    for s in (1, 2, 4, 8, 16, 32):
+        if s < bits:
+            y = y | (y >> x.dtype.type(s))
+    n = bits - np.bitwise_count(y).astype(np.int32)
+    return np.where(x == 0, np.int32(-1), n).astype(np.int32)
+
+
+def ctz(x, bits):
+    x = np.asarray(x)
+    low = x & (~x + x.dtype.type(1))
+    n = np.bitwise_count(low - x.dtype.type(1)).astype(np.int32)
+    return np.where(x == 0, np.int32(-1), n).astype(np.int32)
+
+
+_REV8 = np.array([int(f"{i:08b}"[::-1], 2) for i in range(256)], dtype=np.uint8)
+
+
+def bitrev(x):
+    x = np.ascontiguousarray(x)
+    b = _REV8[x.view(np.uint8)].reshape(x.shape + (x.dtype.itemsize,))[..., ::-1]
+    return np.ascontiguousarray(b).view(x.dtype).reshape(x.shape)
+
+
+def mulhi(a, b, signed):
+    if signed:
+        return ((a.astype(np.int64) * b.astype(np.int64)) >> np.int64(32)).astype(np.int32)
+    return ((a.astype(np.uint64) * b.astype(np.uint64)) >> np.uint64(32)).astype(np.uint32)
+
+
+# ------------------------------------------------------------------------------------- floats
+def flush(x):
+    """Denormals -> signed zero."""
+    x = np.asarray(x)
+    t = x.dtype.type
+    tiny = np.abs(x) < _MIN_NORMAL[t]
+    return np.where(tiny & (x != 0), np.copysign(t(0), x), x).astype(t)
+
+
+def fin(x, mode):
+    """Inputs: flush denormals when MODE.FP_DENORM says 'flush src' (0 or 2)."""
+    d = (mode >> (4 if _dt(x) is np.float32 else 6)) & 3
+    return flush(x) if d in (0, 2) else x
+
+
+def fout(x, mode):
+    d = (mode >> (4 if _dt(x) is np.float32 else 6)) & 3
+    return flush(x) if d in (0, 1) else x
+
+
+def fmin(a, b):
+    a, b = np.broadcast_arrays(a, b)
+    lt = (a < b) | ((a == b) & np.signbit(a))
+    r = np.where(lt, a, b)
+    r = np.where(np.isnan(a), b, np.where(np.isnan(b), a, r))
+    return r.astype(a.dtype)
+
+
+def fmax(a, b):
+    a, b = np.broadcast_arrays(a, b)
+    gt = (a > b) | ((a == b) & ~np.signbit(a))
+    r = np.where(gt, a, b)
+    r = np.where(np.isnan(a), b, np.where(np.isnan(b), a, r))
+    return r.astype(a.dtype)
+
+
+def fma(a, b, c):
+    t = _dt(a)
+    if t is np.float64:
+        return _fma64(a, b, c)
+    # the product of two f32 (or f16) is exact in f64; add with TwoSum and round to odd so the
+    # final rounding to the narrow type is the single correct rounding of a*b+c
+    p = np.asarray(a, np.float64) * np.asarray(b, np.float64)
+    c64 = np.asarray(c, np.float64)
+    s = p + c64
+    bb = s - p
+    err = (p - (s - bb)) + (c64 - bb)
+    bits = s.view(np.uint64) if s.ndim else np.array(s).view(np.uint64)
+    inexact = (err != 0) & np.isfinite(s)
+    # move s one ulp toward err when its last bit is even (round to odd)
+    toward_up = (err > 0) == (s > 0)
+    adj = np.where(toward_up, np.uint64(1), np.uint64(0xFFFFFFFFFFFFFFFF))
+    odd = (bits & np.uint64(1)) == 1
+    fix = inexact & ~odd & (s != 0)
+    bits = np.where(fix, bits + adj, bits)
+    s = bits.view(np.float64)
+    s = np.where(inexact & (s == 0), np.copysign(np.float64(0), err), s)  # unreachable guard
+    return s.astype(t)
+
+
+def _fma64(a, b, c):
+    """f64 fma: exact except in double-rounding corner cases (long double product)."""
+    ld = np.longdouble
+    r = (np.asarray(a, ld) * np.asarray(b, ld)) + np.asarray(c, ld)
+    return r.astype(np.float64)
+
+
+def fract(x):
+    t = _dt(x)
+    r = x - np.floor(x)
+    one_minus = np.nextafter(t(1), t(0))
+    return np.where(np.isinf(x), t(np.nan), np.minimum(r, one_minus)).astype(t)
+
+
+def rcp(x):
+    t = _dt(x)
+    return (np.float64(1.0) / np.asarray(x, np.float64)).astype(t) if t is not np.float64 else 1.0 / x
+
+
+def rsq(x):
+    t = _dt(x)
+    if t is np.float64:
+        return 1.0 / np.sqrt(x)
+    return (1.0 / np.sqrt(np.asarray(x, np.float64))).astype(t)
+
+
+def exp2(x):
+    t = _dt(x)
+    return np.exp2(np.asarray(x, np.float64)).astype(t)
+
+
+def log2(x):
+    t = _dt(x)
+    return np.log2(np.asarray(x, np.float64)).astype(t)
+
+
+def sin(x):
+    t = _dt(x)
+    return np.sin(np.asarray(x, np.float64) * (2 * np.pi)).astype(t)
+
+
+def cos(x):
+    t = _dt(x)
+    return np.cos(np.asarray(x, np.float64) * (2 * np.pi)).astype(t)
+
+
+def sqrt(x):
+    return np.sqrt(x)
+
+
+def ldexp(x, e):
+    t = _dt(x)
+    e = np.clip(np.asarray(e, np.int64), -100000, 100000).astype(np.int32)
+    return np.ldexp(x, e).astype(t)
+
+
+def frexp_mant(x):
+    t = _dt(x)
+    m, _ = np.frexp(x)
+    return np.where(np.isfinite(x), m, x).astype(t)
+
+
+def frexp_exp(x):
+    _, e = np.frexp(x)
+    return np.where(np.isfinite(x), e, 0).astype(np.int32)
+
+
+def isclass(x, mask):
+    """v_cmp_class: bit 0 sNaN, 1 qNaN, 2 -inf, 3 -normal, 4 -denorm, 5 -0, 6 +0, 7 +denorm,
+    8 +normal, 9 +inf."""
+    t = _dt(x)
+    u = UINT[t]
+    bits = np.asarray(x).view(u)
+    quiet_bit = {np.float16: 1 << 9, np.float32: 1 << 22, np.float64: 1 << 51}[t]
+    nan = np.isnan(x)
+    qnan = nan & ((bits & u(quiet_bit)) != 0)
+    snan = nan & ~qnan
+    neg = np.signbit(x)
+    inf = np.isinf(x)
+    zero = x == 0
+    den = (np.abs(x) < _MIN_NORMAL[t]) & ~zero
+    norm = ~(nan | inf | zero | den)
+    classes = [snan, qnan, inf & neg, norm & neg, den & neg, zero & neg, zero & ~neg,
+               den & ~neg, norm & ~neg, inf & ~neg]
+    m = np.asarray(mask, np.uint32)
+    r = np.zeros(np.broadcast(x, m).shape, np.uint32)
+    for k, c in enumerate(classes):
+        r |= np.where(c & (((m >> np.uint32(k)) & np.uint32(1)) != 0), np.uint32(1), np.uint32(0))
+    return r
+
+
+def cvt(x, frm, to):
+    """Numeric conversion (IR 'cvt')."""
+    tt = DT[to]
+    if frm in ("f16", "f32", "f64") and to not in ("f16", "f32", "f64"):
+        info = np.iinfo(tt)
+        y = np.trunc(np.asarray(x, np.float64))
+        y = np.where(np.isnan(y), 0.0, y)
+        return np.clip(y, info.min, info.max).astype(tt)
+    if frm == "b1":
+        return np.asarray(x).astype(tt)
+    return np.asarray(x).astype(tt)
+
+
+# ---------------------------------------------------------------------------------- lane ops
+def ballot(b, n, lanes):
+    b = np.broadcast_to(b, (n, lanes))
+    packed = np.packbits(b, axis=1, bitorder="little")
+    if lanes == 32:
+        return packed.view("<u4").astype(np.uint64).reshape(n, 1)
+    return packed.view("<u8").astype(np.uint64).reshape(n, 1)
+
+
+def readlane(v, lane, n, lanes):
+    v = np.broadcast_to(v, (n, lanes))
+    idx = np.broadcast_to(np.asarray(lane, np.intp), (n, 1)) % lanes
+    return np.take_along_axis(v, idx, axis=1)
+
+
+def shuffle(v, src, n, lanes):
+    v = np.broadcast_to(v, (n, lanes))
+    idx = np.broadcast_to(np.asarray(src, np.intp) % lanes, (n, lanes))
+    return np.take_along_axis(v, idx, axis=1)
+
+
+def permute(v, dst, active, n, lanes):
+    v = np.broadcast_to(v, (n, lanes))
+    dst = np.broadcast_to(np.asarray(dst, np.intp) % lanes, (n, lanes))
+    active = np.broadcast_to(active, (n, lanes))
+    out = np.zeros((n, lanes), np.uint32)
+    rows = np.broadcast_to(np.arange(n)[:, None], (n, lanes))
+    # ascending lane order: the highest writing lane lands last
+    out[rows[active], dst[active]] = v[active]
+    return out
+
+
+def exec_mask(lo, hi, lanes, lane_bits):
+    if lanes == 32:
+        return ((lo >> lane_bits) & np.uint32(1)).astype(bool)
+    m = lo.astype(np.uint64) | (hi.astype(np.uint64) << np.uint64(32))
+    return ((m >> lane_bits) & np.uint64(1)).astype(bool)

@@ -1,0 +1,135 @@
+"""Control flow: find the instructions reachable from the entry and split them into basic blocks.
+
+Decoding follows the program from offset 0: fall-through, branch targets, and the targets of
+s_setpc/s_swappc when they are constants built by s_getpc_b64 + s_add_u32/s_addc_u32 (the call
+sequence compilers emit); the instruction after s_swappc/s_call is a return point.  A computed
+jump to any other address is checked at run time against the block starts (``program.bad_jump``).
+"""
+from __future__ import annotations
+
+from ..isa import DecodeError, decode_one
+from ..refusal import Refused
+from .scalar_alu import branch_targets, ends_block, falls_through
+
+MAX_INSTRUCTIONS = 200_000
+
+
+def _simm(v):
+    return v - 0x10000 if v & 0x8000 else v
+
+
+def discover(code: bytes, target: str, wave64: bool, base_address: int):
+    """-> (instructions by offset, set of block-leader offsets)."""
+    instrs: dict = {}
+    leaders = {0}
+    work = [0]
+    while work:
+        pos = work.pop()
+        consts: dict[int, int] = {}
+        carry = 0
+        while True:
+            if pos in instrs:
+                break
+            if pos < 0 or pos >= len(code):
+                raise Refused("program.bad_address",
+                              f"control reaches offset {pos:#x}, outside the program's memory")
+            try:
+                ins = decode_one(code, pos, target, wave64, 0)
+            except DecodeError as e:
+                raise Refused("program.decode_error", str(e)) from None
+            instrs[pos] = ins
+            if len(instrs) > MAX_INSTRUCTIONS:
+                raise Refused("program.decode_error", "program has too many instructions")
+            nxt = pos + ins.size
+            for t in branch_targets(ins):
+                leaders.add(t)
+                work.append(t)
+            carry = _track(ins, consts, base_address, carry)
+            n = ins.name
+            if n in ("s_setpc_b64", "s_swappc_b64"):
+                r = ins.fields.get("ssrc0", -1)
+                if r in consts and r + 1 in consts:
+                    t = ((consts[r + 1] << 32) | consts[r]) - base_address
+                    if 0 <= t < len(code):
+                        leaders.add(t)
+                        work.append(t)
+            if n in ("s_swappc_b64", "s_call_b64"):
+                leaders.add(nxt)
+                work.append(nxt)
+            if ends_block(ins):
+                leaders.add(nxt)
+            if not falls_through(ins) or n in ("s_swappc_b64", "s_call_b64"):
+                break
+            pos = nxt
+    return instrs, leaders
+
+
+def _track(ins, consts, base, carry):
+    """Constant-track the SGPRs of a s_getpc_b64 / s_add_u32 / s_addc_u32 / s_mov sequence."""
+    n, f = ins.name, ins.fields
+    d = f.get("sdst")
+
+    def val(code):
+        if code == 255:
+            return ins.literal & 0xFFFFFFFF
+        if 128 <= code <= 192:
+            return code - 128
+        if 193 <= code <= 208:
+            return (192 - code) & 0xFFFFFFFF
+        return consts.get(code)
+    if n == "s_getpc_b64":
+        a = base + ins.offset + ins.size
+        consts[d], consts[d + 1] = a & 0xFFFFFFFF, (a >> 32) & 0xFFFFFFFF
+        return 0
+    if n in ("s_add_u32", "s_addc_u32", "s_sub_u32"):
+        x, y = val(f["ssrc0"]), val(f["ssrc1"])
+        if x is None or y is None:
+            consts.pop(d, None)
+            return 0
+        if n == "s_sub_u32":
+            r = x - y
+            consts[d] = r & 0xFFFFFFFF
+            return 1 if r < 0 else 0
+        r = x + y + (carry if n == "s_addc_u32" else 0)
+        consts[d] = r & 0xFFFFFFFF
+        return r >> 32
+    if n == "s_mov_b32":
+        v = val(f["ssrc0"])
+        if v is None:
+            consts.pop(d, None)
+        else:
+            consts[d] = v
+        return carry
+    if n == "s_mov_b64":
+        s = f["ssrc0"]
+        if s in consts and s + 1 in consts:
+            consts[d], consts[d + 1] = consts[s], consts[s + 1]
+        else:
+            consts.pop(d, None)
+            consts.pop(d + 1, None)
+        return carry
+    if d is not None and ins.encoding in ("SOP1", "SOP2", "SOPK"):
+        consts.pop(d, None)
+        consts.pop(d + 1, None)
+    return carry
+
+
+def blocks(instrs: dict, leaders: set) -> list[list[int]]:
+    """Offsets grouped into basic blocks, in address order."""
+    out: list[list[int]] = []
+    cur: list[int] = []
+    prev_end = None
+    for off in sorted(instrs):
+        ins = instrs[off]
+        if cur and (off in leaders or off != prev_end):
+            out.append(cur)
+            cur = []
+        cur.append(off)
+        prev_end = off + ins.size
+        if ends_block(ins) or not falls_through(ins):
+            out.append(cur)
+            cur = []
+            prev_end = None
+    if cur:
+        out.append(cur)
+    return out

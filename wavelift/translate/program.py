@@ -1,0 +1,77 @@
+"""Translate a whole program: discover → blocks → IR per block via the family frontends."""
+from __future__ import annotations
+
+from ..refusal import Refused
+from . import data_share, flow, scalar_alu, scalar_memory, vector_alu, vector_memory
+from .common import Unsupported
+from .ir import Block, Builder, Program
+
+FRONTEND = {
+    "SOP1": scalar_alu.sop1, "SOP2": scalar_alu.sop2, "SOPK": scalar_alu.sopk,
+    "SOPC": scalar_alu.sopc, "SOPP": scalar_alu.sopp,
+    "SMEM": scalar_memory.translate,
+    "VOP1": vector_alu.translate, "VOP2": vector_alu.translate, "VOPC": vector_alu.translate,
+    "VOP3": vector_alu.translate, "VOP3B": vector_alu.translate, "VOP3P": vector_alu.translate,
+    "DS": data_share.translate,
+    "MUBUF": vector_memory.translate, "FLAT": vector_memory.translate,
+    "GLOBAL": vector_memory.translate, "SCRATCH": vector_memory.translate,
+}
+VECTOR = {"VOP1", "VOP2", "VOPC", "VOP3", "VOP3B", "VOP3P", "DS", "MUBUF", "MTBUF", "FLAT",
+          "GLOBAL", "SCRATCH", "MIMG"}
+
+
+def translate(code: bytes, target: str, wave_size: int, base_address: int) -> Program:
+    instrs, leaders = flow.discover(code, target, wave_size == 64, base_address)
+    groups = flow.blocks(instrs, leaders)
+    counter = [0]
+    table = []
+    blocks = []
+    block_at = {g[0]: i for i, g in enumerate(groups)}
+    max_vgpr = -1
+    uses_scratch = False
+    for bi, offs in enumerate(groups):
+        blk = Block(bi, offs[0])
+        b = Builder(counter, wave_size)
+        b.target = target
+        b.base_address = base_address
+        for off in offs:
+            ins = instrs[off]
+            b.instr = len(table)
+            table.append(ins)
+            blk.instrs.append(b.instr)
+            if ins.encoding in VECTOR:
+                blk.valu += 1
+            fe = FRONTEND.get(ins.encoding)
+            try:
+                if fe is None:
+                    raise Unsupported()
+                fe(ins, b)
+            except Unsupported as e:
+                why = f" ({e})" if str(e) else ""
+                raise Refused("program.unsupported_instruction",
+                              f"offset {ins.offset:#x}: {ins.text}{why}") from None
+        blk.ops = b.ops
+        nxt = offs[-1] + instrs[offs[-1]].size
+        term = b.term or ("jump", nxt)
+        blk.term = _resolve(term, block_at, nxt)
+        blk.uses_float = b.uses_float
+        max_vgpr = max(max_vgpr, b.max_vgpr)
+        uses_scratch = uses_scratch or b.uses_scratch
+        blocks.append(blk)
+    return Program(blocks, table, block_at, max_vgpr, uses_scratch=uses_scratch)
+
+
+def _resolve(term, block_at, nxt):
+    kind = term[0]
+
+    def bi(off):
+        if off not in block_at:
+            return -2          # runs off the decoded program: refused at run time
+        return block_at[off]
+    if kind == "jump":
+        return ("jump", bi(term[1]))
+    if kind == "branch":
+        return ("branch", term[1], bi(term[2]), bi(term[3]))
+    if kind in ("barrier", "mode"):
+        return (kind, bi(term[1]))
+    return term

@@ -1,0 +1,290 @@
+"""MUBUF / MTBUF / FLAT / GLOBAL / SCRATCH: vector memory addressing, OOB rules, loads, stores,
+atomics.  Scratch is addressed here (wave-relative byte address in the hardware's interleaved
+layout, ``(o/4)*4*W + 4*L + o%4``) and executed by the backend's scratch module; it never reaches
+a window.
+"""
+from __future__ import annotations
+
+from .common import (PRIVATE_APERTURE_HI, SHARED_APERTURE_HI, read_sreg, unsupported)
+from .ir import Builder, Value
+from .scalar_memory import buffer_base
+
+# kind -> (bytes, words, post-processing)
+LOADS = {"ubyte": (1, 1, "u8"), "sbyte": (1, 1, "s8"), "ushort": (2, 1, "u16"),
+         "sshort": (2, 1, "s16"), "dword": (4, 1, None), "dwordx2": (8, 2, None),
+         "dwordx3": (12, 3, None), "dwordx4": (16, 4, None),
+         "ubyte_d16": (1, 1, "d16lo_u8"), "ubyte_d16_hi": (1, 1, "d16hi_u8"),
+         "sbyte_d16": (1, 1, "d16lo_s8"), "sbyte_d16_hi": (1, 1, "d16hi_s8"),
+         "short_d16": (2, 1, "d16lo"), "short_d16_hi": (2, 1, "d16hi")}
+STORES = {"byte": (1, 1, None), "short": (2, 1, None), "dword": (4, 1, None),
+          "dwordx2": (8, 2, None), "dwordx3": (12, 3, None), "dwordx4": (16, 4, None),
+          "byte_d16_hi": (1, 1, "hi"), "short_d16_hi": (2, 1, "hi")}
+ATOMICS = {"swap", "cmpswap", "add", "sub", "smin", "umin", "smax", "umax", "and", "or", "xor",
+           "inc", "dec"}
+NOPS = {"buffer_gl0_inv", "buffer_gl1_inv", "buffer_wbinvl1", "buffer_wbinvl1_vol"}
+
+
+def C(b, t, v):
+    return b.const(t, v)
+
+
+def _split(name: str):
+    prefix, rest = name.split("_", 1)
+    for verb in ("load_", "store_", "atomic_"):
+        if rest.startswith(verb):
+            return prefix, verb[:-1], rest[len(verb):]
+    return prefix, rest, ""
+
+
+def swizzle(b: Builder, o: Value) -> Value:
+    """Per-lane private byte offset -> wave-relative byte address (dword interleave)."""
+    W = b.wave_size
+    hi = b.bin("mul", "u32", b.bin("shr", "u32", o, C(b, "u32", 2)), C(b, "u32", 4 * W))
+    lane = b.bin("shl", "u32", b.lane_id(), C(b, "u32", 2))
+    return b.bin("add", "u32", b.bin("add", "u32", hi, lane), b.bin("and", "u32", o, C(b, "u32", 3)))
+
+
+# ------------------------------------------------------------------------------- load / store
+def _post(b, ins, post, w, old_reg):
+    if post is None:
+        return w
+    if post == "u8" or post == "u16":
+        return w
+    if post == "s8":
+        return b.bitcast("u32", b.cvt("i32", b.cvt("i8", w)))
+    if post == "s16":
+        return b.bitcast("u32", b.cvt("i32", b.cvt("i16", w)))
+    if post.startswith("d16"):
+        v = w
+        if post.endswith("s8"):
+            v = b.cvt("u32", b.bitcast("u16", b.cvt("i16", b.cvt("i8", w))))
+        old = b.vget(old_reg)
+        if post.startswith("d16hi"):
+            return b.bin("or", "u32", b.bin("and", "u32", old, C(b, "u32", 0xFFFF)),
+                         b.bin("shl", "u32", v, C(b, "u32", 16)))
+        return b.bin("or", "u32", b.bin("and", "u32", old, C(b, "u32", 0xFFFF0000)), v)
+    unsupported()
+
+
+def _load(b, ins, kind, targets, vdst):
+    """targets: list of (space, per-dword address list, per-dword mask list)."""
+    if kind not in LOADS:
+        unsupported()
+    nbytes, words, post = LOADS[kind]
+    out = [None] * words
+    for space, addrs, masks in targets:
+        if len(addrs) == 1:
+            ld = b.emit("load", "u32", addrs[0], masks[0], uniform=False, space=space,
+                        nbytes=nbytes, words=words)
+            ws = [b.emit("word", "u32", ld, k=j) for j in range(words)]
+        else:
+            ws = []
+            for j in range(words):
+                ld = b.emit("load", "u32", addrs[j], masks[j], uniform=False, space=space,
+                            nbytes=min(4, nbytes), words=1)
+                ws.append(b.emit("word", "u32", ld, k=0))
+        for j in range(words):
+            out[j] = ws[j] if out[j] is None else b.bin("or", "u32", out[j], ws[j])
+    for j in range(words):
+        b.vset(vdst + j, _post(b, ins, post, out[j], vdst + j))
+
+
+def _store_words(b, ins, kind, data_reg):
+    if kind not in STORES:
+        unsupported()
+    nbytes, words, post = STORES[kind]
+    ws = [b.vget(data_reg + j) for j in range(words)]
+    if post == "hi":
+        ws = [b.bin("shr", "u32", ws[0], C(b, "u32", 16))]
+    return nbytes, ws
+
+
+def _store(b, ins, kind, targets, data_reg):
+    nbytes, ws = _store_words(b, ins, kind, data_reg)
+    for space, addrs, masks in targets:
+        if len(addrs) == 1:
+            b.effect("store", "u32", addrs[0], masks[0], *ws, space=space, nbytes=nbytes)
+        else:
+            for j, w in enumerate(ws):
+                b.effect("store", "u32", addrs[j], masks[j], w, space=space, nbytes=min(4, nbytes))
+
+
+def _atomic(b, ins, op, targets, data_reg, vdst, returns):
+    wide = op.endswith("_x2")
+    base = op[:-3] if wide else op
+    if base not in ATOMICS:
+        unsupported()
+    t = "u64" if wide else "u32"
+    n = 2 if wide else 1
+
+    def rd(r):
+        return b.pack64(b.vget(r), b.vget(r + 1)) if wide else b.vget(r)
+    data = rd(data_reg)
+    cmp = rd(data_reg + n) if base == "cmpswap" else None
+    out = None
+    for space, addrs, masks in targets:
+        args = (addrs[0], masks[0], data) + ((cmp,) if cmp is not None else ())
+        old = b.emit("atomic", t, *args, uniform=False, space=space, op=base, bits=32 * n)
+        out = old if out is None else b.bin("or", t, out, old)
+    if returns:
+        if wide:
+            b.vset(vdst, b.lo32(out))
+            b.vset(vdst + 1, b.hi32(out))
+        else:
+            b.vset(vdst, out)
+
+
+# ------------------------------------------------------------------------------------ MUBUF
+def mubuf(ins, b: Builder):
+    n = ins.name
+    if n in NOPS:
+        return
+    f = ins.fields
+    prefix, verb, kind = _split(n)
+    if verb not in ("load", "store", "atomic") or kind.startswith("format") or f.get("lds") or f.get("tfe"):
+        unsupported()
+    ex = b.exec()
+    r = f["srsrc"] * 4
+    w0, w1, w2, w3 = (b.sget(r + j) for j in range(4))
+    stride = b.bin("and", "u32", b.bin("shr", "u32", w1, C(b, "u32", 16)), C(b, "u32", 0x3FFF))
+    swz = b.cmp("ne", "u32", b.bin("and", "u32", w1, C(b, "u32", 0x80000000)), C(b, "u32", 0))
+    add_tid = b.cmp("ne", "u32", b.bin("and", "u32", w3, C(b, "u32", 1 << 23)), C(b, "u32", 0))
+    idx_stride = b.bin("shl", "u32", C(b, "u32", 8),
+                       b.bin("and", "u32", b.bin("shr", "u32", w3, C(b, "u32", 21)), C(b, "u32", 3)))
+    so = f.get("soffset", 128)
+    soff = read_sreg(b, so, "u32", ins.literal)
+    idx = C(b, "u32", 0)
+    if f.get("idxen"):
+        idx = b.vget(f["vaddr"])
+    idx = b.select(add_tid, b.bin("add", "u32", idx, b.lane_id()), idx)
+    voff = C(b, "u32", f.get("offset", 0))
+    if f.get("offen"):
+        voff = b.bin("add", "u32", voff, b.vget(f["vaddr"] + (1 if f.get("idxen") else 0)))
+    nrec = w2
+    oob_sel = b.bin("and", "u32", b.bin("shr", "u32", w3, C(b, "u32", 28)), C(b, "u32", 3)) \
+        if b.target != "gfx1010" else None
+    if verb == "load":
+        nbytes, words, _ = LOADS.get(kind, (4, 1, None))
+    elif verb == "store":
+        nbytes, words, _ = STORES.get(kind, (4, 1, None))
+    else:
+        words = 2 if kind.endswith("_x2") else 1
+        nbytes = 4 * words
+    scratch_addrs, glob_addrs, scratch_masks, glob_masks = [], [], [], []
+    base = buffer_base(b, w0, w1)
+    is_scratch = b.bin("and", "b1", swz, add_tid)
+    for j in range(words if verb != "atomic" else 1):
+        off = b.bin("add", "u32", voff, C(b, "u32", 4 * j))
+        # swizzled: ((idx / is) * stride + off/4*4) * is + (idx % is) * 4 + off % 4
+        q = b.bin("add", "u32", b.bin("mul", "u32", _udiv(b, idx, idx_stride), stride),
+                  b.bin("and", "u32", off, C(b, "u32", ~3 & 0xFFFFFFFF)))
+        rel_sw = b.bin("add", "u32", b.bin("add", "u32", b.bin("mul", "u32", q, idx_stride),
+                       b.bin("shl", "u32", _umod(b, idx, idx_stride), C(b, "u32", 2))),
+                       b.bin("and", "u32", off, C(b, "u32", 3)))
+        rel_lin = b.bin("add", "u64", b.cvt("u64", off),
+                        b.bin("mul", "u64", b.cvt("u64", stride), b.cvt("u64", idx)))
+        rel = b.select(swz, b.cvt("u64", rel_sw), rel_lin)
+        # range checking (GFX10 OOB_SELECT; gfx1010: raw when stride == 0, else index)
+        raw_oob = b.cmp("ge", "u64", b.select(swz, b.cvt("u64", rel_sw), rel_lin), b.cvt("u64", nrec))
+        idx_oob = b.cmp("ge", "u32", idx, nrec)
+        if oob_sel is None:
+            oob = b.select(b.cmp("eq", "u32", stride, C(b, "u32", 0)), raw_oob, idx_oob)
+        else:
+            s0 = b.bin("or", "b1", idx_oob, b.cmp("ge", "u32", off, stride))
+            oob = b.select(b.cmp("eq", "u32", oob_sel, C(b, "u32", 3)), raw_oob,
+                  b.select(b.cmp("eq", "u32", oob_sel, C(b, "u32", 1)), idx_oob,
+                  b.select(b.cmp("eq", "u32", oob_sel, C(b, "u32", 2)),
+                           b.cmp("eq", "u32", nrec, C(b, "u32", 0)), s0)))
+        ok = b.bin("and", "b1", ex, b.un("not", "b1", oob))
+        scratch_addrs.append(b.bin("add", "u32", b.cvt("u32", rel), soff))
+        scratch_masks.append(b.bin("and", "b1", ok, is_scratch))
+        glob_addrs.append(b.bin("add", "u64", b.bin("add", "u64", base, rel), b.cvt("u64", soff)))
+        glob_masks.append(b.bin("and", "b1", ok, b.un("not", "b1", is_scratch)))
+    b.uses_scratch = True
+    if verb != "atomic":
+        contiguous = False
+        targets = [("scratch", scratch_addrs, scratch_masks), ("global", glob_addrs, glob_masks)]
+        if contiguous:
+            pass
+        if verb == "load":
+            _load(b, ins, kind, targets, f["vdata"])
+        else:
+            _store(b, ins, kind, targets, f["vdata"])
+    else:
+        targets = [("scratch", scratch_addrs, scratch_masks), ("global", glob_addrs, glob_masks)]
+        _atomic(b, ins, kind, targets, f["vdata"], f["vdata"], bool(f.get("glc")))
+
+
+def _udiv(b, x, pow2):
+    # idx_stride is a power of two (8 << n)
+    sh = b.un("ctz", "u32", pow2)
+    return b.bin("shr", "u32", x, b.bitcast("u32", b.cvt("i32", sh)))
+
+
+def _umod(b, x, pow2):
+    return b.bin("and", "u32", x, b.bin("sub", "u32", pow2, C(b, "u32", 1)))
+
+
+# ------------------------------------------------------------------------ FLAT / GLOBAL / SCRATCH
+def flat(ins, b: Builder):
+    f = ins.fields
+    n = ins.name
+    prefix, verb, kind = _split(n)
+    if verb not in ("load", "store", "atomic") or f.get("lds"):
+        unsupported()
+    seg = f.get("seg", 0)
+    off = f.get("offset", 0) & 0xFFF
+    if seg != 0 and off & 0x800:
+        off -= 0x1000
+    ex = b.exec()
+    saddr = f.get("saddr", 125)
+    if verb == "load":
+        nbytes, words, _ = LOADS.get(kind, (4, 1, None))
+    elif verb == "store":
+        nbytes, words, _ = STORES.get(kind, (4, 1, None))
+    else:
+        words = 1
+    if seg == 1:                                          # scratch_*
+        if saddr == 125:
+            o = b.vget(f["addr"])
+        elif saddr == 127:
+            o = C(b, "u32", 0)
+        else:
+            o = read_sreg(b, saddr, "u32")
+        o = b.bin("add", "u32", o, C(b, "u32", off & 0xFFFFFFFF))
+        targets = [("scratch", [swizzle(b, b.bin("add", "u32", o, C(b, "u32", 4 * j)))
+                                for j in range(words)], [ex] * words)]
+        b.uses_scratch = True
+    else:
+        if seg == 2 and saddr != 125:
+            a = b.bin("add", "u64", read_sreg(b, saddr, "u64"), b.cvt("u64", b.vget(f["addr"])))
+        else:
+            a = b.pack64(b.vget(f["addr"]), b.vget(f["addr"] + 1))
+        a = b.bin("add", "u64", a, C(b, "u64", off & 0xFFFFFFFFFFFFFFFF))
+        if seg == 0:
+            hi = b.hi32(a)
+            lo = b.lo32(a)
+            is_lds = b.cmp("eq", "u32", hi, C(b, "u32", SHARED_APERTURE_HI))
+            is_priv = b.cmp("eq", "u32", hi, C(b, "u32", PRIVATE_APERTURE_HI))
+            is_glob = b.un("not", "b1", b.bin("or", "b1", is_lds, is_priv))
+            m_l, m_p, m_g = (b.bin("and", "b1", ex, m) for m in (is_lds, is_priv, is_glob))
+            targets = [("global", [a], [m_g]), ("lds", [lo], [m_l]),
+                       ("scratch", [swizzle(b, b.bin("add", "u32", lo, C(b, "u32", 4 * j)))
+                                    for j in range(words)], [m_p] * words)]
+            b.uses_scratch = True
+        else:
+            targets = [("global", [a], [ex])]
+    if verb == "load":
+        _load(b, ins, kind, targets, f["vdst"])
+    elif verb == "store":
+        _store(b, ins, kind, targets, f["data"])
+    else:
+        _atomic(b, ins, kind, targets, f["data"], f["vdst"], bool(f.get("glc")))
+
+
+def translate(ins, b: Builder):
+    if ins.encoding == "MUBUF":
+        return mubuf(ins, b)
+    if ins.encoding in ("FLAT", "GLOBAL", "SCRATCH"):
+        return flat(ins, b)
+    unsupported()
