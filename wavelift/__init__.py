@@ -19,7 +19,10 @@ def __getattr__(name):  # lazy: `import wavelift` stays cheap and free of option
         import importlib
         mod, attr = _LAZY[name]
         m = importlib.import_module(mod)
-        return m if attr is None else getattr(m, attr)
+        value = m if attr is None else getattr(m, attr)
+        # Importing wavelift.replay binds the *module* to this name; bind what we export instead.
+        globals()[name] = value
+        return value
     raise AttributeError(name)
 
 

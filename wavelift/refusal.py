@@ -36,6 +36,8 @@ CODES: dict[str, str] = {
     "program.decode_error": "the program's bytes do not decode",
     "program.unsupported_instruction": "an instruction wavelift does not translate",
     "program.bad_address": "the program address lies outside guest memory",
+    "program.bad_jump": "a computed jump (s_setpc/s_swappc) to an address that is not a decoded instruction",
+    "float.rounding_mode": "a float instruction runs with MODE.FP_ROUND other than round-to-nearest-even",
     # scratch
     "scratch.no_tmpring": "SCRATCH_EN is set but the stream never wrote COMPUTE_TMPRING_SIZE",
     "scratch.size_zero": "SCRATCH_EN is set but TMPRING_SIZE.WAVESIZE (or WAVES) is zero",

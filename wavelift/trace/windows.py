@@ -28,7 +28,7 @@ class WindowSet:
         ws = sorted(windows, key=lambda w: w.address)
         merged: list[Window] = []
         for w in ws:                     # merge overlapping/adjacent requests of one allocation
-            if merged and w.address <= merged[-1].address + merged[-1].size:
+            if merged and w.address < merged[-1].address + merged[-1].size:
                 m = merged[-1]
                 end = max(m.address + m.size, w.address + w.size)
                 merged[-1] = Window(m.address, end - m.address, m.name,
