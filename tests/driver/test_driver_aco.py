@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 
 import wavelift
+from wavelift.refusal import Refusal
+from wavelift.result import DispatchResult
 from conftest import FIXTURES, ROOT
 from wavelift.driver import LaunchError
 from wavelift.driver.aco import WINDOW_HI, Image, buffer_descriptor, image_descriptor
@@ -17,6 +19,11 @@ from wavelift.driver.aco import WINDOW_HI, Image, buffer_descriptor, image_descr
 MANIFEST = json.loads((FIXTURES / "manifest.json").read_text())
 ACO = [b for b in MANIFEST["binaries"] if b["kind"] in ("aco", "radv-llvm")]
 OK_CODES = (None, "backend.unavailable")
+
+
+def config_only(memory, config, index):
+    """Stands in for execution: these tests check the config the real stream path builds."""
+    return DispatchResult(index, config, Refusal("backend.unavailable", "config-only test"))
 
 
 def _bind_all(dev, info, n=4096):
@@ -34,7 +41,7 @@ def _bind_all(dev, info, n=4096):
 @pytest.mark.parametrize("entry", ACO, ids=[b["path"].split("fixtures/")[1] for b in ACO])
 def test_aco_dispatch_config_golden(entry):
     info = json.loads((ROOT / entry["json"]).read_text())
-    dev = wavelift.Device(entry["target"])
+    dev = wavelift.Device(entry["target"], execute=config_only)
     sh = dev.load_aco_shader(ROOT / entry["json"])
     buffers, images = _bind_all(dev, info)
     pc = bytes(range(info["push_constants"]["size"]))
@@ -155,7 +162,7 @@ def test_matches_radv_stream(cap, fixture):
     d = FIXTURES / "radv" / cap
     want, want_dispatch = _listing(d / "pm4_listing.txt")
     bufs = _buffers_txt(d / "raw" / "buffers.txt")
-    dev = wavelift.Device("gfx1030")
+    dev = wavelift.Device("gfx1030", execute=config_only)
     sh = dev.load_aco_shader(FIXTURES / f"{fixture}.json")
     radv_code = (d / "raw/submit0/bo0001_ffff800000100000.bin").read_bytes()
     prog = ((want["COMPUTE_PGM_HI"] << 40) | (want["COMPUTE_PGM_LO"] << 8)) - 0x8000_0010_0000

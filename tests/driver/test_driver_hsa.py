@@ -12,6 +12,8 @@ import numpy as np
 import pytest
 
 import wavelift
+from wavelift.refusal import Refusal
+from wavelift.result import DispatchResult
 from conftest import FIXTURES, ROOT
 from wavelift.cli import UserError
 from wavelift.driver import CodeObjectError, LaunchError, Local
@@ -22,6 +24,11 @@ CLANG = [b for b in MANIFEST["binaries"] if b["kind"] == "clang"]
 HIDDEN = MANIFEST.get("hidden_arg_layouts", [])
 CASES = [(b, ki) for b in CLANG for ki in b["kernel_info"]]
 OK_CODES = (None, "backend.unavailable")
+
+
+def config_only(memory, config, index):
+    """Stands in for execution: these tests check the config the real stream path builds."""
+    return DispatchResult(index, config, Refusal("backend.unavailable", "config-only test"))
 
 SWIZZLE = 1 << 31
 ADD_TID = 1 << 23
@@ -40,7 +47,7 @@ def _args_for(dev, ki, n=4096):
 
 
 def _launch(entry, ki, groups=(2, 1, 1), block=None):
-    dev = wavelift.Device(entry["target"])
+    dev = wavelift.Device(entry["target"], execute=config_only)
     lco = dev.load_code_object(ROOT / entry["path"])
     k = lco.kernel(ki["name"])
     if block is None:
@@ -161,7 +168,7 @@ HIDDEN_CASES = [(b, ki) for b, ki in CASES if ki["hidden_args"] is not None
                          ids=[f"{b['path'].split('fixtures/')[1]}:{k['name']}" for b, k in HIDDEN_CASES])
 def test_kernarg_layout(entry, ki):
     """Explicit arguments at their metadata offsets; hidden arguments as CLR fills them."""
-    dev = wavelift.Device(entry["target"])
+    dev = wavelift.Device(entry["target"], execute=config_only)
     lco = dev.load_code_object(ROOT / entry["path"])
     k = lco.kernel(ki["name"])
     req = k.info.metadata.get(".reqd_workgroup_size")
@@ -195,8 +202,8 @@ def test_kernarg_layout(entry, ki):
     assert k.last_launch.initiator & 0b111 == 0b111    # SHADER_EN | PARTIAL_TG | START_AT_000
 
 
-def _basic(target="gfx1030", w=32):
-    dev = wavelift.Device(target)
+def _basic(target="gfx1030", w=32, execute=None):
+    dev = wavelift.Device(target, execute=execute)
     lco = dev.load_code_object(FIXTURES / f"{target}/basic-O2-w{w}-mubuf.hsaco")
     return dev, lco
 
@@ -236,7 +243,7 @@ def test_capture_replay_reproduces_configs(tmp_path):
 
 
 def test_scratch_backing_and_tmpring():
-    dev, lco = _basic(w=64)
+    dev, lco = _basic(w=64, execute=config_only)
     k = lco.kernel("private_array")
     r = k.launch(groups=(3,), block=(128,), args=[dev.alloc(4096), dev.alloc(4096), np.uint32(1)])
     c, rec = r.config, k.last_launch
@@ -322,7 +329,7 @@ __kernel void hid(__global uint *out, uint n) {
 @pytest.mark.skipif(not CLANG19, reason="needs clang-19")
 def test_dynamic_lds_and_by_value(tmp_path):
     hsaco = _compile(tmp_path, DYN_SRC, "-mcpu=gfx1030")
-    dev = wavelift.Device("gfx1030")
+    dev = wavelift.Device("gfx1030", execute=config_only)
     lco = dev.load_code_object(hsaco)
     k = lco.kernel("dyn")
     static = k.info.group_segment_fixed_size
@@ -353,7 +360,7 @@ def test_hidden_args_v4_v5(tmp_path, cov, target):
     assert co.version == cov
     if cov == 4:
         assert co.xnack == "any" and co.sramecc == "unsupported"
-    dev = wavelift.Device(target)
+    dev = wavelift.Device(target, execute=config_only)
     k = dev.load_code_object(hsaco).kernel("hid")
     out = dev.alloc(256)
     r = k.launch(global_size=(40, 3), block=(16, 2), args=[out, 9], global_offset=(1, 2, 0))

@@ -1,23 +1,25 @@
-"""Assemble GFX10 snippets with llvm-mc-19 (test helper)."""
+"""Assemble GFX10 snippets with llvm-mc-19 (test helper): object file -> raw .text bytes."""
 from __future__ import annotations
 
-import re
+import os
 import shutil
 import subprocess
+import tempfile
 
-HAVE_MC = shutil.which("llvm-mc-19") is not None
+HAVE_MC = shutil.which("llvm-mc-19") is not None and shutil.which("llvm-objcopy-19") is not None
 
 
 def assemble(src: str, wave64: bool = False, mcpu: str = "gfx1030") -> bytes:
-    args = ["llvm-mc-19", "-triple=amdgcn-amd-amdhsa", f"-mcpu={mcpu}", "-show-encoding"]
-    if wave64:
-        args.append("-mattr=+wavefrontsize64")
-    p = subprocess.run(args, input=src, capture_output=True, text=True)
-    if p.returncode != 0 or "error" in p.stderr:
-        raise ValueError(p.stderr)
-    out = b""
-    for line in p.stdout.splitlines():
-        m = re.search(r"encoding: \[(.*)\]", line)
-        if m:
-            out += bytes(int(x, 16) for x in m.group(1).split(","))
-    return out
+    with tempfile.TemporaryDirectory() as d:
+        obj, raw = os.path.join(d, "a.o"), os.path.join(d, "a.bin")
+        args = ["llvm-mc-19", "-triple=amdgcn-amd-amdhsa", f"-mcpu={mcpu}", "-filetype=obj",
+                "-o", obj]
+        if wave64:
+            args.append("-mattr=+wavefrontsize64")
+        p = subprocess.run(args, input=".text\n" + src + "\n", capture_output=True, text=True)
+        if p.returncode != 0 or "error" in p.stderr:
+            raise ValueError(p.stderr)
+        subprocess.run(["llvm-objcopy-19", "-O", "binary", "--only-section=.text", obj, raw],
+                       check=True)
+        with open(raw, "rb") as f:
+            return f.read()

@@ -72,7 +72,10 @@ class LaunchRecord:
 class Device:
     """A simulated AMD GPU: guest memory + a command stream (a Capture), and a runtime."""
 
-    def __init__(self, target: str = "gfx1030", backend: str = "numpy", mode: str = "wave"):
+    def __init__(self, target: str = "gfx1030", backend: str = "numpy", mode: str = "wave",
+                 execute=None):
+        """`execute`, if given, replaces the backend: a callable (memory, config, index) ->
+        DispatchResult, as replay.run_stream takes it (tools and config-only tests use it)."""
         if target not in TARGETS:
             raise UserError(f"unknown target {target!r} (wavelift knows {', '.join(TARGETS)})")
         if backend not in ("numpy", "cuda"):
@@ -92,7 +95,7 @@ class Device:
         self._code_objects: list[LoadedCodeObject] = []
         from ..stream.registers import RegisterFile
         self._regs = RegisterFile(target)
-        self._execute = None
+        self._execute = execute
         self.results: list = []           # every DispatchResult, in order (as replay numbers them)
 
     # ---- memory ------------------------------------------------------------------------------

@@ -1,0 +1,300 @@
+"""Run a compiled module over a dispatch: batches of workgroups, waves grouped by (block, MODE).
+
+State per batch: S [NUM_SREGS, waves, 1] and V [vgprs, waves, lanes] (uint32).  Every wave of the
+batch that sits at the same block with the same MODE runs that block together; s_barrier parks a
+wave until every live wave of its workgroup is parked.  LDS is one array per workgroup; scratch is
+the ScratchStore (module-private, per wave).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...refusal import Refused
+from ...result import Escape
+from ...translate.ir import EXEC_HI, EXEC_LO, MODE_REG, NUM_SREGS
+from . import atomics
+from .scratch import ScratchStore
+
+MAX_ESCAPES = 16
+STATE_BYTES = 256 << 20          # bound on register state per batch
+
+
+class Runtime:
+    def __init__(self, module, config, windows, mode: str, budget: int):
+        self.m = module
+        self.cfg = config
+        self.win = windows
+        self.mode = mode
+        self.budget = budget
+        self.L = config.wave_size
+        self.escapes: list[Escape] = []
+        self.escape_count = 0
+        self.instructions = 0
+        self.lane_instructions = 0
+        self.waves_run = 0
+        L = self.L
+        self.LANE = np.arange(L, dtype=np.uint32)[None, :]
+        self.LANE64 = np.arange(L, dtype=np.uint64)[None, :]
+        self.LANEBITS = self.LANE if L == 32 else self.LANE64
+
+    # ------------------------------------------------------------------ errors and escapes
+    def refuse_rounding(self, mode):
+        raise Refused("float.rounding_mode",
+                      f"MODE.FP_ROUND = {mode & 15:#x}; only round-to-nearest-even is supported")
+
+    def _escape(self, instr, w, bad, addr, kind):
+        n = int(np.count_nonzero(bad))
+        if not n:
+            return
+        self.escape_count += n
+        if len(self.escapes) >= MAX_ESCAPES:
+            return
+        wi, li = np.nonzero(bad)
+        addr = np.broadcast_to(addr, bad.shape)
+        ins = self.m.program.instructions[instr]
+        waves = self._wave_ids(w)
+        for a, b in zip(wi[:MAX_ESCAPES], li[:MAX_ESCAPES]):
+            if len(self.escapes) >= MAX_ESCAPES:
+                break
+            self.escapes.append(Escape(ins.offset, ins.text, int(waves[a]), int(b),
+                                       int(addr[a, b]), kind))
+
+    def _wave_ids(self, w):
+        ids = np.arange(self.batch_waves) + self.wave_base
+        return ids[w]
+
+    # ------------------------------------------------------------------------- memory ops
+    def _space(self, space, w, addr, nbytes):
+        """-> (arena uint8, written-or-None, index, ok)."""
+        if space == "global":
+            idx, ok = self.win.resolve(addr, nbytes)
+            return self.win.arena, self.win.written, idx, ok
+        if space == "lds":
+            a = np.asarray(addr, np.int64)
+            grp = self.wave_group[w][:, None]
+            ok = (a >= 0) & (a + nbytes <= self.lds_bytes)
+            idx = np.where(ok, grp * self.lds_stride + a, 0)
+            return self.lds, None, idx, ok
+        if space == "scratch":
+            idx, ok = self.scratch.resolve(w, addr, nbytes, self.LANE)
+            return self.scratch.arena, None, idx, ok
+        raise ValueError(space)
+
+    def load(self, space, instr, addr, mask, nbytes, words, w, N, uniform):
+        shape = (N, 1) if uniform else (N, self.L)
+        addr = np.broadcast_to(addr, shape)
+        mask = np.broadcast_to(mask, shape)
+        if not mask.any():
+            return np.zeros(shape + (words,), np.uint32)
+        arena, _, idx, ok = self._space(space, w, addr, nbytes)
+        bad = mask & ~ok
+        if bad.any():
+            if space == "lds":
+                pass                                    # out-of-range LDS reads give 0
+            else:
+                self._escape(instr, w, bad, addr, "scratch" if space == "scratch" else "load")
+        sel = mask & ok
+        idx = np.where(sel, idx, 0)
+        if nbytes % 4 == 0 and not (idx & 3).any():
+            out = arena.view(np.uint32)[(idx >> 2)[..., None] + np.arange(words)]
+        else:
+            raw = arena[idx[..., None] + np.arange(nbytes)]
+            if nbytes < 4 * words or nbytes % 4:
+                pad = np.zeros(shape + (4 * words,), np.uint8)
+                pad[..., :nbytes] = raw
+                raw = pad
+            out = np.ascontiguousarray(raw).view("<u4").reshape(shape + (words,))
+        return np.where(sel[..., None], out, np.uint32(0))
+
+    def store(self, space, instr, addr, mask, data, nbytes, w, N):
+        shape = np.broadcast_shapes(np.shape(addr), np.shape(mask), *(np.shape(d) for d in data))
+        shape = (N, shape[1] if len(shape) == 2 else 1)
+        mask = np.broadcast_to(mask, shape)
+        if not mask.any():
+            return
+        addr = np.broadcast_to(addr, shape)
+        arena, written, idx, ok = self._space(space, w, addr, nbytes)
+        bad = mask & ~ok
+        if bad.any() and space != "lds":
+            self._escape(instr, w, bad, addr, "scratch" if space == "scratch" else "store")
+        sel = mask & ok
+        if not sel.any():
+            return
+        words = np.stack([np.broadcast_to(np.asarray(d, np.uint32), shape) for d in data], -1)
+        bytes_ = np.ascontiguousarray(words[sel]).view(np.uint8).reshape(-1, 4 * len(data))[:, :nbytes]
+        pos = idx[sel][:, None] + np.arange(nbytes)
+        arena[pos] = bytes_
+        if written is not None:
+            written[pos] = True
+
+    def atomic(self, space, instr, op, bits, addr, mask, data, cmp, w, N):
+        shape = (N, self.L)
+        mask = np.broadcast_to(mask, shape)
+        t = np.uint64 if bits == 64 else np.uint32
+        out = np.zeros(shape, t)
+        if not mask.any():
+            return out
+        nb = bits // 8
+        addr = np.broadcast_to(addr, shape)
+        arena, written, idx, ok = self._space(space, w, addr, nb)
+        bad = mask & ~ok
+        if bad.any() and space != "lds":
+            self._escape(instr, w, bad, addr, "atomic")
+        sel = mask & ok
+        if not sel.any():
+            return out
+        cells = idx[sel] // nb
+        d = np.broadcast_to(np.asarray(data, t), shape)[sel]
+        c = None if cmp is None else np.broadcast_to(np.asarray(cmp, t), shape)[sel]
+        old = atomics.apply(arena.view(t), cells, op, d, c, t)
+        out[sel] = old
+        if written is not None:
+            written[(cells * nb)[:, None] + np.arange(nb)] = True
+        return out
+
+    # --------------------------------------------------------------------------- running
+    def run(self):
+        cfg = self.cfg
+        gx, gy, gz = cfg.num_groups
+        total = gx * gy * gz
+        if total == 0:
+            return
+        bx, by, bz = cfg.block
+        per_group_waves = -(-(bx * by * bz) // self.L)
+        nv = max(self.m.program.max_vgpr + 1, 3)
+        per_wave = 4 * (nv * self.L + NUM_SREGS) + cfg.lds_bytes // max(per_group_waves, 1) + \
+            cfg.scratch_wave_bytes
+        groups_per_batch = max(1, STATE_BYTES // max(per_wave * per_group_waves, 1))
+        self.wave_base = 0
+        for g0 in range(0, total, groups_per_batch):
+            g1 = min(total, g0 + groups_per_batch)
+            self._run_batch(np.arange(g0, g1), nv)
+
+    def _run_batch(self, groups, nv):
+        cfg = self.cfg
+        L = self.L
+        gx, gy, gz = cfg.num_groups
+        sx, sy, sz = cfg.group_start
+        gid_x = groups % gx + sx
+        gid_y = (groups // gx) % gy + sy
+        gid_z = groups // (gx * gy) + sz
+        bx, by, bz = cfg.block
+        px, py, pz = cfg.partial if cfg.partial_tg else cfg.block
+        ex, ey, ez = cfg.group_end
+        tx = np.where((gid_x == ex - 1) & bool(cfg.partial_tg) & (px > 0), px, bx)
+        ty = np.where((gid_y == ey - 1) & bool(cfg.partial_tg) & (py > 0), py, by)
+        tz = np.where((gid_z == ez - 1) & bool(cfg.partial_tg) & (pz > 0), pz, bz)
+        threads = tx * ty * tz
+        wpg = -(-threads // L)
+        n = int(wpg.sum())
+        grp = np.repeat(np.arange(len(groups)), wpg)
+        first = np.repeat(np.cumsum(wpg) - wpg, wpg)
+        k = np.arange(n) - first                               # wave index within group
+        t = (k[:, None] * L + np.arange(L)[None, :]).astype(np.int64)   # thread index
+        TX, TY, TT = tx[grp][:, None], ty[grp][:, None], threads[grp][:, None]
+        active = t < TT
+        lx = t % TX
+        ly = (t // TX) % TY
+        lz = t // (TX * TY)
+        self.batch_waves = n
+        self.wave_group = grp
+        S = np.zeros((NUM_SREGS, n, 1), np.uint32)
+        V = np.zeros((nv, n, L), np.uint32)
+        for i, v in enumerate(cfg.user_sgprs):
+            S[i] = np.uint32(v & 0xFFFFFFFF)
+        sysr = cfg.system_sgprs
+        for key, vals in (("workgroup_id_x", gid_x), ("workgroup_id_y", gid_y),
+                          ("workgroup_id_z", gid_z)):
+            if key in sysr:
+                S[sysr[key], :, 0] = vals[grp].astype(np.uint32)
+        if "scratch_wave_offset" in sysr:
+            S[sysr["scratch_wave_offset"]] = 0                 # D954: the offset reads zero
+        bits = np.packbits(active, axis=1, bitorder="little")
+        if L == 32:
+            S[EXEC_LO, :, 0] = bits.view("<u4").reshape(n)
+        else:
+            e = bits.view("<u8").reshape(n)
+            S[EXEC_LO, :, 0] = (e & 0xFFFFFFFF).astype(np.uint32)
+            S[EXEC_HI, :, 0] = (e >> 32).astype(np.uint32)
+        S[MODE_REG] = cfg.float_mode | (int(cfg.dx10_clamp) << 8) | (int(cfg.ieee_mode) << 9)
+        if cfg.gfx_level >= 11:
+            V[0] = (lx | (ly << 10) | (lz << 20)).astype(np.uint32)
+        else:
+            V[0] = lx.astype(np.uint32)
+            if cfg.tidig_comp_cnt >= 1:
+                V[1] = ly.astype(np.uint32)
+            if cfg.tidig_comp_cnt >= 2:
+                V[2] = lz.astype(np.uint32)
+        self.S, self.V = S, V
+        self.lds_bytes = cfg.lds_bytes
+        self.lds_stride = cfg.lds_bytes + (-cfg.lds_bytes) % 8 + 8
+        self.lds = np.zeros(len(groups) * self.lds_stride + 8, np.uint8)
+        self.scratch = ScratchStore(n, cfg.scratch_wave_bytes, self.mode, L)
+        self._schedule(n, grp)
+        self.wave_base += n
+        self.waves_run += n
+
+    def _schedule(self, n, grp):
+        blocks = self.m.blocks
+        prog = self.m.program
+        meta = self.m.meta
+        pc = np.zeros(n, np.int64)
+        waiting = np.zeros(n, bool)
+        counts = np.zeros(n, np.int64)
+        S = self.S
+        while True:
+            runnable = (pc >= 0) & ~waiting
+            if not runnable.any():
+                if not waiting.any():
+                    break
+                alive = pc >= 0
+                wait_n = np.bincount(grp, weights=waiting, minlength=grp.max() + 1)
+                alive_n = np.bincount(grp, weights=alive, minlength=grp.max() + 1)
+                release = (wait_n == alive_n) & (wait_n > 0)
+                waiting &= ~release[grp]
+                continue
+            bi = int(pc[runnable].min())
+            sel = runnable & (pc == bi)
+            modes = S[MODE_REG, :, 0]
+            m0 = int(modes[np.argmax(sel)])
+            sel &= modes == m0
+            idx = np.flatnonzero(sel)
+            N = idx.size
+            w = slice(None) if N == n else idx
+            blk = prog.blocks[bi]
+            if blk.valu:
+                lo = S[EXEC_LO, w, 0]
+                act = np.bitwise_count(lo).sum()
+                if self.L == 64:
+                    act += np.bitwise_count(S[EXEC_HI, w, 0]).sum()
+                self.lane_instructions += int(act) * blk.valu
+            with np.errstate(all="ignore"):
+                nxt = blocks[bi](self, w, N, m0)
+            counts[idx] += len(blk.instrs)
+            self.instructions += N * len(blk.instrs)
+            if counts[idx].max() > self.budget:
+                raise Refused("dispatch.budget_exceeded",
+                              f"a wave ran more than {self.budget} instructions")
+            kind = blk.term[0]
+            if kind == "setpc":
+                addrs = np.asarray(nxt, np.uint64)
+                tgt = np.array([meta.block_of_address(int(a)) for a in addrs], np.int64) \
+                    if N < 64 else _map_addrs(meta, addrs)
+                if (tgt == -2).any():
+                    a = int(addrs[np.argmax(tgt == -2)])
+                    raise Refused("program.bad_jump",
+                                  f"s_setpc/s_swappc at offset {prog.instructions[blk.instrs[-1]].offset:#x} "
+                                  f"jumps to {a:#x}, not a decoded instruction of the program")
+                pc[idx] = tgt
+            else:
+                nxt = np.asarray(nxt)
+                if (nxt == -2).any():
+                    raise Refused("program.bad_address", "control runs past the decoded program")
+                pc[idx] = nxt
+                if kind == "barrier":
+                    waiting[idx] = True
+
+
+def _map_addrs(meta, addrs):
+    u, inv = np.unique(addrs, return_inverse=True)
+    return np.array([meta.block_of_address(int(a)) for a in u], np.int64)[inv]

@@ -1,0 +1,29 @@
+"""Scratch (private segment) storage: module-private, one array per wave, never a window.
+
+Addresses are wave-relative byte addresses in the hardware's interleaved layout
+(``(o/4)*4*W + 4*L + o%4`` for per-lane offset ``o``).  Wave mode holds the wave's scratch word
+for word; lane mode holds the same words but a lane may reach only words whose lane bits name
+it ((addr/4) % W == L) — another lane's word is unreachable, and trying is an escape.
+This module is the hook for the scratch work (sizes, refusals, the offset register).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+class ScratchStore:
+    def __init__(self, waves: int, wave_bytes: int, mode: str, wave_size: int):
+        self.wave_bytes = int(wave_bytes)
+        self.mode = mode
+        self.W = wave_size
+        self.waves = waves
+        self.arena = np.zeros(waves * self.wave_bytes + 8, np.uint8)
+
+    def resolve(self, w, addr, nbytes, lane):
+        a = np.asarray(addr, np.int64)
+        ok = (a >= 0) & (a + nbytes <= self.wave_bytes) & ((a & 3) + nbytes <= 4 if nbytes <= 4 else (a & 3) == 0)
+        if self.mode == "lane":
+            ok &= ((a >> 2) % self.W) == lane
+        wi = np.arange(self.waves, dtype=np.int64)[w]
+        idx = np.where(ok, wi[:, None] * self.wave_bytes + a, 0)
+        return idx, ok

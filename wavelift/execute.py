@@ -1,0 +1,93 @@
+"""execute_dispatch: carry out one dispatch (or refuse it) — the entry point replay calls.
+
+Pipeline: program bytes → decode/CFG → IR (translate/) → module (backend, cached by key) →
+windows (trace/) → run on private copies → land write spans only if nothing escaped or refused.
+Never raises for guest-caused problems and never writes guest memory unless landing.
+"""
+from __future__ import annotations
+
+import hashlib
+import time
+
+from .refusal import Refusal, Refused
+from .result import DispatchResult
+
+DEFAULT_BUDGET = 50_000_000          # instructions per wave
+MAX_CODE = 4 << 20
+_CACHE: dict = {}
+
+
+def _program_bytes(memory, config):
+    a = memory.find(config.program_address)
+    if a is None:
+        raise Refused("program.bad_address",
+                      f"program address {config.program_address:#x} is not in guest memory")
+    off = config.program_address - a.base
+    return bytes(a.data[off:off + MAX_CODE])
+
+
+def module_key(program, config, mode, backend):
+    h = hashlib.sha256()
+    for ins in program.instructions:
+        h.update(ins.offset.to_bytes(4, "little"))
+        for w in ins.words:
+            h.update(int(w).to_bytes(4, "little"))
+    return (h.hexdigest(), config.program_address, config.target, config.wave_size, mode,
+            backend, config.scratch_wave_bytes, config.float_mode)
+
+
+def execute_dispatch(memory, config, index=0, backend="numpy", mode="wave", cache=None,
+                     budget=None) -> DispatchResult:
+    t0 = time.perf_counter()
+    res = DispatchResult(index, config)
+    stats = {"waves": 0, "instructions": 0, "lane_instructions": 0, "bytes_written": 0,
+             "escapes": 0, "module_cache_hit": False, "time_s": 0.0}
+    res.stats = stats
+    cache = _CACHE if cache is None else cache
+    try:
+        if backend != "numpy":
+            raise Refused("backend.unavailable", f"backend {backend!r} is not available here")
+        if mode not in ("wave", "lane"):
+            raise Refused("backend.unavailable", f"mode {mode!r} is not 'wave' or 'lane'")
+        from .translate.program import translate
+        from .backends.numpy import build_module
+        from .backends.numpy.runtime import Runtime
+        from .trace.tracer import trace
+        from .trace.windows import WindowSet
+        code = _program_bytes(memory, config)
+        # the translated program is cached by the exact bytes it decoded
+        pkey = (hashlib.sha256(code).hexdigest(), config.program_address, config.target,
+                config.wave_size)
+        program = cache.get(("program",) + pkey)
+        if program is None:
+            program = translate(code, config.target, config.wave_size, config.program_address)
+        key = module_key(program, config, mode, backend)
+        module = cache.get(key)
+        stats["module_cache_hit"] = module is not None
+        if module is None:
+            module = build_module(key, program, config.wave_size, config.program_address)
+            cache[key] = module
+            cache[("program",) + pkey] = program
+        res.windows = trace(memory, config)
+        win = WindowSet(res.windows, memory)
+        rt = Runtime(module, config, win, mode, DEFAULT_BUDGET if budget is None else budget)
+        try:
+            rt.run()
+        finally:
+            stats.update(waves=rt.waves_run, instructions=rt.instructions,
+                         lane_instructions=rt.lane_instructions, escapes=rt.escape_count)
+            res.escapes = list(rt.escapes)
+        if rt.escape_count:
+            e = rt.escapes[0]
+            raise Refused("escape", f"{rt.escape_count} access(es) outside every window; first: "
+                                    f"{e.kind} at pc {e.pc:#x} ({e.instruction}) wave {e.wave} "
+                                    f"lane {e.lane} address {e.address:#x}")
+        spans = win.spans()
+        stats["bytes_written"] = win.land(memory, spans)
+        res.write_spans = spans
+    except Refused as r:
+        res.refusal = r.refusal
+    except MemoryError:
+        res.refusal = Refusal("dispatch.grid_too_large", "the dispatch does not fit in memory")
+    stats["time_s"] = time.perf_counter() - t0
+    return res

@@ -1,0 +1,77 @@
+"""Buffer tracer: which guest allocations can the program reach?
+
+Roots are the user SGPRs: every consecutive pair as a 64-bit pointer (this also covers V# bases,
+whose word 1 carries address bits 47:32 in its low half), and every single SGPR as a 32-bit
+pointer whose high half is 0xffff8000 (how RADV passes descriptor-set and push-constant
+pointers).  Each allocation a root points into becomes a window; its first SCAN_BYTES are then
+scanned for more pointers the same way (64-bit words, 32-bit RADV pointers, V# words 0-1), to
+a bounded depth.  Scratch is not traced: the SGPRs holding the scratch base (s0..s3 when
+SCRATCH_EN) are left out (`scratch_sgprs`, the hook for the scratch module).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..memory.guest import canonical
+from ..result import Window
+
+RADV_HI = 0xFFFF8000
+SCAN_BYTES = 64 << 10
+MAX_DEPTH = 3
+MAX_WINDOWS = 256
+MAX_WINDOW_BYTES = 512 << 20
+
+
+def scratch_sgprs(config) -> set[int]:
+    return {0, 1, 2, 3} if config.scratch_enabled else set()
+
+
+def _candidates(words: np.ndarray):
+    """Pointer candidates from a uint32 array: (address, word index)."""
+    out = []
+    w = words.astype(np.uint64)
+    if w.size >= 2:
+        pair = w[:-1] | ((w[1:] & np.uint64(0xFFFF)) << np.uint64(32))
+        for i in np.flatnonzero(pair >> np.uint64(32)):
+            out.append((int(pair[i]), int(i)))
+    for i in np.flatnonzero(w == RADV_HI):
+        if i > 0:
+            out.append(((RADV_HI << 32) | int(w[i - 1]), int(i - 1)))
+    for i in np.flatnonzero((w != 0) & (w != RADV_HI)):
+        out.append(((RADV_HI << 32) | int(w[i]), int(i)))
+    return out
+
+
+def trace(memory, config, program_alloc=None) -> list[Window]:
+    windows: dict[int, Window] = {}
+    skip = scratch_sgprs(config)
+    user = np.array([v & 0xFFFFFFFF for v in config.user_sgprs], np.uint32)
+    frontier = []
+    for addr, i in _candidates(user):
+        if i in skip:
+            continue
+        frontier.append((addr, f"user SGPR s{i}"))
+    depth = 0
+    total = 0
+    while frontier and depth <= MAX_DEPTH:
+        nxt = []
+        for addr, why in frontier:
+            try:
+                a = memory.find(canonical(addr))
+            except Exception:
+                a = None
+            if a is None or a.base in windows or len(windows) >= MAX_WINDOWS:
+                continue
+            size = min(a.size, MAX_WINDOW_BYTES)
+            if total + size > 4 * MAX_WINDOW_BYTES:
+                continue
+            total += size
+            windows[a.base] = Window(a.base, size, a.name, f"{why} -> {canonical(addr):#x}")
+            n = min(a.size, SCAN_BYTES) // 4
+            if n:
+                words = np.frombuffer(bytes(a.data[:4 * n]), np.uint32)
+                for p, j in _candidates(words):
+                    nxt.append((p, f"pointer in {a.name or hex(a.base)}+{4 * j:#x}"))
+        frontier = nxt
+        depth += 1
+    return sorted(windows.values(), key=lambda w: w.address)
