@@ -1,14 +1,12 @@
+import sys
 import pathlib
-import shutil
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
-FIXTURES = ROOT / "tests" / "fixtures"
+# Make tests/testpaths.py importable from every test folder (`from testpaths import FIXTURES`).
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
-
-def have_tool(name: str) -> bool:
-    return shutil.which(name) is not None
+from testpaths import FIXTURES, ROOT, have_tool  # noqa: E402,F401
 
 
 @pytest.fixture(scope="session")

@@ -12,7 +12,7 @@ import pytest
 import wavelift
 from wavelift.refusal import Refusal
 from wavelift.result import DispatchResult
-from conftest import FIXTURES, ROOT
+from testpaths import FIXTURES, ROOT
 from wavelift.driver import LaunchError
 from wavelift.driver.aco import WINDOW_HI, Image, buffer_descriptor, image_descriptor
 

@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from conftest import FIXTURES, ROOT
+from testpaths import FIXTURES, ROOT
 from wavelift.cli import UserError
 from wavelift.driver.codeobject import (CodeObject, CodeObjectError, R_AMDGPU_RELATIVE64,
                                         load)

@@ -14,7 +14,7 @@ import pytest
 import wavelift
 from wavelift.refusal import Refusal
 from wavelift.result import DispatchResult
-from conftest import FIXTURES, ROOT
+from testpaths import FIXTURES, ROOT
 from wavelift.cli import UserError
 from wavelift.driver import CodeObjectError, LaunchError, Local
 from wavelift.driver.codeobject import load

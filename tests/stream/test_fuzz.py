@@ -6,7 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import FIXTURES
+from testpaths import FIXTURES
 from wavelift.memory.capture import Capture
 from wavelift.memory.guest import GuestMemory, canonical
 from wavelift.refusal import Refused

@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import FIXTURES, ROOT
+from testpaths import FIXTURES, ROOT
 from wavelift import Capture, replay
 from wavelift.result import DispatchResult
 
