@@ -364,8 +364,16 @@ MIMG_DIMS = range(8)
 
 
 def gen_mimg(target):
-    """MIMG: per opcode a valid base (tried in order), zero-required fields, data width at
-    dmask=1, address dwords per (dim, a16) and NSA forms."""
+    """MIMG: per opcode a valid base (tried in order), the fields LLVM requires to be zero or
+    fixed, and the printed register widths.
+
+    LLVM decodes one variant per (opcode, nsa) and then resizes data/address registers to what
+    dmask/d16/tfe and dim/a16 ask for -- when that variant exists and the registers stay below
+    v256 (AMDGPUDisassembler::convertMIMGInst); otherwise it prints the decoded widths.  So we
+    record, with in-range registers, the printed (data dwords, address dwords/count) for every
+    (popcount(dmask), d16, tfe) x nsa x (dim, a16) -- "grid", classes of identical data columns
+    shared via "dk" -- and, per (nsa, a16), the decoded widths ("dec": the smallest vdata/vaddr
+    distance from v255 that LLVM still accepts)."""
     bases = [dict(dmask=1), dict(dmask=0xF, unrm=1, r128=1), dict(dmask=1, ssamp=0)]
     ops = list(range(256))
     pr = []
@@ -382,34 +390,23 @@ def gen_mimg(target):
                 break
     flag_fields = {"unrm": 1, "glc": 1, "slc": 1, "dlc": 1, "r128": 1, "tfe": 1, "lwe": 1,
                    "a16": 1, "d16": 1, "ssamp": 3}
-    pr = []
     order = sorted(found)
+    pr = []
     for op in order:
         b, _ = found[op]
         for f, v in flag_fields.items():
             pr.append(build("MIMG", op=op & 0x7F, op7=op >> 7, vaddr=40, vdata=8, srsrc=2,
                             **dict(b, **{f: v if not b.get(f) else 0})))
-        for dim in MIMG_DIMS:
-            for a16 in (0, 1):
-                pr.append(build("MIMG", op=op & 0x7F, op7=op >> 7, vaddr=40, vdata=8, srsrc=2,
-                                **dict(b, dim=dim, a16=a16)))
-        for dim in MIMG_DIMS:
-            for a16 in (0, 1):
-                for nsa in (1, 2, 3):
-                    extra = (0x04030201, 0x08070605, 0x0C0B0A09)[:nsa]
-                    w = build("MIMG", op=op & 0x7F, op7=op >> 7, vaddr=40, vdata=8, srsrc=2,
-                              nsa=nsa, **dict(b, dim=dim, a16=a16))
-                    pr.append(w + extra)
     res = llvm_disassemble(pr, target)
-    per = len(flag_fields) + 16 + 48
+    per = len(flag_fields)
     table = {}
     for i, op in enumerate(order):
         b, t = found[op]
         chunk = res[i * per:(i + 1) * per]
         name, opnds, mods = split_operands(t)
         e = {"name": name, "base": b, "text": t}
-        zero, flip_ok = [], []
-        for (f, v), (tt, _) in zip(flag_fields.items(), chunk[:len(flag_fields)]):
+        zero = []
+        for (f, v), (tt, _) in zip(flag_fields.items(), chunk):
             if b.get(f):
                 if tt is None:
                     e.setdefault("fixed", []).append(f)
@@ -417,33 +414,131 @@ def gen_mimg(target):
                 zero.append(f)
         e["zero"] = zero
         e["sampler"] = len(opnds) >= 4
-        m = _REG.match(opnds[0]) if opnds else None
-        e["vdata1"] = (int(m.group(4)) - int(m.group(3)) + 1) if m and m.group(3) else 1
         e["dim_printed"] = "dim:" in mods
-        addr = {}
-        for k, (tt, _) in enumerate(chunk[len(flag_fields):len(flag_fields) + 16]):
-            dim, a16 = divmod(k, 2)
-            if tt is None:
-                addr[key(dim, a16)] = None
-                continue
-            o = split_operands(tt)[1]
-            m = _REG.match(o[1])
-            addr[key(dim, a16)] = (int(m.group(4)) - int(m.group(3)) + 1) if m.group(3) else 1
-        e["addr"] = addr
-        nsa = {}
-        for k, (tt, sz) in enumerate(chunk[len(flag_fields) + 16:]):
-            dim, rest = divmod(k, 6)
-            a16, n = divmod(rest, 3)
-            if tt is None:
-                nsa[key(dim, a16, n + 1)] = None
-                continue
-            o = split_operands(tt)[1]
-            cnt = o[1].count(",") + 1 if o[1].startswith("[") else 0
-            nsa[key(dim, a16, n + 1)] = [cnt, sz]
-            e["nsa_sep"] = " " + " " * (len(tt) - len(tt.replace("  ", " ", 1)))
-        e["nsa"] = nsa
         table[str(op)] = e
+    _mimg_widths(target, found, table)
     return table
+
+
+MIMG_DMASK = (0, 1, 3, 7, 15)          # one dmask per popcount
+NSA_EXTRA = (0x04030201, 0x08070605, 0x0C0B0A09)
+
+
+def _mimg_probe(op, b, pc, d16, tfe, nsa, dim, a16, vdata=8, vaddr=40):
+    w = build("MIMG", op=op & 0x7F, op7=op >> 7, srsrc=2, vdata=vdata, vaddr=vaddr,
+              **dict(b, dmask=MIMG_DMASK[pc], d16=d16, tfe=tfe, nsa=nsa, dim=dim, a16=a16))
+    return w + NSA_EXTRA[:nsa]
+
+
+def _widths(text):
+    o = split_operands(text)[1]
+    m = _REG.match(o[0])
+    dw = int(m.group(4)) - int(m.group(3)) + 1 if m.group(3) else 1
+    if o[1].startswith("["):
+        aw = o[1].count(",") + 1
+    else:
+        m = _REG.match(o[1])
+        aw = int(m.group(4)) - int(m.group(3)) + 1 if m.group(3) else 1
+    return dw, aw
+
+
+def _mimg_widths(target, found, table):
+    order = sorted(found)
+    dcombos = [(pc, d16, tfe) for pc in range(5) for d16 in (0, 1) for tfe in (0, 1)]
+    pr = []
+    for op in order:
+        b = found[op][0]
+        for pc, d16, tfe in dcombos:
+            for nsa in range(4):
+                for dim in MIMG_DIMS:
+                    for a16 in (0, 1):
+                        pr.append(_mimg_probe(op, b, pc, d16, tfe, nsa, dim, a16))
+    res = iter(llvm_disassemble(pr, target))
+    valid_at = {}
+    for op in order:
+        e = table[str(op)]
+        cols = []
+        for dc in dcombos:
+            col = []
+            for nsa in range(4):
+                row = []
+                for dim in MIMG_DIMS:
+                    for a16 in (0, 1):
+                        t, size = next(res)
+                        if t is None:
+                            row.append(-1)
+                            continue
+                        assert size == 4 * (2 + nsa), (op, dc, nsa, t, size)
+                        dw, aw = _widths(t)
+                        row.append(dw * 32 + aw)
+                        valid_at.setdefault((op, nsa, a16), (dc, dim))
+                col.append(row)
+            cols.append(col)
+        classes = []
+        e["dk"] = []
+        for col in cols:
+            if col not in classes:
+                classes.append(col)
+            e["dk"].append(classes.index(col))
+        e["grid"] = classes
+    # decoded widths: the smallest room below v256 for vdata (and, non-NSA, vaddr) LLVM accepts
+    pr, keys = [], []
+    for op in order:
+        b = found[op][0]
+        for nsa in range(4):
+            for a16 in (0, 1):
+                at = valid_at.get((op, nsa, a16))
+                if at is None:
+                    continue
+                (pc, d16, tfe), dim = at
+                for a in range(1, 6):
+                    keys.append((op, nsa, a16, "d", a))
+                    pr.append(_mimg_probe(op, b, pc, d16, tfe, nsa, dim, a16, vdata=256 - a,
+                                          vaddr=240 if nsa == 0 else 40))
+                for c in range(1, 17) if nsa == 0 else ():
+                    keys.append((op, nsa, a16, "a", c))
+                    pr.append(_mimg_probe(op, b, pc, d16, tfe, nsa, dim, a16, vdata=251,
+                                          vaddr=256 - c))
+    dec = {}
+    for k, (t, _) in zip(keys, llvm_disassemble(pr, target)):
+        op, nsa, a16, kind, n = k
+        d = dec.setdefault(op, {}).setdefault(f"{nsa},{a16}", [None, None])
+        i = 0 if kind == "d" else 1
+        if t is not None and d[i] is None:
+            d[i] = n
+    # NSA: the decoded address count shows when the data resize is refused (vdata too high)
+    pr, keys = [], []
+    for op in order:
+        b = found[op][0]
+        e = table[str(op)]
+        for k, d in dec.get(op, {}).items():
+            nsa, a16 = map(int, k.split(","))
+            for dc in ((4, 0, 1), (4, 0, 0)):
+                col = e["grid"][e["dk"][dcombos.index(dc)]][nsa]
+                dims = [dim for dim in MIMG_DIMS if col[dim * 2 + a16] >= 0]
+                if dims:
+                    keys.append((op, k))
+                    pr.append(_mimg_probe(op, b, *dc, nsa, dims[0], a16, vdata=256 - d[0],
+                                          vaddr=256 - d[1] if nsa == 0 else 40))
+                    break
+    for (op, k), (t, _) in zip(keys, llvm_disassemble(pr, target)):
+        d = dec[op][k]
+        assert t is not None, (target, op, k, d)
+        dw, aw = _widths(t)
+        assert dw == d[0], (target, op, k, t, d)
+        if k.startswith("0,"):
+            assert aw == d[1], (target, op, k, t, d)
+        d[1] = aw
+    for op in order:
+        e = table[str(op)]
+        e["dec"] = dec.get(op, {})
+        for k, (dw, aw) in e["dec"].items():
+            assert dw is not None and aw is not None, (target, op, k, dw, aw)
+        nsa_texts = [t for t, _ in llvm_disassemble(
+            [_mimg_probe(op, found[op][0], *valid_at[(op, n, a)][0], n, valid_at[(op, n, a)][1], a)
+             for n in (1, 2, 3) for a in (0, 1) if (op, n, a) in valid_at], target)]
+        for tt in nsa_texts[:1]:
+            e["nsa_sep"] = " " + " " * (len(tt) - len(tt.replace("  ", " ", 1)))
 
 
 def generate(target):

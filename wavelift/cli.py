@@ -53,6 +53,17 @@ def main(argv=None) -> int:
         return 2
     except BrokenPipeError:
         return 0
+    except KeyboardInterrupt:
+        if a.debug:
+            raise
+        print("wavelift: interrupted", file=sys.stderr)
+        return 130
+    except Exception as e:  # noqa: BLE001 - a bug in wavelift, not the user's input
+        if a.debug:
+            raise
+        print(f"wavelift: internal error: {type(e).__name__}: {e} (this is a bug in wavelift; "
+              f"run again with --debug for the traceback and report it)", file=sys.stderr)
+        return 3
 
 
 if __name__ == "__main__":

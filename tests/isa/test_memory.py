@@ -201,9 +201,6 @@ def test_sweep_every_opcode(target, wave64):
 
 
 @needs_llvm
-@pytest.mark.xfail(reason="MIMG: LLVM's resizing of vdata/vaddr (convertMIMGInst) for atomics, "
-                   "out-of-range tuples and missing variants is not fully reproduced yet",
-                   strict=False)
 @pytest.mark.parametrize("target", TARGETS)
 def test_mimg_sweep(target):
     rng = random.Random(3)

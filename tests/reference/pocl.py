@@ -110,6 +110,12 @@ def program(cl_file: str, options: tuple[str, ...] = ()):
         raise PoclUnavailable(f"{cl_file} does not build on PoCL: {e}") from None
 
 
+@functools.lru_cache(maxsize=None)
+def _kernel(cl_file: str, kernel: str, options: tuple[str, ...]):
+    cl, ctx, queue, dev = _device()
+    return cl.Kernel(program(cl_file, options), kernel)
+
+
 def run(cl_file: str, kernel: str, args, global_size, local_size=None, *,
         options: tuple[str, ...] = (), timing: dict | None = None) -> list:
     """Run `kernel` once. `args`: NumPy arrays (passed as read/write buffers) or NumPy scalars.
@@ -118,8 +124,7 @@ def run(cl_file: str, kernel: str, args, global_size, local_size=None, *,
     With `timing` (a dict) fills in 'kernel_s' (profiled device time), 'enqueue_to_finish_s'
     (host wall time of enqueue + finish) and 'total_s' (including buffer copies)."""
     cl, ctx, queue, dev = _device()
-    prg = program(cl_file, tuple(options))
-    knl = getattr(prg, kernel)
+    knl = _kernel(cl_file, kernel, tuple(options))
     t0 = time.perf_counter()
     mf = cl.mem_flags
     bufs, host = [], []
@@ -148,7 +153,8 @@ def run(cl_file: str, kernel: str, args, global_size, local_size=None, *,
         res = np.empty_like(h)
         cl.enqueue_copy(queue, res, b)
         if isinstance(a, np.ndarray) and a.dtype == np.float16:
-            res = res.astype(np.float16)
+            with np.errstate(over="ignore"):
+                res = res.astype(np.float16)
         out.append(res.reshape(a.shape) if res.size == a.size else res)
     queue.finish()
     t3 = time.perf_counter()

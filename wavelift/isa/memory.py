@@ -113,6 +113,7 @@ class _Target:
         self.names = self.tab["names"]
         self.lay = {enc: _layout(self.tab, enc) for enc in self.tab["layout"]}
         self.forms = {}
+        self.mimg = {int(k): v for k, v in self.tab["MIMG"].items()}
 
     def form(self, enc, key):
         f = self.forms.get((enc, key), False)
@@ -232,9 +233,13 @@ def _decode_generic(T, enc, words, pos, f):
 # MIMG
 # --------------------------------------------------------------------------------------------
 def _decode_mimg(T, words, pos, f):
+    """MIMG.  Register widths follow LLVM's convertMIMGInst: the table's grid gives, for
+    (popcount(dmask), d16, tfe) x nsa x (dim, a16), the widths LLVM prints with in-range
+    registers (or -1: invalid); "dec" the widths of the variant LLVM decodes first.  LLVM keeps
+    the decoded widths when a resized register would run past v255."""
     op = f["op"] | f["op7"] << 7
     fail = lambda n=2: _bad(pos, words, n)    # noqa: E731
-    e = T.tab["MIMG"].get(str(op))
+    e = T.mimg.get(op)
     if e is None:
         raise fail()
     for z in e["zero"]:
@@ -244,79 +249,41 @@ def _decode_mimg(T, words, pos, f):
     for fx in e.get("fixed", ()):
         if f[fx] != base[fx]:
             raise fail()
-    nsa = f["nsa"]
-    dim, a16 = f["dim"], f["a16"]
-    shape = _mimg_shape(T, op, e)
-    asize = shape["addr"].get((dim, a16))          # LLVM's AddrSize for (op, dim, a16)
-    dmask = f["dmask"]
-    if e["vdata1"] == 4:
-        dsize = 4
-    else:
-        dsize = max(bin(dmask).count("1"), 1)
-    if e["dim_printed"]:
-        if f["d16"]:
-            dsize = (dsize + 1) // 2
-        if f["tfe"]:
-            dsize += 1
-    else:
-        dsize = 4                                   # BVH: fixed
-    ops = []
+    nsa, dim, a16, dmask = f["nsa"], f["dim"], f["a16"], f["dmask"]
+    cell = e["grid"][e["dk"][_POPCOUNT[dmask] * 4 + f["d16"] * 2 + f["tfe"]]][nsa][dim * 2 + a16]
+    if cell < 0:
+        raise fail()
+    vd0, va0 = e["dec"][f"{nsa},{a16}"]
+    n = 2 + nsa
+    if len(words) < n:
+        raise _bad(pos, words, len(words), "truncated instruction")
+    vdata, vaddr = f["vdata"], f["vaddr"]
+    if vdata + vd0 > 256 or (not nsa and vaddr + va0 > 256):
+        raise fail()
+    dw, aw = cell >> 5, cell & 31
+    if (dw != vd0 and vdata + dw > 256) or (not nsa and aw != va0 and vaddr + aw > 256):
+        dw, aw = vd0, va0
+    ops = [_vreg("vdata", vdata, dw, fail)]
     if nsa:
-        info = e["nsa"].get(f"{dim},{a16},{nsa}")
-        if info is None:
-            raise fail()
-        _cnt, size = info
-        if size < 0 or len(words) * 4 < size:
-            raise _bad(pos, words, len(words), "truncated instruction")
-        decoded = shape["nsa_decoded"][nsa]
-        if not e["dim_printed"]:
-            cnt, dw = decoded, 4
-        elif asize is None or asize > decoded or asize < 2 or dsize > 5 \
-                or f["vdata"] + dsize - 1 > 255:
-            cnt, dw = decoded, 1
-        else:
-            cnt, dw = asize, dsize
-        regs = [f["vaddr"]]
-        for w in words[2:2 + nsa]:
-            regs += [(w >> s_) & 0xFF for s_ in (0, 8, 16, 24)]
-        regs = regs[:cnt]
+        regs = [vaddr]
+        for w in words[2:n]:
+            regs += [w & 0xFF, (w >> 8) & 0xFF, (w >> 16) & 0xFF, w >> 24 & 0xFF]
+        regs = regs[:aw]
         addr_text = "[" + ", ".join(f"v{r}" for r in regs) + "]"
         for i, r in enumerate(regs):
             ops.append(Operand(f"vaddr{i}", "vgpr", r, 1, f"v{r}"))
         f = dict(f, vaddr_nsa=tuple(regs))
-        n = size // 4
     else:
-        width = e["addr"].get(f"{dim},{a16}")
-        if width is None:
-            raise fail()
-        if not e["dim_printed"]:
-            aw, dw = width, 4
-        else:
-            dflt = shape["decoded_addr"]
-            if f["vaddr"] + dflt - 1 > 255:       # the decoded form itself is out of range
-                raise fail()
-            aw = asize if asize is not None else dflt
-            if aw > 12:
-                aw = 16
-            if (asize is None or aw not in shape["addr_variants"] or dsize > 5
-                    or f["vdata"] + dsize - 1 > 255 or f["vaddr"] + aw - 1 > 255):
-                aw, dw = dflt, 1
-            else:
-                dw = dsize
-        a = _vreg("vaddr", f["vaddr"], aw, fail)
+        a = _vreg("vaddr", vaddr, aw, fail)
         addr_text = a.text
-        n = 2
-    vd = _vreg("vdata", f["vdata"], dw, fail)
-    if not nsa:
         ops.append(a)
-    ops.insert(0, vd)
     if e["dim_printed"]:
         rs = T.names["srsrc_mimg"][f["srsrc"]]
     else:
         rs = T.names["srsrc"][f["srsrc"]]
     if rs is None:
         raise fail()
-    parts = [vd.text, addr_text, rs]
+    parts = [ops[0].text, addr_text, rs]
     ops.append(_sname("srsrc", f["srsrc"], 8, rs))
     if e["sampler"]:
         ss = T.names["ssamp"][f["ssamp"]]
@@ -340,47 +307,7 @@ def _decode_mimg(T, words, pos, f):
                        text)
 
 
-_SHAPES = {}
-
-
-def _mimg_shape(T, op, e):
-    """LLVM's AddrSize per (dim, a16), the address variants that exist (non-NSA) and the
-    address count each NSA length decodes to before LLVM resizes it -- all read back from the
-    probes recorded in the table."""
-    k = (id(T), op)
-    sh = _SHAPES.get(k)
-    if sh is not None:
-        return sh
-    decoded = {1: 0, 2: 0, 3: 0}
-    for kk, v in e["nsa"].items():
-        if v:
-            nsa = int(kk.split(",")[2])
-            decoded[nsa] = max(decoded[nsa], v[0])
-    addr, variants = {}, set()
-    for kk, w in e["addr"].items():
-        dim, a16 = map(int, kk.split(","))
-        if w is None:
-            continue
-        size = None
-        if w > 1:
-            size = w
-            variants.add(w)
-        else:
-            for nsa in (1, 2, 3):
-                v = e["nsa"].get(f"{dim},{a16},{nsa}")
-                if v and v[0] < decoded[nsa]:
-                    size = v[0]
-                    break
-            if size is None:
-                size = 1
-                variants.add(1)
-        addr[(dim, a16)] = size
-    known = [w for w in e["addr"].values() if w]
-    dflt = min(known) if known else 1
-    variants.add(dflt)
-    sh = {"addr": addr, "addr_variants": variants, "nsa_decoded": decoded, "decoded_addr": dflt}
-    _SHAPES[k] = sh
-    return sh
+_POPCOUNT = tuple(min(bin(i).count("1"), 4) for i in range(16))
 
 
 # --------------------------------------------------------------------------------------------

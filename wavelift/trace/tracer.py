@@ -6,7 +6,7 @@ pointer whose high half is 0xffff8000 (how RADV passes descriptor-set and push-c
 pointers).  Each allocation a root points into becomes a window; its first SCAN_BYTES are then
 scanned for more pointers the same way (64-bit words, 32-bit RADV pointers, V# words 0-1), to
 a bounded depth.  Scratch is not traced: the SGPRs holding the scratch base (s0..s3 when
-SCRATCH_EN) are left out (`scratch_sgprs`, the hook for the scratch module).
+SCRATCH_EN and swizzled) are left out (`scratch_sgprs`, the hook for the scratch module).
 """
 from __future__ import annotations
 
@@ -23,7 +23,12 @@ MAX_WINDOW_BYTES = 512 << 20
 
 
 def scratch_sgprs(config) -> set[int]:
-    return {0, 1, 2, 3} if config.scratch_enabled else set()
+    """User SGPRs holding the scratch base (never traced): s0:s1 when SCRATCH_EN and s1 has
+    SWIZZLE_ENABLE (bit 31) set — RADV's ring offsets and the HSA private segment V# alike."""
+    u = config.user_sgprs
+    if config.scratch_enabled and len(u) >= 2 and u[1] & 0x80000000:
+        return {0, 1, 2, 3} if len(u) >= 4 and u[3] & (1 << 23) else {0, 1}
+    return set()
 
 
 def _candidates(words: np.ndarray):

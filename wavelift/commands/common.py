@@ -1,0 +1,248 @@
+"""What the run/info/trace/show commands share: loading a capture with errors a user can act on,
+checking the backend, replaying up to a dispatch, naming addresses, printing tables."""
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+from ..cli import UserError
+from ..refusal import Refused
+
+
+class InternalError(Exception):
+    """wavelift itself failed (a bug, not the input): one line, exit 3, traceback with --debug."""
+
+
+def add_debug(p) -> None:
+    """--debug after the subcommand as well as before it (`wavelift run X --debug`)."""
+    import argparse
+    p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                   help="show tracebacks")
+
+
+# --- loading -----------------------------------------------------------------------------------
+def load_capture(path: str):
+    """Capture.load(path), with one-line errors that say what to do."""
+    from ..dispatch.config import GFX_LEVELS
+    from ..memory.capture import Capture
+    from ..stream.registers import RegisterFile
+    if not os.path.exists(path):
+        raise UserError(f"{path}: no such file (give the path of a .wlcap capture, e.g. "
+                        f"examples/vadd.wlcap)")
+    if os.path.isdir(path):
+        raise UserError(f"{path}: is a directory, not a .wlcap capture file")
+    try:
+        cap = Capture.load(path)
+    except Refused as e:
+        if e.refusal.code == "capture.version":
+            raise UserError(f"{e.refusal.message} (a newer wavelift wrote it: upgrade wavelift)") from None
+        raise UserError(f"{e.refusal.message} — this file is not a capture wavelift can read "
+                        f"(truncated or damaged?); make it again (Device.save_capture, "
+                        f"Capture.save or `wavelift run --out`)") from None
+    if cap.target not in GFX_LEVELS:
+        raise UserError(f"{path}: target {cap.target!r} is not one wavelift knows "
+                        f"({', '.join(GFX_LEVELS)}); the capture was made for another GPU")
+    try:
+        RegisterFile(cap.target)
+    except ValueError as e:
+        raise UserError(f"{path}: target {cap.target!r} is not supported yet ({e})") from None
+    return cap
+
+
+def cuda_problem() -> str | None:
+    """None if the CUDA backend can run here, else why not."""
+    try:
+        from ..backends import cuda as cb
+        avail = getattr(cb, "available", None)
+        if callable(avail):
+            ok = avail()
+            if ok is True:
+                return None
+            if isinstance(ok, str):
+                return ok
+            if ok is False:
+                return "the CUDA backend reports that it cannot run here"
+    except Exception as e:  # noqa: BLE001 - any import problem means: not available
+        return f"the CUDA backend does not load ({type(e).__name__}: {e})"
+    try:
+        import cupy  # noqa: F401
+    except Exception:  # noqa: BLE001
+        return "CuPy is not installed (pip install 'wavelift[cuda]')"
+    try:
+        n = cupy.cuda.runtime.getDeviceCount()
+    except Exception as e:  # noqa: BLE001
+        return f"no usable NVIDIA GPU ({e})"
+    return None if n > 0 else "no NVIDIA GPU found"
+
+
+def check_backend(backend: str) -> None:
+    if backend == "cuda":
+        why = cuda_problem()
+        if why:
+            raise UserError(f"backend 'cuda' is not available: {why}; use --backend numpy "
+                            f"(the default, runs anywhere)")
+
+
+def execute_fn(backend: str, mode: str, cache=None):
+    """The engine's execute(memory, config, index); an engine crash becomes InternalError
+    naming the dispatch (a refusal is still a result, not an error)."""
+    from ..replay import default_execute
+    inner = default_execute(backend, mode, cache)
+
+    def run(memory, config, index):
+        try:
+            return inner(memory, config, index)
+        except Refused:
+            raise
+        except Exception as e:  # noqa: BLE001
+            raise InternalError(f"the execution engine failed on dispatch {index} "
+                                f"(program 0x{config.program_address:016x}): "
+                                f"{type(e).__name__}: {e}") from e
+    return run
+
+
+class _Stop(Exception):
+    pass
+
+
+def replay_until(cap, n: int, execute, before=None):
+    """Replay `cap` through dispatch `n` (numbered as replay numbers them) and stop: dispatches
+    before it run with `execute`; `before(memory, config)` is called just before dispatch n runs.
+    Returns (results[0..n], dispatch count seen) — results has n+1 entries, or fewer if the
+    capture has fewer dispatches."""
+    from ..replay import run_stream
+    from ..stream.registers import RegisterFile
+    regs = RegisterFile(cap.target)
+    results: list = []
+    held: list = []
+
+    def ex(memory, config, index):
+        if index > n:
+            raise _Stop
+        if index == n and before is not None:
+            before(memory, config)
+        r = execute(memory, config, index)
+        if index == n:
+            held.append(r)
+            raise _Stop
+        return r
+
+    for address, size in cap.streams:
+        try:
+            if run_stream(cap.memory, cap.target, address, size, regs, ex, results) is not None:
+                break
+        except _Stop:
+            results.extend(held)
+            break
+        if len(results) > n:
+            break
+    return results[: n + 1]
+
+
+# --- naming ------------------------------------------------------------------------------------
+def hexa(a: int) -> str:
+    return f"0x{int(a) & ((1 << 64) - 1):016x}"
+
+
+def where(memory, address: int) -> str:
+    """'name+0xOFF' for a guest address, or 'not in guest memory'."""
+    a = memory.find(address)
+    if a is None:
+        return "not in guest memory"
+    off = int(address) - a.base
+    return f"{a.name or '(unnamed)'}+0x{off:x}" if off else (a.name or "(unnamed)")
+
+
+def find_allocation(memory, spec: str):
+    """An allocation by exact name, by unique name prefix, or by an address inside it."""
+    allocs = memory.allocations
+    exact = [a for a in allocs if a.name == spec]
+    if len(exact) == 1:
+        return exact[0]
+    try:
+        addr = int(spec, 0)
+    except ValueError:
+        addr = None
+    if addr is not None:
+        a = memory.find(addr)
+        if a is None:
+            raise UserError(f"no allocation holds address {hexa(addr)} (see `wavelift info`)")
+        return a
+    pre = [a for a in allocs if a.name.startswith(spec)]
+    if len(pre) == 1:
+        return pre[0]
+    names = ", ".join(repr(a.name) for a in (pre or allocs)[:12])
+    if pre:
+        raise UserError(f"allocation {spec!r} is ambiguous: {names}")
+    raise UserError(f"no allocation named {spec!r}; the capture has {names}"
+                    f"{' …' if len(allocs) > 12 else ''} (names or addresses: `wavelift info`)")
+
+
+def fmt_grid(config) -> str:
+    g = "x".join(str(x) for x in config.num_groups)
+    b = "x".join(str(x) for x in config.block)
+    return f"{g} x {b}"
+
+
+def fmt_bytes(n: int) -> str:
+    return f"{n}"
+
+
+def table(rows: list[list[str]], header: list[str], right: set[int] = frozenset()) -> str:
+    """A plain-text table: columns padded to their widest cell; `right` columns right-aligned."""
+    allr = [header] + rows
+    w = [max(len(str(r[i])) for r in allr) for i in range(len(header))]
+    out = []
+    for r in allr:
+        cells = [str(c).rjust(w[i]) if i in right else str(c).ljust(w[i]) for i, c in enumerate(r)]
+        out.append("  ".join(cells).rstrip())
+    return "\n".join(out)
+
+
+# --- progress ----------------------------------------------------------------------------------
+class Progress:
+    """One status line per dispatch on stderr (redrawn in place on a terminal)."""
+
+    def __init__(self, enabled: bool, stream=None):
+        self.stream = stream or sys.stderr
+        self.enabled = enabled
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.t0 = time.perf_counter()
+
+    def _emit(self, text: str, final: bool) -> None:
+        if not self.enabled:
+            return
+        if self.tty:
+            self.stream.write("\r\x1b[K" + text + ("\n" if final else ""))
+        else:
+            self.stream.write(text + "\n")
+        self.stream.flush()
+
+    def start(self, index: int, config) -> None:
+        if self.tty:
+            self._emit(f"wavelift: dispatch {index}: program {hexa(config.program_address)} "
+                       f"grid {fmt_grid(config)} wave{config.wave_size} … "
+                       f"({time.perf_counter() - self.t0:.1f}s)", False)
+
+    def done(self, index: int, result) -> None:
+        what = "landed" if result.refusal is None else f"refused ({result.refusal.code})"
+        t = result.stats.get("time_s")
+        self._emit(f"wavelift: dispatch {index} {what}" + (f" in {t:.3f}s" if t is not None else ""),
+                   not self.tty)
+
+    def finish(self) -> None:
+        if self.enabled and self.tty:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+
+    def wrap(self, execute):
+        if not self.enabled:
+            return execute
+
+        def run(memory, config, index):
+            self.start(index, config)
+            r = execute(memory, config, index)
+            self.done(index, r)
+            return r
+        return run

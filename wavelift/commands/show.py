@@ -1,0 +1,209 @@
+"""`wavelift show CAPTURE ALLOCATION --format F --width W`: an allocation as a PNG image.
+
+Pixels are read row by row from `--offset` (bytes into the allocation), `--stride` bytes apart
+(default width x pixel size); `--height` defaults to as many whole rows as fit. What is shown:
+the allocation as stored in the capture; `--dispatch N`: after dispatch N ran (the dispatches
+before it run too); `--dispatch N --before-after`: before and after dispatch N side by side
+(before on the left, a 2-pixel gray gap, after on the right).
+
+Formats (little-endian): rgba8, bgra8 (4 bytes, shown as RGBA; --opaque forces alpha 255), r8
+(gray), r32ui, r32i (gray), r32f (gray), rg32f (R, G; B = 0), rgba32f (RGBA). Integer formats
+other than 8-bit and all float formats are mapped linearly from a range [lo, hi] to 0..255:
+    v8 = clip(floor((x - lo) / (hi - lo) * 255 + 0.5), 0, 255)        (0 when hi == lo)
+The range is `--range lo,hi`, or by default the smallest and largest finite value shown (of
+both images with --before-after, so they compare). NaN pixels are magenta (255, 0, 255) and
++-inf clip to 255 / 0; float images are written as RGB(A) for that reason.
+"""
+from __future__ import annotations
+
+import os
+import re
+
+import numpy as np
+
+from .common import add_debug, check_backend, execute_fn, hexa, load_capture, replay_until
+
+FORMATS = {  # name: (bytes per pixel, dtype, channels, kind)
+    "rgba8": (4, np.uint8, 4, "u8"),
+    "bgra8": (4, np.uint8, 4, "u8"),
+    "r8": (1, np.uint8, 1, "u8"),
+    "r32ui": (4, np.dtype("<u4"), 1, "mapped"),
+    "r32i": (4, np.dtype("<i4"), 1, "mapped"),
+    "r32f": (4, np.dtype("<f4"), 1, "float"),
+    "rg32f": (8, np.dtype("<f4"), 2, "float"),
+    "rgba32f": (16, np.dtype("<f4"), 4, "float"),
+}
+GAP = 2
+GAP_VALUE = 128
+NAN_RGB = (255, 0, 255)
+
+
+def texels(raw: np.ndarray, fmt: str, width: int, height: int, stride: int) -> np.ndarray:
+    """height x width x channels values of `fmt` from bytes `raw` (rows `stride` bytes apart)."""
+    bpp, dt, ch, _ = FORMATS[fmt]
+    rows = np.stack([raw[y * stride: y * stride + width * bpp] for y in range(height)])
+    return rows.reshape(height, -1).view(dt).reshape(height, width, ch)
+
+
+def auto_range(*arrays) -> tuple[float, float]:
+    vals = [a[np.isfinite(a)] if a.dtype.kind == "f" else a.reshape(-1) for a in arrays]
+    vals = [v for v in vals if v.size]
+    if not vals:
+        return 0.0, 1.0
+    return float(min(v.min() for v in vals)), float(max(v.max() for v in vals))
+
+
+def to_pixels(t: np.ndarray, fmt: str, lo: float, hi: float, opaque: bool = False) -> np.ndarray:
+    """uint8 pixels (H x W x C, C in 1/3/4) for texels `t` of `fmt`, mapped by [lo, hi]."""
+    kind = FORMATS[fmt][3]
+    if kind == "u8":
+        px = t.copy()
+        if fmt == "bgra8":
+            px = px[:, :, [2, 1, 0, 3]]
+        if opaque and px.shape[2] == 4:
+            px[:, :, 3] = 255
+        return px
+    x = t.astype(np.float64)
+    if hi > lo:
+        with np.errstate(invalid="ignore", over="ignore"):
+            v = np.floor((x - lo) / (hi - lo) * 255.0 + 0.5)
+    else:
+        v = np.where(np.isnan(x), np.nan, 0.0)
+    nan = np.isnan(v)
+    v8 = np.clip(np.nan_to_num(v, nan=0.0, posinf=255.0, neginf=0.0), 0, 255).astype(np.uint8)
+    h, w, ch = v8.shape
+    if kind == "mapped":
+        return v8
+    # floats: RGB (or RGBA) so that NaN can be marked
+    out = np.zeros((h, w, 4 if ch == 4 else 3), np.uint8)
+    out[:, :, :ch] = v8
+    if ch == 4 and opaque:
+        out[:, :, 3] = 255
+    anynan = nan.any(axis=2)
+    out[anynan, 0], out[anynan, 1], out[anynan, 2] = NAN_RGB
+    if ch == 4:
+        out[anynan, 3] = 255
+    return out
+
+
+def side_by_side(left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    h, w, c = left.shape
+    out = np.full((h, 2 * w + GAP, c), GAP_VALUE, np.uint8)
+    if c in (2, 4):
+        out[:, :, -1] = 255
+    out[:, :w] = left
+    out[:, w + GAP:] = right
+    return out
+
+
+def _safe_name(s: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", s).strip("_") or "allocation"
+
+
+def cmd_show(a) -> int:
+    from ..cli import UserError
+    from .common import find_allocation
+    cap = load_capture(a.capture)
+    fmt = a.format
+    bpp = FORMATS[fmt][0]
+    if a.width <= 0:
+        raise UserError("--width must be positive")
+    if a.before_after and a.dispatch is None:
+        raise UserError("--before-after needs --dispatch N (the dispatch to compare around)")
+    alloc = find_allocation(cap.memory, a.allocation)
+    stride = a.stride if a.stride is not None else a.width * bpp
+    if stride < a.width * bpp:
+        raise UserError(f"--stride {stride} is smaller than a row ({a.width} x {bpp} bytes)")
+    if not 0 <= a.offset < alloc.size:
+        raise UserError(f"--offset {a.offset} is outside allocation {alloc.name!r} "
+                        f"({alloc.size} bytes)")
+    avail = alloc.size - a.offset
+    if a.height is None:
+        height = (avail - a.width * bpp) // stride + 1 if avail >= a.width * bpp else 0
+        if height <= 0:
+            raise UserError(f"allocation {alloc.name!r} has {avail} bytes from offset "
+                            f"{a.offset}: not one row of {a.width} {fmt} pixels")
+    else:
+        height = a.height
+        need = (height - 1) * stride + a.width * bpp
+        if height <= 0 or need > avail:
+            raise UserError(f"{a.width}x{height} {fmt} pixels (stride {stride}) need {need} bytes "
+                            f"from offset {a.offset}, but allocation {alloc.name!r} has {avail}")
+    nbytes = (height - 1) * stride + a.width * bpp
+    lo_hi = None
+    if a.range:
+        try:
+            lo, hi = (float(x) for x in a.range.split(","))
+        except ValueError:
+            raise UserError(f"--range {a.range!r}: give two numbers, lo,hi (e.g. 0,1)") from None
+        lo_hi = (lo, hi)
+    address = alloc.base + a.offset
+
+    def snap(memory):
+        return np.array(memory.view(address, nbytes))
+
+    before = None
+    if a.dispatch is not None:
+        check_backend(a.backend)
+        held = {}
+        results = replay_until(cap, a.dispatch, execute_fn(a.backend, a.mode, {}),
+                               before=lambda memory, config: held.setdefault("b", snap(memory)))
+        if len(results) <= a.dispatch:
+            raise UserError(f"{a.capture} has {len(results)} dispatch(es); there is no dispatch "
+                            f"{a.dispatch}")
+        r = results[a.dispatch]
+        before = held.get("b", snap(cap.memory))
+        status = "landed" if r.refusal is None else f"refused: {r.refusal.code}: {r.refusal.message}"
+        print(f"dispatch {a.dispatch}: {status}")
+    after = snap(cap.memory)
+    t_after = texels(after, fmt, a.width, height, stride)
+    t_before = texels(before, fmt, a.width, height, stride) if before is not None else None
+    kind = FORMATS[fmt][3]
+    if lo_hi is None and kind != "u8":
+        lo_hi = auto_range(t_after, *([t_before] if (t_before is not None and a.before_after) else []))
+    lo, hi = lo_hi if lo_hi else (0.0, 255.0)
+    img = to_pixels(t_after, fmt, lo, hi, a.opaque)
+    if a.before_after:
+        img = side_by_side(to_pixels(t_before, fmt, lo, hi, a.opaque), img)
+        changed = int(np.any(t_before.view(np.uint8).reshape(height, a.width, -1)
+                             != t_after.view(np.uint8).reshape(height, a.width, -1), axis=2).sum())
+    out = a.png or (_safe_name(alloc.name) + ("-before-after" if a.before_after else "") + ".png")
+    from .. import png
+    try:
+        png.write(out, img)
+    except OSError as e:
+        raise UserError(f"cannot write {out}: {e.strerror}") from None
+    rng = f", range [{lo:g}, {hi:g}]" if kind != "u8" else ""
+    what = f"{alloc.name!r} at {hexa(address)}"
+    print(f"wrote {out}: {img.shape[1]}x{img.shape[0]} PNG of {what}, {a.width}x{height} {fmt}"
+          f"{rng}" + (" (before | after)" if a.before_after else ""))
+    if a.before_after:
+        print(f"{changed} of {a.width * height} pixels changed")
+    return 0
+
+
+def register(sub) -> None:
+    p = sub.add_parser("show", help="render an allocation as a PNG image (optionally before/after "
+                                    "a dispatch)", description=__doc__,
+                       formatter_class=__import__("argparse").RawDescriptionHelpFormatter)
+    p.add_argument("capture", help=".wlcap file")
+    p.add_argument("allocation", help="allocation name (or unique prefix), or an address in it")
+    p.add_argument("--format", "-f", choices=list(FORMATS), required=True)
+    p.add_argument("--width", "-W", type=int, required=True, help="pixels per row")
+    p.add_argument("--height", "-H", type=int, help="rows (default: as many as fit)")
+    p.add_argument("--offset", type=lambda s: int(s, 0), default=0,
+                   help="bytes into the allocation where the image starts")
+    p.add_argument("--stride", type=lambda s: int(s, 0), default=None,
+                   help="bytes from one row to the next (default: width x pixel size)")
+    p.add_argument("--range", metavar="LO,HI", help="value range mapped to 0..255 (default: "
+                   "min,max of the finite values shown)")
+    p.add_argument("--opaque", action="store_true", help="alpha 255 for rgba8/bgra8/rgba32f")
+    p.add_argument("--png", metavar="FILE", help="output file (default: <allocation>.png)")
+    p.add_argument("--dispatch", "-d", type=int, metavar="N",
+                   help="show the allocation after dispatch N ran")
+    p.add_argument("--before-after", action="store_true",
+                   help="with --dispatch: before and after dispatch N side by side")
+    p.add_argument("--backend", choices=["numpy", "cuda"], default="numpy")
+    p.add_argument("--mode", choices=["wave", "lane"], default="wave")
+    add_debug(p)
+    p.set_defaults(func=cmd_show)

@@ -1,0 +1,276 @@
+"""`wavelift trace CAPTURE --dispatch N`: everything about one dispatch.
+
+The dispatches before N are replayed (so guest memory is what dispatch N sees), then dispatch N
+runs; the rest of the capture does not. Printed: the dispatch's configuration, its outcome and
+statistics, the windows (guest ranges the module could reach) and why each was placed, the write
+spans that landed, escapes, and the decoded program with every memory instruction annotated.
+
+Annotations are static (what the instruction addresses, read from its encoding and, for scalar
+loads and buffer/global accesses through SGPRs the program has not yet overwritten, from the
+user SGPRs), except `ESCAPE`, which comes from the run: the engine reports escapes per
+instruction. `window` = guest memory reached through the windows; `scratch` = the wave's private
+memory; `LDS` = workgroup memory (never guest memory).
+"""
+from __future__ import annotations
+
+from .common import (add_debug, check_backend, execute_fn, fmt_grid, hexa, load_capture,
+                     replay_until, table, where)
+
+MAX_CODE = 1 << 20
+
+
+def _program_bytes(memory, address):
+    a = memory.find(address)
+    if a is None:
+        return None
+    off = address - a.base
+    return bytes(a.data[off: off + MAX_CODE])
+
+
+def decode_program(code: bytes, target: str, wave64: bool, base: int):
+    """(instructions in offset order, note). Reachable instructions (translate.flow.discover)
+    when the whole program decodes; else a linear decode up to the first problem."""
+    from ..isa import DecodeError, decode_one
+    try:
+        from ..translate.flow import discover
+        from ..refusal import Refused
+        try:
+            instrs, _ = discover(code, target, wave64, base)
+            return [instrs[o] for o in sorted(instrs)], None
+        except Refused as e:
+            note = f"{e.refusal.code}: {e.refusal.message}"
+    except ImportError:
+        note = None
+    out, pos, far = [], 0, 0
+    while pos < len(code):
+        try:
+            ins = decode_one(code, pos, target, wave64, 0)
+        except DecodeError as e:
+            return out, (note or "") + f" — listing stops: {e}"
+        out.append(ins)
+        if ins.name in ("s_branch", "s_cbranch_scc0", "s_cbranch_scc1", "s_cbranch_vccz",
+                        "s_cbranch_vccnz", "s_cbranch_execz", "s_cbranch_execnz") and ins.operands:
+            v = ins.operands[0].index
+            v = v - 0x10000 if v & 0x8000 else v
+            far = max(far, pos + 4 + 4 * v)
+        pos += ins.size
+        if ins.name in ("s_endpgm", "s_code_end") and pos > far:
+            break
+    return out, note
+
+
+def _sgprs(op):
+    return set(range(op.index, op.index + op.count)) if op.kind == "sgpr" else set()
+
+
+def _written_sgprs(ins) -> set:
+    out = set()
+    for op in ins.operands:
+        if op.role in ("sdst", "sdata") and op.kind == "sgpr":
+            if ins.encoding == "SMEM" and ins.name.startswith("s_store"):
+                continue
+            out |= _sgprs(op)
+    return out
+
+
+class Annotator:
+    def __init__(self, memory, config, result):
+        self.memory, self.config = memory, config
+        self.user = {i: v for i, v in enumerate(config.user_sgprs)}
+        self.clobbered: set = set()
+        self.escapes: dict = {}
+        for e in (result.escapes if result else []):
+            self.escapes.setdefault(e.pc, []).append(e)
+        self.windows = list(result.windows) if result else []
+        sys_ = {v: k for k, v in config.system_sgprs.items()}
+        self.scratch_off = next((i for i, k in sys_.items() if k == "scratch_wave_offset"), None)
+
+    def _user_pair(self, first: int):
+        if first in self.clobbered or first + 1 in self.clobbered:
+            return None
+        if first in self.user and first + 1 in self.user:
+            return (self.user[first + 1] << 32) | self.user[first]
+        return None
+
+    def _window_of(self, address: int) -> str:
+        from ..memory.guest import canonical
+        a = canonical(address)
+        for w in self.windows:
+            if w.address <= a < w.address + w.size:
+                return f"window {w.name!r}"
+        return f"{where(self.memory, a)}"
+
+    def note(self, ins) -> str:
+        enc, name, f = ins.encoding, ins.name, ins.fields
+        ops = {op.role: op for op in ins.operands}
+        text = ""
+        if enc == "SMEM":
+            base = ops.get("sbase")
+            if base is not None:
+                if name.startswith("s_buffer_"):
+                    text = f"window (scalar buffer load through V# {base.text})"
+                else:
+                    p = self._user_pair(base.index)
+                    text = ("window (scalar load from " + base.text
+                            + (f" = user SGPRs -> {hexa(p)}: {self._window_of(p)})" if p is not None else ")"))
+        elif enc == "GLOBAL":
+            sa = f.get("saddr", 125)
+            if sa not in (124, 125) and sa < 106:
+                p = self._user_pair(sa)
+                text = (f"window (global: s[{sa}:{sa + 1}]"
+                        + (f" = {hexa(p)} in {self._window_of(p)}" if p is not None else "")
+                        + " + v offset)")
+            else:
+                text = "window (global: 64-bit address in " + (ops["addr"].text if "addr" in ops else "v") + ")"
+        elif enc == "FLAT":
+            text = "window, or scratch if the address is in the private aperture (flat)"
+        elif enc == "SCRATCH":
+            text = "scratch"
+        elif enc in ("MUBUF", "MTBUF"):
+            srsrc = next((op for op in ins.operands if op.role == "srsrc"), None)
+            so = f.get("soffset")
+            if self.config.scratch_enabled and ((srsrc is not None and srsrc.index == 0
+                                                 and 0 not in self.clobbered)
+                                                or (so is not None and so == self.scratch_off)):
+                text = "scratch (private segment buffer)"
+            else:
+                text = f"window (buffer through V# {srsrc.text if srsrc else '?'})"
+        elif enc == "DS":
+            text = "LDS" if not name.startswith("ds_gws") else "GDS"
+        elif enc == "MIMG":
+            text = "window (image through T#)"
+        es = self.escapes.get(ins.offset)
+        if es:
+            e = es[0]
+            text = (text + "; " if text else "") + (
+                f"ESCAPE: {e.kind} at {hexa(e.address)} (wave {e.wave} lane {e.lane})"
+                + (f" and {len(es) - 1} more reported" if len(es) > 1 else ""))
+        self.clobbered |= _written_sgprs(ins)
+        return text
+
+
+def _rsrc_fields(config) -> list[str]:
+    from ..stream.registers import BY_NAME
+    lines = []
+    for name, v in (("COMPUTE_PGM_RSRC1", config.rsrc1), ("COMPUTE_PGM_RSRC2", config.rsrc2),
+                    ("COMPUTE_PGM_RSRC3", config.rsrc3)):
+        try:
+            d = BY_NAME[name].decode(v, config.gfx_level)
+            fields = " ".join(f"{k}={x}" for k, x in d.items() if x)
+        except Exception:  # noqa: BLE001 - a register the table cannot decode is shown raw
+            fields = ""
+        lines.append(f"  {name:<18} 0x{v:08x}  {fields}")
+    return lines
+
+
+def format_config(memory, c) -> list[str]:
+    L = [f"  target             {c.target}",
+         f"  program            {hexa(c.program_address)} ({where(memory, c.program_address)})",
+         f"  wave size          {c.wave_size}",
+         f"  grid               {fmt_grid(c)} (groups x threads per group); dims "
+         f"{'x'.join(map(str, c.dims))}, start {'x'.join(map(str, c.group_start))}",
+         ]
+    if c.partial_tg:
+        L.append(f"  partial last group {'x'.join(map(str, c.partial))}")
+    L.append(f"  initiator          0x{c.initiator:08x}")
+    L += _rsrc_fields(c)
+    L.append(f"  LDS                {c.lds_bytes} bytes")
+    L.append(f"  scratch            " + (f"{c.scratch_wave_bytes} bytes per wave, TMPRING_SIZE "
+                                         f"0x{c.tmpring_size:08x} ({c.tmpring_waves} waves)"
+                                         if c.scratch_enabled else "off"))
+    L.append(f"  user SGPRs         {len(c.user_sgprs)}")
+    for i, v in enumerate(c.user_sgprs):
+        extra = ""
+        if i + 1 < len(c.user_sgprs):
+            p = (c.user_sgprs[i + 1] << 32) | v
+            a = memory.find(p)
+            if a is not None and p:
+                extra = f"  s[{i}:{i + 1}] -> {hexa(p)} ({where(memory, p)})"
+        unw = "  (never written: reads 0)" if i in c.unwritten_user_sgprs else ""
+        L.append(f"    s{i:<3} 0x{v:08x}{extra}{unw}")
+    for k, v in sorted(c.system_sgprs.items(), key=lambda kv: kv[1]):
+        L.append(f"    s{v:<3} {k} (written by the hardware)")
+    return L
+
+
+def cmd_trace(a) -> int:
+    from ..cli import UserError
+    cap = load_capture(a.capture)
+    check_backend(a.backend)
+    n = a.dispatch
+    if n < 0:
+        raise UserError("--dispatch N: N counts from 0")
+    execute = execute_fn(a.backend, a.mode, {})
+    results = replay_until(cap, n, execute)
+    if len(results) <= n:
+        raise UserError(f"{a.capture} has {len(results)} dispatch(es) (0..{len(results) - 1}); "
+                        f"there is no dispatch {n}" if results else
+                        f"{a.capture} has no dispatches")
+    r = results[n]
+    c = r.config
+    print(f"dispatch {n} of {a.capture} (backend {a.backend}, mode {a.mode})")
+    print()
+    if c is None:
+        print(f"refused before it could run: {r.refusal.code}: {r.refusal.message}")
+        return 1
+    print("configuration:")
+    print("\n".join(format_config(cap.memory, c)))
+    print()
+    if r.refusal is None:
+        print("result: landed")
+    else:
+        print(f"result: refused: {r.refusal.code}: {r.refusal.message}")
+    s = r.stats or {}
+    if s:
+        keys = ["waves", "instructions", "lane_instructions", "bytes_written", "escapes",
+                "module_cache_hit", "time_s"]
+        print("  " + ", ".join(f"{k} {s[k]:.3f}s" if k == "time_s" else f"{k} {s[k]}"
+                               for k in keys if k in s))
+    print()
+    print(f"windows ({len(r.windows)}):")
+    if r.windows:
+        print(table([[hexa(w.address), str(w.size), w.name, w.reason] for w in r.windows],
+                    ["address", "size", "allocation", "why it was placed"], {1}))
+    else:
+        print("  none (the engine placed none, or did not get that far)")
+    print()
+    print(f"write spans ({len(r.write_spans)}, {sum(n for _, n in r.write_spans)} bytes"
+          f"{' landed' if r.refusal is None else ', not landed'}):")
+    if r.write_spans:
+        print(table([[hexa(ad), str(sz), where(cap.memory, ad)] for ad, sz in r.write_spans],
+                    ["address", "size", "where"], {1}))
+    if r.escapes:
+        print()
+        print(f"escapes ({len(r.escapes)} reported):")
+        print(table([[f"0x{e.pc:x}", e.kind, hexa(e.address), str(e.wave), str(e.lane),
+                      e.instruction] for e in r.escapes],
+                    ["pc", "kind", "address", "wave", "lane", "instruction"], {3, 4}))
+    print()
+    code = _program_bytes(cap.memory, c.program_address)
+    if code is None:
+        print(f"program: {hexa(c.program_address)} is not in guest memory")
+        return 0 if r.refusal is None else 1
+    instrs, note = decode_program(code, c.target, c.wave_size == 64, c.program_address)
+    print(f"program ({len(instrs)} instructions at {hexa(c.program_address)}; "
+          f"annotations: window / scratch / LDS / ESCAPE):")
+    if note:
+        print(f"  note: {note}")
+    ann = Annotator(cap.memory, c, r)
+    width = max((len(i.text) for i in instrs), default=0)
+    for ins in instrs:
+        t = ann.note(ins)
+        line = f"  {ins.offset:6x}:  {ins.text.ljust(width)}"
+        print((line + "  ; " + t) if t else line.rstrip())
+    return 0 if r.refusal is None else 1
+
+
+def register(sub) -> None:
+    p = sub.add_parser("trace", help="one dispatch in detail: config, windows, writes, program",
+                       description=__doc__)
+    p.add_argument("capture", help=".wlcap file")
+    p.add_argument("--dispatch", "-d", type=int, required=True, metavar="N",
+                   help="dispatch number (as `wavelift run` numbers them, from 0)")
+    p.add_argument("--backend", choices=["numpy", "cuda"], default="numpy")
+    p.add_argument("--mode", choices=["wave", "lane"], default="wave")
+    add_debug(p)
+    p.set_defaults(func=cmd_trace)
