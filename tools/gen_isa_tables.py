@@ -1,14 +1,30 @@
 #!/usr/bin/env python3
 """Generate wavelift/isa/tables/<target>_w<32|64>.json by asking LLVM 19 about every opcode.
 
-    python3 tools/gen_isa_tables.py            # all targets, both wave sizes
+    python3 tools/gen_isa_tables.py                  # all targets, both wave sizes
+    python3 tools/gen_isa_tables.py gfx1030_w32      # one
 
-For every encoding and opcode value a probe word with *sentinel* field values (vdst=20, src0=40,
-src1/vsrc1=60, src2=80, VOP3B sdst=10 ...) is disassembled; the printed line becomes a template
-(fixed text + operand slots, register widths read from ``v[40:41]``-style ranges).  Each source
-slot is then probed with inline constants and literals and given the constant type
-(b32/f16/i16/f64/b64) whose printing matches LLVM on every probe.  VOP3 modifier support
-(abs/neg/clamp/omod/op_sel) is probed the same way.  No opcode is typed in by hand.
+Nothing opcode-specific is typed in (docs/decisions/0001).  Per encoding and opcode value:
+
+1. A probe word with *sentinel* field values (vdst=20, src0=40, src1/vsrc1=60, src2=80, VOP3B
+   sdst=12 ...) is disassembled; the printed line becomes a template: fixed text plus operand
+   slots (register widths read from ``v[40:41]``-style ranges).
+2. Every slot that holds a register field is probed with *every* code of its field (0..255;
+   for 9-bit sources also a few VGPRs).  What LLVM prints for each code (or that it rejects
+   it) becomes the slot's *code map* (shared between slots: ``codemaps`` in the JSON), so
+   register-class rules (64-bit alignment, which specials a class holds, ``/*Invalid ...*/``
+   comments, inline-constant spelling per operand type) are LLVM's own.  A code LLVM reads as
+   a literal (the instruction grows by 4 bytes) gets the literal type (b32/f16/i16/v2i16/
+   v2f16/f64/b64/i64/hex, "!" = with ``/*Invalid immediate*/``) whose printing matches LLVM
+   on a set of literal probes.
+3. Every other bit of the instruction (modifier fields, unused fields, bits no field names) is
+   flipped on its own: LLVM rejects it (``rej`` mask), ignores it, or prints it — as a source
+   modifier (``-x``/``|x|``), a flag (`` clamp``, `` glc``), an output modifier (``mul:2``) or
+   one position of a group (``op_sel:[..]``, ``op_sel_hi``, ``neg_lo``, ``neg_hi``).  A field
+   whose bits change the text in other ways (v_interp attributes) becomes a slot of its own,
+   probed with every value.
+SOPK/SOPP ``simm16`` print formats and the hwreg/sendmsg/version names are probed likewise.
+``notes`` in each file lists probes the generator could not match.
 """
 from __future__ import annotations
 
@@ -16,13 +32,17 @@ import json
 import os
 import re
 import struct
+import subprocess
 import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 from wavelift.isa import decoder as D  # noqa: E402
-from wavelift.isa.encodings import LAYOUTS, encode  # noqa: E402
-from wavelift.isa.llvm_oracle import llvm_disasm  # noqa: E402
+from wavelift.isa import llvm_oracle as L  # noqa: E402
+from wavelift.isa.encodings import FIXED, LAYOUTS, NWORDS, classify, encode  # noqa: E402
+from wavelift.isa.operands import LITERAL_FORMATS, vreg_name  # noqa: E402
 
 OUT = os.path.join(os.path.dirname(__file__), "..", "wavelift", "isa", "tables")
 TARGETS = ("gfx1030", "gfx1010")
@@ -31,14 +51,18 @@ SENT = {"vdst": 20, "sdst": 20, "src0": 40, "ssrc0": 40, "src1": 60, "vsrc1": 60
         "src2": 80, "sdata": 40, "sbase": 6, "soffset": 125}
 NUM2FIELD = {20: ("vdst", "sdst"), 40: ("src0", "ssrc0", "sdata"), 60: ("src1", "vsrc1", "ssrc1"),
              80: ("src2",), 10: ("sdst", "sbase"), 12: ("sdst",)}
+MODF = ("abs", "neg", "opsel", "clamp", "omod", "neg_hi", "opsel_hi", "opsel_hi2", "glc", "dlc")
 SIMM = 0x1234
 SMEM_OFF = 0x1234
+LITMARK = 0xDEADBEEF
 REG = re.compile(r"(?<![\w\[])(v|s|ttmp)(?:(\d+)|\[(\d+):(\d+)\])(?![\w\]])")
+GROUP = re.compile(r" (op_sel|op_sel_hi|neg_lo|neg_hi):\[([01,]+)\]")
 SIMM_FMTS = ("hex", "dec", "inl", "waitcnt", "depctr", "sendmsg", "hwreg", "version")
-TYPES = ("b32", "f16", "i16", "f64", "b64")
-CONST_CODES = [128, 129, 150, 192, 193, 200, 208, 240, 241, 242, 243, 244, 245, 246, 247, 248]
+TYPES = ("b32", "f16", "i16", "v2i16", "v2f16", "f64", "b64", "i64", "hex")
 LITS = [0x3F800000, 0x3C00, 0x12343C00, 0x3FF00000, 0x3FC45F30, 0x12345678, 0xFFFFFFFF,
-        0xFFFFFFF0, 0x41, 0xFFFF, 0x3118, 0x3E22F983, 0x40, 0xBC00, 0xC4000000]
+        0xFFFFFFF0, 0x41, 0xFFFF, 0x3118, 0x3E22F983, 0x40, 0xBC00, 0xC4000000, 0x12340007,
+        0x7, 0x0, 0xFFFF0000, 0x4000, 0x40000000]
+VPROBE = (0, 1, 100, 254, 255)
 
 
 def wbytes(words):
@@ -47,6 +71,13 @@ def wbytes(words):
 
 def fields_of(enc):
     return {n for n, _, _ in LAYOUTS[enc]}
+
+
+def field_lw(enc, name):
+    for n, lo, w in LAYOUTS[enc]:
+        if n == name:
+            return lo, w
+    return None
 
 
 def sentinel_fields(enc, vreg_src=True):
@@ -64,23 +95,29 @@ def sentinel_fields(enc, vreg_src=True):
     return f
 
 
-def field_width(enc, name):
-    for n, _, w in LAYOUTS[enc]:
-        if n == name:
-            return w
-    return 0
+def value_of(enc, f):
+    return sum(w << (32 * i) for i, w in enumerate(encode(enc, **f)))
 
 
-def make_template(enc, text, simm_fmt=None):
-    """Split LLVM's line into (printed mnemonic, parts)."""
+def words_of(enc, val):
+    return [(val >> (32 * i)) & 0xFFFFFFFF for i in range(NWORDS.get(enc, 1))]
+
+
+def base_name(mn):
+    for suf in ("_e32", "_e64", "_dpp", "_sdwa"):
+        if mn.endswith(suf):
+            return mn[: -len(suf)], suf[1:]
+    return mn, ""
+
+
+def reg_spans(enc, text):
+    """Register slots of LLVM's sentinel line: [(start, end, spec)]."""
     mn, _, rest = text.partition(" ")
-    parts = []
-    if rest:
-        parts.append(" ")
-    pos = 0
+    off = len(mn) + 1
     flds = fields_of(enc)
     used = set()
     srci = {"src0": 0, "src1": 1, "src2": 2}
+    spans = []
     for m in REG.finditer(rest):
         pre, one, lo, hi = m.groups()
         first = int(one if one is not None else lo)
@@ -92,60 +129,39 @@ def make_template(enc, text, simm_fmt=None):
             continue
         fld = cand[0]
         used.add(fld)
-        parts.append(rest[pos:m.start()])
-        w = field_width(enc, fld)
-        if fld == "sbase":
-            k = "s"
-        elif w == 9 or fld in ("ssrc0", "ssrc1"):
-            k = "src"
-        elif pre == "v":
-            k = "v"
-        else:
-            k = "s"
-        p = {"f": fld, "k": k, "n": n}
-        if k == "src" and fld in srci:
+        p = {"f": fld, "k": "cm", "n": n}
+        if fld in srci:
             p["i"] = srci[fld]
+        if fld in ("vdst", "vsrc1") and pre == "v":
+            p["r"] = "v"
+        spans.append((off + m.start(), off + m.end(), p))
+    return spans
+
+
+def build_parts(text, spans):
+    mn, _, _ = text.partition(" ")
+    parts = []
+    pos = len(mn)
+    for s, e, p in sorted(spans, key=lambda x: x[0]):
+        if s > pos:
+            parts.append(text[pos:s])
         parts.append(p)
-        pos = m.end()
-    parts.append(rest[pos:])
-    parts = [p for p in parts if p != ""]
-    # merge adjacent strings
-    out = []
-    for p in parts:
-        if isinstance(p, str) and out and isinstance(out[-1], str):
-            out[-1] += p
-        else:
-            out.append(p)
-    return mn, out
+        pos = e
+    if pos < len(text):
+        parts.append(text[pos:])
+    return mn, parts
 
 
-def replace_text(parts, needle, spec):
-    out = []
-    done = False
-    for p in parts:
-        if isinstance(p, str) and not done and needle in p:
-            a, b = p.split(needle, 1) if not needle.startswith(" ") else p.rsplit(needle, 1)
-            if a:
-                out.append(a)
-            out.append(spec)
-            if b:
-                out.append(b)
-            done = True
-        else:
-            out.append(p)
-    return out, done
+def mid_text(base, s, e, line):
+    """The text LLVM printed in place of base[s:e], or None when the rest differs."""
+    pre, suf = base[:s], base[e:]
+    if line.startswith(pre) and line.endswith(suf) and len(line) >= len(pre) + len(suf):
+        return line[len(pre):len(line) - len(suf)]
+    return None
 
 
-def base_name(mn):
-    for suf in ("_e32", "_e64", "_dpp", "_sdwa"):
-        if mn.endswith(suf):
-            return mn[: -len(suf)], suf[1:]
-    return mn, ""
-
-
-def entry_text(e, enc, f, lit, target, wave64):
-    t, _ = D.render(e, enc, f, lit, target, wave64)
-    return t + D._suffix(e, f)
+def groups_of(text):
+    return {m.group(1): [int(x) for x in m.group(2).split(",")] for m in GROUP.finditer(text)}
 
 
 class Gen:
@@ -154,13 +170,69 @@ class Gen:
         self.wave64 = wave64
         self.extra = {"sendmsg": {}, "hwreg": {}, "version": {}}
         self.notes = []
+        self.cms = []
+        self.cm_ids = {}
+
+    # ---------------------------------------------------------------- LLVM
+    def _run(self, items, pad):
+        starts = []
+        blob = bytearray()
+        for b in items:
+            starts.append(len(blob))
+            blob += b + L.NOP * pad
+        with tempfile.TemporaryDirectory() as d:
+            s = os.path.join(d, "t.s")
+            o = os.path.join(d, "t.o")
+            with open(s, "w") as f:
+                f.write(".text\n")
+                for i in range(0, len(blob), 256):
+                    f.write(".byte " + ",".join(map(str, blob[i:i + 256])) + "\n")
+            subprocess.run([L.LLVM_MC, "-triple=amdgcn-amd-amdhsa", f"-mcpu={self.target}",
+                            "-filetype=obj", s, "-o", o], check=True, capture_output=True)
+            lines = L.objdump_lines(o, self.target, self.wave64)
+        at = {}
+        for ln in lines:
+            m = L._LINE.match(ln)
+            if not m:
+                continue
+            text, addr, enc = m.groups()
+            addr = int(addr, 16)
+            if text.startswith((".long", ".byte", ".short")):
+                at[addr] = None
+            else:
+                at[addr] = (text, 4 * len(enc.split()))
+        return [at.get(s, "?") for s in starts]
 
     def ask(self, items):
-        return llvm_disasm([wbytes(w) for w in items], self.target, self.wave64)
+        """LLVM's (text, size) or None for each list of words."""
+        items = [wbytes(w) if not isinstance(w, bytes) else w for w in items]
+        chunk = 40000
+        parts = [items[i:i + chunk] for i in range(0, len(items), chunk)]
+        with ThreadPoolExecutor(2) as ex:
+            res = [r for rs in ex.map(lambda p: self._run(p, 3), parts) for r in rs]
+        for pad in (8, 16):
+            retry = [i for i, r in enumerate(res) if r == "?"]
+            if not retry:
+                break
+            r2 = self._run([items[i] for i in retry], pad)
+            for i, r in zip(retry, r2):
+                res[i] = r
+        for i, r in enumerate(res):
+            if r == "?":
+                res[i] = self._run([items[i]], 16)[0]
+                if res[i] == "?":
+                    res[i] = None
+        return res
+
+    def cm_id(self, lst):
+        key = json.dumps(lst)
+        if key not in self.cm_ids:
+            self.cm_ids[key] = len(self.cms)
+            self.cms.append(lst)
+        return self.cm_ids[key]
 
     # ---------------------------------------------------------------- simm16 side tables
     def side_tables(self):
-        # hwreg names: s_getreg_b32 (SOPK op 0x12) with offset 0, size 32
         items = [encode("SOPK", op=0x12, sdst=20, simm16=i | (31 << 11)) for i in range(64)]
         for i, r in enumerate(self.ask(items)):
             m = r and re.search(r"hwreg\(([A-Z_0-9]+)\)", r[0])
@@ -168,264 +240,464 @@ class Gen:
                 self.extra["hwreg"][str(i)] = m.group(1)
         items = [encode("SOPP", op=0x10, simm16=i) for i in range(1024)]
         for i, r in enumerate(self.ask(items)):
-            if r and "sendmsg(" in r[0]:
+            if r and r[0].split(" ", 1)[1] != str(i):
                 self.extra["sendmsg"][str(i)] = r[0].split(" ", 1)[1]
-        items = [encode("SOPK", op=1, simm16=i) for i in range(256)] + \
-                [encode("SOPK", op=1, simm16=i | 0x8000) for i in range(256)]
-        for i, r in enumerate(self.ask(items)):
-            v = i if i < 256 else (i - 256) | 0x8000
-            if r and "UC_VERSION" in r[0]:
+        vals = list(range(256)) + [i | 0x8000 for i in range(256)]
+        for v, r in zip(vals, self.ask([encode("SOPK", op=1, simm16=v) for v in vals])):
+            if r and r[0].split(" ", 1)[1] != f"{v:#x}":
                 self.extra["version"][str(v)] = r[0].split(" ", 1)[1]
-        D.load_table.cache_clear()
-        D.load_table.__wrapped__  # noqa: B018
-        self._install_side()
+        self._install()
 
-    def _install_side(self):
-        side = self.extra
-        orig = D.load_table
+    def _install(self):
+        side = {"_simm16": self.extra, "_cm": self.cms}
+        self._orig = D.load_table
+        D.load_table = lambda target, wave64: side  # used by the renderer during generation
 
-        def fake(target, wave64):
-            return {"_simm16": side}
-        D.load_table = fake  # only used by simm16_text during generation
-        self._orig = orig
+    def render(self, e, lay, val, lit):
+        try:
+            return D.render_entry(e, lay, val, lit, self.target, self.wave64)[0]
+        except D.BadEncoding:
+            return None
 
     # ---------------------------------------------------------------- encodings
     def gen(self, enc):
-        opbits = field_width(enc, "op")
-        ops = list(range(1 << opbits))
+        lo_op, w_op = field_lw(enc, "op")
+        ops = list(range(1 << w_op))
         base = sentinel_fields(enc)
-        items = [encode(enc, **dict(base, op=o)) + [0xDEADBEEF] for o in ops]
+        items = [encode(enc, **dict(base, op=o)) + [LITMARK] for o in ops]
         res = self.ask(items)
-        self.base = {o: base for o in ops}
-        zero = {o: [] for o in ops}
+        bases = {o: base for o in ops}
         b2 = sentinel_fields(enc, vreg_src=False)
-        variants = [(dict(base, src2=0), ["src2"]), (dict(base, src1=0, src2=0), ["src1", "src2"]),
-                    (dict(base, src0=0, src1=0, src2=0), ["src0", "src1", "src2"]),
-                    (dict(b2), []), (dict(b2, src2=0), ["src2"]),
-                    (dict(base, vdst=0), ["vdst"]), (dict(base, vdst=0, src0=0, src1=0, src2=0), ["vdst", "src0", "src1", "src2"])]
+        variants = [dict(base, src2=0), dict(base, src1=0, src2=0), dict(base, src0=0, src1=0, src2=0),
+                    dict(b2), dict(b2, src2=0), dict(base, vdst=0),
+                    dict(base, vdst=0, src0=0, src1=0, src2=0)]
         if enc in ("SOP1", "SOP2", "SOPC"):
-            variants = [(dict(base, ssrc0=0), ["ssrc0"]), (dict(base, sdst=0), ["sdst"]),
-                        (dict(base, ssrc1=0), ["ssrc1"])]
+            variants = [dict(base, ssrc0=0), dict(base, sdst=0), dict(base, ssrc1=0)]
         if enc == "SMEM":
-            variants = [(dict(base, sdata=0), ["sdata"]), (dict(base, sbase=0), ["sbase"]),
-                        (dict(base, sdata=0, sbase=0), ["sdata", "sbase"]),
-                        (dict(base, sdata=0, sbase=0, offset=0), ["sdata", "sbase", "offset"])]
-        if enc in ("SOPK",):
-            variants = [(dict(base, sdst=0), ["sdst"])]
-        for vb, zf in variants:
+            variants = [dict(base, sdata=0), dict(base, sbase=0), dict(base, sdata=0, sbase=0),
+                        dict(base, sdata=0, sbase=0, offset=0)]
+        if enc == "SOPK":
+            variants = [dict(base, sdst=0), dict(base, simm16=0), dict(base, sdst=0, simm16=0)]
+        if enc == "SOPP":
+            variants = [dict(base, simm16=0)]
+        for vb in variants:
             vb = {k: v for k, v in vb.items() if k in fields_of(enc)}
-            zf = [z for z in zf if z in fields_of(enc) and base.get(z)]
-            if not zf and vb == base:
-                continue
             miss = [o for o, r in zip(ops, res) if r is None]
-            if not miss:
-                break
-            r2 = self.ask([encode(enc, **dict(vb, op=o)) + [0xDEADBEEF] for o in miss])
+            if not miss or vb == base:
+                continue
+            r2 = self.ask([encode(enc, **dict(vb, op=o)) + [LITMARK] for o in miss])
             for o, r in zip(miss, r2):
                 if r is not None:
                     res[o] = r
-                    self.base[o] = vb
-                    zero[o] = zf
-        table = {}
-        from wavelift.isa.encodings import classify
+                    bases[o] = vb
+        ents = {}
         for o, r in zip(ops, res):
-            if r is None or classify(encode(enc, op=o)[0]) != enc.replace("VOP3P", "VOP3P"):
+            if r is None or classify(encode(enc, op=o)[0]) != enc:
                 continue
-            text, size = r
-            mn, parts = make_template(enc, text)
+            ents[o] = {"lay": enc, "f": dict(bases[o], op=o), "text": r[0], "size": r[1]}
+        if enc == "VOP3":
+            self.vop3b(ents)
+        for o, x in ents.items():
+            self.shape(enc, o, x)
+        self.codemaps(enc, ents)
+        self.bits(enc, ents)
+        table = {}
+        for o, x in ents.items():
+            text = x["text"]
+            g = GROUP.search(text)
+            if g and all(sp[1] <= g.start() for sp in x["spans"]):
+                rest = GROUP.sub("", text[g.start():])
+                text = text[:g.start()] + rest
+                if rest:
+                    self.notes.append(f"{enc} op {o}: text after groups {rest!r}")
+            mn, parts = build_parts(text, x["spans"])
             name, variant = base_name(mn)
-            if enc in ("VOP3", "VOP3P") and not variant:
-                variant = ""
             e = {"name": name, "name_p": mn, "parts": parts}
-            if zero[o]:
-                e["zero"] = zero[o]
             if variant:
                 e["variant"] = variant
-            if enc in ("SOPK", "SOPP"):
-                self.simm_format(enc, o, e, self.base[o])
-                if enc == "SOPK" and size == 8:
-                    e["lit"] = 1
-                    e["parts"], _ = replace_text(e["parts"], "0xdeadbeef", {"f": "literal", "k": "lit"})
-            if enc in ("VOP2", "VOP3") and size == 8 + 4 * (enc == "VOP3"):
-                e["lit"] = 1
-                e["parts"], _ = replace_text(e["parts"], "0xdeadbeef",
-                                             {"f": "literal", "k": "lit", "t": "hex"})
-            if enc == "SMEM":
-                self.smem_shape(o, e, text)
+            if x["lay"] != enc:
+                e["enc"] = x["lay"]
+            e.update(x["e"])
             table[o] = e
-        if enc == "VOP3":
-            self.vop3b(table, base)
-        if enc in ("VOP3", "VOP3P"):
-            self.vop3_mods(enc, table, base)
-        self.types(enc, table, base)
+        self.check(enc, ents, table)
         return table
 
-    def simm_format(self, enc, o, e, base):
-        vals = [0, 1, 7, 63, 64, 65, 0x8000, 0xFFFF, SIMM, 0x3F, 0xF801, 0x7FFF, 0x0C07, 0xFF9F, 0x1F80]
-        sd = dict(base, op=o)
-        res = self.ask([encode(enc, **dict(sd, simm16=v)) + [0xDEADBEEF] for v in vals])
-        # where does the simm16 go? find the format whose text of SIMM is in the sentinel line
-        for fmt in SIMM_FMTS:
-            try:
-                needle = D.simm16_text(fmt, SIMM, self.target, self.wave64)
-            except Exception:
-                continue
-            parts, ok = replace_text(e["parts"], needle, {"f": "simm16", "k": "simm16", "fmt": fmt})
-            if not ok:
-                continue
-            cand = dict(e, parts=parts)
-            good = True
-            for v, r in zip(vals, res):
-                f = dict(sd, simm16=v)
-                if r is None or entry_text(cand, enc, f, None, self.target, self.wave64) != r[0]:
-                    good = False
-                    break
-            if good:
-                e["parts"] = parts
-                return
-        # simm16 not printed at all (s_wakeup ...): LLVM rejects non-zero values
-        if all(r is None for v, r in zip(vals, res) if v) and res[0] is not None:
-            e["bad_simm_nonzero"] = 1
-            return
-        # s_endpgm style: value omitted when 0
-        for fmt in ("dec",):
-            parts = [" ", {"f": "simm16", "k": "simm16", "fmt": fmt}]
-            ok = all(r is not None and r[0] == (e["name_p"] if v == 0 else f"{e['name_p']} {v}")
-                     for v, r in zip(vals, res))
-            if ok:
-                e["parts"] = parts
-                e["omit0"] = 1
-                return
-        self.notes.append(f"{enc} op {o} {e['name']}: no simm16 format matches: {e['parts']} {[r and r[0] for r in res]}")
-
-    def smem_shape(self, o, e, text):
-        # parts up to the offset; the offset/soffset are rendered by kind "smem_off"
-        parts, ok = replace_text(e["parts"], f"{SMEM_OFF:#x}", {"f": "offset", "k": "smem_off"})
-        if len(parts) > 1:
-            e["glc"] = e["dlc"] = 1
-        e["parts"] = parts
-
-    def vop3b(self, table, base):
-        ops = sorted(table)
-        res = self.ask([encode("VOP3B", **dict(self.base[o], op=o, sdst=12)) + [0xDEADBEEF] for o in ops])
+    def vop3b(self, ents):
+        ops = sorted(ents)
+        res = self.ask([encode("VOP3B", **dict(ents[o]["f"], sdst=12)) + [LITMARK] for o in ops])
         for o, r in zip(ops, res):
-            if r is None:
-                continue
-            if re.search(r"(?<![\w\[])s(12|\[12:13\])(?![\w\]])", r[0]):
-                mn, parts = make_template("VOP3B", r[0])
-                e = table[o]
-                e["enc"] = "VOP3B"
-                e["parts"] = parts
+            if r and re.search(r"(?<![\w\[])s(12|\[12:13\])(?![\w\]])", r[0]):
+                x = ents[o]
+                x["lay"] = "VOP3B"
+                x["f"] = {k: v for k, v in dict(x["f"], sdst=12).items() if k in fields_of("VOP3B")}
+                x["text"], x["size"] = r
 
-    def vop3_mods(self, enc, table, base):
-        ops = sorted(table)
-        lay = lambda o: table[o].get("enc", enc)  # noqa: E731
-        probes = []
-        for o in ops:
-            b = dict(self.base[o], op=o)
-            if lay(o) == "VOP3B":
-                b = dict(b, sdst=12)
-            probes.append([encode(lay(o), **dict(b, neg=7))])
-            if lay(o) == "VOP3":
-                probes.append([encode("VOP3", **dict(b, abs=7))])
-                probes.append([encode("VOP3", **dict(b, opsel=15))])
-            elif lay(o) == "VOP3P":
-                probes.append([encode("VOP3P", **dict(b, opsel=7))])
-                probes.append([encode(lay(o), **b)])
+    def shape(self, enc, o, x):
+        """Slots of the sentinel line (registers, simm16, literal, SMEM offset)."""
+        text = x["text"]
+        x["e"] = {}
+        x["spans"] = reg_spans(x["lay"], text)
+        if enc in ("SOPK", "SOPP"):
+            self.simm_format(enc, o, x)
+        nw = NWORDS.get(x["lay"], 1)
+        if x["size"] == 4 * nw + 4 and not any(x["f"].get(p["f"]) == 255 for _, _, p in x["spans"]):
+            i = text.find(f"{LITMARK:#x}")
+            if i < 0:
+                self.notes.append(f"{enc} op {o}: literal not found in {text!r}")
             else:
-                probes.append([encode(lay(o), **b)])
-                probes.append([encode(lay(o), **b)])
-            probes.append([encode(lay(o), **dict(b, clamp=1))])
-            probes.append([encode(lay(o), **dict(b, omod=1))] if lay(o) != "VOP3P" else [encode(lay(o), **b)])
-        res = self.ask([p[0] + [0xDEADBEEF] for p in probes])
-        for i, o in enumerate(ops):
-            e = table[o]
-            rn, ra, ro, rc, rm = res[5 * i: 5 * i + 5]
-            mods = 0
-            srcs = [p for p in e["parts"] if isinstance(p, dict) and p.get("i") is not None]
-            if lay(o) != "VOP3P":
-                for p in srcs:
-                    tok = "-" + D.vreg_name(SENT[p["f"]], p["n"])
-                    if rn and tok in rn[0]:
-                        mods |= 1 << p["i"]
-                if mods:
-                    e["mods"] = mods
-            if rc and " clamp" in rc[0]:
-                e["clamp"] = 1
-            if rm and " mul:2" in rm[0]:
-                e["omod"] = 1
-            if ro:
-                m = re.search(r"op_sel:\[([01,]+)\]", ro[0])
-                if m:
-                    e["opsel"] = len(m.group(1).split(","))
-            if lay(o) == "VOP3P":
-                e["vop3p"] = 1
+                x["e"]["lit"] = 1
+                x["spans"].append((i, i + len(f"{LITMARK:#x}"), {"f": "literal", "k": "lit", "t": "hex"}))
+        if enc == "SMEM":
+            t = f"{SMEM_OFF:#x}"
+            i = text.rfind(t)
+            if i >= 0:
+                x["spans"].append((i, i + len(t), {"f": "offset", "k": "smem_off"}))
 
-    def types(self, enc, table, base):
+    def simm_format(self, enc, o, x):
+        vals = [0, 1, 7, 63, 64, 65, 0x8000, 0xFFFF, SIMM, 0x3F, 0xF801, 0x7FFF, 0x0C07, 0xFF9F,
+                0x1F80, 0x114, 0x400, 0x3FF, 0x8001, 0x41]
+        res = self.ask([encode(enc, **dict(x["f"], simm16=v)) + [LITMARK] for v in vals])
+        text = x["text"]
+        if x["f"].get("simm16") != SIMM:
+            return
+        for fmt in SIMM_FMTS:
+            needle = D.simm16_text(fmt, SIMM, self.target, self.wave64)
+            i = text.rfind(needle)
+            if i < 0 or (i > 0 and text[i - 1] not in " ,"):
+                continue
+            ok = all(r is not None and mid_text(text, i, i + len(needle), r[0])
+                     == D.simm16_text(fmt, v, self.target, self.wave64) for v, r in zip(vals, res))
+            if ok:
+                x["spans"].append((i, i + len(needle), {"f": "simm16", "k": "simm16", "fmt": fmt}))
+                return
+        mn = text.split(" ")[0]
+        if all(r is not None and r[0] == (mn if v == 0 else f"{mn} {v}") for v, r in zip(vals, res)):
+            x["spans"].append((len(mn) + 1, len(text), {"f": "simm16", "k": "simm16", "fmt": "dec"}))
+            x["e"]["omit0"] = 1
+            return
+        self.notes.append(f"{enc} op {o}: no simm16 format matches {text!r}: "
+                          f"{[r and r[0] for r in res]}")
+
+    # ---------------------------------------------------------------- code maps
+    def codemaps(self, enc, ents):
         jobs = []
-        for o, e in table.items():
-            lay = e.get("enc", enc)
-            b = dict(self.base[o], op=o)
-            if lay == "VOP3B":
-                b["sdst"] = 12
-            for p in e["parts"]:
-                if isinstance(p, dict) and p["k"] == "src":
-                    for c in CONST_CODES:
-                        jobs.append((o, p, lay, dict(b, **{p["f"]: c}), 0xDEADBEEF if e.get("lit") else None))
+        for o, x in ents.items():
+            lay = x["lay"]
+            for s, e, p in x["spans"]:
+                if p["k"] != "cm":
+                    continue
+                lo, w = field_lw(lay, p["f"])
+                codes = list(range(min(256, 1 << w)))
+                if w == 9:
+                    codes += [256 + k for k in VPROBE]
+                for c in codes:
+                    jobs.append((o, s, e, p, c, encode(lay, **dict(x["f"], **{p["f"]: c})) + [LITMARK]))
+            for s, e, p in x["spans"]:
+                if p["k"] == "smem_off":
+                    for c in range(128):
+                        jobs.append((o, s, e, p, c, encode(lay, **dict(x["f"], soffset=c)) + [LITMARK]))
+                if p["k"] == "lit":
+                    nw = NWORDS.get(lay, 1)
                     for lit in LITS:
-                        jobs.append((o, p, lay, dict(b, **{p["f"]: 255}), lit))
-        res = self.ask([encode(lay, **f) + ([lit] if lit is not None else [0xDEADBEEF])
-                        for (_, _, lay, f, lit) in jobs])
+                        jobs.append((o, s, e, p, ("lit", lit), encode(lay, **x["f"]) + [lit]))
+        res = self.ask([j[5] for j in jobs])
         by = {}
-        for (o, p, lay, f, lit), r in zip(jobs, res):
-            by.setdefault((o, id(p)), (o, p, lay, []))[3].append((f, lit, r))
-        for (o, _), (_, p, lay, obs) in by.items():
+        for (o, s, e, p, c, _), r in zip(jobs, res):
+            by.setdefault((o, id(p)), (o, s, e, p, []))[4].append((c, r))
+        for (o, s, e, p, obs) in by.values():
+            x = ents[o]
+            base = x["text"]
+            nw = NWORDS.get(x["lay"], 1)
+            if p["k"] == "lit":
+                self.lit_type(o, p, [(c[1], r and mid_text(base, s, e, r[0])) for c, r in obs])
+                continue
+            if p["k"] == "smem_off":
+                cm = [None] * 128
+                for c, r in obs:
+                    t = None if r is None else mid_text(base, s, e, r[0])
+                    if t == f"{SMEM_OFF:#x}":
+                        cm[c] = ""
+                    elif t is not None and t.endswith(f" offset:{SMEM_OFF:#x}"):
+                        cm[c] = t[:-len(f" offset:{SMEM_OFF:#x}")]
+                    elif r is not None:
+                        self.notes.append(f"{enc} op {o} soffset={c}: {r[0]!r}")
+                p["cm"] = self.cm_id(cm)
+                continue
+            lo, w = field_lw(x["lay"], p["f"])
+            cm = [None] * min(256, 1 << w)
+            lits = []
+            vg = {}
+            for c, r in obs:
+                t = None if r is None else mid_text(base, s, e, r[0])
+                if r is not None and t is None:
+                    self.notes.append(f"{enc} op {o} {p['f']}={c}: {r[0]!r} does not fit {base!r}")
+                if c >= 256:
+                    vg[c - 256] = t
+                    continue
+                if t is not None and r[1] == 4 * nw + 4 and not x["e"].get("lit"):
+                    cm[c] = ""          # a literal follows
+                    lits.append(c)
+                else:
+                    cm[c] = t
+            if vg:
+                name = vreg_name(0, p["n"])
+                t0 = vg.get(0)
+                if t0 is not None and t0.startswith(name):
+                    p["vg"] = t0[len(name):]
+                    for k, t in vg.items():
+                        exp = (vreg_name(k, p["n"]) + p["vg"]) if k + p["n"] <= 256 else None
+                        if t != exp:
+                            self.notes.append(f"{enc} op {o} {p['f']}: v{k} prints {t!r}, expected {exp!r}")
+                elif any(t is not None for t in vg.values()):
+                    self.notes.append(f"{enc} op {o} {p['f']}: VGPRs print {vg}")
+            if lits:
+                p["lc"] = lits[0]
+                if lits != [255]:
+                    self.notes.append(f"{enc} op {o} {p['f']}: literal codes {lits}")
+                lj = [(lit, encode(x["lay"], **dict(x["f"], **{p['f']: lits[0]})) + [lit]) for lit in LITS]
+                r2 = self.ask([j[1] for j in lj])
+                self.lit_type(o, p, [(lit, r and mid_text(base, s, e, r[0])) for (lit, _), r in zip(lj, r2)])
+            p["cm"] = self.cm_id(cm)
+
+    def lit_type(self, o, p, obs):
+        obs = [(lit, t) for lit, t in obs if t is not None]
+        if not obs:
+            p["t"] = "hex"
+            return
+        pre = ""
+        m = re.match(r"^(neg\(|-|\|)", obs[0][1])
+        best = None
+        for t in TYPES + tuple(x + "!" for x in TYPES):
+            fm = LITERAL_FORMATS[t.rstrip("!")]
+            bad = [(lit, tx) for lit, tx in obs
+                   if fm(lit) + ("/*Invalid immediate*/" if t[-1] == "!" else "") != tx]
+            if best is None or len(bad) < len(best[1]):
+                best = (t, bad)
+            if not bad:
+                break
+        p["t"] = best[0]
+        if best[1]:
+            self.notes.append(f"op {o} {p['f']}: literal type {best[0]} misses {best[1][:3]}")
+        del pre, m
+
+    # ---------------------------------------------------------------- single bits
+    def bits(self, enc, ents):
+        jobs = []
+        for o, x in ents.items():
+            lay = x["lay"]
+            nbits = 32 * NWORDS.get(lay, 1)
+            taken = 0
+            fv, fl = FIXED[lay]
+            taken |= ((1 << (32 - fl)) - 1) << fl
+            lo, w = field_lw(lay, "op")
+            taken |= ((1 << w) - 1) << lo
+            slotf = {p["f"] for _, _, p in x["spans"]}
+            if "offset" in slotf:
+                slotf.add("soffset")
+            for n, lo, w in LAYOUTS[lay]:
+                if n in slotf:
+                    taken |= ((1 << w) - 1) << lo
+            v0 = value_of(lay, x["f"])
+            x["v0"] = v0
+            for b in range(nbits):
+                if not (taken >> b) & 1:
+                    jobs.append((o, b, words_of(lay, v0 ^ (1 << b)) + [LITMARK]))
+        res = self.ask([j[2] for j in jobs])
+        per = {}
+        for (o, b, _), r in zip(jobs, res):
+            per.setdefault(o, []).append((b, r))
+        hidden_jobs = []
+        for o, obs in per.items():
+            x = ents[o]
+            hid = self.classify_bits(enc, o, x, obs)
+            for fld in hid:
+                lo, w = field_lw(x["lay"], fld)
+                for v in range(1 << w):
+                    hidden_jobs.append((o, fld, v, encode(x["lay"], **dict(x["f"], **{fld: v})) + [LITMARK]))
+        if hidden_jobs:
+            res = self.ask([j[3] for j in hidden_jobs])
+            by = {}
+            for (o, fld, v, _), r in zip(hidden_jobs, res):
+                by.setdefault((o, fld), []).append((v, r))
+            for (o, fld), obs in by.items():
+                self.hidden_slot(enc, o, ents[o], fld, obs)
+
+    def classify_bits(self, enc, o, x, obs):
+        base = x["text"]
+        rej = 0
+        sm = {}
+        flags = []
+        grp = {}
+        om = -1
+        unk = []
+        hidden = set()
+        srcs = {p["i"]: (s, e) for s, e, p in x["spans"] if "i" in p}
+        g0 = groups_of(base)
+        fname = {}
+        for n, lo, w in LAYOUTS[x["lay"]]:
+            for b in range(lo, lo + w):
+                fname[b] = n
+        for b, r in obs:
+            if r is None:
+                rej |= 1 << b
+                continue
+            t = r[0]
+            if t == base and r[1] == x["size"]:
+                continue
+            done = False
+            for i, (s, e) in srcs.items():
+                tok = base[s:e]
+                if t == base[:s] + "-" + tok + base[e:]:
+                    sm.setdefault(i, [-1, -1])[0] = b
+                    done = True
+                elif t == base[:s] + "|" + tok + "|" + base[e:]:
+                    sm.setdefault(i, [-1, -1])[1] = b
+                    done = True
+            if done:
+                continue
+            extra = t[len(base):] if t.startswith(base) else None
+            if extra and re.fullmatch(r" [a-z_]+", extra):
+                flags.append([b, extra])
+                continue
+            if extra in (" mul:2", " mul:4") and fname.get(b) == "omod":
+                om = b if extra == " mul:2" else b - 1
+                continue
+            g1 = groups_of(t)
+            if GROUP.sub("", t) == GROUP.sub("", base) and g1 != g0:
+                diffs = []
+                for name in set(g0) | set(g1):
+                    a = g0.get(name)
+                    c = g1.get(name)
+                    if a is None:
+                        a = [0] * len(c)
+                    if c is None:
+                        c = [1 - v for v in a]     # printed only when not the default
+                    diffs += [(name, k, c[k]) for k in range(len(c)) if k >= len(a) or a[k] != c[k]]
+                if len(diffs) == 1:
+                    name, k, v = diffs[0]
+                    vals = g1.get(name) or g0.get(name)
+                    g = grp.setdefault(name, {"n": len(vals), "bits": {}, "def": (0 if all(g0[name]) else 1) if name in g0 else 0,
+                                              "seen": vals})
+                    g["bits"][k] = b
+                    continue
+            fld = fname.get(b)
+            if fld and fld not in MODF:
+                hidden.add(fld)
+                continue
+            unk.append((b, t))
+        if unk:
+            rej_unk = 0
+            for b, t in unk:
+                rej_unk |= 1 << b
+            self.notes.append(f"{enc} op {o}: bits with unknown effect {[(b, t) for b, t in unk[:3]]}")
+            x["e"]["unk"] = rej_unk
+        if rej:
+            x["e"]["rej"] = rej
+        m = {}
+        if sm:
+            m["sm"] = [sm.get(i, [-1, -1]) for i in range(max(sm) + 1)]
+        for name, vals in g0.items():
+            if name not in grp:
+                grp[name] = {"n": len(vals), "bits": {}, "def": 0 if all(vals) else 1, "seen": vals}
+        if grp:
+            order = ("op_sel", "op_sel_hi", "neg_lo", "neg_hi")
+            gl = []
+            for name in order:
+                if name in grp:
+                    g = grp[name]
+                    bits = [g["bits"].get(k, -1) for k in range(g["n"])]
+                    const = [0 if bits[k] >= 0 else g["seen"][k] for k in range(g["n"])]
+                    gl.append([name, bits, g["def"], const])
+            m["g"] = gl
+        if flags:
+            order = (" glc", " slc", " dlc", " clamp")
+            flags.sort(key=lambda f: order.index(f[1]) if f[1] in order else 99)
+            m["fl"] = flags
+        if om >= 0:
+            m["om"] = om
+        if m:
+            x["e"]["m"] = m
+        return hidden
+
+    def hidden_slot(self, enc, o, x, fld, obs):
+        base = x["text"]
+        texts = [r[0] for v, r in obs if r is not None] + [base]
+        a = min(texts, key=len)
+        pre = 0
+        while all(len(t) > pre and t[pre] == a[pre] for t in texts) and pre < len(a):
+            pre += 1
+        suf = 0
+        while suf < len(a) - pre and all(t[len(t) - 1 - suf] == a[len(a) - 1 - suf] for t in texts):
+            suf += 1
+        # keep whole tokens: grow the span to separators
+        while pre > 0 and base[pre - 1] not in " ,":
+            pre -= 1
+        end = len(base) - suf
+        while end < len(base) and base[end] not in " ,":
+            end += 1
+        s, e = pre, end
+        cm = []
+        for v, r in obs:
+            cm.append(None if r is None else mid_text(base, s, e, r[0]))
+            if r is not None and cm[-1] is None:
+                self.notes.append(f"{enc} op {o} hidden {fld}={v}: {r[0]!r} vs {base!r}")
+        for sp in x["spans"]:
+            if sp[0] < e and s < sp[1]:
+                self.notes.append(f"{enc} op {o} hidden {fld} overlaps {sp}")
+                return
+        x["spans"].append((s, e, {"f": fld, "k": "cm", "n": 1, "cm": self.cm_id(cm), "h": 1}))
+
+    # ---------------------------------------------------------------- self-check
+    def check(self, enc, ents, table):
+        """Our renderer on the sentinel line and with every printed bit set."""
+        jobs = []
+        for o, x in ents.items():
             e = table[o]
-            best = None
-            for t in TYPES + tuple(x + "!" for x in TYPES):
-                p["t"] = t
-                bad = 0
-                for f, lit, r in obs:
-                    if r is None:
-                        continue
-                    got = entry_text(e, lay, f, lit, self.target, self.wave64)
-                    if got != r[0]:
-                        bad += 1
-                        ex = (got, r[0])
-                if best is None or bad < best[1]:
-                    best = (t, bad, ex if bad else None)
-                if bad == 0:
-                    break
-            p["t"] = best[0]
-            if best[1]:
-                self.notes.append(f"{enc} op {o} {e['name']} {p['f']}: best type {best[0]} "
-                                  f"misses {best[1]} probes, e.g. {best[2]}")
-            badcodes = sorted({f[p["f"]] for f, lit, r in obs if r is None})
-            if badcodes:
-                e.setdefault("bad", {})[p["f"]] = badcodes
+            lay = e.get("enc", enc)
+            m = e.get("m", {})
+            bits = [b for pair in m.get("sm", []) for b in pair if b >= 0]
+            bits += [b for g in m.get("g", []) for b in g[1] if b >= 0]
+            bits += [f[0] for f in m.get("fl", [])]
+            v = x["v0"]
+            for b in bits:
+                v |= 1 << b
+            lit = LITMARK
+            jobs.append((o, lay, x["v0"], lit))
+            if bits:
+                jobs.append((o, lay, v, lit))
+        res = self.ask([words_of(lay, v) + [lit] for (_, lay, v, lit) in jobs])
+        for (o, lay, v, lit), r in zip(jobs, res):
+            got = self.render(table[o], lay, v, lit)
+            if r is None or got != r[0]:
+                self.notes.append(f"{enc} op {o}: check {v:#x}: ours {got!r}, LLVM {r and r[0]!r}")
 
 
 def main(argv=None):
     os.makedirs(OUT, exist_ok=True)
-    only = sys.argv[1:] or None
+    only = (argv if argv is not None else sys.argv[1:]) or None
     for target in TARGETS:
         for wave64 in (False, True):
-            if only and f"{target}_w{64 if wave64 else 32}" not in only:
+            tag = f"{target}_w{64 if wave64 else 32}"
+            if only and tag not in only:
                 continue
             g = Gen(target, wave64)
             g.side_tables()
             encs = {}
-            for enc in ENCS:
-                encs[enc] = {str(k): v for k, v in sorted(g.gen(enc).items())}
-                print(f"{target} w{64 if wave64 else 32} {enc}: {len(encs[enc])} opcodes", flush=True)
-            D.load_table = g._orig
-            path = os.path.join(OUT, f"{target}_w{64 if wave64 else 32}.json")
+            try:
+                for enc in ENCS:
+                    encs[enc] = {str(k): v for k, v in sorted(g.gen(enc).items())}
+                    print(f"{tag} {enc}: {len(encs[enc])} opcodes", flush=True)
+            finally:
+                D.load_table = g._orig
+            path = os.path.join(OUT, f"{tag}.json")
             with open(path, "w") as f:
-                json.dump({"generator": "tools/gen_isa_tables.py", "llvm": "19",
+                json.dump({"generator": "tools/gen_isa_tables.py", "llvm": "19", "format": 2,
                            "target": target, "wave64": wave64, "notes": g.notes,
-                           "simm16": g.extra, "encodings": encs}, f, separators=(",", ":"))
+                           "simm16": g.extra, "codemaps": g.cms, "encodings": encs}, f,
+                          separators=(",", ":"))
             for n in g.notes:
-                print("  note:", n)
+                print("  note:", n[:300])
+            D.load_table.cache_clear()
 
 
 if __name__ == "__main__":

@@ -67,4 +67,7 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # `python -m wavelift.cli`: run the imported module's main, so that the UserError the
+    # subcommands raise (wavelift.cli.UserError) is the class main() catches
+    from wavelift.cli import main as _main
+    sys.exit(_main())

@@ -33,7 +33,12 @@ def module_key(program, config, mode, backend):
         for w in ins.words:
             h.update(int(w).to_bytes(4, "little"))
     return (h.hexdigest(), config.program_address, config.target, config.wave_size, mode,
-            backend, config.scratch_wave_bytes, config.float_mode)
+            backend, config.scratch_wave_bytes, config.float_mode, _scratch_abi(config))
+
+
+def _scratch_abi(config):
+    from .translate.scratch import abi
+    return abi(config)
 
 
 def execute_dispatch(memory, config, index=0, backend="numpy", mode="wave", cache=None,
@@ -56,11 +61,13 @@ def execute_dispatch(memory, config, index=0, backend="numpy", mode="wave", cach
         from .trace.windows import WindowSet
         code = _program_bytes(memory, config)
         # the translated program is cached by the exact bytes it decoded
+        sabi = _scratch_abi(config)       # what the scratch decision depends on (0008)
         pkey = (hashlib.sha256(code).hexdigest(), config.program_address, config.target,
-                config.wave_size)
+                config.wave_size, sabi)
         program = cache.get(("program",) + pkey)
         if program is None:
-            program = translate(code, config.target, config.wave_size, config.program_address)
+            program = translate(code, config.target, config.wave_size, config.program_address,
+                                scratch_abi=sabi)
         key = module_key(program, config, mode, backend)
         module = cache.get(key)
         stats["module_cache_hit"] = module is not None
@@ -68,7 +75,7 @@ def execute_dispatch(memory, config, index=0, backend="numpy", mode="wave", cach
             module = build_module(key, program, config.wave_size, config.program_address)
             cache[key] = module
             cache[("program",) + pkey] = program
-        res.windows = trace(memory, config)
+        res.windows = trace(memory, config, scratch_roots=program.scratch.tracer_skip)
         win = WindowSet(res.windows, memory)
         rt = Runtime(module, config, win, mode, DEFAULT_BUDGET if budget is None else budget)
         try:

@@ -185,10 +185,6 @@ def fmt_grid(config) -> str:
     return f"{g} x {b}"
 
 
-def fmt_bytes(n: int) -> str:
-    return f"{n}"
-
-
 def table(rows: list[list[str]], header: list[str], right: set[int] = frozenset()) -> str:
     """A plain-text table: columns padded to their widest cell; `right` columns right-aligned."""
     allr = [header] + rows

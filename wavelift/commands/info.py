@@ -95,7 +95,9 @@ def cmd_info(a) -> int:
         exp = cap.expected
         print()
         print(f"expected results: {len(exp.get('memory') or [])} memory region(s)"
-              + (f", dispatch outcomes {exp['dispatches']}" if "dispatches" in exp else ""))
+              + (", dispatch outcomes: " + ", ".join(
+                  f"{i} {'landed' if c is None else 'refused ' + str(c)}"
+                  for i, c in enumerate(exp["dispatches"] or [])) if "dispatches" in exp else ""))
     return 0
 
 

@@ -16,7 +16,6 @@ both images with --before-after, so they compare). NaN pixels are magenta (255, 
 """
 from __future__ import annotations
 
-import os
 import re
 
 import numpy as np

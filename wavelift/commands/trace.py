@@ -121,7 +121,8 @@ class Annotator:
                         + (f" = {hexa(p)} in {self._window_of(p)}" if p is not None else "")
                         + " + v offset)")
             else:
-                text = "window (global: 64-bit address in " + (ops["addr"].text if "addr" in ops else "v") + ")"
+                va = next((op.text for op in ins.operands if op.role == "addr" and op.kind == "vgpr"), "v")
+                text = f"window (global: 64-bit address in {va})"
         elif enc == "FLAT":
             text = "window, or scratch if the address is in the private aperture (flat)"
         elif enc == "SCRATCH":

@@ -29,6 +29,7 @@ def load_table(target: str, wave64: bool) -> dict:
     for enc, ops in raw["encodings"].items():
         tab[enc] = {int(k): v for k, v in ops.items()}
     tab["_simm16"] = raw.get("simm16", {})
+    tab["_cm"] = raw.get("codemaps", [])
     return tab
 
 
@@ -140,6 +141,10 @@ def _fields(enc, value):
     return {name: (value >> lo) & ((1 << w) - 1) for name, lo, w in LAYOUTS[enc]}
 
 
+class BadEncoding(Exception):
+    """Fields LLVM rejects (turned into DecodeError by decode_one)."""
+
+
 def _mods_wrap(text, neg, abs_, is_imm):
     if neg and not abs_ and is_imm:
         return f"neg({text})"
@@ -150,76 +155,151 @@ def _mods_wrap(text, neg, abs_, is_imm):
     return text
 
 
-def render(e, enc, f, lit, target, wave64):
-    """Text and operands of table entry ``e`` with fields ``f``."""
-    ops = []
-    out = [e["name_p"]]
-    abs_ = f.get("abs", 0)
-    neg = f.get("neg", 0)
-    mods = e.get("mods", 0)
-    sep = " "
+_LAY_POS = {enc: {nm: (lo, (1 << w) - 1) for nm, lo, w in lay} for enc, lay in LAYOUTS.items()}
+_IMM_KINDS = ("literal", "inline_int", "inline_float")
+
+
+def _code_kind(x):
+    if x >= 256:
+        return "vgpr"
+    if x <= 105:
+        return "sgpr"
+    if 108 <= x <= 123:
+        return "ttmp"
+    if 128 <= x <= 208:
+        return "inline_int"
+    if 240 <= x <= 248:
+        return "inline_float"
+    if x == 255:
+        return "literal"
+    return "special"
+
+
+def _prep(e, lay, cms):
+    """Attach bit positions and code maps to a table entry's slots (once)."""
+    pos = _LAY_POS[lay]
+    lits = []
     for p in e["parts"]:
         if isinstance(p, str):
+            continue
+        f = p["f"]
+        if f in pos:
+            p["_lo"], p["_m"] = pos[f]
+        if "cm" in p:
+            p["_cm"] = cms[p["cm"]]
+        if "lc" in p:
+            lits.append((p["_lo"], p["_m"], p["lc"]))
+    e["_lits"] = tuple(lits)
+    e["_rej"] = e.get("rej", 0) | e.get("unk", 0)
+    e["_prep"] = lay
+
+
+def render_entry(e, lay, val, lit, target, wave64):
+    """Text and operands of table entry ``e`` for instruction bits ``val`` (without literal).
+
+    Raises BadEncoding for codes LLVM rejects."""
+    if e.get("_prep") != lay:
+        _prep(e, lay, load_table(target, wave64)["_cm"])
+    ops = []
+    out = [e["name_p"]]
+    m = e.get("m")
+    sm = m.get("sm") if m else None
+    for p in e["parts"]:
+        if p.__class__ is str:
             out.append(p)
             continue
-        fld = p["f"]
         k = p["k"]
-        n = p.get("n", 1)
-        x = f.get(fld, 0)
-        if k == "v":
-            op = Operand(fld, "vgpr", x, n, vreg_name(x, n))
-        elif k == "s":
-            if fld == "sbase":
-                x *= 2
-            if x <= 105 or 108 <= x <= 123 or n == 1 or x in (106, 126):
-                op = Operand(fld, sreg_kind(x), x, n, sreg_name(x, n))
+        fld = p["f"]
+        if k == "cm":
+            x = (val >> p["_lo"]) & p["_m"]
+            cm = p["_cm"]
+            n = p["n"]
+            if x < len(cm):
+                t = cm[x]
+                if t is None:
+                    raise BadEncoding(fld)
+                if x == p.get("lc"):
+                    ty = p["t"]
+                    t = fmt_literal(lit, ty.rstrip("!"))
+                    if ty[-1] == "!":
+                        t += "/*Invalid immediate*/"
+                    op = Operand(fld, "literal", lit, 1, t)
+                elif p.get("r") == "v":
+                    op = Operand(fld, "vgpr", x, n, t)
+                elif p.get("h"):
+                    op = Operand(fld, "imm", x, 1, t)
+                else:
+                    kd = _code_kind(x)
+                    op = Operand(fld, kd, x, n if kd in ("sgpr", "ttmp", "special") else 1, t)
             else:
-                op = Operand(fld, "special", x, n, sreg_name(x, n))
-        elif k == "src":
-            op = src_operand(fld, x, n, p.get("t", "b32"), lit)
-            i = p.get("i", -1)
-            if i >= 0 and (mods >> i) & 1:
-                na = (neg >> i) & 1
-                ab = (abs_ >> i) & 1
-                if na or ab:
-                    op = Operand(op.role, op.kind, op.index, op.count,
-                                 _mods_wrap(op.text, na, ab, op.kind in ("literal", "inline_int", "inline_float")))
+                vg = p.get("vg")
+                x -= 256
+                if vg is None or x + n > 256:
+                    raise BadEncoding(fld)
+                op = Operand(fld, "vgpr", x, n, vreg_name(x, n) + vg)
+            if sm is not None:
+                i = p.get("i", -1)
+                if 0 <= i < len(sm):
+                    nb, ab = sm[i]
+                    ng = (val >> nb) & 1 if nb >= 0 else 0
+                    av = (val >> ab) & 1 if ab >= 0 else 0
+                    if ng or av:
+                        op = Operand(op.role, op.kind, op.index, op.count,
+                                     _mods_wrap(op.text, ng, av, op.kind in _IMM_KINDS))
         elif k == "simm16":
-            fm = p["fmt"]
+            x = val & 0xFFFF
             if x == 0 and e.get("omit0"):
                 out.pop()
                 continue
+            fm = p["fmt"]
             op = Operand(fld, _SIMM_KIND[fm], x, 1, simm16_text(fm, x, target, wave64))
         elif k == "lit":
-            op = Operand("literal", "literal", lit, 1, fmt_literal(lit, p.get("t", "hex")))
+            t = p.get("t", "hex")
+            op = Operand("literal", "literal", lit, 1, fmt_literal(lit, t.rstrip("!"))
+                         + ("/*Invalid immediate*/" if t[-1] == "!" else ""))
         elif k == "smem_off":
-            so = f["soffset"]
-            if so == 125:
-                sx = x - (1 << 21) if x & 0x100000 else x
-                op = Operand("offset", "imm", sx, 1, f"{'-' if sx < 0 else ''}{abs(sx):#x}" if x else "null")
+            x = (val >> 32) & 0x1FFFFF
+            so = (val >> 57) & 0x7F
+            t = p["_cm"][so] if "_cm" in p else sreg_name(so, 1)
+            if t is None:
+                raise BadEncoding("soffset")
+            sx = x - (1 << 21) if x & 0x100000 else x
+            if t == "":
+                op = Operand("offset", "imm", sx, 1,
+                             f"{'-' if sx < 0 else ''}{abs(sx):#x}" if x else "null")
             else:
-                t = sreg_name(so, 1)
                 ops.append(Operand("soffset", sreg_kind(so), so, 1, t))
                 if x:
-                    sx = x - (1 << 21) if x & 0x100000 else x
                     t += f" offset:{'-' if sx < 0 else ''}{abs(sx):#x}"
-                op = Operand("offset", "imm", x, 1, t)
-        elif k == "offset":
-            op = Operand(fld, "imm", x, 1, f"{x:#x}")
+                op = Operand("offset", "imm", sx, 1, t)
         else:
             raise ValueError(k)
         ops.append(op)
         out.append(op.text)
+    if m:
+        for name, bits, dflt, const in m.get("g", ()):
+            vs = [((val >> b) & 1) if b >= 0 else c for b, c in zip(bits, const)]
+            for v in vs:
+                if v != dflt:
+                    out.append(f" {name}:[{','.join(map(str, vs))}]")
+                    break
+        for b, t in m.get("fl", ()):
+            if (val >> b) & 1:
+                out.append(t)
+        om = m.get("om", -1)
+        if om >= 0:
+            v = (val >> om) & 3
+            if v:
+                out.append((" mul:2", " mul:4", " div:2")[v - 1])
     return "".join(out), tuple(ops)
 
 
-def _has_literal(e, f):
-    if e.get("lit"):
-        return True
-    for p in e["parts"]:
-        if not isinstance(p, str) and p["k"] == "src" and f[p["f"]] == 255:
-            return True
-    return False
+def render(e, enc, f, lit, target, wave64):
+    """Text and operands of table entry ``e`` with fields ``f`` (layout ``enc``)."""
+    val = 0
+    for nm, lo, w in LAYOUTS[enc]:
+        val |= (f.get(nm, 0) & ((1 << w) - 1)) << lo
+    return render_entry(e, enc, val, lit, target, wave64)
 
 
 # ----------------------------------------------------------------------------- decode
@@ -267,68 +347,35 @@ def decode_one(code, pos=0, target="gfx1030", wave64=False, base=0) -> Instructi
     f = _fields(lay, val)
     # SDWA / DPP source markers in 32-bit VOP encodings
     if enc in ("VOP1", "VOP2", "VOPC") and f["src0"] in (249, 250, 233, 234):
-        return _decode_ext(code, pos, enc, f, e, target, wave64, base)
+        ins = _decode_ext(code, pos, enc, f, e, target, wave64, base)
+        if ins is not None:
+            return ins
+    if e.get("_prep") != lay:
+        _prep(e, lay, tab["_cm"])
+    if val & e["_rej"]:
+        raise DecodeError(base + pos, bytes(code[pos:pos + size]))
     lit = None
-    if _has_literal(e, f):
+    need = e.get("lit", 0)
+    for lo, mk, lc in e["_lits"]:
+        if (val >> lo) & mk == lc:
+            need = 1
+    if need:
         if pos + size + 4 > n:
             raise DecodeError(base + pos, bytes(code[pos:n]), "truncated instruction (missing literal)")
         lit = _u32(code, pos + size)
         size += 4
-    if e.get("bad_simm_nonzero") and f.get("simm16"):
-        raise DecodeError(base + pos, bytes(code[pos:pos + size]))
-    for z in e.get("zero", ()):
-        if f[z]:
-            raise DecodeError(base + pos, bytes(code[pos:pos + size]))
-    for p in e["parts"]:
-        if isinstance(p, str):
-            continue
-        k = p["k"]
-        x = f.get(p["f"], 0)
-        n = p.get("n", 1)
-        if k == "src" and (209 <= x <= 234 or (n > 1 and x < 256 and x <= 123 and x & 1 and x not in (107, 127))
-                           or (x >= 256 and x - 256 + n > 256)):
-            raise DecodeError(base + pos, bytes(code[pos:pos + size]))
-        if k == "v" and x + n > 256:
-            raise DecodeError(base + pos, bytes(code[pos:pos + size]))
-    bad = e.get("bad")
-    if bad and _is_bad(bad, f):
-        raise DecodeError(base + pos, bytes(code[pos:pos + size]))
-    text, ops = render(e, lay, f, lit, target, wave64)
+    try:
+        text, ops = render_entry(e, lay, val, lit, target, wave64)
+    except BadEncoding:
+        raise DecodeError(base + pos, bytes(code[pos:pos + size])) from None
     words = tuple(_u32(code, p) for p in range(pos, pos + size, 4))
-    text = text + _suffix(e, f)
     return Instruction(base + pos, size, words, lay, e.get("variant", ""), op, e["name"], f, lit,
                        ops, text)
 
 
-def _suffix(e, f):
-    s = []
-    if e.get("glc") and f.get("glc"):
-        s.append(" glc")
-    if e.get("dlc") and f.get("dlc"):
-        s.append(" dlc")
-    opsel = e.get("opsel")
-    if opsel:
-        bits = f.get("opsel", 0)
-        if bits:
-            s.append(" op_sel:[" + ",".join(str((bits >> i) & 1) for i in range(opsel)) + "]")
-    if e.get("clamp") and f.get("clamp"):
-        s.append(" clamp")
-    if e.get("omod"):
-        om = f.get("omod", 0)
-        if om:
-            s.append((" mul:2", " mul:4", " div:2")[om - 1])
-    return "".join(s)
-
-
-def _is_bad(bad, f):
-    for fld, vals in bad.items():
-        if f.get(fld) in vals:
-            return True
-    return False
-
-
 def _decode_ext(code, pos, enc, f, e, target, wave64, base):
-    raise DecodeError(base + pos, bytes(code[pos:pos + 8]), "DPP/SDWA decoding not available")
+    from .dpp_sdwa import decode_ext     # DPP16/DPP8/SDWA: wavelift/isa/dpp_sdwa.py
+    return decode_ext(code, pos, enc, f, target, wave64, base)
 
 
 def _rebase(ins, off):

@@ -5,7 +5,9 @@ prints it (a blank line, ``<16 hex digits address> <name>:``, then one tab-inden
 per line without objdump's ``// address: words`` comment; branch targets print as LLVM's
 immediate, e.g. ``s_cbranch_execz 26``).  The wave size comes from the kernel descriptor
 (``<name>.kd``, kernel_code_properties bit 10 = ENABLE_WAVEFRONT_SIZE32) unless --wave64 is
-given; the target from e_flags unless --target is given.  A raw file is decoded whole.
+given (functions without a descriptor, e.g. callees, take the kernels' wave size); the target
+from e_flags unless --target is given.  The ELF is read by wavelift.driver.codeobject.  A raw
+file is decoded whole.
 Bytes that do not decode print as objdump does (``.long 0x...`` / ``.byte ...``).
 """
 from __future__ import annotations
@@ -14,8 +16,7 @@ import os
 import struct
 
 from .decoder import decode_one
-from .elf import Elf, ElfError
-from .instruction import DecodeError
+from .instruction import TARGETS, DecodeError
 
 
 def _user_error(msg):
@@ -23,14 +24,15 @@ def _user_error(msg):
     return UserError(msg)
 
 
-def listing(code: bytes, target: str, wave64: bool, base: int = 0):
-    """Lines (without tab) for ``code`` at address ``base``: decoded text or objdump's fallback."""
+def listing(code: bytes, target: str, wave64: bool):
+    """Lines (without tab) for ``code``: decoded text or objdump's fallback for bytes that do not
+    decode (``.long 0x%08x`` per dword, ``.byte ...`` for a tail shorter than a dword)."""
     out = []
     pos = 0
     n = len(code)
     while pos < n:
         try:
-            ins = decode_one(code, pos, target, wave64, base - 0 if False else 0)
+            ins = decode_one(code, pos, target, wave64)
             out.append(ins.text)
             pos += ins.size
         except DecodeError:
@@ -43,36 +45,34 @@ def listing(code: bytes, target: str, wave64: bool, base: int = 0):
     return out
 
 
-def kernel_wave64(elf: Elf, name: str):
-    syms = {s.name: s for s in elf.symbols()}
-    kd = syms.get(name + ".kd")
-    if kd is None:
-        return None
-    raw = elf.read_addr(kd.value, 64)
-    if raw is None:
-        return None
-    props = struct.unpack_from("<H", raw, 56)[0]
-    return not (props >> 10) & 1
-
-
 def code_object_listing(data: bytes, target=None, wave64=None):
-    elf = Elf(data)
-    target = target or elf.target or "gfx1030"
-    text = elf.section(".text")
+    """objdump -d's listing of every symbol in .text (see the module docstring)."""
+    from ..driver.codeobject import STT_FUNC, STT_NOTYPE, CodeObject, CodeObjectError
+    co = CodeObject(data)
+    target = target or co.target
+    if target not in TARGETS:
+        raise _user_error(f"code object is for {co.target}; wavelift decodes "
+                          f"{', '.join(TARGETS)} (pass --target to force one)")
+    text = co.text
     if text is None:
-        raise ElfError("no .text section")
-    tidx = elf.sections.index(text)
-    body = elf.section_bytes(text)
-    funcs = sorted({(s.value, s.name) for s in elf.symbols()
-                    if s.shndx == tidx and s.name and s.type in (0, 2)})
+        raise CodeObjectError("code object has no .text section")
+    body = co.section_data(text)
+    funcs = sorted({(s.value, s.name) for s in co.symbols
+                    if s.section_index == text.index and s.name and s.type in (STT_NOTYPE, STT_FUNC)
+                    and text.address <= s.value < text.address + text.size})
+    # wave size per kernel entry from its descriptor; functions without one (callees) take the
+    # kernels' wave size when the kernels agree
+    kw = {k.code_address: k.kd.wave_size == 64 for k in co.kernels}
+    sizes = set(kw.values())
+    default64 = sizes.pop() if len(sizes) == 1 else False
     lines = []
     for i, (addr, name) in enumerate(funcs):
-        end = funcs[i + 1][0] if i + 1 < len(funcs) else text.addr + text.size
-        w64 = wave64 if wave64 is not None else bool(kernel_wave64(elf, name))
-        chunk = body[addr - text.addr:end - text.addr]
+        end = funcs[i + 1][0] if i + 1 < len(funcs) else text.address + text.size
+        w64 = wave64 if wave64 is not None else kw.get(addr, default64)
+        chunk = body[addr - text.address:end - text.address]
         lines.append("")
         lines.append(f"{addr:016x} <{name}>:")
-        lines.extend("\t" + t for t in listing(chunk, target, w64, addr))
+        lines.extend("\t" + t for t in listing(chunk, target, w64))
     return lines
 
 
@@ -84,9 +84,10 @@ def disasm_command(path, target=None, wave64=None, out=None) -> int:
     with open(path, "rb") as f:
         data = f.read()
     if data[:4] == b"\x7fELF":
+        from ..driver.codeobject import CodeObjectError
         try:
             lines = code_object_listing(data, target, wave64)
-        except ElfError as e:
+        except CodeObjectError as e:
             raise _user_error(f"{path}: {e}") from None
     else:
         lines = ["\t" + t for t in listing(data, target or "gfx1030", bool(wave64))]

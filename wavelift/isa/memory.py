@@ -15,6 +15,7 @@ file only knows the bit layouts and how modifiers are spelled.  Formatters are b
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import pathlib
 from functools import lru_cache
@@ -90,39 +91,216 @@ def _sname(role, idx, width, text):
 
 
 # --------------------------------------------------------------------------------------------
-# generic 2-dword encodings (DS, MUBUF, MTBUF, FLAT): template + modifier list from the table
+# generic 2-dword encodings (DS, MUBUF, MTBUF, FLAT): one compiled renderer per table entry
 # --------------------------------------------------------------------------------------------
-class _Form:
-    __slots__ = ("name", "tpl", "zero", "mods", "enc", "seg")
+class _Bad(Exception):
+    """Raised by compiled renderers: LLVM calls the instruction invalid (2 dwords reported)."""
 
-    def __init__(self, e, enc, seg=None):
+
+class _Trunc(Exception):
+    """Raised by compiled renderers: the literal soffset dword is missing."""
+
+
+# mode bits, from the raw words, that select a table entry: (w0 & mask) | extra bits (taken
+# from bits of w0 that are *not* in the mask, so the int key stays unique)
+_MODE_MASK = {
+    "DS": 0x03FE0000,                                  # op, gds
+    "MUBUF": 0x03FD7000,                               # op, op7, lds, glc, idxen, offen
+    "MTBUF": 0x00073000,                               # op, idxen, offen
+    "FLAT": 0x01FDE000,                                # op, glc, seg, lds
+}
+
+
+def _mode_key(enc, w0, w1):
+    k = w0 & _MODE_MASK[enc]
+    if enc == "MUBUF":
+        return k | (w1 >> 23 & 1)                      # tfe
+    if enc == "MTBUF":
+        return k | (w1 >> 23 & 1) | (w1 >> 20 & 2)    # tfe, op3
+    if enc == "FLAT":
+        return k | ((w1 >> 16 & 0x7F) == 0x7D)         # saddr off
+    return k
+
+
+def _str_key(enc, f):
+    """The table's key for the fields ``f`` (see tools/gen_isa_memory_tables.py)."""
+    if enc == "DS":
+        return f"{f['op']},{f['gds']}"
+    if enc == "MUBUF":
+        op = f["op"] | f["op7"] << 7
+        return f"{op},{f['offen']},{f['idxen']},{f['lds']},{f['glc']},{f['tfe']}"
+    if enc == "MTBUF":
+        op = f["op"] | f["op3"] << 3
+        return f"{op},{f['offen']},{f['idxen']},{f['tfe']}"
+    return f"{f['seg']},{f['op']},{f['glc']},{int(f['saddr'] == 0x7D)},{f['lds']}"
+
+
+def _opcode(enc, f):
+    if enc == "MUBUF":
+        return f["op"] | f["op7"] << 7
+    if enc == "MTBUF":
+        return f["op"] | f["op3"] << 3
+    return f["op"]
+
+
+_VTAB = {}
+
+
+def _vtab(role, width):
+    """Operand per register number (None where the tuple would run past v255)."""
+    t = _VTAB.get((role, width))
+    if t is None:
+        t = _VTAB[(role, width)] = tuple(
+            Operand(role, "vgpr", i, width, vreg_name(i, width)) if i + width <= 256 else None
+            for i in range(256))
+    return t
+
+
+def _stab(T, role, width, tname):
+    """Operand per scalar field value (None: LLVM calls it invalid), built once per target."""
+    t = T.stabs.get((role, width, tname))
+    if t is None:
+        t = T.stabs[(role, width, tname)] = tuple(
+            None if nm is None else _sname(role, i, width, nm)
+            for i, nm in enumerate(T.names[tname]))
+    return t
+
+
+def _fields_fn(lay):
+    """A compiled ``words -> {field: value}`` for one encoding's layout."""
+    parts = []
+    for name, w, lo, mask in lay:
+        parts.append(f"{name!r}: (w{w} >> {lo}) & {mask}" if lo else f"{name!r}: w{w} & {mask}")
+    nw = 1 + max(w for _, w, _, _ in lay)
+    args = ", ".join(f"w{i}" for i in range(nw))
+    return eval(f"lambda {args}: {{{', '.join(parts)}}}")     # noqa: S307 (our own layout)
+
+
+class _Form:
+    """One table entry compiled: ``render(f, words) -> (ops, text, nwords, literal)``."""
+    __slots__ = ("name", "op", "render")
+
+    def __init__(self, T, enc, e, f):
         self.name = e["name"]
-        self.tpl = [tuple(t) if isinstance(t, list) else t for t in e["tpl"]]
-        self.zero = tuple(e["zero"])
-        self.mods = e["mods"].split() if e["mods"] else []
-        if any(m.startswith("offset:swizzle") for m in self.mods):
-            self.mods = [m if not m.startswith("offset:swizzle") else "offset:swizzle"
-                         for m in self.mods if not m.startswith('"')]
-        self.enc = enc
-        self.seg = seg
+        self.op = _opcode(enc, f)
+        tpl = [tuple(t) if isinstance(t, list) else t for t in e["tpl"]]
+        mods = e["mods"].split() if e["mods"] else []
+        if any(m.startswith("offset:swizzle") for m in mods):
+            mods = [m if not m.startswith("offset:swizzle") else "offset:swizzle"
+                    for m in mods if not m.startswith('"')]
+        seg = f["seg"] if enc == "FLAT" else None
+        fields = T.lay_names[enc]
+        env = {}                  # per-entry constants, passed to the shared factory
+        src = ["    def render(f, words):", "    lit = None"]
+        for z in e["zero"]:
+            src.append(f"    if f[{z!r}]: raise _Bad")
+        ops, texts, lit = [], [], False
+        for i, t in enumerate(tpl):
+            o = f"o{i}"
+            ops.append(o)
+            if isinstance(t, str):
+                env[o] = Operand("addr" if t == "off" else "imm", "off" if t == "off" else "imm",
+                                 0, 1, t)
+                continue
+            fld, width = t
+            if fld == "srsrc":
+                tab = _stab(T, fld, width, "srsrc")
+            elif fld == "soffset":
+                tab = _stab(T, fld, width, "soffset")
+                lit = True
+            elif fld == "saddr":
+                tname = "saddr_scratch" if seg == 1 else "saddr_global"
+                if seg == 1 and f["lds"]:
+                    tname += "_lds"
+                elif not any(isinstance(t_, tuple) and t_[0] == "vdst" for t_ in tpl):
+                    tname += "_store"
+                tab = _stab(T, fld, width, tname)
+            else:
+                tab = _vtab(fld, width)
+            env[f"T{i}"] = tab
+            if fld == "soffset":
+                src += [f"    v = f['soffset']",
+                        f"    if v == 255:",
+                        f"        if len(words) < 3: raise _Trunc",
+                        f"        lit = words[2]",
+                        f"        {o} = Operand('soffset', 'literal', lit, 1, fmt_literal(lit, 'b32'))",
+                        f"    else:",
+                        f"        {o} = T{i}[v]",
+                        f"        if {o} is None: raise _Bad"]
+            else:
+                src += [f"    {o} = T{i}[f[{fld!r}]]",
+                        f"    if {o} is None: raise _Bad"]
+        env["NAME"] = self.name + (" " if ops else "")
+        text = ["NAME"]
+        for i, o in enumerate(ops):
+            if i:
+                text.append("', '")
+            text.append(f"{o}.text")
+        src.append(f"    text = {' + '.join(text)}")
+        for m in mods:
+            if m in _FLAG_WORDS:
+                if m in fields:
+                    src.append(f"    if f[{m!r}]: text += {' ' + m!r}")
+            elif m.startswith("offset:swizzle"):
+                src += ["    imm = f['offset0'] | f['offset1'] << 8",
+                        "    if imm: text += ' offset:' + _swizzle(imm)"]
+            elif m.startswith("offset0:") or m.startswith("offset1:"):
+                fl = m.split(":")[0]
+                src.append(f"    if f[{fl!r}]: text += ' {fl}:%d' % f[{fl!r}]")
+            elif m.startswith("offset:"):
+                if enc == "DS":
+                    src.append("    o = f['offset0'] | f['offset1'] << 8")
+                elif enc == "FLAT" and seg != 0:
+                    src.append("    o = f['offset']")
+                    src.append("    if o & 0x800: o -= 0x1000")
+                else:
+                    src.append("    o = f['offset']")
+                src.append("    if o: text += ' offset:%d' % o")
+            elif m.startswith("format:"):
+                env["FMT"] = T.fmt
+                src += ["    s = FMT[f['format']]",
+                        "    if s is None: raise _Bad",
+                        "    text += s"]
+            else:
+                src.append(f"    text += {' ' + m!r}")
+        n = "(3 if lit is not None else 2)" if lit else "2"
+        src.append(f"    return ({', '.join(ops)}{',' if len(ops) == 1 else ''}), text, {n}, lit")
+        src.append("return render")
+        body = "\n    ".join(src)
+        args = sorted(env)
+        key = (tuple(args), body)
+        make = _FACTORIES.get(key)
+        if make is None:          # entries of the same shape share one compiled factory
+            g = {"_Bad": _Bad, "_Trunc": _Trunc, "Operand": Operand, "fmt_literal": fmt_literal,
+                 "_swizzle": _swizzle}
+            exec(f"def make({', '.join(args)}):\n{body}", g)  # noqa: S102 (from our table)
+            make = _FACTORIES[key] = g["make"]
+        self.render = make(*(env[a] for a in args))
+
+
+_FACTORIES = {}
 
 
 class _Target:
     def __init__(self, target):
+        self.target = target
         self.tab = load_memory_table(target)
         self.names = self.tab["names"]
         self.lay = {enc: _layout(self.tab, enc) for enc in self.tab["layout"]}
-        self.forms = {}
+        self.lay_names = {enc: {n for n, *_ in lay} for enc, lay in self.lay.items()}
+        self.fields = {enc: _fields_fn(lay) for enc, lay in self.lay.items()}
+        self.forms = {enc: {} for enc in _MODE_MASK}
+        self.stabs = {}
+        self.fmt = tuple(None if nm is None else (" " + nm if nm else "")
+                         for nm in self.names["format"])
         self.mimg = {int(k): v for k, v in self.tab["MIMG"].items()}
 
-    def form(self, enc, key):
-        f = self.forms.get((enc, key), False)
-        if f is False:
-            e = self.tab[enc].get(key)
-            seg = int(key.split(",")[0]) if enc == "FLAT" and e else None
-            f = _Form(e, enc, seg) if e else None
-            self.forms[(enc, key)] = f
-        return f
+    def form(self, enc, w0, w1, f):
+        k = _mode_key(enc, w0, w1)
+        e = self.tab[enc].get(_str_key(enc, f))
+        form = _Form(self, enc, e, f) if e else None
+        self.forms[enc][k] = form
+        return form
 
 
 @lru_cache(maxsize=None)
@@ -130,103 +308,23 @@ def _target(target: str) -> _Target:
     return _Target(target)
 
 
-def _decode_generic(T, enc, words, pos, f):
-    n = 2
-    if enc == "DS":
-        key = f"{f['op']},{f['gds']}"
-        op = f["op"]
-    elif enc == "MUBUF":
-        op = f["op"] | f["op7"] << 7
-        key = f"{op},{f['offen']},{f['idxen']},{f['lds']},{f['glc']},{f['tfe']}"
-    elif enc == "MTBUF":
-        op = f["op"] | f["op3"] << 3
-        key = f"{op},{f['offen']},{f['idxen']},{f['tfe']}"
-    else:
-        op = f["op"]
-        key = f"{f['seg']},{op},{f['glc']},{int(f['saddr'] == 0x7D)},{f['lds']}"
-    form = T.form(enc, key)
-    fail = lambda: _bad(pos, words, 2)       # noqa: E731
+def _decode_generic(T, enc, words, pos):
+    w0, w1 = words[0], words[1]
+    f = T.fields[enc](w0, w1)
+    form = T.forms[enc].get(_mode_key(enc, w0, w1), False)
+    if form is False:
+        form = T.form(enc, w0, w1, f)
     if form is None:
-        raise fail()
-    for z in form.zero:
-        if f[z]:
-            raise fail()
-    lit = None
-    ops = []
-    texts = []
-    for t in form.tpl:
-        if isinstance(t, str):
-            ops.append(Operand("addr" if t == "off" else "imm", "off" if t == "off" else "imm",
-                               0, 1, t))
-            texts.append(t)
-            continue
-        fld, width = t
-        v = f[fld]
-        if fld in ("srsrc", "soffset", "saddr"):
-            if fld == "srsrc":
-                nm = T.names["srsrc"][v]
-            elif fld == "soffset":
-                nm = T.names["soffset"][v]
-                if v == 255:
-                    if len(words) < 3:
-                        raise _bad(pos, words, len(words), "truncated instruction (missing literal)")
-                    lit = words[2]
-                    n = 3
-                    nm = fmt_literal(lit, "b32")
-                    ops.append(Operand(fld, "literal", lit, 1, nm))
-                    texts.append(nm)
-                    continue
-            else:
-                tname = "saddr_scratch" if form.seg == 1 else "saddr_global"
-                if form.seg == 1 and f["lds"]:
-                    tname += "_lds"
-                elif not any(isinstance(t_, tuple) and t_[0] == "vdst" for t_ in form.tpl):
-                    tname += "_store"
-                nm = T.names[tname][v]
-            if nm is None:
-                raise fail()
-            op_ = _sname(fld, v, width, nm)
-        else:
-            op_ = _vreg(fld, v, width, fail)
-        ops.append(op_)
-        texts.append(op_.text)
-    text = form.name
-    if texts:
-        text += " " + ", ".join(texts)
-    for m in form.mods:
-        if m in _FLAG_WORDS:
-            if f.get(m):
-                text += " " + m
-        elif m.startswith("offset:swizzle"):
-            imm = f["offset0"] | f["offset1"] << 8
-            if imm:
-                text += " offset:" + _swizzle(imm)
-        elif m.startswith("offset0:"):
-            if f["offset0"]:
-                text += f" offset0:{f['offset0']}"
-        elif m.startswith("offset1:"):
-            if f["offset1"]:
-                text += f" offset1:{f['offset1']}"
-        elif m.startswith("offset:"):
-            if enc == "DS":
-                o = f["offset0"] | f["offset1"] << 8
-            else:
-                o = f["offset"]
-                if enc == "FLAT" and form.seg != 0 and o & 0x800:
-                    o -= 0x1000
-            if o:
-                text += f" offset:{o}"
-        elif m.startswith("format:"):
-            nm = T.names["format"][f["format"]]
-            if nm is None:
-                raise fail()
-            if nm:
-                text += " " + nm
-        else:
-            text += " " + m
-    encoding = enc if enc != "FLAT" else _SEG_ENC[f["seg"]]
-    return Instruction(pos, 4 * n, tuple(words[:n]), encoding, "", op, form.name, f, lit,
-                       tuple(ops), text)
+        raise _bad(pos, words, 2)
+    try:
+        ops, text, n, lit = form.render(f, words)
+    except _Bad:
+        raise _bad(pos, words, 2) from None
+    except _Trunc:
+        raise _bad(pos, words, len(words), "truncated instruction (missing literal)") from None
+    encoding = _SEG_ENC[f["seg"]] if enc == "FLAT" else enc
+    return _new_instruction(pos, 4 * n, tuple(words[:n]), encoding, "", form.op, form.name, f,
+                            lit, ops, text)
 
 
 # --------------------------------------------------------------------------------------------
@@ -357,13 +455,108 @@ def _decode_vintrp(T, words, pos, f):
 
 
 # --------------------------------------------------------------------------------------------
+# Instruction construction without the frozen dataclass's __init__ (11 object.__setattr__
+# calls); used only while Instruction is the plain slotted dataclass this was written for.
+_SLOTS = ("offset", "size", "words", "encoding", "variant", "opcode", "name", "fields",
+          "literal", "operands", "text")
+if getattr(Instruction, "__slots__", None) == _SLOTS and not hasattr(Instruction, "__post_init__"):
+    _D = tuple(Instruction.__dict__[s].__set__ for s in _SLOTS)
+    _new = object.__new__
+
+    def _new_instruction(offset, size, words, encoding, variant, opcode, name, fields, literal,
+                         operands, text, _I=Instruction, _D=_D, _new=_new):
+        ins = _new(_I)
+        d0, d1, d2, d3, d4, d5, d6, d7, d8, d9, d10 = _D
+        d0(ins, offset), d1(ins, size), d2(ins, words), d3(ins, encoding), d4(ins, variant)
+        d5(ins, opcode), d6(ins, name), d7(ins, fields), d8(ins, literal), d9(ins, operands)
+        d10(ins, text)
+        return ins
+
+    def _at(ins, offset, _I=Instruction, _D=_D, _new=_new):
+        """``ins`` moved to byte offset ``offset`` (everything else shared)."""
+        new = _new(_I)
+        d0, d1, d2, d3, d4, d5, d6, d7, d8, d9, d10 = _D
+        d0(new, offset), d1(new, ins.size), d2(new, ins.words), d3(new, ins.encoding)
+        d4(new, ins.variant), d5(new, ins.opcode), d6(new, ins.name), d7(new, ins.fields)
+        d8(new, ins.literal), d9(new, ins.operands), d10(new, ins.text)
+        return new
+else:                                               # pragma: no cover - Instruction changed
+    _new_instruction = Instruction
+
+    def _at(ins, offset):
+        return dataclasses.replace(ins, offset=offset)
+
+
+# --------------------------------------------------------------------------------------------
+# results cache: the decode of a memory instruction depends only on its own dwords (and the
+# target), so results are kept per target keyed by those dwords; a hit at another byte offset
+# gets a copy with the offset swapped.  ``fields``/``operands`` are shared: treat them as
+# read-only.  Invalid encodings are cached too (re-raised with the caller's offset).
+_MIMG_T, _MUBUF_T, _MTBUF_T, _VINTRP_T = 0x3C, 0x38, 0x3A, 0x32
+_CACHE_MAX = 1 << 17
+_CACHES = {}
+
+
+def _clear_cache():
+    for c in _CACHES.values():
+        c.clear()
+
+
+def _caches_for(target):
+    c = _CACHES[target] = {e: {} for e in MEMORY_ENCODING_NAMES + ("GLOBAL", "SCRATCH")}
+    return c
+
+
 def decode_memory(encoding: str, words: tuple, pos: int, ctx) -> Instruction:
     """Decode one memory-encoding instruction from ``words`` (dwords available at ``pos``)."""
+    try:
+        w0 = words[0]
+        cache = (_CACHES.get(ctx.target) or _caches_for(ctx.target))[encoding]
+    except (IndexError, KeyError):
+        return _decode_uncached(encoding, words, pos, ctx)
+    # how many leading dwords determine the decode; all of them form the key
+    t = w0 >> 26
+    if t == _MIMG_T:
+        n = 2 + (w0 >> 1 & 3)
+    elif t == _VINTRP_T:
+        n = 1
+    elif (t == _MUBUF_T or t == _MTBUF_T) and len(words) > 1 and words[1] >> 24 == 255:
+        n = 3
+    else:
+        n = 2
+    key = words[:n]
+    if len(key) < n:
+        return _decode_uncached(encoding, words, pos, ctx)
+    if key.__class__ is not tuple:
+        key = tuple(key)
+    hit = cache.get(key)
+    if hit is not None:
+        if hit.__class__ is tuple:                      # a cached DecodeError
+            raise DecodeError(pos, hit[0], hit[1])
+        if hit.offset != pos:
+            hit = cache[key] = _at(hit, pos)
+        return hit
+    if len(cache) >= _CACHE_MAX:
+        cache.clear()
+    try:
+        ins = _decode_uncached(encoding, words, pos, ctx)
+    except DecodeError as err:
+        if len(err.bytes) <= 4 * n and err.reason == "invalid instruction":
+            cache[key] = (err.bytes, err.reason)
+        raise
+    if ins.size <= 4 * n:
+        cache[key] = ins
+    return ins
+
+
+def _decode_uncached(encoding: str, words: tuple, pos: int, ctx) -> Instruction:
     T = _target(ctx.target)
     need = 1 if encoding == "VINTRP" else 2
     if len(words) < need:
         raise _bad(pos, words, len(words), "truncated instruction")
     enc = encoding if encoding not in ("GLOBAL", "SCRATCH") else "FLAT"
+    if enc in _MODE_MASK:
+        return _decode_generic(T, enc, words, pos)
     lay = T.lay.get(enc)
     if lay is None:
         raise ValueError(f"not a memory encoding: {encoding!r}")
@@ -372,6 +565,4 @@ def decode_memory(encoding: str, words: tuple, pos: int, ctx) -> Instruction:
         return _decode_mimg(T, words, pos, f)
     if enc == "EXP":
         return _decode_exp(T, words, pos, f)
-    if enc == "VINTRP":
-        return _decode_vintrp(T, words, pos, f)
-    return _decode_generic(T, enc, words, pos, f)
+    return _decode_vintrp(T, words, pos, f)

@@ -127,11 +127,41 @@ def _fmt_f16(lit: int) -> str:
 
 
 def _fmt_i16(lit: int) -> str:
-    # LLVM 19 prints a 16-bit integer operand's literal as hex, never folded to an inline int
-    return f"{lit & 0xFFFF:#x}"
+    # printImmediateInt16: the low 16 bits as a signed inline integer, else hex
+    v = lit & 0xFFFF
+    s = v - 0x10000 if v & 0x8000 else v
+    t = _int_inline(s)
+    return t if t is not None else f"{v:#x}"
+
+
+def _fmt_v2i16(lit: int) -> str:
+    # printImmediateV216 for packed int16: 32-bit inline int, else f32 constant, else hex
+    return _fmt_b32(lit)
+
+
+def _fmt_v2f16(lit: int) -> str:
+    # printImmediateV216 for packed f16: 32-bit inline int, else (fits 16 bits) f16 constant
+    s = lit - (1 << 32) if lit & 0x80000000 else lit
+    t = _int_inline(s)
+    if t is not None:
+        return t
+    if lit <= 0xFFFF:
+        t = _F16_BITS.get(lit)
+        if t is not None:
+            return t
+    return f"{lit:#x}"
+
+
+def _fmt_i64(lit: int) -> str:
+    # 64-bit integer operand, literal sign-extended
+    s = lit - (1 << 32) if lit & 0x80000000 else lit
+    t = _int_inline(s)
+    return t if t is not None else f"{s & 0xFFFFFFFFFFFFFFFF:#x}"
 
 
 def _fmt_f64(lit: int) -> str:
+    if lit == 0:
+        return "0"
     v = lit << 32
     t = _F64_BITS.get(v)
     if t is not None:
@@ -151,7 +181,8 @@ def _fmt_hex(lit: int) -> str:
 
 
 LITERAL_FORMATS = {"b32": _fmt_b32, "f16": _fmt_f16, "i16": _fmt_i16, "f64": _fmt_f64,
-                   "b64": _fmt_b64, "hex": _fmt_hex}
+                   "b64": _fmt_b64, "hex": _fmt_hex, "v2i16": _fmt_v2i16, "v2f16": _fmt_v2f16,
+                   "i64": _fmt_i64}
 
 
 def fmt_literal(lit: int, fmt: str) -> str:

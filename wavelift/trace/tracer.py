@@ -5,8 +5,8 @@ whose word 1 carries address bits 47:32 in its low half), and every single SGPR 
 pointer whose high half is 0xffff8000 (how RADV passes descriptor-set and push-constant
 pointers).  Each allocation a root points into becomes a window; its first SCAN_BYTES are then
 scanned for more pointers the same way (64-bit words, 32-bit RADV pointers, V# words 0-1), to
-a bounded depth.  Scratch is not traced: the SGPRs holding the scratch base (s0..s3 when
-SCRATCH_EN and swizzled) are left out (`scratch_sgprs`, the hook for the scratch module).
+a bounded depth.  Scratch is not traced: the user SGPRs holding the scratch base are left out by
+the same test the translation makes (``translate/scratch.py``, docs/decisions/0008-scratch.md).
 """
 from __future__ import annotations
 
@@ -23,12 +23,11 @@ MAX_WINDOW_BYTES = 512 << 20
 
 
 def scratch_sgprs(config) -> set[int]:
-    """User SGPRs holding the scratch base (never traced): s0:s1 when SCRATCH_EN and s1 has
-    SWIZZLE_ENABLE (bit 31) set — RADV's ring offsets and the HSA private segment V# alike."""
-    u = config.user_sgprs
-    if config.scratch_enabled and len(u) >= 2 and u[1] & 0x80000000:
-        return {0, 1, 2, 3} if len(u) >= 4 and u[3] & (1 << 23) else {0, 1}
-    return set()
+    """User SGPRs holding the scratch base by value (never traced) — the config half of the
+    scratch test in ``translate/scratch.py``; the program half (pairs written into FLAT_SCRATCH)
+    arrives as ``trace(..., scratch_roots=program.scratch.tracer_skip)``."""
+    from ..translate.scratch import scratch_sgprs as ss
+    return ss(config)
 
 
 def _candidates(words: np.ndarray):
@@ -47,10 +46,12 @@ def _candidates(words: np.ndarray):
     return out
 
 
-def trace(memory, config, program_alloc=None) -> list[Window]:
+def trace(memory, config, program_alloc=None, scratch_roots=None) -> list[Window]:
     windows: dict[int, Window] = {}
-    skip = scratch_sgprs(config)
-    user = np.array([v & 0xFFFFFFFF for v in config.user_sgprs], np.uint32)
+    skip = set(scratch_sgprs(config)) | set(scratch_roots or ())
+    # a scratch-base word takes part in no candidate (not even as half of a neighbour's pair)
+    user = np.array([0 if i in skip else v & 0xFFFFFFFF for i, v in enumerate(config.user_sgprs)],
+                    np.uint32)
     frontier = []
     for addr, i in _candidates(user):
         if i in skip:

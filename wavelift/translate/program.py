@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from ..refusal import Refused
 from . import data_share, flow, scalar_alu, scalar_memory, vector_alu, vector_memory
+from . import scratch as scratch_mod
 from .common import Unsupported
 from .ir import Block, Builder, Program
 
@@ -20,9 +21,12 @@ VECTOR = {"VOP1", "VOP2", "VOPC", "VOP3", "VOP3B", "VOP3P", "DS", "MUBUF", "MTBU
           "GLOBAL", "SCRATCH", "MIMG"}
 
 
-def translate(code: bytes, target: str, wave_size: int, base_address: int) -> Program:
+def translate(code: bytes, target: str, wave_size: int, base_address: int,
+              scratch_abi=None) -> Program:
     instrs, leaders = flow.discover(code, target, wave_size == 64, base_address)
     groups = flow.blocks(instrs, leaders)
+    # scratch: which accesses are scratch, and the offset-register rule (docs/decisions/0008)
+    splan = scratch_mod.plan(scratch_mod.analyze(instrs, groups), scratch_abi)
     counter = [0]
     table = []
     blocks = []
@@ -34,6 +38,7 @@ def translate(code: bytes, target: str, wave_size: int, base_address: int) -> Pr
         b = Builder(counter, wave_size)
         b.target = target
         b.base_address = base_address
+        b.scratch = splan
         for off in offs:
             ins = instrs[off]
             b.instr = len(table)
@@ -58,7 +63,9 @@ def translate(code: bytes, target: str, wave_size: int, base_address: int) -> Pr
         max_vgpr = max(max_vgpr, b.max_vgpr)
         uses_scratch = uses_scratch or b.uses_scratch
         blocks.append(blk)
-    return Program(blocks, table, block_at, max_vgpr, uses_scratch=uses_scratch)
+    prog = Program(blocks, table, block_at, max_vgpr, uses_scratch=uses_scratch)
+    prog.scratch = splan
+    return prog
 
 
 def _resolve(term, block_at, nxt):

@@ -37,11 +37,50 @@ def _split(name: str):
 
 
 def swizzle(b: Builder, o: Value) -> Value:
-    """Per-lane private byte offset -> wave-relative byte address (dword interleave)."""
+    """Per-lane private byte offset (u32) -> wave-relative byte address (u64, so that no offset
+    wraps onto a valid one): ``(o/4)*4*W + 4*L + o%4`` (docs/decisions/0008-scratch.md)."""
     W = b.wave_size
-    hi = b.bin("mul", "u32", b.bin("shr", "u32", o, C(b, "u32", 2)), C(b, "u32", 4 * W))
-    lane = b.bin("shl", "u32", b.lane_id(), C(b, "u32", 2))
-    return b.bin("add", "u32", b.bin("add", "u32", hi, lane), b.bin("and", "u32", o, C(b, "u32", 3)))
+    o = b.cvt("u64", o)
+    hi = b.bin("mul", "u64", b.bin("shr", "u64", o, C(b, "u64", 2)), C(b, "u64", 4 * W))
+    lane = b.cvt("u64", b.bin("shl", "u32", b.lane_id(), C(b, "u32", 2)))
+    return b.bin("add", "u64", b.bin("add", "u64", hi, lane), b.bin("and", "u64", o, C(b, "u64", 3)))
+
+
+def _mubuf_scratch(ins, b: Builder, verb: str, kind: str):
+    """A MUBUF access through the scratch V# (the static test in translate/scratch.py said so):
+    per-lane offset ``o = VGPR offset (offen) + inst offset``, each dword swizzled on its own,
+    plus ``soffset`` unswizzled.  The V# (base, stride, NUM_RECORDS) is never read: the module's
+    scratch array is the wave's scratch and holds its own bounds."""
+    f = ins.fields
+    if f.get("idxen"):
+        unsupported("scratch buffer access with idxen")
+    if verb == "load":
+        if kind not in LOADS:
+            unsupported()
+        words = LOADS[kind][1]
+    elif verb == "store":
+        if kind not in STORES:
+            unsupported()
+        words = STORES[kind][1]
+    else:
+        if kind.endswith("_x2"):
+            unsupported("64-bit atomic on scratch")
+        words = 1
+    ex = b.exec()
+    soff = b.cvt("u64", read_sreg(b, f.get("soffset", 125), "u32", ins.literal))
+    o = C(b, "u32", f.get("offset", 0))
+    if f.get("offen"):
+        o = b.bin("add", "u32", o, b.vget(f["vaddr"]))
+    addrs = [b.bin("add", "u64", swizzle(b, b.bin("add", "u32", o, C(b, "u32", 4 * j))), soff)
+             for j in range(words)]
+    targets = [("scratch", addrs, [ex] * words)]
+    b.uses_scratch = True
+    if verb == "load":
+        _load(b, ins, kind, targets, f["vdata"])
+    elif verb == "store":
+        _store(b, ins, kind, targets, f["vdata"])
+    else:
+        _atomic(b, ins, kind, targets, f["vdata"], f["vdata"], bool(f.get("glc")))
 
 
 # ------------------------------------------------------------------------------- load / store
@@ -143,6 +182,9 @@ def mubuf(ins, b: Builder):
     prefix, verb, kind = _split(n)
     if verb not in ("load", "store", "atomic") or kind.startswith("format") or f.get("lds") or f.get("tfe"):
         unsupported()
+    plan = getattr(b, "scratch", None)
+    if plan is not None and plan.is_scratch_mubuf(ins.offset):
+        return _mubuf_scratch(ins, b, verb, kind)
     ex = b.exec()
     r = f["srsrc"] * 4
     w0, w1, w2, w3 = (b.sget(r + j) for j in range(4))
@@ -170,9 +212,9 @@ def mubuf(ins, b: Builder):
     else:
         words = 2 if kind.endswith("_x2") else 1
         nbytes = 4 * words
-    scratch_addrs, glob_addrs, scratch_masks, glob_masks = [], [], [], []
+    # not scratch (translate/scratch.py decided statically): a buffer access in guest memory
+    glob_addrs, glob_masks = [], []
     base = buffer_base(b, w0, w1)
-    is_scratch = b.bin("and", "b1", swz, add_tid)
     for j in range(words if verb != "atomic" else 1):
         off = b.bin("add", "u32", voff, C(b, "u32", 4 * j))
         # swizzled: ((idx / is) * stride + off/4*4) * is + (idx % is) * 4 + off % 4
@@ -196,14 +238,11 @@ def mubuf(ins, b: Builder):
                   b.select(b.cmp("eq", "u32", oob_sel, C(b, "u32", 2)),
                            b.cmp("eq", "u32", nrec, C(b, "u32", 0)), s0)))
         ok = b.bin("and", "b1", ex, b.un("not", "b1", oob))
-        scratch_addrs.append(b.bin("add", "u32", b.cvt("u32", rel), soff))
-        scratch_masks.append(b.bin("and", "b1", ok, is_scratch))
         glob_addrs.append(b.bin("add", "u64", b.bin("add", "u64", base, rel), b.cvt("u64", soff)))
-        glob_masks.append(b.bin("and", "b1", ok, b.un("not", "b1", is_scratch)))
-    b.uses_scratch = True
+        glob_masks.append(ok)
     if verb != "atomic":
         contiguous = False
-        targets = [("scratch", scratch_addrs, scratch_masks), ("global", glob_addrs, glob_masks)]
+        targets = [("global", glob_addrs, glob_masks)]
         if contiguous:
             pass
         if verb == "load":
@@ -211,7 +250,7 @@ def mubuf(ins, b: Builder):
         else:
             _store(b, ins, kind, targets, f["vdata"])
     else:
-        targets = [("scratch", scratch_addrs, scratch_masks), ("global", glob_addrs, glob_masks)]
+        targets = [("global", glob_addrs, glob_masks)]
         _atomic(b, ins, kind, targets, f["vdata"], f["vdata"], bool(f.get("glc")))
 
 

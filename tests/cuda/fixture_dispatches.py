@@ -1,0 +1,110 @@
+"""Every fixture dispatch as (name, memory, config): clang kernels with their reference cases,
+ACO shaders with seeded buffers, and the RADV captures' dispatches.
+
+Nothing is executed here: each dispatch is caught by Device's/replay's `execute` hook, and the
+guest memory it would run on is deep-copied, so a caller can run it on any backend as often as it
+likes (bench/gpu_check.py runs each one on NumPy lane mode and on CUDA and compares the memory).
+"""
+from __future__ import annotations
+
+import copy
+import json
+import pathlib
+import sys
+
+import numpy as np
+
+TESTS = pathlib.Path(__file__).resolve().parents[1]
+ROOT = TESTS.parent
+if str(TESTS) not in sys.path:
+    sys.path.insert(0, str(TESTS))
+
+MANIFEST = json.loads((TESTS / "fixtures" / "manifest.json").read_text())
+
+
+class _Catch:
+    """An `execute` hook that records (memory copy, config) and runs nothing."""
+
+    def __init__(self):
+        self.got = []
+
+    def __call__(self, memory, config, index):
+        from wavelift.refusal import Refusal
+        from wavelift.result import DispatchResult
+        self.got.append((copy.deepcopy(memory), config))
+        return DispatchResult(index, config, Refusal("backend.unavailable", "caught for a test"))
+
+
+def clang_dispatches(shapes=("small",)):
+    """(name, memory, config, case) per clang manifest binary x kernel x case shape."""
+    import wavelift
+    from reference import cases as C
+    out = []
+    for b in MANIFEST["binaries"]:
+        if b["kind"] != "clang":
+            continue
+        for kname in b["kernels"]:
+            for case in C.cases_for(kname, b["wave_size"]):
+                if case.shape.name not in shapes:
+                    continue
+                catch = _Catch()
+                dev = wavelift.Device(b["target"], execute=catch)
+                k = dev.load_code_object(str(ROOT / b["path"])).kernel(kname)
+                args = []
+                for a in case.args():
+                    args.append(dev.upload(a.value, name=a.name) if a.is_buffer else a.value)
+                k.launch(**case.shape.launch_kwargs(), args=args)
+                name = f"{b['target']}/{pathlib.Path(b['path']).stem}:{kname}:{case.shape.name}"
+                for mem, cfg in catch.got:
+                    out.append((name, mem, cfg))
+    return out
+
+
+def aco_dispatches(groups=(3, 2, 1), seed=7):
+    """(name, memory, config) per ACO / RADV-LLVM shader, every binding filled with seeded bytes."""
+    import wavelift
+    from wavelift.driver.aco import Image
+    out = []
+    rng = np.random.default_rng(seed)
+    for b in MANIFEST["binaries"]:
+        if b["kind"] not in ("aco", "radv-llvm"):
+            continue
+        info = json.loads((ROOT / b["json"]).read_text())
+        catch = _Catch()
+        dev = wavelift.Device(b["target"], execute=catch)
+        sh = dev.load_aco_shader(ROOT / b["json"])
+        buffers, images = {}, {}
+        for s in info["descriptor_layout"]["sets"]:
+            for bd in s["bindings"]:
+                key = (s["set"], bd["binding"])
+                if bd["type"] in ("ubo", "ssbo", "ubo_dyn", "ssbo_dyn"):
+                    data = rng.integers(0, 1 << 16, 4096 // 4, dtype=np.uint32)
+                    buffers[key] = dev.upload(data)
+                elif bd["type"] == "storage_image":
+                    px = rng.integers(0, 1 << 32, 64 * 64, dtype=np.uint64).astype(np.uint32)
+                    images[key] = Image(dev.upload(px), 64, 64, "rgba8")
+        pc = bytes(rng.integers(0, 256, info["push_constants"]["size"], dtype=np.uint8))
+        try:
+            sh.launch(groups=groups, buffers=buffers, images=images, push_constants=pc)
+        except Exception as e:          # noqa: BLE001 - a shader the driver can't launch
+            out.append((f"{b['path']}", None, f"launch failed: {type(e).__name__}: {e}"))
+            continue
+        for mem, cfg in catch.got:
+            out.append((b["path"].split("fixtures/")[1], mem, cfg))
+    return out
+
+
+def capture_dispatches():
+    """(name, memory, config) per dispatch of every tests/fixtures/captures/*.wlcap."""
+    from wavelift import replay
+    out = []
+    for p in sorted((TESTS / "fixtures" / "captures").glob("*.wlcap")):
+        catch = _Catch()
+        replay(str(p), execute=catch)
+        for i, (mem, cfg) in enumerate(catch.got):
+            out.append((f"captures/{p.name}#{i}", mem, cfg))
+    return out
+
+
+def all_dispatches():
+    return clang_dispatches() + aco_dispatches() + capture_dispatches()

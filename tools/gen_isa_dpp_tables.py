@@ -1,0 +1,445 @@
+#!/usr/bin/env python3
+"""Generate wavelift/isa/tables/dpp_<target>.json: which VOP1/VOP2/VOPC opcodes LLVM 19 decodes
+as DPP16 (src0 = 0xFA), DPP8 (0xE9, 0xEA = DPP8 with FI) and SDWA (0xF9), and how it prints them.
+
+    python3 tools/gen_isa_dpp_tables.py            # gfx1030 and gfx1010, wave32 and wave64
+    python3 tools/gen_isa_dpp_tables.py gfx1030    # one target
+
+Nothing opcode-specific is typed in (docs/decisions/0001): every opcode value of VOP1/VOP2/VOPC
+is probed with sentinel fields (vdst=20, src0=40, vsrc1=60, VOPC SDWA sdst=12 with sd=1).  The
+printed line up to the first control (``quad_perm:``, ``dpp8:``, ``dst_sel:``/``src0_sel:``)
+becomes an operand template.  Then each control field of the second dword is probed on its own
+(value(s) != the neutral one) and classed per opcode:
+
+* ``bad``: values LLVM rejects (the instruction is invalid),
+* ``p``: 1 when the field changes the printed text (printed), 0 when LLVM ignores it.
+
+SDWA sources with S0/S1 (SGPRs and inline constants on GFX10) are probed with inline constants
+and registers; the constant type (b32/f16/i16/...) whose printing matches LLVM is recorded with
+the codes LLVM rejects.  Names of SDWA selects and dst_unused values are read from LLVM's output.
+Select value 7 is never probed: llvm-objdump-19 crashes on it (llvm_unreachable in
+AMDGPUInstPrinter::printSDWASel); the decoder rejects it.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import struct
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+
+from wavelift.isa import decoder as D  # noqa: E402
+from wavelift.isa.encodings import classify, encode  # noqa: E402
+from wavelift.isa.llvm_oracle import llvm_disasm  # noqa: E402
+
+OUT = os.path.join(os.path.dirname(__file__), "..", "wavelift", "isa", "tables")
+TARGETS = ("gfx1030", "gfx1010")
+ENCS = ("VOP1", "VOP2", "VOPC")
+MARK = {"dpp": 0xFA, "dpp8": 0xE9, "sdwa": 0xF9}
+VDST, SRC0, VSRC1, SDST = 20, 40, 60, 12
+DPP_BASE = SRC0 | (0xE4 << 8) | (0xF << 24) | (0xF << 28)      # quad_perm:[0,1,2,3], masks 0xf
+DPP8_ID = sum(i << (3 * i) for i in range(8))                   # dpp8:[0,1,2,3,4,5,6,7]
+DPP8_BASE = SRC0 | (DPP8_ID << 8)
+SEL_DWORD = 6
+# second-dword fields: name -> (low bit, width)
+DPP_FIELDS = {"dpp_ctrl": (8, 9), "r17": (17, 1), "fi": (18, 1), "bound_ctrl": (19, 1),
+              "src0_neg": (20, 1), "src0_abs": (21, 1), "src1_neg": (22, 1), "src1_abs": (23, 1),
+              "bank_mask": (24, 4), "row_mask": (28, 4)}
+SDWA_FIELDS = {"dst_sel": (8, 3), "dst_unused": (11, 2), "clamp": (13, 1), "omod": (14, 2),
+               "src0_sel": (16, 3), "src0_sext": (19, 1), "src0_neg": (20, 1), "src0_abs": (21, 1),
+               "r22": (22, 1), "s0": (23, 1), "src1_sel": (24, 3), "src1_sext": (27, 1),
+               "src1_neg": (28, 1), "src1_abs": (29, 1), "r30": (30, 1), "s1": (31, 1)}
+SDWAC_FIELDS = dict(SDWA_FIELDS, sdst=(8, 7), sd=(15, 1))
+for _k in ("dst_sel", "dst_unused", "clamp", "omod"):
+    del SDWAC_FIELDS[_k]
+# probed values per field (7 is never used for a select: LLVM 19 crashes)
+PROBE_VALS = {"dst_sel": (0, 1, 2, 3, 4, 5, 6), "src0_sel": (0, 1, 2, 3, 4, 5, 6),
+              "src1_sel": (0, 1, 2, 3, 4, 5, 6), "dst_unused": (1, 2, 3), "omod": (1, 2, 3),
+              "sdst": (0, 13, 106, 124, 127)}
+# fields probed in DPP16 (dpp_ctrl/masks/fi/bound_ctrl are opcode-independent; the sweep checks)
+DPP_PROBE = ("r17", "src0_neg", "src0_abs", "src1_neg", "src1_abs")
+CONST_CODES = [128, 129, 150, 192, 193, 200, 208, 240, 241, 242, 243, 244, 245, 246, 247, 248]
+SRC_REG_CODES = [0, 7, 105, 106, 107, 108, 123, 124, 125, 126, 127, 235, 239, 251, 254,
+                 209, 230, 234, 249, 250, 255]
+TYPES = ("b32", "f16", "i16", "f64", "b64")
+REG = re.compile(r"(?<![\w\[])(v|s|ttmp)(?:(\d+)|\[(\d+):(\d+)\])(?![\w\]])")
+CTRL = re.compile(r" (quad_perm:|row_|dpp8:|dst_sel:|src0_sel:|src1_sel:|/\*)")
+
+
+def wbytes(words):
+    return struct.pack(f"<{len(words)}I", *words)
+
+
+def first_word(enc, op, mark, vdst=VDST):
+    f = {"op": op, "src0": mark}
+    if enc != "VOPC":
+        f["vdst"] = vdst
+    if enc != "VOP1":
+        f["vsrc1"] = VSRC1
+    return encode(enc, **f)[0]
+
+
+def put(word, fields, **vals):
+    for k, v in vals.items():
+        lo, w = fields[k]
+        word = (word & ~(((1 << w) - 1) << lo)) | ((v & ((1 << w) - 1)) << lo)
+    return word
+
+
+def make_template(text, var, enc, wave64):
+    """(printed mnemonic, parts) of the operand part of LLVM's line (controls cut off)."""
+    m = CTRL.search(text)
+    head = text[:m.start()] if m else text
+    mn, _, rest = head.partition(" ")
+    parts = [" "] if rest else []
+    pos = 0
+    used = set()
+    for mt in REG.finditer(rest):
+        pre, one, lo, hi = mt.groups()
+        first = int(one if one is not None else lo)
+        n = 1 if one is not None else int(hi) - int(lo) + 1
+        if pre == "v" and first == VDST and "vdst" not in used and enc != "VOPC":
+            p = {"f": "vdst", "k": "v", "n": n}
+        elif first == SRC0 and "src0" not in used:
+            p = {"f": "src0", "k": "src", "n": n, "i": 0}
+        elif first == VSRC1 and "src1" not in used and enc != "VOP1":
+            p = {"f": "src1", "k": "src", "n": n, "i": 1}
+        elif pre in ("s", "ttmp") and first == SDST and var == "sdwa" and enc == "VOPC":
+            p = {"f": "sdst", "k": "sdst", "n": n}
+        else:
+            continue
+        used.add(p["f"])
+        parts.append(rest[pos:mt.start()])
+        parts.append(p)
+        pos = mt.end()
+    parts.append(rest[pos:])
+    out = []
+    for p in parts:
+        if p == "":
+            continue
+        if isinstance(p, str) and out and isinstance(out[-1], str):
+            out[-1] += p
+        else:
+            out.append(p)
+    return mn, out, text[m.start():] if m else ""
+
+
+class Gen:
+    def __init__(self, target, wave64):
+        self.target, self.wave64 = target, wave64
+        self.notes = []
+        self.names = {"sel": {}, "dst_unused": {}}
+        self.src_bad = []
+        self.sdst_bad = []
+
+    def ask(self, items):
+        return llvm_disasm([wbytes(w) for w in items], self.target, self.wave64)
+
+    def base_ext(self, var, enc):
+        if var == "dpp":
+            return DPP_BASE
+        if var == "dpp8":
+            return DPP8_BASE
+        w = SRC0 | (SEL_DWORD << 16)
+        if enc == "VOPC":
+            w |= (SDST << 8) | (1 << 15)
+        else:
+            w |= SEL_DWORD << 8
+        if enc != "VOP1":
+            w |= SEL_DWORD << 24
+        return w
+
+    def fields(self, var, enc):
+        if var == "dpp":
+            return DPP_FIELDS
+        if var == "dpp8":
+            return {}
+        return SDWAC_FIELDS if enc == "VOPC" else SDWA_FIELDS
+
+    # ------------------------------------------------------------------ opcodes and templates
+    def gen(self):
+        jobs = []
+        for enc in ENCS:
+            for op in range(64 if enc == "VOP2" else 256):
+                if classify(encode(enc, op=op)[0]) != enc:
+                    continue
+                for var in MARK:
+                    jobs.append((enc, op, var))
+        res = self.ask([[first_word(e, o, MARK[v]), self.base_ext(v, e)] for e, o, v in jobs])
+        # opcodes LLVM rejects with vdst=20 may need vdst=0 (v_nop); VOPC SDWA may need sd=0
+        retry = [(i, j) for i, (j, r) in enumerate(zip(jobs, res)) if r is None]
+        alt = []
+        for i, (e, o, v) in retry:
+            ext = self.base_ext(v, e)
+            if v == "sdwa" and e == "VOPC":
+                ext = put(ext, SDWAC_FIELDS, sdst=0, sd=0)
+            alt.append([first_word(e, o, MARK[v], vdst=0), ext])
+        zero = {}
+        for (i, j), r in zip(retry, self.ask(alt)):
+            if r is not None:
+                res[i] = r
+                e, o, v = j
+                z = []
+                if e != "VOPC":
+                    z.append("vdst")
+                if e == "VOPC" and v == "sdwa":
+                    z += ["sd"]
+                zero[j] = z
+        table = {e: {} for e in ENCS}
+        for (enc, op, var), r in zip(jobs, res):
+            if r is None:
+                continue
+            text, size = r
+            if size == 4:
+                # LLVM ignores src0 of this opcode (v_nop ...): the word is the plain e32 form
+                table[enc].setdefault(str(op), {})[var] = {"plain": 1, "name_p": text}
+                continue
+            if size != 8:
+                self.notes.append(f"{enc} op {op} {var}: size {size}: {text}")
+                continue
+            mn, parts, ctrl = make_template(text, var, enc, self.wave64)
+            name = mn
+            for suf in ("_dpp", "_sdwa"):
+                if name.endswith(suf):
+                    name = name[:-len(suf)]
+            e = {"name": name, "name_p": mn, "parts": parts}
+            z = zero.get((enc, op, var))
+            if z:
+                e["zero"] = z
+            if var == "sdwa":
+                m1 = re.search(r" src0_sel:(\w+)", ctrl)
+                m2 = re.search(r" dst_unused:(\w+)", ctrl)
+                if m1:
+                    self.names["sel"][str(SEL_DWORD)] = m1.group(1)
+                if m2:
+                    self.names["dst_unused"]["0"] = m2.group(1)
+                e["sels"] = [s for s in ("dst_sel", "dst_unused", "src0_sel", "src1_sel")
+                             if f" {s}:" in ctrl]
+            table[enc].setdefault(str(op), {})[var] = e
+        self.probe_fields(table)
+        self.probe_generic(table)
+        self.probe_sources(table)
+        return table
+
+    def entries(self, table, variants=("dpp", "dpp8", "sdwa")):
+        for enc in ENCS:
+            for op, byvar in table[enc].items():
+                for var, e in byvar.items():
+                    if var in variants and not e.get("plain"):
+                        yield enc, int(op), var, e
+
+    def base_words(self, enc, op, var, e):
+        w0 = first_word(enc, op, MARK[var], vdst=0 if "vdst" in e.get("zero", ()) else VDST)
+        ext = self.base_ext(var, enc)
+        if var == "sdwa" and enc == "VOPC" and "sd" in e.get("zero", ()):
+            ext = put(ext, SDWAC_FIELDS, sdst=0, sd=0)
+        return w0, ext
+
+    # ------------------------------------------------------------------ control fields
+    def probe_fields(self, table):
+        jobs = []
+        for enc, op, var, e in self.entries(table, ("dpp", "sdwa")):
+            w0, ext = self.base_words(enc, op, var, e)
+            flds = self.fields(var, enc)
+            names = DPP_PROBE if var == "dpp" else tuple(f for f in flds if f != "sdst")
+            e["f"] = {}
+            for fn in names:
+                lo, w = flds[fn]
+                base_v = (ext >> lo) & ((1 << w) - 1)
+                vals = [v for v in PROBE_VALS.get(fn, (1,)) if v != base_v]
+                if w == 1:
+                    vals = [1 - base_v]
+                for v in vals:
+                    jobs.append((enc, op, var, e, fn, v, [w0, ext], [w0, put(ext, flds, **{fn: v})]))
+        res = self.ask([j[6] for j in jobs] + [j[7] for j in jobs])
+        base, res = res[:len(jobs)], res[len(jobs):]
+        for (enc, op, var, e, fn, v, _, words), r0, r in zip(jobs, base, res):
+            spec = e["f"].setdefault(fn, {"bad": [], "p": 0})
+            if r is None:
+                spec["bad"].append(v)
+                continue
+            self.learn_names(fn, v, r[0])
+            if r0 is not None and r[0] != r0[0]:
+                spec["p"] = 1
+                m = re.match(r"(src[01])_(neg|abs|sext)$", fn)
+                if m:
+                    # how LLVM spells this bit on the operand (an int operand's neg bit is sext)
+                    reg = f"v{SRC0 if m.group(1) == 'src0' else VSRC1}"
+                    for mode, tok in (("sext", f"sext({reg})"), ("abs", f"|{reg}|"),
+                                      ("neg", f"-{reg}")):
+                        if tok in r[0] and tok not in r0[0]:
+                            spec["m"] = mode
+                            break
+                    else:
+                        self.notes.append(f"{e['name_p']} {fn}: printed as {r[0]!r}")
+        for enc, op, var, e in self.entries(table, ("dpp", "sdwa")):
+            for fn in list(e["f"]):
+                if not e["f"][fn]["bad"]:
+                    del e["f"][fn]["bad"]
+
+    def learn_names(self, fn, v, text):
+        if fn in ("dst_sel", "src0_sel", "src1_sel"):
+            m = re.search(rf" {fn}:(\w+)", text)
+            if m:
+                self.names["sel"][str(v)] = m.group(1)
+        elif fn == "dst_unused":
+            m = re.search(r" dst_unused:(\w+)", text)
+            if m:
+                self.names["dst_unused"][str(v)] = m.group(1)
+
+    # ------------------------------------------------------------------ generic register rules
+    def probe_generic(self, table):
+        """Codes LLVM rejects for an SDWA S0 source and for a VOPC SDWA sdst (probed on the first
+        opcode that has them, all values; per-opcode probes in probe_sources refine this)."""
+        src_job = sdst_job = None
+        for enc, op, var, e in self.entries(table, ("sdwa",)):
+            if src_job is None and any(isinstance(p, dict) and p["f"] == "src0" for p in e["parts"]) \
+                    and not e["f"].get("s0", {}).get("bad"):
+                w0, ext = self.base_words(enc, op, var, e)
+                src_job = [[w0, (put(ext, SDWA_FIELDS, s0=1) & ~0xFF) | c] for c in range(256)]
+            if sdst_job is None and any(isinstance(p, dict) and p["k"] == "sdst" for p in e["parts"]) \
+                    and "sd" not in e.get("zero", ()):
+                w0, ext = self.base_words(enc, op, var, e)
+                sdst_job = [[w0, put(ext, SDWAC_FIELDS, sdst=c, sd=1)] for c in range(128)]
+        res = self.ask((src_job or []) + (sdst_job or []))
+        n = len(src_job or [])
+        self.src_bad = [c for c, r in enumerate(res[:n]) if r is None]
+        self.sdst_bad = [c for c, r in enumerate(res[n:]) if r is None]
+
+    # ------------------------------------------------------------------ SDWA S0/S1 sources
+    def probe_sources(self, table):
+        jobs = []
+        for enc, op, var, e in self.entries(table, ("sdwa",)):
+            w0, ext = self.base_words(enc, op, var, e)
+            for p in e["parts"]:
+                if not isinstance(p, dict) or p["k"] != "src":
+                    continue
+                sbit = "s0" if p["f"] == "src0" else "s1"
+                if 1 in e["f"].get(sbit, {}).get("bad", []):
+                    continue
+                for c in CONST_CODES + SRC_REG_CODES:
+                    if p["f"] == "src0":
+                        words = [w0, (put(ext, SDWA_FIELDS, s0=1) & ~0xFF) | c]
+                    else:
+                        words = [(w0 & ~(0xFF << 9)) | (c << 9), put(ext, SDWA_FIELDS, s1=1)]
+                    jobs.append((enc, e, p, c, words))
+        res = self.ask([j[4] for j in jobs])
+        by = {}
+        for (enc, e, p, c, words), r in zip(jobs, res):
+            by.setdefault((id(e), p["f"]), (enc, e, p, []))[3].append((words, r))
+        for enc, e, p, obs in by.values():
+            best = None
+            for t in TYPES + tuple(x + "!" for x in TYPES):
+                p["t"] = t
+                bad = 0
+                ex = None
+                for words, r in obs:
+                    if r is None:
+                        continue
+                    got = self.render(enc, e, words)
+                    if got != r[0]:
+                        bad += 1
+                        ex = (got, r[0])
+                if best is None or bad < best[1]:
+                    best = (t, bad, ex)
+                if bad == 0:
+                    break
+            p["t"] = best[0]
+            if best[1]:
+                self.notes.append(f"{e['name_p']} {p['f']}: best type {best[0]} misses "
+                                  f"{best[1]} probes, e.g. {best[2]}")
+            sh = 0 if p["f"] == "src0" else 9
+            w = 1 if p["f"] == "src0" else 0
+            badc = sorted({(words[w] >> sh) & 0xFF for words, r in obs if r is None}
+                          - set(self.src_bad))
+            if badc:
+                p["bad"] = badc
+
+    def render(self, enc, e, words):
+        """Our text for ``words`` using the (partial) entry ``e``: the generator's self-check."""
+        from wavelift.isa import dpp_sdwa as X
+        code = wbytes(words)
+        f0 = D._fields(enc, words[0])
+        X.load_dpp_table.cache_clear()
+        tab = {"names": {}, "sel": {int(k): v for k, v in self.names["sel"].items()},
+               "dst_unused": {int(k): v for k, v in self.names["dst_unused"].items()},
+               "w32": {enc: {f0["op"]: {X.MARKERS[f0["src0"]]: e}}},
+               "w64": {enc: {f0["op"]: {X.MARKERS[f0["src0"]]: e}}},
+               "w32_sdst_bad": frozenset(self.sdst_bad), "w64_sdst_bad": frozenset(self.sdst_bad),
+               "w32_src_bad": frozenset(self.src_bad), "w64_src_bad": frozenset(self.src_bad)}
+        orig = X.load_dpp_table
+        X.load_dpp_table = lambda target: tab
+        try:
+            return X.decode_ext(code, 0, enc, f0, self.target, self.wave64).text
+        except Exception as ex:  # noqa: BLE001 - recorded as a mismatch
+            return f"<{type(ex).__name__}: {ex}>"
+        finally:
+            X.load_dpp_table = orig
+
+    def self_check(self, table, n=3):
+        """Random control words per entry, ours vs LLVM; mismatches become notes."""
+        import random
+        rnd = random.Random(1)
+        jobs = []
+        for enc, op, var, e in self.entries(table):
+            w0, ext = self.base_words(enc, op, var, e)
+            for _ in range(n):
+                w1 = (ext & 0xFF) | (rnd.getrandbits(32) & ~0xFF)
+                if var == "sdwa":
+                    for fn in ("dst_sel", "src0_sel", "src1_sel"):
+                        if fn in SDWA_FIELDS and not (enc == "VOPC" and fn == "dst_sel"):
+                            lo, _ = SDWA_FIELDS[fn]
+                            if (w1 >> lo) & 7 == 7:
+                                w1 &= ~(1 << lo)
+                jobs.append((enc, e, [w0, w1 & 0xFFFFFFFF]))
+        res = self.ask([j[2] for j in jobs])
+        bad = 0
+        for (enc, e, words), r in zip(jobs, res):
+            got = self.render(enc, e, words)
+            want = r[0] if r else None
+            if got.startswith("<DecodeError"):
+                got = None
+            if got != want:
+                bad += 1
+                if bad <= 20:
+                    self.notes.append(f"self-check {wbytes(words).hex()}: ours {got!r} llvm {want!r}")
+        return len(jobs), bad
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    only = sys.argv[1:] or None
+    for target in TARGETS:
+        if only and target not in only:
+            continue
+        out = {"generator": "tools/gen_isa_dpp_tables.py", "llvm": "19", "target": target}
+        notes = []
+        names = {}
+        for wave64 in (False, True):
+            g = Gen(target, wave64)
+            tab = g.gen()
+            key = "w64" if wave64 else "w32"
+            out[key] = tab
+            out[key + "_src_bad"] = g.src_bad
+            out[key + "_sdst_bad"] = g.sdst_bad
+            nchk, nbad = g.self_check(tab)
+            print(f"{target} {key}: self-check {nchk} random words, {nbad} differ", flush=True)
+            notes += [f"{key}: {n}" for n in g.notes]
+            for k, v in g.names.items():
+                names.setdefault(k, {}).update(v)
+            counts = {v: sum(1 for _ in g.entries(tab, (v,))) for v in MARK}
+            print(f"{target} {key}: " + ", ".join(f"{v} {n} opcodes" for v, n in counts.items()),
+                  flush=True)
+        out["names"] = names
+        out["notes"] = notes
+        path = os.path.join(OUT, f"dpp_{target}.json")
+        with open(path, "w") as f:
+            json.dump(out, f, separators=(",", ":"), sort_keys=True)
+        for n in notes:
+            print("  note:", n)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,362 @@
+"""The fixed CUDA C++ text every module starts with: types, float semantics, memory helpers.
+
+Fixed text only (no guest bytes): the generated part of a module adds numbers and names made
+from numbers.  Semantics follow the NumPy backend (backends/numpy/helpers.py) operation by
+operation, so that the two agree bit for bit wherever docs/float-semantics.md calls a result
+exact: f16 arithmetic is done in f32 and rounded once (as NumPy does), v_rcp/v_rsq/v_exp/v_log/
+v_sin/v_cos of f32/f16 are computed in f64 and rounded once, fma_f32 is fmaf (one rounding),
+fma_f16 rounds to odd in f64 first.  Compiled with --fmad=false -ftz=false -prec-div=true
+-prec-sqrt=true so that nothing is contracted or flushed behind our back.
+"""
+
+PRELUDE = r"""
+typedef bool b1;
+typedef unsigned char u8;
+typedef signed char i8;
+typedef unsigned short u16;
+typedef short i16;
+typedef unsigned int u32;
+typedef int i32;
+typedef unsigned long long u64;
+typedef long long i64;
+typedef float f32;
+typedef double f64;
+struct f16 { u16 b; };
+
+#define WL_FULL 0xffffffffu
+/* status[0] flags */
+#define WL_BUDGET 1u
+#define WL_BAD_JUMP 2u
+#define WL_BAD_ADDRESS 4u
+#define WL_ROUNDING 8u
+#define WL_STOP_MASK 15u
+#define WL_MAX_ESC 16u
+
+/* ---------------------------------------------------------------- f16 <-> f32/f64 (RNE) */
+__device__ __forceinline__ f32 wl_h2f(f16 h) {
+  u32 s = (u32)(h.b >> 15) << 31, e = (h.b >> 10) & 31u, m = h.b & 1023u;
+  if (e == 31u) return __uint_as_float(s | 0x7f800000u | (m << 13));
+  if (e == 0u) {
+    if (m == 0u) return __uint_as_float(s);
+    f32 v = (f32)m * 5.9604644775390625e-08f;          /* m * 2^-24, exact */
+    return s ? -v : v;
+  }
+  return __uint_as_float(s | ((e + 112u) << 23) | (m << 13));
+}
+__device__ __forceinline__ f16 wl_f2h(f32 x) {
+  u32 u = __float_as_uint(x);
+  u16 s = (u16)((u >> 16) & 0x8000u);
+  u32 a = u & 0x7fffffffu;
+  f16 r;
+  if (a >= 0x7f800000u) { r.b = s | (a > 0x7f800000u ? (u16)(0x7e00u | ((a >> 13) & 0x3ffu)) : (u16)0x7c00u); return r; }
+  if (a >= 0x477ff000u) { r.b = s | 0x7c00u; return r; }             /* rounds to inf */
+  if (a < 0x38800000u) {                                             /* f16 subnormal or 0 */
+    if (a < 0x33000000u) { r.b = s; return r; }                       /* < 2^-25: 0 */
+    u32 e = a >> 23, m = (a & 0x7fffffu) | 0x800000u;
+    u32 sh = 126u - e;                                                /* 14..24 */
+    u32 q = m >> sh, rem = m & ((1u << sh) - 1u), half = 1u << (sh - 1u);
+    if (rem > half || (rem == half && (q & 1u))) q++;
+    r.b = s | (u16)q; return r;
+  }
+  u32 q = ((a >> 13) - (112u << 10)), rem = a & 0x1fffu;
+  if (rem > 0x1000u || (rem == 0x1000u && (q & 1u))) q++;
+  r.b = s | (u16)q; return r;
+}
+__device__ __forceinline__ f16 wl_d2h(f64 x) {
+  u64 u = (u64)__double_as_longlong(x);
+  u16 s = (u16)((u >> 48) & 0x8000u);
+  u64 a = u & 0x7fffffffffffffffull;
+  f16 r;
+  if (a >= 0x7ff0000000000000ull) { r.b = s | (a > 0x7ff0000000000000ull ? (u16)(0x7e00u | (u32)((a >> 42) & 0x3ffu)) : (u16)0x7c00u); return r; }
+  if (a >= 0x40effe0000000000ull) { r.b = s | 0x7c00u; return r; }   /* >= 65520: inf */
+  i32 e = (i32)(a >> 52) - 1023;
+  u64 m = (a & 0xfffffffffffffull) | 0x10000000000000ull;
+  if (e < -25) { r.b = s; return r; }
+  u32 sh;
+  u32 base;
+  if (e < -14) { sh = (u32)(42 + (-14 - e)); base = 0; }               /* subnormal result */
+  else { sh = 42u; base = (u32)(e + 15) << 10; m &= 0xfffffffffffffull; }
+  u64 q = m >> sh, rem = m & ((1ull << sh) - 1ull), half = 1ull << (sh - 1u);
+  if (rem > half || (rem == half && (q & 1ull))) q++;
+  r.b = s | (u16)(base + (u32)q); return r;                            /* carry rolls into exponent */
+}
+__device__ __forceinline__ f32 wl_f(f16 x) { return wl_h2f(x); }
+__device__ __forceinline__ f32 wl_f(f32 x) { return x; }
+__device__ __forceinline__ f64 wl_f(f64 x) { return x; }
+
+/* ------------------------------------------------------------------- bit casts */
+template <class T, class F> __device__ __forceinline__ T wl_bc(F x) {
+  union { F f; T t; } u; u.f = x; return u.t;
+}
+
+/* -------------------------------------------------------------------- denormals */
+__device__ __forceinline__ f32 wl_flush(f32 x) {
+  return (fabsf(x) < 1.17549435e-38f && x != 0.0f) ? copysignf(0.0f, x) : x;
+}
+__device__ __forceinline__ f64 wl_flush(f64 x) {
+  return (fabs(x) < 2.2250738585072014e-308 && x != 0.0) ? copysign(0.0, x) : x;
+}
+__device__ __forceinline__ f16 wl_flush(f16 x) {
+  f16 r = x; if ((x.b & 0x7c00u) == 0u) r.b = x.b & 0x8000u; return r;
+}
+__device__ __forceinline__ u32 wl_dmode(f32, u32 mode) { return (mode >> 4) & 3u; }
+__device__ __forceinline__ u32 wl_dmode(f64, u32 mode) { return (mode >> 6) & 3u; }
+__device__ __forceinline__ u32 wl_dmode(f16, u32 mode) { return (mode >> 6) & 3u; }
+template <class T> __device__ __forceinline__ T wl_fin(T x, u32 mode) {
+  u32 d = wl_dmode(x, mode); return (d == 0u || d == 2u) ? wl_flush(x) : x;
+}
+template <class T> __device__ __forceinline__ T wl_fout(T x, u32 mode) {
+  u32 d = wl_dmode(x, mode); return (d == 0u || d == 1u) ? wl_flush(x) : x;
+}
+
+/* ------------------------------------------------------------------ arithmetic */
+__device__ __forceinline__ f32 wl_fadd(f32 a, f32 b) { return __fadd_rn(a, b); }
+__device__ __forceinline__ f64 wl_fadd(f64 a, f64 b) { return __dadd_rn(a, b); }
+__device__ __forceinline__ f16 wl_fadd(f16 a, f16 b) { return wl_f2h(__fadd_rn(wl_h2f(a), wl_h2f(b))); }
+__device__ __forceinline__ f32 wl_fsub(f32 a, f32 b) { return __fsub_rn(a, b); }
+__device__ __forceinline__ f64 wl_fsub(f64 a, f64 b) { return __dsub_rn(a, b); }
+__device__ __forceinline__ f16 wl_fsub(f16 a, f16 b) { return wl_f2h(__fsub_rn(wl_h2f(a), wl_h2f(b))); }
+__device__ __forceinline__ f32 wl_fmul(f32 a, f32 b) { return __fmul_rn(a, b); }
+__device__ __forceinline__ f64 wl_fmul(f64 a, f64 b) { return __dmul_rn(a, b); }
+__device__ __forceinline__ f16 wl_fmul(f16 a, f16 b) { return wl_f2h(__fmul_rn(wl_h2f(a), wl_h2f(b))); }
+__device__ __forceinline__ f32 wl_fdiv(f32 a, f32 b) { return __fdiv_rn(a, b); }
+__device__ __forceinline__ f64 wl_fdiv(f64 a, f64 b) { return __ddiv_rn(a, b); }
+__device__ __forceinline__ f16 wl_fdiv(f16 a, f16 b) { return wl_f2h(__fdiv_rn(wl_h2f(a), wl_h2f(b))); }
+__device__ __forceinline__ f32 wl_fma(f32 a, f32 b, f32 c) { return __fmaf_rn(a, b, c); }
+__device__ __forceinline__ f64 wl_fma(f64 a, f64 b, f64 c) { return __fma_rn(a, b, c); }
+__device__ __forceinline__ f16 wl_fma(f16 a, f16 b, f16 c) {
+  /* product exact in f64; TwoSum; round to odd; one rounding to f16 (helpers.fma) */
+  f64 p = __dmul_rn((f64)wl_h2f(a), (f64)wl_h2f(b)), cc = (f64)wl_h2f(c);
+  f64 s = __dadd_rn(p, cc), bb = __dsub_rn(s, p);
+  f64 err = __dadd_rn(__dsub_rn(p, __dsub_rn(s, bb)), __dsub_rn(cc, bb));
+  if (err != 0.0 && isfinite(s) && s != 0.0) {
+    u64 bits = (u64)__double_as_longlong(s);
+    if ((bits & 1ull) == 0ull) bits += ((err > 0.0) == (s > 0.0)) ? 1ull : 0xffffffffffffffffull;
+    s = __longlong_as_double((i64)bits);
+  }
+  return wl_d2h(s);
+}
+template <class T> __device__ __forceinline__ T wl_fneg(T a) { return -a; }
+__device__ __forceinline__ f16 wl_fneg(f16 a) { f16 r; r.b = a.b ^ 0x8000u; return r; }
+template <class T> __device__ __forceinline__ T wl_fabs(T a) { return fabs(a); }
+__device__ __forceinline__ f32 wl_fabs(f32 a) { return fabsf(a); }
+__device__ __forceinline__ f16 wl_fabs(f16 a) { f16 r; r.b = a.b & 0x7fffu; return r; }
+
+template <class T> __device__ __forceinline__ T wl_fmin(T a, T b) {
+  if (a != a) return b; if (b != b) return a;
+  bool lt = (a < b) || (a == b && signbit(a)); return lt ? a : b;
+}
+template <class T> __device__ __forceinline__ T wl_fmax(T a, T b) {
+  if (a != a) return b; if (b != b) return a;
+  bool gt = (a > b) || (a == b && !signbit(a)); return gt ? a : b;
+}
+__device__ __forceinline__ f16 wl_fmin(f16 a, f16 b) {
+  f32 x = wl_h2f(a), y = wl_h2f(b);
+  if (x != x) return b; if (y != y) return a;
+  bool lt = (x < y) || (x == y && (a.b & 0x8000u)); return lt ? a : b;
+}
+__device__ __forceinline__ f16 wl_fmax(f16 a, f16 b) {
+  f32 x = wl_h2f(a), y = wl_h2f(b);
+  if (x != x) return b; if (y != y) return a;
+  bool gt = (x > y) || (x == y && !(a.b & 0x8000u)); return gt ? a : b;
+}
+
+__device__ __forceinline__ f32 wl_floor(f32 x) { return floorf(x); }
+__device__ __forceinline__ f64 wl_floor(f64 x) { return floor(x); }
+__device__ __forceinline__ f16 wl_floor(f16 x) { return wl_f2h(floorf(wl_h2f(x))); }
+__device__ __forceinline__ f32 wl_ceil(f32 x) { return ceilf(x); }
+__device__ __forceinline__ f64 wl_ceil(f64 x) { return ceil(x); }
+__device__ __forceinline__ f16 wl_ceil(f16 x) { return wl_f2h(ceilf(wl_h2f(x))); }
+__device__ __forceinline__ f32 wl_trunc(f32 x) { return truncf(x); }
+__device__ __forceinline__ f64 wl_trunc(f64 x) { return trunc(x); }
+__device__ __forceinline__ f16 wl_trunc(f16 x) { return wl_f2h(truncf(wl_h2f(x))); }
+__device__ __forceinline__ f32 wl_rndne(f32 x) { return rintf(x); }
+__device__ __forceinline__ f64 wl_rndne(f64 x) { return rint(x); }
+__device__ __forceinline__ f16 wl_rndne(f16 x) { return wl_f2h(rintf(wl_h2f(x))); }
+__device__ __forceinline__ f32 wl_fract(f32 x) {
+  if (isinf(x)) return __uint_as_float(0x7fc00000u);
+  f32 r = __fsub_rn(x, floorf(x)); const f32 om = __uint_as_float(0x3f7fffffu);
+  return (r != r) ? r : (r < om ? r : om);
+}
+__device__ __forceinline__ f64 wl_fract(f64 x) {
+  if (isinf(x)) return __longlong_as_double(0x7ff8000000000000ll);
+  f64 r = __dsub_rn(x, floor(x)); const f64 om = __longlong_as_double(0x3fefffffffffffffll);
+  return (r != r) ? r : (r < om ? r : om);
+}
+__device__ __forceinline__ f16 wl_fract(f16 x) {
+  f32 v = wl_h2f(x);
+  f16 r; if (isinf(v)) { r.b = 0x7e00u; return r; }
+  f16 fl = wl_f2h(floorf(v));
+  f16 d = wl_f2h(__fsub_rn(v, wl_h2f(fl)));
+  f32 dv = wl_h2f(d);
+  if (dv != dv) return d;
+  if (d.b == 0x3c00u || dv > 0.99951171875f) { r.b = 0x3bffu; return r; }
+  return d;
+}
+__device__ __forceinline__ f32 wl_sqrt(f32 x) { return __fsqrt_rn(x); }
+__device__ __forceinline__ f64 wl_sqrt(f64 x) { return __dsqrt_rn(x); }
+__device__ __forceinline__ f16 wl_sqrt(f16 x) { return wl_f2h(__fsqrt_rn(wl_h2f(x))); }
+__device__ __forceinline__ f32 wl_rcp(f32 x) { return (f32)__drcp_rn((f64)x); }
+__device__ __forceinline__ f64 wl_rcp(f64 x) { return __ddiv_rn(1.0, x); }
+__device__ __forceinline__ f16 wl_rcp(f16 x) { return wl_d2h(__ddiv_rn(1.0, (f64)wl_h2f(x))); }
+__device__ __forceinline__ f32 wl_rsq(f32 x) { return (f32)__ddiv_rn(1.0, __dsqrt_rn((f64)x)); }
+__device__ __forceinline__ f64 wl_rsq(f64 x) { return __ddiv_rn(1.0, __dsqrt_rn(x)); }
+__device__ __forceinline__ f16 wl_rsq(f16 x) { return wl_d2h(__ddiv_rn(1.0, __dsqrt_rn((f64)wl_h2f(x)))); }
+__device__ __forceinline__ f32 wl_exp2(f32 x) { return (f32)exp2((f64)x); }
+__device__ __forceinline__ f64 wl_exp2(f64 x) { return exp2(x); }
+__device__ __forceinline__ f16 wl_exp2(f16 x) { return wl_d2h(exp2((f64)wl_h2f(x))); }
+__device__ __forceinline__ f32 wl_log2(f32 x) { return (f32)log2((f64)x); }
+__device__ __forceinline__ f64 wl_log2(f64 x) { return log2(x); }
+__device__ __forceinline__ f16 wl_log2(f16 x) { return wl_d2h(log2((f64)wl_h2f(x))); }
+#define WL_2PI 6.283185307179586
+__device__ __forceinline__ f32 wl_sin(f32 x) { return (f32)sin(__dmul_rn((f64)x, WL_2PI)); }
+__device__ __forceinline__ f64 wl_sin(f64 x) { return sin(__dmul_rn(x, WL_2PI)); }
+__device__ __forceinline__ f16 wl_sin(f16 x) { return wl_d2h(sin(__dmul_rn((f64)wl_h2f(x), WL_2PI))); }
+__device__ __forceinline__ f32 wl_cos(f32 x) { return (f32)cos(__dmul_rn((f64)x, WL_2PI)); }
+__device__ __forceinline__ f64 wl_cos(f64 x) { return cos(__dmul_rn(x, WL_2PI)); }
+__device__ __forceinline__ f16 wl_cos(f16 x) { return wl_d2h(cos(__dmul_rn((f64)wl_h2f(x), WL_2PI))); }
+__device__ __forceinline__ i32 wl_clipe(i64 e) { return (i32)(e < -100000 ? -100000 : (e > 100000 ? 100000 : e)); }
+__device__ __forceinline__ f32 wl_ldexp(f32 x, i64 e) { return ldexpf(x, wl_clipe(e)); }
+__device__ __forceinline__ f64 wl_ldexp(f64 x, i64 e) { return ldexp(x, wl_clipe(e)); }
+__device__ __forceinline__ f16 wl_ldexp(f16 x, i64 e) { return wl_f2h(ldexpf(wl_h2f(x), wl_clipe(e))); }
+__device__ __forceinline__ f32 wl_frexp_mant(f32 x) { int e; return isfinite(x) ? frexpf(x, &e) : x; }
+__device__ __forceinline__ f64 wl_frexp_mant(f64 x) { int e; return isfinite(x) ? frexp(x, &e) : x; }
+__device__ __forceinline__ f16 wl_frexp_mant(f16 x) { int e; f32 v = wl_h2f(x); return isfinite(v) ? wl_f2h(frexpf(v, &e)) : x; }
+__device__ __forceinline__ i32 wl_frexp_exp(f32 x) { int e = 0; if (!isfinite(x)) return 0; frexpf(x, &e); return e; }
+__device__ __forceinline__ i32 wl_frexp_exp(f64 x) { int e = 0; if (!isfinite(x)) return 0; frexp(x, &e); return e; }
+__device__ __forceinline__ i32 wl_frexp_exp(f16 x) { int e = 0; f32 v = wl_h2f(x); if (!isfinite(v)) return 0; frexpf(v, &e); return e; }
+
+/* class bits: 0 sNaN 1 qNaN 2 -inf 3 -normal 4 -denorm 5 -0 6 +0 7 +denorm 8 +normal 9 +inf */
+__device__ __forceinline__ u32 wl_classbit(u64 mag, u64 expmask, u64 qbit, bool neg) {
+  u64 e = mag & expmask;
+  if (e == expmask) {
+    if (mag == expmask) return neg ? 2u : 9u;
+    return (mag & qbit) ? 1u : 0u;
+  }
+  if (mag == 0ull) return neg ? 5u : 6u;
+  if (e == 0ull) return neg ? 4u : 7u;
+  return neg ? 3u : 8u;
+}
+__device__ __forceinline__ u32 wl_isclass(f32 x, u32 m) {
+  u32 u = __float_as_uint(x);
+  return (m >> wl_classbit(u & 0x7fffffffu, 0x7f800000u, 1u << 22, u >> 31)) & 1u;
+}
+__device__ __forceinline__ u32 wl_isclass(f64 x, u32 m) {
+  u64 u = (u64)__double_as_longlong(x);
+  return (m >> wl_classbit(u & 0x7fffffffffffffffull, 0x7ff0000000000000ull, 1ull << 51, u >> 63)) & 1u;
+}
+__device__ __forceinline__ u32 wl_isclass(f16 x, u32 m) {
+  return (m >> wl_classbit(x.b & 0x7fffu, 0x7c00u, 1u << 9, x.b >> 15)) & 1u;
+}
+
+/* ------------------------------------------------------- float -> int (trunc, NaN 0, saturate) */
+template <class T> __device__ __forceinline__ T wl_f2i(f64 y, f64 lo, f64 hi) {
+  y = trunc(y);
+  if (y != y) return (T)0;
+  if (y <= lo) return (T)lo;
+  if (y >= hi) return (T)hi;
+  return (T)y;
+}
+__device__ __forceinline__ u64 wl_f2u64(f64 y) {
+  y = trunc(y); if (y != y || y <= 0.0) return 0ull;
+  if (y >= 18446744073709551616.0) return 0xffffffffffffffffull; return (u64)y;
+}
+__device__ __forceinline__ i64 wl_f2i64(f64 y) {
+  y = trunc(y); if (y != y) return 0ll;
+  if (y >= 9223372036854775808.0) return 0x7fffffffffffffffll;
+  if (y <= -9223372036854775808.0) return (i64)0x8000000000000000ull; return (i64)y;
+}
+
+/* --------------------------------------------------------------------- integers */
+__device__ __forceinline__ i32 wl_clz32(u32 x, u32 bits) { return x == 0u ? -1 : (i32)__clz(x) - (i32)(32u - bits); }
+__device__ __forceinline__ i32 wl_clz64(u64 x) { return x == 0ull ? -1 : (i32)__clzll((i64)x); }
+__device__ __forceinline__ i32 wl_ctz32(u32 x) { return __ffs((i32)x) - 1; }
+__device__ __forceinline__ i32 wl_ctz64(u64 x) { return __ffsll((i64)x) - 1; }
+
+/* ----------------------------------------------------------------------- windows */
+struct WlWin {
+  const u64* start; const u64* end; const i64* off; u32 n;
+};
+__device__ __forceinline__ u64 wl_canon(u64 a) {
+  a &= 0xffffffffffffull; return (a & 0x800000000000ull) ? (a | 0xffff000000000000ull) : a;
+}
+__device__ __forceinline__ bool wl_resolve(const WlWin& W, u64 addr, u32 nb, i64* idx) {
+  u64 a = wl_canon(addr);
+  i32 lo = 0, hi = (i32)W.n;
+  while (lo < hi) { i32 mid = (lo + hi) >> 1; if (__ldg(W.start + mid) <= a) lo = mid + 1; else hi = mid; }
+  i32 k = lo - 1;
+  if (k < 0) return false;
+  if (a + (u64)nb > __ldg(W.end + k)) return false;
+  *idx = __ldg(W.off + k) + (i64)(a - __ldg(W.start + k));
+  return true;
+}
+__device__ __forceinline__ void wl_read(const u8* base, i64 idx, u32 nb, u32* w, u32 words) {
+  for (u32 k = 0; k < words; k++) w[k] = 0u;
+  if ((idx & 3) == 0 && (nb & 3u) == 0u) {
+    const u32* p = (const u32*)(base + idx);
+    for (u32 k = 0; k < nb / 4u; k++) w[k] = p[k];
+  } else {
+    for (u32 k = 0; k < nb; k++) w[k >> 2] |= (u32)base[idx + k] << (8u * (k & 3u));
+  }
+}
+__device__ __forceinline__ void wl_write(u8* base, u8* wr, i64 idx, u32 nb, const u32* w) {
+  if ((idx & 3) == 0 && (nb & 3u) == 0u) {
+    u32* p = (u32*)(base + idx);
+    for (u32 k = 0; k < nb / 4u; k++) p[k] = w[k];
+    if (wr) { u32* q = (u32*)(wr + idx); for (u32 k = 0; k < nb / 4u; k++) q[k] = 0x01010101u; }
+  } else {
+    for (u32 k = 0; k < nb; k++) {
+      base[idx + k] = (u8)(w[k >> 2] >> (8u * (k & 3u)));
+      if (wr) wr[idx + k] = 1u;
+    }
+  }
+}
+
+/* ----------------------------------------------------------------------- atomics */
+template <class T> __device__ __forceinline__ T wl_atomic_cas_loop(T* p, int op, T d, T c);
+__device__ __forceinline__ u32 wl_atomic32(u32* p, int op, u32 d, u32 c) {
+  switch (op) {
+    case 0: return atomicAdd(p, d);
+    case 1: return atomicSub(p, d);
+    case 2: return atomicExch(p, d);
+    case 3: return atomicCAS(p, c, d);
+    case 4: return atomicAnd(p, d);
+    case 5: return atomicOr(p, d);
+    case 6: return atomicXor(p, d);
+    case 7: return atomicMin(p, d);
+    case 8: return atomicMax(p, d);
+    case 9: return (u32)atomicMin((i32*)p, (i32)d);
+    case 10: return (u32)atomicMax((i32*)p, (i32)d);
+    case 11: return atomicInc(p, d);
+    default: return atomicDec(p, d);
+  }
+}
+__device__ __forceinline__ u64 wl_atomic64(u64* p, int op, u64 d, u64 c) {
+  switch (op) {
+    case 0: return atomicAdd(p, d);
+    case 1: return atomicAdd(p, (u64)0 - d);
+    case 2: return atomicExch(p, d);
+    case 3: return atomicCAS(p, c, d);
+    case 4: return atomicAnd(p, d);
+    case 5: return atomicOr(p, d);
+    case 6: return atomicXor(p, d);
+    case 7: return atomicMin(p, d);
+    case 8: return atomicMax(p, d);
+    case 9: return (u64)atomicMin((i64*)p, (i64)d);
+    case 10: return (u64)atomicMax((i64*)p, (i64)d);
+    default: {
+      u64 old = *(volatile u64*)p, assumed;
+      do {
+        assumed = old;
+        u64 nv = op == 11 ? (assumed >= d ? 0ull : assumed + 1ull)
+                          : ((assumed == 0ull || assumed > d) ? d : assumed - 1ull);
+        old = atomicCAS(p, assumed, nv);
+      } while (old != assumed);
+      return old;
+    }
+  }
+}
+"""
+
+ATOMIC_OPS = {"add": 0, "sub": 1, "swap": 2, "cmpswap": 3, "and": 4, "or": 5, "xor": 6,
+              "umin": 7, "umax": 8, "smin": 9, "smax": 10, "inc": 11, "dec": 12}
