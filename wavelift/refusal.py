@@ -44,6 +44,7 @@ CODES: dict[str, str] = {
     "scratch.no_base": "GFX11: SCRATCH_EN is set but COMPUTE_DISPATCH_SCRATCH_BASE_LO was never written",
     "scratch.too_large": "more than 256 KiB of scratch per wave",
     "scratch.offset_written": "a value the program wrote into the scratch offset register reaches a scratch address",
+    "scratch.ambiguous_base": "a buffer access whose base is the scratch base on one path and another user SGPR on another",
     # execution
     "escape": "an access outside every window (or outside the wave's scratch)",
     "backend.unavailable": "the selected backend cannot run here",

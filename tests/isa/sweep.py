@@ -45,10 +45,14 @@ def gen_words(enc, target, wave64, n_per_op, seed):
                     v = rnd.choice([0, 4, 0x10, 0xFFFFF, 0x100000]) if rnd.random() < 0.5 else rnd.randrange(1 << w)
                 else:
                     v = rnd.randrange(1 << w) if rnd.random() < 0.5 else 2 * rnd.randrange(1 << (w - 1))
-                if name in e.get("zero", ()) and rnd.random() < 0.9:
-                    v = 0
                 f[name] = v
-            words = encode(lay, **f) + [rnd.choice(LITS)]
+            words = encode(lay, **f)
+            rej = e.get("rej", 0)
+            if rej and rnd.random() < 0.85:
+                # mostly keep the bits LLVM rejects clear, so that the rest gets exercised
+                val = sum(w << (32 * i) for i, w in enumerate(words)) & ~rej
+                words = [(val >> (32 * i)) & 0xFFFFFFFF for i in range(len(words))]
+            words = words + [rnd.choice(LITS)]
             items.append((op, struct.pack(f"<{len(words)}I", *words)))
     return items
 

@@ -143,7 +143,7 @@ CASES = [
     ("gfx1030", False, (0x060A12F9, 0x00006007),
      "v_add_f32_sdwa v5, v7, v9 clamp mul:2 dst_sel:BYTE_0 dst_unused:UNUSED_PAD "
      "src0_sel:BYTE_0 src1_sel:BYTE_0"),
-    ("gfx1030", False, (0x060A12F9, 0x00008007),
+    ("gfx1030", False, (0x060A12F9, 0x00800007),
      "v_add_f32_sdwa v5, s7, v9 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:BYTE_0 "
      "src1_sel:BYTE_0"),
     ("gfx1030", False, (0x7C0212F9, 0x00009407),

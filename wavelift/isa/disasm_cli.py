@@ -24,17 +24,32 @@ def _user_error(msg):
     return UserError(msg)
 
 
-def listing(code: bytes, target: str, wave64: bool):
+def listing(code: bytes, target: str, wave64: bool, memo=None):
     """Lines (without tab) for ``code``: decoded text or objdump's fallback for bytes that do not
-    decode (``.long 0x%08x`` per dword, ``.byte ...`` for a tail shorter than a dword)."""
+    decode (``.long 0x%08x`` per dword, ``.byte ...`` for a tail shorter than a dword).
+
+    ``memo`` (a dict, shared by the calls of one listing) remembers the text of every decoded
+    instruction by its bytes: compiled code repeats instructions a lot, and an instruction's text
+    depends only on its own bytes (branch targets print as LLVM's immediate)."""
     out = []
     pos = 0
     n = len(code)
+    memo = {} if memo is None else memo
     while pos < n:
+        k = code[pos:pos + 4]
+        hit = memo.get(k)
+        if hit is not None:
+            for size, full, text in hit:
+                if size == 4 or code[pos:pos + size] == full:
+                    out.append(text)
+                    pos += size
+                    break
+            else:
+                hit = None
+            if hit is not None:
+                continue
         try:
             ins = decode_one(code, pos, target, wave64)
-            out.append(ins.text)
-            pos += ins.size
         except DecodeError:
             if n - pos >= 4:
                 out.append(f".long {struct.unpack_from('<I', code, pos)[0]:#010x}")
@@ -42,6 +57,10 @@ def listing(code: bytes, target: str, wave64: bool):
             else:
                 out.append(".byte " + ", ".join(f"0x{b:02x}" for b in code[pos:]))
                 pos = n
+            continue
+        memo.setdefault(k, []).append((ins.size, code[pos:pos + ins.size], ins.text))
+        out.append(ins.text)
+        pos += ins.size
     return out
 
 
@@ -66,13 +85,14 @@ def code_object_listing(data: bytes, target=None, wave64=None):
     sizes = set(kw.values())
     default64 = sizes.pop() if len(sizes) == 1 else False
     lines = []
+    memo = {}
     for i, (addr, name) in enumerate(funcs):
         end = funcs[i + 1][0] if i + 1 < len(funcs) else text.address + text.size
         w64 = wave64 if wave64 is not None else kw.get(addr, default64)
         chunk = body[addr - text.address:end - text.address]
         lines.append("")
         lines.append(f"{addr:016x} <{name}>:")
-        lines.extend("\t" + t for t in listing(chunk, target, w64))
+        lines.extend("\t" + t for t in listing(chunk, target, w64, memo.setdefault(w64, {})))
     return lines
 
 

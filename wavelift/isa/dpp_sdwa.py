@@ -20,10 +20,17 @@ module only knows bit layouts and spellings.
 * DPP8: ``dpp8`` (tuple of 8 lane selects, lane i reads lane dpp8[i] of its group of 8), ``fi``.
 * SDWA: ``dst_sel``, ``dst_unused``, ``clamp``, ``omod`` (VOP1/VOP2), ``sdst``, ``sd`` (VOPC),
   ``src0_sel``, ``src0_sext``, ``src0_neg``, ``src0_abs``, ``s0`` and the ``src1_*``/``s1``
-  fields.  Selects: 0-3 BYTE_0..3, 4/5 WORD_0/1, 6 DWORD; 7 is rejected (LLVM 19 crashes on it).
+  fields.  Selects: 0-3 BYTE_0..3, 4/5 WORD_0/1, 6 DWORD.
 
-Deviation from LLVM on purpose: none known; dpp_ctrl values LLVM cannot name are not rejected by
-LLVM 19 but printed with its comment (``/* Invalid dpp_ctrl value */``), and so are they here.
+LLVM 19 behaviours this follows (probed, see the generator): dpp_ctrl values LLVM cannot name
+are *not* rejected but printed with its comment (``/* Invalid dpp_ctrl value */``, ``/* wave_shl
+is not supported starting from GFX10 */`` ...), and so are they here; SDWA dst_unused 3 prints
+as ``UNUSED_PAD`` (the raw 3 stays in ``fields``); an integer operand's neg bit prints as
+``sext(...)``; VOPC has no DPP on GFX10; VOPC SDWA prints ``vcc``/``vcc_lo`` unless SD=1;
+v_cmpx SDWA requires SD=0.  v_nop, v_pipeflush and v_clrexcp ignore src0, so a marker there
+is the plain 4-byte form (``decode_ext`` returns None and the caller decodes e32).
+Deviation from LLVM on purpose: an SDWA select of 7 raises DecodeError (llvm-objdump-19 crashes,
+llvm_unreachable in printSDWASel).
 """
 from __future__ import annotations
 

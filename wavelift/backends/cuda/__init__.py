@@ -1,0 +1,117 @@
+"""The CUDA backend: the same IR lowered to CUDA C++ (one thread per lane), NVRTC, CuPy.
+
+    available() -> True | str         True, or why this machine cannot run CUDA modules
+    build_module(key, program, config, mode, arch=None) -> Module   (NVRTC only: no GPU needed)
+    Runtime(module, config, windows, mode, budget).run()             (needs a GPU)
+
+See docs/decisions/0009-cuda.md.
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+
+from ...translate.ir import Program
+from .codegen import CudaUnsupported, kernel_source
+from .compile import DEFAULT_ARCH, cached_compile, nvrtc_problem
+
+
+def _gpu_problem() -> str | None:
+    try:
+        import cupy
+    except Exception as e:          # noqa: BLE001 - any import failure means: not here
+        return f"CuPy is not installed or does not load ({type(e).__name__}: {e}); " \
+               f"pip install 'wavelift[cuda]'"
+    try:
+        n = cupy.cuda.runtime.getDeviceCount()
+    except Exception as e:          # noqa: BLE001
+        return f"the CUDA driver reports no usable device ({type(e).__name__}: {e})"
+    if n <= 0:
+        return "the CUDA driver reports 0 devices"
+    return None
+
+
+@functools.lru_cache(maxsize=1)
+def _problem() -> str | None:
+    return _gpu_problem() or nvrtc_problem()
+
+
+def available():
+    """True when a CUDA device, CuPy and NVRTC are all here; else a sentence saying what is
+    missing (wavelift.commands.common.cuda_problem and execute_dispatch print it)."""
+    p = _problem()
+    return True if p is None else p
+
+
+def device_arch() -> str:
+    """'sm_XY' of the current device, or DEFAULT_ARCH without one."""
+    try:
+        import cupy
+        cc = cupy.cuda.Device().compute_capability
+        return f"sm_{cc}"
+    except Exception:               # noqa: BLE001
+        return DEFAULT_ARCH
+
+
+@dataclass
+class Module:
+    key: tuple
+    program: Program
+    source: str
+    arch: str
+    cubin: bytes
+    compile_s: float
+    compiled_by: str                # "nvrtc" | "disk"
+    _fn: object = field(default=None, repr=False)
+    _mod: object = field(default=None, repr=False)
+    _shared: int = 48 * 1024
+
+    def function(self):
+        if self._fn is None:
+            import cupy
+            self._mod = cupy.cuda.function.Module()
+            self._mod.load(self.cubin)
+            self._fn = self._mod.get_function("wl_main")
+        return self._fn
+
+    def set_shared(self, fn, nbytes: int) -> None:
+        if nbytes <= self._shared:
+            return
+        try:
+            from cuda.bindings import driver as drv
+            attr = drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+            drv.cuFuncSetAttribute(fn.ptr, attr, nbytes)
+        except Exception:           # noqa: BLE001 - older stacks: go through CuPy's runtime
+            import cupy
+            cupy.cuda.runtime.funcSetAttribute(fn.ptr, 8, nbytes)   # cudaFuncAttributeMaxDynamicSharedMemorySize
+        self._shared = nbytes
+
+
+def build_module(key, program: Program, config, mode: str, arch: str | None = None,
+                 use_disk: bool = True) -> Module:
+    """Generate and compile the module (raises Refused for what this backend cannot lower)."""
+    from ...refusal import Refused
+    from .compile import CompileError
+    if mode not in ("wave", "lane"):
+        raise Refused("backend.unavailable", f"mode {mode!r} is not 'wave' or 'lane'")
+    arch = arch or device_arch()
+    try:
+        src = kernel_source(program, config.wave_size, mode, config.scratch_wave_bytes,
+                            config.program_address)
+    except CudaUnsupported as e:
+        raise Refused("backend.unavailable",
+                      f"the CUDA backend does not lower this program ({e}); use backend='numpy'") \
+            from None
+    try:
+        cubin, secs, how = cached_compile(key, src, arch, use_disk)
+    except CompileError as e:
+        raise Refused("backend.unavailable", f"NVRTC could not compile the module: "
+                                             f"{str(e)[:2000]}") from None
+    return Module(key, program, src, arch, cubin, secs, how)
+
+
+def __getattr__(name):
+    if name == "Runtime":
+        from .runtime import Runtime
+        return Runtime
+    raise AttributeError(name)

@@ -1,0 +1,614 @@
+"""Lower IR blocks to one CUDA C++ kernel (lane mode: one CUDA thread per guest lane).
+
+Shape of a module (docs/decisions/0009-cuda.md):
+  * one CUDA block per workgroup; wave k of the workgroup is threads [k*W, (k+1)*W) — wave32 is
+    one warp, wave64 two warps that meet at a named barrier (``bar.sync 1+k, 64``) for cross-lane
+    ops and between dependent memory accesses;
+  * every SGPR/VGPR the program names is a local variable; scalar state is computed identically
+    by every lane of the wave (so it stays uniform), EXEC masks every vector write (``vset``);
+  * basic blocks are C labels, terminators are gotos; s_setpc becomes a switch over the decoded
+    block offsets; s_barrier ends a *phase*: every thread of the CUDA block runs its wave until it
+    parks or ends, then ``__syncthreads_and(done)`` — so a barrier can never hang;
+  * every block adds its instruction count to a per-wave counter; past the budget the wave stops
+    and flags the dispatch (and every 2^20 instructions a wave looks whether another one stopped).
+Generated text holds numbers and names made from numbers only — never guest text.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...translate.ir import BITS, EXEC_HI, EXEC_LO, MODE_REG, Block, Program
+from .prelude import ATOMIC_OPS, PRELUDE
+
+# parameter words (P[]): the dispatch's numbers, filled by runtime.py
+P_USER = 0            # 16 user SGPRs
+P_NUSER = 16
+P_SYS = 17            # x, y, z workgroup id registers, scratch offset register (0xffffffff: none)
+P_NGROUPS = 21        # gx gy gz
+P_GSTART = 24
+P_BLOCK = 27
+P_PARTIAL = 30
+P_PARTIAL_TG = 33
+P_GEND = 34
+P_MODE = 37
+P_TIDIG = 38
+P_GFX11 = 39
+P_LDS = 40
+P_NWIN = 41
+P_BUDGET = 42         # lo, hi
+P_XOFF = 44           # byte offset of the exchange area in dynamic shared memory
+P_WORDS = 48
+
+XWORDS = 132          # exchange words per wave: 64 values, 64 writer ids, 4 spare
+KIND = {"load": 0, "store": 1, "atomic": 2, "scratch": 3}
+KIND_NAMES = {v: k for k, v in KIND.items()}
+
+UN = {"u8": "u8", "i8": "u8", "u16": "u16", "i16": "u16", "u32": "u32", "i32": "u32",
+      "u64": "u64", "i64": "u64", "b1": "u32"}
+INT_LIMITS = {"u8": (0, 255), "i8": (-128, 127), "u16": (0, 65535), "i16": (-32768, 32767),
+              "u32": (0, 2**32 - 1), "i32": (-2**31, 2**31 - 1)}
+_CMP = {"lt": "({0} < {1})", "le": "({0} <= {1})", "gt": "({0} > {1})", "ge": "({0} >= {1})",
+        "eq": "({0} == {1})", "ne": "({0} != {1})", "lg": "(({0} < {1}) || ({0} > {1}))",
+        "o": "!(({0} != {0}) || ({1} != {1}))", "u": "(({0} != {0}) || ({1} != {1}))",
+        "nge": "!({0} >= {1})", "nlg": "!(({0} < {1}) || ({0} > {1}))", "ngt": "!({0} > {1})",
+        "nle": "!({0} <= {1})", "neq": "!({0} == {1})", "nlt": "!({0} < {1})",
+        "f": "false", "tru": "true"}
+_FLOAT_FN = {"fadd", "fsub", "fmul", "fdiv", "fma", "fmin", "fmax", "fneg", "fabs", "floor", "ceil",
+             "trunc", "rndne", "fract", "sqrt", "rcp", "rsq", "exp2", "log2", "sin", "cos",
+             "frexp_mant", "frexp_exp"}
+_I32_RESULT = {"popcount", "clz", "ctz", "frexp_exp"}     # NumPy gives int32 whatever the op type
+
+
+class CudaUnsupported(Exception):
+    """An IR construct this backend does not lower (the dispatch is refused, never miscomputed)."""
+
+
+def _isf(t):
+    return t in ("f16", "f32", "f64")
+
+
+def _ut(t):
+    return "u64" if BITS[t] == 64 else "u32"
+
+
+def const_literal(t: str, value) -> str:
+    if t == "b1":
+        return "true" if value else "false"
+    if t == "f32":
+        return f"__uint_as_float({int(np.float32(value).view(np.uint32)):#x}u)"
+    if t == "f64":
+        return f"__longlong_as_double((i64){int(np.float64(value).view(np.uint64)):#x}ull)"
+    if t == "f16":
+        return f"f16{{(u16){int(np.float16(value).view(np.uint16)):#x}u}}"
+    v = int(value) & ((1 << BITS[t]) - 1)
+    return f"(({t}){v:#x}ull)"
+
+
+class Lowering:
+    def __init__(self, program: Program, wave_size: int, mode: str, scratch_wave_bytes: int,
+                 base_address: int):
+        self.p = program
+        self.L = wave_size
+        self.mode = mode
+        self.wb = int(scratch_wave_bytes)
+        self.base = int(base_address)
+        self.has_barrier = any(b.term[0] == "barrier" for b in program.blocks)
+        sregs, vregs = {EXEC_LO, EXEC_HI, MODE_REG}, {0, 1, 2}
+        for b in program.blocks:
+            for op in b.ops:
+                if op.name in ("sget", "sset"):
+                    sregs.add(op.attrs["reg"])
+                elif op.name in ("vget", "vset"):
+                    vregs.add(op.attrs["reg"])
+        self.sregs, self.vregs = sorted(sregs), sorted(vregs)
+
+    # ------------------------------------------------------------------------------ helpers
+    def wsync(self) -> str:
+        if self.L == 32:
+            return "__syncwarp();"
+        return 'asm volatile("bar.sync %0, 64;" :: "r"(wv + 1u) : "memory");'
+
+    def exec_bit(self) -> str:
+        if self.L == 32:
+            return f"(((s{EXEC_LO} >> lane) & 1u) != 0u)"
+        return f"((((lane < 32u) ? s{EXEC_LO} : s{EXEC_HI}) >> (lane & 31u)) & 1u) != 0u"
+
+    # --------------------------------------------------------------------------- one block
+    def block_source(self, blk: Block) -> list[str]:
+        L = self.L
+        out = [f"B{blk.index}: {{"]
+        emit = out.append
+        if blk.uses_float:
+            emit(f"  if (s{MODE_REG} & 15u) {{ wl_flag(C, WL_ROUNDING, s{MODE_REG}, 0u, {blk.index}u); goto WL_STOP; }}")
+        if blk.valu:
+            pc = f"__popc(s{EXEC_LO})" if L == 32 else f"(__popc(s{EXEC_LO}) + __popc(s{EXEC_HI}))"
+            emit(f"  licnt += (u64){pc} * {blk.valu}ull;")
+        emit(f"  const u32 mode = s{MODE_REG}; (void)mode;")
+        name: dict[int, str] = {}
+        ctype: dict[int, str] = {}
+        words: dict[int, int] = {}
+        pend = [True, True]             # [store since last sync, load since last sync]
+
+        def sync():
+            emit("  " + self.wsync())
+            pend[0] = pend[1] = False
+
+        def before(kind):               # kind: "load" | "store" | "rmw"
+            if kind in ("load", "rmw") and pend[0] or kind in ("store", "rmw") and (pend[0] or pend[1]):
+                sync()
+
+        def after(kind):
+            if kind in ("load", "rmw"):
+                pend[1] = True
+            if kind in ("store", "rmw"):
+                pend[0] = True
+
+        for op in blk.ops:
+            n, t = op.name, op.type
+            a = [name[x.id] for x in op.args]
+            at = [ctype[x.id] for x in op.args]
+            o = f"t{op.out.id}" if op.out is not None else None
+            ot = None
+            e = None
+            if op.out is not None:
+                ot = "i32" if n in _I32_RESULT else ("b1" if n == "cmp" else op.out.type)
+                if n == "cvt":
+                    ot = op.attrs["to"]
+                elif n == "bitcast":
+                    ot = op.attrs["to"]
+            if n == "const":
+                e = const_literal(t, op.attrs["value"])
+            elif n == "sget":
+                e = f"s{op.attrs['reg']}"
+            elif n == "vget":
+                e = f"v{op.attrs['reg']}"
+            elif n == "lane_id":
+                e = "lane"
+            elif n == "exec":
+                e = self.exec_bit()
+            elif n in ("add", "sub", "mul"):
+                sym = {"add": "+", "sub": "-", "mul": "*"}[n]
+                if _isf(t) or t == "b1":
+                    raise CudaUnsupported(f"{n}.{t}")
+                u = _ut(t)
+                e = f"(({t})(({u})({t})({a[0]}) {sym} ({u})({t})({a[1]})))"
+            elif n in ("and", "or", "xor"):
+                sym = {"and": "&", "or": "|", "xor": "^"}[n]
+                e = f"((b1)(({a[0]}) {sym} ({a[1]})))" if t == "b1" else \
+                    f"(({t})(({t})({a[0]}) {sym} ({t})({a[1]})))"
+            elif n == "not":
+                e = f"(!({a[0]}))" if t == "b1" else f"(({t})~({_ut(t)})({t})({a[0]}))"
+            elif n == "neg":
+                u = _ut(t)
+                e = f"(({t})(({u})0 - ({u})({t})({a[0]})))"
+            elif n == "abs":
+                if t.startswith("i"):
+                    u = _ut(t)
+                    e = f"((({t})({a[0]}) < 0) ? ({t})(({u})0 - ({u})({t})({a[0]})) : ({t})({a[0]}))"
+                else:
+                    e = f"(({t})({a[0]}))"
+            elif n in ("min", "max"):
+                if _isf(t):
+                    raise CudaUnsupported(f"{n}.{t}")
+                c = "<" if n == "min" else ">"
+                e = f"((({t})({a[0]}) {c} ({t})({a[1]})) ? ({t})({a[0]}) : ({t})({a[1]}))"
+            elif n == "shl":
+                e = f"(({t})(({_ut(t)})({t})({a[0]}) << (u32)({a[1]})))"
+            elif n in ("shr", "sar"):
+                e = f"(({t})(({t})({a[0]}) >> (u32)({a[1]})))"
+            elif n == "mulhi":
+                e = {"i32": f"((i32)(((i64)(i32)({a[0]}) * (i64)(i32)({a[1]})) >> 32))",
+                     "u32": f"__umulhi((u32)({a[0]}), (u32)({a[1]}))",
+                     "i64": f"__mul64hi((i64)({a[0]}), (i64)({a[1]}))",
+                     "u64": f"__umul64hi((u64)({a[0]}), (u64)({a[1]}))"}.get(t)
+                if e is None:
+                    raise CudaUnsupported(f"mulhi.{t}")
+            elif n == "clz":
+                e = f"wl_clz64((u64)({a[0]}))" if BITS[t] == 64 else \
+                    f"wl_clz32((u32)({UN[t]})({a[0]}), {BITS[t]}u)"
+            elif n == "ctz":
+                e = f"wl_ctz64((u64)({a[0]}))" if BITS[t] == 64 else f"wl_ctz32((u32)({UN[t]})({a[0]}))"
+            elif n == "popcount":
+                e = f"((i32)__popcll((u64)({a[0]})))" if BITS[t] == 64 else \
+                    f"((i32)__popc((u32)({UN[t]})({a[0]})))"
+            elif n == "bitrev":
+                bits = BITS[t]
+                e = {64: f"(({t})__brevll((u64)({a[0]})))", 32: f"(({t})__brev((u32)({a[0]})))",
+                     16: f"(({t})(__brev((u32)(u16)({a[0]})) >> 16))",
+                     8: f"(({t})(__brev((u32)(u8)({a[0]})) >> 24))"}[bits]
+            elif n in _FLOAT_FN:
+                e = f"wl_{n}({', '.join(a)})"
+            elif n == "ldexp":
+                e = f"wl_ldexp({a[0]}, (i64)({a[1]}))"
+            elif n == "isclass":
+                e = f"wl_isclass({a[0]}, (u32)({a[1]}))"
+            elif n in ("fin", "fout"):
+                e = f"wl_{n}({a[0]}, mode)"
+            elif n == "cmp":
+                cond = op.attrs["cond"]
+                if _isf(t):
+                    x, y = f"wl_f({a[0]})", f"wl_f({a[1]})"
+                else:
+                    x, y = f"({t})({a[0]})", f"({t})({a[1]})"
+                e = _CMP[cond].format(x, y)
+            elif n == "select":
+                if _isf(t):
+                    e = f"(({a[0]}) ? ({a[1]}) : ({a[2]}))"
+                else:
+                    e = f"(({a[0]}) ? ({t})({a[1]}) : ({t})({a[2]}))"
+            elif n == "cvt":
+                e = self.cvt(at[0], op.attrs["to"], a[0])
+            elif n == "bitcast":
+                to = op.attrs["to"]
+                if BITS[at[0]] == BITS[to]:
+                    e = f"wl_bc<{to}>({a[0]})"
+                elif not _isf(at[0]) and not _isf(to):
+                    e = f"(({to})({a[0]}))"
+                else:
+                    raise CudaUnsupported(f"bitcast {at[0]}->{to}")
+            elif n == "pack64":
+                e = f"((((u64)(u32)({a[1]})) << 32) | (u64)(u32)({a[0]}))"
+            elif n == "lo32":
+                e = f"((u32)(u64)({a[0]}))"
+            elif n == "hi32":
+                e = f"((u32)((u64)({a[0]}) >> 32))"
+            elif n == "maskbit":
+                e = f"(((((u64)({a[0]})) >> lane) & 1ull) != 0ull)"
+            elif n == "ballot":
+                if L == 32:
+                    e = f"((u64)__ballot_sync(WL_FULL, ({a[0]})))"
+                else:
+                    emit(f"  {{ u32 bb = __ballot_sync(WL_FULL, ({a[0]})); if ((lane & 31u) == 0u) X[128u + (lane >> 5)] = bb; }}")
+                    sync()
+                    emit(f"  const u64 {o} = (u64)X[128] | ((u64)X[129] << 32);")
+                    sync()
+                    name[op.out.id], ctype[op.out.id] = o, "u64"
+                    continue
+            elif n in ("readlane", "shuffle"):
+                if L == 32:
+                    e = f"__shfl_sync(WL_FULL, (u32)({a[0]}), (i32)((u32)({a[1]}) & 31u))"
+                else:
+                    sync()
+                    emit(f"  X[lane] = (u32)({a[0]});")
+                    sync()
+                    emit(f"  const u32 {o} = X[(u32)({a[1]}) & 63u];")
+                    sync()
+                    name[op.out.id], ctype[op.out.id] = o, "u32"
+                    continue
+            elif n == "permute":
+                sync()
+                emit(f"  ((i32*)X)[64u + lane] = -1;")
+                sync()
+                emit(f"  const u32 {o}_d = (u32)({a[1]}) % {L}u;")
+                emit(f"  if ({a[2]}) atomicMax((i32*)X + 64u + {o}_d, (i32)lane);")
+                sync()
+                emit(f"  if (({a[2]}) && ((i32*)X)[64u + {o}_d] == (i32)lane) X[{o}_d] = (u32)({a[0]});")
+                sync()
+                emit(f"  const u32 {o} = (((i32*)X)[64u + lane] >= 0) ? X[lane] : 0u;")
+                sync()
+                name[op.out.id], ctype[op.out.id] = o, "u32"
+                continue
+            elif n == "load":
+                self.load(op, a, o, emit, before, after, sync)
+                name[op.out.id], ctype[op.out.id] = o, "u32"
+                words[op.out.id] = op.attrs["words"]
+                continue
+            elif n == "word":
+                e = f"{a[0]}_w[{op.attrs['k']}]"
+            elif n == "atomic":
+                self.atomic(op, a, at, o, emit, before, after)
+                name[op.out.id], ctype[op.out.id] = o, t
+                continue
+            elif n == "sset":
+                emit(f"  s{op.attrs['reg']} = (u32)({a[0]});")
+                continue
+            elif n == "vset":
+                r = op.attrs["reg"]
+                emit(f"  v{r} = ({a[1]}) ? (u32)({a[0]}) : v{r};")
+                continue
+            elif n == "store":
+                self.store(op, a, emit, before, after)
+                continue
+            else:
+                raise CudaUnsupported(n)
+            emit(f"  const {ot} {o} = {e};")
+            name[op.out.id], ctype[op.out.id] = o, ot
+        # count and check the budget, then the terminator
+        emit(f"  icnt += {len(blk.instrs)}ull;")
+        emit("  if (icnt > lim && wl_check(C, icnt, lim)) goto WL_STOP;")
+        term = blk.term
+        k = term[0]
+
+        def go(bi):
+            if bi == -1:
+                return "goto WL_DONE;"
+            if bi < 0:
+                return f"{{ wl_flag(C, WL_BAD_ADDRESS, 0u, 0u, {blk.index}u); goto WL_STOP; }}"
+            return f"goto B{bi};"
+        if k in ("jump", "mode"):
+            emit("  " + go(term[1]))
+        elif k == "barrier":
+            if term[1] < 0:
+                emit("  " + go(term[1]))
+            else:
+                emit(f"  pc = {term[1]}; goto WL_PARK;")
+        elif k == "branch":
+            emit(f"  if ({name[term[1].id]}) {go(term[2])} else {go(term[3])}")
+        elif k == "end":
+            emit("  goto WL_DONE;")
+        elif k == "setpc":
+            tv = name[term[1].id]
+            emit(f"  switch ((u64)({tv}) - {self.base:#x}ull) {{")
+            for off, bi in sorted(self.p.block_at.items()):
+                emit(f"    case {off:#x}ull: goto B{bi};")
+            emit(f"    default: wl_flag(C, WL_BAD_JUMP, (u32)(u64)({tv}), (u32)((u64)({tv}) >> 32), {blk.index}u); goto WL_STOP;")
+            emit("  }")
+        else:
+            raise CudaUnsupported(f"terminator {k}")
+        out.append("}")
+        return out
+
+    # ------------------------------------------------------------------------ conversions
+    def cvt(self, frm: str, to: str, a: str) -> str:
+        if frm == to:
+            return a
+        if to == "b1":
+            return f"(({a}) != 0)" if not _isf(frm) else f"(wl_f({a}) != 0)"
+        if frm == "b1":
+            src = f"(({a}) ? 1u : 0u)"
+            if to == "f16":
+                return f"wl_f2h((f32){src})"
+            return f"(({to}){src})"
+        if not _isf(frm) and not _isf(to):
+            return f"(({to})({a}))"
+        if not _isf(frm):
+            if to == "f16":
+                return f"wl_f2h((f32)({a}))"
+            return f"(({to})({a}))"
+        if not _isf(to):
+            x = f"(f64)wl_f({a})"
+            if to == "u64":
+                return f"wl_f2u64({x})"
+            if to == "i64":
+                return f"wl_f2i64({x})"
+            lo, hi = INT_LIMITS[to]
+            return f"wl_f2i<{to}>({x}, {float(lo)!r}, {float(hi)!r})"
+        if to == "f16":
+            return f"wl_f2h({a})" if frm == "f32" else f"wl_d2h({a})"
+        if frm == "f16":
+            return f"wl_h2f({a})" if to == "f32" else f"(f64)wl_h2f({a})"
+        return f"(({to})({a}))"
+
+    # ---------------------------------------------------------------------------- memory
+    def load(self, op, a, o, emit, before, after, sync):
+        sp, nb, words = op.attrs["space"], op.attrs["nbytes"], op.attrs["words"]
+        emit(f"  u32 {o}_w[{max(words, 1)}];")
+        emit(f"  for (u32 k = 0; k < {words}u; k++) {o}_w[k] = 0u;")
+        if sp == "scratch":
+            self.scratch_load(op, a, o, nb, emit, before, after)
+            return
+        if sp == "lds":
+            before("load")
+            emit(f"  if (({a[1]}) && (u64)(u32)({a[0]}) + {nb}ull <= (u64)P[{P_LDS}]) "
+                 f"wl_read(wl_smem, (i64)(u32)({a[0]}), {nb}u, {o}_w, {words}u);")
+            after("load")
+            return
+        if sp != "global":
+            raise CudaUnsupported(f"load {sp}")
+        uniform = op.out.uniform
+        if uniform and self.L == 64:
+            if words > 64:
+                raise CudaUnsupported("uniform load wider than 64 words")
+            sync()
+            emit(f"  if (lane == 0u) {{ wl_gload(C, (u64)({a[0]}), ({a[1]}), {nb}u, {o}_w, {words}u, {op.instr}u, 0u, true);"
+                 f" for (u32 k = 0; k < {words}u; k++) X[k] = {o}_w[k]; }}")
+            sync()
+            emit(f"  for (u32 k = 0; k < {words}u; k++) {o}_w[k] = X[k];")
+            sync()
+            return
+        before("load")
+        rec = "(lane == 0u)" if uniform else "true"
+        emit(f"  wl_gload(C, (u64)({a[0]}), ({a[1]}), {nb}u, {o}_w, {words}u, {op.instr}u, lane, {rec});")
+        after("load")
+
+    def _scratch_ok(self, a0, nb):
+        if nb > 4:
+            raise CudaUnsupported("scratch access wider than a dword")
+        cond = f"((u64)(u32)({a0}) + {nb}ull <= {self.wb}ull) && ((((u32)({a0})) & 3u) + {nb}u <= 4u)"
+        if self.mode == "lane":
+            cond += f" && ((((u32)({a0})) >> 2) % {self.L}u == lane)"
+        return cond
+
+    def _scratch_word(self, a0):
+        if self.mode == "lane":
+            return f"scr[(((u32)({a0})) >> 2) / {self.L}u]"
+        return f"C.gscr[(((u32)({a0})) >> 2)]"
+
+    def scratch_load(self, op, a, o, nb, emit, before, after):
+        m = (1 << (8 * nb)) - 1
+        if self.mode == "wave":
+            before("load")
+        if self.wb == 0:
+            emit(f"  if ({a[1]}) wl_escape(C, {op.instr}u, lane, (u64)(u32)({a[0]}), {KIND['scratch']}u);")
+            return
+        emit(f"  if ({a[1]}) {{ if ({self._scratch_ok(a[0], nb)}) {o}_w[0] = ({self._scratch_word(a[0])} >> "
+             f"(8u * ((u32)({a[0]}) & 3u))) & {m:#x}u; "
+             f"else wl_escape(C, {op.instr}u, lane, (u64)(u32)({a[0]}), {KIND['scratch']}u); }}")
+        if self.mode == "wave":
+            after("load")
+
+    def store(self, op, a, emit, before, after):
+        sp, nb = op.attrs["space"], op.attrs["nbytes"]
+        data = a[2:]
+        if sp == "scratch":
+            if len(data) != 1 or nb > 4:
+                raise CudaUnsupported("scratch store wider than a dword")
+            if self.mode == "wave":
+                before("store")
+            if self.wb == 0:
+                emit(f"  if ({a[1]}) wl_escape(C, {op.instr}u, lane, (u64)(u32)({a[0]}), {KIND['scratch']}u);")
+                return
+            m = (1 << (8 * nb)) - 1
+            wd = self._scratch_word(a[0])
+            emit(f"  if ({a[1]}) {{ if ({self._scratch_ok(a[0], nb)}) {{ const u32 sh = 8u * ((u32)({a[0]}) & 3u); "
+                 f"const u32 mk = {m:#x}u << sh; {wd} = ({wd} & ~mk) | (((u32)({data[0]}) << sh) & mk); }} "
+                 f"else wl_escape(C, {op.instr}u, lane, (u64)(u32)({a[0]}), {KIND['scratch']}u); }}")
+            if self.mode == "wave":
+                after("store")
+            return
+        before("store")
+        uniform = all(x.uniform for x in op.args)
+        guard = "(lane == 0u) && " if uniform else ""
+        dw = "{" + ", ".join(f"(u32)({d})" for d in data) + "}"
+        if sp == "lds":
+            emit(f"  if ({guard}({a[1]}) && (u64)(u32)({a[0]}) + {nb}ull <= (u64)P[{P_LDS}]) "
+                 f"{{ const u32 dw[{len(data)}] = {dw}; wl_write(wl_smem, (u8*)0, (i64)(u32)({a[0]}), {nb}u, dw); }}")
+        elif sp == "global":
+            emit(f"  if ({guard}({a[1]})) {{ const u32 dw[{len(data)}] = {dw}; "
+                 f"wl_gstore(C, (u64)({a[0]}), {nb}u, dw, {op.instr}u, lane); }}")
+        else:
+            raise CudaUnsupported(f"store {sp}")
+        after("store")
+
+    def atomic(self, op, a, at, o, emit, before, after):
+        sp, bits = op.attrs["space"], op.attrs["bits"]
+        code = ATOMIC_OPS.get(op.attrs["op"])
+        if code is None or bits not in (32, 64):
+            raise CudaUnsupported(f"atomic {op.attrs['op']}/{bits}")
+        t = "u64" if bits == 64 else "u32"
+        nb = bits // 8
+        d = f"({t})({a[2]})"
+        c = f"({t})({a[3]})" if len(a) > 3 else f"({t})0"
+        before("rmw")
+        emit(f"  {t} {o} = 0;")
+        if sp == "global":
+            emit(f"  if ({a[1]}) {{ i64 ix; if (wl_resolve(C.W, (u64)({a[0]}), {nb}u, &ix)) {{ ix &= ~(i64){nb - 1}; "
+                 f"{o} = wl_atomic{bits}(({t}*)(C.arena + ix), {code}, {d}, {c}); "
+                 f"for (u32 k = 0; k < {nb}u; k++) C.written[ix + k] = 1u; }} "
+                 f"else wl_escape(C, {op.instr}u, lane, (u64)({a[0]}), {KIND['atomic']}u); }}")
+        elif sp == "lds":
+            emit(f"  if (({a[1]}) && (u64)(u32)({a[0]}) + {nb}ull <= (u64)P[{P_LDS}]) "
+                 f"{o} = wl_atomic{bits}(({t}*)(wl_smem + ((u32)({a[0]}) & ~{nb - 1}u)), {code}, {d}, {c});")
+        else:
+            raise CudaUnsupported(f"atomic on {sp}")
+        after("rmw")
+
+    # ---------------------------------------------------------------------------- kernel
+    def kernel_source(self) -> str:
+        L = self.L
+        lines = [PRELUDE, _CTX, "extern \"C\" __global__ void __launch_bounds__(1024) wl_main(",
+                 "    const u32* __restrict__ P, u8* __restrict__ arena, u8* __restrict__ written,",
+                 "    const u64* __restrict__ wstart, const u64* __restrict__ wend,",
+                 "    const i64* __restrict__ woff, const u64* __restrict__ wavebase,",
+                 "    u32* status, u64* stats, u32* esc, u32* gscr, u64 group_base) {",
+                 "  extern __shared__ __align__(16) u8 wl_smem[];",
+                 f"  const u32 WV = {L}u;",
+                 "  const u64 g = group_base + (u64)blockIdx.x;",
+                 f"  const u32 gx = P[{P_NGROUPS}], gy = P[{P_NGROUPS + 1}];",
+                 f"  const u32 gid_x = (u32)(g % gx) + P[{P_GSTART}];",
+                 f"  const u32 gid_y = (u32)((g / gx) % gy) + P[{P_GSTART + 1}];",
+                 f"  const u32 gid_z = (u32)(g / ((u64)gx * gy)) + P[{P_GSTART + 2}];",
+                 f"  const bool ptg = P[{P_PARTIAL_TG}] != 0u;",
+                 f"  const u32 tx = (ptg && gid_x == P[{P_GEND}] - 1u && P[{P_PARTIAL}] > 0u) ? P[{P_PARTIAL}] : P[{P_BLOCK}];",
+                 f"  const u32 ty = (ptg && gid_y == P[{P_GEND + 1}] - 1u && P[{P_PARTIAL + 1}] > 0u) ? P[{P_PARTIAL + 1}] : P[{P_BLOCK + 1}];",
+                 f"  const u32 tz = (ptg && gid_z == P[{P_GEND + 2}] - 1u && P[{P_PARTIAL + 2}] > 0u) ? P[{P_PARTIAL + 2}] : P[{P_BLOCK + 2}];",
+                 "  const u32 threads = tx * ty * tz;",
+                 "  const u32 wpg = (threads + WV - 1u) / WV;",
+                 "  const u32 t = threadIdx.x, wv = t / WV, lane = t % WV;",
+                 "  WlCtx C;",
+                 f"  C.W.start = wstart; C.W.end = wend; C.W.off = woff; C.W.n = P[{P_NWIN}];",
+                 "  C.arena = arena; C.written = written; C.status = status; C.stats = stats; C.esc = esc;",
+                 "  C.wave = wavebase[g] + wv;",
+                 f"  C.budget = (u64)P[{P_BUDGET}] | ((u64)P[{P_BUDGET + 1}] << 32);",
+                 f"  C.gscr = gscr + ((u64)blockIdx.x * (blockDim.x / WV) + wv) * {max(self.wb // 4, 1)}ull;",
+                 f"  u32* X = (u32*)(wl_smem + P[{P_XOFF}]) + wv * {XWORDS}u; (void)X;"]
+        if self.mode == "lane" and self.wb:
+            lines.append(f"  u32 scr[{self.wb // 4 // L}];")
+            lines.append(f"  for (u32 k = 0; k < {self.wb // 4 // L}u; k++) scr[k] = 0u;")
+        for r in self.sregs:
+            lines.append(f"  u32 s{r} = 0u;")
+        for r in self.vregs:
+            lines.append(f"  u32 v{r} = 0u;")
+        for r in self.sregs:
+            if r < 16:
+                lines.append(f"  if ({r}u < P[{P_NUSER}]) s{r} = P[{P_USER + r}];")
+            if r < 128:
+                lines.append(f"  if (P[{P_SYS}] == {r}u) s{r} = gid_x; if (P[{P_SYS + 1}] == {r}u) s{r} = gid_y; "
+                             f"if (P[{P_SYS + 2}] == {r}u) s{r} = gid_z; if (P[{P_SYS + 3}] == {r}u) s{r} = 0u;")
+        lines += [
+            "  { const u32 first = wv * WV; const u32 nact = threads > first ? min(threads - first, WV) : 0u;",
+            "    const u64 m = nact >= 64u ? ~0ull : ((1ull << nact) - 1ull);",
+            f"    s{EXEC_LO} = (u32)m; s{EXEC_HI} = {'(u32)(m >> 32)' if L == 64 else '0u'}; }}",
+            f"  s{MODE_REG} = P[{P_MODE}];",
+            "  { const u32 lx = t % tx, ly = (t / tx) % ty, lz = t / (tx * ty);",
+            f"    if (P[{P_GFX11}]) v0 = lx | (ly << 10) | (lz << 20);",
+            f"    else {{ v0 = lx; if (P[{P_TIDIG}] >= 1u) v1 = ly; if (P[{P_TIDIG}] >= 2u) v2 = lz; }} }}",
+            "  u64 icnt = 0ull, licnt = 0ull;",
+            "  u64 lim = C.budget < (1ull << 20) ? C.budget : (1ull << 20);",
+            "  bool done = wv >= wpg;",
+            "  int pc = 0; (void)pc;",
+        ]
+        if self.has_barrier:
+            lines.append("  for (;;) {")
+            lines.append("  if (!done) {")
+            lines.append("  switch (pc) {")
+            for b in self.p.blocks:
+                lines.append(f"    case {b.index}: goto B{b.index};")
+            lines.append("    default: goto WL_STOP;")
+            lines.append("  }")
+        else:
+            lines.append("  if (done) goto WL_PARK;")
+        for b in self.p.blocks:
+            lines += self.block_source(b)
+        lines += ["WL_STOP:", "  done = true; goto WL_PARK;",
+                  "WL_DONE:", "  done = true; goto WL_PARK;"]
+        if self.has_barrier:
+            lines += ["  }", "WL_PARK:", "  if (__syncthreads_and(done)) break;", "  }"]
+        else:
+            lines += ["WL_PARK:"]
+        lines += ["  if (wv < wpg && lane == 0u) { atomicAdd(stats + 0, icnt); atomicAdd(stats + 1, licnt); }",
+                  "}"]
+        return "\n".join(lines) + "\n"
+
+
+_CTX = r"""
+struct WlCtx {
+  WlWin W; u8* arena; u8* written; u32* status; u64* stats; u32* esc; u32* gscr; u64 wave; u64 budget;
+};
+__device__ __noinline__ void wl_flag(WlCtx& C, u32 bit, u32 a, u32 b, u32 blk) {
+  if (atomicCAS(C.status + 5, 0u, bit) == 0u) { C.status[1] = a; C.status[2] = b; C.status[3] = blk; }
+  atomicOr(C.status, bit);
+}
+__device__ __noinline__ void wl_escape(WlCtx& C, u32 instr, u32 lane, u64 addr, u32 kind) {
+  atomicAdd(C.stats + 2, 1ull);
+  u32 slot = atomicAdd(C.status + 4, 1u);
+  if (slot < WL_MAX_ESC) {
+    u32* e = C.esc + slot * 8u;
+    e[0] = instr; e[1] = (u32)C.wave; e[2] = (u32)(C.wave >> 32); e[3] = lane;
+    e[4] = (u32)addr; e[5] = (u32)(addr >> 32); e[6] = kind;
+  }
+}
+__device__ __noinline__ bool wl_check(WlCtx& C, u64 icnt, u64& lim) {
+  if (icnt > C.budget) { wl_flag(C, WL_BUDGET, 0u, 0u, 0u); return true; }
+  if (*(volatile u32*)C.status & WL_STOP_MASK) return true;
+  u64 nl = icnt + (1ull << 20); lim = nl < C.budget ? nl : C.budget;
+  return false;
+}
+__device__ __forceinline__ void wl_gload(WlCtx& C, u64 addr, bool mask, u32 nb, u32* w, u32 words,
+                                         u32 instr, u32 lane, bool record) {
+  if (!mask) return;
+  i64 ix;
+  if (wl_resolve(C.W, addr, nb, &ix)) wl_read(C.arena, ix, nb, w, words);
+  else if (record) wl_escape(C, instr, lane, addr, 0u);
+}
+__device__ __forceinline__ void wl_gstore(WlCtx& C, u64 addr, u32 nb, const u32* w, u32 instr, u32 lane) {
+  i64 ix;
+  if (wl_resolve(C.W, addr, nb, &ix)) wl_write(C.arena, C.written, ix, nb, w);
+  else wl_escape(C, instr, lane, addr, 1u);
+}
+"""
+
+
+def kernel_source(program: Program, wave_size: int, mode: str, scratch_wave_bytes: int,
+                  base_address: int) -> str:
+    return Lowering(program, wave_size, mode, scratch_wave_bytes, base_address).kernel_source()

@@ -1,0 +1,141 @@
+"""NVRTC compilation of generated modules, cached in memory (by the caller) and on disk.
+
+NVRTC needs no GPU: `pip install 'wavelift[cuda]'` (cuda-bindings + nvidia-cuda-nvrtc-cu12)
+compiles modules on any Linux machine, which is how CI checks code generation.  The disk cache
+holds one cubin per module under ``$WAVELIFT_CUDA_CACHE`` or ``~/.cache/wavelift/cuda/`` named by
+a hash of the module key (the same key as the NumPy backend's), the CUDA arch, the generated
+source and NVRTC's version.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import pathlib
+import tempfile
+import time
+
+CODEGEN_VERSION = "wavelift-cuda-1"
+DEFAULT_ARCH = "sm_90"          # H200 / H100; overridden by the device's compute capability
+OPTIONS = ("--fmad=false", "-ftz=false", "-prec-div=true", "-prec-sqrt=true", "-std=c++17",
+           "-default-device")
+
+
+class CompileError(Exception):
+    pass
+
+
+def cache_dir() -> pathlib.Path:
+    d = os.environ.get("WAVELIFT_CUDA_CACHE")
+    if d:
+        return pathlib.Path(d)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return pathlib.Path(base) / "wavelift" / "cuda"
+
+
+def _nvrtc():
+    try:
+        from cuda.bindings import nvrtc
+        return nvrtc
+    except ImportError:
+        pass
+    try:
+        from cuda import nvrtc          # older cuda-python layout
+        return nvrtc
+    except ImportError:
+        return None
+
+
+def nvrtc_problem() -> str | None:
+    """None when NVRTC can compile here, else why not."""
+    nv = _nvrtc()
+    if nv is None:
+        return "cuda-bindings is not installed (pip install 'wavelift[cuda]')"
+    try:
+        err, major, minor = nv.nvrtcVersion()
+        if int(err) != 0:
+            return f"NVRTC does not load ({err})"
+    except Exception as e:          # noqa: BLE001 - libnvrtc missing or wrong version
+        return f"NVRTC does not load ({type(e).__name__}: {e})"
+    return None
+
+
+def nvrtc_version() -> str:
+    nv = _nvrtc()
+    if nv is None:
+        return "none"
+    try:
+        _, major, minor = nv.nvrtcVersion()
+        return f"{major}.{minor}"
+    except Exception:               # noqa: BLE001
+        return "none"
+
+
+def _check(nv, res, what, prog=None):
+    err = res[0] if isinstance(res, tuple) else res
+    if int(err) == 0:
+        return res
+    log = ""
+    if prog is not None:
+        try:
+            _, n = nv.nvrtcGetProgramLogSize(prog)
+            buf = b" " * n
+            nv.nvrtcGetProgramLog(prog, buf)
+            log = buf.decode(errors="replace").rstrip("\x00 ")
+        except Exception:           # noqa: BLE001
+            pass
+    raise CompileError(f"{what} failed ({err})" + (f":\n{log}" if log else ""))
+
+
+def nvrtc_compile(source: str, arch: str = DEFAULT_ARCH) -> bytes:
+    """-> cubin bytes for `arch` (e.g. 'sm_90')."""
+    nv = _nvrtc()
+    if nv is None:
+        raise CompileError(nvrtc_problem() or "NVRTC unavailable")
+    res = nv.nvrtcCreateProgram(source.encode(), b"wavelift_module.cu", 0, [], [])
+    _check(nv, res, "nvrtcCreateProgram")
+    prog = res[1]
+    try:
+        opts = [f"-arch={arch}".encode()] + [o.encode() for o in OPTIONS]
+        _check(nv, nv.nvrtcCompileProgram(prog, len(opts), opts), "nvrtcCompileProgram", prog)
+        res = _check(nv, nv.nvrtcGetCUBINSize(prog), "nvrtcGetCUBINSize")
+        buf = b" " * res[1]
+        _check(nv, nv.nvrtcGetCUBIN(prog, buf), "nvrtcGetCUBIN")
+        return bytes(buf)
+    finally:
+        try:
+            nv.nvrtcDestroyProgram(prog)
+        except Exception:           # noqa: BLE001
+            pass
+
+
+def disk_name(key, arch: str, source: str) -> str:
+    h = hashlib.sha256()
+    for part in (CODEGEN_VERSION, repr(key), arch, nvrtc_version(),
+                 hashlib.sha256(source.encode()).hexdigest()):
+        h.update(part.encode())
+        h.update(b"\0")
+    return h.hexdigest()[:40]
+
+
+def cached_compile(key, source: str, arch: str, use_disk: bool = True):
+    """-> (cubin bytes, seconds, 'disk' | 'nvrtc')."""
+    t0 = time.perf_counter()
+    path = cache_dir() / f"{disk_name(key, arch, source)}.cubin"
+    if use_disk:
+        try:
+            data = path.read_bytes()
+            if data:
+                return data, time.perf_counter() - t0, "disk"
+        except OSError:
+            pass
+    cubin = nvrtc_compile(source, arch)
+    if use_disk:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+            with os.fdopen(fd, "wb") as f:
+                f.write(cubin)
+            os.replace(tmp, path)
+        except OSError:
+            pass                    # a read-only cache is not an error
+    return cubin, time.perf_counter() - t0, "nvrtc"

@@ -1,0 +1,178 @@
+"""Run a CUDA module over a dispatch (CuPy for memory and launches).
+
+The windows' arena (trace/windows.WindowSet) is copied to the device, the kernel runs every
+workgroup as one CUDA block, and the arena and its written-byte mask come back into the same
+WindowSet, so execute.py computes write spans and lands them with the CPU code (one place).
+Escapes are counted on the device and the first 16 recorded in a device buffer; budget, bad
+jumps, a program running off its end and non-RNE rounding are flags in a status buffer.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ...refusal import Refused
+from ...result import Escape
+from . import codegen as G
+
+MAX_SCRATCH_BYTES = 1 << 30        # wave-mode scratch held on the device per launch
+MAX_GRID = (1 << 31) - 1
+
+
+def _cupy():
+    import cupy
+    return cupy
+
+
+class Runtime:
+    def __init__(self, module, config, windows, mode: str, budget: int):
+        self.m = module
+        self.cfg = config
+        self.win = windows
+        self.mode = mode
+        self.budget = int(budget)
+        self.L = config.wave_size
+        self.escapes: list[Escape] = []
+        self.escape_count = 0
+        self.instructions = 0
+        self.lane_instructions = 0
+        self.waves_run = 0
+        self.extra_stats: dict = {}
+
+    # ------------------------------------------------------------------------ host tables
+    def _groups(self):
+        """-> (total groups, waves per group (array), full waves per group)."""
+        cfg, L = self.cfg, self.L
+        gx, gy, gz = cfg.num_groups
+        total = gx * gy * gz
+        bx, by, bz = cfg.block
+        full = -(-(bx * by * bz) // L)
+        if not cfg.partial_tg:
+            return total, None, full
+        g = np.arange(total, dtype=np.int64)
+        sx, sy, sz = cfg.group_start
+        ex, ey, ez = cfg.group_end
+        px, py, pz = cfg.partial
+        gid_x, gid_y, gid_z = g % gx + sx, (g // gx) % gy + sy, g // (gx * gy) + sz
+        tx = np.where((gid_x == ex - 1) & (px > 0), px, bx)
+        ty = np.where((gid_y == ey - 1) & (py > 0), py, by)
+        tz = np.where((gid_z == ez - 1) & (pz > 0), pz, bz)
+        return total, -(-(tx * ty * tz) // L), full
+
+    def _params(self, xoff: int) -> np.ndarray:
+        cfg = self.cfg
+        P = np.zeros(G.P_WORDS, np.uint32)
+        user = [int(v) & 0xFFFFFFFF for v in cfg.user_sgprs][:16]
+        P[G.P_USER:G.P_USER + len(user)] = user
+        P[G.P_NUSER] = len(user)
+        sysr = cfg.system_sgprs
+        for i, k in enumerate(("workgroup_id_x", "workgroup_id_y", "workgroup_id_z",
+                               "scratch_wave_offset")):
+            P[G.P_SYS + i] = sysr[k] if k in sysr else 0xFFFFFFFF
+        P[G.P_NGROUPS:G.P_NGROUPS + 3] = cfg.num_groups
+        P[G.P_GSTART:G.P_GSTART + 3] = cfg.group_start
+        P[G.P_BLOCK:G.P_BLOCK + 3] = cfg.block
+        P[G.P_PARTIAL:G.P_PARTIAL + 3] = cfg.partial
+        P[G.P_PARTIAL_TG] = int(bool(cfg.partial_tg))
+        P[G.P_GEND:G.P_GEND + 3] = cfg.group_end
+        P[G.P_MODE] = cfg.float_mode | (int(cfg.dx10_clamp) << 8) | (int(cfg.ieee_mode) << 9)
+        P[G.P_TIDIG] = cfg.tidig_comp_cnt
+        P[G.P_GFX11] = int(cfg.gfx_level >= 11)
+        P[G.P_LDS] = cfg.lds_bytes
+        P[G.P_NWIN] = len(self.win.starts)
+        P[G.P_BUDGET] = self.budget & 0xFFFFFFFF
+        P[G.P_BUDGET + 1] = (self.budget >> 32) & 0xFFFFFFFF
+        P[G.P_XOFF] = xoff
+        return P
+
+    # --------------------------------------------------------------------------- running
+    def run(self):
+        cfg, L = self.cfg, self.L
+        total, wpg, full = self._groups()
+        if total == 0:
+            return
+        if L == 64 and full > 15:
+            raise Refused("backend.unavailable",
+                          f"the CUDA backend runs wave64 workgroups of at most 960 threads "
+                          f"(15 named barriers); this one has {full} waves")
+        cp = _cupy()
+        fn = self.m.function()
+        if wpg is None:
+            wavebase = np.arange(total, dtype=np.uint64) * np.uint64(full)
+            self.waves_run = total * full
+        else:
+            wavebase = (np.cumsum(wpg) - wpg).astype(np.uint64)
+            self.waves_run = int(wpg.sum())
+        xoff = (cfg.lds_bytes + 15) // 16 * 16
+        shared = xoff + full * G.XWORDS * 4
+        if shared > 48 * 1024:
+            self.m.set_shared(fn, shared)
+        win = self.win
+        d = {
+            "P": cp.asarray(self._params(xoff)),
+            "arena": cp.asarray(win.arena),
+            "written": cp.zeros(win.arena.size, cp.uint8),
+            "wstart": cp.asarray(np.concatenate([win.starts, [0]]).astype(np.uint64)),
+            "wend": cp.asarray(np.concatenate([win.ends, [0]]).astype(np.uint64)),
+            "woff": cp.asarray(np.concatenate([win.offs, [0]]).astype(np.int64)),
+            "wavebase": cp.asarray(wavebase),
+            "status": cp.zeros(16, cp.uint32),
+            "stats": cp.zeros(4, cp.uint64),
+            "esc": cp.zeros(8 * 16, cp.uint32),
+        }
+        wb = cfg.scratch_wave_bytes if self.mode == "wave" else 0
+        per_group = max(full * wb, 1)
+        chunk = max(1, min(MAX_GRID, total, MAX_SCRATCH_BYTES // per_group if wb else MAX_GRID))
+        gscr = cp.zeros(max(chunk * full * wb // 4, 1), cp.uint32)
+        start, stop = cp.cuda.Event(), cp.cuda.Event()
+        start.record()
+        for g0 in range(0, total, chunk):
+            n = min(chunk, total - g0)
+            if wb and g0:
+                gscr.fill(0)
+            fn((n,), (full * L,), (d["P"], d["arena"], d["written"], d["wstart"], d["wend"],
+                                   d["woff"], d["wavebase"], d["status"], d["stats"], d["esc"],
+                                   gscr, np.uint64(g0)), shared_mem=shared)
+        stop.record()
+        stop.synchronize()
+        self.extra_stats["device_time_s"] = cp.cuda.get_elapsed_time(start, stop) / 1000.0
+        t0 = time.perf_counter()
+        status = d["status"].get()
+        stats = d["stats"].get()
+        self.instructions = int(stats[0])
+        self.lane_instructions = int(stats[1])
+        self.escape_count = int(stats[2])
+        esc = d["esc"].get().reshape(16, 8)
+        prog = self.m.program
+        for e in esc[:min(int(status[4]), 16)]:
+            ins = prog.instructions[int(e[0])]
+            self.escapes.append(Escape(ins.offset, ins.text, int(e[1]) | (int(e[2]) << 32),
+                                       int(e[3]), int(e[4]) | (int(e[5]) << 32),
+                                       G.KIND_NAMES[int(e[6])]))
+        self._raise_flags(status)
+        win.arena[:] = d["arena"].get()
+        win.written[:] = d["written"].get().astype(bool)
+        self.extra_stats["download_s"] = time.perf_counter() - t0
+
+    def _raise_flags(self, status):
+        flags, first = int(status[0]), int(status[5])
+        if not flags:
+            return
+        prog = self.m.program
+        a, b, blk = int(status[1]), int(status[2]), int(status[3])
+        if first & G_FLAGS["rounding"]:
+            raise Refused("float.rounding_mode",
+                          f"MODE.FP_ROUND = {a & 15:#x}; only round-to-nearest-even is supported")
+        if first & G_FLAGS["bad_jump"]:
+            last = prog.blocks[blk].instrs[-1]
+            raise Refused("program.bad_jump",
+                          f"s_setpc/s_swappc at offset {prog.instructions[last].offset:#x} "
+                          f"jumps to {a | (b << 32):#x}, not a decoded instruction of the program")
+        if first & G_FLAGS["bad_address"]:
+            raise Refused("program.bad_address", "control runs past the decoded program")
+        raise Refused("dispatch.budget_exceeded",
+                      f"a wave ran more than {self.budget} instructions")
+
+
+G_FLAGS = {"budget": 1, "bad_jump": 2, "bad_address": 4, "rounding": 8}
