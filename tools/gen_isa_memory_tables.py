@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Generate wavelift/isa/tables/memory_<target>.json by asking llvm-mc-19 about every opcode.
 
-Regenerate (needs llvm-mc-19 on PATH; ~1 minute, a few llvm-mc processes per encoding/target):
+Regenerate (needs llvm-mc-19 on PATH; ~1-2 minutes per target, one llvm-mc process per batch):
 
     python3 tools/gen_isa_memory_tables.py            # writes gfx1030 and gfx1010 tables
     python3 tools/gen_isa_memory_tables.py gfx1030    # one target
@@ -14,8 +14,12 @@ LLVM in batches, and what LLVM prints is recorded:
   seg/glc/saddr-off) the mnemonic, the printed operand *template* (which raw field prints where,
   and how many dwords wide), and the fields LLVM requires to be zero ("zero");
 * name tables for small fields (soffset, srsrc, ssamp, saddr, tbuffer format, exp target);
-* for MIMG, per opcode: data width at dmask=1, address dwords per (dim, a16) and what the NSA
-  forms print and consume.
+* for MIMG, per opcode: the printed (data dwords, address dwords / NSA address count) for every
+  (popcount(dmask), d16, tfe) x nsa x (dim, a16) with in-range registers ("grid", identical data
+  columns shared through "dk"), and per (nsa, a16) the widths of the variant LLVM decodes before
+  it resizes ("dec", found as the least room below v256 that LLVM accepts).  With those, the
+  decoder reproduces AMDGPUDisassembler::convertMIMGInst, including its fallback to the decoded
+  widths when a resized register would pass v255 (~150k probes per target).
 
 The same probing helper (`llvm_disassemble`) is the oracle of tests/isa/test_memory*.py.
 """

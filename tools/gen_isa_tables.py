@@ -402,6 +402,7 @@ class Gen:
                         jobs.append((o, s, e, p, ("lit", lit), encode(lay, **x["f"]) + [lit]))
         res = self.ask([j[5] for j in jobs])
         by = {}
+        litjobs = []
         for (o, s, e, p, c, _), r in zip(jobs, res):
             by.setdefault((o, id(p)), (o, s, e, p, []))[4].append((c, r))
         for (o, s, e, p, obs) in by.values():
@@ -454,10 +455,15 @@ class Gen:
                 p["lc"] = lits[0]
                 if lits != [255]:
                     self.notes.append(f"{enc} op {o} {p['f']}: literal codes {lits}")
-                lj = [(lit, encode(x["lay"], **dict(x["f"], **{p['f']: lits[0]})) + [lit]) for lit in LITS]
-                r2 = self.ask([j[1] for j in lj])
-                self.lit_type(o, p, [(lit, r and mid_text(base, s, e, r[0])) for (lit, _), r in zip(lj, r2)])
+                for lit in LITS:
+                    litjobs.append((o, s, e, p, lit, encode(x["lay"], **dict(x["f"], **{p['f']: lits[0]})) + [lit]))
             p["cm"] = self.cm_id(cm)
+        res = self.ask([j[5] for j in litjobs])
+        by = {}
+        for (o, s, e, p, lit, _), r in zip(litjobs, res):
+            by.setdefault((o, id(p)), (o, s, e, p, []))[4].append((lit, r and mid_text(ents[o]["text"], s, e, r[0])))
+        for (o, s, e, p, obs) in by.values():
+            self.lit_type(o, p, obs)
 
     def lit_type(self, o, p, obs):
         obs = [(lit, t) for lit, t in obs if t is not None]

@@ -26,7 +26,7 @@ def translate(code: bytes, target: str, wave_size: int, base_address: int,
     instrs, leaders = flow.discover(code, target, wave_size == 64, base_address)
     groups = flow.blocks(instrs, leaders)
     # scratch: which accesses are scratch, and the offset-register rule (docs/decisions/0008)
-    splan = scratch_mod.plan(scratch_mod.analyze(instrs, groups), scratch_abi)
+    splan = scratch_mod.plan(scratch_mod.analyze(instrs, groups, base_address), scratch_abi)
     counter = [0]
     table = []
     blocks = []

@@ -30,7 +30,7 @@ The offset register
 
 Data flow
     Forward, over the CFG of the decoded program (blocks from ``flow.blocks``; an ``s_setpc`` /
-    ``s_swappc`` may go to any block).  Every register (SGPRs, VCC, M0, EXEC, SCC, VGPRs) carries
+    ``s_swappc`` goes to its constant target, or else to any block but the entry).  Every register (SGPRs, VCC, M0, EXEC, SCC, VGPRs) carries
     two bit sets, joined by union:
       ``ent``  the entry SGPRs its value was computed from (through moves and ALU ops; a load
                starts a fresh value),
@@ -272,8 +272,24 @@ def _step(ins, st, mem_wr, facts, record):
         st.wr[SCC_ID] = wr
 
 
-def analyze(instrs: dict, groups: list[list[int]]) -> Facts:
-    """Run the data flow over the program's blocks (``flow.blocks`` output)."""
+def _constant_target(instrs, g, base_address):
+    """The byte offset an s_setpc/s_swappc ending block ``g`` goes to, when the block builds it
+    from constants (s_getpc_b64 + s_add_u32/s_addc_u32, as flow.discover follows it)."""
+    from .flow import _track
+    consts: dict = {}
+    carry = 0
+    for off in g[:-1]:
+        carry = _track(instrs[off], consts, base_address, carry)
+    r = instrs[g[-1]].fields.get("ssrc0", -1)
+    if r in consts and r + 1 in consts:
+        return ((consts[r + 1] << 32) | consts[r]) - base_address
+    return None
+
+
+def analyze(instrs: dict, groups: list[list[int]], base_address: int = 0) -> Facts:
+    """Run the data flow over the program's blocks (``flow.blocks`` output).  The entry block is
+    reached only by the dispatch; an ``s_setpc``/``s_swappc`` whose target the block builds from
+    constants goes there, any other goes to every other block (returns, computed jumps)."""
     from .scalar_alu import branch_targets, falls_through
     if not any(instrs[o].encoding == "MUBUF" or instrs[o].name == "s_setreg_b32" for o in instrs):
         return Facts()
@@ -283,7 +299,11 @@ def analyze(instrs: dict, groups: list[list[int]]) -> Facts:
         last = instrs[g[-1]]
         s = set()
         if last.name in ("s_setpc_b64", "s_swappc_b64"):
-            s = set(range(len(groups)))
+            t = _constant_target(instrs, g, base_address)
+            if t is not None and t in start:
+                s = {start[t]}              # a call or jump to a constant address
+            else:                           # a return or computed jump: any block but the entry
+                s = set(range(1, len(groups)))
         else:
             for t in branch_targets(last):
                 if t in start:
