@@ -3,7 +3,8 @@ oracles: the same OpenCL source run on PoCL (tests/reference/pocl.py) and NumPy 
 (tests/reference/cases.py), which are first checked against each other.
 
 Matrix: every clang manifest entry (gfx1030/gfx1010 x O0/O2 x w32/w64 x MUBUF/flat scratch) x
-every kernel in it x every case (small by default, large marked slow) x mode (wave, lane).
+every kernel in it x every case (small by default, large marked slow) x mode (wave, lane; lane
+mode outside gfx1030 -O2 is marked slow too).
 
 While wavelift.driver.device or wavelift.execute does not exist yet the engine tests skip with
 "engine not built yet"; once both import, a wrong result, a refusal or a write into an input
@@ -30,6 +31,10 @@ from reference import pocl  # noqa: E402
 MANIFEST = json.loads((TESTS / "fixtures" / "manifest.json").read_text())
 CLANG = [b for b in MANIFEST["binaries"] if b["kind"] == "clang"]
 MODES = ("wave", "lane")
+# The default run covers the whole matrix in wave mode and lane mode on gfx1030 -O2 (w32/w64 x
+# MUBUF/flat); the other lane-mode variants are marked slow with the large shapes
+# (`pytest -m "slow or not slow"` runs everything).
+LANE_DEFAULT = ("gfx1030", "O2")
 
 
 def _variant(b) -> str:
@@ -41,7 +46,9 @@ def _engine_params():
         for kname in b["kernels"]:
             for case in C.cases_for(kname, b["wave_size"]):
                 for mode in MODES:
-                    marks = [pytest.mark.slow] if case.shape.slow else []
+                    slow = case.shape.slow or (
+                        mode == "lane" and (b["target"], b["opt_level"]) != LANE_DEFAULT)
+                    marks = [pytest.mark.slow] if slow else []
                     yield pytest.param(
                         b["path"], kname, case.shape.name, mode, marks=marks,
                         id=f"{_variant(b)}-{kname}-{case.shape.name}-{mode}")

@@ -217,6 +217,9 @@ class Gen:
             r2 = self._run([items[i] for i in retry], pad)
             for i, r in zip(retry, r2):
                 res[i] = r
+        nq = sum(1 for r in res if r == "?")
+        if os.environ.get("GEN_DEBUG"):
+            print(f"    ask {len(items)} items, {nq} unresolved", file=sys.stderr, flush=True)
         for i, r in enumerate(res):
             if r == "?":
                 res[i] = self._run([items[i]], 16)[0]

@@ -52,6 +52,18 @@ def trace(memory, config, program_alloc=None, scratch_roots=None) -> list[Window
     # a scratch-base word takes part in no candidate (not even as half of a neighbour's pair)
     user = np.array([0 if i in skip else v & 0xFFFFFFFF for i, v in enumerate(config.user_sgprs)],
                     np.uint32)
+    # the allocation the scratch base points into is the scratch backing: never a window, even
+    # when some other word happens to look like a pointer into it
+    backing = set()
+    raw = config.user_sgprs
+    for r in sorted(skip):
+        if r + 1 in skip and r + 1 < len(raw):
+            try:
+                a = memory.find(canonical(raw[r] | ((raw[r + 1] & 0xFFFF) << 32)))
+            except Exception:
+                a = None
+            if a is not None:
+                backing.add(a.base)
     frontier = []
     for addr, i in _candidates(user):
         if i in skip:
@@ -66,7 +78,7 @@ def trace(memory, config, program_alloc=None, scratch_roots=None) -> list[Window
                 a = memory.find(canonical(addr))
             except Exception:
                 a = None
-            if a is None or a.base in windows or len(windows) >= MAX_WINDOWS:
+            if a is None or a.base in windows or a.base in backing or len(windows) >= MAX_WINDOWS:
                 continue
             size = min(a.size, MAX_WINDOW_BYTES)
             if total + size > 4 * MAX_WINDOW_BYTES:

@@ -41,6 +41,9 @@ docs/float-semantics.md).
     word     (load result) attrs k -> u32
     store    (addr, mask, *words) attrs space, nbytes
     atomic   (addr, mask, data[, cmp]) attrs space, op, bits -> old value (u32 or u64)
+    fma_to   (a, b, c of one float type) -> op type: a*b+c rounded once to the op's float type
+             (v_fma_mix*: f32 operands, f16 result; no double rounding)
+    trig_preop (f64 x, u32 segment) -> f64: V_TRIG_PREOP_F64 (53-bit window of 2/pi, scaled)
 Spaces: "global" (64-bit guest address, checked against windows), "lds" (32-bit byte address in
 the workgroup's LDS), "scratch" (32-bit per-lane private byte offset; held by the scratch module).
 
@@ -73,6 +76,7 @@ VALUE_OPS = {
     "rndne", "fract", "sqrt", "rcp", "rsq", "exp2", "log2", "sin", "cos", "ldexp", "frexp_mant",
     "frexp_exp", "isclass", "fin", "fout", "cmp", "select", "cvt", "bitcast", "pack64", "lo32",
     "hi32", "ballot", "maskbit", "readlane", "shuffle", "permute", "load", "word", "atomic",
+    "fma_to", "trig_preop",
 }
 EFFECT_OPS = {"sset", "vset", "store"}
 

@@ -30,7 +30,7 @@ The offset register
 
 Data flow
     Forward, over the CFG of the decoded program (blocks from ``flow.blocks``; an ``s_setpc`` /
-    ``s_swappc`` goes to its constant target, or else to any block but the entry).  Every register (SGPRs, VCC, M0, EXEC, SCC, VGPRs) carries
+    ``s_swappc`` goes to its constant target, or else to every return point and call target).  Every register (SGPRs, VCC, M0, EXEC, SCC, VGPRs) carries
     two bit sets, joined by union:
       ``ent``  the entry SGPRs its value was computed from (through moves and ALU ops; a load
                starts a fresh value),
@@ -287,29 +287,36 @@ def _constant_target(instrs, g, base_address):
 
 
 def analyze(instrs: dict, groups: list[list[int]], base_address: int = 0) -> Facts:
-    """Run the data flow over the program's blocks (``flow.blocks`` output).  The entry block is
-    reached only by the dispatch; an ``s_setpc``/``s_swappc`` whose target the block builds from
-    constants goes there, any other goes to every other block (returns, computed jumps)."""
+    """Run the data flow over the program's blocks (``flow.blocks`` output).  An
+    ``s_setpc``/``s_swappc`` whose target the block builds from constants goes there; any other
+    (a return, a computed jump) goes to every return point (the instruction after an
+    ``s_swappc``/``s_call``) and every constant call target — the discipline compilers keep."""
     from .scalar_alu import branch_targets, falls_through
     if not any(instrs[o].encoding == "MUBUF" or instrs[o].name == "s_setreg_b32" for o in instrs):
         return Facts()
     start = {g[0]: i for i, g in enumerate(groups)}
+    targets, returns, unknown = {}, set(), []
+    for i, g in enumerate(groups):
+        last = instrs[g[-1]]
+        if last.name in ("s_setpc_b64", "s_swappc_b64"):
+            t = _constant_target(instrs, g, base_address)
+            targets[i] = start[t] if t is not None and t in start else None
+        if last.name in ("s_swappc_b64", "s_call_b64") and g[-1] + last.size in start:
+            returns.add(start[g[-1] + last.size])
+    # a return or computed jump goes to a return point or a function entry (compiler discipline)
+    anywhere = returns | {t for t in targets.values() if t is not None}
     succ = []
     for i, g in enumerate(groups):
         last = instrs[g[-1]]
         s = set()
-        if last.name in ("s_setpc_b64", "s_swappc_b64"):
-            t = _constant_target(instrs, g, base_address)
-            if t is not None and t in start:
-                s = {start[t]}              # a call or jump to a constant address
-            else:                           # a return or computed jump: any block but the entry
-                s = set(range(1, len(groups)))
+        if i in targets:
+            s = {targets[i]} if targets[i] is not None else set(anywhere)
         else:
             for t in branch_targets(last):
                 if t in start:
                     s.add(start[t])
             nxt = g[-1] + last.size
-            if falls_through(last) and nxt in start:
+            if falls_through(last) and nxt in start and last.name not in ("s_call_b64",):
                 s.add(start[nxt])
         succ.append(sorted(s))
     facts = Facts()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from .common import (ballot, read_lanemask, read_src, read_vreg, unsupported, write_lanemask,
                      write_sdst, write_vdst, exec_mask64)
-from .ir import BITS, EXEC_LO, VCC_LO, Builder, Value, is_float
+from .ir import BITS, EXEC_LO, MODE_REG, VCC_LO, Builder, Value, is_float
 from .scalar_alu import bitfield_extract
 
 
@@ -39,6 +39,15 @@ def _f(name):
 
 def _minmax3(kind):
     def f(b, t, x, y, z):
+        if kind == "med3" and is_float(t):
+            # ISA: any NaN -> min3; else drop the largest (compared with ==, so -0 == +0)
+            anynan = b.bin("or", "b1", b.bin("or", "b1", b.cmp("u", t, x, x), b.cmp("u", t, y, y)),
+                           b.cmp("u", t, z, z))
+            mx = _fmm(b, "max", t, _fmm(b, "max", t, x, y), z)
+            r = b.select(b.cmp("eq", t, mx, x), _fmm(b, "max", t, y, z),
+                         b.select(b.cmp("eq", t, mx, y), _fmm(b, "max", t, x, z),
+                                  _fmm(b, "max", t, x, y)))
+            return b.select(anynan, _fmm(b, "min", t, _fmm(b, "min", t, x, y), z), r)
         if kind == "med3":
             mn = _fmm(b, "min", t, x, y)
             mx = _fmm(b, "max", t, x, y)
@@ -47,9 +56,23 @@ def _minmax3(kind):
     return f
 
 
+def _mode_bit(b, bit):
+    """b1: bit ``bit`` of the wave's MODE register (8 DX10_CLAMP, 9 IEEE)."""
+    m = b.bin("and", "u32", b.sget(MODE_REG), C(b, "u32", 1 << bit))
+    return b.cmp("ne", "u32", m, C(b, "u32", 0))
+
+
+def _is_snan(b, t, x):
+    return b.cmp("ne", "u32", b.emit("isclass", "u32", x, C(b, "u32", 1)), C(b, "u32", 0))
+
+
 def _fmm(b, kind, t, x, y):
+    """min/max.  Floats: a NaN operand gives the other one, -0 < +0; with MODE.IEEE a
+    signaling NaN operand gives a (quiet) NaN instead."""
     if is_float(t):
-        return b.bin("f" + kind, t, x, y)
+        r = b.bin("f" + kind, t, x, y)
+        sn = b.bin("and", "b1", _mode_bit(b, 9), b.bin("or", "b1", _is_snan(b, t, x), _is_snan(b, t, y)))
+        return b.select(sn, C(b, t, float("nan")), r)
     return b.bin(kind, t, x, y)
 
 
@@ -182,8 +205,18 @@ def _sad(b, t, x, y, z):
     return b.bin("add", "u32", b.bin("sub", "u32", b.bin("max", "u32", x, y), b.bin("min", "u32", x, y)), z)
 
 
+def _exponent(b, t, x):
+    """Biased exponent field of float x (u32)."""
+    st = {16: "u16", 32: "u32", 64: "u64"}[BITS[t]]
+    man, eb = {16: (10, 0x1F), 32: (23, 0xFF), 64: (52, 0x7FF)}[BITS[t]]
+    e = b.bin("and", st, b.bin("shr", st, b.bitcast(st, x), C(b, st, man)), C(b, st, eb))
+    return b.cvt("u32", e)
+
+
 def _div_fixup(b, t, s0, s1, s2):
-    """s0 = quotient estimate, s1 = denominator, s2 = numerator: the special cases of division."""
+    """s0 = quotient estimate, s1 = denominator, s2 = numerator: the special cases of division
+    (ISA pseudo-code; a quotient that underflows by exponent, or a NaN quotient, gives the signed
+    zero / infinity, as measured on hardware)."""
     sgn = b.bin("xor", "b1", _signbit(b, t, s1), _signbit(b, t, s2))
     inf = b.select(sgn, C(b, t, float("-inf")), C(b, t, float("inf")))
     zero = b.select(sgn, C(b, t, -0.0), C(b, t, 0.0))
@@ -191,8 +224,12 @@ def _div_fixup(b, t, s0, s1, s2):
     z1, z2 = b.cmp("eq", t, s1, C(b, t, 0.0)), b.cmp("eq", t, s2, C(b, t, 0.0))
     i1 = b.cmp("eq", t, b.un("fabs", t, s1), C(b, t, float("inf")))
     i2 = b.cmp("eq", t, b.un("fabs", t, s2), C(b, t, float("inf")))
+    under = {16: 25, 32: 150, 64: 1075}[BITS[t]]
+    ediff = b.bin("sub", "i32", b.bitcast("i32", _exponent(b, t, s2)), b.bitcast("i32", _exponent(b, t, s1)))
     a = b.un("fabs", t, s0)
     r = b.select(sgn, b.un("fneg", t, a), a)
+    r = b.select(b.cmp("u", t, s0, s0), inf, r)
+    r = b.select(b.cmp("lt", "i32", ediff, C(b, "i32", -under)), zero, r)
     r = b.select(b.bin("or", "b1", i1, z2), zero, r)
     r = b.select(b.bin("or", "b1", z1, i2), inf, r)
     qnan = C(b, t, float("nan"))
@@ -221,10 +258,13 @@ def _copysign(b, t, x, neg):
 
 
 def _div_fmas(b, t, x, y, z):
+    """fma, then with VCC set scaled by 2^64 (f64: 2^128) when |S2| >= 2, else by 2^-64 (2^-128)."""
     r = b.emit("fma", t, x, y, z)
     vcc = b.maskbit(read_lanemask(b, VCC_LO))
-    scale = C(b, t, 2.0 ** (64 if BITS[t] == 32 else 128))
-    return b.select(vcc, b.bin("fmul", t, r, scale), r)
+    k = 64 if BITS[t] == 32 else 128
+    big = b.cmp("ge", "u32", _exponent(b, t, z), C(b, "u32", 128 if BITS[t] == 32 else 1024))
+    e = b.select(big, C(b, "i32", k), C(b, "i32", -k))
+    return b.select(vcc, b.emit("ldexp", t, r, e), r)
 
 
 # name: (dst type, src types, fn(b, type, *srcs)); dst type None = no VGPR result
@@ -359,10 +399,256 @@ OPS: dict[str, tuple] = {
     "v_trunc_f16": (F16, [F16], _f("trunc")), "v_rndne_f16": (F16, [F16], _f("rndne")),
 }
 
+
+# -- more rows: 16-bit 3-operand ops, SAD family, packing/normalising conversions, legacy and dot
+def _byte(b, x, k, signed=False, width=8):
+    v = b.bin("and", "u32", b.bin("shr", "u32", x, C(b, "u32", width * k)), C(b, "u32", (1 << width) - 1))
+    if signed:
+        sh = C(b, "u32", 32 - width)
+        return b.bin("sar", "i32", b.bitcast("i32", b.bin("shl", "u32", v, sh)), b.bitcast("i32", sh))
+    return v
+
+
+def _absdiff(b, x, y):
+    return b.bin("sub", "u32", b.bin("max", "u32", x, y), b.bin("min", "u32", x, y))
+
+
+def _sad_u8(b, x, y, acc, masked=False):
+    r = acc
+    for k in range(4):
+        d = _absdiff(b, _byte(b, x, k), _byte(b, y, k))
+        if masked:
+            d = b.select(b.cmp("eq", "u32", _byte(b, y, k), C(b, "u32", 0)), C(b, "u32", 0), d)
+        r = b.bin("add", "u32", r, d)
+    return r
+
+
+def _sad16(b, t, x, y, z):
+    return b.bin("add", "u32", b.bin("add", "u32", _absdiff(b, _byte(b, x, 0, width=16), _byte(b, y, 0, width=16)),
+                                      _absdiff(b, _byte(b, x, 1, width=16), _byte(b, y, 1, width=16))), z)
+
+
+def _qsad(masked):
+    """v_qsad_pk_u16_u8 / v_mqsad_pk_u16_u8: four (m)sad_u8 over byte windows of a 64-bit S0."""
+    def f(b, t, x, y, z):
+        out = C(b, "u64", 0)
+        for k in range(4):
+            win = b.lo32(b.bin("shr", "u64", x, C(b, "u64", 8 * k)))
+            acc = b.lo32(b.bin("and", "u64", b.bin("shr", "u64", z, C(b, "u64", 16 * k)), C(b, "u64", 0xFFFF)))
+            r = b.bin("and", "u32", _sad_u8(b, win, y, acc, masked), C(b, "u32", 0xFFFF))
+            out = b.bin("or", "u64", out, b.bin("shl", "u64", b.cvt("u64", r), C(b, "u64", 16 * k)))
+        return out
+    return f
+
+
+def _lerp_u8(b, t, x, y, z):
+    r = C(b, "u32", 0)
+    for k in range(4):
+        v = b.bin("add", "u32", b.bin("add", "u32", _byte(b, x, k), _byte(b, y, k)),
+                  b.bin("and", "u32", _byte(b, z, k), C(b, "u32", 1)))
+        r = b.bin("or", "u32", r, b.bin("shl", "u32", b.bin("shr", "u32", v, C(b, "u32", 1)), C(b, "u32", 8 * k)))
+    return r
+
+
+def _pack16(b, lo, hi):
+    return b.bin("or", "u32", b.cvt("u32", b.bitcast("u16", lo)), b.bin("shl", "u32", b.cvt("u32", b.bitcast("u16", hi)), C(b, "u32", 16)))
+
+
+def _sat_i16(b, x):
+    return b.cvt("i16", b.bin("max", "i32", b.bin("min", "i32", x, C(b, "i32", 32767)), C(b, "i32", -32768)))
+
+
+def _norm(signed):
+    """f32/f16 -> snorm/unorm 16: clamp to [-1|0, 1], times 32767|65535 (f32), round to nearest
+    even, NaN -> 0."""
+    def one(b, x):
+        x = b.cvt("f32", x)
+        lo = -1.0 if signed else 0.0
+        c = b.bin("fmin", "f32", b.bin("fmax", "f32", x, C(b, "f32", lo)), C(b, "f32", 1.0))
+        v = b.un("rndne", "f32", b.bin("fmul", "f32", c, C(b, "f32", 32767.0 if signed else 65535.0)))
+        v = b.select(b.cmp("u", "f32", x, x), C(b, "f32", 0.0), v)
+        return b.cvt("i16" if signed else "u16", v)
+    return one
+
+
+def _cvt_pknorm(signed):
+    one = _norm(signed)
+    return lambda b, t, x, y: _pack16(b, one(b, x), one(b, y))
+
+
+def _cvt_pk_u8_f32(b, t, x, sel, acc):
+    v = b.un("rndne", "f32", x)
+    v = b.select(b.cmp("u", "f32", v, v), C(b, "f32", 0.0), v)
+    u = b.cvt("u32", b.bin("fmin", "f32", b.bin("fmax", "f32", v, C(b, "f32", 0.0)), C(b, "f32", 255.0)))
+    sh = b.bin("shl", "u32", b.bin("and", "u32", sel, C(b, "u32", 3)), C(b, "u32", 3))
+    keep = b.un("not", "u32", b.bin("shl", "u32", C(b, "u32", 0xFF), sh))
+    return b.bin("or", "u32", b.bin("and", "u32", acc, keep), b.bin("shl", "u32", u, sh))
+
+
+def _sat_pk_u8_i16(b, t, x):
+    out = []
+    for k in (0, 1):
+        v = _byte(b, x, k, True, 16)
+        out.append(b.bitcast("u32", b.bin("max", "i32", b.bin("min", "i32", v, C(b, "i32", 255)), C(b, "i32", 0))))
+    return b.cvt("u16", b.bin("or", "u32", out[0], b.bin("shl", "u32", out[1], C(b, "u32", 8))))
+
+
+def _cvt_off_f32_i4(b, t, x):
+    v = _byte(b, x, 0, True, 4)
+    return b.bin("fmul", "f32", b.cvt("f32", v), C(b, "f32", 0.0625))
+
+
+def _legacy_mul(b, t, x, y):
+    z = b.bin("or", "b1", b.cmp("eq", t, x, C(b, t, 0.0)), b.cmp("eq", t, y, C(b, t, 0.0)))
+    return b.select(z, C(b, t, 0.0), b.bin("fmul", t, x, y))
+
+
+def _legacy_fma(b, t, x, y, acc):
+    z = b.bin("or", "b1", b.cmp("eq", t, x, C(b, t, 0.0)), b.cmp("eq", t, y, C(b, t, 0.0)))
+    return b.select(z, acc, b.emit("fma", t, x, y, acc))
+
+
+def _mad16(kind):
+    """v_mad_u16/i16 (16-bit result), v_mad_u32_u16/i32_i16 (32-bit accumulate)."""
+    def f(b, t, x, y, z):
+        wide = "i32" if kind in ("i16", "i32_i16") else "u32"
+        p = b.bin("mul", wide, b.cvt(wide, x), b.cvt(wide, y))
+        return b.cvt(t, b.bin("add", wide, p, b.cvt(wide, z)))
+    return f
+
+
+def _dot_int(n, width, signed):
+    """sum of n products of width-bit elements + S2 (32-bit, wraps; clamp handled in SAT)."""
+    def f(b, t, x, y, z):
+        acc = b.cvt("i64", b.bitcast("i32", z)) if signed else b.cvt("i64", z)
+        for k in range(n):
+            p = b.bin("mul", "i64", b.cvt("i64", b.bitcast("i32", _byte(b, x, k, signed, width))),
+                      b.cvt("i64", b.bitcast("i32", _byte(b, y, k, signed, width))))
+            acc = b.bin("add", "i64", acc, p)
+        return acc
+    return f
+
+
+def _wrap32(fn):
+    return lambda b, t, *a: b.bitcast(t, b.lo32(b.bitcast("u64", fn(b, t, *a))))
+
+
+def _dot2_f32_f16(b, t, x, y, z):
+    """f16 pairs: products exact in f64, summed in f64 with the f32 accumulator, rounded to f32
+    (the hardware's internal rounding is not documented: within 1 ULP of the exact value)."""
+    p = []
+    for k in (0, 1):
+        xa = b.cvt("f64", b.bitcast("f16", b.cvt("u16", _byte(b, x, k, width=16))))
+        ya = b.cvt("f64", b.bitcast("f16", b.cvt("u16", _byte(b, y, k, width=16))))
+        p.append(b.bin("fmul", "f64", xa, ya))
+    return b.cvt("f32", b.bin("fadd", "f64", b.bin("fadd", "f64", p[0], p[1]), b.cvt("f64", z)))
+
+
+OPS.update({
+    "v_cos_f16": (F16, [F16], _f("cos")), "v_sin_f16": (F16, [F16], _f("sin")),
+    "v_exp_f16": (F16, [F16], _f("exp2")), "v_log_f16": (F16, [F16], _f("log2")),
+    "v_rsq_f16": (F16, [F16], _f("rsq")), "v_fract_f16": (F16, [F16], _fract),
+    "v_frexp_mant_f16": (F16, [F16], _f("frexp_mant")),
+    "v_frexp_exp_i16_f16": (I16, [F16], lambda b, t, x: b.cvt("i16", b.emit("frexp_exp", "i32", x))),
+    "v_ldexp_f16": (F16, [F16, I16], lambda b, t, x, e: b.emit("ldexp", t, x, b.cvt("i32", e))),
+    "v_cvt_norm_i16_f16": (I16, [F16], lambda b, t, x: _norm(True)(b, x)),
+    "v_cvt_norm_u16_f16": (U16, [F16], lambda b, t, x: _norm(False)(b, x)),
+    "v_cvt_off_f32_i4": (F32, [U32], _cvt_off_f32_i4),
+    "v_sat_pk_u8_i16": (U16, [U32], _sat_pk_u8_i16),
+    "v_fmamk_f16": (F16, [F16] * 3, _f("fma")), "v_fmaak_f16": (F16, [F16] * 3, _f("fma")),
+    "v_mul_legacy_f32": (F32, [F32, F32], _legacy_mul),
+    "v_fma_legacy_f32": (F32, [F32] * 3, _legacy_fma), "v_fmac_legacy_f32": (F32, [F32] * 3, _legacy_fma),
+    "v_dot2c_f32_f16": (F32, [U32, U32, F32], _dot2_f32_f16),
+    "v_dot4c_i32_i8": (I32, [U32, U32, U32], _wrap32(_dot_int(4, 8, True))),
+    "v_cvt_pk_i16_i32": (U32, [I32, I32], lambda b, t, x, y: _pack16(b, _sat_i16(b, x), _sat_i16(b, y))),
+    "v_cvt_pk_u8_f32": (U32, [F32, U32, U32], _cvt_pk_u8_f32),
+    "v_cvt_pknorm_i16_f32": (U32, [F32, F32], _cvt_pknorm(True)),
+    "v_cvt_pknorm_u16_f32": (U32, [F32, F32], _cvt_pknorm(False)),
+    "v_cvt_pknorm_i16_f16": (U32, [F16, F16], _cvt_pknorm(True)),
+    "v_cvt_pknorm_u16_f16": (U32, [F16, F16], _cvt_pknorm(False)),
+    "v_div_fixup_f16": (F16, [F16] * 3, _div_fixup),
+    "v_lerp_u8": (U32, [U32] * 3, _lerp_u8),
+    "v_mad_u16": (U16, [U16] * 3, _mad16("u16")), "v_mad_i16": (I16, [I16] * 3, _mad16("i16")),
+    "v_mad_u32_u16": (U32, [U16, U16, U32], _mad16("u32_u16")),
+    "v_mad_i32_i16": (I32, [I16, I16, I32], _mad16("i32_i16")),
+    "v_min3_f16": (F16, [F16] * 3, _minmax3("min")), "v_max3_f16": (F16, [F16] * 3, _minmax3("max")),
+    "v_med3_f16": (F16, [F16] * 3, _minmax3("med3")),
+    "v_min3_i16": (I16, [I16] * 3, _minmax3("min")), "v_max3_i16": (I16, [I16] * 3, _minmax3("max")),
+    "v_med3_i16": (I16, [I16] * 3, _minmax3("med3")),
+    "v_min3_u16": (U16, [U16] * 3, _minmax3("min")), "v_max3_u16": (U16, [U16] * 3, _minmax3("max")),
+    "v_med3_u16": (U16, [U16] * 3, _minmax3("med3")),
+    "v_sad_u8": (U32, [U32] * 3, lambda b, t, x, y, z: _sad_u8(b, x, y, z)),
+    "v_sad_hi_u8": (U32, [U32] * 3, lambda b, t, x, y, z: b.bin("add", "u32", b.bin("shl", "u32", _sad_u8(b, x, y, C(b, "u32", 0)), C(b, "u32", 16)), z)),
+    "v_sad_u16": (U32, [U32] * 3, _sad16),
+    "v_msad_u8": (U32, [U32] * 3, lambda b, t, x, y, z: _sad_u8(b, x, y, z, True)),
+    "v_qsad_pk_u16_u8": (U64, [U64, U32, U64], _qsad(False)),
+    "v_mqsad_pk_u16_u8": (U64, [U64, U32, U64], _qsad(True)),
+    "v_trig_preop_f64": (F64, [F64, U32], lambda b, t, x, y: b.emit("trig_preop", t, x, y)),
+    "v_cubeid_f32": (F32, [F32] * 3, lambda b, t, x, y, z: _cube(b, x, y, z, "id")),
+    "v_cubesc_f32": (F32, [F32] * 3, lambda b, t, x, y, z: _cube(b, x, y, z, "sc")),
+    "v_cubetc_f32": (F32, [F32] * 3, lambda b, t, x, y, z: _cube(b, x, y, z, "tc")),
+    "v_cubema_f32": (F32, [F32] * 3, lambda b, t, x, y, z: _cube(b, x, y, z, "ma")),
+})
+
+
+def _cube(b, x, y, z, what):
+    """ISA V_CUBE*: face of the largest |component| (z wins ties, then y)."""
+    ax, ay, az = (b.un("fabs", "f32", v) for v in (x, y, z))
+    zf = b.bin("and", "b1", b.cmp("ge", "f32", az, ax), b.cmp("ge", "f32", az, ay))
+    yf = b.bin("and", "b1", b.un("not", "b1", zf), b.cmp("ge", "f32", ay, ax))
+    neg = lambda v: b.cmp("lt", "f32", v, C(b, "f32", 0.0))
+    nz, ny, nx = neg(z), neg(y), neg(x)
+    sel = lambda a_, b_, c_: b.select(zf, a_, b.select(yf, b_, c_))
+    fneg = lambda v: b.un("fneg", "f32", v)
+    if what == "id":
+        return sel(b.select(nz, C(b, "f32", 5.0), C(b, "f32", 4.0)), b.select(ny, C(b, "f32", 3.0), C(b, "f32", 2.0)),
+                   b.select(nx, C(b, "f32", 1.0), C(b, "f32", 0.0)))
+    if what == "ma":
+        return b.bin("fmul", "f32", C(b, "f32", 2.0), sel(az, ay, ax))
+    if what == "sc":
+        return sel(b.select(nz, fneg(x), x), x, b.select(nx, z, fneg(z)))
+    return sel(fneg(y), b.select(ny, fneg(z), z), fneg(y))
+
+
+def _sat(kind, lo, hi, signed):
+    """Integer clamp (saturation): the exact result in i64, clamped to [lo, hi]."""
+    def f(b, t, *a):
+        w = [b.cvt("i64", v) for v in a]
+        if kind == "add":
+            r = b.bin("add", "i64", w[0], w[1])
+        elif kind == "sub":
+            r = b.bin("sub", "i64", w[0], w[1])
+        elif kind == "subrev":
+            r = b.bin("sub", "i64", w[1], w[0])
+        elif kind == "mad24":
+            m = 0xFFFFFF
+            if signed:
+                x24 = [b.cvt("i64", _byte(b, b.bitcast("u32", v), 0, True, 24)) for v in a[:2]]
+            else:
+                x24 = [b.bin("and", "i64", v, C(b, "i64", m)) for v in w[:2]]
+            r = b.bin("add", "i64", b.bin("mul", "i64", x24[0], x24[1]), w[2])
+        else:   # mad
+            r = b.bin("add", "i64", b.bin("mul", "i64", w[0], w[1]), w[2])
+        r = b.bin("max", "i64", b.bin("min", "i64", r, C(b, "i64", hi)), C(b, "i64", lo))
+        return b.cvt(t, r)
+    return f
+
+
+SAT = {
+    "v_add_nc_u32": _sat("add", 0, 0xFFFFFFFF, False), "v_sub_nc_u32": _sat("sub", 0, 0xFFFFFFFF, False),
+    "v_subrev_nc_u32": _sat("subrev", 0, 0xFFFFFFFF, False),
+    "v_add_nc_i32": _sat("add", -2 ** 31, 2 ** 31 - 1, True), "v_sub_nc_i32": _sat("sub", -2 ** 31, 2 ** 31 - 1, True),
+    "v_add_nc_u16": _sat("add", 0, 0xFFFF, False), "v_sub_nc_u16": _sat("sub", 0, 0xFFFF, False),
+    "v_add_nc_i16": _sat("add", -2 ** 15, 2 ** 15 - 1, True), "v_sub_nc_i16": _sat("sub", -2 ** 15, 2 ** 15 - 1, True),
+    "v_mad_u32_u24": _sat("mad24", 0, 0xFFFFFFFF, False), "v_mad_i32_i24": _sat("mad24", -2 ** 31, 2 ** 31 - 1, True),
+    "v_mad_u16": _sat("mad", 0, 0xFFFF, False), "v_mad_i16": _sat("mad", -2 ** 15, 2 ** 15 - 1, True),
+    "v_mad_u32_u16": _sat("mad", 0, 0xFFFFFFFF, False), "v_mad_i32_i16": _sat("mad", -2 ** 31, 2 ** 31 - 1, True),
+}
+
 # ops whose float inputs/outputs obey MODE's denormal flush; the rest move bits
 NO_DENORM = {"v_mov_b32", "v_mov_b16", "v_cvt_pkrtz_f16_f32", "v_pack_b32_f16", "v_cvt_pk_u16_u32"}
 # ops that read src2 from the destination register (VOP2 "mac" forms)
-MAC = {"v_fmac_f32", "v_fmac_f16"}
+MAC = {"v_fmac_f32", "v_fmac_f16", "v_fmac_legacy_f32", "v_dot2c_f32_f16", "v_dot4c_i32_i8"}
 
 # VOP3P packed 16-bit: name -> (lane type, fn)
 PK_OPS = {
@@ -395,8 +681,8 @@ class Srcs:
         f = ins.fields
         enc = ins.encoding
         if ins.variant in ("dpp", "dpp8", "sdwa"):
-            codes = [256 + f["src0"] if f.get("src0", 0) < 256 else f["src0"],
-                     256 + f["vsrc1"] if "vsrc1" in f else None, None]
+            # isa/dpp_sdwa.py gives src0/src1 as 9-bit SRC codes (SDWA S0/S1 already applied)
+            codes = [f["src0"], f.get("src1", 256 + f["vsrc1"] if "vsrc1" in f else None), None]
         elif enc in ("VOP3", "VOP3B", "VOP3P"):
             codes = [f.get("src0"), f.get("src1"), f.get("src2")]
         elif enc in ("VOP2", "VOPC"):
@@ -438,8 +724,6 @@ class Srcs:
     def _sdwa(self, k, t):
         ins, b, f = self.ins, self.b, self.ins.fields
         code = self.codes[k]
-        if f.get(f"src{k}_sgpr", 0) if k < 2 else 0:
-            code = code - 256
         raw = read_src(b, ins, code, "u32")
         sel = f.get(f"src{k}_sel", 6)
         sext = f.get(f"src{k}_sext", 0)
@@ -468,14 +752,20 @@ def _dpp_src(ins, b, reg, t):
     f = ins.fields
     v = b.vget(reg)
     if ins.variant == "dpp8":
-        src_lane, valid = dpp8_source(b, f["dpp8_sel"] if "dpp8_sel" in f else f["sel"])
+        sel = f["dpp8"]
+        if not isinstance(sel, int):        # tuple of 8 lane selects (isa/dpp_sdwa.py)
+            sel = sum((int(x) & 7) << (3 * i) for i, x in enumerate(sel))
+        src_lane, valid = dpp8_source(b, sel)
     else:
         src_lane, valid = dpp16_source(b, f["dpp_ctrl"], f.get("fi", 0))
     moved = b.emit("shuffle", "u32", v, src_lane, uniform=False)
     # a lane whose source is invalid or inactive reads 0 when bound_ctrl (printed bound_ctrl:1 /
     # fi) is set; otherwise the instruction does not write that lane (handled in dpp_write_mask)
-    src_active = b.emit("shuffle", "u32", b.cvt("u32", b.exec()), src_lane, uniform=False)
-    ok = b.bin("and", "b1", valid, b.cmp("ne", "u32", src_active, C(b, "u32", 0)))
+    if f.get("fi", 0):                      # fetch inactive: disabled source lanes are read
+        ok = valid
+    else:
+        src_active = b.emit("shuffle", "u32", b.cvt("u32", b.exec()), src_lane, uniform=False)
+        ok = b.bin("and", "b1", valid, b.cmp("ne", "u32", src_active, C(b, "u32", 0)))
     moved = b.select(ok, moved, C(b, "u32", 0))
     b._dpp_ok = ok
     if BITS[t] == 16:
@@ -504,7 +794,7 @@ def translate(ins, b: Builder):
         return _vopc(ins, b)
     if enc == "VOP3P":
         return _vop3p(ins, b)
-    if n in ("v_nop", "v_pipeflush"):
+    if n in ("v_nop", "v_pipeflush", "v_clrexcp"):
         return
     if f.get("clamp", 0) and not n.startswith("v_") or (f.get("clamp", 0) and n in INT_NO_CLAMP):
         unsupported("integer clamp")
@@ -520,6 +810,10 @@ def translate(ins, b: Builder):
         srcs = [s.get(0, F32), read_src(b, ins, 255, F32), s.get(1, F32)]
     elif n == "v_fmaak_f32":
         srcs = [s.get(0, F32), s.get(1, F32), read_src(b, ins, 255, F32)]
+    elif n == "v_fmamk_f16":
+        srcs = [s.get(0, F16), read_src(b, ins, 255, F16), s.get(1, F16)]
+    elif n == "v_fmaak_f16":
+        srcs = [s.get(0, F16), s.get(1, F16), read_src(b, ins, 255, F16)]
     elif n in MAC and enc != "VOP3":
         srcs = [s.get(0, sts[0]), s.get(1, sts[1]), read_vreg(b, f["vdst"], sts[2])]
     elif n in MAC:
@@ -529,11 +823,14 @@ def translate(ins, b: Builder):
     fl = any(is_float(t) for t in sts) and n not in NO_DENORM
     if fl:
         srcs = [b.emit("fin", v.type, v) if is_float(v.type) else v for v in srcs]
+    int_clamp = f.get("clamp", 0) and not is_float(dt)
+    if int_clamp and n in SAT:
+        fn, int_clamp = SAT[n], False
     r = fn(b, dt, *srcs)
     if is_float(r.type) and n not in NO_DENORM:
         r = _omod_clamp(b, ins, r)
         r = b.emit("fout", r.type, r)
-    elif f.get("clamp", 0) and not is_float(dt):
+    elif int_clamp and not any(is_float(t) for t in sts):
         unsupported("integer clamp")
     if r.type != dt and BITS[r.type] == BITS[dt]:
         r = b.bitcast(dt, r)
@@ -579,9 +876,15 @@ def _omod_clamp(b, ins, r):
     if om:
         r = b.bin("fmul", t, r, C(b, t, {1: 2.0, 2: 4.0, 3: 0.5}[om]))
     if f.get("clamp", 0) or (ins.variant == "sdwa" and f.get("clamp", 0)):
-        # clamp to [0, 1]; NaN gives 0 (DX10_CLAMP behaviour)
-        r = b.select(b.cmp("u", t, r, r), C(b, t, 0.0), b.bin("fmin", t, b.bin("fmax", t, r, C(b, t, 0.0)), C(b, t, 1.0)))
+        r = fclamp(b, t, r)
     return r
+
+
+def fclamp(b, t, r):
+    """Clamp to [0, 1]; a NaN gives 0 with MODE.DX10_CLAMP, else stays NaN."""
+    c = b.bin("fmin", t, b.bin("fmax", t, r, C(b, t, 0.0)), C(b, t, 1.0))
+    isnan = b.cmp("u", t, r, r)
+    return b.select(isnan, b.select(_mode_bit(b, 8), C(b, t, 0.0), r), c)
 
 
 # ---------------------------------------------------------------------------- special opcodes
@@ -639,15 +942,49 @@ def _mad64(ins, b):
 
 
 def _div_scale(ins, b):
+    """ISA pseudo-code of V_DIV_SCALE_F32/F64 (S0 value to scale, S1 denominator, S2 numerator);
+    'DENORM' is read as a nonzero subnormal, exponent() as the biased exponent field."""
     t = F32 if ins.name.endswith("f32") else F64
     s = Srcs(ins, b)
     x, y, z = s.get(0, t), s.get(1, t), s.get(2, t)
-    # The scale is only needed when the operands are near the ends of the exponent range;
-    # we reproduce the common path: result = src0, VCC = 0, and refuse nothing.  Extreme
-    # exponents are documented as approximate (docs/float-semantics.md).
-    r = x
+    x, y, z = (b.emit("fin", t, v) for v in (x, y, z))
+    k, big, tiny = (64, 96, 23) if t == F32 else (128, 768, 53)
+    up = b.emit("ldexp", t, x, C(b, "i32", k))
+    down = b.emit("ldexp", t, x, C(b, "i32", -k))
+    ex, ey, ez = (b.bitcast("i32", _exponent(b, t, v)) for v in (x, y, z))
+
+    def denorm(v, vt):
+        a = b.un("fabs", vt, v)
+        return b.bin("and", "b1", b.cmp("lt", vt, a, C(b, vt, {F32: 2.0 ** -126, F64: 2.0 ** -1022}[vt])),
+                     b.cmp("gt", vt, a, C(b, vt, 0.0)))
+    zero = b.bin("or", "b1", b.cmp("eq", t, z, C(b, t, 0.0)), b.cmp("eq", t, y, C(b, t, 0.0)))
+    c_big = b.cmp("ge", "i32", b.bin("sub", "i32", ez, ey), C(b, "i32", big))
+    c_y_den = denorm(y, t)
+    y64 = b.cvt(F64, y)
+    rcp_den = denorm(b.bin("fdiv", F64, C(b, F64, 1.0), y64), F64)
+    q_den = denorm(b.bin("fdiv", t, z, y), t)
+    c_tiny = b.cmp("le", "i32", ez, C(b, "i32", tiny))
+    eq_y = b.cmp("eq", t, x, y)
+    eq_z = b.cmp("eq", t, x, z)
+    F_ = C(b, "b1", 0)
+    T_ = C(b, "b1", 1)
+    # (condition, result, vcc) in priority order; the first that holds applies
+    rows = [
+        (zero, C(b, t, float("nan")), F_),
+        (c_big, b.select(eq_y, up, x), T_),
+        (c_y_den, up, F_),
+        (b.bin("and", "b1", rcp_den, q_den), b.select(eq_y, up, x), T_),
+        (rcp_den, down, F_),
+        (q_den, b.select(eq_z, up, x), T_),
+        (c_tiny, up, F_),
+    ]
+    r, vcc = x, F_
+    for cond, val, vc in reversed(rows):
+        r = b.select(cond, val, r)
+        vcc = b.select(cond, vc, vcc)
+    r = b.emit("fout", t, r)
     write_result(ins, b, r)
-    write_lanemask(b, _carry_out_reg(ins), ballot(b, b.cmp("f", t, x, x)))
+    write_lanemask(b, _carry_out_reg(ins), ballot(b, vcc))
 
 
 def _readlane(ins, b):

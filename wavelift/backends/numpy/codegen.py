@@ -108,6 +108,10 @@ class Lowering:
                 e = f"H.{n}({a[0]}, {BITS[t]})"
             elif n == "fma":
                 e = f"H.fma({a[0]}, {a[1]}, {a[2]})"
+            elif n == "trig_preop":
+                e = f"H.trig_preop({a[0]}, {a[1]})"
+            elif n == "fma_to":
+                e = f"H.fma({a[0]}, {a[1]}, {a[2]}, {DT[t]})"
             elif n == "ldexp":
                 e = f"H.ldexp({a[0]}, {a[1]})"
             elif n == "isclass":

@@ -94,35 +94,141 @@ def fmax(a, b):
     return r.astype(a.dtype)
 
 
-def fma(a, b, c):
-    t = _dt(a)
-    if t is np.float64:
-        return _fma64(a, b, c)
+def fma(a, b, c, to=None):
+    """a*b+c rounded once (to ``to`` when given: the fma_to op, e.g. f16 inputs -> f32 result)."""
+    t = _dt(a) if to is None else to
+    if _dt(a) is np.float64:
+        assert t is np.float64, "fma_to from f64 operands"
+        return _fma64(np.asarray(a), np.asarray(b), np.asarray(c))
     # the product of two f32 (or f16) is exact in f64; add with TwoSum and round to odd so the
     # final rounding to the narrow type is the single correct rounding of a*b+c
     p = np.asarray(a, np.float64) * np.asarray(b, np.float64)
     c64 = np.asarray(c, np.float64)
-    s = p + c64
-    bb = s - p
-    err = (p - (s - bb)) + (c64 - bb)
-    bits = s.view(np.uint64) if s.ndim else np.array(s).view(np.uint64)
+    s = _add_round_odd(p, c64)
+    return s.astype(t)
+
+
+def _two_sum(a, b):
+    s = a + b
+    bb = s - a
+    err = (a - (s - bb)) + (b - bb)
+    return s, err
+
+
+def _add_round_odd(p, c):
+    """p + c rounded to odd in f64 (exact when the sum is; NaN/inf pass through)."""
+    s, err = _two_sum(p, c)
+    return _to_odd(s, err)
+
+
+def _to_odd(s, err):
+    """Move s one ulp toward err when s is inexact (err != 0) and its last bit is even."""
+    s = np.asarray(s, np.float64)
+    bits = np.array(s, copy=True).view(np.uint64)
     inexact = (err != 0) & np.isfinite(s)
-    # move s one ulp toward err when its last bit is even (round to odd)
     toward_up = (err > 0) == (s > 0)
     adj = np.where(toward_up, np.uint64(1), np.uint64(0xFFFFFFFFFFFFFFFF))
     odd = (bits & np.uint64(1)) == 1
     fix = inexact & ~odd & (s != 0)
     bits = np.where(fix, bits + adj, bits)
-    s = bits.view(np.float64)
-    s = np.where(inexact & (s == 0), np.copysign(np.float64(0), err), s)  # unreachable guard
-    return s.astype(t)
+    return bits.view(np.float64)
+
+
+_SPLIT = np.float64(134217729.0)      # 2^27 + 1 (Veltkamp)
+
+
+def _two_prod(a, b):
+    """Dekker: p + e == a*b exactly when no intermediate overflows or underflows."""
+    p = a * b
+    ca, cb = _SPLIT * a, _SPLIT * b
+    ah = ca - (ca - a)
+    al = a - ah
+    bh = cb - (cb - b)
+    bl = b - bh
+    e = ((ah * bh - p) + ah * bl + al * bh) + al * bl
+    return p, e
 
 
 def _fma64(a, b, c):
-    """f64 fma: exact except in double-rounding corner cases (long double product)."""
-    ld = np.longdouble
-    r = (np.asarray(a, ld) * np.asarray(b, ld)) + np.asarray(c, ld)
-    return r.astype(np.float64)
+    """Correctly rounded f64 fma (Boldo-Melquiond: Dekker product, TwoSum, round-to-odd).
+
+    Lanes outside the algorithm's range (huge or tiny operands/products/results, where a
+    Dekker split could overflow or a partial product underflow) are redone exactly with
+    Python integers; zeros and non-finite operands follow IEEE directly."""
+    a, b, c = np.broadcast_arrays(np.asarray(a, np.float64), np.asarray(b, np.float64),
+                                  np.asarray(c, np.float64))
+    with np.errstate(all="ignore"):
+        uh, ul = _two_prod(a, b)
+        th, tl = _two_sum(c, ul)
+        vh, vl = _two_sum(uh, th)
+        v = _add_round_odd(tl, vl)
+        r = vh + v
+        simple = (a == 0) | (b == 0) | (c == 0) | ~(np.isfinite(a) & np.isfinite(b) & np.isfinite(c))
+        # product exactly zero, c zero or a non-finite operand: IEEE arithmetic of a*b + c
+        # is already exact up to the one rounding of the product (or of the sum)
+        exact0 = (a == 0) | (b == 0)
+        r = np.where(simple, np.where((c == 0) & ~exact0, uh, uh + c), r)
+        fa, fb, fc = np.abs(a), np.abs(b), np.abs(uh)
+        risky = ~simple & ((fa > 2.0 ** 995) | (fb > 2.0 ** 995) | (fc > 2.0 ** 1000) |
+                           (fc < 2.0 ** -960) | (np.abs(c) > 2.0 ** 1000) |
+                           (np.abs(r) < 2.0 ** -960) | ~np.isfinite(r))
+    if risky.any():
+        r = np.array(r, copy=True)
+        for idx in zip(*np.nonzero(risky)):
+            r[idx] = _fma_exact(float(a[idx]), float(b[idx]), float(c[idx]))
+    return r
+
+
+def _fma_exact(a, b, c):
+    from fractions import Fraction
+    q = Fraction(a) * Fraction(b) + Fraction(c)
+    if q == 0:
+        return 0.0                  # exact cancellation of nonzero terms: +0 (round to nearest)
+    try:
+        return float(q)             # int/int true division: correctly rounded
+    except OverflowError:
+        return float("inf") if q > 0 else float("-inf")
+
+
+def _two_over_pi_bits(nbits=1201):
+    """floor(2/pi * 2^nbits) with Python integers (Machin: pi/4 = 4 atan(1/5) - atan(1/239))."""
+    guard = nbits + 64
+    one = 1 << guard
+
+    def atan_inv(k):
+        total, term, n, sign = 0, one // k, 1, 1
+        while term:
+            total += sign * (term // n)
+            term //= k * k
+            n += 2
+            sign = -sign
+        return total
+    pi = 4 * (4 * atan_inv(5) - atan_inv(239))         # pi * 2^guard
+    return ((2 << guard) << nbits) // pi                # (2/pi) * 2^nbits
+
+
+_TWO_OVER_PI = None
+
+
+def trig_preop(x, seg):
+    """V_TRIG_PREOP_F64: bits of 2/pi (b_1200 = first fraction bit) from position shift, 53 wide,
+    as a double scaled by 2^(-53-shift) (+128 when exponent(x) >= 1968); shift = 53*seg[4:0]
+    plus max(exponent(x) - 1077, 0)."""
+    global _TWO_OVER_PI
+    if _TWO_OVER_PI is None:
+        _TWO_OVER_PI = _two_over_pi_bits()
+    x = np.asarray(x, np.float64)
+    seg = np.asarray(seg, np.uint32)
+    x, seg = np.broadcast_arrays(x, seg)
+    out = np.empty(x.shape, np.float64)
+    ex = ((x.view(np.uint64) >> np.uint64(52)) & np.uint64(0x7FF)).astype(np.int64)
+    for idx in np.ndindex(x.shape):
+        e = int(ex[idx])
+        shift = int(seg[idx] & 31) * 53 + max(e - 1077, 0)
+        v = ((_TWO_OVER_PI << shift) >> (1201 - 53)) & ((1 << 53) - 1)
+        scale = -53 - shift + (128 if e >= 1968 else 0)
+        out[idx] = np.ldexp(np.float64(v), max(scale, -2000))
+    return out
 
 
 def fract(x):
