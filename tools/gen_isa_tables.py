@@ -58,7 +58,7 @@ LITMARK = 0xDEADBEEF
 REG = re.compile(r"(?<![\w\[])(v|s|ttmp)(?:(\d+)|\[(\d+):(\d+)\])(?![\w\]])")
 GROUP = re.compile(r" (op_sel|op_sel_hi|neg_lo|neg_hi):\[([01,]+)\]")
 SIMM_FMTS = ("hex", "dec", "inl", "waitcnt", "depctr", "sendmsg", "hwreg", "version")
-TYPES = ("b32", "f16", "i16", "v2i16", "v2f16", "f64", "b64", "i64", "hex")
+TYPES = ("b32", "f16", "i16", "v2i16", "v2f16", "f64", "b64", "i64", "hex", "f16b", "i16b")
 LITS = [0x3F800000, 0x3C00, 0x12343C00, 0x3FF00000, 0x3FC45F30, 0x12345678, 0xFFFFFFFF,
         0xFFFFFFF0, 0x41, 0xFFFF, 0x3118, 0x3E22F983, 0x40, 0xBC00, 0xC4000000, 0x12340007,
         0x7, 0x0, 0xFFFF0000, 0x4000, 0x40000000]
@@ -134,7 +134,10 @@ def reg_spans(enc, text):
             p["i"] = srci[fld]
         if fld in ("vdst", "vsrc1") and pre == "v":
             p["r"] = "v"
-        spans.append((off + m.start(), off + m.end(), p))
+        end = m.end()
+        if rest.startswith("/*", end):
+            end = rest.index("*/", end) + 2
+        spans.append((off + m.start(), off + end, p))
     return spans
 
 
@@ -157,6 +160,18 @@ def mid_text(base, s, e, line):
     pre, suf = base[:s], base[e:]
     if line.startswith(pre) and line.endswith(suf) and len(line) >= len(pre) + len(suf):
         return line[len(pre):len(line) - len(suf)]
+    return None
+
+
+def srcmod_match(base, spans, t):
+    """(source index, 0 neg / 1 abs / 2 sext) when ``t`` is ``base`` with one source wrapped."""
+    for s, e, p in spans:
+        if "i" not in p:
+            continue
+        tok = base[s:e]
+        for kind, w in enumerate(("-" + tok, "|" + tok + "|", "sext(" + tok + ")")):
+            if t == base[:s] + w + base[e:]:
+                return p["i"], kind
     return None
 
 
@@ -433,7 +448,8 @@ class Gen:
             vg = {}
             for c, r in obs:
                 t = None if r is None else mid_text(base, s, e, r[0])
-                if r is not None and t is None:
+                if r is not None and t is None and not (enc in ("VOP1", "VOP2", "VOPC") and
+                                                       c in (233, 234, 249, 250)):
                     self.notes.append(f"{enc} op {o} {p['f']}={c}: {r[0]!r} does not fit {base!r}")
                 if c >= 256:
                     vg[c - 256] = t
@@ -530,6 +546,8 @@ class Gen:
                 by.setdefault((o, fld), []).append((v, r))
             for (o, fld), obs in by.items():
                 self.hidden_slot(enc, o, ents[o], fld, obs)
+        for o in per:
+            self.finish_bits(enc, o, ents[o])
 
     def classify_bits(self, enc, o, x, obs):
         base = x["text"]
@@ -553,16 +571,9 @@ class Gen:
             t = r[0]
             if t == base and r[1] == x["size"]:
                 continue
-            done = False
-            for i, (s, e) in srcs.items():
-                tok = base[s:e]
-                if t == base[:s] + "-" + tok + base[e:]:
-                    sm.setdefault(i, [-1, -1])[0] = b
-                    done = True
-                elif t == base[:s] + "|" + tok + "|" + base[e:]:
-                    sm.setdefault(i, [-1, -1])[1] = b
-                    done = True
-            if done:
+            mt = srcmod_match(base, x["spans"], t)
+            if mt:
+                sm.setdefault(mt[0], [-1, -1, -1])[mt[1]] = b
                 continue
             extra = t[len(base):] if t.startswith(base) else None
             if extra and re.fullmatch(r" [a-z_]+", extra):
@@ -594,17 +605,11 @@ class Gen:
                 hidden.add(fld)
                 continue
             unk.append((b, t))
-        if unk:
-            rej_unk = 0
-            for b, t in unk:
-                rej_unk |= 1 << b
-            self.notes.append(f"{enc} op {o}: bits with unknown effect {[(b, t) for b, t in unk[:3]]}")
-            x["e"]["unk"] = rej_unk
+        x["unk"] = unk
+        x["sm"] = sm
         if rej:
             x["e"]["rej"] = rej
         m = {}
-        if sm:
-            m["sm"] = [sm.get(i, [-1, -1]) for i in range(max(sm) + 1)]
         for name, vals in g0.items():
             if name not in grp:
                 grp[name] = {"n": len(vals), "bits": {}, "def": 0 if all(vals) else 1, "seen": vals}
@@ -624,9 +629,26 @@ class Gen:
             m["fl"] = flags
         if om >= 0:
             m["om"] = om
+        x["e"]["m"] = m
+        return hidden
+
+    def finish_bits(self, enc, o, x):
+        """Source modifiers on hidden slots; what is left is unknown (treated as invalid)."""
+        sm, unk = x["sm"], []
+        for b, t in x["unk"]:
+            mt = srcmod_match(x["text"], x["spans"], t)
+            if mt:
+                sm.setdefault(mt[0], [-1, -1, -1])[mt[1]] = b
+            else:
+                unk.append((b, t))
+        if unk:
+            self.notes.append(f"{enc} op {o}: bits with unknown effect {unk[:3]}")
+            x["e"]["unk"] = sum(1 << b for b, _ in unk)
+        m = x["e"].pop("m")
+        if sm:
+            m = dict(m, sm=[sm.get(i, [-1, -1, -1]) for i in range(max(sm) + 1)])
         if m:
             x["e"]["m"] = m
-        return hidden
 
     def hidden_slot(self, enc, o, x, fld, obs):
         base = x["text"]
@@ -654,7 +676,10 @@ class Gen:
             if sp[0] < e and s < sp[1]:
                 self.notes.append(f"{enc} op {o} hidden {fld} overlaps {sp}")
                 return
-        x["spans"].append((s, e, {"f": fld, "k": "cm", "n": 1, "cm": self.cm_id(cm), "h": 1}))
+        p = {"f": fld, "k": "cm", "n": 1, "cm": self.cm_id(cm), "h": 1}
+        if fld in ("src0", "src1", "src2"):
+            p["i"] = int(fld[-1])
+        x["spans"].append((s, e, p))
 
     # ---------------------------------------------------------------- self-check
     def check(self, enc, ents, table):
@@ -664,7 +689,7 @@ class Gen:
             e = table[o]
             lay = e.get("enc", enc)
             m = e.get("m", {})
-            bits = [b for pair in m.get("sm", []) for b in pair if b >= 0]
+            bits = [b for trio in m.get("sm", []) for b in trio[:2] if b >= 0]
             bits += [b for g in m.get("g", []) for b in g[1] if b >= 0]
             bits += [f[0] for f in m.get("fl", [])]
             v = x["v0"]

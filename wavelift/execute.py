@@ -18,12 +18,15 @@ _CACHE: dict = {}
 
 
 def _program_bytes(memory, config):
+    """-> (code bytes, guest address of code[0], entry offset in code).  The code starts up to
+    MAX_CODE before the entry (inside its allocation): compilers place callees below kernels."""
     a = memory.find(config.program_address)
     if a is None:
         raise Refused("program.bad_address",
                       f"program address {config.program_address:#x} is not in guest memory")
     off = config.program_address - a.base
-    return bytes(a.data[off:off + MAX_CODE])
+    start = max(0, off - MAX_CODE) & ~3
+    return bytes(a.data[start:off + MAX_CODE]), a.base + start, off - start
 
 
 def module_key(program, config, mode, backend):
@@ -50,29 +53,39 @@ def execute_dispatch(memory, config, index=0, backend="numpy", mode="wave", cach
     res.stats = stats
     cache = _CACHE if cache is None else cache
     try:
-        if backend != "numpy":
+        if backend == "cuda":                      # CUDA backend hook (0009)
+            from .backends import cuda as _cuda
+            why = _cuda.available()
+            if why is not True:
+                raise Refused("backend.unavailable", f"no CUDA device: {why}")
+        elif backend != "numpy":
             raise Refused("backend.unavailable", f"backend {backend!r} is not available here")
         if mode not in ("wave", "lane"):
             raise Refused("backend.unavailable", f"mode {mode!r} is not 'wave' or 'lane'")
         from .translate.program import translate
         from .backends.numpy import build_module
         from .backends.numpy.runtime import Runtime
+        if backend == "cuda":
+            Runtime = _cuda.Runtime
+
+            def build_module(key, program, wave_size, address):
+                return _cuda.build_module(key, program, config, mode, base_address=address)
         from .trace.tracer import trace
         from .trace.windows import WindowSet
-        code = _program_bytes(memory, config)
+        code, code_base, entry = _program_bytes(memory, config)
         # the translated program is cached by the exact bytes it decoded
         sabi = _scratch_abi(config)       # what the scratch decision depends on (0008)
         pkey = (hashlib.sha256(code).hexdigest(), config.program_address, config.target,
                 config.wave_size, sabi)
         program = cache.get(("program",) + pkey)
         if program is None:
-            program = translate(code, config.target, config.wave_size, config.program_address,
-                                scratch_abi=sabi)
+            program = translate(code, config.target, config.wave_size, code_base,
+                                scratch_abi=sabi, entry=entry)
         key = module_key(program, config, mode, backend)
         module = cache.get(key)
         stats["module_cache_hit"] = module is not None
         if module is None:
-            module = build_module(key, program, config.wave_size, config.program_address)
+            module = build_module(key, program, config.wave_size, code_base)
             cache[key] = module
             cache[("program",) + pkey] = program
         res.windows = trace(memory, config, scratch_roots=program.scratch.tracer_skip)
@@ -83,6 +96,7 @@ def execute_dispatch(memory, config, index=0, backend="numpy", mode="wave", cach
         finally:
             stats.update(waves=rt.waves_run, instructions=rt.instructions,
                          lane_instructions=rt.lane_instructions, escapes=rt.escape_count)
+            stats.update(getattr(rt, "extra_stats", {}))
             res.escapes = list(rt.escapes)
         if rt.escape_count:
             e = rt.escapes[0]

@@ -118,7 +118,12 @@ def simm16_text(fmt: str, v: int, target: str, wave64: bool) -> str:
         return _depctr(v)
     extra = load_table(target, wave64)["_simm16"]
     if fmt == "sendmsg":
-        return extra["sendmsg"].get(str(v), str(v))
+        # LLVM decodes only the low 10 bits; with more bits set only a named message (whose
+        # fields all decode validly) still prints symbolically, anything else as a number
+        t = extra["sendmsg"].get(str(v & 0x3FF))
+        if v > 0x3FF and t and not (t.startswith("sendmsg(") and not t[8].isdigit()):
+            t = None
+        return t or str(v)
     if fmt == "hwreg":
         hid, off, size = v & 0x3F, (v >> 6) & 0x1F, ((v >> 11) & 0x1F) + 1
         name = extra["hwreg"].get(str(hid))
@@ -240,12 +245,14 @@ def render_entry(e, lay, val, lit, target, wave64):
             if sm is not None:
                 i = p.get("i", -1)
                 if 0 <= i < len(sm):
-                    nb, ab = sm[i]
+                    nb, ab, sb = sm[i]
                     ng = (val >> nb) & 1 if nb >= 0 else 0
                     av = (val >> ab) & 1 if ab >= 0 else 0
                     if ng or av:
                         op = Operand(op.role, op.kind, op.index, op.count,
                                      _mods_wrap(op.text, ng, av, op.kind in _IMM_KINDS))
+                    if sb >= 0 and (val >> sb) & 1:
+                        op = Operand(op.role, op.kind, op.index, op.count, f"sext({op.text})")
         elif k == "simm16":
             x = val & 0xFFFF
             if x == 0 and e.get("omit0"):

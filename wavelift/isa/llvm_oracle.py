@@ -21,7 +21,7 @@ import tempfile
 LLVM_MC = "llvm-mc-19"
 LLVM_OBJDUMP = "llvm-objdump-19"
 NOP = b"\x00\x00\x80\xbf"   # s_nop 0
-_LINE = re.compile(r"^\t(.*?)\s*// ([0-9A-F]+): ([0-9A-F ]+?)(?:\s+<.*>)?$")
+_LINE = re.compile(r"^\t(.*?)\s*// ([0-9A-F]+): ([0-9A-F]+(?: [0-9A-F]+)*)(?:\s+<.*?>)?(?: ; .*)?$")
 
 
 def have_llvm() -> bool:

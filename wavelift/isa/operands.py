@@ -134,6 +134,27 @@ def _fmt_i16(lit: int) -> str:
     return t if t is not None else f"{v:#x}"
 
 
+def _fmt_i16b(lit: int) -> str:
+    # 16-bit integer operand: the whole literal as an inline integer or f32 constant, else hex
+    # of the low half
+    s = lit - (1 << 32) if lit & 0x80000000 else lit
+    t = _int_inline(s)
+    if t is None:
+        t = _F32_BITS.get(lit)
+    return t if t is not None else f"{lit & 0xFFFF:#x}"
+
+
+def _fmt_f16b(lit: int) -> str:
+    # 16-bit float operand: the whole literal as an inline integer, else f16 constant / hex of
+    # the low half
+    s = lit - (1 << 32) if lit & 0x80000000 else lit
+    t = _int_inline(s)
+    if t is not None:
+        return t
+    t = _F16_BITS.get(lit & 0xFFFF)
+    return t if t is not None else f"{lit & 0xFFFF:#x}"
+
+
 def _fmt_v2i16(lit: int) -> str:
     # printImmediateV216 for packed int16: 32-bit inline int, else f32 constant, else hex
     return _fmt_b32(lit)
@@ -182,7 +203,7 @@ def _fmt_hex(lit: int) -> str:
 
 LITERAL_FORMATS = {"b32": _fmt_b32, "f16": _fmt_f16, "i16": _fmt_i16, "f64": _fmt_f64,
                    "b64": _fmt_b64, "hex": _fmt_hex, "v2i16": _fmt_v2i16, "v2f16": _fmt_v2f16,
-                   "i64": _fmt_i64}
+                   "i64": _fmt_i64, "i16b": _fmt_i16b, "f16b": _fmt_f16b}
 
 
 def fmt_literal(lit: int, fmt: str) -> str:

@@ -30,20 +30,51 @@ def scratch_sgprs(config) -> set[int]:
     return ss(config)
 
 
-def _candidates(words: np.ndarray):
-    """Pointer candidates from a uint32 array: (address, word index)."""
-    out = []
+def _candidates(words: np.ndarray, hit=None):
+    """Pointer candidates from a uint32 array: (address, word index), in order (64-bit pairs,
+    then RADV pointers before a 0xffff8000 word, then every word as a RADV pointer).  ``hit``
+    (canonical uint64 array -> bool array) keeps only the candidates it accepts — a vectorised
+    test that spares the per-candidate lookups in big data buffers."""
     w = words.astype(np.uint64)
+    addrs, idxs = [], []
     if w.size >= 2:
         pair = w[:-1] | ((w[1:] & np.uint64(0xFFFF)) << np.uint64(32))
-        for i in np.flatnonzero(pair >> np.uint64(32)):
-            out.append((int(pair[i]), int(i)))
-    for i in np.flatnonzero(w == RADV_HI):
-        if i > 0:
-            out.append(((RADV_HI << 32) | int(w[i - 1]), int(i - 1)))
-    for i in np.flatnonzero((w != 0) & (w != RADV_HI)):
-        out.append(((RADV_HI << 32) | int(w[i]), int(i)))
-    return out
+        i = np.flatnonzero(pair >> np.uint64(32))
+        addrs.append(pair[i])
+        idxs.append(i)
+    i = np.flatnonzero(w == RADV_HI)
+    i = i[i > 0]
+    addrs.append(np.uint64(RADV_HI << 32) | w[i - 1])
+    idxs.append(i - 1)
+    i = np.flatnonzero((w != 0) & (w != RADV_HI))
+    addrs.append(np.uint64(RADV_HI << 32) | w[i])
+    idxs.append(i)
+    a = np.concatenate(addrs)
+    k = np.concatenate(idxs)
+    if hit is not None and a.size:
+        keep = hit(_canon(a))
+        a, k = a[keep], k[keep]
+    return [(int(x), int(j)) for x, j in zip(a.tolist(), k.tolist())]
+
+
+def _canon(a):
+    a = a & np.uint64((1 << 48) - 1)
+    return np.where((a >> np.uint64(47)) != 0, a | np.uint64(0xFFFF << 48), a)
+
+
+def _hit_test(memory):
+    """-> function(canonical uint64 array) -> bool array: inside some allocation."""
+    allocs = sorted(memory.allocations, key=lambda x: x.base)
+    starts = np.array([x.base for x in allocs], np.uint64)
+    ends = np.array([x.base + x.size for x in allocs], np.uint64)
+
+    def hit(c):
+        if not starts.size:
+            return np.zeros(c.shape, bool)
+        k = np.searchsorted(starts, c, side="right").astype(np.int64) - 1
+        kk = np.maximum(k, 0)
+        return (k >= 0) & (c < ends[kk])
+    return hit
 
 
 def trace(memory, config, program_alloc=None, scratch_roots=None) -> list[Window]:
@@ -71,6 +102,7 @@ def trace(memory, config, program_alloc=None, scratch_roots=None) -> list[Window
         frontier.append((addr, f"user SGPR s{i}"))
     depth = 0
     total = 0
+    hit = _hit_test(memory)
     while frontier and depth <= MAX_DEPTH:
         nxt = []
         for addr, why in frontier:
@@ -88,7 +120,7 @@ def trace(memory, config, program_alloc=None, scratch_roots=None) -> list[Window
             n = min(a.size, SCAN_BYTES) // 4
             if n:
                 words = np.frombuffer(bytes(a.data[:4 * n]), np.uint32)
-                for p, j in _candidates(words):
+                for p, j in _candidates(words, hit):
                     nxt.append((p, f"pointer in {a.name or hex(a.base)}+{4 * j:#x}"))
         frontier = nxt
         depth += 1

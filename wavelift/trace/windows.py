@@ -52,8 +52,17 @@ class WindowSet:
         self.offs = np.array(offs, np.int64)
 
     def resolve(self, addr, nbytes: int):
-        """-> (arena byte index int64, ok bool) for each address (same shape)."""
-        a = canonical(addr)
+        """-> (arena byte index int64, ok bool) for each address (same shape); ok is None when
+        every address is inside one window (the common case, found from min/max alone)."""
+        a = np.asarray(addr, np.uint64)
+        if a.size and self.starts.size:
+            lo, hi = int(a.min()), int(a.max())
+            if hi < (1 << 47):                  # lower half: already canonical
+                k = int(np.searchsorted(self.starts, np.uint64(lo), side="right")) - 1
+                if k >= 0 and lo >= int(self.starts[k]) and hi + nbytes <= int(self.ends[k]):
+                    d = int(self.offs[k]) - int(self.starts[k])
+                    return a.astype(np.int64) + d, None
+        a = canonical(a)
         if self.starts.size == 0:
             return np.zeros(a.shape, np.int64), np.zeros(a.shape, bool)
         k = np.searchsorted(self.starts, a, side="right").astype(np.int64) - 1

@@ -18,11 +18,12 @@ def _simm(v):
     return v - 0x10000 if v & 0x8000 else v
 
 
-def discover(code: bytes, target: str, wave64: bool, base_address: int):
-    """-> (instructions by offset, set of block-leader offsets)."""
+def discover(code: bytes, target: str, wave64: bool, base_address: int, entry: int = 0):
+    """-> (instructions by offset, set of block-leader offsets).  Decoding starts at byte
+    ``entry`` of ``code`` (``code`` may begin before the entry: callees placed below it)."""
     instrs: dict = {}
-    leaders = {0}
-    work = [0]
+    leaders = {entry}
+    work = [entry]
     while work:
         pos = work.pop()
         consts: dict[int, int] = {}
@@ -114,8 +115,17 @@ def _track(ins, consts, base, carry):
     return carry
 
 
-def blocks(instrs: dict, leaders: set) -> list[list[int]]:
-    """Offsets grouped into basic blocks, in address order."""
+def blocks(instrs: dict, leaders: set, entry: int = 0) -> list[list[int]]:
+    """Offsets grouped into basic blocks, in address order, rotated so that the block at
+    ``entry`` is first (block 0 is where every wave starts; code below the entry — callees the
+    compiler placed before the kernel — follows the blocks at and above it)."""
+    out = _blocks(instrs, leaders)
+    if entry:
+        out = [g for g in out if g[0] >= entry] + [g for g in out if g[0] < entry]
+    return out
+
+
+def _blocks(instrs: dict, leaders: set) -> list[list[int]]:
     out: list[list[int]] = []
     cur: list[int] = []
     prev_end = None

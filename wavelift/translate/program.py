@@ -22,9 +22,11 @@ VECTOR = {"VOP1", "VOP2", "VOPC", "VOP3", "VOP3B", "VOP3P", "DS", "MUBUF", "MTBU
 
 
 def translate(code: bytes, target: str, wave_size: int, base_address: int,
-              scratch_abi=None) -> Program:
-    instrs, leaders = flow.discover(code, target, wave_size == 64, base_address)
-    groups = flow.blocks(instrs, leaders)
+              scratch_abi=None, entry: int = 0) -> Program:
+    """``code`` starts at guest address ``base_address``; the program starts at byte ``entry``
+    (block 0).  Code below the entry is decoded only where control reaches it (callees)."""
+    instrs, leaders = flow.discover(code, target, wave_size == 64, base_address, entry)
+    groups = flow.blocks(instrs, leaders, entry)
     # scratch: which accesses are scratch, and the offset-register rule (docs/decisions/0008)
     splan = scratch_mod.plan(scratch_mod.analyze(instrs, groups, base_address), scratch_abi)
     counter = [0]

@@ -538,8 +538,8 @@ def _dot2_f32_f16(b, t, x, y, z):
     (the hardware's internal rounding is not documented: within 1 ULP of the exact value)."""
     p = []
     for k in (0, 1):
-        xa = b.cvt("f64", b.bitcast("f16", b.cvt("u16", _byte(b, x, k, width=16))))
-        ya = b.cvt("f64", b.bitcast("f16", b.cvt("u16", _byte(b, y, k, width=16))))
+        xa = b.cvt("f64", b.emit("fin", "f16", b.bitcast("f16", b.cvt("u16", _byte(b, x, k, width=16)))))
+        ya = b.cvt("f64", b.emit("fin", "f16", b.bitcast("f16", b.cvt("u16", _byte(b, y, k, width=16)))))
         p.append(b.bin("fmul", "f64", xa, ya))
     return b.cvt("f32", b.bin("fadd", "f64", b.bin("fadd", "f64", p[0], p[1]), b.cvt("f64", z)))
 
@@ -604,7 +604,7 @@ def _cube(b, x, y, z, what):
         return sel(b.select(nz, C(b, "f32", 5.0), C(b, "f32", 4.0)), b.select(ny, C(b, "f32", 3.0), C(b, "f32", 2.0)),
                    b.select(nx, C(b, "f32", 1.0), C(b, "f32", 0.0)))
     if what == "ma":
-        return b.bin("fmul", "f32", C(b, "f32", 2.0), sel(az, ay, ax))
+        return b.bin("fmul", "f32", C(b, "f32", 2.0), sel(z, y, x))
     if what == "sc":
         return sel(b.select(nz, fneg(x), x), x, b.select(nx, z, fneg(z)))
     return sel(fneg(y), b.select(ny, fneg(z), z), fneg(y))
@@ -647,6 +647,8 @@ SAT = {
 
 # ops whose float inputs/outputs obey MODE's denormal flush; the rest move bits
 NO_DENORM = {"v_mov_b32", "v_mov_b16", "v_cvt_pkrtz_f16_f32", "v_pack_b32_f16", "v_cvt_pk_u16_u32"}
+# ISA: "input denormals are not flushed" (the output is)
+NO_FIN = {"v_div_fmas_f32", "v_div_fmas_f64"}
 # ops that read src2 from the destination register (VOP2 "mac" forms)
 MAC = {"v_fmac_f32", "v_fmac_f16", "v_fmac_legacy_f32", "v_dot2c_f32_f16", "v_dot4c_i32_i8"}
 
@@ -661,9 +663,20 @@ PK_OPS = {
     "v_pk_max_i16": (I16, _f("max")), "v_pk_min_i16": (I16, _f("min")),
     "v_pk_max_u16": (U16, _f("max")), "v_pk_min_u16": (U16, _f("min")),
     "v_pk_add_f16": (F16, _f("fadd")), "v_pk_mul_f16": (F16, _f("fmul")),
-    "v_pk_fma_f16": (F16, _f("fma")), "v_pk_max_f16": (F16, _f("fmax")),
-    "v_pk_min_f16": (F16, _f("fmin")),
+    "v_pk_fma_f16": (F16, _f("fma")),
+    "v_pk_max_f16": (F16, lambda b, t, x, y: _fmm(b, "max", t, x, y)),
+    "v_pk_min_f16": (F16, lambda b, t, x, y: _fmm(b, "min", t, x, y)),
+    "v_pk_mad_u16": (U16, _mad16("u16")), "v_pk_mad_i16": (I16, _mad16("i16")),
 }
+PK_SAT = {
+    "v_pk_add_u16": _sat("add", 0, 0xFFFF, False), "v_pk_sub_u16": _sat("sub", 0, 0xFFFF, False),
+    "v_pk_add_i16": _sat("add", -2 ** 15, 2 ** 15 - 1, True), "v_pk_sub_i16": _sat("sub", -2 ** 15, 2 ** 15 - 1, True),
+    "v_pk_mad_u16": _sat("mad", 0, 0xFFFF, False), "v_pk_mad_i16": _sat("mad", -2 ** 15, 2 ** 15 - 1, True),
+}
+# VOP3P dot products on whole 32-bit sources: name -> (elements, width, signed)
+DOT = {"v_dot2_i32_i16": (2, 16, True), "v_dot2_u32_u16": (2, 16, False),
+       "v_dot4_i32_i8": (4, 8, True), "v_dot4_u32_u8": (4, 8, False),
+       "v_dot8_i32_i4": (8, 4, True), "v_dot8_u32_u4": (8, 4, False)}
 
 CMP_INT = {"f": "f", "lt": "lt", "eq": "eq", "le": "le", "gt": "gt", "ne": "ne", "ge": "ge",
            "t": "tru", "lg": "ne"}
@@ -820,7 +833,7 @@ def translate(ins, b: Builder):
         srcs = [s.get(0, sts[0]), s.get(1, sts[1]), read_vreg(b, f["vdst"], sts[2])]
     else:
         srcs = [s.get(k, t) for k, t in enumerate(sts)]
-    fl = any(is_float(t) for t in sts) and n not in NO_DENORM
+    fl = any(is_float(t) for t in sts) and n not in NO_DENORM and n not in NO_FIN
     if fl:
         srcs = [b.emit("fin", v.type, v) if is_float(v.type) else v for v in srcs]
     int_clamp = f.get("clamp", 0) and not is_float(dt)
@@ -1092,12 +1105,19 @@ def _vop3p(ins, b):
     n = ins.name
     f = ins.fields
     if n in ("v_fma_mix_f32", "v_fma_mixlo_f16", "v_fma_mixhi_f16"):
-        unsupported()
+        return _fma_mix(ins, b)
+    if n in DOT or n == "v_dot2_f32_f16":
+        return _dot3p(ins, b)
     spec = PK_OPS.get(n)
     if spec is None:
         unsupported()
     t, fn = spec
-    nsrc = 3 if n.endswith("fma_f16") else 2
+    clamp = f.get("clamp", 0)
+    if clamp and t != F16:
+        if n not in PK_SAT:
+            unsupported("integer clamp")
+        fn = PK_SAT[n]
+    nsrc = 3 if n.endswith(("fma_f16", "mad_u16", "mad_i16")) else 2
     codes = [f.get("src0"), f.get("src1"), f.get("src2")][:nsrc]
     opsel, opsel_hi = f.get("opsel", 0), f.get("opsel_hi", 3) | (f.get("opsel_hi2", 1) << 2)
     neg, neg_hi = f.get("neg", 0), f.get("neg_hi", 0)
@@ -1106,14 +1126,7 @@ def _vop3p(ins, b):
         srcs = []
         for k, code in enumerate(codes):
             sel_hi = (opsel_hi >> k) & 1 if h else (opsel >> k) & 1
-            raw = read_src(b, ins, code, "u32")
-            if code == 255 or 128 <= code <= 248:
-                # constants: the same 16-bit value in both halves (GFX10 behaviour for inline)
-                v16 = b.cvt("u16", raw) if not sel_hi or code != 255 else b.cvt("u16", b.bin("shr", "u32", raw, C(b, "u32", 16)))
-                if 240 <= code <= 248 and t == F16:
-                    v16 = b.bitcast("u16", read_src(b, ins, code, F16))
-            else:
-                v16 = b.cvt("u16", b.bin("shr", "u32", raw, C(b, "u32", 16)) if sel_hi else raw)
+            v16 = _pk_half(b, ins, code, sel_hi, t)
             v = b.bitcast(t, v16)
             if t == F16 and ((neg_hi if h else neg) >> k) & 1:
                 v = b.un("fneg", t, v)
@@ -1122,10 +1135,102 @@ def _vop3p(ins, b):
             srcs.append(v)
         r = fn(b, t, *srcs)
         if t == F16:
-            if f.get("clamp", 0):
-                r = b.select(b.cmp("u", t, r, r), C(b, t, 0.0), b.bin("fmin", t, b.bin("fmax", t, r, C(b, t, 0.0)), C(b, t, 1.0)))
+            if clamp:
+                r = fclamp(b, t, r)
             r = b.emit("fout", t, r)
-        elif f.get("clamp", 0):
-            unsupported("integer clamp")
         halves.append(b.cvt("u32", b.bitcast("u16", r)))
     b.vset(f["vdst"], b.bin("or", "u32", halves[0], b.bin("shl", "u32", halves[1], C(b, "u32", 16))))
+
+
+def _pk_half(b, ins, code, sel_hi, t):
+    """One 16-bit half of a VOP3P source (constants: the same 16-bit value in both halves)."""
+    raw = read_src(b, ins, code, "u32")
+    if code == 255 or 128 <= code <= 248:
+        v16 = b.cvt("u16", raw) if not sel_hi or code != 255 else b.cvt("u16", b.bin("shr", "u32", raw, C(b, "u32", 16)))
+        if 240 <= code <= 248 and t == F16:
+            v16 = b.bitcast("u16", read_src(b, ins, code, F16))
+        return v16
+    return b.cvt("u16", b.bin("shr", "u32", raw, C(b, "u32", 16)) if sel_hi else raw)
+
+
+def _fma_mix(ins, b):
+    """v_fma_mix*: each source is f32 (op_sel_hi=0) or the op_sel-selected f16 half (op_sel_hi=1);
+    neg_lo negates, neg_hi takes the absolute value; one rounding to f32 or f16."""
+    n, f = ins.name, ins.fields
+    opsel, opsel_hi = f.get("opsel", 0), f.get("opsel_hi", 0) | (f.get("opsel_hi2", 0) << 2)
+    neg, absm = f.get("neg", 0), f.get("neg_hi", 0)
+    srcs = []
+    for k, code in enumerate((f["src0"], f["src1"], f["src2"])):
+        if (opsel_hi >> k) & 1:
+            v = b.bitcast(F16, _pk_half(b, ins, code, (opsel >> k) & 1, F16))
+            v = b.cvt(F32, b.emit("fin", F16, v))
+        else:
+            v = b.emit("fin", F32, read_src(b, ins, code, F32))
+        if (absm >> k) & 1:
+            v = b.un("fabs", F32, v)
+        if (neg >> k) & 1:
+            v = b.un("fneg", F32, v)
+        srcs.append(v)
+    t = F32 if n == "v_fma_mix_f32" else F16
+    r = b.emit("fma", F32, *srcs) if t == F32 else b.emit("fma_to", F16, *srcs)
+    if f.get("clamp", 0):
+        r = fclamp(b, t, r)
+    r = b.emit("fout", t, r)
+    if t == F32:
+        return b.vset(f["vdst"], b.bitcast("u32", r))
+    write_vdst(b, f["vdst"], r, None, n == "v_fma_mixhi_f16")
+
+
+def _dot3p(ins, b):
+    n, f = ins.name, ins.fields
+    x = read_src(b, ins, f["src0"], U32)
+    y = read_src(b, ins, f["src1"], U32)
+    if n == "v_dot2_f32_f16":
+        # neg_lo/neg_hi negate the low/high f16 halves of src0/src1 and neg_lo[2] src2
+        neg, neg_hi = f.get("neg", 0), f.get("neg_hi", 0)
+        for k in (0, 1):
+            flip = ((neg >> k) & 1) * 0x8000 | ((neg_hi >> k) & 1) * 0x80000000
+            if flip:
+                if k == 0:
+                    x = b.bin("xor", "u32", x, C(b, "u32", flip))
+                else:
+                    y = b.bin("xor", "u32", y, C(b, "u32", flip))
+        z = read_src(b, ins, f["src2"], F32)
+        if (neg >> 2) & 1:
+            z = b.un("fneg", F32, z)
+        if (neg_hi >> 2) & 1:
+            z = b.un("fabs", F32, z)
+        halves = []
+        for v in (x, y):
+            lo = b.emit("fin", F16, b.bitcast(F16, b.cvt("u16", v)))
+            hi = b.emit("fin", F16, b.bitcast(F16, b.cvt("u16", b.bin("shr", "u32", v, C(b, "u32", 16)))))
+            halves.append(_pack16(b, lo, hi))
+        r = _dot2_f32_f16(b, F32, halves[0], halves[1], b.emit("fin", F32, z))
+        if f.get("clamp", 0):
+            r = fclamp(b, F32, r)
+        return b.vset(f["vdst"], b.bitcast("u32", b.emit("fout", F32, r)))
+    cnt, width, signed = DOT[n]
+    z = read_src(b, ins, f["src2"], U32)
+    acc = _dot_int(cnt, width, signed)(b, None, x, y, z)
+    if f.get("clamp", 0):
+        lo, hi = (-2 ** 31, 2 ** 31 - 1) if signed else (0, 0xFFFFFFFF)
+        acc = b.bin("max", "i64", b.bin("min", "i64", acc, C(b, "i64", hi)), C(b, "i64", lo))
+    b.vset(f["vdst"], b.lo32(b.bitcast("u64", acc)))
+
+
+def _pk_fmac_f16(ins, b):
+    """VOP2 v_pk_fmac_f16: both halves D = fma(S0, S1, D)."""
+    f = ins.fields
+    s = Srcs(ins, b)
+    x, y = s.get(0, U32), s.get(1, U32)
+    d = b.vget(f["vdst"])
+    halves = []
+    for h in (0, 1):
+        pick = (lambda v: b.bitcast(F16, b.cvt("u16", b.bin("shr", "u32", v, C(b, "u32", 16)) if h else v)))
+        a_, b_, c_ = (b.emit("fin", F16, pick(v)) for v in (x, y, d))
+        r = b.emit("fout", F16, b.emit("fma", F16, a_, b_, c_))
+        halves.append(r)
+    write_result(ins, b, _pack16(b, halves[0], halves[1]))
+
+
+SPECIAL["v_pk_fmac_f16"] = _pk_fmac_f16

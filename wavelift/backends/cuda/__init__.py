@@ -88,7 +88,7 @@ class Module:
 
 
 def build_module(key, program: Program, config, mode: str, arch: str | None = None,
-                 use_disk: bool = True) -> Module:
+                 use_disk: bool = True, base_address: int | None = None) -> Module:
     """Generate and compile the module (raises Refused for what this backend cannot lower)."""
     from ...refusal import Refused
     from .compile import CompileError
@@ -97,7 +97,7 @@ def build_module(key, program: Program, config, mode: str, arch: str | None = No
     arch = arch or device_arch()
     try:
         src = kernel_source(program, config.wave_size, mode, config.scratch_wave_bytes,
-                            config.program_address)
+                            config.program_address if base_address is None else base_address)
     except CudaUnsupported as e:
         raise Refused("backend.unavailable",
                       f"the CUDA backend does not lower this program ({e}); use backend='numpy'") \

@@ -39,6 +39,7 @@ P_BUDGET = 42         # lo, hi
 P_XOFF = 44           # byte offset of the exchange area in dynamic shared memory
 P_WORDS = 48
 
+INLINE_MEMORY_OPS = 48   # programs with more global/LDS accesses call the memory helpers
 XWORDS = 132          # exchange words per wave: 64 values, 64 writer ids, 4 spare
 KIND = {"load": 0, "store": 1, "atomic": 2, "scratch": 3}
 KIND_NAMES = {v: k for k, v in KIND.items()}
@@ -57,6 +58,30 @@ _FLOAT_FN = {"fadd", "fsub", "fmul", "fdiv", "fma", "fmin", "fmax", "fneg", "fab
              "trunc", "rndne", "fract", "sqrt", "rcp", "rsq", "exp2", "log2", "sin", "cos",
              "frexp_mant", "frexp_exp"}
 _I32_RESULT = {"popcount", "clz", "ctz", "frexp_exp"}     # NumPy gives int32 whatever the op type
+
+
+def lane_count_points(program: Program, blk: Block) -> dict[int, int]:
+    """op index -> vector instructions counted there x active lanes (the NumPy backend's
+    lane_instructions segments: a segment ends after each instruction that writes EXEC)."""
+    from ...translate.program import VECTOR
+    last_op: dict[int, int] = {}
+    writes_exec: set[int] = set()
+    for i, op in enumerate(blk.ops):
+        last_op[op.instr] = i
+        if op.name == "sset" and op.attrs["reg"] in (EXEC_LO, EXEC_HI):
+            writes_exec.add(op.instr)
+    points: dict[int, int] = {}
+    start, k = 0, 0
+    for ins in blk.instrs:
+        if program.instructions[ins].encoding in VECTOR:
+            k += 1
+        if ins in writes_exec:
+            if k:
+                points[start] = points.get(start, 0) + k
+            start, k = last_op[ins] + 1, 0
+    if k:
+        points[start] = points.get(start, 0) + k
+    return points
 
 
 class CudaUnsupported(Exception):
@@ -120,9 +145,8 @@ class Lowering:
         emit = out.append
         if blk.uses_float:
             emit(f"  if (s{MODE_REG} & 15u) {{ wl_flag(C, WL_ROUNDING, s{MODE_REG}, 0u, {blk.index}u); goto WL_STOP; }}")
-        if blk.valu:
-            pc = f"__popc(s{EXEC_LO})" if L == 32 else f"(__popc(s{EXEC_LO}) + __popc(s{EXEC_HI}))"
-            emit(f"  licnt += (u64){pc} * {blk.valu}ull;")
+        pc = f"__popc(s{EXEC_LO})" if L == 32 else f"(__popc(s{EXEC_LO}) + __popc(s{EXEC_HI}))"
+        counts = lane_count_points(self.p, blk)
         emit(f"  const u32 mode = s{MODE_REG}; (void)mode;")
         name: dict[int, str] = {}
         ctype: dict[int, str] = {}
@@ -143,7 +167,9 @@ class Lowering:
             if kind in ("store", "rmw"):
                 pend[0] = True
 
-        for op in blk.ops:
+        for i, op in enumerate(blk.ops):
+            if i in counts:
+                emit(f"  licnt += (u64){pc} * {counts[i]}ull;")
             n, t = op.name, op.type
             a = [name[x.id] for x in op.args]
             at = [ctype[x.id] for x in op.args]
@@ -313,6 +339,8 @@ class Lowering:
                 raise CudaUnsupported(n)
             emit(f"  const {ot} {o} = {e};")
             name[op.out.id], ctype[op.out.id] = o, ot
+        if len(blk.ops) in counts:
+            emit(f"  licnt += (u64){pc} * {counts[len(blk.ops)]}ull;")
         # count and check the budget, then the terminator
         emit(f"  icnt += {len(blk.instrs)}ull;")
         emit("  if (icnt > lim && wl_check(C, icnt, lim)) goto WL_STOP;")
@@ -376,8 +404,8 @@ class Lowering:
         if to == "f16":
             return f"wl_f2h({a})" if frm == "f32" else f"wl_d2h({a})"
         if frm == "f16":
-            return f"wl_h2f({a})" if to == "f32" else f"(f64)wl_h2f({a})"
-        return f"(({to})({a}))"
+            return f"wl_h2f({a})" if to == "f32" else f"wl_f2d(wl_h2f({a}))"
+        return f"wl_d2f({a})" if to == "f32" else f"wl_f2d({a})"
 
     # ---------------------------------------------------------------------------- memory
     def load(self, op, a, o, emit, before, after, sync):
@@ -496,7 +524,11 @@ class Lowering:
     # ---------------------------------------------------------------------------- kernel
     def kernel_source(self) -> str:
         L = self.L
-        lines = [PRELUDE, _CTX, "extern \"C\" __global__ void __launch_bounds__(1024) wl_main(",
+        nmem = sum(op.name in ("load", "store", "atomic") for b in self.p.blocks for op in b.ops)
+        # inlined memory helpers are fastest, but NVVM's time grows steeply with the number of
+        # inlined copies (an -O0 program: 20 s -> 4 s); big programs call them instead
+        memfn = "__forceinline__" if nmem <= INLINE_MEMORY_OPS else "__noinline__"
+        lines = [PRELUDE, f"#define WL_MEMFN {memfn}", _CTX, "extern \"C\" __global__ void __launch_bounds__(1024) wl_main(",
                  "    const u32* __restrict__ P, u8* __restrict__ arena, u8* __restrict__ written,",
                  "    const u64* __restrict__ wstart, const u64* __restrict__ wend,",
                  "    const i64* __restrict__ woff, const u64* __restrict__ wavebase,",
@@ -594,14 +626,14 @@ __device__ __noinline__ bool wl_check(WlCtx& C, u64 icnt, u64& lim) {
   u64 nl = icnt + (1ull << 20); lim = nl < C.budget ? nl : C.budget;
   return false;
 }
-__device__ __forceinline__ void wl_gload(WlCtx& C, u64 addr, bool mask, u32 nb, u32* w, u32 words,
+__device__ WL_MEMFN void wl_gload(WlCtx& C, u64 addr, bool mask, u32 nb, u32* w, u32 words,
                                          u32 instr, u32 lane, bool record) {
   if (!mask) return;
   i64 ix;
   if (wl_resolve(C.W, addr, nb, &ix)) wl_read(C.arena, ix, nb, w, words);
   else if (record) wl_escape(C, instr, lane, addr, 0u);
 }
-__device__ __forceinline__ void wl_gstore(WlCtx& C, u64 addr, u32 nb, const u32* w, u32 instr, u32 lane) {
+__device__ WL_MEMFN void wl_gstore(WlCtx& C, u64 addr, u32 nb, const u32* w, u32 instr, u32 lane) {
   i64 ix;
   if (wl_resolve(C.W, addr, nb, &ix)) wl_write(C.arena, C.written, ix, nb, w);
   else wl_escape(C, instr, lane, addr, 1u);

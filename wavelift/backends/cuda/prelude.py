@@ -48,7 +48,9 @@ __device__ __forceinline__ f16 wl_f2h(f32 x) {
   u16 s = (u16)((u >> 16) & 0x8000u);
   u32 a = u & 0x7fffffffu;
   f16 r;
-  if (a >= 0x7f800000u) { r.b = s | (a > 0x7f800000u ? (u16)(0x7e00u | ((a >> 13) & 0x3ffu)) : (u16)0x7c00u); return r; }
+  if (a >= 0x7f800000u) {                    /* NumPy: payload >> 13, kept a NaN */
+    u16 q = (u16)(0x7c00u + ((a & 0x7fffffu) >> 13)); if (a > 0x7f800000u && q == 0x7c00u) q++;
+    r.b = s | q; return r; }
   if (a >= 0x477ff000u) { r.b = s | 0x7c00u; return r; }             /* rounds to inf */
   if (a < 0x38800000u) {                                             /* f16 subnormal or 0 */
     if (a < 0x33000000u) { r.b = s; return r; }                       /* < 2^-25: 0 */
@@ -67,7 +69,9 @@ __device__ __forceinline__ f16 wl_d2h(f64 x) {
   u16 s = (u16)((u >> 48) & 0x8000u);
   u64 a = u & 0x7fffffffffffffffull;
   f16 r;
-  if (a >= 0x7ff0000000000000ull) { r.b = s | (a > 0x7ff0000000000000ull ? (u16)(0x7e00u | (u32)((a >> 42) & 0x3ffu)) : (u16)0x7c00u); return r; }
+  if (a >= 0x7ff0000000000000ull) {
+    u16 q = (u16)(0x7c00u + (u32)((a & 0xfffffffffffffull) >> 42)); if (a > 0x7ff0000000000000ull && q == 0x7c00u) q++;
+    r.b = s | q; return r; }
   if (a >= 0x40effe0000000000ull) { r.b = s | 0x7c00u; return r; }   /* >= 65520: inf */
   i32 e = (i32)(a >> 52) - 1023;
   u64 m = (a & 0xfffffffffffffull) | 0x10000000000000ull;
@@ -109,21 +113,50 @@ template <class T> __device__ __forceinline__ T wl_fout(T x, u32 mode) {
   u32 d = wl_dmode(x, mode); return (d == 0u || d == 1u) ? wl_flush(x) : x;
 }
 
+/* ------------------------------------------------------------- NaN results as on x86
+   NumPy runs on x86: a NaN result is the first NaN operand, quieted, or for an invalid
+   operation the default NaN (sign set).  GPUs return a canonical NaN instead; these fix-ups
+   run only when the result is a NaN, so NaN bits agree with the NumPy backend too. */
+__device__ __forceinline__ f32 wl_q(f32 x) { return __uint_as_float(__float_as_uint(x) | 0x400000u); }
+__device__ __forceinline__ f64 wl_q(f64 x) { return __longlong_as_double(__double_as_longlong(x) | 0x8000000000000ll); }
+__device__ __forceinline__ f32 wl_dnan(f32) { return __uint_as_float(0xffc00000u); }
+__device__ __forceinline__ f64 wl_dnan(f64) { return __longlong_as_double((i64)0xfff8000000000000ull); }
+template <class T> __device__ __forceinline__ T wl_nf1(T r, T a) {
+  if (r == r) return r; if (a != a) return wl_q(a); return wl_dnan(r);
+}
+template <class T> __device__ __forceinline__ T wl_nf2(T r, T a, T b) {
+  if (r == r) return r; if (a != a) return wl_q(a); if (b != b) return wl_q(b); return wl_dnan(r);
+}
+template <class T> __device__ __forceinline__ T wl_nf3(T r, T a, T b, T c) {
+  if (r == r) return r; if (a != a) return wl_q(a); if (b != b) return wl_q(b);
+  if (c != c) return wl_q(c); return wl_dnan(r);
+}
+__device__ __forceinline__ f32 wl_d2f(f64 x) {
+  if (x == x) return (f32)x;
+  u64 u = (u64)__double_as_longlong(x);
+  return __uint_as_float((u32)(u >> 32 & 0x80000000u) | 0x7fc00000u | (u32)((u >> 29) & 0x7fffffu));
+}
+__device__ __forceinline__ f64 wl_f2d(f32 x) {
+  if (x == x) return (f64)x;
+  u32 u = __float_as_uint(x);
+  return __longlong_as_double((i64)(((u64)(u & 0x80000000u) << 32) | 0x7ff8000000000000ull | ((u64)(u & 0x7fffffu) << 29)));
+}
+
 /* ------------------------------------------------------------------ arithmetic */
-__device__ __forceinline__ f32 wl_fadd(f32 a, f32 b) { return __fadd_rn(a, b); }
-__device__ __forceinline__ f64 wl_fadd(f64 a, f64 b) { return __dadd_rn(a, b); }
-__device__ __forceinline__ f16 wl_fadd(f16 a, f16 b) { return wl_f2h(__fadd_rn(wl_h2f(a), wl_h2f(b))); }
-__device__ __forceinline__ f32 wl_fsub(f32 a, f32 b) { return __fsub_rn(a, b); }
-__device__ __forceinline__ f64 wl_fsub(f64 a, f64 b) { return __dsub_rn(a, b); }
-__device__ __forceinline__ f16 wl_fsub(f16 a, f16 b) { return wl_f2h(__fsub_rn(wl_h2f(a), wl_h2f(b))); }
-__device__ __forceinline__ f32 wl_fmul(f32 a, f32 b) { return __fmul_rn(a, b); }
-__device__ __forceinline__ f64 wl_fmul(f64 a, f64 b) { return __dmul_rn(a, b); }
-__device__ __forceinline__ f16 wl_fmul(f16 a, f16 b) { return wl_f2h(__fmul_rn(wl_h2f(a), wl_h2f(b))); }
-__device__ __forceinline__ f32 wl_fdiv(f32 a, f32 b) { return __fdiv_rn(a, b); }
-__device__ __forceinline__ f64 wl_fdiv(f64 a, f64 b) { return __ddiv_rn(a, b); }
-__device__ __forceinline__ f16 wl_fdiv(f16 a, f16 b) { return wl_f2h(__fdiv_rn(wl_h2f(a), wl_h2f(b))); }
-__device__ __forceinline__ f32 wl_fma(f32 a, f32 b, f32 c) { return __fmaf_rn(a, b, c); }
-__device__ __forceinline__ f64 wl_fma(f64 a, f64 b, f64 c) { return __fma_rn(a, b, c); }
+__device__ __forceinline__ f32 wl_fadd(f32 a, f32 b) { return wl_nf2(__fadd_rn(a, b), a, b); }
+__device__ __forceinline__ f64 wl_fadd(f64 a, f64 b) { return wl_nf2(__dadd_rn(a, b), a, b); }
+__device__ __forceinline__ f16 wl_fadd(f16 a, f16 b) { return wl_f2h(wl_fadd(wl_h2f(a), wl_h2f(b))); }
+__device__ __forceinline__ f32 wl_fsub(f32 a, f32 b) { return wl_nf2(__fsub_rn(a, b), a, b); }
+__device__ __forceinline__ f64 wl_fsub(f64 a, f64 b) { return wl_nf2(__dsub_rn(a, b), a, b); }
+__device__ __forceinline__ f16 wl_fsub(f16 a, f16 b) { return wl_f2h(wl_fsub(wl_h2f(a), wl_h2f(b))); }
+__device__ __forceinline__ f32 wl_fmul(f32 a, f32 b) { return wl_nf2(__fmul_rn(a, b), a, b); }
+__device__ __forceinline__ f64 wl_fmul(f64 a, f64 b) { return wl_nf2(__dmul_rn(a, b), a, b); }
+__device__ __forceinline__ f16 wl_fmul(f16 a, f16 b) { return wl_f2h(wl_fmul(wl_h2f(a), wl_h2f(b))); }
+__device__ __forceinline__ f32 wl_fdiv(f32 a, f32 b) { return wl_nf2(__fdiv_rn(a, b), a, b); }
+__device__ __forceinline__ f64 wl_fdiv(f64 a, f64 b) { return wl_nf2(__ddiv_rn(a, b), a, b); }
+__device__ __forceinline__ f16 wl_fdiv(f16 a, f16 b) { return wl_f2h(wl_fdiv(wl_h2f(a), wl_h2f(b))); }
+__device__ __forceinline__ f32 wl_fma(f32 a, f32 b, f32 c) { return wl_nf3(__fmaf_rn(a, b, c), a, b, c); }
+__device__ __forceinline__ f64 wl_fma(f64 a, f64 b, f64 c) { return wl_nf3(__fma_rn(a, b, c), a, b, c); }
 __device__ __forceinline__ f16 wl_fma(f16 a, f16 b, f16 c) {
   /* product exact in f64; TwoSum; round to odd; one rounding to f16 (helpers.fma) */
   f64 p = __dmul_rn((f64)wl_h2f(a), (f64)wl_h2f(b)), cc = (f64)wl_h2f(c);
@@ -136,10 +169,11 @@ __device__ __forceinline__ f16 wl_fma(f16 a, f16 b, f16 c) {
   }
   return wl_d2h(s);
 }
-template <class T> __device__ __forceinline__ T wl_fneg(T a) { return -a; }
+__device__ __forceinline__ f32 wl_fneg(f32 a) { return __uint_as_float(__float_as_uint(a) ^ 0x80000000u); }
+__device__ __forceinline__ f64 wl_fneg(f64 a) { return __longlong_as_double(__double_as_longlong(a) ^ (i64)0x8000000000000000ull); }
 __device__ __forceinline__ f16 wl_fneg(f16 a) { f16 r; r.b = a.b ^ 0x8000u; return r; }
-template <class T> __device__ __forceinline__ T wl_fabs(T a) { return fabs(a); }
-__device__ __forceinline__ f32 wl_fabs(f32 a) { return fabsf(a); }
+__device__ __forceinline__ f64 wl_fabs(f64 a) { return __longlong_as_double(__double_as_longlong(a) & 0x7fffffffffffffffll); }
+__device__ __forceinline__ f32 wl_fabs(f32 a) { return __uint_as_float(__float_as_uint(a) & 0x7fffffffu); }
 __device__ __forceinline__ f16 wl_fabs(f16 a) { f16 r; r.b = a.b & 0x7fffu; return r; }
 
 template <class T> __device__ __forceinline__ T wl_fmin(T a, T b) {
@@ -161,17 +195,17 @@ __device__ __forceinline__ f16 wl_fmax(f16 a, f16 b) {
   bool gt = (x > y) || (x == y && !(a.b & 0x8000u)); return gt ? a : b;
 }
 
-__device__ __forceinline__ f32 wl_floor(f32 x) { return floorf(x); }
-__device__ __forceinline__ f64 wl_floor(f64 x) { return floor(x); }
+__device__ __forceinline__ f32 wl_floor(f32 x) { return wl_nf1(floorf(x), x); }
+__device__ __forceinline__ f64 wl_floor(f64 x) { return wl_nf1(floor(x), x); }
 __device__ __forceinline__ f16 wl_floor(f16 x) { return wl_f2h(floorf(wl_h2f(x))); }
-__device__ __forceinline__ f32 wl_ceil(f32 x) { return ceilf(x); }
-__device__ __forceinline__ f64 wl_ceil(f64 x) { return ceil(x); }
+__device__ __forceinline__ f32 wl_ceil(f32 x) { return wl_nf1(ceilf(x), x); }
+__device__ __forceinline__ f64 wl_ceil(f64 x) { return wl_nf1(ceil(x), x); }
 __device__ __forceinline__ f16 wl_ceil(f16 x) { return wl_f2h(ceilf(wl_h2f(x))); }
-__device__ __forceinline__ f32 wl_trunc(f32 x) { return truncf(x); }
-__device__ __forceinline__ f64 wl_trunc(f64 x) { return trunc(x); }
+__device__ __forceinline__ f32 wl_trunc(f32 x) { return wl_nf1(truncf(x), x); }
+__device__ __forceinline__ f64 wl_trunc(f64 x) { return wl_nf1(trunc(x), x); }
 __device__ __forceinline__ f16 wl_trunc(f16 x) { return wl_f2h(truncf(wl_h2f(x))); }
-__device__ __forceinline__ f32 wl_rndne(f32 x) { return rintf(x); }
-__device__ __forceinline__ f64 wl_rndne(f64 x) { return rint(x); }
+__device__ __forceinline__ f32 wl_rndne(f32 x) { return wl_nf1(rintf(x), x); }
+__device__ __forceinline__ f64 wl_rndne(f64 x) { return wl_nf1(rint(x), x); }
 __device__ __forceinline__ f16 wl_rndne(f16 x) { return wl_f2h(rintf(wl_h2f(x))); }
 __device__ __forceinline__ f32 wl_fract(f32 x) {
   if (isinf(x)) return __uint_as_float(0x7fc00000u);
@@ -193,20 +227,20 @@ __device__ __forceinline__ f16 wl_fract(f16 x) {
   if (d.b == 0x3c00u || dv > 0.99951171875f) { r.b = 0x3bffu; return r; }
   return d;
 }
-__device__ __forceinline__ f32 wl_sqrt(f32 x) { return __fsqrt_rn(x); }
-__device__ __forceinline__ f64 wl_sqrt(f64 x) { return __dsqrt_rn(x); }
+__device__ __forceinline__ f32 wl_sqrt(f32 x) { return wl_nf1(__fsqrt_rn(x), x); }
+__device__ __forceinline__ f64 wl_sqrt(f64 x) { return wl_nf1(__dsqrt_rn(x), x); }
 __device__ __forceinline__ f16 wl_sqrt(f16 x) { return wl_f2h(__fsqrt_rn(wl_h2f(x))); }
-__device__ __forceinline__ f32 wl_rcp(f32 x) { return (f32)__drcp_rn((f64)x); }
-__device__ __forceinline__ f64 wl_rcp(f64 x) { return __ddiv_rn(1.0, x); }
+__device__ __forceinline__ f32 wl_rcp(f32 x) { return wl_nf1((f32)__drcp_rn((f64)x), x); }
+__device__ __forceinline__ f64 wl_rcp(f64 x) { return wl_nf1(__ddiv_rn(1.0, x), x); }
 __device__ __forceinline__ f16 wl_rcp(f16 x) { return wl_d2h(__ddiv_rn(1.0, (f64)wl_h2f(x))); }
-__device__ __forceinline__ f32 wl_rsq(f32 x) { return (f32)__ddiv_rn(1.0, __dsqrt_rn((f64)x)); }
-__device__ __forceinline__ f64 wl_rsq(f64 x) { return __ddiv_rn(1.0, __dsqrt_rn(x)); }
+__device__ __forceinline__ f32 wl_rsq(f32 x) { return wl_nf1((f32)__ddiv_rn(1.0, __dsqrt_rn((f64)x)), x); }
+__device__ __forceinline__ f64 wl_rsq(f64 x) { return wl_nf1(__ddiv_rn(1.0, __dsqrt_rn(x)), x); }
 __device__ __forceinline__ f16 wl_rsq(f16 x) { return wl_d2h(__ddiv_rn(1.0, __dsqrt_rn((f64)wl_h2f(x)))); }
-__device__ __forceinline__ f32 wl_exp2(f32 x) { return (f32)exp2((f64)x); }
-__device__ __forceinline__ f64 wl_exp2(f64 x) { return exp2(x); }
+__device__ __forceinline__ f32 wl_exp2(f32 x) { return wl_nf1((f32)exp2((f64)x), x); }
+__device__ __forceinline__ f64 wl_exp2(f64 x) { return wl_nf1(exp2(x), x); }
 __device__ __forceinline__ f16 wl_exp2(f16 x) { return wl_d2h(exp2((f64)wl_h2f(x))); }
-__device__ __forceinline__ f32 wl_log2(f32 x) { return (f32)log2((f64)x); }
-__device__ __forceinline__ f64 wl_log2(f64 x) { return log2(x); }
+__device__ __forceinline__ f32 wl_log2(f32 x) { return wl_nf1((f32)log2((f64)x), x); }
+__device__ __forceinline__ f64 wl_log2(f64 x) { return wl_nf1(log2(x), x); }
 __device__ __forceinline__ f16 wl_log2(f16 x) { return wl_d2h(log2((f64)wl_h2f(x))); }
 #define WL_2PI 6.283185307179586
 __device__ __forceinline__ f32 wl_sin(f32 x) { return (f32)sin(__dmul_rn((f64)x, WL_2PI)); }

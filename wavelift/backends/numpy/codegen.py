@@ -54,24 +54,74 @@ class Lowering:
         self.consts.append(v)
         return f"K[{len(self.consts) - 1}]"
 
+    def lane_count_points(self, blk: Block) -> dict:
+        """Exact ``lane_instructions``: op index -> statement adding (vector instructions of the
+        segment starting there) x (active lanes).  Segments end after each instruction that
+        writes EXEC, so every vector instruction is counted with the EXEC it ran under."""
+        from ...translate.program import VECTOR
+        last_op: dict[int, int] = {}
+        writes_exec: set[int] = set()
+        for i, op in enumerate(blk.ops):
+            last_op[op.instr] = i
+            if op.name == "sset" and op.attrs["reg"] in (EXEC_LO, EXEC_HI):
+                writes_exec.add(op.instr)
+        points: dict[int, int] = {}
+        start, k = 0, 0
+        for ins in blk.instrs:
+            if self.p.instructions[ins].encoding in VECTOR:
+                k += 1
+            if ins in writes_exec:
+                if k:
+                    points[start] = points.get(start, 0) + k
+                start, k = last_op[ins] + 1, 0
+        if k:
+            points[start] = points.get(start, 0) + k
+        hi = f"S[{EXEC_HI}, w]" if self.L == 64 else "None"
+        return {i: f"    R.count_lanes({k}, S[{EXEC_LO}, w], {hi})"
+                for i, k in points.items()}
+
+    @staticmethod
+    def reads_to_copy(blk: Block) -> set:
+        """Op indices of register reads that must copy: a read is a view of the register file,
+        so it is copied only when the value (or a bitcast view of it) is used after the next
+        write of that register in the block."""
+        root: dict[int, int] = {}
+        last_use: dict[int, int] = {}
+        for i, op in enumerate(blk.ops):
+            for x in op.args:
+                r = root.get(x.id, x.id)
+                last_use[r] = i
+            if op.name == "bitcast" and op.out is not None:
+                root[op.out.id] = root.get(op.args[0].id, op.args[0].id)
+        end = len(blk.ops)
+        for x in blk.term[1:]:
+            if hasattr(x, "id"):
+                last_use[root.get(x.id, x.id)] = end
+        out = set()
+        for i, op in enumerate(blk.ops):
+            if op.name not in ("sget", "vget"):
+                continue
+            wname = "sset" if op.name == "sget" else "vset"
+            reg = op.attrs["reg"]
+            j = next((k for k in range(i + 1, end)
+                      if blk.ops[k].name == wname and blk.ops[k].attrs["reg"] == reg), None)
+            if j is not None and last_use.get(op.out.id, -1) > j:
+                out.add(i)
+        return out
+
     def block_source(self, blk: Block) -> str:
         lines = [f"def blk_{blk.index}(R, w, N, mode):",
                  "    S = R.S; V = R.V"]
         if blk.uses_float:
             lines.append("    if mode & 15: R.refuse_rounding(mode)")
         name = {}
-        # registers written later in the block: reads of them must copy (views alias writes)
-        writes_after: dict[int, set] = {}
-        written_s, written_v = set(), set()
-        for i in range(len(blk.ops) - 1, -1, -1):
-            op = blk.ops[i]
-            writes_after[i] = (set(written_s), set(written_v))
-            if op.name == "sset":
-                written_s.add(op.attrs["reg"])
-            elif op.name == "vset":
-                written_v.add(op.attrs["reg"])
+        must_copy = self.reads_to_copy(blk)
+        exec_full = {}                  # exec value name -> name of its "all lanes on" flag
         exec_cache = None
+        counts = self.lane_count_points(blk)
         for i, op in enumerate(blk.ops):
+            if i in counts:
+                lines.append(counts[i])
             a = [name[x.id] for x in op.args]
             t = op.type
             o = f"v{op.out.id}" if op.out is not None else None
@@ -80,11 +130,11 @@ class Lowering:
                 e = self.const(t, op.attrs["value"])
             elif n == "sget":
                 e = f"S[{op.attrs['reg']}, w]"
-                if op.attrs["reg"] in writes_after[i][0]:
+                if i in must_copy:
                     e += ".copy()"
             elif n == "vget":
                 e = f"V[{op.attrs['reg']}, w]"
-                if op.attrs["reg"] in writes_after[i][1]:
+                if i in must_copy:
                     e += ".copy()"
             elif n == "lane_id":
                 e = "R.LANE"
@@ -94,6 +144,11 @@ class Lowering:
                     continue
                 e = f"H.exec_mask(S[{EXEC_LO}, w], S[{EXEC_HI}, w], {self.L}, R.LANEBITS)"
                 exec_cache = o
+                lines.append(f"    {o} = {e}")
+                lines.append(f"    {o}_all = bool({o}.all())")
+                name[op.out.id] = o
+                exec_full[o] = f"{o}_all"
+                continue
             elif n in _BIN:
                 e = f"({a[0]} {_BIN[n]} {a[1]})"
             elif n in _UN:
@@ -162,7 +217,11 @@ class Lowering:
                 continue
             elif n == "vset":
                 r = op.attrs["reg"]
-                lines.append(f"    V[{r}, w] = np.where({a[1]}, {a[0]}, V[{r}, w])")
+                if a[1] in exec_full:           # EXEC mask: a plain store when all lanes are on
+                    lines.append(f"    if {exec_full[a[1]]}: V[{r}, w] = {a[0]}")
+                    lines.append(f"    else: V[{r}, w] = np.where({a[1]}, {a[0]}, V[{r}, w])")
+                else:
+                    lines.append(f"    V[{r}, w] = np.where({a[1]}, {a[0]}, V[{r}, w])")
                 continue
             elif n == "store":
                 ws = "(" + "".join(x + ", " for x in a[2:]) + ")"
@@ -173,6 +232,8 @@ class Lowering:
                 raise NotImplementedError(n)
             lines.append(f"    {o} = {e}")
             name[op.out.id] = o
+        if len(blk.ops) in counts:
+            lines.append(counts[len(blk.ops)])
         term = blk.term
         k = term[0]
         if k in ("jump", "barrier", "mode"):

@@ -37,6 +37,13 @@ class Runtime:
         self.LANE64 = np.arange(L, dtype=np.uint64)[None, :]
         self.LANEBITS = self.LANE if L == 32 else self.LANE64
 
+    def count_lanes(self, k, lo, hi):
+        """``k`` vector instructions ran under this EXEC (lane_instructions is exact)."""
+        n = int(np.bitwise_count(lo).sum())
+        if hi is not None:
+            n += int(np.bitwise_count(hi).sum())
+        self.lane_instructions += k * n
+
     # ------------------------------------------------------------------ errors and escapes
     def refuse_rounding(self, mode):
         raise Refused("float.rounding_mode",
@@ -65,7 +72,7 @@ class Runtime:
 
     # ------------------------------------------------------------------------- memory ops
     def _space(self, space, w, addr, nbytes):
-        """-> (arena uint8, written-or-None, index, ok)."""
+        """-> (arena uint8, written-or-None, index, ok); ``ok`` None: every address is fine."""
         if space == "global":
             idx, ok = self.win.resolve(addr, nbytes)
             return self.win.arena, self.win.written, idx, ok
@@ -84,19 +91,26 @@ class Runtime:
         shape = (N, 1) if uniform else (N, self.L)
         addr = np.broadcast_to(addr, shape)
         mask = np.broadcast_to(mask, shape)
-        if not mask.any():
+        full = bool(mask.all())
+        if not full and not mask.any():
             return np.zeros(shape + (words,), np.uint32)
         arena, _, idx, ok = self._space(space, w, addr, nbytes)
-        bad = mask & ~ok
-        if bad.any():
-            if space == "lds":
-                pass                                    # out-of-range LDS reads give 0
-            else:
+        if ok is None:                                  # every address resolved
+            sel = mask
+        else:
+            bad = mask & ~ok
+            if space != "lds" and bad.any():            # out-of-range LDS reads give 0
                 self._escape(instr, w, bad, addr, "scratch" if space == "scratch" else "load")
-        sel = mask & ok
-        idx = np.where(sel, idx, 0)
+            sel = mask & ok
+            full = full and bool(ok.all())
+        if not full:
+            idx = np.where(sel, idx, 0)
         if nbytes % 4 == 0 and not (idx & 3).any():
-            out = arena.view(np.uint32)[(idx >> 2)[..., None] + np.arange(words)]
+            i32 = idx >> 2
+            if words == 1:
+                out = arena.view(np.uint32)[i32][..., None]
+            else:
+                out = arena.view(np.uint32)[i32[..., None] + np.arange(words)]
         else:
             raw = arena[idx[..., None] + np.arange(nbytes)]
             if nbytes < 4 * words or nbytes % 4:
@@ -104,22 +118,43 @@ class Runtime:
                 pad[..., :nbytes] = raw
                 raw = pad
             out = np.ascontiguousarray(raw).view("<u4").reshape(shape + (words,))
+        if full:
+            return out
         return np.where(sel[..., None], out, np.uint32(0))
 
     def store(self, space, instr, addr, mask, data, nbytes, w, N):
         shape = np.broadcast_shapes(np.shape(addr), np.shape(mask), *(np.shape(d) for d in data))
         shape = (N, shape[1] if len(shape) == 2 else 1)
         mask = np.broadcast_to(mask, shape)
-        if not mask.any():
+        full = bool(mask.all())
+        if not full and not mask.any():
             return
         addr = np.broadcast_to(addr, shape)
         arena, written, idx, ok = self._space(space, w, addr, nbytes)
-        bad = mask & ~ok
-        if bad.any() and space != "lds":
-            self._escape(instr, w, bad, addr, "scratch" if space == "scratch" else "store")
-        sel = mask & ok
-        if not sel.any():
+        if ok is None:
+            sel = mask
+        else:
+            bad = mask & ~ok
+            if space != "lds" and bad.any():
+                self._escape(instr, w, bad, addr, "scratch" if space == "scratch" else "store")
+            sel = mask & ok
+            full = full and bool(ok.all())
+            if not full and not sel.any():
+                return
+        if nbytes % 4 == 0 and len(data) * 4 == nbytes and not (idx & 3).any():
+            # whole aligned dwords: one scatter per dword
+            a32 = arena.view(np.uint32)
+            cells = (idx >> 2).reshape(-1) if full else (idx >> 2)[sel]
+            for j, d in enumerate(data):
+                v = np.broadcast_to(np.asarray(d, np.uint32), shape)
+                a32[cells + j] = v.reshape(-1) if full else v[sel]
+            if written is not None:
+                w32 = written.view(np.uint32)
+                for j in range(len(data)):
+                    w32[cells + j] = 0x01010101
             return
+        if full:
+            sel = np.ones(shape, bool)
         words = np.stack([np.broadcast_to(np.asarray(d, np.uint32), shape) for d in data], -1)
         bytes_ = np.ascontiguousarray(words[sel]).view(np.uint8).reshape(-1, 4 * len(data))[:, :nbytes]
         pos = idx[sel][:, None] + np.arange(nbytes)
@@ -137,6 +172,8 @@ class Runtime:
         nb = bits // 8
         addr = np.broadcast_to(addr, shape)
         arena, written, idx, ok = self._space(space, w, addr, nb)
+        if ok is None:
+            ok = np.ones(shape, bool)
         bad = mask & ~ok
         if bad.any() and space != "lds":
             self._escape(instr, w, bad, addr, "atomic")
@@ -262,12 +299,6 @@ class Runtime:
             N = idx.size
             w = slice(None) if N == n else idx
             blk = prog.blocks[bi]
-            if blk.valu:
-                lo = S[EXEC_LO, w, 0]
-                act = np.bitwise_count(lo).sum()
-                if self.L == 64:
-                    act += np.bitwise_count(S[EXEC_HI, w, 0]).sum()
-                self.lane_instructions += int(act) * blk.valu
             with np.errstate(all="ignore"):
                 nxt = blocks[bi](self, w, N, m0)
             counts[idx] += len(blk.instrs)

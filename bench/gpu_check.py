@@ -1,0 +1,458 @@
+#!/usr/bin/env python3
+"""One script for an NVIDIA machine: the CUDA backend checked against NumPy lane mode, and timed
+against the same kernels written natively in CUDA.
+
+    python bench/gpu_check.py [--only PATTERN] [--skip-fixtures] [--skip-bench] [--quick]
+                              [--jobs N] [--time-limit S] [--repeat N]
+
+(a) fixtures: every dispatch of tests/fixtures (clang kernels x their tests/reference cases,
+    ACO/RADV-LLVM shaders, RADV captures) and every dispatch the scratch tests (tests/scratch)
+    make, run on NumPy lane mode and on CUDA lane mode (and wave mode where the program uses
+    scratch); compared bit for bit: refusal code, escape count, write spans, instruction count,
+    every byte of guest memory.  One line per dispatch.
+(b) bench: full-screen 1920x1080 elementwise (bench.cl shade), divergent loop (collatz), and
+    two game-shaped scratch dispatches (scratch_game.comp, 240x135 groups of 8x8 and 32400
+    groups), each next to bench/kernels/native.cu compiled with NVRTC for this GPU: kernel time
+    translated/native (target <= 3x on full-screen kernels), CUDA/NumPy wall time, and module
+    compile time cold (NVRTC), from the disk cache and from memory.
+
+Every item is guarded: a failure prints and the script goes on.  Results go to stdout and, when
+$OUT is set, to $OUT/gpu_check.json.  Exit 0 when it ran (read the table), 2 without a GPU.
+"""
+from __future__ import annotations
+
+import argparse
+import concurrent.futures as cf
+import copy
+import json
+import os
+import pathlib
+import struct
+import sys
+import tempfile
+import time
+import traceback
+
+import numpy as np
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "cuda"))
+
+REPORT: dict = {"fixtures": [], "bench": [], "compile": {}, "errors": []}
+T0 = time.perf_counter()
+
+
+def log(*a):
+    print(*a, flush=True)
+
+
+def guarded(what):
+    def deco(fn):
+        def run(*a, **k):
+            try:
+                return fn(*a, **k)
+            except Exception as e:      # noqa: BLE001 - print and go on
+                msg = f"{what}: {type(e).__name__}: {e}"
+                log("  ERROR " + msg)
+                log("  " + traceback.format_exc().replace("\n", "\n  ")[-3000:])
+                REPORT["errors"].append(msg)
+                return None
+        return run
+    return deco
+
+
+# ------------------------------------------------------------------------------- fixtures
+def scratch_test_dispatches():
+    """Every dispatch the scratch tests make: run tests/scratch under pytest with execute_dispatch
+    wrapped to record (memory copy, config) before NumPy runs it."""
+    import pytest
+    import wavelift.execute as X
+    got = []
+    orig = X.execute_dispatch
+
+    def rec(memory, config, index=0, backend="numpy", mode="wave", cache=None, budget=None):
+        got.append((f"scratch-test#{len(got)}:{mode}", copy.deepcopy(memory), config))
+        return orig(memory, config, index, backend, mode, cache, budget)
+    X.execute_dispatch = rec
+    try:
+        pytest.main(["-q", "-p", "no:cacheprovider", "-x", "--no-header", "-o", "addopts=",
+                     str(ROOT / "tests" / "scratch")])
+    finally:
+        X.execute_dispatch = orig
+    return got
+
+
+def _precompile_one(args):
+    mem, cfg, modes, arch, cache_dir = args
+    os.environ["WAVELIFT_CUDA_CACHE"] = cache_dir
+    from test_cuda_backend import translate_dispatch
+    from wavelift.backends.cuda import build_module
+    from wavelift.execute import module_key
+    prog, base = translate_dispatch(mem, cfg)
+    out = []
+    for m in modes:
+        mod = build_module(module_key(prog, cfg, m, "cuda"), prog, cfg, m, arch=arch,
+                           base_address=base)
+        out.append((m, mod.compile_s, mod.compiled_by))
+    return out
+
+
+def _memdiff(a, b):
+    for x, y in zip(a, b):
+        bx, by = bytes(x.data), bytes(y.data)
+        if bx != by:
+            d = np.flatnonzero(np.frombuffer(bx, np.uint8) != np.frombuffer(by, np.uint8))
+            return f"{x.name or hex(x.base)}+{int(d[0]):#x} ({d.size} bytes differ)"
+    return None
+
+
+def check_fixtures(args, arch):
+    import fixture_dispatches as F
+    from test_cuda_backend import translate_dispatch
+    from wavelift.execute import execute_dispatch
+    items = []
+    for fn in (F.clang_dispatches, F.aco_dispatches, F.capture_dispatches, scratch_test_dispatches):
+        r = guarded(f"collect {fn.__name__}")(fn)()
+        items += [(n, m, c) for n, m, c in (r or []) if m is not None]
+    if args.only:
+        items = [i for i in items if args.only in i[0]]
+    log(f"\n== (a) fixtures: {len(items)} dispatches, NumPy lane vs CUDA ==")
+    # precompile every module in parallel into a fresh disk cache (cold NVRTC times)
+    cache_dir = tempfile.mkdtemp(prefix="wl-cuda-cache-")
+    os.environ["WAVELIFT_CUDA_CACHE"] = cache_dir
+    jobs, plans = [], []
+    for n, m, c in items:
+        try:
+            prog, _ = translate_dispatch(m, c)
+            modes = ("lane", "wave") if prog.uses_scratch else ("lane",)
+        except Exception as e:          # noqa: BLE001 - refused translation: both backends refuse
+            modes = ("lane",)
+            prog = None
+        plans.append(modes)
+        if prog is not None:
+            jobs.append((m, c, modes, arch, cache_dir))
+    times = []
+    t = time.perf_counter()
+    with cf.ProcessPoolExecutor(max_workers=args.jobs,
+                                mp_context=__import__("multiprocessing").get_context("spawn")) as ex:
+        for res in ex.map(_guard_precompile, jobs):
+            if isinstance(res, str):
+                REPORT["errors"].append(res)
+                continue
+            times += [s for m, s, how in res if how == "nvrtc"]
+    if times:
+        REPORT["compile"]["fixtures"] = dict(modules=len(times), total_s=sum(times),
+                                             mean_s=float(np.mean(times)), max_s=max(times),
+                                             wall_s=time.perf_counter() - t, jobs=args.jobs)
+        log(f"   cold NVRTC: {len(times)} modules, mean {np.mean(times):.2f} s, max {max(times):.2f} s, "
+            f"{time.perf_counter() - t:.1f} s wall with {args.jobs} processes")
+    log(f"   {'dispatch':58s} {'mode':4s} {'numpy':22s} {'cuda':22s} {'match':6s} {'np s':>7s} {'cu s':>7s}")
+    counts = {"equal": 0, "DIFFERENT": 0, "error": 0, "skipped": 0}
+    for (n, m, c), modes in zip(items, plans):
+        for mode in modes:
+            if time.perf_counter() - T0 > args.time_limit:
+                counts["skipped"] += 1
+                continue
+            row = guarded(f"fixture {n} {mode}")(_one_fixture)(n, m, c, mode, execute_dispatch)
+            if row is None:
+                counts["error"] += 1
+                continue
+            counts[row["match"]] += 1
+            REPORT["fixtures"].append(row)
+            log(f"   {n[:58]:58s} {mode:4s} {row['numpy'][:22]:22s} {row['cuda'][:22]:22s} "
+                f"{row['match']:6s} {row['numpy_s']:7.3f} {row['cuda_s']:7.3f}"
+                + (f"  {row['why']}" if row.get("why") else ""))
+    REPORT["fixture_counts"] = counts
+    log(f"   fixtures: {counts}")
+
+
+def _guard_precompile(job):
+    try:
+        return _precompile_one(job)
+    except Exception as e:              # noqa: BLE001
+        return f"precompile: {type(e).__name__}: {str(e)[:500]}"
+
+
+def _one_fixture(n, mem, cfg, mode, execute_dispatch):
+    m1, m2 = copy.deepcopy(mem), copy.deepcopy(mem)
+    t = time.perf_counter()
+    r1 = execute_dispatch(m1, cfg, backend="numpy", mode=mode, cache={})
+    t1 = time.perf_counter() - t
+    t = time.perf_counter()
+    r2 = execute_dispatch(m2, cfg, backend="cuda", mode=mode, cache={})
+    t2 = time.perf_counter() - t
+    s1 = "landed" if r1.refusal is None else r1.refusal.code
+    s2 = "landed" if r2.refusal is None else r2.refusal.code
+    why = []
+    if s1 != s2:
+        why.append(f"numpy: {r1.refusal} | cuda: {r2.refusal}"[:300])
+    if r1.stats.get("escapes") != r2.stats.get("escapes"):
+        why.append(f"escapes {r1.stats.get('escapes')} vs {r2.stats.get('escapes')}")
+    if s1 == s2 == "landed":
+        if r1.write_spans != r2.write_spans:
+            why.append(f"write spans differ ({len(r1.write_spans)} vs {len(r2.write_spans)})")
+        for k in ("instructions", "lane_instructions", "waves"):
+            if r1.stats.get(k) != r2.stats.get(k):
+                why.append(f"{k} {r1.stats.get(k)} vs {r2.stats.get(k)}")
+        d = _memdiff(m1, m2)
+        if d:
+            why.append("memory: " + d)
+    return dict(name=n, mode=mode, numpy=s1, cuda=s2, match="DIFFERENT" if why else "equal",
+                why="; ".join(why), numpy_s=t1, cuda_s=t2,
+                device_s=r2.stats.get("device_time_s"))
+
+
+# ---------------------------------------------------------------------------------- bench
+class Catch:
+    def __init__(self):
+        self.got = []
+
+    def __call__(self, memory, config, index):
+        from wavelift.refusal import Refusal
+        from wavelift.result import DispatchResult
+        self.got.append((copy.deepcopy(memory), config))
+        return DispatchResult(index, config, Refusal("backend.unavailable", "caught"))
+
+
+def shade_dispatch(w, h):
+    import wavelift
+    rng = np.random.default_rng(1080)
+    px = rng.integers(0, 1 << 32, size=w * h, dtype=np.uint64).astype(np.uint32)
+    wt = rng.uniform(0.0, 2.0, w * h).astype(np.float32)
+    cat = Catch()
+    dev = wavelift.Device("gfx1030", execute=cat)
+    k = dev.load_code_object(str(ROOT / "bench" / "kernels" / "bench-gfx1030-O2-w32.hsaco")).kernel("shade")
+    bp, bw, bo = dev.upload(px), dev.upload(wt), dev.alloc(4 * w * h)
+    k.launch(groups=(w // 8, h // 8), block=(8, 8), args=[bp, bw, bo, np.uint32(w), np.uint32(h),
+                                                          np.float32(1.25), np.float32(-8.0)])
+    mem, cfg = cat.got[0]
+    native = dict(fn="shade", grid=(w // 8, h // 8), block=(8, 8),
+                  inputs=[px, wt], out_n=w * h,
+                  scalars=[np.uint32(w), np.uint32(h), np.float32(1.25), np.float32(-8.0)],
+                  tolerance=1)
+    return mem, cfg, bo.address, 4 * w * h, native
+
+
+def collatz_dispatch(n):
+    import wavelift
+    rng = np.random.default_rng(65536)
+    start = rng.integers(1, 100_000, size=n).astype(np.uint32)
+    cat = Catch()
+    dev = wavelift.Device("gfx1030", execute=cat)
+    k = dev.load_code_object(str(ROOT / "bench" / "kernels" / "bench-gfx1030-O2-w32.hsaco")).kernel("collatz")
+    bs, bo = dev.upload(start), dev.alloc(4 * n)
+    k.launch(groups=(n // 256,), block=(256,), args=[bs, bo, np.uint32(1000)])
+    mem, cfg = cat.got[0]
+    native = dict(fn="collatz", grid=(n // 256, 1), block=(256, 1), inputs=[start], out_n=n,
+                  scalars=[np.uint32(1000)], tolerance=0)
+    return mem, cfg, bo.address, 4 * n, native
+
+
+def scratch_game_dispatch(groups, width, steps, wave=64):
+    import wavelift
+    j = ROOT / "tests" / "fixtures" / "gfx1030" / "aco" / f"scratch_game-w{wave}.json"
+    gx, gy = groups
+    n = gx * 8 * gy * 8
+    rng = np.random.default_rng(240135)
+    seeds = rng.integers(0, 1 << 32, size=n, dtype=np.uint64).astype(np.uint32)
+    cat = Catch()
+    dev = wavelift.Device("gfx1030", execute=cat)
+    sh = dev.load_aco_shader(j)
+    bs, bo = dev.upload(seeds), dev.alloc(4 * n)
+    sh.launch(groups=(gx, gy, 1), buffers={(0, 0): bs, (0, 1): bo},
+              push_constants=struct.pack("<II", width, steps))
+    mem, cfg = cat.got[0]
+    native = dict(fn="scratch_game", grid=(gx, gy), block=(8, 8), inputs=[seeds], out_n=n,
+                  scalars=[np.uint32(width), np.uint32(steps)], tolerance=0)
+    return mem, cfg, bo.address, 4 * n, native
+
+
+_NATIVE = {}
+
+
+def native_module(arch):
+    if "m" not in _NATIVE:
+        import cupy
+        src = (ROOT / "bench" / "kernels" / "native.cu").read_text()
+        t = time.perf_counter()
+        from wavelift.backends.cuda import compile as C
+        nv = C._nvrtc()
+        res = nv.nvrtcCreateProgram(src.encode(), b"native.cu", 0, [], [])
+        prog = res[1]
+        opts = [f"-arch={arch}".encode(), b"-default-device"]
+        C._check(nv, nv.nvrtcCompileProgram(prog, len(opts), opts), "native compile", prog)
+        _, size = nv.nvrtcGetCUBINSize(prog)
+        buf = b" " * size
+        nv.nvrtcGetCUBIN(prog, buf)
+        m = cupy.cuda.function.Module()
+        m.load(bytes(buf))
+        _NATIVE["m"] = m
+        _NATIVE["compile_s"] = time.perf_counter() - t
+    return _NATIVE["m"]
+
+
+def run_native(spec, arch, repeat):
+    import cupy
+    fn = native_module(arch).get_function(spec["fn"])
+    ins = [cupy.asarray(a) for a in spec["inputs"]]
+    out = cupy.zeros(spec["out_n"], cupy.uint32)
+    args = tuple(ins) + (out,) + tuple(spec["scalars"])
+    best = None
+    for _ in range(max(repeat, 1) + 1):
+        s, e = cupy.cuda.Event(), cupy.cuda.Event()
+        s.record()
+        fn(spec["grid"], spec["block"], args)
+        e.record()
+        e.synchronize()
+        ms = cupy.cuda.get_elapsed_time(s, e) / 1000.0
+        best = ms if best is None else min(best, ms)
+    return best, out.get()
+
+
+def bench_one(name, make, args, arch):
+    from wavelift.backends.cuda import build_module
+    from wavelift.execute import execute_dispatch, module_key
+    from test_cuda_backend import translate_dispatch
+    log(f"\n-- {name}")
+    mem, cfg, out_addr, out_bytes, native = make()
+    row = dict(name=name, groups=list(cfg.num_groups), block=list(cfg.block), wave=cfg.wave_size)
+    # compile times: cold NVRTC into a fresh disk cache, then from disk, then from memory
+    prog, base = translate_dispatch(mem, cfg)
+    key = module_key(prog, cfg, "lane", "cuda")
+    os.environ["WAVELIFT_CUDA_CACHE"] = tempfile.mkdtemp(prefix="wl-bench-cache-")
+    t = time.perf_counter()
+    mod = build_module(key, prog, cfg, "lane", arch=arch, base_address=base)
+    row["compile_cold_s"] = time.perf_counter() - t
+    t = time.perf_counter()
+    mod2 = build_module(key, prog, cfg, "lane", arch=arch, base_address=base)
+    row["compile_disk_s"] = time.perf_counter() - t
+    assert mod2.compiled_by == "disk"
+    cache = {}
+    t = time.perf_counter()
+    m = copy.deepcopy(mem)
+    r = execute_dispatch(m, cfg, backend="cuda", mode="lane", cache=cache)
+    row["first_dispatch_s"] = time.perf_counter() - t
+    if r.refusal:
+        row["cuda"] = str(r.refusal)
+        log(f"   CUDA refused: {r.refusal}")
+        REPORT["bench"].append(row)
+        return
+    cu_out = np.frombuffer(m.read(out_addr, out_bytes), np.uint32).copy()
+    dev_best, wall_best = None, None
+    for _ in range(args.repeat):
+        m = copy.deepcopy(mem)
+        t = time.perf_counter()
+        r = execute_dispatch(m, cfg, backend="cuda", mode="lane", cache=cache)
+        w = time.perf_counter() - t
+        d = r.stats.get("device_time_s")
+        dev_best = d if dev_best is None else min(dev_best, d)
+        wall_best = w if wall_best is None else min(wall_best, w)
+    row["compile_memory_hit"] = bool(r.stats.get("module_cache_hit"))
+    row.update(cuda_kernel_s=dev_best, cuda_dispatch_s=wall_best,
+               lane_instructions=r.stats.get("lane_instructions"))
+    nat_s, nat_out = guarded(f"{name} native")(run_native)(native, arch, args.repeat) or (None, None)
+    row["native_kernel_s"] = nat_s
+    if nat_out is not None:
+        diff = np.abs(nat_out.astype(np.int64) - cu_out.astype(np.int64))
+        if native["tolerance"]:
+            b = np.stack([(nat_out >> s) & 255 for s in (0, 8, 16, 24)]).astype(np.int64) - \
+                np.stack([(cu_out >> s) & 255 for s in (0, 8, 16, 24)]).astype(np.int64)
+            row["native_agrees"] = bool(np.abs(b).max() <= native["tolerance"])
+        else:
+            row["native_agrees"] = bool(diff.max() == 0)
+    if nat_s:
+        row["translated_over_native"] = dev_best / nat_s
+    if not args.skip_numpy and time.perf_counter() - T0 < args.time_limit + 120:
+        m = copy.deepcopy(mem)
+        t = time.perf_counter()
+        rn = execute_dispatch(m, cfg, backend="numpy", mode="lane", cache={})
+        row["numpy_dispatch_s"] = time.perf_counter() - t
+        if rn.refusal is None:
+            np_out = np.frombuffer(m.read(out_addr, out_bytes), np.uint32)
+            row["numpy_equal"] = bool(np.array_equal(np_out, cu_out))
+            row["cuda_over_numpy"] = wall_best / row["numpy_dispatch_s"]
+        else:
+            row["numpy"] = str(rn.refusal)
+    REPORT["bench"].append(row)
+    f = lambda v, fmt: "-" if v is None else format(v, fmt)   # noqa: E731
+    log(f"   kernel: translated {f(dev_best * 1e3 if dev_best else None, '.3f')} ms, native "
+        f"{f(nat_s * 1e3 if nat_s else None, '.3f')} ms -> translated/native "
+        f"{f(row.get('translated_over_native'), '.2f')}x (agrees: {row.get('native_agrees')})")
+    log(f"   dispatch (trace+upload+run+download+land): CUDA {f(wall_best, '.4f')} s, NumPy lane "
+        f"{f(row.get('numpy_dispatch_s'), '.3f')} s -> CUDA/NumPy {f(row.get('cuda_over_numpy'), '.4f')} "
+        f"(outputs equal: {row.get('numpy_equal')})")
+    log(f"   module: cold NVRTC {row['compile_cold_s']:.2f} s, disk cache {row['compile_disk_s'] * 1e3:.1f} ms, "
+        f"memory cache hit: {row['compile_memory_hit']}; first dispatch {row['first_dispatch_s']:.2f} s")
+
+
+def benchmarks(args, arch):
+    log("\n== (b) benchmarks (kernel times: best of %d, CUDA events) ==" % args.repeat)
+    q = args.quick
+    work = [
+        ("fullscreen 1920x1080 shade (w32)", lambda: shade_dispatch(480, 272) if q else shade_dispatch(1920, 1080)),
+        ("divergent loop collatz 65536 (w32)", lambda: collatz_dispatch(8192 if q else 65536)),
+        ("scratch game 240x135 groups of 8x8 (w64)",
+         lambda: scratch_game_dispatch((60, 34) if q else (240, 135), (60 if q else 240) * 8, 64)),
+        ("scratch game 32400 groups (w64)",
+         lambda: scratch_game_dispatch((4000 if q else 32400, 1), (4000 if q else 32400) * 8, 64)),
+    ]
+    if (ROOT / "tests/fixtures/gfx1030/aco/scratch_game-w32.json").exists():
+        work.append(("scratch game 240x135 groups of 8x8 (w32)",
+                     lambda: scratch_game_dispatch((60, 34) if q else (240, 135),
+                                                   (60 if q else 240) * 8, 64, wave=32)))
+    for name, make in work:
+        if args.only and args.only not in name:
+            continue
+        guarded(f"bench {name}")(bench_one)(name, make, args, arch)
+    if "compile_s" in _NATIVE:
+        REPORT["compile"]["native_module_s"] = _NATIVE["compile_s"]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--only", default="")
+    ap.add_argument("--skip-fixtures", action="store_true")
+    ap.add_argument("--skip-bench", action="store_true")
+    ap.add_argument("--skip-numpy", action="store_true", help="no NumPy runs in the benchmarks")
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--jobs", type=int, default=max(1, min(16, (os.cpu_count() or 2))))
+    ap.add_argument("--time-limit", type=float, default=300.0,
+                    help="seconds after which no new fixture item starts (the bench still runs)")
+    args = ap.parse_args()
+    from wavelift.backends import cuda
+    ok = cuda.available()
+    REPORT["available"] = ok
+    if ok is not True:
+        log(f"CUDA backend unavailable: {ok}")
+        _write()
+        return 2
+    arch = cuda.device_arch()
+    import cupy
+    props = cupy.cuda.runtime.getDeviceProperties(0)
+    from wavelift.backends.cuda.compile import nvrtc_version
+    REPORT["device"] = dict(name=props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"]),
+                            arch=arch, nvrtc=nvrtc_version(), cupy=cupy.__version__)
+    log(f"device: {REPORT['device']}")
+    if not args.skip_fixtures:
+        guarded("fixtures")(check_fixtures)(args, arch)
+    if not args.skip_bench:
+        guarded("benchmarks")(benchmarks)(args, arch)
+    REPORT["total_s"] = time.perf_counter() - T0
+    log(f"\nerrors: {len(REPORT['errors'])}; total {REPORT['total_s']:.0f} s")
+    _write()
+    return 0
+
+
+def _write():
+    out = os.environ.get("OUT")
+    if out:
+        p = pathlib.Path(out) / "gpu_check.json"
+        p.write_text(json.dumps(REPORT, indent=1, default=str))
+        log(f"wrote {p}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

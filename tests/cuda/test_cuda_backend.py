@@ -1,0 +1,239 @@
+"""CUDA backend: code generation and NVRTC compilation of every fixture program (no GPU needed),
+the refusal without a GPU, the disk cache, and — on a machine with an NVIDIA GPU — execution
+compared bit for bit with NumPy lane mode (bench/gpu_check.py does the full matrix).
+
+NVRTC comes from `pip install 'wavelift[cuda]'` (cuda-bindings + nvidia-cuda-nvrtc-cu12); the
+compile tests skip, saying so, where it is not installed.
+"""
+from __future__ import annotations
+
+import copy
+import functools
+import os
+import pathlib
+import sys
+
+import numpy as np
+import pytest
+
+HERE = pathlib.Path(__file__).resolve().parent
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
+
+import fixture_dispatches as F  # noqa: E402
+
+
+def _nvrtc_problem():
+    from wavelift.backends.cuda.compile import nvrtc_problem
+    return nvrtc_problem()
+
+
+def _gpu_problem():
+    from wavelift.backends import cuda
+    ok = cuda.available()
+    return None if ok is True else ok
+
+
+def translate_dispatch(memory, config):
+    """The program execute_dispatch would build for this dispatch: (program, base address)."""
+    from wavelift import execute as X
+    from wavelift.translate.program import translate
+    r = X._program_bytes(memory, config)
+    code, base, entry = r if isinstance(r, tuple) else (r, config.program_address, 0)
+    kw = {}
+    if hasattr(X, "_scratch_abi"):
+        kw["scratch_abi"] = X._scratch_abi(config)
+    if entry:
+        kw["entry"] = entry
+    return translate(code, config.target, config.wave_size, base, **kw), base
+
+
+@functools.lru_cache(maxsize=1)
+def _dispatches():
+    return [d for d in F.all_dispatches() if d[1] is not None]
+
+
+@functools.lru_cache(maxsize=1)
+def _programs():
+    """Unique (name, program, config, base, modes) over all fixture dispatches; translation
+    failures (decoder/frontend gaps, the NumPy backend refuses them too) are kept as strings."""
+    from wavelift.execute import module_key
+    from wavelift.refusal import Refused
+    out, seen = [], set()
+    for name, mem, cfg in _dispatches():
+        try:
+            prog, base = translate_dispatch(mem, cfg)
+        except Refused as e:
+            out.append((name, None, cfg, 0, str(e)))
+            continue
+        modes = ("lane", "wave") if prog.uses_scratch else ("lane",)
+        k = module_key(prog, cfg, "lane", "cuda")
+        if k in seen:
+            continue
+        seen.add(k)
+        out.append((name, prog, cfg, base, modes))
+    return out
+
+
+def _program_names():
+    try:
+        return [p[0] for p in _programs()]
+    except Exception as e:          # noqa: BLE001 - reported by test_fixture_programs_translate
+        return [f"<collection failed: {type(e).__name__}: {e}>"]
+
+
+# ---- without a GPU ------------------------------------------------------------------------
+
+def test_default_backend_is_numpy():
+    import inspect
+    import wavelift
+    from wavelift.execute import execute_dispatch
+    assert inspect.signature(execute_dispatch).parameters["backend"].default == "numpy"
+    assert wavelift.Device("gfx1030").backend == "numpy"
+
+
+def test_cuda_without_gpu_is_a_clear_refusal():
+    why = _gpu_problem()
+    if why is None:
+        pytest.skip("a CUDA device is present: the refusal path is not taken here")
+    from wavelift.execute import execute_dispatch
+    name, mem, cfg = _dispatches()[0]
+    before = copy.deepcopy(mem)
+    r = execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache={})
+    assert r.refusal is not None and r.refusal.code == "backend.unavailable"
+    assert r.refusal.message.startswith("no CUDA device: "), r.refusal.message
+    assert why in r.refusal.message
+    for a, b in zip(before, mem):                 # a refused dispatch changes no memory
+        assert bytes(a.data) == bytes(b.data)
+
+
+def test_available_names_what_is_missing():
+    from wavelift.backends import cuda
+    ok = cuda.available()
+    assert ok is True or (isinstance(ok, str) and ok), ok
+    if ok is not True:
+        assert any(w in ok for w in ("CuPy", "CUDA", "cuda", "NVRTC", "device")), ok
+
+
+def test_fixture_programs_translate():
+    progs = _programs()
+    assert len(progs) >= 40, len(progs)
+    ok = [p for p in progs if p[1] is not None]
+    assert len(ok) >= len(progs) // 2, [p[4] for p in progs if p[1] is None][:5]
+
+
+@pytest.mark.parametrize("name", _program_names())
+def test_codegen_compiles(name, tmp_path, monkeypatch):
+    """Every fixture program lowers to CUDA C++ that NVRTC compiles for sm_90 (and, using
+    scratch, in both modes); the text holds no instruction text of the guest program."""
+    entry = next((p for p in _programs() if p[0] == name), None)
+    if entry is None:
+        pytest.fail(f"fixture enumeration failed: {name}")
+    _, prog, cfg, base, modes = entry
+    if prog is None:
+        pytest.skip(f"translation refused (NumPy refuses it too): {modes}")
+    from wavelift.backends.cuda.codegen import kernel_source
+    srcs = {m: kernel_source(prog, cfg.wave_size, m, cfg.scratch_wave_bytes, base) for m in modes}
+    texts = {ins.text for ins in prog.instructions if len(ins.text) >= 8}
+    for m, src in srcs.items():
+        assert src.isascii()
+        leaked = [t for t in texts if t in src]
+        assert not leaked, f"guest text in generated code: {leaked[:3]}"
+    why = _nvrtc_problem()
+    if why:
+        pytest.skip(f"NVRTC unavailable: {why}")
+    monkeypatch.setenv("WAVELIFT_CUDA_CACHE", str(tmp_path))
+    from wavelift.backends.cuda import build_module
+    from wavelift.execute import module_key
+    for m in modes:
+        mod = build_module(module_key(prog, cfg, m, "cuda"), prog, cfg, m, arch="sm_90",
+                           base_address=base)
+        assert mod.compiled_by == "nvrtc" and mod.cubin[:4] == b"\x7fELF"
+
+
+def test_disk_cache_hit(tmp_path, monkeypatch):
+    why = _nvrtc_problem()
+    if why:
+        pytest.skip(f"NVRTC unavailable: {why}")
+    monkeypatch.setenv("WAVELIFT_CUDA_CACHE", str(tmp_path))
+    from wavelift.backends.cuda import build_module
+    from wavelift.execute import module_key
+    name, prog, cfg, base, modes = next(p for p in _programs() if p[1] is not None
+                                        and len(p[1].instructions) < 200)
+    key = module_key(prog, cfg, "lane", "cuda")
+    a = build_module(key, prog, cfg, "lane", arch="sm_90", base_address=base)
+    b = build_module(key, prog, cfg, "lane", arch="sm_90", base_address=base)
+    assert (a.compiled_by, b.compiled_by) == ("nvrtc", "disk")
+    assert a.cubin == b.cubin
+    assert len(list(tmp_path.glob("*.cubin"))) == 1
+    c = build_module(key, prog, cfg, "lane", arch="sm_80", base_address=base)   # arch is in the name
+    assert c.compiled_by == "nvrtc" and len(list(tmp_path.glob("*.cubin"))) == 2
+
+
+def test_constants_are_bit_exact():
+    from wavelift.backends.cuda.codegen import const_literal
+    assert const_literal("f32", -0.0) == "__uint_as_float(0x80000000u)"
+    assert const_literal("f32", float("inf")) == "__uint_as_float(0x7f800000u)"
+    assert const_literal("u32", -1) == "((u32)0xffffffffull)"
+    assert const_literal("f16", 1.0) == "f16{(u16)0x3c00u}"
+
+
+# ---- with a GPU ---------------------------------------------------------------------------
+
+def _needs_gpu():
+    why = _gpu_problem()
+    if why:
+        pytest.skip(f"no CUDA device: {why}")
+
+
+def _compare(mem_a, mem_b):
+    diffs = []
+    for x, y in zip(mem_a, mem_b):
+        if bytes(x.data) != bytes(y.data):
+            d = np.flatnonzero(np.frombuffer(bytes(x.data), np.uint8) != np.frombuffer(bytes(y.data), np.uint8))
+            diffs.append((x.name, x.base, int(d[0]), d.size))
+    return diffs
+
+
+GPU_SAMPLE = ("basic-O2-w32-flat:vadd", "basic-O2-w64-mubuf:lds_reduce", "stack-O2-w64-flat",
+              "fullscreen-w32", "scratch_game-w64", "subgroup_ops-w64", "lane_ops")
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("pattern", GPU_SAMPLE)
+def test_gpu_matches_numpy_lane(pattern):
+    _needs_gpu()
+    from wavelift.execute import execute_dispatch
+    hits = [d for d in _dispatches() if pattern in d[0]][:2]
+    if not hits:
+        pytest.skip(f"no fixture named like {pattern}")
+    for name, mem, cfg in hits:
+        m1, m2 = copy.deepcopy(mem), copy.deepcopy(mem)
+        r1 = execute_dispatch(m1, cfg, backend="numpy", mode="lane", cache={})
+        r2 = execute_dispatch(m2, cfg, backend="cuda", mode="lane", cache={})
+        c1 = r1.refusal.code if r1.refusal else None
+        c2 = r2.refusal.code if r2.refusal else None
+        assert c1 == c2, (name, r1.refusal, r2.refusal)
+        assert r1.stats["escapes"] == r2.stats["escapes"], name
+        if c1 is None:
+            assert r1.write_spans == r2.write_spans, name
+            assert r1.stats["instructions"] == r2.stats["instructions"], name
+            assert not _compare(m1, m2), (name, _compare(m1, m2)[:3])
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("wave64", [False, True])
+def test_gpu_budget_stops_an_endless_loop(wave64):
+    _needs_gpu()
+    sys.path.insert(0, str(HERE.parent / "execute"))
+    try:
+        from harness import Rig
+    except Exception as e:          # noqa: BLE001
+        pytest.skip(f"assembler harness unavailable: {e}")
+    try:
+        rig = Rig("loop:\n  s_add_u32 s0, s0, 1\n  s_branch loop\n  s_endpgm\n", wave64=wave64)
+    except Exception as e:          # noqa: BLE001
+        pytest.skip(f"llvm-mc unavailable: {e}")
+    cfg = rig.config(groups=(64, 1, 1), block=(64, 1, 1))
+    r = rig.run(cfg, backend="cuda", mode="lane", budget=200_000)
+    assert r.refusal is not None and r.refusal.code == "dispatch.budget_exceeded", r.refusal
