@@ -650,36 +650,80 @@ class Gen:
         if m:
             x["e"]["m"] = m
 
-    def hidden_slot(self, enc, o, x, fld, obs):
-        base = x["text"]
-        texts = [r[0] for v, r in obs if r is not None] + [base]
+    @staticmethod
+    def diff_span(base, texts):
+        texts = texts + [base]
         a = min(texts, key=len)
         pre = 0
-        while all(len(t) > pre and t[pre] == a[pre] for t in texts) and pre < len(a):
+        while pre < len(a) and all(t[pre] == a[pre] for t in texts):
             pre += 1
         suf = 0
         while suf < len(a) - pre and all(t[len(t) - 1 - suf] == a[len(a) - 1 - suf] for t in texts):
             suf += 1
-        # keep whole tokens: grow the span to separators
-        while pre > 0 and base[pre - 1] not in " ,":
-            pre -= 1
         end = len(base) - suf
-        while end < len(base) and base[end] not in " ,":
-            end += 1
-        s, e = pre, end
-        cm = []
-        for v, r in obs:
-            cm.append(None if r is None else mid_text(base, s, e, r[0]))
-            if r is not None and cm[-1] is None:
-                self.notes.append(f"{enc} op {o} hidden {fld}={v}: {r[0]!r} vs {base!r}")
-        for sp in x["spans"]:
-            if sp[0] < e and s < sp[1]:
-                self.notes.append(f"{enc} op {o} hidden {fld} overlaps {sp}")
-                return
-        p = {"f": fld, "k": "cm", "n": 1, "cm": self.cm_id(cm), "h": 1}
-        if fld in ("src0", "src1", "src2"):
-            p["i"] = int(fld[-1])
-        x["spans"].append((s, e, p))
+        # keep whole tokens
+        if pre < len(base) and base[pre] not in " ,":
+            while pre > 0 and base[pre - 1] not in " ,":
+                pre -= 1
+        if end > 0 and base[end - 1] not in " ,":
+            while end < len(base) and base[end] not in " ,":
+                end += 1
+        return pre, max(end, pre)
+
+    def hidden_slot(self, enc, o, x, fld, obs):
+        """A field that changes the text but is no register slot (v_interp attributes): split
+        into groups of bits that change separate parts of the line, each a slot of its own."""
+        base = x["text"]
+        lo, w = field_lw(x["lay"], fld)
+        v0 = x["f"].get(fld, 0)
+        by = dict(obs)
+        spans = []
+        for b in range(w):
+            r = by.get(v0 ^ (1 << b))
+            if r is None or r[0] == base:
+                continue
+            s, e = self.diff_span(base, [r[0]])
+            for g in spans:
+                if s <= g[1] and g[0] <= e:
+                    g[0], g[1] = min(g[0], s), max(g[1], e)
+                    g[2] |= 1 << b
+                    break
+            else:
+                spans.append([s, e, 1 << b])
+        for g in spans:
+            mask = g[2]
+            vals = [v for v in range(1 << w) if (v & ~mask) == (v0 & ~mask)]
+            texts = [by[v][0] for v in vals if by.get(v) is not None]
+            g[0], g[1] = self.diff_span(base, texts)
+        for g in spans:
+            s, e, mask = g
+            if any(sp[0] < e and s < sp[1] for sp in x["spans"]) or \
+                    any(h is not g and h[0] < e and s < h[1] for h in spans):
+                self.notes.append(f"{enc} op {o} hidden {fld} bits {mask:#x} overlaps a slot")
+                continue
+            sh = (mask & -mask).bit_length() - 1
+            m = mask >> sh
+            if m & (m + 1):
+                self.notes.append(f"{enc} op {o} hidden {fld} bits {mask:#x} not contiguous")
+                continue
+            cm = []
+            lits = []
+            for k in range(m + 1):
+                v = (v0 & ~mask) | (k << sh)
+                r = by.get(v)
+                cm.append(None if r is None else mid_text(base, s, e, r[0]))
+                if r is not None and cm[-1] is None:
+                    self.notes.append(f"{enc} op {o} hidden {fld}={v}: {r[0]!r} vs {base!r}")
+                if r is not None and cm[-1] is not None and r[1] == x["size"] + 4:
+                    lits.append((k, cm[-1]))
+                    cm[-1] = ""
+            p = {"f": fld, "k": "cm", "n": 1, "cm": self.cm_id(cm), "h": 1, "lo": lo + sh, "m": m}
+            if lits:
+                p["lc"] = lits[0][0]
+                self.lit_type(o, p, [(LITMARK, lits[0][1])])
+            if fld in ("src0", "src1", "src2") and s < len(base) and not base[s:e].startswith(" "):
+                p["i"] = int(fld[-1])
+            x["spans"].append((s, e, p))
 
     # ---------------------------------------------------------------- self-check
     def check(self, enc, ents, table):

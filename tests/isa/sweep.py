@@ -74,3 +74,26 @@ def compare(enc, target, wave64, n_per_op=4, seed=1):
         elif r is not None:
             ops.add(op)
     return ops, bad
+
+
+def compare_many(encs, target, wave64, n_per_op=4, seed=1):
+    """compare() for several encodings with a single LLVM run:
+    {enc: (opcodes matched, mismatches, words tried)}."""
+    items = []
+    for k, enc in enumerate(encs):
+        items += [(enc, op, b) for op, b in gen_words(enc, target, wave64, n_per_op, seed * 1000 + k)]
+    ref = llvm_disasm([b for _, _, b in items], target, wave64)
+    out = {enc: (set(), [], 0) for enc in encs}
+    for (enc, op, b), r in zip(items, ref):
+        ops, bad, n = out[enc]
+        out[enc] = (ops, bad, n + 1)
+        try:
+            ins = decode_one(b, 0, target, wave64)
+            ours = (ins.text, ins.size)
+        except DecodeError:
+            ours = None
+        if ours != r:
+            bad.append((b.hex(), ours, r))
+        elif r is not None:
+            ops.add(op)
+    return out

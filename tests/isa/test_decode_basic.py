@@ -50,3 +50,30 @@ def test_random_bytes_never_crash(data):
         decode(data)
     except DecodeError:
         pass
+
+
+# Lines llvm-objdump-19 prints for these bytes (gfx1030, wave32); bytes LLVM rejects -> None.
+LLVM_LINES = [
+    ("efe790bf", "s_sendmsg 59375"),                               # more than 10 bits: a number
+    ("01f890bf", "s_sendmsg sendmsg(MSG_INTERRUPT)"),              # named message, high bits set
+    ("0000caba83f9223e", "s_setreg_imm32_b32 hwreg(0, 0, 1), 0.15915494"),
+    ("7e400ccccbb70218", "v_pk_max_u16 v126, v203, v91"),          # op_sel_hi default [1,1]
+    ("20c700cc6e655b06", "v_pk_mad_i16 v32, v110, v178, v150 op_sel_hi:[0,0,1] neg_hi:[1,1,1] clamp"),
+    ("ac4808d4fb360300", "v_cmp_u_f32_e64 44/*Invalid immediate*/, src_vccz, v155"),
+    ("550203d42ce50120", "v_cmp_le_f32_e64 s85, -v44, |1.0|"),
+    ("fd0a87be", None),                                            # s_wqm_b64 with src_scc
+    ("d40001d41e010300", None),                                    # v_cmp sdst 212
+    ("424605f4cd031b60", None),                                    # s_load_dwordx2 odd sdata
+]
+
+
+@pytest.mark.parametrize("hexbytes,text", LLVM_LINES)
+def test_llvm_lines(hexbytes, text):
+    code = bytes.fromhex(hexbytes)
+    if text is None:
+        with pytest.raises(DecodeError):
+            decode_one(code)
+    else:
+        ins = decode_one(code)
+        assert ins.text == text
+        assert ins.size == len(code)

@@ -188,7 +188,9 @@ def _prep(e, lay, cms):
         if isinstance(p, str):
             continue
         f = p["f"]
-        if f in pos:
+        if "lo" in p:
+            p["_lo"], p["_m"] = p["lo"], p["m"]
+        elif f in pos:
             p["_lo"], p["_m"] = pos[f]
         if "cm" in p:
             p["_cm"] = cms[p["cm"]]

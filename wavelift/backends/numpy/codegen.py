@@ -97,15 +97,20 @@ class Lowering:
         for x in blk.term[1:]:
             if hasattr(x, "id"):
                 last_use[root.get(x.id, x.id)] = end
+        import bisect
+        writes: dict = {}
+        for k, op in enumerate(blk.ops):
+            if op.name in ("sset", "vset"):
+                writes.setdefault((op.name, op.attrs["reg"]), []).append(k)
         out = set()
         for i, op in enumerate(blk.ops):
             if op.name not in ("sget", "vget"):
                 continue
-            wname = "sset" if op.name == "sget" else "vset"
-            reg = op.attrs["reg"]
-            j = next((k for k in range(i + 1, end)
-                      if blk.ops[k].name == wname and blk.ops[k].attrs["reg"] == reg), None)
-            if j is not None and last_use.get(op.out.id, -1) > j:
+            ws = writes.get(("sset" if op.name == "sget" else "vset", op.attrs["reg"]))
+            if not ws:
+                continue
+            p = bisect.bisect_right(ws, i)
+            if p < len(ws) and last_use.get(op.out.id, -1) > ws[p]:
                 out.add(i)
         return out
 
