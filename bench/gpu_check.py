@@ -250,6 +250,23 @@ def collatz_dispatch(n):
     return mem, cfg, bo.address, 4 * n, native
 
 
+def vadd_dispatch(n, wave=32):
+    import wavelift
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal(n).astype(np.float32)
+    b = rng.standard_normal(n).astype(np.float32)
+    cat = Catch()
+    dev = wavelift.Device("gfx1030", execute=cat)
+    k = dev.load_code_object(str(ROOT / "tests" / "fixtures" / "gfx1030" /
+                                 f"basic-O2-w{wave}-flat.hsaco")).kernel("vadd")
+    ba, bb, bo = dev.upload(a), dev.upload(b), dev.alloc(4 * n)
+    k.launch(groups=(n // 256,), block=(256,), args=[ba, bb, bo, np.uint32(n)])
+    mem, cfg = cat.got[0]
+    native = dict(fn="vadd", grid=(n // 256, 1), block=(256, 1), inputs=[a, b], out_n=n,
+                  scalars=[np.uint32(n)], tolerance=0)
+    return mem, cfg, bo.address, 4 * n, native
+
+
 def scratch_game_dispatch(groups, width, steps, wave=64):
     import wavelift
     j = ROOT / "tests" / "fixtures" / "gfx1030" / "aco" / f"scratch_game-w{wave}.json"
@@ -392,6 +409,8 @@ def benchmarks(args, arch):
     q = args.quick
     work = [
         ("fullscreen 1920x1080 shade (w32)", lambda: shade_dispatch(480, 272) if q else shade_dispatch(1920, 1080)),
+        ("full-screen 1920x1080 vadd f32 (w32, clang)", lambda: vadd_dispatch(1920 * 1088 // (16 if q else 1))),
+        ("full-screen 1920x1080 vadd f32 (w64, clang)", lambda: vadd_dispatch(1920 * 1088 // (16 if q else 1), 64)),
         ("divergent loop collatz 65536 (w32)", lambda: collatz_dispatch(8192 if q else 65536)),
         ("scratch game 240x135 groups of 8x8 (w64)",
          lambda: scratch_game_dispatch((60, 34) if q else (240, 135), (60 if q else 240) * 8, 64)),

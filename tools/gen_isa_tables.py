@@ -260,7 +260,10 @@ class Gen:
         for i, r in enumerate(self.ask(items)):
             if r and r[0].split(" ", 1)[1] != str(i):
                 self.extra["sendmsg"][str(i)] = r[0].split(" ", 1)[1]
-        vals = list(range(256)) + [i | 0x8000 for i in range(256)]
+        r = self.ask([encode("SOPP", op=35, simm16=0)])[0]     # s_waitcnt_depctr: its fields
+        if r:
+            self.extra["depctr"] = re.findall(r"(depctr_\w+)\(", r[0])
+        vals = [i | (fl << 13) for fl in range(8) for i in range(256)]   # version | flag bits
         for v, r in zip(vals, self.ask([encode("SOPK", op=1, simm16=v) for v in vals])):
             if r and r[0].split(" ", 1)[1] != f"{v:#x}":
                 self.extra["version"][str(v)] = r[0].split(" ", 1)[1]
@@ -454,8 +457,9 @@ class Gen:
                 if c >= 256:
                     vg[c - 256] = t
                     continue
-                if t is not None and r[1] == 4 * nw + 4 and not x["e"].get("lit"):
-                    cm[c] = ""          # a literal follows
+                if t is not None and (r[1] == 4 * nw + 4 and not x["e"].get("lit")
+                                      or c == 255 and x["e"].get("lit")):
+                    cm[c] = ""          # a literal follows (shared with a mandatory one)
                     lits.append(c)
                 else:
                     cm[c] = t
@@ -750,6 +754,15 @@ class Gen:
                 self.notes.append(f"{enc} op {o}: check {v:#x}: ours {got!r}, LLVM {r and r[0]!r}")
 
 
+def strip_private(x):
+    """Drop the decoder's run-time keys (``_cm``, ``_lo`` ...) that the self-check attached."""
+    if isinstance(x, dict):
+        return {k: strip_private(v) for k, v in x.items() if not k.startswith("_")}
+    if isinstance(x, list):
+        return [strip_private(v) for v in x]
+    return x
+
+
 def main(argv=None):
     os.makedirs(OUT, exist_ok=True)
     only = (argv if argv is not None else sys.argv[1:]) or None
@@ -771,7 +784,7 @@ def main(argv=None):
             with open(path, "w") as f:
                 json.dump({"generator": "tools/gen_isa_tables.py", "llvm": "19", "format": 2,
                            "target": target, "wave64": wave64, "notes": g.notes,
-                           "simm16": g.extra, "codemaps": g.cms, "encodings": encs}, f,
+                           "simm16": g.extra, "codemaps": g.cms, "encodings": strip_private(encs)}, f,
                           separators=(",", ":"))
             for n in g.notes:
                 print("  note:", n[:300])

@@ -54,3 +54,11 @@ extern "C" __global__ void scratch_game(const unsigned *seeds, unsigned *result,
     }
     result[i] = score ^ cells[(s >> 8) % 96u];
 }
+
+/* tests/fixtures/opencl/basic.cl vadd */
+extern "C" __global__ void vadd(const float *a, const float *b, float *c, unsigned n)
+{
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        c[i] = a[i] + b[i];
+}

@@ -107,7 +107,9 @@ def test_partial_workgroups():
 
 
 def test_dispatch_refusals():
-    refused("dispatch.tg_size", regs(COMPUTE_PGM_RSRC2=0x87 | 1 << 10))
+    # TG_SIZE_EN: the TG_SIZE system SGPR follows the workgroup ids, before the scratch offset
+    c = build_config(regs(COMPUTE_PGM_RSRC2=0x87 | 1 << 10), "gfx1030", (4, 1, 1), 0x8045)
+    assert c.system_sgprs == {"workgroup_id_x": 3, "tg_size": 4, "scratch_wave_offset": 5}
     refused("dispatch.empty_block", regs(COMPUTE_NUM_THREAD_Y=0))
     refused("dispatch.user_sgpr", regs(COMPUTE_PGM_RSRC2=17 << 1))
     refused("dispatch.bad_target", regs(), target="gfx900")

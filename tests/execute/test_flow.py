@@ -131,10 +131,11 @@ def test_budget_stops_infinite_loop():
 
 
 def test_unsupported_instruction_refused_up_front():
-    r = Rig("  image_load v[0:3], v0, s[0:7] dmask:0xf dim:SQ_RSRC_IMG_1D\n  s_endpgm")
+    # (image_load on storage images is translated now; sampling is not)
+    r = Rig("  image_sample v[0:3], v[0:1], s[0:7], s[8:11] dmask:0xf dim:SQ_RSRC_IMG_2D\n  s_endpgm")
     res = r.run(r.config())
     assert res.refusal.code == "program.unsupported_instruction"
-    assert "0x0" in res.refusal.message and "image_load" in res.refusal.message
+    assert "0x0" in res.refusal.message and "image_sample" in res.refusal.message
 
 
 WAVE64 = """

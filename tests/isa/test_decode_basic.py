@@ -61,9 +61,10 @@ LLVM_LINES = [
     ("20c700cc6e655b06", "v_pk_mad_i16 v32, v110, v178, v150 op_sel_hi:[0,0,1] neg_hi:[1,1,1] clamp"),
     ("ac4808d4fb360300", "v_cmp_u_f32_e64 44/*Invalid immediate*/, src_vccz, v155"),
     ("550203d42ce50120", "v_cmp_le_f32_e64 s85, -v44, |1.0|"),
-    ("fd0a87be", None),                                            # s_wqm_b64 with src_scc
+    ("fd0a87be", "s_wqm_b64 s[6:7], src_scc"),
     ("d40001d41e010300", None),                                    # v_cmp sdst 212
-    ("424605f4cd031b60", None),                                    # s_load_dwordx2 odd sdata
+    ("424605f4cd031b60", "s_load_dwordx2 s[24:25], s[4:5], s48 offset:-0x4fc33 glc dlc"),  # odd sdata
+    ("6b0001d41e010300", "v_cmp_lt_f32_e64 vcc_hi, v30, v128"),
 ]
 
 

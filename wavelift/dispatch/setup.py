@@ -75,8 +75,6 @@ def build_config(regs: RegisterFile, target: str, dims=None, initiator: int | No
     user = tuple(regs.get(f"COMPUTE_USER_DATA_{i}", 0) for i in range(n_user))
     unwritten = tuple(i for i in range(n_user) if not regs.written(f"COMPUTE_USER_DATA_{i}"))
 
-    if r2["TG_SIZE_EN"]:
-        raise Refused("dispatch.tg_size", f"RSRC2 0x{rsrc2:08x} sets TG_SIZE_EN (not supported)")
     tidig = r2["TIDIG_COMP_CNT"]
     if tidig == 3:
         raise Refused("dispatch.bad_register", f"RSRC2.TIDIG_COMP_CNT = 3 is not defined")
@@ -156,6 +154,9 @@ def build_config(regs: RegisterFile, target: str, dims=None, initiator: int | No
         if en:
             sys_sgprs[f"workgroup_id_{d}"] = pos
             pos += 1
+    if r2["TG_SIZE_EN"]:            # [5:0] waves in the workgroup, [11:6] this wave's index
+        sys_sgprs["tg_size"] = pos
+        pos += 1
     if scratch_en and level != 11:
         sys_sgprs["scratch_wave_offset"] = pos
         pos += 1

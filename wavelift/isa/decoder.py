@@ -97,10 +97,14 @@ _DEPCTR = (("depctr_hold_cnt", 7, 1, 1), ("depctr_sa_sdst", 0, 1, 1), ("depctr_v
 _DEPCTR_MASK = 0xFF9F
 
 
-def _depctr(v):
-    if v & ~_DEPCTR_MASK & 0xFFFF:
+def _depctr(v, names=None):
+    fields = _DEPCTR if names is None else [d for d in _DEPCTR if d[0] in names]
+    mask = 0
+    for _, s, w, _ in fields:
+        mask |= ((1 << w) - 1) << s
+    if v & ~mask & 0xFFFF:
         return f"{v:#x}"
-    vals = [(n, (v >> s) & ((1 << w) - 1), d) for n, s, w, d in _DEPCTR]
+    vals = [(n, (v >> s) & ((1 << w) - 1), d) for n, s, w, d in fields]
     nondef = any(x != d for _, x, d in vals)
     return " ".join(f"{n}({x})" for n, x, d in vals if x != d or not nondef)
 
@@ -114,9 +118,9 @@ def simm16_text(fmt: str, v: int, target: str, wave64: bool) -> str:
         return str(v) if v <= 64 else f"{v:#x}"
     if fmt == "waitcnt":
         return _waitcnt(v)
-    if fmt == "depctr":
-        return _depctr(v)
     extra = load_table(target, wave64)["_simm16"]
+    if fmt == "depctr":
+        return _depctr(v, extra.get("depctr"))     # the fields this target has (probed)
     if fmt == "sendmsg":
         # LLVM decodes only the low 10 bits; with more bits set only a named message (whose
         # fields all decode validly) still prints symbolically, anything else as a number
@@ -198,6 +202,7 @@ def _prep(e, lay, cms):
             lits.append((p["_lo"], p["_m"], p["lc"]))
     e["_lits"] = tuple(lits)
     e["_rej"] = e.get("rej", 0) | e.get("unk", 0)
+    e["_cache"] = {}        # (bits, literal) -> (text, operands): programs repeat instructions
     e["_prep"] = lay
 
 
@@ -205,7 +210,7 @@ def render_entry(e, lay, val, lit, target, wave64):
     """Text and operands of table entry ``e`` for instruction bits ``val`` (without literal).
 
     Raises BadEncoding for codes LLVM rejects."""
-    if e.get("_prep") != lay:
+    if e.get("_prep") != lay or "_cache" not in e:
         _prep(e, lay, load_table(target, wave64)["_cm"])
     ops = []
     out = [e["name_p"]]
@@ -234,7 +239,8 @@ def render_entry(e, lay, val, lit, target, wave64):
                 elif p.get("r") == "v":
                     op = Operand(fld, "vgpr", x, n, t)
                 elif p.get("h"):
-                    op = Operand(fld, "imm", x, 1, t)
+                    # a field LLVM prints in its own way; a whole 9-bit source keeps its kind
+                    op = Operand(fld, _code_kind(x) if p["_m"] == 0x1FF else "imm", x, 1, t)
                 else:
                     kd = _code_kind(x)
                     op = Operand(fld, kd, x, n if kd in ("sgpr", "ttmp", "special") else 1, t)
@@ -346,8 +352,8 @@ def decode_one(code, pos=0, target="gfx1030", wave64=False, base=0) -> Instructi
         val = w0
         size = 4
     lay = enc
-    op = (val >> dict((nm, lo) for nm, lo, _ in LAYOUTS[enc])["op"]) & \
-        ((1 << dict((nm, w) for nm, _, w in LAYOUTS[enc])["op"]) - 1)
+    olo, omask = _LAY_POS[enc]["op"]
+    op = (val >> olo) & omask
     e = tab[enc].get(op)
     if e is None:
         raise DecodeError(base + pos, bytes(code[pos:pos + size]))
@@ -359,7 +365,7 @@ def decode_one(code, pos=0, target="gfx1030", wave64=False, base=0) -> Instructi
         ins = _decode_ext(code, pos, enc, f, e, target, wave64, base)
         if ins is not None:
             return ins
-    if e.get("_prep") != lay:
+    if e.get("_prep") != lay or "_cache" not in e:
         _prep(e, lay, tab["_cm"])
     if val & e["_rej"]:
         raise DecodeError(base + pos, bytes(code[pos:pos + size]))
@@ -373,10 +379,17 @@ def decode_one(code, pos=0, target="gfx1030", wave64=False, base=0) -> Instructi
             raise DecodeError(base + pos, bytes(code[pos:n]), "truncated instruction (missing literal)")
         lit = _u32(code, pos + size)
         size += 4
-    try:
-        text, ops = render_entry(e, lay, val, lit, target, wave64)
-    except BadEncoding:
-        raise DecodeError(base + pos, bytes(code[pos:pos + size])) from None
+    key = (val, lit)
+    cache = e["_cache"]
+    r = cache.get(key)
+    if r is None:
+        try:
+            r = render_entry(e, lay, val, lit, target, wave64)
+        except BadEncoding:
+            raise DecodeError(base + pos, bytes(code[pos:pos + size])) from None
+        if len(cache) < 4096:
+            cache[key] = r
+    text, ops = r
     words = tuple(_u32(code, p) for p in range(pos, pos + size, 4))
     return Instruction(base + pos, size, words, lay, e.get("variant", ""), op, e["name"], f, lit,
                        ops, text)

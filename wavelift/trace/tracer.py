@@ -49,6 +49,12 @@ def _candidates(words: np.ndarray, hit=None):
     i = np.flatnonzero((w != 0) & (w != RADV_HI))
     addrs.append(np.uint64(RADV_HI << 32) | w[i])
     idxs.append(i)
+    if w.size >= 4:
+        # image T# (dwords 0-3): BASE_ADDRESS = (dword0 | dword1[7:0] << 32) << 8, with TYPE
+        # (dword3[31:28]) an image type (8..15)
+        i = np.flatnonzero((w[3:] >> np.uint64(28)) >= 8)
+        addrs.append((w[i] | ((w[i + 1] & np.uint64(0xFF)) << np.uint64(32))) << np.uint64(8))
+        idxs.append(i)
     a = np.concatenate(addrs)
     k = np.concatenate(idxs)
     if hit is not None and a.size:

@@ -89,9 +89,9 @@ def translate(ins, b: Builder):
                      C(b, "u32", b.wave_size - 1))
         data = b.vget(f["data0"])
         if n == "ds_bpermute_b32":
-            v = b.emit("shuffle", "u32", data, lane, uniform=False)
-            act = b.emit("shuffle", "u32", b.cvt("u32", ex), lane, uniform=False)
-            b.vset(f["vdst"], b.select(b.cmp("ne", "u32", act, C(b, "u32", 0)), v, C(b, "u32", 0)))
+            # backward permute: each active lane reads the source lane's VGPR whether or not
+            # that lane is active (ISA pseudo-code; ACO's GFX10 wave64 shuffle relies on it)
+            b.vset(f["vdst"], b.emit("shuffle", "u32", data, lane, uniform=False))
         else:
             # forward permute: lane (addr/4) receives this lane's data; lanes nobody writes get 0
             v = b.emit("permute", "u32", data, lane, ex, uniform=False)

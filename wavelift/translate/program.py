@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..refusal import Refused
-from . import data_share, flow, scalar_alu, scalar_memory, vector_alu, vector_memory
+from . import data_share, flow, image, scalar_alu, scalar_memory, vector_alu, vector_memory
 from . import scratch as scratch_mod
 from .common import Unsupported
 from .ir import Block, Builder, Program
@@ -16,6 +16,7 @@ FRONTEND = {
     "DS": data_share.translate,
     "MUBUF": vector_memory.translate, "FLAT": vector_memory.translate,
     "GLOBAL": vector_memory.translate, "SCRATCH": vector_memory.translate,
+    "MIMG": image.translate,
 }
 VECTOR = {"VOP1", "VOP2", "VOPC", "VOP3", "VOP3B", "VOP3P", "DS", "MUBUF", "MTBUF", "FLAT",
           "GLOBAL", "SCRATCH", "MIMG"}

@@ -180,10 +180,20 @@ def mubuf(ins, b: Builder):
         return
     f = ins.fields
     prefix, verb, kind = _split(n)
-    if verb not in ("load", "store", "atomic") or kind.startswith("format") or f.get("lds") or f.get("tfe"):
+    if verb not in ("load", "store", "atomic") or f.get("lds") or f.get("tfe"):
         unsupported()
+    fmt = kind.startswith("format_")
+    if fmt:
+        # format conversion is not modelled: translated for lanes that are out of range (a null
+        # V# reads 0 / drops stores); an in-range lane refuses the dispatch
+        chans = kind[7:]
+        if chans not in ("x", "xy", "xyz", "xyzw"):
+            unsupported("buffer format access")
+        kind = ("dword", "dwordx2", "dwordx3", "dwordx4")[len(chans) - 1]
     plan = getattr(b, "scratch", None)
     if plan is not None and plan.is_scratch_mubuf(ins.offset):
+        if fmt:
+            unsupported("buffer format access to scratch")
         return _mubuf_scratch(ins, b, verb, kind)
     ex = b.exec()
     r = f["srsrc"] * 4
@@ -240,6 +250,15 @@ def mubuf(ins, b: Builder):
         ok = b.bin("and", "b1", ex, b.un("not", "b1", oob))
         glob_addrs.append(b.bin("add", "u64", b.bin("add", "u64", base, rel), b.cvt("u64", soff)))
         glob_masks.append(ok)
+    if fmt:
+        any_ok = glob_masks[0]
+        for m in glob_masks[1:]:
+            any_ok = b.bin("or", "b1", any_ok, m)
+        b.effect("refuse_if", "b1", any_ok, why="buffer format conversion on an in-range element")
+        if verb == "load":
+            for j in range(len(glob_masks)):
+                b.vset(f["vdata"] + j, C(b, "u32", 0))
+        return
     if verb != "atomic":
         contiguous = False
         targets = [("global", glob_addrs, glob_masks)]

@@ -510,7 +510,7 @@ class Lowering:
         before("rmw")
         emit(f"  {t} {o} = 0;")
         if sp == "global":
-            emit(f"  if ({a[1]}) {{ i64 ix; if (wl_resolve(C.W, (u64)({a[0]}), {nb}u, &ix)) {{ ix &= ~(i64){nb - 1}; "
+            emit(f"  if ({a[1]}) {{ i64 ix; if (wl_res(C, (u64)({a[0]}), {nb}u, &ix)) {{ ix &= ~(i64){nb - 1}; "
                  f"{o} = wl_atomic{bits}(({t}*)(C.arena + ix), {code}, {d}, {c}); "
                  f"for (u32 k = 0; k < {nb}u; k++) C.written[ix + k] = 1u; }} "
                  f"else wl_escape(C, {op.instr}u, lane, (u64)({a[0]}), {KIND['atomic']}u); }}")
@@ -550,7 +550,7 @@ class Lowering:
                  "  WlCtx C;",
                  f"  C.W.start = wstart; C.W.end = wend; C.W.off = woff; C.W.n = P[{P_NWIN}];",
                  "  C.arena = arena; C.written = written; C.status = status; C.stats = stats; C.esc = esc;",
-                 "  C.wave = wavebase[g] + wv;",
+                 "  C.wave = wavebase[g] + wv; C.cs = 0ull; C.cn = 0ull; C.co = 0ll;",
                  f"  C.budget = (u64)P[{P_BUDGET}] | ((u64)P[{P_BUDGET + 1}] << 32);",
                  f"  C.gscr = gscr + ((u64)blockIdx.x * (blockDim.x / WV) + wv) * {max(self.wb // 4, 1)}ull;",
                  f"  u32* X = (u32*)(wl_smem + P[{P_XOFF}]) + wv * {XWORDS}u; (void)X;"]
@@ -598,7 +598,8 @@ class Lowering:
             lines += ["  }", "WL_PARK:", "  if (__syncthreads_and(done)) break;", "  }"]
         else:
             lines += ["WL_PARK:"]
-        lines += ["  if (wv < wpg && lane == 0u) { atomicAdd(stats + 0, icnt); atomicAdd(stats + 1, licnt); }",
+        lines += ["  if (wv < wpg && lane == 0u) { const u32 sl = (u32)(C.wave & 255ull);",
+                  "    atomicAdd(stats + 8 + 2 * sl, icnt); atomicAdd(stats + 9 + 2 * sl, licnt); }",
                   "}"]
         return "\n".join(lines) + "\n"
 
@@ -606,7 +607,18 @@ class Lowering:
 _CTX = r"""
 struct WlCtx {
   WlWin W; u8* arena; u8* written; u32* status; u64* stats; u32* esc; u32* gscr; u64 wave; u64 budget;
+  u64 cs, cn; i64 co;            /* the window this thread hit last: start, size, arena offset */
 };
+/* the last window first (registers only), the binary search on a miss */
+__device__ __forceinline__ bool wl_res(WlCtx& C, u64 addr, u32 nb, i64* idx) {
+  const u64 a = wl_canon(addr), d = a - C.cs;
+  if (d < C.cn && d + (u64)nb <= C.cn) { *idx = C.co + (i64)d; return true; }
+  if (!wl_resolve(C.W, addr, nb, idx)) return false;
+  i32 lo = 0, hi = (i32)C.W.n;
+  while (lo < hi) { i32 mid = (lo + hi) >> 1; if (__ldg(C.W.start + mid) <= a) lo = mid + 1; else hi = mid; }
+  C.cs = __ldg(C.W.start + lo - 1); C.cn = __ldg(C.W.end + lo - 1) - C.cs; C.co = __ldg(C.W.off + lo - 1);
+  return true;
+}
 __device__ __noinline__ void wl_flag(WlCtx& C, u32 bit, u32 a, u32 b, u32 blk) {
   if (atomicCAS(C.status + 5, 0u, bit) == 0u) { C.status[1] = a; C.status[2] = b; C.status[3] = blk; }
   atomicOr(C.status, bit);
@@ -630,12 +642,12 @@ __device__ WL_MEMFN void wl_gload(WlCtx& C, u64 addr, bool mask, u32 nb, u32* w,
                                          u32 instr, u32 lane, bool record) {
   if (!mask) return;
   i64 ix;
-  if (wl_resolve(C.W, addr, nb, &ix)) wl_read(C.arena, ix, nb, w, words);
+  if (wl_res(C, addr, nb, &ix)) wl_read(C.arena, ix, nb, w, words);
   else if (record) wl_escape(C, instr, lane, addr, 0u);
 }
 __device__ WL_MEMFN void wl_gstore(WlCtx& C, u64 addr, u32 nb, const u32* w, u32 instr, u32 lane) {
   i64 ix;
-  if (wl_resolve(C.W, addr, nb, &ix)) wl_write(C.arena, C.written, ix, nb, w);
+  if (wl_res(C, addr, nb, &ix)) wl_write(C.arena, C.written, ix, nb, w);
   else wl_escape(C, instr, lane, addr, 1u);
 }
 """

@@ -113,12 +113,14 @@ class Runtime:
             "P": cp.asarray(self._params(xoff)),
             "arena": cp.asarray(win.arena),
             "written": cp.zeros(win.arena.size, cp.uint8),
-            "wstart": cp.asarray(np.concatenate([win.starts, [0]]).astype(np.uint64)),
-            "wend": cp.asarray(np.concatenate([win.ends, [0]]).astype(np.uint64)),
-            "woff": cp.asarray(np.concatenate([win.offs, [0]]).astype(np.int64)),
+            # (one spare entry so that no table is empty; never mix uint64 with Python ints:
+            # NumPy would go through float64 and round 0xffff8000_xxxxxxxx addresses)
+            "wstart": cp.asarray(np.append(np.asarray(win.starts, np.uint64), np.uint64(0))),
+            "wend": cp.asarray(np.append(np.asarray(win.ends, np.uint64), np.uint64(0))),
+            "woff": cp.asarray(np.append(np.asarray(win.offs, np.int64), np.int64(0))),
             "wavebase": cp.asarray(wavebase),
             "status": cp.zeros(16, cp.uint32),
-            "stats": cp.zeros(4, cp.uint64),
+            "stats": cp.zeros(8 + 2 * 256, cp.uint64),     # [2] escapes; [8 + 2k], [9 + 2k] slot k
             "esc": cp.zeros(8 * 16, cp.uint32),
         }
         wb = cfg.scratch_wave_bytes if self.mode == "wave" else 0
@@ -140,8 +142,8 @@ class Runtime:
         t0 = time.perf_counter()
         status = d["status"].get()
         stats = d["stats"].get()
-        self.instructions = int(stats[0])
-        self.lane_instructions = int(stats[1])
+        self.instructions = int(stats[8::2].sum())
+        self.lane_instructions = int(stats[9::2].sum())
         self.escape_count = int(stats[2])
         esc = d["esc"].get().reshape(16, 8)
         prog = self.m.program

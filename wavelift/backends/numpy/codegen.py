@@ -228,6 +228,9 @@ class Lowering:
                 else:
                     lines.append(f"    V[{r}, w] = np.where({a[1]}, {a[0]}, V[{r}, w])")
                 continue
+            elif n == "refuse_if":
+                lines.append(f"    if np.any({a[0]}): R.refuse_at({op.instr}, {op.attrs['why']!r})")
+                continue
             elif n == "store":
                 ws = "(" + "".join(x + ", " for x in a[2:]) + ")"
                 lines.append(f"    R.store({op.attrs['space']!r}, {op.instr}, {a[0]}, {a[1]}, "

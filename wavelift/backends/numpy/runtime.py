@@ -49,6 +49,10 @@ class Runtime:
         raise Refused("float.rounding_mode",
                       f"MODE.FP_ROUND = {mode & 15:#x}; only round-to-nearest-even is supported")
 
+    def refuse_at(self, instr, why):
+        ins = self.m.program.instructions[instr]
+        raise Refused("program.unsupported_instruction", f"offset {ins.offset:#x}: {ins.text} ({why})")
+
     def _escape(self, instr, w, bad, addr, kind):
         n = int(np.count_nonzero(bad))
         if not n:
@@ -244,6 +248,8 @@ class Runtime:
                           ("workgroup_id_z", gid_z)):
             if key in sysr:
                 S[sysr[key], :, 0] = vals[grp].astype(np.uint32)
+        if "tg_size" in sysr:
+            S[sysr["tg_size"], :, 0] = (wpg[grp] | (k << 6)).astype(np.uint32)
         if "scratch_wave_offset" in sysr:
             S[sysr["scratch_wave_offset"]] = 0                 # D954: the offset reads zero
         bits = np.packbits(active, axis=1, bitorder="little")
@@ -254,7 +260,7 @@ class Runtime:
             S[EXEC_LO, :, 0] = (e & 0xFFFFFFFF).astype(np.uint32)
             S[EXEC_HI, :, 0] = (e >> 32).astype(np.uint32)
         S[MODE_REG] = cfg.float_mode | (int(cfg.dx10_clamp) << 8) | (int(cfg.ieee_mode) << 9)
-        if cfg.gfx_level >= 11:
+        if str(cfg.target).startswith("gfx11"):     # packed local ids (gfx_level is 10/103/11)
             V[0] = (lx | (ly << 10) | (lz << 20)).astype(np.uint32)
         else:
             V[0] = lx.astype(np.uint32)
