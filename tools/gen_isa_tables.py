@@ -458,7 +458,7 @@ class Gen:
                     vg[c - 256] = t
                     continue
                 if t is not None and (r[1] == 4 * nw + 4 and not x["e"].get("lit")
-                                      or c == 255 and x["e"].get("lit")):
+                                      or c == 255 and w == 9 and x["e"].get("lit")):
                     cm[c] = ""          # a literal follows (shared with a mandatory one)
                     lits.append(c)
                 else:
@@ -484,7 +484,13 @@ class Gen:
         res = self.ask([j[5] for j in litjobs])
         by = {}
         for (o, s, e, p, lit, _), r in zip(litjobs, res):
-            by.setdefault((o, id(p)), (o, s, e, p, []))[4].append((lit, r and mid_text(ents[o]["text"], s, e, r[0])))
+            base = ents[o]["text"]
+            if ents[o]["e"].get("lit"):
+                # the mandatory literal is printed further on too: the slot ends at its comma
+                t = r and r[0].startswith(base[:s]) and r[0][s:].split(",")[0] or None
+            else:
+                t = r and mid_text(base, s, e, r[0])
+            by.setdefault((o, id(p)), (o, s, e, p, []))[4].append((lit, t))
         for (o, s, e, p, obs) in by.values():
             self.lit_type(o, p, obs)
 

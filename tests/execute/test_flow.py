@@ -131,11 +131,11 @@ def test_budget_stops_infinite_loop():
 
 
 def test_unsupported_instruction_refused_up_front():
-    # (image_load on storage images is translated now; sampling is not)
-    r = Rig("  image_sample v[0:3], v[0:1], s[0:7], s[8:11] dmask:0xf dim:SQ_RSRC_IMG_2D\n  s_endpgm")
+    # (storage image load/store and null-descriptor sampling are translated; image atomics not)
+    r = Rig("  image_atomic_add v1, v0, s[0:7] dmask:0x1 dim:SQ_RSRC_IMG_1D unorm glc\n  s_endpgm")
     res = r.run(r.config())
     assert res.refusal.code == "program.unsupported_instruction"
-    assert "0x0" in res.refusal.message and "image_sample" in res.refusal.message
+    assert "0x0" in res.refusal.message and "image_atomic_add" in res.refusal.message
 
 
 WAVE64 = """

@@ -152,7 +152,7 @@ def _fract(b, t, x):
 
 
 def _frexp_exp(b, t, x):
-    return b.emit("frexp_exp", x.type, x)
+    return b.emit("frexp_exp", "i32", x)
 
 
 def _cvt_f2i(to):
@@ -545,6 +545,9 @@ def _dot2_f32_f16(b, t, x, y, z):
 
 
 OPS.update({
+    # float min/max: MODE.IEEE signaling-NaN rule (see _fmm)
+    **{"v_%s_%s" % (k, t): (t, [t, t], (lambda k: lambda b, t, x, y: _fmm(b, k, t, x, y))(k))
+       for k in ("min", "max") for t in (F16, F32, F64)},
     "v_cos_f16": (F16, [F16], _f("cos")), "v_sin_f16": (F16, [F16], _f("sin")),
     "v_exp_f16": (F16, [F16], _f("exp2")), "v_log_f16": (F16, [F16], _f("log2")),
     "v_rsq_f16": (F16, [F16], _f("rsq")), "v_fract_f16": (F16, [F16], _fract),
@@ -613,7 +616,7 @@ def _cube(b, x, y, z, what):
 def _sat(kind, lo, hi, signed):
     """Integer clamp (saturation): the exact result in i64, clamped to [lo, hi]."""
     def f(b, t, *a):
-        w = [b.cvt("i64", v) for v in a]
+        w = [b.cvt("i64", b.bitcast(("i" if signed else "u") + str(BITS[v.type]), v)) for v in a]
         if kind == "add":
             r = b.bin("add", "i64", w[0], w[1])
         elif kind == "sub":

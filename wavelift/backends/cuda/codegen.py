@@ -343,7 +343,7 @@ class Lowering:
             emit(f"  licnt += (u64){pc} * {counts[len(blk.ops)]}ull;")
         # count and check the budget, then the terminator
         emit(f"  icnt += {len(blk.instrs)}ull;")
-        emit("  if (icnt > lim && wl_check(C, icnt, lim)) goto WL_STOP;")
+        emit("  if (icnt > lim) { lim = wl_check_(C.status, C.budget, icnt); if (lim == 0ull) goto WL_STOP; }")
         term = blk.term
         k = term[0]
 
@@ -619,25 +619,30 @@ __device__ __forceinline__ bool wl_res(WlCtx& C, u64 addr, u32 nb, i64* idx) {
   C.cs = __ldg(C.W.start + lo - 1); C.cn = __ldg(C.W.end + lo - 1) - C.cs; C.co = __ldg(C.W.off + lo - 1);
   return true;
 }
-__device__ __noinline__ void wl_flag(WlCtx& C, u32 bit, u32 a, u32 b, u32 blk) {
-  if (atomicCAS(C.status + 5, 0u, bit) == 0u) { C.status[1] = a; C.status[2] = b; C.status[3] = blk; }
-  atomicOr(C.status, bit);
+/* the rare paths take plain values: a context passed by reference to a call would live in
+   local memory for the whole kernel */
+__device__ __noinline__ void wl_flag_(u32* status, u32 bit, u32 a, u32 b, u32 blk) {
+  if (atomicCAS(status + 5, 0u, bit) == 0u) { status[1] = a; status[2] = b; status[3] = blk; }
+  atomicOr(status, bit);
 }
-__device__ __noinline__ void wl_escape(WlCtx& C, u32 instr, u32 lane, u64 addr, u32 kind) {
-  atomicAdd(C.stats + 2, 1ull);
-  u32 slot = atomicAdd(C.status + 4, 1u);
+__device__ __noinline__ void wl_escape_(u64* stats, u32* status, u32* esc, u64 wave, u32 instr,
+                                        u32 lane, u64 addr, u32 kind) {
+  atomicAdd(stats + 2, 1ull);
+  u32 slot = atomicAdd(status + 4, 1u);
   if (slot < WL_MAX_ESC) {
-    u32* e = C.esc + slot * 8u;
-    e[0] = instr; e[1] = (u32)C.wave; e[2] = (u32)(C.wave >> 32); e[3] = lane;
+    u32* e = esc + slot * 8u;
+    e[0] = instr; e[1] = (u32)wave; e[2] = (u32)(wave >> 32); e[3] = lane;
     e[4] = (u32)addr; e[5] = (u32)(addr >> 32); e[6] = kind;
   }
 }
-__device__ __noinline__ bool wl_check(WlCtx& C, u64 icnt, u64& lim) {
-  if (icnt > C.budget) { wl_flag(C, WL_BUDGET, 0u, 0u, 0u); return true; }
-  if (*(volatile u32*)C.status & WL_STOP_MASK) return true;
-  u64 nl = icnt + (1ull << 20); lim = nl < C.budget ? nl : C.budget;
-  return false;
+/* -> the next limit, or 0: stop (past the budget, or another wave flagged the dispatch) */
+__device__ __noinline__ u64 wl_check_(u32* status, u64 budget, u64 icnt) {
+  if (icnt > budget) { wl_flag_(status, WL_BUDGET, 0u, 0u, 0u); return 0ull; }
+  if (*(volatile u32*)status & WL_STOP_MASK) return 0ull;
+  u64 nl = icnt + (1ull << 20); return nl < budget ? nl : budget;
 }
+#define wl_flag(C, bit, a, b, blk) wl_flag_((C).status, bit, a, b, blk)
+#define wl_escape(C, instr, lane, addr, kind) wl_escape_((C).stats, (C).status, (C).esc, (C).wave, instr, lane, addr, kind)
 __device__ WL_MEMFN void wl_gload(WlCtx& C, u64 addr, bool mask, u32 nb, u32* w, u32 words,
                                          u32 instr, u32 lane, bool record) {
   if (!mask) return;

@@ -91,6 +91,24 @@ class Runtime:
             return self.scratch.arena, None, idx, ok
         raise ValueError(space)
 
+    def _scratch_split(self, addr, mask, nbytes):
+        """Scratch addresses are swizzled per dword; an access of <= 4 bytes that crosses a
+        dword (unaligned access mode, as clang emits for byte arrays) takes its later bytes from
+        the next dword of the same lane, 4 x wave-size bytes further on.  -> per-byte addresses,
+        or None when no active lane crosses."""
+        if nbytes <= 1 or nbytes > 4:
+            return None
+        a = np.asarray(addr, np.uint64)
+        if not (mask & ((a & np.uint64(3)) + np.uint64(nbytes) > np.uint64(4))).any():
+            return None
+        W4 = np.uint64(4 * self.L)
+        dw, lane4, r = a // W4, a % W4 - (a & np.uint64(3)), a & np.uint64(3)
+        out = []
+        for k in range(nbytes):
+            o = r + np.uint64(k)
+            out.append((dw + o // np.uint64(4)) * W4 + lane4 + o % np.uint64(4))
+        return out
+
     def load(self, space, instr, addr, mask, nbytes, words, w, N, uniform):
         shape = (N, 1) if uniform else (N, self.L)
         addr = np.broadcast_to(addr, shape)
@@ -98,6 +116,13 @@ class Runtime:
         full = bool(mask.all())
         if not full and not mask.any():
             return np.zeros(shape + (words,), np.uint32)
+        if space == "scratch" and words == 1:
+            parts = self._scratch_split(addr, mask, nbytes)
+            if parts is not None:
+                v = np.zeros(shape + (1,), np.uint32)
+                for k, a in enumerate(parts):
+                    v |= self.load(space, instr, a, mask, 1, 1, w, N, uniform) << np.uint32(8 * k)
+                return v
         arena, _, idx, ok = self._space(space, w, addr, nbytes)
         if ok is None:                                  # every address resolved
             sel = mask
@@ -134,6 +159,14 @@ class Runtime:
         if not full and not mask.any():
             return
         addr = np.broadcast_to(addr, shape)
+        if space == "scratch" and len(data) == 1:
+            parts = self._scratch_split(addr, mask, nbytes)
+            if parts is not None:
+                d = np.asarray(data[0], np.uint32)
+                for k, a in enumerate(parts):
+                    self.store(space, instr, a, mask, ((d >> np.uint32(8 * k)) & np.uint32(0xFF),),
+                               1, w, N)
+                return
         arena, written, idx, ok = self._space(space, w, addr, nbytes)
         if ok is None:
             sel = mask
