@@ -83,8 +83,9 @@ def _cvt_ubyte(k):
 def _ffbh_i32(b, t, x):
     neg = b.cmp("lt", "i32", x, C(b, "i32", 0))
     y = b.bitcast("u32", b.select(neg, b.un("not", "i32", x), x))
-    r = b.cvt("i32", b.un("clz", "u32", y))
-    return b.bitcast("u32", b.select(b.cmp("eq", "i32", r, C(b, "i32", -1)), r, b.bin("sub", "i32", r, C(b, "i32", 1))))
+    # ISA: leading bits equal to the sign bit, the sign bit included (0x40000000 -> 1,
+    # 0xfffffffe -> 31); all bits equal -> -1
+    return b.bitcast("u32", b.cvt("i32", b.un("clz", "u32", y)))
 
 
 def _alignbit(b, t, x, y, s):
