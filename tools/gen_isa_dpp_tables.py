@@ -132,7 +132,7 @@ class Gen:
         self.notes = []
         self.names = {"sel": {}, "dst_unused": {}}
         self.src_bad = []
-        self.sdst_bad = []
+        self.sdst_cm = []
 
     def ask(self, items):
         return llvm_disasm([wbytes(w) for w in items], self.target, self.wave64)
@@ -291,8 +291,11 @@ class Gen:
 
     # ------------------------------------------------------------------ generic register rules
     def probe_generic(self, table):
-        """Codes LLVM rejects for an SDWA S0 source and for a VOPC SDWA sdst (probed on the first
-        opcode that has them, all values; per-opcode probes in probe_sources refine this)."""
+        """Codes LLVM rejects for an SDWA S0 source, and the *code map* of a VOPC SDWA sdst
+        (SD=1): for each of its 128 codes the register text LLVM prints (it aligns an odd 64-bit
+        SGPR pair down, e.g. code 51 in wave64 prints ``s[50:51]``) or None where it rejects the
+        instruction.  Probed on the first opcode that has them, all values; per-opcode probes in
+        probe_sources refine the source rejects."""
         src_job = sdst_job = None
         for enc, op, var, e in self.entries(table, ("sdwa",)):
             if src_job is None and any(isinstance(p, dict) and p["f"] == "src0" for p in e["parts"]) \
@@ -306,7 +309,8 @@ class Gen:
         res = self.ask((src_job or []) + (sdst_job or []))
         n = len(src_job or [])
         self.src_bad = [c for c, r in enumerate(res[:n]) if r is None]
-        self.sdst_bad = [c for c, r in enumerate(res[n:]) if r is None]
+        self.sdst_cm = [None if r is None else r[0].split(" ", 1)[1].split(",", 1)[0]
+                        for r in res[n:]]
 
     # ------------------------------------------------------------------ SDWA S0/S1 sources
     def probe_sources(self, table):
@@ -363,11 +367,12 @@ class Gen:
         code = wbytes(words)
         f0 = D._fields(enc, words[0])
         X.load_dpp_table.cache_clear()
+        cm = tuple(self.sdst_cm) or X._sdst_cm({}, "w64" if self.wave64 else "w32")
         tab = {"names": {}, "sel": {int(k): v for k, v in self.names["sel"].items()},
                "dst_unused": {int(k): v for k, v in self.names["dst_unused"].items()},
                "w32": {enc: {f0["op"]: {X.MARKERS[f0["src0"]]: e}}},
                "w64": {enc: {f0["op"]: {X.MARKERS[f0["src0"]]: e}}},
-               "w32_sdst_bad": frozenset(self.sdst_bad), "w64_sdst_bad": frozenset(self.sdst_bad),
+               "w32_sdst_cm": cm, "w64_sdst_cm": cm,
                "w32_src_bad": frozenset(self.src_bad), "w64_src_bad": frozenset(self.src_bad)}
         orig = X.load_dpp_table
         X.load_dpp_table = lambda target: tab
@@ -423,7 +428,7 @@ def main():
             key = "w64" if wave64 else "w32"
             out[key] = tab
             out[key + "_src_bad"] = g.src_bad
-            out[key + "_sdst_bad"] = g.sdst_bad
+            out[key + "_sdst_cm"] = g.sdst_cm
             nchk, nbad = g.self_check(tab)
             print(f"{target} {key}: self-check {nchk} random words, {nbad} differ", flush=True)
             notes += [f"{key}: {n}" for n in g.notes]

@@ -30,6 +30,7 @@ class Case:
     vcc_in: bool = False
     name: str = ""
     opcode: str = ""
+    target: str = "gfx1030"
 
 
 CASES: dict[str, Case] = {}
@@ -391,6 +392,13 @@ def mad64(name, signed):
 
 mad64("v_mad_u64_u32", False)
 mad64("v_mad_i64_i32", True)
+add("v_mad_u64_u32:clamp", "v_mad_u64_u32 {D}, s22, {A}, {B}, {C} clamp", (U, U, "u64"),
+    lambda m, a, b, c, d, vcc: (lambda r: {"d": min(r, M64), "s": int(r > M64)})((a & M32) * (b & M32) + (c & M64)),
+    out=("d", "s"), dst="b64", float_mode=False, opcode="v_mad_u64_u32")
+add("v_mad_i64_i32:clamp", "v_mad_i64_i32 {D}, s22, {A}, {B}, {C} clamp", ("i32", "i32", "i64"),
+    lambda m, a, b, c, d, vcc: (lambda r: {"d": max(-2 ** 63, min(2 ** 63 - 1, r)) & M64, "s": int(not -2 ** 63 <= r < 2 ** 63)})(
+        ival(a, "i32") * ival(b, "i32") + ival(c, "i64")),
+    out=("d", "s"), dst="b64", float_mode=False, opcode="v_mad_i64_i32")
 
 
 def carry_op(name, asm, fn, vcc_in, out):
@@ -406,6 +414,8 @@ carry_op("v_subrev_co_u32", "v_subrev_co_u32 {D}, s22, {A}, {B}", lambda x, y, c
 carry_op("v_add_co_ci_u32", "v_add_co_ci_u32 {D}, vcc_lo, {A}, {B}, vcc_lo", lambda x, y, c: x + y + c, True, "vcc")
 carry_op("v_sub_co_ci_u32", "v_sub_co_ci_u32 {D}, vcc_lo, {A}, {B}, vcc_lo", lambda x, y, c: x - y - c, True, "vcc")
 carry_op("v_subrev_co_ci_u32", "v_subrev_co_ci_u32 {D}, vcc_lo, {A}, {B}, vcc_lo", lambda x, y, c: y - x - c, True, "vcc")
+carry_op("v_add_co_u32:clamp", "v_add_co_u32 {D}, s22, {A}, {B} clamp", lambda x, y, c: x + y if x + y <= M32 else M32 | 1 << 32, False, "s")
+carry_op("v_sub_co_ci_u32:clamp", "v_sub_co_ci_u32_e64 {D}, s22, {A}, {B}, s20 clamp", lambda x, y, c: x - y - c if x - y - c >= 0 else -(1 << 32), True, "s")
 carry_op("v_add_co_ci_u32:e64", "v_add_co_ci_u32_e64 {D}, s22, {A}, {B}, s20", lambda x, y, c: x + y + c, True, "s")
 add("v_cndmask_b32", "v_cndmask_b32 {D}, {A}, {B}, vcc_lo", (U, U),
     lambda m, a, b, c, d, vcc: {"d": (b if vcc else a) & M32}, float_mode=False, vcc_in=True)
@@ -528,3 +538,27 @@ def register_vopc(names):
         cmp_case(n, "e32")
         if n.endswith(("_f32", "_i32", "_u16", "_f64")) or "class" in n:
             cmp_case(n, "e64")
+
+
+# ====================================================================== GFX10.1-only opcodes
+def _mad_ref(legacy):
+    def fn(m, x, y, z, raws):
+        if legacy and (x == 0 or y == 0):
+            p = 0.0
+        else:
+            p = m.fin(m.fout(R.f_mul(x, y, "f32"), "f32"), "f32")
+        return R.f_add(p, z, "f32")
+    return fn
+
+
+for _n, _lg in (("v_mad_f32", False), ("v_mad_legacy_f32", True)):
+    add(_n + ":gfx1010", _n + " {D}, {A}, {B}, {C}", ("f32",) * 3, ffun("f32", 3, _mad_ref(_lg)), opcode=_n, target="gfx1010")
+for _n, _lg in (("v_mac_f32", False), ("v_mac_legacy_f32", True)):
+    add(_n + ":gfx1010", _n + " {D}, {A}, {B}", ("f32",) * 2,
+        lambda m, a, b, c, d, vcc, _lg=_lg: ffun("f32", 3, _mad_ref(_lg))(m, a, b, d, d, vcc), opcode=_n, target="gfx1010")
+add("v_madmk_f32:gfx1010", "v_madmk_f32 {D}, {A}, 0x40490fdb, {B}", ("f32", "f32"),
+    ffun("f32", 2, lambda m, x, y, raws: _mad_ref(False)(m, x, fval(0x40490FDB, "f32"), y, raws)), opcode="v_madmk_f32", target="gfx1010")
+add("v_madak_f32:gfx1010", "v_madak_f32 {D}, {A}, {B}, 0xc0490fdb", ("f32", "f32"),
+    ffun("f32", 2, lambda m, x, y, raws: _mad_ref(False)(m, x, y, fval(0xC0490FDB, "f32"), raws)), opcode="v_madak_f32", target="gfx1010")
+iop("v_mul_lo_i32", (I, I), lambda x, y: x * y, dt="i32")
+CASES["v_mul_lo_i32"].target = "gfx1010"

@@ -18,7 +18,6 @@ MODES = ("wave", "lane")
 
 # known gaps (strict: the test reports when they start to pass)
 GAPS = {
-    "gfx1010/fullscreen": "v_mad_f32 (gfx1010 legacy mad) is not in vector_alu.OPS yet",
 }
 
 

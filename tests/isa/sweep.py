@@ -1,5 +1,5 @@
-"""Random-field sweep of our decoder vs LLVM 19 (used by tests/isa/test_sweep.py and by
-tools/isa_sweep_report.py, which writes docs/isa-coverage.md)."""
+"""Random-field sweep of our decoder vs LLVM 19 (used by tests/isa/test_sweep.py and
+tests/isa/test_compiled.py)."""
 from __future__ import annotations
 
 import random

@@ -13,7 +13,7 @@ import struct
 from functools import lru_cache
 
 from .encodings import LAYOUTS, classify
-from .instruction import DecodeContext, DecodeError, Instruction
+from .instruction import DecodeContext, DecodeError, Instruction, moved, new_instruction
 from .operands import (Operand, fmt_literal, inline_text, sreg_kind, sreg_name, vreg_name)
 
 _TABLE_DIR = os.path.join(os.path.dirname(__file__), "tables")
@@ -318,91 +318,501 @@ def render(e, enc, f, lit, target, wave64):
 
 
 # ----------------------------------------------------------------------------- decode
+# ----------------------------------------------------------------------------- compiled decoders
+# `render_entry` above is the reference renderer (the generators check tables with it).  For
+# speed, decode_one runs a Python function compiled once per table entry (lazily, on the
+# entry's first use): fields unpacked by constant shifts, operands taken from per-slot tuples
+# prebuilt for every code of the field (the slot's code map applied once), text concatenated
+# from constants.  tests/isa/test_compiled.py checks it against render_entry.
+_U = struct.Struct("<I").unpack_from
+_U2 = struct.Struct("<II").unpack_from
+_U5 = struct.Struct("<5I").unpack_from
+_LIT_SENTINEL = object()
+_TWO_WORD = ("VOP3", "SMEM", "VOP3P")
+_EXT_MARKS = frozenset((249, 250, 233, 234))
+_OMOD_TEXT = ("", " mul:2", " mul:4", " div:2")
+
+
 def _u32(code, pos):
-    return struct.unpack_from("<I", code, pos)[0]
+    return _U(code, pos)[0]
 
 
-def decode_one(code, pos=0, target="gfx1030", wave64=False, base=0) -> Instruction:
-    code = bytes(code) if not isinstance(code, (bytes, bytearray, memoryview)) else code
-    n = len(code)
-    if pos + 4 > n:
-        raise DecodeError(base + pos, bytes(code[pos:n]), "truncated instruction")
-    w0 = _u32(code, pos)
-    enc = classify(w0)
-    if enc in MEMORY_ENCODINGS or not enc:
-        if not enc:
-            raise DecodeError(base + pos, bytes(code[pos:pos + 4]))
-        try:
-            from .memory import decode_memory
-        except ImportError:
-            raise DecodeError(base + pos, bytes(code[pos:pos + 8]),
-                              f"{enc} decoding not available") from None
-        words = tuple(_u32(code, p) for p in range(pos, min(n - 3, pos + 20), 4))
-        ins = decode_memory(enc, words, pos, DecodeContext(target, wave64))
-        if base:
-            ins = _rebase(ins, base + pos)
-        return ins
-    tab = load_table(target, wave64)
-    if enc in ("VOP3", "SMEM", "VOP3P"):
-        if pos + 8 > n:
-            raise DecodeError(base + pos, bytes(code[pos:n]), "truncated instruction")
-        val = w0 | (_u32(code, pos + 4) << 32)
-        size = 8
+class _Reject(Exception):
+    """Raised by a compiled decoder: LLVM rejects the instruction (its bytes: ``size``)."""
+
+
+def _slot_table(p, cm):
+    """Operand for every value of a ``cm`` slot's field, as render_entry builds it (None where
+    LLVM rejects the code; the literal code gets a placeholder)."""
+    fld, n, m = p["f"], p["n"], p["_m"]
+    lc = p.get("lc")
+    out = []
+    for x in range(m + 1):
+        if x < len(cm):
+            t = cm[x]
+            if t is None:
+                out.append(None)
+            elif x == lc:
+                out.append(_LIT_SENTINEL)
+            elif p.get("r") == "v":
+                out.append(Operand(fld, "vgpr", x, n, t))
+            elif p.get("h"):
+                out.append(Operand(fld, _code_kind(x) if m == 0x1FF else "imm", x, 1, t))
+            else:
+                kd = _code_kind(x)
+                out.append(Operand(fld, kd, x, n if kd in ("sgpr", "ttmp", "special") else 1, t))
+        else:
+            vg = p.get("vg")
+            v = x - 256
+            if vg is None or v + n > 256:
+                out.append(None)
+            else:
+                out.append(Operand(fld, "vgpr", v, n, vreg_name(v, n) + vg))
+    return tuple(out)
+
+
+def _with_mods(op, ng, av):
+    return Operand(op.role, op.kind, op.index, op.count,
+                   _mods_wrap(op.text, ng, av, op.kind in _IMM_KINDS))
+
+
+def _with_sext(op):
+    return Operand(op.role, op.kind, op.index, op.count, f"sext({op.text})")
+
+
+def _lit_operand(role, lit, ty):
+    t = fmt_literal(lit, ty.rstrip("!"))
+    if ty[-1] == "!":
+        t += "/*Invalid immediate*/"
+    return Operand(role, "literal", lit, 1, t)
+
+
+def _group_text(val, name, bits, const):
+    vs = [((val >> b) & 1) if b >= 0 else c for b, c in zip(bits, const)]
+    return f" {name}:[{','.join(map(str, vs))}]"
+
+
+def _smem_off(val, cmt):
+    """(soffset Operand or None, offset Operand) of an SMEM offset slot (see render_entry)."""
+    x = (val >> 32) & 0x1FFFFF
+    so = (val >> 57) & 0x7F
+    t = cmt[so] if cmt is not None else sreg_name(so, 1)
+    if t is None:
+        raise _Reject
+    sx = x - (1 << 21) if x & 0x100000 else x
+    if t == "":
+        return None, Operand("offset", "imm", sx, 1,
+                             f"{'-' if sx < 0 else ''}{abs(sx):#x}" if x else "null")
+    sop = Operand("soffset", sreg_kind(so), so, 1, t)
+    if x:
+        t += f" offset:{'-' if sx < 0 else ''}{abs(sx):#x}"
+    return sop, Operand("offset", "imm", sx, 1, t)
+
+
+@lru_cache(maxsize=1 << 16)
+def _simm_text(fmt, x, target, wave64):
+    return simm16_text(fmt, x, target, wave64)
+
+
+_CFACTORIES = {}
+
+
+def _compile_entry(ctx, enc, op, e):
+    """A function ``(code, pos, w0, base) -> Instruction`` for table entry ``e`` (opcode ``op``
+    of encoding ``enc``) that gives exactly what render_entry gives."""
+    lay = e.get("enc") or enc
+    pos_ = _LAY_POS[lay]
+    cms = ctx.tab["_cm"]
+    two = enc in _TWO_WORD
+    nb = 8 if two else 4
+    V = "val" if two else "w0"
+    env = {"NAME": e["name"], "LAY": lay, "VARIANT": e.get("variant", ""), "OP": op}
+    L = ["def dec(code, pos, w0, base):"]
+    if two:
+        L += ["    val = w0 | _U(code, pos + 4)[0] << 32"]    # length checked by the caller
+    rej = e.get("rej", 0) | e.get("unk", 0)
+    if rej:
+        L += [f"    if {V} & {rej}: raise _Reject({nb})"]
+    # literal
+    lits = []
+    for p in e["parts"]:
+        if p.__class__ is dict and "lc" in p:
+            lo, mk = (p["lo"], p["m"]) if "lo" in p else pos_[p["f"]]
+            lits.append(f"({V} >> {lo}) & {mk} == {p['lc']}" if lo else f"{V} & {mk} == {p['lc']}")
+    w_nolit, w_lit = ("(w0, val >> 32)", "(w0, val >> 32, lit)") if two else ("(w0,)", "(w0, lit)")
+    if e.get("lit") or lits:
+        cond = "True" if e.get("lit") else " or ".join(lits)
+        L += [f"    if {cond}:",
+              f"        if pos + {nb + 4} > len(code): raise _Trunc",
+              f"        lit = _U(code, pos + {nb})[0]",
+              f"        size = {nb + 4}",
+              f"        words = {w_lit}",
+              "    else:",
+              "        lit = None",
+              f"        size = {nb}",
+              f"        words = {w_nolit}"]
     else:
-        val = w0
-        size = 4
-    lay = enc
-    olo, omask = _LAY_POS[enc]["op"]
-    op = (val >> olo) & omask
-    e = tab[enc].get(op)
-    if e is None:
-        raise DecodeError(base + pos, bytes(code[pos:pos + size]))
-    if e.get("enc"):
-        lay = e["enc"]
-    f = _fields(lay, val)
-    # SDWA / DPP source markers in 32-bit VOP encodings
-    if enc in ("VOP1", "VOP2", "VOPC") and f["src0"] in (249, 250, 233, 234):
-        ins = _decode_ext(code, pos, enc, f, e, target, wave64, base)
-        if ins is not None:
-            return ins
+        L += ["    lit = None", f"    size = {nb}", f"    words = {w_nolit}"]
+    m = e.get("m") or {}
+    sm = m.get("sm")
+    texts = ["NAME_P"]
+    env["NAME_P"] = e["name_p"]
+    ops = []
+    pending = []          # string parts not yet emitted
+    extra_ops = None
+    k = 0
+    for p in e["parts"]:
+        if p.__class__ is str:
+            pending.append(p)
+            continue
+        if extra_ops:
+            return None             # not a shape this compiler knows: use render_entry
+        kind = p["k"]
+        fld = p["f"]
+        o = f"o{k}"
+        k += 1
+        if kind == "cm":
+            lo, mk = (p["lo"], p["m"]) if "lo" in p else pos_[fld]
+            q = dict(p, _m=mk)
+            tkey = ("cm", fld, p["n"], p.get("lc"), p.get("r"), p.get("h"), mk, p.get("vg"), p["cm"])
+            tab = ctx.slot_tabs.get(tkey)
+            if tab is None:
+                tab = ctx.slot_tabs[tkey] = _slot_table(q, cms[p["cm"]])
+            env[f"T{o}"] = tab
+            L += [f"    x = ({V} >> {lo}) & {mk}" if lo else f"    x = {V} & {mk}",
+                  f"    {o} = T{o}[x]",
+                  f"    if {o} is None: raise _Reject(size)"]
+            if "lc" in p:
+                env[f"TY{o}"] = p["t"]
+                L += [f"    if x == {p['lc']}: {o} = _lit_operand({fld!r}, lit, TY{o})"]
+            if sm is not None:
+                i = p.get("i", -1)
+                if 0 <= i < len(sm):
+                    ngb, abb, sb = sm[i]
+                    mask = (1 << ngb if ngb >= 0 else 0) | (1 << abb if abb >= 0 else 0)
+                    if mask:
+                        ng = f"({V} >> {ngb}) & 1" if ngb >= 0 else "0"
+                        av = f"({V} >> {abb}) & 1" if abb >= 0 else "0"
+                        L += [f"    if {V} & {mask}: {o} = _with_mods({o}, {ng}, {av})"]
+                    if sb >= 0:
+                        L += [f"    if ({V} >> {sb}) & 1: {o} = _with_sext({o})"]
+            texts += [repr("".join(pending))] if pending else []
+            pending = []
+            texts.append(f"{o}.text")
+            ops.append(o)
+        elif kind == "simm16":
+            fm = p["fmt"]
+            env[f"K{o}"] = _SIMM_KIND[fm]
+            L += [f"    x = {V} & 0xFFFF"]
+            if fm == "hex":
+                tx = "'%#x' % x"
+            elif fm in ("dec", "label"):
+                tx = "str(x)"
+            elif fm == "inl":
+                tx = "(str(x) if x <= 64 else '%#x' % x)"
+            else:
+                tx = f"_simm_text({fm!r}, x, TARGET, WAVE64)"
+                env["TARGET"], env["WAVE64"] = ctx.target, ctx.wave64
+            if e.get("omit0"):
+                if not pending or ops:
+                    return None         # not a shape this compiler knows: use render_entry
+                if pending[:-1]:
+                    texts.append(repr("".join(pending[:-1])))
+                sep = pending[-1]
+                pending = []
+                # LLVM omits a zero immediate together with the text before it
+                L += ["    if x:",
+                      f"        {o} = Operand({fld!r}, K{o}, x, 1, {tx})",
+                      f"        t{o} = {sep!r} + {o}.text",
+                      f"        ops = ({o},)",
+                      "    else:",
+                      f"        t{o} = ''",
+                      "        ops = ()"]
+                extra_ops = "ops"
+                texts.append(f"t{o}")
+                continue
+            sep = "".join(pending)
+            pending = []
+            L += [f"    {o} = Operand({fld!r}, K{o}, x, 1, {tx})"]
+            if sep:
+                texts.append(repr(sep))
+            texts.append(f"{o}.text")
+            ops.append(o)
+        elif kind == "lit":
+            env[f"TY{o}"] = p.get("t", "hex")
+            L += [f"    {o} = _lit_operand('literal', lit, TY{o})"]
+            if pending:
+                texts.append(repr("".join(pending)))
+                pending = []
+            texts.append(f"{o}.text")
+            ops.append(o)
+        elif kind == "smem_off":
+            env[f"T{o}"] = cms[p["cm"]] if "cm" in p else None
+            L += [f"    s{o}, {o} = _smem_off({V}, T{o})"]
+            if pending:
+                texts.append(repr("".join(pending)))
+                pending = []
+            texts.append(f"{o}.text")
+            ops.append(f"s{o}")
+            ops.append(o)
+        else:
+            return None
+    if pending:
+        texts.append(repr("".join(pending)))
+    L += [f"    text = {' + '.join(texts)}"]
+    for name, bits, dflt, const in m.get("g", ()):
+        conds = []
+        for b, c in zip(bits, const):
+            if b >= 0:
+                conds.append(f"({V} >> {b}) & 1 != {dflt}")
+            elif c != dflt:
+                conds = ["True"]
+                break
+        if conds:
+            env[f"G{len(env)}"] = (name, tuple(bits), tuple(const))
+            g = f"G{len(env) - 1}"
+            L += [f"    if {' or '.join(conds)}: text += _group_text({V}, *{g})"]
+    for b, t in m.get("fl", ()):
+        L += [f"    if ({V} >> {b}) & 1: text += {t!r}"]
+    om = m.get("om", -1)
+    if om >= 0:
+        L += [f"    if ({V} >> {om}) & 3: text += _OMOD_TEXT[({V} >> {om}) & 3]"]
+    # operands tuple (an SMEM soffset slot may be absent)
+    if extra_ops:
+        opx = extra_ops
+    elif any(o.startswith("s") for o in ops):
+        L += [f"    ops = tuple(o for o in ({', '.join(ops)},) if o is not None)"]
+        opx = "ops"
+    else:
+        opx = f"({', '.join(ops)}{',' if len(ops) == 1 else ''})"
+    flds = ", ".join(f"{nm!r}: ({V} >> {lo}) & {(1 << w) - 1}" if lo else f"{nm!r}: {V} & {(1 << w) - 1}"
+                     for nm, lo, w in LAYOUTS[lay])
+    L += [f"    return _tnew(_I, (base + pos, size, words, LAY, VARIANT, OP, NAME, {{{flds}}}, lit, "
+          f"{opx}, text))"]
+    body = "\n    ".join(L)
+    args = sorted(env)
+    key = (tuple(args), body)
+    make = _CFACTORIES.get(key)
+    if make is None:         # entries of the same shape share one compiled factory
+        g = {"_U": _U, "_Reject": _Reject, "_Trunc": _Trunc, "Operand": Operand,
+             "_lit_operand": _lit_operand, "_with_mods": _with_mods, "_with_sext": _with_sext,
+             "_group_text": _group_text, "_smem_off": _smem_off, "_simm_text": _simm_text,
+             "_OMOD_TEXT": _OMOD_TEXT, "_tnew": tuple.__new__, "_I": Instruction}
+        exec(f"def make({', '.join(args)}):\n    {body}\n    return dec", g)  # noqa: S102 (our table)
+        make = _CFACTORIES[key] = g["make"]
+    return make(*(env[a] for a in args))
+
+
+class _Trunc(Exception):
+    """Raised by a compiled decoder: the literal dword is missing."""
+
+
+def _generic_entry(ctx, enc, op, e):
+    """render_entry wrapped like a compiled decoder (shapes _compile_entry does not know)."""
+    lay = e.get("enc") or enc
+    two = enc in _TWO_WORD
     if e.get("_prep") != lay or "_cache" not in e:
-        _prep(e, lay, tab["_cm"])
-    if val & e["_rej"]:
-        raise DecodeError(base + pos, bytes(code[pos:pos + size]))
-    lit = None
-    need = e.get("lit", 0)
-    for lo, mk, lc in e["_lits"]:
-        if (val >> lo) & mk == lc:
-            need = 1
-    if need:
-        if pos + size + 4 > n:
-            raise DecodeError(base + pos, bytes(code[pos:n]), "truncated instruction (missing literal)")
-        lit = _u32(code, pos + size)
-        size += 4
-    key = (val, lit)
-    cache = e["_cache"]
-    r = cache.get(key)
-    if r is None:
+        _prep(e, lay, ctx.tab["_cm"])
+
+    def dec(code, pos, w0, base):
+        size = 8 if two else 4
+        val = w0 | (_U(code, pos + 4)[0] << 32) if two else w0
+        if val & e["_rej"]:
+            raise _Reject(size)
+        lit = None
+        need = e.get("lit", 0)
+        for lo, mk, lc in e["_lits"]:
+            if (val >> lo) & mk == lc:
+                need = 1
+        if need:
+            if pos + size + 4 > len(code):
+                raise _Trunc
+            lit = _U(code, pos + size)[0]
+            size += 4
         try:
-            r = render_entry(e, lay, val, lit, target, wave64)
+            text, ops = render_entry(e, lay, val, lit, ctx.target, ctx.wave64)
         except BadEncoding:
-            raise DecodeError(base + pos, bytes(code[pos:pos + size])) from None
-        if len(cache) < 4096:
-            cache[key] = r
-    text, ops = r
-    words = tuple(_u32(code, p) for p in range(pos, pos + size, 4))
-    return Instruction(base + pos, size, words, lay, e.get("variant", ""), op, e["name"], f, lit,
-                       ops, text)
+            raise _Reject(size) from None
+        words = tuple(_U(code, p)[0] for p in range(pos, pos + size, 4))
+        return new_instruction(base + pos, size, words, lay, e.get("variant", ""), op, e["name"],
+                               _fields(lay, val), lit, ops, text)
+    return dec
 
 
-def _decode_ext(code, pos, enc, f, e, target, wave64, base):
-    from .dpp_sdwa import decode_ext     # DPP16/DPP8/SDWA: wavelift/isa/dpp_sdwa.py
-    return decode_ext(code, pos, enc, f, target, wave64, base)
+# ----------------------------------------------------------------------------- per-target context
+class _Ctx:
+    """Everything decode_one needs for one (target, wave64), built on first use."""
+
+    def __init__(self, target, wave64):
+        self.dc = DecodeContext(target, wave64)          # validates the target
+        self.target, self.wave64 = target, wave64
+        self._tab = None
+        self.slot_tabs = {}
+        self.fns = {}                                    # encoding -> {opcode: decoder}
+        self.cache = {} if _RESULT_CACHE[0] else None
+        self.disp = tuple(self._handler(_classify9(i)) for i in range(512))
+
+    @property
+    def tab(self):
+        if self._tab is None:
+            self._tab = load_table(self.target, self.wave64)
+        return self._tab
+
+    def entry_fn(self, enc, op):
+        fns = self.fns.setdefault(enc, {})
+        fn = fns.get(op)
+        if fn is None:
+            e = self.tab[enc].get(op)
+            if e is None:
+                fn = None
+            else:
+                fn = _compile_entry(self, enc, op, e) or _generic_entry(self, enc, op, e)
+            fns[op] = fn = fn or _no_entry
+        return fn
+
+    def _handler(self, enc):
+        if not enc:
+            return _h_invalid
+        if enc in MEMORY_ENCODINGS:
+            return self._h_memory(enc)
+        return self._h_alu(enc)
+
+    def _h_memory(self, enc):
+        from .memory import decoder_for
+        dec = decoder_for(self.target, enc)
+
+        def h(code, pos, w0, base):
+            if pos + 20 <= len(code):
+                words = _U5(code, pos)
+            else:
+                words = tuple(_U(code, p)[0] for p in range(pos, len(code) - 3, 4))
+            return dec(words, base + pos)
+        return h
+
+    def _h_alu(self, enc):
+        lo, mk = _LAY_POS[enc]["op"]
+        two = enc in _TWO_WORD
+        ext = enc in ("VOP1", "VOP2", "VOPC")
+        fns = self.fns.setdefault(enc, {})
+        entry_fn = self.entry_fn
+        target, wave64 = self.target, self.wave64
+
+        def h(code, pos, w0, base):
+            if two:
+                if pos + 8 > len(code):
+                    raise DecodeError(base + pos, bytes(code[pos:]), "truncated instruction")
+            op = (w0 >> lo) & mk        # the opcode is in the first dword in every encoding
+            fn = fns.get(op) or entry_fn(enc, op)
+            if ext and (w0 & 0x1FF) in _EXT_MARKS and fn is not _no_entry:
+                from .dpp_sdwa import decode_ext     # DPP16/DPP8/SDWA: wavelift/isa/dpp_sdwa.py
+                ins = decode_ext(code, pos, enc, _fields(enc, w0), target, wave64, base)
+                if ins is not None:
+                    return ins
+            try:
+                return fn(code, pos, w0, base)
+            except _Reject as r:
+                size = r.args[0] if r.args else (8 if two else 4)
+                raise DecodeError(base + pos, bytes(code[pos:pos + size])) from None
+            except _Trunc:
+                raise DecodeError(base + pos, bytes(code[pos:]),
+                                  "truncated instruction (missing literal)") from None
+        return h
 
 
-def _rebase(ins, off):
-    return Instruction(off, ins.size, ins.words, ins.encoding, ins.variant, ins.opcode, ins.name,
-                       ins.fields, ins.literal, ins.operands, ins.text)
+def _no_entry(code, pos, w0, base):
+    raise _Reject
+
+
+def _h_invalid(code, pos, w0, base):
+    raise DecodeError(base + pos, bytes(code[pos:pos + 4]))
+
+
+def _classify9(top9):
+    """Encoding of every first dword whose top 9 bits are ``top9`` (all that classify reads)."""
+    return classify(top9 << 23)
+
+
+_CTXS = {}
+_RESULT_CACHE = [True]
+_CACHE_MAX = 1 << 16
+
+
+def _context(target, wave64):
+    key = (target, bool(wave64))
+    ctx = _CTXS.get(key)
+    if ctx is None:
+        ctx = _CTXS[key] = _Ctx(target, bool(wave64))
+        _CTXS[(target, wave64)] = ctx
+    return ctx
+
+
+def set_result_cache(enabled: bool) -> bool:
+    """Turn decode_one's result cache on/off (off = every instruction decoded from scratch, as
+    bench/bench_decode.py's *cold* pass measures); clears it either way.  Returns the old
+    setting."""
+    old = _RESULT_CACHE[0]
+    _RESULT_CACHE[0] = bool(enabled)
+    for ctx in _CTXS.values():
+        ctx.cache = {} if enabled else None
+    return old
+
+
+def _store(cache, w0, ins):
+    words = ins.words
+    if ins.size != 4 * len(words) or words[0] != w0:
+        return
+    if len(cache) >= _CACHE_MAX:
+        cache.clear()
+    if len(words) == 1:
+        cache[w0] = ins
+        return
+    node = cache.get(w0)
+    if node.__class__ is not dict:
+        node = cache[w0] = {}
+    for w in words[1:-1]:
+        nxt = node.get(w)
+        if nxt.__class__ is not dict:
+            nxt = node[w] = {}
+        node = nxt
+    node[words[-1]] = ins
+
+
+# ----------------------------------------------------------------------------- decode
+def decode_one(code, pos=0, target="gfx1030", wave64=False, base=0) -> Instruction:
+    """The instruction at byte ``pos`` of ``code`` (its ``offset`` is ``base + pos``).
+
+    Results are cached per (target, wave size) keyed by the instruction's own dwords (its text
+    depends on nothing else: branch targets print as LLVM's immediate); a hit at another offset
+    is a copy with ``offset`` swapped, sharing ``fields``/``operands`` (treat them read-only).
+    Invalid bytes are not cached."""
+    ctx = _CTXS.get((target, wave64))
+    if ctx is None:
+        ctx = _context(target, wave64)
+    if not isinstance(code, (bytes, bytearray, memoryview)):
+        code = bytes(code)
+    n = len(code)
+    if pos + 4 > n or pos < 0:
+        raise DecodeError(base + pos, bytes(code[pos:n]), "truncated instruction")
+    w0 = _U(code, pos)[0]
+    cache = ctx.cache
+    if cache is None:
+        return ctx.disp[w0 >> 23](code, pos, w0, base)
+    node = cache.get(w0)
+    if node is not None:
+        p = pos
+        while node.__class__ is dict:
+            p += 4
+            if p + 4 > n:
+                break
+            node = node.get(_U(code, p)[0])
+            if node is None:
+                break
+        else:
+            off = base + pos
+            return node if node.offset == off else moved(node, off)
+    ins = ctx.disp[w0 >> 23](code, pos, w0, base)
+    _store(cache, w0, ins)
+    return ins
 
 
 def decode(code, target="gfx1030", wave64=False, base=0) -> list:

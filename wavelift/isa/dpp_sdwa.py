@@ -58,11 +58,17 @@ def load_dpp_table(target: str) -> dict:
         for enc, ops in raw.get(key, {}).items():
             t[enc] = {int(k): v for k, v in ops.items()}
         out[key] = t
-        out[key + "_sdst_bad"] = frozenset(raw.get(key + "_sdst_bad", ()))
+        out[key + "_sdst_cm"] = _sdst_cm(raw, key)
         out[key + "_src_bad"] = frozenset(raw.get(key + "_src_bad", ()))
     out["sel"] = {int(k): v for k, v in out["names"].get("sel", {}).items()}
     out["dst_unused"] = {int(k): v for k, v in out["names"].get("dst_unused", {}).items()}
     return out
+
+
+def _sdst_cm(raw, key):
+    """Code map of the VOPC SDWA sdst (SD=1): the text LLVM prints per 7-bit code (an odd SGPR
+    pair in wave64 prints aligned down, as LLVM does), None where LLVM rejects it."""
+    return tuple(raw[key + "_sdst_cm"])
 
 
 # ----------------------------------------------------------------------------- DPP controls
@@ -143,7 +149,7 @@ def _src(p, f, sdwa):
     return _wrap(op, "neg" in mods, "abs" in mods, "sext" in mods)
 
 
-def render_parts(e, f, sdwa, wave64):
+def render_parts(e, f, sdwa, wave64, sdst_cm=None):
     """Printed mnemonic + operands (no controls) of entry ``e`` and the Operand tuple."""
     from .operands import sreg_name
     out = [e["name_p"]]
@@ -160,16 +166,21 @@ def render_parts(e, f, sdwa, wave64):
             op = _src(p, f, sdwa)
         else:  # sdst of VOPC SDWA: vcc unless SD
             n = p.get("n", 1)
-            x = f["sdst"] if f.get("sd") else 106
-            op = Operand("sdst", "special" if x >= 106 else "sgpr", x, n, sreg_name(x, n))
+            if f.get("sd"):
+                x = f["sdst"]
+                t = sdst_cm[x] if sdst_cm is not None else sreg_name(x, n)
+            else:
+                x, t = 106, sreg_name(106, n)
+            kind = "sgpr" if x <= 105 else "ttmp" if 108 <= x <= 123 else "special"
+            op = Operand("sdst", kind, x, n, t)
         ops.append(op)
         out.append(op.text)
     return "".join(out), tuple(ops)
 
 
-def render_sdwa(e, f, names_sel, names_unused, wave64):
+def render_sdwa(e, f, names_sel, names_unused, wave64, sdst_cm=None):
     """Full text of an SDWA instruction (``f`` holds fields and ``_p``, the printed-flag map)."""
-    head, ops = render_parts(e, f, True, wave64)
+    head, ops = render_parts(e, f, True, wave64, sdst_cm)
     s = [head]
     p = f["_p"]
     if p.get("clamp") and f.get("clamp"):
@@ -273,10 +284,10 @@ def decode_ext(code, pos, enc, f0, target, wave64, base=0):
                 if p["k"] == "src" and f[p["f"]] < 256 and (f[p["f"]] in p.get("bad", ())
                                                              or f[p["f"]] in tab[wkey + "_src_bad"]):
                     raise bad()
-                if p["k"] == "sdst" and f.get("sd") and f["sdst"] in tab[wkey + "_sdst_bad"]:
+                if p["k"] == "sdst" and f.get("sd") and tab[wkey + "_sdst_cm"][f["sdst"]] is None:
                     raise bad()
         f["_p"] = _printed(e)
-        text, ops = render_sdwa(e, f, tab["sel"], tab["dst_unused"], wave64)
+        text, ops = render_sdwa(e, f, tab["sel"], tab["dst_unused"], wave64, tab[wkey + "_sdst_cm"])
     del f["_p"]
     for k in ("r17", "r22", "r30"):
         f.pop(k, None)

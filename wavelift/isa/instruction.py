@@ -11,7 +11,8 @@ holds every dword from ``pos`` that is available (at least the instruction's own
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from operator import itemgetter as _itemgetter
 from typing import Optional
 
 from .operands import Operand
@@ -50,24 +51,83 @@ class DecodeContext:
             raise ValueError(f"unsupported target {self.target!r} (supported: {', '.join(TARGETS)})")
 
 
-@dataclass(frozen=True, slots=True)
-class Instruction:
-    offset: int                 # byte offset (includes decode's ``base``)
-    size: int                   # bytes, including a literal
-    words: tuple                # dwords of the instruction, literal included
-    encoding: str               # one of ENCODINGS
-    variant: str                # one of VARIANTS
-    opcode: int
-    name: str                   # LLVM mnemonic without _e32/_e64/_dpp/_sdwa
-    fields: dict = field(hash=False, compare=True)   # raw bit fields
-    literal: Optional[int]      # 32-bit literal dword or None
-    operands: tuple             # Operand, in printed order
-    text: str                   # full LLVM line
+_ATTRS = ("offset", "size", "words", "encoding", "variant", "opcode", "name", "fields",
+          "literal", "operands", "text")
+
+
+class Instruction(tuple):
+    """One decoded instruction (immutable).
+
+    Attributes (in this order)::
+
+        offset: int        byte offset (includes decode's ``base``)
+        size: int          bytes, including a literal
+        words: tuple       dwords of the instruction, literal included
+        encoding: str      one of ENCODINGS
+        variant: str       one of VARIANTS
+        opcode: int
+        name: str          LLVM mnemonic without _e32/_e64/_dpp/_sdwa
+        fields: dict       raw bit fields (shared between decodes of the same bytes: read-only)
+        literal: int|None  32-bit literal dword or None
+        operands: tuple    Operand, in printed order
+        text: str          full LLVM line
+
+    A tuple underneath (like a named tuple) because building one is the largest single cost of
+    decoding; compare/hash as the attributes (``fields`` is left out of the hash).
+    """
+    __slots__ = ()
+
+    def __new__(cls, offset, size, words, encoding, variant, opcode, name, fields, literal,
+                operands, text):
+        return tuple.__new__(cls, (offset, size, words, encoding, variant, opcode, name, fields,
+                                   literal, operands, text))
+
+    offset = property(_itemgetter(0))
+    size = property(_itemgetter(1))
+    words = property(_itemgetter(2))
+    encoding = property(_itemgetter(3))
+    variant = property(_itemgetter(4))
+    opcode = property(_itemgetter(5))
+    name = property(_itemgetter(6))
+    fields = property(_itemgetter(7))
+    literal = property(_itemgetter(8))
+    operands = property(_itemgetter(9))
+    text = property(_itemgetter(10))
+
+    def __getnewargs__(self):
+        return tuple(self)
+
+    def __repr__(self) -> str:
+        return "Instruction(" + ", ".join(f"{a}={v!r}" for a, v in zip(_ATTRS, self)) + ")"
+
+    def __hash__(self):
+        return hash(self[:7] + self[8:])
+
+    def __eq__(self, other):
+        return other.__class__ is Instruction and tuple.__eq__(self, other)
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    def _replace(self, **kw):
+        return tuple.__new__(Instruction, tuple(kw.pop(a, v) for a, v in zip(_ATTRS, self)))
 
     def __str__(self) -> str:
-        return self.text
+        return self[10]
 
     @property
     def mnemonic(self) -> str:
         """The printed mnemonic (with _e32/_e64/_dpp/_sdwa where LLVM prints one)."""
-        return self.text.split(" ", 1)[0]
+        return self[10].split(" ", 1)[0]
+
+
+def new_instruction(offset, size, words, encoding, variant, opcode, name, fields, literal,
+                    operands, text, _new=tuple.__new__, _I=Instruction):
+    """``Instruction(...)``, a little faster (the decoders' hot path)."""
+    return _new(_I, (offset, size, words, encoding, variant, opcode, name, fields, literal,
+                     operands, text))
+
+
+def moved(ins, offset, _new=tuple.__new__, _I=Instruction):
+    """``ins`` at byte offset ``offset`` (every other attribute shared, read-only)."""
+    return _new(_I, (offset,) + ins[1:])

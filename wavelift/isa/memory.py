@@ -15,18 +15,16 @@ widths of the variant it decodes before resizing.  This file only knows the bit 
 modifiers are spelled, and LLVM's rule for giving up a resize (a register past v255).
 
 Speed: each table entry of DS/MUBUF/MTBUF/FLAT is compiled once into a renderer (entries of the
-same shape share one generated factory); register and scalar operands are prebuilt per value;
-and whole results are cached per target keyed by the instruction's own dwords (a hit at another
-offset is a copy with ``offset`` swapped; ``fields``/``operands`` are shared, read-only).
+same shape share one generated factory); register and scalar operands are prebuilt per value.
+Whole results are cached by `wavelift.isa.decoder.decode_one` (one cache for all encodings).
 """
 from __future__ import annotations
 
-import dataclasses
 import json
 import pathlib
 from functools import lru_cache
 
-from .instruction import DecodeError, Instruction
+from .instruction import DecodeError, Instruction, new_instruction
 from .operands import Operand, fmt_literal, vreg_name
 
 __all__ = ["decode_memory", "load_memory_table", "MEMORY_ENCODING_NAMES"]
@@ -462,98 +460,67 @@ def _decode_vintrp(T, words, pos, f):
 
 
 # --------------------------------------------------------------------------------------------
-# Instruction construction without the frozen dataclass's __init__ (11 object.__setattr__
-# calls); used only while Instruction is the plain slotted dataclass this was written for.
-_SLOTS = ("offset", "size", "words", "encoding", "variant", "opcode", "name", "fields",
-          "literal", "operands", "text")
-if getattr(Instruction, "__slots__", None) == _SLOTS and not hasattr(Instruction, "__post_init__"):
-    _D = tuple(Instruction.__dict__[s].__set__ for s in _SLOTS)
-    _new = object.__new__
-
-    def _new_instruction(offset, size, words, encoding, variant, opcode, name, fields, literal,
-                         operands, text, _I=Instruction, _D=_D, _new=_new):
-        ins = _new(_I)
-        d0, d1, d2, d3, d4, d5, d6, d7, d8, d9, d10 = _D
-        d0(ins, offset), d1(ins, size), d2(ins, words), d3(ins, encoding), d4(ins, variant)
-        d5(ins, opcode), d6(ins, name), d7(ins, fields), d8(ins, literal), d9(ins, operands)
-        d10(ins, text)
-        return ins
-
-    def _at(ins, offset, _I=Instruction, _D=_D, _new=_new):
-        """``ins`` moved to byte offset ``offset`` (everything else shared)."""
-        new = _new(_I)
-        d0, d1, d2, d3, d4, d5, d6, d7, d8, d9, d10 = _D
-        d0(new, offset), d1(new, ins.size), d2(new, ins.words), d3(new, ins.encoding)
-        d4(new, ins.variant), d5(new, ins.opcode), d6(new, ins.name), d7(new, ins.fields)
-        d8(new, ins.literal), d9(new, ins.operands), d10(new, ins.text)
-        return new
-else:                                               # pragma: no cover - Instruction changed
-    _new_instruction = Instruction
-
-    def _at(ins, offset):
-        return dataclasses.replace(ins, offset=offset)
-
-
-# --------------------------------------------------------------------------------------------
-# results cache: the decode of a memory instruction depends only on its own dwords (and the
-# target), so results are kept per target keyed by those dwords; a hit at another byte offset
-# gets a copy with the offset swapped.  ``fields``/``operands`` are shared: treat them as
-# read-only.  Invalid encodings are cached too (re-raised with the caller's offset).
-_MIMG_T, _MUBUF_T, _MTBUF_T, _VINTRP_T = 0x3C, 0x38, 0x3A, 0x32
-_CACHE_MAX = 1 << 17
-_CACHES = {}
-
-
-def _clear_cache():
-    for c in _CACHES.values():
-        c.clear()
-
-
-def _caches_for(target):
-    c = _CACHES[target] = {e: {} for e in MEMORY_ENCODING_NAMES + ("GLOBAL", "SCRATCH")}
-    return c
+_new_instruction = new_instruction
 
 
 def decode_memory(encoding: str, words: tuple, pos: int, ctx) -> Instruction:
-    """Decode one memory-encoding instruction from ``words`` (dwords available at ``pos``)."""
-    try:
+    """Decode one memory-encoding instruction from ``words`` (dwords available at ``pos``).
+
+    Not cached here: `wavelift.isa.decoder.decode_one` keeps the one result cache of all
+    encodings."""
+    return _decode_uncached(encoding, words, pos, ctx)
+
+
+_tnew = tuple.__new__                                         # Instruction is a tuple
+_KEY_EXTRA = {"DS": 0, "MUBUF": 1, "MTBUF": 2, "FLAT": 3}      # see _mode_key
+
+
+class _Ctx:
+    __slots__ = ("target",)
+
+    def __init__(self, target):
+        self.target = target
+
+
+def decoder_for(target: str, encoding: str):
+    """``dec(words, pos) -> Instruction``: decode_memory for one target and encoding, with the
+    dispatch done once (`wavelift.isa.decoder` calls this per instruction)."""
+    enc = encoding if encoding not in ("GLOBAL", "SCRATCH") else "FLAT"
+    if enc not in _MODE_MASK:
+        ctx = _Ctx(target)
+        return lambda words, pos: _decode_uncached(encoding, words, pos, ctx)
+    T = _target(target)
+    fields, forms, mask, kx = T.fields[enc], T.forms[enc], _MODE_MASK[enc], _KEY_EXTRA[enc]
+    flat = enc == "FLAT"
+
+    def dec(words, pos):
+        if len(words) < 2:
+            raise _bad(pos, words, len(words), "truncated instruction")
         w0 = words[0]
-        cache = (_CACHES.get(ctx.target) or _caches_for(ctx.target))[encoding]
-    except (IndexError, KeyError):
-        return _decode_uncached(encoding, words, pos, ctx)
-    # how many leading dwords determine the decode; all of them form the key
-    t = w0 >> 26
-    if t == _MIMG_T:
-        n = 2 + (w0 >> 1 & 3)
-    elif t == _VINTRP_T:
-        n = 1
-    elif (t == _MUBUF_T or t == _MTBUF_T) and len(words) > 1 and words[1] >> 24 == 255:
-        n = 3
-    else:
-        n = 2
-    key = words[:n]
-    if len(key) < n:
-        return _decode_uncached(encoding, words, pos, ctx)
-    if key.__class__ is not tuple:
-        key = tuple(key)
-    hit = cache.get(key)
-    if hit is not None:
-        if hit.__class__ is tuple:                      # a cached DecodeError
-            raise DecodeError(pos, hit[0], hit[1])
-        if hit.offset != pos:
-            hit = cache[key] = _at(hit, pos)
-        return hit
-    if len(cache) >= _CACHE_MAX:
-        cache.clear()
-    try:
-        ins = _decode_uncached(encoding, words, pos, ctx)
-    except DecodeError as err:
-        if len(err.bytes) <= 4 * n and err.reason == "invalid instruction":
-            cache[key] = (err.bytes, err.reason)
-        raise
-    if ins.size <= 4 * n:
-        cache[key] = ins
-    return ins
+        w1 = words[1]
+        k = w0 & mask                   # == _mode_key(enc, w0, w1)
+        if kx == 1:
+            k |= w1 >> 23 & 1
+        elif kx == 2:
+            k |= (w1 >> 23 & 1) | (w1 >> 20 & 2)
+        elif kx == 3:
+            k |= (w1 >> 16 & 0x7F) == 0x7D
+        f = fields(w0, w1)
+        form = forms.get(k, False)
+        if form is False:
+            form = T.form(enc, w0, w1, f)
+        if form is None:
+            raise _bad(pos, words, 2)
+        try:
+            ops, text, n, lit = form.render(f, words)
+        except _Bad:
+            raise _bad(pos, words, 2) from None
+        except _Trunc:
+            raise _bad(pos, words, len(words), "truncated instruction (missing literal)") from None
+        return _tnew(Instruction, (pos, 4 * n, (w0, w1) if n == 2 else tuple(words[:n]),
+                                   _SEG_ENC[f["seg"]] if flat else enc, "", form.op, form.name,
+                                   f, lit, ops, text))
+    return dec
 
 
 def _decode_uncached(encoding: str, words: tuple, pos: int, ctx) -> Instruction:

@@ -7,24 +7,51 @@ is also an inline constant prints as that constant (a f32 literal 0x3f800000 pri
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
+from operator import itemgetter as _itemgetter
 from functools import lru_cache
 
 __all__ = ["Operand", "sreg_name", "vreg_name", "src_name", "fmt_literal", "inline_text",
            "LITERAL_FORMATS", "INV2PI_TEXT"]
 
 
-@dataclass(frozen=True, slots=True)
-class Operand:
-    role: str      # "vdst", "sdst", "src0", "src1", "src2", "vsrc1", "simm16", "offset", ...
-    kind: str      # "sgpr","vgpr","ttmp","special","inline_int","inline_float","literal","imm",
-                   # "label","hwreg","sendmsg","waitcnt","modifier",...
-    index: int     # first register, or raw value
-    count: int     # dwords in a register range (1 for non-registers)
-    text: str      # as LLVM prints it
+class Operand(tuple):
+    """One printed operand (immutable; a tuple underneath, like a named tuple, because decoding
+    builds many)::
+
+        role: str    "vdst", "sdst", "src0", "src1", "src2", "vsrc1", "simm16", "offset", ...
+        kind: str    "sgpr","vgpr","ttmp","special","inline_int","inline_float","literal","imm",
+                     "label","hwreg","sendmsg","waitcnt","modifier",...
+        index: int   first register, or raw value
+        count: int   dwords in a register range (1 for non-registers)
+        text: str    as LLVM prints it
+    """
+    __slots__ = ()
+
+    def __new__(cls, role, kind, index, count, text):
+        return tuple.__new__(cls, (role, kind, index, count, text))
+
+    role = property(_itemgetter(0))
+    kind = property(_itemgetter(1))
+    index = property(_itemgetter(2))
+    count = property(_itemgetter(3))
+    text = property(_itemgetter(4))
+
+    def __getnewargs__(self):
+        return tuple(self)
+
+    def __repr__(self) -> str:
+        return "Operand(role=%r, kind=%r, index=%r, count=%r, text=%r)" % tuple(self)
+
+    def __eq__(self, other):
+        return other.__class__ is Operand and tuple.__eq__(self, other)
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    __hash__ = tuple.__hash__
 
     def __str__(self) -> str:
-        return self.text
+        return self[4]
 
 
 INV2PI_TEXT = {16: "0.15915494", 32: "0.15915494", 64: "0.15915494309189532"}

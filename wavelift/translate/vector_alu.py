@@ -63,7 +63,12 @@ def _mode_bit(b, bit):
 
 
 def _is_snan(b, t, x):
-    return b.cmp("ne", "u32", b.emit("isclass", "u32", x, C(b, "u32", 1)), C(b, "u32", 0))
+    st = {16: "u16", 32: "u32", 64: "u64"}[BITS[t]]
+    inf, quiet = {16: (0x7C00, 0x200), 32: (0x7F800000, 1 << 22), 64: (0x7FF0000000000000, 1 << 51)}[BITS[t]]
+    v = b.bitcast(st, x)
+    mag = b.bin("and", st, v, C(b, st, (1 << (BITS[t] - 1)) - 1))
+    nan = b.cmp("gt", st, mag, C(b, st, inf))
+    return b.bin("and", "b1", nan, b.cmp("eq", st, b.bin("and", st, v, C(b, st, quiet)), C(b, st, 0)))
 
 
 def _fmm(b, kind, t, x, y):
@@ -504,6 +509,11 @@ def _legacy_mul(b, t, x, y):
     return b.select(z, C(b, t, 0.0), b.bin("fmul", t, x, y))
 
 
+def _mad(b, t, p, z):
+    p = b.emit("fin", t, b.emit("fout", t, p))
+    return b.bin("fadd", t, p, z)
+
+
 def _legacy_fma(b, t, x, y, acc):
     z = b.bin("or", "b1", b.cmp("eq", t, x, C(b, t, 0.0)), b.cmp("eq", t, y, C(b, t, 0.0)))
     return b.select(z, acc, b.emit("fma", t, x, y, acc))
@@ -566,6 +576,15 @@ OPS.update({
     "v_dot4c_i32_i8": (I32, [U32, U32, U32], _wrap32(_dot_int(4, 8, True))),
     "v_cvt_pk_i16_i32": (U32, [I32, I32], lambda b, t, x, y: _pack16(b, _sat_i16(b, x), _sat_i16(b, y))),
     "v_cvt_pk_u8_f32": (U32, [F32, U32, U32], _cvt_pk_u8_f32),
+    # GFX10.1 only: v_mad/mac_f32 are not fused (product rounded, then the sum; MODE flushing
+    # applies to the intermediate product as to a result); legacy: a zero factor gives +0 * ...
+    "v_mad_f32": (F32, [F32] * 3, lambda b, t, x, y, z: _mad(b, t, b.bin("fmul", t, x, y), z)),
+    "v_mac_f32": (F32, [F32] * 3, lambda b, t, x, y, z: _mad(b, t, b.bin("fmul", t, x, y), z)),
+    "v_madmk_f32": (F32, [F32] * 3, lambda b, t, x, y, z: _mad(b, t, b.bin("fmul", t, x, y), z)),
+    "v_madak_f32": (F32, [F32] * 3, lambda b, t, x, y, z: _mad(b, t, b.bin("fmul", t, x, y), z)),
+    "v_mad_legacy_f32": (F32, [F32] * 3, lambda b, t, x, y, z: _mad(b, t, _legacy_mul(b, t, x, y), z)),
+    "v_mac_legacy_f32": (F32, [F32] * 3, lambda b, t, x, y, z: _mad(b, t, _legacy_mul(b, t, x, y), z)),
+    "v_mul_lo_i32": (U32, [U32, U32], _f("mul")),
     "v_cvt_pknorm_i16_f32": (U32, [F32, F32], _cvt_pknorm(True)),
     "v_cvt_pknorm_u16_f32": (U32, [F32, F32], _cvt_pknorm(False)),
     "v_cvt_pknorm_i16_f16": (U32, [F16, F16], _cvt_pknorm(True)),
@@ -654,7 +673,8 @@ NO_DENORM = {"v_mov_b32", "v_mov_b16", "v_cvt_pkrtz_f16_f32", "v_pack_b32_f16", 
 # ISA: "input denormals are not flushed" (the output is)
 NO_FIN = {"v_div_fmas_f32", "v_div_fmas_f64"}
 # ops that read src2 from the destination register (VOP2 "mac" forms)
-MAC = {"v_fmac_f32", "v_fmac_f16", "v_fmac_legacy_f32", "v_dot2c_f32_f16", "v_dot4c_i32_i8"}
+MAC = {"v_fmac_f32", "v_fmac_f16", "v_fmac_legacy_f32", "v_dot2c_f32_f16", "v_dot4c_i32_i8", "v_mac_f32",
+       "v_mac_legacy_f32"}
 
 # VOP3P packed 16-bit: name -> (lane type, fn)
 PK_OPS = {
@@ -827,6 +847,10 @@ def translate(ins, b: Builder):
         srcs = [s.get(0, F32), read_src(b, ins, 255, F32), s.get(1, F32)]
     elif n == "v_fmaak_f32":
         srcs = [s.get(0, F32), s.get(1, F32), read_src(b, ins, 255, F32)]
+    elif n == "v_madmk_f32":
+        srcs = [s.get(0, F32), read_src(b, ins, 255, F32), s.get(1, F32)]
+    elif n == "v_madak_f32":
+        srcs = [s.get(0, F32), s.get(1, F32), read_src(b, ins, 255, F32)]
     elif n == "v_fmamk_f16":
         srcs = [s.get(0, F16), read_src(b, ins, 255, F16), s.get(1, F16)]
     elif n == "v_fmaak_f16":
@@ -934,7 +958,10 @@ def _addsub_co(ins, b):
         cin = b.cvt("u64", b.maskbit(read_lanemask(b, cin_reg, ins.literal)))
         r = b.bin(op, "u64", r, cin)
     carry = b.cmp("ne", "u32", b.hi32(r), C(b, "u32", 0))
-    write_result(ins, b, b.lo32(r))
+    lo = b.lo32(r)
+    if ins.fields.get("clamp", 0):      # saturate: a carry gives 0xffffffff, a borrow 0
+        lo = b.select(carry, C(b, "u32", 0xFFFFFFFF if op == "add" else 0), lo)
+    write_result(ins, b, lo)
     write_lanemask(b, _carry_out_reg(ins), ballot(b, carry))
 
 
@@ -954,6 +981,13 @@ def _mad64(ins, b):
         carry = b.cmp("lt", "i64", ov, C(b, "i64", 0))
     else:
         carry = b.cmp("lt", "u64", r, z)
+    if ins.fields.get("clamp", 0):      # saturate to the 64-bit range
+        if signed:
+            sat = b.select(b.cmp("lt", "i64", b.bitcast("i64", z), C(b, "i64", 0)),
+                           C(b, "u64", 1 << 63), C(b, "u64", (1 << 63) - 1))
+        else:
+            sat = C(b, "u64", (1 << 64) - 1)
+        r = b.select(carry, sat, r)
     write_result(ins, b, r)
     write_lanemask(b, _carry_out_reg(ins), ballot(b, carry))
 
@@ -1238,3 +1272,26 @@ def _pk_fmac_f16(ins, b):
 
 
 SPECIAL["v_pk_fmac_f16"] = _pk_fmac_f16
+
+
+def _mqsad_u32_u8(ins, b):
+    """v_mqsad_u32_u8: four msad_u8 over byte windows of the 64-bit S0, each added to one 32-bit
+    element of the 128-bit S2; 128-bit result."""
+    f = ins.fields
+    s = Srcs(ins, b)
+    x = s.get(0, U64)
+    y = s.get(1, U32)
+    code = f["src2"]
+    if code >= 256:
+        acc = [b.vget(code - 256 + k) for k in range(4)]
+    elif code < 106:
+        acc = [b.sget(code + k) for k in range(4)]
+    else:
+        z = read_src(b, ins, code, U32)
+        acc = [z] + [C(b, "u32", 0)] * 3
+    for k in range(4):
+        win = b.lo32(b.bin("shr", "u64", x, C(b, "u64", 8 * k)))
+        b.vset(f["vdst"] + k, _sad_u8(b, win, y, acc[k], True))
+
+
+SPECIAL["v_mqsad_u32_u8"] = _mqsad_u32_u8

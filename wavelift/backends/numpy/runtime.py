@@ -267,9 +267,12 @@ class Runtime:
         t = (k[:, None] * L + np.arange(L)[None, :]).astype(np.int64)   # thread index
         TX, TY, TT = tx[grp][:, None], ty[grp][:, None], threads[grp][:, None]
         active = t < TT
-        lx = t % TX
-        ly = (t // TX) % TY
-        lz = t // (TX * TY)
+        if (ty == 1).all() and (tz == 1).all():          # 1-D workgroups: no divisions
+            lx, ly, lz = t, np.zeros((1, 1), np.int64), np.zeros((1, 1), np.int64)
+        else:
+            lx = t % TX
+            ly = (t // TX) % TY
+            lz = t // (TX * TY)
         self.batch_waves = n
         self.wave_group = grp
         S = np.zeros((NUM_SREGS, n, 1), np.uint32)
