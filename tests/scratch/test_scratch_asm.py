@@ -90,8 +90,12 @@ def test_widths_both_ways(wave64, mode):
     ("v_mov_b32 v4, 0x400\nscratch_store_dword v4, v0, off\n", "past the wave's bytes"),
     ("v_mov_b32 v4, 0x3fc\nscratch_store_dword v4, v0, off\nv_mov_b32 v4, 0x400\n"
      "scratch_load_dword v2, v4, off\n", "load past the end"),
-    ("v_mov_b32 v4, 2\nscratch_store_dword v4, v0, off\n", "misaligned dword"),
-    ("v_mov_b32 v4, 3\nscratch_store_short v4, v0, off\n", "half across dwords"),
+    # MUBUF scratch keeps the alignment rule (LLVM never emits it misaligned on GFX10)
+    ("v_mov_b32 v4, 2\nbuffer_store_dword v0, v4, s[0:3], 0 offen\n", "misaligned dword"),
+    ("v_mov_b32 v4, 3\nbuffer_store_short v0, v4, s[0:3], 0 offen\n", "half across dwords"),
+    ("v_mov_b32 v4, 1\nbuffer_load_dword v2, v4, s[0:3], 0 offen\n", "misaligned dword load"),
+    # a flat-scratch access crossing a dword is in range, but not past the wave's bytes
+    ("v_mov_b32 v4, 0x3fe\nscratch_store_dword v4, v0, off\n", "unaligned dword past the end"),
     ("v_mov_b32 v4, -4\nscratch_load_dword v2, v4, off\n", "negative offset"),
     ("v_mov_b32 v4, 0x80000000\nscratch_store_dword v4, v0, off\n", "offset that would wrap"),
     ("s_mov_b32 s8, 0x8000\nbuffer_store_dword v0, off, s[0:3], s8\n", "soffset past the end"),
@@ -103,6 +107,35 @@ def test_out_of_range_and_misaligned_are_escapes(src, what, mode):
     assert not res.landed and res.refusal.code == "escape", what
     assert res.escapes[0].kind == "scratch"
     assert (r.out_words() == 0x5A5A5A5A).all(), "an escaping dispatch landed something"
+
+
+# scratch_* (flat scratch) accesses that cross a dword: LLVM emits them whenever flat scratch
+# is enabled (clang -O2 byte arrays), and each byte stays in the lane's own linear space.
+UNALIGNED_FLAT = """
+v_mov_b32 v4, 2
+v_lshlrev_b32 v1, 8, v0
+v_or_b32 v1, 0x44332211, v1
+scratch_store_dword v4, v1, off                          ; bytes 2..5 of this lane
+scratch_load_ubyte v5, v4, off offset:2                  ; byte 4 = 0x33 (next dword, same lane)
+scratch_load_ushort v6, v4, off offset:1                 ; bytes 3..4 = 0x3322 | (L << 8 & 0xff00)
+scratch_load_dword v2, v4, off                           ; the whole word back
+s_waitcnt vmcnt(0)
+v_add_nc_u32 v2, v2, v5
+v_xor_b32 v2, v2, v6
+""" + STORE_OUT
+
+
+@pytest.mark.parametrize("mode", ["wave", "lane"])
+@pytest.mark.parametrize("wave64", [False, True])
+def test_unaligned_flat_scratch_stays_in_the_lane(wave64, mode):
+    W = 64 if wave64 else 32
+    r = ScratchRig(UNALIGNED_FLAT, wave64)
+    res = r.run(mode=mode, wavesize_kib=4)
+    assert res.landed, res.refusal
+    L = np.arange(W, dtype=np.uint32)
+    word = np.uint32(0x44332211) | (L << 8)
+    want = (word + np.uint32(0x33)) ^ ((word >> 8) & np.uint32(0xFFFF))
+    np.testing.assert_array_equal(r.out_words(W), want.astype(np.uint32))
 
 
 def test_last_dword_of_the_wave_is_in_range():

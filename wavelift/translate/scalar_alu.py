@@ -250,10 +250,9 @@ def sop1(ins, b: Builder):
         x = _src(b, ins, "ssrc0", st)
         neg = b.cmp("lt", st, x, _c(b, st, 0))
         y = b.bitcast(t, b.select(neg, b.un("not", st, x), x))
-        r = b.cvt("i32", b.un("clz", t, y))
-        # the count is of leading bits equal to the sign bit, excluding it; 0/-1 give -1
-        r = b.select(b.cmp("eq", "i32", r, _c(b, "i32", -1)), r, b.bin("sub", "i32", r, _c(b, "i32", 1)))
-        write_sdst(b, d, b.bitcast("u32", r))
+        # leading bits equal to the sign bit, the sign bit included (0x40000000 -> 1,
+        # 0xfffffffe -> 31, as v_ffbh_i32); 0 and -1 give -1 (clz of 0 is -1)
+        write_sdst(b, d, b.bitcast("u32", b.cvt("i32", b.un("clz", t, y))))
         return
     if n in ("s_sext_i32_i8", "s_sext_i32_i16"):
         st = "i8" if n.endswith("i8") else "i16"

@@ -92,10 +92,13 @@ class Runtime:
         raise ValueError(space)
 
     def _scratch_split(self, addr, mask, nbytes):
-        """Scratch addresses are swizzled per dword; an access of <= 4 bytes that crosses a
-        dword (unaligned access mode, as clang emits for byte arrays) takes its later bytes from
-        the next dword of the same lane, 4 x wave-size bytes further on.  -> per-byte addresses,
-        or None when no active lane crosses."""
+        """Scratch addresses are swizzled per dword.  A scratch_* (flat scratch segment) access
+        of <= 4 bytes that crosses a dword is carried out byte by byte in the lane's own linear
+        space: its later bytes come from the same lane's next dword, 4 x wave-size bytes on.
+        LLVM emits such accesses whenever flat scratch is enabled (allowsMisalignedMemoryAccesses
+        for the private address space), so the hardware path takes them; MUBUF scratch accesses
+        keep the alignment rule (docs/decisions/0008-scratch.md).  -> per-byte addresses, or None
+        when no active lane crosses."""
         if nbytes <= 1 or nbytes > 4:
             return None
         a = np.asarray(addr, np.uint64)
@@ -116,7 +119,7 @@ class Runtime:
         full = bool(mask.all())
         if not full and not mask.any():
             return np.zeros(shape + (words,), np.uint32)
-        if space == "scratch" and words == 1:
+        if space == "scratch" and words == 1 and self.m.program.instructions[instr].encoding == "SCRATCH":
             parts = self._scratch_split(addr, mask, nbytes)
             if parts is not None:
                 v = np.zeros(shape + (1,), np.uint32)
@@ -159,7 +162,7 @@ class Runtime:
         if not full and not mask.any():
             return
         addr = np.broadcast_to(addr, shape)
-        if space == "scratch" and len(data) == 1:
+        if space == "scratch" and len(data) == 1 and self.m.program.instructions[instr].encoding == "SCRATCH":
             parts = self._scratch_split(addr, mask, nbytes)
             if parts is not None:
                 d = np.asarray(data[0], np.uint32)
