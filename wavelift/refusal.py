@@ -24,7 +24,6 @@ CODES: dict[str, str] = {
     "capture.version": "a capture file of a format version this wavelift does not read",
     # dispatch setup
     "dispatch.no_program": "COMPUTE_PGM_LO/HI were never written",
-    "dispatch.tg_size": "COMPUTE_PGM_RSRC2.TG_SIZE_EN is set (not supported)",
     "dispatch.grid_too_large": "the grid has more workgroups or threads than the limit",
     "dispatch.empty_block": "COMPUTE_NUM_THREAD_* gives a workgroup of zero threads",
     "dispatch.user_sgpr": "RSRC2.USER_SGPR is larger than 16",

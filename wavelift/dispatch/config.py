@@ -45,6 +45,12 @@ class DispatchConfig:
         return GFX_LEVELS[self.target]
 
     @property
+    def packed_local_ids(self) -> bool:
+        """GFX11 packs the local ids into v0 (x [9:0], y [19:10], z [29:20]); GFX10/10.3 use v0..v2.
+        (gfx_level numbers 10, 103, 11 are names, not an order: never compare them with < or >.)"""
+        return self.gfx_level == 11
+
+    @property
     def float_mode(self) -> int:     # RSRC1.FLOAT_MODE [19:12]: initial MODE round/denorm bits
         return (self.rsrc1 >> 12) & 0xFF
 

@@ -79,7 +79,7 @@ class Runtime:
         P[G.P_GEND:G.P_GEND + 3] = cfg.group_end
         P[G.P_MODE] = cfg.float_mode | (int(cfg.dx10_clamp) << 8) | (int(cfg.ieee_mode) << 9)
         P[G.P_TIDIG] = cfg.tidig_comp_cnt
-        P[G.P_GFX11] = int(cfg.gfx_level >= 11)
+        P[G.P_GFX11] = int(cfg.packed_local_ids)
         P[G.P_LDS] = cfg.lds_bytes
         P[G.P_NWIN] = len(self.win.starts)
         P[G.P_BUDGET] = self.budget & 0xFFFFFFFF

@@ -288,7 +288,12 @@ class Runtime:
             if key in sysr:
                 S[sysr[key], :, 0] = vals[grp].astype(np.uint32)
         if "tg_size" in sysr:
-            S[sysr["tg_size"], :, 0] = (wpg[grp] | (k << 6)).astype(np.uint32)
+            # [5:0] waves in the group, [11:6] this wave's index (GFX10), [24:20] the wave id
+            # (GFX10.3, Mesa ac_nir_lower_intrinsics_to_args) — docs/decisions/0011-tg-size.md
+            tg = wpg[grp] | (k << 6)
+            if cfg.target == "gfx1030":
+                tg = tg | (k << 20)
+            S[sysr["tg_size"], :, 0] = tg.astype(np.uint32)
         if "scratch_wave_offset" in sysr:
             S[sysr["scratch_wave_offset"]] = 0                 # D954: the offset reads zero
         bits = np.packbits(active, axis=1, bitorder="little")
@@ -299,7 +304,7 @@ class Runtime:
             S[EXEC_LO, :, 0] = (e & 0xFFFFFFFF).astype(np.uint32)
             S[EXEC_HI, :, 0] = (e >> 32).astype(np.uint32)
         S[MODE_REG] = cfg.float_mode | (int(cfg.dx10_clamp) << 8) | (int(cfg.ieee_mode) << 9)
-        if str(cfg.target).startswith("gfx11"):     # packed local ids (gfx_level is 10/103/11)
+        if cfg.packed_local_ids:
             V[0] = (lx | (ly << 10) | (lz << 20)).astype(np.uint32)
         else:
             V[0] = lx.astype(np.uint32)
