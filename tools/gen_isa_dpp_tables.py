@@ -187,13 +187,18 @@ class Gen:
                 if e == "VOPC" and v == "sdwa":
                     z += ["sd"]
                 zero[j] = z
+        fb = self.probe_fallback(jobs, res, zero)
         table = {e: {} for e in ENCS}
         for (enc, op, var), r in zip(jobs, res):
             if r is None:
                 continue
             text, size = r
-            if size == 4:
-                # LLVM ignores src0 of this opcode (v_nop ...): the word is the plain e32 form
+            if size == 4 and (enc, op, var) in fb:
+                # an opcode without src0 (v_nop): the 8-byte form exists only while the bits
+                # LLVM's decoder fixes (src0 byte, the modifier bits it lacks) hold their value
+                text, size = fb[(enc, op, var)][1]
+            elif size == 4:
+                # LLVM ignores src0 of this opcode (v_pipeflush ...): always the plain e32 form
                 table[enc].setdefault(str(op), {})[var] = {"plain": 1, "name_p": text}
                 continue
             if size != 8:
@@ -208,6 +213,8 @@ class Gen:
             z = zero.get((enc, op, var))
             if z:
                 e["zero"] = z
+            if (enc, op, var) in fb:
+                e["fb"] = fb[(enc, op, var)][0]
             if var == "sdwa":
                 m1 = re.search(r" src0_sel:(\w+)", ctrl)
                 m2 = re.search(r" dst_unused:(\w+)", ctrl)
@@ -223,6 +230,44 @@ class Gen:
         self.probe_sources(table)
         return table
 
+    def probe_fallback(self, jobs, res, zero):
+        """Opcodes LLVM decodes as the plain 4-byte form at the sentinel probe (v_nop, v_pipeflush,
+        v_clrexcp: no src0) are asked again with the second dword's src0 byte 0 (then with the
+        whole dword 0).  Where LLVM now takes the 8-byte DPP16/DPP8/SDWA form, each bit of the
+        second dword is flipped on its own: the bits whose flip sends LLVM back to the 4-byte form
+        are fixed bits of that encoding (its decoder table matches them, else falls through to
+        the e32 table).  Returns {(enc, op, var): ([mask, value], (text, 8))}."""
+        cand = []
+        for (enc, op, var), r in zip(jobs, res):
+            if r is None or r[1] != 4:
+                continue
+            w0 = first_word(enc, op, MARK[var], vdst=0 if "vdst" in zero.get((enc, op, var), ())
+                            else VDST)
+            for ext in (self.base_ext(var, enc) & ~0xFF, 0):
+                cand.append(((enc, op, var), w0, ext))
+        got = self.ask([[w0, ext] for _, w0, ext in cand])
+        base = {}
+        for (key, w0, ext), r in zip(cand, got):
+            if key not in base and r is not None and r[1] == 8:
+                base[key] = (w0, ext, r)
+        flips = [(key, b) for key in base for b in range(32)]
+        got = self.ask([[base[k][0], base[k][1] ^ (1 << b)] for k, b in flips])
+        mask = {k: 0 for k in base}
+        for (key, b), r in zip(flips, got):
+            if r is None:
+                self.notes.append(f"fallback probe {key} bit {b}: LLVM rejects")
+            elif r[1] == 4:
+                mask[key] |= 1 << b
+            elif r[1] != 8:
+                self.notes.append(f"fallback probe {key} bit {b}: size {r[1]}")
+        # the fixed bits are one conjunction: all free bits flipped at once keep the 8-byte form
+        keys = list(base)
+        got = self.ask([[base[k][0], base[k][1] ^ (~mask[k] & 0xFFFFFFFF)] for k in keys])
+        for k, r in zip(keys, got):
+            if r is None or r[1] != 8:
+                self.notes.append(f"fallback probe {k}: free bits together give {r}")
+        return {k: ([mask[k], base[k][1] & mask[k]], base[k][2]) for k in base}
+
     def entries(self, table, variants=("dpp", "dpp8", "sdwa")):
         for enc in ENCS:
             for op, byvar in table[enc].items():
@@ -235,6 +280,8 @@ class Gen:
         ext = self.base_ext(var, enc)
         if var == "sdwa" and enc == "VOPC" and "sd" in e.get("zero", ()):
             ext = put(ext, SDWAC_FIELDS, sdst=0, sd=0)
+        if "fb" in e:
+            ext = (ext & ~e["fb"][0]) | e["fb"][1]
         return w0, ext
 
     # ------------------------------------------------------------------ control fields
@@ -247,6 +294,8 @@ class Gen:
             e["f"] = {}
             for fn in names:
                 lo, w = flds[fn]
+                if "fb" in e and (e["fb"][0] >> lo) & ((1 << w) - 1):
+                    continue        # a fixed bit of this opcode: LLVM falls back to e32 form
                 base_v = (ext >> lo) & ((1 << w) - 1)
                 vals = [v for v in PROBE_VALS.get(fn, (1,)) if v != base_v]
                 if w == 1:
@@ -361,8 +410,9 @@ class Gen:
             if badc:
                 p["bad"] = badc
 
-    def render(self, enc, e, words):
-        """Our text for ``words`` using the (partial) entry ``e``: the generator's self-check."""
+    def render(self, enc, e, words, size=False):
+        """Our text for ``words`` using the (partial) entry ``e``: the generator's self-check.
+        With ``size``: (text, size), the 4-byte e32 form where ``e`` falls back to it."""
         from wavelift.isa import dpp_sdwa as X
         code = wbytes(words)
         f0 = D._fields(enc, words[0])
@@ -377,9 +427,18 @@ class Gen:
         orig = X.load_dpp_table
         X.load_dpp_table = lambda target: tab
         try:
-            return X.decode_ext(code, 0, enc, f0, self.target, self.wave64).text
+            ins = X.decode_ext(code, 0, enc, f0, self.target, self.wave64)
+            if ins is None:         # LLVM's fall-back to the e32 form (entries with "fb")
+                ext = X.decode_ext
+                X.decode_ext = lambda *a, **k: None
+                try:
+                    ins = D.decode_one(code, 0, self.target, self.wave64)
+                finally:
+                    X.decode_ext = ext
+            return (ins.text, ins.size) if size else ins.text
         except Exception as ex:  # noqa: BLE001 - recorded as a mismatch
-            return f"<{type(ex).__name__}: {ex}>"
+            t = f"<{type(ex).__name__}: {ex}>"
+            return (t, 0) if size else t
         finally:
             X.load_dpp_table = orig
 
@@ -398,13 +457,15 @@ class Gen:
                             lo, _ = SDWA_FIELDS[fn]
                             if (w1 >> lo) & 7 == 7:
                                 w1 &= ~(1 << lo)
+                if "fb" in e and rnd.random() < 0.5:
+                    w1 = (w1 & ~e["fb"][0]) | e["fb"][1]     # the 8-byte form, not the fall-back
                 jobs.append((enc, e, [w0, w1 & 0xFFFFFFFF]))
         res = self.ask([j[2] for j in jobs])
         bad = 0
         for (enc, e, words), r in zip(jobs, res):
-            got = self.render(enc, e, words)
-            want = r[0] if r else None
-            if got.startswith("<DecodeError"):
+            got = self.render(enc, e, words, size=True)
+            want = r
+            if got[0].startswith("<DecodeError"):
                 got = None
             if got != want:
                 bad += 1

@@ -44,6 +44,24 @@ def _scratch_abi(config):
     return abi(config)
 
 
+def program_for(memory, config, cache=None):
+    """The dispatch's translated program and the guest address its code was read from; raises
+    Refused. Cached by the exact bytes decoded and everything the translation depends on (the
+    scratch ABI, 0008), so `trace` and the backends see the very program that runs."""
+    from .translate.program import translate
+    cache = _CACHE if cache is None else cache
+    code, code_base, entry = _program_bytes(memory, config)
+    sabi = _scratch_abi(config)
+    pkey = ("program", hashlib.sha256(code).hexdigest(), config.program_address, config.target,
+            config.wave_size, sabi)
+    program = cache.get(pkey)
+    if program is None:
+        program = translate(code, config.target, config.wave_size, code_base,
+                            scratch_abi=sabi, entry=entry)
+        cache[pkey] = program
+    return program, code_base
+
+
 def execute_dispatch(memory, config, index=0, backend="numpy", mode="wave", cache=None,
                      budget=None) -> DispatchResult:
     t0 = time.perf_counter()
@@ -62,7 +80,6 @@ def execute_dispatch(memory, config, index=0, backend="numpy", mode="wave", cach
             raise Refused("backend.unavailable", f"backend {backend!r} is not available here")
         if mode not in ("wave", "lane"):
             raise Refused("backend.unavailable", f"mode {mode!r} is not 'wave' or 'lane'")
-        from .translate.program import translate
         from .backends.numpy import build_module
         from .backends.numpy.runtime import Runtime
         if backend == "cuda":
@@ -72,22 +89,13 @@ def execute_dispatch(memory, config, index=0, backend="numpy", mode="wave", cach
                 return _cuda.build_module(key, program, config, mode, base_address=address)
         from .trace.tracer import trace
         from .trace.windows import WindowSet
-        code, code_base, entry = _program_bytes(memory, config)
-        # the translated program is cached by the exact bytes it decoded
-        sabi = _scratch_abi(config)       # what the scratch decision depends on (0008)
-        pkey = (hashlib.sha256(code).hexdigest(), config.program_address, config.target,
-                config.wave_size, sabi)
-        program = cache.get(("program",) + pkey)
-        if program is None:
-            program = translate(code, config.target, config.wave_size, code_base,
-                                scratch_abi=sabi, entry=entry)
+        program, code_base = program_for(memory, config, cache)
         key = module_key(program, config, mode, backend)
         module = cache.get(key)
         stats["module_cache_hit"] = module is not None
         if module is None:
             module = build_module(key, program, config.wave_size, code_base)
             cache[key] = module
-            cache[("program",) + pkey] = program
         res.windows = trace(memory, config, scratch_roots=program.scratch.tracer_skip)
         win = WindowSet(res.windows, memory)
         rt = Runtime(module, config, win, mode, DEFAULT_BUDGET if budget is None else budget)

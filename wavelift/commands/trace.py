@@ -74,16 +74,17 @@ def _written_sgprs(ins) -> set:
 
 
 class Annotator:
-    def __init__(self, memory, config, result):
+    def __init__(self, memory, config, result, scratch_plan=None, shift=0):
+        # scratch_plan: the translated program's one static scratch test (translate/scratch.py);
+        # shift: program address minus the address its instruction offsets count from
         self.memory, self.config = memory, config
+        self.scratch_plan, self.shift = scratch_plan, shift
         self.user = {i: v for i, v in enumerate(config.user_sgprs)}
         self.clobbered: set = set()
         self.escapes: dict = {}
         for e in (result.escapes if result else []):
-            self.escapes.setdefault(e.pc, []).append(e)
+            self.escapes.setdefault(e.pc - shift, []).append(e)
         self.windows = list(result.windows) if result else []
-        sys_ = {v: k for k, v in config.system_sgprs.items()}
-        self.scratch_off = next((i for i, k in sys_.items() if k == "scratch_wave_offset"), None)
 
     def _user_pair(self, first: int):
         if first in self.clobbered or first + 1 in self.clobbered:
@@ -110,7 +111,7 @@ class Annotator:
                 if name.startswith("s_buffer_"):
                     text = f"window (scalar buffer load through V# {base.text})"
                 else:
-                    p = self._user_pair(base.index)
+                    p = self._user_pair(f["sbase"] * 2)
                     text = ("window (scalar load from " + base.text
                             + (f" = user SGPRs -> {hexa(p)}: {self._window_of(p)})" if p is not None else ")"))
         elif enc == "GLOBAL":
@@ -129,10 +130,9 @@ class Annotator:
             text = "scratch"
         elif enc in ("MUBUF", "MTBUF"):
             srsrc = next((op for op in ins.operands if op.role == "srsrc"), None)
-            so = f.get("soffset")
-            if self.config.scratch_enabled and ((srsrc is not None and srsrc.index == 0
-                                                 and 0 not in self.clobbered)
-                                                or (so is not None and so == self.scratch_off)):
+            if self.scratch_plan is None:
+                text = "buffer or scratch (the program was not translated)"
+            elif self.scratch_plan.is_scratch_mubuf(ins.offset + self.shift):
                 text = "scratch (private segment buffer)"
             else:
                 text = f"window (buffer through V# {srsrc.text if srsrc else '?'})"
@@ -256,7 +256,14 @@ def cmd_trace(a) -> int:
           f"annotations: window / scratch / LDS / ESCAPE):")
     if note:
         print(f"  note: {note}")
-    ann = Annotator(cap.memory, c, r)
+    from ..execute import program_for
+    from ..refusal import Refused
+    try:
+        prog, code_base = program_for(cap.memory, c)
+        plan, shift = prog.scratch, c.program_address - code_base
+    except Refused:
+        plan, shift = None, 0
+    ann = Annotator(cap.memory, c, r, plan, shift)
     width = max((len(i.text) for i in instrs), default=0)
     for ins in instrs:
         t = ann.note(ins)

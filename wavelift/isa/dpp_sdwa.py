@@ -27,8 +27,13 @@ are *not* rejected but printed with its comment (``/* Invalid dpp_ctrl value */`
 is not supported starting from GFX10 */`` ...), and so are they here; SDWA dst_unused 3 prints
 as ``UNUSED_PAD`` (the raw 3 stays in ``fields``); an integer operand's neg bit prints as
 ``sext(...)``; VOPC has no DPP on GFX10; VOPC SDWA prints ``vcc``/``vcc_lo`` unless SD=1;
-v_cmpx SDWA requires SD=0.  v_nop, v_pipeflush and v_clrexcp ignore src0, so a marker there
-is the plain 4-byte form (``decode_ext`` returns None and the caller decodes e32).
+v_cmpx SDWA requires SD=0.  v_pipeflush and v_clrexcp ignore src0, so a marker there is the
+plain 4-byte form (``decode_ext`` returns None and the caller decodes e32).  v_nop (vdst 0) has
+8-byte DPP16/DPP8/SDWA forms (``v_nop dpp8:[...]``, ``v_nop quad_perm:[...] ...``, SDWA prints
+bare ``v_nop``) only while the bits LLVM's decoder fixes for them hold (table entry ``fb`` =
+[mask, value] of the second dword: the src0 byte is 0, DPP16 modifier bits 0, SDWA all but
+dst_sel/dst_unused/bits 22/30 0); otherwise LLVM falls back to the plain 4-byte ``v_nop`` and
+so does ``decode_ext`` (returns None).
 Deviation from LLVM on purpose: an SDWA select of 7 raises DecodeError (llvm-objdump-19 crashes,
 llvm_unreachable in printSDWASel).
 """
@@ -239,7 +244,12 @@ def decode_ext(code, pos, enc, f0, target, wave64, base=0):
     if e is None:
         raise bad()
     if e.get("plain"):
-        return None         # LLVM ignores src0 here (v_nop ...): the caller decodes the e32 form
+        return None         # LLVM ignores src0 here (v_pipeflush ...): the caller decodes e32
+    fb = e.get("fb")
+    if fb and ((w1 & fb[0]) != fb[1] or any(f0.get(z, 0) for z in e.get("zero", ()))):
+        # a fixed bit of this opcode's 8-byte form (v_nop: src0 byte, modifiers) is set: LLVM's
+        # decoder falls through to the e32 table, so does the caller
+        return None
     for z in e.get("zero", ()):
         if f0.get(z, 0) if z != "sd" else (w1 >> 15) & 1:
             raise bad()
@@ -272,7 +282,9 @@ def decode_ext(code, pos, enc, f0, target, wave64, base=0):
     else:
         f.update(_unpack(_SDWAC_LAYOUT if enc == "VOPC" else _SDWA_LAYOUT, w1))
         for s in ("dst_sel", "src0_sel", "src1_sel"):
-            if f.get(s) == 7:
+            if f.get(s) == 7 and not (fb and s not in e.get("sels", ())):
+                # (an opcode with "fb" has only free bits outside its mask; LLVM prints no
+                # select there, so 7 does not crash it: v_nop SDWA with dst_sel 7 is v_nop)
                 raise bad(f"SDWA {s} 7 is reserved")
         _check(e, f, bad)
         c0 = w1 & 0xFF

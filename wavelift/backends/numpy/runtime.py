@@ -17,6 +17,8 @@ from .scratch import ScratchStore
 
 MAX_ESCAPES = 16
 STATE_BYTES = 256 << 20          # bound on register state per batch
+import os as _os
+BATCH_WAVES = int(_os.environ.get("WL_BATCH_WAVES", "0")) or None
 
 
 class Runtime:
@@ -242,6 +244,8 @@ class Runtime:
         per_wave = 4 * (nv * self.L + NUM_SREGS) + cfg.lds_bytes // max(per_group_waves, 1) + \
             cfg.scratch_wave_bytes
         groups_per_batch = max(1, STATE_BYTES // max(per_wave * per_group_waves, 1))
+        if BATCH_WAVES:
+            groups_per_batch = max(1, min(groups_per_batch, BATCH_WAVES // max(per_group_waves, 1)))
         self.wave_base = 0
         for g0 in range(0, total, groups_per_batch):
             g1 = min(total, g0 + groups_per_batch)
