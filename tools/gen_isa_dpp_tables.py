@@ -17,6 +17,10 @@ becomes an operand template.  Then each control field of the second dword is pro
 SDWA sources with S0/S1 (SGPRs and inline constants on GFX10) are probed with inline constants
 and registers; the constant type (b32/f16/i16/...) whose printing matches LLVM is recorded with
 the codes LLVM rejects.  Names of SDWA selects and dst_unused values are read from LLVM's output.
+Opcodes LLVM reads as the plain 4-byte form at the sentinel probe (no src0: v_nop, v_pipeflush,
+v_clrexcp) are probed again with src0 byte 0 (Gen.probe_fallback): where LLVM then takes the
+8-byte form (v_nop), the bits of the second dword that send it back to the 4-byte form are
+recorded as ``fb`` = [mask, value]; the others stay ``plain``.
 Select value 7 is never probed: llvm-objdump-19 crashes on it (llvm_unreachable in
 AMDGPUInstPrinter::printSDWASel); the decoder rejects it.
 """

@@ -2,10 +2,11 @@
 and field checks that need no LLVM."""
 import random
 import struct
+import zlib
 
 import pytest
 
-from wavelift.isa import DecodeError, decode_one
+from wavelift.isa import DecodeError, decode, decode_one
 from wavelift.isa.dpp_sdwa import load_dpp_table
 from wavelift.isa.encodings import classify, encode
 from wavelift.isa.llvm_oracle import have_llvm, llvm_disasm
@@ -46,12 +47,15 @@ def gen_items(target, wave64, n_per_op, seed):
                 for k in range(n):
                     clean = k == 0      # one word per opcode with only valid, plain controls
                     f = {"op": op, "src0": rnd.choice(marks)}
+                    fb = e.get("fb") if e else None
                     if enc != "VOPC":
                         f["vdst"] = rnd.randrange(256) if rnd.random() < 0.9 else 0
                         if e and e.get("plain"):
-                            # v_nop & co. ignore src0 and are decoded as the e32 form, whose
+                            # v_pipeflush & co. ignore src0 and are decoded as the e32 form, whose
                             # other fields test_sweep.py covers; here only the hand-off is tested
                             f["vdst"] = 0
+                        if fb and (clean or rnd.random() < 0.8):
+                            f["vdst"] = 0       # v_nop: the 8-byte forms need vdst 0
                     if enc != "VOP1":
                         f["vsrc1"] = rnd.randrange(256)
                     w0 = encode(enc, **f)[0]
@@ -85,6 +89,12 @@ def gen_items(target, wave64, n_per_op, seed):
                             w1 |= rnd.choice((1, 2, 3, 4, 8)) << 19       # src0 sext/neg/abs/r22
                         if rnd.random() < 0.3 and not clean:
                             w1 |= rnd.choice((1, 2, 3, 4, 8)) << 27       # src1 sext/neg/abs/r30
+                    if fb and (clean or rnd.random() < 0.5):
+                        # v_nop: LLVM takes the 8-byte form only with its fixed bits (src0 byte,
+                        # modifiers) at their value, else falls back to the 4-byte v_nop
+                        w1 = (w1 & ~fb[0]) | fb[1]
+                        if rnd.random() < 0.3 and not clean:
+                            w1 ^= 1 << rnd.choice([b for b in range(32) if fb[0] >> b & 1])
                     items.append((var, enc, op, w(w0, w1 & 0xFFFFFFFF)))
     return items
 
@@ -110,9 +120,26 @@ def compare(target, wave64, n_per_op=6, seed=1):
 @pytest.mark.parametrize("wave64", [False, True], ids=["w32", "w64"])
 @pytest.mark.parametrize("target", ["gfx1030", "gfx1010"])
 def test_sweep_vs_llvm(target, wave64):
+    _sweep(target, wave64, 6, _seed(target, wave64))
+
+
+def _seed(target, wave64, k=0):
+    # a fixed function of the parameters (hash() of a str changes with PYTHONHASHSEED)
+    return zlib.crc32(f"dpp:{target}:{int(wave64)}:{k}".encode()) & 0xFFFF
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("k", [1, 2])
+@pytest.mark.parametrize("wave64", [False, True], ids=["w32", "w64"])
+@pytest.mark.parametrize("target", ["gfx1030", "gfx1010"])
+def test_sweep_vs_llvm_slow(target, wave64, k):
+    _sweep(target, wave64, 24, _seed(target, wave64, k))
+
+
+def _sweep(target, wave64, n_per_op, seed):
     if not have_llvm():
         pytest.skip("llvm-mc-19/llvm-objdump-19 not installed: cannot compare with LLVM")
-    ops, bad, n = compare(target, wave64, seed=hash((target, wave64)) & 0xFFFF)
+    ops, bad, n = compare(target, wave64, n_per_op, seed=seed)
     print(f"{target} {'w64' if wave64 else 'w32'}: {n} words; opcodes matched: "
           + ", ".join(f"{v} {len(s)}" for v, s in ops.items()) + f"; {len(bad)} mismatches")
     assert not bad, bad[:8]
@@ -152,7 +179,38 @@ CASES = [
      "v_cmp_lt_f32_sdwa vcc, v7, v9 src0_sel:BYTE_0 src1_sel:BYTE_0"),
     ("gfx1030", True, (0x7C0212F9, 0x00009407),
      "v_cmp_lt_f32_sdwa s[20:21], v7, v9 src0_sel:BYTE_0 src1_sel:BYTE_0"),
+    # v_nop (vdst 0, src0 byte 0): 8-byte forms
+    ("gfx1030", False, (0x7E0000EA, 0x0FB74A00), "v_nop dpp8:[2,1,5,3,3,7,3,0] fi:1"),
+    ("gfx1010", True, (0x7E0000E9, 0x004AB700), "v_nop dpp8:[7,6,2,5,4,0,0,0]"),
+    ("gfx1030", False, (0x7E0000FA, 0xF30C1B00),
+     "v_nop quad_perm:[3,2,1,0] row_mask:0xf bank_mask:0x3 bound_ctrl:1 fi:1"),
+    ("gfx1010", False, (0x7E0000FA, 0x00017000),
+     "v_nop /* Invalid dpp_ctrl value */ row_mask:0x0 bank_mask:0x0"),
+    ("gfx1030", False, (0x7E0000F9, 0x40401F00), "v_nop"),
 ]
+
+# v_nop with a marker whose fixed bits are not at their value: LLVM's 4-byte v_nop
+FALLBACK = [
+    ("gfx1030", (0x7E0000EA, 0x0FB74A0F)),      # DPP8: src0 byte != 0
+    ("gfx1030", (0x7E0000FA, 0xFF10E400)),      # DPP16: src0_neg
+    ("gfx1010", (0x7E0000FA, 0xFF00E401)),      # DPP16: src0 byte
+    ("gfx1030", (0x7E0000F9, 0x00002000)),      # SDWA: clamp
+    ("gfx1030", (0x7E0000F9, 0x00060000)),      # SDWA: src0_sel
+    ("gfx1030", (0x7E0036FA, 0xFF00E400)),      # v_pipeflush: always plain
+    ("gfx1030", (0x7E0082E9, 0x00000000)),      # v_clrexcp: always plain
+]
+
+
+@pytest.mark.parametrize("target,words", FALLBACK)
+def test_nop_fallback(target, words):
+    ins = decode_one(w(*words), 0, target, False)
+    assert ins.size == 4 and ins.text in ("v_nop", "v_pipeflush", "v_clrexcp")
+    assert ins.variant != "dpp" and ins.variant != "dpp8" and ins.variant != "sdwa"
+
+
+def test_nop_vdst_rejected():
+    with pytest.raises(DecodeError):        # vdst != 0: LLVM rejects both forms
+        decode_one(w(0x7E0A00EA, 0x0FB74A00), 0, "gfx1030", False)
 
 
 @pytest.mark.parametrize("target,wave64,words,text", CASES)
@@ -200,3 +258,17 @@ def test_fields_dpp8_and_sdwa():
 def test_rejected(words):
     with pytest.raises(DecodeError):
         decode_one(w(*words), 0, "gfx1030", False)
+
+
+def test_nop_fallback_not_cached_by_first_dword():
+    # the 4-byte fall-back and the 8-byte form share their first dword: decode_one's result
+    # cache must not answer the second from the first (or the other way round)
+    w0 = 0x7E0000EA
+    a = decode_one(w(w0, 0x0FB74A0F), 0, "gfx1030", False)
+    b = decode_one(w(w0, 0x0FB74A00), 0, "gfx1030", False)
+    c = decode_one(w(w0, 0x0FB74A0F), 0, "gfx1030", False)
+    assert (a.size, b.size, c.size) == (4, 8, 4)
+    assert b.text == "v_nop dpp8:[2,1,5,3,3,7,3,0] fi:1" and a.text == c.text == "v_nop"
+    seq = decode(w(w0, 0x0FB74A00, w0, 0x0FB74A0F, w0, 0x0FB74A00), "gfx1030")
+    assert [i.size for i in seq] == [8, 4, 4, 8]
+    assert [seq[0].text, seq[1].text, seq[3].text] == [b.text, "v_nop", b.text]

@@ -330,6 +330,7 @@ _U5 = struct.Struct("<5I").unpack_from
 _LIT_SENTINEL = object()
 _TWO_WORD = ("VOP3", "SMEM", "VOP3P")
 _EXT_MARKS = frozenset((249, 250, 233, 234))
+_EXT_ENCS = frozenset(("VOP1", "VOP2", "VOPC"))
 _OMOD_TEXT = ("", " mul:2", " mul:4", " div:2")
 
 
@@ -761,6 +762,10 @@ def _store(cache, w0, ins):
     words = ins.words
     if ins.size != 4 * len(words) or words[0] != w0:
         return
+    if len(words) == 1 and (w0 & 0x1FF) in _EXT_MARKS and ins.encoding in _EXT_ENCS:
+        # v_nop & co. with a DPP/SDWA marker: LLVM reads 8 bytes or falls back to these 4
+        # depending on the next dword (table entry "fb"), so w0 alone is not the key
+        return
     if len(cache) >= _CACHE_MAX:
         cache.clear()
     if len(words) == 1:
@@ -782,7 +787,9 @@ def decode_one(code, pos=0, target="gfx1030", wave64=False, base=0) -> Instructi
     """The instruction at byte ``pos`` of ``code`` (its ``offset`` is ``base + pos``).
 
     Results are cached per (target, wave size) keyed by the instruction's own dwords (its text
-    depends on nothing else: branch targets print as LLVM's immediate); a hit at another offset
+    depends on nothing else: branch targets print as LLVM's immediate; the one exception, a
+    4-byte VOP1/VOP2/VOPC word with a DPP/SDWA marker, e.g. v_nop falling back from its 8-byte
+    form depending on the next dword, is not cached); a hit at another offset
     is a copy with ``offset`` swapped, sharing ``fields``/``operands`` (treat them read-only).
     Invalid bytes are not cached."""
     ctx = _CTXS.get((target, wave64))

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...translate.ir import BITS, EXEC_HI, EXEC_LO, MODE_REG, Block, Program
-from .prelude import ATOMIC_OPS, PRELUDE
+from .prelude import ATOMIC_OPS, PRELUDE, trig_preop_source
 
 # parameter words (P[]): the dispatch's numbers, filled by runtime.py
 P_USER = 0            # 16 user SGPRs
@@ -42,6 +42,7 @@ P_WORDS = 48
 INLINE_MEMORY_OPS = 48   # programs with more global/LDS accesses call the memory helpers
 XWORDS = 132          # exchange words per wave: 64 values, 64 writer ids, 4 spare
 KIND = {"load": 0, "store": 1, "atomic": 2, "scratch": 3}
+WL_REFUSE = 16        # status flag: a refuse_if op held (status[1] = instruction, [2] = its ordinal)
 KIND_NAMES = {v: k for k, v in KIND.items()}
 
 UN = {"u8": "u8", "i8": "u8", "u16": "u16", "i16": "u16", "u32": "u32", "i32": "u32",
@@ -82,6 +83,12 @@ def lane_count_points(program: Program, blk: Block) -> dict[int, int]:
     if k:
         points[start] = points.get(start, 0) + k
     return points
+
+
+def refusal_table(program: Program) -> list[tuple[int, str]]:
+    """(instruction index, why) of every refuse_if op, in the order the kernel numbers them."""
+    return [(op.instr, op.attrs.get("why", "")) for b in program.blocks for op in b.ops
+            if op.name == "refuse_if"]
 
 
 class CudaUnsupported(Exception):
@@ -126,12 +133,20 @@ class Lowering:
                 elif op.name in ("vget", "vset"):
                     vregs.add(op.attrs["reg"])
         self.sregs, self.vregs = sorted(sregs), sorted(vregs)
+        self.refusals: list[tuple[int, str]] = []     # refuse_if ops: (instruction, why)
+        self.uses_trig_preop = False
 
     # ------------------------------------------------------------------------------ helpers
     def wsync(self) -> str:
         if self.L == 32:
             return "__syncwarp();"
         return 'asm volatile("bar.sync %0, 64;" :: "r"(wv + 1u) : "memory");'
+
+    def wave_any(self, cond: str) -> str:
+        """True in every lane of the wave when cond holds in any lane (all lanes must call it)."""
+        if self.L == 32:
+            return f"__any_sync(WL_FULL, {cond})"
+        return f"wl_any64({cond}, wv + 1u)"
 
     def exec_bit(self) -> str:
         if self.L == 32:
@@ -244,6 +259,22 @@ class Lowering:
                      8: f"(({t})(__brev((u32)(u8)({a[0]})) >> 24))"}[bits]
             elif n in _FLOAT_FN:
                 e = f"wl_{n}({', '.join(a)})"
+            elif n == "fma_to":
+                frm = at[0]
+                if not _isf(t) or any(x != frm for x in at):
+                    raise CudaUnsupported(f"fma_to {at}->{t}")
+                if frm == "f64":
+                    if t != "f64":
+                        raise CudaUnsupported("fma_to from f64 operands")
+                    e = f"wl_fma({a[0]}, {a[1]}, {a[2]})"
+                else:           # f64 product exact, rounded to odd, then one rounding (helpers.fma)
+                    e = (f"wl_to_{t}(wl_fma_odd(wl_fwide({a[0]}), wl_fwide({a[1]}), "
+                         f"wl_fwide({a[2]})))")
+            elif n == "trig_preop":
+                if at[0] != "f64":
+                    raise CudaUnsupported(f"trig_preop of {at[0]}")
+                self.uses_trig_preop = True
+                e = f"wl_trig_preop({a[0]}, (u32)({a[1]}))"
             elif n == "ldexp":
                 e = f"wl_ldexp({a[0]}, (i64)({a[1]}))"
             elif n == "isclass":
@@ -335,6 +366,13 @@ class Lowering:
             elif n == "store":
                 self.store(op, a, emit, before, after)
                 continue
+            elif n == "refuse_if":
+                # wave-uniform: every lane of the wave stops together (a lane that left alone
+                # would hang the next wave sync); the host names the instruction (runtime.py)
+                k = len(self.refusals)
+                self.refusals.append((op.instr, op.attrs.get("why", "")))
+                emit(f"  if ({self.wave_any(f'({a[0]})')}) {{ wl_flag(C, WL_REFUSE, {op.instr}u, {k}u, {blk.index}u); goto WL_STOP; }}")
+                continue
             else:
                 raise CudaUnsupported(n)
             emit(f"  const {ot} {o} = {e};")
@@ -343,7 +381,10 @@ class Lowering:
             emit(f"  licnt += (u64){pc} * {counts[len(blk.ops)]}ull;")
         # count and check the budget, then the terminator
         emit(f"  icnt += {len(blk.instrs)}ull;")
-        emit("  if (icnt > lim) { lim = wl_check_(C.status, C.budget, icnt); if (lim == 0ull) goto WL_STOP; }")
+        # every lane of a wave gets here together (icnt and lim are wave-uniform); in wave64 the
+        # two warps agree on stopping (one could see another wave's flag before the other)
+        stop = "lim == 0ull" if L == 32 else "wl_any64(lim == 0ull, wv + 1u)"
+        emit(f"  if (icnt > lim) {{ lim = wl_check_(C.status, C.budget, icnt); if ({stop}) goto WL_STOP; }}")
         term = blk.term
         k = term[0]
 
@@ -439,29 +480,67 @@ class Lowering:
         emit(f"  wl_gload(C, (u64)({a[0]}), ({a[1]}), {nb}u, {o}_w, {words}u, {op.instr}u, lane, {rec});")
         after("load")
 
-    def _scratch_ok(self, a0, nb):
+    # scratch (docs/decisions/0008-scratch.md, backends/numpy/scratch.py): wave-relative byte
+    # addresses are u64 (a wild offset never wraps onto a valid one); an access is in range,
+    # inside one dword and, in lane mode, in a dword whose lane bits name this lane
+    def _scratch_ok(self, sa: str, nb: int) -> str:
         if nb > 4:
             raise CudaUnsupported("scratch access wider than a dword")
-        cond = f"((u64)(u32)({a0}) + {nb}ull <= {self.wb}ull) && ((((u32)({a0})) & 3u) + {nb}u <= 4u)"
+        if self.wb < nb:
+            return "false"
+        cond = f"({sa} <= {self.wb - nb}ull) && (((u32){sa} & 3u) + {nb}u <= 4u)"
         if self.mode == "lane":
-            cond += f" && ((((u32)({a0})) >> 2) % {self.L}u == lane)"
+            cond += f" && ((u32)(({sa} >> 2) % {self.L}ull) == lane)"
         return cond
 
-    def _scratch_word(self, a0):
+    def _scratch_word(self, sa: str) -> str:
         if self.mode == "lane":
-            return f"scr[(((u32)({a0})) >> 2) / {self.L}u]"
-        return f"C.gscr[(((u32)({a0})) >> 2)]"
+            return f"scr[(u32)(({sa} >> 2) / {self.L}ull)]"
+        return f"C.gscr[(u32)({sa} >> 2)]"
+
+    def _splits(self, op, nb: int) -> bool:
+        """A scratch_* (flat scratch segment) access of 2..4 bytes: one that crosses a dword is
+        carried out byte by byte in the lane's own linear space (runtime._scratch_split); MUBUF
+        scratch keeps the alignment rule."""
+        return 2 <= nb <= 4 and self.p.instructions[op.instr].encoding == "SCRATCH"
+
+    def _scratch_read(self, op, sa: str, nb: int, dst: str) -> str:
+        """C statement: dst = the nb bytes at sa (escape and 0 where out of reach)."""
+        m = (1 << (8 * nb)) - 1
+        esc = f"wl_escape(C, {op.instr}u, lane, {sa}, {KIND['scratch']}u);"
+        whole = (f"if ({self._scratch_ok(sa, nb)}) {dst} = ({self._scratch_word(sa)} >> "
+                 f"(8u * ((u32){sa} & 3u))) & {m:#x}u; else {esc}")
+        if not self._splits(op, nb):
+            return whole
+        ba = "ba"
+        byte = (f"const u64 ba = wl_sbyte({sa}, k, {4 * self.L}ull); "
+                f"if ({self._scratch_ok(ba, 1)}) v |= (({self._scratch_word(ba)} >> (8u * ((u32)ba & 3u))) & 0xffu) << (8u * k); "
+                f"else wl_escape(C, {op.instr}u, lane, ba, {KIND['scratch']}u);")
+        return (f"if (((u32){sa} & 3u) + {nb}u <= 4u) {{ {whole} }} "
+                f"else {{ u32 v = 0u; for (u32 k = 0u; k < {nb}u; k++) {{ {byte} }} {dst} = v; }}")
+
+    def _merge(self) -> str:
+        # lane mode: the thread's own words; wave mode: lanes may share a word (sub-dword stores)
+        return "wl_smerge" if self.mode == "lane" else "wl_smerge_atomic"
+
+    def _scratch_write(self, op, sa: str, nb: int, d: str) -> str:
+        m = (1 << (8 * nb)) - 1
+        esc = f"wl_escape(C, {op.instr}u, lane, {sa}, {KIND['scratch']}u);"
+        whole = (f"if ({self._scratch_ok(sa, nb)}) {{ const u32 sh = 8u * ((u32){sa} & 3u); "
+                 f"{self._merge()}(&{self._scratch_word(sa)}, {m:#x}u << sh, (u32)({d}) << sh); }} else {esc}")
+        if not self._splits(op, nb):
+            return whole
+        byte = (f"const u64 ba = wl_sbyte({sa}, k, {4 * self.L}ull); "
+                f"if ({self._scratch_ok('ba', 1)}) {{ const u32 sh = 8u * ((u32)ba & 3u); "
+                f"{self._merge()}(&{self._scratch_word('ba')}, 0xffu << sh, (((u32)({d}) >> (8u * k)) & 0xffu) << sh); }} "
+                f"else wl_escape(C, {op.instr}u, lane, ba, {KIND['scratch']}u);")
+        return (f"if (((u32){sa} & 3u) + {nb}u <= 4u) {{ {whole} }} "
+                f"else {{ for (u32 k = 0u; k < {nb}u; k++) {{ {byte} }} }}")
 
     def scratch_load(self, op, a, o, nb, emit, before, after):
-        m = (1 << (8 * nb)) - 1
         if self.mode == "wave":
             before("load")
-        if self.wb == 0:
-            emit(f"  if ({a[1]}) wl_escape(C, {op.instr}u, lane, (u64)(u32)({a[0]}), {KIND['scratch']}u);")
-            return
-        emit(f"  if ({a[1]}) {{ if ({self._scratch_ok(a[0], nb)}) {o}_w[0] = ({self._scratch_word(a[0])} >> "
-             f"(8u * ((u32)({a[0]}) & 3u))) & {m:#x}u; "
-             f"else wl_escape(C, {op.instr}u, lane, (u64)(u32)({a[0]}), {KIND['scratch']}u); }}")
+        emit(f"  if ({a[1]}) {{ const u64 sa = (u64)({a[0]}); {self._scratch_read(op, 'sa', nb, o + '_w[0]')} }}")
         if self.mode == "wave":
             after("load")
 
@@ -473,14 +552,7 @@ class Lowering:
                 raise CudaUnsupported("scratch store wider than a dword")
             if self.mode == "wave":
                 before("store")
-            if self.wb == 0:
-                emit(f"  if ({a[1]}) wl_escape(C, {op.instr}u, lane, (u64)(u32)({a[0]}), {KIND['scratch']}u);")
-                return
-            m = (1 << (8 * nb)) - 1
-            wd = self._scratch_word(a[0])
-            emit(f"  if ({a[1]}) {{ if ({self._scratch_ok(a[0], nb)}) {{ const u32 sh = 8u * ((u32)({a[0]}) & 3u); "
-                 f"const u32 mk = {m:#x}u << sh; {wd} = ({wd} & ~mk) | (((u32)({data[0]}) << sh) & mk); }} "
-                 f"else wl_escape(C, {op.instr}u, lane, (u64)(u32)({a[0]}), {KIND['scratch']}u); }}")
+            emit(f"  if ({a[1]}) {{ const u64 sa = (u64)({a[0]}); {self._scratch_write(op, 'sa', nb, data[0])} }}")
             if self.mode == "wave":
                 after("store")
             return
@@ -517,6 +589,13 @@ class Lowering:
         elif sp == "lds":
             emit(f"  if (({a[1]}) && (u64)(u32)({a[0]}) + {nb}ull <= (u64)P[{P_LDS}]) "
                  f"{o} = wl_atomic{bits}(({t}*)(wl_smem + ((u32)({a[0]}) & ~{nb - 1}u)), {code}, {d}, {c});")
+        elif sp == "scratch":
+            if bits != 32:
+                raise CudaUnsupported("64-bit atomic on scratch")
+            fn = "wl_rmw32" if self.mode == "lane" else "wl_atomic32"
+            emit(f"  if ({a[1]}) {{ const u64 sa = (u64)({a[0]}); if ({self._scratch_ok('sa', 4)}) "
+                 f"{o} = {fn}(&{self._scratch_word('sa')}, {code}, {d}, {c}); "
+                 f"else wl_escape(C, {op.instr}u, lane, sa, {KIND['atomic']}u); }}")
         else:
             raise CudaUnsupported(f"atomic on {sp}")
         after("rmw")
@@ -554,9 +633,11 @@ class Lowering:
                  f"  C.budget = (u64)P[{P_BUDGET}] | ((u64)P[{P_BUDGET + 1}] << 32);",
                  f"  C.gscr = gscr + ((u64)blockIdx.x * (blockDim.x / WV) + wv) * {max(self.wb // 4, 1)}ull;",
                  f"  u32* X = (u32*)(wl_smem + P[{P_XOFF}]) + wv * {XWORDS}u; (void)X;"]
-        if self.mode == "lane" and self.wb:
-            lines.append(f"  u32 scr[{self.wb // 4 // L}];")
-            lines.append(f"  for (u32 k = 0; k < {self.wb // 4 // L}u; k++) scr[k] = 0u;")
+        if self.mode == "lane" and any(op.name in ("load", "store", "atomic") and op.attrs["space"] == "scratch"
+                                       for b in self.p.blocks for op in b.ops):
+            nw = max(self.wb // 4 // L, 1)
+            lines.append(f"  u32 scr[{nw}];")
+            lines.append(f"  for (u32 k = 0; k < {nw}u; k++) scr[k] = 0u;")
         for r in self.sregs:
             lines.append(f"  u32 s{r} = 0u;")
         for r in self.vregs:
@@ -592,6 +673,8 @@ class Lowering:
             lines.append("  if (done) goto WL_PARK;")
         for b in self.p.blocks:
             lines += self.block_source(b)
+        if self.uses_trig_preop:
+            lines[1:1] = [trig_preop_source()]
         lines += ["WL_STOP:", "  done = true; goto WL_PARK;",
                   "WL_DONE:", "  done = true; goto WL_PARK;"]
         if self.has_barrier:

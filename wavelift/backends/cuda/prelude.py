@@ -29,8 +29,17 @@ struct f16 { u16 b; };
 #define WL_BAD_JUMP 2u
 #define WL_BAD_ADDRESS 4u
 #define WL_ROUNDING 8u
-#define WL_STOP_MASK 15u
+#define WL_REFUSE 16u
+#define WL_STOP_MASK 31u
 #define WL_MAX_ESC 16u
+
+/* wave64: true in all 64 threads of the wave when c holds in any (named barrier 1+wave, 64) */
+__device__ __forceinline__ bool wl_any64(bool c, u32 bar) {
+  u32 r;
+  asm volatile("{ .reg .pred p, q; setp.ne.u32 p, %1, 0; bar.red.or.pred q, %2, 64, p; selp.u32 %0, 1, 0, q; }"
+               : "=r"(r) : "r"((u32)c), "r"(bar) : "memory");
+  return r != 0u;
+}
 
 /* ---------------------------------------------------------------- f16 <-> f32/f64 (RNE) */
 __device__ __forceinline__ f32 wl_h2f(f16 h) {
@@ -157,17 +166,30 @@ __device__ __forceinline__ f64 wl_fdiv(f64 a, f64 b) { return wl_nf2(__ddiv_rn(a
 __device__ __forceinline__ f16 wl_fdiv(f16 a, f16 b) { return wl_f2h(wl_fdiv(wl_h2f(a), wl_h2f(b))); }
 __device__ __forceinline__ f32 wl_fma(f32 a, f32 b, f32 c) { return wl_nf3(__fmaf_rn(a, b, c), a, b, c); }
 __device__ __forceinline__ f64 wl_fma(f64 a, f64 b, f64 c) { return wl_nf3(__fma_rn(a, b, c), a, b, c); }
-__device__ __forceinline__ f16 wl_fma(f16 a, f16 b, f16 c) {
-  /* product exact in f64; TwoSum; round to odd; one rounding to f16 (helpers.fma) */
-  f64 p = __dmul_rn((f64)wl_h2f(a), (f64)wl_h2f(b)), cc = (f64)wl_h2f(c);
-  f64 s = __dadd_rn(p, cc), bb = __dsub_rn(s, p);
-  f64 err = __dadd_rn(__dsub_rn(p, __dsub_rn(s, bb)), __dsub_rn(cc, bb));
-  if (err != 0.0 && isfinite(s) && s != 0.0) {
+/* fma rounded once into a narrower type (helpers.fma with ``to``; the fma_to op, v_fma_mix*):
+   the product of two f32/f16 is exact in f64; TwoSum; round to odd; then one rounding.  NaN
+   bits as x86 makes them (wl_fmul/wl_fadd fix them up), so they agree with NumPy too. */
+__device__ __forceinline__ f64 wl_fma_odd(f64 a, f64 b, f64 c) {
+  f64 p = wl_fmul(a, b);
+  f64 s = wl_fadd(p, c);
+  if (isfinite(s) && s != 0.0) {
+    f64 bb = __dsub_rn(s, p);
+    f64 err = __dadd_rn(__dsub_rn(p, __dsub_rn(s, bb)), __dsub_rn(c, bb));
     u64 bits = (u64)__double_as_longlong(s);
-    if ((bits & 1ull) == 0ull) bits += ((err > 0.0) == (s > 0.0)) ? 1ull : 0xffffffffffffffffull;
-    s = __longlong_as_double((i64)bits);
+    if (err != 0.0 && (bits & 1ull) == 0ull) {
+      bits += ((err > 0.0) == (s > 0.0)) ? 1ull : 0xffffffffffffffffull;
+      s = __longlong_as_double((i64)bits);
+    }
   }
-  return wl_d2h(s);
+  return s;
+}
+__device__ __forceinline__ f64 wl_fwide(f16 x) { return wl_f2d(wl_h2f(x)); }
+__device__ __forceinline__ f64 wl_fwide(f32 x) { return wl_f2d(x); }
+__device__ __forceinline__ f16 wl_to_f16(f64 s) { return wl_d2h(s); }
+__device__ __forceinline__ f32 wl_to_f32(f64 s) { return wl_d2f(s); }
+__device__ __forceinline__ f64 wl_to_f64(f64 s) { return s; }
+__device__ __forceinline__ f16 wl_fma(f16 a, f16 b, f16 c) {
+  return wl_d2h(wl_fma_odd(wl_fwide(a), wl_fwide(b), wl_fwide(c)));
 }
 __device__ __forceinline__ f32 wl_fneg(f32 a) { return __uint_as_float(__float_as_uint(a) ^ 0x80000000u); }
 __device__ __forceinline__ f64 wl_fneg(f64 a) { return __longlong_as_double(__double_as_longlong(a) ^ (i64)0x8000000000000000ull); }
@@ -390,7 +412,84 @@ __device__ __forceinline__ u64 wl_atomic64(u64* p, int op, u64 d, u64 c) {
     }
   }
 }
+/* atomics' combine step on memory no other thread touches (lane-mode scratch) */
+__device__ __forceinline__ u32 wl_rmw32(u32* p, int op, u32 d, u32 c) {
+  const u32 o = *p; u32 n;
+  switch (op) {
+    case 0: n = o + d; break;
+    case 1: n = o - d; break;
+    case 2: n = d; break;
+    case 3: n = (o == c) ? d : o; break;
+    case 4: n = o & d; break;
+    case 5: n = o | d; break;
+    case 6: n = o ^ d; break;
+    case 7: n = o < d ? o : d; break;
+    case 8: n = o > d ? o : d; break;
+    case 9: n = (i32)o < (i32)d ? o : d; break;
+    case 10: n = (i32)o > (i32)d ? o : d; break;
+    case 11: n = o >= d ? 0u : o + 1u; break;
+    default: n = (o == 0u || o > d) ? d : o - 1u; break;
+  }
+  *p = n; return o;
+}
+
+/* ----------------------------------------------------------------------- scratch */
+/* byte k of a scratch_* access at wave-relative address a, carried out in the lane's own linear
+   space: later bytes come from the same lane's next dword, 4*W bytes on (runtime._scratch_split) */
+__device__ __forceinline__ u64 wl_sbyte(u64 a, u32 k, u64 w4) {
+  const u64 r = a & 3ull, o = r + (u64)k;
+  return (a / w4 + (o >> 2)) * w4 + (a % w4 - r) + (o & 3ull);
+}
+/* the bytes of mk in *p replaced by those of v: the thread's own word, or a word other lanes of
+   the wave may write at the same time (wave-mode scratch: compare-and-swap) */
+__device__ __forceinline__ void wl_smerge(u32* p, u32 mk, u32 v) { *p = (*p & ~mk) | (v & mk); }
+__device__ __forceinline__ void wl_smerge_atomic(u32* p, u32 mk, u32 v) {
+  if (mk == 0xffffffffu) { *p = v; return; }
+  u32 old = *(volatile u32*)p, as;
+  do { as = old; old = atomicCAS(p, as, (as & ~mk) | (v & mk)); } while (old != as);
+}
 """
 
 ATOMIC_OPS = {"add": 0, "sub": 1, "swap": 2, "cmpswap": 3, "and": 4, "or": 5, "xor": 6,
               "umin": 7, "umax": 8, "smin": 9, "smax": 10, "inc": 11, "dec": 12}
+
+
+def trig_preop_source() -> str:
+    """V_TRIG_PREOP_F64 (helpers.trig_preop), added to a module only when it uses the op: the
+    first 1201 fraction bits of 2/pi as a table (numbers only), the 53-bit window at
+    ``53*seg[4:0] + max(exponent(x) - 1077, 0)`` and its scaling by 2^(-53-shift) (+128 when
+    exponent(x) >= 1968), rounded once as np.ldexp rounds (to nearest even; subnormals exact)."""
+    from ..numpy.helpers import _two_over_pi_bits
+    t = _two_over_pi_bits()
+    nw = (1201 + 31) // 32
+    words = ", ".join(f"{(t >> (32 * k)) & 0xFFFFFFFF:#x}u" for k in range(nw))
+    return (f"__device__ const u32 WL_2OPI[{nw}] = {{{words}}};\n" + r"""
+__device__ __forceinline__ u32 wl_2opi(i32 k) { return (k >= 0 && k < (i32)(sizeof(WL_2OPI) / 4)) ? WL_2OPI[k] : 0u; }
+/* bits [lo, lo + 64) of floor(2/pi * 2^1201) (zero below bit 0) */
+__device__ __forceinline__ u64 wl_2opi_bits(i32 lo) {
+  if (lo <= -64) return 0ull;
+  const i32 base = (lo >= 0) ? (lo >> 5) : -((31 - lo) >> 5);
+  const u32 r = (u32)(lo - base * 32);
+  const u64 w = (u64)wl_2opi(base) | ((u64)wl_2opi(base + 1) << 32);
+  return r ? ((w >> r) | ((u64)wl_2opi(base + 2) << (64u - r))) : w;
+}
+__device__ __noinline__ f64 wl_trig_preop(f64 x, u32 seg) {
+  const i32 e = (i32)(((u64)__double_as_longlong(x) >> 52) & 0x7ffull);
+  const i32 shift = (i32)(seg & 31u) * 53 + (e > 1077 ? e - 1077 : 0);
+  const u64 v = wl_2opi_bits(1148 - shift) & ((1ull << 53) - 1ull);
+  i32 scale = -53 - shift + (e >= 1968 ? 128 : 0);
+  if (v == 0ull || scale < -1200) return 0.0;
+  const i32 p = 63 - __clzll((i64)v);                  /* v = 1.xxx * 2^p */
+  const i32 E = p + scale;
+  if (E >= -1022) {                                     /* normal: exact */
+    const u64 m = (v << (52 - p)) & 0xfffffffffffffull;
+    return __longlong_as_double((i64)(((u64)(E + 1023) << 52) | m));
+  }
+  const i32 sh = -(scale + 1074);                       /* subnormal: v * 2^scale in 2^-1074 units */
+  if (sh <= 0) return __longlong_as_double((i64)(v << (u32)(-sh)));
+  if (sh >= 60) return 0.0;
+  u64 q = v >> (u32)sh, rem = v & ((1ull << (u32)sh) - 1ull), half = 1ull << (u32)(sh - 1);
+  if (rem > half || (rem == half && (q & 1ull))) q++;
+  return __longlong_as_double((i64)q);                  /* a carry into 2^52 is the least normal */
+}
+""")

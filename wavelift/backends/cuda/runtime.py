@@ -194,8 +194,14 @@ class Runtime:
                           f"jumps to {a | (b << 32):#x}, not a decoded instruction of the program")
         if first & G_FLAGS["bad_address"]:
             raise Refused("program.bad_address", "control runs past the decoded program")
+        if first & G_FLAGS["refuse"]:               # a refuse_if op held (as Runtime.refuse_at)
+            table = G.refusal_table(prog)
+            why = table[b][1] if b < len(table) else ""
+            ins = prog.instructions[a]
+            raise Refused("program.unsupported_instruction",
+                          f"offset {ins.offset:#x}: {ins.text} ({why})")
         raise Refused("dispatch.budget_exceeded",
                       f"a wave ran more than {self.budget} instructions")
 
 
-G_FLAGS = {"budget": 1, "bad_jump": 2, "bad_address": 4, "rounding": 8}
+G_FLAGS = {"budget": 1, "bad_jump": 2, "bad_address": 4, "rounding": 8, "refuse": G.WL_REFUSE}

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ...translate.ir import Program
-from .codegen import compile_program
+from .codegen import ModeBlocks
 
 
 @dataclass
@@ -24,7 +24,11 @@ class Module:
     source: str
     meta: ModuleMeta = field(default=None)
 
+    def block(self, index: int, mode: int):
+        """The function of block ``index`` specialised for MODE ``mode`` (compiled on first use)."""
+        return self.blocks.get(index, mode)
+
 
 def build_module(key, program: Program, wave_size: int, base_address: int) -> Module:
-    blocks, src = compile_program(program, wave_size)
-    return Module(key, program, blocks, src, ModuleMeta(base_address, program.block_at))
+    blocks = ModeBlocks(program, wave_size)
+    return Module(key, program, blocks, "", ModuleMeta(base_address, program.block_at))

@@ -9,9 +9,11 @@ and return the next block index (int or per-wave int array), or for ``setpc`` th
 """
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
-from ...translate.ir import BITS, EXEC_HI, EXEC_LO, Block, Program
+from ...translate.ir import BITS, EXEC_HI, EXEC_LO, MODE_REG, VALUE_OPS, Block, Op, Program, Value
 
 DT = {"b1": "np.bool_", "u8": "np.uint8", "i8": "np.int8", "u16": "np.uint16",
       "i16": "np.int16", "u32": "np.uint32", "i32": "np.int32", "u64": "np.uint64",
@@ -42,17 +44,22 @@ class Lowering:
         self.L = wave_size
         self.consts: list = []
 
-    def const(self, t: str, value) -> str:
+    @staticmethod
+    def const_value(t: str, value):
         from .helpers import DT as NPDT
         dt = NPDT[t]
         if t.startswith("f"):
-            v = dt(value)
-        elif t == "b1":
-            v = np.bool_(value)
-        else:
-            v = np.array(int(value) & ((1 << BITS[t]) - 1), dtype=np.uint64).astype(dt)[()]
-        self.consts.append(v)
+            return dt(value)
+        if t == "b1":
+            return np.bool_(value)
+        return np.array(int(value) & ((1 << BITS[t]) - 1), dtype=np.uint64).astype(dt)[()]
+
+    def const(self, t: str, value) -> str:
+        self.consts.append(self.const_value(t, value))
         return f"K[{len(self.consts) - 1}]"
+
+    def optimize(self, blk: Block, mode: int) -> Block:
+        return _Opt(self, blk, mode).run()
 
     def lane_count_points(self, blk: Block) -> dict:
         """Exact ``lane_instructions``: op index -> statement adding (vector instructions of the
@@ -114,11 +121,86 @@ class Lowering:
                 out.add(i)
         return out
 
-    def block_source(self, blk: Block) -> str:
+    def expr(self, op, a) -> str:
+        """Python expression of a value op over argument names ``a``."""
+        n, t = op.name, op.type
+        if n == "lane_id":
+            e = "R.LANE"
+        elif n in _BIN:
+            e = f"({a[0]} {_BIN[n]} {a[1]})"
+        elif n in _UN:
+            e = _UN[n].format(a[0])
+        elif n in ("min", "max"):
+            e = f"np.{n}imum({a[0]}, {a[1]})"
+        elif n in ("fmin", "fmax"):
+            e = f"H.{n}({a[0]}, {a[1]})"
+        elif n == "mulhi":
+            e = f"H.mulhi({a[0]}, {a[1]}, {t.startswith('i')})"
+        elif n in ("clz", "ctz"):
+            e = f"H.{n}({a[0]}, {BITS[t]})"
+        elif n == "fma":
+            e = f"H.fma({a[0]}, {a[1]}, {a[2]})"
+        elif n == "trig_preop":
+            e = f"H.trig_preop({a[0]}, {a[1]})"
+        elif n == "fma_to":
+            e = f"H.fma({a[0]}, {a[1]}, {a[2]}, {DT[t]})"
+        elif n == "ldexp":
+            e = f"H.ldexp({a[0]}, {a[1]})"
+        elif n == "isclass":
+            e = f"H.isclass({a[0]}, {a[1]})"
+        elif n in ("fin", "fout"):
+            e = f"H.{n}({a[0]}, mode)"
+        elif n == "cmp":
+            e = _CMP[op.attrs["cond"]].format(a[0], a[1])
+        elif n == "select":
+            e = f"np.where({a[0]}, {a[1]}, {a[2]})"
+        elif n == "cvt":
+            to = op.attrs["to"]
+            if t.startswith("f") and not to.startswith("f"):
+                e = f"H.cvt({a[0]}, {t!r}, {to!r})"
+            else:
+                e = f"np.asarray({a[0]}).astype({DT[to]})"
+        elif n == "bitcast":
+            e = f"np.asarray({a[0]}).view({DT[op.attrs['to']]})"
+        elif n == "pack64":
+            e = f"(np.asarray({a[0]}).astype(np.uint64) | (np.asarray({a[1]}).astype(np.uint64) << np.uint64(32)))"
+        elif n == "lo32":
+            e = f"np.asarray({a[0]}).astype(np.uint32)"
+        elif n == "hi32":
+            e = f"(np.asarray({a[0]}) >> np.uint64(32)).astype(np.uint32)"
+        elif n == "ballot":
+            e = f"H.ballot({a[0]}, N, {self.L})"
+        elif n == "maskbit":
+            e = f"(((np.asarray({a[0]}, np.uint64) >> R.LANE64) & np.uint64(1)) != 0)"
+        elif n == "readlane":
+            e = f"H.readlane({a[0]}, {a[1]}, N, {self.L})"
+        elif n == "shuffle":
+            e = f"H.shuffle({a[0]}, {a[1]}, N, {self.L})"
+        elif n == "permute":
+            e = f"H.permute({a[0]}, {a[1]}, {a[2]}, N, {self.L})"
+        elif n == "load":
+            e = (f"R.load({op.attrs['space']!r}, {op.instr}, {a[0]}, {a[1]}, "
+                 f"{op.attrs['nbytes']}, {op.attrs['words']}, w, N, {int(op.out.uniform)})")
+        elif n == "word":
+            e = f"{a[0]}[..., {op.attrs['k']}]"
+        elif n == "atomic":
+            e = (f"R.atomic({op.attrs['space']!r}, {op.instr}, {op.attrs['op']!r}, "
+                 f"{op.attrs['bits']}, {a[0]}, {a[1]}, {a[2]}, "
+                 f"{a[3] if len(a) > 3 else 'None'}, w, N)")
+        else:
+            raise NotImplementedError(n)
+        return e
+
+    def block_source(self, blk: Block, mode=None) -> str:
         lines = [f"def blk_{blk.index}(R, w, N, mode):",
                  "    S = R.S; V = R.V"]
         if blk.uses_float:
-            lines.append("    if mode & 15: R.refuse_rounding(mode)")
+            if mode is None:
+                lines.append("    if mode & 15: R.refuse_rounding(mode)")
+            elif mode & 15:
+                lines.append("    R.refuse_rounding(mode)")
+        if mode is not None:
+            blk = self.optimize(blk, mode)
         name = {}
         must_copy = self.reads_to_copy(blk)
         exec_full = {}                  # exec value name -> name of its "all lanes on" flag
@@ -132,7 +214,11 @@ class Lowering:
             o = f"v{op.out.id}" if op.out is not None else None
             n = op.name
             if n == "const":
-                e = self.const(t, op.attrs["value"])
+                if "value_np" in op.attrs:
+                    self.consts.append(op.attrs["value_np"])
+                    e = f"K[{len(self.consts) - 1}]"
+                else:
+                    e = self.const(t, op.attrs["value"])
             elif n == "sget":
                 e = f"S[{op.attrs['reg']}, w]"
                 if i in must_copy:
@@ -141,8 +227,6 @@ class Lowering:
                 e = f"V[{op.attrs['reg']}, w]"
                 if i in must_copy:
                     e += ".copy()"
-            elif n == "lane_id":
-                e = "R.LANE"
             elif n == "exec":
                 if exec_cache is not None:
                     name[op.out.id] = exec_cache
@@ -154,67 +238,10 @@ class Lowering:
                 name[op.out.id] = o
                 exec_full[o] = f"{o}_all"
                 continue
-            elif n in _BIN:
-                e = f"({a[0]} {_BIN[n]} {a[1]})"
-            elif n in _UN:
-                e = _UN[n].format(a[0])
-            elif n in ("min", "max"):
-                e = f"np.{n}imum({a[0]}, {a[1]})"
-            elif n in ("fmin", "fmax"):
-                e = f"H.{n}({a[0]}, {a[1]})"
-            elif n == "mulhi":
-                e = f"H.mulhi({a[0]}, {a[1]}, {t.startswith('i')})"
-            elif n in ("clz", "ctz"):
-                e = f"H.{n}({a[0]}, {BITS[t]})"
-            elif n == "fma":
-                e = f"H.fma({a[0]}, {a[1]}, {a[2]})"
-            elif n == "trig_preop":
-                e = f"H.trig_preop({a[0]}, {a[1]})"
-            elif n == "fma_to":
-                e = f"H.fma({a[0]}, {a[1]}, {a[2]}, {DT[t]})"
-            elif n == "ldexp":
-                e = f"H.ldexp({a[0]}, {a[1]})"
-            elif n == "isclass":
-                e = f"H.isclass({a[0]}, {a[1]})"
-            elif n in ("fin", "fout"):
-                e = f"H.{n}({a[0]}, mode)"
-            elif n == "cmp":
-                e = _CMP[op.attrs["cond"]].format(a[0], a[1])
-            elif n == "select":
-                e = f"np.where({a[0]}, {a[1]}, {a[2]})"
-            elif n == "cvt":
-                to = op.attrs["to"]
-                if t.startswith("f") and not to.startswith("f"):
-                    e = f"H.cvt({a[0]}, {t!r}, {to!r})"
-                else:
-                    e = f"np.asarray({a[0]}).astype({DT[to]})"
-            elif n == "bitcast":
-                e = f"np.asarray({a[0]}).view({DT[op.attrs['to']]})"
-            elif n == "pack64":
-                e = f"(np.asarray({a[0]}).astype(np.uint64) | (np.asarray({a[1]}).astype(np.uint64) << np.uint64(32)))"
-            elif n == "lo32":
-                e = f"np.asarray({a[0]}).astype(np.uint32)"
-            elif n == "hi32":
-                e = f"(np.asarray({a[0]}) >> np.uint64(32)).astype(np.uint32)"
-            elif n == "ballot":
-                e = f"H.ballot({a[0]}, N, {self.L})"
-            elif n == "maskbit":
-                e = f"(((np.asarray({a[0]}, np.uint64) >> R.LANE64) & np.uint64(1)) != 0)"
-            elif n == "readlane":
-                e = f"H.readlane({a[0]}, {a[1]}, N, {self.L})"
-            elif n == "shuffle":
-                e = f"H.shuffle({a[0]}, {a[1]}, N, {self.L})"
-            elif n == "permute":
-                e = f"H.permute({a[0]}, {a[1]}, {a[2]}, N, {self.L})"
-            elif n == "load":
-                e = (f"R.load({op.attrs['space']!r}, {op.instr}, {a[0]}, {a[1]}, "
-                     f"{op.attrs['nbytes']}, {op.attrs['words']}, w, N, {int(op.out.uniform)})")
-            elif n == "word":
-                e = f"{a[0]}[..., {op.attrs['k']}]"
-            elif n == "atomic":
-                e = (f"R.atomic({op.attrs['space']!r}, {op.instr}, {op.attrs['op']!r}, "
-                     f"{op.attrs['bits']}, {a[0]}, {a[1]}, {a[2]}, "
-                     f"{a[3] if len(a) > 3 else 'None'}, w, N)")
+            elif n in ("fin", "fout") and mode is not None:
+                e = f"H.flush({a[0]})"            # kept by optimize() only when MODE flushes
+            elif n in VALUE_OPS:
+                e = self.expr(op, a)
             elif n == "sset":
                 lines.append(f"    S[{op.attrs['reg']}, w] = {a[0]}")
                 if op.attrs["reg"] in (EXEC_LO, EXEC_HI):
@@ -260,6 +287,161 @@ class Lowering:
         return "\n".join(lines) + "\n"
 
 
+# ops without side effects whose value depends only on their operands (folded, CSE'd, dropped)
+_PURE = VALUE_OPS - {"sget", "vget", "exec", "load", "atomic", "word", "lane_id", "ballot",
+                     "readlane", "shuffle", "permute", "fin", "fout", "const"}
+_KEEP = {"sset", "vset", "store", "refuse_if", "load", "atomic"}
+
+
+_IRT = {np.bool_: "b1", np.uint8: "u8", np.int8: "i8", np.uint16: "u16", np.int16: "i16",
+        np.uint32: "u32", np.int32: "i32", np.uint64: "u64", np.int64: "i64", np.float16: "f16",
+        np.float32: "f32", np.float64: "f64"}
+
+
+def _app(ops, op):
+    if op is not None:
+        ops.append(op)
+
+
+def _flushes(mode: int, t: str, out: bool) -> bool:
+    d = (mode >> (4 if t == "f32" else 6)) & 3
+    return d in ((0, 1) if out else (0, 2))
+
+
+class _Opt:
+    """Block rewriting for one MODE value (docs/decisions/0006: MODE is a Python int per
+    block): MODE reads become constants, fin/fout become identity or a flush, ops over
+    constants are folded, b1 and/or/select over constants simplified, pure ops and repeated
+    register reads (same register version) shared, unused pure ops dropped.  The result is an
+    op list over the same values that lowers with the same expressions."""
+
+    def __init__(self, low, blk: Block, mode: int):
+        self.low, self.blk, self.mode = low, blk, mode
+
+    def run(self):
+        from . import helpers as H
+        low, mode = self.low, self.mode
+        sub: dict = {}                 # value id -> Value it equals
+        cval: dict = {}                # value id -> numpy constant
+        cse: dict = {}
+        version: dict = {}
+        ops: list = []
+        mode_written = False
+        ns = {"np": np, "H": H, "K": low.consts}
+
+        def newconst(t, v, like):
+            d = np.asarray(v).dtype
+            t = _IRT.get(d.type, t)
+            out = Value(like.id, t, True)
+            ck = ("const", d.str, np.asarray(v).tobytes())
+            if ck in cse:
+                sub[like.id] = cse[ck]
+                return None
+            cse[ck] = out
+            cval[out.id] = v
+            return Op("const", t, (), {"value_np": v}, out, -1)
+
+        for op in self.blk.ops:
+            args = tuple(sub.get(x.id, x) for x in op.args)
+            n = op.name
+            if args != op.args:
+                op = Op(n, op.type, args, op.attrs, op.out, op.instr)
+            if n == "const":
+                v = low.const_value(op.type, op.attrs["value"])
+                ck = ("const", np.asarray(v).dtype.str, np.asarray(v).tobytes())
+                if ck in cse:
+                    sub[op.out.id] = cse[ck]
+                    continue
+                cse[ck] = op.out
+                cval[op.out.id] = v
+                ops.append(Op("const", op.type, (), {"value_np": v}, op.out, op.instr))
+                continue
+            if n in ("sset", "vset"):
+                version[(n, op.attrs["reg"])] = version.get((n, op.attrs["reg"]), 0) + 1
+                if n == "sset" and op.attrs["reg"] == MODE_REG:
+                    mode_written = True
+                ops.append(op)
+                continue
+            if n == "sget" and op.attrs["reg"] == MODE_REG and not mode_written:
+                _app(ops, newconst("u32", np.uint32(mode), op.out))
+                continue
+            if n in ("fin", "fout"):
+                x = args[0]
+                if not _flushes(mode, x.type, n == "fout"):
+                    sub[op.out.id] = x
+                    continue
+                if x.id in cval:
+                    with np.errstate(all="ignore"):
+                        _app(ops, newconst(op.type, np.asarray(H.flush(cval[x.id]))[()], op.out))
+                    continue
+                ops.append(op)
+                continue
+            if n in ("sget", "vget"):
+                key = (n, op.attrs["reg"], version.get(("sset" if n == "sget" else "vset",
+                                                          op.attrs["reg"]), 0))
+                if key in cse:
+                    sub[op.out.id] = cse[key]
+                    continue
+                cse[key] = op.out
+                ops.append(op)
+                continue
+            if n not in _PURE:
+                ops.append(op)
+                continue
+            if all(x.id in cval for x in args):
+                names = []
+                for x in args:
+                    names.append(f"K[{len(low.consts)}]")
+                    low.consts.append(cval[x.id])
+                try:
+                    with np.errstate(all="ignore"):
+                        r = eval(low.expr(op, names), ns)
+                    del low.consts[len(low.consts) - len(args):]
+                    r = np.asarray(r)
+                    if r.ndim == 0:
+                        _app(ops, newconst(op.type, r[()], op.out))
+                        continue
+                except Exception:
+                    del low.consts[len(low.consts) - len(args):]
+            if op.type == "b1" and n in ("and", "or") and len(args) == 2:
+                done = False
+                for x, y in ((args[0], args[1]), (args[1], args[0])):
+                    if x.id in cval and y.type == "b1":
+                        c = bool(cval[x.id])
+                        if (n == "and") != c:             # and False / or True: constant
+                            _app(ops, newconst("b1", np.bool_(c), op.out))
+                        else:                              # and True / or False: the other
+                            sub[op.out.id] = y
+                        done = True
+                        break
+                if done:
+                    continue
+            if n == "select" and args[1].type == args[2].type == op.type:
+                if args[0].id in cval:
+                    sub[op.out.id] = args[1] if bool(cval[args[0].id]) else args[2]
+                    continue
+                if args[1].id == args[2].id:
+                    sub[op.out.id] = args[1]
+                    continue
+            key = (n, op.type, tuple(x.id for x in args), repr(sorted(op.attrs.items())))
+            if key in cse:
+                sub[op.out.id] = cse[key]
+                continue
+            cse[key] = op.out
+            ops.append(op)
+        # terminator with substitutions
+        term = tuple(sub.get(x.id, x) if isinstance(x, Value) else x for x in self.blk.term)
+        # dead code: keep effects and whatever they (and the terminator) use
+        live = {x.id for x in term if isinstance(x, Value)}
+        keep = []
+        for op in reversed(ops):
+            if op.name in _KEEP or (op.out is not None and op.out.id in live):
+                keep.append(op)
+                live.update(x.id for x in op.args)
+        keep.reverse()
+        return dataclasses.replace(self.blk, ops=keep, term=term)
+
+
 def compile_program(program: Program, wave_size: int):
     """-> list of block functions (compiled once; cached with the module)."""
     from . import helpers as H
@@ -268,3 +450,26 @@ def compile_program(program: Program, wave_size: int):
     ns = {"np": np, "H": H, "K": low.consts}
     exec(compile(src, "<wavelift-module>", "exec"), ns)
     return [ns[f"blk_{b.index}"] for b in program.blocks], src
+
+
+class ModeBlocks:
+    """Block functions specialised for one MODE value each, compiled on first use (the
+    scheduler runs a group of waves that share MODE; docs/decisions/0006)."""
+
+    def __init__(self, program: Program, wave_size: int):
+        self.program = program
+        self.L = wave_size
+        self.fns: dict = {}
+        self.sources: list = []
+
+    def get(self, index: int, mode: int):
+        f = self.fns.get((index, mode))
+        if f is None:
+            from . import helpers as H
+            low = Lowering(self.program, self.L)
+            src = low.block_source(self.program.blocks[index], int(mode))
+            ns = {"np": np, "H": H, "K": low.consts}
+            exec(compile(src, f"<wavelift-block-{index}-mode-{mode:#x}>", "exec"), ns)
+            f = self.fns[(index, mode)] = ns[f"blk_{index}"]
+            self.sources.append(src)
+        return f

@@ -79,6 +79,33 @@ def fout(x, mode):
 
 
 def fmin(a, b):
+    if _dt(a) is np.float32 and _dt(b) is np.float32:
+        # np.fmin ignores one NaN like v_min (but returns a when both are NaN, v_min b) and
+        # orders -0/+0 arbitrarily (v_min: -0): fix equal operands with OR of the bits and
+        # two NaNs with b
+        r = np.fmin(a, b)
+        eq = a == b
+        r = np.where(eq, np.bitwise_or(np.asarray(a).view(np.uint32), np.asarray(b).view(np.uint32)).view(np.float32), r)
+        nb = np.isnan(b)
+        if nb.any():
+            r = np.where(nb & np.isnan(a), b, r)
+        return np.asarray(r, np.float32)
+    return _fmin(a, b)
+
+
+def fmax(a, b):
+    if _dt(a) is np.float32 and _dt(b) is np.float32:
+        r = np.fmax(a, b)
+        eq = a == b
+        r = np.where(eq, np.bitwise_and(np.asarray(a).view(np.uint32), np.asarray(b).view(np.uint32)).view(np.float32), r)
+        nb = np.isnan(b)
+        if nb.any():
+            r = np.where(nb & np.isnan(a), b, r)
+        return np.asarray(r, np.float32)
+    return _fmax(a, b)
+
+
+def _fmin(a, b):
     a, b = np.broadcast_arrays(a, b)
     lt = (a < b) | ((a == b) & np.signbit(a))
     r = np.where(lt, a, b)
@@ -86,7 +113,7 @@ def fmin(a, b):
     return r.astype(a.dtype)
 
 
-def fmax(a, b):
+def _fmax(a, b):
     a, b = np.broadcast_arrays(a, b)
     gt = (a > b) | ((a == b) & ~np.signbit(a))
     r = np.where(gt, a, b)
@@ -94,8 +121,29 @@ def fmax(a, b):
     return r.astype(a.dtype)
 
 
+_LOW28 = np.uint64((1 << 28) - 1)
+
+
 def fma(a, b, c, to=None):
     """a*b+c rounded once (to ``to`` when given: the fma_to op, e.g. f16 inputs -> f32 result)."""
+    if to is None and _dt(a) is np.float32:
+        # a*b is exact in f64; RN64(a*b + c) then RN32 is the single rounding unless the f64 sum
+        # lands exactly on an f32 rounding midpoint (low 28 bits of its mantissa zero covers every
+        # such case, also for f32 subnormals, overflow and non-finite values): redo only those
+        s = np.multiply(a, b, dtype=np.float64)
+        s += c
+        r = s.astype(np.float32)
+        odd = (s.view(np.uint64) & _LOW28) == 0
+        if odd.any():
+            a2, b2, c2 = np.broadcast_arrays(a, b, c)
+            if r.ndim == 0:
+                return _fma_slow(a2, b2, c2, np.float32)
+            r[odd] = _fma_slow(a2[odd], b2[odd], c2[odd], np.float32)
+        return r
+    return _fma_slow(a, b, c, to)
+
+
+def _fma_slow(a, b, c, to=None):
     t = _dt(a) if to is None else to
     if _dt(a) is np.float64:
         assert t is np.float64, "fma_to from f64 operands"
@@ -318,6 +366,10 @@ def isclass(x, mask):
 def cvt(x, frm, to):
     """Numeric conversion (IR 'cvt')."""
     tt = DT[to]
+    if frm in ("f32", "f64") and to == "u32":
+        # fmax maps NaN and negatives to 0, fmin saturates; the cast truncates toward zero
+        y = np.fmax(np.asarray(x, np.float64), 0.0)
+        return np.fmin(y, 4294967295.0, out=y if y.ndim else None).astype(np.uint32)
     if frm in ("f16", "f32", "f64") and to not in ("f16", "f32", "f64"):
         info = np.iinfo(tt)
         y = np.trunc(np.asarray(x, np.float64))

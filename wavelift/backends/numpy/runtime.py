@@ -354,7 +354,7 @@ class Runtime:
             w = slice(None) if N == n else idx
             blk = prog.blocks[bi]
             with np.errstate(all="ignore"):
-                nxt = blocks[bi](self, w, N, m0)
+                nxt = self.m.block(bi, m0)(self, w, N, m0)
             counts[idx] += len(blk.instrs)
             self.instructions += N * len(blk.instrs)
             if counts[idx].max() > self.budget:
