@@ -231,6 +231,16 @@ def main(argv=None) -> int:
         print(f"  outputs: {row['check']}")
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"\nprocess peak RSS (ru_maxrss, PoCL + wavelift): {rss:.0f} MiB")
+    print("\nsummary (warm wall time; ratio = wavelift / PoCL enqueue->finish):")
+    for row in results:
+        if "ratio" in row:
+            print(f"  {row['kernel']:8s} PoCL {row['pocl_wall_s'] * 1e3:8.2f} ms  wavelift "
+                  f"{row['wavelift_warm_s'] * 1e3:9.2f} ms  ratio {row['ratio']:7.1f}x  "
+                  f"lane-instr/s {fmt_rate(row['lane_instructions'] / row['wavelift_warm_s'] if row['lane_instructions'] else None)}"
+                  f"  peak traced {row['traced_peak_bytes'] / 2**20:7.1f} MiB")
+        else:
+            print(f"  {row['kernel']:8s} REFUSED: {row.get('refused', 'engine missing')}")
+    print(f"  peak RSS {rss:.0f} MiB")
     if a.json:
         pathlib.Path(a.json).write_text(json.dumps(dict(results=results, engine=True,
                                                         mode=a.mode, max_rss_mib=rss), indent=1))

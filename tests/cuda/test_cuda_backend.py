@@ -122,23 +122,98 @@ def test_fixture_programs_translate():
     assert len(ok) >= len(progs) // 2, [p[4] for p in progs if p[1] is None][:5]
 
 
-@pytest.mark.parametrize("name", _program_names())
-def test_codegen_compiles(name, tmp_path, monkeypatch):
-    """Every fixture program lowers to CUDA C++ that NVRTC compiles for sm_90 (and, using
-    scratch, in both modes); the text holds no instruction text of the guest program."""
+COMPILE_SAMPLE_MAX = 15
+_FEATURES = ("wave64", "scratch", "barrier", "setpc", "atomic", "lds", "f64", "refuse_if")
+
+
+def _kernel_of(name: str) -> str:
+    """The fixture kernel a dispatch name belongs to: 'target/binary:kernel:case' -> kernel,
+    'target/aco/shader-w64.bin' -> shader, 'captures/radv-x-w32.wlcap#3' -> radv-x."""
+    if ":" in name:
+        return name.split(":")[1]
+    stem = pathlib.PurePosixPath(name.split("#")[0]).stem
+    return stem.removesuffix("-w32").removesuffix("-w64")
+
+
+def _features(prog, cfg) -> set:
+    f = set()
+    if cfg.wave_size == 64:
+        f.add("wave64")
+    if prog.uses_scratch:
+        f.add("scratch")
+    for b in prog.blocks:
+        if b.term[0] in ("barrier", "setpc"):
+            f.add(b.term[0])
+        for op in b.ops:
+            if op.name in ("atomic", "refuse_if"):
+                f.add(op.name)
+            elif op.name in ("load", "store") and op.attrs["space"] == "lds":
+                f.add("lds")
+            elif op.type == "f64":
+                f.add("f64")
+    return f
+
+
+@functools.lru_cache(maxsize=1)
+def _compile_sample() -> tuple:
+    """A deterministic representative subset for the default run: the smallest program of each
+    distinct fixture kernel, then at most COMPILE_SAMPLE_MAX of those — first the smallest one
+    with each feature (wave64, scratch in both modes, barriers, setpc, atomics, LDS, f64,
+    refuse_if), then the smallest of the rest."""
+    best = {}
+    for name, prog, cfg, base, modes in _programs():
+        if prog is None:
+            continue
+        size = sum(len(b.ops) for b in prog.blocks)
+        k = _kernel_of(name)
+        if k not in best or (size, name) < best[k][0]:
+            best[k] = ((size, name), prog, cfg)
+    cands = sorted(best.values(), key=lambda x: x[0])
+    chosen = []
+    for feat in _FEATURES:
+        hit = next((c for c in cands if feat in _features(c[1], c[2])), None)
+        if hit is not None and hit[0][1] not in chosen:
+            chosen.append(hit[0][1])
+    for c in cands:
+        if len(chosen) >= COMPILE_SAMPLE_MAX:
+            break
+        if c[0][1] not in chosen:
+            chosen.append(c[0][1])
+    return tuple(sorted(chosen[:COMPILE_SAMPLE_MAX]))
+
+
+def _sample_names():
+    try:
+        return list(_compile_sample())
+    except Exception as e:          # noqa: BLE001 - reported by test_fixture_programs_translate
+        return [f"<collection failed: {type(e).__name__}: {e}>"]
+
+
+def _entry(name):
     entry = next((p for p in _programs() if p[0] == name), None)
     if entry is None:
         pytest.fail(f"fixture enumeration failed: {name}")
-    _, prog, cfg, base, modes = entry
-    if prog is None:
-        pytest.skip(f"translation refused (NumPy refuses it too): {modes}")
+    if entry[1] is None:
+        pytest.skip(f"translation refused (NumPy refuses it too): {entry[4]}")
+    return entry
+
+
+@pytest.mark.parametrize("name", _program_names())
+def test_codegen(name):
+    """Every fixture program lowers to CUDA C++ (and, using scratch, in both modes); the text
+    holds no instruction text of the guest program."""
     from wavelift.backends.cuda.codegen import kernel_source
-    srcs = {m: kernel_source(prog, cfg.wave_size, m, cfg.scratch_wave_bytes, base) for m in modes}
+    _, prog, cfg, base, modes = _entry(name)
     texts = {ins.text for ins in prog.instructions if len(ins.text) >= 8}
-    for m, src in srcs.items():
+    for m in modes:
+        src = kernel_source(prog, cfg.wave_size, m, cfg.scratch_wave_bytes, base)
         assert src.isascii()
         leaked = [t for t in texts if t in src]
         assert not leaked, f"guest text in generated code: {leaked[:3]}"
+
+
+def _compiles(name, tmp_path, monkeypatch):
+    _, prog, cfg, base, modes = _entry(name)
     why = _nvrtc_problem()
     if why:
         pytest.skip(f"NVRTC unavailable: {why}")
@@ -149,6 +224,31 @@ def test_codegen_compiles(name, tmp_path, monkeypatch):
         mod = build_module(module_key(prog, cfg, m, "cuda"), prog, cfg, m, arch="sm_90",
                            base_address=base)
         assert mod.compiled_by == "nvrtc" and mod.cubin[:4] == b"\x7fELF"
+
+
+@pytest.mark.parametrize("name", _sample_names())
+def test_codegen_compiles_sample(name, tmp_path, monkeypatch):
+    """NVRTC compiles a representative subset in the default run (_compile_sample)."""
+    _compiles(name, tmp_path, monkeypatch)
+
+
+def test_compile_sample_is_representative():
+    names = _compile_sample()
+    assert 5 <= len(names) <= COMPILE_SAMPLE_MAX, names
+    assert len({_kernel_of(n) for n in names}) == len(names)            # one per kernel
+    progs = {p[0]: p for p in _programs()}
+    feats = set().union(*(_features(progs[n][1], progs[n][2]) for n in names))
+    have = set().union(*(_features(p[1], p[2]) for p in _programs() if p[1] is not None))
+    assert feats == have & set(_FEATURES), sorted((have & set(_FEATURES)) - feats)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", _program_names())
+def test_codegen_compiles(name, tmp_path, monkeypatch):
+    """Every fixture program compiles with NVRTC for sm_90 (both modes where it uses scratch):
+    ~190 modules, minutes on 2 cores, so only with -m slow (CI's default run compiles
+    test_codegen_compiles_sample)."""
+    _compiles(name, tmp_path, monkeypatch)
 
 
 def test_disk_cache_hit(tmp_path, monkeypatch):

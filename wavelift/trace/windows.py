@@ -78,10 +78,11 @@ class WindowSet:
             m = self.written[o:o + w.size]
             if not m.any():
                 continue
-            d = np.diff(np.concatenate(([0], m.view(np.int8), [0])))
-            starts = np.flatnonzero(d == 1)
-            ends = np.flatnonzero(d == -1)
-            out += [(w.address + int(s), int(e - s)) for s, e in zip(starts, ends)]
+            # run boundaries from one comparison of neighbours (no int8 copy, no diff)
+            b = np.concatenate(([0], np.flatnonzero(m[1:] != m[:-1]) + 1, [m.size]))
+            on = m[b[:-1]]
+            starts, ends = b[:-1][on], b[1:][on]
+            out += [(w.address + int(s), int(e - s)) for s, e in zip(starts.tolist(), ends.tolist())]
         return out
 
     def land(self, memory, spans) -> int:

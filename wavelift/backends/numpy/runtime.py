@@ -7,6 +7,8 @@ the ScratchStore (module-private, per wave).
 """
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from ...refusal import Refused
@@ -17,8 +19,8 @@ from .scratch import ScratchStore
 
 MAX_ESCAPES = 16
 STATE_BYTES = 256 << 20          # bound on register state per batch
-import os as _os
-BATCH_WAVES = int(_os.environ.get("WL_BATCH_WAVES", "0")) or None
+# waves per batch: small enough that per-op temporaries stay in cache (measured: bench/README.md)
+BATCH_WAVES = int(os.environ.get("WL_BATCH_WAVES", "1024")) or None
 
 
 class Runtime:

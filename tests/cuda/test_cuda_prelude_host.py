@@ -1,0 +1,84 @@
+"""The CUDA prelude's trig_preop and fma_to (round-to-odd) helpers, compiled for the host with g++
+through a small shim (tests/cuda/host_shim.h maps the __d*_rn intrinsics onto IEEE host
+arithmetic), agree bit for bit with the NumPy backend's helpers.  No GPU needed; skips without
+g++.  (The NaN fix-ups the GPU needs are no-ops on x86, which makes NaNs this way already.)"""
+from __future__ import annotations
+
+import pathlib
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+HERE = pathlib.Path(__file__).resolve().parent
+
+MAIN = r'''
+#include <cstdio>
+int main() {
+  char op[8];
+  while (scanf("%7s", op) == 1) {
+    if (op[0] == 't') {
+      unsigned long long xb; unsigned seg; scanf("%llx %u", &xb, &seg);
+      printf("%llx\n", (unsigned long long)__double_as_longlong(wl_trig_preop(__longlong_as_double((long long)xb), seg)));
+    } else {
+      unsigned a, b, c; scanf("%x %x %x", &a, &b, &c);
+      printf("%x\n", (unsigned)wl_to_f16(wl_fma_odd(wl_fwide(__uint_as_float(a)), wl_fwide(__uint_as_float(b)),
+                                                    wl_fwide(__uint_as_float(c)))).b);
+    }
+  }
+}
+'''
+
+
+@pytest.fixture(scope="module")
+def helper_exe(tmp_path_factory):
+    gxx = shutil.which("g++")
+    if not gxx:
+        pytest.skip("g++ not installed")
+    from wavelift.backends.cuda.prelude import PRELUDE, trig_preop_source
+    head = PRELUDE[:PRELUDE.index("/* wave64:")]                    # types and flags
+    body = PRELUDE[PRELUDE.index("/* ---------------------------------------------------------------- f16 <-> f32/f64"):
+                   PRELUDE.index("/* ----------------------------------------------------------------------- windows */")]
+    d = tmp_path_factory.mktemp("prelude")
+    src = d / "t.cpp"
+    src.write_text('#include "host_shim.h"\n' + head + body + trig_preop_source() + MAIN)
+    exe = d / "t"
+    r = subprocess.run([gxx, "-O1", "-ffp-contract=off", "-std=c++17", "-w", f"-I{HERE}", str(src), "-o", str(exe)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[:3000]
+    return exe
+
+
+def _run(exe, lines):
+    return subprocess.run([str(exe)], input="\n".join(lines) + "\n", capture_output=True, text=True,
+                          check=True).stdout.split()
+
+
+def test_trig_preop_matches_numpy(helper_exe):
+    from wavelift.backends.numpy import helpers as H
+    rng = np.random.default_rng(1)
+    xs = [(((e << 52) | int(rng.integers(0, 1 << 52)) | (int(rng.integers(0, 2)) << 63)), seg)
+          for e in list(range(0, 2048, 7)) + [1077, 1078, 1967, 1968, 2046, 2047]
+          for seg in (0, 1, 2, 5, 17, 31, 33)]
+    got = [int(v, 16) for v in _run(helper_exe, [f"t {x:x} {s}" for x, s in xs])]
+    ref = H.trig_preop(np.array([x for x, _ in xs], np.uint64).view(np.float64),
+                       np.array([s for _, s in xs], np.uint32)).view(np.uint64)
+    bad = [(hex(xs[i][0]), xs[i][1]) for i in range(len(xs)) if got[i] != int(ref[i])]
+    assert not bad, bad[:5]
+
+
+def test_fma_to_f16_matches_numpy(helper_exe):
+    from wavelift.backends.numpy import helpers as H
+    rng = np.random.default_rng(2)
+    vals = np.concatenate([rng.integers(0, 1 << 32, 4000, dtype=np.uint64).astype(np.uint32),
+                           rng.normal(0, 8, 4000).astype(np.float32).view(np.uint32),
+                           np.array([0, 0x80000000, 0x7f800000, 0xff800000, 0x7fc00000, 0x7f800001,
+                                     0x3f800000, 0x33000000, 0x477ff000, 0x38800000, 1], np.uint32)])
+    n = 20000
+    a, b, c = (rng.choice(vals, n) for _ in range(3))
+    got = np.array([int(v, 16) for v in _run(helper_exe, [f"f {x:x} {y:x} {z:x}" for x, y, z in zip(a, b, c)])])
+    with np.errstate(all="ignore"):
+        ref = H.fma(a.view(np.float32), b.view(np.float32), c.view(np.float32), np.float16).view(np.uint16)
+    bad = np.flatnonzero(got != ref)
+    assert not bad.size, [(hex(a[i]), hex(b[i]), hex(c[i])) for i in bad[:5]]
