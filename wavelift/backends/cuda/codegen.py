@@ -37,6 +37,8 @@ P_LDS = 40
 P_NWIN = 41
 P_BUDGET = 42         # lo, hi
 P_XOFF = 44           # byte offset of the exchange area in dynamic shared memory
+P_TG_SIZE = 45        # workgroup-info (TG_SIZE) register (0xffffffff: none), 0011
+P_TG_WID20 = 46       # 1: also the wave id in TG_SIZE bits [24:20] (GFX10.3)
 P_WORDS = 48
 
 INLINE_MEMORY_OPS = 48   # programs with more global/LDS accesses call the memory helpers
@@ -647,7 +649,8 @@ class Lowering:
                 lines.append(f"  if ({r}u < P[{P_NUSER}]) s{r} = P[{P_USER + r}];")
             if r < 128:
                 lines.append(f"  if (P[{P_SYS}] == {r}u) s{r} = gid_x; if (P[{P_SYS + 1}] == {r}u) s{r} = gid_y; "
-                             f"if (P[{P_SYS + 2}] == {r}u) s{r} = gid_z; if (P[{P_SYS + 3}] == {r}u) s{r} = 0u;")
+                             f"if (P[{P_SYS + 2}] == {r}u) s{r} = gid_z; if (P[{P_SYS + 3}] == {r}u) s{r} = 0u; "
+                             f"if (P[{P_TG_SIZE}] == {r}u) s{r} = wpg | (wv << 6) | (P[{P_TG_WID20}] ? (wv << 20) : 0u);")
         lines += [
             "  { const u32 first = wv * WV; const u32 nact = threads > first ? min(threads - first, WV) : 0u;",
             "    const u64 m = nact >= 64u ? ~0ull : ((1ull << nact) - 1ull);",

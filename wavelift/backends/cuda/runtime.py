@@ -71,6 +71,8 @@ class Runtime:
         for i, k in enumerate(("workgroup_id_x", "workgroup_id_y", "workgroup_id_z",
                                "scratch_wave_offset")):
             P[G.P_SYS + i] = sysr[k] if k in sysr else 0xFFFFFFFF
+        P[G.P_TG_SIZE] = sysr.get("tg_size", 0xFFFFFFFF)      # the same value as NumPy's (0011)
+        P[G.P_TG_WID20] = int(cfg.target == "gfx1030")
         P[G.P_NGROUPS:G.P_NGROUPS + 3] = cfg.num_groups
         P[G.P_GSTART:G.P_GSTART + 3] = cfg.group_start
         P[G.P_BLOCK:G.P_BLOCK + 3] = cfg.block
