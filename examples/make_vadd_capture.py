@@ -19,20 +19,13 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 import wavelift  # noqa: E402
-from wavelift.refusal import Refusal  # noqa: E402
-from wavelift.result import DispatchResult  # noqa: E402
 
 N = 1024
 CODE = os.path.join(ROOT, "tests", "fixtures", "gfx1030", "basic-O2-w32-mubuf.hsaco")
 
 
-def record_only(memory, config, index):
-    """Stands in for the engine while recording: the dispatch is not run, nothing is written."""
-    return DispatchResult(index, config, Refusal("backend.unavailable", "recorded, not run"))
-
-
 def build(path: str) -> None:
-    dev = wavelift.Device("gfx1030", execute=record_only)
+    dev = wavelift.Device("gfx1030")
     co = dev.load_code_object(CODE, name="basic-O2-w32-mubuf.hsaco")
     k = co.kernel("vadd")
     x = np.arange(N, dtype=np.float32)
@@ -42,7 +35,8 @@ def build(path: str) -> None:
     b_host[::3] = -x[::3]                                  # ... except every third element
     dev.write(b, b_host)
     c = dev.alloc(4 * N, name="c")
-    k.launch(groups=(N // 256, 1, 1), block=(256, 1, 1), args=[a, b, c, np.uint32(N)])
+    r = k.launch(groups=(N // 256, 1, 1), block=(256, 1, 1), args=[a, b, c, np.uint32(N)])
+    assert r.landed, r.refusal
     expect = (x / 4).astype(np.float32) + b_host
     cap = dev.capture
     cap.expect_memory(c.address, c.nbytes, sha256=__import__("hashlib").sha256(

@@ -97,6 +97,9 @@ class Device:
         self._regs = RegisterFile(target)
         self._execute = execute
         self.results: list = []           # every DispatchResult, in order (as replay numbers them)
+        # each allocation's bytes as the first submission after its creation found them: a saved
+        # capture holds these, so that replaying its streams redoes what this Device did
+        self._initial: dict[int, np.ndarray] = {}
 
     # ---- memory ------------------------------------------------------------------------------
     @property
@@ -161,7 +164,18 @@ class Device:
     def write(self, buf, array) -> None:
         data = np.ascontiguousarray(array).view(np.uint8).reshape(-1)
         addr = buf.address if isinstance(buf, Buffer) else int(buf)
-        self.memory.write(addr, data)
+        a = self.memory.find(addr, max(len(data), 1))
+        if a is None or a.base not in self._initial or not len(data):
+            self.memory.write(addr, data)     # not yet seen by a submission: part of its start
+            return
+        # memory a submission has seen: the host's write goes through the stream (DMA_DATA from a
+        # staging copy), so that a saved capture replays it in order
+        staging = self._alloc(len(data), name="host_write", data=data)
+        dw = []
+        for off in range(0, len(data), 1 << 25):
+            n = min(1 << 25, len(data) - off)
+            dw += pm4.dma_data(staging + off, addr + off, n)
+        self._run(dw)
 
     def download(self, buf, dtype=None, count: int | None = None) -> np.ndarray:
         """A copy of a Buffer's bytes as `dtype` (default: the uploaded dtype, else uint8)."""
@@ -183,7 +197,15 @@ class Device:
         return out
 
     def save_capture(self, path) -> None:
-        self.capture.save(path)
+        """Everything submitted, replayable: each allocation as the first submission after its
+        creation found it, and the streams in order (`replay` then redoes this Device's work)."""
+        from ..memory.capture import Capture
+        cap = Capture(target=self.target)
+        for a in self.memory.allocations:
+            cap.add(a.base, self._initial.get(a.base, a.data), a.name)
+        cap.streams = list(self.capture.streams)
+        cap.notes, cap.expected = dict(self.capture.notes), self.capture.expected
+        cap.save(path)
 
     # ---- code ------------------------------------------------------------------------------
     def load_code_object(self, source, name: str = "") -> "LoadedCodeObject":
@@ -239,6 +261,9 @@ class Device:
         if self._execute is None:
             self._execute = default_execute(self.backend, self.mode)
         ib = self.capture.submit(dwords, name=f"ib{len(self.capture.streams)}")
+        for a in self.memory.allocations:
+            if a.base not in self._initial:
+                self._initial[a.base] = a.data.copy()
         before = len(self.results)
         run_stream(self.memory, self.target, ib, len(dwords), self._regs, self._execute,
                    self.results)
