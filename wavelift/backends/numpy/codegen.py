@@ -170,6 +170,8 @@ class Lowering:
             e = f"(np.asarray({a[0]}) >> np.uint64(32)).astype(np.uint32)"
         elif n == "ballot":
             e = f"H.ballot({a[0]}, N, {self.L})"
+        elif n == "lanes":                  # backend-local (_Opt): a b1 broadcast to all lanes
+            e = f"np.broadcast_to({a[0]}, (N, {self.L}))"
         elif n == "maskbit":
             e = f"(((np.asarray({a[0]}, np.uint64) >> R.LANE64) & np.uint64(1)) != 0)"
         elif n == "readlane":
@@ -202,6 +204,7 @@ class Lowering:
         if mode is not None:
             blk = self.optimize(blk, mode)
         name = {}
+        kval = {}                       # name of a constant -> its value
         must_copy = self.reads_to_copy(blk)
         exec_full = {}                  # exec value name -> name of its "all lanes on" flag
         exec_cache = None
@@ -219,6 +222,7 @@ class Lowering:
                     e = f"K[{len(self.consts) - 1}]"
                 else:
                     e = self.const(t, op.attrs["value"])
+                kval[o] = self.consts[-1]
             elif n == "sget":
                 e = f"S[{op.attrs['reg']}, w]"
                 if i in must_copy:
@@ -240,7 +244,9 @@ class Lowering:
                 continue
             elif n in ("fin", "fout") and mode is not None:
                 e = f"H.flush({a[0]})"            # kept by optimize() only when MODE flushes
-            elif n in VALUE_OPS:
+            elif n in ("fmin", "fmax") and t == "f32" and (e := _minmax_const(n, a, kval)):
+                pass
+            elif n in VALUE_OPS or n in _LOCAL_OPS:
                 e = self.expr(op, a)
             elif n == "sset":
                 lines.append(f"    S[{op.attrs['reg']}, w] = {a[0]}")
@@ -287,10 +293,28 @@ class Lowering:
         return "\n".join(lines) + "\n"
 
 
+def _minmax_const(n, a, kval):
+    """f32 fmin/fmax with one non-NaN constant operand C, exactly as H.fmin/H.fmax: their
+    equal-operand fix (bitwise OR for min / AND for max) changes nothing unless C is a zero, and
+    their two-NaN fix never applies, so this is np.fmin/np.fmax (same operand order, so the same
+    NaN results) and, for C = +-0, the OR/AND of x and C where x is a zero (x itself or C)."""
+    for x, c in ((a[0], a[1]), (a[1], a[0])):
+        k = kval.get(c)
+        if k is None or not isinstance(k, np.float32) or np.isnan(k):
+            continue
+        e = f"np.{n}({a[0]}, {a[1]})"
+        if k == 0:
+            keep_x = (n == "fmin") != bool(np.signbit(k))   # min(x, +0) / max(x, -0): x
+            e = f"np.where({x} == {c}, {x if keep_x else c}, {e})"
+        return e
+    return None
+
+
 # ops without side effects whose value depends only on their operands (folded, CSE'd, dropped)
 _PURE = VALUE_OPS - {"sget", "vget", "exec", "load", "atomic", "word", "lane_id", "ballot",
                      "readlane", "shuffle", "permute", "fin", "fout", "const"}
 _KEEP = {"sset", "vset", "store", "refuse_if", "load", "atomic"}
+_LOCAL_OPS = {"lanes"}            # ops only _Opt emits (never in the IR the frontends build)
 
 
 _IRT = {np.bool_: "b1", np.uint8: "u8", np.int8: "i8", np.uint16: "u16", np.int16: "i16",
@@ -328,6 +352,46 @@ class _Opt:
         ops: list = []
         mode_written = False
         ns = {"np": np, "H": H, "K": low.consts}
+        # 64-bit carry chains (v_add_co_u32 / v_add_co_ci_u32 / s_add_u32+s_addc_u32 translate
+        # to zero-extend to u64, add, lo32/hi32, hi32 != 0): the sum of at most two u32 terms
+        # and one b1 term fits in 33 bits, so lo32 is the wrapping u32 sum and hi32 the carry
+        # (some partial sum < its predecessor) -- bit-identical, no 64-bit arrays.
+        zext: dict = {}                # u64 value id -> u32/b1 Value it zero-extends
+        wide: dict = {}                # u64 value id -> (u32 terms, b1 terms) it sums
+        carry_of: dict = {}            # u32 value id (0/1) -> b1 Value it converts
+        set_val: dict = {}             # sset reg -> (version, Value written)
+        from_set: dict = {}            # sget value id -> Value of the sset it reads back
+        ballot_lo: dict = {}           # u32 value id -> b1 arg of the (wave32) ballot it holds
+        fresh = [1 << 30]
+
+        def emit(name, t, a, attrs, instr, out=None):
+            key = (name, t, tuple(x.id for x in a), repr(sorted(attrs.items())))
+            if key in cse:
+                if out is not None:
+                    sub[out.id] = cse[key]
+                return cse[key]
+            if out is None:
+                fresh[0] += 1
+                out = Value(fresh[0], "b1" if name == "cmp" else t, all(x.uniform for x in a))
+            cse[key] = out
+            ops.append(Op(name, t, tuple(a), attrs, out, instr))
+            return out
+
+        def terms_of(x):
+            if x.id in zext:
+                y = zext[x.id]
+                return ([y], []) if y.type == "u32" else ([], [y])
+            return wide.get(x.id)
+
+        def partial_sums(terms, instr):
+            u, b = terms
+            seq = u + b
+            p, out = seq[0], []
+            for y in seq[1:]:
+                q = emit("add", "u32", (p, y), {}, instr)
+                out.append((p, q))
+                p = q
+            return p, out
 
         def newconst(t, v, like):
             d = np.asarray(v).dtype
@@ -358,6 +422,8 @@ class _Opt:
                 continue
             if n in ("sset", "vset"):
                 version[(n, op.attrs["reg"])] = version.get((n, op.attrs["reg"]), 0) + 1
+                if n == "sset":
+                    set_val[op.attrs["reg"]] = (version[(n, op.attrs["reg"])], args[0])
                 if n == "sset" and op.attrs["reg"] == MODE_REG:
                     mode_written = True
                 ops.append(op)
@@ -377,6 +443,16 @@ class _Opt:
                 ops.append(op)
                 continue
             if n in ("sget", "vget"):
+                if n == "sget" and op.attrs["reg"] in set_val:
+                    ver, val = set_val[op.attrs["reg"]]
+                    if ver == version.get(("sset", op.attrs["reg"]), 0):
+                        from_set[op.out.id] = val
+                        # read back what this block wrote: the written value itself (a
+                        # computed u32 [waves, 1] array like the read; constants still read)
+                        if val.type == op.type == "u32" and val.uniform and val.id not in cval \
+                                and op.attrs["reg"] != MODE_REG:
+                            sub[op.out.id] = val
+                            continue
                 key = (n, op.attrs["reg"], version.get(("sset" if n == "sget" else "vset",
                                                           op.attrs["reg"]), 0))
                 if key in cse:
@@ -385,9 +461,49 @@ class _Opt:
                 cse[key] = op.out
                 ops.append(op)
                 continue
+            if n == "ballot" and low.L == 32:
+                ballot_lo[op.out.id] = args[0]
+            if n == "maskbit" and low.L == 32 and args[0].id in zext:
+                v = zext[args[0].id]
+                v = from_set.get(v.id, v)
+                if v.id in ballot_lo:      # bit `lane` of the wave32 ballot of b: b itself
+                    emit("lanes", "b1", (ballot_lo[v.id],), {}, op.instr, op.out)
+                    continue
             if n not in _PURE:
                 ops.append(op)
                 continue
+            if n in ("lo32", "cvt") and op.out.type == "u32" and args[0].id in ballot_lo:
+                ballot_lo[op.out.id] = ballot_lo[args[0].id]
+            if n == "cvt" and op.attrs.get("to") == "u64" and op.type in ("u32", "b1") \
+                    and args[0].type == op.type:
+                zext[op.out.id] = args[0]
+            elif n == "add" and op.type == "u64" and len(args) == 2:
+                ta, tb = terms_of(args[0]), terms_of(args[1])
+                if ta is not None and tb is not None:
+                    u, b = ta[0] + tb[0], ta[1] + tb[1]
+                    if u and len(u) <= 2 and len(b) <= 1 and len(u) + len(b) >= 2:
+                        wide[op.out.id] = (u, b)
+            elif n == "lo32" and args[0].id in wide and args[0].id not in cval:
+                p, _ = partial_sums(wide[args[0].id], op.instr)
+                sub[op.out.id] = p
+                continue
+            elif n == "hi32" and args[0].id in wide and args[0].id not in cval:
+                _, steps = partial_sums(wide[args[0].id], op.instr)
+                c = None
+                for p, q in steps:
+                    k = emit("cmp", p.type if p.type == "u32" else "u32", (q, p),
+                             {"cond": "lt"}, op.instr)
+                    c = k if c is None else emit("or", "b1", (c, k), {}, op.instr)
+                carry_of[op.out.id] = c
+                emit("cvt", "b1", (c,), {"to": "u32"}, op.instr, op.out)
+                continue
+            elif n == "cmp" and op.attrs.get("cond") == "ne" and len(args) == 2:
+                for x, y in ((args[0], args[1]), (args[1], args[0])):
+                    if x.id in carry_of and y.id in cval and int(cval[y.id]) == 0:
+                        sub[op.out.id] = carry_of[x.id]
+                        break
+                if op.out.id in sub:
+                    continue
             if all(x.id in cval for x in args):
                 names = []
                 for x in args:
@@ -434,10 +550,19 @@ class _Opt:
         # dead code: keep effects and whatever they (and the terminator) use
         live = {x.id for x in term if isinstance(x, Value)}
         keep = []
+        overwritten: set = set()       # scalar regs written again later with no read between
         for op in reversed(ops):
+            if op.name == "sset":
+                r = op.attrs["reg"]
+                if r in overwritten:   # dead store (EXEC/MODE are read outside the IR: kept)
+                    continue
+                if r not in (EXEC_LO, EXEC_HI, MODE_REG):
+                    overwritten.add(r)
             if op.name in _KEEP or (op.out is not None and op.out.id in live):
                 keep.append(op)
                 live.update(x.id for x in op.args)
+                if op.name == "sget":
+                    overwritten.discard(op.attrs["reg"])
         keep.reverse()
         return dataclasses.replace(self.blk, ops=keep, term=term)
 

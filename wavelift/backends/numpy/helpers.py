@@ -122,6 +122,8 @@ def _fmax(a, b):
 
 
 _LOW28 = np.uint64((1 << 28) - 1)
+_F32_MIN_NORMAL = np.float64(2.0 ** -126)
+_F32_OVERFLOW = np.float64(2.0 ** 128)
 
 
 def fma(a, b, c, to=None):
@@ -138,7 +140,17 @@ def fma(a, b, c, to=None):
             a2, b2, c2 = np.broadcast_arrays(a, b, c)
             if r.ndim == 0:
                 return _fma_slow(a2, b2, c2, np.float32)
-            r[odd] = _fma_slow(a2[odd], b2[odd], c2[odd], np.float32)
+            # of those, an s with bit 28 clear too (low 29 bits zero) in the f32 normal range
+            # is an f32 value: then RN32(a*b+c) == s == r (a*b+c is within half an f64 ulp of
+            # it); only midpoints (bit 28 set), zeros, subnormals, overflow, inf/NaN are redone
+            idx = np.flatnonzero(odd)
+            ss = s.reshape(-1)[idx]
+            mag = np.abs(ss)
+            redo = (((ss.view(np.uint64) >> np.uint64(28)) & np.uint64(1)) != 0) | \
+                ~((mag >= _F32_MIN_NORMAL) & (mag < _F32_OVERFLOW))
+            if redo.any():
+                ix = np.unravel_index(idx[redo], r.shape)
+                r[ix] = _fma_slow(a2[ix], b2[ix], c2[ix], np.float32)
         return r
     return _fma_slow(a, b, c, to)
 
@@ -414,6 +426,6 @@ def permute(v, dst, active, n, lanes):
 
 def exec_mask(lo, hi, lanes, lane_bits):
     if lanes == 32:
-        return ((lo >> lane_bits) & np.uint32(1)).astype(bool)
+        return (lo & (np.uint32(1) << lane_bits)) != 0
     m = lo.astype(np.uint64) | (hi.astype(np.uint64) << np.uint64(32))
     return ((m >> lane_bits) & np.uint64(1)).astype(bool)
