@@ -105,7 +105,8 @@ def _numpy_lowered_names() -> set[str]:
     names = set(re.findall(r'\bn == "(\w+)"', src))
     for grp in re.findall(r"\bn in \(([^)]*)\)", src):
         names |= set(re.findall(r'"(\w+)"', grp))
-    return names | set(NC._BIN) | set(NC._UN)
+    # ops only the NumPy optimiser emits (never in the IR the frontends build) are its own
+    return (names | set(NC._BIN) | set(NC._UN)) - NC._LOCAL_OPS
 
 
 ALL_OPS = sorted(ir.VALUE_OPS | ir.EFFECT_OPS)

@@ -22,6 +22,32 @@ VECTOR = {"VOP1", "VOP2", "VOPC", "VOP3", "VOP3B", "VOP3P", "DS", "MUBUF", "MTBU
           "GLOBAL", "SCRATCH", "MIMG"}
 
 
+def lane_count_points(program: Program, blk: Block) -> dict[int, int]:
+    """Exact ``lane_instructions`` for every backend: op index -> number of vector instructions
+    of the segment starting there, each to be counted times the active lanes at that op.
+    Segments end after each instruction that writes EXEC, so every vector instruction is counted
+    with the EXEC it ran under."""
+    from .ir import EXEC_HI, EXEC_LO
+    last_op: dict[int, int] = {}
+    writes_exec: set[int] = set()
+    for i, op in enumerate(blk.ops):
+        last_op[op.instr] = i
+        if op.name == "sset" and op.attrs["reg"] in (EXEC_LO, EXEC_HI):
+            writes_exec.add(op.instr)
+    points: dict[int, int] = {}
+    start, k = 0, 0
+    for ins in blk.instrs:
+        if program.instructions[ins].encoding in VECTOR:
+            k += 1
+        if ins in writes_exec:
+            if k:
+                points[start] = points.get(start, 0) + k
+            start, k = last_op[ins] + 1, 0
+    if k:
+        points[start] = points.get(start, 0) + k
+    return points
+
+
 def translate(code: bytes, target: str, wave_size: int, base_address: int,
               scratch_abi=None, entry: int = 0) -> Program:
     """``code`` starts at guest address ``base_address``; the program starts at byte ``entry``

@@ -63,30 +63,6 @@ _FLOAT_FN = {"fadd", "fsub", "fmul", "fdiv", "fma", "fmin", "fmax", "fneg", "fab
 _I32_RESULT = {"popcount", "clz", "ctz", "frexp_exp"}     # NumPy gives int32 whatever the op type
 
 
-def lane_count_points(program: Program, blk: Block) -> dict[int, int]:
-    """op index -> vector instructions counted there x active lanes (the NumPy backend's
-    lane_instructions segments: a segment ends after each instruction that writes EXEC)."""
-    from ...translate.program import VECTOR
-    last_op: dict[int, int] = {}
-    writes_exec: set[int] = set()
-    for i, op in enumerate(blk.ops):
-        last_op[op.instr] = i
-        if op.name == "sset" and op.attrs["reg"] in (EXEC_LO, EXEC_HI):
-            writes_exec.add(op.instr)
-    points: dict[int, int] = {}
-    start, k = 0, 0
-    for ins in blk.instrs:
-        if program.instructions[ins].encoding in VECTOR:
-            k += 1
-        if ins in writes_exec:
-            if k:
-                points[start] = points.get(start, 0) + k
-            start, k = last_op[ins] + 1, 0
-    if k:
-        points[start] = points.get(start, 0) + k
-    return points
-
-
 def refusal_table(program: Program) -> list[tuple[int, str]]:
     """(instruction index, why) of every refuse_if op, in the order the kernel numbers them."""
     return [(op.instr, op.attrs.get("why", "")) for b in program.blocks for op in b.ops
@@ -163,6 +139,7 @@ class Lowering:
         if blk.uses_float:
             emit(f"  if (s{MODE_REG} & 15u) {{ wl_flag(C, WL_ROUNDING, s{MODE_REG}, 0u, {blk.index}u); goto WL_STOP; }}")
         pc = f"__popc(s{EXEC_LO})" if L == 32 else f"(__popc(s{EXEC_LO}) + __popc(s{EXEC_HI}))"
+        from ...translate.program import lane_count_points
         counts = lane_count_points(self.p, blk)
         emit(f"  const u32 mode = s{MODE_REG}; (void)mode;")
         name: dict[int, str] = {}

@@ -65,24 +65,8 @@ class Lowering:
         """Exact ``lane_instructions``: op index -> statement adding (vector instructions of the
         segment starting there) x (active lanes).  Segments end after each instruction that
         writes EXEC, so every vector instruction is counted with the EXEC it ran under."""
-        from ...translate.program import VECTOR
-        last_op: dict[int, int] = {}
-        writes_exec: set[int] = set()
-        for i, op in enumerate(blk.ops):
-            last_op[op.instr] = i
-            if op.name == "sset" and op.attrs["reg"] in (EXEC_LO, EXEC_HI):
-                writes_exec.add(op.instr)
-        points: dict[int, int] = {}
-        start, k = 0, 0
-        for ins in blk.instrs:
-            if self.p.instructions[ins].encoding in VECTOR:
-                k += 1
-            if ins in writes_exec:
-                if k:
-                    points[start] = points.get(start, 0) + k
-                start, k = last_op[ins] + 1, 0
-        if k:
-            points[start] = points.get(start, 0) + k
+        from ...translate.program import lane_count_points
+        points = lane_count_points(self.p, blk)
         hi = f"S[{EXEC_HI}, w]" if self.L == 64 else "None"
         return {i: f"    R.count_lanes({k}, S[{EXEC_LO}, w], {hi})"
                 for i, k in points.items()}
