@@ -16,15 +16,27 @@ from __future__ import annotations
 from .common import (add_debug, check_backend, execute_fn, fmt_grid, hexa, load_capture,
                      replay_until, table, where)
 
-MAX_CODE = 1 << 20
 
 
-def _program_bytes(memory, address):
-    a = memory.find(address)
-    if a is None:
-        return None
-    off = address - a.base
-    return bytes(a.data[off: off + MAX_CODE])
+def _listing(memory, config):
+    """(instructions with offsets from the program address, note, scratch plan, shift): the
+    translated program itself (execute.program_for — callees below the entry included) when it
+    translates, else a best-effort decode. shift = program address - the code's first byte."""
+    from ..execute import _program_bytes, program_for
+    from ..refusal import Refused
+    try:
+        prog, code_base = program_for(memory, config)
+    except Refused as e:
+        if e.refusal.code == "program.bad_address":
+            return None, None, None, 0
+        code, _, entry = _program_bytes(memory, config)
+        instrs, note = decode_program(code[entry:], config.target, config.wave_size == 64,
+                                      config.program_address)
+        return instrs, note or f"{e.refusal.code}: {e.refusal.message}", None, 0
+    shift = config.program_address - code_base
+    instrs = [i._replace(offset=i.offset - shift) for i in
+              sorted(prog.instructions, key=lambda i: i.offset)]
+    return instrs, None, prog.scratch, shift
 
 
 def decode_program(code: bytes, target: str, wave64: bool, base: int):
@@ -240,29 +252,22 @@ def cmd_trace(a) -> int:
     if r.write_spans:
         print(table([[hexa(ad), str(sz), where(cap.memory, ad)] for ad, sz in r.write_spans],
                     ["address", "size", "where"], {1}))
+    instrs, note, plan, shift = _listing(cap.memory, c)
+    if instrs is None:
+        print()
+        print(f"program: {hexa(c.program_address)} is not in guest memory")
+        return 0 if r.refusal is None else 1
     if r.escapes:
         print()
         print(f"escapes ({len(r.escapes)} reported):")
-        print(table([[f"0x{e.pc:x}", e.kind, hexa(e.address), str(e.wave), str(e.lane),
+        print(table([[f"0x{e.pc - shift:x}", e.kind, hexa(e.address), str(e.wave), str(e.lane),
                       e.instruction] for e in r.escapes],
                     ["pc", "kind", "address", "wave", "lane", "instruction"], {3, 4}))
     print()
-    code = _program_bytes(cap.memory, c.program_address)
-    if code is None:
-        print(f"program: {hexa(c.program_address)} is not in guest memory")
-        return 0 if r.refusal is None else 1
-    instrs, note = decode_program(code, c.target, c.wave_size == 64, c.program_address)
     print(f"program ({len(instrs)} instructions at {hexa(c.program_address)}; "
           f"annotations: window / scratch / LDS / ESCAPE):")
     if note:
         print(f"  note: {note}")
-    from ..execute import program_for
-    from ..refusal import Refused
-    try:
-        prog, code_base = program_for(cap.memory, c)
-        plan, shift = prog.scratch, c.program_address - code_base
-    except Refused:
-        plan, shift = None, 0
     ann = Annotator(cap.memory, c, r, plan, shift)
     width = max((len(i.text) for i in instrs), default=0)
     for ins in instrs:
