@@ -118,8 +118,8 @@ def test_available_names_what_is_missing():
 def test_fixture_programs_translate():
     progs = _programs()
     assert len(progs) >= 40, len(progs)
-    ok = [p for p in progs if p[1] is not None]
-    assert len(ok) >= len(progs) // 2, [p[4] for p in progs if p[1] is None][:5]
+    refused = [(p[0], p[4]) for p in progs if p[1] is None]
+    assert not refused, refused[:5]          # every fixture runs on NumPy; CUDA gets them all
 
 
 COMPILE_SAMPLE_MAX = 15
@@ -194,7 +194,7 @@ def _entry(name):
     if entry is None:
         pytest.fail(f"fixture enumeration failed: {name}")
     if entry[1] is None:
-        pytest.skip(f"translation refused (NumPy refuses it too): {entry[4]}")
+        pytest.fail(f"translation refused: {entry[4]}")
     return entry
 
 
