@@ -9,16 +9,11 @@ BASIC = sorted(FIX.glob("basic-*.hsaco"))
 
 
 def _device():
-    try:
-        import wavelift
-        return wavelift.Device("gfx1030", backend="numpy", mode="wave")
-    except Exception as e:                      # driver not available yet
-        pytest.skip(f"wavelift.Device unavailable: {e}")
+    import wavelift
+    return wavelift.Device("gfx1030", backend="numpy", mode="wave")
 
 
 def _check(r):
-    if r.refusal is not None and r.refusal.code == "program.decode_error":
-        pytest.skip(f"decoder gap: {r.refusal.message}")
     assert r.landed, r.refusal
 
 
