@@ -1,7 +1,6 @@
 import subprocess
 import sys
 
-import wavelift
 from wavelift.refusal import CODES, Refusal, markdown_table
 
 import pytest

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import copy
 import functools
-import os
 import pathlib
 import sys
 

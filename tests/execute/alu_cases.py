@@ -9,11 +9,10 @@ documented bound for approximate ops (ULPs of the result type, or an absolute bo
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from fractions import Fraction
+from dataclasses import dataclass
 
 import alu_ref as R
-from alu_ref import fval, fbits, ival, ibits, rnd, NAN, INF
+from alu_ref import fval, fbits, ival, ibits, rnd, INF
 
 M16, M32, M64 = 0xFFFF, 0xFFFFFFFF, (1 << 64) - 1
 

@@ -8,7 +8,6 @@ Default run: a few examples per case (< ~60 s).  ``-m slow`` runs test_opcode_ma
 """
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import re
@@ -20,7 +19,7 @@ from hypothesis import HealthCheck, Phase, given, settings, strategies as st
 
 import alu_ref as R
 from alu_cases import CASES, Case, register_vopc
-from asm import HAVE_MC, assemble
+from asm import assemble
 from wavelift.dispatch.config import DispatchConfig
 from wavelift.execute import execute_dispatch
 from wavelift.memory.guest import GuestMemory

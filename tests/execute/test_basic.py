@@ -1,6 +1,5 @@
 """End-to-end execution of llvm-mc-assembled programs on hand-built memory."""
 import numpy as np
-import pytest
 
 from harness import Rig, ptr
 

@@ -1,6 +1,5 @@
 """Dispatch statistics: lane_instructions counts the active lanes of every executed vector
 instruction exactly, also when EXEC changes inside a basic block."""
-import numpy as np
 import pytest
 
 from harness import Rig

@@ -1,12 +1,10 @@
 """Real RADV 22.3 streams (tests/fixtures/radv, converted to tests/fixtures/captures/*.wlcap by
 tools/radv_to_wlcap.py) walk to their dispatches, and each DispatchConfig matches what
 aco-compile says for the same shader (tests/fixtures/gfx1030/aco/*.json)."""
-import hashlib
 import json
 import re
 import sys
 
-import numpy as np
 import pytest
 
 from testpaths import FIXTURES, ROOT

@@ -1,7 +1,6 @@
 """replay() and run_stream(): one register file across submissions, stream refusals, lazy engine."""
 import sys
 
-import pytest
 
 from wavelift import Capture, pm4, replay
 from wavelift.replay import run_stream

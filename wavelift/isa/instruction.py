@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from operator import itemgetter as _itemgetter
-from typing import Optional
 
 from .operands import Operand
 

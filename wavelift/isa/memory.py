@@ -198,7 +198,7 @@ class _Form:
         src = ["    def render(f, words):", "    lit = None"]
         for z in e["zero"]:
             src.append(f"    if f[{z!r}]: raise _Bad")
-        ops, texts, lit = [], [], False
+        ops, lit = [], False
         for i, t in enumerate(tpl):
             o = f"o{i}"
             ops.append(o)

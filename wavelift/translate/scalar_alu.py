@@ -1,7 +1,7 @@
 """SOP1 / SOP2 / SOPK / SOPC / SOPP: scalar ALU, SCC, EXEC, M0, MODE, branches and program flow."""
 from __future__ import annotations
 
-from .common import (ballot, read_sreg, set_scc, unsupported, write_lanemask, write_sdst)
+from .common import (read_sreg, set_scc, unsupported, write_lanemask, write_sdst)
 from .ir import (EXEC_HI, EXEC_LO, FLAT_SCR_HI, FLAT_SCR_LO, MODE_REG, SCC, VCC_HI, VCC_LO,
                  Builder, Value)
 

@@ -295,7 +295,7 @@ def analyze(instrs: dict, groups: list[list[int]], base_address: int = 0) -> Fac
     if not any(instrs[o].encoding == "MUBUF" or instrs[o].name == "s_setreg_b32" for o in instrs):
         return Facts()
     start = {g[0]: i for i, g in enumerate(groups)}
-    targets, returns, unknown = {}, set(), []
+    targets, returns = {}, set()
     for i, g in enumerate(groups):
         last = instrs[g[-1]]
         if last.name in ("s_setpc_b64", "s_swappc_b64"):

@@ -221,7 +221,6 @@ def mubuf(ins, b: Builder):
         nbytes, words, _ = STORES.get(kind, (4, 1, None))
     else:
         words = 2 if kind.endswith("_x2") else 1
-        nbytes = 4 * words
     # not scratch (translate/scratch.py decided statically): a buffer access in guest memory
     glob_addrs, glob_masks = [], []
     base = buffer_base(b, w0, w1)

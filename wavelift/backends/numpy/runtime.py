@@ -328,7 +328,6 @@ class Runtime:
         self.waves_run += n
 
     def _schedule(self, n, grp):
-        blocks = self.m.blocks
         prog = self.m.program
         meta = self.m.meta
         pc = np.zeros(n, np.int64)
