@@ -35,8 +35,12 @@ def module_key(program, config, mode, backend):
         h.update(ins.offset.to_bytes(4, "little"))
         for w in ins.words:
             h.update(int(w).to_bytes(4, "little"))
-    return (h.hexdigest(), config.program_address, config.target, config.wave_size, mode,
-            backend, config.scratch_wave_bytes, config.float_mode, _scratch_abi(config))
+    key = (h.hexdigest(), config.program_address, config.target, config.wave_size, mode,
+           backend, config.scratch_wave_bytes, config.float_mode, _scratch_abi(config))
+    if backend == "cuda":                   # the dispatch shape its modules fold in (0009)
+        from .backends.cuda.codegen import baked_params
+        key += (baked_params(config),)
+    return key
 
 
 def _scratch_abi(config):
@@ -80,13 +84,14 @@ def execute_dispatch(memory, config, index=0, backend="numpy", mode="wave", cach
             raise Refused("backend.unavailable", f"backend {backend!r} is not available here")
         if mode not in ("wave", "lane"):
             raise Refused("backend.unavailable", f"mode {mode!r} is not 'wave' or 'lane'")
-        from .backends.numpy import build_module
-        from .backends.numpy.runtime import Runtime
         if backend == "cuda":
             Runtime = _cuda.Runtime
 
             def build_module(key, program, wave_size, address):
                 return _cuda.build_module(key, program, config, mode, base_address=address)
+        else:
+            from .backends.numpy import build_module
+            from .backends.numpy.runtime import Runtime
         from .trace.tracer import trace
         from .trace.windows import WindowSet
         program, code_base = program_for(memory, config, cache)

@@ -269,6 +269,28 @@ def test_disk_cache_hit(tmp_path, monkeypatch):
     assert c.compiled_by == "nvrtc" and len(list(tmp_path.glob("*.cubin"))) == 2
 
 
+def test_dispatch_shape_is_folded_and_keyed():
+    """The shape words (codegen.BAKED) are numbers in the source and part of the module key; the
+    per-dispatch words (user SGPRs, group counts, budget) stay reads of P[]."""
+    import dataclasses
+    import re
+    from wavelift.backends.cuda import codegen as G
+    from wavelift.execute import module_key
+    name, prog, cfg, base, modes = next(p for p in _programs() if p[1] is not None
+                                        and len(p[1].instructions) < 200)
+    src = G.kernel_source(prog, cfg.wave_size, "lane", cfg.scratch_wave_bytes, base,
+                          G.baked_params(cfg))
+    read = {int(k) for k in re.findall(r"(?<!u32 )\bP\[(\d+)\]", src)}
+    assert not read & set(G.BAKED), sorted(read & set(G.BAKED))
+    assert {G.P_NGROUPS, G.P_BUDGET, G.P_NWIN} <= read
+    bx, by, bz = cfg.block
+    other = dataclasses.replace(cfg, block=(bx * 2, by, bz))
+    assert module_key(prog, cfg, "lane", "cuda") != module_key(prog, other, "lane", "cuda")
+    moved = dataclasses.replace(cfg, user_sgprs=tuple(v ^ 0x1000 for v in cfg.user_sgprs))
+    assert module_key(prog, cfg, "lane", "cuda") == module_key(prog, moved, "lane", "cuda")
+    assert module_key(prog, cfg, "lane", "numpy") == module_key(prog, other, "lane", "numpy")
+
+
 def test_constants_are_bit_exact():
     from wavelift.backends.cuda.codegen import const_literal
     assert const_literal("f32", -0.0) == "__uint_as_float(0x80000000u)"

@@ -12,7 +12,7 @@ import functools
 from dataclasses import dataclass, field
 
 from ...translate.ir import Program
-from .codegen import CudaUnsupported, kernel_source
+from .codegen import CudaUnsupported, baked_params, kernel_source
 from .compile import DEFAULT_ARCH, cached_compile, nvrtc_problem
 
 
@@ -74,6 +74,24 @@ class Module:
             self._fn = self._mod.get_function("wl_main")
         return self._fn
 
+    def put_constant(self, name: str, host) -> None:
+        """Copy a host array into the module's __constant__ variable ``name``."""
+        import cupy
+        self.function()
+        try:
+            mp = self._mod.get_global_var(name)
+            ptr, size = mp.ptr, mp.mem.size
+        except AttributeError:          # older CuPy: the driver API
+            from cuda.bindings import driver as drv
+            err, ptr, size = drv.cuModuleGetGlobal(drv.CUmodule(self._mod.ptr), name.encode())
+            if int(err) != 0:
+                raise RuntimeError(f"cuModuleGetGlobal({name}): {err}") from None
+            ptr = int(ptr)
+        if host.nbytes > size:
+            raise ValueError(f"{name}: {host.nbytes} bytes for a {size}-byte constant")
+        cupy.cuda.runtime.memcpy(int(ptr), host.ctypes.data, host.nbytes,
+                                 cupy.cuda.runtime.memcpyHostToDevice)
+
     def set_shared(self, fn, nbytes: int) -> None:
         if nbytes <= self._shared:
             return
@@ -97,7 +115,8 @@ def build_module(key, program: Program, config, mode: str, arch: str | None = No
     arch = arch or device_arch()
     try:
         src = kernel_source(program, config.wave_size, mode, config.scratch_wave_bytes,
-                            config.program_address if base_address is None else base_address)
+                            config.program_address if base_address is None else base_address,
+                            baked_params(config))
     except CudaUnsupported as e:
         raise Refused("backend.unavailable",
                       f"the CUDA backend does not lower this program ({e}); use backend='numpy'") \

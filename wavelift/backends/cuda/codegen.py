@@ -15,6 +15,8 @@ Generated text holds numbers and names made from numbers only — never guest te
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from ...translate.ir import BITS, EXEC_HI, EXEC_LO, MODE_REG, Block, Program
@@ -40,6 +42,7 @@ P_XOFF = 44           # byte offset of the exchange area in dynamic shared memor
 P_TG_SIZE = 45        # workgroup-info (TG_SIZE) register (0xffffffff: none), 0011
 P_TG_WID20 = 46       # 1: also the wave id in TG_SIZE bits [24:20] (GFX10.3)
 P_WORDS = 48
+CONST_WINDOWS = 128   # window tables up to this size live in constant memory (runtime._set_constants)
 
 INLINE_MEMORY_OPS = 48   # programs with more global/LDS accesses call the memory helpers
 XWORDS = 132          # exchange words per wave: 64 values, 64 writer ids, 4 spare
@@ -163,7 +166,7 @@ class Lowering:
 
         for i, op in enumerate(blk.ops):
             if i in counts:
-                emit(f"  licnt += (u64){pc} * {counts[i]}ull;")
+                emit(f"  lc += (u32){pc} * {counts[i]}u;")
             n, t = op.name, op.type
             a = [name[x.id] for x in op.args]
             at = [ctype[x.id] for x in op.args]
@@ -313,7 +316,7 @@ class Lowering:
                     continue
             elif n == "permute":
                 sync()
-                emit(f"  ((i32*)X)[64u + lane] = -1;")
+                emit("  ((i32*)X)[64u + lane] = -1;")
                 sync()
                 emit(f"  const u32 {o}_d = (u32)({a[1]}) % {L}u;")
                 emit(f"  if ({a[2]}) atomicMax((i32*)X + 64u + {o}_d, (i32)lane);")
@@ -357,13 +360,16 @@ class Lowering:
             emit(f"  const {ot} {o} = {e};")
             name[op.out.id], ctype[op.out.id] = o, ot
         if len(blk.ops) in counts:
-            emit(f"  licnt += (u64){pc} * {counts[len(blk.ops)]}ull;")
+            emit(f"  lc += (u32){pc} * {counts[len(blk.ops)]}u;")
         # count and check the budget, then the terminator
-        emit(f"  icnt += {len(blk.instrs)}ull;")
-        # every lane of a wave gets here together (icnt and lim are wave-uniform); in wave64 the
-        # two warps agree on stopping (one could see another wave's flag before the other)
-        stop = "lim == 0ull" if L == 32 else "wl_any64(lim == 0ull, wv + 1u)"
-        emit(f"  if (icnt > lim) {{ lim = wl_check_(C.status, C.budget, icnt); if ({stop}) goto WL_STOP; }}")
+        # 32-bit counts since the last check (cheap in loops), folded into the 64-bit totals
+        # there; every lane of a wave gets here together (the counts are wave-uniform); in wave64
+        # the two warps agree on stopping (one could see another wave's flag before the other)
+        emit(f"  ic += {len(blk.instrs)}u;")
+        stop = "nl == 0ull" if L == 32 else "wl_any64(nl == 0ull, wv + 1u)"
+        emit(f"  if (ic > rl) {{ icnt += ic; licnt += lc; ic = lc = 0u; "
+             f"const u64 nl = wl_check_(C.status, C.budget, icnt); if ({stop}) goto WL_STOP; "
+             f"rl = (u32)(nl - icnt); }}")
         term = blk.term
         k = term[0]
 
@@ -587,7 +593,7 @@ class Lowering:
         # inlined copies (an -O0 program: 20 s -> 4 s); big programs call them instead
         memfn = "__forceinline__" if nmem <= INLINE_MEMORY_OPS else "__noinline__"
         lines = [PRELUDE, f"#define WL_MEMFN {memfn}", _CTX, "extern \"C\" __global__ void __launch_bounds__(1024) wl_main(",
-                 "    const u32* __restrict__ P, u8* __restrict__ arena, u8* __restrict__ written,",
+                 "    u8* __restrict__ arena, u8* __restrict__ written,",
                  "    const u64* __restrict__ wstart, const u64* __restrict__ wend,",
                  "    const i64* __restrict__ woff, const u64* __restrict__ wavebase,",
                  "    u32* status, u64* stats, u32* esc, u32* gscr, u64 group_base) {",
@@ -637,7 +643,7 @@ class Lowering:
             f"    if (P[{P_GFX11}]) v0 = lx | (ly << 10) | (lz << 20);",
             f"    else {{ v0 = lx; if (P[{P_TIDIG}] >= 1u) v1 = ly; if (P[{P_TIDIG}] >= 2u) v2 = lz; }} }}",
             "  u64 icnt = 0ull, licnt = 0ull;",
-            "  u64 lim = C.budget < (1ull << 20) ? C.budget : (1ull << 20);",
+            "  u32 ic = 0u, lc = 0u, rl = C.budget < (1ull << 20) ? (u32)C.budget : (1u << 20);",
             "  bool done = wv >= wpg;",
             "  int pc = 0; (void)pc;",
         ]
@@ -661,7 +667,8 @@ class Lowering:
             lines += ["  }", "WL_PARK:", "  if (__syncthreads_and(done)) break;", "  }"]
         else:
             lines += ["WL_PARK:"]
-        lines += ["  if (wv < wpg && lane == 0u) { const u32 sl = (u32)(C.wave & 255ull);",
+        lines += ["  icnt += ic; licnt += lc;",
+                  "  if (wv < wpg && lane == 0u) { const u32 sl = (u32)(C.wave & 255ull);",
                   "    atomicAdd(stats + 8 + 2 * sl, icnt); atomicAdd(stats + 9 + 2 * sl, licnt); }",
                   "}"]
         return "\n".join(lines) + "\n"
@@ -672,14 +679,29 @@ struct WlCtx {
   WlWin W; u8* arena; u8* written; u32* status; u64* stats; u32* esc; u32* gscr; u64 wave; u64 budget;
   u64 cs, cn; i64 co;            /* the window this thread hit last: start, size, arena offset */
 };
-/* the last window first (registers only), the binary search on a miss */
+/* the dispatch's parameter words (runtime._params) and, when there are at most WL_CW windows,
+   the window tables: constant memory, so wave-uniform reads cost no registers or memory latency */
+#define WL_CW CONST_WINDOWS
+extern "C" {
+__constant__ u32 P[P_WORDS];
+__constant__ u64 WL_WS[WL_CW];
+__constant__ u64 WL_WE[WL_CW];
+__constant__ i64 WL_WO[WL_CW];
+}
+/* the last window this thread hit first (registers only), one binary search on a miss */
 __device__ __forceinline__ bool wl_res(WlCtx& C, u64 addr, u32 nb, i64* idx) {
   const u64 a = wl_canon(addr), d = a - C.cs;
   if (d < C.cn && d + (u64)nb <= C.cn) { *idx = C.co + (i64)d; return true; }
-  if (!wl_resolve(C.W, addr, nb, idx)) return false;
+  const bool c = C.W.n <= WL_CW;
   i32 lo = 0, hi = (i32)C.W.n;
-  while (lo < hi) { i32 mid = (lo + hi) >> 1; if (__ldg(C.W.start + mid) <= a) lo = mid + 1; else hi = mid; }
-  C.cs = __ldg(C.W.start + lo - 1); C.cn = __ldg(C.W.end + lo - 1) - C.cs; C.co = __ldg(C.W.off + lo - 1);
+  if (c) { while (lo < hi) { i32 mid = (lo + hi) >> 1; if (WL_WS[mid] <= a) lo = mid + 1; else hi = mid; } }
+  else { while (lo < hi) { i32 mid = (lo + hi) >> 1; if (__ldg(C.W.start + mid) <= a) lo = mid + 1; else hi = mid; } }
+  const i32 k = lo - 1;
+  if (k < 0) return false;
+  const u64 s = c ? WL_WS[k] : __ldg(C.W.start + k), e = c ? WL_WE[k] : __ldg(C.W.end + k);
+  if (a + (u64)nb > e) return false;
+  C.cs = s; C.cn = e - s; C.co = c ? WL_WO[k] : __ldg(C.W.off + k);
+  *idx = C.co + (i64)(a - s);
   return true;
 }
 /* the rare paths take plain values: a context passed by reference to a call would live in
@@ -718,9 +740,55 @@ __device__ WL_MEMFN void wl_gstore(WlCtx& C, u64 addr, u32 nb, const u32* w, u32
   if (wl_res(C, addr, nb, &ix)) wl_write(C.arena, C.written, ix, nb, w);
   else wl_escape(C, instr, lane, addr, 1u);
 }
-"""
+""".replace("P_WORDS", str(P_WORDS)).replace("CONST_WINDOWS", str(CONST_WINDOWS))
+
+
+def param_words(cfg, nwin: int = 0, budget: int = 0, xoff: int = 0) -> np.ndarray:
+    """P[]: the dispatch's numbers as the kernel reads them (constant memory, runtime.py)."""
+    P = np.zeros(P_WORDS, np.uint32)
+    user = [int(v) & 0xFFFFFFFF for v in cfg.user_sgprs][:16]
+    P[P_USER:P_USER + len(user)] = user
+    P[P_NUSER] = len(user)
+    sysr = cfg.system_sgprs
+    for i, k in enumerate(("workgroup_id_x", "workgroup_id_y", "workgroup_id_z",
+                           "scratch_wave_offset")):
+        P[P_SYS + i] = sysr[k] if k in sysr else 0xFFFFFFFF
+    P[P_TG_SIZE] = sysr.get("tg_size", 0xFFFFFFFF)          # the same value as NumPy's (0011)
+    P[P_TG_WID20] = int(cfg.target == "gfx1030")
+    P[P_NGROUPS:P_NGROUPS + 3] = cfg.num_groups
+    P[P_GSTART:P_GSTART + 3] = cfg.group_start
+    P[P_BLOCK:P_BLOCK + 3] = cfg.block
+    P[P_PARTIAL:P_PARTIAL + 3] = cfg.partial
+    P[P_PARTIAL_TG] = int(bool(cfg.partial_tg))
+    P[P_GEND:P_GEND + 3] = cfg.group_end
+    P[P_MODE] = cfg.float_mode | (int(cfg.dx10_clamp) << 8) | (int(cfg.ieee_mode) << 9)
+    P[P_TIDIG] = cfg.tidig_comp_cnt
+    P[P_GFX11] = int(cfg.packed_local_ids)
+    P[P_LDS] = cfg.lds_bytes
+    P[P_NWIN] = nwin
+    P[P_BUDGET] = budget & 0xFFFFFFFF
+    P[P_BUDGET + 1] = (budget >> 32) & 0xFFFFFFFF
+    P[P_XOFF] = xoff
+    return P
+
+
+# P[] words compiled into the module as numbers: the dispatch's shape (register layout from RSRC2,
+# block size, whether the last group is partial, initial MODE, target), the same from dispatch to
+# dispatch of one program, so few extra modules; folding them removes most of the kernel's setup
+# (measured: bench/README.md).  They are part of the module key (execute.module_key).
+BAKED = (P_NUSER, P_SYS, P_SYS + 1, P_SYS + 2, P_SYS + 3, P_TG_SIZE, P_TG_WID20, P_BLOCK,
+         P_BLOCK + 1, P_BLOCK + 2, P_PARTIAL_TG, P_MODE, P_TIDIG, P_GFX11)
+
+
+def baked_params(cfg) -> tuple:
+    w = param_words(cfg)
+    return tuple((k, int(w[k])) for k in BAKED)
 
 
 def kernel_source(program: Program, wave_size: int, mode: str, scratch_wave_bytes: int,
-                  base_address: int) -> str:
-    return Lowering(program, wave_size, mode, scratch_wave_bytes, base_address).kernel_source()
+                  base_address: int, baked: tuple = ()) -> str:
+    src = Lowering(program, wave_size, mode, scratch_wave_bytes, base_address).kernel_source()
+    vals = {int(k): int(v) & 0xFFFFFFFF for k, v in baked}
+    # every read of a baked word becomes its number (the declaration "u32 P[..]" stays)
+    return re.sub(r"(?<!u32 )\bP\[(\d+)\]",
+                  lambda m: f"{vals[int(m.group(1))]}u" if int(m.group(1)) in vals else m.group(0), src)

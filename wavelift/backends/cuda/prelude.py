@@ -336,16 +336,6 @@ struct WlWin {
 __device__ __forceinline__ u64 wl_canon(u64 a) {
   a &= 0xffffffffffffull; return (a & 0x800000000000ull) ? (a | 0xffff000000000000ull) : a;
 }
-__device__ __forceinline__ bool wl_resolve(const WlWin& W, u64 addr, u32 nb, i64* idx) {
-  u64 a = wl_canon(addr);
-  i32 lo = 0, hi = (i32)W.n;
-  while (lo < hi) { i32 mid = (lo + hi) >> 1; if (__ldg(W.start + mid) <= a) lo = mid + 1; else hi = mid; }
-  i32 k = lo - 1;
-  if (k < 0) return false;
-  if (a + (u64)nb > __ldg(W.end + k)) return false;
-  *idx = __ldg(W.off + k) + (i64)(a - __ldg(W.start + k));
-  return true;
-}
 __device__ __forceinline__ void wl_read(const u8* base, i64 idx, u32 nb, u32* w, u32 words) {
   for (u32 k = 0; k < words; k++) w[k] = 0u;
   if ((idx & 3) == 0 && (nb & 3u) == 0u) {

@@ -61,33 +61,17 @@ class Runtime:
         tz = np.where((gid_z == ez - 1) & (pz > 0), pz, bz)
         return total, -(-(tx * ty * tz) // L), full
 
-    def _params(self, xoff: int) -> np.ndarray:
-        cfg = self.cfg
-        P = np.zeros(G.P_WORDS, np.uint32)
-        user = [int(v) & 0xFFFFFFFF for v in cfg.user_sgprs][:16]
-        P[G.P_USER:G.P_USER + len(user)] = user
-        P[G.P_NUSER] = len(user)
-        sysr = cfg.system_sgprs
-        for i, k in enumerate(("workgroup_id_x", "workgroup_id_y", "workgroup_id_z",
-                               "scratch_wave_offset")):
-            P[G.P_SYS + i] = sysr[k] if k in sysr else 0xFFFFFFFF
-        P[G.P_TG_SIZE] = sysr.get("tg_size", 0xFFFFFFFF)      # the same value as NumPy's (0011)
-        P[G.P_TG_WID20] = int(cfg.target == "gfx1030")
-        P[G.P_NGROUPS:G.P_NGROUPS + 3] = cfg.num_groups
-        P[G.P_GSTART:G.P_GSTART + 3] = cfg.group_start
-        P[G.P_BLOCK:G.P_BLOCK + 3] = cfg.block
-        P[G.P_PARTIAL:G.P_PARTIAL + 3] = cfg.partial
-        P[G.P_PARTIAL_TG] = int(bool(cfg.partial_tg))
-        P[G.P_GEND:G.P_GEND + 3] = cfg.group_end
-        P[G.P_MODE] = cfg.float_mode | (int(cfg.dx10_clamp) << 8) | (int(cfg.ieee_mode) << 9)
-        P[G.P_TIDIG] = cfg.tidig_comp_cnt
-        P[G.P_GFX11] = int(cfg.packed_local_ids)
-        P[G.P_LDS] = cfg.lds_bytes
-        P[G.P_NWIN] = len(self.win.starts)
-        P[G.P_BUDGET] = self.budget & 0xFFFFFFFF
-        P[G.P_BUDGET + 1] = (self.budget >> 32) & 0xFFFFFFFF
-        P[G.P_XOFF] = xoff
-        return P
+    def _set_constants(self, P: np.ndarray) -> None:
+        """The kernel's constant memory: P, and the window tables when they fit (codegen WL_CW;
+        the global tables are passed in every case and used beyond that)."""
+        win = self.win
+        put = [("P", P)]
+        if len(win.starts) <= G.CONST_WINDOWS:
+            put += [("WL_WS", np.asarray(win.starts, np.uint64)), ("WL_WE", np.asarray(win.ends, np.uint64)),
+                    ("WL_WO", np.asarray(win.offs, np.int64))]
+        for name, host in put:
+            if host.size:
+                self.m.put_constant(name, np.ascontiguousarray(host))
 
     # --------------------------------------------------------------------------- running
     def run(self):
@@ -112,8 +96,8 @@ class Runtime:
         if shared > 48 * 1024:
             self.m.set_shared(fn, shared)
         win = self.win
+        self._set_constants(G.param_words(cfg, len(win.starts), self.budget, xoff))
         d = {
-            "P": cp.asarray(self._params(xoff)),
             "arena": cp.asarray(win.arena),
             "written": cp.zeros(win.arena.size, cp.uint8),
             # (one spare entry so that no table is empty; never mix uint64 with Python ints:
@@ -135,7 +119,7 @@ class Runtime:
                 n = min(chunk, total - g0)
                 if wb and g0:
                     gscr.fill(0)
-                fn((n,), (full * L,), (dd["P"], dd["arena"], dd["written"], dd["wstart"],
+                fn((n,), (full * L,), (dd["arena"], dd["written"], dd["wstart"],
                                        dd["wend"], dd["woff"], dd["wavebase"], dd["status"],
                                        dd["stats"], dd["esc"], gscr, np.uint64(g0)),
                    shared_mem=shared)
