@@ -9,7 +9,10 @@ against the same kernels written natively in CUDA.
     ACO/RADV-LLVM shaders, RADV captures) and every dispatch the scratch tests (tests/scratch)
     make, run on NumPy lane mode and on CUDA lane mode (and wave mode where the program uses
     scratch); compared bit for bit: refusal code, escape count, write spans, instruction count,
-    every byte of guest memory.  One line per dispatch.
+    every byte of guest memory.  One line per dispatch.  basic.cl's atomics kernel is "race-ok"
+    when only its order-dependent results differ (which lane's atomic_xchg/cmpxchg came last, as
+    on hardware) and the fixture test's own invariants hold on the CUDA result.  Worker processes
+    compile the modules and run the NumPy half while (b) uses the GPU.
 (b) bench: full-screen 1920x1080 elementwise (bench.cl shade), divergent loop (collatz), and
     two game-shaped scratch dispatches (scratch_game.comp, 240x135 groups of 8x8 and 32400
     groups), each next to bench/kernels/native.cu compiled with NVRTC for this GPU: kernel time
@@ -127,19 +130,18 @@ def _memdiff(a, b):
     return None
 
 
-def check_fixtures(args, arch):
+def start_fixtures(args, arch):
+    """Collect every fixture dispatch and hand each to a worker process, which compiles its CUDA
+    modules (cold NVRTC into a fresh disk cache) and runs the NumPy half; the GPU half runs in
+    this process (finish_fixtures), so the benchmarks can use the GPU meanwhile."""
     import fixture_dispatches as F
     from test_cuda_backend import translate_dispatch
-    from wavelift.execute import execute_dispatch
     items = []
     for fn in (F.clang_dispatches, F.aco_dispatches, F.capture_dispatches, scratch_test_dispatches):
         r = guarded(f"collect {fn.__name__}")(fn)()
         items += [(n, m, c) for n, m, c in (r or []) if m is not None]
     if args.only:
         items = [i for i in items if args.only in i[0]]
-    log(f"\n== (a) fixtures: {len(items)} dispatches, NumPy lane vs CUDA ==")
-    # workers compile every module into a fresh disk cache (cold NVRTC times) and run the NumPy
-    # half; this process then runs CUDA (modules from that cache) and compares
     cache_dir = tempfile.mkdtemp(prefix="wl-cuda-cache-")
     os.environ["WAVELIFT_CUDA_CACHE"] = cache_dir
     jobs = []
@@ -150,44 +152,51 @@ def check_fixtures(args, arch):
         except Exception:               # noqa: BLE001 - refused translation: both backends refuse
             modes = ("lane",)
         jobs.append((m, c, modes, arch, cache_dir))
+    ex = cf.ProcessPoolExecutor(max_workers=args.jobs,
+                                mp_context=__import__("multiprocessing").get_context("spawn"))
+    futs = [ex.submit(_guard_precompile, j) for j in jobs]
+    log(f"\n(fixtures: {len(items)} dispatches handed to {args.jobs} worker processes)")
+    return dict(items=items, jobs=jobs, futs=futs, ex=ex, t=time.perf_counter(), cache=cache_dir)
+
+
+def finish_fixtures(fx, args):
+    from wavelift.execute import execute_dispatch
+    items, jobs, futs, ex = fx["items"], fx["jobs"], fx["futs"], fx["ex"]
+    os.environ["WAVELIFT_CUDA_CACHE"] = fx["cache"]      # the modules the workers compiled
+    log(f"\n== (a) fixtures: {len(items)} dispatches, NumPy lane vs CUDA ==")
     log(f"   {'dispatch':58s} {'mode':4s} {'numpy':22s} {'cuda':22s} {'match':6s} {'np s':>7s} {'cu s':>7s}")
     counts = {"equal": 0, "race-ok": 0, "DIFFERENT": 0, "error": 0, "skipped": 0}
     times = []
-    t = time.perf_counter()
-    with cf.ProcessPoolExecutor(max_workers=args.jobs,
-                                mp_context=__import__("multiprocessing").get_context("spawn")) as ex:
-        futs = [ex.submit(_guard_precompile, j) for j in jobs]
-        for (n, m, c), job, fut in zip(items, jobs, futs):
-            left = args.time_limit - (time.perf_counter() - T0)
-            try:
-                res = fut.result(timeout=max(left, 0.1))
-            except cf.TimeoutError:
-                counts["skipped"] += len(job[2])
-                continue
-            if isinstance(res, str):
-                REPORT["errors"].append(f"{n}: {res}")
+    for (n, m, c), job, fut in zip(items, jobs, futs):
+        left = args.time_limit - (time.perf_counter() - T0)
+        try:
+            res = fut.result(timeout=max(left, 0.1))
+        except cf.TimeoutError:
+            counts["skipped"] += len(job[2])
+            continue
+        if isinstance(res, str):
+            REPORT["errors"].append(f"{n}: {res}")
+            counts["error"] += 1
+            log(f"   {n[:58]:58s} ERROR {res[:200]}")
+            continue
+        for mode, secs, how, np_sum, np_s in res:
+            if how == "nvrtc":
+                times.append(secs)
+            row = guarded(f"fixture {n} {mode}")(_one_fixture)(n, m, c, mode, np_sum, np_s,
+                                                              execute_dispatch)
+            if row is None:
                 counts["error"] += 1
-                log(f"   {n[:58]:58s} ERROR {res[:200]}")
                 continue
-            for mode, secs, how, np_sum, np_s in res:
-                if how == "nvrtc":
-                    times.append(secs)
-                row = guarded(f"fixture {n} {mode}")(_one_fixture)(n, m, c, mode, np_sum, np_s,
-                                                                  execute_dispatch)
-                if row is None:
-                    counts["error"] += 1
-                    continue
-                counts[row["match"]] += 1
-                REPORT["fixtures"].append(row)
-                log(f"   {n[:58]:58s} {mode:4s} {row['numpy'][:22]:22s} {row['cuda'][:22]:22s} "
-                    f"{row['match']:6s} {row['numpy_s']:7.3f} {row['cuda_s']:7.3f}"
-                    + (f"  {row['why']}" if row.get("why") else ""))
-        for f in futs:
-            f.cancel()
+            counts[row["match"]] += 1
+            REPORT["fixtures"].append(row)
+            log(f"   {n[:58]:58s} {mode:4s} {row['numpy'][:22]:22s} {row['cuda'][:22]:22s} "
+                f"{row['match']:6s} {row['numpy_s']:7.3f} {row['cuda_s']:7.3f}"
+                + (f"  {row['why']}" if row.get("why") else ""))
+    ex.shutdown(wait=False, cancel_futures=True)
     if times:
         REPORT["compile"]["fixtures"] = dict(modules=len(times), total_s=sum(times),
                                              mean_s=float(np.mean(times)), max_s=max(times),
-                                             wall_s=time.perf_counter() - t, jobs=args.jobs)
+                                             wall_s=time.perf_counter() - fx["t"], jobs=args.jobs)
         log(f"   cold NVRTC: {len(times)} modules, mean {np.mean(times):.2f} s, max {max(times):.2f} s "
             f"(in {args.jobs} worker processes, next to the NumPy runs)")
     REPORT["fixture_counts"] = counts
@@ -390,7 +399,7 @@ def bench_one(name, make, args, arch):
     key = module_key(prog, cfg, "lane", "cuda")
     os.environ["WAVELIFT_CUDA_CACHE"] = tempfile.mkdtemp(prefix="wl-bench-cache-")
     t = time.perf_counter()
-    mod = build_module(key, prog, cfg, "lane", arch=arch, base_address=base)
+    build_module(key, prog, cfg, "lane", arch=arch, base_address=base)
     row["compile_cold_s"] = time.perf_counter() - t
     t = time.perf_counter()
     mod2 = build_module(key, prog, cfg, "lane", arch=arch, base_address=base)
@@ -490,7 +499,7 @@ def main():
     ap.add_argument("--skip-numpy", action="store_true", help="no NumPy runs in the benchmarks")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--jobs", type=int, default=max(1, min(16, (os.cpu_count() or 2))))
+    ap.add_argument("--jobs", type=int, default=max(1, min(12, (os.cpu_count() or 2) - 2)))
     ap.add_argument("--time-limit", type=float, default=300.0,
                     help="seconds after which no new fixture item starts (the bench still runs)")
     args = ap.parse_args()
@@ -508,10 +517,13 @@ def main():
     REPORT["device"] = dict(name=props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"]),
                             arch=arch, nvrtc=nvrtc_version(), cupy=cupy.__version__)
     log(f"device: {REPORT['device']}")
-    if not args.skip_fixtures:
-        guarded("fixtures")(check_fixtures)(args, arch)
+    # the fixture workers (NVRTC + the NumPy half, CPU only) start first and run while the
+    # benchmarks use the GPU; the NumPy timings of the benchmarks share the CPU with them
+    fx = None if args.skip_fixtures else guarded("fixtures")(start_fixtures)(args, arch)
     if not args.skip_bench:
         guarded("benchmarks")(benchmarks)(args, arch)
+    if fx:
+        guarded("fixtures")(finish_fixtures)(fx, args)
     REPORT["total_s"] = time.perf_counter() - T0
     log(f"\nerrors: {len(REPORT['errors'])}; total {REPORT['total_s']:.0f} s")
     _write()
