@@ -6,6 +6,7 @@ Never raises for guest-caused problems and never writes guest memory unless land
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import time
 
@@ -110,9 +111,13 @@ def execute_dispatch(memory, config, index=0, backend="numpy", mode="wave", cach
             stats.update(waves=rt.waves_run, instructions=rt.instructions,
                          lane_instructions=rt.lane_instructions, escapes=rt.escape_count)
             stats.update(getattr(rt, "extra_stats", {}))
-            res.escapes = list(rt.escapes)
+            # the runtimes count pcs from the translated code's first byte, which sits before the
+            # program address when callees are placed below the entry (0010); reports count
+            # from the program address
+            shift = config.program_address - code_base
+            res.escapes = [dataclasses.replace(e, pc=e.pc - shift) for e in rt.escapes]
         if rt.escape_count:
-            e = rt.escapes[0]
+            e = res.escapes[0]
             raise Refused("escape", f"{rt.escape_count} access(es) outside every window; first: "
                                     f"{e.kind} at pc {e.pc:#x} ({e.instruction}) wave {e.wave} "
                                     f"lane {e.lane} address {e.address:#x}")

@@ -20,8 +20,8 @@ class Window:
 @dataclass(frozen=True)
 class Escape:
     """One access outside every window (or outside the wave's scratch)."""
-    pc: int            # byte offset of the instruction in the translated code, which starts at
-                       # the program address or before it (callees placed before the entry, 0010)
+    pc: int            # byte offset of the instruction from the program address (negative for
+                       # a callee placed below the entry, 0010)
     instruction: str   # its LLVM text
     wave: int          # global wave index within the dispatch
     lane: int

@@ -95,7 +95,7 @@ class Annotator:
         self.clobbered: set = set()
         self.escapes: dict = {}
         for e in (result.escapes if result else []):
-            self.escapes.setdefault(e.pc - shift, []).append(e)
+            self.escapes.setdefault(e.pc, []).append(e)
         self.windows = list(result.windows) if result else []
 
     def _user_pair(self, first: int):
@@ -188,7 +188,7 @@ def format_config(memory, c) -> list[str]:
     L.append(f"  initiator          0x{c.initiator:08x}")
     L += _rsrc_fields(c)
     L.append(f"  LDS                {c.lds_bytes} bytes")
-    L.append(f"  scratch            " + (f"{c.scratch_wave_bytes} bytes per wave, TMPRING_SIZE "
+    L.append("  scratch            " + (f"{c.scratch_wave_bytes} bytes per wave, TMPRING_SIZE "
                                          f"0x{c.tmpring_size:08x} ({c.tmpring_waves} waves)"
                                          if c.scratch_enabled else "off"))
     L.append(f"  user SGPRs         {len(c.user_sgprs)}")
@@ -260,7 +260,7 @@ def cmd_trace(a) -> int:
     if r.escapes:
         print()
         print(f"escapes ({len(r.escapes)} reported):")
-        print(table([[f"0x{e.pc - shift:x}", e.kind, hexa(e.address), str(e.wave), str(e.lane),
+        print(table([[f"0x{e.pc:x}", e.kind, hexa(e.address), str(e.wave), str(e.lane),
                       e.instruction] for e in r.escapes],
                     ["pc", "kind", "address", "wave", "lane", "instruction"], {3, 4}))
     print()
