@@ -1,12 +1,16 @@
 """Windows: private copies of guest ranges the module may touch, address checks, write spans.
 
 All windows live back to back in one uint8 *arena* (each placed at an arena offset congruent to
-its guest address mod 8, so aligned guest accesses are aligned arena accesses).  A guest address
-is resolved with one ``np.searchsorted`` over the window starts; an access that is not wholly
-inside one window is an escape.  Every byte stored is marked in ``written``; write spans are the
-runs of marked bytes, and landing copies exactly those bytes back to guest memory.
+its guest address mod 8, so aligned guest accesses are aligned arena accesses).  An access whose
+addresses all lie in one window is found from their min/max (``locate``: arena index = address +
+one constant); otherwise each address is resolved with ``np.searchsorted`` over the window
+starts, and an access that is not wholly inside one window is an escape.  Every byte stored is
+marked in ``written``; write spans are the runs of marked bytes, and landing copies exactly those
+bytes back to guest memory.
 """
 from __future__ import annotations
+
+from bisect import bisect_right
 
 import numpy as np
 
@@ -41,7 +45,9 @@ class WindowSet:
             pos += (w.address - pos) % 8
             offs.append(pos)
             pos += w.size
-        pos += 8
+        # spare tail: a masked-off or escaping lane reads at index 0, and its widest access
+        # (s_load_dwordx16: 64 bytes) must stay inside the arena
+        pos = max(pos + 8, 64)
         self.arena = np.zeros(pos + (-pos) % 8, np.uint8)
         self.written = np.zeros(self.arena.size, bool)
         for w, o in zip(merged, offs):
@@ -50,18 +56,30 @@ class WindowSet:
         self.starts = np.array([w.address for w in merged], np.uint64)
         self.ends = np.array([w.address + w.size for w in merged], np.uint64)
         self.offs = np.array(offs, np.int64)
+        # plain-int copies for locate(): a scalar bisect beats np.searchsorted's call overhead
+        self._start_list = [w.address for w in merged]
+        self._end_list = [w.address + w.size for w in merged]
+        self._delta = [o - w.address for w, o in zip(merged, offs)]
+
+    def locate(self, lo: int, hi: int, nbytes: int):
+        """-> d (arena index = guest address + d, d % 8 == 0) when every access of ``nbytes`` at
+        guest addresses in [lo, hi] lies inside one window, else None.  Only the lower canonical
+        half qualifies (there an address is its own canonical form)."""
+        if lo < 0 or hi >= (1 << 47):
+            return None
+        k = bisect_right(self._start_list, lo) - 1
+        if k >= 0 and hi + nbytes <= self._end_list[k]:
+            return self._delta[k]
+        return None
 
     def resolve(self, addr, nbytes: int):
         """-> (arena byte index int64, ok bool) for each address (same shape); ok is None when
         every address is inside one window (the common case, found from min/max alone)."""
         a = np.asarray(addr, np.uint64)
-        if a.size and self.starts.size:
-            lo, hi = int(a.min()), int(a.max())
-            if hi < (1 << 47):                  # lower half: already canonical
-                k = int(np.searchsorted(self.starts, np.uint64(lo), side="right")) - 1
-                if k >= 0 and lo >= int(self.starts[k]) and hi + nbytes <= int(self.ends[k]):
-                    d = int(self.offs[k]) - int(self.starts[k])
-                    return a.astype(np.int64) + d, None
+        if a.size:
+            d = self.locate(int(a.min()), int(a.max()), nbytes)
+            if d is not None:
+                return a.view(np.int64) + d, None
         a = canonical(a)
         if self.starts.size == 0:
             return np.zeros(a.shape, np.int64), np.zeros(a.shape, bool)

@@ -6,6 +6,8 @@ DPP/SDWA lane and byte selection, exec-masked writes) is done once, in ``transla
 """
 from __future__ import annotations
 
+import struct
+
 from .common import (ballot, read_lanemask, read_src, read_vreg, unsupported, write_lanemask,
                      write_sdst, write_vdst, exec_mask64)
 from .ir import BITS, EXEC_LO, MODE_REG, VCC_LO, Builder, Value, is_float
@@ -39,6 +41,8 @@ def _f(name):
 
 def _minmax3(kind):
     def f(b, t, x, y, z):
+        if kind == "med3" and is_float(t) and (r := _med3_clamp(b, t, (x, y, z))) is not None:
+            return r
         if kind == "med3" and is_float(t):
             # ISA: any NaN -> min3; else drop the largest (compared with ==, so -0 == +0)
             anynan = b.bin("or", "b1", b.bin("or", "b1", b.cmp("u", t, x, x), b.cmp("u", t, y, y)),
@@ -56,6 +60,79 @@ def _minmax3(kind):
     return f
 
 
+_FMT = {16: ("<e", "<H", 10), 32: ("<f", "<I", 23), 64: ("<d", "<Q", 52)}   # float, bits, mantissa
+
+
+def _const_bits(b, t, v):
+    """Bits of float operand ``v`` when it is a translate-time constant (inline or literal,
+    maybe with abs/neg, behind a ``fin`` that cannot change it: not a denormal), else None."""
+    n = BITS[t]
+    ff, fb, mant = _FMT[n]
+    sign = 1 << (n - 1)
+    mods = []
+    while True:
+        op = next((o for o in reversed(b.ops) if o.out is v), None)
+        if op is None:
+            return None
+        if op.name in ("fin", "fneg", "fabs") or (op.name == "bitcast" and BITS[op.args[0].type] == n):
+            mods.append(op.name)
+            v = op.args[0]
+            continue
+        if op.name != "const" or BITS[op.type] != n:
+            return None
+        val = op.attrs["value"]
+        bits = struct.unpack(fb, struct.pack(ff, val))[0] if isinstance(val, float) \
+            else int(val) & ((1 << n) - 1)
+        break
+    for m in reversed(mods):            # innermost first
+        if m == "fneg":
+            bits ^= sign
+        elif m == "fabs":
+            bits &= sign - 1
+        elif m == "fin" and bits & (sign - 1) and not bits & ((sign - 1) >> mant << mant):
+            return None                 # a denormal: flushed or not per MODE
+    return bits
+
+
+def _fval(bits, t):
+    ff, fb, _ = _FMT[BITS[t]]
+    return struct.unpack(ff, struct.pack(fb, bits))[0]
+
+
+def _med3_clamp(b, t, srcs):
+    """v_med3 with two non-NaN constant operands of different values (a clamp, as compilers
+    emit for fmin(fmax(x, lo), hi)): fmin(fmax(x, lo), hi) with only the fixes the general
+    expansion below (the definition) needs for these constants, derived case by case:
+      NaN x: min3 -> fmin(fmin(x, Ca), Cb) or fmin(fmin(Ca, Cb), x) (Ca before Cb in operand
+        order) = lo, as the clamp gives -- except an sNaN x under MODE.IEEE: Cb when x is
+        operand 0 or 1 (x's min gives the quiet NaN, fmin(qNaN, Cb) = Cb), the quiet NaN when
+        x is operand 2.
+      other x: the median by value; equal values have equal bits except zeros, so only a
+        constant zero Z (other constant W) needs care when x is a zero: W > 0 drops W and gives
+        fmax(x, Z) as the clamp does; W < 0 makes the zero max, equal (==) to both zeros, so the
+        result is the zero later in operand order, where the clamp gives fmin(x, Z)."""
+    ks = [_const_bits(b, t, v) for v in srcs]
+    if ks.count(None) != 1:
+        return None
+    p = ks.index(None)
+    x = srcs[p]
+    (ia, ka), (ib, kb) = [(i, k) for i, k in enumerate(ks) if i != p]
+    va, vb = _fval(ka, t), _fval(kb, t)
+    if va != va or vb != vb or va == vb:
+        return None
+    (il, kl, vl), (ih, kh, vh) = sorted([(ia, ka, va), (ib, kb, vb)], key=lambda e: e[2])
+    r = b.bin("fmin", t, b.bin("fmax", t, x, srcs[il]), srcs[ih])
+    if vh == 0 and vl < 0:              # zero x: the later zero of (x, Z); the clamp: fmin(x, Z)
+        if not (p > ih and kh == 0):    # (x later and Z = +0: fmin(x, +0) is x already)
+            keep = x if p > ih else srcs[ih]
+            r = b.select(b.cmp("eq", t, x, C(b, t, 0.0)), keep, r)
+    snan_r = kb if p < 2 else None      # result for an sNaN x under MODE.IEEE
+    if snan_r != kl:
+        rs = srcs[ib] if p < 2 else C(b, t, float("nan"))
+        r = b.select(b.bin("and", "b1", _mode_bit(b, 9), _is_snan(b, t, x)), rs, r)
+    return r
+
+
 def _mode_bit(b, bit):
     """b1: bit ``bit`` of the wave's MODE register (8 DX10_CLAMP, 9 IEEE)."""
     m = b.bin("and", "u32", b.sget(MODE_REG), C(b, "u32", 1 << bit))
@@ -63,12 +140,12 @@ def _mode_bit(b, bit):
 
 
 def _is_snan(b, t, x):
+    # sNaN: magnitude in [inf + 1, inf + quiet - 1]; shifted left (dropping the sign) and
+    # offset by 2 * inf + 2 that is [0, 2 * quiet - 4], every other value wraps above it
     st = {16: "u16", 32: "u32", 64: "u64"}[BITS[t]]
     inf, quiet = {16: (0x7C00, 0x200), 32: (0x7F800000, 1 << 22), 64: (0x7FF0000000000000, 1 << 51)}[BITS[t]]
-    v = b.bitcast(st, x)
-    mag = b.bin("and", st, v, C(b, st, (1 << (BITS[t] - 1)) - 1))
-    nan = b.cmp("gt", st, mag, C(b, st, inf))
-    return b.bin("and", "b1", nan, b.cmp("eq", st, b.bin("and", st, v, C(b, st, quiet)), C(b, st, 0)))
+    v = b.bin("shl", st, b.bitcast(st, x), C(b, st, 1))
+    return b.cmp("le", st, b.bin("sub", st, v, C(b, st, 2 * inf + 2)), C(b, st, 2 * quiet - 4))
 
 
 def _fmm(b, kind, t, x, y):

@@ -43,9 +43,14 @@ def combine(op, old, d, c, t):
 def apply(view, cells, op, d, c, t):
     """Apply the atomics of all selected lanes (in order); -> old value per lane."""
     with np.errstate(all="ignore"):
-        uniq, first, counts = np.unique(cells, return_index=True, return_counts=True)
-        if uniq.size == cells.size:                         # no two lanes share a cell
-            old = view[cells].copy()
+        # strictly increasing cells (one pass) or, failing that, no duplicates (a sort):
+        # no two lanes share a cell, so one gather and one scatter do it
+        if cells.size < 2 or bool((cells[1:] > cells[:-1]).all()):
+            uniq = cells
+        else:
+            uniq = np.unique(cells)
+        if uniq.size == cells.size:
+            old = view[cells]
             view[cells] = combine(op, old, d, c, t)
             return old
         if op in ("add", "sub"):

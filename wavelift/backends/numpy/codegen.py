@@ -10,6 +10,7 @@ and return the next block index (int or per-wave int array), or for ``setpc`` th
 from __future__ import annotations
 
 import dataclasses
+import sys
 
 import numpy as np
 
@@ -58,8 +59,8 @@ class Lowering:
         self.consts.append(self.const_value(t, value))
         return f"K[{len(self.consts) - 1}]"
 
-    def optimize(self, blk: Block, mode: int) -> Block:
-        return _Opt(self, blk, mode).run()
+    def optimize(self, blk: Block, mode: int, live_out=None) -> Block:
+        return _Opt(self, blk, mode).run(live_out)
 
     def lane_count_points(self, blk: Block) -> dict:
         """Exact ``lane_instructions``: op index -> statement adding (vector instructions of the
@@ -74,20 +75,28 @@ class Lowering:
     @staticmethod
     def reads_to_copy(blk: Block) -> set:
         """Op indices of register reads that must copy: a read is a view of the register file,
-        so it is copied only when the value (or a bitcast view of it) is used after the next
-        write of that register in the block."""
-        root: dict[int, int] = {}
+        so it is copied only when the value (or a value that may be a view of it: a bitcast,
+        a broadcast, a select or min/max that may return an operand, G.sel) is used after the
+        next write of that register in the block."""
+        roots: dict[int, tuple] = {}
         last_use: dict[int, int] = {}
+
+        def rs(x):
+            return roots.get(x.id, (x.id,))
+
         for i, op in enumerate(blk.ops):
             for x in op.args:
-                r = root.get(x.id, x.id)
-                last_use[r] = i
-            if op.name == "bitcast" and op.out is not None:
-                root[op.out.id] = root.get(op.args[0].id, op.args[0].id)
+                for r in rs(x):
+                    last_use[r] = i
+            if op.name in ("bitcast", "lanes") and op.out is not None:
+                roots[op.out.id] = rs(op.args[0])
+            elif op.name in ("select", "fmin", "fmax") and op.out is not None:
+                roots[op.out.id] = sum((rs(x) for x in op.args[-2:]), ())
         end = len(blk.ops)
         for x in blk.term[1:]:
             if hasattr(x, "id"):
-                last_use[root.get(x.id, x.id)] = end
+                for r in rs(x):
+                    last_use[r] = end
         import bisect
         writes: dict = {}
         for k, op in enumerate(blk.ops):
@@ -137,7 +146,8 @@ class Lowering:
         elif n == "cmp":
             e = _CMP[op.attrs["cond"]].format(a[0], a[1])
         elif n == "select":
-            e = f"np.where({a[0]}, {a[1]}, {a[2]})"
+            per_lane = op.out is not None and not op.out.uniform
+            e = f"{'G.sel' if per_lane else 'np.where'}({a[0]}, {a[1]}, {a[2]})"
         elif n == "cvt":
             to = op.attrs["to"]
             if t.startswith("f") and not to.startswith("f"):
@@ -146,6 +156,8 @@ class Lowering:
                 e = f"np.asarray({a[0]}).astype({DT[to]})"
         elif n == "bitcast":
             e = f"np.asarray({a[0]}).view({DT[op.attrs['to']]})"
+        elif n == "pack64" and _LITTLE and op.out is not None and not op.out.uniform:
+            e = f"G.pack64({a[0]}, {a[1]})"
         elif n == "pack64":
             e = f"(np.asarray({a[0]}).astype(np.uint64) | (np.asarray({a[1]}).astype(np.uint64) << np.uint64(32)))"
         elif n == "lo32":
@@ -154,8 +166,8 @@ class Lowering:
             e = f"(np.asarray({a[0]}) >> np.uint64(32)).astype(np.uint32)"
         elif n == "ballot":
             e = f"H.ballot({a[0]}, N, {self.L})"
-        elif n == "lanes":                  # backend-local (_Opt): a b1 broadcast to all lanes
-            e = f"np.broadcast_to({a[0]}, (N, {self.L}))"
+        elif n == "lanes":                  # backend-local (_Opt): a value broadcast to all lanes
+            e = f"G.lanes({a[0]}, N, {self.L})"
         elif n == "maskbit":
             e = f"(((np.asarray({a[0]}, np.uint64) >> R.LANE64) & np.uint64(1)) != 0)"
         elif n == "readlane":
@@ -177,7 +189,7 @@ class Lowering:
             raise NotImplementedError(n)
         return e
 
-    def block_source(self, blk: Block, mode=None) -> str:
+    def block_source(self, blk: Block, mode=None, live_out=None) -> str:
         lines = [f"def blk_{blk.index}(R, w, N, mode):",
                  "    S = R.S; V = R.V"]
         if blk.uses_float:
@@ -186,13 +198,14 @@ class Lowering:
             elif mode & 15:
                 lines.append("    R.refuse_rounding(mode)")
         if mode is not None:
-            blk = self.optimize(blk, mode)
+            blk = self.optimize(blk, mode, live_out)
         name = {}
         kval = {}                       # name of a constant -> its value
         must_copy = self.reads_to_copy(blk)
         exec_full = {}                  # exec value name -> name of its "all lanes on" flag
         exec_cache = None
         counts = self.lane_count_points(blk)
+        exec_m = set()                  # exec value names whose u32 mask (for G.blend) is made
         for i, op in enumerate(blk.ops):
             if i in counts:
                 lines.append(counts[i])
@@ -228,7 +241,8 @@ class Lowering:
                 continue
             elif n in ("fin", "fout") and mode is not None:
                 e = f"H.flush({a[0]})"            # kept by optimize() only when MODE flushes
-            elif n in ("fmin", "fmax") and t == "f32" and (e := _minmax_const(n, a, kval)):
+            elif n in ("fmin", "fmax") and t == "f32" and \
+                    (e := _minmax_const(n, a, kval, not op.out.uniform)):
                 pass
             elif n in VALUE_OPS or n in _LOCAL_OPS:
                 e = self.expr(op, a)
@@ -240,10 +254,13 @@ class Lowering:
             elif n == "vset":
                 r = op.attrs["reg"]
                 if a[1] in exec_full:           # EXEC mask: a plain store when all lanes are on
+                    if a[1] not in exec_m:
+                        exec_m.add(a[1])
+                        lines.append(f"    {a[1]}_m = None if {exec_full[a[1]]} else G.umask({a[1]})")
                     lines.append(f"    if {exec_full[a[1]]}: V[{r}, w] = {a[0]}")
-                    lines.append(f"    else: V[{r}, w] = np.where({a[1]}, {a[0]}, V[{r}, w])")
+                    lines.append(f"    else: G.blend(V, {r}, w, {a[0]}, {a[1]}_m)")
                 else:
-                    lines.append(f"    V[{r}, w] = np.where({a[1]}, {a[0]}, V[{r}, w])")
+                    lines.append(f"    G.blend(V, {r}, w, {a[0]}, G.umask({a[1]}))")
                 continue
             elif n == "refuse_if":
                 lines.append(f"    if np.any({a[0]}): R.refuse_at({op.instr}, {op.attrs['why']!r})")
@@ -277,7 +294,7 @@ class Lowering:
         return "\n".join(lines) + "\n"
 
 
-def _minmax_const(n, a, kval):
+def _minmax_const(n, a, kval, per_lane):
     """f32 fmin/fmax with one non-NaN constant operand C, exactly as H.fmin/H.fmax: their
     equal-operand fix (bitwise OR for min / AND for max) changes nothing unless C is a zero, and
     their two-NaN fix never applies, so this is np.fmin/np.fmax (same operand order, so the same
@@ -288,27 +305,85 @@ def _minmax_const(n, a, kval):
             continue
         e = f"np.{n}({a[0]}, {a[1]})"
         if k == 0:
-            keep_x = (n == "fmin") != bool(np.signbit(k))   # min(x, +0) / max(x, -0): x
-            e = f"np.where({x} == {c}, {x if keep_x else c}, {e})"
+            if (n == "fmin") != bool(np.signbit(k)):    # min(x, +0) / max(x, -0): x
+                e = f"{'G.sel' if per_lane else 'np.where'}({x} == {c}, {x}, {e})"
+            elif n == "fmax":          # max(x, +0) >= +0 (NaN x: +0): |r| turns -0 into +0
+                e = f"np.abs({e})"
+            else:                      # min(x, -0) <= -0: -|r| turns +0 into -0
+                e = f"np.negative(np.abs({e}))"
         return e
     return None
+
+
+class G:
+    """Run-time helpers of the generated code (besides helpers.py's semantics)."""
+
+    @staticmethod
+    def pack64(lo, hi):
+        """pack64 of u32 arrays: both words stored into one u64 array (little-endian host;
+        cheaper than two widening casts, a shift and an or)."""
+        shape = np.shape(lo)
+        if shape != np.shape(hi):
+            shape = np.broadcast_shapes(shape, np.shape(hi))
+        if not shape:
+            return np.uint64(lo) | (np.uint64(hi) << np.uint64(32))
+        out = np.empty(shape, np.uint64)
+        words = out.view(np.uint32)
+        words[..., 0::2] = lo
+        words[..., 1::2] = hi
+        return out
+
+    @staticmethod
+    def lanes(x, n, L):
+        """x broadcast to [n, L] (x itself when it has that shape: broadcast_to is slow Python)."""
+        if type(x) is np.ndarray and x.shape == (n, L):
+            return x
+        return np.broadcast_to(x, (n, L))
+
+    @staticmethod
+    def umask(m):
+        """b1 lane mask -> u32 0 / 0xFFFFFFFF (for blend)."""
+        return (-np.asarray(m).astype(np.int32)).view(np.uint32)
+
+    @staticmethod
+    def blend(V, r, w, x, m):
+        """V[r, w] = where(lanes of u32 mask m, x, V[r, w]) as old ^ ((old ^ x) & m), in place
+        when w is a slice (np.where with a mixed mask costs several times these three ops)."""
+        old = V[r, w]
+        # x cast as V[r, w] = x would (some helpers give wider integer arrays)
+        t = np.bitwise_xor(old, x, dtype=np.uint32, casting="unsafe")
+        t &= m
+        old ^= t
+        if type(w) is not slice:
+            V[r, w] = old
+
+    @staticmethod
+    def sel(c, a, b):
+        """np.where(c, a, b), or the operand that every lane picks when it already has the
+        result's shape and type (np.where costs several times an arithmetic op; fix-up selects
+        rarely pick their special value)."""
+        keep = b if not c.any() else a if c.all() else None
+        if type(keep) is np.ndarray and keep.dtype == np.result_type(a, b):
+            s = keep.shape              # the result's shape when every operand is s or scalar
+            if all(np.shape(x) in (s, ()) for x in (c, a, b)):
+                return keep
+        return np.where(c, a, b)
+
+
+_LITTLE = sys.byteorder == "little"
 
 
 # ops without side effects whose value depends only on their operands (folded, CSE'd, dropped)
 _PURE = VALUE_OPS - {"sget", "vget", "exec", "load", "atomic", "word", "lane_id", "ballot",
                      "readlane", "shuffle", "permute", "fin", "fout", "const"}
 _KEEP = {"sset", "vset", "store", "refuse_if", "load", "atomic"}
+_INT = {"u8", "i8", "u16", "i16", "u32", "i32", "u64", "i64"}
 _LOCAL_OPS = {"lanes"}            # ops only _Opt emits (never in the IR the frontends build)
 
 
 _IRT = {np.bool_: "b1", np.uint8: "u8", np.int8: "i8", np.uint16: "u16", np.int16: "i16",
         np.uint32: "u32", np.int32: "i32", np.uint64: "u64", np.int64: "i64", np.float16: "f16",
         np.float32: "f32", np.float64: "f64"}
-
-
-def _app(ops, op):
-    if op is not None:
-        ops.append(op)
 
 
 def _flushes(mode: int, t: str, out: bool) -> bool:
@@ -319,14 +394,17 @@ def _flushes(mode: int, t: str, out: bool) -> bool:
 class _Opt:
     """Block rewriting for one MODE value (docs/decisions/0006: MODE is a Python int per
     block): MODE reads become constants, fin/fout become identity or a flush, ops over
-    constants are folded, b1 and/or/select over constants simplified, pure ops and repeated
-    register reads (same register version) shared, unused pure ops dropped.  The result is an
+    constants are folded, b1 and/or/select over constants simplified, integer identities
+    (x + 0, x | 0, x & ~0, ...) dropped, 64-bit values whose low or high word is all that is
+    used computed in 32 bits, pure ops and repeated register (and EXEC) reads (same register
+    version) shared, unused pure ops and overwritten register writes dropped.  The result is an
     op list over the same values that lowers with the same expressions."""
 
     def __init__(self, low, blk: Block, mode: int):
         self.low, self.blk, self.mode = low, blk, mode
 
-    def run(self):
+    def forward(self):
+        """The rewritten op list (before dead code removal) and terminator."""
         from . import helpers as H
         low, mode = self.low, self.mode
         sub: dict = {}                 # value id -> Value it equals
@@ -334,8 +412,9 @@ class _Opt:
         cse: dict = {}
         version: dict = {}
         ops: list = []
+        defop: dict = {}               # value id -> the pure op (kept in ops) that computes it
         mode_written = False
-        ns = {"np": np, "H": H, "K": low.consts}
+        ns = {"np": np, "H": H, "K": low.consts, "G": G}
         # 64-bit carry chains (v_add_co_u32 / v_add_co_ci_u32 / s_add_u32+s_addc_u32 translate
         # to zero-extend to u64, add, lo32/hi32, hi32 != 0): the sum of at most two u32 terms
         # and one b1 term fits in 33 bits, so lo32 is the wrapping u32 sum and hi32 the carry
@@ -347,19 +426,6 @@ class _Opt:
         from_set: dict = {}            # sget value id -> Value of the sset it reads back
         ballot_lo: dict = {}           # u32 value id -> b1 arg of the (wave32) ballot it holds
         fresh = [1 << 30]
-
-        def emit(name, t, a, attrs, instr, out=None):
-            key = (name, t, tuple(x.id for x in a), repr(sorted(attrs.items())))
-            if key in cse:
-                if out is not None:
-                    sub[out.id] = cse[key]
-                return cse[key]
-            if out is None:
-                fresh[0] += 1
-                out = Value(fresh[0], "b1" if name == "cmp" else t, all(x.uniform for x in a))
-            cse[key] = out
-            ops.append(Op(name, t, tuple(a), attrs, out, instr))
-            return out
 
         def terms_of(x):
             if x.id in zext:
@@ -373,21 +439,129 @@ class _Opt:
             p, out = seq[0], []
             for y in seq[1:]:
                 q = emit("add", "u32", (p, y), {}, instr)
-                out.append((p, q))
+                out.append((p, q, y))
                 p = q
             return p, out
 
-        def newconst(t, v, like):
-            d = np.asarray(v).dtype
-            t = _IRT.get(d.type, t)
-            out = Value(like.id, t, True)
-            ck = ("const", d.str, np.asarray(v).tobytes())
+        def const(t, v):
+            """The (shared) constant Value of numpy scalar ``v``."""
+            v = np.asarray(v)[()]
+            ck = ("const", np.asarray(v).dtype.str, np.asarray(v).tobytes())
             if ck in cse:
-                sub[like.id] = cse[ck]
-                return None
+                return cse[ck]
+            fresh[0] += 1
+            out = Value(fresh[0], _IRT.get(np.asarray(v).dtype.type, t), True)
             cse[ck] = out
             cval[out.id] = v
-            return Op("const", t, (), {"value_np": v}, out, -1)
+            ops.append(Op("const", out.type, (), {"value_np": v}, out, -1))
+            return out
+
+        def emit(name, t, a, attrs, instr, out=None):
+            key = (name, t, tuple(x.id for x in a), repr(sorted(attrs.items())))
+            if key in cse:
+                if out is not None:
+                    sub[out.id] = cse[key]
+                return cse[key]
+            if out is None:
+                fresh[0] += 1
+                out = Value(fresh[0], "b1" if name == "cmp" else t, all(x.uniform for x in a))
+            cse[key] = out
+            op = Op(name, t, tuple(a), attrs, out, instr)
+            ops.append(op)
+            defop[out.id] = op
+            return out
+
+        def ident(n, t, args):
+            """x op identity -> x (integer types; the other operand of the op's type)."""
+            if t not in _INT or len(args) != 2:
+                return None
+            a, b = args
+            for x, c, ok in ((a, b, n in ("add", "sub", "or", "xor", "shl", "shr", "sar")),
+                             (b, a, n in ("add", "or", "xor"))):
+                if ok and c.id in cval and int(cval[c.id]) == 0 and x.type == t:
+                    return x
+            ones = (1 << BITS[t]) - 1
+            for x, c in ((a, b), (b, a)):
+                if c.id in cval and x.type == t:
+                    k = int(cval[c.id]) & ones
+                    if (n == "and" and k == ones) or (n == "mul" and k == 1):
+                        return x
+            return None
+
+        def fold(name, t, a, attrs, instr):
+            """A synthesised pure op, folded (constants, identities) or shared."""
+            if all(x.id in cval for x in a):
+                names = []
+                for x in a:
+                    names.append(f"K[{len(low.consts)}]")
+                    low.consts.append(cval[x.id])
+                try:
+                    with np.errstate(all="ignore"):
+                        r = eval(low.expr(Op(name, t, a, attrs, None, instr), names), ns)
+                finally:
+                    del low.consts[len(low.consts) - len(a):]
+                return const(t, np.asarray(r)[()])
+            x = ident(name, t, a)
+            if x is not None:
+                return x
+            return emit(name, t, a, attrs, instr)
+
+        def u32c(k):
+            return const("u32", np.uint32(k & 0xFFFFFFFF))
+
+        def half(v, hi, instr, depth=0):
+            """u32 Value equal to lo32(v) (hi: hi32(v)) of u64 ``v`` computed without 64-bit
+            arrays, or None."""
+            if v.id in cval:
+                return u32c(int(cval[v.id]) >> (32 if hi else 0))
+            if v.id in zext:
+                y = zext[v.id]
+                return u32c(0) if hi else (y if y.type == "u32" else None)
+            op = defop.get(v.id)
+            if op is None or depth > 8 or op.type != "u64":
+                return None
+            n, a = op.name, op.args
+            d = depth + 1
+            if n == "pack64":
+                return a[1] if hi else a[0]
+            if n in ("shl", "shr") and a[1].id in cval:
+                s = int(cval[a[1].id])
+                if s == 0:
+                    return half(a[0], hi, instr, d)
+                # the side the bits move to (lo32 of shl / hi32 of shr) and the side they leave
+                into = hi if n == "shl" else not hi
+                back = "shr" if n == "shl" else "shl"
+                if s >= 64:
+                    return u32c(0)
+                if s >= 32:
+                    if not into:
+                        return u32c(0)
+                    x = half(a[0], n == "shr", instr, d)
+                    return None if x is None else fold(n, "u32", (x, u32c(s - 32)), {}, instr)
+                x = half(a[0], hi, instr, d)
+                if x is None:
+                    return None
+                x = fold(n, "u32", (x, u32c(s)), {}, instr)
+                if not into:
+                    return x
+                y = half(a[0], not hi, instr, d)
+                if y is None:
+                    return None
+                return fold("or", "u32", (x, fold(back, "u32", (y, u32c(32 - s)), {}, instr)), {}, instr)
+            if n in ("and", "or", "xor") or (not hi and n in ("add", "sub", "mul")):
+                # bitwise ops work per word; the low word of +, -, * needs only low words
+                x = half(a[0], hi, instr, d)
+                y = None if x is None else half(a[1], hi, instr, d)
+                if y is not None:
+                    return fold(n, "u32", (x, y), {}, instr)
+            return None
+
+        def lanes(x, out, instr):
+            """``x`` as the value of ``out``: broadcast to all lanes if ``out`` is per lane."""
+            if x.uniform and not out.uniform:
+                fresh[0] += 1
+                return emit("lanes", x.type, (x,), {}, instr, Value(fresh[0], x.type, False))
+            return x
 
         for op in self.blk.ops:
             args = tuple(sub.get(x.id, x) for x in op.args)
@@ -413,7 +587,7 @@ class _Opt:
                 ops.append(op)
                 continue
             if n == "sget" and op.attrs["reg"] == MODE_REG and not mode_written:
-                _app(ops, newconst("u32", np.uint32(mode), op.out))
+                sub[op.out.id] = const("u32", np.uint32(mode))
                 continue
             if n in ("fin", "fout"):
                 x = args[0]
@@ -422,8 +596,16 @@ class _Opt:
                     continue
                 if x.id in cval:
                     with np.errstate(all="ignore"):
-                        _app(ops, newconst(op.type, np.asarray(H.flush(cval[x.id]))[()], op.out))
+                        sub[op.out.id] = const(op.type, np.asarray(H.flush(cval[x.id]))[()])
                     continue
+                ops.append(op)
+                continue
+            if n == "exec":                    # one EXEC read per EXEC value (masks compare equal)
+                key = ("exec", version.get(("sset", EXEC_LO), 0), version.get(("sset", EXEC_HI), 0))
+                if key in cse:
+                    sub[op.out.id] = cse[key]
+                    continue
+                cse[key] = op.out
                 ops.append(op)
                 continue
             if n in ("sget", "vget"):
@@ -474,19 +656,37 @@ class _Opt:
             elif n == "hi32" and args[0].id in wide and args[0].id not in cval:
                 _, steps = partial_sums(wide[args[0].id], op.instr)
                 c = None
-                for p, q in steps:
-                    k = emit("cmp", p.type if p.type == "u32" else "u32", (q, p),
-                             {"cond": "lt"}, op.instr)
+                for p, q, y in steps:
+                    # q = p + y wraps iff q < p; for a u32 y also iff q < y: compare with
+                    # the per-lane one (a [waves, 1] operand broadcasts slowly)
+                    r = y if p.uniform and not y.uniform and y.type == "u32" else p
+                    k = emit("cmp", "u32", (q, r), {"cond": "lt"}, op.instr)
                     c = k if c is None else emit("or", "b1", (c, k), {}, op.instr)
                 carry_of[op.out.id] = c
                 emit("cvt", "b1", (c,), {"to": "u32"}, op.instr, op.out)
                 continue
-            elif n == "cmp" and op.attrs.get("cond") == "ne" and len(args) == 2:
+            elif n in ("lo32", "hi32") and args[0].id not in cval:
+                r = half(args[0], n == "hi32", op.instr)
+                if r is not None:
+                    sub[op.out.id] = lanes(r, op.out, op.instr)
+                    continue
+            elif n == "cmp" and op.attrs.get("cond") in ("ne", "eq") and op.type in _INT:
                 for x, y in ((args[0], args[1]), (args[1], args[0])):
-                    if x.id in carry_of and y.id in cval and int(cval[y.id]) == 0:
-                        sub[op.out.id] = carry_of[x.id]
+                    if y.id not in cval or int(cval[y.id]) != 0:
+                        continue
+                    d = defop.get(x.id)        # an integer 0/1 made from a b1: the b1 itself
+                    b = carry_of.get(x.id) or (d.args[0] if d is not None and d.name == "cvt"
+                                               and d.type == "b1" else None)
+                    if b is not None:
+                        sub[op.out.id] = b if op.attrs["cond"] == "ne" else \
+                            fold("not", "b1", (b,), {}, op.instr)
                         break
                 if op.out.id in sub:
+                    continue
+            elif n == "bitcast" and args[0].id in defop:
+                d = defop[args[0].id]          # a bitcast back to the original type: the original
+                if d.name == "bitcast" and d.args[0].type == op.attrs["to"]:
+                    sub[op.out.id] = d.args[0]
                     continue
             if all(x.id in cval for x in args):
                 names = []
@@ -499,7 +699,7 @@ class _Opt:
                     del low.consts[len(low.consts) - len(args):]
                     r = np.asarray(r)
                     if r.ndim == 0:
-                        _app(ops, newconst(op.type, r[()], op.out))
+                        sub[op.out.id] = const(op.type, r[()])
                         continue
                 except Exception:
                     del low.consts[len(low.consts) - len(args):]
@@ -509,7 +709,7 @@ class _Opt:
                     if x.id in cval and y.type == "b1":
                         c = bool(cval[x.id])
                         if (n == "and") != c:             # and False / or True: constant
-                            _app(ops, newconst("b1", np.bool_(c), op.out))
+                            sub[op.out.id] = const("b1", np.bool_(c))
                         else:                              # and True / or False: the other
                             sub[op.out.id] = y
                         done = True
@@ -523,32 +723,113 @@ class _Opt:
                 if args[1].id == args[2].id:
                     sub[op.out.id] = args[1]
                     continue
+            x = ident(n, op.type, args)
+            if x is not None:
+                sub[op.out.id] = x
+                continue
             key = (n, op.type, tuple(x.id for x in args), repr(sorted(op.attrs.items())))
             if key in cse:
                 sub[op.out.id] = cse[key]
                 continue
             cse[key] = op.out
             ops.append(op)
+            defop[op.out.id] = op
         # terminator with substitutions
         term = tuple(sub.get(x.id, x) if isinstance(x, Value) else x for x in self.blk.term)
-        # dead code: keep effects and whatever they (and the terminator) use
+        return ops, term
+
+    def run(self, live_out=None):
+        ops, term = self.forward()
+        return dataclasses.replace(self.blk, ops=self.dce(ops, term, live_out), term=term)
+
+    @staticmethod
+    def dce(ops, term, live_out):
+        """Dead code: keep effects and whatever they (and the terminator) use; drop register
+        writes that a later write covers with no read between (a VGPR write is covered by one
+        under the same mask value) and writes of registers not in ``live_out`` ((SGPRs, VGPRs)
+        that later blocks may read; None: all) that nothing after them in the block reads."""
         live = {x.id for x in term if isinstance(x, Value)}
         keep = []
-        overwritten: set = set()       # scalar regs written again later with no read between
+        later: dict = {}               # (file, reg) -> the next write's mask id ("all" for an
+                                       # SGPR), "dead" (unread after the block) or "read"
+
+        def after(f, r):               # what follows the block
+            if live_out is None or r in live_out[f == "vset"]:
+                return "read"
+            return "dead"
+
         for op in reversed(ops):
-            if op.name == "sset":
-                r = op.attrs["reg"]
-                if r in overwritten:   # dead store (EXEC/MODE are read outside the IR: kept)
+            if op.name in ("sset", "vset"):
+                r = (op.name, op.attrs["reg"])
+                nxt = later.get(r) or after(*r)
+                if op.name == "sset" and op.attrs["reg"] in (EXEC_LO, EXEC_HI, MODE_REG):
+                    nxt = "read"       # EXEC/MODE are read outside the IR (lane counts, regroup)
+                mask = op.args[1].id if op.name == "vset" else "all"
+                if nxt == "dead" or nxt == mask:
                     continue
-                if r not in (EXEC_LO, EXEC_HI, MODE_REG):
-                    overwritten.add(r)
+                later[r] = mask
             if op.name in _KEEP or (op.out is not None and op.out.id in live):
                 keep.append(op)
                 live.update(x.id for x in op.args)
-                if op.name == "sget":
-                    overwritten.discard(op.attrs["reg"])
+                if op.name in ("sget", "vget"):
+                    later[("sset" if op.name == "sget" else "vset", op.attrs["reg"])] = "read"
         keep.reverse()
-        return dataclasses.replace(self.blk, ops=keep, term=term)
+        return keep
+
+    @staticmethod
+    def live_in(keep, live_out):
+        """(SGPRs, VGPRs) whose values at block entry ``keep`` (a dce result) may read, itself or
+        through the blocks after it.  An SGPR write is whole; a VGPR write is per lane, so a VGPR
+        live after the block is live before it."""
+        if live_out is None:
+            return None
+        written, sin, vin = set(), set(), set(live_out[1])
+        for op in keep:
+            if op.name == "sget" and op.attrs["reg"] not in written:
+                sin.add(op.attrs["reg"])
+            elif op.name == "sset":
+                written.add(op.attrs["reg"])
+            elif op.name == "vget":
+                vin.add(op.attrs["reg"])
+        return frozenset(sin | (live_out[0] - written)), frozenset(vin)
+
+
+def liveness(program: Program, wave_size: int, mode: int) -> list:
+    """Per block, (SGPRs, VGPRs) live after it (None: unknown, all) when every block runs
+    optimised for ``mode``: the least fixpoint over the blocks' optimised op lists (a register
+    read only to compute dead values is not live).  Blocks ending in setpc (unknown target) or
+    a MODE change (the next block runs in another MODE) keep everything."""
+    low = Lowering(program, wave_size)
+    fw = [_Opt(low, b, mode).forward() for b in program.blocks]
+    n = len(fw)
+    succ = []
+    for ops, term in fw:
+        k = term[0]
+        t = None if k in ("setpc", "mode") else () if k == "end" else \
+            (term[2], term[3]) if k == "branch" else (term[1],)
+        succ.append(None if t is None else [x for x in t if 0 <= x < n])
+    live_in: list = [(frozenset(), frozenset())] * n
+
+    def out(i):
+        if succ[i] is None:
+            return None
+        s, v = set(), set()
+        for j in succ[i]:
+            if live_in[j] is None:
+                return None
+            s |= live_in[j][0]
+            v |= live_in[j][1]
+        return frozenset(s), frozenset(v)
+
+    changed = True
+    while changed:
+        changed = False
+        for i in reversed(range(n)):
+            lo = out(i)
+            li = _Opt.live_in(_Opt.dce(*fw[i], lo), lo)
+            if li != live_in[i]:
+                live_in[i], changed = li, True
+    return [out(i) for i in range(n)]
 
 
 def compile_program(program: Program, wave_size: int):
@@ -556,7 +837,7 @@ def compile_program(program: Program, wave_size: int):
     from . import helpers as H
     low = Lowering(program, wave_size)
     src = "\n".join(low.block_source(b) for b in program.blocks)
-    ns = {"np": np, "H": H, "K": low.consts}
+    ns = {"np": np, "H": H, "K": low.consts, "G": G}
     exec(compile(src, "<wavelift-module>", "exec"), ns)
     return [ns[f"blk_{b.index}"] for b in program.blocks], src
 
@@ -570,14 +851,18 @@ class ModeBlocks:
         self.L = wave_size
         self.fns: dict = {}
         self.sources: list = []
+        self.live: dict = {}            # MODE -> per block, registers live after it
 
     def get(self, index: int, mode: int):
         f = self.fns.get((index, mode))
         if f is None:
             from . import helpers as H
+            live = self.live.get(mode)
+            if live is None:
+                live = self.live[mode] = liveness(self.program, self.L, int(mode))
             low = Lowering(self.program, self.L)
-            src = low.block_source(self.program.blocks[index], int(mode))
-            ns = {"np": np, "H": H, "K": low.consts}
+            src = low.block_source(self.program.blocks[index], int(mode), live[index])
+            ns = {"np": np, "H": H, "K": low.consts, "G": G}
             exec(compile(src, f"<wavelift-block-{index}-mode-{mode:#x}>", "exec"), ns)
             f = self.fns[(index, mode)] = ns[f"blk_{index}"]
             self.sources.append(src)

@@ -2,9 +2,13 @@
 
 Float rules (docs/float-semantics.md): f32/f16/f64 add/sub/mul and conversions use NumPy's IEEE
 arithmetic (correctly rounded, round to nearest even).  fma_f32 is exact (f64 product + TwoSum
-+ round-to-odd, then one rounding to f32).  Denormal flushing follows MODE.FP_DENORM.
-"""
++ round-to-odd, then one rounding to f32; only lanes whose f64 sum is an f32 midpoint or
+subnormal need that, see _fma_narrow).  Denormal flushing follows MODE.FP_DENORM.
+Hot helpers keep large temporaries in per-thread scratch arrays (_scratch)."""
 from __future__ import annotations
+
+import sys
+import threading
 
 import numpy as np
 
@@ -59,10 +63,25 @@ def mulhi(a, b, signed):
 
 
 # ------------------------------------------------------------------------------------- floats
+# float type -> (its bits' unsigned type, sign bit, bits of its smallest normal, bits of inf)
+_FBITS = {np.float16: (np.uint16, 0x8000, 0x0400, 0x7C00),
+          np.float32: (np.uint32, 0x80000000, 0x00800000, 0x7F800000),
+          np.float64: (np.uint64, 1 << 63, 1 << 52, 0x7FF << 52)}
+
+
 def flush(x):
-    """Denormals -> signed zero."""
+    """Denormals -> signed zero (a new array)."""
     x = np.asarray(x)
     t = x.dtype.type
+    if t in _FBITS and x.ndim:
+        ut, sign, mn, _ = _FBITS[t]
+        u = x.view(ut)
+        # (bits << 1) - 1 drops the sign and sends 0 to the top: below 2*mn - 1 only denormals
+        k = np.left_shift(u, ut(1), out=_scratch("flush", x.shape, ut))
+        k -= ut(1)
+        if k.min() >= 2 * mn - 1:
+            return x.copy()
+        return np.where(k < ut(2 * mn - 1), u & ut(sign), u).view(t)
     tiny = np.abs(x) < _MIN_NORMAL[t]
     return np.where(tiny & (x != 0), np.copysign(t(0), x), x).astype(t)
 
@@ -78,34 +97,68 @@ def fout(x, mode):
     return flush(x) if d in (0, 1) else x
 
 
+def _min_mag(r):
+    """min |r| over the float array r: 0 if it holds a zero, NaN if a NaN (one pass + a
+    reduction)."""
+    return np.abs(r, out=_scratch("mag", r.shape, r.dtype)).min()
+
+
 def fmin(a, b):
     if _dt(a) is np.float32 and _dt(b) is np.float32:
-        # np.fmin ignores one NaN like v_min (but returns a when both are NaN, v_min b) and
-        # orders -0/+0 arbitrarily (v_min: -0): fix equal operands with OR of the bits and
-        # two NaNs with b
-        r = np.fmin(a, b)
-        eq = a == b
-        r = np.where(eq, np.bitwise_or(np.asarray(a).view(np.uint32), np.asarray(b).view(np.uint32)).view(np.float32), r)
-        nb = np.isnan(b)
-        if nb.any():
-            r = np.where(nb & np.isnan(a), b, r)
-        return np.asarray(r, np.float32)
+        return _minmax32(a, b, np.fmin, np.bitwise_or)
     return _fmin(a, b)
 
 
 def fmax(a, b):
     if _dt(a) is np.float32 and _dt(b) is np.float32:
-        r = np.fmax(a, b)
-        eq = a == b
-        r = np.where(eq, np.bitwise_and(np.asarray(a).view(np.uint32), np.asarray(b).view(np.uint32)).view(np.float32), r)
-        nb = np.isnan(b)
-        if nb.any():
-            r = np.where(nb & np.isnan(a), b, r)
-        return np.asarray(r, np.float32)
+        return _minmax32(a, b, np.fmax, np.bitwise_and)
     return _fmax(a, b)
 
 
+def _minmax32(a, b, f, join):
+    # np.fmin ignores one NaN like v_min (but returns a when both are NaN, v_min b) and
+    # orders -0/+0 arbitrarily (v_min: -0): fix equal operands with OR (max: AND) of the bits
+    # and two NaNs with b.  Neither fix changes a lane unless its result is a zero or a NaN.
+    r = f(a, b)
+    lo = _min_mag(r) if r.ndim else np.nan
+    if lo > 0:
+        return r
+    eq = a == b
+    r = np.where(eq, join(np.asarray(a).view(np.uint32), np.asarray(b).view(np.uint32)).view(np.float32), r)
+    if lo != lo:                                # a NaN result: both operands NaN somewhere
+        nb = np.isnan(b)
+        if nb.any():
+            r = np.where(nb & np.isnan(a), b, r)
+    return np.asarray(r, np.float32)
+
+
+def _minmax_fast(a, b, is_min):
+    """_fmin/_fmax for NaN-free f16/f64 operands, or None.  f64: np.fmin/fmax equal them
+    unless the result is a zero (the -0/+0 order) or NaN.  f16 (NumPy's f16 arithmetic is
+    slow): integer keys, magnitude bits flipped for negatives, order floats like the values,
+    with -0 < +0 as _fmin/_fmax want; equal keys are equal bits."""
+    a, b = np.asarray(a), np.asarray(b)
+    t = a.dtype.type
+    if b.dtype.type is not t or not (a.ndim or b.ndim):
+        return None
+    if t is np.float64:
+        r = (np.fmin if is_min else np.fmax)(a, b)
+        return r if _min_mag(r) > 0 else None
+    if t is not np.float16:
+        return None
+    ua, ub = a.view(np.int16), b.view(np.int16)
+    if max((ua & np.int16(0x7FFF)).max(), (ub & np.int16(0x7FFF)).max()) > 0x7C00:
+        return None                                   # a NaN operand
+    ka = ua ^ ((ua >> np.int16(15)) & np.int16(0x7FFF))
+    kb = ub ^ ((ub >> np.int16(15)) & np.int16(0x7FFF))
+    pick_a = ka < kb if is_min else ka > kb
+    return np.where(pick_a, a, b)
+
+
 def _fmin(a, b):
+    r = _minmax_fast(a, b, True)
+    if r is not None:
+        return r
     a, b = np.broadcast_arrays(a, b)
     lt = (a < b) | ((a == b) & np.signbit(a))
     r = np.where(lt, a, b)
@@ -114,6 +167,9 @@ def _fmin(a, b):
 
 
 def _fmax(a, b):
+    r = _minmax_fast(a, b, False)
+    if r is not None:
+        return r
     a, b = np.broadcast_arrays(a, b)
     gt = (a > b) | ((a == b) & ~np.signbit(a))
     r = np.where(gt, a, b)
@@ -124,35 +180,124 @@ def _fmax(a, b):
 _LOW28 = np.uint64((1 << 28) - 1)
 _F32_MIN_NORMAL = np.float64(2.0 ** -126)
 _F32_OVERFLOW = np.float64(2.0 ** 128)
+_TLS = threading.local()
+
+
+def _scratch(slot, shape, dtype):
+    """A per-thread array reused across calls, for temporaries that never leave a helper: a
+    fresh large array costs a page fault per 4 KiB on every call, often more than the math."""
+    d = getattr(_TLS, "bufs", None)
+    if d is None:
+        d = _TLS.bufs = {}
+    key = (slot, shape, dtype)
+    buf = d.get(key)
+    if buf is None:
+        if len(d) >= 64:
+            d.clear()
+        buf = d[key] = np.empty(shape, dtype)
+    return buf
+
+
+def _gather(x, shape, idx):
+    """x broadcast to shape, at flat indices idx."""
+    if x.shape == shape:
+        return x.reshape(-1)[idx]
+    if len(shape) == 2 and x.shape == (shape[0], 1):
+        return x.reshape(-1)[idx // shape[1]]
+    return np.broadcast_to(x, shape)[np.unravel_index(idx, shape)]
+
+
+# narrow result type -> (f64 mantissa bit worth half an ulp of it, its smallest normal)
+_NARROW = {np.float32: (28, np.float32(2.0 ** -126)), np.float16: (41, np.float64(2.0 ** -14))}
 
 
 def fma(a, b, c, to=None):
-    """a*b+c rounded once (to ``to`` when given: the fma_to op, e.g. f16 inputs -> f32 result)."""
-    if to is None and _dt(a) is np.float32:
-        # a*b is exact in f64; RN64(a*b + c) then RN32 is the single rounding unless the f64 sum
-        # lands exactly on an f32 rounding midpoint (low 28 bits of its mantissa zero covers every
-        # such case, also for f32 subnormals, overflow and non-finite values): redo only those
-        s = np.multiply(a, b, dtype=np.float64)
-        s += c
-        r = s.astype(np.float32)
-        odd = (s.view(np.uint64) & _LOW28) == 0
-        if odd.any():
-            a2, b2, c2 = np.broadcast_arrays(a, b, c)
-            if r.ndim == 0:
-                return _fma_slow(a2, b2, c2, np.float32)
-            # of those, an s with bit 28 clear too (low 29 bits zero) in the f32 normal range
-            # is an f32 value: then RN32(a*b+c) == s == r (a*b+c is within half an f64 ulp of
-            # it); only midpoints (bit 28 set), zeros, subnormals, overflow, inf/NaN are redone
-            idx = np.flatnonzero(odd)
-            ss = s.reshape(-1)[idx]
-            mag = np.abs(ss)
-            redo = (((ss.view(np.uint64) >> np.uint64(28)) & np.uint64(1)) != 0) | \
-                ~((mag >= _F32_MIN_NORMAL) & (mag < _F32_OVERFLOW))
-            if redo.any():
-                ix = np.unravel_index(idx[redo], r.shape)
-                r[ix] = _fma_slow(a2[ix], b2[ix], c2[ix], np.float32)
-        return r
+    """a*b+c rounded once (to ``to`` when given: the fma_to op, e.g. f32 inputs -> f16 result)."""
+    ta = _dt(a)
+    t = ta if to is None else to
+    if ta in (np.float32, np.float16) and t in _NARROW and _dt(b) is ta and _dt(c) is ta:
+        r = _fma_narrow(a, b, c, t)
+        if r is not None:
+            return r
+    if to is None and ta is np.float32:
+        return _fma32_compat(a, b, c)
     return _fma_slow(a, b, c, to)
+
+
+def _fma_narrow(a, b, c, t):
+    """a*b+c for f32/f16 operands rounded once to t (f32/f16); None for 0-d operands or when a
+    result is NaN (then the older paths run, so NaN payloads stay what they were: with two NaN
+    operands NumPy's choice depends on where a lane falls in its SIMD loops).
+
+    Why this is exact: a*b is exact in f64, so s = RN64(a*b + c) rounds the exact x once and
+    RNt(s) rounds again.  Every rounding boundary of t (a midpoint between neighbouring t values,
+    the overflow threshold included) is an f64 number and RN64 is monotone, so s is on the same
+    side of every boundary as x, and RNt(s) == RNt(x), unless s is itself a midpoint and s != x.
+    In t's normal range a midpoint has the f64 mantissa bit worth half a t ulp set and every
+    bit below it clear; below t's smallest normal (coarser midpoints) every nonzero s is checked.
+    s == 0 only when x == 0 (a nonzero sum of two doubles is at least an f64 ulp), with the
+    IEEE sign of x.  inf: only from inf operands, exact.  The lanes checked get the exact
+    error of the f64 sum (TwoSum); the inexact ones are rounded to odd in f64, then to t
+    (Boldo-Melquiond), as _fma_slow does."""
+    a, b, c = np.asarray(a), np.asarray(b), np.asarray(c)
+    shape = a.shape
+    if b.shape != shape or (c.shape != shape and c.shape != shape[:-1] + (1,)):
+        shape = np.broadcast(a, b, c).shape
+    if not shape:
+        return None
+    bit, tmin = _NARROW[t]
+    s = _scratch(0, shape, np.float64)
+    np.multiply(a, b, out=s, dtype=np.float64)
+    # (a broadcast c converted first: casting inside a broadcast add is slower)
+    np.add(s, c if c.shape == shape else c.astype(np.float64), out=s, dtype=np.float64)
+    r = s.astype(t)
+    # any zero, subnormal or NaN result?  (|r| for f32; NumPy's f16 min is slow: |s| then)
+    m = r if t is np.float32 else s
+    mag = np.abs(m, out=_scratch(1, shape, m.dtype))
+    lo = mag.min()
+    if lo != lo:
+        return None
+    tiny = None
+    if lo <= tmin:
+        tiny = np.less_equal(mag, tmin)
+        tiny &= np.not_equal(s, 0)
+    key = s.view(np.uint64)             # in place (fewer buffers, fewer cache misses): s is
+    np.left_shift(key, np.uint64(63 - bit), out=key)    # recomputed below where needed
+    cand = np.equal(key, np.uint64(1 << 63))
+    if tiny is not None:
+        cand |= tiny
+    if cand.any():
+        idx = np.flatnonzero(cand)
+        pp = np.multiply(_gather(a, shape, idx), _gather(b, shape, idx), dtype=np.float64)
+        cc = _gather(c, shape, idx).astype(np.float64)
+        ss = pp + cc                                # the same s; TwoSum: err = pp + cc - ss
+        bb = ss - pp
+        err = (pp - (ss - bb)) + (cc - bb)
+        if err.any():
+            bad = err != 0
+            r.reshape(-1)[idx[bad]] = _to_odd(ss[bad], err[bad]).astype(t)
+    return r
+
+
+def _fma32_compat(a, b, c):
+    """The former f32 fma, kept for results with a NaN (see _fma_narrow) and 0-d operands."""
+    s = np.multiply(a, b, dtype=np.float64)
+    s += c
+    r = s.astype(np.float32)
+    odd = (s.view(np.uint64) & _LOW28) == 0
+    if odd.any():
+        a2, b2, c2 = np.broadcast_arrays(a, b, c)
+        if r.ndim == 0:
+            return _fma_slow(a2, b2, c2, np.float32)
+        idx = np.flatnonzero(odd)
+        ss = s.reshape(-1)[idx]
+        mag = np.abs(ss)
+        redo = (((ss.view(np.uint64) >> np.uint64(28)) & np.uint64(1)) != 0) | \
+            ~((mag >= _F32_MIN_NORMAL) & (mag < _F32_OVERFLOW))
+        if redo.any():
+            ix = np.unravel_index(idx[redo], r.shape)
+            r[ix] = _fma_slow(a2[ix], b2[ix], c2[ix], np.float32)
+    return r
 
 
 def _fma_slow(a, b, c, to=None):
@@ -215,14 +360,14 @@ def _fma64(a, b, c):
     Lanes outside the algorithm's range (huge or tiny operands/products/results, where a
     Dekker split could overflow or a partial product underflow) are redone exactly with
     Python integers; zeros and non-finite operands follow IEEE directly."""
-    a, b, c = np.broadcast_arrays(np.asarray(a, np.float64), np.asarray(b, np.float64),
-                                  np.asarray(c, np.float64))
+    a, b, c = (np.asarray(x, np.float64) for x in (a, b, c))
+    shape = np.broadcast_shapes(a.shape, b.shape, c.shape)
     with np.errstate(all="ignore"):
-        uh, ul = _two_prod(a, b)
-        th, tl = _two_sum(c, ul)
-        vh, vl = _two_sum(uh, th)
-        v = _add_round_odd(tl, vl)
-        r = vh + v
+        r = _bm64(a, b, c, shape)
+        if shape and _bm64_all_in_range(a, b, c, r):
+            return r
+        a, b, c = np.broadcast_arrays(a, b, c)
+        uh = a * b
         simple = (a == 0) | (b == 0) | (c == 0) | ~(np.isfinite(a) & np.isfinite(b) & np.isfinite(c))
         # product exactly zero, c zero or a non-finite operand: IEEE arithmetic of a*b + c
         # is already exact up to the one rounding of the product (or of the sum)
@@ -237,6 +382,72 @@ def _fma64(a, b, c):
         for idx in zip(*np.nonzero(risky)):
             r[idx] = _fma_exact(float(a[idx]), float(b[idx]), float(c[idx]))
     return r
+
+
+def _bm64_all_in_range(a, b, c, r):
+    """No lane of _fma64 is 'simple' or 'risky': all operands nonzero and in range, products
+    (bounded by those of the extreme magnitudes: rounding is monotone) and results too."""
+    def mag(x):
+        m = np.abs(x, out=_scratch("mag64", x.shape, np.float64))
+        return float(m.min()), float(m.max())   # NaN propagates and compares False
+    la, ha = mag(a)
+    lb, hb = mag(b)
+    lc, hc = mag(c)
+    if not (la > 0 and lb > 0 and lc > 0 and ha <= 2.0 ** 995 and hb <= 2.0 ** 995 and
+            hc <= 2.0 ** 1000 and la * lb >= 2.0 ** -960 and ha * hb <= 2.0 ** 1000):
+        return False
+    lr, hr = mag(r)
+    return lr >= 2.0 ** -960 and hr < np.inf
+
+
+def _bm64(a, b, c, shape):
+    """The Boldo-Melquiond steps of _fma64 (same IEEE operations lane by lane as _two_prod,
+    _two_sum, _add_round_odd) in reused buffers; splits on the operands' own shapes."""
+    B = [_scratch(("bm", k), shape, np.float64) for k in range(8)]
+    p, e, t = B[0], B[1], B[2]
+
+    def split(x, k):                    # Veltkamp: hi = c - (c - x), lo = x - hi, c = 2^27+1 x
+        hi = _scratch(("bmh", k), x.shape, np.float64)
+        lo = _scratch(("bml", k), x.shape, np.float64)
+        np.multiply(_SPLIT, x, out=hi)
+        np.subtract(hi, x, out=lo)
+        np.subtract(hi, lo, out=hi)
+        np.subtract(x, hi, out=lo)
+        return hi, lo
+    np.multiply(a, b, out=p)
+    ah, al = split(a, 0)
+    bh, bl = split(b, 1)
+    np.multiply(ah, bh, out=e)          # ul = ((ah*bh - p) + ah*bl + al*bh) + al*bl
+    e -= p
+    e += np.multiply(ah, bl, out=t)
+    e += np.multiply(al, bh, out=t)
+    e += np.multiply(al, bl, out=t)
+
+    def two_sum(x, y, s, err, tmp):     # s + err == x + y: s = x + y, bb = s - x,
+        np.add(x, y, out=s)             # err = (x - (s - bb)) + (y - bb)
+        np.subtract(s, x, out=tmp)
+        np.subtract(y, tmp, out=err)
+        np.subtract(s, tmp, out=tmp)
+        np.subtract(x, tmp, out=tmp)
+        err += tmp
+    th, tl = B[3], B[4]
+    two_sum(c, e, th, tl, t)
+    vh, vl = B[5], B[6]
+    two_sum(p, th, vh, vl, t)
+    s, err = B[7], B[1]
+    two_sum(tl, vl, s, err, t)
+    # _to_odd: one ulp toward err when err != 0, s finite, nonzero and even
+    fix = err != 0
+    fix &= np.isfinite(s)
+    fix &= s != 0
+    u = s.view(np.uint64)
+    fix &= (u & np.uint64(1)) == 0
+    up = (err > 0) == (s > 0)           # bits + 1 moves away from zero
+    inc = fix & up
+    fix &= ~up
+    u += inc                            # (ufunc where= is far slower than bool arithmetic)
+    u -= fix
+    return vh + s
 
 
 def _fma_exact(a, b, c):
@@ -378,27 +589,77 @@ def isclass(x, mask):
 def cvt(x, frm, to):
     """Numeric conversion (IR 'cvt')."""
     tt = DT[to]
-    if frm in ("f32", "f64") and to == "u32":
-        # fmax maps NaN and negatives to 0, fmin saturates; the cast truncates toward zero
-        y = np.fmax(np.asarray(x, np.float64), 0.0)
-        return np.fmin(y, 4294967295.0, out=y if y.ndim else None).astype(np.uint32)
     if frm in ("f16", "f32", "f64") and to not in ("f16", "f32", "f64"):
-        info = np.iinfo(tt)
-        y = np.trunc(np.asarray(x, np.float64))
-        y = np.where(np.isnan(y), 0.0, y)
-        return np.clip(y, info.min, info.max).astype(tt)
+        x = np.asarray(x)
+        if x.ndim and x.dtype.kind == "f":
+            if x.dtype.type is np.float16:       # 65536 inputs: a table of _cvt_f2i's results
+                lut = _F16_CVT.get(tt)
+                if lut is None:
+                    with np.errstate(invalid="ignore"):
+                        lut = _cvt_f2i(np.arange(1 << 16, dtype=np.uint16).view(np.float16), frm, to)
+                    _F16_CVT[tt] = lut
+                return np.take(lut, x.view(np.uint16), mode="clip")
+            if x.dtype.type is np.float64 and to == "u32":   # _cvt_f2i's steps, fmin if needed
+                y = np.fmax(x, 0.0, out=_scratch("cvt", x.shape, np.float64))
+                if not y.max() <= 4294967295.0:
+                    np.fmin(y, 4294967295.0, out=y)
+                return y.astype(np.uint32)
+            # no NaN and all in (min - 1, max + 1) after clamping to bounds the float type holds
+            # exactly: the C cast then truncates like _cvt_f2i, in range
+            info = np.iinfo(tt)
+            lo, hi = float(x.min()), float(x.max())          # NaN: both NaN, tests fail
+            t = x.dtype.type
+            y = x
+            if not (lo >= 0 if info.min == 0 else lo > info.min - 1) and lo == lo and \
+                    float(t(info.min)) == info.min:
+                y = np.maximum(y, t(info.min), out=_scratch("cvt", x.shape, t))
+                lo = float(info.min)
+            if not hi < info.max + 1 and hi == hi and float(t(info.max)) == info.max:
+                y = np.minimum(y, t(info.max), out=_scratch("cvt", x.shape, t))
+                hi = float(info.max)
+            if (lo >= 0 if info.min == 0 else lo > info.min - 1) and hi < info.max + 1:
+                return y.astype(tt)
+        return _cvt_f2i(x, frm, to)
     if frm == "b1":
         return np.asarray(x).astype(tt)
     return np.asarray(x).astype(tt)
 
 
+_F16_CVT: dict = {}
+
+
+def _cvt_f2i(x, frm, to):
+    """Float -> integer: truncate, saturate, NaN -> 0 (v_cvt_u32_f32 & co)."""
+    tt = DT[to]
+    if frm in ("f32", "f64") and to == "u32":
+        # fmax maps NaN and negatives to 0, fmin saturates; the cast truncates toward zero
+        y = np.fmax(np.asarray(x, np.float64), 0.0)
+        return np.fmin(y, 4294967295.0, out=y if y.ndim else None).astype(np.uint32)
+    info = np.iinfo(tt)
+    y = np.trunc(np.asarray(x, np.float64))
+    y = np.where(np.isnan(y), 0.0, y)
+    return np.clip(y, info.min, info.max).astype(tt)
+
+
 # ---------------------------------------------------------------------------------- lane ops
 def ballot(b, n, lanes):
+    b = np.asarray(b)
+    if b.dtype == np.bool_ and b.shape == (n, lanes) and b.flags.c_contiguous and _LITTLE:
+        # one contiguous byte per lane: pack the flat array (rows stay byte aligned)
+        packed = np.packbits(b.reshape(-1), bitorder="little")
+        return packed.view(np.uint32 if lanes == 32 else np.uint64).astype(np.uint64).reshape(n, 1)
     b = np.broadcast_to(b, (n, lanes))
     packed = np.packbits(b, axis=1, bitorder="little")
     if lanes == 32:
         return packed.view("<u4").astype(np.uint64).reshape(n, 1)
     return packed.view("<u8").astype(np.uint64).reshape(n, 1)
+
+
+_LITTLE = sys.byteorder == "little"
+# byte -> its 8 bits as 8 bool bytes (lowest bit first), one uint64 per byte value
+_BYTE_BITS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1,
+                           bitorder="little").view(np.uint64).reshape(256)
+_LANEBITS_OK: list = []           # lane_bits arrays seen to be arange(lanes) (kept alive)
 
 
 def readlane(v, lane, n, lanes):
@@ -425,7 +686,29 @@ def permute(v, dst, active, n, lanes):
 
 
 def exec_mask(lo, hi, lanes, lane_bits):
+    if _LITTLE and _is_lane_arange(lane_bits, lanes):
+        lo = np.asarray(lo)
+        if lo.dtype == np.uint32 and lo.ndim == 2 and lo.shape[1] == 1:
+            if lanes == 32:
+                # each byte of EXEC -> 8 lane bools via a table (bytes in lane order)
+                return _BYTE_BITS[np.ascontiguousarray(lo).view(np.uint8)].view(np.bool_)
+            hi = np.asarray(hi)
+            if hi.dtype == np.uint32 and hi.shape == lo.shape:
+                m = np.concatenate((lo, hi), axis=1)
+                return _BYTE_BITS[m.view(np.uint8)].view(np.bool_)
     if lanes == 32:
         return (lo & (np.uint32(1) << lane_bits)) != 0
     m = lo.astype(np.uint64) | (hi.astype(np.uint64) << np.uint64(32))
     return ((m >> lane_bits) & np.uint64(1)).astype(bool)
+
+
+def _is_lane_arange(lane_bits, lanes):
+    for x in _LANEBITS_OK:
+        if x is lane_bits:
+            return True
+    lb = np.asarray(lane_bits)
+    if lb.shape not in ((1, lanes), (lanes,)) or lb.dtype.kind != "u" or \
+            not np.array_equal(lb.reshape(-1), np.arange(lanes)):
+        return False
+    _LANEBITS_OK[:] = (_LANEBITS_OK + [lane_bits])[-8:]
+    return True

@@ -40,6 +40,7 @@ class Runtime:
         self.LANE = np.arange(L, dtype=np.uint32)[None, :]
         self.LANE64 = np.arange(L, dtype=np.uint64)[None, :]
         self.LANEBITS = self.LANE if L == 32 else self.LANE64
+        self._lid_cache = {}                    # group shape -> local-id tables (_local_ids)
 
     def count_lanes(self, k, lo, hi):
         """``k`` vector instructions ran under this EXEC (lane_instructions is exact)."""
@@ -79,6 +80,104 @@ class Runtime:
         return ids[w]
 
     # ------------------------------------------------------------------------- memory ops
+    # Global accesses whose active lanes all fall inside one window take a fast path: one
+    # min/max over the addresses proves that no lane escapes, and then the arena index is the
+    # address plus one constant (windows.locate).  Everything else (LDS, scratch, escapes,
+    # lanes spread over windows, upper-half addresses) takes the general path below it.
+
+    def _active(self, addr, mask, full, shape):
+        """-> u64 addresses of the active lanes: ``addr`` itself (broadcastable to shape) when
+        the mask is full, else the active lanes' addresses in lane order (1-D), and the
+        broadcast mask (None when full)."""
+        a = np.asarray(addr, np.uint64)
+        if full:
+            return a, None
+        mb = np.broadcast_to(mask, shape)
+        return np.broadcast_to(a, shape)[mb], mb
+
+    def _gather_global(self, a, d, lo, hi, nbytes, words):
+        """Window bytes at guest addresses ``a`` (arena index a + d) -> a.shape + (words,) u32."""
+        arena = self.win.arena
+        if nbytes == 4 * words and not (lo | hi) & 3 and \
+                (lo == hi or not int(np.bitwise_or.reduce(a, axis=None)) & 3):
+            i32 = a.view(np.int64) >> 2             # d % 8 == 0: whole dwords of the arena
+            i32 += d >> 2
+            if words == 1:
+                return self.win.arena32.take(i32)[..., None]
+            return self.win.arena32.take(i32[..., None] + np.arange(words))
+        raw = arena.take((a.view(np.int64) + d)[..., None] + np.arange(nbytes))
+        if nbytes != 4 * words:
+            pad = np.zeros(a.shape + (4 * words,), np.uint8)
+            pad[..., :nbytes] = raw
+            raw = pad
+        return raw.view("<u4").reshape(a.shape + (words,))
+
+    def _load_global(self, addr, mask, full, shape, nbytes, words):
+        """Fast path of load() (see above); None: take the general path."""
+        a, mb = self._active(addr, mask, full, shape)
+        if not a.size:
+            return None
+        lo, hi = int(a.min()), int(a.max())
+        d = self.win.locate(lo, hi, nbytes)
+        if d is None:
+            return None
+        out_shape = shape + (words,)
+        if lo == hi:                                # e.g. s_load of a kernarg: read it once
+            v = self._gather_global(np.array([lo], np.uint64), d, lo, hi, nbytes, words)[0]
+        else:
+            v = self._gather_global(a, d, lo, hi, nbytes, words)
+            if full and v.shape == out_shape:
+                return v
+        if full and lo == hi:                   # np.repeat: cheaper than a broadcast copy
+            out = np.repeat(v.reshape(1, words), shape[0] * shape[1], axis=0).reshape(out_shape)
+        elif full:
+            out = np.empty(out_shape, np.uint32)
+            out[...] = v
+        else:
+            out = np.zeros(out_shape, np.uint32)
+            out[mb] = v
+        return out
+
+    def _store_global(self, addr, mask, full, shape, data, nbytes):
+        """Fast path of store(); False: take the general path."""
+        a, mb = self._active(addr, mask, full, shape)
+        if not a.size:
+            return False
+        lo, hi = int(a.min()), int(a.max())
+        d = self.win.locate(lo, hi, nbytes)
+        if d is None:
+            return False
+        win = self.win
+        if full:
+            if a.shape != shape:                # lane order decides which lane's store lands
+                a = np.broadcast_to(a, shape)
+
+            def vals(x):
+                return np.asarray(x, np.uint32)     # setitem broadcasts it against the cells
+        else:
+            def vals(x):
+                return np.broadcast_to(np.asarray(x, np.uint32), shape)[mb]
+        if nbytes == 4 * len(data) and not (lo | hi) & 3 and \
+                (lo == hi or not int(np.bitwise_or.reduce(a, axis=None)) & 3):
+            cells = a.view(np.int64) >> 2
+            cells += d >> 2
+            a32, w32 = win.arena32, win.written.view(np.uint32)
+            for j, x in enumerate(data):        # one scatter per dword, dword j of every lane
+                c = cells + j if j else cells
+                a32[c] = vals(x)
+                w32[c] = 0x01010101             # exactly these 4 bytes are written
+            return True
+        idx = (a.view(np.int64) + d).reshape(-1)
+        if full:
+            ws = [np.broadcast_to(np.asarray(x, np.uint32), shape).reshape(-1) for x in data]
+        else:
+            ws = [vals(x) for x in data]
+        bytes_ = np.ascontiguousarray(np.stack(ws, -1)).view(np.uint8)[:, :nbytes]
+        pos = idx[:, None] + np.arange(nbytes)
+        win.arena[pos] = bytes_
+        win.written[pos] = True
+        return True
+
     def _space(self, space, w, addr, nbytes):
         """-> (arena uint8, written-or-None, index, ok); ``ok`` None: every address is fine."""
         if space == "global":
@@ -86,9 +185,11 @@ class Runtime:
             return self.win.arena, self.win.written, idx, ok
         if space == "lds":
             a = np.asarray(addr, np.int64)
-            grp = self.wave_group[w][:, None]
+            base = (self.wave_group[w] * self.lds_stride)[:, None]
+            if a.size and a.min() >= 0 and a.max() + nbytes <= self.lds_bytes:
+                return self.lds, None, base + a, None   # min/max: every lane in range
             ok = (a >= 0) & (a + nbytes <= self.lds_bytes)
-            idx = np.where(ok, grp * self.lds_stride + a, 0)
+            idx = np.where(ok, base + a, 0)
             return self.lds, None, idx, ok
         if space == "scratch":
             idx, ok = self.scratch.resolve(w, addr, nbytes, self.LANE)
@@ -118,11 +219,16 @@ class Runtime:
 
     def load(self, space, instr, addr, mask, nbytes, words, w, N, uniform):
         shape = (N, 1) if uniform else (N, self.L)
-        addr = np.broadcast_to(addr, shape)
-        mask = np.broadcast_to(mask, shape)
-        full = bool(mask.all())
+        mask = np.asarray(mask)
+        full = bool(mask) if mask.ndim == 0 else bool(mask.all())   # before any broadcast
         if not full and not mask.any():
             return np.zeros(shape + (words,), np.uint32)
+        if space == "global":
+            out = self._load_global(addr, mask, full, shape, nbytes, words)
+            if out is not None:
+                return out
+        addr = np.broadcast_to(addr, shape)
+        mask = np.broadcast_to(mask, shape)
         if space == "scratch" and words == 1 and self.m.program.instructions[instr].encoding == "SCRATCH":
             parts = self._scratch_split(addr, mask, nbytes)
             if parts is not None:
@@ -159,12 +265,16 @@ class Runtime:
         return np.where(sel[..., None], out, np.uint32(0))
 
     def store(self, space, instr, addr, mask, data, nbytes, w, N):
-        shape = np.broadcast_shapes(np.shape(addr), np.shape(mask), *(np.shape(d) for d in data))
+        shapes = [np.shape(addr), np.shape(mask)] + [np.shape(d) for d in data]
+        shape = shapes[0] if shapes.count(shapes[0]) == len(shapes) else np.broadcast_shapes(*shapes)
         shape = (N, shape[1] if len(shape) == 2 else 1)
-        mask = np.broadcast_to(mask, shape)
-        full = bool(mask.all())
+        mask = np.asarray(mask)
+        full = bool(mask) if mask.ndim == 0 else bool(mask.all())
         if not full and not mask.any():
             return
+        if space == "global" and self._store_global(addr, mask, full, shape, data, nbytes):
+            return
+        mask = np.broadcast_to(mask, shape)
         addr = np.broadcast_to(addr, shape)
         if space == "scratch" and len(data) == 1 and self.m.program.instructions[instr].encoding == "SCRATCH":
             parts = self._scratch_split(addr, mask, nbytes)
@@ -215,22 +325,30 @@ class Runtime:
             return out
         nb = bits // 8
         addr = np.broadcast_to(addr, shape)
-        arena, written, idx, ok = self._space(space, w, addr, nb)
-        if ok is None:
-            ok = np.ones(shape, bool)
-        bad = mask & ~ok
-        if bad.any() and space != "lds":
-            self._escape(instr, w, bad, addr, "atomic")
-        sel = mask & ok
-        if not sel.any():
-            return out
-        cells = idx[sel] // nb
+        cells = None
+        if space == "global":                   # fast path: active lanes inside one window
+            a = np.asarray(addr, np.uint64)[mask]
+            d = self.win.locate(int(a.min()), int(a.max()), nb)
+            if d is not None:
+                arena, written, sel = self.win.arena, self.win.written, mask
+                cells = (a.view(np.int64) + d) // nb
+        if cells is None:
+            arena, written, idx, ok = self._space(space, w, addr, nb)
+            if ok is None:
+                ok = np.ones(shape, bool)
+            bad = mask & ~ok
+            if bad.any() and space != "lds":
+                self._escape(instr, w, bad, addr, "atomic")
+            sel = mask & ok
+            if not sel.any():
+                return out
+            cells = idx[sel] // nb
         d = np.broadcast_to(np.asarray(data, t), shape)[sel]
         c = None if cmp is None else np.broadcast_to(np.asarray(cmp, t), shape)[sel]
         old = atomics.apply(arena.view(t), cells, op, d, c, t)
         out[sel] = old
-        if written is not None:
-            written[(cells * nb)[:, None] + np.arange(nb)] = True
+        if written is not None:                 # the nb bytes of each cell, one scatter
+            written.view(t)[cells] = t(0x0101010101010101 if nb == 8 else 0x01010101)
         return out
 
     # --------------------------------------------------------------------------- running
@@ -273,15 +391,20 @@ class Runtime:
         grp = np.repeat(np.arange(len(groups)), wpg)
         first = np.repeat(np.cumsum(wpg) - wpg, wpg)
         k = np.arange(n) - first                               # wave index within group
-        t = (k[:, None] * L + np.arange(L)[None, :]).astype(np.int64)   # thread index
-        TX, TY, TT = tx[grp][:, None], ty[grp][:, None], threads[grp][:, None]
-        active = t < TT
-        if (ty == 1).all() and (tz == 1).all():          # 1-D workgroups: no divisions
-            lx, ly, lz = t, np.zeros((1, 1), np.int64), np.zeros((1, 1), np.int64)
-        else:
-            lx = t % TX
-            ly = (t // TX) % TY
-            lz = t // (TX * TY)
+        # Local ids and EXEC depend only on the group's shape and the wave's index in it: one
+        # small table per distinct shape (one, or a few with partial groups), then row copies
+        # instead of (n, L) int64 divisions.  1-D batches keep lx = thread index (no modulo),
+        # as every wave of the batch always did.
+        one_d = bool((ty == 1).all() and (tz == 1).all())
+        shape = (tx != bx) + 2 * (ty != by) + 4 * (tz != bz)    # which dims are partial
+        present = np.flatnonzero(np.bincount(shape, minlength=8))
+        tabs = [self._local_ids(px if c & 1 else bx, py if c & 2 else by, pz if c & 4 else bz, one_d)
+                for c in present.tolist()]
+        slot = np.zeros(8, np.int64)
+        slot[present] = np.cumsum([0] + [len(tb[0]) for tb in tabs[:-1]])
+        row = slot[shape[grp]] + k
+        lid_x, lid_y, lid_z, exec_bits = tabs[0] if len(tabs) == 1 else \
+            (np.concatenate(x) for x in zip(*tabs))
         self.batch_waves = n
         self.wave_group = grp
         S = np.zeros((NUM_SREGS, n, 1), np.uint32)
@@ -302,22 +425,21 @@ class Runtime:
             S[sysr["tg_size"], :, 0] = tg.astype(np.uint32)
         if "scratch_wave_offset" in sysr:
             S[sysr["scratch_wave_offset"]] = 0                 # D954: the offset reads zero
-        bits = np.packbits(active, axis=1, bitorder="little")
+        e = exec_bits[row]
         if L == 32:
-            S[EXEC_LO, :, 0] = bits.view("<u4").reshape(n)
+            S[EXEC_LO, :, 0] = e
         else:
-            e = bits.view("<u8").reshape(n)
             S[EXEC_LO, :, 0] = (e & 0xFFFFFFFF).astype(np.uint32)
             S[EXEC_HI, :, 0] = (e >> 32).astype(np.uint32)
         S[MODE_REG] = cfg.float_mode | (int(cfg.dx10_clamp) << 8) | (int(cfg.ieee_mode) << 9)
         if cfg.packed_local_ids:
-            V[0] = (lx | (ly << 10) | (lz << 20)).astype(np.uint32)
+            np.take(lid_x | (lid_y << 10) | (lid_z << 20), row, axis=0, out=V[0])
         else:
-            V[0] = lx.astype(np.uint32)
+            np.take(lid_x, row, axis=0, out=V[0])
             if cfg.tidig_comp_cnt >= 1:
-                V[1] = ly.astype(np.uint32)
+                np.take(lid_y, row, axis=0, out=V[1])
             if cfg.tidig_comp_cnt >= 2:
-                V[2] = lz.astype(np.uint32)
+                np.take(lid_z, row, axis=0, out=V[2])
         self.S, self.V = S, V
         self.lds_bytes = cfg.lds_bytes
         self.lds_stride = cfg.lds_bytes + (-cfg.lds_bytes) % 8 + 8
@@ -326,6 +448,23 @@ class Runtime:
         self._schedule(n, grp)
         self.wave_base += n
         self.waves_run += n
+
+    def _local_ids(self, tx, ty, tz, one_d):
+        """-> (lx, ly, lz) u32 [waves of the group, L] and EXEC bits [waves] of a tx*ty*tz group."""
+        key = (tx, ty, tz, one_d)
+        cache = self._lid_cache
+        if key not in cache:
+            L = self.L
+            thr = tx * ty * tz
+            t = np.arange(-(-thr // L) * L, dtype=np.int64).reshape(-1, L)     # thread index
+            if one_d:
+                lx, ly, lz = t, 0 * t, 0 * t
+            else:
+                lx, ly, lz = t % tx, (t // tx) % ty, t // (tx * ty)
+            bits = np.packbits(t < thr, axis=1, bitorder="little").view("<u4" if L == 32 else "<u8")
+            cache[key] = (lx.astype(np.uint32), ly.astype(np.uint32), lz.astype(np.uint32),
+                          bits.reshape(-1))
+        return cache[key]
 
     def _schedule(self, n, grp):
         prog = self.m.program
@@ -350,15 +489,17 @@ class Runtime:
             modes = S[MODE_REG, :, 0]
             m0 = int(modes[np.argmax(sel)])
             sel &= modes == m0
-            idx = np.flatnonzero(sel)
-            N = idx.size
-            w = slice(None) if N == n else idx
+            if sel.all():                       # every wave: plain slices, no index arrays
+                w, N = slice(None), n
+            else:
+                w = np.flatnonzero(sel)
+                N = w.size
             blk = prog.blocks[bi]
             with np.errstate(all="ignore"):
                 nxt = self.m.block(bi, m0)(self, w, N, m0)
-            counts[idx] += len(blk.instrs)
+            counts[w] += len(blk.instrs)
             self.instructions += N * len(blk.instrs)
-            if counts[idx].max() > self.budget:
+            if counts[w].max() > self.budget:
                 raise Refused("dispatch.budget_exceeded",
                               f"a wave ran more than {self.budget} instructions")
             kind = blk.term[0]
@@ -371,14 +512,14 @@ class Runtime:
                     raise Refused("program.bad_jump",
                                   f"s_setpc/s_swappc at offset {prog.instructions[blk.instrs[-1]].offset:#x} "
                                   f"jumps to {a:#x}, not a decoded instruction of the program")
-                pc[idx] = tgt
+                pc[w] = tgt
             else:
                 nxt = np.asarray(nxt)
                 if (nxt == -2).any():
                     raise Refused("program.bad_address", "control runs past the decoded program")
-                pc[idx] = nxt
+                pc[w] = nxt
                 if kind == "barrier":
-                    waiting[idx] = True
+                    waiting[w] = True
 
 
 def _map_addrs(meta, addrs):

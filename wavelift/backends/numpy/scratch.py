@@ -21,10 +21,16 @@ class ScratchStore:
         self.arena = np.zeros(waves * self.wave_bytes + 8, np.uint8)
 
     def resolve(self, w, addr, nbytes, lane):
+        """-> (arena index, ok); ok None: every address is fine.  In wave mode that is decided
+        from min/max and one OR (dword alignment) for the sizes whose rule is just alignment."""
         a = np.asarray(addr, np.int64)
+        wi = np.arange(self.waves, dtype=np.int64)[w]
+        if self.mode == "wave" and nbytes in (1, 4, 8, 12, 16) and a.size and a.min() >= 0 and \
+                a.max() + nbytes <= self.wave_bytes and \
+                (nbytes == 1 or not int(np.bitwise_or.reduce(a, axis=None)) & 3):
+            return wi[:, None] * self.wave_bytes + a, None
         ok = (a >= 0) & (a + nbytes <= self.wave_bytes) & ((a & 3) + nbytes <= 4 if nbytes <= 4 else (a & 3) == 0)
         if self.mode == "lane":
             ok &= ((a >> 2) % self.W) == lane
-        wi = np.arange(self.waves, dtype=np.int64)[w]
         idx = np.where(ok, wi[:, None] * self.wave_bytes + a, 0)
         return idx, ok
