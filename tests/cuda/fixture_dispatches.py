@@ -60,8 +60,15 @@ def clang_dispatches(shapes=("small",)):
     return out
 
 
+# Push constants that are loop counts or row widths: random bytes would make scratch_game loop
+# up to 2**32 steps per lane (NumPy stops it at the instruction budget after minutes, which
+# compares nothing useful); these give it the width of the launched grid and a game-sized count.
+PUSH_CONSTANTS = {"scratch_game": lambda groups: np.array([groups[0] * 8, 64], np.uint32).tobytes()}
+
+
 def aco_dispatches(groups=(3, 2, 1), seed=7):
-    """(name, memory, config) per ACO / RADV-LLVM shader, every binding filled with seeded bytes."""
+    """(name, memory, config) per ACO / RADV-LLVM shader, every binding filled with seeded bytes
+    (push constants too, except the shaders in PUSH_CONSTANTS)."""
     import wavelift
     from wavelift.driver.aco import Image
     out = []
@@ -84,6 +91,9 @@ def aco_dispatches(groups=(3, 2, 1), seed=7):
                     px = rng.integers(0, 1 << 32, 64 * 64, dtype=np.uint64).astype(np.uint32)
                     images[key] = Image(dev.upload(px), 64, 64, "rgba8")
         pc = bytes(rng.integers(0, 256, info["push_constants"]["size"], dtype=np.uint8))
+        stem = pathlib.Path(b["path"]).stem.split("-")[0]
+        if stem in PUSH_CONSTANTS:
+            pc = PUSH_CONSTANTS[stem](groups)
         try:
             sh.launch(groups=groups, buffers=buffers, images=images, push_constants=pc)
         except Exception as e:          # noqa: BLE001 - a shader the driver can't launch
