@@ -488,19 +488,28 @@ class _Opt:
                         return x
             return None
 
+        def evaluate(op, args):
+            """op on args (its own, after substitution) when every one is a constant and it
+            evaluates: the 0-d value, else None."""
+            if not all(x.id in cval for x in args):
+                return None
+            n0 = len(low.consts)
+            names = [f"K[{n0 + i}]" for i in range(len(args))]
+            low.consts.extend(cval[x.id] for x in args)
+            try:
+                with np.errstate(all="ignore"):
+                    r = np.asarray(eval(low.expr(op, names), ns))
+            except Exception:           # noqa: BLE001 - not foldable here: emitted instead
+                return None
+            finally:
+                del low.consts[n0:]
+            return r if r.ndim == 0 else None
+
         def fold(name, t, a, attrs, instr):
             """A synthesised pure op, folded (constants, identities) or shared."""
-            if all(x.id in cval for x in a):
-                names = []
-                for x in a:
-                    names.append(f"K[{len(low.consts)}]")
-                    low.consts.append(cval[x.id])
-                try:
-                    with np.errstate(all="ignore"):
-                        r = eval(low.expr(Op(name, t, a, attrs, None, instr), names), ns)
-                finally:
-                    del low.consts[len(low.consts) - len(a):]
-                return const(t, np.asarray(r)[()])
+            r = evaluate(Op(name, t, a, attrs, None, instr), a)
+            if r is not None:
+                return const(t, r[()])
             x = ident(name, t, a)
             if x is not None:
                 return x
@@ -688,21 +697,10 @@ class _Opt:
                 if d.name == "bitcast" and d.args[0].type == op.attrs["to"]:
                     sub[op.out.id] = d.args[0]
                     continue
-            if all(x.id in cval for x in args):
-                names = []
-                for x in args:
-                    names.append(f"K[{len(low.consts)}]")
-                    low.consts.append(cval[x.id])
-                try:
-                    with np.errstate(all="ignore"):
-                        r = eval(low.expr(op, names), ns)
-                    del low.consts[len(low.consts) - len(args):]
-                    r = np.asarray(r)
-                    if r.ndim == 0:
-                        sub[op.out.id] = const(op.type, r[()])
-                        continue
-                except Exception:
-                    del low.consts[len(low.consts) - len(args):]
+            r = evaluate(op, args)
+            if r is not None:
+                sub[op.out.id] = const(op.type, r[()])
+                continue
             if op.type == "b1" and n in ("and", "or") and len(args) == 2:
                 done = False
                 for x, y in ((args[0], args[1]), (args[1], args[0])):
