@@ -567,7 +567,7 @@ class Lowering:
         before("rmw")
         emit(f"  {t} {o} = 0;")
         if sp == "global":
-            emit(f"  if ({a[1]}) {{ i64 ix; if (wl_res(C, (u64)({a[0]}), {nb}u, &ix)) {{ ix &= ~(i64){nb - 1}; "
+            emit(f"  if ({a[1]}) {{ i64 ix; if (wl_res(C, (u64)({a[0]}), {nb}u, &ix, {op.instr}u % WL_HINTS)) {{ ix &= ~(i64){nb - 1}; "
                  f"{o} = wl_atomic{bits}(({t}*)(C.arena + ix), {code}, {d}, {c}); "
                  f"for (u32 k = 0; k < {nb}u; k++) C.written[ix + k] = 1u; }} "
                  f"else wl_escape(C, {op.instr}u, lane, (u64)({a[0]}), {KIND['atomic']}u); }}")
@@ -614,7 +614,7 @@ class Lowering:
                  "  WlCtx C;",
                  f"  C.W.start = wstart; C.W.end = wend; C.W.off = woff; C.W.n = P[{P_NWIN}];",
                  "  C.arena = arena; C.written = written; C.status = status; C.stats = stats; C.esc = esc;",
-                 "  C.wave = wavebase[g] + wv; C.cs = 0ull; C.cn = 0ull; C.co = 0ll;",
+                 "  C.wave = wavebase[g] + wv;",
                  f"  C.budget = (u64)P[{P_BUDGET}] | ((u64)P[{P_BUDGET + 1}] << 32);",
                  f"  C.gscr = gscr + ((u64)blockIdx.x * (blockDim.x / WV) + wv) * {max(self.wb // 4, 1)}ull;",
                  f"  u32* X = (u32*)(wl_smem + P[{P_XOFF}]) + wv * {XWORDS}u; (void)X;"]
@@ -677,31 +677,42 @@ class Lowering:
 _CTX = r"""
 struct WlCtx {
   WlWin W; u8* arena; u8* written; u32* status; u64* stats; u32* esc; u32* gscr; u64 wave; u64 budget;
-  u64 cs, cn; i64 co;            /* the window this thread hit last: start, size, arena offset */
 };
 /* the dispatch's parameter words (runtime._params) and, when there are at most WL_CW windows,
    the window tables: constant memory, so wave-uniform reads cost no registers or memory latency */
 #define WL_CW CONST_WINDOWS
+#define WL_HINTS 256u
 extern "C" {
 __constant__ u32 P[P_WORDS];
 __constant__ u64 WL_WS[WL_CW];
 __constant__ u64 WL_WE[WL_CW];
 __constant__ i64 WL_WO[WL_CW];
 }
-/* the last window this thread hit first (registers only), one binary search on a miss */
-__device__ __forceinline__ bool wl_res(WlCtx& C, u64 addr, u32 nb, i64* idx) {
-  const u64 a = wl_canon(addr), d = a - C.cs;
-  if (d < C.cn && d + (u64)nb <= C.cn) { *idx = C.co + (i64)d; return true; }
+/* per memory instruction (slot = its index mod WL_HINTS): the window it last resolved to, left
+   by any thread of any block or dispatch of this module.  Only a hint: each use checks it
+   against this dispatch's tables, so stale or racing values cost a search, never a wrong
+   address.  (Straight-line code runs each access once per thread, so a per-thread cache of the
+   last window missed on every access; the blocks after the first wave of them hit this.) */
+__device__ u32 WL_HINT[WL_HINTS];
+__device__ __forceinline__ bool wl_res(WlCtx& C, u64 addr, u32 nb, i64* idx, u32 slot) {
+  const u64 a = wl_canon(addr);
   const bool c = C.W.n <= WL_CW;
-  i32 lo = 0, hi = (i32)C.W.n;
-  if (c) { while (lo < hi) { i32 mid = (lo + hi) >> 1; if (WL_WS[mid] <= a) lo = mid + 1; else hi = mid; } }
-  else { while (lo < hi) { i32 mid = (lo + hi) >> 1; if (__ldg(C.W.start + mid) <= a) lo = mid + 1; else hi = mid; } }
-  const i32 k = lo - 1;
-  if (k < 0) return false;
-  const u64 s = c ? WL_WS[k] : __ldg(C.W.start + k), e = c ? WL_WE[k] : __ldg(C.W.end + k);
-  if (a + (u64)nb > e) return false;
-  C.cs = s; C.cn = e - s; C.co = c ? WL_WO[k] : __ldg(C.W.off + k);
-  *idx = C.co + (i64)(a - s);
+  i32 k = (i32)WL_HINT[slot];
+  u64 s = 0ull, e = 0ull;
+  if ((u32)k < C.W.n) { s = c ? WL_WS[k] : __ldg(C.W.start + k); e = c ? WL_WE[k] : __ldg(C.W.end + k); }
+  else k = -1;
+  if (k < 0 || a - s >= e - s) {          /* one binary search over the sorted window starts */
+    i32 lo = 0, hi = (i32)C.W.n;
+    if (c) { while (lo < hi) { i32 mid = (lo + hi) >> 1; if (WL_WS[mid] <= a) lo = mid + 1; else hi = mid; } }
+    else { while (lo < hi) { i32 mid = (lo + hi) >> 1; if (__ldg(C.W.start + mid) <= a) lo = mid + 1; else hi = mid; } }
+    k = lo - 1;
+    if (k < 0) return false;
+    s = c ? WL_WS[k] : __ldg(C.W.start + k); e = c ? WL_WE[k] : __ldg(C.W.end + k);
+    WL_HINT[slot] = (u32)k;
+  }
+  const u64 d = a - s;                    /* windows do not overlap: a is in k's or in none */
+  if (d >= e - s || d + (u64)nb > e - s) return false;
+  *idx = (c ? WL_WO[k] : __ldg(C.W.off + k)) + (i64)d;
   return true;
 }
 /* the rare paths take plain values: a context passed by reference to a call would live in
@@ -732,12 +743,12 @@ __device__ WL_MEMFN void wl_gload(WlCtx& C, u64 addr, bool mask, u32 nb, u32* w,
                                          u32 instr, u32 lane, bool record) {
   if (!mask) return;
   i64 ix;
-  if (wl_res(C, addr, nb, &ix)) wl_read(C.arena, ix, nb, w, words);
+  if (wl_res(C, addr, nb, &ix, instr % WL_HINTS)) wl_read(C.arena, ix, nb, w, words);
   else if (record) wl_escape(C, instr, lane, addr, 0u);
 }
 __device__ WL_MEMFN void wl_gstore(WlCtx& C, u64 addr, u32 nb, const u32* w, u32 instr, u32 lane) {
   i64 ix;
-  if (wl_res(C, addr, nb, &ix)) wl_write(C.arena, C.written, ix, nb, w);
+  if (wl_res(C, addr, nb, &ix, instr % WL_HINTS)) wl_write(C.arena, C.written, ix, nb, w);
   else wl_escape(C, instr, lane, addr, 1u);
 }
 """.replace("P_WORDS", str(P_WORDS)).replace("CONST_WINDOWS", str(CONST_WINDOWS))
