@@ -694,6 +694,10 @@ __constant__ i64 WL_WO[WL_CW];
    address.  (Straight-line code runs each access once per thread, so a per-thread cache of the
    last window missed on every access; the blocks after the first wave of them hit this.) */
 __device__ u32 WL_HINT[WL_HINTS];
+/* ix with its low bits spelled as the guest address's (equal: WindowSet places each window at an
+   arena offset congruent to its address mod 8), so that for an address the code visibly aligns
+   (scalar loads) the compiler drops the unaligned byte path */
+__device__ __forceinline__ i64 wl_al(i64 ix, u64 addr) { return (ix & ~(i64)7) | (i64)(addr & 7ull); }
 __device__ __forceinline__ bool wl_res(WlCtx& C, u64 addr, u32 nb, i64* idx, u32 slot) {
   const u64 a = wl_canon(addr);
   const bool c = C.W.n <= WL_CW;
@@ -743,12 +747,12 @@ __device__ WL_MEMFN void wl_gload(WlCtx& C, u64 addr, bool mask, u32 nb, u32* w,
                                          u32 instr, u32 lane, bool record) {
   if (!mask) return;
   i64 ix;
-  if (wl_res(C, addr, nb, &ix, instr % WL_HINTS)) wl_read(C.arena, ix, nb, w, words);
+  if (wl_res(C, addr, nb, &ix, instr % WL_HINTS)) wl_read(C.arena, wl_al(ix, addr), nb, w, words);
   else if (record) wl_escape(C, instr, lane, addr, 0u);
 }
 __device__ WL_MEMFN void wl_gstore(WlCtx& C, u64 addr, u32 nb, const u32* w, u32 instr, u32 lane) {
   i64 ix;
-  if (wl_res(C, addr, nb, &ix, instr % WL_HINTS)) wl_write(C.arena, C.written, ix, nb, w);
+  if (wl_res(C, addr, nb, &ix, instr % WL_HINTS)) wl_write(C.arena, C.written, wl_al(ix, addr), nb, w);
   else wl_escape(C, instr, lane, addr, 1u);
 }
 """.replace("P_WORDS", str(P_WORDS)).replace("CONST_WINDOWS", str(CONST_WINDOWS))
