@@ -497,3 +497,20 @@ def test_batch_local_ids_and_exec(wave, block, partial, groups):
             else:
                 np.testing.assert_array_equal(V[:3], np.stack([lx, ly, lz]))
             assert (V[3:] == 0).all()
+
+
+def test_windows_placed_congruent_mod_8():
+    """Every window's arena offset is congruent to its guest address mod 8, whatever the sizes
+    before it: aligned guest accesses are aligned arena accesses, and the CUDA backend's wl_al
+    spells an arena index's low 3 bits as the guest address's on the strength of it."""
+    mem = GuestMemory()
+    wins = []
+    for i, (base, size) in enumerate(((0x1003, 5), (0x2001, 13), (0x3006, 7), (0x4000, 3),
+                                      (HI + 5, 9), (C, 0x200))):
+        mem.alloc(size, name=f"w{i}", address=base, align=1, data=np.full(size, i, np.uint8))
+        wins.append(Window(base, size, f"w{i}", "t"))
+    ws = WindowSet(wins, mem)
+    assert len(ws.offs) == len(wins)
+    for start, off, end in zip(ws.starts.tolist(), ws.offs.tolist(), ws.ends.tolist()):
+        assert (off - start) % 8 == 0
+        assert ws.arena[off:off + (end - start)].tolist() == list(mem.view(start, end - start))
