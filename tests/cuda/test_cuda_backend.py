@@ -291,6 +291,50 @@ def test_dispatch_shape_is_folded_and_keyed():
     assert module_key(prog, cfg, "lane", "numpy") == module_key(prog, other, "lane", "numpy")
 
 
+def test_guesses_name_only_windows_that_fit():
+    """codegen.guesses: a slot's guess is the window its hint names in this dispatch's table,
+    limited to the addresses where the whole access fits; no guess (limit 0) for a hint past the
+    table, a window smaller than the access, or one holding non-canonical addresses."""
+    from wavelift.backends.cuda.codegen import MAX_GUESSES, guesses
+    starts = [0x1000, 0x2000, 0x7FFF_FFFF_F000, 0xFFFF_8000_0000_0000]
+    ends = [0x1100, 0x2004, 0x8000_0000_1000, 0xFFFF_8000_0000_0100]
+    offs = [8, 0x108, 0x120, 0x2128]
+    nbytes = (4, 16, 8, 4, 4, 4)
+    hints = [0, 1, 2, 3, 9, -1]
+    base, lim, off = guesses(nbytes, hints, starts, ends, offs)
+    assert base.dtype == np.uint64 and lim.dtype == np.uint64 and off.dtype == np.int64
+    assert (int(base[0]), int(lim[0]), int(off[0])) == (0x1000, 0x100 - 4 + 1, 8)
+    assert int(lim[1]) == 0                           # 4-byte window, 16-byte access
+    assert int(lim[2]) == 0                           # crosses the canonical hole
+    assert (int(base[3]), int(lim[3]), int(off[3])) == (0xFFFF_8000_0000_0000, 0x100 - 4 + 1, 0x2128)
+    assert int(lim[4]) == int(lim[5]) == 0            # past the table / never resolved
+    # an access at base + lim - 1 ends exactly at the window's end; base + lim does not fit
+    a = int(base[0]) + int(lim[0]) - 1
+    assert a + 4 == ends[0]
+    b, l, _ = guesses((4,) * (MAX_GUESSES + 5), [0] * (MAX_GUESSES + 5), starts, ends, offs)
+    assert len(b) == len(l) == MAX_GUESSES
+    b, l, _ = guesses((), [], starts, ends, offs)
+    assert len(b) == 1 and int(l[0]) == 0
+
+
+def test_carry_masks_are_not_exchanged():
+    """The VCC written by v_add_co_u32 and read by the next v_add_co_ci_u32 (vadd's 64-bit
+    address arithmetic) is that lane's own carry: no ballot (in wave64 no shared-memory round
+    with named barriers) is lowered for it, and a mask nobody reads is not made at all."""
+    from wavelift.backends.cuda.codegen import kernel_source
+    for name, prog, cfg, base, _ in _programs():
+        if prog is None or "vadd" not in name or "basic-O2" not in name:
+            continue
+        src = kernel_source(prog, cfg.wave_size, "lane", cfg.scratch_wave_bytes, base)
+        maskbits = sum(op.name == "maskbit" for b in prog.blocks for op in b.ops)
+        ballots = sum(op.name == "ballot" for b in prog.blocks for op in b.ops)
+        assert maskbits >= 2 and ballots >= 4, name       # the carry chain is in the program
+        lowered = src.count("__ballot_sync(")
+        assert lowered <= ballots - 3, (name, lowered, ballots)
+        return
+    pytest.fail("no basic-O2 vadd fixture")
+
+
 def test_constants_are_bit_exact():
     from wavelift.backends.cuda.codegen import const_literal
     assert const_literal("f32", -0.0) == "__uint_as_float(0x80000000u)"
@@ -358,3 +402,30 @@ def test_gpu_budget_stops_an_endless_loop(wave64):
     cfg = rig.config(groups=(64, 1, 1), block=(64, 1, 1))
     r = rig.run(cfg, backend="cuda", mode="lane", budget=200_000)
     assert r.refusal is not None and r.refusal.code == "dispatch.budget_exceeded", r.refusal
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("wave", [32, 64])
+def test_gpu_stale_window_guesses_are_checked(wave):
+    """A module's window guesses come from its previous dispatch (codegen.guesses): with new
+    buffers each time they name the wrong windows and the accesses must search; results stay
+    a + b.  Then an escape through accesses whose guesses were right: refused, memory unchanged."""
+    _needs_gpu()
+    import wavelift
+    dev = wavelift.Device("gfx1030", backend="cuda", mode="lane")
+    k = dev.load_code_object(str(HERE.parent / "fixtures" / "gfx1030" /
+                                 f"basic-O2-w{wave}-flat.hsaco")).kernel("vadd")
+    rng = np.random.default_rng(wave)
+    n = 4096
+    for rnd in range(3):
+        dev.alloc(4096 * (rnd + 1))                  # moves every later buffer
+        a = rng.standard_normal(n).astype(np.float32)
+        b = rng.standard_normal(n).astype(np.float32)
+        ba, bb, bo = dev.upload(a), dev.upload(b), dev.alloc(4 * n)
+        r = k.launch(groups=(n // 256,), block=(256,), args=[ba, bb, bo, np.uint32(n)])
+        assert r.refusal is None, r.refusal
+        assert np.array_equal(dev.download(bo, np.float32), a + b), rnd
+    before = dev.download(bo, np.uint32).copy()
+    r = k.launch(groups=(16 * n // 256,), block=(256,), args=[ba, bb, bo, np.uint32(16 * n)])
+    assert r.refusal is not None and r.refusal.code == "escape", r.refusal
+    assert np.array_equal(dev.download(bo, np.uint32), before)

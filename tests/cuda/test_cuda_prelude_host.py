@@ -1,4 +1,4 @@
-"""The CUDA prelude's trig_preop and fma_to (round-to-odd) helpers, compiled for the host with g++
+"""The CUDA prelude's trig_preop, fma_to (round-to-odd) and group-index division helpers, compiled for the host with g++
 through a small shim (tests/cuda/host_shim.h maps the __d*_rn intrinsics onto IEEE host
 arithmetic), agree bit for bit with the NumPy backend's helpers.  No GPU needed; skips without
 g++.  (The NaN fix-ups the GPU needs are no-ops on x86, which makes NaNs this way already.)"""
@@ -18,7 +18,10 @@ MAIN = r'''
 int main() {
   char op[8];
   while (scanf("%7s", op) == 1) {
-    if (op[0] == 't') {
+    if (op[0] == 'd') {
+      unsigned n, m, sh; scanf("%u %u %u", &n, &m, &sh);
+      printf("%u\n", wl_udiv(n, m, sh));
+    } else if (op[0] == 't') {
       unsigned long long xb; unsigned seg; scanf("%llx %u", &xb, &seg);
       printf("%llx\n", (unsigned long long)__double_as_longlong(wl_trig_preop(__longlong_as_double((long long)xb), seg)));
     } else {
@@ -82,3 +85,22 @@ def test_fma_to_f16_matches_numpy(helper_exe):
         ref = H.fma(a.view(np.float32), b.view(np.float32), c.view(np.float32), np.float16).view(np.uint16)
     bad = np.flatnonzero(got != ref)
     assert not bad.size, [(hex(a[i]), hex(b[i]), hex(c[i])) for i in bad[:5]]
+
+
+def test_group_division_matches_python(helper_exe):
+    """wl_udiv with codegen.div_magic's numbers is n // d for every u32 n (the kernel's group
+    x/y/z from its flat index), checked at the edges and on random values."""
+    from wavelift.backends.cuda.codegen import div_magic
+    rng = np.random.default_rng(3)
+    ds = list(range(1, 70)) + [255, 256, 257, 1 << 16, 65535, 65537, 3 ** 20, (1 << 31) - 1,
+                               1 << 31, (1 << 31) + 1, (1 << 32) - 2, (1 << 32) - 1] + \
+        [int(v) for v in rng.integers(1, 1 << 32, 40, dtype=np.uint64)]
+    cases = []
+    for d in ds:
+        m, sh = div_magic(d)
+        ns = {0, 1, d - 1, d, d + 1, 2 * d - 1, 2 * d, (1 << 32) - 1, (1 << 32) - 2, 1 << 31} | \
+            {int(v) for v in rng.integers(0, 1 << 32, 30, dtype=np.uint64)}
+        cases += [(n, d, m, sh) for n in sorted(ns) if n < (1 << 32)]
+    got = [int(v) for v in _run(helper_exe, [f"d {n} {m} {sh}" for n, _, m, sh in cases])]
+    bad = [(n, d) for (n, d, _, _), q in zip(cases, got) if q != n // d]
+    assert not bad, bad[:5]

@@ -12,7 +12,7 @@ import functools
 from dataclasses import dataclass, field
 
 from ...translate.ir import Program
-from .codegen import CudaUnsupported, baked_params, kernel_source
+from .codegen import CudaUnsupported, baked_params, generate
 from .compile import DEFAULT_ARCH, cached_compile, nvrtc_problem
 
 
@@ -62,6 +62,8 @@ class Module:
     cubin: bytes
     compile_s: float
     compiled_by: str                # "nvrtc" | "disk"
+    slot_nbytes: tuple = ()         # per global access slot: its size (codegen.guesses)
+    hints: object = None            # WL_HINT read back after the last dispatch (None: none yet)
     _fn: object = field(default=None, repr=False)
     _mod: object = field(default=None, repr=False)
     _shared: int = 48 * 1024
@@ -74,23 +76,34 @@ class Module:
             self._fn = self._mod.get_function("wl_main")
         return self._fn
 
-    def put_constant(self, name: str, host) -> None:
-        """Copy a host array into the module's __constant__ variable ``name``."""
-        import cupy
+    def _global(self, name: str) -> tuple[int, int]:
+        """(device address, size) of the module's global or constant variable ``name``."""
         self.function()
         try:
             mp = self._mod.get_global_var(name)
-            ptr, size = mp.ptr, mp.mem.size
+            return int(mp.ptr), int(mp.mem.size)
         except AttributeError:          # older CuPy: the driver API
             from cuda.bindings import driver as drv
             err, ptr, size = drv.cuModuleGetGlobal(drv.CUmodule(self._mod.ptr), name.encode())
             if int(err) != 0:
                 raise RuntimeError(f"cuModuleGetGlobal({name}): {err}") from None
-            ptr = int(ptr)
+            return int(ptr), int(size)
+
+    def put_constant(self, name: str, host) -> None:
+        """Copy a host array into the module's __constant__ variable ``name``."""
+        import cupy
+        ptr, size = self._global(name)
         if host.nbytes > size:
             raise ValueError(f"{name}: {host.nbytes} bytes for a {size}-byte constant")
-        cupy.cuda.runtime.memcpy(int(ptr), host.ctypes.data, host.nbytes,
+        cupy.cuda.runtime.memcpy(ptr, host.ctypes.data, host.nbytes,
                                  cupy.cuda.runtime.memcpyHostToDevice)
+
+    def get_global(self, name: str, host) -> None:
+        """Copy the module's variable ``name`` into the host array ``host`` (its first bytes)."""
+        import cupy
+        ptr, size = self._global(name)
+        cupy.cuda.runtime.memcpy(host.ctypes.data, ptr, min(host.nbytes, size),
+                                 cupy.cuda.runtime.memcpyDeviceToHost)
 
     def set_shared(self, fn, nbytes: int) -> None:
         if nbytes <= self._shared:
@@ -114,9 +127,9 @@ def build_module(key, program: Program, config, mode: str, arch: str | None = No
         raise Refused("backend.unavailable", f"mode {mode!r} is not 'wave' or 'lane'")
     arch = arch or device_arch()
     try:
-        src = kernel_source(program, config.wave_size, mode, config.scratch_wave_bytes,
-                            config.program_address if base_address is None else base_address,
-                            baked_params(config))
+        src, slot_nbytes = generate(program, config.wave_size, mode, config.scratch_wave_bytes,
+                                    config.program_address if base_address is None else base_address,
+                                    baked_params(config))
     except CudaUnsupported as e:
         raise Refused("backend.unavailable",
                       f"the CUDA backend does not lower this program ({e}); use backend='numpy'") \
@@ -126,7 +139,7 @@ def build_module(key, program: Program, config, mode: str, arch: str | None = No
     except CompileError as e:
         raise Refused("backend.unavailable", f"NVRTC could not compile the module: "
                                              f"{str(e)[:2000]}") from None
-    return Module(key, program, src, arch, cubin, secs, how)
+    return Module(key, program, src, arch, cubin, secs, how, slot_nbytes)
 
 
 def __getattr__(name):

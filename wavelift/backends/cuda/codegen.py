@@ -19,7 +19,7 @@ import re
 
 import numpy as np
 
-from ...translate.ir import BITS, EXEC_HI, EXEC_LO, MODE_REG, Block, Program
+from ...translate.ir import BITS, EXEC_HI, EXEC_LO, MODE_REG, NUM_SREGS, Block, Program
 from .prelude import ATOMIC_OPS, PRELUDE, trig_preop_source
 
 # parameter words (P[]): the dispatch's numbers, filled by runtime.py
@@ -41,11 +41,16 @@ P_BUDGET = 42         # lo, hi
 P_XOFF = 44           # byte offset of the exchange area in dynamic shared memory
 P_TG_SIZE = 45        # workgroup-info (TG_SIZE) register (0xffffffff: none), 0011
 P_TG_WID20 = 46       # 1: also the wave id in TG_SIZE bits [24:20] (GFX10.3)
-P_WORDS = 48
+P_DIV = 48            # group-count divisors gx, gy as (magic, shifts) pairs (div_magic)
+P_WORDS = 56
 CONST_WINDOWS = 128   # window tables up to this size live in constant memory (runtime._set_constants)
 
+MAX_GUESSES = 1024    # global accesses with a window guess in constant memory (guesses)
 INLINE_MEMORY_OPS = 48   # programs with more global/LDS accesses call the memory helpers
-XWORDS = 132          # exchange words per wave: 64 values, 64 writer ids, 4 spare
+# exchange words per wave, twice: 64 values, 64 writer ids, 4 spare.  A wave64 exchange writes
+# the half at xo, meets at one named barrier, reads, and flips xo: the next write to this half
+# comes after the next exchange's barrier, which both warps pass only after this read
+XWORDS = 132
 KIND = {"load": 0, "store": 1, "atomic": 2, "scratch": 3}
 WL_REFUSE = 16        # status flag: a refuse_if op held (status[1] = instruction, [2] = its ordinal)
 KIND_NAMES = {v: k for k, v in KIND.items()}
@@ -116,6 +121,17 @@ class Lowering:
         self.sregs, self.vregs = sorted(sregs), sorted(vregs)
         self.refusals: list[tuple[int, str]] = []     # refuse_if ops: (instruction, why)
         self.uses_trig_preop = False
+        # every global access gets a dense slot: its window hint (WL_HINT) and, for the first
+        # MAX_GUESSES, a window guess in constant memory (WL_G*), both checked, never trusted
+        self.skip, self.fwd = _plan(program, wave_size)
+        self.slot: dict[int, int] = {}
+        self.slot_nbytes: list[int] = []
+        for b in program.blocks:
+            for op in b.ops:
+                if op.name in ("load", "store", "atomic") and op.attrs["space"] == "global":
+                    self.slot[id(op)] = len(self.slot_nbytes)
+                    self.slot_nbytes.append(op.attrs["nbytes"] if op.name != "atomic"
+                                            else op.attrs["bits"] // 8)
 
     # ------------------------------------------------------------------------------ helpers
     def wsync(self) -> str:
@@ -167,7 +183,12 @@ class Lowering:
         for i, op in enumerate(blk.ops):
             if i in counts:
                 emit(f"  lc += (u32){pc} * {counts[i]}u;")
+            if id(op) in self.skip:
+                continue
             n, t = op.name, op.type
+            if id(op) in self.fwd:          # bit `lane` of the ballot of b: b itself
+                name[op.out.id], ctype[op.out.id] = name[self.fwd[id(op)].id], "b1"
+                continue
             a = [name[x.id] for x in op.args]
             at = [ctype[x.id] for x in op.args]
             o = f"t{op.out.id}" if op.out is not None else None
@@ -297,21 +318,18 @@ class Lowering:
                 if L == 32:
                     e = f"((u64)__ballot_sync(WL_FULL, ({a[0]})))"
                 else:
-                    emit(f"  {{ u32 bb = __ballot_sync(WL_FULL, ({a[0]})); if ((lane & 31u) == 0u) X[128u + (lane >> 5)] = bb; }}")
+                    emit(f"  {{ u32 bb = __ballot_sync(WL_FULL, ({a[0]})); if ((lane & 31u) == 0u) X[xo + 128u + (lane >> 5)] = bb; }}")
                     sync()
-                    emit(f"  const u64 {o} = (u64)X[128] | ((u64)X[129] << 32);")
-                    sync()
+                    emit(f"  const u64 {o} = (u64)X[xo + 128u] | ((u64)X[xo + 129u] << 32); xo ^= {XWORDS}u;")
                     name[op.out.id], ctype[op.out.id] = o, "u64"
                     continue
             elif n in ("readlane", "shuffle"):
                 if L == 32:
                     e = f"__shfl_sync(WL_FULL, (u32)({a[0]}), (i32)((u32)({a[1]}) & 31u))"
                 else:
+                    emit(f"  X[xo + lane] = (u32)({a[0]});")
                     sync()
-                    emit(f"  X[lane] = (u32)({a[0]});")
-                    sync()
-                    emit(f"  const u32 {o} = X[(u32)({a[1]}) & 63u];")
-                    sync()
+                    emit(f"  const u32 {o} = X[xo + ((u32)({a[1]}) & 63u)]; xo ^= {XWORDS}u;")
                     name[op.out.id], ctype[op.out.id] = o, "u32"
                     continue
             elif n == "permute":
@@ -453,16 +471,16 @@ class Lowering:
         if uniform and self.L == 64:
             if words > 64:
                 raise CudaUnsupported("uniform load wider than 64 words")
+            before("load")
+            emit(f"  if (lane == 0u) {{ wl_gload(C, (u64)({a[0]}), ({a[1]}), {nb}u, {o}_w, {words}u, {op.instr}u, {self.slot[id(op)]}u, 0u, true);"
+                 f" for (u32 k = 0; k < {words}u; k++) X[xo + k] = {o}_w[k]; }}")
             sync()
-            emit(f"  if (lane == 0u) {{ wl_gload(C, (u64)({a[0]}), ({a[1]}), {nb}u, {o}_w, {words}u, {op.instr}u, 0u, true);"
-                 f" for (u32 k = 0; k < {words}u; k++) X[k] = {o}_w[k]; }}")
-            sync()
-            emit(f"  for (u32 k = 0; k < {words}u; k++) {o}_w[k] = X[k];")
-            sync()
+            emit(f"  for (u32 k = 0; k < {words}u; k++) {o}_w[k] = X[xo + k];")
+            emit(f"  xo ^= {XWORDS}u;")
             return
         before("load")
         rec = "(lane == 0u)" if uniform else "true"
-        emit(f"  wl_gload(C, (u64)({a[0]}), ({a[1]}), {nb}u, {o}_w, {words}u, {op.instr}u, lane, {rec});")
+        emit(f"  wl_gload(C, (u64)({a[0]}), ({a[1]}), {nb}u, {o}_w, {words}u, {op.instr}u, {self.slot[id(op)]}u, lane, {rec});")
         after("load")
 
     # scratch (docs/decisions/0008-scratch.md, backends/numpy/scratch.py): wave-relative byte
@@ -550,7 +568,7 @@ class Lowering:
                  f"{{ const u32 dw[{len(data)}] = {dw}; wl_write(wl_smem, (u8*)0, (i64)(u32)({a[0]}), {nb}u, dw); }}")
         elif sp == "global":
             emit(f"  if ({guard}({a[1]})) {{ const u32 dw[{len(data)}] = {dw}; "
-                 f"wl_gstore(C, (u64)({a[0]}), {nb}u, dw, {op.instr}u, lane); }}")
+                 f"wl_gstore(C, (u64)({a[0]}), {nb}u, dw, {op.instr}u, {self.slot[id(op)]}u, lane); }}")
         else:
             raise CudaUnsupported(f"store {sp}")
         after("store")
@@ -567,7 +585,7 @@ class Lowering:
         before("rmw")
         emit(f"  {t} {o} = 0;")
         if sp == "global":
-            emit(f"  if ({a[1]}) {{ i64 ix; if (wl_res(C, (u64)({a[0]}), {nb}u, &ix, {op.instr}u % WL_HINTS)) {{ ix &= ~(i64){nb - 1}; "
+            emit(f"  if ({a[1]}) {{ i64 ix; if (wl_res(C, (u64)({a[0]}), {nb}u, &ix, {self.slot[id(op)]}u)) {{ ix &= ~(i64){nb - 1}; "
                  f"{o} = wl_atomic{bits}(({t}*)(C.arena + ix), {code}, {d}, {c}); "
                  f"for (u32 k = 0; k < {nb}u; k++) C.written[ix + k] = 1u; }} "
                  f"else wl_escape(C, {op.instr}u, lane, (u64)({a[0]}), {KIND['atomic']}u); }}")
@@ -592,7 +610,9 @@ class Lowering:
         # inlined memory helpers are fastest, but NVVM's time grows steeply with the number of
         # inlined copies (an -O0 program: 20 s -> 4 s); big programs call them instead
         memfn = "__forceinline__" if nmem <= INLINE_MEMORY_OPS else "__noinline__"
-        lines = [PRELUDE, f"#define WL_MEMFN {memfn}", _CTX, "extern \"C\" __global__ void __launch_bounds__(1024) wl_main(",
+        nslot = len(self.slot_nbytes)
+        lines = [PRELUDE, f"#define WL_MEMFN {memfn}", f"#define WL_NSLOT {max(nslot, 1)}u",
+                 f"#define WL_NGUESS {max(min(nslot, MAX_GUESSES), 1)}u", _CTX, "extern \"C\" __global__ void __launch_bounds__(1024) wl_main(",
                  "    u8* __restrict__ arena, u8* __restrict__ written,",
                  "    const u64* __restrict__ wstart, const u64* __restrict__ wend,",
                  "    const i64* __restrict__ woff, const u64* __restrict__ wavebase,",
@@ -601,9 +621,14 @@ class Lowering:
                  f"  const u32 WV = {L}u;",
                  "  const u64 g = group_base + (u64)blockIdx.x;",
                  f"  const u32 gx = P[{P_NGROUPS}], gy = P[{P_NGROUPS + 1}];",
-                 f"  const u32 gid_x = (u32)(g % gx) + P[{P_GSTART}];",
-                 f"  const u32 gid_y = (u32)((g / gx) % gy) + P[{P_GSTART + 1}];",
-                 f"  const u32 gid_z = (u32)(g / ((u64)gx * gy)) + P[{P_GSTART + 2}];",
+                 # the group's x, y, z from its flat index: by multiplying with the divisors'
+                 # magic numbers (div_magic) while the index fits 32 bits
+                 "  u32 gid_x, gid_y, gid_z;",
+                 f"  if (g >> 32 == 0ull) {{ const u32 q = wl_udiv((u32)g, P[{P_DIV}], P[{P_DIV + 1}]), "
+                 f"r = wl_udiv(q, P[{P_DIV + 2}], P[{P_DIV + 3}]);",
+                 "    gid_x = (u32)g - q * gx; gid_y = q - r * gy; gid_z = r; }",
+                 "  else { gid_x = (u32)(g % gx); gid_y = (u32)((g / gx) % gy); gid_z = (u32)(g / ((u64)gx * gy)); }",
+                 f"  gid_x += P[{P_GSTART}]; gid_y += P[{P_GSTART + 1}]; gid_z += P[{P_GSTART + 2}];",
                  f"  const bool ptg = P[{P_PARTIAL_TG}] != 0u;",
                  f"  const u32 tx = (ptg && gid_x == P[{P_GEND}] - 1u && P[{P_PARTIAL}] > 0u) ? P[{P_PARTIAL}] : P[{P_BLOCK}];",
                  f"  const u32 ty = (ptg && gid_y == P[{P_GEND + 1}] - 1u && P[{P_PARTIAL + 1}] > 0u) ? P[{P_PARTIAL + 1}] : P[{P_BLOCK + 1}];",
@@ -614,10 +639,12 @@ class Lowering:
                  "  WlCtx C;",
                  f"  C.W.start = wstart; C.W.end = wend; C.W.off = woff; C.W.n = P[{P_NWIN}];",
                  "  C.arena = arena; C.written = written; C.status = status; C.stats = stats; C.esc = esc;",
-                 "  C.wave = wavebase[g] + wv;",
+                 # (without partial groups every group has the block's number of waves)
+                 f"  C.wave = (ptg ? wavebase[g] : g * ((P[{P_BLOCK}] * P[{P_BLOCK + 1}] * P[{P_BLOCK + 2}] + WV - 1u) / WV)) + wv;",
                  f"  C.budget = (u64)P[{P_BUDGET}] | ((u64)P[{P_BUDGET + 1}] << 32);",
                  f"  C.gscr = gscr + ((u64)blockIdx.x * (blockDim.x / WV) + wv) * {max(self.wb // 4, 1)}ull;",
-                 f"  u32* X = (u32*)(wl_smem + P[{P_XOFF}]) + wv * {XWORDS}u; (void)X;"]
+                 f"  u32* X = (u32*)(wl_smem + P[{P_XOFF}]) + wv * {2 * XWORDS}u; (void)X;",
+                 "  u32 xo = 0u; (void)xo;"]
         if self.mode == "lane" and any(op.name in ("load", "store", "atomic") and op.attrs["space"] == "scratch"
                                        for b in self.p.blocks for op in b.ops):
             nw = max(self.wb // 4 // L, 1)
@@ -681,24 +708,37 @@ struct WlCtx {
 /* the dispatch's parameter words (runtime._params) and, when there are at most WL_CW windows,
    the window tables: constant memory, so wave-uniform reads cost no registers or memory latency */
 #define WL_CW CONST_WINDOWS
-#define WL_HINTS 256u
 extern "C" {
 __constant__ u32 P[P_WORDS];
 __constant__ u64 WL_WS[WL_CW];
 __constant__ u64 WL_WE[WL_CW];
 __constant__ i64 WL_WO[WL_CW];
+/* per global access (its slot, codegen.Lowering.slot): the window it is expected in, put in
+   constant memory by the host before each dispatch (codegen.guesses: the window this access
+   last resolved to, in this dispatch's table) as base, limit (window length - access size + 1,
+   0: no guess) and arena offset -- an access inside its guess costs a subtraction and a
+   compare.  Never trusted: any other address takes wl_res's search. */
+__constant__ u64 WL_GB[WL_NGUESS];
+__constant__ u64 WL_GL[WL_NGUESS];
+__constant__ i64 WL_GO[WL_NGUESS];
+/* per slot: the window it last resolved to, left by any thread of any block or dispatch of this
+   module; the host reads it back after a dispatch to make the next one's guesses.  Only a hint:
+   each use checks it against this dispatch's tables, so stale or racing values cost a search,
+   never a wrong address.  (Straight-line code runs each access once per thread, so a per-thread
+   cache of the last window missed on every access; the blocks after the first wave of them hit
+   this.) */
+__device__ u32 WL_HINT[WL_NSLOT];
 }
-/* per memory instruction (slot = its index mod WL_HINTS): the window it last resolved to, left
-   by any thread of any block or dispatch of this module.  Only a hint: each use checks it
-   against this dispatch's tables, so stale or racing values cost a search, never a wrong
-   address.  (Straight-line code runs each access once per thread, so a per-thread cache of the
-   last window missed on every access; the blocks after the first wave of them hit this.) */
-__device__ u32 WL_HINT[WL_HINTS];
 /* ix with its low bits spelled as the guest address's (equal: WindowSet places each window at an
    arena offset congruent to its address mod 8), so that for an address the code visibly aligns
    (scalar loads) the compiler drops the unaligned byte path */
 __device__ __forceinline__ i64 wl_al(i64 ix, u64 addr) { return (ix & ~(i64)7) | (i64)(addr & 7ull); }
 __device__ __forceinline__ bool wl_res(WlCtx& C, u64 addr, u32 nb, i64* idx, u32 slot) {
+  if (slot < WL_NGUESS) {                 /* the guess: a window of canonical addresses, so an
+                                             address inside it is canonical too */
+    const u64 d = addr - WL_GB[slot];
+    if (d < WL_GL[slot]) { *idx = WL_GO[slot] + (i64)d; return true; }
+  }
   const u64 a = wl_canon(addr);
   const bool c = C.W.n <= WL_CW;
   i32 k = (i32)WL_HINT[slot];
@@ -744,18 +784,112 @@ __device__ __noinline__ u64 wl_check_(u32* status, u64 budget, u64 icnt) {
 #define wl_flag(C, bit, a, b, blk) wl_flag_((C).status, bit, a, b, blk)
 #define wl_escape(C, instr, lane, addr, kind) wl_escape_((C).stats, (C).status, (C).esc, (C).wave, instr, lane, addr, kind)
 __device__ WL_MEMFN void wl_gload(WlCtx& C, u64 addr, bool mask, u32 nb, u32* w, u32 words,
-                                         u32 instr, u32 lane, bool record) {
+                                         u32 instr, u32 slot, u32 lane, bool record) {
   if (!mask) return;
   i64 ix;
-  if (wl_res(C, addr, nb, &ix, instr % WL_HINTS)) wl_read(C.arena, wl_al(ix, addr), nb, w, words);
+  if (wl_res(C, addr, nb, &ix, slot)) wl_read(C.arena, wl_al(ix, addr), nb, w, words);
   else if (record) wl_escape(C, instr, lane, addr, 0u);
 }
-__device__ WL_MEMFN void wl_gstore(WlCtx& C, u64 addr, u32 nb, const u32* w, u32 instr, u32 lane) {
+__device__ WL_MEMFN void wl_gstore(WlCtx& C, u64 addr, u32 nb, const u32* w, u32 instr, u32 slot,
+                                          u32 lane) {
   i64 ix;
-  if (wl_res(C, addr, nb, &ix, instr % WL_HINTS)) wl_write(C.arena, C.written, wl_al(ix, addr), nb, w);
+  if (wl_res(C, addr, nb, &ix, slot)) wl_write(C.arena, C.written, wl_al(ix, addr), nb, w);
   else wl_escape(C, instr, lane, addr, 1u);
 }
 """.replace("P_WORDS", str(P_WORDS)).replace("CONST_WINDOWS", str(CONST_WINDOWS))
+
+
+# ops with effects beyond their value (loads and atomics can escape): always lowered
+_EFFECTS = {"sset", "vset", "store", "refuse_if", "load", "atomic"}
+
+
+def _plan(program: Program, wave_size: int) -> tuple[set, dict]:
+    """What the lowering may leave out, so that no cross-lane exchange (a warp vote; in wave64
+    a shared-memory round with two named barriers) is made for a mask nobody reads -- typically
+    VCC written by v_add_co_u32 and read only by the next v_add_co_ci_u32:
+      * fwd: maskbit ops that read bit `lane` of a ballot of b made earlier in the block (through
+        lo32/hi32, an sset and sget of the same register version, pack64 or a zero-extension):
+        op id -> b;
+      * skip: sset ops whose register no later op or block reads (backward liveness over the
+        blocks; EXEC and MODE are always live, read by the lowering itself; a setpc reaches
+        every block) and value ops (ballot, readlane, shuffle, permute and the pure ones) whose
+        value no kept op uses.  Loads, atomics, stores, vset and refuse_if always stay."""
+    blocks = program.blocks
+    fwd: dict = {}
+    for blk in blocks:
+        part: dict = {}                 # u32 value id -> (b1 Value, 0 low / 1 high half of its ballot)
+        ball: dict = {}                 # u64 value id -> b1 Value whose ballot it is
+        reg: dict = {}                  # SGPR -> value id written last in this block
+        for op in blk.ops:
+            n, a = op.name, op.args
+            if n == "ballot":
+                ball[op.out.id] = a[0]
+            elif n in ("lo32", "hi32") and a[0].id in ball:
+                part[op.out.id] = (ball[a[0].id], int(n == "hi32"))
+            elif n == "sset":
+                reg[op.attrs["reg"]] = a[0].id
+            elif n == "sget" and reg.get(op.attrs["reg"]) in part:
+                part[op.out.id] = part[reg[op.attrs["reg"]]]
+            elif n == "cvt" and op.attrs.get("to") == "u64" and op.type == "u32" and wave_size == 32 \
+                    and part.get(a[0].id, (None, 1))[1] == 0:
+                ball[op.out.id] = part[a[0].id][0]
+            elif n == "pack64" and a[0].id in part and a[1].id in part \
+                    and part[a[0].id][0] is part[a[1].id][0] and (part[a[0].id][1], part[a[1].id][1]) == (0, 1):
+                ball[op.out.id] = part[a[0].id][0]
+            elif n == "maskbit" and a[0].id in ball:
+                fwd[id(op)] = ball[a[0].id]
+    always = {EXEC_LO, EXEC_HI, MODE_REG}
+    nb = len(blocks)
+
+    def succ(blk):
+        t = blk.term
+        k = t[0]
+        if k == "setpc":
+            return None
+        if k == "end":
+            return []
+        nxt = (t[2], t[3]) if k == "branch" else (t[1],)
+        return [x for x in nxt if 0 <= x < nb]
+
+    def scan(blk, live_out):
+        """-> (registers live at the block's start, ops it may skip) given those live after."""
+        live = set(live_out)
+        need = {x.id for x in blk.term if hasattr(x, "id")}
+        skip = set()
+        for op in reversed(blk.ops):
+            n = op.name
+            if n == "sset":
+                r = op.attrs["reg"]
+                if r not in live and r not in always:
+                    skip.add(id(op))
+                    continue
+                live.discard(r)
+            elif n not in _EFFECTS and op.out.id not in need:
+                skip.add(id(op))
+                continue
+            if n == "sget":
+                live.add(op.attrs["reg"])
+            args = (fwd[id(op)],) if id(op) in fwd else op.args
+            need.update(x.id for x in args)
+        return live, skip
+
+    every = set(range(NUM_SREGS))
+    live_in = [set() for _ in blocks]
+    changed = True
+    while changed:
+        changed = False
+        for i in reversed(range(nb)):
+            sc = succ(blocks[i])
+            out = every if sc is None else set().union(*(live_in[j] for j in sc))
+            li, _ = scan(blocks[i], out)
+            if li != live_in[i]:
+                live_in[i], changed = li, True
+    skip: set = set()
+    for i, blk in enumerate(blocks):
+        sc = succ(blk)
+        out = every if sc is None else set().union(*(live_in[j] for j in sc))
+        skip |= scan(blk, out)[1]
+    return skip, fwd
 
 
 def param_words(cfg, nwin: int = 0, budget: int = 0, xoff: int = 0) -> np.ndarray:
@@ -784,7 +918,19 @@ def param_words(cfg, nwin: int = 0, budget: int = 0, xoff: int = 0) -> np.ndarra
     P[P_BUDGET] = budget & 0xFFFFFFFF
     P[P_BUDGET + 1] = (budget >> 32) & 0xFFFFFFFF
     P[P_XOFF] = xoff
+    gx, gy, _ = cfg.num_groups
+    P[P_DIV:P_DIV + 4] = div_magic(gx) + div_magic(gy)
     return P
+
+
+def div_magic(d: int) -> tuple[int, int]:
+    """(m, sh1 | sh2 << 8) such that n // d == (t + ((n - t) >> sh1)) >> sh2 with
+    t = umulhi(n, m) for every u32 n (Granlund & Montgomery 1994, fig. 4.1; prelude wl_udiv);
+    d = 0 (an empty grid, never launched) gives (1, 0)."""
+    d = max(int(d), 1)
+    lg = (d - 1).bit_length()
+    m = ((1 << 32) * ((1 << lg) - d)) // d + 1
+    return m & 0xFFFFFFFF, min(lg, 1) | (max(lg - 1, 0) << 8)
 
 
 # P[] words compiled into the module as numbers: the dispatch's shape (register layout from RSRC2,
@@ -800,10 +946,45 @@ def baked_params(cfg) -> tuple:
     return tuple((k, int(w[k])) for k in BAKED)
 
 
-def kernel_source(program: Program, wave_size: int, mode: str, scratch_wave_bytes: int,
-                  base_address: int, baked: tuple = ()) -> str:
-    src = Lowering(program, wave_size, mode, scratch_wave_bytes, base_address).kernel_source()
+def generate(program: Program, wave_size: int, mode: str, scratch_wave_bytes: int,
+             base_address: int, baked: tuple = ()) -> tuple[str, tuple[int, ...]]:
+    """-> (the module's CUDA source, the byte size of each global access slot's accesses)."""
+    low = Lowering(program, wave_size, mode, scratch_wave_bytes, base_address)
+    src = low.kernel_source()
     vals = {int(k): int(v) & 0xFFFFFFFF for k, v in baked}
     # every read of a baked word becomes its number (the declaration "u32 P[..]" stays)
-    return re.sub(r"(?<!u32 )\bP\[(\d+)\]",
-                  lambda m: f"{vals[int(m.group(1))]}u" if int(m.group(1)) in vals else m.group(0), src)
+    src = re.sub(r"(?<!u32 )\bP\[(\d+)\]",
+                 lambda m: f"{vals[int(m.group(1))]}u" if int(m.group(1)) in vals else m.group(0), src)
+    return src, tuple(low.slot_nbytes)
+
+
+def kernel_source(program: Program, wave_size: int, mode: str, scratch_wave_bytes: int,
+                  base_address: int, baked: tuple = ()) -> str:
+    return generate(program, wave_size, mode, scratch_wave_bytes, base_address, baked)[0]
+
+
+def guesses(slot_nbytes, hints, starts, ends, offs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The window guesses (WL_GB, WL_GL, WL_GO) of a dispatch: for each of the first MAX_GUESSES
+    slots, the window of this dispatch's table that ``hints`` (WL_HINT read back after the
+    module's previous dispatch) names, if it exists, holds only canonical addresses and is
+    at least the access's size; else limit 0 (no guess)."""
+    n = min(len(slot_nbytes), MAX_GUESSES)
+    base = np.zeros(max(n, 1), np.uint64)
+    lim = np.zeros(max(n, 1), np.uint64)
+    off = np.zeros(max(n, 1), np.int64)
+    if n == 0 or len(starts) == 0:
+        return base, lim, off
+    k = np.asarray(hints[:n], np.int64)
+    ok = (k >= 0) & (k < len(starts))
+    k = np.where(ok, k, 0)
+    s = np.asarray(starts, np.uint64)[k]
+    e = np.asarray(ends, np.uint64)[k]
+    nb = np.asarray(slot_nbytes[:n], np.uint64)
+    low_half = np.uint64(1 << 47)
+    high_half = np.uint64(0xFFFF800000000000)
+    canon = ((e <= low_half) | (s >= high_half)) & (e > s)
+    ok &= canon & (e - s >= nb)
+    base[:n] = np.where(ok, s, np.uint64(0))
+    lim[:n] = np.where(ok, e - s - nb + np.uint64(1), np.uint64(0))
+    off[:n] = np.where(ok, np.asarray(offs, np.int64)[k], 0)
+    return base, lim, off

@@ -69,9 +69,22 @@ class Runtime:
         if len(win.starts) <= G.CONST_WINDOWS:
             put += [("WL_WS", np.asarray(win.starts, np.uint64)), ("WL_WE", np.asarray(win.ends, np.uint64)),
                     ("WL_WO", np.asarray(win.offs, np.int64))]
+        m = self.m
+        if m.slot_nbytes:
+            hints = m.hints if m.hints is not None else np.full(len(m.slot_nbytes), -1, np.int64)
+            put += list(zip(("WL_GB", "WL_GL", "WL_GO"),
+                            G.guesses(m.slot_nbytes, hints, win.starts, win.ends, win.offs)))
         for name, host in put:
             if host.size:
-                self.m.put_constant(name, np.ascontiguousarray(host))
+                m.put_constant(name, np.ascontiguousarray(host))
+
+    def _learn_hints(self) -> None:
+        """Keep the windows the accesses last resolved to for the module's next dispatch."""
+        m = self.m
+        if m.slot_nbytes:
+            h = np.zeros(len(m.slot_nbytes), np.uint32)
+            m.get_global("WL_HINT", h)
+            m.hints = h.astype(np.int64)
 
     # --------------------------------------------------------------------------- running
     def run(self):
@@ -92,7 +105,7 @@ class Runtime:
             wavebase = (np.cumsum(wpg) - wpg).astype(np.uint64)
             self.waves_run = int(wpg.sum())
         xoff = (cfg.lds_bytes + 15) // 16 * 16
-        shared = xoff + full * G.XWORDS * 4
+        shared = xoff + full * 2 * G.XWORDS * 4
         if shared > 48 * 1024:
             self.m.set_shared(fn, shared)
         win = self.win
@@ -147,6 +160,7 @@ class Runtime:
         if reps <= 0:
             self.extra_stats["device_time_s"] = cp.cuda.get_elapsed_time(start, stop) / 1000.0
         t0 = time.perf_counter()
+        self._learn_hints()
         status = d["status"].get()
         stats = d["stats"].get()
         self.instructions = int(stats[8::2].sum())
