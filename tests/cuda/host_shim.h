@@ -8,6 +8,7 @@
 using std::isfinite; using std::isinf; using std::signbit;
 static inline float __uint_as_float(unsigned u){float f;memcpy(&f,&u,4);return f;}
 static inline unsigned __umulhi(unsigned a, unsigned b){return (unsigned)(((unsigned long long)a*b)>>32);}
+static inline unsigned __funnelshift_r(unsigned lo, unsigned hi, unsigned s){return (unsigned)((((unsigned long long)hi<<32)|lo)>>(s&31u));}
 static inline unsigned __float_as_uint(float f){unsigned u;memcpy(&u,&f,4);return u;}
 static inline double __longlong_as_double(long long u){double f;memcpy(&f,&u,8);return f;}
 static inline long long __double_as_longlong(double f){long long u;memcpy(&u,&f,8);return u;}

@@ -1,4 +1,4 @@
-"""The CUDA prelude's trig_preop, fma_to (round-to-odd) and group-index division helpers, compiled for the host with g++
+"""The CUDA prelude's trig_preop, fma_to (round-to-odd), group-index division and memory-read helpers, compiled for the host with g++
 through a small shim (tests/cuda/host_shim.h maps the __d*_rn intrinsics onto IEEE host
 arithmetic), agree bit for bit with the NumPy backend's helpers.  No GPU needed; skips without
 g++.  (The NaN fix-ups the GPU needs are no-ops on x86, which makes NaNs this way already.)"""
@@ -18,7 +18,13 @@ MAIN = r'''
 int main() {
   char op[8];
   while (scanf("%7s", op) == 1) {
-    if (op[0] == 'd') {
+    if (op[0] == 'r') {
+      unsigned char buf[72]; unsigned idx, nb; u32 w[8];
+      for (int k = 0; k < 72; k++) { unsigned v; scanf("%2x", &v); buf[k] = (unsigned char)v; }
+      scanf("%u %u", &idx, &nb);
+      wl_read(buf, (long long)idx, nb, w, 8u);
+      for (int k = 0; k < 8; k++) printf("%x%c", w[k], k == 7 ? '\n' : ' ');
+    } else if (op[0] == 'd') {
       unsigned n, m, sh; scanf("%u %u %u", &n, &m, &sh);
       printf("%u\n", wl_udiv(n, m, sh));
     } else if (op[0] == 't') {
@@ -45,7 +51,9 @@ def helper_exe(tmp_path_factory):
                    PRELUDE.index("/* ----------------------------------------------------------------------- windows */")]
     d = tmp_path_factory.mktemp("prelude")
     src = d / "t.cpp"
-    src.write_text('#include "host_shim.h"\n' + head + body + trig_preop_source() + MAIN)
+    rd = PRELUDE[PRELUDE.index("__device__ __forceinline__ void wl_read("):
+                 PRELUDE.index("__device__ __forceinline__ void wl_write(")]
+    src.write_text('#include "host_shim.h"\n' + head + body + rd + trig_preop_source() + MAIN)
     exe = d / "t"
     r = subprocess.run([gxx, "-O1", "-ffp-contract=off", "-std=c++17", "-w", f"-I{HERE}", str(src), "-o", str(exe)],
                        capture_output=True, text=True)
@@ -104,3 +112,21 @@ def test_group_division_matches_python(helper_exe):
     got = [int(v) for v in _run(helper_exe, [f"d {n} {m} {sh}" for n, _, m, sh in cases])]
     bad = [(n, d) for (n, d, _, _), q in zip(cases, got) if q != n // d]
     assert not bad, bad[:5]
+
+
+def test_read_any_alignment(helper_exe):
+    """wl_read (global and LDS loads) gives the nb bytes at any index as little-endian words,
+    the last zero-extended, the words past the access 0 -- for every size a load has."""
+    rng = np.random.default_rng(4)
+    lines, want = [], []
+    for _ in range(400):
+        buf = rng.integers(0, 256, 72, dtype=np.uint8)
+        nb = int(rng.choice([1, 2, 4, 8, 12, 16, 32]))
+        idx = int(rng.integers(0, 64 - nb + 1))
+        lines.append("r " + buf.tobytes().hex() + f" {idx} {nb}")
+        b = buf[idx:idx + nb].tobytes() + bytes(32 - nb)
+        want.append(" ".join(f"{int.from_bytes(b[4 * k:4 * k + 4], 'little'):x}" for k in range(8)))
+    out = subprocess.run([str(helper_exe)], input="\n".join(lines) + "\n", capture_output=True,
+                         text=True, check=True).stdout.splitlines()
+    bad = [(lines[i][-8:], out[i], want[i]) for i in range(len(lines)) if out[i] != want[i]]
+    assert not bad, bad[:3]

@@ -111,7 +111,8 @@ class Runtime:
         win = self.win
         self._set_constants(G.param_words(cfg, len(win.starts), self.budget, xoff))
         d = {
-            "arena": cp.asarray(win.arena),
+            # 8 spare bytes: wl_read may fetch the word after an access's last one
+            "arena": cp.asarray(np.concatenate([win.arena, np.zeros(8, np.uint8)])),
             "written": cp.zeros(win.arena.size, cp.uint8),
             # (one spare entry so that no table is empty; never mix uint64 with Python ints:
             # NumPy would go through float64 and round 0xffff8000_xxxxxxxx addresses)
@@ -174,7 +175,7 @@ class Runtime:
                                        int(e[3]), int(e[4]) | (int(e[5]) << 32),
                                        G.KIND_NAMES[int(e[6])]))
         self._raise_flags(status)
-        win.arena[:] = d["arena"].get()
+        win.arena[:] = d["arena"][:win.arena.size].get()
         win.written[:] = d["written"].get().astype(bool)
         self.extra_stats["download_s"] = time.perf_counter() - t0
 
