@@ -317,6 +317,29 @@ def test_guesses_name_only_windows_that_fit():
     assert len(b) == 1 and int(l[0]) == 0
 
 
+def test_mirrors_copy_guessed_windows_of_uniform_loads():
+    """codegen.mirrors: the guessed window of each mirrorable slot is copied once, at an offset
+    congruent to its address mod 8, while it fits; other slots get -1; disabled: no copies."""
+    from wavelift.backends.cuda.codegen import MIRROR_BYTES, mirrors
+    arena = np.arange(64 + MIRROR_BYTES, dtype=np.uint32).astype(np.uint8)
+    starts = [0x1004, 0x2000, 0x9000]
+    ends = [0x1044, 0x2010, 0x9000 + MIRROR_BYTES]
+    offs = [4, 0x48, 0x60]
+    slots = [(4, True), (8, True), (4, False), (16, True), (4, True), (4, True)]
+    hints = [0, 1, 0, 0, 2, 0]
+    lim = [1, 1, 1, 1, 1, 0]
+    gm, words, copied = mirrors(slots, hints, lim, starts, ends, offs, arena)
+    b = words.view(np.uint8)
+    assert gm[2] == -1 and gm[5] == -1          # not a uniform load / no guess
+    assert gm[4] == -1                          # window 2 does not fit after the others
+    assert gm[0] == gm[3] and gm[0] % 8 == 0x1004 % 8 and gm[1] % 8 == 0
+    assert bytes(b[gm[0]:gm[0] + 0x40]) == bytes(arena[4:4 + 0x40])
+    assert bytes(b[gm[1]:gm[1] + 0x10]) == bytes(arena[0x48:0x58])
+    assert sorted(copied) == [(4, 0x40), (0x48, 0x10)]
+    gm, _, copied = mirrors(slots, hints, lim, starts, ends, offs, arena, enabled=False)
+    assert (gm == -1).all() and copied == []
+
+
 def test_carry_masks_are_not_exchanged():
     """The VCC written by v_add_co_u32 and read by the next v_add_co_ci_u32 (vadd's 64-bit
     address arithmetic) is that lane's own carry: no ballot (in wave64 no shared-memory round
@@ -429,3 +452,66 @@ def test_gpu_stale_window_guesses_are_checked(wave):
     r = k.launch(groups=(16 * n // 256,), block=(256,), args=[ba, bb, bo, np.uint32(16 * n)])
     assert r.refusal is not None and r.refusal.code == "escape", r.refusal
     assert np.array_equal(dev.download(bo, np.uint32), before)
+
+
+# A wave that writes the word its uniform loads read: the first s_load's window is copied into
+# constant memory (codegen.mirrors) once the module has learned it, so the second s_load would
+# read the stale copy; the host sees the copied window written and runs the dispatch again
+# without copies.  Built with llvm-mc-19 (tests/execute/asm.py, gfx1030; the same bytes for
+# wave32 and wave64); test_mirror_program_bytes checks the bytes where llvm-mc-19 exists.
+MIRROR_SRC = """
+  s_load_dword s4, s[0:1], 0x0
+  s_waitcnt lgkmcnt(0)
+  v_mov_b32 v1, 0
+  v_mov_b32 v2, s4
+  v_add_nc_u32 v2, 1, v2
+  global_store_dword v1, v2, s[0:1]
+  s_waitcnt vmcnt(0)
+  s_load_dword s5, s[0:1], 0x0 glc
+  s_waitcnt lgkmcnt(0)
+  v_mov_b32 v3, s5
+  global_store_dword v1, v3, s[0:1] offset:4
+  s_endpgm
+"""
+MIRROR_HEX = ("000100f4000000fa7fc08cbf8002027e0402047e8104044a008070dc01020000703f8cbf400101f4"
+              "000000fa7fc08cbf0502067e048070dc01030000000081bf")
+
+
+def test_mirror_program_bytes():
+    sys.path.insert(0, str(HERE.parent / "execute"))
+    from asm import HAVE_MC, assemble
+    if not HAVE_MC:
+        pytest.skip("llvm-mc-19 not installed")
+    for w64 in (False, True):
+        assert assemble(MIRROR_SRC, w64) == bytes.fromhex(MIRROR_HEX)
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("wave64", [False, True])
+def test_gpu_written_mirror_runs_again(wave64):
+    _needs_gpu()
+    sys.path.insert(0, str(HERE.parent / "execute"))
+    from harness import Rig, ptr
+    from wavelift.memory.guest import GuestMemory
+    rig = Rig.__new__(Rig)
+    rig.mem, rig.code, rig.target = GuestMemory(), bytes.fromhex(MIRROR_HEX), "gfx1030"
+    rig.prog = rig.mem.alloc(len(rig.code) + 256, name="code", data=rig.code + b"\0" * 256)
+    rig.wave_size = 64 if wave64 else 32
+    x = rig.buf(np.array([7, 0], np.uint32))
+    cfg = rig.config(user_sgprs=ptr(x), block=(rig.wave_size, 1, 1))
+    cache = {}
+    for rnd in range(3):
+        ref = copy.deepcopy(rig.mem)
+        rn = execute_dispatch_numpy(ref, cfg)
+        r = rig.run(cfg, backend="cuda", mode="lane", cache=cache)
+        assert r.refusal is None and rn.refusal is None, (r.refusal, rn.refusal)
+        assert r.write_spans == rn.write_spans
+        got = rig.read(x, np.uint32, 2)
+        assert not _compare(ref, rig.mem), rnd
+        assert got[0] == got[1] == 8 + rnd, (rnd, got)
+        assert bool(r.stats.get("mirror_rerun")) == (rnd > 0), rnd   # copies once hints exist
+
+
+def execute_dispatch_numpy(mem, cfg):
+    from wavelift.execute import execute_dispatch
+    return execute_dispatch(mem, cfg, backend="numpy", mode="lane", cache={})

@@ -62,7 +62,7 @@ class Module:
     cubin: bytes
     compile_s: float
     compiled_by: str                # "nvrtc" | "disk"
-    slot_nbytes: tuple = ()         # per global access slot: its size (codegen.guesses)
+    slots: tuple = ()               # per global access slot: (size, uniform load) (codegen.guesses)
     hints: object = None            # WL_HINT read back after the last dispatch (None: none yet)
     _fn: object = field(default=None, repr=False)
     _mod: object = field(default=None, repr=False)
@@ -127,7 +127,7 @@ def build_module(key, program: Program, config, mode: str, arch: str | None = No
         raise Refused("backend.unavailable", f"mode {mode!r} is not 'wave' or 'lane'")
     arch = arch or device_arch()
     try:
-        src, slot_nbytes = generate(program, config.wave_size, mode, config.scratch_wave_bytes,
+        src, slots = generate(program, config.wave_size, mode, config.scratch_wave_bytes,
                                     config.program_address if base_address is None else base_address,
                                     baked_params(config))
     except CudaUnsupported as e:
@@ -139,7 +139,7 @@ def build_module(key, program: Program, config, mode: str, arch: str | None = No
     except CompileError as e:
         raise Refused("backend.unavailable", f"NVRTC could not compile the module: "
                                              f"{str(e)[:2000]}") from None
-    return Module(key, program, src, arch, cubin, secs, how, slot_nbytes)
+    return Module(key, program, src, arch, cubin, secs, how, slots)
 
 
 def __getattr__(name):

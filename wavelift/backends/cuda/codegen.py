@@ -46,6 +46,7 @@ P_WORDS = 56
 CONST_WINDOWS = 128   # window tables up to this size live in constant memory (runtime._set_constants)
 
 MAX_GUESSES = 1024    # global accesses with a window guess in constant memory (guesses)
+MIRROR_BYTES = 16384  # constant memory for copies of the windows uniform loads read (mirrors)
 INLINE_MEMORY_OPS = 48   # programs with more global/LDS accesses call the memory helpers
 # exchange words per wave, twice: 64 values, 64 writer ids, 4 spare.  A wave64 exchange writes
 # the half at xo, meets at one named barrier, reads, and flips xo: the next write to this half
@@ -124,14 +125,16 @@ class Lowering:
         # every global access gets a dense slot: its window hint (WL_HINT) and, for the first
         # MAX_GUESSES, a window guess in constant memory (WL_G*), both checked, never trusted
         self.skip, self.fwd = _plan(program, wave_size)
+        # (and, for uniform loads of whole words, the copy of that window, mirrors())
         self.slot: dict[int, int] = {}
-        self.slot_nbytes: list[int] = []
+        self.slots: list[tuple[int, bool]] = []          # (bytes per access, mirrorable)
         for b in program.blocks:
             for op in b.ops:
                 if op.name in ("load", "store", "atomic") and op.attrs["space"] == "global":
-                    self.slot[id(op)] = len(self.slot_nbytes)
-                    self.slot_nbytes.append(op.attrs["nbytes"] if op.name != "atomic"
-                                            else op.attrs["bits"] // 8)
+                    nb = op.attrs["nbytes"] if op.name != "atomic" else op.attrs["bits"] // 8
+                    self.slot[id(op)] = len(self.slots)
+                    self.slots.append((nb, op.name == "load" and op.out.uniform and nb % 4 == 0
+                                       and len(self.slots) < MAX_GUESSES))
 
     # ------------------------------------------------------------------------------ helpers
     def wsync(self) -> str:
@@ -165,6 +168,7 @@ class Lowering:
         ctype: dict[int, str] = {}
         words: dict[int, int] = {}
         pend = [True, True]             # [store since last sync, load since last sync]
+        self._pend = pend
 
         def sync():
             emit("  " + self.wsync())
@@ -468,20 +472,32 @@ class Lowering:
         if sp != "global":
             raise CudaUnsupported(f"load {sp}")
         uniform = op.out.uniform
+        j = self.slot[id(op)]
+        mirrored = self.slots[j][1]
+        if mirrored:                    # the copy, when there is one: the same in every lane
+            before("load")
+            saved = list(self._pend)    # the syncs below run only without the copy
+            emit(f"  if (!wl_mirror((u64)({a[0]}), ({a[1]}), {j}u, {nb}u, {o}_w)) {{")
         if uniform and self.L == 64:
             if words > 64:
                 raise CudaUnsupported("uniform load wider than 64 words")
             before("load")
-            emit(f"  if (lane == 0u) {{ wl_gload(C, (u64)({a[0]}), ({a[1]}), {nb}u, {o}_w, {words}u, {op.instr}u, {self.slot[id(op)]}u, 0u, true);"
+            emit(f"  if (lane == 0u) {{ wl_gload(C, (u64)({a[0]}), ({a[1]}), {nb}u, {o}_w, {words}u, {op.instr}u, {j}u, 0u, true);"
                  f" for (u32 k = 0; k < {words}u; k++) X[xo + k] = {o}_w[k]; }}")
             sync()
             emit(f"  for (u32 k = 0; k < {words}u; k++) {o}_w[k] = X[xo + k];")
             emit(f"  xo ^= {XWORDS}u;")
+            if mirrored:
+                emit("  }")
+                self._pend[:] = [x or y for x, y in zip(saved, self._pend)]
             return
         before("load")
         rec = "(lane == 0u)" if uniform else "true"
-        emit(f"  wl_gload(C, (u64)({a[0]}), ({a[1]}), {nb}u, {o}_w, {words}u, {op.instr}u, {self.slot[id(op)]}u, lane, {rec});")
+        emit(f"  wl_gload(C, (u64)({a[0]}), ({a[1]}), {nb}u, {o}_w, {words}u, {op.instr}u, {j}u, lane, {rec});")
         after("load")
+        if mirrored:
+            emit("  }")
+            self._pend[:] = [x or y for x, y in zip(saved, self._pend)]
 
     # scratch (docs/decisions/0008-scratch.md, backends/numpy/scratch.py): wave-relative byte
     # addresses are u64 (a wild offset never wraps onto a valid one); an access is in range,
@@ -610,9 +626,10 @@ class Lowering:
         # inlined memory helpers are fastest, but NVVM's time grows steeply with the number of
         # inlined copies (an -O0 program: 20 s -> 4 s); big programs call them instead
         memfn = "__forceinline__" if nmem <= INLINE_MEMORY_OPS else "__noinline__"
-        nslot = len(self.slot_nbytes)
+        nslot = len(self.slots)
         lines = [PRELUDE, f"#define WL_MEMFN {memfn}", f"#define WL_NSLOT {max(nslot, 1)}u",
-                 f"#define WL_NGUESS {max(min(nslot, MAX_GUESSES), 1)}u", _CTX, "extern \"C\" __global__ void __launch_bounds__(1024) wl_main(",
+                 f"#define WL_NGUESS {max(min(nslot, MAX_GUESSES), 1)}u",
+                 f"#define WL_MIRROR_WORDS {MIRROR_BYTES // 4 if any(u for _, u in self.slots) else 1}u", _CTX, "extern \"C\" __global__ void __launch_bounds__(1024) wl_main(",
                  "    u8* __restrict__ arena, u8* __restrict__ written,",
                  "    const u64* __restrict__ wstart, const u64* __restrict__ wend,",
                  "    const i64* __restrict__ woff, const u64* __restrict__ wavebase,",
@@ -721,6 +738,13 @@ __constant__ i64 WL_WO[WL_CW];
 __constant__ u64 WL_GB[WL_NGUESS];
 __constant__ u64 WL_GL[WL_NGUESS];
 __constant__ i64 WL_GO[WL_NGUESS];
+/* per slot of a uniform load: where its guessed window starts in WL_MIRROR, a copy of the
+   window made before the dispatch (-1: none).  Uniform loads read the copy from constant
+   memory: no memory round trip, and every warp of a wave64 sees the same words without an
+   exchange.  The host checks after the dispatch that no copied window was written, else runs
+   it again without copies (runtime.py). */
+__constant__ i32 WL_GM[WL_NGUESS];
+__constant__ u32 WL_MIRROR[WL_MIRROR_WORDS];
 /* per slot: the window it last resolved to, left by any thread of any block or dispatch of this
    module; the host reads it back after a dispatch to make the next one's guesses.  Only a hint:
    each use checks it against this dispatch's tables, so stale or racing values cost a search,
@@ -757,6 +781,16 @@ __device__ __forceinline__ bool wl_res(WlCtx& C, u64 addr, u32 nb, i64* idx, u32
   const u64 d = a - s;                    /* windows do not overlap: a is in k's or in none */
   if (d >= e - s || d + (u64)nb > e - s) return false;
   *idx = (c ? WL_WO[k] : __ldg(C.W.off + k)) + (i64)d;
+  return true;
+}
+/* a uniform load of nb (a multiple of 4) bytes from the mirror: true when it was there (or
+   masked off), with the words in w */
+__device__ __forceinline__ bool wl_mirror(u64 addr, bool mask, u32 slot, u32 nb, u32* w) {
+  const i32 mo = WL_GM[slot];
+  if (mo < 0) return false;
+  const u64 d = addr - WL_GB[slot];
+  if (d >= WL_GL[slot] || (addr & 3ull) != 0ull) return false;
+  if (mask) { const u32 i = ((u32)mo + (u32)d) >> 2; for (u32 k = 0; k < nb / 4u; k++) w[k] = WL_MIRROR[i + k]; }
   return true;
 }
 /* the rare paths take plain values: a context passed by reference to a call would live in
@@ -892,6 +926,34 @@ def _plan(program: Program, wave_size: int) -> tuple[set, dict]:
     return skip, fwd
 
 
+def mirrors(slots, hints, lim, starts, ends, offs, arena, enabled: bool = True):
+    """-> (WL_GM, WL_MIRROR words, [(arena offset, bytes) of each copied window]): copies of the
+    guessed windows of the mirrorable slots (uniform whole-word loads), first come first served
+    while they fit in MIRROR_BYTES; each copy starts at an offset congruent to its window's
+    address mod 8, so aligned loads read aligned words.  ``lim`` is guesses()' limits (0: no
+    guess).  Not ``enabled``: no copies (the rerun after a copied window was written)."""
+    n = min(len(slots), MAX_GUESSES)
+    gm = np.full(max(n, 1), -1, np.int32)
+    buf = np.zeros(MIRROR_BYTES, np.uint8)
+    done: dict = {}
+    pos = 0
+    for j in range(n if enabled else 0):
+        if not slots[j][1] or int(lim[j]) == 0:
+            continue
+        k = int(hints[j])
+        if k not in done:
+            size = int(ends[k]) - int(starts[k])
+            at = -(-pos // 8) * 8 + (int(starts[k]) & 7)
+            if at + size > MIRROR_BYTES:
+                continue
+            o = int(offs[k])
+            buf[at:at + size] = arena[o:o + size]
+            done[k] = (at, o, size)
+            pos = at + size
+        gm[j] = done[k][0]
+    return gm, buf.view(np.uint32), [(o, size) for _, o, size in done.values()]
+
+
 def param_words(cfg, nwin: int = 0, budget: int = 0, xoff: int = 0) -> np.ndarray:
     """P[]: the dispatch's numbers as the kernel reads them (constant memory, runtime.py)."""
     P = np.zeros(P_WORDS, np.uint32)
@@ -948,14 +1010,14 @@ def baked_params(cfg) -> tuple:
 
 def generate(program: Program, wave_size: int, mode: str, scratch_wave_bytes: int,
              base_address: int, baked: tuple = ()) -> tuple[str, tuple[int, ...]]:
-    """-> (the module's CUDA source, the byte size of each global access slot's accesses)."""
+    """-> (the module's CUDA source, (bytes per access, mirrorable) of each global access slot)."""
     low = Lowering(program, wave_size, mode, scratch_wave_bytes, base_address)
     src = low.kernel_source()
     vals = {int(k): int(v) & 0xFFFFFFFF for k, v in baked}
     # every read of a baked word becomes its number (the declaration "u32 P[..]" stays)
     src = re.sub(r"(?<!u32 )\bP\[(\d+)\]",
                  lambda m: f"{vals[int(m.group(1))]}u" if int(m.group(1)) in vals else m.group(0), src)
-    return src, tuple(low.slot_nbytes)
+    return src, tuple(low.slots)
 
 
 def kernel_source(program: Program, wave_size: int, mode: str, scratch_wave_bytes: int,

@@ -61,19 +61,25 @@ class Runtime:
         tz = np.where((gid_z == ez - 1) & (pz > 0), pz, bz)
         return total, -(-(tx * ty * tz) // L), full
 
-    def _set_constants(self, P: np.ndarray) -> None:
-        """The kernel's constant memory: P, and the window tables when they fit (codegen WL_CW;
-        the global tables are passed in every case and used beyond that)."""
+    def _set_constants(self, P: np.ndarray, mirror: bool = True) -> None:
+        """The kernel's constant memory: P, the window tables when they fit (codegen WL_CW;
+        the global tables are passed in every case and used beyond that), the accesses' window
+        guesses and (``mirror``) copies of the windows uniform loads read (codegen.mirrors)."""
         win = self.win
         put = [("P", P)]
+        self.mirrored = []
         if len(win.starts) <= G.CONST_WINDOWS:
             put += [("WL_WS", np.asarray(win.starts, np.uint64)), ("WL_WE", np.asarray(win.ends, np.uint64)),
                     ("WL_WO", np.asarray(win.offs, np.int64))]
         m = self.m
-        if m.slot_nbytes:
-            hints = m.hints if m.hints is not None else np.full(len(m.slot_nbytes), -1, np.int64)
-            put += list(zip(("WL_GB", "WL_GL", "WL_GO"),
-                            G.guesses(m.slot_nbytes, hints, win.starts, win.ends, win.offs)))
+        if m.slots:
+            hints = m.hints if m.hints is not None else np.full(len(m.slots), -1, np.int64)
+            g = G.guesses([nb for nb, _ in m.slots], hints, win.starts, win.ends, win.offs)
+            put += list(zip(("WL_GB", "WL_GL", "WL_GO"), g))
+            if any(u for _, u in m.slots):
+                gm, words, self.mirrored = G.mirrors(m.slots, hints, g[1], win.starts, win.ends,
+                                                     win.offs, win.arena, enabled=mirror)
+                put += [("WL_GM", gm), ("WL_MIRROR", words)]
         for name, host in put:
             if host.size:
                 m.put_constant(name, np.ascontiguousarray(host))
@@ -81,8 +87,8 @@ class Runtime:
     def _learn_hints(self) -> None:
         """Keep the windows the accesses last resolved to for the module's next dispatch."""
         m = self.m
-        if m.slot_nbytes:
-            h = np.zeros(len(m.slot_nbytes), np.uint32)
+        if m.slots:
+            h = np.zeros(len(m.slots), np.uint32)
             m.get_global("WL_HINT", h)
             m.hints = h.astype(np.int64)
 
@@ -109,57 +115,69 @@ class Runtime:
         if shared > 48 * 1024:
             self.m.set_shared(fn, shared)
         win = self.win
-        self._set_constants(G.param_words(cfg, len(win.starts), self.budget, xoff))
-        d = {
-            # 8 spare bytes: wl_read may fetch the word after an access's last one
-            "arena": cp.asarray(np.concatenate([win.arena, np.zeros(8, np.uint8)])),
-            "written": cp.zeros(win.arena.size, cp.uint8),
-            # (one spare entry so that no table is empty; never mix uint64 with Python ints:
-            # NumPy would go through float64 and round 0xffff8000_xxxxxxxx addresses)
-            "wstart": cp.asarray(np.append(np.asarray(win.starts, np.uint64), np.uint64(0))),
-            "wend": cp.asarray(np.append(np.asarray(win.ends, np.uint64), np.uint64(0))),
-            "woff": cp.asarray(np.append(np.asarray(win.offs, np.int64), np.int64(0))),
-            "wavebase": cp.asarray(wavebase),
-            "status": cp.zeros(16, cp.uint32),
-            "stats": cp.zeros(8 + 2 * 256, cp.uint64),     # [2] escapes; [8 + 2k], [9 + 2k] slot k
-            "esc": cp.zeros(8 * 16, cp.uint32),
-        }
+        P = G.param_words(cfg, len(win.starts), self.budget, xoff)
         wb = cfg.scratch_wave_bytes if self.mode == "wave" else 0
         per_group = max(full * wb, 1)
         chunk = max(1, min(MAX_GRID, total, MAX_SCRATCH_BYTES // per_group if wb else MAX_GRID))
-        gscr = cp.zeros(max(chunk * full * wb // 4, 1), cp.uint32)
-        def launch_all(dd):
-            for g0 in range(0, total, chunk):
-                n = min(chunk, total - g0)
-                if wb and g0:
+
+        def attempt(mirror: bool) -> dict:
+            self._set_constants(P, mirror)
+            d = {
+                # 8 spare bytes: wl_read may fetch the word after an access's last one
+                "arena": cp.asarray(np.concatenate([win.arena, np.zeros(8, np.uint8)])),
+                "written": cp.zeros(win.arena.size, cp.uint8),
+                # (one spare entry so that no table is empty; never mix uint64 with Python ints:
+                # NumPy would go through float64 and round 0xffff8000_xxxxxxxx addresses)
+                "wstart": cp.asarray(np.append(np.asarray(win.starts, np.uint64), np.uint64(0))),
+                "wend": cp.asarray(np.append(np.asarray(win.ends, np.uint64), np.uint64(0))),
+                "woff": cp.asarray(np.append(np.asarray(win.offs, np.int64), np.int64(0))),
+                "wavebase": cp.asarray(wavebase),
+                "status": cp.zeros(16, cp.uint32),
+                "stats": cp.zeros(8 + 2 * 256, cp.uint64),     # [2] escapes; [8 + 2k], [9 + 2k] slot k
+                "esc": cp.zeros(8 * 16, cp.uint32),
+            }
+            gscr = cp.zeros(max(chunk * full * wb // 4, 1), cp.uint32)
+
+            def launch_all(dd):
+                for g0 in range(0, total, chunk):
+                    n = min(chunk, total - g0)
+                    if wb and g0:
+                        gscr.fill(0)
+                    fn((n,), (full * L,), (dd["arena"], dd["written"], dd["wstart"],
+                                           dd["wend"], dd["woff"], dd["wavebase"], dd["status"],
+                                           dd["stats"], dd["esc"], gscr, np.uint64(g0)),
+                       shared_mem=shared)
+            # benchmarks only: time N back-to-back launches on copies (so that the host's launch
+            # latency is not counted); the dispatch's own results come from the launch after them
+            reps = int(os.environ.get("WAVELIFT_CUDA_TIMING_REPEAT", "0") or 0)
+            start, stop = cp.cuda.Event(), cp.cuda.Event()
+            if reps > 0:
+                dd = {k: (v.copy() if k in ("arena", "written", "status", "stats", "esc") else v)
+                      for k, v in d.items()}
+                launch_all(dd)                                  # warm-up
+                start.record()
+                for _ in range(reps):
+                    launch_all(dd)
+                stop.record()
+                stop.synchronize()
+                self.extra_stats["device_time_s"] = cp.cuda.get_elapsed_time(start, stop) / 1000.0 / reps
+                del dd
+                if wb:
                     gscr.fill(0)
-                fn((n,), (full * L,), (dd["arena"], dd["written"], dd["wstart"],
-                                       dd["wend"], dd["woff"], dd["wavebase"], dd["status"],
-                                       dd["stats"], dd["esc"], gscr, np.uint64(g0)),
-                   shared_mem=shared)
-        # benchmarks only: time N back-to-back launches on copies (so that the host's launch
-        # latency is not counted); the dispatch's own results come from the launch after them
-        reps = int(os.environ.get("WAVELIFT_CUDA_TIMING_REPEAT", "0") or 0)
-        start, stop = cp.cuda.Event(), cp.cuda.Event()
-        if reps > 0:
-            dd = {k: (v.copy() if k in ("arena", "written", "status", "stats", "esc") else v)
-                  for k, v in d.items()}
-            launch_all(dd)                                  # warm-up
             start.record()
-            for _ in range(reps):
-                launch_all(dd)
+            launch_all(d)
             stop.record()
             stop.synchronize()
-            self.extra_stats["device_time_s"] = cp.cuda.get_elapsed_time(start, stop) / 1000.0 / reps
-            del dd
-            if wb:
-                gscr.fill(0)
-        start.record()
-        launch_all(d)
-        stop.record()
-        stop.synchronize()
-        if reps <= 0:
-            self.extra_stats["device_time_s"] = cp.cuda.get_elapsed_time(start, stop) / 1000.0
+            if reps <= 0:
+                self.extra_stats["device_time_s"] = cp.cuda.get_elapsed_time(start, stop) / 1000.0
+            return d
+
+        d = attempt(True)
+        # a mirrored window this dispatch wrote: its uniform loads may have read stale copies,
+        # so the dispatch runs again, from the same arena, without mirrors (codegen.mirrors)
+        if any(bool(d["written"][o:o + n].any()) for o, n in self.mirrored):
+            self.extra_stats["mirror_rerun"] = True
+            d = attempt(False)
         t0 = time.perf_counter()
         self._learn_hints()
         status = d["status"].get()
