@@ -122,9 +122,9 @@ class Lowering:
         self.sregs, self.vregs = sorted(sregs), sorted(vregs)
         self.refusals: list[tuple[int, str]] = []     # refuse_if ops: (instruction, why)
         self.uses_trig_preop = False
+        self.skip, self.fwd = _plan(program, wave_size)
         # every global access gets a dense slot: its window hint (WL_HINT) and, for the first
         # MAX_GUESSES, a window guess in constant memory (WL_G*), both checked, never trusted
-        self.skip, self.fwd = _plan(program, wave_size)
         # (and, for uniform loads of whole words, the copy of that window, mirrors())
         self.slot: dict[int, int] = {}
         self.slots: list[tuple[int, bool]] = []          # (bytes per access, mirrorable)
@@ -839,7 +839,7 @@ _EFFECTS = {"sset", "vset", "store", "refuse_if", "load", "atomic"}
 
 def _plan(program: Program, wave_size: int) -> tuple[set, dict]:
     """What the lowering may leave out, so that no cross-lane exchange (a warp vote; in wave64
-    a shared-memory round with two named barriers) is made for a mask nobody reads -- typically
+    a shared-memory round with a named barrier) is made for a mask nobody reads -- typically
     VCC written by v_add_co_u32 and read only by the next v_add_co_ci_u32:
       * fwd: maskbit ops that read bit `lane` of a ballot of b made earlier in the block (through
         lo32/hi32, an sset and sget of the same register version, pack64 or a zero-extension):
