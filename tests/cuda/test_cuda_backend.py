@@ -409,19 +409,29 @@ def test_gpu_matches_numpy_lane(pattern):
             assert not _compare(m1, m2), (name, _compare(m1, m2)[:3])
 
 
+# An endless loop (built like MIRROR_SRC below; the GPU machine has no llvm-mc, so the bytes
+# are here and test_embedded_program_bytes checks them where llvm-mc-19 exists).
+LOOP_SRC = "loop:\n  s_add_u32 s0, s0, 1\n  s_branch loop\n  s_endpgm\n"
+LOOP_HEX = "00810080feff82bf000081bf"
+
+
+def _rig(code_hex, wave64):
+    """A tests/execute harness Rig over program bytes (no assembler needed)."""
+    sys.path.insert(0, str(HERE.parent / "execute"))
+    from harness import Rig
+    from wavelift.memory.guest import GuestMemory
+    rig = Rig.__new__(Rig)
+    rig.mem, rig.code, rig.target = GuestMemory(), bytes.fromhex(code_hex), "gfx1030"
+    rig.prog = rig.mem.alloc(len(rig.code) + 256, name="code", data=rig.code + b"\0" * 256)
+    rig.wave_size = 64 if wave64 else 32
+    return rig
+
+
 @pytest.mark.cuda
 @pytest.mark.parametrize("wave64", [False, True])
 def test_gpu_budget_stops_an_endless_loop(wave64):
     _needs_gpu()
-    sys.path.insert(0, str(HERE.parent / "execute"))
-    try:
-        from harness import Rig
-    except Exception as e:          # noqa: BLE001
-        pytest.skip(f"assembler harness unavailable: {e}")
-    try:
-        rig = Rig("loop:\n  s_add_u32 s0, s0, 1\n  s_branch loop\n  s_endpgm\n", wave64=wave64)
-    except Exception as e:          # noqa: BLE001
-        pytest.skip(f"llvm-mc unavailable: {e}")
+    rig = _rig(LOOP_HEX, wave64)
     cfg = rig.config(groups=(64, 1, 1), block=(64, 1, 1))
     r = rig.run(cfg, backend="cuda", mode="lane", budget=200_000)
     assert r.refusal is not None and r.refusal.code == "dispatch.budget_exceeded", r.refusal
@@ -458,7 +468,7 @@ def test_gpu_stale_window_guesses_are_checked(wave):
 # constant memory (codegen.mirrors) once the module has learned it, so the second s_load would
 # read the stale copy; the host sees the copied window written and runs the dispatch again
 # without copies.  Built with llvm-mc-19 (tests/execute/asm.py, gfx1030; the same bytes for
-# wave32 and wave64); test_mirror_program_bytes checks the bytes where llvm-mc-19 exists.
+# wave32 and wave64); test_embedded_program_bytes checks the bytes where llvm-mc-19 exists.
 MIRROR_SRC = """
   s_load_dword s4, s[0:1], 0x0
   s_waitcnt lgkmcnt(0)
@@ -477,26 +487,22 @@ MIRROR_HEX = ("000100f4000000fa7fc08cbf8002027e0402047e8104044a008070dc010200007
               "000000fa7fc08cbf0502067e048070dc01030000000081bf")
 
 
-def test_mirror_program_bytes():
+def test_embedded_program_bytes():
     sys.path.insert(0, str(HERE.parent / "execute"))
     from asm import HAVE_MC, assemble
     if not HAVE_MC:
         pytest.skip("llvm-mc-19 not installed")
-    for w64 in (False, True):
-        assert assemble(MIRROR_SRC, w64) == bytes.fromhex(MIRROR_HEX)
+    for src, code in ((MIRROR_SRC, MIRROR_HEX), (LOOP_SRC, LOOP_HEX)):
+        for w64 in (False, True):
+            assert assemble(src, w64) == bytes.fromhex(code)
 
 
 @pytest.mark.cuda
 @pytest.mark.parametrize("wave64", [False, True])
 def test_gpu_written_mirror_runs_again(wave64):
     _needs_gpu()
-    sys.path.insert(0, str(HERE.parent / "execute"))
-    from harness import Rig, ptr
-    from wavelift.memory.guest import GuestMemory
-    rig = Rig.__new__(Rig)
-    rig.mem, rig.code, rig.target = GuestMemory(), bytes.fromhex(MIRROR_HEX), "gfx1030"
-    rig.prog = rig.mem.alloc(len(rig.code) + 256, name="code", data=rig.code + b"\0" * 256)
-    rig.wave_size = 64 if wave64 else 32
+    rig = _rig(MIRROR_HEX, wave64)
+    from harness import ptr
     x = rig.buf(np.array([7, 0], np.uint32))
     cfg = rig.config(user_sgprs=ptr(x), block=(rig.wave_size, 1, 1))
     cache = {}
