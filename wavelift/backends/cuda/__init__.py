@@ -128,8 +128,8 @@ def build_module(key, program: Program, config, mode: str, arch: str | None = No
     arch = arch or device_arch()
     try:
         src, slots = generate(program, config.wave_size, mode, config.scratch_wave_bytes,
-                                    config.program_address if base_address is None else base_address,
-                                    baked_params(config))
+                              config.program_address if base_address is None else base_address,
+                              baked_params(config))
     except CudaUnsupported as e:
         raise Refused("backend.unavailable",
                       f"the CUDA backend does not lower this program ({e}); use backend='numpy'") \

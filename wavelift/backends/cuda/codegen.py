@@ -168,7 +168,6 @@ class Lowering:
         ctype: dict[int, str] = {}
         words: dict[int, int] = {}
         pend = [True, True]             # [store since last sync, load since last sync]
-        self._pend = pend
 
         def sync():
             emit("  " + self.wsync())
@@ -350,7 +349,7 @@ class Lowering:
                 name[op.out.id], ctype[op.out.id] = o, "u32"
                 continue
             elif n == "load":
-                self.load(op, a, o, emit, before, after, sync)
+                self.load(op, a, o, emit, before, after, sync, pend)
                 name[op.out.id], ctype[op.out.id] = o, "u32"
                 words[op.out.id] = op.attrs["words"]
                 continue
@@ -456,7 +455,7 @@ class Lowering:
         return f"wl_d2f({a})" if to == "f32" else f"wl_f2d({a})"
 
     # ---------------------------------------------------------------------------- memory
-    def load(self, op, a, o, emit, before, after, sync):
+    def load(self, op, a, o, emit, before, after, sync, pend):
         sp, nb, words = op.attrs["space"], op.attrs["nbytes"], op.attrs["words"]
         emit(f"  u32 {o}_w[{max(words, 1)}];")
         emit(f"  for (u32 k = 0; k < {words}u; k++) {o}_w[k] = 0u;")
@@ -476,7 +475,7 @@ class Lowering:
         mirrored = self.slots[j][1]
         if mirrored:                    # the copy, when there is one: the same in every lane
             before("load")
-            saved = list(self._pend)    # the syncs below run only without the copy
+            saved = list(pend)          # the syncs below run only without the copy
             emit(f"  if (!wl_mirror((u64)({a[0]}), ({a[1]}), {j}u, {nb}u, {o}_w)) {{")
         if uniform and self.L == 64:
             if words > 64:
@@ -489,7 +488,7 @@ class Lowering:
             emit(f"  xo ^= {XWORDS}u;")
             if mirrored:
                 emit("  }")
-                self._pend[:] = [x or y for x, y in zip(saved, self._pend)]
+                pend[:] = [x or y for x, y in zip(saved, pend)]
             return
         before("load")
         rec = "(lane == 0u)" if uniform else "true"
@@ -497,7 +496,7 @@ class Lowering:
         after("load")
         if mirrored:
             emit("  }")
-            self._pend[:] = [x or y for x, y in zip(saved, self._pend)]
+            pend[:] = [x or y for x, y in zip(saved, pend)]
 
     # scratch (docs/decisions/0008-scratch.md, backends/numpy/scratch.py): wave-relative byte
     # addresses are u64 (a wild offset never wraps onto a valid one); an access is in range,
