@@ -64,6 +64,7 @@ class Module:
     compiled_by: str                # "nvrtc" | "disk"
     slots: tuple = ()               # per global access slot: (size, uniform load) (codegen.guesses)
     hints: object = None            # WL_HINT read back after the last dispatch (None: none yet)
+    preloads: object = None         # preload.find(program), made at the first dispatch
     _fn: object = field(default=None, repr=False)
     _mod: object = field(default=None, repr=False)
     _shared: int = 48 * 1024

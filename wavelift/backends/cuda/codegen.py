@@ -20,6 +20,7 @@ import re
 import numpy as np
 
 from ...translate.ir import BITS, EXEC_HI, EXEC_LO, MODE_REG, NUM_SREGS, Block, Program
+from . import preload
 from .prelude import ATOMIC_OPS, PRELUDE, trig_preop_source
 
 # parameter words (P[]): the dispatch's numbers, filled by runtime.py
@@ -128,6 +129,9 @@ class Lowering:
         # (and, for uniform loads of whole words, the copy of that window, mirrors())
         self.slot: dict[int, int] = {}
         self.slots: list[tuple[int, bool]] = []          # (bytes per access, mirrorable)
+        # uniform loads from dispatch-constant addresses: their words, when the host resolved
+        # them, come from constant memory (preload.py)
+        self.pre = {id(op): k for k, op in enumerate(preload.find(program)[0])}
         for b in program.blocks:
             for op in b.ops:
                 if op.name in ("load", "store", "atomic") and op.attrs["space"] == "global":
@@ -470,6 +474,19 @@ class Lowering:
             return
         if sp != "global":
             raise CudaUnsupported(f"load {sp}")
+        k = self.pre.get(id(op))
+        if k is not None:               # the words the host read before the launch, when it could
+            pre_pend = list(pend)       # (no sync: a preloaded byte written means a rerun)
+            emit(f"  if (WL_PO[{k}] >= 0) {{ if ({a[1]}) for (u32 k = 0; k < {words}u; k++) "
+                 f"{o}_w[k] = WL_PRE[WL_PO[{k}] + k]; }} else {{")
+            self._global_load(op, a, o, emit, before, after, sync, pend)
+            emit("  }")
+            pend[:] = [x or y for x, y in zip(pre_pend, pend)]
+            return
+        self._global_load(op, a, o, emit, before, after, sync, pend)
+
+    def _global_load(self, op, a, o, emit, before, after, sync, pend):
+        nb, words = op.attrs["nbytes"], op.attrs["words"]
         uniform = op.out.uniform
         j = self.slot[id(op)]
         mirrored = self.slots[j][1]
@@ -628,7 +645,11 @@ class Lowering:
         nslot = len(self.slots)
         lines = [PRELUDE, f"#define WL_MEMFN {memfn}", f"#define WL_NSLOT {max(nslot, 1)}u",
                  f"#define WL_NGUESS {max(min(nslot, MAX_GUESSES), 1)}u",
-                 f"#define WL_MIRROR_WORDS {MIRROR_BYTES // 4 if any(u for _, u in self.slots) else 1}u", _CTX, "extern \"C\" __global__ void __launch_bounds__(1024) wl_main(",
+                 f"#define WL_MIRROR_WORDS {MIRROR_BYTES // 4 if any(u for _, u in self.slots) else 1}u",
+                 f"#define WL_NPRE {max(len(self.pre), 1)}u",
+                 f"#define WL_PRE_WORDS {preload.PRELOAD_WORDS if self.pre else 1}u", _CTX, "#ifndef WL_MIN_BLOCKS", "#define WL_MIN_BLOCKS 1", "#endif",
+                 "#ifndef WL_BLOCK_THREADS", "#define WL_BLOCK_THREADS 1024", "#endif",
+                 "extern \"C\" __global__ void __launch_bounds__(WL_BLOCK_THREADS, WL_MIN_BLOCKS) wl_main(",
                  "    u8* __restrict__ arena, u8* __restrict__ written,",
                  "    const u64* __restrict__ wstart, const u64* __restrict__ wend,",
                  "    const i64* __restrict__ woff, const u64* __restrict__ wavebase,",
@@ -744,6 +765,10 @@ __constant__ i64 WL_GO[WL_NGUESS];
    it again without copies (runtime.py). */
 __constant__ i32 WL_GM[WL_NGUESS];
 __constant__ u32 WL_MIRROR[WL_MIRROR_WORDS];
+/* per preloadable load (preload.py): where its words start in WL_PRE (-1: the host did not
+   resolve it this dispatch) */
+__constant__ i32 WL_PO[WL_NPRE];
+__constant__ u32 WL_PRE[WL_PRE_WORDS];
 /* per slot: the window it last resolved to, left by any thread of any block or dispatch of this
    module; the host reads it back after a dispatch to make the next one's guesses.  Only a hint:
    each use checks it against this dispatch's tables, so stale or racing values cost a search,
@@ -816,18 +841,52 @@ __device__ __noinline__ u64 wl_check_(u32* status, u64 budget, u64 icnt) {
 }
 #define wl_flag(C, bit, a, b, blk) wl_flag_((C).status, bit, a, b, blk)
 #define wl_escape(C, instr, lane, addr, kind) wl_escape_((C).stats, (C).status, (C).esc, (C).wave, instr, lane, addr, kind)
-__device__ WL_MEMFN void wl_gload(WlCtx& C, u64 addr, bool mask, u32 nb, u32* w, u32 words,
-                                         u32 instr, u32 slot, u32 lane, bool record) {
-  if (!mask) return;
+/* the search path of wl_gload / wl_gstore (called, not inlined, in big programs) */
+__device__ WL_MEMFN void wl_gload_(WlCtx& C, u64 addr, u32 nb, u32* w, u32 words, u32 instr,
+                                   u32 slot, u32 lane, bool record) {
   i64 ix;
   if (wl_res(C, addr, nb, &ix, slot)) wl_read(C.arena, wl_al(ix, addr), nb, w, words);
   else if (record) wl_escape(C, instr, lane, addr, 0u);
 }
-__device__ WL_MEMFN void wl_gstore(WlCtx& C, u64 addr, u32 nb, const u32* w, u32 instr, u32 slot,
-                                          u32 lane) {
+__device__ WL_MEMFN void wl_gstore_(WlCtx& C, u64 addr, u32 nb, const u32* w, u32 instr, u32 slot,
+                                    u32 lane) {
   i64 ix;
   if (wl_res(C, addr, nb, &ix, slot)) wl_write(C.arena, C.written, wl_al(ix, addr), nb, w);
   else wl_escape(C, instr, lane, addr, 1u);
+}
+/* an access of 1, 2 or 4k bytes inside its guess at an address aligned to min(nb, 4): true, with
+   where its first byte is (windows sit in the arena congruent to their addresses mod 8, so the
+   pointer is as aligned as the address; made from C.arena, a kernel parameter, so loads and
+   stores are global, not generic).  No branch: the loads after it stay in one basic block, where
+   the compiler issues the next access's load before waiting for this one's value */
+__device__ __forceinline__ bool wl_direct(const WlCtx& C, u64 addr, u32 nb, u32 slot, u8** p) {
+  if (slot >= WL_NGUESS || !(nb == 1u || nb == 2u || (nb & 3u) == 0u)) return false;
+  const u64 d = addr - WL_GB[slot];
+  *p = C.arena + (WL_GO[slot] + (i64)d);
+  return (d < WL_GL[slot]) & ((addr & (u64)(nb >= 4u ? 3u : nb - 1u)) == 0ull);
+}
+__device__ __forceinline__ void wl_gload(WlCtx& C, u64 addr, bool mask, u32 nb, u32* w, u32 words,
+                                         u32 instr, u32 slot, u32 lane, bool record) {
+  u8* p;
+  const bool f = wl_direct(C, addr, nb, slot, &p) & mask;
+  if (f) {
+    if (nb == 1u) w[0] = *p;
+    else if (nb == 2u) w[0] = *(const u16*)p;
+    else for (u32 k = 0; k < nb / 4u; k++) w[k] = ((const u32*)p)[k];
+  }
+  if (mask & !f) wl_gload_(C, addr, nb, w, words, instr, slot, lane, record);
+}
+__device__ __forceinline__ void wl_gstore(WlCtx& C, u64 addr, u32 nb, const u32* w, u32 instr,
+                                          u32 slot, u32 lane) {
+  u8* p;
+  if (wl_direct(C, addr, nb, slot, &p)) {
+    u8* q = C.written + (p - C.arena);
+    if (nb == 1u) { *p = (u8)w[0]; *q = 1u; }
+    else if (nb == 2u) { *(u16*)p = (u16)w[0]; *(u16*)q = 0x0101u; }
+    else for (u32 k = 0; k < nb / 4u; k++) { ((u32*)p)[k] = w[k]; ((u32*)q)[k] = 0x01010101u; }
+    return;
+  }
+  wl_gstore_(C, addr, nb, w, instr, slot, lane);
 }
 """.replace("P_WORDS", str(P_WORDS)).replace("CONST_WINDOWS", str(CONST_WINDOWS))
 
@@ -1016,6 +1075,9 @@ def generate(program: Program, wave_size: int, mode: str, scratch_wave_bytes: in
     # every read of a baked word becomes its number (the declaration "u32 P[..]" stays)
     src = re.sub(r"(?<!u32 )\bP\[(\d+)\]",
                  lambda m: f"{vals[int(m.group(1))]}u" if int(m.group(1)) in vals else m.group(0), src)
+    if all(P_BLOCK + i in vals for i in range(3)):   # the launch's block: compile.py's occupancy
+        n = vals[P_BLOCK] * vals[P_BLOCK + 1] * vals[P_BLOCK + 2]
+        src = f"#define WL_BLOCK_THREADS {max(-(-n // wave_size) * wave_size, wave_size)}\n" + src
     return src, tuple(low.slots)
 
 

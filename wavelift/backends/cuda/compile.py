@@ -12,9 +12,10 @@ import hashlib
 import os
 import pathlib
 import tempfile
+import re
 import time
 
-CODEGEN_VERSION = "wavelift-cuda-1"
+CODEGEN_VERSION = "wavelift-cuda-2"
 DEFAULT_ARCH = "sm_90"          # H200 / H100; overridden by the device's compute capability
 OPTIONS = ("--fmad=false", "-ftz=false", "-prec-div=true", "-prec-sqrt=true", "-std=c++17",
            "-default-device")
@@ -86,8 +87,30 @@ def _check(nv, res, what, prog=None):
     raise CompileError(f"{what} failed ({err})" + (f":\n{log}" if log else ""))
 
 
+# Occupancy (docs/decisions/0009): a module is first compiled for 1536 resident threads per SM
+# (codegen's WL_MIN_BLOCKS, through __launch_bounds__: at most 40 registers), which hides memory
+# latency better; where ptxas must spill for that, it is compiled again without the bound.
+OCCUPANCY_THREADS = 1536
+
+
+def _spills(log: str) -> bool:
+    """ptxas -v said wl_main spills registers (other functions' lines are not counted)."""
+    m = re.search(r"Function properties for wl_main\s*\n[^\n]*?(\d+) bytes spill stores", log)
+    return m is None or int(m.group(1)) > 0
+
+
 def nvrtc_compile(source: str, arch: str = DEFAULT_ARCH) -> bytes:
-    """-> cubin bytes for `arch` (e.g. 'sm_90')."""
+    """-> cubin bytes for `arch` (e.g. 'sm_90'): the occupancy-bounded build unless it spills."""
+    blocks = re.search(r"#define WL_BLOCK_THREADS (\d+)", source)
+    if blocks:
+        minb = max(1, min(32, OCCUPANCY_THREADS // int(blocks.group(1))))
+        cubin, log = _nvrtc_build(source, arch, (f"-DWL_MIN_BLOCKS={minb}", "--ptxas-options=-v"))
+        if not _spills(log):
+            return cubin
+    return _nvrtc_build(source, arch, ())[0]
+
+
+def _nvrtc_build(source: str, arch: str, extra: tuple) -> tuple[bytes, str]:
     nv = _nvrtc()
     if nv is None:
         raise CompileError(nvrtc_problem() or "NVRTC unavailable")
@@ -95,12 +118,18 @@ def nvrtc_compile(source: str, arch: str = DEFAULT_ARCH) -> bytes:
     _check(nv, res, "nvrtcCreateProgram")
     prog = res[1]
     try:
-        opts = [f"-arch={arch}".encode()] + [o.encode() for o in OPTIONS]
+        opts = [f"-arch={arch}".encode()] + [o.encode() for o in OPTIONS + extra]
         _check(nv, nv.nvrtcCompileProgram(prog, len(opts), opts), "nvrtcCompileProgram", prog)
         res = _check(nv, nv.nvrtcGetCUBINSize(prog), "nvrtcGetCUBINSize")
         buf = b" " * res[1]
         _check(nv, nv.nvrtcGetCUBIN(prog, buf), "nvrtcGetCUBIN")
-        return bytes(buf)
+        log = ""
+        if extra:
+            _, n = nv.nvrtcGetProgramLogSize(prog)
+            lb = b" " * n
+            nv.nvrtcGetProgramLog(prog, lb)
+            log = lb.decode(errors="replace")
+        return bytes(buf), log
     finally:
         try:
             nv.nvrtcDestroyProgram(prog)

@@ -16,6 +16,7 @@ import numpy as np
 from ...refusal import Refused
 from ...result import Escape
 from . import codegen as G
+from . import preload as P_
 
 MAX_SCRATCH_BYTES = 1 << 30        # wave-mode scratch held on the device per launch
 MAX_GRID = (1 << 31) - 1
@@ -80,9 +81,34 @@ class Runtime:
                 gm, words, self.mirrored = G.mirrors(m.slots, hints, g[1], win.starts, win.ends,
                                                      win.offs, win.arena, enabled=mirror)
                 put += [("WL_GM", gm), ("WL_MIRROR", words)]
+        put += self._preloads(mirror)
         for name, host in put:
             if host.size:
                 m.put_constant(name, np.ascontiguousarray(host))
+
+    def _preloads(self, enabled: bool) -> list:
+        """WL_PO / WL_PRE: the words of the loads whose address the host resolves (preload.py);
+        the bytes they came from join self.mirrored (written during the dispatch: a rerun)."""
+        m = self.m
+        if m.preloads is None:
+            m.preloads = P_.find(m.program)
+        loads, plan = m.preloads
+        if not loads:
+            return []
+        po = np.full(len(loads), -1, np.int32)
+        pre = np.zeros(P_.PRELOAD_WORDS, np.uint32)
+        if enabled:
+            cfg = self.cfg
+            words, ranges = P_.evaluate(loads, plan, m.program, self.L, cfg.user_sgprs,
+                                        set(cfg.system_sgprs.values()), self.win)
+            pos = 0
+            for k, w in enumerate(words):
+                if w is not None and pos + w.size <= pre.size:
+                    pre[pos:pos + w.size] = w
+                    po[k] = pos
+                    pos += w.size
+            self.mirrored += ranges
+        return [("WL_PO", po), ("WL_PRE", pre)]
 
     def _learn_hints(self) -> None:
         """Keep the windows the accesses last resolved to for the module's next dispatch."""
@@ -122,9 +148,11 @@ class Runtime:
 
         def attempt(mirror: bool) -> dict:
             self._set_constants(P, mirror)
+            # 8 spare bytes: wl_read may fetch the word after an access's last one
+            arena = cp.zeros(win.arena.size + 8, cp.uint8)
+            arena[:win.arena.size].set(win.arena)
             d = {
-                # 8 spare bytes: wl_read may fetch the word after an access's last one
-                "arena": cp.asarray(np.concatenate([win.arena, np.zeros(8, np.uint8)])),
+                "arena": arena,
                 "written": cp.zeros(win.arena.size, cp.uint8),
                 # (one spare entry so that no table is empty; never mix uint64 with Python ints:
                 # NumPy would go through float64 and round 0xffff8000_xxxxxxxx addresses)

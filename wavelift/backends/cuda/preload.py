@@ -1,0 +1,166 @@
+"""Preloads: uniform global loads whose address is a dispatch constant, read by the host.
+
+Kernels read their arguments with scalar loads from an address in user SGPRs (the kernarg
+pointer, a descriptor-table pointer), often again through a pointer read that way.  Such an
+address is the same in every wave of a dispatch, so the host can work it out before the launch
+and put the words it names in constant memory (codegen: WL_PO / WL_PRE): the load becomes a
+constant read, with no address arithmetic, window check or memory round trip.
+
+A load qualifies (``find``, when the module is built) when it is a uniform global load of whole
+words whose mask and address are made, within its block, only of constants, integer ops, words of
+qualifying loads and user SGPRs that still hold their dispatch value there (no block on any path
+from the entry wrote them; programs with s_setpc are left alone).  ``evaluate`` (each dispatch)
+computes those values with the NumPy backend's lowering of each op (the semantics are written
+once) and reads the words from the windows; a load whose address it cannot resolve -- a system
+SGPR, not inside one window, unaligned, a failed op -- simply keeps the kernel's own path.
+Exact because checked: the host reruns the dispatch without preloads when it wrote any byte it
+preloaded (runtime.py, as for mirrors).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...translate.ir import Program
+
+USER_SGPRS = 16          # user SGPRs the kernel takes from its parameters (codegen P_USER)
+MAX_PRELOADS = 256       # loads with a WL_PO entry
+PRELOAD_WORDS = 1024     # constant memory for the words (WL_PRE)
+
+# ops evaluated on the host: integer and b1 only (no float mode involved)
+_OPS = {"const", "add", "sub", "mul", "mulhi", "and", "or", "xor", "not", "neg", "shl", "shr",
+        "sar", "min", "max", "cmp", "select", "cvt", "pack64", "lo32", "hi32", "word", "sget", "load"}
+_INT = {"b1", "u8", "i8", "u16", "i16", "u32", "i32", "u64", "i64"}
+
+
+def _succ(blk, nb):
+    t = blk.term
+    if t[0] == "end":
+        return []
+    nxt = (t[2], t[3]) if t[0] == "branch" else (t[1],)
+    return [x for x in nxt if 0 <= x < nb]
+
+
+def find(program: Program) -> tuple[list, list]:
+    """-> (the qualifying loads in program order, the ops ``evaluate`` runs: every op their
+    addresses and masks need, in program order)."""
+    blocks = program.blocks
+    nb = len(blocks)
+    if nb == 0 or any(b.term[0] == "setpc" for b in blocks):
+        return [], []
+    written = [{op.attrs["reg"] for op in b.ops if op.name == "sset"} for b in blocks]
+    preds: list[list[int]] = [[] for _ in blocks]
+    for b in blocks:
+        for s in _succ(b, nb):
+            preds[s].append(b.index)
+    # registers holding their dispatch value at each block's start (a must-analysis from the
+    # entry, block 0, whose start holds them all unless a branch returns to it)
+    user = frozenset(range(USER_SGPRS))
+    held: list = [None] * nb
+    held[0] = user
+    changed = True
+    while changed:
+        changed = False
+        for i in range(nb):
+            ins = [held[p] - written[p] for p in preds[i] if held[p] is not None]
+            if i == 0:
+                ins.append(user)
+            if not ins:
+                continue
+            h = frozenset.intersection(*ins)
+            if h != held[i]:
+                held[i], changed = h, True
+    loads: list = []
+    ops_of: dict[int, object] = {}          # value id -> op that makes it (known values only)
+    for b in blocks:
+        if held[b.index] is None:
+            continue
+        regs = set(held[b.index])
+        for op in b.ops:
+            n = op.name
+            if n == "sset":
+                regs.discard(op.attrs["reg"])
+                continue
+            if op.out is None or n not in _OPS or not op.out.uniform:
+                continue
+            if n == "sget":
+                if op.attrs["reg"] in regs:
+                    ops_of[op.out.id] = op
+                continue
+            if not all(x.id in ops_of for x in op.args):
+                continue
+            if n == "load":
+                if op.attrs["space"] == "global" and op.attrs["nbytes"] % 4 == 0 and op.attrs["words"] >= 1:
+                    ops_of[op.out.id] = op
+                    loads.append(op)
+            elif op.type in _INT and all(x.type in _INT for x in op.args) \
+                    and (n != "cvt" or op.attrs.get("to") in _INT):
+                ops_of[op.out.id] = op
+    loads = loads[:MAX_PRELOADS]
+    need: set = set()
+    stack = [x for op in loads for x in op.args]
+    while stack:
+        v = stack.pop()
+        if v.id in need:
+            continue
+        need.add(v.id)
+        stack.extend(ops_of[v.id].args)
+    need.update(op.out.id for op in loads)
+    plan = [op for b in blocks for op in b.ops if op.out is not None and op.out.id in need
+            and ops_of.get(op.out.id) is op]
+    return loads, plan
+
+
+def evaluate(loads, plan, program: Program, wave_size: int, user_sgprs, fixed_regs, windows):
+    """-> (words per load, None where unresolved; the (arena index, bytes) ranges read).
+    ``user_sgprs``: the dispatch's user SGPR values; ``fixed_regs``: SGPR indices the dispatch
+    sets per group or wave (system SGPRs), never taken as dispatch values; ``windows``: the
+    dispatch's WindowSet (a load is read only from inside one window)."""
+    from ..numpy.codegen import Lowering
+    from ..numpy import helpers as H
+    from ..numpy.codegen import G
+    if not loads:
+        return [], []
+    low = Lowering(program, wave_size)
+    ns = {"np": np, "H": H, "K": low.consts, "G": G}
+    val: dict = {}
+    ranges: list = []
+    nuser = min(len(user_sgprs), USER_SGPRS)
+    for op in plan:
+        n = op.name
+        if n == "const":
+            val[op.out.id] = low.const_value(op.type, op.attrs["value"])
+            continue
+        if n == "sget":
+            r = op.attrs["reg"]
+            if r < nuser and r not in fixed_regs:
+                val[op.out.id] = np.uint32(int(user_sgprs[r]) & 0xFFFFFFFF)
+            continue
+        if not all(x.id in val for x in op.args):
+            continue
+        if n == "load":
+            addr, mask = int(val[op.args[0].id]), bool(val[op.args[1].id])
+            nb = op.attrs["nbytes"]
+            w = np.zeros(op.attrs["words"], np.uint32)
+            if mask:
+                d = windows.locate(addr, addr, nb) if addr % 4 == 0 else None
+                if d is None:
+                    continue
+                w[:nb // 4] = windows.arena[addr + d:addr + d + nb].view("<u4")
+                ranges.append((addr + d, nb))
+            val[op.out.id] = w
+            continue
+        if n == "word":
+            val[op.out.id] = np.uint32(val[op.args[0].id][op.attrs["k"]])
+            continue
+        low.consts.clear()
+        low.consts.extend(val[x.id] for x in op.args)
+        try:
+            with np.errstate(all="ignore"):
+                r = np.asarray(eval(low.expr(op, [f"K[{i}]" for i in range(len(op.args))]), ns))
+        except Exception:           # noqa: BLE001 - not evaluable here: the kernel's own path
+            continue
+        if r.ndim == 0:
+            val[op.out.id] = r[()]
+    return [val.get(op.out.id) for op in loads], ranges
+
+
