@@ -49,6 +49,7 @@ CONST_WINDOWS = 128   # window tables up to this size live in constant memory (r
 MAX_GUESSES = 1024    # global accesses with a window guess in constant memory (guesses)
 MIRROR_BYTES = 16384  # constant memory for copies of the windows uniform loads read (mirrors)
 INLINE_MEMORY_OPS = 48   # programs with more global/LDS accesses call the memory helpers
+OCCUPANCY_MAX_INSTRUCTIONS = 256   # programs up to this size try the occupancy bound (compile.py)
 # exchange words per wave, twice: 64 values, 64 writer ids, 4 spare.  A wave64 exchange writes
 # the half at xo, meets at one named barrier, reads, and flips xo: the next write to this half
 # comes after the next exchange's barrier, which both warps pass only after this read
@@ -1075,7 +1076,9 @@ def generate(program: Program, wave_size: int, mode: str, scratch_wave_bytes: in
     # every read of a baked word becomes its number (the declaration "u32 P[..]" stays)
     src = re.sub(r"(?<!u32 )\bP\[(\d+)\]",
                  lambda m: f"{vals[int(m.group(1))]}u" if int(m.group(1)) in vals else m.group(0), src)
-    if all(P_BLOCK + i in vals for i in range(3)):   # the launch's block: compile.py's occupancy
+    # the launch's block, for compile.py's occupancy-bounded build (small programs only: big ones
+    # mostly spill under the bound, and trying would double their compile time)
+    if all(P_BLOCK + i in vals for i in range(3)) and len(program.instructions) <= OCCUPANCY_MAX_INSTRUCTIONS:
         n = vals[P_BLOCK] * vals[P_BLOCK + 1] * vals[P_BLOCK + 2]
         src = f"#define WL_BLOCK_THREADS {max(-(-n // wave_size) * wave_size, wave_size)}\n" + src
     return src, tuple(low.slots)
