@@ -604,3 +604,30 @@ def test_preloads_need_the_dispatch_value_on_every_path():
     prog.blocks[3].term = ("setpc", None)                # a jump we cannot follow: none at all
     prog.blocks[1].ops = []
     assert preload.find(prog)[0] == []
+
+
+def test_occupancy_bounded_build_unless_it_spills():
+    """compile.nvrtc_compile: a small program's module names its block size; vadd then fits
+    1536 threads per SM (≤ 40 registers, no spills) and that build is the one kept; a build
+    that spills (vadd squeezed to 32 registers as 2 blocks of 1024 threads) counts as spilling;
+    without a block size there is one, unbounded, build."""
+    import re
+    why = _nvrtc_problem()
+    if why:
+        pytest.skip(f"NVRTC unavailable: {why}")
+    from wavelift.backends.cuda import compile as CC
+    from wavelift.backends.cuda.codegen import baked_params, generate
+    mem, cfg, _, _ = _vadd_dispatch(32)
+    prog, base = translate_dispatch(mem, cfg)
+    src, _ = generate(prog, 32, "lane", 0, base, baked_params(cfg))
+    assert src.startswith("#define WL_BLOCK_THREADS 256\n")
+    cubin, log = CC._nvrtc_build(src, "sm_90", ("-DWL_MIN_BLOCKS=6", "--ptxas-options=-v"))
+    used = re.search(r"Function properties for wl_main[\s\S]*?Used (\d+) registers", log)
+    assert not CC._spills(log) and int(used.group(1)) <= 40
+    assert CC.nvrtc_compile(src, "sm_90") == cubin
+    wide = src.replace("WL_BLOCK_THREADS 256\n", "WL_BLOCK_THREADS 1024\n")
+    _, log = CC._nvrtc_build(wide, "sm_90", ("--ptxas-options=-v", "-DWL_MIN_BLOCKS=2"))
+    assert CC._spills(log)
+    plain = src.replace("#define WL_BLOCK_THREADS 256\n", "")
+    assert CC._spills("ptxas info : Function properties for wl_escape_\n 0 bytes spill stores")
+    assert CC.nvrtc_compile(plain, "sm_90") == CC._nvrtc_build(plain, "sm_90", ())[0]

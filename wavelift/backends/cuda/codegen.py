@@ -648,7 +648,9 @@ class Lowering:
                  f"#define WL_NGUESS {max(min(nslot, MAX_GUESSES), 1)}u",
                  f"#define WL_MIRROR_WORDS {MIRROR_BYTES // 4 if any(u for _, u in self.slots) else 1}u",
                  f"#define WL_NPRE {max(len(self.pre), 1)}u",
-                 f"#define WL_PRE_WORDS {preload.PRELOAD_WORDS if self.pre else 1}u", _CTX, "#ifndef WL_MIN_BLOCKS", "#define WL_MIN_BLOCKS 1", "#endif",
+                 f"#define WL_PRE_WORDS {preload.PRELOAD_WORDS if self.pre else 1}u", _CTX,
+                 # (compile.py defines WL_MIN_BLOCKS; generate() WL_BLOCK_THREADS)
+                 "#ifndef WL_MIN_BLOCKS", "#define WL_MIN_BLOCKS 1", "#endif",
                  "#ifndef WL_BLOCK_THREADS", "#define WL_BLOCK_THREADS 1024", "#endif",
                  "extern \"C\" __global__ void __launch_bounds__(WL_BLOCK_THREADS, WL_MIN_BLOCKS) wl_main(",
                  "    u8* __restrict__ arena, u8* __restrict__ written,",
@@ -1078,7 +1080,8 @@ def generate(program: Program, wave_size: int, mode: str, scratch_wave_bytes: in
                  lambda m: f"{vals[int(m.group(1))]}u" if int(m.group(1)) in vals else m.group(0), src)
     # the launch's block, for compile.py's occupancy-bounded build (small programs only: big ones
     # mostly spill under the bound, and trying would double their compile time)
-    if all(P_BLOCK + i in vals for i in range(3)) and len(program.instructions) <= OCCUPANCY_MAX_INSTRUCTIONS:
+    if all(P_BLOCK + i in vals for i in range(3)) \
+            and len(program.instructions) <= OCCUPANCY_MAX_INSTRUCTIONS:
         n = vals[P_BLOCK] * vals[P_BLOCK + 1] * vals[P_BLOCK + 2]
         src = f"#define WL_BLOCK_THREADS {max(-(-n // wave_size) * wave_size, wave_size)}\n" + src
     return src, tuple(low.slots)

@@ -11,8 +11,8 @@ from __future__ import annotations
 import hashlib
 import os
 import pathlib
-import tempfile
 import re
+import tempfile
 import time
 
 CODEGEN_VERSION = "wavelift-cuda-2"
