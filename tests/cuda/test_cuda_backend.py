@@ -631,3 +631,29 @@ def test_occupancy_bounded_build_unless_it_spills():
     plain = src.replace("#define WL_BLOCK_THREADS 256\n", "")
     assert CC._spills("ptxas info : Function properties for wl_escape_\n 0 bytes spill stores")
     assert CC.nvrtc_compile(plain, "sm_90") == CC._nvrtc_build(plain, "sm_90", ())[0]
+
+
+def test_runtime_packs_preloads_and_guards_their_bytes():
+    """runtime._preloads (no GPU needed): each resolved load's words go to WL_PRE in turn, its
+    WL_PO entry says where; the bytes read join the written check (self.mirrored); a rerun
+    (disabled) preloads nothing."""
+    from types import SimpleNamespace
+    from wavelift.backends.cuda import preload
+    from wavelift.backends.cuda.runtime import Runtime
+    from wavelift.trace.tracer import trace
+    from wavelift.trace.windows import WindowSet
+    mem, cfg, (a, b, c), n = _vadd_dispatch(32)
+    prog, _ = translate_dispatch(mem, cfg)
+    win = WindowSet(trace(mem, cfg), mem)
+    mod = SimpleNamespace(program=prog, preloads=None)
+    rt = Runtime(mod, cfg, win, "lane", 1000)
+    rt.mirrored = []
+    (po_name, po), (pre_name, pre) = rt._preloads(True)
+    assert (po_name, pre_name) == ("WL_PO", "WL_PRE")
+    assert list(po) == [0, 1, 2, 6]                     # 1 + 1 + 4 + 2 words
+    assert list(pre[:8]) == [256 | (1 << 16), n, a & 0xFFFFFFFF, a >> 32, b & 0xFFFFFFFF, b >> 32,
+                             c & 0xFFFFFFFF, c >> 32]
+    assert len(rt.mirrored) == 4 and mod.preloads[0] == preload.find(prog)[0]
+    rt.mirrored = []
+    (_, po), (_, pre) = rt._preloads(False)
+    assert list(po) == [-1] * 4 and not pre.any() and rt.mirrored == []
