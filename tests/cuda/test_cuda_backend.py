@@ -619,7 +619,7 @@ def test_occupancy_bounded_build_unless_it_spills():
     from wavelift.backends.cuda.codegen import baked_params, generate
     mem, cfg, _, _ = _vadd_dispatch(32)
     prog, base = translate_dispatch(mem, cfg)
-    src, _ = generate(prog, 32, "lane", 0, base, baked_params(cfg))
+    src = generate(prog, 32, "lane", 0, base, baked_params(cfg))[0]
     assert src.startswith("#define WL_BLOCK_THREADS 256\n")
     cubin, log = CC._nvrtc_build(src, "sm_90", ("-DWL_MIN_BLOCKS=6", "--ptxas-options=-v"))
     used = re.search(r"Function properties for wl_main[\s\S]*?Used (\d+) registers", log)
@@ -645,7 +645,7 @@ def test_runtime_packs_preloads_and_guards_their_bytes():
     mem, cfg, (a, b, c), n = _vadd_dispatch(32)
     prog, _ = translate_dispatch(mem, cfg)
     win = WindowSet(trace(mem, cfg), mem)
-    mod = SimpleNamespace(program=prog, preloads=None)
+    mod = SimpleNamespace(program=prog, preloads=preload.find(prog))
     rt = Runtime(mod, cfg, win, "lane", 1000)
     rt.mirrored = []
     (po_name, po), (pre_name, pre) = rt._preloads(True)
@@ -653,7 +653,7 @@ def test_runtime_packs_preloads_and_guards_their_bytes():
     assert list(po) == [0, 1, 2, 6]                     # 1 + 1 + 4 + 2 words
     assert list(pre[:8]) == [256 | (1 << 16), n, a & 0xFFFFFFFF, a >> 32, b & 0xFFFFFFFF, b >> 32,
                              c & 0xFFFFFFFF, c >> 32]
-    assert len(rt.mirrored) == 4 and mod.preloads[0] == preload.find(prog)[0]
+    assert len(rt.mirrored) == 4
     rt.mirrored = []
     (_, po), (_, pre) = rt._preloads(False)
     assert list(po) == [-1] * 4 and not pre.any() and rt.mirrored == []

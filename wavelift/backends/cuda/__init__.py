@@ -64,7 +64,7 @@ class Module:
     compiled_by: str                # "nvrtc" | "disk"
     slots: tuple = ()               # per global access slot: (size, uniform load) (codegen.guesses)
     hints: object = None            # WL_HINT read back after the last dispatch (None: none yet)
-    preloads: object = None         # preload.find(program), made at the first dispatch
+    preloads: tuple = ((), ())      # preload.find(program): (loads, plan) (runtime._preloads)
     _fn: object = field(default=None, repr=False)
     _mod: object = field(default=None, repr=False)
     _shared: int = 48 * 1024
@@ -128,9 +128,9 @@ def build_module(key, program: Program, config, mode: str, arch: str | None = No
         raise Refused("backend.unavailable", f"mode {mode!r} is not 'wave' or 'lane'")
     arch = arch or device_arch()
     try:
-        src, slots = generate(program, config.wave_size, mode, config.scratch_wave_bytes,
-                              config.program_address if base_address is None else base_address,
-                              baked_params(config))
+        src, slots, preloads = generate(
+            program, config.wave_size, mode, config.scratch_wave_bytes,
+            config.program_address if base_address is None else base_address, baked_params(config))
     except CudaUnsupported as e:
         raise Refused("backend.unavailable",
                       f"the CUDA backend does not lower this program ({e}); use backend='numpy'") \
@@ -140,7 +140,7 @@ def build_module(key, program: Program, config, mode: str, arch: str | None = No
     except CompileError as e:
         raise Refused("backend.unavailable", f"NVRTC could not compile the module: "
                                              f"{str(e)[:2000]}") from None
-    return Module(key, program, src, arch, cubin, secs, how, slots)
+    return Module(key, program, src, arch, cubin, secs, how, slots, preloads=preloads)
 
 
 def __getattr__(name):

@@ -132,7 +132,8 @@ class Lowering:
         self.slots: list[tuple[int, bool]] = []          # (bytes per access, mirrorable)
         # uniform loads from dispatch-constant addresses: their words, when the host resolved
         # them, come from constant memory (preload.py)
-        self.pre = {id(op): k for k, op in enumerate(preload.find(program)[0])}
+        self.preloads = preload.find(program)
+        self.pre = {id(op): k for k, op in enumerate(self.preloads[0])}
         for b in program.blocks:
             for op in b.ops:
                 if op.name in ("load", "store", "atomic") and op.attrs["space"] == "global":
@@ -1070,8 +1071,9 @@ def baked_params(cfg) -> tuple:
 
 
 def generate(program: Program, wave_size: int, mode: str, scratch_wave_bytes: int,
-             base_address: int, baked: tuple = ()) -> tuple[str, tuple[int, ...]]:
-    """-> (the module's CUDA source, (bytes per access, mirrorable) of each global access slot)."""
+             base_address: int, baked: tuple = ()) -> tuple[str, tuple, tuple]:
+    """-> (the module's CUDA source, (bytes per access, mirrorable) of each global access slot,
+    preload.find's (loads, plan) for the loads the host may resolve)."""
     low = Lowering(program, wave_size, mode, scratch_wave_bytes, base_address)
     src = low.kernel_source()
     vals = {int(k): int(v) & 0xFFFFFFFF for k, v in baked}
@@ -1084,7 +1086,7 @@ def generate(program: Program, wave_size: int, mode: str, scratch_wave_bytes: in
             and len(program.instructions) <= OCCUPANCY_MAX_INSTRUCTIONS:
         n = vals[P_BLOCK] * vals[P_BLOCK + 1] * vals[P_BLOCK + 2]
         src = f"#define WL_BLOCK_THREADS {max(-(-n // wave_size) * wave_size, wave_size)}\n" + src
-    return src, tuple(low.slots)
+    return src, tuple(low.slots), low.preloads
 
 
 def kernel_source(program: Program, wave_size: int, mode: str, scratch_wave_bytes: int,

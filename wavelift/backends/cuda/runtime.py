@@ -90,8 +90,6 @@ class Runtime:
         """WL_PO / WL_PRE: the words of the loads whose address the host resolves (preload.py);
         the bytes they came from join self.mirrored (written during the dispatch: a rerun)."""
         m = self.m
-        if m.preloads is None:
-            m.preloads = P_.find(m.program)
         loads, plan = m.preloads
         if not loads:
             return []
