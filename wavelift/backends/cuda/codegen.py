@@ -72,6 +72,11 @@ _FLOAT_FN = {"fadd", "fsub", "fmul", "fdiv", "fma", "fmin", "fmax", "fneg", "fab
              "trunc", "rndne", "fract", "sqrt", "rcp", "rsq", "exp2", "log2", "sin", "cos",
              "frexp_mant", "frexp_exp"}
 _I32_RESULT = {"popcount", "clz", "ctz", "frexp_exp"}     # NumPy gives int32 whatever the op type
+# ops whose lowering is one expression of their arguments (Lowering.value_expr)
+VALUE_EXPR = _FLOAT_FN | {
+    "const", "add", "sub", "mul", "and", "or", "xor", "not", "neg", "abs", "min", "max", "shl", "shr",
+    "sar", "mulhi", "clz", "ctz", "popcount", "bitrev", "fma_to", "trig_preop", "ldexp", "isclass",
+    "fin", "fout", "cmp", "select", "cvt", "bitcast", "pack64", "lo32", "hi32", "maskbit"}
 
 
 def refusal_table(program: Program) -> list[tuple[int, str]]:
@@ -159,6 +164,121 @@ class Lowering:
             return f"(((s{EXEC_LO} >> lane) & 1u) != 0u)"
         return f"((((lane < 32u) ? s{EXEC_LO} : s{EXEC_HI}) >> (lane & 31u)) & 1u) != 0u"
 
+    def value_expr(self, op, a: list, at: list) -> str:
+        """The C++ expression of a pure value op (VALUE_EXPR) over argument expressions ``a`` of
+        C types ``at``: one lane's semantics, used by the kernel and, compiled for the host, by
+        the differential check against the NumPy backend (tests/cuda/test_cuda_ops_host.py)."""
+        n, t = op.name, op.type
+        if n == "const":
+            e = const_literal(t, op.attrs["value"])
+        elif n in ("add", "sub", "mul"):
+            sym = {"add": "+", "sub": "-", "mul": "*"}[n]
+            if _isf(t) or t == "b1":
+                raise CudaUnsupported(f"{n}.{t}")
+            u = _ut(t)
+            e = f"(({t})(({u})({t})({a[0]}) {sym} ({u})({t})({a[1]})))"
+        elif n in ("and", "or", "xor"):
+            sym = {"and": "&", "or": "|", "xor": "^"}[n]
+            e = f"((b1)(({a[0]}) {sym} ({a[1]})))" if t == "b1" else \
+                f"(({t})(({t})({a[0]}) {sym} ({t})({a[1]})))"
+        elif n == "not":
+            e = f"(!({a[0]}))" if t == "b1" else f"(({t})~({_ut(t)})({t})({a[0]}))"
+        elif n == "neg":
+            u = _ut(t)
+            e = f"(({t})(({u})0 - ({u})({t})({a[0]})))"
+        elif n == "abs":
+            if t.startswith("i"):
+                u = _ut(t)
+                e = f"((({t})({a[0]}) < 0) ? ({t})(({u})0 - ({u})({t})({a[0]})) : ({t})({a[0]}))"
+            else:
+                e = f"(({t})({a[0]}))"
+        elif n in ("min", "max"):
+            if _isf(t):
+                raise CudaUnsupported(f"{n}.{t}")
+            c = "<" if n == "min" else ">"
+            e = f"((({t})({a[0]}) {c} ({t})({a[1]})) ? ({t})({a[0]}) : ({t})({a[1]}))"
+        elif n == "shl":
+            e = f"(({t})(({_ut(t)})({t})({a[0]}) << (u32)({a[1]})))"
+        elif n in ("shr", "sar"):
+            e = f"(({t})(({t})({a[0]}) >> (u32)({a[1]})))"
+        elif n == "mulhi":
+            e = {"i32": f"((i32)(((i64)(i32)({a[0]}) * (i64)(i32)({a[1]})) >> 32))",
+                 "u32": f"__umulhi((u32)({a[0]}), (u32)({a[1]}))",
+                 "i64": f"__mul64hi((i64)({a[0]}), (i64)({a[1]}))",
+                 "u64": f"__umul64hi((u64)({a[0]}), (u64)({a[1]}))"}.get(t)
+            if e is None:
+                raise CudaUnsupported(f"mulhi.{t}")
+        elif n == "clz":
+            e = f"wl_clz64((u64)({a[0]}))" if BITS[t] == 64 else \
+                f"wl_clz32((u32)({UN[t]})({a[0]}), {BITS[t]}u)"
+        elif n == "ctz":
+            e = f"wl_ctz64((u64)({a[0]}))" if BITS[t] == 64 else f"wl_ctz32((u32)({UN[t]})({a[0]}))"
+        elif n == "popcount":
+            e = f"((i32)__popcll((u64)({a[0]})))" if BITS[t] == 64 else \
+                f"((i32)__popc((u32)({UN[t]})({a[0]})))"
+        elif n == "bitrev":
+            bits = BITS[t]
+            e = {64: f"(({t})__brevll((u64)({a[0]})))", 32: f"(({t})__brev((u32)({a[0]})))",
+                 16: f"(({t})(__brev((u32)(u16)({a[0]})) >> 16))",
+                 8: f"(({t})(__brev((u32)(u8)({a[0]})) >> 24))"}[bits]
+        elif n in _FLOAT_FN:
+            e = f"wl_{n}({', '.join(a)})"
+        elif n == "fma_to":
+            frm = at[0]
+            if not _isf(t) or any(x != frm for x in at):
+                raise CudaUnsupported(f"fma_to {at}->{t}")
+            if frm == "f64":
+                if t != "f64":
+                    raise CudaUnsupported("fma_to from f64 operands")
+                e = f"wl_fma({a[0]}, {a[1]}, {a[2]})"
+            else:           # f64 product exact, rounded to odd, then one rounding (helpers.fma)
+                e = (f"wl_to_{t}(wl_fma_odd(wl_fwide({a[0]}), wl_fwide({a[1]}), "
+                     f"wl_fwide({a[2]})))")
+        elif n == "trig_preop":
+            if at[0] != "f64":
+                raise CudaUnsupported(f"trig_preop of {at[0]}")
+            self.uses_trig_preop = True
+            e = f"wl_trig_preop({a[0]}, (u32)({a[1]}))"
+        elif n == "ldexp":
+            e = f"wl_ldexp({a[0]}, (i64)({a[1]}))"
+        elif n == "isclass":
+            e = f"wl_isclass({a[0]}, (u32)({a[1]}))"
+        elif n in ("fin", "fout"):
+            e = f"wl_{n}({a[0]}, mode)"
+        elif n == "cmp":
+            cond = op.attrs["cond"]
+            if _isf(t):
+                x, y = f"wl_f({a[0]})", f"wl_f({a[1]})"
+            else:
+                x, y = f"({t})({a[0]})", f"({t})({a[1]})"
+            e = _CMP[cond].format(x, y)
+        elif n == "select":
+            if _isf(t):
+                e = f"(({a[0]}) ? ({a[1]}) : ({a[2]}))"
+            else:
+                e = f"(({a[0]}) ? ({t})({a[1]}) : ({t})({a[2]}))"
+        elif n == "cvt":
+            e = self.cvt(at[0], op.attrs["to"], a[0])
+        elif n == "bitcast":
+            to = op.attrs["to"]
+            if BITS[at[0]] == BITS[to]:
+                e = f"wl_bc<{to}>({a[0]})"
+            elif not _isf(at[0]) and not _isf(to):
+                e = f"(({to})({a[0]}))"
+            else:
+                raise CudaUnsupported(f"bitcast {at[0]}->{to}")
+        elif n == "pack64":
+            e = f"((((u64)(u32)({a[1]})) << 32) | (u64)(u32)({a[0]}))"
+        elif n == "lo32":
+            e = f"((u32)(u64)({a[0]}))"
+        elif n == "hi32":
+            e = f"((u32)((u64)({a[0]}) >> 32))"
+        elif n == "maskbit":
+            e = f"(((((u64)({a[0]})) >> lane) & 1ull) != 0ull)"
+        else:
+            raise CudaUnsupported(n)
+        return e
+
     # --------------------------------------------------------------------------- one block
     def block_source(self, blk: Block) -> list[str]:
         L = self.L
@@ -209,8 +329,8 @@ class Lowering:
                     ot = op.attrs["to"]
                 elif n == "bitcast":
                     ot = op.attrs["to"]
-            if n == "const":
-                e = const_literal(t, op.attrs["value"])
+            if n in VALUE_EXPR:
+                e = self.value_expr(op, a, at)
             elif n == "sget":
                 e = f"s{op.attrs['reg']}"
             elif n == "vget":
@@ -219,110 +339,6 @@ class Lowering:
                 e = "lane"
             elif n == "exec":
                 e = self.exec_bit()
-            elif n in ("add", "sub", "mul"):
-                sym = {"add": "+", "sub": "-", "mul": "*"}[n]
-                if _isf(t) or t == "b1":
-                    raise CudaUnsupported(f"{n}.{t}")
-                u = _ut(t)
-                e = f"(({t})(({u})({t})({a[0]}) {sym} ({u})({t})({a[1]})))"
-            elif n in ("and", "or", "xor"):
-                sym = {"and": "&", "or": "|", "xor": "^"}[n]
-                e = f"((b1)(({a[0]}) {sym} ({a[1]})))" if t == "b1" else \
-                    f"(({t})(({t})({a[0]}) {sym} ({t})({a[1]})))"
-            elif n == "not":
-                e = f"(!({a[0]}))" if t == "b1" else f"(({t})~({_ut(t)})({t})({a[0]}))"
-            elif n == "neg":
-                u = _ut(t)
-                e = f"(({t})(({u})0 - ({u})({t})({a[0]})))"
-            elif n == "abs":
-                if t.startswith("i"):
-                    u = _ut(t)
-                    e = f"((({t})({a[0]}) < 0) ? ({t})(({u})0 - ({u})({t})({a[0]})) : ({t})({a[0]}))"
-                else:
-                    e = f"(({t})({a[0]}))"
-            elif n in ("min", "max"):
-                if _isf(t):
-                    raise CudaUnsupported(f"{n}.{t}")
-                c = "<" if n == "min" else ">"
-                e = f"((({t})({a[0]}) {c} ({t})({a[1]})) ? ({t})({a[0]}) : ({t})({a[1]}))"
-            elif n == "shl":
-                e = f"(({t})(({_ut(t)})({t})({a[0]}) << (u32)({a[1]})))"
-            elif n in ("shr", "sar"):
-                e = f"(({t})(({t})({a[0]}) >> (u32)({a[1]})))"
-            elif n == "mulhi":
-                e = {"i32": f"((i32)(((i64)(i32)({a[0]}) * (i64)(i32)({a[1]})) >> 32))",
-                     "u32": f"__umulhi((u32)({a[0]}), (u32)({a[1]}))",
-                     "i64": f"__mul64hi((i64)({a[0]}), (i64)({a[1]}))",
-                     "u64": f"__umul64hi((u64)({a[0]}), (u64)({a[1]}))"}.get(t)
-                if e is None:
-                    raise CudaUnsupported(f"mulhi.{t}")
-            elif n == "clz":
-                e = f"wl_clz64((u64)({a[0]}))" if BITS[t] == 64 else \
-                    f"wl_clz32((u32)({UN[t]})({a[0]}), {BITS[t]}u)"
-            elif n == "ctz":
-                e = f"wl_ctz64((u64)({a[0]}))" if BITS[t] == 64 else f"wl_ctz32((u32)({UN[t]})({a[0]}))"
-            elif n == "popcount":
-                e = f"((i32)__popcll((u64)({a[0]})))" if BITS[t] == 64 else \
-                    f"((i32)__popc((u32)({UN[t]})({a[0]})))"
-            elif n == "bitrev":
-                bits = BITS[t]
-                e = {64: f"(({t})__brevll((u64)({a[0]})))", 32: f"(({t})__brev((u32)({a[0]})))",
-                     16: f"(({t})(__brev((u32)(u16)({a[0]})) >> 16))",
-                     8: f"(({t})(__brev((u32)(u8)({a[0]})) >> 24))"}[bits]
-            elif n in _FLOAT_FN:
-                e = f"wl_{n}({', '.join(a)})"
-            elif n == "fma_to":
-                frm = at[0]
-                if not _isf(t) or any(x != frm for x in at):
-                    raise CudaUnsupported(f"fma_to {at}->{t}")
-                if frm == "f64":
-                    if t != "f64":
-                        raise CudaUnsupported("fma_to from f64 operands")
-                    e = f"wl_fma({a[0]}, {a[1]}, {a[2]})"
-                else:           # f64 product exact, rounded to odd, then one rounding (helpers.fma)
-                    e = (f"wl_to_{t}(wl_fma_odd(wl_fwide({a[0]}), wl_fwide({a[1]}), "
-                         f"wl_fwide({a[2]})))")
-            elif n == "trig_preop":
-                if at[0] != "f64":
-                    raise CudaUnsupported(f"trig_preop of {at[0]}")
-                self.uses_trig_preop = True
-                e = f"wl_trig_preop({a[0]}, (u32)({a[1]}))"
-            elif n == "ldexp":
-                e = f"wl_ldexp({a[0]}, (i64)({a[1]}))"
-            elif n == "isclass":
-                e = f"wl_isclass({a[0]}, (u32)({a[1]}))"
-            elif n in ("fin", "fout"):
-                e = f"wl_{n}({a[0]}, mode)"
-            elif n == "cmp":
-                cond = op.attrs["cond"]
-                if _isf(t):
-                    x, y = f"wl_f({a[0]})", f"wl_f({a[1]})"
-                else:
-                    x, y = f"({t})({a[0]})", f"({t})({a[1]})"
-                e = _CMP[cond].format(x, y)
-            elif n == "select":
-                if _isf(t):
-                    e = f"(({a[0]}) ? ({a[1]}) : ({a[2]}))"
-                else:
-                    e = f"(({a[0]}) ? ({t})({a[1]}) : ({t})({a[2]}))"
-            elif n == "cvt":
-                e = self.cvt(at[0], op.attrs["to"], a[0])
-            elif n == "bitcast":
-                to = op.attrs["to"]
-                if BITS[at[0]] == BITS[to]:
-                    e = f"wl_bc<{to}>({a[0]})"
-                elif not _isf(at[0]) and not _isf(to):
-                    e = f"(({to})({a[0]}))"
-                else:
-                    raise CudaUnsupported(f"bitcast {at[0]}->{to}")
-            elif n == "pack64":
-                e = f"((((u64)(u32)({a[1]})) << 32) | (u64)(u32)({a[0]}))"
-            elif n == "lo32":
-                e = f"((u32)(u64)({a[0]}))"
-            elif n == "hi32":
-                e = f"((u32)((u64)({a[0]}) >> 32))"
-            elif n == "maskbit":
-                e = f"(((((u64)({a[0]})) >> lane) & 1ull) != 0ull)"
             elif n == "ballot":
                 if L == 32:
                     e = f"((u64)__ballot_sync(WL_FULL, ({a[0]})))"
