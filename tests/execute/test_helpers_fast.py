@@ -71,7 +71,9 @@ def fma_ref(a, b, c, t):
     if any(math.isnan(v) for v in (a, b, c)):
         return "nan"
     if not all(math.isfinite(v) for v in (a, b, c)):
-        r = a * b + c                           # inf arithmetic is exact
+        # inf arithmetic is exact, and a finite a*b is finite however large (IEEE fma: as if
+        # with unbounded range), so a finite product plus an infinite c is c
+        r = c if math.isfinite(a) and math.isfinite(b) else a * b + c
         if math.isnan(r):
             return "nan"
         eb, mb, _ = FMT[t]
@@ -338,7 +340,10 @@ def test_fma_f64_cases():
     x = (1.0 + 2.0 ** -52)
     cases = [(x, x, -1.0), (x, x, -(1 + 2.0 ** -51)), (1e300, 1e300, -np.inf), (1e-300, 1e-300, 0.0),
              (1e-160, 1e-160, -1e-320), (0.0, 1.0, -0.0), (-0.0, 1.0, -0.0), (3.0, 5.0, -15.0),
-             (2.0 ** 1000, 2.0 ** 23, -(2.0 ** 1023)), (1.5, 2.0 ** -1074, 0.0), (np.inf, 0.0, 1.0)]
+             (2.0 ** 1000, 2.0 ** 23, -(2.0 ** 1023)), (1.5, 2.0 ** -1074, 0.0), (np.inf, 0.0, 1.0),
+             # a product past f64's range plus an infinity of the other sign: that infinity
+             (-1e300, 1e300, np.inf), (1e300, -1e300, np.inf), (1e300, 1e300, np.inf),
+             (np.inf, 2.0, -np.inf), (-np.inf, 0.5, np.inf)]
     a, b, c = batch(cases, f64)
     check_fma(a, b, c)
 

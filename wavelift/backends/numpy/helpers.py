@@ -373,6 +373,9 @@ def _fma64(a, b, c):
         # is already exact up to the one rounding of the product (or of the sum)
         exact0 = (a == 0) | (b == 0)
         r = np.where(simple, np.where((c == 0) & ~exact0, uh, uh + c), r)
+        # ... except an infinite c after a finite product that overflowed f64: the exact product
+        # is finite, so the result is c (uh + c would make inf - inf = NaN)
+        r = np.where(np.isinf(c) & np.isfinite(a) & np.isfinite(b), c, r)
         fa, fb, fc = np.abs(a), np.abs(b), np.abs(uh)
         risky = ~simple & ((fa > 2.0 ** 995) | (fb > 2.0 ** 995) | (fc > 2.0 ** 1000) |
                            (fc < 2.0 ** -960) | (np.abs(c) > 2.0 ** 1000) |

@@ -1,0 +1,202 @@
+"""The CUDA backend's lowering of every pure value op that the fixture programs contain, compiled
+for the host (g++, through tests/cuda/host_shim.h) and run on the same operands as the NumPy
+backend's lowering of that op: bit for bit equal.  Instruction semantics are written once per
+backend, so this is what keeps the two lowerings in step without a GPU; bench/gpu_check.py does
+the same per dispatch on the device.
+
+Operand mix per op: random bit patterns plus the edges (zeros of both signs, infinities, NaNs
+with payloads, denormals, the extremes of each integer type, values on and next to integers and
+halves); shift amounts below the width, as the IR promises.  Both sides make NaNs as x86 does
+(the prelude's NaN fix-ups), so NaN results are compared bit for bit too.  Skips without g++.
+"""
+from __future__ import annotations
+
+import ctypes
+import pathlib
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+HERE = pathlib.Path(__file__).resolve().parent
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
+
+N = 4096                     # operands per op (a multiple of 32: [waves, lanes] on the NumPy side)
+MODES = (0x3F0, 0x000, 0x0F0 & ~0x30, 0x0F0 & ~0xC0)   # denormals kept / flushed per MODE
+_NP = {"b1": np.bool_, "u8": np.uint8, "i8": np.int8, "u16": np.uint16, "i16": np.int16,
+       "u32": np.uint32, "i32": np.int32, "u64": np.uint64, "i64": np.int64, "f16": np.float16,
+       "f32": np.float32, "f64": np.float64}
+_BITS = {"b1": 1, "u8": 8, "i8": 8, "u16": 16, "i16": 16, "u32": 32, "i32": 32, "u64": 64,
+         "i64": 64, "f16": 16, "f32": 32, "f64": 64}
+_UINT = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
+
+_SHIFTS = {"shl", "shr", "sar"}         # amounts below the width (the IR's promise)
+
+SHIM_EXTRA = r"""
+static inline int __popc(unsigned x){return __builtin_popcount(x);}
+static inline int __popcll(unsigned long long x){return __builtin_popcountll(x);}
+static inline unsigned __brev(unsigned x){unsigned r=0;for(int i=0;i<32;i++){r=(r<<1)|(x&1u);x>>=1;}return r;}
+static inline unsigned long long __brevll(unsigned long long x){unsigned long long r=0;for(int i=0;i<64;i++){r=(r<<1)|(x&1ull);x>>=1;}return r;}
+static inline long long __mul64hi(long long a, long long b){return (long long)(((__int128)a*b)>>64);}
+static inline unsigned long long __umul64hi(unsigned long long a, unsigned long long b){return (unsigned long long)(((unsigned __int128)a*b)>>64);}
+template <class T> static inline T wl_from_bits(unsigned long long v) { T x; memcpy(&x, &v, sizeof(T)); return x; }
+template <> inline bool wl_from_bits<bool>(unsigned long long v) { return (v & 1ull) != 0ull; }
+template <class T> static inline unsigned long long wl_to_bits(T x) { unsigned long long v = 0; memcpy(&v, &x, sizeof(T)); return v; }
+template <> inline unsigned long long wl_to_bits<bool>(bool x) { return x ? 1ull : 0ull; }
+"""
+
+
+def _variants():
+    """Distinct (op name, type, argument types, attrs) of the pure value ops in every fixture
+    program (test_cuda_backend's translation of each fixture dispatch), with one op each."""
+    import test_cuda_backend as T
+    from wavelift.backends.cuda.codegen import VALUE_EXPR
+    seen: dict = {}
+    for _, prog, *_ in T._programs():
+        if prog is None:
+            continue
+        for b in prog.blocks:
+            for op in b.ops:
+                if op.name not in VALUE_EXPR or op.name == "const" or op.out is None:
+                    continue
+                key = (op.name, op.type, tuple(x.type for x in op.args),
+                       tuple(sorted((k, repr(v)) for k, v in op.attrs.items())))
+                seen.setdefault(key, op)
+    return [seen[k] for k in sorted(seen)]
+
+
+def _operands(t, k, rng, shift_width=None):
+    """N operands of IR type t as numpy values (argument k of its op)."""
+    if t == "b1":
+        return rng.integers(0, 2, N).astype(bool)
+    bits = _BITS[t]
+    u = _UINT[bits]
+    raw = rng.integers(0, 1 << 63, N, dtype=np.uint64) ^ (rng.integers(0, 2, N, dtype=np.uint64) << np.uint64(63))
+    raw = (raw & np.uint64((1 << bits) - 1)).astype(u)
+    if shift_width is not None:
+        raw = (raw % u(shift_width)).astype(u)
+        return raw.view(_NP[t])
+    if t.startswith("f"):
+        ft = _NP[t]
+        fi = np.finfo(ft)
+        with np.errstate(over="ignore"):        # (edges past f16's range become its infinities)
+            edges = np.array([0.0, -0.0, np.inf, -np.inf, 1.0, -1.0, 0.5, -0.5, 1.5, 2.5, -2.5,
+                              float(fi.max), -float(fi.max), float(fi.tiny), -float(fi.tiny),
+                              float(fi.tiny) / 2, -float(fi.tiny) / 4, float(fi.smallest_subnormal),
+                              3.0, 1e10, -7.25, 0.49999997, 65504.0, 2.0 ** 31, -2.0 ** 31, 2.0 ** 32,
+                              2.0 ** 63, 2.0 ** 64, 4294967295.0, -1e-3], dtype=np.float64).astype(ft)
+        nans = (np.array([0x7FC00000, 0xFFC00001, 0x7F800001, 0x7FA00123], np.uint64) if bits == 32 else
+                np.array([0x7E00, 0xFE01, 0x7C01, 0x7D23], np.uint64) if bits == 16 else
+                np.array([0x7FF8000000000000, 0xFFF8000000000001, 0x7FF0000000000001,
+                          0x7FF4000000000123], np.uint64)).astype(u).view(ft)
+        near = (rng.integers(-40, 40, N).astype(np.float64) + rng.choice([0.0, 0.5, 0.25, 0.75], N)).astype(ft)
+        x = raw.view(ft).copy()
+        pick = rng.integers(0, 4, N)
+        x[pick == 0] = rng.choice(np.concatenate([edges, nans]), int((pick == 0).sum()))
+        x[pick == 1] = near[pick == 1]
+        return x
+    info = np.iinfo(_NP[t])
+    edges = np.array([v & ((1 << bits) - 1) for v in (0, 1, 2, int(info.max), int(info.min),
+                                                        int(info.max) - 1, int(info.min) + 1, 31, 32, 63, 64)],
+                     dtype=np.uint64).astype(u).view(_NP[t])
+    x = raw.view(_NP[t]).copy()
+    pick = rng.integers(0, 4, N) == 0
+    x[pick] = rng.choice(edges, int(pick.sum()))
+    return x
+
+
+def _bits(x, width):
+    """numpy values -> uint64 bit patterns, masked to width bits (booleans 0/1)."""
+    x = np.asarray(x)
+    if x.dtype == np.bool_:
+        return x.astype(np.uint64)
+    v = x.view(_UINT[x.dtype.itemsize * 8]).astype(np.uint64)
+    return v & np.uint64((1 << width) - 1) if width < 64 else v
+
+
+@pytest.fixture(scope="module")
+def lowered(tmp_path_factory):
+    gxx = shutil.which("g++")
+    if not gxx:
+        pytest.skip("g++ not installed")
+    from wavelift.backends.cuda.codegen import _I32_RESULT, Lowering
+    from wavelift.backends.cuda.prelude import PRELUDE, trig_preop_source
+    from wavelift.translate.ir import Program
+    ops = _variants()
+    low = Lowering(Program([], [], {}, 0), 32, "lane", 0, 0)
+    head = PRELUDE[:PRELUDE.index("/* wave64:")]
+    body = PRELUDE[PRELUDE.index("/* ---------------------------------------------------------------- f16 <-> f32/f64"):
+                   PRELUDE.index("/* ----------------------------------------------------------------------- windows */")]
+    fns, kinds = [], []
+    for k, op in enumerate(ops):
+        at = [x.type for x in op.args]
+        ot = "i32" if op.name in _I32_RESULT else ("b1" if op.name == "cmp" else op.type)
+        if op.name in ("cvt", "bitcast"):
+            ot = op.attrs["to"]
+        e = low.value_expr(op, [f"a{i}" for i in range(len(at))], at)
+        decl = "".join(f"    const {t} a{i} = wl_from_bits<{t}>(in[i * 3 + {i}]);\n" for i, t in enumerate(at))
+        fns.append(f'extern "C" void wl_op{k}(const u64* in, u64* out, long n, u32 mode) {{\n'
+                   f"  for (long i = 0; i < n; i++) {{\n    const u32 lane = (u32)(i & 31); (void)lane; (void)mode;\n"
+                   f"{decl}    const {ot} r = {e};\n    out[i] = wl_to_bits<{ot}>(r);\n  }}\n}}\n")
+        kinds.append(ot)
+    d = tmp_path_factory.mktemp("ops")
+    src = d / "ops.cpp"
+    src.write_text('#include "host_shim.h"\n' + head + SHIM_EXTRA + body + trig_preop_source() + "".join(fns))
+    lib = d / "ops.so"
+    r = subprocess.run([gxx, "-O1", "-ffp-contract=off", "-std=c++17", "-w", "-shared", "-fPIC",
+                        f"-I{HERE}", str(src), "-o", str(lib)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[:4000]
+    return ctypes.CDLL(str(lib)), ops, kinds
+
+
+def test_every_fixture_value_op_variant_is_checked(lowered):
+    """The harvest is not empty and covers the op families compilers emit (so the check below
+    cannot pass vacuously)."""
+    _, ops, _ = lowered
+    names = {op.name for op in ops}
+    assert {"add", "and", "shl", "cmp", "select", "cvt", "pack64", "fadd", "fmul", "fma"} <= names
+    assert len(ops) > 100
+
+
+def test_value_ops_agree_with_numpy(lowered):
+    from wavelift.backends.numpy import codegen as NC
+    from wavelift.backends.numpy import helpers as H
+    lib, ops, kinds = lowered
+    nlow = NC.Lowering(None, 32)
+    R = type("R", (), {"LANE": np.arange(32, dtype=np.uint32)[None, :],
+                       "LANE64": np.arange(32, dtype=np.uint64)[None, :]})
+    bad = []
+    for k, (op, ot) in enumerate(zip(ops, kinds)):
+        rng = np.random.default_rng(k)
+        width = _BITS[op.type]
+        args = [_operands(x.type, i, rng, width if op.name in _SHIFTS and i == 1 else None)
+                for i, x in enumerate(op.args)]
+        if op.name == "maskbit":
+            args[0] = np.repeat(args[0][::32], 32)
+        packed = np.zeros((N, 3), np.uint64)
+        for i, x in enumerate(args):
+            packed[:, i] = _bits(x, 64 if x.dtype != np.bool_ else 1)
+        modes = MODES if op.name in ("fin", "fout") else (0x3F0,)
+        for mode in modes:
+            got = np.zeros(N, np.uint64)
+            getattr(lib, f"wl_op{k}")(packed.ctypes.data_as(ctypes.c_void_p), got.ctypes.data_as(ctypes.c_void_p),
+                                  ctypes.c_long(N), ctypes.c_uint(mode))
+            # maskbit reads one uniform mask per wave (its operand is the same in a wave's lanes)
+            shaped = [a[::32].reshape(-1, 1) if op.name == "maskbit" else a.reshape(-1, 32)
+                      for a in args]
+            ns = {"np": np, "H": H, "G": NC.G, "K": shaped, "R": R, "N": N // 32, "mode": mode}
+            with np.errstate(all="ignore"):
+                want = np.broadcast_to(np.asarray(eval(nlow.expr(op, [f"K[{i}]" for i in range(len(args))]), ns)),
+                                       (N // 32, 32)).reshape(-1)
+            w = _bits(want.astype(_NP[ot]) if want.dtype != _NP[ot] else want, _BITS[ot])
+            g = got & np.uint64((1 << _BITS[ot]) - 1) if _BITS[ot] < 64 else got
+            diff = np.flatnonzero(w != g)
+            if diff.size:
+                i = int(diff[0])
+                bad.append(f"{op.name}.{op.type}({', '.join(x.type for x in op.args)}) {op.attrs} mode {mode:#x}: "
+                           f"{diff.size} of {N} differ; e.g. operands {[hex(int(v)) for v in packed[i, :len(args)]]} "
+                           f"-> CUDA {int(g[i]):#x}, NumPy {int(w[i]):#x}")
+    assert not bad, "\n".join(bad[:25]) + f"\n({len(bad)} op variants differ)"
