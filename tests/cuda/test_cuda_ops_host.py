@@ -184,14 +184,17 @@ def test_every_fixture_value_op_variant_is_checked(lowered):
     assert len(ops) > 100
 
 
-def test_value_ops_agree_with_numpy(lowered):
+def _numpy_env():
     from wavelift.backends.numpy import codegen as NC
     from wavelift.backends.numpy import helpers as H
-    lib, ops, kinds = lowered
-    nlow = NC.Lowering(None, 32)
     R = type("R", (), {"LANE": np.arange(32, dtype=np.uint32)[None, :],
                        "LANE64": np.arange(32, dtype=np.uint64)[None, :]})
-    bad = []
+    return NC.Lowering(None, 32), {"np": np, "H": H, "G": NC.G, "R": R, "N": N // 32}
+
+
+def _runs(lowered):
+    """Per op variant and MODE: (op, result type, operands, packed bits, CUDA result bits)."""
+    lib, ops, kinds = lowered
     for k, (op, ot) in enumerate(zip(ops, kinds)):
         rng = np.random.default_rng(k)
         width = _BITS[op.type]
@@ -202,30 +205,69 @@ def test_value_ops_agree_with_numpy(lowered):
         packed = np.zeros((N, 3), np.uint64)
         for i, x in enumerate(args):
             packed[:, i] = _bits(x, 64 if x.dtype != np.bool_ else 1)
-        modes = MODES if op.name in ("fin", "fout") else (0x3F0,)
-        for mode in modes:
+        for mode in (MODES if op.name in ("fin", "fout") else (0x3F0,)):
             got = np.zeros(N, np.uint64)
             getattr(lib, f"wl_op{k}")(packed.ctypes.data_as(ctypes.c_void_p), got.ctypes.data_as(ctypes.c_void_p),
                                   ctypes.c_long(N), ctypes.c_uint(mode))
-            # maskbit reads one uniform mask per wave (its operand is the same in a wave's lanes)
-            shaped = [a[::32].reshape(-1, 1) if op.name == "maskbit" else a.reshape(-1, 32)
-                      for a in args]
-            ns = {"np": np, "H": H, "G": NC.G, "K": shaped, "R": R, "N": N // 32, "mode": mode}
-            with np.errstate(all="ignore"):
-                want = np.broadcast_to(np.asarray(eval(nlow.expr(op, [f"K[{i}]" for i in range(len(args))]), ns)),
-                                       (N // 32, 32)).reshape(-1)
-            w = _bits(want.astype(_NP[ot]) if want.dtype != _NP[ot] else want, _BITS[ot])
-            g = got & np.uint64((1 << _BITS[ot]) - 1) if _BITS[ot] < 64 else got
-            differ = w != g
-            if ot == "f16" or "f16" in [x.type for x in op.args]:
-                # NaN payloads are not modelled (docs/float-semantics.md); f32/f64 ones still
-                # agree bit for bit (both sides make NaNs as x86 does), but NumPy's own half
-                # conversions quiet or keep a signaling f16 NaN where x86 would not
-                differ &= ~(_isnan(w, ot) & _isnan(g, ot))
-            diff = np.flatnonzero(differ)
-            if diff.size:
-                i = int(diff[0])
-                bad.append(f"{op.name}.{op.type}({', '.join(x.type for x in op.args)}) {op.attrs} mode {mode:#x}: "
-                           f"{diff.size} of {N} differ; e.g. operands {[hex(int(v)) for v in packed[i, :len(args)]]} "
-                           f"-> CUDA {int(g[i]):#x}, NumPy {int(w[i]):#x}")
+            yield op, ot, args, packed, mode, got
+
+
+def _differ(op, ot, want, got):
+    """Indices where NumPy's ``want`` (values) and CUDA's ``got`` (bits) disagree."""
+    w = _bits(want.astype(_NP[ot]) if want.dtype != _NP[ot] else want, _BITS[ot])
+    g = got & np.uint64((1 << _BITS[ot]) - 1) if _BITS[ot] < 64 else got
+    differ = w != g
+    if ot == "f16" or "f16" in [x.type for x in op.args]:
+        # NaN payloads are not modelled (docs/float-semantics.md); f32/f64 ones still agree bit
+        # for bit (both sides make NaNs as x86 does), but NumPy's own half conversions quiet or
+        # keep a signaling f16 NaN where x86 would not
+        differ &= ~(_isnan(w, ot) & _isnan(g, ot))
+    return np.flatnonzero(differ), w, g
+
+
+def _report(op, mode, diff, packed, g, w, n):
+    i = int(diff[0])
+    return (f"{op.name}.{op.type}({', '.join(x.type for x in op.args)}) {op.attrs} mode {mode:#x}: "
+            f"{diff.size} of {n} differ; e.g. operands {[hex(int(v)) for v in packed[i, :len(op.args)]]} "
+            f"-> CUDA {int(g[i]):#x}, NumPy {int(w[i]):#x}")
+
+
+def test_value_ops_agree_with_numpy(lowered):
+    nlow, env = _numpy_env()
+    bad = []
+    for op, ot, args, packed, mode, got in _runs(lowered):
+        # maskbit reads one uniform mask per wave (its operand is the same in a wave's lanes)
+        shaped = [a[::32].reshape(-1, 1) if op.name == "maskbit" else a.reshape(-1, 32) for a in args]
+        ns = dict(env, K=shaped, mode=mode)
+        with np.errstate(all="ignore"):
+            want = np.broadcast_to(np.asarray(eval(nlow.expr(op, [f"K[{i}]" for i in range(len(args))]), ns)),
+                                   (N // 32, 32)).reshape(-1)
+        diff, w, g = _differ(op, ot, want, got)
+        if diff.size:
+            bad.append(_report(op, mode, diff, packed, g, w, N))
+    assert not bad, "\n".join(bad[:25]) + f"\n({len(bad)} op variants differ)"
+
+
+def test_value_ops_on_single_values_agree(lowered):
+    """The same ops evaluated on single values by numpy Lowering.evaluate, the NumPy backend's
+    constant folding and the CUDA backend's preloads: where that evaluates at all, it gives the
+    CUDA result (a helper that needs lanes may refuse, never differ).  (On 0-d scalars NumPy
+    picked other NaNs and cast a signaling NaN to 0xffffffff; hence [1, 1] operands there.)"""
+    nlow, env = _numpy_env()
+    bad, evaluated = [], 0
+    m = 96
+    for op, ot, args, packed, mode, got in _runs(lowered):
+        if op.name == "maskbit":
+            continue
+        want, ok = np.zeros(m, _NP[ot]), np.zeros(m, bool)
+        ns = dict(env, K=nlow.consts, mode=mode)
+        for i in range(m):
+            r = nlow.evaluate(op, [np.asarray(a[i])[()] for a in args], ns)
+            if r is not None:
+                want[i], ok[i] = r.astype(_NP[ot]), True
+        evaluated += int(ok.sum())
+        diff, w, g = _differ(op, ot, want[ok], got[:m][ok])
+        if diff.size:
+            bad.append(_report(op, mode, diff, packed[:m][ok], g, w, int(ok.sum())))
+    assert evaluated > 0.5 * m * 250
     assert not bad, "\n".join(bad[:25]) + f"\n({len(bad)} op variants differ)"

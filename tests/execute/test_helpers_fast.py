@@ -512,3 +512,18 @@ def test_ballot(n, data):
             assert r.dtype == u64 and r.shape == (n, 1)
             for i in range(n):
                 assert int(r[i, 0]) == sum(1 << k for k in range(lanes) if full[i, k])
+
+
+@pytest.mark.parametrize("n", [1, 3, 8, 33])
+def test_signaling_nan_min_max_cvt_whatever_the_length(n):
+    """f32 fmin/fmax with one signaling-NaN operand give the other operand, and f64 -> u32 of a
+    NaN gives 0, in every lane: NumPy's SIMD loops did so but its scalar loops (short arrays,
+    the tail past the SIMD width) returned the NaN / 0xffffffff."""
+    snan32 = np.full((1, n), 0x7F800001, u32).view(f32)
+    x = np.full((1, n), 21.0, f32)
+    for fn in (H.fmin, H.fmax):
+        assert (fn(x, snan32) == 21.0).all() and (fn(snan32, x) == 21.0).all()
+        assert np.isnan(fn(snan32, snan32)).all()
+    snan64 = np.full((1, n), 0x7FF0000000000001, u64).view(f64)
+    assert (H.cvt(snan64, "f64", "u32") == 0).all()
+    assert (H.cvt(np.full((1, n), 5e9), "f64", "u32") == 0xFFFFFFFF).all()

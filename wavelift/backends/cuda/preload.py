@@ -152,14 +152,8 @@ def evaluate(loads, plan, program: Program, wave_size: int, user_sgprs, fixed_re
         if n == "word":
             val[op.out.id] = np.uint32(val[op.args[0].id][op.attrs["k"]])
             continue
-        low.consts.clear()
-        low.consts.extend(val[x.id] for x in op.args)
-        try:
-            with np.errstate(all="ignore"):
-                r = np.asarray(eval(low.expr(op, [f"K[{i}]" for i in range(len(op.args))]), ns))
-        except Exception:           # noqa: BLE001 - not evaluable here: the kernel's own path
-            continue
-        if r.ndim == 0:
+        r = low.evaluate(op, [val[x.id] for x in op.args], ns)
+        if r is not None:                   # (else: the kernel's own path)
             val[op.out.id] = r[()]
     return [val.get(op.out.id) for op in loads], ranges
 

@@ -59,6 +59,26 @@ class Lowering:
         self.consts.append(self.const_value(t, value))
         return f"K[{len(self.consts) - 1}]"
 
+    def evaluate(self, op, values, ns):
+        """``op`` over known operand values (0-d) as the generated code computes it over a wave's
+        lanes -- operands filled into [1, 32] arrays: NumPy's scalar loops (0-d values, or the
+        tail of an array past its SIMD width) treat signaling NaNs differently from its SIMD
+        loops (np.fmin/np.fmax return the NaN, casts give other integers) -- for constant
+        folding and the CUDA backend's preloads: the 0-d result, or None where it does not
+        evaluate (a helper that needs the wave's shape, say)."""
+        n0 = len(self.consts)
+        self.consts.extend(np.full((1, 32), v) for v in values)
+        try:
+            with np.errstate(all="ignore"):
+                r = np.asarray(eval(self.expr(op, [f"K[{n0 + i}]" for i in range(len(values))]), ns))
+        except Exception:           # noqa: BLE001 - not evaluable here
+            return None
+        finally:
+            del self.consts[n0:]
+        if r.ndim != 2 or r.shape[0] != 1 or r.shape[1] not in (1, 32):
+            return None
+        return np.asarray(r[0, 0])          # (every lane had the same operands)
+
     def optimize(self, blk: Block, mode: int, live_out=None) -> Block:
         return _Opt(self, blk, mode).run(live_out)
 
@@ -493,17 +513,7 @@ class _Opt:
             evaluates: the 0-d value, else None."""
             if not all(x.id in cval for x in args):
                 return None
-            n0 = len(low.consts)
-            names = [f"K[{n0 + i}]" for i in range(len(args))]
-            low.consts.extend(cval[x.id] for x in args)
-            try:
-                with np.errstate(all="ignore"):
-                    r = np.asarray(eval(low.expr(op, names), ns))
-            except Exception:           # noqa: BLE001 - not foldable here: emitted instead
-                return None
-            finally:
-                del low.consts[n0:]
-            return r if r.ndim == 0 else None
+            return low.evaluate(op, [cval[x.id] for x in args], ns)
 
         def fold(name, t, a, attrs, instr):
             """A synthesised pure op, folded (constants, identities) or shared."""

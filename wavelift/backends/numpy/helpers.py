@@ -125,10 +125,9 @@ def _minmax32(a, b, f, join):
         return r
     eq = a == b
     r = np.where(eq, join(np.asarray(a).view(np.uint32), np.asarray(b).view(np.uint32)).view(np.float32), r)
-    if lo != lo:                                # a NaN result: both operands NaN somewhere
-        nb = np.isnan(b)
-        if nb.any():
-            r = np.where(nb & np.isnan(a), b, r)
+    if lo != lo:            # a NaN result: two NaN operands give b, one the other operand
+        na, nb = np.isnan(a), np.isnan(b)   # (np.fmin's scalar loop returns a signaling NaN,
+        r = np.where(na, b, np.where(nb, a, r))     # its SIMD loop the other operand)
     return np.asarray(r, np.float32)
 
 
@@ -602,10 +601,11 @@ def cvt(x, frm, to):
                         lut = _cvt_f2i(np.arange(1 << 16, dtype=np.uint16).view(np.float16), frm, to)
                     _F16_CVT[tt] = lut
                 return np.take(lut, x.view(np.uint16), mode="clip")
-            if x.dtype.type is np.float64 and to == "u32":   # _cvt_f2i's steps, fmin if needed
-                y = np.fmax(x, 0.0, out=_scratch("cvt", x.shape, np.float64))
+            if x.dtype.type is np.float64 and to == "u32":   # _cvt_f2i's steps, clamp if needed
+                # (NaN -> 0 by the compare: np.fmax keeps a signaling NaN in its scalar loop)
+                y = np.where(x > 0.0, x, 0.0)
                 if not y.max() <= 4294967295.0:
-                    np.fmin(y, 4294967295.0, out=y)
+                    np.minimum(y, 4294967295.0, out=y)
                 return y.astype(np.uint32)
             # no NaN and all in (min - 1, max + 1) after clamping to bounds the float type holds
             # exactly: the C cast then truncates like _cvt_f2i, in range
