@@ -1,0 +1,174 @@
+"""The CUDA kernel's global loads and stores (codegen's wl_gload / wl_gstore: window guess,
+direct aligned access, hint, binary search, escapes, written-byte map), compiled for the host with
+g++ through tests/cuda/host_shim.h and run against window tables laid out as WindowSet lays them
+out: every access reads or writes exactly the bytes the window arithmetic names, whatever the
+guesses say (right, stale, none), the alignment, the size or the table's size (constant-memory
+tables up to WL_CW windows, global ones beyond); an address outside every window escapes and
+touches nothing.  No GPU needed; skips without g++."""
+from __future__ import annotations
+
+import ctypes
+import pathlib
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+HERE = pathlib.Path(__file__).resolve().parent
+NSLOT = 64
+SIZES = (1, 2, 3, 4, 8, 12, 16)
+
+SHIM = r"""
+#define __constant__
+template<class T> T atomicAdd(T* p, T v){T o=*p; *p=o+v; return o;}
+template<class T> T atomicOr(T* p, T v){T o=*p; *p=o|v; return o;}
+"""
+
+DRIVER = r"""
+extern "C" void wl_test(const u64* ws, const u64* we, const i64* wo, u32 n,
+                        const u64* gb, const u64* gl, const i64* go, u8* arena, u8* written,
+                        const u64* addr, const u32* nb, const u32* slot, const u32* store,
+                        const u32* data, long count, u32* out, u32* escaped) {
+  for (u32 k = 0; k < n && k < WL_CW; k++) { WL_WS[k] = ws[k]; WL_WE[k] = we[k]; WL_WO[k] = wo[k]; }
+  for (u32 j = 0; j < WL_NGUESS; j++) { WL_GB[j] = gb[j]; WL_GL[j] = gl[j]; WL_GO[j] = go[j]; }
+  for (u32 j = 0; j < WL_NSLOT; j++) WL_HINT[j] = 0xffffffffu;
+  u32 status[16] = {0}; u64 stats[8 + 2 * 256] = {0}; u32 esc[8 * 16] = {0};
+  WlCtx C; C.W.start = ws; C.W.end = we; C.W.off = wo; C.W.n = n;
+  C.arena = arena; C.written = written; C.status = status; C.stats = stats; C.esc = esc;
+  C.gscr = 0; C.wave = 0; C.budget = 0;
+  for (long i = 0; i < count; i++) {
+    const u64 before = stats[2];
+    u32 w[4] = {0u, 0u, 0u, 0u};
+    if (store[i]) wl_gstore(C, addr[i], nb[i], data + 4 * i, 7u, slot[i], 0u);
+    else wl_gload(C, addr[i], true, nb[i], w, 4u, 7u, slot[i], 0u, true);
+    for (int k = 0; k < 4; k++) out[4 * i + k] = w[k];
+    escaped[i] = stats[2] != before;
+  }
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def memlib(tmp_path_factory):
+    gxx = shutil.which("g++")
+    if not gxx:
+        pytest.skip("g++ not installed")
+    from wavelift.backends.cuda import codegen as G
+    from wavelift.backends.cuda.prelude import PRELUDE
+    head = PRELUDE[:PRELUDE.index("/* wave64:")]
+    win = PRELUDE[PRELUDE.index("/* ----------------------------------------------------------------------- windows */"):
+                  PRELUDE.index("/* ----------------------------------------------------------------------- atomics */")]
+    defs = (f"#define WL_MEMFN __forceinline__\n#define WL_NSLOT {NSLOT}u\n#define WL_NGUESS {NSLOT}u\n"
+            "#define WL_MIRROR_WORDS 1u\n#define WL_NPRE 1u\n#define WL_PRE_WORDS 1u\n")
+    d = tmp_path_factory.mktemp("mem")
+    src = d / "mem.cpp"
+    src.write_text('#include "host_shim.h"\n' + SHIM + head + win + defs + G._CTX + DRIVER)
+    lib = d / "mem.so"
+    r = subprocess.run([gxx, "-O1", "-std=c++17", "-w", "-shared", "-fPIC", f"-I{HERE}", str(src),
+                        "-o", str(lib)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[:4000]
+    return ctypes.CDLL(str(lib)), G.CONST_WINDOWS
+
+
+def _layout(rng, n):
+    """n windows as WindowSet places them: sorted, apart, each at an arena offset congruent to
+    its address mod 8; a few in the upper canonical half."""
+    starts, ends, offs, pos = [], [], [], 0
+    a = 0x10000
+    for k in range(n):
+        a += int(rng.integers(16, 4096))
+        if k == n - 2:
+            a = 0xFFFF_8000_0000_0000 + int(rng.integers(0, 64))
+        size = int(rng.integers(1, 200))
+        pos += (a - pos) % 8
+        starts.append(a)
+        ends.append(a + size)
+        offs.append(pos)
+        pos += size
+        a += size
+    return starts, ends, offs, pos + 16
+
+
+def _accesses(rng, starts, ends, sizes):
+    """An address per access of sizes[i] bytes."""
+    addr, nb = [], []
+    for n in map(int, sizes):
+        k = int(rng.integers(0, len(starts)))
+        r = rng.random()
+        if r < 0.6:                           # inside (or straddling the end of) a window
+            a = starts[k] + int(rng.integers(0, ends[k] - starts[k]))
+            if rng.random() < 0.7:
+                a &= ~(min(n, 4) - 1) if n in (1, 2, 4, 8, 12, 16) else ~0
+        elif r < 0.75:                        # just before / at the end of a window
+            a = starts[k] - int(rng.integers(1, 4)) if rng.random() < 0.5 else ends[k] - n + int(rng.integers(0, 3))
+        elif r < 0.9:                         # a non-canonical spelling of a window's address
+            a = (starts[k] & 0xFFFF_FFFF_FFFF) | (int(rng.integers(1, 0xFFFF)) << 48) if starts[k] < (1 << 47) else \
+                starts[k] & 0xFFFF_FFFF_FFFF
+        else:                                 # anywhere
+            a = int(rng.integers(0, 1 << 63))
+        addr.append(a & 0xFFFF_FFFF_FFFF_FFFF)
+        nb.append(n)
+    return addr, nb
+
+
+def _canon(a):
+    a &= 0xFFFF_FFFF_FFFF
+    return a | 0xFFFF_0000_0000_0000 if a & (1 << 47) else a
+
+
+def _where(a, n, starts, ends, offs):
+    c = _canon(a)
+    for s, e, o in zip(starts, ends, offs):
+        if s <= c and c + n <= e:
+            return o + c - s
+    return None
+
+
+@pytest.mark.parametrize("nwin,seed", [(6, 1), (40, 2), (200, 3)])
+def test_loads_and_stores_hit_exactly_their_bytes(memlib, nwin, seed):
+    lib, cw = memlib
+    rng = np.random.default_rng(seed)
+    starts, ends, offs, size = _layout(rng, nwin)
+    count = 3000
+    # a slot is one access instruction: one size; its guess (codegen.guesses) a window of the
+    # table -- the one its next access hits or not (stale) -- or none
+    slot_size = rng.choice(SIZES, NSLOT)
+    slot = rng.integers(0, NSLOT, count).astype(np.uint32)
+    addr, nb = _accesses(rng, starts, ends, slot_size[slot])
+    gb, gl, go = (np.zeros(NSLOT, np.uint64), np.zeros(NSLOT, np.uint64), np.zeros(NSLOT, np.int64))
+    for j in range(NSLOT):
+        k = int(rng.integers(0, nwin))
+        if rng.random() < 0.8 and ends[k] - starts[k] >= slot_size[j]:
+            gb[j], gl[j], go[j] = starts[k], ends[k] - starts[k] - slot_size[j] + 1, offs[k]
+    store = (rng.random(count) < 0.3).astype(np.uint32)
+    data = rng.integers(0, 1 << 32, (count, 4), dtype=np.uint64).astype(np.uint32)
+    arena = rng.integers(0, 256, size + 8, dtype=np.uint8)
+    ref = arena.copy()
+    written = np.zeros(size + 8, np.uint8)
+    out = np.zeros((count, 4), np.uint32)
+    escaped = np.zeros(count, np.uint32)
+    u64 = lambda x: np.ascontiguousarray(np.asarray(x, dtype=np.uint64))   # noqa: E731
+    p = lambda x: x.ctypes.data_as(ctypes.c_void_p)                        # noqa: E731
+    ws, we, wo = u64(starts), u64(ends), np.asarray(offs, np.int64)
+    A, NB = u64(addr), np.asarray(nb, np.uint32)
+    # one access per call, so the reference can follow stores in order
+    ref_written = np.zeros_like(written)
+    for i in range(count):
+        lib.wl_test(p(ws), p(we), p(wo), ctypes.c_uint(nwin), p(gb), p(gl), p(go), p(arena), p(written),
+                    p(A[i:]), p(NB[i:]), p(slot[i:]), p(store[i:]), p(data[i:]), ctypes.c_long(1),
+                    p(out[i:]), p(escaped[i:]))
+        ix = _where(addr[i], nb[i], starts, ends, offs)
+        assert bool(escaped[i]) == (ix is None), (i, hex(addr[i]), nb[i], ix)
+        if ix is None:
+            continue
+        if store[i]:
+            ref[ix:ix + nb[i]] = data[i].view(np.uint8)[:nb[i]]
+            ref_written[ix:ix + nb[i]] = 1
+        else:
+            want = np.zeros(16, np.uint8)
+            want[:nb[i]] = ref[ix:ix + nb[i]]
+            assert list(out[i]) == list(want.view(np.uint32)), (i, hex(addr[i]), nb[i])
+    assert (arena[:size] == ref[:size]).all()
+    assert (written == ref_written).all()
+    assert cw < 200 < 1000          # the parametrisation covers both kinds of window table
