@@ -115,9 +115,8 @@ def evaluate(loads, plan, program: Program, wave_size: int, user_sgprs, fixed_re
     ``user_sgprs``: the dispatch's user SGPR values; ``fixed_regs``: SGPR indices the dispatch
     sets per group or wave (system SGPRs), never taken as dispatch values; ``windows``: the
     dispatch's WindowSet (a load is read only from inside one window)."""
-    from ..numpy.codegen import Lowering
     from ..numpy import helpers as H
-    from ..numpy.codegen import G
+    from ..numpy.codegen import G, Lowering
     if not loads:
         return [], []
     low = Lowering(program, wave_size)
