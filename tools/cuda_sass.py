@@ -47,17 +47,11 @@ def module_source(name):
 
 
 def build(src, arch, lineinfo):
-    """-> (cubin, ptxas lines for wl_main) of the build the backend keeps (compile.py's rule)."""
+    """-> (cubin, ptxas lines for wl_main) of the build the backend keeps (compile.nvrtc_build)."""
     from wavelift.backends.cuda import compile as CC
     extra = ("--ptxas-options=-v",) + (("-lineinfo",) if lineinfo else ())
-    blocks = re.search(r"#define WL_BLOCK_THREADS (\d+)", src)
-    if blocks:
-        minb = max(1, min(32, CC.OCCUPANCY_THREADS // int(blocks.group(1))))
-        cubin, log = CC._nvrtc_build(src, arch, (f"-DWL_MIN_BLOCKS={minb}",) + extra)
-        if not CC._spills(log):
-            return cubin, _wl_main(log) + f" (bounded: {minb} blocks)"
-    cubin, log = CC._nvrtc_build(src, arch, extra)
-    return cubin, _wl_main(log) + " (unbounded)"
+    cubin, log, minb = CC.nvrtc_build(src, arch, extra)
+    return cubin, _wl_main(log) + (f" (bounded: {minb} blocks)" if minb else " (unbounded)")
 
 
 def _wl_main(log):

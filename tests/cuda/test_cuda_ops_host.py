@@ -84,8 +84,8 @@ def _variants():
     return [seen[k] for k in sorted(seen)]
 
 
-def _operands(t, k, rng, shift_width=None):
-    """N operands of IR type t as numpy values (argument k of its op)."""
+def _operands(t, rng, shift_width=None):
+    """N operands of IR type t as numpy values."""
     if t == "b1":
         return rng.integers(0, 2, N).astype(bool)
     bits = _BITS[t]
@@ -198,7 +198,7 @@ def _runs(lowered):
     for k, (op, ot) in enumerate(zip(ops, kinds)):
         rng = np.random.default_rng(k)
         width = _BITS[op.type]
-        args = [_operands(x.type, i, rng, width if op.name in _SHIFTS and i == 1 else None)
+        args = [_operands(x.type, rng, width if op.name in _SHIFTS and i == 1 else None)
                 for i, x in enumerate(op.args)]
         if op.name == "maskbit":
             args[0] = np.repeat(args[0][::32], 32)

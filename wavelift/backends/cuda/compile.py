@@ -101,13 +101,20 @@ def _spills(log: str) -> bool:
 
 def nvrtc_compile(source: str, arch: str = DEFAULT_ARCH) -> bytes:
     """-> cubin bytes for `arch` (e.g. 'sm_90'): the occupancy-bounded build unless it spills."""
+    return nvrtc_build(source, arch)[0]
+
+
+def nvrtc_build(source: str, arch: str = DEFAULT_ARCH, extra: tuple = ()) -> tuple[bytes, str, int]:
+    """-> (cubin, NVRTC/ptxas log, the minimum blocks per SM the kept build was bounded to, 0:
+    unbounded); ``extra``: more NVRTC options for both builds (tools/cuda_sass.py)."""
     blocks = re.search(r"#define WL_BLOCK_THREADS (\d+)", source)
     if blocks:
         minb = max(1, min(32, OCCUPANCY_THREADS // int(blocks.group(1))))
-        cubin, log = _nvrtc_build(source, arch, (f"-DWL_MIN_BLOCKS={minb}", "--ptxas-options=-v"))
+        cubin, log = _nvrtc_build(source, arch, (f"-DWL_MIN_BLOCKS={minb}", "--ptxas-options=-v") + extra)
         if not _spills(log):
-            return cubin
-    return _nvrtc_build(source, arch, ())[0]
+            return cubin, log, minb
+    cubin, log = _nvrtc_build(source, arch, extra)
+    return cubin, log, 0
 
 
 def _nvrtc_build(source: str, arch: str, extra: tuple) -> tuple[bytes, str]:
@@ -123,13 +130,10 @@ def _nvrtc_build(source: str, arch: str, extra: tuple) -> tuple[bytes, str]:
         res = _check(nv, nv.nvrtcGetCUBINSize(prog), "nvrtcGetCUBINSize")
         buf = b" " * res[1]
         _check(nv, nv.nvrtcGetCUBIN(prog, buf), "nvrtcGetCUBIN")
-        log = ""
-        if extra:
-            _, n = nv.nvrtcGetProgramLogSize(prog)
-            lb = b" " * n
-            nv.nvrtcGetProgramLog(prog, lb)
-            log = lb.decode(errors="replace")
-        return bytes(buf), log
+        _, n = nv.nvrtcGetProgramLogSize(prog)
+        lb = b" " * n
+        nv.nvrtcGetProgramLog(prog, lb)
+        return bytes(buf), lb.decode(errors="replace")
     finally:
         try:
             nv.nvrtcDestroyProgram(prog)
