@@ -657,3 +657,78 @@ def test_runtime_packs_preloads_and_guards_their_bytes():
     rt.mirrored = []
     (_, po), (_, pre) = rt._preloads(False)
     assert list(po) == [-1] * 4 and not pre.any() and rt.mirrored == []
+
+
+def _syncs_before_first_access(src: str, block: int) -> int:
+    """Wave syncs in block ``block`` of a wave64 module before its first global access."""
+    body = src.split(f"\nB{block}: {{\n", 1)[1].split("\n}\n", 1)[0]
+    first = min(i for i in (body.find("wl_gload("), body.find("wl_gstore(")) if i >= 0)
+    return body[:first].count("bar.sync")
+
+
+def test_wave_syncs_carry_across_blocks():
+    """Lowering.sync_entries: a block whose every predecessor ends with no access unordered by a
+    wave sync needs none before its first load; a store pending on any path (a loop's back
+    edge), a phase's entry (s_barrier) or an s_setpc target keeps it."""
+    from wavelift.backends.cuda.codegen import kernel_source
+    from wavelift.translate.ir import Block, Op, Program, Value
+    ids = iter(range(1000))
+
+    def v(t, uniform=False):
+        return Value(next(ids), t, uniform)
+
+    def access(ops, store=False):
+        lo, hi, addr, m = v("u32"), v("u32"), v("u64"), v("b1")
+        ops += [Op("vget", "u32", (), {"reg": 0}, lo, 0), Op("vget", "u32", (), {"reg": 1}, hi, 0),
+                Op("pack64", "u64", (lo, hi), {}, addr, 0), Op("exec", "b1", (), {}, m, 0)]
+        if store:
+            ops.append(Op("store", "u32", (addr, m, lo), {"space": "global", "nbytes": 4}, None, 0))
+        else:
+            ops.append(Op("load", "u32", (addr, m), {"space": "global", "nbytes": 4, "words": 1},
+                          v("u32"), 0))
+        return ops
+
+    def src(terms, stores=()):
+        blocks = []
+        for i, t in enumerate(terms):
+            ops = access([], i in stores)
+            if t[0] in ("branch", "setpc"):                  # a uniform condition / target
+                c = v("b1" if t[0] == "branch" else "u64", True)
+                ops.append(Op("const", c.type, (), {"value": 4}, c, 0))
+                t = (t[0], c) + t[2:]
+            blocks.append(Block(i, 4 * i, ops=ops, term=t))
+        prog = Program(blocks, [], {4 * i: i for i in range(len(terms))}, 2)
+        return kernel_source(prog, 64, "lane", 0, 0)
+
+    s = src([("jump", 1), ("end",)])                         # load; load
+    assert [_syncs_before_first_access(s, b) for b in (0, 1)] == [0, 0]
+    s = src([("jump", 1), ("end",)], stores={0})             # store; load: ordered
+    assert _syncs_before_first_access(s, 1) == 1
+    # load; loop { load; store } -- the back edge brings the store to the loop's load
+    s = src([("jump", 1), ("jump", 2), ("branch", None, 1, 3), ("end",)], stores={2})
+    assert [_syncs_before_first_access(s, b) for b in (1, 2)] == [1, 1]
+    s = src([("barrier", 1), ("end",)])                      # a phase's entry
+    assert [_syncs_before_first_access(s, b) for b in (0, 1)] == [1, 1]
+    s = src([("setpc", None), ("end",)])                     # an s_setpc target (the program's every block)
+    assert [_syncs_before_first_access(s, b) for b in (0, 1)] == [1, 1]
+
+
+def test_vadd_wave64_loads_after_the_ballot_need_no_sync():
+    """vadd w64: the EXEC ballot's barrier at the end of the entry block orders every access
+    before it, so the block of the vector loads starts with none pending (one wave sync left in
+    it: before the store, for the other warp's loads)."""
+    from wavelift.backends.cuda.codegen import kernel_source
+    for name, prog, cfg, base, _ in _programs():
+        if prog is None or "vadd" not in name or "basic-O2-w64" not in name:
+            continue
+        src = kernel_source(prog, cfg.wave_size, "lane", cfg.scratch_wave_bytes, base)
+        blk = next(b.index for b in prog.blocks if any(
+            op.name == "load" and not op.out.uniform for op in b.ops))
+        body = src.split(f"\nB{blk}: {{\n", 1)[1].split("\n}\n", 1)[0]
+        lines = body.split("\n")
+        first = next(i for i, x in enumerate(lines) if x.endswith(", lane, true);"))
+        assert "bar.sync" not in lines[first - 1], name      # (was: a sync before the load)
+        # the uniform loads' exchanges (when not preloaded) and the store's sync
+        assert body.count("bar.sync") == body.count("if (lane == 0u) { wl_gload(") + 1, name
+        return
+    pytest.fail("no basic-O2 w64 vadd fixture")

@@ -127,7 +127,11 @@ class Lowering:
                 elif op.name in ("vget", "vset"):
                     vregs.add(op.attrs["reg"])
         self.sregs, self.vregs = sorted(sregs), sorted(vregs)
-        self.refusals: list[tuple[int, str]] = []     # refuse_if ops: (instruction, why)
+        # refuse_if ops: (instruction, why), numbered in program order (refusal_table) whatever
+        # order the blocks are lowered in
+        self.refusals: list[tuple[int, str]] = refusal_table(program)
+        self.refusal_k = {id(op): k for k, op in enumerate(
+            op for b in program.blocks for op in b.ops if op.name == "refuse_if")}
         self.uses_trig_preop = False
         self.skip, self.fwd = _plan(program, wave_size)
         # every global access gets a dense slot: its window hint (WL_HINT) and, for the first
@@ -280,7 +284,61 @@ class Lowering:
         return e
 
     # --------------------------------------------------------------------------- one block
-    def block_source(self, blk: Block) -> list[str]:
+    def sync_entries(self) -> list[tuple[bool, bool]]:
+        """The wave-sync state at each block's entry (by position in program.blocks): (a store,
+        an access) of this wave may be unordered by a wave sync on some path from the kernel's
+        start.  A forward may-analysis over the gotos (jump, mode, branch), the join an or:
+        the kernel's start has no access; blocks a phase enters (s_barrier's continuation, and
+        block 0 in a program with barriers) and s_setpc's targets are taken as pending (their
+        predecessors are not followed), as is a block no goto reaches.  Each block's exit state
+        comes from lowering it (block_source), so the analysis and the syncs placed are one
+        logic; the lattice has height 2, so each block is lowered at most three times."""
+        blocks = self.p.blocks
+        pos = {b.index: i for i, b in enumerate(blocks)}
+        top = (True, True)
+        entry: list = [None] * len(blocks)
+        fixed = set()
+        for b in blocks:
+            t = b.term
+            if t[0] == "barrier" and t[1] in pos:
+                fixed.add(pos[t[1]])
+            elif t[0] == "setpc":
+                fixed.update(pos[bi] for bi in self.p.block_at.values() if bi in pos)
+        if self.has_barrier:
+            fixed.add(0)
+        for i in fixed:
+            entry[i] = top
+        if blocks and entry[0] is None:
+            entry[0] = (False, False)
+
+        def succ(b):
+            t = b.term
+            nxt = t[1:2] if t[0] in ("jump", "mode") else t[2:4] if t[0] == "branch" else ()
+            return [pos[x] for x in nxt if x in pos and pos[x] not in fixed]
+
+        self._lowered: dict = {}
+        work = [i for i, e in enumerate(entry) if e is not None]
+        while work:
+            i = work.pop()
+            ex = self._lower(i, entry[i])[1]
+            for j in succ(blocks[i]):
+                new = ex if entry[j] is None else (entry[j][0] or ex[0], entry[j][1] or ex[1])
+                if new != entry[j]:
+                    entry[j] = new
+                    work.append(j)
+        return [top if e is None else e for e in entry]
+
+    def _lower(self, i: int, entry: tuple[bool, bool]):
+        """-> (block_source's lines, exit state) of block i for this entry state (cached)."""
+        key = (i, entry)
+        if key not in self._lowered:
+            lines = self.block_source(self.p.blocks[i], entry)
+            self._lowered[key] = (lines, self.exit_pend)
+        return self._lowered[key]
+
+    def block_source(self, blk: Block, entry: tuple[bool, bool] = (True, True)) -> list[str]:
+        """The block's C++ lines, its wave syncs placed for the sync state ``entry``
+        (sync_entries); the state at its end is left in ``self.exit_pend``."""
         L = self.L
         out = [f"B{blk.index}: {{"]
         emit = out.append
@@ -293,7 +351,7 @@ class Lowering:
         name: dict[int, str] = {}
         ctype: dict[int, str] = {}
         words: dict[int, int] = {}
-        pend = [True, True]             # [store since last sync, load since last sync]
+        pend = list(entry)              # [store since last sync, load since last sync]
 
         def sync():
             emit("  " + self.wsync())
@@ -394,8 +452,7 @@ class Lowering:
             elif n == "refuse_if":
                 # wave-uniform: every lane of the wave stops together (a lane that left alone
                 # would hang the next wave sync); the host names the instruction (runtime.py)
-                k = len(self.refusals)
-                self.refusals.append((op.instr, op.attrs.get("why", "")))
+                k = self.refusal_k[id(op)]
                 emit(f"  if ({self.wave_any(f'({a[0]})')}) {{ wl_flag(C, WL_REFUSE, {op.instr}u, {k}u, {blk.index}u); goto WL_STOP; }}")
                 continue
             else:
@@ -443,6 +500,7 @@ class Lowering:
         else:
             raise CudaUnsupported(f"terminator {k}")
         out.append("}")
+        self.exit_pend = (pend[0], pend[1])
         return out
 
     # ------------------------------------------------------------------------ conversions
@@ -741,8 +799,8 @@ class Lowering:
             lines.append("  }")
         else:
             lines.append("  if (done) goto WL_PARK;")
-        for b in self.p.blocks:
-            lines += self.block_source(b)
+        for i, e in enumerate(self.sync_entries()):
+            lines += self._lower(i, e)[0]
         if self.uses_trig_preop:
             lines[1:1] = [trig_preop_source()]
         lines += ["WL_STOP:", "  done = true; goto WL_PARK;",
