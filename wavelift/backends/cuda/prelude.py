@@ -125,20 +125,20 @@ template <class T> __device__ __forceinline__ T wl_fout(T x, u32 mode) {
 /* ------------------------------------------------------------- NaN results as on x86
    NumPy runs on x86: a NaN result is the first NaN operand, quieted, or for an invalid
    operation the default NaN (sign set).  GPUs return a canonical NaN instead; these fix-ups
-   run only when the result is a NaN, so NaN bits agree with the NumPy backend too. */
+   run only when the result is a NaN, so NaN bits agree with the NumPy backend too.  (Selects,
+   not branches, here and below: the NumPy backend's native tier vectorises them.) */
 __device__ __forceinline__ f32 wl_q(f32 x) { return __uint_as_float(__float_as_uint(x) | 0x400000u); }
 __device__ __forceinline__ f64 wl_q(f64 x) { return __longlong_as_double(__double_as_longlong(x) | 0x8000000000000ll); }
 __device__ __forceinline__ f32 wl_dnan(f32) { return __uint_as_float(0xffc00000u); }
 __device__ __forceinline__ f64 wl_dnan(f64) { return __longlong_as_double((i64)0xfff8000000000000ull); }
 template <class T> __device__ __forceinline__ T wl_nf1(T r, T a) {
-  if (r == r) return r; if (a != a) return wl_q(a); return wl_dnan(r);
+  return (r == r) ? r : ((a != a) ? wl_q(a) : wl_dnan(r));
 }
 template <class T> __device__ __forceinline__ T wl_nf2(T r, T a, T b) {
-  if (r == r) return r; if (a != a) return wl_q(a); if (b != b) return wl_q(b); return wl_dnan(r);
+  return (r == r) ? r : ((a != a) ? wl_q(a) : ((b != b) ? wl_q(b) : wl_dnan(r)));
 }
 template <class T> __device__ __forceinline__ T wl_nf3(T r, T a, T b, T c) {
-  if (r == r) return r; if (a != a) return wl_q(a); if (b != b) return wl_q(b);
-  if (c != c) return wl_q(c); return wl_dnan(r);
+  return (r == r) ? r : ((a != a) ? wl_q(a) : ((b != b) ? wl_q(b) : ((c != c) ? wl_q(c) : wl_dnan(r))));
 }
 __device__ __forceinline__ f32 wl_d2f(f64 x) {
   if (x == x) return (f32)x;
@@ -199,12 +199,12 @@ __device__ __forceinline__ f32 wl_fabs(f32 a) { return __uint_as_float(__float_a
 __device__ __forceinline__ f16 wl_fabs(f16 a) { f16 r; r.b = a.b & 0x7fffu; return r; }
 
 template <class T> __device__ __forceinline__ T wl_fmin(T a, T b) {
-  if (a != a) return b; if (b != b) return a;
-  bool lt = (a < b) || (a == b && signbit(a)); return lt ? a : b;
+  const bool lt = (a < b) | ((a == b) & (bool)signbit(a));
+  return (a != a) ? b : ((b != b) ? a : (lt ? a : b));
 }
 template <class T> __device__ __forceinline__ T wl_fmax(T a, T b) {
-  if (a != a) return b; if (b != b) return a;
-  bool gt = (a > b) || (a == b && !signbit(a)); return gt ? a : b;
+  const bool gt = (a > b) | ((a == b) & !(bool)signbit(a));
+  return (a != a) ? b : ((b != b) ? a : (gt ? a : b));
 }
 __device__ __forceinline__ f16 wl_fmin(f16 a, f16 b) {
   f32 x = wl_h2f(a), y = wl_h2f(b);
@@ -308,9 +308,7 @@ __device__ __forceinline__ u32 wl_isclass(f16 x, u32 m) {
 /* ------------------------------------------------------- float -> int (trunc, NaN 0, saturate) */
 template <class T> __device__ __forceinline__ T wl_f2i(f64 y, f64 lo, f64 hi) {
   y = trunc(y);
-  if (y != y) return (T)0;
-  if (y <= lo) return (T)lo;
-  if (y >= hi) return (T)hi;
+  y = (y != y) ? 0.0 : ((y <= lo) ? lo : ((y >= hi) ? hi : y));
   return (T)y;
 }
 __device__ __forceinline__ u64 wl_f2u64(f64 y) {

@@ -860,14 +860,19 @@ class ModeBlocks:
         self.fns: dict = {}
         self.sources: list = []
         self.live: dict = {}            # MODE -> per block, registers live after it
+        self.natives: dict = {}         # MODE -> native.NativeBlocks (or the reason there are none)
+
+    def _live(self, mode: int):
+        live = self.live.get(mode)
+        if live is None:
+            live = self.live[mode] = liveness(self.program, self.L, int(mode))
+        return live
 
     def get(self, index: int, mode: int):
         f = self.fns.get((index, mode))
         if f is None:
             from . import helpers as H
-            live = self.live.get(mode)
-            if live is None:
-                live = self.live[mode] = liveness(self.program, self.L, int(mode))
+            live = self._live(mode)
             low = Lowering(self.program, self.L)
             src = low.block_source(self.program.blocks[index], int(mode), live[index])
             ns = {"np": np, "H": H, "K": low.consts, "G": G}
@@ -875,3 +880,20 @@ class ModeBlocks:
             f = self.fns[(index, mode)] = ns[f"blk_{index}"]
             self.sources.append(src)
         return f
+
+    def native(self, index: int, mode: int):
+        """The native-tier function of block ``index`` for ``mode`` (native.py; its library is
+        compiled on the first request for that MODE), or None: the NumPy block runs."""
+        nb = self.natives.get(mode)
+        if nb is None:
+            from . import native
+            live = self._live(mode)
+            low = Lowering(self.program, self.L)
+            try:
+                nb = native.NativeBlocks(self.program, self.L, int(mode),
+                                         lambda i: low.optimize(self.program.blocks[i], int(mode), live[i]),
+                                         live)
+            except native.Unsupported as e:
+                nb = native.NoNative(str(e))
+            self.natives[mode] = nb
+        return nb.get(index)

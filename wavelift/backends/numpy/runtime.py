@@ -21,6 +21,12 @@ MAX_ESCAPES = 16
 STATE_BYTES = 256 << 20          # bound on register state per batch
 # waves per batch: small enough that per-op temporaries stay in cache (measured: bench/README.md)
 BATCH_WAVES = int(os.environ.get("WL_BATCH_WAVES", "1024")) or None
+# native tier (native.py, docs/decisions/0012): "auto" uses it for dispatches of at least
+# NATIVE_MIN_WAVES waves (a compile costs about a second once per program and MODE, then the
+# disk cache), "on" for every dispatch, "off" never
+NATIVE = os.environ.get("WL_NATIVE", "auto")
+NATIVE_MIN_WAVES = int(os.environ.get("WL_NATIVE_MIN_WAVES", "512"))
+NATIVE_BATCH_FACTOR = 16
 
 
 class Runtime:
@@ -41,6 +47,9 @@ class Runtime:
         self.LANE64 = np.arange(L, dtype=np.uint64)[None, :]
         self.LANEBITS = self.LANE if L == 32 else self.LANE64
         self._lid_cache = {}                    # group shape -> local-id tables (_local_ids)
+        self.native = False                     # run() decides
+        self.native_runs = 0                    # block runs done by the native tier
+        self._fns = {}                          # (block, MODE) -> block function
 
     def count_lanes(self, k, lo, hi):
         """``k`` vector instructions ran under this EXEC (lane_instructions is exact)."""
@@ -74,6 +83,29 @@ class Runtime:
                 break
             self.escapes.append(Escape(ins.offset, ins.text, int(waves[a]), int(b),
                                        int(addr[a, b]), kind))
+
+    def native_after(self, X, refusals):
+        """Fold a native block run's counters, escapes and refusal into the runtime."""
+        from . import native as NT
+        self.native_runs += 1
+        if X[NT.X_LANES]:
+            self.lane_instructions += int(X[NT.X_LANES])
+            X[NT.X_LANES] = 0
+        if X[NT.X_ESC_COUNT]:
+            self.escape_count += int(X[NT.X_ESC_COUNT])
+            recs = self._native_keep[4].reshape(-1, 5)[:int(X[NT.X_ESC_N])]
+            for instr, wave, lane, addr, kind in recs.tolist():
+                ins = self.m.program.instructions[instr]
+                self.escapes.append(Escape(ins.offset, ins.text, int(wave) + self.wave_base,
+                                           int(lane), int(addr), NT.KIND_NAMES[kind]))
+            X[NT.X_ESC_COUNT] = X[NT.X_ESC_N] = 0
+            X[NT.X_ESC_CAP] = max(0, min(NT.MAX_ESC, MAX_ESCAPES - len(self.escapes)))
+        if X[NT.X_REFUSE] >= 0:
+            self.refuse_at(*refusals[int(X[NT.X_REFUSE])])
+
+    @property
+    def extra_stats(self):
+        return {"native_block_runs": self.native_runs} if self.native else {}
 
     def _wave_ids(self, w):
         ids = np.arange(self.batch_waves) + self.wave_base
@@ -360,12 +392,16 @@ class Runtime:
             return
         bx, by, bz = cfg.block
         per_group_waves = -(-(bx * by * bz) // self.L)
+        self.native = NATIVE == "on" or (NATIVE == "auto" and total * per_group_waves >= NATIVE_MIN_WAVES)
         nv = max(self.m.program.max_vgpr + 1, 3)
         per_wave = 4 * (nv * self.L + NUM_SREGS) + cfg.lds_bytes // max(per_group_waves, 1) + \
             cfg.scratch_wave_bytes
         groups_per_batch = max(1, STATE_BYTES // max(per_wave * per_group_waves, 1))
-        if BATCH_WAVES:
-            groups_per_batch = max(1, min(groups_per_batch, BATCH_WAVES // max(per_group_waves, 1)))
+        # NumPy blocks want small batches (temporaries stay in cache); native blocks keep their
+        # temporaries per wave, so fewer, larger batches only save per-batch work
+        cap = BATCH_WAVES and BATCH_WAVES * (NATIVE_BATCH_FACTOR if self.native else 1)
+        if cap:
+            groups_per_batch = max(1, min(groups_per_batch, cap // max(per_group_waves, 1)))
         self.wave_base = 0
         for g0 in range(0, total, groups_per_batch):
             g1 = min(total, g0 + groups_per_batch)
@@ -407,8 +443,8 @@ class Runtime:
             (np.concatenate(x) for x in zip(*tabs))
         self.batch_waves = n
         self.wave_group = grp
-        S = np.zeros((NUM_SREGS, n, 1), np.uint32)
-        V = np.zeros((nv, n, L), np.uint32)
+        S = self._zeros("S", (NUM_SREGS, n, 1), np.uint32)
+        V = self._zeros("V", (nv, n, L), np.uint32)
         for i, v in enumerate(cfg.user_sgprs):
             S[i] = np.uint32(v & 0xFFFFFFFF)
         sysr = cfg.system_sgprs
@@ -443,11 +479,25 @@ class Runtime:
         self.S, self.V = S, V
         self.lds_bytes = cfg.lds_bytes
         self.lds_stride = cfg.lds_bytes + (-cfg.lds_bytes) % 8 + 8
-        self.lds = np.zeros(len(groups) * self.lds_stride + 8, np.uint8)
+        self.lds = self._zeros("lds", (len(groups) * self.lds_stride + 8,), np.uint8)
         self.scratch = ScratchStore(n, cfg.scratch_wave_bytes, self.mode, L)
+        if self.native:
+            from .native import new_context
+            self.native_ctx = new_context(self)
         self._schedule(n, grp)
         self.wave_base += n
         self.waves_run += n
+
+    def _zeros(self, name, shape, dtype):
+        """A zeroed state array, reusing the previous batch's when the shape is the same:
+        refilling costs a memset, a fresh large allocation page faults on every first touch."""
+        bufs = self.__dict__.setdefault("_bufs", {})
+        a = bufs.get(name)
+        if a is not None and a.shape == shape and a.dtype == dtype:
+            a.fill(0)
+            return a
+        a = bufs[name] = np.zeros(shape, dtype)
+        return a
 
     def _local_ids(self, tx, ty, tz, one_d):
         """-> (lx, ly, lz) u32 [waves of the group, L] and EXEC bits [waves] of a tx*ty*tz group."""
@@ -495,8 +545,12 @@ class Runtime:
                 w = np.flatnonzero(sel)
                 N = w.size
             blk = prog.blocks[bi]
+            fn = self._fns.get((bi, m0))
+            if fn is None:
+                fn = self._fns[(bi, m0)] = (self.native and self.m.blocks.native(bi, m0)) or \
+                    self.m.block(bi, m0)
             with np.errstate(all="ignore"):
-                nxt = self.m.block(bi, m0)(self, w, N, m0)
+                nxt = fn(self, w, N, m0)
             counts[w] += len(blk.instrs)
             self.instructions += N * len(blk.instrs)
             if counts[w].max() > self.budget:

@@ -1,0 +1,579 @@
+"""The NumPy backend's native tier: blocks compiled to host code (docs/decisions/0012-native-tier.md).
+
+A block function here does exactly what the generated NumPy block does -- same optimised IR
+(``_Opt`` for the group's MODE), same state arrays S [regs, waves, 1] / V [regs, waves, lanes],
+same windows, escapes and written map, same return value (the next block of each wave) -- but as
+C++ compiled with the host compiler: per wave, the block's uniform ops are scalar statements and
+its per-lane ops are fused into loops over the wave's lanes, which the compiler vectorises.  The
+value ops are the CUDA backend's lowering (``cuda.codegen.Lowering.value_expr`` over the host
+shim, ``backends/host.py``): semantics written once per backend, checked bit for bit against the
+NumPy lowering in CI (tests/cuda/test_cuda_ops_host.py).
+
+Loop rules (so that a fused loop computes what the op-by-op NumPy block computes):
+  * a loop holds per-lane ops in op order; uniform ops met while it is open run before it (they
+    read no per-lane value and touch no memory);
+  * each per-lane memory access gets a loop of its own (lane order inside one access, as NumPy's
+    scatter; every lane's access before the next access starts), and loops without one stay free
+    of calls, so that they vectorise;
+  * ballot and readlane accumulate inside the loop that makes their operand and end it; shuffle
+    starts a new loop (it reads other lanes); permute is a scatter between loops;
+  * a per-lane value used outside its loop lives in an array [lanes], else in a register.
+Blocks with scratch or atomic accesses, s_setpc or a rounding mode other than nearest-even stay
+NumPy blocks (``unsupported``); a dispatch mixes both kinds freely (they share the state).
+Generated text holds numbers and names made from numbers only -- never guest text.
+"""
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import pathlib
+import platform
+import subprocess
+import tempfile
+
+import numpy as np
+
+from ...translate.ir import EXEC_HI, EXEC_LO, Program
+from .. import host
+
+MAX_ESC = 16
+# context words (runtime fills them; NATIVE_CTX below is the same layout)
+(X_S, X_V, X_N, X_ARENA, X_WRITTEN, X_WS, X_WE, X_WO, X_NWIN, X_LDS, X_LDS_STRIDE, X_LDS_BYTES,
+ X_GRP, X_ESC, X_ESC_N, X_ESC_CAP, X_ESC_COUNT, X_LANES, X_REFUSE, X_WORDS) = range(20)
+KIND_NAMES = ("load", "store")
+
+NATIVE_CTX = r"""
+/* ------------------------------------------------------------- native tier: context, memory */
+#include <cstring>
+struct WlCtx {
+  u32* S; u32* V; i64 n; u8* arena; u8* written; const u64* ws; const u64* we; const i64* wo;
+  i64 nwin; u8* lds; i64 lds_stride; i64 lds_bytes; const i64* grp; u64* esc; i64 esc_n;
+  i64 esc_cap; i64 esc_count; i64 lanes; i64 refuse;
+};
+/* arena index of nb bytes at guest address a when one window holds them all, else -1 (the
+   address canonical: 48 bits sign-extended from bit 47, as windows.canonical); h: last window */
+static inline i64 wl_where(WlCtx* C, u64 a, u32 nb, i64& h) {
+  u64 ca = a & 0xffffffffffffull;
+  if (ca >> 47) ca |= 0xffff000000000000ull;
+  i64 k = h;
+  if (k < 0 || ca < C->ws[k] || ca - C->ws[k] + nb > C->we[k] - C->ws[k]) {
+    i64 lo = 0, hi = C->nwin;
+    while (lo < hi) { i64 m = (lo + hi) >> 1; if (C->ws[m] <= ca) lo = m + 1; else hi = m; }
+    k = lo - 1;
+    if (k < 0 || ca - C->ws[k] + nb > C->we[k] - C->ws[k]) return -1;
+    h = k;
+  }
+  return C->wo[k] + (i64)(ca - C->ws[k]);
+}
+#define WL_NONE ((i64)0x8000000000000000ull)
+/* arena index - address (the same for every address) when nb bytes at each of lo..hi lie in one
+   window of the lower canonical half (where an address is its own canonical form), else WL_NONE */
+static inline i64 wl_span(WlCtx* C, u64 lo, u64 hi, u32 nb, i64& h) {
+  if (hi >= (1ull << 47) || wl_where(C, lo, nb, h) < 0) return WL_NONE;
+  const i64 k = h;
+  if (hi - C->ws[k] + nb > C->we[k] - C->ws[k]) return WL_NONE;
+  return C->wo[k] - (i64)C->ws[k];
+}
+static void wl_escape(WlCtx* C, u32 instr, i64 w, u32 lane, u64 a, u32 kind) {
+  C->esc_count++;
+  if (C->esc_n < C->esc_cap) {
+    u64* e = C->esc + 5 * C->esc_n++;
+    e[0] = instr; e[1] = (u64)w; e[2] = lane; e[3] = a; e[4] = kind;
+  }
+}
+/* space 0 global, 1 LDS (out-of-range LDS reads give 0, stores drop, neither escapes) */
+static inline void wl_ld(WlCtx* C, u32 space, i64 w, u32 lane, u32 instr, u64 a, u32 nb, u32 words,
+                         u32* out, i64& h) {
+  for (u32 k = 0; k < words; k++) out[k] = 0u;
+  const u8* p;
+  if (space == 0u) {
+    const i64 i = wl_where(C, a, nb, h);
+    if (i < 0) { wl_escape(C, instr, w, lane, a, 0u); return; }
+    p = C->arena + i;
+  } else {
+    if (a + nb > (u64)C->lds_bytes) return;
+    p = C->lds + C->grp[w] * C->lds_stride + (i64)a;
+  }
+  memcpy(out, p, nb);
+}
+static inline void wl_st(WlCtx* C, u32 space, i64 w, u32 lane, u32 instr, u64 a, u32 nb,
+                         const u32* d, i64& h) {
+  if (space == 0u) {
+    const i64 i = wl_where(C, a, nb, h);
+    if (i < 0) { wl_escape(C, instr, w, lane, a, 1u); return; }
+    memcpy(C->arena + i, d, nb);
+    memset(C->written + i, 1, nb);
+  } else {
+    if (a + nb > (u64)C->lds_bytes) return;
+    memcpy(C->lds + C->grp[w] * C->lds_stride + (i64)a, d, nb);
+  }
+}
+"""
+
+
+class Unsupported(Exception):
+    """A construct the native tier leaves to the NumPy block."""
+
+
+_SPACES = {"global": 0, "lds": 1}
+_OK_OPS = {"sget", "vget", "sset", "vset", "exec", "lane_id", "lanes", "ballot", "readlane",
+           "shuffle", "permute", "load", "word", "store", "refuse_if"}
+
+
+class BlockSource:
+    """C++ of one optimised block (``blk_source``), or Unsupported."""
+
+    def __init__(self, program: Program, wave_size: int, mode: int):
+        from ..cuda.codegen import VALUE_EXPR, Lowering
+        self.values = Lowering(Program([], [], {}, 0), wave_size, "lane", 0, 0)
+        self.VALUE_EXPR = VALUE_EXPR
+        self.p = program
+        self.L = wave_size
+        self.mode = mode
+        self.refusals: list[tuple[int, str]] = []      # refuse_if k -> (instruction, why)
+
+    # -------------------------------------------------------------------- classification
+    @staticmethod
+    def _lane(op) -> bool:
+        """Per-lane op (runs in a lane loop)?"""
+        if op.name in ("ballot", "readlane"):
+            return True
+        if op.out is not None:
+            return not op.out.uniform
+        if op.name == "vset":
+            return True
+        return any(not getattr(x, "uniform", True) for x in op.args)
+
+    def _place(self, ops):
+        """-> (place, ends): place[i] is ('s', None) scalar statement, ('l', loop) lane op or
+        ('x', None) scatter; ``ends``: the ops after which their loop closes."""
+        place, ends, cur, n = [], set(), [None], [0]
+
+        def open_():
+            if cur[0] is None:
+                cur[0] = n[0]
+                n[0] += 1
+
+        def close():
+            cur[0] = None
+
+        for i, op in enumerate(ops):
+            nm = op.name
+            if nm not in _OK_OPS and nm not in self.VALUE_EXPR:
+                raise Unsupported(nm)
+            if nm in ("load", "store") and op.attrs["space"] not in _SPACES:
+                raise Unsupported(f"{nm} {op.attrs['space']}")
+            lane = self._lane(op)
+            if not lane:
+                if nm in ("load", "store"):
+                    close()
+                place.append(("s", None))
+                continue
+            if nm == "shuffle":
+                close()
+            if nm in ("permute", "load", "store"):
+                close()
+                place.append(("x", None))
+                continue
+            open_()
+            place.append(("l", cur[0]))
+            if nm in ("ballot", "readlane"):
+                ends.add(i)
+                close()
+        return place, ends
+
+    @staticmethod
+    def ctype(op) -> str:
+        from ..cuda.codegen import _I32_RESULT
+        n = op.name
+        if n in ("cvt", "bitcast"):
+            return op.attrs["to"]
+        if n in _I32_RESULT:
+            return "i32"
+        if n in ("cmp", "exec"):
+            return "b1"
+        if n == "ballot":
+            return "u64"
+        if n in ("sget", "vget", "lane_id", "readlane", "shuffle", "permute", "word", "load"):
+            return "u32"
+        return op.out.type
+
+    # ------------------------------------------------------------------------ accesses
+    def _scalar_access(self, op, a, h, scalar, tmpl):
+        """A uniform load/store: once per wave (reported as lane 0, as NumPy's [waves, 1])."""
+        sp, nb = _SPACES[op.attrs["space"]], op.attrs["nbytes"]
+        if op.name == "load":
+            o, W = f"v{op.out.id}", op.attrs["words"]
+            tmpl[op.out.id] = o
+            scalar(f"u32 {o}[{W}] = {{0u}};")
+            scalar(f"if ({a[1]}) wl_ld(C, {sp}u, w, 0u, {op.instr}u, (u64)({a[0]}), {nb}u, {W}u, {o}, {h});")
+        else:
+            d = ", ".join(f"(u32)({x})" for x in a[2:])
+            scalar(f"if ({a[1]}) {{ const u32 d[] = {{{d}}}; wl_st(C, {sp}u, w, 0u, {op.instr}u, "
+                   f"(u64)({a[0]}), {nb}u, d, {h}); }}")
+
+    def _lane_access(self, op, a, h, tmpl) -> list[str]:
+        """A per-lane load/store, lanes in order.  Global: when the active lanes' lowest and
+        highest address lie in one window (wl_span, as NumPy's locate) every lane's arena index
+        is its address plus one constant -- loops without calls; else each lane is resolved
+        (wl_ld / wl_st: search, escapes)."""
+        L, sp, nb = self.L, _SPACES[op.attrs["space"]], op.attrs["nbytes"]
+        loop = f"for (u32 lane = 0; lane < {L}u; lane++)"
+        if op.name == "load":
+            o, W = f"v{op.out.id}", op.attrs["words"]
+            tmpl[op.out.id] = o + "[{l}]"
+            zero = f"for (u32 k = 0; k < {W}u; k++) {o}[lane][k] = 0u;"
+            slow = [f"  {loop} {{ {zero} if ({a[1]}) wl_ld(C, {sp}u, w, lane, {op.instr}u, "
+                    f"(u64)({a[0]}), {nb}u, {W}u, {o}[lane], {h}); }}"]
+            fast = [f"    {loop} {{ {zero} if ({a[1]}) memcpy({o}[lane], C->arena + (i64)(u64)({a[0]}) + d, {nb}u); }}"]
+        else:
+            d = ", ".join(f"(u32)({x})" for x in a[2:])
+            slow = [f"  {loop} if ({a[1]}) {{ const u32 d[] = {{{d}}}; wl_st(C, {sp}u, w, lane, "
+                    f"{op.instr}u, (u64)({a[0]}), {nb}u, d, {h}); }}"]
+            fast = [f"    {loop} if ({a[1]}) {{ const u32 x[] = {{{d}}}; const i64 i = (i64)(u64)({a[0]}) + d; "
+                    f"memcpy(C->arena + i, x, {nb}u); memset(C->written + i, 1, {nb}u); }}"]
+        if op.attrs["space"] != "global":
+            return slow
+        return ["  {", "    u64 lo = ~0ull, hi = 0ull;",
+                f"    {loop} {{ const u64 a = (u64)({a[0]}); if ({a[1]}) {{ lo = a < lo ? a : lo; hi = a > hi ? a : hi; }} }}",
+                f"    const i64 d = lo <= hi ? wl_span(C, lo, hi, {nb}u, {h}) : 0;",
+                "    if (d != WL_NONE) {"] + fast + ["    } else {"] + ["  " + x for x in slow] + ["    }", "  }"]
+
+    # ------------------------------------------------------------------------- lowering
+    def block(self, blk, counts: dict, live_out=None) -> str:
+        """``live_out``: (SGPRs, VGPRs) live after the block (None: all)."""
+        L = self.L
+        ops = blk.ops
+        place, ends = self._place(ops)
+        term = blk.term
+        if term[0] == "setpc":
+            raise Unsupported("setpc")
+        if term[0] == "branch" and not term[1].uniform:
+            raise Unsupported("per-lane branch condition")
+        defined = {}                    # value id -> op index
+        for i, op in enumerate(ops):
+            if op.out is not None:
+                defined[op.out.id] = i
+        # homes: a per-lane value used outside its loop (or by a scatter, or across lanes by a
+        # shuffle) lives in an array
+        arrays = set()
+        for i, op in enumerate(ops):
+            for j, x in enumerate(op.args):
+                if not hasattr(x, "id") or x.uniform or x.id not in defined:
+                    continue
+                d = defined[x.id]
+                if ops[d].name in ("lanes", "word"):
+                    continue            # aliases (of a scalar / of a load's words)
+                if place[i] != place[d] or place[i][0] == "x" or (op.name == "shuffle" and j == 0):
+                    arrays.add(x.id)
+        for i, op in enumerate(ops):    # per-lane loads: their words are read in later loops
+            if op.name == "load" and not op.out.uniform:
+                arrays.add(op.out.id)
+        tmpl: dict[int, str] = {}
+        ctype: dict[int, str] = {}
+        out: list[str] = []             # wave-scope statements
+        decl: list[str] = []            # wave-scope array declarations
+        hoist: list[str] = []           # scalar statements met while a loop is open
+        body: list[str] = []            # the open loop's statements
+        cur = [None]
+        hints = []
+        vregs = sorted({op.attrs["reg"] for op in ops if op.name in ("vget", "vset")})
+        vcur: dict[int, str] = {}       # VGPR written in the block -> template of its value
+
+        def ref(x, lane="lane"):
+            return tmpl[x.id].format(l=lane)
+
+        def close():
+            if cur[0] is not None:
+                out.extend(hoist)
+                out.append(f"  for (u32 lane = 0; lane < {L}u; lane++) {{")
+                out.extend(body)
+                out.append("  }")
+                hoist.clear()
+                body.clear()
+                cur[0] = None
+
+        def scalar(line):
+            (hoist if cur[0] is not None else out).append("  " + line)
+
+        def lane(line):
+            body.append("    " + line)
+
+        def define(op, e, where):
+            """Value of op = expression e: scalar at wave scope, loop-local or array."""
+            o = f"v{op.out.id}"
+            t = ctype[op.out.id] = self.ctype(op)
+            if where == "s":
+                scalar(f"const {t} {o} = {e};")
+                tmpl[op.out.id] = o
+            elif op.out.id in arrays:
+                # b1 lanes stored as u32: a loop mixing byte and word arrays does not vectorise
+                decl.append(f"  {'u32' if t == 'b1' else t} {o}[{L}];")
+                lane(f"{o}[lane] = {e};")
+                tmpl[op.out.id] = o + "[{l}]"
+            else:
+                lane(f"const {t} {o} = {e};")
+                tmpl[op.out.id] = o
+
+        exec64 = f"((u64)S[{EXEC_LO}ll * n + w])" if L == 32 else \
+            f"((u64)S[{EXEC_LO}ll * n + w] | ((u64)S[{EXEC_HI}ll * n + w] << 32))"
+        for i, op in enumerate(ops):
+            if i in counts:
+                scalar(f"lc += (u64){counts[i]} * (u64)__builtin_popcountll({exec64});")
+            kind, loop = place[i]
+            if kind == "l" and loop != cur[0]:
+                close()
+                cur[0] = loop
+            elif kind == "x" or kind == "s" and op.name in ("load", "store"):
+                close()
+            n, t = op.name, op.type
+            a = [ref(x) for x in op.args]
+            at = [ctype[x.id] for x in op.args]
+            if n in self.VALUE_EXPR:
+                if n == "const":
+                    v = op.attrs.get("value_np", op.attrs.get("value"))
+                    from .codegen import _IRT
+                    ct = _IRT.get(np.asarray(v).dtype.type, op.type) if "value_np" in op.attrs else op.type
+                    from ..cuda.codegen import const_literal
+                    lit = const_literal(ct, v.item() if hasattr(v, "item") else v)
+                    tmpl[op.out.id] = lit.replace("{", "{{").replace("}", "}}")   # (f16{...})
+                    ctype[op.out.id] = ct
+                    continue
+                from ..cuda.codegen import CudaUnsupported
+                try:
+                    e = self.values.value_expr(op, a, at)
+                except CudaUnsupported as ex:
+                    raise Unsupported(str(ex)) from None
+                define(op, e, kind)
+            elif n == "sget":
+                define(op, f"S[{op.attrs['reg']}ll * n + w]", "s")
+            elif n == "sset":
+                scalar(f"S[{op.attrs['reg']}ll * n + w] = (u32)({a[0]});")
+            elif n == "vget":
+                r = op.attrs["reg"]
+                if r in vcur:           # written earlier in the block: that value
+                    tmpl[op.out.id], ctype[op.out.id] = vcur[r], "u32"
+                else:
+                    define(op, f"VR{r}[lane]", "l")
+            elif n == "vset":
+                # registers written in the block live in lane arrays (L1) until its end, where
+                # those live after it are stored once: no V row traffic for temporaries.  A bit
+                # blend, not a select (a select of a load was if-converted to masked loads that
+                # did not vectorise)
+                r = op.attrs["reg"]
+                old = vcur[r].format(l="lane") if r in vcur else f"VR{r}[lane]"
+                o = f"r{r}_{len(decl)}"
+                decl.append(f"  u32 {o}[{L}];")
+                lane(f"{{ const u32 o = {old}; {o}[lane] = o ^ ((o ^ (u32)({a[0]})) & (0u - (u32)({a[1]}))); }}")
+                vcur[r] = o + "[{l}]"
+            elif n == "exec":
+                x = f"x{op.out.id}"
+                scalar(f"const u64 {x} = {exec64};")
+                define(op, f"((({x} >> lane) & 1ull) != 0ull)", "l")
+            elif n == "lane_id":
+                define(op, "lane", "l")
+            elif n == "lanes":
+                tmpl[op.out.id] = tmpl[op.args[0].id]
+                ctype[op.out.id] = ctype[op.args[0].id]
+            elif n == "ballot":
+                o = f"v{op.out.id}"
+                hoist.append(f"  u64 {o} = 0ull;")
+                lane(f"{o} |= (u64)(({a[0]}) ? 1u : 0u) << lane;")
+                tmpl[op.out.id], ctype[op.out.id] = o, "u64"
+            elif n == "readlane":
+                o = f"v{op.out.id}"
+                hoist.append(f"  u32 {o} = 0u;")
+                lane(f"if (lane == (u32)({a[1]}) % {L}u) {o} = (u32)({a[0]});")
+                tmpl[op.out.id], ctype[op.out.id] = o, "u32"
+            elif n == "shuffle":
+                define(op, f"(u32)({ref(op.args[0], f'((u32)({a[1]}) % {L}u)')})", "l")
+            elif n == "permute":
+                o = f"v{op.out.id}"
+                decl.append(f"  u32 {o}[{L}];")
+                out.append(f"  for (u32 lane = 0; lane < {L}u; lane++) {o}[lane] = 0u;")
+                out.append(f"  for (u32 lane = 0; lane < {L}u; lane++) if ({a[2]}) "
+                           f"{o}[(u32)({a[1]}) % {L}u] = (u32)({a[0]});")
+                tmpl[op.out.id], ctype[op.out.id] = o + "[{l}]", "u32"
+            elif n in ("load", "store"):
+                h = f"h{len(hints)}"
+                hints.append(h)
+                if kind == "s":
+                    self._scalar_access(op, a, h, scalar, tmpl)
+                else:
+                    if n == "load":
+                        decl.append(f"  u32 v{op.out.id}[{L}][{op.attrs['words']}];")
+                    out.extend(self._lane_access(op, a, h, tmpl))
+                if n == "load":
+                    ctype[op.out.id] = "u32"
+            elif n == "word":
+                base = tmpl[op.args[0].id]
+                tmpl[op.out.id] = f"{base}[{op.attrs['k']}]"
+                ctype[op.out.id] = "u32"
+            elif n == "refuse_if":
+                k = len(self.refusals)
+                self.refusals.append((op.instr, op.attrs.get("why", "")))
+                (lane if kind == "l" else scalar)(f"if ({a[0]}) {{ C->refuse = {k}; return; }}")
+            else:
+                raise Unsupported(n)
+            if i in ends:
+                close()
+        close()
+        keep = [r for r in sorted(vcur) if live_out is None or live_out[1] is None or r in live_out[1]]
+        if keep:
+            out.append(f"  for (u32 lane = 0; lane < {L}u; lane++) {{")
+            out.extend(f"    VR{r}[lane] = {vcur[r].format(l='lane')};" for r in keep)
+            out.append("  }")
+        if len(ops) in counts:
+            out.append(f"  lc += (u64){counts[len(ops)]} * (u64)__builtin_popcountll({exec64});")
+        k = term[0]
+        if k in ("jump", "barrier", "mode"):
+            out.append(f"  next[kk] = {term[1]};")
+        elif k == "branch":
+            out.append(f"  next[kk] = ({ref(term[1])}) ? {term[2]} : {term[3]};")
+        elif k == "end":
+            out.append("  next[kk] = -1;")
+        else:
+            raise Unsupported(f"terminator {k}")
+        head = [f'extern "C" void wl_b{blk.index}(WlCtx* C, const i64* waves, i64 N, i32* next) {{',
+                "  u32* const S = C->S; const i64 n = C->n; u64 lc = 0;"]
+        head += [f"  i64 {h} = -1;" for h in hints]
+        head += ["  for (i64 kk = 0; kk < N; kk++) {", "  const i64 w = waves ? waves[kk] : kk;"]
+        # distinct registers are distinct rows of V: restrict lets the lane loops vectorise
+        head += [f"  u32* __restrict const VR{r} = C->V + ({r}ll * n + w) * {L};" for r in vregs]
+        return "\n".join(head + decl + out + ["  }", "  C->lanes += (i64)lc;", "}"]) + "\n"
+
+
+# ------------------------------------------------------------------------------ compiling
+def cache_dir() -> pathlib.Path:
+    d = os.environ.get("WAVELIFT_NATIVE_CACHE")
+    if d:
+        return pathlib.Path(d)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return pathlib.Path(base) / "wavelift" / "native"
+
+
+# -O3: if-conversion and vectorisation of the lane loops; -fno-trapping-math lets the compiler
+# evaluate both sides of a float select (it changes no value: we never read the FP flags)
+FLAGS = tuple(os.environ.get("WL_NATIVE_OPT", "-O3").split()) + \
+    ("-march=native", "-fno-trapping-math") + host.COMPILE_FLAGS
+
+
+def compile_library(source: str) -> ctypes.CDLL:
+    """Compile (or find in the disk cache, by a hash of source, compiler and flags) and load."""
+    cxx = host.compiler()
+    if cxx is None:
+        raise Unsupported("no C++ compiler (g++ or clang++) found")
+    h = hashlib.sha256("\0".join((source, cxx, *FLAGS, platform.machine(),
+                                  platform.node() if "native" in " ".join(FLAGS) else "")).encode())
+    d = cache_dir()
+    d.mkdir(parents=True, exist_ok=True)
+    so = d / f"{h.hexdigest()[:32]}.so"
+    if not so.exists():
+        with tempfile.TemporaryDirectory() as tmp:
+            src = pathlib.Path(tmp) / "m.cpp"
+            src.write_text(source)
+            part = pathlib.Path(tmp) / "m.so"
+            r = subprocess.run([cxx, *FLAGS, str(src), "-o", str(part)], capture_output=True, text=True)
+            if r.returncode != 0:
+                raise Unsupported(f"host compile failed: {r.stderr[:2000]}")
+            os.replace(part, so) if os.stat(tmp).st_dev == os.stat(d).st_dev else _copy(part, so)
+    return ctypes.CDLL(str(so))
+
+
+def _copy(a, b):
+    tmp = b.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_bytes(a.read_bytes())
+    os.replace(tmp, b)
+
+
+class NativeBlocks:
+    """One MODE's native block functions of a program: every block the tier lowers, in one
+    library compiled on first use; ``get`` -> a callable with the NumPy block's signature, or
+    None (the block stays a NumPy block)."""
+
+    def __init__(self, program: Program, wave_size: int, mode: int, optimised, live):
+        from ...translate.program import lane_count_points
+        self.L = wave_size
+        self.unsupported: dict[int, str] = {}
+        gen = BlockSource(program, wave_size, mode)
+        parts, names = [], {}
+        for b in program.blocks:
+            if b.uses_float and mode & 15:
+                self.unsupported[b.index] = "rounding mode"
+                continue
+            try:
+                blk = optimised(b.index)
+                parts.append(gen.block(blk, lane_count_points(program, blk), live[b.index]))
+                names[b.index] = f"wl_b{b.index}"
+            except Unsupported as e:
+                self.unsupported[b.index] = str(e)
+        self.refusals = gen.refusals
+        self.fns: dict = {}
+        self.source = ""
+        if not parts:
+            return
+        self.source = host.prelude_semantics() + NATIVE_CTX + f"static const u32 mode = {mode}u;\n" + \
+            "\n".join(parts)
+        lib = compile_library(self.source)
+        for bi, nm in names.items():
+            f = getattr(lib, nm)
+            f.restype = None
+            f.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p)
+            self.fns[bi] = self._wrap(f)
+        self.lib = lib
+
+    def _wrap(self, f):
+        refusals = self.refusals
+
+        def run(R, w, N, mode):
+            X = R.native_ctx
+            nxt = np.empty(N, np.int32)
+            if type(w) is slice:
+                f(X.ctypes.data, None, N, nxt.ctypes.data)
+            else:
+                wi = np.ascontiguousarray(w, np.int64)
+                f(X.ctypes.data, wi.ctypes.data, N, nxt.ctypes.data)
+            R.native_after(X, refusals)
+            return nxt
+        return run
+
+    def get(self, index: int):
+        return self.fns.get(index)
+
+
+def new_context(R) -> np.ndarray:
+    """Context words for a batch of runtime R (pointers into its arrays, which it keeps alive)."""
+    X = np.zeros(X_WORDS, np.int64)
+    win = R.win
+    R._native_keep = keep = [np.ascontiguousarray(win.starts, np.uint64),
+                             np.ascontiguousarray(win.ends, np.uint64),
+                             np.ascontiguousarray(win.offs, np.int64),
+                             np.ascontiguousarray(R.wave_group, np.int64),
+                             np.zeros(5 * MAX_ESC, np.uint64)]
+    X[X_S] = R.S.ctypes.data
+    X[X_V] = R.V.ctypes.data
+    X[X_N] = R.batch_waves
+    X[X_ARENA] = win.arena.ctypes.data
+    X[X_WRITTEN] = win.written.ctypes.data
+    X[X_WS], X[X_WE], X[X_WO] = (k.ctypes.data for k in keep[:3])
+    X[X_NWIN] = len(win.starts)
+    X[X_LDS] = R.lds.ctypes.data
+    X[X_LDS_STRIDE] = R.lds_stride
+    X[X_LDS_BYTES] = R.lds_bytes
+    X[X_GRP] = keep[3].ctypes.data
+    X[X_ESC] = keep[4].ctypes.data
+    X[X_REFUSE] = -1
+    X[X_ESC_CAP] = max(0, min(MAX_ESC, MAX_ESC - len(R.escapes)))
+    return X
+
+
+class NoNative:
+    """No native library for this MODE (why: no compiler, a failed compile)."""
+
+    def __init__(self, why: str):
+        self.why = why
+        self.unsupported: dict = {}
+
+    def get(self, index: int):
+        return None
