@@ -12,3 +12,40 @@ from testpaths import FIXTURES, ROOT, have_tool  # noqa: E402,F401
 @pytest.fixture(scope="session")
 def fixtures_dir() -> pathlib.Path:
     return FIXTURES
+
+
+# ---- NumPy backend tiers (docs/decisions/0012-native-tier.md) ----------------------------------
+# A module marked `pytestmark = pytest.mark.tiers` runs each test twice: on NumPy blocks only
+# ("numpy", every dispatch) and with the native tier forced on for every dispatch ("native").  The
+# native run fails when any library could not be built (a compile error or a tier bug would
+# otherwise fall back to NumPy blocks silently).
+
+def pytest_generate_tests(metafunc):
+    if metafunc.definition.get_closest_marker("tiers"):
+        metafunc.parametrize("tier", ["numpy", "native"], indirect=True)
+
+
+@pytest.fixture(scope="session")
+def _native_cache(tmp_path_factory):
+    return tmp_path_factory.mktemp("native-cache")
+
+
+@pytest.fixture(autouse=True)         # autouse: in every test's closure, parametrized for marked ones
+def tier(request, monkeypatch):
+    from wavelift.backends import host
+    from wavelift.backends.numpy import native, runtime
+    if getattr(request, "param", None) is None:
+        yield None
+        return
+    if request.param == "numpy":
+        monkeypatch.setattr(runtime, "NATIVE", "off")
+        yield "numpy"
+        return
+    if host.compiler() is None:
+        pytest.skip("no host C++ compiler (clang++-19 / g++): the native tier is not available")
+    monkeypatch.setattr(runtime, "NATIVE", "on")
+    monkeypatch.setenv("WAVELIFT_NATIVE_CACHE", str(request.getfixturevalue("_native_cache")))
+    before = len(native.PROBLEMS)
+    yield "native"
+    new = native.PROBLEMS[before:]
+    assert not new, f"native tier libraries failed to build: {new[:3]}"

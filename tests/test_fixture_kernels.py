@@ -26,6 +26,8 @@ if str(TESTS) not in sys.path:
 from reference import cases as C  # noqa: E402
 from reference import pocl  # noqa: E402
 
+pytestmark = pytest.mark.tiers     # NumPy blocks and the native tier (tests/conftest.py)
+
 MANIFEST = json.loads((TESTS / "fixtures" / "manifest.json").read_text())
 CLANG = [b for b in MANIFEST["binaries"] if b["kind"] == "clang"]
 MODES = ("wave", "lane")

@@ -12,6 +12,8 @@ import pytest
 import wavelift
 from wavelift.driver.aco import Image
 
+pytestmark = pytest.mark.tiers     # NumPy blocks and the native tier (tests/conftest.py)
+
 FIX = pathlib.Path(__file__).resolve().parents[1] / "fixtures"
 SHADERS = sorted(FIX.glob("gfx10*/aco/*.json"))
 MODES = ("wave", "lane")

@@ -1,7 +1,10 @@
 """End-to-end execution of llvm-mc-assembled programs on hand-built memory."""
 import numpy as np
+import pytest
 
 from harness import Rig, ptr
+
+pytestmark = pytest.mark.tiers     # NumPy blocks and the native tier (tests/conftest.py)
 
 VADD = """
   s_load_dwordx4 s[4:7], s[0:1], 0x0

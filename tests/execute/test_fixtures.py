@@ -4,6 +4,8 @@ import pathlib
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.tiers     # NumPy blocks and the native tier (tests/conftest.py)
+
 FIX = pathlib.Path(__file__).resolve().parents[1] / "fixtures" / "gfx1030"
 BASIC = sorted(FIX.glob("basic-*.hsaco"))
 

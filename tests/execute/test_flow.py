@@ -4,6 +4,8 @@ import pytest
 
 from harness import Rig, ptr
 
+pytestmark = pytest.mark.tiers     # NumPy blocks and the native tier (tests/conftest.py)
+
 # out[gid] = (gid odd) ? gid*3 : gid+100, via divergent if/else with exec masks; loop that
 # runs gid%5 times adding 7 (scalar loop over a per-lane count using s_cbranch_execnz)
 DIVERGE = """

@@ -6,6 +6,8 @@ import pytest
 
 from harness import Rig, ptr
 
+pytestmark = pytest.mark.tiers     # NumPy blocks and the native tier (tests/conftest.py)
+
 PROG = """
   v_and_b32 v1, 7, v0
   v_lshrrev_b32 v2, 3, v0

@@ -22,6 +22,8 @@ from wavelift.result import Window
 from wavelift.trace.windows import WindowSet
 from wavelift.translate.ir import EXEC_HI, EXEC_LO
 
+pytestmark = pytest.mark.tiers     # NumPy blocks and the native tier (tests/conftest.py)
+
 L = 32
 N = 6                                   # waves
 A = 0x1_0000_0000                       # window A: 4 KiB

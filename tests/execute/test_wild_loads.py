@@ -6,6 +6,8 @@ import pytest
 
 from harness import Rig, ptr
 
+pytestmark = pytest.mark.tiers     # NumPy blocks and the native tier (tests/conftest.py)
+
 WILD = 0x7F0012345678
 
 

@@ -216,8 +216,10 @@ class BlockSource:
     def _lane_access(self, op, a, h, tmpl) -> list[str]:
         """A per-lane load/store, lanes in order.  Global: when the active lanes' lowest and
         highest address lie in one window (wl_span, as NumPy's locate) every lane's arena index
-        is its address plus one constant -- loops without calls; else each lane is resolved
-        (wl_ld / wl_st: search, escapes)."""
+        is its address plus one constant -- loops without calls, and when every lane is active
+        at consecutive addresses (lane k at a0 + k * nbytes) one contiguous copy (no gathers,
+        which AMD cores run slowly); else each lane is resolved (wl_ld / wl_st: search,
+        escapes)."""
         L, sp, nb = self.L, _SPACES[op.attrs["space"]], op.attrs["nbytes"]
         loop = f"for (u32 lane = 0; lane < {L}u; lane++)"
         if op.name == "load":
@@ -227,18 +229,25 @@ class BlockSource:
             slow = [f"  {loop} {{ {zero} if ({a[1]}) wl_ld(C, {sp}u, w, lane, {op.instr}u, "
                     f"(u64)({a[0]}), {nb}u, {W}u, {o}[lane], {h}); }}"]
             fast = [f"    {loop} {{ {zero} if ({a[1]}) memcpy({o}[lane], C->arena + (i64)(u64)({a[0]}) + d, {nb}u); }}"]
+            line = [f"    {loop} {{ {zero} memcpy({o}[lane], p + {nb}u * lane, {nb}u); }}"]
         else:
             d = ", ".join(f"(u32)({x})" for x in a[2:])
             slow = [f"  {loop} if ({a[1]}) {{ const u32 d[] = {{{d}}}; wl_st(C, {sp}u, w, lane, "
                     f"{op.instr}u, (u64)({a[0]}), {nb}u, d, {h}); }}"]
             fast = [f"    {loop} if ({a[1]}) {{ const u32 x[] = {{{d}}}; const i64 i = (i64)(u64)({a[0]}) + d; "
                     f"memcpy(C->arena + i, x, {nb}u); memset(C->written + i, 1, {nb}u); }}"]
+            line = [f"    {loop} {{ const u32 x[] = {{{d}}}; memcpy(p + {nb}u * lane, x, {nb}u); }}",
+                    f"    memset(C->written + (p - C->arena), 1, {nb * L}u);"]
         if op.attrs["space"] != "global":
             return slow
-        return ["  {", "    u64 lo = ~0ull, hi = 0ull;",
-                f"    {loop} {{ const u64 a = (u64)({a[0]}); if ({a[1]}) {{ lo = a < lo ? a : lo; hi = a > hi ? a : hi; }} }}",
-                f"    const i64 d = lo <= hi ? wl_span(C, lo, hi, {nb}u, {h}) : 0;",
-                "    if (d != WL_NONE) {"] + fast + ["    } else {"] + ["  " + x for x in slow] + ["    }", "  }"]
+        a0 = f"(u64)({a[0]})".replace("[lane]", "[0]") if "[lane]" in a[0] else f"(u64)({a[0]})"
+        return ["  {", f"    u64 lo = ~0ull, hi = 0ull; u32 lin = 1u; const u64 a0 = {a0};",
+                f"    {loop} {{ const u64 a = (u64)({a[0]}); const u32 m = ({a[1]}) ? 1u : 0u; "
+                f"if (m) {{ lo = a < lo ? a : lo; hi = a > hi ? a : hi; }} "
+                f"lin &= m & (u32)(a == a0 + (u64){nb}u * lane); }}",
+                f"    const i64 d = lo <= hi ? wl_span(C, lo, hi, {nb}u, {h}) : WL_NONE;",
+                "    if (d != WL_NONE && lin) {", "    u8* const p = C->arena + (i64)a0 + d;"] + line + \
+            ["    } else if (d != WL_NONE) {"] + fast + ["    } else {"] + ["  " + x for x in slow] + ["    }", "  }"]
 
     # ------------------------------------------------------------------------- lowering
     def block(self, blk, counts: dict, live_out=None) -> str:
@@ -568,11 +577,15 @@ def new_context(R) -> np.ndarray:
     return X
 
 
+PROBLEMS: list[str] = []        # every NoNative's reason, in order (the tier tests watch it)
+
+
 class NoNative:
     """No native library for this MODE (why: no compiler, a failed compile)."""
 
     def __init__(self, why: str):
         self.why = why
+        PROBLEMS.append(why)
         self.unsupported: dict = {}
 
     def get(self, index: int):

@@ -103,9 +103,21 @@ class Runtime:
         if X[NT.X_REFUSE] >= 0:
             self.refuse_at(*refusals[int(X[NT.X_REFUSE])])
 
+    def _native_fn(self, bi, mode):
+        fn = self.m.blocks.native(bi, mode)
+        why = getattr(self.m.blocks.natives.get(mode), "why", None)
+        if why:
+            self.native_problem = why
+        return fn
+
     @property
     def extra_stats(self):
-        return {"native_block_runs": self.native_runs} if self.native else {}
+        if not self.native:
+            return {"native": False}
+        out = {"native": True, "native_block_runs": self.native_runs}
+        if getattr(self, "native_problem", None):
+            out["native_problem"] = self.native_problem
+        return out
 
     def _wave_ids(self, w):
         ids = np.arange(self.batch_waves) + self.wave_base
@@ -547,7 +559,7 @@ class Runtime:
             blk = prog.blocks[bi]
             fn = self._fns.get((bi, m0))
             if fn is None:
-                fn = self._fns[(bi, m0)] = (self.native and self.m.blocks.native(bi, m0)) or \
+                fn = self._fns[(bi, m0)] = (self.native and self._native_fn(bi, m0)) or \
                     self.m.block(bi, m0)
             with np.errstate(all="ignore"):
                 nxt = fn(self, w, N, m0)

@@ -1,0 +1,134 @@
+"""The NumPy backend's native tier (docs/decisions/0012-native-tier.md) against NumPy blocks: same
+memory, same statistics, same escapes, and the native blocks really ran.  (The fixture and
+execution test modules marked `tiers` run every test on both tiers as well: tests/conftest.py.)"""
+import pathlib
+
+import numpy as np
+import pytest
+
+from harness import Rig, ptr
+from test_basic import VADD
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def tiers(monkeypatch, tmp_path):
+    """-> run(make) on NumPy blocks and on the native tier, each on fresh memory from
+    make() -> (rig, cfg, read): [(numpy result, read()), (native result, read())]."""
+    from wavelift.backends import host
+    from wavelift.backends.numpy import native, runtime
+    if host.compiler() is None:
+        pytest.skip("no host C++ compiler (clang++-19 / g++): the native tier is not available")
+    monkeypatch.setenv("WAVELIFT_NATIVE_CACHE", str(tmp_path))
+    before = len(native.PROBLEMS)
+
+    def run(make):
+        out = []
+        for t in ("off", "on"):
+            monkeypatch.setattr(runtime, "NATIVE", t)
+            rig, cfg, read = make()
+            res = rig.run(cfg, cache={})
+            out.append((res, read()))
+        assert native.PROBLEMS[before:] == []
+        return out
+    return run
+
+
+# each lane stores its id, then (same block, no barrier) reads the word its neighbour stored:
+# within a wave one access completes for every lane before the next starts
+NEIGHBOUR = """
+  s_load_dwordx4 s[4:7], s[0:1], 0x0
+  s_waitcnt lgkmcnt(0)
+  v_lshlrev_b32 v1, 2, v0
+  global_store_dword v1, v0, s[4:5]
+  v_add_nc_u32 v2, 1, v0
+  v_and_b32 v2, 31, v2
+  v_lshlrev_b32 v2, 2, v2
+  global_load_dword v3, v2, s[4:5]
+  s_waitcnt vmcnt(0)
+  v_mul_lo_u32 v3, v3, 3
+  global_store_dword v1, v3, s[6:7]
+  s_endpgm
+"""
+
+
+def test_accesses_complete_for_every_lane_in_order(tiers):
+    def make():
+        r = Rig(NEIGHBOUR)
+        scratch = r.buf(np.zeros(32, np.uint32), "scratch")
+        out = r.buf(np.zeros(32, np.uint32), "out")
+        args = r.buf(np.array([scratch, out], np.uint64).view(np.uint32), "kernarg")
+        return r, r.config(user_sgprs=ptr(args), groups=(4, 1, 1), block=(32, 1, 1)), \
+            lambda: r.read(out, np.uint32, 32)
+    (a, ma), (b, mb) = tiers(make)
+    assert a.landed and b.landed, (a.refusal, b.refusal)
+    want = ((np.arange(32) + 1) % 32 * 3).astype(np.uint32)
+    np.testing.assert_array_equal(ma, want)
+    np.testing.assert_array_equal(mb, want)
+    assert b.stats["native"] and b.stats["native_block_runs"] > 0
+    assert not a.stats["native"]
+    for k in ("lane_instructions", "instructions", "waves", "bytes_written"):
+        assert a.stats[k] == b.stats[k], k
+
+
+def test_escapes_are_reported_alike(tiers):
+    def make():
+        r = Rig(VADD)
+        pa, pb = r.buf(np.ones(256, np.float32), "a"), r.buf(np.ones(256, np.float32), "b")
+        # the output pointer far outside every allocation: every active lane's store escapes
+        args = r.buf(np.array([pa, pb, 0x7000_0000_0000, 200], np.uint64).view(np.uint32)[:7].copy(),
+                     "kernarg")
+        return r, r.config(user_sgprs=ptr(args), groups=(4, 1, 1), block=(64, 1, 1)), lambda: None
+    (a, _), (b, _) = tiers(make)
+    assert a.refusal.code == b.refusal.code == "escape"
+    assert a.stats["escapes"] == b.stats["escapes"] == 200
+    assert [(e.pc, e.wave, e.lane, e.address, e.kind) for e in a.escapes] == \
+        [(e.pc, e.wave, e.lane, e.address, e.kind) for e in b.escapes]
+    assert b.stats["native_block_runs"] > 0
+
+
+def test_full_screen_kernel_bit_identical(monkeypatch, tmp_path):
+    """bench/'s shade kernel (clang-19, f32 math, fma, clamps, byte packing) on 256 waves."""
+    import wavelift
+    from wavelift.backends import host
+    from wavelift.backends.numpy import runtime
+    if host.compiler() is None:
+        pytest.skip("no host C++ compiler: the native tier is not available")
+    monkeypatch.setenv("WAVELIFT_NATIVE_CACHE", str(tmp_path))
+    w, h = 256, 64
+    rng = np.random.default_rng(7)
+    px = rng.integers(0, 1 << 32, size=w * h, dtype=np.uint64).astype(np.uint32)
+    wt = rng.uniform(-1.0, 3.0, w * h).astype(np.float32)
+    wt[::97] = np.nan
+    outs, stats = [], []
+    for t in ("off", "on"):
+        monkeypatch.setattr(runtime, "NATIVE", t)
+        dev = wavelift.Device("gfx1030", backend="numpy", mode="wave")
+        k = dev.load_code_object(str(ROOT / "bench/kernels/bench-gfx1030-O2-w32.hsaco")).kernel("shade")
+        o = dev.upload(np.zeros(w * h, np.uint32))
+        r = k.launch(groups=(w // 8, h // 8), block=(8, 8),
+                     args=[dev.upload(px), dev.upload(wt), o, np.uint32(w), np.uint32(h),
+                           np.float32(1.25), np.float32(-8.0)])
+        assert r.landed, r.refusal
+        outs.append(dev.download(o, np.uint32))
+        stats.append(r.stats)
+    np.testing.assert_array_equal(outs[0], outs[1])
+    assert stats[1]["native_block_runs"] > 0 and stats[0]["lane_instructions"] == stats[1]["lane_instructions"]
+
+
+def test_generated_source_holds_numbers_not_guest_text():
+    from wavelift.backends.numpy import native
+    from wavelift.backends.numpy.codegen import Lowering, liveness
+    from wavelift.translate.program import lane_count_points, translate
+    r = Rig(VADD)
+    prog = translate(r.code, "gfx1030", 32, r.prog)
+    gen = native.BlockSource(prog, 32, 0xF0)
+    low, live = Lowering(prog, 32), liveness(prog, 32, 0xF0)
+    src = ""
+    for b in prog.blocks:
+        blk = low.optimize(b, 0xF0, live[b.index])
+        src += gen.block(blk, lane_count_points(prog, blk), live[b.index])
+    assert "wl_ld" in src and "wl_span" in src        # the program's loads and store are there
+    for ins in prog.instructions:
+        assert ins.text.split()[0] not in src
