@@ -1,6 +1,6 @@
 """The CUDA kernel's global loads and stores (codegen's wl_gload / wl_gstore: window guess,
 direct aligned access, hint, binary search, escapes, written-byte map), compiled for the host with
-g++ through tests/cuda/host_shim.h and run against window tables laid out as WindowSet lays them
+g++ through wavelift/backends/host.py's shim and run against window tables laid out as WindowSet lays them
 out: every access reads or writes exactly the bytes the window arithmetic names, whatever the
 guesses say (right, stale, none), the alignment, the size or the table's size (constant-memory
 tables up to WL_CW windows, global ones beyond); an address outside every window escapes and
@@ -65,7 +65,8 @@ def memlib(tmp_path_factory):
             "#define WL_MIRROR_WORDS 1u\n#define WL_NPRE 1u\n#define WL_PRE_WORDS 1u\n")
     d = tmp_path_factory.mktemp("mem")
     src = d / "mem.cpp"
-    src.write_text('#include "host_shim.h"\n' + SHIM + head + win + defs + G._CTX + DRIVER)
+    from wavelift.backends.host import HOST_SHIM
+    src.write_text(HOST_SHIM + SHIM + head + win + defs + G._CTX + DRIVER)
     lib = d / "mem.so"
     r = subprocess.run([gxx, "-O1", "-std=c++17", "-w", "-shared", "-fPIC", f"-I{HERE}", str(src),
                         "-o", str(lib)], capture_output=True, text=True)

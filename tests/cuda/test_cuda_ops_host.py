@@ -1,5 +1,5 @@
 """The CUDA backend's lowering of every pure value op that the fixture programs and the per-opcode
-ALU programs (tests/execute/alu_cases.py) contain, compiled for the host (g++, through tests/cuda/host_shim.h) and run on the same operands as the NumPy
+ALU programs (tests/execute/alu_cases.py) contain, compiled for the host (g++, through wavelift/backends/host.py's shim) and run on the same operands as the NumPy
 backend's lowering of that op: bit for bit equal.  Instruction semantics are written once per
 backend, so this is what keeps the two lowerings in step without a GPU; bench/gpu_check.py does
 the same per dispatch on the device.
@@ -38,12 +38,6 @@ _UINT = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
 _SHIFTS = {"shl", "shr", "sar"}         # amounts below the width (the IR's promise)
 
 SHIM_EXTRA = r"""
-static inline int __popc(unsigned x){return __builtin_popcount(x);}
-static inline int __popcll(unsigned long long x){return __builtin_popcountll(x);}
-static inline unsigned __brev(unsigned x){unsigned r=0;for(int i=0;i<32;i++){r=(r<<1)|(x&1u);x>>=1;}return r;}
-static inline unsigned long long __brevll(unsigned long long x){unsigned long long r=0;for(int i=0;i<64;i++){r=(r<<1)|(x&1ull);x>>=1;}return r;}
-static inline long long __mul64hi(long long a, long long b){return (long long)(((__int128)a*b)>>64);}
-static inline unsigned long long __umul64hi(unsigned long long a, unsigned long long b){return (unsigned long long)(((unsigned __int128)a*b)>>64);}
 template <class T> static inline T wl_from_bits(unsigned long long v) { T x; memcpy(&x, &v, sizeof(T)); return x; }
 template <> inline bool wl_from_bits<bool>(unsigned long long v) { return (v & 1ull) != 0ull; }
 template <class T> static inline unsigned long long wl_to_bits(T x) { unsigned long long v = 0; memcpy(&v, &x, sizeof(T)); return v; }
@@ -146,13 +140,10 @@ def lowered(tmp_path_factory):
     if not gxx:
         pytest.skip("g++ not installed")
     from wavelift.backends.cuda.codegen import _I32_RESULT, Lowering
-    from wavelift.backends.cuda.prelude import PRELUDE, trig_preop_source
+    from wavelift.backends import host
     from wavelift.translate.ir import Program
     ops = _variants()
     low = Lowering(Program([], [], {}, 0), 32, "lane", 0, 0)
-    head = PRELUDE[:PRELUDE.index("/* wave64:")]
-    body = PRELUDE[PRELUDE.index("/* ---------------------------------------------------------------- f16 <-> f32/f64"):
-                   PRELUDE.index("/* ----------------------------------------------------------------------- windows */")]
     fns, kinds = [], []
     for k, op in enumerate(ops):
         at = [x.type for x in op.args]
@@ -167,7 +158,7 @@ def lowered(tmp_path_factory):
         kinds.append(ot)
     d = tmp_path_factory.mktemp("ops")
     src = d / "ops.cpp"
-    src.write_text('#include "host_shim.h"\n' + head + SHIM_EXTRA + body + trig_preop_source() + "".join(fns))
+    src.write_text(host.prelude_semantics() + SHIM_EXTRA + "".join(fns))
     lib = d / "ops.so"
     r = subprocess.run([gxx, "-O1", "-ffp-contract=off", "-std=c++17", "-w", "-shared", "-fPIC",
                         f"-I{HERE}", str(src), "-o", str(lib)], capture_output=True, text=True)

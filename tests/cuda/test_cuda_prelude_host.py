@@ -1,5 +1,5 @@
 """The CUDA prelude's trig_preop, fma_to (round-to-odd), group-index division and memory-read helpers, compiled for the host with g++
-through a small shim (tests/cuda/host_shim.h maps the __d*_rn intrinsics onto IEEE host
+through a small shim (wavelift/backends/host.py maps the __d*_rn intrinsics onto IEEE host
 arithmetic), agree bit for bit with the NumPy backend's helpers.  No GPU needed; skips without
 g++.  (The NaN fix-ups the GPU needs are no-ops on x86, which makes NaNs this way already.)"""
 from __future__ import annotations
@@ -45,15 +45,13 @@ def helper_exe(tmp_path_factory):
     gxx = shutil.which("g++")
     if not gxx:
         pytest.skip("g++ not installed")
-    from wavelift.backends.cuda.prelude import PRELUDE, trig_preop_source
-    head = PRELUDE[:PRELUDE.index("/* wave64:")]                    # types and flags
-    body = PRELUDE[PRELUDE.index("/* ---------------------------------------------------------------- f16 <-> f32/f64"):
-                   PRELUDE.index("/* ----------------------------------------------------------------------- windows */")]
+    from wavelift.backends import host
+    from wavelift.backends.cuda.prelude import PRELUDE
     d = tmp_path_factory.mktemp("prelude")
     src = d / "t.cpp"
     rd = PRELUDE[PRELUDE.index("__device__ __forceinline__ void wl_read("):
                  PRELUDE.index("__device__ __forceinline__ void wl_write(")]
-    src.write_text('#include "host_shim.h"\n' + head + body + rd + trig_preop_source() + MAIN)
+    src.write_text(host.prelude_semantics() + rd + MAIN)
     exe = d / "t"
     r = subprocess.run([gxx, "-O1", "-ffp-contract=off", "-std=c++17", "-w", f"-I{HERE}", str(src), "-o", str(exe)],
                        capture_output=True, text=True)

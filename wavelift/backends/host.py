@@ -57,15 +57,12 @@ static inline unsigned long long __umul64hi(unsigned long long a, unsigned long 
 COMPILE_FLAGS = ("-std=c++17", "-ffp-contract=off", "-fno-math-errno", "-w", "-shared", "-fPIC")
 
 
-def prelude_semantics(with_memory: bool = False) -> str:
-    """The prelude's types and value-op semantics (f16 ... integers), for the host, after the
-    shim; ``with_memory`` adds its window helpers (the CUDA memory host check)."""
+def prelude_semantics() -> str:
+    """The shim, then the CUDA prelude's types and value-op semantics (f16 ... integers)."""
     from .cuda.prelude import PRELUDE, trig_preop_source
     head = PRELUDE[:PRELUDE.index("/* wave64:")]
-    end = "/* ----------------------------------------------------------------------- atomics */" \
-        if with_memory else "/* ----------------------------------------------------------------------- windows */"
     body = PRELUDE[PRELUDE.index("/* ---------------------------------------------------------------- f16 <-> f32/f64"):
-                   PRELUDE.index(end)]
+                   PRELUDE.index("/* ----------------------------------------------------------------------- windows */")]
     return HOST_SHIM + head + body + trig_preop_source()
 
 

@@ -336,7 +336,7 @@ class BlockSource:
                 cur[0] = loop
             elif kind == "x" or kind == "s" and op.name in ("load", "store"):
                 close()
-            n, t = op.name, op.type
+            n = op.name
             a = [ref(x) for x in op.args]
             at = [ctype[x.id] for x in op.args]
             if n in self.VALUE_EXPR:
