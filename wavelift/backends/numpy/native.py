@@ -35,7 +35,10 @@ import tempfile
 import numpy as np
 
 from ...translate.ir import EXEC_HI, EXEC_LO, Program
+from ...translate.program import lane_count_points
 from .. import host
+from ..cuda.codegen import _I32_RESULT, VALUE_EXPR, CudaUnsupported, Lowering, const_literal
+from .codegen import _IRT
 
 MAX_ESC = 16
 # context words (runtime fills them; NATIVE_CTX below is the same layout)
@@ -125,7 +128,6 @@ class BlockSource:
     """C++ of one optimised block (``blk_source``), or Unsupported."""
 
     def __init__(self, program: Program, wave_size: int, mode: int):
-        from ..cuda.codegen import VALUE_EXPR, Lowering
         self.values = Lowering(Program([], [], {}, 0), wave_size, "lane", 0, 0)
         self.VALUE_EXPR = VALUE_EXPR
         self.p = program
@@ -185,7 +187,6 @@ class BlockSource:
 
     @staticmethod
     def ctype(op) -> str:
-        from ..cuda.codegen import _I32_RESULT
         n = op.name
         if n in ("cvt", "bitcast"):
             return op.attrs["to"]
@@ -342,14 +343,11 @@ class BlockSource:
             if n in self.VALUE_EXPR:
                 if n == "const":
                     v = op.attrs.get("value_np", op.attrs.get("value"))
-                    from .codegen import _IRT
                     ct = _IRT.get(np.asarray(v).dtype.type, op.type) if "value_np" in op.attrs else op.type
-                    from ..cuda.codegen import const_literal
                     lit = const_literal(ct, v.item() if hasattr(v, "item") else v)
                     tmpl[op.out.id] = lit.replace("{", "{{").replace("}", "}}")   # (f16{...})
                     ctype[op.out.id] = ct
                     continue
-                from ..cuda.codegen import CudaUnsupported
                 try:
                     e = self.values.value_expr(op, a, at)
                 except CudaUnsupported as ex:
@@ -502,7 +500,6 @@ class NativeBlocks:
     None (the block stays a NumPy block)."""
 
     def __init__(self, program: Program, wave_size: int, mode: int, optimised, live):
-        from ...translate.program import lane_count_points
         self.L = wave_size
         self.unsupported: dict[int, str] = {}
         gen = BlockSource(program, wave_size, mode)
