@@ -480,14 +480,22 @@ class Runtime:
             S[EXEC_LO, :, 0] = (e & 0xFFFFFFFF).astype(np.uint32)
             S[EXEC_HI, :, 0] = (e >> 32).astype(np.uint32)
         S[MODE_REG] = cfg.float_mode | (int(cfg.dx10_clamp) << 8) | (int(cfg.ieee_mode) << 9)
+        # every group of one shape: its table repeated (a broadcast copy; take is slower)
+        same = len(tabs) == 1 and len(lid_x) * len(groups) == n
+
+        def put(r, tab):
+            if same:
+                V[r].reshape(len(groups), -1, L)[...] = tab
+            else:
+                np.take(tab, row, axis=0, out=V[r])
         if cfg.packed_local_ids:
-            np.take(lid_x | (lid_y << 10) | (lid_z << 20), row, axis=0, out=V[0])
+            put(0, lid_x | (lid_y << 10) | (lid_z << 20))
         else:
-            np.take(lid_x, row, axis=0, out=V[0])
+            put(0, lid_x)
             if cfg.tidig_comp_cnt >= 1:
-                np.take(lid_y, row, axis=0, out=V[1])
+                put(1, lid_y)
             if cfg.tidig_comp_cnt >= 2:
-                np.take(lid_z, row, axis=0, out=V[2])
+                put(2, lid_z)
         self.S, self.V = S, V
         self.lds_bytes = cfg.lds_bytes
         self.lds_stride = cfg.lds_bytes + (-cfg.lds_bytes) % 8 + 8
