@@ -46,7 +46,7 @@ TARGET = "gfx1030"
 # ---- workloads ---------------------------------------------------------------------------------
 
 def shade_work(quick: bool):
-    w, h = (480, 270) if quick else (1920, 1080)
+    w, h = (480, 272) if quick else (1920, 1080)
     rng = np.random.default_rng(1080)
     px = rng.integers(0, 1 << 32, size=w * h, dtype=np.uint64).astype(np.uint32)
     wt = rng.uniform(0.0, 2.0, w * h).astype(np.float32)
@@ -220,8 +220,13 @@ def main(argv=None) -> int:
                    lane_instructions=li, traced_peak_bytes=wl["traced_peak"],
                    check=agree(w, wl["out"], w["ref"]))
         print(f"[{w['name']}] {w['desc']}")
+        st = wl["stats"]
+        tier = (f"native tier ({st.get('native_block_runs', 0)} native block runs"
+                + (f"; {st['native_problem']}" if st.get("native_problem") else "") + ")") \
+            if st.get("native") else "NumPy blocks"
+        row["tier"] = tier
         print(f"  wavelift  cold {wl['cold_s'] * 1e3:10.2f} ms   warm {warm * 1e3:10.2f} ms   "
-              f"peak traced {wl['traced_peak'] / 2**20:8.1f} MiB")
+              f"peak traced {wl['traced_peak'] / 2**20:8.1f} MiB   {tier}")
         print(f"  lane-instructions/s  wavelift {fmt_rate(li / warm if li else None)}   "
               f"PoCL (same count) {fmt_rate(li / pw if li else None)}"
               + ("" if li else "   (stats has no 'lane_instructions')"))
