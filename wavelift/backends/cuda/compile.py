@@ -26,11 +26,8 @@ class CompileError(Exception):
 
 
 def cache_dir() -> pathlib.Path:
-    d = os.environ.get("WAVELIFT_CUDA_CACHE")
-    if d:
-        return pathlib.Path(d)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return pathlib.Path(base) / "wavelift" / "cuda"
+    from .. import cache_dir as shared
+    return shared("cuda", "WAVELIFT_CUDA_CACHE")
 
 
 def _nvrtc():

@@ -453,11 +453,8 @@ class BlockSource:
 
 # ------------------------------------------------------------------------------ compiling
 def cache_dir() -> pathlib.Path:
-    d = os.environ.get("WAVELIFT_NATIVE_CACHE")
-    if d:
-        return pathlib.Path(d)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return pathlib.Path(base) / "wavelift" / "native"
+    from .. import cache_dir as shared
+    return shared("native", "WAVELIFT_NATIVE_CACHE")
 
 
 # -O3: if-conversion and vectorisation of the lane loops; -fno-trapping-math lets the compiler
