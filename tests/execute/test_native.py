@@ -132,3 +132,24 @@ def test_generated_source_holds_numbers_not_guest_text():
     assert "wl_ld" in src and "wl_span" in src        # the program's loads and store are there
     for ins in prog.instructions:
         assert ins.text.split()[0] not in src
+
+
+def test_blocks_past_the_stack_bound_stay_numpy_blocks(monkeypatch, tmp_path):
+    """A block whose lane arrays would not fit the stack bound is left to NumPy (named), and the
+    dispatch still lands the same bytes."""
+    from wavelift.backends import host
+    from wavelift.backends.numpy import native, runtime
+    from test_basic import vadd_rig
+    if host.compiler() is None:
+        pytest.skip("no host C++ compiler: the native tier is not available")
+    monkeypatch.setenv("WAVELIFT_NATIVE_CACHE", str(tmp_path))
+    monkeypatch.setattr(native, "MAX_STACK_BYTES", 64)
+    monkeypatch.setattr(runtime, "NATIVE", "on")
+    r, a, b, pc, cfg = vadd_rig(300, 8)
+    cache = {}
+    res = r.run(cfg, cache=cache)
+    assert res.landed, res.refusal
+    np.testing.assert_array_equal(r.read(pc, np.float32, 300), a[:300] + b[:300])
+    module = next(v for v in cache.values() if hasattr(getattr(v, "blocks", None), "natives"))
+    (nb,) = module.blocks.natives.values()
+    assert any("stack bound" in why for why in nb.unsupported.values()), nb.unsupported

@@ -29,6 +29,7 @@ import hashlib
 import os
 import pathlib
 import platform
+import re
 import subprocess
 import tempfile
 
@@ -41,6 +42,7 @@ from ..cuda.codegen import _I32_RESULT, VALUE_EXPR, CudaUnsupported, Lowering, c
 from .codegen import _IRT
 
 MAX_ESC = 16
+MAX_STACK_BYTES = 2 << 20      # lane arrays of one block (Linux gives threads 8 MiB stacks)
 # context words (runtime fills them; NATIVE_CTX below is the same layout)
 (X_S, X_V, X_N, X_ARENA, X_WRITTEN, X_WS, X_WE, X_WO, X_NWIN, X_LDS, X_LDS_STRIDE, X_LDS_BYTES,
  X_GRP, X_ESC, X_ESC_N, X_ESC_CAP, X_ESC_COUNT, X_LANES, X_REFUSE, X_WORDS) = range(20)
@@ -442,6 +444,12 @@ class BlockSource:
             out.append("  next[kk] = -1;")
         else:
             raise Unsupported(f"terminator {k}")
+        # the lane arrays live on the caller's stack
+        size = {"u64": 8, "i64": 8, "f64": 8, "u16": 2, "i16": 2, "f16": 2, "u8": 1, "i8": 1, "b1": 1}
+        stack = sum(size.get(d.split()[0], 4) * int(np.prod([int(x) for x in re.findall(r"\[(\d+)\]", d)]))
+                    for d in decl)
+        if stack > MAX_STACK_BYTES:
+            raise Unsupported(f"lane arrays of {stack} bytes: more than the stack bound")
         head = [f'extern "C" void wl_b{blk.index}(WlCtx* C, const i64* waves, i64 N, i32* next) {{',
                 "  u32* const S = C->S; const i64 n = C->n; u64 lc = 0;"]
         head += [f"  i64 {h} = -1;" for h in hints]
