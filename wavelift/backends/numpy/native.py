@@ -25,6 +25,7 @@ Generated text holds numbers and names made from numbers only -- never guest tex
 from __future__ import annotations
 
 import ctypes
+import functools
 import hashlib
 import os
 import pathlib
@@ -42,6 +43,7 @@ from ..cuda.codegen import _I32_RESULT, VALUE_EXPR, CudaUnsupported, Lowering, c
 from .codegen import _IRT
 
 MAX_ESC = 16
+COMPILE_TIMEOUT_S = 600
 MAX_STACK_BYTES = 2 << 20      # lane arrays of one block (Linux gives threads 8 MiB stacks)
 # context words (runtime fills them; NATIVE_CTX below is the same layout)
 (X_S, X_V, X_N, X_ARENA, X_WRITTEN, X_WS, X_WE, X_WO, X_NWIN, X_LDS, X_LDS_STRIDE, X_LDS_BYTES,
@@ -472,12 +474,13 @@ FLAGS = tuple(os.environ.get("WL_NATIVE_OPT", "-O3").split()) + \
 
 
 def compile_library(source: str) -> ctypes.CDLL:
-    """Compile (or find in the disk cache, by a hash of source, compiler and flags) and load."""
+    """Compile (or find in the disk cache, by a hash of source, compiler version, flags and host)
+    and load."""
     cxx = host.compiler()
     if cxx is None:
-        raise Unsupported("no C++ compiler (g++ or clang++) found")
-    h = hashlib.sha256("\0".join((source, cxx, *FLAGS, platform.machine(),
-                                  platform.node() if "native" in " ".join(FLAGS) else "")).encode())
+        raise Unsupported("no C++ compiler (clang++ or g++) found")
+    h = hashlib.sha256("\0".join((source, _version(cxx), *FLAGS, platform.machine(),
+                                  platform.node())).encode())      # -march=native: this host
     d = cache_dir()
     d.mkdir(parents=True, exist_ok=True)
     so = d / f"{h.hexdigest()[:32]}.so"
@@ -485,18 +488,24 @@ def compile_library(source: str) -> ctypes.CDLL:
         with tempfile.TemporaryDirectory() as tmp:
             src = pathlib.Path(tmp) / "m.cpp"
             src.write_text(source)
-            part = pathlib.Path(tmp) / "m.so"
-            r = subprocess.run([cxx, *FLAGS, str(src), "-o", str(part)], capture_output=True, text=True)
+            part = d / f"{so.stem}.{os.getpid()}.part"     # same directory: the rename is atomic
+            try:
+                r = subprocess.run([cxx, *FLAGS, str(src), "-o", str(part)], capture_output=True,
+                                   text=True, timeout=COMPILE_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                part.unlink(missing_ok=True)
+                raise Unsupported(f"host compile took more than {COMPILE_TIMEOUT_S} s") from None
             if r.returncode != 0:
+                part.unlink(missing_ok=True)
                 raise Unsupported(f"host compile failed: {r.stderr[:2000]}")
-            os.replace(part, so) if os.stat(tmp).st_dev == os.stat(d).st_dev else _copy(part, so)
+            os.replace(part, so)
     return ctypes.CDLL(str(so))
 
 
-def _copy(a, b):
-    tmp = b.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_bytes(a.read_bytes())
-    os.replace(tmp, b)
+@functools.lru_cache(maxsize=None)
+def _version(cxx: str) -> str:
+    r = subprocess.run([cxx, "--version"], capture_output=True, text=True)
+    return r.stdout.split("\n", 1)[0]
 
 
 class NativeBlocks:
