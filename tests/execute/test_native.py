@@ -123,7 +123,7 @@ def test_generated_source_holds_numbers_not_guest_text():
     from wavelift.translate.program import lane_count_points, translate
     r = Rig(VADD)
     prog = translate(r.code, "gfx1030", 32, r.prog)
-    gen = native.BlockSource(prog, 32, 0xF0)
+    gen = native.BlockSource(32)
     low, live = Lowering(prog, 32), liveness(prog, 32, 0xF0)
     src = ""
     for b in prog.blocks:

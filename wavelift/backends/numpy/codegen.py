@@ -887,12 +887,8 @@ class ModeBlocks:
         nb = self.natives.get(mode)
         if nb is None:
             from . import native
-            live = self._live(mode)
-            low = Lowering(self.program, self.L)
             try:
-                nb = native.NativeBlocks(self.program, self.L, int(mode),
-                                         lambda i: low.optimize(self.program.blocks[i], int(mode), live[i]),
-                                         live)
+                nb = native.NativeBlocks(self.program, self.L, int(mode), self._live(mode))
             except native.Unsupported as e:
                 nb = native.NoNative(str(e))
             except Exception as e:      # noqa: BLE001 - a tier bug must not fail the dispatch:

@@ -41,8 +41,8 @@ from ...translate.program import lane_count_points
 from .. import host
 from ..cuda.codegen import _I32_RESULT, VALUE_EXPR, CudaUnsupported, Lowering, const_literal
 from .codegen import _IRT
+from .codegen import Lowering as NumpyLowering
 
-MAX_ESC = 16
 COMPILE_TIMEOUT_S = 600
 MAX_STACK_BYTES = 2 << 20      # lane arrays of one block (Linux gives threads 8 MiB stacks)
 # context words (runtime fills them; NATIVE_CTX below is the same layout)
@@ -129,14 +129,11 @@ _OK_OPS = {"sget", "vget", "sset", "vset", "exec", "lane_id", "lanes", "ballot",
 
 
 class BlockSource:
-    """C++ of one optimised block (``blk_source``), or Unsupported."""
+    """C++ of optimised blocks (``block``: one extern "C" function each), or Unsupported."""
 
-    def __init__(self, program: Program, wave_size: int, mode: int):
-        self.values = Lowering(Program([], [], {}, 0), wave_size, "lane", 0, 0)
-        self.VALUE_EXPR = VALUE_EXPR
-        self.p = program
+    def __init__(self, wave_size: int):
+        self.values = Lowering(Program([], [], {}, 0), wave_size, "lane", 0, 0)   # value_expr
         self.L = wave_size
-        self.mode = mode
         self.refusals: list[tuple[int, str]] = []      # refuse_if k -> (instruction, why)
 
     # -------------------------------------------------------------------- classification
@@ -166,7 +163,7 @@ class BlockSource:
 
         for i, op in enumerate(ops):
             nm = op.name
-            if nm not in _OK_OPS and nm not in self.VALUE_EXPR:
+            if nm not in _OK_OPS and nm not in VALUE_EXPR:
                 raise Unsupported(nm)
             if nm in ("load", "store") and op.attrs["space"] not in _SPACES:
                 raise Unsupported(f"{nm} {op.attrs['space']}")
@@ -218,13 +215,13 @@ class BlockSource:
             scalar(f"if ({a[1]}) {{ const u32 d[] = {{{d}}}; wl_st(C, {sp}u, w, 0u, {op.instr}u, "
                    f"(u64)({a[0]}), {nb}u, d, {h}); }}")
 
-    def _lane_access(self, op, a, h, tmpl) -> list[str]:
+    def _lane_access(self, op, a, a0, h, tmpl) -> list[str]:
         """A per-lane load/store, lanes in order.  Global: when the active lanes' lowest and
         highest address lie in one window (wl_span, as NumPy's locate) every lane's arena index
         is its address plus one constant -- loops without calls, and when every lane is active
         at consecutive addresses (lane k at a0 + k * nbytes) one contiguous copy (no gathers,
         which AMD cores run slowly); else each lane is resolved (wl_ld / wl_st: search,
-        escapes)."""
+        escapes).  ``a0``: the address of lane 0."""
         L, sp, nb = self.L, _SPACES[op.attrs["space"]], op.attrs["nbytes"]
         loop = f"for (u32 lane = 0; lane < {L}u; lane++)"
         if op.name == "load":
@@ -245,8 +242,7 @@ class BlockSource:
                     f"    memset(C->written + (p - C->arena), 1, {nb * L}u);"]
         if op.attrs["space"] != "global":
             return slow
-        a0 = f"(u64)({a[0]})".replace("[lane]", "[0]") if "[lane]" in a[0] else f"(u64)({a[0]})"
-        return ["  {", f"    u64 lo = ~0ull, hi = 0ull; u32 lin = 1u; const u64 a0 = {a0};",
+        return ["  {", f"    u64 lo = ~0ull, hi = 0ull; u32 lin = 1u; const u64 a0 = (u64)({a0});",
                 f"    {loop} {{ const u64 a = (u64)({a[0]}); const u32 m = ({a[1]}) ? 1u : 0u; "
                 f"if (m) {{ lo = a < lo ? a : lo; hi = a > hi ? a : hi; }} "
                 f"lin &= m & (u32)(a == a0 + (u64){nb}u * lane); }}",
@@ -281,9 +277,6 @@ class BlockSource:
                     continue            # aliases (of a scalar / of a load's words)
                 if place[i] != place[d] or place[i][0] == "x" or (op.name == "shuffle" and j == 0):
                     arrays.add(x.id)
-        for i, op in enumerate(ops):    # per-lane loads: their words are read in later loops
-            if op.name == "load" and not op.out.uniform:
-                arrays.add(op.out.id)
         tmpl: dict[int, str] = {}
         ctype: dict[int, str] = {}
         out: list[str] = []             # wave-scope statements
@@ -344,7 +337,7 @@ class BlockSource:
             n = op.name
             a = [ref(x) for x in op.args]
             at = [ctype[x.id] for x in op.args]
-            if n in self.VALUE_EXPR:
+            if n in VALUE_EXPR:
                 if n == "const":
                     v = op.attrs.get("value_np", op.attrs.get("value"))
                     ct = _IRT.get(np.asarray(v).dtype.type, op.type) if "value_np" in op.attrs else op.type
@@ -414,7 +407,7 @@ class BlockSource:
                 else:
                     if n == "load":
                         decl.append(f"  u32 v{op.out.id}[{L}][{op.attrs['words']}];")
-                    out.extend(self._lane_access(op, a, h, tmpl))
+                    out.extend(self._lane_access(op, a, ref(op.args[0], "0u"), h, tmpl))
                 if n == "load":
                     ctype[op.out.id] = "u32"
             elif n == "word":
@@ -513,17 +506,18 @@ class NativeBlocks:
     library compiled on first use; ``get`` -> a callable with the NumPy block's signature, or
     None (the block stays a NumPy block)."""
 
-    def __init__(self, program: Program, wave_size: int, mode: int, optimised, live):
-        self.L = wave_size
+    def __init__(self, program: Program, wave_size: int, mode: int, live):
+        """``live``: per block, the registers live after it for this MODE (codegen.liveness)."""
         self.unsupported: dict[int, str] = {}
-        gen = BlockSource(program, wave_size, mode)
+        gen = BlockSource(wave_size)
+        low = NumpyLowering(program, wave_size)     # the NumPy blocks' own optimisation
         parts, names = [], {}
         for b in program.blocks:
             if b.uses_float and mode & 15:
                 self.unsupported[b.index] = "rounding mode"
                 continue
             try:
-                blk = optimised(b.index)
+                blk = low.optimize(b, mode, live[b.index])
                 parts.append(gen.block(blk, lane_count_points(program, blk), live[b.index]))
                 names[b.index] = f"wl_b{b.index}"
             except Unsupported as e:
@@ -541,7 +535,7 @@ class NativeBlocks:
             f.restype = None
             f.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p)
             self.fns[bi] = self._wrap(f)
-        self.lib = lib
+        self.lib = lib          # (the functions need the library loaded)
 
     def _wrap(self, f):
         refusals = self.refusals
@@ -562,15 +556,16 @@ class NativeBlocks:
         return self.fns.get(index)
 
 
-def new_context(R) -> np.ndarray:
-    """Context words for a batch of runtime R (pointers into its arrays, which it keeps alive)."""
+def new_context(R, max_escapes: int) -> np.ndarray:
+    """Context words for a batch of runtime R (pointers into its arrays, which it keeps alive);
+    room for ``max_escapes`` escape records (X_ESC_CAP: how many may still be recorded)."""
     X = np.zeros(X_WORDS, np.int64)
     win = R.win
     R._native_keep = keep = [np.ascontiguousarray(win.starts, np.uint64),
                              np.ascontiguousarray(win.ends, np.uint64),
                              np.ascontiguousarray(win.offs, np.int64),
                              np.ascontiguousarray(R.wave_group, np.int64),
-                             np.zeros(5 * MAX_ESC, np.uint64)]
+                             np.zeros(5 * max_escapes, np.uint64)]
     X[X_S] = R.S.ctypes.data
     X[X_V] = R.V.ctypes.data
     X[X_N] = R.batch_waves
@@ -584,7 +579,7 @@ def new_context(R) -> np.ndarray:
     X[X_GRP] = keep[3].ctypes.data
     X[X_ESC] = keep[4].ctypes.data
     X[X_REFUSE] = -1
-    X[X_ESC_CAP] = max(0, min(MAX_ESC, MAX_ESC - len(R.escapes)))
+    X[X_ESC_CAP] = max(0, max_escapes - len(R.escapes))
     return X
 
 

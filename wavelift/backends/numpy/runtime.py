@@ -15,6 +15,7 @@ from ...refusal import Refused
 from ...result import Escape
 from ...translate.ir import EXEC_HI, EXEC_LO, MODE_REG, NUM_SREGS
 from . import atomics
+from . import native as NT
 from .scratch import ScratchStore
 
 MAX_ESCAPES = 16
@@ -50,6 +51,8 @@ class Runtime:
         self.native = False                     # run() decides
         self.native_runs = 0                    # block runs done by the native tier
         self._fns = {}                          # (block, MODE) -> block function
+        self.native_problem = None              # why a MODE has no native library
+        self._bufs = {}                         # state arrays reused between batches (_zeros)
 
     def count_lanes(self, k, lo, hi):
         """``k`` vector instructions ran under this EXEC (lane_instructions is exact)."""
@@ -86,7 +89,6 @@ class Runtime:
 
     def native_after(self, X, refusals):
         """Fold a native block run's counters, escapes and refusal into the runtime."""
-        from . import native as NT
         self.native_runs += 1
         if X[NT.X_LANES]:
             self.lane_instructions += int(X[NT.X_LANES])
@@ -99,15 +101,13 @@ class Runtime:
                 self.escapes.append(Escape(ins.offset, ins.text, int(wave) + self.wave_base,
                                            int(lane), int(addr), NT.KIND_NAMES[kind]))
             X[NT.X_ESC_COUNT] = X[NT.X_ESC_N] = 0
-            X[NT.X_ESC_CAP] = max(0, min(NT.MAX_ESC, MAX_ESCAPES - len(self.escapes)))
+            X[NT.X_ESC_CAP] = max(0, MAX_ESCAPES - len(self.escapes))
         if X[NT.X_REFUSE] >= 0:
             self.refuse_at(*refusals[int(X[NT.X_REFUSE])])
 
     def _native_fn(self, bi, mode):
         fn = self.m.blocks.native(bi, mode)
-        why = getattr(self.m.blocks.natives.get(mode), "why", None)
-        if why:
-            self.native_problem = why
+        self.native_problem = getattr(self.m.blocks.natives.get(mode), "why", None) or self.native_problem
         return fn
 
     @property
@@ -115,7 +115,7 @@ class Runtime:
         if not self.native:
             return {"native": False}
         out = {"native": True, "native_block_runs": self.native_runs}
-        if getattr(self, "native_problem", None):
+        if self.native_problem:
             out["native_problem"] = self.native_problem
         return out
 
@@ -502,8 +502,7 @@ class Runtime:
         self.lds = self._zeros("lds", (len(groups) * self.lds_stride + 8,), np.uint8)
         self.scratch = ScratchStore(n, cfg.scratch_wave_bytes, self.mode, L)
         if self.native:
-            from .native import new_context
-            self.native_ctx = new_context(self)
+            self.native_ctx = NT.new_context(self, MAX_ESCAPES)
         self._schedule(n, grp)
         self.wave_base += n
         self.waves_run += n
@@ -511,7 +510,7 @@ class Runtime:
     def _zeros(self, name, shape, dtype):
         """A zeroed state array, reusing the previous batch's when the shape is the same:
         refilling costs a memset, a fresh large allocation page faults on every first touch."""
-        bufs = self.__dict__.setdefault("_bufs", {})
+        bufs = self._bufs
         a = bufs.get(name)
         if a is not None and a.shape == shape and a.dtype == dtype:
             a.fill(0)
