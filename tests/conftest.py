@@ -15,14 +15,16 @@ def fixtures_dir() -> pathlib.Path:
 
 
 # ---- NumPy backend tiers (docs/decisions/0012-native-tier.md) ----------------------------------
-# A module marked `pytestmark = pytest.mark.tiers` runs each test twice: on NumPy blocks only
-# ("numpy", every dispatch) and with the native tier forced on for every dispatch ("native").  The
-# native run fails when any library could not be built (a compile error or a tier bug would
-# otherwise fall back to NumPy blocks silently).
+# A module marked `pytestmark = pytest.mark.tiers` runs each test three times: on NumPy blocks
+# only ("numpy", every dispatch), with the native tier forced on for every dispatch ("native": the
+# driver runs programs whose every block is native) and with the native driver off ("native-blocks":
+# native blocks under the Python scheduler, as for programs the driver does not take).  The native
+# runs fail when any library could not be built (a compile error or a tier bug would otherwise
+# fall back to NumPy blocks silently).
 
 def pytest_generate_tests(metafunc):
     if metafunc.definition.get_closest_marker("tiers"):
-        metafunc.parametrize("tier", ["numpy", "native"], indirect=True)
+        metafunc.parametrize("tier", ["numpy", "native", "native-blocks"], indirect=True)
 
 
 @pytest.fixture(scope="session")
@@ -44,8 +46,9 @@ def tier(request, monkeypatch):
     if host.compiler() is None:
         pytest.skip("no host C++ compiler (clang++-19 / g++): the native tier is not available")
     monkeypatch.setattr(runtime, "NATIVE", "on")
+    monkeypatch.setattr(runtime, "NATIVE_DRIVER", request.param == "native")
     monkeypatch.setenv("WAVELIFT_NATIVE_CACHE", str(request.getfixturevalue("_native_cache")))
     before = len(native.PROBLEMS)
-    yield "native"
+    yield request.param
     new = native.PROBLEMS[before:]
     assert not new, f"native tier libraries failed to build: {new[:3]}"

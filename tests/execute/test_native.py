@@ -153,3 +153,60 @@ def test_blocks_past_the_stack_bound_stay_numpy_blocks(monkeypatch, tmp_path):
     module = next(v for v in cache.values() if hasattr(getattr(v, "blocks", None), "natives"))
     (nb,) = module.blocks.natives.values()
     assert any("stack bound" in why for why in nb.unsupported.values()), nb.unsupported
+
+
+def test_driver_runs_whole_programs_and_matches_the_scheduler(monkeypatch, tmp_path):
+    """A program whose blocks are all native runs in the driver (one call per dispatch), with
+    the same memory and statistics as native blocks under the Python scheduler (two waves per
+    group, lanes past n idle)."""
+    from wavelift.backends import host
+    from wavelift.backends.numpy import runtime
+    from test_basic import vadd_rig
+    if host.compiler() is None:
+        pytest.skip("no host C++ compiler: the native tier is not available")
+    monkeypatch.setenv("WAVELIFT_NATIVE_CACHE", str(tmp_path))
+    monkeypatch.setattr(runtime, "NATIVE", "on")
+    got = []
+    for drv in (False, True):
+        monkeypatch.setattr(runtime, "NATIVE_DRIVER", drv)
+        r, a, b, pc, cfg = vadd_rig(1000, 16)
+        res = r.run(cfg, cache={})
+        assert res.landed, res.refusal
+        np.testing.assert_array_equal(r.read(pc, np.float32, 1000), a[:1000] + b[:1000])
+        assert res.stats["native_driver"] is drv
+        got.append(res)
+    for k in ("lane_instructions", "instructions", "waves", "bytes_written"):
+        assert got[0].stats[k] == got[1].stats[k], k
+    assert got[0].write_spans == got[1].write_spans
+
+
+def test_driver_not_used_when_a_block_is_not_native(monkeypatch, tmp_path):
+    from wavelift.backends import host
+    from wavelift.backends.numpy import native, runtime
+    from test_basic import vadd_rig
+    if host.compiler() is None:
+        pytest.skip("no host C++ compiler: the native tier is not available")
+    monkeypatch.setenv("WAVELIFT_NATIVE_CACHE", str(tmp_path))
+    monkeypatch.setattr(native, "MAX_STACK_BYTES", 64)
+    monkeypatch.setattr(runtime, "NATIVE", "on")
+    r, a, b, pc, cfg = vadd_rig(300, 8)
+    res = r.run(cfg, cache={})
+    assert res.landed and res.stats["native"] and not res.stats["native_driver"]
+
+
+def test_driver_stops_a_runaway_wave(monkeypatch, tmp_path):
+    """The instruction budget holds inside the driver: an endless loop is refused, nothing lands."""
+    from wavelift.backends import host
+    from wavelift.backends.numpy import runtime
+    if host.compiler() is None:
+        pytest.skip("no host C++ compiler: the native tier is not available")
+    monkeypatch.setenv("WAVELIFT_NATIVE_CACHE", str(tmp_path))
+    monkeypatch.setattr(runtime, "NATIVE", "on")
+    r = Rig(NEIGHBOUR.replace("  s_endpgm", ".Ltop:\n  v_add_nc_u32 v5, 1, v5\n  s_branch .Ltop\n  s_endpgm"))
+    scratch = r.buf(np.zeros(32, np.uint32), "scratch")
+    out = r.buf(np.zeros(32, np.uint32), "out")
+    args = r.buf(np.array([scratch, out], np.uint64).view(np.uint32), "kernarg")
+    res = r.run(r.config(user_sgprs=ptr(args), groups=(4, 1, 1), block=(32, 1, 1)), budget=100_000)
+    assert res.refusal.code == "dispatch.budget_exceeded"
+    assert res.stats["native_driver"]
+    assert (r.read(out, np.uint32, 32) == 0).all() and (r.read(scratch, np.uint32, 32) == 0).all()

@@ -884,6 +884,10 @@ class ModeBlocks:
     def native(self, index: int, mode: int):
         """The native-tier function of block ``index`` for ``mode`` (native.py; its library is
         compiled on the first request for that MODE), or None: the NumPy block runs."""
+        return self.native_library(mode).get(index)
+
+    def native_library(self, mode: int):
+        """native.NativeBlocks of ``mode`` (or NoNative: why there is none)."""
         nb = self.natives.get(mode)
         if nb is None:
             from . import native
@@ -895,4 +899,4 @@ class ModeBlocks:
                 # its NumPy blocks run instead, and the tier tests fail on the recorded problem
                 nb = native.NoNative(f"internal error: {type(e).__name__}: {e}")
             self.natives[mode] = nb
-        return nb.get(index)
+        return nb

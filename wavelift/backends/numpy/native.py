@@ -36,7 +36,7 @@ import tempfile
 
 import numpy as np
 
-from ...translate.ir import EXEC_HI, EXEC_LO, Program
+from ...translate.ir import EXEC_HI, EXEC_LO, MODE_REG, Program
 from ...translate.program import lane_count_points
 from .. import host
 from ..cuda.codegen import _I32_RESULT, VALUE_EXPR, CudaUnsupported, Lowering, const_literal
@@ -45,19 +45,31 @@ from .codegen import Lowering as NumpyLowering
 
 COMPILE_TIMEOUT_S = 600
 MAX_STACK_BYTES = 2 << 20      # lane arrays of one block (Linux gives threads 8 MiB stacks)
-# context words (runtime fills them; NATIVE_CTX below is the same layout)
-(X_S, X_V, X_N, X_ARENA, X_WRITTEN, X_WS, X_WE, X_WO, X_NWIN, X_LDS, X_LDS_STRIDE, X_LDS_BYTES,
- X_GRP, X_ESC, X_ESC_N, X_ESC_CAP, X_ESC_COUNT, X_LANES, X_REFUSE, X_WORDS) = range(20)
+# the context: one int64 word per field (runtime fills them), the C struct made from the same list
+CTX_FIELDS = (("S", "u32*"), ("V", "u32*"), ("n", "i64"), ("arena", "u8*"), ("written", "u8*"),
+              ("ws", "const u64*"), ("we", "const u64*"), ("wo", "const i64*"), ("nwin", "i64"),
+              ("lds", "u8*"), ("lds_stride", "i64"), ("lds_bytes", "i64"), ("grp", "const i64*"),
+              ("esc", "u64*"), ("esc_n", "i64"), ("esc_cap", "i64"), ("esc_count", "i64"),
+              ("lanes", "i64"), ("refuse", "i64"),
+              ("wave0", "i64"),          # dispatch index of wave 0 of S/V (escape reports)
+              ("instructions", "i64"),   # the driver's count
+              ("stop", "i64"))           # the driver's own refusals (STOP_*)
+CTX = {name: i for i, (name, _) in enumerate(CTX_FIELDS)}
 KIND_NAMES = ("load", "store")
+# the driver's dispatch geometry and wave set-up (numbers only; runtime.native_grid fills them)
+GRID_FIELDS = ("gx", "gy", "gz", "sx", "sy", "sz", "bx", "by", "bz", "px", "py", "pz",
+               "ex", "ey", "ez", "partial", "nsreg", "nv", "packed", "tidig", "user_n",
+               "sys_x", "sys_y", "sys_z", "sys_tg", "sys_scratch", "tg_id20", "mode", "budget")
+GRID = {name: i for i, name in enumerate(GRID_FIELDS)}
+STOP_BUDGET, STOP_BAD_ADDRESS = 1, 2
+MAX_GROUP_WAVES = 64             # the driver's per-group arrays
 
 NATIVE_CTX = r"""
 /* ------------------------------------------------------------- native tier: context, memory */
 #include <cstring>
-struct WlCtx {
-  u32* S; u32* V; i64 n; u8* arena; u8* written; const u64* ws; const u64* we; const i64* wo;
-  i64 nwin; u8* lds; i64 lds_stride; i64 lds_bytes; const i64* grp; u64* esc; i64 esc_n;
-  i64 esc_cap; i64 esc_count; i64 lanes; i64 refuse;
-};
+struct WlCtx { """ + " ".join(f"{t} {n};" for n, t in CTX_FIELDS) + \
+    r""" };
+struct WlGrid { i64 """ + ", ".join(GRID_FIELDS) + r"""; };
 /* arena index of nb bytes at guest address a when one window holds them all, else -1 (the
    address canonical: 48 bits sign-extended from bit 47, as windows.canonical); h: last window */
 static inline i64 wl_where(WlCtx* C, u64 a, u32 nb, i64& h) {
@@ -86,7 +98,7 @@ static void wl_escape(WlCtx* C, u32 instr, i64 w, u32 lane, u64 a, u32 kind) {
   C->esc_count++;
   if (C->esc_n < C->esc_cap) {
     u64* e = C->esc + 5 * C->esc_n++;
-    e[0] = instr; e[1] = (u64)w; e[2] = lane; e[3] = a; e[4] = kind;
+    e[0] = instr; e[1] = (u64)(C->wave0 + w); e[2] = lane; e[3] = a; e[4] = kind;
   }
 }
 /* space 0 global, 1 LDS (out-of-range LDS reads give 0, stores drop, neither escapes) */
@@ -117,6 +129,125 @@ static inline void wl_st(WlCtx* C, u32 space, i64 w, u32 lane, u32 instr, u64 a,
   }
 }
 """
+
+
+# The driver: a whole dispatch (or a range of its workgroups) in one call, for programs whose
+# every block is native and whose MODE never changes.  Per workgroup: its waves' state is set up
+# here (the same values as Runtime._run_batch: user and system SGPRs, EXEC, MODE, local ids),
+# kept in small arrays S [regs, waves] / V [regs, waves, lanes] that stay in cache, and the
+# waves are scheduled as Runtime._schedule does within one group (lowest block first, every
+# runnable wave at it together; s_barrier parks a wave until every live wave is parked).
+NATIVE_DRIVER = r"""
+/* ------------------------------------------------------- native tier: the dispatch driver */
+struct WlGroup { i64 id[3], t[3], threads, waves; };
+static inline i64 wl_dim(i64 gid, i64 e, i64 partial, i64 p, i64 b) {
+  return (partial && gid == e - 1 && p > 0) ? p : b;
+}
+static inline void wl_group(const WlGrid* G, i64 g, WlGroup& q) {
+  q.id[0] = g % G->gx + G->sx; q.id[1] = (g / G->gx) % G->gy + G->sy; q.id[2] = g / (G->gx * G->gy) + G->sz;
+  q.t[0] = wl_dim(q.id[0], G->ex, G->partial, G->px, G->bx);
+  q.t[1] = wl_dim(q.id[1], G->ey, G->partial, G->py, G->by);
+  q.t[2] = wl_dim(q.id[2], G->ez, G->partial, G->pz, G->bz);
+  q.threads = q.t[0] * q.t[1] * q.t[2];
+  q.waves = (q.threads + WL_L - 1) / WL_L;
+}
+extern "C" i64 wl_waves(const WlGrid* G, i64 g0, i64 g1) {
+  i64 n = 0;
+  for (i64 g = g0; g < g1; g++) { WlGroup q; wl_group(G, g, q); n += q.waves; }
+  return n;
+}
+static void wl_setup(WlCtx* C, const WlGrid* G, const u32* user, const WlGroup& q) {
+  const i64 n = q.waves;
+  u32* const S = C->S; u32* const V = C->V;
+  memset(S, 0, 4 * G->nsreg * n);
+  memset(V, 0, 4 * G->nv * n * WL_L);
+  if (C->lds_stride) memset(C->lds, 0, C->lds_stride);
+  const bool one_d = q.t[1] == 1 && q.t[2] == 1;     /* lx = thread index, as _local_ids */
+  for (i64 k = 0; k < n; k++) {
+    for (i64 i = 0; i < G->user_n; i++) S[i * n + k] = user[i];
+    if (G->sys_x >= 0) S[G->sys_x * n + k] = (u32)q.id[0];
+    if (G->sys_y >= 0) S[G->sys_y * n + k] = (u32)q.id[1];
+    if (G->sys_z >= 0) S[G->sys_z * n + k] = (u32)q.id[2];
+    if (G->sys_tg >= 0) S[G->sys_tg * n + k] = (u32)(n | (k << 6) | (G->tg_id20 ? k << 20 : 0));
+    if (G->sys_scratch >= 0) S[G->sys_scratch * n + k] = 0u;
+    u64 ex = 0;
+    const i64 t0 = k * WL_L;                          /* the wave's first thread index */
+    i64 lx = one_d ? t0 : t0 % q.t[0], ly = one_d ? 0 : (t0 / q.t[0]) % q.t[1];
+    i64 lz = one_d ? 0 : t0 / (q.t[0] * q.t[1]);
+    for (i64 lane = 0; lane < WL_L; lane++) {
+      if (t0 + lane < q.threads) ex |= 1ull << lane;
+      u32* const v = V + t0 + lane;                  /* register r: v[r * n * WL_L] */
+      if (G->packed) {
+        v[0] = (u32)(lx | (ly << 10) | (lz << 20));
+      } else {
+        v[0] = (u32)lx;
+        if (G->tidig >= 1) v[n * WL_L] = (u32)ly;
+        if (G->tidig >= 2) v[2 * n * WL_L] = (u32)lz;
+      }
+      if (++lx == q.t[0] && !one_d) { lx = 0; if (++ly == q.t[1]) { ly = 0; lz++; } }
+    }
+    S[WL_EXEC_LO * n + k] = (u32)ex;
+    if (WL_L == 64) S[WL_EXEC_HI * n + k] = (u32)(ex >> 32);
+    S[WL_MODE_REG * n + k] = (u32)G->mode;
+  }
+}
+static void wl_run_block(WlCtx* C, i32 bi, const i64* idx, i64 N, i32* nxt);
+static const i32 wl_ninstr[] = {WL_NINSTR};
+static const u8 wl_barrier[] = {WL_BARRIER};
+/* groups g0 .. g1-1; C->wave0: the dispatch index of g0's first wave (on return: of g1's) */
+extern "C" void wl_drive(WlCtx* C, const WlGrid* G, const u32* user, i64 g0, i64 g1) {
+  i64 idx[WL_MAXW], cnt[WL_MAXW]; i32 nxt[WL_MAXW], pc[WL_MAXW]; u8 wait[WL_MAXW];
+  for (i64 g = g0; g < g1; g++) {
+    WlGroup q; wl_group(G, g, q);
+    const i64 n = q.waves;
+    C->n = n;
+    wl_setup(C, G, user, q);
+    for (i64 k = 0; k < n; k++) { pc[k] = 0; wait[k] = 0; cnt[k] = 0; }
+    for (;;) {
+      i32 bi = -1; bool parked = false;
+      for (i64 k = 0; k < n; k++) {
+        if (pc[k] < 0) continue;
+        if (wait[k]) parked = true; else if (bi < 0 || pc[k] < bi) bi = pc[k];
+      }
+      if (bi < 0) {
+        if (!parked) break;
+        for (i64 k = 0; k < n; k++) wait[k] = 0;    /* every live wave is at the barrier */
+        continue;
+      }
+      i64 N = 0;
+      for (i64 k = 0; k < n; k++) if (pc[k] == bi && !wait[k]) idx[N++] = k;
+      if (bi >= WL_NBLOCKS) { C->stop = WL_STOP_BAD_ADDRESS; return; }
+      wl_run_block(C, bi, idx, N, nxt);
+      if (C->refuse >= 0) return;
+      C->instructions += N * wl_ninstr[bi];
+      for (i64 j = 0; j < N; j++) {
+        const i64 k = idx[j];
+        cnt[k] += wl_ninstr[bi];
+        if (cnt[k] > G->budget) { C->stop = WL_STOP_BUDGET; return; }
+        if (nxt[j] == -2) { C->stop = WL_STOP_BAD_ADDRESS; return; }
+        pc[k] = nxt[j];
+        if (wl_barrier[bi]) wait[k] = 1;
+      }
+    }
+    C->wave0 += n;
+  }
+}
+"""
+
+
+def driver_source(program: Program, wave_size: int) -> str:
+    """The driver for a program whose every block is in the library (numbers only)."""
+    blocks = program.blocks
+    consts = {"WL_L": wave_size, "WL_EXEC_LO": EXEC_LO, "WL_EXEC_HI": EXEC_HI,
+              "WL_MODE_REG": MODE_REG, "WL_MAXW": MAX_GROUP_WAVES, "WL_NBLOCKS": len(blocks),
+              "WL_STOP_BUDGET": STOP_BUDGET, "WL_STOP_BAD_ADDRESS": STOP_BAD_ADDRESS}
+    head = "".join(f"static const i64 {k} = {int(v)};\n" for k, v in consts.items())
+    text = NATIVE_DRIVER.replace("WL_NINSTR", ", ".join(str(len(b.instrs)) for b in blocks)) \
+        .replace("WL_BARRIER", ", ".join("1" if b.term[0] == "barrier" else "0" for b in blocks))
+    cases = "\n".join(f"    case {b.index}: wl_b{b.index}(C, idx, N, nxt); break;" for b in blocks)
+    run = ("static void wl_run_block(WlCtx* C, i32 bi, const i64* idx, i64 N, i32* nxt) {\n"
+           f"  switch (bi) {{\n{cases}\n  }}\n}}\n")
+    return head + text + run
 
 
 class Unsupported(Exception):
@@ -509,6 +640,7 @@ class NativeBlocks:
     def __init__(self, program: Program, wave_size: int, mode: int, live):
         """``live``: per block, the registers live after it for this MODE (codegen.liveness)."""
         self.unsupported: dict[int, str] = {}
+        self.drive = self.waves = None      # the driver (wl_drive, wl_waves), when there is one
         gen = BlockSource(wave_size)
         low = NumpyLowering(program, wave_size)     # the NumPy blocks' own optimisation
         parts, names = [], {}
@@ -527,9 +659,20 @@ class NativeBlocks:
         self.source = ""
         if not parts:
             return
+        # the driver: when every block is here and none changes MODE or jumps to a computed
+        # address (what the driver schedules is then exactly the program)
+        drivable = not self.unsupported and all(
+            b.index == i and b.term[0] in ("jump", "branch", "barrier", "end")
+            for i, b in enumerate(program.blocks))
         self.source = host.prelude_semantics() + NATIVE_CTX + f"static const u32 mode = {mode}u;\n" + \
-            "\n".join(parts)
+            "\n".join(parts) + (driver_source(program, wave_size) if drivable else "")
         lib = compile_library(self.source)
+        if drivable:
+            self.drive, self.waves = lib.wl_drive, lib.wl_waves
+            self.drive.restype = None
+            self.drive.argtypes = (ctypes.c_void_p,) * 3 + (ctypes.c_int64,) * 2
+            self.waves.restype = ctypes.c_int64
+            self.waves.argtypes = (ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
         for bi, nm in names.items():
             f = getattr(lib, nm)
             f.restype = None
@@ -556,31 +699,23 @@ class NativeBlocks:
         return self.fns.get(index)
 
 
-def new_context(R, max_escapes: int) -> np.ndarray:
-    """Context words for a batch of runtime R (pointers into its arrays, which it keeps alive);
-    room for ``max_escapes`` escape records (X_ESC_CAP: how many may still be recorded)."""
-    X = np.zeros(X_WORDS, np.int64)
-    win = R.win
-    R._native_keep = keep = [np.ascontiguousarray(win.starts, np.uint64),
-                             np.ascontiguousarray(win.ends, np.uint64),
-                             np.ascontiguousarray(win.offs, np.int64),
-                             np.ascontiguousarray(R.wave_group, np.int64),
-                             np.zeros(5 * max_escapes, np.uint64)]
-    X[X_S] = R.S.ctypes.data
-    X[X_V] = R.V.ctypes.data
-    X[X_N] = R.batch_waves
-    X[X_ARENA] = win.arena.ctypes.data
-    X[X_WRITTEN] = win.written.ctypes.data
-    X[X_WS], X[X_WE], X[X_WO] = (k.ctypes.data for k in keep[:3])
-    X[X_NWIN] = len(win.starts)
-    X[X_LDS] = R.lds.ctypes.data
-    X[X_LDS_STRIDE] = R.lds_stride
-    X[X_LDS_BYTES] = R.lds_bytes
-    X[X_GRP] = keep[3].ctypes.data
-    X[X_ESC] = keep[4].ctypes.data
-    X[X_REFUSE] = -1
-    X[X_ESC_CAP] = max(0, max_escapes - len(R.escapes))
-    return X
+def new_context(win, S, V, n, lds, lds_stride, lds_bytes, grp, esc_cap: int):
+    """-> (context words, arrays they point into: keep them alive; the last one holds the escape
+    records).  S/V: state of ``n`` waves; grp: each wave's group (its LDS at lds + grp *
+    lds_stride); ``esc_cap``: how many escapes may still be recorded."""
+    keep = [np.ascontiguousarray(win.starts, np.uint64), np.ascontiguousarray(win.ends, np.uint64),
+            np.ascontiguousarray(win.offs, np.int64), np.ascontiguousarray(grp, np.int64),
+            np.zeros(5 * max(esc_cap, 1), np.uint64), S, V, lds]
+    X = np.zeros(len(CTX_FIELDS), np.int64)
+    for name, v in (("S", S.ctypes.data), ("V", V.ctypes.data), ("n", n),
+                    ("arena", win.arena.ctypes.data), ("written", win.written.ctypes.data),
+                    ("ws", keep[0].ctypes.data), ("we", keep[1].ctypes.data),
+                    ("wo", keep[2].ctypes.data), ("nwin", len(win.starts)),
+                    ("lds", lds.ctypes.data), ("lds_stride", lds_stride), ("lds_bytes", lds_bytes),
+                    ("grp", keep[3].ctypes.data), ("esc", keep[4].ctypes.data),
+                    ("esc_cap", max(0, esc_cap)), ("refuse", -1)):
+        X[CTX[name]] = v
+    return X, keep
 
 
 PROBLEMS: list[str] = []        # every NoNative's reason, in order (the tier tests watch it)
@@ -588,6 +723,7 @@ PROBLEMS: list[str] = []        # every NoNative's reason, in order (the tier te
 
 class NoNative:
     """No native library for this MODE (why: no compiler, a failed compile)."""
+    drive = None
 
     def __init__(self, why: str):
         self.why = why

@@ -28,6 +28,9 @@ BATCH_WAVES = int(os.environ.get("WL_BATCH_WAVES", "1024")) or None
 NATIVE = os.environ.get("WL_NATIVE", "auto")
 NATIVE_MIN_WAVES = int(os.environ.get("WL_NATIVE_MIN_WAVES", "512"))
 NATIVE_BATCH_FACTOR = 16
+# the native driver (a whole dispatch in one call) for programs whose every block is native;
+# WL_NATIVE_DRIVER=off keeps their native blocks under the Python scheduler
+NATIVE_DRIVER = os.environ.get("WL_NATIVE_DRIVER", "on") != "off"
 
 
 class Runtime:
@@ -50,6 +53,7 @@ class Runtime:
         self._lid_cache = {}                    # group shape -> local-id tables (_local_ids)
         self.native = False                     # run() decides
         self.native_runs = 0                    # block runs done by the native tier
+        self.native_driver = False              # the whole dispatch ran in the native driver
         self._fns = {}                          # (block, MODE) -> block function
         self.native_problem = None              # why a MODE has no native library
         self._bufs = {}                         # state arrays reused between batches (_zeros)
@@ -87,34 +91,41 @@ class Runtime:
             self.escapes.append(Escape(ins.offset, ins.text, int(waves[a]), int(b),
                                        int(addr[a, b]), kind))
 
-    def native_after(self, X, refusals):
-        """Fold a native block run's counters, escapes and refusal into the runtime."""
+    def native_after(self, X, refusals, recs=None, wave_base=None):
+        """Fold a native run's counters, escapes and refusal into the runtime (``recs``: its
+        escape records, default this batch's; their waves count from ``wave_base``)."""
+        C = NT.CTX
         self.native_runs += 1
-        if X[NT.X_LANES]:
-            self.lane_instructions += int(X[NT.X_LANES])
-            X[NT.X_LANES] = 0
-        if X[NT.X_ESC_COUNT]:
-            self.escape_count += int(X[NT.X_ESC_COUNT])
-            recs = self._native_keep[4].reshape(-1, 5)[:int(X[NT.X_ESC_N])]
+        if X[C["lanes"]]:
+            self.lane_instructions += int(X[C["lanes"]])
+            X[C["lanes"]] = 0
+        if X[C["esc_count"]]:
+            self.escape_count += int(X[C["esc_count"]])
+            recs = (self._native_keep[4] if recs is None else recs).reshape(-1, 5)[:int(X[C["esc_n"]])]
+            base = self.wave_base if wave_base is None else wave_base
             for instr, wave, lane, addr, kind in recs.tolist():
                 ins = self.m.program.instructions[instr]
-                self.escapes.append(Escape(ins.offset, ins.text, int(wave) + self.wave_base,
+                self.escapes.append(Escape(ins.offset, ins.text, int(wave) + base,
                                            int(lane), int(addr), NT.KIND_NAMES[kind]))
-            X[NT.X_ESC_COUNT] = X[NT.X_ESC_N] = 0
-            X[NT.X_ESC_CAP] = max(0, MAX_ESCAPES - len(self.escapes))
-        if X[NT.X_REFUSE] >= 0:
-            self.refuse_at(*refusals[int(X[NT.X_REFUSE])])
+            X[C["esc_count"]] = X[C["esc_n"]] = 0
+            X[C["esc_cap"]] = max(0, MAX_ESCAPES - len(self.escapes))
+        if X[C["refuse"]] >= 0:
+            self.refuse_at(*refusals[int(X[C["refuse"]])])
+
+    def _native_library(self, mode):
+        lib = self.m.blocks.native_library(mode)
+        self.native_problem = getattr(lib, "why", None) or self.native_problem
+        return lib
 
     def _native_fn(self, bi, mode):
-        fn = self.m.blocks.native(bi, mode)
-        self.native_problem = getattr(self.m.blocks.natives.get(mode), "why", None) or self.native_problem
-        return fn
+        return self._native_library(mode).get(bi)
 
     @property
     def extra_stats(self):
         if not self.native:
             return {"native": False}
-        out = {"native": True, "native_block_runs": self.native_runs}
+        out = {"native": True, "native_block_runs": self.native_runs,
+               "native_driver": self.native_driver}
         if self.native_problem:
             out["native_problem"] = self.native_problem
         return out
@@ -415,6 +426,11 @@ class Runtime:
         if cap:
             groups_per_batch = max(1, min(groups_per_batch, cap // max(per_group_waves, 1)))
         self.wave_base = 0
+        if self.native and NATIVE_DRIVER and per_group_waves <= NT.MAX_GROUP_WAVES:
+            lib = self._native_library(self._mode_word())
+            if lib.drive is not None:
+                self._drive(lib, nv, total, per_group_waves)
+                return
         for g0 in range(0, total, groups_per_batch):
             g1 = min(total, g0 + groups_per_batch)
             self._run_batch(np.arange(g0, g1), nv)
@@ -441,12 +457,10 @@ class Runtime:
         k = np.arange(n) - first                               # wave index within group
         # Local ids and EXEC depend only on the group's shape and the wave's index in it: one
         # small table per distinct shape (one, or a few with partial groups), then row copies
-        # instead of (n, L) int64 divisions.  1-D batches keep lx = thread index (no modulo),
-        # as every wave of the batch always did.
-        one_d = bool((ty == 1).all() and (tz == 1).all())
+        # instead of (n, L) int64 divisions (the native driver computes the same: native.py).
         shape = (tx != bx) + 2 * (ty != by) + 4 * (tz != bz)    # which dims are partial
         present = np.flatnonzero(np.bincount(shape, minlength=8))
-        tabs = [self._local_ids(px if c & 1 else bx, py if c & 2 else by, pz if c & 4 else bz, one_d)
+        tabs = [self._local_ids(px if c & 1 else bx, py if c & 2 else by, pz if c & 4 else bz)
                 for c in present.tolist()]
         slot = np.zeros(8, np.int64)
         slot[present] = np.cumsum([0] + [len(tb[0]) for tb in tabs[:-1]])
@@ -479,7 +493,7 @@ class Runtime:
         else:
             S[EXEC_LO, :, 0] = (e & 0xFFFFFFFF).astype(np.uint32)
             S[EXEC_HI, :, 0] = (e >> 32).astype(np.uint32)
-        S[MODE_REG] = cfg.float_mode | (int(cfg.dx10_clamp) << 8) | (int(cfg.ieee_mode) << 9)
+        S[MODE_REG] = self._mode_word()
         # every group of one shape: its table repeated (a broadcast copy; take is slower)
         same = len(tabs) == 1 and len(lid_x) * len(groups) == n
 
@@ -502,10 +516,55 @@ class Runtime:
         self.lds = self._zeros("lds", (len(groups) * self.lds_stride + 8,), np.uint8)
         self.scratch = ScratchStore(n, cfg.scratch_wave_bytes, self.mode, L)
         if self.native:
-            self.native_ctx = NT.new_context(self, MAX_ESCAPES)
+            self.native_ctx, self._native_keep = NT.new_context(
+                self.win, S, V, n, self.lds, self.lds_stride, self.lds_bytes, grp,
+                MAX_ESCAPES - len(self.escapes))
         self._schedule(n, grp)
         self.wave_base += n
         self.waves_run += n
+
+    def _mode_word(self):
+        """Every wave's MODE register at its start (our layout: translate/ir.py MODE_REG)."""
+        cfg = self.cfg
+        return cfg.float_mode | (int(cfg.dx10_clamp) << 8) | (int(cfg.ieee_mode) << 9)
+
+    def _drive(self, lib, nv, total, group_waves):
+        """The whole dispatch through the native driver (native.NATIVE_DRIVER): state per
+        workgroup, set up and scheduled in the library; the same values and order as the
+        batches below."""
+        cfg, L = self.cfg, self.L
+        G = np.zeros(len(NT.GRID_FIELDS), np.int64)
+        sysr = cfg.system_sgprs
+        user = np.array([v & 0xFFFFFFFF for v in cfg.user_sgprs] or [0], np.uint32)
+        vals = dict(zip(("gx", "gy", "gz"), cfg.num_groups), **dict(zip(("sx", "sy", "sz"), cfg.group_start)),
+                    **dict(zip(("bx", "by", "bz"), cfg.block)),
+                    **dict(zip(("px", "py", "pz"), cfg.partial if cfg.partial_tg else cfg.block)),
+                    **dict(zip(("ex", "ey", "ez"), cfg.group_end)),
+                    partial=int(bool(cfg.partial_tg)), nsreg=NUM_SREGS, nv=nv,
+                    packed=int(bool(cfg.packed_local_ids)), tidig=cfg.tidig_comp_cnt,
+                    user_n=len(cfg.user_sgprs), sys_x=sysr.get("workgroup_id_x", -1),
+                    sys_y=sysr.get("workgroup_id_y", -1), sys_z=sysr.get("workgroup_id_z", -1),
+                    sys_tg=sysr.get("tg_size", -1), sys_scratch=sysr.get("scratch_wave_offset", -1),
+                    tg_id20=int(cfg.target == "gfx1030"), mode=self._mode_word(), budget=self.budget)
+        for k, v in vals.items():
+            G[NT.GRID[k]] = v
+        S = np.zeros(NUM_SREGS * group_waves, np.uint32)
+        V = np.zeros(nv * group_waves * L, np.uint32)
+        lds_stride = cfg.lds_bytes + (-cfg.lds_bytes) % 8 + 8
+        lds = np.zeros(lds_stride, np.uint8)
+        X, keep = NT.new_context(self.win, S, V, group_waves, lds, lds_stride, cfg.lds_bytes,
+                                 np.zeros(group_waves, np.int64), MAX_ESCAPES - len(self.escapes))
+        self.native_driver = True
+        lib.drive(X.ctypes.data, G.ctypes.data, user.ctypes.data, 0, total)
+        C = NT.CTX
+        self.waves_run = int(X[C["wave0"]])
+        self.instructions = int(X[C["instructions"]])
+        self.native_after(X, lib.refusals, keep[4], 0)
+        stop = int(X[C["stop"]])
+        if stop == NT.STOP_BUDGET:
+            raise Refused("dispatch.budget_exceeded", f"a wave ran more than {self.budget} instructions")
+        if stop == NT.STOP_BAD_ADDRESS:
+            raise Refused("program.bad_address", "control runs past the decoded program")
 
     def _zeros(self, name, shape, dtype):
         """A zeroed state array, reusing the previous batch's when the shape is the same:
@@ -518,15 +577,15 @@ class Runtime:
         a = bufs[name] = np.zeros(shape, dtype)
         return a
 
-    def _local_ids(self, tx, ty, tz, one_d):
+    def _local_ids(self, tx, ty, tz):
         """-> (lx, ly, lz) u32 [waves of the group, L] and EXEC bits [waves] of a tx*ty*tz group."""
-        key = (tx, ty, tz, one_d)
+        key = (tx, ty, tz)
         cache = self._lid_cache
         if key not in cache:
             L = self.L
             thr = tx * ty * tz
             t = np.arange(-(-thr // L) * L, dtype=np.int64).reshape(-1, L)     # thread index
-            if one_d:
+            if ty == 1 and tz == 1:         # 1-D shape: lx = thread index (no modulo)
                 lx, ly, lz = t, 0 * t, 0 * t
             else:
                 lx, ly, lz = t % tx, (t // tx) % ty, t // (tx * ty)
