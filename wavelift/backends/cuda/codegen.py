@@ -19,7 +19,7 @@ import re
 
 import numpy as np
 
-from ...translate.ir import BITS, EXEC_HI, EXEC_LO, MODE_REG, NUM_SREGS, Block, Program
+from ...translate.ir import BITS, EXEC_HI, EXEC_LO, MODE_REG, NUM_SREGS, VCC_HI, VCC_LO, Block, Program
 from . import preload
 from .prelude import ATOMIC_OPS, PRELUDE, trig_preop_source
 
@@ -134,6 +134,19 @@ class Lowering:
             op for b in program.blocks for op in b.ops if op.name == "refuse_if")}
         self.uses_trig_preop = False
         self.skip, self.fwd = _plan(program, wave_size)
+        # blocks entered other than by a goto the analyses follow (sync_entries): s_barrier's
+        # continuation (and block 0 of a program with barriers: both from the phase switch) and
+        # every s_setpc target -- by block index
+        self.fixed: set[int] = set()
+        idx = {b.index for b in program.blocks}
+        for b in program.blocks:
+            t = b.term
+            if t[0] == "barrier" and t[1] in idx:
+                self.fixed.add(t[1])
+            elif t[0] == "setpc":
+                self.fixed.update(bi for bi in program.block_at.values() if bi in idx)
+        if self.has_barrier and program.blocks:
+            self.fixed.add(program.blocks[0].index)
         # every global access gets a dense slot: its window hint (WL_HINT) and, for the first
         # MAX_GUESSES, a window guess in constant memory (WL_G*), both checked, never trusted
         # (and, for uniform loads of whole words, the copy of that window, mirrors())
@@ -284,32 +297,28 @@ class Lowering:
         return e
 
     # --------------------------------------------------------------------------- one block
-    def sync_entries(self) -> list[tuple[bool, bool]]:
-        """The wave-sync state at each block's entry (by position in program.blocks): (a store,
-        an access) of this wave may be unordered by a wave sync on some path from the kernel's
-        start.  A forward may-analysis over the gotos (jump, mode, branch), the join an or:
-        the kernel's start has no access; blocks a phase enters (s_barrier's continuation, and
-        block 0 in a program with barriers) and s_setpc's targets are taken as pending (their
-        predecessors are not followed), as is a block no goto reaches.  Each block's exit state
-        comes from lowering it (block_source), so the analysis and the syncs placed are one
-        logic; the lattice has height 2, so each block is lowered at most three times."""
+    def sync_entries(self) -> list[tuple]:
+        """The state at each block's entry (by position in program.blocks): (a store, an access)
+        of this wave may be unordered by a wave sync on some path from the kernel's start, and
+        (wave64) the registers that may hold a lazy mask half (block_source: "lazy wave64
+        masks").  A forward may-analysis over the gotos (jump, mode, branch), the join an or
+        (a union): the kernel's start has no access and no lazy register; blocks a phase enters
+        (s_barrier's continuation, and block 0 in a program with barriers) and s_setpc's
+        targets (``self.fixed``) are taken as pending with no lazy register (their predecessors
+        are not followed: every goto into them and every barrier / s_setpc makes its lazy
+        registers whole first), as is a block no goto reaches.  Each block's exit state comes
+        from lowering it (block_source), so the analyses and what they place are one logic;
+        entry states only grow, so the iteration ends (each block is lowered a few times)."""
         blocks = self.p.blocks
         pos = {b.index: i for i, b in enumerate(blocks)}
-        top = (True, True)
+        none = frozenset()
+        top = (True, True, none)
         entry: list = [None] * len(blocks)
-        fixed = set()
-        for b in blocks:
-            t = b.term
-            if t[0] == "barrier" and t[1] in pos:
-                fixed.add(pos[t[1]])
-            elif t[0] == "setpc":
-                fixed.update(pos[bi] for bi in self.p.block_at.values() if bi in pos)
-        if self.has_barrier:
-            fixed.add(0)
+        fixed = {pos[bi] for bi in self.fixed}
         for i in fixed:
             entry[i] = top
         if blocks and entry[0] is None:
-            entry[0] = (False, False)
+            entry[0] = (False, False, none)
 
         def succ(b):
             t = b.term
@@ -322,13 +331,14 @@ class Lowering:
             i = work.pop()
             ex = self._lower(i, entry[i])[1]
             for j in succ(blocks[i]):
-                new = ex if entry[j] is None else (entry[j][0] or ex[0], entry[j][1] or ex[1])
-                if new != entry[j]:
+                e = entry[j]
+                new = ex if e is None else (e[0] or ex[0], e[1] or ex[1], e[2] | ex[2])
+                if new != e:
                     entry[j] = new
                     work.append(j)
         return [top if e is None else e for e in entry]
 
-    def _lower(self, i: int, entry: tuple[bool, bool]):
+    def _lower(self, i: int, entry: tuple):
         """-> (block_source's lines, exit state) of block i for this entry state (cached)."""
         key = (i, entry)
         if key not in self._lowered:
@@ -336,26 +346,114 @@ class Lowering:
             self._lowered[key] = (lines, self.exit_pend)
         return self._lowered[key]
 
-    def block_source(self, blk: Block, entry: tuple[bool, bool] = (True, True)) -> list[str]:
+    def block_source(self, blk: Block, entry: tuple = (True, True)) -> list[str]:
         """The block's C++ lines, its wave syncs placed for the sync state ``entry``
-        (sync_entries); the state at its end is left in ``self.exit_pend``."""
+        (sync_entries: store pending, access pending and, in wave64, the registers holding a
+        lazy mask half); the state at its end is left in ``self.exit_pend``.
+
+        Lazy wave64 masks: a ballot (and what bitwise ops, lo32/hi32, pack64, sset/sget make
+        of it) is kept as *this warp's half*: warp w's copy is right in bits [32w, 32w+32) of a
+        u64 ("split"), or, for a u32 half of a mask, in warp h only ("t0"/"t1"; SGPRs hold
+        only their natural half -- even registers t0, odd ones t1 -- so EXEC's own lane bit
+        is always in s126 for warp 0 and s127 for warp 1); an or of the two halves is "orh"
+        (each warp knows its part).  Each lane's own bit needs nothing from the other warp
+        (EXEC predication, maskbit); a zero test of a whole mask is one ``bar.red.or``
+        (wl_any64); any other use of a whole value (arithmetic, counts, compares, stores,
+        MODE, readlane...) fetches it at that point through the exchange area (one named
+        barrier), and a lazy register whose value is fetched is made whole too.  Both warps
+        lower the same text, so exchanges and barriers match."""
         L = self.L
         out = [f"B{blk.index}: {{"]
         emit = out.append
         if blk.uses_float:
             emit(f"  if (s{MODE_REG} & 15u) {{ wl_flag(C, WL_ROUNDING, s{MODE_REG}, 0u, {blk.index}u); goto WL_STOP; }}")
-        pc = f"__popc(s{EXEC_LO})" if L == 32 else f"(__popc(s{EXEC_LO}) + __popc(s{EXEC_HI}))"
+        # lane counts: per warp in wave64 (each warp's own EXEC half; both warps' totals are
+        # added to the stats at the end)
+        pc = f"__popc(s{EXEC_LO})" if L == 32 else f"__popc((lane < 32u) ? s{EXEC_LO} : s{EXEC_HI})"
         from ...translate.program import lane_count_points
         counts = lane_count_points(self.p, blk)
         emit(f"  const u32 mode = s{MODE_REG}; (void)mode;")
         name: dict[int, str] = {}
         ctype: dict[int, str] = {}
         words: dict[int, int] = {}
-        pend = list(entry)              # [store since last sync, load since last sync]
+        pend = [entry[0], entry[1]]     # [store since last sync, load since last sync]
+        lazy = set(entry[2]) if len(entry) > 2 else set()
+        kind: dict[int, str] = {}       # value id -> "split" | "t0" | "t1" | "orh" (wave64)
+        consts: dict[int, int] = {}     # value id -> integer constant
+        from_reg: dict[int, tuple] = {}     # value id -> (lazy register it was read from, version)
+        ver: dict[int, int] = {}        # register -> ssets lowered so far in this block
 
         def sync():
             emit("  " + self.wsync())
             pend[0] = pend[1] = False
+
+        def whole(x) -> str:
+            """The whole value of x (fetched through the exchange area if it is lazy)."""
+            k = kind.pop(x.id, None)
+            v = name[x.id]
+            if k is None:
+                return v
+            f = f"{v}_x"
+            if k == "split":
+                emit(f"  if ((lane & 31u) == 0u) X[xo + 128u + (lane >> 5)] = (u32)((u64)({v}) >> (lane & 32u));")
+                sync()
+                emit(f"  const u64 {f} = (u64)X[xo + 128u] | ((u64)X[xo + 129u] << 32); xo ^= {XWORDS}u;")
+            elif k == "orh":
+                emit(f"  if ((lane & 31u) == 0u) X[xo + 128u + (lane >> 5)] = (u32)({v});")
+                sync()
+                emit(f"  const u32 {f} = X[xo + 128u] | X[xo + 129u]; xo ^= {XWORDS}u;")
+            else:
+                emit(f"  if (lane == {0 if k == 't0' else 32}u) X[xo + 128u] = (u32)({v});")
+                sync()
+                emit(f"  const u32 {f} = X[xo + 128u]; xo ^= {XWORDS}u;")
+            name[x.id] = f
+            r = from_reg.pop(x.id, None)
+            if r is not None and r[0] in lazy and ver.get(r[0], 0) == r[1]:
+                emit(f"  s{r[0]} = {f};")          # the register holds it whole from here on
+                lazy.discard(r[0])
+            return f
+
+        def flush():
+            """Every lazy register made whole (one exchange round per 128 registers)."""
+            regs = sorted(lazy)
+            for i in range(0, len(regs), 128):
+                part = list(enumerate(regs[i:i + 128]))
+                w = [" ".join(f"X[xo + {k}u] = s{r};" for k, r in part if r & 1 == h) for h in (0, 1)]
+                emit(f"  if (lane == 0u) {{ {w[0]} }} else if (lane == 32u) {{ {w[1]} }}")
+                sync()
+                emit("  " + " ".join(f"s{r} = X[xo + {k}u];" for k, r in part) + f" xo ^= {XWORDS}u;")
+            lazy.clear()
+
+        def lazy_rule(op):
+            """How op is lowered with lazy arguments: the kind of its result (its expression is
+            the usual one of the arguments' own halves), "any" (a zero test: wl_any64),
+            "orh2" (or of a t0 and a t1 half), "sset" (a register keeps its natural half) --
+            or None: its arguments are fetched whole first."""
+            n, t = op.name, op.type
+            ks = [kind.get(x.id) for x in op.args]
+            tags = {k for k in ks if k}
+            if n in ("and", "or", "xor", "not") and t == "u64" and tags == {"split"}:
+                return "split"
+            if n in ("and", "or", "xor", "not") and t == "u32" and len(tags) == 1 and tags <= {"t0", "t1"}:
+                return tags.pop()
+            if n == "or" and t == "u32" and ks in (["t0", "t1"], ["t1", "t0"]):
+                return "orh2"
+            if n in ("and", "or") and t == "u32" and tags == {"orh"} and (n == "or" or None in ks):
+                return "orh"            # (a0 | a1) & z = (a0 & z) | (a1 & z); or of ors
+            if n in ("lo32", "hi32") and ks[0] == "split":
+                return "t0" if n == "lo32" else "t1"
+            if n == "pack64" and ks[0] in (None, "t0") and ks[1] in (None, "t1"):
+                return "split"
+            if n == "maskbit" and ks[0] == "split":
+                return "full"           # the lane's own bit
+            if n == "cmp" and op.attrs["cond"] in ("eq", "ne") and len(ks) == 2:
+                for i in (0, 1):
+                    if ks[i] and ks[1 - i] is None and consts.get(op.args[1 - i].id) == 0:
+                        return "any"
+            if n == "sset" and ks[0] in ("t0", "t1") and op.attrs["reg"] in LAZY_REGS \
+                    and ks[0] == f"t{op.attrs['reg'] & 1}":
+                return "sset"
+            return None
 
         def before(kind):               # kind: "load" | "store" | "rmw"
             if kind in ("load", "rmw") and pend[0] or kind in ("store", "rmw") and (pend[0] or pend[1]):
@@ -376,9 +474,39 @@ class Lowering:
             if id(op) in self.fwd:          # bit `lane` of the ballot of b: b itself
                 name[op.out.id], ctype[op.out.id] = name[self.fwd[id(op)].id], "b1"
                 continue
+            lz = None
+            if kind and any(x.id in kind for x in op.args):
+                lz = lazy_rule(op)
+                if lz is None:
+                    for x in op.args:
+                        whole(x)
             a = [name[x.id] for x in op.args]
             at = [ctype[x.id] for x in op.args]
             o = f"t{op.out.id}" if op.out is not None else None
+            if lz == "any":             # a zero test: wave-wide or of each warp's half
+                i = 0 if op.args[0].id in kind else 1
+                k = kind[op.args[i].id]
+                own = {"split": f"((u32)((u64)({a[i]}) >> (lane & 32u)) != 0u)",
+                       "orh": f"((u32)({a[i]}) != 0u)",
+                       "t0": f"((lane < 32u) && (u32)({a[i]}) != 0u)",
+                       "t1": f"((lane >= 32u) && (u32)({a[i]}) != 0u)"}[k]
+                neg = "!" if op.attrs["cond"] == "eq" else ""
+                emit(f"  const b1 {o} = {neg}wl_any64({own}, wv + 1u);")
+                pend[0] = pend[1] = False   # bar.red orders memory as bar.sync does
+                name[op.out.id], ctype[op.out.id] = o, "b1"
+                continue
+            if lz == "orh2":
+                i = 0 if kind[op.args[0].id] == "t0" else 1
+                emit(f"  const u32 {o} = (lane < 32u) ? (u32)({a[i]}) : (u32)({a[1 - i]});")
+                name[op.out.id], ctype[op.out.id] = o, "u32"
+                kind[op.out.id] = "orh"
+                continue
+            if lz == "sset":
+                r = op.attrs["reg"]
+                emit(f"  s{r} = (u32)({a[0]});")
+                lazy.add(r)
+                ver[r] = ver.get(r, 0) + 1
+                continue
             ot = None
             e = None
             if op.out is not None:
@@ -389,8 +517,14 @@ class Lowering:
                     ot = op.attrs["to"]
             if n in VALUE_EXPR:
                 e = self.value_expr(op, a, at)
+                if n == "const" and not _isf(t) and t != "b1":
+                    consts[op.out.id] = int(op.attrs["value"]) & ((1 << BITS[t]) - 1)
             elif n == "sget":
                 e = f"s{op.attrs['reg']}"
+                r = op.attrs["reg"]
+                if r in lazy:
+                    kind[op.out.id] = f"t{r & 1}"
+                    from_reg[op.out.id] = (r, ver.get(r, 0))
             elif n == "vget":
                 e = f"v{op.attrs['reg']}"
             elif n == "lane_id":
@@ -400,12 +534,9 @@ class Lowering:
             elif n == "ballot":
                 if L == 32:
                     e = f"((u64)__ballot_sync(WL_FULL, ({a[0]})))"
-                else:
-                    emit(f"  {{ u32 bb = __ballot_sync(WL_FULL, ({a[0]})); if ((lane & 31u) == 0u) X[xo + 128u + (lane >> 5)] = bb; }}")
-                    sync()
-                    emit(f"  const u64 {o} = (u64)X[xo + 128u] | ((u64)X[xo + 129u] << 32); xo ^= {XWORDS}u;")
-                    name[op.out.id], ctype[op.out.id] = o, "u64"
-                    continue
+                else:                   # this warp's half, in its place (lazy wave64 masks)
+                    e = f"((u64)__ballot_sync(WL_FULL, ({a[0]})) << (lane & 32u))"
+                    kind[op.out.id] = "split"
             elif n in ("readlane", "shuffle"):
                 if L == 32:
                     e = f"__shfl_sync(WL_FULL, (u32)({a[0]}), (i32)((u32)({a[1]}) & 31u))"
@@ -440,7 +571,10 @@ class Lowering:
                 name[op.out.id], ctype[op.out.id] = o, t
                 continue
             elif n == "sset":
-                emit(f"  s{op.attrs['reg']} = (u32)({a[0]});")
+                r = op.attrs["reg"]
+                emit(f"  s{r} = (u32)({a[0]});")
+                lazy.discard(r)
+                ver[r] = ver.get(r, 0) + 1
                 continue
             elif n == "vset":
                 r = op.attrs["reg"]
@@ -459,6 +593,16 @@ class Lowering:
                 raise CudaUnsupported(n)
             emit(f"  const {ot} {o} = {e};")
             name[op.out.id], ctype[op.out.id] = o, ot
+            if lz in ("split", "t0", "t1", "orh"):
+                kind[op.out.id] = lz
+        term = blk.term
+        k = term[0]
+        for x in term[1:]:
+            if hasattr(x, "id") and x.id in kind:
+                whole(x)                # a setpc target (a branch condition is a b1)
+        nxt = term[1:2] if k in ("jump", "mode") else term[2:4] if k == "branch" else ()
+        if lazy and (k in ("barrier", "setpc") or any(bi in self.fixed for bi in nxt)):
+            flush()                     # entered from the phase switch / s_setpc: whole state
         if len(blk.ops) in counts:
             emit(f"  lc += (u32){pc} * {counts[len(blk.ops)]}u;")
         # count and check the budget, then the terminator
@@ -470,8 +614,6 @@ class Lowering:
         emit(f"  if (ic > rl) {{ icnt += ic; licnt += lc; ic = lc = 0u; "
              f"const u64 nl = wl_check_(C.status, C.budget, icnt); if ({stop}) goto WL_STOP; "
              f"rl = (u32)(nl - icnt); }}")
-        term = blk.term
-        k = term[0]
 
         def go(bi):
             if bi == -1:
@@ -500,7 +642,7 @@ class Lowering:
         else:
             raise CudaUnsupported(f"terminator {k}")
         out.append("}")
-        self.exit_pend = (pend[0], pend[1])
+        self.exit_pend = (pend[0], pend[1], frozenset(lazy))
         return out
 
     # ------------------------------------------------------------------------ conversions
@@ -810,8 +952,9 @@ class Lowering:
         else:
             lines += ["WL_PARK:"]
         lines += ["  icnt += ic; licnt += lc;",
-                  "  if (wv < wpg && lane == 0u) { const u32 sl = (u32)(C.wave & 255ull);",
-                  "    atomicAdd(stats + 8 + 2 * sl, icnt); atomicAdd(stats + 9 + 2 * sl, licnt); }",
+                  # lane counts are per warp (wave64: each warp's own EXEC half)
+                  "  if (wv < wpg && (lane & 31u) == 0u) { const u32 sl = (u32)(C.wave & 255ull);",
+                  "    if (lane == 0u) atomicAdd(stats + 8 + 2 * sl, icnt); atomicAdd(stats + 9 + 2 * sl, licnt); }",
                   "}"]
         return "\n".join(lines) + "\n"
 
@@ -968,6 +1111,10 @@ __device__ __forceinline__ void wl_gstore(WlCtx& C, u64 addr, u32 nb, const u32*
 }
 """.replace("P_WORDS", str(P_WORDS)).replace("CONST_WINDOWS", str(CONST_WINDOWS))
 
+
+# registers that may hold a lazy wave64 mask half (block_source): s0-s105, VCC, EXEC -- not M0,
+# SCC, MODE or the hardware registers, which the lowering reads itself or that hold no masks
+LAZY_REGS = frozenset(range(106)) | {VCC_LO, VCC_HI, EXEC_LO, EXEC_HI}
 
 # ops with effects beyond their value (loads and atomics can escape): always lowered
 _EFFECTS = {"sset", "vset", "store", "refuse_if", "load", "atomic"}
