@@ -15,7 +15,7 @@ import re
 import tempfile
 import time
 
-CODEGEN_VERSION = "wavelift-cuda-3"
+CODEGEN_VERSION = "wavelift-cuda-4"
 DEFAULT_ARCH = "sm_90"          # H200 / H100; overridden by the device's compute capability
 OPTIONS = ("--fmad=false", "-ftz=false", "-prec-div=true", "-prec-sqrt=true", "-std=c++17",
            "-default-device")
