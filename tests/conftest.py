@@ -17,7 +17,7 @@ def fixtures_dir() -> pathlib.Path:
 # ---- NumPy backend tiers (docs/decisions/0012-native-tier.md) ----------------------------------
 # A module marked `pytestmark = pytest.mark.tiers` runs each test three times: on NumPy blocks
 # only ("numpy", every dispatch), with the native tier forced on for every dispatch ("native": the
-# driver runs programs whose every block is native) and with the native driver off ("native-blocks":
+# driver runs programs whose every block is native, in two threads) and with the native driver off ("native-blocks":
 # native blocks under the Python scheduler, as for programs the driver does not take).  The native
 # runs fail when any library could not be built (a compile error or a tier bug would otherwise
 # fall back to NumPy blocks silently).
@@ -47,6 +47,10 @@ def tier(request, monkeypatch):
         pytest.skip("no host C++ compiler (clang++-19 / g++): the native tier is not available")
     monkeypatch.setattr(runtime, "NATIVE", "on")
     monkeypatch.setattr(runtime, "NATIVE_DRIVER", request.param == "native")
+    # the driver's threads for every dispatch of two or more workgroups (racing programs are
+    # found and run again serially: the results must not change)
+    monkeypatch.setattr(runtime, "NATIVE_THREADS", 2)
+    monkeypatch.setattr(runtime, "NATIVE_THREAD_MIN_WAVES", 0)
     monkeypatch.setenv("WAVELIFT_NATIVE_CACHE", str(request.getfixturevalue("_native_cache")))
     before = len(native.PROBLEMS)
     yield request.param

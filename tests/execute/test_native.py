@@ -210,3 +210,90 @@ def test_driver_stops_a_runaway_wave(monkeypatch, tmp_path):
     assert res.refusal.code == "dispatch.budget_exceeded"
     assert res.stats["native_driver"]
     assert (r.read(out, np.uint32, 32) == 0).all() and (r.read(scratch, np.uint32, 32) == 0).all()
+
+
+# group g: buf[g + 1] = buf[g] + 1 -- each workgroup reads what the one before it wrote
+CHAIN = """
+  s_load_dwordx2 s[4:5], s[0:1], 0x0
+  s_waitcnt lgkmcnt(0)
+  s_lshl_b32 s6, s2, 2
+  v_mov_b32 v1, s6
+  global_load_dword v2, v1, s[4:5]
+  s_waitcnt vmcnt(0)
+  v_add_nc_u32 v2, 1, v2
+  global_store_dword v1, v2, s[4:5] offset:4
+  s_endpgm
+"""
+# every workgroup stores its id to the same word
+LAST = """
+  s_load_dwordx2 s[4:5], s[0:1], 0x0
+  s_waitcnt lgkmcnt(0)
+  v_mov_b32 v1, 0
+  v_mov_b32 v2, s2
+  global_store_dword v1, v2, s[4:5]
+  s_endpgm
+"""
+# buf[gid] += 5 in place: each workgroup reads and writes only its own words
+INPLACE = """
+  s_load_dwordx2 s[4:5], s[0:1], 0x0
+  s_waitcnt lgkmcnt(0)
+  s_lshl_b32 s6, s2, 5
+  v_add_nc_u32 v0, s6, v0
+  v_lshlrev_b32 v1, 2, v0
+  global_load_dword v2, v1, s[4:5]
+  s_waitcnt vmcnt(0)
+  v_add_nc_u32 v2, 5, v2
+  global_store_dword v1, v2, s[4:5]
+  s_endpgm
+"""
+
+
+@pytest.mark.parametrize("src, want, serial", [
+    (CHAIN, np.arange(65, dtype=np.uint32), True),              # a read of another thread's bytes
+    (LAST, np.array([63], np.uint32), True),                   # the same bytes written twice
+    (INPLACE, np.arange(2048, dtype=np.uint32) + 5, True),     # (window granularity: serial too)
+])
+def test_driver_threads_give_the_serial_result(monkeypatch, tmp_path, src, want, serial):
+    """Workgroups split over threads: where their order could show (one thread reads or writes
+    what another wrote) the run is discarded and done again in one thread, and the program runs
+    serially from then on; the result is always the serial one."""
+    from wavelift.backends import host
+    from wavelift.backends.numpy import runtime
+    if host.compiler() is None:
+        pytest.skip("no host C++ compiler: the native tier is not available")
+    monkeypatch.setenv("WAVELIFT_NATIVE_CACHE", str(tmp_path))
+    monkeypatch.setattr(runtime, "NATIVE", "on")
+    monkeypatch.setattr(runtime, "NATIVE_THREADS", 2)
+    monkeypatch.setattr(runtime, "NATIVE_THREAD_MIN_WAVES", 0)
+    cache = {}
+    r = Rig(src)
+    n = max(len(want), 2048 if src is INPLACE else 65)
+    init = np.arange(n, dtype=np.uint32) if src is INPLACE else np.zeros(n, np.uint32)
+    buf = r.buf(init, "buf")
+    args = r.buf(np.array([buf], np.uint64).view(np.uint32), "kernarg")
+    cfg = r.config(user_sgprs=ptr(args), groups=(64, 1, 1), block=(32, 1, 1))
+    for run in range(2):
+        r.mem.view(buf, 4 * n)[:] = init.view(np.uint8)
+        res = r.run(cfg, cache=cache)
+        assert res.landed, res.refusal
+        np.testing.assert_array_equal(r.read(buf, np.uint32, len(want)), want)
+        assert res.stats["native_driver"] and res.stats["native_threads"] == 1
+        module = next(v for v in cache.values() if hasattr(v, "native_serial"))
+        assert module.native_serial is serial
+
+
+def test_driver_threads_without_races_stay_parallel(monkeypatch, tmp_path):
+    from wavelift.backends import host
+    from wavelift.backends.numpy import runtime
+    from test_basic import vadd_rig
+    if host.compiler() is None:
+        pytest.skip("no host C++ compiler: the native tier is not available")
+    monkeypatch.setenv("WAVELIFT_NATIVE_CACHE", str(tmp_path))
+    monkeypatch.setattr(runtime, "NATIVE", "on")
+    monkeypatch.setattr(runtime, "NATIVE_THREADS", 2)
+    monkeypatch.setattr(runtime, "NATIVE_THREAD_MIN_WAVES", 0)
+    r, a, b, pc, cfg = vadd_rig(1000, 16)
+    res = r.run(cfg, cache={})
+    assert res.landed and res.stats["native_threads"] == 2
+    np.testing.assert_array_equal(r.read(pc, np.float32, 1000), a + b)
+    assert res.write_spans == [(pc, 4000)]

@@ -50,16 +50,25 @@ class WindowSet:
         pos = max(pos + 8, 64)
         self.arena = np.zeros(pos + (-pos) % 8, np.uint8)
         self.written = np.zeros(self.arena.size, bool)
-        for w, o in zip(merged, offs):
-            self.arena[o:o + w.size] = memory.view(w.address, w.size)
+        self.memory = memory
+        self.offs = np.array(offs, np.int64)
+        self._copy_in()
         self.arena32 = self.arena.view(np.uint32)
         self.starts = np.array([w.address for w in merged], np.uint64)
         self.ends = np.array([w.address + w.size for w in merged], np.uint64)
-        self.offs = np.array(offs, np.int64)
         # plain-int copies for locate(): a scalar bisect beats np.searchsorted's call overhead
         self._start_list = [w.address for w in merged]
         self._end_list = [w.address + w.size for w in merged]
         self._delta = [o - w.address for w, o in zip(merged, offs)]
+
+    def _copy_in(self):
+        for w, o in zip(self.windows, self.offs.tolist()):
+            self.arena[o:o + w.size] = self.memory.view(w.address, w.size)
+
+    def refill(self):
+        """Every window as guest memory holds it, nothing written (a discarded run starts over)."""
+        self._copy_in()
+        self.written[:] = False
 
     def locate(self, lo: int, hi: int, nbytes: int):
         """-> d (arena index = guest address + d, d % 8 == 0) when every access of ``nbytes`` at

@@ -33,6 +33,7 @@ import platform
 import re
 import subprocess
 import tempfile
+import types
 
 import numpy as np
 
@@ -53,7 +54,8 @@ CTX_FIELDS = (("S", "u32*"), ("V", "u32*"), ("n", "i64"), ("arena", "u8*"), ("wr
               ("lanes", "i64"), ("refuse", "i64"),
               ("wave0", "i64"),          # dispatch index of wave 0 of S/V (escape reports)
               ("instructions", "i64"),   # the driver's count
-              ("stop", "i64"))           # the driver's own refusals (STOP_*)
+              ("stop", "i64"),           # the driver's own refusals (STOP_*)
+              ("touch", "u8*"))          # per window: 1 read, 2 written (threads' conflicts)
 CTX = {name: i for i, (name, _) in enumerate(CTX_FIELDS)}
 KIND_NAMES = ("load", "store")
 # the driver's dispatch geometry and wave set-up (numbers only; runtime.native_grid fills them)
@@ -88,10 +90,11 @@ static inline i64 wl_where(WlCtx* C, u64 a, u32 nb, i64& h) {
 #define WL_NONE ((i64)0x8000000000000000ull)
 /* arena index - address (the same for every address) when nb bytes at each of lo..hi lie in one
    window of the lower canonical half (where an address is its own canonical form), else WL_NONE */
-static inline i64 wl_span(WlCtx* C, u64 lo, u64 hi, u32 nb, i64& h) {
+static inline i64 wl_span(WlCtx* C, u64 lo, u64 hi, u32 nb, i64& h, u8 touch) {
   if (hi >= (1ull << 47) || wl_where(C, lo, nb, h) < 0) return WL_NONE;
   const i64 k = h;
   if (hi - C->ws[k] + nb > C->we[k] - C->ws[k]) return WL_NONE;
+  C->touch[k] |= touch;
   return C->wo[k] - (i64)C->ws[k];
 }
 static void wl_escape(WlCtx* C, u32 instr, i64 w, u32 lane, u64 a, u32 kind) {
@@ -109,6 +112,7 @@ static inline void wl_ld(WlCtx* C, u32 space, i64 w, u32 lane, u32 instr, u64 a,
   if (space == 0u) {
     const i64 i = wl_where(C, a, nb, h);
     if (i < 0) { wl_escape(C, instr, w, lane, a, 0u); return; }
+    C->touch[h] |= 1u;
     p = C->arena + i;
   } else {
     if (a + nb > (u64)C->lds_bytes) return;
@@ -121,6 +125,7 @@ static inline void wl_st(WlCtx* C, u32 space, i64 w, u32 lane, u32 instr, u64 a,
   if (space == 0u) {
     const i64 i = wl_where(C, a, nb, h);
     if (i < 0) { wl_escape(C, instr, w, lane, a, 1u); return; }
+    C->touch[h] |= 2u;
     memcpy(C->arena + i, d, nb);
     memset(C->written + i, 1, nb);
   } else {
@@ -361,24 +366,28 @@ class BlockSource:
             zero = f"for (u32 k = 0; k < {W}u; k++) {o}[lane][k] = 0u;"
             slow = [f"  {loop} {{ {zero} if ({a[1]}) wl_ld(C, {sp}u, w, lane, {op.instr}u, "
                     f"(u64)({a[0]}), {nb}u, {W}u, {o}[lane], {h}); }}"]
-            fast = [f"    {loop} {{ {zero} if ({a[1]}) memcpy({o}[lane], C->arena + (i64)(u64)({a[0]}) + d, {nb}u); }}"]
+            # inactive lanes read at lo (inside the window) and keep zero: no branch, so the
+            # loop vectorises (gathers)
+            fast = [f"    {loop} {{ const b1 m = {a[1]}; const u64 a = m ? (u64)({a[0]}) : lo; "
+                    f"u32 t[{W}] = {{0u}}; memcpy(t, AR + (i64)a + d, {nb}u); "
+                    f"for (u32 k = 0; k < {W}u; k++) {o}[lane][k] = m ? t[k] : 0u; }}"]
             line = [f"    {loop} {{ {zero} memcpy({o}[lane], p + {nb}u * lane, {nb}u); }}"]
         else:
             d = ", ".join(f"(u32)({x})" for x in a[2:])
             slow = [f"  {loop} if ({a[1]}) {{ const u32 d[] = {{{d}}}; wl_st(C, {sp}u, w, lane, "
                     f"{op.instr}u, (u64)({a[0]}), {nb}u, d, {h}); }}"]
             fast = [f"    {loop} if ({a[1]}) {{ const u32 x[] = {{{d}}}; const i64 i = (i64)(u64)({a[0]}) + d; "
-                    f"memcpy(C->arena + i, x, {nb}u); memset(C->written + i, 1, {nb}u); }}"]
+                    f"memcpy(AR + i, x, {nb}u); memset(WR + i, 1, {nb}u); }}"]
             line = [f"    {loop} {{ const u32 x[] = {{{d}}}; memcpy(p + {nb}u * lane, x, {nb}u); }}",
-                    f"    memset(C->written + (p - C->arena), 1, {nb * L}u);"]
+                    f"    memset(WR + (p - AR), 1, {nb * L}u);"]
         if op.attrs["space"] != "global":
             return slow
         return ["  {", f"    u64 lo = ~0ull, hi = 0ull; u32 lin = 1u; const u64 a0 = (u64)({a0});",
                 f"    {loop} {{ const u64 a = (u64)({a[0]}); const u32 m = ({a[1]}) ? 1u : 0u; "
                 f"if (m) {{ lo = a < lo ? a : lo; hi = a > hi ? a : hi; }} "
                 f"lin &= m & (u32)(a == a0 + (u64){nb}u * lane); }}",
-                f"    const i64 d = lo <= hi ? wl_span(C, lo, hi, {nb}u, {h}) : WL_NONE;",
-                "    if (d != WL_NONE && lin) {", "    u8* const p = C->arena + (i64)a0 + d;"] + line + \
+                f"    const i64 d = lo <= hi ? wl_span(C, lo, hi, {nb}u, {h}, {1 if op.name == 'load' else 2}u) : WL_NONE;",
+                "    if (d != WL_NONE && lin) {", "    u8* const p = AR + (i64)a0 + d;"] + line + \
             ["    } else if (d != WL_NONE) {"] + fast + ["    } else {"] + ["  " + x for x in slow] + ["    }", "  }"]
 
     # ------------------------------------------------------------------------- lowering
@@ -577,7 +586,9 @@ class BlockSource:
         if stack > MAX_STACK_BYTES:
             raise Unsupported(f"lane arrays of {stack} bytes: more than the stack bound")
         head = [f'extern "C" void wl_b{blk.index}(WlCtx* C, const i64* waves, i64 N, i32* next) {{',
-                "  u32* const S = C->S; const i64 n = C->n; u64 lc = 0;"]
+                "  u32* const S = C->S; const i64 n = C->n; u64 lc = 0;",
+                # (locals: a store through u8* would otherwise make every use reload C's fields)
+                "  u8* const AR = C->arena; u8* const WR = C->written;"]
         head += [f"  i64 {h} = -1;" for h in hints]
         head += ["  for (i64 kk = 0; kk < N; kk++) {", "  const i64 w = waves ? waves[kk] : kk;"]
         # distinct registers are distinct rows of V: restrict lets the lane loops vectorise
@@ -699,23 +710,27 @@ class NativeBlocks:
         return self.fns.get(index)
 
 
-def new_context(win, S, V, n, lds, lds_stride, lds_bytes, grp, esc_cap: int):
-    """-> (context words, arrays they point into: keep them alive; the last one holds the escape
-    records).  S/V: state of ``n`` waves; grp: each wave's group (its LDS at lds + grp *
-    lds_stride); ``esc_cap``: how many escapes may still be recorded."""
-    keep = [np.ascontiguousarray(win.starts, np.uint64), np.ascontiguousarray(win.ends, np.uint64),
-            np.ascontiguousarray(win.offs, np.int64), np.ascontiguousarray(grp, np.int64),
-            np.zeros(5 * max(esc_cap, 1), np.uint64), S, V, lds]
+def new_context(win, S, V, n, lds, lds_stride, lds_bytes, grp, esc_cap: int, written=None):
+    """-> (context words, state): ``state.esc`` the escape records, ``state.touch`` the window
+    flags, ``state.alive`` every array the words point into (keep it).  S/V: state of ``n``
+    waves; grp: each wave's group (its LDS at lds + grp * lds_stride); ``esc_cap``: how many
+    escapes may still be recorded; ``written``: the written map (default the windows')."""
+    st = types.SimpleNamespace(esc=np.zeros(5 * max(esc_cap, 1), np.uint64),
+                               touch=np.zeros(max(len(win.starts), 1), np.uint8))
+    written = win.written if written is None else written
+    st.alive = alive = [np.ascontiguousarray(win.starts, np.uint64), np.ascontiguousarray(win.ends, np.uint64),
+                        np.ascontiguousarray(win.offs, np.int64), np.ascontiguousarray(grp, np.int64),
+                        S, V, lds, written, st.esc, st.touch]
     X = np.zeros(len(CTX_FIELDS), np.int64)
     for name, v in (("S", S.ctypes.data), ("V", V.ctypes.data), ("n", n),
-                    ("arena", win.arena.ctypes.data), ("written", win.written.ctypes.data),
-                    ("ws", keep[0].ctypes.data), ("we", keep[1].ctypes.data),
-                    ("wo", keep[2].ctypes.data), ("nwin", len(win.starts)),
+                    ("arena", win.arena.ctypes.data), ("written", written.ctypes.data),
+                    ("ws", alive[0].ctypes.data), ("we", alive[1].ctypes.data),
+                    ("wo", alive[2].ctypes.data), ("nwin", len(win.starts)),
                     ("lds", lds.ctypes.data), ("lds_stride", lds_stride), ("lds_bytes", lds_bytes),
-                    ("grp", keep[3].ctypes.data), ("esc", keep[4].ctypes.data),
-                    ("esc_cap", max(0, esc_cap)), ("refuse", -1)):
+                    ("grp", alive[3].ctypes.data), ("esc", st.esc.ctypes.data),
+                    ("esc_cap", max(0, esc_cap)), ("refuse", -1), ("touch", st.touch.ctypes.data)):
         X[CTX[name]] = v
-    return X, keep
+    return X, st
 
 
 PROBLEMS: list[str] = []        # every NoNative's reason, in order (the tier tests watch it)

@@ -31,6 +31,19 @@ NATIVE_BATCH_FACTOR = 16
 # the native driver (a whole dispatch in one call) for programs whose every block is native;
 # WL_NATIVE_DRIVER=off keeps their native blocks under the Python scheduler
 NATIVE_DRIVER = os.environ.get("WL_NATIVE_DRIVER", "on") != "off"
+# the driver's threads (default: the cores this process may use), for dispatches of at least
+# NATIVE_THREAD_MIN_WAVES waves
+NATIVE_THREADS = max(1, int(os.environ.get("WL_THREADS", "0")) or len(os.sched_getaffinity(0)))
+NATIVE_THREAD_MIN_WAVES = 4096
+_POOL = None
+
+
+def _pool():
+    global _POOL
+    if _POOL is None:
+        from concurrent.futures import ThreadPoolExecutor
+        _POOL = ThreadPoolExecutor(NATIVE_THREADS, thread_name_prefix="wavelift-native")
+    return _POOL
 
 
 class Runtime:
@@ -54,6 +67,7 @@ class Runtime:
         self.native = False                     # run() decides
         self.native_runs = 0                    # block runs done by the native tier
         self.native_driver = False              # the whole dispatch ran in the native driver
+        self.native_threads = 1                 # in this many threads
         self._fns = {}                          # (block, MODE) -> block function
         self.native_problem = None              # why a MODE has no native library
         self._bufs = {}                         # state arrays reused between batches (_zeros)
@@ -101,7 +115,7 @@ class Runtime:
             X[C["lanes"]] = 0
         if X[C["esc_count"]]:
             self.escape_count += int(X[C["esc_count"]])
-            recs = (self._native_keep[4] if recs is None else recs).reshape(-1, 5)[:int(X[C["esc_n"]])]
+            recs = (self._native_state.esc if recs is None else recs).reshape(-1, 5)[:int(X[C["esc_n"]])]
             base = self.wave_base if wave_base is None else wave_base
             for instr, wave, lane, addr, kind in recs.tolist():
                 ins = self.m.program.instructions[instr]
@@ -126,6 +140,8 @@ class Runtime:
             return {"native": False}
         out = {"native": True, "native_block_runs": self.native_runs,
                "native_driver": self.native_driver}
+        if self.native_driver:
+            out["native_threads"] = self.native_threads
         if self.native_problem:
             out["native_problem"] = self.native_problem
         return out
@@ -516,7 +532,7 @@ class Runtime:
         self.lds = self._zeros("lds", (len(groups) * self.lds_stride + 8,), np.uint8)
         self.scratch = ScratchStore(n, cfg.scratch_wave_bytes, self.mode, L)
         if self.native:
-            self.native_ctx, self._native_keep = NT.new_context(
+            self.native_ctx, self._native_state = NT.new_context(
                 self.win, S, V, n, self.lds, self.lds_stride, self.lds_bytes, grp,
                 MAX_ESCAPES - len(self.escapes))
         self._schedule(n, grp)
@@ -531,8 +547,10 @@ class Runtime:
     def _drive(self, lib, nv, total, group_waves):
         """The whole dispatch through the native driver (native.NATIVE_DRIVER): state per
         workgroup, set up and scheduled in the library; the same values and order as the
-        batches below."""
-        cfg, L = self.cfg, self.L
+        batches below.  Large dispatches split their workgroups over threads in order; the
+        result is the serial one (docs/decisions/0013-native-driver.md): a run whose threads
+        touched the same memory where order matters is discarded and run again in one thread."""
+        cfg = self.cfg
         G = np.zeros(len(NT.GRID_FIELDS), np.int64)
         sysr = cfg.system_sgprs
         user = np.array([v & 0xFFFFFFFF for v in cfg.user_sgprs] or [0], np.uint32)
@@ -548,23 +566,74 @@ class Runtime:
                     tg_id20=int(cfg.target == "gfx1030"), mode=self._mode_word(), budget=self.budget)
         for k, v in vals.items():
             G[NT.GRID[k]] = v
-        S = np.zeros(NUM_SREGS * group_waves, np.uint32)
-        V = np.zeros(nv * group_waves * L, np.uint32)
-        lds_stride = cfg.lds_bytes + (-cfg.lds_bytes) % 8 + 8
-        lds = np.zeros(lds_stride, np.uint8)
-        X, keep = NT.new_context(self.win, S, V, group_waves, lds, lds_stride, cfg.lds_bytes,
-                                 np.zeros(group_waves, np.int64), MAX_ESCAPES - len(self.escapes))
+        threads = 1 if getattr(self.m, "native_serial", False) or \
+            total * group_waves < NATIVE_THREAD_MIN_WAVES else min(NATIVE_THREADS, total)
         self.native_driver = True
-        lib.drive(X.ctypes.data, G.ctypes.data, user.ctypes.data, 0, total)
+        parts = self._drive_parts(lib, G, user, nv, group_waves, total, threads)
+        if threads > 1 and self._merge_threads(parts):
+            self.m.native_serial = True         # this program's waves race: serial from now on
+            self.win.refill()
+            parts = self._drive_parts(lib, G, user, nv, group_waves, total, 1)
+        self.native_threads = 1 if getattr(self.m, "native_serial", False) else threads
         C = NT.CTX
-        self.waves_run = int(X[C["wave0"]])
-        self.instructions = int(X[C["instructions"]])
-        self.native_after(X, lib.refusals, keep[4], 0)
-        stop = int(X[C["stop"]])
-        if stop == NT.STOP_BUDGET:
-            raise Refused("dispatch.budget_exceeded", f"a wave ran more than {self.budget} instructions")
-        if stop == NT.STOP_BAD_ADDRESS:
-            raise Refused("program.bad_address", "control runs past the decoded program")
+        for X, st, start in parts:              # in workgroup order: the serial run's report
+            self.waves_run += int(X[C["wave0"]]) - start
+            self.instructions += int(X[C["instructions"]])
+            self.native_after(X, lib.refusals, st.esc, 0)
+            stop = int(X[C["stop"]])
+            if stop == NT.STOP_BUDGET:
+                raise Refused("dispatch.budget_exceeded", f"a wave ran more than {self.budget} instructions")
+            if stop == NT.STOP_BAD_ADDRESS:
+                raise Refused("program.bad_address", "control runs past the decoded program")
+
+    def _drive_parts(self, lib, G, user, nv, group_waves, total, threads):
+        """Run workgroups 0..total-1 in ``threads`` contiguous ranges (a thread each) -> per
+        range (context words, state, its first wave's index)."""
+        cfg, L = self.cfg, self.L
+        lds_stride = cfg.lds_bytes + (-cfg.lds_bytes) % 8 + 8
+        bounds = [total * i // threads for i in range(threads + 1)]
+        parts = []
+        for i in range(threads):
+            written = self.win.written if i == 0 else np.zeros(self.win.written.size, bool)
+            X, st = NT.new_context(self.win, np.zeros(NUM_SREGS * group_waves, np.uint32),
+                                   np.zeros(nv * group_waves * L, np.uint32), group_waves,
+                                   np.zeros(lds_stride, np.uint8), lds_stride, cfg.lds_bytes,
+                                   np.zeros(group_waves, np.int64), MAX_ESCAPES - len(self.escapes),
+                                   written)
+            st.written = written
+            start = lib.waves(G.ctypes.data, 0, bounds[i]) if i else 0
+            X[NT.CTX["wave0"]] = start
+            parts.append((X, st, start))
+
+        def go(i):
+            lib.drive(parts[i][0].ctypes.data, G.ctypes.data, user.ctypes.data, bounds[i], bounds[i + 1])
+        if threads == 1:
+            go(0)
+        else:                                   # (ctypes lets go of the GIL during the call)
+            list(_pool().map(go, range(threads)))
+        return parts
+
+    def _merge_threads(self, parts) -> bool:
+        """Fold the threads' written maps into the windows' -> whether their order could have
+        mattered: a window one thread wrote and another read (any bytes), or a byte two threads
+        wrote."""
+        touch = np.stack([st.touch for _, st, _ in parts])
+        wrote, read = (touch & 2) != 0, (touch & 1) != 0
+        race = False
+        for k in np.flatnonzero(wrote.any(axis=0)).tolist():
+            W, R = np.flatnonzero(wrote[:, k]).tolist(), np.flatnonzero(read[:, k]).tolist()
+            if any(r != w for w in W for r in R):
+                return True
+            o = int(self.win.offs[k])
+            sl = slice(o, o + self.win.windows[k].size)
+            acc = self.win.written[sl]          # thread 0's bytes, then each writer's added
+            for t in W:
+                if t:
+                    m = parts[t][1].written[sl]
+                    if len(W) > 1 and np.logical_and(acc, m).any():
+                        return True
+                    np.logical_or(acc, m, out=acc)
+        return race
 
     def _zeros(self, name, shape, dtype):
         """A zeroed state array, reusing the previous batch's when the shape is the same:
