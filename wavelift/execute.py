@@ -75,6 +75,7 @@ def execute_dispatch(memory, config, index=0, backend="numpy", mode="wave", cach
              "escapes": 0, "module_cache_hit": False, "time_s": 0.0}
     res.stats = stats
     cache = _CACHE if cache is None else cache
+    win = None
     try:
         if backend == "cuda":                      # CUDA backend hook (0009)
             from .backends import cuda as _cuda
@@ -128,5 +129,8 @@ def execute_dispatch(memory, config, index=0, backend="numpy", mode="wave", cach
         res.refusal = r.refusal
     except MemoryError:
         res.refusal = Refusal("dispatch.grid_too_large", "the dispatch does not fit in memory")
+    finally:
+        if win is not None:
+            win.release()               # (its arena serves the next dispatch)
     stats["time_s"] = time.perf_counter() - t0
     return res

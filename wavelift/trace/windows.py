@@ -10,6 +10,7 @@ bytes back to guest memory.
 """
 from __future__ import annotations
 
+import threading
 from bisect import bisect_right
 
 import numpy as np
@@ -25,6 +26,31 @@ def canonical(addr):
     """Guest addresses as the memory system sees them: 48 bits, sign-extended from bit 47."""
     a = np.asarray(addr, np.uint64) & MASK48
     return np.where((a & BIT47) != 0, a | SIGN_EXT, a)
+
+
+# Arenas and written maps of finished dispatches, kept for the next ones: a fresh large array
+# page-faults on every first touch (the kernel zeroes each page), a reused one does not.
+# Invariant: a free written map is all zero.
+_FREE: list = []
+_FREE_LOCK = threading.Lock()
+KEEP_BYTES = 1 << 30            # at most this much kept (arena + written)
+
+
+def _take(size: int):
+    with _FREE_LOCK:
+        for i, (a, w) in enumerate(_FREE):
+            if size <= a.size <= 2 * size + (1 << 20):
+                del _FREE[i]
+                return a[:size], w[:size]
+    return np.empty(size, np.uint8), np.zeros(size, np.uint8)
+
+
+def _give(arena, written):
+    a, w = arena.base if arena.base is not None else arena, written.base if written.base is not None else written
+    with _FREE_LOCK:
+        _FREE.append((a, w))
+        while sum(2 * x.size for x, _ in _FREE) > KEEP_BYTES:
+            del _FREE[0]
 
 
 class WindowSet:
@@ -48,11 +74,11 @@ class WindowSet:
         # spare tail: a masked-off or escaping lane reads at index 0, and its widest access
         # (s_load_dwordx16: 64 bytes) must stay inside the arena
         pos = max(pos + 8, 64)
-        self.arena = np.zeros(pos + (-pos) % 8, np.uint8)
-        self.written = np.zeros(self.arena.size, bool)
+        self.arena, self.written = _take(pos + (-pos) % 8)      # written: nonzero = written
         self.memory = memory
         self.offs = np.array(offs, np.int64)
         self._copy_in()
+        self._spans = None
         self.arena32 = self.arena.view(np.uint32)
         self.starts = np.array([w.address for w in merged], np.uint64)
         self.ends = np.array([w.address + w.size for w in merged], np.uint64)
@@ -62,13 +88,32 @@ class WindowSet:
         self._delta = [o - w.address for w, o in zip(merged, offs)]
 
     def _copy_in(self):
+        """The windows' bytes from guest memory, zeros between and after them."""
+        pos = 0
         for w, o in zip(self.windows, self.offs.tolist()):
+            self.arena[pos:o] = 0
             self.arena[o:o + w.size] = self.memory.view(w.address, w.size)
+            pos = o + w.size
+        self.arena[pos:] = 0
+
+    def release(self):
+        """Give the arena and written map back for the next dispatch's windows (the set is
+        not used after): written is cleared where spans() found marks, or wholly."""
+        if self.arena is None:
+            return
+        if self._spans is None:
+            self.written[:] = 0
+        else:
+            for (addr, size) in self._spans:
+                o = self._index(addr)
+                self.written[o:o + size] = 0
+        _give(self.arena, self.written)
+        self.arena = self.written = self.arena32 = None
 
     def refill(self):
         """Every window as guest memory holds it, nothing written (a discarded run starts over)."""
         self._copy_in()
-        self.written[:] = False
+        self.written[:] = 0
 
     def locate(self, lo: int, hi: int, nbytes: int):
         """-> d (arena index = guest address + d, d % 8 == 0) when every access of ``nbytes`` at
@@ -103,21 +148,31 @@ class WindowSet:
         out = []
         for w, o in zip(self.windows, self.offs):
             m = self.written[o:o + w.size]
-            if not m.any():
+            k = np.count_nonzero(m)
+            if k == 0:
                 continue
+            if k == m.size:                     # the whole window (one span, no run search)
+                out.append((w.address, w.size))
+                continue
+            m = m != 0
             # run boundaries from one comparison of neighbours (no int8 copy, no diff)
             b = np.concatenate(([0], np.flatnonzero(m[1:] != m[:-1]) + 1, [m.size]))
             on = m[b[:-1]]
             starts, ends = b[:-1][on], b[1:][on]
             out += [(w.address + int(s), int(e - s)) for s, e in zip(starts.tolist(), ends.tolist())]
+        self._spans = out
         return out
+
+    def _index(self, addr: int) -> int:
+        """Arena index of a guest address inside a window."""
+        k = bisect_right(self._start_list, addr) - 1
+        return addr + self._delta[k]
 
     def land(self, memory, spans) -> int:
         """Copy the written bytes into guest memory; -> bytes written."""
         total = 0
         for addr, size in spans:
-            k = int(np.searchsorted(self.starts, np.uint64(addr), side="right")) - 1
-            o = int(self.offs[k]) + (addr - int(self.starts[k]))
+            o = self._index(addr)
             memory.view(addr, size)[:] = self.arena[o:o + size]
             total += size
         return total

@@ -570,7 +570,7 @@ class Runtime:
             total * group_waves < NATIVE_THREAD_MIN_WAVES else min(NATIVE_THREADS, total)
         self.native_driver = True
         parts = self._drive_parts(lib, G, user, nv, group_waves, total, threads)
-        if threads > 1 and self._merge_threads(parts):
+        if threads > 1 and self._races(parts):
             self.m.native_serial = True         # this program's waves race: serial from now on
             self.win.refill()
             parts = self._drive_parts(lib, G, user, nv, group_waves, total, 1)
@@ -594,13 +594,11 @@ class Runtime:
         bounds = [total * i // threads for i in range(threads + 1)]
         parts = []
         for i in range(threads):
-            written = self.win.written if i == 0 else np.zeros(self.win.written.size, bool)
             X, st = NT.new_context(self.win, np.zeros(NUM_SREGS * group_waves, np.uint32),
                                    np.zeros(nv * group_waves * L, np.uint32), group_waves,
                                    np.zeros(lds_stride, np.uint8), lds_stride, cfg.lds_bytes,
                                    np.zeros(group_waves, np.int64), MAX_ESCAPES - len(self.escapes),
-                                   written)
-            st.written = written
+                                   1 + i)
             start = lib.waves(G.ctypes.data, 0, bounds[i]) if i else 0
             X[NT.CTX["wave0"]] = start
             parts.append((X, st, start))
@@ -613,27 +611,23 @@ class Runtime:
             list(_pool().map(go, range(threads)))
         return parts
 
-    def _merge_threads(self, parts) -> bool:
-        """Fold the threads' written maps into the windows' -> whether their order could have
-        mattered: a window one thread wrote and another read (any bytes), or a byte two threads
-        wrote."""
+    def _races(self, parts) -> bool:
+        """Whether the threads' order could have mattered: a window one thread wrote and another
+        read (any bytes; native.wl_span flags), or a byte two threads wrote -- each thread marks
+        the written map with its own tag and counts the bytes it found unmarked: a byte marked
+        by another thread is seen then, or (both marking at once) the counts exceed the bytes
+        marked."""
+        C = NT.CTX
         touch = np.stack([st.touch for _, st, _ in parts])
         wrote, read = (touch & 2) != 0, (touch & 1) != 0
-        race = False
+        marked = 0
         for k in np.flatnonzero(wrote.any(axis=0)).tolist():
-            W, R = np.flatnonzero(wrote[:, k]).tolist(), np.flatnonzero(read[:, k]).tolist()
-            if any(r != w for w in W for r in R):
+            W, R = np.flatnonzero(wrote[:, k]), np.flatnonzero(read[:, k])
+            if any(r != w for w in W.tolist() for r in R.tolist()):
                 return True
             o = int(self.win.offs[k])
-            sl = slice(o, o + self.win.windows[k].size)
-            acc = self.win.written[sl]          # thread 0's bytes, then each writer's added
-            for t in W:
-                if t:
-                    m = parts[t][1].written[sl]
-                    if len(W) > 1 and np.logical_and(acc, m).any():
-                        return True
-                    np.logical_or(acc, m, out=acc)
-        return race
+            marked += int(np.count_nonzero(self.win.written[o:o + self.win.windows[k].size]))
+        return any(X[C["clash"]] for X, _, _ in parts) or marked != sum(int(X[C["fresh"]]) for X, _, _ in parts)
 
     def _zeros(self, name, shape, dtype):
         """A zeroed state array, reusing the previous batch's when the shape is the same:
