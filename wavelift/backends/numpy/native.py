@@ -55,14 +55,9 @@ CTX_FIELDS = (("S", "u32*"), ("V", "u32*"), ("n", "i64"), ("arena", "u8*"), ("wr
               ("wave0", "i64"),          # dispatch index of wave 0 of S/V (escape reports)
               ("instructions", "i64"),   # the driver's count
               ("stop", "i64"),           # the driver's own refusals (STOP_*)
-              ("touch", "u8*"),          # per window: 1 read, 2 written (threads' conflicts)
-              ("tag", "i64"),            # the written map's mark: 1 + the thread's index
-              ("fresh", "i64"),          # bytes this run marked that were unmarked
-              ("clash", "i64"))          # it marked a byte another thread had marked
+              ("touch", "i64*"))         # per window: arena ranges read, written (wl_touch)
 CTX = {name: i for i, (name, _) in enumerate(CTX_FIELDS)}
 KIND_NAMES = ("load", "store")
-FULL_MASK = {32: "0xffffffffull", 64: "0xffffffffffffffffull"}
-FULL_EXEC_COPY = True            # a second body for waves whose lanes are all on (block())
 # the driver's dispatch geometry and wave set-up (numbers only; runtime.native_grid fills them)
 GRID_FIELDS = ("gx", "gy", "gz", "sx", "sy", "sz", "bx", "by", "bz", "px", "py", "pz",
                "ex", "ey", "ez", "partial", "nsreg", "nv", "packed", "tidig", "user_n",
@@ -95,23 +90,20 @@ static inline i64 wl_where(WlCtx* C, u64 a, u32 nb, i64& h) {
 #define WL_NONE ((i64)0x8000000000000000ull)
 /* arena index - address (the same for every address) when nb bytes at each of lo..hi lie in one
    window of the lower canonical half (where an address is its own canonical form), else WL_NONE */
-static inline i64 wl_span(WlCtx* C, u64 lo, u64 hi, u32 nb, i64& h, u8 touch) {
+/* window k's arena bytes [a, b) were read (kind 0) or written (1): the range each lies in, per
+   window (runtime._races: threads whose ranges meet ran in an order that could show) */
+static inline void wl_touch(WlCtx* C, i64 k, u32 kind, i64 a, i64 b) {
+  i64* const r = C->touch + 4 * k + 2 * kind;
+  r[0] = a < r[0] ? a : r[0];
+  r[1] = b > r[1] ? b : r[1];
+}
+static inline i64 wl_span(WlCtx* C, u64 lo, u64 hi, u32 nb, i64& h, u32 kind) {
   if (hi >= (1ull << 47) || wl_where(C, lo, nb, h) < 0) return WL_NONE;
   const i64 k = h;
   if (hi - C->ws[k] + nb > C->we[k] - C->ws[k]) return WL_NONE;
-  C->touch[k] |= touch;
-  return C->wo[k] - (i64)C->ws[k];
-}
-/* mark nb written bytes with the run's tag, counting those found unmarked (fresh) and noting one
-   that carried another thread's tag (other): the threads' order check, runtime._races */
-static inline void wl_mark(u8* p, i64 nb, u8 tag, i64& fresh, u8& other) {
-  if (nb == 4) {                                     /* a lane's word: one compare, mostly */
-    u32 o; memcpy(&o, p, 4);
-    const u32 t4 = 0x01010101u * tag;
-    if (o == t4) return;
-    if (o == 0u) { fresh += 4; memcpy(p, &t4, 4); return; }
-  }
-  for (i64 k = 0; k < nb; k++) { const u8 o = p[k]; fresh += o == 0; other |= (u8)((o != 0) & (o != tag)); p[k] = tag; }
+  const i64 d = C->wo[k] - (i64)C->ws[k];
+  wl_touch(C, k, kind, (i64)lo + d, (i64)hi + d + nb);
+  return d;
 }
 static void wl_escape(WlCtx* C, u32 instr, i64 w, u32 lane, u64 a, u32 kind) {
   C->esc_count++;
@@ -128,7 +120,7 @@ static inline void wl_ld(WlCtx* C, u32 space, i64 w, u32 lane, u32 instr, u64 a,
   if (space == 0u) {
     const i64 i = wl_where(C, a, nb, h);
     if (i < 0) { wl_escape(C, instr, w, lane, a, 0u); return; }
-    C->touch[h] |= 1u;
+    wl_touch(C, h, 0u, i, i + nb);
     p = C->arena + i;
   } else {
     if (a + nb > (u64)C->lds_bytes) return;
@@ -141,11 +133,9 @@ static inline void wl_st(WlCtx* C, u32 space, i64 w, u32 lane, u32 instr, u64 a,
   if (space == 0u) {
     const i64 i = wl_where(C, a, nb, h);
     if (i < 0) { wl_escape(C, instr, w, lane, a, 1u); return; }
-    C->touch[h] |= 2u;
+    wl_touch(C, h, 1u, i, i + nb);
     memcpy(C->arena + i, d, nb);
-    i64 fresh = 0; u8 other = 0;
-    wl_mark(C->written + i, nb, (u8)C->tag, fresh, other);
-    C->fresh += fresh; C->clash |= other;
+    memset(C->written + i, 1, nb);
   } else {
     if (a + nb > (u64)C->lds_bytes) return;
     memcpy(C->lds + C->grp[w] * C->lds_stride + (i64)a, d, nb);
@@ -395,20 +385,16 @@ class BlockSource:
             slow = [f"  {loop} if ({a[1]}) {{ const u32 d[] = {{{d}}}; wl_st(C, {sp}u, w, lane, "
                     f"{op.instr}u, (u64)({a[0]}), {nb}u, d, {h}); }}"]
             fast = [f"    {loop} if ({a[1]}) {{ const u32 x[] = {{{d}}}; const i64 i = (i64)(u64)({a[0]}) + d; "
-                    f"memcpy(AR + i, x, {nb}u); wl_mark(WR + i, {nb}, tg, fr, cl); }}"]
+                    f"memcpy(AR + i, x, {nb}u); memset(WR + i, 1, {nb}u); }}"]
             line = [f"    {loop} {{ const u32 x[] = {{{d}}}; memcpy(p + {nb}u * lane, x, {nb}u); }}",
-                    f"    wl_mark(WR + (p - AR), {nb * L}, tg, fr, cl);"]
-            # the marks' counts in locals (a store through u8* would reload C's fields)
-            acc = ["    i64 fr = 0; u8 cl = 0; const u8 tg = (u8)C->tag;"]
-            fin = ["    C->fresh += fr; C->clash |= cl;"]
-            fast, line = acc + fast + fin, acc + line + fin
+                    f"    memset(WR + (p - AR), 1, {nb * L}u);"]
         if op.attrs["space"] != "global":
             return slow
         return ["  {", f"    u64 lo = ~0ull, hi = 0ull; u32 lin = 1u; const u64 a0 = (u64)({a0});",
                 f"    {loop} {{ const u64 a = (u64)({a[0]}); const u32 m = ({a[1]}) ? 1u : 0u; "
                 f"if (m) {{ lo = a < lo ? a : lo; hi = a > hi ? a : hi; }} "
                 f"lin &= m & (u32)(a == a0 + (u64){nb}u * lane); }}",
-                f"    const i64 d = lo <= hi ? wl_span(C, lo, hi, {nb}u, {h}, {1 if op.name == 'load' else 2}u) : WL_NONE;",
+                f"    const i64 d = lo <= hi ? wl_span(C, lo, hi, {nb}u, {h}, {0 if op.name == 'load' else 1}u) : WL_NONE;",
                 "    if (d != WL_NONE && lin) {", "    u8* const p = AR + (i64)a0 + d;"] + line + \
             ["    } else if (d != WL_NONE) {"] + fast + ["    } else {"] + ["  " + x for x in slow] + ["    }", "  }"]
 
@@ -439,193 +425,172 @@ class BlockSource:
                     continue            # aliases (of a scalar / of a load's words)
                 if place[i] != place[d] or place[i][0] == "x" or (op.name == "shuffle" and j == 0):
                     arrays.add(x.id)
+        tmpl: dict[int, str] = {}
+        ctype: dict[int, str] = {}
+        out: list[str] = []             # wave-scope statements
+        decl: list[str] = []            # wave-scope array declarations
+        hoist: list[str] = []           # scalar statements met while a loop is open
+        body: list[str] = []            # the open loop's statements
+        cur = [None]
+        hints = []
+        vregs = sorted({op.attrs["reg"] for op in ops if op.name in ("vget", "vset")})
+        vcur: dict[int, str] = {}       # VGPR written in the block -> template of its value
+
+        def ref(x, lane="lane"):
+            return tmpl[x.id].format(l=lane)
+
+        def close():
+            if cur[0] is not None:
+                out.extend(hoist)
+                out.append(f"  for (u32 lane = 0; lane < {L}u; lane++) {{")
+                out.extend(body)
+                out.append("  }")
+                hoist.clear()
+                body.clear()
+                cur[0] = None
+
+        def scalar(line):
+            (hoist if cur[0] is not None else out).append("  " + line)
+
+        def lane(line):
+            body.append("    " + line)
+
+        def define(op, e, where):
+            """Value of op = expression e: scalar at wave scope, loop-local or array."""
+            o = f"v{op.out.id}"
+            t = ctype[op.out.id] = self.ctype(op)
+            if where == "s":
+                scalar(f"const {t} {o} = {e};")
+                tmpl[op.out.id] = o
+            elif op.out.id in arrays:
+                # b1 lanes stored as u32: a loop mixing byte and word arrays does not vectorise
+                decl.append(f"  {'u32' if t == 'b1' else t} {o}[{L}];")
+                lane(f"{o}[lane] = {e};")
+                tmpl[op.out.id] = o + "[{l}]"
+            else:
+                lane(f"const {t} {o} = {e};")
+                tmpl[op.out.id] = o
+
         exec64 = f"((u64)S[{EXEC_LO}ll * n + w])" if L == 32 else \
             f"((u64)S[{EXEC_LO}ll * n + w] | ((u64)S[{EXEC_HI}ll * n + w] << 32))"
-        refusal_k: dict[int, int] = {}  # op index -> its refusal's number (both bodies share it)
-        vregs = sorted({op.attrs["reg"] for op in ops if op.name in ("vget", "vset")})
-        exec_writes = [i for i, op in enumerate(ops)
-                       if op.name == "sset" and op.attrs["reg"] in (EXEC_LO, EXEC_HI)]
-
-        def wave_body(full: bool):
-            """-> (array declarations, statements, hint names) of one wave's run of the block;
-            ``full``: EXEC is known all ones at the block's start (reads of it before any write
-            are that constant, so masks fold away)."""
-            tmpl: dict[int, str] = {}
-            ctype: dict[int, str] = {}
-            out: list[str] = []             # wave-scope statements
-            decl: list[str] = []            # wave-scope array declarations
-            hoist: list[str] = []           # scalar statements met while a loop is open
-            body: list[str] = []            # the open loop's statements
-            cur = [None]
-            hints = []
-            vcur: dict[int, str] = {}       # VGPR written in the block -> template of its value
-
-            def ref(x, lane="lane"):
-                return tmpl[x.id].format(l=lane)
-
-            def close():
-                if cur[0] is not None:
-                    out.extend(hoist)
-                    out.append(f"  for (u32 lane = 0; lane < {L}u; lane++) {{")
-                    out.extend(body)
-                    out.append("  }")
-                    hoist.clear()
-                    body.clear()
-                    cur[0] = None
-
-            def scalar(line):
-                (hoist if cur[0] is not None else out).append("  " + line)
-
-            def lane(line):
-                body.append("    " + line)
-
-            def define(op, e, where):
-                """Value of op = expression e: scalar at wave scope, loop-local or array."""
+        for i, op in enumerate(ops):
+            if i in counts:
+                scalar(f"lc += (u64){counts[i]} * (u64)__builtin_popcountll({exec64});")
+            kind, loop = place[i]
+            if kind == "l" and loop != cur[0]:
+                close()
+                cur[0] = loop
+            elif kind == "x" or kind == "s" and op.name in ("load", "store"):
+                close()
+            n = op.name
+            a = [ref(x) for x in op.args]
+            at = [ctype[x.id] for x in op.args]
+            if n in VALUE_EXPR:
+                if n == "const":
+                    v = op.attrs.get("value_np", op.attrs.get("value"))
+                    ct = _IRT.get(np.asarray(v).dtype.type, op.type) if "value_np" in op.attrs else op.type
+                    lit = const_literal(ct, v.item() if hasattr(v, "item") else v)
+                    tmpl[op.out.id] = lit.replace("{", "{{").replace("}", "}}")   # (f16{...})
+                    ctype[op.out.id] = ct
+                    continue
+                try:
+                    e = self.values.value_expr(op, a, at)
+                except CudaUnsupported as ex:
+                    raise Unsupported(str(ex)) from None
+                define(op, e, kind)
+            elif n == "sget":
+                define(op, f"S[{op.attrs['reg']}ll * n + w]", "s")
+            elif n == "sset":
+                scalar(f"S[{op.attrs['reg']}ll * n + w] = (u32)({a[0]});")
+            elif n == "vget":
+                r = op.attrs["reg"]
+                if r in vcur:           # written earlier in the block: that value
+                    tmpl[op.out.id], ctype[op.out.id] = vcur[r], "u32"
+                else:
+                    define(op, f"VR{r}[lane]", "l")
+            elif n == "vset":
+                # registers written in the block live in lane arrays (L1) until its end, where
+                # those live after it are stored once: no V row traffic for temporaries.  A bit
+                # blend, not a select (a select of a load was if-converted to masked loads that
+                # did not vectorise)
+                r = op.attrs["reg"]
+                old = vcur[r].format(l="lane") if r in vcur else f"VR{r}[lane]"
+                o = f"r{r}_{len(decl)}"
+                decl.append(f"  u32 {o}[{L}];")
+                lane(f"{{ const u32 o = {old}; {o}[lane] = o ^ ((o ^ (u32)({a[0]})) & (0u - (u32)({a[1]}))); }}")
+                vcur[r] = o + "[{l}]"
+            elif n == "exec":
+                x = f"x{op.out.id}"
+                scalar(f"const u64 {x} = {exec64};")
+                define(op, f"((({x} >> lane) & 1ull) != 0ull)", "l")
+            elif n == "lane_id":
+                define(op, "lane", "l")
+            elif n == "lanes":
+                tmpl[op.out.id] = tmpl[op.args[0].id]
+                ctype[op.out.id] = ctype[op.args[0].id]
+            elif n == "ballot":
                 o = f"v{op.out.id}"
-                t = ctype[op.out.id] = self.ctype(op)
-                if where == "s":
-                    scalar(f"const {t} {o} = {e};")
-                    tmpl[op.out.id] = o
-                elif op.out.id in arrays:
-                    # b1 lanes stored as u32: a loop mixing byte and word arrays does not vectorise
-                    decl.append(f"  {'u32' if t == 'b1' else t} {o}[{L}];")
-                    lane(f"{o}[lane] = {e};")
-                    tmpl[op.out.id] = o + "[{l}]"
+                hoist.append(f"  u64 {o} = 0ull;")
+                lane(f"{o} |= (u64)(({a[0]}) ? 1u : 0u) << lane;")
+                tmpl[op.out.id], ctype[op.out.id] = o, "u64"
+            elif n == "readlane":
+                o = f"v{op.out.id}"
+                hoist.append(f"  u32 {o} = 0u;")
+                lane(f"if (lane == (u32)({a[1]}) % {L}u) {o} = (u32)({a[0]});")
+                tmpl[op.out.id], ctype[op.out.id] = o, "u32"
+            elif n == "shuffle":
+                define(op, f"(u32)({ref(op.args[0], f'((u32)({a[1]}) % {L}u)')})", "l")
+            elif n == "permute":
+                o = f"v{op.out.id}"
+                decl.append(f"  u32 {o}[{L}];")
+                out.append(f"  for (u32 lane = 0; lane < {L}u; lane++) {o}[lane] = 0u;")
+                out.append(f"  for (u32 lane = 0; lane < {L}u; lane++) if ({a[2]}) "
+                           f"{o}[(u32)({a[1]}) % {L}u] = (u32)({a[0]});")
+                tmpl[op.out.id], ctype[op.out.id] = o + "[{l}]", "u32"
+            elif n in ("load", "store"):
+                h = f"h{len(hints)}"
+                hints.append(h)
+                if kind == "s":
+                    self._scalar_access(op, a, h, scalar, tmpl)
                 else:
-                    lane(f"const {t} {o} = {e};")
-                    tmpl[op.out.id] = o
-
-            for i, op in enumerate(ops):
-                if i in counts:
-                    scalar(f"lc += (u64){counts[i]} * (u64)__builtin_popcountll({exec64});")
-                kind, loop = place[i]
-                if kind == "l" and loop != cur[0]:
-                    close()
-                    cur[0] = loop
-                elif kind == "x" or kind == "s" and op.name in ("load", "store"):
-                    close()
-                n = op.name
-                a = [ref(x) for x in op.args]
-                at = [ctype[x.id] for x in op.args]
-                if n in VALUE_EXPR:
-                    if n == "const":
-                        v = op.attrs.get("value_np", op.attrs.get("value"))
-                        ct = _IRT.get(np.asarray(v).dtype.type, op.type) if "value_np" in op.attrs else op.type
-                        lit = const_literal(ct, v.item() if hasattr(v, "item") else v)
-                        tmpl[op.out.id] = lit.replace("{", "{{").replace("}", "}}")   # (f16{...})
-                        ctype[op.out.id] = ct
-                        continue
-                    try:
-                        e = self.values.value_expr(op, a, at)
-                    except CudaUnsupported as ex:
-                        raise Unsupported(str(ex)) from None
-                    define(op, e, kind)
-                elif n == "sget":
-                    define(op, f"S[{op.attrs['reg']}ll * n + w]", "s")
-                elif n == "sset":
-                    scalar(f"S[{op.attrs['reg']}ll * n + w] = (u32)({a[0]});")
-                elif n == "vget":
-                    r = op.attrs["reg"]
-                    if r in vcur:           # written earlier in the block: that value
-                        tmpl[op.out.id], ctype[op.out.id] = vcur[r], "u32"
-                    else:
-                        define(op, f"VR{r}[lane]", "l")
-                elif n == "vset":
-                    # registers written in the block live in lane arrays (L1) until its end, where
-                    # those live after it are stored once: no V row traffic for temporaries.  A bit
-                    # blend, not a select (a select of a load was if-converted to masked loads that
-                    # did not vectorise)
-                    r = op.attrs["reg"]
-                    old = vcur[r].format(l="lane") if r in vcur else f"VR{r}[lane]"
-                    o = f"r{r}_{len(decl)}"
-                    decl.append(f"  u32 {o}[{L}];")
-                    lane(f"{{ const u32 o = {old}; {o}[lane] = o ^ ((o ^ (u32)({a[0]})) & (0u - (u32)({a[1]}))); }}")
-                    vcur[r] = o + "[{l}]"
-                elif n == "exec":
-                    x = f"x{op.out.id}"
-                    known = full and not any(j < i for j in exec_writes)
-                    scalar(f"const u64 {x} = {FULL_MASK[L] if known else exec64};")
-                    define(op, f"((({x} >> lane) & 1ull) != 0ull)", "l")
-                elif n == "lane_id":
-                    define(op, "lane", "l")
-                elif n == "lanes":
-                    tmpl[op.out.id] = tmpl[op.args[0].id]
-                    ctype[op.out.id] = ctype[op.args[0].id]
-                elif n == "ballot":
-                    o = f"v{op.out.id}"
-                    hoist.append(f"  u64 {o} = 0ull;")
-                    lane(f"{o} |= (u64)(({a[0]}) ? 1u : 0u) << lane;")
-                    tmpl[op.out.id], ctype[op.out.id] = o, "u64"
-                elif n == "readlane":
-                    o = f"v{op.out.id}"
-                    hoist.append(f"  u32 {o} = 0u;")
-                    lane(f"if (lane == (u32)({a[1]}) % {L}u) {o} = (u32)({a[0]});")
-                    tmpl[op.out.id], ctype[op.out.id] = o, "u32"
-                elif n == "shuffle":
-                    define(op, f"(u32)({ref(op.args[0], f'((u32)({a[1]}) % {L}u)')})", "l")
-                elif n == "permute":
-                    o = f"v{op.out.id}"
-                    decl.append(f"  u32 {o}[{L}];")
-                    out.append(f"  for (u32 lane = 0; lane < {L}u; lane++) {o}[lane] = 0u;")
-                    out.append(f"  for (u32 lane = 0; lane < {L}u; lane++) if ({a[2]}) "
-                               f"{o}[(u32)({a[1]}) % {L}u] = (u32)({a[0]});")
-                    tmpl[op.out.id], ctype[op.out.id] = o + "[{l}]", "u32"
-                elif n in ("load", "store"):
-                    h = f"h{len(hints)}"
-                    hints.append(h)
-                    if kind == "s":
-                        self._scalar_access(op, a, h, scalar, tmpl)
-                    else:
-                        if n == "load":
-                            decl.append(f"  u32 v{op.out.id}[{L}][{op.attrs['words']}];")
-                        out.extend(self._lane_access(op, a, ref(op.args[0], "0u"), h, tmpl))
                     if n == "load":
-                        ctype[op.out.id] = "u32"
-                elif n == "word":
-                    base = tmpl[op.args[0].id]
-                    tmpl[op.out.id] = f"{base}[{op.attrs['k']}]"
+                        decl.append(f"  u32 v{op.out.id}[{L}][{op.attrs['words']}];")
+                    out.extend(self._lane_access(op, a, ref(op.args[0], "0u"), h, tmpl))
+                if n == "load":
                     ctype[op.out.id] = "u32"
-                elif n == "refuse_if":
-                    if i not in refusal_k:
-                        refusal_k[i] = len(self.refusals)
-                        self.refusals.append((op.instr, op.attrs.get("why", "")))
-                    k = refusal_k[i]
-                    (lane if kind == "l" else scalar)(f"if ({a[0]}) {{ C->refuse = {k}; return; }}")
-                else:
-                    raise Unsupported(n)
-                if i in ends:
-                    close()
-            close()
-            keep = [r for r in sorted(vcur) if live_out is None or live_out[1] is None or r in live_out[1]]
-            if keep:
-                out.append(f"  for (u32 lane = 0; lane < {L}u; lane++) {{")
-                out.extend(f"    VR{r}[lane] = {vcur[r].format(l='lane')};" for r in keep)
-                out.append("  }")
-            if len(ops) in counts:
-                out.append(f"  lc += (u64){counts[len(ops)]} * (u64)__builtin_popcountll({exec64});")
-            k = term[0]
-            if k in ("jump", "barrier", "mode"):
-                out.append(f"  next[kk] = {term[1]};")
-            elif k == "branch":
-                out.append(f"  next[kk] = ({ref(term[1])}) ? {term[2]} : {term[3]};")
-            elif k == "end":
-                out.append("  next[kk] = -1;")
+            elif n == "word":
+                base = tmpl[op.args[0].id]
+                tmpl[op.out.id] = f"{base}[{op.attrs['k']}]"
+                ctype[op.out.id] = "u32"
+            elif n == "refuse_if":
+                k = len(self.refusals)
+                self.refusals.append((op.instr, op.attrs.get("why", "")))
+                (lane if kind == "l" else scalar)(f"if ({a[0]}) {{ C->refuse = {k}; return; }}")
             else:
-                raise Unsupported(f"terminator {k}")
-            return decl, out, hints
-
-        decl, out, hints = wave_body(False)
-        arrays_decl, bodies = decl, 1
-        if FULL_EXEC_COPY and any(op.name == "exec" for op in ops):
-            # a wave with every lane on (most of them) runs a copy of the body where EXEC reads
-            # before any EXEC write are the constant: the masks, blends and branches fold away
-            fdecl, fout, _ = wave_body(True)
-            out = [f"  if ({exec64} == {FULL_MASK[L]}) {{"] + fdecl + fout + ["  } else {"] + decl + out + ["  }"]
-            decl, bodies = [], 2
-        # the lane arrays live on the caller's stack (both bodies' at worst)
+                raise Unsupported(n)
+            if i in ends:
+                close()
+        close()
+        keep = [r for r in sorted(vcur) if live_out is None or live_out[1] is None or r in live_out[1]]
+        if keep:
+            out.append(f"  for (u32 lane = 0; lane < {L}u; lane++) {{")
+            out.extend(f"    VR{r}[lane] = {vcur[r].format(l='lane')};" for r in keep)
+            out.append("  }")
+        if len(ops) in counts:
+            out.append(f"  lc += (u64){counts[len(ops)]} * (u64)__builtin_popcountll({exec64});")
+        k = term[0]
+        if k in ("jump", "barrier", "mode"):
+            out.append(f"  next[kk] = {term[1]};")
+        elif k == "branch":
+            out.append(f"  next[kk] = ({ref(term[1])}) ? {term[2]} : {term[3]};")
+        elif k == "end":
+            out.append("  next[kk] = -1;")
+        else:
+            raise Unsupported(f"terminator {k}")
+        # the lane arrays live on the caller's stack
         size = {"u64": 8, "i64": 8, "f64": 8, "u16": 2, "i16": 2, "f16": 2, "u8": 1, "i8": 1, "b1": 1}
         stack = sum(size.get(d.split()[0], 4) * int(np.prod([int(x) for x in re.findall(r"\[(\d+)\]", d)]))
-                    for d in arrays_decl) * bodies
+                    for d in decl)
         if stack > MAX_STACK_BYTES:
             raise Unsupported(f"lane arrays of {stack} bytes: more than the stack bound")
         head = [f'extern "C" void wl_b{blk.index}(WlCtx* C, const i64* waves, i64 N, i32* next) {{',
@@ -753,13 +718,13 @@ class NativeBlocks:
         return self.fns.get(index)
 
 
-def new_context(win, S, V, n, lds, lds_stride, lds_bytes, grp, esc_cap: int, tag: int = 1):
-    """-> (context words, state): ``state.esc`` the escape records, ``state.touch`` the window
+def new_context(win, S, V, n, lds, lds_stride, lds_bytes, grp, esc_cap: int):
+    """-> (context words, state): ``state.esc`` the escape records, ``state.touch`` the windows'
     flags, ``state.alive`` every array the words point into (keep it).  S/V: state of ``n``
     waves; grp: each wave's group (its LDS at lds + grp * lds_stride); ``esc_cap``: how many
-    escapes may still be recorded; ``tag``: the written map's mark (1 + a thread's index)."""
+    escapes may still be recorded."""
     st = types.SimpleNamespace(esc=np.zeros(5 * max(esc_cap, 1), np.uint64),
-                               touch=np.zeros(max(len(win.starts), 1), np.uint8))
+                               touch=np.tile(np.array([1 << 62, -1], np.int64), 2 * max(len(win.starts), 1)))
     written = win.written
     st.alive = alive = [np.ascontiguousarray(win.starts, np.uint64), np.ascontiguousarray(win.ends, np.uint64),
                         np.ascontiguousarray(win.offs, np.int64), np.ascontiguousarray(grp, np.int64),
@@ -771,8 +736,7 @@ def new_context(win, S, V, n, lds, lds_stride, lds_bytes, grp, esc_cap: int, tag
                     ("wo", alive[2].ctypes.data), ("nwin", len(win.starts)),
                     ("lds", lds.ctypes.data), ("lds_stride", lds_stride), ("lds_bytes", lds_bytes),
                     ("grp", alive[3].ctypes.data), ("esc", st.esc.ctypes.data),
-                    ("esc_cap", max(0, esc_cap)), ("refuse", -1), ("touch", st.touch.ctypes.data),
-                    ("tag", tag)):
+                    ("esc_cap", max(0, esc_cap)), ("refuse", -1), ("touch", st.touch.ctypes.data)):
         X[CTX[name]] = v
     return X, st
 

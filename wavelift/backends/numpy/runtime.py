@@ -591,14 +591,17 @@ class Runtime:
         range (context words, state, its first wave's index)."""
         cfg, L = self.cfg, self.L
         lds_stride = cfg.lds_bytes + (-cfg.lds_bytes) % 8 + 8
-        bounds = [total * i // threads for i in range(threads + 1)]
+        # whole rows of workgroups where there are enough (a tiled kernel's threads then touch
+        # disjoint ranges: _races)
+        gx = cfg.num_groups[0]
+        unit = gx if total >= threads * gx else 1
+        bounds = [total // unit * i // threads * unit for i in range(threads)] + [total]
         parts = []
         for i in range(threads):
             X, st = NT.new_context(self.win, np.zeros(NUM_SREGS * group_waves, np.uint32),
                                    np.zeros(nv * group_waves * L, np.uint32), group_waves,
                                    np.zeros(lds_stride, np.uint8), lds_stride, cfg.lds_bytes,
-                                   np.zeros(group_waves, np.int64), MAX_ESCAPES - len(self.escapes),
-                                   1 + i)
+                                   np.zeros(group_waves, np.int64), MAX_ESCAPES - len(self.escapes))
             start = lib.waves(G.ctypes.data, 0, bounds[i]) if i else 0
             X[NT.CTX["wave0"]] = start
             parts.append((X, st, start))
@@ -612,22 +615,20 @@ class Runtime:
         return parts
 
     def _races(self, parts) -> bool:
-        """Whether the threads' order could have mattered: a window one thread wrote and another
-        read (any bytes; native.wl_span flags), or a byte two threads wrote -- each thread marks
-        the written map with its own tag and counts the bytes it found unmarked: a byte marked
-        by another thread is seen then, or (both marking at once) the counts exceed the bytes
-        marked."""
-        C = NT.CTX
-        touch = np.stack([st.touch for _, st, _ in parts])
-        wrote, read = (touch & 2) != 0, (touch & 1) != 0
-        marked = 0
-        for k in np.flatnonzero(wrote.any(axis=0)).tolist():
-            W, R = np.flatnonzero(wrote[:, k]), np.flatnonzero(read[:, k])
-            if any(r != w for w in W.tolist() for r in R.tolist()):
-                return True
-            o = int(self.win.offs[k])
-            marked += int(np.count_nonzero(self.win.written[o:o + self.win.windows[k].size]))
-        return any(X[C["clash"]] for X, _, _ in parts) or marked != sum(int(X[C["fresh"]]) for X, _, _ in parts)
+        """Whether the threads' order could have mattered: each thread keeps, per window, the
+        arena range it read and the range it wrote (native.wl_touch); a range one thread wrote
+        that meets a range another thread read or wrote could hold a byte both touched."""
+        rng = np.stack([st.touch.reshape(-1, 2, 2) for _, st, _ in parts])   # [thread, window, read/write, lo/hi]
+        used = rng[..., 0] < rng[..., 1]
+        T = len(parts)
+        for k in np.flatnonzero(used[:, :, 1].any(axis=0)).tolist():
+            for t in range(T):
+                for u in range(T):
+                    for kind in (0, 1):
+                        if t != u and used[t, k, 1] and used[u, k, kind] and \
+                                rng[t, k, 1, 0] < rng[u, k, kind, 1] and rng[u, k, kind, 0] < rng[t, k, 1, 1]:
+                            return True
+        return False
 
     def _zeros(self, name, shape, dtype):
         """A zeroed state array, reusing the previous batch's when the shape is the same:
