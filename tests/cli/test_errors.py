@@ -78,7 +78,8 @@ def test_debug_shows_the_traceback(tmp_path):
 
 
 def test_engine_crash_is_an_internal_error(cli, built, monkeypatch):
-    import wavelift.replay as rp
+    import importlib
+    rp = importlib.import_module("wavelift.replay")     # (the package binds the name to the function)
 
     def boom(backend="numpy", mode="wave", cache=None):
         def run(memory, config, index):

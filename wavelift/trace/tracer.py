@@ -30,11 +30,16 @@ def scratch_sgprs(config) -> set[int]:
     return ss(config)
 
 
+MASK48 = (1 << 48) - 1
+RADV48 = (RADV_HI << 32) & MASK48
+
+
 def _candidates(words: np.ndarray, hit=None):
     """Pointer candidates from a uint32 array: (address, word index), in order (64-bit pairs,
-    then RADV pointers before a 0xffff8000 word, then every word as a RADV pointer).  ``hit``
-    (canonical uint64 array -> bool array) keeps only the candidates it accepts — a vectorised
-    test that spares the per-candidate lookups in big data buffers."""
+    then RADV pointers before a 0xffff8000 word, then every word as a RADV pointer).  Addresses
+    are the 48 bits the memory system sees (``canonical`` restores the rest).  ``hit`` (uint64
+    array of 48-bit addresses -> bool array) keeps only the candidates it accepts — a
+    vectorised test that spares the per-candidate lookups in big data buffers."""
     w = words.astype(np.uint64)
     addrs, idxs = [], []
     if w.size >= 2:
@@ -44,10 +49,10 @@ def _candidates(words: np.ndarray, hit=None):
         idxs.append(i)
     i = np.flatnonzero(w == RADV_HI)
     i = i[i > 0]
-    addrs.append(np.uint64(RADV_HI << 32) | w[i - 1])
+    addrs.append(np.uint64(RADV48) | w[i - 1])
     idxs.append(i - 1)
     i = np.flatnonzero((w != 0) & (w != RADV_HI))
-    addrs.append(np.uint64(RADV_HI << 32) | w[i])
+    addrs.append(np.uint64(RADV48) | w[i])
     idxs.append(i)
     if w.size >= 4:
         # image T# (dwords 0-3): BASE_ADDRESS = (dword0 | dword1[7:0] << 32) << 8, with TYPE
@@ -58,28 +63,29 @@ def _candidates(words: np.ndarray, hit=None):
     a = np.concatenate(addrs)
     k = np.concatenate(idxs)
     if hit is not None and a.size:
-        keep = hit(_canon(a))
+        keep = hit(a)
         a, k = a[keep], k[keep]
     return [(int(x), int(j)) for x, j in zip(a.tolist(), k.tolist())]
 
 
-def _canon(a):
-    a = a & np.uint64((1 << 48) - 1)
-    return np.where((a >> np.uint64(47)) != 0, a | np.uint64(0xFFFF << 48), a)
-
-
 def _hit_test(memory):
-    """-> function(canonical uint64 array) -> bool array: inside some allocation."""
+    """-> function(uint64 array of 48-bit addresses) -> bool array: inside some allocation.
+    (An allocation never crosses the canonical hole, so the 48-bit images of the allocations
+    keep their order and an address is inside one exactly when its 48 bits are.)"""
     allocs = sorted(memory.allocations, key=lambda x: x.base)
-    starts = np.array([x.base for x in allocs], np.uint64)
-    ends = np.array([x.base + x.size for x in allocs], np.uint64)
+    starts = np.array([x.base & MASK48 for x in allocs], np.uint64)
+    ends = np.array([(x.base & MASK48) + x.size for x in allocs], np.uint64)
 
     def hit(c):
+        out = np.zeros(c.shape, bool)
         if not starts.size:
-            return np.zeros(c.shape, bool)
-        k = np.searchsorted(starts, c, side="right").astype(np.int64) - 1
-        kk = np.maximum(k, 0)
-        return (k >= 0) & (c < ends[kk])
+            return out
+        # the allocations' hull first: most candidates from data are far outside it
+        i = np.flatnonzero((c >= starts[0]) & (c < ends.max()))
+        if i.size:
+            k = np.searchsorted(starts, c[i], side="right").astype(np.int64) - 1
+            out[i] = (k >= 0) & (c[i] < ends[np.maximum(k, 0)])
+        return out
     return hit
 
 

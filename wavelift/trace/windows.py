@@ -79,6 +79,7 @@ class WindowSet:
         self.offs = np.array(offs, np.int64)
         self._copy_in()
         self._spans = None
+        self.maybe_written = None       # indices of the windows a run may have written (None: any)
         self.arena32 = self.arena.view(np.uint32)
         self.starts = np.array([w.address for w in merged], np.uint64)
         self.ends = np.array([w.address + w.size for w in merged], np.uint64)
@@ -146,7 +147,9 @@ class WindowSet:
     def spans(self) -> list[tuple[int, int]]:
         """(guest address, size) of every run of written bytes."""
         out = []
-        for w, o in zip(self.windows, self.offs):
+        for k, (w, o) in enumerate(zip(self.windows, self.offs)):
+            if self.maybe_written is not None and k not in self.maybe_written:
+                continue
             m = self.written[o:o + w.size]
             k = np.count_nonzero(m)
             if k == 0:

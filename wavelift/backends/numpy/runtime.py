@@ -575,6 +575,8 @@ class Runtime:
             self.win.refill()
             parts = self._drive_parts(lib, G, user, nv, group_waves, total, 1)
         self.native_threads = 1 if getattr(self.m, "native_serial", False) else threads
+        rng = np.stack([st.touch.reshape(-1, 2, 2) for _, st, _ in parts])
+        self.win.maybe_written = set(np.flatnonzero((rng[:, :, 1, 0] < rng[:, :, 1, 1]).any(axis=0)).tolist())
         C = NT.CTX
         for X, st, start in parts:              # in workgroup order: the serial run's report
             self.waves_run += int(X[C["wave0"]]) - start
