@@ -221,7 +221,9 @@ def main(argv=None) -> int:
                    check=agree(w, wl["out"], w["ref"]))
         print(f"[{w['name']}] {w['desc']}")
         st = wl["stats"]
-        tier = (f"native tier ({st.get('native_block_runs', 0)} native block runs"
+        how = (f"driver, {st.get('native_threads', 1)} thread(s)" if st.get("native_driver")
+               else f"{st.get('native_block_runs', 0)} native block runs")
+        tier = (f"native tier ({how}"
                 + (f"; {st['native_problem']}" if st.get("native_problem") else "") + ")") \
             if st.get("native") else "NumPy blocks"
         row["tier"] = tier

@@ -298,3 +298,35 @@ def test_driver_threads_without_races_stay_parallel(monkeypatch, tmp_path):
     assert res.landed and res.stats["native_threads"] == 2
     np.testing.assert_array_equal(r.read(pc, np.float32, 1000), a + b)
     assert res.write_spans == [(pc, 4000)]
+
+
+def test_driver_aliases_windows_it_never_wrote_and_copies_when_that_changes(monkeypatch, tmp_path):
+    """From a program's second driver run on, windows it never wrote are read in place (not
+    copied); a store into one is dropped, the run redone with copies, and the result is exact."""
+    from wavelift.backends import host
+    from wavelift.backends.numpy import runtime
+    from test_basic import vadd_rig
+    if host.compiler() is None:
+        pytest.skip("no host C++ compiler: the native tier is not available")
+    monkeypatch.setenv("WAVELIFT_NATIVE_CACHE", str(tmp_path))
+    monkeypatch.setattr(runtime, "NATIVE", "on")
+    r, a, b, pc, cfg = vadd_rig(1000, 16)
+    cache = {}
+    res = r.run(cfg, cache=cache)                       # copies everything, learns: c is written
+    module = next(v for v in cache.values() if hasattr(v, "written_windows"))
+    assert res.landed and module.driven and module.alias_ok
+    assert res.stats["windows_aliased"] == 0
+    res = r.run(cfg, cache=cache)                       # a, b (and the kernel arguments) aliased
+    assert res.landed and module.alias_ok and res.stats["windows_aliased"] >= 2
+    np.testing.assert_array_equal(r.read(pc, np.float32, 1000), a + b)
+    # the same program now writes into a (never written before: aliased, so the run is redone)
+    pa = ptr(int(cfg.user_sgprs[0]) | int(cfg.user_sgprs[1]) << 32)
+    kern = int(pa[0]) | int(pa[1]) << 32
+    words = r.read(kern, np.uint32, 7).copy()
+    words[4:6] = words[0:2]                             # c := a
+    r.mem.view(kern, 28)[:] = words.view(np.uint8)
+    res = r.run(cfg, cache=cache)
+    assert res.landed, res.refusal
+    assert not module.alias_ok and res.stats["windows_aliased"] == 0
+    np.testing.assert_array_equal(r.read(int(words[0]) | int(words[1]) << 32, np.float32, 1000), a + b)
+    assert r.read(pc, np.float32, 1000).tolist() == (a + b).tolist()   # untouched this time

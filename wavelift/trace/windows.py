@@ -54,7 +54,10 @@ def _give(arena, written):
 
 
 class WindowSet:
-    def __init__(self, windows: list[Window], memory):
+    def __init__(self, windows: list[Window], memory, alias_except=None):
+        """``alias_except``: None, or the (address, size) of windows that must be copied while
+        every other window is *aliased*: left in guest memory, for a runtime that reads it there
+        and never stores to it (the native driver: 0013); ``unalias`` copies them in."""
         ws = sorted(windows, key=lambda w: w.address)
         merged: list[Window] = []
         for w in ws:                     # merge overlapping/adjacent requests of one allocation
@@ -77,6 +80,8 @@ class WindowSet:
         self.arena, self.written = _take(pos + (-pos) % 8)      # written: nonzero = written
         self.memory = memory
         self.offs = np.array(offs, np.int64)
+        self.aliased = set() if alias_except is None else \
+            {k for k, w in enumerate(merged) if (w.address, w.size) not in alias_except}
         self._copy_in()
         self._spans = None
         self.maybe_written = None       # indices of the windows a run may have written (None: any)
@@ -89,13 +94,22 @@ class WindowSet:
         self._delta = [o - w.address for w, o in zip(merged, offs)]
 
     def _copy_in(self):
-        """The windows' bytes from guest memory, zeros between and after them."""
+        """The windows' bytes from guest memory (aliased ones stay there), zeros between and
+        after them."""
         pos = 0
-        for w, o in zip(self.windows, self.offs.tolist()):
+        for k, (w, o) in enumerate(zip(self.windows, self.offs.tolist())):
             self.arena[pos:o] = 0
-            self.arena[o:o + w.size] = self.memory.view(w.address, w.size)
+            if k not in self.aliased:
+                self.arena[o:o + w.size] = self.memory.view(w.address, w.size)
             pos = o + w.size
         self.arena[pos:] = 0
+
+    def unalias(self):
+        """Copy the aliased windows in: every window is in the arena from now on."""
+        for k in sorted(self.aliased):
+            w, o = self.windows[k], int(self.offs[k])
+            self.arena[o:o + w.size] = self.memory.view(w.address, w.size)
+        self.aliased = set()
 
     def release(self):
         """Give the arena and written map back for the next dispatch's windows (the set is

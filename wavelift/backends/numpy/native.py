@@ -55,7 +55,9 @@ CTX_FIELDS = (("S", "u32*"), ("V", "u32*"), ("n", "i64"), ("arena", "u8*"), ("wr
               ("wave0", "i64"),          # dispatch index of wave 0 of S/V (escape reports)
               ("instructions", "i64"),   # the driver's count
               ("stop", "i64"),           # the driver's own refusals (STOP_*)
-              ("touch", "i64*"))         # per window: arena ranges read, written (wl_touch)
+              ("touch", "i64*"),         # per window: arena ranges read, written (wl_touch)
+              ("ro", "const u8*"),       # per window: aliased guest memory, never stored to
+              ("ro_written", "i64"))     # a store into an aliased window was dropped
 CTX = {name: i for i, (name, _) in enumerate(CTX_FIELDS)}
 KIND_NAMES = ("load", "store")
 # the driver's dispatch geometry and wave set-up (numbers only; runtime.native_grid fills them)
@@ -72,7 +74,8 @@ NATIVE_CTX = r"""
 struct WlCtx { """ + " ".join(f"{t} {n};" for n, t in CTX_FIELDS) + \
     r""" };
 struct WlGrid { i64 """ + ", ".join(GRID_FIELDS) + r"""; };
-/* arena index of nb bytes at guest address a when one window holds them all, else -1 (the
+#define WL_NONE ((i64)0x8000000000000000ull)
+/* arena index of nb bytes at guest address a when one window holds them all, else WL_NONE (the
    address canonical: 48 bits sign-extended from bit 47, as windows.canonical); h: last window */
 static inline i64 wl_where(WlCtx* C, u64 a, u32 nb, i64& h) {
   u64 ca = a & 0xffffffffffffull;
@@ -82,12 +85,11 @@ static inline i64 wl_where(WlCtx* C, u64 a, u32 nb, i64& h) {
     i64 lo = 0, hi = C->nwin;
     while (lo < hi) { i64 m = (lo + hi) >> 1; if (C->ws[m] <= ca) lo = m + 1; else hi = m; }
     k = lo - 1;
-    if (k < 0 || ca - C->ws[k] + nb > C->we[k] - C->ws[k]) return -1;
+    if (k < 0 || ca - C->ws[k] + nb > C->we[k] - C->ws[k]) return WL_NONE;
     h = k;
   }
   return C->wo[k] + (i64)(ca - C->ws[k]);
 }
-#define WL_NONE ((i64)0x8000000000000000ull)
 /* arena index - address (the same for every address) when nb bytes at each of lo..hi lie in one
    window of the lower canonical half (where an address is its own canonical form), else WL_NONE */
 /* window k's arena bytes [a, b) were read (kind 0) or written (1): the range each lies in, per
@@ -98,9 +100,10 @@ static inline void wl_touch(WlCtx* C, i64 k, u32 kind, i64 a, i64 b) {
   r[1] = b > r[1] ? b : r[1];
 }
 static inline i64 wl_span(WlCtx* C, u64 lo, u64 hi, u32 nb, i64& h, u32 kind) {
-  if (hi >= (1ull << 47) || wl_where(C, lo, nb, h) < 0) return WL_NONE;
+  if (hi >= (1ull << 47) || wl_where(C, lo, nb, h) == WL_NONE) return WL_NONE;
   const i64 k = h;
   if (hi - C->ws[k] + nb > C->we[k] - C->ws[k]) return WL_NONE;
+  if (kind == 1u && C->ro[k]) return WL_NONE;       /* (the lane by lane path drops it) */
   const i64 d = C->wo[k] - (i64)C->ws[k];
   wl_touch(C, k, kind, (i64)lo + d, (i64)hi + d + nb);
   return d;
@@ -119,7 +122,7 @@ static inline void wl_ld(WlCtx* C, u32 space, i64 w, u32 lane, u32 instr, u64 a,
   const u8* p;
   if (space == 0u) {
     const i64 i = wl_where(C, a, nb, h);
-    if (i < 0) { wl_escape(C, instr, w, lane, a, 0u); return; }
+    if (i == WL_NONE) { wl_escape(C, instr, w, lane, a, 0u); return; }
     wl_touch(C, h, 0u, i, i + nb);
     p = C->arena + i;
   } else {
@@ -132,7 +135,8 @@ static inline void wl_st(WlCtx* C, u32 space, i64 w, u32 lane, u32 instr, u64 a,
                          const u32* d, i64& h) {
   if (space == 0u) {
     const i64 i = wl_where(C, a, nb, h);
-    if (i < 0) { wl_escape(C, instr, w, lane, a, 1u); return; }
+    if (i == WL_NONE) { wl_escape(C, instr, w, lane, a, 1u); return; }
+    if (C->ro[h]) { C->ro_written = 1; return; }    /* the run is redone with a copy */
     wl_touch(C, h, 1u, i, i + nb);
     memcpy(C->arena + i, d, nb);
     memset(C->written + i, 1, nb);
@@ -726,9 +730,17 @@ def new_context(win, S, V, n, lds, lds_stride, lds_bytes, grp, esc_cap: int):
     st = types.SimpleNamespace(esc=np.zeros(5 * max(esc_cap, 1), np.uint64),
                                touch=np.tile(np.array([1 << 62, -1], np.int64), 2 * max(len(win.starts), 1)))
     written = win.written
+    # an aliased window's "arena offset" reaches its guest memory (native code adds it to the
+    # arena pointer; only loads use it)
+    offs = np.array(win.offs, np.int64)
+    ro = np.zeros(max(len(win.starts), 1), np.uint8)
+    for k in win.aliased:
+        w = win.windows[k]
+        offs[k] = win.memory.view(w.address, w.size).ctypes.data - win.arena.ctypes.data
+        ro[k] = 1
     st.alive = alive = [np.ascontiguousarray(win.starts, np.uint64), np.ascontiguousarray(win.ends, np.uint64),
-                        np.ascontiguousarray(win.offs, np.int64), np.ascontiguousarray(grp, np.int64),
-                        S, V, lds, written, st.esc, st.touch]
+                        offs, np.ascontiguousarray(grp, np.int64), S, V, lds, written, st.esc,
+                        st.touch, ro]
     X = np.zeros(len(CTX_FIELDS), np.int64)
     for name, v in (("S", S.ctypes.data), ("V", V.ctypes.data), ("n", n),
                     ("arena", win.arena.ctypes.data), ("written", written.ctypes.data),
@@ -736,7 +748,8 @@ def new_context(win, S, V, n, lds, lds_stride, lds_bytes, grp, esc_cap: int):
                     ("wo", alive[2].ctypes.data), ("nwin", len(win.starts)),
                     ("lds", lds.ctypes.data), ("lds_stride", lds_stride), ("lds_bytes", lds_bytes),
                     ("grp", alive[3].ctypes.data), ("esc", st.esc.ctypes.data),
-                    ("esc_cap", max(0, esc_cap)), ("refuse", -1), ("touch", st.touch.ctypes.data)):
+                    ("esc_cap", max(0, esc_cap)), ("refuse", -1), ("touch", st.touch.ctypes.data),
+                    ("ro", ro.ctypes.data)):
         X[CTX[name]] = v
     return X, st
 

@@ -68,6 +68,7 @@ class Runtime:
         self.native_runs = 0                    # block runs done by the native tier
         self.native_driver = False              # the whole dispatch ran in the native driver
         self.native_threads = 1                 # in this many threads
+        self.windows_aliased = 0                # windows it read in guest memory (not copied)
         self._fns = {}                          # (block, MODE) -> block function
         self.native_problem = None              # why a MODE has no native library
         self._bufs = {}                         # state arrays reused between batches (_zeros)
@@ -142,6 +143,7 @@ class Runtime:
                "native_driver": self.native_driver}
         if self.native_driver:
             out["native_threads"] = self.native_threads
+            out["windows_aliased"] = self.windows_aliased
         if self.native_problem:
             out["native_problem"] = self.native_problem
         return out
@@ -447,6 +449,7 @@ class Runtime:
             if lib.drive is not None:
                 self._drive(lib, nv, total, per_group_waves)
                 return
+        self.win.unalias()                      # (NumPy and native blocks read the arena only)
         for g0 in range(0, total, groups_per_batch):
             g1 = min(total, g0 + groups_per_batch)
             self._run_batch(np.arange(g0, g1), nv)
@@ -566,17 +569,30 @@ class Runtime:
                     tg_id20=int(cfg.target == "gfx1030"), mode=self._mode_word(), budget=self.budget)
         for k, v in vals.items():
             G[NT.GRID[k]] = v
-        threads = 1 if getattr(self.m, "native_serial", False) or \
+        threads = 1 if self.m.native_serial or \
             total * group_waves < NATIVE_THREAD_MIN_WAVES else min(NATIVE_THREADS, total)
         self.native_driver = True
-        parts = self._drive_parts(lib, G, user, nv, group_waves, total, threads)
+
+        def attempt(threads):
+            parts = self._drive_parts(lib, G, user, nv, group_waves, total, threads)
+            if any(X[NT.CTX["ro_written"]] for X, _, _ in parts):
+                self.m.alias_ok = False         # it stored into a window it had not written before
+                self.win.unalias()
+                self.win.refill()
+                parts = self._drive_parts(lib, G, user, nv, group_waves, total, threads)
+            return parts
+        parts = attempt(threads)
         if threads > 1 and self._races(parts):
             self.m.native_serial = True         # this program's waves race: serial from now on
             self.win.refill()
-            parts = self._drive_parts(lib, G, user, nv, group_waves, total, 1)
-        self.native_threads = 1 if getattr(self.m, "native_serial", False) else threads
+            parts = attempt(1)
+        self.native_threads = 1 if self.m.native_serial else threads
+        self.windows_aliased = len(self.win.aliased)
         rng = np.stack([st.touch.reshape(-1, 2, 2) for _, st, _ in parts])
         self.win.maybe_written = set(np.flatnonzero((rng[:, :, 1, 0] < rng[:, :, 1, 1]).any(axis=0)).tolist())
+        self.m.driven = True
+        self.m.written_windows |= {(self.win.windows[k].address, self.win.windows[k].size)
+                                   for k in self.win.maybe_written}
         C = NT.CTX
         for X, st, start in parts:              # in workgroup order: the serial run's report
             self.waves_run += int(X[C["wave0"]]) - start
