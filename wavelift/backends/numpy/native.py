@@ -49,7 +49,7 @@ MAX_STACK_BYTES = 2 << 20      # lane arrays of one block (Linux gives threads 8
 # the context: one int64 word per field (runtime fills them), the C struct made from the same list
 CTX_FIELDS = (("S", "u32*"), ("V", "u32*"), ("n", "i64"), ("arena", "u8*"), ("written", "u8*"),
               ("ws", "const u64*"), ("we", "const u64*"), ("wo", "const i64*"), ("nwin", "i64"),
-              ("lds", "u8*"), ("lds_stride", "i64"), ("lds_bytes", "i64"), ("grp", "const i64*"),
+              ("lds", "u8*"), ("lds_stride", "i64"), ("lds_bytes", "i64"), ("grp", "i64*"),
               ("esc", "u64*"), ("esc_n", "i64"), ("esc_cap", "i64"), ("esc_count", "i64"),
               ("lanes", "i64"), ("refuse", "i64"),
               ("wave0", "i64"),          # dispatch index of wave 0 of S/V (escape reports)
@@ -63,10 +63,12 @@ KIND_NAMES = ("load", "store")
 # the driver's dispatch geometry and wave set-up (numbers only; runtime.native_grid fills them)
 GRID_FIELDS = ("gx", "gy", "gz", "sx", "sy", "sz", "bx", "by", "bz", "px", "py", "pz",
                "ex", "ey", "ez", "partial", "nsreg", "nv", "packed", "tidig", "user_n",
-               "sys_x", "sys_y", "sys_z", "sys_tg", "sys_scratch", "tg_id20", "mode", "budget")
+               "sys_x", "sys_y", "sys_z", "sys_tg", "sys_scratch", "tg_id20", "mode", "budget",
+               "chunk")
 GRID = {name: i for i, name in enumerate(GRID_FIELDS)}
 STOP_BUDGET, STOP_BAD_ADDRESS = 1, 2
-MAX_GROUP_WAVES = 64             # the driver's per-group arrays
+MAX_GROUP_WAVES = 64             # the driver's per-chunk arrays (waves)
+CHUNK_LDS_BYTES = 1 << 20        # LDS of one chunk's groups, at most (one group at least)
 
 NATIVE_CTX = r"""
 /* ------------------------------------------------------------- native tier: context, memory */
@@ -149,11 +151,12 @@ static inline void wl_st(WlCtx* C, u32 space, i64 w, u32 lane, u32 instr, u64 a,
 
 
 # The driver: a whole dispatch (or a range of its workgroups) in one call, for programs whose
-# every block is native and whose MODE never changes.  Per workgroup: its waves' state is set up
-# here (the same values as Runtime._run_batch: user and system SGPRs, EXEC, MODE, local ids),
-# kept in small arrays S [regs, waves] / V [regs, waves, lanes] that stay in cache, and the
-# waves are scheduled as Runtime._schedule does within one group (lowest block first, every
-# runnable wave at it together; s_barrier parks a wave until every live wave is parked).
+# every block is native and whose MODE never changes.  A few workgroups at a time (a chunk of at
+# most MAX_GROUP_WAVES waves): their waves' state is set up here (the same values as
+# Runtime._run_batch: user and system SGPRs, EXEC, MODE, local ids), kept in small arrays
+# S [regs, waves] / V [regs, waves, lanes] that stay in cache, and the waves are scheduled as
+# Runtime._schedule does a batch (lowest block first, every runnable wave at it together;
+# s_barrier parks a wave until every live wave of its group is parked).
 NATIVE_DRIVER = r"""
 /* ------------------------------------------------------- native tier: the dispatch driver */
 struct WlGroup { i64 id[3], t[3], threads, waves; };
@@ -173,27 +176,27 @@ extern "C" i64 wl_waves(const WlGrid* G, i64 g0, i64 g1) {
   for (i64 g = g0; g < g1; g++) { WlGroup q; wl_group(G, g, q); n += q.waves; }
   return n;
 }
-static void wl_setup(WlCtx* C, const WlGrid* G, const u32* user, const WlGroup& q) {
-  const i64 n = q.waves;
+/* group q's waves as waves k0.. of a chunk of n (its index in the chunk: gi) */
+static void wl_setup(WlCtx* C, const WlGrid* G, const u32* user, const WlGroup& q, i64 k0, i64 n, i64 gi) {
   u32* const S = C->S; u32* const V = C->V;
-  memset(S, 0, 4 * G->nsreg * n);
-  memset(V, 0, 4 * G->nv * n * WL_L);
-  if (C->lds_stride) memset(C->lds, 0, C->lds_stride);
+  if (C->lds_stride) memset(C->lds + gi * C->lds_stride, 0, C->lds_stride);
   const bool one_d = q.t[1] == 1 && q.t[2] == 1;     /* lx = thread index, as _local_ids */
-  for (i64 k = 0; k < n; k++) {
-    for (i64 i = 0; i < G->user_n; i++) S[i * n + k] = user[i];
-    if (G->sys_x >= 0) S[G->sys_x * n + k] = (u32)q.id[0];
-    if (G->sys_y >= 0) S[G->sys_y * n + k] = (u32)q.id[1];
-    if (G->sys_z >= 0) S[G->sys_z * n + k] = (u32)q.id[2];
-    if (G->sys_tg >= 0) S[G->sys_tg * n + k] = (u32)(n | (k << 6) | (G->tg_id20 ? k << 20 : 0));
-    if (G->sys_scratch >= 0) S[G->sys_scratch * n + k] = 0u;
+  for (i64 k = 0; k < q.waves; k++) {
+    const i64 w = k0 + k;
+    C->grp[w] = gi;
+    for (i64 i = 0; i < G->user_n; i++) S[i * n + w] = user[i];
+    if (G->sys_x >= 0) S[G->sys_x * n + w] = (u32)q.id[0];
+    if (G->sys_y >= 0) S[G->sys_y * n + w] = (u32)q.id[1];
+    if (G->sys_z >= 0) S[G->sys_z * n + w] = (u32)q.id[2];
+    if (G->sys_tg >= 0) S[G->sys_tg * n + w] = (u32)(q.waves | (k << 6) | (G->tg_id20 ? k << 20 : 0));
+    if (G->sys_scratch >= 0) S[G->sys_scratch * n + w] = 0u;
     u64 ex = 0;
     const i64 t0 = k * WL_L;                          /* the wave's first thread index */
     i64 lx = one_d ? t0 : t0 % q.t[0], ly = one_d ? 0 : (t0 / q.t[0]) % q.t[1];
     i64 lz = one_d ? 0 : t0 / (q.t[0] * q.t[1]);
     for (i64 lane = 0; lane < WL_L; lane++) {
       if (t0 + lane < q.threads) ex |= 1ull << lane;
-      u32* const v = V + t0 + lane;                  /* register r: v[r * n * WL_L] */
+      u32* const v = V + w * WL_L + lane;            /* register r: v[r * n * WL_L] */
       if (G->packed) {
         v[0] = (u32)(lx | (ly << 10) | (lz << 20));
       } else {
@@ -203,22 +206,31 @@ static void wl_setup(WlCtx* C, const WlGrid* G, const u32* user, const WlGroup& 
       }
       if (++lx == q.t[0] && !one_d) { lx = 0; if (++ly == q.t[1]) { ly = 0; lz++; } }
     }
-    S[WL_EXEC_LO * n + k] = (u32)ex;
-    if (WL_L == 64) S[WL_EXEC_HI * n + k] = (u32)(ex >> 32);
-    S[WL_MODE_REG * n + k] = (u32)G->mode;
+    S[WL_EXEC_LO * n + w] = (u32)ex;
+    if (WL_L == 64) S[WL_EXEC_HI * n + w] = (u32)(ex >> 32);
+    S[WL_MODE_REG * n + w] = (u32)G->mode;
   }
 }
 static void wl_run_block(WlCtx* C, i32 bi, const i64* idx, i64 N, i32* nxt);
 static const i32 wl_ninstr[] = {WL_NINSTR};
 static const u8 wl_barrier[] = {WL_BARRIER};
-/* groups g0 .. g1-1; C->wave0: the dispatch index of g0's first wave (on return: of g1's) */
+/* groups g0 .. g1-1, in chunks of whole groups (at most WL_MAXW waves, G->chunk groups) run
+   together as one batch of Runtime._schedule; C->wave0: the dispatch index of g0's first wave
+   (on return: of g1's) */
 extern "C" void wl_drive(WlCtx* C, const WlGrid* G, const u32* user, i64 g0, i64 g1) {
   i64 idx[WL_MAXW], cnt[WL_MAXW]; i32 nxt[WL_MAXW], pc[WL_MAXW]; u8 wait[WL_MAXW];
-  for (i64 g = g0; g < g1; g++) {
-    WlGroup q; wl_group(G, g, q);
-    const i64 n = q.waves;
+  WlGroup qs[WL_MAXW];
+  for (i64 g = g0; g < g1;) {
+    i64 ng = 0, n = 0;
+    while (g < g1 && ng < G->chunk) {
+      WlGroup q; wl_group(G, g, q);
+      if (ng && n + q.waves > WL_MAXW) break;
+      qs[ng++] = q; n += q.waves; g++;
+    }
     C->n = n;
-    wl_setup(C, G, user, q);
+    memset(C->S, 0, 4 * G->nsreg * n);
+    memset(C->V, 0, 4 * G->nv * n * WL_L);
+    for (i64 j = 0, k0 = 0; j < ng; k0 += qs[j].waves, j++) wl_setup(C, G, user, qs[j], k0, n, j);
     for (i64 k = 0; k < n; k++) { pc[k] = 0; wait[k] = 0; cnt[k] = 0; }
     for (;;) {
       i32 bi = -1; bool parked = false;
@@ -228,7 +240,8 @@ extern "C" void wl_drive(WlCtx* C, const WlGrid* G, const u32* user, i64 g0, i64
       }
       if (bi < 0) {
         if (!parked) break;
-        for (i64 k = 0; k < n; k++) wait[k] = 0;    /* every live wave is at the barrier */
+        /* no wave can run: every live wave of every group with one parked is parked */
+        for (i64 k = 0; k < n; k++) wait[k] = 0;
         continue;
       }
       i64 N = 0;

@@ -531,7 +531,7 @@ class Runtime:
                 put(2, lid_z)
         self.S, self.V = S, V
         self.lds_bytes = cfg.lds_bytes
-        self.lds_stride = cfg.lds_bytes + (-cfg.lds_bytes) % 8 + 8
+        self.lds_stride = self._lds_stride()
         self.lds = self._zeros("lds", (len(groups) * self.lds_stride + 8,), np.uint8)
         self.scratch = ScratchStore(n, cfg.scratch_wave_bytes, self.mode, L)
         if self.native:
@@ -566,7 +566,8 @@ class Runtime:
                     user_n=len(cfg.user_sgprs), sys_x=sysr.get("workgroup_id_x", -1),
                     sys_y=sysr.get("workgroup_id_y", -1), sys_z=sysr.get("workgroup_id_z", -1),
                     sys_tg=sysr.get("tg_size", -1), sys_scratch=sysr.get("scratch_wave_offset", -1),
-                    tg_id20=int(cfg.target == "gfx1030"), mode=self._mode_word(), budget=self.budget)
+                    tg_id20=int(cfg.target == "gfx1030"), mode=self._mode_word(), budget=self.budget,
+                    chunk=self._chunk_groups(group_waves))
         for k, v in vals.items():
             G[NT.GRID[k]] = v
         threads = 1 if self.m.native_serial or \
@@ -604,11 +605,19 @@ class Runtime:
             if stop == NT.STOP_BAD_ADDRESS:
                 raise Refused("program.bad_address", "control runs past the decoded program")
 
+    def _chunk_groups(self, group_waves):
+        """Workgroups the driver runs together (native.NATIVE_DRIVER)."""
+        return max(1, min(NT.MAX_GROUP_WAVES // group_waves, NT.CHUNK_LDS_BYTES // self._lds_stride()))
+
+    def _lds_stride(self):
+        b = self.cfg.lds_bytes
+        return b + (-b) % 8 + 8
+
     def _drive_parts(self, lib, G, user, nv, group_waves, total, threads):
         """Run workgroups 0..total-1 in ``threads`` contiguous ranges (a thread each) -> per
         range (context words, state, its first wave's index)."""
         cfg, L = self.cfg, self.L
-        lds_stride = cfg.lds_bytes + (-cfg.lds_bytes) % 8 + 8
+        lds_stride, W = self._lds_stride(), NT.MAX_GROUP_WAVES
         # whole rows of workgroups where there are enough (a tiled kernel's threads then touch
         # disjoint ranges: _races)
         gx = cfg.num_groups[0]
@@ -616,10 +625,11 @@ class Runtime:
         bounds = [total // unit * i // threads * unit for i in range(threads)] + [total]
         parts = []
         for i in range(threads):
-            X, st = NT.new_context(self.win, np.zeros(NUM_SREGS * group_waves, np.uint32),
-                                   np.zeros(nv * group_waves * L, np.uint32), group_waves,
-                                   np.zeros(lds_stride, np.uint8), lds_stride, cfg.lds_bytes,
-                                   np.zeros(group_waves, np.int64), MAX_ESCAPES - len(self.escapes))
+            X, st = NT.new_context(self.win, np.zeros(NUM_SREGS * W, np.uint32),
+                                   np.zeros(nv * W * L, np.uint32), W,
+                                   np.zeros(int(G[NT.GRID["chunk"]]) * lds_stride, np.uint8),
+                                   lds_stride, cfg.lds_bytes, np.zeros(W, np.int64),
+                                   MAX_ESCAPES - len(self.escapes))
             start = lib.waves(G.ctypes.data, 0, bounds[i]) if i else 0
             X[NT.CTX["wave0"]] = start
             parts.append((X, st, start))
