@@ -35,6 +35,18 @@ def tiers(monkeypatch, tmp_path):
     return run
 
 
+@pytest.fixture
+def native_on(monkeypatch, tmp_path):
+    """The native tier for every dispatch (its own library cache) -> the runtime module."""
+    from wavelift.backends import host
+    from wavelift.backends.numpy import runtime
+    if host.compiler() is None:
+        pytest.skip("no host C++ compiler (clang++-19 / g++): the native tier is not available")
+    monkeypatch.setenv("WAVELIFT_NATIVE_CACHE", str(tmp_path))
+    monkeypatch.setattr(runtime, "NATIVE", "on")
+    return runtime
+
+
 # each lane stores its id, then (same block, no barrier) reads the word its neighbour stored:
 # within a wave one access completes for every lane before the next starts
 NEIGHBOUR = """
@@ -134,38 +146,29 @@ def test_generated_source_holds_numbers_not_guest_text():
         assert ins.text.split()[0] not in src
 
 
-def test_blocks_past_the_stack_bound_stay_numpy_blocks(monkeypatch, tmp_path):
-    """A block whose lane arrays would not fit the stack bound is left to NumPy (named), and the
-    dispatch still lands the same bytes."""
-    from wavelift.backends import host
-    from wavelift.backends.numpy import native, runtime
+def test_blocks_past_the_stack_bound_stay_numpy_blocks(native_on, monkeypatch):
+    """A block whose lane arrays would not fit the stack bound is left to NumPy (named), the
+    driver is not used (not every block is native), and the dispatch lands the same bytes."""
+    from wavelift.backends.numpy import native
     from test_basic import vadd_rig
-    if host.compiler() is None:
-        pytest.skip("no host C++ compiler: the native tier is not available")
-    monkeypatch.setenv("WAVELIFT_NATIVE_CACHE", str(tmp_path))
     monkeypatch.setattr(native, "MAX_STACK_BYTES", 64)
-    monkeypatch.setattr(runtime, "NATIVE", "on")
     r, a, b, pc, cfg = vadd_rig(300, 8)
     cache = {}
     res = r.run(cfg, cache=cache)
     assert res.landed, res.refusal
+    assert res.stats["native"] and not res.stats["native_driver"]
     np.testing.assert_array_equal(r.read(pc, np.float32, 300), a[:300] + b[:300])
     module = next(v for v in cache.values() if hasattr(getattr(v, "blocks", None), "natives"))
     (nb,) = module.blocks.natives.values()
     assert any("stack bound" in why for why in nb.unsupported.values()), nb.unsupported
 
 
-def test_driver_runs_whole_programs_and_matches_the_scheduler(monkeypatch, tmp_path):
+def test_driver_runs_whole_programs_and_matches_the_scheduler(native_on, monkeypatch):
     """A program whose blocks are all native runs in the driver (one call per dispatch), with
     the same memory and statistics as native blocks under the Python scheduler (two waves per
     group, lanes past n idle)."""
-    from wavelift.backends import host
-    from wavelift.backends.numpy import runtime
     from test_basic import vadd_rig
-    if host.compiler() is None:
-        pytest.skip("no host C++ compiler: the native tier is not available")
-    monkeypatch.setenv("WAVELIFT_NATIVE_CACHE", str(tmp_path))
-    monkeypatch.setattr(runtime, "NATIVE", "on")
+    runtime = native_on
     got = []
     for drv in (False, True):
         monkeypatch.setattr(runtime, "NATIVE_DRIVER", drv)
@@ -180,28 +183,8 @@ def test_driver_runs_whole_programs_and_matches_the_scheduler(monkeypatch, tmp_p
     assert got[0].write_spans == got[1].write_spans
 
 
-def test_driver_not_used_when_a_block_is_not_native(monkeypatch, tmp_path):
-    from wavelift.backends import host
-    from wavelift.backends.numpy import native, runtime
-    from test_basic import vadd_rig
-    if host.compiler() is None:
-        pytest.skip("no host C++ compiler: the native tier is not available")
-    monkeypatch.setenv("WAVELIFT_NATIVE_CACHE", str(tmp_path))
-    monkeypatch.setattr(native, "MAX_STACK_BYTES", 64)
-    monkeypatch.setattr(runtime, "NATIVE", "on")
-    r, a, b, pc, cfg = vadd_rig(300, 8)
-    res = r.run(cfg, cache={})
-    assert res.landed and res.stats["native"] and not res.stats["native_driver"]
-
-
-def test_driver_stops_a_runaway_wave(monkeypatch, tmp_path):
+def test_driver_stops_a_runaway_wave(native_on):
     """The instruction budget holds inside the driver: an endless loop is refused, nothing lands."""
-    from wavelift.backends import host
-    from wavelift.backends.numpy import runtime
-    if host.compiler() is None:
-        pytest.skip("no host C++ compiler: the native tier is not available")
-    monkeypatch.setenv("WAVELIFT_NATIVE_CACHE", str(tmp_path))
-    monkeypatch.setattr(runtime, "NATIVE", "on")
     r = Rig(NEIGHBOUR.replace("  s_endpgm", ".Ltop:\n  v_add_nc_u32 v5, 1, v5\n  s_branch .Ltop\n  s_endpgm"))
     scratch = r.buf(np.zeros(32, np.uint32), "scratch")
     out = r.buf(np.zeros(32, np.uint32), "out")
@@ -253,17 +236,12 @@ INPLACE = """
     (LAST, np.array([63], np.uint32), True),                   # the same bytes written twice
     (INPLACE, np.arange(2048, dtype=np.uint32) + 5, False),    # each thread its own bytes: no race
 ])
-def test_driver_threads_give_the_serial_result(monkeypatch, tmp_path, src, want, serial):
+def test_driver_threads_give_the_serial_result(native_on, monkeypatch, src, want, serial):
     """Workgroups split over threads: where their order could show (one thread reads within
     what another wrote, or writes a byte it wrote) the run is discarded and done again in one
     thread, and the program runs serially from then on; the result is always the serial one.
     An in-place kernel whose threads each read and write their own bytes stays parallel."""
-    from wavelift.backends import host
-    from wavelift.backends.numpy import runtime
-    if host.compiler() is None:
-        pytest.skip("no host C++ compiler: the native tier is not available")
-    monkeypatch.setenv("WAVELIFT_NATIVE_CACHE", str(tmp_path))
-    monkeypatch.setattr(runtime, "NATIVE", "on")
+    runtime = native_on
     monkeypatch.setattr(runtime, "NATIVE_THREADS", 2)
     monkeypatch.setattr(runtime, "NATIVE_THREAD_MIN_WAVES", 0)
     cache = {}
@@ -283,14 +261,9 @@ def test_driver_threads_give_the_serial_result(monkeypatch, tmp_path, src, want,
         assert getattr(module, "native_serial", False) is serial
 
 
-def test_driver_threads_without_races_stay_parallel(monkeypatch, tmp_path):
-    from wavelift.backends import host
-    from wavelift.backends.numpy import runtime
+def test_driver_threads_without_races_stay_parallel(native_on, monkeypatch):
     from test_basic import vadd_rig
-    if host.compiler() is None:
-        pytest.skip("no host C++ compiler: the native tier is not available")
-    monkeypatch.setenv("WAVELIFT_NATIVE_CACHE", str(tmp_path))
-    monkeypatch.setattr(runtime, "NATIVE", "on")
+    runtime = native_on
     monkeypatch.setattr(runtime, "NATIVE_THREADS", 2)
     monkeypatch.setattr(runtime, "NATIVE_THREAD_MIN_WAVES", 0)
     r, a, b, pc, cfg = vadd_rig(1000, 16)
@@ -300,16 +273,10 @@ def test_driver_threads_without_races_stay_parallel(monkeypatch, tmp_path):
     assert res.write_spans == [(pc, 4000)]
 
 
-def test_driver_aliases_windows_it_never_wrote_and_copies_when_that_changes(monkeypatch, tmp_path):
+def test_driver_aliases_windows_it_never_wrote_and_copies_when_that_changes(native_on):
     """From a program's second driver run on, windows it never wrote are read in place (not
     copied); a store into one is dropped, the run redone with copies, and the result is exact."""
-    from wavelift.backends import host
-    from wavelift.backends.numpy import runtime
     from test_basic import vadd_rig
-    if host.compiler() is None:
-        pytest.skip("no host C++ compiler: the native tier is not available")
-    monkeypatch.setenv("WAVELIFT_NATIVE_CACHE", str(tmp_path))
-    monkeypatch.setattr(runtime, "NATIVE", "on")
     r, a, b, pc, cfg = vadd_rig(1000, 16)
     cache = {}
     res = r.run(cfg, cache=cache)                       # copies everything, learns: c is written
