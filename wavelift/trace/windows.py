@@ -33,7 +33,7 @@ def canonical(addr):
 # Invariant: a free written map is all zero.
 _FREE: list = []
 _FREE_LOCK = threading.Lock()
-KEEP_BYTES = 1 << 30            # at most this much kept (arena + written)
+KEEP_BYTES = 512 << 20          # at most this much kept (arena + written)
 
 
 def _take(size: int):
