@@ -714,9 +714,10 @@ def test_wave_syncs_carry_across_blocks():
 
 
 def test_vadd_wave64_loads_after_the_ballot_need_no_sync():
-    """vadd w64: the EXEC ballot's barrier at the end of the entry block orders every access
-    before it, so the block of the vector loads starts with none pending (one wave sync left in
-    it: before the store, for the other warp's loads)."""
+    """vadd w64: the entry block leaves no access unordered (its uniform loads are preloaded or
+    broadcast after a barrier, and its execz test is a bar.red.or), so the block of the vector
+    loads starts with none pending (one wave sync left in it: before the store, for the other
+    warp's loads)."""
     from wavelift.backends.cuda.codegen import kernel_source
     for name, prog, cfg, base, _ in _programs():
         if prog is None or "vadd" not in name or "basic-O2-w64" not in name:
