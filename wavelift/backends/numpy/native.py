@@ -214,6 +214,8 @@ static void wl_setup(WlCtx* C, const WlGrid* G, const u32* user, const WlGroup& 
 static void wl_run_block(WlCtx* C, i32 bi, const i64* idx, i64 N, i32* nxt);
 static const i32 wl_ninstr[] = {WL_NINSTR};
 static const u8 wl_barrier[] = {WL_BARRIER};
+static const u32 wl_sread[] = {WL_SREAD};
+static const u32 wl_vread[] = {WL_VREAD};
 /* groups g0 .. g1-1, in chunks of whole groups (at most WL_MAXW waves, G->chunk groups) run
    together as one batch of Runtime._schedule; C->wave0: the dispatch index of g0's first wave
    (on return: of g1's) */
@@ -228,8 +230,9 @@ extern "C" void wl_drive(WlCtx* C, const WlGrid* G, const u32* user, i64 g0, i64
       qs[ng++] = q; n += q.waves; g++;
     }
     C->n = n;
-    memset(C->S, 0, 4 * G->nsreg * n);
-    memset(C->V, 0, 4 * G->nv * n * WL_L);
+    /* registers the program reads start at zero (as a batch's); the rest it never reads */
+    for (u32 r : wl_sread) memset(C->S + r * n, 0, 4 * n);
+    for (u32 r : wl_vread) memset(C->V + r * n * WL_L, 0, 4 * n * WL_L);
     for (i64 j = 0, k0 = 0; j < ng; k0 += qs[j].waves, j++) wl_setup(C, G, user, qs[j], k0, n, j);
     for (i64 k = 0; k < n; k++) { pc[k] = 0; wait[k] = 0; cnt[k] = 0; }
     for (;;) {
@@ -272,8 +275,12 @@ def driver_source(program: Program, wave_size: int) -> str:
               "WL_MODE_REG": MODE_REG, "WL_MAXW": MAX_GROUP_WAVES, "WL_NBLOCKS": len(blocks),
               "WL_STOP_BUDGET": STOP_BUDGET, "WL_STOP_BAD_ADDRESS": STOP_BAD_ADDRESS}
     head = "".join(f"static const i64 {k} = {int(v)};\n" for k, v in consts.items())
+    # registers read: SGPRs by sget; VGPRs by vget and by vset (inactive lanes keep the old value)
+    sread = sorted({op.attrs["reg"] for b in blocks for op in b.ops if op.name == "sget"}) or [EXEC_LO]
+    vread = sorted({op.attrs["reg"] for b in blocks for op in b.ops if op.name in ("vget", "vset")}) or [0]
     text = NATIVE_DRIVER.replace("WL_NINSTR", ", ".join(str(len(b.instrs)) for b in blocks)) \
-        .replace("WL_BARRIER", ", ".join("1" if b.term[0] == "barrier" else "0" for b in blocks))
+        .replace("WL_BARRIER", ", ".join("1" if b.term[0] == "barrier" else "0" for b in blocks)) \
+        .replace("WL_SREAD", ", ".join(map(str, sread))).replace("WL_VREAD", ", ".join(map(str, vread)))
     cases = "\n".join(f"    case {b.index}: wl_b{b.index}(C, idx, N, nxt); break;" for b in blocks)
     run = ("static void wl_run_block(WlCtx* C, i32 bi, const i64* idx, i64 N, i32* nxt) {\n"
            f"  switch (bi) {{\n{cases}\n  }}\n}}\n")
