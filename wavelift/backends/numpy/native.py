@@ -176,11 +176,24 @@ extern "C" i64 wl_waves(const WlGrid* G, i64 g0, i64 g1) {
   for (i64 g = g0; g < g1; g++) { WlGroup q; wl_group(G, g, q); n += q.waves; }
   return n;
 }
-/* group q's waves as waves k0.. of a chunk of n (its index in the chunk: gi) */
-static void wl_setup(WlCtx* C, const WlGrid* G, const u32* user, const WlGroup& q, i64 k0, i64 n, i64 gi) {
+/* local ids of wave k of a group of q's shape (1-D shapes: lx = thread index, as _local_ids) */
+static void wl_ids(const WlGroup& q, i64 k, u32* lx_, u32* ly_, u32* lz_) {
+  const bool one_d = q.t[1] == 1 && q.t[2] == 1;
+  const i64 t0 = k * WL_L;                            /* the wave's first thread index */
+  i64 lx = one_d ? t0 : t0 % q.t[0], ly = one_d ? 0 : (t0 / q.t[0]) % q.t[1];
+  i64 lz = one_d ? 0 : t0 / (q.t[0] * q.t[1]);
+  for (i64 lane = 0; lane < WL_L; lane++) {
+    lx_[lane] = (u32)lx; ly_[lane] = (u32)ly; lz_[lane] = (u32)lz;
+    if (++lx == q.t[0] && !one_d) { lx = 0; if (++ly == q.t[1]) { ly = 0; lz++; } }
+  }
+}
+/* group q's waves as waves k0.. of a chunk of n (its index in the chunk: gi); ``ids``: its local
+   ids [3][waves * lanes] when it has the full shape, else null */
+static void wl_setup(WlCtx* C, const WlGrid* G, const u32* user, const WlGroup& q, i64 k0, i64 n,
+                     i64 gi, const u32* ids) {
   u32* const S = C->S; u32* const V = C->V;
   if (C->lds_stride) memset(C->lds + gi * C->lds_stride, 0, C->lds_stride);
-  const bool one_d = q.t[1] == 1 && q.t[2] == 1;     /* lx = thread index, as _local_ids */
+  const i64 row = n * WL_L;                           /* V register r: V + r * row */
   for (i64 k = 0; k < q.waves; k++) {
     const i64 w = k0 + k;
     C->grp[w] = gi;
@@ -190,25 +203,23 @@ static void wl_setup(WlCtx* C, const WlGrid* G, const u32* user, const WlGroup& 
     if (G->sys_z >= 0) S[G->sys_z * n + w] = (u32)q.id[2];
     if (G->sys_tg >= 0) S[G->sys_tg * n + w] = (u32)(q.waves | (k << 6) | (G->tg_id20 ? k << 20 : 0));
     if (G->sys_scratch >= 0) S[G->sys_scratch * n + w] = 0u;
-    u64 ex = 0;
-    const i64 t0 = k * WL_L;                          /* the wave's first thread index */
-    i64 lx = one_d ? t0 : t0 % q.t[0], ly = one_d ? 0 : (t0 / q.t[0]) % q.t[1];
-    i64 lz = one_d ? 0 : t0 / (q.t[0] * q.t[1]);
-    for (i64 lane = 0; lane < WL_L; lane++) {
-      if (t0 + lane < q.threads) ex |= 1ull << lane;
-      u32* const v = V + w * WL_L + lane;            /* register r: v[r * n * WL_L] */
-      if (G->packed) {
-        v[0] = (u32)(lx | (ly << 10) | (lz << 20));
-      } else {
-        v[0] = (u32)lx;
-        if (G->tidig >= 1) v[n * WL_L] = (u32)ly;
-        if (G->tidig >= 2) v[2 * n * WL_L] = (u32)lz;
-      }
-      if (++lx == q.t[0] && !one_d) { lx = 0; if (++ly == q.t[1]) { ly = 0; lz++; } }
-    }
+    const i64 live = q.threads - k * WL_L;            /* lanes of this wave with a thread */
+    const u64 ex = live >= WL_L ? ~0ull >> (64 - WL_L) : (1ull << live) - 1ull;
     S[WL_EXEC_LO * n + w] = (u32)ex;
     if (WL_L == 64) S[WL_EXEC_HI * n + w] = (u32)(ex >> 32);
     S[WL_MODE_REG * n + w] = (u32)G->mode;
+    u32 own[3][WL_L];
+    const u32 *x = own[0], *y = own[1], *z = own[2];
+    if (ids) { x = ids + k * WL_L; y = x + WL_MAXW * WL_L; z = y + WL_MAXW * WL_L; }
+    else wl_ids(q, k, own[0], own[1], own[2]);
+    u32* const v = V + w * WL_L;
+    if (G->packed) {
+      for (i64 l = 0; l < WL_L; l++) v[l] = x[l] | (y[l] << 10) | (z[l] << 20);
+    } else {
+      memcpy(v, x, 4 * WL_L);
+      if (G->tidig >= 1) memcpy(v + row, y, 4 * WL_L);
+      if (G->tidig >= 2) memcpy(v + 2 * row, z, 4 * WL_L);
+    }
   }
 }
 static void wl_run_block(WlCtx* C, i32 bi, const i64* idx, i64 N, i32* nxt);
@@ -222,6 +233,13 @@ static const u32 wl_vread[] = {WL_VREAD};
 extern "C" void wl_drive(WlCtx* C, const WlGrid* G, const u32* user, i64 g0, i64 g1) {
   i64 idx[WL_MAXW], cnt[WL_MAXW]; i32 nxt[WL_MAXW], pc[WL_MAXW]; u8 wait[WL_MAXW];
   WlGroup qs[WL_MAXW];
+  /* the local ids of a group of the full shape, made once (most groups have it) */
+  u32 ids[3 * WL_MAXW * WL_L];                        /* (48 KiB at most: on the stack) */
+  WlGroup full;
+  full.t[0] = G->bx; full.t[1] = G->by; full.t[2] = G->bz;
+  full.threads = G->bx * G->by * G->bz; full.waves = (full.threads + WL_L - 1) / WL_L;
+  for (i64 k = 0; k < full.waves && k < WL_MAXW; k++)
+    wl_ids(full, k, ids + k * WL_L, ids + (WL_MAXW + k) * WL_L, ids + (2 * WL_MAXW + k) * WL_L);
   for (i64 g = g0; g < g1;) {
     i64 ng = 0, n = 0;
     while (g < g1 && ng < G->chunk) {
@@ -233,7 +251,11 @@ extern "C" void wl_drive(WlCtx* C, const WlGrid* G, const u32* user, i64 g0, i64
     /* registers the program reads start at zero (as a batch's); the rest it never reads */
     for (u32 r : wl_sread) memset(C->S + r * n, 0, 4 * n);
     for (u32 r : wl_vread) memset(C->V + r * n * WL_L, 0, 4 * n * WL_L);
-    for (i64 j = 0, k0 = 0; j < ng; k0 += qs[j].waves, j++) wl_setup(C, G, user, qs[j], k0, n, j);
+    for (i64 j = 0, k0 = 0; j < ng; k0 += qs[j].waves, j++) {
+      const WlGroup& q = qs[j];
+      const bool is_full = q.t[0] == full.t[0] && q.t[1] == full.t[1] && q.t[2] == full.t[2];
+      wl_setup(C, G, user, q, k0, n, j, is_full ? ids : nullptr);
+    }
     for (i64 k = 0; k < n; k++) { pc[k] = 0; wait[k] = 0; cnt[k] = 0; }
     for (;;) {
       i32 bi = -1; bool parked = false;
