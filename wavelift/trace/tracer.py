@@ -10,6 +10,8 @@ the same test the translation makes (``translate/scratch.py``, docs/decisions/00
 """
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 
 from ..memory.guest import canonical
@@ -20,6 +22,7 @@ SCAN_BYTES = 64 << 10
 MAX_DEPTH = 3
 MAX_WINDOWS = 256
 MAX_WINDOW_BYTES = 512 << 20
+SCAN_CACHE = 256                 # scans kept per memory (_scan)
 
 
 def scratch_sgprs(config) -> set[int]:
@@ -34,12 +37,21 @@ MASK48 = (1 << 48) - 1
 RADV48 = (RADV_HI << 32) & MASK48
 
 
-def _candidates(words: np.ndarray, hit=None):
+def _candidates(words: np.ndarray, hit=None, found=None):
     """Pointer candidates from a uint32 array: (address, word index), in order (64-bit pairs,
     then RADV pointers before a 0xffff8000 word, then every word as a RADV pointer).  Addresses
     are the 48 bits the memory system sees (``canonical`` restores the rest).  ``hit`` (uint64
     array of 48-bit addresses -> bool array) keeps only the candidates it accepts — a
-    vectorised test that spares the per-candidate lookups in big data buffers."""
+    vectorised test that spares the per-candidate lookups in big data buffers.  ``found``: the
+    (addresses, indices) arrays of these words made before (``_scan``'s cache)."""
+    a, k = _all_candidates(words) if found is None else found
+    if hit is not None and a.size:
+        keep = hit(a)
+        a, k = a[keep], k[keep]
+    return [(int(x), int(j)) for x, j in zip(a.tolist(), k.tolist())]
+
+
+def _all_candidates(words: np.ndarray):
     w = words.astype(np.uint64)
     addrs, idxs = [], []
     if w.size >= 2:
@@ -60,12 +72,26 @@ def _candidates(words: np.ndarray, hit=None):
         i = np.flatnonzero((w[3:] >> np.uint64(28)) >= 8)
         addrs.append((w[i] | ((w[i + 1] & np.uint64(0xFF)) << np.uint64(32))) << np.uint64(8))
         idxs.append(i)
-    a = np.concatenate(addrs)
-    k = np.concatenate(idxs)
-    if hit is not None and a.size:
-        keep = hit(a)
-        a, k = a[keep], k[keep]
-    return [(int(x), int(j)) for x, j in zip(a.tolist(), k.tolist())]
+    return np.concatenate(addrs), np.concatenate(idxs)
+
+
+def _scan(memory, a, hit):
+    """Pointer candidates in the first SCAN_BYTES of allocation ``a`` that ``hit`` accepts.  The
+    unfiltered candidates depend on those bytes only: they are kept on the memory, by address,
+    length and a digest of the bytes (a data buffer scanned again costs a hash and the hit test)."""
+    n = min(a.size, SCAN_BYTES) // 4
+    if not n:
+        return []
+    data = a.data[:4 * n]
+    key = (a.base, n, hashlib.blake2b(data, digest_size=16).digest())
+    cache = memory.__dict__.setdefault("_pointer_scans", {})
+    found = cache.get(key)
+    if found is None:
+        found = _all_candidates(np.frombuffer(data.tobytes(), np.uint32))
+        if len(cache) >= SCAN_CACHE:
+            del cache[next(iter(cache))]
+        cache[key] = found
+    return _candidates(None, hit, found)
 
 
 def _hit_test(memory):
@@ -129,11 +155,8 @@ def trace(memory, config, program_alloc=None, scratch_roots=None) -> list[Window
                 continue
             total += size
             windows[a.base] = Window(a.base, size, a.name, f"{why} -> {canonical(addr):#x}")
-            n = min(a.size, SCAN_BYTES) // 4
-            if n:
-                words = np.frombuffer(bytes(a.data[:4 * n]), np.uint32)
-                for p, j in _candidates(words, hit):
-                    nxt.append((p, f"pointer in {a.name or hex(a.base)}+{4 * j:#x}"))
+            for p, j in _scan(memory, a, hit):
+                nxt.append((p, f"pointer in {a.name or hex(a.base)}+{4 * j:#x}"))
         frontier = nxt
         depth += 1
     return sorted(windows.values(), key=lambda w: w.address)
