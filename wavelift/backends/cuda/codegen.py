@@ -387,6 +387,12 @@ class Lowering:
             emit("  " + self.wsync())
             pend[0] = pend[1] = False
 
+        def set_sreg(r, value, half: bool):
+            """SGPR r = value; ``half``: the warp's own half of a wave64 mask (lazy)."""
+            emit(f"  s{r} = (u32)({value});")
+            (lazy.add if half else lazy.discard)(r)
+            ver[r] = ver.get(r, 0) + 1
+
         def whole(x) -> str:
             """The whole value of x (fetched through the exchange area if it is lazy)."""
             k = kind.pop(x.id, None)
@@ -502,10 +508,7 @@ class Lowering:
                 kind[op.out.id] = "orh"
                 continue
             if lz == "sset":
-                r = op.attrs["reg"]
-                emit(f"  s{r} = (u32)({a[0]});")
-                lazy.add(r)
-                ver[r] = ver.get(r, 0) + 1
+                set_sreg(op.attrs["reg"], a[0], True)
                 continue
             ot = None
             e = None
@@ -571,10 +574,7 @@ class Lowering:
                 name[op.out.id], ctype[op.out.id] = o, t
                 continue
             elif n == "sset":
-                r = op.attrs["reg"]
-                emit(f"  s{r} = (u32)({a[0]});")
-                lazy.discard(r)
-                ver[r] = ver.get(r, 0) + 1
+                set_sreg(op.attrs["reg"], a[0], False)
                 continue
             elif n == "vset":
                 r = op.attrs["reg"]
