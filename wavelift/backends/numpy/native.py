@@ -60,7 +60,7 @@ CTX_FIELDS = (("S", "u32*"), ("V", "u32*"), ("n", "i64"), ("arena", "u8*"), ("wr
               ("ro_written", "i64"))     # a store into an aliased window was dropped
 CTX = {name: i for i, (name, _) in enumerate(CTX_FIELDS)}
 KIND_NAMES = ("load", "store")
-# the driver's dispatch geometry and wave set-up (numbers only; runtime.native_grid fills them)
+# the driver's dispatch geometry and wave set-up (numbers only; Runtime._drive fills them)
 GRID_FIELDS = ("gx", "gy", "gz", "sx", "sy", "sz", "bx", "by", "bz", "px", "py", "pz",
                "ex", "ey", "ez", "partial", "nsreg", "nv", "packed", "tidig", "user_n",
                "sys_x", "sys_y", "sys_z", "sys_tg", "sys_scratch", "tg_id20", "mode", "budget",
@@ -92,8 +92,6 @@ static inline i64 wl_where(WlCtx* C, u64 a, u32 nb, i64& h) {
   }
   return C->wo[k] + (i64)(ca - C->ws[k]);
 }
-/* arena index - address (the same for every address) when nb bytes at each of lo..hi lie in one
-   window of the lower canonical half (where an address is its own canonical form), else WL_NONE */
 /* window k's arena bytes [a, b) were read (kind 0) or written (1): the range each lies in, per
    window (runtime._races: threads whose ranges meet ran in an order that could show) */
 static inline void wl_touch(WlCtx* C, i64 k, u32 kind, i64 a, i64 b) {
@@ -101,11 +99,14 @@ static inline void wl_touch(WlCtx* C, i64 k, u32 kind, i64 a, i64 b) {
   r[0] = a < r[0] ? a : r[0];
   r[1] = b > r[1] ? b : r[1];
 }
+/* arena index - address (the same for every address) when nb bytes at each of lo..hi lie in one
+   window of the lower canonical half (where an address is its own canonical form), else WL_NONE;
+   kind 1 (a store) into an aliased window: WL_NONE (the lane by lane path drops it) */
 static inline i64 wl_span(WlCtx* C, u64 lo, u64 hi, u32 nb, i64& h, u32 kind) {
   if (hi >= (1ull << 47) || wl_where(C, lo, nb, h) == WL_NONE) return WL_NONE;
   const i64 k = h;
   if (hi - C->ws[k] + nb > C->we[k] - C->ws[k]) return WL_NONE;
-  if (kind == 1u && C->ro[k]) return WL_NONE;       /* (the lane by lane path drops it) */
+  if (kind == 1u && C->ro[k]) return WL_NONE;
   const i64 d = C->wo[k] - (i64)C->ws[k];
   wl_touch(C, k, kind, (i64)lo + d, (i64)hi + d + nb);
   return d;
