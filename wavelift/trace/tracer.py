@@ -37,14 +37,18 @@ MASK48 = (1 << 48) - 1
 RADV48 = (RADV_HI << 32) & MASK48
 
 
-def _candidates(words: np.ndarray, hit=None, found=None):
+def _candidates(words: np.ndarray, hit=None):
     """Pointer candidates from a uint32 array: (address, word index), in order (64-bit pairs,
     then RADV pointers before a 0xffff8000 word, then every word as a RADV pointer).  Addresses
     are the 48 bits the memory system sees (``canonical`` restores the rest).  ``hit`` (uint64
     array of 48-bit addresses -> bool array) keeps only the candidates it accepts — a
-    vectorised test that spares the per-candidate lookups in big data buffers.  ``found``: the
-    (addresses, indices) arrays of these words made before (``_scan``'s cache)."""
-    a, k = _all_candidates(words) if found is None else found
+    vectorised test that spares the per-candidate lookups in big data buffers."""
+    return _keep(_all_candidates(words), hit)
+
+
+def _keep(found, hit):
+    """(addresses, indices) arrays -> the (address, index) pairs ``hit`` accepts (None: all)."""
+    a, k = found
     if hit is not None and a.size:
         keep = hit(a)
         a, k = a[keep], k[keep]
@@ -52,6 +56,7 @@ def _candidates(words: np.ndarray, hit=None, found=None):
 
 
 def _all_candidates(words: np.ndarray):
+    """_candidates' arrays, unfiltered."""
     w = words.astype(np.uint64)
     addrs, idxs = [], []
     if w.size >= 2:
@@ -91,7 +96,7 @@ def _scan(memory, a, hit):
         if len(cache) >= SCAN_CACHE:
             del cache[next(iter(cache))]
         cache[key] = found
-    return _candidates(None, hit, found)
+    return _keep(found, hit)
 
 
 def _hit_test(memory):
@@ -101,13 +106,14 @@ def _hit_test(memory):
     allocs = sorted(memory.allocations, key=lambda x: x.base)
     starts = np.array([x.base & MASK48 for x in allocs], np.uint64)
     ends = np.array([(x.base & MASK48) + x.size for x in allocs], np.uint64)
+    hull = (starts[0], ends.max()) if starts.size else None
 
     def hit(c):
         out = np.zeros(c.shape, bool)
-        if not starts.size:
+        if hull is None:
             return out
         # the allocations' hull first: most candidates from data are far outside it
-        i = np.flatnonzero((c >= starts[0]) & (c < ends.max()))
+        i = np.flatnonzero((c >= hull[0]) & (c < hull[1]))
         if i.size:
             k = np.searchsorted(starts, c[i], side="right").astype(np.int64) - 1
             out[i] = (k >= 0) & (c[i] < ends[np.maximum(k, 0)])

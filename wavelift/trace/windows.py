@@ -125,8 +125,11 @@ class WindowSet:
         _give(self.arena, self.written)
         self.arena = self.written = self.arena32 = None
 
-    def refill(self):
-        """Every window as guest memory holds it, nothing written (a discarded run starts over)."""
+    def refill(self, unalias: bool = False):
+        """Every window as guest memory holds it, nothing written (a discarded run starts over);
+        ``unalias``: the aliased windows copied in as well (``unalias``)."""
+        if unalias:
+            self.aliased = set()
         self._copy_in()
         self.written[:] = 0
 
@@ -165,10 +168,10 @@ class WindowSet:
             if self.maybe_written is not None and k not in self.maybe_written:
                 continue
             m = self.written[o:o + w.size]
-            k = np.count_nonzero(m)
-            if k == 0:
+            marked = np.count_nonzero(m)
+            if marked == 0:
                 continue
-            if k == m.size:                     # the whole window (one span, no run search)
+            if marked == m.size:                # the whole window (one span, no run search)
                 out.append((w.address, w.size))
                 continue
             m = m != 0

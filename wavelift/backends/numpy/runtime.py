@@ -578,8 +578,7 @@ class Runtime:
             parts = self._drive_parts(lib, G, user, nv, group_waves, total, threads)
             if any(X[NT.CTX["ro_written"]] for X, _, _ in parts):
                 self.m.alias_ok = False         # it stored into a window it had not written before
-                self.win.unalias()
-                self.win.refill()
+                self.win.refill(unalias=True)
                 parts = self._drive_parts(lib, G, user, nv, group_waves, total, threads)
             return parts
         parts = attempt(threads)
