@@ -297,3 +297,61 @@ def test_driver_aliases_windows_it_never_wrote_and_copies_when_that_changes(nati
     assert not module.alias_ok and res.stats["windows_aliased"] == 0
     np.testing.assert_array_equal(r.read(int(words[0]) | int(words[1]) << 32, np.float32, 1000), a + b)
     assert r.read(pc, np.float32, 1000).tolist() == (a + b).tolist()   # untouched this time
+
+
+# Deferred EXEC blends (native.BlockSource._deferred): in the branch's block, v1, v2 and v5 are
+# written under a partial EXEC (lanes < 20) and are live after it; v_cmp reads the raw v1 (a
+# ballot under the same EXEC).  The second program also reads inactive lanes of a register
+# written in the block (v_readlane of lane 25, DPP row_shl from lane 20): those must see the old
+# value (fi:1 fetches inactive lanes), so that block blends at every write.
+DEFERRED = """
+  s_load_dwordx2 s[4:5], s[0:1], 0x0
+  v_mov_b32 v1, 7
+  v_mov_b32 v2, 5
+  v_mov_b32 v4, 11
+  v_mov_b32 v5, 9
+  v_cmp_gt_u32 vcc_lo, 20, v0
+  s_and_saveexec_b32 s8, vcc_lo
+  s_cbranch_execz .Lend
+  v_mul_lo_u32 v1, v0, 3
+  v_add_nc_u32 v2, v1, v2
+  v_cmp_gt_u32 vcc_lo, 30, v1
+  v_cndmask_b32 v5, 0, 1, vcc_lo
+  {cross}
+.Lend:
+  s_or_b32 exec_lo, exec_lo, s8
+  v_lshlrev_b32 v3, 4, v0
+  s_waitcnt lgkmcnt(0)
+  global_store_dwordx2 v3, v[1:2], s[4:5]
+  v_add_nc_u32 v6, 8, v3
+  global_store_dword v6, v4, s[4:5]
+  v_add_nc_u32 v6, 12, v3
+  global_store_dword v6, v5, s[4:5]
+  s_endpgm
+"""
+CROSS = {"deferred": "",
+         "readlane": "  v_readlane_b32 s9, v1, 25\n  v_add_nc_u32 v4, s9, v4\n",
+         "dpp": "  v_mov_b32_dpp v4, v1 row_shl:1 row_mask:0xf bank_mask:0xf fi:1\n"}
+
+
+@pytest.mark.parametrize("cross", list(CROSS))
+def test_deferred_exec_blends(tiers, cross):
+    def make():
+        r = Rig(DEFERRED.replace("{cross}", CROSS[cross]))
+        out = r.buf(np.zeros(32 * 4, np.uint32), "out")
+        return r, r.config(user_sgprs=ptr(r.buf(np.array([out], np.uint64), "kernarg")),
+                           block=(32, 1, 1)), lambda: r.read(out, np.uint32, 32 * 4).reshape(32, 4)
+    (a, ma), (b, mb) = tiers(make)
+    assert a.landed and b.landed, (a.refusal, b.refusal)
+    i = np.arange(32)
+    on = i < 20
+    want = np.stack([np.where(on, 3 * i, 7), np.where(on, 3 * i + 5, 5), np.full(32, 11),
+                     np.where(on, (3 * i < 30).astype(int), 9)], 1).astype(np.uint32)
+    if cross == "readlane":         # lane 25 is inactive: the old v1
+        want[:, 2] = np.where(on, 11 + 7, 11)
+    elif cross == "dpp":            # lane 19 reads lane 20 (inactive: the old v1); lane 15 reads
+        nxt = np.where(i + 1 < 20, 3 * (i + 1), 7)      # out of its row: v4 keeps 11
+        want[:, 2] = np.where(on & (i % 16 != 15), nxt, 11)
+    np.testing.assert_array_equal(ma, want)
+    np.testing.assert_array_equal(mb, want)
+    assert b.stats["native_block_runs"] > 0 or b.stats.get("native_driver")

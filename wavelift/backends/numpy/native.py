@@ -326,6 +326,7 @@ class BlockSource:
         self.values = Lowering(Program([], [], {}, 0), wave_size, "lane", 0, 0)   # value_expr
         self.L = wave_size
         self.refusals: list[tuple[int, str]] = []      # refuse_if k -> (instruction, why)
+        self.eager_blends = os.environ.get("WL_NATIVE_BLENDS") == "eager"   # (A/B, tests)
 
     # -------------------------------------------------------------------- classification
     @staticmethod
@@ -406,15 +407,22 @@ class BlockSource:
             scalar(f"if ({a[1]}) {{ const u32 d[] = {{{d}}}; wl_st(C, {sp}u, w, 0u, {op.instr}u, "
                    f"(u64)({a[0]}), {nb}u, d, {h}); }}")
 
-    def _lane_access(self, op, a, a0, h, tmpl) -> list[str]:
+    RUN = 8     # lanes per run of consecutive addresses the copy path needs (8x8 tiles, rows)
+
+    def _lane_access(self, op, a, ar, h, tmpl, allon: str | None) -> list[str]:
         """A per-lane load/store, lanes in order.  Global: when the active lanes' lowest and
         highest address lie in one window (wl_span, as NumPy's locate) every lane's arena index
         is its address plus one constant -- loops without calls, and when every lane is active
-        at consecutive addresses (lane k at a0 + k * nbytes) one contiguous copy (no gathers,
-        which AMD cores run slowly); else each lane is resolved (wl_ld / wl_st: search,
-        escapes).  ``a0``: the address of lane 0."""
-        L, sp, nb = self.L, _SPACES[op.attrs["space"]], op.attrs["nbytes"]
+        and each run of RUN lanes is at consecutive addresses (lane r + j at the address of lane
+        r plus j * nbytes: rows of a 2-D tile, or a whole linear wave) one contiguous copy per
+        run (no gathers, which AMD cores run slowly); else each lane is resolved (wl_ld / wl_st:
+        search, escapes).  ``ar``: the address of lane r (a run's first lane); ``allon``: a
+        scalar test that every lane is active, when the mask is EXEC (else the lanes' are read)."""
+        L, R, sp, nb = self.L, self.RUN, _SPACES[op.attrs["space"]], op.attrs["nbytes"]
         loop = f"for (u32 lane = 0; lane < {L}u; lane++)"
+        runs = [f"    for (u32 r = 0; r < {L}u; r += {R}u) {{",
+                f"      u8* const q = AR + (i64)(u64)({ar}) + d;",
+                f"      for (u32 j = 0; j < {R}u; j++) {{ const u32 lane = r + j;"]
         if op.name == "load":
             o, W = f"v{op.out.id}", op.attrs["words"]
             tmpl[op.out.id] = o + "[{l}]"
@@ -426,24 +434,85 @@ class BlockSource:
             fast = [f"    {loop} {{ const b1 m = {a[1]}; const u64 a = m ? (u64)({a[0]}) : lo; "
                     f"u32 t[{W}] = {{0u}}; memcpy(t, AR + (i64)a + d, {nb}u); "
                     f"for (u32 k = 0; k < {W}u; k++) {o}[lane][k] = m ? t[k] : 0u; }}"]
-            line = [f"    {loop} {{ {zero} memcpy({o}[lane], p + {nb}u * lane, {nb}u); }}"]
+            runs += [f"        {zero if nb < 4 * W else ''} memcpy({o}[lane], q + {nb}u * j, {nb}u); }}", "    }"]
         else:
             d = ", ".join(f"(u32)({x})" for x in a[2:])
             slow = [f"  {loop} if ({a[1]}) {{ const u32 d[] = {{{d}}}; wl_st(C, {sp}u, w, lane, "
                     f"{op.instr}u, (u64)({a[0]}), {nb}u, d, {h}); }}"]
             fast = [f"    {loop} if ({a[1]}) {{ const u32 x[] = {{{d}}}; const i64 i = (i64)(u64)({a[0]}) + d; "
                     f"memcpy(AR + i, x, {nb}u); memset(WR + i, 1, {nb}u); }}"]
-            line = [f"    {loop} {{ const u32 x[] = {{{d}}}; memcpy(p + {nb}u * lane, x, {nb}u); }}",
-                    f"    memset(WR + (p - AR), 1, {nb * L}u);"]
+            runs += [f"        const u32 x[] = {{{d}}}; memcpy(q + {nb}u * j, x, {nb}u); }}",
+                     f"      memset(WR + (q - AR), 1, {nb * R}u);", "    }"]
         if op.attrs["space"] != "global":
             return slow
-        return ["  {", f"    u64 lo = ~0ull, hi = 0ull; u32 lin = 1u; const u64 a0 = (u64)({a0});",
-                f"    {loop} {{ const u64 a = (u64)({a[0]}); const u32 m = ({a[1]}) ? 1u : 0u; "
-                f"if (m) {{ lo = a < lo ? a : lo; hi = a > hi ? a : hi; }} "
-                f"lin &= m & (u32)(a == a0 + (u64){nb}u * lane); }}",
+        # the run test, then the active lanes' bounds: of the runs' first lanes when it holds,
+        # else of every lane (branch-free: it vectorises)
+        on = "" if allon else f"(({a[1]}) ? 1u : 0u) & "
+        return ["  {", f"    u64 lo = ~0ull, hi = 0ull; u32 run = {allon or '1u'};",
+                f"    if (run) for (u32 r = 0; r < {L}u; r += {R}u) {{ const u64 b = (u64)({ar});",
+                f"      for (u32 j = 0; j < {R}u; j++) {{ const u32 lane = r + j; "
+                f"run &= {on}(u32)((u64)({a[0]}) == b + (u64){nb}u * j); }} }}",
+                f"    if (run) for (u32 r = 0; r < {L}u; r += {R}u) {{ const u64 b = (u64)({ar}); "
+                f"lo = b < lo ? b : lo; hi = b > hi ? b : hi; }}",
+                f"    if (run) hi += (u64){nb * (R - 1)}u;",
+                f"    else {loop} {{ const u64 a = (u64)({a[0]}); const u32 m = ({a[1]}) ? 1u : 0u; "
+                "const u64 al = m ? a : ~0ull, ah = m ? a : 0ull; lo = al < lo ? al : lo; hi = ah > hi ? ah : hi; }",
                 f"    const i64 d = lo <= hi ? wl_span(C, lo, hi, {nb}u, {h}, {0 if op.name == 'load' else 1}u) : WL_NONE;",
-                "    if (d != WL_NONE && lin) {", "    u8* const p = AR + (i64)a0 + d;"] + line + \
+                "    if (d != WL_NONE && run) {"] + runs + \
             ["    } else if (d != WL_NONE) {"] + fast + ["    } else {"] + ["  " + x for x in slow] + ["    }", "  }"]
+
+    # ----------------------------------------------------------------- deferred EXEC blends
+    @staticmethod
+    def _deferred(ops, defined) -> dict | None:
+        """Register writes whose EXEC blend can wait until the block's end, or None.
+
+        A vset under mask m stores the raw value; a later read of the register uses it as is.
+        Such a value (and anything computed from it lane by lane) is right in the lanes where
+        m is set and arbitrary elsewhere: it is *tainted* by m.  That is exact as long as every
+        tainted value is consumed only where m masks it again: lane-wise ops (their result is
+        tainted), a vset, load or store under m, a ballot of (x & m); the one blend with the old
+        register value is done at the end, for registers live after the block.  Anything else
+        (another mask, a cross-lane read, a refusal test, two masks mixed) -> None: the block
+        blends at every write.  Returns vget output id -> the raw value it reads."""
+        taint: dict[int, int] = {}      # value id -> the mask id it is tainted by
+        reg: dict[int, tuple] = {}      # VGPR -> (raw value, mask id) of its last write
+        src: dict[int, object] = {}
+
+        def t(x):
+            return taint.get(getattr(x, "id", None))
+
+        for op in ops:
+            n, args = op.name, op.args
+            ts = {t(x) for x in args} - {None}
+            if len(ts) > 1:
+                return None
+            m = next(iter(ts), None)
+            if n == "vget":
+                r = reg.get(op.attrs["reg"])
+                if r is not None:       # (even a clean value: the register's other lanes
+                    src[op.out.id] = r[0]   # hold the old value, the raw one does not)
+                    taint[op.out.id] = r[1]
+            elif n == "vset":
+                v, mask = args
+                prev = reg.get(op.attrs["reg"])
+                if t(mask) is not None or m not in (None, mask.id) or \
+                        (prev is not None and prev[1] != mask.id):
+                    return None
+                reg[op.attrs["reg"]] = (v, mask.id)
+            elif n in ("load", "store"):
+                if m is not None and (t(args[1]) is not None or m != args[1].id):
+                    return None         # (a load's result is clean: inactive lanes read 0)
+            elif n == "ballot":
+                if m is not None:
+                    d = defined.get(args[0].id)
+                    if d is None or d.name != "and" or all(x.id != m for x in d.args):
+                        return None
+            elif n in VALUE_EXPR or n in ("lanes", "word"):
+                if m is not None and op.out is not None:
+                    taint[op.out.id] = m
+            elif m is not None:
+                return None             # cross-lane reads, refusal tests, ...
+        return src
 
     # ------------------------------------------------------------------------- lowering
     def block(self, blk, counts: dict, live_out=None) -> str:
@@ -460,18 +529,30 @@ class BlockSource:
         for i, op in enumerate(ops):
             if op.out is not None:
                 defined[op.out.id] = i
+        keep_regs = {op.attrs["reg"] for op in ops if op.name == "vset"}
+        if live_out is not None and live_out[1] is not None:
+            keep_regs &= set(live_out[1])
+        src = None if self.eager_blends else self._deferred(ops, {k: ops[i] for k, i in defined.items()})
+        last = {}                       # (deferred) VGPR -> (raw value, mask) of its last write
+        if src is not None:
+            for op in ops:
+                if op.name == "vset":
+                    last[op.attrs["reg"]] = op.args
         # homes: a per-lane value used outside its loop (or by a scatter, or across lanes by a
-        # shuffle) lives in an array
+        # shuffle) lives in an array; so do the raw values and masks of deferred blends
         arrays = set()
-        for i, op in enumerate(ops):
-            for j, x in enumerate(op.args):
-                if not hasattr(x, "id") or x.uniform or x.id not in defined:
-                    continue
-                d = defined[x.id]
-                if ops[d].name in ("lanes", "word"):
-                    continue            # aliases (of a scalar / of a load's words)
-                if place[i] != place[d] or place[i][0] == "x" or (op.name == "shuffle" and j == 0):
-                    arrays.add(x.id)
+        alias = src or {}
+        uses = [(i, j, alias.get(x.id, x)) for i, op in enumerate(ops) for j, x in enumerate(op.args)]
+        uses += [(len(ops), 0, alias.get(x.id, x)) for r in keep_regs if r in last for x in last[r]]
+        for i, j, x in uses:
+            if not hasattr(x, "id") or x.uniform or x.id not in defined:
+                continue
+            d = defined[x.id]
+            if ops[d].name in ("lanes", "word"):
+                continue                # aliases (of a scalar / of a load's words)
+            if i == len(ops) or place[i] != place[d] or place[i][0] == "x" or \
+                    (ops[i].name == "shuffle" and j == 0):
+                arrays.add(x.id)
         tmpl: dict[int, str] = {}
         ctype: dict[int, str] = {}
         out: list[str] = []             # wave-scope statements
@@ -551,7 +632,9 @@ class BlockSource:
                 scalar(f"S[{op.attrs['reg']}ll * n + w] = (u32)({a[0]});")
             elif n == "vget":
                 r = op.attrs["reg"]
-                if r in vcur:           # written earlier in the block: that value
+                if src is not None and op.out.id in src:    # the raw value of a deferred write
+                    tmpl[op.out.id], ctype[op.out.id] = f"((u32)({tmpl[src[op.out.id].id]}))", "u32"
+                elif r in vcur:         # written earlier in the block: that value
                     tmpl[op.out.id], ctype[op.out.id] = vcur[r], "u32"
                 else:
                     define(op, f"VR{r}[lane]", "l")
@@ -561,6 +644,8 @@ class BlockSource:
                 # blend, not a select (a select of a load was if-converted to masked loads that
                 # did not vectorise)
                 r = op.attrs["reg"]
+                if src is not None:
+                    continue            # blended once, at the end (_deferred)
                 old = vcur[r].format(l="lane") if r in vcur else f"VR{r}[lane]"
                 o = f"r{r}_{len(decl)}"
                 decl.append(f"  u32 {o}[{L}];")
@@ -602,7 +687,10 @@ class BlockSource:
                 else:
                     if n == "load":
                         decl.append(f"  u32 v{op.out.id}[{L}][{op.attrs['words']}];")
-                    out.extend(self._lane_access(op, a, ref(op.args[0], "0u"), h, tmpl))
+                    m = op.args[1]
+                    allon = f"(x{m.id} == {(1 << L) - 1:#x}ull)" \
+                        if m.id in defined and ops[defined[m.id]].name == "exec" else None
+                    out.extend(self._lane_access(op, a, ref(op.args[0], "r"), h, tmpl, allon))
                 if n == "load":
                     ctype[op.out.id] = "u32"
             elif n == "word":
@@ -618,10 +706,14 @@ class BlockSource:
             if i in ends:
                 close()
         close()
-        keep = [r for r in sorted(vcur) if live_out is None or live_out[1] is None or r in live_out[1]]
+        keep = sorted(keep_regs)
         if keep:
             out.append(f"  for (u32 lane = 0; lane < {L}u; lane++) {{")
-            out.extend(f"    VR{r}[lane] = {vcur[r].format(l='lane')};" for r in keep)
+            if src is None:
+                out.extend(f"    VR{r}[lane] = {vcur[r].format(l='lane')};" for r in keep)
+            else:
+                out.extend(f"    {{ const u32 o = VR{r}[lane]; VR{r}[lane] = o ^ ((o ^ (u32)({ref(last[r][0])})) "
+                           f"& (0u - (u32)({ref(last[r][1])}))); }}" for r in keep)
             out.append("  }")
         if len(ops) in counts:
             out.append(f"  lc += (u64){counts[len(ops)]} * (u64)__builtin_popcountll({exec64});")
