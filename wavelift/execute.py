@@ -104,8 +104,8 @@ def execute_dispatch(memory, config, index=0, backend="numpy", mode="wave", cach
             module = build_module(key, program, config.wave_size, code_base)
             cache[key] = module
         res.windows = trace(memory, config, scratch_roots=program.scratch.tracer_skip)
-        alias = getattr(module, "alias_except", None)        # (the NumPy backend's driver)
-        win = WindowSet(res.windows, memory, alias() if alias else None)
+        plan = getattr(module, "window_plan", None)         # (the NumPy backend's driver)
+        win = WindowSet(res.windows, memory, **(plan() if plan else {}))
         rt = Runtime(module, config, win, mode, DEFAULT_BUDGET if budget is None else budget)
         try:
             rt.run()

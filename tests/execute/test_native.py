@@ -299,6 +299,34 @@ def test_driver_aliases_windows_it_never_wrote_and_copies_when_that_changes(nati
     assert r.read(pc, np.float32, 1000).tolist() == (a + b).tolist()   # untouched this time
 
 
+
+def test_driver_leaves_windows_it_only_wrote_blank_and_copies_when_that_changes(native_on):
+    """From a program's second driver run on, windows it wrote and never read are not copied in
+    (only the bytes it stores land); a read of one stops the run, which is redone with copies."""
+    from test_basic import vadd_rig
+    r, a, b, pc, cfg = vadd_rig(1000, 16)
+    cache = {}
+    res = r.run(cfg, cache=cache)
+    module = next(v for v in cache.values() if hasattr(v, "written_windows"))
+    assert res.landed and res.stats["windows_blank"] == 0
+    pa = ptr(int(cfg.user_sgprs[0]) | int(cfg.user_sgprs[1]) << 32)
+    kern = int(pa[0]) | int(pa[1]) << 32
+    words = r.read(kern, np.uint32, 7).copy()
+    a_addr = int(words[0]) | int(words[1]) << 32
+    a2 = (a * 3).astype(np.float32)
+    r.mem.view(a_addr, 4000)[:] = a2.view(np.uint8)
+    r.mem.view(pc, 4000)[:] = np.full(1000, 7, np.float32).view(np.uint8)
+    res = r.run(cfg, cache=cache)                       # c blank: its old bytes never read
+    assert res.landed and module.blank_ok and res.stats["windows_blank"] == 1
+    np.testing.assert_array_equal(r.read(pc, np.float32, 1000), a2 + b)
+    # the program now reads c (a := c): the run reads a blank window, is redone with copies
+    words[0:2] = words[4:6]
+    r.mem.view(kern, 28)[:] = words.view(np.uint8)
+    res = r.run(cfg, cache=cache)
+    assert res.landed, res.refusal
+    assert not module.blank_ok and res.stats["windows_blank"] == 0
+    np.testing.assert_array_equal(r.read(pc, np.float32, 1000), (a2 + b) + b)
+
 # Deferred EXEC blends (native.BlockSource._deferred): in the branch's block, v1, v2 and v5 are
 # written under a partial EXEC (lanes < 20) and are live after it; v_cmp reads the raw v1 (a
 # ballot under the same EXEC).  The second program also reads inactive lanes of a register

@@ -54,10 +54,13 @@ def _give(arena, written):
 
 
 class WindowSet:
-    def __init__(self, windows: list[Window], memory, alias_except=None):
-        """``alias_except``: None, or the (address, size) of windows that must be copied while
-        every other window is *aliased*: left in guest memory, for a runtime that reads it there
-        and never stores to it (the native driver: 0013); ``unalias`` copies them in."""
+    def __init__(self, windows: list[Window], memory, alias_except=None, blank=None):
+        """For a runtime that can tell when these guesses fail (the native driver: 0013), and
+        ``copy_all`` copies them in for one that cannot:
+        ``alias_except``: None, or the (address, size) of windows that must be in the arena while
+        every other window is *aliased*: left in guest memory, read there and never stored to;
+        ``blank``: None, or the (address, size) of windows that are in the arena but not copied
+        in (their bytes are arbitrary): stored to and never read."""
         ws = sorted(windows, key=lambda w: w.address)
         merged: list[Window] = []
         for w in ws:                     # merge overlapping/adjacent requests of one allocation
@@ -82,6 +85,8 @@ class WindowSet:
         self.offs = np.array(offs, np.int64)
         self.aliased = set() if alias_except is None else \
             {k for k, w in enumerate(merged) if (w.address, w.size) not in alias_except}
+        self.blank = set() if blank is None else \
+            {k for k, w in enumerate(merged) if (w.address, w.size) in blank} - self.aliased
         self._copy_in()
         self._spans = None
         self.maybe_written = None       # indices of the windows a run may have written (None: any)
@@ -94,22 +99,23 @@ class WindowSet:
         self._delta = [o - w.address for w, o in zip(merged, offs)]
 
     def _copy_in(self):
-        """The windows' bytes from guest memory (aliased ones stay there), zeros between and
-        after them."""
+        """The windows' bytes from guest memory (aliased ones stay there, blank ones are not
+        copied), zeros between and after them."""
         pos = 0
         for k, (w, o) in enumerate(zip(self.windows, self.offs.tolist())):
             self.arena[pos:o] = 0
-            if k not in self.aliased:
+            if k not in self.aliased and k not in self.blank:
                 self.arena[o:o + w.size] = self.memory.view(w.address, w.size)
             pos = o + w.size
         self.arena[pos:] = 0
 
-    def unalias(self):
-        """Copy the aliased windows in: every window is in the arena from now on."""
-        for k in sorted(self.aliased):
+    def copy_all(self):
+        """Copy the aliased and blank windows in: every window is in the arena as guest memory
+        holds it (plus what was stored) from now on."""
+        for k in sorted(self.aliased | self.blank):
             w, o = self.windows[k], int(self.offs[k])
             self.arena[o:o + w.size] = self.memory.view(w.address, w.size)
-        self.aliased = set()
+        self.aliased, self.blank = set(), set()
 
     def release(self):
         """Give the arena and written map back for the next dispatch's windows (the set is
@@ -125,11 +131,11 @@ class WindowSet:
         _give(self.arena, self.written)
         self.arena = self.written = self.arena32 = None
 
-    def refill(self, unalias: bool = False):
+    def refill(self, copy_all: bool = False):
         """Every window as guest memory holds it, nothing written (a discarded run starts over);
-        ``unalias``: the aliased windows copied in as well (``unalias``)."""
-        if unalias:
-            self.aliased = set()
+        ``copy_all``: the aliased and blank windows copied in as well (``copy_all``)."""
+        if copy_all:
+            self.aliased, self.blank = set(), set()
         self._copy_in()
         self.written[:] = 0
 

@@ -25,16 +25,23 @@ class Module:
     meta: ModuleMeta = field(default=None)
 
     # the native driver's record (0013): a race between its threads was seen (serial from then
-    # on); the windows it wrote so far (the rest are aliased, not copied, from its second run on;
-    # a store into an aliased window ends aliasing for the module)
+    # on); the windows it wrote and read so far.  From its second run on, windows it never wrote
+    # are aliased (not copied); windows it wrote and never read are blank (not copied either).
+    # A store into an aliased window ends aliasing for the module, a read of a blank window
+    # blanking.
     native_serial: bool = False
     driven: bool = False
     alias_ok: bool = True
+    blank_ok: bool = True
     written_windows: set = field(default_factory=set)
+    read_windows: set = field(default_factory=set)
 
-    def alias_except(self):
-        """WindowSet's ``alias_except`` for the next dispatch (None: copy every window)."""
-        return self.written_windows if self.driven and self.alias_ok else None
+    def window_plan(self) -> dict:
+        """WindowSet's guesses for the next dispatch (keyword arguments; none: copy every window)."""
+        if not self.driven:
+            return {}
+        return dict(alias_except=self.written_windows if self.alias_ok else None,
+                    blank=self.written_windows - self.read_windows if self.blank_ok else None)
 
     def block(self, index: int, mode: int):
         """The function of block ``index`` specialised for MODE ``mode`` (compiled on first use)."""

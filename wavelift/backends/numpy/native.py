@@ -56,8 +56,10 @@ CTX_FIELDS = (("S", "u32*"), ("V", "u32*"), ("n", "i64"), ("arena", "u8*"), ("wr
               ("instructions", "i64"),   # the driver's count
               ("stop", "i64"),           # the driver's own refusals (STOP_*)
               ("touch", "i64*"),         # per window: arena ranges read, written (wl_touch)
-              ("ro", "const u8*"),       # per window: aliased guest memory, never stored to
-              ("ro_written", "i64"))     # a store into an aliased window was dropped
+              ("wkind", "const u8*"),    # per window: 0 copied, 1 aliased (guest memory, never
+                                         # stored to), 2 blank (arbitrary bytes, never read)
+              ("ro_written", "i64"),     # a store into an aliased window was dropped
+              ("blank_read", "i64"))     # a blank window was read (zeros given, the run stops)
 CTX = {name: i for i, (name, _) in enumerate(CTX_FIELDS)}
 KIND_NAMES = ("load", "store")
 # the driver's dispatch geometry and wave set-up (numbers only; Runtime._drive fills them)
@@ -101,12 +103,13 @@ static inline void wl_touch(WlCtx* C, i64 k, u32 kind, i64 a, i64 b) {
 }
 /* arena index - address (the same for every address) when nb bytes at each of lo..hi lie in one
    window of the lower canonical half (where an address is its own canonical form), else WL_NONE;
-   kind 1 (a store) into an aliased window: WL_NONE (the lane by lane path drops it) */
+   a store into an aliased window or a load from a blank one: WL_NONE (the lane by lane path
+   flags it) */
 static inline i64 wl_span(WlCtx* C, u64 lo, u64 hi, u32 nb, i64& h, u32 kind) {
   if (hi >= (1ull << 47) || wl_where(C, lo, nb, h) == WL_NONE) return WL_NONE;
   const i64 k = h;
   if (hi - C->ws[k] + nb > C->we[k] - C->ws[k]) return WL_NONE;
-  if (kind == 1u && C->ro[k]) return WL_NONE;
+  if (C->wkind[k] == (kind ? 1u : 2u)) return WL_NONE;
   const i64 d = C->wo[k] - (i64)C->ws[k];
   wl_touch(C, k, kind, (i64)lo + d, (i64)hi + d + nb);
   return d;
@@ -126,6 +129,7 @@ static inline void wl_ld(WlCtx* C, u32 space, i64 w, u32 lane, u32 instr, u64 a,
   if (space == 0u) {
     const i64 i = wl_where(C, a, nb, h);
     if (i == WL_NONE) { wl_escape(C, instr, w, lane, a, 0u); return; }
+    if (C->wkind[h] == 2u) { C->blank_read = 1; return; }     /* the run is redone with a copy */
     wl_touch(C, h, 0u, i, i + nb);
     p = C->arena + i;
   } else {
@@ -139,7 +143,7 @@ static inline void wl_st(WlCtx* C, u32 space, i64 w, u32 lane, u32 instr, u64 a,
   if (space == 0u) {
     const i64 i = wl_where(C, a, nb, h);
     if (i == WL_NONE) { wl_escape(C, instr, w, lane, a, 1u); return; }
-    if (C->ro[h]) { C->ro_written = 1; return; }    /* the run is redone with a copy */
+    if (C->wkind[h] == 1u) { C->ro_written = 1; return; }    /* the run is redone with a copy */
     wl_touch(C, h, 1u, i, i + nb);
     memcpy(C->arena + i, d, nb);
     memset(C->written + i, 1, nb);
@@ -274,7 +278,7 @@ extern "C" void wl_drive(WlCtx* C, const WlGrid* G, const u32* user, i64 g0, i64
       for (i64 k = 0; k < n; k++) if (pc[k] == bi && !wait[k]) idx[N++] = k;
       if (bi >= WL_NBLOCKS) { C->stop = WL_STOP_BAD_ADDRESS; return; }
       wl_run_block(C, bi, idx, N, nxt);
-      if (C->refuse >= 0) return;
+      if (C->refuse >= 0 || C->blank_read) return;
       C->instructions += N * wl_ninstr[bi];
       for (i64 j = 0; j < N; j++) {
         const i64 k = idx[j];
@@ -868,14 +872,15 @@ def new_context(win, S, V, n, lds, lds_stride, lds_bytes, grp, esc_cap: int):
     # an aliased window's "arena offset" reaches its guest memory (native code adds it to the
     # arena pointer; only loads use it)
     offs = np.array(win.offs, np.int64)
-    ro = np.zeros(max(len(win.starts), 1), np.uint8)
+    wkind = np.zeros(max(len(win.starts), 1), np.uint8)
+    wkind[list(win.blank)] = 2
     for k in win.aliased:
         w = win.windows[k]
         offs[k] = win.memory.view(w.address, w.size).ctypes.data - win.arena.ctypes.data
-        ro[k] = 1
+        wkind[k] = 1
     st.alive = alive = [np.ascontiguousarray(win.starts, np.uint64), np.ascontiguousarray(win.ends, np.uint64),
                         offs, np.ascontiguousarray(grp, np.int64), S, V, lds, written, st.esc,
-                        st.touch, ro]
+                        st.touch, wkind]
     X = np.zeros(len(CTX_FIELDS), np.int64)
     for name, v in (("S", S.ctypes.data), ("V", V.ctypes.data), ("n", n),
                     ("arena", win.arena.ctypes.data), ("written", written.ctypes.data),
@@ -884,7 +889,7 @@ def new_context(win, S, V, n, lds, lds_stride, lds_bytes, grp, esc_cap: int):
                     ("lds", lds.ctypes.data), ("lds_stride", lds_stride), ("lds_bytes", lds_bytes),
                     ("grp", alive[3].ctypes.data), ("esc", st.esc.ctypes.data),
                     ("esc_cap", max(0, esc_cap)), ("refuse", -1), ("touch", st.touch.ctypes.data),
-                    ("ro", ro.ctypes.data)):
+                    ("wkind", wkind.ctypes.data)):
         X[CTX[name]] = v
     return X, st
 

@@ -69,6 +69,7 @@ class Runtime:
         self.native_driver = False              # the whole dispatch ran in the native driver
         self.native_threads = 1                 # in this many threads
         self.windows_aliased = 0                # windows it read in guest memory (not copied)
+        self.windows_blank = 0                  # windows it only stored to (not copied)
         self._fns = {}                          # (block, MODE) -> block function
         self.native_problem = None              # why a MODE has no native library
         self._bufs = {}                         # state arrays reused between batches (_zeros)
@@ -144,6 +145,7 @@ class Runtime:
         if self.native_driver:
             out["native_threads"] = self.native_threads
             out["windows_aliased"] = self.windows_aliased
+            out["windows_blank"] = self.windows_blank
         if self.native_problem:
             out["native_problem"] = self.native_problem
         return out
@@ -449,7 +451,7 @@ class Runtime:
             if lib.drive is not None:
                 self._drive(lib, nv, total, per_group_waves)
                 return
-        self.win.unalias()                      # (NumPy and native blocks read the arena only)
+        self.win.copy_all()                     # (NumPy and native blocks read the arena only)
         for g0 in range(0, total, groups_per_batch):
             g1 = min(total, g0 + groups_per_batch)
             self._run_batch(np.arange(g0, g1), nv)
@@ -576,9 +578,14 @@ class Runtime:
 
         def attempt(threads):
             parts = self._drive_parts(lib, G, user, nv, group_waves, total, threads)
-            if any(X[NT.CTX["ro_written"]] for X, _, _ in parts):
-                self.m.alias_ok = False         # it stored into a window it had not written before
-                self.win.refill(unalias=True)
+            stored = any(X[NT.CTX["ro_written"]] for X, _, _ in parts)
+            read = any(X[NT.CTX["blank_read"]] for X, _, _ in parts)
+            if stored or read:
+                # it stored into a window it had not written before, or read one it had only
+                # written: that guess ends for the program
+                self.m.alias_ok &= not stored
+                self.m.blank_ok &= not read
+                self.win.refill(copy_all=True)
                 parts = self._drive_parts(lib, G, user, nv, group_waves, total, threads)
             return parts
         parts = attempt(threads)
@@ -587,12 +594,14 @@ class Runtime:
             self.win.refill()
             parts = attempt(1)
         self.native_threads = 1 if self.m.native_serial else threads
-        self.windows_aliased = len(self.win.aliased)
+        self.windows_aliased, self.windows_blank = len(self.win.aliased), len(self.win.blank)
         rng = np.stack([st.touch.reshape(-1, 2, 2) for _, st, _ in parts])
-        self.win.maybe_written = set(np.flatnonzero((rng[:, :, 1, 0] < rng[:, :, 1, 1]).any(axis=0)).tolist())
+        used = (rng[..., 0] < rng[..., 1]).any(axis=0)          # [window, read/write]
+        self.win.maybe_written = set(np.flatnonzero(used[:, 1]).tolist())
         self.m.driven = True
-        self.m.written_windows |= {(self.win.windows[k].address, self.win.windows[k].size)
-                                   for k in self.win.maybe_written}
+        ws = self.win.windows
+        self.m.written_windows |= {(ws[k].address, ws[k].size) for k in self.win.maybe_written}
+        self.m.read_windows |= {(ws[k].address, ws[k].size) for k in np.flatnonzero(used[:, 0]).tolist()}
         C = NT.CTX
         for X, st, start in parts:              # in workgroup order: the serial run's report
             self.waves_run += int(X[C["wave0"]]) - start
