@@ -54,11 +54,6 @@ OCCUPANCY_MAX_INSTRUCTIONS = 256   # programs up to this size try the occupancy 
 # the half at xo, meets at one named barrier, reads, and flips xo: the next write to this half
 # comes after the next exchange's barrier, which both warps pass only after this read
 XWORDS = 132
-# the count slots in the stats buffer: waves add their instruction and lane counts to slot
-# (wave % STAT_SLOTS), at u64 index STAT_BASE + STAT_STRIDE * slot (+1 for lanes).  One 128-byte
-# line per slot: atomics to one line serialise in L2, and packed slots (8 per line) cost ~3 us on
-# a full-screen dispatch (H200, 2026-12-03)
-STAT_BASE, STAT_SLOTS, STAT_STRIDE = 8, 256, 16
 KIND = {"load": 0, "store": 1, "atomic": 2, "scratch": 3}
 WL_REFUSE = 16        # status flag: a refuse_if op held (status[1] = instruction, [2] = its ordinal)
 KIND_NAMES = {v: k for k, v in KIND.items()}
@@ -958,9 +953,8 @@ class Lowering:
             lines += ["WL_PARK:"]
         lines += ["  icnt += ic; licnt += lc;",
                   # lane counts are per warp (wave64: each warp's own EXEC half)
-                  f"  if (wv < wpg && (lane & 31u) == 0u) {{ u64* const sl = stats + {STAT_BASE} + "
-                  f"{STAT_STRIDE} * (C.wave % {STAT_SLOTS}ull);",
-                  "    if (lane == 0u) atomicAdd(sl, icnt); atomicAdd(sl + 1, licnt); }",
+                  "  if (wv < wpg && (lane & 31u) == 0u) { const u32 sl = (u32)(C.wave & 255ull);",
+                  "    if (lane == 0u) atomicAdd(stats + 8 + 2 * sl, icnt); atomicAdd(stats + 9 + 2 * sl, licnt); }",
                   "}"]
         return "\n".join(lines) + "\n"
 

@@ -159,7 +159,7 @@ class Runtime:
                 "woff": cp.asarray(np.append(np.asarray(win.offs, np.int64), np.int64(0))),
                 "wavebase": cp.asarray(wavebase),
                 "status": cp.zeros(16, cp.uint32),
-                "stats": cp.zeros(G.STAT_BASE + G.STAT_STRIDE * G.STAT_SLOTS, cp.uint64),   # [2] escapes
+                "stats": cp.zeros(8 + 2 * 256, cp.uint64),     # [2] escapes; [8 + 2k], [9 + 2k] slot k
                 "esc": cp.zeros(8 * 16, cp.uint32),
             }
             gscr = cp.zeros(max(chunk * full * wb // 4, 1), cp.uint32)
@@ -208,8 +208,8 @@ class Runtime:
         self._learn_hints()
         status = d["status"].get()
         stats = d["stats"].get()
-        self.instructions = int(stats[G.STAT_BASE::G.STAT_STRIDE].sum())
-        self.lane_instructions = int(stats[G.STAT_BASE + 1::G.STAT_STRIDE].sum())
+        self.instructions = int(stats[8::2].sum())
+        self.lane_instructions = int(stats[9::2].sum())
         self.escape_count = int(stats[2])
         esc = d["esc"].get().reshape(16, 8)
         prog = self.m.program
