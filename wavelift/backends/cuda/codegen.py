@@ -663,6 +663,9 @@ class Lowering:
                 return f"wl_f2h((f32)({a}))"
             return f"(({to})({a}))"
         if not _isf(to):
+            if frm != "f64" and to not in ("u64", "i64"):
+                lo, hi = INT_LIMITS[to]
+                return f"wl_f2i<{to}>(wl_f({a}), {float(lo)!r}f, {float(hi + 1)!r}f, ({to}){hi})"
             x = f"(f64)wl_f({a})"
             if to == "u64":
                 return f"wl_f2u64({x})"

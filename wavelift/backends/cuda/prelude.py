@@ -311,6 +311,12 @@ template <class T> __device__ __forceinline__ T wl_f2i(f64 y, f64 lo, f64 hi) {
   y = (y != y) ? 0.0 : ((y <= lo) ? lo : ((y >= hi) ? hi : y));
   return (T)y;
 }
+/* the same from f32 (and f16) into 32 bits or fewer, without widening (twice the lanes per vector
+   on the host): ``top`` = hi + 1, a power of two, so x >= top saturates exactly where trunc(x) >= hi
+   does (no f32 lies in (top - 1, top)); below it, x <= lo gives lo and (T)x truncates in range */
+template <class T> __device__ __forceinline__ T wl_f2i(f32 x, f32 lo, f32 top, T hi) {
+  return (x != x) ? (T)0 : ((x >= top) ? hi : ((x <= lo) ? (T)lo : (T)x));
+}
 __device__ __forceinline__ u64 wl_f2u64(f64 y) {
   y = trunc(y); if (y != y || y <= 0.0) return 0ull;
   if (y >= 18446744073709551616.0) return 0xffffffffffffffffull; return (u64)y;

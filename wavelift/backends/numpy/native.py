@@ -81,17 +81,20 @@ struct WlGrid { i64 """ + ", ".join(GRID_FIELDS) + r"""; };
 #define WL_NONE ((i64)0x8000000000000000ull)
 /* arena index of nb bytes at guest address a when one window holds them all, else WL_NONE (the
    address canonical: 48 bits sign-extended from bit 47, as windows.canonical); h: last window */
-static inline i64 wl_where(WlCtx* C, u64 a, u32 nb, i64& h) {
+static __attribute__((noinline)) i64 wl_search(WlCtx* C, u64 ca, u32 nb, i64& h) {
+  i64 lo = 0, hi = C->nwin;
+  while (lo < hi) { i64 m = (lo + hi) >> 1; if (C->ws[m] <= ca) lo = m + 1; else hi = m; }
+  const i64 k = lo - 1;
+  if (k < 0 || ca - C->ws[k] + nb > C->we[k] - C->ws[k]) return WL_NONE;
+  h = k;
+  return C->wo[k] + (i64)(ca - C->ws[k]);
+}
+/* (inline: the hinted window; the search is a call) */
+static inline __attribute__((always_inline)) i64 wl_where(WlCtx* C, u64 a, u32 nb, i64& h) {
   u64 ca = a & 0xffffffffffffull;
   if (ca >> 47) ca |= 0xffff000000000000ull;
-  i64 k = h;
-  if (k < 0 || ca < C->ws[k] || ca - C->ws[k] + nb > C->we[k] - C->ws[k]) {
-    i64 lo = 0, hi = C->nwin;
-    while (lo < hi) { i64 m = (lo + hi) >> 1; if (C->ws[m] <= ca) lo = m + 1; else hi = m; }
-    k = lo - 1;
-    if (k < 0 || ca - C->ws[k] + nb > C->we[k] - C->ws[k]) return WL_NONE;
-    h = k;
-  }
+  const i64 k = h;
+  if (k < 0 || ca < C->ws[k] || ca - C->ws[k] + nb > C->we[k] - C->ws[k]) return wl_search(C, ca, nb, h);
   return C->wo[k] + (i64)(ca - C->ws[k]);
 }
 /* window k's arena bytes [a, b) were read (kind 0) or written (1): the range each lies in, per
@@ -114,7 +117,7 @@ static inline i64 wl_span(WlCtx* C, u64 lo, u64 hi, u32 nb, i64& h, u32 kind) {
   wl_touch(C, k, kind, (i64)lo + d, (i64)hi + d + nb);
   return d;
 }
-static void wl_escape(WlCtx* C, u32 instr, i64 w, u32 lane, u64 a, u32 kind) {
+static __attribute__((noinline)) void wl_escape(WlCtx* C, u32 instr, i64 w, u32 lane, u64 a, u32 kind) {
   C->esc_count++;
   if (C->esc_n < C->esc_cap) {
     u64* e = C->esc + 5 * C->esc_n++;
@@ -122,7 +125,7 @@ static void wl_escape(WlCtx* C, u32 instr, i64 w, u32 lane, u64 a, u32 kind) {
   }
 }
 /* space 0 global, 1 LDS (out-of-range LDS reads give 0, stores drop, neither escapes) */
-static inline void wl_ld(WlCtx* C, u32 space, i64 w, u32 lane, u32 instr, u64 a, u32 nb, u32 words,
+static inline __attribute__((always_inline)) void wl_ld(WlCtx* C, u32 space, i64 w, u32 lane, u32 instr, u64 a, u32 nb, u32 words,
                          u32* out, i64& h) {
   for (u32 k = 0; k < words; k++) out[k] = 0u;
   const u8* p;
