@@ -128,3 +128,47 @@ def test_read_any_alignment(helper_exe):
                          text=True, check=True).stdout.splitlines()
     bad = [(lines[i][-8:], out[i], want[i]) for i in range(len(lines)) if out[i] != want[i]]
     assert not bad, bad[:3]
+
+
+def test_minmax_with_a_constant_is_wl_fmin_fmax(tmp_path):
+    """codegen.minmax_const (an f32 fmin/fmax with a constant operand as one compare) gives the
+    bits wl_fmin / wl_fmax give, for every operand kind, the constant first or second; and it is
+    not used where it would not (a NaN constant, fmax with -0, fmin with +0)."""
+    import ctypes
+    from wavelift.backends import host
+    from wavelift.backends.cuda.codegen import const_literal, minmax_const
+    cxx = host.compiler()
+    if cxx is None:
+        pytest.skip("no host C++ compiler")
+    f32 = np.float32
+    consts = [0.0, -0.0, 255.0, -1.5, np.inf, -np.inf, 1e-45, -3e-39, np.nan]
+    xs = np.array([0, 0x80000000, 0x7f800000, 0xff800000, 0x7fc00000, 0xffc00001, 0x7f800001,
+                   0x00000001, 0x80000001, 0x007fffff, 0x3f800000, 0xbf800000, 0x437f0000,
+                   0x437f0001, 0x437effff, 0xbfc00000, 0x00000000 | 0x00200000], np.uint32)
+    xs = np.concatenate([xs, np.random.default_rng(7).integers(0, 1 << 32, 512, dtype=np.uint64).astype(np.uint32)])
+    body, used = [], []
+    for n in ("fmin", "fmax"):
+        for c in consts:
+            lit = const_literal("f32", f32(c))
+            for a in (["x", lit], [lit, "x"]):
+                e = minmax_const(n, a)
+                bits = int(np.array(f32(c)).view(np.uint32))
+                expect_none = np.isnan(c) or bits == (0x80000000 if n == "fmax" else 0)
+                assert (e is None) == expect_none, (n, c, e)
+                if e is not None:
+                    used.append(e)
+                    body.append(f"  o[k++] = __float_as_uint({e}); o[k++] = __float_as_uint(wl_{n}({a[0]}, {a[1]}));")
+    src = tmp_path / "m.cpp"
+    src.write_text(host.prelude_semantics() + 'extern "C" void t(const u32* in, u32* out, long n) {\n'
+                   "  for (long i = 0; i < n; i++) { const f32 x = __uint_as_float(in[i]); u32* o = out + i * "
+                   f"{2 * len(body)}; int k = 0;\n" + "\n".join(body) + "\n  }\n}\n")
+    so = tmp_path / "m.so"
+    r = subprocess.run([cxx, "-O2", "-march=native", "-fno-trapping-math", *host.COMPILE_FLAGS, str(src), "-o", str(so)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[:3000]
+    lib = ctypes.CDLL(str(so))
+    out = np.zeros((len(xs), len(body), 2), np.uint32)
+    lib.t(ctypes.c_void_p(xs.ctypes.data), ctypes.c_void_p(out.ctypes.data), ctypes.c_long(len(xs)))
+    assert len(used) == 2 * 2 * (len(consts) - 2)      # every case but NaN and each one's zero, both orders
+    bad = np.argwhere(out[..., 0] != out[..., 1])
+    assert not len(bad), [(hex(int(xs[i])), used[j]) for i, j in bad[:5]]

@@ -110,6 +110,28 @@ def const_literal(t: str, value) -> str:
     return f"(({t}){v:#x}ull)"
 
 
+_F32_LITERAL = re.compile(r"__uint_as_float\((0x[0-9a-f]+)u\)")
+
+
+def minmax_const(n: str, a) -> str | None:
+    """f32 fmin/fmax with a constant operand c (const_literal's form), when a plain compare is
+    exact: c is not NaN, and not the zero whose sign the tie-break could flip (fmax with -0, fmin
+    with +0).  Then (x > c ? x : c) / (x < c ? x : c) gives wl_fmax / wl_fmin's bits for every x,
+    a NaN x included (-> c); on x86 that is one vmaxps/vminps.  None: use wl_fmin/wl_fmax."""
+    for i in (0, 1):
+        m = _F32_LITERAL.fullmatch(a[i])
+        if m is None:
+            continue
+        bits = int(m.group(1), 16)
+        if (bits & 0x7f800000) == 0x7f800000 and bits & 0x7fffff:
+            return None                                   # NaN
+        if bits == (0x80000000 if n == "fmax" else 0):
+            return None                                   # the zero the tie-break decides
+        x, c = a[1 - i], a[i]
+        return f"(({x}) {'>' if n == 'fmax' else '<'} ({c}) ? ({x}) : ({c}))"
+    return None
+
+
 class Lowering:
     def __init__(self, program: Program, wave_size: int, mode: str, scratch_wave_bytes: int,
                  base_address: int):
@@ -238,6 +260,8 @@ class Lowering:
             e = {64: f"(({t})__brevll((u64)({a[0]})))", 32: f"(({t})__brev((u32)({a[0]})))",
                  16: f"(({t})(__brev((u32)(u16)({a[0]})) >> 16))",
                  8: f"(({t})(__brev((u32)(u8)({a[0]})) >> 24))"}[bits]
+        elif n in ("fmin", "fmax") and minmax_const(n, a):
+            e = minmax_const(n, a)
         elif n in _FLOAT_FN:
             e = f"wl_{n}({', '.join(a)})"
         elif n == "fma_to":

@@ -1,0 +1,87 @@
+"""What parts of a translated CUDA kernel cost: kernel time of the module as generated next to
+variants with one part cut out of its source, in one device call (measurement only: the
+variants are unsound and their results are not looked at).
+
+    python bench/cuda_costs.py [VARIANTS] [DISPATCHES]     # e.g. base,nostats vadd64,shade
+
+VARIANTS (comma-separated, default all): base; nostorebar (no wave sync before a wave64 store);
+noexecz (a wave64 zero test on the warp's own half: no bar.red); nobar (both); nowritten (no
+written-map marks on stores); nostats (no instruction/lane count atomics at the end); all.
+DISPATCHES: vadd32, vadd64 (full-screen vadd, clang), shade (full-screen shade).  Each variant
+gets its own module cache; kernel times are the best of three rounds of 30 back-to-back
+launches (WAVELIFT_CUDA_TIMING_REPEAT), interleaved; the native kernel is timed alongside.
+With $OUT set, each module's CUDA source and SASS (cuobjdump) are written there.
+"""
+import copy
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gpu_check as G                                    # noqa: E402
+import wavelift.backends.cuda as WC                      # noqa: E402
+from wavelift.execute import execute_dispatch            # noqa: E402
+
+VARIANTS = {
+    "base": [],
+    "nostorebar": [(r'  asm volatile\("bar\.sync %0, 64;" :: "r"\(wv \+ 1u\) : "memory"\);\n'
+                    r'(  if \(\(t\d+\)\) \{ const u32 dw)', r'\1')],
+    "noexecz": [(r'wl_any64\(\(\(u32\)\((t\d+)\) != 0u\), wv \+ 1u\)', r'__any_sync(WL_FULL, ((u32)(\1) != 0u))')],
+    "nowritten": [(r'\(\(u32\*\)q\)\[k\] = 0x01010101u;', '')],
+    "nostats": [(r'if \(lane == 0u\) atomicAdd\(stats \+ 8 \+ 2 \* sl, icnt\); '
+                 r'atomicAdd\(stats \+ 9 \+ 2 \* sl, licnt\);', '')],
+}
+VARIANTS["nobar"] = VARIANTS["nostorebar"] + VARIANTS["noexecz"]
+VARIANTS["all"] = VARIANTS["nobar"] + VARIANTS["nowritten"] + VARIANTS["nostats"]
+DISPATCHES = {"vadd32": lambda: G.vadd_dispatch(1920 * 1088),
+              "vadd64": lambda: G.vadd_dispatch(1920 * 1088, 64),
+              "shade": lambda: G.shade_dispatch(1920, 1080)}
+
+
+def main():
+    names = sys.argv[1].split(",") if len(sys.argv) > 1 else list(VARIANTS)
+    which = sys.argv[2].split(",") if len(sys.argv) > 2 else list(DISPATCHES)
+    current = ["base"]
+    generate = WC.generate
+
+    def variant(*a, **k):                # build_module calls this module's generate
+        src, slots, pre = generate(*a, **k)
+        for pat, rep in VARIANTS[current[0]]:
+            src, n = re.subn(pat, rep, src)
+            if not n:
+                print(f"   ({current[0]}: nothing to cut for {pat[:40]!r})")
+        return src, slots, pre
+    WC.generate = variant
+    arch = WC.device_arch()
+    for d in which:
+        mem, cfg, _, _, native = DISPATCHES[d]()
+        nat = min(G.run_native(native, arch, 5)[0] for _ in range(3))
+        caches, best = {}, {v: float("inf") for v in names}
+        for _ in range(3):
+            for v in names:
+                current[0] = v
+                if v not in caches:             # (the module's first dispatch has no guesses)
+                    os.environ["WAVELIFT_CUDA_CACHE"] = tempfile.mkdtemp()
+                    caches[v] = {}
+                    execute_dispatch(copy.deepcopy(mem), cfg, backend="cuda", mode="lane", cache=caches[v])
+                os.environ["WAVELIFT_CUDA_TIMING_REPEAT"] = "30"
+                r = execute_dispatch(copy.deepcopy(mem), cfg, backend="cuda", mode="lane", cache=caches[v])
+                del os.environ["WAVELIFT_CUDA_TIMING_REPEAT"]
+                best[v] = min(best[v], r.stats.get("device_time_s") or float("inf"))
+        if os.environ.get("OUT"):
+            for v, c in caches.items():
+                for mod in c.values():
+                    if hasattr(mod, "cubin"):
+                        base = os.path.join(os.environ["OUT"], f"{d}-{v}")
+                        open(base + ".cu", "w").write(mod.source)
+                        open(base + ".cubin", "wb").write(mod.cubin)
+                        sass = subprocess.run(["cuobjdump", "-sass", base + ".cubin"], capture_output=True, text=True)
+                        open(base + ".sass", "w").write(sass.stdout)
+        print(f"{d}: native {nat * 1e6:.1f} us; " +
+              "  ".join(f"{v} {b * 1e6:.1f} us ({b / nat:.2f}x)" for v, b in best.items()), flush=True)
+
+
+if __name__ == "__main__":
+    main()
