@@ -512,7 +512,7 @@ class BlockSource:
             elif n == "ballot":
                 if m is not None:
                     d = defined.get(args[0].id)
-                    if d is None or d.name != "and" or all(x.id != m for x in d.args):
+                    if d is None or d.name != "and" or all(getattr(x, "id", None) != m for x in d.args):
                         return None
             elif n in VALUE_EXPR or n in ("lanes", "word"):
                 if m is not None and op.out is not None:
