@@ -66,6 +66,13 @@ class GuestMemory:
     def __init__(self):
         self._bases: list[int] = []
         self._allocs: list[Allocation] = []
+        # the tracer's pointer candidates per (base, length, digest of the bytes) (tracer._scan)
+        self.pointer_scans: dict = {}
+
+    def __setstate__(self, state):
+        """(memories pickled before a field existed get its default)"""
+        self.__dict__.update(state)
+        self.__dict__.setdefault("pointer_scans", {})
 
     # --- allocation -------------------------------------------------------------------------
     @property

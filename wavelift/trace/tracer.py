@@ -89,7 +89,7 @@ def _scan(memory, a, hit):
         return []
     data = a.data[:4 * n]
     key = (a.base, n, hashlib.blake2b(data, digest_size=16).digest())
-    cache = memory.__dict__.setdefault("_pointer_scans", {})
+    cache = memory.pointer_scans
     found = cache.get(key)
     if found is None:
         found = _all_candidates(np.frombuffer(data.tobytes(), np.uint32))
