@@ -92,3 +92,43 @@ def test_auto_placement_skips_fixed_allocations():
     f = m.find(first + 0x2000)
     assert nxt >= f.end or nxt + 0x4000 <= f.base
     assert len({(a.base, a.end) for a in m.allocations}) == 3
+
+
+def test_placement_is_first_fit_with_the_resume_cache():
+    """alloc() without an address places first fit from DEFAULT_BASE (guards kept); the cache that
+    resumes a request where the last one of its size and alignment went must not change where
+    anything goes, through allocations at given addresses and frees."""
+    import random
+    from wavelift.memory import guest as G
+
+    def first_fit(mem, size, align):            # the plain scan over every allocation
+        cand = G.DEFAULT_BASE
+        for a in mem.allocations:
+            if a.base >= G.LOW_HALF_END:
+                break
+            if a.end + G.GUARD <= cand:
+                continue
+            if a.base >= cand + size + G.GUARD:
+                break
+            cand = -(-(a.end + G.GUARD) // align) * align
+        return cand
+
+    rng = random.Random(5)
+    mem = GuestMemory()
+    live = []
+    for step in range(1500):
+        r = rng.random()
+        if r < 0.15 and live:
+            mem.free(live.pop(rng.randrange(len(live))))
+        elif r < 0.2:
+            addr = G.DEFAULT_BASE + rng.randrange(0, 1 << 22) * 256
+            try:
+                live.append(mem.alloc(rng.choice((64, 4096)), "fixed", address=addr))
+            except GuestMemoryError:
+                pass                             # (overlaps: refused, nothing placed)
+        else:
+            size, align = rng.choice(((64, 256), (64, 16), (4096, 4096), (100, 256), (1 << 16, 256)))
+            want = first_fit(mem, size, align)
+            got = mem.alloc(size, "auto", align=align)
+            assert got == want, (step, size, align, hex(got), hex(want))
+            live.append(got)

@@ -68,11 +68,16 @@ class GuestMemory:
         self._allocs: list[Allocation] = []
         # the tracer's pointer candidates per (base, length, digest of the bytes) (tracer._scan)
         self.pointer_scans: dict = {}
+        # first fit resumes where the last request of the same (size, align) was placed: every
+        # gap below that was too small then, and until a free() gaps only shrink (a Device's
+        # per-launch kernargs: no scan of every earlier launch's allocations)
+        self._fit_from: dict = {}
 
     def __setstate__(self, state):
         """(memories pickled before a field existed get its default)"""
         self.__dict__.update(state)
         self.__dict__.setdefault("pointer_scans", {})
+        self.__dict__.setdefault("_fit_from", {})
 
     # --- allocation -------------------------------------------------------------------------
     @property
@@ -110,8 +115,10 @@ class GuestMemory:
         self._allocs.insert(i, a)
 
     def _place(self, size: int, align: int) -> int:
-        cand = DEFAULT_BASE
-        for a in self._allocs:
+        cand = self._fit_from.get((size, align), DEFAULT_BASE)
+        allocs = self._allocs
+        for j in range(max(bisect.bisect_right(self._bases, cand) - 1, 0), len(allocs)):
+            a = allocs[j]
             if a.base >= LOW_HALF_END:
                 break
             if a.end + GUARD <= cand:
@@ -121,6 +128,7 @@ class GuestMemory:
             cand = -(-(a.end + GUARD) // align) * align
         if cand + size > LOW_HALF_END:
             raise GuestMemoryError(f"no room for 0x{size:x} bytes in the lower half")
+        self._fit_from[(size, align)] = cand
         return cand
 
     def alloc(self, size: int, name: str = "", address: int | None = None, align: int = 256,
@@ -172,6 +180,7 @@ class GuestMemory:
             raise GuestMemoryError(f"free: no allocation starts at 0x{canonical(address):016x}")
         i = self._allocs.index(a)
         del self._allocs[i], self._bases[i]
+        self._fit_from.clear()          # (a gap grew)
 
     # --- lookup -----------------------------------------------------------------------------
     def find(self, address: int, size: int = 1) -> Allocation | None:
