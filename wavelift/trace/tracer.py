@@ -92,7 +92,7 @@ def _scan(memory, a, hit):
     cache = memory.pointer_scans
     found = cache.get(key)
     if found is None:
-        found = _all_candidates(np.frombuffer(data.tobytes(), np.uint32))
+        found = _all_candidates(data.view(np.uint32))   # (new arrays: nothing aliases memory)
         if len(cache) >= SCAN_CACHE:
             del cache[next(iter(cache))]
         cache[key] = found

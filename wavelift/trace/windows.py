@@ -131,11 +131,9 @@ class WindowSet:
         _give(self.arena, self.written)
         self.arena = self.written = self.arena32 = None
 
-    def refill(self, copy_all: bool = False):
-        """Every window as guest memory holds it, nothing written (a discarded run starts over);
-        ``copy_all``: the aliased and blank windows copied in as well (``copy_all``)."""
-        if copy_all:
-            self.aliased, self.blank = set(), set()
+    def refill(self):
+        """Every window as guest memory holds it (aliased and blank ones as they were: see
+        copy_all), nothing written (a discarded run starts over)."""
         self._copy_in()
         self.written[:] = 0
 

@@ -585,7 +585,8 @@ class Runtime:
                 # written: that guess ends for the program
                 self.m.alias_ok &= not stored
                 self.m.blank_ok &= not read
-                self.win.refill(copy_all=True)
+                self.win.refill()
+                self.win.copy_all()
                 parts = self._drive_parts(lib, G, user, nv, group_waves, total, threads)
             return parts
         parts = attempt(threads)
@@ -595,8 +596,7 @@ class Runtime:
             parts = attempt(1)
         self.native_threads = 1 if self.m.native_serial else threads
         self.windows_aliased, self.windows_blank = len(self.win.aliased), len(self.win.blank)
-        rng = np.stack([st.touch.reshape(-1, 2, 2) for _, st, _ in parts])
-        used = (rng[..., 0] < rng[..., 1]).any(axis=0)          # [window, read/write]
+        used = self._touched(parts)[1].any(axis=0)              # [window, read/write]
         self.win.maybe_written = set(np.flatnonzero(used[:, 1]).tolist())
         self.m.driven = True
         ws = self.win.windows
@@ -650,12 +650,18 @@ class Runtime:
             list(_pool().map(go, range(threads)))
         return parts
 
+    @staticmethod
+    def _touched(parts):
+        """The threads' touch ranges (native.wl_touch) -> (ranges [thread, window, read/write,
+        lo/hi], whether each is non-empty [thread, window, read/write])."""
+        rng = np.stack([st.touch.reshape(-1, 2, 2) for _, st, _ in parts])
+        return rng, rng[..., 0] < rng[..., 1]
+
     def _races(self, parts) -> bool:
         """Whether the threads' order could have mattered: each thread keeps, per window, the
         arena range it read and the range it wrote (native.wl_touch); a range one thread wrote
         that meets a range another thread read or wrote could hold a byte both touched."""
-        rng = np.stack([st.touch.reshape(-1, 2, 2) for _, st, _ in parts])   # [thread, window, read/write, lo/hi]
-        used = rng[..., 0] < rng[..., 1]
+        rng, used = self._touched(parts)
         T = len(parts)
         for k in np.flatnonzero(used[:, :, 1].any(axis=0)).tolist():
             for t in range(T):
