@@ -6,7 +6,9 @@ variants are unsound and their results are not looked at).
 
 VARIANTS (comma-separated, default all): base; nostorebar (no wave sync before a wave64 store);
 noexecz (a wave64 zero test on the warp's own half: no bar.red); nobar (both); nowritten (no
-written-map marks on stores); nostats (no instruction/lane count atomics at the end); all.
+written-map marks on stores); nostats (no instruction/lane count atomics at the end); all;
+and sound ones by the backend's switches: eager (WL_CUDA_BLENDS=eager), occ2048 / occ1024
+(WAVELIFT_CUDA_OCCUPANCY: the register bound's threads per SM).
 DISPATCHES: vadd32, vadd64 (full-screen vadd, clang), shade (full-screen shade).  Each variant
 gets its own module cache; kernel times are the best of three rounds of 30 back-to-back
 launches (WAVELIFT_CUDA_TIMING_REPEAT), interleaved; the native kernel is timed alongside.
@@ -30,11 +32,15 @@ VARIANTS = {
                     r'(  if \(\(t\d+\)\) \{ const u32 dw)', r'\1')],
     "noexecz": [(r'wl_any64\(\(\(u32\)\((t\d+)\) != 0u\), wv \+ 1u\)', r'__any_sync(WL_FULL, ((u32)(\1) != 0u))')],
     "nowritten": [(r'\(\(u32\*\)q\)\[k\] = 0x01010101u;', '')],
-    "nostats": [(r'if \(lane == 0u\) atomicAdd\(stats \+ 8 \+ 2 \* sl, icnt\); '
-                 r'atomicAdd\(stats \+ 9 \+ 2 \* sl, licnt\);', '')],
+    "nostats": [(r'  if \(wv < wpg\) wl_count_\(C\.wave, lane, icnt \+ ic, lc\);', '')],
 }
 VARIANTS["nobar"] = VARIANTS["nostorebar"] + VARIANTS["noexecz"]
 VARIANTS["all"] = VARIANTS["nobar"] + VARIANTS["nowritten"] + VARIANTS["nostats"]
+# variants made by the backend's own switches (sound: A/B of a code-generation choice)
+ENV = {"eager": {"WL_CUDA_BLENDS": "eager"},              # EXEC blends at every VGPR write
+       "occ2048": {"WAVELIFT_CUDA_OCCUPANCY": "2048"},     # bound registers for 2048 threads/SM
+       "occ1024": {"WAVELIFT_CUDA_OCCUPANCY": "1024"}}
+VARIANTS.update({k: [] for k in ENV})
 DISPATCHES = {"vadd32": lambda: G.vadd_dispatch(1920 * 1088),
               "vadd64": lambda: G.vadd_dispatch(1920 * 1088, 64),
               "shade": lambda: G.shade_dispatch(1920, 1080)}
@@ -62,6 +68,9 @@ def main():
         for _ in range(3):
             for v in names:
                 current[0] = v
+                for k in {k for e in ENV.values() for k in e}:
+                    os.environ.pop(k, None)
+                os.environ.update(ENV.get(v, {}))
                 if v not in caches:             # (the module's first dispatch has no guesses)
                     os.environ["WAVELIFT_CUDA_CACHE"] = tempfile.mkdtemp()
                     caches[v] = {}

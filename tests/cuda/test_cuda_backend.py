@@ -606,10 +606,20 @@ def test_preloads_need_the_dispatch_value_on_every_path():
     assert preload.find(prog)[0] == []
 
 
+# 64 values live at once in a kernel bounded to 2 blocks of 1024 threads (32 registers)
+SPILLER = r'''extern "C" __global__ void __launch_bounds__(1024, 2) wl_main(float* a, float* b) {
+  float x[64];
+  for (int i = 0; i < 64; i++) x[i] = a[threadIdx.x * 64 + i];
+  b[threadIdx.x] = 0.0f;                       /* may alias a: the loads cannot move below */
+  for (int i = 0; i < 64; i++) a[threadIdx.x * 64 + i] = x[i] * x[63 - i];
+}
+'''
+
+
 def test_occupancy_bounded_build_unless_it_spills():
     """compile.nvrtc_compile: a small program's module names its block size; vadd then fits
     1536 threads per SM (≤ 40 registers, no spills) and that build is the one kept; a build
-    that spills (vadd squeezed to 32 registers as 2 blocks of 1024 threads) counts as spilling;
+    that spills more than SPILL_OK_BYTES (64 live values in 32 registers) counts as spilling;
     without a block size there is one, unbounded, build."""
     import re
     why = _nvrtc_problem()
@@ -625,8 +635,7 @@ def test_occupancy_bounded_build_unless_it_spills():
     used = re.search(r"Function properties for wl_main[\s\S]*?Used (\d+) registers", log)
     assert not CC._spills(log) and int(used.group(1)) <= 40
     assert CC.nvrtc_compile(src, "sm_90") == cubin
-    wide = src.replace("WL_BLOCK_THREADS 256\n", "WL_BLOCK_THREADS 1024\n")
-    _, log = CC._nvrtc_build(wide, "sm_90", ("--ptxas-options=-v", "-DWL_MIN_BLOCKS=2"))
+    _, log = CC._nvrtc_build(SPILLER, "sm_90", ("--ptxas-options=-v",))
     assert CC._spills(log)
     plain = src.replace("#define WL_BLOCK_THREADS 256\n", "")
     assert CC._spills("ptxas info : Function properties for wl_escape_\n 0 bytes spill stores")
@@ -635,8 +644,9 @@ def test_occupancy_bounded_build_unless_it_spills():
 
 def test_runtime_packs_preloads_and_guards_their_bytes():
     """runtime._preloads (no GPU needed): each resolved load's words go to WL_PRE in turn, its
-    WL_PO entry says where; the bytes read join the written check (self.mirrored); a rerun
-    (disabled) preloads nothing."""
+    WL_PO entry says where; the bytes read join the written check (self.mirrored); all resolved
+    -> the module's own (WL_PRELOADED) build is launched; a rerun (disabled) preloads nothing
+    and needs the checked build."""
     from types import SimpleNamespace
     from wavelift.backends.cuda import preload
     from wavelift.backends.cuda.runtime import Runtime
@@ -648,15 +658,16 @@ def test_runtime_packs_preloads_and_guards_their_bytes():
     mod = SimpleNamespace(program=prog, preloads=preload.find(prog))
     rt = Runtime(mod, cfg, win, "lane", 1000)
     rt.mirrored = []
-    (po_name, po), (pre_name, pre) = rt._preloads(True)
+    ((po_name, po), (pre_name, pre)), complete = rt._preloads(True)
+    assert complete
     assert (po_name, pre_name) == ("WL_PO", "WL_PRE")
     assert list(po) == [0, 1, 2, 6]                     # 1 + 1 + 4 + 2 words
     assert list(pre[:8]) == [256 | (1 << 16), n, a & 0xFFFFFFFF, a >> 32, b & 0xFFFFFFFF, b >> 32,
                              c & 0xFFFFFFFF, c >> 32]
     assert len(rt.mirrored) == 4
     rt.mirrored = []
-    (_, po), (_, pre) = rt._preloads(False)
-    assert list(po) == [-1] * 4 and not pre.any() and rt.mirrored == []
+    ((_, po), (_, pre)), complete = rt._preloads(False)
+    assert list(po) == [-1] * 4 and not pre.any() and rt.mirrored == [] and not complete
 
 
 def _syncs_before_first_access(src: str, block: int) -> int:

@@ -37,8 +37,8 @@ extern "C" void wl_test(const u64* ws, const u64* we, const i64* wo, u32 n,
   for (u32 j = 0; j < WL_NSLOT; j++) WL_HINT[j] = 0xffffffffu;
   u32 status[16] = {0}; u64 stats[8 + 2 * 256] = {0}; u32 esc[8 * 16] = {0};
   WlCtx C; C.W.start = ws; C.W.end = we; C.W.off = wo; C.W.n = n;
-  C.arena = arena; C.written = written; C.status = status; C.stats = stats; C.esc = esc;
-  C.gscr = 0; C.wave = 0; C.budget = 0;
+  C.arena = arena; C.written = written; WL_STATUS = status; WL_STATS = stats; WL_ESC = esc;
+  C.gscr = 0; C.wave = 0;
   for (long i = 0; i < count; i++) {
     const u64 before = stats[2];
     u32 w[4] = {0u, 0u, 0u, 0u};

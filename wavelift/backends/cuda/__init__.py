@@ -65,9 +65,25 @@ class Module:
     slots: tuple = ()               # per global access slot: (size, uniform load) (codegen.guesses)
     hints: object = None            # WL_HINT read back after the last dispatch (None: none yet)
     preloads: tuple = ((), ())      # preload.find(program): (loads, plan) (runtime._preloads)
+    use_disk: bool = True
+    _plain: object = field(default=None, repr=False)
     _fn: object = field(default=None, repr=False)
     _mod: object = field(default=None, repr=False)
     _shared: int = 48 * 1024
+
+    def variant(self, preloaded: bool) -> "Module":
+        """The module to launch: this one, whose preloads are constants (the host resolved every
+        one), or its sibling built with WL_PRELOADED 0 on first use (each preload checked,
+        the kernel's own load where it is unresolved; codegen.Lowering.load).  Each has its own
+        constant memory: the runtime fills the one it launches."""
+        if preloaded or not self.preloads[0]:
+            return self
+        if self._plain is None:
+            src = "#define WL_PRELOADED 0\n" + self.source
+            cubin, secs, how = _compile(self.key, src, self.arch, self.use_disk)
+            self._plain = Module(self.key, self.program, src, self.arch, cubin, secs, how,
+                                 self.slots, preloads=self.preloads, use_disk=self.use_disk)
+        return self._plain
 
     def function(self):
         if self._fn is None:
@@ -123,7 +139,6 @@ def build_module(key, program: Program, config, mode: str, arch: str | None = No
                  use_disk: bool = True, base_address: int | None = None) -> Module:
     """Generate and compile the module (raises Refused for what this backend cannot lower)."""
     from ...refusal import Refused
-    from .compile import CompileError
     if mode not in ("wave", "lane"):
         raise Refused("backend.unavailable", f"mode {mode!r} is not 'wave' or 'lane'")
     arch = arch or device_arch()
@@ -135,12 +150,19 @@ def build_module(key, program: Program, config, mode: str, arch: str | None = No
         raise Refused("backend.unavailable",
                       f"the CUDA backend does not lower this program ({e}); use backend='numpy'") \
             from None
+    cubin, secs, how = _compile(key, src, arch, use_disk)
+    return Module(key, program, src, arch, cubin, secs, how, slots, preloads=preloads,
+                  use_disk=use_disk)
+
+
+def _compile(key, src: str, arch: str, use_disk: bool):
+    from ...refusal import Refused
+    from .compile import CompileError
     try:
-        cubin, secs, how = cached_compile(key, src, arch, use_disk)
+        return cached_compile(key, src, arch, use_disk)
     except CompileError as e:
         raise Refused("backend.unavailable", f"NVRTC could not compile the module: "
                                              f"{str(e)[:2000]}") from None
-    return Module(key, program, src, arch, cubin, secs, how, slots, preloads=preloads)
 
 
 def __getattr__(name):

@@ -15,6 +15,7 @@ Generated text holds numbers and names made from numbers only — never guest te
 """
 from __future__ import annotations
 
+import os
 import re
 
 import numpy as np
@@ -132,6 +133,79 @@ def minmax_const(n: str, a) -> str | None:
     return None
 
 
+def _zext32(op) -> bool:
+    """op widens a u32 to u64."""
+    return op is not None and op.name == "cvt" and op.attrs["to"] == "u64" and op.args[0].type == "u32"
+
+
+def deferred_blends(ops, defined, term_args=()) -> dict | None:
+    """Register writes whose EXEC blend can wait until the block's end, or None.
+
+    A vset under mask m stores the raw value; a later read of the register uses it as is.
+    Such a value (and anything computed from it lane by lane) is right in the lanes where
+    m is set and arbitrary elsewhere: it is *tainted* by m.  That is exact as long as every
+    tainted value is consumed only where m masks it again: lane-wise ops (their result is
+    tainted), a vset, load or store under m, a ballot of (x & m); the one blend with the old
+    register value is done at the end, for registers live after the block.  Anything else
+    (another mask, a cross-lane read, a refusal test, two masks mixed) -> None: the block
+    blends at every write.  ``term_args``: the values the block's terminator reads (a
+    tainted one -> None).  Returns vget output id -> the raw value it reads.  Both the CUDA
+    kernel (a thread per lane: a select per write otherwise) and the host's native blocks
+    (numpy/native.py) lower by it."""
+    taint: dict[int, int] = {}      # value id -> the mask id it is tainted by
+    reg: dict[int, tuple] = {}      # VGPR -> (raw value, mask id) of its last write
+    src: dict[int, object] = {}
+    same: dict[int, int] = {}       # exec op's value id -> the first exec op's since EXEC changed
+    first_exec = None
+
+    def t(x):
+        return taint.get(getattr(x, "id", None))
+
+    def mid(x):                     # a mask's id (EXEC read twice is one mask)
+        return same.get(x.id, x.id)
+
+    for op in ops:
+        n, args = op.name, op.args
+        if n == "exec":
+            first_exec = first_exec if first_exec is not None else op.out.id
+            same[op.out.id] = first_exec
+            continue
+        if n == "sset" and op.attrs["reg"] in (EXEC_LO, EXEC_HI):
+            first_exec = None
+        ts = {t(x) for x in args} - {None}
+        if len(ts) > 1:
+            return None
+        m = next(iter(ts), None)
+        if n == "vget":
+            r = reg.get(op.attrs["reg"])
+            if r is not None:       # (even a clean value: the register's other lanes
+                src[op.out.id] = r[0]   # hold the old value, the raw one does not)
+                taint[op.out.id] = r[1]
+        elif n == "vset":
+            v, mask = args
+            prev = reg.get(op.attrs["reg"])
+            if t(mask) is not None or m not in (None, mid(mask)) or \
+                    (prev is not None and prev[1] != mid(mask)):
+                return None
+            reg[op.attrs["reg"]] = (v, mid(mask))
+        elif n in ("load", "store"):
+            if m is not None and (t(args[1]) is not None or m != mid(args[1])):
+                return None         # (a load's result is clean: inactive lanes read 0)
+        elif n == "ballot":
+            if m is not None:
+                d = defined.get(args[0].id)
+                if d is None or d.name != "and" or all(not hasattr(x, "id") or mid(x) != m for x in d.args):
+                    return None
+        elif n in VALUE_EXPR or n in ("lanes", "word"):
+            if m is not None and op.out is not None:
+                taint[op.out.id] = m
+        elif m is not None:
+            return None             # cross-lane reads, refusal tests, ...
+    if any(t(x) is not None for x in term_args):
+        return None
+    return src
+
+
 class Lowering:
     def __init__(self, program: Program, wave_size: int, mode: str, scratch_wave_bytes: int,
                  base_address: int):
@@ -155,6 +229,7 @@ class Lowering:
         self.refusal_k = {id(op): k for k, op in enumerate(
             op for b in program.blocks for op in b.ops if op.name == "refuse_if")}
         self.uses_trig_preop = False
+        self.eager_blends = os.environ.get("WL_CUDA_BLENDS") == "eager"     # (A/B, tests)
         self.skip, self.fwd = _plan(program, wave_size)
         # blocks entered other than by a goto the analyses follow (sync_entries): s_barrier's
         # continuation (and block 0 of a program with barriers: both from the phase switch) and
@@ -178,6 +253,7 @@ class Lowering:
         # them, come from constant memory (preload.py)
         self.preloads = preload.find(program)
         self.pre = {id(op): k for k, op in enumerate(self.preloads[0])}
+        self.pre_at = preload.layout(self.preloads[0])      # fixed: constant-bank operands
         for b in program.blocks:
             for op in b.ops:
                 if op.name in ("load", "store", "atomic") and op.attrs["space"] == "global":
@@ -397,6 +473,12 @@ class Lowering:
         from ...translate.program import lane_count_points
         counts = lane_count_points(self.p, blk)
         emit(f"  const u32 mode = s{MODE_REG}; (void)mode;")
+        # deferred EXEC blends (deferred_blends): VGPR writes keep their raw values, blended
+        # once at the block's end; NVRTC drops the blends of registers dead after it
+        defs = {op.out.id: op for op in blk.ops if op.out is not None}
+        src = None if self.eager_blends else deferred_blends(
+            blk.ops, defs, [x for x in blk.term[1:] if hasattr(x, "id")])
+        last: dict[int, tuple] = {}     # VGPR -> (raw value, mask) of its last deferred write
         name: dict[int, str] = {}
         ctype: dict[int, str] = {}
         words: dict[int, int] = {}
@@ -542,7 +624,11 @@ class Lowering:
                     ot = op.attrs["to"]
                 elif n == "bitcast":
                     ot = op.attrs["to"]
-            if n in VALUE_EXPR:
+            if n == "add" and t == "u64" and all(_zext32(defs.get(x.id)) for x in op.args):
+                # (u64)a + (u64)b of two u32 (v_add_co_u32 and kin): the carry as a compare,
+                # which the compiler makes one add with carry-out
+                e = "wl_addc({}, {})".format(*(name[defs[x.id].args[0].id] for x in op.args))
+            elif n in VALUE_EXPR:
                 e = self.value_expr(op, a, at)
                 if n == "const" and not _isf(t) and t != "b1":
                     consts[op.out.id] = int(op.attrs["value"]) & ((1 << BITS[t]) - 1)
@@ -554,6 +640,8 @@ class Lowering:
                     from_reg[op.out.id] = (r, ver.get(r, 0))
             elif n == "vget":
                 e = f"v{op.attrs['reg']}"
+                if src is not None and op.out.id in src:
+                    e = f"(u32)({name[src[op.out.id].id]})"
             elif n == "lane_id":
                 e = "lane"
             elif n == "exec":
@@ -602,7 +690,10 @@ class Lowering:
                 continue
             elif n == "vset":
                 r = op.attrs["reg"]
-                emit(f"  v{r} = ({a[1]}) ? (u32)({a[0]}) : v{r};")
+                if src is not None:
+                    last[r] = (a[0], a[1])
+                else:
+                    emit(f"  v{r} = ({a[1]}) ? (u32)({a[0]}) : v{r};")
                 continue
             elif n == "store":
                 self.store(op, a, emit, before, after)
@@ -619,6 +710,8 @@ class Lowering:
             name[op.out.id], ctype[op.out.id] = o, ot
             if lz in ("split", "t0", "t1", "orh"):
                 kind[op.out.id] = lz
+        for r, (v, m) in sorted(last.items()):
+            emit(f"  v{r} = ({m}) ? (u32)({v}) : v{r};")
         term = blk.term
         k = term[0]
         for x in term[1:]:
@@ -635,8 +728,8 @@ class Lowering:
         # the two warps agree on stopping (one could see another wave's flag before the other)
         emit(f"  ic += {len(blk.instrs)}u;")
         stop = "nl == 0ull" if L == 32 else "wl_any64(nl == 0ull, wv + 1u)"
-        emit(f"  if (ic > rl) {{ icnt += ic; licnt += lc; ic = lc = 0u; "
-             f"const u64 nl = wl_check_(C.status, C.budget, icnt); if ({stop}) goto WL_STOP; "
+        emit(f"  if (ic > rl) {{ icnt += ic; wl_lanes(C, lc); ic = lc = 0u; "
+             f"const u64 nl = wl_check_(icnt); if ({stop}) goto WL_STOP; "
              f"rl = (u32)(nl - icnt); }}")
 
         def go(bi):
@@ -722,10 +815,16 @@ class Lowering:
         k = self.pre.get(id(op))
         if k is not None:               # the words the host read before the launch, when it could
             pre_pend = list(pend)       # (no sync: a preloaded byte written means a rerun)
-            emit(f"  if (WL_PO[{k}] >= 0) {{ if ({a[1]}) for (u32 k = 0; k < {words}u; k++) "
-                 f"{o}_w[k] = WL_PRE[WL_PO[{k}] + k]; }} else {{")
+            # WL_PRELOADED (the module's first build): the host resolved every preload, each is
+            # constants; else (Module.variant) each is checked, the load itself where unresolved
+            read = f"if ({a[1]}) for (u32 k = 0; k < {words}u; k++) {o}_w[k] = WL_PRE[{self.pre_at[k]}u + k];"
+            emit("#if WL_PRELOADED")
+            emit(f"  {read}")
+            emit("#else")
+            emit(f"  if (WL_PO[{k}] >= 0) {{ {read} }} else {{")
             self._global_load(op, a, o, emit, before, after, sync, pend)
             emit("  }")
+            emit("#endif")
             pend[:] = [x or y for x, y in zip(pre_pend, pend)]
             return
         self._global_load(op, a, o, emit, before, after, sync, pend)
@@ -892,7 +991,8 @@ class Lowering:
                  f"#define WL_NGUESS {max(min(nslot, MAX_GUESSES), 1)}u",
                  f"#define WL_MIRROR_WORDS {MIRROR_BYTES // 4 if any(u for _, u in self.slots) else 1}u",
                  f"#define WL_NPRE {max(len(self.pre), 1)}u",
-                 f"#define WL_PRE_WORDS {preload.PRELOAD_WORDS if self.pre else 1}u", _CTX,
+                 f"#define WL_PRE_WORDS {preload.PRELOAD_WORDS if self.pre else 1}u",
+                 "#ifndef WL_PRELOADED", "#define WL_PRELOADED 1", "#endif", _CTX,
                  # (compile.py defines WL_MIN_BLOCKS; generate() WL_BLOCK_THREADS)
                  "#ifndef WL_MIN_BLOCKS", "#define WL_MIN_BLOCKS 1", "#endif",
                  "#ifndef WL_BLOCK_THREADS", "#define WL_BLOCK_THREADS 1024", "#endif",
@@ -900,7 +1000,7 @@ class Lowering:
                  "    u8* __restrict__ arena, u8* __restrict__ written,",
                  "    const u64* __restrict__ wstart, const u64* __restrict__ wend,",
                  "    const i64* __restrict__ woff, const u64* __restrict__ wavebase,",
-                 "    u32* status, u64* stats, u32* esc, u32* gscr, u64 group_base) {",
+                 "    u32* gscr, u64 group_base) {",
                  "  extern __shared__ __align__(16) u8 wl_smem[];",
                  f"  const u32 WV = {L}u;",
                  "  const u64 g = group_base + (u64)blockIdx.x;",
@@ -922,10 +1022,9 @@ class Lowering:
                  "  const u32 t = threadIdx.x, wv = t / WV, lane = t % WV;",
                  "  WlCtx C;",
                  f"  C.W.start = wstart; C.W.end = wend; C.W.off = woff; C.W.n = P[{P_NWIN}];",
-                 "  C.arena = arena; C.written = written; C.status = status; C.stats = stats; C.esc = esc;",
+                 "  C.arena = arena; C.written = written;",
                  # (without partial groups every group has the block's number of waves)
                  f"  C.wave = (ptg ? wavebase[g] : g * ((P[{P_BLOCK}] * P[{P_BLOCK + 1}] * P[{P_BLOCK + 2}] + WV - 1u) / WV)) + wv;",
-                 f"  C.budget = (u64)P[{P_BUDGET}] | ((u64)P[{P_BUDGET + 1}] << 32);",
                  f"  C.gscr = gscr + ((u64)blockIdx.x * (blockDim.x / WV) + wv) * {max(self.wb // 4, 1)}ull;",
                  f"  u32* X = (u32*)(wl_smem + P[{P_XOFF}]) + wv * {2 * XWORDS}u; (void)X;",
                  "  u32 xo = 0u; (void)xo;"]
@@ -953,8 +1052,8 @@ class Lowering:
             "  { const u32 lx = t % tx, ly = (t / tx) % ty, lz = t / (tx * ty);",
             f"    if (P[{P_GFX11}]) v0 = lx | (ly << 10) | (lz << 20);",
             f"    else {{ v0 = lx; if (P[{P_TIDIG}] >= 1u) v1 = ly; if (P[{P_TIDIG}] >= 2u) v2 = lz; }} }}",
-            "  u64 icnt = 0ull, licnt = 0ull;",
-            "  u32 ic = 0u, lc = 0u, rl = C.budget < (1ull << 20) ? (u32)C.budget : (1u << 20);",
+            "  u64 icnt = 0ull;",
+            f"  u32 ic = 0u, lc = 0u, rl = P[{P_BUDGET + 1}] == 0u && P[{P_BUDGET}] < (1u << 20) ? P[{P_BUDGET}] : (1u << 20);",
             "  bool done = wv >= wpg;",
             "  int pc = 0; (void)pc;",
         ]
@@ -978,23 +1077,25 @@ class Lowering:
             lines += ["  }", "WL_PARK:", "  if (__syncthreads_and(done)) break;", "  }"]
         else:
             lines += ["WL_PARK:"]
-        lines += ["  icnt += ic; licnt += lc;",
-                  # lane counts are per warp (wave64: each warp's own EXEC half)
-                  "  if (wv < wpg && (lane & 31u) == 0u) { const u32 sl = (u32)(C.wave & 255ull);",
-                  "    if (lane == 0u) atomicAdd(stats + 8 + 2 * sl, icnt); atomicAdd(stats + 9 + 2 * sl, licnt); }",
-                  "}"]
+        lines += ["  if (wv < wpg) wl_count_(C.wave, lane, icnt + ic, lc);", "}"]
         return "\n".join(lines) + "\n"
 
 
 _CTX = r"""
 struct WlCtx {
-  WlWin W; u8* arena; u8* written; u32* status; u64* stats; u32* esc; u32* gscr; u64 wave; u64 budget;
+  WlWin W; u8* arena; u8* written; u32* gscr; u64 wave;
 };
 /* the dispatch's parameter words (runtime._params) and, when there are at most WL_CW windows,
    the window tables: constant memory, so wave-uniform reads cost no registers or memory latency */
 #define WL_CW CONST_WINDOWS
 extern "C" {
 __constant__ u32 P[P_WORDS];
+/* where the kernel reports -- status flags and the first escape's details, the counts, the
+   escape records (runtime.py puts the device buffers' addresses here before each launch):
+   constant memory, so the rare paths that write them hold no registers in the hot code */
+__constant__ u32* WL_STATUS;
+__constant__ u64* WL_STATS;
+__constant__ u32* WL_ESC;
 __constant__ u64 WL_WS[WL_CW];
 __constant__ u64 WL_WE[WL_CW];
 __constant__ i64 WL_WO[WL_CW];
@@ -1013,8 +1114,9 @@ __constant__ i64 WL_GO[WL_NGUESS];
    it again without copies (runtime.py). */
 __constant__ i32 WL_GM[WL_NGUESS];
 __constant__ u32 WL_MIRROR[WL_MIRROR_WORDS];
-/* per preloadable load (preload.py): where its words start in WL_PRE (-1: the host did not
-   resolve it this dispatch) */
+/* per preloadable load (preload.py): whether the host resolved it this dispatch (-1: no; else
+   where its words start in WL_PRE, always preload.layout's place); read only by the module's
+   WL_PRELOADED 0 build, which the runtime launches when some preload is unresolved */
 __constant__ i32 WL_PO[WL_NPRE];
 __constant__ u32 WL_PRE[WL_PRE_WORDS];
 /* per slot: the window it last resolved to, left by any thread of any block or dispatch of this
@@ -1067,28 +1169,38 @@ __device__ __forceinline__ bool wl_mirror(u64 addr, bool mask, u32 slot, u32 nb,
 }
 /* the rare paths take plain values: a context passed by reference to a call would live in
    local memory for the whole kernel */
-__device__ __noinline__ void wl_flag_(u32* status, u32 bit, u32 a, u32 b, u32 blk) {
+__device__ __noinline__ void wl_flag_(u32 bit, u32 a, u32 b, u32 blk) {
+  u32* status = WL_STATUS;
   if (atomicCAS(status + 5, 0u, bit) == 0u) { status[1] = a; status[2] = b; status[3] = blk; }
   atomicOr(status, bit);
 }
-__device__ __noinline__ void wl_escape_(u64* stats, u32* status, u32* esc, u64 wave, u32 instr,
-                                        u32 lane, u64 addr, u32 kind) {
-  atomicAdd(stats + 2, 1ull);
-  u32 slot = atomicAdd(status + 4, 1u);
+__device__ __noinline__ void wl_escape_(u64 wave, u32 instr, u32 lane, u64 addr, u32 kind) {
+  atomicAdd(WL_STATS + 2, 1ull);
+  u32 slot = atomicAdd(WL_STATUS + 4, 1u);
   if (slot < WL_MAX_ESC) {
-    u32* e = esc + slot * 8u;
+    u32* e = WL_ESC + slot * 8u;
     e[0] = instr; e[1] = (u32)wave; e[2] = (u32)(wave >> 32); e[3] = lane;
     e[4] = (u32)addr; e[5] = (u32)(addr >> 32); e[6] = kind;
   }
 }
 /* -> the next limit, or 0: stop (past the budget, or another wave flagged the dispatch) */
-__device__ __noinline__ u64 wl_check_(u32* status, u64 budget, u64 icnt) {
-  if (icnt > budget) { wl_flag_(status, WL_BUDGET, 0u, 0u, 0u); return 0ull; }
-  if (*(volatile u32*)status & WL_STOP_MASK) return 0ull;
+__device__ __noinline__ u64 wl_check_(u64 icnt) {
+  const u64 budget = (u64)P[P_BUDGET] | ((u64)P[P_BUDGET + 1] << 32);
+  if (icnt > budget) { wl_flag_(WL_BUDGET, 0u, 0u, 0u); return 0ull; }
+  if (*(volatile u32*)WL_STATUS & WL_STOP_MASK) return 0ull;
   u64 nl = icnt + (1ull << 20); return nl < budget ? nl : budget;
 }
-#define wl_flag(C, bit, a, b, blk) wl_flag_((C).status, bit, a, b, blk)
-#define wl_escape(C, instr, lane, addr, kind) wl_escape_((C).stats, (C).status, (C).esc, (C).wave, instr, lane, addr, kind)
+/* the stats: per wave, its instructions in slot wave % 256 (8 + 2k) and per warp (wave64: its
+   EXEC half) its lane instructions (9 + 2k); lane counts go out at each budget check, so no
+   64-bit total is held in registers */
+__device__ __forceinline__ void wl_count_(u64 wave, u32 lane, u64 icnt, u32 lc) {
+  const u32 sl = (u32)(wave & 255ull);
+  if (lane == 0u && icnt) atomicAdd(WL_STATS + 8 + 2 * sl, icnt);
+  if ((lane & 31u) == 0u) atomicAdd(WL_STATS + 9 + 2 * sl, (u64)lc);
+}
+#define wl_lanes(C, lc) wl_count_((C).wave, lane, 0ull, lc)
+#define wl_flag(C, bit, a, b, blk) wl_flag_(bit, a, b, blk)
+#define wl_escape(C, instr, lane, addr, kind) wl_escape_((C).wave, instr, lane, addr, kind)
 /* the search path of wl_gload / wl_gstore (called, not inlined, in big programs) */
 __device__ WL_MEMFN void wl_gload_(WlCtx& C, u64 addr, u32 nb, u32* w, u32 words, u32 instr,
                                    u32 slot, u32 lane, bool record) {
@@ -1110,7 +1222,10 @@ __device__ WL_MEMFN void wl_gstore_(WlCtx& C, u64 addr, u32 nb, const u32* w, u3
 __device__ __forceinline__ bool wl_direct(const WlCtx& C, u64 addr, u32 nb, u32 slot, u8** p) {
   if (slot >= WL_NGUESS || !(nb == 1u || nb == 2u || (nb & 3u) == 0u)) return false;
   const u64 d = addr - WL_GB[slot];
-  *p = C.arena + (WL_GO[slot] + (i64)d);
+  /* the window's base in the arena, less its address: one uniform value, so the pointer is a
+     single 64-bit add to addr, made in parallel with the bounds test */
+  u8* const base = C.arena + (WL_GO[slot] - (i64)WL_GB[slot]);
+  *p = base + addr;
   return (d < WL_GL[slot]) & ((addr & (u64)(nb >= 4u ? 3u : nb - 1u)) == 0ull);
 }
 __device__ __forceinline__ void wl_gload(WlCtx& C, u64 addr, bool mask, u32 nb, u32* w, u32 words,
@@ -1136,7 +1251,8 @@ __device__ __forceinline__ void wl_gstore(WlCtx& C, u64 addr, u32 nb, const u32*
   }
   wl_gstore_(C, addr, nb, w, instr, slot, lane);
 }
-""".replace("P_WORDS", str(P_WORDS)).replace("CONST_WINDOWS", str(CONST_WINDOWS))
+""".replace("P_WORDS", str(P_WORDS)).replace("CONST_WINDOWS", str(CONST_WINDOWS)) \
+    .replace("P_BUDGET", str(P_BUDGET))
 
 
 # registers that may hold a lazy wave64 mask half (block_source): s0-s105, VCC, EXEC -- not M0,

@@ -4,7 +4,9 @@ Kernels read their arguments with scalar loads from an address in user SGPRs (th
 pointer, a descriptor-table pointer), often again through a pointer read that way.  Such an
 address is the same in every wave of a dispatch, so the host can work it out before the launch
 and put the words it names in constant memory (codegen: WL_PO / WL_PRE): the load becomes a
-constant read, with no address arithmetic, window check or memory round trip.
+constant read, with no address arithmetic, window check or memory round trip.  Each load's words
+have a fixed place in WL_PRE (``layout``), so the kernel reads them as constants at known
+offsets; WL_PO says only whether the host resolved the load this dispatch.
 
 A load qualifies (``find``, when the module is built) when it is a uniform global load of whole
 words whose mask and address are made, within its block, only of constants, integer ops, words of
@@ -95,7 +97,8 @@ def find(program: Program) -> tuple[list, list]:
             elif op.type in _INT and all(x.type in _INT for x in op.args) \
                     and (n != "cvt" or op.attrs.get("to") in _INT):
                 ops_of[op.out.id] = op
-    loads = loads[:MAX_PRELOADS]
+    loads = [op for op, at in zip(loads[:MAX_PRELOADS], layout(loads[:MAX_PRELOADS]))
+             if at is not None]
     need: set = set()
     stack = [x for op in loads for x in op.args]
     while stack:
@@ -108,6 +111,17 @@ def find(program: Program) -> tuple[list, list]:
     plan = [op for b in blocks for op in b.ops if op.out is not None and op.out.id in need
             and ops_of.get(op.out.id) is op]
     return loads, plan
+
+
+def layout(loads) -> list:
+    """Where each load's words start in WL_PRE: one after another in program order; None for a
+    load past PRELOAD_WORDS (find leaves it out)."""
+    out, pos = [], 0
+    for op in loads:
+        w = op.attrs["words"]
+        out.append(pos if pos + w <= PRELOAD_WORDS else None)
+        pos += w if pos + w <= PRELOAD_WORDS else 0
+    return out
 
 
 def evaluate(loads, plan, program: Program, wave_size: int, user_sgprs, fixed_regs, windows):

@@ -332,6 +332,8 @@ __device__ __forceinline__ i64 wl_f2i64(f64 y) {
 __device__ __forceinline__ u32 wl_udiv(u32 n, u32 m, u32 sh) {
   const u32 t = __umulhi(n, m); return (t + ((n - t) >> (sh & 255u))) >> (sh >> 8);
 }
+/* (u64)a + (u64)b, the carry made by a compare (codegen: the add of two widened u32) */
+__device__ __forceinline__ u64 wl_addc(u32 a, u32 b) { const u32 s = a + b; return (u64)s | ((u64)(s < a) << 32); }
 __device__ __forceinline__ i32 wl_clz32(u32 x, u32 bits) { return x == 0u ? -1 : (i32)__clz(x) - (i32)(32u - bits); }
 __device__ __forceinline__ i32 wl_clz64(u64 x) { return x == 0ull ? -1 : (i32)__clzll((i64)x); }
 __device__ __forceinline__ i32 wl_ctz32(u32 x) { return __ffs((i32)x) - 1; }

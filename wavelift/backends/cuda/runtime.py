@@ -67,8 +67,10 @@ class Runtime:
         the global tables are passed in every case and used beyond that), the accesses' window
         guesses and (``mirror``) copies of the windows uniform loads read (codegen.mirrors)."""
         win = self.win
-        put = [("P", P)]
         self.mirrored = []
+        pre, complete = self._preloads(mirror)
+        self.k = self.m.variant(complete)            # the module launched (Module.variant)
+        put = [("P", P)] + pre
         if len(win.starts) <= G.CONST_WINDOWS:
             put += [("WL_WS", np.asarray(win.starts, np.uint64)), ("WL_WE", np.asarray(win.ends, np.uint64)),
                     ("WL_WO", np.asarray(win.offs, np.int64))]
@@ -81,39 +83,38 @@ class Runtime:
                 gm, words, self.mirrored = G.mirrors(m.slots, hints, g[1], win.starts, win.ends,
                                                      win.offs, win.arena, enabled=mirror)
                 put += [("WL_GM", gm), ("WL_MIRROR", words)]
-        put += self._preloads(mirror)
         for name, host in put:
             if host.size:
-                m.put_constant(name, np.ascontiguousarray(host))
+                self.k.put_constant(name, np.ascontiguousarray(host))
 
-    def _preloads(self, enabled: bool) -> list:
-        """WL_PO / WL_PRE: the words of the loads whose address the host resolves (preload.py);
-        the bytes they came from join self.mirrored (written during the dispatch: a rerun)."""
+    def _preloads(self, enabled: bool) -> tuple[list, bool]:
+        """(WL_PO / WL_PRE: the words of the loads whose address the host resolves, each at its
+        place (preload.layout; WL_PO: the place, -1 where unresolved), whether every load was
+        resolved); the bytes they came from join self.mirrored (written during the dispatch: a
+        rerun, without preloads)."""
         m = self.m
         loads, plan = m.preloads
         if not loads:
-            return []
+            return [], True
         po = np.full(len(loads), -1, np.int32)
         pre = np.zeros(P_.PRELOAD_WORDS, np.uint32)
         if enabled:
             cfg = self.cfg
             words, ranges = P_.evaluate(loads, plan, m.program, self.L, cfg.user_sgprs,
                                         set(cfg.system_sgprs.values()), self.win)
-            pos = 0
-            for k, w in enumerate(words):
-                if w is not None and pos + w.size <= pre.size:
-                    pre[pos:pos + w.size] = w
-                    po[k] = pos
-                    pos += w.size
+            for k, (w, at) in enumerate(zip(words, P_.layout(loads))):
+                if w is not None:
+                    pre[at:at + w.size] = w
+                    po[k] = at
             self.mirrored += ranges
-        return [("WL_PO", po), ("WL_PRE", pre)]
+        return [("WL_PO", po), ("WL_PRE", pre)], bool((po >= 0).all())
 
     def _learn_hints(self) -> None:
         """Keep the windows the accesses last resolved to for the module's next dispatch."""
         m = self.m
         if m.slots:
             h = np.zeros(len(m.slots), np.uint32)
-            m.get_global("WL_HINT", h)
+            self.k.get_global("WL_HINT", h)
             m.hints = h.astype(np.int64)
 
     # --------------------------------------------------------------------------- running
@@ -127,7 +128,6 @@ class Runtime:
                           f"the CUDA backend runs wave64 workgroups of at most 960 threads "
                           f"(15 named barriers); this one has {full} waves")
         cp = _cupy()
-        fn = self.m.function()
         if wpg is None:
             wavebase = np.arange(total, dtype=np.uint64) * np.uint64(full)
             self.waves_run = total * full
@@ -136,8 +136,6 @@ class Runtime:
             self.waves_run = int(wpg.sum())
         xoff = (cfg.lds_bytes + 15) // 16 * 16
         shared = xoff + full * 2 * G.XWORDS * 4
-        if shared > 48 * 1024:
-            self.m.set_shared(fn, shared)
         win = self.win
         P = G.param_words(cfg, len(win.starts), self.budget, xoff)
         wb = cfg.scratch_wave_bytes if self.mode == "wave" else 0
@@ -146,6 +144,9 @@ class Runtime:
 
         def attempt(mirror: bool) -> dict:
             self._set_constants(P, mirror)
+            fn = self.k.function()
+            if shared > 48 * 1024:
+                self.k.set_shared(fn, shared)
             # 8 spare bytes: wl_read may fetch the word after an access's last one
             arena = cp.zeros(win.arena.size + 8, cp.uint8)
             arena[:win.arena.size].set(win.arena)
@@ -164,14 +165,18 @@ class Runtime:
             }
             gscr = cp.zeros(max(chunk * full * wb // 4, 1), cp.uint32)
 
+            def report_to(dd):                          # (codegen: WL_STATUS, ...)
+                for name in ("status", "stats", "esc"):
+                    self.k.put_constant(f"WL_{name.upper()}", np.array([dd[name].data.ptr], np.uint64))
+
             def launch_all(dd):
                 for g0 in range(0, total, chunk):
                     n = min(chunk, total - g0)
                     if wb and g0:
                         gscr.fill(0)
                     fn((n,), (full * L,), (dd["arena"], dd["written"], dd["wstart"],
-                                           dd["wend"], dd["woff"], dd["wavebase"], dd["status"],
-                                           dd["stats"], dd["esc"], gscr, np.uint64(g0)),
+                                           dd["wend"], dd["woff"], dd["wavebase"], gscr,
+                                           np.uint64(g0)),
                        shared_mem=shared)
             # benchmarks only: time N back-to-back launches on copies (so that the host's launch
             # latency is not counted); the dispatch's own results come from the launch after them
@@ -180,6 +185,7 @@ class Runtime:
             if reps > 0:
                 dd = {k: (v.copy() if k in ("arena", "written", "status", "stats", "esc") else v)
                       for k, v in d.items()}
+                report_to(dd)
                 launch_all(dd)                                  # warm-up
                 start.record()
                 for _ in range(reps):
@@ -190,6 +196,7 @@ class Runtime:
                 del dd
                 if wb:
                     gscr.fill(0)
+            report_to(d)
             start.record()
             launch_all(d)
             stop.record()

@@ -40,7 +40,8 @@ import numpy as np
 from ...translate.ir import EXEC_HI, EXEC_LO, MODE_REG, Program
 from ...translate.program import lane_count_points
 from .. import host
-from ..cuda.codegen import _I32_RESULT, VALUE_EXPR, CudaUnsupported, Lowering, const_literal
+from ..cuda.codegen import (_I32_RESULT, VALUE_EXPR, CudaUnsupported, Lowering, const_literal,
+                            deferred_blends)
 from .codegen import _IRT
 from .codegen import Lowering as NumpyLowering
 
@@ -468,59 +469,6 @@ class BlockSource:
                 "    if (d != WL_NONE && run) {"] + runs + \
             ["    } else if (d != WL_NONE) {"] + fast + ["    } else {"] + ["  " + x for x in slow] + ["    }", "  }"]
 
-    # ----------------------------------------------------------------- deferred EXEC blends
-    @staticmethod
-    def _deferred(ops, defined) -> dict | None:
-        """Register writes whose EXEC blend can wait until the block's end, or None.
-
-        A vset under mask m stores the raw value; a later read of the register uses it as is.
-        Such a value (and anything computed from it lane by lane) is right in the lanes where
-        m is set and arbitrary elsewhere: it is *tainted* by m.  That is exact as long as every
-        tainted value is consumed only where m masks it again: lane-wise ops (their result is
-        tainted), a vset, load or store under m, a ballot of (x & m); the one blend with the old
-        register value is done at the end, for registers live after the block.  Anything else
-        (another mask, a cross-lane read, a refusal test, two masks mixed) -> None: the block
-        blends at every write.  Returns vget output id -> the raw value it reads."""
-        taint: dict[int, int] = {}      # value id -> the mask id it is tainted by
-        reg: dict[int, tuple] = {}      # VGPR -> (raw value, mask id) of its last write
-        src: dict[int, object] = {}
-
-        def t(x):
-            return taint.get(getattr(x, "id", None))
-
-        for op in ops:
-            n, args = op.name, op.args
-            ts = {t(x) for x in args} - {None}
-            if len(ts) > 1:
-                return None
-            m = next(iter(ts), None)
-            if n == "vget":
-                r = reg.get(op.attrs["reg"])
-                if r is not None:       # (even a clean value: the register's other lanes
-                    src[op.out.id] = r[0]   # hold the old value, the raw one does not)
-                    taint[op.out.id] = r[1]
-            elif n == "vset":
-                v, mask = args
-                prev = reg.get(op.attrs["reg"])
-                if t(mask) is not None or m not in (None, mask.id) or \
-                        (prev is not None and prev[1] != mask.id):
-                    return None
-                reg[op.attrs["reg"]] = (v, mask.id)
-            elif n in ("load", "store"):
-                if m is not None and (t(args[1]) is not None or m != args[1].id):
-                    return None         # (a load's result is clean: inactive lanes read 0)
-            elif n == "ballot":
-                if m is not None:
-                    d = defined.get(args[0].id)
-                    if d is None or d.name != "and" or all(getattr(x, "id", None) != m for x in d.args):
-                        return None
-            elif n in VALUE_EXPR or n in ("lanes", "word"):
-                if m is not None and op.out is not None:
-                    taint[op.out.id] = m
-            elif m is not None:
-                return None             # cross-lane reads, refusal tests, ...
-        return src
-
     # ------------------------------------------------------------------------- lowering
     def block(self, blk, counts: dict, live_out=None) -> str:
         """``live_out``: (SGPRs, VGPRs) live after the block (None: all)."""
@@ -539,7 +487,7 @@ class BlockSource:
         keep_regs = {op.attrs["reg"] for op in ops if op.name == "vset"}
         if live_out is not None and live_out[1] is not None:
             keep_regs &= set(live_out[1])
-        src = None if self.eager_blends else self._deferred(ops, {k: ops[i] for k, i in defined.items()})
+        src = None if self.eager_blends else deferred_blends(ops, {k: ops[i] for k, i in defined.items()})
         last = {}                       # (deferred) VGPR -> (raw value, mask) of its last write
         if src is not None:
             for op in ops:
@@ -652,7 +600,7 @@ class BlockSource:
                 # did not vectorise)
                 r = op.attrs["reg"]
                 if src is not None:
-                    continue            # blended once, at the end (_deferred)
+                    continue            # blended once, at the end (deferred_blends)
                 old = vcur[r].format(l="lane") if r in vcur else f"VR{r}[lane]"
                 o = f"r{r}_{len(decl)}"
                 decl.append(f"  u32 {o}[{L}];")
