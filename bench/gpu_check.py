@@ -164,7 +164,7 @@ def start_fixtures(args, arch):
         r = guarded(f"collect {fn.__name__}")(fn)()
         items += [(n, m, c) for n, m, c in (r or []) if m is not None]
     if args.only:
-        items = [i for i in items if args.only in i[0]]
+        items = [i for i in items if any(p in i[0] for p in args.only.split(","))]
     cache_dir = tempfile.mkdtemp(prefix="wl-cuda-cache-")
     os.environ["WAVELIFT_CUDA_CACHE"] = cache_dir
     jobs = []
@@ -524,7 +524,7 @@ def benchmarks(args, arch):
                      lambda: scratch_game_dispatch((60, 34) if q else (240, 135),
                                                    (60 if q else 240) * 8, 64, wave=32)))
     for name, make in work:
-        if args.only and args.only not in name:
+        if args.only and not any(p in name for p in args.only.split(",")):
             continue
         guarded(f"bench {name}")(bench_one)(name, make, args, arch)
     if "compile_s" in _NATIVE:
@@ -533,7 +533,7 @@ def benchmarks(args, arch):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--only", default="")
+    ap.add_argument("--only", default="", help="run only the items whose name holds one of these comma-separated substrings")
     ap.add_argument("--skip-fixtures", action="store_true")
     ap.add_argument("--skip-bench", action="store_true")
     ap.add_argument("--skip-numpy", action="store_true", help="no NumPy runs in the benchmarks")

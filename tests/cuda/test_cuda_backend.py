@@ -269,6 +269,31 @@ def test_disk_cache_hit(tmp_path, monkeypatch):
     assert c.compiled_by == "nvrtc" and len(list(tmp_path.glob("*.cubin"))) == 2
 
 
+def test_checked_build_compiles_on_first_need(tmp_path, monkeypatch):
+    """Module.variant: vadd's preloads are constants in the module's own build (no WL_PO read);
+    the checked build (WL_PRELOADED 0: each preload tested, the load itself where unresolved)
+    is compiled once, on first need, into the disk cache; a program without preloads has one."""
+    why = _nvrtc_problem()
+    if why:
+        pytest.skip(f"NVRTC unavailable: {why}")
+    monkeypatch.setenv("WAVELIFT_CUDA_CACHE", str(tmp_path))
+    from wavelift.backends.cuda import build_module
+    from wavelift.execute import module_key
+    mem, cfg, _, _ = _vadd_dispatch(64)
+    prog, base = translate_dispatch(mem, cfg)
+    m = build_module(module_key(prog, cfg, "lane", "cuda"), prog, cfg, "lane", arch="sm_90",
+                     base_address=base)
+    assert m.variant(True) is m and len(list(tmp_path.glob("*.cubin"))) == 1
+    plain = m.variant(False)
+    assert plain is not m and plain is m.variant(False) and plain.cubin[:4] == b"\x7fELF"
+    assert plain.source == "#define WL_PRELOADED 0\n" + m.source and plain.cubin != m.cubin
+    assert len(list(tmp_path.glob("*.cubin"))) == 2
+    body = m.source[m.source.index("wl_main("):]
+    assert body.count("#if WL_PRELOADED") == 4 and "WL_PO[" in body     # (only under #else)
+    m.preloads = ((), ())
+    assert m.variant(False) is m
+
+
 def test_dispatch_shape_is_folded_and_keyed():
     """The shape words (codegen.BAKED) are numbers in the source and part of the module key; the
     per-dispatch words (user SGPRs, group counts, budget) stay reads of P[]."""
@@ -668,6 +693,38 @@ def test_runtime_packs_preloads_and_guards_their_bytes():
     rt.mirrored = []
     ((_, po), (_, pre)), complete = rt._preloads(False)
     assert list(po) == [-1] * 4 and not pre.any() and rt.mirrored == [] and not complete
+
+
+def test_constants_guard_preloaded_and_mirrored_bytes():
+    """runtime._set_constants (no GPU needed): the bytes checked after the launch (a rerun when
+    written) are both the preloads' and the mirrored windows'; every preload resolved -> the
+    module itself is launched, none (the rerun) -> its checked build (Module.variant)."""
+    from types import SimpleNamespace
+    from wavelift.backends.cuda.codegen import generate
+    from wavelift.backends.cuda.runtime import Runtime
+    from wavelift.trace.tracer import trace
+    from wavelift.trace.windows import WindowSet
+    mem, cfg, _, n = _vadd_dispatch(32)
+    prog, base = translate_dispatch(mem, cfg)
+    win = WindowSet(trace(mem, cfg), mem)
+    _, slots, pre = generate(prog, 32, "lane", 0, base)
+    kernarg = int(cfg.user_sgprs[2]) | (int(cfg.user_sgprs[3]) << 32)
+    k = next(i for i, (s0, e0) in enumerate(zip(win.starts, win.ends)) if s0 <= kernarg < e0)
+    put = {}
+    plain = SimpleNamespace(put_constant=lambda name, host: put.__setitem__(("plain", name), host))
+    mod = SimpleNamespace(program=prog, preloads=pre, slots=slots,
+                          hints=np.full(len(slots), k, np.int64),   # uniform loads: kernarg window
+                          put_constant=lambda name, host: put.__setitem__(("own", name), host))
+    mod.variant = lambda complete: mod if complete else plain
+    rt = Runtime(mod, cfg, win, "lane", 1000)
+    P = np.zeros(64, np.uint32)
+    rt._set_constants(P, True)
+    assert rt.k is mod and ("own", "WL_PRE") in put
+    window = (int(win.offs[k]), int(win.ends[k]) - int(win.starts[k]))
+    assert window in rt.mirrored                                      # the mirrored window
+    assert sum(r != window for r in rt.mirrored) == 4                 # and the 4 preloads' bytes
+    rt._set_constants(P, False)
+    assert rt.k is plain and rt.mirrored == [] and ("plain", "WL_PO") in put
 
 
 def _syncs_before_first_access(src: str, block: int) -> int:

@@ -80,8 +80,9 @@ class Runtime:
             g = G.guesses([nb for nb, _ in m.slots], hints, win.starts, win.ends, win.offs)
             put += list(zip(("WL_GB", "WL_GL", "WL_GO"), g))
             if any(u for _, u in m.slots):
-                gm, words, self.mirrored = G.mirrors(m.slots, hints, g[1], win.starts, win.ends,
-                                                     win.offs, win.arena, enabled=mirror)
+                gm, words, copied = G.mirrors(m.slots, hints, g[1], win.starts, win.ends,
+                                              win.offs, win.arena, enabled=mirror)
+                self.mirrored += copied
                 put += [("WL_GM", gm), ("WL_MIRROR", words)]
         for name, host in put:
             if host.size:
