@@ -1,4 +1,4 @@
-"""The CUDA prelude's trig_preop, fma_to (round-to-odd), group-index division and memory-read helpers, compiled for the host with g++
+"""The CUDA prelude's trig_preop, fma_to (round-to-odd), add with carry, group-index division and memory-read helpers, compiled for the host with g++
 through a small shim (wavelift/backends/host.py maps the __d*_rn intrinsics onto IEEE host
 arithmetic), agree bit for bit with the NumPy backend's helpers.  No GPU needed; skips without
 g++.  (The NaN fix-ups the GPU needs are no-ops on x86, which makes NaNs this way already.)"""
@@ -27,6 +27,9 @@ int main() {
     } else if (op[0] == 'd') {
       unsigned n, m, sh; scanf("%u %u %u", &n, &m, &sh);
       printf("%u\n", wl_udiv(n, m, sh));
+    } else if (op[0] == 'a') {
+      unsigned a, b; scanf("%x %x", &a, &b);
+      printf("%llx\n", (unsigned long long)wl_addc(a, b));
     } else if (op[0] == 't') {
       unsigned long long xb; unsigned seg; scanf("%llx %u", &xb, &seg);
       printf("%llx\n", (unsigned long long)__double_as_longlong(wl_trig_preop(__longlong_as_double((long long)xb), seg)));
@@ -91,6 +94,17 @@ def test_fma_to_f16_matches_numpy(helper_exe):
         ref = H.fma(a.view(np.float32), b.view(np.float32), c.view(np.float32), np.float16).view(np.uint16)
     bad = np.flatnonzero(got != ref)
     assert not bad.size, [(hex(a[i]), hex(b[i]), hex(c[i])) for i in bad[:5]]
+
+
+def test_add_with_carry_is_the_wide_sum(helper_exe):
+    """wl_addc (codegen's lowering of (u64)a + (u64)b for two u32: v_add_co_u32's sum and
+    carry) is the 64-bit sum, at the carry's edges and on random values."""
+    rng = np.random.default_rng(4)
+    edge = [0, 1, 2, 0x7FFFFFFF, 0x80000000, 0x80000001, 0xFFFFFFFE, 0xFFFFFFFF]
+    pairs = [(a, b) for a in edge for b in edge] + \
+        [tuple(int(v) for v in rng.integers(0, 1 << 32, 2, dtype=np.uint64)) for _ in range(200)]
+    got = [int(v, 16) for v in _run(helper_exe, [f"a {a:x} {b:x}" for a, b in pairs])]
+    assert got == [a + b for a, b in pairs]
 
 
 def test_group_division_matches_python(helper_exe):
