@@ -241,6 +241,44 @@ def test_compile_sample_is_representative():
     assert feats == have & set(_FEATURES), sorted((have & set(_FEATURES)) - feats)
 
 
+def _check_source(src):
+    from wavelift.backends.cuda.compile import CompileError, check_source
+    try:
+        check_source(src, "sm_90")
+        return None
+    except CompileError as e:
+        return str(e)[:2000]
+
+
+def test_every_fixture_module_compiles_to_ptx():
+    """Every fixture program's module (both modes where it uses scratch; the checked build of
+    one with preloads too) goes through NVRTC to PTX (compile.check_source: unoptimised, about a
+    second each, two processes): ~340 sources in ~3 minutes on 2 cores, where optimised cubins
+    take up to minutes each (those: the sample above, and all with -m slow)."""
+    import concurrent.futures as cf
+    why = _nvrtc_problem()
+    if why:
+        pytest.skip(f"NVRTC unavailable: {why}")
+    from wavelift.backends.cuda.codegen import generate
+    names, srcs = [], []
+    for name, prog, cfg, base, modes in _programs():
+        if prog is None:
+            continue
+        for m in modes:
+            src, _, pre = generate(prog, cfg.wave_size, m, cfg.scratch_wave_bytes, base)
+            names.append((name, m))
+            srcs.append(src)
+            if pre[0] and m == "lane":
+                names.append((name, "checked"))
+                srcs.append("#define WL_PRELOADED 0\n" + src)
+    assert len(srcs) >= 300
+    assert _check_source(srcs[0].replace("wl_main(", "wl_main(,", 1))     # (a broken one fails)
+    with cf.ProcessPoolExecutor(2) as ex:
+        errors = list(ex.map(_check_source, srcs))
+    bad = [(n, e) for n, e in zip(names, errors) if e]
+    assert not bad, bad[:3]
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", _program_names())
 def test_codegen_compiles(name, tmp_path, monkeypatch):

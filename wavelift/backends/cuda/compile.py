@@ -149,6 +149,23 @@ def _nvrtc_build(source: str, arch: str, extra: tuple) -> tuple[bytes, str]:
             pass
 
 
+def check_source(source: str, arch: str = DEFAULT_ARCH) -> None:
+    """NVRTC takes ``source`` through its front end and NVVM to PTX without optimising (-G:
+    about a second for any module, where an optimised build of a big -O0 kernel takes minutes),
+    raising CompileError with the log: how CI checks every fixture module (tests/cuda)."""
+    nv = _nvrtc()
+    if nv is None:
+        raise CompileError(nvrtc_problem() or "NVRTC unavailable")
+    res = nv.nvrtcCreateProgram(source.encode(), b"wavelift_module.cu", 0, [], [])
+    _check(nv, res, "nvrtcCreateProgram")
+    prog = res[1]
+    try:
+        opts = [f"-arch={arch.replace('sm_', 'compute_')}".encode(), b"-G"] + [o.encode() for o in OPTIONS]
+        _check(nv, nv.nvrtcCompileProgram(prog, len(opts), opts), "nvrtcCompileProgram", prog)
+    finally:
+        nv.nvrtcDestroyProgram(prog)
+
+
 def disk_name(key, arch: str, source: str) -> str:
     h = hashlib.sha256()
     for part in (CODEGEN_VERSION, repr(key), arch, nvrtc_version(), str(occupancy_threads()),
