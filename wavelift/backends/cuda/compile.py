@@ -125,7 +125,8 @@ def nvrtc_build(source: str, arch: str = DEFAULT_ARCH, extra: tuple = ()) -> tup
     return cubin, log, 0
 
 
-def _nvrtc_build(source: str, arch: str, extra: tuple) -> tuple[bytes, str]:
+def _nvrtc_build(source: str, arch: str, extra: tuple, cubin: bool = True) -> tuple[bytes, str]:
+    """-> (the cubin, b"" when not ``cubin``; NVRTC's log)."""
     nv = _nvrtc()
     if nv is None:
         raise CompileError(nvrtc_problem() or "NVRTC unavailable")
@@ -135,9 +136,11 @@ def _nvrtc_build(source: str, arch: str, extra: tuple) -> tuple[bytes, str]:
     try:
         opts = [f"-arch={arch}".encode()] + [o.encode() for o in OPTIONS + extra]
         _check(nv, nv.nvrtcCompileProgram(prog, len(opts), opts), "nvrtcCompileProgram", prog)
-        res = _check(nv, nv.nvrtcGetCUBINSize(prog), "nvrtcGetCUBINSize")
-        buf = b" " * res[1]
-        _check(nv, nv.nvrtcGetCUBIN(prog, buf), "nvrtcGetCUBIN")
+        buf = b""
+        if cubin:
+            res = _check(nv, nv.nvrtcGetCUBINSize(prog), "nvrtcGetCUBINSize")
+            buf = b" " * res[1]
+            _check(nv, nv.nvrtcGetCUBIN(prog, buf), "nvrtcGetCUBIN")
         _, n = nv.nvrtcGetProgramLogSize(prog)
         lb = b" " * n
         nv.nvrtcGetProgramLog(prog, lb)
@@ -153,17 +156,7 @@ def check_source(source: str, arch: str = DEFAULT_ARCH) -> None:
     """NVRTC takes ``source`` through its front end and NVVM to PTX without optimising (-G:
     about a second for any module, where an optimised build of a big -O0 kernel takes minutes),
     raising CompileError with the log: how CI checks every fixture module (tests/cuda)."""
-    nv = _nvrtc()
-    if nv is None:
-        raise CompileError(nvrtc_problem() or "NVRTC unavailable")
-    res = nv.nvrtcCreateProgram(source.encode(), b"wavelift_module.cu", 0, [], [])
-    _check(nv, res, "nvrtcCreateProgram")
-    prog = res[1]
-    try:
-        opts = [f"-arch={arch.replace('sm_', 'compute_')}".encode(), b"-G"] + [o.encode() for o in OPTIONS]
-        _check(nv, nv.nvrtcCompileProgram(prog, len(opts), opts), "nvrtcCompileProgram", prog)
-    finally:
-        nv.nvrtcDestroyProgram(prog)
+    _nvrtc_build(source, arch.replace("sm_", "compute_"), ("-G",), cubin=False)
 
 
 def disk_name(key, arch: str, source: str) -> str:

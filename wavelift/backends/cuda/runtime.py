@@ -65,7 +65,9 @@ class Runtime:
     def _set_constants(self, P: np.ndarray, mirror: bool = True) -> None:
         """The kernel's constant memory: P, the window tables when they fit (codegen WL_CW;
         the global tables are passed in every case and used beyond that), the accesses' window
-        guesses and (``mirror``) copies of the windows uniform loads read (codegen.mirrors)."""
+        guesses and (``mirror``) copies of the windows uniform loads read (codegen.mirrors) and
+        the preloads' words -- in the build launched (self.k: the module's own when every
+        preload resolved, else its checked build); self.mirrored: the bytes to check after it."""
         win = self.win
         self.mirrored = []
         pre, complete = self._preloads(mirror)
