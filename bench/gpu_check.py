@@ -47,6 +47,11 @@ REPORT: dict = {"fixtures": [], "bench": [], "compile": {}, "errors": []}
 T0 = time.perf_counter()
 
 
+def picked(args, name: str) -> bool:
+    """``name`` holds one of --only's comma-separated substrings."""
+    return any(p in name for p in args.only.split(","))
+
+
 def log(*a):
     print(*a, flush=True)
 
@@ -164,7 +169,7 @@ def start_fixtures(args, arch):
         r = guarded(f"collect {fn.__name__}")(fn)()
         items += [(n, m, c) for n, m, c in (r or []) if m is not None]
     if args.only:
-        items = [i for i in items if any(p in i[0] for p in args.only.split(","))]
+        items = [i for i in items if picked(args, i[0])]
     cache_dir = tempfile.mkdtemp(prefix="wl-cuda-cache-")
     os.environ["WAVELIFT_CUDA_CACHE"] = cache_dir
     jobs = []
@@ -524,7 +529,7 @@ def benchmarks(args, arch):
                      lambda: scratch_game_dispatch((60, 34) if q else (240, 135),
                                                    (60 if q else 240) * 8, 64, wave=32)))
     for name, make in work:
-        if args.only and not any(p in name for p in args.only.split(",")):
+        if args.only and not picked(args, name):
             continue
         guarded(f"bench {name}")(bench_one)(name, make, args, arch)
     if "compile_s" in _NATIVE:
