@@ -1,0 +1,213 @@
+#!/usr/bin/env python3
+"""Run a fuzz target's cases for a range of seeds, in worker processes, with a watchdog.
+
+    python3 tools/fuzz.py TARGET --count N [--start S] [--jobs J] [--time-limit SEC]
+
+TARGET names tests/fuzz/fuzz_TARGET.py, whose ``case(seed)`` builds one input from the seed,
+runs it and raises (AssertionError naming the seed) on any violation.  Every seed S..S+N-1 runs
+once.  A case that raises is a failure; a case still running after --time-limit seconds of wall
+clock is a hang (its worker is killed and replaced); a worker that dies (a signal, heap
+corruption, os._exit) is a crash.  The summary lists cases, failures with their seeds and the
+exception, the slowest cases and the total time; the exit status is 1 when anything failed.
+Reproduce one seed with ``--start SEED --count 1 --jobs 1`` (docs/fuzzing.md).
+"""
+from __future__ import annotations
+
+import argparse
+import heapq
+import importlib.util
+import multiprocessing as mp
+import os
+import sys
+import time
+import traceback
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FUZZ_DIR = os.path.join(ROOT, "tests", "fuzz")
+SLOWEST = 10
+PROGRESS_S = 60.0               # a progress line on stderr this often (long runs' logs)
+
+
+def load_target(name: str):
+    """tests/fuzz/fuzz_NAME.py (or NAME itself when it is a path to a .py file)."""
+    path = name if name.endswith(".py") else os.path.join(FUZZ_DIR, f"fuzz_{name}.py")
+    if not os.path.isfile(path):
+        have = sorted(f[5:-3] for f in os.listdir(FUZZ_DIR)
+                      if f.startswith("fuzz_") and f.endswith(".py"))
+        raise SystemExit(f"fuzz: no target {name!r} (have: {', '.join(have)})")
+    for p in (ROOT, FUZZ_DIR, os.path.join(ROOT, "tests")):
+        if p not in sys.path:
+            sys.path.insert(0, p)
+    spec = importlib.util.spec_from_file_location(os.path.basename(path)[:-3], path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    if not callable(getattr(mod, "case", None)):
+        raise SystemExit(f"fuzz: {path} defines no case(seed)")
+    return mod
+
+
+def _worker(name, tasks, results, current):
+    """Run chunks (first, count) from ``tasks``; ``current`` = [seed, start time] of the case
+    under way (the parent's watchdog reads it).  Failures go out at once, timings per chunk."""
+    case = load_target(name).case
+    while True:
+        job = tasks.get()
+        if job is None:
+            return
+        first, count = job
+        slow = []
+        for seed in range(first, first + count):
+            current[1] = time.monotonic()          # (before the seed: no stale start time)
+            current[0] = seed
+            t0 = time.perf_counter()
+            try:
+                case(seed)
+            except BaseException as e:          # noqa: BLE001 (every escape is a finding)
+                if isinstance(e, KeyboardInterrupt):
+                    raise
+                tb = traceback.format_exc(limit=-6)
+                results.put(("fail", seed, "exception", f"{type(e).__name__}: {e}"[:2000],
+                             tb[-4000:]))
+            dt = time.perf_counter() - t0
+            if len(slow) < SLOWEST:
+                heapq.heappush(slow, (dt, seed))
+            elif dt > slow[0][0]:
+                heapq.heapreplace(slow, (dt, seed))
+        current[0] = -1
+        results.put(("done", first, count, slow))
+
+
+class _Slot:
+    """One worker process and the chunk it holds."""
+
+    def __init__(self, ctx, name, tasks, results):
+        self.current = ctx.Array("d", [-1.0, 0.0])
+        self.proc = ctx.Process(target=_worker, args=(name, tasks, results, self.current),
+                                daemon=True)
+        self.proc.start()
+
+
+def run(name, start, count, jobs, time_limit, chunk=None, out=sys.stdout):
+    load_target(name)                              # fail early, in the parent, on a bad target
+    ctx = mp.get_context("fork")
+    chunk = chunk or max(1, min(1000, count // (jobs * 20) or 1))
+    tasks, results = ctx.Queue(), ctx.Queue()
+    pending = [(s, min(chunk, start + count - s)) for s in range(start, start + count, chunk)]
+    for job in pending:
+        tasks.put(job)
+    outstanding = {job[0]: job for job in pending}       # chunk first seed -> (first, count)
+    slots = [_Slot(ctx, name, tasks, results) for _ in range(jobs)]
+    failures, slow, done = [], [], 0
+    t0 = last = time.monotonic()
+
+    def note_slow(items):
+        for it in items:
+            if len(slow) < SLOWEST:
+                heapq.heappush(slow, it)
+            elif it[0] > slow[0][0]:
+                heapq.heapreplace(slow, it)
+
+    def chunk_of(seed):
+        for first, (f, n) in outstanding.items():
+            if f <= seed < f + n:
+                return first
+        return None
+
+    def replace(i, seed, kind, detail):
+        """Worker i hung or died on ``seed``: record it, requeue the rest of its chunk."""
+        nonlocal done
+        slot = slots[i]
+        if slot.proc.is_alive():
+            slot.proc.kill()
+        slot.proc.join()
+        failures.append((seed, kind, detail, ""))
+        first = chunk_of(seed)
+        if first is not None:
+            f, n = outstanding.pop(first)
+            done += seed - f + 1
+            rest = (seed + 1, f + n - seed - 1)
+            if rest[1] > 0:
+                outstanding[rest[0]] = rest
+                tasks.put(rest)
+        slots[i] = _Slot(ctx, name, tasks, results)
+
+    try:
+        while outstanding:
+            while True:
+                try:
+                    msg = results.get(timeout=0.2)
+                except Exception:                # queue.Empty
+                    break
+                if msg[0] == "fail":
+                    failures.append(msg[1:])
+                else:
+                    _, first, n, s = msg
+                    if outstanding.pop(first, None) is not None:
+                        done += n
+                    note_slow(s)
+            now = time.monotonic()
+            for i, slot in enumerate(slots):
+                seed, began = int(slot.current[0]), slot.current[1]
+                if not slot.proc.is_alive():
+                    if seed >= 0 and chunk_of(seed) is not None:
+                        replace(i, seed, "crash",
+                                f"worker died (exit status {slot.proc.exitcode})")
+                    elif outstanding:
+                        slots[i] = _Slot(ctx, name, tasks, results)
+                elif seed >= 0 and now - began > time_limit:
+                    replace(i, seed, "hang", f"still running after {time_limit:g} s (killed)")
+            if now - last >= PROGRESS_S:
+                last = now
+                print(f"fuzz {name}: {done}/{count} cases, {len(failures)} failure(s), "
+                      f"{now - t0:.0f} s", file=sys.stderr, flush=True)
+    finally:
+        for _ in slots:
+            tasks.put(None)
+        for slot in slots:
+            slot.proc.join(timeout=5)
+            if slot.proc.is_alive():
+                slot.proc.kill()
+    total = time.monotonic() - t0
+    report(name, start, count, jobs, time_limit, failures, slow, total, out)
+    return failures
+
+
+def report(name, start, count, jobs, time_limit, failures, slow, total, out):
+    p = lambda *a: print(*a, file=out)          # noqa: E731
+    p(f"fuzz {name}: seeds {start}..{start + count - 1} ({count} cases), {jobs} job(s), "
+      f"time limit {time_limit:g} s per case")
+    kinds = {}
+    for f in failures:
+        kinds[f[1]] = kinds.get(f[1], 0) + 1
+    p(f"failures: {len(failures)}"
+      + (f" ({', '.join(f'{v} {k}' for k, v in sorted(kinds.items()))})" if kinds else ""))
+    for seed, kind, detail, tb in sorted(failures)[:50]:
+        p(f"  seed {seed}: {kind}: {detail}")
+        if tb:
+            p("    " + tb.strip().replace("\n", "\n    "))
+    if len(failures) > 50:
+        p(f"  ... {len(failures) - 50} more")
+    p("slowest: " + ", ".join(f"seed {s} {t:.3f} s" for t, s in sorted(slow, reverse=True)))
+    p(f"total: {total:.1f} s ({count / total if total else 0:.1f} cases/s)")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("target", help="tests/fuzz/fuzz_TARGET.py")
+    ap.add_argument("--count", type=int, required=True)
+    ap.add_argument("--start", type=int, default=0)
+    ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--time-limit", type=float, default=None,
+                    help="seconds of wall clock per case before it counts as a hang "
+                         "(default: the target's TIME_LIMIT, else 60)")
+    ap.add_argument("--chunk", type=int, default=None, help="seeds handed to a worker at once")
+    a = ap.parse_args(argv)
+    if a.count < 1 or a.jobs < 1:
+        ap.error("--count and --jobs must be at least 1")
+    limit = a.time_limit or getattr(load_target(a.target), "TIME_LIMIT", 60.0)
+    failures = run(a.target, a.start, a.count, a.jobs, limit, a.chunk)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
