@@ -22,6 +22,8 @@ CODES: dict[str, str] = {
     # captures
     "capture.corrupt": "a capture file that is truncated or corrupt (magic, checksums, bounds); nothing of it is loaded",
     "capture.version": "a capture file of a format version this wavelift does not read",
+    "capture.too_large": "a capture over a loading limit (metadata size or nesting, counts of allocations, extents or streams, name length, total guest memory); checked before anything is built",
+    "capture.target": "a capture made for a target wavelift does not replay",
     # dispatch setup
     "dispatch.no_program": "COMPUTE_PGM_LO/HI were never written",
     "dispatch.grid_too_large": "the grid has more workgroups or threads than the limit",
