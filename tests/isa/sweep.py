@@ -7,8 +7,8 @@ import struct
 
 from wavelift.isa import DecodeError, decode_one
 from wavelift.isa.decoder import load_table
-from wavelift.isa.encodings import LAYOUTS, encode
-from wavelift.isa.llvm_oracle import llvm_disasm
+from wavelift.isa.encodings import _MAJOR6, FIXED, LAYOUTS, NWORDS, encode
+from wavelift.isa.llvm_oracle import NOP, llvm_disasm
 
 ENCS = ("SOP2", "SOP1", "SOPC", "SOPK", "SOPP", "SMEM", "VOP1", "VOP2", "VOPC", "VOP3", "VOP3P")
 SRC_POOL = [0, 1, 5, 7, 40, 101, 104, 105, 106, 107, 108, 110, 123, 124, 125, 126, 127, 128, 129,
@@ -97,3 +97,41 @@ def compare_many(encs, target, wave64, n_per_op=4, seed=1):
         elif r is not None:
             ops.add(op)
     return out
+
+
+# Every encoding's major bits (value, low bit) and dwords; the memory encodings' majors are the
+# top 6 bits (wavelift/isa/encodings.py classify).
+EDGE_MAJORS = dict(FIXED)
+EDGE_MAJORS.update({enc: (top6, 26) for top6, enc in _MAJOR6.items()})
+EDGE_NWORDS = dict(NWORDS, DS=2, FLAT=2, MUBUF=2, MTBUF=2, MIMG=2, EXP=2)
+
+
+def edge_words():
+    """[(label, bytes)]: each encoding's all-zero and all-ones words (major bits kept, every
+    other bit of its dwords 0 or 1), each followed by a dword of the same fill (a literal, if
+    the instruction takes one), and the plain 0x00000000 and 0xFFFFFFFF dwords."""
+    items = {b"\0" * 4: "zero dword", b"\xff" * 4: "ones dword"}
+    for enc, (major, lo) in sorted(EDGE_MAJORS.items()):
+        n = EDGE_NWORDS.get(enc, 1)
+        for fill, name in ((0, "zero"), (1, "ones")):
+            rest = (1 << (32 * n + 32)) - 1 if fill else 0
+            val = (rest & ~(((1 << (32 - lo)) - 1) << lo)) | (major << lo)
+            items.setdefault(val.to_bytes(4 * n + 4, "little"), f"{enc} {name}")
+    return [(label, b) for b, label in items.items()]
+
+
+def compare_edges(target, wave64):
+    """edge_words() decoded by us and by LLVM 19 (the same bytes, followed by s_nops on both
+    sides): [(label, bytes hex, ours, llvm)] where they differ, and the number compared."""
+    items = edge_words()
+    ref = llvm_disasm([b for _, b in items], target, wave64)
+    bad = []
+    for (label, b), r in zip(items, ref):
+        try:
+            ins = decode_one(b + NOP * 3, 0, target, wave64)
+            ours = (ins.text, ins.size)
+        except DecodeError:
+            ours = None
+        if ours != r:
+            bad.append((label, b.hex(), ours, r))
+    return bad, len(items)

@@ -78,3 +78,16 @@ def test_llvm_lines(hexbytes, text):
         ins = decode_one(code)
         assert ins.text == text
         assert ins.size == len(code)
+
+
+@pytest.mark.parametrize("target", ["gfx1030", "gfx1010"])
+@pytest.mark.parametrize("wave64", [False, True])
+def test_zero_dword_is_v_illegal(target, wave64):
+    """LLVM 19 prints the zero dword as v_illegal on every gfx10 target and wave size (checked
+    against LLVM in test_sweep.test_edge_words); other VOP2 opcode-0 words stay invalid."""
+    ins = decode_one(w(0), 0, target, wave64)
+    assert (ins.name, ins.text, ins.size) == ("v_illegal", "v_illegal", 4)
+    with pytest.raises(DecodeError):
+        decode_one(w(1), 0, target, wave64)
+    from wavelift.isa.disasm_cli import listing
+    assert listing(w(0), target, wave64) == ["v_illegal"]          # `wavelift disasm`

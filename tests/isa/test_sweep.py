@@ -9,7 +9,7 @@ import pytest
 
 from wavelift.isa.llvm_oracle import have_llvm
 
-from .sweep import ENCS, compare_many
+from .sweep import ENCS, compare_edges, compare_many, edge_words
 
 CONFIGS = [("gfx1030", False), ("gfx1030", True), ("gfx1010", False), ("gfx1010", True)]
 
@@ -41,3 +41,13 @@ def test_sweep(enc, target, wave64):
 @pytest.mark.parametrize("enc", ENCS)
 def test_sweep_slow(enc, target, wave64, seed):
     _check(enc, target, wave64, 12, seed)
+
+
+@pytest.mark.parametrize("target,wave64", CONFIGS, ids=[f"{t}-w{64 if w else 32}" for t, w in CONFIGS])
+def test_edge_words(target, wave64):
+    """Every encoding's all-zero and all-ones words (and the 0x00000000 dword, v_illegal)."""
+    if not have_llvm():
+        pytest.skip("llvm-mc-19 not installed: cannot compare with LLVM")
+    bad, n = compare_edges(target, wave64)
+    assert n == len(edge_words()) >= 30
+    assert not bad, bad

@@ -721,6 +721,9 @@ class _Ctx:
 
 
 def _no_entry(code, pos, w0, base):
+    if w0 == 0:     # LLVM's V_ILLEGAL: exactly the zero dword (VOP2 opcode 0 is otherwise invalid)
+        return new_instruction(base + pos, 4, (0,), "VOP2", "e32", 0, "v_illegal",
+                               _fields("VOP2", 0), None, (), "v_illegal")
     raise _Reject
 
 

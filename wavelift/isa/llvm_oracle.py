@@ -53,7 +53,8 @@ def _run(items, target, wave64):
                 f.write(".byte " + ",".join(str(x) for x in blob[i:i + 64]) + "\n")
         subprocess.run([LLVM_MC, "-triple=amdgcn-amd-amdhsa", f"-mcpu={target}", "-filetype=obj",
                         s, "-o", o], check=True, capture_output=True)
-        lines = objdump_lines(o, target, wave64)
+        # -z: objdump otherwise prints a run of zero bytes as '...' (the zero dword is v_illegal)
+        lines = objdump_lines(o, target, wave64, ("--disassemble-zeroes",))
     at = {}
     for ln in lines:
         m = _LINE.match(ln)
