@@ -7,6 +7,12 @@ pointers).  Each allocation a root points into becomes a window; its first SCAN_
 scanned for more pointers the same way (64-bit words, 32-bit RADV pointers, V# words 0-1), to
 a bounded depth.  Scratch is not traced: the user SGPRs holding the scratch base are left out by
 the same test the translation makes (``translate/scratch.py``, docs/decisions/0008-scratch.md).
+
+Bounded (docs/decisions/0015-bounded-work.md): a scan keeps one candidate per allocation it
+points into (the first: the one whose reason is reported), reasons are made only for the
+windows placed and quote at most NAME_CHARS of a name, the scan cache holds at most
+SCAN_CACHE_BYTES, and windows that would total more than MAX_DISPATCH_WINDOW_BYTES refuse the
+dispatch (``dispatch.windows_too_large``) before any arena is built.
 """
 from __future__ import annotations
 
@@ -15,14 +21,24 @@ import hashlib
 import numpy as np
 
 from ..memory.guest import canonical
+from ..refusal import Refused
 from ..result import Window
 
 RADV_HI = 0xFFFF8000
 SCAN_BYTES = 64 << 10
 MAX_DEPTH = 3
 MAX_WINDOWS = 256
-MAX_WINDOW_BYTES = 512 << 20
+MAX_WINDOW_BYTES = 512 << 20     # one window covers at most this much of its allocation
+MAX_DISPATCH_WINDOW_BYTES = 1 << 30   # all of a dispatch's windows (arena and written map: 2x)
 SCAN_CACHE = 256                 # scans kept per memory (_scan)
+SCAN_CACHE_BYTES = 64 << 20      # and at most this many bytes of candidates
+NAME_CHARS = 64                  # of an allocation's name quoted in a window's name or reason
+
+
+def short_name(name: str) -> str:
+    """An allocation's name as windows carry it: at most NAME_CHARS characters (a capture's
+    names are guest text of any length)."""
+    return name if len(name) <= NAME_CHARS else name[:NAME_CHARS] + f"...(+{len(name) - NAME_CHARS})"
 
 
 def scratch_sgprs(config) -> set[int]:
@@ -50,9 +66,24 @@ def _keep(found, hit):
     """(addresses, indices) arrays -> the (address, index) pairs ``hit`` accepts (None: all)."""
     a, k = found
     if hit is not None and a.size:
-        keep = hit(a)
+        keep = hit(a) >= 0
         a, k = a[keep], k[keep]
     return [(int(x), int(j)) for x, j in zip(a.tolist(), k.tolist())]
+
+
+def _first_per_target(found, hit):
+    """(addresses, indices) arrays -> (address, index) of the first candidate (in candidate
+    order) into each allocation ``hit`` finds: a later one into the same allocation could add
+    nothing (the tracer keeps one window per allocation), so a buffer of a million pointers
+    costs one entry per allocation it reaches, not one per pointer."""
+    a, k = found
+    if not a.size:
+        return []
+    t = hit(a)
+    sel = np.flatnonzero(t >= 0)
+    _, first = np.unique(t[sel], return_index=True)
+    sel = sel[np.sort(first)]
+    return [(int(x), int(j)) for x, j in zip(a[sel].tolist(), k[sel].tolist())]
 
 
 def _all_candidates(words: np.ndarray):
@@ -93,14 +124,16 @@ def _scan(memory, a, hit):
     found = cache.get(key)
     if found is None:
         found = _all_candidates(data.view(np.uint32))   # (new arrays: nothing aliases memory)
-        if len(cache) >= SCAN_CACHE:
-            del cache[next(iter(cache))]
         cache[key] = found
-    return _keep(found, hit)
+        while len(cache) > SCAN_CACHE or \
+                sum(x.nbytes + y.nbytes for x, y in cache.values()) > SCAN_CACHE_BYTES:
+            del cache[next(iter(cache))]
+    return _first_per_target(found, hit)
 
 
 def _hit_test(memory):
-    """-> function(uint64 array of 48-bit addresses) -> bool array: inside some allocation.
+    """-> function(uint64 array of 48-bit addresses) -> int64 array: the index of the allocation
+    each is inside (in base order), or -1.
     (An allocation never crosses the canonical hole, so the 48-bit images of the allocations
     keep their order and an address is inside one exactly when its 48 bits are.)"""
     allocs = sorted(memory.allocations, key=lambda x: x.base)
@@ -109,14 +142,14 @@ def _hit_test(memory):
     hull = (starts[0], ends.max()) if starts.size else None
 
     def hit(c):
-        out = np.zeros(c.shape, bool)
+        out = np.full(c.shape, -1, np.int64)
         if hull is None:
             return out
         # the allocations' hull first: most candidates from data are far outside it
         i = np.flatnonzero((c >= hull[0]) & (c < hull[1]))
         if i.size:
             k = np.searchsorted(starts, c[i], side="right").astype(np.int64) - 1
-            out[i] = (k >= 0) & (c[i] < ends[np.maximum(k, 0)])
+            out[i] = np.where((k >= 0) & (c[i] < ends[np.maximum(k, 0)]), k, -1)
         return out
     return hit
 
@@ -139,17 +172,14 @@ def trace(memory, config, program_alloc=None, scratch_roots=None) -> list[Window
                 a = None
             if a is not None:
                 backing.add(a.base)
-    frontier = []
-    for addr, i in _candidates(user):
-        if i in skip:
-            continue
-        frontier.append((addr, f"user SGPR s{i}"))
+    # a candidate's reason is (where, word offset) -- text only for the windows placed
+    frontier = [(addr, (f"user SGPR s{i}", None)) for addr, i in _candidates(user) if i not in skip]
     depth = 0
     total = 0
     hit = _hit_test(memory)
     while frontier and depth <= MAX_DEPTH:
         nxt = []
-        for addr, why in frontier:
+        for addr, (where, off) in frontier:
             try:
                 a = memory.find(canonical(addr))
             except Exception:
@@ -157,12 +187,16 @@ def trace(memory, config, program_alloc=None, scratch_roots=None) -> list[Window
             if a is None or a.base in windows or a.base in backing or len(windows) >= MAX_WINDOWS:
                 continue
             size = min(a.size, MAX_WINDOW_BYTES)
-            if total + size > 4 * MAX_WINDOW_BYTES:
-                continue
             total += size
-            windows[a.base] = Window(a.base, size, a.name, f"{why} -> {canonical(addr):#x}")
-            for p, j in _scan(memory, a, hit):
-                nxt.append((p, f"pointer in {a.name or hex(a.base)}+{4 * j:#x}"))
+            if total > MAX_DISPATCH_WINDOW_BYTES:
+                raise Refused("dispatch.windows_too_large",
+                              f"the windows the program can reach need more than "
+                              f"{MAX_DISPATCH_WINDOW_BYTES} bytes (at {short_name(a.name)!r}, "
+                              f"{a.size} bytes at {a.base:#x})")
+            why = where if off is None else f"pointer in {where}+{off:#x}"
+            windows[a.base] = Window(a.base, size, short_name(a.name), f"{why} -> {canonical(addr):#x}")
+            src = short_name(a.name) if a.name else hex(a.base)
+            nxt.extend((p, (src, 4 * j)) for p, j in _scan(memory, a, hit))
         frontier = nxt
         depth += 1
     return sorted(windows.values(), key=lambda w: w.address)
