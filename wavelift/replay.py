@@ -16,7 +16,7 @@ from .memory.guest import GuestMemory
 from .refusal import Refusal, Refused
 from .result import DispatchResult
 from .stream.registers import RegisterFile
-from .stream.walker import DispatchEvent, StreamWalker
+from .stream.walker import DispatchEvent, StreamLimits, StreamWalker
 
 Execute = Callable[[GuestMemory, object, int], DispatchResult]
 
@@ -40,10 +40,12 @@ def default_execute(backend: str = "numpy", mode: str = "wave", cache=None) -> E
 
 def run_stream(memory: GuestMemory, target: str, ib_address: int, size_dw: int,
                regs: RegisterFile, execute: Execute | None, results: list,
-               on_packet=None) -> Refusal | None:
+               on_packet=None, limits: StreamLimits | None = None) -> Refusal | None:
     """Walk one stream; append one DispatchResult per dispatch to `results` (index = its
     position there). A bad packet appends a DispatchResult(config=None, refusal) and stops the
-    stream; that refusal is returned (None if the stream ran to its end)."""
+    stream; that refusal is returned (None if the stream ran to its end). `limits`: what the
+    capture's streams may do in all (shared by its streams; default: this stream alone)."""
+    limits = StreamLimits() if limits is None else limits
     if execute is None:
         execute = default_execute()
 
@@ -59,9 +61,10 @@ def run_stream(memory: GuestMemory, target: str, ib_address: int, size_dw: int,
             r = execute(memory, config, index)
         except Refused as e:
             r = DispatchResult(index, config, e.refusal)
+        limits.used_instructions += int((r.stats or {}).get("instructions", 0))
         results.append(r)
 
-    walker = StreamWalker(memory, regs, on_dispatch, on_packet=on_packet)
+    walker = StreamWalker(memory, regs, on_dispatch, on_packet=on_packet, limits=limits)
     try:
         walker.walk(ib_address, size_dw)
     except Refused as e:
@@ -83,8 +86,10 @@ def replay(cap_or_path, backend: str = "numpy", mode: str = "wave", cache=None,
     except ValueError as e:
         return [DispatchResult(0, None, Refusal("dispatch.bad_target", str(e)))]
     results: list[DispatchResult] = []
+    limits = StreamLimits()              # the capture's streams in all (0015)
     for address, size in cap.streams:
-        if run_stream(cap.memory, cap.target, address, size, regs, execute, results) is not None:
+        if run_stream(cap.memory, cap.target, address, size, regs, execute, results,
+                      limits=limits) is not None:
             break
     return results
 

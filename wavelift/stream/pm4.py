@@ -383,7 +383,9 @@ def read_packet(dw, i: int, where: str = "") -> Packet:
         raise Refused("stream.truncated",
                       f"{where}dword {i}: {opcode_name(op)} needs {cnt + 2} dwords but the buffer "
                       f"has {n - i} left")
-    return Packet(i, h, 3, op, tuple(int(x) for x in dw[i + 1: i + cnt + 2]), h & 1, (h >> 1) & 1)
+    body = dw[i + 1: i + cnt + 2]        # (tolist: C speed; a stream may be 16 Mi dwords)
+    body = tuple(body.tolist()) if hasattr(body, "tolist") else tuple(int(x) for x in body)
+    return Packet(i, h, 3, op, body, h & 1, (h >> 1) & 1)
 
 
 def decode(dwords) -> list[Packet]:

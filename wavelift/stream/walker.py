@@ -3,7 +3,11 @@
 - Type-3 packets are COUNT+2 dwords; 0xFFFF1000 (header-only NOP) and type-2 packets are 1 dword.
 - INDIRECT_BUFFER without CHAIN is a call (depth-limited); with CHAIN it replaces the current
   buffer (a jump). An IB reached again while it is still being walked (call recursion, or a
-  chain coming back) is a loop: refused. A total dword budget bounds fan-out.
+  chain coming back) is a loop: refused.
+- Bounded work (docs/decisions/0015-bounded-work.md): a StreamLimits, shared by every stream of
+  one capture's replay, counts the IB dwords copied (every call and chain hop copies its whole
+  IB: `stream.budget`), the bytes DMA_DATA copies or fills (`stream.dma_budget`), the dispatches
+  and the instructions they ran (`stream.dispatch_budget`); each is checked before the work.
 - Every refusal stops the stream and names the packet and its dword offset; what ran before
   stays, nothing after runs. The walker writes guest memory only where a packet names it
   (WRITE_DATA, COPY_DATA, DMA_DATA, RELEASE_MEM) and never waits: an unmet WAIT_REG_MEM is
@@ -32,8 +36,26 @@ from . import pm4
 from . import registers as R
 
 MAX_IB_DEPTH = 4                 # IB1 -> IB2 is all hardware has; a little more is tolerated
-MAX_STREAM_DWORDS = 1 << 24      # total dwords walked per stream (16 Mi = 64 MiB of PM4): bounds IB fan-out
 MAX_IB_DWORDS = 0xFFFFF          # IB_SIZE is 20 bits
+# per capture (all its streams; one stream walked alone is a capture of one):
+MAX_STREAM_DWORDS = 1 << 24      # IB dwords copied (16 Mi = 64 MiB of PM4): bounds fan-out and chains
+MAX_DMA_BYTES = 1 << 30          # bytes DMA_DATA copies or fills (one packet: BYTE_COUNT, < 64 MiB)
+MAX_DISPATCHES = 1 << 16         # dispatches started
+MAX_INSTRUCTIONS = 1 << 34       # instructions the dispatches ran (no dispatch starts past it)
+
+
+@dataclass
+class StreamLimits:
+    """What one capture's streams may do in all, and what they have done (replay shares one
+    between its walkers, so a stream list naming one IB a million times is bounded too)."""
+    dwords: int = MAX_STREAM_DWORDS
+    dma_bytes: int = MAX_DMA_BYTES
+    dispatches: int = MAX_DISPATCHES
+    instructions: int = MAX_INSTRUCTIONS
+    used_dwords: int = 0
+    used_dma_bytes: int = 0
+    used_dispatches: int = 0
+    used_instructions: int = 0       # (replay adds each dispatch's count)
 
 
 @dataclass
@@ -85,10 +107,11 @@ class StreamWalker:
     def __init__(self, memory: GuestMemory, regs: R.RegisterFile,
                  on_dispatch: Callable[[DispatchEvent], None] | None = None,
                  on_packet: Callable | None = None, max_depth: int = MAX_IB_DEPTH,
-                 max_dwords: int = MAX_STREAM_DWORDS):
+                 max_dwords: int = MAX_STREAM_DWORDS, limits: StreamLimits | None = None):
         self.memory, self.regs = memory, regs
         self.on_dispatch, self.on_packet = on_dispatch, on_packet
-        self.max_depth, self.max_dwords = max_depth, max_dwords
+        self.max_depth = max_depth
+        self.limits = StreamLimits(dwords=max_dwords) if limits is None else limits
         self.bases: dict[int, int] = {}
         self.predicate_set = False
         self.stats = WalkStats()
@@ -105,6 +128,11 @@ class StreamWalker:
             raise Refused("stream.malformed", f"{where}IB address 0x{address:016x} is not 4-byte aligned")
         if size > MAX_IB_DWORDS:
             raise Refused("stream.malformed", f"{where}IB of {size} dwords (IB_SIZE is 20 bits)")
+        lim = self.limits
+        if lim.used_dwords + size > lim.dwords:
+            raise Refused("stream.budget", f"{where}copying the IB's {size} dwords passes the "
+                                           f"limit of {lim.dwords} IB dwords per capture")
+        lim.used_dwords += size
         try:
             # a copy: the CP fetches the IB; packets that later write into it do not change it
             return self.memory.read_dwords(address, size)
@@ -137,9 +165,7 @@ class StreamWalker:
             self._where = (f.address, f.i)
             f.i += p.size
             self.stats.packets += 1
-            self.stats.dwords += p.size
-            if self.stats.dwords > self.max_dwords:
-                raise Refused("stream.budget", f"{loc}the stream walked more than {self.max_dwords} dwords")
+            self.stats.dwords += p.size         # (within the IBs copied: bounded by stream.budget)
             if self.on_packet is not None:
                 self.on_packet(f.address, p)
             if p.type == 2 or p.header == pm4.NOP_PAD or p.opcode == pm4.NOP:
@@ -245,6 +271,13 @@ class StreamWalker:
         for k, v in enumerate(dims):
             self.regs.write(0xB804 + 4 * k, v)
         self.regs.write(0xB800, initiator)
+        lim = self.limits
+        if lim.used_dispatches >= lim.dispatches or lim.used_instructions >= lim.instructions:
+            raise Refused("stream.dispatch_budget",
+                          f"the capture has started {lim.used_dispatches} dispatches running "
+                          f"{lim.used_instructions} instructions (limits: {lim.dispatches} "
+                          f"dispatches, {lim.instructions} instructions)")
+        lim.used_dispatches += 1
         self.stats.dispatches += 1
         if self.on_dispatch is not None:
             ib, off = self._where
@@ -303,6 +336,11 @@ class StreamWalker:
         if f["sas"] or f["das"] or f["saic"] or f["daic"]:
             raise Refused("stream.unsupported", "register address spaces / no-increment modes")
         n = f["byte_count"]
+        lim = self.limits
+        if lim.used_dma_bytes + n > lim.dma_bytes:
+            raise Refused("stream.dma_budget", f"{n} bytes pass the limit of {lim.dma_bytes} "
+                                               f"DMA_DATA bytes per capture")
+        lim.used_dma_bytes += n
         src_sel, dst_sel = f["src_sel"], f["dst_sel"]
         if src_sel == pm4.DMA_SRC_GDS or dst_sel == pm4.DMA_DST_GDS:
             raise Refused("stream.unsupported", "GDS source or destination")
