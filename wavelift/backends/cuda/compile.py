@@ -4,7 +4,8 @@ NVRTC needs no GPU: `pip install 'wavelift[cuda]'` (cuda-bindings + nvidia-cuda-
 compiles modules on any Linux machine, which is how CI checks code generation.  The disk cache
 holds one cubin per module under ``$WAVELIFT_CUDA_CACHE`` or ``~/.cache/wavelift/cuda/`` named by
 a hash of the module key (the same key as the NumPy backend's), the CUDA arch, the generated
-source and NVRTC's version.
+source and NVRTC's version; a cubin runs as code, so the cache follows backends/disk_cache.py
+(a private directory, each entry checked against its digest: docs/decisions/0016-trusted-caches.md).
 """
 from __future__ import annotations
 
@@ -12,8 +13,9 @@ import hashlib
 import os
 import pathlib
 import re
-import tempfile
 import time
+
+from .. import disk_cache
 
 CODEGEN_VERSION = "wavelift-cuda-4"
 DEFAULT_ARCH = "sm_90"          # H200 / H100; overridden by the device's compute capability
@@ -25,9 +27,10 @@ class CompileError(Exception):
     pass
 
 
-def cache_dir() -> pathlib.Path:
-    from .. import cache_dir as shared
-    return shared("cuda", "WAVELIFT_CUDA_CACHE")
+def cache_dir() -> pathlib.Path | None:
+    """The cubin cache, private and checked (backends/disk_cache.py), or None: refused (a
+    CacheWarning says why), modules are compiled for this process only."""
+    return disk_cache.usable_dir("cuda", "WAVELIFT_CUDA_CACHE")
 
 
 def _nvrtc():
@@ -171,22 +174,12 @@ def disk_name(key, arch: str, source: str) -> str:
 def cached_compile(key, source: str, arch: str, use_disk: bool = True):
     """-> (cubin bytes, seconds, 'disk' | 'nvrtc')."""
     t0 = time.perf_counter()
-    path = cache_dir() / f"{disk_name(key, arch, source)}.cubin"
-    if use_disk:
-        try:
-            data = path.read_bytes()
-            if data:
-                return data, time.perf_counter() - t0, "disk"
-        except OSError:
-            pass
+    d = cache_dir() if use_disk else None
+    name = disk_name(key, arch, source)
+    cubin = disk_cache.read(d, name, ".cubin") if d else None
+    if cubin:
+        return cubin, time.perf_counter() - t0, "disk"
     cubin = nvrtc_compile(source, arch)
-    if use_disk:
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-            with os.fdopen(fd, "wb") as f:
-                f.write(cubin)
-            os.replace(tmp, path)
-        except OSError:
-            pass                    # a read-only cache is not an error
+    if d:
+        disk_cache.write(d, name, ".cubin", cubin)
     return cubin, time.perf_counter() - t0, "nvrtc"

@@ -32,14 +32,13 @@ import pathlib
 import platform
 import re
 import subprocess
-import tempfile
 import types
 
 import numpy as np
 
 from ...translate.ir import EXEC_HI, EXEC_LO, MODE_REG, Program
 from ...translate.program import lane_count_points
-from .. import host
+from .. import disk_cache, host
 from ..cuda.codegen import (_I32_RESULT, VALUE_EXPR, CudaUnsupported, Lowering, const_literal,
                             deferred_blends)
 from .codegen import _IRT
@@ -699,9 +698,10 @@ class BlockSource:
 
 
 # ------------------------------------------------------------------------------ compiling
-def cache_dir() -> pathlib.Path:
-    from .. import cache_dir as shared
-    return shared("native", "WAVELIFT_NATIVE_CACHE")
+def cache_dir() -> pathlib.Path | None:
+    """The native tier's library cache, private and checked (backends/disk_cache.py), or None:
+    refused (a CacheWarning says why), libraries are built for this process only."""
+    return disk_cache.usable_dir("native", "WAVELIFT_NATIVE_CACHE")
 
 
 # -O3: if-conversion and vectorisation of the lane loops; -fno-trapping-math lets the compiler
@@ -710,33 +710,46 @@ FLAGS = tuple(os.environ.get("WL_NATIVE_OPT", "-O3").split()) + \
     ("-march=native", "-fno-trapping-math") + host.COMPILE_FLAGS
 
 
+def library_name(source: str, cxx: str) -> str:
+    """The cache entry of ``source``'s library: a hash of source, compiler version, flags and
+    host."""
+    h = hashlib.sha256("\0".join((source, _version(cxx), *FLAGS, platform.machine(),
+                                  platform.node())).encode())      # -march=native: this host
+    return h.hexdigest()[:32]
+
+
 def compile_library(source: str) -> ctypes.CDLL:
-    """Compile (or find in the disk cache, by a hash of source, compiler version, flags and host)
-    and load."""
+    """Find in the disk cache (verified: docs/decisions/0016-trusted-caches.md) or compile, then
+    load from a private copy of the checked bytes."""
     cxx = host.compiler()
     if cxx is None:
         raise Unsupported("no C++ compiler (clang++ or g++) found")
-    h = hashlib.sha256("\0".join((source, _version(cxx), *FLAGS, platform.machine(),
-                                  platform.node())).encode())      # -march=native: this host
+    name = library_name(source, cxx)
     d = cache_dir()
-    d.mkdir(parents=True, exist_ok=True)
-    so = d / f"{h.hexdigest()[:32]}.so"
-    if not so.exists():
-        with tempfile.TemporaryDirectory() as tmp:
-            src = pathlib.Path(tmp) / "m.cpp"
-            src.write_text(source)
-            part = d / f"{so.stem}.{os.getpid()}.part"     # same directory: the rename is atomic
-            try:
-                r = subprocess.run([cxx, *FLAGS, str(src), "-o", str(part)], capture_output=True,
-                                   text=True, timeout=COMPILE_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                part.unlink(missing_ok=True)
-                raise Unsupported(f"host compile took more than {COMPILE_TIMEOUT_S} s") from None
-            if r.returncode != 0:
-                part.unlink(missing_ok=True)
-                raise Unsupported(f"host compile failed: {r.stderr[:2000]}")
-            os.replace(part, so)
-    return ctypes.CDLL(str(so))
+    try:
+        data = disk_cache.read(d, name, ".so") if d else None
+        if data is None:
+            data = _build(cxx, source)
+            if d:
+                disk_cache.write(d, name, ".so", data)
+        return disk_cache.load_library(data)
+    except disk_cache.CacheRefused as e:
+        raise Unsupported(f"no private temp directory: {e}") from None
+
+
+def _build(cxx: str, source: str) -> bytes:
+    """The library of ``source``, compiled in a private temp directory."""
+    with disk_cache.private_temp() as tmp:
+        src, so = pathlib.Path(tmp) / "m.cpp", pathlib.Path(tmp) / "m.so"
+        src.write_text(source)
+        try:
+            r = subprocess.run([cxx, *FLAGS, str(src), "-o", str(so)], capture_output=True,
+                               text=True, timeout=COMPILE_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            raise Unsupported(f"host compile took more than {COMPILE_TIMEOUT_S} s") from None
+        if r.returncode != 0:
+            raise Unsupported(f"host compile failed: {r.stderr[:2000]}")
+        return so.read_bytes()
 
 
 @functools.lru_cache(maxsize=None)
