@@ -3,7 +3,8 @@ direct aligned access, hint, binary search, escapes, written-byte map), compiled
 g++ through wavelift/backends/host.py's shim and run against window tables laid out as WindowSet lays them
 out: every access reads or writes exactly the bytes the window arithmetic names, whatever the
 guesses say (right, stale, none), the alignment, the size or the table's size (constant-memory
-tables up to WL_CW windows, global ones beyond); an address outside every window escapes and
+tables up to WL_CW windows, global ones beyond); an address outside every window -- a
+non-canonical one, or an access that would wrap past 2^64 onto the window at 0 -- escapes and
 touches nothing.  No GPU needed; skips without g++."""
 from __future__ import annotations
 
@@ -59,7 +60,8 @@ def memlib(tmp_path_factory):
     from wavelift.backends.cuda import codegen as G
     from wavelift.backends.cuda.prelude import PRELUDE
     head = PRELUDE[:PRELUDE.index("/* wave64:")]
-    win = PRELUDE[PRELUDE.index("/* ----------------------------------------------------------------------- windows */"):
+    # the address checks (shared with the native tier: host.prelude_semantics), then windows
+    win = PRELUDE[PRELUDE.index("/* guest addresses"):
                   PRELUDE.index("/* ----------------------------------------------------------------------- atomics */")]
     defs = (f"#define WL_MEMFN __forceinline__\n#define WL_NSLOT {NSLOT}u\n#define WL_NGUESS {NSLOT}u\n"
             "#define WL_MIRROR_WORDS 1u\n#define WL_NPRE 1u\n#define WL_PRE_WORDS 1u\n")
@@ -78,9 +80,9 @@ def _layout(rng, n):
     """n windows as WindowSet places them: sorted, apart, each at an arena offset congruent to
     its address mod 8; a few in the upper canonical half."""
     starts, ends, offs, pos = [], [], [], 0
-    a = 0x10000
+    a = -16                                   # the first window at address 0 (decision 0014)
     for k in range(n):
-        a += int(rng.integers(16, 4096))
+        a += int(rng.integers(16, 4096)) if k else 16
         if k == n - 2:
             a = 0xFFFF_8000_0000_0000 + int(rng.integers(0, 64))
         size = int(rng.integers(1, 200))
@@ -105,9 +107,11 @@ def _accesses(rng, starts, ends, sizes):
                 a &= ~(min(n, 4) - 1) if n in (1, 2, 4, 8, 12, 16) else ~0
         elif r < 0.75:                        # just before / at the end of a window
             a = starts[k] - int(rng.integers(1, 4)) if rng.random() < 0.5 else ends[k] - n + int(rng.integers(0, 3))
-        elif r < 0.9:                         # a non-canonical spelling of a window's address
+        elif r < 0.85:                        # a non-canonical spelling of a window's address
             a = (starts[k] & 0xFFFF_FFFF_FFFF) | (int(rng.integers(1, 0xFFFF)) << 48) if starts[k] < (1 << 47) else \
                 starts[k] & 0xFFFF_FFFF_FFFF
+        elif r < 0.9:                         # the top of the space: wraps onto window 0 at 0
+            a = (1 << 64) - int(rng.integers(1, 17))
         else:                                 # anywhere
             a = int(rng.integers(0, 1 << 63))
         addr.append(a & 0xFFFF_FFFF_FFFF_FFFF)
@@ -115,16 +119,14 @@ def _accesses(rng, starts, ends, sizes):
     return addr, nb
 
 
-def _canon(a):
-    a &= 0xFFFF_FFFF_FFFF
-    return a | 0xFFFF_0000_0000_0000 if a & (1 << 47) else a
-
-
 def _where(a, n, starts, ends, offs):
-    c = _canon(a)
+    """The arena index of n bytes at a (exact integers), None: an escape -- a non-canonical
+    address reaches no window (decision 0014)."""
+    if (1 << 47) <= a < 0xFFFF_8000_0000_0000:
+        return None
     for s, e, o in zip(starts, ends, offs):
-        if s <= c and c + n <= e:
-            return o + c - s
+        if s <= a and a + n <= e:
+            return o + a - s
     return None
 
 

@@ -2,7 +2,11 @@
 
 Addresses are kept in *canonical* form: bits 63:48 copy bit 47, as RADV's BOs carry them
 (0xffff8000_00000000 and up for the upper half). Registers and packets hold 48-bit forms;
-`canonical()` accepts either.
+`canonical()` accepts either.  A 64-bit address a program computes is taken only when it is
+canonical (`is_canonical`), and an access of n bytes at a only when every byte lies in the range
+(`holds`, computed so that no term wraps): docs/decisions/0014-addresses.md.  An allocation lies
+inside one canonical half and never touches the top of the 64-bit space (its end is a 64-bit
+number), so no window check can overflow.
 
 Each allocation owns one writable uint8 NumPy array (`Allocation.data`), which may be a
 copy-on-write memory map of a capture file. Reads and writes never cross allocations: an access
@@ -31,6 +35,19 @@ def canonical(addr: int) -> int:
     return a | (0xFFFF << 48) if a >> 47 else a
 
 
+def is_canonical(addr: int) -> bool:
+    """A 64-bit address the memory system takes: bits 63:48 copy bit 47 (decision 0014)."""
+    return 0 <= addr < LOW_HALF_END or HIGH_HALF <= addr <= MASK64
+
+
+def holds(offset, nbytes, size):
+    """``nbytes`` bytes at ``offset`` (from a range's start) lie inside a range of ``size`` bytes,
+    computed so that no term wraps: ``0 <= offset < size and nbytes <= size - offset`` (nbytes >
+    size fails).  Ints or NumPy arrays (int64 offsets may be negative, uint64 ones may be a
+    wrapped difference); the one range test of every window, LDS and scratch check in Python."""
+    return (offset >= 0) & (offset < size) & (nbytes <= size - offset)
+
+
 def va48(addr: int) -> int:
     """The 48-bit form of a GPU VA (what registers and packets carry)."""
     return int(addr) & MASK48
@@ -42,6 +59,16 @@ def _half_end(base: int) -> int:
 
 class GuestMemoryError(Exception):
     """An access or allocation that the guest address space does not allow."""
+
+
+def _given(address: int, name: str) -> int:
+    """The canonical base of an allocation placed at ``address``: a 48-bit form (as registers
+    and packets carry addresses) is sign-extended; a wider one must already be canonical."""
+    a = int(address)
+    if a < 0 or a > MASK64 or (a > MASK48 and not is_canonical(a)):
+        raise GuestMemoryError(f"allocation {name!r}: address {a:#x} is not a canonical 64-bit "
+                               f"or a 48-bit address")
+    return canonical(a)
 
 
 @dataclass(eq=False)
@@ -94,12 +121,15 @@ class GuestMemory:
     def _check_free(self, base: int, size: int, name: str) -> None:
         if size <= 0:
             raise GuestMemoryError(f"allocation {name!r}: size must be positive, not {size}")
-        if base + size > _half_end(base) or (base < LOW_HALF_END) != (base + size - 1 < LOW_HALF_END):
+        if not is_canonical(base):
+            raise GuestMemoryError(f"allocation {name!r}: 0x{base:016x} is not canonical")
+        # inside one canonical half, and the end a 64-bit number (touching the top of the
+        # space would make every window end 2^64: decision 0014)
+        if base + size > _half_end(base) or base + size > MASK64:
             raise GuestMemoryError(
                 f"allocation {name!r} at 0x{base:016x} size 0x{size:x} leaves the 48-bit address "
-                f"space (or crosses the canonical hole at bit 47)")
-        if base < HIGH_HALF and base >= LOW_HALF_END:
-            raise GuestMemoryError(f"allocation {name!r}: 0x{base:016x} is not canonical")
+                f"space (crosses the canonical hole at bit 47, wraps or touches the top of the "
+                f"space)")
         i = bisect.bisect_right(self._bases, base)
         for j in (i - 1, i):
             if 0 <= j < len(self._allocs):
@@ -150,7 +180,7 @@ class GuestMemory:
                 raise GuestMemoryError(f"allocation {name!r}: size must be positive, not {size}")
             base = self._place(size, align)
         else:
-            base = canonical(address)
+            base = _given(address, name)
             if base % align:
                 raise GuestMemoryError(
                     f"allocation {name!r}: address 0x{base:016x} is not {align}-byte aligned")
@@ -168,7 +198,7 @@ class GuestMemory:
             raise GuestMemoryError(f"allocation {name!r}: add() needs a 1-D uint8 array")
         if not array.flags.writeable:
             raise GuestMemoryError(f"allocation {name!r}: add() needs a writable array")
-        base = canonical(base)
+        base = _given(base, name)
         self._check_free(base, len(array), name)
         a = Allocation(base, len(array), name, array)
         self._insert(a)

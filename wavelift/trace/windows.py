@@ -4,7 +4,8 @@ All windows live back to back in one uint8 *arena* (each placed at an arena offs
 its guest address mod 8, so aligned guest accesses are aligned arena accesses).  An access whose
 addresses all lie in one window is found from their min/max (``locate``: arena index = address +
 one constant); otherwise each address is resolved with ``np.searchsorted`` over the window
-starts, and an access that is not wholly inside one window is an escape.  Every byte stored is
+starts, and an access that is not wholly inside one window is an escape (so is one at an address
+that is not canonical; the range test cannot wrap: guest.holds, decision 0014).  Every byte stored is
 marked in ``written``; write spans are the runs of marked bytes, and landing copies exactly those
 bytes back to guest memory.
 """
@@ -15,17 +16,15 @@ from bisect import bisect_right
 
 import numpy as np
 
+from ..memory.guest import HIGH_HALF, LOW_HALF_END, holds
 from ..result import Window
 
-MASK48 = np.uint64((1 << 48) - 1)
-SIGN_EXT = np.uint64(0xFFFF000000000000)
-BIT47 = np.uint64(1 << 47)
 
-
-def canonical(addr):
-    """Guest addresses as the memory system sees them: 48 bits, sign-extended from bit 47."""
-    a = np.asarray(addr, np.uint64) & MASK48
-    return np.where((a & BIT47) != 0, a | SIGN_EXT, a)
+def is_canonical(addr):
+    """Which of the uint64 addresses the memory system takes: bits 63:48 copy bit 47 (any
+    other address is outside every window: decision 0014)."""
+    a = np.asarray(addr, np.uint64)
+    return (a < np.uint64(LOW_HALF_END)) | (a >= np.uint64(HIGH_HALF))
 
 
 # Arenas and written maps of finished dispatches, kept for the next ones: a fresh large array
@@ -156,13 +155,13 @@ class WindowSet:
             d = self.locate(int(a.min()), int(a.max()), nbytes)
             if d is not None:
                 return a.view(np.int64) + d, None
-        a = canonical(a)
         if self.starts.size == 0:
             return np.zeros(a.shape, np.int64), np.zeros(a.shape, bool)
         k = np.searchsorted(self.starts, a, side="right").astype(np.int64) - 1
         kk = np.maximum(k, 0)
-        ok = (k >= 0) & (a + np.uint64(nbytes) <= self.ends[kk]) & (a >= self.starts[kk])
-        idx = self.offs[kk] + (a - self.starts[kk]).astype(np.int64)
+        d = a - self.starts[kk]             # (wraps where a < start: k < 0 or not canonical)
+        ok = (k >= 0) & is_canonical(a) & holds(d, np.uint64(nbytes), self.ends[kk] - self.starts[kk])
+        idx = self.offs[kk] + np.where(ok, d, np.uint64(0)).astype(np.int64)
         return np.where(ok, idx, 0), ok
 
     def spans(self) -> list[tuple[int, int]]:

@@ -806,7 +806,7 @@ class Lowering:
             return
         if sp == "lds":
             before("load")
-            emit(f"  if (({a[1]}) && (u64)(u32)({a[0]}) + {nb}ull <= (u64)P[{P_LDS}]) "
+            emit(f"  if (({a[1]}) && wl_inside((u64)(u32)({a[0]}), {nb}u, 0ull, (u64)P[{P_LDS}])) "
                  f"wl_read(wl_smem, (i64)(u32)({a[0]}), {nb}u, {o}_w, {words}u);")
             after("load")
             return
@@ -867,7 +867,7 @@ class Lowering:
             raise CudaUnsupported("scratch access wider than a dword")
         if self.wb < nb:
             return "false"
-        cond = f"({sa} <= {self.wb - nb}ull) && (((u32){sa} & 3u) + {nb}u <= 4u)"
+        cond = f"wl_inside({sa}, {nb}u, 0ull, {self.wb}ull) && (((u32){sa} & 3u) + {nb}u <= 4u)"
         if self.mode == "lane":
             cond += f" && ((u32)(({sa} >> 2) % {self.L}ull) == lane)"
         return cond
@@ -940,7 +940,7 @@ class Lowering:
         guard = "(lane == 0u) && " if uniform else ""
         dw = "{" + ", ".join(f"(u32)({d})" for d in data) + "}"
         if sp == "lds":
-            emit(f"  if ({guard}({a[1]}) && (u64)(u32)({a[0]}) + {nb}ull <= (u64)P[{P_LDS}]) "
+            emit(f"  if ({guard}({a[1]}) && wl_inside((u64)(u32)({a[0]}), {nb}u, 0ull, (u64)P[{P_LDS}])) "
                  f"{{ const u32 dw[{len(data)}] = {dw}; wl_write(wl_smem, (u8*)0, (i64)(u32)({a[0]}), {nb}u, dw); }}")
         elif sp == "global":
             emit(f"  if ({guard}({a[1]})) {{ const u32 dw[{len(data)}] = {dw}; "
@@ -961,12 +961,13 @@ class Lowering:
         before("rmw")
         emit(f"  {t} {o} = 0;")
         if sp == "global":
-            emit(f"  if ({a[1]}) {{ i64 ix; if (wl_res(C, (u64)({a[0]}), {nb}u, &ix, {self.slot[id(op)]}u)) {{ ix &= ~(i64){nb - 1}; "
+            # the aligned cell the atomic works on: those are the bytes checked
+            emit(f"  if ({a[1]}) {{ i64 ix; if (wl_res(C, (u64)({a[0]}) & ~{nb - 1}ull, {nb}u, &ix, {self.slot[id(op)]}u)) {{ "
                  f"{o} = wl_atomic{bits}(({t}*)(C.arena + ix), {code}, {d}, {c}); "
                  f"for (u32 k = 0; k < {nb}u; k++) C.written[ix + k] = 1u; }} "
                  f"else wl_escape(C, {op.instr}u, lane, (u64)({a[0]}), {KIND['atomic']}u); }}")
         elif sp == "lds":
-            emit(f"  if (({a[1]}) && (u64)(u32)({a[0]}) + {nb}ull <= (u64)P[{P_LDS}]) "
+            emit(f"  if (({a[1]}) && wl_inside((u64)(u32)({a[0]}), {nb}u, 0ull, (u64)P[{P_LDS}])) "
                  f"{o} = wl_atomic{bits}(({t}*)(wl_smem + ((u32)({a[0]}) & ~{nb - 1}u)), {code}, {d}, {c});")
         elif sp == "scratch":
             if bits != 32:
@@ -1137,7 +1138,8 @@ __device__ __forceinline__ bool wl_res(WlCtx& C, u64 addr, u32 nb, i64* idx, u32
     const u64 d = addr - WL_GB[slot];
     if (d < WL_GL[slot]) { *idx = WL_GO[slot] + (i64)d; return true; }
   }
-  const u64 a = wl_canon(addr);
+  if (!wl_is_canon(addr)) return false;   /* decision 0014: outside every window */
+  const u64 a = addr;
   const bool c = C.W.n <= WL_CW;
   i32 k = (i32)WL_HINT[slot];
   u64 s = 0ull, e = 0ull;
@@ -1152,9 +1154,9 @@ __device__ __forceinline__ bool wl_res(WlCtx& C, u64 addr, u32 nb, i64* idx, u32
     s = c ? WL_WS[k] : __ldg(C.W.start + k); e = c ? WL_WE[k] : __ldg(C.W.end + k);
     WL_HINT[slot] = (u32)k;
   }
-  const u64 d = a - s;                    /* windows do not overlap: a is in k's or in none */
-  if (d >= e - s || d + (u64)nb > e - s) return false;
-  *idx = (c ? WL_WO[k] : __ldg(C.W.off + k)) + (i64)d;
+  /* windows do not overlap: a is in k's or in none */
+  if (!wl_inside(a, nb, s, e)) return false;
+  *idx = (c ? WL_WO[k] : __ldg(C.W.off + k)) + (i64)(a - s);
   return true;
 }
 /* a uniform load of nb (a multiple of 4) bytes from the mirror: true when it was there (or

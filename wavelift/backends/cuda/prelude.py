@@ -338,14 +338,19 @@ __device__ __forceinline__ i32 wl_clz32(u32 x, u32 bits) { return x == 0u ? -1 :
 __device__ __forceinline__ i32 wl_clz64(u64 x) { return x == 0ull ? -1 : (i32)__clzll((i64)x); }
 __device__ __forceinline__ i32 wl_ctz32(u32 x) { return __ffs((i32)x) - 1; }
 __device__ __forceinline__ i32 wl_ctz64(u64 x) { return __ffsll((i64)x) - 1; }
+/* guest addresses (docs/decisions/0014-addresses.md), for the CUDA kernel and the native tier:
+   an address a program computes reaches a window only when it is canonical (bits 63:48 copy
+   bit 47), and nb bytes at a lie in [s, e) (e >= s) only when every byte does -- tested so that
+   no term wraps (a - s is taken only when a >= s; nb > e - s fails) */
+__device__ __forceinline__ bool wl_is_canon(u64 a) { return (u64)((i64)(a << 16) >> 16) == a; }
+__device__ __forceinline__ bool wl_inside(u64 a, u32 nb, u64 s, u64 e) {
+  return a >= s && a - s < e - s && (u64)nb <= (e - s) - (a - s);
+}
 
 /* ----------------------------------------------------------------------- windows */
 struct WlWin {
   const u64* start; const u64* end; const i64* off; u32 n;
 };
-__device__ __forceinline__ u64 wl_canon(u64 a) {
-  a &= 0xffffffffffffull; return (a & 0x800000000000ull) ? (a | 0xffff000000000000ull) : a;
-}
 /* nb bytes at base + idx as words (the last one zero-extended): aligned words shifted together,
    so any alignment costs one more load, not a byte loop; that word may lie up to 4 bytes past
    the access (the device arena has 8 spare bytes, LDS is followed by the exchange area) and

@@ -491,6 +491,11 @@ class _Opt:
             defop[out.id] = op
             return out
 
+        def ival(c):
+            """The integer value of constant ``c``, else None (not a constant, or a float one:
+            an op of an integer type may take one, e.g. isclass, and NaN has no int)."""
+            return int(cval[c.id]) if c.id in cval and c.type in _INT else None
+
         def ident(n, t, args):
             """x op identity -> x (integer types; the other operand of the op's type)."""
             if t not in _INT or len(args) != 2:
@@ -498,14 +503,15 @@ class _Opt:
             a, b = args
             for x, c, ok in ((a, b, n in ("add", "sub", "or", "xor", "shl", "shr", "sar")),
                              (b, a, n in ("add", "or", "xor"))):
-                if ok and c.id in cval and int(cval[c.id]) == 0 and x.type == t:
+                if ok and ival(c) == 0 and x.type == t:
                     return x
+            if n not in ("and", "mul"):
+                return None
             ones = (1 << BITS[t]) - 1
             for x, c in ((a, b), (b, a)):
-                if c.id in cval and x.type == t:
-                    k = int(cval[c.id]) & ones
-                    if (n == "and" and k == ones) or (n == "mul" and k == 1):
-                        return x
+                k = ival(c)
+                if k is not None and x.type == t and k & ones == (ones if n == "and" else 1):
+                    return x
             return None
 
         def evaluate(op, args):
@@ -543,8 +549,8 @@ class _Opt:
             d = depth + 1
             if n == "pack64":
                 return a[1] if hi else a[0]
-            if n in ("shl", "shr") and a[1].id in cval:
-                s = int(cval[a[1].id])
+            if n in ("shl", "shr") and ival(a[1]) is not None:
+                s = ival(a[1])
                 if s == 0:
                     return half(a[0], hi, instr, d)
                 # the side the bits move to (lo32 of shl / hi32 of shr) and the side they leave
@@ -691,7 +697,7 @@ class _Opt:
                     continue
             elif n == "cmp" and op.attrs.get("cond") in ("ne", "eq") and op.type in _INT:
                 for x, y in ((args[0], args[1]), (args[1], args[0])):
-                    if y.id not in cval or int(cval[y.id]) != 0:
+                    if ival(y) != 0:
                         continue
                     d = defop.get(x.id)        # an integer 0/1 made from a b1: the b1 itself
                     b = carry_of.get(x.id) or (d.args[0] if d is not None and d.name == "cvt"

@@ -79,23 +79,24 @@ struct WlCtx { """ + " ".join(f"{t} {n};" for n, t in CTX_FIELDS) + \
     r""" };
 struct WlGrid { i64 """ + ", ".join(GRID_FIELDS) + r"""; };
 #define WL_NONE ((i64)0x8000000000000000ull)
-/* arena index of nb bytes at guest address a when one window holds them all, else WL_NONE (the
-   address canonical: 48 bits sign-extended from bit 47, as windows.canonical); h: last window */
-static __attribute__((noinline)) i64 wl_search(WlCtx* C, u64 ca, u32 nb, i64& h) {
+/* arena index of nb bytes at guest address a when one window holds them all, else WL_NONE (an
+   address that is not canonical is in none: wl_is_canon, wl_inside, decision 0014); h: last
+   window */
+static __attribute__((noinline)) i64 wl_search(WlCtx* C, u64 a, u32 nb, i64& h) {
+  if (!wl_is_canon(a)) return WL_NONE;
   i64 lo = 0, hi = C->nwin;
-  while (lo < hi) { i64 m = (lo + hi) >> 1; if (C->ws[m] <= ca) lo = m + 1; else hi = m; }
+  while (lo < hi) { i64 m = (lo + hi) >> 1; if (C->ws[m] <= a) lo = m + 1; else hi = m; }
   const i64 k = lo - 1;
-  if (k < 0 || ca - C->ws[k] + nb > C->we[k] - C->ws[k]) return WL_NONE;
+  if (k < 0 || !wl_inside(a, nb, C->ws[k], C->we[k])) return WL_NONE;
   h = k;
-  return C->wo[k] + (i64)(ca - C->ws[k]);
+  return C->wo[k] + (i64)(a - C->ws[k]);
 }
-/* (inline: the hinted window; the search is a call) */
+/* (inline: the hinted window -- whose addresses are canonical, so an access inside it is too;
+   the search is a call) */
 static inline __attribute__((always_inline)) i64 wl_where(WlCtx* C, u64 a, u32 nb, i64& h) {
-  u64 ca = a & 0xffffffffffffull;
-  if (ca >> 47) ca |= 0xffff000000000000ull;
   const i64 k = h;
-  if (k < 0 || ca < C->ws[k] || ca - C->ws[k] + nb > C->we[k] - C->ws[k]) return wl_search(C, ca, nb, h);
-  return C->wo[k] + (i64)(ca - C->ws[k]);
+  if (k < 0 || !wl_inside(a, nb, C->ws[k], C->we[k])) return wl_search(C, a, nb, h);
+  return C->wo[k] + (i64)(a - C->ws[k]);
 }
 /* window k's arena bytes [a, b) were read (kind 0) or written (1): the range each lies in, per
    window (runtime._races: threads whose ranges meet ran in an order that could show) */
@@ -111,7 +112,7 @@ static inline void wl_touch(WlCtx* C, i64 k, u32 kind, i64 a, i64 b) {
 static inline i64 wl_span(WlCtx* C, u64 lo, u64 hi, u32 nb, i64& h, u32 kind) {
   if (hi >= (1ull << 47) || wl_where(C, lo, nb, h) == WL_NONE) return WL_NONE;
   const i64 k = h;
-  if (hi - C->ws[k] + nb > C->we[k] - C->ws[k]) return WL_NONE;
+  if (!wl_inside(hi, nb, C->ws[k], C->we[k])) return WL_NONE;
   if (C->wkind[k] == (kind ? 1u : 2u)) return WL_NONE;
   const i64 d = C->wo[k] - (i64)C->ws[k];
   wl_touch(C, k, kind, (i64)lo + d, (i64)hi + d + nb);
@@ -136,7 +137,7 @@ static inline __attribute__((always_inline)) void wl_ld(WlCtx* C, u32 space, i64
     wl_touch(C, h, 0u, i, i + nb);
     p = C->arena + i;
   } else {
-    if (a + nb > (u64)C->lds_bytes) return;
+    if (!wl_inside(a, nb, 0ull, (u64)C->lds_bytes)) return;
     p = C->lds + C->grp[w] * C->lds_stride + (i64)a;
   }
   memcpy(out, p, nb);
@@ -151,7 +152,7 @@ static inline void wl_st(WlCtx* C, u32 space, i64 w, u32 lane, u32 instr, u64 a,
     memcpy(C->arena + i, d, nb);
     memset(C->written + i, 1, nb);
   } else {
-    if (a + nb > (u64)C->lds_bytes) return;
+    if (!wl_inside(a, nb, 0ull, (u64)C->lds_bytes)) return;
     memcpy(C->lds + C->grp[w] * C->lds_stride + (i64)a, d, nb);
   }
 }

@@ -11,6 +11,7 @@ import os
 
 import numpy as np
 
+from ...memory.guest import holds
 from ...refusal import Refused
 from ...result import Escape
 from ...translate.ir import EXEC_HI, EXEC_LO, MODE_REG, NUM_SREGS
@@ -261,9 +262,10 @@ class Runtime:
         if space == "lds":
             a = np.asarray(addr, np.int64)
             base = (self.wave_group[w] * self.lds_stride)[:, None]
-            if a.size and a.min() >= 0 and a.max() + nbytes <= self.lds_bytes:
+            if a.size and holds(int(a.min()), nbytes, self.lds_bytes) and \
+                    holds(int(a.max()), nbytes, self.lds_bytes):
                 return self.lds, None, base + a, None   # min/max: every lane in range
-            ok = (a >= 0) & (a + nbytes <= self.lds_bytes)
+            ok = holds(a, nbytes, self.lds_bytes)
             idx = np.where(ok, base + a, 0)
             return self.lds, None, idx, ok
         if space == "scratch":
@@ -400,15 +402,18 @@ class Runtime:
             return out
         nb = bits // 8
         addr = np.broadcast_to(addr, shape)
+        # the cell the atomic works on is the aligned one: those are the bytes checked
+        cell = np.asarray(addr, np.uint64) & np.uint64(~(nb - 1) & 0xFFFFFFFFFFFFFFFF) \
+            if space == "global" else addr
         cells = None
         if space == "global":                   # fast path: active lanes inside one window
-            a = np.asarray(addr, np.uint64)[mask]
+            a = cell[mask]
             d = self.win.locate(int(a.min()), int(a.max()), nb)
             if d is not None:
                 arena, written, sel = self.win.arena, self.win.written, mask
                 cells = (a.view(np.int64) + d) // nb
         if cells is None:
-            arena, written, idx, ok = self._space(space, w, addr, nb)
+            arena, written, idx, ok = self._space(space, w, cell, nb)
             if ok is None:
                 ok = np.ones(shape, bool)
             bad = mask & ~ok

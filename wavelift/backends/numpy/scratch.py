@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...memory.guest import holds
+
 
 class ScratchStore:
     def __init__(self, waves: int, wave_bytes: int, mode: str, wave_size: int):
@@ -25,11 +27,11 @@ class ScratchStore:
         from min/max and one OR (dword alignment) for the sizes whose rule is just alignment."""
         a = np.asarray(addr, np.int64)
         wi = np.arange(self.waves, dtype=np.int64)[w]
-        if self.mode == "wave" and nbytes in (1, 4, 8, 12, 16) and a.size and a.min() >= 0 and \
-                a.max() + nbytes <= self.wave_bytes and \
+        if self.mode == "wave" and nbytes in (1, 4, 8, 12, 16) and a.size and \
+                holds(int(a.min()), nbytes, self.wave_bytes) and holds(int(a.max()), nbytes, self.wave_bytes) and \
                 (nbytes == 1 or not int(np.bitwise_or.reduce(a, axis=None)) & 3):
             return wi[:, None] * self.wave_bytes + a, None
-        ok = (a >= 0) & (a + nbytes <= self.wave_bytes) & ((a & 3) + nbytes <= 4 if nbytes <= 4 else (a & 3) == 0)
+        ok = holds(a, nbytes, self.wave_bytes) & ((a & 3) + nbytes <= 4 if nbytes <= 4 else (a & 3) == 0)
         if self.mode == "lane":
             ok &= ((a >> 2) % self.W) == lane
         idx = np.where(ok, wi[:, None] * self.wave_bytes + a, 0)
