@@ -8,14 +8,66 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import os
 import time
 
 from .refusal import Refusal, Refused
 from .result import DispatchResult
 
-DEFAULT_BUDGET = 50_000_000          # instructions per wave
+# The default instruction budget of a wave (docs/decisions/0015-bounded-work.md): counted
+# instructions, so the same dispatch is refused the same way on every machine and backend.
+# Sized from the program (BUDGET_PER_INSTRUCTION per instruction it has: large programs run long
+# loops) and from the grid (the dispatch's waves share BUDGET_DISPATCH, so waves x budget, the
+# dispatch's work, is bounded), between BUDGET_MIN and BUDGET_MAX.  A spinning small program
+# stops after BUDGET_MIN instructions: seconds on NumPy blocks (~30 us per block run).
+BUDGET_MIN = 1 << 16
+BUDGET_MAX = 1 << 21
+BUDGET_PER_INSTRUCTION = 512
+BUDGET_DISPATCH = 1 << 30
+BUDGET_WAVE_FLOOR = 1 << 10         # a wave's share of BUDGET_DISPATCH is at least this
+# Optional wall-clock limit in seconds for services (dispatch.time_exceeded): off by default,
+# since it makes results depend on the machine; WAVELIFT_TIME_LIMIT or time_limit=.
+TIME_LIMIT_ENV = "WAVELIFT_TIME_LIMIT"
 MAX_CODE = 4 << 20
 _CACHE: dict = {}
+
+
+def default_budget(program, config) -> int:
+    """Instructions a wave may run unless the caller gives a budget (see BUDGET_*)."""
+    by_program = max(BUDGET_MIN, BUDGET_PER_INSTRUCTION * len(program.instructions))
+    by_grid = max(BUDGET_WAVE_FLOOR, BUDGET_DISPATCH // max(1, config.waves))
+    return min(BUDGET_MAX, by_program, by_grid)
+
+
+def time_limit_from_env() -> float | None:
+    """WAVELIFT_TIME_LIMIT in seconds (unset, empty or 0: no limit)."""
+    v = os.environ.get(TIME_LIMIT_ENV, "").strip()
+    if not v:
+        return None
+    try:
+        t = float(v)
+    except ValueError:
+        raise ValueError(f"{TIME_LIMIT_ENV}={v!r} is not a number of seconds") from None
+    if not t >= 0 or t == float("inf"):
+        raise ValueError(f"{TIME_LIMIT_ENV}={v!r} is not a number of seconds")
+    return t or None
+
+
+class Deadline:
+    """A dispatch's wall-clock limit: ``check()`` refuses once it has passed; ``ns`` is the same
+    moment on CLOCK_MONOTONIC (time.monotonic_ns) for the native driver."""
+
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+        self.ns = time.monotonic_ns() + int(seconds * 1e9)
+
+    def check(self):
+        if time.monotonic_ns() > self.ns:
+            self.refuse()
+
+    def refuse(self):
+        raise Refused("dispatch.time_exceeded", f"the dispatch ran past the wall-clock limit "
+                                                f"of {self.seconds:g} s")
 
 
 def _program_bytes(memory, config):
@@ -68,8 +120,13 @@ def program_for(memory, config, cache=None):
 
 
 def execute_dispatch(memory, config, index=0, backend="numpy", mode="wave", cache=None,
-                     budget=None) -> DispatchResult:
+                     budget=None, time_limit=None) -> DispatchResult:
+    """``budget``: instructions per wave (default: default_budget); ``time_limit``: seconds of
+    wall clock (default: WAVELIFT_TIME_LIMIT, else none)."""
     t0 = time.perf_counter()
+    if time_limit is None:
+        time_limit = time_limit_from_env()
+    deadline = Deadline(time_limit) if time_limit else None
     res = DispatchResult(index, config)
     stats = {"waves": 0, "instructions": 0, "lane_instructions": 0, "bytes_written": 0,
              "escapes": 0, "module_cache_hit": False, "time_s": 0.0}
@@ -94,8 +151,10 @@ def execute_dispatch(memory, config, index=0, backend="numpy", mode="wave", cach
         else:
             from .backends.numpy import build_module
             from .backends.numpy.runtime import Runtime
+        from .dispatch.setup import check_grid
         from .trace.tracer import trace
         from .trace.windows import WindowSet
+        check_grid(config.num_groups, config.block, config.wave_size)
         program, code_base = program_for(memory, config, cache)
         key = module_key(program, config, mode, backend)
         module = cache.get(key)
@@ -106,7 +165,9 @@ def execute_dispatch(memory, config, index=0, backend="numpy", mode="wave", cach
         res.windows = trace(memory, config, scratch_roots=program.scratch.tracer_skip)
         plan = getattr(module, "window_plan", None)         # (the NumPy backend's driver)
         win = WindowSet(res.windows, memory, **(plan() if plan else {}))
-        rt = Runtime(module, config, win, mode, DEFAULT_BUDGET if budget is None else budget)
+        stats["budget"] = default_budget(program, config) if budget is None else int(budget)
+        rt = Runtime(module, config, win, mode, stats["budget"])
+        rt.deadline = deadline              # (the NumPy runtime stops on it; CUDA: below)
         try:
             rt.run()
         finally:
@@ -123,6 +184,8 @@ def execute_dispatch(memory, config, index=0, backend="numpy", mode="wave", cach
             raise Refused("escape", f"{rt.escape_count} access(es) outside every window; first: "
                                     f"{e.kind} at pc {e.pc:#x} ({e.instruction}) wave {e.wave} "
                                     f"lane {e.lane} address {e.address:#x}")
+        if deadline is not None:
+            deadline.check()                # (a backend that cannot stop on it; nothing has landed)
         spans = win.spans()
         stats["bytes_written"] = win.land(memory, spans)
         res.write_spans = spans

@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from wavelift.dispatch.setup import (build_config, group_block, initial_vgpr_layout, initial_vgprs,
-                                     scratch_unit)
+from wavelift.dispatch.setup import (MAX_GRID_WAVES, build_config, group_block,
+                                     initial_vgpr_layout, initial_vgprs, scratch_unit)
 from wavelift.refusal import Refused
 from wavelift.stream.registers import RegisterFile
 
@@ -119,8 +119,17 @@ def test_dispatch_refusals():
     refused("dispatch.unsupported_mode", regs(), initiator=0x8044)                # SHADER_EN clear
     refused("dispatch.unsupported_mode", regs(), initiator=0x8045 | 8)            # ORDERED_APPEND
     refused("dispatch.grid_too_large", regs(), dims=(0xFFFFFFFF, 2, 1))
-    c = build_config(regs(), "gfx1030", ((1 << 32) // 64, 1, 1), 0x45)            # exactly 2^32 threads
-    assert c.num_groups[0] == 1 << 26
+    # the grid limit is in waves (issue 19: 2^32 threads of s_endpgm ran ~46 minutes)
+    refused("dispatch.grid_too_large", regs(), dims=((1 << 32) // 64, 1, 1), initiator=0x45)
+    c = build_config(regs(), "gfx1030", (MAX_GRID_WAVES, 1, 1), 0x45)    # wave64, 64-thread groups
+    assert c.num_groups[0] == MAX_GRID_WAVES and c.waves == MAX_GRID_WAVES
+    refused("dispatch.grid_too_large", regs(), dims=(MAX_GRID_WAVES + 1, 1, 1), initiator=0x45)
+    # wave32: a 64-thread group is two waves; a one-thread group is a wave
+    c = build_config(regs(), "gfx1030", (MAX_GRID_WAVES // 2, 1, 1), 0x8045)
+    assert c.waves == MAX_GRID_WAVES
+    refused("dispatch.grid_too_large", regs(), dims=(MAX_GRID_WAVES // 2 + 1, 1, 1))
+    c = build_config(regs(COMPUTE_NUM_THREAD_X=1), "gfx1030", (MAX_GRID_WAVES, 1, 1), 0x8045)
+    refused("dispatch.grid_too_large", regs(COMPUTE_NUM_THREAD_X=1), dims=(MAX_GRID_WAVES, 2, 1))
 
 
 def test_lds_bytes():

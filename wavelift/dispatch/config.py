@@ -65,3 +65,12 @@ class DispatchConfig:
     @property
     def num_groups(self) -> tuple[int, int, int]:
         return tuple(max(0, e - s) for s, e in zip(self.group_start, self.group_end))
+
+    @property
+    def waves(self) -> int:
+        return grid_waves(self.num_groups, self.block, self.wave_size)
+
+
+def grid_waves(groups, block, wave_size: int) -> int:
+    """Waves a grid runs (a partial workgroup's counted as a full one's: at most)."""
+    return groups[0] * groups[1] * groups[2] * -(-(block[0] * block[1] * block[2]) // wave_size)

@@ -15,9 +15,12 @@ import numpy as np
 from ..memory.guest import canonical
 from ..refusal import Refused
 from ..stream.registers import BY_NAME, RegisterFile
-from .config import GFX_LEVELS, DispatchConfig
+from .config import GFX_LEVELS, DispatchConfig, grid_waves
 
-MAX_GRID_THREADS = 1 << 32          # dispatch.grid_too_large above this many threads in total
+# dispatch.grid_too_large above this many waves (a wave is the unit of work: one of a single
+# thread costs what a full one does; with the instruction budget this bounds a dispatch's work,
+# docs/decisions/0015-bounded-work.md).  4 Mi waves = 128 Mi threads in wave32, 256 Mi in wave64.
+MAX_GRID_WAVES = 1 << 22
 MAX_BLOCK_THREADS = 1024            # threads per workgroup (hardware limit)
 MAX_LDS_BYTES = 64 * 1024           # LDS per workgroup on GFX10/10.3/11
 MAX_SCRATCH_WAVE_BYTES = 256 * 1024  # scratch.too_large above this per wave
@@ -141,11 +144,8 @@ def build_config(regs: RegisterFile, target: str, dims=None, initiator: int | No
                     raise Refused("dispatch.bad_register",
                                   f"COMPUTE_NUM_THREAD_{'XYZ'[d]}: partial {p} is not smaller than full {b}")
     groups = [max(0, e - s) for s, e in zip(start, end)]
-    threads = groups[0] * groups[1] * groups[2] * full[0] * full[1] * full[2]
-    if threads > MAX_GRID_THREADS:
-        raise Refused("dispatch.grid_too_large",
-                      f"{groups[0]}x{groups[1]}x{groups[2]} workgroups of {full[0]}x{full[1]}x{full[2]} "
-                      f"threads is {threads} threads (at most {MAX_GRID_THREADS})")
+    wave_size = 32 if ini["CS_W32_EN"] else 64
+    check_grid(groups, full, wave_size)
 
     # system SGPRs, in hardware order after the user SGPRs
     sys_sgprs: dict[str, int] = {}
@@ -163,13 +163,23 @@ def build_config(regs: RegisterFile, target: str, dims=None, initiator: int | No
 
     return DispatchConfig(
         target=target, program_address=program,
-        wave_size=32 if ini["CS_W32_EN"] else 64,
+        wave_size=wave_size,
         rsrc1=rsrc1, rsrc2=rsrc2, rsrc3=rsrc3, user_sgprs=user, tgid_enabled=tgid,
         tidig_comp_cnt=tidig, lds_bytes=lds, block=full, partial=partial, partial_tg=partial_tg,
         group_start=tuple(start), group_end=tuple(end), scratch_enabled=scratch_en,
         scratch_wave_bytes=wave_bytes, tmpring_waves=waves, system_sgprs=sys_sgprs,
         initiator=initiator, tmpring_size=tmpring, scratch_base=scratch_base,
         unwritten_user_sgprs=unwritten, dims=dims)
+
+
+def check_grid(groups, block, wave_size: int) -> None:
+    """Refuse a grid of more than MAX_GRID_WAVES waves (build_config, and execute_dispatch for
+    configs made by hand)."""
+    waves = grid_waves(groups, block, wave_size)
+    if waves > MAX_GRID_WAVES:
+        raise Refused("dispatch.grid_too_large",
+                      f"{groups[0]}x{groups[1]}x{groups[2]} workgroups of {block[0]}x{block[1]}x{block[2]} "
+                      f"threads is {waves} waves of {wave_size} (at most {MAX_GRID_WAVES})")
 
 
 def group_block(config: DispatchConfig, group: tuple[int, int, int]) -> tuple[int, int, int]:

@@ -66,15 +66,17 @@ KIND_NAMES = ("load", "store")
 GRID_FIELDS = ("gx", "gy", "gz", "sx", "sy", "sz", "bx", "by", "bz", "px", "py", "pz",
                "ex", "ey", "ez", "partial", "nsreg", "nv", "packed", "tidig", "user_n",
                "sys_x", "sys_y", "sys_z", "sys_tg", "sys_scratch", "tg_id20", "mode", "budget",
-               "chunk")
+               "chunk", "deadline")     # deadline: CLOCK_MONOTONIC ns (0: none; execute.Deadline)
 GRID = {name: i for i, name in enumerate(GRID_FIELDS)}
-STOP_BUDGET, STOP_BAD_ADDRESS = 1, 2
+STOP_BUDGET, STOP_BAD_ADDRESS, STOP_TIME = 1, 2, 3
+DEADLINE_BLOCKS = 4096           # the driver looks at the clock once per this many block runs
 MAX_GROUP_WAVES = 64             # the driver's per-chunk arrays (waves)
 CHUNK_LDS_BYTES = 1 << 20        # LDS of one chunk's groups, at most (one group at least)
 
 NATIVE_CTX = r"""
 /* ------------------------------------------------------------- native tier: context, memory */
 #include <cstring>
+#include <ctime>
 struct WlCtx { """ + " ".join(f"{t} {n};" for n, t in CTX_FIELDS) + \
     r""" };
 struct WlGrid { i64 """ + ", ".join(GRID_FIELDS) + r"""; };
@@ -241,6 +243,7 @@ static const u32 wl_vread[] = {WL_VREAD};
    (on return: of g1's) */
 extern "C" void wl_drive(WlCtx* C, const WlGrid* G, const u32* user, i64 g0, i64 g1) {
   i64 idx[WL_MAXW], cnt[WL_MAXW]; i32 nxt[WL_MAXW], pc[WL_MAXW]; u8 wait[WL_MAXW];
+  u64 ticks = 0;
   WlGroup qs[WL_MAXW];
   /* the local ids of a group of the full shape, made once (most groups have it) */
   u32 ids[3 * WL_MAXW * WL_L];                        /* (48 KiB at most: on the stack) */
@@ -292,6 +295,11 @@ extern "C" void wl_drive(WlCtx* C, const WlGrid* G, const u32* user, i64 g0, i64
         pc[k] = nxt[j];
         if (wl_barrier[bi]) wait[k] = 1;
       }
+      /* the optional wall-clock limit (off: 0) */
+      if (G->deadline && ++ticks % WL_DEADLINE_BLOCKS == 0) {
+        timespec t; clock_gettime(CLOCK_MONOTONIC, &t);
+        if ((i64)t.tv_sec * 1000000000 + t.tv_nsec > G->deadline) { C->stop = WL_STOP_TIME; return; }
+      }
     }
     C->wave0 += n;
   }
@@ -304,7 +312,8 @@ def driver_source(program: Program, wave_size: int) -> str:
     blocks = program.blocks
     consts = {"WL_L": wave_size, "WL_EXEC_LO": EXEC_LO, "WL_EXEC_HI": EXEC_HI,
               "WL_MODE_REG": MODE_REG, "WL_MAXW": MAX_GROUP_WAVES, "WL_NBLOCKS": len(blocks),
-              "WL_STOP_BUDGET": STOP_BUDGET, "WL_STOP_BAD_ADDRESS": STOP_BAD_ADDRESS}
+              "WL_STOP_BUDGET": STOP_BUDGET, "WL_STOP_BAD_ADDRESS": STOP_BAD_ADDRESS,
+              "WL_STOP_TIME": STOP_TIME, "WL_DEADLINE_BLOCKS": DEADLINE_BLOCKS}
     head = "".join(f"static const i64 {k} = {int(v)};\n" for k, v in consts.items())
     # registers read: SGPRs by sget; VGPRs by vget and by vset (inactive lanes keep the old value)
     sread = sorted({op.attrs["reg"] for b in blocks for op in b.ops if op.name == "sget"}) or [EXEC_LO]

@@ -54,6 +54,7 @@ class Runtime:
         self.win = windows
         self.mode = mode
         self.budget = budget
+        self.deadline = None                    # an execute.Deadline (the optional time limit)
         self.L = config.wave_size
         self.escapes: list[Escape] = []
         self.escape_count = 0
@@ -574,7 +575,8 @@ class Runtime:
                     sys_y=sysr.get("workgroup_id_y", -1), sys_z=sysr.get("workgroup_id_z", -1),
                     sys_tg=sysr.get("tg_size", -1), sys_scratch=sysr.get("scratch_wave_offset", -1),
                     tg_id20=int(cfg.target == "gfx1030"), mode=self._mode_word(), budget=self.budget,
-                    chunk=self._chunk_groups(group_waves))
+                    chunk=self._chunk_groups(group_waves),
+                    deadline=0 if self.deadline is None else self.deadline.ns)
         for k, v in vals.items():
             G[NT.GRID[k]] = v
         threads = 1 if self.m.native_serial or \
@@ -617,6 +619,8 @@ class Runtime:
                 raise Refused("dispatch.budget_exceeded", f"a wave ran more than {self.budget} instructions")
             if stop == NT.STOP_BAD_ADDRESS:
                 raise Refused("program.bad_address", "control runs past the decoded program")
+            if stop == NT.STOP_TIME:
+                self.deadline.refuse()
 
     def _chunk_groups(self, group_waves):
         """Workgroups the driver runs together (native.NATIVE_DRIVER)."""
@@ -745,6 +749,8 @@ class Runtime:
             if counts[w].max() > self.budget:
                 raise Refused("dispatch.budget_exceeded",
                               f"a wave ran more than {self.budget} instructions")
+            if self.deadline is not None:
+                self.deadline.check()
             kind = blk.term[0]
             if kind == "setpc":
                 addrs = np.asarray(nxt, np.uint64)
