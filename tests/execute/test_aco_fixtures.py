@@ -214,14 +214,19 @@ def test_aco_shader(path, mode):
         assert diff.max() <= 1, np.argwhere(diff > 1)[:4]
         assert (got[w * h:] == 0xDEADBEEF).all()
     elif name == "image_blur":
-        w, h = 29, 19
+        w, h, pitch = 29, 19, 64             # linear rows are 256 bytes apart (Image.pitch)
         img = rng.integers(0, 1 << 32, size=w * h, dtype=np.uint64).astype(np.uint32)
-        src = Image(dev.upload(img), w, h, "rgba8")
-        dbuf = dev.upload(np.full(w * h, 0x5A5A5A5A, np.uint32))
+        rows = np.full((h, pitch), 0xA5A5A5A5, np.uint32)
+        rows[:, :w] = img.reshape(h, w)
+        src = Image(dev.upload(rows), w, h, "rgba8")
+        dbuf = dev.upload(np.full((h, pitch), 0x5A5A5A5A, np.uint32))
         dst = Image(dbuf, w, h, "rgba8")
+        assert src.pitch == dst.pitch == pitch
         r = sh.launch(groups=(-(-w // 8), -(-h // 8), 1), images={(0, 0): src, (0, 1): dst})
         _landed(r)
-        got = dev.download(dbuf, np.uint32)
+        got = dev.download(dbuf, np.uint32).reshape(h, pitch)
+        assert (got[:, w:] == 0x5A5A5A5A).all()          # the padding of each row is not written
+        got = got[:, :w].reshape(-1)
         diff = np.abs(channels(got) - ref_blur(img, w, h))
         assert diff.max() <= 1, np.argwhere(diff > 1)[:4]
     elif name == "descriptor_types":

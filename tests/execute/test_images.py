@@ -1,6 +1,8 @@
-"""MIMG storage image load/store (translate/image.py) on hand-built T#s: linear 2-D r32f image,
-out-of-range coordinates read 0 / drop stores, null descriptors; and the runtime refusals of
-forms translated only for null descriptors (buffer format loads in range)."""
+"""MIMG storage image load/store (translate/image.py) on hand-built T#s: linear 2-D r32f image
+(rows 256 bytes apart, as addrlib lays out linear images), out-of-range coordinates read 0 / drop
+stores, null descriptors; every T# not carried out exactly refuses by name (image.*) and changes
+nothing; and the runtime refusals of forms translated only for null descriptors (buffer format
+loads in range)."""
 import numpy as np
 import pytest
 
@@ -20,32 +22,39 @@ PROG = """
   s_endpgm
 """
 W, H = 4, 3
+PITCH = 64          # texels: align(width, 256 bytes / 4 bytes per texel)
 
 
-def tsharp(addr, w, h, fmt=22):
+def tsharp(addr, w, h, fmt=22, sel=(4, 5, 6, 7), typ=9, sw_mode=0):
+    d3 = sel[0] | sel[1] << 3 | sel[2] << 6 | sel[3] << 9 | sw_mode << 20 | typ << 28
     return [(addr >> 8) & 0xFFFFFFFF, ((addr >> 40) & 0xFF) | (fmt << 20) | (((w - 1) & 3) << 30),
-            ((w - 1) >> 2) | ((h - 1) << 14) | (1 << 31), 4 | 5 << 3 | 6 << 6 | 7 << 9 | 9 << 28,
-            0, 0, 0, 0]
+            ((w - 1) >> 2) | ((h - 1) << 14) | (1 << 31), d3, 0, 0, 0, 0]
 
 
+def _image(r):
+    img = np.zeros((H, PITCH), np.float32)
+    img[:, :W] = np.arange(W * H, dtype=np.float32).reshape(H, W) + 0.5
+    return img, r.mem.alloc(img.nbytes, name="img", align=256, data=img.tobytes())
+
+
+@pytest.mark.parametrize("sel", [(4, 5, 6, 7), (4, 0, 0, 1)], ids=["xyzw", "x001"])
 @pytest.mark.parametrize("mode", ["wave", "lane"])
-def test_image_load_store_r32f_with_edges(mode):
+def test_image_load_store_r32f_with_edges(mode, sel):
     r = Rig(PROG)
-    img = (np.arange(W * H, dtype=np.float32) + 0.5)
-    a = r.mem.alloc(256 * 4, name="img", align=256, data=np.pad(img, (0, 256 - W * H)).tobytes())
+    img, a = _image(r)
     out = r.buf(np.full(32, 7, np.uint32), "out")
-    res = r.run(r.config(user_sgprs=tsharp(a, W, H) + list(ptr(out)), tgid=(False,) * 3), mode=mode)
+    res = r.run(r.config(user_sgprs=tsharp(a, W, H, sel=sel) + list(ptr(out)), tgid=(False,) * 3),
+                mode=mode)
     assert res.landed, res.refusal
     lane = np.arange(32)
     x, y = lane & 7, lane >> 3
     inside = (x < W) & (y < H)
-    want = np.where(inside, img[np.minimum(y * W + x, W * H - 1)], 0).astype(np.float32)
+    want = np.where(inside, img[np.minimum(y, H - 1), np.minimum(x, W - 1)], 0).astype(np.float32)
     np.testing.assert_array_equal(r.read(out, np.float32, 32), want)
-    got = r.read(a, np.float32, W * H + 4)
-    exp = np.zeros(W * H, np.float32)
-    exp[(y * W + x)[inside]] = lane[inside]
-    np.testing.assert_array_equal(got[:W * H], exp)
-    assert (got[W * H:] == 0).all()                        # nothing past the image
+    got = r.read(a, np.float32, H * PITCH).reshape(H, PITCH)
+    exp = np.zeros((H, PITCH), np.float32)
+    exp[y[inside], x[inside]] = lane[inside]
+    np.testing.assert_array_equal(got, exp)                # nothing between rows or past them
 
 
 def test_null_descriptor_reads_zero_and_drops_stores():
@@ -55,6 +64,114 @@ def test_null_descriptor_reads_zero_and_drops_stores():
     assert res.landed, res.refusal
     assert (r.read(out, np.uint32, 32) == 0).all()
     assert res.write_spans == [(out, 128)]
+
+
+def _set(words, k, lo, width, v):
+    words = list(words)
+    words[k] = (words[k] & ~(((1 << width) - 1) << lo)) | (v << lo)
+    return words
+
+
+# T#s that must refuse, each a change of the r32f image's T#: (id, code, change)
+LAYOUT, FORMAT, DESC = ("image.unsupported_layout", "image.unsupported_format",
+                        "image.unsupported_descriptor")
+REFUSED = [
+    ("sw_4kb_s", LAYOUT, lambda t: _set(t, 3, 20, 5, 5)),
+    ("sw_64kb_r_x", LAYOUT, lambda t: _set(t, 3, 20, 5, 27)),
+    ("sw_256b_s", LAYOUT, lambda t: _set(t, 3, 20, 5, 1)),
+    ("dcc", LAYOUT, lambda t: _set(t, 6, 21, 1, 1)),
+    ("write_compress", LAYOUT, lambda t: _set(t, 6, 20, 1, 1)),
+    ("fmt_16_16_float", FORMAT, lambda t: _set(t, 1, 20, 9, 54)),
+    ("fmt_8_8_8_8_snorm", FORMAT, lambda t: _set(t, 1, 20, 9, 57)),
+    ("fmt_invalid", FORMAT, lambda t: _set(t, 1, 20, 9, 0)),
+    ("fmt_511", FORMAT, lambda t: _set(t, 1, 20, 9, 511)),
+    ("sel_xxxx", FORMAT, lambda t: _set(t, 3, 0, 12, 4 | 4 << 3 | 4 << 6 | 4 << 9)),
+    ("sel_y_one", FORMAT, lambda t: _set(t, 3, 3, 3, 1)),               # Y selects "1"
+    ("sel_zero_x", FORMAT, lambda t: _set(t, 3, 0, 3, 0)),
+    ("rgba8_bgra", FORMAT, lambda t: _set(_set(t, 1, 20, 9, 56), 3, 0, 12,
+                                          6 | 5 << 3 | 4 << 6 | 7 << 9)),
+    ("rgba8_x001", FORMAT, lambda t: _set(_set(t, 1, 20, 9, 56), 3, 0, 12, 4 | 0 << 3 | 0 << 6 | 1 << 9)),
+    ("type_3d", DESC, lambda t: _set(t, 3, 28, 4, 10)),
+    ("type_cube", DESC, lambda t: _set(t, 3, 28, 4, 11)),
+    ("type_2d_array", DESC, lambda t: _set(t, 3, 28, 4, 13)),
+    ("type_2d_msaa", DESC, lambda t: _set(t, 3, 28, 4, 14)),
+    ("type_1d_for_dim_2d", DESC, lambda t: _set(t, 3, 28, 4, 8)),
+    ("base_level", DESC, lambda t: _set(t, 3, 12, 4, 1)),
+    ("last_level", DESC, lambda t: _set(t, 3, 16, 4, 2)),
+    ("max_mip", DESC, lambda t: _set(t, 5, 4, 4, 3)),
+    ("min_lod", DESC, lambda t: _set(t, 1, 8, 12, 0x100)),
+    ("custom_pitch", DESC, lambda t: _set(t, 4, 0, 13, 127)),
+    ("pitch_msb", DESC, lambda t: _set(t, 4, 13, 1, 1)),
+    ("base_array", DESC, lambda t: _set(t, 4, 16, 13, 1)),
+    ("array_pitch", DESC, lambda t: _set(t, 5, 0, 4, 1)),
+    ("resource_level_clear", DESC, lambda t: _set(t, 2, 31, 1, 0)),
+    ("reserved_d1_29", DESC, lambda t: _set(t, 1, 29, 1, 1)),
+    ("reserved_d2_12", DESC, lambda t: _set(t, 2, 12, 2, 1)),
+    ("reserved_d2_28", DESC, lambda t: _set(t, 2, 28, 3, 4)),
+    ("reserved_d5_27", DESC, lambda t: _set(t, 5, 27, 4, 8)),
+    ("reserved_d6_8", DESC, lambda t: _set(t, 6, 8, 2, 1)),
+]
+
+
+@pytest.mark.parametrize("code,change", [(c, f) for _, c, f in REFUSED],
+                         ids=[i for i, _, _ in REFUSED])
+def test_unsupported_tsharp_refuses_by_name(code, change):
+    """Each T# the translation does not carry out exactly refuses (never a silent zero or a
+    linear read of a tiled image) and lands nothing."""
+    r = Rig(PROG)
+    img, a = _image(r)
+    out = r.buf(np.full(32, 7, np.uint32), "out")
+    t = change(tsharp(a, W, H))
+    res = r.run(r.config(user_sgprs=t + list(ptr(out)), tgid=(False,) * 3))
+    assert res.refusal is not None and res.refusal.code == code, res.refusal
+    assert "image_load" in res.refusal.message            # the first image instruction
+    assert (r.read(out, np.uint32, 32) == 7).all()
+    np.testing.assert_array_equal(r.read(a, np.float32, H * PITCH).reshape(H, PITCH), img)
+
+
+def test_hint_fields_are_ignored():
+    """Fields with no effect on an uncompressed storage load/store (BC_SWIZZLE, PERF_MOD and
+    the other dword-5 hints, counter bank, DCC block sizes and metadata address without
+    compression) do not refuse, and the result is the plain one."""
+    r = Rig(PROG)
+    img, a = _image(r)
+    out = r.buf(np.full(32, 7, np.uint32), "out")
+    t = tsharp(a, W, H)
+    t = _set(t, 3, 25, 3, 5)                          # BC_SWIZZLE
+    t = _set(t, 5, 8, 19, 0x7FFFF)                    # MID_LOD_WARN .. PRT_DEFAULT
+    t = _set(t, 5, 31, 1, 1)                          # BIG_PAGE
+    t = _set(_set(t, 6, 0, 8, 0xA5), 6, 10, 1, 1)     # COUNTER_BANK_ID, ITERATE_256
+    t = _set(_set(t, 6, 15, 5, 0x1F), 6, 22, 10, 0x3FF)   # block sizes .. META_DATA_ADDRESS
+    t[7] = 0xDEADBEEF                                 # META_DATA_ADDRESS_HI
+    res = r.run(r.config(user_sgprs=t + list(ptr(out)), tgid=(False,) * 3))
+    assert res.landed, res.refusal
+    lane = np.arange(32)
+    x, y = lane & 7, lane >> 3
+    inside = (x < W) & (y < H)
+    want = np.where(inside, img[np.minimum(y, H - 1), np.minimum(x, W - 1)], 0).astype(np.float32)
+    np.testing.assert_array_equal(r.read(out, np.float32, 32), want)
+
+
+def test_tiled_tsharp_no_active_lane_lands():
+    """The refusal needs an active lane using the T#: with EXEC clear around the image
+    instructions the dispatch lands."""
+    r = Rig("""
+      s_mov_b32 s20, exec_lo
+      s_mov_b32 exec_lo, 0
+      image_load v3, v[1:2], s[0:7] dmask:0x1 dim:SQ_RSRC_IMG_2D unorm
+      s_waitcnt vmcnt(0)
+      s_mov_b32 exec_lo, s20
+      v_mov_b32 v3, 9
+      v_lshlrev_b32 v4, 2, v0
+      global_store_dword v4, v3, s[8:9]
+      s_endpgm
+    """)
+    img, a = _image(r)
+    out = r.buf(np.full(32, 7, np.uint32), "out")
+    t = _set(tsharp(a, W, H), 3, 20, 5, 25)
+    res = r.run(r.config(user_sgprs=t + list(ptr(out)), tgid=(False,) * 3))
+    assert res.landed, res.refusal
+    assert (r.read(out, np.uint32, 32) == 9).all()
 
 
 FMT = """

@@ -57,7 +57,9 @@ TARGET_OF_LEVEL = {"GFX10": "gfx1010", "GFX10_3": "gfx1030", "GFX11": "gfx1100"}
 
 @dataclass(frozen=True)
 class Image:
-    """A linear 2-D storage image in guest memory (row pitch = width * bytes per texel)."""
+    """A linear 2-D storage image in guest memory, laid out as addrlib lays out linear images
+    (and the hardware reads them): rows ``pitch`` texels apart, the width aligned to 256 bytes
+    (translate/image.py)."""
     buffer: Buffer
     width: int
     height: int
@@ -66,6 +68,12 @@ class Image:
     @property
     def address(self) -> int:
         return self.buffer.address
+
+    @property
+    def pitch(self) -> int:
+        """Texels from one row to the next."""
+        bpp = IMAGE_FORMATS[self.format][1]
+        return -(-int(self.width) * bpp // 256) * 256 // bpp
 
 
 def buffer_descriptor(address: int, size: int, gfx11: bool) -> list[int]:
@@ -78,7 +86,8 @@ def image_descriptor(img: Image, gfx11: bool) -> list[int]:
     """An 8-dword storage-image T# for a linear 2-D image, with the fields RADV's
     gfx10_make_texture_descriptor + radv_set_mutable_tex_desc_fields write: BASE_ADDRESS (va>>8)
     and BASE_ADDRESS_HI, FORMAT [28:20], WIDTH-1 split over WIDTH_LO [31:30] / WIDTH_HI [13:0],
-    HEIGHT-1 [29:14], RESOURCE_LEVEL (not GFX11), DST_SEL XYZW, TYPE 2D, SW_MODE 0 (linear)."""
+    HEIGHT-1 [27:14], RESOURCE_LEVEL (not GFX11), DST_SEL XYZW, TYPE 2D, SW_MODE 0 (linear).
+    The image's buffer holds ``height`` rows of ``pitch`` texels."""
     if img.format not in IMAGE_FORMATS:
         raise LaunchError(f"image format {img.format!r} not supported "
                           f"(supported: {', '.join(IMAGE_FORMATS)})")

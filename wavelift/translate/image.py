@@ -1,15 +1,34 @@
-"""MIMG: storage-image loads and stores (image_load / image_store, no sampler) on the images the
-driver lays out (wavelift/driver/aco.py: linear, row pitch = width x bytes per texel, 2-D or
-1-D), and null descriptors (a T# whose TYPE is neither 1D nor 2D: loads read 0, stores drop).
+"""MIMG: storage-image loads and stores (image_load / image_store, no sampler) of linear 1-D/2-D
+images in the four formats converted exactly, and null descriptors (a T# whose TYPE is not an
+image, RADV's all-zero descriptor: loads read 0, stores drop).  Every other T# refuses the
+dispatch by name when an active lane uses it (refuse_if, so every backend checks the descriptor
+where its value becomes known: it is usually loaded from guest memory by s_load at run time):
 
-T# fields read (GFX10/10.3): BASE_ADDRESS = (dword0 | dword1[7:0] << 32) << 8, FORMAT
-dword1[28:20], WIDTH-1 = dword1[31:30] | dword2[13:0] << 2, HEIGHT-1 = dword2[29:14], TYPE
-dword3[31:28] (8 = 1D, 9 = 2D).  Formats: 56 8_8_8_8_UNORM, 22 32_FLOAT, 20 32_UINT, 21
-32_SINT; any other format of a non-null image is treated as out of range (reads 0, stores drop).
-Coordinates outside the image read 0 and drop stores, as hardware does.  unorm8 -> float is
-byte / 255 (correctly rounded); float -> unorm8 clamps to [0, 1] (NaN -> 0) and rounds
-x * 255 to nearest even.  Sampling instructions, d16, a16, tfe/lwe, 3-D/array/MSAA dims and
-image atomics are not translated (``program.unsupported_instruction``).
+* ``image.unsupported_layout``: SW_MODE other than linear (a tiled image), or DCC compression.
+* ``image.unsupported_format``: an IMG_FORMAT other than the four below, or DST_SEL swizzles
+  that are not the identity (a channel the format lacks may also select its default 0 / 1).
+* ``image.unsupported_descriptor``: TYPE other than 1D/2D or not the instruction's dim, mip
+  levels (BASE_LEVEL, LAST_LEVEL, MAX_MIP, MIN_LOD), arrays/depth/custom pitch (dword 4),
+  RESOURCE_LEVEL clear, or any reserved bit set.
+
+T# fields (GFX10/10.3, dwords d0..d7): BASE_ADDRESS = (d0 | d1[7:0] << 32) << 8, MIN_LOD
+d1[19:8], FORMAT d1[28:20], WIDTH-1 = d1[31:30] | d2[11:0] << 2, HEIGHT-1 d2[27:14],
+RESOURCE_LEVEL d2[31], DST_SEL_X..W d3[11:0] (0 = "0", 1 = "1", 4..7 = X..W), BASE_LEVEL
+d3[15:12], LAST_LEVEL d3[19:16], SW_MODE d3[24:20], BC_SWIZZLE d3[27:25], TYPE d3[31:28] (8 = 1D,
+9 = 2D); d4 DEPTH/PITCH/BASE_ARRAY; d5 ARRAY_PITCH [3:0], MAX_MIP [7:4], hints [22:8] and [31];
+d6 counter bank / DCC block sizes, WRITE_COMPRESS_ENABLE [20], COMPRESSION_EN [21], metadata
+address d6[31:24] / d7.  Fields that change nothing for an uncompressed storage load/store are
+ignored: BC_SWIZZLE (border colours of sampling), d5's hints (MID_LOD_WARN, PERF_MOD,
+CORNER_SAMPLES, LINKED_RESOURCE, LOD_HDW_CNT_EN, PRT_DEFAULT, BIG_PAGE), d6's DCC and counter
+fields other than the two enables, and the metadata address.
+
+Linear layout (addrlib Gfx10Lib::HwlComputeSurfaceInfoLinear, which the hardware follows): rows
+are ``pitch = align(width, 256 bytes / bytes per texel)`` texels apart, so 64 texels for the
+4-byte formats.  Formats: 56 8_8_8_8_UNORM, 22 32_FLOAT, 20 32_UINT, 21 32_SINT.  Coordinates
+outside the image read 0 and drop stores, as hardware does.  unorm8 -> float is byte / 255
+(correctly rounded); float -> unorm8 clamps to [0, 1] (NaN -> 0) and rounds x * 255 to nearest
+even.  Sampling instructions, d16, a16, r128, tfe/lwe, 3-D/array/MSAA dims and image atomics
+are not translated (``program.unsupported_instruction``).
 """
 from __future__ import annotations
 
@@ -17,8 +36,19 @@ from .common import unsupported
 from .ir import Builder
 
 FMT_RGBA8, FMT_R32F, FMT_R32UI, FMT_R32I = 56, 22, 20, 21
+FORMATS = (FMT_RGBA8, FMT_R32F, FMT_R32UI, FMT_R32I)     # all 4 bytes per texel
+PITCH_TEXELS = 64                                        # 256 bytes / 4 bytes per texel
 DIM_1D, DIM_2D = 0, 1
 TYPE_1D, TYPE_2D = 8, 9
+SEL_0, SEL_1, SEL_X = 0, 1, 4
+# bits of each T# dword that must be clear (reserved, or a feature refused by name above)
+MUST_BE_ZERO = {
+    1: 0x2000_0000,                  # d1[29] reserved
+    2: 0x7000_3000,                  # d2[13:12], [30:28] reserved
+    4: 0xFFFF_FFFF,                  # DEPTH (last layer / GFX10.3 custom pitch), BASE_ARRAY
+    5: 0x7800_00FF,                  # ARRAY_PITCH, MAX_MIP; d5[30:27] reserved
+    6: 0x0000_7B00,                  # d6[9:8], [14:11] reserved
+}
 
 
 def C(b, t, v):
@@ -29,12 +59,71 @@ def _u(b, x, sh, mask):
     return b.bin("and", "u32", b.bin("shr", "u32", x, C(b, "u32", sh)), C(b, "u32", mask))
 
 
+def _any(b, *conds):
+    out = conds[0]
+    for c in conds[1:]:
+        out = b.bin("or", "b1", out, c)
+    return out
+
+
+def _ne(b, x, v):
+    return b.cmp("ne", "u32", x, C(b, "u32", v))
+
+
+def _eq(b, x, v):
+    return b.cmp("eq", "u32", x, C(b, "u32", v))
+
+
 def _coords(ins, b, n):
     f = ins.fields
     regs = f.get("vaddr_nsa")
     if regs is None:
         regs = tuple(f["vaddr"] + i for i in range(n))
     return [b.vget(r) for r in regs[:n]]
+
+
+def _refuse(b, code, cond, why):
+    b.effect("refuse_if", "b1", b.bin("and", "b1", b.exec(), cond), why=why, code=code)
+
+
+def check_tsharp(b: Builder, d: list, dim: int):
+    """Refuse (by name, for active lanes) every non-null T# that image_load/image_store would
+    not carry out exactly; returns (real image, format)."""
+    typ = _u(b, d[3], 28, 0xF)
+    real = b.cmp("ge", "u32", typ, C(b, "u32", TYPE_1D))
+    want = TYPE_2D if dim == DIM_2D else TYPE_1D
+    _refuse(b, "image.unsupported_descriptor", b.bin("and", "b1", real, _ne(b, typ, want)),
+            "T# TYPE is not the instruction's 1D/2D dim (3D, cube, array and MSAA images are "
+            "not carried out)")
+    sw_mode = _u(b, d[3], 20, 0x1F)
+    dcc = _u(b, d[6], 20, 3)                        # WRITE_COMPRESS_ENABLE, COMPRESSION_EN
+    _refuse(b, "image.unsupported_layout",
+            b.bin("and", "b1", real, _any(b, _ne(b, sw_mode, 0), _ne(b, dcc, 0))),
+            "T# SW_MODE is not linear (a tiled image) or the image is DCC-compressed")
+    fmt = _u(b, d[1], 20, 0x1FF)
+    sel = [_u(b, d[3], 3 * c, 7) for c in range(4)]
+    four = _eq(b, fmt, FMT_RGBA8)
+    one = _any(b, *(_eq(b, fmt, f) for f in FORMATS if f != FMT_RGBA8))
+    # identity selects; a channel a 1-channel format lacks may select its default (0, 0, 1)
+    sel_ok = [_eq(b, sel[0], SEL_X)]
+    for c, default in ((1, SEL_0), (2, SEL_0), (3, SEL_1)):
+        ident = _eq(b, sel[c], SEL_X + c)
+        sel_ok.append(b.bin("or", "b1", ident, b.bin("and", "b1", one, _eq(b, sel[c], default))))
+    good = b.bin("and", "b1", b.bin("and", "b1", sel_ok[0], sel_ok[1]),
+                 b.bin("and", "b1", sel_ok[2], sel_ok[3]))
+    good = b.bin("and", "b1", good, b.bin("or", "b1", four, one))
+    _refuse(b, "image.unsupported_format",
+            b.bin("and", "b1", real, b.un("not", "b1", good)),
+            "T# IMG_FORMAT is not 8_8_8_8_UNORM, 32_FLOAT, 32_UINT or 32_SINT, or its DST_SEL "
+            "swizzle is not the identity")
+    bad = [_ne(b, _u(b, d[1], 8, 0xFFF), 0),                  # MIN_LOD
+           _ne(b, _u(b, d[3], 12, 0xFF), 0),                  # BASE_LEVEL, LAST_LEVEL
+           _eq(b, _u(b, d[2], 31, 1), 0)]                     # RESOURCE_LEVEL must be 1
+    bad += [_ne(b, b.bin("and", "u32", d[k], C(b, "u32", m)), 0) for k, m in MUST_BE_ZERO.items()]
+    _refuse(b, "image.unsupported_descriptor", b.bin("and", "b1", real, _any(b, *bad)),
+            "T# with mip levels, array layers, depth or a custom pitch, RESOURCE_LEVEL clear, "
+            "or reserved bits set")
+    return real, fmt
 
 
 def translate(ins, b: Builder):
@@ -44,43 +133,35 @@ def translate(ins, b: Builder):
         return _sample_null(ins, b)
     if n not in ("image_load", "image_store"):
         unsupported("only storage image load/store")
-    if f.get("d16") or f.get("a16") or f.get("tfe") or f.get("lwe"):
-        unsupported("d16/a16/tfe/lwe image access")
+    if f.get("d16") or f.get("a16") or f.get("tfe") or f.get("lwe") or f.get("r128"):
+        unsupported("d16/a16/r128/tfe/lwe image access")
     dim = f.get("dim", 0)
     if dim not in (DIM_1D, DIM_2D):
         unsupported("image dimension other than 1D/2D")
     r = f["srsrc"] * 4
-    d0, d1, d2, d3 = (b.sget(r + j) for j in range(4))
-    base = b.bin("shl", "u64", b.pack64(d0, _u(b, d1, 0, 0xFF)), C(b, "u64", 8))
-    fmt = _u(b, d1, 20, 0x1FF)
-    width = b.bin("add", "u32", b.bin("or", "u32", _u(b, d1, 30, 3),
-                                      b.bin("shl", "u32", _u(b, d2, 0, 0x3FFF), C(b, "u32", 2))),
+    d = [b.sget(r + j) for j in range(8)]
+    real, fmt = check_tsharp(b, d, dim)
+    base = b.bin("shl", "u64", b.pack64(d[0], _u(b, d[1], 0, 0xFF)), C(b, "u64", 8))
+    width = b.bin("add", "u32", b.bin("or", "u32", _u(b, d[1], 30, 3),
+                                      b.bin("shl", "u32", _u(b, d[2], 0, 0xFFF), C(b, "u32", 2))),
                   C(b, "u32", 1))
-    height = b.bin("add", "u32", _u(b, d2, 14, 0x3FFF), C(b, "u32", 1))
-    typ = _u(b, d3, 28, 0xF)
-    known = b.bin("or", "b1", b.bin("or", "b1", b.cmp("eq", "u32", fmt, C(b, "u32", FMT_RGBA8)),
-                                    b.cmp("eq", "u32", fmt, C(b, "u32", FMT_R32F))),
-                  b.bin("or", "b1", b.cmp("eq", "u32", fmt, C(b, "u32", FMT_R32UI)),
-                        b.cmp("eq", "u32", fmt, C(b, "u32", FMT_R32I))))
+    height = b.bin("add", "u32", _u(b, d[2], 14, 0x3FFF), C(b, "u32", 1))
     xy = _coords(ins, b, 2 if dim == DIM_2D else 1)
     x = xy[0]
     inb = b.cmp("lt", "u32", x, width)               # unsigned: negative coordinates are out
-    row = C(b, "u32", 0)
+    texel = b.cvt("u64", x)
     if dim == DIM_2D:
         inb = b.bin("and", "b1", inb, b.cmp("lt", "u32", xy[1], height))
-        row = xy[1]
-        valid = b.cmp("eq", "u32", typ, C(b, "u32", TYPE_2D))
-    else:
-        valid = b.bin("or", "b1", b.cmp("eq", "u32", typ, C(b, "u32", TYPE_1D)),
-                      b.cmp("eq", "u32", typ, C(b, "u32", TYPE_2D)))
-    texel = b.bin("add", "u64", b.bin("mul", "u64", b.cvt("u64", row), b.cvt("u64", width)),
-                  b.cvt("u64", x))
+        pitch = b.bin("and", "u32", b.bin("add", "u32", width, C(b, "u32", PITCH_TEXELS - 1)),
+                      C(b, "u32", -PITCH_TEXELS & 0xFFFFFFFF))
+        texel = b.bin("add", "u64", b.bin("mul", "u64", b.cvt("u64", xy[1]), b.cvt("u64", pitch)),
+                      texel)
     addr = b.bin("add", "u64", base, b.bin("shl", "u64", texel, C(b, "u64", 2)))
-    ok = b.bin("and", "b1", b.bin("and", "b1", b.exec(), inb), b.bin("and", "b1", valid, known))
+    ok = b.bin("and", "b1", b.bin("and", "b1", b.exec(), inb), real)
     dmask = f.get("dmask", 0xF)
     chans = [c for c in range(4) if dmask >> c & 1]
-    is8 = b.cmp("eq", "u32", fmt, C(b, "u32", FMT_RGBA8))
-    isf = b.cmp("eq", "u32", fmt, C(b, "u32", FMT_R32F))
+    is8 = _eq(b, fmt, FMT_RGBA8)
+    isf = _eq(b, fmt, FMT_R32F)
     if n == "image_load":
         ld = b.emit("load", "u32", addr, ok, uniform=False, space="global", nbytes=4, words=1)
         raw = b.emit("word", "u32", ld, k=0)

@@ -41,9 +41,10 @@ docs/float-semantics.md).
     word     (load result) attrs k -> u32
     store    (addr, mask, *words) attrs space, nbytes
     atomic   (addr, mask, data[, cmp]) attrs space, op, bits -> old value (u32 or u64)
-    refuse_if (b1 cond) attrs why: refuses the dispatch (program.unsupported_instruction, naming
-             the instruction) when cond holds for any lane — for a form translated only in the
-             cases it can be exact (e.g. an image sample through a null descriptor reads 0)
+    refuse_if (b1 cond) attrs why[, code]: refuses the dispatch (``code``, default
+             program.unsupported_instruction, naming the instruction) when cond holds for any
+             lane — for a form translated only in the cases it can be exact (e.g. an image
+             sample through a null descriptor reads 0; a T# image.py does not carry out)
     fma_to   (a, b, c of one float type) -> op type: a*b+c rounded once to the op's float type
              (v_fma_mix*: f32 operands, f16 result; no double rounding)
     trig_preop (f64 x, u32 segment) -> f64: V_TRIG_PREOP_F64 (53-bit window of 2/pi, scaled)
@@ -89,6 +90,11 @@ def is_float(t: str) -> bool:
 
 
 def is_signed(t: str) -> bool:
+def refusal_of(op: "Op") -> tuple[int, str, str]:
+    """(instruction, why, refusal code) of a refuse_if op: what every backend reports."""
+    return op.instr, op.attrs.get("why", ""), op.attrs.get("code", "program.unsupported_instruction")
+
+
     return t.startswith("i")
 
 

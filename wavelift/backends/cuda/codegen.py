@@ -20,7 +20,8 @@ import re
 
 import numpy as np
 
-from ...translate.ir import BITS, EXEC_HI, EXEC_LO, MODE_REG, NUM_SREGS, VCC_HI, VCC_LO, Block, Program
+from ...translate.ir import (BITS, EXEC_HI, EXEC_LO, MODE_REG, NUM_SREGS, VCC_HI, VCC_LO, Block, Program,
+                             refusal_of)
 from . import preload
 from .prelude import ATOMIC_OPS, PRELUDE, trig_preop_source
 
@@ -80,10 +81,9 @@ VALUE_EXPR = _FLOAT_FN | {
     "fin", "fout", "cmp", "select", "cvt", "bitcast", "pack64", "lo32", "hi32", "maskbit"}
 
 
-def refusal_table(program: Program) -> list[tuple[int, str]]:
-    """(instruction index, why) of every refuse_if op, in the order the kernel numbers them."""
-    return [(op.instr, op.attrs.get("why", "")) for b in program.blocks for op in b.ops
-            if op.name == "refuse_if"]
+def refusal_table(program: Program) -> list[tuple[int, str, str]]:
+    """ir.refusal_of every refuse_if op, in the order the kernel numbers them."""
+    return [refusal_of(op) for b in program.blocks for op in b.ops if op.name == "refuse_if"]
 
 
 class CudaUnsupported(Exception):
@@ -223,9 +223,9 @@ class Lowering:
                 elif op.name in ("vget", "vset"):
                     vregs.add(op.attrs["reg"])
         self.sregs, self.vregs = sorted(sregs), sorted(vregs)
-        # refuse_if ops: (instruction, why), numbered in program order (refusal_table) whatever
+        # refuse_if ops: (instruction, why, code), numbered in program order (refusal_table) whatever
         # order the blocks are lowered in
-        self.refusals: list[tuple[int, str]] = refusal_table(program)
+        self.refusals: list[tuple[int, str, str]] = refusal_table(program)
         self.refusal_k = {id(op): k for k, op in enumerate(
             op for b in program.blocks for op in b.ops if op.name == "refuse_if")}
         self.uses_trig_preop = False

@@ -251,10 +251,9 @@ class Runtime:
             raise Refused("program.bad_address", "control runs past the decoded program")
         if first & G_FLAGS["refuse"]:               # a refuse_if op held (as Runtime.refuse_at)
             table = G.refusal_table(prog)
-            why = table[b][1] if b < len(table) else ""
+            _, why, code = table[b]
             ins = prog.instructions[a]
-            raise Refused("program.unsupported_instruction",
-                          f"offset {ins.offset:#x}: {ins.text} ({why})")
+            raise Refused(code, f"offset {ins.offset:#x}: {ins.text} ({why})")
         raise Refused("dispatch.budget_exceeded",
                       f"a wave ran more than {self.budget} instructions")
 

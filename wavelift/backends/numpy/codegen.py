@@ -14,7 +14,8 @@ import sys
 
 import numpy as np
 
-from ...translate.ir import BITS, EXEC_HI, EXEC_LO, MODE_REG, VALUE_OPS, Block, Op, Program, Value
+from ...translate.ir import (BITS, EXEC_HI, EXEC_LO, MODE_REG, VALUE_OPS, Block, Op, Program, Value,
+                             refusal_of)
 
 DT = {"b1": "np.bool_", "u8": "np.uint8", "i8": "np.int8", "u16": "np.uint16",
       "i16": "np.int16", "u32": "np.uint32", "i32": "np.int32", "u64": "np.uint64",
@@ -283,7 +284,7 @@ class Lowering:
                     lines.append(f"    G.blend(V, {r}, w, {a[0]}, G.umask({a[1]}))")
                 continue
             elif n == "refuse_if":
-                lines.append(f"    if np.any({a[0]}): R.refuse_at({op.instr}, {op.attrs['why']!r})")
+                lines.append(f"    if np.any({a[0]}): R.refuse_at{refusal_of(op)!r}")
                 continue
             elif n == "store":
                 ws = "(" + "".join(x + ", " for x in a[2:]) + ")"

@@ -36,7 +36,7 @@ import types
 
 import numpy as np
 
-from ...translate.ir import EXEC_HI, EXEC_LO, MODE_REG, Program
+from ...translate.ir import EXEC_HI, EXEC_LO, MODE_REG, Program, refusal_of
 from ...translate.program import lane_count_points
 from .. import disk_cache, host
 from ..cuda.codegen import (_I32_RESULT, VALUE_EXPR, CudaUnsupported, Lowering, const_literal,
@@ -342,7 +342,7 @@ class BlockSource:
     def __init__(self, wave_size: int):
         self.values = Lowering(Program([], [], {}, 0), wave_size, "lane", 0, 0)   # value_expr
         self.L = wave_size
-        self.refusals: list[tuple[int, str]] = []      # refuse_if k -> (instruction, why)
+        self.refusals: list[tuple[int, str, str]] = []  # refuse_if k -> ir.refusal_of
         self.eager_blends = os.environ.get("WL_NATIVE_BLENDS") == "eager"   # (A/B, tests)
 
     # -------------------------------------------------------------------- classification
@@ -663,7 +663,7 @@ class BlockSource:
                 ctype[op.out.id] = "u32"
             elif n == "refuse_if":
                 k = len(self.refusals)
-                self.refusals.append((op.instr, op.attrs.get("why", "")))
+                self.refusals.append(refusal_of(op))
                 (lane if kind == "l" else scalar)(f"if ({a[0]}) {{ C->refuse = {k}; return; }}")
             else:
                 raise Unsupported(n)

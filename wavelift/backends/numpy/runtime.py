@@ -88,9 +88,10 @@ class Runtime:
         raise Refused("float.rounding_mode",
                       f"MODE.FP_ROUND = {mode & 15:#x}; only round-to-nearest-even is supported")
 
-    def refuse_at(self, instr, why):
+    def refuse_at(self, instr, why, code):
+        """A refuse_if op held (ir.refusal_of: its instruction, why and code)."""
         ins = self.m.program.instructions[instr]
-        raise Refused("program.unsupported_instruction", f"offset {ins.offset:#x}: {ins.text} ({why})")
+        raise Refused(code, f"offset {ins.offset:#x}: {ins.text} ({why})")
 
     def _escape(self, instr, w, bad, addr, kind):
         n = int(np.count_nonzero(bad))
