@@ -21,8 +21,10 @@ from .stream.walker import DispatchEvent, StreamLimits, StreamWalker
 Execute = Callable[[GuestMemory, object, int], DispatchResult]
 
 
-def default_execute(backend: str = "numpy", mode: str = "wave", cache=None) -> Execute:
-    """An `execute(memory, config, index)` calling wavelift.execute.execute_dispatch."""
+def default_execute(backend: str = "numpy", mode: str = "wave", cache=None,
+                    time_limit: float | None = None) -> Execute:
+    """An `execute(memory, config, index)` calling wavelift.execute.execute_dispatch
+    (`time_limit`: seconds per dispatch; default WAVELIFT_TIME_LIMIT, else none)."""
     try:
         from .execute import execute_dispatch
     except ModuleNotFoundError as e:
@@ -34,7 +36,7 @@ def default_execute(backend: str = "numpy", mode: str = "wave", cache=None) -> E
         return unavailable
 
     def run(memory, config, index):
-        return execute_dispatch(memory, config, index, backend, mode, cache)
+        return execute_dispatch(memory, config, index, backend, mode, cache, time_limit=time_limit)
     return run
 
 
@@ -75,12 +77,13 @@ def run_stream(memory: GuestMemory, target: str, ib_address: int, size_dw: int,
 
 
 def replay(cap_or_path, backend: str = "numpy", mode: str = "wave", cache=None,
-           execute: Execute | None = None) -> list[DispatchResult]:
+           execute: Execute | None = None, time_limit: float | None = None) -> list[DispatchResult]:
     """One DispatchResult per dispatch of every submitted stream, in order. SH registers persist
-    across submissions (one register file), as on hardware. A stream refusal ends the replay."""
+    across submissions (one register file), as on hardware. A stream refusal ends the replay.
+    `time_limit`: wall-clock seconds per dispatch (default WAVELIFT_TIME_LIMIT, else none)."""
     cap = cap_or_path if isinstance(cap_or_path, Capture) else Capture.load(os.fspath(cap_or_path))
     if execute is None:
-        execute = default_execute(backend, mode, cache)
+        execute = default_execute(backend, mode, cache, time_limit)
     try:
         regs = RegisterFile(cap.target)
     except ValueError as e:

@@ -120,3 +120,19 @@ def test_time_limit_is_off_by_default(monkeypatch):
     r = Rig("  s_endpgm")
     res = r.run(r.config())
     assert res.refusal is None and E.time_limit_from_env() is None
+
+
+def test_replay_passes_the_time_limit():
+    from asm import assemble
+    from wavelift import Capture, pm4, replay
+    cap = Capture(target="gfx1030")
+    code = assemble(SPIN_SETPC, False)
+    addr = cap.alloc(len(code) + 256, data=code + b"\0" * 256, name="code", align=256)
+    cap.submit(pm4.set_sh_regs({"COMPUTE_PGM_LO": addr >> 8, "COMPUTE_PGM_HI": addr >> 40,
+                                "COMPUTE_PGM_RSRC1": 0xF0 << 12, "COMPUTE_NUM_THREAD_X": 32,
+                                "COMPUTE_NUM_THREAD_Y": 1, "COMPUTE_NUM_THREAD_Z": 1})
+               + pm4.dispatch_direct(1, 1, 1, initiator=pm4.initiator(wave32=True)))
+    t = time.perf_counter()
+    (res,) = replay(cap, time_limit=0.3)
+    assert res.refusal is not None and res.refusal.code == "dispatch.time_exceeded", res.refusal
+    assert time.perf_counter() - t < 5
