@@ -12,6 +12,20 @@ class UserError(Exception):
     """A problem the user can fix (missing file, bad option); printed as one line."""
 
 
+def shown(text) -> str:
+    """Guest-controlled text (allocation names, capture notes, symbol names, refusal messages
+    that quote them) as text output may carry it: every character that is not printable (C0/C1
+    controls such as ESC and CSI, DEL, newlines, bidi overrides, lone surrogates) is written as
+    its Python escape, so the output never drives the terminal or forges lines. All of its
+    output is printable, so showing shown text changes nothing. A name quoted with repr() is
+    safe as it is (repr escapes the same characters). JSON output does not use this: JSON
+    escapes."""
+    text = str(text)
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
 def _cmd_disasm(a) -> int:
     from .isa.disasm_cli import disasm_command
     return disasm_command(a.file, target=a.target, wave64=a.wave64, out=sys.stdout)
@@ -49,7 +63,7 @@ def main(argv=None) -> int:
     except UserError as e:
         if a.debug:
             raise
-        print(f"wavelift: {e}", file=sys.stderr)
+        print(f"wavelift: {shown(e)}", file=sys.stderr)
         return 2
     except BrokenPipeError:
         return 0
@@ -61,7 +75,7 @@ def main(argv=None) -> int:
     except Exception as e:  # noqa: BLE001 - a bug in wavelift, not the user's input
         if a.debug:
             raise
-        print(f"wavelift: internal error: {type(e).__name__}: {e} (this is a bug in wavelift; "
+        print(f"wavelift: internal error: {type(e).__name__}: {shown(e)} (this is a bug in wavelift; "
               f"run again with --debug for the traceback and report it)", file=sys.stderr)
         return 3
 

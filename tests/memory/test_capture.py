@@ -1,14 +1,20 @@
 """Capture save -> load round trip, copy-on-write loading, and refusal of corrupt files."""
 import json
 import os
+import pathlib
 import struct
+import subprocess
+import sys
 import zlib
 
 import numpy as np
 import pytest
 
 from wavelift import Capture, pm4
+from wavelift.memory import capture as capture_module
 from wavelift.memory.capture import HEADER, CaptureError
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def make_capture():
@@ -47,21 +53,60 @@ def test_round_trip_identical(tmp_path):
     assert os.path.getsize(p) < 64 * 1024                            # the 1 MiB ring is sparse
 
 
-def test_load_is_copy_on_write(tmp_path):
+def test_load_is_copy_on_read(tmp_path):
+    """Loaded allocations are private memory: changing, truncating or replacing the file after
+    loading changes nothing, and writes never reach the file (decision 0018)."""
     cap, code, out, ring = make_capture()
     p = tmp_path / "c.wlcap"
     cap.save(p)
     before = p.read_bytes()
     back = Capture.load(p)
-    assert isinstance(back.memory.find(code).data, np.memmap)       # mapped, not read
+    assert not any(isinstance(a.data, np.memmap) for a in back.memory.allocations)
     back.write(code, b"\xff" * 16)
     back.write(ring + 0x80000, b"\xee")
     assert back.read(code, 1) == b"\xff"
     assert p.read_bytes() == before
-    back.save(p)                                                     # over the mapped file
+    with open(p, "r+b") as f:                                        # the file changes under it
+        f.seek(64)
+        f.write(b"\x55" * 64)
+    os.truncate(p, 64)
+    assert back.read(code + 16, 4) == bytes(range(16, 20)) and back.read(ring + 0x80001, 1) == b"\x02"
+    back.save(p)                                                     # over the loaded file
     again = Capture.load(p)
     assert again.read(code, 1) == b"\xff" and again.read(ring + 0x80000, 2) == b"\xee\x02"
-    assert back.read(code, 1) == b"\xff"                             # old mapping still valid
+
+
+def test_file_truncated_after_load_is_no_sigbus(tmp_path):
+    """A capture whose file shrinks after loading: the next touch of its memory used to raise
+    SIGBUS (the allocation was a memory map of the file); now it reads what was loaded."""
+    cap = Capture()
+    big = cap.alloc(8 << 20, data=np.arange(8 << 20, dtype=np.uint64).astype(np.uint8), name="big")
+    p = tmp_path / "c.wlcap"
+    cap.save(p)
+    prog = (f"import os, sys; from wavelift import Capture\n"
+            f"cap = Capture.load({str(p)!r})\n"
+            f"os.truncate({str(p)!r}, 4096)\n"
+            f"print(int(cap.memory.view({big}, 8 << 20).astype('u8').sum()))\n")
+    r = subprocess.run([sys.executable, "-c", prog], capture_output=True, text=True, timeout=120,
+                       cwd=ROOT)
+    assert r.returncode == 0, (r.returncode, r.stderr[-500:])      # -7 is SIGBUS
+    assert int(r.stdout) == int(np.arange(8 << 20, dtype=np.uint64).astype(np.uint8).astype("u8").sum())
+
+
+def test_non_regular_files_refused(tmp_path):
+    """A FIFO as a capture path used to hang (open waits for a writer); a directory or device
+    is refused as what it is."""
+    fifo = tmp_path / "pipe.wlcap"
+    os.mkfifo(fifo)
+    prog = (f"from wavelift import Capture\nfrom wavelift.memory.capture import CaptureError\n"
+            f"try:\n    Capture.load({str(fifo)!r})\n"
+            f"except CaptureError as e:\n    print(e.refusal.code, e.refusal.message)\n")
+    r = subprocess.run([sys.executable, "-c", prog], capture_output=True, text=True, timeout=30,
+                       cwd=ROOT)
+    assert r.returncode == 0 and r.stdout.startswith("capture.corrupt") and "FIFO" in r.stdout, r
+    for path, kind in ((tmp_path, "a directory"), ("/dev/null", "a character device")):
+        with pytest.raises(CaptureError, match=kind):
+            Capture.load(path)
 
 
 def test_large_sparse_allocation_costs_nothing(tmp_path):
@@ -117,13 +162,11 @@ def test_corrupt_files_refused(tmp_path):
     refused(q, d, "version 2", code="capture.version")
 
 
-def test_payload_corruption_refused_when_verified(tmp_path):
+def test_payload_corruption_refused(tmp_path):
     p, good = saved(tmp_path)
     q = tmp_path / "bad.wlcap"
     d = bytearray(good); d[64 + 3] ^= 0xFF                           # first extent = code
     refused(q, d, "payload checksum")
-    q.write_bytes(bytes(d))
-    Capture.load(q, verify=False)                                    # bounds still checked, CRCs not
 
 
 def test_bad_regions_refused(tmp_path):
@@ -150,6 +193,95 @@ def test_bad_regions_refused(tmp_path):
         m["streams"][0]["size_dw"] = -1
     refused(q, rewrite_meta(good, bad_stream), "stream 0")
     refused(q, rewrite_meta(good, lambda m: m.__setitem__("allocations", 5)), "lacks allocations")
+
+
+def rewrite_meta_text(data, fn):
+    """rewrite_meta on the metadata's bytes (for what json.dumps cannot write)."""
+    magic, ver, flags, moff, msize, fsize, mcrc, res, hcrc = HEADER.unpack(bytes(data[:64]))
+    mb = fn(bytes(data[moff:moff + msize]))
+    out = bytearray(data[:moff]) + mb
+    hdr = HEADER.pack(magic, ver, flags, moff, len(mb), len(out), zlib.crc32(mb), res, 0)
+    out[:64] = hdr[:60] + struct.pack("<I", zlib.crc32(hdr[:60]))
+    return out
+
+
+def test_untrusted_metadata_refused_before_anything_is_built(tmp_path, monkeypatch):
+    """What used to escape the loader as RecursionError, MemoryError/ValueError, or load and
+    fail later (AttributeError in `wavelift info`, gfx1100 refused by the engine), is refused at
+    load with a capture.* code, and no guest memory is allocated for it."""
+    p, good = saved(tmp_path)
+    q = tmp_path / "bad.wlcap"
+    zeros = []
+    real_zeros = np.zeros
+    monkeypatch.setattr(capture_module.np, "zeros", lambda n, *a, **k: zeros.append(n) or real_zeros(n, *a, **k))
+
+    def deep(n):
+        return lambda mb: mb.replace(b'"notes": {', b'"notes": {"x": ' + b"[" * n + b"]" * n + b", ", 1)
+    refused(q, rewrite_meta_text(good, deep(100000)), "nested deeper", "capture.too_large")
+    refused(q, rewrite_meta_text(good, deep(capture_module.MAX_META_DEPTH)), "nested deeper",
+            "capture.too_large")                                    # notes {"x": [[...]]}: 33 deep
+    q.write_bytes(bytes(rewrite_meta_text(good, deep(capture_module.MAX_META_DEPTH - 1))))
+    Capture.load(q)
+    zeros.clear()
+
+    def huge(m):                                                     # 64 TiB, nothing stored
+        m["allocations"][1]["size"] = 1 << 46
+    refused(q, rewrite_meta(good, huge), "in all", "capture.too_large")
+
+    def big_extent(m):                                               # an extent claiming 256 TiB
+        m["allocations"][0]["size"] = 1 << 48
+        m["allocations"][0]["extents"] = [[0, 1 << 48, 64, 0]]
+    refused(q, rewrite_meta(good, big_extent), "in all", "capture.too_large")
+    refused(q, rewrite_meta(good, lambda m: m.__setitem__("notes", ["a"])), "notes is not an object")
+    refused(q, rewrite_meta(good, lambda m: m.__setitem__("expected", "yes")), "expected is not")
+    refused(q, rewrite_meta(good, lambda m: m["expected"]["memory"][0].__setitem__("size", -4)),
+            "bad size")
+    refused(q, rewrite_meta(good, lambda m: m["allocations"][0].__setitem__("name", 7)),
+            "name is not a string")
+    refused(q, rewrite_meta(good, lambda m: m.__setitem__("target", "gfx1100")),
+            "gfx1100", "capture.target")
+    refused(q, rewrite_meta(good, lambda m: m.__setitem__("target", ["gfx1030"])), "no target")
+    assert zeros == []                                               # nothing built for any of them
+
+
+@pytest.mark.parametrize("address", ["0x1_0000", " 0x100", "-0x100", "0x" + "1" * 17,
+                                     "0x0000800000000000", "256", 256])
+def test_addresses_strict(tmp_path, address):
+    p, good = saved(tmp_path)
+    refused(tmp_path / "bad.wlcap", rewrite_meta(good, lambda m: m["streams"][0].__setitem__(
+        "address", address)), "address")
+
+
+def test_strict_json(tmp_path):
+    p, good = saved(tmp_path)
+    q = tmp_path / "bad.wlcap"
+    refused(q, rewrite_meta_text(good, lambda mb: mb.replace(b'"streams"', b'"streams": [], "streams"', 1)),
+            "twice")
+    refused(q, rewrite_meta_text(good, lambda mb: mb.replace(b'"why": "test"', b'"why": NaN', 1)),
+            "NaN is not JSON")
+    refused(q, rewrite_meta_text(good, lambda mb: mb.replace(b'"why": "test"', b'"why": "\\ud800"', 1)),
+            "lone surrogate")
+    refused(q, rewrite_meta_text(good, lambda mb: mb.replace(b'"test"', b'"t\xffst"', 1)), "not valid JSON")
+    ok = rewrite_meta_text(good, lambda mb: mb.replace(b'"why": "test"', b'"why": "\\ud83d\\ude00"', 1))
+    q.write_bytes(bytes(ok))
+    assert Capture.load(q).notes == {"why": "\U0001f600"}             # a surrogate pair is text
+
+
+def test_limits(tmp_path, monkeypatch):
+    p, good = saved(tmp_path)
+    q = tmp_path / "bad.wlcap"
+    n = capture_module.MAX_STREAMS + 1
+    refused(q, rewrite_meta(good, lambda m: m.__setitem__("streams", m["streams"][:1] * n)),
+            f"{n} streams", "capture.too_large")
+    refused(q, rewrite_meta(good, lambda m: m["allocations"][0].__setitem__("name", "n" * 1025)),
+            "1025 characters", "capture.too_large")
+
+    def shared(m):                                                   # two extents, one file range
+        m["allocations"][1]["extents"] = [[0, 768, m["allocations"][0]["extents"][0][2],
+                                           m["allocations"][0]["extents"][0][3]]]
+    refused(q, rewrite_meta(good, shared), "share file bytes")
+    monkeypatch.setattr(capture_module, "MAX_META_BYTES", 100)
+    refused(q, good, "bytes of metadata", "capture.too_large")
 
 
 def test_submit_places_ib_in_guest_memory():

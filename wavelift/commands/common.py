@@ -3,10 +3,11 @@ checking the backend, replaying up to a dispatch, naming addresses, printing tab
 from __future__ import annotations
 
 import os
+import stat
 import sys
 import time
 
-from ..cli import UserError
+from ..cli import UserError, shown  # noqa: F401 - shown: the commands' one escape for guest text
 from ..refusal import Refused
 
 
@@ -24,30 +25,26 @@ def add_debug(p) -> None:
 # --- loading -----------------------------------------------------------------------------------
 def load_capture(path: str):
     """Capture.load(path), with one-line errors that say what to do."""
-    from ..dispatch.config import GFX_LEVELS
-    from ..memory.capture import Capture
-    from ..stream.registers import RegisterFile
+    from ..memory.capture import Capture, file_kind
     if not os.path.exists(path):
         raise UserError(f"{path}: no such file (give the path of a .wlcap capture, e.g. "
                         f"examples/vadd.wlcap)")
-    if os.path.isdir(path):
-        raise UserError(f"{path}: is a directory, not a .wlcap capture file")
+    mode = os.stat(path).st_mode
+    if not stat.S_ISREG(mode):              # a FIFO would make the reader wait (Capture.load refuses it too)
+        raise UserError(f"{path}: is {file_kind(mode)}, not a .wlcap capture file")
     try:
-        cap = Capture.load(path)
+        return Capture.load(path)
     except Refused as e:
-        if e.refusal.code == "capture.version":
-            raise UserError(f"{e.refusal.message} (a newer wavelift wrote it: upgrade wavelift)") from None
-        raise UserError(f"{e.refusal.message} — this file is not a capture wavelift can read "
+        code, msg = e.refusal.code, e.refusal.message
+        if code == "capture.version":
+            raise UserError(f"{msg} (a newer wavelift wrote it: upgrade wavelift)") from None
+        if code == "capture.target":
+            raise UserError(f"{msg}; the capture was made for another GPU") from None
+        if code == "capture.too_large":
+            raise UserError(f"{msg} — wavelift does not load captures this large") from None
+        raise UserError(f"{msg} — this file is not a capture wavelift can read "
                         f"(truncated or damaged?); make it again (Device.save_capture, "
                         f"Capture.save or `wavelift run --out`)") from None
-    if cap.target not in GFX_LEVELS:
-        raise UserError(f"{path}: target {cap.target!r} is not one wavelift knows "
-                        f"({', '.join(GFX_LEVELS)}); the capture was made for another GPU")
-    try:
-        RegisterFile(cap.target)
-    except ValueError as e:
-        raise UserError(f"{path}: target {cap.target!r} is not supported yet ({e})") from None
-    return cap
 
 
 def cuda_problem() -> str | None:
@@ -151,7 +148,8 @@ def where(memory, address: int) -> str:
     if a is None:
         return "not in guest memory"
     off = int(address) - a.base
-    return f"{a.name or '(unnamed)'}+0x{off:x}" if off else (a.name or "(unnamed)")
+    name = shown(a.name) if a.name else "(unnamed)"
+    return f"{name}+0x{off:x}" if off else name
 
 
 def find_allocation(memory, spec: str):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from .common import add_debug, fmt_grid, hexa, load_capture, table, where
+from .common import add_debug, fmt_grid, hexa, load_capture, shown, table, where
 
 
 def walk_capture(cap):
@@ -49,11 +49,11 @@ def cmd_info(a) -> int:
     print(f"target    {cap.target}")
     if cap.notes:
         for k, v in sorted(cap.notes.items()):
-            print(f"note      {k}: {v}")
+            print(f"note      {shown(k)}: {shown(v)}")
     allocs = cap.memory.allocations
     print()
     print(f"allocations ({len(allocs)}, {sum(x.size for x in allocs)} bytes):")
-    print(table([[str(i), hexa(x.base), hexa(x.end), str(x.size), x.name or "(unnamed)"]
+    print(table([[str(i), hexa(x.base), hexa(x.end), str(x.size), shown(x.name) if x.name else "(unnamed)"]
                  for i, x in enumerate(allocs)], ["#", "base", "end", "size", "name"], {0, 3}))
     print()
     print(f"streams ({len(cap.streams)}):")
@@ -81,7 +81,7 @@ def cmd_info(a) -> int:
     for r in results:
         c = r.config
         if c is None:
-            print(f"dispatch {r.index}: {r.refusal.code}: {r.refusal.message}")
+            print(f"dispatch {r.index}: {shown(r.refusal)}")
             continue
         loc = located.get(r.index)
         at = f" ({loc[2]} at {hexa(loc[0])} dword {loc[1]})" if loc else ""
@@ -90,13 +90,13 @@ def cmd_info(a) -> int:
             vals = " ".join(f"s{i}=0x{v:08x}" for i, v in enumerate(c.user_sgprs))
             print(f"  user SGPRs: {vals}")
     for k, ref in stopped:
-        print(f"stream {k} stopped: {ref.code}: {ref.message}")
+        print(f"stream {k} stopped: {shown(ref)}")
     if cap.expected:
         exp = cap.expected
         print()
         print(f"expected results: {len(exp.get('memory') or [])} memory region(s)"
               + (", dispatch outcomes: " + ", ".join(
-                  f"{i} {'landed' if c is None else 'refused ' + str(c)}"
+                  f"{i} {'landed' if c is None else 'refused ' + shown(c)}"
                   for i, c in enumerate(exp["dispatches"] or [])) if "dispatches" in exp else ""))
     return 0
 

@@ -10,7 +10,7 @@ import sys
 import time
 
 from .common import (Progress, add_debug, check_backend, execute_fn, fmt_grid, hexa,
-                     load_capture)
+                     load_capture, shown)
 
 
 def result_rows(results) -> list[list[str]]:
@@ -47,7 +47,7 @@ def format_results(results) -> str:
     if refused:
         lines.append("")
         for r in refused:
-            lines.append(f"dispatch {r.index} refused: {r.refusal.code}: {r.refusal.message}")
+            lines.append(f"dispatch {r.index} refused: {shown(r.refusal)}")
     return "\n".join(lines)
 
 
@@ -85,7 +85,7 @@ def cmd_run(a) -> int:
         if problems:
             print(f"expected results: {len(problems)} difference(s)")
             for p in problems:
-                print(f"  {p}")
+                print(f"  {shown(p)}")
         else:
             print("expected results: all match")
     print(f"{landed} of {len(results)} dispatch(es) landed, {len(results) - landed} refused, "

@@ -20,7 +20,7 @@ import re
 
 import numpy as np
 
-from .common import add_debug, check_backend, execute_fn, hexa, load_capture, replay_until
+from .common import add_debug, check_backend, execute_fn, hexa, load_capture, replay_until, shown
 
 FORMATS = {  # name: (bytes per pixel, dtype, channels, kind)
     "rgba8": (4, np.uint8, 4, "u8"),
@@ -152,7 +152,7 @@ def cmd_show(a) -> int:
                             f"{a.dispatch}")
         r = results[a.dispatch]
         before = held.get("b", snap(cap.memory))
-        status = "landed" if r.refusal is None else f"refused: {r.refusal.code}: {r.refusal.message}"
+        status = "landed" if r.refusal is None else f"refused: {shown(r.refusal)}"
         print(f"dispatch {a.dispatch}: {status}")
     after = snap(cap.memory)
     t_after = texels(after, fmt, a.width, height, stride)

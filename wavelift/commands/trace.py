@@ -14,7 +14,7 @@ memory; `LDS` = workgroup memory (never guest memory).
 from __future__ import annotations
 
 from .common import (add_debug, check_backend, execute_fn, fmt_grid, hexa, load_capture,
-                     replay_until, table, where)
+                     replay_until, shown, table, where)
 
 
 
@@ -32,7 +32,7 @@ def _listing(memory, config):
         code, _, entry = _program_bytes(memory, config)
         instrs, note = decode_program(code[entry:], config.target, config.wave_size == 64,
                                       config.program_address)
-        return instrs, note or f"{e.refusal.code}: {e.refusal.message}", None, 0
+        return instrs, note or str(e.refusal), None, 0
     shift = config.program_address - code_base
     instrs = [i._replace(offset=i.offset - shift) for i in
               sorted(prog.instructions, key=lambda i: i.offset)]
@@ -50,7 +50,7 @@ def decode_program(code: bytes, target: str, wave64: bool, base: int):
             instrs, _ = discover(code, target, wave64, base)
             return [instrs[o] for o in sorted(instrs)], None
         except Refused as e:
-            note = f"{e.refusal.code}: {e.refusal.message}"
+            note = str(e.refusal)
     except ImportError:
         note = None
     out, pos, far = [], 0, 0
@@ -224,7 +224,7 @@ def cmd_trace(a) -> int:
     print(f"dispatch {n} of {a.capture} (backend {a.backend}, mode {a.mode})")
     print()
     if c is None:
-        print(f"refused before it could run: {r.refusal.code}: {r.refusal.message}")
+        print(f"refused before it could run: {shown(r.refusal)}")
         return 1
     print("configuration:")
     print("\n".join(format_config(cap.memory, c)))
@@ -232,7 +232,7 @@ def cmd_trace(a) -> int:
     if r.refusal is None:
         print("result: landed")
     else:
-        print(f"result: refused: {r.refusal.code}: {r.refusal.message}")
+        print(f"result: refused: {shown(r.refusal)}")
     s = r.stats or {}
     if s:
         keys = ["waves", "instructions", "lane_instructions", "bytes_written", "escapes",
@@ -242,7 +242,7 @@ def cmd_trace(a) -> int:
     print()
     print(f"windows ({len(r.windows)}):")
     if r.windows:
-        print(table([[hexa(w.address), str(w.size), w.name, w.reason] for w in r.windows],
+        print(table([[hexa(w.address), str(w.size), shown(w.name), shown(w.reason)] for w in r.windows],
                     ["address", "size", "allocation", "why it was placed"], {1}))
     else:
         print("  none (the engine placed none, or did not get that far)")
@@ -261,13 +261,13 @@ def cmd_trace(a) -> int:
         print()
         print(f"escapes ({len(r.escapes)} reported):")
         print(table([[f"0x{e.pc:x}", e.kind, hexa(e.address), str(e.wave), str(e.lane),
-                      e.instruction] for e in r.escapes],
+                      shown(e.instruction)] for e in r.escapes],
                     ["pc", "kind", "address", "wave", "lane", "instruction"], {3, 4}))
     print()
     print(f"program ({len(instrs)} instructions at {hexa(c.program_address)}; "
           f"annotations: window / scratch / LDS / ESCAPE):")
     if note:
-        print(f"  note: {note}")
+        print(f"  note: {shown(note)}")
     ann = Annotator(cap.memory, c, r, plan, shift)
     width = max((len(i.text) for i in instrs), default=0)
     for ins in instrs:

@@ -66,6 +66,7 @@ def listing(code: bytes, target: str, wave64: bool, memo=None):
 
 def code_object_listing(data: bytes, target=None, wave64=None):
     """objdump -d's listing of every symbol in .text (see the module docstring)."""
+    from ..cli import shown
     from ..driver.codeobject import STT_FUNC, STT_NOTYPE, CodeObject, CodeObjectError
     co = CodeObject(data)
     target = target or co.target
@@ -91,7 +92,7 @@ def code_object_listing(data: bytes, target=None, wave64=None):
         w64 = wave64 if wave64 is not None else kw.get(addr, default64)
         chunk = body[addr - text.address:end - text.address]
         lines.append("")
-        lines.append(f"{addr:016x} <{name}>:")
+        lines.append(f"{addr:016x} <{shown(name)}>:")      # a symbol name is guest text
         lines.extend("\t" + t for t in listing(chunk, target, w64, memo.setdefault(w64, {})))
     return lines
 

@@ -1,23 +1,26 @@
 """Captures: guest memory + the streams submitted against it, in one versioned file (.wlcap).
 
 Format (docs/capture-format.md): a 64-byte header, then the allocations' non-zero extents, each
-at a 4096-byte-aligned file offset, then a JSON metadata block. Loading maps every extent with a
-copy-on-write np.memmap, so a replay never modifies the file and a multi-GB capture needs no
-twice-its-size RAM. A corrupt or truncated file is refused (CaptureError) before anything is
-returned: magic, version, header CRC, file size, metadata CRC and schema, bounds of every region;
-payload CRCs too when `verify` says so.
+at a 64-byte-aligned file offset, then a JSON metadata block. A capture file is untrusted input:
+loading checks the header, the metadata (its schema, nesting, counts and sizes against the
+documented limits) and the bounds of every region before it allocates anything, then reads the
+extents into private memory and checks their CRCs (decision 0018: copy-on-read, so a file that
+changes after loading cannot touch this process). Anything else is a CaptureError.
 """
 from __future__ import annotations
 
 import hashlib
 import json
 import os
+import re
+import stat
 import struct
 import tempfile
 import zlib
 
 import numpy as np
 
+from ..isa.instruction import TARGETS
 from ..refusal import Refused
 from .guest import GuestMemory, GuestMemoryError, canonical
 
@@ -25,16 +28,212 @@ MAGIC = b"WLCAP\x00\r\n"
 VERSION = 1
 HEADER = struct.Struct("<8sIIQQQI16sI")       # 64 bytes
 assert HEADER.size == 64
-ALIGN = 64                                     # file alignment of each extent (np.memmap handles any offset)
+ALIGN = 64                                     # file alignment of each extent
 CHUNK = 4096                                   # zero-detection granularity when saving
-VERIFY_AUTO_LIMIT = 64 << 20                   # verify payload CRCs by default up to 64 MiB
 
-
+# Loading limits (docs/capture-format.md "Limits"), checked before anything is built from the
+# file: over one is `capture.too_large`.
+MAX_META_BYTES = 4 << 20                       # the JSON metadata block (parsed: up to ~25x in RAM)
+MAX_META_DEPTH = 32                            # nesting of notes and expected results
+MAX_ALLOCATIONS = 1 << 14
+MAX_EXTENTS = 1 << 17                          # over all allocations
+MAX_STREAMS = 1 << 14                          # entries of the stream list
+MAX_NAME = 1024                                # characters of an allocation name
+MAX_GUEST_BYTES = 4 << 30                      # sum of allocation sizes (zero-filled on demand)
+MAX_STREAM_DW = 0xFFFFF                        # an IB size fits 20 bits (INDIRECT_BUFFER IB_SIZE)
 class CaptureError(Refused):
     """A capture file that cannot be loaded; nothing of it is returned."""
 
     def __init__(self, message: str, code: str = "capture.corrupt"):
         super().__init__(code, message)
+
+
+def file_kind(mode: int) -> str:
+    """'a FIFO', 'a directory', ... for an st_mode that is not a regular file's."""
+    for test, what in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return what
+    return "not a regular file"
+
+
+def _read_exactly(f, offset: int, n: int, into=None):
+    """n bytes at `offset` (fewer only at the end of the file): bytes, or the count read into
+    the writable array `into`."""
+    buf = memoryview(into).cast("B") if into is not None else memoryview(bytearray(n))
+    got = 0
+    f.seek(offset)
+    while got < n:
+        k = f.readinto(buf[got:])
+        if not k:
+            break
+        got += k
+    return got if into is not None else bytes(buf[:got])
+
+
+def _isint(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+_HEX_ADDRESS = re.compile(r"0x[0-9a-fA-F]{1,16}\Z")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class _MetaError(ValueError):
+    pass
+
+
+def _object(pairs):
+    d = dict(pairs)
+    if len(d) != len(pairs):
+        raise _MetaError("a key appears twice in one object")
+    return d
+
+
+def _constant(c):
+    raise _MetaError(f"{c} is not JSON")
+
+
+def _parse_meta(mb: bytes, bad):
+    """The metadata as Python values: strict UTF-8 JSON (no NaN/Infinity, no repeated keys)."""
+    try:
+        return json.loads(mb.decode("utf-8"), object_pairs_hook=_object, parse_constant=_constant)
+    except RecursionError:
+        bad(f"metadata nested deeper than {MAX_META_DEPTH} levels", "capture.too_large")
+    except (ValueError, UnicodeDecodeError) as e:          # JSONDecodeError, _MetaError, int digits
+        bad(f"metadata is not valid JSON ({e})")
+
+
+def _check_text(v, what, bad) -> None:
+    """`v`, a value the capture keeps beyond the checked schema (notes, expected results), nests
+    at most MAX_META_DEPTH deep and its strings are Unicode text (no lone surrogates, which JSON
+    escapes allow but no output can encode)."""
+    stack = [(v, 1)]
+    while stack:                                           # iterative: depth is what it checks
+        v, depth = stack.pop()
+        if isinstance(v, dict):
+            stack.extend((k, depth) for k in v)
+            v = list(v.values())
+        if isinstance(v, list):
+            if depth > MAX_META_DEPTH:
+                bad(f"{what} nested deeper than {MAX_META_DEPTH} levels", "capture.too_large")
+            stack.extend((x, depth + 1) for x in v)
+        elif isinstance(v, str) and _SURROGATE.search(v):
+            bad(f"{what} holds a string that is not Unicode text (a lone surrogate)")
+
+
+def _plan(meta, moff: int, bad):
+    """Check the metadata's schema, limits and regions (docs/capture-format.md); return the
+    Capture without guest memory and the allocations to build: [(base, size, name, extents)]."""
+    def address(v, what):
+        if not (isinstance(v, str) and _HEX_ADDRESS.match(v)):
+            bad(f"{what} {v!r:.40} is not a hex address")
+        a = int(v, 16)
+        if canonical(a) != a:
+            bad(f"{what} {v} is not a canonical address (bits 63:48 copy bit 47)")
+        return a
+
+    def count(v, limit, what):
+        if len(v) > limit:
+            bad(f"{len(v)} {what}; the limit is {limit}", "capture.too_large")
+
+    if not isinstance(meta, dict) or meta.get("format") != "wlcap" or meta.get("version") != VERSION:
+        bad("metadata is not a version-1 wlcap record")
+    target = meta.get("target")
+    if not isinstance(target, str):
+        bad("metadata has no target")
+    if target not in TARGETS:
+        bad(f"target {target!r:.40} is not one wavelift replays ({', '.join(TARGETS)})",
+            "capture.target")
+    allocs, streams = meta.get("allocations"), meta.get("streams")
+    if not isinstance(allocs, list) or not isinstance(streams, list):
+        bad("metadata lacks allocations or streams")
+    count(allocs, MAX_ALLOCATIONS, "allocations")
+    count(streams, MAX_STREAMS, "streams")
+
+    plan, files = [], []
+    total = 0
+    for k, a in enumerate(allocs):
+        if not isinstance(a, dict):
+            bad(f"allocation {k} is not a record")
+        aname = a.get("name", "")
+        if not isinstance(aname, str):
+            bad(f"allocation {k}: its name is not a string")
+        _check_text(aname, f"allocation {k}'s name", bad)
+        if len(aname) > MAX_NAME:
+            bad(f"allocation {k}: a name of {len(aname)} characters; the limit is {MAX_NAME}",
+                "capture.too_large")
+        what = f"allocation {k} ({aname!r:.60})"
+        base, size, ext = address(a.get("base"), f"{what} base"), a.get("size"), a.get("extents")
+        if not _isint(size) or size <= 0 or not isinstance(ext, list):
+            bad(f"{what} has a bad size or extents")
+        total += size
+        if total > MAX_GUEST_BYTES:
+            bad(f"allocations of more than {MAX_GUEST_BYTES} bytes in all (the limit)",
+                "capture.too_large")
+        if plan and base < plan[-1][0] + plan[-1][1]:
+            bad(f"{what} at 0x{base:016x} overlaps the one before it or is out of order")
+        files.extend(ext)
+        if len(files) > MAX_EXTENTS:
+            bad(f"more than {MAX_EXTENTS} extents; the limit is {MAX_EXTENTS}", "capture.too_large")
+        last = 0
+        for e in ext:
+            if not (isinstance(e, list) and len(e) == 4 and all(_isint(x) for x in e)):
+                bad(f"{what}: bad extent {e!r:.80}")
+            off, ln, foff, crc = e
+            if off < last or ln <= 0 or off + ln > size:
+                bad(f"{what}: extent [{off}, +{ln}) outside [0, {size}) or out of order")
+            if foff < HEADER.size or foff + ln > moff:
+                bad(f"{what}: extent at file offset {foff} (+{ln}) outside the payload")
+            if not 0 <= crc <= 0xFFFFFFFF:
+                bad(f"{what}: extent CRC {crc} is not a 32-bit value")
+            last = off + ln
+        plan.append((base, size, aname, ext))
+    # extents never share file bytes: reading them costs at most the file's size
+    spans = sorted((e[2], e[2] + e[1]) for e in files)
+    for (_, end), (start, _) in zip(spans, spans[1:]):
+        if start < end:
+            bad(f"two extents share file bytes at offset {start}")
+    sl = []
+    for k, s in enumerate(streams):
+        if not isinstance(s, dict) or not _isint(s.get("size_dw")) or not 0 <= s["size_dw"] <= MAX_STREAM_DW:
+            bad(f"stream {k} is malformed")
+        sl.append((address(s.get("address"), f"stream {k} address"), s["size_dw"]))
+    expected, notes = meta.get("expected"), meta.get("notes")
+    _check_expected_schema(expected, address, bad)
+    if notes is not None and not isinstance(notes, dict):
+        bad("metadata notes is not an object")
+    _check_text(expected, "metadata expected", bad)
+    _check_text(notes, "metadata notes", bad)
+    cap = Capture(target)
+    cap.streams = sl
+    cap.expected = expected
+    cap.notes = notes or {}
+    return cap, plan
+
+
+def _check_expected_schema(exp, address, bad) -> None:
+    if exp is None:
+        return
+    if not isinstance(exp, dict):
+        bad("metadata expected is not an object")
+    mem, disp = exp.get("memory", []), exp.get("dispatches", [])
+    if not isinstance(mem, list) or not isinstance(disp, list):
+        bad("metadata expected.memory / expected.dispatches is not a list")
+    for k, m in enumerate(mem):
+        if not isinstance(m, dict):
+            bad(f"expected memory region {k} is not a record")
+        address(m.get("address"), f"expected memory region {k} address")
+        size, digest, mname = m.get("size"), m.get("sha256"), m.get("name", "")
+        if not (_isint(size) and 0 <= size <= MAX_GUEST_BYTES):
+            bad(f"expected memory region {k} has a bad size")
+        if not (isinstance(digest, str) and re.fullmatch(r"[0-9a-f]{64}", digest)):
+            bad(f"expected memory region {k} has a bad sha256")
+        if not isinstance(mname, str):
+            bad(f"expected memory region {k}: its name is not a string")
+    if not all(d is None or isinstance(d, str) for d in disp):
+        bad("expected dispatch outcomes must each be null or a refusal code")
 
 
 def _extents(data: np.ndarray) -> list[tuple[int, int]]:
@@ -161,124 +360,82 @@ class Capture:
 
     # --- loading ----------------------------------------------------------------------------
     @classmethod
-    def load(cls, path, verify: bool | None = None) -> "Capture":
-        """Load a .wlcap. Extents are copy-on-write memory maps of the file. `verify`: check
-        payload CRCs (default: when the payload is at most 64 MiB)."""
+    def load(cls, path) -> "Capture":
+        """Load a .wlcap: every check of docs/capture-format.md ("Loading") and every limit
+        ("Limits") passes before anything is allocated; then the stored extents are read into
+        private memory and their CRCs checked (copy-on-read: the file may change or vanish once
+        this returns). Anything else is a CaptureError; nothing is half-loaded."""
         path = os.fspath(path)
         name = os.path.basename(path)
         try:
-            actual = os.path.getsize(path)
-            with open(path, "rb") as f:
-                raw = f.read(HEADER.size)
-                if len(raw) < HEADER.size:
-                    raise CaptureError(f"{name}: {len(raw)} bytes, too short for a capture header")
-                magic, version, flags, moff, msize, fsize, mcrc, _res, hcrc = HEADER.unpack(raw)
-                if magic != MAGIC:
-                    raise CaptureError(f"{name}: not a wavelift capture (magic {magic!r})")
-                if zlib.crc32(raw[:60]) != hcrc:
-                    raise CaptureError(f"{name}: header checksum mismatch (corrupt header)")
-                if version != VERSION:
-                    raise CaptureError(f"{name}: capture format version {version}; this wavelift "
-                                       f"reads version {VERSION}", "capture.version")
-                if fsize != actual:
-                    raise CaptureError(f"{name}: file is {actual} bytes but its header says {fsize} "
-                                       f"({'truncated' if actual < fsize else 'trailing data'})")
-                if not (HEADER.size <= moff and moff + msize == fsize):
-                    raise CaptureError(f"{name}: metadata region [{moff}, +{msize}) is out of bounds")
-                f.seek(moff)
-                mb = f.read(msize)
-            if zlib.crc32(mb) != mcrc:
-                raise CaptureError(f"{name}: metadata checksum mismatch (corrupt metadata)")
-            try:
-                meta = json.loads(mb)
-            except ValueError as e:
-                raise CaptureError(f"{name}: metadata is not valid JSON ({e})") from None
-            return cls._from_meta(path, name, meta, moff, verify)
+            # O_NONBLOCK: opening a FIFO must not wait for a writer; fstat on the descriptor
+            # read from, so the file checked is the file read
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
         except OSError as e:
-            raise CaptureError(f"{name}: cannot read ({e})") from None
+            raise CaptureError(f"{name}: cannot read ({e.strerror})") from None
+        try:
+            mode = os.fstat(fd).st_mode
+            if not stat.S_ISREG(mode):
+                raise CaptureError(f"{name}: is {file_kind(mode)}, not a capture file "
+                                   f"(a capture is a regular file)")
+            f = os.fdopen(fd, "rb", buffering=0)
+        except BaseException:
+            os.close(fd)
+            raise
+        with f:
+            try:
+                return cls._read(f, path, name)
+            except OSError as e:
+                raise CaptureError(f"{name}: cannot read ({e.strerror or e})") from None
 
     @classmethod
-    def _from_meta(cls, path, name, meta, moff, verify) -> "Capture":
-        def bad(msg):
-            raise CaptureError(f"{name}: {msg}")
+    def _read(cls, f, path, name) -> "Capture":
+        def bad(msg, code="capture.corrupt"):
+            raise CaptureError(f"{name}: {msg}", code)
 
-        if not isinstance(meta, dict) or meta.get("format") != "wlcap" or meta.get("version") != VERSION:
-            bad("metadata is not a version-1 wlcap record")
-        target = meta.get("target")
-        if not isinstance(target, str):
-            bad("metadata has no target")
-        allocs = meta.get("allocations")
-        streams = meta.get("streams")
-        if not isinstance(allocs, list) or not isinstance(streams, list):
-            bad("metadata lacks allocations or streams")
-
-        def hexint(v, what):
-            try:
-                return int(v, 16)
-            except (TypeError, ValueError):
-                bad(f"{what} {v!r} is not a hex address")
-
-        def isint(v):
-            return isinstance(v, int) and not isinstance(v, bool)
-
-        plan = []
-        payload = 0
-        for k, a in enumerate(allocs):
-            if not isinstance(a, dict):
-                bad(f"allocation {k} is not a record")
-            base, size, ext = hexint(a.get("base"), f"allocation {k} base"), a.get("size"), a.get("extents")
-            aname = a.get("name", "")
-            if not isint(size) or size <= 0 or not isinstance(ext, list) or not isinstance(aname, str):
-                bad(f"allocation {k} ({aname!r}) has a bad size or extents")
-            last = 0
-            for e in ext:
-                if not (isinstance(e, list) and len(e) == 4 and all(isint(x) for x in e)):
-                    bad(f"allocation {k} ({aname!r}): bad extent {e!r}")
-                off, ln, foff, crc = e
-                if off < last or ln <= 0 or off + ln > size:
-                    bad(f"allocation {k} ({aname!r}): extent [{off}, +{ln}) outside [0, {size}) or out of order")
-                if foff < HEADER.size or foff + ln > moff:
-                    bad(f"allocation {k} ({aname!r}): extent at file offset {foff} (+{ln}) outside the payload")
-                last = off + ln
-                payload += ln
-            plan.append((base, size, aname, ext))
-        sl = []
-        for k, s in enumerate(streams):
-            if not isinstance(s, dict) or not isint(s.get("size_dw")) or not 0 <= s["size_dw"] <= 0xFFFFF:
-                bad(f"stream {k} is malformed")
-            sl.append((canonical(hexint(s.get("address"), f"stream {k} address")), s["size_dw"]))
-        if verify is None:
-            verify = payload <= VERIFY_AUTO_LIMIT
-
-        mem = GuestMemory()
-        ro = None
-        try:
-            for base, size, aname, ext in plan:
-                if len(ext) == 1 and ext[0][0] == 0 and ext[0][1] == size:
-                    arr = np.memmap(path, dtype=np.uint8, mode="c", offset=ext[0][2], shape=(size,))
-                    if verify and zlib.crc32(arr) != ext[0][3]:
-                        bad(f"allocation {aname!r}: payload checksum mismatch")
-                else:
-                    arr = np.zeros(size, dtype=np.uint8)
-                    if ext:
-                        if ro is None:
-                            ro = np.memmap(path, dtype=np.uint8, mode="r")
-                        for off, ln, foff, crc in ext:
-                            src = ro[foff: foff + ln]
-                            if verify and zlib.crc32(src) != crc:
-                                bad(f"allocation {aname!r}: payload checksum mismatch at +{off}")
-                            arr[off: off + ln] = src
-                try:
-                    mem.add(base, arr, aname)
-                except GuestMemoryError as e:
-                    bad(str(e))
-        finally:
-            del ro
-        cap = cls(target, mem)
-        cap.streams = sl
-        cap.expected = meta.get("expected")
-        cap.notes = meta.get("notes") or {}
+        actual = os.fstat(f.fileno()).st_size
+        raw = _read_exactly(f, 0, HEADER.size)
+        if len(raw) < HEADER.size:
+            bad(f"{len(raw)} bytes, too short for a capture header")
+        magic, version, flags, moff, msize, fsize, mcrc, _res, hcrc = HEADER.unpack(raw)
+        if magic != MAGIC:
+            bad(f"not a wavelift capture (magic {magic!r})")
+        if zlib.crc32(raw[:60]) != hcrc:
+            bad("header checksum mismatch (corrupt header)")
+        if version != VERSION:
+            bad(f"capture format version {version}; this wavelift reads version {VERSION}",
+                "capture.version")
+        if fsize != actual:
+            bad(f"file is {actual} bytes but its header says {fsize} "
+                f"({'truncated' if actual < fsize else 'trailing data'})")
+        if not (HEADER.size <= moff and moff + msize == fsize):
+            bad(f"metadata region [{moff}, +{msize}) is out of bounds")
+        if msize > MAX_META_BYTES:
+            bad(f"{msize} bytes of metadata; the limit is {MAX_META_BYTES}", "capture.too_large")
+        mb = _read_exactly(f, moff, msize)
+        if len(mb) != msize:
+            bad("the file shrank while it was read")
+        if zlib.crc32(mb) != mcrc:
+            bad("metadata checksum mismatch (corrupt metadata)")
+        meta = _parse_meta(mb, bad)
+        cap, plan = _plan(meta, moff, bad)
         cap.path = path
+        for base, size, aname, ext in plan:
+            try:
+                arr = np.zeros(size, dtype=np.uint8)     # calloc: pages no extent covers cost nothing
+            except MemoryError:
+                bad(f"allocation {aname!r}: this machine cannot allocate {size} bytes",
+                    "capture.too_large")
+            for off, ln, foff, crc in ext:
+                piece = arr[off: off + ln]
+                if _read_exactly(f, foff, ln, into=piece) != ln:
+                    bad("the file shrank while it was read")
+                if zlib.crc32(piece) != crc:
+                    bad(f"allocation {aname!r}: payload checksum mismatch at +{off}")
+            try:
+                cap.memory.add(base, arr, aname)
+            except GuestMemoryError as e:
+                bad(str(e))
         return cap
 
     def __repr__(self) -> str:
