@@ -317,3 +317,23 @@ def test_temp_dir_others_control_is_not_compiled_in(native_cache, tmp_path, monk
     monkeypatch.setattr(tempfile, "tempdir", str(shared))
     with pytest.raises(native.Unsupported, match="no private temp directory.*sticky"):
         native.compile_library(lib_source(3))
+
+
+def test_dispatch_with_an_untrusted_cache_runs_native_and_same(tmp_path, monkeypatch):
+    """A dispatch is not refused for the cache: the native tier builds privately, the bytes are
+    the NumPy blocks', the cache is left as it was, a CacheWarning says why."""
+    import numpy as np
+    from test_basic import vadd_rig
+    from wavelift.backends.numpy import runtime
+    _need_compiler()
+    d = tmp_path / "cache"
+    d.mkdir()
+    d.chmod(0o777)
+    monkeypatch.setenv("WAVELIFT_NATIVE_CACHE", str(d))
+    monkeypatch.setattr(runtime, "NATIVE", "on")
+    r, a, b, pc, cfg = vadd_rig(1000, 16)
+    with pytest.warns(CacheWarning, match="writable by group or others"):
+        res = r.run(cfg, cache={})
+    assert res.landed and res.stats["native"] and "native_problem" not in res.stats
+    np.testing.assert_array_equal(r.read(pc, np.float32, 1000), a + b)
+    assert list(d.iterdir()) == []
