@@ -319,6 +319,7 @@ def test_temp_dir_others_control_is_not_compiled_in(native_cache, tmp_path, monk
         native.compile_library(lib_source(3))
 
 
+@pytest.mark.slow           # (a native build of a whole program: seconds; the parts are tested above)
 def test_dispatch_with_an_untrusted_cache_runs_native_and_same(tmp_path, monkeypatch):
     """A dispatch is not refused for the cache: the native tier builds privately, the bytes are
     the NumPy blocks', the cache is left as it was, a CacheWarning says why."""
