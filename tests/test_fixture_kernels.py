@@ -170,18 +170,12 @@ def test_comparison_catches_a_wrong_element(kname):
 
 # ---- wavelift against the oracles ----------------------------------------------------------
 
-@pytest.mark.parametrize("path,kname,shape,mode", list(_engine_params()))
-def test_fixture_kernel(path, kname, shape, mode):
+def _launch(b, case, mode, where):
+    """Run ``case`` on wavelift -> (args, outputs by name); fails on a refusal."""
     import wavelift
-    b = _binary(path)
-    case = _case(kname, shape, b["wave_size"])
-    expected, source = expected_for(case)
-    where = (f"{_variant(b)} kernel {kname} shape {shape} (grid {case.shape.global_size}, "
-             f"block {case.shape.block}) mode {mode}; expected from {source}")
-
     dev = wavelift.Device(b["target"], backend="numpy", mode=mode)
-    co = dev.load_code_object(str(ROOT / path))
-    k = co.kernel(kname)
+    co = dev.load_code_object(str(ROOT / b["path"]))
+    k = co.kernel(case.kernel)
     args = case.args()
     launch_args, bufs = [], {}
     for a in args:
@@ -195,6 +189,17 @@ def test_fixture_kernel(path, kname, shape, mode):
     assert r.landed, f"{where}: refused {r.refusal.code}: {r.refusal.message}"
     got = {a.name: dev.download(bufs[a.name], a.value.dtype).reshape(a.value.shape)
            for a in args if a.is_buffer}
+    return args, got
+
+
+@pytest.mark.parametrize("path,kname,shape,mode", list(_engine_params()))
+def test_fixture_kernel(path, kname, shape, mode):
+    b = _binary(path)
+    case = _case(kname, shape, b["wave_size"])
+    expected, source = expected_for(case)
+    where = (f"{_variant(b)} kernel {kname} shape {shape} (grid {case.shape.global_size}, "
+             f"block {case.shape.block}) mode {mode}; expected from {source}")
+    args, got = _launch(b, case, mode, where)
     for a in args:
         if a.role == "in":
             bad = np.flatnonzero(C._uview(a.value).reshape(-1) != C._uview(got[a.name]).reshape(-1))
@@ -204,3 +209,26 @@ def test_fixture_kernel(path, kname, shape, mode):
         C.compare(case, expected, got, C._by_name(args))
     except AssertionError as e:
         raise AssertionError(f"{where}\n{e}") from None
+
+
+def test_spill_catches_an_unfused_translation(monkeypatch):
+    """The spill reference is the fused float32 result bit for bit: the same kernel with every
+    f32 fma translated as a rounded multiply then an add (fresh modules) fails the comparison
+    in thousands of elements."""
+    from wavelift import execute
+    from wavelift.translate import ir
+    emit = ir.Builder.emit
+
+    def unfused(self, name, type, *args, **kw):
+        if name == "fma" and type == "f32":
+            return emit(self, "fadd", type, emit(self, "fmul", type, args[0], args[1]), args[2])
+        return emit(self, name, type, *args, **kw)
+    monkeypatch.setattr(ir.Builder, "emit", unfused)
+    monkeypatch.setattr(execute, "_CACHE", {})
+    b = next(x for x in CLANG if x["path"].endswith("gfx1030/stack-O2-w32-flat.hsaco"))
+    case = _case("spill", "small")
+    args, got = _launch(b, case, "wave", "spill, unfused")
+    exp = C.numpy_expected(case, args)
+    with pytest.raises(AssertionError, match=r"differs \(bits\) at (\d{4,}) of 13120") as e:
+        C.compare(case, exp, got, C._by_name(args))
+    print(e.value)
