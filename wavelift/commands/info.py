@@ -1,8 +1,9 @@
 """`wavelift info CAPTURE`: what a capture holds, without running any dispatch.
 
-The streams are walked (the walker must, to find dispatches) on the capture as loaded — a
-copy-on-write map of the file — and nothing is ever saved: packets that write guest memory
-(WRITE_DATA, COPY_DATA, DMA_DATA, RELEASE_MEM) change only this process's private pages.
+The streams are walked (the walker must, to find dispatches) on the capture as loaded — this
+process's private copy of guest memory (decision 0018) — and nothing is ever saved: packets that
+write guest memory (WRITE_DATA, COPY_DATA, DMA_DATA, RELEASE_MEM) change only that copy.
+Guest text (allocation names, notes) is printed escaped (wavelift.cli.shown).
 """
 from __future__ import annotations
 
