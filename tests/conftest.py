@@ -15,12 +15,14 @@ def fixtures_dir() -> pathlib.Path:
 
 
 # ---- NumPy backend tiers (docs/decisions/0012-native-tier.md) ----------------------------------
-# A module marked `pytestmark = pytest.mark.tiers` runs each test three times: on NumPy blocks
+# A test marked `tiers` (or in a module whose `pytestmark` is) runs three times: on NumPy blocks
 # only ("numpy", every dispatch), with the native tier forced on for every dispatch ("native": the
 # driver runs programs whose every block is native, in two threads) and with the native driver off ("native-blocks":
 # native blocks under the Python scheduler, as for programs the driver does not take).  The native
 # runs fail when any library could not be built (a compile error or a tier bug would otherwise
-# fall back to NumPy blocks silently).
+# fall back to NumPy blocks silently).  Mark only tests that run a program (execute a dispatch's
+# module): the tier cannot change a test that runs none (oracle checks, helper unit tests, a
+# refusal before anything runs), and repeating it only inflates the count.
 
 def pytest_generate_tests(metafunc):
     if metafunc.definition.get_closest_marker("tiers"):

@@ -26,7 +26,8 @@ if str(TESTS) not in sys.path:
 from reference import cases as C  # noqa: E402
 from reference import pocl  # noqa: E402
 
-pytestmark = pytest.mark.tiers     # NumPy blocks and the native tier (tests/conftest.py)
+# wavelift's runs of the matrix are marked `tiers` (NumPy blocks and the native tier,
+# tests/conftest.py); the oracle tests run no program
 
 MANIFEST = json.loads((TESTS / "fixtures" / "manifest.json").read_text())
 CLANG = [b for b in MANIFEST["binaries"] if b["kind"] == "clang"]
@@ -192,6 +193,7 @@ def _launch(b, case, mode, where):
     return args, got
 
 
+@pytest.mark.tiers     # runs a program: NumPy blocks and the native tier (tests/conftest.py)
 @pytest.mark.parametrize("path,kname,shape,mode", list(_engine_params()))
 def test_fixture_kernel(path, kname, shape, mode):
     b = _binary(path)

@@ -4,7 +4,7 @@ import pytest
 
 from harness import Rig, ptr
 
-pytestmark = pytest.mark.tiers     # NumPy blocks and the native tier (tests/conftest.py)
+# tests that run a program are marked `tiers` (NumPy blocks and the native tier, tests/conftest.py)
 
 # out[gid] = (gid odd) ? gid*3 : gid+100, via divergent if/else with exec masks; loop that
 # runs gid%5 times adding 7 (scalar loop over a per-lane count using s_cbranch_execnz)
@@ -43,6 +43,7 @@ DIVERGE = """
 """
 
 
+@pytest.mark.tiers     # runs a program: NumPy blocks and the native tier (tests/conftest.py)
 def test_divergence_and_loop():
     r = Rig(DIVERGE)
     out = r.buf(np.zeros(128, np.uint32), "out")
@@ -87,6 +88,7 @@ def _decoder_knows(src):
         return False
 
 
+@pytest.mark.tiers     # runs a program: NumPy blocks and the native tier (tests/conftest.py)
 @pytest.mark.skipif(not _decoder_knows("s_barrier"), reason="isa decoder lacks s_barrier (yet)")
 def test_barrier_lds():
     r = Rig(LDS)
@@ -113,6 +115,7 @@ ESCAPE = """
 """
 
 
+@pytest.mark.tiers     # runs a program: NumPy blocks and the native tier (tests/conftest.py)
 def test_escape_refuses_and_changes_nothing():
     r = Rig(ESCAPE)
     out = r.buf(np.zeros(32, np.uint32), "out")
@@ -126,6 +129,7 @@ def test_escape_refuses_and_changes_nothing():
     assert res.write_spans == []
 
 
+@pytest.mark.tiers     # runs a program: NumPy blocks and the native tier (tests/conftest.py)
 def test_budget_stops_infinite_loop():
     r = Rig(".Ltop:\n s_add_u32 s5, s5, 1\n s_branch .Ltop\n s_endpgm")
     res = r.run(r.config(), budget=10000)
@@ -154,6 +158,7 @@ WAVE64 = """
 """
 
 
+@pytest.mark.tiers     # runs a program: NumPy blocks and the native tier (tests/conftest.py)
 def test_wave64_mbcnt_readlane():
     r = Rig(WAVE64, wave64=True)
     out = r.buf(np.zeros(64, np.uint32), "out")

@@ -8,7 +8,8 @@ import pytest
 
 from harness import Rig, ptr
 
-pytestmark = pytest.mark.tiers     # NumPy blocks and the native tier (tests/conftest.py)
+# tests marked `tiers` run on NumPy blocks and the native tier (tests/conftest.py); the T# checks
+# are IR (translate/image.py), so the full list of refused T#s runs once and one per code per tier
 
 PROG = """
   v_and_b32 v1, 7, v0
@@ -37,6 +38,7 @@ def _image(r):
     return img, r.mem.alloc(img.nbytes, name="img", align=256, data=img.tobytes())
 
 
+@pytest.mark.tiers     # runs a program: NumPy blocks and the native tier (tests/conftest.py)
 @pytest.mark.parametrize("sel", [(4, 5, 6, 7), (4, 0, 0, 1)], ids=["xyzw", "x001"])
 @pytest.mark.parametrize("mode", ["wave", "lane"])
 def test_image_load_store_r32f_with_edges(mode, sel):
@@ -57,6 +59,7 @@ def test_image_load_store_r32f_with_edges(mode, sel):
     np.testing.assert_array_equal(got, exp)                # nothing between rows or past them
 
 
+@pytest.mark.tiers     # runs a program: NumPy blocks and the native tier (tests/conftest.py)
 def test_null_descriptor_reads_zero_and_drops_stores():
     r = Rig(PROG)
     out = r.buf(np.full(32, 7, np.uint32), "out")
@@ -118,6 +121,19 @@ REFUSED = [
 def test_unsupported_tsharp_refuses_by_name(code, change):
     """Each T# the translation does not carry out exactly refuses (never a silent zero or a
     linear read of a tiled image) and lands nothing."""
+    _refused(code, change)
+
+
+FIRST_OF_EACH = {c: (i, f) for i, c, f in reversed(REFUSED)}
+
+
+@pytest.mark.tiers     # runs a program: NumPy blocks and the native tier (tests/conftest.py)
+@pytest.mark.parametrize("code", sorted(FIRST_OF_EACH))
+def test_each_refusal_code_on_every_tier(code):
+    _refused(code, FIRST_OF_EACH[code][1])
+
+
+def _refused(code, change):
     r = Rig(PROG)
     img, a = _image(r)
     out = r.buf(np.full(32, 7, np.uint32), "out")
@@ -129,6 +145,7 @@ def test_unsupported_tsharp_refuses_by_name(code, change):
     np.testing.assert_array_equal(r.read(a, np.float32, H * PITCH).reshape(H, PITCH), img)
 
 
+@pytest.mark.tiers     # runs a program: NumPy blocks and the native tier (tests/conftest.py)
 def test_hint_fields_are_ignored():
     """Fields with no effect on an uncompressed storage load/store (BC_SWIZZLE, PERF_MOD and
     the other dword-5 hints, counter bank, DCC block sizes and metadata address without
@@ -154,7 +171,7 @@ def test_hint_fields_are_ignored():
 
 def test_tiled_tsharp_no_active_lane_lands():
     """The refusal needs an active lane using the T#: with EXEC clear around the image
-    instructions the dispatch lands."""
+    instructions the dispatch lands (the exec term is IR: one tier shows it)."""
     r = Rig("""
       s_mov_b32 s20, exec_lo
       s_mov_b32 exec_lo, 0
@@ -183,6 +200,7 @@ FMT = """
 """
 
 
+@pytest.mark.tiers     # runs a program: NumPy blocks and the native tier (tests/conftest.py)
 def test_buffer_format_load_null_reads_zero_in_range_refuses():
     r = Rig(FMT)
     data = r.buf(np.arange(64, dtype=np.uint32), "data")

@@ -22,7 +22,8 @@ from wavelift.result import Window
 from wavelift.trace.windows import WindowSet
 from wavelift.translate.ir import EXEC_HI, EXEC_LO
 
-pytestmark = pytest.mark.tiers     # NumPy blocks and the native tier (tests/conftest.py)
+# most tests here call the NumPy runtime's access helpers directly (no program runs, the tier
+# changes nothing); those that run a program are marked `tiers` (tests/conftest.py)
 
 L = 32
 N = 6                                   # waves
@@ -324,6 +325,7 @@ TWO_BUFFERS = """
 """
 
 
+@pytest.mark.tiers     # runs a program: NumPy blocks and the native tier (tests/conftest.py)
 @pytest.mark.parametrize("active,wild_from", [(32, 32), (20, 32), (32, 24), (20, 12)])
 def test_dispatch_two_windows_partial_exec_and_escapes(active, wild_from):
     r = Rig(TWO_BUFFERS)
