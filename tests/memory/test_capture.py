@@ -135,10 +135,17 @@ def refused(p, data, match, code="capture.corrupt", **kw):
 
 def rewrite_meta(data, fn):
     """Change the metadata and fix every checksum, so only the semantic checks can catch it."""
+    def edit(mb):
+        meta = json.loads(mb)
+        fn(meta)
+        return json.dumps(meta).encode()
+    return rewrite_meta_text(data, edit)
+
+
+def rewrite_meta_text(data, fn):
+    """rewrite_meta on the metadata's bytes (for what json.dumps cannot write)."""
     magic, ver, flags, moff, msize, fsize, mcrc, res, hcrc = HEADER.unpack(bytes(data[:64]))
-    meta = json.loads(bytes(data[moff:moff + msize]))
-    fn(meta)
-    mb = json.dumps(meta).encode()
+    mb = fn(bytes(data[moff:moff + msize]))
     out = bytearray(data[:moff]) + mb
     hdr = HEADER.pack(magic, ver, flags, moff, len(mb), len(out), zlib.crc32(mb), res, 0)
     out[:64] = hdr[:60] + struct.pack("<I", zlib.crc32(hdr[:60]))
@@ -193,16 +200,6 @@ def test_bad_regions_refused(tmp_path):
         m["streams"][0]["size_dw"] = -1
     refused(q, rewrite_meta(good, bad_stream), "stream 0")
     refused(q, rewrite_meta(good, lambda m: m.__setitem__("allocations", 5)), "lacks allocations")
-
-
-def rewrite_meta_text(data, fn):
-    """rewrite_meta on the metadata's bytes (for what json.dumps cannot write)."""
-    magic, ver, flags, moff, msize, fsize, mcrc, res, hcrc = HEADER.unpack(bytes(data[:64]))
-    mb = fn(bytes(data[moff:moff + msize]))
-    out = bytearray(data[:moff]) + mb
-    hdr = HEADER.pack(magic, ver, flags, moff, len(mb), len(out), zlib.crc32(mb), res, 0)
-    out[:64] = hdr[:60] + struct.pack("<I", zlib.crc32(hdr[:60]))
-    return out
 
 
 def test_untrusted_metadata_refused_before_anything_is_built(tmp_path, monkeypatch):
