@@ -167,6 +167,12 @@ def test_corrupt_files_refused(tmp_path):
     d = bytearray(good); d[8:12] = struct.pack("<I", 2)
     d[60:64] = struct.pack("<I", zlib.crc32(bytes(d[:60])))
     refused(q, d, "version 2", code="capture.version")
+    d = bytearray(good); d[12] = 1                                   # a flag it does not know
+    d[60:64] = struct.pack("<I", zlib.crc32(bytes(d[:60])))
+    refused(q, d, "flags 0x1", code="capture.version")
+    d = bytearray(good); d[50] = 1                                   # reserved
+    d[60:64] = struct.pack("<I", zlib.crc32(bytes(d[:60])))
+    refused(q, d, "reserved")
 
 
 def test_payload_corruption_refused(tmp_path):

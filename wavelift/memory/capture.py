@@ -397,7 +397,7 @@ class Capture:
         raw = _read_exactly(f, 0, HEADER.size)
         if len(raw) < HEADER.size:
             bad(f"{len(raw)} bytes, too short for a capture header")
-        magic, version, flags, moff, msize, fsize, mcrc, _res, hcrc = HEADER.unpack(raw)
+        magic, version, flags, moff, msize, fsize, mcrc, res, hcrc = HEADER.unpack(raw)
         if magic != MAGIC:
             bad(f"not a wavelift capture (magic {magic!r})")
         if zlib.crc32(raw[:60]) != hcrc:
@@ -405,6 +405,11 @@ class Capture:
         if version != VERSION:
             bad(f"capture format version {version}; this wavelift reads version {VERSION}",
                 "capture.version")
+        if flags:
+            bad(f"header flags 0x{flags:x}: format features this wavelift does not read",
+                "capture.version")
+        if any(res):
+            bad("reserved header bytes are not zero (corrupt header)")
         if fsize != actual:
             bad(f"file is {actual} bytes but its header says {fsize} "
                 f"({'truncated' if actual < fsize else 'trailing data'})")
