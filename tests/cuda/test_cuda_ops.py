@@ -155,7 +155,10 @@ def test_refuse_if_is_wave_uniform_and_named_on_the_host():
         src = kernel_source(prog, ws, "lane", 0, 0)
         line = next(x for x in src.splitlines() if "WL_REFUSE" in x and "wl_flag" in x)
         assert any_ in line and "goto WL_STOP" in line
-        assert refusal_table(prog) == [(0, "a test")]
+        assert refusal_table(prog) == [(0, "a test", "program.unsupported_instruction")]
+        op = next(op for b in prog.blocks for op in b.ops if op.name == "refuse_if")
+        op.attrs["code"] = "image.unsupported_layout"             # a named code reaches the host
+        assert refusal_table(prog) == [(0, "a test", "image.unsupported_layout")]
 
 
 def test_scratch_split_only_for_flat_scratch():
