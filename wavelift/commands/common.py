@@ -142,14 +142,18 @@ def hexa(a: int) -> str:
     return f"0x{int(a) & ((1 << 64) - 1):016x}"
 
 
+def name_of(allocation) -> str:
+    """An allocation's name as text output shows it (guest text: escaped)."""
+    return shown(allocation.name) if allocation.name else "(unnamed)"
+
+
 def where(memory, address: int) -> str:
     """'name+0xOFF' for a guest address, or 'not in guest memory'."""
     a = memory.find(address)
     if a is None:
         return "not in guest memory"
     off = int(address) - a.base
-    name = shown(a.name) if a.name else "(unnamed)"
-    return f"{name}+0x{off:x}" if off else name
+    return f"{name_of(a)}+0x{off:x}" if off else name_of(a)
 
 
 def find_allocation(memory, spec: str):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from .common import add_debug, fmt_grid, hexa, load_capture, shown, table, where
+from .common import add_debug, fmt_grid, hexa, load_capture, name_of, shown, table, where
 
 
 def walk_capture(cap):
@@ -54,7 +54,7 @@ def cmd_info(a) -> int:
     allocs = cap.memory.allocations
     print()
     print(f"allocations ({len(allocs)}, {sum(x.size for x in allocs)} bytes):")
-    print(table([[str(i), hexa(x.base), hexa(x.end), str(x.size), shown(x.name) if x.name else "(unnamed)"]
+    print(table([[str(i), hexa(x.base), hexa(x.end), str(x.size), name_of(x)]
                  for i, x in enumerate(allocs)], ["#", "base", "end", "size", "name"], {0, 3}))
     print()
     print(f"streams ({len(cap.streams)}):")
