@@ -108,8 +108,9 @@ EDGE_NWORDS = dict(NWORDS, DS=2, FLAT=2, MUBUF=2, MTBUF=2, MIMG=2, EXP=2)
 
 def edge_words():
     """[(label, bytes)]: each encoding's all-zero and all-ones words (major bits kept, every
-    other bit of its dwords 0 or 1), each followed by a dword of the same fill (a literal, if
-    the instruction takes one), and the plain 0x00000000 and 0xFFFFFFFF dwords."""
+    other bit of its dwords 0 or 1; VOP1/VOP2/VOPC also with the DPP16, DPP8 and SDWA marks in
+    src0), each followed by a dword of the same fill (a literal or the DPP/SDWA dword, if the
+    instruction takes one), and the plain 0x00000000 and 0xFFFFFFFF dwords."""
     items = {b"\0" * 4: "zero dword", b"\xff" * 4: "ones dword"}
     for enc, (major, lo) in sorted(EDGE_MAJORS.items()):
         n = EDGE_NWORDS.get(enc, 1)
@@ -117,6 +118,10 @@ def edge_words():
             rest = (1 << (32 * n + 32)) - 1 if fill else 0
             val = (rest & ~(((1 << (32 - lo)) - 1) << lo)) | (major << lo)
             items.setdefault(val.to_bytes(4 * n + 4, "little"), f"{enc} {name}")
+            if enc in ("VOP1", "VOP2", "VOPC"):     # their DPP16/DPP8/SDWA forms: src0 marks them
+                for mark, form in ((0xFA, "DPP16"), (0xE9, "DPP8"), (0xEA, "DPP8 fi"), (0xF9, "SDWA")):
+                    v = (val & ~0x1FF) | mark
+                    items.setdefault(v.to_bytes(8, "little"), f"{enc} {form} {name}")
     return [(label, b) for b, label in items.items()]
 
 
