@@ -12,5 +12,6 @@ for p in (_HERE, _HERE.parent, _HERE.parent / "execute"):
 
 
 def pytest_collect_file(file_path, parent):
-    if file_path.name.startswith("fuzz_") and file_path.suffix == ".py":
+    if file_path.name.startswith("fuzz_") and file_path.suffix == ".py" \
+            and not parent.session.isinitpath(file_path):     # (named on the command line: pytest collects it)
         return pytest.Module.from_parent(parent, path=file_path)
