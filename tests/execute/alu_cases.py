@@ -71,8 +71,9 @@ def wrap(t, r_bits, d):
     return keep_hi(d, r_bits) if t in ("f16", "i16", "u16") else r_bits
 
 
-def ffun(t, n, fn, dt=None, flush_out=True, flush_in=True):
-    """Float op of n sources of type t: fn(m, *values, raws=...) -> float (or int for int dt)."""
+def ffun(t, n, fn, dt=None, flush_out=True, flush_in=True, quiets=True):
+    """Float op of n sources of type t: fn(m, *values, raws=...) -> float (or int for int dt);
+    ``quiets``: a NaN result from an operand is quieted under MODE.IEEE (Mode.fout)."""
     dt = dt or t
 
     def ref(m, a, b, c, d, vcc):
@@ -80,7 +81,7 @@ def ffun(t, n, fn, dt=None, flush_out=True, flush_in=True):
         vals = [m.fin(fval(r, t), t) if flush_in else fval(r, t) for r in raws]
         r = fn(m, *vals, raws=raws)
         if dt in R.FMT:
-            r = fbits(m.fout(r, dt), dt) if flush_out else fbits(r, dt)
+            r = fbits(m.fout(r, dt, quiets), dt) if flush_out else fbits(r, dt)
         else:
             r = ibits(r, dt)
         return {"d": wrap(dt, r, d)}
@@ -137,8 +138,8 @@ for t in FLOATS:
 
 for t in ("f16", "f32"):
     sfx = "_" + t
-    add("v_sub" + sfx, "v_sub%s {D}, {A}, {B}" % sfx, (t, t), f2(t, lambda x, y, t=t: R.f_add(x, -y, t)), dst=dst_of(t))
-    add("v_subrev" + sfx, "v_subrev%s {D}, {A}, {B}" % sfx, (t, t), f2(t, lambda x, y, t=t: R.f_add(y, -x, t)), dst=dst_of(t))
+    add("v_sub" + sfx, "v_sub%s {D}, {A}, {B}" % sfx, (t, t), f2(t, lambda x, y, t=t: R.f_sub(x, y, t)), dst=dst_of(t))
+    add("v_subrev" + sfx, "v_subrev%s {D}, {A}, {B}" % sfx, (t, t), f2(t, lambda x, y, t=t: R.f_sub(y, x, t)), dst=dst_of(t))
     add("v_fmac" + sfx, "v_fmac%s {D}, {A}, {B}" % sfx, (t, t, t),
         lambda m, a, b, c, d, vcc, t=t: ffun(t, 3, lambda m, x, y, z, raws: R.f_fma(x, y, z, t))(m, a, b, d, d, vcc),
         dst=dst_of(t))
@@ -168,8 +169,9 @@ add("v_fmac_legacy_f32", "v_fmac_legacy_f32 {D}, {A}, {B}", ("f32",) * 3,
     lambda m, a, b, c, d, vcc: ffun("f32", 3, lambda m, x, y, z, raws: z if x == 0 or y == 0 else R.f_fma(x, y, z, "f32"))(m, a, b, d, d, vcc))
 add("v_sub_f64:neg", "v_add_f64 {D}, {A}, -{B}", ("f64", "f64"), f2("f64", lambda x, y: R.f_add(x, -y, "f64")), dst="b64", opcode="v_add_f64")
 add("v_cubeid_f32", "v_cubeid_f32 {D}, {A}, {B}, {C}", ("f32",) * 3, ffun("f32", 3, lambda m, x, y, z, raws: R.cube("id", x, y, z)))
-add("v_cubesc_f32", "v_cubesc_f32 {D}, {A}, {B}, {C}", ("f32",) * 3, ffun("f32", 3, lambda m, x, y, z, raws: R.cube("sc", x, y, z)))
-add("v_cubetc_f32", "v_cubetc_f32 {D}, {A}, {B}, {C}", ("f32",) * 3, ffun("f32", 3, lambda m, x, y, z, raws: R.cube("tc", x, y, z)))
+# cubesc/tc select a (negated) operand: a NaN as it is, whatever MODE (docs: not determined)
+add("v_cubesc_f32", "v_cubesc_f32 {D}, {A}, {B}, {C}", ("f32",) * 3, ffun("f32", 3, lambda m, x, y, z, raws: R.cube("sc", x, y, z), quiets=False))
+add("v_cubetc_f32", "v_cubetc_f32 {D}, {A}, {B}, {C}", ("f32",) * 3, ffun("f32", 3, lambda m, x, y, z, raws: R.cube("tc", x, y, z), quiets=False))
 add("v_cubema_f32", "v_cubema_f32 {D}, {A}, {B}, {C}", ("f32",) * 3, ffun("f32", 3, lambda m, x, y, z, raws: R.cube("ma", x, y, z)))
 add("v_trig_preop_f64", "v_trig_preop_f64 {D}, {A}, {B}", ("f64", "seg"),
     lambda m, a, b, c, d, vcc: {"d": fbits(R.trig_preop(fval(a, "f64"), b & M32), "f64")}, dst="b64", float_mode=False)
@@ -218,7 +220,7 @@ cvt("v_cvt_i32_f64", "f64", "i32", lambda x: R.cvt_f2i(x, "i32"))
 cvt("v_cvt_u32_f64", "f64", "u32", lambda x: R.cvt_f2i(x, "u32"))
 cvt("v_cvt_i16_f16", "f16", "i16", lambda x: R.cvt_f2i(x, "i16"))
 cvt("v_cvt_u16_f16", "f16", "u16", lambda x: R.cvt_f2i(x, "u16"))
-cvt("v_cvt_f16_f32", "f32", "f16", lambda x: R.f_rnd(x, "f16"))
+cvt("v_cvt_f16_f32", "f32", "f16", lambda x: R.quiet(R.f_rnd(x, "f16")))    # quiets whatever MODE
 cvt("v_cvt_f32_f16", "f16", "f32", lambda x: x)
 cvt("v_cvt_f32_f64", "f64", "f32", lambda x: R.f_rnd(x, "f32"))
 cvt("v_cvt_f64_f32", "f32", "f64", lambda x: x)
@@ -240,7 +242,7 @@ def pk2(name, kinds, fn):
         float_mode=any(k in R.FMT for k in kinds))
 
 
-pk2("v_cvt_pkrtz_f16_f32", ("f32", "f32"), lambda m, a, b, h: fbits(R.f_rnd(fval((a, b)[h], "f32"), "f16", "rtz"), "f16"))
+pk2("v_cvt_pkrtz_f16_f32", ("f32", "f32"), lambda m, a, b, h: fbits(R.quiet(R.f_rnd(fval((a, b)[h], "f32"), "f16", "rtz")), "f16"))
 pk2("v_cvt_pk_u16_u32", ("u32", "u32"), lambda m, a, b, h: min((a, b)[h] & M32, 0xFFFF))
 pk2("v_cvt_pk_i16_i32", ("i32", "i32"), lambda m, a, b, h: ibits(max(-32768, min(32767, ival((a, b)[h], "i32"))), "i16"))
 pk2("v_pack_b32_f16", ("f16", "f16"), lambda m, a, b, h: (a, b)[h] & M16)

@@ -25,15 +25,77 @@ INF = float("inf")
 def fval(bits, t):
     """Float value of the low BITS[t] bits."""
     n = BITS[t]
-    raw = struct.pack(_UPACK[t], bits & ((1 << n) - 1))
-    return struct.unpack(_PACK[t], raw)[0]
+    bits &= (1 << n) - 1
+    v = struct.unpack(_PACK[t], struct.pack(_UPACK[t], bits))[0]
+    return NaN(bits, t) if v != v else v
 
 
 def fbits(x, t):
-    """Bits of an exactly representable value (or inf/nan) of float type t."""
+    """Bits of an exactly representable value (or inf/NaN) of float type t.  A NaN operand
+    (``NaN``) keeps its sign and payload (converted to t); any other NaN is the result of an
+    invalid operation: the default NaN."""
+    if isinstance(x, NaN):
+        return x.to(t)
     if x != x:
-        return {"f16": 0x7E00, "f32": 0x7FC00000, "f64": 0x7FF8000000000000}[t]
+        return DNAN[t]
     return struct.unpack(_UPACK[t], struct.pack(_PACK[t], x))[0]
+
+
+# ------------------------------------------------------------------------------------ NaN rules
+# docs/float-semantics.md "NaN results" and its sources (AMD ISA pseudo-code, LLVM, AMD's
+# emulator): an invalid operation gives the default NaN (sign set, quiet bit, no payload); a NaN
+# operand gives the first NaN operand in source order, with its sign and payload, quieted only
+# under MODE.IEEE (Mode.fout) or by the few ops that always quiet (``quiet``).
+DNAN = {"f16": 0xFE00, "f32": 0xFFC00000, "f64": 0xFFF8000000000000}
+_QBIT = {"f16": 1 << 9, "f32": 1 << 22, "f64": 1 << 51}
+
+
+class NaN(float):
+    """A NaN value that remembers its bits (of float type ``t``)."""
+    def __new__(cls, bits, t):
+        o = float.__new__(cls, "nan")
+        o.bits, o.t = bits & ((1 << BITS[t]) - 1), t
+        return o
+
+    def __neg__(self):
+        return NaN(self.bits ^ (1 << (BITS[self.t] - 1)), self.t)
+
+    def __abs__(self):
+        return NaN(self.bits & ((1 << (BITS[self.t] - 1)) - 1), self.t)
+
+    def __pos__(self):
+        return self
+
+    def quiet(self):
+        return NaN(self.bits | _QBIT[self.t], self.t)
+
+    def to(self, t):
+        """Bits in type t: sign kept, the fraction's top bits kept (widening pads with zeros,
+        narrowing drops the low bits; a fraction that drops to zero keeps the NaN a NaN with the
+        quiet bit -- no source fixes that case)."""
+        n0, n1 = BITS[self.t], BITS[t]
+        p0, p1 = FMT[self.t][0] - 1, FMT[t][0] - 1
+        frac = self.bits & ((1 << p0) - 1)
+        frac = frac << (p1 - p0) if p1 >= p0 else frac >> (p0 - p1)
+        if not frac:
+            frac = _QBIT[t]
+        sign = self.bits >> (n0 - 1)
+        return (sign << (n1 - 1)) | (((1 << (n1 - 1 - p1)) - 1) << p1) | frac
+
+
+def first_nan(*xs):
+    """The first NaN among xs as a ``NaN`` (a NaN without bits is an invalid result: the
+    default NaN), or None."""
+    for x in xs:
+        if isinstance(x, NaN):
+            return x
+        if x != x:
+            return NaN(DNAN["f64"], "f64")
+    return None
+
+
+def quiet(x):
+    return x.quiet() if isinstance(x, NaN) else x
 
 
 def ival(bits, t):
@@ -94,12 +156,18 @@ class Mode:
     def fin(self, x, t):
         return math.copysign(0.0, x) if self.den(t) in (0, 2) and tiny(x, t) else x
 
-    def fout(self, x, t):
+    def fout(self, x, t, quiets=True):
+        """Result flush; a NaN result taken from an operand is quieted under MODE.IEEE (only
+        there: LLVM issue 139622, measured on gfx1030), unless the op never quiets."""
+        if isinstance(x, NaN):
+            return x.quiet() if self.ieee and quiets else x
         return math.copysign(0.0, x) if self.den(t) in (0, 1) and tiny(x, t) else x
 
 
 # ----------------------------------------------------------------------------- exact arithmetic
 def f_add(x, y, t):
+    if (n := first_nan(x, y)) is not None:
+        return n
     if not (math.isfinite(x) and math.isfinite(y)):
         return x + y
     q = Fraction(x) + Fraction(y)
@@ -108,7 +176,17 @@ def f_add(x, y, t):
     return rnd(q, t)
 
 
+def f_sub(x, y, t):
+    """x - y: a NaN operand passes with its own sign (no source says whether hardware negates
+    a NaN S1 as a subtraction by addition would; x86 does not)."""
+    if (n := first_nan(x, y)) is not None:
+        return n
+    return f_add(x, -y, t)
+
+
 def f_mul(x, y, t):
+    if (n := first_nan(x, y)) is not None:
+        return n
     if not (math.isfinite(x) and math.isfinite(y)):
         return x * y
     q = Fraction(x) * Fraction(y)
@@ -119,6 +197,12 @@ def f_mul(x, y, t):
 
 
 def f_fma(x, y, z, t):
+    if (n := first_nan(x, y)) is not None:
+        return n
+    if (x == 0 and math.isinf(y)) or (math.isinf(x) and y == 0):
+        return NAN                  # an invalid product wins over a NaN addend (AMD's emulator)
+    if (n := first_nan(z)) is not None:
+        return n
     if not (math.isfinite(x) and math.isfinite(y) and math.isfinite(z)):
         return x * y + z
     prod = Fraction(x) * Fraction(y)
@@ -132,7 +216,7 @@ def f_fma(x, y, z, t):
 
 def f_min(x, y, mode, is_snan):
     if mode.ieee and (is_snan[0] or is_snan[1]):
-        return NAN
+        return quiet(x if is_snan[0] else y)
     if x != x:
         return y
     if y != y:
@@ -144,7 +228,7 @@ def f_min(x, y, mode, is_snan):
 
 def f_max(x, y, mode, is_snan):
     if mode.ieee and (is_snan[0] or is_snan[1]):
-        return NAN
+        return quiet(x if is_snan[0] else y)
     if x != x:
         return y
     if y != y:
@@ -246,6 +330,8 @@ def f_fract(x, t):
 
 def f_approx(fn, x, t):
     """fn evaluated in double, rounded to t (compared with the documented ULP bound)."""
+    if x != x:
+        return x
     try:
         v = fn(x)
     except ZeroDivisionError:
@@ -258,7 +344,9 @@ def f_approx(fn, x, t):
 
 
 def log2(x):
-    if x != x or x < 0:
+    if x != x:
+        return x
+    if x < 0:
         return NAN
     if x == 0:
         return -INF
@@ -268,6 +356,8 @@ def log2(x):
 
 
 def f_trig(fn, x, t):
+    if x != x:
+        return x
     if not math.isfinite(x):
         return NAN
     return f_rnd(fn(2 * math.pi * x), t)
@@ -291,8 +381,8 @@ def f_mm3(op, x, y, z, mode, sn):
 def div_fixup(q, den, num, t):
     sign = (math.copysign(1, den) < 0) != (math.copysign(1, num) < 0)
     s = -1.0 if sign else 1.0
-    if num != num or den != den:
-        return NAN
+    if (n := first_nan(num, den)) is not None:
+        return n.quiet()                # ISA: cvtToQuietNAN(S2), else of S1, whatever MODE
     if (den == 0 and num == 0) or (math.isinf(den) and math.isinf(num)):
         return NAN
     if den == 0 or math.isinf(num):
@@ -345,7 +435,8 @@ def div_scale_out(m, a, b, c, t, dest="s"):
             d = f_ldexp(s0, k, t)
     elif exponent(s2, t) <= small:
         d = f_ldexp(s0, k, t)
-    return {"d": fbits(m.fout(d, t), t), dest: vcc}
+    # a NaN S0 passes unquieted whatever MODE (LLVM PR 208733, hardware before GFX12)
+    return {"d": fbits(m.fout(d, t, quiets=False), t), dest: vcc}
 
 
 def div_fmas_out(m, a, b, c, vcc, t):
@@ -357,7 +448,7 @@ def div_fmas_out(m, a, b, c, vcc, t):
         k = 64 if t == "f32" else 128
         big = exponent(z, t) >= (128 if t == "f32" else 1024)
         r = f_ldexp(r, k if big else -k, t)
-    return {"d": fbits(m.fout(r, t), t)}
+    return {"d": fbits(m.fout(quiet(r), t), t)}      # quiets whatever MODE (AMD's emulator)
 
 
 def cube(what, x, y, z):
@@ -488,7 +579,12 @@ def dot2f(m, a, b, c):
     ys = [m.fin(fval((b >> 16 * h) & 0xFFFF, "f16"), "f16") for h in (0, 1)]
     vals = xs + ys + [c]
     if not all(math.isfinite(v) for v in vals):
-        return xs[0] * ys[0] + xs[1] * ys[1] + c
+        # the sum in order (x0*y0 + x1*y1) + c; a NaN is quieted whatever MODE (LLVM PR 208733)
+        def op(u, v, f):
+            n = first_nan(u, v)
+            return n if n is not None else f(u, v)
+        mul, add = (lambda u, v: u * v), (lambda u, v: u + v)
+        return quiet(op(op(op(xs[0], ys[0], mul), op(xs[1], ys[1], mul), add), c, add))
     q = Fraction(xs[0]) * Fraction(ys[0]) + Fraction(xs[1]) * Fraction(ys[1]) + Fraction(c)
     if q == 0:
         return (xs[0] * ys[0] + xs[1] * ys[1]) + c

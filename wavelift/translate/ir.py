@@ -48,6 +48,11 @@ docs/float-semantics.md).
     fma_to   (a, b, c of one float type) -> op type: a*b+c rounded once to the op's float type
              (v_fma_mix*: f32 operands, f16 result; no double rounding)
     trig_preop (f64 x, u32 segment) -> f64: V_TRIG_PREOP_F64 (53-bit window of 2/pi, scaled)
+    fnan     (r, s0[, s1[, s2]] of one float type) -> r, except a NaN r whose bits are those of a
+             NaN source quieted: that source as it is (the first such).  NaN results of the float
+             ops above are as RDNA gives them under MODE.IEEE (docs/float-semantics.md "NaN
+             results": the first NaN operand quieted, else the default NaN, sign set); the
+             frontend applies fnan where MODE.IEEE is clear (no quieting)
 Spaces: "global" (64-bit guest address, checked against windows), "lds" (32-bit byte address in
 the workgroup's LDS), "scratch" (32-bit per-lane private byte offset; held by the scratch module).
 
@@ -80,7 +85,7 @@ VALUE_OPS = {
     "rndne", "fract", "sqrt", "rcp", "rsq", "exp2", "log2", "sin", "cos", "ldexp", "frexp_mant",
     "frexp_exp", "isclass", "fin", "fout", "cmp", "select", "cvt", "bitcast", "pack64", "lo32",
     "hi32", "ballot", "maskbit", "readlane", "shuffle", "permute", "load", "word", "atomic",
-    "fma_to", "trig_preop",
+    "fma_to", "trig_preop", "fnan",
 }
 EFFECT_OPS = {"sset", "vset", "store", "refuse_if"}
 

@@ -128,7 +128,7 @@ def _med3_clamp(b, t, srcs):
             r = b.select(b.cmp("eq", t, x, C(b, t, 0.0)), keep, r)
     snan_r = kb if p < 2 else None      # result for an sNaN x under MODE.IEEE
     if snan_r != kl:
-        rs = srcs[ib] if p < 2 else C(b, t, float("nan"))
+        rs = srcs[ib] if p < 2 else _quiet(b, t, x)
         r = b.select(b.bin("and", "b1", _mode_bit(b, 9), _is_snan(b, t, x)), rs, r)
     return r
 
@@ -148,13 +148,62 @@ def _is_snan(b, t, x):
     return b.cmp("le", st, b.bin("sub", st, v, C(b, st, 2 * inf + 2)), C(b, st, 2 * quiet - 4))
 
 
+# -- NaN results (docs/float-semantics.md "NaN results") ------------------------------------------
+# The IR's float ops give RDNA's NaN under MODE.IEEE: the first NaN operand quieted, else the
+# default NaN.  Here: MODE.IEEE clear (no quieting), and the ops with rules of their own.
+_UT = {16: "u16", 32: "u32", 64: "u64"}
+_QBIT = {16: 1 << 9, 32: 1 << 22, 64: 1 << 51}
+_DNAN = {16: 0xFE00, 32: 0xFFC00000, 64: 0xFFF8000000000000}
+
+
+def _dnan(b, t):
+    """The default NaN (sign set, quiet bit, no payload): ISA V_DIV_FIXUP pseudo-code's 0/0."""
+    return b.bitcast(t, C(b, _UT[BITS[t]], _DNAN[BITS[t]]))
+
+
+def _quiet(b, t, x):
+    """x with the quiet bit set (a NaN x: that NaN quieted, sign and payload kept)."""
+    ut = _UT[BITS[t]]
+    return b.bitcast(t, b.bin("or", ut, b.bitcast(ut, x), C(b, ut, _QBIT[BITS[t]])))
+
+
+def _quiet_nan(b, t, r):
+    return b.select(b.cmp("u", t, r, r), _quiet(b, t, r), r)
+
+
+def _ieee_nan(b, r, srcs):
+    """MODE.IEEE clear: no float op quiets a signaling NaN (LLVM issue 139622, measured on
+    gfx1030), so a NaN result taken from a source is that source as it is (IR fnan)."""
+    t = r.type
+    same = [v if v.type == t else _cvt_float(b, t, v) for v in srcs if is_float(v.type)][:3]
+    if not same:
+        return r
+    return b.select(_mode_bit(b, 9), r, b.emit("fnan", t, r, *same))
+
+
+def _cvt_float(b, t, x, always_quiet=False):
+    """Float -> float conversion: a NaN keeps its sign and the fraction's top bits (x86 and
+    hardware), quieted under MODE.IEEE or always (v_cvt_f16_f32: LLVM PR 208733's hardware
+    classes); unquieted, a signaling NaN whose fraction narrows to nothing keeps the quiet bit."""
+    r = b.cvt(t, _quiet_nan(b, x.type, x))         # quiet, then drop the fraction's low bits
+    if always_quiet:
+        return r
+    ut, q = _UT[BITS[t]], _QBIT[BITS[t]]
+    rb = b.bitcast(ut, r)
+    frac = b.bin("and", ut, rb, C(b, ut, 2 * q - 1))
+    back = b.bin("and", "b1", _is_snan(b, x.type, x), b.cmp("ne", ut, frac, C(b, ut, q)))
+    raw = b.select(back, b.bitcast(t, b.bin("xor", ut, rb, C(b, ut, q))), r)
+    return b.select(_mode_bit(b, 9), r, raw)
+
+
 def _fmm(b, kind, t, x, y):
     """min/max.  Floats: a NaN operand gives the other one, -0 < +0; with MODE.IEEE a
-    signaling NaN operand gives a (quiet) NaN instead."""
+    signaling NaN operand gives that NaN quieted (S0 first: ISA pseudo-code)."""
     if is_float(t):
         r = b.bin("f" + kind, t, x, y)
-        sn = b.bin("and", "b1", _mode_bit(b, 9), b.bin("or", "b1", _is_snan(b, t, x), _is_snan(b, t, y)))
-        return b.select(sn, C(b, t, float("nan")), r)
+        ieee = _mode_bit(b, 9)
+        r = b.select(b.bin("and", "b1", ieee, _is_snan(b, t, y)), _quiet(b, t, y), r)
+        return b.select(b.bin("and", "b1", ieee, _is_snan(b, t, x)), _quiet(b, t, x), r)
     return b.bin(kind, t, x, y)
 
 
@@ -258,7 +307,7 @@ def _pkrtz(b, t, x, y):
 
 def _f32_to_f16_rtz(b, x):
     # round toward zero: convert (RNE), and step back toward zero when it rounded away
-    h = b.cvt("f16", x)
+    h = b.cvt("f16", _quiet_nan(b, F32, x))           # a NaN: quieted whatever MODE
     back = b.cvt("f32", h)
     away = b.cmp("gt", "f32", b.un("fabs", "f32", back), b.un("fabs", "f32", x))
     fin = b.cmp("lt", "f32", b.un("fabs", "f32", x), C(b, "f32", float("inf")))
@@ -315,10 +364,10 @@ def _div_fixup(b, t, s0, s1, s2):
     r = b.select(b.cmp("lt", "i32", ediff, C(b, "i32", -under)), zero, r)
     r = b.select(b.bin("or", "b1", i1, z2), zero, r)
     r = b.select(b.bin("or", "b1", z1, i2), inf, r)
-    qnan = C(b, t, float("nan"))
-    r = b.select(b.bin("or", "b1", b.bin("and", "b1", z1, z2), b.bin("and", "b1", i1, i2)), qnan, r)
-    r = b.select(nan1, b.bin("fadd", t, s1, s1), r)
-    return b.select(nan2, b.bin("fadd", t, s2, s2), r)
+    r = b.select(b.bin("or", "b1", b.bin("and", "b1", z1, z2), b.bin("and", "b1", i1, i2)), _dnan(b, t), r)
+    # NaN S2, else NaN S1: quieted whatever MODE (pseudo-code: cvtToQuietNAN)
+    r = b.select(nan1, _quiet(b, t, s1), r)
+    return b.select(nan2, _quiet(b, t, s2), r)
 
 
 def _signbit(b, t, x):
@@ -444,10 +493,10 @@ OPS: dict[str, tuple] = {
     "v_cvt_flr_i32_f32": (I32, [F32], _cvt_flr), "v_cvt_rpi_i32_f32": (I32, [F32], _cvt_rpi),
     "v_cvt_f32_ubyte0": (F32, [U32], _cvt_ubyte(0)), "v_cvt_f32_ubyte1": (F32, [U32], _cvt_ubyte(1)),
     "v_cvt_f32_ubyte2": (F32, [U32], _cvt_ubyte(2)), "v_cvt_f32_ubyte3": (F32, [U32], _cvt_ubyte(3)),
-    "v_cvt_f16_f32": (F16, [F32], lambda b, t, x: b.cvt("f16", x)),
-    "v_cvt_f32_f16": (F32, [F16], lambda b, t, x: b.cvt("f32", x)),
-    "v_cvt_f64_f32": (F64, [F32], lambda b, t, x: b.cvt("f64", x)),
-    "v_cvt_f32_f64": (F32, [F64], lambda b, t, x: b.cvt("f32", x)),
+    "v_cvt_f16_f32": (F16, [F32], lambda b, t, x: _cvt_float(b, t, x, always_quiet=True)),
+    "v_cvt_f32_f16": (F32, [F16], _cvt_float),
+    "v_cvt_f64_f32": (F64, [F32], _cvt_float),
+    "v_cvt_f32_f64": (F32, [F64], _cvt_float),
     "v_cvt_pkrtz_f16_f32": (U32, [F32, F32], _pkrtz),
     "v_cvt_pk_u16_u32": (U32, [U32, U32], lambda b, t, x, y: _pack_b32_f16(b, t, b.bitcast("f16", b.cvt("u16", b.bin("min", "u32", x, C(b, "u32", 0xFFFF)))), b.bitcast("f16", b.cvt("u16", b.bin("min", "u32", y, C(b, "u32", 0xFFFF)))))),
     "v_pack_b32_f16": (U32, [F16, F16], _pack_b32_f16),
@@ -749,6 +798,12 @@ SAT = {
 NO_DENORM = {"v_mov_b32", "v_mov_b16", "v_cvt_pkrtz_f16_f32", "v_pack_b32_f16", "v_cvt_pk_u16_u32"}
 # ISA: "input denormals are not flushed" (the output is)
 NO_FIN = {"v_div_fmas_f32", "v_div_fmas_f64"}
+# NaN rules of their own (docs/float-semantics.md): selections (min/max/med3: ISA pseudo-code),
+# ops that quiet whatever MODE (div_fixup: pseudo-code; div_fmas: AMD's emulator; dot2 and
+# conversions to f16: LLVM PR 208733) and conversions between float types (_cvt_float)
+OWN_NAN = ({"v_%s_%s" % (k, t) for k in ("min", "max", "min3", "max3", "med3") for t in ("f16", "f32", "f64")}
+           | {"v_div_fixup_f16", "v_div_fixup_f32", "v_div_fixup_f64", "v_div_fmas_f32", "v_div_fmas_f64",
+              "v_dot2c_f32_f16", "v_cvt_f16_f32", "v_cvt_f32_f16", "v_cvt_f64_f32", "v_cvt_f32_f64"})
 # ops that read src2 from the destination register (VOP2 "mac" forms)
 MAC = {"v_fmac_f32", "v_fmac_f16", "v_fmac_legacy_f32", "v_dot2c_f32_f16", "v_dot4c_i32_i8", "v_mac_f32",
        "v_mac_legacy_f32"}
@@ -946,7 +1001,7 @@ def translate(ins, b: Builder):
         fn, int_clamp = SAT[n], False
     r = fn(b, dt, *srcs)
     if is_float(r.type) and n not in NO_DENORM:
-        r = _omod_clamp(b, ins, r)
+        r = _omod_clamp(b, ins, r, () if n in OWN_NAN else srcs)
         r = b.emit("fout", r.type, r)
     elif int_clamp and not any(is_float(t) for t in sts):
         unsupported("integer clamp")
@@ -987,12 +1042,14 @@ def _sdwa_write(ins, b, r):
     b.vset(f["vdst"], val)
 
 
-def _omod_clamp(b, ins, r):
+def _omod_clamp(b, ins, r, srcs=()):
+    """omod, the MODE.IEEE-clear NaN rule over ``srcs`` (the op's sources), clamp."""
     f = ins.fields
     t = r.type
     om = f.get("omod", 0) if ins.encoding in ("VOP3", "VOP3B") else 0
     if om:
         r = b.bin("fmul", t, r, C(b, t, {1: 2.0, 2: 4.0, 3: 0.5}[om]))
+    r = _ieee_nan(b, r, srcs)
     if f.get("clamp", 0) or (ins.variant == "sdwa" and f.get("clamp", 0)):
         r = fclamp(b, t, r)
     return r
@@ -1098,7 +1155,7 @@ def _div_scale(ins, b):
     T_ = C(b, "b1", 1)
     # (condition, result, vcc) in priority order; the first that holds applies
     rows = [
-        (zero, C(b, t, float("nan")), F_),
+        (zero, _dnan(b, t), F_),
         (c_big, b.select(eq_y, up, x), T_),
         (c_y_den, up, F_),
         (b.bin("and", "b1", rcp_den, q_den), b.select(eq_y, up, x), T_),
@@ -1110,6 +1167,8 @@ def _div_scale(ins, b):
     for cond, val, vc in reversed(rows):
         r = b.select(cond, val, r)
         vcc = b.select(cond, vc, vcc)
+    # a NaN S0 passes unquieted whatever MODE (LLVM PR 208733: hardware before GFX12)
+    r = b.select(b.bin("and", "b1", b.cmp("u", t, x, x), b.un("not", "b1", zero)), x, r)
     r = b.emit("fout", t, r)
     write_result(ins, b, r)
     write_lanemask(b, _carry_out_reg(ins), ballot(b, vcc))
@@ -1250,6 +1309,8 @@ def _vop3p(ins, b):
             srcs.append(v)
         r = fn(b, t, *srcs)
         if t == F16:
+            if n not in ("v_pk_min_f16", "v_pk_max_f16"):
+                r = _ieee_nan(b, r, srcs)
             if clamp:
                 r = fclamp(b, t, r)
             r = b.emit("fout", t, r)
@@ -1278,7 +1339,7 @@ def _fma_mix(ins, b):
     for k, code in enumerate((f["src0"], f["src1"], f["src2"])):
         if (opsel_hi >> k) & 1:
             v = b.bitcast(F16, _pk_half(b, ins, code, (opsel >> k) & 1, F16))
-            v = b.cvt(F32, b.emit("fin", F16, v))
+            v = _cvt_float(b, F32, b.emit("fin", F16, v))
         else:
             v = b.emit("fin", F32, read_src(b, ins, code, F32))
         if (absm >> k) & 1:
@@ -1288,6 +1349,7 @@ def _fma_mix(ins, b):
         srcs.append(v)
     t = F32 if n == "v_fma_mix_f32" else F16
     r = b.emit("fma", F32, *srcs) if t == F32 else b.emit("fma_to", F16, *srcs)
+    r = _ieee_nan(b, r, srcs)
     if f.get("clamp", 0):
         r = fclamp(b, t, r)
     r = b.emit("fout", t, r)
@@ -1343,7 +1405,7 @@ def _pk_fmac_f16(ins, b):
     for h in (0, 1):
         pick = (lambda v: b.bitcast(F16, b.cvt("u16", b.bin("shr", "u32", v, C(b, "u32", 16)) if h else v)))
         a_, b_, c_ = (b.emit("fin", F16, pick(v)) for v in (x, y, d))
-        r = b.emit("fout", F16, b.emit("fma", F16, a_, b_, c_))
+        r = b.emit("fout", F16, _ieee_nan(b, b.emit("fma", F16, a_, b_, c_), (a_, b_, c_)))
         halves.append(r)
     write_result(ins, b, _pack16(b, halves[0], halves[1]))
 

@@ -72,7 +72,7 @@ _CMP = {"lt": "({0} < {1})", "le": "({0} <= {1})", "gt": "({0} > {1})", "ge": "(
         "f": "false", "tru": "true"}
 _FLOAT_FN = {"fadd", "fsub", "fmul", "fdiv", "fma", "fmin", "fmax", "fneg", "fabs", "floor", "ceil",
              "trunc", "rndne", "fract", "sqrt", "rcp", "rsq", "exp2", "log2", "sin", "cos",
-             "frexp_mant", "frexp_exp"}
+             "frexp_mant", "frexp_exp", "fnan"}
 _I32_RESULT = {"popcount", "clz", "ctz", "frexp_exp"}     # NumPy gives int32 whatever the op type
 # ops whose lowering is one expression of their arguments (Lowering.value_expr)
 VALUE_EXPR = _FLOAT_FN | {
@@ -793,7 +793,7 @@ class Lowering:
         if to == "f16":
             return f"wl_f2h({a})" if frm == "f32" else f"wl_d2h({a})"
         if frm == "f16":
-            return f"wl_h2f({a})" if to == "f32" else f"wl_f2d(wl_h2f({a}))"
+            return f"wl_h2f({a})" if to == "f32" else f"wl_h2d({a})"
         return f"wl_d2f({a})" if to == "f32" else f"wl_f2d({a})"
 
     # ---------------------------------------------------------------------------- memory

@@ -93,6 +93,11 @@ __device__ __forceinline__ f16 wl_d2h(f64 x) {
   if (rem > half || (rem == half && (q & 1ull))) q++;
   r.b = s | (u16)(base + (u32)q); return r;                            /* carry rolls into exponent */
 }
+/* f16 -> f64 as NumPy converts: a signaling NaN stays signaling (payload << 42) */
+__device__ __forceinline__ f64 wl_h2d(f16 h) {
+  if ((h.b & 0x7c00u) != 0x7c00u) return (f64)wl_h2f(h);
+  return __longlong_as_double((i64)(((u64)(h.b & 0x8000u) << 48) | 0x7ff0000000000000ull | ((u64)(h.b & 1023u) << 42)));
+}
 __device__ __forceinline__ f32 wl_f(f16 x) { return wl_h2f(x); }
 __device__ __forceinline__ f32 wl_f(f32 x) { return x; }
 __device__ __forceinline__ f64 wl_f(f64 x) { return x; }
@@ -122,11 +127,12 @@ template <class T> __device__ __forceinline__ T wl_fout(T x, u32 mode) {
   u32 d = wl_dmode(x, mode); return (d == 0u || d == 1u) ? wl_flush(x) : x;
 }
 
-/* ------------------------------------------------------------- NaN results as on x86
-   NumPy runs on x86: a NaN result is the first NaN operand, quieted, or for an invalid
-   operation the default NaN (sign set).  GPUs return a canonical NaN instead; these fix-ups
-   run only when the result is a NaN, so NaN bits agree with the NumPy backend too.  (Selects,
-   not branches, here and below: the NumPy backend's native tier vectorises them.) */
+/* ------------------------------------------------------------- NaN results as on RDNA
+   docs/float-semantics.md "NaN results": a NaN result is the first NaN operand, quieted, or for
+   an invalid operation the default NaN (sign set) -- under MODE.IEEE; the frontend's fnan op
+   (below) undoes the quieting where MODE.IEEE is clear.  x86 (NumPy) does the same; GPUs return
+   a canonical NaN instead, so these fix-ups run when the result is a NaN.  (Selects, not
+   branches, here and below: the NumPy backend's native tier vectorises them.) */
 __device__ __forceinline__ f32 wl_q(f32 x) { return __uint_as_float(__float_as_uint(x) | 0x400000u); }
 __device__ __forceinline__ f64 wl_q(f64 x) { return __longlong_as_double(__double_as_longlong(x) | 0x8000000000000ll); }
 __device__ __forceinline__ f32 wl_dnan(f32) { return __uint_as_float(0xffc00000u); }
@@ -139,6 +145,24 @@ template <class T> __device__ __forceinline__ T wl_nf2(T r, T a, T b) {
 }
 template <class T> __device__ __forceinline__ T wl_nf3(T r, T a, T b, T c) {
   return (r == r) ? r : ((a != a) ? wl_q(a) : ((b != b) ? wl_q(b) : ((c != c) ? wl_q(c) : wl_dnan(r))));
+}
+/* IR fnan: a NaN r whose bits are a source's with the quiet bit set becomes that source */
+/* (r and s NaNs: an infinity s would also give a quiet NaN's bits) */
+__device__ __forceinline__ bool wl_qeq(f32 r, f32 s) {
+  return (r != r) & (s != s) & (__float_as_uint(r) == (__float_as_uint(s) | 0x400000u));
+}
+__device__ __forceinline__ bool wl_qeq(f64 r, f64 s) {
+  return (r != r) & (s != s) & ((u64)__double_as_longlong(r) == ((u64)__double_as_longlong(s) | 0x8000000000000ull));
+}
+__device__ __forceinline__ bool wl_qeq(f16 r, f16 s) {
+  return ((r.b & 0x7fffu) > 0x7c00u) & ((s.b & 0x7fffu) > 0x7c00u) & (r.b == (u16)(s.b | 0x200u));
+}
+template <class T> __device__ __forceinline__ T wl_fnan(T r, T a) { return wl_qeq(r, a) ? a : r; }
+template <class T> __device__ __forceinline__ T wl_fnan(T r, T a, T b) {
+  return wl_qeq(r, a) ? a : (wl_qeq(r, b) ? b : r);
+}
+template <class T> __device__ __forceinline__ T wl_fnan(T r, T a, T b, T c) {
+  return wl_qeq(r, a) ? a : (wl_qeq(r, b) ? b : (wl_qeq(r, c) ? c : r));
 }
 __device__ __forceinline__ f32 wl_d2f(f64 x) {
   if (x == x) return (f32)x;
@@ -164,11 +188,16 @@ __device__ __forceinline__ f16 wl_fmul(f16 a, f16 b) { return wl_f2h(wl_fmul(wl_
 __device__ __forceinline__ f32 wl_fdiv(f32 a, f32 b) { return wl_nf2(__fdiv_rn(a, b), a, b); }
 __device__ __forceinline__ f64 wl_fdiv(f64 a, f64 b) { return wl_nf2(__ddiv_rn(a, b), a, b); }
 __device__ __forceinline__ f16 wl_fdiv(f16 a, f16 b) { return wl_f2h(wl_fdiv(wl_h2f(a), wl_h2f(b))); }
-__device__ __forceinline__ f32 wl_fma(f32 a, f32 b, f32 c) { return wl_nf3(__fmaf_rn(a, b, c), a, b, c); }
-__device__ __forceinline__ f64 wl_fma(f64 a, f64 b, f64 c) { return wl_nf3(__fma_rn(a, b, c), a, b, c); }
+/* fma: an invalid product (0 * inf) gives the default NaN even with a NaN addend */
+template <class T> __device__ __forceinline__ T wl_nfma(T r, T a, T b, T c) {
+  const bool bad = ((a == (T)0) & (bool)isinf(b)) | ((bool)isinf(a) & (b == (T)0));
+  return (r == r) ? r : ((a != a) ? wl_q(a) : ((b != b) ? wl_q(b) : (((c != c) & !bad) ? wl_q(c) : wl_dnan(r))));
+}
+__device__ __forceinline__ f32 wl_fma(f32 a, f32 b, f32 c) { return wl_nfma(__fmaf_rn(a, b, c), a, b, c); }
+__device__ __forceinline__ f64 wl_fma(f64 a, f64 b, f64 c) { return wl_nfma(__fma_rn(a, b, c), a, b, c); }
 /* fma rounded once into a narrower type (helpers.fma with ``to``; the fma_to op, v_fma_mix*):
    the product of two f32/f16 is exact in f64; TwoSum; round to odd; then one rounding.  NaN
-   bits as x86 makes them (wl_fmul/wl_fadd fix them up), so they agree with NumPy too. */
+   bits: wl_fmul/wl_fadd's (the product's NaN, an invalid one included, comes first). */
 __device__ __forceinline__ f64 wl_fma_odd(f64 a, f64 b, f64 c) {
   f64 p = wl_fmul(a, b);
   f64 s = wl_fadd(p, c);
@@ -219,29 +248,29 @@ __device__ __forceinline__ f16 wl_fmax(f16 a, f16 b) {
 
 __device__ __forceinline__ f32 wl_floor(f32 x) { return wl_nf1(floorf(x), x); }
 __device__ __forceinline__ f64 wl_floor(f64 x) { return wl_nf1(floor(x), x); }
-__device__ __forceinline__ f16 wl_floor(f16 x) { return wl_f2h(floorf(wl_h2f(x))); }
+__device__ __forceinline__ f16 wl_floor(f16 x) { return wl_f2h(wl_floor(wl_h2f(x))); }
 __device__ __forceinline__ f32 wl_ceil(f32 x) { return wl_nf1(ceilf(x), x); }
 __device__ __forceinline__ f64 wl_ceil(f64 x) { return wl_nf1(ceil(x), x); }
-__device__ __forceinline__ f16 wl_ceil(f16 x) { return wl_f2h(ceilf(wl_h2f(x))); }
+__device__ __forceinline__ f16 wl_ceil(f16 x) { return wl_f2h(wl_ceil(wl_h2f(x))); }
 __device__ __forceinline__ f32 wl_trunc(f32 x) { return wl_nf1(truncf(x), x); }
 __device__ __forceinline__ f64 wl_trunc(f64 x) { return wl_nf1(trunc(x), x); }
-__device__ __forceinline__ f16 wl_trunc(f16 x) { return wl_f2h(truncf(wl_h2f(x))); }
+__device__ __forceinline__ f16 wl_trunc(f16 x) { return wl_f2h(wl_trunc(wl_h2f(x))); }
 __device__ __forceinline__ f32 wl_rndne(f32 x) { return wl_nf1(rintf(x), x); }
 __device__ __forceinline__ f64 wl_rndne(f64 x) { return wl_nf1(rint(x), x); }
-__device__ __forceinline__ f16 wl_rndne(f16 x) { return wl_f2h(rintf(wl_h2f(x))); }
+__device__ __forceinline__ f16 wl_rndne(f16 x) { return wl_f2h(wl_rndne(wl_h2f(x))); }
 __device__ __forceinline__ f32 wl_fract(f32 x) {
-  if (isinf(x)) return __uint_as_float(0x7fc00000u);
+  if (isinf(x)) return wl_dnan(x);                     /* inf - floor(inf): invalid */
   f32 r = __fsub_rn(x, floorf(x)); const f32 om = __uint_as_float(0x3f7fffffu);
   return (r != r) ? r : (r < om ? r : om);
 }
 __device__ __forceinline__ f64 wl_fract(f64 x) {
-  if (isinf(x)) return __longlong_as_double(0x7ff8000000000000ll);
+  if (isinf(x)) return wl_dnan(x);
   f64 r = __dsub_rn(x, floor(x)); const f64 om = __longlong_as_double(0x3fefffffffffffffll);
   return (r != r) ? r : (r < om ? r : om);
 }
 __device__ __forceinline__ f16 wl_fract(f16 x) {
   f32 v = wl_h2f(x);
-  f16 r; if (isinf(v)) { r.b = 0x7e00u; return r; }
+  f16 r; if (isinf(v)) { r.b = 0xfe00u; return r; }
   f16 fl = wl_f2h(floorf(v));
   f16 d = wl_f2h(__fsub_rn(v, wl_h2f(fl)));
   f32 dv = wl_h2f(d);
@@ -275,9 +304,12 @@ __device__ __forceinline__ i32 wl_clipe(i64 e) { return (i32)(e < -100000 ? -100
 __device__ __forceinline__ f32 wl_ldexp(f32 x, i64 e) { return ldexpf(x, wl_clipe(e)); }
 __device__ __forceinline__ f64 wl_ldexp(f64 x, i64 e) { return ldexp(x, wl_clipe(e)); }
 __device__ __forceinline__ f16 wl_ldexp(f16 x, i64 e) { return wl_f2h(ldexpf(wl_h2f(x), wl_clipe(e))); }
-__device__ __forceinline__ f32 wl_frexp_mant(f32 x) { int e; return isfinite(x) ? frexpf(x, &e) : x; }
-__device__ __forceinline__ f64 wl_frexp_mant(f64 x) { int e; return isfinite(x) ? frexp(x, &e) : x; }
-__device__ __forceinline__ f16 wl_frexp_mant(f16 x) { int e; f32 v = wl_h2f(x); return isfinite(v) ? wl_f2h(frexpf(v, &e)) : x; }
+__device__ __forceinline__ f32 wl_frexp_mant(f32 x) { int e; return isfinite(x) ? frexpf(x, &e) : wl_nf1(x, x); }
+__device__ __forceinline__ f64 wl_frexp_mant(f64 x) { int e; return isfinite(x) ? frexp(x, &e) : wl_nf1(x, x); }
+__device__ __forceinline__ f16 wl_frexp_mant(f16 x) {
+  int e; f32 v = wl_h2f(x); f16 q = x; q.b |= (v != v) ? 0x200u : 0u;
+  return isfinite(v) ? wl_f2h(frexpf(v, &e)) : q;
+}
 __device__ __forceinline__ i32 wl_frexp_exp(f32 x) { int e = 0; if (!isfinite(x)) return 0; frexpf(x, &e); return e; }
 __device__ __forceinline__ i32 wl_frexp_exp(f64 x) { int e = 0; if (!isfinite(x)) return 0; frexp(x, &e); return e; }
 __device__ __forceinline__ i32 wl_frexp_exp(f16 x) { int e = 0; f32 v = wl_h2f(x); if (!isfinite(v)) return 0; frexpf(v, &e); return e; }

@@ -142,6 +142,8 @@ class Lowering:
             e = "R.LANE"
         elif n in _BIN:
             e = f"({a[0]} {_BIN[n]} {a[1]})"
+            if t == "f16" and n in ("fadd", "fsub", "fmul", "fdiv"):
+                e = f"H.nan_first({e}, {a[0]})"      # NumPy's half loops pick either NaN
         elif n in _UN:
             e = _UN[n].format(a[0])
         elif n in ("min", "max"):
@@ -160,6 +162,8 @@ class Lowering:
             e = f"H.fma({a[0]}, {a[1]}, {a[2]}, {DT[t]})"
         elif n == "ldexp":
             e = f"H.ldexp({a[0]}, {a[1]})"
+        elif n == "fnan":
+            e = f"H.fnan({', '.join(a)})"
         elif n == "isclass":
             e = f"H.isclass({a[0]}, {a[1]})"
         elif n in ("fin", "fout"):

@@ -504,11 +504,50 @@ def trig_preop(x, seg):
     return out
 
 
+# NaN results (docs/float-semantics.md): the default NaN (sign set, quiet) and the quiet bit
+DNAN = {np.float16: np.uint16(0xFE00).view(np.float16), np.float32: np.uint32(0xFFC00000).view(np.float32),
+        np.float64: np.uint64(0xFFF8000000000000).view(np.float64)}
+_QUIET = {np.float16: 1 << 9, np.float32: 1 << 22, np.float64: 1 << 51}
+
+
+def fnan(r, *srcs):
+    """IR fnan: r, except a NaN r equal to a NaN source with its quiet bit set: that source (the
+    first such) as it is -- MODE.IEEE clear, where no op quiets a signaling NaN."""
+    nan = r != r
+    if not nan.any():
+        return r
+    t = _dt(r)
+    ut, q = UINT[t], UINT[t](_QUIET[t])
+    rb = np.asarray(r).view(ut)
+    out = rb.copy()
+    done = ~nan
+    for s in srcs:
+        sv = np.broadcast_to(np.asarray(s, t), rb.shape)
+        sb = sv.view(ut)
+        hit = ~done & (sv != sv) & ((sb | q) == rb)       # (an infinity s: not a NaN)
+        out = np.where(hit, sb, out)
+        done |= hit
+    return out.view(t)[()] if out.ndim == 0 else out.view(t)
+
+
+def nan_first(r, a):
+    """r, except where r and a are NaNs: a quieted (the first NaN operand; NumPy's float16
+    arithmetic may return the second)."""
+    nan = r != r
+    if not nan.any():
+        return r
+    t = _dt(r)
+    ut = UINT[t]
+    aq = (np.asarray(a, t).view(ut) | ut(_QUIET[t])).view(t)
+    return np.where(nan & (a != a), aq, r).astype(t)
+
+
 def fract(x):
     t = _dt(x)
     r = x - np.floor(x)
     one_minus = np.nextafter(t(1), t(0))
-    return np.where(np.isinf(x), t(np.nan), np.minimum(r, one_minus)).astype(t)
+    # inf: S0 + -floor(S0) = inf - inf, the default NaN (a NaN x stays x, quieted)
+    return np.where(np.isinf(x), DNAN[t], np.minimum(r, one_minus)).astype(t)
 
 
 def rcp(x):
@@ -556,7 +595,9 @@ def ldexp(x, e):
 def frexp_mant(x):
     t = _dt(x)
     m, _ = np.frexp(x)
-    return np.where(np.isfinite(x), m, x).astype(t)
+    # inf: x; NaN: x quieted (an arithmetic op: LLVM PR 208733's hardware classes)
+    nq = x + x
+    return np.where(np.isfinite(x), m, np.where(x != x, nq, x)).astype(t)
 
 
 def frexp_exp(x):
