@@ -191,6 +191,28 @@ def test_tiled_tsharp_no_active_lane_lands():
     assert (r.read(out, np.uint32, 32) == 9).all()
 
 
+@pytest.mark.parametrize("fmt,dmask", [(56, "0x7"), (56, "0x1"), (22, "0x2"), (20, "0xe")])
+def test_store_dmask_missing_a_channel_refuses(fmt, dmask):
+    """image_store with a dmask that leaves out a channel the format has refuses (what the
+    hardware would store there is not established); extra channels of a 1-channel format are
+    dropped (test_image_load_store_r32f_with_edges stores dmask 0x1)."""
+    n = bin(int(dmask, 16)).count("1")
+    r = Rig(f"""
+      v_and_b32 v1, 7, v0
+      v_lshrrev_b32 v2, 3, v0
+      v_mov_b32 v3, 0
+      v_mov_b32 v4, 0
+      v_mov_b32 v5, 0
+      image_store {"v3" if n == 1 else f"v[3:{2 + n}]"}, v[1:2], s[0:7] dmask:{dmask} dim:SQ_RSRC_IMG_2D unorm
+      s_endpgm
+    """)
+    img, a = _image(r)
+    res = r.run(r.config(user_sgprs=tsharp(a, W, H, fmt=fmt), tgid=(False,) * 3))
+    assert res.refusal is not None and res.refusal.code == FORMAT, res.refusal
+    assert "dmask" in res.refusal.message
+    np.testing.assert_array_equal(r.read(a, np.float32, H * PITCH).reshape(H, PITCH), img)
+
+
 FMT = """
   buffer_load_format_x v1, v0, s[0:3], 0 idxen
   s_waitcnt vmcnt(0)

@@ -5,8 +5,9 @@ dispatch by name when an active lane uses it (refuse_if, so every backend checks
 where its value becomes known: it is usually loaded from guest memory by s_load at run time):
 
 * ``image.unsupported_layout``: SW_MODE other than linear (a tiled image), or DCC compression.
-* ``image.unsupported_format``: an IMG_FORMAT other than the four below, or DST_SEL swizzles
-  that are not the identity (a channel the format lacks may also select its default 0 / 1).
+* ``image.unsupported_format``: an IMG_FORMAT other than the four below, DST_SEL swizzles
+  that are not the identity (a channel the format lacks may also select its default 0 / 1), or
+  an image_store whose dmask leaves out a channel of the format.
 * ``image.unsupported_descriptor``: TYPE other than 1D/2D or not the instruction's dim, mip
   levels (BASE_LEVEL, LAST_LEVEL, MAX_MIP, MIN_LOD), arrays/depth/custom pitch (dword 4),
   RESOURCE_LEVEL clear, or any reserved bit set.
@@ -178,7 +179,13 @@ def translate(ins, b: Builder):
             v = b.select(is8, unorm, wide)
             b.vset(f["vdata"] + k, b.select(ok, v, C(b, "u32", 0)))
         return
-    # image_store: channels come from consecutive vdata registers in dmask order
+    # image_store: channels come from consecutive vdata registers in dmask order; a dmask that
+    # leaves out a channel of the format (what the hardware stores there is not established)
+    # refuses
+    if not dmask & 1 or dmask & 0xF != 0xF:       # every format has R; only rgba8 has G, B, A
+        partial = real if not dmask & 1 else b.bin("and", "b1", real, is8)
+        _refuse(b, "image.unsupported_format", partial,
+                "image_store's dmask leaves out a channel of the image's format")
     vals = {c: b.vget(f["vdata"] + k) for k, c in enumerate(chans)}
     packed = C(b, "u32", 0)
     for c in range(4):
