@@ -159,6 +159,15 @@ def test_refuse_if_is_wave_uniform_and_named_on_the_host():
         op = next(op for b in prog.blocks for op in b.ops if op.name == "refuse_if")
         op.attrs["code"] = "image.unsupported_layout"             # a named code reaches the host
         assert refusal_table(prog) == [(0, "a test", "image.unsupported_layout")]
+    # the host turns the kernel's status words (flag, instruction, refuse_if ordinal) into it
+    from wavelift.backends.cuda.runtime import G_FLAGS, Runtime
+    from wavelift.refusal import Refused
+    rt = types.SimpleNamespace(m=types.SimpleNamespace(program=prog))
+    status = [G_FLAGS["refuse"], 0, 0, 0, 0, G_FLAGS["refuse"]]
+    with pytest.raises(Refused) as e:
+        Runtime._raise_flags(rt, status)
+    assert e.value.refusal.code == "image.unsupported_layout"
+    assert e.value.refusal.message == "offset 0x0: op_0 (a test)"
 
 
 def test_scratch_split_only_for_flat_scratch():
