@@ -14,9 +14,11 @@ Reproduce one seed with ``--start SEED --count 1 --jobs 1`` (docs/fuzzing.md).
 from __future__ import annotations
 
 import argparse
+import collections
 import heapq
 import importlib.util
 import multiprocessing as mp
+import multiprocessing.connection as mpc
 import os
 import sys
 import time
@@ -46,19 +48,21 @@ def load_target(name: str):
     return mod
 
 
-def _worker(name, tasks, results, current):
-    """Run chunks (first, count) from ``tasks``; ``current`` = [seed, start time] of the case
-    under way (the parent's watchdog reads it).  Failures go out at once, timings per chunk."""
+def _worker(name, conn, current):
+    """Run the chunks (first, count) the parent sends on ``conn``; ``current`` = [start time,
+    seed] of the case under way (the parent's watchdog reads it).  Failures are sent at once,
+    the chunk's slowest cases when it is done.  (A pipe per worker, no shared queue: a worker
+    killed mid-write cannot leave a lock held that the others wait on.)"""
     case = load_target(name).case
     while True:
-        job = tasks.get()
+        job = conn.recv()
         if job is None:
             return
         first, count = job
         slow = []
         for seed in range(first, first + count):
-            current[1] = time.monotonic()          # (before the seed: no stale start time)
-            current[0] = seed
+            current[0] = time.monotonic()          # (before the seed: no stale start time)
+            current[1] = seed
             t0 = time.perf_counter()
             try:
                 case(seed)
@@ -66,37 +70,42 @@ def _worker(name, tasks, results, current):
                 if isinstance(e, KeyboardInterrupt):
                     raise
                 tb = traceback.format_exc(limit=-6)
-                results.put(("fail", seed, "exception", f"{type(e).__name__}: {e}"[:2000],
-                             tb[-4000:]))
+                conn.send(("fail", seed, "exception", f"{type(e).__name__}: {e}"[:2000],
+                           tb[-4000:]))
             dt = time.perf_counter() - t0
             if len(slow) < SLOWEST:
                 heapq.heappush(slow, (dt, seed))
             elif dt > slow[0][0]:
                 heapq.heapreplace(slow, (dt, seed))
-        current[0] = -1
-        results.put(("done", first, count, slow))
+        current[1] = -1
+        conn.send(("done", slow))
 
 
 class _Slot:
-    """One worker process and the chunk it holds."""
+    """One worker process, its pipe and the chunk it holds."""
 
-    def __init__(self, ctx, name, tasks, results):
-        self.current = ctx.Array("d", [-1.0, 0.0])
-        self.proc = ctx.Process(target=_worker, args=(name, tasks, results, self.current),
-                                daemon=True)
+    def __init__(self, ctx, name):
+        self.current = ctx.Array("d", [0.0, -1.0], lock=False)
+        self.conn, child = ctx.Pipe()
+        self.proc = ctx.Process(target=_worker, args=(name, child, self.current), daemon=True)
         self.proc.start()
+        child.close()
+        self.chunk = None
+
+    def stop(self):
+        if self.proc.is_alive():
+            self.proc.kill()
+        self.proc.join()
+        self.conn.close()
 
 
 def run(name, start, count, jobs, time_limit, chunk=None, out=sys.stdout):
     load_target(name)                              # fail early, in the parent, on a bad target
     ctx = mp.get_context("fork")
     chunk = chunk or max(1, min(1000, count // (jobs * 20) or 1))
-    tasks, results = ctx.Queue(), ctx.Queue()
-    pending = [(s, min(chunk, start + count - s)) for s in range(start, start + count, chunk)]
-    for job in pending:
-        tasks.put(job)
-    outstanding = {job[0]: job for job in pending}       # chunk first seed -> (first, count)
-    slots = [_Slot(ctx, name, tasks, results) for _ in range(jobs)]
+    pending = collections.deque((s, min(chunk, start + count - s))
+                                for s in range(start, start + count, chunk))
+    slots = [_Slot(ctx, name) for _ in range(min(jobs, len(pending)))]
     failures, slow, done = [], [], 0
     t0 = last = time.monotonic()
 
@@ -107,66 +116,69 @@ def run(name, start, count, jobs, time_limit, chunk=None, out=sys.stdout):
             elif it[0] > slow[0][0]:
                 heapq.heapreplace(slow, it)
 
-    def chunk_of(seed):
-        for first, (f, n) in outstanding.items():
-            if f <= seed < f + n:
-                return first
-        return None
-
-    def replace(i, seed, kind, detail):
-        """Worker i hung or died on ``seed``: record it, requeue the rest of its chunk."""
+    def drain(slot):
+        """Every message the worker sent; False when its pipe is closed (it died)."""
         nonlocal done
-        slot = slots[i]
-        if slot.proc.is_alive():
-            slot.proc.kill()
-        slot.proc.join()
-        failures.append((seed, kind, detail, ""))
-        first = chunk_of(seed)
-        if first is not None:
-            f, n = outstanding.pop(first)
-            done += seed - f + 1
-            rest = (seed + 1, f + n - seed - 1)
-            if rest[1] > 0:
-                outstanding[rest[0]] = rest
-                tasks.put(rest)
-        slots[i] = _Slot(ctx, name, tasks, results)
-
-    try:
-        while outstanding:
-            while True:
-                try:
-                    msg = results.get(timeout=0.2)
-                except Exception:                # queue.Empty
-                    break
+        try:
+            while slot.conn.poll():
+                msg = slot.conn.recv()
                 if msg[0] == "fail":
                     failures.append(msg[1:])
                 else:
-                    _, first, n, s = msg
-                    if outstanding.pop(first, None) is not None:
-                        done += n
-                    note_slow(s)
+                    done += slot.chunk[1]
+                    slot.chunk = None
+                    note_slow(msg[1])
+        except (EOFError, OSError):
+            return False
+        return True
+
+    def replace(i, kind, detail):
+        """Worker i hung or died in a case: record it, requeue the rest of its chunk."""
+        nonlocal done
+        slot = slots[i]
+        seed = int(slot.current[1])
+        slot.stop()
+        first, n = slot.chunk
+        if not first <= seed < first + n:          # (died between cases: redo the chunk)
+            pending.appendleft(slot.chunk)
+        else:
+            failures.append((seed, kind, detail, ""))
+            done += seed - first + 1
+            if seed + 1 < first + n:
+                pending.appendleft((seed + 1, first + n - seed - 1))
+        slots[i] = _Slot(ctx, name)
+
+    try:
+        while pending or any(s.chunk for s in slots):
+            for slot in slots:
+                if slot.chunk is None and pending:
+                    slot.chunk = pending.popleft()
+                    slot.conn.send(slot.chunk)
+            mpc.wait([s.conn for s in slots] + [s.proc.sentinel for s in slots], timeout=0.2)
             now = time.monotonic()
             for i, slot in enumerate(slots):
-                seed, began = int(slot.current[0]), slot.current[1]
-                if not slot.proc.is_alive():
-                    if seed >= 0 and chunk_of(seed) is not None:
-                        replace(i, seed, "crash",
-                                f"worker died (exit status {slot.proc.exitcode})")
-                    elif outstanding:
-                        slots[i] = _Slot(ctx, name, tasks, results)
-                elif seed >= 0 and now - began > time_limit:
-                    replace(i, seed, "hang", f"still running after {time_limit:g} s (killed)")
+                alive = drain(slot) and slot.proc.is_alive()
+                if slot.chunk is None:
+                    continue
+                if not alive:
+                    slot.proc.join(5)
+                    drain(slot)
+                    replace(i, "crash", f"worker died (exit status {slot.proc.exitcode})")
+                elif slot.current[1] >= 0 and now - slot.current[0] > time_limit:
+                    replace(i, "hang", f"still running after {time_limit:g} s (killed)")
             if now - last >= PROGRESS_S:
                 last = now
                 print(f"fuzz {name}: {done}/{count} cases, {len(failures)} failure(s), "
                       f"{now - t0:.0f} s", file=sys.stderr, flush=True)
     finally:
-        for _ in slots:
-            tasks.put(None)
+        for slot in slots:
+            try:
+                slot.conn.send(None)
+            except OSError:
+                pass
         for slot in slots:
             slot.proc.join(timeout=5)
-            if slot.proc.is_alive():
-                slot.proc.kill()
+            slot.stop()
     total = time.monotonic() - t0
     report(name, start, count, jobs, time_limit, failures, slow, total, out)
     return failures
