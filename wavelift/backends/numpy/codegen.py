@@ -542,8 +542,8 @@ class _Opt:
         def half(v, hi, instr, depth=0):
             """u32 Value equal to lo32(v) (hi: hi32(v)) of u64 ``v`` computed without 64-bit
             arrays, or None."""
-            if v.id in cval:
-                return u32c(int(cval[v.id]) >> (32 if hi else 0))
+            if ival(v) is not None:
+                return u32c(ival(v) >> (32 if hi else 0))
             if v.id in zext:
                 y = zext[v.id]
                 return u32c(0) if hi else (y if y.type == "u32" else None)
