@@ -9,7 +9,7 @@ once.  A case that raises is a failure; a case still running after --time-limit 
 clock is a hang (its worker is killed and replaced); a worker that dies (a signal, heap
 corruption, os._exit) is a crash.  The summary lists cases, failures with their seeds and the
 exception, the slowest cases and the total time; the exit status is 1 when anything failed.
-Reproduce one seed with ``--start SEED --count 1 --jobs 1`` (docs/fuzzing.md).
+Reproduce one seed with ``--start SEED --count 1 --inline`` (docs/fuzzing.md).
 """
 from __future__ import annotations
 
@@ -213,9 +213,18 @@ def main(argv=None):
                     help="seconds of wall clock per case before it counts as a hang "
                          "(default: the target's TIME_LIMIT, else 60)")
     ap.add_argument("--chunk", type=int, default=None, help="seeds handed to a worker at once")
+    ap.add_argument("--inline", action="store_true",
+                    help="run the seeds in this process, no watchdog; the first failure raises "
+                         "with its whole traceback (to reproduce and debug one seed)")
     a = ap.parse_args(argv)
     if a.count < 1 or a.jobs < 1:
         ap.error("--count and --jobs must be at least 1")
+    if a.inline:
+        case = load_target(a.target).case
+        for seed in range(a.start, a.start + a.count):
+            case(seed)
+        print(f"fuzz {a.target}: seeds {a.start}..{a.start + a.count - 1} passed")
+        return 0
     limit = a.time_limit or getattr(load_target(a.target), "TIME_LIMIT", 60.0)
     failures = run(a.target, a.start, a.count, a.jobs, limit, a.chunk)
     return 1 if failures else 0

@@ -4,6 +4,8 @@ import io
 import pathlib
 import sys
 
+import pytest
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
 
@@ -42,3 +44,11 @@ def test_exit_status(tmp_path):
     target.write_text("def case(seed):\n    assert seed != 5, f'seed {seed}'\n")
     assert fuzz.main([str(target), "--count", "5", "--time-limit", "5"]) == 0
     assert fuzz.main([str(target), "--count", "6", "--time-limit", "5"]) == 1
+
+
+def test_inline_raises_the_failure(tmp_path):
+    target = tmp_path / "fuzz_ok.py"
+    target.write_text("def case(seed):\n    assert seed != 5, f'seed {seed}'\n")
+    assert fuzz.main([str(target), "--count", "5", "--inline"]) == 0
+    with pytest.raises(AssertionError, match="seed 5"):
+        fuzz.main([str(target), "--start", "5", "--count", "1", "--inline"])
