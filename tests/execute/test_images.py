@@ -42,10 +42,16 @@ def _image(r):
 @pytest.mark.parametrize("sel", [(4, 5, 6, 7), (4, 0, 0, 1)], ids=["xyzw", "x001"])
 @pytest.mark.parametrize("mode", ["wave", "lane"])
 def test_image_load_store_r32f_with_edges(mode, sel):
+    _load_store(lambda a: tsharp(a, W, H, sel=sel), mode)
+
+
+def _load_store(make_tsharp, mode="wave"):
+    """PROG on the r32f image under the T# make_tsharp(address) gives: lands, loads in range
+    (0 outside), stores in range and nothing between rows or past them."""
     r = Rig(PROG)
     img, a = _image(r)
     out = r.buf(np.full(32, 7, np.uint32), "out")
-    res = r.run(r.config(user_sgprs=tsharp(a, W, H, sel=sel) + list(ptr(out)), tgid=(False,) * 3),
+    res = r.run(r.config(user_sgprs=make_tsharp(a) + list(ptr(out)), tgid=(False,) * 3),
                 mode=mode)
     assert res.landed, res.refusal
     lane = np.arange(32)
@@ -56,7 +62,7 @@ def test_image_load_store_r32f_with_edges(mode, sel):
     got = r.read(a, np.float32, H * PITCH).reshape(H, PITCH)
     exp = np.zeros((H, PITCH), np.float32)
     exp[y[inside], x[inside]] = lane[inside]
-    np.testing.assert_array_equal(got, exp)                # nothing between rows or past them
+    np.testing.assert_array_equal(got, exp)
 
 
 @pytest.mark.tiers     # runs a program: NumPy blocks and the native tier (tests/conftest.py)
@@ -150,23 +156,16 @@ def test_hint_fields_are_ignored():
     """Fields with no effect on an uncompressed storage load/store (BC_SWIZZLE, PERF_MOD and
     the other dword-5 hints, counter bank, DCC block sizes and metadata address without
     compression) do not refuse, and the result is the plain one."""
-    r = Rig(PROG)
-    img, a = _image(r)
-    out = r.buf(np.full(32, 7, np.uint32), "out")
-    t = tsharp(a, W, H)
-    t = _set(t, 3, 25, 3, 5)                          # BC_SWIZZLE
-    t = _set(t, 5, 8, 19, 0x7FFFF)                    # MID_LOD_WARN .. PRT_DEFAULT
-    t = _set(t, 5, 31, 1, 1)                          # BIG_PAGE
-    t = _set(_set(t, 6, 0, 8, 0xA5), 6, 10, 1, 1)     # COUNTER_BANK_ID, ITERATE_256
-    t = _set(_set(t, 6, 15, 5, 0x1F), 6, 22, 10, 0x3FF)   # block sizes .. META_DATA_ADDRESS
-    t[7] = 0xDEADBEEF                                 # META_DATA_ADDRESS_HI
-    res = r.run(r.config(user_sgprs=t + list(ptr(out)), tgid=(False,) * 3))
-    assert res.landed, res.refusal
-    lane = np.arange(32)
-    x, y = lane & 7, lane >> 3
-    inside = (x < W) & (y < H)
-    want = np.where(inside, img[np.minimum(y, H - 1), np.minimum(x, W - 1)], 0).astype(np.float32)
-    np.testing.assert_array_equal(r.read(out, np.float32, 32), want)
+    def hints(a):
+        t = tsharp(a, W, H)
+        t = _set(t, 3, 25, 3, 5)                          # BC_SWIZZLE
+        t = _set(t, 5, 8, 19, 0x7FFFF)                    # MID_LOD_WARN .. PRT_DEFAULT
+        t = _set(t, 5, 31, 1, 1)                          # BIG_PAGE
+        t = _set(_set(t, 6, 0, 8, 0xA5), 6, 10, 1, 1)     # COUNTER_BANK_ID, ITERATE_256
+        t = _set(_set(t, 6, 15, 5, 0x1F), 6, 22, 10, 0x3FF)   # block sizes .. META_DATA_ADDRESS
+        t[7] = 0xDEADBEEF                                 # META_DATA_ADDRESS_HI
+        return t
+    _load_store(hints)
 
 
 def test_tiled_tsharp_no_active_lane_lands():
