@@ -116,6 +116,10 @@ def run(name, start, count, jobs, time_limit, chunk=None, out=sys.stdout):
             elif it[0] > slow[0][0]:
                 heapq.heapreplace(slow, it)
 
+    def note_failure(f):
+        """(each failure also on stderr as it happens: a long run's log shows it at once)"""
+        print(f"fuzz {name}: seed {f[0]}: {f[1]}: {f[2][:300]}", file=sys.stderr, flush=True)
+
     def drain(slot):
         """Every message the worker sent; False when its pipe is closed (it died)."""
         nonlocal done
@@ -124,6 +128,7 @@ def run(name, start, count, jobs, time_limit, chunk=None, out=sys.stdout):
                 msg = slot.conn.recv()
                 if msg[0] == "fail":
                     failures.append(msg[1:])
+                    note_failure(msg[1:])
                 else:
                     done += slot.chunk[1]
                     slot.chunk = None
@@ -143,6 +148,7 @@ def run(name, start, count, jobs, time_limit, chunk=None, out=sys.stdout):
             pending.appendleft(slot.chunk)
         else:
             failures.append((seed, kind, detail, ""))
+            note_failure(failures[-1])
             done += seed - first + 1
             if seed + 1 < first + n:
                 pending.appendleft((seed + 1, first + n - seed - 1))
