@@ -193,8 +193,36 @@ def canonical_upper_half_lands(mode):
     assert r.mem.read_u32(hi + 16) == 0x5A5A5A5A
 
 
+def upper_half_image_and_buffer(mode):
+    """48-bit base fields mean canonical addresses: a T# and a V# whose bases are in the upper
+    half (RADV's) reach their allocations (the T# base was taken as its 48-bit form: after
+    decision 0014 that is not canonical and would escape)."""
+    from test_images import H, PITCH, PROG, W, tsharp
+    r = Rig(PROG)
+    img = np.arange(H * PITCH, dtype=np.float32) + 0.5
+    a = r.mem.alloc(img.nbytes, name="img", address=0xFFFF_8000_0001_0000, data=img.tobytes())
+    out = r.buf(np.full(32, 7, np.uint32), "out")
+    res = r.run(r.config(user_sgprs=tsharp(a, W, H) + list(ptr(out)), tgid=(False,) * 3), mode=mode)
+    assert res.refusal is None, res.refusal
+    assert r.read(out, np.float32, 1)[0] == 0.5 and r.read(a, np.float32, 2).tolist() == [0, 1]
+    r = Rig("""
+        s_buffer_load_dword s8, s[0:3], 0x4
+        s_waitcnt lgkmcnt(0)
+        v_mov_b32 v1, s8
+        v_mov_b32 v2, 0
+        buffer_store_dword v1, v2, s[0:3], 0 offen offset:8
+        s_endpgm
+    """)
+    b = r.mem.alloc(0x100, name="buf", address=0xFFFF_8000_0002_0000,
+                    data=np.arange(64, dtype=np.uint32).tobytes())
+    vsharp = [b & 0xFFFFFFFF, (b >> 32) & 0xFFFF, 0x100, 0x31016FAC]
+    res = r.run(r.config(user_sgprs=vsharp + [0xFFFF8000, 0x20000, 0, 0]), mode=mode)
+    assert res.refusal is None, res.refusal
+    assert r.mem.read_u32(b + 8) == 1
+
+
 CASES = [wrap_store, wrap_scalar_load, wrap_vector_load, non_canonical, lanes_at_the_end,
-         across_the_hole, unaligned_atomic, canonical_upper_half_lands]
+         across_the_hole, unaligned_atomic, canonical_upper_half_lands, upper_half_image_and_buffer]
 NATIVE_CASES = [c for c in CASES if c is not unaligned_atomic]     # (atomics: NumPy blocks)
 
 

@@ -51,6 +51,13 @@ def inline_bits(code: int, t: str) -> int | None:
     return None
 
 
+def sext48(b: Builder, a: Value) -> Value:
+    """u64 ``a`` from a 48-bit address field (a V# or T# base) sign-extended from bit 47: the
+    canonical address the field means (docs/decisions/0014-addresses.md)."""
+    s = b.const("i64", 16)
+    return b.bitcast("u64", b.bin("sar", "i64", b.bin("shl", "i64", b.bitcast("i64", a), s), s))
+
+
 def read_sreg(b: Builder, code: int, t: str, literal: int | None = None) -> Value:
     """Read scalar-encoded source ``code`` (also the 9-bit SRC when below 256) as type ``t``."""
     bits = BITS[t]

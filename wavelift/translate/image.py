@@ -33,7 +33,7 @@ are not translated (``program.unsupported_instruction``).
 """
 from __future__ import annotations
 
-from .common import unsupported
+from .common import sext48, unsupported
 from .ir import Builder
 
 FMT_RGBA8, FMT_R32F, FMT_R32UI, FMT_R32I = 56, 22, 20, 21
@@ -142,7 +142,7 @@ def translate(ins, b: Builder):
     r = f["srsrc"] * 4
     d = [b.sget(r + j) for j in range(8)]
     real, fmt = check_tsharp(b, d, dim)
-    base = b.bin("shl", "u64", b.pack64(d[0], _u(b, d[1], 0, 0xFF)), C(b, "u64", 8))
+    base = sext48(b, b.bin("shl", "u64", b.pack64(d[0], _u(b, d[1], 0, 0xFF)), C(b, "u64", 8)))
     width = b.bin("add", "u32", b.bin("or", "u32", _u(b, d[1], 30, 3),
                                       b.bin("shl", "u32", _u(b, d[2], 0, 0xFFF), C(b, "u32", 2))),
                   C(b, "u32", 1))

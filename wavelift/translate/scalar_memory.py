@@ -1,7 +1,7 @@
 """SMEM: s_load_dword*, s_buffer_load_dword* (uniform loads through the window check)."""
 from __future__ import annotations
 
-from .common import read_sreg, unsupported, write_sdst
+from .common import read_sreg, sext48, unsupported, write_sdst
 from .ir import Builder
 
 _WIDTH = {"dword": 1, "dwordx2": 2, "dwordx4": 4, "dwordx8": 8, "dwordx16": 16}
@@ -65,6 +65,4 @@ def translate(ins, b: Builder):
 
 def buffer_base(b, w0, w1):
     """48-bit V# base address, sign-extended from bit 47 (canonical form)."""
-    hi = b.bin("and", "u32", w1, _c(b, "u32", 0xFFFF))
-    a = b.pack64(w0, hi)
-    return b.bitcast("u64", b.bin("sar", "i64", b.bin("shl", "i64", b.bitcast("i64", a), _c(b, "i64", 16)), _c(b, "i64", 16)))
+    return sext48(b, b.pack64(w0, b.bin("and", "u32", w1, _c(b, "u32", 0xFFFF))))
