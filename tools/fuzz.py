@@ -37,9 +37,10 @@ def load_target(name: str):
         have = sorted(f[5:-3] for f in os.listdir(FUZZ_DIR)
                       if f.startswith("fuzz_") and f.endswith(".py"))
         raise SystemExit(f"fuzz: no target {name!r} (have: {', '.join(have)})")
-    for p in (ROOT, FUZZ_DIR, os.path.join(ROOT, "tests")):
-        if p not in sys.path:
-            sys.path.insert(0, p)
+    if FUZZ_DIR not in sys.path:
+        sys.path.insert(0, FUZZ_DIR)
+    import fuzzing_paths
+    fuzzing_paths.add()
     spec = importlib.util.spec_from_file_location(os.path.basename(path)[:-3], path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
