@@ -203,6 +203,8 @@ def f_fma(x, y, z, t):
         return NAN                  # an invalid product wins over a NaN addend (AMD's emulator)
     if (n := first_nan(z)) is not None:
         return n
+    if math.isfinite(x) and math.isfinite(y) and math.isinf(z):
+        return z                    # the exact product is finite, however large
     if not (math.isfinite(x) and math.isfinite(y) and math.isfinite(z)):
         return x * y + z
     prod = Fraction(x) * Fraction(y)

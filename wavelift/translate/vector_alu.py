@@ -642,7 +642,8 @@ def _mad(b, t, p, z):
 
 def _legacy_fma(b, t, x, y, acc):
     z = b.bin("or", "b1", b.cmp("eq", t, x, C(b, t, 0.0)), b.cmp("eq", t, y, C(b, t, 0.0)))
-    return b.select(z, acc, b.emit("fma", t, x, y, acc))
+    # a zero factor: S2 from the adder (a NaN S2 quieted as by any add)
+    return b.select(z, _quiet_nan(b, t, acc), b.emit("fma", t, x, y, acc))
 
 
 def _mad16(kind):

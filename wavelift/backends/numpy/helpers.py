@@ -67,6 +67,10 @@ def mulhi(a, b, signed):
 _FBITS = {np.float16: (np.uint16, 0x8000, 0x0400, 0x7C00),
           np.float32: (np.uint32, 0x80000000, 0x00800000, 0x7F800000),
           np.float64: (np.uint64, 1 << 63, 1 << 52, 0x7FF << 52)}
+# NaN results (docs/float-semantics.md): the default NaN (sign set, quiet) and the quiet bit
+DNAN = {np.float16: np.uint16(0xFE00).view(np.float16), np.float32: np.uint32(0xFFC00000).view(np.float32),
+        np.float64: np.uint64(0xFFF8000000000000).view(np.float64)}
+_QUIET = {np.float16: 1 << 9, np.float32: 1 << 22, np.float64: 1 << 51}
 
 
 def flush(x):
@@ -219,8 +223,28 @@ def fma(a, b, c, to=None):
         if r is not None:
             return r
     if to is None and ta is np.float32:
-        return _fma32_compat(a, b, c)
-    return _fma_slow(a, b, c, to)
+        return _fma_nan(_fma32_compat(a, b, c), a, b, c)
+    return _fma_nan(_fma_slow(a, b, c, to), a, b, c)
+
+
+def _fma_nan(r, a, b, c):
+    """NaN results of fma by RDNA's rule (docs/float-semantics.md "NaN results"; NumPy's own
+    pick between two NaN operands depends on its SIMD loops): the first NaN of a, b quieted; an
+    invalid product (0 x inf) the default NaN, even with a NaN c; then a NaN c quieted."""
+    nan = r != r
+    if not nan.any():
+        return r
+    t = _dt(r)
+
+    def q(x):
+        x = np.asarray(x)
+        xt = x.dtype.type
+        return (x.view(UINT[xt]) | UINT[xt](_QUIET[xt])).view(xt).astype(t)
+    a, b, c = np.broadcast_arrays(np.asarray(a), np.asarray(b), np.asarray(c))
+    bad = ((a == 0) & np.isinf(b)) | (np.isinf(a) & (b == 0))
+    rule = np.where(a != a, q(a), np.where(b != b, q(b), np.where(~bad & (c != c), q(c), DNAN[t])))
+    out = np.where(nan, rule, r).astype(t)
+    return out[()] if out.ndim == 0 else out
 
 
 def _fma_narrow(a, b, c, t):
@@ -502,12 +526,6 @@ def trig_preop(x, seg):
         scale = -53 - shift + (128 if e >= 1968 else 0)
         out[idx] = np.ldexp(np.float64(v), max(scale, -2000))
     return out
-
-
-# NaN results (docs/float-semantics.md): the default NaN (sign set, quiet) and the quiet bit
-DNAN = {np.float16: np.uint16(0xFE00).view(np.float16), np.float32: np.uint32(0xFFC00000).view(np.float32),
-        np.float64: np.uint64(0xFFF8000000000000).view(np.float64)}
-_QUIET = {np.float16: 1 << 9, np.float32: 1 << 22, np.float64: 1 << 51}
 
 
 def fnan(r, *srcs):
