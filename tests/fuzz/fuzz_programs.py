@@ -472,3 +472,29 @@ def test_templates_on_numpy_blocks():
         run_tier(seed, "numpy")
     assert seen == set(TEMPLATES) - set(SPINS) | {"random"}
 
+
+
+def test_the_checks_catch_violations(monkeypatch):
+    """A refused dispatch that wrote guest memory, and an exception out of execution, are each
+    reported with the seed (the checks can fail)."""
+    import pytest
+    from wavelift import execute
+    from wavelift.refusal import Refusal
+    real = execute.execute_dispatch
+    seed = next(s for s in range(400) if choose(s)[3] == "lds_edges" and not build(s)[1]["hostile"])
+
+    def writes_then_refuses(memory, config, *a, **kw):
+        res = real(memory, config, *a, **kw)
+        a0 = next(iter(memory))
+        a0.data[0] ^= 1
+        res.refusal = Refusal("escape", "made up")
+        return res
+    monkeypatch.setattr(execute, "execute_dispatch", writes_then_refuses)
+    with pytest.raises(AssertionError, match=f"seed {seed} .*guest memory changed"):
+        run_tier(seed, "numpy")
+
+    def raises(memory, config, *a, **kw):
+        raise IndexError("boom")
+    monkeypatch.setattr(execute, "execute_dispatch", raises)
+    with pytest.raises(AssertionError, match=f"seed {seed} .*IndexError: boom"):
+        run_tier(seed, "numpy")
