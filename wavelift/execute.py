@@ -163,6 +163,8 @@ def execute_dispatch(memory, config, index=0, backend="numpy", mode="wave", cach
             module = build_module(key, program, config.wave_size, code_base)
             cache[key] = module
         res.windows = trace(memory, config, scratch_roots=program.scratch.tracer_skip)
+        if deadline is not None:
+            deadline.check()                # (before the arena: a replay's time may be up)
         plan = getattr(module, "window_plan", None)         # (the NumPy backend's driver)
         win = WindowSet(res.windows, memory, **(plan() if plan else {}))
         stats["budget"] = default_budget(program, config) if budget is None else int(budget)

@@ -8,6 +8,7 @@ if that module does not exist yet, each dispatch is refused `backend.unavailable
 from __future__ import annotations
 
 import os
+import time
 from typing import Callable
 
 from .dispatch.setup import build_config
@@ -23,8 +24,10 @@ Execute = Callable[[GuestMemory, object, int], DispatchResult]
 
 def default_execute(backend: str = "numpy", mode: str = "wave", cache=None,
                     time_limit: float | None = None) -> Execute:
-    """An `execute(memory, config, index)` calling wavelift.execute.execute_dispatch
-    (`time_limit`: seconds per dispatch; default WAVELIFT_TIME_LIMIT, else none)."""
+    """An `execute(memory, config, index)` calling wavelift.execute.execute_dispatch.
+    `time_limit`: wall-clock seconds for all the dispatches it runs together (a replay's); a
+    dispatch started past it is refused at once (dispatch.time_exceeded).  None: each dispatch
+    has WAVELIFT_TIME_LIMIT, if set."""
     try:
         from .execute import execute_dispatch
     except ModuleNotFoundError as e:
@@ -35,8 +38,11 @@ def default_execute(backend: str = "numpy", mode: str = "wave", cache=None,
             return DispatchResult(index, config, Refusal("backend.unavailable", "execution engine not built"))
         return unavailable
 
+    end = None if not time_limit else time.monotonic() + time_limit
+
     def run(memory, config, index):
-        return execute_dispatch(memory, config, index, backend, mode, cache, time_limit=time_limit)
+        left = None if end is None else max(end - time.monotonic(), 1e-9)
+        return execute_dispatch(memory, config, index, backend, mode, cache, time_limit=left)
     return run
 
 
@@ -77,10 +83,13 @@ def run_stream(memory: GuestMemory, target: str, ib_address: int, size_dw: int,
 
 
 def replay(cap_or_path, backend: str = "numpy", mode: str = "wave", cache=None,
-           execute: Execute | None = None, time_limit: float | None = None) -> list[DispatchResult]:
+           execute: Execute | None = None, time_limit: float | None = None,
+           limits: StreamLimits | None = None) -> list[DispatchResult]:
     """One DispatchResult per dispatch of every submitted stream, in order. SH registers persist
     across submissions (one register file), as on hardware. A stream refusal ends the replay.
-    `time_limit`: wall-clock seconds per dispatch (default WAVELIFT_TIME_LIMIT, else none)."""
+    `time_limit`: wall-clock seconds for the whole replay (default: each dispatch has
+    WAVELIFT_TIME_LIMIT, if set);
+    `limits`: what the capture's streams may do in all (default: StreamLimits())."""
     cap = cap_or_path if isinstance(cap_or_path, Capture) else Capture.load(os.fspath(cap_or_path))
     if execute is None:
         execute = default_execute(backend, mode, cache, time_limit)
@@ -89,7 +98,7 @@ def replay(cap_or_path, backend: str = "numpy", mode: str = "wave", cache=None,
     except ValueError as e:
         return [DispatchResult(0, None, Refusal("dispatch.bad_target", str(e)))]
     results: list[DispatchResult] = []
-    limits = StreamLimits()              # the capture's streams in all (0015)
+    limits = StreamLimits() if limits is None else limits     # the streams in all (0015)
     for address, size in cap.streams:
         if run_stream(cap.memory, cap.target, address, size, regs, execute, results,
                       limits=limits) is not None:

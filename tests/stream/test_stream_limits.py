@@ -96,24 +96,22 @@ def _dispatching_capture(k):
     return cap
 
 
-def test_dispatches_and_instructions_per_capture(monkeypatch):
+def test_dispatches_and_instructions_per_capture():
     cap = _dispatching_capture(5)
     calls = []
 
     def execute(memory, config, index):
         calls.append(index)
         return DispatchResult(index, config, stats={"instructions": 1000})
-    import sys
-    R = sys.modules["wavelift.replay"]
-    monkeypatch.setattr(R, "StreamLimits", lambda: StreamLimits(dispatches=3))
-    res = replay(cap, execute=execute)
+    res = replay(cap, execute=execute, limits=StreamLimits(dispatches=3))
     assert calls == [0, 1, 2] and res[-1].refusal.code == "stream.dispatch_budget"
-    monkeypatch.setattr(R, "StreamLimits", lambda: StreamLimits(instructions=2500))
     calls.clear()
-    res = replay(cap, execute=execute)
+    res = replay(cap, execute=execute, limits=StreamLimits(instructions=2500))
     # the third starts with 2000 run (under the limit), the fourth is refused before it starts
     assert calls == [0, 1, 2] and res[-1].refusal.code == "stream.dispatch_budget"
     assert "3000 instructions" in res[-1].refusal.message
+    calls.clear()
+    assert all(r.refusal is None for r in replay(cap, execute=execute)) and len(calls) == 5
 
 
 def test_run_stream_alone_has_its_own_limits():

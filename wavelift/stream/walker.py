@@ -40,8 +40,8 @@ MAX_IB_DWORDS = 0xFFFFF          # IB_SIZE is 20 bits
 # per capture (all its streams; one stream walked alone is a capture of one):
 MAX_STREAM_DWORDS = 1 << 24      # IB dwords copied (16 Mi = 64 MiB of PM4): bounds fan-out and chains
 MAX_DMA_BYTES = 1 << 30          # bytes DMA_DATA copies or fills (one packet: BYTE_COUNT, < 64 MiB)
-MAX_DISPATCHES = 1 << 16         # dispatches started
-MAX_INSTRUCTIONS = 1 << 34       # instructions the dispatches ran (no dispatch starts past it)
+MAX_DISPATCHES = 1 << 12         # dispatches started (~1-10 ms of set-up each, whatever they run)
+MAX_INSTRUCTIONS = 1 << 32       # instructions the dispatches ran (no dispatch starts past it)
 
 
 @dataclass
