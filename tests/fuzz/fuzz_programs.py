@@ -5,7 +5,8 @@ decoder's tables with random operands, or a template: spinning loops, wild M0 an
 LDS and scratch at their extremes, global/scalar/buffer addresses near 2^64 and non-canonical,
 huge grids, huge LDS/scratch sizes in RSRC2/TMPRING), a buffer of random bytes, an allocation
 at VA 0 or at the top of a half of the address space, and random user data; replayed on NumPy
-blocks and on the native tier (the driver or its blocks under the Python scheduler, by seed).
+blocks and on the native tier (the driver or its blocks under the Python scheduler, by seed), in
+wave mode or (a quarter of the seeds) lane mode; with WL_FUZZ_CUDA=1 also on the CUDA backend.
 
 Violations (AssertionError naming the seed): an exception escaping replay, a refusal whose code
 says "internal", guest memory that changed although the dispatch was refused, a replay past
@@ -38,7 +39,7 @@ from wavelift.replay import replay
 
 CASE_BUDGET_S = 60.0           # wall clock per replay (one tier); a longer run is a violation
 TIME_LIMIT = 300.0             # tools/fuzz.py's watchdog (a case replays on two tiers)
-TIERS = ("numpy", "native", "native-blocks")
+TIERS = ("numpy", "native", "native-blocks", "cuda")
 
 # addresses an attacker would try: wraps at 2^64, the canonical hole, each half's ends, 0
 WILD = (0xFFFFFFFFFFFFFFFC, 0xFFFFFFFFFFFFFFC0, 0xFFFFFFFFFFFFFFF0, 0xFFFFFFFFFFFFF000,
@@ -110,13 +111,22 @@ S_ENDPGM = struct.pack("<I", 0xBF810000)
 
 
 def random_program(seed, r, target, wave64) -> bytes:
+    """Random translatable instructions; most branches are pointed back or forward inside the
+    program (loops), the rest keep their random 16-bit offset."""
     out = []
-    for _ in range(r.randrange(1, 24)):
+    n = r.randrange(1, 24)
+    for i in range(n):
         for _ in range(20):
             code = random_instruction(r, target, wave64)
-            if code is not None and translate_alone(seed, code, target, wave64):
-                out.append(code)
-                break
+            if code is None or not translate_alone(seed, code, target, wave64):
+                continue
+            name = decode_one(code, 0, target, wave64).name
+            if name.startswith(("s_branch", "s_cbranch")) and r.random() < 0.8:
+                off = r.randrange(-i - 1, n - i + 1) & 0xFFFF       # dwords after this one
+                code = struct.pack("<I", struct.unpack_from("<I", code)[0] & ~0xFFFF | off) \
+                    + code[4:]
+            out.append(code)
+            break
     return b"".join(out) + S_ENDPGM
 
 
@@ -349,7 +359,8 @@ def choose(seed: int):
 def build(seed: int) -> tuple[Capture, dict]:
     """The capture of one case (the same bytes for the same seed)."""
     r, target, wave64, kind = choose(seed)
-    info = {"seed": seed, "target": target, "wave64": wave64, "kind": kind}
+    info = {"seed": seed, "target": target, "wave64": wave64, "kind": kind,
+            "mode": "lane" if r.random() < 0.25 else "wave"}
     cap = Capture(target=target)
     mem = cap.memory
     buf = cap.alloc(4096, data=r.randbytes(4096), name="buf")
@@ -413,6 +424,8 @@ def _snapshot(cap) -> list:
 
 def _set_tier(tier):
     """Switch the NumPy backend's tier the way tests/conftest.py does; returns the undo."""
+    if tier == "cuda":
+        return lambda: None
     from wavelift.backends.numpy import runtime
     names = ("NATIVE", "NATIVE_DRIVER", "NATIVE_THREADS", "NATIVE_THREAD_MIN_WAVES")
     old = {n: getattr(runtime, n) for n in names}
@@ -436,7 +449,8 @@ def run_tier(seed: int, tier: str) -> list:
     undo = _set_tier(tier)
     t0 = time.perf_counter()
     try:
-        results = replay(cap, backend="numpy", mode="wave", cache={})
+        results = replay(cap, backend="cuda" if tier == "cuda" else "numpy", mode=info["mode"],
+                         cache={})
     except Exception as e:
         raise AssertionError(f"seed {seed} ({tier}, {info}): replay raised "
                              f"{type(e).__name__}: {e}") from e
@@ -459,6 +473,8 @@ def run_tier(seed: int, tier: str) -> list:
 def case(seed: int) -> None:
     run_tier(seed, "numpy")
     run_tier(seed, TIERS[1 + seed % 2])
+    if os.environ.get("WL_FUZZ_CUDA") == "1":        # on the device machine (docs/fuzzing.md)
+        run_tier(seed, "cuda")
 
 
 def test_templates_on_numpy_blocks():
