@@ -90,16 +90,16 @@ VALUE_OPS = {
 EFFECT_OPS = {"sset", "vset", "store", "refuse_if"}
 
 
-def is_float(t: str) -> bool:
-    return t in FLOAT
-
-
-def is_signed(t: str) -> bool:
 def refusal_of(op: "Op") -> tuple[int, str, str]:
     """(instruction, why, refusal code) of a refuse_if op: what every backend reports."""
     return op.instr, op.attrs.get("why", ""), op.attrs.get("code", "program.unsupported_instruction")
 
 
+def is_float(t: str) -> bool:
+    return t in FLOAT
+
+
+def is_signed(t: str) -> bool:
     return t.startswith("i")
 
 
