@@ -87,3 +87,17 @@ def test_scan_cache_bounded_in_bytes(monkeypatch):
         tracer.trace(mem, _config(ptr(src)))
     used = sum(x.nbytes + y.nbytes for x, y in mem.pointer_scans.values())
     assert 0 < used <= 1 << 20
+
+
+def test_default_window_limit_refuses_before_copying():
+    """Three 512 MiB allocations (zero pages: nothing touched but the 64 KiB each scan reads)
+    reached from the user SGPRs: the default limit (1 GiB of windows) refuses in the tracer;
+    the old tracer placed 1.5 GiB of windows, 3 GiB of arena and written map once copied."""
+    mem = GuestMemory()
+    big = [mem.alloc(512 << 20, name=f"big{i}") for i in range(3)]
+    words = np.array([w for b in big for w in ptr(b)], np.uint32)
+    args = mem.alloc(words.nbytes, name="args", data=words.tobytes())
+    with pytest.raises(Refused) as e:
+        tracer.trace(mem, _config(ptr(args)))
+    assert e.value.refusal.code == "dispatch.windows_too_large"
+    assert str(tracer.MAX_DISPATCH_WINDOW_BYTES) in str(e.value)
