@@ -146,23 +146,22 @@ template <class T> __device__ __forceinline__ T wl_nf2(T r, T a, T b) {
 template <class T> __device__ __forceinline__ T wl_nf3(T r, T a, T b, T c) {
   return (r == r) ? r : ((a != a) ? wl_q(a) : ((b != b) ? wl_q(b) : ((c != c) ? wl_q(c) : wl_dnan(r))));
 }
-/* IR fnan: a NaN r whose bits are a source's with the quiet bit set becomes that source */
-/* (r and s NaNs: an infinity s would also give a quiet NaN's bits) */
-__device__ __forceinline__ bool wl_qeq(f32 r, f32 s) {
-  return (r != r) & (s != s) & (__float_as_uint(r) == (__float_as_uint(s) | 0x400000u));
-}
+/* IR fnan: a NaN r whose bits are a NaN source's with the quiet bit set becomes that source.
+   Only the first NaN source can match (the IR's ops return it quieted), so one is compared. */
+__device__ __forceinline__ bool wl_qeq(f32 r, f32 s) { return (s != s) & (__float_as_uint(r) == (__float_as_uint(s) | 0x400000u)); }
 __device__ __forceinline__ bool wl_qeq(f64 r, f64 s) {
-  return (r != r) & (s != s) & ((u64)__double_as_longlong(r) == ((u64)__double_as_longlong(s) | 0x8000000000000ull));
+  return (s != s) & ((u64)__double_as_longlong(r) == ((u64)__double_as_longlong(s) | 0x8000000000000ull));
 }
-__device__ __forceinline__ bool wl_qeq(f16 r, f16 s) {
-  return ((r.b & 0x7fffu) > 0x7c00u) & ((s.b & 0x7fffu) > 0x7c00u) & (r.b == (u16)(s.b | 0x200u));
-}
+__device__ __forceinline__ bool wl_qeq(f16 r, f16 s) { return ((s.b & 0x7fffu) > 0x7c00u) & (r.b == (u16)(s.b | 0x200u)); }
+__device__ __forceinline__ bool wl_isnan(f32 x) { return x != x; }
+__device__ __forceinline__ bool wl_isnan(f64 x) { return x != x; }
+__device__ __forceinline__ bool wl_isnan(f16 x) { return (x.b & 0x7fffu) > 0x7c00u; }
 template <class T> __device__ __forceinline__ T wl_fnan(T r, T a) { return wl_qeq(r, a) ? a : r; }
 template <class T> __device__ __forceinline__ T wl_fnan(T r, T a, T b) {
-  return wl_qeq(r, a) ? a : (wl_qeq(r, b) ? b : r);
+  const T m = wl_isnan(a) ? a : b; return wl_qeq(r, m) ? m : r;
 }
 template <class T> __device__ __forceinline__ T wl_fnan(T r, T a, T b, T c) {
-  return wl_qeq(r, a) ? a : (wl_qeq(r, b) ? b : (wl_qeq(r, c) ? c : r));
+  const T m = wl_isnan(a) ? a : (wl_isnan(b) ? b : c); return wl_qeq(r, m) ? m : r;
 }
 __device__ __forceinline__ f32 wl_d2f(f64 x) {
   if (x == x) return (f32)x;
@@ -190,8 +189,8 @@ __device__ __forceinline__ f64 wl_fdiv(f64 a, f64 b) { return wl_nf2(__ddiv_rn(a
 __device__ __forceinline__ f16 wl_fdiv(f16 a, f16 b) { return wl_f2h(wl_fdiv(wl_h2f(a), wl_h2f(b))); }
 /* fma: an invalid product (0 * inf) gives the default NaN even with a NaN addend */
 template <class T> __device__ __forceinline__ T wl_nfma(T r, T a, T b, T c) {
-  const bool bad = ((a == (T)0) & (bool)isinf(b)) | ((bool)isinf(a) & (b == (T)0));
-  return (r == r) ? r : ((a != a) ? wl_q(a) : ((b != b) ? wl_q(b) : (((c != c) & !bad) ? wl_q(c) : wl_dnan(r))));
+  const T p = a * b;                            /* NaN here (a, b not NaN): 0 * inf */
+  return (r == r) ? r : ((a != a) ? wl_q(a) : ((b != b) ? wl_q(b) : (((c != c) & (p == p)) ? wl_q(c) : wl_dnan(r))));
 }
 __device__ __forceinline__ f32 wl_fma(f32 a, f32 b, f32 c) { return wl_nfma(__fmaf_rn(a, b, c), a, b, c); }
 __device__ __forceinline__ f64 wl_fma(f64 a, f64 b, f64 c) { return wl_nfma(__fma_rn(a, b, c), a, b, c); }

@@ -249,8 +249,8 @@ def _fma_nan(r, a, b, c):
 
 def _fma_narrow(a, b, c, t):
     """a*b+c for f32/f16 operands rounded once to t (f32/f16); None for 0-d operands or when a
-    result is NaN (then the older paths run, so NaN payloads stay what they were: with two NaN
-    operands NumPy's choice depends on where a lane falls in its SIMD loops).
+    result is NaN (then the older paths run and _fma_nan gives the NaN by RDNA's rule: with two
+    NaN operands NumPy's own choice depends on where a lane falls in its SIMD loops).
 
     Why this is exact: a*b is exact in f64, so s = RN64(a*b + c) rounds the exact x once and
     RNt(s) rounds again.  Every rounding boundary of t (a midpoint between neighbouring t values,
