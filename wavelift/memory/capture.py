@@ -123,9 +123,10 @@ def _check_text(v, what, bad) -> None:
             bad(f"{what} holds a string that is not Unicode text (a lone surrogate)")
 
 
-def _plan(meta, moff: int, bad):
-    """Check the metadata's schema, limits and regions (docs/capture-format.md); return the
-    Capture without guest memory and the allocations to build: [(base, size, name, extents)]."""
+def _plan(cap: "Capture", meta, moff: int, bad):
+    """Check the metadata's schema, limits and regions (docs/capture-format.md); fill in `cap`'s
+    target, streams, expected results and notes; return the allocations to build:
+    [(base, size, name, extents)]."""
     def address(v, what):
         if not (isinstance(v, str) and _HEX_ADDRESS.match(v)):
             bad(f"{what} {v!r:.40} is not a hex address")
@@ -206,11 +207,11 @@ def _plan(meta, moff: int, bad):
         bad("metadata notes is not an object")
     _check_text(expected, "metadata expected", bad)
     _check_text(notes, "metadata notes", bad)
-    cap = Capture(target)
+    cap.target = target
     cap.streams = sl
     cap.expected = expected
     cap.notes = notes or {}
-    return cap, plan
+    return plan
 
 
 def _check_expected_schema(exp, address, bad) -> None:
@@ -352,7 +353,7 @@ class Capture:
                 hdr = hdr[:60] + struct.pack("<I", zlib.crc32(hdr[:60]))
                 f.seek(0)
                 f.write(hdr)
-            os.replace(tmp, path)        # an old mapping of `path` stays valid
+            os.replace(tmp, path)        # a reader of the old file never sees half of the new one
         except BaseException:
             if os.path.exists(tmp):
                 os.unlink(tmp)
@@ -423,7 +424,8 @@ class Capture:
         if zlib.crc32(mb) != mcrc:
             bad("metadata checksum mismatch (corrupt metadata)")
         meta = _parse_meta(mb, bad)
-        cap, plan = _plan(meta, moff, bad)
+        cap = cls()
+        plan = _plan(cap, meta, moff, bad)
         cap.path = path
         for base, size, aname, ext in plan:
             try:
