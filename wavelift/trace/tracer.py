@@ -72,10 +72,10 @@ def _keep(found, hit):
 
 
 def _first_per_target(found, hit):
-    """(addresses, indices) arrays -> (address, index) of the first candidate (in candidate
-    order) into each allocation ``hit`` finds: a later one into the same allocation could add
-    nothing (the tracer keeps one window per allocation), so a buffer of a million pointers
-    costs one entry per allocation it reaches, not one per pointer."""
+    """(addresses, indices) arrays -> (allocation, address, index) of the first candidate (in
+    candidate order) into each allocation ``hit`` finds: a later one into the same allocation
+    could add nothing (the tracer keeps one window per allocation), so a buffer of a million
+    pointers costs one entry per allocation it reaches, not one per pointer."""
     a, k = found
     if not a.size:
         return []
@@ -83,7 +83,7 @@ def _first_per_target(found, hit):
     sel = np.flatnonzero(t >= 0)
     _, first = np.unique(t[sel], return_index=True)
     sel = sel[np.sort(first)]
-    return [(int(x), int(j)) for x, j in zip(a[sel].tolist(), k[sel].tolist())]
+    return list(zip(t[sel].tolist(), a[sel].tolist(), k[sel].tolist()))
 
 
 def _all_candidates(words: np.ndarray):
@@ -112,7 +112,8 @@ def _all_candidates(words: np.ndarray):
 
 
 def _scan(memory, a, hit):
-    """Pointer candidates in the first SCAN_BYTES of allocation ``a`` that ``hit`` accepts.  The
+    """Pointer candidates in the first SCAN_BYTES of allocation ``a`` that ``hit`` accepts, one
+    per allocation reached (_first_per_target).  The
     unfiltered candidates depend on those bytes only: they are kept on the memory, by address,
     length and a digest of the bytes (a data buffer scanned again costs a hash and the hit test)."""
     n = min(a.size, SCAN_BYTES) // 4
@@ -178,7 +179,7 @@ def trace(memory, config, program_alloc=None, scratch_roots=None) -> list[Window
     total = 0
     hit = _hit_test(memory)
     while frontier and depth <= MAX_DEPTH:
-        nxt = []
+        nxt = {}                        # allocation -> its first candidate at this depth
         for addr, (where, off) in frontier:
             try:
                 a = memory.find(canonical(addr))
@@ -196,7 +197,8 @@ def trace(memory, config, program_alloc=None, scratch_roots=None) -> list[Window
             why = where if off is None else f"pointer in {where}+{off:#x}"
             windows[a.base] = Window(a.base, size, short_name(a.name), f"{why} -> {canonical(addr):#x}")
             src = short_name(a.name) if a.name else hex(a.base)
-            nxt.extend((p, (src, 4 * j)) for p, j in _scan(memory, a, hit))
-        frontier = nxt
+            for t, p, j in _scan(memory, a, hit):
+                nxt.setdefault(t, (p, (src, 4 * j)))
+        frontier = list(nxt.values())
         depth += 1
     return sorted(windows.values(), key=lambda w: w.address)
