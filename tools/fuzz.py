@@ -175,7 +175,9 @@ def run(name, start, count, jobs, time_limit, chunk=None, out=sys.stdout):
                     replace(i, "hang", f"still running after {time_limit:g} s (killed)")
             if now - last >= PROGRESS_S:
                 last = now
-                print(f"fuzz {name}: {done}/{count} cases, {len(failures)} failure(s), "
+                busy = sum(int(s.current[1]) - s.chunk[0] for s in slots
+                           if s.chunk and s.chunk[0] <= s.current[1] < s.chunk[0] + s.chunk[1])
+                print(f"fuzz {name}: {done + busy}/{count} cases, {len(failures)} failure(s), "
                       f"{now - t0:.0f} s", file=sys.stderr, flush=True)
     finally:
         for slot in slots:
