@@ -46,6 +46,7 @@ WILD = (0xFFFFFFFFFFFFFFFC, 0xFFFFFFFFFFFFFFC0, 0xFFFFFFFFFFFFFFF0, 0xFFFFFFFFFF
         0x0000800000000000, 0x00007FFFFFFFFFFC, 0x00007FFFFFFFF000, 0xFFFF800000000000,
         0xFFFF7FFFFFFFFFFC, 0x0001000000000000, 0x8000000000000000, 0, 4, 0xFFFFFFFF,
         0x100000000 - 4, 0x0000FFFFFFFFFFFC)
+LOW_END, UPPER, TOP = 1 << 47, 0xFFFF800000000000, 1 << 64
 EXTREME32 = (0, 1, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF, 0xFFFFFFFC, 0xFFFF, 0x10000, 0xFFFC,
              63, 64, 65, 31, 32, 0x40000000, 0xFFFFFF00)
 
@@ -378,7 +379,16 @@ def build(seed: int) -> tuple[Capture, dict]:
         code = random_program(seed, r, target, wave64)
     else:
         code = assemble_template(kind, wave64, target)
-    prog = cap.alloc(len(code) + 256, data=code + b"\0" * 256, name="code", align=256)
+    size = len(code) + 256
+    size += -size % 256
+    # the program at an edge of the address space: the end of the lower half, the start of the
+    # upper half, just below 2^64 (pc arithmetic, s_getpc, falling off the end)
+    at = r.choice((None, None, None, LOW_END - size, UPPER, TOP - 256 - size))
+    info["code_at"] = hex(at) if at is not None else "low"
+    try:
+        prog = cap.alloc(size, data=code + b"\0" * 256, name="code", align=256, address=at)
+    except GuestMemoryError:
+        prog = cap.alloc(size, data=code + b"\0" * 256, name="code", align=256)
     rnd = lambda: r.choice(EXTREME32 + (r.getrandbits(32), r.getrandbits(8)))   # noqa: E731
     vs_base = r.choice((buf, wild, buf + 4096 - 16))
     user = [buf & 0xFFFFFFFF, buf >> 32 & 0xFFFFFFFF, wild & 0xFFFFFFFF, wild >> 32]
