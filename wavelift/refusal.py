@@ -18,7 +18,7 @@ CODES: dict[str, str] = {
     "stream.bad_address": "a packet names guest memory that no allocation holds",
     "stream.wait_unmet": "WAIT_REG_MEM whose condition does not hold (it would wait forever)",
     "stream.unsupported": "a packet mode the walker does not carry out (GDS, perf counters, predication, register address spaces)",
-    "stream.budget": "the stream copies more IB dwords than the limit (IB fan-out and chains; counted over all of a capture's streams)",
+    "stream.budget": "the streams copy more dwords (IBs: fan-out and chains) or walk more packets than the limit (counted over all of a capture's streams)",
     "stream.dma_budget": "DMA_DATA packets copy or fill more bytes than the limit (counted over all of a capture's streams)",
     "stream.dispatch_budget": "a capture's streams start more dispatches, or run more instructions in all, than the limit",
     # captures

@@ -120,3 +120,28 @@ def test_run_stream_alone_has_its_own_limits():
     ib = mem.alloc(16, name="ib", data=np.array(stream, "<u4").view(np.uint8))
     results = []
     assert run_stream(mem, "gfx1030", ib, 4, RegisterFile("gfx1030"), None, results) is None
+
+
+def test_packets_walked_are_bounded():
+    """A 1-dword NOP_PAD is a packet too (~3-8 us of walking each): a million-dword IB of them,
+    submitted again and again, stops at MAX_PACKETS packets for the capture, not 16 Mi dwords."""
+    mem = GuestMemory()
+    n = 5000
+    ib = mem.alloc(4 * n, name="pads", data=np.full(n, pm4.NOP_PAD, "<u4").view(np.uint8))
+    lim = StreamLimits(packets=12_000)
+    _walk(mem, ib, n, limits=lim)
+    _walk(mem, ib, n, limits=lim)
+    with pytest.raises(Refused) as e:
+        _walk(mem, ib, n, limits=lim)
+    assert e.value.refusal.code == "stream.budget" and "12000 packets" in str(e.value)
+    assert W.MAX_PACKETS <= 1 << 20
+
+
+def test_load_sh_reg_index_charges_its_dwords():
+    mem = GuestMemory()
+    src = mem.alloc(4096, name="src")
+    stream = pm4.load_sh_reg_index(src, "COMPUTE_USER_DATA_0", 16) * 10
+    ib = mem.alloc(4 * len(stream), name="ib", data=np.array(stream, "<u4").view(np.uint8))
+    lim = StreamLimits()
+    _walk(mem, ib, len(stream), limits=lim)
+    assert lim.used_dwords == len(stream) + 10 * 16

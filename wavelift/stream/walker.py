@@ -5,9 +5,10 @@
   buffer (a jump). An IB reached again while it is still being walked (call recursion, or a
   chain coming back) is a loop: refused.
 - Bounded work (docs/decisions/0015-bounded-work.md): a StreamLimits, shared by every stream of
-  one capture's replay, counts the IB dwords copied (every call and chain hop copies its whole
-  IB: `stream.budget`), the bytes DMA_DATA copies or fills (`stream.dma_budget`), the dispatches
-  and the instructions they ran (`stream.dispatch_budget`); each is checked before the work.
+  one capture's replay, counts the dwords copied (every call and chain hop copies its whole IB;
+  LOAD_SH_REG_INDEX its registers' dwords) and the packets walked (`stream.budget`), the bytes
+  DMA_DATA copies or fills (`stream.dma_budget`), the dispatches and the instructions they ran
+  (`stream.dispatch_budget`); each is checked before the work.
 - Every refusal stops the stream and names the packet and its dword offset; what ran before
   stays, nothing after runs. The walker writes guest memory only where a packet names it
   (WRITE_DATA, COPY_DATA, DMA_DATA, RELEASE_MEM) and never waits: an unmet WAIT_REG_MEM is
@@ -38,7 +39,8 @@ from . import registers as R
 MAX_IB_DEPTH = 4                 # IB1 -> IB2 is all hardware has; a little more is tolerated
 MAX_IB_DWORDS = 0xFFFFF          # IB_SIZE is 20 bits
 # per capture (all its streams; one stream walked alone is a capture of one):
-MAX_STREAM_DWORDS = 1 << 24      # IB dwords copied (16 Mi = 64 MiB of PM4): bounds fan-out and chains
+MAX_STREAM_DWORDS = 1 << 24      # dwords copied (16 Mi = 64 MiB of PM4): bounds fan-out and chains
+MAX_PACKETS = 1 << 20            # packets walked (~3-8 us each: a 1-dword NOP_PAD costs one too)
 MAX_DMA_BYTES = 1 << 30          # bytes DMA_DATA copies or fills (one packet: BYTE_COUNT, < 64 MiB)
 MAX_DISPATCHES = 1 << 12         # dispatches started (~1-10 ms of set-up each, whatever they run)
 MAX_INSTRUCTIONS = 1 << 32       # instructions the dispatches ran (no dispatch starts past it)
@@ -49,10 +51,12 @@ class StreamLimits:
     """What one capture's streams may do in all, and what they have done (replay shares one
     between its walkers, so a stream list naming one IB a million times is bounded too)."""
     dwords: int = MAX_STREAM_DWORDS
+    packets: int = MAX_PACKETS
     dma_bytes: int = MAX_DMA_BYTES
     dispatches: int = MAX_DISPATCHES
     instructions: int = MAX_INSTRUCTIONS
     used_dwords: int = 0
+    used_packets: int = 0
     used_dma_bytes: int = 0
     used_dispatches: int = 0
     used_instructions: int = 0       # (replay adds each dispatch's count)
@@ -128,16 +132,20 @@ class StreamWalker:
             raise Refused("stream.malformed", f"{where}IB address 0x{address:016x} is not 4-byte aligned")
         if size > MAX_IB_DWORDS:
             raise Refused("stream.malformed", f"{where}IB of {size} dwords (IB_SIZE is 20 bits)")
-        lim = self.limits
-        if lim.used_dwords + size > lim.dwords:
-            raise Refused("stream.budget", f"{where}copying the IB's {size} dwords passes the "
-                                           f"limit of {lim.dwords} IB dwords per capture")
-        lim.used_dwords += size
+        self._copying(size, f"{where}copying the IB's")
         try:
             # a copy: the CP fetches the IB; packets that later write into it do not change it
             return self.memory.read_dwords(address, size)
         except GuestMemoryError as e:
             raise Refused("stream.bad_address", f"{where}IB [0x{address:016x}, +{size} dwords): {e}") from None
+
+    def _copying(self, n: int, what: str):
+        """Charge ``n`` dwords about to be copied to the capture's limit (stream.budget)."""
+        lim = self.limits
+        if lim.used_dwords + n > lim.dwords:
+            raise Refused("stream.budget", f"{what} {n} dwords pass the limit of {lim.dwords} "
+                                           f"dwords copied per capture")
+        lim.used_dwords += n
 
     def _mem(self, fn, *args, what=""):
         try:
@@ -165,6 +173,10 @@ class StreamWalker:
             self._where = (f.address, f.i)
             f.i += p.size
             self.stats.packets += 1
+            self.limits.used_packets += 1
+            if self.limits.used_packets > self.limits.packets:
+                raise Refused("stream.budget", f"{loc}the capture's streams walked more than "
+                                               f"{self.limits.packets} packets")
             self.stats.dwords += p.size         # (within the IBs copied: bounded by stream.budget)
             if self.on_packet is not None:
                 self.on_packet(f.address, p)
@@ -243,6 +255,7 @@ class StreamWalker:
             n = f["count"]
             if 4 * (f["reg_offset"] + n) > R.SPACES["SH"][1]:
                 raise Refused("stream.malformed", "loads past the end of the SH register space")
+            self._copying(n, "loading")
             vals = self._mem(self.memory.read_dwords, f["address"], n,
                              what=f"{n} dwords at 0x{f['address']:016x}")
             for k, v in enumerate(vals):
