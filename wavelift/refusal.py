@@ -31,7 +31,7 @@ CODES: dict[str, str] = {
     "dispatch.grid_too_large": "the grid has more waves than the limit",
     "dispatch.empty_block": "COMPUTE_NUM_THREAD_* gives a workgroup of zero threads",
     "dispatch.user_sgpr": "RSRC2.USER_SGPR is larger than 16",
-    "dispatch.budget_exceeded": "the program ran past the instruction budget (a wave's, or the dispatch's in all)",
+    "dispatch.budget_exceeded": "a wave ran past its instruction budget (by default sized from the program and the grid)",
     "dispatch.time_exceeded": "the dispatch ran past the wall-clock limit (WAVELIFT_TIME_LIMIT; off by default)",
     "dispatch.windows_too_large": "the windows the program can reach need more bytes than the limit",
     "dispatch.bad_target": "the target is not one wavelift knows",
