@@ -23,6 +23,7 @@ RULES = {
     "v_fma_f32": [(0, INF, QA, DN32, DN32),                     # invalid product beats a NaN addend
                   (ONE, ONE, SB, SB | 1 << 22, SB),
                   (SB, 0, QA, SB | 1 << 22, SB)],
+    "v_subrev_f32": [(SB, 0xFF800789, 0, 0xFFC00789, 0xFF800789)],    # S1 - S0: S1's NaN first
     "v_fract_f32": [(INF, 0, 0, DN32, DN32), (SB, 0, 0, SB | 1 << 22, SB)],
     "v_sqrt_f32": [(0xBF800000, 0, 0, DN32, DN32)],
     "v_log_f32": [(0xBF800000, 0, 0, DN32, DN32)],
@@ -60,5 +61,7 @@ def test_nan_rule(op, ieee):
 def test_nan_rule_tiers(ieee):
     """The native tier (the CUDA prelude's fix-ups compiled for the host) gives the same bits
     (every value op's lowering is checked against NumPy's, NaNs included, by
-    tests/cuda/test_cuda_ops_host.py; this runs the fma and fnan ones in a dispatch)."""
-    _check("v_fma_f32", ieee)
+    tests/cuda/test_cuda_ops_host.py; this runs the fma and fnan ones in a dispatch, v_subrev
+    taking its sources in the other order)."""
+    for op in ("v_fma_f32", "v_subrev_f32"):
+        _check(op, ieee)

@@ -146,22 +146,19 @@ template <class T> __device__ __forceinline__ T wl_nf2(T r, T a, T b) {
 template <class T> __device__ __forceinline__ T wl_nf3(T r, T a, T b, T c) {
   return (r == r) ? r : ((a != a) ? wl_q(a) : ((b != b) ? wl_q(b) : ((c != c) ? wl_q(c) : wl_dnan(r))));
 }
-/* IR fnan: a NaN r whose bits are a NaN source's with the quiet bit set becomes that source.
-   Only the first NaN source can match (the IR's ops return it quieted), so one is compared. */
+/* IR fnan: a NaN r whose bits are a NaN source's with the quiet bit set becomes that source
+   (the first such; every source is compared: the op may take them in another order, v_subrev) */
 __device__ __forceinline__ bool wl_qeq(f32 r, f32 s) { return (s != s) & (__float_as_uint(r) == (__float_as_uint(s) | 0x400000u)); }
 __device__ __forceinline__ bool wl_qeq(f64 r, f64 s) {
   return (s != s) & ((u64)__double_as_longlong(r) == ((u64)__double_as_longlong(s) | 0x8000000000000ull));
 }
 __device__ __forceinline__ bool wl_qeq(f16 r, f16 s) { return ((s.b & 0x7fffu) > 0x7c00u) & (r.b == (u16)(s.b | 0x200u)); }
-__device__ __forceinline__ bool wl_isnan(f32 x) { return x != x; }
-__device__ __forceinline__ bool wl_isnan(f64 x) { return x != x; }
-__device__ __forceinline__ bool wl_isnan(f16 x) { return (x.b & 0x7fffu) > 0x7c00u; }
 template <class T> __device__ __forceinline__ T wl_fnan(T r, T a) { return wl_qeq(r, a) ? a : r; }
 template <class T> __device__ __forceinline__ T wl_fnan(T r, T a, T b) {
-  const T m = wl_isnan(a) ? a : b; return wl_qeq(r, m) ? m : r;
+  return wl_qeq(r, a) ? a : (wl_qeq(r, b) ? b : r);
 }
 template <class T> __device__ __forceinline__ T wl_fnan(T r, T a, T b, T c) {
-  const T m = wl_isnan(a) ? a : (wl_isnan(b) ? b : c); return wl_qeq(r, m) ? m : r;
+  return wl_qeq(r, a) ? a : (wl_qeq(r, b) ? b : (wl_qeq(r, c) ? c : r));
 }
 __device__ __forceinline__ f32 wl_d2f(f64 x) {
   if (x == x) return (f32)x;
