@@ -63,13 +63,12 @@ def _runtime(mode="as_is"):
 
 
 # ------------------------------------------------------------------------------ reference
-def _canon(a):
-    a = int(a) & ((1 << 48) - 1)
-    return a | (0xFFFF << 48) if a >> 47 else a
-
-
 def _find(ws, a, nbytes):
-    a = _canon(a)
+    """The arena index of nbytes at a, None: an escape -- a non-canonical address (a 48-bit form
+    of an upper-half address, alias bits above bit 47) reaches no window (decision 0014)."""
+    a = int(a)
+    if (1 << 47) <= a < 0xFFFF_8000_0000_0000:
+        return None
     for w, o in zip(ws.windows, ws.offs):
         if w.address <= a and a + nbytes <= w.address + w.size:
             return int(o) + a - w.address

@@ -27,9 +27,17 @@ import random
 import shutil
 import tempfile
 
+import pathlib
+import sys
+
 import numpy as np
 
-from harness import Rig, ptr
+# tests/execute (the Rig and the assembler), also when tools/fuzz.py imports this file
+_EXECUTE = str(pathlib.Path(__file__).resolve().parent.parent / "execute")
+if _EXECUTE not in sys.path:
+    sys.path.insert(0, _EXECUTE)
+
+from harness import Rig, ptr  # noqa: E402
 
 TIME_LIMIT = 60.0
 TOP = 1 << 64
