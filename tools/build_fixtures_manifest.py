@@ -270,6 +270,9 @@ def aco_entry(row):
     }
 
 
+FAMILY_TARGET = {"navi21": "gfx1030", "navi10": "gfx1010"}     # RADV_FORCE_FAMILY of a capture
+
+
 def capture_entries():
     base = os.path.join(ROOT, FIX, "radv")
     out = []
@@ -285,8 +288,10 @@ def capture_entries():
         spv = sorted(f for f in os.listdir(d) if f.endswith(".spv"))
         subs = sorted(s for s in os.listdir(os.path.join(d, "raw")) if s.startswith("submit"))
         cap0 = json.load(open(os.path.join(d, "raw", "submit0", "capture.json")))
+        fam = ([re.search(r"RADV_FORCE_FAMILY=(\w+)", l).group(1) for l in cmd if "RADV_FORCE_FAMILY=" in l]
+               or ["navi21"])[0]
         out.append({
-            "path": rel, "kind": "radv-capture", "family": "navi21", "target": "gfx1030",
+            "path": rel, "kind": "radv-capture", "family": fam, "target": FAMILY_TARGET[fam],
             "spirv": rel + "/" + spv[0],
             "source": FIX + "/glsl/" + spv[0][:-4] + ".comp",
             "submits": [rel + "/raw/" + s for s in subs],

@@ -7,7 +7,7 @@
 # (which would write into the shared tree), then records each capture:
 #   - SPIR-V from tests/fixtures/glsl/*.comp with glslangValidator -V --target-env vulkan1.3;
 #   - input files generated deterministically by make_inputs.py into <capture>/inputs/;
-#   - radv_capture with RADV_FORCE_FAMILY=navi21, MESA_SHADER_CACHE_DISABLE=true and an empty
+#   - radv_capture with RADV_FORCE_FAMILY=navi21 (or the entry's family), MESA_SHADER_CACHE_DISABLE=true and an empty
 #     XDG_CACHE_HOME (see the radv-capture README: a radv_builtin_shaders64 cache shifts VAs);
 #   - pm4_listing.py --check must pass on submit0;
 #   - trim.py then makes the capture small (see tests/fixtures/radv/README.md).
@@ -38,18 +38,26 @@ gcc -O1 -g -Wall -Wno-unused-function -Wno-unused-variable -DHAVE_ENDIAN_H \
     "$RC/radv_capture.c" -o "$BUILD/radv_capture" -ldl
 CAP=$BUILD/radv_capture
 
-# name  shader  radv_capture options (paths relative to the capture directory's inputs/)
+# name  shader  radv_capture options (paths relative to the capture directory's inputs/)  [family, default navi21]
 CAPTURES=(
   "scratch_array-w32|scratch_array|--binding 0:0:ssbo:1032:inputs/data.bin --groups 4,1,1 --subgroup-size 32"
   "scratch_array-w64|scratch_array|--binding 0:0:ssbo:1032:inputs/data.bin --groups 4,1,1 --subgroup-size 64"
   "push_consts_ubo-w32|push_consts_ubo|--push inputs/push.bin --binding 0:0:ubo:32:inputs/ubo.bin --binding 1:0:ssbo:512:inputs/vals.bin --groups 2,1,1 --subgroup-size 32"
   "fullscreen-indirect-w32|fullscreen|--push inputs/push.bin --binding 0:0:ssbo:1536:inputs/src.bin --binding 0:1:ssbo:1536:inputs/weight.bin --binding 0:2:ssbo:1536 --groups 3,2,1 --indirect --subgroup-size 32"
   "scratch_game-chained-w64|scratch_game|--push inputs/push.bin --binding 0:0:ssbo:1024:inputs/seeds.bin --binding 0:1:ssbo:1024 --groups 2,2,1 --subgroup-size 64 --ib-dw 1024"
+  "int64_div-w32|int64_div|--push inputs/push.bin --binding 0:0:ssbo:2560:inputs/a.bin --binding 0:1:ssbo:2560:inputs/b.bin --binding 0:2:ssbo:1280:inputs/c.bin --binding 0:3:ssbo:40960 --groups 6,1,1 --subgroup-size 32|navi21"
+  "int64_div-w64|int64_div|--push inputs/push.bin --binding 0:0:ssbo:2560:inputs/a.bin --binding 0:1:ssbo:2560:inputs/b.bin --binding 0:2:ssbo:1280:inputs/c.bin --binding 0:3:ssbo:40960 --groups 6,1,1 --subgroup-size 64|navi21"
+  "int64_div-navi10-w64|int64_div|--push inputs/push.bin --binding 0:0:ssbo:2560:inputs/a.bin --binding 0:1:ssbo:2560:inputs/b.bin --binding 0:2:ssbo:1280:inputs/c.bin --binding 0:3:ssbo:40960 --groups 6,1,1 --subgroup-size 64|navi10"
+  "int64_misc-w32|int64_misc|--push inputs/push.bin --binding 0:0:ssbo:2560:inputs/a.bin --binding 0:1:ssbo:2560:inputs/b.bin --binding 0:2:ssbo:1280:inputs/c.bin --binding 0:3:ssbo:40960 --groups 6,1,1 --subgroup-size 32|navi21"
+  "int64_misc-w64|int64_misc|--push inputs/push.bin --binding 0:0:ssbo:2560:inputs/a.bin --binding 0:1:ssbo:2560:inputs/b.bin --binding 0:2:ssbo:1280:inputs/c.bin --binding 0:3:ssbo:40960 --groups 6,1,1 --subgroup-size 64|navi21"
+  "int64_misc-navi10-w64|int64_misc|--push inputs/push.bin --binding 0:0:ssbo:2560:inputs/a.bin --binding 0:1:ssbo:2560:inputs/b.bin --binding 0:2:ssbo:1280:inputs/c.bin --binding 0:3:ssbo:40960 --groups 6,1,1 --subgroup-size 64|navi10"
 )
 
 mkdir -p "$OUT"
 for c in "${CAPTURES[@]}"; do
-    IFS='|' read -r name shader opts <<< "$c"
+    IFS='|' read -r name shader opts fam <<< "$c"
+    fam=${fam:-navi21}
+    if [ $# -gt 0 ] && ! printf '%s\n' "$@" | grep -qx "$name"; then continue; fi   # record.sh [NAME...]
     d=$OUT/$name
     echo "  $d"
     rm -rf "$d"
@@ -59,7 +67,7 @@ for c in "${CAPTURES[@]}"; do
     cache=$(mktemp -d /tmp/wavelift-radv-xdg.XXXXXX)
     # run inside the capture directory so the recorded paths are short and relative
     ( cd "$d" && env -u RADV_DEBUG -u RADV_PERFTEST -u ACO_DEBUG XDG_CACHE_HOME="$cache" \
-        RADV_FORCE_FAMILY=navi21 MESA_SHADER_CACHE_DISABLE=true \
+        RADV_FORCE_FAMILY=$fam MESA_SHADER_CACHE_DISABLE=true \
         "$CAP" "$shader.spv" raw $opts > radv_capture.log 2>&1 ) || { cat "$d/radv_capture.log"; exit 1; }
     rm -rf "$cache"
     python3 "$RC/pm4_listing.py" "$d/raw/submit0" --check > "$d/pm4_listing.txt"
@@ -68,7 +76,7 @@ for c in "${CAPTURES[@]}"; do
 # run in tests/fixtures/radv/$name (radv_capture built from ../shared/tools/radv-capture, see
 # tools/radv_capture_raw/record.sh); inputs/ made by tools/radv_capture_raw/make_inputs.py $name inputs
 glslangValidator -V --target-env vulkan1.3 ../../glsl/$shader.comp -o $shader.spv
-XDG_CACHE_HOME=\$(mktemp -d) RADV_FORCE_FAMILY=navi21 MESA_SHADER_CACHE_DISABLE=true radv_capture $shader.spv raw $opts
+XDG_CACHE_HOME=\$(mktemp -d) RADV_FORCE_FAMILY=$fam MESA_SHADER_CACHE_DISABLE=true radv_capture $shader.spv raw $opts
 python3 pm4_listing.py raw/submit0 --check > pm4_listing.txt
 python3 tools/radv_capture_raw/trim.py raw
 EOT

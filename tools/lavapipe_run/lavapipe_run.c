@@ -1,0 +1,216 @@
+/* lavapipe_run: run one SPIR-V compute shader on Mesa's lavapipe (the CPU Vulkan driver) and
+ * write every storage buffer back to a file -- the expected results for wavelift's replays of
+ * the same shader's RADV captures (tools/lavapipe_run/README.md).
+ *
+ *   lavapipe_run SHADER.spv OUTDIR --groups X,Y,Z [--push FILE]
+ *                [--binding SET:BINDING:BYTES[:FILE]]...
+ *
+ * Every binding is a storage buffer of BYTES bytes, filled from FILE (zeros after its end) or
+ * with zeros; after the dispatch each is written to OUTDIR/set<S>_binding<B>.bin.  Run it with
+ * VK_ICD_FILENAMES pointing at lavapipe's ICD; the device name is checked ("llvmpipe").
+ * Build: gcc -O1 -Wall -o lavapipe_run lavapipe_run.c -lvulkan
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <vulkan/vulkan.h>
+
+#define MAXB 16
+#define CHECK(x) do { VkResult r_ = (x); if (r_ != VK_SUCCESS) { \
+    fprintf(stderr, "lavapipe_run: %s failed: %d\n", #x, r_); exit(1); } } while (0)
+
+static void *read_file(const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) { perror(path); exit(1); }
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    void *p = calloc(1, n ? n : 1);
+    if (n && fread(p, 1, n, f) != (size_t)n) { perror(path); exit(1); }
+    fclose(f);
+    *size = n;
+    return p;
+}
+
+struct binding { unsigned set, binding; VkDeviceSize size; const char *file;
+                 VkBuffer buf; VkDeviceMemory mem; void *map; };
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) {
+        fprintf(stderr, "usage: lavapipe_run SHADER.spv OUTDIR --groups X,Y,Z [--push FILE] "
+                        "[--binding SET:BINDING:BYTES[:FILE]]...\n");
+        return 2;
+    }
+    const char *spv = argv[1], *outdir = argv[2], *push_file = NULL;
+    unsigned gx = 1, gy = 1, gz = 1, nb = 0, nsets = 0;
+    struct binding b[MAXB];
+    for (int i = 3; i < argc; i++) {
+        if (!strcmp(argv[i], "--groups") && i + 1 < argc) {
+            if (sscanf(argv[++i], "%u,%u,%u", &gx, &gy, &gz) != 3) return 2;
+        } else if (!strcmp(argv[i], "--push") && i + 1 < argc) {
+            push_file = argv[++i];
+        } else if (!strcmp(argv[i], "--binding") && i + 1 < argc && nb < MAXB) {
+            char *s = strdup(argv[++i]);
+            unsigned long long size;
+            int off = 0;
+            if (sscanf(s, "%u:%u:%llu%n", &b[nb].set, &b[nb].binding, &size, &off) < 3) return 2;
+            b[nb].size = size;
+            b[nb].file = s[off] == ':' ? s + off + 1 : NULL;
+            if (b[nb].set + 1 > nsets) nsets = b[nb].set + 1;
+            nb++;
+        } else {
+            fprintf(stderr, "lavapipe_run: bad argument %s\n", argv[i]);
+            return 2;
+        }
+    }
+    if (nsets > 4) return 2;
+
+    VkApplicationInfo app = { VK_STRUCTURE_TYPE_APPLICATION_INFO, NULL, "lavapipe_run", 1, NULL, 0,
+                              VK_API_VERSION_1_2 };
+    VkInstanceCreateInfo ici = { VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, NULL, 0, &app };
+    VkInstance inst;
+    CHECK(vkCreateInstance(&ici, NULL, &inst));
+    uint32_t npd = 1;
+    VkPhysicalDevice pd;
+    VkResult er = vkEnumeratePhysicalDevices(inst, &npd, &pd);
+    if ((er != VK_SUCCESS && er != VK_INCOMPLETE) || npd == 0) {
+        fprintf(stderr, "lavapipe_run: no Vulkan device\n");
+        return 3;
+    }
+    VkPhysicalDeviceProperties props;
+    vkGetPhysicalDeviceProperties(pd, &props);
+    if (!strstr(props.deviceName, "llvmpipe")) {
+        fprintf(stderr, "lavapipe_run: device is %s, not lavapipe (set VK_ICD_FILENAMES)\n",
+                props.deviceName);
+        return 3;
+    }
+    fprintf(stderr, "lavapipe_run: %s, driver 0x%x\n", props.deviceName, props.driverVersion);
+
+    uint32_t nq = 8;
+    VkQueueFamilyProperties qf[8];
+    vkGetPhysicalDeviceQueueFamilyProperties(pd, &nq, qf);
+    uint32_t qfam = 0;
+    while (qfam < nq && !(qf[qfam].queueFlags & VK_QUEUE_COMPUTE_BIT)) qfam++;
+    float prio = 1.0f;
+    VkDeviceQueueCreateInfo qci = { VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO, NULL, 0, qfam, 1, &prio };
+    VkPhysicalDeviceVulkan12Features f12 = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES };
+    f12.shaderBufferInt64Atomics = VK_TRUE;
+    VkPhysicalDeviceFeatures2 f2 = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &f12 };
+    f2.features.shaderInt64 = VK_TRUE;
+    f2.features.shaderFloat64 = VK_TRUE;
+    VkDeviceCreateInfo dci = { VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, &f2, 0, 1, &qci };
+    VkDevice dev;
+    CHECK(vkCreateDevice(pd, &dci, NULL, &dev));
+    VkQueue q;
+    vkGetDeviceQueue(dev, qfam, 0, &q);
+
+    VkPhysicalDeviceMemoryProperties mp;
+    vkGetPhysicalDeviceMemoryProperties(pd, &mp);
+    VkMemoryPropertyFlags want = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+    for (unsigned i = 0; i < nb; i++) {
+        VkBufferCreateInfo bci = { VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, NULL, 0, b[i].size,
+                                   VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, VK_SHARING_MODE_EXCLUSIVE };
+        CHECK(vkCreateBuffer(dev, &bci, NULL, &b[i].buf));
+        VkMemoryRequirements mr;
+        vkGetBufferMemoryRequirements(dev, b[i].buf, &mr);
+        uint32_t t = 0;
+        while (t < mp.memoryTypeCount && (!(mr.memoryTypeBits & (1u << t)) ||
+               (mp.memoryTypes[t].propertyFlags & want) != want)) t++;
+        if (t == mp.memoryTypeCount) { fprintf(stderr, "lavapipe_run: no memory type\n"); return 1; }
+        VkMemoryAllocateInfo mai = { VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, NULL, mr.size, t };
+        CHECK(vkAllocateMemory(dev, &mai, NULL, &b[i].mem));
+        CHECK(vkBindBufferMemory(dev, b[i].buf, b[i].mem, 0));
+        CHECK(vkMapMemory(dev, b[i].mem, 0, b[i].size, 0, &b[i].map));
+        memset(b[i].map, 0, b[i].size);
+        if (b[i].file) {
+            size_t n;
+            void *d = read_file(b[i].file, &n);
+            if (n > b[i].size) { fprintf(stderr, "lavapipe_run: %s larger than its buffer\n", b[i].file); return 1; }
+            memcpy(b[i].map, d, n);
+            free(d);
+        }
+    }
+
+    size_t push_size = 0;
+    void *push = push_file ? read_file(push_file, &push_size) : NULL;
+
+    VkDescriptorSetLayout dsl[4];
+    for (unsigned s = 0; s < nsets; s++) {
+        VkDescriptorSetLayoutBinding lb[MAXB];
+        unsigned n = 0;
+        for (unsigned i = 0; i < nb; i++)
+            if (b[i].set == s)
+                lb[n++] = (VkDescriptorSetLayoutBinding){ b[i].binding, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1,
+                                                          VK_SHADER_STAGE_COMPUTE_BIT, NULL };
+        VkDescriptorSetLayoutCreateInfo lci = { VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO, NULL, 0, n, lb };
+        CHECK(vkCreateDescriptorSetLayout(dev, &lci, NULL, &dsl[s]));
+    }
+    VkPushConstantRange pcr = { VK_SHADER_STAGE_COMPUTE_BIT, 0, (uint32_t)push_size };
+    VkPipelineLayoutCreateInfo plci = { VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO, NULL, 0, nsets, dsl,
+                                        push_size ? 1 : 0, &pcr };
+    VkPipelineLayout pl;
+    CHECK(vkCreatePipelineLayout(dev, &plci, NULL, &pl));
+
+    size_t code_size;
+    void *code = read_file(spv, &code_size);
+    VkShaderModuleCreateInfo smci = { VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, NULL, 0, code_size, code };
+    VkShaderModule sm;
+    CHECK(vkCreateShaderModule(dev, &smci, NULL, &sm));
+    VkComputePipelineCreateInfo cpci = { VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO, NULL, 0,
+        { VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, NULL, 0, VK_SHADER_STAGE_COMPUTE_BIT, sm, "main", NULL },
+        pl, VK_NULL_HANDLE, 0 };
+    VkPipeline pipe;
+    CHECK(vkCreateComputePipelines(dev, VK_NULL_HANDLE, 1, &cpci, NULL, &pipe));
+
+    VkDescriptorPoolSize ps = { VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, MAXB };
+    VkDescriptorPoolCreateInfo dpci = { VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO, NULL, 0, 4, 1, &ps };
+    VkDescriptorPool dp;
+    CHECK(vkCreateDescriptorPool(dev, &dpci, NULL, &dp));
+    VkDescriptorSet ds[4];
+    if (nsets) {
+        VkDescriptorSetAllocateInfo dsai = { VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO, NULL, dp, nsets, dsl };
+        CHECK(vkAllocateDescriptorSets(dev, &dsai, ds));
+    }
+    for (unsigned i = 0; i < nb; i++) {
+        VkDescriptorBufferInfo dbi = { b[i].buf, 0, VK_WHOLE_SIZE };
+        VkWriteDescriptorSet w = { VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, NULL, ds[b[i].set], b[i].binding, 0, 1,
+                                   VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, NULL, &dbi, NULL };
+        vkUpdateDescriptorSets(dev, 1, &w, 0, NULL);
+    }
+
+    VkCommandPoolCreateInfo cpi = { VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO, NULL, 0, qfam };
+    VkCommandPool cp;
+    CHECK(vkCreateCommandPool(dev, &cpi, NULL, &cp));
+    VkCommandBufferAllocateInfo cbai = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, NULL, cp,
+                                         VK_COMMAND_BUFFER_LEVEL_PRIMARY, 1 };
+    VkCommandBuffer cb;
+    CHECK(vkAllocateCommandBuffers(dev, &cbai, &cb));
+    VkCommandBufferBeginInfo cbbi = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO };
+    CHECK(vkBeginCommandBuffer(cb, &cbbi));
+    vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe);
+    if (nsets)
+        vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pl, 0, nsets, ds, 0, NULL);
+    if (push_size)
+        vkCmdPushConstants(cb, pl, VK_SHADER_STAGE_COMPUTE_BIT, 0, (uint32_t)push_size, push);
+    vkCmdDispatch(cb, gx, gy, gz);
+    VkMemoryBarrier mb = { VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL, VK_ACCESS_SHADER_WRITE_BIT, VK_ACCESS_HOST_READ_BIT };
+    vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb,
+                         0, NULL, 0, NULL);
+    CHECK(vkEndCommandBuffer(cb));
+    VkSubmitInfo si = { VK_STRUCTURE_TYPE_SUBMIT_INFO, NULL, 0, NULL, NULL, 1, &cb };
+    CHECK(vkQueueSubmit(q, 1, &si, VK_NULL_HANDLE));
+    CHECK(vkQueueWaitIdle(q));
+
+    for (unsigned i = 0; i < nb; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/set%u_binding%u.bin", outdir, b[i].set, b[i].binding);
+        FILE *f = fopen(path, "wb");
+        if (!f || fwrite(b[i].map, 1, b[i].size, f) != b[i].size) { perror(path); return 1; }
+        fclose(f);
+    }
+    vkDestroyDevice(dev, NULL);
+    vkDestroyInstance(inst, NULL);
+    return 0;
+}
