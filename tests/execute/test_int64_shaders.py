@@ -1,6 +1,6 @@
 """64-bit integer shaders (tests/fixtures/glsl/int64_*.comp: division/remainder by 32- and
 64-bit, uniform and constant divisors; multiply, variable shifts, rotates, min/max, float and
-double conversions) as RADV captured them for navi21 wave32/wave64 and navi10
+double conversions; buffer atomics) as RADV captured them for navi21 wave32/wave64 and navi10
 (tests/fixtures/captures/radv-int64_*.wlcap), replayed in wave and lane mode on both tiers, must
 leave their output buffer bit-identical to what lavapipe computed from the same SPIR-V and inputs
 (tests/fixtures/lavapipe/<shader>/, recorded by tools/lavapipe_run/record.sh; the captures also
@@ -22,7 +22,7 @@ import pytest
 from testpaths import FIXTURES, ROOT
 from wavelift import Capture, replay
 
-SHADERS = ("int64_div", "int64_misc")
+SHADERS = ("int64_div", "int64_misc", "int64_atomic")
 BUILDS = ("w32", "w64", "navi10-w64")
 OUTPUT = "set0_binding3.bin"       # the last binding of both shaders
 NOUT = 16                          # 64-bit results per lane
@@ -34,7 +34,10 @@ def expected(shader):
 
 def inputs(shader):
     d = FIXTURES / "radv" / f"{shader}-w32" / "inputs"
-    return {k: (d / f"{k}.bin").read_bytes() for k in ("a", "b", "c", "push")}
+    out = {k: (d / f"{k}.bin").read_bytes() for k in ("a", "b", "c", "push")}
+    o = d / "o.bin"                # the output buffer's initial bytes (atomics), else zeros
+    out["o"] = o.read_bytes() if o.exists() else bytes(len(out["a"]) * NOUT)
+    return out
 
 
 def differences(got, want):
@@ -55,7 +58,8 @@ def replay_and_compare(shader, build, mode):
 
 # default run: one build of each shader in wave mode on NumPy blocks (~4 s each); every build in
 # both modes on every tier (a C++ build of ~2,400 instructions per module and mode) with -m slow
-@pytest.mark.parametrize("shader,build", [("int64_div", "w32"), ("int64_misc", "navi10-w64")])
+@pytest.mark.parametrize("shader,build", [("int64_div", "w32"), ("int64_misc", "navi10-w64"),
+                                          ("int64_atomic", "w64")])
 def test_capture_replays_as_lavapipe(shader, build):
     replay_and_compare(shader, build, "wave")
 
@@ -76,7 +80,7 @@ def check_aco_launch(dev, sh, name):
     inp = inputs(shader)
     n = len(inp["a"]) // 8
     bufs = {(0, k): dev.upload(np.frombuffer(inp[x], np.uint8).copy()) for k, x in enumerate("abc")}
-    out = dev.upload(np.zeros(n * NOUT, np.uint64))
+    out = dev.upload(np.frombuffer(inp["o"], np.uint64).copy())
     bufs[(0, 3)] = out
     r = sh.launch(groups=(n // 64 + 1, 1, 1), buffers=bufs, push_constants=inp["push"])  # + an idle group
     assert r.landed, f"refused {r.refusal.code}: {r.refusal.message}"
@@ -101,7 +105,8 @@ def test_lavapipe_live_gives_the_committed_bytes(shader, tmp_path):
     d = FIXTURES / "radv" / f"{shader}-w32"
     cmd = [str(exe), f"{shader}.spv", str(tmp_path), "--groups", "6,1,1", "--push", "inputs/push.bin",
            "--binding", "0:0:2560:inputs/a.bin", "--binding", "0:1:2560:inputs/b.bin",
-           "--binding", "0:2:1280:inputs/c.bin", "--binding", "0:3:40960"]
+           "--binding", "0:2:1280:inputs/c.bin",
+           "--binding", "0:3:40960" + (":inputs/o.bin" if (d / "inputs/o.bin").exists() else "")]
     p = subprocess.run(cmd, cwd=d, capture_output=True, text=True,
                        env=dict(os.environ, VK_ICD_FILENAMES=LVP_ICD))
     if p.returncode == 3:

@@ -40,7 +40,7 @@ for name in "$@"; do
         --push "$push" $binds 2> "$BUILD/log" ) || { cat "$BUILD/log"; exit 1; }
     last=$(grep -o -- '--binding [^ ]*' <<< "$capline" | tail -1 | cut -d' ' -f2)
     s=$(cut -d: -f1 <<< "$last"); b=$(cut -d: -f2 <<< "$last")
-    for f in $(grep -o -- '--binding [^ ]*' <<< "$capline" | cut -d' ' -f2); do   # inputs unchanged
+    for f in $(grep -o -- '--binding [^ ]*' <<< "$capline" | cut -d' ' -f2 | head -n -1); do   # inputs unchanged
         file=$(cut -d: -f5 <<< "$f"); [ -n "$file" ] || continue
         cmp -n "$(stat -c %s "$d/$file")" "$d/$file" "$BUILD/o/set$(cut -d: -f1 <<< "$f")_binding$(cut -d: -f2 <<< "$f").bin"
     done

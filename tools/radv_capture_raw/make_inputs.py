@@ -70,6 +70,8 @@ def main():
         w("c.bin", u32s(c))
         # Push { uint64_t d64; uint d32; uint n; }
         w("push.bin", struct.pack("<QII", 0x100000007, 0xFFFFFFFB, n))
+        if name.startswith("int64_atomic"):   # the atomics' cells start non-zero
+            w("o.bin", struct.pack("<%dQ" % (16 * n), *[rnd(64) for _ in range(16 * n)]))
     else:
         sys.exit("unknown capture " + name)
 

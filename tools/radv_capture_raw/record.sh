@@ -51,6 +51,9 @@ CAPTURES=(
   "int64_misc-w32|int64_misc|--push inputs/push.bin --binding 0:0:ssbo:2560:inputs/a.bin --binding 0:1:ssbo:2560:inputs/b.bin --binding 0:2:ssbo:1280:inputs/c.bin --binding 0:3:ssbo:40960 --groups 6,1,1 --subgroup-size 32|navi21"
   "int64_misc-w64|int64_misc|--push inputs/push.bin --binding 0:0:ssbo:2560:inputs/a.bin --binding 0:1:ssbo:2560:inputs/b.bin --binding 0:2:ssbo:1280:inputs/c.bin --binding 0:3:ssbo:40960 --groups 6,1,1 --subgroup-size 64|navi21"
   "int64_misc-navi10-w64|int64_misc|--push inputs/push.bin --binding 0:0:ssbo:2560:inputs/a.bin --binding 0:1:ssbo:2560:inputs/b.bin --binding 0:2:ssbo:1280:inputs/c.bin --binding 0:3:ssbo:40960 --groups 6,1,1 --subgroup-size 64|navi10"
+  "int64_atomic-w32|int64_atomic|--push inputs/push.bin --binding 0:0:ssbo:2560:inputs/a.bin --binding 0:1:ssbo:2560:inputs/b.bin --binding 0:2:ssbo:1280:inputs/c.bin --binding 0:3:ssbo:40960:inputs/o.bin --groups 6,1,1 --subgroup-size 32|navi21"
+  "int64_atomic-w64|int64_atomic|--push inputs/push.bin --binding 0:0:ssbo:2560:inputs/a.bin --binding 0:1:ssbo:2560:inputs/b.bin --binding 0:2:ssbo:1280:inputs/c.bin --binding 0:3:ssbo:40960:inputs/o.bin --groups 6,1,1 --subgroup-size 64|navi21"
+  "int64_atomic-navi10-w64|int64_atomic|--push inputs/push.bin --binding 0:0:ssbo:2560:inputs/a.bin --binding 0:1:ssbo:2560:inputs/b.bin --binding 0:2:ssbo:1280:inputs/c.bin --binding 0:3:ssbo:40960:inputs/o.bin --groups 6,1,1 --subgroup-size 64|navi10"
 )
 
 mkdir -p "$OUT"
