@@ -537,7 +537,10 @@ def cmp_case(name, form):
 def register_vopc(names):
     for n in names:
         cmp_case(n, "e32")
-        if n.endswith(("_f32", "_i32", "_u16", "_f64")) or "class" in n:
+        # VOP3 forms with an SGPR destination, as the int64 lowerings use them (64-bit and u32
+        # compares of the division loops)
+        if n.endswith(("_f32", "_i32", "_u16", "_f64")) or "class" in n or \
+                (n.startswith("v_cmp_") and n.endswith(("_u32", "_u64", "_i64"))):
             cmp_case(n, "e64")
 
 
