@@ -1,11 +1,17 @@
-"""The `wavelift` command. Each subcommand lives next to the code it drives; this file only parses.
-
-Errors a user can act on are one line on stderr (no traceback unless --debug).
+"""The `wavelift` command (its --help text is DESCRIPTION). Each subcommand lives next to the
+code it drives; this file only parses. Errors a user can act on are one line on stderr (no
+traceback unless --debug).
 """
 from __future__ import annotations
 
 import argparse
+import os
+import re
 import sys
+
+DESCRIPTION = ("Carry out AMD RDNA (GFX10/10.3) compute dispatches without an AMD GPU: replay a "
+               ".wlcap capture, inspect it, render its memory, disassemble its code. "
+               "Guide: docs/guide.md.")
 
 
 class UserError(Exception):
@@ -32,7 +38,9 @@ def _cmd_disasm(a) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="wavelift", description=__doc__)
+    from . import __version__
+    p = argparse.ArgumentParser(prog="wavelift", description=DESCRIPTION)
+    p.add_argument("--version", action="version", version=f"wavelift {__version__}")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     sub = p.add_subparsers(dest="command", required=True)
     d = sub.add_parser("disasm", help="disassemble an AMDHSA code object or raw code (LLVM syntax)")
@@ -55,9 +63,60 @@ def _register_more(sub) -> None:
     register(sub)
 
 
+def _parsers(p):
+    yield p
+    for action in p._actions:                     # noqa: SLF001 - argparse has no public walk
+        if isinstance(action, argparse._SubParsersAction):  # noqa: SLF001
+            for sp in action.choices.values():
+                yield from _parsers(sp)
+
+
+_NEGATIVE = re.compile(r"-[0-9.]")
+
+
+def _join_negative_values(p, argv: list[str]) -> list[str]:
+    """`--range -1,1` as `--range=-1,1`: argparse takes a value that starts with '-' for an
+    option unless it is a plain number, so a value such as -1,1 or -1e3 after an option that
+    takes one value is joined to it."""
+    takes_value = {o for sp in _parsers(p) for a in sp._actions   # noqa: SLF001
+                   if a.nargs is None for o in a.option_strings}
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        if argv[i] == "--":
+            return out + argv[i:]
+        if argv[i] in takes_value and i + 1 < len(argv) and _NEGATIVE.match(argv[i + 1]):
+            out.append(f"{argv[i]}={argv[i + 1]}")
+            i += 2
+            continue
+        out.append(argv[i])
+        i += 1
+    return out
+
+
+def quiet_broken_pipe(fn):
+    """Run an entry point's `fn()` (returning its exit status) with its output flushed inside:
+    when the reader went away (`| head`) the command ends quietly with status 0 instead of a
+    BrokenPipeError traceback, here or when Python flushes stdout at exit."""
+    try:
+        rc = fn()
+        sys.stdout.flush()
+        return rc
+    except BrokenPipeError:
+        try:                      # nothing more can reach the reader; keep exit's flush quiet
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return 0
+
+
 def main(argv=None) -> int:
     p = build_parser()
-    a = p.parse_args(argv)
+    a = p.parse_args(_join_negative_values(p, list(sys.argv[1:] if argv is None else argv)))
+    return quiet_broken_pipe(lambda: _run(a))
+
+
+def _run(a) -> int:
     try:
         return int(a.func(a) or 0)
     except UserError as e:
@@ -65,13 +124,13 @@ def main(argv=None) -> int:
             raise
         print(f"wavelift: {shown(e)}", file=sys.stderr)
         return 2
-    except BrokenPipeError:
-        return 0
     except KeyboardInterrupt:
         if a.debug:
             raise
         print("wavelift: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        raise                     # quiet_broken_pipe: the reader went away, not a bug
     except Exception as e:  # noqa: BLE001 - a bug in wavelift, not the user's input
         if a.debug:
             raise

@@ -133,7 +133,8 @@ def build_report(results: Iterable, *, capture=None, capture_path: str | None = 
 
 
 def write_report(path, report: dict) -> None:
-    with open(path, "w", encoding="utf-8") as f:
+    from .outfile import atomic_output
+    with atomic_output(path, binary=False) as f:
         json.dump(report, f, indent=1, sort_keys=False)
         f.write("\n")
 
@@ -336,4 +337,7 @@ def schema_json() -> str:
 
 
 if __name__ == "__main__":     # python -m wavelift.report: print the JSON Schema
-    print(schema_json())
+    import sys
+
+    from wavelift.cli import quiet_broken_pipe
+    sys.exit(quiet_broken_pipe(lambda: print(schema_json())))

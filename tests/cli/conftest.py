@@ -4,6 +4,9 @@ dispatch)."""
 import hashlib
 import importlib.util
 import pathlib
+import shutil
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -29,6 +32,21 @@ def cli(capsys):
         rc = main([str(a) for a in argv])
         out, err = capsys.readouterr()
         return rc, out, err
+    return run
+
+
+@pytest.fixture
+def wavelift_cmd():
+    """wavelift_cmd(*argv, **run_kwargs) -> CompletedProcess of the installed `wavelift` command
+    (text output captured), as a user runs it."""
+    exe = shutil.which("wavelift")
+    base = [exe] if exe else [sys.executable, "-m", "wavelift"]
+
+    def run(*argv, **kw):
+        kw.setdefault("capture_output", True)
+        kw.setdefault("text", True)
+        kw.setdefault("timeout", 120)
+        return subprocess.run(base + [str(a) for a in argv], **kw)
     return run
 
 

@@ -19,15 +19,13 @@ def expected_map(x, lo, hi):
 def test_rgba8_bgra8_r8(cli, built, tmp_path):
     img = built["img"]
     rc, out, err = cli("show", built["images"], "img", "--format", "rgba8", "--width", 16,
-                       "--png", tmp_path / "a.png")
+                       "--alpha", "keep", "--png", tmp_path / "a.png")
     assert rc == 0, err
     assert "16x8 rgba8" in out
     np.testing.assert_array_equal(png.read(tmp_path / "a.png"), img)
-    rc, out, err = cli("show", built["images"], "img", "-f", "bgra8", "-W", 16, "--opaque",
+    rc, out, err = cli("show", built["images"], "img", "-f", "bgra8", "-W", 16,
                        "--png", tmp_path / "b.png")
-    exp = img[:, :, [2, 1, 0, 3]].copy()
-    exp[:, :, 3] = 255
-    np.testing.assert_array_equal(png.read(tmp_path / "b.png"), exp)
+    np.testing.assert_array_equal(png.read(tmp_path / "b.png"), img[:, :, [2, 1, 0]])  # opaque
     # r8 of the same bytes, 64 wide, rows 2..5 by offset/height
     rc, out, err = cli("show", built["images"], "img", "-f", "r8", "-W", 64, "--offset", 128,
                        "-H", 4, "--png", tmp_path / "c.png")
@@ -44,10 +42,10 @@ def test_r32f_auto_and_nan(cli, built, tmp_path):
     got = png.read(tmp_path / "f.png")
     assert got.shape == (10, 12, 3)
     g = expected_map(f, -1.0, 3.0)
-    exp = np.stack([g, np.zeros_like(g), np.zeros_like(g)], axis=2)
+    exp = np.stack([g, g, g], axis=2)            # gray, as the help says
     exp[2, 3] = (255, 0, 255)                    # NaN: magenta
     np.testing.assert_array_equal(got, exp)
-    assert tuple(got[4, 5]) == (255, 0, 0)       # +inf clips to 255
+    assert tuple(got[4, 5]) == (255, 255, 255)   # +inf clips to 255
     rc, out, err = cli("show", built["images"], "floats", "-f", "rg32f", "-W", 6, "-H", 10,
                        "--range", "0,2", "--png", tmp_path / "g.png")
     got = png.read(tmp_path / "g.png")
@@ -81,10 +79,59 @@ def test_before_after_vadd(cli, built, tmp_path):
     assert got.shape == (h, 2 * 32 + 2, 3)
     before = expected_map(np.zeros((h, 32)), -1024, 512)
     after = expected_map(built["vadd_c"].reshape(h, 32), -1024, 512)
-    np.testing.assert_array_equal(got[:, :32, 0], before)
+    np.testing.assert_array_equal(got[:, :32], np.stack([before] * 3, axis=2))
     np.testing.assert_array_equal(got[:, 32:34], np.full((h, 2, 3), 128, np.uint8))
-    np.testing.assert_array_equal(got[:, 34:, 0], after)
-    assert not got[:, 34:, 1:].any()
+    np.testing.assert_array_equal(got[:, 34:], np.stack([after] * 3, axis=2))
+    # --scale 3 and a negative --range without '=': the same image, each pixel a 3x3 square
+    rc, out, err = cli("show", built["vadd"], "c", "-f", "r32f", "-W", 32, "--dispatch", 0,
+                       "--before-after", "--range", "-1024,512", "--scale", 3,
+                       "--png", tmp_path / "ba3.png")
+    assert rc == 0, err
+    big = png.read(tmp_path / "ba3.png")
+    assert big.shape == (3 * h, 3 * (2 * 32 + 2), 3)
+    np.testing.assert_array_equal(big, got.repeat(3, axis=0).repeat(3, axis=1))
+
+
+def test_alpha(cli, built, tmp_path):
+    """A zeroed rgba8 buffer (alpha 0) is seen: black by default, the checkerboard with
+    --alpha checker; stored alpha only with --alpha keep."""
+    import wavelift
+    cap = wavelift.Capture(target="gfx1030")
+    px = np.zeros((16, 16, 4), np.uint8)
+    px[8:, :, :] = (200, 100, 50, 255)           # lower half opaque colour, upper half all zero
+    px[:8, 8:, :] = (200, 100, 50, 0)            # colour with alpha 0 on the upper right
+    cap.alloc(px.nbytes, data=px.reshape(-1), name="rgba")
+    cap.save(tmp_path / "z.wlcap")
+
+    def show(*args):
+        rc, out, err = cli("show", tmp_path / "z.wlcap", "rgba", "-f", "rgba8", "-W", 16,
+                           "--png", tmp_path / "z.png", *args)
+        assert rc == 0, err
+        return png.read(tmp_path / "z.png")
+    got = show()
+    np.testing.assert_array_equal(got, px[:, :, :3])
+    got = show("--alpha", "checker")
+    assert got.shape == (16, 16, 3)
+    board = (np.indices((16, 16)) // 8).sum(axis=0) % 2
+    board = np.where(board == 0, 153, 102).astype(np.uint8)
+    np.testing.assert_array_equal(got[:8], np.stack([board[:8]] * 3, axis=2))
+    np.testing.assert_array_equal(got[8:], px[8:, :, :3])
+    np.testing.assert_array_equal(show("--alpha", "keep"), px)
+
+
+def test_scale_limits(cli, built, tmp_path):
+    for scale in ("0", "65"):
+        rc, out, err = cli("show", built["images"], "img", "-f", "r8", "-W", 16, "--scale", scale,
+                           "--png", tmp_path / "s.png")
+        assert rc == 2 and "--scale" in err
+    import wavelift
+    cap = wavelift.Capture(target="gfx1030")
+    cap.alloc(1 << 16, name="big")
+    cap.save(tmp_path / "big.wlcap")
+    rc, out, err = cli("show", tmp_path / "big.wlcap", "big", "-f", "r8", "-W", 256,
+                       "--scale", 64, "--png", tmp_path / "s.png")
+    assert rc == 2 and "the PNG would have 268435456 pixels" in err
+    assert not (tmp_path / "s.png").exists()
 
 
 def test_png_roundtrip_and_filters():

@@ -137,6 +137,34 @@ def replay_until(cap, n: int, execute, before=None):
     return results[: n + 1]
 
 
+# --- output files ------------------------------------------------------------------------------
+def check_outputs(inputs: dict, outputs: dict) -> None:
+    """Refuse, before any work, an output that would overwrite an input or another output:
+    `inputs` / `outputs` map what the user calls a path ("the capture", "--json") to the path.
+    Paths are compared as files (links, `./x` vs `x`), not as text. Also refuses an output whose
+    directory does not exist or that is a directory."""
+    from ..outfile import same_file
+    outs = [(k, v) for k, v in outputs.items() if v]
+    for i, (what, path) in enumerate(outs):
+        for other, ipath in list(inputs.items()) + outs[:i]:
+            if ipath and same_file(path, ipath):
+                raise UserError(f"{what} {path} is {other} ({ipath}): wavelift does not overwrite "
+                                f"its input; give another file name")
+        d = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(d):
+            raise UserError(f"{what} {path}: the directory {d} does not exist")
+        if os.path.isdir(path):
+            raise UserError(f"{what} {path}: is a directory; give a file name")
+
+
+def write_output(what: str, path: str, write) -> None:
+    """`write(path)` (which writes with wavelift.outfile.atomic_output), its OSError as one line."""
+    try:
+        write(path)
+    except OSError as e:
+        raise UserError(f"{what} {path}: cannot write it ({e.strerror or e})") from None
+
+
 # --- naming ------------------------------------------------------------------------------------
 def hexa(a: int) -> str:
     return f"0x{int(a) & ((1 << 64) - 1):016x}"

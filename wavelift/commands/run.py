@@ -9,8 +9,8 @@ import os
 import sys
 import time
 
-from .common import (Progress, add_debug, check_backend, execute_fn, fmt_grid, hexa,
-                     load_capture, shown)
+from .common import (Progress, add_debug, check_backend, check_outputs, execute_fn, fmt_grid,
+                     hexa, load_capture, shown, write_output)
 
 
 def result_rows(results) -> list[list[str]]:
@@ -54,14 +54,9 @@ def format_results(results) -> str:
 def cmd_run(a) -> int:
     from ..replay import replay
     from ..report import build_report, write_report
+    check_outputs({"the capture": a.capture}, {"--out": a.out, "--json": a.json})
     cap = load_capture(a.capture)
     check_backend(a.backend)
-    for opt in ("json", "out"):
-        p = getattr(a, opt)
-        if p and not os.path.isdir(os.path.dirname(os.path.abspath(p))):
-            from ..cli import UserError
-            raise UserError(f"--{opt} {p}: the directory {os.path.dirname(os.path.abspath(p))} "
-                            f"does not exist")
     progress = Progress(a.progress or sys.stderr.isatty())
     t0 = time.perf_counter()
     execute = progress.wrap(execute_fn(a.backend, a.mode, {}))
@@ -91,15 +86,15 @@ def cmd_run(a) -> int:
     print(f"{landed} of {len(results)} dispatch(es) landed, {len(results) - landed} refused, "
           f"{elapsed:.2f}s")
     if a.json:
-        write_report(a.json, build_report(results, capture=cap, capture_path=a.capture,
-                                          backend=a.backend, mode=a.mode,
-                                          expected_problems=problems, time_s=elapsed))
+        report = build_report(results, capture=cap, capture_path=a.capture, backend=a.backend,
+                              mode=a.mode, expected_problems=problems, time_s=elapsed)
+        write_output("--json", a.json, lambda p: write_report(p, report))
         print(f"report: {a.json}")
     if a.out:
         cap.notes = dict(cap.notes or {}, after_replay_of=os.path.basename(a.capture),
                          after_replay_backend=a.backend, after_replay_mode=a.mode)
         cap.expected = None       # they describe the original capture, not this state
-        cap.save(a.out)
+        write_output("--out", a.out, cap.save)
         print(f"guest memory after the replay: {a.out}")
     ok = landed == len(results) and not problems
     return 0 if ok else 1

@@ -4,23 +4,30 @@ Pixels are read row by row from `--offset` (bytes into the allocation), `--strid
 (default width x pixel size); `--height` defaults to as many whole rows as fit. What is shown:
 the allocation as stored in the capture; `--dispatch N`: after dispatch N ran (the dispatches
 before it run too); `--dispatch N --before-after`: before and after dispatch N side by side
-(before on the left, a 2-pixel gray gap, after on the right).
+(before on the left, a 2-pixel gray gap, after on the right). `--scale N` makes each pixel an
+N x N square (nearest neighbour), gap included.
 
-Formats (little-endian): rgba8, bgra8 (4 bytes, shown as RGBA; --opaque forces alpha 255), r8
-(gray), r32ui, r32i (gray), r32f (gray), rg32f (R, G; B = 0), rgba32f (RGBA). Integer formats
+Formats (little-endian): rgba8, bgra8 (4 bytes, shown as RGBA), r8 (gray), r32ui, r32i (gray),
+r32f (gray), rg32f (R, G; B = 0), rgba32f (RGBA). Alpha of rgba8/bgra8/rgba32f, `--alpha`:
+opaque (the default: the colour channels as stored, alpha ignored, so a buffer whose alpha is 0
+is still seen), checker (composited over a gray checkerboard of 8-pixel squares: transparent
+parts show the board), keep (an RGBA PNG with the stored alpha). Integer formats
 other than 8-bit and all float formats are mapped linearly from a range [lo, hi] to 0..255:
     v8 = clip(floor((x - lo) / (hi - lo) * 255 + 0.5), 0, 255)        (0 when hi == lo)
 The range is `--range lo,hi`, or by default the smallest and largest finite value shown (of
-both images with --before-after, so they compare). NaN pixels are magenta (255, 0, 255) and
-+-inf clip to 255 / 0; float images are written as RGB(A) for that reason.
+both images with --before-after, so they compare); a negative lo needs no `=`
+(`--range -1,1`). NaN pixels are magenta (255, 0, 255) and +-inf clip to 255 / 0; float images
+are written as RGB(A) for that reason.
 """
 from __future__ import annotations
 
+import argparse
 import re
 
 import numpy as np
 
-from .common import add_debug, check_backend, execute_fn, hexa, load_capture, replay_until, shown
+from .common import (add_debug, check_backend, check_outputs, execute_fn, hexa, load_capture,
+                     replay_until, shown, write_output)
 
 FORMATS = {  # name: (bytes per pixel, dtype, channels, kind)
     "rgba8": (4, np.uint8, 4, "u8"),
@@ -35,6 +42,8 @@ FORMATS = {  # name: (bytes per pixel, dtype, channels, kind)
 GAP = 2
 GAP_VALUE = 128
 NAN_RGB = (255, 0, 255)
+CHECKER = 8, (153, 102)          # --alpha checker: square size and its two gray levels
+MAX_PIXELS = 1 << 26             # of the PNG written (8192 x 8192): bounds the memory show takes
 
 
 def texels(raw: np.ndarray, fmt: str, width: int, height: int, stride: int) -> np.ndarray:
@@ -52,15 +61,14 @@ def auto_range(*arrays) -> tuple[float, float]:
     return float(min(v.min() for v in vals)), float(max(v.max() for v in vals))
 
 
-def to_pixels(t: np.ndarray, fmt: str, lo: float, hi: float, opaque: bool = False) -> np.ndarray:
-    """uint8 pixels (H x W x C, C in 1/3/4) for texels `t` of `fmt`, mapped by [lo, hi]."""
+def to_pixels(t: np.ndarray, fmt: str, lo: float, hi: float) -> np.ndarray:
+    """uint8 pixels (H x W x C, C in 1/3/4) for texels `t` of `fmt`, mapped by [lo, hi]; alpha
+    as stored (apply_alpha decides what becomes of it)."""
     kind = FORMATS[fmt][3]
     if kind == "u8":
         px = t.copy()
         if fmt == "bgra8":
             px = px[:, :, [2, 1, 0, 3]]
-        if opaque and px.shape[2] == 4:
-            px[:, :, 3] = 255
         return px
     x = t.astype(np.float64)
     if hi > lo:
@@ -73,11 +81,11 @@ def to_pixels(t: np.ndarray, fmt: str, lo: float, hi: float, opaque: bool = Fals
     h, w, ch = v8.shape
     if kind == "mapped":
         return v8
-    # floats: RGB (or RGBA) so that NaN can be marked
+    # floats: RGB (or RGBA) so that NaN can be marked; one channel is gray
     out = np.zeros((h, w, 4 if ch == 4 else 3), np.uint8)
     out[:, :, :ch] = v8
-    if ch == 4 and opaque:
-        out[:, :, 3] = 255
+    if ch == 1:
+        out[:, :, 1] = out[:, :, 2] = v8[:, :, 0]
     anynan = nan.any(axis=2)
     out[anynan, 0], out[anynan, 1], out[anynan, 2] = NAN_RGB
     if ch == 4:
@@ -95,6 +103,26 @@ def side_by_side(left: np.ndarray, right: np.ndarray) -> np.ndarray:
     return out
 
 
+def scaled(px: np.ndarray, n: int) -> np.ndarray:
+    """Each pixel as an n x n square (nearest neighbour)."""
+    return px if n == 1 else np.repeat(np.repeat(px, n, axis=0), n, axis=1)
+
+
+def apply_alpha(px: np.ndarray, how: str) -> np.ndarray:
+    """RGBA pixels as --alpha says (see the module docstring); other pixels unchanged."""
+    if px.shape[2] != 4 or how == "keep":
+        return px
+    if how == "opaque":
+        return px[:, :, :3].copy()
+    size, (light, dark) = CHECKER
+    h, w = px.shape[:2]
+    yy, xx = np.indices((h, w))
+    board = np.where((yy // size + xx // size) % 2 == 0, light, dark).astype(np.float64)
+    a = px[:, :, 3:4].astype(np.float64) / 255.0
+    rgb = px[:, :, :3].astype(np.float64) * a + board[:, :, None] * (1.0 - a)
+    return np.floor(rgb + 0.5).astype(np.uint8)
+
+
 def _safe_name(s: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", s).strip("_") or "allocation"
 
@@ -107,6 +135,8 @@ def cmd_show(a) -> int:
     bpp = FORMATS[fmt][0]
     if a.width <= 0:
         raise UserError("--width must be positive")
+    if not 1 <= a.scale <= 64:
+        raise UserError(f"--scale {a.scale}: give 1 to 64 (screen pixels per image pixel)")
     if a.before_after and a.dispatch is None:
         raise UserError("--before-after needs --dispatch N (the dispatch to compare around)")
     alloc = find_allocation(cap.memory, a.allocation)
@@ -129,6 +159,12 @@ def cmd_show(a) -> int:
             raise UserError(f"{a.width}x{height} {fmt} pixels (stride {stride}) need {need} bytes "
                             f"from offset {a.offset}, but allocation {alloc.name!r} has {avail}")
     nbytes = (height - 1) * stride + a.width * bpp
+    pixels = height * (2 * a.width + GAP if a.before_after else a.width) * a.scale ** 2
+    if pixels > MAX_PIXELS:
+        raise UserError(f"the PNG would have {pixels} pixels (at most {MAX_PIXELS}): "
+                        f"lower --scale, --width or --height")
+    out = a.png or (_safe_name(alloc.name) + ("-before-after" if a.before_after else "") + ".png")
+    check_outputs({"the capture": a.capture}, {"--png": out})
     lo_hi = None
     if a.range:
         try:
@@ -161,17 +197,20 @@ def cmd_show(a) -> int:
     if lo_hi is None and kind != "u8":
         lo_hi = auto_range(t_after, *([t_before] if (t_before is not None and a.before_after) else []))
     lo, hi = lo_hi if lo_hi else (0.0, 255.0)
-    img = to_pixels(t_after, fmt, lo, hi, a.opaque)
+    img = to_pixels(t_after, fmt, lo, hi)
     if a.before_after:
-        img = side_by_side(to_pixels(t_before, fmt, lo, hi, a.opaque), img)
+        img = side_by_side(to_pixels(t_before, fmt, lo, hi), img)
         changed = int(np.any(t_before.view(np.uint8).reshape(height, a.width, -1)
                              != t_after.view(np.uint8).reshape(height, a.width, -1), axis=2).sum())
-    out = a.png or (_safe_name(alloc.name) + ("-before-after" if a.before_after else "") + ".png")
+    img = apply_alpha(scaled(img, a.scale), "opaque" if a.opaque else a.alpha)
     from .. import png
-    try:
-        png.write(out, img)
-    except OSError as e:
-        raise UserError(f"cannot write {out}: {e.strerror}") from None
+    from ..outfile import atomic_output
+
+    def write(path):
+        data = png.encode(img)
+        with atomic_output(path) as f:
+            f.write(data)
+    write_output("--png", out, write)
     rng = f", range [{lo:g}, {hi:g}]" if kind != "u8" else ""
     what = f"{alloc.name!r} at {hexa(address)}"
     print(f"wrote {out}: {img.shape[1]}x{img.shape[0]} PNG of {what}, {a.width}x{height} {fmt}"
@@ -184,7 +223,7 @@ def cmd_show(a) -> int:
 def register(sub) -> None:
     p = sub.add_parser("show", help="render an allocation as a PNG image (optionally before/after "
                                     "a dispatch)", description=__doc__,
-                       formatter_class=__import__("argparse").RawDescriptionHelpFormatter)
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("capture", help=".wlcap file")
     p.add_argument("allocation", help="allocation name (or unique prefix), or an address in it")
     p.add_argument("--format", "-f", choices=list(FORMATS), required=True)
@@ -196,7 +235,12 @@ def register(sub) -> None:
                    help="bytes from one row to the next (default: width x pixel size)")
     p.add_argument("--range", metavar="LO,HI", help="value range mapped to 0..255 (default: "
                    "min,max of the finite values shown)")
-    p.add_argument("--opaque", action="store_true", help="alpha 255 for rgba8/bgra8/rgba32f")
+    p.add_argument("--alpha", choices=["opaque", "checker", "keep"], default="opaque",
+                   help="rgba8/bgra8/rgba32f alpha: ignore it (default), composite over a "
+                        "checkerboard, or keep it in an RGBA PNG")
+    p.add_argument("--opaque", action="store_true", help=argparse.SUPPRESS)  # older --alpha opaque
+    p.add_argument("--scale", type=int, default=1, metavar="N",
+                   help="each pixel as an N x N square (default 1)")
     p.add_argument("--png", metavar="FILE", help="output file (default: <allocation>.png)")
     p.add_argument("--dispatch", "-d", type=int, metavar="N",
                    help="show the allocation after dispatch N ran")

@@ -15,7 +15,6 @@ import os
 import re
 import stat
 import struct
-import tempfile
 import zlib
 
 import numpy as np
@@ -324,40 +323,34 @@ class Capture:
 
     # --- saving -----------------------------------------------------------------------------
     def save(self, path) -> None:
-        path = os.fspath(path)
-        d = os.path.dirname(os.path.abspath(path))
-        fd, tmp = tempfile.mkstemp(prefix=".wlcap-", dir=d)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(b"\0" * HEADER.size)
-                pos = ALIGN
-                allocs = []
-                for a in self.memory.allocations:
-                    ext = []
-                    for off, ln in _extents(a.data):
-                        f.seek(pos)
-                        piece = a.data[off: off + ln]
-                        f.write(memoryview(np.ascontiguousarray(piece)))
-                        ext.append([off, ln, pos, zlib.crc32(piece)])
-                        pos = -(-(pos + ln) // ALIGN) * ALIGN
-                    allocs.append(dict(name=a.name, base=f"0x{a.base:016x}", size=a.size, extents=ext))
-                meta = dict(format="wlcap", version=VERSION, target=self.target, allocations=allocs,
-                            streams=[dict(address=f"0x{s:016x}", size_dw=n) for s, n in self.streams],
-                            expected=self.expected, notes=self.notes)
-                mb = json.dumps(meta, indent=1, sort_keys=True).encode()
-                f.seek(pos)
-                f.write(mb)
-                size = pos + len(mb)
-                f.truncate(size)
-                hdr = HEADER.pack(MAGIC, VERSION, 0, pos, len(mb), size, zlib.crc32(mb), b"\0" * 16, 0)
-                hdr = hdr[:60] + struct.pack("<I", zlib.crc32(hdr[:60]))
-                f.seek(0)
-                f.write(hdr)
-            os.replace(tmp, path)        # a reader of the old file never sees half of the new one
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+        """Write the capture to `path` all or nothing, with a new file's mode (or the replaced
+        file's): wavelift.outfile.atomic_output."""
+        from ..outfile import atomic_output
+        with atomic_output(path) as f:
+            f.write(b"\0" * HEADER.size)
+            pos = ALIGN
+            allocs = []
+            for a in self.memory.allocations:
+                ext = []
+                for off, ln in _extents(a.data):
+                    f.seek(pos)
+                    piece = a.data[off: off + ln]
+                    f.write(memoryview(np.ascontiguousarray(piece)))
+                    ext.append([off, ln, pos, zlib.crc32(piece)])
+                    pos = -(-(pos + ln) // ALIGN) * ALIGN
+                allocs.append(dict(name=a.name, base=f"0x{a.base:016x}", size=a.size, extents=ext))
+            meta = dict(format="wlcap", version=VERSION, target=self.target, allocations=allocs,
+                        streams=[dict(address=f"0x{s:016x}", size_dw=n) for s, n in self.streams],
+                        expected=self.expected, notes=self.notes)
+            mb = json.dumps(meta, indent=1, sort_keys=True).encode()
+            f.seek(pos)
+            f.write(mb)
+            size = pos + len(mb)
+            f.truncate(size)
+            hdr = HEADER.pack(MAGIC, VERSION, 0, pos, len(mb), size, zlib.crc32(mb), b"\0" * 16, 0)
+            hdr = hdr[:60] + struct.pack("<I", zlib.crc32(hdr[:60]))
+            f.seek(0)
+            f.write(hdr)
 
     # --- loading ----------------------------------------------------------------------------
     @classmethod
