@@ -113,3 +113,68 @@ def test_lavapipe_live_gives_the_committed_bytes(shader, tmp_path):
         pytest.skip("no lavapipe device: " + p.stderr[-200:])
     assert p.returncode == 0, p.stderr
     assert (tmp_path / OUTPUT).read_bytes() == (FIXTURES / "lavapipe" / shader / OUTPUT).read_bytes()
+
+
+# LLVM's own 64-bit division expansion (AMDGPU's LowerUDIVREM64: v_rcp_iflag_f32 of a float made
+# from both halves, v_fmamk/v_madmk by 2^32 and 2^-32, v_mul_hi_u32 / v_mad_u64_u32 refinement,
+# v_sub_co_ci_u32 corrections) as clang emits it for OpenCL, on the captures' inputs, against
+# Python integers.
+DIV_CL = """
+__kernel void udiv(__global const ulong *a, __global const uint *c, __global const ulong *b,
+                   __global ulong *o, uint n) {
+    uint i = get_global_id(0);
+    if (i >= n) return;
+    ulong x = a[i], y = b[i] | 1ul;
+    uint d = c[i] | 1u;
+    o[6*i+0] = x / d;
+    o[6*i+1] = x % d;
+    o[6*i+2] = x / y;
+    o[6*i+3] = x % y;
+    bool ovf = x == 0x8000000000000000ul;          /* LONG_MIN / -1 is undefined */
+    o[6*i+4] = ovf && y == ~0ul ? 0 : (ulong)((long)x / (long)y);
+    o[6*i+5] = ovf && d == ~0u ? 0 : (ulong)((long)x % (long)(int)d);
+}
+"""
+
+
+def _tdiv(x, y):
+    q = abs(x) // abs(y)
+    return q if (x < 0) == (y < 0) else -q
+
+
+def _s(v, bits):
+    return v - (1 << bits) if v >> (bits - 1) else v
+
+
+def _div_ref(x, y, d):
+    M = (1 << 64) - 1
+    sx, sy, sd = _s(x, 64), _s(y, 64), _s(d, 32)
+    ovf = x == 1 << 63
+    return [x // d, x % d, x // y, x % y, 0 if ovf and sy == -1 else _tdiv(sx, sy) & M,
+            0 if ovf and sd == -1 else (sx - _tdiv(sx, sd) * sd) & M]
+
+
+@pytest.mark.skipif(shutil.which("clang-19") is None, reason="clang-19 not installed")
+@pytest.mark.parametrize("target", ("gfx1030", "gfx1010"))
+def test_llvm_udiv64_expansion(target, tmp_path):
+    import wavelift
+    src, out = tmp_path / "div.cl", tmp_path / "div.hsaco"
+    src.write_text(DIV_CL)
+    subprocess.run(["clang-19", "-x", "cl", "-cl-std=CL2.0", "-Xclang", "-finclude-default-header",
+                    "-nogpulib", "-target", "amdgcn-amd-amdhsa", f"-mcpu={target}", "-O2", "-include",
+                    str(FIXTURES / "opencl" / "wl_builtins.h"), str(src), "-o", str(out)], check=True)
+    inp = inputs("int64_div")
+    a, b = (np.frombuffer(inp[k], np.uint64) for k in "ab")
+    c = np.frombuffer(inp["c"], np.uint32)
+    n = len(a)
+    for mode in ("wave", "lane"):
+        dev = wavelift.Device(target, backend="numpy", mode=mode)
+        k = dev.load_code_object(str(out)).kernel("udiv")
+        ob = dev.upload(np.zeros(6 * n, np.uint64))
+        r = k.launch(global_size=(n, 1, 1), block=(64, 1, 1),
+                     args=[dev.upload(a), dev.upload(c), dev.upload(b), ob, n])
+        assert r.landed, r.refusal
+        got = dev.download(ob, np.uint64).reshape(n, 6)
+        want = np.array([_div_ref(int(x), int(y) | 1, int(d) | 1) for x, y, d in zip(a, b, c)], np.uint64)
+        first, count = differences(got, want)
+        assert not count, f"{mode}: {count} results differ (lane, result, got, want): {first}"
