@@ -143,6 +143,10 @@ def execute_dispatch(memory, config, index=0, backend="numpy", mode="wave", cach
             raise Refused("backend.unavailable", f"backend {backend!r} is not available here")
         if mode not in ("wave", "lane"):
             raise Refused("backend.unavailable", f"mode {mode!r} is not 'wave' or 'lane'")
+        from .isa.instruction import TARGETS        # a Capture built in Python may name any target
+        if config.target not in TARGETS:
+            raise Refused("dispatch.bad_target", f"target {config.target!r}: wavelift runs code "
+                                                 f"for {', '.join(TARGETS)}")
         if backend == "cuda":
             Runtime = _cuda.Runtime
 
