@@ -1,11 +1,12 @@
 """wavelift: carry out AMD RDNA compute dispatches without an AMD GPU."""
 from __future__ import annotations
 
+# The one place the version is written: pyproject.toml reads it (tool.setuptools.dynamic).
 __version__ = "0.1.0"
 
-from .refusal import Refusal, Refused  # noqa: E402
-
-_LAZY = {
+_LAZY = {  # name: (module, attribute); lazy, so `python -m wavelift.refusal` runs a fresh module
+    "Refusal": ("wavelift.refusal", "Refusal"),
+    "Refused": ("wavelift.refusal", "Refused"),
     "Device": ("wavelift.driver.device", "Device"),
     "Capture": ("wavelift.memory.capture", "Capture"),
     "replay": ("wavelift.replay", "replay"),

@@ -1,10 +1,10 @@
 """`wavelift info CAPTURE`: what a capture holds, without running any dispatch.
 
-The streams are walked (the walker must, to find dispatches) on the capture as loaded — this
-process's private copy of guest memory (decision 0018) — and nothing is ever saved: packets that
-write guest memory (WRITE_DATA, COPY_DATA, DMA_DATA, RELEASE_MEM) change only that copy.
-Guest text (allocation names, notes) is printed escaped (wavelift.cli.shown).
+The file is never written: packets that write guest memory (WRITE_DATA, COPY_DATA, DMA_DATA,
+RELEASE_MEM) change only the copy in memory that info walks to find the dispatches. Names and
+notes from the capture are printed with control characters escaped.
 """
+# The walk runs on this process's private copy (decision 0018); escaping: wavelift.cli.shown.
 from __future__ import annotations
 
 import os

@@ -76,8 +76,10 @@ class Device:
                  execute=None):
         """`execute`, if given, replaces the backend: a callable (memory, config, index) ->
         DispatchResult, as replay.run_stream takes it (tools and config-only tests use it)."""
-        if target not in TARGETS:
-            raise UserError(f"unknown target {target!r} (wavelift knows {', '.join(TARGETS)})")
+        from ..isa.instruction import TARGETS as RUNS   # the targets whose code wavelift runs
+        if target not in RUNS:
+            why = "its ISA is not supported" if target in TARGETS else "unknown target"
+            raise UserError(f"target {target!r}: {why} (wavelift runs {', '.join(RUNS)})")
         if backend not in ("numpy", "cuda"):
             raise UserError(f"unknown backend {backend!r} (numpy or cuda)")
         if mode not in ("wave", "lane"):
