@@ -9,6 +9,12 @@ given (functions without a descriptor, e.g. callees, take the kernels' wave size
 from e_flags unless --target is given.  The ELF is read by wavelift.driver.codeobject.  A raw
 file is decoded whole.
 Bytes that do not decode print as objdump does (``.long 0x...`` / ``.byte ...``).
+
+For a .wlcap capture: the program of each dispatch (found by walking the streams, none is run),
+once per program address, as ``<address> <dispatch N>:`` and its instructions from the entry
+(those reachable from it when the whole program decodes, else up to the first s_endpgm past
+every branch), with the capture's target and each dispatch's wave size.  A directory, an empty
+file or anything that is not a regular file is an error.
 """
 from __future__ import annotations
 
@@ -97,14 +103,68 @@ def code_object_listing(data: bytes, target=None, wave64=None):
     return lines
 
 
+def capture_listing(path, wave64=None):
+    """The listing of each dispatch's program in the capture at `path` (see the module
+    docstring)."""
+    from ..cli import shown
+    from ..commands.common import load_capture
+    from ..commands.info import walk_capture
+    from ..commands.trace import decode_program
+    from ..execute import _program_bytes
+    from ..refusal import Refused
+    cap = load_capture(path)
+    if cap.target not in TARGETS:
+        raise _user_error(f"{path}: the capture is for {cap.target}; wavelift decodes "
+                          f"{', '.join(TARGETS)}")
+    _, results, stopped, _ = walk_capture(cap)
+    by_program: dict = {}
+    for r in results:
+        if r.config is not None:
+            by_program.setdefault((r.config.program_address, r.config.wave_size), []).append(r.index)
+    if not by_program:
+        why = f" ({shown(stopped[0][1])})" if stopped else ""
+        raise _user_error(f"{path}: the capture has no dispatch, so no program to disassemble{why}")
+    lines = []
+    for (address, wave), indices in by_program.items():
+        w64 = wave == 64 if wave64 is None else wave64
+        lines.append("")
+        lines.append(f"{address:016x} <dispatch {', '.join(map(str, indices))}>:")
+        config = next(r.config for r in results if r.index == indices[0])
+        try:
+            code, _, entry = _program_bytes(cap.memory, config)
+        except Refused as e:
+            lines.append(f"\t; {shown(e.refusal)}")
+            continue
+        instrs, note = decode_program(code[entry:], cap.target, w64, address)
+        lines.extend("\t" + i.text for i in instrs)
+        if note:                                    # why the listing is linear, or stops
+            lines.append(f"\t; {shown(note.lstrip(' —'))}")
+    return lines
+
+
 def disasm_command(path, target=None, wave64=None, out=None) -> int:
+    import stat
     import sys
+
+    from ..memory.capture import MAGIC, file_kind
     out = out or sys.stdout
-    if not os.path.isfile(path):
-        raise _user_error(f"{path}: no such file")
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise _user_error(f"{path}: no such file") from None
+    except OSError as e:
+        raise _user_error(f"{path}: cannot read it ({e.strerror})") from None
+    if not stat.S_ISREG(mode):                     # a FIFO would make the read wait
+        raise _user_error(f"{path}: is {file_kind(mode)}, not a code object, raw code or capture")
     with open(path, "rb") as f:
         data = f.read()
-    if data[:4] == b"\x7fELF":
+    if not data:
+        raise _user_error(f"{path}: is empty; there is no code to disassemble")
+    if data[:len(MAGIC)] == MAGIC:
+        if target is not None:
+            raise _user_error(f"{path}: is a capture; its target is its own (leave out --target)")
+        lines = capture_listing(path, wave64)
+    elif data[:4] == b"\x7fELF":
         from ..driver.codeobject import CodeObjectError
         try:
             lines = code_object_listing(data, target, wave64)
