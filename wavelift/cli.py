@@ -43,8 +43,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"wavelift {__version__}")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     sub = p.add_subparsers(dest="command", required=True)
-    d = sub.add_parser("disasm", help="disassemble an AMDHSA code object or raw code (LLVM syntax)")
-    d.add_argument("file")
+    d = sub.add_parser("disasm", help="disassemble an AMDHSA code object, raw code, or the "
+                                      "programs of a capture's dispatches (LLVM syntax)")
+    d.add_argument("file", help="code object (.hsaco/.o), raw code, or .wlcap capture")
     d.add_argument("--target", choices=["gfx1030", "gfx1010"], default=None,
                    help="default: from the code object, else gfx1030")
     d.add_argument("--wave64", action="store_true", default=None,
