@@ -88,4 +88,7 @@ def markdown_table() -> str:
 
 
 if __name__ == "__main__":
-    print(markdown_table(), end="")
+    import sys
+
+    from wavelift.cli import quiet_broken_pipe      # `| head`: no BrokenPipeError traceback
+    sys.exit(quiet_broken_pipe(lambda: print(markdown_table(), end="")))

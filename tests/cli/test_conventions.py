@@ -105,7 +105,9 @@ def test_negative_option_values(cli, built, tmp_path):
 
 
 @pytest.mark.parametrize("argv", [["wavelift", "info", "{vadd}"], ["wavelift", "--help"],
-                                  ["python", "-m", "wavelift.report"]])
+                                  ["python", "-m", "wavelift.report"],
+                                  ["python", "-m", "wavelift.refusal"],
+                                  ["python", "-m", "wavelift.isa.coverage"]])
 def test_closed_pipe_is_quiet(built, argv, wavelift_cmd):
     """Output into a pipe whose reader is gone (`| head`): no traceback, no 'Exception ignored',
     status 0. The read end is closed before the command starts, so every write fails."""
