@@ -34,7 +34,8 @@ def shown(text) -> str:
 
 def _cmd_disasm(a) -> int:
     from .isa.disasm_cli import disasm_command
-    return disasm_command(a.file, target=a.target, wave64=a.wave64, out=sys.stdout)
+    return disasm_command(a.file, target=a.target, wave64=a.wave64, out=sys.stdout,
+                          show_encoding=a.show_encoding, kernel=a.kernel)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -50,6 +51,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="default: from the code object, else gfx1030")
     d.add_argument("--wave64", action="store_true", default=None,
                    help="decode as wave64 (default: from the kernel descriptor)")
+    d.add_argument("--show-encoding", "-e", action="store_true",
+                   help="each line with llvm-objdump's comment: address, encoding words, and "
+                        "a branch's target as <symbol+0xoffset>")
+    d.add_argument("--kernel", "-k", metavar="NAME",
+                   help="only symbol NAME of a code object (llvm-objdump --disassemble-symbols)")
     d.set_defaults(func=_cmd_disasm)
     _register_more(sub)
     return p

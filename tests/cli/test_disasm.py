@@ -1,11 +1,16 @@
-"""`wavelift disasm` on what is not a code object (issue 26 item 3, clear errors): a capture
-disassembles each dispatch's program (its header was decoded as code), a directory is called a
-directory, an empty file or a FIFO is an error (not rc 0, not a hang)."""
+"""`wavelift disasm` (issue 26 item 3): a capture disassembles each dispatch's program (its
+header was decoded as code), a directory is called a directory, an empty file or a FIFO is an
+error (not rc 0, not a hang); --show-encoding gives llvm-objdump -d's lines exactly (address,
+words, branch labels), --kernel one symbol."""
 import os
+import subprocess
+
+import pytest
 
 import wavelift
+from wavelift.isa.llvm_oracle import LLVM_OBJDUMP, have_llvm
 
-from conftest import VADD_HSACO
+from conftest import ROOT, VADD_HSACO
 
 
 def one_error(p) -> str:
@@ -55,3 +60,49 @@ def test_not_code(wavelift_cmd, tmp_path):
     assert "is empty" in one_error(wavelift_cmd("disasm", tmp_path / "empty"))
     os.mkfifo(tmp_path / "fifo")
     assert "a FIFO" in one_error(wavelift_cmd("disasm", tmp_path / "fifo", timeout=60))
+
+
+def objdump(path, wave64):
+    args = [LLVM_OBJDUMP, "-d"] + (["--mattr=+wavefrontsize64"] if wave64 else []) + [str(path)]
+    out = subprocess.run(args, capture_output=True, text=True, check=True).stdout.split("\n")
+    return out[out.index("Disassembly of section .text:") + 1:]
+
+
+@pytest.mark.parametrize("name", ["gfx1030/basic-O2-w32-mubuf.hsaco",
+                                  "gfx1030/basic-O0-w64-flat.hsaco",
+                                  "gfx1010/basic-O2-w32-mubuf.hsaco"])
+def test_show_encoding_is_objdump(wavelift_cmd, name):
+    if not have_llvm():
+        pytest.skip("llvm-objdump-19 not installed: cannot compare with LLVM")
+    path = ROOT / "tests" / "fixtures" / name
+    want = objdump(path, "-w64" in name)
+    p = wavelift_cmd("disasm", "--show-encoding", path)
+    assert p.returncode == 0, p.stderr
+    got = p.stdout.split("\n")
+    assert got == want
+    assert sum(" <" in x and "// " in x for x in got) > 3          # branch labels compared
+    # --kernel: that symbol's part of the listing, exactly
+    heads = [i for i, x in enumerate(got) if x.endswith(">:")]
+    i = next(k for k, h in enumerate(heads) if got[h].endswith("<lds_reduce>:"))
+    p = wavelift_cmd("disasm", "-e", "--kernel", "lds_reduce", path)
+    assert p.stdout.split("\n") == [""] + got[heads[i]:heads[i + 1] - 1] + [""]
+
+
+def test_kernel_errors(wavelift_cmd, built, tmp_path):
+    err = one_error(wavelift_cmd("disasm", VADD_HSACO, "--kernel", "nope"))
+    assert "no symbol 'nope'" in err and "'vadd'" in err
+    assert "--kernel" in one_error(wavelift_cmd("disasm", built["two"], "--kernel", "vadd"))
+    (tmp_path / "raw.bin").write_bytes(bytes.fromhex("000081bf"))
+    assert "raw code" in one_error(wavelift_cmd("disasm", tmp_path / "raw.bin", "-k", "x"))
+    p = wavelift_cmd("disasm", "-e", tmp_path / "raw.bin")
+    assert p.stdout == "\ts_endpgm" + " " * 51 + "// 000000000000: BF810000\n"
+
+
+def test_capture_show_encoding(wavelift_cmd, built):
+    """A capture's listing with -e: the program's guest addresses, and branch labels named
+    after the dispatch."""
+    p = wavelift_cmd("disasm", "-e", built["two"])
+    lines = [x for x in p.stdout.split("\n") if "//" in x]
+    base = int(p.stdout.split("\n")[1].split()[0], 16)
+    assert int(lines[0].split("// ")[1].split(":")[0], 16) == base
+    assert any(x.endswith("<dispatch 0+0x9c>") for x in lines)

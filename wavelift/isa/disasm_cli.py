@@ -1,4 +1,5 @@
-"""`wavelift disasm FILE [--target gfx1030|gfx1010] [--wave64]`: LLVM-syntax listing.
+"""`wavelift disasm FILE [--target gfx1030|gfx1010] [--wave64] [--show-encoding] [--kernel NAME]`:
+LLVM-syntax listing.
 
 For an AMDHSA code object: every function symbol in .text, in address order, as llvm-objdump-19
 prints it (a blank line, ``<16 hex digits address> <name>:``, then one tab-indented instruction
@@ -9,6 +10,10 @@ given (functions without a descriptor, e.g. callees, take the kernels' wave size
 from e_flags unless --target is given.  The ELF is read by wavelift.driver.codeobject.  A raw
 file is decoded whole.
 Bytes that do not decode print as objdump does (``.long 0x...`` / ``.byte ...``).
+``--show-encoding`` adds objdump's comment to each line, so that a code object's listing is
+llvm-objdump-19 -d's from its first symbol on, byte for byte: the text padded to column 60,
+``// ADDRESS: WORDS`` (12 hex digits, the encoding's dwords) and, for a SOPP branch, its
+target as ``<symbol+0xoffset>``.  ``--kernel NAME`` lists only that symbol.
 
 For a .wlcap capture: the program of each dispatch (found by walking the streams, none is run),
 once per program address, as ``<address> <dispatch N>:`` and its instructions from the entry
@@ -30,9 +35,9 @@ def _user_error(msg):
     return UserError(msg)
 
 
-def listing(code: bytes, target: str, wave64: bool, memo=None):
-    """Lines (without tab) for ``code``: decoded text or objdump's fallback for bytes that do not
-    decode (``.long 0x%08x`` per dword, ``.byte ...`` for a tail shorter than a dword).
+def entries(code: bytes, target: str, wave64: bool, memo=None):
+    """[(offset, size, text)] for ``code``: decoded text or objdump's fallback for bytes that do
+    not decode (``.long 0x%08x`` per dword, ``.byte ...`` for a tail shorter than a dword).
 
     ``memo`` (a dict, shared by the calls of one listing) remembers the text of every decoded
     instruction by its bytes: compiled code repeats instructions a lot, and an instruction's text
@@ -47,7 +52,7 @@ def listing(code: bytes, target: str, wave64: bool, memo=None):
         if hit is not None:
             for size, full, text in hit:
                 if size == 4 or code[pos:pos + size] == full:
-                    out.append(text)
+                    out.append((pos, size, text))
                     pos += size
                     break
             else:
@@ -58,20 +63,63 @@ def listing(code: bytes, target: str, wave64: bool, memo=None):
             ins = decode_one(code, pos, target, wave64)
         except DecodeError:
             if n - pos >= 4:
-                out.append(f".long {struct.unpack_from('<I', code, pos)[0]:#010x}")
+                out.append((pos, 4, f".long {struct.unpack_from('<I', code, pos)[0]:#010x}"))
                 pos += 4
             else:
-                out.append(".byte " + ", ".join(f"0x{b:02x}" for b in code[pos:]))
+                out.append((pos, n - pos, ".byte " + ", ".join(f"0x{b:02x}" for b in code[pos:])))
                 pos = n
             continue
         memo.setdefault(k, []).append((ins.size, code[pos:pos + ins.size], ins.text))
-        out.append(ins.text)
+        out.append((pos, ins.size, ins.text))
         pos += ins.size
     return out
 
 
-def code_object_listing(data: bytes, target=None, wave64=None):
-    """objdump -d's listing of every symbol in .text (see the module docstring)."""
+def listing(code: bytes, target: str, wave64: bool, memo=None):
+    """The text of each of ``entries(code, ...)``."""
+    return [t for _, _, t in entries(code, target, wave64, memo)]
+
+
+# SOPP branches: objdump names their target (<symbol+0xoffset>) after the encoding
+BRANCHES = frozenset({"s_branch", "s_cbranch_scc0", "s_cbranch_scc1", "s_cbranch_vccz",
+                      "s_cbranch_vccnz", "s_cbranch_execz", "s_cbranch_execnz",
+                      "s_cbranch_cdbgsys", "s_cbranch_cdbguser", "s_cbranch_cdbgsys_or_user",
+                      "s_cbranch_cdbgsys_and_user"})
+
+
+def branch_target(text: str, address: int):
+    """The address a SOPP branch at ``address`` goes to (PC + 4 + 4 x simm16), else None."""
+    name, _, rest = text.partition(" ")
+    if name not in BRANCHES or not rest.isdigit():
+        return None
+    v = int(rest) & 0xFFFF
+    return address + 4 + 4 * (v - 0x10000 if v & 0x8000 else v)
+
+
+def formatted(ents, code: bytes, base: int, show_encoding: bool, label_of=None):
+    """Listing lines (tab-indented) for ``entries`` of ``code`` loaded at ``base``; with
+    ``show_encoding``, objdump's comment: ``// ADDRESS: WORDS`` and, for a branch, its target's
+    label from ``label_of(address)`` (text padded to column 60, as llvm-objdump -d does)."""
+    lines = []
+    for pos, size, text in ents:
+        if not show_encoding:
+            lines.append("\t" + text)
+            continue
+        raw = code[pos:pos + size]
+        words = (" ".join(f"{w:08X}" for w in struct.unpack(f"<{size // 4}I", raw)) if size % 4 == 0
+                 else " ".join(f"{b:02X}" for b in raw))
+        line = ("\t" + text).ljust(60) + f"// {base + pos:012X}: {words}"
+        target = branch_target(text, base + pos)
+        label = label_of(target) if target is not None and label_of else None
+        lines.append(line + (f" <{label}>" if label else ""))
+    return lines
+
+
+def code_object_listing(data: bytes, target=None, wave64=None, show_encoding=False, kernel=None):
+    """objdump -d's listing of every symbol in .text, or of symbol ``kernel`` (see the module
+    docstring)."""
+    import bisect
+
     from ..cli import shown
     from ..driver.codeobject import STT_FUNC, STT_NOTYPE, CodeObject, CodeObjectError
     co = CodeObject(data)
@@ -86,24 +134,38 @@ def code_object_listing(data: bytes, target=None, wave64=None):
     funcs = sorted({(s.value, s.name) for s in co.symbols
                     if s.section_index == text.index and s.name and s.type in (STT_NOTYPE, STT_FUNC)
                     and text.address <= s.value < text.address + text.size})
+    if kernel is not None and kernel not in (n for _, n in funcs):
+        names = ", ".join(repr(n) for _, n in funcs) or "none"
+        raise _user_error(f"no symbol {kernel!r} in .text (the code object has {names})")
     # wave size per kernel entry from its descriptor; functions without one (callees) take the
     # kernels' wave size when the kernels agree
     kw = {k.code_address: k.kd.wave_size == 64 for k in co.kernels}
     sizes = set(kw.values())
     default64 = sizes.pop() if len(sizes) == 1 else False
+    starts = [a for a, _ in funcs]
+
+    def label_of(address):
+        i = bisect.bisect_right(starts, address) - 1
+        if i < 0 or address >= text.address + text.size:
+            return None
+        a, name = funcs[i]
+        return shown(name) + (f"+0x{address - a:x}" if address > a else "")
     lines = []
     memo = {}
     for i, (addr, name) in enumerate(funcs):
+        if kernel is not None and name != kernel:
+            continue
         end = funcs[i + 1][0] if i + 1 < len(funcs) else text.address + text.size
         w64 = wave64 if wave64 is not None else kw.get(addr, default64)
         chunk = body[addr - text.address:end - text.address]
         lines.append("")
         lines.append(f"{addr:016x} <{shown(name)}>:")      # a symbol name is guest text
-        lines.extend("\t" + t for t in listing(chunk, target, w64, memo.setdefault(w64, {})))
+        lines.extend(formatted(entries(chunk, target, w64, memo.setdefault(w64, {})), chunk, addr,
+                               show_encoding, label_of))
     return lines
 
 
-def capture_listing(path, wave64=None):
+def capture_listing(path, wave64=None, show_encoding=False):
     """The listing of each dispatch's program in the capture at `path` (see the module
     docstring)."""
     from ..cli import shown
@@ -136,13 +198,17 @@ def capture_listing(path, wave64=None):
             lines.append(f"\t; {shown(e.refusal)}")
             continue
         instrs, note = decode_program(code[entry:], cap.target, w64, address)
-        lines.extend("\t" + i.text for i in instrs)
+        name = f"dispatch {indices[0]}"
+        lines.extend(formatted([(entry + i.offset, i.size, i.text) for i in instrs], code,
+                               address - entry, show_encoding,
+                               lambda t: name + (f"+0x{t - address:x}" if t > address else "")))
         if note:                                    # why the listing is linear, or stops
             lines.append(f"\t; {shown(note.lstrip(' —'))}")
     return lines
 
 
-def disasm_command(path, target=None, wave64=None, out=None) -> int:
+def disasm_command(path, target=None, wave64=None, out=None, show_encoding=False,
+                   kernel=None) -> int:
     import stat
     import sys
 
@@ -163,14 +229,19 @@ def disasm_command(path, target=None, wave64=None, out=None) -> int:
     if data[:len(MAGIC)] == MAGIC:
         if target is not None:
             raise _user_error(f"{path}: is a capture; its target is its own (leave out --target)")
-        lines = capture_listing(path, wave64)
+        if kernel is not None:
+            raise _user_error(f"{path}: is a capture; its programs are named by dispatch, "
+                              f"--kernel selects a code object's symbol")
+        lines = capture_listing(path, wave64, show_encoding)
     elif data[:4] == b"\x7fELF":
         from ..driver.codeobject import CodeObjectError
         try:
-            lines = code_object_listing(data, target, wave64)
+            lines = code_object_listing(data, target, wave64, show_encoding, kernel)
         except CodeObjectError as e:
             raise _user_error(f"{path}: {e}") from None
     else:
-        lines = ["\t" + t for t in listing(data, target or "gfx1030", bool(wave64))]
+        if kernel is not None:
+            raise _user_error(f"{path}: is raw code, without symbols: --kernel needs a code object")
+        lines = formatted(entries(data, target or "gfx1030", bool(wave64)), data, 0, show_encoding)
     out.write("\n".join(lines) + "\n")
     return 0
