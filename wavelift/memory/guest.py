@@ -8,8 +8,8 @@ canonical (`is_canonical`), and an access of n bytes at a only when every byte l
 inside one canonical half and never touches the top of the 64-bit space (its end is a 64-bit
 number), so no window check can overflow.
 
-Each allocation owns one writable uint8 NumPy array (`Allocation.data`), which may be a
-copy-on-write memory map of a capture file. Reads and writes never cross allocations: an access
+Each allocation owns one writable uint8 NumPy array (`Allocation.data`; captures are read into
+such arrays, never left mapped: decision 0018). Reads and writes never cross allocations: an access
 that leaves its allocation raises GuestMemoryError naming the allocation and the range. `view()`
 returns a view, never a copy, so large allocations are never duplicated.
 """
@@ -76,7 +76,7 @@ class Allocation:
     base: int                   # canonical address
     size: int                   # bytes
     name: str
-    data: np.ndarray            # uint8, writable, len == size (may be a copy-on-write memmap)
+    data: np.ndarray            # uint8, writable, len == size
 
     @property
     def end(self) -> int:
@@ -192,7 +192,7 @@ class GuestMemory:
         return base
 
     def add(self, base: int, array: np.ndarray, name: str = "") -> Allocation:
-        """Adopt `array` (uint8, 1-D, writable; e.g. a memmap) as the allocation at `base`,
+        """Adopt `array` (uint8, 1-D, writable) as the allocation at `base`,
         without copying it."""
         if not isinstance(array, np.ndarray) or array.dtype != np.uint8 or array.ndim != 1:
             raise GuestMemoryError(f"allocation {name!r}: add() needs a 1-D uint8 array")
