@@ -35,7 +35,8 @@ def shown(text) -> str:
 def _cmd_disasm(a) -> int:
     from .isa.disasm_cli import disasm_command
     return disasm_command(a.file, target=a.target, wave64=a.wave64, out=sys.stdout,
-                          show_encoding=a.show_encoding, kernel=a.kernel)
+                          show_encoding=a.show_encoding, kernel=a.kernel,
+                          descriptors=a.kernel_descriptor)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -56,6 +57,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "a branch's target as <symbol+0xoffset>")
     d.add_argument("--kernel", "-k", metavar="NAME",
                    help="only symbol NAME of a code object (llvm-objdump --disassemble-symbols)")
+    d.add_argument("--kernel-descriptor", action="store_true",
+                   help="print each kernel's descriptor (.amdhsa_ directives) instead of code")
     d.set_defaults(func=_cmd_disasm)
     _register_more(sub)
     return p

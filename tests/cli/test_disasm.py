@@ -3,6 +3,7 @@ header was decoded as code), a directory is called a directory, an empty file or
 error (not rc 0, not a hang); --show-encoding gives llvm-objdump -d's lines exactly (address,
 words, branch labels), --kernel one symbol."""
 import os
+import re
 import subprocess
 
 import pytest
@@ -106,3 +107,51 @@ def test_capture_show_encoding(wavelift_cmd, built):
     base = int(p.stdout.split("\n")[1].split()[0], 16)
     assert int(lines[0].split("// ")[1].split(":")[0], 16) == base
     assert any(x.endswith("<dispatch 0+0x9c>") for x in lines)
+
+
+def readelf_kernels(path) -> dict:
+    """{kernel name: {metadata key: value}} from llvm-readelf-19 --notes (the compiler's own
+    metadata, read without wavelift)."""
+    out = subprocess.run([LLVM_OBJDUMP.replace("objdump", "readelf"), "--notes", str(path)],
+                         capture_output=True, text=True, check=True).stdout
+    kernels, cur = {}, None
+    for line in out.split("\n"):
+        if line.startswith("  - "):
+            cur = {}
+        elif cur is not None and line.startswith("    .") and ":" in line:
+            key, _, value = line.strip().partition(":")
+            cur[key] = value.strip()
+            if key == ".name":
+                kernels[value.strip()] = cur
+    return kernels
+
+
+@pytest.mark.parametrize("name", ["gfx1030/basic-O2-w32-mubuf.hsaco",
+                                  "gfx1030/basic-O0-w64-flat.hsaco"])
+def test_kernel_descriptor(wavelift_cmd, name):
+    """--kernel-descriptor: per kernel, the .amdhsa_ directives agree with the compiler's
+    metadata (segment sizes, kernarg size, wave size); the user SGPRs add up to the count."""
+    if not have_llvm():
+        pytest.skip("llvm-readelf-19 not installed")
+    path = ROOT / "tests" / "fixtures" / name
+    meta = readelf_kernels(path)
+    p = wavelift_cmd("disasm", "--kernel-descriptor", path)
+    assert p.returncode == 0, p.stderr
+    blocks = p.stdout.split(".amdhsa_kernel ")[1:]
+    assert len(blocks) == len(meta) >= 4
+    for b in blocks:
+        kname = b.split("\n")[0]
+        d = dict(x.strip().split(" ", 1) for x in b.split("\n") if x.startswith("\t.amdhsa_"))
+        m = meta[kname]
+        assert d[".amdhsa_group_segment_fixed_size"] == m[".group_segment_fixed_size"]
+        assert d[".amdhsa_private_segment_fixed_size"] == m[".private_segment_fixed_size"]
+        assert d[".amdhsa_kernarg_size"] == m[".kernarg_segment_size"]
+        assert d[".amdhsa_wavefront_size32"] == ("1" if m[".wavefront_size"] == "32" else "0")
+        sgprs = b.split("; user SGPRs: ")[1].split("\n")[0]
+        n = sum(int(r.split(":")[1]) - int(r.split(":")[0]) + 1 if ":" in r else 1
+                for r in re.findall(r"s\[?([0-9:]+)\]?", sgprs))
+        assert n == int(d[".amdhsa_user_sgpr_count"])
+    one = wavelift_cmd("disasm", "--kernel-descriptor", "--kernel", kname, path).stdout
+    assert one == "\n" + p.stdout[p.stdout.rindex(f"<{kname}.kd>:") - 17:]
+    assert "only code objects" in one_error(wavelift_cmd("disasm", "--kernel-descriptor",
+                                                         ROOT / "examples" / "vadd.wlcap"))

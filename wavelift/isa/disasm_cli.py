@@ -14,6 +14,9 @@ Bytes that do not decode print as objdump does (``.long 0x...`` / ``.byte ...``)
 llvm-objdump-19 -d's from its first symbol on, byte for byte: the text padded to column 60,
 ``// ADDRESS: WORDS`` (12 hex digits, the encoding's dwords) and, for a SOPP branch, its
 target as ``<symbol+0xoffset>``.  ``--kernel NAME`` lists only that symbol.
+``--kernel-descriptor``: instead of code, each kernel's descriptor (``NAME.kd``) as the
+``.amdhsa_kernel`` directives that encode it (AMDGPUUsage), the entry, the raw RSRC words and
+the user SGPR layout.
 
 For a .wlcap capture: the program of each dispatch (found by walking the streams, none is run),
 once per program address, as ``<address> <dispatch N>:`` and its instructions from the entry
@@ -165,6 +168,53 @@ def code_object_listing(data: bytes, target=None, wave64=None, show_encoding=Fal
     return lines
 
 
+def descriptor_listing(data: bytes, kernel=None):
+    """Each kernel's descriptor (or kernel ``kernel``'s) as the assembler's ``.amdhsa_``
+    directives it encodes, with the raw words as comments."""
+    from ..cli import shown
+    from ..driver.codeobject import CodeObject
+    co = CodeObject(data)
+    ks = [k for k in co.kernels if kernel is None or kernel in (k.name, k.code_symbol)]
+    if not ks:
+        names = ", ".join(repr(k.name) for k in co.kernels) or "none"
+        raise _user_error(f"no kernel {kernel!r} (the code object has {names})" if kernel
+                          else "the code object has no kernel descriptor")
+    lines = []
+    for k in ks:
+        d = k.kd
+        flag = lambda v: str(int(bool(v)))        # noqa: E731
+        lines += ["", f"{k.kd_address:016x} <{shown(k.symbol)}>:",
+                  f".amdhsa_kernel {shown(k.name)}",
+                  f"\t.amdhsa_group_segment_fixed_size {d.group_segment_fixed_size}",
+                  f"\t.amdhsa_private_segment_fixed_size {d.private_segment_fixed_size}",
+                  f"\t.amdhsa_kernarg_size {d.kernarg_size}"]
+        for what, on in (("private_segment_buffer", d.enable_sgpr_private_segment_buffer),
+                         ("dispatch_ptr", d.enable_sgpr_dispatch_ptr),
+                         ("queue_ptr", d.enable_sgpr_queue_ptr),
+                         ("kernarg_segment_ptr", d.enable_sgpr_kernarg_segment_ptr),
+                         ("dispatch_id", d.enable_sgpr_dispatch_id),
+                         ("flat_scratch_init", d.enable_sgpr_flat_scratch_init),
+                         ("private_segment_size", d.enable_sgpr_private_segment_size)):
+            lines.append(f"\t.amdhsa_user_sgpr_{what} {flag(on)}")
+        lines += [f"\t.amdhsa_user_sgpr_count {d.user_sgpr_count}",
+                  f"\t.amdhsa_wavefront_size32 {flag(d.enable_wavefront_size32)}",
+                  f"\t.amdhsa_uses_dynamic_stack {flag(d.uses_dynamic_stack)}",
+                  f"\t.amdhsa_system_sgpr_private_segment_wavefront_offset {flag(d.scratch_en)}"]
+        lines += [f"\t.amdhsa_system_sgpr_workgroup_id_{c} {flag(on)}"
+                  for c, on in zip("xyz", d.tgid_enabled)]
+        lines += [f"\t.amdhsa_system_sgpr_workgroup_info {flag(d.tg_size_en)}",
+                  f"\t.amdhsa_system_vgpr_workitem_id {d.tidig_comp_cnt}",
+                  ".end_amdhsa_kernel",
+                  f"\t; entry {k.code_address:#x} (kernel_code_entry_byte_offset "
+                  f"{d.kernel_code_entry_byte_offset:#x}); COMPUTE_PGM_RSRC1 "
+                  f"{d.compute_pgm_rsrc1:#010x}, RSRC2 {d.compute_pgm_rsrc2:#010x}, RSRC3 "
+                  f"{d.compute_pgm_rsrc3:#010x}"]
+        layout = ", ".join(f"s[{f}:{f + n - 1}] {w}" if n > 1 else f"s{f} {w}"
+                           for w, f, n in d.user_sgpr_layout())
+        lines.append(f"\t; user SGPRs: {layout or 'none'}")
+    return lines
+
+
 def capture_listing(path, wave64=None, show_encoding=False):
     """The listing of each dispatch's program in the capture at `path` (see the module
     docstring)."""
@@ -208,7 +258,7 @@ def capture_listing(path, wave64=None, show_encoding=False):
 
 
 def disasm_command(path, target=None, wave64=None, out=None, show_encoding=False,
-                   kernel=None) -> int:
+                   kernel=None, descriptors=False) -> int:
     import stat
     import sys
 
@@ -226,6 +276,9 @@ def disasm_command(path, target=None, wave64=None, out=None, show_encoding=False
         data = f.read()
     if not data:
         raise _user_error(f"{path}: is empty; there is no code to disassemble")
+    if descriptors and data[:4] != b"\x7fELF":
+        raise _user_error(f"{path}: is not a code object: only code objects have kernel "
+                          f"descriptors")
     if data[:len(MAGIC)] == MAGIC:
         if target is not None:
             raise _user_error(f"{path}: is a capture; its target is its own (leave out --target)")
@@ -236,7 +289,8 @@ def disasm_command(path, target=None, wave64=None, out=None, show_encoding=False
     elif data[:4] == b"\x7fELF":
         from ..driver.codeobject import CodeObjectError
         try:
-            lines = code_object_listing(data, target, wave64, show_encoding, kernel)
+            lines = (descriptor_listing(data, kernel) if descriptors else
+                     code_object_listing(data, target, wave64, show_encoding, kernel))
         except CodeObjectError as e:
             raise _user_error(f"{path}: {e}") from None
     else:
