@@ -23,11 +23,12 @@ Execute = Callable[[GuestMemory, object, int], DispatchResult]
 
 
 def default_execute(backend: str = "numpy", mode: str = "wave", cache=None,
-                    time_limit: float | None = None) -> Execute:
+                    time_limit: float | None = None, budget: int | None = None) -> Execute:
     """An `execute(memory, config, index)` calling wavelift.execute.execute_dispatch.
     `time_limit`: wall-clock seconds for all the dispatches it runs together (a replay's); a
     dispatch started past it is refused at once (dispatch.time_exceeded).  None: each dispatch
-    has WAVELIFT_TIME_LIMIT, if set."""
+    has WAVELIFT_TIME_LIMIT, if set.  `budget`: instructions per wave (None: each dispatch's
+    execute.default_budget, decision 0015)."""
     try:
         from .execute import execute_dispatch
     except ModuleNotFoundError as e:
@@ -42,7 +43,8 @@ def default_execute(backend: str = "numpy", mode: str = "wave", cache=None,
 
     def run(memory, config, index):
         left = None if end is None else max(end - time.monotonic(), 1e-9)
-        return execute_dispatch(memory, config, index, backend, mode, cache, time_limit=left)
+        return execute_dispatch(memory, config, index, backend, mode, cache, budget=budget,
+                                time_limit=left)
     return run
 
 
@@ -84,15 +86,16 @@ def run_stream(memory: GuestMemory, target: str, ib_address: int, size_dw: int,
 
 def replay(cap_or_path, backend: str = "numpy", mode: str = "wave", cache=None,
            execute: Execute | None = None, time_limit: float | None = None,
-           limits: StreamLimits | None = None) -> list[DispatchResult]:
+           limits: StreamLimits | None = None, budget: int | None = None) -> list[DispatchResult]:
     """One DispatchResult per dispatch of every submitted stream, in order. SH registers persist
     across submissions (one register file), as on hardware. A stream refusal ends the replay.
     `time_limit`: wall-clock seconds for the whole replay (default: each dispatch has
     WAVELIFT_TIME_LIMIT, if set);
-    `limits`: what the capture's streams may do in all (default: StreamLimits())."""
+    `limits`: what the capture's streams may do in all (default: StreamLimits());
+    `budget`: instructions per wave for every dispatch (default: execute.default_budget)."""
     cap = cap_or_path if isinstance(cap_or_path, Capture) else Capture.load(os.fspath(cap_or_path))
     if execute is None:
-        execute = default_execute(backend, mode, cache, time_limit)
+        execute = default_execute(backend, mode, cache, time_limit, budget)
     try:
         regs = RegisterFile(cap.target)
     except ValueError as e:

@@ -145,3 +145,35 @@ def test_report_api_roundtrip(built):
     bad = json.loads(json.dumps(doc))
     bad["dispatches"][0]["windows"][0]["address"] = 12
     assert report.validate(bad)
+
+
+def test_budget_option(cli, tmp_path):
+    """--budget N: each wave may run N instructions; vadd's waves need more than 4, so the
+    dispatch is refused by name with the budget in the message, and a large one lands."""
+    rc, out, err = cli("run", EXAMPLE, "--budget", "4", "--json", tmp_path / "r.json")
+    assert rc == 1, out + err
+    d = json.loads((tmp_path / "r.json").read_text())["dispatches"][0]
+    assert d["refusal"]["code"] == "dispatch.budget_exceeded" and "4" in d["refusal"]["message"]
+    rc, out, err = cli("run", EXAMPLE, "--budget", "100000")
+    assert rc == 0, out + err
+    rc, out, err = cli("run", EXAMPLE, "--budget", "0")
+    assert rc == 2 and "--budget" in err
+
+
+def test_device_budget():
+    """Device(budget=) bounds every launch's waves the same way; replay(budget=) a capture's."""
+    from testpaths import FIXTURES
+    from wavelift.driver.device import Device
+    for budget, landed in ((4, False), (None, True)):
+        dev = Device("gfx1030", budget=budget)
+        k = dev.load_code_object(FIXTURES / "gfx1030" / "basic-O2-w32-flat.hsaco").kernel("vadd")
+        a, b = dev.upload(np.arange(64, dtype=np.float32)), dev.upload(np.ones(64, np.float32))
+        c = dev.alloc(256)
+        r = k.launch(groups=(1, 1, 1), block=(64, 1, 1), args=[a, b, c, np.uint32(64)])
+        assert r.landed == landed, r.refusal
+        if not landed:
+            assert r.refusal.code == "dispatch.budget_exceeded"
+        else:
+            assert (dev.download(c, np.float32) == np.arange(64) + 1).all()
+    r = wavelift.replay(wavelift.Capture.load(EXAMPLE), budget=4)[0]
+    assert r.refusal is not None and r.refusal.code == "dispatch.budget_exceeded"

@@ -81,11 +81,20 @@ def check_backend(backend: str) -> None:
                             f"(the default, runs anywhere)")
 
 
-def execute_fn(backend: str, mode: str, cache=None):
+def add_budget(p) -> None:
+    p.add_argument("--budget", type=int, metavar="N", default=None,
+                   help="instructions each wave may run (default: sized from the program and "
+                        "the grid, docs/decisions/0015-bounded-work.md); past it the dispatch "
+                        "is refused dispatch.budget_exceeded")
+
+
+def execute_fn(backend: str, mode: str, cache=None, budget: int | None = None):
     """The engine's execute(memory, config, index); an engine crash becomes InternalError
     naming the dispatch (a refusal is still a result, not an error)."""
     from ..replay import default_execute
-    inner = default_execute(backend, mode, cache)
+    if budget is not None and budget <= 0:
+        raise UserError(f"--budget {budget}: give a positive number of instructions")
+    inner = default_execute(backend, mode, cache, budget=budget)
 
     def run(memory, config, index):
         try:

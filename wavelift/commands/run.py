@@ -9,7 +9,7 @@ import os
 import sys
 import time
 
-from .common import (Progress, add_debug, check_backend, check_outputs, execute_fn, fmt_grid,
+from .common import (Progress, add_budget, add_debug, check_backend, check_outputs, execute_fn, fmt_grid,
                      hexa, load_capture, shown, write_output)
 
 
@@ -59,7 +59,7 @@ def cmd_run(a) -> int:
     check_backend(a.backend)
     progress = Progress(a.progress or sys.stderr.isatty())
     t0 = time.perf_counter()
-    execute = progress.wrap(execute_fn(a.backend, a.mode, {}))
+    execute = progress.wrap(execute_fn(a.backend, a.mode, {}, a.budget))
     try:
         results = replay(cap, backend=a.backend, mode=a.mode, execute=execute)
     finally:
@@ -112,5 +112,6 @@ def register(sub) -> None:
                    help="save guest memory after the replay as a new capture")
     p.add_argument("--progress", action="store_true",
                    help="print progress on stderr even when it is not a terminal")
+    add_budget(p)
     add_debug(p)
     p.set_defaults(func=cmd_run)

@@ -26,7 +26,7 @@ import re
 
 import numpy as np
 
-from .common import (add_debug, check_backend, check_outputs, execute_fn, hexa, load_capture,
+from .common import (add_budget, add_debug, check_backend, check_outputs, execute_fn, hexa, load_capture,
                      replay_until, shown, write_output)
 
 FORMATS = {  # name: (bytes per pixel, dtype, channels, kind)
@@ -181,7 +181,7 @@ def cmd_show(a) -> int:
     if a.dispatch is not None:
         check_backend(a.backend)
         held = {}
-        results = replay_until(cap, a.dispatch, execute_fn(a.backend, a.mode, {}),
+        results = replay_until(cap, a.dispatch, execute_fn(a.backend, a.mode, {}, a.budget),
                                before=lambda memory, config: held.setdefault("b", snap(memory)))
         if len(results) <= a.dispatch:
             raise UserError(f"{a.capture} has {len(results)} dispatch(es); there is no dispatch "
@@ -248,5 +248,6 @@ def register(sub) -> None:
                    help="with --dispatch: before and after dispatch N side by side")
     p.add_argument("--backend", choices=["numpy", "cuda"], default="numpy")
     p.add_argument("--mode", choices=["wave", "lane"], default="wave")
+    add_budget(p)
     add_debug(p)
     p.set_defaults(func=cmd_show)

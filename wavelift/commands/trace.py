@@ -13,7 +13,7 @@ memory; `LDS` = workgroup memory (never guest memory).
 """
 from __future__ import annotations
 
-from .common import (add_debug, check_backend, execute_fn, fmt_grid, hexa, load_capture,
+from .common import (add_budget, add_debug, check_backend, execute_fn, fmt_grid, hexa, load_capture,
                      replay_until, shown, table, where)
 
 
@@ -213,7 +213,7 @@ def cmd_trace(a) -> int:
     n = a.dispatch
     if n < 0:
         raise UserError("--dispatch N: N counts from 0")
-    execute = execute_fn(a.backend, a.mode, {})
+    execute = execute_fn(a.backend, a.mode, {}, a.budget)
     results = replay_until(cap, n, execute)
     if len(results) <= n:
         raise UserError(f"{a.capture} has {len(results)} dispatch(es) (0..{len(results) - 1}); "
@@ -285,5 +285,6 @@ def register(sub) -> None:
                    help="dispatch number (as `wavelift run` numbers them, from 0)")
     p.add_argument("--backend", choices=["numpy", "cuda"], default="numpy")
     p.add_argument("--mode", choices=["wave", "lane"], default="wave")
+    add_budget(p)
     add_debug(p)
     p.set_defaults(func=cmd_trace)

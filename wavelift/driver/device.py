@@ -73,9 +73,10 @@ class Device:
     """A simulated AMD GPU: guest memory + a command stream (a Capture), and a runtime."""
 
     def __init__(self, target: str = "gfx1030", backend: str = "numpy", mode: str = "wave",
-                 execute=None):
+                 execute=None, budget: int | None = None):
         """`execute`, if given, replaces the backend: a callable (memory, config, index) ->
-        DispatchResult, as replay.run_stream takes it (tools and config-only tests use it)."""
+        DispatchResult, as replay.run_stream takes it (tools and config-only tests use it).
+        `budget`: instructions per wave of every launch (default: execute.default_budget)."""
         from ..isa.instruction import TARGETS as RUNS   # the targets whose code wavelift runs
         if target not in RUNS:
             why = "its ISA is not supported" if target in TARGETS else "unknown target"
@@ -90,6 +91,7 @@ class Device:
         self.gfx11 = TARGETS[target]["gfx11"]
         self.backend = backend
         self.mode = mode
+        self.budget = budget
         self.capture = Capture(target=target)
         self.launches: list[LaunchRecord] = []
         self._queue = 0
@@ -261,7 +263,7 @@ class Device:
         (one register file for the whole device, as replay keeps one per capture)."""
         from ..replay import default_execute, run_stream
         if self._execute is None:
-            self._execute = default_execute(self.backend, self.mode)
+            self._execute = default_execute(self.backend, self.mode, budget=self.budget)
         ib = self.capture.submit(dwords, name=f"ib{len(self.capture.streams)}")
         for a in self.memory.allocations:
             if a.base not in self._initial:
