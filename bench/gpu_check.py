@@ -103,9 +103,9 @@ def _record_scratch_tests():
     got = []
     orig = X.execute_dispatch
 
-    def rec(memory, config, index=0, backend="numpy", mode="wave", cache=None, budget=None):
+    def rec(memory, config, index=0, backend="numpy", mode="wave", cache=None, **kw):
         got.append((f"scratch-test#{len(got)}:{mode}", copy.deepcopy(memory), config))
-        return orig(memory, config, index, backend, mode, cache, budget)
+        return orig(memory, config, index, backend, mode, cache, **kw)
     X.execute_dispatch = rec
     try:
         pytest.main(["-q", "-p", "no:cacheprovider", "-x", "--no-header", "-o", "addopts=",
