@@ -69,7 +69,7 @@ build_aco() {
     [ -x "$ACO" ] || { echo "aco-compile not found at $ACO (set WAVELIFT_SHARED)" >&2; exit 3; }
     local log=$LOGDIR/aco.tsv
     : > "$log"
-    local SHADERS="scratch_array image_blur lds_reduce subgroup_ops push_consts_ubo descriptor_types fullscreen scratch_game int64_div int64_misc int64_atomic"
+    local SHADERS="scratch_array image_blur lds_reduce subgroup_ops push_consts_ubo descriptor_types fullscreen scratch_game int64_div int64_misc int64_atomic int64_div32_shapes"
     local v fam wave gfx dir s out cmd kind extra
     for v in "navi21 w32 gfx1030 aco" "navi21 w64 gfx1030 aco" "navi10 w64 gfx1010 aco" \
              "navi21 w32 gfx1030 radv-llvm" "navi21 w64 gfx1030 radv-llvm"; do

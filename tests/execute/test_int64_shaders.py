@@ -75,7 +75,14 @@ def test_capture_replays_as_lavapipe_every_tier(shader, build, mode):
 
 def check_aco_launch(dev, sh, name):
     """An ACO fixture of an int64 shader launched with the captures' inputs: the output equals
-    lavapipe's, and the input buffers are untouched."""
+    lavapipe's, and the input buffers are untouched (int64_div32_shapes: its own inputs against
+    Python integers)."""
+    if name == "int64_div32_shapes":
+        got, unchanged = launch_div32_shapes(dev, sh)
+        first, count = differences(got, ref_div32_shapes(*div32_shapes_inputs()))
+        assert not count, f"{count} results differ from Python integers: {first}"
+        assert unchanged
+        return
     shader = name
     inp = inputs(shader)
     n = len(inp["a"]) // 8
@@ -178,3 +185,75 @@ def test_llvm_udiv64_expansion(target, tmp_path):
         want = np.array([_div_ref(int(x), int(y) | 1, int(d) | 1) for x, y, d in zip(a, b, c)], np.uint64)
         first, count = differences(got, want)
         assert not count, f"{mode}: {count} results differ (lane, result, got, want): {first}"
+
+
+# ---- int64_div32_shapes: 64/32-bit division in the shapes around the lowering's high-word pass ----
+# (tests/fixtures/glsl/int64_div32_shapes.comp; ACO fixtures tests/fixtures/<gfx>/aco/int64_div32_shapes-*)
+SHAPES_GROUPS, SHAPES_STRIDE, SHAPES_D32 = 3, 96, 0x80000011
+
+
+def div32_shapes_inputs():
+    """Edge dividends against edge divisors (small, 2^31.., 2^32-1), then random words of mixed
+    widths (q > 2^32 with small divisors, q < 2^32 with large ones)."""
+    rng = np.random.default_rng(20)
+    n = 128 * SHAPES_GROUPS
+    e64 = [0, 1, 0xFFFFFFFF, 1 << 32, (1 << 63) - 1, 1 << 63, 2**64 - 1, 0x123456789ABCDEF0]
+    e32 = [1, 2, 3, 15, 16, 0x7FFFFFFF, 0x80000000, 0x80000001, 0xFFFFFFFE, 0xFFFFFFFF]
+    bits = rng.choice([64, 63, 48, 33, 32, 20], n).astype(np.uint64)
+    a = (rng.integers(0, 2**63, n, dtype=np.uint64) * np.uint64(2) + rng.integers(0, 2, n, dtype=np.uint64)) \
+        >> (np.uint64(64) - bits)
+    c = rng.integers(0, 2**32, n, dtype=np.uint64)
+    pick = rng.integers(0, 3, n)
+    c = np.where(pick == 0, rng.integers(1, 17, n, dtype=np.uint64), c)
+    c = np.where(pick == 1, rng.integers(2**31, 2**32, n, dtype=np.uint64), c).astype(np.uint32)
+    k = len(e64) * len(e32)
+    a[:k] = np.repeat(np.array(e64, np.uint64), len(e32))
+    c[:k] = np.tile(np.array(e32, np.uint32), len(e64))
+    return a, c
+
+
+def ref_div32_shapes(a, c):
+    """What the GLSL computes, in Python integers: [n, 8] 64-bit results."""
+    M, W = 2**64 - 1, 0xFFFFFFFF
+    A, C = [int(v) for v in a], [int(v) | 1 for v in c]
+    n = len(A)
+    out = np.zeros((n, 8), np.uint64)
+    for i in range(n):
+        t, g = i % 128, i // 128
+        x, d = A[i], C[i]
+        acc, acc64 = 0, 0
+        for k in range(i, n, SHAPES_STRIDE):
+            acc64 += A[k] // C[k]
+            acc ^= (A[k] % C[k]) & W
+        lo, hi = (x & W) * d & W, (x & W) * d >> 32
+        s, carry = (lo + d) & W, (lo + d) >> 32
+        u, borrow = (hi - d) & W, int(hi < d)
+        xu, du = A[131 * g + 77], C[131 * g + 77]
+        out[i] = [x // d if t % 3 == 0 else x % d, A[128 * g + 127 - t] // (127 - t + 1), acc64 & M, acc,
+                  (lo | hi << 32) // d, (s | ((u + carry + borrow) & W) << 32) % d,
+                  x // (SHAPES_D32 + g), (xu // du) ^ (xu % d)]
+    return out
+
+
+def launch_div32_shapes(dev, sh):
+    """The fixture launched on its inputs: (results [n, 8], inputs untouched)."""
+    import struct
+    a, c = div32_shapes_inputs()
+    n = len(a)
+    bufs = {(0, 0): dev.upload(a), (0, 1): dev.upload(a.copy()), (0, 2): dev.upload(c),
+            (0, 3): dev.upload(np.zeros(8 * n, np.uint64))}
+    r = sh.launch(groups=(SHAPES_GROUPS, 1, 1), buffers=bufs,
+                  push_constants=struct.pack("<III", SHAPES_D32, n, SHAPES_STRIDE))
+    assert r.landed, f"refused {r.refusal.code}: {r.refusal.message}"
+    unchanged = all(dev.download(bufs[(0, k)], np.uint8).tobytes() == v.tobytes()
+                    for k, v in ((0, a), (1, a), (2, c)))
+    return dev.download(bufs[(0, 3)], np.uint64).reshape(n, 8), unchanged
+
+
+def test_div32_shapes_wave_mode():
+    """Default run: the navi21 wave32 build in wave mode on NumPy blocks (every build, mode and
+    tier: test_aco_fixtures.py -m slow)."""
+    import wavelift
+    dev = wavelift.Device("gfx1030", backend="numpy", mode="wave")
+    check_aco_launch(dev, dev.load_aco_shader(str(FIXTURES / "gfx1030/aco/int64_div32_shapes-w32.json")),
+                     "int64_div32_shapes")
