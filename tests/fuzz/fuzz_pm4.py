@@ -95,8 +95,8 @@ def _ib_words(cap, k):
     earlier mutation may have changed its size)."""
     addr, n = cap.streams[k]
     al = cap.memory.find(addr)
-    n = 0 if al is None else min(n, (al.end - addr) // 4)
-    return cap.memory.view(addr, 4 * n).view("<u4") if n else np.zeros(1, "<u4")
+    n = 0 if al is None else min(n, (al.end - addr) // 4)     # (a "size" mutation may make it < 0)
+    return cap.memory.view(addr, 4 * n).view("<u4") if n > 0 else np.zeros(1, "<u4")
 
 
 def _packets(dw):
