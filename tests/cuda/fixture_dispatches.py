@@ -64,6 +64,10 @@ def clang_dispatches(shapes=("small",)):
 # up to 2**32 steps per lane (NumPy stops it at the instruction budget after minutes, which
 # compares nothing useful); these give it the width of the launched grid and a game-sized count.
 PUSH_CONSTANTS = {"scratch_game": lambda groups: np.array([groups[0] * 8, 64], np.uint32).tobytes()}
+# Shaders whose read-modify-write cells are indexed by gl_GlobalInvocationID.x alone: on a grid
+# with y > 1, groups (x, 0) and (x, 1) race for the same cells (returned old values, last store
+# wins) and the result depends on the order of waves; they get the same number of groups in x.
+ONE_D = {"int64_atomic"}
 
 
 def aco_dispatches(groups=(3, 2, 1), seed=7):
@@ -77,6 +81,8 @@ def aco_dispatches(groups=(3, 2, 1), seed=7):
         if b["kind"] not in ("aco", "radv-llvm"):
             continue
         info = json.loads((ROOT / b["json"]).read_text())
+        stem = pathlib.Path(b["path"]).stem.split("-")[0]
+        grid = (int(np.prod(groups)), 1, 1) if stem in ONE_D else groups
         catch = _Catch()
         dev = wavelift.Device(b["target"], execute=catch)
         sh = dev.load_aco_shader(ROOT / b["json"])
@@ -91,11 +97,10 @@ def aco_dispatches(groups=(3, 2, 1), seed=7):
                     px = rng.integers(0, 1 << 32, 64 * 64, dtype=np.uint64).astype(np.uint32)
                     images[key] = Image(dev.upload(px), 64, 64, "rgba8")
         pc = bytes(rng.integers(0, 256, info["push_constants"]["size"], dtype=np.uint8))
-        stem = pathlib.Path(b["path"]).stem.split("-")[0]
         if stem in PUSH_CONSTANTS:
             pc = PUSH_CONSTANTS[stem](groups)
         try:
-            sh.launch(groups=groups, buffers=buffers, images=images, push_constants=pc)
+            sh.launch(groups=grid, buffers=buffers, images=images, push_constants=pc)
         except Exception as e:          # noqa: BLE001 - a shader the driver can't launch
             out.append((f"{b['path']}", None, f"launch failed: {type(e).__name__}: {e}"))
             continue
