@@ -63,7 +63,10 @@ def clang_dispatches(shapes=("small",)):
 # Push constants that are loop counts or row widths: random bytes would make scratch_game loop
 # up to 2**32 steps per lane (NumPy stops it at the instruction budget after minutes, which
 # compares nothing useful); these give it the width of the launched grid and a game-sized count.
-PUSH_CONSTANTS = {"scratch_game": lambda groups: np.array([groups[0] * 8, 64], np.uint32).tobytes()}
+PUSH_CONSTANTS = {"scratch_game": lambda groups: np.array([groups[0] * 8, 64], np.uint32).tobytes(),
+                  # (d32, n, stride): n is the grid-stride loop's bound (a random stride could loop ~2^32 times)
+                  "int64_div32_shapes": lambda groups: np.array([0x80000011, groups[0] * 128, 96],
+                                                                np.uint32).tobytes()}
 # Shaders whose read-modify-write cells are indexed by gl_GlobalInvocationID.x alone: on a grid
 # with y > 1, groups (x, 0) and (x, 1) race for the same cells (returned old values, last store
 # wins) and the result depends on the order of waves; they get the same number of groups in x.
