@@ -125,7 +125,7 @@ def mutate(cap, r) -> str:
             i = r.randrange(len(dw))
             dw[i] ^= np.uint32(1 << r.randrange(32))
     elif kind in ("user", "reg"):
-        sets = [p for p in pk if p[2] == pm4.SET_SH_REG]
+        sets = [p for p in pk if p[2] == pm4.SET_SH_REG and p[3] >= 2]    # (offset + a value)
         if not sets:
             return mutate(cap, r)
         off, _, _, n = r.choice(sets)
