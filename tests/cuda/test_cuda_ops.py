@@ -80,6 +80,11 @@ def _ops(b: Builder):
     for n in ("fneg", "fabs", "floor", "ceil", "trunc", "rndne", "fract", "sqrt", "rcp", "rsq",
               "exp2", "log2", "sin", "cos", "frexp_mant"):
         spec[n] = (lambda n: lambda: put(b.un(n, "f32", b.cvt("f32", lane()))))(n)
+
+    def fnan():                             # r, then its NaN sources (MODE.IEEE clear)
+        x, y = f(), b.cvt("f32", lane())
+        put(b.emit("fnan", "f32", b.bin("fadd", "f32", x, y), x, y))
+    spec["fnan"] = fnan
     return spec
 
 
