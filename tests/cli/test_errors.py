@@ -81,7 +81,7 @@ def test_engine_crash_is_an_internal_error(cli, built, monkeypatch):
     import importlib
     rp = importlib.import_module("wavelift.replay")     # (the package binds the name to the function)
 
-    def boom(backend="numpy", mode="wave", cache=None):
+    def boom(backend="numpy", mode="wave", cache=None, **kw):
         def run(memory, config, index):
             raise IndexError("simulated engine bug")
         return run
