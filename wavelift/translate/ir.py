@@ -76,6 +76,7 @@ SCC = 128          # SGPR file index holding SCC (0/1)
 MODE_REG = 129     # per-wave MODE register (also the wave group key)
 FLAT_SCR_LO, FLAT_SCR_HI = 130, 131   # hwreg 20/21 (s_setreg/s_getreg)
 NUM_SREGS = 132
+NUM_VGPRS = 256
 EXEC_LO, EXEC_HI, VCC_LO, VCC_HI, M0 = 126, 127, 106, 107, 124
 
 VALUE_OPS = {
@@ -186,20 +187,32 @@ class Builder:
     def const(self, type: str, value) -> Value:
         return self.emit("const", type, uniform=True, value=value)
 
+    # Register numbers index every backend's state arrays (the native tier's by raw pointer):
+    # one outside the register file is refused here, never lowered (a frontend that made v-11
+    # from an inline constant let the native driver write below its VGPR array: fuzz programs
+    # seed 158).
+    def _reg(self, kind: str, reg: int, count: int) -> int:
+        if not (isinstance(reg, int) and 0 <= reg < count):
+            from ..refusal import Refused
+            raise Refused("program.unsupported_instruction",
+                          f"instruction #{self.instr}: {kind} register {reg} is outside the "
+                          f"register file (0..{count - 1})")
+        return reg
+
     def sget(self, reg: int) -> Value:
-        return self.emit("sget", "u32", uniform=True, reg=reg)
+        return self.emit("sget", "u32", uniform=True, reg=self._reg("scalar", reg, NUM_SREGS))
 
     def sset(self, reg: int, v: Value) -> None:
         assert v.uniform and v.type == "u32", v
-        self.effect("sset", "u32", v, reg=reg)
+        self.effect("sset", "u32", v, reg=self._reg("scalar", reg, NUM_SREGS))
 
     def vget(self, reg: int) -> Value:
-        self.max_vgpr = max(self.max_vgpr, reg)
+        self.max_vgpr = max(self.max_vgpr, self._reg("vector", reg, NUM_VGPRS))
         return self.emit("vget", "u32", uniform=False, reg=reg)
 
     def vset(self, reg: int, v: Value, mask: Value | None = None) -> None:
         assert v.type == "u32", v
-        self.max_vgpr = max(self.max_vgpr, reg)
+        self.max_vgpr = max(self.max_vgpr, self._reg("vector", reg, NUM_VGPRS))
         if mask is None:
             mask = self.exec()
         self.effect("vset", "u32", v, mask, reg=reg)
