@@ -35,8 +35,11 @@ def canonical(addr: int) -> int:
     return a | (0xFFFF << 48) if a >> 47 else a
 
 
-def is_canonical(addr: int) -> bool:
-    """A 64-bit address the memory system takes: bits 63:48 copy bit 47 (decision 0014)."""
+def is_canonical(addr):
+    """A 64-bit address the memory system takes: bits 63:48 copy bit 47 (decision 0014).
+    An int, or a uint64 array (element-wise)."""
+    if isinstance(addr, np.ndarray):
+        return (addr < np.uint64(LOW_HALF_END)) | (addr >= np.uint64(HIGH_HALF))
     return 0 <= addr < LOW_HALF_END or HIGH_HALF <= addr <= MASK64
 
 

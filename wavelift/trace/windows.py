@@ -16,15 +16,8 @@ from bisect import bisect_right
 
 import numpy as np
 
-from ..memory.guest import HIGH_HALF, LOW_HALF_END, holds
+from ..memory.guest import holds, is_canonical
 from ..result import Window
-
-
-def is_canonical(addr):
-    """Which of the uint64 addresses the memory system takes: bits 63:48 copy bit 47 (any
-    other address is outside every window: decision 0014)."""
-    a = np.asarray(addr, np.uint64)
-    return (a < np.uint64(LOW_HALF_END)) | (a >= np.uint64(HIGH_HALF))
 
 
 # Arenas and written maps of finished dispatches, kept for the next ones: a fresh large array
