@@ -355,10 +355,14 @@ class Packet:
             return "TYPE2_NOP"
         if self.header == NOP_PAD:
             return "NOP"
+        assert self.opcode is not None      # every type-3 packet carries one
         return OPCODE_NAMES.get(self.opcode, f"OP_0x{self.opcode:02X}")
 
     def fields(self) -> dict:
-        return decode_body(self.opcode, self.body) if self.type == 3 else {}
+        if self.type != 3:
+            return {}
+        assert self.opcode is not None
+        return decode_body(self.opcode, self.body)
 
 
 def opcode_name(op: int) -> str:

@@ -10,7 +10,7 @@ never refused.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field as dataclass_field   # `field` is this module's own (below)
 
 # register spaces: (name, base byte address, size in bytes)
 SH_BASE, CONTEXT_BASE, CONFIG_BASE, UCONFIG_BASE = 0xB000, 0x28000, 0x8000, 0x30000
@@ -36,7 +36,7 @@ def gfx_level(target) -> int:
 class Register:
     name: str
     address: int                                   # byte address
-    fields: dict = field(default_factory=dict)     # name -> (lo, hi) inclusive bits
+    fields: dict = dataclass_field(default_factory=dict)     # name -> (lo, hi) inclusive bits
     gfx11_fields: dict | None = None               # GFX11 field table, if different
     levels: tuple = (10, 103, 11)                  # levels where it exists
     space: str = "SH"
