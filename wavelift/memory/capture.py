@@ -152,7 +152,8 @@ def _plan(cap: "Capture", meta, moff: int, bad):
     count(allocs, MAX_ALLOCATIONS, "allocations")
     count(streams, MAX_STREAMS, "streams")
 
-    plan, files = [], []
+    plan: list[tuple[int, int, str, list[list[int]]]] = []     # (base, size, name, extents)
+    files: list[list[int]] = []
     total = 0
     for k, a in enumerate(allocs):
         if not isinstance(a, dict):
@@ -297,7 +298,7 @@ class Capture:
     def expect_memory(self, address: int, size: int, sha256: str | None = None, name: str = "") -> None:
         """Record that after replay [address, +size) hashes to `sha256` (default: its bytes now)."""
         if sha256 is None:
-            sha256 = hashlib.sha256(self.memory.view(address, size)).hexdigest()
+            sha256 = hashlib.sha256(self.memory.view(address, size).data).hexdigest()
         self.expected = self.expected or {}
         self.expected.setdefault("memory", []).append(
             dict(address=f"0x{canonical(address):016x}", size=int(size), sha256=sha256, name=name))
@@ -309,7 +310,7 @@ class Capture:
         for m in exp.get("memory", []):
             a, n = int(m["address"], 16), m["size"]
             try:
-                h = hashlib.sha256(self.memory.view(a, n)).hexdigest()
+                h = hashlib.sha256(self.memory.view(a, n).data).hexdigest()
             except GuestMemoryError as e:
                 problems.append(str(e))
                 continue
@@ -335,8 +336,8 @@ class Capture:
                 for off, ln in _extents(a.data):
                     f.seek(pos)
                     piece = a.data[off: off + ln]
-                    f.write(memoryview(np.ascontiguousarray(piece)))
-                    ext.append([off, ln, pos, zlib.crc32(piece)])
+                    f.write(np.ascontiguousarray(piece).data)
+                    ext.append([off, ln, pos, zlib.crc32(piece.data)])
                     pos = -(-(pos + ln) // ALIGN) * ALIGN
                 allocs.append(dict(name=a.name, base=f"0x{a.base:016x}", size=a.size, extents=ext))
             meta = dict(format="wlcap", version=VERSION, target=self.target, allocations=allocs,
@@ -430,7 +431,7 @@ class Capture:
                 piece = arr[off: off + ln]
                 if _read_exactly(f, foff, ln, into=piece) != ln:
                     bad("the file shrank while it was read")
-                if zlib.crc32(piece) != crc:
+                if zlib.crc32(piece.data) != crc:
                     bad(f"allocation {aname!r}: payload checksum mismatch at +{off}")
             try:
                 cap.memory.add(base, arr, aname)
