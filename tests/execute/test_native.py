@@ -2,6 +2,7 @@
 memory, same statistics, same escapes, and the native blocks really ran.  (The fixture and
 execution test modules marked `tiers` run every test on both tiers as well: tests/conftest.py.)"""
 import pathlib
+import threading
 
 import numpy as np
 import pytest
@@ -383,3 +384,44 @@ def test_deferred_exec_blends(tiers, cross):
     np.testing.assert_array_equal(ma, want)
     np.testing.assert_array_equal(mb, want)
     assert b.stats["native_block_runs"] > 0 or b.stats.get("native_driver")
+
+
+def test_auto_compiles_in_the_background(monkeypatch, tmp_path):
+    """WL_NATIVE=auto: a library not in the disk cache compiles while the dispatch runs on NumPy
+    blocks (a large program costs g++ -O3 minutes: fuzz pm4 seed 3364 took 106 s); a later
+    dispatch uses it once it is ready, with the same memory; the next process finds it cached."""
+    from wavelift.backends import host
+    from wavelift.backends.numpy import native, runtime
+    if host.compiler() is None:
+        pytest.skip("no host C++ compiler: the native tier is not available")
+    monkeypatch.setenv("WAVELIFT_NATIVE_CACHE", str(tmp_path))
+    monkeypatch.setattr(runtime, "NATIVE", "auto")
+    monkeypatch.setattr(runtime, "NATIVE_MIN_WAVES", 1)
+    real = native._store_in_child
+    began, gate = threading.Event(), threading.Event()
+
+    def slow_build(*a, **k):                 # the compile ends only when the test says so
+        began.set()
+        gate.wait(60)
+        return real(*a, **k)
+    monkeypatch.setattr(native, "_store_in_child", slow_build)
+    r = Rig(NEIGHBOUR)
+    scratch = r.buf(np.zeros(32, np.uint32), "scratch")
+    out = r.buf(np.zeros(32, np.uint32), "out")
+    args = r.buf(np.array([scratch, out], np.uint64).view(np.uint32), "kernarg")
+    cfg = r.config(user_sgprs=ptr(args), groups=(4, 1, 1), block=(32, 1, 1))
+    want = ((np.arange(32) + 1) % 32 * 3).astype(np.uint32)
+    cache: dict = {}
+    first = r.run(cfg, cache=cache)
+    assert first.landed and began.wait(10)
+    assert first.stats["native"] is False and first.stats["native_compiling"] is True
+    np.testing.assert_array_equal(r.read(out, np.uint32, 32), want)
+    gate.set()
+    native.wait_for_compiles()
+    r.mem.write(out, np.zeros(32, np.uint32).tobytes())
+    second = r.run(cfg, cache=cache)         # the same module: its library is attached now
+    assert second.landed and second.stats["native"] and second.stats["native_block_runs"] > 0
+    assert "native_compiling" not in second.stats
+    np.testing.assert_array_equal(r.read(out, np.uint32, 32), want)
+    assert first.stats["lane_instructions"] == second.stats["lane_instructions"]
+    assert list(tmp_path.glob("*.so")), "the background compile did not reach the disk cache"

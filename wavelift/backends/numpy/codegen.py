@@ -897,17 +897,28 @@ class ModeBlocks:
         compiled on the first request for that MODE), or None: the NumPy block runs."""
         return self.native_library(mode).get(index)
 
-    def native_library(self, mode: int):
-        """native.NativeBlocks of ``mode`` (or NoNative: why there is none)."""
+    def native_library(self, mode: int, background: bool = False):
+        """native.NativeBlocks of ``mode`` (or NoNative: why there is none).  ``background``
+        (WL_NATIVE=auto): a library not in the disk cache compiles while NumPy blocks run; it
+        is used from the first request after it is ready."""
+        from . import native
         nb = self.natives.get(mode)
         if nb is None:
-            from . import native
             try:
-                nb = native.NativeBlocks(self.program, self.L, int(mode), self._live(mode))
+                nb = native.NativeBlocks(self.program, self.L, int(mode), self._live(mode),
+                                         background)
             except native.Unsupported as e:
                 nb = native.NoNative(str(e))
             except Exception as e:      # noqa: BLE001 - a tier bug must not fail the dispatch:
                 # its NumPy blocks run instead, and the tier tests fail on the recorded problem
                 nb = native.NoNative(f"internal error: {type(e).__name__}: {e}")
             self.natives[mode] = nb
+        if getattr(nb, "pending", None) is not None:
+            try:
+                if not nb.ready():
+                    return native.COMPILING
+            except native.Unsupported as e:
+                nb = self.natives[mode] = native.NoNative(str(e))
+            except Exception as e:      # noqa: BLE001 - as above
+                nb = self.natives[mode] = native.NoNative(f"internal error: {type(e).__name__}: {e}")
         return nb

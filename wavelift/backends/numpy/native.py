@@ -30,9 +30,13 @@ import hashlib
 import os
 import pathlib
 import platform
+import queue
 import re
 import subprocess
+import sys
+import threading
 import types
+from concurrent.futures import Future
 
 import numpy as np
 
@@ -728,9 +732,11 @@ def library_name(source: str, cxx: str) -> str:
     return h.hexdigest()[:32]
 
 
-def compile_library(source: str) -> ctypes.CDLL:
+def compile_library(source: str, background: bool = False):
     """Find in the disk cache (verified: docs/decisions/0016-trusted-caches.md) or compile, then
-    load from a private copy of the checked bytes."""
+    load from a private copy of the checked bytes.  ``background``: a library not in the cache is
+    compiled in a worker thread and a Future of it is returned at once (the caller runs NumPy
+    blocks meanwhile: a large program costs minutes of g++ -O3)."""
     cxx = host.compiler()
     if cxx is None:
         raise Unsupported("no C++ compiler (clang++ or g++) found")
@@ -738,6 +744,15 @@ def compile_library(source: str) -> ctypes.CDLL:
     d = cache_dir()
     try:
         data = disk_cache.read(d, name, ".so") if d else None
+    except disk_cache.CacheRefused as e:
+        raise Unsupported(f"no private temp directory: {e}") from None
+    if data is None and background:
+        return _background(cxx, source, name, d)
+    return _build_and_load(cxx, source, name, d, data)
+
+
+def _build_and_load(cxx: str, source: str, name: str, d, data: bytes | None = None) -> ctypes.CDLL:
+    try:
         if data is None:
             data = _build(cxx, source)
             if d:
@@ -745,6 +760,84 @@ def compile_library(source: str) -> ctypes.CDLL:
         return disk_cache.load_library(data)
     except disk_cache.CacheRefused as e:
         raise Unsupported(f"no private temp directory: {e}") from None
+
+
+_COMPILES: "queue.SimpleQueue | None" = None
+_QUEUED = [0]                   # compiles queued and not finished (under _DONE)
+_DONE = threading.Condition()
+
+
+def _background(cxx: str, source: str, name: str, d) -> Future:
+    """Queue a background compile (one at a time: each is a whole C++ compiler run) -> a Future
+    of the loaded library.  With a disk cache the compiler runs in a process of its own that
+    stores the library there, so a run that ends first still leaves it for the next run (at
+    exit, compiles not yet started are dropped)."""
+    global _COMPILES
+    if _COMPILES is None:
+        _COMPILES = queue.SimpleQueue()
+        threading.Thread(target=_compile_worker, name="wavelift-native-compile", daemon=True).start()
+    fut: Future = Future()
+    with _DONE:
+        _QUEUED[0] += 1
+    _COMPILES.put((fut, cxx, source, name, d))
+    return fut
+
+
+def _compile_worker() -> None:
+    assert _COMPILES is not None
+    while True:
+        fut, cxx, source, name, d = _COMPILES.get()
+        try:
+            if d is None:
+                fut.set_result(_build_and_load(cxx, source, name, d))
+            else:
+                _store_in_child(source, d, name)
+                data = disk_cache.read(d, name, ".so")
+                fut.set_result(disk_cache.load_library(data) if data is not None
+                               else _build_and_load(cxx, source, name, d))
+        except BaseException as e:          # noqa: BLE001 - handed to the waiting dispatch
+            fut.set_exception(e if isinstance(e, Exception) else Unsupported(repr(e)))
+        with _DONE:
+            _QUEUED[0] -= 1
+            _DONE.notify_all()
+
+
+_STORE = "from wavelift.backends.numpy import native; native.store_main()"
+
+
+def _store_in_child(source: str, d, name: str) -> None:
+    """Compile ``source`` into the disk cache entry ``name`` in a process of its own (its own
+    session: it is not killed with this one).  Only numbers and our own text reach it."""
+    env = dict(os.environ)
+    root = str(pathlib.Path(__file__).resolve().parents[3])      # (where ``wavelift`` is)
+    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    p = subprocess.Popen([sys.executable, "-c", _STORE, str(d), name], stdin=subprocess.PIPE,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
+                         start_new_session=True, text=True)
+    _, err = p.communicate(source, timeout=COMPILE_TIMEOUT_S + 60)
+    if p.returncode != 0:
+        raise Unsupported(err.strip().splitlines()[-1] if err.strip() else
+                          f"background compile exited with {p.returncode}")
+
+
+def store_main() -> None:
+    """The background compile's process: source on stdin -> the disk cache entry argv[1:3]."""
+    d, name = pathlib.Path(sys.argv[1]), sys.argv[2]
+    source = sys.stdin.read()
+    cxx = host.compiler()
+    if cxx is None or library_name(source, cxx) != name:
+        raise SystemExit("the background compile's compiler or source differs from its caller's")
+    try:
+        disk_cache.write(d, name, ".so", _build(cxx, source))
+    except (Unsupported, disk_cache.CacheRefused) as e:
+        raise SystemExit(str(e)) from None
+
+
+def wait_for_compiles() -> None:
+    """Block until every background compile queued so far has finished (benchmarks call it
+    between a cold and the warm runs, so the warm runs measure the tier itself)."""
+    with _DONE:
+        _DONE.wait_for(lambda: _QUEUED[0] == 0)
 
 
 def _build(cxx: str, source: str) -> bytes:
@@ -773,10 +866,13 @@ class NativeBlocks:
     library compiled on first use; ``get`` -> a callable with the NumPy block's signature, or
     None (the block stays a NumPy block)."""
 
-    def __init__(self, program: Program, wave_size: int, mode: int, live):
-        """``live``: per block, the registers live after it for this MODE (codegen.liveness)."""
+    def __init__(self, program: Program, wave_size: int, mode: int, live, background: bool = False):
+        """``live``: per block, the registers live after it for this MODE (codegen.liveness).
+        ``background``: a library not in the disk cache compiles in a worker thread; until
+        ``ready()`` has attached it, no block is native (``pending``)."""
         self.unsupported: dict[int, str] = {}
         self.drive = self.waves = None      # the driver (wl_drive, wl_waves), when there is one
+        self.pending = None                 # the Future of a background compile
         gen = BlockSource(wave_size)
         low = NumpyLowering(program, wave_size)     # the NumPy blocks' own optimisation
         parts, names = [], {}
@@ -797,19 +893,36 @@ class NativeBlocks:
             return
         # the driver: when every block is here and none changes MODE or jumps to a computed
         # address (what the driver schedules is then exactly the program)
-        drivable = not self.unsupported and all(
+        self._drivable = not self.unsupported and all(
             b.index == i and b.term[0] in ("jump", "branch", "barrier", "end")
             for i, b in enumerate(program.blocks))
+        self._names = names
         self.source = host.prelude_semantics() + NATIVE_CTX + f"static const u32 mode = {mode}u;\n" + \
-            "\n".join(parts) + (driver_source(program, wave_size) if drivable else "")
-        lib = compile_library(self.source)
-        if drivable:
+            "\n".join(parts) + (driver_source(program, wave_size) if self._drivable else "")
+        lib = compile_library(self.source, background)
+        if isinstance(lib, ctypes.CDLL):
+            self._attach(lib)
+        else:
+            self.pending = lib
+
+    def ready(self) -> bool:
+        """Attach a finished background compile (in the caller's thread, between block runs);
+        False while it is still compiling.  A failed compile raises its Unsupported here."""
+        if self.pending is not None:
+            if not self.pending.done():
+                return False
+            fut, self.pending = self.pending, None
+            self._attach(fut.result())
+        return True
+
+    def _attach(self, lib: ctypes.CDLL) -> None:
+        if self._drivable:
             self.drive, self.waves = lib.wl_drive, lib.wl_waves
             self.drive.restype = None
             self.drive.argtypes = (ctypes.c_void_p,) * 3 + (ctypes.c_int64,) * 2
             self.waves.restype = ctypes.c_int64
             self.waves.argtypes = (ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
-        for bi, nm in names.items():
+        for bi, nm in self._names.items():
             f = getattr(lib, nm)
             f.restype = None
             f.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p)
@@ -882,3 +995,16 @@ class NoNative:
 
     def get(self, index: int):
         return None
+
+
+class _Compiling:
+    """A MODE whose library is compiling in the background: no block is native yet."""
+    drive = None
+    why = None
+    unsupported: dict = {}
+
+    def get(self, index: int):
+        return None
+
+
+COMPILING = _Compiling()

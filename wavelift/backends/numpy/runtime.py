@@ -24,8 +24,9 @@ STATE_BYTES = 256 << 20          # bound on register state per batch
 # waves per batch: small enough that per-op temporaries stay in cache (measured: bench/README.md)
 BATCH_WAVES = int(os.environ.get("WL_BATCH_WAVES", "1024")) or None
 # native tier (native.py, docs/decisions/0012): "auto" uses it for dispatches of at least
-# NATIVE_MIN_WAVES waves (a compile costs about a second once per program and MODE, then the
-# disk cache), "on" for every dispatch, "off" never
+# NATIVE_MIN_WAVES waves once the library is ready (a compile costs seconds to minutes once per
+# program and MODE, then the disk cache; it runs in the background while NumPy blocks run), "on"
+# for every dispatch, compiling first (tests, benchmarks of the tier), "off" never
 NATIVE = os.environ.get("WL_NATIVE", "auto")
 NATIVE_MIN_WAVES = int(os.environ.get("WL_NATIVE_MIN_WAVES", "512"))
 NATIVE_BATCH_FACTOR = 16
@@ -74,6 +75,7 @@ class Runtime:
         self.windows_blank = 0                  # windows it only stored to (not copied)
         self._fns = {}                          # (block, MODE) -> block function
         self.native_problem = None              # why a MODE has no native library
+        self.native_compiling = False           # a MODE's library was still compiling (auto)
         self._bufs = {}                         # state arrays reused between batches (_zeros)
 
     def count_lanes(self, k, lo, hi):
@@ -132,8 +134,9 @@ class Runtime:
             self.refuse_at(*refusals[int(X[C["refuse"]])])
 
     def _native_library(self, mode):
-        lib = self.m.blocks.native_library(mode)
+        lib = self.m.blocks.native_library(mode, background=NATIVE == "auto")
         self.native_problem = getattr(lib, "why", None) or self.native_problem
+        self.native_compiling |= lib is NT.COMPILING
         return lib
 
     def _native_fn(self, bi, mode):
@@ -142,7 +145,7 @@ class Runtime:
     @property
     def extra_stats(self):
         if not self.native:
-            return {"native": False}
+            return {"native": False, **({"native_compiling": True} if self.native_compiling else {})}
         out = {"native": True, "native_block_runs": self.native_runs,
                "native_driver": self.native_driver}
         if self.native_driver:
@@ -151,6 +154,8 @@ class Runtime:
             out["windows_blank"] = self.windows_blank
         if self.native_problem:
             out["native_problem"] = self.native_problem
+        if self.native_compiling:
+            out["native_compiling"] = True
         return out
 
     def _wave_ids(self, w):
@@ -443,6 +448,8 @@ class Runtime:
         bx, by, bz = cfg.block
         per_group_waves = -(-(bx * by * bz) // self.L)
         self.native = NATIVE == "on" or (NATIVE == "auto" and total * per_group_waves >= NATIVE_MIN_WAVES)
+        if self.native and self._native_library(self._mode_word()) is NT.COMPILING:
+            self.native = False                 # this dispatch runs as NumPy blocks throughout
         nv = max(self.m.program.max_vgpr + 1, 3)
         per_wave = 4 * (nv * self.L + NUM_SREGS) + cfg.lds_bytes // max(per_group_waves, 1) + \
             cfg.scratch_wave_bytes
