@@ -348,9 +348,9 @@ class AcoShader:
         if self.gfx11 and scratch_va:
             regs["COMPUTE_DISPATCH_SCRATCH_BASE_LO"] = (scratch_va >> 8) & 0xFFFFFFFF
             regs["COMPUTE_DISPATCH_SCRATCH_BASE_HI"] = (scratch_va >> 40) & 0xFF
-        for i, v in enumerate(user):
-            if v is not None:                 # RADV leaves s[0:1] unwritten without scratch
-                regs[f"COMPUTE_USER_DATA_{i}"] = v
+        for i, sgpr in enumerate(user):
+            if sgpr is not None:              # RADV leaves s[0:1] unwritten without scratch
+                regs[f"COMPUTE_USER_DATA_{i}"] = sgpr
         for i, axis in enumerate("XYZ"):
             regs[f"COMPUTE_NUM_THREAD_{axis}"] = self.local_size[i]
         initiator = pm4.initiator(wave32=self.wave_size == 32, force_start_at_000=True,

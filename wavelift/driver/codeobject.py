@@ -217,7 +217,8 @@ class KernelDescriptor:
 
     @property
     def tgid_enabled(self) -> tuple[bool, bool, bool]:
-        return tuple(bool((self.compute_pgm_rsrc2 >> b) & 1) for b in (7, 8, 9))
+        r = self.compute_pgm_rsrc2
+        return bool(r >> 7 & 1), bool(r >> 8 & 1), bool(r >> 9 & 1)
 
     @property
     def tg_size_en(self) -> bool:

@@ -250,7 +250,7 @@ class Device:
         return addr
 
     # ---- submission --------------------------------------------------------------------------
-    def submit_dispatch(self, registers: dict[str, int], dims, initiator: int,
+    def submit_dispatch(self, registers: dict[str, int], dims: tuple[int, int, int], initiator: int,
                         preamble: list[int] | None = None) -> tuple[list[int], Any]:
         """SET_SH_REG for every register, then DISPATCH_DIRECT; submitted to the Capture and run
         through the stream walker.  Returns (dwords, DispatchResult)."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
+from typing import TypedDict
 
 import numpy as np
 
@@ -15,10 +16,18 @@ from .codeobject import KernelArg, KernelDescriptor, KernelInfo
 # Per target: compute units (scratch WAVES cap = 32 * CUs, as ROCr's MaxSlotsScratchCU=32 and
 # RADV's scratch_waves = 32 * num_cu give for these chips), shader engines, and the
 # TMPRING_SIZE.WAVESIZE unit.
-TARGETS = {
-    "gfx1010": dict(level=10, gfx11=False, cus=40, ses=2, wavesize_unit=1024),
-    "gfx1030": dict(level=103, gfx11=False, cus=80, ses=4, wavesize_unit=1024),
-    "gfx1100": dict(level=11, gfx11=True, cus=96, ses=6, wavesize_unit=256),
+class TargetInfo(TypedDict):
+    level: int
+    gfx11: bool
+    cus: int
+    ses: int
+    wavesize_unit: int
+
+
+TARGETS: dict[str, TargetInfo] = {
+    "gfx1010": TargetInfo(level=10, gfx11=False, cus=40, ses=2, wavesize_unit=1024),
+    "gfx1030": TargetInfo(level=103, gfx11=False, cus=80, ses=4, wavesize_unit=1024),
+    "gfx1100": TargetInfo(level=11, gfx11=True, cus=96, ses=6, wavesize_unit=256),
 }
 
 # Apertures (high 32 bits of the 64-bit flat bases) for hidden_shared_base/private_base: the
@@ -123,11 +132,13 @@ class Grid:
 
     @property
     def groups(self) -> tuple[int, int, int]:
-        return tuple(ceil_div(s, b) for s, b in zip(self.size, self.block))
+        (sx, sy, sz), (bx, by, bz) = self.size, self.block
+        return ceil_div(sx, bx), ceil_div(sy, by), ceil_div(sz, bz)
 
     @property
     def remainder(self) -> tuple[int, int, int]:
-        return tuple(s % b for s, b in zip(self.size, self.block))
+        (sx, sy, sz), (bx, by, bz) = self.size, self.block
+        return sx % bx, sy % by, sz % bz
 
     def total_waves(self, wave_size: int) -> int:
         full = ceil_div(self.block[0] * self.block[1] * self.block[2], wave_size)
@@ -142,7 +153,7 @@ def make_grid(groups=None, block=(64, 1, 1), global_size=None, global_offset=(0,
         raise LaunchError("give exactly one of groups= and global_size=")
     if groups is not None:
         g = _triple(groups, "groups")
-        size = tuple(x * y for x, y in zip(g, b))
+        size = (g[0] * b[0], g[1] * b[1], g[2] * b[2])
         given = len(groups) if isinstance(groups, (tuple, list)) else 1
     else:
         size = _triple(global_size, "global_size")
@@ -174,7 +185,8 @@ def _triple(v, what) -> tuple[int, int, int]:
 class KernargPlan:
     data: bytearray
     dynamic_lds: int
-    filled: list[tuple[str, int, int, int]]     # (value_kind, offset, size, value) for reports
+    filled: list[tuple[str, int, int, int | None]]   # (value_kind, offset, size, value) for reports;
+                                                     # value None: a by-value argument
 
 
 def _pack_value(arg: KernelArg, value, index: int) -> bytes:
@@ -245,7 +257,7 @@ def build_kernargs(kernel: KernelInfo, args, grid: Grid, *, queue_address: int =
                           f"{len(args)} given")
     lds = group_static if group_static is not None else kernel.group_segment_fixed_size
     dynamic_lds = 0
-    filled = []
+    filled: list[tuple[str, int, int, int | None]] = []
 
     def put(arg: KernelArg, raw: bytes):
         if arg.offset < 0 or arg.offset + len(raw) > len(buf):
