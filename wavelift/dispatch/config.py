@@ -64,7 +64,8 @@ class DispatchConfig:
 
     @property
     def num_groups(self) -> tuple[int, int, int]:
-        return tuple(max(0, e - s) for s, e in zip(self.group_start, self.group_end))
+        (sx, sy, sz), (ex, ey, ez) = self.group_start, self.group_end
+        return max(0, ex - sx), max(0, ey - sy), max(0, ez - sz)
 
     @property
     def waves(self) -> int:

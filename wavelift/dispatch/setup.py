@@ -8,6 +8,7 @@ COMPUTE_TMPRING_SIZE (scratch.no_tmpring) and on GFX11 COMPUTE_DISPATCH_SCRATCH_
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,6 +28,11 @@ MAX_SCRATCH_WAVE_BYTES = 256 * 1024  # scratch.too_large above this per wave
 MAX_USER_SGPRS = 16
 
 _R = {n: r for n, r in BY_NAME.items()}
+
+
+def _xyz(values: Iterable[int]) -> tuple[int, int, int]:
+    x, y, z = values                # one value per dimension
+    return x, y, z
 
 
 def scratch_unit(level: int) -> int:
@@ -113,7 +119,7 @@ def build_config(regs: RegisterFile, target: str, dims=None, initiator: int | No
                                      | (regs["COMPUTE_DISPATCH_SCRATCH_BASE_LO"] << 8))
 
     # grid
-    full = tuple(_f(regs, f"COMPUTE_NUM_THREAD_{d}", "NUM_THREAD_FULL") for d in "XYZ")
+    full = _xyz(_f(regs, f"COMPUTE_NUM_THREAD_{d}", "NUM_THREAD_FULL") for d in "XYZ")
     part = tuple(_f(regs, f"COMPUTE_NUM_THREAD_{d}", "NUM_THREAD_PARTIAL") for d in "XYZ")
     if 0 in full:
         raise Refused("dispatch.empty_block",
@@ -150,9 +156,9 @@ def build_config(regs: RegisterFile, target: str, dims=None, initiator: int | No
     # system SGPRs, in hardware order after the user SGPRs
     sys_sgprs: dict[str, int] = {}
     pos = n_user
-    for d, en in zip("xyz", tgid):
+    for axis, en in zip("xyz", tgid):
         if en:
-            sys_sgprs[f"workgroup_id_{d}"] = pos
+            sys_sgprs[f"workgroup_id_{axis}"] = pos
             pos += 1
     if r2["TG_SIZE_EN"]:            # [5:0] waves in the workgroup, [11:6] this wave's index
         sys_sgprs["tg_size"] = pos
@@ -166,7 +172,7 @@ def build_config(regs: RegisterFile, target: str, dims=None, initiator: int | No
         wave_size=wave_size,
         rsrc1=rsrc1, rsrc2=rsrc2, rsrc3=rsrc3, user_sgprs=user, tgid_enabled=tgid,
         tidig_comp_cnt=tidig, lds_bytes=lds, block=full, partial=partial, partial_tg=partial_tg,
-        group_start=tuple(start), group_end=tuple(end), scratch_enabled=scratch_en,
+        group_start=_xyz(start), group_end=tuple(end), scratch_enabled=scratch_en,
         scratch_wave_bytes=wave_bytes, tmpring_waves=waves, system_sgprs=sys_sgprs,
         initiator=initiator, tmpring_size=tmpring, scratch_base=scratch_base,
         unwritten_user_sgprs=unwritten, dims=dims)
@@ -190,7 +196,7 @@ def group_block(config: DispatchConfig, group: tuple[int, int, int]) -> tuple[in
         if config.partial_tg and config.partial[d] and group[d] == config.group_end[d] - 1:
             b = config.partial[d]
         out.append(b)
-    return tuple(out)
+    return _xyz(out)
 
 
 @dataclass(frozen=True)
