@@ -10,7 +10,9 @@ from __future__ import annotations
 import json
 import os
 import struct
+from collections.abc import Callable
 from functools import lru_cache
+from typing import Any
 
 from .encodings import LAYOUTS, classify
 from .instruction import DecodeContext, DecodeError, Instruction, moved, new_instruction
@@ -415,7 +417,7 @@ def _simm_text(fmt, x, target, wave64):
     return simm16_text(fmt, x, target, wave64)
 
 
-_CFACTORIES = {}
+_CFACTORIES: dict[tuple[tuple[str, ...], str], Callable[..., Any]] = {}
 
 
 def _compile_entry(ctx, enc, op, e):
@@ -736,7 +738,7 @@ def _classify9(top9):
     return classify(top9 << 23)
 
 
-_CTXS = {}
+_CTXS: dict[tuple[str, bool], _Ctx] = {}
 _RESULT_CACHE = [True]
 _CACHE_MAX = 1 << 16
 

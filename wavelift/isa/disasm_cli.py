@@ -154,7 +154,7 @@ def code_object_listing(data: bytes, target=None, wave64=None, show_encoding=Fal
         a, name = funcs[i]
         return shown(name) + (f"+0x{address - a:x}" if address > a else "")
     lines = []
-    memo = {}
+    memo: dict[bool, dict[bytes, list[tuple[int, bytes, str]]]] = {}   # per wave size: entries()'s
     for i, (addr, name) in enumerate(funcs):
         if kernel is not None and name != kernel:
             continue

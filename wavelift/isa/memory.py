@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import json
 import pathlib
+from collections.abc import Callable
 from functools import lru_cache
+from typing import Any
 
 from .instruction import DecodeError, Instruction, new_instruction
 from .operands import Operand, fmt_literal, vreg_name
@@ -147,7 +149,7 @@ def _opcode(enc, f):
     return f["op"]
 
 
-_VTAB = {}
+_VTAB: dict[tuple[str, int], tuple[Operand | None, ...]] = {}
 
 
 def _vtab(role, width):
@@ -283,7 +285,7 @@ class _Form:
         self.render = make(*(env[a] for a in args))
 
 
-_FACTORIES = {}
+_FACTORIES: dict[tuple[tuple[str, ...], str], Callable[..., Any]] = {}
 
 
 class _Target:
