@@ -158,3 +158,37 @@ def test_game_shaped_dispatch(shape):
         dev, FIX / "gfx1030" / "aco" / "scratch_game-w64.json", shape, steps=4)
     _landed(r)
     np.testing.assert_array_equal(got, ref_scratch_game(seeds, steps))
+
+
+def test_push_constant_with_bit_23_in_s3_is_not_taken_for_a_scratch_v_sharp():
+    """RADV's scratch_game capture with its first push constant (width, inlined as USER_DATA_3)
+    set to 0x00800010: s3 then has ADD_TID_ENABLE's bit 23, and the scratch ABI, decided from
+    that value, took s0..s3 for a whole scratch V# and hid the descriptor pointer in s2 from the
+    tracer (refused ``escape`` at the first descriptor load).  Decided from the program, it
+    lands: row 0 (i = x) is the reference; every other row's i = y * width + x is outside both
+    buffers (robust buffer access: loads 0, stores dropped)."""
+    from testpaths import FIXTURES
+    from wavelift import Capture, pm4, replay
+    from wavelift.stream import registers as R
+    cap = Capture.load(str(FIXTURES / "captures" / "radv-scratch_game-chained-w64.wlcap"))
+    reg = (R.address_of("COMPUTE_USER_DATA_3", "SH") - R.SH_BASE) >> 2
+    hits = 0
+    for a in cap.memory.allocations:
+        if not a.name.endswith("-ib"):
+            continue
+        dw = a.data.view("<u4")
+        for i in range(dw.size - 2):
+            h = int(dw[i])
+            if h >> 30 == 3 and (h >> 8) & 0xFF == pm4.SET_SH_REG:
+                first, count = int(dw[i + 1]) & 0xFFFF, (h >> 16) & 0x3FFF
+                if first <= reg < first + count and dw[i + 2 + reg - first] == 16:
+                    dw[i + 2 + reg - first] = 0x00800010
+                    hits += 1
+    assert hits == 1
+    seeds = np.fromfile(FIXTURES / "radv/scratch_game-chained-w64/inputs/seeds.bin", np.uint32)
+    (res,) = replay(cap)
+    assert res.landed, res.refusal
+    out = np.frombuffer(cap.memory.read(0xffff800100006000, 1024), np.uint32)
+    want = np.zeros(256, np.uint32)
+    want[:16] = ref_scratch_game(seeds[:16], 25)
+    np.testing.assert_array_equal(out, want)

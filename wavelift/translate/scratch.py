@@ -45,7 +45,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..refusal import Refused
+from ..errors import Refused
 
 SCC_ID = 253             # the SCC pseudo register in the analysis (the SRC code for src_scc)
 VGPR0 = 256              # VGPR v is register VGPR0 + v
@@ -68,7 +68,6 @@ class ScratchABI:
     """What of the dispatch the scratch decision depends on (part of the cache keys)."""
     enabled: bool = False          # SCRATCH_EN with a usable size
     ring_root: bool = False        # s0:s1 hold the scratch base (s1 has SWIZZLE_ENABLE)
-    vsharp_root: bool = False      # ... and s[0:3] is a whole V# (s3 has ADD_TID_ENABLE)
     offset_reg: int | None = None  # the scratch wave offset SGPR
     user_sgprs: int = 0
 
@@ -77,17 +76,14 @@ def abi(config) -> ScratchABI:
     u = config.user_sgprs
     en = bool(config.scratch_enabled) and config.scratch_wave_bytes > 0
     ring = en and len(u) >= 2 and bool(u[1] & 0x80000000)
-    vs = ring and len(u) >= 4 and bool(u[3] & (1 << 23))
-    return ScratchABI(en, ring, vs, config.system_sgprs.get("scratch_wave_offset"), len(u))
+    return ScratchABI(en, ring, config.system_sgprs.get("scratch_wave_offset"), len(u))
 
 
 def scratch_sgprs(config) -> set[int]:
-    """User SGPRs that hold the scratch base by value (s0:s1, or s0..s3 for a whole V#); the
-    ones named by FLAT_SCRATCH writes come from the program (``Plan.tracer_skip``)."""
-    a = abi(config)
-    if a.vsharp_root:
-        return {0, 1, 2, 3}
-    return {0, 1} if a.ring_root else set()
+    """User SGPRs that hold the scratch base by value (s0:s1); the ones the program uses as
+    scratch (FLAT_SCRATCH writes, the upper words of a scratch V# taken whole from user SGPRs)
+    come from the program (``Plan.tracer_skip``)."""
+    return {0, 1} if abi(config).ring_root else set()
 
 
 # ------------------------------------------------------------------------------ facts
@@ -95,6 +91,7 @@ def scratch_sgprs(config) -> set[int]:
 class Facts:
     """Per-instruction results of the data flow (program only)."""
     mubuf_ent: dict = field(default_factory=dict)    # offset -> entry SGPRs of the V# base
+    mubuf_ent_hi: dict = field(default_factory=dict)  # ... of the V#'s words 2..3
     mubuf_wr: dict = field(default_factory=dict)     # offset -> written SGPRs in base/soffset
     flat_scr_ent: dict = field(default_factory=dict)  # s_setreg FLAT_SCR offset -> entry SGPRs
     flat_scr_wr: dict = field(default_factory=dict)   # ... -> written SGPRs
@@ -250,6 +247,8 @@ def _step(ins, st, mem_wr, facts, record):
             base = [r, r + 1]
             so = f.get("soffset", 125)
             facts.mubuf_ent[ins.offset] = facts.mubuf_ent.get(ins.offset, 0) | _get(st, base, "ent")
+            facts.mubuf_ent_hi[ins.offset] = facts.mubuf_ent_hi.get(ins.offset, 0) | \
+                _get(st, [r + 2, r + 3], "ent")
             wr_use = _get(st, base, "wr") | (_get(st, [so], "wr") if so < 106 else 0)
             facts.mubuf_wr[ins.offset] = facts.mubuf_wr.get(ins.offset, 0) | wr_use
             facts.text[ins.offset] = ins.text
@@ -400,7 +399,10 @@ def plan(facts: Facts, a: ScratchABI | None) -> Plan:
                           f"offset {off:#x}: {facts.text.get(off, '')}: a value the program wrote "
                           f"into the scratch wave offset register s{a.offset_reg} reaches {what} "
                           f"(the module reads that register as zero)")
+    # a scratch V# taken whole from user SGPRs: its words 2..3 are no pointer either.  Decided
+    # from the program, never from the values (a push constant in s3 with bit 23 set, ADD_TID's
+    # bit, once hid the descriptor pointer in s2 from the tracer: a RADV dispatch refused)
     skip = set(_regs(roots))
-    if a.vsharp_root:
-        skip |= {2, 3}
+    for off in scratch:
+        skip |= set(_regs(facts.mubuf_ent_hi.get(off, 0) & user))
     return Plan(frozenset(scratch), frozenset(_regs(roots)), frozenset(skip))
