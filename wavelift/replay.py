@@ -8,7 +8,9 @@ if that module does not exist yet, each dispatch is refused `backend.unavailable
 from __future__ import annotations
 
 import os
+import sys
 import time
+import types
 from typing import Callable
 
 from .dispatch.setup import build_config
@@ -109,7 +111,7 @@ def replay(cap_or_path, backend: str = "numpy", mode: str = "wave", cache=None,
     return results
 
 
-class _CallableModule(__import__("types").ModuleType):
+class _CallableModule(types.ModuleType):
     """`wavelift.replay` names both this module and its function: once the submodule is imported
     the package attribute is the module, so the module itself forwards calls to replay()."""
 
@@ -117,4 +119,4 @@ class _CallableModule(__import__("types").ModuleType):
         return replay(*args, **kwargs)
 
 
-__import__("sys").modules[__name__].__class__ = _CallableModule
+sys.modules[__name__].__class__ = _CallableModule

@@ -174,12 +174,14 @@ def trace(memory, config, program_alloc=None, scratch_roots=None) -> list[Window
             if a is not None:
                 backing.add(a.base)
     # a candidate's reason is (where, word offset) -- text only for the windows placed
-    frontier = [(addr, (f"user SGPR s{i}", None)) for addr, i in _candidates(user) if i not in skip]
+    frontier: list[tuple[int, tuple[str, int | None]]] = [
+        (addr, (f"user SGPR s{i}", None)) for addr, i in _candidates(user) if i not in skip]
     depth = 0
     total = 0
     hit = _hit_test(memory)
     while frontier and depth <= MAX_DEPTH:
-        nxt = {}                        # allocation -> its first candidate at this depth
+        # allocation -> its first candidate at this depth
+        nxt: dict[int, tuple[int, tuple[str, int | None]]] = {}
         for addr, (where, off) in frontier:
             try:
                 a = memory.find(canonical(addr))

@@ -80,7 +80,7 @@ class WindowSet:
         self.blank = set() if blank is None else \
             {k for k, w in enumerate(merged) if (w.address, w.size) in blank} - self.aliased
         self._copy_in()
-        self._spans = None
+        self._spans: list[tuple[int, int]] | None = None     # spans() once it has run
         self.maybe_written = None       # indices of the windows a run may have written (None: any)
         self.arena32 = self.arena.view(np.uint32)
         self.starts = np.array([w.address for w in merged], np.uint64)
