@@ -224,7 +224,8 @@ def fmt_grid(config) -> str:
     return f"{g} x {b}"
 
 
-def table(rows: list[list[str]], header: list[str], right: set[int] = frozenset()) -> str:
+def table(rows: list[list[str]], header: list[str],
+          right: set[int] | frozenset[int] = frozenset()) -> str:
     """A plain-text table: columns padded to their widest cell; `right` columns right-aligned."""
     allr = [header] + rows
     w = [max(len(str(r[i])) for r in allr) for i in range(len(header))]

@@ -25,11 +25,13 @@ import argparse
 import re
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 from .common import (add_budget, add_debug, check_backend, check_outputs, execute_fn, hexa, load_capture,
                      replay_until, shown, write_output)
 
-FORMATS = {  # name: (bytes per pixel, dtype, channels, kind)
+# name: (bytes per pixel, dtype, channels, kind)
+FORMATS: dict[str, tuple[int, DTypeLike, int, str]] = {
     "rgba8": (4, np.uint8, 4, "u8"),
     "bgra8": (4, np.uint8, 4, "u8"),
     "r8": (1, np.uint8, 1, "u8"),
@@ -180,7 +182,7 @@ def cmd_show(a) -> int:
     before = None
     if a.dispatch is not None:
         check_backend(a.backend)
-        held = {}
+        held: dict[str, np.ndarray] = {}
         results = replay_until(cap, a.dispatch, execute_fn(a.backend, a.mode, {}, a.budget),
                                before=lambda memory, config: held.setdefault("b", snap(memory)))
         if len(results) <= a.dispatch:
@@ -199,6 +201,7 @@ def cmd_show(a) -> int:
     lo, hi = lo_hi if lo_hi else (0.0, 255.0)
     img = to_pixels(t_after, fmt, lo, hi)
     if a.before_after:
+        assert t_before is not None         # --before-after needs --dispatch (checked above)
         img = side_by_side(to_pixels(t_before, fmt, lo, hi), img)
         changed = int(np.any(t_before.view(np.uint8).reshape(height, a.width, -1)
                              != t_after.view(np.uint8).reshape(height, a.width, -1), axis=2).sum())

@@ -42,7 +42,7 @@ def _listing(memory, config):
 def decode_program(code: bytes, target: str, wave64: bool, base: int):
     """(instructions in offset order, note). Reachable instructions (translate.flow.discover)
     when the whole program decodes; else a linear decode up to the first problem."""
-    from ..isa import DecodeError, decode_one
+    from ..isa import DecodeError, Instruction, decode_one
     try:
         from ..translate.flow import discover
         from ..refusal import Refused
@@ -53,7 +53,8 @@ def decode_program(code: bytes, target: str, wave64: bool, base: int):
             note = str(e.refusal)
     except ImportError:
         note = None
-    out, pos, far = [], 0, 0
+    out: list[Instruction] = []
+    pos = far = 0
     while pos < len(code):
         try:
             ins = decode_one(code, pos, target, wave64, 0)
