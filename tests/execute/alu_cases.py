@@ -182,11 +182,20 @@ add("v_add_f32:mods", "v_add_f32_e64 {D}, -|{A}|, |{B}| clamp", ("f32", "f32"),
                                                                      abs(m.fin(fval(b, "f32"), "f32")), "f32"), m), "f32"), "f32")},
     opcode="v_add_f32")
 add("v_mul_f32:omod", "v_mul_f32_e64 {D}, {A}, -{B} mul:4", ("f32", "f32"),
-    lambda m, a, b, c, d, vcc: {"d": fbits(m.fout(R.f_mul(R.f_mul(m.fin(fval(a, "f32"), "f32"), -m.fin(fval(b, "f32"), "f32"), "f32"), 4.0, "f32"), "f32"), "f32")},
+    lambda m, a, b, c, d, vcc: {"d": fbits(m.fout(m.omod(R.f_mul(m.fin(fval(a, "f32"), "f32"), -m.fin(fval(b, "f32"), "f32"), "f32"), 4.0, "f32"), "f32"), "f32")},
+    opcode="v_mul_f32")
+# SDWA has omod too (it was dropped: a silently wrong result)
+add("v_add_f32:sdwa_omod", "v_add_f32_sdwa {D}, {A}, {B} mul:2 dst_sel:DWORD dst_unused:UNUSED_PAD src0_sel:DWORD src1_sel:DWORD",
+    ("f32", "f32"),
+    lambda m, a, b, c, d, vcc: {"d": fbits(m.fout(m.omod(R.f_add(m.fin(fval(a, "f32"), "f32"), m.fin(fval(b, "f32"), "f32"), "f32"), 2.0, "f32"), "f32"), "f32")},
+    opcode="v_add_f32")
+add("v_mul_f32:sdwa_omod_clamp", "v_mul_f32_sdwa {D}, {A}, {B} clamp div:2 dst_sel:DWORD dst_unused:UNUSED_PAD src0_sel:DWORD src1_sel:DWORD",
+    ("f32", "f32"),
+    lambda m, a, b, c, d, vcc: {"d": fbits(m.fout(R.clamp01(m.omod(R.f_mul(m.fin(fval(a, "f32"), "f32"), m.fin(fval(b, "f32"), "f32"), "f32"), 0.5, "f32"), m), "f32"), "f32")},
     opcode="v_mul_f32")
 add("v_fma_f64:mods", "v_fma_f64 {D}, -{A}, |{B}|, {C} clamp div:2", ("f64",) * 3,
-    lambda m, a, b, c, d, vcc: {"d": fbits(m.fout(R.clamp01(R.f_mul(R.f_fma(-m.fin(fval(a, "f64"), "f64"), abs(m.fin(fval(b, "f64"), "f64")),
-                                                                           m.fin(fval(c, "f64"), "f64"), "f64"), 0.5, "f64"), m), "f64"), "f64")},
+    lambda m, a, b, c, d, vcc: {"d": fbits(m.fout(R.clamp01(m.omod(R.f_fma(-m.fin(fval(a, "f64"), "f64"), abs(m.fin(fval(b, "f64"), "f64")),
+                                                                          m.fin(fval(c, "f64"), "f64"), "f64"), 0.5, "f64"), m), "f64"), "f64")},
     dst="b64", opcode="v_fma_f64")
 add("v_fma_f16:opsel", "v_fma_f16 {D}, {A}, -{B}, {C} op_sel:[1,0,1,1] clamp", ("f16",) * 3,
     lambda m, a, b, c, d, vcc: {"d": (d & M16) | (fbits(m.fout(R.clamp01(R.f_fma(m.fin(fval(hi16(a), "f16"), "f16"), -m.fin(fval(b, "f16"), "f16"),

@@ -163,6 +163,16 @@ class Mode:
             return x.quiet() if self.ieee and quiets else x
         return math.copysign(0.0, x) if self.den(t) in (0, 1) and tiny(x, t) else x
 
+    def omod(self, x, factor, t):
+        """The output modifier: ignored under MODE.IEEE and where t's output denormals are kept;
+        a zero result is +0 (LLVM SIFoldOperands isOMod and its "omod is ignored by hardware if
+        IEEE bit is enabled"; ACO can_use_omod: "omod flushes -0 to +0 and has no effect if
+        denormals are enabled")."""
+        if self.ieee or self.den(t) in (2, 3):
+            return x
+        r = f_mul(x, factor, t)
+        return 0.0 if r == 0 else r
+
 
 # ----------------------------------------------------------------------------- exact arithmetic
 def f_add(x, y, t):

@@ -477,3 +477,29 @@ def test_non_nearest_rounding_refuses(round_mode):
     r = rig("v_add_f32")
     with pytest.raises(AssertionError, match="float.rounding_mode"):
         r.run(np.zeros((LANES, 8), np.uint64), 0xF0 | round_mode, True, False)
+
+
+OMOD_CASES = ("v_mul_f32:omod", "v_fma_f64:mods", "v_add_f32:sdwa_omod", "v_mul_f32:sdwa_omod_clamp")
+
+
+@pytest.mark.parametrize("name", OMOD_CASES)
+def test_omod_in_every_mode(name):
+    """omod (VOP3 and SDWA) under each denormal mode and IEEE bit: applied only where MODE.IEEE
+    is clear and the type's output denormals are flushed, a zero result +0; random and edge
+    lanes (zeros of both signs, results that underflow or overflow after scaling).  One
+    hypothesis example per case in test_opcode cannot reach every MODE."""
+    case = CASES[name]
+    rng = np.random.default_rng(11)
+    t = case.kinds[0]
+    pool = EDGE[t]
+    lanes = [tuple(int(rng.choice(pool)) if rng.random() < 0.6 else int(rng.integers(0, 2 ** WIDTH[k], dtype=np.uint64))
+                   for k in case.kinds) + (0,) * (3 - len(case.kinds)) for _ in range(LANES)]
+    for mode_byte in (0x00, 0x10, 0x20, 0xF0, 0xC0):
+        for ieee in (False, True):
+            got = _run_known(name, lanes, mode_byte, True, ieee)
+            m = R.Mode(mode_byte, True, ieee)
+            mask = (1 << 64) - 1 if case.dst == "b64" else 0xFFFFFFFF
+            bad = [(i, hex(int(g) & mask), hex(case.ref(m, a, b, c, 0, 0)["d"] & mask))
+                   for i, ((a, b, c), g) in enumerate(zip(lanes, got))
+                   if int(g) & mask != case.ref(m, a, b, c, 0, 0)["d"] & mask]
+            assert not bad, (name, hex(mode_byte), ieee, bad[:4])

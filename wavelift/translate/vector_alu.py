@@ -1047,11 +1047,17 @@ def _omod_clamp(b, ins, r, srcs=()):
     """omod, the MODE.IEEE-clear NaN rule over ``srcs`` (the op's sources), clamp."""
     f = ins.fields
     t = r.type
-    om = f.get("omod", 0) if ins.encoding in ("VOP3", "VOP3B") else 0
+    om = f.get("omod", 0) if ins.encoding in ("VOP3", "VOP3B") or ins.variant == "sdwa" else 0
     if om:
-        r = b.bin("fmul", t, r, C(b, t, {1: 2.0, 2: 4.0, 3: 0.5}[om]))
+        # ignored under MODE.IEEE and where the type's output denormals are kept; a zero result
+        # is +0 (LLVM SIFoldOperands isOMod/"ignored by hardware if IEEE", ACO can_use_omod:
+        # "omod flushes -0 to +0 and has no effect if denormals are enabled")
+        scaled = b.bin("fmul", t, r, C(b, t, {1: 2.0, 2: 4.0, 3: 0.5}[om]))
+        zero = C(b, t, 0.0)
+        scaled = b.select(b.cmp("eq", t, scaled, zero), zero, scaled)
+        r = b.select(_mode_bit(b, 9), r, b.select(_mode_bit(b, 5 if t == "f32" else 7), r, scaled))
     r = _ieee_nan(b, r, srcs)
-    if f.get("clamp", 0) or (ins.variant == "sdwa" and f.get("clamp", 0)):
+    if f.get("clamp", 0):
         r = fclamp(b, t, r)
     return r
 
