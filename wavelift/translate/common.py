@@ -6,6 +6,8 @@ bases/limits, 240..248 inline floats, 251 VCCZ, 252 EXECZ, 253 SCC, 255 literal,
 """
 from __future__ import annotations
 
+from typing import NoReturn
+
 from ..refusal import Refused
 from .ir import BITS, EXEC_HI, EXEC_LO, SCC, VCC_HI, VCC_LO, Builder, Value, is_float
 
@@ -26,7 +28,7 @@ class Unsupported(Exception):
     """Raised by a frontend for an instruction (or operand form) it does not translate."""
 
 
-def unsupported(why: str = ""):
+def unsupported(why: str = "") -> NoReturn:
     raise Unsupported(why)
 
 
@@ -84,8 +86,7 @@ def read_sreg(b: Builder, code: int, t: str, literal: int | None = None) -> Valu
         z = b.cmp("eq", "u32", m, b.const("u32", 0))
         return b.bitcast(t, b.cvt(st, z)) if bits != 1 else z
     if code == 253:
-        v = b.sget(SCC)
-        return b.bitcast(t, b.cvt(st, v))
+        return b.bitcast(t, b.cvt(st, b.sget(SCC)))
     if code == 125:
         return b.bitcast(t, b.const(st, 0))
     if code in (235, 236, 237, 238):
@@ -98,12 +99,12 @@ def read_sreg(b: Builder, code: int, t: str, literal: int | None = None) -> Valu
         unsupported(f"source operand code {code}")
     if bits == 64:
         return b.bitcast(t, b.pack64(b.sget(code), b.sget(code + 1)))
-    v = b.sget(code)
+    sv = b.sget(code)
     if bits == 16:
-        return b.bitcast(t, b.cvt("u16", v))
+        return b.bitcast(t, b.cvt("u16", sv))
     if bits == 1:
-        return b.cmp("ne", "u32", v, b.const("u32", 0))
-    return b.bitcast(t, v)
+        return b.cmp("ne", "u32", sv, b.const("u32", 0))
+    return b.bitcast(t, sv)
 
 
 def read_vreg(b: Builder, reg: int, t: str, hi16: bool = False) -> Value:

@@ -1,6 +1,8 @@
 """DS: LDS loads/stores (incl. read2/write2, st64), LDS atomics, ds_swizzle, ds_permute/bpermute."""
 from __future__ import annotations
 
+from typing import Literal
+
 from .common import unsupported
 from .ir import Builder
 from .lanes import swizzle_source
@@ -11,9 +13,11 @@ READS = {"ds_read_b32": (4, 1, None), "ds_read_b64": (8, 2, None), "ds_read_b96"
          "ds_read_u8_d16": (1, 1, "d16lo"), "ds_read_u8_d16_hi": (1, 1, "d16hi"),
          "ds_read_i8_d16": (1, 1, "d16lo_s8"), "ds_read_i8_d16_hi": (1, 1, "d16hi_s8"),
          "ds_read_u16_d16": (2, 1, "d16lo"), "ds_read_u16_d16_hi": (2, 1, "d16hi")}
-WRITES = {"ds_write_b32": (4, 1), "ds_write_b64": (8, 2), "ds_write_b96": (12, 3),
-          "ds_write_b128": (16, 4), "ds_write_b8": (1, 1), "ds_write_b16": (2, 1),
-          "ds_write_b8_d16_hi": (1, "hi"), "ds_write_b16_d16_hi": (2, "hi")}
+# name -> (bytes, dwords from data0; "hi": data0's high 16 bits)
+WRITES: dict[str, tuple[int, int | Literal["hi"]]] = {
+    "ds_write_b32": (4, 1), "ds_write_b64": (8, 2), "ds_write_b96": (12, 3),
+    "ds_write_b128": (16, 4), "ds_write_b8": (1, 1), "ds_write_b16": (2, 1),
+    "ds_write_b8_d16_hi": (1, "hi"), "ds_write_b16_d16_hi": (2, "hi")}
 # ds atomic name (without _rtn) -> IR atomic op
 DS_ATOMIC = {"ds_add_u32": "add", "ds_sub_u32": "sub", "ds_inc_u32": "inc", "ds_dec_u32": "dec",
              "ds_min_i32": "smin", "ds_max_i32": "smax", "ds_min_u32": "umin",
@@ -54,11 +58,11 @@ def translate(ins, b: Builder):
             b.vset(f["vdst"] + j, _post(b, post, w, f["vdst"] + j) if post else w)
         return
     if n in WRITES:
-        nbytes, words = WRITES[n]
-        if words == "hi":
+        nbytes, dwords = WRITES[n]
+        if dwords == "hi":
             ws = [b.bin("shr", "u32", b.vget(f["data0"]), C(b, "u32", 16))]
         else:
-            ws = [b.vget(f["data0"] + j) for j in range(words)]
+            ws = [b.vget(f["data0"] + j) for j in range(dwords)]
         b.effect("store", "u32", _addr(b, ins), ex, *ws, space="lds", nbytes=nbytes)
         return
     if n.startswith(("ds_read2", "ds_write2")):

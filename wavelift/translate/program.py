@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ..refusal import Refused
+from ..isa import Instruction
 from . import data_share, flow, image, scalar_alu, scalar_memory, vector_alu, vector_memory
 from . import scratch as scratch_mod
 from .common import Unsupported
@@ -57,7 +58,7 @@ def translate(code: bytes, target: str, wave_size: int, base_address: int,
     # scratch: which accesses are scratch, and the offset-register rule (docs/decisions/0008)
     splan = scratch_mod.plan(scratch_mod.analyze(instrs, groups, base_address), scratch_abi)
     counter = [0]
-    table = []
+    table: list[Instruction] = []
     blocks = []
     block_at = {g[0]: i for i, g in enumerate(groups)}
     max_vgpr = -1

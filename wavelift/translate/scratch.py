@@ -192,7 +192,7 @@ class _State:
         self.ent = dict(ent or {})
         self.wr = dict(wr or {})
 
-    def copy(self):
+    def copy(self) -> _State:
         return _State(self.ent, self.wr)
 
     def join(self, o) -> bool:
@@ -206,7 +206,7 @@ class _State:
         return ch
 
 
-def _entry_state():
+def _entry_state() -> _State:
     return _State({r: 1 << r for r in range(106)}, {})
 
 
@@ -294,7 +294,8 @@ def analyze(instrs: dict, groups: list[list[int]], base_address: int = 0) -> Fac
     if not any(instrs[o].encoding == "MUBUF" or instrs[o].name == "s_setreg_b32" for o in instrs):
         return Facts()
     start = {g[0]: i for i, g in enumerate(groups)}
-    targets, returns = {}, set()
+    targets: dict[int, int | None] = {}         # block -> its constant target (None: computed)
+    returns: set[int] = set()
     for i, g in enumerate(groups):
         last = instrs[g[-1]]
         if last.name in ("s_setpc_b64", "s_swappc_b64"):
@@ -307,9 +308,10 @@ def analyze(instrs: dict, groups: list[list[int]], base_address: int = 0) -> Fac
     succ = []
     for i, g in enumerate(groups):
         last = instrs[g[-1]]
-        s = set()
+        s: set[int] = set()
         if i in targets:
-            s = {targets[i]} if targets[i] is not None else set(anywhere)
+            tgt = targets[i]
+            s = {tgt} if tgt is not None else set(anywhere)
         else:
             for t in branch_targets(last):
                 if t in start:
@@ -322,26 +324,30 @@ def analyze(instrs: dict, groups: list[list[int]], base_address: int = 0) -> Fac
     mem_wr = [0]
     while True:
         before = mem_wr[0]
-        ins_state = [None] * len(groups)
+        ins_state: list[_State | None] = [None] * len(groups)
         ins_state[0] = _entry_state()
         work = [0]
         while work:
             i = work.pop()
-            st = ins_state[i].copy()
+            cur = ins_state[i]
+            assert cur is not None          # a block is queued once its state is set
+            st = cur.copy()
             for off in groups[i]:
                 _step(instrs[off], st, mem_wr, facts, False)
             for j in succ[i]:
-                if ins_state[j] is None:
+                prev = ins_state[j]
+                if prev is None:
                     ins_state[j] = st.copy()
                     work.append(j)
-                elif ins_state[j].join(st):
+                elif prev.join(st):
                     work.append(j)
         if mem_wr[0] == before:
             break
     for i, g in enumerate(groups):
-        if ins_state[i] is None:
+        state = ins_state[i]
+        if state is None:
             continue
-        st = ins_state[i].copy()
+        st = state.copy()
         for off in g:
             _step(instrs[off], st, mem_wr, facts, True)
     return facts

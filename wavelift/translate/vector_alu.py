@@ -1011,7 +1011,7 @@ def translate(ins, b: Builder):
     write_result(ins, b, r)
 
 
-INT_NO_CLAMP = set()
+INT_NO_CLAMP: set[str] = set()
 
 
 def write_result(ins, b, r):
