@@ -13,6 +13,7 @@ import numpy as np
 from ..cli import UserError
 from .codeobject import KernelArg, KernelDescriptor, KernelInfo
 
+
 # Per target: compute units (scratch WAVES cap = 32 * CUs, as ROCr's MaxSlotsScratchCU=32 and
 # RADV's scratch_waves = 32 * num_cu give for these chips), shader engines, and the
 # TMPRING_SIZE.WAVESIZE unit.

@@ -10,7 +10,8 @@ never refused.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field as dataclass_field   # `field` is this module's own (below)
+from dataclasses import dataclass
+from dataclasses import field as dataclass_field  # `field` is this module's own (below)
 
 # register spaces: (name, base byte address, size in bytes)
 SH_BASE, CONTEXT_BASE, CONFIG_BASE, UCONFIG_BASE = 0xB000, 0x28000, 0x8000, 0x30000
