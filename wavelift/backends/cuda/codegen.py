@@ -22,8 +22,12 @@ import numpy as np
 
 from ...translate.ir import (BITS, EXEC_HI, EXEC_LO, MODE_REG, NUM_SREGS, VCC_HI, VCC_LO, Block, Program,
                              refusal_of)
+from ..cfamily.blends import deferred_blends
+from ..cfamily.lowering import I32_RESULT, VALUE_EXPR, ValueLowering, is_float
+from ..cfamily.lowering import Unsupported as CudaUnsupported   # refused, never miscomputed
+from ..cfamily.prelude import trig_preop_source
 from . import preload
-from .prelude import ATOMIC_OPS, PRELUDE, trig_preop_source
+from .prelude import ATOMIC_OPS, PRELUDE
 
 # parameter words (P[]): the dispatch's numbers, filled by runtime.py
 P_USER = 0            # 16 user SGPRs
@@ -60,77 +64,15 @@ KIND = {"load": 0, "store": 1, "atomic": 2, "scratch": 3}
 WL_REFUSE = 16        # status flag: a refuse_if op held (status[1] = instruction, [2] = its ordinal)
 KIND_NAMES = {v: k for k, v in KIND.items()}
 
-UN = {"u8": "u8", "i8": "u8", "u16": "u16", "i16": "u16", "u32": "u32", "i32": "u32",
-      "u64": "u64", "i64": "u64", "b1": "u32"}
-INT_LIMITS = {"u8": (0, 255), "i8": (-128, 127), "u16": (0, 65535), "i16": (-32768, 32767),
-              "u32": (0, 2**32 - 1), "i32": (-2**31, 2**31 - 1)}
-_CMP = {"lt": "({0} < {1})", "le": "({0} <= {1})", "gt": "({0} > {1})", "ge": "({0} >= {1})",
-        "eq": "({0} == {1})", "ne": "({0} != {1})", "lg": "(({0} < {1}) || ({0} > {1}))",
-        "o": "!(({0} != {0}) || ({1} != {1}))", "u": "(({0} != {0}) || ({1} != {1}))",
-        "nge": "!({0} >= {1})", "nlg": "!(({0} < {1}) || ({0} > {1}))", "ngt": "!({0} > {1})",
-        "nle": "!({0} <= {1})", "neq": "!({0} == {1})", "nlt": "!({0} < {1})",
-        "f": "false", "tru": "true"}
-_FLOAT_FN = {"fadd", "fsub", "fmul", "fdiv", "fma", "fmin", "fmax", "fneg", "fabs", "floor", "ceil",
-             "trunc", "rndne", "fract", "sqrt", "rcp", "rsq", "exp2", "log2", "sin", "cos",
-             "frexp_mant", "frexp_exp", "fnan"}
-_I32_RESULT = {"popcount", "clz", "ctz", "frexp_exp"}     # NumPy gives int32 whatever the op type
-# ops whose lowering is one expression of their arguments (Lowering.value_expr)
-VALUE_EXPR = _FLOAT_FN | {
-    "const", "add", "sub", "mul", "and", "or", "xor", "not", "neg", "abs", "min", "max", "shl", "shr",
-    "sar", "mulhi", "clz", "ctz", "popcount", "bitrev", "fma_to", "trig_preop", "ldexp", "isclass",
-    "fin", "fout", "cmp", "select", "cvt", "bitcast", "pack64", "lo32", "hi32", "maskbit"}
 
+# ops Lowering.block_source lowers itself (state, cross-lane and memory ops); with VALUE_EXPR,
+# every op it lowers: it refuses any other (backends/cuda/__init__.py declares the union)
+BLOCK_OPS = frozenset({"sget", "vget", "lane_id", "exec", "ballot", "readlane", "shuffle", "permute",
+                       "load", "word", "atomic", "sset", "vset", "store", "refuse_if"})
 
 def refusal_table(program: Program) -> list[tuple[int, str, str]]:
     """ir.refusal_of every refuse_if op, in the order the kernel numbers them."""
     return [refusal_of(op) for b in program.blocks for op in b.ops if op.name == "refuse_if"]
-
-
-class CudaUnsupported(Exception):
-    """An IR construct this backend does not lower (the dispatch is refused, never miscomputed)."""
-
-
-def _isf(t):
-    return t in ("f16", "f32", "f64")
-
-
-def _ut(t):
-    return "u64" if BITS[t] == 64 else "u32"
-
-
-def const_literal(t: str, value) -> str:
-    if t == "b1":
-        return "true" if value else "false"
-    if t == "f32":
-        return f"__uint_as_float({int(np.float32(value).view(np.uint32)):#x}u)"
-    if t == "f64":
-        return f"__longlong_as_double((i64){int(np.float64(value).view(np.uint64)):#x}ull)"
-    if t == "f16":
-        return f"f16{{(u16){int(np.float16(value).view(np.uint16)):#x}u}}"
-    v = int(value) & ((1 << BITS[t]) - 1)
-    return f"(({t}){v:#x}ull)"
-
-
-_F32_LITERAL = re.compile(r"__uint_as_float\((0x[0-9a-f]+)u\)")
-
-
-def minmax_const(n: str, a) -> str | None:
-    """f32 fmin/fmax with a constant operand c (const_literal's form), when a plain compare is
-    exact: c is not NaN, and not the zero whose sign the tie-break could flip (fmax with -0, fmin
-    with +0).  Then (x > c ? x : c) / (x < c ? x : c) gives wl_fmax / wl_fmin's bits for every x,
-    a NaN x included (-> c); on x86 that is one vmaxps/vminps.  None: use wl_fmin/wl_fmax."""
-    for i in (0, 1):
-        m = _F32_LITERAL.fullmatch(a[i])
-        if m is None:
-            continue
-        bits = int(m.group(1), 16)
-        if (bits & 0x7f800000) == 0x7f800000 and bits & 0x7fffff:
-            return None                                   # NaN
-        if bits == (0x80000000 if n == "fmax" else 0):
-            return None                                   # the zero the tie-break decides
-        x, c = a[1 - i], a[i]
-        return f"(({x}) {'>' if n == 'fmax' else '<'} ({c}) ? ({x}) : ({c}))"
-    return None
 
 
 def _zext32(op) -> bool:
@@ -138,77 +80,12 @@ def _zext32(op) -> bool:
     return op is not None and op.name == "cvt" and op.attrs["to"] == "u64" and op.args[0].type == "u32"
 
 
-def deferred_blends(ops, defined, term_args=()) -> dict | None:
-    """Register writes whose EXEC blend can wait until the block's end, or None.
+class Lowering(ValueLowering):
+    """The kernel of one program (kernel_source); value ops by cfamily's ValueLowering."""
 
-    A vset under mask m stores the raw value; a later read of the register uses it as is.
-    Such a value (and anything computed from it lane by lane) is right in the lanes where
-    m is set and arbitrary elsewhere: it is *tainted* by m.  That is exact as long as every
-    tainted value is consumed only where m masks it again: lane-wise ops (their result is
-    tainted), a vset, load or store under m, a ballot of (x & m); the one blend with the old
-    register value is done at the end, for registers live after the block.  Anything else
-    (another mask, a cross-lane read, a refusal test, two masks mixed) -> None: the block
-    blends at every write.  ``term_args``: the values the block's terminator reads (a
-    tainted one -> None).  Returns vget output id -> the raw value it reads.  Both the CUDA
-    kernel (a thread per lane: a select per write otherwise) and the host's native blocks
-    (numpy/native.py) lower by it."""
-    taint: dict[int, int] = {}      # value id -> the mask id it is tainted by
-    reg: dict[int, tuple] = {}      # VGPR -> (raw value, mask id) of its last write
-    src: dict[int, object] = {}
-    same: dict[int, int] = {}       # exec op's value id -> the first exec op's since EXEC changed
-    first_exec = None
-
-    def t(x):
-        return taint.get(getattr(x, "id", None))
-
-    def mid(x):                     # a mask's id (EXEC read twice is one mask)
-        return same.get(x.id, x.id)
-
-    for op in ops:
-        n, args = op.name, op.args
-        if n == "exec":
-            first_exec = first_exec if first_exec is not None else op.out.id
-            same[op.out.id] = first_exec
-            continue
-        if n == "sset" and op.attrs["reg"] in (EXEC_LO, EXEC_HI):
-            first_exec = None
-        ts = {t(x) for x in args} - {None}
-        if len(ts) > 1:
-            return None
-        m = next(iter(ts), None)
-        if n == "vget":
-            r = reg.get(op.attrs["reg"])
-            if r is not None:       # (even a clean value: the register's other lanes
-                src[op.out.id] = r[0]   # hold the old value, the raw one does not)
-                taint[op.out.id] = r[1]
-        elif n == "vset":
-            v, mask = args
-            prev = reg.get(op.attrs["reg"])
-            if t(mask) is not None or m not in (None, mid(mask)) or \
-                    (prev is not None and prev[1] != mid(mask)):
-                return None
-            reg[op.attrs["reg"]] = (v, mid(mask))
-        elif n in ("load", "store"):
-            if m is not None and (t(args[1]) is not None or m != mid(args[1])):
-                return None         # (a load's result is clean: inactive lanes read 0)
-        elif n == "ballot":
-            if m is not None:
-                d = defined.get(args[0].id)
-                if d is None or d.name != "and" or all(not hasattr(x, "id") or mid(x) != m for x in d.args):
-                    return None
-        elif n in VALUE_EXPR or n in ("lanes", "word"):
-            if m is not None and op.out is not None:
-                taint[op.out.id] = m
-        elif m is not None:
-            return None             # cross-lane reads, refusal tests, ...
-    if any(t(x) is not None for x in term_args):
-        return None
-    return src
-
-
-class Lowering:
     def __init__(self, program: Program, wave_size: int, mode: str, scratch_wave_bytes: int,
                  base_address: int):
+        super().__init__()
         self.p = program
         self.L = wave_size
         self.mode = mode
@@ -228,7 +105,6 @@ class Lowering:
         self.refusals: list[tuple[int, str, str]] = refusal_table(program)
         self.refusal_k = {id(op): k for k, op in enumerate(
             op for b in program.blocks for op in b.ops if op.name == "refuse_if")}
-        self.uses_trig_preop = False
         self.eager_blends = os.environ.get("WL_CUDA_BLENDS") == "eager"     # (A/B, tests)
         self.skip, self.fwd = _plan(program, wave_size)
         # blocks entered other than by a goto the analyses follow (sync_entries): s_barrier's
@@ -278,123 +154,6 @@ class Lowering:
         if self.L == 32:
             return f"(((s{EXEC_LO} >> lane) & 1u) != 0u)"
         return f"((((lane < 32u) ? s{EXEC_LO} : s{EXEC_HI}) >> (lane & 31u)) & 1u) != 0u"
-
-    def value_expr(self, op, a: list, at: list) -> str:
-        """The C++ expression of a pure value op (VALUE_EXPR) over argument expressions ``a`` of
-        C types ``at``: one lane's semantics, used by the kernel and, compiled for the host, by
-        the differential check against the NumPy backend (tests/cuda/test_cuda_ops_host.py)."""
-        n, t = op.name, op.type
-        if n == "const":
-            e = const_literal(t, op.attrs["value"])
-        elif n in ("add", "sub", "mul"):
-            sym = {"add": "+", "sub": "-", "mul": "*"}[n]
-            if _isf(t) or t == "b1":
-                raise CudaUnsupported(f"{n}.{t}")
-            u = _ut(t)
-            e = f"(({t})(({u})({t})({a[0]}) {sym} ({u})({t})({a[1]})))"
-        elif n in ("and", "or", "xor"):
-            sym = {"and": "&", "or": "|", "xor": "^"}[n]
-            e = f"((b1)(({a[0]}) {sym} ({a[1]})))" if t == "b1" else \
-                f"(({t})(({t})({a[0]}) {sym} ({t})({a[1]})))"
-        elif n == "not":
-            e = f"(!({a[0]}))" if t == "b1" else f"(({t})~({_ut(t)})({t})({a[0]}))"
-        elif n == "neg":
-            u = _ut(t)
-            e = f"(({t})(({u})0 - ({u})({t})({a[0]})))"
-        elif n == "abs":
-            if t.startswith("i"):
-                u = _ut(t)
-                e = f"((({t})({a[0]}) < 0) ? ({t})(({u})0 - ({u})({t})({a[0]})) : ({t})({a[0]}))"
-            else:
-                e = f"(({t})({a[0]}))"
-        elif n in ("min", "max"):
-            if _isf(t):
-                raise CudaUnsupported(f"{n}.{t}")
-            c = "<" if n == "min" else ">"
-            e = f"((({t})({a[0]}) {c} ({t})({a[1]})) ? ({t})({a[0]}) : ({t})({a[1]}))"
-        elif n == "shl":
-            e = f"(({t})(({_ut(t)})({t})({a[0]}) << (u32)({a[1]})))"
-        elif n in ("shr", "sar"):
-            e = f"(({t})(({t})({a[0]}) >> (u32)({a[1]})))"
-        elif n == "mulhi":
-            e = {"i32": f"((i32)(((i64)(i32)({a[0]}) * (i64)(i32)({a[1]})) >> 32))",
-                 "u32": f"__umulhi((u32)({a[0]}), (u32)({a[1]}))",
-                 "i64": f"__mul64hi((i64)({a[0]}), (i64)({a[1]}))",
-                 "u64": f"__umul64hi((u64)({a[0]}), (u64)({a[1]}))"}.get(t)
-            if e is None:
-                raise CudaUnsupported(f"mulhi.{t}")
-        elif n == "clz":
-            e = f"wl_clz64((u64)({a[0]}))" if BITS[t] == 64 else \
-                f"wl_clz32((u32)({UN[t]})({a[0]}), {BITS[t]}u)"
-        elif n == "ctz":
-            e = f"wl_ctz64((u64)({a[0]}))" if BITS[t] == 64 else f"wl_ctz32((u32)({UN[t]})({a[0]}))"
-        elif n == "popcount":
-            e = f"((i32)__popcll((u64)({a[0]})))" if BITS[t] == 64 else \
-                f"((i32)__popc((u32)({UN[t]})({a[0]})))"
-        elif n == "bitrev":
-            bits = BITS[t]
-            e = {64: f"(({t})__brevll((u64)({a[0]})))", 32: f"(({t})__brev((u32)({a[0]})))",
-                 16: f"(({t})(__brev((u32)(u16)({a[0]})) >> 16))",
-                 8: f"(({t})(__brev((u32)(u8)({a[0]})) >> 24))"}[bits]
-        elif n in ("fmin", "fmax") and minmax_const(n, a):
-            e = minmax_const(n, a)
-        elif n in _FLOAT_FN:
-            e = f"wl_{n}({', '.join(a)})"
-        elif n == "fma_to":
-            frm = at[0]
-            if not _isf(t) or any(x != frm for x in at):
-                raise CudaUnsupported(f"fma_to {at}->{t}")
-            if frm == "f64":
-                if t != "f64":
-                    raise CudaUnsupported("fma_to from f64 operands")
-                e = f"wl_fma({a[0]}, {a[1]}, {a[2]})"
-            else:           # f64 product exact, rounded to odd, then one rounding (helpers.fma)
-                e = (f"wl_to_{t}(wl_fma_odd(wl_fwide({a[0]}), wl_fwide({a[1]}), "
-                     f"wl_fwide({a[2]})))")
-        elif n == "trig_preop":
-            if at[0] != "f64":
-                raise CudaUnsupported(f"trig_preop of {at[0]}")
-            self.uses_trig_preop = True
-            e = f"wl_trig_preop({a[0]}, (u32)({a[1]}))"
-        elif n == "ldexp":
-            e = f"wl_ldexp({a[0]}, (i64)({a[1]}))"
-        elif n == "isclass":
-            e = f"wl_isclass({a[0]}, (u32)({a[1]}))"
-        elif n in ("fin", "fout"):
-            e = f"wl_{n}({a[0]}, mode)"
-        elif n == "cmp":
-            cond = op.attrs["cond"]
-            if _isf(t):
-                x, y = f"wl_f({a[0]})", f"wl_f({a[1]})"
-            else:
-                x, y = f"({t})({a[0]})", f"({t})({a[1]})"
-            e = _CMP[cond].format(x, y)
-        elif n == "select":
-            if _isf(t):
-                e = f"(({a[0]}) ? ({a[1]}) : ({a[2]}))"
-            else:
-                e = f"(({a[0]}) ? ({t})({a[1]}) : ({t})({a[2]}))"
-        elif n == "cvt":
-            e = self.cvt(at[0], op.attrs["to"], a[0])
-        elif n == "bitcast":
-            to = op.attrs["to"]
-            if BITS[at[0]] == BITS[to]:
-                e = f"wl_bc<{to}>({a[0]})"
-            elif not _isf(at[0]) and not _isf(to):
-                e = f"(({to})({a[0]}))"
-            else:
-                raise CudaUnsupported(f"bitcast {at[0]}->{to}")
-        elif n == "pack64":
-            e = f"((((u64)(u32)({a[1]})) << 32) | (u64)(u32)({a[0]}))"
-        elif n == "lo32":
-            e = f"((u32)(u64)({a[0]}))"
-        elif n == "hi32":
-            e = f"((u32)((u64)({a[0]}) >> 32))"
-        elif n == "maskbit":
-            e = f"(((((u64)({a[0]})) >> lane) & 1ull) != 0ull)"
-        else:
-            raise CudaUnsupported(n)
-        return e
 
     # --------------------------------------------------------------------------- one block
     def sync_entries(self) -> list[tuple]:
@@ -583,6 +342,8 @@ class Lowering:
             if id(op) in self.skip:
                 continue
             n, t = op.name, op.type
+            if n not in VALUE_EXPR and n not in BLOCK_OPS:
+                raise CudaUnsupported(n)
             if id(op) in self.fwd:          # bit `lane` of the ballot of b: b itself
                 name[op.out.id], ctype[op.out.id] = name[self.fwd[id(op)].id], "b1"
                 continue
@@ -619,7 +380,7 @@ class Lowering:
             ot = None
             e = None
             if op.out is not None:
-                ot = "i32" if n in _I32_RESULT else ("b1" if n == "cmp" else op.out.type)
+                ot = "i32" if n in I32_RESULT else ("b1" if n == "cmp" else op.out.type)
                 if n == "cvt":
                     ot = op.attrs["to"]
                 elif n == "bitcast":
@@ -630,7 +391,7 @@ class Lowering:
                 e = "wl_addc({}, {})".format(*(name[defs[x.id].args[0].id] for x in op.args))
             elif n in VALUE_EXPR:
                 e = self.value_expr(op, a, at)
-                if n == "const" and not _isf(t) and t != "b1":
+                if n == "const" and not is_float(t) and t != "b1":
                     consts[op.out.id] = int(op.attrs["value"]) & ((1 << BITS[t]) - 1)
             elif n == "sget":
                 e = f"s{op.attrs['reg']}"
@@ -761,40 +522,6 @@ class Lowering:
         out.append("}")
         self.exit_pend = (pend[0], pend[1], frozenset(lazy))
         return out
-
-    # ------------------------------------------------------------------------ conversions
-    def cvt(self, frm: str, to: str, a: str) -> str:
-        if frm == to:
-            return a
-        if to == "b1":
-            return f"(({a}) != 0)" if not _isf(frm) else f"(wl_f({a}) != 0)"
-        if frm == "b1":
-            src = f"(({a}) ? 1u : 0u)"
-            if to == "f16":
-                return f"wl_f2h((f32){src})"
-            return f"(({to}){src})"
-        if not _isf(frm) and not _isf(to):
-            return f"(({to})({a}))"
-        if not _isf(frm):
-            if to == "f16":
-                return f"wl_f2h((f32)({a}))"
-            return f"(({to})({a}))"
-        if not _isf(to):
-            if frm != "f64" and to not in ("u64", "i64"):
-                lo, hi = INT_LIMITS[to]
-                return f"wl_f2i<{to}>(wl_f({a}), {float(lo)!r}f, {float(hi + 1)!r}f, ({to}){hi})"
-            x = f"(f64)wl_f({a})"
-            if to == "u64":
-                return f"wl_f2u64({x})"
-            if to == "i64":
-                return f"wl_f2i64({x})"
-            lo, hi = INT_LIMITS[to]
-            return f"wl_f2i<{to}>({x}, {float(lo)!r}, {float(hi)!r})"
-        if to == "f16":
-            return f"wl_f2h({a})" if frm == "f32" else f"wl_d2h({a})"
-        if frm == "f16":
-            return f"wl_h2f({a})" if to == "f32" else f"wl_h2d({a})"
-        return f"wl_d2f({a})" if to == "f32" else f"wl_f2d({a})"
 
     # ---------------------------------------------------------------------------- memory
     def load(self, op, a, o, emit, before, after, sync, pend):
