@@ -432,6 +432,12 @@ add("v_cndmask_b32", "v_cndmask_b32 {D}, {A}, {B}, vcc_lo", (U, U),
 add("v_cndmask_b32:e64", "v_cndmask_b32_e64 {D}, -{A}, |{B}|, s20", ("f32", "f32"),
     lambda m, a, b, c, d, vcc: {"d": ((b & 0x7FFFFFFF) if vcc else (a ^ 0x80000000)) & M32}, float_mode=False, vcc_in=True,
     opcode="v_cndmask_b32")
+# DPP and SDWA carry abs/neg in their own fields (they were dropped: a silently wrong result)
+for _v, _sfx in (("dpp", "quad_perm:[0,1,2,3] row_mask:0xf bank_mask:0xf"),
+                 ("sdwa", "dst_sel:DWORD dst_unused:UNUSED_PAD src0_sel:DWORD src1_sel:DWORD")):
+    add("v_cndmask_b32:" + _v, "v_cndmask_b32_%s {D}, -{A}, |{B}|, vcc_lo %s" % (_v, _sfx), ("f32", "f32"),
+        lambda m, a, b, c, d, vcc: {"d": ((b & 0x7FFFFFFF) if vcc else (a ^ 0x80000000)) & M32}, float_mode=False,
+        vcc_in=True, opcode="v_cndmask_b32")
 
 
 # ===================================================================================== VOP3P

@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, Phase, given, settings, strategies as st
 
 import alu_ref as R
 from alu_cases import CASES, Case, register_vopc
+from harness import Rig
 from asm import assemble
 from wavelift.dispatch.config import DispatchConfig
 from wavelift.execute import execute_dispatch
@@ -503,3 +504,23 @@ def test_omod_in_every_mode(name):
                    for i, ((a, b, c), g) in enumerate(zip(lanes, got))
                    if int(g) & mask != case.ref(m, a, b, c, 0, 0)["d"] & mask]
             assert not bad, (name, hex(mode_byte), ieee, bad[:4])
+
+
+@pytest.mark.parametrize("form", ["v_dot2_i32_i16 v3, v1, v2, v4 op_sel:[1,0,0]",
+                                  "v_dot4_u32_u8 v3, v1, v2, v4 op_sel_hi:[1,0,1]",
+                                  "v_dot2_f32_f16 v3, v1, v2, v4 op_sel:[0,1,0]",
+                                  "v_dot2_i32_i16 v3, v1, v2, v4 neg_lo:[1,0,0]",
+                                  "v_dot8_u32_u4 v3, v1, v2, v4 neg_hi:[0,1,0]",
+                                  "v_div_scale_f32 v3, vcc_lo, v1, v2, v4 mul:2",
+                                  "v_div_scale_f64 v[6:7], vcc_lo, v[1:2], v[1:2], v[4:5] clamp"])
+def test_dot_modifiers_without_semantics_refuse(form):
+    """op_sel/op_sel_hi on the dot products and neg on their integer forms: no semantics are
+    written for them, so the dispatch refuses by name (a field audit found them ignored)."""
+    r = Rig(f"""
+  v_mov_b32 v1, 0x00030002
+  v_mov_b32 v2, 0x00050004
+  v_mov_b32 v4, 7
+  {form}
+  s_endpgm""")
+    res = r.run(r.config())
+    assert res.refusal is not None and res.refusal.code == "program.unsupported_instruction", res.refusal

@@ -1072,8 +1072,8 @@ def fclamp(b, t, r):
 # ---------------------------------------------------------------------------- special opcodes
 def _cndmask(ins, b):
     s = Srcs(ins, b)
-    x, y = s.get(0, F32 if ins.encoding == "VOP3" and (ins.fields.get("abs") or ins.fields.get("neg")) else U32), \
-        s.get(1, F32 if ins.encoding == "VOP3" and (ins.fields.get("abs") or ins.fields.get("neg")) else U32)
+    # abs/neg (VOP3, DPP and SDWA alike) make a source an f32: a sign-bit operation on the bits
+    x, y = (s.get(k, F32 if any(s._mods(k)) else U32) for k in (0, 1))
     x, y = b.bitcast("u32", x), b.bitcast("u32", y)
     if ins.encoding == "VOP3":
         m = read_lanemask(b, ins.fields["src2"], ins.literal)
@@ -1137,6 +1137,8 @@ def _div_scale(ins, b):
     """ISA pseudo-code of V_DIV_SCALE_F32/F64 (S0 value to scale, S1 denominator, S2 numerator);
     'DENORM' is read as a nonzero subnormal, exponent() as the biased exponent field."""
     t = F32 if ins.name.endswith("f32") else F64
+    if ins.fields.get("omod", 0) or ins.fields.get("clamp", 0):
+        unsupported("omod/clamp on v_div_scale (no source says what they do there)")
     s = Srcs(ins, b)
     x, y, z = s.get(0, t), s.get(1, t), s.get(2, t)
     x, y, z = (b.emit("fin", t, v) for v in (x, y, z))
@@ -1367,6 +1369,12 @@ def _fma_mix(ins, b):
 
 def _dot3p(ins, b):
     n, f = ins.name, ins.fields
+    # op_sel/op_sel_hi (and neg on the integer forms) have no semantics written here: refused
+    # rather than dropped (a field audit found them read by nothing)
+    if f.get("opsel", 0) or (f.get("opsel_hi", 3) | (f.get("opsel_hi2", 1) << 2)) != 7:
+        unsupported("op_sel/op_sel_hi on a dot product")
+    if n in DOT and (f.get("neg", 0) or f.get("neg_hi", 0)):
+        unsupported("neg_lo/neg_hi on an integer dot product")
     x = read_src(b, ins, f["src0"], U32)
     y = read_src(b, ins, f["src1"], U32)
     if n == "v_dot2_f32_f16":
