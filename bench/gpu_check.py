@@ -299,7 +299,7 @@ class Catch:
         self.got = []
 
     def __call__(self, memory, config, index):
-        from wavelift.refusal import Refusal
+        from wavelift.errors import Refusal
         from wavelift.result import DispatchResult
         self.got.append((copy.deepcopy(memory), config))
         return DispatchResult(index, config, Refusal("backend.unavailable", "caught"))

@@ -1,7 +1,7 @@
 import subprocess
 import sys
 
-from wavelift.refusal import CODES, Refusal, markdown_table
+from wavelift.errors import CODES, Refusal, markdown_table
 
 import pytest
 

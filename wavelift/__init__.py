@@ -4,9 +4,9 @@ from __future__ import annotations
 # The one place the version is written: pyproject.toml reads it (tool.setuptools.dynamic).
 __version__ = "0.1.0"
 
-_LAZY = {  # name: (module, attribute); lazy, so `python -m wavelift.refusal` runs a fresh module
-    "Refusal": ("wavelift.refusal", "Refusal"),
-    "Refused": ("wavelift.refusal", "Refused"),
+_LAZY = {  # name: (module, attribute); lazy, so `python -m wavelift.errors` runs a fresh module
+    "Refusal": ("wavelift.errors", "Refusal"),
+    "Refused": ("wavelift.errors", "Refused"),
     "Device": ("wavelift.driver.device", "Device"),
     "Capture": ("wavelift.memory.capture", "Capture"),
     "replay": ("wavelift.replay", "replay"),

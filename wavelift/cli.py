@@ -5,31 +5,16 @@ traceback unless --debug).
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import sys
+
+from .commands import register as register_commands
+from .errors import UserError
+from .terminal import quiet_broken_pipe, shown
 
 DESCRIPTION = ("Carry out AMD RDNA (GFX10/10.3) compute dispatches without an AMD GPU: replay a "
                ".wlcap capture, inspect it, render its memory, disassemble its code. "
                "Guide: docs/guide.md.")
-
-
-class UserError(Exception):
-    """A problem the user can fix (missing file, bad option); printed as one line."""
-
-
-def shown(text) -> str:
-    """Guest-controlled text (allocation names, capture notes, symbol names, refusal messages
-    that quote them) as text output may carry it: every character that is not printable (C0/C1
-    controls such as ESC and CSI, DEL, newlines, bidi overrides, lone surrogates) is written as
-    its Python escape, so the output never drives the terminal or forges lines. All of its
-    output is printable, so showing shown text changes nothing. A name quoted with repr() is
-    safe as it is (repr escapes the same characters). JSON output does not use this: JSON
-    escapes."""
-    text = str(text)
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
 
 
 def _cmd_disasm(a) -> int:
@@ -60,17 +45,8 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--kernel-descriptor", action="store_true",
                    help="print each kernel's descriptor (.amdhsa_ directives) instead of code")
     d.set_defaults(func=_cmd_disasm)
-    _register_more(sub)
+    register_commands(sub)          # run, info, trace, show: each module adds its own parser
     return p
-
-
-def _register_more(sub) -> None:
-    """Subcommands owned by other modules register here (run, info, trace, show)."""
-    try:
-        from .commands import register  # noqa: F401
-    except ImportError:
-        return
-    register(sub)
 
 
 def _parsers(p):
@@ -104,22 +80,6 @@ def _join_negative_values(p, argv: list[str]) -> list[str]:
     return out
 
 
-def quiet_broken_pipe(fn):
-    """Run an entry point's `fn()` (returning its exit status) with its output flushed inside:
-    when the reader went away (`| head`) the command ends quietly with status 0 instead of a
-    BrokenPipeError traceback, here or when Python flushes stdout at exit."""
-    try:
-        rc = fn()
-        sys.stdout.flush()
-        return rc
-    except BrokenPipeError:
-        try:                      # nothing more can reach the reader; keep exit's flush quiet
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        except (OSError, ValueError):
-            pass
-        return 0
-
-
 def main(argv=None) -> int:
     p = build_parser()
     a = p.parse_args(_join_negative_values(p, list(sys.argv[1:] if argv is None else argv)))
@@ -150,7 +110,4 @@ def _run(a) -> int:
 
 
 if __name__ == "__main__":
-    # `python -m wavelift.cli`: run the imported module's main, so that the UserError the
-    # subcommands raise (wavelift.cli.UserError) is the class main() catches
-    from wavelift.cli import main as _main
-    sys.exit(_main())
+    sys.exit(main())

@@ -1,7 +1,11 @@
-"""Refusals: every dispatch that is not carried out says why, with a stable dotted code.
+"""wavelift's two kinds of error, in one place.
 
-CODES is the one table of refusal codes; docs/refusals.md is generated from it
-(`python -m wavelift.refusal > docs/refusals.md`). Add a code here before raising it.
+Refusals: every dispatch that is not carried out says why, with a stable dotted code. CODES is
+the one table of refusal codes; docs/refusals.md is generated from it
+(`python -m wavelift.errors > docs/refusals.md`). Add a code here before raising it.
+
+UserError: a problem the user can fix (missing file, bad option), raised by the driver, the
+disassembler and the commands; the command line prints it as one line.
 """
 from __future__ import annotations
 
@@ -81,14 +85,18 @@ class Refused(Exception):
         super().__init__(str(self.refusal))
 
 
+class UserError(Exception):
+    """A problem the user can fix (missing file, bad option); printed as one line."""
+
+
 def markdown_table() -> str:
     rows = ["| code | meaning |", "|---|---|"]
     rows += [f"| `{c}` | {d} |" for c, d in CODES.items()]
-    return "# Refusal codes\n\nGenerated from `wavelift/refusal.py`.\n\n" + "\n".join(rows) + "\n"
+    return "# Refusal codes\n\nGenerated from `wavelift/errors.py`.\n\n" + "\n".join(rows) + "\n"
 
 
 if __name__ == "__main__":
     import sys
 
-    from wavelift.cli import quiet_broken_pipe      # `| head`: no BrokenPipeError traceback
+    from wavelift.terminal import quiet_broken_pipe      # `| head`: no BrokenPipeError traceback
     sys.exit(quiet_broken_pipe(lambda: print(markdown_table(), end="")))

@@ -11,7 +11,7 @@ import hashlib
 import os
 import time
 
-from .refusal import Refusal, Refused
+from .errors import Refusal, Refused
 from .result import DispatchResult
 
 # The default instruction budget of a wave (docs/decisions/0015-bounded-work.md): counted

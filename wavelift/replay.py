@@ -2,8 +2,7 @@
 
 `run_stream` is the one path from a stream to DispatchResults: replay() uses it for each
 submission of a capture, and Device.launch (wavelift.driver) for the IB it builds. Execution is
-`wavelift.execute.execute_dispatch(memory, config, index, backend, mode, cache)`, imported lazily;
-if that module does not exist yet, each dispatch is refused `backend.unavailable`.
+`wavelift.execute.execute_dispatch(memory, config, index, backend, mode, cache)`.
 """
 from __future__ import annotations
 
@@ -13,10 +12,11 @@ import time
 import types
 from typing import Callable
 
+from . import execute as engine     # looked up per call: tools and tests wrap execute_dispatch
 from .dispatch.setup import build_config
+from .errors import Refusal, Refused
 from .memory.capture import Capture
 from .memory.guest import GuestMemory
-from .refusal import Refusal, Refused
 from .result import DispatchResult
 from .stream.registers import RegisterFile
 from .stream.walker import DispatchEvent, StreamLimits, StreamWalker
@@ -31,21 +31,11 @@ def default_execute(backend: str = "numpy", mode: str = "wave", cache=None,
     dispatch started past it is refused at once (dispatch.time_exceeded).  None: each dispatch
     has WAVELIFT_TIME_LIMIT, if set.  `budget`: instructions per wave (None: each dispatch's
     execute.default_budget, decision 0015)."""
-    try:
-        from .execute import execute_dispatch
-    except ModuleNotFoundError as e:
-        if e.name not in ("wavelift.execute",):
-            raise
-
-        def unavailable(memory, config, index):
-            return DispatchResult(index, config, Refusal("backend.unavailable", "execution engine not built"))
-        return unavailable
-
     end = None if not time_limit else time.monotonic() + time_limit
 
     def run(memory, config, index):
         left = None if end is None else max(end - time.monotonic(), 1e-9)
-        return execute_dispatch(memory, config, index, backend, mode, cache, budget=budget,
+        return engine.execute_dispatch(memory, config, index, backend, mode, cache, budget=budget,
                                 time_limit=left)
     return run
 

@@ -339,5 +339,5 @@ def schema_json() -> str:
 if __name__ == "__main__":     # python -m wavelift.report: print the JSON Schema
     import sys
 
-    from wavelift.cli import quiet_broken_pipe
+    from wavelift.terminal import quiet_broken_pipe
     sys.exit(quiet_broken_pipe(lambda: print(schema_json())))

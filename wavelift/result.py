@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .dispatch.config import DispatchConfig
-from .refusal import Refusal
+from .errors import Refusal
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ EXAMPLE = ROOT / "examples" / "vadd.wlcap"
 
 
 def record_only(memory, config, index):
-    from wavelift.refusal import Refusal
+    from wavelift.errors import Refusal
     from wavelift.result import DispatchResult
     return DispatchResult(index, config, Refusal("backend.unavailable", "recorded, not run"))
 

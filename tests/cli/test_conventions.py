@@ -106,7 +106,7 @@ def test_negative_option_values(cli, built, tmp_path):
 
 @pytest.mark.parametrize("argv", [["wavelift", "info", "{vadd}"], ["wavelift", "--help"],
                                   ["python", "-m", "wavelift.report"],
-                                  ["python", "-m", "wavelift.refusal"],
+                                  ["python", "-m", "wavelift.errors"],
                                   ["python", "-m", "wavelift.isa.coverage"]])
 def test_closed_pipe_is_quiet(built, argv, wavelift_cmd):
     """Output into a pipe whose reader is gone (`| head`): no traceback, no 'Exception ignored',
@@ -128,7 +128,7 @@ def test_closed_pipe_is_quiet(built, argv, wavelift_cmd):
 def test_device_refuses_an_unsupported_target():
     """Device("gfx1100") is refused where it is made, naming the target (was: accepted, then a
     user-SGPR error at launch)."""
-    from wavelift.cli import UserError
+    from wavelift.errors import UserError
     with pytest.raises(UserError, match=r"target 'gfx1100': its ISA is not supported .*gfx1030"):
         wavelift.Device("gfx1100")
     with pytest.raises(UserError, match="target 'gfx42': unknown target"):

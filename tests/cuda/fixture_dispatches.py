@@ -29,7 +29,7 @@ class _Catch:
         self.got = []
 
     def __call__(self, memory, config, index):
-        from wavelift.refusal import Refusal
+        from wavelift.errors import Refusal
         from wavelift.result import DispatchResult
         self.got.append((copy.deepcopy(memory), config))
         return DispatchResult(index, config, Refusal("backend.unavailable", "caught for a test"))

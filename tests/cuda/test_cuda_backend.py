@@ -57,7 +57,7 @@ def _programs():
     """Unique (name, program, config, base, modes) over all fixture dispatches; translation
     failures (decoder/frontend gaps, the NumPy backend refuses them too) are kept as strings."""
     from wavelift.execute import module_key
-    from wavelift.refusal import Refused
+    from wavelift.errors import Refused
     out, seen = [], set()
     for name, mem, cfg in _dispatches():
         try:
@@ -592,7 +592,7 @@ def _vadd_dispatch(wave):
     """vadd (basic.cl, clang -O2) launched through Device, caught before running: (memory,
     config, buffer addresses, n)."""
     import wavelift
-    from wavelift.refusal import Refusal
+    from wavelift.errors import Refusal
     from wavelift.result import DispatchResult
     got = []
 

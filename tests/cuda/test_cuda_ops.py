@@ -166,7 +166,7 @@ def test_refuse_if_is_wave_uniform_and_named_on_the_host():
         assert refusal_table(prog) == [(0, "a test", "image.unsupported_layout")]
     # the host turns the kernel's status words (flag, instruction, refuse_if ordinal) into it
     from wavelift.backends.cuda.runtime import G_FLAGS, Runtime
-    from wavelift.refusal import Refused
+    from wavelift.errors import Refused
     rt = types.SimpleNamespace(m=types.SimpleNamespace(program=prog))
     status = [G_FLAGS["refuse"], 0, 0, 0, 0, G_FLAGS["refuse"]]
     with pytest.raises(Refused) as e:

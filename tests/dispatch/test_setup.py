@@ -4,7 +4,7 @@ import pytest
 
 from wavelift.dispatch.setup import (MAX_GRID_WAVES, build_config, group_block,
                                      initial_vgpr_layout, initial_vgprs, scratch_unit)
-from wavelift.refusal import Refused
+from wavelift.errors import Refused
 from wavelift.stream.registers import RegisterFile
 
 

@@ -10,11 +10,12 @@ import numpy as np
 import pytest
 
 import wavelift
-from wavelift.refusal import Refusal
+from wavelift.errors import Refusal
 from wavelift.result import DispatchResult
 from testpaths import FIXTURES, ROOT
 from wavelift.driver import LaunchError
-from wavelift.driver.aco import WINDOW_HI, Image, buffer_descriptor, image_descriptor
+from wavelift.driver.aco import Image, buffer_descriptor, image_descriptor
+from wavelift.driver.device import WINDOW_HI
 
 MANIFEST = json.loads((FIXTURES / "manifest.json").read_text())
 ACO = [b for b in MANIFEST["binaries"] if b["kind"] in ("aco", "radv-llvm")]
@@ -224,9 +225,9 @@ def test_aco_errors(tmp_path):
         sh.launch(groups=(1,), buffers={}, push_constants=bytes(100))
     with pytest.raises(LaunchError, match="Buffer"):
         sh.launch(groups=(1,), buffers={(0, 0): 1234})
-    with pytest.raises(wavelift.cli.UserError, match="gfx1030"):
+    with pytest.raises(wavelift.errors.UserError, match="gfx1030"):
         wavelift.Device("gfx1010").load_aco_shader(FIXTURES / "gfx1030/aco/push_consts_ubo-w32.json")
-    with pytest.raises(wavelift.cli.UserError, match="cannot read"):
+    with pytest.raises(wavelift.errors.UserError, match="cannot read"):
         dev.load_aco_shader(tmp_path / "missing.json")
     dt = dev.load_aco_shader(FIXTURES / "gfx1030/aco/descriptor_types-w32.json")
     with pytest.raises(LaunchError, match="not supported"):

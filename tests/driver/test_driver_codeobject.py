@@ -8,7 +8,7 @@ import subprocess
 import pytest
 
 from testpaths import FIXTURES, ROOT
-from wavelift.cli import UserError
+from wavelift.errors import UserError
 from wavelift.driver.codeobject import (CodeObject, CodeObjectError, R_AMDGPU_RELATIVE64,
                                         load)
 

@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 import wavelift
-from wavelift.refusal import Refusal
+from wavelift.errors import Refusal
 from wavelift.result import DispatchResult
 from testpaths import FIXTURES, ROOT
-from wavelift.cli import UserError
+from wavelift.errors import UserError
 from wavelift.driver import CodeObjectError, LaunchError, Local
 from wavelift.driver.codeobject import load
 

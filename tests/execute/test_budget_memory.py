@@ -7,7 +7,7 @@ import pytest
 
 from harness import Rig, ptr
 from wavelift.memory.guest import GuestMemory
-from wavelift.refusal import Refused
+from wavelift.errors import Refused
 from wavelift.trace import tracer
 
 from wavelift.dispatch.config import DispatchConfig

@@ -4,7 +4,7 @@ builder refuses one outside the register file instead of lowering it.  Fuzz prog
 its VGPR array with (a crash under g++, silent heap corruption under clang++)."""
 import pytest
 
-from wavelift.refusal import Refused
+from wavelift.errors import Refused
 from wavelift.translate.ir import NUM_SREGS, NUM_VGPRS, Builder
 
 

@@ -34,7 +34,7 @@ from wavelift.isa.decoder import load_table
 from wavelift.isa.encodings import FIXED, LAYOUTS, _MAJOR6
 from wavelift.memory.capture import Capture
 from wavelift.memory.guest import GuestMemoryError
-from wavelift.refusal import Refused
+from wavelift.errors import Refused
 from wavelift.replay import replay
 
 # wall clock per replay (one tier); a longer run is a violation.  Decision 0015 bounds a
@@ -509,7 +509,7 @@ def test_the_checks_catch_violations(monkeypatch):
     reported with the seed (the checks can fail)."""
     import pytest
     from wavelift import execute
-    from wavelift.refusal import Refusal
+    from wavelift.errors import Refusal
     real = execute.execute_dispatch
     seed = next(s for s in range(400) if choose(s)[3] == "lds_edges" and not build(s)[1]["hostile"])
 

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from testpaths import FIXTURES
 from wavelift.memory.capture import Capture
 from wavelift.memory.guest import GuestMemory, canonical
-from wavelift.refusal import Refused
+from wavelift.errors import Refused
 from wavelift.stream import pm4
 from wavelift.stream.registers import RegisterFile
 from wavelift.stream.walker import StreamWalker

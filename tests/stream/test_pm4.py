@@ -1,7 +1,7 @@
 """Every encoder decodes back to what it was given (via the one decoder the walker uses)."""
 import pytest
 
-from wavelift.refusal import Refused
+from wavelift.errors import Refused
 from wavelift.stream import pm4
 from wavelift.stream import registers as R
 

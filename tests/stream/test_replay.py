@@ -1,8 +1,5 @@
-"""replay() and run_stream(): one register file across submissions, stream refusals, lazy engine."""
-import sys
-
-
-from wavelift import Capture, pm4, replay
+"""replay() and run_stream(): one register file across submissions, stream refusals."""
+from wavelift import Capture, Refusal, pm4, replay
 from wavelift.replay import run_stream
 from wavelift.result import DispatchResult
 from wavelift.stream.registers import RegisterFile
@@ -45,12 +42,14 @@ def test_registers_persist_across_submissions_and_results_are_visible():
     assert cap.read(out, 4) == (101).to_bytes(4, "little")
 
 
-def test_replay_from_file_and_missing_engine(tmp_path, monkeypatch):
+def test_replay_from_file_and_a_refused_dispatch(tmp_path):
     cap, out = build()
     p = tmp_path / "r.wlcap"
     cap.save(p)
-    monkeypatch.setitem(sys.modules, "wavelift.execute", None)      # engine not built
-    rs = replay(str(p))
+
+    def unavailable(memory, config, index):
+        return DispatchResult(index, config, Refusal("backend.unavailable", "no engine here"))
+    rs = replay(str(p), execute=unavailable)
     assert rs[0].refusal.code == "backend.unavailable" and rs[0].config is not None
     # nothing landed, so the second submission's WAIT_REG_MEM can never be met
     assert rs[1].config is None and rs[1].refusal.code == "stream.wait_unmet"

@@ -5,7 +5,7 @@ import pytest
 
 from wavelift import Capture, pm4, replay
 from wavelift.memory.guest import GuestMemory
-from wavelift.refusal import Refused
+from wavelift.errors import Refused
 from wavelift.replay import run_stream
 from wavelift.result import DispatchResult
 from wavelift.stream import walker as W

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from wavelift.memory.guest import GuestMemory
-from wavelift.refusal import Refused
+from wavelift.errors import Refused
 from wavelift.stream import pm4
 from wavelift.stream.registers import RegisterFile
 from wavelift.stream.walker import StreamWalker

@@ -7,8 +7,8 @@ import stat
 import sys
 import time
 
-from ..cli import UserError, shown  # noqa: F401 - shown: the commands' one escape for guest text
-from ..refusal import Refused
+from ..errors import Refused, UserError
+from ..terminal import shown     # the commands' one escape for guest text
 
 
 class InternalError(Exception):

@@ -4,12 +4,13 @@ The file is never written: packets that write guest memory (WRITE_DATA, COPY_DAT
 RELEASE_MEM) change only the copy in memory that info walks to find the dispatches. Names and
 notes from the capture are printed with control characters escaped.
 """
-# The walk runs on this process's private copy (decision 0018); escaping: wavelift.cli.shown.
+# The walk runs on this process's private copy (decision 0018); escaping: wavelift.terminal.shown.
 from __future__ import annotations
 
 import os
 
-from .common import add_debug, fmt_grid, hexa, load_capture, name_of, shown, table, where
+from ..terminal import shown
+from .common import add_debug, fmt_grid, hexa, load_capture, name_of, table, where
 
 
 def walk_capture(cap):

@@ -9,8 +9,9 @@ import os
 import sys
 import time
 
+from ..terminal import shown
 from .common import (Progress, add_budget, add_debug, check_backend, check_outputs, execute_fn, fmt_grid,
-                     hexa, load_capture, shown, write_output)
+                     hexa, load_capture, write_output)
 
 
 def result_rows(results) -> list[list[str]]:

@@ -27,8 +27,9 @@ import re
 import numpy as np
 from numpy.typing import DTypeLike
 
+from ..terminal import shown
 from .common import (add_budget, add_debug, check_backend, check_outputs, execute_fn, hexa, load_capture,
-                     replay_until, shown, write_output)
+                     replay_until, write_output)
 
 # name: (bytes per pixel, dtype, channels, kind)
 FORMATS: dict[str, tuple[int, DTypeLike, int, str]] = {
@@ -130,7 +131,7 @@ def _safe_name(s: str) -> str:
 
 
 def cmd_show(a) -> int:
-    from ..cli import UserError
+    from ..errors import UserError
     from .common import find_allocation
     cap = load_capture(a.capture)
     fmt = a.format

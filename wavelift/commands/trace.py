@@ -13,8 +13,9 @@ memory; `LDS` = workgroup memory (never guest memory).
 """
 from __future__ import annotations
 
+from ..terminal import shown
 from .common import (add_budget, add_debug, check_backend, execute_fn, fmt_grid, hexa, load_capture,
-                     replay_until, shown, table, where)
+                     replay_until, table, where)
 
 
 
@@ -23,7 +24,7 @@ def _listing(memory, config):
     translated program itself (execute.program_for — callees below the entry included) when it
     translates, else a best-effort decode. shift = program address - the code's first byte."""
     from ..execute import _program_bytes, program_for
-    from ..refusal import Refused
+    from ..errors import Refused
     try:
         prog, code_base = program_for(memory, config)
     except Refused as e:
@@ -45,7 +46,7 @@ def decode_program(code: bytes, target: str, wave64: bool, base: int):
     from ..isa import DecodeError, Instruction, decode_one
     try:
         from ..translate.flow import discover
-        from ..refusal import Refused
+        from ..errors import Refused
         try:
             instrs, _ = discover(code, target, wave64, base)
             return [instrs[o] for o in sorted(instrs)], None
@@ -208,7 +209,7 @@ def format_config(memory, c) -> list[str]:
 
 
 def cmd_trace(a) -> int:
-    from ..cli import UserError
+    from ..errors import UserError
     cap = load_capture(a.capture)
     check_backend(a.backend)
     n = a.dispatch

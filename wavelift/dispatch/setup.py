@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..memory.guest import canonical
-from ..refusal import Refused
+from ..errors import Refused
 from ..stream.registers import BY_NAME, RegisterFile
 from .config import GFX_LEVELS, DispatchConfig, grid_waves
 

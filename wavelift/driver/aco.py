@@ -15,18 +15,27 @@ import json
 import os
 import struct
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 import numpy as np
 
-from ..cli import UserError
+from ..errors import UserError
 from ..stream import pm4
-from .device import Buffer, Device, LaunchRecord
 from .hsa import TARGETS, LaunchError, align_up, ceil_div, make_grid
+from .launch import Buffer, LaunchRecord
 
-WINDOW_HI = 0xFFFF8000                     # address32_hi of RADV on GFX9+ (radv_null_winsys.c:153)
-WINDOW_BASE = WINDOW_HI << 32
-WINDOW_SIZE = 1 << 32
 
+class Device(Protocol):
+    """What an ACO launch needs of a wavelift.Device (device.py, which loads shaders through
+    this module)."""
+    target: str
+    launches: list[LaunchRecord]
+
+    def alloc_window(self, size: int, name: str, align: int = 256, data=None) -> int: ...
+    def scratch_window(self, size: int) -> int: ...
+    def upload(self, array, name: str = "") -> Buffer: ...
+    def submit_dispatch(self, registers: dict[str, int], dims, initiator: int,
+                        preamble: list[int] | None = None) -> tuple[list[int], Any]: ...
 
 
 def radv_resource_limits(waves_per_group: int, target: str) -> int:

@@ -20,7 +20,7 @@ import struct
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..cli import UserError
+from ..errors import UserError
 
 EM_AMDGPU = 224
 ELFOSABI_AMDGPU_HSA = 64

@@ -13,60 +13,27 @@ Sources and choices: docs/decisions/0004-driver.md.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from ..cli import UserError
+from ..errors import UserError
 from ..stream import pm4
+from .aco import AcoShader
 from .codeobject import CodeObject, CodeObjectError, KernelInfo, load as _load_co
-from .hsa import (AMD_QUEUE_SIZE, DISPATCH_PACKET_SIZE, TARGETS, Grid, LaunchError, Local,
+from .hsa import (AMD_QUEUE_SIZE, DISPATCH_PACKET_SIZE, TARGETS, LaunchError, Local,
                   align_up, build_kernargs, ceil_div, dispatch_packet, hsa_user_sgprs,
                   make_grid, plan_scratch)
+from .launch import Buffer, LaunchRecord
+
+WINDOW_HI = 0xFFFF8000                     # address32_hi of RADV on GFX9+ (radv_null_winsys.c:153)
+WINDOW_BASE = WINDOW_HI << 32
+WINDOW_SIZE = 1 << 32
 
 LDS_GRANULE = 512              # RSRC2.LDS_SIZE unit (Mesa lds_encode_granularity, GFX7+)
 LDS_MAX = 64 * 1024
 RSRC2_LDS_MASK = 0x1FF << 15
 DEFAULT_STACK_SIZE = 1024      # per-work-item stack for USES_DYNAMIC_STACK kernels (CLR default)
-
-
-@dataclass(frozen=True)
-class Buffer:
-    """A range of guest memory: what Device.upload/alloc return and launches take."""
-    address: int
-    nbytes: int
-    dtype: Any = None
-    shape: tuple = ()
-    name: str = ""
-
-    def __int__(self) -> int:
-        return self.address
-
-
-@dataclass
-class LaunchRecord:
-    """Everything one launch put in guest memory and the stream (for reports and tests)."""
-    index: int
-    kernel: str
-    kind: str                            # "hsa" | "aco"
-    grid: Grid
-    registers: dict[str, int]            # SH registers written, by name
-    initiator: int
-    dims: tuple[int, int, int]           # DISPATCH_DIRECT x, y, z (workgroups)
-    user_sgprs: list[int]
-    pm4: list[int]
-    program_address: int
-    kernarg_address: int = 0
-    kernargs: bytes = b""
-    packet_address: int = 0
-    packet: bytes = b""
-    queue_address: int = 0
-    scratch_address: int = 0
-    scratch: Any = None
-    lds_bytes: int = 0
-    extra: dict = field(default_factory=dict)
-    result: Any = None
 
 
 class Device:
@@ -120,7 +87,6 @@ class Device:
     def alloc_window(self, size: int, name: str, align: int = 256, data=None) -> int:
         """An allocation in RADV's 32-bit window 0xffff8000_00000000 + [0, 4 GiB) (descriptor
         sets, push constants and code must lie there: their pointers are 32 bits)."""
-        from .aco import WINDOW_BASE, WINDOW_SIZE
         size = max(int(size), 1)
         cand = WINDOW_BASE + 0x100000
         for a in self.memory.allocations:
@@ -227,7 +193,6 @@ class Device:
 
     def load_aco_shader(self, json_path, bin_path=None):
         """Load a shader made by shared/tools/aco-compile (OUT.json + OUT.bin)."""
-        from .aco import AcoShader
         return AcoShader.load(self, json_path, bin_path)
 
     # ---- runtime state -----------------------------------------------------------------------

@@ -10,7 +10,7 @@ from typing import TypedDict
 
 import numpy as np
 
-from ..cli import UserError
+from ..errors import UserError
 from .codeobject import KernelArg, KernelDescriptor, KernelInfo
 
 

@@ -45,7 +45,7 @@ import struct
 from functools import lru_cache
 
 from .instruction import DecodeError, Instruction
-from .operands import Operand, vreg_name
+from .operands import Operand, sreg_name, src_operand, vreg_name
 
 __all__ = ["decode_ext", "load_dpp_table", "dpp_ctrl_text", "render_sdwa", "MARKERS"]
 
@@ -135,7 +135,6 @@ def _wrap(op: Operand, neg, abs_, sext) -> Operand:
 
 def _src(p, f, sdwa):
     """Operand of template slot ``p`` (src0/src1) with modifiers applied."""
-    from .decoder import src_operand
     fld = p["f"]
     code = f[fld]
     n = p.get("n", 1)
@@ -156,7 +155,6 @@ def _src(p, f, sdwa):
 
 def render_parts(e, f, sdwa, wave64, sdst_cm=None):
     """Printed mnemonic + operands (no controls) of entry ``e`` and the Operand tuple."""
-    from .operands import sreg_name
     out = [e["name_p"]]
     ops = []
     for p in e["parts"]:

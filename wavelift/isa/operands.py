@@ -250,3 +250,41 @@ def src_name(code: int, count: int = 1, inline_bits: int = 32) -> str:
 
 def f32_bits(x: float) -> int:
     return struct.unpack("<I", struct.pack("<f", x))[0]
+
+
+# ------------------------------------------------------- source operands (decoder, dpp_sdwa)
+def const_text(code: int, t: str, lit):
+    """Text of a 9-bit/8-bit source code that is not a register, for constant type ``t``.
+
+    A type ending in ``!`` marks an operand LLVM prints with ``/*Invalid immediate*/``."""
+    if t[-1] == "!":
+        text, kind = const_text(code, t[:-1], lit)
+        return (text + "/*Invalid immediate*/" if kind != "special" else text), kind
+    if code == 255:
+        return fmt_literal(lit, {"f32": "b32", "i32": "b32"}.get(t, t)), "literal"
+    if 128 <= code <= 208:
+        return inline_text(code, 32), "inline_int"
+    if 240 <= code <= 248:
+        if t in ("f64", "b64"):
+            return inline_text(code, 64), "inline_float"
+        if t == "i16":
+            return _I16_FLOAT[code], "inline_float"
+        return inline_text(code, 32), "inline_float"
+    return sreg_name(code, 1), "special"
+
+
+_I16_FLOAT = {240: "0x3800", 241: "0xb800", 242: "0x3c00", 243: "0xbc00", 244: "0x4000",
+              245: "0xc000", 246: "0x4400", 247: "0xc400", 248: "0x3118"}
+
+
+def src_operand(role, code, n, t, lit):
+    if code >= 256:
+        return Operand(role, "vgpr", code - 256, n, vreg_name(code - 256, n))
+    if code < 128 and (code <= 105 or 108 <= code <= 123 or code in (106, 126)):
+        return Operand(role, sreg_kind(code), code, n, sreg_name(code, n))
+    if code < 128:
+        return Operand(role, "special", code, n, sreg_name(code, n))
+    text, kind = const_text(code, t, lit)
+    if kind == "special":
+        return Operand(role, "special", code, n, sreg_name(code, 2 if n > 1 else 1))
+    return Operand(role, kind, lit if code == 255 else code, 1, text)

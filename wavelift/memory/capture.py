@@ -20,7 +20,7 @@ import zlib
 import numpy as np
 
 from ..isa.instruction import TARGETS
-from ..refusal import Refused
+from ..errors import Refused
 from .guest import GuestMemory, GuestMemoryError, canonical
 
 MAGIC = b"WLCAP\x00\r\n"

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..refusal import Refused
+from ..errors import Refused
 from . import registers as R
 
 # --- opcodes ---------------------------------------------------------------------------------

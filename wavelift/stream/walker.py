@@ -32,7 +32,7 @@ from typing import Callable
 import numpy as np
 
 from ..memory.guest import GuestMemory, GuestMemoryError, canonical
-from ..refusal import Refused
+from ..errors import Refused
 from . import pm4
 from . import registers as R
 

@@ -21,7 +21,7 @@ import hashlib
 import numpy as np
 
 from ..memory.guest import canonical
-from ..refusal import Refused
+from ..errors import Refused
 from ..result import Window
 
 RADV_HI = 0xFFFF8000

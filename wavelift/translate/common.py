@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import NoReturn
 
-from ..refusal import Refused
+from ..errors import Refused
 from .ir import BITS, EXEC_HI, EXEC_LO, SCC, VCC_HI, VCC_LO, Builder, Value, is_float
 
 # Apertures (bits 63:32 of a flat address) the module reports and recognises.

@@ -8,7 +8,7 @@ jump to any other address is checked at run time against the block starts (``pro
 from __future__ import annotations
 
 from ..isa import DecodeError, decode_one
-from ..refusal import Refused
+from ..errors import Refused
 from .scalar_alu import branch_targets, ends_block, falls_through
 
 MAX_INSTRUCTIONS = 200_000

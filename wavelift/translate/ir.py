@@ -193,7 +193,7 @@ class Builder:
     # seed 158).
     def _reg(self, kind: str, reg: int, count: int) -> int:
         if not (isinstance(reg, int) and 0 <= reg < count):
-            from ..refusal import Refused
+            from ..errors import Refused
             raise Refused("program.unsupported_instruction",
                           f"instruction #{self.instr}: {kind} register {reg} is outside the "
                           f"register file (0..{count - 1})")

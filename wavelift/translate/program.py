@@ -1,7 +1,7 @@
 """Translate a whole program: discover → blocks → IR per block via the family frontends."""
 from __future__ import annotations
 
-from ..refusal import Refused
+from ..errors import Refused
 from ..isa import Instruction
 from . import data_share, flow, image, scalar_alu, scalar_memory, vector_alu, vector_memory
 from . import scratch as scratch_mod

@@ -138,7 +138,7 @@ class Module:
 def build_module(key, program: Program, config, mode: str, arch: str | None = None,
                  use_disk: bool = True, base_address: int | None = None) -> Module:
     """Generate and compile the module (raises Refused for what this backend cannot lower)."""
-    from ...refusal import Refused
+    from ...errors import Refused
     if mode not in ("wave", "lane"):
         raise Refused("backend.unavailable", f"mode {mode!r} is not 'wave' or 'lane'")
     arch = arch or device_arch()
@@ -156,7 +156,7 @@ def build_module(key, program: Program, config, mode: str, arch: str | None = No
 
 
 def _compile(key, src: str, arch: str, use_disk: bool):
-    from ...refusal import Refused
+    from ...errors import Refused
     from .compile import CompileError
     try:
         return cached_compile(key, src, arch, use_disk)

@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 
-from ...refusal import Refused
+from ...errors import Refused
 from ...result import Escape
 from . import codegen as G
 from . import preload as P_
