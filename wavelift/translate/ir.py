@@ -12,51 +12,11 @@ Registers
     ``vset`` writes only the lanes whose mask is true (the frontend passes EXEC, or EXEC & lane==n
     for v_writelane); lanes outside the mask keep their value.
 
-Ops (name: operands -> result).  Integer ops wrap; shift amounts are already masked by the
-frontend (backends may assume ``0 <= amount < width``).  Float ops round to nearest even and are
-IEEE (denormal handling is explicit: ``fin``/``fout`` apply MODE's flush rules; see
-docs/float-semantics.md).
-    const                               attrs value
-    sget / vget / sset / vset           attrs reg
-    lane_id                             u32 per lane
-    exec                                b1 per lane: the lane bits of EXEC
-    add sub mul mulhi and or xor not neg abs min max shl shr(logical) sar
-    clz ctz popcount bitrev             (ctz/clz of 0 give -1, as s_ff1/v_ffbh do)
-    fadd fsub fmul fma fdiv fmin fmax fneg fabs floor ceil trunc rndne fract sqrt rcp rsq exp2 log2
-    sin cos (argument in revolutions) ldexp frexp_mant frexp_exp isclass(attrs none; b: mask u32)
-    fin fout                            denormal flush of inputs / outputs per MODE (attrs none)
-    cmp                                 attrs cond in CONDS; operand type = op type; result b1
-    select                              (b1, a, b)
-    cvt                                 attrs to: numeric conversion (float->int saturates, NaN->0;
-                                        int narrowing wraps; float->float rounds to nearest even)
-    bitcast                             attrs to (same width)
-    pack64 (lo u32, hi u32)->u64; lo32/hi32 (u64)->u32
-    ballot   (b1 per lane) -> u64 uniform: bit L set where lane L is true
-    maskbit  (u64 uniform) -> b1 per lane: bit L of the mask
-    readlane (per-lane u32, uniform u32 lane) -> uniform u32
-    shuffle  (per-lane u32, per-lane u32 source lane) -> per-lane u32 (lane index taken mod wave)
-    permute  (per-lane u32, per-lane u32 dest lane, b1 active) -> per-lane u32 (unwritten lanes 0;
-             the highest writing lane wins)
-    load     (addr, mask) attrs space, nbytes, words -> u32 with ``words`` words (see ``word``)
-    word     (load result) attrs k -> u32
-    store    (addr, mask, *words) attrs space, nbytes
-    atomic   (addr, mask, data[, cmp]) attrs space, op, bits -> old value (u32 or u64)
-    refuse_if (b1 cond) attrs why[, code]: refuses the dispatch (``code``, default
-             program.unsupported_instruction, naming the instruction) when cond holds for any
-             lane — for a form translated only in the cases it can be exact (e.g. an image
-             sample through a null descriptor reads 0; a T# image.py does not carry out)
-    fma_to   (a, b, c of one float type) -> op type: a*b+c rounded once to the op's float type
-             (v_fma_mix*: f32 operands, f16 result; no double rounding)
-    trig_preop (f64 x, u32 segment) -> f64: V_TRIG_PREOP_F64 (53-bit window of 2/pi, scaled)
-    fnan     (r, s0[, s1[, s2]] of one float type) -> r, except a NaN r whose bits are those of a
-             NaN source quieted: that source as it is (the first such).  NaN results of the float
-             ops above are as RDNA gives them under MODE.IEEE (docs/float-semantics.md "NaN
-             results": the first NaN operand quieted, else the default NaN, sign set); the
-             frontend applies fnan where MODE.IEEE is clear (no quieting)
-Spaces: "global" (64-bit guest address, checked against windows), "lds" (32-bit byte address in
-the workgroup's LDS), "scratch" (32-bit per-lane private byte offset; held by the scratch module).
+Ops
+    The op table, wavelift/ir/ops.py, has one row per op: its operands, attributes, result type,
+    result uniformity, purity and a one-line doc.  The Builder below emits only its ops.
 
-Terminators (Block.term): ("jump", block), ("branch", cond_value, taken, fallthrough),
+Terminators (Block.term; ops.TERMINATORS): ("jump", block), ("branch", cond_value, taken, fallthrough),
 ("end",), ("barrier", next_block), ("setpc", u64 value), ("mode", next_block) — the last one ends a
 block after an instruction that changes MODE so that waves regroup by their float mode.
 """
@@ -65,12 +25,20 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-TYPES = ("b1", "u8", "i8", "u16", "i16", "u32", "i32", "u64", "i64", "f16", "f32", "f64")
-BITS = {"b1": 1, "u8": 8, "i8": 8, "u16": 16, "i16": 16, "u32": 32, "i32": 32, "u64": 64,
-        "i64": 64, "f16": 16, "f32": 32, "f64": 64}
-FLOAT = ("f16", "f32", "f64")
-CONDS = ("f", "lt", "eq", "le", "gt", "lg", "ne", "ge", "o", "u", "nge", "nlg", "ngt", "nle",
-         "neq", "nlt", "tru")
+from ..ir import ops
+from ..ir.ops import (
+    BITS,
+    CONDS,
+    EFFECT_OPS,
+    FLOAT,
+    GIVEN,
+    OPERANDS,
+    OPS,
+    UNIFORM,
+    VALUE,
+)
+
+TYPES, VALUE_OPS = ops.TYPES, ops.VALUE_OPS     # (names the frontends and backends import here)
 
 SCC = 128          # SGPR file index holding SCC (0/1)
 MODE_REG = 129     # per-wave MODE register (also the wave group key)
@@ -79,16 +47,8 @@ NUM_SREGS = 132
 NUM_VGPRS = 256
 EXEC_LO, EXEC_HI, VCC_LO, VCC_HI, M0 = 126, 127, 106, 107, 124
 
-VALUE_OPS = {
-    "const", "sget", "vget", "lane_id", "exec", "add", "sub", "mul", "mulhi", "and", "or", "xor",
-    "not", "neg", "abs", "min", "max", "shl", "shr", "sar", "clz", "ctz", "popcount", "bitrev",
-    "fadd", "fsub", "fmul", "fma", "fdiv", "fmin", "fmax", "fneg", "fabs", "floor", "ceil", "trunc",
-    "rndne", "fract", "sqrt", "rcp", "rsq", "exp2", "log2", "sin", "cos", "ldexp", "frexp_mant",
-    "frexp_exp", "isclass", "fin", "fout", "cmp", "select", "cvt", "bitcast", "pack64", "lo32",
-    "hi32", "ballot", "maskbit", "readlane", "shuffle", "permute", "load", "word", "atomic",
-    "fma_to", "trig_preop", "fnan",
-}
-EFFECT_OPS = {"sset", "vset", "store", "refuse_if"}
+# op name -> its result's uniformity rule (ops.py), for the Builder's emit (hot: one dict lookup)
+_UNIFORMITY = {r.name: r.uniform for r in OPS.values() if r.kind == VALUE}
 
 
 def refusal_of(op: "Op") -> tuple[int, str, str]:
@@ -169,9 +129,14 @@ class Builder:
 
     # -- raw emission -------------------------------------------------------------------------
     def emit(self, name: str, type: str, *args, uniform: bool | None = None, **attrs) -> Value:
-        assert name in VALUE_OPS, name
-        if uniform is None:
-            uniform = all(a.uniform for a in args if isinstance(a, Value))
+        rule = _UNIFORMITY.get(name)
+        assert rule is not None, name
+        if rule != GIVEN:
+            u = all(a.uniform for a in args if isinstance(a, Value)) if rule == OPERANDS else \
+                rule == UNIFORM
+            assert uniform is None or uniform == u, (name, uniform)
+            uniform = u
+        assert uniform is not None, name        # (GIVEN: the frontend says)
         self._counter[0] += 1
         v = Value(self._counter[0], type, uniform)
         self.ops.append(Op(name, type, tuple(args), attrs, v, self.instr))
