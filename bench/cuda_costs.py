@@ -7,7 +7,7 @@ variants are unsound and their results are not looked at).
 VARIANTS (comma-separated, default all): base; nostorebar (no wave sync before a wave64 store);
 noexecz (a wave64 zero test on the warp's own half: no bar.red); nobar (both); nowritten (no
 written-map marks on stores); nostats (no instruction/lane count atomics at the end); all;
-and sound ones by the backend's switches: eager (WL_CUDA_BLENDS=eager), occ2048 / occ1024
+and sound ones by the backend's switches: eager (WAVELIFT_CUDA_BLENDS=eager), occ2048 / occ1024
 (WAVELIFT_CUDA_OCCUPANCY: the register bound's threads per SM).
 DISPATCHES: vadd32, vadd64 (full-screen vadd, clang), shade (full-screen shade).  Each variant
 gets its own module cache; kernel times are the best of three rounds of 30 back-to-back
@@ -37,7 +37,7 @@ VARIANTS = {
 VARIANTS["nobar"] = VARIANTS["nostorebar"] + VARIANTS["noexecz"]
 VARIANTS["all"] = VARIANTS["nobar"] + VARIANTS["nowritten"] + VARIANTS["nostats"]
 # variants made by the backend's own switches (sound: A/B of a code-generation choice)
-ENV = {"eager": {"WL_CUDA_BLENDS": "eager"},              # EXEC blends at every VGPR write
+ENV = {"eager": {"WAVELIFT_CUDA_BLENDS": "eager"},              # EXEC blends at every VGPR write
        "occ2048": {"WAVELIFT_CUDA_OCCUPANCY": "2048"},     # bound registers for 2048 threads/SM
        "occ1024": {"WAVELIFT_CUDA_OCCUPANCY": "1024"}}
 VARIANTS.update({k: [] for k in ENV})

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import os
 import time
 
+from . import settings
 from .errors import Refusal, Refused
 from .result import DispatchResult
 
@@ -41,7 +41,7 @@ def default_budget(program, config) -> int:
 
 def time_limit_from_env() -> float | None:
     """WAVELIFT_TIME_LIMIT in seconds (unset, empty or 0: no limit)."""
-    v = os.environ.get(TIME_LIMIT_ENV, "").strip()
+    v = (settings.raw(TIME_LIMIT_ENV) or "").strip()
     if not v:
         return None
     try:

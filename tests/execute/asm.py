@@ -1,6 +1,6 @@
 """Assemble GFX10 snippets with llvm-mc-19 (test helper): object file -> raw .text bytes.
 
-WL_ASM_CACHE=FILE (JSON): where llvm-mc-19 exists, every snippet assembled is recorded there;
+WAVELIFT_ASM_CACHE=FILE (JSON): where llvm-mc-19 exists, every snippet assembled is recorded there;
 where it does not (the GPU machine), snippets are taken from it — so the fuzz targets and tests
 that assemble can run there from a file recorded here."""
 from __future__ import annotations
@@ -12,12 +12,14 @@ import shutil
 import subprocess
 import tempfile
 
+from wavelift import settings
+
 HAVE_MC = shutil.which("llvm-mc-19") is not None and shutil.which("llvm-objcopy-19") is not None
 
 
 def _recorded(key: str, code: bytes | None = None) -> bytes | None:
-    """The WL_ASM_CACHE entry for key (None: none), or record code under it."""
-    path = os.environ.get("WL_ASM_CACHE")
+    """The WAVELIFT_ASM_CACHE entry for key (None: none), or record code under it."""
+    path = settings.get("WAVELIFT_ASM_CACHE")
     if not path:
         return None
     try:
@@ -41,7 +43,7 @@ def assemble(src: str, wave64: bool = False, mcpu: str = "gfx1030") -> bytes:
     if not HAVE_MC:
         code = _recorded(key)
         if code is None:
-            raise ValueError("llvm-mc-19 is missing and WL_ASM_CACHE has no recording of this snippet")
+            raise ValueError("llvm-mc-19 is missing and WAVELIFT_ASM_CACHE has no recording of this snippet")
         return code
     code = _assemble(src, wave64, mcpu)
     _recorded(key, code)

@@ -22,6 +22,7 @@ import alu_ref as R
 from alu_cases import CASES, Case, register_vopc
 from harness import Rig
 from asm import assemble
+from wavelift import settings as wl_settings
 from wavelift.dispatch.config import DispatchConfig
 from wavelift.execute import execute_dispatch
 from wavelift.memory.guest import GuestMemory
@@ -336,7 +337,7 @@ def test_opcode(name, data):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(CASES))
-@settings(max_examples=int(os.environ.get("WAVELIFT_ALU_EXAMPLES", "100")), **SETTINGS)
+@settings(max_examples=wl_settings.get("WAVELIFT_ALU_EXAMPLES"), **SETTINGS)
 @given(data=st.data())
 def test_opcode_many(name, data):
     _run_case(name, data)

@@ -6,7 +6,7 @@ LDS and scratch at their extremes, global/scalar/buffer addresses near 2^64 and 
 huge grids, huge LDS/scratch sizes in RSRC2/TMPRING), a buffer of random bytes, an allocation
 at VA 0 or at the top of a half of the address space, and random user data; replayed on NumPy
 blocks and on the native tier (the driver or its blocks under the Python scheduler, by seed), in
-wave mode or (a quarter of the seeds) lane mode; with WL_FUZZ_CUDA=1 also on the CUDA backend.
+wave mode or (a quarter of the seeds) lane mode; with WAVELIFT_FUZZ_CUDA=1 also on the CUDA backend.
 
 Violations (AssertionError naming the seed): an exception escaping replay, a refusal whose code
 says "internal", guest memory that changed although the dispatch was refused, a replay past
@@ -28,7 +28,7 @@ import time
 
 import numpy as np
 
-from wavelift import pm4
+from wavelift import pm4, settings
 from wavelift.isa import DecodeError, decode_one
 from wavelift.isa.decoder import load_table
 from wavelift.isa.encodings import FIXED, LAYOUTS, _MAJOR6
@@ -487,7 +487,7 @@ def run_tier(seed: int, tier: str) -> list:
 def case(seed: int) -> None:
     run_tier(seed, "numpy")
     run_tier(seed, TIERS[1 + seed % 2])
-    if os.environ.get("WL_FUZZ_CUDA") == "1":        # on the device machine (docs/fuzzing.md)
+    if settings.get("WAVELIFT_FUZZ_CUDA") == "1":        # on the device machine (docs/fuzzing.md)
         run_tier(seed, "cuda")
 
 

@@ -28,6 +28,8 @@ import stat
 import tempfile
 import warnings
 
+from .. import settings
+
 
 class CacheRefused(Exception):
     """The cache directory is not private to this user, or cannot be made (the message says why)."""
@@ -40,10 +42,10 @@ class CacheWarning(RuntimeWarning):
 def cache_path(kind: str, env: str) -> pathlib.Path:
     """Where the ``kind`` cache lives: $<env>, else $XDG_CACHE_HOME or ~/.cache, then
     /wavelift/<kind>."""
-    d = os.environ.get(env)
+    d = settings.get(env)
     if d:
         return pathlib.Path(d)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    base = settings.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return pathlib.Path(base) / "wavelift" / kind
 
 

@@ -9,8 +9,9 @@ back (``COMPILE_FLAGS``).
 """
 from __future__ import annotations
 
-import os
 import shutil
+
+from .. import settings
 
 HOST_SHIM = r"""#include <cmath>
 #include <cstring>
@@ -67,10 +68,10 @@ def prelude_semantics() -> str:
 
 
 def compiler() -> str | None:
-    """The host C++ compiler: $WL_CXX, else clang++-19, clang++, g++ or c++ (None: none found).
+    """The host C++ compiler: $WAVELIFT_CXX, else clang++-19, clang++, g++ or c++ (None: none found).
     clang first: it vectorises the native tier's fused lane loops, GCC 12 mostly does not
     (docs/decisions/0012-native-tier.md)."""
-    env = os.environ.get("WL_CXX")
+    env = settings.get("WAVELIFT_CXX")
     if env:
         return shutil.which(env)
     for c in ("clang++-19", "clang++", "g++", "c++"):

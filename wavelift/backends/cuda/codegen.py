@@ -15,11 +15,11 @@ Generated text holds numbers and names made from numbers only — never guest te
 """
 from __future__ import annotations
 
-import os
 import re
 
 import numpy as np
 
+from ... import settings
 from ...translate.ir import (BITS, EXEC_HI, EXEC_LO, MODE_REG, NUM_SREGS, VCC_HI, VCC_LO, Block, Program,
                              refusal_of)
 from ..cfamily.blends import deferred_blends
@@ -105,7 +105,7 @@ class Lowering(ValueLowering):
         self.refusals: list[tuple[int, str, str]] = refusal_table(program)
         self.refusal_k = {id(op): k for k, op in enumerate(
             op for b in program.blocks for op in b.ops if op.name == "refuse_if")}
-        self.eager_blends = os.environ.get("WL_CUDA_BLENDS") == "eager"     # (A/B, tests)
+        self.eager_blends = settings.get("WAVELIFT_CUDA_BLENDS") == "eager"     # (A/B, tests)
         self.skip, self.fwd = _plan(program, wave_size)
         # blocks entered other than by a goto the analyses follow (sync_entries): s_barrier's
         # continuation (and block 0 of a program with barriers: both from the phase switch) and

@@ -10,11 +10,11 @@ source and NVRTC's version; a cubin runs as code, so the cache follows backends/
 from __future__ import annotations
 
 import hashlib
-import os
 import pathlib
 import re
 import time
 
+from ... import settings
 from .. import disk_cache
 
 CODEGEN_VERSION = "wavelift-cuda-4"
@@ -94,7 +94,7 @@ OCCUPANCY_THREADS = 1536
 
 
 def occupancy_threads() -> int:
-    return int(os.environ.get("WAVELIFT_CUDA_OCCUPANCY", "") or OCCUPANCY_THREADS)
+    return settings.get("WAVELIFT_CUDA_OCCUPANCY") or OCCUPANCY_THREADS
 
 
 # a bounded build that spills at most this much is kept: ptxas puts so small a spill on a cold

@@ -8,11 +8,11 @@ jumps, a program running off its end and non-RNE rounding are flags in a status 
 """
 from __future__ import annotations
 
-import os
 import time
 
 import numpy as np
 
+from ... import settings
 from ...errors import Refused
 from ...result import Escape
 from . import codegen as G
@@ -183,7 +183,7 @@ class Runtime:
                        shared_mem=shared)
             # benchmarks only: time N back-to-back launches on copies (so that the host's launch
             # latency is not counted); the dispatch's own results come from the launch after them
-            reps = int(os.environ.get("WAVELIFT_CUDA_TIMING_REPEAT", "0") or 0)
+            reps = settings.get("WAVELIFT_CUDA_TIMING_REPEAT")
             start, stop = cp.cuda.Event(), cp.cuda.Event()
             if reps > 0:
                 dd = {k: (v.copy() if k in ("arena", "written", "status", "stats", "esc") else v)
