@@ -24,7 +24,9 @@ Nothing opcode-specific is typed in (docs/decisions/0001).  Per encoding and opc
    whose bits change the text in other ways (v_interp attributes) becomes a slot of its own,
    probed with every value.
 SOPK/SOPP ``simm16`` print formats and the hwreg/sendmsg/version names are probed likewise.
-``notes`` in each file lists probes the generator could not match.
+``notes`` in each file lists probes the generator could not match.  The output is a function of
+what LLVM prints alone (code maps numbered by first use), written one fact per line by
+tools/table_json.py so that a regeneration reviews as a diff.
 """
 from __future__ import annotations
 
@@ -38,6 +40,8 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+
+import table_json  # tools/, the script's directory
 
 from wavelift.isa import decoder as D  # noqa: E402
 from wavelift.isa import llvm_oracle as L  # noqa: E402
@@ -545,7 +549,7 @@ class Gen:
         for o, obs in per.items():
             x = ents[o]
             hid = self.classify_bits(enc, o, x, obs)
-            for fld in hid:
+            for fld in sorted(hid):     # a set of names: its order varies with the hash seed
                 lo, w = field_lw(x["lay"], fld)
                 for v in range(1 << w):
                     hidden_jobs.append((o, fld, v, encode(x["lay"], **dict(x["f"], **{fld: v})) + [LITMARK]))
@@ -769,6 +773,25 @@ def strip_private(x):
     return x
 
 
+def renumber_codemaps(encs, cms):
+    """``encs`` with code maps numbered by first use in written order, and the maps in that order
+    (unused ones dropped): the file then does not depend on the order the generator met slots."""
+    new_ids = {}
+
+    def walk(x):
+        if isinstance(x, dict):
+            x = {k: walk(v) for k, v in x.items()}
+            if isinstance(x.get("cm"), int):
+                x["cm"] = new_ids.setdefault(x["cm"], len(new_ids))
+            return x
+        if isinstance(x, list):
+            return [walk(v) for v in x]
+        return x
+
+    encs = walk(encs)
+    return encs, [cms[old] for old in new_ids]
+
+
 def main(argv=None):
     os.makedirs(OUT, exist_ok=True)
     only = (argv if argv is not None else sys.argv[1:]) or None
@@ -786,12 +809,12 @@ def main(argv=None):
                     print(f"{tag} {enc}: {len(encs[enc])} opcodes", flush=True)
             finally:
                 D.load_table = g._orig
-            path = os.path.join(OUT, f"{tag}.json")
-            with open(path, "w") as f:
-                json.dump({"generator": "tools/gen_isa_tables.py", "llvm": "19", "format": 2,
-                           "target": target, "wave64": wave64, "notes": g.notes,
-                           "simm16": g.extra, "codemaps": g.cms, "encodings": strip_private(encs)}, f,
-                          separators=(",", ":"))
+            encs, cms = renumber_codemaps(strip_private(encs), g.cms)
+            table_json.write(os.path.join(OUT, f"{tag}.json"),
+                             {"generator": "tools/gen_isa_tables.py", "llvm": "19", "format": 2,
+                              "target": target, "wave64": wave64, "notes": g.notes,
+                              "simm16": g.extra, "codemaps": cms, "encodings": encs},
+                             "tools/gen_isa_tables.py", f"python3 tools/gen_isa_tables.py {tag}")
             for n in g.notes:
                 print("  note:", n[:300])
             D.load_table.cache_clear()
