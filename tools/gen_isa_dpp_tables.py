@@ -26,13 +26,14 @@ AMDGPUInstPrinter::printSDWASel); the decoder rejects it.
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 import struct
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+
+import table_json  # tools/, the script's directory
 
 from wavelift.isa import decoder as D  # noqa: E402
 from wavelift.isa.encodings import classify, encode  # noqa: E402
@@ -505,8 +506,8 @@ def main():
         out["names"] = names
         out["notes"] = notes
         path = os.path.join(OUT, f"dpp_{target}.json")
-        with open(path, "w") as f:
-            json.dump(out, f, separators=(",", ":"), sort_keys=True)
+        table_json.write(path, out, "tools/gen_isa_dpp_tables.py",
+                         f"python3 tools/gen_isa_dpp_tables.py {target}", sort_keys=True)
         for n in notes:
             print("  note:", n)
 

@@ -25,7 +25,6 @@ The same probing helper (`llvm_disassemble`) is the oracle of tests/isa/test_mem
 """
 from __future__ import annotations
 
-import json
 import pathlib
 import re
 import subprocess
@@ -561,12 +560,15 @@ def generate(target):
 
 
 def main(argv):
+    import table_json  # tools/, the script's directory (tests import this module for its oracle)
+
     targets = argv[1:] or list(TARGETS)
     OUT_DIR.mkdir(parents=True, exist_ok=True)
     for t in targets:
         data = generate(t)
         path = OUT_DIR / f"memory_{t}.json"
-        path.write_text(json.dumps(data, sort_keys=True, separators=(",", ":")) + "\n")
+        table_json.write(path, data, "tools/gen_isa_memory_tables.py",
+                         f"python3 tools/gen_isa_memory_tables.py {t}", sort_keys=True)
         counts = {e: len({",".join(k.split(",")[:2]) if e == "FLAT" else k.split(",")[0]
                           for k in data[e]})
                   for e in ("DS", "MUBUF", "MTBUF", "FLAT", "MIMG")}
