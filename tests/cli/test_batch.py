@@ -11,7 +11,6 @@ import sys
 import time
 
 import pytest
-from conftest import CAPTURES
 
 from wavelift.batch import manifest as mf
 from wavelift.batch.executors import RETRIES, run_local
@@ -56,6 +55,14 @@ def wavelift_cmd_module():
         kw.setdefault("timeout", 240)
         return subprocess.run(base + [str(a) for a in argv], check=False, **kw)
     return run
+
+
+@pytest.fixture(scope="module")
+def full(manifest, wavelift_cmd_module):
+    """`--jobs 1` over the manifest: (stdout, its lines)."""
+    p = wavelift_cmd_module("batch", manifest, "--jobs", 1)
+    assert p.returncode == 0, p.stderr
+    return p.stdout, lines_of(p.stdout)
 
 
 def lines_of(text):
@@ -117,11 +124,11 @@ def test_manifest_errors_are_one_line(cli, tmp_path, capdir):
 
 
 # --- running -----------------------------------------------------------------------------------
-def test_jobs_1_and_2_give_the_same_lines(wavelift_cmd_module, manifest, tmp_path):
-    p1, one = run_batch(wavelift_cmd_module, manifest, "--jobs", 1)
+def test_jobs_1_and_2_give_the_same_lines(wavelift_cmd_module, manifest, full, tmp_path):
+    _, one = full
     out = tmp_path / "r.jsonl"
     p2 = wavelift_cmd_module("batch", manifest, "--jobs", 2, "--out", out)
-    assert p1.returncode == 0 and p2.returncode == 0, p1.stderr + p2.stdout
+    assert p2.returncode == 0, p2.stdout + p2.stderr
     two = lines_of(out.read_text())
     assert stable(one) == stable(two)
     assert all("timing" in x for x in one)
@@ -137,8 +144,8 @@ def test_jobs_1_and_2_give_the_same_lines(wavelift_cmd_module, manifest, tmp_pat
     assert not [f for f in os.listdir(tmp_path) if f.endswith(".tmp")]
 
 
-def test_shards_cover_every_entry_once(wavelift_cmd_module, manifest):
-    _, full = run_batch(wavelift_cmd_module, manifest)
+def test_shards_cover_every_entry_once(wavelift_cmd_module, manifest, full):
+    _, full = full
     got = []
     for i in (1, 2, 3):
         p, part = run_batch(wavelift_cmd_module, manifest, "--shard", f"{i}/3")
@@ -151,10 +158,10 @@ def test_shards_cover_every_entry_once(wavelift_cmd_module, manifest):
     assert [e.index for e in mf.shard(entries, "2/3")] == [1, 4]
 
 
-def test_baseline_reports_only_changes(wavelift_cmd_module, manifest, capdir, built, tmp_path):
+def test_baseline_reports_only_changes(wavelift_cmd_module, manifest, full, capdir, built,
+                                      tmp_path):
     base = tmp_path / "base.jsonl"
-    p = wavelift_cmd_module("batch", manifest, "-o", base)
-    assert p.returncode == 0
+    base.write_text(full[0])
     p, same = run_batch(wavelift_cmd_module, manifest, "--baseline", base)
     assert p.returncode == 0 and same == [] and "0 change(s)" in p.stderr
     # vadd.wlcap now holds the escape capture: one dispatch changes, and it mismatches
@@ -172,12 +179,12 @@ def test_baseline_reports_only_changes(wavelift_cmd_module, manifest, capdir, bu
     assert "mismatch: caps/vadd.wlcap dispatch 0" in p.stderr
 
 
-def test_corrupted_capture_is_a_line(wavelift_cmd_module, capdir, tmp_path, built):
+def test_corrupted_capture_is_a_line(wavelift_cmd_module, manifest, capdir, tmp_path, built):
     """A capture damaged after the manifest was made: its line names the refusal, the batch goes
     on, and the exit status says something does not match."""
     shutil.copytree(capdir, tmp_path / "caps")
     m = tmp_path / "m.json"
-    assert wavelift_cmd_module("batch", "--make-manifest", tmp_path / "caps", "-o", m).returncode == 0
+    shutil.copyfile(manifest, m)
     corrupt(built["two"], tmp_path / "caps" / "two.wlcap")
     with open(tmp_path / "caps" / "escape.wlcap", "r+b") as f:
         f.truncate(10)
@@ -245,19 +252,6 @@ def test_a_dead_local_worker_is_a_line(built):
     assert answers[2]["dispatches"][0]["code"] == "escape"
     err = answers[1]["error"]
     assert err["code"] == "batch.worker_crashed" and f"each of {RETRIES} tries" in err["message"]
-
-
-def test_real_fixture_capture_matches_run(wavelift_cmd_module, tmp_path):
-    """A RADV capture from tests/fixtures: batch's outcome is run's."""
-    src = CAPTURES / "radv-push_consts_ubo-w32.wlcap"
-    (tmp_path / "c").mkdir()
-    shutil.copyfile(src, tmp_path / "c" / src.name)
-    m = tmp_path / "m.json"
-    assert wavelift_cmd_module("batch", "--make-manifest", tmp_path / "c", "-o", m).returncode == 0
-    p, lines = run_batch(wavelift_cmd_module, m)
-    assert p.returncode == 0 and lines and all(x["check"] == "match" for x in lines)
-    r = wavelift_cmd_module("run", src)
-    assert r.returncode == 0 and all(x["result"] == "landed" for x in lines)
 
 
 # --- Dask --------------------------------------------------------------------------------------

@@ -172,7 +172,8 @@ def result_lines(entry: Entry, out: dict) -> list[dict]:
     file_problem = None
     if entry.sha256 is not None and out.get("sha256") != entry.sha256:
         file_problem = (f"the capture file is not the one the manifest names (sha256 "
-                        f"{out.get('sha256') or 'unreadable'}, the manifest has {entry.sha256})")
+                        f"{_short(out.get('sha256')) or 'unreadable'}, the manifest has "
+                        f"{_short(entry.sha256)})")
     exp, err, got = entry.dispatches, out.get("error"), out["dispatches"]
     loaded = err is None or err["result"] == "error"
 
@@ -222,6 +223,11 @@ def _line(entry, dispatch, result, code, message, digest, written, timing) -> di
             "check": None, "problems": [], "timing": timing}
 
 
+def _short(digest: str | None) -> str | None:
+    """A digest in a problem's text (the line and the manifest hold it whole)."""
+    return digest and digest[:16] + "..."
+
+
 def _compare(exp: dict, d: dict) -> list[str]:
     if exp["result"] != d["result"]:
         got = "landed" if d["result"] == "landed" else f"refused {d['code']}"
@@ -230,7 +236,8 @@ def _compare(exp: dict, d: dict) -> list[str]:
     if d["result"] == "refused" and exp["code"] != d["code"]:
         return [f"refused {d['code']}; the manifest expects {exp['code']}"]
     if d["result"] == "landed" and exp.get("digest") is not None and exp["digest"] != d["digest"]:
-        return [f"landed bytes with digest {d['digest']}; the manifest expects {exp['digest']}"]
+        return [(f"landed bytes with digest {_short(d['digest'])}; the manifest expects "
+                f"{_short(exp['digest'])}")]
     return []
 
 
