@@ -45,7 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--kernel-descriptor", action="store_true",
                    help="print each kernel's descriptor (.amdhsa_ directives) instead of code")
     d.set_defaults(func=_cmd_disasm)
-    register_commands(sub)          # run, info, trace, show: each module adds its own parser
+    register_commands(sub)          # run, info, trace, show, batch: each adds its own parser
     return p
 
 
