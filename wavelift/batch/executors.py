@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import multiprocessing
 import multiprocessing.connection
+import os
+import signal
 from collections.abc import Callable
 
 from ..errors import UserError
@@ -36,6 +38,8 @@ def crashed(message: str) -> dict:
 
 def _serve(conn, fn) -> None:
     """A local worker process: answer tasks from `conn` until it sends None."""
+    os.dup2(2, 1)             # stdout may be the JSONL: whatever a replay prints goes to stderr
+    signal.signal(signal.SIGINT, signal.SIG_IGN)     # Ctrl-C is the batch's to handle
     while True:
         try:
             task = conn.recv()
@@ -106,6 +110,10 @@ def run_local(fn: Callable, tasks: list, jobs: int = 1, done=None) -> list:
                         done(i)
                 start()
                 feed(next(reversed(workers)))
+    except BaseException:
+        for p, _ in workers.values():         # interrupted: nothing more of theirs is wanted
+            p.kill()
+        raise
     finally:
         for conn, (p, _) in workers.items():
             try:
