@@ -233,6 +233,43 @@ def test_a_crash_in_wavelift_is_a_line(tmp_path, monkeypatch):
         (0, "landed", "unchecked"), (1, "error", "mismatch")]
 
 
+def test_result_lines_compare_with_the_manifest():
+    """Each way a replay can differ from its entry is a mismatch line that says how."""
+    def d(i, result, code=None, digest=None):
+        return {"dispatch": i, "result": result, "code": code, "message": None,
+                "digest": digest, "bytes_written": 0, "time_s": 0.0}
+
+    def out(*ds, error=None, sha="a" * 64):
+        return {"sha256": sha, "dispatches": list(ds), "error": error, "time_s": 0.0}
+
+    exp = [{"result": "landed", "digest": "1" * 64}, {"result": "refused", "code": "escape"}]
+    e = mf.Entry(0, "x.wlcap", "/x.wlcap", "a" * 64, exp, None)
+
+    def judged(o):
+        return [(x["dispatch"], x["result"], x["check"], " ".join(x["problems"]))
+                for x in mf.result_lines(e, o)]
+    assert judged(out(d(0, "landed", digest="1" * 64), d(1, "refused", "escape"))) == [
+        (0, "landed", "match", ""), (1, "refused", "match", "")]
+    got = judged(out(d(0, "landed", digest="2" * 64), d(1, "refused", "scratch.too_large"),
+                     d(2, "landed", digest="1" * 64)))
+    assert [g[2] for g in got] == ["mismatch"] * 3
+    assert "digest 2222222222222222..." in got[0][3] and "expects 1111111111111111..." in got[0][3]
+    assert "refused scratch.too_large; the manifest expects escape" in got[1][3]
+    assert "this is one more" in got[2][3]
+    assert judged(out(d(0, "refused", "escape"))) == [
+        (0, "refused", "mismatch", "refused escape; the manifest expects landed"),
+        (1, "missing", "mismatch", "the manifest expects dispatch 1; the replay had 1")]
+    assert "not the one the manifest names" in judged(
+        out(d(0, "landed", digest="1" * 64), d(1, "refused", "escape"), sha="b" * 64))[0][3]
+    e.dispatches, e.refused = None, "capture.corrupt"
+    assert judged(out(error={"dispatch": None, "result": "refused", "code": "capture.corrupt",
+                             "message": "m"})) == [(None, "refused", "match", "")]
+    loaded = "the manifest expects the capture refused capture.corrupt; it loaded"
+    assert judged(out()) == [(None, "empty", "mismatch", loaded)]
+    e.refused = e.sha256 = None
+    assert judged(out(d(0, "landed", digest="1" * 64))) == [(0, "landed", "unchecked", "")]
+
+
 def dies_on(task):
     """A worker function whose process dies on the task marked "die" (as a segfault would)."""
     if task.get("die"):

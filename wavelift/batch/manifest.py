@@ -209,7 +209,7 @@ def result_lines(entry: Entry, out: dict) -> list[dict]:
     if not lines:
         add(_line(entry, None, "empty", None, None, None, 0,
                   {"capture_s": round(out.get("time_s", 0.0), 6)}), [])
-    if loaded and entry.refused is not None:
+    if entry.refused is not None and (err is None or err["dispatch"] is not None or got):
         for line in lines:
             line["problems"].append(f"the manifest expects the capture refused {entry.refused}; "
                                     f"it loaded")
