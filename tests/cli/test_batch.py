@@ -233,6 +233,20 @@ def test_a_crash_in_wavelift_is_a_line(tmp_path, monkeypatch):
         (0, "landed", "unchecked"), (1, "error", "mismatch")]
 
 
+def test_digest_runs_do_not_depend_on_how_writes_were_split():
+    """Spans split at window edges, listed in any order, or overlapping hash as their union."""
+    import numpy as np
+
+    import wavelift
+    from wavelift.batch.worker import runs, span_digest
+    cap = wavelift.Capture(target="gfx1030")
+    base = cap.alloc(64, data=np.arange(64, dtype=np.uint8), name="out")
+    assert runs([(10, 5), (0, 4), (4, 2), (20, 0), (12, 1), (15, 3)]) == [(0, 6), (10, 8)]
+    one = span_digest(cap.memory, [(base, 32)])
+    assert span_digest(cap.memory, [(base + 16, 16), (base, 8), (base + 4, 12)]) == one
+    assert span_digest(cap.memory, [(base, 31)]) != one
+
+
 def test_result_lines_compare_with_the_manifest():
     """Each way a replay can differ from its entry is a mismatch line that says how."""
     def d(i, result, code=None, digest=None):

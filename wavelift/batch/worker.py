@@ -17,11 +17,11 @@ its `capture.*` refusal, and an exception inside wavelift (a bug the capture fou
 `error` naming it, with the dispatches before it kept. Only the death of the process itself
 escapes, and the executor turns that into a line (executors.py).
 
-Digest of a landed dispatch: SHA-256 over its write spans in the order the result lists them
-(ascending address), each as its guest address (8 bytes, little-endian, two's complement of
-the canonical address), its size (8 bytes, little-endian), then the bytes of guest memory at
-the span just after the dispatch landed (before any later dispatch runs). A dispatch that
-landed and wrote nothing has the digest of no bytes.
+Digest of a landed dispatch: SHA-256 over the bytes its write spans cover, taken as maximal
+runs of adjacent bytes in ascending address order (`runs`), each run as its guest address
+(8 bytes, little-endian, the canonical address as unsigned 64-bit), its length (8 bytes,
+little-endian), then the bytes of guest memory there just after the dispatch landed (before
+any later dispatch runs). A dispatch that landed and wrote nothing has the digest of no bytes.
 
 Module caches: a worker keeps its translated modules in a dict of its own process (bounded), and
 the native tier's libraries and CUDA cubins go through the disk caches of
@@ -43,12 +43,25 @@ _lock = threading.Lock()   # one replay at a time per process: a Dask worker may
                            # threads, and a replay's engine state (window arenas) is per process
 
 
+def runs(spans) -> list[tuple[int, int]]:
+    """The bytes `spans` cover as maximal runs, in ascending address order (addresses as
+    unsigned 64-bit): how the backend or the windows split a write does not matter."""
+    out: list[list[int]] = []
+    for a, n in sorted((int(a) & (1 << 64) - 1, int(n)) for a, n in spans if n > 0):
+        if out and a <= out[-1][0] + out[-1][1]:
+            out[-1][1] = max(out[-1][1], a + n - out[-1][0])
+        else:
+            out.append([a, n])
+    return [(a, n) for a, n in out]
+
+
 def span_digest(memory, spans) -> str:
+    from ..memory.guest import canonical
     h = hashlib.sha256()
-    for address, size in spans:
-        h.update((int(address) & (1 << 64) - 1).to_bytes(8, "little"))
-        h.update(int(size).to_bytes(8, "little"))
-        h.update(memory.view(address, size).data)
+    for address, size in runs(spans):
+        h.update(address.to_bytes(8, "little"))
+        h.update(size.to_bytes(8, "little"))
+        h.update(memory.view(canonical(address), size).data)
     return h.hexdigest()
 
 
