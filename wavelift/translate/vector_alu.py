@@ -875,12 +875,16 @@ class Srcs:
             v = _dpp_src(ins, b, code - 256, t)
         else:
             v = read_src(b, ins, code, t, hi)
+        absf, negf = self._mods(k)
         if is_float(t):
-            absf, negf = self._mods(k)
             if absf:
                 v = b.un("fabs", t, v)
             if negf:
                 v = b.un("fneg", t, v)
+        elif (absf or negf) and ins.variant == "dpp":
+            # LLVM prints them (sext() on an integer operand, -|v| on v_dot2c's packed halves):
+            # no semantics written here, so refused rather than dropped
+            unsupported("abs/neg/sext on a DPP operand that is not a float")
         return v
 
     def _mods(self, k):
@@ -1004,8 +1008,11 @@ def translate(ins, b: Builder):
     if is_float(r.type) and n not in NO_DENORM:
         r = _omod_clamp(b, ins, r, () if n in OWN_NAN else srcs)
         r = b.emit("fout", r.type, r)
-    elif int_clamp and not any(is_float(t) for t in sts):
-        unsupported("integer clamp")
+    elif int_clamp or _omod(ins):
+        # no semantics written for them on an integer or packed result (v_cvt_pkrtz_f16_f32
+        # clamp/div:2, ...): refused rather than dropped
+        unsupported("integer clamp" if not any(is_float(t) for t in sts) else
+                    "clamp/omod on a result that is not a float")
     if r.type != dt and BITS[r.type] == BITS[dt]:
         r = b.bitcast(dt, r)
     write_result(ins, b, r)
@@ -1043,11 +1050,16 @@ def _sdwa_write(ins, b, r):
     b.vset(f["vdst"], val)
 
 
+def _omod(ins) -> int:
+    """The output modifier field (VOP3 and SDWA carry one)."""
+    return ins.fields.get("omod", 0) if ins.encoding in ("VOP3", "VOP3B") or ins.variant == "sdwa" else 0
+
+
 def _omod_clamp(b, ins, r, srcs=()):
     """omod, the MODE.IEEE-clear NaN rule over ``srcs`` (the op's sources), clamp."""
     f = ins.fields
     t = r.type
-    om = f.get("omod", 0) if ins.encoding in ("VOP3", "VOP3B") or ins.variant == "sdwa" else 0
+    om = _omod(ins)
     if om:
         # ignored under MODE.IEEE and where the type's output denormals are kept; a zero result
         # is +0 (LLVM SIFoldOperands isOMod/"ignored by hardware if IEEE", ACO can_use_omod:
