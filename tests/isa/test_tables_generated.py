@@ -43,6 +43,7 @@ spec = importlib.util.spec_from_file_location("generator", script)
 gen = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(gen)
 gen.OUT, gen.OUT_DIR = out, pathlib.Path(out)
+gen.ROOT = gen.OUT_DIR          # gen_isa_memory_tables.py prints the path relative to it
 sys.argv = [script, arg]
 gen.main(sys.argv) if script.endswith("memory_tables.py") else gen.main()
 """
