@@ -235,3 +235,47 @@ def test_buffer_format_load_null_reads_zero_in_range_refuses():
     assert res.refusal is not None and res.refusal.code == "program.unsupported_instruction"
     assert "buffer_load_format_x" in res.refusal.message
     assert (r.read(out, np.uint32, 32) == 0).all()        # refused: nothing landed
+
+
+@pytest.mark.parametrize("form, written", [
+    ("image_gather4 v[10:13], v[1:2], s[0:7], s[12:15] dmask:0x1 dim:SQ_RSRC_IMG_2D", 4),
+    ("image_gather4_lz v[10:13], v[1:2], s[0:7], s[12:15] dmask:0x8 dim:SQ_RSRC_IMG_2D", 4),
+    ("image_sample v[10:11], v[1:2], s[0:7], s[12:15] dmask:0x5 dim:SQ_RSRC_IMG_2D", 2),
+    ("image_sample v10, v[1:2], s[0:7], s[12:15] dmask:0x8 dim:SQ_RSRC_IMG_2D", 1)])
+def test_sampling_a_null_image_zeroes_what_hardware_writes(form, written):
+    """Through a null T# a sample writes one zero per dmask channel, a gather four (the texels
+    of its one channel): the gather once wrote one register and left three stale."""
+    r = Rig(f"""
+  v_mov_b32 v10, 7
+  v_mov_b32 v11, 7
+  v_mov_b32 v12, 7
+  v_mov_b32 v13, 7
+  v_mov_b32 v14, 7
+  v_mov_b32 v1, 0
+  v_mov_b32 v2, 0
+  {form}
+  s_waitcnt vmcnt(0)
+  v_lshlrev_b32 v4, 4, v0
+  global_store_dwordx4 v4, v[10:13], s[8:9]
+  s_endpgm""")
+    out = r.buf(np.full(32 * 4, 9, np.uint32), "out")
+    res = r.run(r.config(user_sgprs=[0] * 8 + list(ptr(out)) + [0] * 4, tgid=(False,) * 3))
+    assert res.landed, res.refusal
+    got = r.read(out, np.uint32, 32 * 4).reshape(32, 4)
+    want = np.array([0] * written + [7] * (4 - written), np.uint32)
+    assert (got == want).all(), got[0]
+
+
+@pytest.mark.parametrize("form", [
+    "image_sample v[10:11], v[1:2], s[0:7], s[12:15] dmask:0x1 dim:SQ_RSRC_IMG_2D tfe",
+    "image_gather4 v[10:13], v[1:2], s[0:7], s[12:15] dmask:0x1 dim:SQ_RSRC_IMG_2D lwe",
+    "image_sample v10, v[1:2], s[0:7], s[12:15] dim:SQ_RSRC_IMG_2D"])
+def test_sampling_forms_without_semantics_refuse(form):
+    """tfe/lwe (a status register of unknown value) and dmask 0 refuse by name."""
+    r = Rig(f"""
+  v_mov_b32 v1, 0
+  v_mov_b32 v2, 0
+  {form}
+  s_endpgm""")
+    res = r.run(r.config(user_sgprs=[0] * 16, tgid=(False,) * 3))
+    assert res.refusal is not None and res.refusal.code == "program.unsupported_instruction", res.refusal

@@ -205,9 +205,15 @@ def _sample_null(ins, b: Builder):
     """Sampling is translated for null descriptors only (they read 0); an active lane sampling a
     real image refuses the dispatch."""
     f = ins.fields
+    dmask = f.get("dmask", 0) & 0xF
+    # tfe/lwe add a status register whose value we do not know; dmask 0 has no documented
+    # meaning here (a field audit found them ignored)
+    if f.get("tfe") or f.get("lwe") or not dmask:
+        unsupported("tfe/lwe or dmask 0 on sampling")
     r = f["srsrc"] * 4
     typ = _u(b, b.sget(r + 3), 28, 0xF)
     real = b.cmp("ge", "u32", typ, C(b, "u32", TYPE_1D))
     b.effect("refuse_if", "b1", b.bin("and", "b1", b.exec(), real), why="sampling a non-null image")
-    for k in range(bin(f.get("dmask", 0xF) & 0xF).count("1")):
+    # a gather returns four texels of the one channel dmask picks; a sample one value per channel
+    for k in range(4 if ins.name.startswith("image_gather4") else bin(dmask).count("1")):
         b.vset(f["vdata"] + k, C(b, "u32", 0))
