@@ -38,6 +38,10 @@ NATIVE_DRIVER = os.environ.get("WL_NATIVE_DRIVER", "on") != "off"
 NATIVE_THREADS = max(1, int(os.environ.get("WL_THREADS", "0")) or len(os.sched_getaffinity(0)))
 NATIVE_THREAD_MIN_WAVES = 4096
 _POOL = None
+# `wavelift trace` sets this to an empty dict to have the first escaping wave's state recorded
+# into it (wave_state, below) and the native tier left out (its state is not at hand at the
+# escape); None, the default: nothing is recorded and nothing costs more
+WAVE_STATE: dict | None = None
 
 
 def _pool():
@@ -105,12 +109,24 @@ class Runtime:
         wi, li = np.nonzero(bad)
         addr = np.broadcast_to(addr, bad.shape)
         ins = self.m.program.instructions[instr]
+        if WAVE_STATE is not None and not WAVE_STATE:
+            self._wave_state(WAVE_STATE, w, int(wi[0]), int(li[0]), ins, int(addr[wi[0], li[0]]), kind)
         waves = self._wave_ids(w)
         for a, b in zip(wi[:MAX_ESCAPES], li[:MAX_ESCAPES]):
             if len(self.escapes) >= MAX_ESCAPES:
                 break
             self.escapes.append(Escape(ins.offset, ins.text, int(waves[a]), int(b),
                                        int(addr[a, b]), kind))
+
+    def _wave_state(self, out, w, row, lane, ins, address, kind):
+        """Record into ``out`` the state of the wave at row ``row`` of ``w`` as the NumPy blocks
+        hold it when its access at ``ins`` escapes: every SGPR (EXEC, VCC, M0, SCC included) and
+        every VGPR of every lane (registers the block writes after the access are not yet
+        written)."""
+        b = int(np.arange(self.batch_waves)[w][row])
+        out.update(wave=int(self.wave_base + b), lane=lane, pc=ins.offset, instruction=ins.text,
+                   address=address, kind=kind, wave_size=self.L,
+                   sgprs=self.S[:, b, 0].copy(), vgprs=self.V[:, b, :].copy())
 
     def native_after(self, X, refusals, recs=None, wave_base=None):
         """Fold a native run's counters, escapes and refusal into the runtime (``recs``: its
@@ -447,7 +463,8 @@ class Runtime:
             return
         bx, by, bz = cfg.block
         per_group_waves = -(-(bx * by * bz) // self.L)
-        self.native = NATIVE == "on" or (NATIVE == "auto" and total * per_group_waves >= NATIVE_MIN_WAVES)
+        self.native = WAVE_STATE is None and (
+            NATIVE == "on" or (NATIVE == "auto" and total * per_group_waves >= NATIVE_MIN_WAVES))
         if self.native and self._native_library(self._mode_word()) is NT.COMPILING:
             self.native = False                 # this dispatch runs as NumPy blocks throughout
         nv = max(self.m.program.max_vgpr + 1, 3)
