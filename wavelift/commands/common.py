@@ -237,6 +237,27 @@ def table(rows: list[list[str]], header: list[str],
 
 
 # --- progress ----------------------------------------------------------------------------------
+def native_note(stats: dict | None) -> str:
+    """What a person should know about the NumPy backend's native tier for one dispatch: that
+    it is still compiling in the background (WAVELIFT_NATIVE=auto), so NumPy blocks ran; else
+    ''."""
+    if (stats or {}).get("native_compiling"):
+        return "native tier compiling in the background: NumPy blocks"
+    return ""
+
+
+def module_cache_text(stats: dict | None) -> str:
+    """The run table's "module cache" cell: `hit` (this process had built the module), `disk`
+    (built here, its native library read from the disk cache), `miss`, or `-` (no report)."""
+    s = stats or {}
+    v = s.get("module_cache_hit")
+    if v is None:
+        return "-"
+    if v:
+        return "hit"
+    return "disk" if s.get("native_library") == "disk cache" else "miss"
+
+
 class Progress:
     """One status line per dispatch on stderr (redrawn in place on a terminal)."""
 
@@ -264,8 +285,9 @@ class Progress:
     def done(self, index: int, result) -> None:
         what = "landed" if result.refusal is None else f"refused ({result.refusal.code})"
         t = result.stats.get("time_s")
-        self._emit(f"wavelift: dispatch {index} {what}" + (f" in {t:.3f}s" if t is not None else ""),
-                   not self.tty)
+        nn = native_note(result.stats)
+        self._emit(f"wavelift: dispatch {index} {what}" + (f" in {t:.3f}s" if t is not None else "")
+                   + (f"; {nn}" if nn else ""), not self.tty)
 
     def finish(self) -> None:
         if self.enabled and self.tty:

@@ -178,9 +178,11 @@ def _rsrc_fields(config) -> list[str]:
     return lines
 
 
-def format_config(memory, c) -> list[str]:
+def format_config(memory, c, names=None) -> list[str]:
+    k = names.kernel(c.program_address) if names is not None else None
+    place = names.shown(c.program_address) if k else f"({where(memory, c.program_address)})"
     L = [f"  target             {c.target}",
-         f"  program            {hexa(c.program_address)} ({where(memory, c.program_address)})",
+         f"  program            {hexa(c.program_address)} {place}",
          f"  wave size          {c.wave_size}",
          f"  grid               {fmt_grid(c)} (groups x threads per group); dims "
          f"{'x'.join(map(str, c.dims))}, start {'x'.join(map(str, c.group_start))}",
@@ -208,8 +210,107 @@ def format_config(memory, c) -> list[str]:
     return L
 
 
+def rerun_for_wave_state(memory, config, execute, index, shift: int) -> dict | None:
+    """The state of the first wave that escapes, from running dispatch `index` again on NumPy
+    blocks with the runtime recording it (backends/numpy/runtime.py WAVE_STATE): a refused
+    dispatch landed nothing, so memory is what the first run saw. None if no escape was
+    recorded. `shift`: program address - the translated code's first byte (pcs count from the
+    program address, as everywhere in trace)."""
+    from ..backends.numpy import runtime
+    sink: dict = {}
+    runtime.WAVE_STATE = sink
+    try:
+        execute(memory, config, index)
+    finally:
+        runtime.WAVE_STATE = None
+    if not sink:
+        return None
+    psg, pvg = _pending(memory, config, sink["pc"])
+    S, V = sink["sgprs"], sink["vgprs"]
+    from ..translate.ir import EXEC_HI, EXEC_LO, M0, SCC, VCC_HI, VCC_LO
+    wide = sink["wave_size"] == 64
+    return {
+        "wave": sink["wave"], "lane": sink["lane"], "pc": sink["pc"] - shift,
+        "instruction": sink["instruction"], "address": hexa(sink["address"]),
+        "kind": sink["kind"], "wave_size": sink["wave_size"],
+        "exec": int(S[EXEC_LO]) | (int(S[EXEC_HI]) << 32 if wide else 0),
+        "vcc": int(S[VCC_LO]) | (int(S[VCC_HI]) << 32 if wide else 0),
+        "m0": int(S[M0]), "scc": int(S[SCC]) & 1,
+        "sgprs": [int(x) for x in S[:VCC_LO]],
+        "vgprs": [[int(x) for x in row] for row in V],
+        "pending": {"sgprs": psg, "vgprs": pvg},
+    }
+
+
+def _pending(memory, config, pc: int) -> tuple[list, list]:
+    """(SGPRs, VGPRs) that instructions of the escaping access's basic block write before it:
+    NumPy blocks store a register only where a later read needs it, so these may still hold
+    their values from the block's start. `pc` counts from the translated code's first byte."""
+    from ..errors import Refused
+    from ..execute import program_for
+    try:
+        prog, _ = program_for(memory, config)
+    except Refused:
+        return [], []
+    at = {i.offset: k for k, i in enumerate(prog.instructions)}.get(pc)
+    blk = next((b for b in prog.blocks if at in b.instrs), None)
+    if blk is None:
+        return [], []
+    sg: set = set()
+    vg: set = set()
+    for k in blk.instrs:
+        if k == at:
+            break
+        for op in prog.instructions[k].operands:
+            if op.role in ("sdst", "vdst", "sdata") and op.kind in ("sgpr", "vgpr"):
+                (sg if op.kind == "sgpr" else vg).update(range(op.index, op.index + op.count))
+    return sorted(sg), sorted(vg)
+
+
+def format_wave_state(st: dict, user_sgprs: int) -> list[str]:
+    """The text dump of rerun_for_wave_state's record: PC, EXEC, VCC, M0, SCC, SGPRs (up to the
+    last non-zero one, at least the user SGPRs), the VGPRs of the escaping lane."""
+    digits = 16 if st["wave_size"] == 64 else 8
+    L = [f"wave state at the first escape (wave {st['wave']}, lane {st['lane']}; the dispatch "
+         f"run again on NumPy blocks, registers as they hold them at the access):",
+         f"  pc    0x{st['pc']:x}: {shown(st['instruction'])}  ({st['kind']} at {st['address']})",
+         f"  EXEC  0x{st['exec']:0{digits}x}  VCC 0x{st['vcc']:0{digits}x}  M0 0x{st['m0']:08x}"
+         f"  SCC {st['scc']}"]
+    sg = st["sgprs"]
+    last = max([i for i, v in enumerate(sg) if v] + [user_sgprs - 1, 0])
+    n = min(len(sg), (last // 8 + 1) * 8)
+    L.append(f"  SGPRs s0..s{n - 1} (s{n}..s{len(sg) - 1} are zero):" if n < len(sg) else
+             f"  SGPRs s0..s{n - 1}:")
+    ps, pv = set(st["pending"]["sgprs"]), set(st["pending"]["vgprs"])
+
+    def cell(v, pending):
+        return f"{v:08x}" + ("* " if pending else "  ")
+    for i in range(0, n, 8):
+        L.append((f"    s{i:<4}" + "".join(cell(v, i + k in ps) for k, v in enumerate(sg[i:i + 8])))
+                 .rstrip())
+    vg = st["vgprs"]
+    lane = st["lane"]
+    L.append(f"  VGPRs v0..v{len(vg) - 1} of lane {lane} (every lane: --json):")
+    for i in range(0, len(vg), 8):
+        L.append((f"    v{i:<4}" + "".join(cell(row[lane], i + k in pv)
+                                            for k, row in enumerate(vg[i:i + 8]))).rstrip())
+    if ps or pv:
+        L.append("  * written earlier in the access's basic block: NumPy blocks store a register "
+                 "only where a later read needs it, so it may still show its value from the "
+                 "block's start")
+    return L
+
+
+def _stats_line(s: dict) -> str:
+    keys = ["waves", "instructions", "lane_instructions", "bytes_written", "escapes",
+            "module_cache_hit", "time_s"]
+    return "  " + ", ".join(f"{k} {s[k]:.3f}s" if k == "time_s" else f"{k} {s[k]}"
+                            for k in keys if k in s)
+
+
 def cmd_trace(a) -> int:
     from ..errors import UserError
+    from .names import ProgramNames
     cap = load_capture(a.capture)
     check_backend(a.backend)
     n = a.dispatch
@@ -223,13 +324,27 @@ def cmd_trace(a) -> int:
                         f"{a.capture} has no dispatches")
     r = results[n]
     c = r.config
+    names = ProgramNames(cap.memory, cap.notes)
+    rc = 0 if r.refusal is None else 1
+    instrs = note = None
+    plan, shift = None, 0
+    state = None
+    if c is not None:
+        instrs, note, plan, shift = _listing(cap.memory, c)
+        if r.refusal is not None and r.refusal.code == "escape" and a.backend == "numpy":
+            state = rerun_for_wave_state(cap.memory, c, execute, n, shift)
+    if a.json:
+        import json
+        print(json.dumps(trace_document(a, cap, r, names, instrs, note, plan, shift, state),
+                         indent=1))
+        return rc
     print(f"dispatch {n} of {a.capture} (backend {a.backend}, mode {a.mode})")
     print()
     if c is None:
         print(f"refused before it could run: {shown(r.refusal)}")
         return 1
     print("configuration:")
-    print("\n".join(format_config(cap.memory, c)))
+    print("\n".join(format_config(cap.memory, c, names)))
     print()
     if r.refusal is None:
         print("result: landed")
@@ -237,10 +352,11 @@ def cmd_trace(a) -> int:
         print(f"result: refused: {shown(r.refusal)}")
     s = r.stats or {}
     if s:
-        keys = ["waves", "instructions", "lane_instructions", "bytes_written", "escapes",
-                "module_cache_hit", "time_s"]
-        print("  " + ", ".join(f"{k} {s[k]:.3f}s" if k == "time_s" else f"{k} {s[k]}"
-                               for k in keys if k in s))
+        print(_stats_line(s))
+        from .common import native_note
+        nn = native_note(s)
+        if nn:
+            print(f"  {nn}")
     print()
     print(f"windows ({len(r.windows)}):")
     if r.windows:
@@ -254,17 +370,23 @@ def cmd_trace(a) -> int:
     if r.write_spans:
         print(table([[hexa(ad), str(sz), where(cap.memory, ad)] for ad, sz in r.write_spans],
                     ["address", "size", "where"], {1}))
-    instrs, note, plan, shift = _listing(cap.memory, c)
     if instrs is None:
         print()
         print(f"program: {hexa(c.program_address)} is not in guest memory")
-        return 0 if r.refusal is None else 1
+        return rc
     if r.escapes:
         print()
         print(f"escapes ({len(r.escapes)} reported):")
         print(table([[f"0x{e.pc:x}", e.kind, hexa(e.address), str(e.wave), str(e.lane),
                       shown(e.instruction)] for e in r.escapes],
                     ["pc", "kind", "address", "wave", "lane", "instruction"], {3, 4}))
+    if state is not None:
+        print()
+        print("\n".join(format_wave_state(state, len(c.user_sgprs))))
+    elif r.refusal is not None and r.refusal.code == "escape":
+        print()
+        print(f"wave state: not recorded (the {a.backend} backend does not record it; "
+              f"--backend numpy does)")
     print()
     print(f"program ({len(instrs)} instructions at {hexa(c.program_address)}; "
           f"annotations: window / scratch / LDS / ESCAPE):")
@@ -276,7 +398,27 @@ def cmd_trace(a) -> int:
         t = ann.note(ins)
         line = f"  {ins.offset:6x}:  {ins.text.ljust(width)}"
         print((line + "  ; " + t) if t else line.rstrip())
-    return 0 if r.refusal is None else 1
+    return rc
+
+
+def trace_document(a, cap, r, names, instrs, note, plan, shift, state) -> dict:
+    """`trace --json` (docs/report-schema.md, "wavelift trace --json")."""
+    from .. import __version__
+    from ..report import dispatch_record
+    c = r.config
+    d = dispatch_record(r)
+    d["kernel"] = names.kernel(c.program_address) if c else None
+    d["program_in"] = where(cap.memory, c.program_address) if c else None
+    program = None
+    if instrs is not None:
+        ann = Annotator(cap.memory, c, r, plan, shift)
+        program = {"address": hexa(c.program_address), "note": note,
+                   "instructions": [{"offset": int(i.offset), "text": i.text,
+                                     "annotation": ann.note(i) or None} for i in instrs]}
+    return {"schema": "wavelift-trace", "version": 1, "wavelift": __version__,
+            "capture": {"path": a.capture, "target": cap.target},
+            "backend": a.backend, "mode": a.mode, "dispatch": d, "program": program,
+            "wave_state": state}
 
 
 def register(sub) -> None:
@@ -288,5 +430,7 @@ def register(sub) -> None:
     p.add_argument("--backend", choices=["numpy", "cuda"], default="numpy")
     p.add_argument("--mode", choices=["wave", "lane"], default="wave")
     add_budget(p)
+    p.add_argument("--json", action="store_true",
+                   help="print one JSON document instead of text (docs/report-schema.md)")
     add_debug(p)
     p.set_defaults(func=cmd_trace)
