@@ -247,7 +247,7 @@ def native_note(stats: dict | None) -> str:
 
 
 def module_cache_text(stats: dict | None) -> str:
-    """The run table's "module cache" cell: `hit` (this process had built the module), `disk`
+    """The run table's "module cache" cell: `hit` (this process had built the module), `disk hit`
     (built here, its native library read from the disk cache), `miss`, or `-` (no report)."""
     s = stats or {}
     v = s.get("module_cache_hit")
@@ -255,7 +255,7 @@ def module_cache_text(stats: dict | None) -> str:
         return "-"
     if v:
         return "hit"
-    return "disk" if s.get("native_library") == "disk cache" else "miss"
+    return "disk hit" if s.get("native_library") == "disk cache" else "miss"
 
 
 class Progress:

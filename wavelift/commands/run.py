@@ -15,6 +15,7 @@ from .common import (Progress, add_budget, add_debug, check_backend, check_outpu
 
 
 def result_rows(results) -> list[list[str]]:
+    from .common import module_cache_text
     rows = []
     for r in results:
         c, s = r.config, r.stats or {}
@@ -30,7 +31,7 @@ def result_rows(results) -> list[list[str]]:
             "landed" if r.refusal is None else f"refused: {r.refusal.code}",
             st("waves"), st("instructions"), st("bytes_written"),
             st("escapes"),
-            st("module_cache_hit", lambda v: "hit" if v else "miss"),
+            module_cache_text(s),
             st("time_s", lambda v: f"{v:.3f}s"),
         ])
     return rows

@@ -304,8 +304,10 @@ def format_wave_state(st: dict, user_sgprs: int) -> list[str]:
 def _stats_line(s: dict) -> str:
     keys = ["waves", "instructions", "lane_instructions", "bytes_written", "escapes",
             "module_cache_hit", "time_s"]
-    return "  " + ", ".join(f"{k} {s[k]:.3f}s" if k == "time_s" else f"{k} {s[k]}"
-                            for k in keys if k in s)
+    from .common import module_cache_text
+    return "  " + ", ".join(f"{k} {s[k]:.3f}s" if k == "time_s" else
+                            f"module cache {module_cache_text(s)}" if k == "module_cache_hit" else
+                            f"{k} {s[k]}" for k in keys if k in s)
 
 
 def cmd_trace(a) -> int:

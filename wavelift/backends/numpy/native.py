@@ -732,11 +732,12 @@ def library_name(source: str, cxx: str) -> str:
     return h.hexdigest()[:32]
 
 
-def compile_library(source: str, background: bool = False):
+def compile_library(source: str, background: bool = False, origin: list | None = None):
     """Find in the disk cache (verified: docs/decisions/0016-trusted-caches.md) or compile, then
     load from a private copy of the checked bytes.  ``background``: a library not in the cache is
     compiled in a worker thread and a Future of it is returned at once (the caller runs NumPy
-    blocks meanwhile: a large program costs minutes of g++ -O3)."""
+    blocks meanwhile: a large program costs minutes of g++ -O3).  ``origin``, if given, gets
+    where the library comes from appended: "disk cache" or "compiled"."""
     cxx = host.compiler()
     if cxx is None:
         raise Unsupported("no C++ compiler (clang++ or g++) found")
@@ -746,6 +747,8 @@ def compile_library(source: str, background: bool = False):
         data = disk_cache.read(d, name, ".so") if d else None
     except disk_cache.CacheRefused as e:
         raise Unsupported(f"no private temp directory: {e}") from None
+    if origin is not None:
+        origin.append("compiled" if data is None else "disk cache")
     if data is None and background:
         return _background(cxx, source, name, d)
     return _build_and_load(cxx, source, name, d, data)
@@ -899,7 +902,9 @@ class NativeBlocks:
         self._names = names
         self.source = host.prelude_semantics() + NATIVE_CTX + f"static const u32 mode = {mode}u;\n" + \
             "\n".join(parts) + (driver_source(program, wave_size) if self._drivable else "")
-        lib = compile_library(self.source, background)
+        origin: list = []
+        lib = compile_library(self.source, background, origin)
+        self.origin = origin[0] if origin else None     # "disk cache" or "compiled"
         if isinstance(lib, ctypes.CDLL):
             self._attach(lib)
         else:

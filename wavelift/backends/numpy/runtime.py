@@ -80,6 +80,7 @@ class Runtime:
         self._fns = {}                          # (block, MODE) -> block function
         self.native_problem = None              # why a MODE has no native library
         self.native_compiling = False           # a MODE's library was still compiling (auto)
+        self.native_origin = None               # its library's origin: "disk cache" / "compiled"
         self._bufs = {}                         # state arrays reused between batches (_zeros)
 
     def count_lanes(self, k, lo, hi):
@@ -153,6 +154,7 @@ class Runtime:
         lib = self.m.blocks.native_library(mode, background=NATIVE == "auto")
         self.native_problem = getattr(lib, "why", None) or self.native_problem
         self.native_compiling |= lib is NT.COMPILING
+        self.native_origin = getattr(lib, "origin", None)
         return lib
 
     def _native_fn(self, bi, mode):
@@ -172,6 +174,8 @@ class Runtime:
             out["native_problem"] = self.native_problem
         if self.native_compiling:
             out["native_compiling"] = True
+        if self.native_origin:
+            out["native_library"] = self.native_origin     # "disk cache" or "compiled"
         return out
 
     def _wave_ids(self, w):
