@@ -387,8 +387,9 @@ def cmd_trace(a) -> int:
         print("\n".join(format_wave_state(state, len(c.user_sgprs))))
     elif r.refusal is not None and r.refusal.code == "escape":
         print()
-        print(f"wave state: not recorded (the {a.backend} backend does not record it; "
-              f"--backend numpy does)")
+        print("wave state: not recorded (" + (
+            "the dispatch did not escape when run again to record it)" if a.backend == "numpy"
+            else f"the {a.backend} backend does not record it; --backend numpy does)"))
     print()
     print(f"program ({len(instrs)} instructions at {hexa(c.program_address)}; "
           f"annotations: window / scratch / LDS / ESCAPE):")
