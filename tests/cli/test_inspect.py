@@ -24,23 +24,9 @@ def section(out: str, title: str) -> str:
 
 def mutate_user_data(src, reg_name: str, value: int, out):
     """`src` with the one SET_SH_REG value of `reg_name` in its IBs replaced by `value`."""
-    from wavelift import pm4
-    from wavelift.stream import registers as R
+    from testpaths import set_sh_register
     cap = wavelift.Capture.load(str(src))
-    reg = (R.address_of(reg_name, "SH") - R.SH_BASE) >> 2
-    hits = 0
-    for a in cap.memory.allocations:
-        if not a.name.endswith("-ib"):
-            continue
-        dw = a.data.view("<u4")
-        for i in range(dw.size - 2):
-            h = int(dw[i])
-            if h >> 30 == 3 and (h >> 8) & 0xFF == pm4.SET_SH_REG:
-                first, count = int(dw[i + 1]) & 0xFFFF, (h >> 16) & 0x3FFF
-                if first <= reg < first + count:
-                    dw[i + 2 + reg - first] = value
-                    hits += 1
-    assert hits == 1
+    assert set_sh_register(cap, reg_name, value) == 1
     cap.save(str(out))
     return out
 

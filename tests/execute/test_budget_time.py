@@ -146,24 +146,11 @@ def test_replay_time_limit_covers_the_whole_replay():
 def test_mutated_user_data_of_a_real_radv_shader_refused_in_seconds():
     """scratch_game's step count is a push constant inlined as USER_DATA_4 (25); set to 2^32-1
     by one mutated dword, its loop ran into the old budget after ~47 minutes on NumPy blocks."""
-    from testpaths import FIXTURES
-    from wavelift import Capture, pm4, replay
-    from wavelift.stream import registers as R
+    from testpaths import FIXTURES, set_sh_register
+    from wavelift import Capture, replay
     cap = Capture.load(str(FIXTURES / "captures" / "radv-scratch_game-chained-w64.wlcap"))
-    reg = (R.address_of("COMPUTE_USER_DATA_4", "SH") - R.SH_BASE) >> 2
-    hits = 0
-    for a in cap.memory.allocations:            # (the packet is in the chained IB)
-        if not a.name.endswith("-ib"):
-            continue
-        dw = a.data.view("<u4")
-        for i in range(dw.size - 2):
-            h = int(dw[i])
-            if h >> 30 == 3 and (h >> 8) & 0xFF == pm4.SET_SH_REG:
-                first, count = int(dw[i + 1]) & 0xFFFF, (h >> 16) & 0x3FFF
-                if first <= reg < first + count and dw[i + 2 + reg - first] == 25:
-                    dw[i + 2 + reg - first] = 0xFFFFFFFF
-                    hits += 1
-    assert hits == 1
+    # (the packet is in the chained IB)
+    assert set_sh_register(cap, "COMPUTE_USER_DATA_4", 0xFFFFFFFF, only_if=25) == 1
     t = time.perf_counter()
     (res,) = replay(cap)
     dt = time.perf_counter() - t

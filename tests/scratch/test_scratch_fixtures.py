@@ -167,24 +167,10 @@ def test_push_constant_with_bit_23_in_s3_is_not_taken_for_a_scratch_v_sharp():
     tracer (refused ``escape`` at the first descriptor load).  Decided from the program, it
     lands: row 0 (i = x) is the reference; every other row's i = y * width + x is outside both
     buffers (robust buffer access: loads 0, stores dropped)."""
-    from testpaths import FIXTURES
-    from wavelift import Capture, pm4, replay
-    from wavelift.stream import registers as R
+    from testpaths import FIXTURES, set_sh_register
+    from wavelift import Capture, replay
     cap = Capture.load(str(FIXTURES / "captures" / "radv-scratch_game-chained-w64.wlcap"))
-    reg = (R.address_of("COMPUTE_USER_DATA_3", "SH") - R.SH_BASE) >> 2
-    hits = 0
-    for a in cap.memory.allocations:
-        if not a.name.endswith("-ib"):
-            continue
-        dw = a.data.view("<u4")
-        for i in range(dw.size - 2):
-            h = int(dw[i])
-            if h >> 30 == 3 and (h >> 8) & 0xFF == pm4.SET_SH_REG:
-                first, count = int(dw[i + 1]) & 0xFFFF, (h >> 16) & 0x3FFF
-                if first <= reg < first + count and dw[i + 2 + reg - first] == 16:
-                    dw[i + 2 + reg - first] = 0x00800010
-                    hits += 1
-    assert hits == 1
+    assert set_sh_register(cap, "COMPUTE_USER_DATA_3", 0x00800010, only_if=16) == 1
     seeds = np.fromfile(FIXTURES / "radv/scratch_game-chained-w64/inputs/seeds.bin", np.uint32)
     (res,) = replay(cap)
     assert res.landed, res.refusal
