@@ -422,7 +422,7 @@ def test_carry_masks_are_not_exchanged():
 
 
 def test_constants_are_bit_exact():
-    from wavelift.backends.cuda.codegen import const_literal
+    from wavelift.backends.cfamily.lowering import const_literal
     assert const_literal("f32", -0.0) == "__uint_as_float(0x80000000u)"
     assert const_literal("f32", float("inf")) == "__uint_as_float(0x7f800000u)"
     assert const_literal("u32", -1) == "((u32)0xffffffffull)"

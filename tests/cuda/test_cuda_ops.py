@@ -104,14 +104,17 @@ def _program(names, wave_size):
 
 
 def _numpy_lowered_names() -> set[str]:
-    """Op names the NumPy backend's code generator dispatches on (read from its source)."""
+    """Op names the NumPy backend's code generator dispatches on (read from its source: the
+    blocks, codegen.py, and the value ops' expressions, expr.py)."""
     from wavelift.backends.numpy import codegen as NC
-    src = pathlib.Path(NC.__file__).read_text()
+    from wavelift.backends.numpy import expr as NE
+    from wavelift.backends.numpy import optimize as NO
+    src = pathlib.Path(NC.__file__).read_text() + pathlib.Path(NE.__file__).read_text()
     names = set(re.findall(r'\bn == "(\w+)"', src))
     for grp in re.findall(r"\bn in \(([^)]*)\)", src):
         names |= set(re.findall(r'"(\w+)"', grp))
     # ops only the NumPy optimiser emits (never in the IR the frontends build) are its own
-    return (names | set(NC._BIN) | set(NC._UN)) - NC._LOCAL_OPS
+    return (names | set(NE._BIN) | set(NE._UN)) - NO.LOCAL_OPS
 
 
 ALL_OPS = sorted(ir.VALUE_OPS | ir.EFFECT_OPS)

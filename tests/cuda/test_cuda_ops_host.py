@@ -132,15 +132,14 @@ def lowered(tmp_path_factory):
     gxx = shutil.which("g++")
     if not gxx:
         pytest.skip("g++ not installed")
-    from wavelift.backends.cuda.codegen import _I32_RESULT, Lowering
     from wavelift.backends import host
-    from wavelift.translate.ir import Program
+    from wavelift.backends.cfamily.lowering import I32_RESULT, ValueLowering
     ops = _variants()
-    low = Lowering(Program([], [], {}, 0), 32, "lane", 0, 0)
+    low = ValueLowering()
     fns, kinds = [], []
     for k, op in enumerate(ops):
         at = [x.type for x in op.args]
-        ot = "i32" if op.name in _I32_RESULT else ("b1" if op.name == "cmp" else op.type)
+        ot = "i32" if op.name in I32_RESULT else ("b1" if op.name == "cmp" else op.type)
         if op.name in ("cvt", "bitcast"):
             ot = op.attrs["to"]
         e = low.value_expr(op, [f"a{i}" for i in range(len(at))], at)
@@ -169,11 +168,11 @@ def test_every_fixture_value_op_variant_is_checked(lowered):
 
 
 def _numpy_env():
-    from wavelift.backends.numpy import codegen as NC
+    from wavelift.backends.numpy import expr as NE
     from wavelift.backends.numpy import helpers as H
     R = type("R", (), {"LANE": np.arange(32, dtype=np.uint32)[None, :],
                        "LANE64": np.arange(32, dtype=np.uint64)[None, :]})
-    return NC.Lowering(None, 32), {"np": np, "H": H, "G": NC.G, "R": R, "N": N // 32}
+    return NE.ExprLowering(None, 32), {"np": np, "H": H, "G": NE.G, "R": R, "N": N // 32}
 
 
 def _runs(lowered):

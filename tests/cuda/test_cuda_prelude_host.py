@@ -54,7 +54,7 @@ def helper_exe(tmp_path_factory):
     src = d / "t.cpp"
     rd = PRELUDE[PRELUDE.index("__device__ __forceinline__ void wl_read("):
                  PRELUDE.index("__device__ __forceinline__ void wl_write(")]
-    src.write_text(host.prelude_semantics() + rd + MAIN)
+    src.write_text(host.CUDA_KEYWORDS + host.prelude_semantics() + rd + MAIN)   # (wl_read: CUDA text)
     exe = d / "t"
     r = subprocess.run([gxx, "-O1", "-ffp-contract=off", "-std=c++17", "-w", f"-I{HERE}", str(src), "-o", str(exe)],
                        capture_output=True, text=True)
@@ -150,7 +150,7 @@ def test_minmax_with_a_constant_is_wl_fmin_fmax(tmp_path):
     not used where it would not (a NaN constant, fmax with -0, fmin with +0)."""
     import ctypes
     from wavelift.backends import host
-    from wavelift.backends.cuda.codegen import const_literal, minmax_const
+    from wavelift.backends.cfamily.lowering import const_literal, minmax_const
     cxx = host.compiler()
     if cxx is None:
         pytest.skip("no host C++ compiler")

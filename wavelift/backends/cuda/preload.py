@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...translate.ir import Program
+from ..numpy.expr import ExprLowering
 
 USER_SGPRS = 16          # user SGPRs the kernel takes from its parameters (codegen P_USER)
 MAX_PRELOADS = 256       # loads with a WL_PO entry
@@ -129,12 +130,10 @@ def evaluate(loads, plan, program: Program, wave_size: int, user_sgprs, fixed_re
     ``user_sgprs``: the dispatch's user SGPR values; ``fixed_regs``: SGPR indices the dispatch
     sets per group or wave (system SGPRs), never taken as dispatch values; ``windows``: the
     dispatch's WindowSet (a load is read only from inside one window)."""
-    from ..numpy import helpers as H
-    from ..numpy.codegen import G, Lowering
     if not loads:
         return [], []
-    low = Lowering(program, wave_size)
-    ns = {"np": np, "H": H, "K": low.consts, "G": G}
+    low = ExprLowering(program, wave_size)
+    ns = low.namespace()
     val: dict = {}
     ranges: list = []
     nuser = min(len(user_sgprs), USER_SGPRS)

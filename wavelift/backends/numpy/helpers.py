@@ -487,7 +487,7 @@ def _fma_exact(a, b, c):
         return float("inf") if q > 0 else float("-inf")
 
 
-def _two_over_pi_bits(nbits=1201):
+def two_over_pi_bits(nbits=1201):
     """floor(2/pi * 2^nbits) with Python integers (Machin: pi/4 = 4 atan(1/5) - atan(1/239))."""
     guard = nbits + 64
     one = 1 << guard
@@ -513,7 +513,7 @@ def trig_preop(x, seg):
     plus max(exponent(x) - 1077, 0)."""
     global _TWO_OVER_PI
     if _TWO_OVER_PI is None:
-        _TWO_OVER_PI = _two_over_pi_bits()
+        _TWO_OVER_PI = two_over_pi_bits()
     x = np.asarray(x, np.float64)
     seg = np.asarray(seg, np.uint32)
     x, seg = np.broadcast_arrays(x, seg)

@@ -5,9 +5,9 @@ A block function here does exactly what the generated NumPy block does -- same o
 same windows, escapes and written map, same return value (the next block of each wave) -- but as
 C++ compiled with the host compiler: per wave, the block's uniform ops are scalar statements and
 its per-lane ops are fused into loops over the wave's lanes, which the compiler vectorises.  The
-value ops are the CUDA backend's lowering (``cuda.codegen.Lowering.value_expr`` over the host
-shim, ``backends/host.py``): semantics written once per backend, checked bit for bit against the
-NumPy lowering in CI (tests/cuda/test_cuda_ops_host.py).
+value ops are the C-family lowering the CUDA kernel uses too (``cfamily.lowering.ValueLowering``
+over cfamily's prelude for the host, ``backends/host.py``): semantics written once for both C++
+targets, checked bit for bit against the NumPy lowering in CI (tests/cuda/test_cuda_ops_host.py).
 
 Loop rules (so that a fused loop computes what the op-by-op NumPy block computes):
   * a loop holds per-lane ops in op order; uniform ops met while it is open run before it (they
@@ -43,10 +43,11 @@ import numpy as np
 from ...translate.ir import EXEC_HI, EXEC_LO, MODE_REG, Program, refusal_of
 from ...translate.program import lane_count_points
 from .. import disk_cache, host
-from ..cuda.codegen import (_I32_RESULT, VALUE_EXPR, CudaUnsupported, Lowering, const_literal,
-                            deferred_blends)
-from .codegen import _IRT
-from .codegen import Lowering as NumpyLowering
+from ..cfamily import lowering as cf
+from ..cfamily.blends import deferred_blends
+from ..cfamily.lowering import I32_RESULT, VALUE_EXPR, const_literal
+from .expr import IR_TYPE
+from .optimize import Optimizer
 
 COMPILE_TIMEOUT_S = 600
 MAX_STACK_BYTES = 2 << 20      # lane arrays of one block (Linux gives threads 8 MiB stacks)
@@ -344,7 +345,7 @@ class BlockSource:
     """C++ of optimised blocks (``block``: one extern "C" function each), or Unsupported."""
 
     def __init__(self, wave_size: int):
-        self.values = Lowering(Program([], [], {}, 0), wave_size, "lane", 0, 0)   # value_expr
+        self.values = cf.ValueLowering()
         self.L = wave_size
         self.refusals: list[tuple[int, str, str]] = []  # refuse_if k -> ir.refusal_of
         self.eager_blends = os.environ.get("WL_NATIVE_BLENDS") == "eager"   # (A/B, tests)
@@ -404,7 +405,7 @@ class BlockSource:
         n = op.name
         if n in ("cvt", "bitcast"):
             return op.attrs["to"]
-        if n in _I32_RESULT:
+        if n in I32_RESULT:
             return "i32"
         if n in ("cmp", "exec"):
             return "b1"
@@ -584,14 +585,14 @@ class BlockSource:
             if n in VALUE_EXPR:
                 if n == "const":
                     v = op.attrs.get("value_np", op.attrs.get("value"))
-                    ct = _IRT.get(np.asarray(v).dtype.type, op.type) if "value_np" in op.attrs else op.type
+                    ct = IR_TYPE.get(np.asarray(v).dtype.type, op.type) if "value_np" in op.attrs else op.type
                     lit = const_literal(ct, v.item() if hasattr(v, "item") else v)
                     tmpl[op.out.id] = lit.replace("{", "{{").replace("}", "}}")   # (f16{...})
                     ctype[op.out.id] = ct
                     continue
                 try:
                     e = self.values.value_expr(op, a, at)
-                except CudaUnsupported as ex:
+                except cf.Unsupported as ex:
                     raise Unsupported(str(ex)) from None
                 define(op, e, kind)
             elif n == "sget":
@@ -877,7 +878,7 @@ class NativeBlocks:
         self.drive = self.waves = None      # the driver (wl_drive, wl_waves), when there is one
         self.pending = None                 # the Future of a background compile
         gen = BlockSource(wave_size)
-        low = NumpyLowering(program, wave_size)     # the NumPy blocks' own optimisation
+        low = Optimizer(program, wave_size)     # the NumPy blocks' own optimisation
         parts, names = [], {}
         for b in program.blocks:
             if b.uses_float and mode & 15:

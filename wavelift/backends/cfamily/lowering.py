@@ -1,0 +1,256 @@
+"""The C-family expression lowering: a pure IR value op as one C expression over its operands.
+
+The tables and ``ValueLowering.value_expr`` are what the CUDA kernel (backends/cuda/codegen.py)
+and the NumPy backend's native tier (backends/numpy/native.py) both lower value ops by; the
+expressions call the semantics of cfamily/prelude.h and name the IR's types as C types
+(cfamily/types.h).  Generated text holds numbers and names made from numbers only.
+"""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from ...translate.ir import BITS
+
+UN = {"u8": "u8", "i8": "u8", "u16": "u16", "i16": "u16", "u32": "u32", "i32": "u32",
+      "u64": "u64", "i64": "u64", "b1": "u32"}
+INT_LIMITS = {"u8": (0, 255), "i8": (-128, 127), "u16": (0, 65535), "i16": (-32768, 32767),
+              "u32": (0, 2**32 - 1), "i32": (-2**31, 2**31 - 1)}
+CMP = {"lt": "({0} < {1})", "le": "({0} <= {1})", "gt": "({0} > {1})", "ge": "({0} >= {1})",
+       "eq": "({0} == {1})", "ne": "({0} != {1})", "lg": "(({0} < {1}) || ({0} > {1}))",
+       "o": "!(({0} != {0}) || ({1} != {1}))", "u": "(({0} != {0}) || ({1} != {1}))",
+       "nge": "!({0} >= {1})", "nlg": "!(({0} < {1}) || ({0} > {1}))", "ngt": "!({0} > {1})",
+       "nle": "!({0} <= {1})", "neq": "!({0} == {1})", "nlt": "!({0} < {1})",
+       "f": "false", "tru": "true"}
+FLOAT_FN = {"fadd", "fsub", "fmul", "fdiv", "fma", "fmin", "fmax", "fneg", "fabs", "floor", "ceil",
+            "trunc", "rndne", "fract", "sqrt", "rcp", "rsq", "exp2", "log2", "sin", "cos",
+            "frexp_mant", "frexp_exp", "fnan"}
+I32_RESULT = {"popcount", "clz", "ctz", "frexp_exp"}     # NumPy gives int32 whatever the op type
+# ops whose lowering is one expression of their arguments (ValueLowering.value_expr)
+VALUE_EXPR = FLOAT_FN | {
+    "const", "add", "sub", "mul", "and", "or", "xor", "not", "neg", "abs", "min", "max", "shl", "shr",
+    "sar", "mulhi", "clz", "ctz", "popcount", "bitrev", "fma_to", "trig_preop", "ldexp", "isclass",
+    "fin", "fout", "cmp", "select", "cvt", "bitcast", "pack64", "lo32", "hi32", "maskbit"}
+
+
+class Unsupported(Exception):
+    """An IR construct the C-family lowering does not lower (the target refuses it or leaves it
+    to another path, never miscomputes it)."""
+
+
+def is_float(t: str) -> bool:
+    return t in ("f16", "f32", "f64")
+
+
+def wide_unsigned(t: str) -> str:
+    """The unsigned C type integer arithmetic on ``t`` wraps in (u32 for 32 bits and less)."""
+    return "u64" if BITS[t] == 64 else "u32"
+
+
+def result_ctype(op) -> str:
+    """The C type of value op ``op``'s expression (NumPy gives int32 for I32_RESULT ops)."""
+    n = op.name
+    if n in ("cvt", "bitcast"):
+        return op.attrs["to"]
+    if n in I32_RESULT:
+        return "i32"
+    if n == "cmp":
+        return "b1"
+    return op.out.type
+
+
+def const_literal(t: str, value) -> str:
+    """A constant of IR type ``t`` as a C literal of that type (floats by their bits)."""
+    if t == "b1":
+        return "true" if value else "false"
+    if t == "f32":
+        return f"__uint_as_float({int(np.float32(value).view(np.uint32)):#x}u)"
+    if t == "f64":
+        return f"__longlong_as_double((i64){int(np.float64(value).view(np.uint64)):#x}ull)"
+    if t == "f16":
+        return f"f16{{(u16){int(np.float16(value).view(np.uint16)):#x}u}}"
+    v = int(value) & ((1 << BITS[t]) - 1)
+    return f"(({t}){v:#x}ull)"
+
+
+_F32_LITERAL = re.compile(r"__uint_as_float\((0x[0-9a-f]+)u\)")
+
+
+def minmax_const(n: str, a) -> str | None:
+    """f32 fmin/fmax with a constant operand c (const_literal's form), when a plain compare is
+    exact: c is not NaN, and not the zero whose sign the tie-break could flip (fmax with -0, fmin
+    with +0).  Then (x > c ? x : c) / (x < c ? x : c) gives wl_fmax / wl_fmin's bits for every x,
+    a NaN x included (-> c); on x86 that is one vmaxps/vminps.  None: use wl_fmin/wl_fmax."""
+    for i in (0, 1):
+        m = _F32_LITERAL.fullmatch(a[i])
+        if m is None:
+            continue
+        bits = int(m.group(1), 16)
+        if (bits & 0x7f800000) == 0x7f800000 and bits & 0x7fffff:
+            return None                                   # NaN
+        if bits == (0x80000000 if n == "fmax" else 0):
+            return None                                   # the zero the tie-break decides
+        x, c = a[1 - i], a[i]
+        return f"(({x}) {'>' if n == 'fmax' else '<'} ({c}) ? ({x}) : ({c}))"
+    return None
+
+
+class ValueLowering:
+    """``value_expr`` of a target; ``uses_trig_preop``: a lowered op needs trig_preop_source."""
+
+    def __init__(self):
+        self.uses_trig_preop = False
+
+    def value_expr(self, op, a: list, at: list) -> str:
+        """The C++ expression of a pure value op (VALUE_EXPR) over argument expressions ``a`` of
+        C types ``at``: one lane's semantics (prelude.h), used by the CUDA kernel and the native
+        tier alike, and checked bit for bit against the NumPy backend's lowering compiled for
+        the host (tests/cuda/test_cuda_ops_host.py).  Per-lane names it may use: ``lane`` (the
+        lane index, maskbit) and ``mode`` (the MODE register, fin/fout)."""
+        n, t = op.name, op.type
+        if n == "const":
+            e = const_literal(t, op.attrs["value"])
+        elif n in ("add", "sub", "mul"):
+            sym = {"add": "+", "sub": "-", "mul": "*"}[n]
+            if is_float(t) or t == "b1":
+                raise Unsupported(f"{n}.{t}")
+            u = wide_unsigned(t)
+            e = f"(({t})(({u})({t})({a[0]}) {sym} ({u})({t})({a[1]})))"
+        elif n in ("and", "or", "xor"):
+            sym = {"and": "&", "or": "|", "xor": "^"}[n]
+            e = f"((b1)(({a[0]}) {sym} ({a[1]})))" if t == "b1" else \
+                f"(({t})(({t})({a[0]}) {sym} ({t})({a[1]})))"
+        elif n == "not":
+            e = f"(!({a[0]}))" if t == "b1" else f"(({t})~({wide_unsigned(t)})({t})({a[0]}))"
+        elif n == "neg":
+            u = wide_unsigned(t)
+            e = f"(({t})(({u})0 - ({u})({t})({a[0]})))"
+        elif n == "abs":
+            if t.startswith("i"):
+                u = wide_unsigned(t)
+                e = f"((({t})({a[0]}) < 0) ? ({t})(({u})0 - ({u})({t})({a[0]})) : ({t})({a[0]}))"
+            else:
+                e = f"(({t})({a[0]}))"
+        elif n in ("min", "max"):
+            if is_float(t):
+                raise Unsupported(f"{n}.{t}")
+            c = "<" if n == "min" else ">"
+            e = f"((({t})({a[0]}) {c} ({t})({a[1]})) ? ({t})({a[0]}) : ({t})({a[1]}))"
+        elif n == "shl":
+            e = f"(({t})(({wide_unsigned(t)})({t})({a[0]}) << (u32)({a[1]})))"
+        elif n in ("shr", "sar"):
+            e = f"(({t})(({t})({a[0]}) >> (u32)({a[1]})))"
+        elif n == "mulhi":
+            e = {"i32": f"((i32)(((i64)(i32)({a[0]}) * (i64)(i32)({a[1]})) >> 32))",
+                 "u32": f"__umulhi((u32)({a[0]}), (u32)({a[1]}))",
+                 "i64": f"__mul64hi((i64)({a[0]}), (i64)({a[1]}))",
+                 "u64": f"__umul64hi((u64)({a[0]}), (u64)({a[1]}))"}.get(t)
+            if e is None:
+                raise Unsupported(f"mulhi.{t}")
+        elif n == "clz":
+            e = f"wl_clz64((u64)({a[0]}))" if BITS[t] == 64 else \
+                f"wl_clz32((u32)({UN[t]})({a[0]}), {BITS[t]}u)"
+        elif n == "ctz":
+            e = f"wl_ctz64((u64)({a[0]}))" if BITS[t] == 64 else f"wl_ctz32((u32)({UN[t]})({a[0]}))"
+        elif n == "popcount":
+            e = f"((i32)__popcll((u64)({a[0]})))" if BITS[t] == 64 else \
+                f"((i32)__popc((u32)({UN[t]})({a[0]})))"
+        elif n == "bitrev":
+            bits = BITS[t]
+            e = {64: f"(({t})__brevll((u64)({a[0]})))", 32: f"(({t})__brev((u32)({a[0]})))",
+                 16: f"(({t})(__brev((u32)(u16)({a[0]})) >> 16))",
+                 8: f"(({t})(__brev((u32)(u8)({a[0]})) >> 24))"}[bits]
+        elif n in ("fmin", "fmax") and minmax_const(n, a):
+            e = minmax_const(n, a)
+        elif n in FLOAT_FN:
+            e = f"wl_{n}({', '.join(a)})"
+        elif n == "fma_to":
+            frm = at[0]
+            if not is_float(t) or any(x != frm for x in at):
+                raise Unsupported(f"fma_to {at}->{t}")
+            if frm == "f64":
+                if t != "f64":
+                    raise Unsupported("fma_to from f64 operands")
+                e = f"wl_fma({a[0]}, {a[1]}, {a[2]})"
+            else:           # f64 product exact, rounded to odd, then one rounding (helpers.fma)
+                e = (f"wl_to_{t}(wl_fma_odd(wl_fwide({a[0]}), wl_fwide({a[1]}), "
+                     f"wl_fwide({a[2]})))")
+        elif n == "trig_preop":
+            if at[0] != "f64":
+                raise Unsupported(f"trig_preop of {at[0]}")
+            self.uses_trig_preop = True
+            e = f"wl_trig_preop({a[0]}, (u32)({a[1]}))"
+        elif n == "ldexp":
+            e = f"wl_ldexp({a[0]}, (i64)({a[1]}))"
+        elif n == "isclass":
+            e = f"wl_isclass({a[0]}, (u32)({a[1]}))"
+        elif n in ("fin", "fout"):
+            e = f"wl_{n}({a[0]}, mode)"
+        elif n == "cmp":
+            cond = op.attrs["cond"]
+            if is_float(t):
+                x, y = f"wl_f({a[0]})", f"wl_f({a[1]})"
+            else:
+                x, y = f"({t})({a[0]})", f"({t})({a[1]})"
+            e = CMP[cond].format(x, y)
+        elif n == "select":
+            if is_float(t):
+                e = f"(({a[0]}) ? ({a[1]}) : ({a[2]}))"
+            else:
+                e = f"(({a[0]}) ? ({t})({a[1]}) : ({t})({a[2]}))"
+        elif n == "cvt":
+            e = self.cvt(at[0], op.attrs["to"], a[0])
+        elif n == "bitcast":
+            to = op.attrs["to"]
+            if BITS[at[0]] == BITS[to]:
+                e = f"wl_bc<{to}>({a[0]})"
+            elif not is_float(at[0]) and not is_float(to):
+                e = f"(({to})({a[0]}))"
+            else:
+                raise Unsupported(f"bitcast {at[0]}->{to}")
+        elif n == "pack64":
+            e = f"((((u64)(u32)({a[1]})) << 32) | (u64)(u32)({a[0]}))"
+        elif n == "lo32":
+            e = f"((u32)(u64)({a[0]}))"
+        elif n == "hi32":
+            e = f"((u32)((u64)({a[0]}) >> 32))"
+        elif n == "maskbit":
+            e = f"(((((u64)({a[0]})) >> lane) & 1ull) != 0ull)"
+        else:
+            raise Unsupported(n)
+        return e
+
+    # ------------------------------------------------------------------------ conversions
+    def cvt(self, frm: str, to: str, a: str) -> str:
+        if frm == to:
+            return a
+        if to == "b1":
+            return f"(({a}) != 0)" if not is_float(frm) else f"(wl_f({a}) != 0)"
+        if frm == "b1":
+            src = f"(({a}) ? 1u : 0u)"
+            if to == "f16":
+                return f"wl_f2h((f32){src})"
+            return f"(({to}){src})"
+        if not is_float(frm) and not is_float(to):
+            return f"(({to})({a}))"
+        if not is_float(frm):
+            if to == "f16":
+                return f"wl_f2h((f32)({a}))"
+            return f"(({to})({a}))"
+        if not is_float(to):
+            if frm != "f64" and to not in ("u64", "i64"):
+                lo, hi = INT_LIMITS[to]
+                return f"wl_f2i<{to}>(wl_f({a}), {float(lo)!r}f, {float(hi + 1)!r}f, ({to}){hi})"
+            x = f"(f64)wl_f({a})"
+            if to == "u64":
+                return f"wl_f2u64({x})"
+            if to == "i64":
+                return f"wl_f2i64({x})"
+            lo, hi = INT_LIMITS[to]
+            return f"wl_f2i<{to}>({x}, {float(lo)!r}, {float(hi)!r})"
+        if to == "f16":
+            return f"wl_f2h({a})" if frm == "f32" else f"wl_d2h({a})"
+        if frm == "f16":
+            return f"wl_h2f({a})" if to == "f32" else f"wl_h2d({a})"
+        return f"wl_d2f({a})" if to == "f32" else f"wl_f2d({a})"

@@ -1,0 +1,225 @@
+"""The NumPy lowering of one IR value op: a Python expression over NumPy arrays (``expr``), the
+constants it names, and the op evaluated over constant operands (``evaluate``: the optimiser's
+constant folding, the CUDA backend's preloads).  Numbers only; no guest text.
+"""
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from ...translate.ir import BITS, Program
+
+DT = {"b1": "np.bool_", "u8": "np.uint8", "i8": "np.int8", "u16": "np.uint16",
+      "i16": "np.int16", "u32": "np.uint32", "i32": "np.int32", "u64": "np.uint64",
+      "i64": "np.int64", "f16": "np.float16", "f32": "np.float32", "f64": "np.float64"}
+
+_BIN = {"add": "+", "sub": "-", "mul": "*", "and": "&", "or": "|", "xor": "^", "shl": "<<",
+        "shr": ">>", "sar": ">>", "fadd": "+", "fsub": "-", "fmul": "*", "fdiv": "/"}
+_UN = {"not": "~{0}", "neg": "-{0}", "abs": "np.abs({0})", "fneg": "-{0}", "fabs": "np.abs({0})",
+       "floor": "np.floor({0})", "ceil": "np.ceil({0})", "trunc": "np.trunc({0})",
+       "rndne": "np.rint({0})", "fract": "H.fract({0})", "sqrt": "H.sqrt({0})",
+       "rcp": "H.rcp({0})", "rsq": "H.rsq({0})", "exp2": "H.exp2({0})", "log2": "H.log2({0})",
+       "sin": "H.sin({0})", "cos": "H.cos({0})", "frexp_mant": "H.frexp_mant({0})",
+       "frexp_exp": "H.frexp_exp({0})", "bitrev": "H.bitrev({0})",
+       "popcount": "H.popcount({0})"}
+_CMP = {"lt": "({0} < {1})", "le": "({0} <= {1})", "gt": "({0} > {1})", "ge": "({0} >= {1})",
+        "eq": "({0} == {1})", "ne": "({0} != {1})",
+        "lg": "(({0} < {1}) | ({0} > {1}))",
+        "o": "~(np.isnan({0}) | np.isnan({1}))", "u": "(np.isnan({0}) | np.isnan({1}))",
+        "nge": "~({0} >= {1})", "nlg": "~(({0} < {1}) | ({0} > {1}))", "ngt": "~({0} > {1})",
+        "nle": "~({0} <= {1})", "neq": "~({0} == {1})", "nlt": "~({0} < {1})",
+        "f": "np.zeros(np.broadcast({0}, {1}).shape, bool)",
+        "tru": "np.ones(np.broadcast({0}, {1}).shape, bool)"}
+
+
+class ExprLowering:
+    """The NumPy expression of each value op (``expr``) and the constants it names (``consts``,
+    the generated code's K); ``evaluate`` runs one op over constants."""
+
+    def __init__(self, program: Program, wave_size: int):
+        self.p = program
+        self.L = wave_size
+        self.consts: list = []
+
+    @staticmethod
+    def const_value(t: str, value):
+        from .helpers import DT as NPDT
+        dt = NPDT[t]
+        if t.startswith("f"):
+            return dt(value)
+        if t == "b1":
+            return np.bool_(value)
+        return np.array(int(value) & ((1 << BITS[t]) - 1), dtype=np.uint64).astype(dt)[()]
+
+    def const(self, t: str, value) -> str:
+        self.consts.append(self.const_value(t, value))
+        return f"K[{len(self.consts) - 1}]"
+
+    def evaluate(self, op, values, ns):
+        """``op`` over known operand values (0-d) as the generated code computes it over a wave's
+        lanes -- operands filled into [1, 32] arrays: NumPy's scalar loops (0-d values, or the
+        tail of an array past its SIMD width) treat signaling NaNs differently from its SIMD
+        loops (np.fmin/np.fmax return the NaN, casts give other integers) -- for constant
+        folding and the CUDA backend's preloads: the 0-d result, or None where it does not
+        evaluate (a helper that needs the wave's shape, say)."""
+        n0 = len(self.consts)
+        self.consts.extend(np.full((1, 32), v) for v in values)
+        try:
+            with np.errstate(all="ignore"):
+                r = np.asarray(eval(self.expr(op, [f"K[{n0 + i}]" for i in range(len(values))]), ns))
+        except Exception:           # noqa: BLE001 - not evaluable here
+            return None
+        finally:
+            del self.consts[n0:]
+        if r.ndim != 2 or r.shape[0] != 1 or r.shape[1] not in (1, 32):
+            return None
+        return np.asarray(r[0, 0])          # (every lane had the same operands)
+
+    def namespace(self) -> dict:
+        """The names generated code and ``evaluate`` run in (K: this lowering's constants)."""
+        from . import helpers as H
+        return {"np": np, "H": H, "K": self.consts, "G": G}
+
+    def expr(self, op, a) -> str:
+        """Python expression of a value op over argument names ``a``."""
+        n, t = op.name, op.type
+        if n == "lane_id":
+            e = "R.LANE"
+        elif n in _BIN:
+            e = f"({a[0]} {_BIN[n]} {a[1]})"
+            if t == "f16" and n in ("fadd", "fsub", "fmul", "fdiv"):
+                e = f"H.nan_first({e}, {a[0]})"      # NumPy's half loops pick either NaN
+        elif n in _UN:
+            e = _UN[n].format(a[0])
+        elif n in ("min", "max"):
+            e = f"np.{n}imum({a[0]}, {a[1]})"
+        elif n in ("fmin", "fmax"):
+            e = f"H.{n}({a[0]}, {a[1]})"
+        elif n == "mulhi":
+            e = f"H.mulhi({a[0]}, {a[1]}, {t.startswith('i')})"
+        elif n in ("clz", "ctz"):
+            e = f"H.{n}({a[0]}, {BITS[t]})"
+        elif n == "fma":
+            e = f"H.fma({a[0]}, {a[1]}, {a[2]})"
+        elif n == "trig_preop":
+            e = f"H.trig_preop({a[0]}, {a[1]})"
+        elif n == "fma_to":
+            e = f"H.fma({a[0]}, {a[1]}, {a[2]}, {DT[t]})"
+        elif n == "ldexp":
+            e = f"H.ldexp({a[0]}, {a[1]})"
+        elif n == "fnan":
+            e = f"H.fnan({', '.join(a)})"
+        elif n == "isclass":
+            e = f"H.isclass({a[0]}, {a[1]})"
+        elif n in ("fin", "fout"):
+            e = f"H.{n}({a[0]}, mode)"
+        elif n == "cmp":
+            e = _CMP[op.attrs["cond"]].format(a[0], a[1])
+        elif n == "select":
+            per_lane = op.out is not None and not op.out.uniform
+            e = f"{'G.sel' if per_lane else 'np.where'}({a[0]}, {a[1]}, {a[2]})"
+        elif n == "cvt":
+            to = op.attrs["to"]
+            if t.startswith("f") and not to.startswith("f"):
+                e = f"H.cvt({a[0]}, {t!r}, {to!r})"
+            else:
+                e = f"np.asarray({a[0]}).astype({DT[to]})"
+        elif n == "bitcast":
+            e = f"np.asarray({a[0]}).view({DT[op.attrs['to']]})"
+        elif n == "pack64" and _LITTLE and op.out is not None and not op.out.uniform:
+            e = f"G.pack64({a[0]}, {a[1]})"
+        elif n == "pack64":
+            e = f"(np.asarray({a[0]}).astype(np.uint64) | (np.asarray({a[1]}).astype(np.uint64) << np.uint64(32)))"
+        elif n == "lo32":
+            e = f"np.asarray({a[0]}).astype(np.uint32)"
+        elif n == "hi32":
+            e = f"(np.asarray({a[0]}) >> np.uint64(32)).astype(np.uint32)"
+        elif n == "ballot":
+            e = f"H.ballot({a[0]}, N, {self.L})"
+        elif n == "lanes":                  # backend-local (_Opt): a value broadcast to all lanes
+            e = f"G.lanes({a[0]}, N, {self.L})"
+        elif n == "maskbit":
+            e = f"(((np.asarray({a[0]}, np.uint64) >> R.LANE64) & np.uint64(1)) != 0)"
+        elif n == "readlane":
+            e = f"H.readlane({a[0]}, {a[1]}, N, {self.L})"
+        elif n == "shuffle":
+            e = f"H.shuffle({a[0]}, {a[1]}, N, {self.L})"
+        elif n == "permute":
+            e = f"H.permute({a[0]}, {a[1]}, {a[2]}, N, {self.L})"
+        elif n == "load":
+            e = (f"R.load({op.attrs['space']!r}, {op.instr}, {a[0]}, {a[1]}, "
+                 f"{op.attrs['nbytes']}, {op.attrs['words']}, w, N, {int(op.out.uniform)})")
+        elif n == "word":
+            e = f"{a[0]}[..., {op.attrs['k']}]"
+        elif n == "atomic":
+            e = (f"R.atomic({op.attrs['space']!r}, {op.instr}, {op.attrs['op']!r}, "
+                 f"{op.attrs['bits']}, {a[0]}, {a[1]}, {a[2]}, "
+                 f"{a[3] if len(a) > 3 else 'None'}, w, N)")
+        else:
+            raise NotImplementedError(n)
+        return e
+
+
+class G:
+    """Run-time helpers of the generated code (besides helpers.py's semantics)."""
+
+    @staticmethod
+    def pack64(lo, hi):
+        """pack64 of u32 arrays: both words stored into one u64 array (little-endian host;
+        cheaper than two widening casts, a shift and an or)."""
+        shape = np.shape(lo)
+        if shape != np.shape(hi):
+            shape = np.broadcast_shapes(shape, np.shape(hi))
+        if not shape:
+            return np.uint64(lo) | (np.uint64(hi) << np.uint64(32))
+        out = np.empty(shape, np.uint64)
+        words = out.view(np.uint32)
+        words[..., 0::2] = lo
+        words[..., 1::2] = hi
+        return out
+
+    @staticmethod
+    def lanes(x, n, L):
+        """x broadcast to [n, L] (x itself when it has that shape: broadcast_to is slow Python)."""
+        if type(x) is np.ndarray and x.shape == (n, L):
+            return x
+        return np.broadcast_to(x, (n, L))
+
+    @staticmethod
+    def umask(m):
+        """b1 lane mask -> u32 0 / 0xFFFFFFFF (for blend)."""
+        return (-np.asarray(m).astype(np.int32)).view(np.uint32)
+
+    @staticmethod
+    def blend(V, r, w, x, m):
+        """V[r, w] = where(lanes of u32 mask m, x, V[r, w]) as old ^ ((old ^ x) & m), in place
+        when w is a slice (np.where with a mixed mask costs several times these three ops)."""
+        old = V[r, w]
+        # x cast as V[r, w] = x would (some helpers give wider integer arrays)
+        t = np.bitwise_xor(old, x, dtype=np.uint32, casting="unsafe")
+        t &= m
+        old ^= t
+        if type(w) is not slice:
+            V[r, w] = old
+
+    @staticmethod
+    def sel(c, a, b):
+        """np.where(c, a, b), or the operand that every lane picks when it already has the
+        result's shape and type (np.where costs several times an arithmetic op; fix-up selects
+        rarely pick their special value)."""
+        keep = b if not c.any() else a if c.all() else None
+        if type(keep) is np.ndarray and keep.dtype == np.result_type(a, b):
+            s = keep.shape              # the result's shape when every operand is s or scalar
+            if all(np.shape(x) in (s, ()) for x in (c, a, b)):
+                return keep
+        return np.where(c, a, b)
+
+
+_LITTLE = sys.byteorder == "little"
+
+
+# the IR type of a NumPy scalar type (constants the optimiser makes)
+IR_TYPE = {np.bool_: "b1", np.uint8: "u8", np.int8: "i8", np.uint16: "u16", np.int16: "i16",
+        np.uint32: "u32", np.int32: "i32", np.uint64: "u64", np.int64: "i64", np.float16: "f16",
+        np.float32: "f32", np.float64: "f64"}
