@@ -248,3 +248,20 @@ def test_run_says_disk_hit_when_the_native_library_came_from_the_disk_cache(wave
         assert p.returncode == 0, p.stderr
         rows.append(re.search(r"^0\s+0x[0-9a-f]{16}\s.*$", p.stdout, re.M).group(0))
     assert re.search(r"\smiss\s", rows[0]) and re.search(r"\sdisk hit\s", rows[1]), rows
+
+
+def test_trace_wave_state_past_the_budget(wavelift_cmd, tmp_path):
+    """scratch_game with its step count (USER_DATA_4) mutated to 2^32-1 spins until the budget:
+    trace dumps the spinning wave as a hang dump would, its loop bound in s4."""
+    path = mutate_user_data(CAPTURES / "radv-scratch_game-chained-w64.wlcap", "COMPUTE_USER_DATA_4",
+                            0xFFFFFFFF, tmp_path / "spins.wlcap")
+    p = wavelift_cmd("trace", path, "-d", "0", "--budget", "5000")
+    assert p.returncode == 1
+    assert "result: refused: dispatch.budget_exceeded" in p.stdout
+    st = section(p.stdout, "wave state past its budget")
+    assert re.search(r"^  EXEC  0xffffffffffffffff  VCC 0x[0-9a-f]{16}", st, re.M)
+    srow = re.search(r"^    s0   (.*)$", st, re.M).group(1).replace("*", " ").split()
+    assert srow[4] == "ffffffff"
+    ws = json.loads(wavelift_cmd("trace", path, "-d", "0", "--budget", "5000", "--json").stdout)["wave_state"]
+    assert ws["kind"] == "budget_exceeded" and ws["address"] is None and ws["wave_size"] == 64
+    assert ws["sgprs"][4] == 0xFFFFFFFF and all(len(v) == 64 for v in ws["vgprs"])

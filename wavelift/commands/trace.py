@@ -210,6 +210,10 @@ def format_config(memory, c, names=None) -> list[str]:
     return L
 
 
+# refusals after which trace shows a wave's state (runtime.WAVE_STATE records it for these)
+STATE_REFUSALS = ("escape", "dispatch.budget_exceeded")
+
+
 def rerun_for_wave_state(memory, config, execute, index, shift: int) -> dict | None:
     """The state of the first wave that escapes, from running dispatch `index` again on NumPy
     blocks with the runtime recording it (backends/numpy/runtime.py WAVE_STATE): a refused
@@ -225,13 +229,14 @@ def rerun_for_wave_state(memory, config, execute, index, shift: int) -> dict | N
         runtime.WAVE_STATE = None
     if not sink:
         return None
-    psg, pvg = _pending(memory, config, sink["pc"])
+    psg, pvg = _pending(memory, config, sink["pc"], through=sink["kind"] == "budget_exceeded")
     S, V = sink["sgprs"], sink["vgprs"]
     from ..translate.ir import EXEC_HI, EXEC_LO, M0, SCC, VCC_HI, VCC_LO
     wide = sink["wave_size"] == 64
     return {
         "wave": sink["wave"], "lane": sink["lane"], "pc": sink["pc"] - shift,
-        "instruction": sink["instruction"], "address": hexa(sink["address"]),
+        "instruction": sink["instruction"],
+        "address": None if sink["address"] is None else hexa(sink["address"]),
         "kind": sink["kind"], "wave_size": sink["wave_size"],
         "exec": int(S[EXEC_LO]) | (int(S[EXEC_HI]) << 32 if wide else 0),
         "vcc": int(S[VCC_LO]) | (int(S[VCC_HI]) << 32 if wide else 0),
@@ -242,10 +247,11 @@ def rerun_for_wave_state(memory, config, execute, index, shift: int) -> dict | N
     }
 
 
-def _pending(memory, config, pc: int) -> tuple[list, list]:
-    """(SGPRs, VGPRs) that instructions of the escaping access's basic block write before it:
-    NumPy blocks store a register only where a later read needs it, so these may still hold
-    their values from the block's start. `pc` counts from the translated code's first byte."""
+def _pending(memory, config, pc: int, through: bool = False) -> tuple[list, list]:
+    """(SGPRs, VGPRs) that instructions of the escaping access's basic block write before it
+    (`through`: and the instruction at `pc` itself): NumPy blocks store a register only where a
+    later read needs it, so these may still hold their values from the block's start. `pc`
+    counts from the translated code's first byte."""
     from ..errors import Refused
     from ..execute import program_for
     try:
@@ -259,7 +265,7 @@ def _pending(memory, config, pc: int) -> tuple[list, list]:
     sg: set = set()
     vg: set = set()
     for k in blk.instrs:
-        if k == at:
+        if k == at and not through:
             break
         for op in prog.instructions[k].operands:
             if op.role in ("sdst", "vdst", "sdata") and op.kind in ("sgpr", "vgpr"):
@@ -271,9 +277,14 @@ def format_wave_state(st: dict, user_sgprs: int) -> list[str]:
     """The text dump of rerun_for_wave_state's record: PC, EXEC, VCC, M0, SCC, SGPRs (up to the
     last non-zero one, at least the user SGPRs), the VGPRs of the escaping lane."""
     digits = 16 if st["wave_size"] == 64 else 8
-    L = [f"wave state at the first escape (wave {st['wave']}, lane {st['lane']}; the dispatch "
-         f"run again on NumPy blocks, registers as they hold them at the access):",
-         f"  pc    0x{st['pc']:x}: {shown(st['instruction'])}  ({st['kind']} at {st['address']})",
+    budget = st["kind"] == "budget_exceeded"
+    L = [(f"wave state past its budget (wave {st['wave']}; the dispatch run again on NumPy "
+          f"blocks, registers as they hold them after the block that took it past):" if budget
+          else f"wave state at the first escape (wave {st['wave']}, lane {st['lane']}; the "
+               f"dispatch run again on NumPy blocks, registers as they hold them at the access):"),
+         f"  pc    0x{st['pc']:x}: {shown(st['instruction'])}"
+         + ("  (the last instruction of that block)" if budget else
+            f"  ({st['kind']} at {st['address']})"),
          f"  EXEC  0x{st['exec']:0{digits}x}  VCC 0x{st['vcc']:0{digits}x}  M0 0x{st['m0']:08x}"
          f"  SCC {st['scc']}"]
     sg = st["sgprs"]
@@ -295,7 +306,8 @@ def format_wave_state(st: dict, user_sgprs: int) -> list[str]:
         L.append((f"    v{i:<4}" + "".join(cell(row[lane], i + k in pv)
                                             for k, row in enumerate(vg[i:i + 8]))).rstrip())
     if ps or pv:
-        L.append("  * written earlier in the access's basic block: NumPy blocks store a register "
+        L.append("  * written earlier in the " + ("last block" if budget else "access's basic block")
+                 + ": NumPy blocks store a register "
                  "only where a later read needs it, so it may still show its value from the "
                  "block's start")
     return L
@@ -333,7 +345,7 @@ def cmd_trace(a) -> int:
     state = None
     if c is not None:
         instrs, note, plan, shift = _listing(cap.memory, c)
-        if r.refusal is not None and r.refusal.code == "escape" and a.backend == "numpy":
+        if r.refusal is not None and r.refusal.code in STATE_REFUSALS and a.backend == "numpy":
             state = rerun_for_wave_state(cap.memory, c, execute, n, shift)
     if a.json:
         import json
@@ -385,7 +397,7 @@ def cmd_trace(a) -> int:
     if state is not None:
         print()
         print("\n".join(format_wave_state(state, len(c.user_sgprs))))
-    elif r.refusal is not None and r.refusal.code == "escape":
+    elif r.refusal is not None and r.refusal.code in STATE_REFUSALS:
         print()
         print("wave state: not recorded (" + (
             "the dispatch did not escape when run again to record it)" if a.backend == "numpy"

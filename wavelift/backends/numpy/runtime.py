@@ -38,9 +38,9 @@ NATIVE_DRIVER = os.environ.get("WL_NATIVE_DRIVER", "on") != "off"
 NATIVE_THREADS = max(1, int(os.environ.get("WL_THREADS", "0")) or len(os.sched_getaffinity(0)))
 NATIVE_THREAD_MIN_WAVES = 4096
 _POOL = None
-# `wavelift trace` sets this to an empty dict to have the first escaping wave's state recorded
-# into it (wave_state, below) and the native tier left out (its state is not at hand at the
-# escape); None, the default: nothing is recorded and nothing costs more
+# `wavelift trace` sets this to an empty dict to have the state of the first wave that escapes
+# or runs past its budget recorded into it (_wave_state, below) and the native tier left out
+# (its state is not at hand there); None, the default: nothing is recorded, nothing costs more
 WAVE_STATE: dict | None = None
 
 
@@ -121,7 +121,8 @@ class Runtime:
 
     def _wave_state(self, out, w, row, lane, ins, address, kind):
         """Record into ``out`` the state of the wave at row ``row`` of ``w`` as the NumPy blocks
-        hold it when its access at ``ins`` escapes: every SGPR (EXEC, VCC, M0, SCC included) and
+        hold it when its access at ``ins`` escapes (or, kind "budget_exceeded", after the block
+        ending at ``ins`` took it past its budget): every SGPR (EXEC, VCC, M0, SCC included) and
         every VGPR of every lane (registers the block writes after the access are not yet
         written)."""
         b = int(np.arange(self.batch_waves)[w][row])
@@ -776,6 +777,10 @@ class Runtime:
             counts[w] += len(blk.instrs)
             self.instructions += N * len(blk.instrs)
             if counts[w].max() > self.budget:
+                if WAVE_STATE is not None and not WAVE_STATE:
+                    row = int(np.argmax(counts[w] > self.budget))
+                    self._wave_state(WAVE_STATE, w, row, 0, prog.instructions[blk.instrs[-1]],
+                                     None, "budget_exceeded")
                 raise Refused("dispatch.budget_exceeded",
                               f"a wave ran more than {self.budget} instructions")
             if self.deadline is not None:
