@@ -6,10 +6,9 @@ import json
 import re
 
 import numpy as np
+from conftest import CAPTURES
 
 import wavelift
-
-from conftest import CAPTURES
 
 FULLSCREEN = CAPTURES / "radv-fullscreen-indirect-w32.wlcap"
 LISTING = re.compile(r"^0x[0-9a-f]{16}\+0x[0-9a-f]{4,}  [A-Z0-9_]+")
