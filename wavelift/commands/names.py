@@ -9,8 +9,9 @@ Two sources, both guest data (untrusted: text output passes every name through `
 - the capture's notes: `"programs": {"0x<address>": "name", ...}` (docs/report-schema.md), for
   captures whose code is not an ELF image (RADV, ACO shaders).
 
-Reading the image is bounded: every offset is checked against the allocation, at most
-MAX_SYMBOLS symbols of MAX_NAME bytes each per code object; anything malformed gives no names.
+Reading the image is bounded: at most MAX_IMAGE bytes of an allocation, every offset checked
+against them, at most MAX_SYMBOLS symbols of MAX_NAME bytes each per code object; anything
+malformed gives no names.
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ import struct
 
 MAX_SYMBOLS = 4096
 MAX_NAME = 256
+MAX_IMAGE = 64 << 20         # bytes of an allocation read as an image (code objects are smaller)
 _EM_AMDGPU = 224
 _PT_DYNAMIC = 2
 _DT_HASH, _DT_STRTAB, _DT_SYMTAB, _DT_STRSZ, _DT_SYMENT, _DT_GNU_HASH = 4, 5, 6, 10, 11, 0x6FFFFEF5
@@ -113,7 +115,7 @@ class ProgramNames:
         for a in memory.allocations:
             if a.size < 64 or bytes(memory.view(a.base, 4)) != b"\x7fELF":
                 continue
-            img = bytes(memory.view(a.base, a.size))
+            img = bytes(memory.view(a.base, min(a.size, MAX_IMAGE)))
             for off, size, name, kernel in image_symbols(img):
                 addr = canonical(a.base + off)
                 if kernel or addr not in self.exact:
