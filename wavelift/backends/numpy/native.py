@@ -46,6 +46,7 @@ from .. import disk_cache, host
 from ..cfamily import lowering as cf
 from ..cfamily.blends import deferred_blends
 from ..cfamily.lowering import I32_RESULT, VALUE_EXPR, const_literal
+from ..cfamily.prelude import header
 from .expr import IR_TYPE
 from .optimize import Optimizer
 
@@ -85,85 +86,7 @@ NATIVE_CTX = r"""
 struct WlCtx { """ + " ".join(f"{t} {n};" for n, t in CTX_FIELDS) + \
     r""" };
 struct WlGrid { i64 """ + ", ".join(GRID_FIELDS) + r"""; };
-#define WL_NONE ((i64)0x8000000000000000ull)
-/* arena index of nb bytes at guest address a when one window holds them all, else WL_NONE (an
-   address that is not canonical is in none: wl_is_canon, wl_inside, decision 0014); h: last
-   window */
-static __attribute__((noinline)) i64 wl_search(WlCtx* C, u64 a, u32 nb, i64& h) {
-  if (!wl_is_canon(a)) return WL_NONE;
-  i64 lo = 0, hi = C->nwin;
-  while (lo < hi) { i64 m = (lo + hi) >> 1; if (C->ws[m] <= a) lo = m + 1; else hi = m; }
-  const i64 k = lo - 1;
-  if (k < 0 || !wl_inside(a, nb, C->ws[k], C->we[k])) return WL_NONE;
-  h = k;
-  return C->wo[k] + (i64)(a - C->ws[k]);
-}
-/* (inline: the hinted window -- whose addresses are canonical, so an access inside it is too;
-   the search is a call) */
-static inline __attribute__((always_inline)) i64 wl_where(WlCtx* C, u64 a, u32 nb, i64& h) {
-  const i64 k = h;
-  if (k < 0 || !wl_inside(a, nb, C->ws[k], C->we[k])) return wl_search(C, a, nb, h);
-  return C->wo[k] + (i64)(a - C->ws[k]);
-}
-/* window k's arena bytes [a, b) were read (kind 0) or written (1): the range each lies in, per
-   window (runtime._races: threads whose ranges meet ran in an order that could show) */
-static inline void wl_touch(WlCtx* C, i64 k, u32 kind, i64 a, i64 b) {
-  i64* const r = C->touch + 4 * k + 2 * kind;
-  r[0] = a < r[0] ? a : r[0];
-  r[1] = b > r[1] ? b : r[1];
-}
-/* arena index - address (the same for every address) when nb bytes at each of lo..hi lie in one
-   window of the lower canonical half (where an address is its own canonical form), else WL_NONE;
-   a store into an aliased window or a load from a blank one: WL_NONE (the lane by lane path
-   flags it) */
-static inline i64 wl_span(WlCtx* C, u64 lo, u64 hi, u32 nb, i64& h, u32 kind) {
-  if (hi >= (1ull << 47) || wl_where(C, lo, nb, h) == WL_NONE) return WL_NONE;
-  const i64 k = h;
-  if (!wl_inside(hi, nb, C->ws[k], C->we[k])) return WL_NONE;
-  if (C->wkind[k] == (kind ? 1u : 2u)) return WL_NONE;
-  const i64 d = C->wo[k] - (i64)C->ws[k];
-  wl_touch(C, k, kind, (i64)lo + d, (i64)hi + d + nb);
-  return d;
-}
-static __attribute__((noinline)) void wl_escape(WlCtx* C, u32 instr, i64 w, u32 lane, u64 a, u32 kind) {
-  C->esc_count++;
-  if (C->esc_n < C->esc_cap) {
-    u64* e = C->esc + 5 * C->esc_n++;
-    e[0] = instr; e[1] = (u64)(C->wave0 + w); e[2] = lane; e[3] = a; e[4] = kind;
-  }
-}
-/* space 0 global, 1 LDS (out-of-range LDS reads give 0, stores drop, neither escapes) */
-static inline __attribute__((always_inline)) void wl_ld(WlCtx* C, u32 space, i64 w, u32 lane, u32 instr, u64 a, u32 nb, u32 words,
-                         u32* out, i64& h) {
-  for (u32 k = 0; k < words; k++) out[k] = 0u;
-  const u8* p;
-  if (space == 0u) {
-    const i64 i = wl_where(C, a, nb, h);
-    if (i == WL_NONE) { wl_escape(C, instr, w, lane, a, 0u); return; }
-    if (C->wkind[h] == 2u) { C->blank_read = 1; return; }     /* the run is redone with a copy */
-    wl_touch(C, h, 0u, i, i + nb);
-    p = C->arena + i;
-  } else {
-    if (!wl_inside(a, nb, 0ull, (u64)C->lds_bytes)) return;
-    p = C->lds + C->grp[w] * C->lds_stride + (i64)a;
-  }
-  memcpy(out, p, nb);
-}
-static inline void wl_st(WlCtx* C, u32 space, i64 w, u32 lane, u32 instr, u64 a, u32 nb,
-                         const u32* d, i64& h) {
-  if (space == 0u) {
-    const i64 i = wl_where(C, a, nb, h);
-    if (i == WL_NONE) { wl_escape(C, instr, w, lane, a, 1u); return; }
-    if (C->wkind[h] == 1u) { C->ro_written = 1; return; }    /* the run is redone with a copy */
-    wl_touch(C, h, 1u, i, i + nb);
-    memcpy(C->arena + i, d, nb);
-    memset(C->written + i, 1, nb);
-  } else {
-    if (!wl_inside(a, nb, 0ull, (u64)C->lds_bytes)) return;
-    memcpy(C->lds + C->grp[w] * C->lds_stride + (i64)a, d, nb);
-  }
-}
-"""
+""" + header("native_memory.h", __package__)
 
 
 # The driver: a whole dispatch (or a range of its workgroups) in one call, for programs whose
@@ -173,143 +96,7 @@ static inline void wl_st(WlCtx* C, u32 space, i64 w, u32 lane, u32 instr, u64 a,
 # S [regs, waves] / V [regs, waves, lanes] that stay in cache, and the waves are scheduled as
 # Runtime._schedule does a batch (lowest block first, every runnable wave at it together;
 # s_barrier parks a wave until every live wave of its group is parked).
-NATIVE_DRIVER = r"""
-/* ------------------------------------------------------- native tier: the dispatch driver */
-struct WlGroup { i64 id[3], t[3], threads, waves; };
-static inline i64 wl_dim(i64 gid, i64 e, i64 partial, i64 p, i64 b) {
-  return (partial && gid == e - 1 && p > 0) ? p : b;
-}
-static inline void wl_group(const WlGrid* G, i64 g, WlGroup& q) {
-  q.id[0] = g % G->gx + G->sx; q.id[1] = (g / G->gx) % G->gy + G->sy; q.id[2] = g / (G->gx * G->gy) + G->sz;
-  q.t[0] = wl_dim(q.id[0], G->ex, G->partial, G->px, G->bx);
-  q.t[1] = wl_dim(q.id[1], G->ey, G->partial, G->py, G->by);
-  q.t[2] = wl_dim(q.id[2], G->ez, G->partial, G->pz, G->bz);
-  q.threads = q.t[0] * q.t[1] * q.t[2];
-  q.waves = (q.threads + WL_L - 1) / WL_L;
-}
-extern "C" i64 wl_waves(const WlGrid* G, i64 g0, i64 g1) {
-  i64 n = 0;
-  for (i64 g = g0; g < g1; g++) { WlGroup q; wl_group(G, g, q); n += q.waves; }
-  return n;
-}
-/* local ids of wave k of a group of q's shape (1-D shapes: lx = thread index, as _local_ids) */
-static void wl_ids(const WlGroup& q, i64 k, u32* lx_, u32* ly_, u32* lz_) {
-  const bool one_d = q.t[1] == 1 && q.t[2] == 1;
-  const i64 t0 = k * WL_L;                            /* the wave's first thread index */
-  i64 lx = one_d ? t0 : t0 % q.t[0], ly = one_d ? 0 : (t0 / q.t[0]) % q.t[1];
-  i64 lz = one_d ? 0 : t0 / (q.t[0] * q.t[1]);
-  for (i64 lane = 0; lane < WL_L; lane++) {
-    lx_[lane] = (u32)lx; ly_[lane] = (u32)ly; lz_[lane] = (u32)lz;
-    if (++lx == q.t[0] && !one_d) { lx = 0; if (++ly == q.t[1]) { ly = 0; lz++; } }
-  }
-}
-/* group q's waves as waves k0.. of a chunk of n (its index in the chunk: gi); ``ids``: its local
-   ids [3][waves * lanes] when it has the full shape, else null */
-static void wl_setup(WlCtx* C, const WlGrid* G, const u32* user, const WlGroup& q, i64 k0, i64 n,
-                     i64 gi, const u32* ids) {
-  u32* const S = C->S; u32* const V = C->V;
-  if (C->lds_stride) memset(C->lds + gi * C->lds_stride, 0, C->lds_stride);
-  const i64 row = n * WL_L;                           /* V register r: V + r * row */
-  for (i64 k = 0; k < q.waves; k++) {
-    const i64 w = k0 + k;
-    C->grp[w] = gi;
-    for (i64 i = 0; i < G->user_n; i++) S[i * n + w] = user[i];
-    if (G->sys_x >= 0) S[G->sys_x * n + w] = (u32)q.id[0];
-    if (G->sys_y >= 0) S[G->sys_y * n + w] = (u32)q.id[1];
-    if (G->sys_z >= 0) S[G->sys_z * n + w] = (u32)q.id[2];
-    if (G->sys_tg >= 0) S[G->sys_tg * n + w] = (u32)(q.waves | (k << 6) | (G->tg_id20 ? k << 20 : 0));
-    if (G->sys_scratch >= 0) S[G->sys_scratch * n + w] = 0u;
-    const i64 live = q.threads - k * WL_L;            /* lanes of this wave with a thread */
-    const u64 ex = live >= WL_L ? ~0ull >> (64 - WL_L) : (1ull << live) - 1ull;
-    S[WL_EXEC_LO * n + w] = (u32)ex;
-    if (WL_L == 64) S[WL_EXEC_HI * n + w] = (u32)(ex >> 32);
-    S[WL_MODE_REG * n + w] = (u32)G->mode;
-    u32 own[3][WL_L];
-    const u32 *x = own[0], *y = own[1], *z = own[2];
-    if (ids) { x = ids + k * WL_L; y = x + WL_MAXW * WL_L; z = y + WL_MAXW * WL_L; }
-    else wl_ids(q, k, own[0], own[1], own[2]);
-    u32* const v = V + w * WL_L;
-    if (G->packed) {
-      for (i64 l = 0; l < WL_L; l++) v[l] = x[l] | (y[l] << 10) | (z[l] << 20);
-    } else {
-      memcpy(v, x, 4 * WL_L);
-      if (G->tidig >= 1) memcpy(v + row, y, 4 * WL_L);
-      if (G->tidig >= 2) memcpy(v + 2 * row, z, 4 * WL_L);
-    }
-  }
-}
-static void wl_run_block(WlCtx* C, i32 bi, const i64* idx, i64 N, i32* nxt);
-static const i32 wl_ninstr[] = {WL_NINSTR};
-static const u8 wl_barrier[] = {WL_BARRIER};
-static const u32 wl_sread[] = {WL_SREAD};
-static const u32 wl_vread[] = {WL_VREAD};
-/* groups g0 .. g1-1, in chunks of whole groups (at most WL_MAXW waves, G->chunk groups) run
-   together as one batch of Runtime._schedule; C->wave0: the dispatch index of g0's first wave
-   (on return: of g1's) */
-extern "C" void wl_drive(WlCtx* C, const WlGrid* G, const u32* user, i64 g0, i64 g1) {
-  i64 idx[WL_MAXW], cnt[WL_MAXW]; i32 nxt[WL_MAXW], pc[WL_MAXW]; u8 wait[WL_MAXW];
-  u64 ticks = 0;
-  WlGroup qs[WL_MAXW];
-  /* the local ids of a group of the full shape, made once (most groups have it) */
-  u32 ids[3 * WL_MAXW * WL_L];                        /* (48 KiB at most: on the stack) */
-  WlGroup full;
-  full.t[0] = G->bx; full.t[1] = G->by; full.t[2] = G->bz;
-  full.threads = G->bx * G->by * G->bz; full.waves = (full.threads + WL_L - 1) / WL_L;
-  for (i64 k = 0; k < full.waves && k < WL_MAXW; k++)
-    wl_ids(full, k, ids + k * WL_L, ids + (WL_MAXW + k) * WL_L, ids + (2 * WL_MAXW + k) * WL_L);
-  for (i64 g = g0; g < g1;) {
-    i64 ng = 0, n = 0;
-    while (g < g1 && ng < G->chunk) {
-      WlGroup q; wl_group(G, g, q);
-      if (ng && n + q.waves > WL_MAXW) break;
-      qs[ng++] = q; n += q.waves; g++;
-    }
-    C->n = n;
-    /* registers the program reads start at zero (as a batch's); the rest it never reads */
-    for (u32 r : wl_sread) memset(C->S + r * n, 0, 4 * n);
-    for (u32 r : wl_vread) memset(C->V + r * n * WL_L, 0, 4 * n * WL_L);
-    for (i64 j = 0, k0 = 0; j < ng; k0 += qs[j].waves, j++) {
-      const WlGroup& q = qs[j];
-      const bool is_full = q.t[0] == full.t[0] && q.t[1] == full.t[1] && q.t[2] == full.t[2];
-      wl_setup(C, G, user, q, k0, n, j, is_full ? ids : nullptr);
-    }
-    for (i64 k = 0; k < n; k++) { pc[k] = 0; wait[k] = 0; cnt[k] = 0; }
-    for (;;) {
-      i32 bi = -1; bool parked = false;
-      for (i64 k = 0; k < n; k++) {
-        if (pc[k] < 0) continue;
-        if (wait[k]) parked = true; else if (bi < 0 || pc[k] < bi) bi = pc[k];
-      }
-      if (bi < 0) {
-        if (!parked) break;
-        /* no wave can run: every live wave of every group with one parked is parked */
-        for (i64 k = 0; k < n; k++) wait[k] = 0;
-        continue;
-      }
-      i64 N = 0;
-      for (i64 k = 0; k < n; k++) if (pc[k] == bi && !wait[k]) idx[N++] = k;
-      if (bi >= WL_NBLOCKS) { C->stop = WL_STOP_BAD_ADDRESS; return; }
-      wl_run_block(C, bi, idx, N, nxt);
-      if (C->refuse >= 0 || C->blank_read) return;
-      C->instructions += N * wl_ninstr[bi];
-      for (i64 j = 0; j < N; j++) {
-        const i64 k = idx[j];
-        cnt[k] += wl_ninstr[bi];
-        if (cnt[k] > G->budget) { C->stop = WL_STOP_BUDGET; return; }
-        if (nxt[j] == -2) { C->stop = WL_STOP_BAD_ADDRESS; return; }
-        pc[k] = nxt[j];
-        if (wl_barrier[bi]) wait[k] = 1;
-      }
-      /* the optional wall-clock limit (off: 0) */
-      if (G->deadline && ++ticks % WL_DEADLINE_BLOCKS == 0) {
-        timespec t; clock_gettime(CLOCK_MONOTONIC, &t);
-        if ((i64)t.tv_sec * 1000000000 + t.tv_nsec > G->deadline) { C->stop = WL_STOP_TIME; return; }
-      }
-    }
-    C->wave0 += n;
-  }
-}
-"""
+NATIVE_DRIVER = "\n" + header("native_driver.h", __package__)
 
 
 def driver_source(program: Program, wave_size: int) -> str:

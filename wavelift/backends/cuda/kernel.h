@@ -1,0 +1,173 @@
+/* CUDA kernel context (codegen.py, after the prelude): the parameter words, window tables,
+   window guesses and mirrors, preloads, and the global memory access paths.  Upper-case
+   names the module fills in are replaced by codegen's numbers. */
+struct WlCtx {
+  WlWin W; u8* arena; u8* written; u32* gscr; u64 wave;
+};
+/* the dispatch's parameter words (runtime._params) and, when there are at most WL_CW windows,
+   the window tables: constant memory, so wave-uniform reads cost no registers or memory latency */
+#define WL_CW CONST_WINDOWS
+extern "C" {
+__constant__ u32 P[P_WORDS];
+/* where the kernel reports -- status flags and the first escape's details, the counts, the
+   escape records (runtime.py puts the device buffers' addresses here before each launch):
+   constant memory, so the rare paths that write them hold no registers in the hot code */
+__constant__ u32* WL_STATUS;
+__constant__ u64* WL_STATS;
+__constant__ u32* WL_ESC;
+__constant__ u64 WL_WS[WL_CW];
+__constant__ u64 WL_WE[WL_CW];
+__constant__ i64 WL_WO[WL_CW];
+/* per global access (its slot, codegen.Lowering.slot): the window it is expected in, put in
+   constant memory by the host before each dispatch (codegen.guesses: the window this access
+   last resolved to, in this dispatch's table) as base, limit (window length - access size + 1,
+   0: no guess) and arena offset -- an access inside its guess costs a subtraction and a
+   compare.  Never trusted: any other address takes wl_res's search. */
+__constant__ u64 WL_GB[WL_NGUESS];
+__constant__ u64 WL_GL[WL_NGUESS];
+__constant__ i64 WL_GO[WL_NGUESS];
+/* per slot of a uniform load: where its guessed window starts in WL_MIRROR, a copy of the
+   window made before the dispatch (-1: none).  Uniform loads read the copy from constant
+   memory: no memory round trip, and every warp of a wave64 sees the same words without an
+   exchange.  The host checks after the dispatch that no copied window was written, else runs
+   it again without copies (runtime.py). */
+__constant__ i32 WL_GM[WL_NGUESS];
+__constant__ u32 WL_MIRROR[WL_MIRROR_WORDS];
+/* per preloadable load (preload.py): whether the host resolved it this dispatch (-1: no; else
+   where its words start in WL_PRE, always preload.layout's place); read only by the module's
+   WL_PRELOADED 0 build, which the runtime launches when some preload is unresolved */
+__constant__ i32 WL_PO[WL_NPRE];
+__constant__ u32 WL_PRE[WL_PRE_WORDS];
+/* per slot: the window it last resolved to, left by any thread of any block or dispatch of this
+   module; the host reads it back after a dispatch to make the next one's guesses.  Only a hint:
+   each use checks it against this dispatch's tables, so stale or racing values cost a search,
+   never a wrong address.  (Straight-line code runs each access once per thread, so a per-thread
+   cache of the last window missed on every access; the blocks after the first wave of them hit
+   this.) */
+__device__ u32 WL_HINT[WL_NSLOT];
+}
+/* ix with its low bits spelled as the guest address's (equal: WindowSet places each window at an
+   arena offset congruent to its address mod 8), so that for an address the code visibly aligns
+   (scalar loads) the compiler drops the unaligned byte path */
+__device__ __forceinline__ i64 wl_al(i64 ix, u64 addr) { return (ix & ~(i64)7) | (i64)(addr & 7ull); }
+__device__ __forceinline__ bool wl_res(WlCtx& C, u64 addr, u32 nb, i64* idx, u32 slot) {
+  if (slot < WL_NGUESS) {                 /* the guess: a window of canonical addresses, so an
+                                             address inside it is canonical too */
+    const u64 d = addr - WL_GB[slot];
+    if (d < WL_GL[slot]) { *idx = WL_GO[slot] + (i64)d; return true; }
+  }
+  if (!wl_is_canon(addr)) return false;   /* decision 0014: outside every window */
+  const u64 a = addr;
+  const bool c = C.W.n <= WL_CW;
+  i32 k = (i32)WL_HINT[slot];
+  u64 s = 0ull, e = 0ull;
+  if ((u32)k < C.W.n) { s = c ? WL_WS[k] : __ldg(C.W.start + k); e = c ? WL_WE[k] : __ldg(C.W.end + k); }
+  else k = -1;
+  if (k < 0 || a - s >= e - s) {          /* one binary search over the sorted window starts */
+    i32 lo = 0, hi = (i32)C.W.n;
+    if (c) { while (lo < hi) { i32 mid = (lo + hi) >> 1; if (WL_WS[mid] <= a) lo = mid + 1; else hi = mid; } }
+    else { while (lo < hi) { i32 mid = (lo + hi) >> 1; if (__ldg(C.W.start + mid) <= a) lo = mid + 1; else hi = mid; } }
+    k = lo - 1;
+    if (k < 0) return false;
+    s = c ? WL_WS[k] : __ldg(C.W.start + k); e = c ? WL_WE[k] : __ldg(C.W.end + k);
+    WL_HINT[slot] = (u32)k;
+  }
+  /* windows do not overlap: a is in k's or in none */
+  if (!wl_inside(a, nb, s, e)) return false;
+  *idx = (c ? WL_WO[k] : __ldg(C.W.off + k)) + (i64)(a - s);
+  return true;
+}
+/* a uniform load of nb (a multiple of 4) bytes from the mirror: true when it was there (or
+   masked off), with the words in w */
+__device__ __forceinline__ bool wl_mirror(u64 addr, bool mask, u32 slot, u32 nb, u32* w) {
+  const i32 mo = WL_GM[slot];
+  if (mo < 0) return false;
+  const u64 d = addr - WL_GB[slot];
+  if (d >= WL_GL[slot] || (addr & 3ull) != 0ull) return false;
+  if (mask) { const u32 i = ((u32)mo + (u32)d) >> 2; for (u32 k = 0; k < nb / 4u; k++) w[k] = WL_MIRROR[i + k]; }
+  return true;
+}
+/* the rare paths take plain values: a context passed by reference to a call would live in
+   local memory for the whole kernel */
+__device__ __noinline__ void wl_flag_(u32 bit, u32 a, u32 b, u32 blk) {
+  u32* status = WL_STATUS;
+  if (atomicCAS(status + 5, 0u, bit) == 0u) { status[1] = a; status[2] = b; status[3] = blk; }
+  atomicOr(status, bit);
+}
+__device__ __noinline__ void wl_escape_(u64 wave, u32 instr, u32 lane, u64 addr, u32 kind) {
+  atomicAdd(WL_STATS + 2, 1ull);
+  u32 slot = atomicAdd(WL_STATUS + 4, 1u);
+  if (slot < WL_MAX_ESC) {
+    u32* e = WL_ESC + slot * 8u;
+    e[0] = instr; e[1] = (u32)wave; e[2] = (u32)(wave >> 32); e[3] = lane;
+    e[4] = (u32)addr; e[5] = (u32)(addr >> 32); e[6] = kind;
+  }
+}
+/* -> the next limit, or 0: stop (past the budget, or another wave flagged the dispatch) */
+__device__ __noinline__ u64 wl_check_(u64 icnt) {
+  const u64 budget = (u64)P[P_BUDGET] | ((u64)P[P_BUDGET + 1] << 32);
+  if (icnt > budget) { wl_flag_(WL_BUDGET, 0u, 0u, 0u); return 0ull; }
+  if (*(volatile u32*)WL_STATUS & WL_STOP_MASK) return 0ull;
+  u64 nl = icnt + (1ull << 20); return nl < budget ? nl : budget;
+}
+/* the stats: per wave, its instructions in slot wave % 256 (8 + 2k) and per warp (wave64: its
+   EXEC half) its lane instructions (9 + 2k); lane counts go out at each budget check, so no
+   64-bit total is held in registers */
+__device__ __forceinline__ void wl_count_(u64 wave, u32 lane, u64 icnt, u32 lc) {
+  const u32 sl = (u32)(wave & 255ull);
+  if (lane == 0u && icnt) atomicAdd(WL_STATS + 8 + 2 * sl, icnt);
+  if ((lane & 31u) == 0u) atomicAdd(WL_STATS + 9 + 2 * sl, (u64)lc);
+}
+#define wl_lanes(C, lc) wl_count_((C).wave, lane, 0ull, lc)
+#define wl_flag(C, bit, a, b, blk) wl_flag_(bit, a, b, blk)
+#define wl_escape(C, instr, lane, addr, kind) wl_escape_((C).wave, instr, lane, addr, kind)
+/* the search path of wl_gload / wl_gstore (called, not inlined, in big programs) */
+__device__ WL_MEMFN void wl_gload_(WlCtx& C, u64 addr, u32 nb, u32* w, u32 words, u32 instr,
+                                   u32 slot, u32 lane, bool record) {
+  i64 ix;
+  if (wl_res(C, addr, nb, &ix, slot)) wl_read(C.arena, wl_al(ix, addr), nb, w, words);
+  else if (record) wl_escape(C, instr, lane, addr, 0u);
+}
+__device__ WL_MEMFN void wl_gstore_(WlCtx& C, u64 addr, u32 nb, const u32* w, u32 instr, u32 slot,
+                                    u32 lane) {
+  i64 ix;
+  if (wl_res(C, addr, nb, &ix, slot)) wl_write(C.arena, C.written, wl_al(ix, addr), nb, w);
+  else wl_escape(C, instr, lane, addr, 1u);
+}
+/* an access of 1, 2 or 4k bytes inside its guess at an address aligned to min(nb, 4): true, with
+   where its first byte is (windows sit in the arena congruent to their addresses mod 8, so the
+   pointer is as aligned as the address; made from C.arena, a kernel parameter, so loads and
+   stores are global, not generic).  No branch: the loads after it stay in one basic block, where
+   the compiler issues the next access's load before waiting for this one's value */
+__device__ __forceinline__ bool wl_direct(const WlCtx& C, u64 addr, u32 nb, u32 slot, u8** p) {
+  if (slot >= WL_NGUESS || !(nb == 1u || nb == 2u || (nb & 3u) == 0u)) return false;
+  const u64 d = addr - WL_GB[slot];
+  /* the window's base in the arena, less its address: one uniform value, so the pointer is a
+     single 64-bit add to addr, made in parallel with the bounds test */
+  u8* const base = C.arena + (WL_GO[slot] - (i64)WL_GB[slot]);
+  *p = base + addr;
+  return (d < WL_GL[slot]) & ((addr & (u64)(nb >= 4u ? 3u : nb - 1u)) == 0ull);
+}
+__device__ __forceinline__ void wl_gload(WlCtx& C, u64 addr, bool mask, u32 nb, u32* w, u32 words,
+                                         u32 instr, u32 slot, u32 lane, bool record) {
+  u8* p;
+  const bool f = wl_direct(C, addr, nb, slot, &p) & mask;
+  if (f) {
+    if (nb == 1u) w[0] = *p;
+    else if (nb == 2u) w[0] = *(const u16*)p;
+    else for (u32 k = 0; k < nb / 4u; k++) w[k] = ((const u32*)p)[k];
+  }
+  if (mask & !f) wl_gload_(C, addr, nb, w, words, instr, slot, lane, record);
+}
+__device__ __forceinline__ void wl_gstore(WlCtx& C, u64 addr, u32 nb, const u32* w, u32 instr,
+                                          u32 slot, u32 lane) {
+  u8* p;
+  if (wl_direct(C, addr, nb, slot, &p)) {
+    u8* q = C.written + (p - C.arena);
+    if (nb == 1u) { *p = (u8)w[0]; *q = 1u; }
+    else if (nb == 2u) { *(u16*)p = (u16)w[0]; *(u16*)q = 0x0101u; }
+    else for (u32 k = 0; k < nb / 4u; k++) { ((u32*)p)[k] = w[k]; ((u32*)q)[k] = 0x01010101u; }
+    return;
+  }
+  wl_gstore_(C, addr, nb, w, instr, slot, lane);
+}

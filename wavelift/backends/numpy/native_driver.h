@@ -1,0 +1,135 @@
+/* ------------------------------------------------------- native tier: the dispatch driver */
+struct WlGroup { i64 id[3], t[3], threads, waves; };
+static inline i64 wl_dim(i64 gid, i64 e, i64 partial, i64 p, i64 b) {
+  return (partial && gid == e - 1 && p > 0) ? p : b;
+}
+static inline void wl_group(const WlGrid* G, i64 g, WlGroup& q) {
+  q.id[0] = g % G->gx + G->sx; q.id[1] = (g / G->gx) % G->gy + G->sy; q.id[2] = g / (G->gx * G->gy) + G->sz;
+  q.t[0] = wl_dim(q.id[0], G->ex, G->partial, G->px, G->bx);
+  q.t[1] = wl_dim(q.id[1], G->ey, G->partial, G->py, G->by);
+  q.t[2] = wl_dim(q.id[2], G->ez, G->partial, G->pz, G->bz);
+  q.threads = q.t[0] * q.t[1] * q.t[2];
+  q.waves = (q.threads + WL_L - 1) / WL_L;
+}
+extern "C" i64 wl_waves(const WlGrid* G, i64 g0, i64 g1) {
+  i64 n = 0;
+  for (i64 g = g0; g < g1; g++) { WlGroup q; wl_group(G, g, q); n += q.waves; }
+  return n;
+}
+/* local ids of wave k of a group of q's shape (1-D shapes: lx = thread index, as _local_ids) */
+static void wl_ids(const WlGroup& q, i64 k, u32* lx_, u32* ly_, u32* lz_) {
+  const bool one_d = q.t[1] == 1 && q.t[2] == 1;
+  const i64 t0 = k * WL_L;                            /* the wave's first thread index */
+  i64 lx = one_d ? t0 : t0 % q.t[0], ly = one_d ? 0 : (t0 / q.t[0]) % q.t[1];
+  i64 lz = one_d ? 0 : t0 / (q.t[0] * q.t[1]);
+  for (i64 lane = 0; lane < WL_L; lane++) {
+    lx_[lane] = (u32)lx; ly_[lane] = (u32)ly; lz_[lane] = (u32)lz;
+    if (++lx == q.t[0] && !one_d) { lx = 0; if (++ly == q.t[1]) { ly = 0; lz++; } }
+  }
+}
+/* group q's waves as waves k0.. of a chunk of n (its index in the chunk: gi); ``ids``: its local
+   ids [3][waves * lanes] when it has the full shape, else null */
+static void wl_setup(WlCtx* C, const WlGrid* G, const u32* user, const WlGroup& q, i64 k0, i64 n,
+                     i64 gi, const u32* ids) {
+  u32* const S = C->S; u32* const V = C->V;
+  if (C->lds_stride) memset(C->lds + gi * C->lds_stride, 0, C->lds_stride);
+  const i64 row = n * WL_L;                           /* V register r: V + r * row */
+  for (i64 k = 0; k < q.waves; k++) {
+    const i64 w = k0 + k;
+    C->grp[w] = gi;
+    for (i64 i = 0; i < G->user_n; i++) S[i * n + w] = user[i];
+    if (G->sys_x >= 0) S[G->sys_x * n + w] = (u32)q.id[0];
+    if (G->sys_y >= 0) S[G->sys_y * n + w] = (u32)q.id[1];
+    if (G->sys_z >= 0) S[G->sys_z * n + w] = (u32)q.id[2];
+    if (G->sys_tg >= 0) S[G->sys_tg * n + w] = (u32)(q.waves | (k << 6) | (G->tg_id20 ? k << 20 : 0));
+    if (G->sys_scratch >= 0) S[G->sys_scratch * n + w] = 0u;
+    const i64 live = q.threads - k * WL_L;            /* lanes of this wave with a thread */
+    const u64 ex = live >= WL_L ? ~0ull >> (64 - WL_L) : (1ull << live) - 1ull;
+    S[WL_EXEC_LO * n + w] = (u32)ex;
+    if (WL_L == 64) S[WL_EXEC_HI * n + w] = (u32)(ex >> 32);
+    S[WL_MODE_REG * n + w] = (u32)G->mode;
+    u32 own[3][WL_L];
+    const u32 *x = own[0], *y = own[1], *z = own[2];
+    if (ids) { x = ids + k * WL_L; y = x + WL_MAXW * WL_L; z = y + WL_MAXW * WL_L; }
+    else wl_ids(q, k, own[0], own[1], own[2]);
+    u32* const v = V + w * WL_L;
+    if (G->packed) {
+      for (i64 l = 0; l < WL_L; l++) v[l] = x[l] | (y[l] << 10) | (z[l] << 20);
+    } else {
+      memcpy(v, x, 4 * WL_L);
+      if (G->tidig >= 1) memcpy(v + row, y, 4 * WL_L);
+      if (G->tidig >= 2) memcpy(v + 2 * row, z, 4 * WL_L);
+    }
+  }
+}
+static void wl_run_block(WlCtx* C, i32 bi, const i64* idx, i64 N, i32* nxt);
+static const i32 wl_ninstr[] = {WL_NINSTR};
+static const u8 wl_barrier[] = {WL_BARRIER};
+static const u32 wl_sread[] = {WL_SREAD};
+static const u32 wl_vread[] = {WL_VREAD};
+/* groups g0 .. g1-1, in chunks of whole groups (at most WL_MAXW waves, G->chunk groups) run
+   together as one batch of Runtime._schedule; C->wave0: the dispatch index of g0's first wave
+   (on return: of g1's) */
+extern "C" void wl_drive(WlCtx* C, const WlGrid* G, const u32* user, i64 g0, i64 g1) {
+  i64 idx[WL_MAXW], cnt[WL_MAXW]; i32 nxt[WL_MAXW], pc[WL_MAXW]; u8 wait[WL_MAXW];
+  u64 ticks = 0;
+  WlGroup qs[WL_MAXW];
+  /* the local ids of a group of the full shape, made once (most groups have it) */
+  u32 ids[3 * WL_MAXW * WL_L];                        /* (48 KiB at most: on the stack) */
+  WlGroup full;
+  full.t[0] = G->bx; full.t[1] = G->by; full.t[2] = G->bz;
+  full.threads = G->bx * G->by * G->bz; full.waves = (full.threads + WL_L - 1) / WL_L;
+  for (i64 k = 0; k < full.waves && k < WL_MAXW; k++)
+    wl_ids(full, k, ids + k * WL_L, ids + (WL_MAXW + k) * WL_L, ids + (2 * WL_MAXW + k) * WL_L);
+  for (i64 g = g0; g < g1;) {
+    i64 ng = 0, n = 0;
+    while (g < g1 && ng < G->chunk) {
+      WlGroup q; wl_group(G, g, q);
+      if (ng && n + q.waves > WL_MAXW) break;
+      qs[ng++] = q; n += q.waves; g++;
+    }
+    C->n = n;
+    /* registers the program reads start at zero (as a batch's); the rest it never reads */
+    for (u32 r : wl_sread) memset(C->S + r * n, 0, 4 * n);
+    for (u32 r : wl_vread) memset(C->V + r * n * WL_L, 0, 4 * n * WL_L);
+    for (i64 j = 0, k0 = 0; j < ng; k0 += qs[j].waves, j++) {
+      const WlGroup& q = qs[j];
+      const bool is_full = q.t[0] == full.t[0] && q.t[1] == full.t[1] && q.t[2] == full.t[2];
+      wl_setup(C, G, user, q, k0, n, j, is_full ? ids : nullptr);
+    }
+    for (i64 k = 0; k < n; k++) { pc[k] = 0; wait[k] = 0; cnt[k] = 0; }
+    for (;;) {
+      i32 bi = -1; bool parked = false;
+      for (i64 k = 0; k < n; k++) {
+        if (pc[k] < 0) continue;
+        if (wait[k]) parked = true; else if (bi < 0 || pc[k] < bi) bi = pc[k];
+      }
+      if (bi < 0) {
+        if (!parked) break;
+        /* no wave can run: every live wave of every group with one parked is parked */
+        for (i64 k = 0; k < n; k++) wait[k] = 0;
+        continue;
+      }
+      i64 N = 0;
+      for (i64 k = 0; k < n; k++) if (pc[k] == bi && !wait[k]) idx[N++] = k;
+      if (bi >= WL_NBLOCKS) { C->stop = WL_STOP_BAD_ADDRESS; return; }
+      wl_run_block(C, bi, idx, N, nxt);
+      if (C->refuse >= 0 || C->blank_read) return;
+      C->instructions += N * wl_ninstr[bi];
+      for (i64 j = 0; j < N; j++) {
+        const i64 k = idx[j];
+        cnt[k] += wl_ninstr[bi];
+        if (cnt[k] > G->budget) { C->stop = WL_STOP_BUDGET; return; }
+        if (nxt[j] == -2) { C->stop = WL_STOP_BAD_ADDRESS; return; }
+        pc[k] = nxt[j];
+        if (wl_barrier[bi]) wait[k] = 1;
+      }
+      /* the optional wall-clock limit (off: 0) */
+      if (G->deadline && ++ticks % WL_DEADLINE_BLOCKS == 0) {
+        timespec t; clock_gettime(CLOCK_MONOTONIC, &t);
+        if ((i64)t.tv_sec * 1000000000 + t.tv_nsec > G->deadline) { C->stop = WL_STOP_TIME; return; }
+      }
+    }
+    C->wave0 += n;
+  }
+}

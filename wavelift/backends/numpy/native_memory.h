@@ -1,0 +1,79 @@
+/* native tier: guest memory through the context's windows (after struct WlCtx: native.py NATIVE_CTX) */
+#define WL_NONE ((i64)0x8000000000000000ull)
+/* arena index of nb bytes at guest address a when one window holds them all, else WL_NONE (an
+   address that is not canonical is in none: wl_is_canon, wl_inside, decision 0014); h: last
+   window */
+static __attribute__((noinline)) i64 wl_search(WlCtx* C, u64 a, u32 nb, i64& h) {
+  if (!wl_is_canon(a)) return WL_NONE;
+  i64 lo = 0, hi = C->nwin;
+  while (lo < hi) { i64 m = (lo + hi) >> 1; if (C->ws[m] <= a) lo = m + 1; else hi = m; }
+  const i64 k = lo - 1;
+  if (k < 0 || !wl_inside(a, nb, C->ws[k], C->we[k])) return WL_NONE;
+  h = k;
+  return C->wo[k] + (i64)(a - C->ws[k]);
+}
+/* (inline: the hinted window -- whose addresses are canonical, so an access inside it is too;
+   the search is a call) */
+static inline __attribute__((always_inline)) i64 wl_where(WlCtx* C, u64 a, u32 nb, i64& h) {
+  const i64 k = h;
+  if (k < 0 || !wl_inside(a, nb, C->ws[k], C->we[k])) return wl_search(C, a, nb, h);
+  return C->wo[k] + (i64)(a - C->ws[k]);
+}
+/* window k's arena bytes [a, b) were read (kind 0) or written (1): the range each lies in, per
+   window (runtime._races: threads whose ranges meet ran in an order that could show) */
+static inline void wl_touch(WlCtx* C, i64 k, u32 kind, i64 a, i64 b) {
+  i64* const r = C->touch + 4 * k + 2 * kind;
+  r[0] = a < r[0] ? a : r[0];
+  r[1] = b > r[1] ? b : r[1];
+}
+/* arena index - address (the same for every address) when nb bytes at each of lo..hi lie in one
+   window of the lower canonical half (where an address is its own canonical form), else WL_NONE;
+   a store into an aliased window or a load from a blank one: WL_NONE (the lane by lane path
+   flags it) */
+static inline i64 wl_span(WlCtx* C, u64 lo, u64 hi, u32 nb, i64& h, u32 kind) {
+  if (hi >= (1ull << 47) || wl_where(C, lo, nb, h) == WL_NONE) return WL_NONE;
+  const i64 k = h;
+  if (!wl_inside(hi, nb, C->ws[k], C->we[k])) return WL_NONE;
+  if (C->wkind[k] == (kind ? 1u : 2u)) return WL_NONE;
+  const i64 d = C->wo[k] - (i64)C->ws[k];
+  wl_touch(C, k, kind, (i64)lo + d, (i64)hi + d + nb);
+  return d;
+}
+static __attribute__((noinline)) void wl_escape(WlCtx* C, u32 instr, i64 w, u32 lane, u64 a, u32 kind) {
+  C->esc_count++;
+  if (C->esc_n < C->esc_cap) {
+    u64* e = C->esc + 5 * C->esc_n++;
+    e[0] = instr; e[1] = (u64)(C->wave0 + w); e[2] = lane; e[3] = a; e[4] = kind;
+  }
+}
+/* space 0 global, 1 LDS (out-of-range LDS reads give 0, stores drop, neither escapes) */
+static inline __attribute__((always_inline)) void wl_ld(WlCtx* C, u32 space, i64 w, u32 lane, u32 instr, u64 a, u32 nb, u32 words,
+                         u32* out, i64& h) {
+  for (u32 k = 0; k < words; k++) out[k] = 0u;
+  const u8* p;
+  if (space == 0u) {
+    const i64 i = wl_where(C, a, nb, h);
+    if (i == WL_NONE) { wl_escape(C, instr, w, lane, a, 0u); return; }
+    if (C->wkind[h] == 2u) { C->blank_read = 1; return; }     /* the run is redone with a copy */
+    wl_touch(C, h, 0u, i, i + nb);
+    p = C->arena + i;
+  } else {
+    if (!wl_inside(a, nb, 0ull, (u64)C->lds_bytes)) return;
+    p = C->lds + C->grp[w] * C->lds_stride + (i64)a;
+  }
+  memcpy(out, p, nb);
+}
+static inline void wl_st(WlCtx* C, u32 space, i64 w, u32 lane, u32 instr, u64 a, u32 nb,
+                         const u32* d, i64& h) {
+  if (space == 0u) {
+    const i64 i = wl_where(C, a, nb, h);
+    if (i == WL_NONE) { wl_escape(C, instr, w, lane, a, 1u); return; }
+    if (C->wkind[h] == 1u) { C->ro_written = 1; return; }    /* the run is redone with a copy */
+    wl_touch(C, h, 1u, i, i + nb);
+    memcpy(C->arena + i, d, nb);
+    memset(C->written + i, 1, nb);
+  } else {
+    if (!wl_inside(a, nb, 0ull, (u64)C->lds_bytes)) return;
+    memcpy(C->lds + C->grp[w] * C->lds_stride + (i64)a, d, nb);
+  }
+}
