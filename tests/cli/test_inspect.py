@@ -218,6 +218,8 @@ def test_module_cache_named_right():
     assert module_cache_text({"module_cache_hit": False, "native_library": "disk cache"}) == "disk hit"
     assert module_cache_text({"module_cache_hit": False, "native_library": "compiled"}) == "miss"
     assert module_cache_text({"module_cache_hit": False}) == "miss"
+    assert module_cache_text({"module_cache_hit": False, "cubin": "disk cache"}) == "disk hit"
+    assert module_cache_text({"module_cache_hit": False, "cubin": "compiled"}) == "miss"
     assert module_cache_text({}) == "-"
 
 

@@ -1,4 +1,4 @@
-"""The NumPy backend's block optimiser (codegen._Opt) and the constant-operand forms of the
+"""The NumPy backend's block optimiser (optimize._Opt) and the constant-operand forms of the
 frontend (v_med3 with two constants) against the general path.
 
 Each program runs twice: once with its constants inline or literal (so the frontend and the

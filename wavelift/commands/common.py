@@ -248,14 +248,15 @@ def native_note(stats: dict | None) -> str:
 
 def module_cache_text(stats: dict | None) -> str:
     """The run table's "module cache" cell: `hit` (this process had built the module), `disk hit`
-    (built here, its native library read from the disk cache), `miss`, or `-` (no report)."""
+    (built here from the disk cache: the NumPy backend's native library, the CUDA backend's
+    cubin), `miss`, or `-` (no report)."""
     s = stats or {}
     v = s.get("module_cache_hit")
     if v is None:
         return "-"
     if v:
         return "hit"
-    return "disk hit" if s.get("native_library") == "disk cache" else "miss"
+    return "disk hit" if "disk cache" in (s.get("native_library"), s.get("cubin")) else "miss"
 
 
 class Progress:

@@ -142,12 +142,13 @@ class ValueLowering:
         elif n in ("shr", "sar"):
             e = f"(({t})(({t})({a[0]}) >> (u32)({a[1]})))"
         elif n == "mulhi":
-            e = {"i32": f"((i32)(((i64)(i32)({a[0]}) * (i64)(i32)({a[1]})) >> 32))",
-                 "u32": f"__umulhi((u32)({a[0]}), (u32)({a[1]}))",
-                 "i64": f"__mul64hi((i64)({a[0]}), (i64)({a[1]}))",
-                 "u64": f"__umul64hi((u64)({a[0]}), (u64)({a[1]}))"}.get(t)
-            if e is None:
+            hi = {"i32": f"((i32)(((i64)(i32)({a[0]}) * (i64)(i32)({a[1]})) >> 32))",
+                  "u32": f"__umulhi((u32)({a[0]}), (u32)({a[1]}))",
+                  "i64": f"__mul64hi((i64)({a[0]}), (i64)({a[1]}))",
+                  "u64": f"__umul64hi((u64)({a[0]}), (u64)({a[1]}))"}.get(t)
+            if hi is None:
                 raise Unsupported(f"mulhi.{t}")
+            e = hi
         elif n == "clz":
             e = f"wl_clz64((u64)({a[0]}))" if BITS[t] == 64 else \
                 f"wl_clz32((u32)({UN[t]})({a[0]}), {BITS[t]}u)"
@@ -161,8 +162,8 @@ class ValueLowering:
             e = {64: f"(({t})__brevll((u64)({a[0]})))", 32: f"(({t})__brev((u32)({a[0]})))",
                  16: f"(({t})(__brev((u32)(u16)({a[0]})) >> 16))",
                  8: f"(({t})(__brev((u32)(u8)({a[0]})) >> 24))"}[bits]
-        elif n in ("fmin", "fmax") and minmax_const(n, a):
-            e = minmax_const(n, a)
+        elif n in ("fmin", "fmax") and (mm := minmax_const(n, a)):
+            e = mm
         elif n in FLOAT_FN:
             e = f"wl_{n}({', '.join(a)})"
         elif n == "fma_to":

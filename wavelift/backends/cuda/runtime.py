@@ -40,7 +40,9 @@ class Runtime:
         self.instructions = 0
         self.lane_instructions = 0
         self.waves_run = 0
-        self.extra_stats: dict = {}
+        # where the module's cubin came from (the run table's "disk hit": commands/common.py)
+        self.extra_stats: dict = {"cubin": "disk cache" if getattr(module, "compiled_by", "") == "disk"
+                                  else "compiled"}
 
     # ------------------------------------------------------------------------ host tables
     def _groups(self):

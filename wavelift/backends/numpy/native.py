@@ -658,7 +658,7 @@ class NativeBlocks:
     None (the block stays a NumPy block)."""
 
     def __init__(self, program: Program, wave_size: int, mode: int, live, background: bool = False):
-        """``live``: per block, the registers live after it for this MODE (codegen.liveness).
+        """``live``: per block, the registers live after it for this MODE (optimize.liveness).
         ``background``: a library not in the disk cache compiles in a worker thread; until
         ``ready()`` has attached it, no block is native (``pending``)."""
         self.unsupported: dict[int, str] = {}
