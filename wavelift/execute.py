@@ -11,6 +11,7 @@ import hashlib
 import time
 
 from . import settings
+from .backends import base as backends
 from .errors import Refusal, Refused
 from .result import DispatchResult
 
@@ -90,10 +91,13 @@ def module_key(program, config, mode, backend):
             h.update(int(w).to_bytes(4, "little"))
     key = (h.hexdigest(), config.program_address, config.target, config.wave_size, mode,
            backend, config.scratch_wave_bytes, config.float_mode, _scratch_abi(config))
-    if backend == "cuda":                   # the dispatch shape its modules fold in (0009)
-        from .backends.cuda.codegen import baked_params
-        key += (baked_params(config),)
-    return key
+    be = _backend(backend)
+    return key + be.key_extra(config) if be is not None else key
+
+
+def _backend(name):
+    """The registered backend ``name`` (backends/base.py), or None."""
+    return backends.get(name) if name in backends.names() else None
 
 
 def _scratch_abi(config):
@@ -134,27 +138,18 @@ def execute_dispatch(memory, config, index=0, backend="numpy", mode="wave", cach
     cache = _CACHE if cache is None else cache
     win = None
     try:
-        if backend == "cuda":                      # CUDA backend hook (0009)
-            from .backends import cuda as _cuda
-            why = _cuda.available()
-            if why is not True:
-                raise Refused("backend.unavailable", f"no CUDA device: {why}")
-        elif backend != "numpy":
+        be = _backend(backend)
+        if be is None:
             raise Refused("backend.unavailable", f"backend {backend!r} is not available here")
-        if mode not in ("wave", "lane"):
+        why = be.available()
+        if why is not True:
+            raise Refused("backend.unavailable", f"{be.missing}: {why}")
+        if mode not in backends.MODES:
             raise Refused("backend.unavailable", f"mode {mode!r} is not 'wave' or 'lane'")
         from .isa.instruction import TARGETS        # a Capture built in Python may name any target
         if config.target not in TARGETS:
             raise Refused("dispatch.bad_target", f"target {config.target!r}: wavelift runs code "
                                                  f"for {', '.join(TARGETS)}")
-        if backend == "cuda":
-            Runtime = _cuda.Runtime
-
-            def build_module(key, program, wave_size, address):
-                return _cuda.build_module(key, program, config, mode, base_address=address)
-        else:
-            from .backends.numpy import build_module
-            from .backends.numpy.runtime import Runtime
         from .dispatch.setup import check_grid
         from .trace.tracer import trace
         from .trace.windows import WindowSet
@@ -164,30 +159,29 @@ def execute_dispatch(memory, config, index=0, backend="numpy", mode="wave", cach
         module = cache.get(key)
         stats["module_cache_hit"] = module is not None
         if module is None:
-            module = build_module(key, program, config.wave_size, code_base)
+            backends.check_program(be, program)
+            module = be.build_module(key, program, config, mode, code_base)
             cache[key] = module
         res.windows = trace(memory, config, scratch_roots=program.scratch.tracer_skip)
         if deadline is not None:
             deadline.check()                # (before the arena: a replay's time may be up)
-        plan = getattr(module, "window_plan", None)         # (the NumPy backend's driver)
-        win = WindowSet(res.windows, memory, **(plan() if plan else {}))
+        win = WindowSet(res.windows, memory, **be.window_plan(module))
         stats["budget"] = default_budget(program, config) if budget is None else int(budget)
-        rt = Runtime(module, config, win, mode, stats["budget"])
-        rt.deadline = deadline              # (the NumPy runtime stops on it; CUDA: below)
+        rc = backends.RunCounts()
         try:
-            rt.run()
+            be.run(module, config, win, mode, stats["budget"], deadline, rc)
         finally:
-            stats.update(waves=rt.waves_run, instructions=rt.instructions,
-                         lane_instructions=rt.lane_instructions, escapes=rt.escape_count)
-            stats.update(getattr(rt, "extra_stats", {}))
+            stats.update(waves=rc.waves, instructions=rc.instructions,
+                         lane_instructions=rc.lane_instructions, escapes=rc.escape_count)
+            stats.update(rc.extra)
             # the runtimes count pcs from the translated code's first byte, which sits before the
             # program address when callees are placed below the entry (0010); reports count
             # from the program address
             shift = config.program_address - code_base
-            res.escapes = [dataclasses.replace(e, pc=e.pc - shift) for e in rt.escapes]
-        if rt.escape_count:
+            res.escapes = [dataclasses.replace(e, pc=e.pc - shift) for e in rc.escapes]
+        if rc.escape_count:
             e = res.escapes[0]
-            raise Refused("escape", f"{rt.escape_count} access(es) outside every window; first: "
+            raise Refused("escape", f"{rc.escape_count} access(es) outside every window; first: "
                                     f"{e.kind} at pc {e.pc:#x} ({e.instruction}) wave {e.wave} "
                                     f"lane {e.lane} address {e.address:#x}")
         if deadline is not None:

@@ -13,6 +13,8 @@ import json
 import re
 from typing import Any, Iterable
 
+from .backends import base as backends
+
 SCHEMA_NAME = "wavelift-report"
 SCHEMA_VERSION = 1
 
@@ -165,7 +167,7 @@ SCHEMA: dict = {
                            "allocations": {"type": ["integer", "null"], "minimum": 0},
                            "streams": {"type": ["integer", "null"], "minimum": 0}},
         },
-        "backend": {"enum": ["numpy", "cuda"]},
+        "backend": {"enum": list(backends.names())},
         "mode": {"enum": ["wave", "lane"]},
         "summary": {
             "type": "object",

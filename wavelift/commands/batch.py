@@ -14,7 +14,7 @@ import time
 
 from ..errors import UserError
 from ..terminal import shown
-from .common import add_debug, check_backend, check_outputs, write_output
+from .common import add_backend, add_debug, check_backend, check_outputs, write_output
 
 COMPARED = ("result", "code", "digest", "check")      # what --baseline calls a change
 
@@ -225,7 +225,7 @@ def register(sub) -> None:
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="a running Dask scheduler (tcp://host:8786): implies --executor dask; "
                         "its workers must reach the capture files at the same paths")
-    p.add_argument("--backend", choices=["numpy", "cuda"], default="numpy")
+    add_backend(p)
     p.add_argument("--mode", choices=["wave", "lane"], default="wave")
     p.add_argument("--time-limit", type=float, metavar="SECONDS", default=None,
                    help="wall-clock limit for each capture's replay (past it: "

@@ -7,6 +7,7 @@ import stat
 import sys
 import time
 
+from ..backends import base as backends
 from ..errors import Refused, UserError
 from ..terminal import shown     # the commands' one escape for guest text
 
@@ -74,11 +75,14 @@ def cuda_problem() -> str | None:
 
 
 def check_backend(backend: str) -> None:
-    if backend == "cuda":
-        why = cuda_problem()
-        if why:
-            raise UserError(f"backend 'cuda' is not available: {why}; use --backend numpy "
-                            f"(the default, runs anywhere)")
+    why = backends.problem(backend)
+    if why:
+        raise UserError(f"backend {backend!r} is not available: {why}; use --backend "
+                        f"{backends.DEFAULT} (the default, runs anywhere)")
+
+
+def add_backend(p) -> None:
+    p.add_argument("--backend", choices=backends.names(), default=backends.DEFAULT)
 
 
 def add_budget(p) -> None:

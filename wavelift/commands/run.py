@@ -10,7 +10,7 @@ import sys
 import time
 
 from ..terminal import shown
-from .common import (Progress, add_budget, add_debug, check_backend, check_outputs, execute_fn, fmt_grid,
+from .common import (add_backend, Progress, add_budget, add_debug, check_backend, check_outputs, execute_fn, fmt_grid,
                      hexa, load_capture, write_output)
 
 
@@ -106,7 +106,7 @@ def register(sub) -> None:
     p = sub.add_parser("run", help="replay a capture and report what happened to each dispatch",
                        description=__doc__)
     p.add_argument("capture", help=".wlcap file")
-    p.add_argument("--backend", choices=["numpy", "cuda"], default="numpy")
+    add_backend(p)
     p.add_argument("--mode", choices=["wave", "lane"], default="wave",
                    help="wave: one module invocation per wave; lane: one per lane")
     p.add_argument("--json", metavar="FILE", help="write the report (docs/report-schema.md)")

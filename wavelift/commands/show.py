@@ -28,7 +28,7 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from ..terminal import shown
-from .common import (add_budget, add_debug, check_backend, check_outputs, execute_fn, hexa, load_capture,
+from .common import (add_backend, add_budget, add_debug, check_backend, check_outputs, execute_fn, hexa, load_capture,
                      replay_until, write_output)
 
 # name: (bytes per pixel, dtype, channels, kind)
@@ -250,7 +250,7 @@ def register(sub) -> None:
                    help="show the allocation after dispatch N ran")
     p.add_argument("--before-after", action="store_true",
                    help="with --dispatch: before and after dispatch N side by side")
-    p.add_argument("--backend", choices=["numpy", "cuda"], default="numpy")
+    add_backend(p)
     p.add_argument("--mode", choices=["wave", "lane"], default="wave")
     add_budget(p)
     add_debug(p)

@@ -14,7 +14,7 @@ memory; `LDS` = workgroup memory (never guest memory).
 from __future__ import annotations
 
 from ..terminal import shown
-from .common import (add_budget, add_debug, check_backend, execute_fn, fmt_grid, hexa, load_capture,
+from .common import (add_backend, add_budget, add_debug, check_backend, execute_fn, fmt_grid, hexa, load_capture,
                      replay_until, table, where)
 
 
@@ -442,7 +442,7 @@ def register(sub) -> None:
     p.add_argument("capture", help=".wlcap file")
     p.add_argument("--dispatch", "-d", type=int, required=True, metavar="N",
                    help="dispatch number (as `wavelift run` numbers them, from 0)")
-    p.add_argument("--backend", choices=["numpy", "cuda"], default="numpy")
+    add_backend(p)
     p.add_argument("--mode", choices=["wave", "lane"], default="wave")
     add_budget(p)
     p.add_argument("--json", action="store_true",

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ..backends import base as backends
 from ..errors import UserError
 from ..stream import pm4
 from .aco import AcoShader
@@ -48,8 +49,8 @@ class Device:
         if target not in RUNS:
             why = "its ISA is not supported" if target in TARGETS else "unknown target"
             raise UserError(f"target {target!r}: {why} (wavelift runs {', '.join(RUNS)})")
-        if backend not in ("numpy", "cuda"):
-            raise UserError(f"unknown backend {backend!r} (numpy or cuda)")
+        if backend not in backends.names():
+            raise UserError(f"unknown backend {backend!r} ({' or '.join(backends.names())})")
         if mode not in ("wave", "lane"):
             raise UserError(f"unknown mode {mode!r} (wave or lane)")
         from ..memory.capture import Capture

@@ -47,8 +47,11 @@ NUM_SREGS = 132
 NUM_VGPRS = 256
 EXEC_LO, EXEC_HI, VCC_LO, VCC_HI, M0 = 126, 127, 106, 107, 124
 
-# op name -> its result's uniformity rule (ops.py), for the Builder's emit (hot: one dict lookup)
-_UNIFORMITY = {r.name: r.uniform for r in OPS.values() if r.kind == VALUE}
+# value op name -> (its result's uniformity rule, its result type rule) from ops.py, for the
+# Builder's emit (hot: one dict lookup)
+# ("" for "op": the op's type, None for "to": attrs["to"])
+_EMIT = {r.name: (r.uniform, {"op": "", "to": None}.get(r.result, r.result))
+         for r in OPS.values() if r.kind == VALUE}
 
 
 def refusal_of(op: "Op") -> tuple[int, str, str]:
@@ -129,16 +132,17 @@ class Builder:
 
     # -- raw emission -------------------------------------------------------------------------
     def emit(self, name: str, type: str, *args, uniform: bool | None = None, **attrs) -> Value:
-        rule = _UNIFORMITY.get(name)
-        assert rule is not None, name
-        if rule != GIVEN:
+        rule, result = _EMIT[name]              # (KeyError: not a value op of the table)
+        if rule == OPERANDS and uniform is None:
+            uniform = all(a.uniform for a in args if isinstance(a, Value))
+        elif rule != GIVEN:
             u = all(a.uniform for a in args if isinstance(a, Value)) if rule == OPERANDS else \
                 rule == UNIFORM
             assert uniform is None or uniform == u, (name, uniform)
             uniform = u
         assert uniform is not None, name        # (GIVEN: the frontend says)
         self._counter[0] += 1
-        v = Value(self._counter[0], type, uniform)
+        v = Value(self._counter[0], result or (attrs["to"] if result is None else type), uniform)
         self.ops.append(Op(name, type, tuple(args), attrs, v, self.instr))
         if is_float(type) or name in ("fin", "fout"):
             self.uses_float = True

@@ -165,6 +165,65 @@ def _compile(key, src: str, arch: str, use_disk: bool):
                                              f"{str(e)[:2000]}") from None
 
 
+# ---- the backend's declaration (backends/base.py) ---------------------------------------------
+
+# ops this backend declares it does not lower, with why (none today: tests/ir/test_ops.py checks
+# that each one listed here is refused by name, and that every other op lowers)
+UNSUPPORTED: dict[str, str] = {}
+
+
+def _lower(program: Program) -> None:
+    """CUDA C++ of every block of ``program`` (the dispatch of codegen.Lowering.block_source: an
+    op it does not lower raises CudaUnsupported naming it)."""
+    from .codegen import Lowering
+    low = Lowering(program, 32, "lane", 0, 0)
+    for blk in program.blocks:
+        low.block_source(blk)
+
+
+@functools.cache
+def _lowers() -> frozenset:
+    from ..base import probe
+    return probe(_lower, CudaUnsupported)
+
+
+class CudaBackend:
+    """NVRTC-compiled modules run on an NVIDIA GPU through CuPy (docs/decisions/0009-cuda.md)."""
+    name = "cuda"
+    missing = "no CUDA device"
+    tiers = ()
+    refused = CudaUnsupported
+
+    def lower(self, program: Program) -> None:
+        _lower(program)
+
+    def available(self):
+        return available()
+
+    def lowers(self) -> frozenset:
+        return _lowers()
+
+    def unsupported(self) -> dict[str, str]:
+        return UNSUPPORTED
+
+    def key_extra(self, config) -> tuple:
+        return (baked_params(config),)          # the dispatch shape its modules fold in (0009)
+
+    def build_module(self, key, program, config, mode, base_address):
+        return build_module(key, program, config, mode, base_address=base_address)
+
+    def window_plan(self, module) -> dict:
+        return {}
+
+    def run(self, module, config, windows, mode, budget, deadline=None, counts=None):
+        from ..base import run_runtime
+        from .runtime import Runtime
+        return run_runtime(Runtime, module, config, windows, mode, budget, deadline, counts)
+
+
+BACKEND = CudaBackend()
+
+
 def __getattr__(name):
     if name == "Runtime":
         from .runtime import Runtime

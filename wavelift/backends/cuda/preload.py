@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...ir.ops import INTS
 from ...translate.ir import Program
 from ..numpy.expr import ExprLowering
 
@@ -32,7 +33,7 @@ PRELOAD_WORDS = 1024     # constant memory for the words (WL_PRE)
 # ops evaluated on the host: integer and b1 only (no float mode involved)
 _OPS = {"const", "add", "sub", "mul", "mulhi", "and", "or", "xor", "not", "neg", "shl", "shr",
         "sar", "min", "max", "cmp", "select", "cvt", "pack64", "lo32", "hi32", "word", "sget", "load"}
-_INT = {"b1", "u8", "i8", "u16", "i16", "u32", "i32", "u64", "i64"}
+_INT = frozenset(("b1", *INTS))
 
 
 def _succ(blk, nb):

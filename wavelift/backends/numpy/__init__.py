@@ -1,8 +1,10 @@
 """The NumPy backend: IR blocks → generated Python over arrays [reg, waves, lanes]."""
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
+from ...ir.ops import OPS
 from ...translate.ir import Program
 from .codegen import ModeBlocks
 
@@ -20,9 +22,9 @@ class ModuleMeta:
 class Module:
     key: tuple
     program: Program
-    blocks: list
+    blocks: ModeBlocks
     source: str
-    meta: ModuleMeta = field(default=None)
+    meta: ModuleMeta
 
     # the native driver's record (0013): a race between its threads was seen (serial from then
     # on); the windows it wrote and read so far.  From its second run on, windows it never wrote
@@ -48,6 +50,106 @@ class Module:
         return self.blocks.get(index, mode)
 
 
-def build_module(key, program: Program, wave_size: int, base_address: int) -> Module:
-    blocks = ModeBlocks(program, wave_size)
-    return Module(key, program, blocks, "", ModuleMeta(base_address, program.block_at))
+def build_module(key, program: Program, config, mode: str = "wave",
+                 base_address: int | None = None) -> Module:
+    """The module of ``program`` (its blocks are generated and compiled on first use, per MODE);
+    the backends' one signature (backends/base.py).  ``mode`` changes nothing here: the runtime
+    takes it."""
+    base = config.program_address if base_address is None else base_address
+    blocks = ModeBlocks(program, config.wave_size)
+    return Module(key, program, blocks, "", ModuleMeta(base, program.block_at))
+
+
+# ---- the backend's declaration (backends/base.py) ---------------------------------------------
+
+def _lower_blocks(program: Program) -> None:
+    """NumPy blocks of every block of ``program`` (the dispatch of codegen.Lowering: an op it
+    does not lower raises NotImplementedError naming it)."""
+    from .codegen import Lowering
+    low = Lowering(program, 32)     # (base.probe's samples are wave32)
+    for blk in program.blocks:
+        low.block_source(blk)
+
+
+def _lower_native(program: Program) -> None:
+    """Native-tier C++ of every block (native.BlockSource: an op it leaves to the NumPy block
+    raises native.Unsupported naming it)."""
+    from . import native
+    gen = native.BlockSource(32)
+    for blk in program.blocks:
+        gen.block(blk, {}, None)
+
+
+@functools.cache
+def _lowers() -> frozenset:
+    from ..base import probe
+    return probe(_lower_blocks, NotImplementedError)
+
+
+@functools.cache
+def _native_lowers() -> frozenset:
+    from ..base import probe
+    from .native import Unsupported
+    return probe(_lower_native, Unsupported)
+
+
+def _native_refused():
+    from .native import Unsupported
+    return Unsupported
+
+
+class NativeTier:
+    """The native tier (native.py, docs/decisions/0012): C++ of the blocks it lowers; a block
+    with an op it does not lower stays a NumPy block (per block, per MODE: the dispatch runs
+    either way), so nothing is refused for it."""
+    name = "numpy-native"
+
+    def lower(self, program: Program) -> None:
+        _lower_native(program)
+
+    @property
+    def refused(self) -> type[Exception]:
+        return _native_refused()
+
+    def lowers(self) -> frozenset:
+        return _native_lowers()
+
+    def unsupported(self) -> dict[str, str]:
+        return {n: "a block that holds it stays a NumPy block" for n in OPS if n not in self.lowers()}
+
+
+class NumpyBackend:
+    """The reference backend: runs anywhere, lowers every op."""
+    name = "numpy"
+    missing = "the NumPy backend"
+    tiers = (NativeTier(),)
+    refused = NotImplementedError
+
+    def lower(self, program: Program) -> None:
+        _lower_blocks(program)
+
+    def available(self):
+        return True
+
+    def lowers(self) -> frozenset:
+        return _lowers()
+
+    def unsupported(self) -> dict[str, str]:
+        return {}
+
+    def key_extra(self, config) -> tuple:
+        return ()
+
+    def build_module(self, key, program, config, mode, base_address):
+        return build_module(key, program, config, mode, base_address)
+
+    def window_plan(self, module) -> dict:
+        return module.window_plan()
+
+    def run(self, module, config, windows, mode, budget, deadline=None, counts=None):
+        from ..base import run_runtime
+        from .runtime import Runtime
+        return run_runtime(Runtime, module, config, windows, mode, budget, deadline, counts)
+
+
+BACKEND = NumpyBackend()
