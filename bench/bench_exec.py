@@ -136,7 +136,7 @@ def run_wavelift(work, mode: str, repeat: int):
     tracemalloc.stop()
     if r is None or not r.landed:
         return dict(refused=str(getattr(r, "refusal", "no result")), cold_s=cold)
-    # WL_NATIVE=auto compiles the native tier in the background while the cold run uses NumPy
+    # WAVELIFT_NATIVE=auto compiles the native tier in the background while the cold run uses NumPy
     # blocks: the warm runs measure the tier once its library is ready
     from wavelift.backends.numpy import native
     native.wait_for_compiles()

@@ -247,7 +247,7 @@ def test_numpy_blocks(case, mode, monkeypatch):
 
 
 def _native(tmp_path, cases, drivers):
-    """``cases`` with WL_NATIVE=on in a child process per native driver setting ("on": the
+    """``cases`` with WAVELIFT_NATIVE=on in a child process per native driver setting ("on": the
     driver; "off": native blocks under the Python scheduler): a crash (heap corruption, SIGSEGV)
     is a failure here, not a dead pytest."""
     from wavelift.backends import host
@@ -257,7 +257,7 @@ def _native(tmp_path, cases, drivers):
             "print('RESULT ' + json.dumps(T.run_cases(sys.argv[2].split(','), 'wave')))")
     names = ",".join(c.__name__ for c in cases)
     for driver in drivers:
-        env = dict(os.environ, WL_NATIVE="on", WL_NATIVE_DRIVER=driver,
+        env = dict(os.environ, WAVELIFT_NATIVE="on", WAVELIFT_NATIVE_DRIVER=driver,
                    WAVELIFT_NATIVE_CACHE=str(tmp_path / "cache"))
         p = subprocess.run([sys.executable, "-c", code, str(HERE), names], env=env,
                            capture_output=True, text=True, timeout=600)

@@ -387,7 +387,7 @@ def test_deferred_exec_blends(tiers, cross):
 
 
 def test_auto_compiles_in_the_background(monkeypatch, tmp_path):
-    """WL_NATIVE=auto: a library not in the disk cache compiles while the dispatch runs on NumPy
+    """WAVELIFT_NATIVE=auto: a library not in the disk cache compiles while the dispatch runs on NumPy
     blocks (a large program costs g++ -O3 minutes: fuzz pm4 seed 3364 took 106 s); a later
     dispatch uses it once it is ready, with the same memory; the next process finds it cached."""
     from wavelift.backends import host

@@ -40,6 +40,7 @@ from concurrent.futures import Future
 
 import numpy as np
 
+from ... import settings
 from ...translate.ir import EXEC_HI, EXEC_LO, MODE_REG, Program, refusal_of
 from ...translate.program import lane_count_points
 from .. import disk_cache, host
@@ -135,7 +136,7 @@ class BlockSource:
         self.values = cf.ValueLowering()
         self.L = wave_size
         self.refusals: list[tuple[int, str, str]] = []  # refuse_if k -> ir.refusal_of
-        self.eager_blends = os.environ.get("WL_NATIVE_BLENDS") == "eager"   # (A/B, tests)
+        self.eager_blends = settings.get("WAVELIFT_NATIVE_BLENDS") == "eager"   # (A/B, tests)
 
     # -------------------------------------------------------------------- classification
     @staticmethod
@@ -508,7 +509,7 @@ def cache_dir() -> pathlib.Path | None:
 
 # -O3: if-conversion and vectorisation of the lane loops; -fno-trapping-math lets the compiler
 # evaluate both sides of a float select (it changes no value: we never read the FP flags)
-FLAGS = tuple(os.environ.get("WL_NATIVE_OPT", "-O3").split()) + \
+FLAGS = tuple(settings.get("WAVELIFT_NATIVE_OPT").split()) + \
     ("-march=native", "-fno-trapping-math") + host.COMPILE_FLAGS
 
 
@@ -599,7 +600,7 @@ _STORE = "from wavelift.backends.numpy import native; native.store_main()"
 def _store_in_child(source: str, d, name: str) -> None:
     """Compile ``source`` into the disk cache entry ``name`` in a process of its own (its own
     session: it is not killed with this one).  Only numbers and our own text reach it."""
-    env = dict(os.environ)
+    env = settings.environment()
     root = str(pathlib.Path(__file__).resolve().parents[3])      # (where ``wavelift`` is)
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     p = subprocess.Popen([sys.executable, "-c", _STORE, str(d), name], stdin=subprocess.PIPE,

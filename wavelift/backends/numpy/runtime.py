@@ -11,8 +11,9 @@ import os
 
 import numpy as np
 
+from ... import settings
+from ...errors import Refused
 from ...memory.guest import holds
-from ...refusal import Refused
 from ...result import Escape
 from ...translate.ir import EXEC_HI, EXEC_LO, MODE_REG, NUM_SREGS
 from . import atomics
@@ -22,20 +23,20 @@ from .scratch import ScratchStore
 MAX_ESCAPES = 16
 STATE_BYTES = 256 << 20          # bound on register state per batch
 # waves per batch: small enough that per-op temporaries stay in cache (measured: bench/README.md)
-BATCH_WAVES = int(os.environ.get("WL_BATCH_WAVES", "1024")) or None
+BATCH_WAVES = settings.get("WAVELIFT_BATCH_WAVES") or None
 # native tier (native.py, docs/decisions/0012): "auto" uses it for dispatches of at least
 # NATIVE_MIN_WAVES waves once the library is ready (a compile costs seconds to minutes once per
 # program and MODE, then the disk cache; it runs in the background while NumPy blocks run), "on"
 # for every dispatch, compiling first (tests, benchmarks of the tier), "off" never
-NATIVE = os.environ.get("WL_NATIVE", "auto")
-NATIVE_MIN_WAVES = int(os.environ.get("WL_NATIVE_MIN_WAVES", "512"))
+NATIVE = settings.get("WAVELIFT_NATIVE")
+NATIVE_MIN_WAVES = settings.get("WAVELIFT_NATIVE_MIN_WAVES")
 NATIVE_BATCH_FACTOR = 16
 # the native driver (a whole dispatch in one call) for programs whose every block is native;
-# WL_NATIVE_DRIVER=off keeps their native blocks under the Python scheduler
-NATIVE_DRIVER = os.environ.get("WL_NATIVE_DRIVER", "on") != "off"
+# WAVELIFT_NATIVE_DRIVER=off keeps their native blocks under the Python scheduler
+NATIVE_DRIVER = settings.get("WAVELIFT_NATIVE_DRIVER") != "off"
 # the driver's threads (default: the cores this process may use), for dispatches of at least
 # NATIVE_THREAD_MIN_WAVES waves
-NATIVE_THREADS = max(1, int(os.environ.get("WL_THREADS", "0")) or len(os.sched_getaffinity(0)))
+NATIVE_THREADS = max(1, settings.get("WAVELIFT_THREADS") or len(os.sched_getaffinity(0)))
 NATIVE_THREAD_MIN_WAVES = 4096
 _POOL = None
 # `wavelift trace` sets this to an empty dict to have the state of the first wave that escapes

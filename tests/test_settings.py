@@ -1,0 +1,77 @@
+"""wavelift/settings.py: the one module that reads the environment, its docs table, old names."""
+import ast
+import subprocess
+import sys
+import warnings
+
+import pytest
+
+from testpaths import ROOT
+from wavelift import settings
+
+ENV_READS = {"environ", "environb", "getenv", "getenvb", "putenv", "unsetenv"}
+
+
+def test_docs_table_is_current():
+    assert (ROOT / "docs" / "settings.md").read_text() == settings.markdown()
+    r = subprocess.run([sys.executable, "-m", "wavelift.settings", "--markdown"], cwd=ROOT,
+                       capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout == settings.markdown()
+
+
+def test_only_settings_reads_the_environment():
+    """No module of wavelift but settings.py touches os.environ / os.getenv (AST, so an import
+    inside a function or an alias of os is caught as well)."""
+    found = []
+    for path in sorted((ROOT / "wavelift").rglob("*.py")):
+        if path == ROOT / "wavelift" / "settings.py":
+            continue
+        tree = ast.parse(path.read_text(), str(path))
+        os_names = {"os"}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                os_names |= {a.asname for a in node.names if a.name == "os" and a.asname}
+        for node in ast.walk(tree):
+            where = f"{path.relative_to(ROOT)}:{getattr(node, 'lineno', 0)}"
+            if isinstance(node, ast.ImportFrom) and node.module == "os":
+                found += [where for a in node.names if a.name in ENV_READS]
+            elif (isinstance(node, ast.Attribute) and node.attr in ENV_READS
+                  and isinstance(node.value, ast.Name) and node.value.id in os_names):
+                found.append(where)
+    assert not found, f"read the environment through wavelift/settings.py: {found}"
+
+
+def test_every_setting_has_one_prefix_a_type_and_a_doc():
+    for s in settings.SETTINGS.values():
+        assert s.name.startswith(settings.PREFIX) or s.group == "external", s.name
+        assert s.type in (int, float, str) and s.doc and "\n" not in s.doc, s.name
+        assert s.default is None or isinstance(s.default, s.type), s.name
+        assert s.alias is None or s.alias.startswith("WL_"), s.name
+
+
+def test_values_defaults_and_bad_values(monkeypatch):
+    monkeypatch.delenv("WAVELIFT_BATCH_WAVES", raising=False)
+    monkeypatch.delenv("WL_BATCH_WAVES", raising=False)
+    assert settings.get("WAVELIFT_BATCH_WAVES") == 1024
+    monkeypatch.setenv("WAVELIFT_BATCH_WAVES", "")
+    assert settings.get("WAVELIFT_BATCH_WAVES") == 1024          # empty: the default
+    monkeypatch.setenv("WAVELIFT_BATCH_WAVES", " 64 ")
+    assert settings.get("WAVELIFT_BATCH_WAVES") == 64
+    monkeypatch.setenv("WAVELIFT_BATCH_WAVES", "many")
+    with pytest.raises(ValueError, match="WAVELIFT_BATCH_WAVES='many' is not an integer"):
+        settings.get("WAVELIFT_BATCH_WAVES")
+    with pytest.raises(KeyError):
+        settings.get("WAVELIFT_NO_SUCH_SETTING")
+
+
+def test_old_names_still_work_with_a_deprecation_warning(monkeypatch):
+    monkeypatch.delenv("WAVELIFT_NATIVE_OPT", raising=False)
+    monkeypatch.setenv("WL_NATIVE_OPT", "-O1")
+    monkeypatch.setattr(settings, "_warned", set())
+    with pytest.warns(DeprecationWarning, match="WL_NATIVE_OPT is deprecated: set WAVELIFT_NATIVE_OPT"):
+        assert settings.get("WAVELIFT_NATIVE_OPT") == "-O1"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                           # once per process
+        assert settings.get("WAVELIFT_NATIVE_OPT") == "-O1"
+    monkeypatch.setenv("WAVELIFT_NATIVE_OPT", "-O2")             # the new name wins
+    assert settings.get("WAVELIFT_NATIVE_OPT") == "-O2"
