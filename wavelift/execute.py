@@ -146,7 +146,7 @@ def execute_dispatch(memory, config, index=0, backend="numpy", mode="wave", cach
             raise Refused("backend.unavailable", f"{be.missing}: {why}")
         if mode not in backends.MODES:
             raise Refused("backend.unavailable", f"mode {mode!r} is not 'wave' or 'lane'")
-        from .isa.instruction import TARGETS        # a Capture built in Python may name any target
+        from .isa.instruction import TARGETS  # a Capture built in Python may name any target
         if config.target not in TARGETS:
             raise Refused("dispatch.bad_target", f"target {config.target!r}: wavelift runs code "
                                                  f"for {', '.join(TARGETS)}")

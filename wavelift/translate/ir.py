@@ -54,7 +54,7 @@ _EMIT = {r.name: (r.uniform, {"op": "", "to": None}.get(r.result, r.result))
          for r in OPS.values() if r.kind == VALUE}
 
 
-def refusal_of(op: "Op") -> tuple[int, str, str]:
+def refusal_of(op: Op) -> tuple[int, str, str]:
     """(instruction, why, refusal code) of a refuse_if op: what every backend reports."""
     return op.instr, op.attrs.get("why", ""), op.attrs.get("code", "program.unsupported_instruction")
 

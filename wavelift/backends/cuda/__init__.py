@@ -71,7 +71,7 @@ class Module:
     _mod: object = field(default=None, repr=False)
     _shared: int = 48 * 1024
 
-    def variant(self, preloaded: bool) -> "Module":
+    def variant(self, preloaded: bool) -> Module:
         """The module to launch: this one, whose preloads are constants (the host resolved every
         one), or its sibling built with WL_PRELOADED 0 on first use (each preload checked,
         the kernel's own load where it is unresolved; codegen.Lowering.load).  Each has its own
