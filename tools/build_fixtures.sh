@@ -10,7 +10,8 @@
 #   aco       GLSL (tests/fixtures/glsl/*.comp) -> Mesa 22.3.6 RADV/ACO code with aco-compile
 #             -> tests/fixtures/<gfx>/aco/<shader>-<w32|w64>.{bin,s,json,spv}
 #             and RADV's LLVM 15 backend (--llvm) -> tests/fixtures/gfx1030/radv-llvm/...
-#   radv      raw RADV PM4 captures -> tests/fixtures/radv/<name>/ (tools/radv_capture_raw/record.sh)
+#   radv      raw RADV PM4 captures -> tests/fixtures/radv/<name>/ and, converted by
+#             `wavelift import-radv`, tests/fixtures/captures/radv-<name>.wlcap (tools/radv_capture_raw/record.sh)
 #   manifest  tests/fixtures/manifest.json (tools/build_fixtures_manifest.py)
 #
 # Build-time tools (NOT needed by any test; the outputs are committed):
@@ -18,8 +19,9 @@
 #   - aco-compile lives in the team's shared tools, ../shared/tools/aco-compile (override with
 #     WAVELIFT_SHARED=/path/to/shared). It needs mesa-vulkan-drivers 22.3.6, glslang-tools,
 #     libvulkan-dev, gcc.
-#   - radv-capture, also in ../shared/tools/radv-capture, needs the Mesa 22.3.6 source headers
-#     (MESA_SRC, default /tmp/mesasrc/mesa-22.3.6; see tools/radv_capture_raw/README.md).
+#   - the RADV capture tool is the project's own, tools/radv_capture (README.md there): its
+#     build.sh fetches the Mesa 22.3.6 source headers with apt-get source when MESA_SRC (default
+#     /tmp/mesasrc/mesa-22.3.6) lacks them.
 # Everything is deterministic: rerunning gives byte-identical files.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -92,6 +94,6 @@ build_aco() {
 
 want clang && { echo "== clang"; build_clang; }
 want aco && { echo "== aco"; build_aco; }
-want radv && { echo "== radv"; WAVELIFT_SHARED=$SHARED tools/radv_capture_raw/record.sh; }
+want radv && { echo "== radv"; tools/radv_capture_raw/record.sh; }
 want manifest && { echo "== manifest"; python3 tools/build_fixtures_manifest.py; }
 echo "done"

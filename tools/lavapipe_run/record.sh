@@ -9,7 +9,7 @@
 # (Debian mesa-vulkan-drivers, VK_ICD_FILENAMES=lvp_icd) through lavapipe_run.c, writes the
 # output buffer to tests/fixtures/lavapipe/<shader>/set<S>_binding<B>.bin (the same for every
 # build of a shader: the inputs are the same), checks that the input buffers came back unchanged,
-# and converts the raw capture with tools/radv_to_wlcap.py into tests/fixtures/captures/radv-<CAPTURE>.wlcap
+# and converts the raw capture with `wavelift import-radv` into tests/fixtures/captures/radv-<CAPTURE>.wlcap
 # with `expected.memory` = the sha256 of lavapipe's bytes at the output buffer's VA
 # (`wavelift run` reports whether a replay matches).  The last binding is the output.
 set -euo pipefail
@@ -51,19 +51,6 @@ for name in "$@"; do
 # (the same for every build of $shader); made by tools/lavapipe_run/record.sh, run in that directory:
 VK_ICD_FILENAMES=$ICD $cmd
 EOT
-    python3 - "$d" "$out/set${s}_binding${b}.bin" "$FIX/captures/radv-$name.wlcap" "$target" "$s" "$b" "$name" <<'EOF'
-import hashlib, sys
-sys.path.insert(0, "tools")
-from radv_to_wlcap import convert
-d, expected, wlcap, target, s, b, name = sys.argv[1:]
-cap = convert(d + "/raw/submit0", target, name)
-for line in open(d + "/raw/buffers.txt"):
-    kv = dict(x.split("=", 1) for x in line.split())
-    if kv.get("set") == s and kv.get("binding") == b:
-        data = open(expected, "rb").read()
-        assert len(data) == int(kv["size"])
-        cap.expect_memory(int(kv["va"], 16), len(data), hashlib.sha256(data).hexdigest(), name="lavapipe")
-cap.save(wlcap)
-print("   ", wlcap)
-EOF
+    python3 -m wavelift import-radv "$d/raw" -o "$FIX/captures/radv-$name.wlcap" --target "$target" \
+        --expect "$s:$b:$out/set${s}_binding${b}.bin" --expect-name lavapipe
 done

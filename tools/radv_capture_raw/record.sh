@@ -1,41 +1,29 @@
 #!/bin/bash
 # tools/radv_capture_raw/record.sh - record wavelift's raw RADV captures into tests/fixtures/radv/.
 #
-# Build-time only (tests never run this; the outputs are committed). It builds the team's
-# radv-capture tool (../shared/tools/radv-capture, override with WAVELIFT_SHARED) into a
-# temporary directory against the Mesa 22.3.6 source headers, exactly like that tool's build.sh
-# (which would write into the shared tree), then records each capture:
+# Build-time only (tests never run this; the outputs are committed). It builds the project's
+# RADV capture tool (tools/radv_capture/build.sh, which fetches the Mesa 22.3.6 source headers
+# when MESA_SRC lacks them) into a temporary directory, then records each capture:
 #   - SPIR-V from tests/fixtures/glsl/*.comp with glslangValidator -V --target-env vulkan1.3;
 #   - input files generated deterministically by make_inputs.py into <capture>/inputs/;
 #   - radv_capture with RADV_FORCE_FAMILY=navi21 (or the entry's family), MESA_SHADER_CACHE_DISABLE=true and an empty
 #     XDG_CACHE_HOME (see the radv-capture README: a radv_builtin_shaders64 cache shifts VAs);
 #   - pm4_listing.py --check must pass on submit0;
-#   - trim.py then makes the capture small (see tests/fixtures/radv/README.md).
-#
-# Getting the Mesa source (Debian's own source package; /etc/apt is left alone):
-#   mkdir -p /tmp/aptsrc/lists/partial
-#   sed 's/^Types: deb$/Types: deb-src/' /etc/apt/sources.list.d/debian.sources > /tmp/aptsrc/src.sources
-#   O="-o Dir::Etc::sourcelist=/dev/null -o Dir::Etc::sourceparts=/tmp/aptsrc -o Dir::State::lists=/tmp/aptsrc/lists"
-#   apt-get $O update && mkdir -p /tmp/mesasrc && cd /tmp/mesasrc && \
-#     apt-get $O source --download-only mesa=22.3.6-1+deb12u2 && tar xzf mesa_22.3.6.orig.tar.gz
+#   - trim.py then makes the capture small (see tests/fixtures/radv/README.md);
+#   - `wavelift import-radv` converts it to tests/fixtures/captures/radv-<name>.wlcap, with
+#     lavapipe's output buffer as expected memory where tests/fixtures/lavapipe has it for the
+#     shader (tools/lavapipe_run/record.sh makes those; tests/cli/test_import_radv.py: same rule).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 export LC_ALL=C
-SHARED=${WAVELIFT_SHARED:-../shared}
-RC=$SHARED/tools/radv-capture
-M=${MESA_SRC:-/tmp/mesasrc/mesa-22.3.6}
+RC=tools/radv_capture
 HERE=tools/radv_capture_raw
 FIX=tests/fixtures
 OUT=$FIX/radv
-[ -f "$M/src/amd/vulkan/radv_radeon_winsys.h" ] || { echo "Mesa 22.3.6 source not found at $M" >&2; exit 3; }
-[ -f "$RC/radv_capture.c" ] || { echo "radv-capture not found at $RC (set WAVELIFT_SHARED)" >&2; exit 3; }
 
 BUILD=$(mktemp -d /tmp/wavelift-radv-capture.XXXXXX)
 trap 'rm -rf "$BUILD"' EXIT
-# the same command as ../shared/tools/radv-capture/build.sh, with the output in $BUILD
-gcc -O1 -g -Wall -Wno-unused-function -Wno-unused-variable -DHAVE_ENDIAN_H \
-    -I"$M/src/amd/vulkan" -I"$M/src" -I"$M/src/amd/common" -I"$M/src/amd" -I"$M/include" \
-    "$RC/radv_capture.c" -o "$BUILD/radv_capture" -ldl
+$RC/build.sh "$BUILD" > /dev/null
 CAP=$BUILD/radv_capture
 
 # name  shader  radv_capture options (paths relative to the capture directory's inputs/)  [family, default navi21]
@@ -75,12 +63,18 @@ for c in "${CAPTURES[@]}"; do
     rm -rf "$cache"
     python3 "$RC/pm4_listing.py" "$d/raw/submit0" --check > "$d/pm4_listing.txt"
     python3 $HERE/trim.py "$d/raw"
+    target=gfx1030; [ "$fam" = navi10 ] && target=gfx1010
+    last=$(grep -o -- '--binding [0-9]*:[0-9]*' <<< "$opts" | tail -1 | cut -d' ' -f2)
+    exp=$FIX/lavapipe/$shader/set${last%%:*}_binding${last#*:}.bin
+    expect=(); [ -f "$exp" ] && expect=(--expect "${last}:$exp" --expect-name lavapipe)
+    python3 -m wavelift import-radv "$d/raw" -o "$FIX/captures/radv-$name.wlcap" --target $target "${expect[@]}" > /dev/null
     cat > "$d/command.txt" <<EOT
-# run in tests/fixtures/radv/$name (radv_capture built from ../shared/tools/radv-capture, see
+# run in tests/fixtures/radv/$name (radv_capture built by tools/radv_capture/build.sh, see
 # tools/radv_capture_raw/record.sh); inputs/ made by tools/radv_capture_raw/make_inputs.py $name inputs
 glslangValidator -V --target-env vulkan1.3 ../../glsl/$shader.comp -o $shader.spv
 XDG_CACHE_HOME=\$(mktemp -d) RADV_FORCE_FAMILY=$fam MESA_SHADER_CACHE_DISABLE=true radv_capture $shader.spv raw $opts
 python3 pm4_listing.py raw/submit0 --check > pm4_listing.txt
 python3 tools/radv_capture_raw/trim.py raw
+wavelift import-radv raw -o ../../captures/radv-$name.wlcap --target $target${expect:+ --expect $last:../../lavapipe/$shader/$(basename "$exp") --expect-name lavapipe}
 EOT
 done
