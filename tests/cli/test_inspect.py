@@ -266,3 +266,27 @@ def test_trace_wave_state_past_the_budget(wavelift_cmd, tmp_path):
     ws = json.loads(wavelift_cmd("trace", path, "-d", "0", "--budget", "5000", "--json").stdout)["wave_state"]
     assert ws["kind"] == "budget_exceeded" and ws["address"] is None and ws["wave_size"] == 64
     assert ws["sgprs"][4] == 0xFFFFFFFF and all(len(v) == 64 for v in ws["vgprs"])
+
+
+def test_trace_wave_state_of_a_jump_off_the_program(wavelift_cmd, tmp_path):
+    """s_setpc_b64 s[0:1] with s[0:1] = two bytes into the code: program.bad_jump, and the dump
+    names the target and shows it in s0/s1."""
+    from conftest import record_only
+
+    from wavelift import pm4
+    dev = wavelift.Device("gfx1030", execute=record_only)
+    code = dev.upload(np.array([0xBE802000] + [0xBF810000] * 63, "<u4"), name="jumper")
+    a = int(code.address)
+    dev.submit_dispatch({"COMPUTE_PGM_LO": (a >> 8) & 0xFFFFFFFF, "COMPUTE_PGM_HI": a >> 40,
+                         "COMPUTE_PGM_RSRC1": 0, "COMPUTE_PGM_RSRC2": 2 << 1,
+                         "COMPUTE_NUM_THREAD_X": 32, "COMPUTE_NUM_THREAD_Y": 1,
+                         "COMPUTE_NUM_THREAD_Z": 1, "COMPUTE_USER_DATA_0": (a + 2) & 0xFFFFFFFF,
+                         "COMPUTE_USER_DATA_1": a >> 32}, (1, 1, 1), pm4.initiator(wave32=True))
+    path = tmp_path / "jumps.wlcap"
+    dev.save_capture(path)
+    p = wavelift_cmd("trace", path, "-d", "0")
+    assert p.returncode == 1 and "result: refused: program.bad_jump" in p.stdout
+    st = section(p.stdout, "wave state jumping off the program")
+    assert f"  pc    0x0: s_setpc_b64 s[0:1]  (the last instruction of that block, to 0x{a + 2:016x})" in st
+    srow = re.search(r"^    s0   (.*)$", st, re.M).group(1).split()
+    assert [int(x, 16) for x in srow[:2]] == [(a + 2) & 0xFFFFFFFF, a >> 32]

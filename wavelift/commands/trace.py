@@ -211,7 +211,12 @@ def format_config(memory, c, names=None) -> list[str]:
 
 
 # refusals after which trace shows a wave's state (runtime.WAVE_STATE records it for these)
-STATE_REFUSALS = ("escape", "dispatch.budget_exceeded")
+STATE_REFUSALS = ("escape", "dispatch.budget_exceeded", "program.bad_jump", "program.bad_address")
+
+
+# wave states recorded after the block ending at their pc ran (the rest: at an access in it)
+_AFTER_BLOCK = {"budget_exceeded": "past its budget", "bad_jump": "jumping off the program",
+                "runs_past": "running off the end of the program"}
 
 
 def rerun_for_wave_state(memory, config, execute, index, shift: int) -> dict | None:
@@ -229,7 +234,7 @@ def rerun_for_wave_state(memory, config, execute, index, shift: int) -> dict | N
         runtime.WAVE_STATE = None
     if not sink:
         return None
-    psg, pvg = _pending(memory, config, sink["pc"], through=sink["kind"] == "budget_exceeded")
+    psg, pvg = _pending(memory, config, sink["pc"], through=sink["kind"] in _AFTER_BLOCK)
     S, V = sink["sgprs"], sink["vgprs"]
     from ..translate.ir import EXEC_HI, EXEC_LO, M0, SCC, VCC_HI, VCC_LO
     wide = sink["wave_size"] == 64
@@ -277,13 +282,14 @@ def format_wave_state(st: dict, user_sgprs: int) -> list[str]:
     """The text dump of rerun_for_wave_state's record: PC, EXEC, VCC, M0, SCC, SGPRs (up to the
     last non-zero one, at least the user SGPRs), the VGPRs of the escaping lane."""
     digits = 16 if st["wave_size"] == 64 else 8
-    budget = st["kind"] == "budget_exceeded"
-    L = [(f"wave state past its budget (wave {st['wave']}; the dispatch run again on NumPy "
-          f"blocks, registers as they hold them after the block that took it past):" if budget
+    budget = st["kind"] in _AFTER_BLOCK
+    L = [(f"wave state {_AFTER_BLOCK[st['kind']]} (wave {st['wave']}; the dispatch run again on "
+          f"NumPy blocks, registers as they hold them after its last block):" if budget
           else f"wave state at the first escape (wave {st['wave']}, lane {st['lane']}; the "
                f"dispatch run again on NumPy blocks, registers as they hold them at the access):"),
          f"  pc    0x{st['pc']:x}: {shown(st['instruction'])}"
-         + ("  (the last instruction of that block)" if budget else
+         + (f"  (the last instruction of that block{', to ' + st['address'] if st['address'] else ''})"
+            if budget else
             f"  ({st['kind']} at {st['address']})"),
          f"  EXEC  0x{st['exec']:0{digits}x}  VCC 0x{st['vcc']:0{digits}x}  M0 0x{st['m0']:08x}"
          f"  SCC {st['scc']}"]

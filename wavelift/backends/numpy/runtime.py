@@ -39,9 +39,10 @@ NATIVE_DRIVER = settings.get("WAVELIFT_NATIVE_DRIVER") != "off"
 NATIVE_THREADS = max(1, settings.get("WAVELIFT_THREADS") or len(os.sched_getaffinity(0)))
 NATIVE_THREAD_MIN_WAVES = 4096
 _POOL = None
-# `wavelift trace` sets this to an empty dict to have the state of the first wave that escapes
-# or runs past its budget recorded into it (_wave_state, below) and the native tier left out
-# (its state is not at hand there); None, the default: nothing is recorded, nothing costs more
+# `wavelift trace` sets this to an empty dict to have the state of the first wave that escapes,
+# runs past its budget or jumps off the program recorded into it (_wave_state) and the native
+# tier left out (its state is not at hand there); None, the default: nothing is recorded and
+# nothing costs more
 WAVE_STATE: dict | None = None
 
 
@@ -122,8 +123,9 @@ class Runtime:
 
     def _wave_state(self, out, w, row, lane, ins, address, kind):
         """Record into ``out`` the state of the wave at row ``row`` of ``w`` as the NumPy blocks
-        hold it when its access at ``ins`` escapes (or, kind "budget_exceeded", after the block
-        ending at ``ins`` took it past its budget): every SGPR (EXEC, VCC, M0, SCC included) and
+        hold it when its access at ``ins`` escapes (or, kinds "budget_exceeded", "bad_jump",
+        "runs_past", after the block ending at ``ins`` took it past its budget, jumped to
+        ``address``, ran off the program): every SGPR (EXEC, VCC, M0, SCC included) and
         every VGPR of every lane (registers the block writes after the access are not yet
         written)."""
         b = int(np.arange(self.batch_waves)[w][row])
@@ -793,6 +795,9 @@ class Runtime:
                     if N < 64 else _map_addrs(meta, addrs)
                 if (tgt == -2).any():
                     a = int(addrs[np.argmax(tgt == -2)])
+                    if WAVE_STATE is not None and not WAVE_STATE:
+                        self._wave_state(WAVE_STATE, w, int(np.argmax(tgt == -2)), 0,
+                                         prog.instructions[blk.instrs[-1]], a, "bad_jump")
                     raise Refused("program.bad_jump",
                                   f"s_setpc/s_swappc at offset {prog.instructions[blk.instrs[-1]].offset:#x} "
                                   f"jumps to {a:#x}, not a decoded instruction of the program")
@@ -800,6 +805,10 @@ class Runtime:
             else:
                 nxt = np.asarray(nxt)
                 if (nxt == -2).any():
+                    if WAVE_STATE is not None and not WAVE_STATE:
+                        row = int(np.argmax(np.broadcast_to(nxt, (N,)) == -2))
+                        self._wave_state(WAVE_STATE, w, row, 0, prog.instructions[blk.instrs[-1]],
+                                         None, "runs_past")
                     raise Refused("program.bad_address", "control runs past the decoded program")
                 pc[w] = nxt
                 if kind == "barrier":
