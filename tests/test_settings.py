@@ -5,8 +5,8 @@ import sys
 import warnings
 
 import pytest
-
 from testpaths import ROOT
+
 from wavelift import settings
 
 ENV_READS = {"environ", "environb", "getenv", "getenvb", "putenv", "unsetenv"}

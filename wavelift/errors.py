@@ -98,5 +98,5 @@ def markdown_table() -> str:
 if __name__ == "__main__":
     import sys
 
-    from wavelift.terminal import quiet_broken_pipe      # `| head`: no BrokenPipeError traceback
+    from wavelift.terminal import quiet_broken_pipe  # `| head`: no BrokenPipeError traceback
     sys.exit(quiet_broken_pipe(lambda: print(markdown_table(), end="")))

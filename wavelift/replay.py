@@ -12,7 +12,7 @@ import time
 import types
 from typing import Callable
 
-from . import execute as engine     # looked up per call: tools and tests wrap execute_dispatch
+from . import execute as engine  # looked up per call: tools and tests wrap execute_dispatch
 from .dispatch.setup import build_config
 from .errors import Refusal, Refused
 from .memory.capture import Capture

@@ -161,5 +161,5 @@ def _main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    from wavelift.terminal import quiet_broken_pipe      # `| head`: no BrokenPipeError traceback
+    from wavelift.terminal import quiet_broken_pipe  # `| head`: no BrokenPipeError traceback
     sys.exit(quiet_broken_pipe(lambda: _main(sys.argv[1:])))
