@@ -23,7 +23,7 @@ block after an instruction that changes MODE so that waves regroup by their floa
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..ir import ops
 from ..ir.ops import (
@@ -37,6 +37,9 @@ from ..ir.ops import (
     UNIFORM,
     VALUE,
 )
+
+if TYPE_CHECKING:
+    from .scratch import Plan
 
 TYPES, VALUE_OPS = ops.TYPES, ops.VALUE_OPS     # (names the frontends and backends import here)
 
@@ -113,6 +116,8 @@ class Program:
     max_vgpr: int
     max_lds_offset: int = 0
     uses_scratch: bool = False
+    # the scratch plan, set by translate.program after construction (not an init argument)
+    scratch: Plan | None = field(default=None, init=False, repr=False, compare=False)
 
 
 class Builder:
@@ -129,6 +134,8 @@ class Builder:
         self.uses_scratch = False
         self.target = "gfx1030"
         self.base_address = 0       # guest address of byte offset 0 of the program
+        self.scratch: Plan | None = None    # set by translate.program; read by the memory frontends
+        self._dpp_ok: Value | None = None   # a DPP row-mask condition, live within one instruction
 
     # -- raw emission -------------------------------------------------------------------------
     def emit(self, name: str, type: str, *args, uniform: bool | None = None, **attrs) -> Value:
