@@ -85,9 +85,6 @@ _ALL = [
     Setting("WAVELIFT_FUZZ_CUDA", str, None,
             "`1`: the programs fuzz target also replays each case on the CUDA backend",
             group="tests", alias="WL_FUZZ_CUDA"),
-    Setting("WAVELIFT_SHARED", str, "../shared",
-            "where tools/build_fixtures.sh and tools/radv_capture_raw find aco-compile and "
-            "radv-capture (read by those scripts)", group="tests"),
     # not wavelift's, read where a default depends on them
     Setting("XDG_CACHE_HOME", str, None,
             "the base of the default cache directories (else ~/.cache)", group="external"),
