@@ -16,9 +16,8 @@
 #
 # Build-time tools (NOT needed by any test; the outputs are committed):
 #   - clang-19, ld.lld-19, llvm-objdump-19, llvm-readelf-19   (apt: llvm-19 clang-19 lld-19)
-#   - aco-compile lives in the team's shared tools, ../shared/tools/aco-compile (override with
-#     WAVELIFT_SHARED=/path/to/shared). It needs mesa-vulkan-drivers 22.3.6, glslang-tools,
-#     libvulkan-dev, gcc.
+#   - aco-compile is the project's own, tools/aco_compile (README.md there). It needs
+#     mesa-vulkan-drivers 22.3.6, glslang-tools, libvulkan-dev, gcc.
 #   - the RADV capture tool is the project's own, tools/radv_capture (README.md there): its
 #     build.sh fetches the Mesa 22.3.6 source headers with apt-get source when MESA_SRC (default
 #     /tmp/mesasrc/mesa-22.3.6) lacks them.
@@ -26,7 +25,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export LC_ALL=C
-SHARED=${WAVELIFT_SHARED:-../shared}
 FIX=tests/fixtures
 LOGDIR=$FIX/build_log         # command logs consumed by the manifest stage (committed, small)
 mkdir -p "$LOGDIR"
@@ -67,8 +65,7 @@ build_clang() {
 
 # ------------------------------------------------------------------------------------- aco ---
 build_aco() {
-    local ACO=$SHARED/tools/aco-compile/aco-compile
-    [ -x "$ACO" ] || { echo "aco-compile not found at $ACO (set WAVELIFT_SHARED)" >&2; exit 3; }
+    local ACO=tools/aco_compile/aco-compile
     local log=$LOGDIR/aco.tsv
     : > "$log"
     local SHADERS="scratch_array image_blur lds_reduce subgroup_ops push_consts_ubo descriptor_types fullscreen scratch_game int64_div int64_misc int64_atomic int64_div32_shapes"
@@ -82,8 +79,7 @@ build_aco() {
         mkdir -p "$dir"
         for s in $list; do
             out=$dir/$s-$wave
-            # the command as recorded uses the default location of the shared tools
-            cmd="../shared/tools/aco-compile/aco-compile $FIX/glsl/$s.comp -o $out --family $fam --wave${wave#w}$extra -q"
+            cmd="$ACO $FIX/glsl/$s.comp -o $out --family $fam --wave${wave#w}$extra -q"
             echo "  $out"
             PYTHONDONTWRITEBYTECODE=1 "$ACO" "$FIX/glsl/$s.comp" -o "$out" --family $fam --wave${wave#w}$extra -q
             printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' $kind "$out" "$FIX/glsl/$s.comp" \

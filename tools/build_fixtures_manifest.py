@@ -340,7 +340,7 @@ def main():
         "format": "wavelift-fixtures 1",
         "generated_by": "tools/build_fixtures.sh (manifest: tools/build_fixtures_manifest.py)",
         "tools": {"clang": clang_ver, "mesa": "Mesa 22.3.6 (Debian 12 mesa-vulkan-drivers "
-                  "22.3.6-1+deb12u2), via ../shared/tools/aco-compile and radv-capture"},
+                  "22.3.6-1+deb12u2), via tools/aco_compile and tools/radv_capture"},
         "binaries": binaries,
         "radv_captures": capture_entries(),
         "hidden_arg_layouts": HIDDEN_LAYOUTS,

@@ -1,4 +1,4 @@
-"""Shaders compiled by shared/tools/aco-compile (Mesa RADV 22.3 + ACO), dispatched the way RADV
+"""Shaders compiled by tools/aco_compile (Mesa RADV 22.3 + ACO), dispatched the way RADV
 22.3 dispatches them: code, descriptor sets, push-constant buffer and scratch in RADV's 32-bit
 window 0xffff8000_xxxxxxxx, user SGPRs per the shader's recorded `user_sgprs.layout`, and the
 registers radv_pipeline_emit_hw_cs / radv_emit_dispatch_packets write.

@@ -193,7 +193,7 @@ class Device:
         return lco
 
     def load_aco_shader(self, json_path, bin_path=None):
-        """Load a shader made by shared/tools/aco-compile (OUT.json + OUT.bin)."""
+        """Load a shader made by tools/aco_compile (OUT.json + OUT.bin)."""
         return AcoShader.load(self, json_path, bin_path)
 
     # ---- runtime state -----------------------------------------------------------------------
