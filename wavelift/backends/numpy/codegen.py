@@ -65,6 +65,7 @@ class Lowering(Optimizer):
             ws = writes.get(("sset" if op.name == "sget" else "vset", op.attrs["reg"]))
             if not ws:
                 continue
+            assert op.out is not None       # a register read has a result
             p = bisect.bisect_right(ws, i)
             if p < len(ws) and last_use.get(op.out.id, -1) > ws[p]:
                 out.add(i)
@@ -80,7 +81,7 @@ class Lowering(Optimizer):
                 lines.append("    R.refuse_rounding(mode)")
         if mode is not None:
             blk = self.optimize(blk, mode, live_out)
-        name = {}
+        name: dict[int, str] = {}       # value id -> its Python name
         kval = {}                       # name of a constant -> its value
         must_copy = self.reads_to_copy(blk)
         exec_full = {}                  # exec value name -> name of its "all lanes on" flag
@@ -110,6 +111,7 @@ class Lowering(Optimizer):
                 if i in must_copy:
                     e += ".copy()"
             elif n == "exec":
+                assert op.out is not None and o is not None     # exec has a result
                 if exec_cache is not None:
                     name[op.out.id] = exec_cache
                     continue
@@ -122,7 +124,7 @@ class Lowering(Optimizer):
                 continue
             elif n in ("fin", "fout") and mode is not None:
                 e = f"H.flush({a[0]})"            # kept by optimize() only when MODE flushes
-            elif n in ("fmin", "fmax") and t == "f32" and \
+            elif n in ("fmin", "fmax") and t == "f32" and op.out is not None and \
                     (e := _minmax_const(n, a, kval, not op.out.uniform)):
                 pass
             elif n in VALUE_OPS or n in LOCAL_OPS:
@@ -153,6 +155,7 @@ class Lowering(Optimizer):
                 continue
             else:
                 raise NotImplementedError(n)
+            assert op.out is not None and o is not None     # (every op left is a value op)
             lines.append(f"    {o} = {e}")
             name[op.out.id] = o
         if len(blk.ops) in counts:
@@ -256,7 +259,7 @@ class ModeBlocks:
                 # its NumPy blocks run instead, and the tier tests fail on the recorded problem
                 nb = native.NoNative(f"internal error: {type(e).__name__}: {e}")
             self.natives[mode] = nb
-        if getattr(nb, "pending", None) is not None:
+        if isinstance(nb, native.NativeBlocks) and nb.pending is not None:
             try:
                 if not nb.ready():
                     return native.COMPILING

@@ -24,6 +24,7 @@ Generated text holds numbers and names made from numbers only -- never guest tex
 """
 from __future__ import annotations
 
+import _ctypes  # (CFuncPtr: the type of a library's function)
 import ctypes
 import functools
 import hashlib
@@ -317,7 +318,7 @@ class BlockSource:
         hoist: list[str] = []           # scalar statements met while a loop is open
         body: list[str] = []            # the open loop's statements
         cur = [None]
-        hints = []
+        hints: list[str] = []
         vregs = sorted({op.attrs["reg"] for op in ops if op.name in ("vget", "vset")})
         vcur: dict[int, str] = {}       # VGPR written in the block -> template of its value
 
@@ -663,8 +664,10 @@ class NativeBlocks:
         ``background``: a library not in the disk cache compiles in a worker thread; until
         ``ready()`` has attached it, no block is native (``pending``)."""
         self.unsupported: dict[int, str] = {}
-        self.drive = self.waves = None      # the driver (wl_drive, wl_waves), when there is one
-        self.pending = None                 # the Future of a background compile
+        # the driver (wl_drive, wl_waves), when there is one
+        self.drive: _ctypes.CFuncPtr | None = None
+        self.waves: _ctypes.CFuncPtr | None = None
+        self.pending: Future | None = None  # the Future of a background compile
         gen = BlockSource(wave_size)
         low = Optimizer(program, wave_size)     # the NumPy blocks' own optimisation
         parts, names = [], {}

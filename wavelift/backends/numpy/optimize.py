@@ -445,7 +445,7 @@ def liveness(program: Program, wave_size: int, mode: int) -> list:
     read only to compute dead values is not live).  Blocks ending in setpc (unknown target) or
     a MODE change (the next block runs in another MODE) keep everything."""
     low = Optimizer(program, wave_size)
-    fw = [_Opt(low, b, mode).forward() for b in program.blocks]
+    fw: list[tuple[list, tuple]] = [_Opt(low, b, mode).forward() for b in program.blocks]
     n = len(fw)
     succ = []
     for ops, term in fw:

@@ -8,6 +8,7 @@ the ScratchStore (module-private, per wave).
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 import numpy as np
 
@@ -72,18 +73,19 @@ class Runtime:
         self.LANE = np.arange(L, dtype=np.uint32)[None, :]
         self.LANE64 = np.arange(L, dtype=np.uint64)[None, :]
         self.LANEBITS = self.LANE if L == 32 else self.LANE64
-        self._lid_cache = {}                    # group shape -> local-id tables (_local_ids)
+        # group shape -> local-id tables (_local_ids)
+        self._lid_cache: dict[tuple[int, int, int], tuple[np.ndarray, ...]] = {}
         self.native = False                     # run() decides
         self.native_runs = 0                    # block runs done by the native tier
         self.native_driver = False              # the whole dispatch ran in the native driver
         self.native_threads = 1                 # in this many threads
         self.windows_aliased = 0                # windows it read in guest memory (not copied)
         self.windows_blank = 0                  # windows it only stored to (not copied)
-        self._fns = {}                          # (block, MODE) -> block function
+        self._fns: dict[tuple[int, int], Callable] = {}     # (block, MODE) -> block function
         self.native_problem = None              # why a MODE has no native library
         self.native_compiling = False           # a MODE's library was still compiling (auto)
         self.native_origin = None               # its library's origin: "disk cache" / "compiled"
-        self._bufs = {}                         # state arrays reused between batches (_zeros)
+        self._bufs: dict[str, np.ndarray] = {}  # state arrays reused between batches (_zeros)
 
     def count_lanes(self, k, lo, hi):
         """``k`` vector instructions ran under this EXEC (lane_instructions is exact)."""
