@@ -173,3 +173,32 @@ def test_expect_errors(cli, raw, tmp_path):
     refused(cli, raw, tmp_path, "bytes, buffer set=0 binding=0",
             args=["--expect", f"0:0:{raw / 'buffers.txt'}"])
     refused(cli, raw, tmp_path, "SET:BINDING:FILE", args=["--expect", "zero"])
+
+
+def test_mutated_capture_json_never_crashes(cli, raw, tmp_path):
+    """Seeded mutations of capture.json's fields (wrong types, bad addresses, paths): each is
+    converted or refused as a user error (rc 2, no output), never an internal error (rc 3)."""
+    import random
+    cj = raw / "submit0" / "capture.json"
+    base = json.loads(cj.read_text())
+    values = [None, True, -1, 0, 2 ** 70, 1.5, "", "0x", "0xffffffffffffffff", "0x0001000000000000",
+              "0xffff800000100000", [], {}, "../x", "a/b", "x" * 2000, 4, 256]
+    rng = random.Random(26)
+    out = tmp_path / "m.wlcap"
+    for _ in range(60):
+        meta = json.loads(json.dumps(base))
+        r = rng.random()
+        if r < 0.5:
+            bo = rng.choice(meta["bos"])
+            bo[rng.choice(sorted(bo) + ["extra"])] = rng.choice(values)
+        elif r < 0.8:
+            ib = rng.choice(meta["submits"][0]["ibs"])
+            ib[rng.choice(sorted(ib))] = rng.choice(values)
+        else:
+            meta[rng.choice(["bos", "submits", "format"])] = rng.choice(values)
+        cj.write_text(json.dumps(meta))
+        rc, _, err = cli("import-radv", raw, "-o", out)
+        assert rc in (0, 2), err
+        assert out.exists() == (rc == 0), err
+        if out.exists():
+            out.unlink()

@@ -72,6 +72,9 @@ def _no_constant(c):
     raise ValueError(f"{c} is not a number JSON allows")
 
 
+_KINDS = {int: "an integer", str: "a string", list: "a list", dict: "an object"}
+
+
 def _field(obj, key, kind, where: str):
     v = obj.get(key) if isinstance(obj, dict) else None
     if kind is int:
@@ -79,7 +82,7 @@ def _field(obj, key, kind, where: str):
     else:
         ok = isinstance(v, kind)
     if not ok:
-        raise ImportRadvError(f"{where}: `{key}` is missing or not a {getattr(kind, '__name__', kind)}")
+        raise ImportRadvError(f"{where}: `{key}` is missing or not {_KINDS[kind]}")
     return v
 
 
