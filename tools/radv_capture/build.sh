@@ -13,7 +13,7 @@ MESA_VERSION=22.3.6
 DEB_VERSION=22.3.6-1+deb12u2
 M=${MESA_SRC:-/tmp/mesasrc/mesa-$MESA_VERSION}
 D=$(cd "$(dirname "$0")" && pwd)
-OUT=${1:-$D/build}
+OUT=${1:-$(dirname "$0")/build}
 
 if [ ! -f "$M/src/amd/vulkan/radv_radeon_winsys.h" ]; then
     echo "radv_capture: fetching Mesa $DEB_VERSION source (Debian) into $(dirname "$M")" >&2
