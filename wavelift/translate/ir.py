@@ -23,7 +23,7 @@ block after an instruction that changes MODE so that waves regroup by their floa
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..ir import ops
 from ..ir.ops import (
@@ -38,8 +38,6 @@ from ..ir.ops import (
     VALUE,
 )
 
-if TYPE_CHECKING:
-    from .scratch import Plan
 
 TYPES, VALUE_OPS = ops.TYPES, ops.VALUE_OPS     # (names the frontends and backends import here)
 
@@ -105,6 +103,17 @@ class Block:
     term: tuple = ("end",)
     valu: int = 0                   # vector instructions (for lane_instructions)
     uses_float: bool = False
+
+
+@dataclass
+class Plan:
+    """The scratch decision for one (program, ScratchABI) (translate/scratch.py makes it)."""
+    mubuf_scratch: frozenset = frozenset()   # offsets of MUBUF instructions that are scratch
+    roots: frozenset = frozenset()           # user SGPRs holding the scratch base
+    tracer_skip: frozenset = frozenset()     # user SGPRs the buffer tracer leaves out
+
+    def is_scratch_mubuf(self, offset: int) -> bool:
+        return offset in self.mubuf_scratch
 
 
 @dataclass

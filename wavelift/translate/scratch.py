@@ -46,6 +46,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..errors import Refused
+from .ir import Plan
 
 SCC_ID = 253             # the SCC pseudo register in the analysis (the SRC code for src_scc)
 VGPR0 = 256              # VGPR v is register VGPR0 + v
@@ -354,15 +355,7 @@ def analyze(instrs: dict, groups: list[list[int]], base_address: int = 0) -> Fac
 
 
 # ------------------------------------------------------------------------------- plan
-@dataclass
-class Plan:
-    """The scratch decision for one (program, ScratchABI)."""
-    mubuf_scratch: frozenset = frozenset()   # offsets of MUBUF instructions that are scratch
-    roots: frozenset = frozenset()           # user SGPRs holding the scratch base
-    tracer_skip: frozenset = frozenset()     # user SGPRs the buffer tracer leaves out
-
-    def is_scratch_mubuf(self, offset: int) -> bool:
-        return offset in self.mubuf_scratch
+# (Plan, what this decides, lives with the Program it belongs to: ir.py)
 
 
 def _regs(mask):
