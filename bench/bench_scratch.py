@@ -20,9 +20,9 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "scratch"))
 
 import numpy as np  # noqa: E402
+from references import FIX, ref_scratch_game, run_scratch_game  # noqa: E402
 
 import wavelift  # noqa: E402
-from references import FIX, ref_scratch_game, run_scratch_game  # noqa: E402
 
 
 def main(argv=None) -> int:

@@ -99,6 +99,7 @@ def scratch_test_dispatches():
 
 def _record_scratch_tests():
     import pytest
+
     import wavelift.execute as X
     got = []
     orig = X.execute_dispatch
@@ -122,6 +123,7 @@ def _precompile_one(args):
     mem, cfg, modes, arch, cache_dir = args
     os.environ["WAVELIFT_CUDA_CACHE"] = cache_dir
     from test_cuda_backend import translate_dispatch
+
     from wavelift.backends.cuda import build_module
     from wavelift.execute import execute_dispatch, module_key
     out = []
@@ -173,7 +175,7 @@ def start_fixtures(args, arch):
     cache_dir = tempfile.mkdtemp(prefix="wl-cuda-cache-")
     os.environ["WAVELIFT_CUDA_CACHE"] = cache_dir
     jobs = []
-    for n, m, c in items:
+    for _n, m, c in items:
         try:
             prog, _ = translate_dispatch(m, c)
             modes = ("lane", "wave") if prog.uses_scratch else ("lane",)
@@ -417,9 +419,10 @@ def run_native(spec, arch, repeat):
 
 
 def bench_one(name, make, args, arch):
+    from test_cuda_backend import translate_dispatch
+
     from wavelift.backends.cuda import build_module
     from wavelift.execute import execute_dispatch, module_key
-    from test_cuda_backend import translate_dispatch
     log(f"\n-- {name}")
     mem, cfg, out_addr, out_bytes, native = make()
     row = dict(name=name, groups=list(cfg.num_groups), block=list(cfg.block), wave=cfg.wave_size)

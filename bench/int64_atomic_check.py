@@ -6,12 +6,14 @@ against CUDA lane mode (three CUDA runs each), cell by cell:
 Slot k % 16 of the output names the shader statement (tests/fixtures/glsl/int64_atomic.comp).
 """
 import copy
-import sys
 import pathlib
+import sys
+
 import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests" / "cuda"))
 from fixture_dispatches import aco_dispatches  # noqa: E402
+
 from wavelift.execute import execute_dispatch  # noqa: E402
 
 

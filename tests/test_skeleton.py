@@ -1,9 +1,9 @@
 import subprocess
 import sys
 
-from wavelift.errors import CODES, Refusal, markdown_table
-
 import pytest
+
+from wavelift.errors import CODES, Refusal, markdown_table
 
 
 def test_refusal_codes_are_registered():

@@ -19,7 +19,6 @@ import os
 import re
 import struct
 import subprocess
-import sys
 
 import yaml
 

@@ -40,6 +40,7 @@ KERNELS = {
 
 def module_source(name):
     from test_cuda_backend import translate_dispatch
+
     from wavelift.backends.cuda.codegen import baked_params, generate
     mem, cfg, *_ = KERNELS[name]()
     prog, base = translate_dispatch(mem, cfg)

@@ -309,7 +309,7 @@ class Gen:
                     jobs.append((enc, op, var, e, fn, v, [w0, ext], [w0, put(ext, flds, **{fn: v})]))
         res = self.ask([j[6] for j in jobs] + [j[7] for j in jobs])
         base, res = res[:len(jobs)], res[len(jobs):]
-        for (enc, op, var, e, fn, v, _, words), r0, r in zip(jobs, base, res):
+        for (enc, op, var, e, fn, v, _, _words), r0, r in zip(jobs, base, res):
             spec = e["f"].setdefault(fn, {"bad": [], "p": 0})
             if r is None:
                 spec["bad"].append(v)

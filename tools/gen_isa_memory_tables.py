@@ -254,7 +254,7 @@ def probe_modes(enc, target, ops, modes, fields, extra_base=None, sgpr_tags=None
         full_probes.append(build(enc, **full))
     res2 = llvm_disassemble(full_probes, target)
     out = []
-    for (opf, mode, zero, base_text), (text, size) in zip(stage, res2):
+    for (opf, mode, zero, base_text), (text, _size) in zip(stage, res2):
         if text is None:     # a combination of allowed fields is invalid: keep the base view
             text = base_text
             bad = True

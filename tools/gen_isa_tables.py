@@ -572,7 +572,7 @@ class Gen:
         om = -1
         unk = []
         hidden = set()
-        srcs = {p["i"]: (s, e) for s, e, p in x["spans"] if "i" in p}
+        {p["i"]: (s, e) for s, e, p in x["spans"] if "i" in p}
         g0 = groups_of(base)
         fname = {}
         for n, lo, w in LAYOUTS[x["lay"]]:

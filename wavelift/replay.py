@@ -10,7 +10,7 @@ import os
 import sys
 import time
 import types
-from typing import Callable
+from collections.abc import Callable
 
 from . import execute as engine  # looked up per call: tools and tests wrap execute_dispatch
 from .dispatch.setup import build_config

@@ -10,10 +10,9 @@ import tomllib
 
 import numpy as np
 import pytest
+from conftest import ROOT
 
 import wavelift
-
-from conftest import ROOT
 
 
 def test_version(wavelift_cmd):

@@ -7,11 +7,10 @@ import re
 import subprocess
 
 import pytest
+from conftest import ROOT, VADD_HSACO
 
 import wavelift
 from wavelift.isa.llvm_oracle import LLVM_OBJDUMP, have_llvm
-
-from conftest import ROOT, VADD_HSACO
 
 
 def one_error(p) -> str:

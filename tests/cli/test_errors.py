@@ -3,11 +3,10 @@ import subprocess
 import sys
 
 import pytest
+from conftest import ROOT
 
 import wavelift
 from wavelift.commands.common import cuda_problem
-
-from conftest import ROOT
 
 
 def one_line(err: str) -> str:

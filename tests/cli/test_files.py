@@ -6,11 +6,10 @@ import shutil
 import stat
 
 import pytest
+from conftest import sha
 
 import wavelift
 from wavelift.outfile import atomic_output
-
-from conftest import sha
 
 
 @pytest.fixture

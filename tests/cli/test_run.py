@@ -6,11 +6,10 @@ import shutil
 
 import numpy as np
 import pytest
+from conftest import CAPTURES, EXAMPLE, sha
 
 import wavelift
 from wavelift import report
-
-from conftest import CAPTURES, EXAMPLE, sha
 
 
 def rows(out: str) -> dict:
@@ -163,6 +162,7 @@ def test_budget_option(cli, tmp_path):
 def test_device_budget():
     """Device(budget=) bounds every launch's waves the same way; replay(budget=) a capture's."""
     from testpaths import FIXTURES
+
     from wavelift.driver.device import Device
     for budget, landed in ((4, False), (None, True)):
         dev = Device("gfx1030", budget=budget)

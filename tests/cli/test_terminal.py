@@ -7,10 +7,9 @@ import subprocess
 import sys
 
 import pytest
+from conftest import ROOT, VADD_HSACO
 
 import wavelift
-
-from conftest import ROOT, VADD_HSACO
 
 ESC = "\x1b]0;owned\x07\x1b[2J"             # set the window title, clear the screen
 NASTY = {"a": ESC + "a", "b": "b\nforged line", "c": "\u202ec", "kernargs:vadd#0": "k\x9b31m"}

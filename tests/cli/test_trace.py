@@ -2,10 +2,9 @@
 import re
 
 import pytest
+from conftest import CAPTURES
 
 import wavelift
-
-from conftest import CAPTURES
 
 
 def section(out: str, title: str) -> str:

@@ -37,8 +37,9 @@ class _Catch:
 
 def clang_dispatches(shapes=("small",)):
     """(name, memory, config, case) per clang manifest binary x kernel x case shape."""
-    import wavelift
     from reference import cases as C
+
+    import wavelift
     out = []
     for b in MANIFEST["binaries"]:
         if b["kind"] != "clang":

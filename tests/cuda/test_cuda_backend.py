@@ -56,8 +56,8 @@ def _dispatches():
 def _programs():
     """Unique (name, program, config, base, modes) over all fixture dispatches; translation
     failures (decoder/frontend gaps, the NumPy backend refuses them too) are kept as strings."""
-    from wavelift.execute import module_key
     from wavelift.errors import Refused
+    from wavelift.execute import module_key
     out, seen = [], set()
     for name, mem, cfg in _dispatches():
         try:
@@ -85,6 +85,7 @@ def _program_names():
 
 def test_default_backend_is_numpy():
     import inspect
+
     import wavelift
     from wavelift.execute import execute_dispatch
     assert inspect.signature(execute_dispatch).parameters["backend"].default == "numpy"
@@ -160,7 +161,7 @@ def _compile_sample() -> tuple:
     with each feature (wave64, scratch in both modes, barriers, setpc, atomics, LDS, f64,
     refuse_if), then the smallest of the rest."""
     best = {}
-    for name, prog, cfg, base, modes in _programs():
+    for name, prog, cfg, _base, _modes in _programs():
         if prog is None:
             continue
         size = sum(len(b.ops) for b in prog.blocks)
@@ -337,6 +338,7 @@ def test_dispatch_shape_is_folded_and_keyed():
     per-dispatch words (user SGPRs, group counts, budget) stay reads of P[]."""
     import dataclasses
     import re
+
     from wavelift.backends.cuda import codegen as G
     from wavelift.execute import module_key
     name, prog, cfg, base, modes = next(p for p in _programs() if p[1] is not None
@@ -482,6 +484,7 @@ def _rig(code_hex, wave64):
     """A tests/execute harness Rig over program bytes (no assembler needed)."""
     sys.path.insert(0, str(HERE.parent / "execute"))
     from harness import Rig
+
     from wavelift.memory.guest import GuestMemory
     rig = Rig.__new__(Rig)
     rig.mem, rig.code, rig.target = GuestMemory(), bytes.fromhex(code_hex), "gfx1030"
@@ -711,6 +714,7 @@ def test_runtime_packs_preloads_and_guards_their_bytes():
     -> the module's own (WL_PRELOADED) build is launched; a rerun (disabled) preloads nothing
     and needs the checked build."""
     from types import SimpleNamespace
+
     from wavelift.backends.cuda import preload
     from wavelift.backends.cuda.runtime import Runtime
     from wavelift.trace.tracer import trace
@@ -738,6 +742,7 @@ def test_constants_guard_preloaded_and_mirrored_bytes():
     written) are both the preloads' and the mirrored windows'; every preload resolved -> the
     module itself is launched, none (the rerun) -> its checked build (Module.variant)."""
     from types import SimpleNamespace
+
     from wavelift.backends.cuda.codegen import generate
     from wavelift.backends.cuda.runtime import Runtime
     from wavelift.trace.tracer import trace

@@ -190,6 +190,7 @@ def test_scratch_split_only_for_flat_scratch():
 def test_scratch_byte_addresses_match_numpy():
     """wl_sbyte (C) mirrors runtime._scratch_split: checked on the same formula in Python."""
     import numpy as np
+
     from wavelift.backends.numpy.runtime import Runtime
     for W in (32, 64):
         rt = types.SimpleNamespace(L=W)

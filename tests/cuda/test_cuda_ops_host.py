@@ -54,6 +54,7 @@ def _programs():
     from asm import HAVE_MC
     if HAVE_MC:
         from test_alu_ops import CASES, encodings
+
         from wavelift.translate.program import translate
         enc = encodings()
         for name, case in sorted(CASES.items()):

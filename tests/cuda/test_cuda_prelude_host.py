@@ -149,6 +149,7 @@ def test_minmax_with_a_constant_is_wl_fmin_fmax(tmp_path):
     bits wl_fmin / wl_fmax give, for every operand kind, the constant first or second; and it is
     not used where it would not (a NaN constant, fmax with -0, fmin with +0)."""
     import ctypes
+
     from wavelift.backends import host
     from wavelift.backends.cfamily.lowering import const_literal, minmax_const
     cxx = host.compiler()

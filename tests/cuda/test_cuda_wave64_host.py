@@ -470,6 +470,7 @@ def test_vadd_wave64_exec_ballot_is_not_exchanged():
     import sys
     sys.path.insert(0, str(__import__("pathlib").Path(__file__).parent))
     from test_cuda_backend import _programs
+
     from wavelift.backends.cuda.codegen import kernel_source
     for name, prog, cfg, base, _ in _programs():
         if prog is None or "vadd" not in name or "basic-O2-w64" not in name:

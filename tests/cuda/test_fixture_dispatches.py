@@ -3,13 +3,14 @@ waves that run in a different order (CUDA runs groups concurrently) must land th
 import copy
 import dataclasses
 import itertools
-import sys
 import pathlib
+import sys
 
 import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from fixture_dispatches import ONE_D, aco_dispatches  # noqa: E402
+
 from wavelift.execute import execute_dispatch  # noqa: E402
 
 

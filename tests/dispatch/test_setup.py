@@ -2,8 +2,14 @@
 import numpy as np
 import pytest
 
-from wavelift.dispatch.setup import (MAX_GRID_WAVES, build_config, group_block,
-                                     initial_vgpr_layout, initial_vgprs, scratch_unit)
+from wavelift.dispatch.setup import (
+    MAX_GRID_WAVES,
+    build_config,
+    group_block,
+    initial_vgpr_layout,
+    initial_vgprs,
+    scratch_unit,
+)
 from wavelift.errors import Refused
 from wavelift.stream.registers import RegisterFile
 

@@ -8,14 +8,14 @@ import struct
 
 import numpy as np
 import pytest
+from testpaths import FIXTURES, ROOT
 
 import wavelift
-from wavelift.errors import Refusal
-from wavelift.result import DispatchResult
-from testpaths import FIXTURES, ROOT
 from wavelift.driver import LaunchError
 from wavelift.driver.aco import Image, buffer_descriptor, image_descriptor
 from wavelift.driver.device import WINDOW_HI
+from wavelift.errors import Refusal
+from wavelift.result import DispatchResult
 
 MANIFEST = json.loads((FIXTURES / "manifest.json").read_text())
 ACO = [b for b in MANIFEST["binaries"] if b["kind"] in ("aco", "radv-llvm")]

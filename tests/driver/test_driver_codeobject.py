@@ -6,11 +6,10 @@ import struct
 import subprocess
 
 import pytest
-
 from testpaths import FIXTURES, ROOT
+
+from wavelift.driver.codeobject import R_AMDGPU_RELATIVE64, CodeObject, CodeObjectError, load
 from wavelift.errors import UserError
-from wavelift.driver.codeobject import (CodeObject, CodeObjectError, R_AMDGPU_RELATIVE64,
-                                        load)
 
 MANIFEST = FIXTURES / "manifest.json"
 
@@ -209,7 +208,7 @@ def test_fuzzed_bytes_never_crash():
             d[i] = rnd.randrange(256)
         try:
             co = CodeObject(bytes(d))
-            for k in co.kernels:
+            for _k in co.kernels:
                 co.load_image(0x1000000)
         except CodeObjectError:
             pass

@@ -10,14 +10,13 @@ import subprocess
 
 import numpy as np
 import pytest
+from testpaths import FIXTURES, ROOT
 
 import wavelift
-from wavelift.errors import Refusal
-from wavelift.result import DispatchResult
-from testpaths import FIXTURES, ROOT
-from wavelift.errors import UserError
 from wavelift.driver import CodeObjectError, LaunchError, Local
 from wavelift.driver.codeobject import load
+from wavelift.errors import Refusal, UserError
+from wavelift.result import DispatchResult
 
 MANIFEST = json.loads((FIXTURES / "manifest.json").read_text())
 CLANG = [b for b in MANIFEST["binaries"] if b["kind"] == "clang"]
@@ -36,7 +35,7 @@ ADD_TID = 1 << 23
 
 def _args_for(dev, ki, n=4096):
     args = []
-    for off, size, kind, *tn in ki["args"]:
+    for _off, size, kind, *_tn in ki["args"]:
         if kind == "global_buffer":
             args.append(dev.alloc(n))
         elif kind == "by_value":

@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass
 
 import alu_ref as R
-from alu_ref import fval, fbits, ival, ibits, rnd, INF
+from alu_ref import INF, fbits, fval, ibits, ival, rnd
 
 M16, M32, M64 = 0xFFFF, 0xFFFFFFFF, (1 << 64) - 1
 
@@ -537,7 +537,7 @@ def cmp_case(name, form):
         def test(m, a, b, cond=cond):
             return _INT_CONDS[cond](ival(a, t), ival(b, t))
         kinds = (t, t)
-    w = 64 if t.endswith("64") else 32
+    64 if t.endswith("64") else 32
     A, B = ("{A}", "{B}")
     if x:
         asm, out = ("%s %s, %s" % (name, A, B) if form == "e32" else "%s_e64 %s, %s" % (name, A, B)), "exec"

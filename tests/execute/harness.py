@@ -2,12 +2,11 @@
 from __future__ import annotations
 
 import numpy as np
+from asm import assemble
 
 from wavelift.dispatch.config import DispatchConfig
 from wavelift.execute import execute_dispatch
 from wavelift.memory.guest import GuestMemory
-
-from asm import assemble
 
 
 class Rig:

@@ -254,7 +254,7 @@ def test_aco_shader(path, mode):
         np.testing.assert_array_equal(dev.download(s1, np.float32), np.full(64 * g, -1.0))
         np.testing.assert_array_equal(dev.download(d, np.uint32), 1000 + np.arange(64 * g))
     elif name.startswith("int64_"):
-        from test_int64_shaders import check_aco_launch     # lavapipe's results for the captures' inputs
+        from test_int64_shaders import check_aco_launch  # lavapipe's results for the captures' inputs
         check_aco_launch(dev, sh, name)
     else:
         pytest.fail(f"no reference for {name}")

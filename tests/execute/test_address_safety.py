@@ -15,7 +15,6 @@ import sys
 
 import numpy as np
 import pytest
-
 from harness import Rig, ptr
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -197,7 +196,7 @@ def upper_half_image_and_buffer(mode):
     """48-bit base fields mean canonical addresses: a T# and a V# whose bases are in the upper
     half (RADV's) reach their allocations (the T# base was taken as its 48-bit form: after
     decision 0014 that is not canonical and would escape)."""
-    from test_images import H, PITCH, PROG, W, tsharp
+    from test_images import PITCH, PROG, H, W, tsharp
     r = Rig(PROG)
     img = np.arange(H * PITCH, dtype=np.float32) + 0.5
     a = r.mem.alloc(img.nbytes, name="img", address=0xFFFF_8000_0001_0000, data=img.tobytes())

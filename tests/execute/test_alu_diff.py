@@ -2,9 +2,9 @@
 semantics, with NaN/inf/denormal/overflow edges.  Adding an opcode = one line in CASES."""
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
-
 from harness import Rig, ptr
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 u32, i32, f32 = np.uint32, np.int32, np.float32
 

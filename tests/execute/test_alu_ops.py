@@ -14,14 +14,15 @@ import os
 import re
 import subprocess
 
+import alu_ref as R
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings, strategies as st
-
-import alu_ref as R
 from alu_cases import CASES, Case, register_vopc
-from harness import Rig
 from asm import assemble
+from harness import Rig
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
 from wavelift import settings as wl_settings
 from wavelift.dispatch.config import DispatchConfig
 from wavelift.execute import execute_dispatch

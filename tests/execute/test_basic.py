@@ -1,7 +1,6 @@
 """End-to-end execution of llvm-mc-assembled programs on hand-built memory."""
 import numpy as np
 import pytest
-
 from harness import Rig, ptr
 
 pytestmark = pytest.mark.tiers     # NumPy blocks and the native tier (tests/conftest.py)

@@ -4,13 +4,12 @@ import tracemalloc
 
 import numpy as np
 import pytest
-
 from harness import Rig, ptr
-from wavelift.memory.guest import GuestMemory
-from wavelift.errors import Refused
-from wavelift.trace import tracer
 
 from wavelift.dispatch.config import DispatchConfig
+from wavelift.errors import Refused
+from wavelift.memory.guest import GuestMemory
+from wavelift.trace import tracer
 
 
 def _config(user):

@@ -5,8 +5,8 @@ import time
 
 import numpy as np
 import pytest
-
 from harness import Rig, ptr
+
 from wavelift import execute as E
 from wavelift.dispatch.setup import MAX_GRID_WAVES
 
@@ -126,6 +126,7 @@ def test_replay_time_limit_covers_the_whole_replay():
     """replay(time_limit=) bounds the replay, not each dispatch: three spinning dispatches
     under a 0.5 s limit end in about 0.5 s, each refused dispatch.time_exceeded."""
     from asm import assemble
+
     from wavelift import Capture, pm4, replay
     cap = Capture(target="gfx1030")
     code = assemble(SPIN_SETPC, False)
@@ -147,6 +148,7 @@ def test_mutated_user_data_of_a_real_radv_shader_refused_in_seconds():
     """scratch_game's step count is a push constant inlined as USER_DATA_4 (25); set to 2^32-1
     by one mutated dword, its loop ran into the old budget after ~47 minutes on NumPy blocks."""
     from testpaths import FIXTURES, set_sh_register
+
     from wavelift import Capture, replay
     cap = Capture.load(str(FIXTURES / "captures" / "radv-scratch_game-chained-w64.wlcap"))
     # (the packet is in the chained IB)

@@ -16,8 +16,8 @@ import struct
 
 import numpy as np
 import pytest
-
 from asm import assemble
+
 from wavelift.dispatch.config import DispatchConfig
 from wavelift.execute import execute_dispatch
 from wavelift.memory.guest import GuestMemory

@@ -4,7 +4,6 @@ rules (x & ~0 -> x, x * 1 -> x) called int() on it (ValueError: cannot convert f
 integer) on both tiers -- found by random programs (issue 19)."""
 import numpy as np
 import pytest
-
 from harness import Rig, ptr
 
 pytestmark = pytest.mark.tiers     # NumPy blocks and the native tier (tests/conftest.py)

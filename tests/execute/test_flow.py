@@ -1,7 +1,6 @@
 """Divergence (exec masks, per-wave branches), barriers + LDS, escapes, budget."""
 import numpy as np
 import pytest
-
 from harness import Rig, ptr
 
 # tests that run a program are marked `tiers` (NumPy blocks and the native tier, tests/conftest.py)
@@ -80,6 +79,7 @@ LDS = """
 
 def _decoder_knows(src):
     from asm import assemble
+
     from wavelift.isa import DecodeError, decode
     try:
         decode(assemble(src))

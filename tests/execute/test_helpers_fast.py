@@ -9,7 +9,8 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from wavelift.backends.numpy import helpers as H
 
@@ -165,7 +166,7 @@ def midpoint_cases():
             for sa, sb in ((1, 1), (-1, 1), (-1, -1)):
                 out.append((sa * a, sb * b, c))
                 out.append((sa * a * 2.0 ** -100, sb * b * 2.0 ** -20, c * 2.0 ** -120))
-    for k, u, v in PRODUCTS:
+    for _k, u, v in PRODUCTS:
         # p = 2^(47+E) (1 + k 2^-47) is half an ulp of c = K 2^(48+E) plus k 2^E, which is
         # below half an f64 ulp of the sum when |K| is large: s is the midpoint, inexactly
         # (E = -197: c and the sum are f32 subnormals)
@@ -287,7 +288,7 @@ def test_fma_to_f16_midpoints():
     for a, b in ((3.0, 683.0), (683.0 * 2.0 ** -20, 3.0 * 2.0 ** -4), (-3.0, 683.0)):
         for c in (0.0, 2.0 ** -60, -(2.0 ** -60), 2.0 ** -30, 1.0, -(2.0 ** -100)):
             cases.append((a, b, c))
-    for k, u, v in PRODUCTS:
+    for _k, u, v in PRODUCTS:
         # as in midpoint_cases, c = K 2^(48+E) with an f16 ulp 2^(48+E): E = -50 normal,
         # E = -72 subnormal f16 results
         for E, K in ((-50, 2047), (-50, -1500), (-50, 1025), (-72, 1001), (-72, -1023), (-72, 3)):
@@ -366,7 +367,7 @@ def cvt_ref(x, to):
 
 
 def check_cvt(x, frm):
-    for to, (lo, hi, it) in INT.items():
+    for to, (_lo, _hi, it) in INT.items():
         r = H.cvt(x, frm, to)
         assert r.dtype == it and r.shape == x.shape
         for idx in np.ndindex(x.shape):

@@ -1,7 +1,6 @@
 """v_illegal (the zero dword, as LLVM 19 decodes it) refuses the dispatch by name wherever the
 program's flow reaches it, as every instruction wavelift does not translate does."""
 import numpy as np
-
 from harness import Rig, ptr
 
 

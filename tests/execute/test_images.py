@@ -5,7 +5,6 @@ nothing; and the runtime refusals of forms translated only for null descriptors 
 loads in range)."""
 import numpy as np
 import pytest
-
 from harness import Rig, ptr
 
 # tests marked `tiers` run on NumPy blocks and the native tier (tests/conftest.py); the T# checks

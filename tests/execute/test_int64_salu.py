@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from harness import Rig, ptr
 
 M32, M64 = 0xFFFFFFFF, (1 << 64) - 1

@@ -18,8 +18,8 @@ import subprocess
 
 import numpy as np
 import pytest
-
 from testpaths import FIXTURES, ROOT
+
 from wavelift import Capture, replay
 
 SHADERS = ("int64_div", "int64_misc", "int64_atomic")

@@ -11,8 +11,8 @@ import types
 
 import numpy as np
 import pytest
-
 from harness import Rig, ptr
+
 from wavelift.backends.numpy import atomics
 from wavelift.backends.numpy import runtime as rtmod
 from wavelift.backends.numpy.runtime import Runtime

@@ -6,7 +6,6 @@ test_alu_ops.py checks the same rules on drawn operands against alu_ref."""
 from __future__ import annotations
 
 import pytest
-
 from test_alu_ops import _run_known
 
 INF, NINF, ONE = 0x7F800000, 0xFF800000, 0x3F800000

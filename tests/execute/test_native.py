@@ -6,7 +6,6 @@ import threading
 
 import numpy as np
 import pytest
-
 from harness import Rig, ptr
 from test_basic import VADD
 
@@ -150,8 +149,9 @@ def test_generated_source_holds_numbers_not_guest_text():
 def test_blocks_past_the_stack_bound_stay_numpy_blocks(native_on, monkeypatch):
     """A block whose lane arrays would not fit the stack bound is left to NumPy (named), the
     driver is not used (not every block is native), and the dispatch lands the same bytes."""
-    from wavelift.backends.numpy import native
     from test_basic import vadd_rig
+
+    from wavelift.backends.numpy import native
     monkeypatch.setattr(native, "MAX_STACK_BYTES", 64)
     r, a, b, pc, cfg = vadd_rig(300, 8)
     cache = {}
@@ -252,7 +252,7 @@ def test_driver_threads_give_the_serial_result(native_on, monkeypatch, src, want
     buf = r.buf(init, "buf")
     args = r.buf(np.array([buf], np.uint64).view(np.uint32), "kernarg")
     cfg = r.config(user_sgprs=ptr(args), groups=(64, 1, 1), block=(32, 1, 1))
-    for run in range(2):
+    for _run in range(2):
         r.mem.view(buf, 4 * n)[:] = init.view(np.uint8)
         res = r.run(cfg, cache=cache)
         assert res.landed, res.refusal

@@ -325,6 +325,7 @@ def test_dispatch_with_an_untrusted_cache_runs_native_and_same(tmp_path, monkeyp
     the NumPy blocks', the cache is left as it was, a CacheWarning says why."""
     import numpy as np
     from test_basic import vadd_rig
+
     from wavelift.backends.numpy import runtime
     _need_compiler()
     d = tmp_path / "cache"

@@ -3,7 +3,6 @@ reads zero and the dispatch is refused `escape` -- never an IndexError from the 
 or dwordx8 read at the arena's dummy index must stay inside it)."""
 import numpy as np
 import pytest
-
 from harness import Rig, ptr
 
 pytestmark = pytest.mark.tiers     # NumPy blocks and the native tier (tests/conftest.py)

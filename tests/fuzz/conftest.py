@@ -1,8 +1,7 @@
 """tests/fuzz: each fuzz_<target>.py defines case(seed) for tools/fuzz.py (long runs,
 docs/fuzzing.md) and a short test over a fixed range of seeds, collected here as a test module."""
-import pytest
-
 import fuzzing_paths
+import pytest
 
 fuzzing_paths.add()
 

@@ -23,12 +23,11 @@ import atexit
 import copy
 import functools
 import os
+import pathlib
 import random
 import shutil
-import tempfile
-
-import pathlib
 import sys
+import tempfile
 
 import numpy as np
 
@@ -99,7 +98,7 @@ def _native_cache():
         os.environ["WAVELIFT_NATIVE_CACHE"] = d
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _code(kind, nb, wave64):
     from asm import assemble
     return assemble(template(kind, nb, wave64), wave64)

@@ -39,7 +39,7 @@ CAPTURE_CODES = ("capture.corrupt", "capture.version", "capture.too_large", "cap
 NASTY = ["\x1b]0;pwned\x07\x1b[2J", "a\nb", "\u202eevil", "\x9b31m", "\x00", "\\x1b", "é"]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def bases() -> tuple:
     """(name, bytes) of the captures every case starts from."""
     from wavelift import Capture, pm4

@@ -14,7 +14,7 @@ import random
 import struct
 
 from wavelift.isa import DecodeError, decode_one, disassemble
-from wavelift.isa.encodings import FIXED, _MAJOR6
+from wavelift.isa.encodings import _MAJOR6, FIXED
 
 TIME_LIMIT = 30.0                # (a case takes ~1 ms; a full GC of the decode caches can stall one for seconds on a loaded host)
 CONTEXTS = (("gfx1030", False), ("gfx1030", True), ("gfx1010", False), ("gfx1010", True))

@@ -30,8 +30,8 @@ import sys
 import time
 
 import numpy as np
-
 from testpaths import FIXTURES
+
 from wavelift import pm4
 from wavelift.execute import execute_dispatch
 from wavelift.memory.capture import Capture
@@ -55,12 +55,12 @@ REGS = ("COMPUTE_PGM_LO", "COMPUTE_PGM_HI", "COMPUTE_PGM_RSRC1", "COMPUTE_PGM_RS
         "COMPUTE_USER_DATA_2", "COMPUTE_USER_DATA_3")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _capture(path) -> Capture:
     return Capture.load(str(path))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _programs() -> dict:
     """Small programs (assembled once): a store of each lane's id through s[0:1], and a spin."""
     from asm import assemble

@@ -26,15 +26,13 @@ import struct
 import tempfile
 import time
 
-import numpy as np
-
 from wavelift import pm4, settings
+from wavelift.errors import Refused
 from wavelift.isa import DecodeError, decode_one
 from wavelift.isa.decoder import load_table
-from wavelift.isa.encodings import FIXED, LAYOUTS, _MAJOR6
+from wavelift.isa.encodings import _MAJOR6, FIXED, LAYOUTS
 from wavelift.memory.capture import Capture
 from wavelift.memory.guest import GuestMemoryError
-from wavelift.errors import Refused
 from wavelift.replay import replay
 
 # wall clock per replay (one tier); a longer run is a violation.  Decision 0015 bounds a
@@ -335,7 +333,7 @@ TEMPLATES = {
 SPINS = tuple(k for k in TEMPLATES if k.startswith("spin"))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def assemble_template(name: str, wave64: bool, target: str) -> bytes:
     from asm import assemble
     src = TEMPLATES[name]
@@ -367,7 +365,6 @@ def build(seed: int) -> tuple[Capture, dict]:
     info = {"seed": seed, "target": target, "wave64": wave64, "kind": kind,
             "mode": "lane" if r.random() < 0.25 else "wave"}
     cap = Capture(target=target)
-    mem = cap.memory
     buf = cap.alloc(4096, data=r.randbytes(4096), name="buf")
     extra = r.choice(("none", "zero", "top_low", "top_high", "hole_edge"))
     info["extra"] = extra
@@ -508,6 +505,7 @@ def test_the_checks_catch_violations(monkeypatch):
     """A refused dispatch that wrote guest memory, and an exception out of execution, are each
     reported with the seed (the checks can fail)."""
     import pytest
+
     from wavelift import execute
     from wavelift.errors import Refusal
     real = execute.execute_dispatch

@@ -25,7 +25,7 @@ def gen_words(enc, target, wave64, n_per_op, seed):
         lay = e.get("enc", enc)
         for k in range(n_per_op):
             f = {"op": op}
-            for name, lo, w in LAYOUTS[lay]:
+            for name, _lo, w in LAYOUTS[lay]:
                 if name == "op":
                     continue
                 if name in ("src0", "src1", "src2"):

@@ -2,7 +2,8 @@
 import struct
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from wavelift.isa import DecodeError, decode, decode_one, disassemble
 

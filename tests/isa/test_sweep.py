@@ -14,7 +14,7 @@ from .sweep import ENCS, compare_edges, compare_many, edge_words
 CONFIGS = [("gfx1030", False), ("gfx1030", True), ("gfx1010", False), ("gfx1010", True)]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _results(target, wave64, n_per_op, seed):
     return compare_many(ENCS, target, wave64, n_per_op=n_per_op, seed=seed)
 

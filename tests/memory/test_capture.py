@@ -157,20 +157,25 @@ def test_corrupt_files_refused(tmp_path):
     q = tmp_path / "bad.wlcap"
     refused(q, good[:40], "too short")
     refused(q, b"PK\x03\x04" + good[4:], "not a wavelift capture")
-    d = bytearray(good); d[20] ^= 1
+    d = bytearray(good)
+    d[20] ^= 1
     refused(q, d, "header checksum")
     refused(q, good[:-10], "truncated")
     refused(q, good + b"\0", "trailing data")
-    d = bytearray(good); d[-5] ^= 0x20
+    d = bytearray(good)
+    d[-5] ^= 0x20
     refused(q, d, "metadata checksum")
     # version: valid checksums, other version
-    d = bytearray(good); d[8:12] = struct.pack("<I", 2)
+    d = bytearray(good)
+    d[8:12] = struct.pack("<I", 2)
     d[60:64] = struct.pack("<I", zlib.crc32(bytes(d[:60])))
     refused(q, d, "version 2", code="capture.version")
-    d = bytearray(good); d[12] = 1                                   # a flag it does not know
+    d = bytearray(good)
+    d[12] = 1                                   # a flag it does not know
     d[60:64] = struct.pack("<I", zlib.crc32(bytes(d[:60])))
     refused(q, d, "flags 0x1", code="capture.version")
-    d = bytearray(good); d[50] = 1                                   # reserved
+    d = bytearray(good)
+    d[50] = 1                                   # reserved
     d[60:64] = struct.pack("<I", zlib.crc32(bytes(d[:60])))
     refused(q, d, "reserved")
 
@@ -178,7 +183,8 @@ def test_corrupt_files_refused(tmp_path):
 def test_payload_corruption_refused(tmp_path):
     p, good = saved(tmp_path)
     q = tmp_path / "bad.wlcap"
-    d = bytearray(good); d[64 + 3] ^= 0xFF                           # first extent = code
+    d = bytearray(good)
+    d[64 + 3] ^= 0xFF                           # first extent = code
     refused(q, d, "payload checksum")
 
 

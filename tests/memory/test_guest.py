@@ -99,6 +99,7 @@ def test_placement_is_first_fit_with_the_resume_cache():
     resumes a request where the last one of its size and alignment went must not change where
     anything goes, through allocations at given addresses and frees."""
     import random
+
     from wavelift.memory import guest as G
 
     def first_fit(mem, size, align):            # the plain scan over every allocation

@@ -32,9 +32,10 @@ from __future__ import annotations
 
 import math
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -99,8 +100,8 @@ class Case:
     kernel: str
     source: str                                # file in tests/fixtures/opencl
     shape: Shape
-    make: Callable[["Case", np.random.Generator], list[Arg]]
-    reference: Callable[["Case", dict], dict] | None   # NumPy: args by name -> outputs by name
+    make: Callable[[Case, np.random.Generator], list[Arg]]
+    reference: Callable[[Case, dict], dict] | None   # NumPy: args by name -> outputs by name
     outputs: tuple[Output, ...]
     params: dict = field(default_factory=dict)
     note: str = ""

@@ -54,7 +54,7 @@ class PoclUnavailable(RuntimeError):
     """pyopencl or a PoCL device is missing (or the source does not build on it)."""
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _device():
     try:
         import pyopencl as cl
@@ -100,7 +100,7 @@ def program_source(cl_file: str) -> str:
     return POCL_SHIM + f'#line 1 "{path.name}"\n' + body
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def program(cl_file: str, options: tuple[str, ...] = ()):
     """Build `cl_file` (a name in tests/fixtures/opencl, or a path) for PoCL once per session."""
     cl, ctx, queue, dev = _device()
@@ -110,7 +110,7 @@ def program(cl_file: str, options: tuple[str, ...] = ()):
         raise PoclUnavailable(f"{cl_file} does not build on PoCL: {e}") from None
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _kernel(cl_file: str, kernel: str, options: tuple[str, ...]):
     cl, ctx, queue, dev = _device()
     return cl.Kernel(program(cl_file, options), kernel)

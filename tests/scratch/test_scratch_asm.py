@@ -5,7 +5,6 @@ s7 the scratch wave offset register (docs/decisions/0008-scratch.md).
 """
 import numpy as np
 import pytest
-
 from rig import HAVE_MC, ScratchRig
 
 pytestmark = pytest.mark.skipif(not HAVE_MC, reason="llvm-mc-19 not installed")

@@ -12,10 +12,10 @@ import pathlib
 
 import numpy as np
 import pytest
-
-import wavelift
 from reference import cases as C
 from references import FIX, ROOT, overlaps, ref_scratch_game, run_scratch_array, run_scratch_game
+
+import wavelift
 
 MODES = ("wave", "lane")
 
@@ -168,6 +168,7 @@ def test_push_constant_with_bit_23_in_s3_is_not_taken_for_a_scratch_v_sharp():
     lands: row 0 (i = x) is the reference; every other row's i = y * width + x is outside both
     buffers (robust buffer access: loads 0, stores dropped)."""
     from testpaths import FIXTURES, set_sh_register
+
     from wavelift import Capture, replay
     cap = Capture.load(str(FIXTURES / "captures" / "radv-scratch_game-chained-w64.wlcap"))
     assert set_sh_register(cap, "COMPUTE_USER_DATA_3", 0x00800010, only_if=16) == 1

@@ -5,11 +5,11 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from testpaths import FIXTURES
+
+from wavelift.errors import Refused
 from wavelift.memory.capture import Capture
 from wavelift.memory.guest import GuestMemory, canonical
-from wavelift.errors import Refused
 from wavelift.stream import pm4
 from wavelift.stream.registers import RegisterFile
 from wavelift.stream.walker import StreamWalker

@@ -6,8 +6,8 @@ import re
 import sys
 
 import pytest
-
 from testpaths import FIXTURES, ROOT
+
 from wavelift import Capture, replay
 from wavelift.result import DispatchResult
 

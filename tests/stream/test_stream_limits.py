@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from wavelift import Capture, pm4, replay
-from wavelift.memory.guest import GuestMemory
 from wavelift.errors import Refused
+from wavelift.memory.guest import GuestMemory
 from wavelift.replay import run_stream
 from wavelift.result import DispatchResult
 from wavelift.stream import walker as W
@@ -41,7 +41,7 @@ def test_dma_bytes_bounded_before_copying():
     src = mem.alloc(64 << 10, name="src", data=np.full(64 << 10, 7, np.uint8))
     dst = mem.alloc(64 << 10, name="dst")
     stream = []
-    for k in range(20):                         # 20 x 64 KiB = 1.25 MiB through DMA_DATA
+    for _k in range(20):                         # 20 x 64 KiB = 1.25 MiB through DMA_DATA
         stream += pm4.dma_data(src, dst, 64 << 10)
     stream += pm4.dma_data(0x1234, dst, 4, src_sel=pm4.DMA_SRC_DATA)
     ib = mem.alloc(4 * len(stream), name="ib", data=np.array(stream, "<u4").view(np.uint8))

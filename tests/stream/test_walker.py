@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from wavelift.memory.guest import GuestMemory
 from wavelift.errors import Refused
+from wavelift.memory.guest import GuestMemory
 from wavelift.stream import pm4
 from wavelift.stream.registers import RegisterFile
 from wavelift.stream.walker import StreamWalker

@@ -115,7 +115,7 @@ def run_local(fn: Callable, tasks: list, jobs: int = 1, done=None) -> list:
             p.kill()
         raise
     finally:
-        for conn, (p, _) in workers.items():
+        for conn in workers:
             try:
                 conn.send(None)
             except OSError:

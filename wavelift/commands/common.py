@@ -9,7 +9,7 @@ import time
 
 from ..backends import base as backends
 from ..errors import Refused, UserError
-from ..terminal import shown     # the commands' one escape for guest text
+from ..terminal import shown  # the commands' one escape for guest text
 
 
 class InternalError(Exception):

@@ -10,8 +10,19 @@ import sys
 import time
 
 from ..terminal import shown
-from .common import (add_backend, Progress, add_budget, add_debug, check_backend, check_outputs, execute_fn, fmt_grid,
-                     hexa, load_capture, write_output)
+from .common import (
+    Progress,
+    add_backend,
+    add_budget,
+    add_debug,
+    check_backend,
+    check_outputs,
+    execute_fn,
+    fmt_grid,
+    hexa,
+    load_capture,
+    write_output,
+)
 
 
 def result_rows(results) -> list[list[str]]:

@@ -28,8 +28,18 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from ..terminal import shown
-from .common import (add_backend, add_budget, add_debug, check_backend, check_outputs, execute_fn, hexa, load_capture,
-                     replay_until, write_output)
+from .common import (
+    add_backend,
+    add_budget,
+    add_debug,
+    check_backend,
+    check_outputs,
+    execute_fn,
+    hexa,
+    load_capture,
+    replay_until,
+    write_output,
+)
 
 # name: (bytes per pixel, dtype, channels, kind)
 FORMATS: dict[str, tuple[int, DTypeLike, int, str]] = {

@@ -14,17 +14,27 @@ memory; `LDS` = workgroup memory (never guest memory).
 from __future__ import annotations
 
 from ..terminal import shown
-from .common import (add_backend, add_budget, add_debug, check_backend, execute_fn, fmt_grid, hexa, load_capture,
-                     replay_until, table, where)
-
+from .common import (
+    add_backend,
+    add_budget,
+    add_debug,
+    check_backend,
+    execute_fn,
+    fmt_grid,
+    hexa,
+    load_capture,
+    replay_until,
+    table,
+    where,
+)
 
 
 def _listing(memory, config):
     """(instructions with offsets from the program address, note, scratch plan, shift): the
     translated program itself (execute.program_for — callees below the entry included) when it
     translates, else a best-effort decode. shift = program address - the code's first byte."""
-    from ..execute import _program_bytes, program_for
     from ..errors import Refused
+    from ..execute import _program_bytes, program_for
     try:
         prog, code_base = program_for(memory, config)
     except Refused as e:
@@ -45,8 +55,8 @@ def decode_program(code: bytes, target: str, wave64: bool, base: int):
     when the whole program decodes; else a linear decode up to the first problem."""
     from ..isa import DecodeError, Instruction, decode_one
     try:
-        from ..translate.flow import discover
         from ..errors import Refused
+        from ..translate.flow import discover
         try:
             instrs, _ = discover(code, target, wave64, base)
             return [instrs[o] for o in sorted(instrs)], None

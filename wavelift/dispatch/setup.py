@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..memory.guest import canonical
 from ..errors import Refused
+from ..memory.guest import canonical
 from ..stream.registers import BY_NAME, RegisterFile
 from .config import GFX_LEVELS, DispatchConfig, grid_waves
 
@@ -86,7 +86,7 @@ def build_config(regs: RegisterFile, target: str, dims=None, initiator: int | No
 
     tidig = r2["TIDIG_COMP_CNT"]
     if tidig == 3:
-        raise Refused("dispatch.bad_register", f"RSRC2.TIDIG_COMP_CNT = 3 is not defined")
+        raise Refused("dispatch.bad_register", "RSRC2.TIDIG_COMP_CNT = 3 is not defined")
     tgid = (bool(r2["TGID_X_EN"]), bool(r2["TGID_Y_EN"]), bool(r2["TGID_Z_EN"]))
     lds = r2["LDS_SIZE"] * 512
     if lds > MAX_LDS_BYTES:

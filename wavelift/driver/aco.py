@@ -139,7 +139,7 @@ class AcoShader:
         self.last_launch: LaunchRecord | None = None
 
     @classmethod
-    def load(cls, device: Device, json_path, bin_path=None) -> "AcoShader":
+    def load(cls, device: Device, json_path, bin_path=None) -> AcoShader:
         json_path = os.fspath(json_path)
         try:
             with open(json_path) as f:

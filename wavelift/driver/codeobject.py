@@ -145,7 +145,7 @@ class KernelDescriptor:
     SIZE = 64
 
     @classmethod
-    def parse(cls, raw: bytes) -> "KernelDescriptor":
+    def parse(cls, raw: bytes) -> KernelDescriptor:
         if len(raw) < 64:
             raise CodeObjectError(f"kernel descriptor truncated: {len(raw)} of 64 bytes")
         g, p, ka = struct.unpack_from("<III", raw, 0)
@@ -361,7 +361,7 @@ class CodeObject:
         self._parse_kernels()
 
     @classmethod
-    def from_file(cls, path) -> "CodeObject":
+    def from_file(cls, path) -> CodeObject:
         try:
             with open(path, "rb") as f:
                 data = f.read()

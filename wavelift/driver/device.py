@@ -21,10 +21,22 @@ from ..backends import base as backends
 from ..errors import UserError
 from ..stream import pm4
 from .aco import AcoShader
-from .codeobject import CodeObject, CodeObjectError, KernelInfo, load as _load_co
-from .hsa import (AMD_QUEUE_SIZE, DISPATCH_PACKET_SIZE, TARGETS, LaunchError, Local,
-                  align_up, build_kernargs, ceil_div, dispatch_packet, hsa_user_sgprs,
-                  make_grid, plan_scratch)
+from .codeobject import CodeObject, CodeObjectError, KernelInfo
+from .codeobject import load as _load_co
+from .hsa import (
+    AMD_QUEUE_SIZE,
+    DISPATCH_PACKET_SIZE,
+    TARGETS,
+    LaunchError,
+    Local,
+    align_up,
+    build_kernargs,
+    ceil_div,
+    dispatch_packet,
+    hsa_user_sgprs,
+    make_grid,
+    plan_scratch,
+)
 from .launch import Buffer, LaunchRecord
 
 WINDOW_HI = 0xFFFF8000                     # address32_hi of RADV on GFX9+ (radv_null_winsys.c:153)
@@ -45,7 +57,7 @@ class Device:
         """`execute`, if given, replaces the backend: a callable (memory, config, index) ->
         DispatchResult, as replay.run_stream takes it (tools and config-only tests use it).
         `budget`: instructions per wave of every launch (default: execute.default_budget)."""
-        from ..isa.instruction import TARGETS as RUNS   # the targets whose code wavelift runs
+        from ..isa.instruction import TARGETS as RUNS  # the targets whose code wavelift runs
         if target not in RUNS:
             why = "its ISA is not supported" if target in TARGETS else "unknown target"
             raise UserError(f"target {target!r}: {why} (wavelift runs {', '.join(RUNS)})")
@@ -179,7 +191,7 @@ class Device:
         cap.save(path)
 
     # ---- code ------------------------------------------------------------------------------
-    def load_code_object(self, source, name: str = "") -> "LoadedCodeObject":
+    def load_code_object(self, source, name: str = "") -> LoadedCodeObject:
         """Load an AMDHSA code object (path or bytes): every PT_LOAD segment at one load base,
         dynamic relocations applied, as ROCr's loader does."""
         co = source if isinstance(source, CodeObject) else _load_co(source)
@@ -256,7 +268,7 @@ class LoadedCodeObject:
     def kernels(self) -> list[str]:
         return [k.name for k in self.code_object.kernels]
 
-    def kernel(self, name: str) -> "Kernel":
+    def kernel(self, name: str) -> Kernel:
         return Kernel(self, self.code_object.kernel(name))
 
     def address_of(self, symbol: str) -> int:

@@ -88,5 +88,5 @@ def render() -> str:
 
 
 if __name__ == "__main__":
-    from wavelift.terminal import quiet_broken_pipe      # `| head`: no BrokenPipeError traceback
+    from wavelift.terminal import quiet_broken_pipe  # `| head`: no BrokenPipeError traceback
     sys.exit(quiet_broken_pipe(lambda: sys.stdout.write(render()) and 0))

@@ -11,10 +11,10 @@ import json
 import os
 import struct
 from collections.abc import Callable
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Any
 
-from .dpp_sdwa import decode_ext     # DPP16/DPP8/SDWA: wavelift/isa/dpp_sdwa.py
+from .dpp_sdwa import decode_ext  # DPP16/DPP8/SDWA: wavelift/isa/dpp_sdwa.py
 from .encodings import LAYOUTS, classify
 from .instruction import DecodeContext, DecodeError, Instruction, moved, new_instruction
 from .operands import Operand, fmt_literal, sreg_kind, sreg_name, vreg_name
@@ -23,7 +23,7 @@ _TABLE_DIR = os.path.join(os.path.dirname(__file__), "tables")
 MEMORY_ENCODINGS = ("DS", "FLAT", "MUBUF", "MTBUF", "MIMG", "EXP", "VINTRP")
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_table(target: str, wave64: bool) -> dict:
     path = os.path.join(_TABLE_DIR, f"{target}_w{64 if wave64 else 32}.json")
     with open(path) as f:

@@ -123,8 +123,8 @@ def code_object_listing(data: bytes, target=None, wave64=None, show_encoding=Fal
     docstring)."""
     import bisect
 
-    from ..terminal import shown
     from ..driver.codeobject import STT_FUNC, STT_NOTYPE, CodeObject, CodeObjectError
+    from ..terminal import shown
     co = CodeObject(data)
     target = target or co.target
     if target not in TARGETS:
@@ -171,8 +171,8 @@ def code_object_listing(data: bytes, target=None, wave64=None, show_encoding=Fal
 def descriptor_listing(data: bytes, kernel=None):
     """Each kernel's descriptor (or kernel ``kernel``'s) as the assembler's ``.amdhsa_``
     directives it encodes, with the raw words as comments."""
-    from ..terminal import shown
     from ..driver.codeobject import CodeObject
+    from ..terminal import shown
     co = CodeObject(data)
     ks = [k for k in co.kernels if kernel is None or kernel in (k.name, k.code_symbol)]
     if not ks:
@@ -218,12 +218,12 @@ def descriptor_listing(data: bytes, kernel=None):
 def capture_listing(path, wave64=None, show_encoding=False):
     """The listing of each dispatch's program in the capture at `path` (see the module
     docstring)."""
-    from ..terminal import shown
     from ..commands.common import load_capture
     from ..commands.info import walk_capture
     from ..commands.trace import decode_program
-    from ..execute import _program_bytes
     from ..errors import Refused
+    from ..execute import _program_bytes
+    from ..terminal import shown
     cap = load_capture(path)
     if cap.target not in TARGETS:
         raise _user_error(f"{path}: the capture is for {cap.target}; wavelift decodes "

@@ -42,10 +42,10 @@ from __future__ import annotations
 import json
 import os
 import struct
-from functools import lru_cache
+from functools import cache
 
 from .instruction import DecodeError, Instruction
-from .operands import Operand, sreg_name, src_operand, vreg_name
+from .operands import Operand, src_operand, sreg_name, vreg_name
 
 __all__ = ["decode_ext", "load_dpp_table", "dpp_ctrl_text", "render_sdwa", "MARKERS"]
 
@@ -53,7 +53,7 @@ MARKERS = {0xFA: "dpp", 0xE9: "dpp8", 0xEA: "dpp8", 0xF9: "sdwa"}
 _TABLE_DIR = os.path.join(os.path.dirname(__file__), "tables")
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_dpp_table(target: str) -> dict:
     with open(os.path.join(_TABLE_DIR, f"dpp_{target}.json")) as f:
         raw = json.load(f)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import pathlib
 from collections.abc import Callable
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 from .instruction import DecodeError, Instruction, new_instruction
@@ -39,7 +39,7 @@ _CHAN = "xyzw"
 _FLAG_WORDS = {"gds", "glc", "slc", "dlc", "offen", "idxen", "lds", "tfe", "nv"}
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_memory_table(target: str) -> dict:
     with open(_TABLES / f"memory_{target}.json") as fh:
         return json.load(fh)
@@ -310,7 +310,7 @@ class _Target:
         return form
 
 
-@lru_cache(maxsize=None)
+@cache
 def _target(target: str) -> _Target:
     return _Target(target)
 

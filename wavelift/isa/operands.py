@@ -7,8 +7,8 @@ is also an inline constant prints as that constant (a f32 literal 0x3f800000 pri
 from __future__ import annotations
 
 import struct
+from functools import cache
 from operator import itemgetter as _itemgetter
-from functools import lru_cache
 
 __all__ = ["Operand", "sreg_name", "vreg_name", "src_name", "fmt_literal", "inline_text",
            "LITERAL_FORMATS", "INV2PI_TEXT"]
@@ -86,7 +86,7 @@ def vreg_name(index: int, count: int = 1) -> str:
     return _reg_range("v", index, count)
 
 
-@lru_cache(maxsize=None)
+@cache
 def sreg_name(code: int, count: int = 1) -> str:
     """Name of scalar register code (0..127, plus 9-bit specials), ``count`` dwords wide."""
     if code <= 105:

@@ -19,8 +19,8 @@ import zlib
 
 import numpy as np
 
-from ..isa.instruction import TARGETS
 from ..errors import Refused
+from ..isa.instruction import TARGETS
 from .guest import GuestMemory, GuestMemoryError, canonical
 
 MAGIC = b"WLCAP\x00\r\n"
@@ -122,7 +122,7 @@ def _check_text(v, what, bad) -> None:
             bad(f"{what} holds a string that is not Unicode text (a lone surrogate)")
 
 
-def _plan(cap: "Capture", meta, moff: int, bad):
+def _plan(cap: Capture, meta, moff: int, bad):
     """Check the metadata's schema, limits and regions (docs/capture-format.md); fill in `cap`'s
     target, streams, expected results and notes; return the allocations to build:
     [(base, size, name, extents)]."""
@@ -355,7 +355,7 @@ class Capture:
 
     # --- loading ----------------------------------------------------------------------------
     @classmethod
-    def load(cls, path) -> "Capture":
+    def load(cls, path) -> Capture:
         """Load a .wlcap: every check of docs/capture-format.md ("Loading") and every limit
         ("Limits") passes before anything is allocated; then the stored extents are read into
         private memory and their CRCs checked (copy-on-read: the file may change or vanish once
@@ -384,7 +384,7 @@ class Capture:
                 raise CaptureError(f"{name}: cannot read ({e.strerror or e})") from None
 
     @classmethod
-    def _read(cls, f, path, name) -> "Capture":
+    def _read(cls, f, path, name) -> Capture:
         def bad(msg, code="capture.corrupt"):
             raise CaptureError(f"{name}: {msg}", code)
 

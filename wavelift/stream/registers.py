@@ -231,7 +231,7 @@ class RegisterFile:
         """Addresses written that are not in the register table."""
         return sorted(a for a in self._values if a not in BY_ADDRESS)
 
-    def copy(self) -> "RegisterFile":
+    def copy(self) -> RegisterFile:
         r = RegisterFile.__new__(RegisterFile)
         r.level, r._values, r.writes = self.level, dict(self._values), self.writes
         return r

@@ -26,13 +26,13 @@ address (caches and pipeline events).
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 
-from ..memory.guest import GuestMemory, GuestMemoryError, canonical
 from ..errors import Refused
+from ..memory.guest import GuestMemory, GuestMemoryError, canonical
 from . import pm4
 from . import registers as R
 

@@ -20,8 +20,8 @@ import hashlib
 
 import numpy as np
 
-from ..memory.guest import canonical
 from ..errors import Refused
+from ..memory.guest import canonical
 from ..result import Window
 
 RADV_HI = 0xFFFF8000

@@ -19,7 +19,6 @@ import numpy as np
 from ..memory.guest import holds, is_canonical
 from ..result import Window
 
-
 # Arenas and written maps of finished dispatches, kept for the next ones: a fresh large array
 # page-faults on every first touch (the kernel zeroes each page), a reused one does not.
 # Invariant: a free written map is all zero.

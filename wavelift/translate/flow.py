@@ -7,8 +7,8 @@ jump to any other address is checked at run time against the block starts (``pro
 """
 from __future__ import annotations
 
-from ..isa import DecodeError, decode_one
 from ..errors import Refused
+from ..isa import DecodeError, decode_one
 from .scalar_alu import branch_targets, ends_block, falls_through
 
 MAX_INSTRUCTIONS = 200_000

@@ -38,7 +38,6 @@ from ..ir.ops import (
     VALUE,
 )
 
-
 TYPES, VALUE_OPS = ops.TYPES, ops.VALUE_OPS     # (names the frontends and backends import here)
 
 SCC = 128          # SGPR file index holding SCC (0/1)

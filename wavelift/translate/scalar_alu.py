@@ -1,9 +1,8 @@
 """SOP1 / SOP2 / SOPK / SOPC / SOPP: scalar ALU, SCC, EXEC, M0, MODE, branches and program flow."""
 from __future__ import annotations
 
-from .common import (read_sreg, set_scc, unsupported, write_lanemask, write_sdst)
-from .ir import (EXEC_HI, EXEC_LO, FLAT_SCR_HI, FLAT_SCR_LO, MODE_REG, SCC, VCC_HI, VCC_LO,
-                 Builder, Value)
+from .common import read_sreg, set_scc, unsupported, write_lanemask, write_sdst
+from .ir import EXEC_HI, EXEC_LO, FLAT_SCR_HI, FLAT_SCR_LO, MODE_REG, SCC, VCC_HI, VCC_LO, Builder, Value
 
 NOPS = {"s_nop", "s_waitcnt", "s_waitcnt_vscnt", "s_waitcnt_vmcnt", "s_waitcnt_expcnt",
         "s_waitcnt_lgkmcnt", "s_waitcnt_depctr", "s_clause", "s_inst_prefetch", "s_sleep",

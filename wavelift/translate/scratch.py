@@ -372,7 +372,7 @@ def plan(facts: Facts, a: ScratchABI | None) -> Plan:
         return Plan()
     user = (1 << a.user_sgprs) - 1
     roots = 0b11 if a.ring_root else 0
-    for off, ent in facts.flat_scr_ent.items():
+    for ent in facts.flat_scr_ent.values():
         roots |= ent & user
     # FLAT_SCR_LO/HI name a pair: both halves are roots
     for r in _regs(roots):

@@ -8,8 +8,17 @@ from __future__ import annotations
 
 import struct
 
-from .common import (ballot, read_lanemask, read_src, read_vreg, unsupported, write_lanemask,
-                     write_sdst, write_vdst, exec_mask64)
+from .common import (
+    ballot,
+    exec_mask64,
+    read_lanemask,
+    read_src,
+    read_vreg,
+    unsupported,
+    write_lanemask,
+    write_sdst,
+    write_vdst,
+)
 from .ir import BITS, EXEC_LO, MODE_REG, VCC_LO, Builder, Value, is_float
 from .scalar_alu import bitfield_extract
 
@@ -239,7 +248,7 @@ def _perm(b, t, x, y, sel):
         byte = b.lo32(b.bin("and", "u64", b.bin("shr", "u64", v, b.cvt("u64", b.bin("shl", "u32", b.bin("and", "u32", s, C(b, "u32", 7)), C(b, "u32", 3)))), C(b, "u64", 0xFF)))
         # codes 8..11: sign of byte 1,3,5,7 replicated; 12: 0x00; >=13: 0xff
         sb = []
-        for j, src_byte in enumerate((1, 3, 5, 7)):
+        for _j, src_byte in enumerate((1, 3, 5, 7)):
             sbit = b.lo32(b.bin("and", "u64", b.bin("shr", "u64", v, C(b, "u64", 8 * src_byte + 7)), C(b, "u64", 1)))
             sb.append(b.bin("mul", "u32", sbit, C(b, "u32", 0xFF)))
         r = b.select(b.cmp("lt", "u32", s, C(b, "u32", 8)), byte,

@@ -5,7 +5,7 @@ a window.
 """
 from __future__ import annotations
 
-from .common import (PRIVATE_APERTURE_HI, SHARED_APERTURE_HI, read_sreg, unsupported)
+from .common import PRIVATE_APERTURE_HI, SHARED_APERTURE_HI, read_sreg, unsupported
 from .ir import Builder, Value
 from .scalar_memory import buffer_base
 

@@ -40,7 +40,7 @@ def _nvrtc():
     except ImportError:
         pass
     try:
-        from cuda import nvrtc          # older cuda-python layout
+        from cuda import nvrtc  # older cuda-python layout
         return nvrtc
     except ImportError:
         return None

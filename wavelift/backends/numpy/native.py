@@ -555,7 +555,7 @@ def _build_and_load(cxx: str, source: str, name: str, d, data: bytes | None = No
         raise Unsupported(f"no private temp directory: {e}") from None
 
 
-_COMPILES: "queue.SimpleQueue | None" = None
+_COMPILES: queue.SimpleQueue | None = None
 _QUEUED = [0]                   # compiles queued and not finished (under _DONE)
 _DONE = threading.Condition()
 
@@ -648,7 +648,7 @@ def _build(cxx: str, source: str) -> bytes:
         return so.read_bytes()
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _version(cxx: str) -> str:
     r = subprocess.run([cxx, "--version"], capture_output=True, text=True)
     return r.stdout.split("\n", 1)[0]

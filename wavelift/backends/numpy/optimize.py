@@ -448,7 +448,7 @@ def liveness(program: Program, wave_size: int, mode: int) -> list:
     fw: list[tuple[list, tuple]] = [_Opt(low, b, mode).forward() for b in program.blocks]
     n = len(fw)
     succ = []
-    for ops, term in fw:
+    for _ops, term in fw:
         k = term[0]
         t = None if k in ("setpc", "mode") else () if k == "end" else \
             (term[2], term[3]) if k == "branch" else (term[1],)
