@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
+from typing import Any
 
 from ...translate.ir import Program
 from .codegen import CudaUnsupported, baked_params, generate
@@ -66,9 +67,9 @@ class Module:
     hints: object = None            # WL_HINT read back after the last dispatch (None: none yet)
     preloads: tuple = ((), ())      # preload.find(program): (loads, plan) (runtime._preloads)
     use_disk: bool = True
-    _plain: object = field(default=None, repr=False)
-    _fn: object = field(default=None, repr=False)
-    _mod: object = field(default=None, repr=False)
+    _plain: Module | None = field(default=None, repr=False)
+    _fn: Any = field(default=None, repr=False)      # a cupy Function, a cupy Module (CuPy has no types)
+    _mod: Any = field(default=None, repr=False)
     _shared: int = 48 * 1024
 
     def variant(self, preloaded: bool) -> Module:

@@ -135,7 +135,7 @@ class Lowering(ValueLowering):
                 if op.name in ("load", "store", "atomic") and op.attrs["space"] == "global":
                     nb = op.attrs["nbytes"] if op.name != "atomic" else op.attrs["bits"] // 8
                     self.slot[id(op)] = len(self.slots)
-                    self.slots.append((nb, op.name == "load" and op.out.uniform and nb % 4 == 0
+                    self.slots.append((nb, op.name == "load" and op.out is not None and op.out.uniform and nb % 4 == 0
                                        and len(self.slots) < MAX_GUESSES))
 
     # ------------------------------------------------------------------------------ helpers
@@ -170,7 +170,7 @@ class Lowering(ValueLowering):
         entry states only grow, so the iteration ends (each block is lowered a few times)."""
         blocks = self.p.blocks
         pos = {b.index: i for i, b in enumerate(blocks)}
-        none = frozenset()
+        none: frozenset[int] = frozenset()
         top = (True, True, none)
         entry: list = [None] * len(blocks)
         fixed = {pos[bi] for bi in self.fixed}
@@ -345,6 +345,7 @@ class Lowering(ValueLowering):
             if n not in VALUE_EXPR and n not in BLOCK_OPS:
                 raise CudaUnsupported(n)
             if id(op) in self.fwd:          # bit `lane` of the ballot of b: b itself
+                assert op.out is not None   # (a maskbit: a value op)
                 name[op.out.id], ctype[op.out.id] = name[self.fwd[id(op)].id], "b1"
                 continue
             lz = None
@@ -357,6 +358,7 @@ class Lowering(ValueLowering):
             at = [ctype[x.id] for x in op.args]
             o = f"t{op.out.id}" if op.out is not None else None
             if lz == "any":             # a zero test: wave-wide or of each warp's half
+                assert op.out is not None and o is not None   # (a cmp)
                 i = 0 if op.args[0].id in kind else 1
                 k = kind[op.args[i].id]
                 own = {"split": f"((u32)((u64)({a[i]}) >> (lane & 32u)) != 0u)",
@@ -369,6 +371,7 @@ class Lowering(ValueLowering):
                 name[op.out.id], ctype[op.out.id] = o, "b1"
                 continue
             if lz == "orh2":
+                assert op.out is not None and o is not None   # (an or)
                 i = 0 if kind[op.args[0].id] == "t0" else 1
                 emit(f"  const u32 {o} = (lane < 32u) ? (u32)({a[i]}) : (u32)({a[1 - i]});")
                 name[op.out.id], ctype[op.out.id] = o, "u32"
@@ -392,14 +395,17 @@ class Lowering(ValueLowering):
             elif n in VALUE_EXPR:
                 e = self.value_expr(op, a, at)
                 if n == "const" and not is_float(t) and t != "b1":
+                    assert op.out is not None
                     consts[op.out.id] = int(op.attrs["value"]) & ((1 << BITS[t]) - 1)
             elif n == "sget":
                 e = f"s{op.attrs['reg']}"
                 r = op.attrs["reg"]
                 if r in lazy:
+                    assert op.out is not None
                     kind[op.out.id] = f"t{r & 1}"
                     from_reg[op.out.id] = (r, ver.get(r, 0))
             elif n == "vget":
+                assert op.out is not None
                 e = f"v{op.attrs['reg']}"
                 if src is not None and op.out.id in src:
                     e = f"(u32)({name[src[op.out.id].id]})"
@@ -412,17 +418,20 @@ class Lowering(ValueLowering):
                     e = f"((u64)__ballot_sync(WL_FULL, ({a[0]})))"
                 else:                   # this warp's half, in its place (lazy wave64 masks)
                     e = f"((u64)__ballot_sync(WL_FULL, ({a[0]})) << (lane & 32u))"
+                    assert op.out is not None
                     kind[op.out.id] = "split"
             elif n in ("readlane", "shuffle"):
                 if L == 32:
                     e = f"__shfl_sync(WL_FULL, (u32)({a[0]}), (i32)((u32)({a[1]}) & 31u))"
                 else:
+                    assert op.out is not None and o is not None
                     emit(f"  X[xo + lane] = (u32)({a[0]});")
                     sync()
                     emit(f"  const u32 {o} = X[xo + ((u32)({a[1]}) & 63u)]; xo ^= {XWORDS}u;")
                     name[op.out.id], ctype[op.out.id] = o, "u32"
                     continue
             elif n == "permute":
+                assert op.out is not None and o is not None
                 sync()
                 emit("  ((i32*)X)[64u + lane] = -1;")
                 sync()
@@ -436,6 +445,7 @@ class Lowering(ValueLowering):
                 name[op.out.id], ctype[op.out.id] = o, "u32"
                 continue
             elif n == "load":
+                assert op.out is not None and o is not None
                 self.load(op, a, o, emit, before, after, sync, pend)
                 name[op.out.id], ctype[op.out.id] = o, "u32"
                 words[op.out.id] = op.attrs["words"]
@@ -443,6 +453,7 @@ class Lowering(ValueLowering):
             elif n == "word":
                 e = f"{a[0]}_w[{op.attrs['k']}]"
             elif n == "atomic":
+                assert op.out is not None and o is not None
                 self.atomic(op, a, at, o, emit, before, after)
                 name[op.out.id], ctype[op.out.id] = o, t
                 continue
@@ -462,11 +473,12 @@ class Lowering(ValueLowering):
             elif n == "refuse_if":
                 # wave-uniform: every lane of the wave stops together (a lane that left alone
                 # would hang the next wave sync); the host names the instruction (runtime.py)
-                k = self.refusal_k[id(op)]
-                emit(f"  if ({self.wave_any(f'({a[0]})')}) {{ wl_flag(C, WL_REFUSE, {op.instr}u, {k}u, {blk.index}u); goto WL_STOP; }}")
+                rk = self.refusal_k[id(op)]
+                emit(f"  if ({self.wave_any(f'({a[0]})')}) {{ wl_flag(C, WL_REFUSE, {op.instr}u, {rk}u, {blk.index}u); goto WL_STOP; }}")
                 continue
             else:
                 raise CudaUnsupported(n)
+            assert op.out is not None and o is not None and ot is not None  # (a value op: typed above)
             emit(f"  const {ot} {o} = {e};")
             name[op.out.id], ctype[op.out.id] = o, ot
             if lz in ("split", "t0", "t1", "orh"):
@@ -841,18 +853,23 @@ def _plan(program: Program, wave_size: int) -> tuple[set, dict]:
         for op in blk.ops:
             n, a = op.name, op.args
             if n == "ballot":
+                assert op.out is not None   # (here and below: value ops)
                 ball[op.out.id] = a[0]
             elif n in ("lo32", "hi32") and a[0].id in ball:
+                assert op.out is not None
                 part[op.out.id] = (ball[a[0].id], int(n == "hi32"))
             elif n == "sset":
                 reg[op.attrs["reg"]] = a[0].id
             elif n == "sget" and reg.get(op.attrs["reg"]) in part:
+                assert op.out is not None
                 part[op.out.id] = part[reg[op.attrs["reg"]]]
             elif n == "cvt" and op.attrs.get("to") == "u64" and op.type == "u32" and wave_size == 32 \
                     and part.get(a[0].id, (None, 1))[1] == 0:
+                assert op.out is not None
                 ball[op.out.id] = part[a[0].id][0]
             elif n == "pack64" and a[0].id in part and a[1].id in part \
                     and part[a[0].id][0] is part[a[1].id][0] and (part[a[0].id][1], part[a[1].id][1]) == (0, 1):
+                assert op.out is not None
                 ball[op.out.id] = part[a[0].id][0]
             elif n == "maskbit" and a[0].id in ball:
                 fwd[id(op)] = ball[a[0].id]
@@ -892,7 +909,7 @@ def _plan(program: Program, wave_size: int) -> tuple[set, dict]:
         return live, skip
 
     every = set(range(NUM_SREGS))
-    live_in = [set() for _ in blocks]
+    live_in: list[set[int]] = [set() for _ in blocks]
     changed = True
     while changed:
         changed = False

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...ir.ops import INTS
-from ...translate.ir import Program
+from ...translate.ir import Op, Program
 from ..numpy.expr import ExprLowering
 
 USER_SGPRS = 16          # user SGPRs the kernel takes from its parameters (codegen P_USER)
@@ -74,7 +74,7 @@ def find(program: Program) -> tuple[list, list]:
             if h != held[i]:
                 held[i], changed = h, True
     loads: list = []
-    ops_of: dict[int, object] = {}          # value id -> op that makes it (known values only)
+    ops_of: dict[int, Op] = {}              # value id -> op that makes it (known values only)
     for b in blocks:
         if held[b.index] is None:
             continue
