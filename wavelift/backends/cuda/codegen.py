@@ -20,11 +20,21 @@ import re
 import numpy as np
 
 from ... import settings
-from ...translate.ir import (BITS, EXEC_HI, EXEC_LO, MODE_REG, NUM_SREGS, VCC_HI, VCC_LO, Block, Program,
-                             refusal_of)
+from ...translate.ir import (
+    BITS,
+    EXEC_HI,
+    EXEC_LO,
+    MODE_REG,
+    NUM_SREGS,
+    VCC_HI,
+    VCC_LO,
+    Block,
+    Program,
+    refusal_of,
+)
 from ..cfamily.blends import deferred_blends
 from ..cfamily.lowering import I32_RESULT, VALUE_EXPR, ValueLowering, is_float
-from ..cfamily.lowering import Unsupported as CudaUnsupported   # refused, never miscomputed
+from ..cfamily.lowering import Unsupported as CudaUnsupported  # refused, never miscomputed
 from ..cfamily.prelude import header, trig_preop_source
 from . import preload
 from .prelude import ATOMIC_OPS, PRELUDE
@@ -920,7 +930,7 @@ def _plan(program: Program, wave_size: int) -> tuple[set, dict]:
             if li != live_in[i]:
                 live_in[i], changed = li, True
     skip: set = set()
-    for i, blk in enumerate(blocks):
+    for blk in blocks:
         sc = succ(blk)
         out = every if sc is None else set().union(*(live_in[j] for j in sc))
         skip |= scan(blk, out)[1]
