@@ -1,26 +1,14 @@
 """Fixtures for the command-line tests: call wavelift.cli.main(argv) in-process, and captures
 built with the public API (recorded without running, so they hold the state before each
 dispatch)."""
-import hashlib
 import importlib.util
-import pathlib
 import shutil
 import subprocess
 import sys
 
 import numpy as np
 import pytest
-
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-CAPTURES = ROOT / "tests" / "fixtures" / "captures"
-VADD_HSACO = ROOT / "tests" / "fixtures" / "gfx1030" / "basic-O2-w32-mubuf.hsaco"
-EXAMPLE = ROOT / "examples" / "vadd.wlcap"
-
-
-def record_only(memory, config, index):
-    from wavelift.errors import Refusal
-    from wavelift.result import DispatchResult
-    return DispatchResult(index, config, Refusal("backend.unavailable", "recorded, not run"))
+from clipaths import ROOT, VADD_HSACO, record_only
 
 
 @pytest.fixture
@@ -114,5 +102,3 @@ def built(tmp_path_factory):
     return out
 
 
-def sha(path) -> str:
-    return hashlib.sha256(pathlib.Path(path).read_bytes()).hexdigest()

@@ -11,6 +11,7 @@ import sys
 import time
 
 import pytest
+from clipaths import VADD_HSACO, record_only
 
 from wavelift.batch import manifest as mf
 from wavelift.batch.executors import RETRIES, run_local
@@ -212,7 +213,6 @@ def test_a_crash_in_wavelift_is_a_line(tmp_path, monkeypatch):
         return real(memory, config, index, *a, **kw)
     monkeypatch.setattr(execute, "execute_dispatch", engine)
     import numpy as np
-    from conftest import VADD_HSACO, record_only
 
     import wavelift
     dev = wavelift.Device("gfx1030", execute=record_only)

@@ -10,7 +10,7 @@ import tomllib
 
 import numpy as np
 import pytest
-from conftest import ROOT
+from clipaths import ROOT
 
 import wavelift
 

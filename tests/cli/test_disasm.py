@@ -7,7 +7,7 @@ import re
 import subprocess
 
 import pytest
-from conftest import ROOT, VADD_HSACO
+from clipaths import ROOT, VADD_HSACO
 
 import wavelift
 from wavelift.isa.llvm_oracle import LLVM_OBJDUMP, have_llvm

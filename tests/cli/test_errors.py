@@ -3,7 +3,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ROOT
+from clipaths import ROOT
 
 import wavelift
 from wavelift.commands.common import cuda_problem

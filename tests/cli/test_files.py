@@ -6,7 +6,7 @@ import shutil
 import stat
 
 import pytest
-from conftest import sha
+from clipaths import sha
 
 import wavelift
 from wavelift.outfile import atomic_output

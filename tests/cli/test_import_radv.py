@@ -7,7 +7,7 @@ import shlex
 import shutil
 
 import pytest
-from conftest import CAPTURES, ROOT
+from clipaths import CAPTURES, ROOT
 
 RADV = ROOT / "tests" / "fixtures" / "radv"
 NAMES = sorted(p.parent.name for p in RADV.glob("*/raw"))

@@ -1,7 +1,7 @@
 """`wavelift info`: what a capture holds, found without running anything and saving nothing."""
 import re
 
-from conftest import CAPTURES, sha
+from clipaths import CAPTURES, sha
 
 
 def test_info_fullscreen_indirect(cli, monkeypatch):

@@ -6,7 +6,7 @@ import json
 import re
 
 import numpy as np
-from conftest import CAPTURES
+from clipaths import CAPTURES, record_only
 
 import wavelift
 
@@ -271,7 +271,6 @@ def test_trace_wave_state_past_the_budget(wavelift_cmd, tmp_path):
 def test_trace_wave_state_of_a_jump_off_the_program(wavelift_cmd, tmp_path):
     """s_setpc_b64 s[0:1] with s[0:1] = two bytes into the code: program.bad_jump, and the dump
     names the target and shows it in s0/s1."""
-    from conftest import record_only
 
     from wavelift import pm4
     dev = wavelift.Device("gfx1030", execute=record_only)

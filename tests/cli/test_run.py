@@ -6,7 +6,7 @@ import shutil
 
 import numpy as np
 import pytest
-from conftest import CAPTURES, EXAMPLE, sha
+from clipaths import CAPTURES, EXAMPLE, sha
 
 import wavelift
 from wavelift import report

@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ROOT, VADD_HSACO
+from clipaths import ROOT, VADD_HSACO
 
 import wavelift
 

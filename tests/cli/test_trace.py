@@ -2,7 +2,7 @@
 import re
 
 import pytest
-from conftest import CAPTURES
+from clipaths import CAPTURES
 
 import wavelift
 

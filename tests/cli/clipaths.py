@@ -1,0 +1,19 @@
+"""Paths and helpers the command-line tests share (a module of its own: ``from conftest import``
+finds whichever conftest.py was loaded last when several test directories run together)."""
+import hashlib
+import pathlib
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+CAPTURES = ROOT / "tests" / "fixtures" / "captures"
+VADD_HSACO = ROOT / "tests" / "fixtures" / "gfx1030" / "basic-O2-w32-mubuf.hsaco"
+EXAMPLE = ROOT / "examples" / "vadd.wlcap"
+
+
+def record_only(memory, config, index):
+    from wavelift.errors import Refusal
+    from wavelift.result import DispatchResult
+    return DispatchResult(index, config, Refusal("backend.unavailable", "recorded, not run"))
+
+
+def sha(path) -> str:
+    return hashlib.sha256(pathlib.Path(path).read_bytes()).hexdigest()
