@@ -17,3 +17,20 @@ def record_only(memory, config, index):
 
 def sha(path) -> str:
     return hashlib.sha256(pathlib.Path(path).read_bytes()).hexdigest()
+
+
+def command_runner(timeout: float):
+    """-> run(*argv, **run_kwargs): the installed `wavelift` command (else `python -m wavelift`),
+    text output captured, as a user runs it."""
+    import shutil
+    import subprocess
+    import sys
+    exe = shutil.which("wavelift")
+    base = [exe] if exe else [sys.executable, "-m", "wavelift"]
+
+    def run(*argv, **kw):
+        kw.setdefault("capture_output", True)
+        kw.setdefault("text", True)
+        kw.setdefault("timeout", timeout)
+        return subprocess.run(base + [str(a) for a in argv], check=False, **kw)
+    return run

@@ -2,13 +2,10 @@
 built with the public API (recorded without running, so they hold the state before each
 dispatch)."""
 import importlib.util
-import shutil
-import subprocess
-import sys
 
 import numpy as np
 import pytest
-from clipaths import ROOT, VADD_HSACO, record_only
+from clipaths import ROOT, VADD_HSACO, command_runner, record_only
 
 
 @pytest.fixture
@@ -27,15 +24,7 @@ def cli(capsys):
 def wavelift_cmd():
     """wavelift_cmd(*argv, **run_kwargs) -> CompletedProcess of the installed `wavelift` command
     (text output captured), as a user runs it."""
-    exe = shutil.which("wavelift")
-    base = [exe] if exe else [sys.executable, "-m", "wavelift"]
-
-    def run(*argv, **kw):
-        kw.setdefault("capture_output", True)
-        kw.setdefault("text", True)
-        kw.setdefault("timeout", 120)
-        return subprocess.run(base + [str(a) for a in argv], **kw)
-    return run
+    return command_runner(120)
 
 
 def _example_module():

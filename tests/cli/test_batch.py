@@ -11,7 +11,7 @@ import sys
 import time
 
 import pytest
-from clipaths import VADD_HSACO, record_only
+from clipaths import VADD_HSACO, command_runner, record_only
 
 from wavelift.batch import manifest as mf
 from wavelift.batch.executors import RETRIES, run_local
@@ -47,15 +47,7 @@ def manifest(capdir, wavelift_cmd_module):
 
 @pytest.fixture(scope="module")
 def wavelift_cmd_module():
-    exe = shutil.which("wavelift")
-    base = [exe] if exe else [sys.executable, "-m", "wavelift"]
-
-    def run(*argv, **kw):
-        kw.setdefault("capture_output", True)
-        kw.setdefault("text", True)
-        kw.setdefault("timeout", 240)
-        return subprocess.run(base + [str(a) for a in argv], check=False, **kw)
-    return run
+    return command_runner(240)
 
 
 @pytest.fixture(scope="module")
