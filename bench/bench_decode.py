@@ -23,6 +23,7 @@ Ratio = wavelift time / objdump time.  Target: cold decode > 200k instructions/s
 0 = target met, 1 = below target, 3 = llvm-objdump-19 missing (wavelift numbers still printed).
 --profile prints cProfile's top functions of one cold decode pass.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -56,6 +57,7 @@ def largest_fixture():
 def chunks(data):
     """(target, wave64, bytes) of every function, as the listing splits them."""
     from wavelift.driver.codeobject import CodeObject
+
     co = CodeObject(data)
     t = co.text
     body = co.section_data(t)
@@ -64,7 +66,7 @@ def chunks(data):
     out = []
     for i, a in enumerate(addrs):
         end = addrs[i + 1] if i + 1 < len(addrs) else t.address + t.size
-        out.append((co.target, w64, body[a - t.address:end - t.address]))
+        out.append((co.target, w64, body[a - t.address : end - t.address]))
     return out
 
 
@@ -109,7 +111,7 @@ def main(argv=None):
     n = sum(1 for x in lines if x.startswith("\t"))
     parts = chunks(data)
     wave64 = parts[0][1] if parts else False
-    run = lambda: [decode_all(c, tg, w) for tg, w, c in parts]      # noqa: E731
+    run = lambda: [decode_all(c, tg, w) for tg, w, c in parts]  # noqa: E731
     assert sum(map(len, run())) == n, "decode and listing disagree on the instruction count"
     set_result_cache(False)
     try:
@@ -120,27 +122,48 @@ def main(argv=None):
     t_warm = best(run, a.repeat)
     t_list = best(lambda: code_object_listing(data), a.repeat)
 
-    res = {"file": os.path.relpath(path, ROOT), "bytes": len(data), "instructions": n,
-           "wavelift_first_s": first, "wavelift_cold_decode_s": t_cold,
-           "wavelift_warm_decode_s": t_warm, "wavelift_listing_s": t_list,
-           "wavelift_cold_decode_rate": n / t_cold, "wavelift_warm_decode_rate": n / t_warm,
-           "wavelift_listing_rate": n / t_list}
-    print(f"file: {res['file']} ({len(data)} bytes, {n} instructions, "
-          f"{'wave64' if wave64 else 'wave32'})")
+    res = {
+        "file": os.path.relpath(path, ROOT),
+        "bytes": len(data),
+        "instructions": n,
+        "wavelift_first_s": first,
+        "wavelift_cold_decode_s": t_cold,
+        "wavelift_warm_decode_s": t_warm,
+        "wavelift_listing_s": t_list,
+        "wavelift_cold_decode_rate": n / t_cold,
+        "wavelift_warm_decode_rate": n / t_warm,
+        "wavelift_listing_rate": n / t_list,
+    }
+    print(f"file: {res['file']} ({len(data)} bytes, {n} instructions, {'wave64' if wave64 else 'wave32'})")
     print(f"wavelift first listing (tables+compile)  {first * 1e3:8.1f} ms")
-    print(f"wavelift cold decode (no result cache)   {t_cold * 1e3:8.1f} ms   {n / t_cold:10,.0f} instructions/s")
-    print(f"wavelift warm decode (result cache)      {t_warm * 1e3:8.1f} ms   {n / t_warm:10,.0f} instructions/s")
-    print(f"wavelift listing (warm)                  {t_list * 1e3:8.1f} ms   {n / t_list:10,.0f} instructions/s")
+    print(
+        f"wavelift cold decode (no result cache)   {t_cold * 1e3:8.1f} ms   {n / t_cold:10,.0f} instructions/s"
+    )
+    print(
+        f"wavelift warm decode (result cache)      {t_warm * 1e3:8.1f} ms   {n / t_warm:10,.0f} instructions/s"
+    )
+    print(
+        f"wavelift listing (warm)                  {t_list * 1e3:8.1f} ms   {n / t_list:10,.0f} instructions/s"
+    )
 
     rc = 0
     if shutil.which(OBJDUMP):
         args = [OBJDUMP, "-d", path] + (["--mattr=+wavefrontsize64"] if wave64 else [])
         t_obj = best(lambda: subprocess.run(args, stdout=subprocess.PIPE, check=True), a.repeat)
-        res.update(objdump_s=t_obj, objdump_rate=n / t_obj, ratio_cold=t_cold / t_obj,
-                   ratio_listing=t_list / t_obj, ratio_first=first / t_obj)
-        print(f"llvm-objdump-19 -d                       {t_obj * 1e3:8.1f} ms   {n / t_obj:10,.0f} instructions/s")
-        print(f"ratio wavelift/objdump: cold {t_cold / t_obj:.2f}x, listing {t_list / t_obj:.2f}x, "
-              f"first {first / t_obj:.2f}x (objdump includes its process start)")
+        res.update(
+            objdump_s=t_obj,
+            objdump_rate=n / t_obj,
+            ratio_cold=t_cold / t_obj,
+            ratio_listing=t_list / t_obj,
+            ratio_first=first / t_obj,
+        )
+        print(
+            f"llvm-objdump-19 -d                       {t_obj * 1e3:8.1f} ms   {n / t_obj:10,.0f} instructions/s"
+        )
+        print(
+            f"ratio wavelift/objdump: cold {t_cold / t_obj:.2f}x, listing {t_list / t_obj:.2f}x, "
+            f"first {first / t_obj:.2f}x (objdump includes its process start)"
+        )
     else:
         print(f"{OBJDUMP} not installed: no baseline")
         rc = 3

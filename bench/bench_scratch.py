@@ -8,6 +8,7 @@ turned into plain arithmetic is not available, so the baseline is the NumPy refe
 same computation (tests/scratch/references.py), i.e. "how many times slower than vectorised
 NumPy with no GPU semantics".
 """
+
 from __future__ import annotations
 
 import argparse
@@ -49,9 +50,11 @@ def main(argv=None) -> int:
         tb = time.perf_counter() - t1
         ok = np.array_equal(got, want)
         waves = r.stats["waves"]
-        print(f"  {name}: {t:7.2f} s  {waves} waves  {waves / t:9.0f} waves/s  "
-              f"exec {r.stats['time_s']:.2f} s  numpy-ref {tb:.2f} s  ratio {t / tb:6.1f}x  "
-              f"{'OK' if ok else 'WRONG'}")
+        print(
+            f"  {name}: {t:7.2f} s  {waves} waves  {waves / t:9.0f} waves/s  "
+            f"exec {r.stats['time_s']:.2f} s  numpy-ref {tb:.2f} s  ratio {t / tb:6.1f}x  "
+            f"{'OK' if ok else 'WRONG'}"
+        )
     return 0
 
 

@@ -14,6 +14,7 @@ gets its own module cache; kernel times are the best of three rounds of 30 back-
 launches (WAVELIFT_CUDA_TIMING_REPEAT), interleaved; the native kernel is timed alongside.
 With $OUT set, each module's CUDA source and SASS (cuobjdump) are written there.
 """
+
 import copy
 import os
 import re
@@ -29,22 +30,33 @@ from wavelift.execute import execute_dispatch  # noqa: E402
 
 VARIANTS = {
     "base": [],
-    "nostorebar": [(r'  asm volatile\("bar\.sync %0, 64;" :: "r"\(wv \+ 1u\) : "memory"\);\n'
-                    r'(  if \(\(t\d+\)\) \{ const u32 dw)', r'\1')],
-    "noexecz": [(r'wl_any64\(\(\(u32\)\((t\d+)\) != 0u\), wv \+ 1u\)', r'__any_sync(WL_FULL, ((u32)(\1) != 0u))')],
-    "nowritten": [(r'\(\(u32\*\)q\)\[k\] = 0x01010101u;', '')],
-    "nostats": [(r'  if \(wv < wpg\) wl_count_\(C\.wave, lane, icnt \+ ic, lc\);', '')],
+    "nostorebar": [
+        (
+            r'  asm volatile\("bar\.sync %0, 64;" :: "r"\(wv \+ 1u\) : "memory"\);\n'
+            r"(  if \(\(t\d+\)\) \{ const u32 dw)",
+            r"\1",
+        )
+    ],
+    "noexecz": [
+        (r"wl_any64\(\(\(u32\)\((t\d+)\) != 0u\), wv \+ 1u\)", r"__any_sync(WL_FULL, ((u32)(\1) != 0u))")
+    ],
+    "nowritten": [(r"\(\(u32\*\)q\)\[k\] = 0x01010101u;", "")],
+    "nostats": [(r"  if \(wv < wpg\) wl_count_\(C\.wave, lane, icnt \+ ic, lc\);", "")],
 }
 VARIANTS["nobar"] = VARIANTS["nostorebar"] + VARIANTS["noexecz"]
 VARIANTS["all"] = VARIANTS["nobar"] + VARIANTS["nowritten"] + VARIANTS["nostats"]
 # variants made by the backend's own switches (sound: A/B of a code-generation choice)
-ENV = {"eager": {"WAVELIFT_CUDA_BLENDS": "eager"},              # EXEC blends at every VGPR write
-       "occ2048": {"WAVELIFT_CUDA_OCCUPANCY": "2048"},     # bound registers for 2048 threads/SM
-       "occ1024": {"WAVELIFT_CUDA_OCCUPANCY": "1024"}}
+ENV = {
+    "eager": {"WAVELIFT_CUDA_BLENDS": "eager"},  # EXEC blends at every VGPR write
+    "occ2048": {"WAVELIFT_CUDA_OCCUPANCY": "2048"},  # bound registers for 2048 threads/SM
+    "occ1024": {"WAVELIFT_CUDA_OCCUPANCY": "1024"},
+}
 VARIANTS.update({k: [] for k in ENV})
-DISPATCHES = {"vadd32": lambda: G.vadd_dispatch(1920 * 1088),
-              "vadd64": lambda: G.vadd_dispatch(1920 * 1088, 64),
-              "shade": lambda: G.shade_dispatch(1920, 1080)}
+DISPATCHES = {
+    "vadd32": lambda: G.vadd_dispatch(1920 * 1088),
+    "vadd64": lambda: G.vadd_dispatch(1920 * 1088, 64),
+    "shade": lambda: G.shade_dispatch(1920, 1080),
+}
 
 
 def main():
@@ -53,13 +65,14 @@ def main():
     current = ["base"]
     generate = WC.generate
 
-    def variant(*a, **k):                # build_module calls this module's generate
+    def variant(*a, **k):  # build_module calls this module's generate
         src, slots, pre = generate(*a, **k)
         for pat, rep in VARIANTS[current[0]]:
             src, n = re.subn(pat, rep, src)
             if not n:
                 print(f"   ({current[0]}: nothing to cut for {pat[:40]!r})")
         return src, slots, pre
+
     WC.generate = variant
     arch = WC.device_arch()
     for d in which:
@@ -72,7 +85,7 @@ def main():
                 for k in {k for e in ENV.values() for k in e}:
                     os.environ.pop(k, None)
                 os.environ.update(ENV.get(v, {}))
-                if v not in caches:             # (the module's first dispatch has no guesses)
+                if v not in caches:  # (the module's first dispatch has no guesses)
                     os.environ["WAVELIFT_CUDA_CACHE"] = tempfile.mkdtemp()
                     caches[v] = {}
                     execute_dispatch(copy.deepcopy(mem), cfg, backend="cuda", mode="lane", cache=caches[v])
@@ -87,10 +100,15 @@ def main():
                         base = os.path.join(os.environ["OUT"], f"{d}-{v}")
                         open(base + ".cu", "w").write(mod.source)
                         open(base + ".cubin", "wb").write(mod.cubin)
-                        sass = subprocess.run(["cuobjdump", "-sass", base + ".cubin"], capture_output=True, text=True)
+                        sass = subprocess.run(
+                            ["cuobjdump", "-sass", base + ".cubin"], capture_output=True, text=True
+                        )
                         open(base + ".sass", "w").write(sass.stdout)
-        print(f"{d}: native {nat * 1e6:.1f} us; " +
-              "  ".join(f"{v} {b * 1e6:.1f} us ({b / nat:.2f}x)" for v, b in best.items()), flush=True)
+        print(
+            f"{d}: native {nat * 1e6:.1f} us; "
+            + "  ".join(f"{v} {b * 1e6:.1f} us ({b / nat:.2f}x)" for v, b in best.items()),
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

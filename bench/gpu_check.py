@@ -22,6 +22,7 @@ against the same kernels written natively in CUDA.
 Every item is guarded: a failure prints and the script goes on.  Results go to stdout and, when
 $OUT is set, to $OUT/gpu_check.json.  Exit 0 when it ran (read the table), 2 without a GPU.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -61,18 +62,20 @@ def guarded(what):
         def run(*a, **k):
             try:
                 return fn(*a, **k)
-            except Exception as e:      # noqa: BLE001 - print and go on
+            except Exception as e:  # noqa: BLE001 - print and go on
                 msg = f"{what}: {type(e).__name__}: {e}"
                 log("  ERROR " + msg)
                 log("  " + traceback.format_exc().replace("\n", "\n  ")[-3000:])
                 REPORT["errors"].append(msg)
                 return None
+
         return run
+
     return deco
 
 
 # ------------------------------------------------------------------------------- fixtures
-SCRATCH_FILE = None      # --scratch-dispatches: a pickle of the recorded scratch-test dispatches
+SCRATCH_FILE = None  # --scratch-dispatches: a pickle of the recorded scratch-test dispatches
 
 
 def scratch_test_dispatches():
@@ -83,13 +86,16 @@ def scratch_test_dispatches():
     import gzip
     import pickle
     import shutil
+
     if SCRATCH_FILE and pathlib.Path(SCRATCH_FILE).exists():
         got = pickle.loads(gzip.decompress(pathlib.Path(SCRATCH_FILE).read_bytes()))
         log(f"(scratch tests: {len(got)} dispatches loaded from {SCRATCH_FILE})")
         return got
     if not shutil.which("llvm-mc-19"):
-        log("WARNING: llvm-mc-19 missing: the scratch tests that assemble skip, so their dispatches "
-            "are not checked; record them where it exists with --scratch-dispatches FILE")
+        log(
+            "WARNING: llvm-mc-19 missing: the scratch tests that assemble skip, so their dispatches "
+            "are not checked; record them where it exists with --scratch-dispatches FILE"
+        )
     got = _record_scratch_tests()
     if SCRATCH_FILE:
         pathlib.Path(SCRATCH_FILE).write_bytes(gzip.compress(pickle.dumps(got), 6))
@@ -101,16 +107,28 @@ def _record_scratch_tests():
     import pytest
 
     import wavelift.execute as X
+
     got = []
     orig = X.execute_dispatch
 
     def rec(memory, config, index=0, backend="numpy", mode="wave", cache=None, **kw):
         got.append((f"scratch-test#{len(got)}:{mode}", copy.deepcopy(memory), config))
         return orig(memory, config, index, backend, mode, cache, **kw)
+
     X.execute_dispatch = rec
     try:
-        pytest.main(["-q", "-p", "no:cacheprovider", "-x", "--no-header", "-o", "addopts=",
-                     str(ROOT / "tests" / "scratch")])
+        pytest.main(
+            [
+                "-q",
+                "-p",
+                "no:cacheprovider",
+                "-x",
+                "--no-header",
+                "-o",
+                "addopts=",
+                str(ROOT / "tests" / "scratch"),
+            ]
+        )
     finally:
         X.execute_dispatch = orig
     return got
@@ -126,16 +144,16 @@ def _precompile_one(args):
 
     from wavelift.backends.cuda import build_module
     from wavelift.execute import execute_dispatch, module_key
+
     out = []
     try:
         prog, base = translate_dispatch(mem, cfg)
-    except Exception:                   # noqa: BLE001 - refused translation: both backends refuse
+    except Exception:  # noqa: BLE001 - refused translation: both backends refuse
         prog = None
     for m in modes:
         secs = how = None
         if prog is not None:
-            mod = build_module(module_key(prog, cfg, m, "cuda"), prog, cfg, m, arch=arch,
-                               base_address=base)
+            mod = build_module(module_key(prog, cfg, m, "cuda"), prog, cfg, m, arch=arch, base_address=base)
             secs, how = mod.compile_s, mod.compiled_by
         m1 = copy.deepcopy(mem)
         t = time.perf_counter()
@@ -146,10 +164,14 @@ def _precompile_one(args):
 
 def _summary(r, mem):
     """What the comparison looks at, picklable: outcome, escapes, spans, counters, memory."""
-    return dict(outcome="landed" if r.refusal is None else r.refusal.code, refusal=str(r.refusal),
-                escapes=r.stats.get("escapes"), spans=list(r.write_spans or []),
-                stats={k: r.stats.get(k) for k in ("instructions", "lane_instructions", "waves")},
-                memory=[(x.name or hex(x.base), bytes(x.data)) for x in mem])
+    return dict(
+        outcome="landed" if r.refusal is None else r.refusal.code,
+        refusal=str(r.refusal),
+        escapes=r.stats.get("escapes"),
+        spans=list(r.write_spans or []),
+        stats={k: r.stats.get(k) for k in ("instructions", "lane_instructions", "waves")},
+        memory=[(x.name or hex(x.base), bytes(x.data)) for x in mem],
+    )
 
 
 def _memdiff(a, b):
@@ -166,6 +188,7 @@ def start_fixtures(args, arch):
     this process (finish_fixtures), so the benchmarks can use the GPU meanwhile."""
     import fixture_dispatches as F
     from test_cuda_backend import translate_dispatch
+
     items = []
     for fn in (F.clang_dispatches, F.aco_dispatches, F.capture_dispatches, scratch_test_dispatches):
         r = guarded(f"collect {fn.__name__}")(fn)()
@@ -179,11 +202,12 @@ def start_fixtures(args, arch):
         try:
             prog, _ = translate_dispatch(m, c)
             modes = ("lane", "wave") if prog.uses_scratch else ("lane",)
-        except Exception:               # noqa: BLE001 - refused translation: both backends refuse
+        except Exception:  # noqa: BLE001 - refused translation: both backends refuse
             modes = ("lane",)
         jobs.append((m, c, modes, arch, cache_dir))
-    ex = cf.ProcessPoolExecutor(max_workers=args.jobs,
-                                mp_context=__import__("multiprocessing").get_context("spawn"))
+    ex = cf.ProcessPoolExecutor(
+        max_workers=args.jobs, mp_context=__import__("multiprocessing").get_context("spawn")
+    )
     futs = [ex.submit(_guard_precompile, j) for j in jobs]
     log(f"\n(fixtures: {len(items)} dispatches handed to {args.jobs} worker processes)")
     return dict(items=items, jobs=jobs, futs=futs, ex=ex, t=time.perf_counter(), cache=cache_dir)
@@ -191,8 +215,9 @@ def start_fixtures(args, arch):
 
 def finish_fixtures(fx, args):
     from wavelift.execute import execute_dispatch
+
     items, jobs, futs, ex = fx["items"], fx["jobs"], fx["futs"], fx["ex"]
-    os.environ["WAVELIFT_CUDA_CACHE"] = fx["cache"]      # the modules the workers compiled
+    os.environ["WAVELIFT_CUDA_CACHE"] = fx["cache"]  # the modules the workers compiled
     log(f"\n== (a) fixtures: {len(items)} dispatches, NumPy lane vs CUDA ==")
     log(f"   {'dispatch':58s} {'mode':4s} {'numpy':22s} {'cuda':22s} {'match':6s} {'np s':>7s} {'cu s':>7s}")
     counts = {"equal": 0, "race-ok": 0, "DIFFERENT": 0, "error": 0, "skipped": 0}
@@ -213,23 +238,31 @@ def finish_fixtures(fx, args):
         for mode, secs, how, np_sum, np_s in res:
             if how == "nvrtc":
                 times.append(secs)
-            row = guarded(f"fixture {n} {mode}")(_one_fixture)(n, m, c, mode, np_sum, np_s,
-                                                              execute_dispatch)
+            row = guarded(f"fixture {n} {mode}")(_one_fixture)(n, m, c, mode, np_sum, np_s, execute_dispatch)
             if row is None:
                 counts["error"] += 1
                 continue
             counts[row["match"]] += 1
             REPORT["fixtures"].append(row)
-            log(f"   {n[:58]:58s} {mode:4s} {row['numpy'][:22]:22s} {row['cuda'][:22]:22s} "
+            log(
+                f"   {n[:58]:58s} {mode:4s} {row['numpy'][:22]:22s} {row['cuda'][:22]:22s} "
                 f"{row['match']:6s} {row['numpy_s']:7.3f} {row['cuda_s']:7.3f}"
-                + (f"  {row['why']}" if row.get("why") else ""))
+                + (f"  {row['why']}" if row.get("why") else "")
+            )
     ex.shutdown(wait=False, cancel_futures=True)
     if times:
-        REPORT["compile"]["fixtures"] = dict(modules=len(times), total_s=sum(times),
-                                             mean_s=float(np.mean(times)), max_s=max(times),
-                                             wall_s=time.perf_counter() - fx["t"], jobs=args.jobs)
-        log(f"   cold NVRTC: {len(times)} modules, mean {np.mean(times):.2f} s, max {max(times):.2f} s "
-            f"(in {args.jobs} worker processes, next to the NumPy runs)")
+        REPORT["compile"]["fixtures"] = dict(
+            modules=len(times),
+            total_s=sum(times),
+            mean_s=float(np.mean(times)),
+            max_s=max(times),
+            wall_s=time.perf_counter() - fx["t"],
+            jobs=args.jobs,
+        )
+        log(
+            f"   cold NVRTC: {len(times)} modules, mean {np.mean(times):.2f} s, max {max(times):.2f} s "
+            f"(in {args.jobs} worker processes, next to the NumPy runs)"
+        )
     REPORT["fixture_counts"] = counts
     log(f"   fixtures: {counts}")
 
@@ -237,7 +270,7 @@ def finish_fixtures(fx, args):
 def _guard_precompile(job):
     try:
         return _precompile_one(job)
-    except Exception as e:              # noqa: BLE001
+    except Exception as e:  # noqa: BLE001
         return f"worker: {type(e).__name__}: {str(e)[:500]}"
 
 
@@ -262,16 +295,31 @@ def _one_fixture(n, mem, cfg, mode, s1, t1, execute_dispatch):
         if d and ":atomics:" in n:
             d = _atomics_race(n, cfg, s1["memory"], s2["memory"])
             if d is None:
-                return dict(name=n, mode=mode, numpy=s1["outcome"], cuda=s2["outcome"],
-                            match="race-ok", numpy_s=t1, cuda_s=t2,
-                            why="atomic_xchg/cmpxchg order differs (as on hardware); "
-                                "order-independent results equal, invariants hold",
-                            device_s=r2.stats.get("device_time_s"))
+                return dict(
+                    name=n,
+                    mode=mode,
+                    numpy=s1["outcome"],
+                    cuda=s2["outcome"],
+                    match="race-ok",
+                    numpy_s=t1,
+                    cuda_s=t2,
+                    why="atomic_xchg/cmpxchg order differs (as on hardware); "
+                    "order-independent results equal, invariants hold",
+                    device_s=r2.stats.get("device_time_s"),
+                )
         if d:
             why.append("memory: " + d)
-    return dict(name=n, mode=mode, numpy=s1["outcome"], cuda=s2["outcome"],
-                match="DIFFERENT" if why else "equal", why="; ".join(why), numpy_s=t1,
-                cuda_s=t2, device_s=r2.stats.get("device_time_s"))
+    return dict(
+        name=n,
+        mode=mode,
+        numpy=s1["outcome"],
+        cuda=s2["outcome"],
+        match="DIFFERENT" if why else "equal",
+        why="; ".join(why),
+        numpy_s=t1,
+        cuda_s=t2,
+        device_s=r2.stats.get("device_time_s"),
+    )
 
 
 def _atomics_race(n, cfg, mem1, mem2):
@@ -280,16 +328,21 @@ def _atomics_race(n, cfg, mem1, mem2):
     passes the fixture test's own order-independent check (reference.cases.compare_atomics)
     against the NumPy one; else what differs."""
     from reference import cases as C
+
     racy = ("counters", "old")
     d = _memdiff([m for m in mem1 if m[0] not in racy], [m for m in mem2 if m[0] not in racy])
     if d:
         return d
     shape = n.rsplit(":", 1)[1]
     case = next(c for c in C.cases_for("atomics", cfg.wave_size) if c.shape.name == shape)
-    arr = lambda mem, k: np.frombuffer(dict(mem)[k], np.int32)     # noqa: E731
+    arr = lambda mem, k: np.frombuffer(dict(mem)[k], np.int32)  # noqa: E731
     try:
-        C.compare_atomics(case, {"counters": arr(mem1, "counters")},
-                          {"counters": arr(mem2, "counters"), "old": arr(mem2, "old")}, {})
+        C.compare_atomics(
+            case,
+            {"counters": arr(mem1, "counters")},
+            {"counters": arr(mem2, "counters"), "old": arr(mem2, "old")},
+            {},
+        )
     except AssertionError as e:
         return f"atomics: {str(e)[:300]}"
     return None
@@ -303,12 +356,14 @@ class Catch:
     def __call__(self, memory, config, index):
         from wavelift.errors import Refusal
         from wavelift.result import DispatchResult
+
         self.got.append((copy.deepcopy(memory), config))
         return DispatchResult(index, config, Refusal("backend.unavailable", "caught"))
 
 
 def shade_dispatch(w, h):
     import wavelift
+
     rng = np.random.default_rng(1080)
     px = rng.integers(0, 1 << 32, size=w * h, dtype=np.uint64).astype(np.uint32)
     wt = rng.uniform(0.0, 2.0, w * h).astype(np.float32)
@@ -316,18 +371,27 @@ def shade_dispatch(w, h):
     dev = wavelift.Device("gfx1030", execute=cat)
     k = dev.load_code_object(str(ROOT / "bench" / "kernels" / "bench-gfx1030-O2-w32.hsaco")).kernel("shade")
     bp, bw, bo = dev.upload(px), dev.upload(wt), dev.alloc(4 * w * h)
-    k.launch(groups=(w // 8, h // 8), block=(8, 8), args=[bp, bw, bo, np.uint32(w), np.uint32(h),
-                                                          np.float32(1.25), np.float32(-8.0)])
+    k.launch(
+        groups=(w // 8, h // 8),
+        block=(8, 8),
+        args=[bp, bw, bo, np.uint32(w), np.uint32(h), np.float32(1.25), np.float32(-8.0)],
+    )
     mem, cfg = cat.got[0]
-    native = dict(fn="shade", grid=(w // 8, h // 8), block=(8, 8),
-                  inputs=[px, wt], out_n=w * h,
-                  scalars=[np.uint32(w), np.uint32(h), np.float32(1.25), np.float32(-8.0)],
-                  tolerance=1)
+    native = dict(
+        fn="shade",
+        grid=(w // 8, h // 8),
+        block=(8, 8),
+        inputs=[px, wt],
+        out_n=w * h,
+        scalars=[np.uint32(w), np.uint32(h), np.float32(1.25), np.float32(-8.0)],
+        tolerance=1,
+    )
     return mem, cfg, bo.address, 4 * w * h, native
 
 
 def collatz_dispatch(n):
     import wavelift
+
     rng = np.random.default_rng(65536)
     start = rng.integers(1, 100_000, size=n).astype(np.uint32)
     cat = Catch()
@@ -336,30 +400,47 @@ def collatz_dispatch(n):
     bs, bo = dev.upload(start), dev.alloc(4 * n)
     k.launch(groups=(n // 256,), block=(256,), args=[bs, bo, np.uint32(1000)])
     mem, cfg = cat.got[0]
-    native = dict(fn="collatz", grid=(n // 256, 1), block=(256, 1), inputs=[start], out_n=n,
-                  scalars=[np.uint32(1000)], tolerance=0)
+    native = dict(
+        fn="collatz",
+        grid=(n // 256, 1),
+        block=(256, 1),
+        inputs=[start],
+        out_n=n,
+        scalars=[np.uint32(1000)],
+        tolerance=0,
+    )
     return mem, cfg, bo.address, 4 * n, native
 
 
 def vadd_dispatch(n, wave=32):
     import wavelift
+
     rng = np.random.default_rng(2)
     a = rng.standard_normal(n).astype(np.float32)
     b = rng.standard_normal(n).astype(np.float32)
     cat = Catch()
     dev = wavelift.Device("gfx1030", execute=cat)
-    k = dev.load_code_object(str(ROOT / "tests" / "fixtures" / "gfx1030" /
-                                 f"basic-O2-w{wave}-flat.hsaco")).kernel("vadd")
+    k = dev.load_code_object(
+        str(ROOT / "tests" / "fixtures" / "gfx1030" / f"basic-O2-w{wave}-flat.hsaco")
+    ).kernel("vadd")
     ba, bb, bo = dev.upload(a), dev.upload(b), dev.alloc(4 * n)
     k.launch(groups=(n // 256,), block=(256,), args=[ba, bb, bo, np.uint32(n)])
     mem, cfg = cat.got[0]
-    native = dict(fn="vadd", grid=(n // 256, 1), block=(256, 1), inputs=[a, b], out_n=n,
-                  scalars=[np.uint32(n)], tolerance=0)
+    native = dict(
+        fn="vadd",
+        grid=(n // 256, 1),
+        block=(256, 1),
+        inputs=[a, b],
+        out_n=n,
+        scalars=[np.uint32(n)],
+        tolerance=0,
+    )
     return mem, cfg, bo.address, 4 * n, native
 
 
 def scratch_game_dispatch(groups, width, steps, wave=64):
     import wavelift
+
     j = ROOT / "tests" / "fixtures" / "gfx1030" / "aco" / f"scratch_game-w{wave}.json"
     gx, gy = groups
     n = gx * 8 * gy * 8
@@ -369,11 +450,19 @@ def scratch_game_dispatch(groups, width, steps, wave=64):
     dev = wavelift.Device("gfx1030", execute=cat)
     sh = dev.load_aco_shader(j)
     bs, bo = dev.upload(seeds), dev.alloc(4 * n)
-    sh.launch(groups=(gx, gy, 1), buffers={(0, 0): bs, (0, 1): bo},
-              push_constants=struct.pack("<II", width, steps))
+    sh.launch(
+        groups=(gx, gy, 1), buffers={(0, 0): bs, (0, 1): bo}, push_constants=struct.pack("<II", width, steps)
+    )
     mem, cfg = cat.got[0]
-    native = dict(fn="scratch_game", grid=(gx, gy), block=(8, 8), inputs=[seeds], out_n=n,
-                  scalars=[np.uint32(width), np.uint32(steps)], tolerance=0)
+    native = dict(
+        fn="scratch_game",
+        grid=(gx, gy),
+        block=(8, 8),
+        inputs=[seeds],
+        out_n=n,
+        scalars=[np.uint32(width), np.uint32(steps)],
+        tolerance=0,
+    )
     return mem, cfg, bo.address, 4 * n, native
 
 
@@ -383,9 +472,11 @@ _NATIVE = {}
 def native_module(arch):
     if "m" not in _NATIVE:
         import cupy
+
         src = (ROOT / "bench" / "kernels" / "native.cu").read_text()
         t = time.perf_counter()
         from wavelift.backends.cuda import compile as C
+
         nv = C._nvrtc()
         res = nv.nvrtcCreateProgram(src.encode(), b"native.cu", 0, [], [])
         prog = res[1]
@@ -403,15 +494,16 @@ def native_module(arch):
 
 def run_native(spec, arch, repeat):
     import cupy
+
     fn = native_module(arch).get_function(spec["fn"])
     ins = [cupy.asarray(a) for a in spec["inputs"]]
     out = cupy.zeros(spec["out_n"], cupy.uint32)
     args = tuple(ins) + (out,) + tuple(spec["scalars"])
-    fn(spec["grid"], spec["block"], args)              # warm-up (and the output compared)
+    fn(spec["grid"], spec["block"], args)  # warm-up (and the output compared)
     s, e = cupy.cuda.Event(), cupy.cuda.Event()
     reps = max(repeat, 1) * 10
     s.record()
-    for _ in range(reps):                               # back to back: no host latency counted
+    for _ in range(reps):  # back to back: no host latency counted
         fn(spec["grid"], spec["block"], args)
     e.record()
     e.synchronize()
@@ -423,6 +515,7 @@ def bench_one(name, make, args, arch):
 
     from wavelift.backends.cuda import build_module
     from wavelift.execute import execute_dispatch, module_key
+
     log(f"\n-- {name}")
     mem, cfg, out_addr, out_bytes, native = make()
     row = dict(name=name, groups=list(cfg.num_groups), block=list(cfg.block), wave=cfg.wave_size)
@@ -460,7 +553,7 @@ def bench_one(name, make, args, arch):
                 mod.hints = None
         r0 = execute_dispatch(copy.deepcopy(mem), cfg, backend="cuda", mode="lane", cache=cache)
         row["no_guess_kernel_s"] = r0.stats.get("device_time_s")
-    except Exception as e:          # noqa: BLE001 - a missing column, not a lost row
+    except Exception as e:  # noqa: BLE001 - a missing column, not a lost row
         log(f"   (no-guess timing failed: {type(e).__name__}: {e})")
     m = copy.deepcopy(mem)
     r = execute_dispatch(m, cfg, backend="cuda", mode="lane", cache=cache)
@@ -473,15 +566,17 @@ def bench_one(name, make, args, arch):
         w = time.perf_counter() - t
         wall_best = w if wall_best is None else min(wall_best, w)
     row["compile_memory_hit"] = bool(r.stats.get("module_cache_hit"))
-    row.update(cuda_kernel_s=dev_best, cuda_dispatch_s=wall_best,
-               lane_instructions=r.stats.get("lane_instructions"))
+    row.update(
+        cuda_kernel_s=dev_best, cuda_dispatch_s=wall_best, lane_instructions=r.stats.get("lane_instructions")
+    )
     nat_s, nat_out = guarded(f"{name} native")(run_native)(native, arch, args.repeat) or (None, None)
     row["native_kernel_s"] = nat_s
     if nat_out is not None:
         diff = np.abs(nat_out.astype(np.int64) - cu_out.astype(np.int64))
         if native["tolerance"]:
-            b = np.stack([(nat_out >> s) & 255 for s in (0, 8, 16, 24)]).astype(np.int64) - \
-                np.stack([(cu_out >> s) & 255 for s in (0, 8, 16, 24)]).astype(np.int64)
+            b = np.stack([(nat_out >> s) & 255 for s in (0, 8, 16, 24)]).astype(np.int64) - np.stack(
+                [(cu_out >> s) & 255 for s in (0, 8, 16, 24)]
+            ).astype(np.int64)
             row["native_agrees"] = bool(np.abs(b).max() <= native["tolerance"])
         else:
             row["native_agrees"] = bool(diff.max() == 0)
@@ -499,38 +594,65 @@ def bench_one(name, make, args, arch):
         else:
             row["numpy"] = str(rn.refusal)
     REPORT["bench"].append(row)
-    f = lambda v, fmt: "-" if v is None else format(v, fmt)   # noqa: E731
+    f = lambda v, fmt: "-" if v is None else format(v, fmt)  # noqa: E731
     fk, ng = row.get("first_kernel_s"), row.get("no_guess_kernel_s")
-    log(f"   kernel: translated {f(dev_best * 1e3 if dev_best else None, '.3f')} ms, native "
+    log(
+        f"   kernel: translated {f(dev_best * 1e3 if dev_best else None, '.3f')} ms, native "
         f"{f(nat_s * 1e3 if nat_s else None, '.3f')} ms -> translated/native "
         f"{f(row.get('translated_over_native'), '.2f')}x (agrees: {row.get('native_agrees')}); "
         f"without window guesses {f(ng * 1e3 if ng else None, '.3f')} ms "
         f"({f(ng / nat_s if ng and nat_s else None, '.2f')}x); the module's first launch "
-        f"{f(fk * 1e3 if fk else None, '.3f')} ms")
-    log(f"   dispatch (trace+upload+run+download+land): CUDA {f(wall_best, '.4f')} s, NumPy lane "
+        f"{f(fk * 1e3 if fk else None, '.3f')} ms"
+    )
+    log(
+        f"   dispatch (trace+upload+run+download+land): CUDA {f(wall_best, '.4f')} s, NumPy lane "
         f"{f(row.get('numpy_dispatch_s'), '.3f')} s -> CUDA/NumPy {f(row.get('cuda_over_numpy'), '.4f')} "
-        f"(outputs equal: {row.get('numpy_equal')})")
-    log(f"   module: cold NVRTC {row['compile_cold_s']:.2f} s, disk cache {row['compile_disk_s'] * 1e3:.1f} ms, "
-        f"memory cache hit: {row['compile_memory_hit']}; first dispatch {row['first_dispatch_s']:.2f} s")
+        f"(outputs equal: {row.get('numpy_equal')})"
+    )
+    log(
+        f"   module: cold NVRTC {row['compile_cold_s']:.2f} s, disk cache {row['compile_disk_s'] * 1e3:.1f} ms, "
+        f"memory cache hit: {row['compile_memory_hit']}; first dispatch {row['first_dispatch_s']:.2f} s"
+    )
 
 
 def benchmarks(args, arch):
-    log("\n== (b) benchmarks (kernel times: mean of %d back-to-back launches, CUDA events; dispatch: best of %d) ==" % (args.repeat * 10, args.repeat))
+    log(
+        "\n== (b) benchmarks (kernel times: mean of %d back-to-back launches, CUDA events; dispatch: best of %d) =="
+        % (args.repeat * 10, args.repeat)
+    )
     q = args.quick
     work = [
-        ("fullscreen 1920x1080 shade (w32)", lambda: shade_dispatch(480, 272) if q else shade_dispatch(1920, 1080)),
-        ("full-screen 1920x1080 vadd f32 (w32, clang)", lambda: vadd_dispatch(1920 * 1088 // (16 if q else 1))),
-        ("full-screen 1920x1080 vadd f32 (w64, clang)", lambda: vadd_dispatch(1920 * 1088 // (16 if q else 1), 64)),
+        (
+            "fullscreen 1920x1080 shade (w32)",
+            lambda: shade_dispatch(480, 272) if q else shade_dispatch(1920, 1080),
+        ),
+        (
+            "full-screen 1920x1080 vadd f32 (w32, clang)",
+            lambda: vadd_dispatch(1920 * 1088 // (16 if q else 1)),
+        ),
+        (
+            "full-screen 1920x1080 vadd f32 (w64, clang)",
+            lambda: vadd_dispatch(1920 * 1088 // (16 if q else 1), 64),
+        ),
         ("divergent loop collatz 65536 (w32)", lambda: collatz_dispatch(8192 if q else 65536)),
-        ("scratch game 240x135 groups of 8x8 (w64)",
-         lambda: scratch_game_dispatch((60, 34) if q else (240, 135), (60 if q else 240) * 8, 64)),
-        ("scratch game 32400 groups (w64)",
-         lambda: scratch_game_dispatch((4000 if q else 32400, 1), (4000 if q else 32400) * 8, 64)),
+        (
+            "scratch game 240x135 groups of 8x8 (w64)",
+            lambda: scratch_game_dispatch((60, 34) if q else (240, 135), (60 if q else 240) * 8, 64),
+        ),
+        (
+            "scratch game 32400 groups (w64)",
+            lambda: scratch_game_dispatch((4000 if q else 32400, 1), (4000 if q else 32400) * 8, 64),
+        ),
     ]
     if (ROOT / "tests/fixtures/gfx1030/aco/scratch_game-w32.json").exists():
-        work.append(("scratch game 240x135 groups of 8x8 (w32)",
-                     lambda: scratch_game_dispatch((60, 34) if q else (240, 135),
-                                                   (60 if q else 240) * 8, 64, wave=32)))
+        work.append(
+            (
+                "scratch game 240x135 groups of 8x8 (w32)",
+                lambda: scratch_game_dispatch(
+                    (60, 34) if q else (240, 135), (60 if q else 240) * 8, 64, wave=32
+                ),
+            )
+        )
     for name, make in work:
         if args.only and not picked(args, name):
             continue
@@ -541,22 +663,35 @@ def benchmarks(args, arch):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--only", default="", help="run only the items whose name holds one of these comma-separated substrings")
+    ap.add_argument(
+        "--only",
+        default="",
+        help="run only the items whose name holds one of these comma-separated substrings",
+    )
     ap.add_argument("--skip-fixtures", action="store_true")
     ap.add_argument("--skip-bench", action="store_true")
     ap.add_argument("--skip-numpy", action="store_true", help="no NumPy runs in the benchmarks")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--jobs", type=int, default=max(1, min(12, (os.cpu_count() or 2) - 2)))
-    ap.add_argument("--time-limit", type=float, default=300.0,
-                    help="seconds after which no new fixture item starts (the bench still runs)")
-    ap.add_argument("--scratch-dispatches", default="", metavar="FILE",
-                    help="load the scratch-test dispatches from FILE (gzipped pickle); when FILE does "
-                         "not exist, record them into it (and, without CUDA, stop there)")
+    ap.add_argument(
+        "--time-limit",
+        type=float,
+        default=300.0,
+        help="seconds after which no new fixture item starts (the bench still runs)",
+    )
+    ap.add_argument(
+        "--scratch-dispatches",
+        default="",
+        metavar="FILE",
+        help="load the scratch-test dispatches from FILE (gzipped pickle); when FILE does "
+        "not exist, record them into it (and, without CUDA, stop there)",
+    )
     args = ap.parse_args()
     global SCRATCH_FILE
     SCRATCH_FILE = args.scratch_dispatches or None
     from wavelift.backends import cuda
+
     if SCRATCH_FILE and not pathlib.Path(SCRATCH_FILE).exists() and cuda.available() is not True:
         scratch_test_dispatches()
         return 0
@@ -568,10 +703,16 @@ def main():
         return 2
     arch = cuda.device_arch()
     import cupy
+
     props = cupy.cuda.runtime.getDeviceProperties(0)
     from wavelift.backends.cuda.compile import nvrtc_version
-    REPORT["device"] = dict(name=props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"]),
-                            arch=arch, nvrtc=nvrtc_version(), cupy=cupy.__version__)
+
+    REPORT["device"] = dict(
+        name=props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"]),
+        arch=arch,
+        nvrtc=nvrtc_version(),
+        cupy=cupy.__version__,
+    )
     log(f"device: {REPORT['device']}")
     # the fixture workers (NVRTC + the NumPy half, CPU only) start first and run while the
     # benchmarks use the GPU; the NumPy timings of the benchmarks share the CPU with them

@@ -5,6 +5,7 @@ against CUDA lane mode (three CUDA runs each), cell by cell:
   nrecXXXX   g611-full with the buffers' num_records changed (cells straddling the bound)
 Slot k % 16 of the output names the shader statement (tests/fixtures/glsl/int64_atomic.comp).
 """
+
 import copy
 import pathlib
 import sys
@@ -45,9 +46,15 @@ def main():
         res, cache = {}, {}
         for be in ("numpy", "cuda", "cuda2", "cuda3"):
             m = copy.deepcopy(mem)
-            r = execute_dispatch(m, cfg, backend=be.rstrip("23"), mode="lane", cache=cache if be != "numpy" else None)
-            res[be] = (r.refusal, r.stats.get("escapes"), np.frombuffer(bytes(out_buf(m).data), np.uint64).copy(),
-                       sorted(r.write_spans or []))
+            r = execute_dispatch(
+                m, cfg, backend=be.rstrip("23"), mode="lane", cache=cache if be != "numpy" else None
+            )
+            res[be] = (
+                r.refusal,
+                r.stats.get("escapes"),
+                np.frombuffer(bytes(out_buf(m).data), np.uint64).copy(),
+                sorted(r.write_spans or []),
+            )
         a = res["numpy"]
         for be in ("cuda", "cuda2", "cuda3"):
             b = res[be]
@@ -56,8 +63,10 @@ def main():
             same = str(a[0]) == str(b[0]) and a[1] == b[1] and a[3] == b[3]
             ok = same and dif.size == 0
             bad += not ok
-            print(f"{'ok ' if ok else 'BAD'} {name:45s} {be}: refusal {a[0]}|{b[0]} esc {a[1]}|{b[1]} "
-                  f"spans_equal {a[3] == b[3]} cells_differ {dif.size} slots {slots} lanes {sorted(set((dif // 16).tolist()))[:12]}")
+            print(
+                f"{'ok ' if ok else 'BAD'} {name:45s} {be}: refusal {a[0]}|{b[0]} esc {a[1]}|{b[1]} "
+                f"spans_equal {a[3] == b[3]} cells_differ {dif.size} slots {slots} lanes {sorted(set((dif // 16).tolist()))[:12]}"
+            )
             if dif.size and not ok:
                 for k in dif[:6]:
                     print(f"      cell {k}: numpy {int(a[2][k]):#x} cuda {int(b[2][k]):#x}")

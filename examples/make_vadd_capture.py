@@ -8,6 +8,7 @@ The device records without running (execute=...): the capture holds c all zero a
 expected bytes of c (a + b, computed here with NumPy), so `wavelift run` checks the replay and
 `wavelift show ... --dispatch 0 --before-after` shows c being filled.
 """
+
 from __future__ import annotations
 
 import os
@@ -29,22 +30,28 @@ def build(path: str) -> None:
     co = dev.load_code_object(CODE, name="basic-O2-w32-mubuf.hsaco")
     k = co.kernel("vadd")
     x = np.arange(N, dtype=np.float32)
-    a = dev.upload(x / 4, name="a")                        # 0, 0.25, 0.5, ...
-    b = dev.upload((N - x) / 4, name="b")                  # a + b = N/4 = 256 everywhere ...
+    a = dev.upload(x / 4, name="a")  # 0, 0.25, 0.5, ...
+    b = dev.upload((N - x) / 4, name="b")  # a + b = N/4 = 256 everywhere ...
     b_host = ((N - x) / 4).astype(np.float32)
-    b_host[::3] = -x[::3]                                  # ... except every third element
+    b_host[::3] = -x[::3]  # ... except every third element
     dev.write(b, b_host)
     c = dev.alloc(4 * N, name="c")
     r = k.launch(groups=(N // 256, 1, 1), block=(256, 1, 1), args=[a, b, c, np.uint32(N)])
     assert r.landed, r.refusal
     expect = (x / 4).astype(np.float32) + b_host
     cap = dev.capture
-    cap.expect_memory(c.address, c.nbytes, sha256=__import__("hashlib").sha256(
-        expect.astype("<f4").tobytes()).hexdigest(), name="c")
-    cap.expected["dispatches"] = [None]                   # dispatch 0 lands
-    cap.notes = {"made_by": "examples/make_vadd_capture.py",
-                 "kernel": "vadd from tests/fixtures/opencl/basic.cl (clang-19 -O2, gfx1030, wave32)",
-                 "launch": f"groups=({N // 256},1,1) block=(256,1,1) args=[a, b, c, {N}]"}
+    cap.expect_memory(
+        c.address,
+        c.nbytes,
+        sha256=__import__("hashlib").sha256(expect.astype("<f4").tobytes()).hexdigest(),
+        name="c",
+    )
+    cap.expected["dispatches"] = [None]  # dispatch 0 lands
+    cap.notes = {
+        "made_by": "examples/make_vadd_capture.py",
+        "kernel": "vadd from tests/fixtures/opencl/basic.cl (clang-19 -O2, gfx1030, wave32)",
+        "launch": f"groups=({N // 256},1,1) block=(256,1,1) args=[a, b, c, {N}]",
+    }
     dev.save_capture(path)
 
 

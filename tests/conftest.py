@@ -24,6 +24,7 @@ def fixtures_dir() -> pathlib.Path:
 # module): the tier cannot change a test that runs none (oracle checks, helper unit tests, a
 # refusal before anything runs), and repeating it only inflates the count.
 
+
 def pytest_generate_tests(metafunc):
     if metafunc.definition.get_closest_marker("tiers"):
         metafunc.parametrize("tier", ["numpy", "native", "native-blocks"], indirect=True)
@@ -34,10 +35,11 @@ def _native_cache(tmp_path_factory):
     return tmp_path_factory.mktemp("native-cache")
 
 
-@pytest.fixture(autouse=True)         # autouse: in every test's closure, parametrized for marked ones
+@pytest.fixture(autouse=True)  # autouse: in every test's closure, parametrized for marked ones
 def tier(request, monkeypatch):
     from wavelift.backends import host
     from wavelift.backends.numpy import native, runtime
+
     if getattr(request, "param", None) is None:
         yield None
         return

@@ -1,5 +1,6 @@
 """The package's shape: no import cycles among wavelift's modules (tools/import_cycles.py counts
 every import statement, module level and inside functions alike)."""
+
 import importlib.util
 
 from testpaths import ROOT

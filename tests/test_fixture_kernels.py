@@ -9,6 +9,7 @@ mode outside gfx1030 -O2 is marked slow too).
 A wrong result, a refusal or a write into an input fails the test with the kernel, variant,
 first wrong index and expected vs got.
 """
+
 from __future__ import annotations
 
 import json
@@ -48,11 +49,17 @@ def _engine_params():
             for case in C.cases_for(kname, b["wave_size"]):
                 for mode in MODES:
                     slow = case.shape.slow or (
-                        mode == "lane" and (b["target"], b["opt_level"]) != LANE_DEFAULT)
+                        mode == "lane" and (b["target"], b["opt_level"]) != LANE_DEFAULT
+                    )
                     marks = [pytest.mark.slow] if slow else []
                     yield pytest.param(
-                        b["path"], kname, case.shape.name, mode, marks=marks,
-                        id=f"{_variant(b)}-{kname}-{case.shape.name}-{mode}")
+                        b["path"],
+                        kname,
+                        case.shape.name,
+                        mode,
+                        marks=marks,
+                        id=f"{_variant(b)}-{kname}-{case.shape.name}-{mode}",
+                    )
 
 
 def _case_params():
@@ -92,8 +99,10 @@ def expected_for(case: C.Case) -> tuple[dict, str]:
             except pocl.PoclUnavailable as e:
                 reason = str(e)
         if reason is None:
-            _EXPECTED[key] = (C.merge_expected(case, p_out, np_out),
-                              "PoCL" + (" + NumPy" if np_out is not None else ""))
+            _EXPECTED[key] = (
+                C.merge_expected(case, p_out, np_out),
+                "PoCL" + (" + NumPy" if np_out is not None else ""),
+            )
         elif np_out is not None:
             _EXPECTED[key] = (np_out, f"NumPy (PoCL unavailable: {reason})")
         else:
@@ -105,6 +114,7 @@ def expected_for(case: C.Case) -> tuple[dict, str]:
 
 
 # ---- the oracles themselves ------------------------------------------------------------------
+
 
 def test_pocl_shim_builds_every_fixture_source():
     reason = pocl.unavailable_reason()
@@ -129,15 +139,23 @@ def test_oracles_agree(kname, shape):
     reason = pocl.unavailable_reason()
     if reason:
         pytest.skip(f"PoCL unavailable: {reason}")
-    for wave in ((32, 64) if kname == "lane_ops" else (32,)):
+    for wave in (32, 64) if kname == "lane_ops" else (32,):
         case = _case(kname, shape, wave)
         args = case.args()
         np_out = C.numpy_expected(case, args)
         p_out = C.pocl_expected(case, args)
         C.compare_oracles(case, np_out, p_out, C._by_name(args))
         # inputs are not written by the kernel on PoCL either
-        for a, after in zip(args, pocl.run(case.source, case.kernel, [x.value for x in args],
-                                           (case.shape.global_size,), case.pocl_local())):
+        for a, after in zip(
+            args,
+            pocl.run(
+                case.source,
+                case.kernel,
+                [x.value for x in args],
+                (case.shape.global_size,),
+                case.pocl_local(),
+            ),
+        ):
             if a.role == "in":
                 assert np.array_equal(C._uview(a.value), C._uview(after)), f"{kname}: {a.name}"
 
@@ -150,11 +168,11 @@ def test_comparison_catches_a_wrong_element(kname):
     args = case.args()
     exp = C.numpy_expected(case, args)
     named = C._by_name(args)
-    C.compare(case, exp, exp, named)                          # equal passes
+    C.compare(case, exp, exp, named)  # equal passes
     bad = {k: v.copy() for k, v in exp.items()}
     out = case.outputs[0]
     if out.cmp == "atomics":
-        bad["old"] = np.concatenate([exp["old"][:1], exp["old"][:-1]])   # a duplicated xchg value
+        bad["old"] = np.concatenate([exp["old"][:1], exp["old"][:-1]])  # a duplicated xchg value
         bad["counters"] = exp["counters"]
     else:
         arr = bad[out.name].reshape(-1)
@@ -162,7 +180,7 @@ def test_comparison_catches_a_wrong_element(kname):
         while out.defined is not None and not out.defined(named)[i]:
             i += 1
         u = C._uview(arr)
-        u[i] ^= np.array(1 << (8 * arr.dtype.itemsize - 2), u.dtype)   # a big flip in any format
+        u[i] ^= np.array(1 << (8 * arr.dtype.itemsize - 2), u.dtype)  # a big flip in any format
         if out.cmp == "bits_nan" and np.isnan(arr[i]) and np.isnan(exp[out.name].reshape(-1)[i]):
             arr[i] = 1.0
     with pytest.raises(AssertionError, match=r"index|permutation"):
@@ -171,9 +189,11 @@ def test_comparison_catches_a_wrong_element(kname):
 
 # ---- wavelift against the oracles ----------------------------------------------------------
 
+
 def _launch(b, case, mode, where):
     """Run ``case`` on wavelift -> (args, outputs by name); fails on a refusal."""
     import wavelift
+
     dev = wavelift.Device(b["target"], backend="numpy", mode=mode)
     co = dev.load_code_object(str(ROOT / b["path"]))
     k = co.kernel(case.kernel)
@@ -188,25 +208,29 @@ def _launch(b, case, mode, where):
     r = k.launch(**case.shape.launch_kwargs(), args=launch_args)
     assert r is not None, f"{where}: launch returned no DispatchResult"
     assert r.landed, f"{where}: refused {r.refusal.code}: {r.refusal.message}"
-    got = {a.name: dev.download(bufs[a.name], a.value.dtype).reshape(a.value.shape)
-           for a in args if a.is_buffer}
+    got = {
+        a.name: dev.download(bufs[a.name], a.value.dtype).reshape(a.value.shape) for a in args if a.is_buffer
+    }
     return args, got
 
 
-@pytest.mark.tiers     # runs a program: NumPy blocks and the native tier (tests/conftest.py)
+@pytest.mark.tiers  # runs a program: NumPy blocks and the native tier (tests/conftest.py)
 @pytest.mark.parametrize("path,kname,shape,mode", list(_engine_params()))
 def test_fixture_kernel(path, kname, shape, mode):
     b = _binary(path)
     case = _case(kname, shape, b["wave_size"])
     expected, source = expected_for(case)
-    where = (f"{_variant(b)} kernel {kname} shape {shape} (grid {case.shape.global_size}, "
-             f"block {case.shape.block}) mode {mode}; expected from {source}")
+    where = (
+        f"{_variant(b)} kernel {kname} shape {shape} (grid {case.shape.global_size}, "
+        f"block {case.shape.block}) mode {mode}; expected from {source}"
+    )
     args, got = _launch(b, case, mode, where)
     for a in args:
         if a.role == "in":
             bad = np.flatnonzero(C._uview(a.value).reshape(-1) != C._uview(got[a.name]).reshape(-1))
-            assert bad.size == 0, (f"{where}: input {a.name!r} was written: {bad.size} elements, "
-                                   f"first index {bad[0]}")
+            assert bad.size == 0, (
+                f"{where}: input {a.name!r} was written: {bad.size} elements, first index {bad[0]}"
+            )
     try:
         C.compare(case, expected, got, C._by_name(args))
     except AssertionError as e:
@@ -219,12 +243,14 @@ def test_spill_catches_an_unfused_translation(monkeypatch):
     in thousands of elements."""
     from wavelift import execute
     from wavelift.translate import ir
+
     emit = ir.Builder.emit
 
     def unfused(self, name, type, *args, **kw):
         if name == "fma" and type == "f32":
             return emit(self, "fadd", type, emit(self, "fmul", type, args[0], args[1]), args[2])
         return emit(self, name, type, *args, **kw)
+
     monkeypatch.setattr(ir.Builder, "emit", unfused)
     monkeypatch.setattr(execute, "_CACHE", {})
     b = next(x for x in CLANG if x["path"].endswith("gfx1030/stack-O2-w32-flat.hsaco"))

@@ -1,4 +1,5 @@
 """wavelift/settings.py: the one module that reads the environment, its docs table, old names."""
+
 import ast
 import subprocess
 import sys
@@ -14,8 +15,9 @@ ENV_READS = {"environ", "environb", "getenv", "getenvb", "putenv", "unsetenv"}
 
 def test_docs_table_is_current():
     assert (ROOT / "docs" / "settings.md").read_text() == settings.markdown()
-    r = subprocess.run([sys.executable, "-m", "wavelift.settings", "--markdown"], cwd=ROOT,
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        [sys.executable, "-m", "wavelift.settings", "--markdown"], cwd=ROOT, capture_output=True, text=True
+    )
     assert r.returncode == 0 and r.stdout == settings.markdown()
 
 
@@ -35,8 +37,12 @@ def test_only_settings_reads_the_environment():
             where = f"{path.relative_to(ROOT)}:{getattr(node, 'lineno', 0)}"
             if isinstance(node, ast.ImportFrom) and node.module == "os":
                 found += [where for a in node.names if a.name in ENV_READS]
-            elif (isinstance(node, ast.Attribute) and node.attr in ENV_READS
-                  and isinstance(node.value, ast.Name) and node.value.id in os_names):
+            elif (
+                isinstance(node, ast.Attribute)
+                and node.attr in ENV_READS
+                and isinstance(node.value, ast.Name)
+                and node.value.id in os_names
+            ):
                 found.append(where)
     assert not found, f"read the environment through wavelift/settings.py: {found}"
 
@@ -54,7 +60,7 @@ def test_values_defaults_and_bad_values(monkeypatch):
     monkeypatch.delenv("WL_BATCH_WAVES", raising=False)
     assert settings.get("WAVELIFT_BATCH_WAVES") == 1024
     monkeypatch.setenv("WAVELIFT_BATCH_WAVES", "")
-    assert settings.get("WAVELIFT_BATCH_WAVES") == 1024          # empty: the default
+    assert settings.get("WAVELIFT_BATCH_WAVES") == 1024  # empty: the default
     monkeypatch.setenv("WAVELIFT_BATCH_WAVES", " 64 ")
     assert settings.get("WAVELIFT_BATCH_WAVES") == 64
     monkeypatch.setenv("WAVELIFT_BATCH_WAVES", "many")
@@ -71,7 +77,7 @@ def test_old_names_still_work_with_a_deprecation_warning(monkeypatch):
     with pytest.warns(DeprecationWarning, match="WL_NATIVE_OPT is deprecated: set WAVELIFT_NATIVE_OPT"):
         assert settings.get("WAVELIFT_NATIVE_OPT") == "-O1"
     with warnings.catch_warnings():
-        warnings.simplefilter("error")                           # once per process
+        warnings.simplefilter("error")  # once per process
         assert settings.get("WAVELIFT_NATIVE_OPT") == "-O1"
-    monkeypatch.setenv("WAVELIFT_NATIVE_OPT", "-O2")             # the new name wins
+    monkeypatch.setenv("WAVELIFT_NATIVE_OPT", "-O2")  # the new name wins
     assert settings.get("WAVELIFT_NATIVE_OPT") == "-O2"

@@ -15,6 +15,7 @@ def test_refusal_codes_are_registered():
 
 def test_refusal_table_in_docs_is_current():
     from testpaths import ROOT
+
     assert (ROOT / "docs" / "refusals.md").read_text() == markdown_table()
 
 

@@ -1,4 +1,5 @@
 """Paths and tool checks shared by the tests (import as `from testpaths import ...`)."""
+
 import pathlib
 import shutil
 
@@ -15,6 +16,7 @@ def set_sh_register(cap, reg_name: str, value: int, only_if=None) -> int:
     it equals ``only_if``, when given) -> how many were replaced (tests assert the count)."""
     from wavelift import pm4
     from wavelift.stream import registers as R
+
     reg = (R.address_of(reg_name, "SH") - R.SH_BASE) >> 2
     hits = 0
     for a in cap.memory.allocations:

@@ -13,6 +13,7 @@ Output:  tests/fixtures/manifest.json with
                    - aco/radv-llvm: json/listing/spv paths and a few facts from the json
   radv_captures[]  one entry per tests/fixtures/radv/<name>/ directory
 """
+
 import hashlib
 import json
 import os
@@ -51,14 +52,16 @@ def elf_symbols(data):
     for i in range(e_shnum):
         off = e_shoff + i * e_shentsize
         name, typ, flags, addr, offset, size, link, info, align, entsize = struct.unpack_from(
-            "<IIQQQQIIQQ", data, off)
-        secs.append(dict(name=name, type=typ, addr=addr, offset=offset, size=size, link=link,
-                         entsize=entsize))
+            "<IIQQQQIIQQ", data, off
+        )
+        secs.append(
+            dict(name=name, type=typ, addr=addr, offset=offset, size=size, link=link, entsize=entsize)
+        )
     shstr = secs[e_shstrndx]
 
     def cstr(sec, off):
         start = sec["offset"] + off
-        return data[start:data.index(b"\0", start)].decode()
+        return data[start : data.index(b"\0", start)].decode()
 
     for s in secs:
         s["name"] = cstr(shstr, s["name"])
@@ -68,10 +71,17 @@ def elf_symbols(data):
             continue
         strtab = secs[s["link"]]
         for i in range(s["size"] // 24):
-            nm, info, other, shndx, value, size = struct.unpack_from("<IBBHQQ", data,
-                                                                     s["offset"] + i * 24)
-            syms.append(dict(name=cstr(strtab, nm), type=info & 0xF, bind=info >> 4,
-                             shndx=shndx, value=value, size=size))
+            nm, info, other, shndx, value, size = struct.unpack_from("<IBBHQQ", data, s["offset"] + i * 24)
+            syms.append(
+                dict(
+                    name=cstr(strtab, nm),
+                    type=info & 0xF,
+                    bind=info >> 4,
+                    shndx=shndx,
+                    value=value,
+                    size=size,
+                )
+            )
     return secs, syms
 
 
@@ -85,7 +95,7 @@ def kernel_descriptors(path):
             continue
         sec = secs[s["shndx"]]
         off = sec["offset"] + (s["value"] - sec["addr"])
-        kd = data[off:off + 64]
+        kd = data[off : off + 64]
         grp, priv, karg = struct.unpack_from("<III", kd, 0)
         (entry,) = struct.unpack_from("<q", kd, 16)
         rsrc3, rsrc1, rsrc2 = struct.unpack_from("<III", kd, 44)
@@ -110,8 +120,9 @@ def kernel_descriptors(path):
 
 
 def hsa_metadata(path):
-    txt = subprocess.run(["llvm-readelf-19", "--notes", os.path.join(ROOT, path)],
-                         capture_output=True, text=True, check=True).stdout
+    txt = subprocess.run(
+        ["llvm-readelf-19", "--notes", os.path.join(ROOT, path)], capture_output=True, text=True, check=True
+    ).stdout
     m = re.search(r"^\s*---\n(.*?)^\s*\.\.\.$", txt, re.S | re.M)
     return yaml.safe_load(m.group(1))
 
@@ -140,7 +151,7 @@ def scratch_form(mnem, ins):
     '(st)' (no address register: offset only) from the vaddr/saddr operands."""
     if mnem.startswith("buffer_"):
         return "(offen)" if " offen" in ins else ""
-    ops = [o.strip() for o in ins[len(mnem):].split(",")]
+    ops = [o.strip() for o in ins[len(mnem) :].split(",")]
     if "load" in mnem:
         vaddr, saddr = ops[1], ops[2].split()[0]
     else:
@@ -150,8 +161,12 @@ def scratch_form(mnem, ins):
 
 
 def disasm_facts(path, gfx):
-    txt = subprocess.run(["llvm-objdump-19", "-d", "--mcpu=" + gfx, os.path.join(ROOT, path)],
-                         capture_output=True, text=True, check=True).stdout
+    txt = subprocess.run(
+        ["llvm-objdump-19", "-d", "--mcpu=" + gfx, os.path.join(ROOT, path)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     funcs = {}
     cur = None
     for line in txt.splitlines():
@@ -168,8 +183,9 @@ def disasm_facts(path, gfx):
         cur["instructions"] += 1
         # scratch: all scratch_* ops; buffer_* memory ops (OpenCL global memory uses global_*,
         # so every MUBUF load/store in these kernels is a private/scratch access)
-        if mnem.startswith("scratch_") or (mnem.startswith("buffer_") and
-                                           ("load" in mnem or "store" in mnem)):
+        if mnem.startswith("scratch_") or (
+            mnem.startswith("buffer_") and ("load" in mnem or "store" in mnem)
+        ):
             key = mnem + scratch_form(mnem, ins)
             cur["scratch_ops"][key] = cur["scratch_ops"].get(key, 0) + 1
         for tag, rx in TAGS:
@@ -206,12 +222,19 @@ def clang_entry(row):
             "name": name,
             "symbol": k[".symbol"],
             # [offset, size, value_kind, type_name]; hidden_* arguments only as [offset, size, kind]
-            "args": [[a[".offset"], a[".size"], a[".value_kind"]] +
-                     ([a[".type_name"]] if ".type_name" in a else [])
-                     for a in k.get(".args", []) if not a[".value_kind"].startswith("hidden_")],
-            "hidden_args": layout_index([[a[".offset"], a[".size"], a[".value_kind"][7:]]
-                                         for a in k.get(".args", [])
-                                         if a[".value_kind"].startswith("hidden_")]),
+            "args": [
+                [a[".offset"], a[".size"], a[".value_kind"]]
+                + ([a[".type_name"]] if ".type_name" in a else [])
+                for a in k.get(".args", [])
+                if not a[".value_kind"].startswith("hidden_")
+            ],
+            "hidden_args": layout_index(
+                [
+                    [a[".offset"], a[".size"], a[".value_kind"][7:]]
+                    for a in k.get(".args", [])
+                    if a[".value_kind"].startswith("hidden_")
+                ]
+            ),
             "kernarg_segment_size": k[".kernarg_segment_size"],
             "group_segment_fixed_size": k[".group_segment_fixed_size"],
             "private_segment_fixed_size": k[".private_segment_fixed_size"],
@@ -235,11 +258,19 @@ def clang_entry(row):
     knames = [k["name"] for k in kernels]
     other = {n: facts[n] for n in func_names if n not in knames and n in facts}
     ent = {
-        "path": path, "kind": kind, "source": source,
+        "path": path,
+        "kind": kind,
+        "source": source,
         "include": FIX + "/opencl/wl_builtins.h",
-        "target": target, "wave_size": int(wave[1:]), "opt_level": opt, "scratch_mode": scratch,
-        "kernels": knames, "command": cmd, "size": os.path.getsize(os.path.join(ROOT, path)),
-        "sha256": sha256(path), "kernel_info": kernels,
+        "target": target,
+        "wave_size": int(wave[1:]),
+        "opt_level": opt,
+        "scratch_mode": scratch,
+        "kernels": knames,
+        "command": cmd,
+        "size": os.path.getsize(os.path.join(ROOT, path)),
+        "sha256": sha256(path),
+        "kernel_info": kernels,
     }
     if other:
         ent["functions"] = other
@@ -250,26 +281,39 @@ def aco_entry(row):
     kind, prefix, source, target, wave, _opt, _scr, cmd = row
     j = json.load(open(os.path.join(ROOT, prefix + ".json")))
     addressing = j["scratch"].get("addressing", "")
-    mode = "flat" if addressing.startswith("flat") else ("mubuf" if "mubuf" in addressing.lower()
-                                                         or "buffer" in addressing.lower() else addressing)
+    mode = (
+        "flat"
+        if addressing.startswith("flat")
+        else ("mubuf" if "mubuf" in addressing.lower() or "buffer" in addressing.lower() else addressing)
+    )
     return {
-        "path": prefix + ".bin", "kind": kind, "source": source, "target": target,
-        "family": j["radv_force_family"], "wave_size": j["wave_size"], "opt_level": None,
+        "path": prefix + ".bin",
+        "kind": kind,
+        "source": source,
+        "target": target,
+        "family": j["radv_force_family"],
+        "wave_size": j["wave_size"],
+        "opt_level": None,
         "scratch_mode": mode if j["scratch"]["enabled"] else "none",
         "scratch_addressing": addressing,
-        "kernels": ["main"], "command": cmd,
-        "json": prefix + ".json", "listing": prefix + ".s", "spirv": prefix + ".spv",
+        "kernels": ["main"],
+        "command": cmd,
+        "json": prefix + ".json",
+        "listing": prefix + ".s",
+        "spirv": prefix + ".spv",
         "size": os.path.getsize(os.path.join(ROOT, prefix + ".bin")),
         "sha256": sha256(prefix + ".bin"),
-        "compiler": j["compiler"], "local_size": j["local_size"],
+        "compiler": j["compiler"],
+        "local_size": j["local_size"],
         "scratch_bytes_per_lane": j["scratch"]["bytes_per_lane"],
         "lds_bytes": j["lds"]["bytes"],
-        "rsrc1": j["registers"]["rsrc1"], "rsrc2": j["registers"]["rsrc2"],
+        "rsrc1": j["registers"]["rsrc1"],
+        "rsrc2": j["registers"]["rsrc2"],
         "cross_check_problems": len(j["cross_checks"].get("problems", [])),
     }
 
 
-FAMILY_TARGET = {"navi21": "gfx1030", "navi10": "gfx1010"}     # RADV_FORCE_FAMILY of a capture
+FAMILY_TARGET = {"navi21": "gfx1030", "navi10": "gfx1010"}  # RADV_FORCE_FAMILY of a capture
 
 
 def capture_entries():
@@ -282,21 +326,29 @@ def capture_entries():
         if not os.path.isdir(d):
             continue
         rel = FIX + "/radv/" + name
-        cmd = [l for l in open(os.path.join(d, "command.txt")).read().splitlines()
-               if l and not l.startswith("#")]
+        cmd = [
+            l for l in open(os.path.join(d, "command.txt")).read().splitlines() if l and not l.startswith("#")
+        ]
         spv = sorted(f for f in os.listdir(d) if f.endswith(".spv"))
         subs = sorted(s for s in os.listdir(os.path.join(d, "raw")) if s.startswith("submit"))
         cap0 = json.load(open(os.path.join(d, "raw", "submit0", "capture.json")))
-        fam = ([re.search(r"RADV_FORCE_FAMILY=(\w+)", l).group(1) for l in cmd if "RADV_FORCE_FAMILY=" in l]
-               or ["navi21"])[0]
-        out.append({
-            "path": rel, "kind": "radv-capture", "family": fam, "target": FAMILY_TARGET[fam],
-            "spirv": rel + "/" + spv[0],
-            "source": FIX + "/glsl/" + spv[0][:-4] + ".comp",
-            "submits": [rel + "/raw/" + s for s in subs],
-            "ibs": cap0["submits"][0]["ibs"],
-            "commands": cmd,
-        })
+        fam = (
+            [re.search(r"RADV_FORCE_FAMILY=(\w+)", l).group(1) for l in cmd if "RADV_FORCE_FAMILY=" in l]
+            or ["navi21"]
+        )[0]
+        out.append(
+            {
+                "path": rel,
+                "kind": "radv-capture",
+                "family": fam,
+                "target": FAMILY_TARGET[fam],
+                "spirv": rel + "/" + spv[0],
+                "source": FIX + "/glsl/" + spv[0][:-4] + ".comp",
+                "submits": [rel + "/raw/" + s for s in subs],
+                "ibs": cap0["submits"][0]["ibs"],
+                "commands": cmd,
+            }
+        )
     return out
 
 
@@ -333,21 +385,24 @@ def main():
     binaries = [clang_entry(r) for r in read_tsv("clang.tsv")]
     binaries += [aco_entry(r) for r in read_tsv("aco.tsv")]
     binaries.sort(key=lambda e: e["path"])
-    clang_ver = subprocess.run(["clang-19", "--version"], capture_output=True,
-                               text=True).stdout.splitlines()[0]
+    clang_ver = subprocess.run(["clang-19", "--version"], capture_output=True, text=True).stdout.splitlines()[
+        0
+    ]
     man = {
         "format": "wavelift-fixtures 1",
         "generated_by": "tools/build_fixtures.sh (manifest: tools/build_fixtures_manifest.py)",
-        "tools": {"clang": clang_ver, "mesa": "Mesa 22.3.6 (Debian 12 mesa-vulkan-drivers "
-                  "22.3.6-1+deb12u2), via tools/aco_compile and tools/radv_capture"},
+        "tools": {
+            "clang": clang_ver,
+            "mesa": "Mesa 22.3.6 (Debian 12 mesa-vulkan-drivers "
+            "22.3.6-1+deb12u2), via tools/aco_compile and tools/radv_capture",
+        },
         "binaries": binaries,
         "radv_captures": capture_entries(),
         "hidden_arg_layouts": HIDDEN_LAYOUTS,
     }
     with open(os.path.join(ROOT, FIX, "manifest.json"), "w") as f:
         f.write(dump(man))
-    print("%s/manifest.json: %d binaries, %d captures" % (FIX, len(binaries),
-                                                         len(man["radv_captures"])))
+    print("%s/manifest.json: %d binaries, %d captures" % (FIX, len(binaries), len(man["radv_captures"])))
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ the hot path and register counts move with kernel time.
 Needs the cuda extra (NVRTC); the SASS needs nvdisasm on PATH or NVDISASM=/path (pip:
 `nvidia-cuda-nvdisasm`, in nvidia/cu13/bin/).  Small sizes of the same launches as
 bench/gpu_check.py (the grid does not change the module)."""
+
 from __future__ import annotations
 
 import argparse
@@ -42,6 +43,7 @@ def module_source(name):
     from test_cuda_backend import translate_dispatch
 
     from wavelift.backends.cuda.codegen import baked_params, generate
+
     mem, cfg, *_ = KERNELS[name]()
     prog, base = translate_dispatch(mem, cfg)
     return generate(prog, cfg.wave_size, "lane", cfg.scratch_wave_bytes, base, baked_params(cfg))[0]
@@ -50,6 +52,7 @@ def module_source(name):
 def build(src, arch, lineinfo):
     """-> (cubin, ptxas lines for wl_main) of the build the backend keeps (compile.nvrtc_build)."""
     from wavelift.backends.cuda import compile as CC
+
     extra = ("--ptxas-options=-v",) + (("-lineinfo",) if lineinfo else ())
     cubin, log, minb = CC.nvrtc_build(src, arch, extra)
     return cubin, _wl_main(log) + (f" (bounded: {minb} blocks)" if minb else " (unbounded)")
@@ -80,10 +83,13 @@ def annotate(sass, src):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("kernels", nargs="*", metavar="KERNEL", help=f"any of {', '.join(KERNELS)} (default: all)")
+    ap.add_argument(
+        "kernels", nargs="*", metavar="KERNEL", help=f"any of {', '.join(KERNELS)} (default: all)"
+    )
     ap.add_argument("--arch", default="sm_90")
-    ap.add_argument("--annotate", action="store_true",
-                    help="write $TMPDIR/wavelift-cuda-sass/<kernel>.sass (and .cu)")
+    ap.add_argument(
+        "--annotate", action="store_true", help="write $TMPDIR/wavelift-cuda-sass/<kernel>.sass (and .cu)"
+    )
     args = ap.parse_args()
     nvd = os.environ.get("NVDISASM") or shutil.which("nvdisasm")
     outdir = pathlib.Path(tempfile.gettempdir()) / "wavelift-cuda-sass"
@@ -98,11 +104,14 @@ def main():
             path = outdir / f"{name}.cubin"
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(cubin)
-            sass = subprocess.run([nvd, "-c", "-g", str(path)], capture_output=True, text=True,
-                                  check=True).stdout
+            sass = subprocess.run(
+                [nvd, "-c", "-g", str(path)], capture_output=True, text=True, check=True
+            ).stdout
             ins = [s for s in sass.splitlines() if re.match(r"\s+/\*[0-9a-f]{4,}\*/", s)]
-            line += f"; SASS {len(ins)} instructions ({sum(' LDG' in s for s in ins)} LDG, " \
-                    f"{sum(' STG' in s for s in ins)} STG, {sum('BAR' in s for s in ins)} BAR)"
+            line += (
+                f"; SASS {len(ins)} instructions ({sum(' LDG' in s for s in ins)} LDG, "
+                f"{sum(' STG' in s for s in ins)} STG, {sum('BAR' in s for s in ins)} BAR)"
+            )
             if args.annotate:
                 (outdir / f"{name}.cu").write_text(src)
                 (outdir / f"{name}.sass").write_text(annotate(sass, src))

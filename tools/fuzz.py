@@ -11,6 +11,7 @@ corruption, os._exit) is a crash.  The summary lists cases, failures with their 
 exception, the slowest cases and the total time; the exit status is 1 when anything failed.
 Reproduce one seed with ``--start SEED --count 1 --inline`` (docs/fuzzing.md).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -27,19 +28,19 @@ import traceback
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FUZZ_DIR = os.path.join(ROOT, "tests", "fuzz")
 SLOWEST = 10
-PROGRESS_S = 60.0               # a progress line on stderr this often (long runs' logs)
+PROGRESS_S = 60.0  # a progress line on stderr this often (long runs' logs)
 
 
 def load_target(name: str):
     """tests/fuzz/fuzz_NAME.py (or NAME itself when it is a path to a .py file)."""
     path = name if name.endswith(".py") else os.path.join(FUZZ_DIR, f"fuzz_{name}.py")
     if not os.path.isfile(path):
-        have = sorted(f[5:-3] for f in os.listdir(FUZZ_DIR)
-                      if f.startswith("fuzz_") and f.endswith(".py"))
+        have = sorted(f[5:-3] for f in os.listdir(FUZZ_DIR) if f.startswith("fuzz_") and f.endswith(".py"))
         raise SystemExit(f"fuzz: no target {name!r} (have: {', '.join(have)})")
     if FUZZ_DIR not in sys.path:
         sys.path.insert(0, FUZZ_DIR)
     import fuzzing_paths
+
     fuzzing_paths.add()
     spec = importlib.util.spec_from_file_location(os.path.basename(path)[:-3], path)
     mod = importlib.util.module_from_spec(spec)
@@ -62,17 +63,16 @@ def _worker(name, conn, current):
         first, count = job
         slow = []
         for seed in range(first, first + count):
-            current[0] = time.monotonic()          # (before the seed: no stale start time)
+            current[0] = time.monotonic()  # (before the seed: no stale start time)
             current[1] = seed
             t0 = time.perf_counter()
             try:
                 case(seed)
-            except BaseException as e:          # noqa: BLE001 (every escape is a finding)
+            except BaseException as e:  # noqa: BLE001 (every escape is a finding)
                 if isinstance(e, KeyboardInterrupt):
                     raise
                 tb = traceback.format_exc(limit=-6)
-                conn.send(("fail", seed, "exception", f"{type(e).__name__}: {e}"[:2000],
-                           tb[-4000:]))
+                conn.send(("fail", seed, "exception", f"{type(e).__name__}: {e}"[:2000], tb[-4000:]))
             dt = time.perf_counter() - t0
             if len(slow) < SLOWEST:
                 heapq.heappush(slow, (dt, seed))
@@ -101,11 +101,12 @@ class _Slot:
 
 
 def run(name, start, count, jobs, time_limit, chunk=None, out=sys.stdout):
-    load_target(name)                              # fail early, in the parent, on a bad target
+    load_target(name)  # fail early, in the parent, on a bad target
     ctx = mp.get_context("fork")
     chunk = chunk or max(1, min(1000, count // (jobs * 20) or 1))
-    pending = collections.deque((s, min(chunk, start + count - s))
-                                for s in range(start, start + count, chunk))
+    pending = collections.deque(
+        (s, min(chunk, start + count - s)) for s in range(start, start + count, chunk)
+    )
     slots = [_Slot(ctx, name) for _ in range(min(jobs, len(pending)))]
     failures, slow, done = [], [], 0
     t0 = last = time.monotonic()
@@ -145,7 +146,7 @@ def run(name, start, count, jobs, time_limit, chunk=None, out=sys.stdout):
         seed = int(slot.current[1])
         slot.stop()
         first, n = slot.chunk
-        if not first <= seed < first + n:          # (died between cases: redo the chunk)
+        if not first <= seed < first + n:  # (died between cases: redo the chunk)
             pending.appendleft(slot.chunk)
         else:
             failures.append((seed, kind, detail, ""))
@@ -175,10 +176,16 @@ def run(name, start, count, jobs, time_limit, chunk=None, out=sys.stdout):
                     replace(i, "hang", f"still running after {time_limit:g} s (killed)")
             if now - last >= PROGRESS_S:
                 last = now
-                busy = sum(int(s.current[1]) - s.chunk[0] for s in slots
-                           if s.chunk and s.chunk[0] <= s.current[1] < s.chunk[0] + s.chunk[1])
-                print(f"fuzz {name}: {done + busy}/{count} cases, {len(failures)} failure(s), "
-                      f"{now - t0:.0f} s", file=sys.stderr, flush=True)
+                busy = sum(
+                    int(s.current[1]) - s.chunk[0]
+                    for s in slots
+                    if s.chunk and s.chunk[0] <= s.current[1] < s.chunk[0] + s.chunk[1]
+                )
+                print(
+                    f"fuzz {name}: {done + busy}/{count} cases, {len(failures)} failure(s), {now - t0:.0f} s",
+                    file=sys.stderr,
+                    flush=True,
+                )
     finally:
         for slot in slots:
             try:
@@ -194,14 +201,18 @@ def run(name, start, count, jobs, time_limit, chunk=None, out=sys.stdout):
 
 
 def report(name, start, count, jobs, time_limit, failures, slow, total, out):
-    p = lambda *a: print(*a, file=out)          # noqa: E731
-    p(f"fuzz {name}: seeds {start}..{start + count - 1} ({count} cases), {jobs} job(s), "
-      f"time limit {time_limit:g} s per case")
+    p = lambda *a: print(*a, file=out)  # noqa: E731
+    p(
+        f"fuzz {name}: seeds {start}..{start + count - 1} ({count} cases), {jobs} job(s), "
+        f"time limit {time_limit:g} s per case"
+    )
     kinds = {}
     for f in failures:
         kinds[f[1]] = kinds.get(f[1], 0) + 1
-    p(f"failures: {len(failures)}"
-      + (f" ({', '.join(f'{v} {k}' for k, v in sorted(kinds.items()))})" if kinds else ""))
+    p(
+        f"failures: {len(failures)}"
+        + (f" ({', '.join(f'{v} {k}' for k, v in sorted(kinds.items()))})" if kinds else "")
+    )
     for seed, kind, detail, tb in sorted(failures)[:50]:
         p(f"  seed {seed}: {kind}: {detail}")
         if tb:
@@ -218,13 +229,20 @@ def main(argv=None):
     ap.add_argument("--count", type=int, required=True)
     ap.add_argument("--start", type=int, default=0)
     ap.add_argument("--jobs", type=int, default=1)
-    ap.add_argument("--time-limit", type=float, default=None,
-                    help="seconds of wall clock per case before it counts as a hang "
-                         "(default: the target's TIME_LIMIT, else 60)")
+    ap.add_argument(
+        "--time-limit",
+        type=float,
+        default=None,
+        help="seconds of wall clock per case before it counts as a hang "
+        "(default: the target's TIME_LIMIT, else 60)",
+    )
     ap.add_argument("--chunk", type=int, default=None, help="seeds handed to a worker at once")
-    ap.add_argument("--inline", action="store_true",
-                    help="run the seeds in this process, no watchdog; the first failure raises "
-                         "with its whole traceback (to reproduce and debug one seed)")
+    ap.add_argument(
+        "--inline",
+        action="store_true",
+        help="run the seeds in this process, no watchdog; the first failure raises "
+        "with its whole traceback (to reproduce and debug one seed)",
+    )
     a = ap.parse_args(argv)
     if a.count < 1 or a.jobs < 1:
         ap.error("--count and --jobs must be at least 1")

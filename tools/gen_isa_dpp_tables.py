@@ -24,6 +24,7 @@ recorded as ``fb`` = [mask, value]; the others stay ``plain``.
 Select value 7 is never probed: llvm-objdump-19 crashes on it (llvm_unreachable in
 AMDGPUInstPrinter::printSDWASel); the decoder rejects it.
 """
+
 from __future__ import annotations
 
 import os
@@ -44,30 +45,79 @@ TARGETS = ("gfx1030", "gfx1010")
 ENCS = ("VOP1", "VOP2", "VOPC")
 MARK = {"dpp": 0xFA, "dpp8": 0xE9, "sdwa": 0xF9}
 VDST, SRC0, VSRC1, SDST = 20, 40, 60, 12
-DPP_BASE = SRC0 | (0xE4 << 8) | (0xF << 24) | (0xF << 28)      # quad_perm:[0,1,2,3], masks 0xf
-DPP8_ID = sum(i << (3 * i) for i in range(8))                   # dpp8:[0,1,2,3,4,5,6,7]
+DPP_BASE = SRC0 | (0xE4 << 8) | (0xF << 24) | (0xF << 28)  # quad_perm:[0,1,2,3], masks 0xf
+DPP8_ID = sum(i << (3 * i) for i in range(8))  # dpp8:[0,1,2,3,4,5,6,7]
 DPP8_BASE = SRC0 | (DPP8_ID << 8)
 SEL_DWORD = 6
 # second-dword fields: name -> (low bit, width)
-DPP_FIELDS = {"dpp_ctrl": (8, 9), "r17": (17, 1), "fi": (18, 1), "bound_ctrl": (19, 1),
-              "src0_neg": (20, 1), "src0_abs": (21, 1), "src1_neg": (22, 1), "src1_abs": (23, 1),
-              "bank_mask": (24, 4), "row_mask": (28, 4)}
-SDWA_FIELDS = {"dst_sel": (8, 3), "dst_unused": (11, 2), "clamp": (13, 1), "omod": (14, 2),
-               "src0_sel": (16, 3), "src0_sext": (19, 1), "src0_neg": (20, 1), "src0_abs": (21, 1),
-               "r22": (22, 1), "s0": (23, 1), "src1_sel": (24, 3), "src1_sext": (27, 1),
-               "src1_neg": (28, 1), "src1_abs": (29, 1), "r30": (30, 1), "s1": (31, 1)}
+DPP_FIELDS = {
+    "dpp_ctrl": (8, 9),
+    "r17": (17, 1),
+    "fi": (18, 1),
+    "bound_ctrl": (19, 1),
+    "src0_neg": (20, 1),
+    "src0_abs": (21, 1),
+    "src1_neg": (22, 1),
+    "src1_abs": (23, 1),
+    "bank_mask": (24, 4),
+    "row_mask": (28, 4),
+}
+SDWA_FIELDS = {
+    "dst_sel": (8, 3),
+    "dst_unused": (11, 2),
+    "clamp": (13, 1),
+    "omod": (14, 2),
+    "src0_sel": (16, 3),
+    "src0_sext": (19, 1),
+    "src0_neg": (20, 1),
+    "src0_abs": (21, 1),
+    "r22": (22, 1),
+    "s0": (23, 1),
+    "src1_sel": (24, 3),
+    "src1_sext": (27, 1),
+    "src1_neg": (28, 1),
+    "src1_abs": (29, 1),
+    "r30": (30, 1),
+    "s1": (31, 1),
+}
 SDWAC_FIELDS = dict(SDWA_FIELDS, sdst=(8, 7), sd=(15, 1))
 for _k in ("dst_sel", "dst_unused", "clamp", "omod"):
     del SDWAC_FIELDS[_k]
 # probed values per field (7 is never used for a select: LLVM 19 crashes)
-PROBE_VALS = {"dst_sel": (0, 1, 2, 3, 4, 5, 6), "src0_sel": (0, 1, 2, 3, 4, 5, 6),
-              "src1_sel": (0, 1, 2, 3, 4, 5, 6), "dst_unused": (1, 2, 3), "omod": (1, 2, 3),
-              "sdst": (0, 13, 106, 124, 127)}
+PROBE_VALS = {
+    "dst_sel": (0, 1, 2, 3, 4, 5, 6),
+    "src0_sel": (0, 1, 2, 3, 4, 5, 6),
+    "src1_sel": (0, 1, 2, 3, 4, 5, 6),
+    "dst_unused": (1, 2, 3),
+    "omod": (1, 2, 3),
+    "sdst": (0, 13, 106, 124, 127),
+}
 # fields probed in DPP16 (dpp_ctrl/masks/fi/bound_ctrl are opcode-independent; the sweep checks)
 DPP_PROBE = ("r17", "src0_neg", "src0_abs", "src1_neg", "src1_abs")
 CONST_CODES = [128, 129, 150, 192, 193, 200, 208, 240, 241, 242, 243, 244, 245, 246, 247, 248]
-SRC_REG_CODES = [0, 7, 105, 106, 107, 108, 123, 124, 125, 126, 127, 235, 239, 251, 254,
-                 209, 230, 234, 249, 250, 255]
+SRC_REG_CODES = [
+    0,
+    7,
+    105,
+    106,
+    107,
+    108,
+    123,
+    124,
+    125,
+    126,
+    127,
+    235,
+    239,
+    251,
+    254,
+    209,
+    230,
+    234,
+    249,
+    250,
+    255,
+]
 TYPES = ("b32", "f16", "i16", "f64", "b64")
 REG = re.compile(r"(?<![\w\[])(v|s|ttmp)(?:(\d+)|\[(\d+):(\d+)\])(?![\w\]])")
 CTRL = re.compile(r" (quad_perm:|row_|dpp8:|dst_sel:|src0_sel:|src1_sel:|/\*)")
@@ -96,7 +146,7 @@ def put(word, fields, **vals):
 def make_template(text, var, enc, wave64):
     """(printed mnemonic, parts) of the operand part of LLVM's line (controls cut off)."""
     m = CTRL.search(text)
-    head = text[:m.start()] if m else text
+    head = text[: m.start()] if m else text
     mn, _, rest = head.partition(" ")
     parts = [" "] if rest else []
     pos = 0
@@ -116,7 +166,7 @@ def make_template(text, var, enc, wave64):
         else:
             continue
         used.add(p["f"])
-        parts.append(rest[pos:mt.start()])
+        parts.append(rest[pos : mt.start()])
         parts.append(p)
         pos = mt.end()
     parts.append(rest[pos:])
@@ -128,7 +178,7 @@ def make_template(text, var, enc, wave64):
             out[-1] += p
         else:
             out.append(p)
-    return mn, out, text[m.start():] if m else ""
+    return mn, out, text[m.start() :] if m else ""
 
 
 class Gen:
@@ -213,7 +263,7 @@ class Gen:
             name = mn
             for suf in ("_dpp", "_sdwa"):
                 if name.endswith(suf):
-                    name = name[:-len(suf)]
+                    name = name[: -len(suf)]
             e = {"name": name, "name_p": mn, "parts": parts}
             z = zero.get((enc, op, var))
             if z:
@@ -227,8 +277,7 @@ class Gen:
                     self.names["sel"][str(SEL_DWORD)] = m1.group(1)
                 if m2:
                     self.names["dst_unused"]["0"] = m2.group(1)
-                e["sels"] = [s for s in ("dst_sel", "dst_unused", "src0_sel", "src1_sel")
-                             if f" {s}:" in ctrl]
+                e["sels"] = [s for s in ("dst_sel", "dst_unused", "src0_sel", "src1_sel") if f" {s}:" in ctrl]
             table[enc].setdefault(str(op), {})[var] = e
         self.probe_fields(table)
         self.probe_generic(table)
@@ -246,8 +295,7 @@ class Gen:
         for (enc, op, var), r in zip(jobs, res):
             if r is None or r[1] != 4:
                 continue
-            w0 = first_word(enc, op, MARK[var], vdst=0 if "vdst" in zero.get((enc, op, var), ())
-                            else VDST)
+            w0 = first_word(enc, op, MARK[var], vdst=0 if "vdst" in zero.get((enc, op, var), ()) else VDST)
             for ext in (self.base_ext(var, enc) & ~0xFF, 0):
                 cand.append(((enc, op, var), w0, ext))
         got = self.ask([[w0, ext] for _, w0, ext in cand])
@@ -300,7 +348,7 @@ class Gen:
             for fn in names:
                 lo, w = flds[fn]
                 if "fb" in e and (e["fb"][0] >> lo) & ((1 << w) - 1):
-                    continue        # a fixed bit of this opcode: LLVM falls back to e32 form
+                    continue  # a fixed bit of this opcode: LLVM falls back to e32 form
                 base_v = (ext >> lo) & ((1 << w) - 1)
                 vals = [v for v in PROBE_VALS.get(fn, (1,)) if v != base_v]
                 if w == 1:
@@ -308,7 +356,7 @@ class Gen:
                 for v in vals:
                     jobs.append((enc, op, var, e, fn, v, [w0, ext], [w0, put(ext, flds, **{fn: v})]))
         res = self.ask([j[6] for j in jobs] + [j[7] for j in jobs])
-        base, res = res[:len(jobs)], res[len(jobs):]
+        base, res = res[: len(jobs)], res[len(jobs) :]
         for (enc, op, var, e, fn, v, _, _words), r0, r in zip(jobs, base, res):
             spec = e["f"].setdefault(fn, {"bad": [], "p": 0})
             if r is None:
@@ -321,8 +369,7 @@ class Gen:
                 if m:
                     # how LLVM spells this bit on the operand (an int operand's neg bit is sext)
                     reg = f"v{SRC0 if m.group(1) == 'src0' else VSRC1}"
-                    for mode, tok in (("sext", f"sext({reg})"), ("abs", f"|{reg}|"),
-                                      ("neg", f"-{reg}")):
+                    for mode, tok in (("sext", f"sext({reg})"), ("abs", f"|{reg}|"), ("neg", f"-{reg}")):
                         if tok in r[0] and tok not in r0[0]:
                             spec["m"] = mode
                             break
@@ -352,19 +399,24 @@ class Gen:
         probe_sources refine the source rejects."""
         src_job = sdst_job = None
         for enc, op, var, e in self.entries(table, ("sdwa",)):
-            if src_job is None and any(isinstance(p, dict) and p["f"] == "src0" for p in e["parts"]) \
-                    and not e["f"].get("s0", {}).get("bad"):
+            if (
+                src_job is None
+                and any(isinstance(p, dict) and p["f"] == "src0" for p in e["parts"])
+                and not e["f"].get("s0", {}).get("bad")
+            ):
                 w0, ext = self.base_words(enc, op, var, e)
                 src_job = [[w0, (put(ext, SDWA_FIELDS, s0=1) & ~0xFF) | c] for c in range(256)]
-            if sdst_job is None and any(isinstance(p, dict) and p["k"] == "sdst" for p in e["parts"]) \
-                    and "sd" not in e.get("zero", ()):
+            if (
+                sdst_job is None
+                and any(isinstance(p, dict) and p["k"] == "sdst" for p in e["parts"])
+                and "sd" not in e.get("zero", ())
+            ):
                 w0, ext = self.base_words(enc, op, var, e)
                 sdst_job = [[w0, put(ext, SDWAC_FIELDS, sdst=c, sd=1)] for c in range(128)]
         res = self.ask((src_job or []) + (sdst_job or []))
         n = len(src_job or [])
         self.src_bad = [c for c, r in enumerate(res[:n]) if r is None]
-        self.sdst_cm = [None if r is None else r[0].split(" ", 1)[1].split(",", 1)[0]
-                        for r in res[n:]]
+        self.sdst_cm = [None if r is None else r[0].split(" ", 1)[1].split(",", 1)[0] for r in res[n:]]
 
     # ------------------------------------------------------------------ SDWA S0/S1 sources
     def probe_sources(self, table):
@@ -406,12 +458,12 @@ class Gen:
                     break
             p["t"] = best[0]
             if best[1]:
-                self.notes.append(f"{e['name_p']} {p['f']}: best type {best[0]} misses "
-                                  f"{best[1]} probes, e.g. {best[2]}")
+                self.notes.append(
+                    f"{e['name_p']} {p['f']}: best type {best[0]} misses {best[1]} probes, e.g. {best[2]}"
+                )
             sh = 0 if p["f"] == "src0" else 9
             w = 1 if p["f"] == "src0" else 0
-            badc = sorted({(words[w] >> sh) & 0xFF for words, r in obs if r is None}
-                          - set(self.src_bad))
+            badc = sorted({(words[w] >> sh) & 0xFF for words, r in obs if r is None} - set(self.src_bad))
             if badc:
                 p["bad"] = badc
 
@@ -419,21 +471,27 @@ class Gen:
         """Our text for ``words`` using the (partial) entry ``e``: the generator's self-check.
         With ``size``: (text, size), the 4-byte e32 form where ``e`` falls back to it."""
         from wavelift.isa import dpp_sdwa as X
+
         code = wbytes(words)
         f0 = D._fields(enc, words[0])
         X.load_dpp_table.cache_clear()
         cm = tuple(self.sdst_cm) or X._sdst_cm({}, "w64" if self.wave64 else "w32")
-        tab = {"names": {}, "sel": {int(k): v for k, v in self.names["sel"].items()},
-               "dst_unused": {int(k): v for k, v in self.names["dst_unused"].items()},
-               "w32": {enc: {f0["op"]: {X.MARKERS[f0["src0"]]: e}}},
-               "w64": {enc: {f0["op"]: {X.MARKERS[f0["src0"]]: e}}},
-               "w32_sdst_cm": cm, "w64_sdst_cm": cm,
-               "w32_src_bad": frozenset(self.src_bad), "w64_src_bad": frozenset(self.src_bad)}
+        tab = {
+            "names": {},
+            "sel": {int(k): v for k, v in self.names["sel"].items()},
+            "dst_unused": {int(k): v for k, v in self.names["dst_unused"].items()},
+            "w32": {enc: {f0["op"]: {X.MARKERS[f0["src0"]]: e}}},
+            "w64": {enc: {f0["op"]: {X.MARKERS[f0["src0"]]: e}}},
+            "w32_sdst_cm": cm,
+            "w64_sdst_cm": cm,
+            "w32_src_bad": frozenset(self.src_bad),
+            "w64_src_bad": frozenset(self.src_bad),
+        }
         orig = X.load_dpp_table
         X.load_dpp_table = lambda target: tab
         try:
             ins = X.decode_ext(code, 0, enc, f0, self.target, self.wave64)
-            if ins is None:         # LLVM's fall-back to the e32 form (entries with "fb")
+            if ins is None:  # LLVM's fall-back to the e32 form (entries with "fb")
                 ext = X.decode_ext
                 X.decode_ext = lambda *a, **k: None
                 try:
@@ -450,6 +508,7 @@ class Gen:
     def self_check(self, table, n=3):
         """Random control words per entry, ours vs LLVM; mismatches become notes."""
         import random
+
         rnd = random.Random(1)
         jobs = []
         for enc, op, var, e in self.entries(table):
@@ -463,7 +522,7 @@ class Gen:
                             if (w1 >> lo) & 7 == 7:
                                 w1 &= ~(1 << lo)
                 if "fb" in e and rnd.random() < 0.5:
-                    w1 = (w1 & ~e["fb"][0]) | e["fb"][1]     # the 8-byte form, not the fall-back
+                    w1 = (w1 & ~e["fb"][0]) | e["fb"][1]  # the 8-byte form, not the fall-back
                 jobs.append((enc, e, [w0, w1 & 0xFFFFFFFF]))
         res = self.ask([j[2] for j in jobs])
         bad = 0
@@ -501,13 +560,17 @@ def main():
             for k, v in g.names.items():
                 names.setdefault(k, {}).update(v)
             counts = {v: sum(1 for _ in g.entries(tab, (v,))) for v in MARK}
-            print(f"{target} {key}: " + ", ".join(f"{v} {n} opcodes" for v, n in counts.items()),
-                  flush=True)
+            print(f"{target} {key}: " + ", ".join(f"{v} {n} opcodes" for v, n in counts.items()), flush=True)
         out["names"] = names
         out["notes"] = notes
         path = os.path.join(OUT, f"dpp_{target}.json")
-        table_json.write(path, out, "tools/gen_isa_dpp_tables.py",
-                         f"python3 tools/gen_isa_dpp_tables.py {target}", sort_keys=True)
+        table_json.write(
+            path,
+            out,
+            "tools/gen_isa_dpp_tables.py",
+            f"python3 tools/gen_isa_dpp_tables.py {target}",
+            sort_keys=True,
+        )
         for n in notes:
             print("  note:", n)
 

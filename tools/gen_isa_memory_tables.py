@@ -23,6 +23,7 @@ LLVM in batches, and what LLVM prints is recorded:
 
 The same probing helper (`llvm_disassemble`) is the oracle of tests/isa/test_memory*.py.
 """
+
 from __future__ import annotations
 
 import pathlib
@@ -39,7 +40,7 @@ TARGETS = ("gfx1030", "gfx1010")
 # the oracle: disassemble many instructions in one llvm-mc process
 # --------------------------------------------------------------------------------------------
 NPAD = 6
-PAD = tuple(0xBF800000 | k for k in range(1, NPAD + 1))      # s_nop 1 .. s_nop 6
+PAD = tuple(0xBF800000 | k for k in range(1, NPAD + 1))  # s_nop 1 .. s_nop 6
 _NOP = re.compile(r"s_nop (\d+)$")
 _BAD = re.compile(r"<stdin>:(\d+):(\d+): warning: invalid instruction encoding")
 
@@ -55,8 +56,7 @@ def llvm_disassemble(insts, target, wave64=False):
     args = [LLVM_MC, "--disassemble", "-triple=amdgcn-amd-amdhsa", "-mcpu=" + target]
     if wave64:
         args.append("-mattr=+wavefrontsize64")
-    r = subprocess.run(args, input="\n".join(lines) + "\n", capture_output=True, text=True,
-                       check=False)
+    r = subprocess.run(args, input="\n".join(lines) + "\n", capture_output=True, text=True, check=False)
     outs = [ln.strip() for ln in r.stdout.splitlines() if ln.strip() and ln.strip() != ".text"]
     bad, inner = set(), {}
     for m in _BAD.finditer(r.stderr):
@@ -101,33 +101,111 @@ def llvm_version():
 # encodings: raw field layout (word, lo bit, width); shared with wavelift/isa/memory.py
 # --------------------------------------------------------------------------------------------
 LAYOUT = {
-    "DS": {"offset0": (0, 0, 8), "offset1": (0, 8, 8), "gds": (0, 17, 1), "op": (0, 18, 8),
-           "addr": (1, 0, 8), "data0": (1, 8, 8), "data1": (1, 16, 8), "vdst": (1, 24, 8)},
-    "MUBUF": {"offset": (0, 0, 12), "offen": (0, 12, 1), "idxen": (0, 13, 1), "glc": (0, 14, 1),
-              "dlc": (0, 15, 1), "lds": (0, 16, 1), "op": (0, 18, 7), "op7": (0, 25, 1),
-              "vaddr": (1, 0, 8), "vdata": (1, 8, 8), "srsrc": (1, 16, 5), "opm": (1, 21, 1),
-              "slc": (1, 22, 1), "tfe": (1, 23, 1), "soffset": (1, 24, 8)},
-    "MTBUF": {"offset": (0, 0, 12), "offen": (0, 12, 1), "idxen": (0, 13, 1), "glc": (0, 14, 1),
-              "dlc": (0, 15, 1), "op": (0, 16, 3), "format": (0, 19, 7),
-              "vaddr": (1, 0, 8), "vdata": (1, 8, 8), "srsrc": (1, 16, 5), "op3": (1, 21, 1),
-              "slc": (1, 22, 1), "tfe": (1, 23, 1), "soffset": (1, 24, 8)},
-    "FLAT": {"offset": (0, 0, 12), "dlc": (0, 12, 1), "lds": (0, 13, 1), "seg": (0, 14, 2),
-             "glc": (0, 16, 1), "slc": (0, 17, 1), "op": (0, 18, 7),
-             "addr": (1, 0, 8), "data": (1, 8, 8), "saddr": (1, 16, 7), "nv": (1, 23, 1),
-             "vdst": (1, 24, 8)},
-    "MIMG": {"op7": (0, 0, 1), "nsa": (0, 1, 2), "dim": (0, 3, 3), "dlc": (0, 7, 1),
-             "dmask": (0, 8, 4), "unrm": (0, 12, 1), "glc": (0, 13, 1), "r128": (0, 15, 1),
-             "tfe": (0, 16, 1), "lwe": (0, 17, 1), "op": (0, 18, 7), "slc": (0, 25, 1),
-             "vaddr": (1, 0, 8), "vdata": (1, 8, 8), "srsrc": (1, 16, 5), "ssamp": (1, 21, 5),
-             "a16": (1, 30, 1), "d16": (1, 31, 1)},
-    "EXP": {"en": (0, 0, 4), "target": (0, 4, 6), "compr": (0, 10, 1), "done": (0, 11, 1),
-            "vm": (0, 12, 1), "vsrc0": (1, 0, 8), "vsrc1": (1, 8, 8), "vsrc2": (1, 16, 8),
-            "vsrc3": (1, 24, 8)},
-    "VINTRP": {"vsrc": (0, 0, 8), "attrchan": (0, 8, 2), "attr": (0, 10, 6), "op": (0, 16, 2),
-               "vdst": (0, 18, 8)},
+    "DS": {
+        "offset0": (0, 0, 8),
+        "offset1": (0, 8, 8),
+        "gds": (0, 17, 1),
+        "op": (0, 18, 8),
+        "addr": (1, 0, 8),
+        "data0": (1, 8, 8),
+        "data1": (1, 16, 8),
+        "vdst": (1, 24, 8),
+    },
+    "MUBUF": {
+        "offset": (0, 0, 12),
+        "offen": (0, 12, 1),
+        "idxen": (0, 13, 1),
+        "glc": (0, 14, 1),
+        "dlc": (0, 15, 1),
+        "lds": (0, 16, 1),
+        "op": (0, 18, 7),
+        "op7": (0, 25, 1),
+        "vaddr": (1, 0, 8),
+        "vdata": (1, 8, 8),
+        "srsrc": (1, 16, 5),
+        "opm": (1, 21, 1),
+        "slc": (1, 22, 1),
+        "tfe": (1, 23, 1),
+        "soffset": (1, 24, 8),
+    },
+    "MTBUF": {
+        "offset": (0, 0, 12),
+        "offen": (0, 12, 1),
+        "idxen": (0, 13, 1),
+        "glc": (0, 14, 1),
+        "dlc": (0, 15, 1),
+        "op": (0, 16, 3),
+        "format": (0, 19, 7),
+        "vaddr": (1, 0, 8),
+        "vdata": (1, 8, 8),
+        "srsrc": (1, 16, 5),
+        "op3": (1, 21, 1),
+        "slc": (1, 22, 1),
+        "tfe": (1, 23, 1),
+        "soffset": (1, 24, 8),
+    },
+    "FLAT": {
+        "offset": (0, 0, 12),
+        "dlc": (0, 12, 1),
+        "lds": (0, 13, 1),
+        "seg": (0, 14, 2),
+        "glc": (0, 16, 1),
+        "slc": (0, 17, 1),
+        "op": (0, 18, 7),
+        "addr": (1, 0, 8),
+        "data": (1, 8, 8),
+        "saddr": (1, 16, 7),
+        "nv": (1, 23, 1),
+        "vdst": (1, 24, 8),
+    },
+    "MIMG": {
+        "op7": (0, 0, 1),
+        "nsa": (0, 1, 2),
+        "dim": (0, 3, 3),
+        "dlc": (0, 7, 1),
+        "dmask": (0, 8, 4),
+        "unrm": (0, 12, 1),
+        "glc": (0, 13, 1),
+        "r128": (0, 15, 1),
+        "tfe": (0, 16, 1),
+        "lwe": (0, 17, 1),
+        "op": (0, 18, 7),
+        "slc": (0, 25, 1),
+        "vaddr": (1, 0, 8),
+        "vdata": (1, 8, 8),
+        "srsrc": (1, 16, 5),
+        "ssamp": (1, 21, 5),
+        "a16": (1, 30, 1),
+        "d16": (1, 31, 1),
+    },
+    "EXP": {
+        "en": (0, 0, 4),
+        "target": (0, 4, 6),
+        "compr": (0, 10, 1),
+        "done": (0, 11, 1),
+        "vm": (0, 12, 1),
+        "vsrc0": (1, 0, 8),
+        "vsrc1": (1, 8, 8),
+        "vsrc2": (1, 16, 8),
+        "vsrc3": (1, 24, 8),
+    },
+    "VINTRP": {
+        "vsrc": (0, 0, 8),
+        "attrchan": (0, 8, 2),
+        "attr": (0, 10, 6),
+        "op": (0, 16, 2),
+        "vdst": (0, 18, 8),
+    },
 }
-ENC_BITS = {"DS": 0xD8000000, "MUBUF": 0xE0000000, "MTBUF": 0xE8000000, "FLAT": 0xDC000000,
-            "MIMG": 0xF0000000, "EXP": 0xF8000000, "VINTRP": 0xC8000000}
+ENC_BITS = {
+    "DS": 0xD8000000,
+    "MUBUF": 0xE0000000,
+    "MTBUF": 0xE8000000,
+    "FLAT": 0xDC000000,
+    "MIMG": 0xF0000000,
+    "EXP": 0xF8000000,
+    "VINTRP": 0xC8000000,
+}
 NWORDS = {"DS": 2, "MUBUF": 2, "MTBUF": 2, "FLAT": 2, "MIMG": 2, "EXP": 2, "VINTRP": 1}
 
 
@@ -154,9 +232,9 @@ def split_operands(text):
     rest = rest.strip()
     swz = ""
     m = re.search(r" ?offset:swizzle\(.*\)", rest)
-    if m:                            # ds_swizzle_b32 prints commas inside its offset
+    if m:  # ds_swizzle_b32 prints commas inside its offset
         swz = m.group(0).strip()
-        rest = rest[:m.start()] + rest[m.end():]
+        rest = rest[: m.start()] + rest[m.end() :]
     parts = []
     depth = 0
     cur = ""
@@ -166,7 +244,7 @@ def split_operands(text):
             comment = True
         if comment:
             cur += ch
-            if rest[i_ - 1:i_ + 1] == "*/":
+            if rest[i_ - 1 : i_ + 1] == "*/":
                 comment = False
             continue
         if ch == "[":
@@ -244,7 +322,7 @@ def probe_modes(enc, target, ops, modes, fields, extra_base=None, sgpr_tags=None
     stage = []
     full_probes = []
     for i, (opf, mode) in enumerate(keys):
-        chunk = res[i * n:(i + 1) * n]
+        chunk = res[i * n : (i + 1) * n]
         if chunk[0][0] is None:
             continue
         zero = [f for (f, _), r in zip(fields.items(), chunk[1:]) if r[0] is None]
@@ -255,14 +333,25 @@ def probe_modes(enc, target, ops, modes, fields, extra_base=None, sgpr_tags=None
     res2 = llvm_disassemble(full_probes, target)
     out = []
     for (opf, mode, zero, base_text), (text, _size) in zip(stage, res2):
-        if text is None:     # a combination of allowed fields is invalid: keep the base view
+        if text is None:  # a combination of allowed fields is invalid: keep the base view
             text = base_text
             bad = True
         else:
             bad = False
         name, opnds, mods = split_operands(text)
-        out.append((opf, mode, {"name": name, "tpl": template_of(enc, opnds, sgpr_tags),
-                                "zero": zero, "mods": mods, "combo_invalid": bad}))
+        out.append(
+            (
+                opf,
+                mode,
+                {
+                    "name": name,
+                    "tpl": template_of(enc, opnds, sgpr_tags),
+                    "zero": zero,
+                    "mods": mods,
+                    "combo_invalid": bad,
+                },
+            )
+        )
     return out
 
 
@@ -285,11 +374,16 @@ BUF_SGPR = {"srsrc": (8, 2), "soffset": (5, 5)}
 
 
 def gen_mubuf(target):
-    fields = {"offset": 4, "vaddr": 40, "vdata": 8, "srsrc": 2, "soffset": 5, "slc": 1,
-              "dlc": 1, "opm": 1}
+    fields = {"offset": 4, "vaddr": 40, "vdata": 8, "srsrc": 2, "soffset": 5, "slc": 1, "dlc": 1, "opm": 1}
     ops = [{"op": op & 0x7F, "op7": op >> 7} for op in range(256)]
-    modes = [{"offen": a, "idxen": b, "lds": c, "glc": d, "tfe": e}
-             for a in (0, 1) for b in (0, 1) for c in (0, 1) for d in (0, 1) for e in (0, 1)]
+    modes = [
+        {"offen": a, "idxen": b, "lds": c, "glc": d, "tfe": e}
+        for a in (0, 1)
+        for b in (0, 1)
+        for c in (0, 1)
+        for d in (0, 1)
+        for e in (0, 1)
+    ]
     table = {}
     for opf, mode, e in probe_modes("MUBUF", target, ops, modes, fields, sgpr_tags=BUF_SGPR):
         op = opf["op"] | opf["op7"] << 7
@@ -298,8 +392,17 @@ def gen_mubuf(target):
 
 
 def gen_mtbuf(target):
-    fields = {"offset": 4, "vaddr": 40, "vdata": 8, "srsrc": 2, "soffset": 5, "slc": 1,
-              "dlc": 1, "glc": 1, "format": 22}
+    fields = {
+        "offset": 4,
+        "vaddr": 40,
+        "vdata": 8,
+        "srsrc": 2,
+        "soffset": 5,
+        "slc": 1,
+        "dlc": 1,
+        "glc": 1,
+        "format": 22,
+    }
     ops = [{"op": op & 7, "op3": op >> 3} for op in range(16)]
     modes = [{"offen": a, "idxen": b, "tfe": e} for a in (0, 1) for b in (0, 1) for e in (0, 1)]
     table = {}
@@ -325,29 +428,33 @@ def gen_names(target):
     names = {}
     # soffset (MUBUF buffer_load_dword = op 12); 0xff (literal) consumes a dword
     pr = [build("MUBUF", op=12, vdata=8, srsrc=2, soffset=v) for v in range(256)]
-    names["soffset"] = [None if t is None else split_operands(t)[1][3]
-                        for t, _ in llvm_disassemble(pr, target)]
+    names["soffset"] = [
+        None if t is None else split_operands(t)[1][3] for t, _ in llvm_disassemble(pr, target)
+    ]
     pr = [build("MUBUF", op=12, vdata=8, srsrc=v, soffset=0x80) for v in range(32)]
-    names["srsrc"] = [None if t is None else split_operands(t)[1][2]
-                      for t, _ in llvm_disassemble(pr, target)]
-    pr = [build("MIMG", op=0x20, dmask=1, dim=0, vdata=8, vaddr=40, srsrc=2, ssamp=v)
-          for v in range(32)]
-    names["ssamp"] = [None if t is None else split_operands(t)[1][3]
-                      for t, _ in llvm_disassemble(pr, target)]
-    pr = [build("MIMG", op=0x20, dmask=1, dim=0, vdata=8, vaddr=40, srsrc=v, ssamp=0)
-          for v in range(32)]
-    names["srsrc_mimg"] = [None if t is None else split_operands(t)[1][2]
-                           for t, _ in llvm_disassemble(pr, target)]
-    for seg, op, nm in ((1, 12, "saddr_scratch"), (2, 12, "saddr_global"),
-                        (1, 28, "saddr_scratch_store"), (2, 28, "saddr_global_store")):
-        pr = [build("FLAT", op=op, seg=seg, addr=40, data=8, vdst=8 if op == 12 else 0, saddr=v)
-              for v in range(128)]
-        names[nm] = [None if t is None else split_operands(t)[1][2]
-                     for t, _ in llvm_disassemble(pr, target)]
+    names["srsrc"] = [None if t is None else split_operands(t)[1][2] for t, _ in llvm_disassemble(pr, target)]
+    pr = [build("MIMG", op=0x20, dmask=1, dim=0, vdata=8, vaddr=40, srsrc=2, ssamp=v) for v in range(32)]
+    names["ssamp"] = [None if t is None else split_operands(t)[1][3] for t, _ in llvm_disassemble(pr, target)]
+    pr = [build("MIMG", op=0x20, dmask=1, dim=0, vdata=8, vaddr=40, srsrc=v, ssamp=0) for v in range(32)]
+    names["srsrc_mimg"] = [
+        None if t is None else split_operands(t)[1][2] for t, _ in llvm_disassemble(pr, target)
+    ]
+    for seg, op, nm in (
+        (1, 12, "saddr_scratch"),
+        (2, 12, "saddr_global"),
+        (1, 28, "saddr_scratch_store"),
+        (2, 28, "saddr_global_store"),
+    ):
+        pr = [
+            build("FLAT", op=op, seg=seg, addr=40, data=8, vdst=8 if op == 12 else 0, saddr=v)
+            for v in range(128)
+        ]
+        names[nm] = [None if t is None else split_operands(t)[1][2] for t, _ in llvm_disassemble(pr, target)]
         assert op != 28 or names[nm][0x7D] == "off"
     pr = [build("FLAT", op=8, seg=1, lds=1, addr=40, saddr=v) for v in range(128)]
-    names["saddr_scratch_lds"] = [None if t is None else split_operands(t)[1][1]
-                                  for t, _ in llvm_disassemble(pr, target)]
+    names["saddr_scratch_lds"] = [
+        None if t is None else split_operands(t)[1][1] for t, _ in llvm_disassemble(pr, target)
+    ]
     pr = [build("MTBUF", op=0, format=v, vdata=8, srsrc=2, soffset=0x80) for v in range(128)]
     fm = []
     for t, _ in llvm_disassemble(pr, target):
@@ -355,11 +462,9 @@ def gen_names(target):
         fm.append(None if t is None else (m.group(1) if m else ""))
     names["format"] = fm
     pr = [build("EXP", target=v, en=1, vsrc0=1) for v in range(64)]
-    names["exp_target"] = [None if t is None else t.split(" ")[1]
-                           for t, _ in llvm_disassemble(pr, target)]
+    names["exp_target"] = [None if t is None else t.split(" ")[1] for t, _ in llvm_disassemble(pr, target)]
     pr = [build("VINTRP", op=v) for v in range(4)]
-    names["vintrp"] = [None if t is None else t.split(" ")[0]
-                       for t, _ in llvm_disassemble(pr, target)]
+    names["vintrp"] = [None if t is None else t.split(" ")[0] for t, _ in llvm_disassemble(pr, target)]
     return names
 
 
@@ -391,21 +496,40 @@ def gen_mimg(target):
             if t is not None:
                 found[op] = (b, t)
                 break
-    flag_fields = {"unrm": 1, "glc": 1, "slc": 1, "dlc": 1, "r128": 1, "tfe": 1, "lwe": 1,
-                   "a16": 1, "d16": 1, "ssamp": 3}
+    flag_fields = {
+        "unrm": 1,
+        "glc": 1,
+        "slc": 1,
+        "dlc": 1,
+        "r128": 1,
+        "tfe": 1,
+        "lwe": 1,
+        "a16": 1,
+        "d16": 1,
+        "ssamp": 3,
+    }
     order = sorted(found)
     pr = []
     for op in order:
         b, _ = found[op]
         for f, v in flag_fields.items():
-            pr.append(build("MIMG", op=op & 0x7F, op7=op >> 7, vaddr=40, vdata=8, srsrc=2,
-                            **dict(b, **{f: v if not b.get(f) else 0})))
+            pr.append(
+                build(
+                    "MIMG",
+                    op=op & 0x7F,
+                    op7=op >> 7,
+                    vaddr=40,
+                    vdata=8,
+                    srsrc=2,
+                    **dict(b, **{f: v if not b.get(f) else 0}),
+                )
+            )
     res = llvm_disassemble(pr, target)
     per = len(flag_fields)
     table = {}
     for i, op in enumerate(order):
         b, t = found[op]
-        chunk = res[i * per:(i + 1) * per]
+        chunk = res[i * per : (i + 1) * per]
         name, opnds, mods = split_operands(t)
         e = {"name": name, "base": b, "text": t}
         zero = []
@@ -423,13 +547,20 @@ def gen_mimg(target):
     return table
 
 
-MIMG_DMASK = (0, 1, 3, 7, 15)          # one dmask per popcount
+MIMG_DMASK = (0, 1, 3, 7, 15)  # one dmask per popcount
 NSA_EXTRA = (0x04030201, 0x08070605, 0x0C0B0A09)
 
 
 def _mimg_probe(op, b, pc, d16, tfe, nsa, dim, a16, vdata=8, vaddr=40):
-    w = build("MIMG", op=op & 0x7F, op7=op >> 7, srsrc=2, vdata=vdata, vaddr=vaddr,
-              **dict(b, dmask=MIMG_DMASK[pc], d16=d16, tfe=tfe, nsa=nsa, dim=dim, a16=a16))
+    w = build(
+        "MIMG",
+        op=op & 0x7F,
+        op7=op >> 7,
+        srsrc=2,
+        vdata=vdata,
+        vaddr=vaddr,
+        **dict(b, dmask=MIMG_DMASK[pc], d16=d16, tfe=tfe, nsa=nsa, dim=dim, a16=a16),
+    )
     return w + NSA_EXTRA[:nsa]
 
 
@@ -496,12 +627,14 @@ def _mimg_widths(target, found, table):
                 (pc, d16, tfe), dim = at
                 for a in range(1, 6):
                     keys.append((op, nsa, a16, "d", a))
-                    pr.append(_mimg_probe(op, b, pc, d16, tfe, nsa, dim, a16, vdata=256 - a,
-                                          vaddr=240 if nsa == 0 else 40))
+                    pr.append(
+                        _mimg_probe(
+                            op, b, pc, d16, tfe, nsa, dim, a16, vdata=256 - a, vaddr=240 if nsa == 0 else 40
+                        )
+                    )
                 for c in range(1, 17) if nsa == 0 else ():
                     keys.append((op, nsa, a16, "a", c))
-                    pr.append(_mimg_probe(op, b, pc, d16, tfe, nsa, dim, a16, vdata=251,
-                                          vaddr=256 - c))
+                    pr.append(_mimg_probe(op, b, pc, d16, tfe, nsa, dim, a16, vdata=251, vaddr=256 - c))
     dec = {}
     for k, (t, _) in zip(keys, llvm_disassemble(pr, target)):
         op, nsa, a16, kind, n = k
@@ -521,8 +654,18 @@ def _mimg_widths(target, found, table):
                 dims = [dim for dim in MIMG_DIMS if col[dim * 2 + a16] >= 0]
                 if dims:
                     keys.append((op, k))
-                    pr.append(_mimg_probe(op, b, *dc, nsa, dims[0], a16, vdata=256 - d[0],
-                                          vaddr=256 - d[1] if nsa == 0 else 40))
+                    pr.append(
+                        _mimg_probe(
+                            op,
+                            b,
+                            *dc,
+                            nsa,
+                            dims[0],
+                            a16,
+                            vdata=256 - d[0],
+                            vaddr=256 - d[1] if nsa == 0 else 40,
+                        )
+                    )
                     break
     for (op, k), (t, _) in zip(keys, llvm_disassemble(pr, target)):
         d = dec[op][k]
@@ -537,9 +680,18 @@ def _mimg_widths(target, found, table):
         e["dec"] = dec.get(op, {})
         for k, (dw, aw) in e["dec"].items():
             assert dw is not None and aw is not None, (target, op, k, dw, aw)
-        nsa_texts = [t for t, _ in llvm_disassemble(
-            [_mimg_probe(op, found[op][0], *valid_at[(op, n, a)][0], n, valid_at[(op, n, a)][1], a)
-             for n in (1, 2, 3) for a in (0, 1) if (op, n, a) in valid_at], target)]
+        nsa_texts = [
+            t
+            for t, _ in llvm_disassemble(
+                [
+                    _mimg_probe(op, found[op][0], *valid_at[(op, n, a)][0], n, valid_at[(op, n, a)][1], a)
+                    for n in (1, 2, 3)
+                    for a in (0, 1)
+                    if (op, n, a) in valid_at
+                ],
+                target,
+            )
+        ]
         for tt in nsa_texts[:1]:
             e["nsa_sep"] = " " + " " * (len(tt) - len(tt.replace("  ", " ", 1)))
 
@@ -567,11 +719,17 @@ def main(argv):
     for t in targets:
         data = generate(t)
         path = OUT_DIR / f"memory_{t}.json"
-        table_json.write(path, data, "tools/gen_isa_memory_tables.py",
-                         f"python3 tools/gen_isa_memory_tables.py {t}", sort_keys=True)
-        counts = {e: len({",".join(k.split(",")[:2]) if e == "FLAT" else k.split(",")[0]
-                          for k in data[e]})
-                  for e in ("DS", "MUBUF", "MTBUF", "FLAT", "MIMG")}
+        table_json.write(
+            path,
+            data,
+            "tools/gen_isa_memory_tables.py",
+            f"python3 tools/gen_isa_memory_tables.py {t}",
+            sort_keys=True,
+        )
+        counts = {
+            e: len({",".join(k.split(",")[:2]) if e == "FLAT" else k.split(",")[0] for k in data[e]})
+            for e in ("DS", "MUBUF", "MTBUF", "FLAT", "MIMG")
+        }
         print(f"{path.relative_to(ROOT)}: {counts}")
 
 

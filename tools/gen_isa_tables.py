@@ -28,6 +28,7 @@ SOPK/SOPP ``simm16`` print formats and the hwreg/sendmsg/version names are probe
 what LLVM prints alone (code maps numbered by first use), written one fact per line by
 tools/table_json.py so that a regeneration reviews as a diff.
 """
+
 from __future__ import annotations
 
 import json
@@ -51,10 +52,27 @@ from wavelift.isa.operands import LITERAL_FORMATS, vreg_name  # noqa: E402
 OUT = os.path.join(os.path.dirname(__file__), "..", "wavelift", "isa", "tables")
 TARGETS = ("gfx1030", "gfx1010")
 ENCS = ("SOP2", "SOP1", "SOPC", "SOPK", "SOPP", "SMEM", "VOP1", "VOP2", "VOPC", "VOP3", "VOP3P")
-SENT = {"vdst": 20, "sdst": 20, "src0": 40, "ssrc0": 40, "src1": 60, "vsrc1": 60, "ssrc1": 60,
-        "src2": 80, "sdata": 40, "sbase": 6, "soffset": 125}
-NUM2FIELD = {20: ("vdst", "sdst"), 40: ("src0", "ssrc0", "sdata"), 60: ("src1", "vsrc1", "ssrc1"),
-             80: ("src2",), 10: ("sdst", "sbase"), 12: ("sdst",)}
+SENT = {
+    "vdst": 20,
+    "sdst": 20,
+    "src0": 40,
+    "ssrc0": 40,
+    "src1": 60,
+    "vsrc1": 60,
+    "ssrc1": 60,
+    "src2": 80,
+    "sdata": 40,
+    "sbase": 6,
+    "soffset": 125,
+}
+NUM2FIELD = {
+    20: ("vdst", "sdst"),
+    40: ("src0", "ssrc0", "sdata"),
+    60: ("src1", "vsrc1", "ssrc1"),
+    80: ("src2",),
+    10: ("sdst", "sbase"),
+    12: ("sdst",),
+}
 MODF = ("abs", "neg", "opsel", "clamp", "omod", "neg_hi", "opsel_hi", "opsel_hi2", "glc", "dlc")
 SIMM = 0x1234
 SMEM_OFF = 0x1234
@@ -63,9 +81,29 @@ REG = re.compile(r"(?<![\w\[])(v|s|ttmp)(?:(\d+)|\[(\d+):(\d+)\])(?![\w\]])")
 GROUP = re.compile(r" (op_sel|op_sel_hi|neg_lo|neg_hi):\[([01,]+)\]")
 SIMM_FMTS = ("hex", "dec", "inl", "waitcnt", "depctr", "sendmsg", "hwreg", "version")
 TYPES = ("b32", "f16", "i16", "v2i16", "v2f16", "f64", "b64", "i64", "hex", "f16b", "i16b")
-LITS = [0x3F800000, 0x3C00, 0x12343C00, 0x3FF00000, 0x3FC45F30, 0x12345678, 0xFFFFFFFF,
-        0xFFFFFFF0, 0x41, 0xFFFF, 0x3118, 0x3E22F983, 0x40, 0xBC00, 0xC4000000, 0x12340007,
-        0x7, 0x0, 0xFFFF0000, 0x4000, 0x40000000]
+LITS = [
+    0x3F800000,
+    0x3C00,
+    0x12343C00,
+    0x3FF00000,
+    0x3FC45F30,
+    0x12345678,
+    0xFFFFFFFF,
+    0xFFFFFFF0,
+    0x41,
+    0xFFFF,
+    0x3118,
+    0x3E22F983,
+    0x40,
+    0xBC00,
+    0xC4000000,
+    0x12340007,
+    0x7,
+    0x0,
+    0xFFFF0000,
+    0x4000,
+    0x40000000,
+]
 VPROBE = (0, 1, 100, 254, 255)
 
 
@@ -163,7 +201,7 @@ def mid_text(base, s, e, line):
     """The text LLVM printed in place of base[s:e], or None when the rest differs."""
     pre, suf = base[:s], base[e:]
     if line.startswith(pre) and line.endswith(suf) and len(line) >= len(pre) + len(suf):
-        return line[len(pre):len(line) - len(suf)]
+        return line[len(pre) : len(line) - len(suf)]
     return None
 
 
@@ -205,9 +243,12 @@ class Gen:
             with open(s, "w") as f:
                 f.write(".text\n")
                 for i in range(0, len(blob), 256):
-                    f.write(".byte " + ",".join(map(str, blob[i:i + 256])) + "\n")
-            subprocess.run([L.LLVM_MC, "-triple=amdgcn-amd-amdhsa", f"-mcpu={self.target}",
-                            "-filetype=obj", s, "-o", o], check=True, capture_output=True)
+                    f.write(".byte " + ",".join(map(str, blob[i : i + 256])) + "\n")
+            subprocess.run(
+                [L.LLVM_MC, "-triple=amdgcn-amd-amdhsa", f"-mcpu={self.target}", "-filetype=obj", s, "-o", o],
+                check=True,
+                capture_output=True,
+            )
             lines = L.objdump_lines(o, self.target, self.wave64)
         at = {}
         for ln in lines:
@@ -226,7 +267,7 @@ class Gen:
         """LLVM's (text, size) or None for each list of words."""
         items = [wbytes(w) if not isinstance(w, bytes) else w for w in items]
         chunk = 40000
-        parts = [items[i:i + chunk] for i in range(0, len(items), chunk)]
+        parts = [items[i : i + chunk] for i in range(0, len(items), chunk)]
         with ThreadPoolExecutor(2) as ex:
             res = [r for rs in ex.map(lambda p: self._run(p, 3), parts) for r in rs]
         for pad in (8, 16):
@@ -264,10 +305,10 @@ class Gen:
         for i, r in enumerate(self.ask(items)):
             if r and r[0].split(" ", 1)[1] != str(i):
                 self.extra["sendmsg"][str(i)] = r[0].split(" ", 1)[1]
-        r = self.ask([encode("SOPP", op=35, simm16=0)])[0]     # s_waitcnt_depctr: its fields
+        r = self.ask([encode("SOPP", op=35, simm16=0)])[0]  # s_waitcnt_depctr: its fields
         if r:
             self.extra["depctr"] = re.findall(r"(depctr_\w+)\(", r[0])
-        vals = [i | (fl << 13) for fl in range(8) for i in range(256)]   # version | flag bits
+        vals = [i | (fl << 13) for fl in range(8) for i in range(256)]  # version | flag bits
         for v, r in zip(vals, self.ask([encode("SOPK", op=1, simm16=v) for v in vals])):
             if r and r[0].split(" ", 1)[1] != f"{v:#x}":
                 self.extra["version"][str(v)] = r[0].split(" ", 1)[1]
@@ -293,14 +334,24 @@ class Gen:
         res = self.ask(items)
         bases = {o: base for o in ops}
         b2 = sentinel_fields(enc, vreg_src=False)
-        variants = [dict(base, src2=0), dict(base, src1=0, src2=0), dict(base, src0=0, src1=0, src2=0),
-                    dict(b2), dict(b2, src2=0), dict(base, vdst=0),
-                    dict(base, vdst=0, src0=0, src1=0, src2=0)]
+        variants = [
+            dict(base, src2=0),
+            dict(base, src1=0, src2=0),
+            dict(base, src0=0, src1=0, src2=0),
+            dict(b2),
+            dict(b2, src2=0),
+            dict(base, vdst=0),
+            dict(base, vdst=0, src0=0, src1=0, src2=0),
+        ]
         if enc in ("SOP1", "SOP2", "SOPC"):
             variants = [dict(base, ssrc0=0), dict(base, sdst=0), dict(base, ssrc1=0)]
         if enc == "SMEM":
-            variants = [dict(base, sdata=0), dict(base, sbase=0), dict(base, sdata=0, sbase=0),
-                        dict(base, sdata=0, sbase=0, offset=0)]
+            variants = [
+                dict(base, sdata=0),
+                dict(base, sbase=0),
+                dict(base, sdata=0, sbase=0),
+                dict(base, sdata=0, sbase=0, offset=0),
+            ]
         if enc == "SOPK":
             variants = [dict(base, sdst=0), dict(base, simm16=0), dict(base, sdst=0, simm16=0)]
         if enc == "SOPP":
@@ -331,8 +382,8 @@ class Gen:
             text = x["text"]
             g = GROUP.search(text)
             if g and all(sp[1] <= g.start() for sp in x["spans"]):
-                rest = GROUP.sub("", text[g.start():])
-                text = text[:g.start()] + rest
+                rest = GROUP.sub("", text[g.start() :])
+                text = text[: g.start()] + rest
                 if rest:
                     self.notes.append(f"{enc} op {o}: text after groups {rest!r}")
             mn, parts = build_parts(text, x["spans"])
@@ -379,8 +430,28 @@ class Gen:
                 x["spans"].append((i, i + len(t), {"f": "offset", "k": "smem_off"}))
 
     def simm_format(self, enc, o, x):
-        vals = [0, 1, 7, 63, 64, 65, 0x8000, 0xFFFF, SIMM, 0x3F, 0xF801, 0x7FFF, 0x0C07, 0xFF9F,
-                0x1F80, 0x114, 0x400, 0x3FF, 0x8001, 0x41]
+        vals = [
+            0,
+            1,
+            7,
+            63,
+            64,
+            65,
+            0x8000,
+            0xFFFF,
+            SIMM,
+            0x3F,
+            0xF801,
+            0x7FFF,
+            0x0C07,
+            0xFF9F,
+            0x1F80,
+            0x114,
+            0x400,
+            0x3FF,
+            0x8001,
+            0x41,
+        ]
         res = self.ask([encode(enc, **dict(x["f"], simm16=v)) + [LITMARK] for v in vals])
         text = x["text"]
         if x["f"].get("simm16") != SIMM:
@@ -390,8 +461,12 @@ class Gen:
             i = text.rfind(needle)
             if i < 0 or (i > 0 and text[i - 1] not in " ,"):
                 continue
-            ok = all(r is not None and mid_text(text, i, i + len(needle), r[0])
-                     == D.simm16_text(fmt, v, self.target, self.wave64) for v, r in zip(vals, res))
+            ok = all(
+                r is not None
+                and mid_text(text, i, i + len(needle), r[0])
+                == D.simm16_text(fmt, v, self.target, self.wave64)
+                for v, r in zip(vals, res)
+            )
             if ok:
                 x["spans"].append((i, i + len(needle), {"f": "simm16", "k": "simm16", "fmt": fmt}))
                 return
@@ -400,8 +475,7 @@ class Gen:
             x["spans"].append((len(mn) + 1, len(text), {"f": "simm16", "k": "simm16", "fmt": "dec"}))
             x["e"]["omit0"] = 1
             return
-        self.notes.append(f"{enc} op {o}: no simm16 format matches {text!r}: "
-                          f"{[r and r[0] for r in res]}")
+        self.notes.append(f"{enc} op {o}: no simm16 format matches {text!r}: {[r and r[0] for r in res]}")
 
     # ---------------------------------------------------------------- code maps
     def codemaps(self, enc, ents):
@@ -430,7 +504,7 @@ class Gen:
         litjobs = []
         for (o, s, e, p, c, _), r in zip(jobs, res):
             by.setdefault((o, id(p)), (o, s, e, p, []))[4].append((c, r))
-        for (o, s, e, p, obs) in by.values():
+        for o, s, e, p, obs in by.values():
             x = ents[o]
             base = x["text"]
             nw = NWORDS.get(x["lay"], 1)
@@ -444,7 +518,7 @@ class Gen:
                     if t == f"{SMEM_OFF:#x}":
                         cm[c] = ""
                     elif t is not None and t.endswith(f" offset:{SMEM_OFF:#x}"):
-                        cm[c] = t[:-len(f" offset:{SMEM_OFF:#x}")]
+                        cm[c] = t[: -len(f" offset:{SMEM_OFF:#x}")]
                     elif r is not None:
                         self.notes.append(f"{enc} op {o} soffset={c}: {r[0]!r}")
                 p["cm"] = self.cm_id(cm)
@@ -455,15 +529,19 @@ class Gen:
             vg = {}
             for c, r in obs:
                 t = None if r is None else mid_text(base, s, e, r[0])
-                if r is not None and t is None and not (enc in ("VOP1", "VOP2", "VOPC") and
-                                                       c in (233, 234, 249, 250)):
+                if (
+                    r is not None
+                    and t is None
+                    and not (enc in ("VOP1", "VOP2", "VOPC") and c in (233, 234, 249, 250))
+                ):
                     self.notes.append(f"{enc} op {o} {p['f']}={c}: {r[0]!r} does not fit {base!r}")
                 if c >= 256:
                     vg[c - 256] = t
                     continue
-                if t is not None and (r[1] == 4 * nw + 4 and not x["e"].get("lit")
-                                      or c == 255 and w == 9 and x["e"].get("lit")):
-                    cm[c] = ""          # a literal follows (shared with a mandatory one)
+                if t is not None and (
+                    r[1] == 4 * nw + 4 and not x["e"].get("lit") or c == 255 and w == 9 and x["e"].get("lit")
+                ):
+                    cm[c] = ""  # a literal follows (shared with a mandatory one)
                     lits.append(c)
                 else:
                     cm[c] = t
@@ -471,7 +549,7 @@ class Gen:
                 name = vreg_name(0, p["n"])
                 t0 = vg.get(0)
                 if t0 is not None and t0.startswith(name):
-                    p["vg"] = t0[len(name):]
+                    p["vg"] = t0[len(name) :]
                     for k, t in vg.items():
                         exp = (vreg_name(k, p["n"]) + p["vg"]) if k + p["n"] <= 256 else None
                         if t != exp:
@@ -483,7 +561,9 @@ class Gen:
                 if lits != [255]:
                     self.notes.append(f"{enc} op {o} {p['f']}: literal codes {lits}")
                 for lit in LITS:
-                    litjobs.append((o, s, e, p, lit, encode(x["lay"], **dict(x["f"], **{p['f']: lits[0]})) + [lit]))
+                    litjobs.append(
+                        (o, s, e, p, lit, encode(x["lay"], **dict(x["f"], **{p["f"]: lits[0]})) + [lit])
+                    )
             p["cm"] = self.cm_id(cm)
         res = self.ask([j[5] for j in litjobs])
         by = {}
@@ -495,7 +575,7 @@ class Gen:
             else:
                 t = r and mid_text(base, s, e, r[0])
             by.setdefault((o, id(p)), (o, s, e, p, []))[4].append((lit, t))
-        for (o, s, e, p, obs) in by.values():
+        for o, s, e, p, obs in by.values():
             self.lit_type(o, p, obs)
 
     def lit_type(self, o, p, obs):
@@ -508,8 +588,11 @@ class Gen:
         best = None
         for t in TYPES + tuple(x + "!" for x in TYPES):
             fm = LITERAL_FORMATS[t.rstrip("!")]
-            bad = [(lit, tx) for lit, tx in obs
-                   if fm(lit) + ("/*Invalid immediate*/" if t[-1] == "!" else "") != tx]
+            bad = [
+                (lit, tx)
+                for lit, tx in obs
+                if fm(lit) + ("/*Invalid immediate*/" if t[-1] == "!" else "") != tx
+            ]
             if best is None or len(bad) < len(best[1]):
                 best = (t, bad)
             if not bad:
@@ -549,7 +632,7 @@ class Gen:
         for o, obs in per.items():
             x = ents[o]
             hid = self.classify_bits(enc, o, x, obs)
-            for fld in sorted(hid):     # a set of names: its order varies with the hash seed
+            for fld in sorted(hid):  # a set of names: its order varies with the hash seed
                 lo, w = field_lw(x["lay"], fld)
                 for v in range(1 << w):
                     hidden_jobs.append((o, fld, v, encode(x["lay"], **dict(x["f"], **{fld: v})) + [LITMARK]))
@@ -589,7 +672,7 @@ class Gen:
             if mt:
                 sm.setdefault(mt[0], [-1, -1, -1])[mt[1]] = b
                 continue
-            extra = t[len(base):] if t.startswith(base) else None
+            extra = t[len(base) :] if t.startswith(base) else None
             if extra and re.fullmatch(r" [a-z_]+", extra):
                 flags.append([b, extra])
                 continue
@@ -605,13 +688,20 @@ class Gen:
                     if a is None:
                         a = [0] * len(c)
                     if c is None:
-                        c = [1 - v for v in a]     # printed only when not the default
+                        c = [1 - v for v in a]  # printed only when not the default
                     diffs += [(name, k, c[k]) for k in range(len(c)) if k >= len(a) or a[k] != c[k]]
                 if len(diffs) == 1:
                     name, k, v = diffs[0]
                     vals = g1.get(name) or g0.get(name)
-                    g = grp.setdefault(name, {"n": len(vals), "bits": {}, "def": (0 if all(g0[name]) else 1) if name in g0 else 0,
-                                              "seen": vals})
+                    g = grp.setdefault(
+                        name,
+                        {
+                            "n": len(vals),
+                            "bits": {},
+                            "def": (0 if all(g0[name]) else 1) if name in g0 else 0,
+                            "seen": vals,
+                        },
+                    )
                     g["bits"][k] = b
                     continue
             fld = fname.get(b)
@@ -711,8 +801,9 @@ class Gen:
             g[0], g[1] = self.diff_span(base, texts)
         for g in spans:
             s, e, mask = g
-            if any(sp[0] < e and s < sp[1] for sp in x["spans"]) or \
-                    any(h is not g and h[0] < e and s < h[1] for h in spans):
+            if any(sp[0] < e and s < sp[1] for sp in x["spans"]) or any(
+                h is not g and h[0] < e and s < h[1] for h in spans
+            ):
                 self.notes.append(f"{enc} op {o} hidden {fld} bits {mask:#x} overlaps a slot")
                 continue
             sh = (mask & -mask).bit_length() - 1
@@ -810,11 +901,22 @@ def main(argv=None):
             finally:
                 D.load_table = g._orig
             encs, cms = renumber_codemaps(strip_private(encs), g.cms)
-            table_json.write(os.path.join(OUT, f"{tag}.json"),
-                             {"generator": "tools/gen_isa_tables.py", "llvm": "19", "format": 2,
-                              "target": target, "wave64": wave64, "notes": g.notes,
-                              "simm16": g.extra, "codemaps": cms, "encodings": encs},
-                             "tools/gen_isa_tables.py", f"python3 tools/gen_isa_tables.py {tag}")
+            table_json.write(
+                os.path.join(OUT, f"{tag}.json"),
+                {
+                    "generator": "tools/gen_isa_tables.py",
+                    "llvm": "19",
+                    "format": 2,
+                    "target": target,
+                    "wave64": wave64,
+                    "notes": g.notes,
+                    "simm16": g.extra,
+                    "codemaps": cms,
+                    "encodings": encs,
+                },
+                "tools/gen_isa_tables.py",
+                f"python3 tools/gen_isa_tables.py {tag}",
+            )
             for n in g.notes:
                 print("  note:", n[:300])
             D.load_table.cache_clear()

@@ -10,6 +10,7 @@ packages, and dynamic imports (`importlib.import_module`), are not edges.
 
     python3 tools/import_cycles.py          # prints each cycle; exit status 1 if there is one
 """
+
 from __future__ import annotations
 
 import ast
@@ -38,9 +39,9 @@ def _resolve(importer: str, is_package: bool, level: int, name: str | None) -> s
         return name or ""
     base = importer.split(".")
     if not is_package:
-        base.pop()                       # a module's relative imports start at its package
+        base.pop()  # a module's relative imports start at its package
     if level > 1:
-        base = base[:-(level - 1)]
+        base = base[: -(level - 1)]
     return ".".join(base + ([name] if name else []))
 
 
@@ -119,7 +120,7 @@ def loop_in(graph: dict[str, set[str]], scc: list[str]) -> list[str]:
     start = scc[0]
     prev: dict[str, str] = {}
     frontier = [start]
-    while frontier:                       # breadth first: the shortest way back to start
+    while frontier:  # breadth first: the shortest way back to start
         nxt = []
         for v in frontier:
             for w in sorted(graph[v] & members):

@@ -6,6 +6,7 @@ one operand spec per line, and a code map one code per line: a change to one fac
 diff.  Keys are in the generator's (deterministic) insertion order, or sorted; readers ignore
 the ``_generated`` marker written first.
 """
+
 from __future__ import annotations
 
 import json
@@ -18,14 +19,18 @@ def dumps(obj, width: int = WIDTH) -> str:
 
     def put(value, indent: int, head: str, tail: str) -> None:
         one = json.dumps(value, separators=(", ", ": "))
-        if not isinstance(value, (dict, list)) or not value or \
-                indent + len(head) + len(one) + len(tail) <= width:
+        if (
+            not isinstance(value, (dict, list))
+            or not value
+            or indent + len(head) + len(one) + len(tail) <= width
+        ):
             out.append(" " * indent + head + one + tail)
             return
         if isinstance(value, dict):
             # a key is a string in JSON: json.dumps(5) is 5, json.dumps(json.dumps(5)) is "5"
-            items = [(json.dumps(k if isinstance(k, str) else json.dumps(k)) + ": ", v)
-                     for k, v in value.items()]
+            items = [
+                (json.dumps(k if isinstance(k, str) else json.dumps(k)) + ": ", v) for k, v in value.items()
+            ]
             opening, closing = "{", "}"
         else:
             items = [("", v) for v in value]

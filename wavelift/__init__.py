@@ -1,4 +1,5 @@
 """wavelift: carry out AMD RDNA compute dispatches without an AMD GPU."""
+
 from __future__ import annotations
 
 # The one place the version is written: pyproject.toml reads it (tool.setuptools.dynamic).
@@ -18,6 +19,7 @@ _LAZY = {  # name: (module, attribute); lazy, so `python -m wavelift.errors` run
 def __getattr__(name):  # lazy: `import wavelift` stays cheap and free of optional deps
     if name in _LAZY:
         import importlib
+
         mod, attr = _LAZY[name]
         m = importlib.import_module(mod)
         value = m if attr is None else getattr(m, attr)

@@ -1,4 +1,5 @@
 """`python -m wavelift`: the `wavelift` command."""
+
 import sys
 
 from wavelift.cli import main

@@ -7,6 +7,7 @@ the one table of refusal codes; docs/refusals.md is generated from it
 UserError: a problem the user can fix (missing file, bad option), raised by the driver, the
 disassembler and the commands; the command line prints it as one line.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -99,4 +100,5 @@ if __name__ == "__main__":
     import sys
 
     from wavelift.terminal import quiet_broken_pipe  # `| head`: no BrokenPipeError traceback
+
     sys.exit(quiet_broken_pipe(lambda: print(markdown_table(), end="")))

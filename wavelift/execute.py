@@ -4,6 +4,7 @@ Pipeline: program bytes → decode/CFG → IR (translate/) → module (backend, 
 windows (trace/) → run on private copies → land write spans only if nothing escaped or refused.
 Never raises for guest-caused problems and never writes guest memory unless landing.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -25,7 +26,7 @@ BUDGET_MIN = 1 << 16
 BUDGET_MAX = 1 << 21
 BUDGET_PER_INSTRUCTION = 512
 BUDGET_DISPATCH = 1 << 30
-BUDGET_WAVE_FLOOR = 1 << 10         # a wave's share of BUDGET_DISPATCH is at least this
+BUDGET_WAVE_FLOOR = 1 << 10  # a wave's share of BUDGET_DISPATCH is at least this
 # Optional wall-clock limit in seconds for services (dispatch.time_exceeded): off by default,
 # since it makes results depend on the machine; WAVELIFT_TIME_LIMIT or time_limit=.
 TIME_LIMIT_ENV = "WAVELIFT_TIME_LIMIT"
@@ -67,8 +68,9 @@ class Deadline:
             self.refuse()
 
     def refuse(self):
-        raise Refused("dispatch.time_exceeded", f"the dispatch ran past the wall-clock limit "
-                                                f"of {self.seconds:g} s")
+        raise Refused(
+            "dispatch.time_exceeded", f"the dispatch ran past the wall-clock limit of {self.seconds:g} s"
+        )
 
 
 def _program_bytes(memory, config):
@@ -76,11 +78,12 @@ def _program_bytes(memory, config):
     MAX_CODE before the entry (inside its allocation): compilers place callees below kernels."""
     a = memory.find(config.program_address)
     if a is None:
-        raise Refused("program.bad_address",
-                      f"program address {config.program_address:#x} is not in guest memory")
+        raise Refused(
+            "program.bad_address", f"program address {config.program_address:#x} is not in guest memory"
+        )
     off = config.program_address - a.base
     start = max(0, off - MAX_CODE) & ~3
-    return bytes(a.data[start:off + MAX_CODE]), a.base + start, off - start
+    return bytes(a.data[start : off + MAX_CODE]), a.base + start, off - start
 
 
 def module_key(program, config, mode, backend):
@@ -89,8 +92,17 @@ def module_key(program, config, mode, backend):
         h.update(ins.offset.to_bytes(4, "little"))
         for w in ins.words:
             h.update(int(w).to_bytes(4, "little"))
-    key = (h.hexdigest(), config.program_address, config.target, config.wave_size, mode,
-           backend, config.scratch_wave_bytes, config.float_mode, _scratch_abi(config))
+    key = (
+        h.hexdigest(),
+        config.program_address,
+        config.target,
+        config.wave_size,
+        mode,
+        backend,
+        config.scratch_wave_bytes,
+        config.float_mode,
+        _scratch_abi(config),
+    )
     be = _backend(backend)
     return key + be.key_extra(config) if be is not None else key
 
@@ -102,6 +114,7 @@ def _backend(name):
 
 def _scratch_abi(config):
     from .translate.scratch import abi
+
     return abi(config)
 
 
@@ -110,21 +123,28 @@ def program_for(memory, config, cache=None):
     Refused. Cached by the exact bytes decoded and everything the translation depends on (the
     scratch ABI, 0008), so `trace` and the backends see the very program that runs."""
     from .translate.program import translate
+
     cache = _CACHE if cache is None else cache
     code, code_base, entry = _program_bytes(memory, config)
     sabi = _scratch_abi(config)
-    pkey = ("program", hashlib.sha256(code).hexdigest(), config.program_address, config.target,
-            config.wave_size, sabi)
+    pkey = (
+        "program",
+        hashlib.sha256(code).hexdigest(),
+        config.program_address,
+        config.target,
+        config.wave_size,
+        sabi,
+    )
     program = cache.get(pkey)
     if program is None:
-        program = translate(code, config.target, config.wave_size, code_base,
-                            scratch_abi=sabi, entry=entry)
+        program = translate(code, config.target, config.wave_size, code_base, scratch_abi=sabi, entry=entry)
         cache[pkey] = program
     return program, code_base
 
 
-def execute_dispatch(memory, config, index=0, backend="numpy", mode="wave", cache=None,
-                     budget=None, time_limit=None) -> DispatchResult:
+def execute_dispatch(
+    memory, config, index=0, backend="numpy", mode="wave", cache=None, budget=None, time_limit=None
+) -> DispatchResult:
     """``budget``: instructions per wave (default: default_budget); ``time_limit``: seconds of
     wall clock (default: WAVELIFT_TIME_LIMIT, else none)."""
     t0 = time.perf_counter()
@@ -132,8 +152,15 @@ def execute_dispatch(memory, config, index=0, backend="numpy", mode="wave", cach
         time_limit = time_limit_from_env()
     deadline = Deadline(time_limit) if time_limit else None
     res = DispatchResult(index, config)
-    stats = {"waves": 0, "instructions": 0, "lane_instructions": 0, "bytes_written": 0,
-             "escapes": 0, "module_cache_hit": False, "time_s": 0.0}
+    stats = {
+        "waves": 0,
+        "instructions": 0,
+        "lane_instructions": 0,
+        "bytes_written": 0,
+        "escapes": 0,
+        "module_cache_hit": False,
+        "time_s": 0.0,
+    }
     res.stats = stats
     cache = _CACHE if cache is None else cache
     win = None
@@ -147,12 +174,16 @@ def execute_dispatch(memory, config, index=0, backend="numpy", mode="wave", cach
         if mode not in backends.MODES:
             raise Refused("backend.unavailable", f"mode {mode!r} is not 'wave' or 'lane'")
         from .isa.instruction import TARGETS  # a Capture built in Python may name any target
+
         if config.target not in TARGETS:
-            raise Refused("dispatch.bad_target", f"target {config.target!r}: wavelift runs code "
-                                                 f"for {', '.join(TARGETS)}")
+            raise Refused(
+                "dispatch.bad_target",
+                f"target {config.target!r}: wavelift runs code for {', '.join(TARGETS)}",
+            )
         from .dispatch.setup import check_grid
         from .trace.tracer import trace
         from .trace.windows import WindowSet
+
         check_grid(config.num_groups, config.block, config.wave_size)
         program, code_base = program_for(memory, config, cache)
         key = module_key(program, config, mode, backend)
@@ -164,15 +195,19 @@ def execute_dispatch(memory, config, index=0, backend="numpy", mode="wave", cach
             cache[key] = module
         res.windows = trace(memory, config, scratch_roots=program.scratch.tracer_skip)
         if deadline is not None:
-            deadline.check()                # (before the arena: a replay's time may be up)
+            deadline.check()  # (before the arena: a replay's time may be up)
         win = WindowSet(res.windows, memory, **be.window_plan(module))
         stats["budget"] = default_budget(program, config) if budget is None else int(budget)
         rc = backends.RunCounts()
         try:
             be.run(module, config, win, mode, stats["budget"], deadline, rc)
         finally:
-            stats.update(waves=rc.waves, instructions=rc.instructions,
-                         lane_instructions=rc.lane_instructions, escapes=rc.escape_count)
+            stats.update(
+                waves=rc.waves,
+                instructions=rc.instructions,
+                lane_instructions=rc.lane_instructions,
+                escapes=rc.escape_count,
+            )
             stats.update(rc.extra)
             # the runtimes count pcs from the translated code's first byte, which sits before the
             # program address when callees are placed below the entry (0010); reports count
@@ -181,11 +216,14 @@ def execute_dispatch(memory, config, index=0, backend="numpy", mode="wave", cach
             res.escapes = [dataclasses.replace(e, pc=e.pc - shift) for e in rc.escapes]
         if rc.escape_count:
             e = res.escapes[0]
-            raise Refused("escape", f"{rc.escape_count} access(es) outside every window; first: "
-                                    f"{e.kind} at pc {e.pc:#x} ({e.instruction}) wave {e.wave} "
-                                    f"lane {e.lane} address {e.address:#x}")
+            raise Refused(
+                "escape",
+                f"{rc.escape_count} access(es) outside every window; first: "
+                f"{e.kind} at pc {e.pc:#x} ({e.instruction}) wave {e.wave} "
+                f"lane {e.lane} address {e.address:#x}",
+            )
         if deadline is not None:
-            deadline.check()                # (a backend that cannot stop on it; nothing has landed)
+            deadline.check()  # (a backend that cannot stop on it; nothing has landed)
         spans = win.spans()
         stats["bytes_written"] = win.land(memory, spans)
         res.write_spans = spans
@@ -195,6 +233,6 @@ def execute_dispatch(memory, config, index=0, backend="numpy", mode="wave", cach
         res.refusal = Refusal("dispatch.grid_too_large", "the dispatch does not fit in memory")
     finally:
         if win is not None:
-            win.release()               # (its arena serves the next dispatch)
+            win.release()  # (its arena serves the next dispatch)
     stats["time_s"] = time.perf_counter() - t0
     return res

@@ -9,6 +9,7 @@ would silently make a shared capture private). A symbolic link is written throug
 is replaced, the link kept). Only regular files are replaced: a directory, FIFO or device at
 the path is an error, never renamed over.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -42,13 +43,13 @@ def atomic_output(path, binary: bool = True):
         raise OSError(22, "not a regular file (wavelift replaces only regular files)", os.fspath(path))
     d, base = os.path.split(target)
     tmp = os.path.join(d, f".{base}.{secrets.token_hex(6)}.tmp")
-    fd: int | None                  # None once the file object owns (and closes) it
+    fd: int | None  # None once the file object owns (and closes) it
     # 0o666 through open() applies the umask, as for any new file; an existing file's bits win
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
     try:
         if st is not None:
             os.fchmod(fd, stat.S_IMODE(st.st_mode))
-        with (os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8")) as f:
+        with os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8") as f:
             fd = None
             yield f
             f.flush()

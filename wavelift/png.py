@@ -7,6 +7,7 @@ non-interlaced PNG of bit depth 8 and colour type 0 (gray), 2 (RGB), 4 (gray + a
 6 (RGBA), with any of the five row filters; it returns an H x W x C uint8 array (C = 1, 3, 2, 4)
 and checks every chunk CRC. Anything else raises PNGError.
 """
+
 from __future__ import annotations
 
 import struct
@@ -42,13 +43,17 @@ def encode(pixels) -> bytes:
         raise PNGError("an image needs at least one pixel")
     rows = np.ascontiguousarray(a).reshape(h, w * c)
     filtered = np.empty((h, 1 + w * c), np.uint8)
-    filtered[:, 0] = 2                                   # Up
-    filtered[0, 0] = 0                                   # None for the first row
+    filtered[:, 0] = 2  # Up
+    filtered[0, 0] = 0  # None for the first row
     filtered[0, 1:] = rows[0]
-    filtered[1:, 1:] = rows[1:] - rows[:-1]              # uint8 arithmetic wraps mod 256
+    filtered[1:, 1:] = rows[1:] - rows[:-1]  # uint8 arithmetic wraps mod 256
     ihdr = struct.pack(">IIBBBBB", w, h, 8, _COLOR_TYPE[c], 0, 0, 0)
-    return (SIGNATURE + _chunk(b"IHDR", ihdr)
-            + _chunk(b"IDAT", zlib.compress(filtered.tobytes(), 6)) + _chunk(b"IEND", b""))
+    return (
+        SIGNATURE
+        + _chunk(b"IHDR", ihdr)
+        + _chunk(b"IDAT", zlib.compress(filtered.tobytes(), 6))
+        + _chunk(b"IEND", b"")
+    )
 
 
 def _paeth(a: int, b: int, c: int) -> int:
@@ -72,7 +77,7 @@ def _unfilter(raw: bytes, h: int, w: int, c: int) -> np.ndarray:
             cur = line.copy()
         elif ft == 2:
             cur = line + prev
-        elif ft in (1, 3, 4):                            # Sub / Average / Paeth: byte by byte
+        elif ft in (1, 3, 4):  # Sub / Average / Paeth: byte by byte
             cur = np.zeros(stride, np.uint8)
             L, P = line.tolist(), prev.tolist()
             r = [0] * stride
@@ -104,7 +109,7 @@ def decode(data: bytes) -> np.ndarray:
         if pos + 8 > len(data):
             raise PNGError("truncated PNG (no IEND chunk)")
         n, kind = struct.unpack_from(">I4s", data, pos)
-        body = data[pos + 8: pos + 8 + n]
+        body = data[pos + 8 : pos + 8 + n]
         if len(body) != n or pos + 12 + n > len(data):
             raise PNGError(f"truncated {kind!r} chunk")
         (crc,) = struct.unpack_from(">I", data, pos + 8 + n)
@@ -121,8 +126,10 @@ def decode(data: bytes) -> np.ndarray:
         raise PNGError("no IHDR chunk")
     w, h, depth, ctype, comp, filt, interlace = ihdr
     if depth != 8 or ctype not in _CHANNELS or comp or filt or interlace:
-        raise PNGError(f"unsupported PNG: bit depth {depth}, colour type {ctype}, "
-                       f"interlace {interlace} (only 8-bit, non-interlaced gray/RGB/RGBA)")
+        raise PNGError(
+            f"unsupported PNG: bit depth {depth}, colour type {ctype}, "
+            f"interlace {interlace} (only 8-bit, non-interlaced gray/RGB/RGBA)"
+        )
     try:
         raw = zlib.decompress(b"".join(idat))
     except zlib.error as e:

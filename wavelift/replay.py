@@ -4,6 +4,7 @@
 submission of a capture, and Device.launch (wavelift.driver) for the IB it builds. Execution is
 `wavelift.execute.execute_dispatch(memory, config, index, backend, mode, cache)`.
 """
+
 from __future__ import annotations
 
 import os
@@ -24,8 +25,13 @@ from .stream.walker import DispatchEvent, StreamLimits, StreamWalker
 Execute = Callable[[GuestMemory, object, int], DispatchResult]
 
 
-def default_execute(backend: str = "numpy", mode: str = "wave", cache=None,
-                    time_limit: float | None = None, budget: int | None = None) -> Execute:
+def default_execute(
+    backend: str = "numpy",
+    mode: str = "wave",
+    cache=None,
+    time_limit: float | None = None,
+    budget: int | None = None,
+) -> Execute:
     """An `execute(memory, config, index)` calling wavelift.execute.execute_dispatch.
     `time_limit`: wall-clock seconds for all the dispatches it runs together (a replay's); a
     dispatch started past it is refused at once (dispatch.time_exceeded).  None: each dispatch
@@ -35,14 +41,24 @@ def default_execute(backend: str = "numpy", mode: str = "wave", cache=None,
 
     def run(memory, config, index):
         left = None if end is None else max(end - time.monotonic(), 1e-9)
-        return engine.execute_dispatch(memory, config, index, backend, mode, cache, budget=budget,
-                                time_limit=left)
+        return engine.execute_dispatch(
+            memory, config, index, backend, mode, cache, budget=budget, time_limit=left
+        )
+
     return run
 
 
-def run_stream(memory: GuestMemory, target: str, ib_address: int, size_dw: int,
-               regs: RegisterFile, execute: Execute | None, results: list,
-               on_packet=None, limits: StreamLimits | None = None) -> Refusal | None:
+def run_stream(
+    memory: GuestMemory,
+    target: str,
+    ib_address: int,
+    size_dw: int,
+    regs: RegisterFile,
+    execute: Execute | None,
+    results: list,
+    on_packet=None,
+    limits: StreamLimits | None = None,
+) -> Refusal | None:
     """Walk one stream; append one DispatchResult per dispatch to `results` (index = its
     position there). A bad packet appends a DispatchResult(config=None, refusal) and stops the
     stream; that refusal is returned (None if the stream ran to its end). `limits`: what the
@@ -56,8 +72,9 @@ def run_stream(memory: GuestMemory, target: str, ib_address: int, size_dw: int,
         try:
             config = build_config(ev.regs, target, ev.dims, ev.initiator)
         except Refused as e:
-            results.append(DispatchResult(index, None, e.refusal,
-                                          stats=dict(ib=ev.ib_address, offset=ev.offset)))
+            results.append(
+                DispatchResult(index, None, e.refusal, stats=dict(ib=ev.ib_address, offset=ev.offset))
+            )
             return
         try:
             r = execute(memory, config, index)
@@ -70,15 +87,25 @@ def run_stream(memory: GuestMemory, target: str, ib_address: int, size_dw: int,
     try:
         walker.walk(ib_address, size_dw)
     except Refused as e:
-        results.append(DispatchResult(len(results), None, e.refusal,
-                                      stats=dict(stream=True, packets=walker.stats.packets)))
+        results.append(
+            DispatchResult(
+                len(results), None, e.refusal, stats=dict(stream=True, packets=walker.stats.packets)
+            )
+        )
         return e.refusal
     return None
 
 
-def replay(cap_or_path, backend: str = "numpy", mode: str = "wave", cache=None,
-           execute: Execute | None = None, time_limit: float | None = None,
-           limits: StreamLimits | None = None, budget: int | None = None) -> list[DispatchResult]:
+def replay(
+    cap_or_path,
+    backend: str = "numpy",
+    mode: str = "wave",
+    cache=None,
+    execute: Execute | None = None,
+    time_limit: float | None = None,
+    limits: StreamLimits | None = None,
+    budget: int | None = None,
+) -> list[DispatchResult]:
     """One DispatchResult per dispatch of every submitted stream, in order. SH registers persist
     across submissions (one register file), as on hardware. A stream refusal ends the replay.
     `time_limit`: wall-clock seconds for the whole replay (default: each dispatch has
@@ -93,10 +120,12 @@ def replay(cap_or_path, backend: str = "numpy", mode: str = "wave", cache=None,
     except ValueError as e:
         return [DispatchResult(0, None, Refusal("dispatch.bad_target", str(e)))]
     results: list[DispatchResult] = []
-    limits = StreamLimits() if limits is None else limits     # the streams in all (0015)
+    limits = StreamLimits() if limits is None else limits  # the streams in all (0015)
     for address, size in cap.streams:
-        if run_stream(cap.memory, cap.target, address, size, regs, execute, results,
-                      limits=limits) is not None:
+        if (
+            run_stream(cap.memory, cap.target, address, size, regs, execute, results, limits=limits)
+            is not None
+        ):
             break
     return results
 

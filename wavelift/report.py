@@ -7,6 +7,7 @@ reports with `build_report(results, ...)` and read them back with `json.load` + 
 Addresses are strings `0x` + 16 hex digits (canonical 64-bit form), because JSON numbers above
 2**53 lose precision in many readers; everything else is a plain number, string, bool or null.
 """
+
 from __future__ import annotations
 
 import json
@@ -19,8 +20,15 @@ from .backends import base as backends
 SCHEMA_NAME = "wavelift-report"
 SCHEMA_VERSION = 1
 
-STAT_KEYS = ("waves", "instructions", "lane_instructions", "bytes_written", "escapes",
-             "module_cache_hit", "time_s")
+STAT_KEYS = (
+    "waves",
+    "instructions",
+    "lane_instructions",
+    "bytes_written",
+    "escapes",
+    "module_cache_hit",
+    "time_s",
+)
 
 
 def hexaddr(a: int) -> str:
@@ -42,7 +50,9 @@ def _config(c) -> dict | None:
         "user_sgprs": [int(x) & 0xFFFFFFFF for x in c.user_sgprs],
         "unwritten_user_sgprs": [int(x) for x in c.unwritten_user_sgprs],
         "system_sgprs": {k: int(v) for k, v in sorted(c.system_sgprs.items())},
-        "rsrc1": int(c.rsrc1), "rsrc2": int(c.rsrc2), "rsrc3": int(c.rsrc3),
+        "rsrc1": int(c.rsrc1),
+        "rsrc2": int(c.rsrc2),
+        "rsrc3": int(c.rsrc3),
         "initiator": int(c.initiator),
         "lds_bytes": int(c.lds_bytes),
         "scratch_enabled": bool(c.scratch_enabled),
@@ -68,7 +78,7 @@ def _stats(s: dict) -> dict:
 
 
 def _jsonable(v):
-    if hasattr(v, "item"):          # NumPy scalars
+    if hasattr(v, "item"):  # NumPy scalars
         return v.item()
     if isinstance(v, (set, tuple)):
         return list(v)
@@ -80,26 +90,43 @@ def dispatch_record(r) -> dict:
     return {
         "index": int(r.index),
         "landed": r.refusal is None,
-        "refusal": None if r.refusal is None else {"code": r.refusal.code,
-                                                   "message": r.refusal.message},
+        "refusal": None if r.refusal is None else {"code": r.refusal.code, "message": r.refusal.message},
         "config": _config(r.config),
         "stats": _stats(r.stats or {}),
-        "windows": [{"address": hexaddr(w.address), "size": int(w.size), "name": w.name,
-                     "reason": w.reason} for w in r.windows],
+        "windows": [
+            {"address": hexaddr(w.address), "size": int(w.size), "name": w.name, "reason": w.reason}
+            for w in r.windows
+        ],
         "write_spans": [{"address": hexaddr(a), "size": int(n)} for a, n in r.write_spans],
-        "escapes": [{"pc": int(e.pc), "instruction": e.instruction, "wave": int(e.wave),
-                     "lane": int(e.lane), "address": hexaddr(e.address), "kind": e.kind}
-                    for e in r.escapes],
+        "escapes": [
+            {
+                "pc": int(e.pc),
+                "instruction": e.instruction,
+                "wave": int(e.wave),
+                "lane": int(e.lane),
+                "address": hexaddr(e.address),
+                "kind": e.kind,
+            }
+            for e in r.escapes
+        ],
     }
 
 
-def build_report(results: Iterable, *, capture=None, capture_path: str | None = None,
-                 backend: str = "numpy", mode: str = "wave", expected_problems=None,
-                 time_s: float | None = None) -> dict:
+def build_report(
+    results: Iterable,
+    *,
+    capture=None,
+    capture_path: str | None = None,
+    backend: str = "numpy",
+    mode: str = "wave",
+    expected_problems=None,
+    time_s: float | None = None,
+) -> dict:
     """A schema-valid report of `results` (DispatchResults, in order). `capture` (a Capture),
     if given, fills in the target, allocation and stream counts; `expected_problems` is the
     list Capture.check_expected returned (None: the capture records no expectations)."""
     from . import __version__
+
     records = [dispatch_record(r) for r in results]
     landed = sum(1 for d in records if d["landed"])
     codes: dict[str, int] = {}
@@ -126,10 +153,12 @@ def build_report(results: Iterable, *, capture=None, capture_path: str | None = 
             "landed": landed,
             "refused": len(records) - landed,
             "refusals": dict(sorted(codes.items())),
-            "time_s": float(time_s) if time_s is not None else float(
-                sum((d["stats"]["time_s"] or 0.0) for d in records)),
-            "expected": None if expected_problems is None else {
-                "ok": not expected_problems, "problems": list(expected_problems)},
+            "time_s": float(time_s)
+            if time_s is not None
+            else float(sum((d["stats"]["time_s"] or 0.0) for d in records)),
+            "expected": None
+            if expected_problems is None
+            else {"ok": not expected_problems, "problems": list(expected_problems)},
         },
         "dispatches": records,
     }
@@ -137,6 +166,7 @@ def build_report(results: Iterable, *, capture=None, capture_path: str | None = 
 
 def write_report(path, report: dict) -> None:
     from .outfile import atomic_output
+
     with atomic_output(path, binary=False) as f:
         json.dump(report, f, indent=1, sort_keys=False)
         f.write("\n")
@@ -153,8 +183,7 @@ SCHEMA: dict = {
     "$id": "https://wavelift/report-schema/v1",
     "title": "wavelift replay report, version 1",
     "type": "object",
-    "required": ["schema", "version", "wavelift", "capture", "backend", "mode", "summary",
-                 "dispatches"],
+    "required": ["schema", "version", "wavelift", "capture", "backend", "mode", "summary", "dispatches"],
     "additionalProperties": False,
     "properties": {
         "schema": {"const": SCHEMA_NAME},
@@ -164,9 +193,12 @@ SCHEMA: dict = {
             "type": ["object", "null"],
             "required": ["path", "target", "allocations", "streams"],
             "additionalProperties": False,
-            "properties": {"path": _NUL("string"), "target": _NUL("string"),
-                           "allocations": {"type": ["integer", "null"], "minimum": 0},
-                           "streams": {"type": ["integer", "null"], "minimum": 0}},
+            "properties": {
+                "path": _NUL("string"),
+                "target": _NUL("string"),
+                "allocations": {"type": ["integer", "null"], "minimum": 0},
+                "streams": {"type": ["integer", "null"], "minimum": 0},
+            },
         },
         "backend": {"enum": list(backends.names())},
         "mode": {"enum": ["wave", "lane"]},
@@ -175,14 +207,19 @@ SCHEMA: dict = {
             "required": ["dispatches", "landed", "refused", "refusals", "time_s", "expected"],
             "additionalProperties": False,
             "properties": {
-                "dispatches": _U, "landed": _U, "refused": _U,
+                "dispatches": _U,
+                "landed": _U,
+                "refused": _U,
                 "refusals": {"type": "object", "additionalProperties": _U},
                 "time_s": {"type": "number", "minimum": 0},
                 "expected": {
-                    "type": ["object", "null"], "required": ["ok", "problems"],
+                    "type": ["object", "null"],
+                    "required": ["ok", "problems"],
                     "additionalProperties": False,
-                    "properties": {"ok": {"type": "boolean"},
-                                   "problems": {"type": "array", "items": {"type": "string"}}},
+                    "properties": {
+                        "ok": {"type": "boolean"},
+                        "problems": {"type": "array", "items": {"type": "string"}},
+                    },
                 },
             },
         },
@@ -190,39 +227,70 @@ SCHEMA: dict = {
             "type": "array",
             "items": {
                 "type": "object",
-                "required": ["index", "landed", "refusal", "config", "stats", "windows",
-                             "write_spans", "escapes"],
+                "required": [
+                    "index",
+                    "landed",
+                    "refusal",
+                    "config",
+                    "stats",
+                    "windows",
+                    "write_spans",
+                    "escapes",
+                ],
                 "additionalProperties": False,
                 "properties": {
                     "index": _U,
                     "landed": {"type": "boolean"},
                     "refusal": {
-                        "type": ["object", "null"], "required": ["code", "message"],
+                        "type": ["object", "null"],
+                        "required": ["code", "message"],
                         "additionalProperties": False,
-                        "properties": {"code": {"type": "string",
-                                                "pattern": "^[a-z_]+(\\.[a-z_0-9]+)*$"},
-                                       "message": {"type": "string"}},
+                        "properties": {
+                            "code": {"type": "string", "pattern": "^[a-z_]+(\\.[a-z_0-9]+)*$"},
+                            "message": {"type": "string"},
+                        },
                     },
                     "config": {
                         "type": ["object", "null"],
-                        "required": ["target", "program_address", "wave_size", "dims", "groups",
-                                     "group_start", "block", "partial", "user_sgprs",
-                                     "unwritten_user_sgprs", "system_sgprs", "rsrc1", "rsrc2",
-                                     "rsrc3", "initiator", "lds_bytes", "scratch_enabled",
-                                     "scratch_wave_bytes"],
+                        "required": [
+                            "target",
+                            "program_address",
+                            "wave_size",
+                            "dims",
+                            "groups",
+                            "group_start",
+                            "block",
+                            "partial",
+                            "user_sgprs",
+                            "unwritten_user_sgprs",
+                            "system_sgprs",
+                            "rsrc1",
+                            "rsrc2",
+                            "rsrc3",
+                            "initiator",
+                            "lds_bytes",
+                            "scratch_enabled",
+                            "scratch_wave_bytes",
+                        ],
                         "additionalProperties": False,
                         "properties": {
                             "target": {"type": "string"},
                             "program_address": _ADDR,
                             "wave_size": {"enum": [32, 64]},
-                            "dims": _U3, "groups": _U3, "group_start": _U3, "block": _U3,
-                            "partial": {"type": ["array", "null"], "items": _U,
-                                        "minItems": 3, "maxItems": 3},
+                            "dims": _U3,
+                            "groups": _U3,
+                            "group_start": _U3,
+                            "block": _U3,
+                            "partial": {"type": ["array", "null"], "items": _U, "minItems": 3, "maxItems": 3},
                             "user_sgprs": {"type": "array", "items": _U, "maxItems": 16},
                             "unwritten_user_sgprs": {"type": "array", "items": _U},
                             "system_sgprs": {"type": "object", "additionalProperties": _U},
-                            "rsrc1": _U, "rsrc2": _U, "rsrc3": _U, "initiator": _U,
-                            "lds_bytes": _U, "scratch_enabled": {"type": "boolean"},
+                            "rsrc1": _U,
+                            "rsrc2": _U,
+                            "rsrc3": _U,
+                            "initiator": _U,
+                            "lds_bytes": _U,
+                            "scratch_enabled": {"type": "boolean"},
                             "scratch_wave_bytes": _U,
                         },
                     },
@@ -241,22 +309,45 @@ SCHEMA: dict = {
                             "extra": {"type": "object"},
                         },
                     },
-                    "windows": {"type": "array", "items": {
-                        "type": "object", "required": ["address", "size", "name", "reason"],
-                        "additionalProperties": False,
-                        "properties": {"address": _ADDR, "size": _U, "name": {"type": "string"},
-                                       "reason": {"type": "string"}}}},
-                    "write_spans": {"type": "array", "items": {
-                        "type": "object", "required": ["address", "size"],
-                        "additionalProperties": False,
-                        "properties": {"address": _ADDR, "size": _U}}},
-                    "escapes": {"type": "array", "items": {
-                        "type": "object",
-                        "required": ["pc", "instruction", "wave", "lane", "address", "kind"],
-                        "additionalProperties": False,
-                        "properties": {"pc": _U, "instruction": {"type": "string"}, "wave": _U,
-                                       "lane": _U, "address": _ADDR,
-                                       "kind": {"enum": ["load", "store", "atomic", "scratch"]}}}},
+                    "windows": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "required": ["address", "size", "name", "reason"],
+                            "additionalProperties": False,
+                            "properties": {
+                                "address": _ADDR,
+                                "size": _U,
+                                "name": {"type": "string"},
+                                "reason": {"type": "string"},
+                            },
+                        },
+                    },
+                    "write_spans": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "required": ["address", "size"],
+                            "additionalProperties": False,
+                            "properties": {"address": _ADDR, "size": _U},
+                        },
+                    },
+                    "escapes": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "required": ["pc", "instruction", "wave", "lane", "address", "kind"],
+                            "additionalProperties": False,
+                            "properties": {
+                                "pc": _U,
+                                "instruction": {"type": "string"},
+                                "wave": _U,
+                                "lane": _U,
+                                "address": _ADDR,
+                                "kind": {"enum": ["load", "store", "atomic", "scratch"]},
+                            },
+                        },
+                    },
                 },
             },
         },
@@ -339,8 +430,9 @@ def schema_json() -> str:
     return json.dumps(SCHEMA, indent=1)
 
 
-if __name__ == "__main__":     # python -m wavelift.report: print the JSON Schema
+if __name__ == "__main__":  # python -m wavelift.report: print the JSON Schema
     import sys
 
     from wavelift.terminal import quiet_broken_pipe
+
     sys.exit(quiet_broken_pipe(lambda: print(schema_json())))

@@ -8,6 +8,7 @@ a test or tool that sets the environment or patches a module attribute sees the 
 Names of the old WL_ prefix are still read, with a DeprecationWarning naming the new one, so that
 a script that sets them does not silently change behaviour; the new name wins when both are set.
 """
+
 from __future__ import annotations
 
 import os
@@ -21,73 +22,149 @@ PREFIX = "WAVELIFT_"
 @dataclass(frozen=True)
 class Setting:
     name: str
-    type: type                  # int, float or str: what get() returns when the variable is set
-    default: int | float | str | None   # what get() returns when it is unset or empty
+    type: type  # int, float or str: what get() returns when the variable is set
+    default: int | float | str | None  # what get() returns when it is unset or empty
     doc: str
-    group: str = "wavelift"     # "wavelift", "tests" (the test suite's knobs) or "external"
-    alias: str | None = None    # the deprecated old name
+    group: str = "wavelift"  # "wavelift", "tests" (the test suite's knobs) or "external"
+    alias: str | None = None  # the deprecated old name
 
 
 _ALL = [
     # execution
-    Setting("WAVELIFT_TIME_LIMIT", float, None,
-            "wall-clock seconds per dispatch, past which it is refused `dispatch.time_exceeded` "
-            "(unset, empty or 0: no limit)"),
-    Setting("WAVELIFT_BATCH_WAVES", int, 1024,
-            "waves per NumPy batch (0: only the 256 MiB register-state bound)",
-            alias="WL_BATCH_WAVES"),
+    Setting(
+        "WAVELIFT_TIME_LIMIT",
+        float,
+        None,
+        "wall-clock seconds per dispatch, past which it is refused `dispatch.time_exceeded` "
+        "(unset, empty or 0: no limit)",
+    ),
+    Setting(
+        "WAVELIFT_BATCH_WAVES",
+        int,
+        1024,
+        "waves per NumPy batch (0: only the 256 MiB register-state bound)",
+        alias="WL_BATCH_WAVES",
+    ),
     # the native tier (docs/decisions/0012-native-tier.md, 0013-native-driver.md)
-    Setting("WAVELIFT_NATIVE", str, "auto",
-            "native tier: `auto` (dispatches of at least WAVELIFT_NATIVE_MIN_WAVES waves, once "
-            "compiled in the background), `on` (every dispatch, compiled first) or `off`",
-            alias="WL_NATIVE"),
-    Setting("WAVELIFT_NATIVE_MIN_WAVES", int, 512,
-            "under `auto`, the smallest dispatch (in waves) the native tier runs",
-            alias="WL_NATIVE_MIN_WAVES"),
-    Setting("WAVELIFT_NATIVE_DRIVER", str, "on",
-            "`off` keeps native blocks under the Python scheduler instead of the native driver",
-            alias="WL_NATIVE_DRIVER"),
-    Setting("WAVELIFT_THREADS", int, 0,
-            "the native driver's threads (0: the cores this process may use)",
-            alias="WL_THREADS"),
-    Setting("WAVELIFT_NATIVE_OPT", str, "-O3",
-            "optimisation flags for the native tier's C++ compile (space-separated)",
-            alias="WL_NATIVE_OPT"),
-    Setting("WAVELIFT_NATIVE_BLENDS", str, None,
-            "`eager`: the native tier blends VGPR writes with EXEC at every write (A/B runs)",
-            alias="WL_NATIVE_BLENDS"),
-    Setting("WAVELIFT_CXX", str, None,
-            "the host C++ compiler (default: clang++-19, clang++, g++ or c++, the first found)",
-            alias="WL_CXX"),
-    Setting("WAVELIFT_NATIVE_CACHE", str, None,
-            "directory of compiled native libraries (default: $XDG_CACHE_HOME or ~/.cache, then "
-            "wavelift/native; must be private to you, docs/decisions/0016-trusted-caches.md)"),
+    Setting(
+        "WAVELIFT_NATIVE",
+        str,
+        "auto",
+        "native tier: `auto` (dispatches of at least WAVELIFT_NATIVE_MIN_WAVES waves, once "
+        "compiled in the background), `on` (every dispatch, compiled first) or `off`",
+        alias="WL_NATIVE",
+    ),
+    Setting(
+        "WAVELIFT_NATIVE_MIN_WAVES",
+        int,
+        512,
+        "under `auto`, the smallest dispatch (in waves) the native tier runs",
+        alias="WL_NATIVE_MIN_WAVES",
+    ),
+    Setting(
+        "WAVELIFT_NATIVE_DRIVER",
+        str,
+        "on",
+        "`off` keeps native blocks under the Python scheduler instead of the native driver",
+        alias="WL_NATIVE_DRIVER",
+    ),
+    Setting(
+        "WAVELIFT_THREADS",
+        int,
+        0,
+        "the native driver's threads (0: the cores this process may use)",
+        alias="WL_THREADS",
+    ),
+    Setting(
+        "WAVELIFT_NATIVE_OPT",
+        str,
+        "-O3",
+        "optimisation flags for the native tier's C++ compile (space-separated)",
+        alias="WL_NATIVE_OPT",
+    ),
+    Setting(
+        "WAVELIFT_NATIVE_BLENDS",
+        str,
+        None,
+        "`eager`: the native tier blends VGPR writes with EXEC at every write (A/B runs)",
+        alias="WL_NATIVE_BLENDS",
+    ),
+    Setting(
+        "WAVELIFT_CXX",
+        str,
+        None,
+        "the host C++ compiler (default: clang++-19, clang++, g++ or c++, the first found)",
+        alias="WL_CXX",
+    ),
+    Setting(
+        "WAVELIFT_NATIVE_CACHE",
+        str,
+        None,
+        "directory of compiled native libraries (default: $XDG_CACHE_HOME or ~/.cache, then "
+        "wavelift/native; must be private to you, docs/decisions/0016-trusted-caches.md)",
+    ),
     # the CUDA backend (docs/decisions/0009-cuda.md)
-    Setting("WAVELIFT_CUDA_CACHE", str, None,
-            "directory of compiled CUDA modules (default: $XDG_CACHE_HOME or ~/.cache, then "
-            "wavelift/cuda; must be private to you)"),
-    Setting("WAVELIFT_CUDA_BLENDS", str, None,
-            "`eager`: CUDA kernels blend VGPR writes with EXEC at every write (A/B runs)",
-            alias="WL_CUDA_BLENDS"),
-    Setting("WAVELIFT_CUDA_OCCUPANCY", int, None,
-            "threads per SM that CUDA kernels' registers are bounded for (default: the "
-            "backend's OCCUPANCY_THREADS)"),
-    Setting("WAVELIFT_CUDA_TIMING_REPEAT", int, 0,
-            "time this many back-to-back launches of each CUDA kernel on copies of its state "
-            "before the launch that gives the results (benchmarks)"),
+    Setting(
+        "WAVELIFT_CUDA_CACHE",
+        str,
+        None,
+        "directory of compiled CUDA modules (default: $XDG_CACHE_HOME or ~/.cache, then "
+        "wavelift/cuda; must be private to you)",
+    ),
+    Setting(
+        "WAVELIFT_CUDA_BLENDS",
+        str,
+        None,
+        "`eager`: CUDA kernels blend VGPR writes with EXEC at every write (A/B runs)",
+        alias="WL_CUDA_BLENDS",
+    ),
+    Setting(
+        "WAVELIFT_CUDA_OCCUPANCY",
+        int,
+        None,
+        "threads per SM that CUDA kernels' registers are bounded for (default: the "
+        "backend's OCCUPANCY_THREADS)",
+    ),
+    Setting(
+        "WAVELIFT_CUDA_TIMING_REPEAT",
+        int,
+        0,
+        "time this many back-to-back launches of each CUDA kernel on copies of its state "
+        "before the launch that gives the results (benchmarks)",
+    ),
     # the test suite and its tools
-    Setting("WAVELIFT_ALU_EXAMPLES", int, 100,
-            "Hypothesis examples per opcode of the slow ALU test (tests/execute/test_alu_ops.py)",
-            group="tests"),
-    Setting("WAVELIFT_ASM_CACHE", str, None,
-            "JSON file of assembled test snippets: recorded where llvm-mc-19 exists, read where "
-            "it does not (tests/execute/asm.py)", group="tests", alias="WL_ASM_CACHE"),
-    Setting("WAVELIFT_FUZZ_CUDA", str, None,
-            "`1`: the programs fuzz target also replays each case on the CUDA backend",
-            group="tests", alias="WL_FUZZ_CUDA"),
+    Setting(
+        "WAVELIFT_ALU_EXAMPLES",
+        int,
+        100,
+        "Hypothesis examples per opcode of the slow ALU test (tests/execute/test_alu_ops.py)",
+        group="tests",
+    ),
+    Setting(
+        "WAVELIFT_ASM_CACHE",
+        str,
+        None,
+        "JSON file of assembled test snippets: recorded where llvm-mc-19 exists, read where "
+        "it does not (tests/execute/asm.py)",
+        group="tests",
+        alias="WL_ASM_CACHE",
+    ),
+    Setting(
+        "WAVELIFT_FUZZ_CUDA",
+        str,
+        None,
+        "`1`: the programs fuzz target also replays each case on the CUDA backend",
+        group="tests",
+        alias="WL_FUZZ_CUDA",
+    ),
     # not wavelift's, read where a default depends on them
-    Setting("XDG_CACHE_HOME", str, None,
-            "the base of the default cache directories (else ~/.cache)", group="external"),
+    Setting(
+        "XDG_CACHE_HOME",
+        str,
+        None,
+        "the base of the default cache directories (else ~/.cache)",
+        group="external",
+    ),
 ]
 
 SETTINGS: dict[str, Setting] = {s.name: s for s in _ALL}
@@ -103,8 +180,9 @@ def raw(name: str) -> str | None:
         value = os.environ.get(s.alias)
         if value is not None and s.alias not in _warned:
             _warned.add(s.alias)
-            warnings.warn(f"{s.alias} is deprecated: set {name} instead (same values)",
-                          DeprecationWarning, stacklevel=3)
+            warnings.warn(
+                f"{s.alias} is deprecated: set {name} instead (same values)", DeprecationWarning, stacklevel=3
+            )
     return value
 
 
@@ -119,8 +197,7 @@ def get(name: str):
     try:
         return s.type(value.strip())
     except ValueError:
-        raise ValueError(f"{name}={value!r} is not {'an integer' if s.type is int else 'a number'}"
-                         ) from None
+        raise ValueError(f"{name}={value!r} is not {'an integer' if s.type is int else 'a number'}") from None
 
 
 def environment() -> dict[str, str]:
@@ -128,18 +205,29 @@ def environment() -> dict[str, str]:
     return dict(os.environ)
 
 
-_GROUPS = {"wavelift": "Knobs", "tests": "The test suite and its tools",
-           "external": "Read, not owned, by wavelift"}
+_GROUPS = {
+    "wavelift": "Knobs",
+    "tests": "The test suite and its tools",
+    "external": "Read, not owned, by wavelift",
+}
 
 
 def markdown() -> str:
     """docs/settings.md."""
-    out = ["# Settings (environment variables)", "",
-           "Generated from `wavelift/settings.py` (`python3 -m wavelift.settings --markdown`); "
-           "an old `WL_` name still works, with a DeprecationWarning.", ""]
+    out = [
+        "# Settings (environment variables)",
+        "",
+        "Generated from `wavelift/settings.py` (`python3 -m wavelift.settings --markdown`); "
+        "an old `WL_` name still works, with a DeprecationWarning.",
+        "",
+    ]
     for group, title in _GROUPS.items():
-        out += [f"## {title}", "", "| variable | type | default | meaning | formerly |",
-                "|---|---|---|---|---|"]
+        out += [
+            f"## {title}",
+            "",
+            "| variable | type | default | meaning | formerly |",
+            "|---|---|---|---|---|",
+        ]
         for s in _ALL:
             if s.group == group:
                 default = "" if s.default is None else f"`{s.default}`"
@@ -159,4 +247,5 @@ def _main(argv: list[str]) -> int:
 
 if __name__ == "__main__":
     from wavelift.terminal import quiet_broken_pipe  # `| head`: no BrokenPipeError traceback
+
     sys.exit(quiet_broken_pipe(lambda: _main(sys.argv[1:])))

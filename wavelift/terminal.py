@@ -1,6 +1,7 @@
 """Text for the terminal, shared by the command line and every `python -m wavelift.<module>`
 entry point: guest text made safe to print (`shown`), and output into a closed pipe ended
 quietly (`quiet_broken_pipe`)."""
+
 from __future__ import annotations
 
 import os
@@ -30,7 +31,7 @@ def quiet_broken_pipe(fn):
         sys.stdout.flush()
         return rc
     except BrokenPipeError:
-        try:                      # nothing more can reach the reader; keep exit's flush quiet
+        try:  # nothing more can reach the reader; keep exit's flush quiet
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         except (OSError, ValueError):
             pass

@@ -1,5 +1,6 @@
 """Paths and helpers the command-line tests share (a module of its own: ``from conftest import``
 finds whichever conftest.py was loaded last when several test directories run together)."""
+
 import hashlib
 import pathlib
 
@@ -12,6 +13,7 @@ EXAMPLE = ROOT / "examples" / "vadd.wlcap"
 def record_only(memory, config, index):
     from wavelift.errors import Refusal
     from wavelift.result import DispatchResult
+
     return DispatchResult(index, config, Refusal("backend.unavailable", "recorded, not run"))
 
 
@@ -25,6 +27,7 @@ def command_runner(timeout: float):
     import shutil
     import subprocess
     import sys
+
     exe = shutil.which("wavelift")
     base = [exe] if exe else [sys.executable, "-m", "wavelift"]
 
@@ -33,4 +36,5 @@ def command_runner(timeout: float):
         kw.setdefault("text", True)
         kw.setdefault("timeout", timeout)
         return subprocess.run(base + [str(a) for a in argv], check=False, **kw)
+
     return run

@@ -1,6 +1,7 @@
 """Fixtures for the command-line tests: call wavelift.cli.main(argv) in-process, and captures
 built with the public API (recorded without running, so they hold the state before each
 dispatch)."""
+
 import importlib.util
 
 import numpy as np
@@ -17,6 +18,7 @@ def cli(capsys):
         rc = main([str(a) for a in argv])
         out, err = capsys.readouterr()
         return rc, out, err
+
     return run
 
 
@@ -28,8 +30,9 @@ def wavelift_cmd():
 
 
 def _example_module():
-    spec = importlib.util.spec_from_file_location("make_vadd_capture",
-                                                  ROOT / "examples" / "make_vadd_capture.py")
+    spec = importlib.util.spec_from_file_location(
+        "make_vadd_capture", ROOT / "examples" / "make_vadd_capture.py"
+    )
     m = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(m)
     return m
@@ -44,6 +47,7 @@ def built(tmp_path_factory):
     images: allocations holding test images (no dispatch)."""
     import wavelift
     from wavelift import pm4
+
     d = tmp_path_factory.mktemp("captures")
     out = {}
 
@@ -70,8 +74,7 @@ def built(tmp_path_factory):
     k = dev.load_code_object(VADD_HSACO, name="basic.hsaco").kernel("vadd")
     a = dev.upload(np.arange(64, dtype=np.float32), name="a")
     c = dev.alloc(256, name="c")
-    k.launch(groups=(1, 1, 1), block=(64, 1, 1),
-             args=[a, np.uint64(0x7000_0000_0000), c, np.uint32(64)])
+    k.launch(groups=(1, 1, 1), block=(64, 1, 1), args=[a, np.uint64(0x7000_0000_0000), c, np.uint32(64)])
     out["escape"] = d / "escape.wlcap"
     dev.save_capture(out["escape"])
 
@@ -89,5 +92,3 @@ def built(tmp_path_factory):
     out["img"], out["floats"], out["uints"] = img, f, u
     cap.save(out["images"])
     return out
-
-

@@ -1,5 +1,6 @@
 """`wavelift batch` (issue 26 item 8): manifests, JSONL results, jobs, shards, baselines, captures
 as untrusted input, and Dask (a real distributed.LocalCluster; skipped without Dask)."""
+
 import hashlib
 import json
 import os
@@ -17,7 +18,7 @@ from wavelift.batch import manifest as mf
 from wavelift.batch.executors import RETRIES, run_local
 from wavelift.batch.worker import run_capture
 
-KINDS = ["vadd", "two", "escape", "images"]          # captures of conftest's `built`
+KINDS = ["vadd", "two", "escape", "images"]  # captures of conftest's `built`
 
 
 def corrupt(src, dst):
@@ -79,19 +80,22 @@ def test_make_manifest(manifest, built):
     byname = {c["path"]: c for c in doc["captures"]}
     assert list(byname) == [f"caps/{k}.wlcap" for k in sorted(KINDS + ["damaged"])]
     for k in KINDS:
-        assert byname[f"caps/{k}.wlcap"]["sha256"] == hashlib.sha256(
-            pathlib.Path(built[k]).read_bytes()).hexdigest()
+        assert (
+            byname[f"caps/{k}.wlcap"]["sha256"]
+            == hashlib.sha256(pathlib.Path(built[k]).read_bytes()).hexdigest()
+        )
     # the digest, as documented: address, size and bytes of each write span, after the dispatch
     import wavelift
+
     cap = wavelift.Capture.load(built["vadd"])
     c = next(a for a in cap.memory.allocations if a.name == "c")
     n = built["vadd_n"] * 4
-    h = hashlib.sha256(c.base.to_bytes(8, "little") + n.to_bytes(8, "little")
-                       + built["vadd_c"].tobytes())
-    assert byname["caps/vadd.wlcap"]["dispatches"] == [{"result": "landed",
-                                                         "digest": h.hexdigest()}]
-    assert byname["caps/two.wlcap"]["dispatches"][1] == {"result": "refused",
-                                                         "code": "dispatch.unsupported_mode"}
+    h = hashlib.sha256(c.base.to_bytes(8, "little") + n.to_bytes(8, "little") + built["vadd_c"].tobytes())
+    assert byname["caps/vadd.wlcap"]["dispatches"] == [{"result": "landed", "digest": h.hexdigest()}]
+    assert byname["caps/two.wlcap"]["dispatches"][1] == {
+        "result": "refused",
+        "code": "dispatch.unsupported_mode",
+    }
     assert byname["caps/escape.wlcap"]["dispatches"] == [{"result": "refused", "code": "escape"}]
     assert byname["caps/images.wlcap"]["dispatches"] == []
     assert byname["caps/damaged.wlcap"]["refused"] == "capture.corrupt"
@@ -100,11 +104,15 @@ def test_make_manifest(manifest, built):
 def test_manifest_errors_are_one_line(cli, tmp_path, capdir):
     bad = tmp_path / "bad.json"
     HEAD = '{"format": "wavelift-batch", "version": 1, "captures": '
-    for text, says in [("{", "not a JSON manifest"),
-                       ('{"format": "x", "version": 1, "captures": []}', "not a batch manifest"),
-                       (HEAD + '[{"path": "a", "dispatches": [{"result": "landed", "code": "x"}]}]}',
-                        'captures[0].dispatches[0]: a landed dispatch has no "code"'),
-                       (HEAD + '[{"path": "a"}, {"path": "a"}]}', "each capture once")]:
+    for text, says in [
+        ("{", "not a JSON manifest"),
+        ('{"format": "x", "version": 1, "captures": []}', "not a batch manifest"),
+        (
+            HEAD + '[{"path": "a", "dispatches": [{"result": "landed", "code": "x"}]}]}',
+            'captures[0].dispatches[0]: a landed dispatch has no "code"',
+        ),
+        (HEAD + '[{"path": "a"}, {"path": "a"}]}', "each capture once"),
+    ]:
         bad.write_text(text)
         rc, _, err = cli("batch", bad)
         assert rc == 2 and says in err and err.count("\n") == 1, err
@@ -132,7 +140,8 @@ def test_jobs_1_and_2_give_the_same_lines(wavelift_cmd_module, manifest, full, t
         ("caps/images.wlcap", None, "empty", None, "match"),
         ("caps/two.wlcap", 0, "landed", None, "match"),
         ("caps/two.wlcap", 1, "refused", "dispatch.unsupported_mode", "match"),
-        ("caps/vadd.wlcap", 0, "landed", None, "match")]
+        ("caps/vadd.wlcap", 0, "landed", None, "match"),
+    ]
     assert "6 match, 0 mismatch" in p2.stdout and f"results: {out}" in p2.stdout
     assert not [f for f in os.listdir(tmp_path) if f.endswith(".tmp")]
 
@@ -146,13 +155,14 @@ def test_shards_cover_every_entry_once(wavelift_cmd_module, manifest, full):
         got.append(part)
     caps = [{x["capture"] for x in part} for part in got]
     assert sum(len(c) for c in caps) == len({x["capture"] for x in full}) == 5
-    assert sorted(map(json.dumps, stable([x for part in got for x in part]))) == sorted(map(json.dumps, stable(full)))
+    assert sorted(map(json.dumps, stable([x for part in got for x in part]))) == sorted(
+        map(json.dumps, stable(full))
+    )
     entries = mf.load(str(manifest))
     assert [e.index for e in mf.shard(entries, "2/3")] == [1, 4]
 
 
-def test_baseline_reports_only_changes(wavelift_cmd_module, manifest, full, capdir, built,
-                                      tmp_path):
+def test_baseline_reports_only_changes(wavelift_cmd_module, manifest, full, capdir, built, tmp_path):
     base = tmp_path / "base.jsonl"
     base.write_text(full[0])
     p, same = run_batch(wavelift_cmd_module, manifest, "--baseline", base)
@@ -197,16 +207,19 @@ def test_a_crash_in_wavelift_is_a_line(tmp_path, monkeypatch):
     """An exception inside the engine (a bug a capture reaches): an error line naming it, with
     the dispatches before it kept."""
     from wavelift import execute
+
     real = execute.execute_dispatch
 
     def engine(memory, config, index, *a, **kw):
         if index == 1:
             raise ZeroDivisionError("boom")
         return real(memory, config, index, *a, **kw)
+
     monkeypatch.setattr(execute, "execute_dispatch", engine)
     import numpy as np
 
     import wavelift
+
     dev = wavelift.Device("gfx1030", execute=record_only)
     k = dev.load_code_object(VADD_HSACO, name="basic.hsaco").kernel("vadd")
     a = dev.upload(np.arange(64, dtype=np.float32), name="a")
@@ -222,7 +235,9 @@ def test_a_crash_in_wavelift_is_a_line(tmp_path, monkeypatch):
     entry = mf.Entry(0, "three.wlcap", path, None, None, None)
     lines = mf.result_lines(entry, out)
     assert [(x["dispatch"], x["result"], x["check"]) for x in lines] == [
-        (0, "landed", "unchecked"), (1, "error", "mismatch")]
+        (0, "landed", "unchecked"),
+        (1, "error", "mismatch"),
+    ]
 
 
 def test_digest_runs_do_not_depend_on_how_writes_were_split():
@@ -231,6 +246,7 @@ def test_digest_runs_do_not_depend_on_how_writes_were_split():
 
     import wavelift
     from wavelift.batch.worker import runs, span_digest
+
     cap = wavelift.Capture(target="gfx1030")
     base = cap.alloc(64, data=np.arange(64, dtype=np.uint8), name="out")
     assert runs([(10, 5), (0, 4), (4, 2), (20, 0), (12, 1), (15, 3)]) == [(0, 6), (10, 8)]
@@ -241,9 +257,17 @@ def test_digest_runs_do_not_depend_on_how_writes_were_split():
 
 def test_result_lines_compare_with_the_manifest():
     """Each way a replay can differ from its entry is a mismatch line that says how."""
+
     def d(i, result, code=None, digest=None):
-        return {"dispatch": i, "result": result, "code": code, "message": None,
-                "digest": digest, "bytes_written": 0, "time_s": 0.0}
+        return {
+            "dispatch": i,
+            "result": result,
+            "code": code,
+            "message": None,
+            "digest": digest,
+            "bytes_written": 0,
+            "time_s": 0.0,
+        }
 
     def out(*ds, error=None, sha="a" * 64):
         return {"sha256": sha, "dispatches": list(ds), "error": error, "time_s": 0.0}
@@ -252,24 +276,37 @@ def test_result_lines_compare_with_the_manifest():
     e = mf.Entry(0, "x.wlcap", "/x.wlcap", "a" * 64, exp, None)
 
     def judged(o):
-        return [(x["dispatch"], x["result"], x["check"], " ".join(x["problems"]))
-                for x in mf.result_lines(e, o)]
+        return [
+            (x["dispatch"], x["result"], x["check"], " ".join(x["problems"])) for x in mf.result_lines(e, o)
+        ]
+
     assert judged(out(d(0, "landed", digest="1" * 64), d(1, "refused", "escape"))) == [
-        (0, "landed", "match", ""), (1, "refused", "match", "")]
-    got = judged(out(d(0, "landed", digest="2" * 64), d(1, "refused", "scratch.too_large"),
-                     d(2, "landed", digest="1" * 64)))
+        (0, "landed", "match", ""),
+        (1, "refused", "match", ""),
+    ]
+    got = judged(
+        out(
+            d(0, "landed", digest="2" * 64),
+            d(1, "refused", "scratch.too_large"),
+            d(2, "landed", digest="1" * 64),
+        )
+    )
     assert [g[2] for g in got] == ["mismatch"] * 3
     assert "digest 2222222222222222..." in got[0][3] and "expects 1111111111111111..." in got[0][3]
     assert "refused scratch.too_large; the manifest expects escape" in got[1][3]
     assert "this is one more" in got[2][3]
     assert judged(out(d(0, "refused", "escape"))) == [
         (0, "refused", "mismatch", "refused escape; the manifest expects landed"),
-        (1, "missing", "mismatch", "the manifest expects dispatch 1; the replay had 1")]
-    assert "not the one the manifest names" in judged(
-        out(d(0, "landed", digest="1" * 64), d(1, "refused", "escape"), sha="b" * 64))[0][3]
+        (1, "missing", "mismatch", "the manifest expects dispatch 1; the replay had 1"),
+    ]
+    assert (
+        "not the one the manifest names"
+        in judged(out(d(0, "landed", digest="1" * 64), d(1, "refused", "escape"), sha="b" * 64))[0][3]
+    )
     e.dispatches, e.refused = None, "capture.corrupt"
-    assert judged(out(error={"dispatch": None, "result": "refused", "code": "capture.corrupt",
-                             "message": "m"})) == [(None, "refused", "match", "")]
+    assert judged(
+        out(error={"dispatch": None, "result": "refused", "code": "capture.corrupt", "message": "m"})
+    ) == [(None, "refused", "match", "")]
     loaded = "the manifest expects the capture refused capture.corrupt; it loaded"
     assert judged(out()) == [(None, "empty", "mismatch", loaded)]
     e.refused = e.sha256 = None
@@ -304,8 +341,9 @@ N_MANY = 200
 @pytest.fixture(scope="module")
 def cluster():
     distributed = pytest.importorskip("distributed")
-    c = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                 dashboard_address=None, silence_logs=40)
+    c = distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=40
+    )
     client = distributed.Client(c)
     yield c, client
     client.close()
@@ -351,21 +389,26 @@ def test_dask_killed_worker_loses_nothing(cluster, many, wavelift_cmd_module, tm
     m, ref = many
     out = tmp_path / "dask.jsonl"
     exe = shutil.which("wavelift")
-    proc = subprocess.Popen(([exe] if exe else [sys.executable, "-m", "wavelift"])
-                            + ["batch", str(m), "--scheduler", c.scheduler_address, "-o", str(out)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        ([exe] if exe else [sys.executable, "-m", "wavelift"])
+        + ["batch", str(m), "--scheduler", c.scheduler_address, "-o", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         victim = None
         t_end = time.monotonic() + 120
         while victim is None and time.monotonic() < t_end and proc.poll() is None:
-            busy = [w for w, keys in client.processing().items()
-                    if any("run_capture" in str(k) for k in keys)]
+            busy = [
+                w for w, keys in client.processing().items() if any("run_capture" in str(k) for k in keys)
+            ]
             if busy:
                 victim = busy[0]
             else:
                 time.sleep(0.02)
         assert victim is not None, "the batch ended before a worker could be killed"
-        assert not out.exists()           # (written once, at the end)
+        assert not out.exists()  # (written once, at the end)
         pid = client.run(os.getpid, workers=[victim])[victim]
         os.kill(pid, signal.SIGKILL)
         stdout, stderr = proc.communicate(timeout=180)
@@ -375,5 +418,5 @@ def test_dask_killed_worker_loses_nothing(cluster, many, wavelift_cmd_module, tm
     assert proc.returncode == 0, stdout + stderr
     assert stable(lines_of(out.read_text())) == stable(ref)
     assert not [f for f in os.listdir(tmp_path) if f.endswith(".tmp")]
-    client.wait_for_workers(2, timeout=60)        # the nanny started a new one
+    client.wait_for_workers(2, timeout=60)  # the nanny started a new one
     assert pid not in client.run(os.getpid).values()

@@ -1,6 +1,7 @@
 """Output files are safe (issue 26 item 1): no command overwrites its input (however the path is
 spelled), outputs are written all or nothing, and with the mode a new file gets or the replaced
 file had."""
+
 import os
 import shutil
 import stat
@@ -88,8 +89,7 @@ def test_output_modes(wavelift_cmd, capture, tmp_path):
     finally:
         os.umask(old)
     assert wavelift.Capture.load(out).notes["after_replay_of"] == "vadd.wlcap"
-    assert sorted(x.name for x in tmp_path.iterdir()) == ["after.wlcap", "c.png", "r.json",
-                                                          "vadd.wlcap"]
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["after.wlcap", "c.png", "r.json", "vadd.wlcap"]
 
 
 def test_output_is_a_directory(cli, capture, tmp_path):

@@ -1,6 +1,7 @@
 """`wavelift import-radv` (issue 26 item 2): the committed raw RADV captures convert to the
 committed .wlcap files byte for byte (the format is deterministic: sorted JSON metadata, extents in
 allocation order), and a damaged raw directory is refused by name, rc != 0, with no output file."""
+
 import json
 import os
 import shlex
@@ -22,7 +23,7 @@ def import_args(name: str) -> list:
     assert argv[:2] == ["wavelift", "import-radv"], line
     i = argv.index("-o")
     assert argv[i + 1] == f"../../captures/radv-{name}.wlcap"
-    return argv[2:i] + argv[i + 2:]
+    return argv[2:i] + argv[i + 2 :]
 
 
 def test_every_fixture_has_a_capture():
@@ -105,12 +106,18 @@ def test_truncated_bo_without_stored_json(cli, tmp_path):
     refused(cli, d, tmp_path, bo["file"], "truncated")
 
 
-@pytest.mark.parametrize("text", ['{"format": "radv-capture 1", "bos": [', "", "[1, 2]",
-                                  '{"format": "radv-capture 1", "bos": [{"id": 1}], "submits": []}',
-                                  '{"format": "other", "bos": [], "submits": []}',
-                                  '{"format": "radv-capture 1", "bos": 3, "submits": []}',
-                                  '{"format": "radv-capture 1", "bos": [], "submits": [{"ibs": '
-                                  '[{"va": "0x1000", "size_dw": NaN}]}]}'])
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"format": "radv-capture 1", "bos": [',
+        "",
+        "[1, 2]",
+        '{"format": "radv-capture 1", "bos": [{"id": 1}], "submits": []}',
+        '{"format": "other", "bos": [], "submits": []}',
+        '{"format": "radv-capture 1", "bos": 3, "submits": []}',
+        '{"format": "radv-capture 1", "bos": [], "submits": [{"ibs": [{"va": "0x1000", "size_dw": NaN}]}]}',
+    ],
+)
 def test_bad_json(cli, raw, tmp_path, text):
     (raw / "submit0" / "capture.json").write_text(text)
     refused(cli, raw, tmp_path, "capture.json")
@@ -132,13 +139,16 @@ def test_ib_outside_every_bo(cli, raw, tmp_path):
     refused(cli, raw, tmp_path, "not inside one BO", "missing IB")
 
 
-@pytest.mark.parametrize("field,value,words", [
-    ("file", "../../../etc/passwd", ["not a plain file name"]),
-    ("va", "0x7ffffffff000", ["leaves the 48-bit address space"]),
-    ("size", -1, ["size -1"]),
-    ("size", 1 << 40, ["size"]),
-    ("va", 12, ["`va`"]),
-])
+@pytest.mark.parametrize(
+    "field,value,words",
+    [
+        ("file", "../../../etc/passwd", ["not a plain file name"]),
+        ("va", "0x7ffffffff000", ["leaves the 48-bit address space"]),
+        ("size", -1, ["size -1"]),
+        ("size", 1 << 40, ["size"]),
+        ("va", 12, ["`va`"]),
+    ],
+)
 def test_bad_bo_fields(cli, raw, tmp_path, field, value, words):
     cj = raw / "submit0" / "capture.json"
     meta = json.loads(cj.read_text())
@@ -170,8 +180,9 @@ def test_output_never_overwrites_an_input(cli, raw, tmp_path):
 
 def test_expect_errors(cli, raw, tmp_path):
     refused(cli, raw, tmp_path, "no buffer set=7 binding=0", args=["--expect", f"7:0:{raw / 'buffers.txt'}"])
-    refused(cli, raw, tmp_path, "bytes, buffer set=0 binding=0",
-            args=["--expect", f"0:0:{raw / 'buffers.txt'}"])
+    refused(
+        cli, raw, tmp_path, "bytes, buffer set=0 binding=0", args=["--expect", f"0:0:{raw / 'buffers.txt'}"]
+    )
     refused(cli, raw, tmp_path, "SET:BINDING:FILE", args=["--expect", "zero"])
 
 
@@ -179,10 +190,29 @@ def test_mutated_capture_json_never_crashes(cli, raw, tmp_path):
     """Seeded mutations of capture.json's fields (wrong types, bad addresses, paths): each is
     converted or refused as a user error (rc 2, no output), never an internal error (rc 3)."""
     import random
+
     cj = raw / "submit0" / "capture.json"
     base = json.loads(cj.read_text())
-    values = [None, True, -1, 0, 2 ** 70, 1.5, "", "0x", "0xffffffffffffffff", "0x0001000000000000",
-              "0xffff800000100000", [], {}, "../x", "a/b", "x" * 2000, 4, 256]
+    values = [
+        None,
+        True,
+        -1,
+        0,
+        2**70,
+        1.5,
+        "",
+        "0x",
+        "0xffffffffffffffff",
+        "0x0001000000000000",
+        "0xffff800000100000",
+        [],
+        {},
+        "../x",
+        "a/b",
+        "x" * 2000,
+        4,
+        256,
+    ]
     rng = random.Random(26)
     out = tmp_path / "m.wlcap"
     for _ in range(60):

@@ -1,4 +1,5 @@
 """`wavelift info`: what a capture holds, found without running anything and saving nothing."""
+
 import re
 
 from clipaths import CAPTURES, sha
@@ -6,10 +7,12 @@ from clipaths import CAPTURES, sha
 
 def test_info_fullscreen_indirect(cli, monkeypatch):
     import importlib
-    rp = importlib.import_module("wavelift.replay")     # (the package binds the name to the function)
+
+    rp = importlib.import_module("wavelift.replay")  # (the package binds the name to the function)
 
     def no_engine(*a, **k):
         raise AssertionError("info must not run the execution engine")
+
     monkeypatch.setattr(rp, "default_execute", no_engine)
     path = CAPTURES / "radv-fullscreen-indirect-w32.wlcap"
     before = sha(path)
@@ -24,8 +27,12 @@ def test_info_fullscreen_indirect(cli, monkeypatch):
     assert "dispatches (2;" in out
     for i in (0, 1):
         assert re.search(rf"^{i}\s+0xffff800000118300\s+3x2x1 x 8x8x1\s+32\s+7\s", out, re.M)
-    assert re.search(r"^dispatch 1 \(DISPATCH_INDIRECT at 0xffff800100013000 dword \d+\): "
-                     r"program in bo1\+0x18300$", out, re.M)
+    assert re.search(
+        r"^dispatch 1 \(DISPATCH_INDIRECT at 0xffff800100013000 dword \d+\): "
+        r"program in bo1\+0x18300$",
+        out,
+        re.M,
+    )
     assert "s2=0x00141000" in out
 
 

@@ -1,4 +1,5 @@
 """`wavelift run`: the table, the exit status, --json against its schema, --out, errors."""
+
 import json
 import pathlib
 import re
@@ -17,7 +18,7 @@ def rows(out: str) -> dict:
     lines = out.splitlines()
     h = next(i for i, l in enumerate(lines) if l.startswith("#  program"))
     got = {}
-    for l in lines[h + 1:]:
+    for l in lines[h + 1 :]:
         if not l.strip():
             break
         cells = re.split(r"\s{2,}", l.strip())
@@ -51,9 +52,9 @@ def test_example_lands_and_matches(cli, tmp_path, built):
     assert cells[2] == "4x1x1 x 256x1x1"
     assert cells[3] == "32"
     assert cells[4] == "landed"
-    assert cells[5] == "32"                       # 4 groups x 256 lanes / wave32
+    assert cells[5] == "32"  # 4 groups x 256 lanes / wave32
     assert int(cells[6]) > 0
-    assert cells[7] == "4096"                     # c: 1024 floats
+    assert cells[7] == "4096"  # c: 1024 floats
     assert cells[8] == "0"
     assert "expected results: all match" in out
     doc = check_report(tmp_path / "r.json", 1)
@@ -66,8 +67,13 @@ def test_example_lands_and_matches(cli, tmp_path, built):
     c = next(a for a in cap.memory if a.name == "c")
     assert d["write_spans"] == [{"address": f"0x{c.base:016x}", "size": 4096}]
     assert {w["name"] for w in d["windows"]} >= {"a", "b", "c"}
-    assert doc["summary"] == {**doc["summary"], "dispatches": 1, "landed": 1, "refused": 0,
-                              "expected": {"ok": True, "problems": []}}
+    assert doc["summary"] == {
+        **doc["summary"],
+        "dispatches": 1,
+        "landed": 1,
+        "refused": 0,
+        "expected": {"ok": True, "problems": []},
+    }
 
 
 def test_out_saves_memory_after_replay(cli, tmp_path, built):
@@ -76,13 +82,13 @@ def test_out_saves_memory_after_replay(cli, tmp_path, built):
     before = sha(src)
     rc, out, err = cli("run", src, "--out", tmp_path / "after.wlcap")
     assert rc == 0, out + err
-    assert sha(src) == before                     # the input is never written
+    assert sha(src) == before  # the input is never written
     cap = wavelift.Capture.load(tmp_path / "after.wlcap")
     c = next(a for a in cap.memory if a.name == "c")
     np.testing.assert_array_equal(np.frombuffer(cap.read(c.base, c.size), "<f4"), built["vadd_c"])
     orig = wavelift.Capture.load(src)
     oc = next(a for a in orig.memory if a.name == "c")
-    assert not orig.read(oc.base, oc.size).strip(b"\0")      # c was zero before the replay
+    assert not orig.read(oc.base, oc.size).strip(b"\0")  # c was zero before the replay
 
 
 def test_refused_dispatch_exit_1(cli, tmp_path, built):
@@ -113,12 +119,12 @@ def test_escape_is_reported(cli, tmp_path, built):
 @pytest.mark.parametrize("path", sorted(CAPTURES.glob("*.wlcap")), ids=lambda p: p.stem)
 def test_radv_captures(cli, tmp_path, path):
     rc, out, err = cli("run", path, "--json", tmp_path / "r.json")
-    expect = wavelift.replay(path)                # the library's own answer, for comparison
+    expect = wavelift.replay(path)  # the library's own answer, for comparison
     r = rows(out)
     assert list(r) == list(range(len(expect)))
     wave = 64 if path.stem.endswith("w64") else 32
     for i, res in enumerate(expect):
-        assert r[i][1] == f"0x{res.config.program_address:016x}"   # RADV's VA differs by family
+        assert r[i][1] == f"0x{res.config.program_address:016x}"  # RADV's VA differs by family
         assert r[i][3] == str(wave)
         assert r[i][4] == ("landed" if res.landed else f"refused: {res.refusal.code}")
     assert rc == (0 if all(x.landed for x in expect) else 1)
@@ -130,7 +136,7 @@ def test_progress(cli, built):
     rc, out, err = cli("run", built["vadd"], "--progress")
     assert rc == 0
     assert re.search(r"^wavelift: dispatch 0 landed in \d+\.\d+s$", err, re.M)
-    rc, out, err = cli("run", built["vadd"])     # stderr is not a terminal: quiet
+    rc, out, err = cli("run", built["vadd"])  # stderr is not a terminal: quiet
     assert err == ""
 
 
@@ -140,7 +146,7 @@ def test_report_api_roundtrip(built):
     assert report.validate(json.loads(json.dumps(doc))) == []
     bad = json.loads(json.dumps(doc))
     bad["dispatches"][0]["landed"] = False
-    assert report.validate(bad)                   # cross-field rule
+    assert report.validate(bad)  # cross-field rule
     bad = json.loads(json.dumps(doc))
     bad["dispatches"][0]["windows"][0]["address"] = 12
     assert report.validate(bad)
@@ -164,6 +170,7 @@ def test_device_budget():
     from testpaths import FIXTURES
 
     from wavelift.driver.device import Device
+
     for budget, landed in ((4, False), (None, True)):
         dev = Device("gfx1030", budget=budget)
         k = dev.load_code_object(FIXTURES / "gfx1030" / "basic-O2-w32-flat.hsaco").kernel("vadd")

@@ -1,4 +1,5 @@
 """`wavelift show`: PNGs decoded with wavelift.png and compared pixel by pixel with NumPy."""
+
 import struct
 import zlib
 
@@ -18,36 +19,74 @@ def expected_map(x, lo, hi):
 
 def test_rgba8_bgra8_r8(cli, built, tmp_path):
     img = built["img"]
-    rc, out, err = cli("show", built["images"], "img", "--format", "rgba8", "--width", 16,
-                       "--alpha", "keep", "--png", tmp_path / "a.png")
+    rc, out, err = cli(
+        "show",
+        built["images"],
+        "img",
+        "--format",
+        "rgba8",
+        "--width",
+        16,
+        "--alpha",
+        "keep",
+        "--png",
+        tmp_path / "a.png",
+    )
     assert rc == 0, err
     assert "16x8 rgba8" in out
     np.testing.assert_array_equal(png.read(tmp_path / "a.png"), img)
-    rc, out, err = cli("show", built["images"], "img", "-f", "bgra8", "-W", 16,
-                       "--png", tmp_path / "b.png")
+    rc, out, err = cli("show", built["images"], "img", "-f", "bgra8", "-W", 16, "--png", tmp_path / "b.png")
     np.testing.assert_array_equal(png.read(tmp_path / "b.png"), img[:, :, [2, 1, 0]])  # opaque
     # r8 of the same bytes, 64 wide, rows 2..5 by offset/height
-    rc, out, err = cli("show", built["images"], "img", "-f", "r8", "-W", 64, "--offset", 128,
-                       "-H", 4, "--png", tmp_path / "c.png")
-    np.testing.assert_array_equal(png.read(tmp_path / "c.png")[:, :, 0],
-                                  img.reshape(-1)[128:128 + 256].reshape(4, 64))
+    rc, out, err = cli(
+        "show",
+        built["images"],
+        "img",
+        "-f",
+        "r8",
+        "-W",
+        64,
+        "--offset",
+        128,
+        "-H",
+        4,
+        "--png",
+        tmp_path / "c.png",
+    )
+    np.testing.assert_array_equal(
+        png.read(tmp_path / "c.png")[:, :, 0], img.reshape(-1)[128 : 128 + 256].reshape(4, 64)
+    )
 
 
 def test_r32f_auto_and_nan(cli, built, tmp_path):
     f = built["floats"]
-    rc, out, err = cli("show", built["images"], "floats", "-f", "r32f", "-W", 12, "-H", 10,
-                       "--png", tmp_path / "f.png")
+    rc, out, err = cli(
+        "show", built["images"], "floats", "-f", "r32f", "-W", 12, "-H", 10, "--png", tmp_path / "f.png"
+    )
     assert rc == 0, err
-    assert "range [-1, 3]" in out                 # min/max of the finite values
+    assert "range [-1, 3]" in out  # min/max of the finite values
     got = png.read(tmp_path / "f.png")
     assert got.shape == (10, 12, 3)
     g = expected_map(f, -1.0, 3.0)
-    exp = np.stack([g, g, g], axis=2)            # gray, as the help says
-    exp[2, 3] = (255, 0, 255)                    # NaN: magenta
+    exp = np.stack([g, g, g], axis=2)  # gray, as the help says
+    exp[2, 3] = (255, 0, 255)  # NaN: magenta
     np.testing.assert_array_equal(got, exp)
-    assert tuple(got[4, 5]) == (255, 255, 255)   # +inf clips to 255
-    rc, out, err = cli("show", built["images"], "floats", "-f", "rg32f", "-W", 6, "-H", 10,
-                       "--range", "0,2", "--png", tmp_path / "g.png")
+    assert tuple(got[4, 5]) == (255, 255, 255)  # +inf clips to 255
+    rc, out, err = cli(
+        "show",
+        built["images"],
+        "floats",
+        "-f",
+        "rg32f",
+        "-W",
+        6,
+        "-H",
+        10,
+        "--range",
+        "0,2",
+        "--png",
+        tmp_path / "g.png",
+    )
     got = png.read(tmp_path / "g.png")
     pairs = f.reshape(10, 6, 2)
     ok = ~np.isnan(pairs).any(axis=2)
@@ -58,8 +97,19 @@ def test_r32f_auto_and_nan(cli, built, tmp_path):
 
 def test_r32ui(cli, built, tmp_path):
     u = built["uints"]
-    rc, out, err = cli("show", built["images"], "uints", "-f", "r32ui", "-W", 7,
-                       "--range", "0,41000", "--png", tmp_path / "u.png")
+    rc, out, err = cli(
+        "show",
+        built["images"],
+        "uints",
+        "-f",
+        "r32ui",
+        "-W",
+        7,
+        "--range",
+        "0,41000",
+        "--png",
+        tmp_path / "u.png",
+    )
     assert rc == 0
     got = png.read(tmp_path / "u.png")
     assert got.shape == (6, 7, 1)
@@ -68,8 +118,21 @@ def test_r32ui(cli, built, tmp_path):
 
 def test_before_after_vadd(cli, built, tmp_path):
     n = built["vadd_n"]
-    rc, out, err = cli("show", built["vadd"], "c", "-f", "r32f", "-W", 32, "--dispatch", 0,
-                       "--before-after", "--range=-1024,512", "--png", tmp_path / "ba.png")
+    rc, out, err = cli(
+        "show",
+        built["vadd"],
+        "c",
+        "-f",
+        "r32f",
+        "-W",
+        32,
+        "--dispatch",
+        0,
+        "--before-after",
+        "--range=-1024,512",
+        "--png",
+        tmp_path / "ba.png",
+    )
     assert rc == 0, err
     assert "dispatch 0: landed" in out
     changed = int(np.count_nonzero(built["vadd_c"]))
@@ -83,9 +146,24 @@ def test_before_after_vadd(cli, built, tmp_path):
     np.testing.assert_array_equal(got[:, 32:34], np.full((h, 2, 3), 128, np.uint8))
     np.testing.assert_array_equal(got[:, 34:], np.stack([after] * 3, axis=2))
     # --scale 3 and a negative --range without '=': the same image, each pixel a 3x3 square
-    rc, out, err = cli("show", built["vadd"], "c", "-f", "r32f", "-W", 32, "--dispatch", 0,
-                       "--before-after", "--range", "-1024,512", "--scale", 3,
-                       "--png", tmp_path / "ba3.png")
+    rc, out, err = cli(
+        "show",
+        built["vadd"],
+        "c",
+        "-f",
+        "r32f",
+        "-W",
+        32,
+        "--dispatch",
+        0,
+        "--before-after",
+        "--range",
+        "-1024,512",
+        "--scale",
+        3,
+        "--png",
+        tmp_path / "ba3.png",
+    )
     assert rc == 0, err
     big = png.read(tmp_path / "ba3.png")
     assert big.shape == (3 * h, 3 * (2 * 32 + 2), 3)
@@ -96,18 +174,21 @@ def test_alpha(cli, built, tmp_path):
     """A zeroed rgba8 buffer (alpha 0) is seen: black by default, the checkerboard with
     --alpha checker; stored alpha only with --alpha keep."""
     import wavelift
+
     cap = wavelift.Capture(target="gfx1030")
     px = np.zeros((16, 16, 4), np.uint8)
-    px[8:, :, :] = (200, 100, 50, 255)           # lower half opaque colour, upper half all zero
-    px[:8, 8:, :] = (200, 100, 50, 0)            # colour with alpha 0 on the upper right
+    px[8:, :, :] = (200, 100, 50, 255)  # lower half opaque colour, upper half all zero
+    px[:8, 8:, :] = (200, 100, 50, 0)  # colour with alpha 0 on the upper right
     cap.alloc(px.nbytes, data=px.reshape(-1), name="rgba")
     cap.save(tmp_path / "z.wlcap")
 
     def show(*args):
-        rc, out, err = cli("show", tmp_path / "z.wlcap", "rgba", "-f", "rgba8", "-W", 16,
-                           "--png", tmp_path / "z.png", *args)
+        rc, out, err = cli(
+            "show", tmp_path / "z.wlcap", "rgba", "-f", "rgba8", "-W", 16, "--png", tmp_path / "z.png", *args
+        )
         assert rc == 0, err
         return png.read(tmp_path / "z.png")
+
     got = show()
     np.testing.assert_array_equal(got, px[:, :, :3])
     got = show("--alpha", "checker")
@@ -121,15 +202,38 @@ def test_alpha(cli, built, tmp_path):
 
 def test_scale_limits(cli, built, tmp_path):
     for scale in ("0", "65"):
-        rc, out, err = cli("show", built["images"], "img", "-f", "r8", "-W", 16, "--scale", scale,
-                           "--png", tmp_path / "s.png")
+        rc, out, err = cli(
+            "show",
+            built["images"],
+            "img",
+            "-f",
+            "r8",
+            "-W",
+            16,
+            "--scale",
+            scale,
+            "--png",
+            tmp_path / "s.png",
+        )
         assert rc == 2 and "--scale" in err
     import wavelift
+
     cap = wavelift.Capture(target="gfx1030")
     cap.alloc(1 << 16, name="big")
     cap.save(tmp_path / "big.wlcap")
-    rc, out, err = cli("show", tmp_path / "big.wlcap", "big", "-f", "r8", "-W", 256,
-                       "--scale", 64, "--png", tmp_path / "s.png")
+    rc, out, err = cli(
+        "show",
+        tmp_path / "big.wlcap",
+        "big",
+        "-f",
+        "r8",
+        "-W",
+        256,
+        "--scale",
+        64,
+        "--png",
+        tmp_path / "s.png",
+    )
     assert rc == 2 and "the PNG would have 268435456 pixels" in err
     assert not (tmp_path / "s.png").exists()
 
@@ -161,8 +265,13 @@ def test_png_roundtrip_and_filters():
 
     def chunk(k, d):
         return struct.pack(">I", len(d)) + k + d + struct.pack(">I", zlib.crc32(k + d))
-    data = (png.SIGNATURE + chunk(b"IHDR", struct.pack(">IIBBBBB", 4, 3, 8, 2, 0, 0, 0))
-            + chunk(b"IDAT", zlib.compress(bytes(raw))) + chunk(b"IEND", b""))
+
+    data = (
+        png.SIGNATURE
+        + chunk(b"IHDR", struct.pack(">IIBBBBB", 4, 3, 8, 2, 0, 0, 0))
+        + chunk(b"IDAT", zlib.compress(bytes(raw)))
+        + chunk(b"IEND", b"")
+    )
     np.testing.assert_array_equal(png.decode(data), a.astype(np.uint8))
     bad = bytearray(data)
     bad[20] ^= 1

@@ -1,4 +1,5 @@
 """`wavelift trace`: config, outcome, windows with reasons, write spans, annotated program."""
+
 import re
 
 import pytest
@@ -28,13 +29,17 @@ def test_trace_vadd(cli, built):
     assert "result: landed" in out
     win = section(out, "windows (")
     for name in ("a", "b", "c"):
-        assert re.search(rf"^0x{addr[name]:016x}\s+4096\s+{name}\s+pointer in kernargs:vadd#0\+0x",
-                         win, re.M), win
+        assert re.search(
+            rf"^0x{addr[name]:016x}\s+4096\s+{name}\s+pointer in kernargs:vadd#0\+0x", win, re.M
+        ), win
     spans = section(out, "write spans (1, 4096 bytes landed)")
     assert re.search(rf"^0x{addr['c']:016x}\s+4096\s+c$", spans, re.M)
     prog = section(out, "program (")
-    assert re.search(r"s_load_dword\w* s\[\d+:\d+\], s\[6:7\].*; window \(scalar load from "
-                     r"s\[6:7\] = user SGPRs -> 0x[0-9a-f]+: window 'kernargs:vadd#0'\)", prog)
+    assert re.search(
+        r"s_load_dword\w* s\[\d+:\d+\], s\[6:7\].*; window \(scalar load from "
+        r"s\[6:7\] = user SGPRs -> 0x[0-9a-f]+: window 'kernargs:vadd#0'\)",
+        prog,
+    )
     assert re.search(r"global_store_dword v\[\d+:\d+\], v\d+, off\s+; window \(global", prog)
     assert prog.rstrip().endswith("s_endpgm")
     assert "ESCAPE:" not in prog

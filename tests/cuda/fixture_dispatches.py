@@ -5,6 +5,7 @@ Nothing is executed here: each dispatch is caught by Device's/replay's `execute`
 guest memory it would run on is deep-copied, so a caller can run it on any backend as often as it
 likes (bench/gpu_check.py runs each one on NumPy lane mode and on CUDA and compares the memory).
 """
+
 from __future__ import annotations
 
 import copy
@@ -31,6 +32,7 @@ class _Catch:
     def __call__(self, memory, config, index):
         from wavelift.errors import Refusal
         from wavelift.result import DispatchResult
+
         self.got.append((copy.deepcopy(memory), config))
         return DispatchResult(index, config, Refusal("backend.unavailable", "caught for a test"))
 
@@ -40,6 +42,7 @@ def clang_dispatches(shapes=("small",)):
     from reference import cases as C
 
     import wavelift
+
     out = []
     for b in MANIFEST["binaries"]:
         if b["kind"] != "clang":
@@ -64,10 +67,11 @@ def clang_dispatches(shapes=("small",)):
 # Push constants that are loop counts or row widths: random bytes would make scratch_game loop
 # up to 2**32 steps per lane (NumPy stops it at the instruction budget after minutes, which
 # compares nothing useful); these give it the width of the launched grid and a game-sized count.
-PUSH_CONSTANTS = {"scratch_game": lambda groups: np.array([groups[0] * 8, 64], np.uint32).tobytes(),
-                  # (d32, n, stride): n is the grid-stride loop's bound (a random stride could loop ~2^32 times)
-                  "int64_div32_shapes": lambda groups: np.array([0x80000011, groups[0] * 128, 96],
-                                                                np.uint32).tobytes()}
+PUSH_CONSTANTS = {
+    "scratch_game": lambda groups: np.array([groups[0] * 8, 64], np.uint32).tobytes(),
+    # (d32, n, stride): n is the grid-stride loop's bound (a random stride could loop ~2^32 times)
+    "int64_div32_shapes": lambda groups: np.array([0x80000011, groups[0] * 128, 96], np.uint32).tobytes(),
+}
 # Shaders whose read-modify-write cells are indexed by gl_GlobalInvocationID.x alone: on a grid
 # with y > 1, groups (x, 0) and (x, 1) race for the same cells (returned old values, last store
 # wins) and the result depends on the order of waves; they get the same number of groups in x.
@@ -79,6 +83,7 @@ def aco_dispatches(groups=(3, 2, 1), seed=7):
     (push constants too, except the shaders in PUSH_CONSTANTS)."""
     import wavelift
     from wavelift.driver.aco import Image
+
     out = []
     rng = np.random.default_rng(seed)
     for b in MANIFEST["binaries"]:
@@ -105,7 +110,7 @@ def aco_dispatches(groups=(3, 2, 1), seed=7):
             pc = PUSH_CONSTANTS[stem](groups)
         try:
             sh.launch(groups=grid, buffers=buffers, images=images, push_constants=pc)
-        except Exception as e:          # noqa: BLE001 - a shader the driver can't launch
+        except Exception as e:  # noqa: BLE001 - a shader the driver can't launch
             out.append((f"{b['path']}", None, f"launch failed: {type(e).__name__}: {e}"))
             continue
         for mem, cfg in catch.got:
@@ -116,6 +121,7 @@ def aco_dispatches(groups=(3, 2, 1), seed=7):
 def capture_dispatches():
     """(name, memory, config) per dispatch of every tests/fixtures/captures/*.wlcap."""
     from wavelift import replay
+
     out = []
     for p in sorted((TESTS / "fixtures" / "captures").glob("*.wlcap")):
         catch = _Catch()

@@ -5,6 +5,7 @@ compared bit for bit with NumPy lane mode (bench/gpu_check.py does the full matr
 NVRTC comes from `pip install 'wavelift[cuda]'` (cuda-bindings + nvidia-cuda-nvrtc-cu12); the
 compile tests skip, saying so, where it is not installed.
 """
+
 from __future__ import annotations
 
 import copy
@@ -24,11 +25,13 @@ import fixture_dispatches as F  # noqa: E402
 
 def _nvrtc_problem():
     from wavelift.backends.cuda.compile import nvrtc_problem
+
     return nvrtc_problem()
 
 
 def _gpu_problem():
     from wavelift.backends import cuda
+
     ok = cuda.available()
     return None if ok is True else ok
 
@@ -37,6 +40,7 @@ def translate_dispatch(memory, config):
     """The program execute_dispatch would build for this dispatch: (program, base address)."""
     from wavelift import execute as X
     from wavelift.translate.program import translate
+
     r = X._program_bytes(memory, config)
     code, base, entry = r if isinstance(r, tuple) else (r, config.program_address, 0)
     kw = {}
@@ -58,6 +62,7 @@ def _programs():
     failures (decoder/frontend gaps, the NumPy backend refuses them too) are kept as strings."""
     from wavelift.errors import Refused
     from wavelift.execute import module_key
+
     out, seen = [], set()
     for name, mem, cfg in _dispatches():
         try:
@@ -77,17 +82,19 @@ def _programs():
 def _program_names():
     try:
         return [p[0] for p in _programs()]
-    except Exception as e:          # noqa: BLE001 - reported by test_fixture_programs_translate
+    except Exception as e:  # noqa: BLE001 - reported by test_fixture_programs_translate
         return [f"<collection failed: {type(e).__name__}: {e}>"]
 
 
 # ---- without a GPU ------------------------------------------------------------------------
+
 
 def test_default_backend_is_numpy():
     import inspect
 
     import wavelift
     from wavelift.execute import execute_dispatch
+
     assert inspect.signature(execute_dispatch).parameters["backend"].default == "numpy"
     assert wavelift.Device("gfx1030").backend == "numpy"
 
@@ -97,18 +104,20 @@ def test_cuda_without_gpu_is_a_clear_refusal():
     if why is None:
         pytest.skip("a CUDA device is present: the refusal path is not taken here")
     from wavelift.execute import execute_dispatch
+
     name, mem, cfg = _dispatches()[0]
     before = copy.deepcopy(mem)
     r = execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache={})
     assert r.refusal is not None and r.refusal.code == "backend.unavailable"
     assert r.refusal.message.startswith("no CUDA device: "), r.refusal.message
     assert why in r.refusal.message
-    for a, b in zip(before, mem):                 # a refused dispatch changes no memory
+    for a, b in zip(before, mem):  # a refused dispatch changes no memory
         assert bytes(a.data) == bytes(b.data)
 
 
 def test_available_names_what_is_missing():
     from wavelift.backends import cuda
+
     ok = cuda.available()
     assert ok is True or (isinstance(ok, str) and ok), ok
     if ok is not True:
@@ -119,7 +128,7 @@ def test_fixture_programs_translate():
     progs = _programs()
     assert len(progs) >= 40, len(progs)
     refused = [(p[0], p[4]) for p in progs if p[1] is None]
-    assert not refused, refused[:5]          # every fixture runs on NumPy; CUDA gets them all
+    assert not refused, refused[:5]  # every fixture runs on NumPy; CUDA gets them all
 
 
 COMPILE_SAMPLE_MAX = 15
@@ -185,7 +194,7 @@ def _compile_sample() -> tuple:
 def _sample_names():
     try:
         return list(_compile_sample())
-    except Exception as e:          # noqa: BLE001 - reported by test_fixture_programs_translate
+    except Exception as e:  # noqa: BLE001 - reported by test_fixture_programs_translate
         return [f"<collection failed: {type(e).__name__}: {e}>"]
 
 
@@ -203,6 +212,7 @@ def test_codegen(name):
     """Every fixture program lowers to CUDA C++ (and, using scratch, in both modes); the text
     holds no instruction text of the guest program."""
     from wavelift.backends.cuda.codegen import kernel_source
+
     _, prog, cfg, base, modes = _entry(name)
     texts = {ins.text for ins in prog.instructions if len(ins.text) >= 8}
     for m in modes:
@@ -220,9 +230,9 @@ def _compiles(name, tmp_path, monkeypatch):
     monkeypatch.setenv("WAVELIFT_CUDA_CACHE", str(tmp_path))
     from wavelift.backends.cuda import build_module
     from wavelift.execute import module_key
+
     for m in modes:
-        mod = build_module(module_key(prog, cfg, m, "cuda"), prog, cfg, m, arch="sm_90",
-                           base_address=base)
+        mod = build_module(module_key(prog, cfg, m, "cuda"), prog, cfg, m, arch="sm_90", base_address=base)
         assert mod.compiled_by == "nvrtc" and mod.cubin[:4] == b"\x7fELF"
 
 
@@ -235,7 +245,7 @@ def test_codegen_compiles_sample(name, tmp_path, monkeypatch):
 def test_compile_sample_is_representative():
     names = _compile_sample()
     assert 5 <= len(names) <= COMPILE_SAMPLE_MAX, names
-    assert len({_kernel_of(n) for n in names}) == len(names)            # one per kernel
+    assert len({_kernel_of(n) for n in names}) == len(names)  # one per kernel
     progs = {p[0]: p for p in _programs()}
     feats = set().union(*(_features(progs[n][1], progs[n][2]) for n in names))
     have = set().union(*(_features(p[1], p[2]) for p in _programs() if p[1] is not None))
@@ -244,6 +254,7 @@ def test_compile_sample_is_representative():
 
 def _check_source(src):
     from wavelift.backends.cuda.compile import CompileError, check_source
+
     try:
         check_source(src, "sm_90")
         return None
@@ -257,10 +268,12 @@ def test_every_fixture_module_compiles_to_ptx():
     second each, two processes): ~340 sources in ~3 minutes on 2 cores, where optimised cubins
     take up to minutes each (those: the sample above, and all with -m slow)."""
     import concurrent.futures as cf
+
     why = _nvrtc_problem()
     if why:
         pytest.skip(f"NVRTC unavailable: {why}")
     from wavelift.backends.cuda.codegen import generate
+
     names, srcs = [], []
     for name, prog, cfg, base, modes in _programs():
         if prog is None:
@@ -273,7 +286,7 @@ def test_every_fixture_module_compiles_to_ptx():
                 names.append((name, "checked"))
                 srcs.append("#define WL_PRELOADED 0\n" + src)
     assert len(srcs) >= 300
-    assert _check_source(srcs[0].replace("wl_main(", "wl_main(,", 1))     # (a broken one fails)
+    assert _check_source(srcs[0].replace("wl_main(", "wl_main(,", 1))  # (a broken one fails)
     with cf.ProcessPoolExecutor(2) as ex:
         errors = list(ex.map(_check_source, srcs))
     bad = [(n, e) for n, e in zip(names, errors) if e]
@@ -296,15 +309,17 @@ def test_disk_cache_hit(tmp_path, monkeypatch):
     monkeypatch.setenv("WAVELIFT_CUDA_CACHE", str(tmp_path))
     from wavelift.backends.cuda import build_module
     from wavelift.execute import module_key
-    name, prog, cfg, base, modes = next(p for p in _programs() if p[1] is not None
-                                        and len(p[1].instructions) < 200)
+
+    name, prog, cfg, base, modes = next(
+        p for p in _programs() if p[1] is not None and len(p[1].instructions) < 200
+    )
     key = module_key(prog, cfg, "lane", "cuda")
     a = build_module(key, prog, cfg, "lane", arch="sm_90", base_address=base)
     b = build_module(key, prog, cfg, "lane", arch="sm_90", base_address=base)
     assert (a.compiled_by, b.compiled_by) == ("nvrtc", "disk")
     assert a.cubin == b.cubin
     assert len(list(tmp_path.glob("*.cubin"))) == 1
-    c = build_module(key, prog, cfg, "lane", arch="sm_80", base_address=base)   # arch is in the name
+    c = build_module(key, prog, cfg, "lane", arch="sm_80", base_address=base)  # arch is in the name
     assert c.compiled_by == "nvrtc" and len(list(tmp_path.glob("*.cubin"))) == 2
 
 
@@ -318,17 +333,19 @@ def test_checked_build_compiles_on_first_need(tmp_path, monkeypatch):
     monkeypatch.setenv("WAVELIFT_CUDA_CACHE", str(tmp_path))
     from wavelift.backends.cuda import build_module
     from wavelift.execute import module_key
+
     mem, cfg, _, _ = _vadd_dispatch(64)
     prog, base = translate_dispatch(mem, cfg)
-    m = build_module(module_key(prog, cfg, "lane", "cuda"), prog, cfg, "lane", arch="sm_90",
-                     base_address=base)
+    m = build_module(
+        module_key(prog, cfg, "lane", "cuda"), prog, cfg, "lane", arch="sm_90", base_address=base
+    )
     assert m.variant(True) is m and len(list(tmp_path.glob("*.cubin"))) == 1
     plain = m.variant(False)
     assert plain is not m and plain is m.variant(False) and plain.cubin[:4] == b"\x7fELF"
     assert plain.source == "#define WL_PRELOADED 0\n" + m.source and plain.cubin != m.cubin
     assert len(list(tmp_path.glob("*.cubin"))) == 2
-    body = m.source[m.source.index("wl_main("):]
-    assert body.count("#if WL_PRELOADED") == 4 and "WL_PO[" in body     # (only under #else)
+    body = m.source[m.source.index("wl_main(") :]
+    assert body.count("#if WL_PRELOADED") == 4 and "WL_PO[" in body  # (only under #else)
     m.preloads = ((), ())
     assert m.variant(False) is m
 
@@ -341,10 +358,11 @@ def test_dispatch_shape_is_folded_and_keyed():
 
     from wavelift.backends.cuda import codegen as G
     from wavelift.execute import module_key
-    name, prog, cfg, base, modes = next(p for p in _programs() if p[1] is not None
-                                        and len(p[1].instructions) < 200)
-    src = G.kernel_source(prog, cfg.wave_size, "lane", cfg.scratch_wave_bytes, base,
-                          G.baked_params(cfg))
+
+    name, prog, cfg, base, modes = next(
+        p for p in _programs() if p[1] is not None and len(p[1].instructions) < 200
+    )
+    src = G.kernel_source(prog, cfg.wave_size, "lane", cfg.scratch_wave_bytes, base, G.baked_params(cfg))
     read = {int(k) for k in re.findall(r"(?<!u32 )\bP\[(\d+)\]", src)}
     assert not read & set(G.BAKED), sorted(read & set(G.BAKED))
     assert {G.P_NGROUPS, G.P_BUDGET, G.P_NWIN} <= read
@@ -361,6 +379,7 @@ def test_guesses_name_only_windows_that_fit():
     limited to the addresses where the whole access fits; no guess (limit 0) for a hint past the
     table, a window smaller than the access, or one holding non-canonical addresses."""
     from wavelift.backends.cuda.codegen import MAX_GUESSES, guesses
+
     starts = [0x1000, 0x2000, 0x7FFF_FFFF_F000, 0xFFFF_8000_0000_0000]
     ends = [0x1100, 0x2004, 0x8000_0000_1000, 0xFFFF_8000_0000_0100]
     offs = [8, 0x108, 0x120, 0x2128]
@@ -369,10 +388,10 @@ def test_guesses_name_only_windows_that_fit():
     base, lim, off = guesses(nbytes, hints, starts, ends, offs)
     assert base.dtype == np.uint64 and lim.dtype == np.uint64 and off.dtype == np.int64
     assert (int(base[0]), int(lim[0]), int(off[0])) == (0x1000, 0x100 - 4 + 1, 8)
-    assert int(lim[1]) == 0                           # 4-byte window, 16-byte access
-    assert int(lim[2]) == 0                           # crosses the canonical hole
+    assert int(lim[1]) == 0  # 4-byte window, 16-byte access
+    assert int(lim[2]) == 0  # crosses the canonical hole
     assert (int(base[3]), int(lim[3]), int(off[3])) == (0xFFFF_8000_0000_0000, 0x100 - 4 + 1, 0x2128)
-    assert int(lim[4]) == int(lim[5]) == 0            # past the table / never resolved
+    assert int(lim[4]) == int(lim[5]) == 0  # past the table / never resolved
     # an access at base + lim - 1 ends exactly at the window's end; base + lim does not fit
     a = int(base[0]) + int(lim[0]) - 1
     assert a + 4 == ends[0]
@@ -386,6 +405,7 @@ def test_mirrors_copy_guessed_windows_of_uniform_loads():
     """codegen.mirrors: the guessed window of each mirrorable slot is copied once, at an offset
     congruent to its address mod 8, while it fits; other slots get -1; disabled: no copies."""
     from wavelift.backends.cuda.codegen import MIRROR_BYTES, mirrors
+
     arena = np.arange(64 + MIRROR_BYTES, dtype=np.uint32).astype(np.uint8)
     starts = [0x1004, 0x2000, 0x9000]
     ends = [0x1044, 0x2010, 0x9000 + MIRROR_BYTES]
@@ -395,11 +415,11 @@ def test_mirrors_copy_guessed_windows_of_uniform_loads():
     lim = [1, 1, 1, 1, 1, 0]
     gm, words, copied = mirrors(slots, hints, lim, starts, ends, offs, arena)
     b = words.view(np.uint8)
-    assert gm[2] == -1 and gm[5] == -1          # not a uniform load / no guess
-    assert gm[4] == -1                          # window 2 does not fit after the others
+    assert gm[2] == -1 and gm[5] == -1  # not a uniform load / no guess
+    assert gm[4] == -1  # window 2 does not fit after the others
     assert gm[0] == gm[3] and gm[0] % 8 == 0x1004 % 8 and gm[1] % 8 == 0
-    assert bytes(b[gm[0]:gm[0] + 0x40]) == bytes(arena[4:4 + 0x40])
-    assert bytes(b[gm[1]:gm[1] + 0x10]) == bytes(arena[0x48:0x58])
+    assert bytes(b[gm[0] : gm[0] + 0x40]) == bytes(arena[4 : 4 + 0x40])
+    assert bytes(b[gm[1] : gm[1] + 0x10]) == bytes(arena[0x48:0x58])
     assert sorted(copied) == [(4, 0x40), (0x48, 0x10)]
     gm, _, copied = mirrors(slots, hints, lim, starts, ends, offs, arena, enabled=False)
     assert (gm == -1).all() and copied == []
@@ -410,13 +430,14 @@ def test_carry_masks_are_not_exchanged():
     address arithmetic) is that lane's own carry: no ballot (in wave64 no shared-memory round
     with named barriers) is lowered for it, and a mask nobody reads is not made at all."""
     from wavelift.backends.cuda.codegen import kernel_source
+
     for name, prog, cfg, base, _ in _programs():
         if prog is None or "vadd" not in name or "basic-O2" not in name:
             continue
         src = kernel_source(prog, cfg.wave_size, "lane", cfg.scratch_wave_bytes, base)
         maskbits = sum(op.name == "maskbit" for b in prog.blocks for op in b.ops)
         ballots = sum(op.name == "ballot" for b in prog.blocks for op in b.ops)
-        assert maskbits >= 2 and ballots >= 4, name       # the carry chain is in the program
+        assert maskbits >= 2 and ballots >= 4, name  # the carry chain is in the program
         lowered = src.count("__ballot_sync(")
         assert lowered <= ballots - 3, (name, lowered, ballots)
         return
@@ -425,6 +446,7 @@ def test_carry_masks_are_not_exchanged():
 
 def test_constants_are_bit_exact():
     from wavelift.backends.cfamily.lowering import const_literal
+
     assert const_literal("f32", -0.0) == "__uint_as_float(0x80000000u)"
     assert const_literal("f32", float("inf")) == "__uint_as_float(0x7f800000u)"
     assert const_literal("u32", -1) == "((u32)0xffffffffull)"
@@ -432,6 +454,7 @@ def test_constants_are_bit_exact():
 
 
 # ---- with a GPU ---------------------------------------------------------------------------
+
 
 def _needs_gpu():
     why = _gpu_problem()
@@ -443,13 +466,22 @@ def _compare(mem_a, mem_b):
     diffs = []
     for x, y in zip(mem_a, mem_b):
         if bytes(x.data) != bytes(y.data):
-            d = np.flatnonzero(np.frombuffer(bytes(x.data), np.uint8) != np.frombuffer(bytes(y.data), np.uint8))
+            d = np.flatnonzero(
+                np.frombuffer(bytes(x.data), np.uint8) != np.frombuffer(bytes(y.data), np.uint8)
+            )
             diffs.append((x.name, x.base, int(d[0]), d.size))
     return diffs
 
 
-GPU_SAMPLE = ("basic-O2-w32-flat:vadd", "basic-O2-w64-mubuf:lds_reduce", "stack-O2-w64-flat",
-              "fullscreen-w32", "scratch_game-w64", "subgroup_ops-w64", "lane_ops")
+GPU_SAMPLE = (
+    "basic-O2-w32-flat:vadd",
+    "basic-O2-w64-mubuf:lds_reduce",
+    "stack-O2-w64-flat",
+    "fullscreen-w32",
+    "scratch_game-w64",
+    "subgroup_ops-w64",
+    "lane_ops",
+)
 
 
 @pytest.mark.cuda
@@ -457,6 +489,7 @@ GPU_SAMPLE = ("basic-O2-w32-flat:vadd", "basic-O2-w64-mubuf:lds_reduce", "stack-
 def test_gpu_matches_numpy_lane(pattern):
     _needs_gpu()
     from wavelift.execute import execute_dispatch
+
     hits = [d for d in _dispatches() if pattern in d[0]][:2]
     if not hits:
         pytest.skip(f"no fixture named like {pattern}")
@@ -486,6 +519,7 @@ def _rig(code_hex, wave64):
     from harness import Rig
 
     from wavelift.memory.guest import GuestMemory
+
     rig = Rig.__new__(Rig)
     rig.mem, rig.code, rig.target = GuestMemory(), bytes.fromhex(code_hex), "gfx1030"
     rig.prog = rig.mem.alloc(len(rig.code) + 256, name="code", data=rig.code + b"\0" * 256)
@@ -511,13 +545,15 @@ def test_gpu_stale_window_guesses_are_checked(wave):
     a + b.  Then an escape through accesses whose guesses were right: refused, memory unchanged."""
     _needs_gpu()
     import wavelift
+
     dev = wavelift.Device("gfx1030", backend="cuda", mode="lane")
-    k = dev.load_code_object(str(HERE.parent / "fixtures" / "gfx1030" /
-                                 f"basic-O2-w{wave}-flat.hsaco")).kernel("vadd")
+    k = dev.load_code_object(
+        str(HERE.parent / "fixtures" / "gfx1030" / f"basic-O2-w{wave}-flat.hsaco")
+    ).kernel("vadd")
     rng = np.random.default_rng(wave)
     n = 4096
     for rnd in range(3):
-        dev.alloc(4096 * (rnd + 1))                  # moves every later buffer
+        dev.alloc(4096 * (rnd + 1))  # moves every later buffer
         a = rng.standard_normal(n).astype(np.float32)
         b = rng.standard_normal(n).astype(np.float32)
         ba, bb, bo = dev.upload(a), dev.upload(b), dev.alloc(4 * n)
@@ -549,13 +585,16 @@ MIRROR_SRC = """
   global_store_dword v1, v3, s[0:1] offset:4
   s_endpgm
 """
-MIRROR_HEX = ("000100f4000000fa7fc08cbf8002027e0402047e8104044a008070dc01020000703f8cbf400101f4"
-              "000000fa7fc08cbf0502067e048070dc01030000000081bf")
+MIRROR_HEX = (
+    "000100f4000000fa7fc08cbf8002027e0402047e8104044a008070dc01020000703f8cbf400101f4"
+    "000000fa7fc08cbf0502067e048070dc01030000000081bf"
+)
 
 
 def test_embedded_program_bytes():
     sys.path.insert(0, str(HERE.parent / "execute"))
     from asm import HAVE_MC, assemble
+
     if not HAVE_MC:
         pytest.skip("llvm-mc-19 not installed")
     for src, code in ((MIRROR_SRC, MIRROR_HEX), (LOOP_SRC, LOOP_HEX)):
@@ -569,6 +608,7 @@ def test_gpu_written_mirror_runs_again(wave64):
     _needs_gpu()
     rig = _rig(MIRROR_HEX, wave64)
     from harness import ptr
+
     x = rig.buf(np.array([7, 0], np.uint32))
     cfg = rig.config(user_sgprs=ptr(x), block=(rig.wave_size, 1, 1))
     cache = {}
@@ -588,6 +628,7 @@ def test_gpu_written_mirror_runs_again(wave64):
 
 def execute_dispatch_numpy(mem, cfg):
     from wavelift.execute import execute_dispatch
+
     return execute_dispatch(mem, cfg, backend="numpy", mode="lane", cache={})
 
 
@@ -597,15 +638,18 @@ def _vadd_dispatch(wave):
     import wavelift
     from wavelift.errors import Refusal
     from wavelift.result import DispatchResult
+
     got = []
 
     def catch(memory, config, index):
         got.append((copy.deepcopy(memory), config))
         return DispatchResult(index, config, Refusal("backend.unavailable", "caught"))
+
     n = 1000
     dev = wavelift.Device("gfx1030", execute=catch)
-    k = dev.load_code_object(str(HERE.parent / "fixtures" / "gfx1030" /
-                                 f"basic-O2-w{wave}-flat.hsaco")).kernel("vadd")
+    k = dev.load_code_object(
+        str(HERE.parent / "fixtures" / "gfx1030" / f"basic-O2-w{wave}-flat.hsaco")
+    ).kernel("vadd")
     bufs = [dev.upload(np.arange(n, dtype=np.float32)) for _ in range(2)] + [dev.alloc(4 * n)]
     k.launch(groups=(4,), block=(256,), args=bufs + [np.uint32(n)])
     return got[0] + ([b.address for b in bufs], n)
@@ -620,18 +664,20 @@ def test_preloads_read_the_kernel_arguments(wave):
     from wavelift.backends.cuda import preload
     from wavelift.trace.tracer import trace
     from wavelift.trace.windows import WindowSet
+
     mem, cfg, (a, b, c), n = _vadd_dispatch(wave)
     prog, _ = translate_dispatch(mem, cfg)
     loads, plan = preload.find(prog)
     assert [op.attrs["nbytes"] for op in loads] == [4, 4, 16, 8]
     win = WindowSet(trace(mem, cfg), mem)
-    words, ranges = preload.evaluate(loads, plan, prog, wave, cfg.user_sgprs,
-                                     set(cfg.system_sgprs.values()), win)
-    lohi = lambda p: [p & 0xFFFFFFFF, p >> 32]          # noqa: E731
+    words, ranges = preload.evaluate(
+        loads, plan, prog, wave, cfg.user_sgprs, set(cfg.system_sgprs.values()), win
+    )
+    lohi = lambda p: [p & 0xFFFFFFFF, p >> 32]  # noqa: E731
     assert [list(map(int, w)) for w in words] == [[256 | (1 << 16)], [n], lohi(a) + lohi(b), lohi(c)]
     assert len(ranges) == 4
     for (at, nb), w in zip(ranges, words):
-        assert bytes(win.arena[at:at + nb]) == np.asarray(w, "<u4").tobytes()
+        assert bytes(win.arena[at : at + nb]) == np.asarray(w, "<u4").tobytes()
     none, _ = preload.evaluate(loads, plan, prog, wave, cfg.user_sgprs, set(range(16)), win)
     assert none == [None] * 4
 
@@ -641,6 +687,7 @@ def test_preloads_need_the_dispatch_value_on_every_path():
     in a block reached after the write, nor in one a loop brings back to after it."""
     from wavelift.backends.cuda import preload
     from wavelift.translate.ir import Block, Op, Program, Value
+
     ids = iter(range(1000))
 
     def v(t):
@@ -649,10 +696,14 @@ def test_preloads_need_the_dispatch_value_on_every_path():
     def load_from_s01(ops):
         lo, hi, addr, one, t = v("u32"), v("u32"), v("u64"), v("u32"), v("b1")
         out = v("u32")
-        ops += [Op("sget", "u32", (), {"reg": 0}, lo, 0), Op("sget", "u32", (), {"reg": 1}, hi, 0),
-                Op("pack64", "u64", (lo, hi), {}, addr, 0), Op("const", "u32", (), {"value": 1}, one, 0),
-                Op("cmp", "u32", (one, one), {"cond": "eq"}, t, 0),
-                Op("load", "u32", (addr, t), {"space": "global", "nbytes": 4, "words": 1}, out, 0)]
+        ops += [
+            Op("sget", "u32", (), {"reg": 0}, lo, 0),
+            Op("sget", "u32", (), {"reg": 1}, hi, 0),
+            Op("pack64", "u64", (lo, hi), {}, addr, 0),
+            Op("const", "u32", (), {"value": 1}, one, 0),
+            Op("cmp", "u32", (one, one), {"cond": "eq"}, t, 0),
+            Op("load", "u32", (addr, t), {"space": "global", "nbytes": 4, "words": 1}, out, 0),
+        ]
         return ops[-1], out
 
     b0, b1, b2, b3 = [], [], [], []
@@ -660,26 +711,33 @@ def test_preloads_need_the_dispatch_value_on_every_path():
     b1.append(Op("sset", "u32", (got,), {"reg": 0}, None, 0))
     second, _ = load_from_s01(b2)
     third, _ = load_from_s01(b3)
-    prog = Program([Block(0, 0, ops=b0, term=("branch", None, 1, 2)),
-                    Block(1, 4, ops=b1, term=("jump", 3)),
-                    Block(2, 8, ops=b2, term=("jump", 3)),
-                    Block(3, 12, ops=b3, term=("end",))], [], {}, 0)
-    assert preload.find(prog)[0] == [first, second]     # B3 is reached through B1's write
-    prog.blocks[3].term = ("branch", None, 0, 0)         # a loop back to the entry
+    prog = Program(
+        [
+            Block(0, 0, ops=b0, term=("branch", None, 1, 2)),
+            Block(1, 4, ops=b1, term=("jump", 3)),
+            Block(2, 8, ops=b2, term=("jump", 3)),
+            Block(3, 12, ops=b3, term=("end",)),
+        ],
+        [],
+        {},
+        0,
+    )
+    assert preload.find(prog)[0] == [first, second]  # B3 is reached through B1's write
+    prog.blocks[3].term = ("branch", None, 0, 0)  # a loop back to the entry
     assert preload.find(prog)[0] == []
-    prog.blocks[3].term = ("setpc", None)                # a jump we cannot follow: none at all
+    prog.blocks[3].term = ("setpc", None)  # a jump we cannot follow: none at all
     prog.blocks[1].ops = []
     assert preload.find(prog)[0] == []
 
 
 # 64 values live at once in a kernel bounded to 2 blocks of 1024 threads (32 registers)
-SPILLER = r'''extern "C" __global__ void __launch_bounds__(1024, 2) wl_main(float* a, float* b) {
+SPILLER = r"""extern "C" __global__ void __launch_bounds__(1024, 2) wl_main(float* a, float* b) {
   float x[64];
   for (int i = 0; i < 64; i++) x[i] = a[threadIdx.x * 64 + i];
   b[threadIdx.x] = 0.0f;                       /* may alias a: the loads cannot move below */
   for (int i = 0; i < 64; i++) a[threadIdx.x * 64 + i] = x[i] * x[63 - i];
 }
-'''
+"""
 
 
 def test_occupancy_bounded_build_unless_it_spills():
@@ -688,11 +746,13 @@ def test_occupancy_bounded_build_unless_it_spills():
     that spills more than SPILL_OK_BYTES (64 live values in 32 registers) counts as spilling;
     without a block size there is one, unbounded, build."""
     import re
+
     why = _nvrtc_problem()
     if why:
         pytest.skip(f"NVRTC unavailable: {why}")
     from wavelift.backends.cuda import compile as CC
     from wavelift.backends.cuda.codegen import baked_params, generate
+
     mem, cfg, _, _ = _vadd_dispatch(32)
     prog, base = translate_dispatch(mem, cfg)
     src = generate(prog, 32, "lane", 0, base, baked_params(cfg))[0]
@@ -719,6 +779,7 @@ def test_runtime_packs_preloads_and_guards_their_bytes():
     from wavelift.backends.cuda.runtime import Runtime
     from wavelift.trace.tracer import trace
     from wavelift.trace.windows import WindowSet
+
     mem, cfg, (a, b, c), n = _vadd_dispatch(32)
     prog, _ = translate_dispatch(mem, cfg)
     win = WindowSet(trace(mem, cfg), mem)
@@ -728,9 +789,17 @@ def test_runtime_packs_preloads_and_guards_their_bytes():
     ((po_name, po), (pre_name, pre)), complete = rt._preloads(True)
     assert complete
     assert (po_name, pre_name) == ("WL_PO", "WL_PRE")
-    assert list(po) == [0, 1, 2, 6]                     # 1 + 1 + 4 + 2 words
-    assert list(pre[:8]) == [256 | (1 << 16), n, a & 0xFFFFFFFF, a >> 32, b & 0xFFFFFFFF, b >> 32,
-                             c & 0xFFFFFFFF, c >> 32]
+    assert list(po) == [0, 1, 2, 6]  # 1 + 1 + 4 + 2 words
+    assert list(pre[:8]) == [
+        256 | (1 << 16),
+        n,
+        a & 0xFFFFFFFF,
+        a >> 32,
+        b & 0xFFFFFFFF,
+        b >> 32,
+        c & 0xFFFFFFFF,
+        c >> 32,
+    ]
     assert len(rt.mirrored) == 4
     rt.mirrored = []
     ((_, po), (_, pre)), complete = rt._preloads(False)
@@ -747,6 +816,7 @@ def test_constants_guard_preloaded_and_mirrored_bytes():
     from wavelift.backends.cuda.runtime import Runtime
     from wavelift.trace.tracer import trace
     from wavelift.trace.windows import WindowSet
+
     mem, cfg, _, n = _vadd_dispatch(32)
     prog, base = translate_dispatch(mem, cfg)
     win = WindowSet(trace(mem, cfg), mem)
@@ -755,17 +825,21 @@ def test_constants_guard_preloaded_and_mirrored_bytes():
     k = next(i for i, (s0, e0) in enumerate(zip(win.starts, win.ends)) if s0 <= kernarg < e0)
     put = {}
     plain = SimpleNamespace(put_constant=lambda name, host: put.__setitem__(("plain", name), host))
-    mod = SimpleNamespace(program=prog, preloads=pre, slots=slots,
-                          hints=np.full(len(slots), k, np.int64),   # uniform loads: kernarg window
-                          put_constant=lambda name, host: put.__setitem__(("own", name), host))
+    mod = SimpleNamespace(
+        program=prog,
+        preloads=pre,
+        slots=slots,
+        hints=np.full(len(slots), k, np.int64),  # uniform loads: kernarg window
+        put_constant=lambda name, host: put.__setitem__(("own", name), host),
+    )
     mod.variant = lambda complete: mod if complete else plain
     rt = Runtime(mod, cfg, win, "lane", 1000)
     P = np.zeros(64, np.uint32)
     rt._set_constants(P, True)
     assert rt.k is mod and ("own", "WL_PRE") in put
     window = (int(win.offs[k]), int(win.ends[k]) - int(win.starts[k]))
-    assert window in rt.mirrored                                      # the mirrored window
-    assert sum(r != window for r in rt.mirrored) == 4                 # and the 4 preloads' bytes
+    assert window in rt.mirrored  # the mirrored window
+    assert sum(r != window for r in rt.mirrored) == 4  # and the 4 preloads' bytes
     rt._set_constants(P, False)
     assert rt.k is plain and rt.mirrored == [] and ("plain", "WL_PO") in put
 
@@ -783,6 +857,7 @@ def test_wave_syncs_carry_across_blocks():
     edge), a phase's entry (s_barrier) or an s_setpc target keeps it."""
     from wavelift.backends.cuda.codegen import kernel_source
     from wavelift.translate.ir import Block, Op, Program, Value
+
     ids = iter(range(1000))
 
     def v(t, uniform=False):
@@ -790,20 +865,25 @@ def test_wave_syncs_carry_across_blocks():
 
     def access(ops, store=False):
         lo, hi, addr, m = v("u32"), v("u32"), v("u64"), v("b1")
-        ops += [Op("vget", "u32", (), {"reg": 0}, lo, 0), Op("vget", "u32", (), {"reg": 1}, hi, 0),
-                Op("pack64", "u64", (lo, hi), {}, addr, 0), Op("exec", "b1", (), {}, m, 0)]
+        ops += [
+            Op("vget", "u32", (), {"reg": 0}, lo, 0),
+            Op("vget", "u32", (), {"reg": 1}, hi, 0),
+            Op("pack64", "u64", (lo, hi), {}, addr, 0),
+            Op("exec", "b1", (), {}, m, 0),
+        ]
         if store:
             ops.append(Op("store", "u32", (addr, m, lo), {"space": "global", "nbytes": 4}, None, 0))
         else:
-            ops.append(Op("load", "u32", (addr, m), {"space": "global", "nbytes": 4, "words": 1},
-                          v("u32"), 0))
+            ops.append(
+                Op("load", "u32", (addr, m), {"space": "global", "nbytes": 4, "words": 1}, v("u32"), 0)
+            )
         return ops
 
     def src(terms, stores=()):
         blocks = []
         for i, t in enumerate(terms):
             ops = access([], i in stores)
-            if t[0] in ("branch", "setpc"):                  # a uniform condition / target
+            if t[0] in ("branch", "setpc"):  # a uniform condition / target
                 c = v("b1" if t[0] == "branch" else "u64", True)
                 ops.append(Op("const", c.type, (), {"value": 4}, c, 0))
                 t = (t[0], c) + t[2:]
@@ -811,16 +891,16 @@ def test_wave_syncs_carry_across_blocks():
         prog = Program(blocks, [], {4 * i: i for i in range(len(terms))}, 2)
         return kernel_source(prog, 64, "lane", 0, 0)
 
-    s = src([("jump", 1), ("end",)])                         # load; load
+    s = src([("jump", 1), ("end",)])  # load; load
     assert [_syncs_before_first_access(s, b) for b in (0, 1)] == [0, 0]
-    s = src([("jump", 1), ("end",)], stores={0})             # store; load: ordered
+    s = src([("jump", 1), ("end",)], stores={0})  # store; load: ordered
     assert _syncs_before_first_access(s, 1) == 1
     # load; loop { load; store } -- the back edge brings the store to the loop's load
     s = src([("jump", 1), ("jump", 2), ("branch", None, 1, 3), ("end",)], stores={2})
     assert [_syncs_before_first_access(s, b) for b in (1, 2)] == [1, 1]
-    s = src([("barrier", 1), ("end",)])                      # a phase's entry
+    s = src([("barrier", 1), ("end",)])  # a phase's entry
     assert [_syncs_before_first_access(s, b) for b in (0, 1)] == [1, 1]
-    s = src([("setpc", None), ("end",)])                     # an s_setpc target (the program's every block)
+    s = src([("setpc", None), ("end",)])  # an s_setpc target (the program's every block)
     assert [_syncs_before_first_access(s, b) for b in (0, 1)] == [1, 1]
 
 
@@ -830,16 +910,18 @@ def test_vadd_wave64_loads_after_the_ballot_need_no_sync():
     loads starts with none pending (one wave sync left in it: before the store, for the other
     warp's loads)."""
     from wavelift.backends.cuda.codegen import kernel_source
+
     for name, prog, cfg, base, _ in _programs():
         if prog is None or "vadd" not in name or "basic-O2-w64" not in name:
             continue
         src = kernel_source(prog, cfg.wave_size, "lane", cfg.scratch_wave_bytes, base)
-        blk = next(b.index for b in prog.blocks if any(
-            op.name == "load" and not op.out.uniform for op in b.ops))
+        blk = next(
+            b.index for b in prog.blocks if any(op.name == "load" and not op.out.uniform for op in b.ops)
+        )
         body = src.split(f"\nB{blk}: {{\n", 1)[1].split("\n}\n", 1)[0]
         lines = body.split("\n")
         first = next(i for i, x in enumerate(lines) if x.endswith(", lane, true);"))
-        assert "bar.sync" not in lines[first - 1], name      # (was: a sync before the load)
+        assert "bar.sync" not in lines[first - 1], name  # (was: a sync before the load)
         # the uniform loads' exchanges (when not preloaded) and the store's sync
         assert body.count("bar.sync") == body.count("if (lane == 0u) { wl_gload(") + 1, name
         return

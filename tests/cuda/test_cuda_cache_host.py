@@ -1,6 +1,7 @@
 """The CUDA backend's cubin cache follows the trusted-cache rules (backends/disk_cache.py,
 docs/decisions/0016-trusted-caches.md), checked without NVRTC or a GPU: compile.cached_compile
 with the NVRTC build replaced by a stand-in that records each call."""
+
 import hashlib
 import os
 
@@ -11,7 +12,7 @@ from wavelift.backends.cuda import compile as cc
 
 ARCH = "sm_90"
 KEY = ("module", 1)
-SOURCE = "extern \"C\" __global__ void wl_main() {}\n"
+SOURCE = 'extern "C" __global__ void wl_main() {}\n'
 
 
 @pytest.fixture
@@ -23,6 +24,7 @@ def nvrtc(monkeypatch, tmp_path):
     def fake(source, arch=cc.DEFAULT_ARCH):
         calls.append(source)
         return b"\x7fELF cubin of " + hashlib.sha256(source.encode()).digest()
+
     monkeypatch.setattr(cc, "nvrtc_compile", fake)
     d = tmp_path / "cuda"
     monkeypatch.setenv("WAVELIFT_CUDA_CACHE", str(d))
@@ -55,7 +57,7 @@ def test_altered_cubin_is_compiled_again(nvrtc):
     good = cc.cached_compile(KEY, SOURCE, ARCH)[0]
     entry_path(d, good).write_bytes(b"planted")
     assert cc.cached_compile(KEY, SOURCE, ARCH)[::2] == (good, "nvrtc")
-    assert cc.cached_compile(KEY, SOURCE, ARCH)[::2] == (good, "disk")    # written over
+    assert cc.cached_compile(KEY, SOURCE, ARCH)[::2] == (good, "disk")  # written over
 
 
 def test_symlinked_cubin_is_not_used(nvrtc, tmp_path):

@@ -6,6 +6,7 @@ guesses say (right, stale, none), the alignment, the size or the table's size (c
 tables up to WL_CW windows, global ones beyond); an address outside every window -- a
 non-canonical one, or an access that would wrap past 2^64 onto the window at 0 -- escapes and
 touches nothing.  No GPU needed; skips without g++."""
+
 from __future__ import annotations
 
 import ctypes
@@ -59,19 +60,29 @@ def memlib(tmp_path_factory):
         pytest.skip("g++ not installed")
     from wavelift.backends.cuda import codegen as G
     from wavelift.backends.cuda.prelude import PRELUDE
-    head = PRELUDE[:PRELUDE.index("/* wave64:")]
+
+    head = PRELUDE[: PRELUDE.index("/* wave64:")]
     # the address checks (shared with the native tier: host.prelude_semantics), then windows
-    win = PRELUDE[PRELUDE.index("/* guest addresses"):
-                  PRELUDE.index("/* ----------------------------------------------------------------------- atomics */")]
-    defs = (f"#define WL_MEMFN __forceinline__\n#define WL_NSLOT {NSLOT}u\n#define WL_NGUESS {NSLOT}u\n"
-            "#define WL_MIRROR_WORDS 1u\n#define WL_NPRE 1u\n#define WL_PRE_WORDS 1u\n")
+    win = PRELUDE[
+        PRELUDE.index("/* guest addresses") : PRELUDE.index(
+            "/* ----------------------------------------------------------------------- atomics */"
+        )
+    ]
+    defs = (
+        f"#define WL_MEMFN __forceinline__\n#define WL_NSLOT {NSLOT}u\n#define WL_NGUESS {NSLOT}u\n"
+        "#define WL_MIRROR_WORDS 1u\n#define WL_NPRE 1u\n#define WL_PRE_WORDS 1u\n"
+    )
     d = tmp_path_factory.mktemp("mem")
     src = d / "mem.cpp"
     from wavelift.backends.host import HOST_SHIM
+
     src.write_text(HOST_SHIM + SHIM + head + win + defs + G._CTX + DRIVER)
     lib = d / "mem.so"
-    r = subprocess.run([gxx, "-O1", "-std=c++17", "-w", "-shared", "-fPIC", f"-I{HERE}", str(src),
-                        "-o", str(lib)], capture_output=True, text=True)
+    r = subprocess.run(
+        [gxx, "-O1", "-std=c++17", "-w", "-shared", "-fPIC", f"-I{HERE}", str(src), "-o", str(lib)],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stderr[:4000]
     return ctypes.CDLL(str(lib))
 
@@ -80,7 +91,7 @@ def _layout(rng, n):
     """n windows as WindowSet places them: sorted, apart, each at an arena offset congruent to
     its address mod 8; a few in the upper canonical half."""
     starts, ends, offs, pos = [], [], [], 0
-    a = -16                                   # the first window at address 0 (decision 0014)
+    a = -16  # the first window at address 0 (decision 0014)
     for k in range(n):
         a += int(rng.integers(16, 4096)) if k else 16
         if k == n - 2:
@@ -101,18 +112,25 @@ def _accesses(rng, starts, ends, sizes):
     for n in map(int, sizes):
         k = int(rng.integers(0, len(starts)))
         r = rng.random()
-        if r < 0.6:                           # inside (or straddling the end of) a window
+        if r < 0.6:  # inside (or straddling the end of) a window
             a = starts[k] + int(rng.integers(0, ends[k] - starts[k]))
             if rng.random() < 0.7:
                 a &= ~(min(n, 4) - 1) if n in (1, 2, 4, 8, 12, 16) else ~0
-        elif r < 0.75:                        # just before / at the end of a window
-            a = starts[k] - int(rng.integers(1, 4)) if rng.random() < 0.5 else ends[k] - n + int(rng.integers(0, 3))
-        elif r < 0.85:                        # a non-canonical spelling of a window's address
-            a = (starts[k] & 0xFFFF_FFFF_FFFF) | (int(rng.integers(1, 0xFFFF)) << 48) if starts[k] < (1 << 47) else \
-                starts[k] & 0xFFFF_FFFF_FFFF
-        elif r < 0.9:                         # the top of the space: wraps onto window 0 at 0
+        elif r < 0.75:  # just before / at the end of a window
+            a = (
+                starts[k] - int(rng.integers(1, 4))
+                if rng.random() < 0.5
+                else ends[k] - n + int(rng.integers(0, 3))
+            )
+        elif r < 0.85:  # a non-canonical spelling of a window's address
+            a = (
+                (starts[k] & 0xFFFF_FFFF_FFFF) | (int(rng.integers(1, 0xFFFF)) << 48)
+                if starts[k] < (1 << 47)
+                else starts[k] & 0xFFFF_FFFF_FFFF
+            )
+        elif r < 0.9:  # the top of the space: wraps onto window 0 at 0
             a = (1 << 64) - int(rng.integers(1, 17))
-        else:                                 # anywhere
+        else:  # anywhere
             a = int(rng.integers(0, 1 << 63))
         addr.append(a & 0xFFFF_FFFF_FFFF_FFFF)
         nb.append(n)
@@ -154,26 +172,42 @@ def test_loads_and_stores_hit_exactly_their_bytes(memlib, nwin, seed):
     written = np.zeros(size + 8, np.uint8)
     out = np.zeros((count, 4), np.uint32)
     escaped = np.zeros(count, np.uint32)
-    u64 = lambda x: np.ascontiguousarray(np.asarray(x, dtype=np.uint64))   # noqa: E731
-    p = lambda x: x.ctypes.data_as(ctypes.c_void_p)                        # noqa: E731
+    u64 = lambda x: np.ascontiguousarray(np.asarray(x, dtype=np.uint64))  # noqa: E731
+    p = lambda x: x.ctypes.data_as(ctypes.c_void_p)  # noqa: E731
     ws, we, wo = u64(starts), u64(ends), np.asarray(offs, np.int64)
     A, NB = u64(addr), np.asarray(nb, np.uint32)
     # one access per call, so the reference can follow stores in order
     ref_written = np.zeros_like(written)
     for i in range(count):
-        lib.wl_test(p(ws), p(we), p(wo), ctypes.c_uint(nwin), p(gb), p(gl), p(go), p(arena), p(written),
-                    p(A[i:]), p(NB[i:]), p(slot[i:]), p(store[i:]), p(data[i:]), ctypes.c_long(1),
-                    p(out[i:]), p(escaped[i:]))
+        lib.wl_test(
+            p(ws),
+            p(we),
+            p(wo),
+            ctypes.c_uint(nwin),
+            p(gb),
+            p(gl),
+            p(go),
+            p(arena),
+            p(written),
+            p(A[i:]),
+            p(NB[i:]),
+            p(slot[i:]),
+            p(store[i:]),
+            p(data[i:]),
+            ctypes.c_long(1),
+            p(out[i:]),
+            p(escaped[i:]),
+        )
         ix = _where(addr[i], nb[i], starts, ends, offs)
         assert bool(escaped[i]) == (ix is None), (i, hex(addr[i]), nb[i], ix)
         if ix is None:
             continue
         if store[i]:
-            ref[ix:ix + nb[i]] = data[i].view(np.uint8)[:nb[i]]
-            ref_written[ix:ix + nb[i]] = 1
+            ref[ix : ix + nb[i]] = data[i].view(np.uint8)[: nb[i]]
+            ref_written[ix : ix + nb[i]] = 1
         else:
             want = np.zeros(16, np.uint8)
-            want[:nb[i]] = ref[ix:ix + nb[i]]
+            want[: nb[i]] = ref[ix : ix + nb[i]]
             assert list(out[i]) == list(want.view(np.uint32)), (i, hex(addr[i]), nb[i])
     assert (arena[:size] == ref[:size]).all()
     assert (written == ref_written).all()

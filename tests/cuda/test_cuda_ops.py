@@ -3,6 +3,7 @@ IR Builder, generated in both wave sizes and both scratch modes; the set of ops 
 be every op the IR defines and every op the NumPy backend lowers, so a new IR op fails this test
 until the CUDA backend (and this table) handle it.  NVRTC compiles one module holding them all.
 """
+
 from __future__ import annotations
 
 import pathlib
@@ -21,14 +22,26 @@ def _c(b, t, v):
 
 def _ops(b: Builder):
     """name -> a function emitting that op into builder b (the op and its natural operands)."""
-    u = lambda v=3: _c(b, "u32", v)                         # noqa: E731
-    f = lambda v=1.5: _c(b, "f32", v)                       # noqa: E731
-    lane = lambda: b.lane_id()                              # noqa: E731
-    ex = lambda: b.exec()                                   # noqa: E731
-    sw = lambda o: b.bin("add", "u64", b.bin("mul", "u64", b.cvt("u64", o), _c(b, "u64", 4)),   # noqa: E731
-                         b.cvt("u64", b.bin("shl", "u32", lane(), u(2))))
-    put = lambda v: b.vset(5, v if v.type == "u32" else b.cvt("u32", v) if not ir.is_float(v.type)   # noqa: E731
-                           else b.bitcast("u32", b.cvt("f32", v)) if v.type != "f64" else b.lo32(b.bitcast("u64", v)))
+    u = lambda v=3: _c(b, "u32", v)  # noqa: E731
+    f = lambda v=1.5: _c(b, "f32", v)  # noqa: E731
+    lane = lambda: b.lane_id()  # noqa: E731
+    ex = lambda: b.exec()  # noqa: E731
+    sw = lambda o: b.bin(
+        "add",
+        "u64",
+        b.bin("mul", "u64", b.cvt("u64", o), _c(b, "u64", 4)),  # noqa: E731
+        b.cvt("u64", b.bin("shl", "u32", lane(), u(2))),
+    )
+    put = lambda v: b.vset(
+        5,
+        v
+        if v.type == "u32"
+        else b.cvt("u32", v)
+        if not ir.is_float(v.type)  # noqa: E731
+        else b.bitcast("u32", b.cvt("f32", v))
+        if v.type != "f64"
+        else b.lo32(b.bitcast("u64", v)),
+    )
     spec = {
         "const": lambda: put(u(7)),
         "sget": lambda: put(b.sget(4)),
@@ -53,23 +66,44 @@ def _ops(b: Builder):
         "fma_to": lambda: put(b.emit("fma_to", "f16", f(), f(2.0), f(0.25))),
         "trig_preop": lambda: put(b.emit("trig_preop", "f64", _c(b, "f64", 3.0), lane())),
         "ldexp": lambda: put(b.emit("ldexp", "f32", f(), b.bitcast("i32", lane()))),
-        "isclass": lambda: put(b.emit("isclass", "u32", f(), u(0x3ff))),
+        "isclass": lambda: put(b.emit("isclass", "u32", f(), u(0x3FF))),
         "fin": lambda: put(b.emit("fin", "f32", f())),
         "fout": lambda: put(b.emit("fout", "f32", f())),
         "frexp_exp": lambda: put(b.emit("frexp_exp", "i32", f())),
-        "refuse_if": lambda: b.effect("refuse_if", "b1", b.bin("and", "b1", ex(), b.cmp("eq", "u32", lane(), u(99))),
-                                      why="a test"),
+        "refuse_if": lambda: b.effect(
+            "refuse_if", "b1", b.bin("and", "b1", ex(), b.cmp("eq", "u32", lane(), u(99))), why="a test"
+        ),
         # memory: global, lds and scratch (a scratch_* instruction: unaligned crossings split)
-        "load": lambda: [put(b.emit("word", "u32", b.emit("load", "u32", a, ex(), uniform=False, space=sp,
-                                                           nbytes=nb, words=1), k=0))
-                         for sp, a, nb in (("global", _c(b, "u64", 0x1000), 4), ("lds", u(8), 2),
-                                           ("scratch", sw(u(6)), 4), ("scratch", sw(u(5)), 2))],
-        "word": lambda: None,                                      # with load
-        "store": lambda: [b.effect("store", "u32", a, ex(), lane(), space=sp, nbytes=nb)
-                          for sp, a, nb in (("global", _c(b, "u64", 0x1000), 4), ("lds", u(8), 1),
-                                            ("scratch", sw(u(7)), 4), ("scratch", sw(u(3)), 2))],
-        "atomic": lambda: [put(b.emit("atomic", "u32", a, ex(), lane(), uniform=False, space=sp, op="add", bits=32))
-                           for sp, a in (("global", _c(b, "u64", 0x1000)), ("lds", u(8)), ("scratch", sw(u(4))))],
+        "load": lambda: [
+            put(
+                b.emit(
+                    "word",
+                    "u32",
+                    b.emit("load", "u32", a, ex(), uniform=False, space=sp, nbytes=nb, words=1),
+                    k=0,
+                )
+            )
+            for sp, a, nb in (
+                ("global", _c(b, "u64", 0x1000), 4),
+                ("lds", u(8), 2),
+                ("scratch", sw(u(6)), 4),
+                ("scratch", sw(u(5)), 2),
+            )
+        ],
+        "word": lambda: None,  # with load
+        "store": lambda: [
+            b.effect("store", "u32", a, ex(), lane(), space=sp, nbytes=nb)
+            for sp, a, nb in (
+                ("global", _c(b, "u64", 0x1000), 4),
+                ("lds", u(8), 1),
+                ("scratch", sw(u(7)), 4),
+                ("scratch", sw(u(3)), 2),
+            )
+        ],
+        "atomic": lambda: [
+            put(b.emit("atomic", "u32", a, ex(), lane(), uniform=False, space=sp, op="add", bits=32))
+            for sp, a in (("global", _c(b, "u64", 0x1000)), ("lds", u(8)), ("scratch", sw(u(4))))
+        ],
     }
     for n in ("add", "sub", "mul", "mulhi", "and", "or", "xor", "min", "max", "shl", "shr", "sar"):
         spec[n] = (lambda n: lambda: put(b.bin(n, "u32", lane(), u())))(n)
@@ -77,13 +111,29 @@ def _ops(b: Builder):
         spec[n] = (lambda n: lambda: put(b.un(n, "u32", lane())))(n)
     for n in ("fadd", "fsub", "fmul", "fdiv", "fmin", "fmax"):
         spec[n] = (lambda n: lambda: put(b.bin(n, "f32", f(), b.cvt("f32", lane()))))(n)
-    for n in ("fneg", "fabs", "floor", "ceil", "trunc", "rndne", "fract", "sqrt", "rcp", "rsq",
-              "exp2", "log2", "sin", "cos", "frexp_mant"):
+    for n in (
+        "fneg",
+        "fabs",
+        "floor",
+        "ceil",
+        "trunc",
+        "rndne",
+        "fract",
+        "sqrt",
+        "rcp",
+        "rsq",
+        "exp2",
+        "log2",
+        "sin",
+        "cos",
+        "frexp_mant",
+    ):
         spec[n] = (lambda n: lambda: put(b.un(n, "f32", b.cvt("f32", lane()))))(n)
 
-    def fnan():                             # r, then its NaN sources (MODE.IEEE clear)
+    def fnan():  # r, then its NaN sources (MODE.IEEE clear)
         x, y = f(), b.cvt("f32", lane())
         put(b.emit("fnan", "f32", b.bin("fadd", "f32", x, y), x, y))
+
     spec["fnan"] = fnan
     return spec
 
@@ -98,8 +148,9 @@ def _program(names, wave_size):
         enc = "SCRATCH" if n in ("load", "store", "atomic") else "VOP3"
         instrs.append(types.SimpleNamespace(offset=4 * i, text=f"op_{i}", encoding=enc, name=n))
         spec[n]()
-    blk = Block(0, 0, instrs=list(range(len(names))), ops=b.ops, term=("end",), valu=len(names),
-                uses_float=True)
+    blk = Block(
+        0, 0, instrs=list(range(len(names))), ops=b.ops, term=("end",), valu=len(names), uses_float=True
+    )
     return Program([blk], instrs, {0: 0}, max_vgpr=5, uses_scratch=True)
 
 
@@ -109,6 +160,7 @@ def _numpy_lowered_names() -> set[str]:
     from wavelift.backends.numpy import codegen as NC
     from wavelift.backends.numpy import expr as NE
     from wavelift.backends.numpy import optimize as NO
+
     src = pathlib.Path(NC.__file__).read_text() + pathlib.Path(NE.__file__).read_text()
     names = set(re.findall(r'\bn == "(\w+)"', src))
     for grp in re.findall(r"\bn in \(([^)]*)\)", src):
@@ -131,9 +183,10 @@ def test_op_table_covers_the_ir_and_the_numpy_backend():
 def test_every_ir_op_lowers(name):
     from wavelift.backends.cuda.codegen import kernel_source
     from wavelift.backends.numpy.codegen import compile_program
+
     for ws in (32, 64):
         prog = _program([name], ws)
-        compile_program(prog, ws)                   # the case is valid IR for the NumPy backend
+        compile_program(prog, ws)  # the case is valid IR for the NumPy backend
         for mode in ("lane", "wave"):
             for wb in (0, 1024):
                 src = kernel_source(prog, ws, mode, wb, 0)
@@ -142,6 +195,7 @@ def test_every_ir_op_lowers(name):
 
 def _nvrtc_problem():
     from wavelift.backends.cuda.compile import nvrtc_problem
+
     return nvrtc_problem()
 
 
@@ -152,12 +206,14 @@ def test_all_ops_module_compiles(ws, mode):
         pytest.skip(f"NVRTC unavailable: {why}")
     from wavelift.backends.cuda.codegen import kernel_source
     from wavelift.backends.cuda.compile import nvrtc_compile
+
     src = kernel_source(_program(ALL_OPS, ws), ws, mode, 2048, 0)
     assert nvrtc_compile(src, "sm_90")[:4] == b"\x7fELF"
 
 
 def test_refuse_if_is_wave_uniform_and_named_on_the_host():
     from wavelift.backends.cuda.codegen import kernel_source, refusal_table
+
     for ws, any_ in ((32, "__any_sync(WL_FULL,"), (64, "wl_any64(")):
         prog = _program(["refuse_if"], ws)
         src = kernel_source(prog, ws, "lane", 0, 0)
@@ -165,11 +221,12 @@ def test_refuse_if_is_wave_uniform_and_named_on_the_host():
         assert any_ in line and "goto WL_STOP" in line
         assert refusal_table(prog) == [(0, "a test", "program.unsupported_instruction")]
         op = next(op for b in prog.blocks for op in b.ops if op.name == "refuse_if")
-        op.attrs["code"] = "image.unsupported_layout"             # a named code reaches the host
+        op.attrs["code"] = "image.unsupported_layout"  # a named code reaches the host
         assert refusal_table(prog) == [(0, "a test", "image.unsupported_layout")]
     # the host turns the kernel's status words (flag, instruction, refuse_if ordinal) into it
     from wavelift.backends.cuda.runtime import G_FLAGS, Runtime
     from wavelift.errors import Refused
+
     rt = types.SimpleNamespace(m=types.SimpleNamespace(program=prog))
     status = [G_FLAGS["refuse"], 0, 0, 0, 0, G_FLAGS["refuse"]]
     with pytest.raises(Refused) as e:
@@ -181,6 +238,7 @@ def test_refuse_if_is_wave_uniform_and_named_on_the_host():
 def test_scratch_split_only_for_flat_scratch():
     """scratch_* accesses that cross a dword go byte by byte; MUBUF keeps the alignment rule."""
     from wavelift.backends.cuda.codegen import kernel_source
+
     prog = _program(["load"], 32)
     assert "wl_sbyte(sa" in kernel_source(prog, 32, "lane", 1024, 0)
     prog.instructions[0].encoding = "MUBUF"
@@ -192,6 +250,7 @@ def test_scratch_byte_addresses_match_numpy():
     import numpy as np
 
     from wavelift.backends.numpy.runtime import Runtime
+
     for W in (32, 64):
         rt = types.SimpleNamespace(L=W)
         a = np.array([[4 * W * 3 + 4 * 5 + 3, 4 * W + 4 * (W - 1) + 2, 1]], np.uint64)

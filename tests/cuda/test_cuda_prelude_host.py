@@ -2,6 +2,7 @@
 through a small shim (wavelift/backends/host.py maps the __d*_rn intrinsics onto IEEE host
 arithmetic), agree bit for bit with the NumPy backend's helpers.  No GPU needed; skips without
 g++.  (The NaN fix-ups the GPU needs are no-ops on x86, which makes NaNs this way already.)"""
+
 from __future__ import annotations
 
 import pathlib
@@ -13,7 +14,7 @@ import pytest
 
 HERE = pathlib.Path(__file__).resolve().parent
 
-MAIN = r'''
+MAIN = r"""
 #include <cstdio>
 int main() {
   char op[8];
@@ -40,7 +41,7 @@ int main() {
     }
   }
 }
-'''
+"""
 
 
 @pytest.fixture(scope="module")
@@ -50,46 +51,79 @@ def helper_exe(tmp_path_factory):
         pytest.skip("g++ not installed")
     from wavelift.backends import host
     from wavelift.backends.cuda.prelude import PRELUDE
+
     d = tmp_path_factory.mktemp("prelude")
     src = d / "t.cpp"
-    rd = PRELUDE[PRELUDE.index("__device__ __forceinline__ void wl_read("):
-                 PRELUDE.index("__device__ __forceinline__ void wl_write(")]
-    src.write_text(host.CUDA_KEYWORDS + host.prelude_semantics() + rd + MAIN)   # (wl_read: CUDA text)
+    rd = PRELUDE[
+        PRELUDE.index("__device__ __forceinline__ void wl_read(") : PRELUDE.index(
+            "__device__ __forceinline__ void wl_write("
+        )
+    ]
+    src.write_text(host.CUDA_KEYWORDS + host.prelude_semantics() + rd + MAIN)  # (wl_read: CUDA text)
     exe = d / "t"
-    r = subprocess.run([gxx, "-O1", "-ffp-contract=off", "-std=c++17", "-w", f"-I{HERE}", str(src), "-o", str(exe)],
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        [gxx, "-O1", "-ffp-contract=off", "-std=c++17", "-w", f"-I{HERE}", str(src), "-o", str(exe)],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stderr[:3000]
     return exe
 
 
 def _run(exe, lines):
-    return subprocess.run([str(exe)], input="\n".join(lines) + "\n", capture_output=True, text=True,
-                          check=True).stdout.split()
+    return subprocess.run(
+        [str(exe)], input="\n".join(lines) + "\n", capture_output=True, text=True, check=True
+    ).stdout.split()
 
 
 def test_trig_preop_matches_numpy(helper_exe):
     from wavelift.backends.numpy import helpers as H
+
     rng = np.random.default_rng(1)
-    xs = [(((e << 52) | int(rng.integers(0, 1 << 52)) | (int(rng.integers(0, 2)) << 63)), seg)
-          for e in list(range(0, 2048, 7)) + [1077, 1078, 1967, 1968, 2046, 2047]
-          for seg in (0, 1, 2, 5, 17, 31, 33)]
+    xs = [
+        (((e << 52) | int(rng.integers(0, 1 << 52)) | (int(rng.integers(0, 2)) << 63)), seg)
+        for e in list(range(0, 2048, 7)) + [1077, 1078, 1967, 1968, 2046, 2047]
+        for seg in (0, 1, 2, 5, 17, 31, 33)
+    ]
     got = [int(v, 16) for v in _run(helper_exe, [f"t {x:x} {s}" for x, s in xs])]
-    ref = H.trig_preop(np.array([x for x, _ in xs], np.uint64).view(np.float64),
-                       np.array([s for _, s in xs], np.uint32)).view(np.uint64)
+    ref = H.trig_preop(
+        np.array([x for x, _ in xs], np.uint64).view(np.float64), np.array([s for _, s in xs], np.uint32)
+    ).view(np.uint64)
     bad = [(hex(xs[i][0]), xs[i][1]) for i in range(len(xs)) if got[i] != int(ref[i])]
     assert not bad, bad[:5]
 
 
 def test_fma_to_f16_matches_numpy(helper_exe):
     from wavelift.backends.numpy import helpers as H
+
     rng = np.random.default_rng(2)
-    vals = np.concatenate([rng.integers(0, 1 << 32, 4000, dtype=np.uint64).astype(np.uint32),
-                           rng.normal(0, 8, 4000).astype(np.float32).view(np.uint32),
-                           np.array([0, 0x80000000, 0x7f800000, 0xff800000, 0x7fc00000, 0x7f800001,
-                                     0x3f800000, 0x33000000, 0x477ff000, 0x38800000, 1], np.uint32)])
+    vals = np.concatenate(
+        [
+            rng.integers(0, 1 << 32, 4000, dtype=np.uint64).astype(np.uint32),
+            rng.normal(0, 8, 4000).astype(np.float32).view(np.uint32),
+            np.array(
+                [
+                    0,
+                    0x80000000,
+                    0x7F800000,
+                    0xFF800000,
+                    0x7FC00000,
+                    0x7F800001,
+                    0x3F800000,
+                    0x33000000,
+                    0x477FF000,
+                    0x38800000,
+                    1,
+                ],
+                np.uint32,
+            ),
+        ]
+    )
     n = 20000
     a, b, c = (rng.choice(vals, n) for _ in range(3))
-    got = np.array([int(v, 16) for v in _run(helper_exe, [f"f {x:x} {y:x} {z:x}" for x, y, z in zip(a, b, c)])])
+    got = np.array(
+        [int(v, 16) for v in _run(helper_exe, [f"f {x:x} {y:x} {z:x}" for x, y, z in zip(a, b, c)])]
+    )
     with np.errstate(all="ignore"):
         ref = H.fma(a.view(np.float32), b.view(np.float32), c.view(np.float32), np.float16).view(np.uint16)
     bad = np.flatnonzero(got != ref)
@@ -101,8 +135,9 @@ def test_add_with_carry_is_the_wide_sum(helper_exe):
     carry) is the 64-bit sum, at the carry's edges and on random values."""
     rng = np.random.default_rng(4)
     edge = [0, 1, 2, 0x7FFFFFFF, 0x80000000, 0x80000001, 0xFFFFFFFE, 0xFFFFFFFF]
-    pairs = [(a, b) for a in edge for b in edge] + \
-        [tuple(int(v) for v in rng.integers(0, 1 << 32, 2, dtype=np.uint64)) for _ in range(200)]
+    pairs = [(a, b) for a in edge for b in edge] + [
+        tuple(int(v) for v in rng.integers(0, 1 << 32, 2, dtype=np.uint64)) for _ in range(200)
+    ]
     got = [int(v, 16) for v in _run(helper_exe, [f"a {a:x} {b:x}" for a, b in pairs])]
     assert got == [a + b for a, b in pairs]
 
@@ -111,15 +146,32 @@ def test_group_division_matches_python(helper_exe):
     """wl_udiv with codegen.div_magic's numbers is n // d for every u32 n (the kernel's group
     x/y/z from its flat index), checked at the edges and on random values."""
     from wavelift.backends.cuda.codegen import div_magic
+
     rng = np.random.default_rng(3)
-    ds = list(range(1, 70)) + [255, 256, 257, 1 << 16, 65535, 65537, 3 ** 20, (1 << 31) - 1,
-                               1 << 31, (1 << 31) + 1, (1 << 32) - 2, (1 << 32) - 1] + \
-        [int(v) for v in rng.integers(1, 1 << 32, 40, dtype=np.uint64)]
+    ds = (
+        list(range(1, 70))
+        + [
+            255,
+            256,
+            257,
+            1 << 16,
+            65535,
+            65537,
+            3**20,
+            (1 << 31) - 1,
+            1 << 31,
+            (1 << 31) + 1,
+            (1 << 32) - 2,
+            (1 << 32) - 1,
+        ]
+        + [int(v) for v in rng.integers(1, 1 << 32, 40, dtype=np.uint64)]
+    )
     cases = []
     for d in ds:
         m, sh = div_magic(d)
-        ns = {0, 1, d - 1, d, d + 1, 2 * d - 1, 2 * d, (1 << 32) - 1, (1 << 32) - 2, 1 << 31} | \
-            {int(v) for v in rng.integers(0, 1 << 32, 30, dtype=np.uint64)}
+        ns = {0, 1, d - 1, d, d + 1, 2 * d - 1, 2 * d, (1 << 32) - 1, (1 << 32) - 2, 1 << 31} | {
+            int(v) for v in rng.integers(0, 1 << 32, 30, dtype=np.uint64)
+        }
         cases += [(n, d, m, sh) for n in sorted(ns) if n < (1 << 32)]
     got = [int(v) for v in _run(helper_exe, [f"d {n} {m} {sh}" for n, _, m, sh in cases])]
     bad = [(n, d) for (n, d, _, _), q in zip(cases, got) if q != n // d]
@@ -136,10 +188,11 @@ def test_read_any_alignment(helper_exe):
         nb = int(rng.choice([1, 2, 4, 8, 12, 16, 32]))
         idx = int(rng.integers(0, 64 - nb + 1))
         lines.append("r " + buf.tobytes().hex() + f" {idx} {nb}")
-        b = buf[idx:idx + nb].tobytes() + bytes(32 - nb)
-        want.append(" ".join(f"{int.from_bytes(b[4 * k:4 * k + 4], 'little'):x}" for k in range(8)))
-    out = subprocess.run([str(helper_exe)], input="\n".join(lines) + "\n", capture_output=True,
-                         text=True, check=True).stdout.splitlines()
+        b = buf[idx : idx + nb].tobytes() + bytes(32 - nb)
+        want.append(" ".join(f"{int.from_bytes(b[4 * k : 4 * k + 4], 'little'):x}" for k in range(8)))
+    out = subprocess.run(
+        [str(helper_exe)], input="\n".join(lines) + "\n", capture_output=True, text=True, check=True
+    ).stdout.splitlines()
     bad = [(lines[i][-8:], out[i], want[i]) for i in range(len(lines)) if out[i] != want[i]]
     assert not bad, bad[:3]
 
@@ -152,15 +205,37 @@ def test_minmax_with_a_constant_is_wl_fmin_fmax(tmp_path):
 
     from wavelift.backends import host
     from wavelift.backends.cfamily.lowering import const_literal, minmax_const
+
     cxx = host.compiler()
     if cxx is None:
         pytest.skip("no host C++ compiler")
     f32 = np.float32
     consts = [0.0, -0.0, 255.0, -1.5, np.inf, -np.inf, 1e-45, -3e-39, np.nan]
-    xs = np.array([0, 0x80000000, 0x7f800000, 0xff800000, 0x7fc00000, 0xffc00001, 0x7f800001,
-                   0x00000001, 0x80000001, 0x007fffff, 0x3f800000, 0xbf800000, 0x437f0000,
-                   0x437f0001, 0x437effff, 0xbfc00000, 0x00000000 | 0x00200000], np.uint32)
-    xs = np.concatenate([xs, np.random.default_rng(7).integers(0, 1 << 32, 512, dtype=np.uint64).astype(np.uint32)])
+    xs = np.array(
+        [
+            0,
+            0x80000000,
+            0x7F800000,
+            0xFF800000,
+            0x7FC00000,
+            0xFFC00001,
+            0x7F800001,
+            0x00000001,
+            0x80000001,
+            0x007FFFFF,
+            0x3F800000,
+            0xBF800000,
+            0x437F0000,
+            0x437F0001,
+            0x437EFFFF,
+            0xBFC00000,
+            0x00000000 | 0x00200000,
+        ],
+        np.uint32,
+    )
+    xs = np.concatenate(
+        [xs, np.random.default_rng(7).integers(0, 1 << 32, 512, dtype=np.uint64).astype(np.uint32)]
+    )
     body, used = [], []
     for n in ("fmin", "fmax"):
         for c in consts:
@@ -172,18 +247,25 @@ def test_minmax_with_a_constant_is_wl_fmin_fmax(tmp_path):
                 assert (e is None) == expect_none, (n, c, e)
                 if e is not None:
                     used.append(e)
-                    body.append(f"  o[k++] = __float_as_uint({e}); o[k++] = __float_as_uint(wl_{n}({a[0]}, {a[1]}));")
+                    body.append(
+                        f"  o[k++] = __float_as_uint({e}); o[k++] = __float_as_uint(wl_{n}({a[0]}, {a[1]}));"
+                    )
     src = tmp_path / "m.cpp"
-    src.write_text(host.prelude_semantics() + 'extern "C" void t(const u32* in, u32* out, long n) {\n'
-                   "  for (long i = 0; i < n; i++) { const f32 x = __uint_as_float(in[i]); u32* o = out + i * "
-                   f"{2 * len(body)}; int k = 0;\n" + "\n".join(body) + "\n  }\n}\n")
+    src.write_text(
+        host.prelude_semantics() + 'extern "C" void t(const u32* in, u32* out, long n) {\n'
+        "  for (long i = 0; i < n; i++) { const f32 x = __uint_as_float(in[i]); u32* o = out + i * "
+        f"{2 * len(body)}; int k = 0;\n" + "\n".join(body) + "\n  }\n}\n"
+    )
     so = tmp_path / "m.so"
-    r = subprocess.run([cxx, "-O2", "-march=native", "-fno-trapping-math", *host.COMPILE_FLAGS, str(src), "-o", str(so)],
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        [cxx, "-O2", "-march=native", "-fno-trapping-math", *host.COMPILE_FLAGS, str(src), "-o", str(so)],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stderr[:3000]
     lib = ctypes.CDLL(str(so))
     out = np.zeros((len(xs), len(body), 2), np.uint32)
     lib.t(ctypes.c_void_p(xs.ctypes.data), ctypes.c_void_p(out.ctypes.data), ctypes.c_long(len(xs)))
-    assert len(used) == 2 * 2 * (len(consts) - 2)      # every case but NaN and each one's zero, both orders
+    assert len(used) == 2 * 2 * (len(consts) - 2)  # every case but NaN and each one's zero, both orders
     bad = np.argwhere(out[..., 0] != out[..., 1])
     assert not len(bad), [(hex(int(xs[i])), used[j]) for i, j in bad[:5]]

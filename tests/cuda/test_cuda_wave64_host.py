@@ -8,6 +8,7 @@ emulated by thread barriers; every register, copied into VGPRs at the end, and t
 must equal a reference evaluation of the IR.  A lowering that reads a half it does not have, or
 whose two warps meet at different barriers, fails (a mismatched barrier times out and fails).
 Skips without g++."""
+
 from __future__ import annotations
 
 import ctypes
@@ -25,7 +26,7 @@ W = 64
 M64 = (1 << 64) - 1
 PAIRS = [(VCC_LO, VCC_HI), (0, 1), (2, 3), (4, 5), (EXEC_LO, EXEC_HI)]
 SREGS = [0, 1, 2, 3, 4, 5, 10, 11, 12, VCC_LO, VCC_HI, EXEC_LO, EXEC_HI, SCC]
-NV = 6                  # v0..v5 inputs; the registers are copied to v16.. at the end
+NV = 6  # v0..v5 inputs; the registers are copied to v16.. at the end
 OUT_V = 16
 
 
@@ -75,38 +76,48 @@ class Gen:
         r = self.r
         k = r.randrange(14)
         P = r.choice(PAIRS[:4])
-        if k <= 2:                                   # v_cmp_* vcc/s[n:n+1], v, s|const
+        if k <= 2:  # v_cmp_* vcc/s[n:n+1], v, s|const
             a = self.op("vget", "u32", uniform=False, reg=r.randrange(NV))
-            b = self.const("u32", r.choice([0, 3, 1 << 30, 7 << 28])) if r.random() < 0.6 else self.sget(r.choice([0, 2, 10]))
+            b = (
+                self.const("u32", r.choice([0, 3, 1 << 30, 7 << 28]))
+                if r.random() < 0.6
+                else self.sget(r.choice([0, 2, 10]))
+            )
             c = self.op("cmp", "u32", (a, b), uniform=False, cond=r.choice(["lt", "gt", "eq", "ne"]))
-            self.set_pair(P, self.op("ballot", "u64", (self.op("and", "b1", (c, self.exec_()), uniform=False),)))
-        elif k == 3:                                 # s_and_saveexec_b64 s[2:3], P
+            self.set_pair(
+                P, self.op("ballot", "u64", (self.op("and", "b1", (c, self.exec_()), uniform=False),))
+            )
+        elif k == 3:  # s_and_saveexec_b64 s[2:3], P
             old = self.pair((EXEC_LO, EXEC_HI))
             new = self.op("and", "u64", (self.pair(P), old))
             self.set_pair((2, 3), old)
             self.set_pair((EXEC_LO, EXEC_HI), new)
             self.scc_of(new)
-        elif k == 4:                                 # s_{and,or,xor,andn2}_b64 D, A, B
+        elif k == 4:  # s_{and,or,xor,andn2}_b64 D, A, B
             a, b = self.pair(r.choice(PAIRS)), self.pair(r.choice(PAIRS))
             n = r.choice(["and", "or", "xor", "andn2"])
-            m = self.op("and", "u64", (a, self.op("not", "u64", (b,)))) if n == "andn2" else self.op(n, "u64", (a, b))
+            m = (
+                self.op("and", "u64", (a, self.op("not", "u64", (b,))))
+                if n == "andn2"
+                else self.op(n, "u64", (a, b))
+            )
             self.set_pair(r.choice(PAIRS[:4] + [PAIRS[4]] * (r.random() < 0.2)), m)
             if r.random() < 0.5:
                 self.scc_of(m)
-        elif k == 5:                                 # v_cndmask_b32 v, v, v, P
+        elif k == 5:  # v_cndmask_b32 v, v, v, P
             c = self.op("maskbit", "b1", (self.pair(P),), uniform=False)
             a = self.op("vget", "u32", uniform=False, reg=r.randrange(NV))
             b = self.op("vget", "u32", uniform=False, reg=r.randrange(NV))
             self.vset(r.randrange(NV), self.op("select", "u32", (c, a, b), uniform=False))
-        elif k == 6:                                 # v_mov_b32 v, s (whole value per lane)
+        elif k == 6:  # v_mov_b32 v, s (whole value per lane)
             self.vset(r.randrange(NV), self.sget(r.choice([0, 1, 106, 107, 126, 127, 10])))
-        elif k == 7:                                 # s_bcnt1_i32_b64 s10, P
+        elif k == 7:  # s_bcnt1_i32_b64 s10, P
             self.sset(10, self.op("cvt", "i32", (self.op("popcount", "u64", (self.pair(P),)),), to="u32"))
-        elif k == 8:                                 # halves in the other register of a pair
+        elif k == 8:  # halves in the other register of a pair
             m = self.pair(P)
             self.sset(r.choice([11, 1]), self.op("lo32", "u32", (m,)))
             self.sset(r.choice([10, 12]), self.op("hi32", "u32", (m,)))
-        elif k == 9:                                 # 32-bit logic on halves, then a compare
+        elif k == 9:  # 32-bit logic on halves, then a compare
             a, b = self.sget(r.choice([0, 1, 106, 107])), self.sget(r.choice([0, 1, 126, 127, 12]))
             x = self.op(r.choice(["and", "or", "xor"]), "u32", (a, b))
             if r.random() < 0.5:
@@ -117,33 +128,47 @@ class Gen:
                 c = self.op("cmp", "u32", (x, self.const("u32", 5)), cond="gt")
                 self.sset(SCC, self.op("cvt", "b1", (c,), to="u32"))
             self.sset(r.choice([11, 12]), x)
-        elif k == 10:                                # a pair rebuilt in swapped order
+        elif k == 10:  # a pair rebuilt in swapped order
             m = self.op("pack64", "u64", (self.sget(P[1]), self.sget(P[0])))
             self.set_pair(r.choice(PAIRS[:4]), self.op("xor", "u64", (m, self.pair(P))))
-        elif k == 12:                                # execz-or of two masks' halves, and-ed
+        elif k == 12:  # execz-or of two masks' halves, and-ed
             Q = r.choice(PAIRS)
             x = self.op("or", "u32", (self.sget(P[0]), self.sget(P[1])))
             y = self.op("or", "u32", (self.sget(Q[0]), self.sget(Q[1])))
             self.vset(r.randrange(NV), self.op("and", "u32", (x, y)))
-        elif k == 13:                                # a half read, its register rewritten, then used
+        elif k == 13:  # a half read, its register rewritten, then used
             old = self.sget(P[0])
-            c = self.op("cmp", "u32", (self.op("vget", "u32", uniform=False, reg=r.randrange(NV)),
-                                       self.const("u32", 1 << 31)), uniform=False, cond="lt")
+            c = self.op(
+                "cmp",
+                "u32",
+                (self.op("vget", "u32", uniform=False, reg=r.randrange(NV)), self.const("u32", 1 << 31)),
+                uniform=False,
+                cond="lt",
+            )
             self.set_pair(P, self.op("ballot", "u64", (c,)))
             self.vset(r.randrange(NV), old)
-        else:                                        # v_mov_b32 v, lane id (EXEC predication)
-            self.vset(r.randrange(NV), self.op("add", "u32", (self.op("lane_id", "u32", uniform=False),
-                                                              self.sget(10)), uniform=False))
+        else:  # v_mov_b32 v, lane id (EXEC predication)
+            self.vset(
+                r.randrange(NV),
+                self.op(
+                    "add", "u32", (self.op("lane_id", "u32", uniform=False), self.sget(10)), uniform=False
+                ),
+            )
 
     def ballot_into(self, P):
         a = self.op("vget", "u32", uniform=False, reg=self.r.randrange(NV))
-        c = self.op("cmp", "u32", (a, self.const("u32", self.r.choice([3, 1 << 31]))), uniform=False,
-                    cond=self.r.choice(["lt", "eq", "ne"]))
+        c = self.op(
+            "cmp",
+            "u32",
+            (a, self.const("u32", self.r.choice([3, 1 << 31]))),
+            uniform=False,
+            cond=self.r.choice(["lt", "eq", "ne"]),
+        )
         self.set_pair(P, self.op("ballot", "u64", (self.op("and", "b1", (c, self.exec_()), uniform=False),)))
 
     def block(self, bi, term):
         self.ops = []
-        if bi == 0:                                  # start with every mask pair a ballot's
+        if bi == 0:  # start with every mask pair a ballot's
             for P in PAIRS[:4]:
                 self.ballot_into(P)
         for _ in range(self.r.randrange(2, 7)):
@@ -176,15 +201,20 @@ class Gen:
         c = self.op("cmp", "u32", (n, self.const("u32", 3)), cond="lt")
         blocks.append((ops, ("branch", c, 3, 4)))
         self.ops = []
-        self.set_pair((EXEC_LO, EXEC_HI), self.op("or", "u64", (self.pair((EXEC_LO, EXEC_HI)), self.pair((2, 3)))))
+        self.set_pair(
+            (EXEC_LO, EXEC_HI), self.op("or", "u64", (self.pair((EXEC_LO, EXEC_HI)), self.pair((2, 3))))
+        )
         t = self.const("b1", 1)
         for i, reg in enumerate(SREGS):
             self.vset(OUT_V + i, self.sget(reg), t)
         blocks.append((self.ops, ("end",)))
         # one vector instruction a block: each block visit counts EXEC's lanes at its start
-        return Program([Block(i, 4 * i, instrs=[0], ops=o, term=t) for i, (o, t) in enumerate(blocks)],
-                       [SimpleNamespace(encoding="VOP1")], {4 * i: i for i in range(len(blocks))},
-                       OUT_V + len(SREGS))
+        return Program(
+            [Block(i, 4 * i, instrs=[0], ops=o, term=t) for i, (o, t) in enumerate(blocks)],
+            [SimpleNamespace(encoding="VOP1")],
+            {4 * i: i for i in range(len(blocks))},
+            OUT_V + len(SREGS),
+        )
 
 
 def reference(prog: Program, s_in: dict, v_in: np.ndarray):
@@ -248,8 +278,12 @@ def reference(prog: Program, s_in: dict, v_in: np.ndarray):
             elif n == "select":
                 r = [y if c else z for c, y, z in zip(*a)]
             elif n == "cmp":
-                f = {"lt": lambda x, y: x < y, "gt": lambda x, y: x > y, "eq": lambda x, y: x == y,
-                     "ne": lambda x, y: x != y}[op.attrs["cond"]]
+                f = {
+                    "lt": lambda x, y: x < y,
+                    "gt": lambda x, y: x > y,
+                    "eq": lambda x, y: x == y,
+                    "ne": lambda x, y: x != y,
+                }[op.attrs["cond"]]
                 r = [int(f(x, y)) for x, y in zip(*a)]
             else:
                 raise AssertionError(n)
@@ -340,6 +374,7 @@ NPROG = 40
 
 def _lane_fn(k, prog):
     from wavelift.backends.cuda.codegen import Lowering
+
     low = Lowering(prog, W, "lane", 0, 0)
     body = []
     for i, e in enumerate(low.sync_entries()):
@@ -347,8 +382,10 @@ def _lane_fn(k, prog):
     text = "\n".join(body)
     text = text.replace(low.wsync(), "wl_bar64(wv + 1u);")
     assert "asm" not in text and "__shfl" not in text, "an op this host check does not emulate"
-    decl = "\n".join([f"  u32 s{r} = sin[{r}];" for r in low.sregs] +
-                     [f"  u32 v{r} = vin[{r} * 64u + lane];" for r in low.vregs])
+    decl = "\n".join(
+        [f"  u32 s{r} = sin[{r}];" for r in low.sregs]
+        + [f"  u32 v{r} = vin[{r} * 64u + lane];" for r in low.vregs]
+    )
     out = "\n".join(f"  vout[{r} * 64u + lane] = v{r};" for r in low.vregs)
     return LANE_FN.format(k=k, decl=decl, body=text, out=out), low
 
@@ -359,14 +396,18 @@ def programs(tmp_path_factory):
     if not gxx:
         pytest.skip("g++ not installed")
     from wavelift.backends.host import COMPILE_FLAGS, prelude_semantics
+
     progs = [Gen(seed).program() for seed in range(NPROG)]
     fns = [_lane_fn(k, p) for k, p in enumerate(progs)]
     src = prelude_semantics() + HOST + "".join(f for f, _ in fns)
     d = tmp_path_factory.mktemp("wave64")
     (d / "w64.cpp").write_text(src)
     so = d / "w64.so"
-    r = subprocess.run([gxx, *COMPILE_FLAGS, "-O1", "-pthread", "-o", str(so), str(d / "w64.cpp")],
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        [gxx, *COMPILE_FLAGS, "-O1", "-pthread", "-o", str(so), str(d / "w64.cpp")],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stderr[-4000:]
     return ctypes.CDLL(str(so)), progs, [low for _, low in fns]
 
@@ -377,10 +418,15 @@ def _inputs(seed):
     s[SCC] &= 1
     s[13] = 0
     # EXEC: all lanes, or a partial wave, or holes in either half
-    s[EXEC_LO], s[EXEC_HI] = [(0xFFFFFFFF, 0xFFFFFFFF), (0xFFFFFFFF, 0x0000FFFF), (0x0F0F0F0F, 0),
-                              (0, 0x80000001), (int(rng.integers(0, 1 << 32)), int(rng.integers(0, 1 << 32)))][seed % 5]
+    s[EXEC_LO], s[EXEC_HI] = [
+        (0xFFFFFFFF, 0xFFFFFFFF),
+        (0xFFFFFFFF, 0x0000FFFF),
+        (0x0F0F0F0F, 0),
+        (0, 0x80000001),
+        (int(rng.integers(0, 1 << 32)), int(rng.integers(0, 1 << 32))),
+    ][seed % 5]
     v = rng.integers(0, 1 << 32, size=(OUT_V + len(SREGS), W), dtype=np.uint64).astype(np.uint32)
-    v[:NV] = np.where(rng.random((NV, W)) < 0.3, 3, v[:NV])      # some equal to the compare constants
+    v[:NV] = np.where(rng.random((NV, W)) < 0.3, 3, v[:NV])  # some equal to the compare constants
     return s, v
 
 
@@ -395,20 +441,26 @@ def test_wave64_masks_match_the_ir(programs, k):
     for r, x in s.items():
         sin[r] = x
     vin = np.zeros((max(low.vregs) + 1, W), np.uint32)
-    vin[:v.shape[0]] = v[:vin.shape[0]]
+    vin[: v.shape[0]] = v[: vin.shape[0]]
     vout = np.zeros_like(vin)
     lc = np.zeros(W, np.uint32)
     bars = np.zeros(W, np.uint32)
     P = ctypes.c_void_p
-    hung = getattr(lib, f"wl_run_{k}")(P(sin.ctypes.data), P(vin.ctypes.data), P(vout.ctypes.data),
-                                       P(lc.ctypes.data), P(bars.ctypes.data))
+    hung = getattr(lib, f"wl_run_{k}")(
+        P(sin.ctypes.data), P(vin.ctypes.data), P(vout.ctypes.data), P(lc.ctypes.data), P(bars.ctypes.data)
+    )
     assert hung == 0, "a wave barrier was not met by all 64 lanes"
     assert len(set(bars.tolist())) == 1, "the lanes met different sequences of wave barriers"
     for i, reg in enumerate(SREGS):
         got, want = vout[OUT_V + i].tolist(), ref[OUT_V + i]
-        assert got == want, (k, f"s{reg}", [hex(x) for x in got[:2] + got[32:34]], [hex(x) for x in want[:2] + want[32:34]])
+        assert got == want, (
+            k,
+            f"s{reg}",
+            [hex(x) for x in got[:2] + got[32:34]],
+            [hex(x) for x in want[:2] + want[32:34]],
+        )
     for r in range(NV):
-        if r in low.vregs:          # (a VGPR the program never names is not in the module)
+        if r in low.vregs:  # (a VGPR the program never names is not in the module)
             assert vout[r].tolist() == ref[r], (k, f"v{r}")
     # lane counts are per warp: each warp's leader adds its own (kernel_source's stats)
     assert int(lc[0]) + int(lc[32]) == lanes, (int(lc[0]), int(lc[32]), lanes)
@@ -421,10 +473,10 @@ def test_the_random_programs_keep_masks_lazy(programs):
     srcs = [_lane_fn(k, p)[0] for k, p in enumerate(progs)]
     joined = "\n".join(srcs)
     assert joined.count("__ballot_sync(WL_FULL") >= NPROG
-    assert "<< (lane & 32u))" in joined                 # a ballot is this warp's half
-    assert joined.count("wl_any64(") >= NPROG // 2      # zero tests
-    assert joined.count("_x = X[xo + 128u]") >= NPROG // 2    # whole u32 halves fetched
-    assert joined.count("_x = (u64)X[xo + 128u]") >= 1        # whole u64 masks fetched
+    assert "<< (lane & 32u))" in joined  # a ballot is this warp's half
+    assert joined.count("wl_any64(") >= NPROG // 2  # zero tests
+    assert joined.count("_x = X[xo + 128u]") >= NPROG // 2  # whole u32 halves fetched
+    assert joined.count("_x = (u64)X[xo + 128u]") >= 1  # whole u64 masks fetched
 
 
 def _block(src: str, b: int) -> str:
@@ -448,8 +500,11 @@ def test_lazy_registers_are_whole_where_a_phase_or_setpc_enters():
         t1 = term1
         if term1[0] == "setpc":
             t1 = ("setpc", g.const("u64", 8))
-        blocks = [Block(0, 0, ops=ops0, term=term0), Block(1, 4, ops=g.ops, term=t1),
-                  Block(2, 8, ops=[], term=("end",))]
+        blocks = [
+            Block(0, 0, ops=ops0, term=term0),
+            Block(1, 4, ops=g.ops, term=t1),
+            Block(2, 8, ops=[], term=("end",)),
+        ]
         return kernel_source(Program(blocks, [], {0: 0, 4: 1, 8: 2}, 8), 64, "lane", 0, 0)
 
     flush = "s126 = X[xo + 0u]; s127 = X[xo + 1u];"
@@ -457,9 +512,9 @@ def test_lazy_registers_are_whole_where_a_phase_or_setpc_enters():
     assert flush in _block(s, 0) and _block(s, 0).index(flush) < _block(s, 0).index("goto WL_PARK")
     s = src(("setpc", None))
     assert flush in _block(s, 0) and _block(s, 0).index(flush) < _block(s, 0).index("switch")
-    s = src(("jump", 1), ("setpc", None))          # block 1 is an s_setpc target
+    s = src(("jump", 1), ("setpc", None))  # block 1 is an s_setpc target
     assert flush in _block(s, 0) and _block(s, 0).index(flush) < _block(s, 0).index("goto B1")
-    s = src(("jump", 1))                           # a plain goto: EXEC stays this warp's half
+    s = src(("jump", 1))  # a plain goto: EXEC stays this warp's half
     assert "X[" not in _block(s, 0) and "X[" not in _block(s, 1)
 
 
@@ -468,17 +523,19 @@ def test_vadd_wave64_exec_ballot_is_not_exchanged():
     half -- no exchange-area round for it; the execz branch is one bar.red.or; the vector
     block's EXEC predication and lane counts read the own half."""
     import sys
+
     sys.path.insert(0, str(__import__("pathlib").Path(__file__).parent))
     from test_cuda_backend import _programs
 
     from wavelift.backends.cuda.codegen import kernel_source
+
     for name, prog, cfg, base, _ in _programs():
         if prog is None or "vadd" not in name or "basic-O2-w64" not in name:
             continue
         src = kernel_source(prog, cfg.wave_size, "lane", cfg.scratch_wave_bytes, base)
         entry = _block(src, prog.blocks[0].index)
         assert "__ballot_sync(WL_FULL" in entry and "X[xo + 128u" not in entry, name
-        assert entry.count("wl_any64(") == 2, name     # the execz test, the budget check's
+        assert entry.count("wl_any64(") == 2, name  # the execz test, the budget check's
         # every exchange-area write left in the module is a uniform load's broadcast
         writes = [ln for ln in src.splitlines() if "X[xo +" in ln and "] = " in ln.split("X[xo +", 1)[1]]
         assert all("wl_gload(" in ln for ln in writes), (name, writes)

@@ -1,5 +1,6 @@
 """The fixture dispatches gpu_check compares between NumPy and CUDA must have one defined result:
 waves that run in a different order (CUDA runs groups concurrently) must land the same bytes."""
+
 import copy
 import dataclasses
 import itertools
@@ -33,6 +34,6 @@ def test_one_d_dispatches_do_not_depend_on_group_order(one_d):
         together = _landed(copy.deepcopy(mem), cfg)
         m = copy.deepcopy(mem)
         groups = list(itertools.product(*(range(s, e) for s, e in zip(cfg.group_start, cfg.group_end))))
-        for g in reversed(groups):          # one group at a time, last group first
+        for g in reversed(groups):  # one group at a time, last group first
             _landed(m, dataclasses.replace(cfg, group_start=g, group_end=tuple(v + 1 for v in g)))
         assert [bytes(x.data) for x in m] == together, name

@@ -2,6 +2,7 @@
 against the aco-compile JSON and against what RADV 22.3 itself emitted for the same shaders
 (tests/fixtures/radv/*: PM4 listing + every buffer object), through the real path
 (Device -> PM4 -> stream walker -> dispatch setup)."""
+
 import json
 import re
 import struct
@@ -69,14 +70,14 @@ def test_aco_dispatch_config_golden(entry):
     assert len(user) == info["user_sgprs"]["count"] == regs["rsrc2_fields"]["USER_SGPR"]
     for e in info["user_sgprs"]["layout"]:
         f, n, what = e["first"], e["count"], e["what"]
-        vals = user[f:f + n]
+        vals = user[f : f + n]
         if what == "scratch_ring_offsets":
             if info["scratch"]["enabled"]:
                 va = vals[0] | ((vals[1] & 0xFFFF) << 32)
-                assert vals[1] >> 31 == 1                        # SWIZZLE_ENABLE (GFX10/10.3)
+                assert vals[1] >> 31 == 1  # SWIZZLE_ENABLE (GFX10/10.3)
                 assert va == sh.last_launch.scratch_address & ((1 << 48) - 1)
             else:
-                assert f in c.unwritten_user_sgprs               # RADV leaves it unwritten
+                assert f in c.unwritten_user_sgprs  # RADV leaves it unwritten
         elif what == "descriptor_set":
             s = next(s for s in info["descriptor_layout"]["sets"] if s["set"] == e["set"])
             va = (WINDOW_HI << 32) | vals[0]
@@ -90,8 +91,9 @@ def test_aco_dispatch_config_golden(entry):
                     want = image_descriptor(images[key], False)
                     assert list(struct.unpack_from("<8I", mem, b["offset"])) == want
         elif what == "inline_push_constants":
-            assert list(vals) == [struct.unpack_from("<I", pc.ljust(256, b"\0"), 4 * d)[0]
-                                  for d in e["push_constant_dwords"]]
+            assert list(vals) == [
+                struct.unpack_from("<I", pc.ljust(256, b"\0"), 4 * d)[0] for d in e["push_constant_dwords"]
+            ]
         elif what == "grid_size":
             if n == 3:
                 assert tuple(vals) == groups
@@ -124,6 +126,7 @@ def test_aco_dispatch_config_golden(entry):
 
 # ---- against RADV's own stream -----------------------------------------------------------------
 
+
 def _listing(path):
     """SET_SH_REG values (last write wins) and the DISPATCH_DIRECT dwords of a pm4_listing.txt."""
     regs, dispatch = {}, None
@@ -148,9 +151,11 @@ def _buffers_txt(path):
     return out
 
 
-RADV = [("push_consts_ubo-w32", "gfx1030/aco/push_consts_ubo-w32"),
-        ("scratch_array-w64", "gfx1030/aco/scratch_array-w64"),
-        ("scratch_array-w32", "gfx1030/aco/scratch_array-w32")]
+RADV = [
+    ("push_consts_ubo-w32", "gfx1030/aco/push_consts_ubo-w32"),
+    ("scratch_array-w64", "gfx1030/aco/scratch_array-w64"),
+    ("scratch_array-w32", "gfx1030/aco/scratch_array-w32"),
+]
 
 
 @pytest.mark.parametrize("cap,fixture", RADV)
@@ -164,7 +169,7 @@ def test_matches_radv_stream(cap, fixture):
     sh = dev.load_aco_shader(FIXTURES / f"{fixture}.json")
     radv_code = (d / "raw/submit0/bo0001_ffff800000100000.bin").read_bytes()
     prog = ((want["COMPUTE_PGM_HI"] << 40) | (want["COMPUTE_PGM_LO"] << 8)) - 0x8000_0010_0000
-    assert radv_code[prog:prog + len(sh.code)] == sh.code        # the very same machine code
+    assert radv_code[prog : prog + len(sh.code)] == sh.code  # the very same machine code
     bound = {}
     for key, val in bufs.items():
         if key == "groups":
@@ -177,19 +182,24 @@ def test_matches_radv_stream(cap, fixture):
     r = sh.launch(groups=bufs["groups"], buffers=bound, push_constants=pc)
     assert r.config is not None and (r.refusal is None or r.refusal.code in OK_CODES)
     got = sh.last_launch.registers
-    for name in ("COMPUTE_PGM_HI", "COMPUTE_PGM_RSRC1", "COMPUTE_PGM_RSRC2", "COMPUTE_PGM_RSRC3",
-                 "COMPUTE_RESOURCE_LIMITS", "COMPUTE_NUM_THREAD_X", "COMPUTE_NUM_THREAD_Y",
-                 "COMPUTE_NUM_THREAD_Z"):
+    for name in (
+        "COMPUTE_PGM_HI",
+        "COMPUTE_PGM_RSRC1",
+        "COMPUTE_PGM_RSRC2",
+        "COMPUTE_PGM_RSRC3",
+        "COMPUTE_RESOURCE_LIMITS",
+        "COMPUTE_NUM_THREAD_X",
+        "COMPUTE_NUM_THREAD_Y",
+        "COMPUTE_NUM_THREAD_Z",
+    ):
         assert got[name] == want[name], name
     assert want_dispatch == list(bufs["groups"]) + [sh.last_launch.initiator]
     # TMPRING: WAVESIZE equal; WAVES is ours (waves in this dispatch), RADV's is 32 * CUs
     if "COMPUTE_TMPRING_SIZE" in want:
         assert got["COMPUTE_TMPRING_SIZE"] >> 12 == want["COMPUTE_TMPRING_SIZE"] >> 12
     # user data: same registers written; pointers differ only where we placed the memory
-    want_user = {int(k.rsplit("_", 1)[1]): v for k, v in want.items()
-                 if k.startswith("COMPUTE_USER_DATA_")}
-    got_user = {int(k.rsplit("_", 1)[1]): v for k, v in got.items()
-                if k.startswith("COMPUTE_USER_DATA_")}
+    want_user = {int(k.rsplit("_", 1)[1]): v for k, v in want.items() if k.startswith("COMPUTE_USER_DATA_")}
+    got_user = {int(k.rsplit("_", 1)[1]): v for k, v in got.items() if k.startswith("COMPUTE_USER_DATA_")}
     assert set(got_user) == set(want_user)
     sets = {e["first"]: e for e in sh.user_sgpr_layout}
     for i, v in want_user.items():
@@ -197,24 +207,30 @@ def test_matches_radv_stream(cap, fixture):
         if e["what"] == "descriptor_set":
             # compare the set's bytes: RADV's BO content vs ours
             radv_set_va = (WINDOW_HI << 32) | v
-            bo = next(p for p in (d / "raw/submit0").iterdir()
-                      if p.name.startswith("bo") and int(p.stem.split("_")[1], 16) <= radv_set_va
-                      < int(p.stem.split("_")[1], 16) + p.stat().st_size)
+            bo = next(
+                p
+                for p in (d / "raw/submit0").iterdir()
+                if p.name.startswith("bo")
+                and int(p.stem.split("_")[1], 16)
+                <= radv_set_va
+                < int(p.stem.split("_")[1], 16) + p.stat().st_size
+            )
             off = radv_set_va - int(bo.stem.split("_")[1], 16)
             s = sh.sets[e["set"]]
-            radv_bytes = bo.read_bytes()[off:off + s["size_bytes"]]
+            radv_bytes = bo.read_bytes()[off : off + s["size_bytes"]]
             ours = dev.memory.read((WINDOW_HI << 32) | got_user[i], s["size_bytes"])
             assert ours == radv_bytes
         elif e["what"] == "scratch_ring_offsets":
             if i == e["first"] + 1:
-                assert v >> 31 == got_user[i] >> 31 == 1            # SWIZZLE_ENABLE
-                assert (v & 0xFFFF) >> 15 == (got_user[i] & 0xFFFF) >> 15 == 1   # upper half
+                assert v >> 31 == got_user[i] >> 31 == 1  # SWIZZLE_ENABLE
+                assert (v & 0xFFFF) >> 15 == (got_user[i] & 0xFFFF) >> 15 == 1  # upper half
         else:
-            assert got_user[i] == v, (i, e["what"])                 # push constants, grid size
+            assert got_user[i] == v, (i, e["what"])  # push constants, grid size
     assert sets  # layout was non-empty
 
 
 # ---- misuse ------------------------------------------------------------------------------------
+
 
 def test_aco_errors(tmp_path):
     dev = wavelift.Device("gfx1030")
@@ -231,14 +247,13 @@ def test_aco_errors(tmp_path):
         dev.load_aco_shader(tmp_path / "missing.json")
     dt = dev.load_aco_shader(FIXTURES / "gfx1030/aco/descriptor_types-w32.json")
     with pytest.raises(LaunchError, match="not supported"):
-        dt.launch(groups=(1,), buffers={(1, 0): dev.alloc(64)})    # a texel buffer
+        dt.launch(groups=(1,), buffers={(1, 0): dev.alloc(64)})  # a texel buffer
 
 
 def test_aco_ndarray_binding_and_replay(tmp_path):
     dev = wavelift.Device("gfx1030")
     sh = dev.load_aco_shader(FIXTURES / "gfx1030/aco/lds_reduce-w64.json")
-    r = sh.launch(groups=(2,), buffers={(0, 0): np.arange(512, dtype=np.uint32),
-                                       (0, 1): dev.alloc(64)})
+    r = sh.launch(groups=(2,), buffers={(0, 0): np.arange(512, dtype=np.uint32), (0, 1): dev.alloc(64)})
     assert r.config is not None and r.config.lds_bytes == 1024
     p = tmp_path / "aco.wlcap"
     dev.save_capture(p)

@@ -1,5 +1,6 @@
 """AMDHSA code object parsing, checked against the fixture manifest (written at build time from
 llvm-readelf-19 --notes / --symbols) and against hand-made broken files."""
+
 import json
 import shutil
 import struct
@@ -29,7 +30,7 @@ HIDDEN = json.loads(MANIFEST.read_text()).get("hidden_arg_layouts", []) if MANIF
 def test_kernels_match_manifest(entry):
     co = load(ROOT / entry["path"])
     assert co.target == entry["target"]
-    assert co.version == 5                           # clang-19 default
+    assert co.version == 5  # clang-19 default
     assert sorted(k.name for k in co.kernels) == sorted(entry["kernels"])
     for ki in entry["kernel_info"]:
         k = co.kernel(ki["name"])
@@ -79,7 +80,7 @@ def test_kd_fields_by_hand():
 def test_functions_and_text():
     co = load(FIXTURES / "gfx1030/stack-O2-w32-mubuf.hsaco")
     names = [f.name for f in co.functions]
-    assert "spill" in names and "call" in names and "wl_helper" in names   # a called function
+    assert "spill" in names and "call" in names and "wl_helper" in names  # a called function
     t = co.text
     assert t is not None and co.text_offset == t.offset
     assert co.file_offset(co.kernel("call").code_address) == co.kernel("call").code_offset
@@ -91,7 +92,7 @@ def test_image_and_load_base():
     assert co.image_align % 256 == 0
     img = co.load_image(0x1_0000_0000)
     k = co.kernel("vadd")
-    assert img[k.kd_address:k.kd_address + 64] == k.kd.raw
+    assert img[k.kd_address : k.kd_address + 64] == k.kd.raw
     assert len(img) == co.image_size
 
 
@@ -108,9 +109,26 @@ __kernel void rel(__global uint *out, uint k) {
   out[i] = ptrs[k&1][i&3];
 }""")
     out = tmp_path / "rel.hsaco"
-    subprocess.run(["clang-19", "-x", "cl", "-cl-std=CL2.0", "-Xclang", "-finclude-default-header",
-                    "-nogpulib", "-target", "amdgcn-amd-amdhsa", "-mcpu=gfx1030", "-O2",
-                    str(src), "-o", str(out)], check=True, capture_output=True)
+    subprocess.run(
+        [
+            "clang-19",
+            "-x",
+            "cl",
+            "-cl-std=CL2.0",
+            "-Xclang",
+            "-finclude-default-header",
+            "-nogpulib",
+            "-target",
+            "amdgcn-amd-amdhsa",
+            "-mcpu=gfx1030",
+            "-O2",
+            str(src),
+            "-o",
+            str(out),
+        ],
+        check=True,
+        capture_output=True,
+    )
     co = load(out)
     rels = [r for r in co.relocations if r.type == R_AMDGPU_RELATIVE64]
     assert len(rels) == 2
@@ -129,6 +147,7 @@ __kernel void rel(__global uint *out, uint k) {
 
 # ---- refusals: bad files -------------------------------------------------------------------
 
+
 def _good():
     return (FIXTURES / "gfx1030/basic-O2-w32-mubuf.hsaco").read_bytes()
 
@@ -142,7 +161,7 @@ def test_not_elf():
 
 def test_wrong_machine():
     d = bytearray(_good())
-    struct.pack_into("<H", d, 18, 62)   # EM_X86_64
+    struct.pack_into("<H", d, 18, 62)  # EM_X86_64
     with pytest.raises(CodeObjectError, match="wrong machine"):
         CodeObject(bytes(d))
 
@@ -160,7 +179,7 @@ def test_wrong_class_and_osabi():
 
 def test_unknown_mach():
     d = bytearray(_good())
-    struct.pack_into("<I", d, 48, 0x7f)
+    struct.pack_into("<I", d, 48, 0x7F)
     with pytest.raises(CodeObjectError, match="EF_AMDGPU_MACH"):
         CodeObject(bytes(d))
 
@@ -178,7 +197,7 @@ def test_garbage_metadata():
     note = co.section(".note")
     # overwrite the msgpack payload (after the 12-byte header and 8-byte "AMDGPU\0" name)
     start = note.offset + 20
-    d[start:start + 8] = b"\xc1" * 8      # 0xc1 is never valid msgpack
+    d[start : start + 8] = b"\xc1" * 8  # 0xc1 is never valid msgpack
     with pytest.raises(CodeObjectError, match="msgpack"):
         CodeObject(bytes(d))
 
@@ -198,13 +217,14 @@ def test_unknown_kernel_name():
 def test_fuzzed_bytes_never_crash():
     """Random corruption gives CodeObjectError or a parse, never another exception."""
     import random
+
     rnd = random.Random(1234)
     base = _good()
     for _ in range(600):
         d = bytearray(base)
         for _ in range(rnd.randint(1, 8)):
             region = rnd.choice([(0, 0x400), (len(d) - 0x400, len(d)), (0, len(d))])
-            i = rnd.randrange(*region)     # headers, section table / symbols, anywhere
+            i = rnd.randrange(*region)  # headers, section table / symbols, anywhere
             d[i] = rnd.randrange(256)
         try:
             co = CodeObject(bytes(d))

@@ -3,6 +3,7 @@ stream walker -> dispatch setup -> DispatchConfig.  Every expectation is recompu
 kernel descriptor / metadata (the manifest's independent copy where it has one), not taken from
 the driver.  Execution may not exist yet: results are either landed or refused
 `backend.unavailable`; the config is checked either way."""
+
 import json
 import shutil
 import struct
@@ -28,6 +29,7 @@ OK_CODES = (None, "backend.unavailable")
 def config_only(memory, config, index):
     """Stands in for execution: these tests check the config the real stream path builds."""
     return DispatchResult(index, config, Refusal("backend.unavailable", "config-only test"))
+
 
 SWIZZLE = 1 << 31
 ADD_TID = 1 << 23
@@ -60,8 +62,9 @@ def _u64(words, i):
     return words[i] | (words[i + 1] << 32)
 
 
-@pytest.mark.parametrize("entry,ki", CASES,
-                         ids=[f"{b['path'].split('fixtures/')[1]}:{k['name']}" for b, k in CASES])
+@pytest.mark.parametrize(
+    "entry,ki", CASES, ids=[f"{b['path'].split('fixtures/')[1]}:{k['name']}" for b, k in CASES]
+)
 def test_dispatch_config_golden(entry, ki):
     dev, lco, k, r = _launch(entry, ki)
     assert r is not None and (r.refusal is None or r.refusal.code in OK_CODES), r.refusal
@@ -93,22 +96,23 @@ def test_dispatch_config_golden(entry, ki):
     i = 0
     scratch_en = bool(rsrc2 & 1)
     rec = k.last_launch
-    if kcp & 1:                                     # private segment buffer V#
-        v = user[i:i + 4]
+    if kcp & 1:  # private segment buffer V#
+        v = user[i : i + 4]
         base = v[0] | ((v[1] & 0xFFFF) << 32)
-        assert v[1] & SWIZZLE and (v[1] >> 16) & 0x3FFF == 0          # swizzled, stride 0
+        assert v[1] & SWIZZLE and (v[1] >> 16) & 0x3FFF == 0  # swizzled, stride 0
         assert v[3] & ADD_TID and (v[3] >> 21) & 3 == (3 if wave == 64 else 2)
-        assert (v[3] >> 28) & 3 == 2 and (v[3] >> 24) & 1 == 1         # OOB_SELECT 2, RES_LEVEL
-        assert (v[3] >> 12) & 0x7F == 20                               # BUF_FORMAT_32_UINT
+        assert (v[3] >> 28) & 3 == 2 and (v[3] >> 24) & 1 == 1  # OOB_SELECT 2, RES_LEVEL
+        assert (v[3] >> 12) & 0x7F == 20  # BUF_FORMAT_32_UINT
         if scratch_en:
             assert base and mem.find(base, v[2]) is not None
             assert v[2] == c.tmpring_waves * c.scratch_wave_bytes
         i += 4
-    if kcp & 2:                                     # dispatch packet
+    if kcp & 2:  # dispatch packet
         pkt_addr = _u64(user, i)
         assert pkt_addr % 64 == 0
         hdr, setup, wx, wy, wz, _r0, gx, gy, gz, priv, grp, kobj, karg = struct.unpack(
-            "<HHHHHHIIIIIQQ", mem.read(pkt_addr, 48))
+            "<HHHHHHIIIIIQQ", mem.read(pkt_addr, 48)
+        )
         assert hdr & 0xFF == 2 and 1 <= setup & 3 <= 3
         assert (wx, wy, wz) == c.block
         assert (gx, gy, gz) == tuple(b * g for b, g in zip(c.block, (2, 1, 1)))
@@ -120,15 +124,15 @@ def test_dispatch_config_golden(entry, ki):
     if kcp & 4:
         assert _u64(user, i) == rec.queue_address and mem.read(rec.queue_address, 8) == bytes(8)
         i += 2
-    if kcp & 8:                                     # kernarg segment
+    if kcp & 8:  # kernarg segment
         ka = _u64(user, i)
         assert ka == rec.kernarg_address and ka % 16 == 0
         assert mem.read(ka, ki["kernarg_segment_size"]) == rec.kernargs
         i += 2
     if kcp & 16:
-        assert _u64(user, i) == 0                   # dispatch id: first dispatch of this device
+        assert _u64(user, i) == 0  # dispatch id: first dispatch of this device
         i += 2
-    if kcp & 32:                                    # flat scratch init = scratch backing base
+    if kcp & 32:  # flat scratch init = scratch backing base
         assert _u64(user, i) == rec.scratch_address
         i += 2
     if kcp & 64:
@@ -141,14 +145,15 @@ def test_dispatch_config_golden(entry, ki):
         if en:
             assert c.system_sgprs[f"workgroup_id_{axis}"] == pos
             pos += 1
-    assert not rsrc2 & (1 << 10)                    # no TG_SIZE in these fixtures
+    assert not rsrc2 & (1 << 10)  # no TG_SIZE in these fixtures
     if scratch_en:
         assert c.system_sgprs["scratch_wave_offset"] == pos
         assert c.scratch_enabled
         per_lane = -(-ki["private_segment_fixed_size"] // 16) * 16
         assert c.scratch_wave_bytes == -(-per_lane * wave // 1024) * 1024
-        assert c.tmpring_waves == 2 * -(-(64 * 1 if not k.info.metadata.get(".reqd_workgroup_size")
-                                          else 256) // wave)
+        assert c.tmpring_waves == 2 * -(
+            -(64 * 1 if not k.info.metadata.get(".reqd_workgroup_size") else 256) // wave
+        )
     else:
         assert "scratch_wave_offset" not in c.system_sgprs
         assert c.tmpring_size == 0
@@ -159,12 +164,12 @@ def _hidden(ki):
     return {kind: (off, size) for off, size, kind in HIDDEN[idx]} if idx is not None else {}
 
 
-HIDDEN_CASES = [(b, ki) for b, ki in CASES if ki["hidden_args"] is not None
-                and b["opt_level"] == "O0"]
+HIDDEN_CASES = [(b, ki) for b, ki in CASES if ki["hidden_args"] is not None and b["opt_level"] == "O0"]
 
 
-@pytest.mark.parametrize("entry,ki", HIDDEN_CASES,
-                         ids=[f"{b['path'].split('fixtures/')[1]}:{k['name']}" for b, k in HIDDEN_CASES])
+@pytest.mark.parametrize(
+    "entry,ki", HIDDEN_CASES, ids=[f"{b['path'].split('fixtures/')[1]}:{k['name']}" for b, k in HIDDEN_CASES]
+)
 def test_kernarg_layout(entry, ki):
     """Explicit arguments at their metadata offsets; hidden arguments as CLR fills them."""
     dev = wavelift.Device(entry["target"], execute=config_only)
@@ -178,27 +183,41 @@ def test_kernarg_layout(entry, ki):
     assert r.config is not None
     ka = dev.memory.read(k.last_launch.kernarg_address, ki["kernarg_segment_size"])
     for (off, size, kind, *_), a in zip(ki["args"], args):
-        got = ka[off:off + size]
+        got = ka[off : off + size]
         if kind == "global_buffer":
             assert int.from_bytes(got, "little") == a.address
         else:
             assert got == a.tobytes()
     h = _hidden(ki)
-    want = {"block_count_x": 3, "block_count_y": 1, "block_count_z": 1,
-            "group_size_x": block[0], "group_size_y": 1, "group_size_z": 1,
-            "remainder_x": block[0] - 5, "remainder_y": 0, "remainder_z": 0,
-            "global_offset_x": 16, "global_offset_y": 0, "global_offset_z": 0,
-            "grid_dims": 1, "queue_ptr": dev.queue_address(),
-            "hostcall_buffer": 0, "multigrid_sync_arg": 0, "heap_v1": 0, "default_queue": 0,
-            "completion_action": 0}
+    want = {
+        "block_count_x": 3,
+        "block_count_y": 1,
+        "block_count_z": 1,
+        "group_size_x": block[0],
+        "group_size_y": 1,
+        "group_size_z": 1,
+        "remainder_x": block[0] - 5,
+        "remainder_y": 0,
+        "remainder_z": 0,
+        "global_offset_x": 16,
+        "global_offset_y": 0,
+        "global_offset_z": 0,
+        "grid_dims": 1,
+        "queue_ptr": dev.queue_address(),
+        "hostcall_buffer": 0,
+        "multigrid_sync_arg": 0,
+        "heap_v1": 0,
+        "default_queue": 0,
+        "completion_action": 0,
+    }
     assert set(h) <= set(want)
     for kind, (off, size) in h.items():
-        assert int.from_bytes(ka[off:off + size], "little") == want[kind], kind
+        assert int.from_bytes(ka[off : off + size], "little") == want[kind], kind
     # the partial last workgroup reaches the registers and the config
     c = r.config
     assert c.partial_tg and c.partial == (block[0] - 5, 0, 0) and c.group_end == (3, 1, 1)
     assert k.last_launch.registers["COMPUTE_NUM_THREAD_X"] == block[0] | ((block[0] - 5) << 16)
-    assert k.last_launch.initiator & 0b111 == 0b111    # SHADER_EN | PARTIAL_TG | START_AT_000
+    assert k.last_launch.initiator & 0b111 == 0b111  # SHADER_EN | PARTIAL_TG | START_AT_000
 
 
 def _basic(target="gfx1030", w=32, execute=None):
@@ -221,7 +240,7 @@ def test_public_api_example():
     if r.landed:
         np.testing.assert_array_equal(got, np.arange(1024, dtype=np.float32) + 1)
     else:
-        assert not got.any()                       # a refused dispatch changes no memory
+        assert not got.any()  # a refused dispatch changes no memory
     np.testing.assert_array_equal(dev.download(a), np.arange(1024, dtype=np.float32))
 
 
@@ -231,8 +250,7 @@ def test_capture_replay_reproduces_configs(tmp_path):
     src = dev.upload(np.arange(256, dtype=np.int32))
     out = dev.alloc(1024)
     r1 = k.launch(groups=(4,), block=(64,), args=[src, out, np.uint32(3)])
-    r2 = lco.kernel("vadd").launch(global_size=(100,), block=(64,),
-                                   args=[src, src, out, np.uint32(100)])
+    r2 = lco.kernel("vadd").launch(global_size=(100,), block=(64,), args=[src, src, out, np.uint32(100)])
     path = tmp_path / "run.wlcap"
     dev.save_capture(path)
     res = wavelift.replay(str(path), backend="numpy")
@@ -249,7 +267,7 @@ def test_scratch_backing_and_tmpring():
     priv = k.info.private_segment_fixed_size
     assert priv > 0 and c.scratch_enabled
     assert c.scratch_wave_bytes == -(-(-(-priv // 16) * 16 * 64) // 1024) * 1024
-    assert c.tmpring_waves == 3 * 2                      # every wave of the dispatch has a slot
+    assert c.tmpring_waves == 3 * 2  # every wave of the dispatch has a slot
     assert c.tmpring_size == c.tmpring_waves | (c.scratch_wave_bytes // 1024) << 12
     alloc = dev.memory.find(rec.scratch_address)
     assert alloc is not None and alloc.base == rec.scratch_address
@@ -274,7 +292,7 @@ def test_launch_errors():
         k.launch(groups=(1,), global_size=(64,), block=(64,), args=[a, a, a, np.uint32(1)])
     with pytest.raises(LaunchError, match="requires work-group size"):
         lco.kernel("lds_reduce").launch(groups=(1,), block=(64,), args=[a, a])
-    assert dev.results == []                      # nothing was submitted
+    assert dev.results == []  # nothing was submitted
     assert dev.capture.streams == []
 
 
@@ -294,7 +312,7 @@ def test_code_object_from_bytes_and_image():
     assert lco.base % co.image_align == 0
     # the whole image is there: the called function's code too
     f = co.symbol("wl_helper")
-    assert dev.memory.read(lco.base + f.value, 16) == co.data[co.file_offset(f.value):][:16]
+    assert dev.memory.read(lco.base + f.value, 16) == co.data[co.file_offset(f.value) :][:16]
 
 
 CLANG19 = shutil.which("clang-19")
@@ -304,9 +322,26 @@ def _compile(tmp_path, src, *extra, name="k"):
     p = tmp_path / f"{name}.cl"
     p.write_text(src)
     out = tmp_path / f"{name}.hsaco"
-    subprocess.run(["clang-19", "-x", "cl", "-cl-std=CL2.0", "-Xclang", "-finclude-default-header",
-                    "-nogpulib", "-target", "amdgcn-amd-amdhsa", "-O2", *extra, str(p), "-o",
-                    str(out)], check=True, capture_output=True)
+    subprocess.run(
+        [
+            "clang-19",
+            "-x",
+            "cl",
+            "-cl-std=CL2.0",
+            "-Xclang",
+            "-finclude-default-header",
+            "-nogpulib",
+            "-target",
+            "amdgcn-amd-amdhsa",
+            "-O2",
+            *extra,
+            str(p),
+            "-o",
+            str(out),
+        ],
+        check=True,
+        capture_output=True,
+    )
     return out
 
 
@@ -334,15 +369,16 @@ def test_dynamic_lds_and_by_value(tmp_path):
     static = k.info.group_segment_fixed_size
     assert static == 64
     out = dev.alloc(256)
-    r = k.launch(groups=(1,), block=(64,), args=[out, Local(256), np.float32(2.5),
-                                                 np.uint64(1 << 40), Local(128)])
+    r = k.launch(
+        groups=(1,), block=(64,), args=[out, Local(256), np.float32(2.5), np.uint64(1 << 40), Local(128)]
+    )
     ka = k.last_launch.kernargs
     args = {a.offset: a for a in k.info.explicit_args}
     offs = sorted(args)
-    assert int.from_bytes(ka[offs[1]:offs[1] + 4], "little") == 64          # after static LDS
+    assert int.from_bytes(ka[offs[1] : offs[1] + 4], "little") == 64  # after static LDS
     assert struct.unpack_from("<f", ka, offs[2])[0] == 2.5
     assert struct.unpack_from("<Q", ka, offs[3])[0] == 1 << 40
-    assert int.from_bytes(ka[offs[4]:offs[4] + 4], "little") == 64 + 256     # next local arg
+    assert int.from_bytes(ka[offs[4] : offs[4] + 4], "little") == 64 + 256  # next local arg
     assert k.last_launch.lds_bytes == 64 + 256 + 128
     assert r.config.lds_bytes == -(-(64 + 256 + 128) // 512) * 512
     with pytest.raises(LaunchError, match="Local"):
@@ -366,12 +402,20 @@ def test_hidden_args_v4_v5(tmp_path, cov, target):
     assert r.config is not None and r.config.group_end == (3, 2, 1)
     ka = k.last_launch.kernargs
     hidden = {a.value_kind: a for a in k.info.args if a.hidden}
-    want = {"hidden_global_offset_x": 1, "hidden_global_offset_y": 2, "hidden_global_offset_z": 0,
-            "hidden_block_count_x": 3, "hidden_block_count_y": 2, "hidden_group_size_x": 16,
-            "hidden_group_size_y": 2, "hidden_remainder_x": 8, "hidden_remainder_y": 1,
-            "hidden_grid_dims": 2}
+    want = {
+        "hidden_global_offset_x": 1,
+        "hidden_global_offset_y": 2,
+        "hidden_global_offset_z": 0,
+        "hidden_block_count_x": 3,
+        "hidden_block_count_y": 2,
+        "hidden_group_size_x": 16,
+        "hidden_group_size_y": 2,
+        "hidden_remainder_x": 8,
+        "hidden_remainder_y": 1,
+        "hidden_grid_dims": 2,
+    }
     for kind, a in hidden.items():
-        v = int.from_bytes(ka[a.offset:a.offset + a.size], "little")
+        v = int.from_bytes(ka[a.offset : a.offset + a.size], "little")
         if kind in want:
             assert v == want[kind], kind
         elif kind in ("hidden_queue_ptr", "hidden_default_queue") and kind == "hidden_queue_ptr":
@@ -391,7 +435,7 @@ def test_launch_save_replay_gives_identical_memory(tmp_path):
     b = dev.upload(np.full(1000, 0.5, np.float32))
     c = dev.alloc(4000)
     r1 = vadd.launch(global_size=(1000,), block=(64,), args=[a, b, c, np.uint32(1000)])
-    dev.write(b, np.full(1000, 2.0, np.float32))                 # host update after a launch
+    dev.write(b, np.full(1000, 2.0, np.float32))  # host update after a launch
     r2 = vadd.launch(global_size=(1000,), block=(64,), args=[c, b, a, np.uint32(1000)])  # a = c + b
     assert r1.landed and r2.landed, (r1.refusal, r2.refusal)
     np.testing.assert_array_equal(dev.download(a), np.arange(1000, dtype=np.float32) + 2.5)
@@ -399,8 +443,9 @@ def test_launch_save_replay_gives_identical_memory(tmp_path):
     dev.save_capture(path)
     cap = wavelift.Capture.load(str(path))
     # the capture starts from the state before the first launch
-    np.testing.assert_array_equal(np.frombuffer(cap.read(a.address, 4000), np.float32),
-                                  np.arange(1000, dtype=np.float32))
+    np.testing.assert_array_equal(
+        np.frombuffer(cap.read(a.address, 4000), np.float32), np.arange(1000, dtype=np.float32)
+    )
     res = wavelift.replay(cap, backend="numpy")
     assert [r.landed for r in res] == [True, True]
     assert [x.base for x in cap.memory.allocations] == [x.base for x in dev.memory.allocations]

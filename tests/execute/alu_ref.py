@@ -6,6 +6,7 @@ results goes through ``rnd`` (Fraction -> nearest-even in the target format, wit
 overflow to infinity and signed zeros).  Denormal flushing follows MODE: FP_DENORM for f32 in
 MODE[5:4], for f16/f64 in MODE[7:6] (0 flush in+out, 1 flush out, 2 flush in, 3 keep).
 """
+
 from __future__ import annotations
 
 import math
@@ -13,8 +14,20 @@ import struct
 from fractions import Fraction
 
 FMT = {"f16": (11, -14, 15), "f32": (24, -126, 127), "f64": (53, -1022, 1023)}
-BITS = {"f16": 16, "f32": 32, "f64": 64, "u16": 16, "i16": 16, "u32": 32, "i32": 32, "u64": 64,
-        "i64": 64, "b32": 32, "b64": 64, "b16": 16}
+BITS = {
+    "f16": 16,
+    "f32": 32,
+    "f64": 64,
+    "u16": 16,
+    "i16": 16,
+    "u32": 32,
+    "i32": 32,
+    "u64": 64,
+    "i64": 64,
+    "b32": 32,
+    "b64": 64,
+    "b16": 16,
+}
 _PACK = {"f16": "<e", "f32": "<f", "f64": "<d"}
 _UPACK = {"f16": "<H", "f32": "<I", "f64": "<Q"}
 NAN = float("nan")
@@ -52,6 +65,7 @@ _QBIT = {"f16": 1 << 9, "f32": 1 << 22, "f64": 1 << 51}
 
 class NaN(float):
     """A NaN value that remembers its bits (of float type ``t``)."""
+
     def __new__(cls, bits, t):
         o = float.__new__(cls, "nan")
         o.bits, o.t = bits & ((1 << BITS[t]) - 1), t
@@ -182,7 +196,7 @@ def f_add(x, y, t):
         return x + y
     q = Fraction(x) + Fraction(y)
     if q == 0:
-        return x + y          # signed-zero rules of IEEE (exact: both are zeros or cancel)
+        return x + y  # signed-zero rules of IEEE (exact: both are zeros or cancel)
     return rnd(q, t)
 
 
@@ -210,11 +224,11 @@ def f_fma(x, y, z, t):
     if (n := first_nan(x, y)) is not None:
         return n
     if (x == 0 and math.isinf(y)) or (math.isinf(x) and y == 0):
-        return NAN                  # an invalid product wins over a NaN addend (AMD's emulator)
+        return NAN  # an invalid product wins over a NaN addend (AMD's emulator)
     if (n := first_nan(z)) is not None:
         return n
     if math.isfinite(x) and math.isfinite(y) and math.isinf(z):
-        return z                    # the exact product is finite, however large
+        return z  # the exact product is finite, however large
     if not (math.isfinite(x) and math.isfinite(y) and math.isfinite(z)):
         return x * y + z
     prod = Fraction(x) * Fraction(y)
@@ -263,7 +277,7 @@ def cvt_f2i(x, t):
         return hi
     if x == -INF:
         return lo
-    return max(lo, min(hi, int(x)))           # int() truncates toward zero
+    return max(lo, min(hi, int(x)))  # int() truncates toward zero
 
 
 def exponent(x, t):
@@ -288,7 +302,7 @@ def clamp01(x, mode):
     if x != x:
         return 0.0 if mode.dx10 else x
     if x <= 0:
-        return 0.0                      # max(x, +0) with -0 < +0: -0 clamps to +0
+        return 0.0  # max(x, +0) with -0 < +0: -0 clamps to +0
     return 1.0 if x >= 1 else x
 
 
@@ -302,6 +316,7 @@ def ulps(a_bits, b_bits, t):
     def key(v):
         v &= (1 << n) - 1
         return -(v & ((1 << (n - 1)) - 1)) if v >> (n - 1) else v
+
     return abs(key(a_bits) - key(b_bits))
 
 
@@ -326,7 +341,7 @@ def f_ldexp(x, e, t):
 def f_round(x, fn):
     if not math.isfinite(x):
         return x
-    r = fn(Fraction(x)) if fn is not round else round(Fraction(x))     # round(): ties to even
+    r = fn(Fraction(x)) if fn is not round else round(Fraction(x))  # round(): ties to even
     return math.copysign(0.0, x) if r == 0 else float(r)
 
 
@@ -394,7 +409,7 @@ def div_fixup(q, den, num, t):
     sign = (math.copysign(1, den) < 0) != (math.copysign(1, num) < 0)
     s = -1.0 if sign else 1.0
     if (n := first_nan(num, den)) is not None:
-        return n.quiet()                # ISA: cvtToQuietNAN(S2), else of S1, whatever MODE
+        return n.quiet()  # ISA: cvtToQuietNAN(S2), else of S1, whatever MODE
     if (den == 0 and num == 0) or (math.isinf(den) and math.isinf(num)):
         return NAN
     if den == 0 or math.isinf(num):
@@ -427,6 +442,7 @@ def div_scale_out(m, a, b, c, t, dest="s"):
         if not math.isfinite(s1) or s1 == 0:
             return False
         return _denorm(rnd(1 / Fraction(s1), "f64"), "f64")
+
     if s2 == 0 or s1 == 0:
         d = NAN
     elif exponent(s2, t) - exponent(s1, t) >= big:
@@ -460,7 +476,7 @@ def div_fmas_out(m, a, b, c, vcc, t):
         k = 64 if t == "f32" else 128
         big = exponent(z, t) >= (128 if t == "f32" else 1024)
         r = f_ldexp(r, k if big else -k, t)
-    return {"d": fbits(m.fout(quiet(r), t), t)}      # quiets whatever MODE (AMD's emulator)
+    return {"d": fbits(m.fout(quiet(r), t), t)}  # quiets whatever MODE (AMD's emulator)
 
 
 def cube(what, x, y, z):
@@ -492,6 +508,7 @@ def _pi_fixed(bits):
             n += 2
             sgn = -sgn
         return total
+
     return (4 * (44 * atan_inv(57) + 7 * atan_inv(239) - 12 * atan_inv(682) + 24 * atan_inv(12943))) >> 32
 
 
@@ -503,7 +520,7 @@ def trig_preop(x, seg):
     position shift, scaled by 2^(-53-shift) (+128 for huge exponents)."""
     global _TWO_PI_BITS
     if _TWO_PI_BITS is None:
-        _TWO_PI_BITS = (2 << (1201 + 1300)) // _pi_fixed(1300)    # floor(2/pi * 2^1201)
+        _TWO_PI_BITS = (2 << (1201 + 1300)) // _pi_fixed(1300)  # floor(2/pi * 2^1201)
     e = exponent(x, "f64")
     shift = (seg & 31) * 53 + max(e - 1077, 0)
     whole = ((_TWO_PI_BITS << shift) >> (1201 - 53)) & ((1 << 53) - 1)
@@ -582,7 +599,7 @@ def dot(a, b, cnt, w, signed):
 
 
 def sat(v, signed):
-    lo, hi = (-2 ** 31, 2 ** 31 - 1) if signed else (0, 2 ** 32 - 1)
+    lo, hi = (-(2**31), 2**31 - 1) if signed else (0, 2**32 - 1)
     return max(lo, min(hi, v))
 
 
@@ -595,6 +612,7 @@ def dot2f(m, a, b, c):
         def op(u, v, f):
             n = first_nan(u, v)
             return n if n is not None else f(u, v)
+
         mul, add = (lambda u, v: u * v), (lambda u, v: u + v)
         return quiet(op(op(op(xs[0], ys[0], mul), op(xs[1], ys[1], mul), add), c, add))
     q = Fraction(xs[0]) * Fraction(ys[0]) + Fraction(xs[1]) * Fraction(ys[1]) + Fraction(c)

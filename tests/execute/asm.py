@@ -3,6 +3,7 @@
 WAVELIFT_ASM_CACHE=FILE (JSON): where llvm-mc-19 exists, every snippet assembled is recorded there;
 where it does not (the GPU machine), snippets are taken from it — so the fuzz targets and tests
 that assemble can run there from a file recorded here."""
+
 from __future__ import annotations
 
 import hashlib
@@ -53,14 +54,12 @@ def assemble(src: str, wave64: bool = False, mcpu: str = "gfx1030") -> bytes:
 def _assemble(src: str, wave64: bool, mcpu: str) -> bytes:
     with tempfile.TemporaryDirectory() as d:
         obj, raw = os.path.join(d, "a.o"), os.path.join(d, "a.bin")
-        args = ["llvm-mc-19", "-triple=amdgcn-amd-amdhsa", f"-mcpu={mcpu}", "-filetype=obj",
-                "-o", obj]
+        args = ["llvm-mc-19", "-triple=amdgcn-amd-amdhsa", f"-mcpu={mcpu}", "-filetype=obj", "-o", obj]
         if wave64:
             args.append("-mattr=+wavefrontsize64")
         p = subprocess.run(args, input=".text\n" + src + "\n", capture_output=True, text=True)
         if p.returncode != 0 or "error" in p.stderr:
             raise ValueError(p.stderr)
-        subprocess.run(["llvm-objcopy-19", "-O", "binary", "--only-section=.text", obj, raw],
-                       check=True)
+        subprocess.run(["llvm-objcopy-19", "-O", "binary", "--only-section=.text", obj, raw], check=True)
         with open(raw, "rb") as f:
             return f.read()

@@ -2,6 +2,7 @@
 wavelift.Device.load_aco_shader, in wave and lane mode, against NumPy references written from
 the GLSL sources (independent of the compiled code).  Shapes have several workgroups, and 2-D
 launches cover a partial right/bottom edge (threads outside the image return)."""
+
 import json
 import pathlib
 import zlib
@@ -12,7 +13,7 @@ import pytest
 import wavelift
 from wavelift.driver.aco import Image
 
-pytestmark = pytest.mark.tiers     # NumPy blocks and the native tier (tests/conftest.py)
+pytestmark = pytest.mark.tiers  # NumPy blocks and the native tier (tests/conftest.py)
 
 FIX = pathlib.Path(__file__).resolve().parents[1] / "fixtures"
 SHADERS = sorted(FIX.glob("gfx10*/aco/*.json"))
@@ -20,8 +21,7 @@ MODES = ("wave", "lane")
 
 
 # known gaps (strict: the test reports when they start to pass)
-GAPS = {
-}
+GAPS = {}
 
 
 def _params():
@@ -30,7 +30,7 @@ def _params():
             key = p.stem.rsplit("-", 1)[0]
             gap = GAPS.get(key) or GAPS.get(f"{p.parent.parent.name}/{key}")
             marks = [pytest.mark.xfail(reason=gap, strict=True)] if gap else []
-            if key.startswith("int64_"):      # ~2,400 instructions: the native tiers' C++ builds take minutes
+            if key.startswith("int64_"):  # ~2,400 instructions: the native tiers' C++ builds take minutes
                 marks.append(pytest.mark.slow)
             yield pytest.param(p, mode, marks=marks, id=f"{p.parent.parent.name}-{p.stem}-{mode}")
 
@@ -48,11 +48,12 @@ def _landed(r):
 
 # ---- references (from the GLSL) -------------------------------------------------------------
 
+
 def ref_lds_reduce(values):
     p = values.reshape(-1, 256).copy()
     s = 128
     while s:
-        p[:, :s] = p[:, :s] + p[:, s:2 * s]
+        p[:, :s] = p[:, :s] + p[:, s : 2 * s]
         s >>= 1
     return p[:, 0]
 
@@ -110,11 +111,15 @@ def unorm8(x):
 
 def ref_fullscreen(src, weight, w, h, gain, bias):
     c = np.stack([(src >> (8 * k)) & 0xFF for k in range(4)], -1).astype(np.float64) / 255.0
-    rgb = np.clip(c[:, :3] * (np.float64(np.float32(gain)) * weight[:, None].astype(np.float64))
-                  + np.float64(np.float32(bias)), 0.0, 1.0)
+    rgb = np.clip(
+        c[:, :3] * (np.float64(np.float32(gain)) * weight[:, None].astype(np.float64))
+        + np.float64(np.float32(bias)),
+        0.0,
+        1.0,
+    )
     out = np.stack([rgb[:, 2], rgb[:, 1], rgb[:, 0], c[:, 3]], -1)
     q = unorm8(out)
-    return q                                            # [n, 4] channel values 0..255
+    return q  # [n, 4] channel values 0..255
 
 
 def ref_blur(img, w, h):
@@ -136,6 +141,7 @@ def channels(u32):
 
 # ---- the test ---------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("path,mode", list(_params()))
 def test_aco_shader(path, mode):
     name = path.stem.rsplit("-", 1)[0]
@@ -152,7 +158,7 @@ def test_aco_shader(path, mode):
         np.testing.assert_array_equal(got[:g], ref_lds_reduce(vals))
         assert (got[g:] == -7.0).all()
     elif name == "push_consts_ubo":
-        g, count = 3, 90                                   # threads 96, count 90: a partial tail
+        g, count = 3, 90  # threads 96, count 90: a partial tail
         vals = rng.integers(0, 1 << 63, size=96 + 4, dtype=np.uint64)
         mul = rng.integers(0, 1 << 32, size=4, dtype=np.uint64).astype(np.uint32)
         offs = rng.integers(-1000, 1000, size=4).astype(np.int32)
@@ -162,8 +168,9 @@ def test_aco_shader(path, mode):
         pc[2:5] = [count, shift, np.uint32(bias & 0xFFFFFFFF)]
         ubo = np.concatenate([mul, offs.view(np.uint32)])
         vb = dev.upload(vals)
-        r = sh.launch(groups=(g, 1, 1), buffers={(0, 0): dev.upload(ubo), (1, 0): vb},
-                      push_constants=pc.tobytes())
+        r = sh.launch(
+            groups=(g, 1, 1), buffers={(0, 0): dev.upload(ubo), (1, 0): vb}, push_constants=pc.tobytes()
+        )
         _landed(r)
         got = dev.download(vb, np.uint64)
         m = int(mul[0]) | (int(mul[1]) << 32)
@@ -180,8 +187,7 @@ def test_aco_shader(path, mode):
         out = dev.upload(np.zeros((64 * g, 4), np.uint32))
         r = sh.launch(groups=(g, 1, 1), buffers={(0, 0): dev.upload(vals), (0, 1): out})
         _landed(r)
-        np.testing.assert_array_equal(dev.download(out, np.uint32).reshape(-1, 4),
-                                      ref_subgroup(vals, wave))
+        np.testing.assert_array_equal(dev.download(out, np.uint32).reshape(-1, 4), ref_subgroup(vals, wave))
     elif name == "scratch_array":
         g, seed, count = 2, 11, 40
         data = np.zeros(2 + 64 * g + 4, np.uint32)
@@ -190,33 +196,37 @@ def test_aco_shader(path, mode):
         r = sh.launch(groups=(g, 1, 1), buffers={(0, 0): buf})
         _landed(r)
         got = dev.download(buf, np.uint32)
-        np.testing.assert_array_equal(got[2:2 + 64 * g], ref_scratch_array(seed, count, 64 * g))
-        assert (got[2 + 64 * g:] == 0).all() and got[0] == seed and got[1] == count
+        np.testing.assert_array_equal(got[2 : 2 + 64 * g], ref_scratch_array(seed, count, 64 * g))
+        assert (got[2 + 64 * g :] == 0).all() and got[0] == seed and got[1] == count
     elif name == "scratch_game":
         w, h, steps = 16, 16, 30
         seeds = rng.integers(0, 1 << 32, size=w * h, dtype=np.uint64).astype(np.uint32)
         out = dev.upload(np.zeros(w * h, np.uint32))
-        r = sh.launch(groups=(2, 2, 1), buffers={(0, 0): dev.upload(seeds), (0, 1): out},
-                      push_constants=np.array([w, steps], np.uint32).tobytes())
+        r = sh.launch(
+            groups=(2, 2, 1),
+            buffers={(0, 0): dev.upload(seeds), (0, 1): out},
+            push_constants=np.array([w, steps], np.uint32).tobytes(),
+        )
         _landed(r)
         np.testing.assert_array_equal(dev.download(out, np.uint32), ref_scratch_game(seeds, steps))
     elif name == "fullscreen":
-        w, h, gain, bias = 37, 21, 1.25, -0.125          # partial groups on both edges
+        w, h, gain, bias = 37, 21, 1.25, -0.125  # partial groups on both edges
         src = rng.integers(0, 1 << 32, size=w * h, dtype=np.uint64).astype(np.uint32)
         wt = rng.uniform(0.0, 2.0, w * h).astype(np.float32)
         dst = dev.upload(np.full(w * h + 8, 0xDEADBEEF, np.uint32))
-        pc = np.array([w, h, np.float32(gain).view(np.uint32), np.float32(bias).view(np.uint32)],
-                      np.uint32)
-        r = sh.launch(groups=(-(-w // 8), -(-h // 8), 1),
-                      buffers={(0, 0): dev.upload(src), (0, 1): dev.upload(wt), (0, 2): dst},
-                      push_constants=pc.tobytes())
+        pc = np.array([w, h, np.float32(gain).view(np.uint32), np.float32(bias).view(np.uint32)], np.uint32)
+        r = sh.launch(
+            groups=(-(-w // 8), -(-h // 8), 1),
+            buffers={(0, 0): dev.upload(src), (0, 1): dev.upload(wt), (0, 2): dst},
+            push_constants=pc.tobytes(),
+        )
         _landed(r)
         got = dev.download(dst, np.uint32)
-        diff = np.abs(channels(got[:w * h]) - ref_fullscreen(src, wt, w, h, gain, bias))
+        diff = np.abs(channels(got[: w * h]) - ref_fullscreen(src, wt, w, h, gain, bias))
         assert diff.max() <= 1, np.argwhere(diff > 1)[:4]
-        assert (got[w * h:] == 0xDEADBEEF).all()
+        assert (got[w * h :] == 0xDEADBEEF).all()
     elif name == "image_blur":
-        w, h, pitch = 29, 19, 64             # linear rows are 256 bytes apart (Image.pitch)
+        w, h, pitch = 29, 19, 64  # linear rows are 256 bytes apart (Image.pitch)
         img = rng.integers(0, 1 << 32, size=w * h, dtype=np.uint64).astype(np.uint32)
         rows = np.full((h, pitch), 0xA5A5A5A5, np.uint32)
         rows[:, :w] = img.reshape(h, w)
@@ -227,7 +237,7 @@ def test_aco_shader(path, mode):
         r = sh.launch(groups=(-(-w // 8), -(-h // 8), 1), images={(0, 0): src, (0, 1): dst})
         _landed(r)
         got = dev.download(dbuf, np.uint32).reshape(h, pitch)
-        assert (got[:, w:] == 0x5A5A5A5A).all()          # the padding of each row is not written
+        assert (got[:, w:] == 0x5A5A5A5A).all()  # the padding of each row is not written
         got = got[:, :w].reshape(-1)
         diff = np.abs(channels(got) - ref_blur(img, w, h))
         assert diff.max() <= 1, np.argwhere(diff > 1)[:4]
@@ -244,17 +254,22 @@ def test_aco_shader(path, mode):
         # (set 0 binding 3) is bound: imageStore(simg, (i, 0), v) writes v.x
         ibuf = dev.upload(np.full(64 * g + 64, 9.0, np.float32))
         simg = Image(ibuf, 64 * g, 1, "r32f")
-        r = sh.launch(groups=(g, 1, 1), buffers={(1, 2): dev.upload(u), (2, 0): s0, (3, 0): d},
-                      images={(0, 3): simg}, push_constants=pc.tobytes())
+        r = sh.launch(
+            groups=(g, 1, 1),
+            buffers={(1, 2): dev.upload(u), (2, 0): s0, (3, 0): d},
+            images={(0, 3): simg},
+            push_constants=pc.tobytes(),
+        )
         _landed(r)
         got = dev.download(ibuf, np.float32)
-        np.testing.assert_array_equal(got[:64 * g], np.full(64 * g, u[0]))
-        assert (got[64 * g:] == 9.0).all()
+        np.testing.assert_array_equal(got[: 64 * g], np.full(64 * g, u[0]))
+        assert (got[64 * g :] == 9.0).all()
         np.testing.assert_array_equal(dev.download(s0, np.float32), np.full(64 * g, u[0]))
         np.testing.assert_array_equal(dev.download(s1, np.float32), np.full(64 * g, -1.0))
         np.testing.assert_array_equal(dev.download(d, np.uint32), 1000 + np.arange(64 * g))
     elif name.startswith("int64_"):
         from test_int64_shaders import check_aco_launch  # lavapipe's results for the captures' inputs
+
         check_aco_launch(dev, sh, name)
     else:
         pytest.fail(f"no reference for {name}")

@@ -5,6 +5,7 @@ the dispatch is refused `escape` and guest memory is byte-identical -- on NumPy 
 native tier.  The native tier runs in a subprocess: its old window test let a 16-byte store at
 0xfffffffffffffffc through (heap corruption, the process aborted), which must show as a failed
 test, not a dead pytest."""
+
 from __future__ import annotations
 
 import json
@@ -18,8 +19,8 @@ import pytest
 from harness import Rig, ptr
 
 HERE = pathlib.Path(__file__).resolve().parent
-ZERO_TSHARP = (0x10, 0, 0, 0x80000000)     # an image T# whose base is 0x1000: the tracer windows
-                                           # the allocation at guest address 0 (s0..s3)
+ZERO_TSHARP = (0x10, 0, 0, 0x80000000)  # an image T# whose base is 0x1000: the tracer windows
+# the allocation at guest address 0 (s0..s3)
 
 
 def _snapshot(mem):
@@ -72,8 +73,7 @@ def wrap_scalar_load(mode):
         s_endpgm
     """)
     before = _snapshot(r.mem)
-    res = r.run(r.config(user_sgprs=ZERO_TSHARP + ptr(0xFFFF_FFFF_FFFF_FFC0) + ptr(0x100)),
-                mode=mode)
+    res = r.run(r.config(user_sgprs=ZERO_TSHARP + ptr(0xFFFF_FFFF_FFFF_FFC0) + ptr(0x100)), mode=mode)
     _escaped(r, res, before)
     assert res.escapes[0].address == 0xFFFF_FFFF_FFFF_FFC0 and res.escapes[0].kind == "load"
 
@@ -136,7 +136,7 @@ def lanes_at_the_end(mode):
         s_endpgm
     """)
     a = r.mem.alloc(0x100, name="a", address=0x2_0000_0000)
-    r.mem.alloc(0x100, name="b", address=0x2_0000_0100)       # right after: still an escape
+    r.mem.alloc(0x100, name="b", address=0x2_0000_0100)  # right after: still an escape
     before = _snapshot(r.mem)
     res = r.run(r.config(user_sgprs=ptr(a + 0xF0) + ptr(a + 0x100)), mode=mode)
     _escaped(r, res, before, 3)
@@ -197,6 +197,7 @@ def upper_half_image_and_buffer(mode):
     half (RADV's) reach their allocations (the T# base was taken as its 48-bit form: after
     decision 0014 that is not canonical and would escape)."""
     from test_images import PITCH, PROG, H, W, tsharp
+
     r = Rig(PROG)
     img = np.arange(H * PITCH, dtype=np.float32) + 0.5
     a = r.mem.alloc(img.nbytes, name="img", address=0xFFFF_8000_0001_0000, data=img.tobytes())
@@ -212,17 +213,27 @@ def upper_half_image_and_buffer(mode):
         buffer_store_dword v1, v2, s[0:3], 0 offen offset:8
         s_endpgm
     """)
-    b = r.mem.alloc(0x100, name="buf", address=0xFFFF_8000_0002_0000,
-                    data=np.arange(64, dtype=np.uint32).tobytes())
+    b = r.mem.alloc(
+        0x100, name="buf", address=0xFFFF_8000_0002_0000, data=np.arange(64, dtype=np.uint32).tobytes()
+    )
     vsharp = [b & 0xFFFFFFFF, (b >> 32) & 0xFFFF, 0x100, 0x31016FAC]
     res = r.run(r.config(user_sgprs=vsharp + [0xFFFF8000, 0x20000, 0, 0]), mode=mode)
     assert res.refusal is None, res.refusal
     assert r.mem.read_u32(b + 8) == 1
 
 
-CASES = [wrap_store, wrap_scalar_load, wrap_vector_load, non_canonical, lanes_at_the_end,
-         across_the_hole, unaligned_atomic, canonical_upper_half_lands, upper_half_image_and_buffer]
-NATIVE_CASES = [c for c in CASES if c is not unaligned_atomic]     # (atomics: NumPy blocks)
+CASES = [
+    wrap_store,
+    wrap_scalar_load,
+    wrap_vector_load,
+    non_canonical,
+    lanes_at_the_end,
+    across_the_hole,
+    unaligned_atomic,
+    canonical_upper_half_lands,
+    upper_half_image_and_buffer,
+]
+NATIVE_CASES = [c for c in CASES if c is not unaligned_atomic]  # (atomics: NumPy blocks)
 
 
 def run_cases(names, mode):
@@ -232,7 +243,7 @@ def run_cases(names, mode):
         try:
             globals()[name](mode)
             out[name] = None
-        except Exception as e:          # noqa: BLE001 - reported to the parent test
+        except Exception as e:  # noqa: BLE001 - reported to the parent test
             out[name] = f"{type(e).__name__}: {e}"[:500]
     return out
 
@@ -241,6 +252,7 @@ def run_cases(names, mode):
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.__name__)
 def test_numpy_blocks(case, mode, monkeypatch):
     from wavelift.backends.numpy import runtime
+
     monkeypatch.setattr(runtime, "NATIVE", "off")
     case(mode)
 
@@ -250,16 +262,28 @@ def _native(tmp_path, cases, drivers):
     driver; "off": native blocks under the Python scheduler): a crash (heap corruption, SIGSEGV)
     is a failure here, not a dead pytest."""
     from wavelift.backends import host
+
     if host.compiler() is None:
         pytest.skip("no host C++ compiler: the native tier is not available")
-    code = ("import json, sys; sys.path.insert(0, sys.argv[1]); import test_address_safety as T; "
-            "print('RESULT ' + json.dumps(T.run_cases(sys.argv[2].split(','), 'wave')))")
+    code = (
+        "import json, sys; sys.path.insert(0, sys.argv[1]); import test_address_safety as T; "
+        "print('RESULT ' + json.dumps(T.run_cases(sys.argv[2].split(','), 'wave')))"
+    )
     names = ",".join(c.__name__ for c in cases)
     for driver in drivers:
-        env = dict(os.environ, WAVELIFT_NATIVE="on", WAVELIFT_NATIVE_DRIVER=driver,
-                   WAVELIFT_NATIVE_CACHE=str(tmp_path / "cache"))
-        p = subprocess.run([sys.executable, "-c", code, str(HERE), names], env=env,
-                           capture_output=True, text=True, timeout=600)
+        env = dict(
+            os.environ,
+            WAVELIFT_NATIVE="on",
+            WAVELIFT_NATIVE_DRIVER=driver,
+            WAVELIFT_NATIVE_CACHE=str(tmp_path / "cache"),
+        )
+        p = subprocess.run(
+            [sys.executable, "-c", code, str(HERE), names],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         assert p.returncode == 0, f"driver {driver}: rc {p.returncode}: {p.stderr[-2000:]}"
         line = [x for x in p.stdout.splitlines() if x.startswith("RESULT ")][-1]
         failed = {k: v for k, v in json.loads(line[7:]).items() if v is not None}

@@ -1,5 +1,6 @@
 """Differential tests: one VALU opcode at a time vs a NumPy reference of its documented
 semantics, with NaN/inf/denormal/overflow edges.  Adding an opcode = one line in CASES."""
+
 import numpy as np
 import pytest
 from harness import Rig, ptr
@@ -14,7 +15,7 @@ def F(x):
 
 
 def flush(x):
-    return np.where((np.abs(x) < f32(2.0 ** -126)) & (x != 0), np.copysign(f32(0), x), x).astype(f32)
+    return np.where((np.abs(x) < f32(2.0**-126)) & (x != 0), np.copysign(f32(0), x), x).astype(f32)
 
 
 def _ieee_off(r, *ops):
@@ -54,12 +55,33 @@ CASES = {
     "v_max_i32": (0xF0, lambda a, b: np.maximum(a.view(i32), b.view(i32)).view(u32)),
     "v_cvt_u32_f32": (0xF0, lambda a, b: _cvt_u32(a)),
     "v_bfrev_b32": (0xF0, lambda a, b: np.array([int(f"{int(x):032b}"[::-1], 2) for x in a], u32)),
-    "v_ffbh_u32": (0xF0, lambda a, b: np.array([31 - int(x).bit_length() + 1 if x else 0xFFFFFFFF for x in a], u32)),
+    "v_ffbh_u32": (
+        0xF0,
+        lambda a, b: np.array([31 - int(x).bit_length() + 1 if x else 0xFFFFFFFF for x in a], u32),
+    ),
 }
 UNARY = {"v_cvt_u32_f32", "v_bfrev_b32", "v_ffbh_u32"}
-EDGES = [0, 1, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF, 0x7F800000, 0xFF800000, 0x7FC00000,
-         0x7F800001, 0x00000001, 0x807FFFFF, 0x00800000, 0x3F800000, 0xBF800000, 0x4F800000,
-         0x80000001, 31, 32, 33]
+EDGES = [
+    0,
+    1,
+    0x7FFFFFFF,
+    0x80000000,
+    0xFFFFFFFF,
+    0x7F800000,
+    0xFF800000,
+    0x7FC00000,
+    0x7F800001,
+    0x00000001,
+    0x807FFFFF,
+    0x00800000,
+    0x3F800000,
+    0xBF800000,
+    0x4F800000,
+    0x80000001,
+    31,
+    32,
+    33,
+]
 word = st.one_of(st.sampled_from(EDGES), st.integers(0, 2**32 - 1))
 lanes = st.lists(word, min_size=32, max_size=32)
 
@@ -104,6 +126,6 @@ def test_opcode(op, a, b):
     with np.errstate(all="ignore"):
         want = CASES[op][1](a, b).astype(u32)
     got = run_op(op, a, b)
-    ok = got == want                     # NaN results too: sign and payload
+    ok = got == want  # NaN results too: sign and payload
     bad = np.flatnonzero(~ok)
     assert not bad.size, [(hex(a[i]), hex(b[i]), hex(got[i]), hex(want[i])) for i in bad[:4]]

@@ -7,6 +7,7 @@ approximate ops must stay within their documented bound unless the result is a N
 
 Default run: a few examples per case (< ~60 s).  ``-m slow`` runs test_opcode_many with many.
 """
+
 from __future__ import annotations
 
 import json
@@ -35,7 +36,9 @@ TABLE = os.path.join(HERE, "..", "..", "wavelift", "isa", "tables", "gfx1030_w32
 def _table_names(target="gfx1030"):
     with open(TABLE.replace("gfx1030", target)) as f:
         enc = json.load(f)["encodings"]
-    return {e: sorted({v["name"] for v in enc[e].values()}) for e in ("VOP1", "VOP2", "VOP3", "VOP3P", "VOPC")}
+    return {
+        e: sorted({v["name"] for v in enc[e].values()}) for e in ("VOP1", "VOP2", "VOP3", "VOP3P", "VOPC")
+    }
 
 
 NAMES = _table_names()
@@ -43,18 +46,38 @@ NAMES_1010 = _table_names("gfx1010")
 register_vopc([n for n in NAMES["VOPC"]])
 
 # opcodes that are not arithmetic (moves, lane ops, register indexing, graphics-only, no-ops)
-NOT_ARITH = {"v_mov_b32", "v_nop", "v_pipeflush", "v_clrexcp", "v_readfirstlane_b32", "v_readlane_b32",
-             "v_writelane_b32", "v_swap_b32", "v_swaprel_b32", "v_movreld_b32", "v_movrels_b32",
-             "v_movrelsd_b32", "v_movrelsd_2_b32", "v_permlane16_b32", "v_permlanex16_b32",
-             "v_mbcnt_lo_u32_b32", "v_mbcnt_hi_u32_b32", "v_interp_mov_f32", "v_interp_p1_f32",
-             "v_interp_p1ll_f16", "v_interp_p1lv_f16", "v_interp_p2_f16", "v_interp_p2_f32"}
+NOT_ARITH = {
+    "v_mov_b32",
+    "v_nop",
+    "v_pipeflush",
+    "v_clrexcp",
+    "v_readfirstlane_b32",
+    "v_readlane_b32",
+    "v_writelane_b32",
+    "v_swap_b32",
+    "v_swaprel_b32",
+    "v_movreld_b32",
+    "v_movrels_b32",
+    "v_movrelsd_b32",
+    "v_movrelsd_2_b32",
+    "v_permlane16_b32",
+    "v_permlanex16_b32",
+    "v_mbcnt_lo_u32_b32",
+    "v_mbcnt_hi_u32_b32",
+    "v_interp_mov_f32",
+    "v_interp_p1_f32",
+    "v_interp_p1ll_f16",
+    "v_interp_p1lv_f16",
+    "v_interp_p2_f16",
+    "v_interp_p2_f32",
+}
 # arithmetic opcodes not translated (yet): the report lists them
 NOT_TRANSLATED = {"v_mullit_f32"}
 # tested by a test of their own below (results wider than 64 bits)
 SEPARATE = {"v_mqsad_u32_u8"}
 
 LANES = 64
-HYP_LANES, EDGE_LANES = 12, 24      # the rest of the lanes: seeded edge/random mixes
+HYP_LANES, EDGE_LANES = 12, 24  # the rest of the lanes: seeded edge/random mixes
 PRE = """
   v_lshlrev_b32 v9, 6, v0
   global_load_dwordx4 v[10:13], v9, s[0:1]
@@ -76,8 +99,22 @@ POST = """
   global_store_dwordx3 v9, v[20:22], s[2:3] offset:16
   s_endpgm
 """
-WIDTH = {"f16": 16, "i16": 16, "u16": 16, "f32": 32, "i32": 32, "u32": 32, "f64": 64, "i64": 64,
-         "u64": 64, "sh": 32, "exp": 32, "perm": 32, "seg": 32, "class": 32}
+WIDTH = {
+    "f16": 16,
+    "i16": 16,
+    "u16": 16,
+    "f32": 32,
+    "i32": 32,
+    "u32": 32,
+    "f64": 64,
+    "i64": 64,
+    "u64": 64,
+    "sh": 32,
+    "exp": 32,
+    "perm": 32,
+    "seg": 32,
+    "class": 32,
+}
 
 
 def _asm_text(case: Case) -> str:
@@ -98,8 +135,12 @@ def encodings():
         for target in sorted({c.target for c in CASES.values()}):
             names = sorted(n for n, c in CASES.items() if c.target == target)
             text = "\n".join(_asm_text(CASES[n]) for n in names)
-            p = subprocess.run(["llvm-mc-19", "-triple=amdgcn-amd-amdhsa", "-mcpu=" + target, "-show-encoding"],
-                               input=text + "\n", capture_output=True, text=True)
+            p = subprocess.run(
+                ["llvm-mc-19", "-triple=amdgcn-amd-amdhsa", "-mcpu=" + target, "-show-encoding"],
+                input=text + "\n",
+                capture_output=True,
+                text=True,
+            )
             encs = re.findall(r"encoding: \[([^\]]*)\]", p.stdout)
             if len(encs) != len(names):
                 raise ValueError(p.stderr[:3000])
@@ -126,10 +167,24 @@ class _Rig:
         self.mem.write(self.out, bytes(LANES * 64))
         rsrc1 = (mode_byte << 12) | (int(dx10) << 21) | (int(ieee) << 23)
         user = (self.inp & 0xFFFFFFFF, self.inp >> 32, self.out & 0xFFFFFFFF, self.out >> 32)
-        cfg = DispatchConfig(target=self.target, program_address=self.prog, wave_size=32, rsrc1=rsrc1,
-                             rsrc2=0, rsrc3=0, user_sgprs=user, tgid_enabled=(False, False, False),
-                             tidig_comp_cnt=0, lds_bytes=0, block=(LANES, 1, 1), partial=(0, 0, 0),
-                             partial_tg=False, group_start=(0, 0, 0), group_end=(1, 1, 1), system_sgprs={})
+        cfg = DispatchConfig(
+            target=self.target,
+            program_address=self.prog,
+            wave_size=32,
+            rsrc1=rsrc1,
+            rsrc2=0,
+            rsrc3=0,
+            user_sgprs=user,
+            tgid_enabled=(False, False, False),
+            tidig_comp_cnt=0,
+            lds_bytes=0,
+            block=(LANES, 1, 1),
+            partial=(0, 0, 0),
+            partial_tg=False,
+            group_start=(0, 0, 0),
+            group_end=(1, 1, 1),
+            system_sgprs={},
+        )
         res = execute_dispatch(self.mem, cfg, cache=self.cache)
         assert res.landed, res.refusal
         return np.frombuffer(self.mem.read(self.out, LANES * 64), np.uint64).reshape(LANES, 8).copy()
@@ -151,24 +206,84 @@ def _fedges(t):
     man = (1 << (p - 1)) - 1
     ex = (1 << (n - p)) - 1
     sign = 1 << (n - 1)
-    pos = [0, 1, man, man + 1, (ex - 1) << (p - 1) | man, ex << (p - 1), ex << (p - 1) | 1,
-           ex << (p - 1) | (1 << (p - 2)), R.fbits(1.0, t), R.fbits(0.5, t), R.fbits(2.0, t),
-           R.fbits(1.5, t), R.fbits(-0.0, t) ^ sign, R.fbits(3.0, t), R.fbits(0.25, t),
-           R.fbits(1.0, t) - 1, R.fbits(1.0, t) + 1, R.fbits(2.0 ** (emax - 1), t),
-           R.fbits(2.0 ** (emin + 1), t), R.fbits(65504.0, t) if t != "f16" else 0x7BFF,
-           R.fbits(2.0 ** 31, t) if t != "f16" else 0x7800, R.fbits(2.0 ** 32, t) if t != "f16" else 0x3555,
-           R.fbits(255.5, t), R.fbits(0.49999997, t) if t != "f16" else 0x37FF, R.fbits(100.5, t)]
+    pos = [
+        0,
+        1,
+        man,
+        man + 1,
+        (ex - 1) << (p - 1) | man,
+        ex << (p - 1),
+        ex << (p - 1) | 1,
+        ex << (p - 1) | (1 << (p - 2)),
+        R.fbits(1.0, t),
+        R.fbits(0.5, t),
+        R.fbits(2.0, t),
+        R.fbits(1.5, t),
+        R.fbits(-0.0, t) ^ sign,
+        R.fbits(3.0, t),
+        R.fbits(0.25, t),
+        R.fbits(1.0, t) - 1,
+        R.fbits(1.0, t) + 1,
+        R.fbits(2.0 ** (emax - 1), t),
+        R.fbits(2.0 ** (emin + 1), t),
+        R.fbits(65504.0, t) if t != "f16" else 0x7BFF,
+        R.fbits(2.0**31, t) if t != "f16" else 0x7800,
+        R.fbits(2.0**32, t) if t != "f16" else 0x3555,
+        R.fbits(255.5, t),
+        R.fbits(0.49999997, t) if t != "f16" else 0x37FF,
+        R.fbits(100.5, t),
+    ]
     return pos + [v | sign for v in pos]
 
 
 EDGE = {
-    "f16": _fedges("f16"), "f32": _fedges("f32"), "f64": _fedges("f64"),
-    "u32": [0, 1, 2, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF, 0xFFFFFFFE, 0xFFFFFF, 0x800000, 0x1000000, 0xFFFF, 0x10000,
-            0x80008000, 0x7FFF7FFF, 0x01020304, 0xFF00FF00, 31, 32, 33],
+    "f16": _fedges("f16"),
+    "f32": _fedges("f32"),
+    "f64": _fedges("f64"),
+    "u32": [
+        0,
+        1,
+        2,
+        0x7FFFFFFF,
+        0x80000000,
+        0xFFFFFFFF,
+        0xFFFFFFFE,
+        0xFFFFFF,
+        0x800000,
+        0x1000000,
+        0xFFFF,
+        0x10000,
+        0x80008000,
+        0x7FFF7FFF,
+        0x01020304,
+        0xFF00FF00,
+        31,
+        32,
+        33,
+    ],
     "u16": [0, 1, 0x7FFF, 0x8000, 0xFFFF, 0xFFFE, 0xFF, 0x100, 15, 16, 17],
     "u64": [0, 1, (1 << 63), (1 << 64) - 1, (1 << 63) - 1, 0xFFFFFFFF, 1 << 32, 63, 64],
     "sh": [0, 1, 15, 16, 31, 32, 33, 63, 64, 65, 0xFFFFFFFF, 24, 8],
-    "exp": [0, 1, -1, 127, 128, -126, -127, -149, -150, 149, 300, -300, 1023, -1074, 2 ** 31 - 1, -2 ** 31, 24, -24],
+    "exp": [
+        0,
+        1,
+        -1,
+        127,
+        128,
+        -126,
+        -127,
+        -149,
+        -150,
+        149,
+        300,
+        -300,
+        1023,
+        -1074,
+        2**31 - 1,
+        -(2**31),
+        24,
+        -24,
+    ],
     "perm": [0x03020100, 0x07060504, 0x0C0D0E0F, 0x08090A0B, 0x0F0E0D0C, 0xFFFFFFFF, 0x01000706],
     "seg": [0, 1, 2, 3, 21, 22, 31, 32],
     "class": [1 << k for k in range(10)] + [0x3FF, 0, 0x3, 0x60, 0x90],
@@ -184,14 +299,17 @@ def _kind_strategy(k):
         width = {"f16": 16, "f32": 32, "f64": 64}[k]
         parts.append(st.floats(width=width, allow_nan=True).map(lambda x, k=k: R.fbits(x, k)))
         lim = {"f16": 14, "f32": 60, "f64": 60}[k]
-        parts.append(st.integers(-lim, lim).map(lambda e, k=k: R.fbits(float(2.0 ** e) * 1.25, k)))
+        parts.append(st.integers(-lim, lim).map(lambda e, k=k: R.fbits(float(2.0**e) * 1.25, k)))
     if k == "sh":
         parts.append(st.integers(0, 70))
     if k == "exp":
         parts.append(st.integers(-200, 200))
     if k == "perm":
-        parts.append(st.lists(st.integers(0, 15), min_size=4, max_size=4).map(
-            lambda b: b[0] | b[1] << 8 | b[2] << 16 | b[3] << 24))
+        parts.append(
+            st.lists(st.integers(0, 15), min_size=4, max_size=4).map(
+                lambda b: b[0] | b[1] << 8 | b[2] << 16 | b[3] << 24
+            )
+        )
     if k == "seg":
         parts.append(st.integers(0, 40))
     return st.one_of(*parts)
@@ -225,20 +343,30 @@ MODES = st.sampled_from([0xF0, 0x00, 0x30, 0xC0, 0x10, 0x20])
 
 def _inputs(case, data):
     nk = len(case.kinds)
-    rows = data.draw(st.lists(st.tuples(*[_kind_strategy(k) for k in case.kinds]), min_size=HYP_LANES,
-                              max_size=HYP_LANES), label="operands")
+    rows = data.draw(
+        st.lists(st.tuples(*[_kind_strategy(k) for k in case.kinds]), min_size=HYP_LANES, max_size=HYP_LANES),
+        label="operands",
+    )
     rot = data.draw(st.integers(0, 1000), label="edge rotation")
-    rng = np.random.default_rng(data.draw(st.integers(0, 2 ** 32 - 1), label="seed"))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1), label="seed"))
     # lanes: hypothesis operands, edge combinations, then edge/random mixes from the drawn seed
     rows = [list(r) for r in rows] + _edge_lanes(case, rot, EDGE_LANES)
     while len(rows) < LANES:
-        rows.append([int(rng.choice(EDGE[k])) if rng.random() < 0.5 else int(rng.integers(0, 2 ** WIDTH[k], dtype=np.uint64))
-                     for k in case.kinds])
+        rows.append(
+            [
+                int(rng.choice(EDGE[k]))
+                if rng.random() < 0.5
+                else int(rng.integers(0, 2 ** WIDTH[k], dtype=np.uint64))
+                for k in case.kinds
+            ]
+        )
     # second halves of 16-bit operands and garbage high words
-    extra = rng.integers(0, 2 ** 63, size=(LANES, 4), dtype=np.uint64).astype(object)
+    extra = rng.integers(0, 2**63, size=(LANES, 4), dtype=np.uint64).astype(object)
     pool = EDGE["f16"] + EDGE["u16"]
-    hi16 = [int(pool[rng.integers(0, len(pool))]) if rng.random() < 0.5 else int(rng.integers(0, 0x10000))
-            for _ in range(LANES)]
+    hi16 = [
+        int(pool[rng.integers(0, len(pool))]) if rng.random() < 0.5 else int(rng.integers(0, 0x10000))
+        for _ in range(LANES)
+    ]
     rec = np.zeros((LANES, 8), np.uint64)
     raw = []
     for i in range(LANES):
@@ -250,7 +378,11 @@ def _inputs(case, data):
             vals.append(_lane_word(k, int(rows[i][j]), x))
         while len(vals) < 3:
             vals.append(int(extra[i, len(vals)]))
-        d = int(extra[i, 3]) if nk < 3 or case.opcode.startswith(("v_fmac", "v_dot", "v_pk_fmac")) else int(extra[i, 3])
+        d = (
+            int(extra[i, 3])
+            if nk < 3 or case.opcode.startswith(("v_fmac", "v_dot", "v_pk_fmac"))
+            else int(extra[i, 3])
+        )
         vcc = (i * 7 + rot) % 3 == 0 if case.vcc_in else False
         raw.append((vals[0], vals[1], vals[2], d, int(vcc)))
         rec[i, :5] = [vals[0], vals[1], vals[2], d, int(vcc) | (int(extra[i, 2]) & 0xFFFFFFFE)]
@@ -297,12 +429,12 @@ def _within(case, g, w, a):
         return False
     gm, wm = g & ((1 << n) - 1), w & ((1 << n) - 1)
     if R.is_nan_bits(gm, t) or R.is_nan_bits(wm, t):
-        return gm == wm                  # NaN results are exact: sign and payload too
+        return gm == wm  # NaN results are exact: sign and payload too
     if kind == "ulp":
         return R.ulps(gm, wm, t) <= case.tol[1]
     x = R.fval(a & ((1 << n) - 1), t)
     if abs(x) > case.tol[3]:
-        return True                      # outside the documented argument range
+        return True  # outside the documented argument range
     gv, wv = R.fval(gm, t), R.fval(wm, t)
     return abs(gv - wv) <= case.tol[1]
 
@@ -325,8 +457,11 @@ def _run_case(name, data):
 
 # no shrinking: a failure already names the lanes (operands, MODE, got/want); shrinking 64-lane
 # inputs costs minutes
-SETTINGS = dict(deadline=None, suppress_health_check=list(HealthCheck),
-                phases=[Phase.explicit, Phase.reuse, Phase.generate])
+SETTINGS = dict(
+    deadline=None,
+    suppress_health_check=list(HealthCheck),
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],
+)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -370,8 +505,15 @@ def _run_known(name, lanes, mode_byte=0xF0, dx10=True, ieee=False):
 
 def test_isa_functional_examples():
     """The ISA guide's own functional examples (an oracle independent of alu_ref)."""
-    ffbh_i32 = {0x00000000: 0xFFFFFFFF, 0x40000000: 1, 0x80000000: 1, 0x0FFFFFFF: 4, 0xFFFF0000: 16,
-                0xFFFFFFFE: 31, 0xFFFFFFFF: 0xFFFFFFFF}
+    ffbh_i32 = {
+        0x00000000: 0xFFFFFFFF,
+        0x40000000: 1,
+        0x80000000: 1,
+        0x0FFFFFFF: 4,
+        0xFFFF0000: 16,
+        0xFFFFFFFE: 31,
+        0xFFFFFFFF: 0xFFFFFFFF,
+    }
     ffbh_u32 = {0x00000000: 0xFFFFFFFF, 0x800000FF: 0, 0x100000FE: 3, 0x0000FFFF: 16, 0x00000001: 31}
     ffbl_b32 = {0x00000000: 0xFFFFFFFF, 0xFF000001: 0, 0xFF000008: 3, 0xFFFF0000: 16, 0x80000000: 31}
     for name, table in (("v_ffbh_i32", ffbh_i32), ("v_ffbh_u32", ffbh_u32), ("v_ffbl_b32", ffbl_b32)):
@@ -383,9 +525,10 @@ def test_fma_f64_hard_rounding():
     """a*b+c = 1 + 2^-53 + 2^-100: just above a midpoint.  A 64-bit-mantissa intermediate rounds
     it onto the midpoint and then to 1.0; the correctly rounded result is 1 + 2^-52."""
     import struct
+
     d = lambda x: struct.unpack("<Q", struct.pack("<d", x))[0]
-    a = 1 + 2.0 ** -50
-    c = -(2.0 ** -49 - 2.0 ** -53)
+    a = 1 + 2.0**-50
+    c = -(2.0**-49 - 2.0**-53)
     got = _run_known("v_fma_f64", [(d(a), d(a), d(c)), (d(-a), d(a), d(-c))])
     assert [hex(int(g)) for g in got] == [hex(0x3FF0000000000001), hex(0xBFF0000000000001)]
 
@@ -418,20 +561,35 @@ def test_div_scale_fmas_fixup_divide():
     n = LANES
     num = (rng.standard_normal(n) * 2.0 ** rng.integers(-140, 128, n)).astype(np.float32)
     den = (rng.standard_normal(n) * 2.0 ** rng.integers(-140, 128, n)).astype(np.float32)
-    num[:6] = [3.0e38, 1e-38, 1.0, 2.0 ** -149, 7.0, 3.4e38]
-    den[:6] = [1e-5, 3e37, 3.0, 2.0 ** 100, 0.0, 2.0 ** -126]
+    num[:6] = [3.0e38, 1e-38, 1.0, 2.0**-149, 7.0, 3.4e38]
+    den[:6] = [1e-5, 3e37, 3.0, 2.0**100, 0.0, 2.0**-126]
     pair = np.stack([num, den], 1).astype(np.float32)
     inp = mem.alloc(pair.nbytes, name="in", data=pair.tobytes())
     out = mem.alloc(n * 8, name="out")
     user = (inp & 0xFFFFFFFF, inp >> 32, out & 0xFFFFFFFF, out >> 32)
-    cfg = DispatchConfig(target="gfx1030", program_address=prog, wave_size=32, rsrc1=(0xF0 << 12) | (1 << 21),
-                         rsrc2=0, rsrc3=0, user_sgprs=user, tgid_enabled=(False, False, False), tidig_comp_cnt=0,
-                         lds_bytes=0, block=(n, 1, 1), partial=(0, 0, 0), partial_tg=False, group_start=(0, 0, 0),
-                         group_end=(1, 1, 1), system_sgprs={})
+    cfg = DispatchConfig(
+        target="gfx1030",
+        program_address=prog,
+        wave_size=32,
+        rsrc1=(0xF0 << 12) | (1 << 21),
+        rsrc2=0,
+        rsrc3=0,
+        user_sgprs=user,
+        tgid_enabled=(False, False, False),
+        tidig_comp_cnt=0,
+        lds_bytes=0,
+        block=(n, 1, 1),
+        partial=(0, 0, 0),
+        partial_tg=False,
+        group_start=(0, 0, 0),
+        group_end=(1, 1, 1),
+        system_sgprs={},
+    )
     res = execute_dispatch(mem, cfg)
     assert res.landed, res.refusal
     got = np.frombuffer(mem.read(out, n * 8), np.float32)[::2]
     from fractions import Fraction
+
     for i in range(n):
         if den[i] == 0:
             want = np.float32(np.inf) if num[i] > 0 else np.float32(-np.inf)
@@ -454,15 +612,29 @@ def test_mqsad_u32_u8():
     mem = GuestMemory()
     prog = mem.alloc(len(code) + 256, name="code", data=code + b"\0" * 256)
     rng = np.random.default_rng(3)
-    words = rng.integers(0, 2 ** 32, size=(LANES, 8), dtype=np.uint64).astype(np.uint32)
-    words[::3, 2] &= 0x00FF00FF                                   # zero reference bytes
+    words = rng.integers(0, 2**32, size=(LANES, 8), dtype=np.uint64).astype(np.uint32)
+    words[::3, 2] &= 0x00FF00FF  # zero reference bytes
     inp = mem.alloc(words.nbytes, name="in", data=words.tobytes())
     out = mem.alloc(LANES * 32, name="out")
     user = (inp & 0xFFFFFFFF, inp >> 32, out & 0xFFFFFFFF, out >> 32)
-    cfg = DispatchConfig(target="gfx1030", program_address=prog, wave_size=32, rsrc1=(0xF0 << 12), rsrc2=0,
-                         rsrc3=0, user_sgprs=user, tgid_enabled=(False, False, False), tidig_comp_cnt=0, lds_bytes=0,
-                         block=(LANES, 1, 1), partial=(0, 0, 0), partial_tg=False, group_start=(0, 0, 0),
-                         group_end=(1, 1, 1), system_sgprs={})
+    cfg = DispatchConfig(
+        target="gfx1030",
+        program_address=prog,
+        wave_size=32,
+        rsrc1=(0xF0 << 12),
+        rsrc2=0,
+        rsrc3=0,
+        user_sgprs=user,
+        tgid_enabled=(False, False, False),
+        tidig_comp_cnt=0,
+        lds_bytes=0,
+        block=(LANES, 1, 1),
+        partial=(0, 0, 0),
+        partial_tg=False,
+        group_start=(0, 0, 0),
+        group_end=(1, 1, 1),
+        system_sgprs={},
+    )
     res = execute_dispatch(mem, cfg)
     assert res.landed, res.refusal
     got = np.frombuffer(mem.read(out, LANES * 32), np.uint32).reshape(LANES, 8)
@@ -470,7 +642,9 @@ def test_mqsad_u32_u8():
         s0 = int(words[i, 0]) | int(words[i, 1]) << 32
         s1 = int(words[i, 2])
         for k in range(4):
-            want = (R.sad((s0 >> 8 * k) & 0xFFFFFFFF, s1, 8, 4, masked=True) + int(words[i, 4 + k])) & 0xFFFFFFFF
+            want = (
+                R.sad((s0 >> 8 * k) & 0xFFFFFFFF, s1, 8, 4, masked=True) + int(words[i, 4 + k])
+            ) & 0xFFFFFFFF
             assert int(got[i, k]) == want, (i, k)
 
 
@@ -495,26 +669,41 @@ def test_omod_in_every_mode(name):
     rng = np.random.default_rng(11)
     t = case.kinds[0]
     pool = EDGE[t]
-    lanes = [tuple(int(rng.choice(pool)) if rng.random() < 0.6 else int(rng.integers(0, 2 ** WIDTH[k], dtype=np.uint64))
-                   for k in case.kinds) + (0,) * (3 - len(case.kinds)) for _ in range(LANES)]
+    lanes = [
+        tuple(
+            int(rng.choice(pool))
+            if rng.random() < 0.6
+            else int(rng.integers(0, 2 ** WIDTH[k], dtype=np.uint64))
+            for k in case.kinds
+        )
+        + (0,) * (3 - len(case.kinds))
+        for _ in range(LANES)
+    ]
     for mode_byte in (0x00, 0x10, 0x20, 0xF0, 0xC0):
         for ieee in (False, True):
             got = _run_known(name, lanes, mode_byte, True, ieee)
             m = R.Mode(mode_byte, True, ieee)
             mask = (1 << 64) - 1 if case.dst == "b64" else 0xFFFFFFFF
-            bad = [(i, hex(int(g) & mask), hex(case.ref(m, a, b, c, 0, 0)["d"] & mask))
-                   for i, ((a, b, c), g) in enumerate(zip(lanes, got))
-                   if int(g) & mask != case.ref(m, a, b, c, 0, 0)["d"] & mask]
+            bad = [
+                (i, hex(int(g) & mask), hex(case.ref(m, a, b, c, 0, 0)["d"] & mask))
+                for i, ((a, b, c), g) in enumerate(zip(lanes, got))
+                if int(g) & mask != case.ref(m, a, b, c, 0, 0)["d"] & mask
+            ]
             assert not bad, (name, hex(mode_byte), ieee, bad[:4])
 
 
-@pytest.mark.parametrize("form", ["v_dot2_i32_i16 v3, v1, v2, v4 op_sel:[1,0,0]",
-                                  "v_dot4_u32_u8 v3, v1, v2, v4 op_sel_hi:[1,0,1]",
-                                  "v_dot2_f32_f16 v3, v1, v2, v4 op_sel:[0,1,0]",
-                                  "v_dot2_i32_i16 v3, v1, v2, v4 neg_lo:[1,0,0]",
-                                  "v_dot8_u32_u4 v3, v1, v2, v4 neg_hi:[0,1,0]",
-                                  "v_div_scale_f32 v3, vcc_lo, v1, v2, v4 mul:2",
-                                  "v_div_scale_f64 v[6:7], vcc_lo, v[1:2], v[1:2], v[4:5] clamp"])
+@pytest.mark.parametrize(
+    "form",
+    [
+        "v_dot2_i32_i16 v3, v1, v2, v4 op_sel:[1,0,0]",
+        "v_dot4_u32_u8 v3, v1, v2, v4 op_sel_hi:[1,0,1]",
+        "v_dot2_f32_f16 v3, v1, v2, v4 op_sel:[0,1,0]",
+        "v_dot2_i32_i16 v3, v1, v2, v4 neg_lo:[1,0,0]",
+        "v_dot8_u32_u4 v3, v1, v2, v4 neg_hi:[0,1,0]",
+        "v_div_scale_f32 v3, vcc_lo, v1, v2, v4 mul:2",
+        "v_div_scale_f64 v[6:7], vcc_lo, v[1:2], v[1:2], v[4:5] clamp",
+    ],
+)
 def test_dot_modifiers_without_semantics_refuse(form):
     """op_sel/op_sel_hi on the dot products and neg on their integer forms: no semantics are
     written for them, so the dispatch refuses by name (a field audit found them ignored)."""

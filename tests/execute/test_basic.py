@@ -1,9 +1,10 @@
 """End-to-end execution of llvm-mc-assembled programs on hand-built memory."""
+
 import numpy as np
 import pytest
 from harness import Rig, ptr
 
-pytestmark = pytest.mark.tiers     # NumPy blocks and the native tier (tests/conftest.py)
+pytestmark = pytest.mark.tiers  # NumPy blocks and the native tier (tests/conftest.py)
 
 VADD = """
   s_load_dwordx4 s[4:7], s[0:1], 0x0
@@ -44,7 +45,7 @@ def test_vadd():
     assert res.landed, res.refusal
     c = r.read(pc, np.float32, 16 * 64)
     np.testing.assert_array_equal(c[:n], a + b)
-    assert (c[n:] == -1).all()                      # lanes beyond n store nothing
+    assert (c[n:] == -1).all()  # lanes beyond n store nothing
     assert res.stats["waves"] == 32
     assert res.write_spans == [(pc, 4 * n)]
     assert res.stats["bytes_written"] == 4 * n

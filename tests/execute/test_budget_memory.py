@@ -1,5 +1,6 @@
 """Bounded memory (issue 19 item 6, docs/decisions/0015-bounded-work.md): what a capture or a
 program makes the buffer tracer build is bounded before it is built."""
+
 import tracemalloc
 
 import numpy as np
@@ -13,10 +14,23 @@ from wavelift.trace import tracer
 
 
 def _config(user):
-    return DispatchConfig(target="gfx1030", program_address=0x1000, wave_size=32, rsrc1=0, rsrc2=0,
-                          rsrc3=0, user_sgprs=tuple(user), tgid_enabled=(False, False, False),
-                          tidig_comp_cnt=0, lds_bytes=0, block=(32, 1, 1), partial=(0, 0, 0),
-                          partial_tg=False, group_start=(0, 0, 0), group_end=(1, 1, 1))
+    return DispatchConfig(
+        target="gfx1030",
+        program_address=0x1000,
+        wave_size=32,
+        rsrc1=0,
+        rsrc2=0,
+        rsrc3=0,
+        user_sgprs=tuple(user),
+        tgid_enabled=(False, False, False),
+        tidig_comp_cnt=0,
+        lds_bytes=0,
+        block=(32, 1, 1),
+        partial=(0, 0, 0),
+        partial_tg=False,
+        group_start=(0, 0, 0),
+        group_end=(1, 1, 1),
+    )
 
 
 def test_pointer_candidates_do_not_copy_the_name():
@@ -36,7 +50,7 @@ def test_pointer_candidates_do_not_copy_the_name():
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert peak < 16 << 20, f"tracing used {peak} bytes"      # (the old tracer: ~135 MB)
+    assert peak < 16 << 20, f"tracing used {peak} bytes"  # (the old tracer: ~135 MB)
     assert [w.address for w in ws] == [target, src]
     for w in ws:
         assert len(w.name) <= tracer.NAME_CHARS + 16 and len(w.reason) < 256
@@ -48,8 +62,9 @@ def test_one_candidate_per_target_keeps_the_first_reason():
     mem = GuestMemory()
     a = mem.alloc(256, name="a")
     b = mem.alloc(256, name="b")
-    words = np.array([0, 0, b & 0xFFFFFFFF, b >> 32, a & 0xFFFFFFFF, a >> 32,
-                      (b + 8) & 0xFFFFFFFF, b >> 32], np.uint32)
+    words = np.array(
+        [0, 0, b & 0xFFFFFFFF, b >> 32, a & 0xFFFFFFFF, a >> 32, (b + 8) & 0xFFFFFFFF, b >> 32], np.uint32
+    )
     src = mem.alloc(words.nbytes, name="src", data=words.tobytes())
     ws = {w.name: w for w in tracer.trace(mem, _config(ptr(src)))}
     assert ws["b"].reason == f"pointer in src+0x8 -> {b:#x}"
@@ -62,8 +77,12 @@ def test_window_bytes_bounded_before_the_arena(monkeypatch):
     monkeypatch.setattr(tracer, "MAX_DISPATCH_WINDOW_BYTES", 1 << 20)
     made = []
     from wavelift.trace import windows
-    monkeypatch.setattr(windows.WindowSet, "__init__",
-                        lambda self, *a, **k: made.append(1) or (_ for _ in ()).throw(AssertionError))
+
+    monkeypatch.setattr(
+        windows.WindowSet,
+        "__init__",
+        lambda self, *a, **k: made.append(1) or (_ for _ in ()).throw(AssertionError),
+    )
     r = Rig("  global_store_dword v0, v0, s[0:1]\n  s_endpgm")
     big = [r.mem.alloc(600 << 10, name=f"big{i}") for i in range(2)]
     words = np.array([*ptr(big[0]), *ptr(big[1])], np.uint32)

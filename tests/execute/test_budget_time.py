@@ -1,6 +1,7 @@
 """Bounded time, deterministically (issue 19 item 7, docs/decisions/0015-bounded-work.md): the
 default instruction budget is sized from the program and the grid, so a spinning program is
 refused in seconds by counted instructions on every tier; an optional wall-clock limit."""
+
 import time
 
 import numpy as np
@@ -10,7 +11,7 @@ from harness import Rig, ptr
 from wavelift import execute as E
 from wavelift.dispatch.setup import MAX_GRID_WAVES
 
-SPIN = ".Ltop:\n  s_branch .Ltop\n  s_endpgm"                           # one-instruction blocks
+SPIN = ".Ltop:\n  s_branch .Ltop\n  s_endpgm"  # one-instruction blocks
 SPIN_SETPC = "  s_getpc_b64 s[6:7]\n.Ltop:\n  s_add_u32 s5, s5, 1\n  s_setpc_b64 s[6:7]\n  s_endpgm"
 # stores its lane id, then spins: a refused dispatch lands nothing
 STORE_SPIN = """
@@ -23,7 +24,7 @@ STORE_SPIN = """
   s_branch .Ltop
   s_endpgm
 """
-FEW_SECONDS = 20          # (a shared, loaded CI host; the old default took ~47 minutes)
+FEW_SECONDS = 20  # (a shared, loaded CI host; the old default took ~47 minutes)
 
 
 @pytest.mark.slow
@@ -45,7 +46,7 @@ def test_default_budget_sized_from_program_and_grid():
     r = Rig(SPIN)
     prog, _ = E.program_for(r.mem, r.config())
     small = E.default_budget(prog, r.config())
-    assert small == E.BUDGET_MIN                         # a small program: the floor
+    assert small == E.BUDGET_MIN  # a small program: the floor
     big = type("P", (), {"instructions": [None] * 1500})()
     assert E.default_budget(big, r.config()) == 1500 * E.BUDGET_PER_INSTRUCTION
     huge = type("P", (), {"instructions": [None] * 100_000})()
@@ -64,6 +65,7 @@ def test_spin_refused_in_seconds_the_same_way_on_numpy_and_native(monkeypatch):
     refusal and budget on both -- counted instructions, not time; nothing lands."""
     from wavelift.backends import host
     from wavelift.backends.numpy import runtime
+
     r = Rig(STORE_SPIN)
     out = r.buf(np.zeros(32, np.uint32), "out")
     args = r.buf(np.array([out], np.uint64).view(np.uint32), "args")
@@ -92,7 +94,7 @@ def test_time_limit_stops_every_tier(tier):
     r = Rig(STORE_SPIN)
     out = r.buf(np.zeros(32, np.uint32), "out")
     args = r.buf(np.array([out], np.uint64).view(np.uint32), "args")
-    r.run(r.config(user_sgprs=ptr(args)), budget=100)        # (compiled outside the clock)
+    r.run(r.config(user_sgprs=ptr(args)), budget=100)  # (compiled outside the clock)
     t = time.perf_counter()
     res = r.run(r.config(user_sgprs=ptr(args)), budget=1 << 40, time_limit=0.5)
     dt = time.perf_counter() - t
@@ -128,14 +130,24 @@ def test_replay_time_limit_covers_the_whole_replay():
     from asm import assemble
 
     from wavelift import Capture, pm4, replay
+
     cap = Capture(target="gfx1030")
     code = assemble(SPIN_SETPC, False)
     addr = cap.alloc(len(code) + 256, data=code + b"\0" * 256, name="code", align=256)
-    cap.submit(pm4.set_sh_regs({"COMPUTE_PGM_LO": addr >> 8, "COMPUTE_PGM_HI": addr >> 40,
-                                "COMPUTE_PGM_RSRC1": 0xF0 << 12, "COMPUTE_NUM_THREAD_X": 32,
-                                "COMPUTE_NUM_THREAD_Y": 1, "COMPUTE_NUM_THREAD_Z": 1})
-               + pm4.dispatch_direct(1, 1, 1, initiator=pm4.initiator(wave32=True)) * 3)
-    replay(cap, time_limit=0.01)                    # (translated outside the clock)
+    cap.submit(
+        pm4.set_sh_regs(
+            {
+                "COMPUTE_PGM_LO": addr >> 8,
+                "COMPUTE_PGM_HI": addr >> 40,
+                "COMPUTE_PGM_RSRC1": 0xF0 << 12,
+                "COMPUTE_NUM_THREAD_X": 32,
+                "COMPUTE_NUM_THREAD_Y": 1,
+                "COMPUTE_NUM_THREAD_Z": 1,
+            }
+        )
+        + pm4.dispatch_direct(1, 1, 1, initiator=pm4.initiator(wave32=True)) * 3
+    )
+    replay(cap, time_limit=0.01)  # (translated outside the clock)
     t = time.perf_counter()
     res = replay(cap, time_limit=0.5)
     dt = time.perf_counter() - t
@@ -150,6 +162,7 @@ def test_mutated_user_data_of_a_real_radv_shader_refused_in_seconds():
     from testpaths import FIXTURES, set_sh_register
 
     from wavelift import Capture, replay
+
     cap = Capture.load(str(FIXTURES / "captures" / "radv-scratch_game-chained-w64.wlcap"))
     # (the packet is in the chained IB)
     assert set_sh_register(cap, "COMPUTE_USER_DATA_4", 0xFFFFFFFF, only_if=25) == 1

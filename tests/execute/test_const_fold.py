@@ -2,11 +2,12 @@
 takes the integer inline constant -11 as the f16 bits 0xfff5, a NaN, and the optimiser's identity
 rules (x & ~0 -> x, x * 1 -> x) called int() on it (ValueError: cannot convert float NaN to
 integer) on both tiers -- found by random programs (issue 19)."""
+
 import numpy as np
 import pytest
 from harness import Rig, ptr
 
-pytestmark = pytest.mark.tiers     # NumPy blocks and the native tier (tests/conftest.py)
+pytestmark = pytest.mark.tiers  # NumPy blocks and the native tier (tests/conftest.py)
 
 SRC = """
     v_mov_b32 v124, s2

@@ -1,10 +1,11 @@
 """Real clang-19 code objects through wavelift.Device, compared with NumPy/Python references."""
+
 import pathlib
 
 import numpy as np
 import pytest
 
-pytestmark = pytest.mark.tiers     # NumPy blocks and the native tier (tests/conftest.py)
+pytestmark = pytest.mark.tiers  # NumPy blocks and the native tier (tests/conftest.py)
 
 FIX = pathlib.Path(__file__).resolve().parents[1] / "fixtures" / "gfx1030"
 BASIC = sorted(FIX.glob("basic-*.hsaco"))
@@ -12,6 +13,7 @@ BASIC = sorted(FIX.glob("basic-*.hsaco"))
 
 def _device():
     import wavelift
+
     return wavelift.Device("gfx1030", backend="numpy", mode="wave")
 
 

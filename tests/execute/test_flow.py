@@ -1,4 +1,5 @@
 """Divergence (exec masks, per-wave branches), barriers + LDS, escapes, budget."""
+
 import numpy as np
 import pytest
 from harness import Rig, ptr
@@ -42,12 +43,15 @@ DIVERGE = """
 """
 
 
-@pytest.mark.tiers     # runs a program: NumPy blocks and the native tier (tests/conftest.py)
+@pytest.mark.tiers  # runs a program: NumPy blocks and the native tier (tests/conftest.py)
 def test_divergence_and_loop():
     r = Rig(DIVERGE)
     out = r.buf(np.zeros(128, np.uint32), "out")
-    res = r.run(r.config(user_sgprs=ptr(r.buf(np.array([out], np.uint64), "args")),
-                         groups=(4, 1, 1), block=(32, 1, 1)))
+    res = r.run(
+        r.config(
+            user_sgprs=ptr(r.buf(np.array([out], np.uint64), "args")), groups=(4, 1, 1), block=(32, 1, 1)
+        )
+    )
     assert res.landed, res.refusal
     g = np.arange(128, dtype=np.uint32)
     want = np.where(g & 1, g * 3, g + 100) + 7 * (g % 5)
@@ -81,6 +85,7 @@ def _decoder_knows(src):
     from asm import assemble
 
     from wavelift.isa import DecodeError, decode
+
     try:
         decode(assemble(src))
         return True
@@ -88,13 +93,19 @@ def _decoder_knows(src):
         return False
 
 
-@pytest.mark.tiers     # runs a program: NumPy blocks and the native tier (tests/conftest.py)
+@pytest.mark.tiers  # runs a program: NumPy blocks and the native tier (tests/conftest.py)
 @pytest.mark.skipif(not _decoder_knows("s_barrier"), reason="isa decoder lacks s_barrier (yet)")
 def test_barrier_lds():
     r = Rig(LDS)
     out = r.buf(np.zeros(64 * 3, np.uint32), "out")
-    res = r.run(r.config(user_sgprs=ptr(r.buf(np.array([out], np.uint64), "args")),
-                         groups=(3, 1, 1), block=(64, 1, 1), lds=256))
+    res = r.run(
+        r.config(
+            user_sgprs=ptr(r.buf(np.array([out], np.uint64), "args")),
+            groups=(3, 1, 1),
+            block=(64, 1, 1),
+            lds=256,
+        )
+    )
     assert res.landed, res.refusal
     got = r.read(out, np.uint32, 192).reshape(3, 64)
     lid = np.arange(64)
@@ -115,13 +126,13 @@ ESCAPE = """
 """
 
 
-@pytest.mark.tiers     # runs a program: NumPy blocks and the native tier (tests/conftest.py)
+@pytest.mark.tiers  # runs a program: NumPy blocks and the native tier (tests/conftest.py)
 def test_escape_refuses_and_changes_nothing():
     r = Rig(ESCAPE)
     out = r.buf(np.zeros(32, np.uint32), "out")
     res = r.run(r.config(user_sgprs=ptr(r.buf(np.array([out], np.uint64), "args"))))
     assert res.refusal is not None and res.refusal.code == "escape"
-    assert (r.read(out, np.uint32, 32) == 0).all()          # the in-window store did not land
+    assert (r.read(out, np.uint32, 32) == 0).all()  # the in-window store did not land
     assert res.stats["escapes"] == 32
     e = res.escapes[0]
     assert e.address == 0x12345 << 32 and e.kind == "store" and e.lane == 0
@@ -129,7 +140,7 @@ def test_escape_refuses_and_changes_nothing():
     assert res.write_spans == []
 
 
-@pytest.mark.tiers     # runs a program: NumPy blocks and the native tier (tests/conftest.py)
+@pytest.mark.tiers  # runs a program: NumPy blocks and the native tier (tests/conftest.py)
 def test_budget_stops_infinite_loop():
     r = Rig(".Ltop:\n s_add_u32 s5, s5, 1\n s_branch .Ltop\n s_endpgm")
     res = r.run(r.config(), budget=10000)
@@ -158,12 +169,11 @@ WAVE64 = """
 """
 
 
-@pytest.mark.tiers     # runs a program: NumPy blocks and the native tier (tests/conftest.py)
+@pytest.mark.tiers  # runs a program: NumPy blocks and the native tier (tests/conftest.py)
 def test_wave64_mbcnt_readlane():
     r = Rig(WAVE64, wave64=True)
     out = r.buf(np.zeros(64, np.uint32), "out")
-    res = r.run(r.config(user_sgprs=ptr(r.buf(np.array([out], np.uint64), "args")),
-                         block=(64, 1, 1)))
+    res = r.run(r.config(user_sgprs=ptr(r.buf(np.array([out], np.uint64), "args")), block=(64, 1, 1)))
     assert res.landed, res.refusal
     lane = np.arange(64)
     np.testing.assert_array_equal(r.read(out, np.uint32, 64), np.minimum(lane, 40) + 45)

@@ -4,6 +4,7 @@ and zero signs from docs/float-semantics.md.  Operands: hypothesis draws (raw bi
 too) plus tables aimed at each fast path's escape conditions: f32/f16 rounding midpoints hit
 exactly and missed by a hair (an f64 sum that double-rounds wrongly), subnormal results,
 overflow, signed zeros, inf/NaN."""
+
 import math
 from fractions import Fraction
 
@@ -17,7 +18,7 @@ from wavelift.backends.numpy import helpers as H
 
 @pytest.fixture(autouse=True)
 def _quiet():
-    with np.errstate(all="ignore"):             # as the runtime runs blocks
+    with np.errstate(all="ignore"):  # as the runtime runs blocks
         yield
 
 
@@ -46,12 +47,12 @@ def round_bits(q, neg, t):
     rem = n - n_int
     if rem > Fraction(1, 2) or (rem == Fraction(1, 2) and n_int & 1):
         n_int += 1
-    if n_int >> (mb + 1):                     # rounded up to the next binade
+    if n_int >> (mb + 1):  # rounded up to the next binade
         n_int >>= 1
         e += 1
     if e > bias:
-        return s | (((1 << eb) - 1) << mb)    # inf
-    if n_int < (1 << mb):                     # subnormal (or zero after underflow)
+        return s | (((1 << eb) - 1) << mb)  # inf
+    if n_int < (1 << mb):  # subnormal (or zero after underflow)
         return s | n_int
     return s | ((e + bias) << mb) | (n_int - (1 << mb))
 
@@ -96,8 +97,12 @@ def fma_ref(a, b, c, t):
     q = Fraction(a) * Fraction(b) + Fraction(c)
     if q == 0:
         prod_zero = a == 0 or b == 0
-        neg = prod_zero and c == 0 and (math.copysign(1, a) * math.copysign(1, b) < 0) and \
-            math.copysign(1, c) < 0
+        neg = (
+            prod_zero
+            and c == 0
+            and (math.copysign(1, a) * math.copysign(1, b) < 0)
+            and math.copysign(1, c) < 0
+        )
         return round_bits(q, neg, t)
     return round_bits(q, False, t)
 
@@ -138,8 +143,11 @@ def finite(t):
 
 def short(t):
     """Few-bit values: sums land on rounding midpoints and exact zeros often."""
-    return st.builds(lambda m, e: t(m * 2.0 ** e), st.integers(-(1 << 13), 1 << 13),
-                     st.integers(-30, 30) if t is f32 else st.integers(-8, 4))
+    return st.builds(
+        lambda m, e: t(m * 2.0**e),
+        st.integers(-(1 << 13), 1 << 13),
+        st.integers(-30, 30) if t is f32 else st.integers(-8, 4),
+    )
 
 
 def lanes(elem, n=32):
@@ -152,8 +160,14 @@ def arr(vals, t, shape):
 
 # --------------------------------------------------------------------------------- fma: f32
 # u*v == 2^47 + k with u, v < 2^24: a product that is an f32 midpoint plus k * 2^-47 of it
-PRODUCTS = [(-35, 15002047, 9381219), (-7, 11230937, 12531233), (-1, 13264529, 10610063),
-            (7, 9010893, 15618595), (15, 14314471, 9831833), (19, 8986713, 15660619)]
+PRODUCTS = [
+    (-35, 15002047, 9381219),
+    (-7, 11230937, 12531233),
+    (-1, 13264529, 10610063),
+    (7, 9010893, 15618595),
+    (15, 14314471, 9831833),
+    (19, 8986713, 15660619),
+]
 
 
 def midpoint_cases():
@@ -162,17 +176,26 @@ def midpoint_cases():
     out = []
     # 2^24 + 1 = 97 * 257 * 673: a tie, and a tie pushed by a tiny c either way
     for a, b in ((24929.0, 673.0), (97.0, 172961.0), (65281.0, 257.0)):
-        for c in (0.0, 2.0 ** -40, -2.0 ** -40, 2.0 ** -100, 1.0, -1.0, 3.0):
+        for c in (0.0, 2.0**-40, -(2.0**-40), 2.0**-100, 1.0, -1.0, 3.0):
             for sa, sb in ((1, 1), (-1, 1), (-1, -1)):
                 out.append((sa * a, sb * b, c))
-                out.append((sa * a * 2.0 ** -100, sb * b * 2.0 ** -20, c * 2.0 ** -120))
+                out.append((sa * a * 2.0**-100, sb * b * 2.0**-20, c * 2.0**-120))
     for _k, u, v in PRODUCTS:
         # p = 2^(47+E) (1 + k 2^-47) is half an ulp of c = K 2^(48+E) plus k 2^E, which is
         # below half an f64 ulp of the sum when |K| is large: s is the midpoint, inexactly
         # (E = -197: c and the sum are f32 subnormals)
-        for E, K in ((-60, (1 << 22) + 3), (-60, -(1 << 23) + 5), (-197, (1 << 22) + 33),
-                     (-197, -(1 << 23) + 1), (-197, (1 << 23) - 1), (-197, 0), (-197, 1 << 14),
-                     (-100, 12345), (50, (3 << 21) + 1), (50, -(1 << 22) - 777)):
+        for E, K in (
+            (-60, (1 << 22) + 3),
+            (-60, -(1 << 23) + 5),
+            (-197, (1 << 22) + 33),
+            (-197, -(1 << 23) + 1),
+            (-197, (1 << 23) - 1),
+            (-197, 0),
+            (-197, 1 << 14),
+            (-100, 12345),
+            (50, (3 << 21) + 1),
+            (50, -(1 << 22) - 777),
+        ):
             for sign in (1, -1):
                 a = f32(u * 2.0 ** (E // 2))
                 b = f32(sign * v * 2.0 ** (E - E // 2))
@@ -184,32 +207,69 @@ def midpoint_cases():
 
 def special_cases():
     M = float(np.finfo(f32).max)
-    tiny = 2.0 ** -149
+    tiny = 2.0**-149
     out = [
         # overflow: FLT_MAX + half an ulp is a tie that goes to inf; a hair less stays finite
-        (M, 1.0, 2.0 ** 103), (M, 1.0, 2.0 ** 102), (M, -1.0, -(2.0 ** 103)), (2.0 ** 64, 2.0 ** 64, 1.0),
-        (1.5 * 2.0 ** 64, 1.5 * 2.0 ** 63, -(2.0 ** 100)), (M, 2.0, -M), (M, 1.0 + 2.0 ** -23, 0.0),
+        (M, 1.0, 2.0**103),
+        (M, 1.0, 2.0**102),
+        (M, -1.0, -(2.0**103)),
+        (2.0**64, 2.0**64, 1.0),
+        (1.5 * 2.0**64, 1.5 * 2.0**63, -(2.0**100)),
+        (M, 2.0, -M),
+        (M, 1.0 + 2.0**-23, 0.0),
         # subnormal results, underflow to signed zero, the smallest tie (2^-150)
-        (2.0 ** -75, 2.0 ** -75, 0.0), (-(2.0 ** -75), 2.0 ** -75, 0.0), (2.0 ** -75, 2.0 ** -75, -0.0),
-        (2.0 ** -75, 2.0 ** -75, tiny), (2.0 ** -75, 3 * 2.0 ** -75, 0.0), (2.0 ** -75, 3 * 2.0 ** -75, -tiny),
-        (2.0 ** -80, 2.0 ** -80, 0.0), (-(2.0 ** -80), 2.0 ** -80, -0.0), (tiny, 0.5, 0.0),
-        (2.0 ** -126, 0.5, 0.0), (2.0 ** -126, 1 - 2.0 ** -24, 0.0), (1.5, 2.0 ** -127, 2.0 ** -126),
-        (2.0 ** -63, 2.0 ** -63, -(2.0 ** -126)), (2.0 ** -63, -(2.0 ** -63), 2.0 ** -126),
+        (2.0**-75, 2.0**-75, 0.0),
+        (-(2.0**-75), 2.0**-75, 0.0),
+        (2.0**-75, 2.0**-75, -0.0),
+        (2.0**-75, 2.0**-75, tiny),
+        (2.0**-75, 3 * 2.0**-75, 0.0),
+        (2.0**-75, 3 * 2.0**-75, -tiny),
+        (2.0**-80, 2.0**-80, 0.0),
+        (-(2.0**-80), 2.0**-80, -0.0),
+        (tiny, 0.5, 0.0),
+        (2.0**-126, 0.5, 0.0),
+        (2.0**-126, 1 - 2.0**-24, 0.0),
+        (1.5, 2.0**-127, 2.0**-126),
+        (2.0**-63, 2.0**-63, -(2.0**-126)),
+        (2.0**-63, -(2.0**-63), 2.0**-126),
         # signed zeros: exact cancellation is +0; zero products keep IEEE signs
-        (0.0, 5.0, -0.0), (-0.0, 5.0, -0.0), (-0.0, -5.0, -0.0), (0.0, -5.0, 0.0), (-0.0, 5.0, 0.0),
-        (3.0, 5.0, -15.0), (-3.0, 5.0, 15.0), (1.5, 1.5, -2.25), (0.0, 0.0, -0.0), (-0.0, 0.0, -0.0),
-        (1e-30, 1e-30, -0.0), (-1e-30, 1e-30, -0.0), (1e-30, 1e-30, 0.0),
+        (0.0, 5.0, -0.0),
+        (-0.0, 5.0, -0.0),
+        (-0.0, -5.0, -0.0),
+        (0.0, -5.0, 0.0),
+        (-0.0, 5.0, 0.0),
+        (3.0, 5.0, -15.0),
+        (-3.0, 5.0, 15.0),
+        (1.5, 1.5, -2.25),
+        (0.0, 0.0, -0.0),
+        (-0.0, 0.0, -0.0),
+        (1e-30, 1e-30, -0.0),
+        (-1e-30, 1e-30, -0.0),
+        (1e-30, 1e-30, 0.0),
         # infinities
-        (np.inf, 2.0, 1.0), (-np.inf, 2.0, 1.0), (2.0, 3.0, -np.inf), (M, M, -np.inf), (M, M, 0.0),
+        (np.inf, 2.0, 1.0),
+        (-np.inf, 2.0, 1.0),
+        (2.0, 3.0, -np.inf),
+        (M, M, -np.inf),
+        (M, M, 0.0),
     ]
     return [tuple(f32(v) for v in x) for x in out]
 
 
 def nan_cases():
     q = np.array([0x7FC00001, 0xFFC12345, 0x7F800001, 0xFF812345], u32).view(f32)
-    out = [(q[0], 2.0, 3.0), (2.0, q[1], 3.0), (2.0, 3.0, q[2]), (q[3], 0.0, 1.0),
-           (np.inf, 0.0, 1.0), (np.inf, 1.0, -np.inf), (q[0], q[1], 1.0), (q[0], 1.0, q[1]),
-           (1.0, q[2], q[3]), (0.0, np.inf, q[0])]
+    out = [
+        (q[0], 2.0, 3.0),
+        (2.0, q[1], 3.0),
+        (2.0, 3.0, q[2]),
+        (q[3], 0.0, 1.0),
+        (np.inf, 0.0, 1.0),
+        (np.inf, 1.0, -np.inf),
+        (q[0], q[1], 1.0),
+        (q[0], 1.0, q[1]),
+        (1.0, q[2], q[3]),
+        (0.0, np.inf, q[0]),
+    ]
     return [tuple(f32(v) for v in x) for x in out]
 
 
@@ -246,7 +306,7 @@ def test_fma_f32_specials():
 def test_fma_f32_nan_operands():
     a, b, c = batch(nan_cases() + special_cases())
     check_fma(a, b, c)
-    assert H._fma_narrow(a, b, c, f32) is None     # NaN results leave the fast path
+    assert H._fma_narrow(a, b, c, f32) is None  # NaN results leave the fast path
 
 
 def test_fma_f32_realistic_batch():
@@ -285,8 +345,8 @@ def test_fma_f32_hypothesis_fast(a, b, c):
 def test_fma_to_f16_midpoints():
     """fma_to: f32 operands, one rounding to f16.  2049 = 3 * 683 is an f16 midpoint."""
     cases = []
-    for a, b in ((3.0, 683.0), (683.0 * 2.0 ** -20, 3.0 * 2.0 ** -4), (-3.0, 683.0)):
-        for c in (0.0, 2.0 ** -60, -(2.0 ** -60), 2.0 ** -30, 1.0, -(2.0 ** -100)):
+    for a, b in ((3.0, 683.0), (683.0 * 2.0**-20, 3.0 * 2.0**-4), (-3.0, 683.0)):
+        for c in (0.0, 2.0**-60, -(2.0**-60), 2.0**-30, 1.0, -(2.0**-100)):
             cases.append((a, b, c))
     for _k, u, v in PRODUCTS:
         # as in midpoint_cases, c = K 2^(48+E) with an f16 ulp 2^(48+E): E = -50 normal,
@@ -294,9 +354,16 @@ def test_fma_to_f16_midpoints():
         for E, K in ((-50, 2047), (-50, -1500), (-50, 1025), (-72, 1001), (-72, -1023), (-72, 3)):
             for sign in (1, -1):
                 cases.append((u * 2.0 ** (E // 2), sign * v * 2.0 ** (E - E // 2), K * 2.0 ** (48 + E)))
-    cases += [(65504.0, 1.0, 16.0), (65504.0, 1.0, 15.999), (2.0 ** -12, 2.0 ** -13, 0.0),
-              (2.0 ** -12, 2.0 ** -12, -(2.0 ** -60)), (2.0 ** -13, 3 * 2.0 ** -12, 2.0 ** -50),
-              (0.0, -1.0, -0.0), (3.0, 5.0, -15.0), (1e-20, 1e-20, -0.0)]
+    cases += [
+        (65504.0, 1.0, 16.0),
+        (65504.0, 1.0, 15.999),
+        (2.0**-12, 2.0**-13, 0.0),
+        (2.0**-12, 2.0**-12, -(2.0**-60)),
+        (2.0**-13, 3 * 2.0**-12, 2.0**-50),
+        (0.0, -1.0, -0.0),
+        (3.0, 5.0, -15.0),
+        (1e-20, 1e-20, -0.0),
+    ]
     a, b, c = batch(cases)
     check_fma(a, b, c, f16, fast=True)
     check_fma(a, b, c, f16)
@@ -317,7 +384,7 @@ def test_fma_f16_hypothesis(a, b, c, row_c):
 @given(lanes(finite(f32), 16), lanes(short(f32), 16), lanes(finite(f32), 16))
 def test_fma_to_f16_hypothesis(a, b, c):
     a, b, c = (arr(v, f32, (2, 8)) for v in (a, b, c))
-    check_fma(a * f32(2.0 ** -100), b, c * f32(2.0 ** -100), f16)
+    check_fma(a * f32(2.0**-100), b, c * f32(2.0**-100), f16)
     check_fma(a, b, c, f16)
 
 
@@ -335,25 +402,73 @@ def test_fma_f64_cases():
     b = rng.standard_normal((16, 8))
     c = rng.standard_normal((16, 1))
     check_fma(a, b, c)
-    x = (1.0 + 2.0 ** -52)
-    cases = [(x, x, -1.0), (x, x, -(1 + 2.0 ** -51)), (1e300, 1e300, -np.inf), (1e-300, 1e-300, 0.0),
-             (1e-160, 1e-160, -1e-320), (0.0, 1.0, -0.0), (-0.0, 1.0, -0.0), (3.0, 5.0, -15.0),
-             (2.0 ** 1000, 2.0 ** 23, -(2.0 ** 1023)), (1.5, 2.0 ** -1074, 0.0), (np.inf, 0.0, 1.0),
-             # a product past f64's range plus an infinity of the other sign: that infinity
-             (-1e300, 1e300, np.inf), (1e300, -1e300, np.inf), (1e300, 1e300, np.inf),
-             (np.inf, 2.0, -np.inf), (-np.inf, 0.5, np.inf)]
+    x = 1.0 + 2.0**-52
+    cases = [
+        (x, x, -1.0),
+        (x, x, -(1 + 2.0**-51)),
+        (1e300, 1e300, -np.inf),
+        (1e-300, 1e-300, 0.0),
+        (1e-160, 1e-160, -1e-320),
+        (0.0, 1.0, -0.0),
+        (-0.0, 1.0, -0.0),
+        (3.0, 5.0, -15.0),
+        (2.0**1000, 2.0**23, -(2.0**1023)),
+        (1.5, 2.0**-1074, 0.0),
+        (np.inf, 0.0, 1.0),
+        # a product past f64's range plus an infinity of the other sign: that infinity
+        (-1e300, 1e300, np.inf),
+        (1e300, -1e300, np.inf),
+        (1e300, 1e300, np.inf),
+        (np.inf, 2.0, -np.inf),
+        (-np.inf, 0.5, np.inf),
+    ]
     a, b, c = batch(cases, f64)
     check_fma(a, b, c)
 
 
 # --------------------------------------------------------------------------------------- cvt
-INT = {"u32": (0, 2 ** 32 - 1, u32), "i32": (-2 ** 31, 2 ** 31 - 1, np.int32),
-       "u16": (0, 2 ** 16 - 1, u16), "i16": (-2 ** 15, 2 ** 15 - 1, np.int16),
-       "u8": (0, 255, np.uint8), "i8": (-128, 127, np.int8)}
-CVT_EDGES = [0.0, -0.0, 0.5, -0.5, -0.99, 1.0, -1.0, 1e-45, -1e-45, 255.5, 256.0, -128.5, -129.0,
-             32767.5, 32768.0, -32768.9, -32769.0, 65535.9, 65536.0, 2147483520.0, 2147483648.0,
-             -2147483648.0, -2147483904.0, 4294967040.0, 4294967295.9, 4294967296.0, 1e20, -1e20,
-             np.inf, -np.inf, np.nan, 1e-310]
+INT = {
+    "u32": (0, 2**32 - 1, u32),
+    "i32": (-(2**31), 2**31 - 1, np.int32),
+    "u16": (0, 2**16 - 1, u16),
+    "i16": (-(2**15), 2**15 - 1, np.int16),
+    "u8": (0, 255, np.uint8),
+    "i8": (-128, 127, np.int8),
+}
+CVT_EDGES = [
+    0.0,
+    -0.0,
+    0.5,
+    -0.5,
+    -0.99,
+    1.0,
+    -1.0,
+    1e-45,
+    -1e-45,
+    255.5,
+    256.0,
+    -128.5,
+    -129.0,
+    32767.5,
+    32768.0,
+    -32768.9,
+    -32769.0,
+    65535.9,
+    65536.0,
+    2147483520.0,
+    2147483648.0,
+    -2147483648.0,
+    -2147483904.0,
+    4294967040.0,
+    4294967295.9,
+    4294967296.0,
+    1e20,
+    -1e20,
+    np.inf,
+    -np.inf,
+    np.nan,
+    1e-310,
+]
 
 
 def cvt_ref(x, to):
@@ -363,7 +478,7 @@ def cvt_ref(x, to):
         return 0
     if math.isinf(x):
         return hi if x > 0 else lo
-    return min(max(int(x), lo), hi)                 # int() truncates toward zero
+    return min(max(int(x), lo), hi)  # int() truncates toward zero
 
 
 def check_cvt(x, frm):
@@ -401,11 +516,16 @@ def test_cvt_near_bounds(t, to, data):
     lo, hi, _ = INT[to]
     big = float(np.finfo(t).max)
 
-    def fl(x, y):                               # doubles, rounded to t below
+    def fl(x, y):  # doubles, rounded to t below
         x, y = max(x, -big), min(y, big)
         return st.floats(x, y) if x <= y else st.just(math.copysign(big, y))
-    near = st.one_of(fl(lo - 2, lo + 2), fl(hi - 2, hi + 2), fl(lo - 2, hi + 2),
-                     st.sampled_from([lo - 1, hi + 1, -0.0, 0.5]))
+
+    near = st.one_of(
+        fl(lo - 2, lo + 2),
+        fl(hi - 2, hi + 2),
+        fl(lo - 2, hi + 2),
+        st.sampled_from([lo - 1, hi + 1, -0.0, 0.5]),
+    )
     vals = data.draw(st.lists(near, min_size=8, max_size=8))
     with np.errstate(over="ignore"):
         x = np.array(vals, f64).astype(t).reshape(1, 8)
@@ -420,7 +540,7 @@ def test_cvt_hypothesis(x32, x16, x64):
     check_cvt(arr(x32, f32, (2, 8)), "f32")
     check_cvt(arr(x16, f16, (2, 8)), "f16")
     check_cvt(arr(x64, f64, (1, 8)), "f64")
-    y = np.abs(arr(x32, f32, (2, 8)))                   # in range for u32 when finite
+    y = np.abs(arr(x32, f32, (2, 8)))  # in range for u32 when finite
     check_cvt(np.where(y < 4e9, y, f32(7)), "f32")
 
 
@@ -439,7 +559,7 @@ def flush_ref(x):
 @given(data=st.data())
 def test_flush(t, data):
     eb, mb, ut = FMT[t]
-    edge = np.array([1, (1 << mb) - 1, 1 << mb, (1 << mb) + 1, 1 << (eb + mb)], ut)   # denormal/normal edges
+    edge = np.array([1, (1 << mb) - 1, 1 << mb, (1 << mb) + 1, 1 << (eb + mb)], ut)  # denormal/normal edges
     edge = np.concatenate([edge, edge | ut(1 << (eb + mb))]).view(t)
     vals = data.draw(lanes(st.one_of(fvals(t), st.sampled_from(list(edge)))))
     x = arr(vals, t, (2, 16))
@@ -474,7 +594,7 @@ def test_fmin_fmax(t, data):
     b = arr(data.draw(lanes(el)), t, (2, 16))
     if data.draw(st.booleans()):
         b = b[:, :1]
-    if data.draw(st.booleans()):                    # no zero or NaN: the fast path
+    if data.draw(st.booleans()):  # no zero or NaN: the fast path
         a = np.where((a == 0) | np.isnan(a), t(1.5), a)
         b = np.where((b == 0) | np.isnan(b), t(-2.5), b)
     for f, is_min in ((H.fmin, True), (H.fmax, False)):
@@ -487,7 +607,7 @@ def test_fmin_fmax(t, data):
 
 # ------------------------------------------------------------------------------- lane masks
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.integers(0, 2 ** 64 - 1), min_size=1, max_size=9))
+@given(st.lists(st.integers(0, 2**64 - 1), min_size=1, max_size=9))
 def test_exec_mask(words):
     lo = np.array([w & 0xFFFFFFFF for w in words], u32).reshape(-1, 1)
     hi = np.array([w >> 32 for w in words], u32).reshape(-1, 1)
@@ -502,7 +622,9 @@ def test_exec_mask(words):
 @given(st.integers(1, 6), st.data())
 def test_ballot(n, data):
     for lanes in (32, 64):
-        b = np.array(data.draw(st.lists(st.booleans(), min_size=n * lanes, max_size=n * lanes))).reshape(n, lanes)
+        b = np.array(data.draw(st.lists(st.booleans(), min_size=n * lanes, max_size=n * lanes))).reshape(
+            n, lanes
+        )
         col = np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n))).reshape(n, 1)
         for x in (b, col, b[:, ::-1]):
             r = H.ballot(x, n, lanes)
@@ -521,7 +643,7 @@ def test_signaling_nan_min_max_cvt_whatever_the_length(n):
     x = np.full((1, n), 21.0, f32)
     for fn in (H.fmin, H.fmax):
         assert (fn(x, snan32) == 21.0).all() and (fn(snan32, x) == 21.0).all()
-        assert (fn(snan32, snan32).view(u32) == 0x7F800001).all()      # two NaNs: b
+        assert (fn(snan32, snan32).view(u32) == 0x7F800001).all()  # two NaNs: b
     snan64 = np.full((1, n), 0x7FF0000000000001, u64).view(f64)
     assert (H.cvt(snan64, "f64", "u32") == 0).all()
     assert (H.cvt(np.full((1, n), 5e9), "f64", "u32") == 0xFFFFFFFF).all()

@@ -3,6 +3,7 @@
 stores, null descriptors; every T# not carried out exactly refuses by name (image.*) and changes
 nothing; and the runtime refusals of forms translated only for null descriptors (buffer format
 loads in range)."""
+
 import numpy as np
 import pytest
 from harness import Rig, ptr
@@ -22,13 +23,21 @@ PROG = """
   s_endpgm
 """
 W, H = 4, 3
-PITCH = 64          # texels: align(width, 256 bytes / 4 bytes per texel)
+PITCH = 64  # texels: align(width, 256 bytes / 4 bytes per texel)
 
 
 def tsharp(addr, w, h, fmt=22, sel=(4, 5, 6, 7), typ=9, sw_mode=0):
     d3 = sel[0] | sel[1] << 3 | sel[2] << 6 | sel[3] << 9 | sw_mode << 20 | typ << 28
-    return [(addr >> 8) & 0xFFFFFFFF, ((addr >> 40) & 0xFF) | (fmt << 20) | (((w - 1) & 3) << 30),
-            ((w - 1) >> 2) | ((h - 1) << 14) | (1 << 31), d3, 0, 0, 0, 0]
+    return [
+        (addr >> 8) & 0xFFFFFFFF,
+        ((addr >> 40) & 0xFF) | (fmt << 20) | (((w - 1) & 3) << 30),
+        ((w - 1) >> 2) | ((h - 1) << 14) | (1 << 31),
+        d3,
+        0,
+        0,
+        0,
+        0,
+    ]
 
 
 def _image(r):
@@ -37,7 +46,7 @@ def _image(r):
     return img, r.mem.alloc(img.nbytes, name="img", align=256, data=img.tobytes())
 
 
-@pytest.mark.tiers     # runs a program: NumPy blocks and the native tier (tests/conftest.py)
+@pytest.mark.tiers  # runs a program: NumPy blocks and the native tier (tests/conftest.py)
 @pytest.mark.parametrize("sel", [(4, 5, 6, 7), (4, 0, 0, 1)], ids=["xyzw", "x001"])
 @pytest.mark.parametrize("mode", ["wave", "lane"])
 def test_image_load_store_r32f_with_edges(mode, sel):
@@ -50,8 +59,7 @@ def _load_store(make_tsharp, mode="wave"):
     r = Rig(PROG)
     img, a = _image(r)
     out = r.buf(np.full(32, 7, np.uint32), "out")
-    res = r.run(r.config(user_sgprs=make_tsharp(a) + list(ptr(out)), tgid=(False,) * 3),
-                mode=mode)
+    res = r.run(r.config(user_sgprs=make_tsharp(a) + list(ptr(out)), tgid=(False,) * 3), mode=mode)
     assert res.landed, res.refusal
     lane = np.arange(32)
     x, y = lane & 7, lane >> 3
@@ -64,7 +72,7 @@ def _load_store(make_tsharp, mode="wave"):
     np.testing.assert_array_equal(got, exp)
 
 
-@pytest.mark.tiers     # runs a program: NumPy blocks and the native tier (tests/conftest.py)
+@pytest.mark.tiers  # runs a program: NumPy blocks and the native tier (tests/conftest.py)
 def test_null_descriptor_reads_zero_and_drops_stores():
     r = Rig(PROG)
     out = r.buf(np.full(32, 7, np.uint32), "out")
@@ -81,8 +89,11 @@ def _set(words, k, lo, width, v):
 
 
 # T#s that must refuse, each a change of the r32f image's T#: (id, code, change)
-LAYOUT, FORMAT, DESC = ("image.unsupported_layout", "image.unsupported_format",
-                        "image.unsupported_descriptor")
+LAYOUT, FORMAT, DESC = (
+    "image.unsupported_layout",
+    "image.unsupported_format",
+    "image.unsupported_descriptor",
+)
 REFUSED = [
     ("sw_4kb_s", LAYOUT, lambda t: _set(t, 3, 20, 5, 5)),
     ("sw_64kb_r_x", LAYOUT, lambda t: _set(t, 3, 20, 5, 27)),
@@ -94,10 +105,9 @@ REFUSED = [
     ("fmt_invalid", FORMAT, lambda t: _set(t, 1, 20, 9, 0)),
     ("fmt_511", FORMAT, lambda t: _set(t, 1, 20, 9, 511)),
     ("sel_xxxx", FORMAT, lambda t: _set(t, 3, 0, 12, 4 | 4 << 3 | 4 << 6 | 4 << 9)),
-    ("sel_y_one", FORMAT, lambda t: _set(t, 3, 3, 3, 1)),               # Y selects "1"
+    ("sel_y_one", FORMAT, lambda t: _set(t, 3, 3, 3, 1)),  # Y selects "1"
     ("sel_zero_x", FORMAT, lambda t: _set(t, 3, 0, 3, 0)),
-    ("rgba8_bgra", FORMAT, lambda t: _set(_set(t, 1, 20, 9, 56), 3, 0, 12,
-                                          6 | 5 << 3 | 4 << 6 | 7 << 9)),
+    ("rgba8_bgra", FORMAT, lambda t: _set(_set(t, 1, 20, 9, 56), 3, 0, 12, 6 | 5 << 3 | 4 << 6 | 7 << 9)),
     ("rgba8_x001", FORMAT, lambda t: _set(_set(t, 1, 20, 9, 56), 3, 0, 12, 4 | 0 << 3 | 0 << 6 | 1 << 9)),
     ("type_3d", DESC, lambda t: _set(t, 3, 28, 4, 10)),
     ("type_cube", DESC, lambda t: _set(t, 3, 28, 4, 11)),
@@ -121,8 +131,7 @@ REFUSED = [
 ]
 
 
-@pytest.mark.parametrize("code,change", [(c, f) for _, c, f in REFUSED],
-                         ids=[i for i, _, _ in REFUSED])
+@pytest.mark.parametrize("code,change", [(c, f) for _, c, f in REFUSED], ids=[i for i, _, _ in REFUSED])
 def test_unsupported_tsharp_refuses_by_name(code, change):
     """Each T# the translation does not carry out exactly refuses (never a silent zero or a
     linear read of a tiled image) and lands nothing."""
@@ -132,7 +141,7 @@ def test_unsupported_tsharp_refuses_by_name(code, change):
 FIRST_OF_EACH = {c: (i, f) for i, c, f in reversed(REFUSED)}
 
 
-@pytest.mark.tiers     # runs a program: NumPy blocks and the native tier (tests/conftest.py)
+@pytest.mark.tiers  # runs a program: NumPy blocks and the native tier (tests/conftest.py)
 @pytest.mark.parametrize("code", sorted(FIRST_OF_EACH))
 def test_each_refusal_code_on_every_tier(code):
     _refused(code, FIRST_OF_EACH[code][1])
@@ -145,25 +154,27 @@ def _refused(code, change):
     t = change(tsharp(a, W, H))
     res = r.run(r.config(user_sgprs=t + list(ptr(out)), tgid=(False,) * 3))
     assert res.refusal is not None and res.refusal.code == code, res.refusal
-    assert "image_load" in res.refusal.message            # the first image instruction
+    assert "image_load" in res.refusal.message  # the first image instruction
     assert (r.read(out, np.uint32, 32) == 7).all()
     np.testing.assert_array_equal(r.read(a, np.float32, H * PITCH).reshape(H, PITCH), img)
 
 
-@pytest.mark.tiers     # runs a program: NumPy blocks and the native tier (tests/conftest.py)
+@pytest.mark.tiers  # runs a program: NumPy blocks and the native tier (tests/conftest.py)
 def test_hint_fields_are_ignored():
     """Fields with no effect on an uncompressed storage load/store (BC_SWIZZLE, PERF_MOD and
     the other dword-5 hints, counter bank, DCC block sizes and metadata address without
     compression) do not refuse, and the result is the plain one."""
+
     def hints(a):
         t = tsharp(a, W, H)
-        t = _set(t, 3, 25, 3, 5)                          # BC_SWIZZLE
-        t = _set(t, 5, 8, 19, 0x7FFFF)                    # MID_LOD_WARN .. PRT_DEFAULT
-        t = _set(t, 5, 31, 1, 1)                          # BIG_PAGE
-        t = _set(_set(t, 6, 0, 8, 0xA5), 6, 10, 1, 1)     # COUNTER_BANK_ID, ITERATE_256
-        t = _set(_set(t, 6, 15, 5, 0x1F), 6, 22, 10, 0x3FF)   # block sizes .. META_DATA_ADDRESS
-        t[7] = 0xDEADBEEF                                 # META_DATA_ADDRESS_HI
+        t = _set(t, 3, 25, 3, 5)  # BC_SWIZZLE
+        t = _set(t, 5, 8, 19, 0x7FFFF)  # MID_LOD_WARN .. PRT_DEFAULT
+        t = _set(t, 5, 31, 1, 1)  # BIG_PAGE
+        t = _set(_set(t, 6, 0, 8, 0xA5), 6, 10, 1, 1)  # COUNTER_BANK_ID, ITERATE_256
+        t = _set(_set(t, 6, 15, 5, 0x1F), 6, 22, 10, 0x3FF)  # block sizes .. META_DATA_ADDRESS
+        t[7] = 0xDEADBEEF  # META_DATA_ADDRESS_HI
         return t
+
     _load_store(hints)
 
 
@@ -220,7 +231,7 @@ FMT = """
 """
 
 
-@pytest.mark.tiers     # runs a program: NumPy blocks and the native tier (tests/conftest.py)
+@pytest.mark.tiers  # runs a program: NumPy blocks and the native tier (tests/conftest.py)
 def test_buffer_format_load_null_reads_zero_in_range_refuses():
     r = Rig(FMT)
     data = r.buf(np.arange(64, dtype=np.uint32), "data")
@@ -233,14 +244,18 @@ def test_buffer_format_load_null_reads_zero_in_range_refuses():
     res = r.run(r.config(user_sgprs=vs + list(ptr(out)), tgid=(False,) * 3))
     assert res.refusal is not None and res.refusal.code == "program.unsupported_instruction"
     assert "buffer_load_format_x" in res.refusal.message
-    assert (r.read(out, np.uint32, 32) == 0).all()        # refused: nothing landed
+    assert (r.read(out, np.uint32, 32) == 0).all()  # refused: nothing landed
 
 
-@pytest.mark.parametrize("form, written", [
-    ("image_gather4 v[10:13], v[1:2], s[0:7], s[12:15] dmask:0x1 dim:SQ_RSRC_IMG_2D", 4),
-    ("image_gather4_lz v[10:13], v[1:2], s[0:7], s[12:15] dmask:0x8 dim:SQ_RSRC_IMG_2D", 4),
-    ("image_sample v[10:11], v[1:2], s[0:7], s[12:15] dmask:0x5 dim:SQ_RSRC_IMG_2D", 2),
-    ("image_sample v10, v[1:2], s[0:7], s[12:15] dmask:0x8 dim:SQ_RSRC_IMG_2D", 1)])
+@pytest.mark.parametrize(
+    "form, written",
+    [
+        ("image_gather4 v[10:13], v[1:2], s[0:7], s[12:15] dmask:0x1 dim:SQ_RSRC_IMG_2D", 4),
+        ("image_gather4_lz v[10:13], v[1:2], s[0:7], s[12:15] dmask:0x8 dim:SQ_RSRC_IMG_2D", 4),
+        ("image_sample v[10:11], v[1:2], s[0:7], s[12:15] dmask:0x5 dim:SQ_RSRC_IMG_2D", 2),
+        ("image_sample v10, v[1:2], s[0:7], s[12:15] dmask:0x8 dim:SQ_RSRC_IMG_2D", 1),
+    ],
+)
 def test_sampling_a_null_image_zeroes_what_hardware_writes(form, written):
     """Through a null T# a sample writes one zero per dmask channel, a gather four (the texels
     of its one channel): the gather once wrote one register and left three stale."""
@@ -265,10 +280,14 @@ def test_sampling_a_null_image_zeroes_what_hardware_writes(form, written):
     assert (got == want).all(), got[0]
 
 
-@pytest.mark.parametrize("form", [
-    "image_sample v[10:11], v[1:2], s[0:7], s[12:15] dmask:0x1 dim:SQ_RSRC_IMG_2D tfe",
-    "image_gather4 v[10:13], v[1:2], s[0:7], s[12:15] dmask:0x1 dim:SQ_RSRC_IMG_2D lwe",
-    "image_sample v10, v[1:2], s[0:7], s[12:15] dim:SQ_RSRC_IMG_2D"])
+@pytest.mark.parametrize(
+    "form",
+    [
+        "image_sample v[10:11], v[1:2], s[0:7], s[12:15] dmask:0x1 dim:SQ_RSRC_IMG_2D tfe",
+        "image_gather4 v[10:13], v[1:2], s[0:7], s[12:15] dmask:0x1 dim:SQ_RSRC_IMG_2D lwe",
+        "image_sample v10, v[1:2], s[0:7], s[12:15] dim:SQ_RSRC_IMG_2D",
+    ],
+)
 def test_sampling_forms_without_semantics_refuse(form):
     """tfe/lwe (a status register of unknown value) and dmask 0 refuse by name."""
     r = Rig(f"""

@@ -7,6 +7,7 @@ Each workgroup (one wave32) runs one case: A, B, the initial SCC and the initial
 loaded with s_load, the opcode runs, and the destination (both dwords: a 32-bit op must leave
 the high dword alone) and SCC are stored.  Ops that do not write SCC must keep the initial one.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -126,10 +127,21 @@ def _bfe(a, b, bits, signed):
 
 
 for _t in ("i32", "u32"):
-    for _c, _f in (("eq", lambda x, y: x == y), ("lg", lambda x, y: x != y), ("gt", lambda x, y: x > y),
-                   ("ge", lambda x, y: x >= y), ("lt", lambda x, y: x < y), ("le", lambda x, y: x <= y)):
-        OPS["s_cmp_%s_%s" % (_c, _t)] = ("sopc", 32, 32, 0, lambda a, b, c, f=_f, t=_t:
-                                         (None, int(f(s32(a), s32(b)) if t == "i32" else f(a, b))))
+    for _c, _f in (
+        ("eq", lambda x, y: x == y),
+        ("lg", lambda x, y: x != y),
+        ("gt", lambda x, y: x > y),
+        ("ge", lambda x, y: x >= y),
+        ("lt", lambda x, y: x < y),
+        ("le", lambda x, y: x <= y),
+    ):
+        OPS["s_cmp_%s_%s" % (_c, _t)] = (
+            "sopc",
+            32,
+            32,
+            0,
+            lambda a, b, c, f=_f, t=_t: (None, int(f(s32(a), s32(b)) if t == "i32" else f(a, b))),
+        )
 OPS["s_cmp_eq_u64"] = ("sopc", 64, 64, 0, lambda a, b, c: (None, int(a == b)))
 OPS["s_cmp_lg_u64"] = ("sopc", 64, 64, 0, lambda a, b, c: (None, int(a != b)))
 OPS["s_bitcmp1_b32"] = ("sopc", 32, 32, 0, lambda a, b, c: (None, (a >> (b & 31)) & 1))
@@ -163,10 +175,38 @@ def program(op):
   s_endpgm"""
 
 
-E32 = [0, 1, 2, 3, 31, 32, 33, 63, 64, 0x10001F, 0x200008, 0x7FFFFFFF, 0x80000000, 0x80000001,
-       0xFFFFFFFE, 0xFFFFFFFF, 0xFFFF, 0x8000, 0x003F0000]
-E64 = E32 + [1 << 32, (1 << 32) + 1, 0x1FFFFFFFF, 0xFFFFFFFF00000000, 1 << 63, (1 << 63) - 1,
-             (1 << 63) + 1, M64, M64 - 1]
+E32 = [
+    0,
+    1,
+    2,
+    3,
+    31,
+    32,
+    33,
+    63,
+    64,
+    0x10001F,
+    0x200008,
+    0x7FFFFFFF,
+    0x80000000,
+    0x80000001,
+    0xFFFFFFFE,
+    0xFFFFFFFF,
+    0xFFFF,
+    0x8000,
+    0x003F0000,
+]
+E64 = E32 + [
+    1 << 32,
+    (1 << 32) + 1,
+    0x1FFFFFFFF,
+    0xFFFFFFFF00000000,
+    1 << 63,
+    (1 << 63) - 1,
+    (1 << 63) + 1,
+    M64,
+    M64 - 1,
+]
 
 
 def operands(op, seed=0):
@@ -180,6 +220,7 @@ def operands(op, seed=0):
         v = int(rng.integers(0, 1 << 62)) << 2 | int(rng.integers(0, 4))
         v &= (1 << bits) - 1
         return v >> int(rng.integers(0, bits)) if rng.random() < 0.5 else v
+
     cases += [(word(ab), word(bb or 32), int(rng.integers(0, 2))) for _ in range(128)]
     return cases
 

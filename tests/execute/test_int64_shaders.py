@@ -10,6 +10,7 @@ re-made live from the committed SPIR-V (skipped cleanly otherwise).
 The ACO fixtures of the same shaders (tests/fixtures/<gfx>/aco/int64_*) go through
 wavelift.Device.load_aco_shader in tests/execute/test_aco_fixtures.py with check_aco_launch.
 """
+
 from __future__ import annotations
 
 import os
@@ -24,8 +25,8 @@ from wavelift import Capture, replay
 
 SHADERS = ("int64_div", "int64_misc", "int64_atomic")
 BUILDS = ("w32", "w64", "navi10-w64")
-OUTPUT = "set0_binding3.bin"       # the last binding of both shaders
-NOUT = 16                          # 64-bit results per lane
+OUTPUT = "set0_binding3.bin"  # the last binding of both shaders
+NOUT = 16  # 64-bit results per lane
 
 
 def expected(shader, nout=NOUT):
@@ -35,7 +36,7 @@ def expected(shader, nout=NOUT):
 def inputs(shader):
     d = FIXTURES / "radv" / f"{shader}-w32" / "inputs"
     out = {k: (d / f"{k}.bin").read_bytes() for k in ("a", "b", "c", "push")}
-    o = d / "o.bin"                # the output buffer's initial bytes (atomics), else zeros
+    o = d / "o.bin"  # the output buffer's initial bytes (atomics), else zeros
     out["o"] = o.read_bytes() if o.exists() else bytes(len(out["a"]) * NOUT)
     return out
 
@@ -58,8 +59,9 @@ def replay_and_compare(shader, build, mode):
 
 # default run: one build of each shader in wave mode on NumPy blocks (~4 s each); every build in
 # both modes on every tier (a C++ build of ~2,400 instructions per module and mode) with -m slow
-@pytest.mark.parametrize("shader,build", [("int64_div", "w32"), ("int64_misc", "navi10-w64"),
-                                          ("int64_atomic", "w64")])
+@pytest.mark.parametrize(
+    "shader,build", [("int64_div", "w32"), ("int64_misc", "navi10-w64"), ("int64_atomic", "w64")]
+)
 def test_capture_replays_as_lavapipe(shader, build):
     replay_and_compare(shader, build, "wave")
 
@@ -82,7 +84,7 @@ def check_aco_launch(dev, sh, name):
         want = ref_div32_shapes(*div32_shapes_inputs())
         first, count = differences(got, want)
         assert not count, f"{count} results differ from Python integers: {first}"
-        assert (want == expected("int64_div32_shapes", 8)).all()    # the same as lavapipe's
+        assert (want == expected("int64_div32_shapes", 8)).all()  # the same as lavapipe's
         assert unchanged
         return
     shader = name
@@ -107,17 +109,34 @@ LVP_ICD = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json"
 @pytest.mark.parametrize("shader", SHADERS)
 def test_lavapipe_live_gives_the_committed_bytes(shader, tmp_path):
     exe = tmp_path / "lavapipe_run"
-    p = subprocess.run(["gcc", "-O1", "-o", str(exe), str(ROOT / "tools/lavapipe_run/lavapipe_run.c"),
-                        "-lvulkan"], capture_output=True, text=True)
+    p = subprocess.run(
+        ["gcc", "-O1", "-o", str(exe), str(ROOT / "tools/lavapipe_run/lavapipe_run.c"), "-lvulkan"],
+        capture_output=True,
+        text=True,
+    )
     if p.returncode:
         pytest.skip("lavapipe_run does not build here (libvulkan-dev?): " + p.stderr[-200:])
     d = FIXTURES / "radv" / f"{shader}-w32"
-    cmd = [str(exe), f"{shader}.spv", str(tmp_path), "--groups", "6,1,1", "--push", "inputs/push.bin",
-           "--binding", "0:0:2560:inputs/a.bin", "--binding", "0:1:2560:inputs/b.bin",
-           "--binding", "0:2:1280:inputs/c.bin",
-           "--binding", "0:3:40960" + (":inputs/o.bin" if (d / "inputs/o.bin").exists() else "")]
-    p = subprocess.run(cmd, cwd=d, capture_output=True, text=True,
-                       env=dict(os.environ, VK_ICD_FILENAMES=LVP_ICD))
+    cmd = [
+        str(exe),
+        f"{shader}.spv",
+        str(tmp_path),
+        "--groups",
+        "6,1,1",
+        "--push",
+        "inputs/push.bin",
+        "--binding",
+        "0:0:2560:inputs/a.bin",
+        "--binding",
+        "0:1:2560:inputs/b.bin",
+        "--binding",
+        "0:2:1280:inputs/c.bin",
+        "--binding",
+        "0:3:40960" + (":inputs/o.bin" if (d / "inputs/o.bin").exists() else ""),
+    ]
+    p = subprocess.run(
+        cmd, cwd=d, capture_output=True, text=True, env=dict(os.environ, VK_ICD_FILENAMES=LVP_ICD)
+    )
     if p.returncode == 3:
         pytest.skip("no lavapipe device: " + p.stderr[-200:])
     assert p.returncode == 0, p.stderr
@@ -159,19 +178,44 @@ def _div_ref(x, y, d):
     M = (1 << 64) - 1
     sx, sy, sd = _s(x, 64), _s(y, 64), _s(d, 32)
     ovf = x == 1 << 63
-    return [x // d, x % d, x // y, x % y, 0 if ovf and sy == -1 else _tdiv(sx, sy) & M,
-            0 if ovf and sd == -1 else (sx - _tdiv(sx, sd) * sd) & M]
+    return [
+        x // d,
+        x % d,
+        x // y,
+        x % y,
+        0 if ovf and sy == -1 else _tdiv(sx, sy) & M,
+        0 if ovf and sd == -1 else (sx - _tdiv(sx, sd) * sd) & M,
+    ]
 
 
 @pytest.mark.skipif(shutil.which("clang-19") is None, reason="clang-19 not installed")
 @pytest.mark.parametrize("target", ("gfx1030", "gfx1010"))
 def test_llvm_udiv64_expansion(target, tmp_path):
     import wavelift
+
     src, out = tmp_path / "div.cl", tmp_path / "div.hsaco"
     src.write_text(DIV_CL)
-    subprocess.run(["clang-19", "-x", "cl", "-cl-std=CL2.0", "-Xclang", "-finclude-default-header",
-                    "-nogpulib", "-target", "amdgcn-amd-amdhsa", f"-mcpu={target}", "-O2", "-include",
-                    str(FIXTURES / "opencl" / "wl_builtins.h"), str(src), "-o", str(out)], check=True)
+    subprocess.run(
+        [
+            "clang-19",
+            "-x",
+            "cl",
+            "-cl-std=CL2.0",
+            "-Xclang",
+            "-finclude-default-header",
+            "-nogpulib",
+            "-target",
+            "amdgcn-amd-amdhsa",
+            f"-mcpu={target}",
+            "-O2",
+            "-include",
+            str(FIXTURES / "opencl" / "wl_builtins.h"),
+            str(src),
+            "-o",
+            str(out),
+        ],
+        check=True,
+    )
     inp = inputs("int64_div")
     a, b = (np.frombuffer(inp[k], np.uint64) for k in "ab")
     c = np.frombuffer(inp["c"], np.uint32)
@@ -180,8 +224,9 @@ def test_llvm_udiv64_expansion(target, tmp_path):
         dev = wavelift.Device(target, backend="numpy", mode=mode)
         k = dev.load_code_object(str(out)).kernel("udiv")
         ob = dev.upload(np.zeros(6 * n, np.uint64))
-        r = k.launch(global_size=(n, 1, 1), block=(64, 1, 1),
-                     args=[dev.upload(a), dev.upload(c), dev.upload(b), ob, n])
+        r = k.launch(
+            global_size=(n, 1, 1), block=(64, 1, 1), args=[dev.upload(a), dev.upload(c), dev.upload(b), ob, n]
+        )
         assert r.landed, r.refusal
         got = dev.download(ob, np.uint64).reshape(n, 6)
         want = np.array([_div_ref(int(x), int(y) | 1, int(d) | 1) for x, y, d in zip(a, b, c)], np.uint64)
@@ -202,8 +247,9 @@ def div32_shapes_inputs():
     e64 = [0, 1, 0xFFFFFFFF, 1 << 32, (1 << 63) - 1, 1 << 63, 2**64 - 1, 0x123456789ABCDEF0]
     e32 = [1, 2, 3, 15, 16, 0x7FFFFFFF, 0x80000000, 0x80000001, 0xFFFFFFFE, 0xFFFFFFFF]
     bits = rng.choice([64, 63, 48, 33, 32, 20], n).astype(np.uint64)
-    a = (rng.integers(0, 2**63, n, dtype=np.uint64) * np.uint64(2) + rng.integers(0, 2, n, dtype=np.uint64)) \
-        >> (np.uint64(64) - bits)
+    a = (
+        rng.integers(0, 2**63, n, dtype=np.uint64) * np.uint64(2) + rng.integers(0, 2, n, dtype=np.uint64)
+    ) >> (np.uint64(64) - bits)
     c = rng.integers(0, 2**32, n, dtype=np.uint64)
     pick = rng.integers(0, 3, n)
     c = np.where(pick == 0, rng.integers(1, 17, n, dtype=np.uint64), c)
@@ -231,24 +277,40 @@ def ref_div32_shapes(a, c):
         s, carry = (lo + d) & W, (lo + d) >> 32
         u, borrow = (hi - d) & W, int(hi < d)
         xu, du = A[131 * g + 77], C[131 * g + 77]
-        out[i] = [x // d if t % 3 == 0 else x % d, A[128 * g + 127 - t] // (127 - t + 1), acc64 & M, acc,
-                  (lo | hi << 32) // d, (s | ((u + carry + borrow) & W) << 32) % d,
-                  x // (SHAPES_D32 + g), (xu // du) ^ (xu % d)]
+        out[i] = [
+            x // d if t % 3 == 0 else x % d,
+            A[128 * g + 127 - t] // (127 - t + 1),
+            acc64 & M,
+            acc,
+            (lo | hi << 32) // d,
+            (s | ((u + carry + borrow) & W) << 32) % d,
+            x // (SHAPES_D32 + g),
+            (xu // du) ^ (xu % d),
+        ]
     return out
 
 
 def launch_div32_shapes(dev, sh):
     """The fixture launched on its inputs: (results [n, 8], inputs untouched)."""
     import struct
+
     a, c = div32_shapes_inputs()
     n = len(a)
-    bufs = {(0, 0): dev.upload(a), (0, 1): dev.upload(a.copy()), (0, 2): dev.upload(c),
-            (0, 3): dev.upload(np.zeros(8 * n, np.uint64))}
-    r = sh.launch(groups=(SHAPES_GROUPS, 1, 1), buffers=bufs,
-                  push_constants=struct.pack("<III", SHAPES_D32, n, SHAPES_STRIDE))
+    bufs = {
+        (0, 0): dev.upload(a),
+        (0, 1): dev.upload(a.copy()),
+        (0, 2): dev.upload(c),
+        (0, 3): dev.upload(np.zeros(8 * n, np.uint64)),
+    }
+    r = sh.launch(
+        groups=(SHAPES_GROUPS, 1, 1),
+        buffers=bufs,
+        push_constants=struct.pack("<III", SHAPES_D32, n, SHAPES_STRIDE),
+    )
     assert r.landed, f"refused {r.refusal.code}: {r.refusal.message}"
-    unchanged = all(dev.download(bufs[(0, k)], np.uint8).tobytes() == v.tobytes()
-                    for k, v in ((0, a), (1, a), (2, c)))
+    unchanged = all(
+        dev.download(bufs[(0, k)], np.uint8).tobytes() == v.tobytes() for k, v in ((0, a), (1, a), (2, c))
+    )
     return dev.download(bufs[(0, 3)], np.uint64).reshape(n, 8), unchanged
 
 
@@ -256,6 +318,10 @@ def test_div32_shapes_wave_mode():
     """Default run: the navi21 wave32 build in wave mode on NumPy blocks (every build, mode and
     tier: test_aco_fixtures.py -m slow)."""
     import wavelift
+
     dev = wavelift.Device("gfx1030", backend="numpy", mode="wave")
-    check_aco_launch(dev, dev.load_aco_shader(str(FIXTURES / "gfx1030/aco/int64_div32_shapes-w32.json")),
-                     "int64_div32_shapes")
+    check_aco_launch(
+        dev,
+        dev.load_aco_shader(str(FIXTURES / "gfx1030/aco/int64_div32_shapes-w32.json")),
+        "int64_div32_shapes",
+    )

@@ -5,6 +5,7 @@ Every case runs three ways: as is (the fast path where it applies), with the fas
 off (windows.locate -> None, so every access takes the per-element general path), and, where
 the case is meant for the fast path, with the general path made to fail (proves it was taken).
 """
+
 from __future__ import annotations
 
 import types
@@ -26,12 +27,12 @@ from wavelift.translate.ir import EXEC_HI, EXEC_LO
 # changes nothing); those that run a program are marked `tiers` (tests/conftest.py)
 
 L = 32
-N = 6                                   # waves
-A = 0x1_0000_0000                       # window A: 4 KiB
-B = A + 0x1000                          # window B: adjacent to A (an access may straddle)
-C = 0x2_0000_0004                       # window C: 512 bytes, 4 mod 8 (arena alignment)
-HI = 0xFFFF_8000_0001_0000              # window in the upper canonical half
-WILD = 0x0012_3450_0000_0000            # inside no window
+N = 6  # waves
+A = 0x1_0000_0000  # window A: 4 KiB
+B = A + 0x1000  # window B: adjacent to A (an access may straddle)
+C = 0x2_0000_0004  # window C: 512 bytes, 4 mod 8 (arena alignment)
+HI = 0xFFFF_8000_0001_0000  # window in the upper canonical half
+WILD = 0x0012_3450_0000_0000  # inside no window
 INSTR = 7
 
 
@@ -39,10 +40,13 @@ def _memory():
     mem = GuestMemory()
     rng = np.random.default_rng(7)
     for base, size, name in ((A, 0x1000, "A"), (B, 0x1000, "B"), (C, 0x200, "C"), (HI, 0x400, "HI")):
-        mem.alloc(size, name=name, address=base, align=4,
-                  data=rng.integers(0, 256, size, dtype=np.uint8))
-    wins = [Window(A, 0x1000, "A", "t"), Window(B, 0x1000, "B", "t"), Window(C, 0x200, "C", "t"),
-            Window(HI, 0x400, "HI", "t")]
+        mem.alloc(size, name=name, address=base, align=4, data=rng.integers(0, 256, size, dtype=np.uint8))
+    wins = [
+        Window(A, 0x1000, "A", "t"),
+        Window(B, 0x1000, "B", "t"),
+        Window(C, 0x200, "C", "t"),
+        Window(HI, 0x400, "HI", "t"),
+    ]
     return mem, wins
 
 
@@ -56,8 +60,10 @@ def _runtime(mode="as_is"):
     rt = Runtime(module, types.SimpleNamespace(wave_size=L), ws, "wave", 1 << 20)
     rt.batch_waves, rt.wave_base = N, 100
     if mode == "fast_only":
+
         def boom(*a, **k):
             raise AssertionError("general path taken")
+
         ws.resolve = boom
     return rt
 
@@ -89,7 +95,7 @@ def ref_load(ws, shape, addr, mask, nbytes, words):
         if k is None:
             esc.append((100 + i, j, a, "load"))
             continue
-        raw = bytes(ws.arena[k:k + nbytes]) + bytes(4 * words - nbytes)
+        raw = bytes(ws.arena[k : k + nbytes]) + bytes(4 * words - nbytes)
         out[i, j] = np.frombuffer(raw, "<u4")
     return out, esc
 
@@ -104,8 +110,8 @@ def ref_store(ws, shape, addr, mask, data, nbytes):
             esc.append((100 + i, j, a, "store"))
             continue
         raw = np.array([d[i, j] for d in data], "<u4").view(np.uint8)[:nbytes]
-        arena[k:k + nbytes] = raw
-        written[k:k + nbytes] = True
+        arena[k : k + nbytes] = raw
+        written[k : k + nbytes] = True
     return arena, written, esc
 
 
@@ -119,10 +125,10 @@ def ref_atomic_add(ws, shape, addr, mask, data):
         if k is None:
             esc.append((100 + i, j, a, "atomic"))
             continue
-        cell = arena[k:k + 4].view("<u4")
+        cell = arena[k : k + 4].view("<u4")
         out[i, j] = cell[0]
         cell[0] = np.uint32(int(cell[0]) + int(data[i, j]) & 0xFFFFFFFF)
-        written[k:k + 4] = True
+        written[k : k + 4] = True
     return arena, written, out, esc
 
 
@@ -137,8 +143,9 @@ LANE = np.arange(N * L, dtype=np.uint64).reshape(N, L)
 
 def _perm(base, span, step):
     """N x L distinct addresses base + step*k in shuffled lane order."""
-    return np.uint64(base) + np.uint64(step) * rng.permutation(span // step)[:N * L].astype(
-        np.uint64).reshape(N, L)
+    return np.uint64(base) + np.uint64(step) * rng.permutation(span // step)[: N * L].astype(
+        np.uint64
+    ).reshape(N, L)
 
 
 MASKS = {
@@ -163,17 +170,32 @@ CASES = {
     "per_wave_address": (np.uint64(A) + np.arange(N, dtype=np.uint64)[:, None] * np.uint64(64), 4, True),
     "scalar_address": (np.uint64(B + 0x10), 4, True),
     "lane_only_address": (np.uint64(A) + np.arange(L, dtype=np.uint64)[None, :] * np.uint64(4), 4, True),
-    "two_windows": (np.where(LANE % 2 == 1, np.uint64(B), np.uint64(A)) + (LANE % 500) * np.uint64(4),
-                    4, False),
-    "straddle_adjacent": (np.where(LANE % 7 == 0, np.uint64(B - 2), np.uint64(A) + (LANE % 500) * np.uint64(4)),
-                          4, False),
-    "one_byte_over": (np.where(LANE == 37, np.uint64(A + 0x1000 - 3), np.uint64(A) + (LANE % 500) * np.uint64(4)),
-                      4, False),
-    "last_dword": (np.where(LANE == 37, np.uint64(C + 0x200 - 4), np.uint64(C) + (LANE % 100) * np.uint64(4)),
-                   4, True),
+    "two_windows": (
+        np.where(LANE % 2 == 1, np.uint64(B), np.uint64(A)) + (LANE % 500) * np.uint64(4),
+        4,
+        False,
+    ),
+    "straddle_adjacent": (
+        np.where(LANE % 7 == 0, np.uint64(B - 2), np.uint64(A) + (LANE % 500) * np.uint64(4)),
+        4,
+        False,
+    ),
+    "one_byte_over": (
+        np.where(LANE == 37, np.uint64(A + 0x1000 - 3), np.uint64(A) + (LANE % 500) * np.uint64(4)),
+        4,
+        False,
+    ),
+    "last_dword": (
+        np.where(LANE == 37, np.uint64(C + 0x200 - 4), np.uint64(C) + (LANE % 100) * np.uint64(4)),
+        4,
+        True,
+    ),
     "past_window_end": (np.uint64(C + 0x200 - 64) + (LANE % 32) * np.uint64(4), 4, False),
-    "partly_escaping": (np.where(LANE % 5 == 3, np.uint64(WILD), np.uint64(A) + (LANE % 900) * np.uint64(4)),
-                        4, False),
+    "partly_escaping": (
+        np.where(LANE % 5 == 3, np.uint64(WILD), np.uint64(A) + (LANE % 900) * np.uint64(4)),
+        4,
+        False,
+    ),
     "upper_half_48bit": (np.uint64(HI & ((1 << 48) - 1)) + (LANE % 200) * np.uint64(4), 4, False),
     "upper_half_canonical": (np.uint64(HI) + (LANE % 200) * np.uint64(4), 4, False),
     "high_alias_bits": (np.uint64(A | (0x12 << 48)) + (LANE % 200) * np.uint64(4), 4, False),
@@ -200,9 +222,9 @@ def test_load(case, mask):
         got = rt.load("global", INSTR, addr, MASKS[mask], nbytes, words, slice(None), N, 0)
         assert got.dtype == np.uint32 and got.shape == (N, L, words), mode
         np.testing.assert_array_equal(got, want, err_msg=mode)
-        assert _escapes(rt) == esc[:rtmod.MAX_ESCAPES] and rt.escape_count == len(esc), mode
+        assert _escapes(rt) == esc[: rtmod.MAX_ESCAPES] and rt.escape_count == len(esc), mode
         assert not rt.win.written.any()
-        got[...] = 0                               # the result is the caller's, not a view
+        got[...] = 0  # the result is the caller's, not a view
         again = rt.load("global", INSTR, addr, MASKS[mask], nbytes, words, slice(None), N, 0)
         np.testing.assert_array_equal(again, want, err_msg=mode)
 
@@ -211,8 +233,7 @@ def test_load(case, mask):
 def test_store(case, mask):
     addr, nbytes, _ = CASES[case]
     words = -(-nbytes // 4)
-    data = tuple(rng.integers(0, 1 << 32, (N, L), dtype=np.uint64).astype(np.uint32)
-                 for _ in range(words))
+    data = tuple(rng.integers(0, 1 << 32, (N, L), dtype=np.uint64).astype(np.uint32) for _ in range(words))
     if nbytes < 4:
         data = (data[0],)
     for mode in _modes(case):
@@ -221,15 +242,24 @@ def test_store(case, mask):
         rt.store("global", INSTR, addr, MASKS[mask], data, nbytes, slice(None), N)
         np.testing.assert_array_equal(rt.win.arena, arena, err_msg=mode)
         np.testing.assert_array_equal(rt.win.written, written, err_msg=mode)
-        assert _escapes(rt) == esc[:rtmod.MAX_ESCAPES] and rt.escape_count == len(esc), mode
+        assert _escapes(rt) == esc[: rtmod.MAX_ESCAPES] and rt.escape_count == len(esc), mode
         ref = WindowSet.__new__(WindowSet)
         ref.__dict__.update(rt.win.__dict__)
         ref.written = written
         assert rt.win.spans() == ref.spans(), mode
 
 
-@pytest.mark.parametrize("case", ["one_window_dword", "same_address", "per_wave_address",
-                                  "two_windows", "partly_escaping", "upper_half_48bit"])
+@pytest.mark.parametrize(
+    "case",
+    [
+        "one_window_dword",
+        "same_address",
+        "per_wave_address",
+        "two_windows",
+        "partly_escaping",
+        "upper_half_48bit",
+    ],
+)
 @pytest.mark.parametrize("mask", list(MASKS))
 def test_atomic_add(case, mask):
     addr, _, _ = CASES[case]
@@ -241,25 +271,37 @@ def test_atomic_add(case, mask):
         np.testing.assert_array_equal(got, out, err_msg=mode)
         np.testing.assert_array_equal(rt.win.arena, arena, err_msg=mode)
         np.testing.assert_array_equal(rt.win.written, written, err_msg=mode)
-        assert _escapes(rt) == esc[:rtmod.MAX_ESCAPES] and rt.escape_count == len(esc), mode
+        assert _escapes(rt) == esc[: rtmod.MAX_ESCAPES] and rt.escape_count == len(esc), mode
 
 
 def test_atomic_64_marks_eight_bytes():
     for mode in ("as_is", "slow", "fast_only"):
         rt = _runtime(mode)
         addr = np.uint64(A + 0x100) + (LANE % 16) * np.uint64(8)
-        rt.atomic("global", INSTR, "swap", 64, addr, np.ones((N, L), bool),
-                  np.uint64(0x1122334455667788), None, slice(None), N)
+        rt.atomic(
+            "global",
+            INSTR,
+            "swap",
+            64,
+            addr,
+            np.ones((N, L), bool),
+            np.uint64(0x1122334455667788),
+            None,
+            slice(None),
+            N,
+        )
         o = int(rt.win.offs[0])
-        assert rt.win.written[o + 0x100:o + 0x180].all() and rt.win.written.sum() == 0x80, mode
-        assert (rt.win.arena[o + 0x100:o + 0x180].view("<u8") == 0x1122334455667788).all(), mode
+        assert rt.win.written[o + 0x100 : o + 0x180].all() and rt.win.written.sum() == 0x80, mode
+        assert (rt.win.arena[o + 0x100 : o + 0x180].view("<u8") == 0x1122334455667788).all(), mode
 
 
 def test_uniform_loads():
     """Scalar loads: (N, 1) addresses, one per wave (same for all waves, or not)."""
-    for addr in (np.full((N, 1), A + 0x20, np.uint64),
-                 np.uint64(C) + np.arange(N, dtype=np.uint64)[:, None] * np.uint64(16),
-                 np.full((N, 1), WILD, np.uint64)):
+    for addr in (
+        np.full((N, 1), A + 0x20, np.uint64),
+        np.uint64(C) + np.arange(N, dtype=np.uint64)[:, None] * np.uint64(16),
+        np.full((N, 1), WILD, np.uint64),
+    ):
         for nbytes, words in ((4, 1), (8, 2), (16, 4), (32, 8)):
             for mode in ("as_is", "slow"):
                 rt = _runtime(mode)
@@ -278,7 +320,7 @@ def test_store_same_address_last_lane_wins():
         mask[-1, -3:] = False
         rt.store("global", INSTR, np.uint64(A + 8), mask, data, 4, slice(None), N)
         o = int(rt.win.offs[0])
-        assert rt.win.arena[o + 8:o + 12].view("<u4")[0] == N * L - 4, mode
+        assert rt.win.arena[o + 8 : o + 12].view("<u4")[0] == N * L - 4, mode
 
 
 def test_masked_off_wild_lanes_do_not_escape():
@@ -324,7 +366,7 @@ TWO_BUFFERS = """
 """
 
 
-@pytest.mark.tiers     # runs a program: NumPy blocks and the native tier (tests/conftest.py)
+@pytest.mark.tiers  # runs a program: NumPy blocks and the native tier (tests/conftest.py)
 @pytest.mark.parametrize("active,wild_from", [(32, 32), (20, 32), (32, 24), (20, 12)])
 def test_dispatch_two_windows_partial_exec_and_escapes(active, wild_from):
     r = Rig(TWO_BUFFERS)
@@ -340,7 +382,7 @@ def test_dispatch_two_windows_partial_exec_and_escapes(active, wild_from):
         assert res.refusal is not None and res.refusal.code == "escape"
         assert res.stats["escapes"] == n_esc
         assert [(e.lane, e.kind) for e in res.escapes] == [(i, "load") for i in range(wild_from, active)]
-        assert (r.read(out, np.uint32, 32) == 0xEEEEEEEE).all()      # nothing landed
+        assert (r.read(out, np.uint32, 32) == 0xEEEEEEEE).all()  # nothing landed
         return
     assert res.refusal is None and res.stats["escapes"] == 0
     want = np.where(lid < active, np.where(lid % 2 == 1, b, a), 0xEEEEEEEE)
@@ -368,8 +410,10 @@ def test_lds_in_and_out_of_range(spread, nbytes):
     rt.lds_stride = lds_bytes + 8
     rt.lds = np.random.default_rng(3).integers(0, 256, groups * rt.lds_stride + 8, dtype=np.uint8)
     lds0 = rt.lds.copy()
-    data = tuple(np.random.default_rng(4).integers(0, 1 << 32, (N, L), dtype=np.uint64).astype(
-        np.uint32) for _ in range(words))
+    data = tuple(
+        np.random.default_rng(4).integers(0, 1 << 32, (N, L), dtype=np.uint64).astype(np.uint32)
+        for _ in range(words)
+    )
     got = rt.load("lds", INSTR, a, mask, nbytes, words, slice(None), N, 0)
     rt.store("lds", INSTR, a, mask, data, nbytes, slice(None), N)
     want = np.zeros((N, L, words), np.uint32)
@@ -380,8 +424,8 @@ def test_lds_in_and_out_of_range(spread, nbytes):
             if not mask[i, j] or not (0 <= ai[i, j] and ai[i, j] + nbytes <= lds_bytes):
                 continue
             k = grp[i] * rt.lds_stride + ai[i, j]
-            want[i, j] = np.frombuffer(bytes(lds0[k:k + nbytes]) + bytes(4 * words - nbytes), "<u4")
-            lds[k:k + nbytes] = np.array([d[i, j] for d in data], "<u4").view(np.uint8)[:nbytes]
+            want[i, j] = np.frombuffer(bytes(lds0[k : k + nbytes]) + bytes(4 * words - nbytes), "<u4")
+            lds[k : k + nbytes] = np.array([d[i, j] for d in data], "<u4").view(np.uint8)[:nbytes]
     np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(rt.lds, lds)
     assert rt.escape_count == 0
@@ -408,8 +452,9 @@ def test_scratch_resolve_matches_per_lane_rule(mode, nbytes, kind):
     for i in range(4):
         for j in range(L):
             x = int(aw[i, j])
-            fine = x >= 0 and x + nbytes <= wave_bytes and (
-                (x & 3) + nbytes <= 4 if nbytes <= 4 else x & 3 == 0)
+            fine = (
+                x >= 0 and x + nbytes <= wave_bytes and ((x & 3) + nbytes <= 4 if nbytes <= 4 else x & 3 == 0)
+            )
             if mode == "lane":
                 fine = fine and (x >> 2) % L == j
             want_ok[i, j] = fine
@@ -417,7 +462,7 @@ def test_scratch_resolve_matches_per_lane_rule(mode, nbytes, kind):
     np.testing.assert_array_equal(got_ok, want_ok)
     np.testing.assert_array_equal(idx[want_ok], (w[:, None] * wave_bytes + aw)[want_ok])
     if kind == "aligned" and mode == "wave" and nbytes != 2:
-        assert ok is None                          # the min/max fast check applied
+        assert ok is None  # the min/max fast check applied
 
 
 @pytest.mark.parametrize("op", ["add", "sub", "swap", "umax", "cmpswap", "inc"])
@@ -425,17 +470,22 @@ def test_scratch_resolve_matches_per_lane_rule(mode, nbytes, kind):
 def test_atomic_apply_orders_lanes(op, cells):
     n = 300
     r = np.random.default_rng(5)
-    c = {"increasing": np.arange(n) * 3, "shuffled": r.permutation(n) * 2,
-         "duplicates": r.integers(0, 40, n), "one_cell": np.full(n, 17)}[cells].astype(np.int64)
+    c = {
+        "increasing": np.arange(n) * 3,
+        "shuffled": r.permutation(n) * 2,
+        "duplicates": r.integers(0, 40, n),
+        "one_cell": np.full(n, 17),
+    }[cells].astype(np.int64)
     d = r.integers(0, 50, n, dtype=np.uint64).astype(np.uint32)
     cmp = r.integers(0, 3, n, dtype=np.uint64).astype(np.uint32)
     view = r.integers(0, 3, 1000, dtype=np.uint64).astype(np.uint32)
     ref = view.copy()
     want = np.zeros(n, np.uint32)
-    for i in range(n):                                 # lane order, one at a time
+    for i in range(n):  # lane order, one at a time
         want[i] = ref[c[i]]
-        ref[c[i]] = atomics.combine(op, ref[c[i]:c[i] + 1], d[i:i + 1],
-                                    cmp[i:i + 1] if op == "cmpswap" else None, np.uint32)[0]
+        ref[c[i]] = atomics.combine(
+            op, ref[c[i] : c[i] + 1], d[i : i + 1], cmp[i : i + 1] if op == "cmpswap" else None, np.uint32
+        )[0]
     got = atomics.apply(view, c, op, d, cmp if op == "cmpswap" else None, np.uint32)
     np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(view, ref)
@@ -469,24 +519,44 @@ def _ref_setup(cfg, groups, L):
 
 
 @pytest.mark.parametrize("wave", [32, 64])
-@pytest.mark.parametrize("block,partial,groups", [
-    ((64, 1, 1), (0, 0, 0), (5, 1, 1)), ((100, 1, 1), (37, 0, 0), (4, 1, 1)),
-    ((8, 8, 1), (0, 0, 0), (7, 3, 1)), ((8, 8, 1), (5, 3, 0), (7, 3, 1)),
-    ((6, 5, 3), (4, 2, 1), (3, 2, 2)), ((16, 1, 4), (0, 0, 3), (2, 1, 3))])
+@pytest.mark.parametrize(
+    "block,partial,groups",
+    [
+        ((64, 1, 1), (0, 0, 0), (5, 1, 1)),
+        ((100, 1, 1), (37, 0, 0), (4, 1, 1)),
+        ((8, 8, 1), (0, 0, 0), (7, 3, 1)),
+        ((8, 8, 1), (5, 3, 0), (7, 3, 1)),
+        ((6, 5, 3), (4, 2, 1), (3, 2, 2)),
+        ((16, 1, 4), (0, 0, 3), (2, 1, 3)),
+    ],
+)
 def test_batch_local_ids_and_exec(wave, block, partial, groups):
     for packed in (False, True):
         cfg = types.SimpleNamespace(
-            num_groups=groups, group_start=(0, 0, 0), group_end=groups, block=block,
-            partial=partial, partial_tg=any(partial), user_sgprs=(1, 2), system_sgprs={},
-            target="gfx1030", float_mode=0xF0, dx10_clamp=True, ieee_mode=True,
-            packed_local_ids=packed, tidig_comp_cnt=2, lds_bytes=0, scratch_wave_bytes=0,
-            wave_size=wave)
+            num_groups=groups,
+            group_start=(0, 0, 0),
+            group_end=groups,
+            block=block,
+            partial=partial,
+            partial_tg=any(partial),
+            user_sgprs=(1, 2),
+            system_sgprs={},
+            target="gfx1030",
+            float_mode=0xF0,
+            dx10_clamp=True,
+            ieee_mode=True,
+            packed_local_ids=packed,
+            tidig_comp_cnt=2,
+            lds_bytes=0,
+            scratch_wave_bytes=0,
+            wave_size=wave,
+        )
         rt = Runtime(types.SimpleNamespace(program=None), cfg, None, "wave", 1 << 20)
         seen = []
         rt._schedule = lambda n, grp: seen.append((grp.copy(), rt.S.copy(), rt.V.copy()))
         total = groups[0] * groups[1] * groups[2]
         rt.wave_base = 0
-        for g0 in range(0, total, 4):                  # batches that start mid-row
+        for g0 in range(0, total, 4):  # batches that start mid-row
             rt._run_batch(np.arange(g0, min(total, g0 + 4)), 4)
         for (grp, S, V), g0 in zip(seen, range(0, total, 4)):
             rgrp, lx, ly, lz, e = _ref_setup(cfg, np.arange(g0, min(total, g0 + 4)), wave)
@@ -508,12 +578,13 @@ def test_windows_placed_congruent_mod_8():
     spells an arena index's low 3 bits as the guest address's on the strength of it."""
     mem = GuestMemory()
     wins = []
-    for i, (base, size) in enumerate(((0x1003, 5), (0x2001, 13), (0x3006, 7), (0x4000, 3),
-                                      (HI + 5, 9), (C, 0x200))):
+    for i, (base, size) in enumerate(
+        ((0x1003, 5), (0x2001, 13), (0x3006, 7), (0x4000, 3), (HI + 5, 9), (C, 0x200))
+    ):
         mem.alloc(size, name=f"w{i}", address=base, align=1, data=np.full(size, i, np.uint8))
         wins.append(Window(base, size, f"w{i}", "t"))
     ws = WindowSet(wins, mem)
     assert len(ws.offs) == len(wins)
     for start, off, end in zip(ws.starts.tolist(), ws.offs.tolist(), ws.ends.tolist()):
         assert (off - start) % 8 == 0
-        assert ws.arena[off:off + (end - start)].tolist() == list(mem.view(start, end - start))
+        assert ws.arena[off : off + (end - start)].tolist() == list(mem.view(start, end - start))

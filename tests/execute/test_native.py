@@ -1,6 +1,7 @@
 """The NumPy backend's native tier (docs/decisions/0012-native-tier.md) against NumPy blocks: same
 memory, same statistics, same escapes, and the native blocks really ran.  (The fixture and
 execution test modules marked `tiers` run every test on both tiers as well: tests/conftest.py.)"""
+
 import pathlib
 import threading
 
@@ -18,6 +19,7 @@ def tiers(monkeypatch, tmp_path):
     make() -> (rig, cfg, read): [(numpy result, read()), (native result, read())]."""
     from wavelift.backends import host
     from wavelift.backends.numpy import native, runtime
+
     if host.compiler() is None:
         pytest.skip("no host C++ compiler (clang++-19 / g++): the native tier is not available")
     monkeypatch.setenv("WAVELIFT_NATIVE_CACHE", str(tmp_path))
@@ -32,6 +34,7 @@ def tiers(monkeypatch, tmp_path):
             out.append((res, read()))
         assert native.PROBLEMS[before:] == []
         return out
+
     return run
 
 
@@ -40,6 +43,7 @@ def native_on(monkeypatch, tmp_path):
     """The native tier for every dispatch (its own library cache) -> the runtime module."""
     from wavelift.backends import host
     from wavelift.backends.numpy import runtime
+
     if host.compiler() is None:
         pytest.skip("no host C++ compiler (clang++-19 / g++): the native tier is not available")
     monkeypatch.setenv("WAVELIFT_NATIVE_CACHE", str(tmp_path))
@@ -71,8 +75,12 @@ def test_accesses_complete_for_every_lane_in_order(tiers):
         scratch = r.buf(np.zeros(32, np.uint32), "scratch")
         out = r.buf(np.zeros(32, np.uint32), "out")
         args = r.buf(np.array([scratch, out], np.uint64).view(np.uint32), "kernarg")
-        return r, r.config(user_sgprs=ptr(args), groups=(4, 1, 1), block=(32, 1, 1)), \
-            lambda: r.read(out, np.uint32, 32)
+        return (
+            r,
+            r.config(user_sgprs=ptr(args), groups=(4, 1, 1), block=(32, 1, 1)),
+            lambda: r.read(out, np.uint32, 32),
+        )
+
     (a, ma), (b, mb) = tiers(make)
     assert a.landed and b.landed, (a.refusal, b.refusal)
     want = ((np.arange(32) + 1) % 32 * 3).astype(np.uint32)
@@ -89,14 +97,17 @@ def test_escapes_are_reported_alike(tiers):
         r = Rig(VADD)
         pa, pb = r.buf(np.ones(256, np.float32), "a"), r.buf(np.ones(256, np.float32), "b")
         # the output pointer far outside every allocation: every active lane's store escapes
-        args = r.buf(np.array([pa, pb, 0x7000_0000_0000, 200], np.uint64).view(np.uint32)[:7].copy(),
-                     "kernarg")
+        args = r.buf(
+            np.array([pa, pb, 0x7000_0000_0000, 200], np.uint64).view(np.uint32)[:7].copy(), "kernarg"
+        )
         return r, r.config(user_sgprs=ptr(args), groups=(4, 1, 1), block=(64, 1, 1)), lambda: None
+
     (a, _), (b, _) = tiers(make)
     assert a.refusal.code == b.refusal.code == "escape"
     assert a.stats["escapes"] == b.stats["escapes"] == 200
-    assert [(e.pc, e.wave, e.lane, e.address, e.kind) for e in a.escapes] == \
-        [(e.pc, e.wave, e.lane, e.address, e.kind) for e in b.escapes]
+    assert [(e.pc, e.wave, e.lane, e.address, e.kind) for e in a.escapes] == [
+        (e.pc, e.wave, e.lane, e.address, e.kind) for e in b.escapes
+    ]
     assert b.stats["native_block_runs"] > 0
 
 
@@ -105,6 +116,7 @@ def test_full_screen_kernel_bit_identical(monkeypatch, tmp_path):
     import wavelift
     from wavelift.backends import host
     from wavelift.backends.numpy import runtime
+
     if host.compiler() is None:
         pytest.skip("no host C++ compiler: the native tier is not available")
     monkeypatch.setenv("WAVELIFT_NATIVE_CACHE", str(tmp_path))
@@ -119,20 +131,33 @@ def test_full_screen_kernel_bit_identical(monkeypatch, tmp_path):
         dev = wavelift.Device("gfx1030", backend="numpy", mode="wave")
         k = dev.load_code_object(str(ROOT / "bench/kernels/bench-gfx1030-O2-w32.hsaco")).kernel("shade")
         o = dev.upload(np.zeros(w * h, np.uint32))
-        r = k.launch(groups=(w // 8, h // 8), block=(8, 8),
-                     args=[dev.upload(px), dev.upload(wt), o, np.uint32(w), np.uint32(h),
-                           np.float32(1.25), np.float32(-8.0)])
+        r = k.launch(
+            groups=(w // 8, h // 8),
+            block=(8, 8),
+            args=[
+                dev.upload(px),
+                dev.upload(wt),
+                o,
+                np.uint32(w),
+                np.uint32(h),
+                np.float32(1.25),
+                np.float32(-8.0),
+            ],
+        )
         assert r.landed, r.refusal
         outs.append(dev.download(o, np.uint32))
         stats.append(r.stats)
     np.testing.assert_array_equal(outs[0], outs[1])
-    assert stats[1]["native_block_runs"] > 0 and stats[0]["lane_instructions"] == stats[1]["lane_instructions"]
+    assert (
+        stats[1]["native_block_runs"] > 0 and stats[0]["lane_instructions"] == stats[1]["lane_instructions"]
+    )
 
 
 def test_generated_source_holds_numbers_not_guest_text():
     from wavelift.backends.numpy import native
     from wavelift.backends.numpy.codegen import Lowering, liveness
     from wavelift.translate.program import lane_count_points, translate
+
     r = Rig(VADD)
     prog = translate(r.code, "gfx1030", 32, r.prog)
     gen = native.BlockSource(32)
@@ -141,7 +166,7 @@ def test_generated_source_holds_numbers_not_guest_text():
     for b in prog.blocks:
         blk = low.optimize(b, 0xF0, live[b.index])
         src += gen.block(blk, lane_count_points(prog, blk), live[b.index])
-    assert "wl_ld" in src and "wl_span" in src        # the program's loads and store are there
+    assert "wl_ld" in src and "wl_span" in src  # the program's loads and store are there
     for ins in prog.instructions:
         assert ins.text.split()[0] not in src
 
@@ -152,6 +177,7 @@ def test_blocks_past_the_stack_bound_stay_numpy_blocks(native_on, monkeypatch):
     from test_basic import vadd_rig
 
     from wavelift.backends.numpy import native
+
     monkeypatch.setattr(native, "MAX_STACK_BYTES", 64)
     r, a, b, pc, cfg = vadd_rig(300, 8)
     cache = {}
@@ -169,6 +195,7 @@ def test_driver_runs_whole_programs_and_matches_the_scheduler(native_on, monkeyp
     the same memory and statistics as native blocks under the Python scheduler (two waves per
     group, lanes past n idle)."""
     from test_basic import vadd_rig
+
     runtime = native_on
     got = []
     for drv in (False, True):
@@ -232,11 +259,14 @@ INPLACE = """
 """
 
 
-@pytest.mark.parametrize("src, want, serial", [
-    (CHAIN, np.arange(65, dtype=np.uint32), True),              # a read of another thread's bytes
-    (LAST, np.array([63], np.uint32), True),                   # the same bytes written twice
-    (INPLACE, np.arange(2048, dtype=np.uint32) + 5, False),    # each thread its own bytes: no race
-])
+@pytest.mark.parametrize(
+    "src, want, serial",
+    [
+        (CHAIN, np.arange(65, dtype=np.uint32), True),  # a read of another thread's bytes
+        (LAST, np.array([63], np.uint32), True),  # the same bytes written twice
+        (INPLACE, np.arange(2048, dtype=np.uint32) + 5, False),  # each thread its own bytes: no race
+    ],
+)
 def test_driver_threads_give_the_serial_result(native_on, monkeypatch, src, want, serial):
     """Workgroups split over threads: where their order could show (one thread reads within
     what another wrote, or writes a byte it wrote) the run is discarded and done again in one
@@ -264,6 +294,7 @@ def test_driver_threads_give_the_serial_result(native_on, monkeypatch, src, want
 
 def test_driver_threads_without_races_stay_parallel(native_on, monkeypatch):
     from test_basic import vadd_rig
+
     runtime = native_on
     monkeypatch.setattr(runtime, "NATIVE_THREADS", 2)
     monkeypatch.setattr(runtime, "NATIVE_THREAD_MIN_WAVES", 0)
@@ -278,33 +309,34 @@ def test_driver_aliases_windows_it_never_wrote_and_copies_when_that_changes(nati
     """From a program's second driver run on, windows it never wrote are read in place (not
     copied); a store into one is dropped, the run redone with copies, and the result is exact."""
     from test_basic import vadd_rig
+
     r, a, b, pc, cfg = vadd_rig(1000, 16)
     cache = {}
-    res = r.run(cfg, cache=cache)                       # copies everything, learns: c is written
+    res = r.run(cfg, cache=cache)  # copies everything, learns: c is written
     module = next(v for v in cache.values() if hasattr(v, "written_windows"))
     assert res.landed and module.driven and module.alias_ok
     assert res.stats["windows_aliased"] == 0
-    res = r.run(cfg, cache=cache)                       # a, b (and the kernel arguments) aliased
+    res = r.run(cfg, cache=cache)  # a, b (and the kernel arguments) aliased
     assert res.landed and module.alias_ok and res.stats["windows_aliased"] >= 2
     np.testing.assert_array_equal(r.read(pc, np.float32, 1000), a + b)
     # the same program now writes into a (never written before: aliased, so the run is redone)
     pa = ptr(int(cfg.user_sgprs[0]) | int(cfg.user_sgprs[1]) << 32)
     kern = int(pa[0]) | int(pa[1]) << 32
     words = r.read(kern, np.uint32, 7).copy()
-    words[4:6] = words[0:2]                             # c := a
+    words[4:6] = words[0:2]  # c := a
     r.mem.view(kern, 28)[:] = words.view(np.uint8)
     res = r.run(cfg, cache=cache)
     assert res.landed, res.refusal
     assert not module.alias_ok and res.stats["windows_aliased"] == 0
     np.testing.assert_array_equal(r.read(int(words[0]) | int(words[1]) << 32, np.float32, 1000), a + b)
-    assert r.read(pc, np.float32, 1000).tolist() == (a + b).tolist()   # untouched this time
-
+    assert r.read(pc, np.float32, 1000).tolist() == (a + b).tolist()  # untouched this time
 
 
 def test_driver_leaves_windows_it_only_wrote_blank_and_copies_when_that_changes(native_on):
     """From a program's second driver run on, windows it wrote and never read are not copied in
     (only the bytes it stores land); a read of one stops the run, which is redone with copies."""
     from test_basic import vadd_rig
+
     r, a, b, pc, cfg = vadd_rig(1000, 16)
     cache = {}
     res = r.run(cfg, cache=cache)
@@ -317,7 +349,7 @@ def test_driver_leaves_windows_it_only_wrote_blank_and_copies_when_that_changes(
     a2 = (a * 3).astype(np.float32)
     r.mem.view(a_addr, 4000)[:] = a2.view(np.uint8)
     r.mem.view(pc, 4000)[:] = np.full(1000, 7, np.float32).view(np.uint8)
-    res = r.run(cfg, cache=cache)                       # c blank: its old bytes never read
+    res = r.run(cfg, cache=cache)  # c blank: its old bytes never read
     assert res.landed and module.blank_ok and res.stats["windows_blank"] == 1
     np.testing.assert_array_equal(r.read(pc, np.float32, 1000), a2 + b)
     # the program now reads c (a := c): the run reads a blank window, is redone with copies
@@ -327,6 +359,7 @@ def test_driver_leaves_windows_it_only_wrote_blank_and_copies_when_that_changes(
     assert res.landed, res.refusal
     assert not module.blank_ok and res.stats["windows_blank"] == 0
     np.testing.assert_array_equal(r.read(pc, np.float32, 1000), (a2 + b) + b)
+
 
 # Deferred EXEC blends (cuda.codegen.deferred_blends): in the branch's block, v1, v2 and v5 are
 # written under a partial EXEC (lanes < 20) and are live after it; v_cmp reads the raw v1 (a
@@ -358,9 +391,11 @@ DEFERRED = """
   global_store_dword v6, v5, s[4:5]
   s_endpgm
 """
-CROSS = {"deferred": "",
-         "readlane": "  v_readlane_b32 s9, v1, 25\n  v_add_nc_u32 v4, s9, v4\n",
-         "dpp": "  v_mov_b32_dpp v4, v1 row_shl:1 row_mask:0xf bank_mask:0xf fi:1\n"}
+CROSS = {
+    "deferred": "",
+    "readlane": "  v_readlane_b32 s9, v1, 25\n  v_add_nc_u32 v4, s9, v4\n",
+    "dpp": "  v_mov_b32_dpp v4, v1 row_shl:1 row_mask:0xf bank_mask:0xf fi:1\n",
+}
 
 
 @pytest.mark.parametrize("cross", list(CROSS))
@@ -368,18 +403,29 @@ def test_deferred_exec_blends(tiers, cross):
     def make():
         r = Rig(DEFERRED.replace("{cross}", CROSS[cross]))
         out = r.buf(np.zeros(32 * 4, np.uint32), "out")
-        return r, r.config(user_sgprs=ptr(r.buf(np.array([out], np.uint64), "kernarg")),
-                           block=(32, 1, 1)), lambda: r.read(out, np.uint32, 32 * 4).reshape(32, 4)
+        return (
+            r,
+            r.config(user_sgprs=ptr(r.buf(np.array([out], np.uint64), "kernarg")), block=(32, 1, 1)),
+            lambda: r.read(out, np.uint32, 32 * 4).reshape(32, 4),
+        )
+
     (a, ma), (b, mb) = tiers(make)
     assert a.landed and b.landed, (a.refusal, b.refusal)
     i = np.arange(32)
     on = i < 20
-    want = np.stack([np.where(on, 3 * i, 7), np.where(on, 3 * i + 5, 5), np.full(32, 11),
-                     np.where(on, (3 * i < 30).astype(int), 9)], 1).astype(np.uint32)
-    if cross == "readlane":         # lane 25 is inactive: the old v1
+    want = np.stack(
+        [
+            np.where(on, 3 * i, 7),
+            np.where(on, 3 * i + 5, 5),
+            np.full(32, 11),
+            np.where(on, (3 * i < 30).astype(int), 9),
+        ],
+        1,
+    ).astype(np.uint32)
+    if cross == "readlane":  # lane 25 is inactive: the old v1
         want[:, 2] = np.where(on, 11 + 7, 11)
-    elif cross == "dpp":            # lane 19 reads lane 20 (inactive: the old v1); lane 15 reads
-        nxt = np.where(i + 1 < 20, 3 * (i + 1), 7)      # out of its row: v4 keeps 11
+    elif cross == "dpp":  # lane 19 reads lane 20 (inactive: the old v1); lane 15 reads
+        nxt = np.where(i + 1 < 20, 3 * (i + 1), 7)  # out of its row: v4 keeps 11
         want[:, 2] = np.where(on & (i % 16 != 15), nxt, 11)
     np.testing.assert_array_equal(ma, want)
     np.testing.assert_array_equal(mb, want)
@@ -392,6 +438,7 @@ def test_auto_compiles_in_the_background(monkeypatch, tmp_path):
     dispatch uses it once it is ready, with the same memory; the next process finds it cached."""
     from wavelift.backends import host
     from wavelift.backends.numpy import native, runtime
+
     if host.compiler() is None:
         pytest.skip("no host C++ compiler: the native tier is not available")
     monkeypatch.setenv("WAVELIFT_NATIVE_CACHE", str(tmp_path))
@@ -400,10 +447,11 @@ def test_auto_compiles_in_the_background(monkeypatch, tmp_path):
     real = native._store_in_child
     began, gate = threading.Event(), threading.Event()
 
-    def slow_build(*a, **k):                 # the compile ends only when the test says so
+    def slow_build(*a, **k):  # the compile ends only when the test says so
         began.set()
         gate.wait(60)
         return real(*a, **k)
+
     monkeypatch.setattr(native, "_store_in_child", slow_build)
     r = Rig(NEIGHBOUR)
     scratch = r.buf(np.zeros(32, np.uint32), "scratch")
@@ -419,7 +467,7 @@ def test_auto_compiles_in_the_background(monkeypatch, tmp_path):
     gate.set()
     native.wait_for_compiles()
     r.mem.write(out, np.zeros(32, np.uint32).tobytes())
-    second = r.run(cfg, cache=cache)         # the same module: its library is attached now
+    second = r.run(cfg, cache=cache)  # the same module: its library is attached now
     assert second.landed and second.stats["native"] and second.stats["native_block_runs"] > 0
     assert "native_compiling" not in second.stats
     np.testing.assert_array_equal(r.read(out, np.uint32, 32), want)

@@ -1,6 +1,7 @@
 """Disk caches a process can trust (docs/decisions/0016-trusted-caches.md): the directory rules and
 entry checks of wavelift/backends/disk_cache.py, and the native tier's library cache built on
 them (a planted or altered library is never loaded; concurrent builders both succeed)."""
+
 import hashlib
 import multiprocessing
 import os
@@ -24,7 +25,7 @@ def mode(p) -> int:
 # ---------------------------------------------------------------------------- the directory
 def test_cache_dir_created_private_at_every_level(tmp_path):
     d = tmp_path / "a" / "b" / "native"
-    old = os.umask(0)               # (a permissive umask must not make it shared)
+    old = os.umask(0)  # (a permissive umask must not make it shared)
     try:
         assert private_dir(d) == d
     finally:
@@ -48,7 +49,7 @@ def test_cache_dir_writable_by_others_is_refused(tmp_path, bits):
     d.chmod(bits)
     with pytest.raises(CacheRefused, match="writable by group or others"):
         private_dir(d)
-    assert mode(d) == bits              # refused, not "repaired": entries may already be planted
+    assert mode(d) == bits  # refused, not "repaired": entries may already be planted
 
 
 @ROOT_ONLY
@@ -102,7 +103,7 @@ def test_cache_dir_reached_through_a_link_checks_where_it_leads(tmp_path):
     (tmp_path / "home" / ".cache").symlink_to(shared)
     with pytest.raises(CacheRefused, match="above the cache.*without the sticky bit"):
         private_dir(tmp_path / "home" / ".cache" / "wavelift")
-    assert list(shared.iterdir()) == []             # refused before anything was made there
+    assert list(shared.iterdir()) == []  # refused before anything was made there
 
 
 def test_refused_cache_is_not_used_and_says_why(tmp_path, monkeypatch):
@@ -128,7 +129,7 @@ def test_entry_round_trip(tmp_path):
     assert disk_cache.read(d, "m", ".so") == b"library"
     rec, blob = entry(d, "m", ".so", b"library")
     assert mode(rec) == mode(blob) == 0o600
-    assert sorted(p.name for p in d.iterdir()) == sorted([rec.name, blob.name])   # no temp left
+    assert sorted(p.name for p in d.iterdir()) == sorted([rec.name, blob.name])  # no temp left
 
 
 def test_entry_with_a_wrong_digest_is_not_read(tmp_path):
@@ -138,7 +139,7 @@ def test_entry_with_a_wrong_digest_is_not_read(tmp_path):
     blob.write_bytes(b"planted")
     assert disk_cache.read(d, "m", ".so") is None
     blob.write_bytes(b"library")
-    rec.write_text("0" * 64 + "\n")     # a record naming no entry
+    rec.write_text("0" * 64 + "\n")  # a record naming no entry
     assert disk_cache.read(d, "m", ".so") is None
     rec.write_text("not a digest")
     assert disk_cache.read(d, "m", ".so") is None
@@ -150,11 +151,11 @@ def test_symlinked_entry_is_not_read(tmp_path, which):
     disk_cache.write(d, "m", ".so", b"library")
     path = entry(d, "m", ".so", b"library")[which]
     elsewhere = tmp_path / "elsewhere"
-    elsewhere.write_bytes(path.read_bytes())       # the same bytes, but not a file of the cache
+    elsewhere.write_bytes(path.read_bytes())  # the same bytes, but not a file of the cache
     path.unlink()
     path.symlink_to(elsewhere)
     assert disk_cache.read(d, "m", ".so") is None
-    disk_cache.write(d, "m", ".so", b"library")     # written over: the link, not its target
+    disk_cache.write(d, "m", ".so", b"library")  # written over: the link, not its target
     assert not path.is_symlink() and disk_cache.read(d, "m", ".so") == b"library"
 
 
@@ -165,7 +166,7 @@ def test_entry_others_may_write_or_linked_twice_is_not_read(tmp_path):
     blob.chmod(0o620)
     assert disk_cache.read(d, "m", ".so") is None
     blob.chmod(0o600)
-    os.link(blob, tmp_path / "second-name")         # changeable through a name outside the cache
+    os.link(blob, tmp_path / "second-name")  # changeable through a name outside the cache
     assert disk_cache.read(d, "m", ".so") is None
     os.unlink(tmp_path / "second-name")
     assert disk_cache.read(d, "m", ".so") == b"library"
@@ -212,6 +213,7 @@ def test_concurrent_writers_leave_whole_entries(tmp_path):
 # -------------------------------------------------------------- the native tier's libraries
 def _need_compiler():
     from wavelift.backends import host
+
     if host.compiler() is None:
         pytest.skip("no host C++ compiler: the native tier is not available")
 
@@ -229,16 +231,19 @@ def native_cache(tmp_path, monkeypatch):
     """-> (native module, the cache directory $WAVELIFT_NATIVE_CACHE names, the name of
     lib_source(1)'s entry, the bytes of a library of lib_source(2): the planted code)."""
     import subprocess
+
     _need_compiler()
     from wavelift.backends import host
     from wavelift.backends.numpy import native
+
     (tmp_path / "p.cpp").write_text(lib_source(2))
-    subprocess.run([host.compiler(), "-shared", "-fPIC", str(tmp_path / "p.cpp"), "-o",
-                    str(tmp_path / "p.so")], check=True)
+    subprocess.run(
+        [host.compiler(), "-shared", "-fPIC", str(tmp_path / "p.cpp"), "-o", str(tmp_path / "p.so")],
+        check=True,
+    )
     d = tmp_path / "cache"
     monkeypatch.setenv("WAVELIFT_NATIVE_CACHE", str(d))
-    return native, d, native.library_name(lib_source(1), host.compiler()), \
-        (tmp_path / "p.so").read_bytes()
+    return native, d, native.library_name(lib_source(1), host.compiler()), (tmp_path / "p.so").read_bytes()
 
 
 def test_library_planted_at_the_name_is_not_loaded(native_cache):
@@ -255,7 +260,7 @@ def test_library_with_a_wrong_digest_is_rebuilt(native_cache):
     assert answer(lib) == 1
     good = disk_cache.read(d, name, ".so")
     blob = entry(d, name, ".so", good)[1]
-    blob.write_bytes(planted)                       # the record still names the good digest
+    blob.write_bytes(planted)  # the record still names the good digest
     assert answer(native.compile_library(lib_source(1))) == 1
     assert disk_cache.read(d, name, ".so") == good  # built and written again
 
@@ -266,12 +271,12 @@ def test_untrusted_native_cache_is_not_used(native_cache):
     native, d, name, planted = native_cache
     d.mkdir()
     disk_cache.write(d, name, ".so", planted)
-    (d / f"{name}.so").write_bytes(planted)         # (and where the cache once had it)
+    (d / f"{name}.so").write_bytes(planted)  # (and where the cache once had it)
     before = sorted(p.name for p in d.iterdir())
     d.chmod(0o777)
     with pytest.warns(CacheWarning, match="writable by group or others"):
         assert answer(native.compile_library(lib_source(1))) == 1
-    assert sorted(p.name for p in d.iterdir()) == before     # nothing written into it
+    assert sorted(p.name for p in d.iterdir()) == before  # nothing written into it
 
 
 @ROOT_ONLY
@@ -288,6 +293,7 @@ def test_native_cache_of_another_user_is_not_used(native_cache):
 def _build_at(args):
     barrier, value = args
     from wavelift.backends.numpy import native
+
     barrier.wait()
     return answer(native.compile_library(lib_source(value)))
 
@@ -310,6 +316,7 @@ def test_concurrent_builders_both_succeed(native_cache):
 def test_temp_dir_others_control_is_not_compiled_in(native_cache, tmp_path, monkeypatch):
     """$TMPDIR where others may swap what is built: the tier says so (NoNative), no library."""
     import tempfile
+
     native = native_cache[0]
     shared = tmp_path / "tmp"
     shared.mkdir()
@@ -319,7 +326,7 @@ def test_temp_dir_others_control_is_not_compiled_in(native_cache, tmp_path, monk
         native.compile_library(lib_source(3))
 
 
-@pytest.mark.slow           # (a native build of a whole program: seconds; the parts are tested above)
+@pytest.mark.slow  # (a native build of a whole program: seconds; the parts are tested above)
 def test_dispatch_with_an_untrusted_cache_runs_native_and_same(tmp_path, monkeypatch):
     """A dispatch is not refused for the cache: the native tier builds privately, the bytes are
     the NumPy blocks', the cache is left as it was, a CacheWarning says why."""
@@ -327,6 +334,7 @@ def test_dispatch_with_an_untrusted_cache_runs_native_and_same(tmp_path, monkeyp
     from test_basic import vadd_rig
 
     from wavelift.backends.numpy import runtime
+
     _need_compiler()
     d = tmp_path / "cache"
     d.mkdir()

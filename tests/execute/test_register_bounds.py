@@ -2,6 +2,7 @@
 builder refuses one outside the register file instead of lowering it.  Fuzz programs seed 158
 (gfx1010) made a vget of v-11, which the native driver's register clearing wrote 768 bytes below
 its VGPR array with (a crash under g++, silent heap corruption under clang++)."""
+
 import pytest
 
 from wavelift.errors import Refused

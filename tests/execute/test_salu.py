@@ -1,4 +1,5 @@
 """Scalar ALU edge semantics from the RDNA ISA guide's own examples."""
+
 import numpy as np
 from harness import Rig, ptr
 

@@ -1,5 +1,6 @@
 """Dispatch statistics: lane_instructions counts the active lanes of every executed vector
 instruction exactly, also when EXEC changes inside a basic block."""
+
 import pytest
 from harness import Rig
 

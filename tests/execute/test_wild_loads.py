@@ -1,17 +1,20 @@
 """Wide loads from wild addresses when few or no windows exist: every lane's access escapes,
 reads zero and the dispatch is refused `escape` -- never an IndexError from the arena (a dwordx4
 or dwordx8 read at the arena's dummy index must stay inside it)."""
+
 import numpy as np
 import pytest
 from harness import Rig, ptr
 
-pytestmark = pytest.mark.tiers     # NumPy blocks and the native tier (tests/conftest.py)
+pytestmark = pytest.mark.tiers  # NumPy blocks and the native tier (tests/conftest.py)
 
 WILD = 0x7F0012345678
 
 
-@pytest.mark.parametrize("load, regs", [("s_load_dwordx4", "s[4:7]"), ("s_load_dwordx8", "s[4:11]"),
-                                        ("s_load_dwordx16", "s[4:19]")])
+@pytest.mark.parametrize(
+    "load, regs",
+    [("s_load_dwordx4", "s[4:7]"), ("s_load_dwordx8", "s[4:11]"), ("s_load_dwordx16", "s[4:19]")],
+)
 @pytest.mark.parametrize("with_buffer", [False, True])
 @pytest.mark.parametrize("mode", ["wave", "lane"])
 def test_wide_scalar_load_from_wild_pointer_escapes(load, regs, with_buffer, mode):
@@ -22,7 +25,7 @@ def test_wide_scalar_load_from_wild_pointer_escapes(load, regs, with_buffer, mod
     """
     r = Rig(src)
     user = ptr(WILD)
-    if with_buffer:                     # one tiny window elsewhere: the arena is still small
+    if with_buffer:  # one tiny window elsewhere: the arena is still small
         r.buf(np.zeros(1, np.uint32), name="tiny")
     before = bytes(r.mem.read(r.prog, 16))
     res = r.run(r.config(user_sgprs=user), mode=mode)

@@ -17,6 +17,7 @@ on NumPy blocks (wave and lane mode) and, for every fourth seed, on the native t
 
     python3 tools/fuzz.py addresses --count 1000 --jobs 2        (docs/fuzzing.md)
 """
+
 from __future__ import annotations
 
 import atexit
@@ -43,14 +44,30 @@ TOP = 1 << 64
 HOLE = 1 << 47
 UPPER = 0xFFFF_8000_0000_0000
 # allocations an attacker aims at: (address, size); the one at 0 is windowed through an image T#
-EDGES = ((0, 0x100), (HOLE - 0x100, 0x100), (UPPER, 0x100), (TOP - 0x200, 0x100),
-         (0x3_0000_0000, 0x100))
-STORES = {1: "global_store_byte", 2: "global_store_short", 4: "global_store_dword",
-          8: "global_store_dwordx2", 12: "global_store_dwordx3", 16: "global_store_dwordx4"}
-LOADS = {1: "global_load_ubyte", 2: "global_load_ushort", 4: "global_load_dword",
-         8: "global_load_dwordx2", 12: "global_load_dwordx3", 16: "global_load_dwordx4"}
-SLOADS = {4: "s_load_dword", 8: "s_load_dwordx2", 16: "s_load_dwordx4", 32: "s_load_dwordx8",
-          64: "s_load_dwordx16"}
+EDGES = ((0, 0x100), (HOLE - 0x100, 0x100), (UPPER, 0x100), (TOP - 0x200, 0x100), (0x3_0000_0000, 0x100))
+STORES = {
+    1: "global_store_byte",
+    2: "global_store_short",
+    4: "global_store_dword",
+    8: "global_store_dwordx2",
+    12: "global_store_dwordx3",
+    16: "global_store_dwordx4",
+}
+LOADS = {
+    1: "global_load_ubyte",
+    2: "global_load_ushort",
+    4: "global_load_dword",
+    8: "global_load_dwordx2",
+    12: "global_load_dwordx3",
+    16: "global_load_dwordx4",
+}
+SLOADS = {
+    4: "s_load_dword",
+    8: "s_load_dwordx2",
+    16: "s_load_dwordx4",
+    32: "s_load_dwordx8",
+    64: "s_load_dwordx16",
+}
 VREGS = {1: "v4", 2: "v4", 4: "v4", 8: "v[4:5]", 12: "v[4:6]", 16: "v[4:7]"}
 SREGS = {4: "s20", 8: "s[20:21]", 16: "s[20:23]", 32: "s[20:27]", 64: "s[20:35]"}
 # user SGPRs: s0:s1 base, s2:s3 the result buffer, s4 stride, s5 EXEC_HI, s6 EXEC_LO, s7 data,
@@ -80,14 +97,17 @@ def template(kind: str, nb: int, wave64: bool) -> str:
     elif kind == "atomic":
         body = "global_atomic_add v[1:2], v4, off\n"
     elif kind == "load":
-        body = ("v_mov_b32 v4, 0\nv_mov_b32 v5, 0\nv_mov_b32 v6, 0\nv_mov_b32 v7, 0\n"
-                f"{LOADS[nb]} {VREGS[nb] if nb > 2 else 'v4'}, v[1:2], off\ns_waitcnt vmcnt(0)\n"
-                "global_store_dwordx4 v8, v[4:7], s[2:3]\n")
-    else:                                   # scalar load: its first 16 bytes stored per lane
-        body = (f"{SLOADS[nb]} {SREGS[nb]}, s[0:1], 0x0\ns_waitcnt lgkmcnt(0)\n" +
-                "".join(f"v_mov_b32 v{4 + k}, {'s' + str(20 + k) if 4 * k < nb else '0'}\n"
-                        for k in range(4)) +
-                "global_store_dwordx4 v8, v[4:7], s[2:3]\n")
+        body = (
+            "v_mov_b32 v4, 0\nv_mov_b32 v5, 0\nv_mov_b32 v6, 0\nv_mov_b32 v7, 0\n"
+            f"{LOADS[nb]} {VREGS[nb] if nb > 2 else 'v4'}, v[1:2], off\ns_waitcnt vmcnt(0)\n"
+            "global_store_dwordx4 v8, v[4:7], s[2:3]\n"
+        )
+    else:  # scalar load: its first 16 bytes stored per lane
+        body = (
+            f"{SLOADS[nb]} {SREGS[nb]}, s[0:1], 0x0\ns_waitcnt lgkmcnt(0)\n"
+            + "".join(f"v_mov_b32 v{4 + k}, {'s' + str(20 + k) if 4 * k < nb else '0'}\n" for k in range(4))
+            + "global_store_dwordx4 v8, v[4:7], s[2:3]\n"
+        )
     return head + body + "s_endpgm\n"
 
 
@@ -101,6 +121,7 @@ def _native_cache():
 @functools.cache
 def _code(kind, nb, wave64):
     from asm import assemble
+
     return assemble(template(kind, nb, wave64), wave64)
 
 
@@ -110,21 +131,21 @@ def _address(r: random.Random, allocs) -> int:
     k = r.choice((0, 1, 2, 4, 8, 12, 15, 16, 64, r.randrange(1, 256)))
     x = r.randrange(8)
     if x == 0:
-        a = base - k                          # before a window (wraps below 0)
+        a = base - k  # before a window (wraps below 0)
     elif x == 1:
-        a = base + size - k                   # at its end
+        a = base + size - k  # at its end
     elif x == 2:
-        a = base + r.randrange(size)          # inside
+        a = base + r.randrange(size)  # inside
     elif x == 3:
-        a = TOP - k                           # the top of the space: wraps onto VA 0
+        a = TOP - k  # the top of the space: wraps onto VA 0
     elif x == 4:
-        a = HOLE - k                          # the hole's edges
+        a = HOLE - k  # the hole's edges
     elif x == 5:
         a = UPPER - k
-    elif x == 6:                              # a non-canonical spelling of an address inside
+    elif x == 6:  # a non-canonical spelling of an address inside
         a = (base + r.randrange(size)) & ((1 << 48) - 1) | (r.randrange(1, 0xFFFF) << 48)
     else:
-        a = (base + r.randrange(size)) & ((1 << 48) - 1)      # the 48-bit form
+        a = (base + r.randrange(size)) & ((1 << 48) - 1)  # the 48-bit form
     return a % TOP
 
 
@@ -133,28 +154,42 @@ def build(seed: int):
     wave64 = r.random() < 0.3
     kind = r.choice(("store", "store", "load", "atomic", "smem"))
     nb = 4 if kind == "atomic" else r.choice(sorted(SLOADS if kind == "smem" else STORES))
-    rig = Rig.__new__(Rig)                    # (Rig's memory, this template's code)
+    rig = Rig.__new__(Rig)  # (Rig's memory, this template's code)
     from wavelift.memory.guest import GuestMemory
+
     rig.mem, rig.code = GuestMemory(), _code(kind, nb, wave64)
     rig.prog = rig.mem.alloc(len(rig.code) + 256, name="code", data=rig.code + b"\0" * 256)
     rig.wave_size, rig.target = (64 if wave64 else 32), "gfx1030"
     allocs = [e for e in EDGES if r.random() < 0.7] or [EDGES[0]]
     for a, s in allocs:
-        rig.mem.alloc(s, name=f"edge{a:x}", address=a, align=64,
-                      data=bytes(r.getrandbits(8) for _ in range(s)))
+        rig.mem.alloc(
+            s, name=f"edge{a:x}", address=a, align=64, data=bytes(r.getrandbits(8) for _ in range(s))
+        )
     result = rig.mem.alloc(64 * 16, name="result")
     base = _address(r, allocs)
     stride = r.choice((0, nb, nb, 4, 1, r.randrange(0, 64), 0x100, 0xFFFFFFFF, 0xFFFFFFF0))
     if kind == "atomic" and stride not in (0,) and stride < 4:
-        stride = 4                            # (overlapping unaligned cells: order-dependent)
+        stride = 4  # (overlapping unaligned cells: order-dependent)
     mask = r.choice((1, 0xFFFFFFFF, 0x80000001, r.getrandbits(32), 0))
     hi = r.choice((0, 0xFFFFFFFF, r.getrandbits(32), 0x80000000)) if wave64 else 0
     words = [w for a, _ in allocs if a != 0 for w in ptr(a)]
     tsharp = [0x10, 0, 0, 0x80000000] if any(a == 0 for a, _ in allocs) else []
-    user = (list(ptr(base)) + list(ptr(result)) + [stride & 0xFFFFFFFF, hi, mask,
-                                                    r.getrandbits(32)] + words + tsharp)[:16]
-    info = dict(kind=kind, nb=nb, wave64=wave64, base=hex(base), stride=hex(stride),
-                exec=hex(hi << 32 | mask), allocs=[hex(a) for a, _ in allocs])
+    user = (
+        list(ptr(base))
+        + list(ptr(result))
+        + [stride & 0xFFFFFFFF, hi, mask, r.getrandbits(32)]
+        + words
+        + tsharp
+    )[:16]
+    info = dict(
+        kind=kind,
+        nb=nb,
+        wave64=wave64,
+        base=hex(base),
+        stride=hex(stride),
+        exec=hex(hi << 32 | mask),
+        allocs=[hex(a) for a, _ in allocs],
+    )
     return rig, user, info
 
 
@@ -167,7 +202,7 @@ def model(mem, L, user, info, windows):
     result = user[2] | user[3] << 32
     wins = [(w.address, w.address + w.size) for w in windows]
 
-    def inside(a, n):                       # canonical, and every byte in one window
+    def inside(a, n):  # canonical, and every byte in one window
         return (a < HOLE or a >= UPPER) and any(s <= a and a + n <= e for s, e in wins)
 
     def data(lane):
@@ -175,7 +210,7 @@ def model(mem, L, user, info, windows):
         return [v, v ^ 0x5A5A5A5A, v ^ 0xA5A5A5A5, ~v & 0xFFFFFFFF]
 
     lanes = [k for k in range(L) if ex >> k & 1]
-    if kind == "smem":                      # (a scalar load runs whatever EXEC says)
+    if kind == "smem":  # (a scalar load runs whatever EXEC says)
         a = base & ~3
         if not inside(a, nb):
             return 1, {}
@@ -193,8 +228,7 @@ def model(mem, L, user, info, windows):
             b = b"".join(x.to_bytes(4, "little") for x in data(k))[:nb]
             out.update({a + i: b[i] for i in range(nb)})
         elif kind == "atomic":
-            old = int.from_bytes(bytes(out.get(a + i, mem.read(a + i, 1)[0]) for i in range(4)),
-                                 "little")
+            old = int.from_bytes(bytes(out.get(a + i, mem.read(a + i, 1)[0]) for i in range(4)), "little")
             new = (old + data(k)[0]) & 0xFFFFFFFF
             out.update({a + i: new >> 8 * i & 0xFF for i in range(4)})
         else:
@@ -205,6 +239,7 @@ def model(mem, L, user, info, windows):
 
 def run(seed: int, tier: str, mode: str):
     from wavelift.backends.numpy import runtime
+
     rig, user, info = build(seed)
     cfg = rig.config(user_sgprs=user, block=(rig.wave_size, 1, 1))
     where = f"seed {seed} ({tier}, {mode}, {info})"
@@ -227,14 +262,15 @@ def run(seed: int, tier: str, mode: str):
             assert bytes(a.data) == bytes(b.data), f"{where}: refused but {b.name} changed"
         return
     assert res.refusal is None, f"{where}: refused {res.refusal} (model: every access inside)"
-    for a, b in zip(mem, rig.mem):                  # every byte: the model's or as before
+    for a, b in zip(mem, rig.mem):  # every byte: the model's or as before
         exp = bytearray(a.data)
         for k, v in want.items():
             if a.base <= k < a.base + a.size:
                 exp[k - a.base] = v
         bad = np.flatnonzero(np.frombuffer(bytes(exp), np.uint8) != b.data)
-        assert not bad.size, f"{where}: {b.name} bytes {[hex(a.base + int(i)) for i in bad[:8]]} " \
-                             f"differ from the model"
+        assert not bad.size, (
+            f"{where}: {b.name} bytes {[hex(a.base + int(i)) for i in bad[:8]]} differ from the model"
+        )
 
 
 def case(seed: int) -> None:

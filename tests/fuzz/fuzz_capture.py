@@ -17,6 +17,7 @@ and programs load and run). Checked:
 
     python3 tools/fuzz.py capture --count 10000 --jobs 2        (docs/fuzzing.md)
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -33,7 +34,7 @@ import tracemalloc
 import zlib
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-TIME_LIMIT = 60.0                   # a case takes well under a second alone; generous on a busy machine
+TIME_LIMIT = 60.0  # a case takes well under a second alone; generous on a busy machine
 REPLAY_EVERY = 8
 CAPTURE_CODES = ("capture.corrupt", "capture.version", "capture.too_large", "capture.target")
 NASTY = ["\x1b]0;pwned\x07\x1b[2J", "a\nb", "\u202eevil", "\x9b31m", "\x00", "\\x1b", "é"]
@@ -43,6 +44,7 @@ NASTY = ["\x1b]0;pwned\x07\x1b[2J", "a\nb", "\u202eevil", "\x9b31m", "\x00", "\\
 def bases() -> tuple:
     """(name, bytes) of the captures every case starts from."""
     from wavelift import Capture, pm4
+
     out = []
     d = tempfile.mkdtemp(prefix="wl-fuzz-capture-")
     # a dispatch of s_endpgm, a write, a sparse allocation in the upper half, expected results
@@ -51,8 +53,11 @@ def bases() -> tuple:
     out_ = cap.alloc(4096, name="out")
     ring = cap.alloc(1 << 20, name="ring", address=0xFFFF_8000_0001_0000)
     cap.write(ring + 0x40000, b"\x01\x02\x03")
-    cap.submit(pm4.set_sh_reg("COMPUTE_PGM_LO", code >> 8) + pm4.write_data(out_, 7)
-               + pm4.dispatch_direct(2, 1, 1, initiator=pm4.initiator(wave32=True)))
+    cap.submit(
+        pm4.set_sh_reg("COMPUTE_PGM_LO", code >> 8)
+        + pm4.write_data(out_, 7)
+        + pm4.dispatch_direct(2, 1, 1, initiator=pm4.initiator(wave32=True))
+    )
     cap.submit_at(cap.memory.allocations[-2].base, 3)
     cap.expect_memory(out_, 4, name="out")
     cap.expected["dispatches"] = [None]
@@ -69,8 +74,10 @@ def bases() -> tuple:
     p = os.path.join(d, "extents.wlcap")
     cap.save(p)
     out.append(("extents", pathlib.Path(p).read_bytes()))
-    for f in [ROOT / "examples" / "vadd.wlcap",
-              *sorted((ROOT / "tests" / "fixtures" / "captures").glob("*.wlcap"))]:
+    for f in [
+        ROOT / "examples" / "vadd.wlcap",
+        *sorted((ROOT / "tests" / "fixtures" / "captures").glob("*.wlcap")),
+    ]:
         out.append((f.name, f.read_bytes()))
     return tuple(out)
 
@@ -78,11 +85,13 @@ def bases() -> tuple:
 # --- the file's structure ---------------------------------------------------------------------
 def _split(data: bytes):
     from wavelift.memory.capture import HEADER
+
     return list(HEADER.unpack(data[:64]))
 
 
 def _header(fields) -> bytes:
     from wavelift.memory.capture import HEADER
+
     h = HEADER.pack(*fields[:8], 0)
     return h[:60] + struct.pack("<I", zlib.crc32(h[:60]))
 
@@ -99,7 +108,7 @@ def _with_meta_bytes(data: bytes, mb: bytes) -> bytes:
 
 def _meta(data: bytes):
     f = _split(data)
-    return json.loads(data[f[3]: f[3] + f[4]])
+    return json.loads(data[f[3] : f[3] + f[4]])
 
 
 # --- metadata mutations -----------------------------------------------------------------------
@@ -120,17 +129,50 @@ def _get(v, path):
 
 
 def _odd_value(r: random.Random):
-    return r.choice([
-        None, True, False, -1, 0, 1, 3, 2 ** 31, 2 ** 32 + 5, 2 ** 46, 2 ** 48, 2 ** 63, 2 ** 64 + 1,
-        -(2 ** 63), 10 ** 30, 0.5, 1e300, "", "x", "0x", "0x" + "f" * 16, "0xffff800000000000",
-        "0x0000800000000000", "-0x10", " 0x10", "0x1_0", "0x" + "1" * 40, "z" * 3000,
-        r.choice(NASTY), [], [1, 2], [[0, 16, 64, 0]], {}, {"a": 1}, {"address": "0x0", "size_dw": 1},
-    ])
+    return r.choice(
+        [
+            None,
+            True,
+            False,
+            -1,
+            0,
+            1,
+            3,
+            2**31,
+            2**32 + 5,
+            2**46,
+            2**48,
+            2**63,
+            2**64 + 1,
+            -(2**63),
+            10**30,
+            0.5,
+            1e300,
+            "",
+            "x",
+            "0x",
+            "0x" + "f" * 16,
+            "0xffff800000000000",
+            "0x0000800000000000",
+            "-0x10",
+            " 0x10",
+            "0x1_0",
+            "0x" + "1" * 40,
+            "z" * 3000,
+            r.choice(NASTY),
+            [],
+            [1, 2],
+            [[0, 16, 64, 0]],
+            {},
+            {"a": 1},
+            {"address": "0x0", "size_dw": 1},
+        ]
+    )
 
 
 def _deep(r: random.Random):
     v = r.choice([0, "x", None])
-    for _ in range(r.choice([20, 40, 300])):           # deeper: _mutate_meta_text
+    for _ in range(r.choice([20, 40, 300])):  # deeper: _mutate_meta_text
         v = [v] if r.random() < 0.5 else {"k": v}
     return v
 
@@ -140,34 +182,35 @@ def _mutate_meta(meta, r: random.Random) -> None:
     paths = list(_paths(meta))
     path = r.choice(paths[1:]) if len(paths) > 1 else ()
     parent, key = (_get(meta, path[:-1]), path[-1]) if path else (None, None)
-    if kind <= 2 and parent is not None:                          # a value of another type/size
+    if kind <= 2 and parent is not None:  # a value of another type/size
         parent[key] = _odd_value(r)
-    elif kind == 3 and parent is not None:                        # deep nesting
+    elif kind == 3 and parent is not None:  # deep nesting
         parent[key] = _deep(r)
-    elif kind == 4 and isinstance(parent, dict):                  # a key dropped
+    elif kind == 4 and isinstance(parent, dict):  # a key dropped
         del parent[key]
-    elif kind == 5:                                               # a section repeated
+    elif kind == 5:  # a section repeated
         from wavelift.memory.capture import MAX_ALLOCATIONS, MAX_STREAMS
+
         key = r.choice(["allocations", "streams"])
         lst = meta.get(key)
         if isinstance(lst, list) and lst:
             n = r.choice([1, 2, 50, 50, (MAX_ALLOCATIONS if key == "allocations" else MAX_STREAMS) + 1])
             one = r.choice(lst)
-            if n > 50 and key == "allocations":                    # small records: cheap to write
+            if n > 50 and key == "allocations":  # small records: cheap to write
                 one = {"name": "", "base": "0x0000000000001000", "size": 1, "extents": []}
             lst.extend([one] * n)
-    elif kind == 6 and meta.get("allocations"):                   # a huge extent / allocation
+    elif kind == 6 and meta.get("allocations"):  # a huge extent / allocation
         a = r.choice(meta["allocations"])
-        a["size"] = r.choice([2 ** 40, 2 ** 46, 2 ** 47, 2 ** 48, 5 << 30])
+        a["size"] = r.choice([2**40, 2**46, 2**47, 2**48, 5 << 30])
         if r.random() < 0.5:
             a["extents"] = [[0, a["size"], 64, 0]]
-    elif kind == 7 and meta.get("allocations"):                   # extents sharing file bytes
+    elif kind == 7 and meta.get("allocations"):  # extents sharing file bytes
         es = [e for a in meta["allocations"] for e in a.get("extents") or []]
         if len(es) >= 2:
             r.choice(es)[2] = r.choice(es)[2]
         elif es:
             es[0][2] = r.choice([0, 1, 63, es[0][2] + 1])
-    elif kind == 8:                                               # guest text with escapes
+    elif kind == 8:  # guest text with escapes
         if meta.get("allocations"):
             r.choice(meta["allocations"])["name"] = r.choice(NASTY) * r.choice([1, 3])
         meta["notes"] = {r.choice(NASTY): r.choice(NASTY), "n": [r.choice(NASTY)]}
@@ -175,45 +218,54 @@ def _mutate_meta(meta, r: random.Random) -> None:
             for m in meta["expected"].get("memory") or []:
                 m["name"] = r.choice(NASTY)
             meta["expected"]["dispatches"] = [r.choice(NASTY)]
-    else:                                                         # target, version, format
+    else:  # target, version, format
         meta[r.choice(["target", "version", "format"])] = r.choice(
-            ["gfx1100", "gfx9999", "gfx1010", 2, "wlcap", None, ["gfx1030"]])
+            ["gfx1100", "gfx9999", "gfx1010", 2, "wlcap", None, ["gfx1030"]]
+        )
 
 
 def _mutate_meta_text(mb: bytes, r: random.Random) -> bytes:
     kind = r.randrange(5)
-    if kind == 0:                                     # a duplicated key
+    if kind == 0:  # a duplicated key
         i = mb.find(b'"streams"')
         return mb[:i] + b'"streams": [], ' + mb[i:] if i > 0 else mb
-    if kind == 1:                                     # nesting far past any limit
+    if kind == 1:  # nesting far past any limit
         n = r.choice([100, 2000, 200000])
         return b"[" * n + b"]" * n
-    if kind == 2:                                     # not UTF-8 / not JSON tokens
+    if kind == 2:  # not UTF-8 / not JSON tokens
         b = bytearray(mb)
         for _ in range(r.randint(1, 4)):
             b[r.randrange(len(b))] = r.choice([0xFF, 0xC3, 0x00, ord("{"), ord('"')])
         return bytes(b)
-    if kind == 3:                                     # NaN, huge numbers, lone surrogates
+    if kind == 3:  # NaN, huge numbers, lone surrogates
         tok = r.choice([b"NaN", b"Infinity", b"1" * 5000, b"1e999", b'"\\ud800"', b"-0"])
         i = mb.find(b'"size": ')
         if i > 0:
             j = i + len(b'"size": ')
             k = j
-            while mb[k:k + 1].isdigit():
+            while mb[k : k + 1].isdigit():
                 k += 1
             return mb[:j] + tok + mb[k:]
         return mb
-    return mb[: r.randrange(len(mb) + 1)]             # cut inside the JSON
+    return mb[: r.randrange(len(mb) + 1)]  # cut inside the JSON
 
 
 # --- payload with its CRC fixed (the mutated streams/programs load) ------------------------------
 def _mutate_payload(data: bytes, r: random.Random) -> bytes:
     meta = _meta(data)
     try:
-        es = [e for a in meta["allocations"] for e in a["extents"]
-              if isinstance(e, list) and len(e) == 4 and all(type(x) is int for x in e)
-              and 64 <= e[2] and e[1] > 0 and e[2] + e[1] <= len(data)]
-    except (KeyError, TypeError, IndexError):           # an earlier step broke the metadata's shape
+        es = [
+            e
+            for a in meta["allocations"]
+            for e in a["extents"]
+            if isinstance(e, list)
+            and len(e) == 4
+            and all(type(x) is int for x in e)
+            and 64 <= e[2]
+            and e[1] > 0
+            and e[2] + e[1] <= len(data)
+        ]
+    except (KeyError, TypeError, IndexError):  # an earlier step broke the metadata's shape
         es = []
     if not es:
         return data
@@ -223,7 +275,7 @@ def _mutate_payload(data: bytes, r: random.Random) -> bytes:
     for _ in range(r.choice([1, 1, 2, 8, 64])):
         i = foff + r.randrange(ln)
         b[i] = r.getrandbits(8) if r.random() < 0.5 else b[i] ^ (1 << r.randrange(8))
-    e[3] = zlib.crc32(bytes(b[foff: foff + ln]))
+    e[3] = zlib.crc32(bytes(b[foff : foff + ln]))
     return _with_meta_bytes(bytes(b), json.dumps(meta, indent=1, sort_keys=True).encode())
 
 
@@ -236,7 +288,7 @@ def corrupt(seed: int) -> tuple[str, bytes]:
         kind = r.randrange(8)
         try:
             meta_ok = isinstance(_meta(data), dict)
-        except Exception:                      # an earlier step broke the structure: raw edits only
+        except Exception:  # an earlier step broke the structure: raw edits only
             meta_ok = False
         if not meta_ok:
             kind = r.choice([0, 1, 2])
@@ -256,11 +308,12 @@ def corrupt(seed: int) -> tuple[str, bytes]:
                 b[i] ^= 1 << r.randrange(8)
             data = bytes(b)
             done.append("bit flips")
-        elif kind == 3:                         # header fields, header CRC fixed
+        elif kind == 3:  # header fields, header CRC fixed
             f = _split(data)
             i = r.choice([1, 2, 3, 4, 5, 6])
-            f[i] = r.choice([0, 1, 63, 64, len(data), 2 ** 46, 2 ** 48, 2 ** 63, 2 ** 64 - 1,
-                             f[i] + 1, max(f[i] - 1, 0)]) & (2 ** (32 if i in (1, 2, 6) else 64) - 1)
+            f[i] = r.choice(
+                [0, 1, 63, 64, len(data), 2**46, 2**48, 2**63, 2**64 - 1, f[i] + 1, max(f[i] - 1, 0)]
+            ) & (2 ** (32 if i in (1, 2, 6) else 64) - 1)
             data = _header(f) + data[64:]
             done.append(f"header field {i} = {f[i]}")
         elif kind in (4, 5) and meta_ok:
@@ -274,7 +327,7 @@ def corrupt(seed: int) -> tuple[str, bytes]:
             done.append("metadata value")
         elif kind == 6 and meta_ok:
             f = _split(data)
-            data = _with_meta_bytes(data, _mutate_meta_text(data[f[3]: f[3] + f[4]], r))
+            data = _with_meta_bytes(data, _mutate_meta_text(data[f[3] : f[3] + f[4]], r))
             done.append("metadata text")
         elif kind == 7 and meta_ok:
             data = _mutate_payload(data, r)
@@ -290,6 +343,7 @@ def _check_printable(seed, what, text):
 
 def _info(seed, what, path) -> None:
     from wavelift.cli import main
+
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         rc = main(["info", path])
@@ -299,6 +353,7 @@ def _info(seed, what, path) -> None:
 
 def _replay(seed, what, cap) -> None:
     from wavelift.replay import replay
+
     results = replay(cap, backend="numpy", mode="wave")
     for r in results:
         assert r.refusal is None or r.refusal.code, f"seed {seed} ({what}): result {r!r}"
@@ -307,6 +362,7 @@ def _replay(seed, what, cap) -> None:
 
 def run_file(seed: int, what: str, path: str, replay: bool) -> None:
     from wavelift.memory.capture import MAX_GUEST_BYTES, Capture, CaptureError
+
     limit = MAX_GUEST_BYTES + 2 * os.path.getsize(path) + (64 << 20)
     tracemalloc.start()
     try:
@@ -315,8 +371,9 @@ def run_file(seed: int, what: str, path: str, replay: bool) -> None:
         assert e.refusal.code in CAPTURE_CODES, f"seed {seed} ({what}): {e.refusal.code}"
         cap = None
     except Exception as e:
-        raise AssertionError(f"seed {seed} ({what}): Capture.load raised "
-                             f"{type(e).__name__}: {str(e)[:300]}") from e
+        raise AssertionError(
+            f"seed {seed} ({what}): Capture.load raised {type(e).__name__}: {str(e)[:300]}"
+        ) from e
     finally:
         peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
@@ -328,8 +385,9 @@ def run_file(seed: int, what: str, path: str, replay: bool) -> None:
         except AssertionError:
             raise
         except Exception as e:
-            raise AssertionError(f"seed {seed} ({what}): replay raised "
-                                 f"{type(e).__name__}: {str(e)[:300]}") from e
+            raise AssertionError(
+                f"seed {seed} ({what}): replay raised {type(e).__name__}: {str(e)[:300]}"
+            ) from e
 
 
 def case(seed: int) -> None:
@@ -352,5 +410,6 @@ def test_fuzz_capture_short():
 
 if __name__ == "__main__":
     import sys
+
     for s in range(int(sys.argv[1]) if len(sys.argv) > 1 else 300):
         case(s)

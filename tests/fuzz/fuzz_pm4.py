@@ -21,6 +21,7 @@ although guest memory changed during it; a case past CASE_SECONDS of wall clock.
 
     python3 tools/fuzz.py pm4 --count 100000 --jobs 2        (docs/fuzzing.md)
 """
+
 from __future__ import annotations
 
 import copy
@@ -40,19 +41,31 @@ from wavelift.result import DispatchResult
 from wavelift.stream import registers as R
 from wavelift.stream.walker import StreamLimits
 
-CASE_SECONDS = 120.0           # wall clock per case; longer is a violation
-TIME_LIMIT = 300.0             # tools/fuzz.py's watchdog
-MAX_WAVES = 1 << 10            # larger grids are not executed here
-DISPATCHES = 8                 # StreamLimits.dispatches of a case
-ENGINE_EVERY = 4               # seeds whose dispatches run on the engine: one in this many
+CASE_SECONDS = 120.0  # wall clock per case; longer is a violation
+TIME_LIMIT = 300.0  # tools/fuzz.py's watchdog
+MAX_WAVES = 1 << 10  # larger grids are not executed here
+DISPATCHES = 8  # StreamLimits.dispatches of a case
+ENGINE_EVERY = 4  # seeds whose dispatches run on the engine: one in this many
 CAPTURES = sorted((FIXTURES / "captures").glob("radv-*.wlcap"))
 USER_DATA = R.address_of("COMPUTE_USER_DATA_0", "SH")
 EXTREMES = (0, 1, 0xFFFFFFFF, 0x80000000, 0x7FFFFFFF, 0xFFFF8000, 0xFFFFFFFC, 0x00010000)
 # registers a mutation may write (dispatch state)
-REGS = ("COMPUTE_PGM_LO", "COMPUTE_PGM_HI", "COMPUTE_PGM_RSRC1", "COMPUTE_PGM_RSRC2",
-        "COMPUTE_PGM_RSRC3", "COMPUTE_NUM_THREAD_X", "COMPUTE_NUM_THREAD_Y", "COMPUTE_NUM_THREAD_Z",
-        "COMPUTE_TMPRING_SIZE", "COMPUTE_START_X", "COMPUTE_USER_DATA_0", "COMPUTE_USER_DATA_1",
-        "COMPUTE_USER_DATA_2", "COMPUTE_USER_DATA_3")
+REGS = (
+    "COMPUTE_PGM_LO",
+    "COMPUTE_PGM_HI",
+    "COMPUTE_PGM_RSRC1",
+    "COMPUTE_PGM_RSRC2",
+    "COMPUTE_PGM_RSRC3",
+    "COMPUTE_NUM_THREAD_X",
+    "COMPUTE_NUM_THREAD_Y",
+    "COMPUTE_NUM_THREAD_Z",
+    "COMPUTE_TMPRING_SIZE",
+    "COMPUTE_START_X",
+    "COMPUTE_USER_DATA_0",
+    "COMPUTE_USER_DATA_1",
+    "COMPUTE_USER_DATA_2",
+    "COMPUTE_USER_DATA_3",
+)
 
 
 @functools.cache
@@ -64,6 +77,7 @@ def _capture(path) -> Capture:
 def _programs() -> dict:
     """Small programs (assembled once): a store of each lane's id through s[0:1], and a spin."""
     from asm import assemble
+
     store = """
   v_lshlrev_b32 v1, 2, v0
   global_store_dword v1, v0, s[0:1]
@@ -80,8 +94,14 @@ def _digest(cap) -> tuple:
     for a in cap.memory.allocations:
         d = a.data
         w = d[: d.size & ~7].view("<u8")
-        out.append((a.base, int(w.sum(dtype=np.uint64)), int(np.bitwise_xor.reduce(w)) if w.size else 0,
-                    d[d.size & ~7:].tobytes()))
+        out.append(
+            (
+                a.base,
+                int(w.sum(dtype=np.uint64)),
+                int(np.bitwise_xor.reduce(w)) if w.size else 0,
+                d[d.size & ~7 :].tobytes(),
+            )
+        )
     return tuple(out)
 
 
@@ -95,7 +115,7 @@ def _ib_words(cap, k):
     earlier mutation may have changed its size)."""
     addr, n = cap.streams[k]
     al = cap.memory.find(addr)
-    n = 0 if al is None else min(n, (al.end - addr) // 4)     # (a "size" mutation may make it < 0)
+    n = 0 if al is None else min(n, (al.end - addr) // 4)  # (a "size" mutation may make it < 0)
     return cap.memory.view(addr, 4 * n).view("<u4") if n > 0 else np.zeros(1, "<u4")
 
 
@@ -125,7 +145,7 @@ def mutate(cap, r) -> str:
             i = r.randrange(len(dw))
             dw[i] ^= np.uint32(1 << r.randrange(32))
     elif kind in ("user", "reg"):
-        sets = [p for p in pk if p[2] == pm4.SET_SH_REG and p[3] >= 2]    # (offset + a value)
+        sets = [p for p in pk if p[2] == pm4.SET_SH_REG and p[3] >= 2]  # (offset + a value)
         if not sets:
             return mutate(cap, r)
         off, _, _, n = r.choice(sets)
@@ -142,8 +162,8 @@ def mutate(cap, r) -> str:
         off, _, op, n = r.choice(disp)
         vals = [r.choice((0, 1, 2, 7, 64, 4096, 1 << 16, 0xFFFFFFFF)) for _ in range(3)]
         if op == pm4.DISPATCH_DIRECT:
-            dw[off + 1: off + 4] = vals
-        else:                                   # the dimensions the packet points at, if found
+            dw[off + 1 : off + 4] = vals
+        else:  # the dimensions the packet points at, if found
             for a in cap.memory.allocations:
                 if a.size >= 12 and a.size <= 64 and r.random() < 0.5:
                     a.data[:12] = np.array(vals, "<u4").view(np.uint8)
@@ -152,12 +172,14 @@ def mutate(cap, r) -> str:
     elif kind == "size":
         addr, n = cap.streams[k]
         cap.streams[k] = (addr, r.choice((0, 1, n - 1, n // 2, n + 1, n * 4, 0xFFFFF)))
-    else:                                       # splice random packets into a copy of the IB
+    else:  # splice random packets into a copy of the IB
         words = dw.tolist()
         at = r.choice([p[0] for p in pk] or [0])
         new = words[:at] + random_packets(cap, r, r.randint(1, 4)) + words[at:]
-        cap.streams[k] = (cap.alloc(4 * len(new), data=np.array(new, "<u4").view(np.uint8),
-                                    name="spliced", align=256), len(new))
+        cap.streams[k] = (
+            cap.alloc(4 * len(new), data=np.array(new, "<u4").view(np.uint8), name="spliced", align=256),
+            len(new),
+        )
     return kind
 
 
@@ -166,8 +188,17 @@ def _address(cap, r):
     """A guest address: inside an allocation, just past one, 0, near the top, or random."""
     allocs = cap.memory.allocations
     a = r.choice(allocs)
-    return r.choice((a.base + r.randrange(0, max(1, a.size), 4), a.base + a.size - 4, a.end,
-                     0, 0xFFFF_FFFF_FFFF_FFFC, 0x0000_7FFF_FFFF_F000, r.getrandbits(48) & ~3))
+    return r.choice(
+        (
+            a.base + r.randrange(0, max(1, a.size), 4),
+            a.base + a.size - 4,
+            a.end,
+            0,
+            0xFFFF_FFFF_FFFF_FFFC,
+            0x0000_7FFF_FFFF_F000,
+            r.getrandbits(48) & ~3,
+        )
+    )
 
 
 def random_packets(cap, r, n) -> list:
@@ -179,9 +210,9 @@ def random_packets(cap, r, n) -> list:
             out += pm4.set_sh_regs({r.choice(REGS): _word(r) for _ in range(r.randint(1, 3))})
         elif k == 1:
             dims = [r.choice((1, 2, 3, 64, 1 << 20, 0xFFFFFFFF)) for _ in range(3)]
-            out += pm4.dispatch_direct(*dims, initiator=r.choice((pm4.DEFAULT_INITIATOR,
-                                                                  pm4.initiator(wave32=True),
-                                                                  _word(r))))
+            out += pm4.dispatch_direct(
+                *dims, initiator=r.choice((pm4.DEFAULT_INITIATOR, pm4.initiator(wave32=True), _word(r)))
+            )
         elif k == 2:
             out += pm4.dispatch_indirect(address=a, initiator=pm4.initiator(wave32=r.random() < 0.5))
         elif k == 3:
@@ -189,13 +220,13 @@ def random_packets(cap, r, n) -> list:
         elif k == 4:
             out += pm4.dma_data(_address(cap, r), a, r.choice((4, 4096, 1 << 20, (1 << 26) - 4)))
         elif k == 5:
-            out += pm4.dma_data(_word(r), a, r.choice((4, 1 << 16, (1 << 26) - 4)),
-                                src_sel=pm4.DMA_SRC_DATA)
+            out += pm4.dma_data(_word(r), a, r.choice((4, 1 << 16, (1 << 26) - 4)), src_sel=pm4.DMA_SRC_DATA)
         elif k == 6:
             out += pm4.write_data(a, *[_word(r) for _ in range(r.randint(1, 4))])
         elif k == 7:
-            out += pm4.copy_data(pm4.COPY_SRC_MEM, _address(cap, r), pm4.COPY_DST_MEM, a,
-                                 count64=r.random() < 0.5)
+            out += pm4.copy_data(
+                pm4.COPY_SRC_MEM, _address(cap, r), pm4.COPY_DST_MEM, a, count64=r.random() < 0.5
+            )
         elif k == 8:
             out += pm4.release_mem(a & ~7, _word(r), data_sel=r.choice((1, 2, 3)))
         elif k == 9:
@@ -214,11 +245,19 @@ def build_random(r) -> Capture:
     buf = cap.alloc(4096, name="buf", data=np.arange(1024, dtype="<u4").view(np.uint8))
     dims = cap.alloc(16, name="dims", data=np.array([2, 1, 1, 0], "<u4").view(np.uint8))
     prog = code[r.choice(("store", "store", "spin", "end"))]
-    head = pm4.set_sh_regs({"COMPUTE_PGM_LO": prog >> 8, "COMPUTE_PGM_HI": prog >> 40,
-                            "COMPUTE_PGM_RSRC1": 0xF0 << 12, "COMPUTE_PGM_RSRC2": 2 << 1,
-                            "COMPUTE_USER_DATA_0": buf & 0xFFFFFFFF, "COMPUTE_USER_DATA_1": buf >> 32,
-                            "COMPUTE_NUM_THREAD_X": 32, "COMPUTE_NUM_THREAD_Y": 1,
-                            "COMPUTE_NUM_THREAD_Z": 1})
+    head = pm4.set_sh_regs(
+        {
+            "COMPUTE_PGM_LO": prog >> 8,
+            "COMPUTE_PGM_HI": prog >> 40,
+            "COMPUTE_PGM_RSRC1": 0xF0 << 12,
+            "COMPUTE_PGM_RSRC2": 2 << 1,
+            "COMPUTE_USER_DATA_0": buf & 0xFFFFFFFF,
+            "COMPUTE_USER_DATA_1": buf >> 32,
+            "COMPUTE_NUM_THREAD_X": 32,
+            "COMPUTE_NUM_THREAD_Y": 1,
+            "COMPUTE_NUM_THREAD_Z": 1,
+        }
+    )
     subw = np.array(random_packets(cap, r, r.randint(1, 6)), "<u4")
     sub = cap.alloc(subw.nbytes, data=subw.view(np.uint8), name="sub", align=256)
     body = head + pm4.dispatch_direct(1, 1, 1, initiator=pm4.initiator(wave32=True))
@@ -251,9 +290,11 @@ def case(seed: int, budget: int | None = None) -> None:
         before = _digest(cap)
         res = execute_dispatch(memory, config, index, budget=budget)
         if res.refusal is not None:
-            assert _digest(cap) == before, f"{where}: dispatch {index} refused ({res.refusal}) " \
-                                           f"but guest memory changed"
+            assert _digest(cap) == before, (
+                f"{where}: dispatch {index} refused ({res.refusal}) but guest memory changed"
+            )
         return res
+
     t0 = time.perf_counter()
     try:
         replay(cap, execute=execute, limits=StreamLimits(dispatches=DISPATCHES))
@@ -268,7 +309,10 @@ def case(seed: int, budget: int | None = None) -> None:
 def test_seeds(monkeypatch):
     """A fixed range of seeds in a few seconds: hand-built streams and mutations of the
     captures whose programs translate fastest (tools/fuzz.py runs them all)."""
-    monkeypatch.setattr(sys.modules[__name__], "CAPTURES",
-                        [c for c in CAPTURES if "push_consts" in c.name or "fullscreen" in c.name])
+    monkeypatch.setattr(
+        sys.modules[__name__],
+        "CAPTURES",
+        [c for c in CAPTURES if "push_consts" in c.name or "fullscreen" in c.name],
+    )
     for seed in range(24):
         case(seed, budget=4096)

@@ -15,6 +15,7 @@ instruction drawn (only `Refused` may come out of it).
 
     python3 tools/fuzz.py programs --count 1000 --jobs 1        (docs/fuzzing.md)
 """
+
 from __future__ import annotations
 
 import atexit
@@ -40,17 +41,47 @@ from wavelift.replay import replay
 # its worst case here is a 2^22-wave grid of short programs on forced NumPy blocks, ~40-70 s on
 # this 2-core host (seed 539: 69 s; seeds 0..999: everything else under 40 s), so 120 s
 CASE_BUDGET_S = 120.0
-TIME_LIMIT = 400.0             # tools/fuzz.py's watchdog (a case replays on two tiers)
+TIME_LIMIT = 400.0  # tools/fuzz.py's watchdog (a case replays on two tiers)
 TIERS = ("numpy", "native", "native-blocks", "cuda")
 
 # addresses an attacker would try: wraps at 2^64, the canonical hole, each half's ends, 0
-WILD = (0xFFFFFFFFFFFFFFFC, 0xFFFFFFFFFFFFFFC0, 0xFFFFFFFFFFFFFFF0, 0xFFFFFFFFFFFFF000,
-        0x0000800000000000, 0x00007FFFFFFFFFFC, 0x00007FFFFFFFF000, 0xFFFF800000000000,
-        0xFFFF7FFFFFFFFFFC, 0x0001000000000000, 0x8000000000000000, 0, 4, 0xFFFFFFFF,
-        0x100000000 - 4, 0x0000FFFFFFFFFFFC)
+WILD = (
+    0xFFFFFFFFFFFFFFFC,
+    0xFFFFFFFFFFFFFFC0,
+    0xFFFFFFFFFFFFFFF0,
+    0xFFFFFFFFFFFFF000,
+    0x0000800000000000,
+    0x00007FFFFFFFFFFC,
+    0x00007FFFFFFFF000,
+    0xFFFF800000000000,
+    0xFFFF7FFFFFFFFFFC,
+    0x0001000000000000,
+    0x8000000000000000,
+    0,
+    4,
+    0xFFFFFFFF,
+    0x100000000 - 4,
+    0x0000FFFFFFFFFFFC,
+)
 LOW_END, UPPER, TOP = 1 << 47, 0xFFFF800000000000, 1 << 64
-EXTREME32 = (0, 1, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF, 0xFFFFFFFC, 0xFFFF, 0x10000, 0xFFFC,
-             63, 64, 65, 31, 32, 0x40000000, 0xFFFFFF00)
+EXTREME32 = (
+    0,
+    1,
+    0x7FFFFFFF,
+    0x80000000,
+    0xFFFFFFFF,
+    0xFFFFFFFC,
+    0xFFFF,
+    0x10000,
+    0xFFFC,
+    63,
+    64,
+    65,
+    31,
+    32,
+    0x40000000,
+    0xFFFFFF00,
+)
 
 
 def _native_cache():
@@ -75,7 +106,7 @@ def random_instruction(r: random.Random, target: str, wave64: bool) -> bytes | N
         enc = r.choice(ALU) if r.random() < 0.75 else r.choice(MEMORY)
         ws = [r.getrandbits(32) for _ in range(3)]
         if r.random() < 0.3:
-            ws[1] = r.choice(EXTREME32)                   # a literal / second dword at an edge
+            ws[1] = r.choice(EXTREME32)  # a literal / second dword at an edge
         if enc in ALU:
             op = r.choice(sorted(tab[enc]))
             v, lo = FIXED[enc]
@@ -92,7 +123,7 @@ def random_instruction(r: random.Random, target: str, wave64: bool) -> bytes | N
             ins = decode_one(code, 0, target, wave64)
         except DecodeError:
             continue
-        return code[:ins.size]
+        return code[: ins.size]
     return None
 
 
@@ -100,13 +131,16 @@ def translate_alone(seed, code: bytes, target: str, wave64: bool) -> bool:
     """The translator on one instruction and s_endpgm: True when translated, False when refused
     (e.g. program.unsupported_instruction); anything else is a violation."""
     from wavelift.translate.program import translate
+
     try:
         translate(code + S_ENDPGM, target, 64 if wave64 else 32, 0x10000)
     except Refused:
         return False
     except Exception as e:
-        raise AssertionError(f"seed {seed}: translate({code.hex()}, {target}, "
-                             f"wave{64 if wave64 else 32}) raised {type(e).__name__}: {e}") from e
+        raise AssertionError(
+            f"seed {seed}: translate({code.hex()}, {target}, "
+            f"wave{64 if wave64 else 32}) raised {type(e).__name__}: {e}"
+        ) from e
     return True
 
 
@@ -125,9 +159,8 @@ def random_program(seed, r, target, wave64) -> bytes:
                 continue
             name = decode_one(code, 0, target, wave64).name
             if name.startswith(("s_branch", "s_cbranch")) and r.random() < 0.8:
-                off = r.randrange(-i - 1, n - i + 1) & 0xFFFF       # dwords after this one
-                code = struct.pack("<I", struct.unpack_from("<I", code)[0] & ~0xFFFF | off) \
-                    + code[4:]
+                off = r.randrange(-i - 1, n - i + 1) & 0xFFFF  # dwords after this one
+                code = struct.pack("<I", struct.unpack_from("<I", code)[0] & ~0xFFFF | off) + code[4:]
             out.append(code)
             break
     return b"".join(out) + S_ENDPGM
@@ -336,6 +369,7 @@ SPINS = tuple(k for k in TEMPLATES if k.startswith("spin"))
 @functools.cache
 def assemble_template(name: str, wave64: bool, target: str) -> bytes:
     from asm import assemble
+
     src = TEMPLATES[name]
     if wave64:
         src = src.replace("vcc_lo", "vcc")
@@ -362,16 +396,25 @@ def choose(seed: int):
 def build(seed: int) -> tuple[Capture, dict]:
     """The capture of one case (the same bytes for the same seed)."""
     r, target, wave64, kind = choose(seed)
-    info = {"seed": seed, "target": target, "wave64": wave64, "kind": kind,
-            "mode": "lane" if r.random() < 0.25 else "wave"}
+    info = {
+        "seed": seed,
+        "target": target,
+        "wave64": wave64,
+        "kind": kind,
+        "mode": "lane" if r.random() < 0.25 else "wave",
+    }
     cap = Capture(target=target)
     buf = cap.alloc(4096, data=r.randbytes(4096), name="buf")
     extra = r.choice(("none", "zero", "top_low", "top_high", "hole_edge"))
     info["extra"] = extra
-    at = {"zero": 0, "top_low": 0x7FFFFFFFF000, "top_high": 0xFFFFFFFFFFFFF000,
-          "hole_edge": 0xFFFF800000000000}.get(extra)
+    at = {
+        "zero": 0,
+        "top_low": 0x7FFFFFFFF000,
+        "top_high": 0xFFFFFFFFFFFFF000,
+        "hole_edge": 0xFFFF800000000000,
+    }.get(extra)
     if at is not None:
-        try:                        # an allocation wavelift may refuse to create (issue 19 item 1)
+        try:  # an allocation wavelift may refuse to create (issue 19 item 1)
             cap.alloc(4096, data=r.randbytes(4096), name=extra, address=at, align=4096)
         except (GuestMemoryError, OverflowError, ValueError):
             info["extra"] = extra + " (refused)"
@@ -390,40 +433,53 @@ def build(seed: int) -> tuple[Capture, dict]:
         prog = cap.alloc(size, data=code + b"\0" * 256, name="code", align=256, address=at)
     except GuestMemoryError:
         prog = cap.alloc(size, data=code + b"\0" * 256, name="code", align=256)
-    rnd = lambda: r.choice(EXTREME32 + (r.getrandbits(32), r.getrandbits(8)))   # noqa: E731
+    rnd = lambda: r.choice(EXTREME32 + (r.getrandbits(32), r.getrandbits(8)))  # noqa: E731
     vs_base = r.choice((buf, wild, buf + 4096 - 16))
     user = [buf & 0xFFFFFFFF, buf >> 32 & 0xFFFFFFFF, wild & 0xFFFFFFFF, wild >> 32]
-    user += vsharp(r, vs_base) + [rnd(), rnd(), r.choice((0, 4, 16, 1 << 16, 0xFFFFFFFF)),
-                                  rnd()]
+    user += vsharp(r, vs_base) + [rnd(), rnd(), r.choice((0, 4, 16, 1 << 16, 0xFFFFFFFF)), rnd()]
     scratch = kind == "scratch_edges" or r.random() < 0.15
-    if kind == "scratch_edges":                     # s[12:15] the scratch V#, s17 wave offset
+    if kind == "scratch_edges":  # s[12:15] the scratch V#, s17 wave offset
         user += vsharp(r, r.choice((0x7F0000000000, wild)))
     n_user = len(user)
     lanes = 64 if wave64 else 32
-    hostile = r.random() < 0.15 or kind == "store_tid"      # registers at their extremes
-    block = r.choice(((lanes, 1, 1), (1, 1, 1), (lanes * 2, 1, 1), (16, 4, 2),
-                      (r.randrange(1, 65), r.randrange(1, 5), 1))
-                     + (((1024, 1, 1), (0xFFFF, 0xFFFF, 1)) if hostile else ()))
+    hostile = r.random() < 0.15 or kind == "store_tid"  # registers at their extremes
+    block = r.choice(
+        ((lanes, 1, 1), (1, 1, 1), (lanes * 2, 1, 1), (16, 4, 2), (r.randrange(1, 65), r.randrange(1, 5), 1))
+        + (((1024, 1, 1), (0xFFFF, 0xFFFF, 1)) if hostile else ())
+    )
     groups = r.choice(((1, 1, 1), (2, 1, 1), (3, 2, 1)))
-    lds_size = r.choice((0, 1, 8, 128, r.getrandbits(7)))          # units of 512 bytes
+    lds_size = r.choice((0, 1, 8, 128, r.getrandbits(7)))  # units of 512 bytes
     if hostile:
-        groups = r.choice(((0xFFFFFFFF, 1, 1), (1 << 16, 1 << 16, 1), (1 << 20, 1, 1),
-                           (0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF), (1 << 22, 1, 1),
-                           (1 << 12, 1, 1), groups))
+        groups = r.choice(
+            (
+                (0xFFFFFFFF, 1, 1),
+                (1 << 16, 1 << 16, 1),
+                (1 << 20, 1, 1),
+                (0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF),
+                (1 << 22, 1, 1),
+                (1 << 12, 1, 1),
+                groups,
+            )
+        )
         lds_size = r.choice((0x1FF, 129, lds_size))
     rsrc2 = (1 if scratch else 0) | n_user << 1 | 1 << 7 | lds_size << 15
     if hostile and r.random() < 0.3:
-        rsrc2 |= r.getrandbits(32) & ~0x3E                          # every other bit random
-    regs = {"COMPUTE_PGM_LO": (prog >> 8) & 0xFFFFFFFF, "COMPUTE_PGM_HI": prog >> 40,
-            "COMPUTE_PGM_RSRC1": (0xF0 << 12) | (1 << 21), "COMPUTE_PGM_RSRC2": rsrc2,
-            "COMPUTE_NUM_THREAD_X": block[0], "COMPUTE_NUM_THREAD_Y": block[1],
-            "COMPUTE_NUM_THREAD_Z": block[2]}
+        rsrc2 |= r.getrandbits(32) & ~0x3E  # every other bit random
+    regs = {
+        "COMPUTE_PGM_LO": (prog >> 8) & 0xFFFFFFFF,
+        "COMPUTE_PGM_HI": prog >> 40,
+        "COMPUTE_PGM_RSRC1": (0xF0 << 12) | (1 << 21),
+        "COMPUTE_PGM_RSRC2": rsrc2,
+        "COMPUTE_NUM_THREAD_X": block[0],
+        "COMPUTE_NUM_THREAD_Y": block[1],
+        "COMPUTE_NUM_THREAD_Z": block[2],
+    }
     for i, v in enumerate(user):
         regs[f"COMPUTE_USER_DATA_{i}"] = v
     if scratch:
         wavesize = r.choice((1, 4, 256) + ((0x1FFF, r.getrandbits(13), 0) if hostile else ()))
         regs["COMPUTE_TMPRING_SIZE"] = wavesize << 12 | r.choice((1, 8, 0xFFF))
-    init = 1 | (1 << 2) | (0 if wave64 else 1 << 15)          # SHADER_EN, START_AT_000, W32
+    init = 1 | (1 << 2) | (0 if wave64 else 1 << 15)  # SHADER_EN, START_AT_000, W32
     cap.submit(pm4.set_sh_regs(regs) + pm4.dispatch_direct(*groups, initiator=init))
     info.update(hostile=hostile, groups=groups, block=block, rsrc2=hex(rsrc2), user=[hex(u) for u in user])
     return cap, info
@@ -438,6 +494,7 @@ def _set_tier(tier):
     if tier == "cuda":
         return lambda: None
     from wavelift.backends.numpy import runtime
+
     names = ("NATIVE", "NATIVE_DRIVER", "NATIVE_THREADS", "NATIVE_THREAD_MIN_WAVES")
     old = {n: getattr(runtime, n) for n in names}
     if tier == "numpy":
@@ -451,6 +508,7 @@ def _set_tier(tier):
     def undo():
         for n, v in old.items():
             setattr(runtime, n, v)
+
     return undo
 
 
@@ -460,11 +518,9 @@ def run_tier(seed: int, tier: str) -> list:
     undo = _set_tier(tier)
     t0 = time.perf_counter()
     try:
-        results = replay(cap, backend="cuda" if tier == "cuda" else "numpy", mode=info["mode"],
-                         cache={})
+        results = replay(cap, backend="cuda" if tier == "cuda" else "numpy", mode=info["mode"], cache={})
     except Exception as e:
-        raise AssertionError(f"seed {seed} ({tier}, {info}): replay raised "
-                             f"{type(e).__name__}: {e}") from e
+        raise AssertionError(f"seed {seed} ({tier}, {info}): replay raised {type(e).__name__}: {e}") from e
     finally:
         undo()
     dt = time.perf_counter() - t0
@@ -484,7 +540,7 @@ def run_tier(seed: int, tier: str) -> list:
 def case(seed: int) -> None:
     run_tier(seed, "numpy")
     run_tier(seed, TIERS[1 + seed % 2])
-    if settings.get("WAVELIFT_FUZZ_CUDA") == "1":        # on the device machine (docs/fuzzing.md)
+    if settings.get("WAVELIFT_FUZZ_CUDA") == "1":  # on the device machine (docs/fuzzing.md)
         run_tier(seed, "cuda")
 
 
@@ -500,7 +556,6 @@ def test_templates_on_numpy_blocks():
     assert seen == set(TEMPLATES) - set(SPINS) | {"random"}
 
 
-
 def test_the_checks_catch_violations(monkeypatch):
     """A refused dispatch that wrote guest memory, and an exception out of execution, are each
     reported with the seed (the checks can fail)."""
@@ -508,6 +563,7 @@ def test_the_checks_catch_violations(monkeypatch):
 
     from wavelift import execute
     from wavelift.errors import Refusal
+
     real = execute.execute_dispatch
     seed = next(s for s in range(400) if choose(s)[3] == "lds_edges" and not build(s)[1]["hostile"])
 
@@ -517,12 +573,14 @@ def test_the_checks_catch_violations(monkeypatch):
         a0.data[0] ^= 1
         res.refusal = Refusal("escape", "made up")
         return res
+
     monkeypatch.setattr(execute, "execute_dispatch", writes_then_refuses)
     with pytest.raises(AssertionError, match=f"seed {seed} .*guest memory changed"):
         run_tier(seed, "numpy")
 
     def raises(memory, config, *a, **kw):
         raise IndexError("boom")
+
     monkeypatch.setattr(execute, "execute_dispatch", raises)
     with pytest.raises(AssertionError, match=f"seed {seed} .*IndexError: boom"):
         run_tier(seed, "numpy")

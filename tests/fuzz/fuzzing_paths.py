@@ -1,5 +1,6 @@
 """The import paths every fuzz target may rely on (tests/, tests/execute/ for `asm` and
 `harness`, tests/fuzz/), added by tests/fuzz/conftest.py and by tools/fuzz.py alike."""
+
 import pathlib
 import sys
 

@@ -1,5 +1,6 @@
 """tools/fuzz.py: failures, hangs and crashed workers are each reported with their seed, and
 every other seed still runs exactly once."""
+
 import io
 import pathlib
 import sys
@@ -11,7 +12,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 
 import fuzz  # noqa: E402
 
-TARGET = '''
+TARGET = """
 import os, time
 def case(seed):
     with open({log!r}, "a") as f:
@@ -22,7 +23,7 @@ def case(seed):
         time.sleep(60)
     if seed == 6:
         os._exit(3)
-'''
+"""
 
 
 def test_runner_reports_failures_hangs_and_crashes(tmp_path):

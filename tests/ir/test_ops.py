@@ -1,6 +1,7 @@
 """The op table (wavelift/ir/ops.py) against the Builder, real programs and every registered
 backend: a backend (or a tier of one) that neither lowers an op nor declares it unsupported
 fails here, and so does a declaration that is not what its lowering does."""
+
 from __future__ import annotations
 
 import copy
@@ -36,6 +37,7 @@ PARTS = _parts()
 
 # ---- the table -----------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("name", sorted(OPS))
 def test_row_is_consistent(name):
     r = OPS[name]
@@ -68,6 +70,7 @@ def test_sets_derive_from_the_table():
 
 # ---- the Builder emits only table ops, as their rows say -------------------------------------
 
+
 def _builder():
     b = ir.Builder([0], 32)
     b.instr = 0
@@ -80,23 +83,24 @@ def test_builder_refuses_ops_outside_the_table():
     with pytest.raises(KeyError):
         b.emit("frobnicate", "u32", x)
     with pytest.raises(KeyError):
-        b.emit("sset", "u32", x)                # an effect is not a value
+        b.emit("sset", "u32", x)  # an effect is not a value
     with pytest.raises(AssertionError):
-        b.effect("add", "u32", x, x)            # and a value not an effect
+        b.effect("add", "u32", x, x)  # and a value not an effect
 
 
 def test_builder_follows_the_uniformity_rule():
     b = _builder()
     s, v = b.sget(0), b.vget(0)
     assert b.bin("add", "u32", s, s).uniform and not b.bin("add", "u32", s, v).uniform
-    assert b.ballot(b.cmp("ne", "u32", v, s)).uniform                       # UNIFORM
-    assert not b.emit("maskbit", "b1", b.pack64(s, s)).uniform              # LANE
+    assert b.ballot(b.cmp("ne", "u32", v, s)).uniform  # UNIFORM
+    assert not b.emit("maskbit", "b1", b.pack64(s, s)).uniform  # LANE
     with pytest.raises(AssertionError):
-        b.emit("readlane", "u32", v, s, uniform=False)                      # contradicts UNIFORM
+        b.emit("readlane", "u32", v, s, uniform=False)  # contradicts UNIFORM
     with pytest.raises(AssertionError):
         b.emit("load", "u32", b.pack64(s, s), b.exec(), space="global", nbytes=4, words=1)  # GIVEN
-    assert b.emit("load", "u32", b.pack64(s, s), b.exec(), uniform=True, space="global",
-                  nbytes=4, words=1).uniform
+    assert b.emit(
+        "load", "u32", b.pack64(s, s), b.exec(), uniform=True, space="global", nbytes=4, words=1
+    ).uniform
 
 
 @pytest.mark.parametrize("name", sorted(OPS))
@@ -122,6 +126,7 @@ def _check_op(op):
 def test_translated_programs_hold_only_table_ops():
     """Real programs (the ALU fixture kernels): every op is a row, used as its row says."""
     from wavelift.execute import program_for
+
     seen = set()
     n = 0
     for _, memory, config in clang_dispatches()[:40]:
@@ -136,6 +141,7 @@ def test_translated_programs_hold_only_table_ops():
 
 
 # ---- every registered backend against the table ----------------------------------------------
+
 
 def test_backends_are_registered():
     assert base.names()[:2] == ("numpy", "cuda") and base.DEFAULT == "numpy"
@@ -173,8 +179,7 @@ def test_cmp_lowers_every_cond(pid, part):
         pytest.skip(f"{pid} does not lower cmp")
     for cond in ops.CONDS:
         for t in ("u32", "i64", "f32", "f64"):
-            program = base.sample_program(OPS["cmp"]._replace(
-                example=(t, (t, t), {"cond": cond})))[0]
+            program = base.sample_program(OPS["cmp"]._replace(example=(t, (t, t), {"cond": cond})))[0]
             part.lower(program)
 
 
@@ -182,6 +187,7 @@ def test_declared_unsupported_op_is_refused_by_name(monkeypatch):
     """A program that needs an op its backend declares unsupported is refused naming the op
     (backend.unavailable), before any module is built."""
     from wavelift.execute import execute_dispatch, program_for
+
     _, memory, config = clang_dispatches()[0]
     program = program_for(copy.deepcopy(memory), config, {})[0]
     needed = program.blocks[0].ops[0].name
@@ -200,6 +206,7 @@ def test_declared_unsupported_op_is_refused_by_name(monkeypatch):
 
 def test_unknown_backend_is_refused():
     from wavelift.execute import execute_dispatch
+
     _, memory, config = clang_dispatches()[0]
     r = execute_dispatch(memory, config, backend="opencl", cache={})
     assert r.refusal is not None and r.refusal.code == "backend.unavailable"
@@ -211,9 +218,14 @@ def _terminator_program(kind: str):
     b = ir.Builder([0], 32)
     b.instr = 0
     x = b.sget(2)
-    term = {"jump": ("jump", 1), "end": ("end",), "barrier": ("barrier", 1), "mode": ("mode", 1),
-            "branch": ("branch", b.cmp("ne", "u32", x, b.const("u32", 0)), 1, 1),
-            "setpc": ("setpc", b.pack64(x, b.sget(3)))}[kind]
+    term = {
+        "jump": ("jump", 1),
+        "end": ("end",),
+        "barrier": ("barrier", 1),
+        "mode": ("mode", 1),
+        "branch": ("branch", b.cmp("ne", "u32", x, b.const("u32", 0)), 1, 1),
+        "setpc": ("setpc", b.pack64(x, b.sget(3))),
+    }[kind]
     blocks = [ir.Block(0, 0, [], b.ops, term), ir.Block(1, 4, [], [], ("end",))]
     return ir.Program(blocks, [], {0: 0, 4: 1}, 2)
 

@@ -1,5 +1,6 @@
 """Random-field sweep of our decoder vs LLVM 19 (used by tests/isa/test_sweep.py and
 tests/isa/test_compiled.py)."""
+
 from __future__ import annotations
 
 import random
@@ -11,9 +12,54 @@ from wavelift.isa.encodings import _MAJOR6, FIXED, LAYOUTS, NWORDS, encode
 from wavelift.isa.llvm_oracle import NOP, llvm_disasm
 
 ENCS = ("SOP2", "SOP1", "SOPC", "SOPK", "SOPP", "SMEM", "VOP1", "VOP2", "VOPC", "VOP3", "VOP3P")
-SRC_POOL = [0, 1, 5, 7, 40, 101, 104, 105, 106, 107, 108, 110, 123, 124, 125, 126, 127, 128, 129,
-            160, 192, 193, 208, 235, 236, 237, 238, 239, 240, 241, 242, 243, 244, 245, 246, 247, 248,
-            251, 252, 253, 254, 255, 256, 257, 300, 511]
+SRC_POOL = [
+    0,
+    1,
+    5,
+    7,
+    40,
+    101,
+    104,
+    105,
+    106,
+    107,
+    108,
+    110,
+    123,
+    124,
+    125,
+    126,
+    127,
+    128,
+    129,
+    160,
+    192,
+    193,
+    208,
+    235,
+    236,
+    237,
+    238,
+    239,
+    240,
+    241,
+    242,
+    243,
+    244,
+    245,
+    246,
+    247,
+    248,
+    251,
+    252,
+    253,
+    254,
+    255,
+    256,
+    257,
+    300,
+    511,
+]
 LITS = [0x3F800000, 0x3C00, 0x12345678, 0xFFFFFFFF, 0x40, 0x3E22F983, 0xBF000000, 0x3FF00000, 7]
 
 
@@ -33,16 +79,38 @@ def gen_words(enc, target, wave64, n_per_op, seed):
                     if k == 0:
                         v = 256 + 2 * rnd.randrange(100)
                 elif name in ("ssrc0", "ssrc1"):
-                    v = rnd.choice([x for x in SRC_POOL if x < 256]) if rnd.random() < 0.7 else rnd.randrange(256)
-                elif name in ("abs", "neg", "opsel", "clamp", "omod", "neg_hi", "opsel_hi", "opsel_hi2",
-                              "glc", "dlc"):
+                    v = (
+                        rnd.choice([x for x in SRC_POOL if x < 256])
+                        if rnd.random() < 0.7
+                        else rnd.randrange(256)
+                    )
+                elif name in (
+                    "abs",
+                    "neg",
+                    "opsel",
+                    "clamp",
+                    "omod",
+                    "neg_hi",
+                    "opsel_hi",
+                    "opsel_hi2",
+                    "glc",
+                    "dlc",
+                ):
                     v = rnd.randrange(1 << w) if rnd.random() < 0.4 else 0
                     if name in ("opsel_hi", "opsel_hi2") and rnd.random() < 0.6:
                         v = (1 << w) - 1
                 elif name == "simm16":
-                    v = rnd.choice([0, 1, 63, 64, 65, 0xFFFF, 0x8000]) if rnd.random() < 0.3 else rnd.randrange(1 << 16)
+                    v = (
+                        rnd.choice([0, 1, 63, 64, 65, 0xFFFF, 0x8000])
+                        if rnd.random() < 0.3
+                        else rnd.randrange(1 << 16)
+                    )
                 elif name == "offset":
-                    v = rnd.choice([0, 4, 0x10, 0xFFFFF, 0x100000]) if rnd.random() < 0.5 else rnd.randrange(1 << w)
+                    v = (
+                        rnd.choice([0, 4, 0x10, 0xFFFFF, 0x100000])
+                        if rnd.random() < 0.5
+                        else rnd.randrange(1 << w)
+                    )
                 else:
                     v = rnd.randrange(1 << w) if rnd.random() < 0.5 else 2 * rnd.randrange(1 << (w - 1))
                 f[name] = v
@@ -118,7 +186,7 @@ def edge_words():
             rest = (1 << (32 * n + 32)) - 1 if fill else 0
             val = (rest & ~(((1 << (32 - lo)) - 1) << lo)) | (major << lo)
             items.setdefault(val.to_bytes(4 * n + 4, "little"), f"{enc} {name}")
-            if enc in ("VOP1", "VOP2", "VOPC"):     # their DPP16/DPP8/SDWA forms: src0 marks them
+            if enc in ("VOP1", "VOP2", "VOPC"):  # their DPP16/DPP8/SDWA forms: src0 marks them
                 for mark, form in ((0xFA, "DPP16"), (0xE9, "DPP8"), (0xEA, "DPP8 fi"), (0xF9, "SDWA")):
                     v = (val & ~0x1FF) | mark
                     items.setdefault(v.to_bytes(8, "little"), f"{enc} {form} {name}")

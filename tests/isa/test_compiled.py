@@ -1,5 +1,6 @@
 """The compiled per-entry decoders and the result cache give exactly what the reference renderer
 (`decoder.render_entry`, the one the table generators check against LLVM) gives (no LLVM)."""
+
 import struct
 
 import pytest
@@ -53,10 +54,18 @@ def test_compiled_equals_reference(target, wave64):
                     continue
                 try:
                     ins = decode_one(b, 0, target, wave64, base=0x100)
-                    got = (ins.text, ins.operands, ins.size, ins.literal, ins.fields,
-                           ins.encoding, ins.variant, ins.name)
+                    got = (
+                        ins.text,
+                        ins.operands,
+                        ins.size,
+                        ins.literal,
+                        ins.fields,
+                        ins.encoding,
+                        ins.variant,
+                        ins.name,
+                    )
                     assert ins.offset == 0x100 and ins.opcode == op
-                    assert b[:ins.size] == struct.pack(f"<{len(ins.words)}I", *ins.words)
+                    assert b[: ins.size] == struct.pack(f"<{len(ins.words)}I", *ins.words)
                 except DecodeError as ex:
                     got = None
                     assert ex.offset == 0x100
@@ -72,17 +81,20 @@ def test_result_cache_offsets_and_errors():
     instructions (literal, 2-3 dwords) are matched on all their dwords; truncated input and
     invalid bytes are never served from the cache."""
     D.set_result_cache(True)
-    lit = struct.pack("<II", 0x060204FF, 0x3F800000)            # v_add_f32_e32 v1, 1.0, v2
-    lit2 = struct.pack("<II", 0x060204FF, 0x40000000)           # same first dword, other literal
+    lit = struct.pack("<II", 0x060204FF, 0x3F800000)  # v_add_f32_e32 v1, 1.0, v2
+    lit2 = struct.pack("<II", 0x060204FF, 0x40000000)  # same first dword, other literal
     a = decode_one(lit, 0, base=0x10)
     b = decode_one(b"\0" * 4 + lit2, 4)
     c = decode_one(lit, 0, base=0x40)
-    assert (a.text, b.text, c.text) == ("v_add_f32_e32 v1, 1.0, v2", "v_add_f32_e32 v1, 2.0, v2",
-                                        "v_add_f32_e32 v1, 1.0, v2")
+    assert (a.text, b.text, c.text) == (
+        "v_add_f32_e32 v1, 1.0, v2",
+        "v_add_f32_e32 v1, 2.0, v2",
+        "v_add_f32_e32 v1, 1.0, v2",
+    )
     assert (a.offset, b.offset, c.offset) == (0x10, 4, 0x40) and c.words == a.words
     with pytest.raises(DecodeError):
-        decode_one(lit[:4], 0)                                    # literal missing
-    mubuf = struct.pack("<III", 0xE0300000, 0xFF020100, 0x1234)     # literal soffset
+        decode_one(lit[:4], 0)  # literal missing
+    mubuf = struct.pack("<III", 0xE0300000, 0xFF020100, 0x1234)  # literal soffset
     x = decode_one(mubuf, 0)
     assert x.size == 12 and decode_one(mubuf, 0, base=8).offset == 8
     with pytest.raises(DecodeError):

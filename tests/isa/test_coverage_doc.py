@@ -1,5 +1,6 @@
 """docs/isa-coverage.md is what `python -m wavelift.isa.coverage` prints from the committed
 tables (regenerate it after regenerating a table)."""
+
 import os
 
 from wavelift.isa import coverage
@@ -9,8 +10,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 def test_coverage_doc_is_current():
     with open(os.path.join(ROOT, "docs", "isa-coverage.md")) as f:
-        assert f.read() == coverage.render(), \
+        assert f.read() == coverage.render(), (
             "docs/isa-coverage.md is stale: python -m wavelift.isa.coverage > docs/isa-coverage.md"
+        )
 
 
 def test_coverage_counts_are_real():

@@ -1,4 +1,5 @@
 """Decoder contract and bad input (no LLVM needed)."""
+
 import struct
 
 import pytest
@@ -33,7 +34,7 @@ def test_missing_literal():
 
 def test_truncated_second_dword_and_tail():
     with pytest.raises(DecodeError):
-        decode(w(0xBF810000) + w(0xD5030001)[:4])     # VOP3 first dword only
+        decode(w(0xBF810000) + w(0xD5030001)[:4])  # VOP3 first dword only
     with pytest.raises(DecodeError) as e:
         decode(w(0xBF810000) + b"\x00\x00")
     assert e.value.offset == 4
@@ -55,15 +56,15 @@ def test_random_bytes_never_crash(data):
 
 # Lines llvm-objdump-19 prints for these bytes (gfx1030, wave32); bytes LLVM rejects -> None.
 LLVM_LINES = [
-    ("efe790bf", "s_sendmsg 59375"),                               # more than 10 bits: a number
-    ("01f890bf", "s_sendmsg sendmsg(MSG_INTERRUPT)"),              # named message, high bits set
+    ("efe790bf", "s_sendmsg 59375"),  # more than 10 bits: a number
+    ("01f890bf", "s_sendmsg sendmsg(MSG_INTERRUPT)"),  # named message, high bits set
     ("0000caba83f9223e", "s_setreg_imm32_b32 hwreg(0, 0, 1), 0.15915494"),
-    ("7e400ccccbb70218", "v_pk_max_u16 v126, v203, v91"),          # op_sel_hi default [1,1]
+    ("7e400ccccbb70218", "v_pk_max_u16 v126, v203, v91"),  # op_sel_hi default [1,1]
     ("20c700cc6e655b06", "v_pk_mad_i16 v32, v110, v178, v150 op_sel_hi:[0,0,1] neg_hi:[1,1,1] clamp"),
     ("ac4808d4fb360300", "v_cmp_u_f32_e64 44/*Invalid immediate*/, src_vccz, v155"),
     ("550203d42ce50120", "v_cmp_le_f32_e64 s85, -v44, |1.0|"),
     ("fd0a87be", "s_wqm_b64 s[6:7], src_scc"),
-    ("d40001d41e010300", None),                                    # v_cmp sdst 212
+    ("d40001d41e010300", None),  # v_cmp sdst 212
     ("424605f4cd031b60", "s_load_dwordx2 s[24:25], s[4:5], s48 offset:-0x4fc33 glc dlc"),  # odd sdata
     ("6b0001d41e010300", "v_cmp_lt_f32_e64 vcc_hi, v30, v128"),
 ]
@@ -91,4 +92,5 @@ def test_zero_dword_is_v_illegal(target, wave64):
     with pytest.raises(DecodeError):
         decode_one(w(1), 0, target, wave64)
     from wavelift.isa.disasm_cli import listing
-    assert listing(w(0), target, wave64) == ["v_illegal"]          # `wavelift disasm`
+
+    assert listing(w(0), target, wave64) == ["v_illegal"]  # `wavelift disasm`

@@ -1,5 +1,6 @@
 """DPP16 / DPP8 / SDWA forms of VOP1/VOP2/VOPC: ours vs llvm-objdump-19 (live), plus fixed lines
 and field checks that need no LLVM."""
+
 import random
 import struct
 import zlib
@@ -14,11 +15,76 @@ from wavelift.isa.llvm_oracle import have_llvm, llvm_disasm
 MARK = {"dpp": (0xFA,), "dpp8": (0xE9, 0xEA), "sdwa": (0xF9,)}
 # every class of dpp_ctrl: quad_perm, row_shl/shr/ror, wave_* and row_bcast (GFX10 comments),
 # row_mirror, row_half_mirror, row_share, row_xmask, and values LLVM calls invalid
-CTRL_POOL = [0x00, 0x1B, 0xE4, 0xFF, 0x39, 0x100, 0x101, 0x108, 0x10F, 0x110, 0x111, 0x11F,
-             0x120, 0x121, 0x12F, 0x130, 0x134, 0x138, 0x13C, 0x140, 0x141, 0x142, 0x143, 0x144,
-             0x14F, 0x150, 0x157, 0x15F, 0x160, 0x16A, 0x16F, 0x170, 0x1FF]
-SRC8_POOL = [0, 1, 7, 40, 101, 105, 106, 107, 108, 123, 124, 125, 126, 127, 128, 129, 160, 192,
-             193, 208, 209, 233, 235, 239, 240, 242, 247, 248, 249, 250, 251, 254, 255]
+CTRL_POOL = [
+    0x00,
+    0x1B,
+    0xE4,
+    0xFF,
+    0x39,
+    0x100,
+    0x101,
+    0x108,
+    0x10F,
+    0x110,
+    0x111,
+    0x11F,
+    0x120,
+    0x121,
+    0x12F,
+    0x130,
+    0x134,
+    0x138,
+    0x13C,
+    0x140,
+    0x141,
+    0x142,
+    0x143,
+    0x144,
+    0x14F,
+    0x150,
+    0x157,
+    0x15F,
+    0x160,
+    0x16A,
+    0x16F,
+    0x170,
+    0x1FF,
+]
+SRC8_POOL = [
+    0,
+    1,
+    7,
+    40,
+    101,
+    105,
+    106,
+    107,
+    108,
+    123,
+    124,
+    125,
+    126,
+    127,
+    128,
+    129,
+    160,
+    192,
+    193,
+    208,
+    209,
+    233,
+    235,
+    239,
+    240,
+    242,
+    247,
+    248,
+    249,
+    250,
+    251,
+    254,
+    255,
+]
 
 
 def w(*words):
@@ -45,7 +111,7 @@ def gen_items(target, wave64, n_per_op, seed):
                 e = known.get(var)
                 n = n_per_op if e and not e.get("plain") else 1
                 for k in range(n):
-                    clean = k == 0      # one word per opcode with only valid, plain controls
+                    clean = k == 0  # one word per opcode with only valid, plain controls
                     f = {"op": op, "src0": rnd.choice(marks)}
                     fb = e.get("fb") if e else None
                     if enc != "VOPC":
@@ -55,16 +121,20 @@ def gen_items(target, wave64, n_per_op, seed):
                             # other fields test_sweep.py covers; here only the hand-off is tested
                             f["vdst"] = 0
                         if fb and (clean or rnd.random() < 0.8):
-                            f["vdst"] = 0       # v_nop: the 8-byte forms need vdst 0
+                            f["vdst"] = 0  # v_nop: the 8-byte forms need vdst 0
                     if enc != "VOP1":
                         f["vsrc1"] = rnd.randrange(256)
                     w0 = encode(enc, **f)[0]
                     src = rnd.randrange(256)
                     if var == "dpp":
-                        w1 = (src | rnd.choice(CTRL_POOL) << 8 | rnd.randrange(16) << 24
-                              | rnd.randrange(16) << 28)
+                        w1 = (
+                            src
+                            | rnd.choice(CTRL_POOL) << 8
+                            | rnd.randrange(16) << 24
+                            | rnd.randrange(16) << 28
+                        )
                         if rnd.random() < 0.5 and not clean:
-                            w1 |= rnd.randrange(1 << 7) << 17      # r17, fi, bound_ctrl, mods
+                            w1 |= rnd.randrange(1 << 7) << 17  # r17, fi, bound_ctrl, mods
                     elif var == "dpp8":
                         w1 = src | rnd.getrandbits(24) << 8
                     else:
@@ -76,7 +146,7 @@ def gen_items(target, wave64, n_per_op, seed):
                             w1 |= _sel(rnd) << 24
                             if rnd.random() < 0.4 and not clean:
                                 w1 |= 1 << 31
-                                if enc != "VOP1":       # VOP1 has no vsrc1 (bits 9-16 = op)
+                                if enc != "VOP1":  # VOP1 has no vsrc1 (bits 9-16 = op)
                                     w0 = (w0 & ~(0xFF << 9)) | rnd.choice(SRC8_POOL) << 9
                         if enc == "VOPC":
                             sd = rnd.random() < 0.6 and not clean
@@ -84,11 +154,11 @@ def gen_items(target, wave64, n_per_op, seed):
                         else:
                             w1 |= _sel(rnd) << 8 | rnd.randrange(3 if clean else 4) << 11
                             if rnd.random() < 0.3 and not clean:
-                                w1 |= rnd.randrange(8) << 13            # clamp, omod
+                                w1 |= rnd.randrange(8) << 13  # clamp, omod
                         if rnd.random() < 0.5 and not clean:
-                            w1 |= rnd.choice((1, 2, 3, 4, 8)) << 19       # src0 sext/neg/abs/r22
+                            w1 |= rnd.choice((1, 2, 3, 4, 8)) << 19  # src0 sext/neg/abs/r22
                         if rnd.random() < 0.3 and not clean:
-                            w1 |= rnd.choice((1, 2, 3, 4, 8)) << 27       # src1 sext/neg/abs/r30
+                            w1 |= rnd.choice((1, 2, 3, 4, 8)) << 27  # src1 sext/neg/abs/r30
                     if fb and (clean or rnd.random() < 0.5):
                         # v_nop: LLVM takes the 8-byte form only with its fixed bits (src0 byte,
                         # modifiers) at their value, else falls back to the 4-byte v_nop
@@ -140,13 +210,20 @@ def _sweep(target, wave64, n_per_op, seed):
     if not have_llvm():
         pytest.skip("llvm-mc-19/llvm-objdump-19 not installed: cannot compare with LLVM")
     ops, bad, n = compare(target, wave64, n_per_op, seed=seed)
-    print(f"{target} {'w64' if wave64 else 'w32'}: {n} words; opcodes matched: "
-          + ", ".join(f"{v} {len(s)}" for v, s in ops.items()) + f"; {len(bad)} mismatches")
+    print(
+        f"{target} {'w64' if wave64 else 'w32'}: {n} words; opcodes matched: "
+        + ", ".join(f"{v} {len(s)}" for v, s in ops.items())
+        + f"; {len(bad)} mismatches"
+    )
     assert not bad, bad[:8]
     tab = load_dpp_table(target)["w64" if wave64 else "w32"]
-    for var in ops:     # every opcode of the table was seen decoding to the same text as LLVM
-        want = {(enc, op) for enc, t in tab.items() for op, byv in t.items()
-                if var in byv and not byv[var].get("plain")}
+    for var in ops:  # every opcode of the table was seen decoding to the same text as LLVM
+        want = {
+            (enc, op)
+            for enc, t in tab.items()
+            for op, byv in t.items()
+            if var in byv and not byv[var].get("plain")
+        }
         assert ops[var] == want, (var, sorted(want - ops[var])[:10])
     assert len(ops["dpp"]) >= 90 and len(ops["dpp8"]) >= 90 and len(ops["sdwa"]) >= 200
 
@@ -154,50 +231,95 @@ def _sweep(target, wave64, n_per_op, seed):
 # ------------------------------------------------------------------ no LLVM needed
 CASES = [
     # (target, wave64, words, text)  -- texts as llvm-objdump-19 prints them
-    ("gfx1030", False, (0x7E0A02FA, 0xFF00E407),
-     "v_mov_b32_dpp v5, v7 quad_perm:[0,1,2,3] row_mask:0xf bank_mask:0xf"),
-    ("gfx1030", False, (0x7E0A02FA, 0xF30C1B07),
-     "v_mov_b32_dpp v5, v7 quad_perm:[3,2,1,0] row_mask:0xf bank_mask:0x3 bound_ctrl:1 fi:1"),
-    ("gfx1030", False, (0x7E0A02FA, 0xFF013007),
-     "v_mov_b32_dpp v5, v7 /* wave_shl is not supported starting from GFX10 */ row_mask:0xf "
-     "bank_mask:0xf"),
-    ("gfx1030", False, (0x7E0A02FA, 0x00017007),
-     "v_mov_b32_dpp v5, v7 /* Invalid dpp_ctrl value */ row_mask:0x0 bank_mask:0x0"),
-    ("gfx1030", False, (0x060A12FA, 0xFF30E407),
-     "v_add_f32_dpp v5, -|v7|, v9 quad_perm:[0,1,2,3] row_mask:0xf bank_mask:0xf"),
-    ("gfx1030", False, (0x7E0A02EA, 0x05397707),
-     "v_mov_b32_dpp v5, v7 dpp8:[7,6,5,4,3,2,1,0] fi:1"),
-    ("gfx1030", False, (0x060A12F9, 0x00006007),
-     "v_add_f32_sdwa v5, v7, v9 clamp mul:2 dst_sel:BYTE_0 dst_unused:UNUSED_PAD "
-     "src0_sel:BYTE_0 src1_sel:BYTE_0"),
-    ("gfx1030", False, (0x060A12F9, 0x00800007),
-     "v_add_f32_sdwa v5, s7, v9 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:BYTE_0 "
-     "src1_sel:BYTE_0"),
-    ("gfx1030", False, (0x7C0212F9, 0x00009407),
-     "v_cmp_lt_f32_sdwa s20, v7, v9 src0_sel:BYTE_0 src1_sel:BYTE_0"),
-    ("gfx1030", True, (0x7C0212F9, 0x00000007),
-     "v_cmp_lt_f32_sdwa vcc, v7, v9 src0_sel:BYTE_0 src1_sel:BYTE_0"),
-    ("gfx1030", True, (0x7C0212F9, 0x00009407),
-     "v_cmp_lt_f32_sdwa s[20:21], v7, v9 src0_sel:BYTE_0 src1_sel:BYTE_0"),
+    (
+        "gfx1030",
+        False,
+        (0x7E0A02FA, 0xFF00E407),
+        "v_mov_b32_dpp v5, v7 quad_perm:[0,1,2,3] row_mask:0xf bank_mask:0xf",
+    ),
+    (
+        "gfx1030",
+        False,
+        (0x7E0A02FA, 0xF30C1B07),
+        "v_mov_b32_dpp v5, v7 quad_perm:[3,2,1,0] row_mask:0xf bank_mask:0x3 bound_ctrl:1 fi:1",
+    ),
+    (
+        "gfx1030",
+        False,
+        (0x7E0A02FA, 0xFF013007),
+        "v_mov_b32_dpp v5, v7 /* wave_shl is not supported starting from GFX10 */ row_mask:0xf bank_mask:0xf",
+    ),
+    (
+        "gfx1030",
+        False,
+        (0x7E0A02FA, 0x00017007),
+        "v_mov_b32_dpp v5, v7 /* Invalid dpp_ctrl value */ row_mask:0x0 bank_mask:0x0",
+    ),
+    (
+        "gfx1030",
+        False,
+        (0x060A12FA, 0xFF30E407),
+        "v_add_f32_dpp v5, -|v7|, v9 quad_perm:[0,1,2,3] row_mask:0xf bank_mask:0xf",
+    ),
+    ("gfx1030", False, (0x7E0A02EA, 0x05397707), "v_mov_b32_dpp v5, v7 dpp8:[7,6,5,4,3,2,1,0] fi:1"),
+    (
+        "gfx1030",
+        False,
+        (0x060A12F9, 0x00006007),
+        "v_add_f32_sdwa v5, v7, v9 clamp mul:2 dst_sel:BYTE_0 dst_unused:UNUSED_PAD "
+        "src0_sel:BYTE_0 src1_sel:BYTE_0",
+    ),
+    (
+        "gfx1030",
+        False,
+        (0x060A12F9, 0x00800007),
+        "v_add_f32_sdwa v5, s7, v9 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:BYTE_0 src1_sel:BYTE_0",
+    ),
+    (
+        "gfx1030",
+        False,
+        (0x7C0212F9, 0x00009407),
+        "v_cmp_lt_f32_sdwa s20, v7, v9 src0_sel:BYTE_0 src1_sel:BYTE_0",
+    ),
+    (
+        "gfx1030",
+        True,
+        (0x7C0212F9, 0x00000007),
+        "v_cmp_lt_f32_sdwa vcc, v7, v9 src0_sel:BYTE_0 src1_sel:BYTE_0",
+    ),
+    (
+        "gfx1030",
+        True,
+        (0x7C0212F9, 0x00009407),
+        "v_cmp_lt_f32_sdwa s[20:21], v7, v9 src0_sel:BYTE_0 src1_sel:BYTE_0",
+    ),
     # v_nop (vdst 0, src0 byte 0): 8-byte forms
     ("gfx1030", False, (0x7E0000EA, 0x0FB74A00), "v_nop dpp8:[2,1,5,3,3,7,3,0] fi:1"),
     ("gfx1010", True, (0x7E0000E9, 0x004AB700), "v_nop dpp8:[7,6,2,5,4,0,0,0]"),
-    ("gfx1030", False, (0x7E0000FA, 0xF30C1B00),
-     "v_nop quad_perm:[3,2,1,0] row_mask:0xf bank_mask:0x3 bound_ctrl:1 fi:1"),
-    ("gfx1010", False, (0x7E0000FA, 0x00017000),
-     "v_nop /* Invalid dpp_ctrl value */ row_mask:0x0 bank_mask:0x0"),
+    (
+        "gfx1030",
+        False,
+        (0x7E0000FA, 0xF30C1B00),
+        "v_nop quad_perm:[3,2,1,0] row_mask:0xf bank_mask:0x3 bound_ctrl:1 fi:1",
+    ),
+    (
+        "gfx1010",
+        False,
+        (0x7E0000FA, 0x00017000),
+        "v_nop /* Invalid dpp_ctrl value */ row_mask:0x0 bank_mask:0x0",
+    ),
     ("gfx1030", False, (0x7E0000F9, 0x40401F00), "v_nop"),
 ]
 
 # v_nop with a marker whose fixed bits are not at their value: LLVM's 4-byte v_nop
 FALLBACK = [
-    ("gfx1030", (0x7E0000EA, 0x0FB74A0F)),      # DPP8: src0 byte != 0
-    ("gfx1030", (0x7E0000FA, 0xFF10E400)),      # DPP16: src0_neg
-    ("gfx1010", (0x7E0000FA, 0xFF00E401)),      # DPP16: src0 byte
-    ("gfx1030", (0x7E0000F9, 0x00002000)),      # SDWA: clamp
-    ("gfx1030", (0x7E0000F9, 0x00060000)),      # SDWA: src0_sel
-    ("gfx1030", (0x7E0036FA, 0xFF00E400)),      # v_pipeflush: always plain
-    ("gfx1030", (0x7E0082E9, 0x00000000)),      # v_clrexcp: always plain
+    ("gfx1030", (0x7E0000EA, 0x0FB74A0F)),  # DPP8: src0 byte != 0
+    ("gfx1030", (0x7E0000FA, 0xFF10E400)),  # DPP16: src0_neg
+    ("gfx1010", (0x7E0000FA, 0xFF00E401)),  # DPP16: src0 byte
+    ("gfx1030", (0x7E0000F9, 0x00002000)),  # SDWA: clamp
+    ("gfx1030", (0x7E0000F9, 0x00060000)),  # SDWA: src0_sel
+    ("gfx1030", (0x7E0036FA, 0xFF00E400)),  # v_pipeflush: always plain
+    ("gfx1030", (0x7E0082E9, 0x00000000)),  # v_clrexcp: always plain
 ]
 
 
@@ -209,7 +331,7 @@ def test_nop_fallback(target, words):
 
 
 def test_nop_vdst_rejected():
-    with pytest.raises(DecodeError):        # vdst != 0: LLVM rejects both forms
+    with pytest.raises(DecodeError):  # vdst != 0: LLVM rejects both forms
         decode_one(w(0x7E0A00EA, 0x0FB74A00), 0, "gfx1030", False)
 
 
@@ -224,8 +346,7 @@ def test_fields_dpp16():
     assert ins.offset == 0x40 and ins.encoding == "VOP2" and ins.variant == "dpp"
     assert ins.name == "v_add_f32" and ins.mnemonic == "v_add_f32_dpp"
     f = ins.fields
-    assert (f["dpp_ctrl"], f["row_mask"], f["bank_mask"], f["bound_ctrl"], f["fi"]) == \
-        (0x1B, 3, 0xC, 1, 1)
+    assert (f["dpp_ctrl"], f["row_mask"], f["bank_mask"], f["bound_ctrl"], f["fi"]) == (0x1B, 3, 0xC, 1, 1)
     assert (f["src0_neg"], f["src0_abs"], f["src1_neg"], f["src1_abs"]) == (1, 1, 0, 0)
     assert f["src0"] == 256 + 7 and f["vsrc1"] == 9 and f["vdst"] == 5 and f["ext"] == 0xFA
     assert [o.role for o in ins.operands] == ["vdst", "src0", "src1"]
@@ -248,13 +369,16 @@ def test_fields_dpp8_and_sdwa():
     assert ins.fields["sd"] == 1 and ins.fields["sdst"] == 20 and ins.operands[0].text == "s20"
 
 
-@pytest.mark.parametrize("words", [
-    (0x060A12F9, 0x00000707),     # dst_sel 7 (reserved; LLVM 19 crashes)
-    (0x060A12F9, 0x00070007),     # src0_sel 7
-    (0x060A12F9, 0x07000007),     # src1_sel 7
-    (0x7C0212FA, 0xFF00E407),     # VOPC has no DPP on GFX10
-    (0x7E0A02FA,),                # truncated
-])
+@pytest.mark.parametrize(
+    "words",
+    [
+        (0x060A12F9, 0x00000707),  # dst_sel 7 (reserved; LLVM 19 crashes)
+        (0x060A12F9, 0x00070007),  # src0_sel 7
+        (0x060A12F9, 0x07000007),  # src1_sel 7
+        (0x7C0212FA, 0xFF00E407),  # VOPC has no DPP on GFX10
+        (0x7E0A02FA,),  # truncated
+    ],
+)
 def test_rejected(words):
     with pytest.raises(DecodeError):
         decode_one(w(*words), 0, "gfx1030", False)

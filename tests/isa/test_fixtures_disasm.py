@@ -6,6 +6,7 @@ is wrapped into an ELF by assembling ``.byte`` lines with llvm-mc-19.  Raw files
 whole: the code, the ``s_code_end`` padding and the constant data after it (objdump decodes
 that too, so must we).  objdump's ``// address: words`` comments are dropped.
 """
+
 from __future__ import annotations
 
 import glob
@@ -24,9 +25,11 @@ from wavelift.isa.llvm_oracle import LLVM_MC, LLVM_OBJDUMP, have_llvm
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FIX = os.path.join(ROOT, "tests", "fixtures")
 MANIFEST = {b["path"]: b for b in json.load(open(os.path.join(FIX, "manifest.json")))["binaries"]}
-FILES = sorted(glob.glob(os.path.join(FIX, "**", "*.hsaco"), recursive=True)
-               + glob.glob(os.path.join(FIX, "**", "aco", "*.bin"), recursive=True)
-               + glob.glob(os.path.join(FIX, "**", "radv-llvm", "*.bin"), recursive=True))
+FILES = sorted(
+    glob.glob(os.path.join(FIX, "**", "*.hsaco"), recursive=True)
+    + glob.glob(os.path.join(FIX, "**", "aco", "*.bin"), recursive=True)
+    + glob.glob(os.path.join(FIX, "**", "radv-llvm", "*.bin"), recursive=True)
+)
 _INSN = re.compile(r"^(\t.*?)\s*// [0-9A-F]+: [0-9A-F ]+?(?: <.*>)?$")
 
 
@@ -52,10 +55,13 @@ def objdump_listing(path, raw_target=None, wave64=False):
             with open(s, "w") as f:
                 f.write(".text\n")
                 for i in range(0, len(data), 64):
-                    f.write(".byte " + ",".join(str(x) for x in data[i:i + 64]) + "\n")
+                    f.write(".byte " + ",".join(str(x) for x in data[i : i + 64]) + "\n")
             obj = os.path.join(d, "raw.o")
-            subprocess.run([LLVM_MC, "-triple=amdgcn-amd-amdhsa", f"-mcpu={raw_target}",
-                            "-filetype=obj", s, "-o", obj], check=True, capture_output=True)
+            subprocess.run(
+                [LLVM_MC, "-triple=amdgcn-amd-amdhsa", f"-mcpu={raw_target}", "-filetype=obj", s, "-o", obj],
+                check=True,
+                capture_output=True,
+            )
             args += [f"--mcpu={raw_target}", obj]
         else:
             args.append(path)
@@ -96,7 +102,7 @@ def test_fixture_disasm_equals_objdump(path):
     target, wave64 = _info(path)
     if path.endswith(".hsaco"):
         want = objdump_listing(path, None, wave64)
-        got = ours(path)          # target from e_flags, wave size from the kernel descriptors
+        got = ours(path)  # target from e_flags, wave size from the kernel descriptors
         # objdump's raw listing starts with "\n<.text>:"; ours has no header for raw code
     else:
         want = objdump_listing(path, target, wave64)

@@ -3,6 +3,7 @@
 Exact text and size must match; bytes LLVM calls invalid must raise DecodeError.  One LLVM run
 per target/wave size (all encodings batched) keeps the default run short; the `slow` variant
 takes more samples per opcode and other seeds."""
+
 import functools
 
 import pytest
@@ -23,8 +24,10 @@ def _check(enc, target, wave64, n_per_op, seed):
     if not have_llvm():
         pytest.skip("llvm-mc-19 not installed: cannot compare with LLVM")
     ops, bad, total = _results(target, wave64, n_per_op, seed)[enc]
-    print(f"{target} {'w64' if wave64 else 'w32'} {enc}: {len(ops)} opcodes matched, "
-          f"{total} words, {len(bad)} mismatches")
+    print(
+        f"{target} {'w64' if wave64 else 'w32'} {enc}: {len(ops)} opcodes matched, "
+        f"{total} words, {len(bad)} mismatches"
+    )
     assert ops, "no opcode decoded"
     assert not bad, bad[:5]
 

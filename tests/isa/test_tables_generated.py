@@ -7,6 +7,7 @@ busy): a gfx*_w* table 40..90 s, a DPP target 10..17 s, a memory target 25..55 s
 run regenerates gfx1030_w32 alone and `-m slow` the other seven.  Without LLVM these skip; the
 format check (every table as tools/table_json.py writes it) always runs.
 """
+
 from __future__ import annotations
 
 import difflib
@@ -29,10 +30,14 @@ _spec.loader.exec_module(table_json)
 
 # (generator, its one argument): what the default run regenerates, what `-m slow` adds
 RUNS = [("gen_isa_tables.py", "gfx1030_w32")]
-SLOW_RUNS = [("gen_isa_tables.py", t) for t in ("gfx1030_w64", "gfx1010_w32", "gfx1010_w64")] + \
-    [(f"gen_isa_{kind}_tables.py", t) for kind in ("dpp", "memory") for t in ("gfx1030", "gfx1010")]
-OUTPUT = {"gen_isa_tables.py": "{}.json", "gen_isa_dpp_tables.py": "dpp_{}.json",
-          "gen_isa_memory_tables.py": "memory_{}.json"}
+SLOW_RUNS = [("gen_isa_tables.py", t) for t in ("gfx1030_w64", "gfx1010_w32", "gfx1010_w64")] + [
+    (f"gen_isa_{kind}_tables.py", t) for kind in ("dpp", "memory") for t in ("gfx1030", "gfx1010")
+]
+OUTPUT = {
+    "gen_isa_tables.py": "{}.json",
+    "gen_isa_dpp_tables.py": "dpp_{}.json",
+    "gen_isa_memory_tables.py": "memory_{}.json",
+}
 
 # The generators write next to themselves (OUT / OUT_DIR); the child points that elsewhere.
 _CHILD = """
@@ -52,17 +57,24 @@ gen.main(sys.argv) if script.endswith("memory_tables.py") else gen.main()
 def _regenerate(script, arg, tmp_path):
     if not have_llvm():
         pytest.skip("llvm-mc-19/llvm-objdump-19 not installed: cannot regenerate the ISA tables")
-    p = subprocess.run([sys.executable, "-c", _CHILD, str(TOOLS / script), arg, str(tmp_path)],
-                       check=False, capture_output=True, text=True, cwd=ROOT)
+    p = subprocess.run(
+        [sys.executable, "-c", _CHILD, str(TOOLS / script), arg, str(tmp_path)],
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert p.returncode == 0, f"{script} {arg} failed:\n{p.stdout[-2000:]}{p.stderr[-4000:]}"
     name = OUTPUT[script].format(arg)
     want = (TABLES / name).read_text()
     got = (tmp_path / name).read_text()
     if got != want:
-        diff = difflib.unified_diff(want.splitlines(), got.splitlines(), f"committed/{name}",
-                                    f"regenerated/{name}", lineterm="", n=2)
-        pytest.fail(f"python3 tools/{script} {arg} changes the committed {name}:\n"
-                    + "\n".join(list(diff)[:60]))
+        diff = difflib.unified_diff(
+            want.splitlines(), got.splitlines(), f"committed/{name}", f"regenerated/{name}", lineterm="", n=2
+        )
+        pytest.fail(
+            f"python3 tools/{script} {arg} changes the committed {name}:\n" + "\n".join(list(diff)[:60])
+        )
 
 
 @pytest.mark.parametrize(("script", "arg"), RUNS)

@@ -2,6 +2,7 @@
 one canonical half and never touch the top of the 64-bit space; a program's address reaches a
 window only when it is canonical and every byte of the access lies in the window, tested so
 that no term wraps (WindowSet.resolve against exact integer arithmetic)."""
+
 import numpy as np
 import pytest
 
@@ -12,15 +13,18 @@ from wavelift.trace.windows import WindowSet
 TOP = 1 << 64
 
 
-@pytest.mark.parametrize("address, size", [
-    (0xFFFF_FFFF_FFFF_F000, 0x1000),        # ends at 2^64 (every window of it would end there)
-    (0xFFFF_FFFF_F000, 0x1000),             # the same in its 48-bit form
-    (0xFFFF_FFFF_FFFF_FF00, 0x100),
-    (0x7FFF_FFFF_F000, 0x2000),             # crosses the canonical hole
-    (0x0001_0000_0000_0000, 0x100),         # a 64-bit address that is not canonical
-    (0x8000_0000_0000_0000, 0x100),
-    (TOP, 0x100),
-])
+@pytest.mark.parametrize(
+    "address, size",
+    [
+        (0xFFFF_FFFF_FFFF_F000, 0x1000),  # ends at 2^64 (every window of it would end there)
+        (0xFFFF_FFFF_F000, 0x1000),  # the same in its 48-bit form
+        (0xFFFF_FFFF_FFFF_FF00, 0x100),
+        (0x7FFF_FFFF_F000, 0x2000),  # crosses the canonical hole
+        (0x0001_0000_0000_0000, 0x100),  # a 64-bit address that is not canonical
+        (0x8000_0000_0000_0000, 0x100),
+        (TOP, 0x100),
+    ],
+)
 def test_allocations_that_wrap_touch_the_top_or_are_not_canonical_are_refused(address, size):
     m = GuestMemory()
     with pytest.raises(GuestMemoryError):
@@ -34,7 +38,7 @@ def test_allocations_up_to_the_edges_are_taken():
     m = GuestMemory()
     assert m.alloc(0x1000, name="zero", address=0) == 0
     assert m.alloc(0x1000, name="hole", address=0x7FFF_FFFF_F000) == 0x7FFF_FFFF_F000
-    top = m.alloc(0xF00, name="top", address=0xFFFF_FFFF_FFFF_F000)       # ends at 2^64 - 0x100
+    top = m.alloc(0xF00, name="top", address=0xFFFF_FFFF_FFFF_F000)  # ends at 2^64 - 0x100
     assert top == 0xFFFF_FFFF_FFFF_F000
     assert m.alloc(0x100, name="upper", address=0x8000_0000_0000) == 0xFFFF_8000_0000_0000
 
@@ -68,8 +72,12 @@ def test_resolve_is_exact_near_the_top_of_the_space_and_off_canonical():
     window at 0: an IndexError or a silent store at the wrong place)."""
     m = GuestMemory()
     ws = []
-    for base, size in ((0, 0x40), (0x7FFF_FFFF_FFC0, 0x40), (0xFFFF_8000_0000_0000, 0x40),
-                       (0xFFFF_FFFF_FFFF_FF00, 0xC0)):
+    for base, size in (
+        (0, 0x40),
+        (0x7FFF_FFFF_FFC0, 0x40),
+        (0xFFFF_8000_0000_0000, 0x40),
+        (0xFFFF_FFFF_FFFF_FF00, 0xC0),
+    ):
         m.alloc(size, address=base, name=hex(base), align=64, data=np.arange(size, dtype=np.uint8))
         ws.append(Window(base, size, hex(base), "test"))
     win = WindowSet(ws, m)

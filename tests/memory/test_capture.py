@@ -1,4 +1,5 @@
 """Capture save -> load round trip, copy-on-write loading, and refusal of corrupt files."""
+
 import json
 import os
 import pathlib
@@ -23,9 +24,12 @@ def make_capture():
     code = cap.alloc(len(prog), data=prog, name="code", align=256)
     out = cap.alloc(4096, name="out")
     ring = cap.alloc(1 << 20, name="scratch", address=0xFFFF_8000_0001_8000)
-    cap.write(ring + 0x80000, b"\x01\x02")                          # sparse: one non-zero chunk
-    cap.submit(pm4.set_sh_reg("COMPUTE_PGM_LO", code >> 8) + pm4.write_data(out, 7)
-               + pm4.dispatch_direct(1, 1, 1, initiator=pm4.initiator(wave32=True)))
+    cap.write(ring + 0x80000, b"\x01\x02")  # sparse: one non-zero chunk
+    cap.submit(
+        pm4.set_sh_reg("COMPUTE_PGM_LO", code >> 8)
+        + pm4.write_data(out, 7)
+        + pm4.dispatch_direct(1, 1, 1, initiator=pm4.initiator(wave32=True))
+    )
     cap.submit_at(cap.memory.allocations[-2].base, 3)
     cap.expect_memory(out, 4, name="out")
     cap.notes = {"why": "test"}
@@ -49,8 +53,8 @@ def test_round_trip_identical(tmp_path):
     same(cap, back)
     p2 = tmp_path / "c2.wlcap"
     back.save(p2)
-    assert p.read_bytes() == p2.read_bytes()                         # deterministic
-    assert os.path.getsize(p) < 64 * 1024                            # the 1 MiB ring is sparse
+    assert p.read_bytes() == p2.read_bytes()  # deterministic
+    assert os.path.getsize(p) < 64 * 1024  # the 1 MiB ring is sparse
 
 
 def test_load_is_copy_on_read(tmp_path):
@@ -66,12 +70,12 @@ def test_load_is_copy_on_read(tmp_path):
     back.write(ring + 0x80000, b"\xee")
     assert back.read(code, 1) == b"\xff"
     assert p.read_bytes() == before
-    with open(p, "r+b") as f:                                        # the file changes under it
+    with open(p, "r+b") as f:  # the file changes under it
         f.seek(64)
         f.write(b"\x55" * 64)
     os.truncate(p, 64)
     assert back.read(code + 16, 4) == bytes(range(16, 20)) and back.read(ring + 0x80001, 1) == b"\x02"
-    back.save(p)                                                     # over the loaded file
+    back.save(p)  # over the loaded file
     again = Capture.load(p)
     assert again.read(code, 1) == b"\xff" and again.read(ring + 0x80000, 2) == b"\xee\x02"
 
@@ -83,13 +87,14 @@ def test_file_truncated_after_load_is_no_sigbus(tmp_path):
     big = cap.alloc(8 << 20, data=np.arange(8 << 20, dtype=np.uint64).astype(np.uint8), name="big")
     p = tmp_path / "c.wlcap"
     cap.save(p)
-    prog = (f"import os, sys; from wavelift import Capture\n"
-            f"cap = Capture.load({str(p)!r})\n"
-            f"os.truncate({str(p)!r}, 4096)\n"
-            f"print(int(cap.memory.view({big}, 8 << 20).astype('u8').sum()))\n")
-    r = subprocess.run([sys.executable, "-c", prog], capture_output=True, text=True, timeout=120,
-                       cwd=ROOT)
-    assert r.returncode == 0, (r.returncode, r.stderr[-500:])      # -7 is SIGBUS
+    prog = (
+        f"import os, sys; from wavelift import Capture\n"
+        f"cap = Capture.load({str(p)!r})\n"
+        f"os.truncate({str(p)!r}, 4096)\n"
+        f"print(int(cap.memory.view({big}, 8 << 20).astype('u8').sum()))\n"
+    )
+    r = subprocess.run([sys.executable, "-c", prog], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert r.returncode == 0, (r.returncode, r.stderr[-500:])  # -7 is SIGBUS
     assert int(r.stdout) == int(np.arange(8 << 20, dtype=np.uint64).astype(np.uint8).astype("u8").sum())
 
 
@@ -98,11 +103,12 @@ def test_non_regular_files_refused(tmp_path):
     is refused as what it is."""
     fifo = tmp_path / "pipe.wlcap"
     os.mkfifo(fifo)
-    prog = (f"from wavelift import Capture\nfrom wavelift.memory.capture import CaptureError\n"
-            f"try:\n    Capture.load({str(fifo)!r})\n"
-            f"except CaptureError as e:\n    print(e.refusal.code, e.refusal.message)\n")
-    r = subprocess.run([sys.executable, "-c", prog], capture_output=True, text=True, timeout=30,
-                       cwd=ROOT)
+    prog = (
+        f"from wavelift import Capture\nfrom wavelift.memory.capture import CaptureError\n"
+        f"try:\n    Capture.load({str(fifo)!r})\n"
+        f"except CaptureError as e:\n    print(e.refusal.code, e.refusal.message)\n"
+    )
+    r = subprocess.run([sys.executable, "-c", prog], capture_output=True, text=True, timeout=30, cwd=ROOT)
     assert r.returncode == 0 and r.stdout.startswith("capture.corrupt") and "FIFO" in r.stdout, r
     for path, kind in ((tmp_path, "a directory"), ("/dev/null", "a character device")):
         with pytest.raises(CaptureError, match=kind):
@@ -111,7 +117,7 @@ def test_non_regular_files_refused(tmp_path):
 
 def test_large_sparse_allocation_costs_nothing(tmp_path):
     cap = Capture()
-    a = cap.alloc(1 << 30, name="huge")                              # calloc'd, untouched
+    a = cap.alloc(1 << 30, name="huge")  # calloc'd, untouched
     cap.write(a + (1 << 29), b"x")
     p = tmp_path / "big.wlcap"
     cap.save(p)
@@ -135,17 +141,19 @@ def refused(p, data, match, code="capture.corrupt", **kw):
 
 def rewrite_meta(data, fn):
     """Change the metadata and fix every checksum, so only the semantic checks can catch it."""
+
     def edit(mb):
         meta = json.loads(mb)
         fn(meta)
         return json.dumps(meta).encode()
+
     return rewrite_meta_text(data, edit)
 
 
 def rewrite_meta_text(data, fn):
     """rewrite_meta on the metadata's bytes (for what json.dumps cannot write)."""
     magic, ver, flags, moff, msize, fsize, mcrc, res, hcrc = HEADER.unpack(bytes(data[:64]))
-    mb = fn(bytes(data[moff:moff + msize]))
+    mb = fn(bytes(data[moff : moff + msize]))
     out = bytearray(data[:moff]) + mb
     hdr = HEADER.pack(magic, ver, flags, moff, len(mb), len(out), zlib.crc32(mb), res, 0)
     out[:64] = hdr[:60] + struct.pack("<I", zlib.crc32(hdr[:60]))
@@ -171,11 +179,11 @@ def test_corrupt_files_refused(tmp_path):
     d[60:64] = struct.pack("<I", zlib.crc32(bytes(d[:60])))
     refused(q, d, "version 2", code="capture.version")
     d = bytearray(good)
-    d[12] = 1                                   # a flag it does not know
+    d[12] = 1  # a flag it does not know
     d[60:64] = struct.pack("<I", zlib.crc32(bytes(d[:60])))
     refused(q, d, "flags 0x1", code="capture.version")
     d = bytearray(good)
-    d[50] = 1                                   # reserved
+    d[50] = 1  # reserved
     d[60:64] = struct.pack("<I", zlib.crc32(bytes(d[:60])))
     refused(q, d, "reserved")
 
@@ -184,7 +192,7 @@ def test_payload_corruption_refused(tmp_path):
     p, good = saved(tmp_path)
     q = tmp_path / "bad.wlcap"
     d = bytearray(good)
-    d[64 + 3] ^= 0xFF                           # first extent = code
+    d[64 + 3] ^= 0xFF  # first extent = code
     refused(q, d, "payload checksum")
 
 
@@ -193,23 +201,28 @@ def test_bad_regions_refused(tmp_path):
     q = tmp_path / "bad.wlcap"
 
     def ext_out_of_file(m):
-        m["allocations"][0]["extents"][0][2] = 10 ** 9
+        m["allocations"][0]["extents"][0][2] = 10**9
+
     refused(q, rewrite_meta(good, ext_out_of_file), "outside the payload")
 
     def ext_out_of_alloc(m):
-        m["allocations"][0]["extents"][0][1] = 10 ** 6
+        m["allocations"][0]["extents"][0][1] = 10**6
+
     refused(q, rewrite_meta(good, ext_out_of_alloc), r"outside \[0")
 
     def overlap(m):
         m["allocations"][1]["base"] = m["allocations"][0]["base"]
+
     refused(q, rewrite_meta(good, overlap), "overlaps")
 
     def no_target(m):
         del m["target"]
+
     refused(q, rewrite_meta(good, no_target), "no target")
 
     def bad_stream(m):
         m["streams"][0]["size_dw"] = -1
+
     refused(q, rewrite_meta(good, bad_stream), "stream 0")
     refused(q, rewrite_meta(good, lambda m: m.__setitem__("allocations", 5)), "lacks allocations")
 
@@ -222,72 +235,100 @@ def test_untrusted_metadata_refused_before_anything_is_built(tmp_path, monkeypat
     q = tmp_path / "bad.wlcap"
     zeros = []
     real_zeros = np.zeros
-    monkeypatch.setattr(capture_module.np, "zeros", lambda n, *a, **k: zeros.append(n) or real_zeros(n, *a, **k))
+    monkeypatch.setattr(
+        capture_module.np, "zeros", lambda n, *a, **k: zeros.append(n) or real_zeros(n, *a, **k)
+    )
 
     def deep(n):
         return lambda mb: mb.replace(b'"notes": {', b'"notes": {"x": ' + b"[" * n + b"]" * n + b", ", 1)
+
     refused(q, rewrite_meta_text(good, deep(100000)), "nested deeper", "capture.too_large")
-    refused(q, rewrite_meta_text(good, deep(capture_module.MAX_META_DEPTH)), "nested deeper",
-            "capture.too_large")                                    # notes {"x": [[...]]}: 33 deep
+    refused(
+        q, rewrite_meta_text(good, deep(capture_module.MAX_META_DEPTH)), "nested deeper", "capture.too_large"
+    )  # notes {"x": [[...]]}: 33 deep
     q.write_bytes(bytes(rewrite_meta_text(good, deep(capture_module.MAX_META_DEPTH - 1))))
     Capture.load(q)
     zeros.clear()
 
-    def huge(m):                                                     # 64 TiB, nothing stored
+    def huge(m):  # 64 TiB, nothing stored
         m["allocations"][1]["size"] = 1 << 46
+
     refused(q, rewrite_meta(good, huge), "in all", "capture.too_large")
 
-    def big_extent(m):                                               # an extent claiming 256 TiB
+    def big_extent(m):  # an extent claiming 256 TiB
         m["allocations"][0]["size"] = 1 << 48
         m["allocations"][0]["extents"] = [[0, 1 << 48, 64, 0]]
+
     refused(q, rewrite_meta(good, big_extent), "in all", "capture.too_large")
     refused(q, rewrite_meta(good, lambda m: m.__setitem__("notes", ["a"])), "notes is not an object")
     refused(q, rewrite_meta(good, lambda m: m.__setitem__("expected", "yes")), "expected is not")
-    refused(q, rewrite_meta(good, lambda m: m["expected"]["memory"][0].__setitem__("size", -4)),
-            "bad size")
-    refused(q, rewrite_meta(good, lambda m: m["allocations"][0].__setitem__("name", 7)),
-            "name is not a string")
-    refused(q, rewrite_meta(good, lambda m: m.__setitem__("target", "gfx1100")),
-            "gfx1100", "capture.target")
+    refused(q, rewrite_meta(good, lambda m: m["expected"]["memory"][0].__setitem__("size", -4)), "bad size")
+    refused(
+        q, rewrite_meta(good, lambda m: m["allocations"][0].__setitem__("name", 7)), "name is not a string"
+    )
+    refused(q, rewrite_meta(good, lambda m: m.__setitem__("target", "gfx1100")), "gfx1100", "capture.target")
     refused(q, rewrite_meta(good, lambda m: m.__setitem__("target", ["gfx1030"])), "no target")
-    assert zeros == []                                               # nothing built for any of them
+    assert zeros == []  # nothing built for any of them
 
 
-@pytest.mark.parametrize("address", ["0x1_0000", " 0x100", "-0x100", "0x" + "1" * 17,
-                                     "0x0000800000000000", "256", 256])
+@pytest.mark.parametrize(
+    "address", ["0x1_0000", " 0x100", "-0x100", "0x" + "1" * 17, "0x0000800000000000", "256", 256]
+)
 def test_addresses_strict(tmp_path, address):
     p, good = saved(tmp_path)
-    refused(tmp_path / "bad.wlcap", rewrite_meta(good, lambda m: m["streams"][0].__setitem__(
-        "address", address)), "address")
+    refused(
+        tmp_path / "bad.wlcap",
+        rewrite_meta(good, lambda m: m["streams"][0].__setitem__("address", address)),
+        "address",
+    )
 
 
 def test_strict_json(tmp_path):
     p, good = saved(tmp_path)
     q = tmp_path / "bad.wlcap"
-    refused(q, rewrite_meta_text(good, lambda mb: mb.replace(b'"streams"', b'"streams": [], "streams"', 1)),
-            "twice")
-    refused(q, rewrite_meta_text(good, lambda mb: mb.replace(b'"why": "test"', b'"why": NaN', 1)),
-            "NaN is not JSON")
-    refused(q, rewrite_meta_text(good, lambda mb: mb.replace(b'"why": "test"', b'"why": "\\ud800"', 1)),
-            "lone surrogate")
+    refused(
+        q,
+        rewrite_meta_text(good, lambda mb: mb.replace(b'"streams"', b'"streams": [], "streams"', 1)),
+        "twice",
+    )
+    refused(
+        q,
+        rewrite_meta_text(good, lambda mb: mb.replace(b'"why": "test"', b'"why": NaN', 1)),
+        "NaN is not JSON",
+    )
+    refused(
+        q,
+        rewrite_meta_text(good, lambda mb: mb.replace(b'"why": "test"', b'"why": "\\ud800"', 1)),
+        "lone surrogate",
+    )
     refused(q, rewrite_meta_text(good, lambda mb: mb.replace(b'"test"', b'"t\xffst"', 1)), "not valid JSON")
     ok = rewrite_meta_text(good, lambda mb: mb.replace(b'"why": "test"', b'"why": "\\ud83d\\ude00"', 1))
     q.write_bytes(bytes(ok))
-    assert Capture.load(q).notes == {"why": "\U0001f600"}             # a surrogate pair is text
+    assert Capture.load(q).notes == {"why": "\U0001f600"}  # a surrogate pair is text
 
 
 def test_limits(tmp_path, monkeypatch):
     p, good = saved(tmp_path)
     q = tmp_path / "bad.wlcap"
     n = capture_module.MAX_STREAMS + 1
-    refused(q, rewrite_meta(good, lambda m: m.__setitem__("streams", m["streams"][:1] * n)),
-            f"{n} streams", "capture.too_large")
-    refused(q, rewrite_meta(good, lambda m: m["allocations"][0].__setitem__("name", "n" * 1025)),
-            "1025 characters", "capture.too_large")
+    refused(
+        q,
+        rewrite_meta(good, lambda m: m.__setitem__("streams", m["streams"][:1] * n)),
+        f"{n} streams",
+        "capture.too_large",
+    )
+    refused(
+        q,
+        rewrite_meta(good, lambda m: m["allocations"][0].__setitem__("name", "n" * 1025)),
+        "1025 characters",
+        "capture.too_large",
+    )
 
-    def shared(m):                                                   # two extents, one file range
-        m["allocations"][1]["extents"] = [[0, 768, m["allocations"][0]["extents"][0][2],
-                                           m["allocations"][0]["extents"][0][3]]]
+    def shared(m):  # two extents, one file range
+        m["allocations"][1]["extents"] = [
+            [0, 768, m["allocations"][0]["extents"][0][2], m["allocations"][0]["extents"][0][3]]
+        ]
+
     refused(q, rewrite_meta(good, shared), "share file bytes")
     monkeypatch.setattr(capture_module, "MAX_META_BYTES", 100)
     refused(q, good, "bytes of metadata", "capture.too_large")

@@ -29,7 +29,7 @@ def test_upper_half_addresses_accept_48_bit_forms():
     m = GuestMemory()
     base = m.alloc(4096, name="hi", address=0xFFFF_8000_0001_8000)
     assert base == 0xFFFF_8000_0001_8000
-    m.write(0x8000_0001_8010, b"\x07")                 # 48-bit form of the same address
+    m.write(0x8000_0001_8010, b"\x07")  # 48-bit form of the same address
     assert m.read(base + 0x10, 1) == b"\x07"
     assert m.find(0x8000_0001_8000).name == "hi"
 
@@ -68,7 +68,7 @@ def test_overlaps_and_bad_allocations_refused():
         m.alloc(0x2000, name="hole", address=0x7FFF_FFFF_F000, align=4096)
     with pytest.raises(GuestMemoryError, match="positive"):
         m.alloc(0, name="empty", address=0x30_0000)
-    m.alloc(0x1000, name="adjacent", address=0x10_1000)      # touching is fine
+    m.alloc(0x1000, name="adjacent", address=0x10_1000)  # touching is fine
 
 
 def test_access_leaving_an_allocation_raises_clear_error():
@@ -80,7 +80,7 @@ def test_access_leaving_an_allocation_raises_clear_error():
         m.read(0x5, 1)
     with pytest.raises(GuestMemoryError):
         m.write(a + 63, b"ab")
-    assert m.read(a, 64) == bytes(64)                        # nothing was written
+    assert m.read(a, 64) == bytes(64)  # nothing was written
     assert m.find(a + 60, 8) is None and m.find(a + 60, 4).name == "small"
 
 
@@ -102,7 +102,7 @@ def test_placement_is_first_fit_with_the_resume_cache():
 
     from wavelift.memory import guest as G
 
-    def first_fit(mem, size, align):            # the plain scan over every allocation
+    def first_fit(mem, size, align):  # the plain scan over every allocation
         cand = G.DEFAULT_BASE
         for a in mem.allocations:
             if a.base >= G.LOW_HALF_END:
@@ -126,7 +126,7 @@ def test_placement_is_first_fit_with_the_resume_cache():
             try:
                 live.append(mem.alloc(rng.choice((64, 4096)), "fixed", address=addr))
             except GuestMemoryError:
-                pass                             # (overlaps: refused, nothing placed)
+                pass  # (overlaps: refused, nothing placed)
         else:
             size, align = rng.choice(((64, 256), (64, 16), (4096, 4096), (100, 256), (1 << 16, 256)))
             want = first_fit(mem, size, align)

@@ -11,6 +11,7 @@ float64 -> float32 rounds to nearest even, also for float32 subnormals and overf
 value is normal there, so its 53 bits still hold).  Plain fl32(fl64(p + c)) is a double rounding
 and is wrong in rare ties; tests/reference/test_exact.py checks both against Fractions.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -19,9 +20,9 @@ import numpy as np
 def fma_f32(a, b, c) -> np.ndarray:
     a, b, c = (np.asarray(x, np.float32).astype(np.float64) for x in (a, b, c))
     with np.errstate(invalid="ignore", over="ignore"):
-        p = a * b                                   # exact
+        p = a * b  # exact
         s = p + c
-        bb = s - p                                  # TwoSum (Knuth): s + e == p + c exactly
+        bb = s - p  # TwoSum (Knuth): s + e == p + c exactly
         e = (p - (s - bb)) + (c - bb)
         even = (s.view(np.uint64) & np.uint64(1)) == 0
         step = np.nextafter(s, np.where(e > 0, np.inf, -np.inf))

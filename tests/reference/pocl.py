@@ -23,6 +23,7 @@ cases only take grouping-free results from PoCL (cases.py: `pocl_local`).
 Everything is built once per session (functools.lru_cache); PoCL also keeps its own on-disk
 kernel cache.
 """
+
 from __future__ import annotations
 
 import functools
@@ -69,11 +70,11 @@ def _device():
             devs = p.get_devices()
             if devs:
                 ctx = cl.Context(devs[:1])
-                queue = cl.CommandQueue(
-                    ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
+                queue = cl.CommandQueue(ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
                 return cl, ctx, queue, devs[0]
-    raise PoclUnavailable("no PoCL platform among the OpenCL platforms "
-                          f"{[p.name for p in platforms]} (install pocl-opencl-icd)")
+    raise PoclUnavailable(
+        f"no PoCL platform among the OpenCL platforms {[p.name for p in platforms]} (install pocl-opencl-icd)"
+    )
 
 
 def unavailable_reason() -> str | None:
@@ -116,8 +117,16 @@ def _kernel(cl_file: str, kernel: str, options: tuple[str, ...]):
     return cl.Kernel(program(cl_file, options), kernel)
 
 
-def run(cl_file: str, kernel: str, args, global_size, local_size=None, *,
-        options: tuple[str, ...] = (), timing: dict | None = None) -> list:
+def run(
+    cl_file: str,
+    kernel: str,
+    args,
+    global_size,
+    local_size=None,
+    *,
+    options: tuple[str, ...] = (),
+    timing: dict | None = None,
+) -> list:
     """Run `kernel` once. `args`: NumPy arrays (passed as read/write buffers) or NumPy scalars.
     Returns, per argument, a copy of the array after the run (None for scalars). float16 arrays
     travel as float32 (see the module docstring) and come back rounded to float16.
@@ -170,5 +179,13 @@ def max_work_group_size() -> int:
     return int(dev.max_work_group_size)
 
 
-__all__ = ["POCL_SHIM", "PoclUnavailable", "unavailable_reason", "device_name",
-           "program_source", "program", "run", "max_work_group_size"]
+__all__ = [
+    "POCL_SHIM",
+    "PoclUnavailable",
+    "unavailable_reason",
+    "device_name",
+    "program_source",
+    "program",
+    "run",
+    "max_work_group_size",
+]

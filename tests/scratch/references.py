@@ -1,5 +1,6 @@
 """NumPy references for the GLSL scratch fixtures (tests/fixtures/glsl/scratch_*.comp) and
 launch helpers shared by the tests and bench/bench_scratch.py."""
+
 from __future__ import annotations
 
 import pathlib
@@ -67,8 +68,9 @@ def run_scratch_game(dev, json_path, groups, steps: int = 6, seed: int = 1):
     seeds = np.random.default_rng(seed).integers(0, 2**32, width * height, dtype=np.uint64).astype(np.uint32)
     sb = dev.upload(seeds, name="seeds")
     rb = dev.alloc(4 * seeds.size, name="result", fill=0xA5)
-    r = sh.launch(groups=(gx, gy, 1), buffers={(0, 0): sb, (0, 1): rb},
-                  push_constants=struct.pack("<2I", width, steps))
+    r = sh.launch(
+        groups=(gx, gy, 1), buffers={(0, 0): sb, (0, 1): rb}, push_constants=struct.pack("<2I", width, steps)
+    )
     got = dev.download(rb, np.uint32)
     return r, sh, got, (seeds, steps)
 

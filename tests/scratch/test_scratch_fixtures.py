@@ -7,6 +7,7 @@ w32/w64 x MUBUF/flat x wave/lane) is compared with PoCL/NumPy in tests/test_fixt
 here we add, for those kernels, that no scratch address ever appears among windows or write
 spans.
 """
+
 import json
 import pathlib
 
@@ -22,11 +23,20 @@ MODES = ("wave", "lane")
 
 def _landed(r):
     assert r.landed, r.refusal
-ACO_ARRAY = [("gfx1030", "aco/scratch_array-w32"), ("gfx1030", "aco/scratch_array-w64"),
-             ("gfx1010", "aco/scratch_array-w64"),
-             ("gfx1030", "radv-llvm/scratch_array-w32"), ("gfx1030", "radv-llvm/scratch_array-w64")]
-ACO_GAME = [("gfx1030", "aco/scratch_game-w32"), ("gfx1030", "aco/scratch_game-w64"),
-            ("gfx1010", "aco/scratch_game-w64")]
+
+
+ACO_ARRAY = [
+    ("gfx1030", "aco/scratch_array-w32"),
+    ("gfx1030", "aco/scratch_array-w64"),
+    ("gfx1010", "aco/scratch_array-w64"),
+    ("gfx1030", "radv-llvm/scratch_array-w32"),
+    ("gfx1030", "radv-llvm/scratch_array-w64"),
+]
+ACO_GAME = [
+    ("gfx1030", "aco/scratch_game-w32"),
+    ("gfx1030", "aco/scratch_game-w64"),
+    ("gfx1010", "aco/scratch_game-w64"),
+]
 
 
 def _no_scratch_in_windows(r, sh):
@@ -66,6 +76,7 @@ def test_radv_llvm_path_is_scratch_by_the_static_test():
     test names those accesses scratch (and nothing else)."""
     from wavelift.translate import scratch as S
     from wavelift.translate.program import translate
+
     listing = (FIX / "gfx1030" / "radv-llvm" / "scratch_array-w64.s").read_text()
     assert "buffer_store_dword" in listing and "scratch_" not in listing
     dev = wavelift.Device("gfx1030", backend="numpy", mode="wave")
@@ -79,11 +90,10 @@ def test_radv_llvm_path_is_scratch_by_the_static_test():
     mubuf = [i for i in prog.instructions if i.encoding == "MUBUF"]
     scr = [i for i in mubuf if i.offset in prog.scratch.mubuf_scratch]
     buf = [i for i in mubuf if i.offset not in prog.scratch.mubuf_scratch]
-    assert scr and buf                      # the private array, and the SSBO (data.result)
-    loaded = {i.fields["sdata"] + k for i in prog.instructions if i.encoding == "SMEM"
-              for k in range(4)}
-    assert all(i.fields["srsrc"] * 4 in loaded for i in buf)       # V# from a descriptor set
-    assert not any(i.fields["srsrc"] * 4 in loaded for i in scr)   # V# built from s0:s1
+    assert scr and buf  # the private array, and the SSBO (data.result)
+    loaded = {i.fields["sdata"] + k for i in prog.instructions if i.encoding == "SMEM" for k in range(4)}
+    assert all(i.fields["srsrc"] * 4 in loaded for i in buf)  # V# from a descriptor set
+    assert not any(i.fields["srsrc"] * 4 in loaded for i in scr)  # V# built from s0:s1
     assert {0, 1} <= set(prog.scratch.tracer_skip)
     # the same program without scratch roots: no access is scratch
     prog = translate(sh.code, "gfx1030", 64, r.config.program_address, scratch_abi=None)
@@ -93,6 +103,7 @@ def test_radv_llvm_path_is_scratch_by_the_static_test():
 def test_aco_roots_come_from_flat_scratch_writes():
     from wavelift.translate import scratch as S
     from wavelift.translate.program import translate
+
     dev = wavelift.Device("gfx1030", backend="numpy", mode="wave")
     sh = dev.load_aco_shader(FIX / "gfx1030" / "aco" / "scratch_array-w32.json")
     data = dev.upload(np.array([7, 3] + [0] * 64, np.uint32))
@@ -100,28 +111,36 @@ def test_aco_roots_come_from_flat_scratch_writes():
     _landed(r)
     facts = S.analyze(*_blocks(sh.code, r.config), r.config.program_address)
     assert facts.flat_scr_ent, "ACO writes FLAT_SCR_LO/HI"
-    plan = S.plan(facts, S.ScratchABI(enabled=True, ring_root=False, offset_reg=None,
-                                      user_sgprs=len(r.config.user_sgprs)))
-    assert {0, 1} <= set(plan.tracer_skip)       # found from the s_setreg writes alone
+    plan = S.plan(
+        facts,
+        S.ScratchABI(enabled=True, ring_root=False, offset_reg=None, user_sgprs=len(r.config.user_sgprs)),
+    )
+    assert {0, 1} <= set(plan.tracer_skip)  # found from the s_setreg writes alone
     del translate
 
 
 def _blocks(code, config):
     from wavelift.translate import flow
-    instrs, leaders = flow.discover(code, config.target, config.wave_size == 64,
-                                    config.program_address)
+
+    instrs, leaders = flow.discover(code, config.target, config.wave_size == 64, config.program_address)
     return instrs, flow.blocks(instrs, leaders)
 
 
 # ---- clang-19 kernels: windows and write spans never hold scratch ---------------------------
 
 MANIFEST = json.loads((FIX / "manifest.json").read_text())
-CLANG = [b for b in MANIFEST["binaries"] if b["kind"] == "clang" and b["target"] == "gfx1030"
-         and pathlib.Path(b["path"]).stem.startswith(("stack-", "basic-"))]
+CLANG = [
+    b
+    for b in MANIFEST["binaries"]
+    if b["kind"] == "clang"
+    and b["target"] == "gfx1030"
+    and pathlib.Path(b["path"]).stem.startswith(("stack-", "basic-"))
+]
 
 
-@pytest.mark.parametrize("path", [b["path"] for b in CLANG],
-                         ids=[pathlib.Path(b["path"]).stem for b in CLANG])
+@pytest.mark.parametrize(
+    "path", [b["path"] for b in CLANG], ids=[pathlib.Path(b["path"]).stem for b in CLANG]
+)
 def test_clang_scratch_never_windowed(path):
     dev = wavelift.Device("gfx1030", backend="numpy", mode="wave")
     co = dev.load_code_object(str(ROOT / path))
@@ -132,7 +151,7 @@ def test_clang_scratch_never_windowed(path):
     out = dev.alloc(4 * n, name="out")
     args = [inp, out] + ([np.uint32(5)] if name == "private_array" else [])
     r = k.launch(global_size=(n, 1, 1), block=(64, 1, 1), args=args)
-    _landed(r)          # `call`'s callee lies before the kernel's entry (decision 0010)
+    _landed(r)  # `call`'s callee lies before the kernel's entry (decision 0010)
     if name == "call":
         want = C._ref_call(None, {"in": np.arange(n, dtype=np.int32) * 7 + 3})["out"]
         np.testing.assert_array_equal(dev.download(out, np.int32), want)
@@ -148,6 +167,7 @@ def test_clang_scratch_never_windowed(path):
 
 # ---- game-shaped dispatches ------------------------------------------------------------------
 
+
 @pytest.mark.slow
 @pytest.mark.parametrize("shape", [(240, 135), (32400, 1)], ids=["240x135", "32400"])
 def test_game_shaped_dispatch(shape):
@@ -155,7 +175,8 @@ def test_game_shaped_dispatch(shape):
     with a dynamically indexed private array in scratch (ACO scratch_game, wave64)."""
     dev = wavelift.Device("gfx1030", backend="numpy", mode="wave")
     r, sh, got, (seeds, steps) = run_scratch_game(
-        dev, FIX / "gfx1030" / "aco" / "scratch_game-w64.json", shape, steps=4)
+        dev, FIX / "gfx1030" / "aco" / "scratch_game-w64.json", shape, steps=4
+    )
     _landed(r)
     np.testing.assert_array_equal(got, ref_scratch_game(seeds, steps))
 
@@ -170,12 +191,13 @@ def test_push_constant_with_bit_23_in_s3_is_not_taken_for_a_scratch_v_sharp():
     from testpaths import FIXTURES, set_sh_register
 
     from wavelift import Capture, replay
+
     cap = Capture.load(str(FIXTURES / "captures" / "radv-scratch_game-chained-w64.wlcap"))
     assert set_sh_register(cap, "COMPUTE_USER_DATA_3", 0x00800010, only_if=16) == 1
     seeds = np.fromfile(FIXTURES / "radv/scratch_game-chained-w64/inputs/seeds.bin", np.uint32)
     (res,) = replay(cap)
     assert res.landed, res.refusal
-    out = np.frombuffer(cap.memory.read(0xffff800100006000, 1024), np.uint32)
+    out = np.frombuffer(cap.memory.read(0xFFFF800100006000, 1024), np.uint32)
     want = np.zeros(256, np.uint32)
     want[:16] = ref_scratch_game(seeds[:16], 25)
     np.testing.assert_array_equal(out, want)

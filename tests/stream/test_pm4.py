@@ -1,4 +1,5 @@
 """Every encoder decodes back to what it was given (via the one decoder the walker uses)."""
+
 import pytest
 
 from wavelift.errors import Refused
@@ -21,15 +22,18 @@ def test_header_layout_matches_sid_h():
     assert pm4.NOP_PAD == 0xFFFF1000 and pm4.TYPE2_NOP == 0x80000000
 
 
-@pytest.mark.parametrize("enc,space,addr", [
-    (lambda: pm4.set_sh_reg("COMPUTE_PGM_RSRC1", 1, 2), "SH", 0xB848),
-    (lambda: pm4.set_sh_reg(0x212, 1, 2), "SH", 0xB848),
-    (lambda: pm4.set_sh_reg(0xB848, 1, 2), "SH", 0xB848),
-    (lambda: pm4.set_context_reg(0x286E8 - 0x28000 >> 2, 1, 2), "CONTEXT", 0x286E8),
-    (lambda: pm4.set_config_reg(0x10, 1, 2), "CONFIG", 0x8040),
-    (lambda: pm4.set_uconfig_reg("GRBM_GFX_INDEX", 1, 2), "UCONFIG", 0x30800),
-    (lambda: pm4.set_uconfig_reg_index(0x242, 1, 2), "UCONFIG", 0x30908),
-])
+@pytest.mark.parametrize(
+    "enc,space,addr",
+    [
+        (lambda: pm4.set_sh_reg("COMPUTE_PGM_RSRC1", 1, 2), "SH", 0xB848),
+        (lambda: pm4.set_sh_reg(0x212, 1, 2), "SH", 0xB848),
+        (lambda: pm4.set_sh_reg(0xB848, 1, 2), "SH", 0xB848),
+        (lambda: pm4.set_context_reg(0x286E8 - 0x28000 >> 2, 1, 2), "CONTEXT", 0x286E8),
+        (lambda: pm4.set_config_reg(0x10, 1, 2), "CONFIG", 0x8040),
+        (lambda: pm4.set_uconfig_reg("GRBM_GFX_INDEX", 1, 2), "UCONFIG", 0x30800),
+        (lambda: pm4.set_uconfig_reg_index(0x242, 1, 2), "UCONFIG", 0x30908),
+    ],
+)
 def test_set_reg_round_trip(enc, space, addr):
     p = one(enc())
     f = p.fields()
@@ -76,7 +80,7 @@ def test_indirect_buffer_round_trip():
     f = one(pm4.indirect_buffer(HI, 328)).fields()
     assert (f["address"], f["size_dw"], f["chain"], f["valid"]) == (HI, 328, False, False)
     dw = pm4.indirect_buffer(HI, 1024, chain=True, vmid=3)
-    assert dw[3] == 1024 | 1 << 20 | 1 << 23 | 3 << 24          # RADV: CHAIN|VALID|size
+    assert dw[3] == 1024 | 1 << 20 | 1 << 23 | 3 << 24  # RADV: CHAIN|VALID|size
     f = one(dw).fields()
     assert (f["chain"], f["valid"], f["vmid"]) == (True, True, 3)
 
@@ -96,24 +100,39 @@ def test_write_copy_dma_round_trip():
     assert (f["address"], f["values"], f["dst_sel"], f["wr_confirm"]) == (HI, (1, 2, 3), 5, True)
     f = one(pm4.copy_data(pm4.COPY_SRC_MEM, HI, pm4.COPY_DST_MEM, HI + 64, count64=True)).fields()
     assert (f["src_sel"], f["src"], f["dst_sel"], f["dst"], f["count64"]) == (1, HI, 5, HI + 64, True)
-    f = one(pm4.dma_data(HI, HI + 256, 0xAE0, src_sel=3, dst_sel=2, cp_sync=False,
-                         disable_wr_confirm=True)).fields()
-    assert (f["src"], f["dst"], f["byte_count"], f["src_sel"], f["dst_sel"], f["cp_sync"],
-            f["disable_wr_confirm"]) == (HI, HI + 256, 0xAE0, 3, 2, False, True)
+    f = one(
+        pm4.dma_data(HI, HI + 256, 0xAE0, src_sel=3, dst_sel=2, cp_sync=False, disable_wr_confirm=True)
+    ).fields()
+    assert (
+        f["src"],
+        f["dst"],
+        f["byte_count"],
+        f["src_sel"],
+        f["dst_sel"],
+        f["cp_sync"],
+        f["disable_wr_confirm"],
+    ) == (HI, HI + 256, 0xAE0, 3, 2, False, True)
     # the DMA_DATA word RADV emits for its shader prefetch (fixtures/radv pm4_listing)
-    assert pm4.dma_data(0, 0, 0xAE0, src_sel=3, dst_sel=2, cp_sync=False,
-                        disable_wr_confirm=True)[1] == 0x60200000
+    assert (
+        pm4.dma_data(0, 0, 0xAE0, src_sel=3, dst_sel=2, cp_sync=False, disable_wr_confirm=True)[1]
+        == 0x60200000
+    )
 
 
 def test_release_acquire_event_wait_round_trip():
     f = one(pm4.release_mem(HI, 0x1_0000_0002, data_sel=pm4.DATA_SEL_64)).fields()
     assert (f["address"], f["data"], f["data_sel"], f["event_type"], f["event_index"]) == (
-        HI, 0x1_0000_0002, 2, pm4.BOTTOM_OF_PIPE_TS, 5)
+        HI,
+        0x1_0000_0002,
+        2,
+        pm4.BOTTOM_OF_PIPE_TS,
+        5,
+    )
     p = one(pm4.acquire_mem(gcr_cntl=0xC3B1))
     assert len(p.body) == 7 and p.body[-1] == 0xC3B1
     f = one(pm4.event_write(pm4.CS_PARTIAL_FLUSH)).fields()
     assert (f["event_type"], f["event_index"], f["address"]) == (7, 4, None)
-    assert one(pm4.event_write(0x19)).body == (0x19,)             # as RADV's preamble
+    assert one(pm4.event_write(0x19)).body == (0x19,)  # as RADV's preamble
     f = one(pm4.event_write(1, 1, address=HI)).fields()
     assert f["address"] == HI
     f = one(pm4.wait_reg_mem(HI, 5, 0xFF, pm4.WAIT_GE)).fields()
@@ -145,12 +164,22 @@ def test_register_fields_per_level():
     v = 0x7FFF << 12
     assert tm.get(v, "WAVESIZE", 103) == 0x1FFF and tm.get(v, "WAVESIZE", 11) == 0x7FFF
     r2 = R.BY_NAME["COMPUTE_PGM_RSRC2"]
-    assert r2.decode(0x87) == dict(SCRATCH_EN=1, USER_SGPR=3, TRAP_PRESENT=0, TGID_X_EN=1,
-                                   TGID_Y_EN=0, TGID_Z_EN=0, TG_SIZE_EN=0, TIDIG_COMP_CNT=0,
-                                   EXCP_EN_MSB=0, LDS_SIZE=0, EXCP_EN=0)
+    assert r2.decode(0x87) == dict(
+        SCRATCH_EN=1,
+        USER_SGPR=3,
+        TRAP_PRESENT=0,
+        TGID_X_EN=1,
+        TGID_Y_EN=0,
+        TGID_Z_EN=0,
+        TG_SIZE_EN=0,
+        TIDIG_COMP_CNT=0,
+        EXCP_EN_MSB=0,
+        LDS_SIZE=0,
+        EXCP_EN=0,
+    )
     assert r2.encode(USER_SGPR=3, SCRATCH_EN=1, TGID_X_EN=1) == 0x87
     assert R.BY_NAME["COMPUTE_USER_DATA_15"].address == 0xB93C
     assert R.BY_NAME["COMPUTE_PGM_RSRC3"].sh_offset == 0x228
     rf = R.RegisterFile("gfx1030")
-    rf.write(0xB3FC, 5)                      # not in the table: recorded, not refused
+    rf.write(0xB3FC, 5)  # not in the table: recorded, not refused
     assert rf.unknown == [0xB3FC] and rf.get(0xB3FC) == 5 and not rf.written("COMPUTE_PGM_LO")

@@ -1,6 +1,7 @@
 """Real RADV 22.3 streams (tests/fixtures/radv, converted to tests/fixtures/captures/*.wlcap by
 tools/radv_to_wlcap.py) walk to their dispatches, and each DispatchConfig matches what
 aco-compile says for the same shader (tests/fixtures/gfx1030/aco/*.json)."""
+
 import json
 import re
 import sys
@@ -13,8 +14,11 @@ from wavelift.result import DispatchResult
 
 RADV = FIXTURES / "radv"
 CAPS = FIXTURES / "captures"
-NAMES = sorted(p.name for p in RADV.iterdir() if (p / "raw" / "submit0" / "capture.json").exists()) \
-    if RADV.exists() else []
+NAMES = (
+    sorted(p.name for p in RADV.iterdir() if (p / "raw" / "submit0" / "capture.json").exists())
+    if RADV.exists()
+    else []
+)
 
 
 def command(name):
@@ -34,6 +38,7 @@ def run(cap):
     def execute(memory, config, index):
         configs.append(config)
         return DispatchResult(index, config)
+
     rs = replay(cap, execute=execute)
     return rs, configs
 
@@ -63,9 +68,17 @@ def test_radv_capture_matches_aco(name):
         assert c.num_groups == groups and c.group_start == (0, 0, 0)
         assert len(c.user_sgprs) == aco["user_sgprs"]["count"]
         # RADV writes the scratch ring's s[0:1] only when there is scratch; nothing else is unwritten
-        ring_sgprs = () if aco["scratch"]["enabled"] else tuple(tuple(
-            tuple(range(e["first"], e["first"] + e["count"])) for e in aco["user_sgprs"]["layout"]
-            if e["what"] == "scratch_ring_offsets"))[0]
+        ring_sgprs = (
+            ()
+            if aco["scratch"]["enabled"]
+            else tuple(
+                tuple(
+                    tuple(range(e["first"], e["first"] + e["count"]))
+                    for e in aco["user_sgprs"]["layout"]
+                    if e["what"] == "scratch_ring_offsets"
+                )
+            )[0]
+        )
         assert c.unwritten_user_sgprs == ring_sgprs
         hw = {s["what"]: s["first"] for s in aco["system_sgprs"] if s.get("written_by_hardware", True)}
         assert c.system_sgprs == hw
@@ -82,7 +95,7 @@ def test_radv_capture_matches_aco(name):
         for entry in aco["user_sgprs"]["layout"]:
             if entry["what"] == "grid_size" and entry["count"] == 3:
                 f = entry["first"]
-                assert c.user_sgprs[f:f + 3] == groups
+                assert c.user_sgprs[f : f + 3] == groups
 
 
 def test_converter_reproduces_committed_captures(tmp_path):
@@ -108,11 +121,13 @@ def test_chained_capture_follows_the_chain():
     from wavelift.stream import pm4
     from wavelift.stream.registers import RegisterFile
     from wavelift.stream.walker import StreamWalker
+
     chains = []
 
     def on_packet(ib, p):
         if p.opcode == pm4.INDIRECT_BUFFER and p.type == 3 and p.fields()["chain"]:
             chains.append(p.fields()["address"])
+
     events = []
     w = StreamWalker(cap.memory, RegisterFile("gfx1030"), events.append, on_packet=on_packet)
     for a, n in cap.streams:

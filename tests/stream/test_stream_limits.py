@@ -1,5 +1,6 @@
 """Bounded stream work (issue 19 item 6, docs/decisions/0015-bounded-work.md): IB dwords copied,
 DMA bytes, dispatches and instructions, counted over all of a capture's streams."""
+
 import numpy as np
 import pytest
 
@@ -41,7 +42,7 @@ def test_dma_bytes_bounded_before_copying():
     src = mem.alloc(64 << 10, name="src", data=np.full(64 << 10, 7, np.uint8))
     dst = mem.alloc(64 << 10, name="dst")
     stream = []
-    for _k in range(20):                         # 20 x 64 KiB = 1.25 MiB through DMA_DATA
+    for _k in range(20):  # 20 x 64 KiB = 1.25 MiB through DMA_DATA
         stream += pm4.dma_data(src, dst, 64 << 10)
     stream += pm4.dma_data(0x1234, dst, 4, src_sel=pm4.DMA_SRC_DATA)
     ib = mem.alloc(4 * len(stream), name="ib", data=np.array(stream, "<u4").view(np.uint8))
@@ -89,8 +90,16 @@ def test_a_repeated_stream_list_is_bounded():
 def _dispatching_capture(k):
     cap = Capture(target="gfx1030")
     code = cap.alloc(256, data=b"\x00" * 256, name="code")
-    cap.submit(pm4.set_sh_regs({"COMPUTE_PGM_LO": code >> 8, "COMPUTE_NUM_THREAD_X": 32,
-                                "COMPUTE_NUM_THREAD_Y": 1, "COMPUTE_NUM_THREAD_Z": 1}))
+    cap.submit(
+        pm4.set_sh_regs(
+            {
+                "COMPUTE_PGM_LO": code >> 8,
+                "COMPUTE_NUM_THREAD_X": 32,
+                "COMPUTE_NUM_THREAD_Y": 1,
+                "COMPUTE_NUM_THREAD_Z": 1,
+            }
+        )
+    )
     for _ in range(k):
         cap.submit(pm4.dispatch_direct(1, 1, 1, initiator=pm4.initiator(wave32=True)))
     return cap
@@ -103,6 +112,7 @@ def test_dispatches_and_instructions_per_capture():
     def execute(memory, config, index):
         calls.append(index)
         return DispatchResult(index, config, stats={"instructions": 1000})
+
     res = replay(cap, execute=execute, limits=StreamLimits(dispatches=3))
     assert calls == [0, 1, 2] and res[-1].refusal.code == "stream.dispatch_budget"
     calls.clear()

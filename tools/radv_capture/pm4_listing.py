@@ -9,6 +9,7 @@ SET_*_REG packets list register names and values. Names come from Mesa's own mac
 tables in the 22.3.6 source tree: PKT3_* opcodes from src/amd/common/sid.h and register offsets
 from src/amd/registers/<gfx>.json. --check verifies the compute dispatch facts (see README.md).
 """
+
 import json
 import os
 import re
@@ -16,8 +17,12 @@ import struct
 import sys
 
 SH_BASE, CTX_BASE, CFG_BASE, UCFG_BASE = 0xB000, 0x28000, 0x8000, 0x30000
-SET_REG = {0x68: ("CONFIG", CFG_BASE), 0x69: ("CONTEXT", CTX_BASE), 0x76: ("SH", SH_BASE),
-           0x79: ("UCONFIG", UCFG_BASE)}
+SET_REG = {
+    0x68: ("CONFIG", CFG_BASE),
+    0x69: ("CONTEXT", CTX_BASE),
+    0x76: ("SH", SH_BASE),
+    0x79: ("UCONFIG", UCFG_BASE),
+}
 
 
 def load_names(mesa, gfx):
@@ -51,7 +56,7 @@ class Memory:
     def bytes_at(self, va, n):
         for base, data in self.bos:
             if base <= va < base + len(data):
-                return data[va - base: va - base + n]
+                return data[va - base : va - base + n]
         return None
 
 
@@ -78,7 +83,7 @@ def walk(mem, va, ndw, ops, regs, out, regstate, depth=0, events=None):
         if op == 0x10 and cnt == 0x3FFF:  # header-only NOP padding
             i += 1
             continue
-        body = dws[i + 1: i + 2 + cnt]
+        body = dws[i + 1 : i + 2 + cnt]
         name = ops.get(op, "OP_0x%02X" % op)
         loc = "%s@0x%x+%04x" % (ind, va, i * 4)
         if op in SET_REG:
@@ -93,7 +98,9 @@ def walk(mem, va, ndw, ops, regs, out, regstate, depth=0, events=None):
         elif op == 0x3F:  # INDIRECT_BUFFER
             tva = canon(body[0] | (body[1] << 32))
             size, chain = body[2] & 0xFFFFF, (body[2] >> 20) & 1
-            out.append("%s INDIRECT_BUFFER va=0x%016x size_dw=%d %s" % (loc, tva, size, "CHAIN" if chain else "call"))
+            out.append(
+                "%s INDIRECT_BUFFER va=0x%016x size_dw=%d %s" % (loc, tva, size, "CHAIN" if chain else "call")
+            )
             if chain:
                 return walk(mem, tva, size, ops, regs, out, regstate, depth, events)
             walk(mem, tva, size, ops, regs, out, regstate, depth + 1, events)
@@ -110,7 +117,11 @@ def main():
         print(__doc__)
         sys.exit(0 if a else 2)
     d = a[0]
-    mesa = a[a.index("--mesa-src") + 1] if "--mesa-src" in a else os.environ.get("MESA_SRC", "/tmp/mesasrc/mesa-22.3.6")
+    mesa = (
+        a[a.index("--mesa-src") + 1]
+        if "--mesa-src" in a
+        else os.environ.get("MESA_SRC", "/tmp/mesasrc/mesa-22.3.6")
+    )
     gfx = a[a.index("--gfx") + 1] if "--gfx" in a else "gfx103"
     cap = json.load(open(os.path.join(d, "capture.json")))
     ops, regs = load_names(mesa, gfx)
@@ -128,14 +139,26 @@ def main():
     for name, _body, st in events:
         lo, hi = st.get(rev["COMPUTE_PGM_LO"]), st.get(rev["COMPUTE_PGM_HI"])
         pgm = canon((lo << 8) | (hi << 40))
-        need = ["COMPUTE_PGM_LO", "COMPUTE_PGM_HI", "COMPUTE_PGM_RSRC1", "COMPUTE_PGM_RSRC2",
-                "COMPUTE_NUM_THREAD_X"]
+        need = [
+            "COMPUTE_PGM_LO",
+            "COMPUTE_PGM_HI",
+            "COMPUTE_PGM_RSRC1",
+            "COMPUTE_PGM_RSRC2",
+            "COMPUTE_NUM_THREAD_X",
+        ]
         if st.get(rev["COMPUTE_PGM_RSRC2"], 0) & 1:  # SCRATCH_EN: ring + its user SGPRs
             need += ["COMPUTE_TMPRING_SIZE", "COMPUTE_USER_DATA_0", "COMPUTE_USER_DATA_1"]
         missing = [n for n in need if rev.get(n) not in st]
         code = mem.bytes_at(pgm, 16)
-        print("check %s: program va=0x%016x first dwords %s; missing regs %s" % (
-            name, pgm, code and " ".join("%08x" % x for x in struct.unpack("<4I", code)), missing or "none"))
+        print(
+            "check %s: program va=0x%016x first dwords %s; missing regs %s"
+            % (
+                name,
+                pgm,
+                code and " ".join("%08x" % x for x in struct.unpack("<4I", code)),
+                missing or "none",
+            )
+        )
         bad += bool(missing) or code is None
     sys.exit(1 if bad or not events else 0)
 

@@ -4,6 +4,7 @@
 usage: make_inputs.py CAPTURE_NAME OUTDIR
 Each capture's buffers and push constants are written as little-endian binary files.
 """
+
 import struct
 import sys
 
@@ -42,13 +43,29 @@ def main():
     elif name.startswith("int64_"):
         # int64_div / int64_misc: 320 lanes (6 groups of 64, a partial tail): every pair of the
         # edge values as (a, b), then seeded mixed-magnitude words; c cycles 32-bit edges
-        e64 = [0, 1, 2, 3, 7, 10, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF, 1 << 32, (1 << 32) + 1,
-               (1 << 63) - 1, 1 << 63, (1 << 63) + 1, 2**64 - 1, 0x123456789ABCDEF0]
+        e64 = [
+            0,
+            1,
+            2,
+            3,
+            7,
+            10,
+            0x7FFFFFFF,
+            0x80000000,
+            0xFFFFFFFF,
+            1 << 32,
+            (1 << 32) + 1,
+            (1 << 63) - 1,
+            1 << 63,
+            (1 << 63) + 1,
+            2**64 - 1,
+            0x123456789ABCDEF0,
+        ]
         e32 = [0, 1, 2, 3, 7, 63, 64, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF, 0xFFFF, 0x80000001, 0xFFFFFFC1]
         n, st = 320, 0x2545F4914F6CDD1D
         a, b, c = [], [], []
 
-        def rnd(bits):                       # xorshift64*, then a seeded right shift half the time
+        def rnd(bits):  # xorshift64*, then a seeded right shift half the time
             nonlocal st
             st ^= st >> 12
             st ^= (st << 25) & (2**64 - 1)
@@ -56,6 +73,7 @@ def main():
             v = (st * 0x2545F4914F6CDD1D) & (2**64 - 1)
             v &= (1 << bits) - 1
             return v >> (v % bits) if (v >> 7) & 1 else v
+
         for k in range(n):
             if k < len(e64) ** 2:
                 a.append(e64[k // len(e64)])
@@ -70,7 +88,7 @@ def main():
         w("c.bin", u32s(c))
         # Push { uint64_t d64; uint d32; uint n; }
         w("push.bin", struct.pack("<QII", 0x100000007, 0xFFFFFFFB, n))
-        if name.startswith("int64_atomic"):   # the atomics' cells start non-zero
+        if name.startswith("int64_atomic"):  # the atomics' cells start non-zero
             w("o.bin", struct.pack("<%dQ" % (16 * n), *[rnd(64) for _ in range(16 * n)]))
     else:
         sys.exit("unknown capture " + name)

@@ -13,6 +13,7 @@ capture.json is left exactly as radv_capture wrote it. Each submitN/stored.json 
 file name: size (the BO size), stored_bytes (length of the .bin kept, 0 = no file), sha256 of the
 full untrimmed bytes, and same_as (a path relative to RAWDIR) where the bytes live in submit0.
 """
+
 import hashlib
 import json
 import os
@@ -53,10 +54,17 @@ def main():
                     entry["all_zero"] = True
             stored[fn] = entry
         with open(os.path.join(sd, "stored.json"), "w") as f:
-            json.dump({"note": "see tools/radv_capture_raw/trim.py: a .bin holds the first "
-                               "stored_bytes bytes of the BO, the rest is zero; stored_bytes 0 "
-                               "means no file (all zero, or same_as names the file)",
-                       "bos": stored}, f, indent=1, sort_keys=True)
+            json.dump(
+                {
+                    "note": "see tools/radv_capture_raw/trim.py: a .bin holds the first "
+                    "stored_bytes bytes of the BO, the rest is zero; stored_bytes 0 "
+                    "means no file (all zero, or same_as names the file)",
+                    "bos": stored,
+                },
+                f,
+                indent=1,
+                sort_keys=True,
+            )
             f.write("\n")
 
 

@@ -24,6 +24,7 @@ every registered backend, fails for a backend that forgets an op.
 The registry knows the backends by name and imports one on first use (``get``), so naming them
 (``names()``: argparse choices, Device's check) loads no backend.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -43,12 +44,13 @@ _LOADED: dict[str, Backend] = {}
 @dataclasses.dataclass
 class RunCounts:
     """What a run leaves for the result's stats, filled even when the run is refused."""
+
     waves: int = 0
     instructions: int = 0
     lane_instructions: int = 0
     escape_count: int = 0
-    escapes: list = dataclasses.field(default_factory=list)    # the first few (runtime pcs)
-    extra: dict = dataclasses.field(default_factory=dict)      # backend-specific stats
+    escapes: list = dataclasses.field(default_factory=list)  # the first few (runtime pcs)
+    extra: dict = dataclasses.field(default_factory=dict)  # backend-specific stats
 
 
 class Part(Protocol):
@@ -74,8 +76,9 @@ class Backend(Part, Protocol):
 
     def window_plan(self, module) -> dict: ...
 
-    def run(self, module, config, windows, mode: str, budget: int, deadline=None,
-            counts: RunCounts | None = None) -> RunCounts: ...
+    def run(
+        self, module, config, windows, mode: str, budget: int, deadline=None, counts: RunCounts | None = None
+    ) -> RunCounts: ...
 
 
 def names() -> tuple[str, ...]:
@@ -116,7 +119,7 @@ def problem(name: str) -> str | None:
     load says so)."""
     try:
         ok = get(name).available()
-    except Exception as e:          # noqa: BLE001 - any import problem means: not available
+    except Exception as e:  # noqa: BLE001 - any import problem means: not available
         return f"the {name} backend does not load ({type(e).__name__}: {e})"
     return None if ok is True else (ok or f"the {name} backend reports that it cannot run here")
 
@@ -131,9 +134,12 @@ def check_program(backend: Part, program) -> None:
             why = bad.get(op.name)
             if why is not None:
                 from ..errors import Refused
-                raise Refused("backend.unavailable",
-                              f"the {backend.name} backend does not lower the IR op {op.name} "
-                              f"({why}; instruction #{op.instr})")
+
+                raise Refused(
+                    "backend.unavailable",
+                    f"the {backend.name} backend does not lower the IR op {op.name} "
+                    f"({why}; instruction #{op.instr})",
+                )
 
 
 def run_runtime(Runtime, module, config, windows, mode, budget, deadline, counts) -> RunCounts:
@@ -141,7 +147,7 @@ def run_runtime(Runtime, module, config, windows, mode, budget, deadline, counts
     run(), which both backends' runtimes share; ``counts`` filled even when it raises."""
     counts = RunCounts() if counts is None else counts
     rt = Runtime(module, config, windows, mode, budget)
-    rt.deadline = deadline              # (the NumPy runtime stops on it; CUDA: execute checks)
+    rt.deadline = deadline  # (the NumPy runtime stops on it; CUDA: execute checks)
     try:
         rt.run()
     finally:
@@ -154,19 +160,31 @@ def run_runtime(Runtime, module, config, windows, mode, budget, deadline, counts
 
 # ---- what a lowering lowers, asked of the lowering itself -------------------------------------
 
+
 def sample_program(row: OpRow, wave_size: int = 32, attrs: dict | None = None):
     """A one-block Program that holds one instance of op ``row`` (its example: op type, operand
     types, attrs; ``attrs`` overrides some), its operands made from SGPR reads, its result
     written to v1 or s1 so that no lowering drops it.  -> (program, the op)."""
     from ..translate.ir import Block, Builder, Program
+
     b = Builder([0], wave_size)
     b.instr = 0
     t, ats, at = row.example
     at = {**at, **(attrs or {})}
     args = [_operand(b, x, k) for k, x in enumerate(ats)]
-    if row.name == "word":              # (the word of a load's result)
-        args = [b.emit("load", "u32", _operand(b, "u64", 0), _operand(b, "b1", 1), uniform=False,
-                       space="global", nbytes=4, words=1)]
+    if row.name == "word":  # (the word of a load's result)
+        args = [
+            b.emit(
+                "load",
+                "u32",
+                _operand(b, "u64", 0),
+                _operand(b, "b1", 1),
+                uniform=False,
+                space="global",
+                nbytes=4,
+                words=1,
+            )
+        ]
     at_op = len(b.ops)
     if row.kind == EFFECT:
         b.effect(row.name, t, *args, **at)
@@ -195,11 +213,12 @@ def _operand(b, t: str, k: int):
         return b.bitcast(t, x)
     if t == "f16":
         return b.bitcast(t, b.cvt("u16", x))
-    return b.cvt(t, x)                  # u8 i8 u16 i16
+    return b.cvt(t, x)  # u8 i8 u16 i16
 
 
 def _to_u32(b, v):
     from ..ir.ops import BITS
+
     if v.type == "b1":
         return b.cvt("u32", v)
     if BITS[v.type] == 64:
@@ -209,14 +228,15 @@ def _to_u32(b, v):
     return b.cvt("u32", b.bitcast({8: "u8", 16: "u16"}[BITS[v.type]], v))
 
 
-def probe(lower: Callable[[Any], None], refused: type[Exception] | tuple,
-          names: Any = None) -> frozenset[str]:
+def probe(
+    lower: Callable[[Any], None], refused: type[Exception] | tuple, names: Any = None
+) -> frozenset[str]:
     """The ops of the table (or ``names``) that ``lower(program)`` lowers: a sample program of
     each is lowered, and an op counts as not lowered when the lowering refuses it *by name*
     (``refused`` raised with the op's name as its message).  Anything else it raises is a bug
     of the lowering or the sample, and propagates."""
     out = set()
-    for name in (OPS if names is None else names):
+    for name in OPS if names is None else names:
         program, _ = sample_program(OPS[name])
         try:
             lower(program)

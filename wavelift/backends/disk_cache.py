@@ -17,6 +17,7 @@ A cached library runs as code in this process, so only what this user wrote may 
 * a library is loaded from a private temp copy of the bytes that were checked (``load_library``),
   so what was checked is what runs.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -54,8 +55,7 @@ def _swappable(st: os.stat_result) -> str | None:
     if st.st_uid not in (0, os.geteuid()):
         return f"is owned by uid {st.st_uid}"
     if st.st_mode & 0o022 and not st.st_mode & stat.S_ISVTX:
-        return (f"is writable by group or others without the sticky bit "
-                f"(mode {st.st_mode & 0o7777:o})")
+        return f"is writable by group or others without the sticky bit (mode {st.st_mode & 0o7777:o})"
     return None
 
 
@@ -87,7 +87,7 @@ def private_dir(path) -> pathlib.Path:
     """``path`` created (0700, each missing level) and checked as the rules above say -> the
     absolute path; CacheRefused naming the rule it breaks."""
     p = os.path.abspath(os.fspath(path))
-    _check_above(p, missing_ok=True)       # before creating anything in a place others control
+    _check_above(p, missing_ok=True)  # before creating anything in a place others control
     try:
         missing = []
         q = p
@@ -98,7 +98,7 @@ def private_dir(path) -> pathlib.Path:
             try:
                 os.mkdir(m, 0o700)
             except FileExistsError:
-                pass                    # another process made it: checked below like any
+                pass  # another process made it: checked below like any
         st = os.lstat(p)
     except OSError as e:
         raise CacheRefused(f"{p} cannot be created ({e.strerror})") from None
@@ -113,7 +113,7 @@ def private_dir(path) -> pathlib.Path:
     _check_above(p, missing_ok=False)
     if st.st_mode & 0o777 != 0o700:
         try:
-            os.chmod(p, 0o700)          # others could only read it: made private
+            os.chmod(p, 0o700)  # others could only read it: made private
         except OSError as e:
             raise CacheRefused(f"{p} cannot be made private ({e.strerror})") from None
     return pathlib.Path(p)
@@ -126,8 +126,11 @@ def usable_dir(kind: str, env: str) -> pathlib.Path | None:
     try:
         return private_dir(p)
     except CacheRefused as e:
-        warnings.warn(f"wavelift: the {kind} module cache is not used: {e} "
-                      f"(docs/decisions/0016-trusted-caches.md)", CacheWarning, stacklevel=3)
+        warnings.warn(
+            f"wavelift: the {kind} module cache is not used: {e} (docs/decisions/0016-trusted-caches.md)",
+            CacheWarning,
+            stacklevel=3,
+        )
         return None
 
 
@@ -144,8 +147,7 @@ def _read_own(path: pathlib.Path) -> bytes | None:
     with os.fdopen(fd, "rb") as f:
         st = os.fstat(fd)
         # (0 links: replaced by a writer since it was opened, whole all the same)
-        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid() or st.st_mode & 0o022 \
-                or st.st_nlink > 1:
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid() or st.st_mode & 0o022 or st.st_nlink > 1:
             return None
         return f.read()
 
@@ -168,11 +170,11 @@ def read(d: pathlib.Path, name: str, suffix: str) -> bytes | None:
 
 
 def _write_atomic(d: pathlib.Path, name: str, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=".", suffix=".tmp", dir=d)      # 0600, O_EXCL
+    fd, tmp = tempfile.mkstemp(prefix=".", suffix=".tmp", dir=d)  # 0600, O_EXCL
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
-        os.replace(tmp, d / name)       # replaces a link itself, never its target
+        os.replace(tmp, d / name)  # replaces a link itself, never its target
     except BaseException:
         try:
             os.unlink(tmp)

@@ -6,6 +6,7 @@ The prelude is cfamily's (``cfamily/host.h`` maps CUDA's intrinsics onto host C+
 IEEE results).  Compile with ``-ffp-contract=off`` so nothing is contracted behind our back
 (``COMPILE_FLAGS``).
 """
+
 from __future__ import annotations
 
 import shutil

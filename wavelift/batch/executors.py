@@ -16,6 +16,7 @@ to factories taking (jobs, scheduler); add one there to plug another engine in.
   `distributed.scheduler.allowed-failures` losses it gives up and the task is answered
   `batch.worker_crashed`. Results come back to this client and are written once, at the end.
 """
+
 from __future__ import annotations
 
 import multiprocessing
@@ -26,20 +27,24 @@ from collections.abc import Callable
 
 from ..errors import UserError
 
-RETRIES = 3          # tries of a task whose local worker process died (Dask's default is 3 too)
+RETRIES = 3  # tries of a task whose local worker process died (Dask's default is 3 too)
 
 
 def crashed(message: str) -> dict:
     """The answer for a task whose worker died running it."""
-    return {"sha256": None, "dispatches": [], "recorded_problems": None, "time_s": 0.0,
-            "error": {"dispatch": None, "result": "error", "code": "batch.worker_crashed",
-                      "message": message}}
+    return {
+        "sha256": None,
+        "dispatches": [],
+        "recorded_problems": None,
+        "time_s": 0.0,
+        "error": {"dispatch": None, "result": "error", "code": "batch.worker_crashed", "message": message},
+    }
 
 
 def _serve(conn, fn) -> None:
     """A local worker process: answer tasks from `conn` until it sends None."""
-    os.dup2(2, 1)             # stdout may be the JSONL: whatever a replay prints goes to stderr
-    signal.signal(signal.SIGINT, signal.SIG_IGN)     # Ctrl-C is the batch's to handle
+    os.dup2(2, 1)  # stdout may be the JSONL: whatever a replay prints goes to stderr
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the batch's to handle
     while True:
         try:
             task = conn.recv()
@@ -54,9 +59,9 @@ def _serve(conn, fn) -> None:
 def run_local(fn: Callable, tasks: list, jobs: int = 1, done=None) -> list:
     ctx = multiprocessing.get_context("spawn")
     answers: list = [None] * len(tasks)
-    queue = list(range(len(tasks)))[::-1]          # pop() takes them in order
+    queue = list(range(len(tasks)))[::-1]  # pop() takes them in order
     tries = [0] * len(tasks)
-    workers: dict = {}                              # conn -> [process, task index or None]
+    workers: dict = {}  # conn -> [process, task index or None]
 
     def start():
         parent, child = ctx.Pipe()
@@ -80,14 +85,13 @@ def run_local(fn: Callable, tasks: list, jobs: int = 1, done=None) -> list:
         for conn in list(workers):
             feed(conn)
         while any(w[1] is not None for w in workers.values()):
-            ready = multiprocessing.connection.wait(
-                list(workers) + [w[0].sentinel for w in workers.values()])
+            ready = multiprocessing.connection.wait(list(workers) + [w[0].sentinel for w in workers.values()])
             for conn, (p, i) in list(workers.items()):
                 if conn in ready:
                     try:
                         j, answer = conn.recv()
                     except (EOFError, OSError):
-                        pass                            # it died while answering: below
+                        pass  # it died while answering: below
                     else:
                         answers[j] = answer
                         if done:
@@ -104,14 +108,16 @@ def run_local(fn: Callable, tasks: list, jobs: int = 1, done=None) -> list:
                 if tries[i] < RETRIES:
                     queue.append(i)
                 else:
-                    answers[i] = crashed(f"the worker process died running this capture "
-                                         f"(exit status {p.exitcode}) in each of {tries[i]} tries")
+                    answers[i] = crashed(
+                        f"the worker process died running this capture "
+                        f"(exit status {p.exitcode}) in each of {tries[i]} tries"
+                    )
                     if done:
                         done(i)
                 start()
                 feed(next(reversed(workers)))
     except BaseException:
-        for p, _ in workers.values():         # interrupted: nothing more of theirs is wanted
+        for p, _ in workers.values():  # interrupted: nothing more of theirs is wanted
             p.kill()
         raise
     finally:
@@ -129,8 +135,7 @@ def run_local(fn: Callable, tasks: list, jobs: int = 1, done=None) -> list:
     return answers
 
 
-def run_dask(fn: Callable, tasks: list, jobs: int = 1, scheduler: str | None = None,
-             done=None) -> list:
+def run_dask(fn: Callable, tasks: list, jobs: int = 1, scheduler: str | None = None, done=None) -> list:
     try:
         import distributed
     except ImportError:
@@ -141,11 +146,13 @@ def run_dask(fn: Callable, tasks: list, jobs: int = 1, scheduler: str | None = N
             try:
                 client = distributed.Client(scheduler, timeout="30s")
             except (OSError, TimeoutError) as e:
-                raise UserError(f"--scheduler {scheduler}: cannot reach a Dask scheduler "
-                                f"there ({e})") from None
+                raise UserError(
+                    f"--scheduler {scheduler}: cannot reach a Dask scheduler there ({e})"
+                ) from None
         else:
-            cluster = distributed.LocalCluster(n_workers=max(jobs, 1), threads_per_worker=1,
-                                               processes=True, dashboard_address=None)
+            cluster = distributed.LocalCluster(
+                n_workers=max(jobs, 1), threads_per_worker=1, processes=True, dashboard_address=None
+            )
             client = distributed.Client(cluster)
         with client:
             # pure=False: the scheduler must not answer a task from another batch's result
@@ -158,8 +165,7 @@ def run_dask(fn: Callable, tasks: list, jobs: int = 1, scheduler: str | None = N
                 try:
                     answers[i] = f.result()
                 except distributed.KilledWorker as e:
-                    answers[i] = crashed(f"Dask lost the worker running this capture too often "
-                                         f"({e})")
+                    answers[i] = crashed(f"Dask lost the worker running this capture too often ({e})")
                 except Exception as e:  # noqa: BLE001 - the task itself never raises
                     answers[i] = crashed(f"the Dask task failed: {type(e).__name__}: {e}")
                 f.release()
@@ -173,6 +179,5 @@ def run_dask(fn: Callable, tasks: list, jobs: int = 1, scheduler: str | None = N
 
 EXECUTORS: dict[str, Callable] = {
     "local": lambda jobs, scheduler: lambda fn, tasks, done=None: run_local(fn, tasks, jobs, done),
-    "dask": lambda jobs, scheduler: (
-        lambda fn, tasks, done=None: run_dask(fn, tasks, jobs, scheduler, done)),
+    "dask": lambda jobs, scheduler: lambda fn, tasks, done=None: run_dask(fn, tasks, jobs, scheduler, done),
 }

@@ -18,6 +18,7 @@ neither (its lines are `unchecked`). The digest of a landed dispatch is worker.s
 Each result line (`result_lines`) says how it compares: `check` is `match`, `mismatch` (with
 `problems`) or `unchecked`.
 """
+
 from __future__ import annotations
 
 import json
@@ -34,8 +35,15 @@ _CODE = re.compile(r"[a-z0-9_]+(\.[a-z0-9_]+)*")
 class Entry:
     """One capture of a manifest: `path` as the manifest writes it, `file` where it is."""
 
-    def __init__(self, index: int, path: str, file: str, sha256: str | None,
-                 dispatches: list[dict] | None, refused: str | None):
+    def __init__(
+        self,
+        index: int,
+        path: str,
+        file: str,
+        sha256: str | None,
+        dispatches: list[dict] | None,
+        refused: str | None,
+    ):
         self.index, self.path, self.file = index, path, file
         self.sha256, self.dispatches, self.refused = sha256, dispatches, refused
 
@@ -63,11 +71,14 @@ def load(path: str) -> list[Entry]:
         with open(path, encoding="utf-8") as f:
             text = f.read()
     except FileNotFoundError:
-        raise UserError(f"{path}: no such file (a batch manifest; `wavelift batch "
-                        f"--make-manifest DIR` makes one)") from None
+        raise UserError(
+            f"{path}: no such file (a batch manifest; `wavelift batch --make-manifest DIR` makes one)"
+        ) from None
     except IsADirectoryError:
-        raise UserError(f"{path}: is a directory; give the manifest file "
-                        f"(`--make-manifest {path}` makes one from its captures)") from None
+        raise UserError(
+            f"{path}: is a directory; give the manifest file "
+            f"(`--make-manifest {path}` makes one from its captures)"
+        ) from None
     except (OSError, UnicodeDecodeError) as e:
         raise UserError(f"{path}: cannot read the manifest ({getattr(e, 'strerror', None) or e})") from None
     try:
@@ -79,7 +90,7 @@ def load(path: str) -> list[Entry]:
 
 def parse(doc, path: str) -> list[Entry]:
     def bad(msg):
-        raise UserError(f"{path}: {msg} (docs/guide.md, \"Batches\", gives the format)")
+        raise UserError(f'{path}: {msg} (docs/guide.md, "Batches", gives the format)')
 
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         bad(f'not a batch manifest (its "format" must be "{FORMAT}")')
@@ -171,9 +182,11 @@ def result_lines(entry: Entry, out: dict) -> list[dict]:
     lines = []
     file_problem = None
     if entry.sha256 is not None and out.get("sha256") != entry.sha256:
-        file_problem = (f"the capture file is not the one the manifest names (sha256 "
-                        f"{_short(out.get('sha256')) or 'unreadable'}, the manifest has "
-                        f"{_short(entry.sha256)})")
+        file_problem = (
+            f"the capture file is not the one the manifest names (sha256 "
+            f"{_short(out.get('sha256')) or 'unreadable'}, the manifest has "
+            f"{_short(entry.sha256)})"
+        )
     exp, err, got = entry.dispatches, out.get("error"), out["dispatches"]
     loaded = err is None or err["result"] == "error"
 
@@ -187,40 +200,80 @@ def result_lines(entry: Entry, out: dict) -> list[dict]:
     for d in got:
         problems = []
         if exp is not None:
-            problems += (_compare(exp[d["dispatch"]], d) if d["dispatch"] < len(exp) else
-                         [f"the manifest expects {len(exp)} dispatch(es); this is one more"])
-        add(_line(entry, d["dispatch"], d["result"], d["code"], d["message"], d["digest"],
-                  d["bytes_written"], {"dispatch_s": round(d["time_s"], 6)}), problems)
+            problems += (
+                _compare(exp[d["dispatch"]], d)
+                if d["dispatch"] < len(exp)
+                else [f"the manifest expects {len(exp)} dispatch(es); this is one more"]
+            )
+        add(
+            _line(
+                entry,
+                d["dispatch"],
+                d["result"],
+                d["code"],
+                d["message"],
+                d["digest"],
+                d["bytes_written"],
+                {"dispatch_s": round(d["time_s"], 6)},
+            ),
+            problems,
+        )
     if err is not None:
         if err["result"] == "error":
             problems = [f"{err['code']}: {err['message']}"]
         elif entry.refused is not None:
-            problems = ([] if err["code"] == entry.refused else
-                        [f"refused {err['code']}; the manifest expects {entry.refused}"])
+            problems = (
+                []
+                if err["code"] == entry.refused
+                else [f"refused {err['code']}; the manifest expects {entry.refused}"]
+            )
         else:
             problems = [f"refused {err['code']}; the manifest expects it to load"] if exp is not None else []
-        add(_line(entry, err["dispatch"], err["result"], err["code"], err["message"], None, 0,
-                  {"capture_s": round(out.get("time_s", 0.0), 6)}), problems)
+        add(
+            _line(
+                entry,
+                err["dispatch"],
+                err["result"],
+                err["code"],
+                err["message"],
+                None,
+                0,
+                {"capture_s": round(out.get("time_s", 0.0), 6)},
+            ),
+            problems,
+        )
     if exp is not None and loaded:
         for i in range(len(got), len(exp)):
             if err is None or err["dispatch"] != i:
-                add(_line(entry, i, "missing", None, None, None, 0, {}),
-                    [f"the manifest expects dispatch {i}; the replay had {len(got)}"])
+                add(
+                    _line(entry, i, "missing", None, None, None, 0, {}),
+                    [f"the manifest expects dispatch {i}; the replay had {len(got)}"],
+                )
     if not lines:
-        add(_line(entry, None, "empty", None, None, None, 0,
-                  {"capture_s": round(out.get("time_s", 0.0), 6)}), [])
+        add(
+            _line(entry, None, "empty", None, None, None, 0, {"capture_s": round(out.get("time_s", 0.0), 6)}),
+            [],
+        )
     if entry.refused is not None and (err is None or err["dispatch"] is not None or got):
         for line in lines:
-            line["problems"].append(f"the manifest expects the capture refused {entry.refused}; "
-                                    f"it loaded")
+            line["problems"].append(f"the manifest expects the capture refused {entry.refused}; it loaded")
             line["check"] = "mismatch"
     return lines
 
 
 def _line(entry, dispatch, result, code, message, digest, written, timing) -> dict:
-    return {"capture": entry.path, "dispatch": dispatch, "result": result, "code": code,
-            "message": message, "digest": digest, "bytes_written": written,
-            "check": None, "problems": [], "timing": timing}
+    return {
+        "capture": entry.path,
+        "dispatch": dispatch,
+        "result": result,
+        "code": code,
+        "message": message,
+        "digest": digest,
+        "bytes_written": written,
+        "check": None,
+        "problems": [],
+        "timing": timing,
+    }
 
 
 def _short(digest: str | None) -> str | None:
@@ -236,8 +289,9 @@ def _compare(exp: dict, d: dict) -> list[str]:
     if d["result"] == "refused" and exp["code"] != d["code"]:
         return [f"refused {d['code']}; the manifest expects {exp['code']}"]
     if d["result"] == "landed" and exp.get("digest") is not None and exp["digest"] != d["digest"]:
-        return [(f"landed bytes with digest {_short(d['digest'])}; the manifest expects "
-                f"{_short(exp['digest'])}")]
+        return [
+            (f"landed bytes with digest {_short(d['digest'])}; the manifest expects {_short(exp['digest'])}")
+        ]
     return []
 
 
@@ -263,8 +317,12 @@ def make_entry(path: str, out: dict) -> dict | None:
     if err is not None:
         e["refused"] = err["code"]
         return e
-    e["dispatches"] = [{"result": "landed", "digest": d["digest"]} if d["result"] == "landed"
-                       else {"result": "refused", "code": d["code"]} for d in out["dispatches"]]
+    e["dispatches"] = [
+        {"result": "landed", "digest": d["digest"]}
+        if d["result"] == "landed"
+        else {"result": "refused", "code": d["code"]}
+        for d in out["dispatches"]
+    ]
     return e
 
 

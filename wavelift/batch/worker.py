@@ -29,6 +29,7 @@ backends/disk_cache.py, which any number of processes share safely (decision 001
 the user, content-addressed entries, atomic writes, checked before loading). Nothing in memory
 is shared between processes.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -37,10 +38,10 @@ import stat
 import threading
 import time
 
-MAX_MODULES = 256          # modules one worker process keeps in memory between captures
+MAX_MODULES = 256  # modules one worker process keeps in memory between captures
 _modules: dict = {}
-_lock = threading.Lock()   # one replay at a time per process: a Dask worker may run tasks in
-                           # threads, and a replay's engine state (window arenas) is per process
+_lock = threading.Lock()  # one replay at a time per process: a Dask worker may run tasks in
+# threads, and a replay's engine state (window arenas) is per process
 
 
 def runs(spans) -> list[tuple[int, int]]:
@@ -57,6 +58,7 @@ def runs(spans) -> list[tuple[int, int]]:
 
 def span_digest(memory, spans) -> str:
     from ..memory.guest import canonical
+
     h = hashlib.sha256()
     for address, size in runs(spans):
         h.update(address.to_bytes(8, "little"))
@@ -93,15 +95,25 @@ def _run(task: dict) -> dict:
     from ..errors import Refused
     from ..memory.capture import Capture
     from ..replay import default_execute
+
     t0 = time.perf_counter()
     path = task["path"]
-    out: dict = {"sha256": file_sha256(path), "dispatches": [], "error": None,
-                 "recorded_problems": None, "time_s": 0.0}
+    out: dict = {
+        "sha256": file_sha256(path),
+        "dispatches": [],
+        "error": None,
+        "recorded_problems": None,
+        "time_s": 0.0,
+    }
     try:
         cap = Capture.load(path)
     except Refused as e:
-        out["error"] = {"dispatch": None, "result": "refused", "code": e.refusal.code,
-                        "message": e.refusal.message}
+        out["error"] = {
+            "dispatch": None,
+            "result": "refused",
+            "code": e.refusal.code,
+            "message": e.refusal.message,
+        }
         out["time_s"] = time.perf_counter() - t0
         return out
     except Exception as e:  # noqa: BLE001 - a bug in the loader: a line, not a dead batch
@@ -110,8 +122,13 @@ def _run(task: dict) -> dict:
         return out
     if len(_modules) > MAX_MODULES:
         _modules.clear()
-    inner = default_execute(task.get("backend", "numpy"), task.get("mode", "wave"), _modules,
-                            task.get("time_limit"), task.get("budget"))
+    inner = default_execute(
+        task.get("backend", "numpy"),
+        task.get("mode", "wave"),
+        _modules,
+        task.get("time_limit"),
+        task.get("budget"),
+    )
     digests: dict[int, str] = {}
     failed: list = []
 
@@ -136,13 +153,17 @@ def _run(task: dict) -> dict:
     for r in results:
         refused = r.refusal is not None
         stats = r.stats or {}
-        out["dispatches"].append({
-            "dispatch": r.index, "result": "refused" if refused else "landed",
-            "code": r.refusal.code if refused else None,
-            "message": r.refusal.message if refused else None,
-            "digest": None if refused else digests.get(r.index),
-            "bytes_written": int(stats.get("bytes_written", 0) or 0) if not refused else 0,
-            "time_s": float(stats.get("time_s", 0.0) or 0.0)})
+        out["dispatches"].append(
+            {
+                "dispatch": r.index,
+                "result": "refused" if refused else "landed",
+                "code": r.refusal.code if refused else None,
+                "message": r.refusal.message if refused else None,
+                "digest": None if refused else digests.get(r.index),
+                "bytes_written": int(stats.get("bytes_written", 0) or 0) if not refused else 0,
+                "time_s": float(stats.get("time_s", 0.0) or 0.0),
+            }
+        )
     if cap.expected and out["error"] is None:
         try:
             out["recorded_problems"] = cap.check_expected(results)
@@ -159,6 +180,7 @@ def _replay(cap, execute, results: list) -> None:
     from ..result import DispatchResult
     from ..stream.registers import RegisterFile
     from ..stream.walker import StreamLimits
+
     try:
         regs = RegisterFile(cap.target)
     except ValueError as e:
@@ -166,8 +188,10 @@ def _replay(cap, execute, results: list) -> None:
         return
     limits = StreamLimits()
     for address, size in cap.streams:
-        if run_stream(cap.memory, cap.target, address, size, regs, execute, results,
-                      limits=limits) is not None:
+        if (
+            run_stream(cap.memory, cap.target, address, size, regs, execute, results, limits=limits)
+            is not None
+        ):
             return
 
 
@@ -178,6 +202,10 @@ class _Crash(Exception):
 
 
 def _crash(index, e: BaseException) -> dict:
-    return {"dispatch": index, "result": "error", "code": "batch.internal_error",
-            "message": f"{type(e).__name__}: {e} (a bug in wavelift that this capture "
-                       f"reaches; `wavelift run --debug` on it shows the traceback)"}
+    return {
+        "dispatch": index,
+        "result": "error",
+        "code": "batch.internal_error",
+        "message": f"{type(e).__name__}: {e} (a bug in wavelift that this capture "
+        f"reaches; `wavelift run --debug` on it shows the traceback)",
+    }

@@ -2,11 +2,13 @@
 
 `register(subparsers)` is called by wavelift/cli.py; each module adds its own parser.
 """
+
 from __future__ import annotations
 
 
 def register(sub) -> None:
     from . import batch, import_radv, info, run, show, trace
+
     run.register(sub)
     info.register(sub)
     trace.register(sub)

@@ -1,5 +1,6 @@
 """What the run/info/trace/show commands share: loading a capture with errors a user can act on,
 checking the backend, replaying up to a dispatch, naming addresses, printing tables."""
+
 from __future__ import annotations
 
 import os
@@ -19,19 +20,19 @@ class InternalError(Exception):
 def add_debug(p) -> None:
     """--debug after the subcommand as well as before it (`wavelift run X --debug`)."""
     import argparse
-    p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
-                   help="show tracebacks")
+
+    p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks")
 
 
 # --- loading -----------------------------------------------------------------------------------
 def load_capture(path: str):
     """Capture.load(path), with one-line errors that say what to do."""
     from ..memory.capture import Capture, file_kind
+
     if not os.path.exists(path):
-        raise UserError(f"{path}: no such file (give the path of a .wlcap capture, e.g. "
-                        f"examples/vadd.wlcap)")
+        raise UserError(f"{path}: no such file (give the path of a .wlcap capture, e.g. examples/vadd.wlcap)")
     mode = os.stat(path).st_mode
-    if not stat.S_ISREG(mode):              # a FIFO would make the reader wait (Capture.load refuses it too)
+    if not stat.S_ISREG(mode):  # a FIFO would make the reader wait (Capture.load refuses it too)
         raise UserError(f"{path}: is {file_kind(mode)}, not a .wlcap capture file")
     try:
         return Capture.load(path)
@@ -43,15 +44,18 @@ def load_capture(path: str):
             raise UserError(f"{msg}; the capture was made for another GPU") from None
         if code == "capture.too_large":
             raise UserError(f"{msg} — wavelift does not load captures this large") from None
-        raise UserError(f"{msg} — this file is not a capture wavelift can read "
-                        f"(truncated or damaged?); make it again (Device.save_capture, "
-                        f"Capture.save or `wavelift run --out`)") from None
+        raise UserError(
+            f"{msg} — this file is not a capture wavelift can read "
+            f"(truncated or damaged?); make it again (Device.save_capture, "
+            f"Capture.save or `wavelift run --out`)"
+        ) from None
 
 
 def cuda_problem() -> str | None:
     """None if the CUDA backend can run here, else why not."""
     try:
         from ..backends import cuda as cb
+
         avail = getattr(cb, "available", None)
         if callable(avail):
             ok = avail()
@@ -77,8 +81,10 @@ def cuda_problem() -> str | None:
 def check_backend(backend: str) -> None:
     why = backends.problem(backend)
     if why:
-        raise UserError(f"backend {backend!r} is not available: {why}; use --backend "
-                        f"{backends.DEFAULT} (the default, runs anywhere)")
+        raise UserError(
+            f"backend {backend!r} is not available: {why}; use --backend "
+            f"{backends.DEFAULT} (the default, runs anywhere)"
+        )
 
 
 def add_backend(p) -> None:
@@ -86,16 +92,22 @@ def add_backend(p) -> None:
 
 
 def add_budget(p) -> None:
-    p.add_argument("--budget", type=int, metavar="N", default=None,
-                   help="instructions each wave may run (default: sized from the program and "
-                        "the grid, docs/decisions/0015-bounded-work.md); past it the dispatch "
-                        "is refused dispatch.budget_exceeded")
+    p.add_argument(
+        "--budget",
+        type=int,
+        metavar="N",
+        default=None,
+        help="instructions each wave may run (default: sized from the program and "
+        "the grid, docs/decisions/0015-bounded-work.md); past it the dispatch "
+        "is refused dispatch.budget_exceeded",
+    )
 
 
 def execute_fn(backend: str, mode: str, cache=None, budget: int | None = None):
     """The engine's execute(memory, config, index); an engine crash becomes InternalError
     naming the dispatch (a refusal is still a result, not an error)."""
     from ..replay import default_execute
+
     if budget is not None and budget <= 0:
         raise UserError(f"--budget {budget}: give a positive number of instructions")
     inner = default_execute(backend, mode, cache, budget=budget)
@@ -106,9 +118,12 @@ def execute_fn(backend: str, mode: str, cache=None, budget: int | None = None):
         except Refused:
             raise
         except Exception as e:  # noqa: BLE001
-            raise InternalError(f"the execution engine failed on dispatch {index} "
-                                f"(program 0x{config.program_address:016x}): "
-                                f"{type(e).__name__}: {e}") from e
+            raise InternalError(
+                f"the execution engine failed on dispatch {index} "
+                f"(program 0x{config.program_address:016x}): "
+                f"{type(e).__name__}: {e}"
+            ) from e
+
     return run
 
 
@@ -123,6 +138,7 @@ def replay_until(cap, n: int, execute, before=None):
     capture has fewer dispatches."""
     from ..replay import run_stream
     from ..stream.registers import RegisterFile
+
     regs = RegisterFile(cap.target)
     results: list = []
     held: list = []
@@ -157,12 +173,15 @@ def check_outputs(inputs: dict, outputs: dict) -> None:
     Paths are compared as files (links, `./x` vs `x`), not as text. Also refuses an output whose
     directory does not exist or that is a directory."""
     from ..outfile import same_file
+
     outs = [(k, v) for k, v in outputs.items() if v]
     for i, (what, path) in enumerate(outs):
         for other, ipath in list(inputs.items()) + outs[:i]:
             if ipath and same_file(path, ipath):
-                raise UserError(f"{what} {path} is {other} ({ipath}): wavelift does not overwrite "
-                                f"its input; give another file name")
+                raise UserError(
+                    f"{what} {path} is {other} ({ipath}): wavelift does not overwrite "
+                    f"its input; give another file name"
+                )
         d = os.path.dirname(os.path.abspath(path))
         if not os.path.isdir(d):
             raise UserError(f"{what} {path}: the directory {d} does not exist")
@@ -218,8 +237,10 @@ def find_allocation(memory, spec: str):
     names = ", ".join(repr(a.name) for a in (pre or allocs)[:12])
     if pre:
         raise UserError(f"allocation {spec!r} is ambiguous: {names}")
-    raise UserError(f"no allocation named {spec!r}; the capture has {names}"
-                    f"{' …' if len(allocs) > 12 else ''} (names or addresses: `wavelift info`)")
+    raise UserError(
+        f"no allocation named {spec!r}; the capture has {names}"
+        f"{' …' if len(allocs) > 12 else ''} (names or addresses: `wavelift info`)"
+    )
 
 
 def fmt_grid(config) -> str:
@@ -228,8 +249,7 @@ def fmt_grid(config) -> str:
     return f"{g} x {b}"
 
 
-def table(rows: list[list[str]], header: list[str],
-          right: set[int] | frozenset[int] = frozenset()) -> str:
+def table(rows: list[list[str]], header: list[str], right: set[int] | frozenset[int] = frozenset()) -> str:
     """A plain-text table: columns padded to their widest cell; `right` columns right-aligned."""
     allr = [header] + rows
     w = [max(len(str(r[i])) for r in allr) for i in range(len(header))]
@@ -283,16 +303,23 @@ class Progress:
 
     def start(self, index: int, config) -> None:
         if self.tty:
-            self._emit(f"wavelift: dispatch {index}: program {hexa(config.program_address)} "
-                       f"grid {fmt_grid(config)} wave{config.wave_size} … "
-                       f"({time.perf_counter() - self.t0:.1f}s)", False)
+            self._emit(
+                f"wavelift: dispatch {index}: program {hexa(config.program_address)} "
+                f"grid {fmt_grid(config)} wave{config.wave_size} … "
+                f"({time.perf_counter() - self.t0:.1f}s)",
+                False,
+            )
 
     def done(self, index: int, result) -> None:
         what = "landed" if result.refusal is None else f"refused ({result.refusal.code})"
         t = result.stats.get("time_s")
         nn = native_note(result.stats)
-        self._emit(f"wavelift: dispatch {index} {what}" + (f" in {t:.3f}s" if t is not None else "")
-                   + (f"; {nn}" if nn else ""), not self.tty)
+        self._emit(
+            f"wavelift: dispatch {index} {what}"
+            + (f" in {t:.3f}s" if t is not None else "")
+            + (f"; {nn}" if nn else ""),
+            not self.tty,
+        )
 
     def finish(self) -> None:
         if self.enabled and self.tty:
@@ -308,4 +335,5 @@ class Progress:
             r = execute(memory, config, index)
             self.done(index, r)
             return r
+
         return run

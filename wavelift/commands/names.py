@@ -13,13 +13,14 @@ Reading the image is bounded: at most MAX_IMAGE bytes of an allocation, every of
 against them, at most MAX_SYMBOLS symbols of MAX_NAME bytes each per code object; anything
 malformed gives no names.
 """
+
 from __future__ import annotations
 
 import struct
 
 MAX_SYMBOLS = 4096
 MAX_NAME = 256
-MAX_IMAGE = 64 << 20         # bytes of an allocation read as an image (code objects are smaller)
+MAX_IMAGE = 64 << 20  # bytes of an allocation read as an image (code objects are smaller)
 _EM_AMDGPU = 224
 _PT_DYNAMIC = 2
 _DT_HASH, _DT_STRTAB, _DT_SYMTAB, _DT_STRSZ, _DT_SYMENT, _DT_GNU_HASH = 4, 5, 6, 10, 11, 0x6FFFFEF5
@@ -86,9 +87,9 @@ def _image_symbols(img: bytes) -> list[tuple[int, int, str, bool]]:
     if entsize < 24:
         raise _Bad
     if _DT_HASH in tags:
-        (count,) = _u("<I", img, tags[_DT_HASH] + 4)           # nchain = number of symbols
-    else:                                                     # (the table ends at the strings,
-        count = (strtab - symtab) // entsize if strtab > symtab else 0   # where LLVM puts them)
+        (count,) = _u("<I", img, tags[_DT_HASH] + 4)  # nchain = number of symbols
+    else:  # (the table ends at the strings,
+        count = (strtab - symtab) // entsize if strtab > symtab else 0  # where LLVM puts them)
     out = []
     for k in range(1, min(count, MAX_SYMBOLS)):
         st_name, info, _, shndx, value, size = _u("<IBBHQQ", img, symtab + k * entsize)
@@ -109,9 +110,10 @@ class ProgramNames:
 
     def __init__(self, memory, notes=None):
         self.memory = memory
-        self.exact: dict[int, str] = {}               # address -> name (kernel or function entry)
+        self.exact: dict[int, str] = {}  # address -> name (kernel or function entry)
         self.ranges: list[tuple[int, int, str]] = []  # functions: (start, end, name)
         from ..memory.guest import canonical
+
         for a in memory.allocations:
             if a.size < 64 or bytes(memory.view(a.base, 4)) != b"\x7fELF":
                 continue
@@ -136,6 +138,7 @@ class ProgramNames:
         """The name at `address` (raw guest text: escape it before printing), `f+0x10` inside a
         function, or None."""
         from ..memory.guest import canonical
+
         a = canonical(address)
         if a in self.exact:
             return self.exact[a]
@@ -149,6 +152,7 @@ class ProgramNames:
         known (text output: guest text escaped)."""
         from ..terminal import shown
         from .common import where
+
         place = where(self.memory, address)
         k = self.kernel(address)
         return f"{shown(k)} ({place})" if k else place

@@ -19,6 +19,7 @@ both images with --before-after, so they compare); a negative lo needs no `=`
 (`--range -1,1`). NaN pixels are magenta (255, 0, 255) and +-inf clip to 255 / 0; float images
 are written as RGB(A) for that reason.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -55,14 +56,14 @@ FORMATS: dict[str, tuple[int, DTypeLike, int, str]] = {
 GAP = 2
 GAP_VALUE = 128
 NAN_RGB = (255, 0, 255)
-CHECKER = 8, (153, 102)          # --alpha checker: square size and its two gray levels
-MAX_PIXELS = 1 << 26             # of the PNG written (8192 x 8192): bounds the memory show takes
+CHECKER = 8, (153, 102)  # --alpha checker: square size and its two gray levels
+MAX_PIXELS = 1 << 26  # of the PNG written (8192 x 8192): bounds the memory show takes
 
 
 def texels(raw: np.ndarray, fmt: str, width: int, height: int, stride: int) -> np.ndarray:
     """height x width x channels values of `fmt` from bytes `raw` (rows `stride` bytes apart)."""
     bpp, dt, ch, _ = FORMATS[fmt]
-    rows = np.stack([raw[y * stride: y * stride + width * bpp] for y in range(height)])
+    rows = np.stack([raw[y * stride : y * stride + width * bpp] for y in range(height)])
     return rows.reshape(height, -1).view(dt).reshape(height, width, ch)
 
 
@@ -112,7 +113,7 @@ def side_by_side(left: np.ndarray, right: np.ndarray) -> np.ndarray:
     if c in (2, 4):
         out[:, :, -1] = 255
     out[:, :w] = left
-    out[:, w + GAP:] = right
+    out[:, w + GAP :] = right
     return out
 
 
@@ -143,6 +144,7 @@ def _safe_name(s: str) -> str:
 def cmd_show(a) -> int:
     from ..errors import UserError
     from .common import find_allocation
+
     cap = load_capture(a.capture)
     fmt = a.format
     bpp = FORMATS[fmt][0]
@@ -157,25 +159,29 @@ def cmd_show(a) -> int:
     if stride < a.width * bpp:
         raise UserError(f"--stride {stride} is smaller than a row ({a.width} x {bpp} bytes)")
     if not 0 <= a.offset < alloc.size:
-        raise UserError(f"--offset {a.offset} is outside allocation {alloc.name!r} "
-                        f"({alloc.size} bytes)")
+        raise UserError(f"--offset {a.offset} is outside allocation {alloc.name!r} ({alloc.size} bytes)")
     avail = alloc.size - a.offset
     if a.height is None:
         height = (avail - a.width * bpp) // stride + 1 if avail >= a.width * bpp else 0
         if height <= 0:
-            raise UserError(f"allocation {alloc.name!r} has {avail} bytes from offset "
-                            f"{a.offset}: not one row of {a.width} {fmt} pixels")
+            raise UserError(
+                f"allocation {alloc.name!r} has {avail} bytes from offset "
+                f"{a.offset}: not one row of {a.width} {fmt} pixels"
+            )
     else:
         height = a.height
         need = (height - 1) * stride + a.width * bpp
         if height <= 0 or need > avail:
-            raise UserError(f"{a.width}x{height} {fmt} pixels (stride {stride}) need {need} bytes "
-                            f"from offset {a.offset}, but allocation {alloc.name!r} has {avail}")
+            raise UserError(
+                f"{a.width}x{height} {fmt} pixels (stride {stride}) need {need} bytes "
+                f"from offset {a.offset}, but allocation {alloc.name!r} has {avail}"
+            )
     nbytes = (height - 1) * stride + a.width * bpp
-    pixels = height * (2 * a.width + GAP if a.before_after else a.width) * a.scale ** 2
+    pixels = height * (2 * a.width + GAP if a.before_after else a.width) * a.scale**2
     if pixels > MAX_PIXELS:
-        raise UserError(f"the PNG would have {pixels} pixels (at most {MAX_PIXELS}): "
-                        f"lower --scale, --width or --height")
+        raise UserError(
+            f"the PNG would have {pixels} pixels (at most {MAX_PIXELS}): lower --scale, --width or --height"
+        )
     out = a.png or (_safe_name(alloc.name) + ("-before-after" if a.before_after else "") + ".png")
     check_outputs({"the capture": a.capture}, {"--png": out})
     lo_hi = None
@@ -194,11 +200,14 @@ def cmd_show(a) -> int:
     if a.dispatch is not None:
         check_backend(a.backend)
         held: dict[str, np.ndarray] = {}
-        results = replay_until(cap, a.dispatch, execute_fn(a.backend, a.mode, {}, a.budget),
-                               before=lambda memory, config: held.setdefault("b", snap(memory)))
+        results = replay_until(
+            cap,
+            a.dispatch,
+            execute_fn(a.backend, a.mode, {}, a.budget),
+            before=lambda memory, config: held.setdefault("b", snap(memory)),
+        )
         if len(results) <= a.dispatch:
-            raise UserError(f"{a.capture} has {len(results)} dispatch(es); there is no dispatch "
-                            f"{a.dispatch}")
+            raise UserError(f"{a.capture} has {len(results)} dispatch(es); there is no dispatch {a.dispatch}")
         r = results[a.dispatch]
         before = held.get("b", snap(cap.memory))
         status = "landed" if r.refusal is None else f"refused: {shown(r.refusal)}"
@@ -212,10 +221,15 @@ def cmd_show(a) -> int:
     lo, hi = lo_hi if lo_hi else (0.0, 255.0)
     img = to_pixels(t_after, fmt, lo, hi)
     if a.before_after:
-        assert t_before is not None         # --before-after needs --dispatch (checked above)
+        assert t_before is not None  # --before-after needs --dispatch (checked above)
         img = side_by_side(to_pixels(t_before, fmt, lo, hi), img)
-        changed = int(np.any(t_before.view(np.uint8).reshape(height, a.width, -1)
-                             != t_after.view(np.uint8).reshape(height, a.width, -1), axis=2).sum())
+        changed = int(
+            np.any(
+                t_before.view(np.uint8).reshape(height, a.width, -1)
+                != t_after.view(np.uint8).reshape(height, a.width, -1),
+                axis=2,
+            ).sum()
+        )
     img = apply_alpha(scaled(img, a.scale), "opaque" if a.opaque else a.alpha)
     from .. import png
     from ..outfile import atomic_output
@@ -224,42 +238,66 @@ def cmd_show(a) -> int:
         data = png.encode(img)
         with atomic_output(path) as f:
             f.write(data)
+
     write_output("--png", out, write)
     rng = f", range [{lo:g}, {hi:g}]" if kind != "u8" else ""
     what = f"{alloc.name!r} at {hexa(address)}"
-    print(f"wrote {out}: {img.shape[1]}x{img.shape[0]} PNG of {what}, {a.width}x{height} {fmt}"
-          f"{rng}" + (" (before | after)" if a.before_after else ""))
+    print(
+        f"wrote {out}: {img.shape[1]}x{img.shape[0]} PNG of {what}, {a.width}x{height} {fmt}"
+        f"{rng}" + (" (before | after)" if a.before_after else "")
+    )
     if a.before_after:
         print(f"{changed} of {a.width * height} pixels changed")
     return 0
 
 
 def register(sub) -> None:
-    p = sub.add_parser("show", help="render an allocation as a PNG image (optionally before/after "
-                                    "a dispatch)", description=__doc__,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "show",
+        help="render an allocation as a PNG image (optionally before/after a dispatch)",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("capture", help=".wlcap file")
     p.add_argument("allocation", help="allocation name (or unique prefix), or an address in it")
     p.add_argument("--format", "-f", choices=list(FORMATS), required=True)
     p.add_argument("--width", "-W", type=int, required=True, help="pixels per row")
     p.add_argument("--height", "-H", type=int, help="rows (default: as many as fit)")
-    p.add_argument("--offset", type=lambda s: int(s, 0), default=0,
-                   help="bytes into the allocation where the image starts")
-    p.add_argument("--stride", type=lambda s: int(s, 0), default=None,
-                   help="bytes from one row to the next (default: width x pixel size)")
-    p.add_argument("--range", metavar="LO,HI", help="value range mapped to 0..255 (default: "
-                   "min,max of the finite values shown)")
-    p.add_argument("--alpha", choices=["opaque", "checker", "keep"], default="opaque",
-                   help="rgba8/bgra8/rgba32f alpha: ignore it (default), composite over a "
-                        "checkerboard, or keep it in an RGBA PNG")
+    p.add_argument(
+        "--offset",
+        type=lambda s: int(s, 0),
+        default=0,
+        help="bytes into the allocation where the image starts",
+    )
+    p.add_argument(
+        "--stride",
+        type=lambda s: int(s, 0),
+        default=None,
+        help="bytes from one row to the next (default: width x pixel size)",
+    )
+    p.add_argument(
+        "--range",
+        metavar="LO,HI",
+        help="value range mapped to 0..255 (default: min,max of the finite values shown)",
+    )
+    p.add_argument(
+        "--alpha",
+        choices=["opaque", "checker", "keep"],
+        default="opaque",
+        help="rgba8/bgra8/rgba32f alpha: ignore it (default), composite over a "
+        "checkerboard, or keep it in an RGBA PNG",
+    )
     p.add_argument("--opaque", action="store_true", help=argparse.SUPPRESS)  # older --alpha opaque
-    p.add_argument("--scale", type=int, default=1, metavar="N",
-                   help="each pixel as an N x N square (default 1)")
+    p.add_argument(
+        "--scale", type=int, default=1, metavar="N", help="each pixel as an N x N square (default 1)"
+    )
     p.add_argument("--png", metavar="FILE", help="output file (default: <allocation>.png)")
-    p.add_argument("--dispatch", "-d", type=int, metavar="N",
-                   help="show the allocation after dispatch N ran")
-    p.add_argument("--before-after", action="store_true",
-                   help="with --dispatch: before and after dispatch N side by side")
+    p.add_argument("--dispatch", "-d", type=int, metavar="N", help="show the allocation after dispatch N ran")
+    p.add_argument(
+        "--before-after",
+        action="store_true",
+        help="with --dispatch: before and after dispatch N side by side",
+    )
     add_backend(p)
     p.add_argument("--mode", choices=["wave", "lane"], default="wave")
     add_budget(p)

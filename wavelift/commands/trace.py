@@ -11,6 +11,7 @@ user SGPRs), except `ESCAPE`, which comes from the run: the engine reports escap
 instruction. `window` = guest memory reached through the windows; `scratch` = the wave's private
 memory; `LDS` = workgroup memory (never guest memory).
 """
+
 from __future__ import annotations
 
 from ..terminal import shown
@@ -35,18 +36,19 @@ def _listing(memory, config):
     translates, else a best-effort decode. shift = program address - the code's first byte."""
     from ..errors import Refused
     from ..execute import _program_bytes, program_for
+
     try:
         prog, code_base = program_for(memory, config)
     except Refused as e:
         if e.refusal.code == "program.bad_address":
             return None, None, None, 0
         code, _, entry = _program_bytes(memory, config)
-        instrs, note = decode_program(code[entry:], config.target, config.wave_size == 64,
-                                      config.program_address)
+        instrs, note = decode_program(
+            code[entry:], config.target, config.wave_size == 64, config.program_address
+        )
         return instrs, note or str(e.refusal), None, 0
     shift = config.program_address - code_base
-    instrs = [i._replace(offset=i.offset - shift) for i in
-              sorted(prog.instructions, key=lambda i: i.offset)]
+    instrs = [i._replace(offset=i.offset - shift) for i in sorted(prog.instructions, key=lambda i: i.offset)]
     return instrs, None, prog.scratch, shift
 
 
@@ -54,9 +56,11 @@ def decode_program(code: bytes, target: str, wave64: bool, base: int):
     """(instructions in offset order, note). Reachable instructions (translate.flow.discover)
     when the whole program decodes; else a linear decode up to the first problem."""
     from ..isa import DecodeError, Instruction, decode_one
+
     try:
         from ..errors import Refused
         from ..translate.flow import discover
+
         try:
             instrs, _ = discover(code, target, wave64, base)
             return [instrs[o] for o in sorted(instrs)], None
@@ -72,8 +76,19 @@ def decode_program(code: bytes, target: str, wave64: bool, base: int):
         except DecodeError as e:
             return out, (note or "") + f" — listing stops: {e}"
         out.append(ins)
-        if ins.name in ("s_branch", "s_cbranch_scc0", "s_cbranch_scc1", "s_cbranch_vccz",
-                        "s_cbranch_vccnz", "s_cbranch_execz", "s_cbranch_execnz") and ins.operands:
+        if (
+            ins.name
+            in (
+                "s_branch",
+                "s_cbranch_scc0",
+                "s_cbranch_scc1",
+                "s_cbranch_vccz",
+                "s_cbranch_vccnz",
+                "s_cbranch_execz",
+                "s_cbranch_execnz",
+            )
+            and ins.operands
+        ):
             v = ins.operands[0].index
             v = v - 0x10000 if v & 0x8000 else v
             far = max(far, pos + 4 + 4 * v)
@@ -106,7 +121,7 @@ class Annotator:
         self.user = {i: v for i, v in enumerate(config.user_sgprs)}
         self.clobbered: set = set()
         self.escapes: dict = {}
-        for e in (result.escapes if result else []):
+        for e in result.escapes if result else []:
             self.escapes.setdefault(e.pc, []).append(e)
         self.windows = list(result.windows) if result else []
 
@@ -119,6 +134,7 @@ class Annotator:
 
     def _window_of(self, address: int) -> str:
         from ..memory.guest import canonical
+
         a = canonical(address)
         for w in self.windows:
             if w.address <= a < w.address + w.size:
@@ -136,15 +152,20 @@ class Annotator:
                     text = f"window (scalar buffer load through V# {base.text})"
                 else:
                     p = self._user_pair(f["sbase"] * 2)
-                    text = ("window (scalar load from " + base.text
-                            + (f" = user SGPRs -> {hexa(p)}: {self._window_of(p)})" if p is not None else ")"))
+                    text = (
+                        "window (scalar load from "
+                        + base.text
+                        + (f" = user SGPRs -> {hexa(p)}: {self._window_of(p)})" if p is not None else ")")
+                    )
         elif enc == "GLOBAL":
             sa = f.get("saddr", 125)
             if sa not in (124, 125) and sa < 106:
                 p = self._user_pair(sa)
-                text = (f"window (global: s[{sa}:{sa + 1}]"
-                        + (f" = {hexa(p)} in {self._window_of(p)}" if p is not None else "")
-                        + " + v offset)")
+                text = (
+                    f"window (global: s[{sa}:{sa + 1}]"
+                    + (f" = {hexa(p)} in {self._window_of(p)}" if p is not None else "")
+                    + " + v offset)"
+                )
             else:
                 va = next((op.text for op in ins.operands if op.role == "addr" and op.kind == "vgpr"), "v")
                 text = f"window (global: 64-bit address in {va})"
@@ -169,16 +190,21 @@ class Annotator:
             e = es[0]
             text = (text + "; " if text else "") + (
                 f"ESCAPE: {e.kind} at {hexa(e.address)} (wave {e.wave} lane {e.lane})"
-                + (f" and {len(es) - 1} more reported" if len(es) > 1 else ""))
+                + (f" and {len(es) - 1} more reported" if len(es) > 1 else "")
+            )
         self.clobbered |= _written_sgprs(ins)
         return text
 
 
 def _rsrc_fields(config) -> list[str]:
     from ..stream.registers import BY_NAME
+
     lines = []
-    for name, v in (("COMPUTE_PGM_RSRC1", config.rsrc1), ("COMPUTE_PGM_RSRC2", config.rsrc2),
-                    ("COMPUTE_PGM_RSRC3", config.rsrc3)):
+    for name, v in (
+        ("COMPUTE_PGM_RSRC1", config.rsrc1),
+        ("COMPUTE_PGM_RSRC2", config.rsrc2),
+        ("COMPUTE_PGM_RSRC3", config.rsrc3),
+    ):
         try:
             d = BY_NAME[name].decode(v, config.gfx_level)
             fields = " ".join(f"{k}={x}" for k, x in d.items() if x)
@@ -191,20 +217,27 @@ def _rsrc_fields(config) -> list[str]:
 def format_config(memory, c, names=None) -> list[str]:
     k = names.kernel(c.program_address) if names is not None else None
     place = names.shown(c.program_address) if k else f"({where(memory, c.program_address)})"
-    L = [f"  target             {c.target}",
-         f"  program            {hexa(c.program_address)} {place}",
-         f"  wave size          {c.wave_size}",
-         f"  grid               {fmt_grid(c)} (groups x threads per group); dims "
-         f"{'x'.join(map(str, c.dims))}, start {'x'.join(map(str, c.group_start))}",
-         ]
+    L = [
+        f"  target             {c.target}",
+        f"  program            {hexa(c.program_address)} {place}",
+        f"  wave size          {c.wave_size}",
+        f"  grid               {fmt_grid(c)} (groups x threads per group); dims "
+        f"{'x'.join(map(str, c.dims))}, start {'x'.join(map(str, c.group_start))}",
+    ]
     if c.partial_tg:
         L.append(f"  partial last group {'x'.join(map(str, c.partial))}")
     L.append(f"  initiator          0x{c.initiator:08x}")
     L += _rsrc_fields(c)
     L.append(f"  LDS                {c.lds_bytes} bytes")
-    L.append("  scratch            " + (f"{c.scratch_wave_bytes} bytes per wave, TMPRING_SIZE "
-                                         f"0x{c.tmpring_size:08x} ({c.tmpring_waves} waves)"
-                                         if c.scratch_enabled else "off"))
+    L.append(
+        "  scratch            "
+        + (
+            f"{c.scratch_wave_bytes} bytes per wave, TMPRING_SIZE "
+            f"0x{c.tmpring_size:08x} ({c.tmpring_waves} waves)"
+            if c.scratch_enabled
+            else "off"
+        )
+    )
     L.append(f"  user SGPRs         {len(c.user_sgprs)}")
     for i, v in enumerate(c.user_sgprs):
         extra = ""
@@ -225,8 +258,11 @@ STATE_REFUSALS = ("escape", "dispatch.budget_exceeded", "program.bad_jump", "pro
 
 
 # wave states recorded after the block ending at their pc ran (the rest: at an access in it)
-_AFTER_BLOCK = {"budget_exceeded": "past its budget", "bad_jump": "jumping off the program",
-                "runs_past": "running off the end of the program"}
+_AFTER_BLOCK = {
+    "budget_exceeded": "past its budget",
+    "bad_jump": "jumping off the program",
+    "runs_past": "running off the end of the program",
+}
 
 
 def rerun_for_wave_state(memory, config, execute, index, shift: int) -> dict | None:
@@ -236,6 +272,7 @@ def rerun_for_wave_state(memory, config, execute, index, shift: int) -> dict | N
     recorded. `shift`: program address - the translated code's first byte (pcs count from the
     program address, as everywhere in trace)."""
     from ..backends.numpy import runtime
+
     sink: dict = {}
     runtime.WAVE_STATE = sink
     try:
@@ -247,15 +284,20 @@ def rerun_for_wave_state(memory, config, execute, index, shift: int) -> dict | N
     psg, pvg = _pending(memory, config, sink["pc"], through=sink["kind"] in _AFTER_BLOCK)
     S, V = sink["sgprs"], sink["vgprs"]
     from ..translate.ir import EXEC_HI, EXEC_LO, M0, SCC, VCC_HI, VCC_LO
+
     wide = sink["wave_size"] == 64
     return {
-        "wave": sink["wave"], "lane": sink["lane"], "pc": sink["pc"] - shift,
+        "wave": sink["wave"],
+        "lane": sink["lane"],
+        "pc": sink["pc"] - shift,
         "instruction": sink["instruction"],
         "address": None if sink["address"] is None else hexa(sink["address"]),
-        "kind": sink["kind"], "wave_size": sink["wave_size"],
+        "kind": sink["kind"],
+        "wave_size": sink["wave_size"],
         "exec": int(S[EXEC_LO]) | (int(S[EXEC_HI]) << 32 if wide else 0),
         "vcc": int(S[VCC_LO]) | (int(S[VCC_HI]) << 32 if wide else 0),
-        "m0": int(S[M0]), "scc": int(S[SCC]) & 1,
+        "m0": int(S[M0]),
+        "scc": int(S[SCC]) & 1,
         "sgprs": [int(x) for x in S[:VCC_LO]],
         "vgprs": [[int(x) for x in row] for row in V],
         "pending": {"sgprs": psg, "vgprs": pvg},
@@ -269,6 +311,7 @@ def _pending(memory, config, pc: int, through: bool = False) -> tuple[list, list
     counts from the translated code's first byte."""
     from ..errors import Refused
     from ..execute import program_for
+
     try:
         prog, _ = program_for(memory, config)
     except Refused:
@@ -293,54 +336,85 @@ def format_wave_state(st: dict, user_sgprs: int) -> list[str]:
     last non-zero one, at least the user SGPRs), the VGPRs of the escaping lane."""
     digits = 16 if st["wave_size"] == 64 else 8
     budget = st["kind"] in _AFTER_BLOCK
-    L = [(f"wave state {_AFTER_BLOCK[st['kind']]} (wave {st['wave']}; the dispatch run again on "
-          f"NumPy blocks, registers as they hold them after its last block):" if budget
-          else f"wave state at the first escape (wave {st['wave']}, lane {st['lane']}; the "
-               f"dispatch run again on NumPy blocks, registers as they hold them at the access):"),
-         f"  pc    0x{st['pc']:x}: {shown(st['instruction'])}"
-         + (f"  (the last instruction of that block{', to ' + st['address'] if st['address'] else ''})"
-            if budget else
-            f"  ({st['kind']} at {st['address']})"),
-         f"  EXEC  0x{st['exec']:0{digits}x}  VCC 0x{st['vcc']:0{digits}x}  M0 0x{st['m0']:08x}"
-         f"  SCC {st['scc']}"]
+    L = [
+        (
+            f"wave state {_AFTER_BLOCK[st['kind']]} (wave {st['wave']}; the dispatch run again on "
+            f"NumPy blocks, registers as they hold them after its last block):"
+            if budget
+            else f"wave state at the first escape (wave {st['wave']}, lane {st['lane']}; the "
+            f"dispatch run again on NumPy blocks, registers as they hold them at the access):"
+        ),
+        f"  pc    0x{st['pc']:x}: {shown(st['instruction'])}"
+        + (
+            f"  (the last instruction of that block{', to ' + st['address'] if st['address'] else ''})"
+            if budget
+            else f"  ({st['kind']} at {st['address']})"
+        ),
+        f"  EXEC  0x{st['exec']:0{digits}x}  VCC 0x{st['vcc']:0{digits}x}  M0 0x{st['m0']:08x}"
+        f"  SCC {st['scc']}",
+    ]
     sg = st["sgprs"]
     last = max([i for i, v in enumerate(sg) if v] + [user_sgprs - 1, 0])
     n = min(len(sg), (last // 8 + 1) * 8)
-    L.append(f"  SGPRs s0..s{n - 1} (s{n}..s{len(sg) - 1} are zero):" if n < len(sg) else
-             f"  SGPRs s0..s{n - 1}:")
+    L.append(
+        f"  SGPRs s0..s{n - 1} (s{n}..s{len(sg) - 1} are zero):" if n < len(sg) else f"  SGPRs s0..s{n - 1}:"
+    )
     ps, pv = set(st["pending"]["sgprs"]), set(st["pending"]["vgprs"])
 
     def cell(v, pending):
         return f"{v:08x}" + ("* " if pending else "  ")
+
     for i in range(0, n, 8):
-        L.append((f"    s{i:<4}" + "".join(cell(v, i + k in ps) for k, v in enumerate(sg[i:i + 8])))
-                 .rstrip())
+        L.append(
+            (f"    s{i:<4}" + "".join(cell(v, i + k in ps) for k, v in enumerate(sg[i : i + 8]))).rstrip()
+        )
     vg = st["vgprs"]
     lane = st["lane"]
     L.append(f"  VGPRs v0..v{len(vg) - 1} of lane {lane} (every lane: --json):")
     for i in range(0, len(vg), 8):
-        L.append((f"    v{i:<4}" + "".join(cell(row[lane], i + k in pv)
-                                            for k, row in enumerate(vg[i:i + 8]))).rstrip())
+        L.append(
+            (
+                f"    v{i:<4}" + "".join(cell(row[lane], i + k in pv) for k, row in enumerate(vg[i : i + 8]))
+            ).rstrip()
+        )
     if ps or pv:
-        L.append("  * written earlier in the " + ("last block" if budget else "access's basic block")
-                 + ": NumPy blocks store a register "
-                 "only where a later read needs it, so it may still show its value from the "
-                 "block's start")
+        L.append(
+            "  * written earlier in the "
+            + ("last block" if budget else "access's basic block")
+            + ": NumPy blocks store a register "
+            "only where a later read needs it, so it may still show its value from the "
+            "block's start"
+        )
     return L
 
 
 def _stats_line(s: dict) -> str:
-    keys = ["waves", "instructions", "lane_instructions", "bytes_written", "escapes",
-            "module_cache_hit", "time_s"]
+    keys = [
+        "waves",
+        "instructions",
+        "lane_instructions",
+        "bytes_written",
+        "escapes",
+        "module_cache_hit",
+        "time_s",
+    ]
     from .common import module_cache_text
-    return "  " + ", ".join(f"{k} {s[k]:.3f}s" if k == "time_s" else
-                            f"module cache {module_cache_text(s)}" if k == "module_cache_hit" else
-                            f"{k} {s[k]}" for k in keys if k in s)
+
+    return "  " + ", ".join(
+        f"{k} {s[k]:.3f}s"
+        if k == "time_s"
+        else f"module cache {module_cache_text(s)}"
+        if k == "module_cache_hit"
+        else f"{k} {s[k]}"
+        for k in keys
+        if k in s
+    )
 
 
 def cmd_trace(a) -> int:
     from ..errors import UserError
     from .names import ProgramNames
+
     cap = load_capture(a.capture)
     check_backend(a.backend)
     n = a.dispatch
@@ -349,9 +423,11 @@ def cmd_trace(a) -> int:
     execute = execute_fn(a.backend, a.mode, {}, a.budget)
     results = replay_until(cap, n, execute)
     if len(results) <= n:
-        raise UserError(f"{a.capture} has {len(results)} dispatch(es) (0..{len(results) - 1}); "
-                        f"there is no dispatch {n}" if results else
-                        f"{a.capture} has no dispatches")
+        raise UserError(
+            f"{a.capture} has {len(results)} dispatch(es) (0..{len(results) - 1}); there is no dispatch {n}"
+            if results
+            else f"{a.capture} has no dispatches"
+        )
     r = results[n]
     c = r.config
     names = ProgramNames(cap.memory, cap.notes)
@@ -365,8 +441,8 @@ def cmd_trace(a) -> int:
             state = rerun_for_wave_state(cap.memory, c, execute, n, shift)
     if a.json:
         import json
-        print(json.dumps(trace_document(a, cap, r, names, instrs, note, plan, shift, state),
-                         indent=1))
+
+        print(json.dumps(trace_document(a, cap, r, names, instrs, note, plan, shift, state), indent=1))
         return rc
     print(f"dispatch {n} of {a.capture} (backend {a.backend}, mode {a.mode})")
     print()
@@ -384,22 +460,35 @@ def cmd_trace(a) -> int:
     if s:
         print(_stats_line(s))
         from .common import native_note
+
         nn = native_note(s)
         if nn:
             print(f"  {nn}")
     print()
     print(f"windows ({len(r.windows)}):")
     if r.windows:
-        print(table([[hexa(w.address), str(w.size), shown(w.name), shown(w.reason)] for w in r.windows],
-                    ["address", "size", "allocation", "why it was placed"], {1}))
+        print(
+            table(
+                [[hexa(w.address), str(w.size), shown(w.name), shown(w.reason)] for w in r.windows],
+                ["address", "size", "allocation", "why it was placed"],
+                {1},
+            )
+        )
     else:
         print("  none (the engine placed none, or did not get that far)")
     print()
-    print(f"write spans ({len(r.write_spans)}, {sum(n for _, n in r.write_spans)} bytes"
-          f"{' landed' if r.refusal is None else ', not landed'}):")
+    print(
+        f"write spans ({len(r.write_spans)}, {sum(n for _, n in r.write_spans)} bytes"
+        f"{' landed' if r.refusal is None else ', not landed'}):"
+    )
     if r.write_spans:
-        print(table([[hexa(ad), str(sz), where(cap.memory, ad)] for ad, sz in r.write_spans],
-                    ["address", "size", "where"], {1}))
+        print(
+            table(
+                [[hexa(ad), str(sz), where(cap.memory, ad)] for ad, sz in r.write_spans],
+                ["address", "size", "where"],
+                {1},
+            )
+        )
     if instrs is None:
         print()
         print(f"program: {hexa(c.program_address)} is not in guest memory")
@@ -407,20 +496,34 @@ def cmd_trace(a) -> int:
     if r.escapes:
         print()
         print(f"escapes ({len(r.escapes)} reported):")
-        print(table([[f"0x{e.pc:x}", e.kind, hexa(e.address), str(e.wave), str(e.lane),
-                      shown(e.instruction)] for e in r.escapes],
-                    ["pc", "kind", "address", "wave", "lane", "instruction"], {3, 4}))
+        print(
+            table(
+                [
+                    [f"0x{e.pc:x}", e.kind, hexa(e.address), str(e.wave), str(e.lane), shown(e.instruction)]
+                    for e in r.escapes
+                ],
+                ["pc", "kind", "address", "wave", "lane", "instruction"],
+                {3, 4},
+            )
+        )
     if state is not None:
         print()
         print("\n".join(format_wave_state(state, len(c.user_sgprs))))
     elif r.refusal is not None and r.refusal.code in STATE_REFUSALS:
         print()
-        print("wave state: not recorded (" + (
-            "the dispatch did not escape when run again to record it)" if a.backend == "numpy"
-            else f"the {a.backend} backend does not record it; --backend numpy does)"))
+        print(
+            "wave state: not recorded ("
+            + (
+                "the dispatch did not escape when run again to record it)"
+                if a.backend == "numpy"
+                else f"the {a.backend} backend does not record it; --backend numpy does)"
+            )
+        )
     print()
-    print(f"program ({len(instrs)} instructions at {hexa(c.program_address)}; "
-          f"annotations: window / scratch / LDS / ESCAPE):")
+    print(
+        f"program ({len(instrs)} instructions at {hexa(c.program_address)}; "
+        f"annotations: window / scratch / LDS / ESCAPE):"
+    )
     if note:
         print(f"  note: {shown(note)}")
     ann = Annotator(cap.memory, c, r, plan, shift)
@@ -436,6 +539,7 @@ def trace_document(a, cap, r, names, instrs, note, plan, shift, state) -> dict:
     """`trace --json` (docs/report-schema.md, "wavelift trace --json")."""
     from .. import __version__
     from ..report import dispatch_record
+
     c = r.config
     d = dispatch_record(r)
     d["kernel"] = names.kernel(c.program_address) if c else None
@@ -443,25 +547,44 @@ def trace_document(a, cap, r, names, instrs, note, plan, shift, state) -> dict:
     program = None
     if instrs is not None:
         ann = Annotator(cap.memory, c, r, plan, shift)
-        program = {"address": hexa(c.program_address), "note": note,
-                   "instructions": [{"offset": int(i.offset), "text": i.text,
-                                     "annotation": ann.note(i) or None} for i in instrs]}
-    return {"schema": "wavelift-trace", "version": 1, "wavelift": __version__,
-            "capture": {"path": a.capture, "target": cap.target},
-            "backend": a.backend, "mode": a.mode, "dispatch": d, "program": program,
-            "wave_state": state}
+        program = {
+            "address": hexa(c.program_address),
+            "note": note,
+            "instructions": [
+                {"offset": int(i.offset), "text": i.text, "annotation": ann.note(i) or None} for i in instrs
+            ],
+        }
+    return {
+        "schema": "wavelift-trace",
+        "version": 1,
+        "wavelift": __version__,
+        "capture": {"path": a.capture, "target": cap.target},
+        "backend": a.backend,
+        "mode": a.mode,
+        "dispatch": d,
+        "program": program,
+        "wave_state": state,
+    }
 
 
 def register(sub) -> None:
-    p = sub.add_parser("trace", help="one dispatch in detail: config, windows, writes, program",
-                       description=__doc__)
+    p = sub.add_parser(
+        "trace", help="one dispatch in detail: config, windows, writes, program", description=__doc__
+    )
     p.add_argument("capture", help=".wlcap file")
-    p.add_argument("--dispatch", "-d", type=int, required=True, metavar="N",
-                   help="dispatch number (as `wavelift run` numbers them, from 0)")
+    p.add_argument(
+        "--dispatch",
+        "-d",
+        type=int,
+        required=True,
+        metavar="N",
+        help="dispatch number (as `wavelift run` numbers them, from 0)",
+    )
     add_backend(p)
     p.add_argument("--mode", choices=["wave", "lane"], default="wave")
     add_budget(p)
-    p.add_argument("--json", action="store_true",
-                   help="print one JSON document instead of text (docs/report-schema.md)")
+    p.add_argument(
+        "--json", action="store_true", help="print one JSON document instead of text (docs/report-schema.md)"
+    )
     add_debug(p)
     p.set_defaults(func=cmd_trace)

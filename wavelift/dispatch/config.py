@@ -3,6 +3,7 @@
 This is the contract between dispatch setup (wavelift.dispatch.setup builds it from a register
 file) and execution (wavelift.translate / backends consume it).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -12,33 +13,33 @@ GFX_LEVELS = {"gfx1010": 10, "gfx1030": 103, "gfx1100": 11}
 
 @dataclass(frozen=True)
 class DispatchConfig:
-    target: str                      # "gfx1010" | "gfx1030" | "gfx1100"
-    program_address: int             # canonical 48-bit guest address (sign-extended bit 47)
-    wave_size: int                   # 32 or 64 (DISPATCH_INITIATOR.CS_W32_EN)
+    target: str  # "gfx1010" | "gfx1030" | "gfx1100"
+    program_address: int  # canonical 48-bit guest address (sign-extended bit 47)
+    wave_size: int  # 32 or 64 (DISPATCH_INITIATOR.CS_W32_EN)
     rsrc1: int
     rsrc2: int
     rsrc3: int
-    user_sgprs: tuple[int, ...]      # values of s0..s(n-1) (COMPUTE_USER_DATA_*)
+    user_sgprs: tuple[int, ...]  # values of s0..s(n-1) (COMPUTE_USER_DATA_*)
     tgid_enabled: tuple[bool, bool, bool]
-    tidig_comp_cnt: int              # 0: v0=x; 1: +v1=y; 2: +v2=z (GFX10); packed v0 on GFX11
-    lds_bytes: int                   # RSRC2.LDS_SIZE * 512 (+ dynamic, if any)
-    block: tuple[int, int, int]      # NUM_THREAD_FULL x/y/z: threads per full workgroup
-    partial: tuple[int, int, int]    # threads of the LAST workgroup in x/y/z (used only if partial_tg;
-                                     # 0 there = that dimension's last group is full)
-    partial_tg: bool                 # DISPATCH_INITIATOR.PARTIAL_TG_EN
+    tidig_comp_cnt: int  # 0: v0=x; 1: +v1=y; 2: +v2=z (GFX10); packed v0 on GFX11
+    lds_bytes: int  # RSRC2.LDS_SIZE * 512 (+ dynamic, if any)
+    block: tuple[int, int, int]  # NUM_THREAD_FULL x/y/z: threads per full workgroup
+    partial: tuple[int, int, int]  # threads of the LAST workgroup in x/y/z (used only if partial_tg;
+    # 0 there = that dimension's last group is full)
+    partial_tg: bool  # DISPATCH_INITIATOR.PARTIAL_TG_EN
     group_start: tuple[int, int, int]  # first workgroup id per dimension
-    group_end: tuple[int, int, int]    # one past the last workgroup id per dimension
+    group_end: tuple[int, int, int]  # one past the last workgroup id per dimension
     scratch_enabled: bool = False
-    scratch_wave_bytes: int = 0      # TMPRING_SIZE.WAVESIZE * unit (1024 on GFX10/10.3, 256 on GFX11)
+    scratch_wave_bytes: int = 0  # TMPRING_SIZE.WAVESIZE * unit (1024 on GFX10/10.3, 256 on GFX11)
     tmpring_waves: int = 0
     # SGPR index of each system value the hardware writes after the user SGPRs:
     # "workgroup_id_x/y/z", "scratch_wave_offset" (GFX10/10.3 with SCRATCH_EN).
     system_sgprs: dict[str, int] = field(default_factory=dict)
     initiator: int = 0
     tmpring_size: int = 0
-    scratch_base: int = 0            # GFX11: COMPUTE_DISPATCH_SCRATCH_BASE_HI:LO << 8 (canonical)
-    unwritten_user_sgprs: tuple[int, ...] = ()   # user SGPRs whose USER_DATA was never written (read 0)
-    dims: tuple[int, int, int] = (0, 0, 0)       # DIM_X/Y/Z as the dispatch packet gave them
+    scratch_base: int = 0  # GFX11: COMPUTE_DISPATCH_SCRATCH_BASE_HI:LO << 8 (canonical)
+    unwritten_user_sgprs: tuple[int, ...] = ()  # user SGPRs whose USER_DATA was never written (read 0)
+    dims: tuple[int, int, int] = (0, 0, 0)  # DIM_X/Y/Z as the dispatch packet gave them
 
     @property
     def gfx_level(self) -> int:
@@ -51,7 +52,7 @@ class DispatchConfig:
         return self.gfx_level == 11
 
     @property
-    def float_mode(self) -> int:     # RSRC1.FLOAT_MODE [19:12]: initial MODE round/denorm bits
+    def float_mode(self) -> int:  # RSRC1.FLOAT_MODE [19:12]: initial MODE round/denorm bits
         return (self.rsrc1 >> 12) & 0xFF
 
     @property

@@ -6,6 +6,7 @@ except COMPUTE_PGM_LO (refused: dispatch.no_program) and, with SCRATCH_EN,
 COMPUTE_TMPRING_SIZE (scratch.no_tmpring) and on GFX11 COMPUTE_DISPATCH_SCRATCH_BASE_LO
 (scratch.no_base).
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -22,8 +23,8 @@ from .config import GFX_LEVELS, DispatchConfig, grid_waves
 # thread costs what a full one does; with the instruction budget this bounds a dispatch's work,
 # docs/decisions/0015-bounded-work.md).  4 Mi waves = 128 Mi threads in wave32, 256 Mi in wave64.
 MAX_GRID_WAVES = 1 << 22
-MAX_BLOCK_THREADS = 1024            # threads per workgroup (hardware limit)
-MAX_LDS_BYTES = 64 * 1024           # LDS per workgroup on GFX10/10.3/11
+MAX_BLOCK_THREADS = 1024  # threads per workgroup (hardware limit)
+MAX_LDS_BYTES = 64 * 1024  # LDS per workgroup on GFX10/10.3/11
 MAX_SCRATCH_WAVE_BYTES = 256 * 1024  # scratch.too_large above this per wave
 MAX_USER_SGPRS = 16
 
@@ -31,7 +32,7 @@ _R = {n: r for n, r in BY_NAME.items()}
 
 
 def _xyz(values: Iterable[int]) -> tuple[int, int, int]:
-    x, y, z = values                # one value per dimension
+    x, y, z = values  # one value per dimension
     return x, y, z
 
 
@@ -60,11 +61,13 @@ def build_config(regs: RegisterFile, target: str, dims=None, initiator: int | No
     ini = _R["COMPUTE_DISPATCH_INITIATOR"].decode(initiator, level)
 
     if not ini["COMPUTE_SHADER_EN"]:
-        raise Refused("dispatch.unsupported_mode",
-                      f"DISPATCH_INITIATOR 0x{initiator:08x} has COMPUTE_SHADER_EN clear")
+        raise Refused(
+            "dispatch.unsupported_mode", f"DISPATCH_INITIATOR 0x{initiator:08x} has COMPUTE_SHADER_EN clear"
+        )
     if ini["ORDERED_APPEND_ENBL"]:
-        raise Refused("dispatch.unsupported_mode",
-                      f"DISPATCH_INITIATOR 0x{initiator:08x} enables ORDERED_APPEND")
+        raise Refused(
+            "dispatch.unsupported_mode", f"DISPATCH_INITIATOR 0x{initiator:08x} enables ORDERED_APPEND"
+        )
 
     # program
     if not regs.written("COMPUTE_PGM_LO"):
@@ -90,7 +93,9 @@ def build_config(regs: RegisterFile, target: str, dims=None, initiator: int | No
     tgid = (bool(r2["TGID_X_EN"]), bool(r2["TGID_Y_EN"]), bool(r2["TGID_Z_EN"]))
     lds = r2["LDS_SIZE"] * 512
     if lds > MAX_LDS_BYTES:
-        raise Refused("dispatch.bad_register", f"RSRC2.LDS_SIZE asks for {lds} bytes of LDS (at most {MAX_LDS_BYTES})")
+        raise Refused(
+            "dispatch.bad_register", f"RSRC2.LDS_SIZE asks for {lds} bytes of LDS (at most {MAX_LDS_BYTES})"
+        )
 
     # scratch
     scratch_en = bool(r2["SCRATCH_EN"])
@@ -99,56 +104,74 @@ def build_config(regs: RegisterFile, target: str, dims=None, initiator: int | No
     scratch_base = 0
     if scratch_en:
         if not regs.written("COMPUTE_TMPRING_SIZE"):
-            raise Refused("scratch.no_tmpring", "SCRATCH_EN is set but COMPUTE_TMPRING_SIZE was never written")
+            raise Refused(
+                "scratch.no_tmpring", "SCRATCH_EN is set but COMPUTE_TMPRING_SIZE was never written"
+            )
         wavesize = _f(regs, "COMPUTE_TMPRING_SIZE", "WAVESIZE")
         waves = _f(regs, "COMPUTE_TMPRING_SIZE", "WAVES")
         wave_bytes = wavesize * scratch_unit(level)
         if wavesize == 0 or waves == 0:
-            raise Refused("scratch.size_zero",
-                          f"SCRATCH_EN is set but COMPUTE_TMPRING_SIZE 0x{tmpring:08x} has "
-                          f"WAVESIZE={wavesize}, WAVES={waves}")
+            raise Refused(
+                "scratch.size_zero",
+                f"SCRATCH_EN is set but COMPUTE_TMPRING_SIZE 0x{tmpring:08x} has "
+                f"WAVESIZE={wavesize}, WAVES={waves}",
+            )
         if wave_bytes > MAX_SCRATCH_WAVE_BYTES:
-            raise Refused("scratch.too_large",
-                          f"TMPRING_SIZE.WAVESIZE={wavesize} gives {wave_bytes} bytes of scratch per "
-                          f"wave (at most {MAX_SCRATCH_WAVE_BYTES})")
+            raise Refused(
+                "scratch.too_large",
+                f"TMPRING_SIZE.WAVESIZE={wavesize} gives {wave_bytes} bytes of scratch per "
+                f"wave (at most {MAX_SCRATCH_WAVE_BYTES})",
+            )
         if level == 11:
             if not regs.written("COMPUTE_DISPATCH_SCRATCH_BASE_LO"):
-                raise Refused("scratch.no_base",
-                              "SCRATCH_EN is set but COMPUTE_DISPATCH_SCRATCH_BASE_LO was never written")
-            scratch_base = canonical((_f(regs, "COMPUTE_DISPATCH_SCRATCH_BASE_HI", "DATA") << 40)
-                                     | (regs["COMPUTE_DISPATCH_SCRATCH_BASE_LO"] << 8))
+                raise Refused(
+                    "scratch.no_base",
+                    "SCRATCH_EN is set but COMPUTE_DISPATCH_SCRATCH_BASE_LO was never written",
+                )
+            scratch_base = canonical(
+                (_f(regs, "COMPUTE_DISPATCH_SCRATCH_BASE_HI", "DATA") << 40)
+                | (regs["COMPUTE_DISPATCH_SCRATCH_BASE_LO"] << 8)
+            )
 
     # grid
     full = _xyz(_f(regs, f"COMPUTE_NUM_THREAD_{d}", "NUM_THREAD_FULL") for d in "XYZ")
     part = tuple(_f(regs, f"COMPUTE_NUM_THREAD_{d}", "NUM_THREAD_PARTIAL") for d in "XYZ")
     if 0 in full:
-        raise Refused("dispatch.empty_block",
-                      f"COMPUTE_NUM_THREAD_X/Y/Z give a workgroup of {full[0]}x{full[1]}x{full[2]} threads")
+        raise Refused(
+            "dispatch.empty_block",
+            f"COMPUTE_NUM_THREAD_X/Y/Z give a workgroup of {full[0]}x{full[1]}x{full[2]} threads",
+        )
     if full[0] * full[1] * full[2] > MAX_BLOCK_THREADS:
-        raise Refused("dispatch.bad_register",
-                      f"workgroup of {full[0]}x{full[1]}x{full[2]} threads (at most {MAX_BLOCK_THREADS})")
+        raise Refused(
+            "dispatch.bad_register",
+            f"workgroup of {full[0]}x{full[1]}x{full[2]} threads (at most {MAX_BLOCK_THREADS})",
+        )
     thread_dims = bool(ini["USE_THREAD_DIMENSIONS"])
     force0 = bool(ini["FORCE_START_AT_000"])
     if force0:
         start = (0, 0, 0)
     else:
         if thread_dims:
-            raise Refused("dispatch.unsupported_mode",
-                          "USE_THREAD_DIMENSIONS with start values (FORCE_START_AT_000 clear)")
+            raise Refused(
+                "dispatch.unsupported_mode",
+                "USE_THREAD_DIMENSIONS with start values (FORCE_START_AT_000 clear)",
+            )
         start = tuple(regs.get(f"COMPUTE_START_{d}", 0) for d in "XYZ")
     if thread_dims:
         end = tuple(-(-t // b) for t, b in zip(dims, full))
         partial = tuple(t % b for t, b in zip(dims, full))
         partial_tg = any(partial)
     else:
-        end = dims                   # end values (== counts when starting at 0)
+        end = dims  # end values (== counts when starting at 0)
         partial_tg = bool(ini["PARTIAL_TG_EN"])
         partial = part if partial_tg else (0, 0, 0)
         if partial_tg:
             for d, (p, b) in enumerate(zip(part, full)):
                 if p >= b:
-                    raise Refused("dispatch.bad_register",
-                                  f"COMPUTE_NUM_THREAD_{'XYZ'[d]}: partial {p} is not smaller than full {b}")
+                    raise Refused(
+                        "dispatch.bad_register",
+                        f"COMPUTE_NUM_THREAD_{'XYZ'[d]}: partial {p} is not smaller than full {b}",
+                    )
     groups = [max(0, e - s) for s, e in zip(start, end)]
     wave_size = 32 if ini["CS_W32_EN"] else 64
     check_grid(groups, full, wave_size)
@@ -160,7 +183,7 @@ def build_config(regs: RegisterFile, target: str, dims=None, initiator: int | No
         if en:
             sys_sgprs[f"workgroup_id_{axis}"] = pos
             pos += 1
-    if r2["TG_SIZE_EN"]:            # [5:0] waves in the workgroup, [11:6] this wave's index
+    if r2["TG_SIZE_EN"]:  # [5:0] waves in the workgroup, [11:6] this wave's index
         sys_sgprs["tg_size"] = pos
         pos += 1
     if scratch_en and level != 11:
@@ -168,14 +191,31 @@ def build_config(regs: RegisterFile, target: str, dims=None, initiator: int | No
         pos += 1
 
     return DispatchConfig(
-        target=target, program_address=program,
+        target=target,
+        program_address=program,
         wave_size=wave_size,
-        rsrc1=rsrc1, rsrc2=rsrc2, rsrc3=rsrc3, user_sgprs=user, tgid_enabled=tgid,
-        tidig_comp_cnt=tidig, lds_bytes=lds, block=full, partial=partial, partial_tg=partial_tg,
-        group_start=_xyz(start), group_end=tuple(end), scratch_enabled=scratch_en,
-        scratch_wave_bytes=wave_bytes, tmpring_waves=waves, system_sgprs=sys_sgprs,
-        initiator=initiator, tmpring_size=tmpring, scratch_base=scratch_base,
-        unwritten_user_sgprs=unwritten, dims=dims)
+        rsrc1=rsrc1,
+        rsrc2=rsrc2,
+        rsrc3=rsrc3,
+        user_sgprs=user,
+        tgid_enabled=tgid,
+        tidig_comp_cnt=tidig,
+        lds_bytes=lds,
+        block=full,
+        partial=partial,
+        partial_tg=partial_tg,
+        group_start=_xyz(start),
+        group_end=tuple(end),
+        scratch_enabled=scratch_en,
+        scratch_wave_bytes=wave_bytes,
+        tmpring_waves=waves,
+        system_sgprs=sys_sgprs,
+        initiator=initiator,
+        tmpring_size=tmpring,
+        scratch_base=scratch_base,
+        unwritten_user_sgprs=unwritten,
+        dims=dims,
+    )
 
 
 def check_grid(groups, block, wave_size: int) -> None:
@@ -183,9 +223,11 @@ def check_grid(groups, block, wave_size: int) -> None:
     configs made by hand)."""
     waves = grid_waves(groups, block, wave_size)
     if waves > MAX_GRID_WAVES:
-        raise Refused("dispatch.grid_too_large",
-                      f"{groups[0]}x{groups[1]}x{groups[2]} workgroups of {block[0]}x{block[1]}x{block[2]} "
-                      f"threads is {waves} waves of {wave_size} (at most {MAX_GRID_WAVES})")
+        raise Refused(
+            "dispatch.grid_too_large",
+            f"{groups[0]}x{groups[1]}x{groups[2]} workgroups of {block[0]}x{block[1]}x{block[2]} "
+            f"threads is {waves} waves of {wave_size} (at most {MAX_GRID_WAVES})",
+        )
 
 
 def group_block(config: DispatchConfig, group: tuple[int, int, int]) -> tuple[int, int, int]:
@@ -202,8 +244,8 @@ def group_block(config: DispatchConfig, group: tuple[int, int, int]) -> tuple[in
 @dataclass(frozen=True)
 class VgprInput:
     vgpr: int
-    what: str          # "local_id_x" | "local_id_y" | "local_id_z"
-    lo: int            # first bit within the VGPR
+    what: str  # "local_id_x" | "local_id_y" | "local_id_z"
+    lo: int  # first bit within the VGPR
     width: int
 
 
@@ -219,10 +261,17 @@ def initial_vgpr_layout(config: DispatchConfig) -> list[VgprInput]:
 
 def initial_vgprs(config: DispatchConfig, lx, ly, lz) -> dict[int, np.ndarray]:
     """Initial VGPR values (uint32 per lane) from per-lane local ids."""
-    ids = {"local_id_x": np.asarray(lx, np.uint32), "local_id_y": np.asarray(ly, np.uint32),
-           "local_id_z": np.asarray(lz, np.uint32)}
+    ids = {
+        "local_id_x": np.asarray(lx, np.uint32),
+        "local_id_y": np.asarray(ly, np.uint32),
+        "local_id_z": np.asarray(lz, np.uint32),
+    }
     out: dict[int, np.ndarray] = {}
     for v in initial_vgpr_layout(config):
-        val = (ids[v.what] & np.uint32((1 << v.width) - 1)) << np.uint32(v.lo) if v.width < 32 else ids[v.what].copy()
+        val = (
+            (ids[v.what] & np.uint32((1 << v.width) - 1)) << np.uint32(v.lo)
+            if v.width < 32
+            else ids[v.what].copy()
+        )
         out[v.vgpr] = out[v.vgpr] | val if v.vgpr in out else val.astype(np.uint32)
     return out

@@ -9,6 +9,7 @@ registers radv_pipeline_emit_hw_cs / radv_emit_dispatch_packets write.
 Facts are from the aco-compile README ("What a dispatch of this code needs", Mesa 22.3.6 line
 numbers) and the RADV captures in tests/fixtures/radv/; docs/decisions/0004-driver.md lists them.
 """
+
 from __future__ import annotations
 
 import json
@@ -28,14 +29,16 @@ from .launch import Buffer, LaunchRecord
 class Device(Protocol):
     """What an ACO launch needs of a wavelift.Device (device.py, which loads shaders through
     this module)."""
+
     target: str
     launches: list[LaunchRecord]
 
     def alloc_window(self, size: int, name: str, align: int = 256, data=None) -> int: ...
     def scratch_window(self, size: int) -> int: ...
     def upload(self, array, name: str = "") -> Buffer: ...
-    def submit_dispatch(self, registers: dict[str, int], dims, initiator: int,
-                        preamble: list[int] | None = None) -> tuple[list[int], Any]: ...
+    def submit_dispatch(
+        self, registers: dict[str, int], dims, initiator: int, preamble: list[int] | None = None
+    ) -> tuple[list[int], Any]: ...
 
 
 def radv_resource_limits(waves_per_group: int, target: str) -> int:
@@ -50,6 +53,7 @@ def radv_resource_limits(waves_per_group: int, target: str) -> int:
         v |= 1 << 23
     tg_per_cu = 2 if waves_per_group == 1 else 1
     return v | ((tg_per_cu - 1) << 24)
+
 
 # Buffer V# dword3 (aco-compile README, radv_descriptor_set.c:1045-1095): DST_SEL XYZW,
 # FORMAT 32_FLOAT, OOB_SELECT RAW, RESOURCE_LEVEL 1 (GFX10/10.3); GFX11 has no RESOURCE_LEVEL.
@@ -69,6 +73,7 @@ class Image:
     """A linear 2-D storage image in guest memory, laid out as addrlib lays out linear images
     (and the hardware reads them): rows ``pitch`` texels apart, the width aligned to 256 bytes
     (translate/image.py)."""
+
     buffer: Buffer
     width: int
     height: int
@@ -87,8 +92,12 @@ class Image:
 
 def buffer_descriptor(address: int, size: int, gfx11: bool) -> list[int]:
     """RADV's buffer V# (write_buffer_descriptor, radv_descriptor_set.c:1045-1095)."""
-    return [address & 0xFFFFFFFF, (address >> 32) & 0xFFFF, align_up(size, 4) & 0xFFFFFFFF,
-            BUFFER_DWORD3[gfx11]]
+    return [
+        address & 0xFFFFFFFF,
+        (address >> 32) & 0xFFFF,
+        align_up(size, 4) & 0xFFFFFFFF,
+        BUFFER_DWORD3[gfx11],
+    ]
 
 
 def image_descriptor(img: Image, gfx11: bool) -> list[int]:
@@ -98,8 +107,9 @@ def image_descriptor(img: Image, gfx11: bool) -> list[int]:
     HEIGHT-1 [27:14], RESOURCE_LEVEL (not GFX11), DST_SEL XYZW, TYPE 2D, SW_MODE 0 (linear).
     The image's buffer holds ``height`` rows of ``pitch`` texels."""
     if img.format not in IMAGE_FORMATS:
-        raise LaunchError(f"image format {img.format!r} not supported "
-                          f"(supported: {', '.join(IMAGE_FORMATS)})")
+        raise LaunchError(
+            f"image format {img.format!r} not supported (supported: {', '.join(IMAGE_FORMATS)})"
+        )
     if img.address % 256:
         raise LaunchError("an image's base address must be 256-byte aligned")
     fmt, _bpp = IMAGE_FORMATS[img.format]
@@ -131,11 +141,11 @@ class AcoShader:
         self.rsrc3 = int(regs["rsrc3"], 16)
         self.local_size = tuple(int(x) for x in info["local_size"])
         if len(code) != int(info["code"]["code_size"]):
-            raise UserError(f"{self.name}: .bin has {len(code)} bytes, the JSON says "
-                            f"{info['code']['code_size']}")
+            raise UserError(
+                f"{self.name}: .bin has {len(code)} bytes, the JSON says {info['code']['code_size']}"
+            )
         self.code = code
-        self.address = device.alloc_window(len(code), f"aco_code:{self.name}", align=256,
-                                           data=code)
+        self.address = device.alloc_window(len(code), f"aco_code:{self.name}", align=256, data=code)
         self.last_launch: LaunchRecord | None = None
 
     @classmethod
@@ -147,9 +157,10 @@ class AcoShader:
         except (OSError, ValueError) as e:
             raise UserError(f"cannot read aco-compile JSON {json_path}: {e}") from None
         if bin_path is None:
-            bin_path = os.path.join(os.path.dirname(json_path),
-                                    info.get("code", {}).get("bin_file")
-                                    or os.path.basename(json_path)[:-5] + ".bin")
+            bin_path = os.path.join(
+                os.path.dirname(json_path),
+                info.get("code", {}).get("bin_file") or os.path.basename(json_path)[:-5] + ".bin",
+            )
         try:
             with open(bin_path, "rb") as f:
                 code = f.read()
@@ -189,12 +200,12 @@ class AcoShader:
         if isinstance(value, np.ndarray):
             b = dev.upload(value, name=f"{self.name}:{what}")
             return b.address, b.nbytes
-        raise LaunchError(f"{what}: bind a Buffer, a NumPy array or (Buffer, offset, range), "
-                          f"not {type(value).__name__}")
+        raise LaunchError(
+            f"{what}: bind a Buffer, a NumPy array or (Buffer, offset, range), not {type(value).__name__}"
+        )
 
     # ---- launch ------------------------------------------------------------------------------
-    def launch(self, groups=(1, 1, 1), buffers=None, push_constants=b"", images=None,
-               inline_uniforms=None):
+    def launch(self, groups=(1, 1, 1), buffers=None, push_constants=b"", images=None, inline_uniforms=None):
         rec = self.prepare(groups, buffers, push_constants, images, inline_uniforms)
         dw, result = self.device.submit_dispatch(rec.registers, rec.dims, rec.initiator)
         rec.pm4 = dw
@@ -203,8 +214,9 @@ class AcoShader:
         self.last_launch = rec
         return result
 
-    def prepare(self, groups=(1, 1, 1), buffers=None, push_constants=b"", images=None,
-                inline_uniforms=None) -> LaunchRecord:
+    def prepare(
+        self, groups=(1, 1, 1), buffers=None, push_constants=b"", images=None, inline_uniforms=None
+    ) -> LaunchRecord:
         dev, info = self.device, self.info
         buffers = dict(buffers or {})
         images = dict(images or {})
@@ -242,10 +254,10 @@ class AcoShader:
                         if val is not None:
                             a, n = self._as_range(val, f"set {sno} binding {b['binding']}")
                             dyn_vs[int(b["push_buffer_offset"]) + 16 * i] = buffer_descriptor(
-                                a, n, self.gfx11)
+                                a, n, self.gfx11
+                            )
                     elif t == "storage_image":
-                        img = images.get(key) or (images.get((sno, b["binding"]))
-                                                  if i == 0 else None)
+                        img = images.get(key) or (images.get((sno, b["binding"])) if i == 0 else None)
                         if img is not None:
                             struct.pack_into("<8I", mem, off, *image_descriptor(img, self.gfx11))
                     elif t == "inline_uniform_block":
@@ -253,27 +265,33 @@ class AcoShader:
                         if data is not None:
                             data = bytes(data)
                             if len(data) > int(b.get("bytes", len(data))):
-                                raise LaunchError(f"inline uniform block set {sno} binding "
-                                                  f"{b['binding']}: {len(data)} bytes, room for "
-                                                  f"{b['bytes']}")
-                            mem[off:off + len(data)] = data
+                                raise LaunchError(
+                                    f"inline uniform block set {sno} binding "
+                                    f"{b['binding']}: {len(data)} bytes, room for "
+                                    f"{b['bytes']}"
+                                )
+                            mem[off : off + len(data)] = data
                     else:
                         if val is not None or key in images:
-                            raise LaunchError(f"descriptor type {t!r} (set {sno} binding "
-                                              f"{b['binding']}) is not supported by wavelift's "
-                                              f"RADV runtime; leave it unbound (a null descriptor)")
-            set_va[sno] = dev.alloc_window(size, f"{self.name}:set{sno}#{idx}", align=64,
-                                           data=bytes(mem))
+                            raise LaunchError(
+                                f"descriptor type {t!r} (set {sno} binding "
+                                f"{b['binding']}) is not supported by wavelift's "
+                                f"RADV runtime; leave it unbound (a null descriptor)"
+                            )
+            set_va[sno] = dev.alloc_window(size, f"{self.name}:set{sno}#{idx}", align=64, data=bytes(mem))
 
         # push-constant buffer: push constants padded to radv_push_constant_size, then dynamic V#s
         layout_whats = {e["what"] for e in self.user_sgpr_layout}
         push_va = 0
         if "push_constants" in layout_whats:
             dl = info["descriptor_layout"]["dynamic_buffers"]
-            size = max(int(dl.get("push_constant_buffer_bytes", 0)), 16,
-                       int(pcinfo.get("radv_push_constant_size", 0)))
+            size = max(
+                int(dl.get("push_constant_buffer_bytes", 0)),
+                16,
+                int(pcinfo.get("radv_push_constant_size", 0)),
+            )
             pbuf = bytearray(size)
-            pbuf[:len(pc)] = pc
+            pbuf[: len(pc)] = pc
             for off, v in dyn_vs.items():
                 struct.pack_into("<4I", pbuf, off, *v)
             push_va = dev.alloc_window(size, f"{self.name}:push#{idx}", align=16, data=bytes(pbuf))
@@ -287,10 +305,16 @@ class AcoShader:
             wavesize = int(info["scratch"]["tmpring_wavesize"])
             wave_bytes = wavesize * t["wavesize_unit"]
             if wave_bytes < int(info["scratch"]["bytes_per_wave"]):
-                raise LaunchError(f"{self.name}: tmpring_wavesize {wavesize} is smaller than "
-                                  f"{info['scratch']['bytes_per_wave']} bytes per wave")
-            total_waves = ceil_div(self.local_size[0] * self.local_size[1] * self.local_size[2],
-                                   self.wave_size) * gx * gy * gz
+                raise LaunchError(
+                    f"{self.name}: tmpring_wavesize {wavesize} is smaller than "
+                    f"{info['scratch']['bytes_per_wave']} bytes per wave"
+                )
+            total_waves = (
+                ceil_div(self.local_size[0] * self.local_size[1] * self.local_size[2], self.wave_size)
+                * gx
+                * gy
+                * gz
+            )
             slots = max(1, min(total_waves, 32 * t["cus"]))
             if self.gfx11:
                 waves = min(ceil_div(slots, t["ses"]), 0xFFF)
@@ -324,24 +348,24 @@ class AcoShader:
                 table = bytearray(128)
                 for sno, va in set_va.items():
                     struct.pack_into("<I", table, 4 * sno, va & 0xFFFFFFFF)
-                put(first, [dev.alloc_window(128, f"{self.name}:sets#{idx}", align=16,
-                                             data=bytes(table))])
+                put(first, [dev.alloc_window(128, f"{self.name}:sets#{idx}", align=16, data=bytes(table))])
             elif what == "push_constants":
                 put(first, [push_va])
             elif what == "inline_push_constants":
                 raw = pc.ljust(4 * (max(e["push_constant_dwords"]) + 1), b"\0")
-                put(first, [struct.unpack_from("<I", raw, 4 * d)[0]
-                            for d in e["push_constant_dwords"]])
+                put(first, [struct.unpack_from("<I", raw, 4 * d)[0] for d in e["push_constant_dwords"]])
             elif what == "grid_size":
                 if count == 3:
                     put(first, [gx, gy, gz])
-                else:                                # GFX10.1: a pointer to 12 bytes
-                    grid_ptr = dev.alloc_window(16, f"{self.name}:grid#{idx}", align=16,
-                                                data=struct.pack("<3I", gx, gy, gz))
+                else:  # GFX10.1: a pointer to 12 bytes
+                    grid_ptr = dev.alloc_window(
+                        16, f"{self.name}:grid#{idx}", align=16, data=struct.pack("<3I", gx, gy, gz)
+                    )
                     put(first, [grid_ptr, grid_ptr >> 32])
             else:
-                raise LaunchError(f"user SGPR {e['sgpr']} ({what}) is not supported by "
-                                  f"wavelift's RADV runtime")
+                raise LaunchError(
+                    f"user SGPR {e['sgpr']} ({what}) is not supported by wavelift's RADV runtime"
+                )
 
         regs = {
             "COMPUTE_PGM_LO": (self.address >> 8) & 0xFFFFFFFF,
@@ -350,28 +374,42 @@ class AcoShader:
             "COMPUTE_PGM_RSRC2": self.rsrc2,
             "COMPUTE_PGM_RSRC3": self.rsrc3,
             "COMPUTE_RESOURCE_LIMITS": radv_resource_limits(
-                ceil_div(self.local_size[0] * self.local_size[1] * self.local_size[2],
-                         self.wave_size), dev.target),
+                ceil_div(self.local_size[0] * self.local_size[1] * self.local_size[2], self.wave_size),
+                dev.target,
+            ),
             "COMPUTE_TMPRING_SIZE": tmpring,
         }
         if self.gfx11 and scratch_va:
             regs["COMPUTE_DISPATCH_SCRATCH_BASE_LO"] = (scratch_va >> 8) & 0xFFFFFFFF
             regs["COMPUTE_DISPATCH_SCRATCH_BASE_HI"] = (scratch_va >> 40) & 0xFF
         for i, sgpr in enumerate(user):
-            if sgpr is not None:              # RADV leaves s[0:1] unwritten without scratch
+            if sgpr is not None:  # RADV leaves s[0:1] unwritten without scratch
                 regs[f"COMPUTE_USER_DATA_{i}"] = sgpr
         for i, axis in enumerate("XYZ"):
             regs[f"COMPUTE_NUM_THREAD_{axis}"] = self.local_size[i]
-        initiator = pm4.initiator(wave32=self.wave_size == 32, force_start_at_000=True,
-                                  order_mode=True)
+        initiator = pm4.initiator(wave32=self.wave_size == 32, force_start_at_000=True, order_mode=True)
         return LaunchRecord(
-            index=idx, kernel=self.name, kind="aco", grid=grid, registers=regs,
-            initiator=initiator, dims=grid.groups, user_sgprs=[0 if v is None else v for v in user],
-            pm4=[], program_address=self.address, scratch_address=scratch_va,
+            index=idx,
+            kernel=self.name,
+            kind="aco",
+            grid=grid,
+            registers=regs,
+            initiator=initiator,
+            dims=grid.groups,
+            user_sgprs=[0 if v is None else v for v in user],
+            pm4=[],
+            program_address=self.address,
+            scratch_address=scratch_va,
             lds_bytes=int(info.get("lds", {}).get("bytes", 0)),
-            extra={"sets": set_va, "push": push_va, "grid_ptr": grid_ptr,
-                   "scratch_waves": waves, "scratch_wave_bytes": wave_bytes,
-                   "unwritten_user_sgprs": [i for i, v in enumerate(user) if v is None]})
+            extra={
+                "sets": set_va,
+                "push": push_va,
+                "grid_ptr": grid_ptr,
+                "scratch_waves": waves,
+                "scratch_wave_bytes": wave_bytes,
+                "unwritten_user_sgprs": [i for i, v in enumerate(user) if v is None],
+            },
+        )
 
     def __repr__(self) -> str:
         return f"AcoShader({self.name!r} at 0x{self.address:x})"

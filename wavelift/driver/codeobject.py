@@ -14,6 +14,7 @@ What is read, and where it is defined (LLVM AMDGPUUsage.rst):
 (a load bias, as ROCr's loader applies it) with the dynamic relocations applied, so PC-relative
 code (s_getpc_b64 + offset), calls between functions and relocated pointers all work.
 """
+
 from __future__ import annotations
 
 import struct
@@ -30,7 +31,7 @@ SHT_SYMTAB, SHT_RELA, SHT_NOTE, SHT_NOBITS, SHT_REL, SHT_DYNSYM = 2, 4, 7, 8, 9,
 SHF_ALLOC = 2
 STT_NOTYPE, STT_OBJECT, STT_FUNC = 0, 1, 2
 NT_AMDGPU_METADATA = 32
-MAX_IMAGE = 1 << 30            # largest loaded image (virtual address span) we accept
+MAX_IMAGE = 1 << 30  # largest loaded image (virtual address span) we accept
 
 # R_AMDGPU_* relocation types (AMDGPUUsage "Relocation Records").
 R_AMDGPU_NONE = 0
@@ -46,15 +47,51 @@ R_AMDGPU_RELATIVE64 = 13
 
 # EF_AMDGPU_MACH values (AMDGPUUsage "AMDGPU EF_AMDGPU_MACH Values").
 MACH: dict[int, str] = {
-    0x20: "gfx600", 0x21: "gfx601", 0x22: "gfx700", 0x23: "gfx701", 0x24: "gfx702",
-    0x25: "gfx703", 0x26: "gfx704", 0x28: "gfx801", 0x29: "gfx802", 0x2A: "gfx803",
-    0x2B: "gfx810", 0x2C: "gfx900", 0x2D: "gfx902", 0x2E: "gfx904", 0x2F: "gfx906",
-    0x30: "gfx908", 0x31: "gfx909", 0x32: "gfx90c", 0x33: "gfx1010", 0x34: "gfx1011",
-    0x35: "gfx1012", 0x36: "gfx1030", 0x37: "gfx1031", 0x38: "gfx1032", 0x39: "gfx1033",
-    0x3A: "gfx602", 0x3B: "gfx705", 0x3C: "gfx805", 0x3D: "gfx1035", 0x3E: "gfx1034",
-    0x3F: "gfx90a", 0x40: "gfx940", 0x41: "gfx1100", 0x42: "gfx1013", 0x43: "gfx1150",
-    0x44: "gfx1103", 0x45: "gfx1036", 0x46: "gfx1101", 0x47: "gfx1102", 0x48: "gfx1200",
-    0x4A: "gfx1151", 0x4B: "gfx941", 0x4C: "gfx942", 0x4E: "gfx1201", 0x4F: "gfx950",
+    0x20: "gfx600",
+    0x21: "gfx601",
+    0x22: "gfx700",
+    0x23: "gfx701",
+    0x24: "gfx702",
+    0x25: "gfx703",
+    0x26: "gfx704",
+    0x28: "gfx801",
+    0x29: "gfx802",
+    0x2A: "gfx803",
+    0x2B: "gfx810",
+    0x2C: "gfx900",
+    0x2D: "gfx902",
+    0x2E: "gfx904",
+    0x2F: "gfx906",
+    0x30: "gfx908",
+    0x31: "gfx909",
+    0x32: "gfx90c",
+    0x33: "gfx1010",
+    0x34: "gfx1011",
+    0x35: "gfx1012",
+    0x36: "gfx1030",
+    0x37: "gfx1031",
+    0x38: "gfx1032",
+    0x39: "gfx1033",
+    0x3A: "gfx602",
+    0x3B: "gfx705",
+    0x3C: "gfx805",
+    0x3D: "gfx1035",
+    0x3E: "gfx1034",
+    0x3F: "gfx90a",
+    0x40: "gfx940",
+    0x41: "gfx1100",
+    0x42: "gfx1013",
+    0x43: "gfx1150",
+    0x44: "gfx1103",
+    0x45: "gfx1036",
+    0x46: "gfx1101",
+    0x47: "gfx1102",
+    0x48: "gfx1200",
+    0x4A: "gfx1151",
+    0x4B: "gfx941",
+    0x4C: "gfx942",
+    0x4E: "gfx1201",
+    0x4F: "gfx950",
 }
 MACH_BY_NAME = {v: k for k, v in MACH.items()}
 FEATURE_STATE = {0: "unsupported", 1: "any", 2: "off", 3: "on"}
@@ -81,8 +118,8 @@ class Section:
     name: str
     type: int
     flags: int
-    address: int          # sh_addr (image-relative virtual address)
-    offset: int           # sh_offset (file offset)
+    address: int  # sh_addr (image-relative virtual address)
+    offset: int  # sh_offset (file offset)
     size: int
     link: int
     info: int
@@ -96,13 +133,13 @@ class Section:
 @dataclass(frozen=True)
 class Symbol:
     name: str
-    value: int            # image-relative virtual address for defined symbols
+    value: int  # image-relative virtual address for defined symbols
     size: int
-    type: int             # STT_*
-    bind: int             # STB_*
+    type: int  # STT_*
+    bind: int  # STB_*
     visibility: int
     section_index: int
-    table: str            # ".symtab" or ".dynsym"
+    table: str  # ".symtab" or ".dynsym"
 
     @property
     def defined(self) -> bool:
@@ -122,7 +159,7 @@ class Segment:
 
 @dataclass(frozen=True)
 class Relocation:
-    offset: int           # image-relative address patched
+    offset: int  # image-relative address patched
     type: int
     symbol: Symbol | None
     addend: int
@@ -131,6 +168,7 @@ class Relocation:
 @dataclass(frozen=True)
 class KernelDescriptor:
     """The 64-byte kernel descriptor (amd-facts 5.1; AMDHSAKernelDescriptor.h)."""
+
     group_segment_fixed_size: int
     private_segment_fixed_size: int
     kernarg_size: int
@@ -236,12 +274,14 @@ class KernelDescriptor:
         """(what, first SGPR, count) of every user SGPR this descriptor enables, in hardware
         order (AMDGPUUsage "SGPR Register Set Up Order"; amd-facts 5.2)."""
         out, n = [], 0
-        for bit, what, cnt in ((KCP_PRIVATE_SEGMENT_BUFFER, "private_segment_buffer", 4),
-                               (KCP_DISPATCH_PTR, "dispatch_ptr", 2),
-                               (KCP_QUEUE_PTR, "queue_ptr", 2),
-                               (KCP_KERNARG_SEGMENT_PTR, "kernarg_segment_ptr", 2),
-                               (KCP_DISPATCH_ID, "dispatch_id", 2),
-                               (KCP_FLAT_SCRATCH_INIT, "flat_scratch_init", 2)):
+        for bit, what, cnt in (
+            (KCP_PRIVATE_SEGMENT_BUFFER, "private_segment_buffer", 4),
+            (KCP_DISPATCH_PTR, "dispatch_ptr", 2),
+            (KCP_QUEUE_PTR, "queue_ptr", 2),
+            (KCP_KERNARG_SEGMENT_PTR, "kernarg_segment_ptr", 2),
+            (KCP_DISPATCH_ID, "dispatch_id", 2),
+            (KCP_FLAT_SCRATCH_INIT, "flat_scratch_init", 2),
+        ):
             if self._kcp(bit):
                 out.append((what, n, cnt))
                 n += cnt
@@ -257,6 +297,7 @@ class KernelDescriptor:
 @dataclass(frozen=True)
 class KernelArg:
     """One entry of a kernel's ``.args`` metadata (explicit or hidden)."""
+
     offset: int
     size: int
     value_kind: str
@@ -274,14 +315,14 @@ class KernelArg:
 
 @dataclass(frozen=True)
 class KernelInfo:
-    name: str                       # .name (source name)
-    symbol: str                     # .symbol (the .kd symbol)
-    kd_address: int                 # image-relative virtual address of the kernel descriptor
-    code_address: int               # image-relative virtual address of the entry point
+    name: str  # .name (source name)
+    symbol: str  # .symbol (the .kd symbol)
+    kd_address: int  # image-relative virtual address of the kernel descriptor
+    code_address: int  # image-relative virtual address of the entry point
     kd: KernelDescriptor
     metadata: dict = field(repr=False, compare=False, default_factory=dict)
-    code_symbol: str = ""           # the STT_FUNC at the entry point, if any
-    code_offset: int = 0            # file offset of the entry point
+    code_symbol: str = ""  # the STT_FUNC at the entry point, if any
+    code_offset: int = 0  # file offset of the entry point
 
     @property
     def args(self) -> list[KernelArg]:
@@ -305,8 +346,7 @@ class KernelInfo:
 
     @property
     def private_segment_fixed_size(self) -> int:
-        return int(self.metadata.get(".private_segment_fixed_size",
-                                      self.kd.private_segment_fixed_size))
+        return int(self.metadata.get(".private_segment_fixed_size", self.kd.private_segment_fixed_size))
 
     @property
     def wavefront_size(self) -> int:
@@ -327,12 +367,17 @@ class KernelInfo:
 
 def _arg(a: dict) -> KernelArg:
     try:
-        return KernelArg(offset=int(a[".offset"]), size=int(a[".size"]),
-                         value_kind=str(a[".value_kind"]), name=str(a.get(".name", "")),
-                         type_name=str(a.get(".type_name", "")),
-                         address_space=str(a.get(".address_space", "")),
-                         pointee_align=int(a.get(".pointee_align", 0)),
-                         is_const=bool(a.get(".is_const", False)), raw=a)
+        return KernelArg(
+            offset=int(a[".offset"]),
+            size=int(a[".size"]),
+            value_kind=str(a[".value_kind"]),
+            name=str(a.get(".name", "")),
+            type_name=str(a.get(".type_name", "")),
+            address_space=str(a.get(".address_space", "")),
+            pointee_align=int(a.get(".pointee_align", 0)),
+            is_const=bool(a.get(".is_const", False)),
+            raw=a,
+        )
     except (KeyError, TypeError, ValueError) as e:
         raise CodeObjectError(f"kernel argument metadata without a usable {e}: {a!r}") from None
 
@@ -372,8 +417,10 @@ class CodeObject:
     # ---- ELF structure ------------------------------------------------------------------
     def _need(self, off: int, n: int, what: str) -> None:
         if off < 0 or n < 0 or off + n > len(self.data):
-            raise CodeObjectError(f"truncated code object: {what} at byte {off}+{n} lies past "
-                                  f"the end of the file ({len(self.data)} bytes)")
+            raise CodeObjectError(
+                f"truncated code object: {what} at byte {off}+{n} lies past "
+                f"the end of the file ({len(self.data)} bytes)"
+            )
 
     def _parse_header(self) -> None:
         d = self.data
@@ -385,23 +432,41 @@ class CodeObject:
         if d[5] != 1:
             raise CodeObjectError("not an AMDHSA code object: not little-endian")
         self.osabi, self.abi_version = d[7], d[8]
-        (self.e_type, self.e_machine, _ver, _entry, self.e_phoff, self.e_shoff, self.e_flags,
-         _ehsize, self.e_phentsize, self.e_phnum, self.e_shentsize, self.e_shnum,
-         self.e_shstrndx) = struct.unpack_from("<HHIQQQIHHHHHH", d, 16)
+        (
+            self.e_type,
+            self.e_machine,
+            _ver,
+            _entry,
+            self.e_phoff,
+            self.e_shoff,
+            self.e_flags,
+            _ehsize,
+            self.e_phentsize,
+            self.e_phnum,
+            self.e_shentsize,
+            self.e_shnum,
+            self.e_shstrndx,
+        ) = struct.unpack_from("<HHIQQQIHHHHHH", d, 16)
         if self.e_machine != EM_AMDGPU:
-            raise CodeObjectError(f"wrong machine: e_machine {self.e_machine}, expected "
-                                  f"{EM_AMDGPU} (EM_AMDGPU)")
+            raise CodeObjectError(
+                f"wrong machine: e_machine {self.e_machine}, expected {EM_AMDGPU} (EM_AMDGPU)"
+            )
         if self.osabi != ELFOSABI_AMDGPU_HSA:
-            raise CodeObjectError(f"not an AMDHSA code object: EI_OSABI {self.osabi} "
-                                  f"(expected {ELFOSABI_AMDGPU_HSA}, ELFOSABI_AMDGPU_HSA)")
+            raise CodeObjectError(
+                f"not an AMDHSA code object: EI_OSABI {self.osabi} "
+                f"(expected {ELFOSABI_AMDGPU_HSA}, ELFOSABI_AMDGPU_HSA)"
+            )
         if self.e_type == ET_REL:
-            raise CodeObjectError("relocatable object (ET_REL), not a linked code object: "
-                                  "link it with ld.lld (clang does this unless -c is given)")
+            raise CodeObjectError(
+                "relocatable object (ET_REL), not a linked code object: "
+                "link it with ld.lld (clang does this unless -c is given)"
+            )
         if self.e_type not in (ET_DYN, ET_EXEC):
             raise CodeObjectError(f"unsupported ELF type {self.e_type} (expected ET_DYN)")
         if not 1 <= self.abi_version <= 4:
-            raise CodeObjectError(f"unsupported code object version: EI_ABIVERSION "
-                                  f"{self.abi_version} (v3-v6 are supported)")
+            raise CodeObjectError(
+                f"unsupported code object version: EI_ABIVERSION {self.abi_version} (v3-v6 are supported)"
+            )
         self.version = self.abi_version + 2
         mach = self.e_flags & 0xFF
         if mach not in MACH:
@@ -443,7 +508,7 @@ class CodeObject:
         if self.e_shstrndx < len(raw):
             s = raw[self.e_shstrndx]
             self._need(s[4], s[5], "section name table")
-            names = self.data[s[4]:s[4] + s[5]]
+            names = self.data[s[4] : s[4] + s[5]]
         for i, (nm, typ, flags, addr, off, size, link, info, _al, ent) in enumerate(raw):
             if typ != SHT_NOBITS and typ != 0:
                 self._need(off, size, f"section {i}")
@@ -459,7 +524,7 @@ class CodeObject:
     def section_data(self, sec: Section) -> bytes:
         if sec.type == SHT_NOBITS:
             return bytes(sec.size)
-        return self.data[sec.offset:sec.offset + sec.size]
+        return self.data[sec.offset : sec.offset + sec.size]
 
     @property
     def text(self) -> Section | None:
@@ -489,14 +554,17 @@ class CodeObject:
         self._need(self.e_phoff, 56 * self.e_phnum, "program headers")
         for i in range(self.e_phnum):
             typ, flags, off, vaddr, _pa, fsz, msz, align = struct.unpack_from(
-                "<IIQQQQQQ", self.data, self.e_phoff + 56 * i)
+                "<IIQQQQQQ", self.data, self.e_phoff + 56 * i
+            )
             if typ == PT_LOAD:
                 self._need(off, fsz, f"PT_LOAD segment {i}")
                 if msz < fsz:
                     raise CodeObjectError(f"PT_LOAD segment {i} has p_memsz < p_filesz")
                 if vaddr + msz > MAX_IMAGE:
-                    raise CodeObjectError(f"PT_LOAD segment {i} ends at 0x{vaddr + msz:x}, past "
-                                          f"the {MAX_IMAGE >> 20} MiB wavelift loads")
+                    raise CodeObjectError(
+                        f"PT_LOAD segment {i} ends at 0x{vaddr + msz:x}, past "
+                        f"the {MAX_IMAGE >> 20} MiB wavelift loads"
+                    )
             self.segments.append(Segment(typ, flags, off, vaddr, fsz, msz, align))
 
     def _read_symtab(self, sec: Section) -> list[Symbol]:
@@ -508,9 +576,11 @@ class CodeObject:
         out = []
         for i in range(sec.size // 24):
             nm, info, other, shndx, value, size = struct.unpack_from(
-                "<IBBHQQ", self.data, sec.offset + 24 * i)
-            out.append(Symbol(_cstr(strs, nm), value, size, info & 0xF, info >> 4, other & 3,
-                              shndx, sec.name))
+                "<IBBHQQ", self.data, sec.offset + 24 * i
+            )
+            out.append(
+                Symbol(_cstr(strs, nm), value, size, info & 0xF, info >> 4, other & 3, shndx, sec.name)
+            )
         return out
 
     def _parse_symbols(self) -> None:
@@ -521,7 +591,7 @@ class CodeObject:
                 self.symbols += self._read_symtab(s)
             elif s.type == SHT_DYNSYM:
                 self.dynsyms += self._read_symtab(s)
-        if not self.symbols:           # stripped: .dynsym still names the kernels
+        if not self.symbols:  # stripped: .dynsym still names the kernels
             self.symbols = list(self.dynsyms)
 
     def symbol(self, name: str) -> Symbol | None:
@@ -561,9 +631,9 @@ class CodeObject:
                 nxt = desc_off + ((descsz + 3) & ~3)
                 if desc_off + descsz > end:
                     raise CodeObjectError("truncated note in code object")
-                name = self.data[name_off:name_off + namesz].rstrip(b"\0")
+                name = self.data[name_off : name_off + namesz].rstrip(b"\0")
                 if name == b"AMDGPU" and typ == NT_AMDGPU_METADATA:
-                    self.metadata = _unpack_metadata(self.data[desc_off:desc_off + descsz])
+                    self.metadata = _unpack_metadata(self.data[desc_off : desc_off + descsz])
                 pos = nxt
         if self.version >= 3 and not self.metadata:
             raise CodeObjectError("code object has no NT_AMDGPU_METADATA note")
@@ -572,7 +642,7 @@ class CodeObject:
         self.relocations: list[Relocation] = []
         for s in self.sections:
             if s.type not in (SHT_RELA, SHT_REL) or not s.alloc:
-                continue        # only dynamic relocations are applied at load time
+                continue  # only dynamic relocations are applied at load time
             ent = 24 if s.type == SHT_RELA else 16
             symtab: list[Symbol] = []
             if s.link and s.link < len(self.sections):
@@ -616,7 +686,7 @@ class CodeObject:
         bytes of each PT_LOAD, zero fill beyond p_filesz (.bss), relocations applied."""
         img = bytearray(self.image_size)
         for p in self.loads:
-            img[p.vaddr:p.vaddr + p.filesz] = self.data[p.offset:p.offset + p.filesz]
+            img[p.vaddr : p.vaddr + p.filesz] = self.data[p.offset : p.offset + p.filesz]
         for r in self.relocations:
             self._apply(img, r, base)
         return bytes(img)
@@ -634,8 +704,10 @@ class CodeObject:
         else:
             if r.symbol is None or not r.symbol.defined:
                 nm = r.symbol.name if r.symbol else "?"
-                raise CodeObjectError(f"relocation against undefined symbol {nm!r}: the code "
-                                      f"object needs something a runtime library would provide")
+                raise CodeObjectError(
+                    f"relocation against undefined symbol {nm!r}: the code "
+                    f"object needs something a runtime library would provide"
+                )
             s = base + r.symbol.value
             p = base + r.offset
             if r.type == R_AMDGPU_ABS64:
@@ -649,8 +721,7 @@ class CodeObject:
             elif r.type == R_AMDGPU_REL32_HI:
                 v = (s + a - p) >> 32
             else:
-                raise CodeObjectError(f"unsupported dynamic relocation type {r.type} at "
-                                      f"0x{r.offset:x}")
+                raise CodeObjectError(f"unsupported dynamic relocation type {r.type} at 0x{r.offset:x}")
         struct.pack_into(fmt, img, r.offset, v & ((1 << (8 * size)) - 1))
 
     def read_image(self, address: int, n: int) -> bytes:
@@ -663,8 +734,9 @@ class CodeObject:
                 continue
             fhi = min(hi, p.vaddr + p.filesz)
             if fhi > lo:
-                out[lo - address:fhi - address] = self.data[p.offset + lo - p.vaddr:
-                                                            p.offset + fhi - p.vaddr]
+                out[lo - address : fhi - address] = self.data[
+                    p.offset + lo - p.vaddr : p.offset + fhi - p.vaddr
+                ]
             covered += hi - lo
         if covered < n:
             raise CodeObjectError(f"address 0x{address:x}+{n} is not inside a loaded segment")
@@ -687,10 +759,8 @@ class CodeObject:
             if not isinstance(m, dict) or ".symbol" not in m:
                 raise CodeObjectError("kernel metadata without a .symbol")
             by_symbol[m[".symbol"]] = m
-        kd_syms = [s for s in self.symbols if s.type == STT_OBJECT and s.defined
-                   and s.name.endswith(".kd")]
-        names = [m[".symbol"] for m in metas] + [s.name for s in kd_syms
-                                                 if s.name not in by_symbol]
+        kd_syms = [s for s in self.symbols if s.type == STT_OBJECT and s.defined and s.name.endswith(".kd")]
+        names = [m[".symbol"] for m in metas] + [s.name for s in kd_syms if s.name not in by_symbol]
         funcs = {s.value: s.name for s in self.functions}
         for symname in names:
             sym = self.symbol(symname)
@@ -699,13 +769,22 @@ class CodeObject:
             kd = KernelDescriptor.parse(self.read_image(sym.value, 64))
             entry = sym.value + kd.kernel_code_entry_byte_offset
             if entry % 256:
-                raise CodeObjectError(f"kernel {symname}: entry point 0x{entry:x} is not "
-                                      f"256-byte aligned")
+                raise CodeObjectError(f"kernel {symname}: entry point 0x{entry:x} is not 256-byte aligned")
             m = by_symbol.get(symname, {})
             name = str(m.get(".name", symname[:-3] if symname.endswith(".kd") else symname))
             off = self.file_offset(entry)
-            self.kernels.append(KernelInfo(name, symname, sym.value, entry, kd, m,
-                                           funcs.get(entry, ""), off if off is not None else -1))
+            self.kernels.append(
+                KernelInfo(
+                    name,
+                    symname,
+                    sym.value,
+                    entry,
+                    kd,
+                    m,
+                    funcs.get(entry, ""),
+                    off if off is not None else -1,
+                )
+            )
 
     def kernel(self, name: str) -> KernelInfo:
         for k in self.kernels:
@@ -715,8 +794,7 @@ class CodeObject:
         raise CodeObjectError(f"no kernel {name!r} in the code object (kernels: {have})")
 
     def __repr__(self) -> str:
-        return (f"CodeObject({self.target_id}, v{self.version}, "
-                f"kernels={[k.name for k in self.kernels]})")
+        return f"CodeObject({self.target_id}, v{self.version}, kernels={[k.name for k in self.kernels]})"
 
 
 def _unpack_metadata(blob: bytes) -> dict:

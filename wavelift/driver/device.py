@@ -11,6 +11,7 @@ the same stream walker a replay uses, so launch -> save_capture -> replay reprod
 
 Sources and choices: docs/decisions/0004-driver.md.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -39,25 +40,32 @@ from .hsa import (
 )
 from .launch import Buffer, LaunchRecord
 
-WINDOW_HI = 0xFFFF8000                     # address32_hi of RADV on GFX9+ (radv_null_winsys.c:153)
+WINDOW_HI = 0xFFFF8000  # address32_hi of RADV on GFX9+ (radv_null_winsys.c:153)
 WINDOW_BASE = WINDOW_HI << 32
 WINDOW_SIZE = 1 << 32
 
-LDS_GRANULE = 512              # RSRC2.LDS_SIZE unit (Mesa lds_encode_granularity, GFX7+)
+LDS_GRANULE = 512  # RSRC2.LDS_SIZE unit (Mesa lds_encode_granularity, GFX7+)
 LDS_MAX = 64 * 1024
 RSRC2_LDS_MASK = 0x1FF << 15
-DEFAULT_STACK_SIZE = 1024      # per-work-item stack for USES_DYNAMIC_STACK kernels (CLR default)
+DEFAULT_STACK_SIZE = 1024  # per-work-item stack for USES_DYNAMIC_STACK kernels (CLR default)
 
 
 class Device:
     """A simulated AMD GPU: guest memory + a command stream (a Capture), and a runtime."""
 
-    def __init__(self, target: str = "gfx1030", backend: str = "numpy", mode: str = "wave",
-                 execute=None, budget: int | None = None):
+    def __init__(
+        self,
+        target: str = "gfx1030",
+        backend: str = "numpy",
+        mode: str = "wave",
+        execute=None,
+        budget: int | None = None,
+    ):
         """`execute`, if given, replaces the backend: a callable (memory, config, index) ->
         DispatchResult, as replay.run_stream takes it (tools and config-only tests use it).
         `budget`: instructions per wave of every launch (default: execute.default_budget)."""
         from ..isa.instruction import TARGETS as RUNS  # the targets whose code wavelift runs
+
         if target not in RUNS:
             why = "its ISA is not supported" if target in TARGETS else "unknown target"
             raise UserError(f"target {target!r}: {why} (wavelift runs {', '.join(RUNS)})")
@@ -66,6 +74,7 @@ class Device:
         if mode not in ("wave", "lane"):
             raise UserError(f"unknown mode {mode!r} (wave or lane)")
         from ..memory.capture import Capture
+
         self.target = target
         self.level = TARGETS[target]["level"]
         self.gfx11 = TARGETS[target]["gfx11"]
@@ -75,12 +84,13 @@ class Device:
         self.capture = Capture(target=target)
         self.launches: list[LaunchRecord] = []
         self._queue = 0
-        self._scratch = (0, 0)            # (address, size) of the scratch backing in use
+        self._scratch = (0, 0)  # (address, size) of the scratch backing in use
         self._code_objects: list[LoadedCodeObject] = []
         from ..stream.registers import RegisterFile
+
         self._regs = RegisterFile(target)
         self._execute = execute
-        self.results: list = []           # every DispatchResult, in order (as replay numbers them)
+        self.results: list = []  # every DispatchResult, in order (as replay numbers them)
         # each allocation's bytes as the first submission after its creation found them: a saved
         # capture holds these, so that replaying its streams redoes what this Device did
         self._initial: dict[int, np.ndarray] = {}
@@ -90,8 +100,7 @@ class Device:
     def memory(self):
         return self.capture.memory
 
-    def _alloc(self, size: int, name: str, align: int = 256, data=None,
-               address: int | None = None) -> int:
+    def _alloc(self, size: int, name: str, align: int = 256, data=None, address: int | None = None) -> int:
         size = max(int(size), 1)
         if address is None:
             return self.capture.alloc(size, name=name, align=align, data=data)
@@ -130,8 +139,9 @@ class Device:
         else:
             arr = np.ascontiguousarray(array)
         n = arr.nbytes
-        addr = self._alloc(n, name or f"buffer{len(self.memory)}", data=arr.view(np.uint8).reshape(-1)
-                           if n else None)
+        addr = self._alloc(
+            n, name or f"buffer{len(self.memory)}", data=arr.view(np.uint8).reshape(-1) if n else None
+        )
         return Buffer(addr, n, arr.dtype, arr.shape, name)
 
     def alloc(self, nbytes: int, name: str = "", fill: int | None = None) -> Buffer:
@@ -149,7 +159,7 @@ class Device:
         addr = buf.address if isinstance(buf, Buffer) else int(buf)
         a = self.memory.find(addr, max(len(data), 1))
         if a is None or a.base not in self._initial or not len(data):
-            self.memory.write(addr, data)     # not yet seen by a submission: part of its start
+            self.memory.write(addr, data)  # not yet seen by a submission: part of its start
             return
         # memory a submission has seen: the host's write goes through the stream (DMA_DATA from a
         # staging copy), so that a saved capture replays it in order
@@ -183,6 +193,7 @@ class Device:
         """Everything submitted, replayable: each allocation as the first submission after its
         creation found it, and the streams in order (`replay` then redoes this Device's work)."""
         from ..memory.capture import Capture
+
         cap = Capture(target=self.target)
         for a in self.memory.allocations:
             cap.add(a.base, self._initial.get(a.base, a.data), a.name)
@@ -228,18 +239,27 @@ class Device:
         return addr
 
     # ---- submission --------------------------------------------------------------------------
-    def submit_dispatch(self, registers: dict[str, int], dims: tuple[int, int, int], initiator: int,
-                        preamble: list[int] | None = None) -> tuple[list[int], Any]:
+    def submit_dispatch(
+        self,
+        registers: dict[str, int],
+        dims: tuple[int, int, int],
+        initiator: int,
+        preamble: list[int] | None = None,
+    ) -> tuple[list[int], Any]:
         """SET_SH_REG for every register, then DISPATCH_DIRECT; submitted to the Capture and run
         through the stream walker.  Returns (dwords, DispatchResult)."""
-        dw = list(preamble or []) + pm4.set_sh_regs(registers) + pm4.dispatch_direct(
-            *dims, initiator=initiator)
+        dw = (
+            list(preamble or [])
+            + pm4.set_sh_regs(registers)
+            + pm4.dispatch_direct(*dims, initiator=initiator)
+        )
         return dw, self._run(dw)
 
     def _run(self, dwords: list[int]):
         """Submit one IB to the Capture and walk it with the same run_stream a replay uses
         (one register file for the whole device, as replay keeps one per capture)."""
         from ..replay import default_execute, run_stream
+
         if self._execute is None:
             self._execute = default_execute(self.backend, self.mode, budget=self.budget)
         ib = self.capture.submit(dwords, name=f"ib{len(self.capture.streams)}")
@@ -247,8 +267,7 @@ class Device:
             if a.base not in self._initial:
                 self._initial[a.base] = a.data.copy()
         before = len(self.results)
-        run_stream(self.memory, self.target, ib, len(dwords), self._regs, self._execute,
-                   self.results)
+        run_stream(self.memory, self.target, ib, len(dwords), self._regs, self._execute, self.results)
         new = self.results[before:]
         return new[-1] if new else None
 
@@ -299,12 +318,28 @@ class Kernel:
     def code_address(self) -> int:
         return self.loaded.base + self.info.code_address
 
-    def launch(self, groups=None, block=None, args=(), *, global_size=None,
-               global_offset=(0, 0, 0), dims: int | None = None, dynamic_stack: int | None = None):
+    def launch(
+        self,
+        groups=None,
+        block=None,
+        args=(),
+        *,
+        global_size=None,
+        global_offset=(0, 0, 0),
+        dims: int | None = None,
+        dynamic_stack: int | None = None,
+    ):
         """Dispatch the kernel: `groups` workgroups of `block` work-items, or a `global_size`
         grid (the last workgroup in a dimension may be partial).  Returns a DispatchResult."""
-        rec = self.prepare(groups, block, args, global_size=global_size,
-                           global_offset=global_offset, dims=dims, dynamic_stack=dynamic_stack)
+        rec = self.prepare(
+            groups,
+            block,
+            args,
+            global_size=global_size,
+            global_offset=global_offset,
+            dims=dims,
+            dynamic_stack=dynamic_stack,
+        )
         dw, result = self.device.submit_dispatch(rec.registers, rec.dims, rec.initiator)
         rec.pm4 = dw
         rec.result = result
@@ -320,26 +355,37 @@ class Kernel:
             return tuple(int(x) for x in req)
         raise LaunchError(f"kernel {self.name}: give block= (the work-group size)")
 
-    def prepare(self, groups=None, block=None, args=(), *, global_size=None,
-                global_offset=(0, 0, 0), dims=None, dynamic_stack=None) -> LaunchRecord:
+    def prepare(
+        self,
+        groups=None,
+        block=None,
+        args=(),
+        *,
+        global_size=None,
+        global_offset=(0, 0, 0),
+        dims=None,
+        dynamic_stack=None,
+    ) -> LaunchRecord:
         """Build kernargs, dispatch packet, scratch and registers in guest memory (no submit)."""
         dev, info, kd = self.device, self.info, self.info.kd
         target, gfx11 = dev.target, dev.gfx11
         grid = make_grid(groups, self._block(block), global_size, global_offset, dims)
         req = info.metadata.get(".reqd_workgroup_size")
         if req and tuple(int(x) for x in req) != grid.block:
-            raise LaunchError(f"kernel {self.name} requires work-group size {tuple(req)}, "
-                              f"not {grid.block}")
+            raise LaunchError(f"kernel {self.name} requires work-group size {tuple(req)}, not {grid.block}")
         maxwg = info.metadata.get(".max_flat_workgroup_size")
         nthreads = grid.block[0] * grid.block[1] * grid.block[2]
         if maxwg and nthreads > int(maxwg):
-            raise LaunchError(f"kernel {self.name}: work-group of {nthreads} work-items exceeds "
-                              f".max_flat_workgroup_size {maxwg}")
+            raise LaunchError(
+                f"kernel {self.name}: work-group of {nthreads} work-items exceeds "
+                f".max_flat_workgroup_size {maxwg}"
+            )
         wave = kd.wave_size
-        if gfx11 and (kd.enable_sgpr_private_segment_buffer
-                            or kd.enable_sgpr_flat_scratch_init):
-            raise LaunchError(f"kernel {self.name}: private segment buffer / flat scratch init "
-                              f"SGPRs are not allowed on {target} (architected flat scratch)")
+        if gfx11 and (kd.enable_sgpr_private_segment_buffer or kd.enable_sgpr_flat_scratch_init):
+            raise LaunchError(
+                f"kernel {self.name}: private segment buffer / flat scratch init "
+                f"SGPRs are not allowed on {target} (architected flat scratch)"
+            )
         if kd.user_sgpr_count > 16:
             raise LaunchError(f"kernel {self.name}: {kd.user_sgpr_count} user SGPRs (max 16)")
 
@@ -354,28 +400,39 @@ class Kernel:
         if info.uses_dynamic_stack:
             private = max(private, dynamic_stack if dynamic_stack is not None else DEFAULT_STACK_SIZE)
         if kd.scratch_en and private == 0:
-            private = 16                 # SCRATCH_EN with no size: give one granule (see 0004)
+            private = 16  # SCRATCH_EN with no size: give one granule (see 0004)
         scratch = plan_scratch(target, private, wave, grid.total_waves(wave))
         scratch_addr = dev.scratch_backing(scratch.total) if scratch.total else 0
 
         ka_size = max(align_up(len(kplan.data), 16), 16)
-        kernarg_addr = dev._alloc(ka_size, f"kernargs:{self.name}#{len(dev.launches)}",
-                                  align=max(256, info.kernarg_segment_align),
-                                  data=bytes(kplan.data))
-        pkt_addr = dev._alloc(DISPATCH_PACKET_SIZE, f"aql_packet:{self.name}#{len(dev.launches)}",
-                              align=64)
+        kernarg_addr = dev._alloc(
+            ka_size,
+            f"kernargs:{self.name}#{len(dev.launches)}",
+            align=max(256, info.kernarg_segment_align),
+            data=bytes(kplan.data),
+        )
+        pkt_addr = dev._alloc(DISPATCH_PACKET_SIZE, f"aql_packet:{self.name}#{len(dev.launches)}", align=64)
         pkt = dispatch_packet(grid, scratch.per_lane, group_size, self.kd_address, kernarg_addr)
         dev.memory.write(pkt_addr, pkt)
 
-        user = hsa_user_sgprs(kd, target=target, wave_size=wave, scratch_base=scratch_addr,
-                              scratch_total=scratch.total, dispatch_ptr=pkt_addr,
-                              queue_ptr=queue, kernarg_ptr=kernarg_addr,
-                              dispatch_id=len(dev.launches), private_segment_size=scratch.per_lane,
-                              kernargs=bytes(kplan.data))
+        user = hsa_user_sgprs(
+            kd,
+            target=target,
+            wave_size=wave,
+            scratch_base=scratch_addr,
+            scratch_total=scratch.total,
+            dispatch_ptr=pkt_addr,
+            queue_ptr=queue,
+            kernarg_ptr=kernarg_addr,
+            dispatch_id=len(dev.launches),
+            private_segment_size=scratch.per_lane,
+            kernargs=bytes(kplan.data),
+        )
         if len(user) != kd.user_sgpr_count:
             raise CodeObjectError(
                 f"kernel {self.name}: kernel_code_properties enable {len(user)} user SGPRs but "
-                f"COMPUTE_PGM_RSRC2.USER_SGPR says {kd.user_sgpr_count}")
+                f"COMPUTE_PGM_RSRC2.USER_SGPR says {kd.user_sgpr_count}"
+            )
 
         pc = self.code_address
         rsrc2 = (kd.compute_pgm_rsrc2 & ~RSRC2_LDS_MASK) | (ceil_div(group_size, LDS_GRANULE) << 15)
@@ -396,19 +453,33 @@ class Kernel:
         rem = grid.remainder
         for i, axis in enumerate("XYZ"):
             regs[f"COMPUTE_NUM_THREAD_{axis}"] = grid.block[i] | (rem[i] << 16)
-        initiator = pm4.initiator(wave32=(wave == 32), force_start_at_000=True,
-                                  partial_tg=any(rem), order_mode=False)
+        initiator = pm4.initiator(
+            wave32=(wave == 32), force_start_at_000=True, partial_tg=any(rem), order_mode=False
+        )
         return LaunchRecord(
-            index=len(dev.launches), kernel=self.name, kind="hsa", grid=grid, registers=regs,
-            initiator=initiator, dims=grid.groups, user_sgprs=user, pm4=[],
-            program_address=pc, kernarg_address=kernarg_addr, kernargs=bytes(kplan.data),
-            packet_address=pkt_addr, packet=pkt, queue_address=queue,
-            scratch_address=scratch_addr, scratch=scratch, lds_bytes=group_size,
-            extra={"kernarg_fill": kplan.filled, "dynamic_lds": kplan.dynamic_lds})
+            index=len(dev.launches),
+            kernel=self.name,
+            kind="hsa",
+            grid=grid,
+            registers=regs,
+            initiator=initiator,
+            dims=grid.groups,
+            user_sgprs=user,
+            pm4=[],
+            program_address=pc,
+            kernarg_address=kernarg_addr,
+            kernargs=bytes(kplan.data),
+            packet_address=pkt_addr,
+            packet=pkt,
+            queue_address=queue,
+            scratch_address=scratch_addr,
+            scratch=scratch,
+            lds_bytes=group_size,
+            extra={"kernarg_fill": kplan.filled, "dynamic_lds": kplan.dynamic_lds},
+        )
 
     def __repr__(self) -> str:
         return f"Kernel({self.name!r} at 0x{self.code_address:x})"
 
 
-__all__ = ["Device", "Buffer", "Kernel", "LoadedCodeObject", "LaunchRecord", "Local",
-           "LaunchError"]
+__all__ = ["Device", "Buffer", "Kernel", "LoadedCodeObject", "LaunchRecord", "Local", "LaunchError"]

@@ -2,6 +2,7 @@
 packet, scratch buffer descriptor and user SGPR values.  Pure functions; `device.py` places the
 results in guest memory.  Sources are cited in docs/decisions/0004-driver.md.
 """
+
 from __future__ import annotations
 
 import struct
@@ -48,6 +49,7 @@ class LaunchError(UserError):
 @dataclass(frozen=True)
 class Local:
     """A `__local` (dynamic_shared_pointer) kernel argument of `nbytes` bytes."""
+
     nbytes: int
 
 
@@ -61,14 +63,15 @@ def align_up(a: int, b: int) -> int:
 
 # ---- scratch --------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class ScratchPlan:
-    per_lane: int          # bytes per work-item, as the dispatch packet carries it (dword multiple)
-    wave_bytes: int        # bytes per wave slot (a WAVESIZE multiple)
-    wavesize: int          # TMPRING_SIZE.WAVESIZE field
-    waves: int             # TMPRING_SIZE.WAVES field
-    slots: int             # wave slots the backing memory holds (waves, or waves * SEs on GFX11)
-    total: int             # backing bytes = slots * wave_bytes
+    per_lane: int  # bytes per work-item, as the dispatch packet carries it (dword multiple)
+    wave_bytes: int  # bytes per wave slot (a WAVESIZE multiple)
+    wavesize: int  # TMPRING_SIZE.WAVESIZE field
+    waves: int  # TMPRING_SIZE.WAVES field
+    slots: int  # wave slots the backing memory holds (waves, or waves * SEs on GFX11)
+    total: int  # backing bytes = slots * wave_bytes
 
     def tmpring_size(self) -> int:
         if self.total == 0:
@@ -76,8 +79,9 @@ class ScratchPlan:
         return (self.waves & 0xFFF) | (self.wavesize << 12)
 
 
-def plan_scratch(target: str, per_lane_bytes: int, wave_size: int, total_waves: int,
-                 align: int = 16) -> ScratchPlan:
+def plan_scratch(
+    target: str, per_lane_bytes: int, wave_size: int, total_waves: int, align: int = 16
+) -> ScratchPlan:
     """Scratch sizing as ROCr's AqlQueue::FillComputeTmpRingSize does it: per-thread size rounded
     up to `align` (ROCr: 16), WAVESIZE = ceil(lanes * per_thread / unit), WAVES = slots the
     backing holds, capped at 32 * CUs.  We size the backing for min(waves in the dispatch, cap)
@@ -90,11 +94,13 @@ def plan_scratch(target: str, per_lane_bytes: int, wave_size: int, total_waves: 
     wavesize = ceil_div(per_lane * wave_size, unit)
     limit = (1 << 15) - 1 if t["gfx11"] else (1 << 13) - 1
     if wavesize > limit:
-        raise LaunchError(f"{per_lane} bytes of private memory per work-item need "
-                          f"{wavesize * unit} bytes per wave, more than TMPRING_SIZE can say")
+        raise LaunchError(
+            f"{per_lane} bytes of private memory per work-item need "
+            f"{wavesize * unit} bytes per wave, more than TMPRING_SIZE can say"
+        )
     cap = 32 * t["cus"]
     slots = max(1, min(total_waves, cap))
-    if t["gfx11"]:                           # WAVES counts per shader engine on GFX11
+    if t["gfx11"]:  # WAVES counts per shader engine on GFX11
         waves = min(ceil_div(slots, t["ses"]), 0xFFF)
         slots = waves * t["ses"]
     else:
@@ -112,22 +118,23 @@ def scratch_buffer_descriptor(target: str, base: int, num_records: int, wave_siz
     gfx11 = TARGETS[target]["gfx11"]
     w0 = base & 0xFFFFFFFF
     hi = (base >> 32) & 0xFFFF
-    w1 = hi | ((1 << 30) if gfx11 else (1 << 31))      # SWIZZLE_ENABLE
+    w1 = hi | ((1 << 30) if gfx11 else (1 << 31))  # SWIZZLE_ENABLE
     w2 = num_records & 0xFFFFFFFF
     index_stride = 3 if wave_size == 64 else 2
     dst_sel = 4 | (5 << 3) | (6 << 6) | (7 << 9)
     w3 = dst_sel | (GFX10_BUF_FORMAT_32_UINT << 12) | (index_stride << 21) | (1 << 23) | (2 << 28)
     if not gfx11:
-        w3 |= 1 << 24                                          # RESOURCE_LEVEL
+        w3 |= 1 << 24  # RESOURCE_LEVEL
     return [w0, w1, w2, w3]
 
 
 # ---- kernargs -------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Grid:
-    block: tuple[int, int, int]          # work-group size
-    size: tuple[int, int, int]           # grid size in work-items
+    block: tuple[int, int, int]  # work-group size
+    size: tuple[int, int, int]  # grid size in work-items
     offset: tuple[int, int, int] = (0, 0, 0)
     dims: int = 3
 
@@ -147,8 +154,9 @@ class Grid:
         return full * gx * gy * gz
 
 
-def make_grid(groups=None, block=(64, 1, 1), global_size=None, global_offset=(0, 0, 0),
-              dims: int | None = None) -> Grid:
+def make_grid(
+    groups=None, block=(64, 1, 1), global_size=None, global_offset=(0, 0, 0), dims: int | None = None
+) -> Grid:
     b = _triple(block, "block")
     if (groups is None) == (global_size is None):
         raise LaunchError("give exactly one of groups= and global_size=")
@@ -186,8 +194,8 @@ def _triple(v, what) -> tuple[int, int, int]:
 class KernargPlan:
     data: bytearray
     dynamic_lds: int
-    filled: list[tuple[str, int, int, int | None]]   # (value_kind, offset, size, value) for reports;
-                                                     # value None: a by-value argument
+    filled: list[tuple[str, int, int, int | None]]  # (value_kind, offset, size, value) for reports;
+    # value None: a by-value argument
 
 
 def _pack_value(arg: KernelArg, value, index: int) -> bytes:
@@ -207,8 +215,10 @@ def _pack_value(arg: KernelArg, value, index: int) -> bytes:
         elif 0 <= value < (1 << (8 * size)):
             b = value.to_bytes(size, "little")
         else:
-            raise LaunchError(f"argument {index} ({arg.name or arg.type_name or 'by_value'}): "
-                              f"{value} does not fit in {size} bytes")
+            raise LaunchError(
+                f"argument {index} ({arg.name or arg.type_name or 'by_value'}): "
+                f"{value} does not fit in {size} bytes"
+            )
     elif isinstance(value, float):
         if size == 4:
             b = struct.pack("<f", value)
@@ -219,13 +229,17 @@ def _pack_value(arg: KernelArg, value, index: int) -> bytes:
         else:
             raise LaunchError(f"argument {index}: a float cannot fill {size} bytes")
     else:
-        raise LaunchError(f"argument {index} ({arg.type_name or 'by_value'}, {size} bytes): "
-                          f"cannot pass a {type(value).__name__}; use a NumPy scalar, int, "
-                          f"float or bytes")
+        raise LaunchError(
+            f"argument {index} ({arg.type_name or 'by_value'}, {size} bytes): "
+            f"cannot pass a {type(value).__name__}; use a NumPy scalar, int, "
+            f"float or bytes"
+        )
     if len(b) != size:
-        raise LaunchError(f"argument {index} ({arg.name or arg.type_name or 'by_value'}) is "
-                          f"{size} bytes, but the value given has {len(b)} "
-                          f"({type(value).__name__})")
+        raise LaunchError(
+            f"argument {index} ({arg.name or arg.type_name or 'by_value'}) is "
+            f"{size} bytes, but the value given has {len(b)} "
+            f"({type(value).__name__})"
+        )
     return b
 
 
@@ -237,14 +251,22 @@ def _address_of(value, index: int, arg: KernelArg) -> int:
         return int(addr)
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
         return int(value)
-    raise LaunchError(f"argument {index} ({arg.type_name or arg.value_kind}) is a pointer: pass a "
-                      f"Buffer from Device.upload/alloc (or an int address, or None), not a "
-                      f"{type(value).__name__}")
+    raise LaunchError(
+        f"argument {index} ({arg.type_name or arg.value_kind}) is a pointer: pass a "
+        f"Buffer from Device.upload/alloc (or an int address, or None), not a "
+        f"{type(value).__name__}"
+    )
 
 
-def build_kernargs(kernel: KernelInfo, args, grid: Grid, *, queue_address: int = 0,
-                   group_static: int | None = None, extra_hidden: dict | None = None,
-                   ) -> KernargPlan:
+def build_kernargs(
+    kernel: KernelInfo,
+    args,
+    grid: Grid,
+    *,
+    queue_address: int = 0,
+    group_static: int | None = None,
+    extra_hidden: dict | None = None,
+) -> KernargPlan:
     """The kernarg segment bytes: explicit arguments in metadata order, then hidden arguments
     filled the way CLR (rocclr device/rocm/rocvirtual.cpp, VirtualGPU::submitKernelInternal)
     fills them for code object v4/v5."""
@@ -254,54 +276,72 @@ def build_kernargs(kernel: KernelInfo, args, grid: Grid, *, queue_address: int =
     args = list(args)
     if len(args) != len(explicit):
         kinds = ", ".join(a.type_name or a.value_kind for a in explicit)
-        raise LaunchError(f"kernel {kernel.name} takes {len(explicit)} arguments ({kinds}), "
-                          f"{len(args)} given")
+        raise LaunchError(
+            f"kernel {kernel.name} takes {len(explicit)} arguments ({kinds}), {len(args)} given"
+        )
     lds = group_static if group_static is not None else kernel.group_segment_fixed_size
     dynamic_lds = 0
     filled: list[tuple[str, int, int, int | None]] = []
 
     def put(arg: KernelArg, raw: bytes):
         if arg.offset < 0 or arg.offset + len(raw) > len(buf):
-            raise LaunchError(f"kernel {kernel.name}: argument at offset {arg.offset} "
-                              f"({len(raw)} bytes) lies outside the {len(buf)}-byte kernarg segment")
-        buf[arg.offset:arg.offset + len(raw)] = raw
+            raise LaunchError(
+                f"kernel {kernel.name}: argument at offset {arg.offset} "
+                f"({len(raw)} bytes) lies outside the {len(buf)}-byte kernarg segment"
+            )
+        buf[arg.offset : arg.offset + len(raw)] = raw
 
     for i, (arg, val) in enumerate(zip(explicit, args)):
         vk = arg.value_kind
         if vk == "global_buffer":
             a = _address_of(val, i, arg)
-            put(arg, (a & (1 << 64) - 1).to_bytes(8, "little")[:arg.size])
+            put(arg, (a & (1 << 64) - 1).to_bytes(8, "little")[: arg.size])
             filled.append((vk, arg.offset, arg.size, a))
         elif vk == "by_value":
             if hasattr(val, "address") and not isinstance(val, np.ndarray):
-                raise LaunchError(f"argument {i} ({arg.type_name or 'by_value'}) is passed by "
-                                  f"value, not a pointer; a Buffer was given")
+                raise LaunchError(
+                    f"argument {i} ({arg.type_name or 'by_value'}) is passed by "
+                    f"value, not a pointer; a Buffer was given"
+                )
             put(arg, _pack_value(arg, val, i))
             filled.append((vk, arg.offset, arg.size, None))
         elif vk == "dynamic_shared_pointer":
             if not isinstance(val, Local):
-                raise LaunchError(f"argument {i} is a __local pointer: pass "
-                                  f"wavelift.driver.Local(nbytes), not {type(val).__name__}")
+                raise LaunchError(
+                    f"argument {i} is a __local pointer: pass "
+                    f"wavelift.driver.Local(nbytes), not {type(val).__name__}"
+                )
             align = max(arg.pointee_align or 1, 4)
             off = align_up(lds, align)
             lds = off + int(val.nbytes)
-            dynamic_lds = lds - (group_static if group_static is not None
-                                 else kernel.group_segment_fixed_size)
-            put(arg, off.to_bytes(4, "little")[:arg.size])
+            dynamic_lds = lds - (
+                group_static if group_static is not None else kernel.group_segment_fixed_size
+            )
+            put(arg, off.to_bytes(4, "little")[: arg.size])
             filled.append((vk, arg.offset, arg.size, off))
         else:
-            raise LaunchError(f"argument {i}: value kind {vk!r} (images, samplers, pipes, "
-                              f"queues) is not supported by wavelift's runtime")
+            raise LaunchError(
+                f"argument {i}: value kind {vk!r} (images, samplers, pipes, "
+                f"queues) is not supported by wavelift's runtime"
+            )
 
     gx, gy, gz = grid.groups
     bx, by, bz = grid.block
     rx, ry, rz = grid.remainder
     ox, oy, oz = grid.offset
     hidden_values = {
-        "hidden_block_count_x": gx, "hidden_block_count_y": gy, "hidden_block_count_z": gz,
-        "hidden_group_size_x": bx, "hidden_group_size_y": by, "hidden_group_size_z": bz,
-        "hidden_remainder_x": rx, "hidden_remainder_y": ry, "hidden_remainder_z": rz,
-        "hidden_global_offset_x": ox, "hidden_global_offset_y": oy, "hidden_global_offset_z": oz,
+        "hidden_block_count_x": gx,
+        "hidden_block_count_y": gy,
+        "hidden_block_count_z": gz,
+        "hidden_group_size_x": bx,
+        "hidden_group_size_y": by,
+        "hidden_group_size_z": bz,
+        "hidden_remainder_x": rx,
+        "hidden_remainder_y": ry,
+        "hidden_remainder_z": rz,
+        "hidden_global_offset_x": ox,
+        "hidden_global_offset_y": oy,
+        "hidden_global_offset_z": oz,
         "hidden_grid_dims": grid.dims,
         "hidden_queue_ptr": queue_address,
         "hidden_dynamic_lds_size": dynamic_lds,
@@ -309,9 +349,14 @@ def build_kernargs(kernel: KernelInfo, args, grid: Grid, *, queue_address: int =
         "hidden_shared_base": SHARED_APERTURE_HI,
         # Null: wavelift provides no printf/hostcall buffer, device heap, device-side enqueue,
         # multi-grid sync or tool correlation; kernels that use them get a null pointer.
-        "hidden_printf_buffer": 0, "hidden_hostcall_buffer": 0, "hidden_multigrid_sync_arg": 0,
-        "hidden_heap_v1": 0, "hidden_default_queue": 0, "hidden_completion_action": 0,
-        "hidden_tool_correlation_id": 0, "hidden_none": 0,
+        "hidden_printf_buffer": 0,
+        "hidden_hostcall_buffer": 0,
+        "hidden_multigrid_sync_arg": 0,
+        "hidden_heap_v1": 0,
+        "hidden_default_queue": 0,
+        "hidden_completion_action": 0,
+        "hidden_tool_correlation_id": 0,
+        "hidden_none": 0,
     }
     if extra_hidden:
         hidden_values.update(extra_hidden)
@@ -329,26 +374,48 @@ def build_kernargs(kernel: KernelInfo, args, grid: Grid, *, queue_address: int =
 HSA_PACKET_TYPE_KERNEL_DISPATCH = 2
 HSA_FENCE_SCOPE_SYSTEM = 2
 DISPATCH_PACKET_SIZE = 64
-AMD_QUEUE_SIZE = 256          # sizeof(amd_queue_t) in ROCr (hsa_queue_t + AMD fields)
+AMD_QUEUE_SIZE = 256  # sizeof(amd_queue_t) in ROCr (hsa_queue_t + AMD fields)
 
 
-def dispatch_packet(grid: Grid, private_segment_size: int, group_segment_size: int,
-                    kernel_object: int, kernarg_address: int) -> bytes:
+def dispatch_packet(
+    grid: Grid, private_segment_size: int, group_segment_size: int, kernel_object: int, kernarg_address: int
+) -> bytes:
     """hsa_kernel_dispatch_packet_t (HSA 1.2 runtime spec 2.8; hsa.h)."""
-    header = (HSA_PACKET_TYPE_KERNEL_DISPATCH | (HSA_FENCE_SCOPE_SYSTEM << 9)
-              | (HSA_FENCE_SCOPE_SYSTEM << 11))
+    header = HSA_PACKET_TYPE_KERNEL_DISPATCH | (HSA_FENCE_SCOPE_SYSTEM << 9) | (HSA_FENCE_SCOPE_SYSTEM << 11)
     setup = grid.dims & 3
-    return struct.pack("<HHHHHHIIIIIQQQQ", header, setup, *grid.block, 0, *grid.size,
-                       private_segment_size, group_segment_size, kernel_object,
-                       kernarg_address, 0, 0)
+    return struct.pack(
+        "<HHHHHHIIIIIQQQQ",
+        header,
+        setup,
+        *grid.block,
+        0,
+        *grid.size,
+        private_segment_size,
+        group_segment_size,
+        kernel_object,
+        kernarg_address,
+        0,
+        0,
+    )
 
 
 # ---- user SGPRs -----------------------------------------------------------------------------
 
-def hsa_user_sgprs(kd: KernelDescriptor, *, target: str, wave_size: int, scratch_base: int,
-                   scratch_total: int, dispatch_ptr: int, queue_ptr: int, kernarg_ptr: int,
-                   dispatch_id: int, private_segment_size: int,
-                   kernargs: bytes = b"") -> list[int]:
+
+def hsa_user_sgprs(
+    kd: KernelDescriptor,
+    *,
+    target: str,
+    wave_size: int,
+    scratch_base: int,
+    scratch_total: int,
+    dispatch_ptr: int,
+    queue_ptr: int,
+    kernarg_ptr: int,
+    dispatch_id: int,
+    private_segment_size: int,
+    kernargs: bytes = b"",
+) -> list[int]:
     """COMPUTE_USER_DATA_0.. for an HSA kernel, in AMDGPUUsage "SGPR Register Set Up Order"."""
     out: list[int] = []
     for what, first, count in kd.user_sgpr_layout():
@@ -369,7 +436,7 @@ def hsa_user_sgprs(kd: KernelDescriptor, *, target: str, wave_size: int, scratch
             out += [scratch_base & 0xFFFFFFFF, (scratch_base >> 32) & 0xFFFFFFFF]
         elif what == "preloaded_kernargs":
             off = kd.kernarg_preload_offset * 4
-            raw = bytes(kernargs[off:off + 4 * count]).ljust(4 * count, b"\0")
+            raw = bytes(kernargs[off : off + 4 * count]).ljust(4 * count, b"\0")
             out += list(struct.unpack(f"<{count}I", raw))
         elif what == "private_segment_size":
             out.append(align_up(private_segment_size, 4) & 0xFFFFFFFF)

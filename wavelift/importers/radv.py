@@ -12,6 +12,7 @@ says how many bytes each file holds and gives the sha256 of the full BO, checked
 truncated or altered file is refused; without `stored.json` (the tool's own output) every BO
 file must be there in full.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -29,7 +30,7 @@ from ..memory.guest import GuestMemoryError
 
 FORMAT = "radv-capture 1"
 TARGETS = ("gfx1030", "gfx1010")
-MAX_JSON_BYTES = 16 << 20              # capture.json / stored.json (a real one is a few KiB)
+MAX_JSON_BYTES = 16 << 20  # capture.json / stored.json (a real one is a few KiB)
 _FILE = re.compile(r"[A-Za-z0-9_.-]{1,255}")
 _SAME_AS = re.compile(r"(submit[0-9]{1,4})/([A-Za-z0-9_.-]{1,255})")
 _HEX = re.compile(r"0x[0-9a-fA-F]{1,16}")
@@ -61,7 +62,7 @@ def _read_json(path: str, what: str) -> dict:
     raw = _read_file(path, MAX_JSON_BYTES, what)
     try:
         doc = json.loads(raw.decode("utf-8"), parse_constant=_no_constant)
-    except (ValueError, RecursionError) as e:      # UnicodeDecodeError and JSONDecodeError too
+    except (ValueError, RecursionError) as e:  # UnicodeDecodeError and JSONDecodeError too
         raise ImportRadvError(f"{path}: {what} is not valid JSON ({e})") from None
     if not isinstance(doc, dict):
         raise ImportRadvError(f"{path}: {what} is not a JSON object")
@@ -107,8 +108,10 @@ def submit_dir(raw_dir: str, submit: int) -> str:
         return raw_dir
     d = os.path.join(raw_dir, f"submit{submit}")
     if not os.path.isdir(d):
-        raise ImportRadvError(f"{raw_dir}: neither capture.json nor submit{submit}/ is there "
-                              f"(give radv_capture's output directory or one of its submitN/)")
+        raise ImportRadvError(
+            f"{raw_dir}: neither capture.json nor submit{submit}/ is there "
+            f"(give radv_capture's output directory or one of its submitN/)"
+        )
     return d
 
 
@@ -118,8 +121,7 @@ def input_files(raw_dir: str, submit: int = 0) -> list[str]:
     root = os.path.dirname(os.path.abspath(d))
     out = [os.path.join(root, "buffers.txt")]
     try:
-        for s in [d] + [os.path.join(root, n) for n in os.listdir(root)
-                        if re.fullmatch(r"submit[0-9]+", n)]:
+        for s in [d] + [os.path.join(root, n) for n in os.listdir(root) if re.fullmatch(r"submit[0-9]+", n)]:
             if os.path.isdir(s):
                 out += [os.path.join(s, n) for n in os.listdir(s)]
     except OSError as e:
@@ -127,9 +129,15 @@ def input_files(raw_dir: str, submit: int = 0) -> list[str]:
     return out
 
 
-def convert(raw_dir: str, target: str = "gfx1030", name: str | None = None, submit: int = 0,
-            expect: Sequence[tuple[int, int, str]] = (), expect_name: str = "expected",
-            converted_by: str = "wavelift import-radv") -> Capture:
+def convert(
+    raw_dir: str,
+    target: str = "gfx1030",
+    name: str | None = None,
+    submit: int = 0,
+    expect: Sequence[tuple[int, int, str]] = (),
+    expect_name: str = "expected",
+    converted_by: str = "wavelift import-radv",
+) -> Capture:
     """The .wlcap Capture for submit `submit` of radv_capture's output `raw_dir` (or for the
     submitN directory `raw_dir`). `expect`: (set, binding, file) triples whose file holds the
     bytes that buffer must hold after replay (buffers.txt gives its VA): recorded as expected
@@ -165,22 +173,24 @@ def convert(raw_dir: str, target: str = "gfx1030", name: str | None = None, subm
             raise ImportRadvError(f"{where}: size {size} is not in 1..{MAX_GUEST_BYTES}")
         total += size
         if total > MAX_GUEST_BYTES:
-            raise ImportRadvError(f"{cj}: the BOs hold more than {MAX_GUEST_BYTES} bytes in all "
-                                  f"(the .wlcap limit)")
+            raise ImportRadvError(
+                f"{cj}: the BOs hold more than {MAX_GUEST_BYTES} bytes in all (the .wlcap limit)"
+            )
         data = _bo_bytes(d, root, fname, size, stored, where)
         label = f"bo{bid}" + ("-ib" if bo.get("ib") is True else "")
         if len(label) > MAX_NAME:
             raise ImportRadvError(f"{where}: id {bid} makes too long a name")
         try:
-            addr = cap.alloc(size, data=data, name=label, address=va,
-                             align=4096 if va % 4096 == 0 else 4)
+            addr = cap.alloc(size, data=data, name=label, address=va, align=4096 if va % 4096 == 0 else 4)
         except (GuestMemoryError, ValueError) as e:
             raise ImportRadvError(f"{where} ({fname}): {e}") from None
         if stored is not None:
             rec = stored[fname]
             if hashlib.sha256(cap.memory.view(addr, size).data).hexdigest() != rec["sha256"]:
-                raise ImportRadvError(f"{os.path.join(d, fname)}: the rebuilt BO does not match "
-                                      f"stored.json's sha256 (a truncated or altered file)")
+                raise ImportRadvError(
+                    f"{os.path.join(d, fname)}: the rebuilt BO does not match "
+                    f"stored.json's sha256 (a truncated or altered file)"
+                )
         ib_bos.append(bo.get("ib") is True)
 
     ibs = []
@@ -195,22 +205,34 @@ def convert(raw_dir: str, target: str = "gfx1030", name: str | None = None, subm
             try:
                 cap.memory.view(va, 4 * n)
             except (GuestMemoryError, ValueError):
-                raise ImportRadvError(f"{where}: the IB at {ib['va']} ({n} dwords) is not inside "
-                                      f"one BO of capture.json (a missing IB)") from None
+                raise ImportRadvError(
+                    f"{where}: the IB at {ib['va']} ({n} dwords) is not inside "
+                    f"one BO of capture.json (a missing IB)"
+                ) from None
             ibs.append((s, ib, va, n))
     if not ibs:
-        raise ImportRadvError(f"{cj}: this submit has no IBs, nothing to replay"
-                              + (" (radv_capture's dispatch is submit0)" if submit else ""))
+        raise ImportRadvError(
+            f"{cj}: this submit has no IBs, nothing to replay"
+            + (" (radv_capture's dispatch is submit0)" if submit else "")
+        )
     if len(ibs) > MAX_STREAMS:
         raise ImportRadvError(f"{cj}: {len(ibs)} IBs; the limit is {MAX_STREAMS}")
     for _, _, va, n in ibs:
         cap.submit_at(va, n)
-    cap.notes = {"source": "radv-capture 1 (Mesa RADV 22.3.6 null device)",
-                 "converted_by": converted_by,
-                 "name": name if name is not None else default_name(raw_dir),
-                 "ibs": [dict(ip=str(s.get("ip")) if s.get("ip") is not None else None,
-                              role=str(ib["role"]) if ib.get("role") is not None else None,
-                              va=ib["va"], size_dw=n) for s, ib, _, n in ibs]}
+    cap.notes = {
+        "source": "radv-capture 1 (Mesa RADV 22.3.6 null device)",
+        "converted_by": converted_by,
+        "name": name if name is not None else default_name(raw_dir),
+        "ibs": [
+            dict(
+                ip=str(s.get("ip")) if s.get("ip") is not None else None,
+                role=str(ib["role"]) if ib.get("role") is not None else None,
+                va=ib["va"],
+                size_dw=n,
+            )
+            for s, ib, _, n in ibs
+        ],
+    }
     for sb in expect:
         _expect(cap, root, sb, expect_name)
     return cap
@@ -221,8 +243,10 @@ def _bo_bytes(d: str, root: str, fname: str, size: int, stored, where: str):
     if stored is None:
         data = _read_file(path, size, f"the BO file of {where}")
         if len(data) != size:
-            raise ImportRadvError(f"{path}: {len(data)} bytes, the BO has {size} (a truncated file; "
-                                  f"radv_capture writes every BO in full)")
+            raise ImportRadvError(
+                f"{path}: {len(data)} bytes, the BO has {size} (a truncated file; "
+                f"radv_capture writes every BO in full)"
+            )
         return np.frombuffer(data, dtype=np.uint8)
     rec = stored.get(fname)
     if not isinstance(rec, dict) or not isinstance(rec.get("sha256"), str):
@@ -235,7 +259,7 @@ def _bo_bytes(d: str, root: str, fname: str, size: int, stored, where: str):
         if same is None:
             if os.path.lexists(path):
                 raise ImportRadvError(f"{path}: stored.json says this BO has no file")
-            return None                                  # all zero: the sha256 check says so
+            return None  # all zero: the sha256 check says so
         m = _SAME_AS.fullmatch(same) if isinstance(same, str) else None
         if m is None:
             raise ImportRadvError(f"{os.path.join(d, 'stored.json')}: {fname}: same_as is not submitN/FILE")
@@ -244,8 +268,9 @@ def _bo_bytes(d: str, root: str, fname: str, size: int, stored, where: str):
     else:
         data = _read_file(path, size, f"the BO file of {where}")
         if len(data) != n:
-            raise ImportRadvError(f"{path}: {len(data)} bytes, stored.json says {n} (a truncated "
-                                  f"or altered file)")
+            raise ImportRadvError(
+                f"{path}: {len(data)} bytes, stored.json says {n} (a truncated or altered file)"
+            )
     return np.frombuffer(data, dtype=np.uint8)
 
 

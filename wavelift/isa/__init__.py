@@ -1,7 +1,7 @@
 """GFX10 (gfx1030, gfx1010) decoder; text as LLVM 19 prints it."""
+
 from .decoder import decode, decode_one, disassemble
 from .instruction import DecodeContext, DecodeError, Instruction
 from .operands import Operand
 
-__all__ = ["DecodeContext", "DecodeError", "Instruction", "Operand", "decode", "decode_one",
-           "disassemble"]
+__all__ = ["DecodeContext", "DecodeError", "Instruction", "Operand", "decode", "decode_one", "disassemble"]

@@ -5,6 +5,7 @@ tools/gen_isa_tables.py.  Each entry is ``{"name", "parts", ...}`` where ``parts
 printed line as a list of fixed strings and operand specs ``{"f": field, "k": kind, "n": dwords,
 "t": constant type}``; this module only knows how to render a kind.
 """
+
 from __future__ import annotations
 
 import json
@@ -53,9 +54,15 @@ def _waitcnt(v):
 
 
 # (name, shift, width, default) in LLVM's print order (gfx10.3 s_waitcnt_depctr)
-_DEPCTR = (("depctr_hold_cnt", 7, 1, 1), ("depctr_sa_sdst", 0, 1, 1), ("depctr_va_vdst", 12, 4, 15),
-           ("depctr_va_sdst", 9, 3, 7), ("depctr_va_ssrc", 8, 1, 1), ("depctr_va_vcc", 1, 1, 1),
-           ("depctr_vm_vsrc", 2, 3, 7))
+_DEPCTR = (
+    ("depctr_hold_cnt", 7, 1, 1),
+    ("depctr_sa_sdst", 0, 1, 1),
+    ("depctr_va_vdst", 12, 4, 15),
+    ("depctr_va_sdst", 9, 3, 7),
+    ("depctr_va_ssrc", 8, 1, 1),
+    ("depctr_va_vcc", 1, 1, 1),
+    ("depctr_vm_vsrc", 2, 3, 7),
+)
 _DEPCTR_MASK = 0xFF9F
 
 
@@ -82,7 +89,7 @@ def simm16_text(fmt: str, v: int, target: str, wave64: bool) -> str:
         return _waitcnt(v)
     extra = load_table(target, wave64)["_simm16"]
     if fmt == "depctr":
-        return _depctr(v, extra.get("depctr"))     # the fields this target has (probed)
+        return _depctr(v, extra.get("depctr"))  # the fields this target has (probed)
     if fmt == "sendmsg":
         # LLVM decodes only the low 10 bits; with more bits set only a named message (whose
         # fields all decode validly) still prints symbolically, anything else as a number
@@ -103,8 +110,17 @@ def simm16_text(fmt: str, v: int, target: str, wave64: bool) -> str:
     raise ValueError(fmt)
 
 
-_SIMM_KIND = {"hex": "imm", "dec": "imm", "inl": "imm", "label": "label", "waitcnt": "waitcnt",
-              "depctr": "depctr", "sendmsg": "sendmsg", "hwreg": "hwreg", "version": "imm"}
+_SIMM_KIND = {
+    "hex": "imm",
+    "dec": "imm",
+    "inl": "imm",
+    "label": "label",
+    "waitcnt": "waitcnt",
+    "depctr": "depctr",
+    "sendmsg": "sendmsg",
+    "hwreg": "hwreg",
+    "version": "imm",
+}
 
 
 # ----------------------------------------------------------------------------- fields
@@ -164,7 +180,7 @@ def _prep(e, lay, cms):
             lits.append((p["_lo"], p["_m"], p["lc"]))
     e["_lits"] = tuple(lits)
     e["_rej"] = e.get("rej", 0) | e.get("unk", 0)
-    e["_cache"] = {}        # (bits, literal) -> (text, operands): programs repeat instructions
+    e["_cache"] = {}  # (bits, literal) -> (text, operands): programs repeat instructions
     e["_prep"] = lay
 
 
@@ -219,8 +235,13 @@ def render_entry(e, lay, val, lit, target, wave64):
                     ng = (val >> nb) & 1 if nb >= 0 else 0
                     av = (val >> ab) & 1 if ab >= 0 else 0
                     if ng or av:
-                        op = Operand(op.role, op.kind, op.index, op.count,
-                                     _mods_wrap(op.text, ng, av, op.kind in _IMM_KINDS))
+                        op = Operand(
+                            op.role,
+                            op.kind,
+                            op.index,
+                            op.count,
+                            _mods_wrap(op.text, ng, av, op.kind in _IMM_KINDS),
+                        )
                     if sb >= 0 and (val >> sb) & 1:
                         op = Operand(op.role, op.kind, op.index, op.count, f"sext({op.text})")
         elif k == "simm16":
@@ -232,8 +253,13 @@ def render_entry(e, lay, val, lit, target, wave64):
             op = Operand(fld, _SIMM_KIND[fm], x, 1, simm16_text(fm, x, target, wave64))
         elif k == "lit":
             t = p.get("t", "hex")
-            op = Operand("literal", "literal", lit, 1, fmt_literal(lit, t.rstrip("!"))
-                         + ("/*Invalid immediate*/" if t[-1] == "!" else ""))
+            op = Operand(
+                "literal",
+                "literal",
+                lit,
+                1,
+                fmt_literal(lit, t.rstrip("!")) + ("/*Invalid immediate*/" if t[-1] == "!" else ""),
+            )
         elif k == "smem_off":
             x = (val >> 32) & 0x1FFFFF
             so = (val >> 57) & 0x7F
@@ -242,8 +268,7 @@ def render_entry(e, lay, val, lit, target, wave64):
                 raise BadEncoding("soffset")
             sx = x - (1 << 21) if x & 0x100000 else x
             if t == "":
-                op = Operand("offset", "imm", sx, 1,
-                             f"{'-' if sx < 0 else ''}{abs(sx):#x}" if x else "null")
+                op = Operand("offset", "imm", sx, 1, f"{'-' if sx < 0 else ''}{abs(sx):#x}" if x else "null")
             else:
                 ops.append(Operand("soffset", sreg_kind(so), so, 1, t))
                 if x:
@@ -335,8 +360,7 @@ def _slot_table(p, cm):
 
 
 def _with_mods(op, ng, av):
-    return Operand(op.role, op.kind, op.index, op.count,
-                   _mods_wrap(op.text, ng, av, op.kind in _IMM_KINDS))
+    return Operand(op.role, op.kind, op.index, op.count, _mods_wrap(op.text, ng, av, op.kind in _IMM_KINDS))
 
 
 def _with_sext(op):
@@ -364,8 +388,7 @@ def _smem_off(val, cmt):
         raise _Reject
     sx = x - (1 << 21) if x & 0x100000 else x
     if t == "":
-        return None, Operand("offset", "imm", sx, 1,
-                             f"{'-' if sx < 0 else ''}{abs(sx):#x}" if x else "null")
+        return None, Operand("offset", "imm", sx, 1, f"{'-' if sx < 0 else ''}{abs(sx):#x}" if x else "null")
     sop = Operand("soffset", sreg_kind(so), so, 1, t)
     if x:
         t += f" offset:{'-' if sx < 0 else ''}{abs(sx):#x}"
@@ -392,7 +415,7 @@ def _compile_entry(ctx, enc, op, e):
     env = {"NAME": e["name"], "LAY": lay, "VARIANT": e.get("variant", ""), "OP": op}
     L = ["def dec(code, pos, w0, base):"]
     if two:
-        L += ["    val = w0 | _U(code, pos + 4)[0] << 32"]    # length checked by the caller
+        L += ["    val = w0 | _U(code, pos + 4)[0] << 32"]  # length checked by the caller
     rej = e.get("rej", 0) | e.get("unk", 0)
     if rej:
         L += [f"    if {V} & {rej}: raise _Reject({nb})"]
@@ -405,15 +428,17 @@ def _compile_entry(ctx, enc, op, e):
     w_nolit, w_lit = ("(w0, val >> 32)", "(w0, val >> 32, lit)") if two else ("(w0,)", "(w0, lit)")
     if e.get("lit") or lits:
         cond = "True" if e.get("lit") else " or ".join(lits)
-        L += [f"    if {cond}:",
-              f"        if pos + {nb + 4} > len(code): raise _Trunc",
-              f"        lit = _U(code, pos + {nb})[0]",
-              f"        size = {nb + 4}",
-              f"        words = {w_lit}",
-              "    else:",
-              "        lit = None",
-              f"        size = {nb}",
-              f"        words = {w_nolit}"]
+        L += [
+            f"    if {cond}:",
+            f"        if pos + {nb + 4} > len(code): raise _Trunc",
+            f"        lit = _U(code, pos + {nb})[0]",
+            f"        size = {nb + 4}",
+            f"        words = {w_lit}",
+            "    else:",
+            "        lit = None",
+            f"        size = {nb}",
+            f"        words = {w_nolit}",
+        ]
     else:
         L += ["    lit = None", f"    size = {nb}", f"    words = {w_nolit}"]
     m = e.get("m") or {}
@@ -421,7 +446,7 @@ def _compile_entry(ctx, enc, op, e):
     texts = ["NAME_P"]
     env["NAME_P"] = e["name_p"]
     ops = []
-    pending = []          # string parts not yet emitted
+    pending = []  # string parts not yet emitted
     extra_ops = None
     k = 0
     for p in e["parts"]:
@@ -429,7 +454,7 @@ def _compile_entry(ctx, enc, op, e):
             pending.append(p)
             continue
         if extra_ops:
-            return None             # not a shape this compiler knows: use render_entry
+            return None  # not a shape this compiler knows: use render_entry
         kind = p["k"]
         fld = p["f"]
         o = f"o{k}"
@@ -442,9 +467,11 @@ def _compile_entry(ctx, enc, op, e):
             if tab is None:
                 tab = ctx.slot_tabs[tkey] = _slot_table(q, cms[p["cm"]])
             env[f"T{o}"] = tab
-            L += [f"    x = ({V} >> {lo}) & {mk}" if lo else f"    x = {V} & {mk}",
-                  f"    {o} = T{o}[x]",
-                  f"    if {o} is None: raise _Reject(size)"]
+            L += [
+                f"    x = ({V} >> {lo}) & {mk}" if lo else f"    x = {V} & {mk}",
+                f"    {o} = T{o}[x]",
+                f"    if {o} is None: raise _Reject(size)",
+            ]
             if "lc" in p:
                 env[f"TY{o}"] = p["t"]
                 L += [f"    if x == {p['lc']}: {o} = _lit_operand({fld!r}, lit, TY{o})"]
@@ -478,19 +505,21 @@ def _compile_entry(ctx, enc, op, e):
                 env["TARGET"], env["WAVE64"] = ctx.target, ctx.wave64
             if e.get("omit0"):
                 if not pending or ops:
-                    return None         # not a shape this compiler knows: use render_entry
+                    return None  # not a shape this compiler knows: use render_entry
                 if pending[:-1]:
                     texts.append(repr("".join(pending[:-1])))
                 sep = pending[-1]
                 pending = []
                 # LLVM omits a zero immediate together with the text before it
-                L += ["    if x:",
-                      f"        {o} = Operand({fld!r}, K{o}, x, 1, {tx})",
-                      f"        t{o} = {sep!r} + {o}.text",
-                      f"        ops = ({o},)",
-                      "    else:",
-                      f"        t{o} = ''",
-                      "        ops = ()"]
+                L += [
+                    "    if x:",
+                    f"        {o} = Operand({fld!r}, K{o}, x, 1, {tx})",
+                    f"        t{o} = {sep!r} + {o}.text",
+                    f"        ops = ({o},)",
+                    "    else:",
+                    f"        t{o} = ''",
+                    "        ops = ()",
+                ]
                 extra_ops = "ops"
                 texts.append(f"t{o}")
                 continue
@@ -548,19 +577,34 @@ def _compile_entry(ctx, enc, op, e):
         opx = "ops"
     else:
         opx = f"({', '.join(ops)}{',' if len(ops) == 1 else ''})"
-    flds = ", ".join(f"{nm!r}: ({V} >> {lo}) & {(1 << w) - 1}" if lo else f"{nm!r}: {V} & {(1 << w) - 1}"
-                     for nm, lo, w in LAYOUTS[lay])
-    L += [f"    return _tnew(_I, (base + pos, size, words, LAY, VARIANT, OP, NAME, {{{flds}}}, lit, "
-          f"{opx}, text))"]
+    flds = ", ".join(
+        f"{nm!r}: ({V} >> {lo}) & {(1 << w) - 1}" if lo else f"{nm!r}: {V} & {(1 << w) - 1}"
+        for nm, lo, w in LAYOUTS[lay]
+    )
+    L += [
+        f"    return _tnew(_I, (base + pos, size, words, LAY, VARIANT, OP, NAME, {{{flds}}}, lit, "
+        f"{opx}, text))"
+    ]
     body = "\n    ".join(L)
     args = sorted(env)
     key = (tuple(args), body)
     make = _CFACTORIES.get(key)
-    if make is None:         # entries of the same shape share one compiled factory
-        g = {"_U": _U, "_Reject": _Reject, "_Trunc": _Trunc, "Operand": Operand,
-             "_lit_operand": _lit_operand, "_with_mods": _with_mods, "_with_sext": _with_sext,
-             "_group_text": _group_text, "_smem_off": _smem_off, "_simm_text": _simm_text,
-             "_OMOD_TEXT": _OMOD_TEXT, "_tnew": tuple.__new__, "_I": Instruction}
+    if make is None:  # entries of the same shape share one compiled factory
+        g = {
+            "_U": _U,
+            "_Reject": _Reject,
+            "_Trunc": _Trunc,
+            "Operand": Operand,
+            "_lit_operand": _lit_operand,
+            "_with_mods": _with_mods,
+            "_with_sext": _with_sext,
+            "_group_text": _group_text,
+            "_smem_off": _smem_off,
+            "_simm_text": _simm_text,
+            "_OMOD_TEXT": _OMOD_TEXT,
+            "_tnew": tuple.__new__,
+            "_I": Instruction,
+        }
         exec(f"def make({', '.join(args)}):\n    {body}\n    return dec", g)  # noqa: S102 (our table)
         make = _CFACTORIES[key] = g["make"]
     return make(*(env[a] for a in args))
@@ -597,8 +641,20 @@ def _generic_entry(ctx, enc, op, e):
         except BadEncoding:
             raise _Reject(size) from None
         words = tuple(_U(code, p)[0] for p in range(pos, pos + size, 4))
-        return new_instruction(base + pos, size, words, lay, e.get("variant", ""), op, e["name"],
-                               _fields(lay, val), lit, ops, text)
+        return new_instruction(
+            base + pos,
+            size,
+            words,
+            lay,
+            e.get("variant", ""),
+            op,
+            e["name"],
+            _fields(lay, val),
+            lit,
+            ops,
+            text,
+        )
+
     return dec
 
 
@@ -607,11 +663,11 @@ class _Ctx:
     """Everything decode_one needs for one (target, wave64), built on first use."""
 
     def __init__(self, target, wave64):
-        self.dc = DecodeContext(target, wave64)          # validates the target
+        self.dc = DecodeContext(target, wave64)  # validates the target
         self.target, self.wave64 = target, wave64
         self._tab = None
         self.slot_tabs = {}
-        self.fns = {}                                    # encoding -> {opcode: decoder}
+        self.fns = {}  # encoding -> {opcode: decoder}
         self.cache = {} if _RESULT_CACHE[0] else None
         self.disp = tuple(self._handler(_classify9(i)) for i in range(512))
 
@@ -642,6 +698,7 @@ class _Ctx:
 
     def _h_memory(self, enc):
         from .memory import decoder_for
+
         dec = decoder_for(self.target, enc)
 
         def h(code, pos, w0, base):
@@ -650,6 +707,7 @@ class _Ctx:
             else:
                 words = tuple(_U(code, p)[0] for p in range(pos, len(code) - 3, 4))
             return dec(words, base + pos)
+
         return h
 
     def _h_alu(self, enc):
@@ -664,7 +722,7 @@ class _Ctx:
             if two:
                 if pos + 8 > len(code):
                     raise DecodeError(base + pos, bytes(code[pos:]), "truncated instruction")
-            op = (w0 >> lo) & mk        # the opcode is in the first dword in every encoding
+            op = (w0 >> lo) & mk  # the opcode is in the first dword in every encoding
             fn = fns.get(op) or entry_fn(enc, op)
             if ext and (w0 & 0x1FF) in _EXT_MARKS and fn is not _no_entry:
                 ins = decode_ext(code, pos, enc, _fields(enc, w0), target, wave64, base)
@@ -674,22 +732,25 @@ class _Ctx:
                 return fn(code, pos, w0, base)
             except _Reject as r:
                 size = r.args[0] if r.args else (8 if two else 4)
-                raise DecodeError(base + pos, bytes(code[pos:pos + size])) from None
+                raise DecodeError(base + pos, bytes(code[pos : pos + size])) from None
             except _Trunc:
-                raise DecodeError(base + pos, bytes(code[pos:]),
-                                  "truncated instruction (missing literal)") from None
+                raise DecodeError(
+                    base + pos, bytes(code[pos:]), "truncated instruction (missing literal)"
+                ) from None
+
         return h
 
 
 def _no_entry(code, pos, w0, base):
-    if w0 == 0:     # LLVM's V_ILLEGAL: exactly the zero dword (VOP2 opcode 0 is otherwise invalid)
-        return new_instruction(base + pos, 4, (0,), "VOP2", "e32", 0, "v_illegal",
-                               _fields("VOP2", 0), None, (), "v_illegal")
+    if w0 == 0:  # LLVM's V_ILLEGAL: exactly the zero dword (VOP2 opcode 0 is otherwise invalid)
+        return new_instruction(
+            base + pos, 4, (0,), "VOP2", "e32", 0, "v_illegal", _fields("VOP2", 0), None, (), "v_illegal"
+        )
     raise _Reject
 
 
 def _h_invalid(code, pos, w0, base):
-    raise DecodeError(base + pos, bytes(code[pos:pos + 4]))
+    raise DecodeError(base + pos, bytes(code[pos : pos + 4]))
 
 
 def _classify9(top9):

@@ -24,6 +24,7 @@ once per program address, as ``<address> <dispatch N>:`` and its instructions fr
 every branch), with the capture's target and each dispatch's wave size.  A directory, an empty
 file or anything that is not a regular file is an error.
 """
+
 from __future__ import annotations
 
 import os
@@ -35,6 +36,7 @@ from .instruction import TARGETS, DecodeError
 
 def _user_error(msg):
     from ..errors import UserError
+
     return UserError(msg)
 
 
@@ -50,11 +52,11 @@ def entries(code: bytes, target: str, wave64: bool, memo=None):
     n = len(code)
     memo = {} if memo is None else memo
     while pos < n:
-        k = code[pos:pos + 4]
+        k = code[pos : pos + 4]
         hit = memo.get(k)
         if hit is not None:
             for size, full, text in hit:
-                if size == 4 or code[pos:pos + size] == full:
+                if size == 4 or code[pos : pos + size] == full:
                     out.append((pos, size, text))
                     pos += size
                     break
@@ -72,7 +74,7 @@ def entries(code: bytes, target: str, wave64: bool, memo=None):
                 out.append((pos, n - pos, ".byte " + ", ".join(f"0x{b:02x}" for b in code[pos:])))
                 pos = n
             continue
-        memo.setdefault(k, []).append((ins.size, code[pos:pos + ins.size], ins.text))
+        memo.setdefault(k, []).append((ins.size, code[pos : pos + ins.size], ins.text))
         out.append((pos, ins.size, ins.text))
         pos += ins.size
     return out
@@ -84,10 +86,21 @@ def listing(code: bytes, target: str, wave64: bool, memo=None):
 
 
 # SOPP branches: objdump names their target (<symbol+0xoffset>) after the encoding
-BRANCHES = frozenset({"s_branch", "s_cbranch_scc0", "s_cbranch_scc1", "s_cbranch_vccz",
-                      "s_cbranch_vccnz", "s_cbranch_execz", "s_cbranch_execnz",
-                      "s_cbranch_cdbgsys", "s_cbranch_cdbguser", "s_cbranch_cdbgsys_or_user",
-                      "s_cbranch_cdbgsys_and_user"})
+BRANCHES = frozenset(
+    {
+        "s_branch",
+        "s_cbranch_scc0",
+        "s_cbranch_scc1",
+        "s_cbranch_vccz",
+        "s_cbranch_vccnz",
+        "s_cbranch_execz",
+        "s_cbranch_execnz",
+        "s_cbranch_cdbgsys",
+        "s_cbranch_cdbguser",
+        "s_cbranch_cdbgsys_or_user",
+        "s_cbranch_cdbgsys_and_user",
+    }
+)
 
 
 def branch_target(text: str, address: int):
@@ -108,9 +121,12 @@ def formatted(ents, code: bytes, base: int, show_encoding: bool, label_of=None):
         if not show_encoding:
             lines.append("\t" + text)
             continue
-        raw = code[pos:pos + size]
-        words = (" ".join(f"{w:08X}" for w in struct.unpack(f"<{size // 4}I", raw)) if size % 4 == 0
-                 else " ".join(f"{b:02X}" for b in raw))
+        raw = code[pos : pos + size]
+        words = (
+            " ".join(f"{w:08X}" for w in struct.unpack(f"<{size // 4}I", raw))
+            if size % 4 == 0
+            else " ".join(f"{b:02X}" for b in raw)
+        )
         line = ("\t" + text).ljust(60) + f"// {base + pos:012X}: {words}"
         target = branch_target(text, base + pos)
         label = label_of(target) if target is not None and label_of else None
@@ -125,18 +141,28 @@ def code_object_listing(data: bytes, target=None, wave64=None, show_encoding=Fal
 
     from ..driver.codeobject import STT_FUNC, STT_NOTYPE, CodeObject, CodeObjectError
     from ..terminal import shown
+
     co = CodeObject(data)
     target = target or co.target
     if target not in TARGETS:
-        raise _user_error(f"code object is for {co.target}; wavelift decodes "
-                          f"{', '.join(TARGETS)} (pass --target to force one)")
+        raise _user_error(
+            f"code object is for {co.target}; wavelift decodes "
+            f"{', '.join(TARGETS)} (pass --target to force one)"
+        )
     text = co.text
     if text is None:
         raise CodeObjectError("code object has no .text section")
     body = co.section_data(text)
-    funcs = sorted({(s.value, s.name) for s in co.symbols
-                    if s.section_index == text.index and s.name and s.type in (STT_NOTYPE, STT_FUNC)
-                    and text.address <= s.value < text.address + text.size})
+    funcs = sorted(
+        {
+            (s.value, s.name)
+            for s in co.symbols
+            if s.section_index == text.index
+            and s.name
+            and s.type in (STT_NOTYPE, STT_FUNC)
+            and text.address <= s.value < text.address + text.size
+        }
+    )
     if kernel is not None and kernel not in (n for _, n in funcs):
         names = ", ".join(repr(n) for _, n in funcs) or "none"
         raise _user_error(f"no symbol {kernel!r} in .text (the code object has {names})")
@@ -153,18 +179,22 @@ def code_object_listing(data: bytes, target=None, wave64=None, show_encoding=Fal
             return None
         a, name = funcs[i]
         return shown(name) + (f"+0x{address - a:x}" if address > a else "")
+
     lines = []
-    memo: dict[bool, dict[bytes, list[tuple[int, bytes, str]]]] = {}   # per wave size: entries()'s
+    memo: dict[bool, dict[bytes, list[tuple[int, bytes, str]]]] = {}  # per wave size: entries()'s
     for i, (addr, name) in enumerate(funcs):
         if kernel is not None and name != kernel:
             continue
         end = funcs[i + 1][0] if i + 1 < len(funcs) else text.address + text.size
         w64 = wave64 if wave64 is not None else kw.get(addr, default64)
-        chunk = body[addr - text.address:end - text.address]
+        chunk = body[addr - text.address : end - text.address]
         lines.append("")
-        lines.append(f"{addr:016x} <{shown(name)}>:")      # a symbol name is guest text
-        lines.extend(formatted(entries(chunk, target, w64, memo.setdefault(w64, {})), chunk, addr,
-                               show_encoding, label_of))
+        lines.append(f"{addr:016x} <{shown(name)}>:")  # a symbol name is guest text
+        lines.extend(
+            formatted(
+                entries(chunk, target, w64, memo.setdefault(w64, {})), chunk, addr, show_encoding, label_of
+            )
+        )
     return lines
 
 
@@ -173,44 +203,59 @@ def descriptor_listing(data: bytes, kernel=None):
     directives it encodes, with the raw words as comments."""
     from ..driver.codeobject import CodeObject
     from ..terminal import shown
+
     co = CodeObject(data)
     ks = [k for k in co.kernels if kernel is None or kernel in (k.name, k.code_symbol)]
     if not ks:
         names = ", ".join(repr(k.name) for k in co.kernels) or "none"
-        raise _user_error(f"no kernel {kernel!r} (the code object has {names})" if kernel
-                          else "the code object has no kernel descriptor")
+        raise _user_error(
+            f"no kernel {kernel!r} (the code object has {names})"
+            if kernel
+            else "the code object has no kernel descriptor"
+        )
     lines = []
     for k in ks:
         d = k.kd
-        flag = lambda v: str(int(bool(v)))        # noqa: E731
-        lines += ["", f"{k.kd_address:016x} <{shown(k.symbol)}>:",
-                  f".amdhsa_kernel {shown(k.name)}",
-                  f"\t.amdhsa_group_segment_fixed_size {d.group_segment_fixed_size}",
-                  f"\t.amdhsa_private_segment_fixed_size {d.private_segment_fixed_size}",
-                  f"\t.amdhsa_kernarg_size {d.kernarg_size}"]
-        for what, on in (("private_segment_buffer", d.enable_sgpr_private_segment_buffer),
-                         ("dispatch_ptr", d.enable_sgpr_dispatch_ptr),
-                         ("queue_ptr", d.enable_sgpr_queue_ptr),
-                         ("kernarg_segment_ptr", d.enable_sgpr_kernarg_segment_ptr),
-                         ("dispatch_id", d.enable_sgpr_dispatch_id),
-                         ("flat_scratch_init", d.enable_sgpr_flat_scratch_init),
-                         ("private_segment_size", d.enable_sgpr_private_segment_size)):
+        flag = lambda v: str(int(bool(v)))  # noqa: E731
+        lines += [
+            "",
+            f"{k.kd_address:016x} <{shown(k.symbol)}>:",
+            f".amdhsa_kernel {shown(k.name)}",
+            f"\t.amdhsa_group_segment_fixed_size {d.group_segment_fixed_size}",
+            f"\t.amdhsa_private_segment_fixed_size {d.private_segment_fixed_size}",
+            f"\t.amdhsa_kernarg_size {d.kernarg_size}",
+        ]
+        for what, on in (
+            ("private_segment_buffer", d.enable_sgpr_private_segment_buffer),
+            ("dispatch_ptr", d.enable_sgpr_dispatch_ptr),
+            ("queue_ptr", d.enable_sgpr_queue_ptr),
+            ("kernarg_segment_ptr", d.enable_sgpr_kernarg_segment_ptr),
+            ("dispatch_id", d.enable_sgpr_dispatch_id),
+            ("flat_scratch_init", d.enable_sgpr_flat_scratch_init),
+            ("private_segment_size", d.enable_sgpr_private_segment_size),
+        ):
             lines.append(f"\t.amdhsa_user_sgpr_{what} {flag(on)}")
-        lines += [f"\t.amdhsa_user_sgpr_count {d.user_sgpr_count}",
-                  f"\t.amdhsa_wavefront_size32 {flag(d.enable_wavefront_size32)}",
-                  f"\t.amdhsa_uses_dynamic_stack {flag(d.uses_dynamic_stack)}",
-                  f"\t.amdhsa_system_sgpr_private_segment_wavefront_offset {flag(d.scratch_en)}"]
-        lines += [f"\t.amdhsa_system_sgpr_workgroup_id_{c} {flag(on)}"
-                  for c, on in zip("xyz", d.tgid_enabled)]
-        lines += [f"\t.amdhsa_system_sgpr_workgroup_info {flag(d.tg_size_en)}",
-                  f"\t.amdhsa_system_vgpr_workitem_id {d.tidig_comp_cnt}",
-                  ".end_amdhsa_kernel",
-                  f"\t; entry {k.code_address:#x} (kernel_code_entry_byte_offset "
-                  f"{d.kernel_code_entry_byte_offset:#x}); COMPUTE_PGM_RSRC1 "
-                  f"{d.compute_pgm_rsrc1:#010x}, RSRC2 {d.compute_pgm_rsrc2:#010x}, RSRC3 "
-                  f"{d.compute_pgm_rsrc3:#010x}"]
-        layout = ", ".join(f"s[{f}:{f + n - 1}] {w}" if n > 1 else f"s{f} {w}"
-                           for w, f, n in d.user_sgpr_layout())
+        lines += [
+            f"\t.amdhsa_user_sgpr_count {d.user_sgpr_count}",
+            f"\t.amdhsa_wavefront_size32 {flag(d.enable_wavefront_size32)}",
+            f"\t.amdhsa_uses_dynamic_stack {flag(d.uses_dynamic_stack)}",
+            f"\t.amdhsa_system_sgpr_private_segment_wavefront_offset {flag(d.scratch_en)}",
+        ]
+        lines += [
+            f"\t.amdhsa_system_sgpr_workgroup_id_{c} {flag(on)}" for c, on in zip("xyz", d.tgid_enabled)
+        ]
+        lines += [
+            f"\t.amdhsa_system_sgpr_workgroup_info {flag(d.tg_size_en)}",
+            f"\t.amdhsa_system_vgpr_workitem_id {d.tidig_comp_cnt}",
+            ".end_amdhsa_kernel",
+            f"\t; entry {k.code_address:#x} (kernel_code_entry_byte_offset "
+            f"{d.kernel_code_entry_byte_offset:#x}); COMPUTE_PGM_RSRC1 "
+            f"{d.compute_pgm_rsrc1:#010x}, RSRC2 {d.compute_pgm_rsrc2:#010x}, RSRC3 "
+            f"{d.compute_pgm_rsrc3:#010x}",
+        ]
+        layout = ", ".join(
+            f"s[{f}:{f + n - 1}] {w}" if n > 1 else f"s{f} {w}" for w, f, n in d.user_sgpr_layout()
+        )
         lines.append(f"\t; user SGPRs: {layout or 'none'}")
     return lines
 
@@ -224,10 +269,10 @@ def capture_listing(path, wave64=None, show_encoding=False):
     from ..errors import Refused
     from ..execute import _program_bytes
     from ..terminal import shown
+
     cap = load_capture(path)
     if cap.target not in TARGETS:
-        raise _user_error(f"{path}: the capture is for {cap.target}; wavelift decodes "
-                          f"{', '.join(TARGETS)}")
+        raise _user_error(f"{path}: the capture is for {cap.target}; wavelift decodes {', '.join(TARGETS)}")
     _, results, stopped, _ = walk_capture(cap)
     by_program: dict = {}
     for r in results:
@@ -249,20 +294,28 @@ def capture_listing(path, wave64=None, show_encoding=False):
             continue
         instrs, note = decode_program(code[entry:], cap.target, w64, address)
         name = f"dispatch {indices[0]}"
-        lines.extend(formatted([(entry + i.offset, i.size, i.text) for i in instrs], code,
-                               address - entry, show_encoding,
-                               lambda t: name + (f"+0x{t - address:x}" if t > address else "")))
-        if note:                                    # why the listing is linear, or stops
+        lines.extend(
+            formatted(
+                [(entry + i.offset, i.size, i.text) for i in instrs],
+                code,
+                address - entry,
+                show_encoding,
+                lambda t: name + (f"+0x{t - address:x}" if t > address else ""),
+            )
+        )
+        if note:  # why the listing is linear, or stops
             lines.append(f"\t; {shown(note.lstrip(' —'))}")
     return lines
 
 
-def disasm_command(path, target=None, wave64=None, out=None, show_encoding=False,
-                   kernel=None, descriptors=False) -> int:
+def disasm_command(
+    path, target=None, wave64=None, out=None, show_encoding=False, kernel=None, descriptors=False
+) -> int:
     import stat
     import sys
 
     from ..memory.capture import MAGIC, file_kind
+
     out = out or sys.stdout
     try:
         mode = os.stat(path).st_mode
@@ -270,27 +323,32 @@ def disasm_command(path, target=None, wave64=None, out=None, show_encoding=False
         raise _user_error(f"{path}: no such file") from None
     except OSError as e:
         raise _user_error(f"{path}: cannot read it ({e.strerror})") from None
-    if not stat.S_ISREG(mode):                     # a FIFO would make the read wait
+    if not stat.S_ISREG(mode):  # a FIFO would make the read wait
         raise _user_error(f"{path}: is {file_kind(mode)}, not a code object, raw code or capture")
     with open(path, "rb") as f:
         data = f.read()
     if not data:
         raise _user_error(f"{path}: is empty; there is no code to disassemble")
     if descriptors and data[:4] != b"\x7fELF":
-        raise _user_error(f"{path}: is not a code object: only code objects have kernel "
-                          f"descriptors")
-    if data[:len(MAGIC)] == MAGIC:
+        raise _user_error(f"{path}: is not a code object: only code objects have kernel descriptors")
+    if data[: len(MAGIC)] == MAGIC:
         if target is not None:
             raise _user_error(f"{path}: is a capture; its target is its own (leave out --target)")
         if kernel is not None:
-            raise _user_error(f"{path}: is a capture; its programs are named by dispatch, "
-                              f"--kernel selects a code object's symbol")
+            raise _user_error(
+                f"{path}: is a capture; its programs are named by dispatch, "
+                f"--kernel selects a code object's symbol"
+            )
         lines = capture_listing(path, wave64, show_encoding)
     elif data[:4] == b"\x7fELF":
         from ..driver.codeobject import CodeObjectError
+
         try:
-            lines = (descriptor_listing(data, kernel) if descriptors else
-                     code_object_listing(data, target, wave64, show_encoding, kernel))
+            lines = (
+                descriptor_listing(data, kernel)
+                if descriptors
+                else code_object_listing(data, target, wave64, show_encoding, kernel)
+            )
         except CodeObjectError as e:
             raise _user_error(f"{path}: {e}") from None
     else:

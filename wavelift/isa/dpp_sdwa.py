@@ -37,6 +37,7 @@ so does ``decode_ext`` (returns None).
 Deviation from LLVM on purpose: an SDWA select of 7 raises DecodeError (llvm-objdump-19 crashes,
 llvm_unreachable in printSDWASel).
 """
+
 from __future__ import annotations
 
 import json
@@ -100,19 +101,48 @@ def dpp_ctrl_text(c: int) -> str:
     return "/* Invalid dpp_ctrl value */"
 
 
-_GFX10_GONE = {0x130: "wave_shl", 0x134: "wave_rol", 0x138: "wave_shr", 0x13C: "wave_ror",
-               0x142: "row_bcast", 0x143: "row_bcast"}
+_GFX10_GONE = {
+    0x130: "wave_shl",
+    0x134: "wave_rol",
+    0x138: "wave_shr",
+    0x13C: "wave_ror",
+    0x142: "row_bcast",
+    0x143: "row_bcast",
+}
 
-_DPP_LAYOUT = (("dpp_ctrl", 8, 9), ("r17", 17, 1), ("fi", 18, 1), ("bound_ctrl", 19, 1),
-               ("src0_neg", 20, 1), ("src0_abs", 21, 1), ("src1_neg", 22, 1), ("src1_abs", 23, 1),
-               ("bank_mask", 24, 4), ("row_mask", 28, 4))
-_SDWA_LAYOUT = (("dst_sel", 8, 3), ("dst_unused", 11, 2), ("clamp", 13, 1), ("omod", 14, 2),
-                ("src0_sel", 16, 3), ("src0_sext", 19, 1), ("src0_neg", 20, 1),
-                ("src0_abs", 21, 1), ("r22", 22, 1), ("s0", 23, 1), ("src1_sel", 24, 3),
-                ("src1_sext", 27, 1), ("src1_neg", 28, 1), ("src1_abs", 29, 1), ("r30", 30, 1),
-                ("s1", 31, 1))
+_DPP_LAYOUT = (
+    ("dpp_ctrl", 8, 9),
+    ("r17", 17, 1),
+    ("fi", 18, 1),
+    ("bound_ctrl", 19, 1),
+    ("src0_neg", 20, 1),
+    ("src0_abs", 21, 1),
+    ("src1_neg", 22, 1),
+    ("src1_abs", 23, 1),
+    ("bank_mask", 24, 4),
+    ("row_mask", 28, 4),
+)
+_SDWA_LAYOUT = (
+    ("dst_sel", 8, 3),
+    ("dst_unused", 11, 2),
+    ("clamp", 13, 1),
+    ("omod", 14, 2),
+    ("src0_sel", 16, 3),
+    ("src0_sext", 19, 1),
+    ("src0_neg", 20, 1),
+    ("src0_abs", 21, 1),
+    ("r22", 22, 1),
+    ("s0", 23, 1),
+    ("src1_sel", 24, 3),
+    ("src1_sext", 27, 1),
+    ("src1_neg", 28, 1),
+    ("src1_abs", 29, 1),
+    ("r30", 30, 1),
+    ("s1", 31, 1),
+)
 _SDWAC_LAYOUT = (("sdst", 8, 7), ("sd", 15, 1)) + tuple(
-    x for x in _SDWA_LAYOUT if x[0] not in ("dst_sel", "dst_unused", "clamp", "omod"))
+    x for x in _SDWA_LAYOUT if x[0] not in ("dst_sel", "dst_unused", "clamp", "omod")
+)
 _OMOD = ("", " mul:2", " mul:4", " div:2")
 _IMM_KINDS = ("literal", "inline_int", "inline_float")
 
@@ -209,9 +239,12 @@ def _unpack(layout, w):
 def _printed(e):
     """field -> 0 (ignored) / 1 (printed) / "neg"|"abs"|"sext" (how a source modifier bit is
     spelled: LLVM prints an integer operand's neg bit as sext)."""
-    return {k: (v.get("m") or k.rsplit("_", 1)[1]) if v.get("p") and k.startswith("src")
-            and k[-4:] in ("_neg", "_abs", "sext") else v.get("p", 0)
-            for k, v in e.get("f", {}).items()}
+    return {
+        k: (v.get("m") or k.rsplit("_", 1)[1])
+        if v.get("p") and k.startswith("src") and k[-4:] in ("_neg", "_abs", "sext")
+        else v.get("p", 0)
+        for k, v in e.get("f", {}).items()
+    }
 
 
 def _check(e, f, bad):
@@ -231,7 +264,7 @@ def decode_ext(code, pos, enc, f0, target, wave64, base=0):
     w0, w1 = struct.unpack_from("<II", code, pos)
 
     def bad(reason="invalid instruction"):
-        return DecodeError(base + pos, bytes(code[pos:pos + 8]), reason)
+        return DecodeError(base + pos, bytes(code[pos : pos + 8]), reason)
 
     mark = f0["src0"]
     var = MARKERS[mark]
@@ -242,7 +275,7 @@ def decode_ext(code, pos, enc, f0, target, wave64, base=0):
     if e is None:
         raise bad()
     if e.get("plain"):
-        return None         # LLVM ignores src0 here (v_pipeflush ...): the caller decodes e32
+        return None  # LLVM ignores src0 here (v_pipeflush ...): the caller decodes e32
     fb = e.get("fb")
     if fb and ((w1 & fb[0]) != fb[1] or any(f0.get(z, 0) for z in e.get("zero", ()))):
         # a fixed bit of this opcode's 8-byte form (v_nop: src0 byte, modifiers) is set: LLVM's
@@ -274,9 +307,12 @@ def decode_ext(code, pos, enc, f0, target, wave64, base=0):
         _check(e, f, bad)
         f["_p"] = _printed(e)
         head, ops = render_parts(e, f, False, wave64)
-        text = (f"{head} {dpp_ctrl_text(f['dpp_ctrl'])} row_mask:{f['row_mask']:#x} "
-                f"bank_mask:{f['bank_mask']:#x}" + (" bound_ctrl:1" if f["bound_ctrl"] else "")
-                + (" fi:1" if f["fi"] else ""))
+        text = (
+            f"{head} {dpp_ctrl_text(f['dpp_ctrl'])} row_mask:{f['row_mask']:#x} "
+            f"bank_mask:{f['bank_mask']:#x}"
+            + (" bound_ctrl:1" if f["bound_ctrl"] else "")
+            + (" fi:1" if f["fi"] else "")
+        )
     else:
         f.update(_unpack(_SDWAC_LAYOUT if enc == "VOPC" else _SDWA_LAYOUT, w1))
         for s in ("dst_sel", "src0_sel", "src1_sel"):
@@ -291,8 +327,11 @@ def decode_ext(code, pos, enc, f0, target, wave64, base=0):
             f["src1"] = f["vsrc1"] if f["s1"] else 256 + f["vsrc1"]
         for p in e["parts"]:
             if isinstance(p, dict):
-                if p["k"] == "src" and f[p["f"]] < 256 and (f[p["f"]] in p.get("bad", ())
-                                                             or f[p["f"]] in tab[wkey + "_src_bad"]):
+                if (
+                    p["k"] == "src"
+                    and f[p["f"]] < 256
+                    and (f[p["f"]] in p.get("bad", ()) or f[p["f"]] in tab[wkey + "_src_bad"])
+                ):
                     raise bad()
                 if p["k"] == "sdst" and f.get("sd") and tab[wkey + "_sdst_cm"][f["sdst"]] is None:
                     raise bad()

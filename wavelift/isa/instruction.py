@@ -9,6 +9,7 @@ Memory encodings (DS, MUBUF, MTBUF, MIMG, FLAT/GLOBAL/SCRATCH, EXP, VINTRP) are 
 holds every dword from ``pos`` that is available (at least the instruction's own; usually up to
 3 dwords), ``pos`` is the byte offset of the instruction and ``ctx`` a `DecodeContext`.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -18,9 +19,29 @@ from .operands import Operand
 
 __all__ = ["DecodeError", "DecodeContext", "Instruction", "Operand", "ENCODINGS", "VARIANTS"]
 
-ENCODINGS = ("SOP1", "SOP2", "SOPK", "SOPC", "SOPP", "SMEM", "VOP1", "VOP2", "VOPC", "VOP3",
-             "VOP3B", "VOP3P", "DS", "MUBUF", "MTBUF", "MIMG", "FLAT", "GLOBAL", "SCRATCH",
-             "EXP", "VINTRP")
+ENCODINGS = (
+    "SOP1",
+    "SOP2",
+    "SOPK",
+    "SOPC",
+    "SOPP",
+    "SMEM",
+    "VOP1",
+    "VOP2",
+    "VOPC",
+    "VOP3",
+    "VOP3B",
+    "VOP3P",
+    "DS",
+    "MUBUF",
+    "MTBUF",
+    "MIMG",
+    "FLAT",
+    "GLOBAL",
+    "SCRATCH",
+    "EXP",
+    "VINTRP",
+)
 VARIANTS = ("", "e32", "e64", "dpp", "dpp8", "sdwa")
 TARGETS = ("gfx1030", "gfx1010")
 
@@ -42,6 +63,7 @@ class DecodeError(Exception):
 @dataclass(frozen=True, slots=True)
 class DecodeContext:
     """What a decoder needs beyond the bytes."""
+
     target: str = "gfx1030"
     wave64: bool = False
 
@@ -50,8 +72,19 @@ class DecodeContext:
             raise ValueError(f"unsupported target {self.target!r} (supported: {', '.join(TARGETS)})")
 
 
-_ATTRS = ("offset", "size", "words", "encoding", "variant", "opcode", "name", "fields",
-          "literal", "operands", "text")
+_ATTRS = (
+    "offset",
+    "size",
+    "words",
+    "encoding",
+    "variant",
+    "opcode",
+    "name",
+    "fields",
+    "literal",
+    "operands",
+    "text",
+)
 
 
 class Instruction(tuple):
@@ -74,12 +107,13 @@ class Instruction(tuple):
     A tuple underneath (like a named tuple) because building one is the largest single cost of
     decoding; compare/hash as the attributes (``fields`` is left out of the hash).
     """
+
     __slots__ = ()
 
-    def __new__(cls, offset, size, words, encoding, variant, opcode, name, fields, literal,
-                operands, text):
-        return tuple.__new__(cls, (offset, size, words, encoding, variant, opcode, name, fields,
-                                   literal, operands, text))
+    def __new__(cls, offset, size, words, encoding, variant, opcode, name, fields, literal, operands, text):
+        return tuple.__new__(
+            cls, (offset, size, words, encoding, variant, opcode, name, fields, literal, operands, text)
+        )
 
     offset = property(_itemgetter(0))
     size = property(_itemgetter(1))
@@ -120,11 +154,23 @@ class Instruction(tuple):
         return self[10].split(" ", 1)[0]
 
 
-def new_instruction(offset, size, words, encoding, variant, opcode, name, fields, literal,
-                    operands, text, _new=tuple.__new__, _I=Instruction):
+def new_instruction(
+    offset,
+    size,
+    words,
+    encoding,
+    variant,
+    opcode,
+    name,
+    fields,
+    literal,
+    operands,
+    text,
+    _new=tuple.__new__,
+    _I=Instruction,
+):
     """``Instruction(...)``, a little faster (the decoders' hot path)."""
-    return _new(_I, (offset, size, words, encoding, variant, opcode, name, fields, literal,
-                     operands, text))
+    return _new(_I, (offset, size, words, encoding, variant, opcode, name, fields, literal, operands, text))
 
 
 def moved(ins, offset, _new=tuple.__new__, _I=Instruction):

@@ -10,6 +10,7 @@ by ``llvm-mc-19 -filetype=obj`` into an ELF and disassembled by ``llvm-objdump-1
 ``--disassemble -show-encoding`` re-encodes, so its sizes lie for literals LLVM could inline).
 An item whose start is swallowed by its neighbour's runaway decode is asked again on its own.
 """
+
 from __future__ import annotations
 
 import os
@@ -20,7 +21,7 @@ import tempfile
 
 LLVM_MC = "llvm-mc-19"
 LLVM_OBJDUMP = "llvm-objdump-19"
-NOP = b"\x00\x00\x80\xbf"   # s_nop 0
+NOP = b"\x00\x00\x80\xbf"  # s_nop 0
 _LINE = re.compile(r"^\t(.*?)\s*// ([0-9A-F]+): ([0-9A-F]+(?: [0-9A-F]+)*)(?:\s+<.*?>)?(?: ; .*)?$")
 
 
@@ -33,7 +34,7 @@ def mattrs(wave64: bool):
 
 
 def objdump_lines(path, target=None, wave64=False, extra=()):
-    args = [LLVM_OBJDUMP, "-d", *( [f"--mcpu={target}"] if target else []), *mattrs(wave64), *extra, str(path)]
+    args = [LLVM_OBJDUMP, "-d", *([f"--mcpu={target}"] if target else []), *mattrs(wave64), *extra, str(path)]
     p = subprocess.run(args, capture_output=True, text=True, check=True)
     return p.stdout.splitlines()
 
@@ -50,9 +51,12 @@ def _run(items, target, wave64):
         with open(s, "w") as f:
             f.write(".text\n")
             for i in range(0, len(blob), 64):
-                f.write(".byte " + ",".join(str(x) for x in blob[i:i + 64]) + "\n")
-        subprocess.run([LLVM_MC, "-triple=amdgcn-amd-amdhsa", f"-mcpu={target}", "-filetype=obj",
-                        s, "-o", o], check=True, capture_output=True)
+                f.write(".byte " + ",".join(str(x) for x in blob[i : i + 64]) + "\n")
+        subprocess.run(
+            [LLVM_MC, "-triple=amdgcn-amd-amdhsa", f"-mcpu={target}", "-filetype=obj", s, "-o", o],
+            check=True,
+            capture_output=True,
+        )
         # -z: objdump otherwise prints a run of zero bytes as '...' (the zero dword is v_illegal)
         lines = objdump_lines(o, target, wave64, ("--disassemble-zeroes",))
     at = {}

@@ -18,6 +18,7 @@ Speed: each table entry of DS/MUBUF/MTBUF/FLAT is compiled once into a renderer 
 same shape share one generated factory); register and scalar operands are prebuilt per value.
 Whole results are cached by `wavelift.isa.decoder.decode_one` (one cache for all encodings).
 """
+
 from __future__ import annotations
 
 import json
@@ -110,21 +111,21 @@ class _Trunc(Exception):
 # mode bits, from the raw words, that select a table entry: (w0 & mask) | extra bits (taken
 # from bits of w0 that are *not* in the mask, so the int key stays unique)
 _MODE_MASK = {
-    "DS": 0x03FE0000,                                  # op, gds
-    "MUBUF": 0x03FD7000,                               # op, op7, lds, glc, idxen, offen
-    "MTBUF": 0x00073000,                               # op, idxen, offen
-    "FLAT": 0x01FDE000,                                # op, glc, seg, lds
+    "DS": 0x03FE0000,  # op, gds
+    "MUBUF": 0x03FD7000,  # op, op7, lds, glc, idxen, offen
+    "MTBUF": 0x00073000,  # op, idxen, offen
+    "FLAT": 0x01FDE000,  # op, glc, seg, lds
 }
 
 
 def _mode_key(enc, w0, w1):
     k = w0 & _MODE_MASK[enc]
     if enc == "MUBUF":
-        return k | (w1 >> 23 & 1)                      # tfe
+        return k | (w1 >> 23 & 1)  # tfe
     if enc == "MTBUF":
-        return k | (w1 >> 23 & 1) | (w1 >> 20 & 2)    # tfe, op3
+        return k | (w1 >> 23 & 1) | (w1 >> 20 & 2)  # tfe, op3
     if enc == "FLAT":
-        return k | ((w1 >> 16 & 0x7F) == 0x7D)         # saddr off
+        return k | ((w1 >> 16 & 0x7F) == 0x7D)  # saddr off
     return k
 
 
@@ -158,7 +159,8 @@ def _vtab(role, width):
     if t is None:
         t = _VTAB[(role, width)] = tuple(
             Operand(role, "vgpr", i, width, vreg_name(i, width)) if i + width <= 256 else None
-            for i in range(256))
+            for i in range(256)
+        )
     return t
 
 
@@ -167,8 +169,8 @@ def _stab(T, role, width, tname):
     t = T.stabs.get((role, width, tname))
     if t is None:
         t = T.stabs[(role, width, tname)] = tuple(
-            None if nm is None else _sname(role, i, width, nm)
-            for i, nm in enumerate(T.names[tname]))
+            None if nm is None else _sname(role, i, width, nm) for i, nm in enumerate(T.names[tname])
+        )
     return t
 
 
@@ -179,11 +181,12 @@ def _fields_fn(lay):
         parts.append(f"{name!r}: (w{w} >> {lo}) & {mask}" if lo else f"{name!r}: w{w} & {mask}")
     nw = 1 + max(w for _, w, _, _ in lay)
     args = ", ".join(f"w{i}" for i in range(nw))
-    return eval(f"lambda {args}: {{{', '.join(parts)}}}")     # noqa: S307 (our own layout)
+    return eval(f"lambda {args}: {{{', '.join(parts)}}}")  # noqa: S307 (our own layout)
 
 
 class _Form:
     """One table entry compiled: ``render(f, words) -> (ops, text, nwords, literal)``."""
+
     __slots__ = ("name", "op", "render")
 
     def __init__(self, T, enc, e, f):
@@ -192,11 +195,14 @@ class _Form:
         tpl = [tuple(t) if isinstance(t, list) else t for t in e["tpl"]]
         mods = e["mods"].split() if e["mods"] else []
         if any(m.startswith("offset:swizzle") for m in mods):
-            mods = [m if not m.startswith("offset:swizzle") else "offset:swizzle"
-                    for m in mods if not m.startswith('"')]
+            mods = [
+                m if not m.startswith("offset:swizzle") else "offset:swizzle"
+                for m in mods
+                if not m.startswith('"')
+            ]
         seg = f["seg"] if enc == "FLAT" else None
         fields = T.lay_names[enc]
-        env = {}                  # per-entry constants, passed to the shared factory
+        env = {}  # per-entry constants, passed to the shared factory
         src = ["    def render(f, words):", "    lit = None"]
         for z in e["zero"]:
             src.append(f"    if f[{z!r}]: raise _Bad")
@@ -205,8 +211,7 @@ class _Form:
             o = f"o{i}"
             ops.append(o)
             if isinstance(t, str):
-                env[o] = Operand("addr" if t == "off" else "imm", "off" if t == "off" else "imm",
-                                 0, 1, t)
+                env[o] = Operand("addr" if t == "off" else "imm", "off" if t == "off" else "imm", 0, 1, t)
                 continue
             fld, width = t
             if fld == "srsrc":
@@ -225,18 +230,18 @@ class _Form:
                 tab = _vtab(fld, width)
             env[f"T{i}"] = tab
             if fld == "soffset":
-                src += ["    v = f['soffset']",
-                        "    if v == 255:",
-                        "        if len(words) < 3: raise _Trunc",
-                        "        lit = words[2]",
-                        f"        {o} = Operand('soffset', 'literal', lit, 1,"
-                        " fmt_literal(lit, 'b32'))",
-                        "    else:",
-                        f"        {o} = T{i}[v]",
-                        f"        if {o} is None: raise _Bad"]
+                src += [
+                    "    v = f['soffset']",
+                    "    if v == 255:",
+                    "        if len(words) < 3: raise _Trunc",
+                    "        lit = words[2]",
+                    f"        {o} = Operand('soffset', 'literal', lit, 1, fmt_literal(lit, 'b32'))",
+                    "    else:",
+                    f"        {o} = T{i}[v]",
+                    f"        if {o} is None: raise _Bad",
+                ]
             else:
-                src += [f"    {o} = T{i}[f[{fld!r}]]",
-                        f"    if {o} is None: raise _Bad"]
+                src += [f"    {o} = T{i}[f[{fld!r}]]", f"    if {o} is None: raise _Bad"]
         env["NAME"] = self.name + (" " if ops else "")
         text = ["NAME"]
         for i, o in enumerate(ops):
@@ -249,8 +254,10 @@ class _Form:
                 if m in fields:
                     src.append(f"    if f[{m!r}]: text += {' ' + m!r}")
             elif m.startswith("offset:swizzle"):
-                src += ["    imm = f['offset0'] | f['offset1'] << 8",
-                        "    if imm: text += ' offset:' + _swizzle(imm)"]
+                src += [
+                    "    imm = f['offset0'] | f['offset1'] << 8",
+                    "    if imm: text += ' offset:' + _swizzle(imm)",
+                ]
             elif m.startswith("offset0:") or m.startswith("offset1:"):
                 fl = m.split(":")[0]
                 src.append(f"    if f[{fl!r}]: text += ' {fl}:%d' % f[{fl!r}]")
@@ -265,9 +272,7 @@ class _Form:
                 src.append("    if o: text += ' offset:%d' % o")
             elif m.startswith("format:"):
                 env["FMT"] = T.fmt
-                src += ["    s = FMT[f['format']]",
-                        "    if s is None: raise _Bad",
-                        "    text += s"]
+                src += ["    s = FMT[f['format']]", "    if s is None: raise _Bad", "    text += s"]
             else:
                 src.append(f"    text += {' ' + m!r}")
         n = "(3 if lit is not None else 2)" if lit else "2"
@@ -277,9 +282,14 @@ class _Form:
         args = sorted(env)
         key = (tuple(args), body)
         make = _FACTORIES.get(key)
-        if make is None:          # entries of the same shape share one compiled factory
-            g = {"_Bad": _Bad, "_Trunc": _Trunc, "Operand": Operand, "fmt_literal": fmt_literal,
-                 "_swizzle": _swizzle}
+        if make is None:  # entries of the same shape share one compiled factory
+            g = {
+                "_Bad": _Bad,
+                "_Trunc": _Trunc,
+                "Operand": Operand,
+                "fmt_literal": fmt_literal,
+                "_swizzle": _swizzle,
+            }
             exec(f"def make({', '.join(args)}):\n{body}", g)  # noqa: S102 (from our table)
             make = _FACTORIES[key] = g["make"]
         self.render = make(*(env[a] for a in args))
@@ -298,8 +308,7 @@ class _Target:
         self.fields = {enc: _fields_fn(lay) for enc, lay in self.lay.items()}
         self.forms = {enc: {} for enc in _MODE_MASK}
         self.stabs = {}
-        self.fmt = tuple(None if nm is None else (" " + nm if nm else "")
-                         for nm in self.names["format"])
+        self.fmt = tuple(None if nm is None else (" " + nm if nm else "") for nm in self.names["format"])
         self.mimg = {int(k): v for k, v in self.tab["MIMG"].items()}
 
     def form(self, enc, w0, w1, f):
@@ -330,8 +339,7 @@ def _decode_generic(T, enc, words, pos):
     except _Trunc:
         raise _bad(pos, words, len(words), "truncated instruction (missing literal)") from None
     encoding = _SEG_ENC[f["seg"]] if enc == "FLAT" else enc
-    return _new_instruction(pos, 4 * n, tuple(words[:n]), encoding, "", form.op, form.name, f,
-                            lit, ops, text)
+    return _new_instruction(pos, 4 * n, tuple(words[:n]), encoding, "", form.op, form.name, f, lit, ops, text)
 
 
 # --------------------------------------------------------------------------------------------
@@ -343,7 +351,7 @@ def _decode_mimg(T, words, pos, f):
     registers (or -1: invalid); "dec" the widths of the variant LLVM decodes first.  LLVM keeps
     the decoded widths when a resized register would run past v255."""
     op = f["op"] | f["op7"] << 7
-    fail = lambda n=2: _bad(pos, words, n)    # noqa: E731
+    fail = lambda n=2: _bad(pos, words, n)  # noqa: E731
     e = T.mimg.get(op)
     if e is None:
         raise fail()
@@ -403,13 +411,20 @@ def _decode_mimg(T, words, pos, f):
         if dmask:
             text += f" dmask:{dmask:#x}"
         text += " dim:SQ_RSRC_IMG_" + _DIMS[dim]
-    for fl, word in (("unrm", "unorm"), ("glc", "glc"), ("slc", "slc"), ("dlc", "dlc"),
-                     ("r128", "r128"), ("a16", "a16"), ("tfe", "tfe"), ("lwe", "lwe"),
-                     ("d16", "d16")):
+    for fl, word in (
+        ("unrm", "unorm"),
+        ("glc", "glc"),
+        ("slc", "slc"),
+        ("dlc", "dlc"),
+        ("r128", "r128"),
+        ("a16", "a16"),
+        ("tfe", "tfe"),
+        ("lwe", "lwe"),
+        ("d16", "d16"),
+    ):
         if f[fl] and fl not in fixed:
             text += " " + word
-    return Instruction(pos, 4 * n, tuple(words[:n]), "MIMG", "", op, name, f, None, tuple(ops),
-                       text)
+    return Instruction(pos, 4 * n, tuple(words[:n]), "MIMG", "", op, name, f, None, tuple(ops), text)
 
 
 _POPCOUNT = tuple(min(bin(i).count("1"), 4) for i in range(16))
@@ -449,7 +464,7 @@ def _decode_vintrp(T, words, pos, f):
         raise _bad(pos, words, 1)
     name = full[:-4] if full.endswith("_e32") else full
     vd = Operand("vdst", "vgpr", f["vdst"], 1, f"v{f['vdst']}")
-    if f["op"] == 2:   # v_interp_mov_f32: vsrc selects a parameter
+    if f["op"] == 2:  # v_interp_mov_f32: vsrc selects a parameter
         s = ("p10", "p20", "p0")[f["vsrc"]] if f["vsrc"] < 3 else f"invalid_param_{f['vsrc']}"
         src = Operand("vsrc", "imm", f["vsrc"], 1, s)
     else:
@@ -457,8 +472,9 @@ def _decode_vintrp(T, words, pos, f):
     at = f"attr{f['attr']}.{_CHAN[f['attrchan']]}"
     attr = Operand("attr", "imm", f["attr"], 1, at)
     text = f"{full} {vd.text}, {src.text}, {at}"
-    return Instruction(pos, 4, tuple(words[:1]), "VINTRP", "e32", f["op"], name, f, None,
-                       (vd, src, attr), text)
+    return Instruction(
+        pos, 4, tuple(words[:1]), "VINTRP", "e32", f["op"], name, f, None, (vd, src, attr), text
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -473,8 +489,8 @@ def decode_memory(encoding: str, words: tuple, pos: int, ctx) -> Instruction:
     return _decode_uncached(encoding, words, pos, ctx)
 
 
-_tnew = tuple.__new__                                         # Instruction is a tuple
-_KEY_EXTRA = {"DS": 0, "MUBUF": 1, "MTBUF": 2, "FLAT": 3}      # see _mode_key
+_tnew = tuple.__new__  # Instruction is a tuple
+_KEY_EXTRA = {"DS": 0, "MUBUF": 1, "MTBUF": 2, "FLAT": 3}  # see _mode_key
 
 
 class _Ctx:
@@ -500,7 +516,7 @@ def decoder_for(target: str, encoding: str):
             raise _bad(pos, words, len(words), "truncated instruction")
         w0 = words[0]
         w1 = words[1]
-        k = w0 & mask                   # == _mode_key(enc, w0, w1)
+        k = w0 & mask  # == _mode_key(enc, w0, w1)
         if kx == 1:
             k |= w1 >> 23 & 1
         elif kx == 2:
@@ -519,9 +535,23 @@ def decoder_for(target: str, encoding: str):
             raise _bad(pos, words, 2) from None
         except _Trunc:
             raise _bad(pos, words, len(words), "truncated instruction (missing literal)") from None
-        return _tnew(Instruction, (pos, 4 * n, (w0, w1) if n == 2 else tuple(words[:n]),
-                                   _SEG_ENC[f["seg"]] if flat else enc, "", form.op, form.name,
-                                   f, lit, ops, text))
+        return _tnew(
+            Instruction,
+            (
+                pos,
+                4 * n,
+                (w0, w1) if n == 2 else tuple(words[:n]),
+                _SEG_ENC[f["seg"]] if flat else enc,
+                "",
+                form.op,
+                form.name,
+                f,
+                lit,
+                ops,
+                text,
+            ),
+        )
+
     return dec
 
 

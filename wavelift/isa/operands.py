@@ -4,14 +4,23 @@ Source-operand codes are GFX10's 9-bit ``SRC`` field (0..511) and 8-bit ``SSRC``
 Constant printing follows AMDGPUInstPrinter (printImmediate16/32/64): a literal whose value
 is also an inline constant prints as that constant (a f32 literal 0x3f800000 prints ``1.0``).
 """
+
 from __future__ import annotations
 
 import struct
 from functools import cache
 from operator import itemgetter as _itemgetter
 
-__all__ = ["Operand", "sreg_name", "vreg_name", "src_name", "fmt_literal", "inline_text",
-           "LITERAL_FORMATS", "INV2PI_TEXT"]
+__all__ = [
+    "Operand",
+    "sreg_name",
+    "vreg_name",
+    "src_name",
+    "fmt_literal",
+    "inline_text",
+    "LITERAL_FORMATS",
+    "INV2PI_TEXT",
+]
 
 
 class Operand(tuple):
@@ -25,6 +34,7 @@ class Operand(tuple):
         count: int   dwords in a register range (1 for non-registers)
         text: str    as LLVM prints it
     """
+
     __slots__ = ()
 
     def __new__(cls, role, kind, index, count, text):
@@ -57,23 +67,60 @@ class Operand(tuple):
 INV2PI_TEXT = {16: "0.15915494", 32: "0.15915494", 64: "0.15915494309189532"}
 
 # specials by 9-bit code (32-bit view); 64-bit views differ for vcc/exec
-_SPECIAL32 = {106: "vcc_lo", 107: "vcc_hi", 124: "m0", 125: "null", 126: "exec_lo", 127: "exec_hi",
-              235: "src_shared_base", 236: "src_shared_limit", 237: "src_private_base",
-              238: "src_private_limit", 239: "src_pops_exiting_wave_id", 251: "src_vccz",
-              252: "src_execz", 253: "src_scc", 254: "src_lds_direct"}
+_SPECIAL32 = {
+    106: "vcc_lo",
+    107: "vcc_hi",
+    124: "m0",
+    125: "null",
+    126: "exec_lo",
+    127: "exec_hi",
+    235: "src_shared_base",
+    236: "src_shared_limit",
+    237: "src_private_base",
+    238: "src_private_limit",
+    239: "src_pops_exiting_wave_id",
+    251: "src_vccz",
+    252: "src_execz",
+    253: "src_scc",
+    254: "src_lds_direct",
+}
 _SPECIAL64 = dict(_SPECIAL32)
 _SPECIAL64.update({106: "vcc", 126: "exec"})
 
 _INLINE_F = {240: 0.5, 241: -0.5, 242: 1.0, 243: -1.0, 244: 2.0, 245: -2.0, 246: 4.0, 247: -4.0}
-_F16_BITS = {0x3800: "0.5", 0xB800: "-0.5", 0x3C00: "1.0", 0xBC00: "-1.0", 0x4000: "2.0",
-             0xC000: "-2.0", 0x4400: "4.0", 0xC400: "-4.0", 0x3118: "0.15915494"}
-_F32_BITS = {0x3F000000: "0.5", 0xBF000000: "-0.5", 0x3F800000: "1.0", 0xBF800000: "-1.0",
-             0x40000000: "2.0", 0xC0000000: "-2.0", 0x40800000: "4.0", 0xC0800000: "-4.0",
-             0x3E22F983: "0.15915494"}
-_F64_BITS = {0x3FE0000000000000: "0.5", 0xBFE0000000000000: "-0.5", 0x3FF0000000000000: "1.0",
-             0xBFF0000000000000: "-1.0", 0x4000000000000000: "2.0", 0xC000000000000000: "-2.0",
-             0x4010000000000000: "4.0", 0xC010000000000000: "-4.0",
-             0x3FC45F306DC9C882: "0.15915494309189532"}
+_F16_BITS = {
+    0x3800: "0.5",
+    0xB800: "-0.5",
+    0x3C00: "1.0",
+    0xBC00: "-1.0",
+    0x4000: "2.0",
+    0xC000: "-2.0",
+    0x4400: "4.0",
+    0xC400: "-4.0",
+    0x3118: "0.15915494",
+}
+_F32_BITS = {
+    0x3F000000: "0.5",
+    0xBF000000: "-0.5",
+    0x3F800000: "1.0",
+    0xBF800000: "-1.0",
+    0x40000000: "2.0",
+    0xC0000000: "-2.0",
+    0x40800000: "4.0",
+    0xC0800000: "-4.0",
+    0x3E22F983: "0.15915494",
+}
+_F64_BITS = {
+    0x3FE0000000000000: "0.5",
+    0xBFE0000000000000: "-0.5",
+    0x3FF0000000000000: "1.0",
+    0xBFF0000000000000: "-1.0",
+    0x4000000000000000: "2.0",
+    0xC000000000000000: "-2.0",
+    0x4010000000000000: "4.0",
+    0xC010000000000000: "-4.0",
+    0x3FC45F306DC9C882: "0.15915494309189532",
+}
 
 
 def _reg_range(prefix: str, first: int, count: int) -> str:
@@ -228,9 +275,19 @@ def _fmt_hex(lit: int) -> str:
     return f"{lit:#x}"
 
 
-LITERAL_FORMATS = {"b32": _fmt_b32, "f16": _fmt_f16, "i16": _fmt_i16, "f64": _fmt_f64,
-                   "b64": _fmt_b64, "hex": _fmt_hex, "v2i16": _fmt_v2i16, "v2f16": _fmt_v2f16,
-                   "i64": _fmt_i64, "i16b": _fmt_i16b, "f16b": _fmt_f16b}
+LITERAL_FORMATS = {
+    "b32": _fmt_b32,
+    "f16": _fmt_f16,
+    "i16": _fmt_i16,
+    "f64": _fmt_f64,
+    "b64": _fmt_b64,
+    "hex": _fmt_hex,
+    "v2i16": _fmt_v2i16,
+    "v2f16": _fmt_v2f16,
+    "i64": _fmt_i64,
+    "i16b": _fmt_i16b,
+    "f16b": _fmt_f16b,
+}
 
 
 def fmt_literal(lit: int, fmt: str) -> str:
@@ -273,8 +330,17 @@ def const_text(code: int, t: str, lit):
     return sreg_name(code, 1), "special"
 
 
-_I16_FLOAT = {240: "0x3800", 241: "0xb800", 242: "0x3c00", 243: "0xbc00", 244: "0x4000",
-              245: "0xc000", 246: "0x4400", 247: "0xc400", 248: "0x3118"}
+_I16_FLOAT = {
+    240: "0x3800",
+    241: "0xb800",
+    242: "0x3c00",
+    243: "0xbc00",
+    244: "0x4000",
+    245: "0xc000",
+    246: "0x4400",
+    247: "0xc400",
+    248: "0x3118",
+}
 
 
 def src_operand(role, code, n, t, lit):

@@ -7,6 +7,7 @@ documented limits) and the bounds of every region before it allocates anything, 
 extents into private memory and checks their CRCs (decision 0018: copy-on-read, so a file that
 changes after loading cannot touch this process). Anything else is a CaptureError.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -25,21 +26,23 @@ from .guest import GuestMemory, GuestMemoryError, canonical
 
 MAGIC = b"WLCAP\x00\r\n"
 VERSION = 1
-HEADER = struct.Struct("<8sIIQQQI16sI")       # 64 bytes
+HEADER = struct.Struct("<8sIIQQQI16sI")  # 64 bytes
 assert HEADER.size == 64
-ALIGN = 64                                     # file alignment of each extent
-CHUNK = 4096                                   # zero-detection granularity when saving
+ALIGN = 64  # file alignment of each extent
+CHUNK = 4096  # zero-detection granularity when saving
 
 # Loading limits (docs/capture-format.md "Limits"), checked before anything is built from the
 # file: over one is `capture.too_large`.
-MAX_META_BYTES = 4 << 20                       # the JSON metadata block (parsed: up to ~25x in RAM)
-MAX_META_DEPTH = 32                            # nesting of notes and expected results
+MAX_META_BYTES = 4 << 20  # the JSON metadata block (parsed: up to ~25x in RAM)
+MAX_META_DEPTH = 32  # nesting of notes and expected results
 MAX_ALLOCATIONS = 1 << 14
-MAX_EXTENTS = 1 << 17                          # over all allocations
-MAX_STREAMS = 1 << 14                          # entries of the stream list
-MAX_NAME = 1024                                # characters of an allocation name
-MAX_GUEST_BYTES = 4 << 30                      # sum of allocation sizes (zero-filled on demand)
-MAX_STREAM_DW = 0xFFFFF                        # an IB size fits 20 bits (INDIRECT_BUFFER IB_SIZE)
+MAX_EXTENTS = 1 << 17  # over all allocations
+MAX_STREAMS = 1 << 14  # entries of the stream list
+MAX_NAME = 1024  # characters of an allocation name
+MAX_GUEST_BYTES = 4 << 30  # sum of allocation sizes (zero-filled on demand)
+MAX_STREAM_DW = 0xFFFFF  # an IB size fits 20 bits (INDIRECT_BUFFER IB_SIZE)
+
+
 class CaptureError(Refused):
     """A capture file that cannot be loaded; nothing of it is returned."""
 
@@ -49,9 +52,13 @@ class CaptureError(Refused):
 
 def file_kind(mode: int) -> str:
     """'a FIFO', 'a directory', ... for an st_mode that is not a regular file's."""
-    for test, what in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
-                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-                       (stat.S_ISSOCK, "a socket")):
+    for test, what in (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
         if test(mode):
             return what
     return "not a regular file"
@@ -100,7 +107,7 @@ def _parse_meta(mb: bytes, bad):
         return json.loads(mb.decode("utf-8"), object_pairs_hook=_object, parse_constant=_constant)
     except RecursionError:
         bad(f"metadata nested deeper than {MAX_META_DEPTH} levels", "capture.too_large")
-    except (ValueError, UnicodeDecodeError) as e:          # JSONDecodeError, _MetaError, int digits
+    except (ValueError, UnicodeDecodeError) as e:  # JSONDecodeError, _MetaError, int digits
         bad(f"metadata is not valid JSON ({e})")
 
 
@@ -109,7 +116,7 @@ def _check_text(v, what, bad) -> None:
     at most MAX_META_DEPTH deep and its strings are Unicode text (no lone surrogates, which JSON
     escapes allow but no output can encode)."""
     stack = [(v, 1)]
-    while stack:                                           # iterative: depth is what it checks
+    while stack:  # iterative: depth is what it checks
         v, depth = stack.pop()
         if isinstance(v, dict):
             stack.extend((k, depth) for k in v)
@@ -126,6 +133,7 @@ def _plan(cap: Capture, meta, moff: int, bad):
     """Check the metadata's schema, limits and regions (docs/capture-format.md); fill in `cap`'s
     target, streams, expected results and notes; return the allocations to build:
     [(base, size, name, extents)]."""
+
     def address(v, what):
         if not (isinstance(v, str) and _HEX_ADDRESS.match(v)):
             bad(f"{what} {v!r:.40} is not a hex address")
@@ -144,15 +152,14 @@ def _plan(cap: Capture, meta, moff: int, bad):
     if not isinstance(target, str):
         bad("metadata has no target")
     if target not in TARGETS:
-        bad(f"target {target!r:.40} is not one wavelift replays ({', '.join(TARGETS)})",
-            "capture.target")
+        bad(f"target {target!r:.40} is not one wavelift replays ({', '.join(TARGETS)})", "capture.target")
     allocs, streams = meta.get("allocations"), meta.get("streams")
     if not isinstance(allocs, list) or not isinstance(streams, list):
         bad("metadata lacks allocations or streams")
     count(allocs, MAX_ALLOCATIONS, "allocations")
     count(streams, MAX_STREAMS, "streams")
 
-    plan: list[tuple[int, int, str, list[list[int]]]] = []     # (base, size, name, extents)
+    plan: list[tuple[int, int, str, list[list[int]]]] = []  # (base, size, name, extents)
     files: list[list[int]] = []
     total = 0
     for k, a in enumerate(allocs):
@@ -163,16 +170,17 @@ def _plan(cap: Capture, meta, moff: int, bad):
             bad(f"allocation {k}: its name is not a string")
         _check_text(aname, f"allocation {k}'s name", bad)
         if len(aname) > MAX_NAME:
-            bad(f"allocation {k}: a name of {len(aname)} characters; the limit is {MAX_NAME}",
-                "capture.too_large")
+            bad(
+                f"allocation {k}: a name of {len(aname)} characters; the limit is {MAX_NAME}",
+                "capture.too_large",
+            )
         what = f"allocation {k} ({aname!r:.60})"
         base, size, ext = address(a.get("base"), f"{what} base"), a.get("size"), a.get("extents")
         if not _isint(size) or size <= 0 or not isinstance(ext, list):
             bad(f"{what} has a bad size or extents")
         total += size
         if total > MAX_GUEST_BYTES:
-            bad(f"allocations of more than {MAX_GUEST_BYTES} bytes in all (the limit)",
-                "capture.too_large")
+            bad(f"allocations of more than {MAX_GUEST_BYTES} bytes in all (the limit)", "capture.too_large")
         if plan and base < plan[-1][0] + plan[-1][1]:
             bad(f"{what} at 0x{base:016x} overlaps the one before it or is out of order")
         files.extend(ext)
@@ -242,7 +250,7 @@ def _extents(data: np.ndarray) -> list[tuple[int, int]]:
     out: list[list[int]] = []
     n = len(data)
     for off in range(0, n, CHUNK):
-        c = data[off: off + CHUNK]
+        c = data[off : off + CHUNK]
         if c.any():
             ln = len(c)
             if out and out[-1][0] + out[-1][1] == off:
@@ -256,14 +264,15 @@ class Capture:
     def __init__(self, target: str = "gfx1030", memory: GuestMemory | None = None):
         self.target = target
         self.memory = memory if memory is not None else GuestMemory()
-        self.streams: list[tuple[int, int]] = []       # (IB address, size in dwords), in order
-        self.expected: dict | None = None              # optional expected results (JSON-able)
-        self.notes: dict = {}                          # free-form provenance (JSON-able)
+        self.streams: list[tuple[int, int]] = []  # (IB address, size in dwords), in order
+        self.expected: dict | None = None  # optional expected results (JSON-able)
+        self.notes: dict = {}  # free-form provenance (JSON-able)
         self.path: str | None = None
 
     # --- building ---------------------------------------------------------------------------
-    def alloc(self, size: int, data=None, name: str = "", align: int = 256,
-              address: int | None = None) -> int:
+    def alloc(
+        self, size: int, data=None, name: str = "", align: int = 256, address: int | None = None
+    ) -> int:
         return self.memory.alloc(size, name=name, address=address, align=align, data=data)
 
     def add(self, base: int, array: np.ndarray, name: str = ""):
@@ -301,7 +310,8 @@ class Capture:
             sha256 = hashlib.sha256(self.memory.view(address, size).data).hexdigest()
         self.expected = self.expected or {}
         self.expected.setdefault("memory", []).append(
-            dict(address=f"0x{canonical(address):016x}", size=int(size), sha256=sha256, name=name))
+            dict(address=f"0x{canonical(address):016x}", size=int(size), sha256=sha256, name=name)
+        )
 
     def check_expected(self, results=None) -> list[str]:
         """Differences between the expected results and the memory now (and `results`)."""
@@ -315,7 +325,9 @@ class Capture:
                 problems.append(str(e))
                 continue
             if h != m["sha256"]:
-                problems.append(f"memory {m.get('name') or ''} [0x{a:016x}, +{n}) differs from the expected bytes")
+                problems.append(
+                    f"memory {m.get('name') or ''} [0x{a:016x}, +{n}) differs from the expected bytes"
+                )
         if results is not None and "dispatches" in exp:
             got = [r.refusal.code if r.refusal else None for r in results]
             if got != exp["dispatches"]:
@@ -327,6 +339,7 @@ class Capture:
         """Write the capture to `path` all or nothing, with a new file's mode (or the replaced
         file's): wavelift.outfile.atomic_output."""
         from ..outfile import atomic_output
+
         with atomic_output(path) as f:
             f.write(b"\0" * HEADER.size)
             pos = ALIGN
@@ -335,14 +348,20 @@ class Capture:
                 ext = []
                 for off, ln in _extents(a.data):
                     f.seek(pos)
-                    piece = a.data[off: off + ln]
+                    piece = a.data[off : off + ln]
                     f.write(np.ascontiguousarray(piece).data)
                     ext.append([off, ln, pos, zlib.crc32(piece.data)])
                     pos = -(-(pos + ln) // ALIGN) * ALIGN
                 allocs.append(dict(name=a.name, base=f"0x{a.base:016x}", size=a.size, extents=ext))
-            meta = dict(format="wlcap", version=VERSION, target=self.target, allocations=allocs,
-                        streams=[dict(address=f"0x{s:016x}", size_dw=n) for s, n in self.streams],
-                        expected=self.expected, notes=self.notes)
+            meta = dict(
+                format="wlcap",
+                version=VERSION,
+                target=self.target,
+                allocations=allocs,
+                streams=[dict(address=f"0x{s:016x}", size_dw=n) for s, n in self.streams],
+                expected=self.expected,
+                notes=self.notes,
+            )
             mb = json.dumps(meta, indent=1, sort_keys=True).encode()
             f.seek(pos)
             f.write(mb)
@@ -371,8 +390,9 @@ class Capture:
         try:
             mode = os.fstat(fd).st_mode
             if not stat.S_ISREG(mode):
-                raise CaptureError(f"{name}: is {file_kind(mode)}, not a capture file "
-                                   f"(a capture is a regular file)")
+                raise CaptureError(
+                    f"{name}: is {file_kind(mode)}, not a capture file (a capture is a regular file)"
+                )
             f = os.fdopen(fd, "rb", buffering=0)
         except BaseException:
             os.close(fd)
@@ -398,16 +418,16 @@ class Capture:
         if zlib.crc32(raw[:60]) != hcrc:
             bad("header checksum mismatch (corrupt header)")
         if version != VERSION:
-            bad(f"capture format version {version}; this wavelift reads version {VERSION}",
-                "capture.version")
+            bad(f"capture format version {version}; this wavelift reads version {VERSION}", "capture.version")
         if flags:
-            bad(f"header flags 0x{flags:x}: format features this wavelift does not read",
-                "capture.version")
+            bad(f"header flags 0x{flags:x}: format features this wavelift does not read", "capture.version")
         if any(res):
             bad("reserved header bytes are not zero (corrupt header)")
         if fsize != actual:
-            bad(f"file is {actual} bytes but its header says {fsize} "
-                f"({'truncated' if actual < fsize else 'trailing data'})")
+            bad(
+                f"file is {actual} bytes but its header says {fsize} "
+                f"({'truncated' if actual < fsize else 'trailing data'})"
+            )
         if not (HEADER.size <= moff and moff + msize == fsize):
             bad(f"metadata region [{moff}, +{msize}) is out of bounds")
         if msize > MAX_META_BYTES:
@@ -423,12 +443,11 @@ class Capture:
         cap.path = path
         for base, size, aname, ext in plan:
             try:
-                arr = np.zeros(size, dtype=np.uint8)     # calloc: pages no extent covers cost nothing
+                arr = np.zeros(size, dtype=np.uint8)  # calloc: pages no extent covers cost nothing
             except MemoryError:
-                bad(f"allocation {aname!r}: this machine cannot allocate {size} bytes",
-                    "capture.too_large")
+                bad(f"allocation {aname!r}: this machine cannot allocate {size} bytes", "capture.too_large")
             for off, ln, foff, crc in ext:
-                piece = arr[off: off + ln]
+                piece = arr[off : off + ln]
                 if _read_exactly(f, foff, ln, into=piece) != ln:
                     bad("the file shrank while it was read")
                 if zlib.crc32(piece.data) != crc:
@@ -440,5 +459,4 @@ class Capture:
         return cap
 
     def __repr__(self) -> str:
-        return (f"Capture({self.target}, {len(self.memory)} allocations, "
-                f"{len(self.streams)} streams)")
+        return f"Capture({self.target}, {len(self.memory)} allocations, {len(self.streams)} streams)"

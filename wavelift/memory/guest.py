@@ -13,6 +13,7 @@ such arrays, never left mapped: decision 0018). Reads and writes never cross all
 that leaves its allocation raises GuestMemoryError naming the allocation and the range. `view()`
 returns a view, never a copy, so large allocations are never duplicated.
 """
+
 from __future__ import annotations
 
 import bisect
@@ -23,10 +24,10 @@ import numpy as np
 VA_BITS = 48
 MASK48 = (1 << VA_BITS) - 1
 MASK64 = (1 << 64) - 1
-HIGH_HALF = 0xFFFF_8000_0000_0000          # first canonical address of the upper half
-LOW_HALF_END = 1 << 47                      # one past the last lower-half address
-DEFAULT_BASE = 0x0000_0001_0000_0000        # where alloc() starts placing (above 4 GiB)
-GUARD = 4096                                # alloc() leaves this gap after each allocation
+HIGH_HALF = 0xFFFF_8000_0000_0000  # first canonical address of the upper half
+LOW_HALF_END = 1 << 47  # one past the last lower-half address
+DEFAULT_BASE = 0x0000_0001_0000_0000  # where alloc() starts placing (above 4 GiB)
+GUARD = 4096  # alloc() leaves this gap after each allocation
 
 
 def canonical(addr: int) -> int:
@@ -69,17 +70,18 @@ def _given(address: int, name: str) -> int:
     and packets carry addresses) is sign-extended; a wider one must already be canonical."""
     a = int(address)
     if a < 0 or a > MASK64 or (a > MASK48 and not is_canonical(a)):
-        raise GuestMemoryError(f"allocation {name!r}: address {a:#x} is not a canonical 64-bit "
-                               f"or a 48-bit address")
+        raise GuestMemoryError(
+            f"allocation {name!r}: address {a:#x} is not a canonical 64-bit or a 48-bit address"
+        )
     return canonical(a)
 
 
 @dataclass(eq=False)
 class Allocation:
-    base: int                   # canonical address
-    size: int                   # bytes
+    base: int  # canonical address
+    size: int  # bytes
     name: str
-    data: np.ndarray            # uint8, writable, len == size
+    data: np.ndarray  # uint8, writable, len == size
 
     @property
     def end(self) -> int:
@@ -132,7 +134,8 @@ class GuestMemory:
             raise GuestMemoryError(
                 f"allocation {name!r} at 0x{base:016x} size 0x{size:x} leaves the 48-bit address "
                 f"space (crosses the canonical hole at bit 47, wraps or touches the top of the "
-                f"space)")
+                f"space)"
+            )
         i = bisect.bisect_right(self._bases, base)
         for j in (i - 1, i):
             if 0 <= j < len(self._allocs):
@@ -140,7 +143,8 @@ class GuestMemory:
                 if o.base < base + size and base < o.end:
                     raise GuestMemoryError(
                         f"allocation {name!r} [0x{base:016x}, 0x{base + size:016x}) overlaps "
-                        f"{o.name!r} [0x{o.base:016x}, 0x{o.end:016x})")
+                        f"{o.name!r} [0x{o.base:016x}, 0x{o.end:016x})"
+                    )
 
     def _insert(self, a: Allocation) -> None:
         i = bisect.bisect_right(self._bases, a.base)
@@ -164,8 +168,9 @@ class GuestMemory:
         self._fit_from[(size, align)] = cand
         return cand
 
-    def alloc(self, size: int, name: str = "", address: int | None = None, align: int = 256,
-              data=None) -> int:
+    def alloc(
+        self, size: int, name: str = "", address: int | None = None, align: int = 256, data=None
+    ) -> int:
         """Allocate `size` zeroed bytes (at `address`, or the first free `align`-aligned place);
         `data` (bytes-like or array), if given, is copied to the start. Returns the address."""
         size = int(size)
@@ -173,11 +178,15 @@ class GuestMemory:
             raise GuestMemoryError(f"allocation {name!r}: align must be a power of two, not {align}")
         src = None
         if data is not None:
-            src = np.frombuffer(memoryview(data).cast("B"), dtype=np.uint8) if not isinstance(
-                data, np.ndarray) else np.ascontiguousarray(data).reshape(-1).view(np.uint8)
+            src = (
+                np.frombuffer(memoryview(data).cast("B"), dtype=np.uint8)
+                if not isinstance(data, np.ndarray)
+                else np.ascontiguousarray(data).reshape(-1).view(np.uint8)
+            )
             if len(src) > size:
                 raise GuestMemoryError(
-                    f"allocation {name!r}: {len(src)} bytes of data do not fit in size 0x{size:x}")
+                    f"allocation {name!r}: {len(src)} bytes of data do not fit in size 0x{size:x}"
+                )
         if address is None:
             if size <= 0:
                 raise GuestMemoryError(f"allocation {name!r}: size must be positive, not {size}")
@@ -186,7 +195,8 @@ class GuestMemory:
             base = _given(address, name)
             if base % align:
                 raise GuestMemoryError(
-                    f"allocation {name!r}: address 0x{base:016x} is not {align}-byte aligned")
+                    f"allocation {name!r}: address 0x{base:016x} is not {align}-byte aligned"
+                )
         self._check_free(base, size, name)
         arr = np.zeros(size, dtype=np.uint8)
         if src is not None:
@@ -213,7 +223,7 @@ class GuestMemory:
             raise GuestMemoryError(f"free: no allocation starts at 0x{canonical(address):016x}")
         i = self._allocs.index(a)
         del self._allocs[i], self._bases[i]
-        self._fit_from.clear()          # (a gap grew)
+        self._fit_from.clear()  # (a gap grew)
 
     # --- lookup -----------------------------------------------------------------------------
     def find(self, address: int, size: int = 1) -> Allocation | None:
@@ -239,7 +249,8 @@ class GuestMemory:
         if a + n > al.end:
             raise GuestMemoryError(
                 f"{what} of {n} bytes at 0x{a:016x} runs past the end of allocation {al.name!r} "
-                f"[0x{al.base:016x}, 0x{al.end:016x}) by {a + n - al.end} bytes")
+                f"[0x{al.base:016x}, 0x{al.end:016x}) by {a + n - al.end} bytes"
+            )
         return al, a - al.base
 
     def contains(self, address: int, size: int = 1) -> bool:
@@ -249,17 +260,17 @@ class GuestMemory:
     def view(self, address: int, n: int) -> np.ndarray:
         """A writable uint8 view (no copy) of [address, address+n), inside one allocation."""
         al, off = self._locate(address, n, "view")
-        return al.data[off: off + int(n)]
+        return al.data[off : off + int(n)]
 
     def read(self, address: int, n: int) -> bytes:
         al, off = self._locate(address, n, "read")
-        return al.data[off: off + int(n)].tobytes()
+        return al.data[off : off + int(n)].tobytes()
 
     def write(self, address: int, data) -> None:
         src = data if isinstance(data, np.ndarray) else np.frombuffer(memoryview(data).cast("B"), np.uint8)
         src = np.ascontiguousarray(src).reshape(-1).view(np.uint8)
         al, off = self._locate(address, len(src), "write")
-        al.data[off: off + len(src)] = src
+        al.data[off : off + len(src)] = src
 
     def read_u32(self, address: int) -> int:
         return int(self.view(address, 4).view("<u4")[0])

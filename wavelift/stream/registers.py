@@ -8,6 +8,7 @@ for every register here; GFX11 differences are given as overrides.
 Registers a stream writes that are not in this table are *recorded* by RegisterFile (by address),
 never refused.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -36,10 +37,10 @@ def gfx_level(target) -> int:
 @dataclass(frozen=True)
 class Register:
     name: str
-    address: int                                   # byte address
-    fields: dict = dataclass_field(default_factory=dict)     # name -> (lo, hi) inclusive bits
-    gfx11_fields: dict | None = None               # GFX11 field table, if different
-    levels: tuple = (10, 103, 11)                  # levels where it exists
+    address: int  # byte address
+    fields: dict = dataclass_field(default_factory=dict)  # name -> (lo, hi) inclusive bits
+    gfx11_fields: dict | None = None  # GFX11 field table, if different
+    levels: tuple = (10, 103, 11)  # levels where it exists
     space: str = "SH"
 
     def fields_for(self, level: int) -> dict:
@@ -53,7 +54,7 @@ class Register:
 
     def set(self, value: int, fname: str, fvalue: int, level: int = 103) -> int:
         lo, hi = self.fields_for(level)[fname]
-        mask = ((1 << (hi - lo + 1)) - 1)
+        mask = (1 << (hi - lo + 1)) - 1
         if not 0 <= int(fvalue) <= mask:
             raise ValueError(f"{self.name}.{fname} = {fvalue} does not fit in bits [{hi}:{lo}]")
         return (int(value) & ~(mask << lo) & 0xFFFFFFFF) | (int(fvalue) << lo)
@@ -77,27 +78,65 @@ def _b(bit):
     return (bit, bit)
 
 
-_INITIATOR = dict(COMPUTE_SHADER_EN=_b(0), PARTIAL_TG_EN=_b(1), FORCE_START_AT_000=_b(2),
-                  ORDERED_APPEND_ENBL=_b(3), ORDERED_APPEND_MODE=_b(4),
-                  USE_THREAD_DIMENSIONS=_b(5), ORDER_MODE=_b(6), SCALAR_L1_INV_VOL=_b(10),
-                  VECTOR_L1_INV_VOL=_b(11), RESERVED=_b(12), TUNNEL_ENABLE=_b(13),
-                  RESTORE=_b(14), CS_W32_EN=_b(15))
-_RSRC1 = dict(VGPRS=(0, 5), SGPRS=(6, 9), PRIORITY=(10, 11), FLOAT_MODE=(12, 19), PRIV=_b(20),
-              DX10_CLAMP=_b(21), DEBUG_MODE=_b(22), IEEE_MODE=_b(23), BULKY=_b(24),
-              CDBG_USER=_b(25), FP16_OVFL=_b(26), WGP_MODE=_b(29), MEM_ORDERED=_b(30),
-              FWD_PROGRESS=_b(31))
-_RSRC2 = dict(SCRATCH_EN=_b(0), USER_SGPR=(1, 5), TRAP_PRESENT=_b(6), TGID_X_EN=_b(7),
-              TGID_Y_EN=_b(8), TGID_Z_EN=_b(9), TG_SIZE_EN=_b(10), TIDIG_COMP_CNT=(11, 12),
-              EXCP_EN_MSB=(13, 14), LDS_SIZE=(15, 23), EXCP_EN=(24, 30))
+_INITIATOR = dict(
+    COMPUTE_SHADER_EN=_b(0),
+    PARTIAL_TG_EN=_b(1),
+    FORCE_START_AT_000=_b(2),
+    ORDERED_APPEND_ENBL=_b(3),
+    ORDERED_APPEND_MODE=_b(4),
+    USE_THREAD_DIMENSIONS=_b(5),
+    ORDER_MODE=_b(6),
+    SCALAR_L1_INV_VOL=_b(10),
+    VECTOR_L1_INV_VOL=_b(11),
+    RESERVED=_b(12),
+    TUNNEL_ENABLE=_b(13),
+    RESTORE=_b(14),
+    CS_W32_EN=_b(15),
+)
+_RSRC1 = dict(
+    VGPRS=(0, 5),
+    SGPRS=(6, 9),
+    PRIORITY=(10, 11),
+    FLOAT_MODE=(12, 19),
+    PRIV=_b(20),
+    DX10_CLAMP=_b(21),
+    DEBUG_MODE=_b(22),
+    IEEE_MODE=_b(23),
+    BULKY=_b(24),
+    CDBG_USER=_b(25),
+    FP16_OVFL=_b(26),
+    WGP_MODE=_b(29),
+    MEM_ORDERED=_b(30),
+    FWD_PROGRESS=_b(31),
+)
+_RSRC2 = dict(
+    SCRATCH_EN=_b(0),
+    USER_SGPR=(1, 5),
+    TRAP_PRESENT=_b(6),
+    TGID_X_EN=_b(7),
+    TGID_Y_EN=_b(8),
+    TGID_Z_EN=_b(9),
+    TG_SIZE_EN=_b(10),
+    TIDIG_COMP_CNT=(11, 12),
+    EXCP_EN_MSB=(13, 14),
+    LDS_SIZE=(15, 23),
+    EXCP_EN=(24, 30),
+)
 _NUM_THREAD = dict(NUM_THREAD_FULL=(0, 15), NUM_THREAD_PARTIAL=(16, 31))
 _VALUE = dict(DATA=(0, 31))
 
 _TABLE = [
-    Register("COMPUTE_DISPATCH_INITIATOR", 0xB800, _INITIATOR,
-             {**_INITIATOR, "AMP_SHADER_EN": _b(16), "DISABLE_DISP_PREMPT_EN": _b(17)}),
-    Register("COMPUTE_DIM_X", 0xB804, _VALUE), Register("COMPUTE_DIM_Y", 0xB808, _VALUE),
+    Register(
+        "COMPUTE_DISPATCH_INITIATOR",
+        0xB800,
+        _INITIATOR,
+        {**_INITIATOR, "AMP_SHADER_EN": _b(16), "DISABLE_DISP_PREMPT_EN": _b(17)},
+    ),
+    Register("COMPUTE_DIM_X", 0xB804, _VALUE),
+    Register("COMPUTE_DIM_Y", 0xB808, _VALUE),
     Register("COMPUTE_DIM_Z", 0xB80C, _VALUE),
-    Register("COMPUTE_START_X", 0xB810, _VALUE), Register("COMPUTE_START_Y", 0xB814, _VALUE),
+    Register("COMPUTE_START_X", 0xB810, _VALUE),
+    Register("COMPUTE_START_Y", 0xB814, _VALUE),
     Register("COMPUTE_START_Z", 0xB818, _VALUE),
     Register("COMPUTE_NUM_THREAD_X", 0xB81C, _NUM_THREAD),
     Register("COMPUTE_NUM_THREAD_Y", 0xB820, _NUM_THREAD),
@@ -113,13 +152,26 @@ _TABLE = [
     Register("COMPUTE_PGM_RSRC1", 0xB848, _RSRC1),
     Register("COMPUTE_PGM_RSRC2", 0xB84C, _RSRC2),
     Register("COMPUTE_VMID", 0xB850, dict(DATA=(0, 3))),
-    Register("COMPUTE_RESOURCE_LIMITS", 0xB854,
-             dict(WAVES_PER_SH=(0, 9), TG_PER_CU=(12, 15), LOCK_THRESHOLD=(16, 21),
-                  SIMD_DEST_CNTL=_b(22), FORCE_SIMD_DIST=_b(23), CU_GROUP_COUNT=(24, 26))),
+    Register(
+        "COMPUTE_RESOURCE_LIMITS",
+        0xB854,
+        dict(
+            WAVES_PER_SH=(0, 9),
+            TG_PER_CU=(12, 15),
+            LOCK_THRESHOLD=(16, 21),
+            SIMD_DEST_CNTL=_b(22),
+            FORCE_SIMD_DIST=_b(23),
+            CU_GROUP_COUNT=(24, 26),
+        ),
+    ),
     Register("COMPUTE_STATIC_THREAD_MGMT_SE0", 0xB858, _VALUE),
     Register("COMPUTE_STATIC_THREAD_MGMT_SE1", 0xB85C, _VALUE),
-    Register("COMPUTE_TMPRING_SIZE", 0xB860, dict(WAVES=(0, 11), WAVESIZE=(12, 24)),
-             dict(WAVES=(0, 11), WAVESIZE=(12, 26))),
+    Register(
+        "COMPUTE_TMPRING_SIZE",
+        0xB860,
+        dict(WAVES=(0, 11), WAVESIZE=(12, 24)),
+        dict(WAVES=(0, 11), WAVESIZE=(12, 26)),
+    ),
     Register("COMPUTE_STATIC_THREAD_MGMT_SE2", 0xB864, _VALUE),
     Register("COMPUTE_STATIC_THREAD_MGMT_SE3", 0xB868, _VALUE),
     Register("COMPUTE_DISPATCH_ID", 0xB880, _VALUE),
@@ -127,19 +179,42 @@ _TABLE = [
     Register("COMPUTE_USER_ACCUM_1", 0xB894, _VALUE),
     Register("COMPUTE_USER_ACCUM_2", 0xB898, _VALUE),
     Register("COMPUTE_USER_ACCUM_3", 0xB89C, _VALUE),
-    Register("COMPUTE_PGM_RSRC3", 0xB8A0, dict(SHARED_VGPR_CNT=(0, 3)),
-             dict(SHARED_VGPR_CNT=(0, 3), INST_PREF_SIZE=(4, 9), TRAP_ON_START=_b(10),
-                  TRAP_ON_END=_b(11), IMAGE_OP=_b(31))),
+    Register(
+        "COMPUTE_PGM_RSRC3",
+        0xB8A0,
+        dict(SHARED_VGPR_CNT=(0, 3)),
+        dict(
+            SHARED_VGPR_CNT=(0, 3),
+            INST_PREF_SIZE=(4, 9),
+            TRAP_ON_START=_b(10),
+            TRAP_ON_END=_b(11),
+            IMAGE_OP=_b(31),
+        ),
+    ),
     Register("COMPUTE_DISPATCH_INTERLEAVE", 0xB8BC, dict(INTERLEAVE=(0, 9)), levels=(11,)),
     *[Register(f"COMPUTE_USER_DATA_{i}", 0xB900 + 4 * i, _VALUE) for i in range(16)],
     Register("COMPUTE_DISPATCH_TUNNEL", 0xB9F4, dict(OFF_DELAY=(0, 9), IMMEDIATE=_b(10))),
     # Non-compute registers that RADV streams write (graphics state; recorded, never used).
-    Register("SPI_TMPRING_SIZE", 0x286E8, dict(WAVES=(0, 11), WAVESIZE=(12, 24)),
-             dict(WAVES=(0, 11), WAVESIZE=(12, 26)), space="CONTEXT"),
-    Register("GRBM_GFX_INDEX", 0x30800, dict(INSTANCE_INDEX=(0, 7), SA_INDEX=(8, 15),
-                                            SE_INDEX=(16, 23), SA_BROADCAST_WRITES=_b(29),
-                                            INSTANCE_BROADCAST_WRITES=_b(30),
-                                            SE_BROADCAST_WRITES=_b(31)), space="UCONFIG"),
+    Register(
+        "SPI_TMPRING_SIZE",
+        0x286E8,
+        dict(WAVES=(0, 11), WAVESIZE=(12, 24)),
+        dict(WAVES=(0, 11), WAVESIZE=(12, 26)),
+        space="CONTEXT",
+    ),
+    Register(
+        "GRBM_GFX_INDEX",
+        0x30800,
+        dict(
+            INSTANCE_INDEX=(0, 7),
+            SA_INDEX=(8, 15),
+            SE_INDEX=(16, 23),
+            SA_BROADCAST_WRITES=_b(29),
+            INSTANCE_BROADCAST_WRITES=_b(30),
+            SE_BROADCAST_WRITES=_b(31),
+        ),
+        space="UCONFIG",
+    ),
 ]
 
 BY_NAME: dict[str, Register] = {r.name: r for r in _TABLE}

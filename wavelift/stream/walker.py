@@ -24,6 +24,7 @@ predicated packet is refused while a predicate is set), INCREMENT_CE/DE_COUNTER,
 WAIT_ON_CE_COUNTER (constant-engine sync, no CE here), ACQUIRE_MEM and EVENT_WRITE without an
 address (caches and pipeline events).
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -36,20 +37,21 @@ from ..memory.guest import GuestMemory, GuestMemoryError, canonical
 from . import pm4
 from . import registers as R
 
-MAX_IB_DEPTH = 4                 # IB1 -> IB2 is all hardware has; a little more is tolerated
-MAX_IB_DWORDS = 0xFFFFF          # IB_SIZE is 20 bits
+MAX_IB_DEPTH = 4  # IB1 -> IB2 is all hardware has; a little more is tolerated
+MAX_IB_DWORDS = 0xFFFFF  # IB_SIZE is 20 bits
 # per capture (all its streams; one stream walked alone is a capture of one):
-MAX_STREAM_DWORDS = 1 << 24      # dwords copied (16 Mi = 64 MiB of PM4): bounds fan-out and chains
-MAX_PACKETS = 1 << 20            # packets walked (~3-8 us each: a 1-dword NOP_PAD costs one too)
-MAX_DMA_BYTES = 1 << 30          # bytes DMA_DATA copies or fills (one packet: BYTE_COUNT, < 64 MiB)
-MAX_DISPATCHES = 1 << 12         # dispatches started (~1-10 ms of set-up each, whatever they run)
-MAX_INSTRUCTIONS = 1 << 32       # instructions the dispatches ran (no dispatch starts past it)
+MAX_STREAM_DWORDS = 1 << 24  # dwords copied (16 Mi = 64 MiB of PM4): bounds fan-out and chains
+MAX_PACKETS = 1 << 20  # packets walked (~3-8 us each: a 1-dword NOP_PAD costs one too)
+MAX_DMA_BYTES = 1 << 30  # bytes DMA_DATA copies or fills (one packet: BYTE_COUNT, < 64 MiB)
+MAX_DISPATCHES = 1 << 12  # dispatches started (~1-10 ms of set-up each, whatever they run)
+MAX_INSTRUCTIONS = 1 << 32  # instructions the dispatches ran (no dispatch starts past it)
 
 
 @dataclass
 class StreamLimits:
     """What one capture's streams may do in all, and what they have done (replay shares one
     between its walkers, so a stream list naming one IB a million times is bounded too)."""
+
     dwords: int = MAX_STREAM_DWORDS
     packets: int = MAX_PACKETS
     dma_bytes: int = MAX_DMA_BYTES
@@ -59,17 +61,17 @@ class StreamLimits:
     used_packets: int = 0
     used_dma_bytes: int = 0
     used_dispatches: int = 0
-    used_instructions: int = 0       # (replay adds each dispatch's count)
+    used_instructions: int = 0  # (replay adds each dispatch's count)
 
 
 @dataclass
 class DispatchEvent:
-    kind: str                        # "direct" | "indirect"
-    dims: tuple[int, int, int]       # DIM_X/Y/Z as the packet (or indirect buffer) gave them
+    kind: str  # "direct" | "indirect"
+    dims: tuple[int, int, int]  # DIM_X/Y/Z as the packet (or indirect buffer) gave them
     initiator: int
-    regs: R.RegisterFile             # the live register file (valid during the callback)
-    ib_address: int                  # where the packet is
-    offset: int                      # its dword offset in that IB
+    regs: R.RegisterFile  # the live register file (valid during the callback)
+    ib_address: int  # where the packet is
+    offset: int  # its dword offset in that IB
     indirect_address: int | None = None
 
 
@@ -79,7 +81,7 @@ class WalkStats:
     dwords: int = 0
     dispatches: int = 0
     ibs: int = 0
-    skipped: dict = field(default_factory=dict)     # packet name -> count (skipped packets)
+    skipped: dict = field(default_factory=dict)  # packet name -> count (skipped packets)
 
 
 class _Frame:
@@ -99,8 +101,14 @@ _WAIT_OPS = {
     6: lambda v, r: v > r,
 }
 
-_SKIP = {pm4.CONTEXT_CONTROL, pm4.CLEAR_STATE, pm4.PFP_SYNC_ME, pm4.INCREMENT_CE_COUNTER,
-         pm4.INCREMENT_DE_COUNTER, pm4.WAIT_ON_CE_COUNTER}
+_SKIP = {
+    pm4.CONTEXT_CONTROL,
+    pm4.CLEAR_STATE,
+    pm4.PFP_SYNC_ME,
+    pm4.INCREMENT_CE_COUNTER,
+    pm4.INCREMENT_DE_COUNTER,
+    pm4.WAIT_ON_CE_COUNTER,
+}
 
 
 class StreamWalker:
@@ -108,10 +116,16 @@ class StreamWalker:
     packet)` (optional) before each packet runs; `timestamp` gives RELEASE_MEM/COPY_DATA
     timestamps (a deterministic counter)."""
 
-    def __init__(self, memory: GuestMemory, regs: R.RegisterFile,
-                 on_dispatch: Callable[[DispatchEvent], None] | None = None,
-                 on_packet: Callable | None = None, max_depth: int = MAX_IB_DEPTH,
-                 max_dwords: int = MAX_STREAM_DWORDS, limits: StreamLimits | None = None):
+    def __init__(
+        self,
+        memory: GuestMemory,
+        regs: R.RegisterFile,
+        on_dispatch: Callable[[DispatchEvent], None] | None = None,
+        on_packet: Callable | None = None,
+        max_depth: int = MAX_IB_DEPTH,
+        max_dwords: int = MAX_STREAM_DWORDS,
+        limits: StreamLimits | None = None,
+    ):
         self.memory, self.regs = memory, regs
         self.on_dispatch, self.on_packet = on_dispatch, on_packet
         self.max_depth = max_depth
@@ -137,14 +151,17 @@ class StreamWalker:
             # a copy: the CP fetches the IB; packets that later write into it do not change it
             return self.memory.read_dwords(address, size)
         except GuestMemoryError as e:
-            raise Refused("stream.bad_address", f"{where}IB [0x{address:016x}, +{size} dwords): {e}") from None
+            raise Refused(
+                "stream.bad_address", f"{where}IB [0x{address:016x}, +{size} dwords): {e}"
+            ) from None
 
     def _copying(self, n: int, what: str):
         """Charge ``n`` dwords about to be copied to the capture's limit (stream.budget)."""
         lim = self.limits
         if lim.used_dwords + n > lim.dwords:
-            raise Refused("stream.budget", f"{what} {n} dwords pass the limit of {lim.dwords} "
-                                           f"dwords copied per capture")
+            raise Refused(
+                "stream.budget", f"{what} {n} dwords pass the limit of {lim.dwords} dwords copied per capture"
+            )
         lim.used_dwords += n
 
     def _mem(self, fn, *args, what=""):
@@ -157,7 +174,7 @@ class StreamWalker:
     def walk(self, address: int, size_dw: int) -> WalkStats:
         address = canonical(address)
         stack: list[_Frame] = []
-        active: list[set] = []          # per frame: the IBs of its chain walked so far
+        active: list[set] = []  # per frame: the IBs of its chain walked so far
         where = f"IB 0x{address:016x}: "
         stack.append(_Frame(address, size_dw, self._load_ib(address, size_dw, where)))
         active.append({(address, size_dw)})
@@ -175,9 +192,11 @@ class StreamWalker:
             self.stats.packets += 1
             self.limits.used_packets += 1
             if self.limits.used_packets > self.limits.packets:
-                raise Refused("stream.budget", f"{loc}the capture's streams walked more than "
-                                               f"{self.limits.packets} packets")
-            self.stats.dwords += p.size         # (within the IBs copied: bounded by stream.budget)
+                raise Refused(
+                    "stream.budget",
+                    f"{loc}the capture's streams walked more than {self.limits.packets} packets",
+                )
+            self.stats.dwords += p.size  # (within the IBs copied: bounded by stream.budget)
             if self.on_packet is not None:
                 self.on_packet(f.address, p)
             if p.type == 2 or p.header == pm4.NOP_PAD or p.opcode == pm4.NOP:
@@ -193,9 +212,11 @@ class StreamWalker:
             target, size, chain = jump
             key = (target, size)
             if any(key in s for s in active):
-                raise Refused("stream.ib_loop",
-                              f"{loc}INDIRECT_BUFFER to 0x{target:016x} (+{size} dwords) comes back "
-                              f"to an IB that is still being walked")
+                raise Refused(
+                    "stream.ib_loop",
+                    f"{loc}INDIRECT_BUFFER to 0x{target:016x} (+{size} dwords) comes back "
+                    f"to an IB that is still being walked",
+                )
             dw = self._load_ib(target, size, loc + "INDIRECT_BUFFER: ")
             self.stats.ibs += 1
             if chain:
@@ -203,8 +224,9 @@ class StreamWalker:
                 active[-1].add(key)
             else:
                 if len(stack) >= self.max_depth:
-                    raise Refused("stream.ib_depth",
-                                  f"{loc}INDIRECT_BUFFER call nests deeper than {self.max_depth} IBs")
+                    raise Refused(
+                        "stream.ib_depth", f"{loc}INDIRECT_BUFFER call nests deeper than {self.max_depth} IBs"
+                    )
                 stack.append(_Frame(target, size, dw))
                 active.append({key})
         return self.stats
@@ -212,12 +234,16 @@ class StreamWalker:
     def _run(self, p: pm4.Packet, loc: str):
         op = p.opcode
         if op not in _HANDLED:
-            raise Refused("stream.unknown_opcode",
-                          f"{loc}type-3 opcode 0x{op:02X} ({p.name}) with {len(p.body)} body dwords")
+            raise Refused(
+                "stream.unknown_opcode",
+                f"{loc}type-3 opcode 0x{op:02X} ({p.name}) with {len(p.body)} body dwords",
+            )
         if p.predicate and self.predicate_set and op not in _SKIP:
-            raise Refused("stream.unsupported",
-                          f"{loc}{p.name} is predicated on a SET_PREDICATION condition, which "
-                          f"the walker does not evaluate")
+            raise Refused(
+                "stream.unsupported",
+                f"{loc}{p.name} is predicated on a SET_PREDICATION condition, which "
+                f"the walker does not evaluate",
+            )
         if op in _SKIP:
             self.stats.skipped[p.name] = self.stats.skipped.get(p.name, 0) + 1
             return None
@@ -238,8 +264,9 @@ class StreamWalker:
         elif op == pm4.DISPATCH_INDIRECT:
             if f["address"] is None:
                 if 1 not in self.bases:
-                    raise Refused("stream.malformed",
-                                  "data_offset form without a SET_BASE of INDIRECT_BASE (index 1)")
+                    raise Refused(
+                        "stream.malformed", "data_offset form without a SET_BASE of INDIRECT_BASE (index 1)"
+                    )
                 addr = canonical(self.bases[1] + f["data_offset"])
             else:
                 addr = f["address"]
@@ -249,15 +276,18 @@ class StreamWalker:
             self._dispatch("indirect", tuple(int(x) for x in dims), f["initiator"], loc, addr)
         elif op == pm4.LOAD_SH_REG_INDEX:
             if f["index"] != 0 or f["data_format"] != 0:
-                raise Refused("stream.unsupported",
-                              f"index mode {f['index']} / data format {f['data_format']} "
-                              f"(only direct address, offset+count is carried out)")
+                raise Refused(
+                    "stream.unsupported",
+                    f"index mode {f['index']} / data format {f['data_format']} "
+                    f"(only direct address, offset+count is carried out)",
+                )
             n = f["count"]
             if 4 * (f["reg_offset"] + n) > R.SPACES["SH"][1]:
                 raise Refused("stream.malformed", "loads past the end of the SH register space")
             self._copying(n, "loading")
-            vals = self._mem(self.memory.read_dwords, f["address"], n,
-                             what=f"{n} dwords at 0x{f['address']:016x}")
+            vals = self._mem(
+                self.memory.read_dwords, f["address"], n, what=f"{n} dwords at 0x{f['address']:016x}"
+            )
             for k, v in enumerate(vals):
                 self.regs.write(f["address_reg"] + 4 * k, int(v))
         elif op == pm4.WRITE_DATA:
@@ -272,8 +302,10 @@ class StreamWalker:
             pass
         elif op == pm4.EVENT_WRITE:
             if f["address"] is not None:
-                raise Refused("stream.unsupported",
-                              f"EVENT_WRITE {f['event_type']} with an address (a query sample) is not carried out")
+                raise Refused(
+                    "stream.unsupported",
+                    f"EVENT_WRITE {f['event_type']} with an address (a query sample) is not carried out",
+                )
         elif op == pm4.WAIT_REG_MEM:
             self._wait_reg_mem(f)
         elif op == pm4.SET_PREDICATION:
@@ -286,16 +318,19 @@ class StreamWalker:
         self.regs.write(0xB800, initiator)
         lim = self.limits
         if lim.used_dispatches >= lim.dispatches or lim.used_instructions >= lim.instructions:
-            raise Refused("stream.dispatch_budget",
-                          f"the capture has started {lim.used_dispatches} dispatches running "
-                          f"{lim.used_instructions} instructions (limits: {lim.dispatches} "
-                          f"dispatches, {lim.instructions} instructions)")
+            raise Refused(
+                "stream.dispatch_budget",
+                f"the capture has started {lim.used_dispatches} dispatches running "
+                f"{lim.used_instructions} instructions (limits: {lim.dispatches} "
+                f"dispatches, {lim.instructions} instructions)",
+            )
         lim.used_dispatches += 1
         self.stats.dispatches += 1
         if self.on_dispatch is not None:
             ib, off = self._where
-            self.on_dispatch(DispatchEvent(kind, tuple(dims), initiator, self.regs, ib, off,
-                                           indirect_address))
+            self.on_dispatch(
+                DispatchEvent(kind, tuple(dims), initiator, self.regs, ib, off, indirect_address)
+            )
 
     # --- memory-writing packets -------------------------------------------------------------
     def _dst_mem(self, address: int, nbytes: int, what: str) -> np.ndarray:
@@ -326,8 +361,7 @@ class StreamWalker:
             src = canonical(f["src"])
             if src & 3:
                 raise Refused("stream.malformed", f"source 0x{src:016x} is not 4-byte aligned")
-            data = [int(x) for x in self._mem(self.memory.read_dwords, src, n,
-                                              what=f"source 0x{src:016x}")]
+            data = [int(x) for x in self._mem(self.memory.read_dwords, src, n, what=f"source 0x{src:016x}")]
         elif src_sel == pm4.COPY_SRC_REG:
             reg = (f["src"] & 0x3FFFF) << 2
             data = [self.regs.get(reg + 4 * k, 0) for k in range(n)]
@@ -351,8 +385,9 @@ class StreamWalker:
         n = f["byte_count"]
         lim = self.limits
         if lim.used_dma_bytes + n > lim.dma_bytes:
-            raise Refused("stream.dma_budget", f"{n} bytes pass the limit of {lim.dma_bytes} "
-                                               f"DMA_DATA bytes per capture")
+            raise Refused(
+                "stream.dma_budget", f"{n} bytes pass the limit of {lim.dma_bytes} DMA_DATA bytes per capture"
+            )
         lim.used_dma_bytes += n
         src_sel, dst_sel = f["src_sel"], f["dst_sel"]
         if src_sel == pm4.DMA_SRC_GDS or dst_sel == pm4.DMA_DST_GDS:
@@ -369,7 +404,7 @@ class StreamWalker:
         if n == 0:
             return
         s = self._mem(self.memory.view, src, n, what=f"DMA_DATA source 0x{src:016x}")
-        if dst_sel == pm4.DMA_DST_NOWHERE:      # prefetch: the source must exist, nothing written
+        if dst_sel == pm4.DMA_DST_NOWHERE:  # prefetch: the source must exist, nothing written
             return
         dst = canonical(f["dst"])
         d = self._mem(self.memory.view, dst, n, what=f"DMA_DATA destination 0x{dst:016x}")
@@ -387,7 +422,9 @@ class StreamWalker:
         elif sel in (pm4.DATA_SEL_64, pm4.DATA_SEL_TIMESTAMP):
             v = f["data"] if sel == pm4.DATA_SEL_64 else self._timestamp()
             if f["address"] & 7:
-                raise Refused("stream.malformed", f"64-bit write to 0x{f['address']:016x} is not 8-byte aligned")
+                raise Refused(
+                    "stream.malformed", f"64-bit write to 0x{f['address']:016x} is not 8-byte aligned"
+                )
             self._dst_mem(f["address"], 8, "RELEASE_MEM").view("<u8")[0] = v
         else:
             raise Refused("stream.unsupported", f"DATA_SEL {sel} (GDS or reserved)")
@@ -409,19 +446,38 @@ class StreamWalker:
         else:
             raise Refused("stream.malformed", f"WAIT_REG_MEM MEM_SPACE {f['mem_space']} is reserved")
         if not _WAIT_OPS[fn](v & f["mask"], f["reference"]):
-            raise Refused("stream.wait_unmet",
-                          f"WAIT_REG_MEM waits for ({what} = 0x{v:08x}) & 0x{f['mask']:08x} "
-                          f"{['always', '<', '<=', '==', '!=', '>=', '>'][fn]} 0x{f['reference']:08x}, "
-                          f"which does not hold and nothing else can change it")
+            raise Refused(
+                "stream.wait_unmet",
+                f"WAIT_REG_MEM waits for ({what} = 0x{v:08x}) & 0x{f['mask']:08x} "
+                f"{['always', '<', '<=', '==', '!=', '>=', '>'][fn]} 0x{f['reference']:08x}, "
+                f"which does not hold and nothing else can change it",
+            )
 
 
-_HANDLED = set(pm4.SET_REG_SPACE) | _SKIP | {
-    pm4.NOP, pm4.INDIRECT_BUFFER, pm4.SET_BASE, pm4.DISPATCH_DIRECT, pm4.DISPATCH_INDIRECT,
-    pm4.LOAD_SH_REG_INDEX, pm4.WRITE_DATA, pm4.COPY_DATA, pm4.DMA_DATA, pm4.RELEASE_MEM,
-    pm4.ACQUIRE_MEM, pm4.EVENT_WRITE, pm4.WAIT_REG_MEM, pm4.SET_PREDICATION}
+_HANDLED = (
+    set(pm4.SET_REG_SPACE)
+    | _SKIP
+    | {
+        pm4.NOP,
+        pm4.INDIRECT_BUFFER,
+        pm4.SET_BASE,
+        pm4.DISPATCH_DIRECT,
+        pm4.DISPATCH_INDIRECT,
+        pm4.LOAD_SH_REG_INDEX,
+        pm4.WRITE_DATA,
+        pm4.COPY_DATA,
+        pm4.DMA_DATA,
+        pm4.RELEASE_MEM,
+        pm4.ACQUIRE_MEM,
+        pm4.EVENT_WRITE,
+        pm4.WAIT_REG_MEM,
+        pm4.SET_PREDICATION,
+    }
+)
 
 
-def walk(memory: GuestMemory, regs: R.RegisterFile, address: int, size_dw: int,
-         on_dispatch=None, **kw) -> WalkStats:
+def walk(
+    memory: GuestMemory, regs: R.RegisterFile, address: int, size_dw: int, on_dispatch=None, **kw
+) -> WalkStats:
     """Walk one stream (an IB in guest memory). Raises Refused on a bad packet."""
     return StreamWalker(memory, regs, on_dispatch, **kw).walk(address, size_dw)

@@ -14,6 +14,7 @@ windows placed and quote at most NAME_CHARS of a name, the scan cache holds at m
 SCAN_CACHE_BYTES, and windows that would total more than MAX_DISPATCH_WINDOW_BYTES refuse the
 dispatch (``dispatch.windows_too_large``) before any arena is built.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -28,11 +29,11 @@ RADV_HI = 0xFFFF8000
 SCAN_BYTES = 64 << 10
 MAX_DEPTH = 3
 MAX_WINDOWS = 256
-MAX_WINDOW_BYTES = 512 << 20     # one window covers at most this much of its allocation
-MAX_DISPATCH_WINDOW_BYTES = 1 << 30   # all of a dispatch's windows (arena and written map: 2x)
-SCAN_CACHE = 256                 # scans kept per memory (_scan)
-SCAN_CACHE_BYTES = 64 << 20      # and at most this many bytes of candidates
-NAME_CHARS = 64                  # of an allocation's name quoted in a window's name or reason
+MAX_WINDOW_BYTES = 512 << 20  # one window covers at most this much of its allocation
+MAX_DISPATCH_WINDOW_BYTES = 1 << 30  # all of a dispatch's windows (arena and written map: 2x)
+SCAN_CACHE = 256  # scans kept per memory (_scan)
+SCAN_CACHE_BYTES = 64 << 20  # and at most this many bytes of candidates
+NAME_CHARS = 64  # of an allocation's name quoted in a window's name or reason
 
 
 def short_name(name: str) -> str:
@@ -46,6 +47,7 @@ def scratch_sgprs(config) -> set[int]:
     scratch test in ``translate/scratch.py``; the program half (pairs written into FLAT_SCRATCH)
     arrives as ``trace(..., scratch_roots=program.scratch.tracer_skip)``."""
     from ..translate.scratch import scratch_sgprs as ss
+
     return ss(config)
 
 
@@ -119,15 +121,16 @@ def _scan(memory, a, hit):
     n = min(a.size, SCAN_BYTES) // 4
     if not n:
         return []
-    data = a.data[:4 * n]
+    data = a.data[: 4 * n]
     key = (a.base, n, hashlib.blake2b(data, digest_size=16).digest())
     cache = memory.pointer_scans
     found = cache.get(key)
     if found is None:
-        found = _all_candidates(data.view(np.uint32))   # (new arrays: nothing aliases memory)
+        found = _all_candidates(data.view(np.uint32))  # (new arrays: nothing aliases memory)
         cache[key] = found
-        while len(cache) > SCAN_CACHE or \
-                sum(x.nbytes + y.nbytes for x, y in cache.values()) > SCAN_CACHE_BYTES:
+        while (
+            len(cache) > SCAN_CACHE or sum(x.nbytes + y.nbytes for x, y in cache.values()) > SCAN_CACHE_BYTES
+        ):
             del cache[next(iter(cache))]
     return _first_per_target(found, hit)
 
@@ -152,6 +155,7 @@ def _hit_test(memory):
             k = np.searchsorted(starts, c[i], side="right").astype(np.int64) - 1
             out[i] = np.where((k >= 0) & (c[i] < ends[np.maximum(k, 0)]), k, -1)
         return out
+
     return hit
 
 
@@ -159,8 +163,7 @@ def trace(memory, config, program_alloc=None, scratch_roots=None) -> list[Window
     windows: dict[int, Window] = {}
     skip = set(scratch_sgprs(config)) | set(scratch_roots or ())
     # a scratch-base word takes part in no candidate (not even as half of a neighbour's pair)
-    user = np.array([0 if i in skip else v & 0xFFFFFFFF for i, v in enumerate(config.user_sgprs)],
-                    np.uint32)
+    user = np.array([0 if i in skip else v & 0xFFFFFFFF for i, v in enumerate(config.user_sgprs)], np.uint32)
     # the allocation the scratch base points into is the scratch backing: never a window, even
     # when some other word happens to look like a pointer into it
     backing = set()
@@ -175,7 +178,8 @@ def trace(memory, config, program_alloc=None, scratch_roots=None) -> list[Window
                 backing.add(a.base)
     # a candidate's reason is (where, word offset) -- text only for the windows placed
     frontier: list[tuple[int, tuple[str, int | None]]] = [
-        (addr, (f"user SGPR s{i}", None)) for addr, i in _candidates(user) if i not in skip]
+        (addr, (f"user SGPR s{i}", None)) for addr, i in _candidates(user) if i not in skip
+    ]
     depth = 0
     total = 0
     hit = _hit_test(memory)
@@ -192,10 +196,12 @@ def trace(memory, config, program_alloc=None, scratch_roots=None) -> list[Window
             size = min(a.size, MAX_WINDOW_BYTES)
             total += size
             if total > MAX_DISPATCH_WINDOW_BYTES:
-                raise Refused("dispatch.windows_too_large",
-                              f"the windows the program can reach need more than "
-                              f"{MAX_DISPATCH_WINDOW_BYTES} bytes (at {short_name(a.name)!r}, "
-                              f"{a.size} bytes at {a.base:#x})")
+                raise Refused(
+                    "dispatch.windows_too_large",
+                    f"the windows the program can reach need more than "
+                    f"{MAX_DISPATCH_WINDOW_BYTES} bytes (at {short_name(a.name)!r}, "
+                    f"{a.size} bytes at {a.base:#x})",
+                )
             why = where if off is None else f"pointer in {where}+{off:#x}"
             windows[a.base] = Window(a.base, size, short_name(a.name), f"{why} -> {canonical(addr):#x}")
             src = short_name(a.name) if a.name else hex(a.base)

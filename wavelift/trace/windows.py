@@ -9,6 +9,7 @@ that is not canonical; the range test cannot wrap: guest.holds, decision 0014). 
 marked in ``written``; write spans are the runs of marked bytes, and landing copies exactly those
 bytes back to guest memory.
 """
+
 from __future__ import annotations
 
 import threading
@@ -24,7 +25,7 @@ from ..result import Window
 # Invariant: a free written map is all zero.
 _FREE: list = []
 _FREE_LOCK = threading.Lock()
-KEEP_BYTES = 512 << 20          # at most this much kept (arena + written)
+KEEP_BYTES = 512 << 20  # at most this much kept (arena + written)
 
 
 def _take(size: int):
@@ -37,7 +38,10 @@ def _take(size: int):
 
 
 def _give(arena, written):
-    a, w = arena.base if arena.base is not None else arena, written.base if written.base is not None else written
+    a, w = (
+        arena.base if arena.base is not None else arena,
+        written.base if written.base is not None else written,
+    )
     with _FREE_LOCK:
         _FREE.append((a, w))
         while sum(2 * x.size for x, _ in _FREE) > KEEP_BYTES:
@@ -54,12 +58,16 @@ class WindowSet:
         in (their bytes are arbitrary): stored to and never read."""
         ws = sorted(windows, key=lambda w: w.address)
         merged: list[Window] = []
-        for w in ws:                     # merge overlapping/adjacent requests of one allocation
+        for w in ws:  # merge overlapping/adjacent requests of one allocation
             if merged and w.address < merged[-1].address + merged[-1].size:
                 m = merged[-1]
                 end = max(m.address + m.size, w.address + w.size)
-                merged[-1] = Window(m.address, end - m.address, m.name,
-                                    m.reason if w.reason in m.reason else m.reason + "; " + w.reason)
+                merged[-1] = Window(
+                    m.address,
+                    end - m.address,
+                    m.name,
+                    m.reason if w.reason in m.reason else m.reason + "; " + w.reason,
+                )
             else:
                 merged.append(w)
         self.windows = merged
@@ -71,16 +79,22 @@ class WindowSet:
         # spare tail: a masked-off or escaping lane reads at index 0, and its widest access
         # (s_load_dwordx16: 64 bytes) must stay inside the arena
         pos = max(pos + 8, 64)
-        self.arena, self.written = _take(pos + (-pos) % 8)      # written: nonzero = written
+        self.arena, self.written = _take(pos + (-pos) % 8)  # written: nonzero = written
         self.memory = memory
         self.offs = np.array(offs, np.int64)
-        self.aliased = set() if alias_except is None else \
-            {k for k, w in enumerate(merged) if (w.address, w.size) not in alias_except}
-        self.blank = set() if blank is None else \
-            {k for k, w in enumerate(merged) if (w.address, w.size) in blank} - self.aliased
+        self.aliased = (
+            set()
+            if alias_except is None
+            else {k for k, w in enumerate(merged) if (w.address, w.size) not in alias_except}
+        )
+        self.blank = (
+            set()
+            if blank is None
+            else {k for k, w in enumerate(merged) if (w.address, w.size) in blank} - self.aliased
+        )
         self._copy_in()
-        self._spans: list[tuple[int, int]] | None = None     # spans() once it has run
-        self.maybe_written = None       # indices of the windows a run may have written (None: any)
+        self._spans: list[tuple[int, int]] | None = None  # spans() once it has run
+        self.maybe_written = None  # indices of the windows a run may have written (None: any)
         self.arena32 = self.arena.view(np.uint32)
         self.starts = np.array([w.address for w in merged], np.uint64)
         self.ends = np.array([w.address + w.size for w in merged], np.uint64)
@@ -96,7 +110,7 @@ class WindowSet:
         for k, (w, o) in enumerate(zip(self.windows, self.offs.tolist())):
             self.arena[pos:o] = 0
             if k not in self.aliased and k not in self.blank:
-                self.arena[o:o + w.size] = self.memory.view(w.address, w.size)
+                self.arena[o : o + w.size] = self.memory.view(w.address, w.size)
             pos = o + w.size
         self.arena[pos:] = 0
 
@@ -105,7 +119,7 @@ class WindowSet:
         holds it (plus what was stored) from now on."""
         for k in sorted(self.aliased | self.blank):
             w, o = self.windows[k], int(self.offs[k])
-            self.arena[o:o + w.size] = self.memory.view(w.address, w.size)
+            self.arena[o : o + w.size] = self.memory.view(w.address, w.size)
         self.aliased, self.blank = set(), set()
 
     def release(self):
@@ -116,9 +130,9 @@ class WindowSet:
         if self._spans is None:
             self.written[:] = 0
         else:
-            for (addr, size) in self._spans:
+            for addr, size in self._spans:
                 o = self._index(addr)
-                self.written[o:o + size] = 0
+                self.written[o : o + size] = 0
         _give(self.arena, self.written)
         self.arena = self.written = self.arena32 = None
 
@@ -151,7 +165,7 @@ class WindowSet:
             return np.zeros(a.shape, np.int64), np.zeros(a.shape, bool)
         k = np.searchsorted(self.starts, a, side="right").astype(np.int64) - 1
         kk = np.maximum(k, 0)
-        d = a - self.starts[kk]             # (wraps where a < start: k < 0 or not canonical)
+        d = a - self.starts[kk]  # (wraps where a < start: k < 0 or not canonical)
         ok = (k >= 0) & is_canonical(a) & holds(d, np.uint64(nbytes), self.ends[kk] - self.starts[kk])
         idx = self.offs[kk] + np.where(ok, d, np.uint64(0)).astype(np.int64)
         return np.where(ok, idx, 0), ok
@@ -162,11 +176,11 @@ class WindowSet:
         for k, (w, o) in enumerate(zip(self.windows, self.offs)):
             if self.maybe_written is not None and k not in self.maybe_written:
                 continue
-            m = self.written[o:o + w.size]
+            m = self.written[o : o + w.size]
             marked = np.count_nonzero(m)
             if marked == 0:
                 continue
-            if marked == m.size:                # the whole window (one span, no run search)
+            if marked == m.size:  # the whole window (one span, no run search)
                 out.append((w.address, w.size))
                 continue
             m = m != 0
@@ -188,6 +202,6 @@ class WindowSet:
         total = 0
         for addr, size in spans:
             o = self._index(addr)
-            memory.view(addr, size)[:] = self.arena[o:o + size]
+            memory.view(addr, size)[:] = self.arena[o : o + size]
             total += size
         return total

@@ -4,6 +4,7 @@ Source codes are GFX10's 9-bit SRC (8-bit SSRC for scalar encodings): 0..105 SGP
 108..123 TTMP, 124 M0, 125 NULL, 126/127 EXEC, 128..208 inline integers, 235..238 aperture
 bases/limits, 240..248 inline floats, 251 VCCZ, 252 EXECZ, 253 SCC, 255 literal, 256+ VGPR.
 """
+
 from __future__ import annotations
 
 from typing import NoReturn
@@ -15,13 +16,39 @@ from .ir import BITS, EXEC_HI, EXEC_LO, SCC, VCC_HI, VCC_LO, Builder, Value, is_
 SHARED_APERTURE_HI = 0x00010000
 PRIVATE_APERTURE_HI = 0x00020000
 
-_F16 = {240: 0x3800, 241: 0xB800, 242: 0x3C00, 243: 0xBC00, 244: 0x4000, 245: 0xC000,
-        246: 0x4400, 247: 0xC400, 248: 0x3118}
-_F32 = {240: 0x3F000000, 241: 0xBF000000, 242: 0x3F800000, 243: 0xBF800000, 244: 0x40000000,
-        245: 0xC0000000, 246: 0x40800000, 247: 0xC0800000, 248: 0x3E22F983}
-_F64 = {240: 0x3FE0000000000000, 241: 0xBFE0000000000000, 242: 0x3FF0000000000000,
-        243: 0xBFF0000000000000, 244: 0x4000000000000000, 245: 0xC000000000000000,
-        246: 0x4010000000000000, 247: 0xC010000000000000, 248: 0x3FC45F306DC9C882}
+_F16 = {
+    240: 0x3800,
+    241: 0xB800,
+    242: 0x3C00,
+    243: 0xBC00,
+    244: 0x4000,
+    245: 0xC000,
+    246: 0x4400,
+    247: 0xC400,
+    248: 0x3118,
+}
+_F32 = {
+    240: 0x3F000000,
+    241: 0xBF000000,
+    242: 0x3F800000,
+    243: 0xBF800000,
+    244: 0x40000000,
+    245: 0xC0000000,
+    246: 0x40800000,
+    247: 0xC0800000,
+    248: 0x3E22F983,
+}
+_F64 = {
+    240: 0x3FE0000000000000,
+    241: 0xBFE0000000000000,
+    242: 0x3FF0000000000000,
+    243: 0xBFF0000000000000,
+    244: 0x4000000000000000,
+    245: 0xC000000000000000,
+    246: 0x4010000000000000,
+    247: 0xC010000000000000,
+    248: 0x3FC45F306DC9C882,
+}
 
 
 class Unsupported(Exception):
@@ -48,7 +75,7 @@ def inline_bits(code: int, t: str) -> int | None:
     if 240 <= code <= 248:
         table = {16: _F16, 32: _F32, 64: _F64}[bits]
         if bits == 16 and not is_float(t):
-            return _F16[code]       # 16-bit integer operands see the f16 pattern
+            return _F16[code]  # 16-bit integer operands see the f16 pattern
         return table[code]
     return None
 
@@ -90,8 +117,12 @@ def read_sreg(b: Builder, code: int, t: str, literal: int | None = None) -> Valu
     if code == 125:
         return b.bitcast(t, b.const(st, 0))
     if code in (235, 236, 237, 238):
-        hi = {235: SHARED_APERTURE_HI, 236: SHARED_APERTURE_HI, 237: PRIVATE_APERTURE_HI,
-              238: PRIVATE_APERTURE_HI}[code]
+        hi = {
+            235: SHARED_APERTURE_HI,
+            236: SHARED_APERTURE_HI,
+            237: PRIVATE_APERTURE_HI,
+            238: PRIVATE_APERTURE_HI,
+        }[code]
         lim = 0xFFFFFFFF if code in (236, 238) else 0
         v = (hi << 32) | lim if bits == 64 else hi
         return b.bitcast(t, b.const(st, v))
@@ -143,7 +174,7 @@ def to_words(b: Builder, v: Value) -> list[Value]:
 
 def write_sdst(b: Builder, reg: int, v: Value) -> None:
     if reg == 125 or reg >= 128 and reg != SCC:
-        return                                      # null (or a constant): discarded
+        return  # null (or a constant): discarded
     for k, w in enumerate(to_words(b, v)):
         b.sset(reg + k, w)
 
@@ -154,8 +185,12 @@ def write_vdst(b: Builder, reg: int, v: Value, mask: Value | None = None, hi16: 
         old = b.vget(reg)
         x = b.cvt("u32", b.bitcast("u16", v))
         if hi16:
-            x = b.bin("or", "u32", b.bin("and", "u32", old, b.const("u32", 0xFFFF)),
-                      b.bin("shl", "u32", x, b.const("u32", 16)))
+            x = b.bin(
+                "or",
+                "u32",
+                b.bin("and", "u32", old, b.const("u32", 0xFFFF)),
+                b.bin("shl", "u32", x, b.const("u32", 16)),
+            )
         else:
             x = b.bin("or", "u32", b.bin("and", "u32", old, b.const("u32", 0xFFFF0000)), x)
         b.vset(reg, x, mask)

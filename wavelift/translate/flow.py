@@ -5,6 +5,7 @@ s_setpc/s_swappc when they are constants built by s_getpc_b64 + s_add_u32/s_addc
 sequence compilers emit); the instruction after s_swappc/s_call is a return point.  A computed
 jump to any other address is checked at run time against the block starts (``program.bad_jump``).
 """
+
 from __future__ import annotations
 
 from ..errors import Refused
@@ -32,8 +33,9 @@ def discover(code: bytes, target: str, wave64: bool, base_address: int, entry: i
             if pos in instrs:
                 break
             if pos < 0 or pos >= len(code):
-                raise Refused("program.bad_address",
-                              f"control reaches offset {pos:#x}, outside the program's memory")
+                raise Refused(
+                    "program.bad_address", f"control reaches offset {pos:#x}, outside the program's memory"
+                )
             try:
                 ins = decode_one(code, pos, target, wave64, 0)
             except DecodeError as e:
@@ -78,6 +80,7 @@ def _track(ins, consts, base, carry):
         if 193 <= code <= 208:
             return (192 - code) & 0xFFFFFFFF
         return consts.get(code)
+
     if n == "s_getpc_b64":
         a = base + ins.offset + ins.size
         consts[d], consts[d + 1] = a & 0xFFFFFFFF, (a >> 32) & 0xFFFFFFFF

@@ -31,24 +31,25 @@ outside the image read 0 and drop stores, as hardware does.  unorm8 -> float is 
 even.  Sampling instructions, d16, a16, r128, tfe/lwe, 3-D/array/MSAA dims and image atomics
 are not translated (``program.unsupported_instruction``).
 """
+
 from __future__ import annotations
 
 from .common import sext48, unsupported
 from .ir import Builder
 
 FMT_RGBA8, FMT_R32F, FMT_R32UI, FMT_R32I = 56, 22, 20, 21
-FORMATS = (FMT_RGBA8, FMT_R32F, FMT_R32UI, FMT_R32I)     # all 4 bytes per texel
-PITCH_TEXELS = 64                                        # 256 bytes / 4 bytes per texel
+FORMATS = (FMT_RGBA8, FMT_R32F, FMT_R32UI, FMT_R32I)  # all 4 bytes per texel
+PITCH_TEXELS = 64  # 256 bytes / 4 bytes per texel
 DIM_1D, DIM_2D = 0, 1
 TYPE_1D, TYPE_2D = 8, 9
 SEL_0, SEL_1, SEL_X = 0, 1, 4
 # bits of each T# dword that must be clear (reserved, or a feature refused by name above)
 MUST_BE_ZERO = {
-    1: 0x2000_0000,                  # d1[29] reserved
-    2: 0x7000_3000,                  # d2[13:12], [30:28] reserved
-    4: 0xFFFF_FFFF,                  # DEPTH (last layer / GFX10.3 custom pitch), BASE_ARRAY
-    5: 0x7800_00FF,                  # ARRAY_PITCH, MAX_MIP; d5[30:27] reserved
-    6: 0x0000_7B00,                  # d6[9:8], [14:11] reserved
+    1: 0x2000_0000,  # d1[29] reserved
+    2: 0x7000_3000,  # d2[13:12], [30:28] reserved
+    4: 0xFFFF_FFFF,  # DEPTH (last layer / GFX10.3 custom pitch), BASE_ARRAY
+    5: 0x7800_00FF,  # ARRAY_PITCH, MAX_MIP; d5[30:27] reserved
+    6: 0x0000_7B00,  # d6[9:8], [14:11] reserved
 }
 
 
@@ -93,14 +94,20 @@ def check_tsharp(b: Builder, d: list, dim: int):
     typ = _u(b, d[3], 28, 0xF)
     real = b.cmp("ge", "u32", typ, C(b, "u32", TYPE_1D))
     want = TYPE_2D if dim == DIM_2D else TYPE_1D
-    _refuse(b, "image.unsupported_descriptor", b.bin("and", "b1", real, _ne(b, typ, want)),
-            "T# TYPE is not the instruction's 1D/2D dim (3D, cube, array and MSAA images are "
-            "not carried out)")
+    _refuse(
+        b,
+        "image.unsupported_descriptor",
+        b.bin("and", "b1", real, _ne(b, typ, want)),
+        "T# TYPE is not the instruction's 1D/2D dim (3D, cube, array and MSAA images are not carried out)",
+    )
     sw_mode = _u(b, d[3], 20, 0x1F)
-    dcc = _u(b, d[6], 20, 3)                        # WRITE_COMPRESS_ENABLE, COMPRESSION_EN
-    _refuse(b, "image.unsupported_layout",
-            b.bin("and", "b1", real, _any(b, _ne(b, sw_mode, 0), _ne(b, dcc, 0))),
-            "T# SW_MODE is not linear (a tiled image) or the image is DCC-compressed")
+    dcc = _u(b, d[6], 20, 3)  # WRITE_COMPRESS_ENABLE, COMPRESSION_EN
+    _refuse(
+        b,
+        "image.unsupported_layout",
+        b.bin("and", "b1", real, _any(b, _ne(b, sw_mode, 0), _ne(b, dcc, 0))),
+        "T# SW_MODE is not linear (a tiled image) or the image is DCC-compressed",
+    )
     fmt = _u(b, d[1], 20, 0x1FF)
     sel = [_u(b, d[3], 3 * c, 7) for c in range(4)]
     four = _eq(b, fmt, FMT_RGBA8)
@@ -110,20 +117,30 @@ def check_tsharp(b: Builder, d: list, dim: int):
     for c, default in ((1, SEL_0), (2, SEL_0), (3, SEL_1)):
         ident = _eq(b, sel[c], SEL_X + c)
         sel_ok.append(b.bin("or", "b1", ident, b.bin("and", "b1", one, _eq(b, sel[c], default))))
-    good = b.bin("and", "b1", b.bin("and", "b1", sel_ok[0], sel_ok[1]),
-                 b.bin("and", "b1", sel_ok[2], sel_ok[3]))
+    good = b.bin(
+        "and", "b1", b.bin("and", "b1", sel_ok[0], sel_ok[1]), b.bin("and", "b1", sel_ok[2], sel_ok[3])
+    )
     good = b.bin("and", "b1", good, b.bin("or", "b1", four, one))
-    _refuse(b, "image.unsupported_format",
-            b.bin("and", "b1", real, b.un("not", "b1", good)),
-            "T# IMG_FORMAT is not 8_8_8_8_UNORM, 32_FLOAT, 32_UINT or 32_SINT, or its DST_SEL "
-            "swizzle is not the identity")
-    bad = [_ne(b, _u(b, d[1], 8, 0xFFF), 0),                  # MIN_LOD
-           _ne(b, _u(b, d[3], 12, 0xFF), 0),                  # BASE_LEVEL, LAST_LEVEL
-           _eq(b, _u(b, d[2], 31, 1), 0)]                     # RESOURCE_LEVEL must be 1
+    _refuse(
+        b,
+        "image.unsupported_format",
+        b.bin("and", "b1", real, b.un("not", "b1", good)),
+        "T# IMG_FORMAT is not 8_8_8_8_UNORM, 32_FLOAT, 32_UINT or 32_SINT, or its DST_SEL "
+        "swizzle is not the identity",
+    )
+    bad = [
+        _ne(b, _u(b, d[1], 8, 0xFFF), 0),  # MIN_LOD
+        _ne(b, _u(b, d[3], 12, 0xFF), 0),  # BASE_LEVEL, LAST_LEVEL
+        _eq(b, _u(b, d[2], 31, 1), 0),
+    ]  # RESOURCE_LEVEL must be 1
     bad += [_ne(b, b.bin("and", "u32", d[k], C(b, "u32", m)), 0) for k, m in MUST_BE_ZERO.items()]
-    _refuse(b, "image.unsupported_descriptor", b.bin("and", "b1", real, _any(b, *bad)),
-            "T# with mip levels, array layers, depth or a custom pitch, RESOURCE_LEVEL clear, "
-            "or reserved bits set")
+    _refuse(
+        b,
+        "image.unsupported_descriptor",
+        b.bin("and", "b1", real, _any(b, *bad)),
+        "T# with mip levels, array layers, depth or a custom pitch, RESOURCE_LEVEL clear, "
+        "or reserved bits set",
+    )
     return real, fmt
 
 
@@ -143,20 +160,26 @@ def translate(ins, b: Builder):
     d = [b.sget(r + j) for j in range(8)]
     real, fmt = check_tsharp(b, d, dim)
     base = sext48(b, b.bin("shl", "u64", b.pack64(d[0], _u(b, d[1], 0, 0xFF)), C(b, "u64", 8)))
-    width = b.bin("add", "u32", b.bin("or", "u32", _u(b, d[1], 30, 3),
-                                      b.bin("shl", "u32", _u(b, d[2], 0, 0xFFF), C(b, "u32", 2))),
-                  C(b, "u32", 1))
+    width = b.bin(
+        "add",
+        "u32",
+        b.bin("or", "u32", _u(b, d[1], 30, 3), b.bin("shl", "u32", _u(b, d[2], 0, 0xFFF), C(b, "u32", 2))),
+        C(b, "u32", 1),
+    )
     height = b.bin("add", "u32", _u(b, d[2], 14, 0x3FFF), C(b, "u32", 1))
     xy = _coords(ins, b, 2 if dim == DIM_2D else 1)
     x = xy[0]
-    inb = b.cmp("lt", "u32", x, width)               # unsigned: negative coordinates are out
+    inb = b.cmp("lt", "u32", x, width)  # unsigned: negative coordinates are out
     texel = b.cvt("u64", x)
     if dim == DIM_2D:
         inb = b.bin("and", "b1", inb, b.cmp("lt", "u32", xy[1], height))
-        pitch = b.bin("and", "u32", b.bin("add", "u32", width, C(b, "u32", PITCH_TEXELS - 1)),
-                      C(b, "u32", -PITCH_TEXELS & 0xFFFFFFFF))
-        texel = b.bin("add", "u64", b.bin("mul", "u64", b.cvt("u64", xy[1]), b.cvt("u64", pitch)),
-                      texel)
+        pitch = b.bin(
+            "and",
+            "u32",
+            b.bin("add", "u32", width, C(b, "u32", PITCH_TEXELS - 1)),
+            C(b, "u32", -PITCH_TEXELS & 0xFFFFFFFF),
+        )
+        texel = b.bin("add", "u64", b.bin("mul", "u64", b.cvt("u64", xy[1]), b.cvt("u64", pitch)), texel)
     addr = b.bin("add", "u64", base, b.bin("shl", "u64", texel, C(b, "u64", 2)))
     ok = b.bin("and", "b1", b.bin("and", "b1", b.exec(), inb), real)
     dmask = f.get("dmask", 0xF)
@@ -182,10 +205,14 @@ def translate(ins, b: Builder):
     # image_store: channels come from consecutive vdata registers in dmask order; a dmask that
     # leaves out a channel of the format (what the hardware stores there is not established)
     # refuses
-    if not dmask & 1 or dmask & 0xF != 0xF:       # every format has R; only rgba8 has G, B, A
+    if not dmask & 1 or dmask & 0xF != 0xF:  # every format has R; only rgba8 has G, B, A
         partial = real if not dmask & 1 else b.bin("and", "b1", real, is8)
-        _refuse(b, "image.unsupported_format", partial,
-                "image_store's dmask leaves out a channel of the image's format")
+        _refuse(
+            b,
+            "image.unsupported_format",
+            partial,
+            "image_store's dmask leaves out a channel of the image's format",
+        )
     vals = {c: b.vget(f["vdata"] + k) for k, c in enumerate(chans)}
     packed = C(b, "u32", 0)
     for c in range(4):

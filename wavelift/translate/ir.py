@@ -20,6 +20,7 @@ Terminators (Block.term; ops.TERMINATORS): ("jump", block), ("branch", cond_valu
 ("end",), ("barrier", next_block), ("setpc", u64 value), ("mode", next_block) — the last one ends a
 block after an instruction that changes MODE so that waves regroup by their float mode.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -38,11 +39,11 @@ from ..ir.ops import (
     VALUE,
 )
 
-TYPES, VALUE_OPS = ops.TYPES, ops.VALUE_OPS     # (names the frontends and backends import here)
+TYPES, VALUE_OPS = ops.TYPES, ops.VALUE_OPS  # (names the frontends and backends import here)
 
-SCC = 128          # SGPR file index holding SCC (0/1)
-MODE_REG = 129     # per-wave MODE register (also the wave group key)
-FLAT_SCR_LO, FLAT_SCR_HI = 130, 131   # hwreg 20/21 (s_setreg/s_getreg)
+SCC = 128  # SGPR file index holding SCC (0/1)
+MODE_REG = 129  # per-wave MODE register (also the wave group key)
+FLAT_SCR_LO, FLAT_SCR_HI = 130, 131  # hwreg 20/21 (s_setreg/s_getreg)
 NUM_SREGS = 132
 NUM_VGPRS = 256
 EXEC_LO, EXEC_HI, VCC_LO, VCC_HI, M0 = 126, 127, 106, 107, 124
@@ -50,8 +51,11 @@ EXEC_LO, EXEC_HI, VCC_LO, VCC_HI, M0 = 126, 127, 106, 107, 124
 # value op name -> (its result's uniformity rule, its result type rule) from ops.py, for the
 # Builder's emit (hot: one dict lookup)
 # ("" for "op": the op's type, None for "to": attrs["to"])
-_EMIT = {r.name: (r.uniform, {"op": "", "to": None}.get(r.result, r.result))
-         for r in OPS.values() if r.kind == VALUE}
+_EMIT = {
+    r.name: (r.uniform, {"op": "", "to": None}.get(r.result, r.result))
+    for r in OPS.values()
+    if r.kind == VALUE
+}
 
 
 def refusal_of(op: Op) -> tuple[int, str, str]:
@@ -84,32 +88,36 @@ class Op:
     args: tuple
     attrs: dict
     out: Value | None
-    instr: int          # index of the guest instruction this op belongs to
+    instr: int  # index of the guest instruction this op belongs to
 
     def __repr__(self) -> str:
         a = ", ".join(map(repr, self.args))
         at = "".join(f" {k}={v}" for k, v in self.attrs.items())
-        return f"{self.out!r} = {self.name}.{self.type}({a}){at}" if self.out else \
-            f"{self.name}.{self.type}({a}){at}"
+        return (
+            f"{self.out!r} = {self.name}.{self.type}({a}){at}"
+            if self.out
+            else f"{self.name}.{self.type}({a}){at}"
+        )
 
 
 @dataclass
 class Block:
     index: int
-    start: int                      # byte offset of the first instruction
-    instrs: list[int] = field(default_factory=list)   # instruction indices
+    start: int  # byte offset of the first instruction
+    instrs: list[int] = field(default_factory=list)  # instruction indices
     ops: list[Op] = field(default_factory=list)
     term: tuple = ("end",)
-    valu: int = 0                   # vector instructions (for lane_instructions)
+    valu: int = 0  # vector instructions (for lane_instructions)
     uses_float: bool = False
 
 
 @dataclass
 class Plan:
     """The scratch decision for one (program, ScratchABI) (translate/scratch.py makes it)."""
-    mubuf_scratch: frozenset = frozenset()   # offsets of MUBUF instructions that are scratch
-    roots: frozenset = frozenset()           # user SGPRs holding the scratch base
-    tracer_skip: frozenset = frozenset()     # user SGPRs the buffer tracer leaves out
+
+    mubuf_scratch: frozenset = frozenset()  # offsets of MUBUF instructions that are scratch
+    roots: frozenset = frozenset()  # user SGPRs holding the scratch base
+    tracer_skip: frozenset = frozenset()  # user SGPRs the buffer tracer leaves out
 
     def is_scratch_mubuf(self, offset: int) -> bool:
         return offset in self.mubuf_scratch
@@ -118,9 +126,10 @@ class Plan:
 @dataclass
 class Program:
     """A translated program: blocks of IR plus the instruction table (text lives only here)."""
+
     blocks: list[Block]
-    instructions: list[Any]         # isa Instruction per index
-    block_at: dict[int, int]        # byte offset -> block index
+    instructions: list[Any]  # isa Instruction per index
+    block_at: dict[int, int]  # byte offset -> block index
     max_vgpr: int
     max_lds_offset: int = 0
     uses_scratch: bool = False
@@ -141,21 +150,20 @@ class Builder:
         self.uses_float = False
         self.uses_scratch = False
         self.target = "gfx1030"
-        self.base_address = 0       # guest address of byte offset 0 of the program
-        self.scratch: Plan | None = None    # set by translate.program; read by the memory frontends
-        self._dpp_ok: Value | None = None   # a DPP row-mask condition, live within one instruction
+        self.base_address = 0  # guest address of byte offset 0 of the program
+        self.scratch: Plan | None = None  # set by translate.program; read by the memory frontends
+        self._dpp_ok: Value | None = None  # a DPP row-mask condition, live within one instruction
 
     # -- raw emission -------------------------------------------------------------------------
     def emit(self, name: str, type: str, *args, uniform: bool | None = None, **attrs) -> Value:
-        rule, result = _EMIT[name]              # (KeyError: not a value op of the table)
+        rule, result = _EMIT[name]  # (KeyError: not a value op of the table)
         if rule == OPERANDS and uniform is None:
             uniform = all(a.uniform for a in args if isinstance(a, Value))
         elif rule != GIVEN:
-            u = all(a.uniform for a in args if isinstance(a, Value)) if rule == OPERANDS else \
-                rule == UNIFORM
+            u = all(a.uniform for a in args if isinstance(a, Value)) if rule == OPERANDS else rule == UNIFORM
             assert uniform is None or uniform == u, (name, uniform)
             uniform = u
-        assert uniform is not None, name        # (GIVEN: the frontend says)
+        assert uniform is not None, name  # (GIVEN: the frontend says)
         self._counter[0] += 1
         v = Value(self._counter[0], result or (attrs["to"] if result is None else type), uniform)
         self.ops.append(Op(name, type, tuple(args), attrs, v, self.instr))
@@ -178,9 +186,12 @@ class Builder:
     def _reg(self, kind: str, reg: int, count: int) -> int:
         if not (isinstance(reg, int) and 0 <= reg < count):
             from ..errors import Refused
-            raise Refused("program.unsupported_instruction",
-                          f"instruction #{self.instr}: {kind} register {reg} is outside the "
-                          f"register file (0..{count - 1})")
+
+            raise Refused(
+                "program.unsupported_instruction",
+                f"instruction #{self.instr}: {kind} register {reg} is outside the "
+                f"register file (0..{count - 1})",
+            )
         return reg
 
     def sget(self, reg: int) -> Value:

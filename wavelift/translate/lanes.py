@@ -1,4 +1,5 @@
 """Cross-lane source selection: DPP16, DPP8, v_permlane16/x16, ds_swizzle — as IR on lane ids."""
+
 from __future__ import annotations
 
 from .ir import Builder
@@ -26,24 +27,26 @@ def dpp16_source(b: Builder, ctrl: int, fi: int = 0):
             s = b.select(b.cmp("eq", "u32", q, C(b, "u32", k)), C(b, "u32", sel[k]), s)
         return b.bin("or", "u32", _and(b, lane, ~3 & 0xFFFFFFFF), s), true
     n = ctrl & 15
-    if 0x101 <= ctrl <= 0x10F:      # row_shl: lane i reads i + n
+    if 0x101 <= ctrl <= 0x10F:  # row_shl: lane i reads i + n
         src = b.bin("add", "u32", lane, C(b, "u32", n))
         return src, b.cmp("le", "u32", b.bin("add", "u32", i, C(b, "u32", n)), C(b, "u32", 15))
-    if 0x111 <= ctrl <= 0x11F:      # row_shr: lane i reads i - n
+    if 0x111 <= ctrl <= 0x11F:  # row_shr: lane i reads i - n
         src = b.bin("sub", "u32", lane, C(b, "u32", n))
         return src, b.cmp("ge", "u32", i, C(b, "u32", n))
-    if 0x121 <= ctrl <= 0x12F:      # row_ror: lane i reads (i - n) mod 16
+    if 0x121 <= ctrl <= 0x12F:  # row_ror: lane i reads (i - n) mod 16
         return b.bin("or", "u32", row, _and(b, b.bin("sub", "u32", i, C(b, "u32", n)), 15)), true
-    if ctrl == 0x140:               # row_mirror
+    if ctrl == 0x140:  # row_mirror
         return b.bin("or", "u32", row, b.bin("sub", "u32", C(b, "u32", 15), i)), true
-    if ctrl == 0x141:               # row_half_mirror
-        return b.bin("or", "u32", _and(b, lane, ~7 & 0xFFFFFFFF),
-                     b.bin("sub", "u32", C(b, "u32", 7), _and(b, lane, 7))), true
-    if 0x150 <= ctrl <= 0x15F:      # row_share
+    if ctrl == 0x141:  # row_half_mirror
+        return b.bin(
+            "or", "u32", _and(b, lane, ~7 & 0xFFFFFFFF), b.bin("sub", "u32", C(b, "u32", 7), _and(b, lane, 7))
+        ), true
+    if 0x150 <= ctrl <= 0x15F:  # row_share
         return b.bin("or", "u32", row, C(b, "u32", n)), true
-    if 0x160 <= ctrl <= 0x16F:      # row_xmask
+    if 0x160 <= ctrl <= 0x16F:  # row_xmask
         return b.bin("or", "u32", row, b.bin("xor", "u32", i, C(b, "u32", n))), true
     from .common import unsupported
+
     unsupported(f"DPP control {ctrl:#x}")
 
 
@@ -82,7 +85,7 @@ def swizzle_source(b: Builder, offset: int):
     """ds_swizzle_b32 offset:N -> (source lane, valid)."""
     lane = b.lane_id()
     true = b.cmp("eq", "u32", lane, lane)
-    if offset & 0x8000:             # quad-perm mode over groups of 4
+    if offset & 0x8000:  # quad-perm mode over groups of 4
         sel = [(offset >> (2 * k)) & 3 for k in range(4)]
         q = _and(b, lane, 3)
         s = C(b, "u32", sel[3])

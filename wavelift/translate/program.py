@@ -1,4 +1,5 @@
 """Translate a whole program: discover → blocks → IR per block via the family frontends."""
+
 from __future__ import annotations
 
 from ..errors import Refused
@@ -9,18 +10,40 @@ from .common import Unsupported
 from .ir import Block, Builder, Program
 
 FRONTEND = {
-    "SOP1": scalar_alu.sop1, "SOP2": scalar_alu.sop2, "SOPK": scalar_alu.sopk,
-    "SOPC": scalar_alu.sopc, "SOPP": scalar_alu.sopp,
+    "SOP1": scalar_alu.sop1,
+    "SOP2": scalar_alu.sop2,
+    "SOPK": scalar_alu.sopk,
+    "SOPC": scalar_alu.sopc,
+    "SOPP": scalar_alu.sopp,
     "SMEM": scalar_memory.translate,
-    "VOP1": vector_alu.translate, "VOP2": vector_alu.translate, "VOPC": vector_alu.translate,
-    "VOP3": vector_alu.translate, "VOP3B": vector_alu.translate, "VOP3P": vector_alu.translate,
+    "VOP1": vector_alu.translate,
+    "VOP2": vector_alu.translate,
+    "VOPC": vector_alu.translate,
+    "VOP3": vector_alu.translate,
+    "VOP3B": vector_alu.translate,
+    "VOP3P": vector_alu.translate,
     "DS": data_share.translate,
-    "MUBUF": vector_memory.translate, "FLAT": vector_memory.translate,
-    "GLOBAL": vector_memory.translate, "SCRATCH": vector_memory.translate,
+    "MUBUF": vector_memory.translate,
+    "FLAT": vector_memory.translate,
+    "GLOBAL": vector_memory.translate,
+    "SCRATCH": vector_memory.translate,
     "MIMG": image.translate,
 }
-VECTOR = {"VOP1", "VOP2", "VOPC", "VOP3", "VOP3B", "VOP3P", "DS", "MUBUF", "MTBUF", "FLAT",
-          "GLOBAL", "SCRATCH", "MIMG"}
+VECTOR = {
+    "VOP1",
+    "VOP2",
+    "VOPC",
+    "VOP3",
+    "VOP3B",
+    "VOP3P",
+    "DS",
+    "MUBUF",
+    "MTBUF",
+    "FLAT",
+    "GLOBAL",
+    "SCRATCH",
+    "MIMG",
+}
 
 
 def lane_count_points(program: Program, blk: Block) -> dict[int, int]:
@@ -29,6 +52,7 @@ def lane_count_points(program: Program, blk: Block) -> dict[int, int]:
     Segments end after each instruction that writes EXEC, so every vector instruction is counted
     with the EXEC it ran under."""
     from .ir import EXEC_HI, EXEC_LO
+
     last_op: dict[int, int] = {}
     writes_exec: set[int] = set()
     for i, op in enumerate(blk.ops):
@@ -49,8 +73,9 @@ def lane_count_points(program: Program, blk: Block) -> dict[int, int]:
     return points
 
 
-def translate(code: bytes, target: str, wave_size: int, base_address: int,
-              scratch_abi=None, entry: int = 0) -> Program:
+def translate(
+    code: bytes, target: str, wave_size: int, base_address: int, scratch_abi=None, entry: int = 0
+) -> Program:
     """``code`` starts at guest address ``base_address``; the program starts at byte ``entry``
     (block 0).  Code below the entry is decoded only where control reaches it (callees)."""
     instrs, leaders = flow.discover(code, target, wave_size == 64, base_address, entry)
@@ -83,8 +108,9 @@ def translate(code: bytes, target: str, wave_size: int, base_address: int,
                 fe(ins, b)
             except Unsupported as e:
                 why = f" ({e})" if str(e) else ""
-                raise Refused("program.unsupported_instruction",
-                              f"offset {ins.offset:#x}: {ins.text}{why}") from None
+                raise Refused(
+                    "program.unsupported_instruction", f"offset {ins.offset:#x}: {ins.text}{why}"
+                ) from None
         blk.ops = b.ops
         nxt = offs[-1] + instrs[offs[-1]].size
         term = b.term or ("jump", nxt)
@@ -103,8 +129,9 @@ def _resolve(term, block_at, nxt):
 
     def bi(off):
         if off not in block_at:
-            return -2          # runs off the decoded program: refused at run time
+            return -2  # runs off the decoded program: refused at run time
         return block_at[off]
+
     if kind == "jump":
         return ("jump", bi(term[1]))
     if kind == "branch":

@@ -1,14 +1,36 @@
 """SOP1 / SOP2 / SOPK / SOPC / SOPP: scalar ALU, SCC, EXEC, M0, MODE, branches and program flow."""
+
 from __future__ import annotations
 
 from .common import read_sreg, set_scc, unsupported, write_lanemask, write_sdst
 from .ir import EXEC_HI, EXEC_LO, FLAT_SCR_HI, FLAT_SCR_LO, MODE_REG, SCC, VCC_HI, VCC_LO, Builder, Value
 
-NOPS = {"s_nop", "s_waitcnt", "s_waitcnt_vscnt", "s_waitcnt_vmcnt", "s_waitcnt_expcnt",
-        "s_waitcnt_lgkmcnt", "s_waitcnt_depctr", "s_clause", "s_inst_prefetch", "s_sleep",
-        "s_setprio", "s_icache_inv", "s_ttracedata", "s_ttracedata_imm", "s_version",
-        "s_sendmsg", "s_sendmsghalt", "s_wait_idle", "s_dcache_inv", "s_gl1_inv",
-        "s_incperflevel", "s_decperflevel", "s_code_end", "s_round_mode_nop"}
+NOPS = {
+    "s_nop",
+    "s_waitcnt",
+    "s_waitcnt_vscnt",
+    "s_waitcnt_vmcnt",
+    "s_waitcnt_expcnt",
+    "s_waitcnt_lgkmcnt",
+    "s_waitcnt_depctr",
+    "s_clause",
+    "s_inst_prefetch",
+    "s_sleep",
+    "s_setprio",
+    "s_icache_inv",
+    "s_ttracedata",
+    "s_ttracedata_imm",
+    "s_version",
+    "s_sendmsg",
+    "s_sendmsghalt",
+    "s_wait_idle",
+    "s_dcache_inv",
+    "s_gl1_inv",
+    "s_incperflevel",
+    "s_decperflevel",
+    "s_code_end",
+    "s_round_mode_nop",
+}
 
 HWREG_MODE, HWREG_FLAT_SCR_LO, HWREG_FLAT_SCR_HI = 1, 20, 21
 
@@ -48,16 +70,18 @@ def _write_exec(b, v):
         b.sset(EXEC_LO, v)
 
 
-_LOGIC = {"and": lambda b, t, x, y: b.bin("and", t, x, y),
-          "or": lambda b, t, x, y: b.bin("or", t, x, y),
-          "xor": lambda b, t, x, y: b.bin("xor", t, x, y),
-          "andn2": lambda b, t, x, y: b.bin("and", t, x, b.un("not", t, y)),
-          "orn2": lambda b, t, x, y: b.bin("or", t, x, b.un("not", t, y)),
-          "andn1": lambda b, t, x, y: b.bin("and", t, b.un("not", t, x), y),
-          "orn1": lambda b, t, x, y: b.bin("or", t, b.un("not", t, x), y),
-          "nand": lambda b, t, x, y: b.un("not", t, b.bin("and", t, x, y)),
-          "nor": lambda b, t, x, y: b.un("not", t, b.bin("or", t, x, y)),
-          "xnor": lambda b, t, x, y: b.un("not", t, b.bin("xor", t, x, y))}
+_LOGIC = {
+    "and": lambda b, t, x, y: b.bin("and", t, x, y),
+    "or": lambda b, t, x, y: b.bin("or", t, x, y),
+    "xor": lambda b, t, x, y: b.bin("xor", t, x, y),
+    "andn2": lambda b, t, x, y: b.bin("and", t, x, b.un("not", t, y)),
+    "orn2": lambda b, t, x, y: b.bin("or", t, x, b.un("not", t, y)),
+    "andn1": lambda b, t, x, y: b.bin("and", t, b.un("not", t, x), y),
+    "orn1": lambda b, t, x, y: b.bin("or", t, b.un("not", t, x), y),
+    "nand": lambda b, t, x, y: b.un("not", t, b.bin("and", t, x, y)),
+    "nor": lambda b, t, x, y: b.un("not", t, b.bin("or", t, x, y)),
+    "xnor": lambda b, t, x, y: b.un("not", t, b.bin("xor", t, x, y)),
+}
 
 
 # ---------------------------------------------------------------------------------------- SOP2
@@ -88,8 +112,7 @@ def sop2(ins, b: Builder):
         op = "add" if "add" in n else "sub"
         r = b.bin(op, "i32", x, y)
         rx = b.bin("xor", "i32", r, x)
-        ov = b.bin("and", "i32", rx, b.bin("xor", "i32", r, y) if op == "add" else
-                   b.bin("xor", "i32", x, y))
+        ov = b.bin("and", "i32", rx, b.bin("xor", "i32", r, y) if op == "add" else b.bin("xor", "i32", x, y))
         write_sdst(b, d, r)
         set_scc(b, b.cmp("lt", "i32", ov, _c(b, "i32", 0)))
         return
@@ -116,8 +139,9 @@ def sop2(ins, b: Builder):
     if n in ("s_lshl1_add_u32", "s_lshl2_add_u32", "s_lshl3_add_u32", "s_lshl4_add_u32"):
         k = int(n[6])
         x = b.cvt("u64", _src(b, ins, "ssrc0", "u32"))
-        r = b.bin("add", "u64", b.bin("shl", "u64", x, _c(b, "u64", k)),
-                  b.cvt("u64", _src(b, ins, "ssrc1", "u32")))
+        r = b.bin(
+            "add", "u64", b.bin("shl", "u64", x, _c(b, "u64", k)), b.cvt("u64", _src(b, ins, "ssrc1", "u32"))
+        )
         write_sdst(b, d, b.lo32(r))
         set_scc(b, b.cmp("gt", "u64", r, _c(b, "u64", 0xFFFFFFFF)))
         return
@@ -188,8 +212,12 @@ def sop1(ins, b: Builder):
     bits = _bits(n)
     t = _t(bits)
     d = ins.fields["sdst"]
-    if n.endswith("_saveexec_b32") or n.endswith("_saveexec_b64") or n.endswith("_wrexec_b32") \
-            or n.endswith("_wrexec_b64"):
+    if (
+        n.endswith("_saveexec_b32")
+        or n.endswith("_saveexec_b64")
+        or n.endswith("_wrexec_b32")
+        or n.endswith("_wrexec_b64")
+    ):
         op = n[2:].split("_")[0]
         x = _src(b, ins, "ssrc0", t)
         old = _exec(b)
@@ -262,8 +290,11 @@ def sop1(ins, b: Builder):
         pos = b.cvt(t, b.bin("and", "u32", _src(b, ins, "ssrc0", "u32"), _c(b, "u32", bits - 1)))
         bit = b.bin("shl", t, _c(b, t, 1), pos)
         old = read_sreg(b, d, t)
-        r = b.bin("or", t, old, bit) if n.startswith("s_bitset1") else \
-            b.bin("and", t, old, b.un("not", t, bit))
+        r = (
+            b.bin("or", t, old, bit)
+            if n.startswith("s_bitset1")
+            else b.bin("and", t, old, b.un("not", t, bit))
+        )
         write_sdst(b, d, r)
         return
     if n == "s_abs_i32":
@@ -297,8 +328,7 @@ def _simm(ins, signed=True):
 def sopk(ins, b: Builder):
     n = ins.name
     d = ins.fields.get("sdst", 0)
-    if n in ("s_waitcnt_vscnt", "s_waitcnt_vmcnt", "s_waitcnt_expcnt", "s_waitcnt_lgkmcnt",
-             "s_version"):
+    if n in ("s_waitcnt_vscnt", "s_waitcnt_vmcnt", "s_waitcnt_expcnt", "s_waitcnt_lgkmcnt", "s_version"):
         return
     if n == "s_movk_i32":
         write_sdst(b, d, _c(b, "u32", _simm(ins) & 0xFFFFFFFF))
@@ -331,20 +361,22 @@ def sopk(ins, b: Builder):
     if n in ("s_getreg_b32", "s_setreg_b32", "s_setreg_imm32_b32"):
         hw = ins.fields["simm16"]
         hid, off, size = hw & 0x3F, (hw >> 6) & 0x1F, ((hw >> 11) & 0x1F) + 1
-        reg = {HWREG_MODE: MODE_REG, HWREG_FLAT_SCR_LO: FLAT_SCR_LO,
-               HWREG_FLAT_SCR_HI: FLAT_SCR_HI}.get(hid)
+        reg = {HWREG_MODE: MODE_REG, HWREG_FLAT_SCR_LO: FLAT_SCR_LO, HWREG_FLAT_SCR_HI: FLAT_SCR_HI}.get(hid)
         if reg is None:
             unsupported(f"hardware register {hid}")
         mask = ((1 << size) - 1) if size < 32 else 0xFFFFFFFF
         if n == "s_getreg_b32":
-            v = b.bin("and", "u32", b.bin("shr", "u32", b.sget(reg), _c(b, "u32", off)),
-                      _c(b, "u32", mask))
+            v = b.bin("and", "u32", b.bin("shr", "u32", b.sget(reg), _c(b, "u32", off)), _c(b, "u32", mask))
             write_sdst(b, d, v)
             return
         v = _c(b, "u32", ins.literal) if n == "s_setreg_imm32_b32" else b.sget(d)
         fm = (mask << off) & 0xFFFFFFFF
-        new = b.bin("or", "u32", b.bin("and", "u32", b.sget(reg), _c(b, "u32", ~fm & 0xFFFFFFFF)),
-                    b.bin("and", "u32", b.bin("shl", "u32", v, _c(b, "u32", off)), _c(b, "u32", fm)))
+        new = b.bin(
+            "or",
+            "u32",
+            b.bin("and", "u32", b.sget(reg), _c(b, "u32", ~fm & 0xFFFFFFFF)),
+            b.bin("and", "u32", b.bin("shl", "u32", v, _c(b, "u32", off)), _c(b, "u32", fm)),
+        )
         b.sset(reg, new)
         if reg == MODE_REG:
             b.term = ("mode", ins.offset + ins.size)
@@ -392,8 +424,7 @@ def sopp(ins, b: Builder):
             m = b.sget(lo)
             if b.wave_size == 64:
                 m = b.bin("or", "u32", m, b.sget(hi))
-            c = b.cmp("eq" if k.endswith("z") and not k.endswith("nz") else "ne", "u32", m,
-                      _c(b, "u32", 0))
+            c = b.cmp("eq" if k.endswith("z") and not k.endswith("nz") else "ne", "u32", m, _c(b, "u32", 0))
         else:
             unsupported()
         b.term = ("branch", c, target, ins.offset + ins.size)
@@ -405,22 +436,38 @@ def sopp(ins, b: Builder):
         v = _simm(ins, False) & 0xF
         sh = 4 if n == "s_denorm_mode" else 0
         keep = ~(0xF << sh) & 0xFFFFFFFF
-        b.sset(MODE_REG, b.bin("or", "u32", b.bin("and", "u32", b.sget(MODE_REG), _c(b, "u32", keep)),
-                               _c(b, "u32", v << sh)))
+        b.sset(
+            MODE_REG,
+            b.bin(
+                "or", "u32", b.bin("and", "u32", b.sget(MODE_REG), _c(b, "u32", keep)), _c(b, "u32", v << sh)
+            ),
+        )
         b.term = ("mode", ins.offset + ins.size)
         return
     unsupported()
 
 
 HANDLERS = {"SOP1": sop1, "SOP2": sop2, "SOPK": sopk, "SOPC": sopc, "SOPP": sopp}
-BLOCK_ENDERS = {"s_endpgm", "s_branch", "s_setpc_b64", "s_swappc_b64", "s_call_b64",
-                "s_barrier", "s_denorm_mode", "s_round_mode", "s_setreg_b32",
-                "s_setreg_imm32_b32"}
+BLOCK_ENDERS = {
+    "s_endpgm",
+    "s_branch",
+    "s_setpc_b64",
+    "s_swappc_b64",
+    "s_call_b64",
+    "s_barrier",
+    "s_denorm_mode",
+    "s_round_mode",
+    "s_setreg_b32",
+    "s_setreg_imm32_b32",
+}
 
 
 def ends_block(ins) -> bool:
-    return ins.name in BLOCK_ENDERS or ins.name.startswith("s_cbranch_") and \
-        ins.name not in ("s_cbranch_join", "s_cbranch_g_fork", "s_cbranch_i_fork")
+    return (
+        ins.name in BLOCK_ENDERS
+        or ins.name.startswith("s_cbranch_")
+        and ins.name not in ("s_cbranch_join", "s_cbranch_g_fork", "s_cbranch_i_fork")
+    )
 
 
 def branch_targets(ins) -> list[int]:

@@ -1,4 +1,5 @@
 """SMEM: s_load_dword*, s_buffer_load_dword* (uniform loads through the window check)."""
+
 from __future__ import annotations
 
 from .common import read_sreg, sext48, unsupported, write_sdst
@@ -39,8 +40,9 @@ def translate(ins, b: Builder):
         if k is None:
             unsupported()
         base = read_sreg(b, sbase, "u64")
-        addr = b.bin("and", "u64", b.bin("add", "u64", base, _offset(b, ins)),
-                     _c(b, "u64", ~3 & 0xFFFFFFFFFFFFFFFF))
+        addr = b.bin(
+            "and", "u64", b.bin("add", "u64", base, _offset(b, ins)), _c(b, "u64", ~3 & 0xFFFFFFFFFFFFFFFF)
+        )
         ld = b.emit("load", "u32", addr, true, uniform=True, space="global", nbytes=4 * k, words=k)
         for j in range(k):
             b.sset(f["sdata"] + j, b.emit("word", "u32", ld, k=j))
@@ -55,8 +57,16 @@ def translate(ins, b: Builder):
         for j in range(k):
             o = b.bin("add", "u64", off, _c(b, "u64", 4 * j))
             ok = b.cmp("lt", "u64", o, b.cvt("u64", w2))
-            ld = b.emit("load", "u32", b.bin("add", "u64", base, o), ok, uniform=True,
-                        space="global", nbytes=4, words=1)
+            ld = b.emit(
+                "load",
+                "u32",
+                b.bin("add", "u64", base, o),
+                ok,
+                uniform=True,
+                space="global",
+                nbytes=4,
+                words=1,
+            )
             v = b.select(ok, b.emit("word", "u32", ld, k=0), _c(b, "u32", 0))
             b.sset(f["sdata"] + j, v)
         return

@@ -41,6 +41,7 @@ Data flow
     (``ScratchABI``: scratch enabled, s1 swizzled, where the offset register is) to them.
     ``ScratchABI`` is part of the program and module cache keys.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -48,27 +49,60 @@ from dataclasses import dataclass, field
 from ..errors import Refused
 from .ir import Plan
 
-SCC_ID = 253             # the SCC pseudo register in the analysis (the SRC code for src_scc)
-VGPR0 = 256              # VGPR v is register VGPR0 + v
+SCC_ID = 253  # the SCC pseudo register in the analysis (the SRC code for src_scc)
+VGPR0 = 256  # VGPR v is register VGPR0 + v
 VCC = (106, 107)
 EXEC = (126, 127)
 HWREG_FLAT_SCR = (20, 21)
 ALL_SGPRS = (1 << 106) - 1
 
-_SCC_READ = ("s_addc_u32", "s_subb_u32", "s_cselect_b32", "s_cselect_b64", "s_cmov_b32",
-             "s_cmov_b64", "s_cmovk_i32")
-_SCC_WRITE = ("s_add_", "s_sub_", "s_addc_", "s_subb_", "s_cmp", "s_and", "s_or", "s_xor",
-              "s_nand", "s_nor", "s_xnor", "s_lshl", "s_lshr", "s_ashr", "s_bfe_", "s_min_",
-              "s_max_", "s_abs", "s_not_", "s_bcnt", "s_bitcmp", "s_addk_", "s_quadmask",
-              "s_wqm", "s_ff", "s_flbit", "s_absdiff")
+_SCC_READ = (
+    "s_addc_u32",
+    "s_subb_u32",
+    "s_cselect_b32",
+    "s_cselect_b64",
+    "s_cmov_b32",
+    "s_cmov_b64",
+    "s_cmovk_i32",
+)
+_SCC_WRITE = (
+    "s_add_",
+    "s_sub_",
+    "s_addc_",
+    "s_subb_",
+    "s_cmp",
+    "s_and",
+    "s_or",
+    "s_xor",
+    "s_nand",
+    "s_nor",
+    "s_xnor",
+    "s_lshl",
+    "s_lshr",
+    "s_ashr",
+    "s_bfe_",
+    "s_min_",
+    "s_max_",
+    "s_abs",
+    "s_not_",
+    "s_bcnt",
+    "s_bitcmp",
+    "s_addk_",
+    "s_quadmask",
+    "s_wqm",
+    "s_ff",
+    "s_flbit",
+    "s_absdiff",
+)
 _SOPK_SRC_ONLY = ("s_cmpk_", "s_setreg_b32")
 
 
 @dataclass(frozen=True)
 class ScratchABI:
     """What of the dispatch the scratch decision depends on (part of the cache keys)."""
-    enabled: bool = False          # SCRATCH_EN with a usable size
-    ring_root: bool = False        # s0:s1 hold the scratch base (s1 has SWIZZLE_ENABLE)
+
+    enabled: bool = False  # SCRATCH_EN with a usable size
+    ring_root: bool = False  # s0:s1 hold the scratch base (s1 has SWIZZLE_ENABLE)
     offset_reg: int | None = None  # the scratch wave offset SGPR
     user_sgprs: int = 0
 
@@ -91,12 +125,13 @@ def scratch_sgprs(config) -> set[int]:
 @dataclass
 class Facts:
     """Per-instruction results of the data flow (program only)."""
-    mubuf_ent: dict = field(default_factory=dict)    # offset -> entry SGPRs of the V# base
+
+    mubuf_ent: dict = field(default_factory=dict)  # offset -> entry SGPRs of the V# base
     mubuf_ent_hi: dict = field(default_factory=dict)  # ... of the V#'s words 2..3
-    mubuf_wr: dict = field(default_factory=dict)     # offset -> written SGPRs in base/soffset
+    mubuf_wr: dict = field(default_factory=dict)  # offset -> written SGPRs in base/soffset
     flat_scr_ent: dict = field(default_factory=dict)  # s_setreg FLAT_SCR offset -> entry SGPRs
-    flat_scr_wr: dict = field(default_factory=dict)   # ... -> written SGPRs
-    text: dict = field(default_factory=dict)          # offset -> LLVM text (messages only)
+    flat_scr_wr: dict = field(default_factory=dict)  # ... -> written SGPRs
+    text: dict = field(default_factory=dict)  # offset -> LLVM text (messages only)
 
 
 def _bits(regs):
@@ -161,19 +196,26 @@ def _effects(ins):
         dst.extend(EXEC)
     if enc in ("VOP2", "VOPC") and ins.variant in ("", "e32", "dpp", "dpp8", "sdwa"):
         if enc == "VOPC" or "_co_" in n or "cndmask" in n or "subb" in n or "addc" in n:
-            src.extend(VCC)           # read, and weakly written (see _step)
+            src.extend(VCC)  # read, and weakly written (see _step)
             dst.extend(VCC)
     if n.startswith("v_writelane") or n.startswith("v_movreld"):
         src.extend(dst)
     if n.startswith(("s_movrels", "s_movreld", "s_movrelsd")):
-        src.append(-1)                # any SGPR
+        src.append(-1)  # any SGPR
     if n.startswith(("v_movrels", "v_movrelsd")):
-        src.append(-2)                # any VGPR
+        src.append(-2)  # any VGPR
     if enc == "SMEM":
         kind = "load" if dst else ("store" if "store" in n else "none")
     elif enc in ("MUBUF", "MTBUF", "FLAT", "GLOBAL", "SCRATCH", "DS", "MIMG"):
-        if "atomic" in n or enc == "DS" and n.startswith("ds_") and dst and src and "read" not in n \
-                and "load" not in n:
+        if (
+            "atomic" in n
+            or enc == "DS"
+            and n.startswith("ds_")
+            and dst
+            and src
+            and "read" not in n
+            and "load" not in n
+        ):
             kind = "atomic"
         elif dst:
             kind = "load"
@@ -248,8 +290,9 @@ def _step(ins, st, mem_wr, facts, record):
             base = [r, r + 1]
             so = f.get("soffset", 125)
             facts.mubuf_ent[ins.offset] = facts.mubuf_ent.get(ins.offset, 0) | _get(st, base, "ent")
-            facts.mubuf_ent_hi[ins.offset] = facts.mubuf_ent_hi.get(ins.offset, 0) | \
-                _get(st, [r + 2, r + 3], "ent")
+            facts.mubuf_ent_hi[ins.offset] = facts.mubuf_ent_hi.get(ins.offset, 0) | _get(
+                st, [r + 2, r + 3], "ent"
+            )
             wr_use = _get(st, base, "wr") | (_get(st, [so], "wr") if so < 106 else 0)
             facts.mubuf_wr[ins.offset] = facts.mubuf_wr.get(ins.offset, 0) | wr_use
             facts.text[ins.offset] = ins.text
@@ -276,6 +319,7 @@ def _constant_target(instrs, g, base_address):
     """The byte offset an s_setpc/s_swappc ending block ``g`` goes to, when the block builds it
     from constants (s_getpc_b64 + s_add_u32/s_addc_u32, as flow.discover follows it)."""
     from .flow import _track
+
     consts: dict = {}
     carry = 0
     for off in g[:-1]:
@@ -292,10 +336,11 @@ def analyze(instrs: dict, groups: list[list[int]], base_address: int = 0) -> Fac
     (a return, a computed jump) goes to every return point (the instruction after an
     ``s_swappc``/``s_call``) and every constant call target — the discipline compilers keep."""
     from .scalar_alu import branch_targets, falls_through
+
     if not any(instrs[o].encoding == "MUBUF" or instrs[o].name == "s_setreg_b32" for o in instrs):
         return Facts()
     start = {g[0]: i for i, g in enumerate(groups)}
-    targets: dict[int, int | None] = {}         # block -> its constant target (None: computed)
+    targets: dict[int, int | None] = {}  # block -> its constant target (None: computed)
     returns: set[int] = set()
     for i, g in enumerate(groups):
         last = instrs[g[-1]]
@@ -331,7 +376,7 @@ def analyze(instrs: dict, groups: list[list[int]], base_address: int = 0) -> Fac
         while work:
             i = work.pop()
             cur = ins_state[i]
-            assert cur is not None          # a block is queued once its state is set
+            assert cur is not None  # a block is queued once its state is set
             st = cur.copy()
             for off in groups[i]:
                 _step(instrs[off], st, mem_wr, facts, False)
@@ -382,22 +427,27 @@ def plan(facts: Facts, a: ScratchABI | None) -> Plan:
         if ent & roots:
             other = ent & user & ~roots
             if other:
-                raise Refused("scratch.ambiguous_base",
-                              f"offset {off:#x}: {facts.text.get(off, '')}: the buffer base comes "
-                              f"from the scratch base ({_names(ent & roots)}) and from "
-                              f"{_names(other)}")
+                raise Refused(
+                    "scratch.ambiguous_base",
+                    f"offset {off:#x}: {facts.text.get(off, '')}: the buffer base comes "
+                    f"from the scratch base ({_names(ent & roots)}) and from "
+                    f"{_names(other)}",
+                )
             scratch.add(off)
     if a.offset_reg is not None:
         bit = 1 << a.offset_reg
-        uses = [(off, "a scratch buffer access") for off in sorted(scratch)
-                if facts.mubuf_wr.get(off, 0) & bit]
+        uses = [
+            (off, "a scratch buffer access") for off in sorted(scratch) if facts.mubuf_wr.get(off, 0) & bit
+        ]
         uses += [(off, "FLAT_SCRATCH") for off, wr in sorted(facts.flat_scr_wr.items()) if wr & bit]
         if uses:
             off, what = uses[0]
-            raise Refused("scratch.offset_written",
-                          f"offset {off:#x}: {facts.text.get(off, '')}: a value the program wrote "
-                          f"into the scratch wave offset register s{a.offset_reg} reaches {what} "
-                          f"(the module reads that register as zero)")
+            raise Refused(
+                "scratch.offset_written",
+                f"offset {off:#x}: {facts.text.get(off, '')}: a value the program wrote "
+                f"into the scratch wave offset register s{a.offset_reg} reaches {what} "
+                f"(the module reads that register as zero)",
+            )
     # a scratch V# taken whole from user SGPRs: its words 2..3 are no pointer either.  Decided
     # from the program, never from the values (a push constant in s3 with bit 23 set, ADD_TID's
     # bit, once hid the descriptor pointer in s2 from the tracer: a RADV dispatch refused)

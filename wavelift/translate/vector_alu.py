@@ -4,6 +4,7 @@ Every opcode is one row of ``OPS``: result type, source types, and a function fr
 IR values to the result.  Encoding-specific handling (operand fetch, abs/neg/opsel, omod/clamp,
 DPP/SDWA lane and byte selection, exec-masked writes) is done once, in ``translate``.
 """
+
 from __future__ import annotations
 
 import struct
@@ -34,8 +35,20 @@ def _sh(b, t, amount, bits):
 
 def _mul24(b, x, y, signed, hi):
     if signed:
-        x = b.cvt("i64", b.cvt("i32", b.bin("sar", "i32", b.bin("shl", "i32", b.bitcast("i32", x), C(b, "i32", 8)), C(b, "i32", 8))))
-        y = b.cvt("i64", b.cvt("i32", b.bin("sar", "i32", b.bin("shl", "i32", b.bitcast("i32", y), C(b, "i32", 8)), C(b, "i32", 8))))
+        x = b.cvt(
+            "i64",
+            b.cvt(
+                "i32",
+                b.bin("sar", "i32", b.bin("shl", "i32", b.bitcast("i32", x), C(b, "i32", 8)), C(b, "i32", 8)),
+            ),
+        )
+        y = b.cvt(
+            "i64",
+            b.cvt(
+                "i32",
+                b.bin("sar", "i32", b.bin("shl", "i32", b.bitcast("i32", y), C(b, "i32", 8)), C(b, "i32", 8)),
+            ),
+        )
         p = b.bitcast("u64", b.bin("mul", "i64", x, y))
     else:
         x = b.cvt("u64", b.bin("and", "u32", x, C(b, "u32", 0xFFFFFF)))
@@ -54,22 +67,26 @@ def _minmax3(kind):
             return r
         if kind == "med3" and is_float(t):
             # ISA: any NaN -> min3; else drop the largest (compared with ==, so -0 == +0)
-            anynan = b.bin("or", "b1", b.bin("or", "b1", b.cmp("u", t, x, x), b.cmp("u", t, y, y)),
-                           b.cmp("u", t, z, z))
+            anynan = b.bin(
+                "or", "b1", b.bin("or", "b1", b.cmp("u", t, x, x), b.cmp("u", t, y, y)), b.cmp("u", t, z, z)
+            )
             mx = _fmm(b, "max", t, _fmm(b, "max", t, x, y), z)
-            r = b.select(b.cmp("eq", t, mx, x), _fmm(b, "max", t, y, z),
-                         b.select(b.cmp("eq", t, mx, y), _fmm(b, "max", t, x, z),
-                                  _fmm(b, "max", t, x, y)))
+            r = b.select(
+                b.cmp("eq", t, mx, x),
+                _fmm(b, "max", t, y, z),
+                b.select(b.cmp("eq", t, mx, y), _fmm(b, "max", t, x, z), _fmm(b, "max", t, x, y)),
+            )
             return b.select(anynan, _fmm(b, "min", t, _fmm(b, "min", t, x, y), z), r)
         if kind == "med3":
             mn = _fmm(b, "min", t, x, y)
             mx = _fmm(b, "max", t, x, y)
             return _fmm(b, "max", t, mn, _fmm(b, "min", t, mx, z))
         return _fmm(b, kind, t, _fmm(b, kind, t, x, y), z)
+
     return f
 
 
-_FMT = {16: ("<e", "<H", 10), 32: ("<f", "<I", 23), 64: ("<d", "<Q", 52)}   # float, bits, mantissa
+_FMT = {16: ("<e", "<H", 10), 32: ("<f", "<I", 23), 64: ("<d", "<Q", 52)}  # float, bits, mantissa
 
 
 def _const_bits(b, t, v):
@@ -90,16 +107,19 @@ def _const_bits(b, t, v):
         if op.name != "const" or BITS[op.type] != n:
             return None
         val = op.attrs["value"]
-        bits = struct.unpack(fb, struct.pack(ff, val))[0] if isinstance(val, float) \
+        bits = (
+            struct.unpack(fb, struct.pack(ff, val))[0]
+            if isinstance(val, float)
             else int(val) & ((1 << n) - 1)
+        )
         break
-    for m in reversed(mods):            # innermost first
+    for m in reversed(mods):  # innermost first
         if m == "fneg":
             bits ^= sign
         elif m == "fabs":
             bits &= sign - 1
         elif m == "fin" and bits & (sign - 1) and not bits & ((sign - 1) >> mant << mant):
-            return None                 # a denormal: flushed or not per MODE
+            return None  # a denormal: flushed or not per MODE
     return bits
 
 
@@ -131,11 +151,11 @@ def _med3_clamp(b, t, srcs):
         return None
     (il, kl, vl), (ih, kh, vh) = sorted([(ia, ka, va), (ib, kb, vb)], key=lambda e: e[2])
     r = b.bin("fmin", t, b.bin("fmax", t, x, srcs[il]), srcs[ih])
-    if vh == 0 and vl < 0:              # zero x: the later zero of (x, Z); the clamp: fmin(x, Z)
-        if not (p > ih and kh == 0):    # (x later and Z = +0: fmin(x, +0) is x already)
+    if vh == 0 and vl < 0:  # zero x: the later zero of (x, Z); the clamp: fmin(x, Z)
+        if not (p > ih and kh == 0):  # (x later and Z = +0: fmin(x, +0) is x already)
             keep = x if p > ih else srcs[ih]
             r = b.select(b.cmp("eq", t, x, C(b, t, 0.0)), keep, r)
-    snan_r = kb if p < 2 else None      # result for an sNaN x under MODE.IEEE
+    snan_r = kb if p < 2 else None  # result for an sNaN x under MODE.IEEE
     if snan_r != kl:
         rs = srcs[ib] if p < 2 else _quiet(b, t, x)
         r = b.select(b.bin("and", "b1", _mode_bit(b, 9), _is_snan(b, t, x)), rs, r)
@@ -194,7 +214,7 @@ def _cvt_float(b, t, x, always_quiet=False):
     """Float -> float conversion: a NaN keeps its sign and the fraction's top bits (x86 and
     hardware), quieted under MODE.IEEE or always (v_cvt_f16_f32: LLVM PR 208733's hardware
     classes); unquieted, a signaling NaN whose fraction narrows to nothing keeps the quiet bit."""
-    r = b.cvt(t, _quiet_nan(b, x.type, x))         # quiet, then drop the fraction's low bits
+    r = b.cvt(t, _quiet_nan(b, x.type, x))  # quiet, then drop the fraction's low bits
     if always_quiet:
         return r
     ut, q = _UT[BITS[t]], _QBIT[BITS[t]]
@@ -217,7 +237,9 @@ def _fmm(b, kind, t, x, y):
 
 
 def _cvt_ubyte(k):
-    return lambda b, t, x: b.cvt("f32", b.bin("and", "u32", b.bin("shr", "u32", x, C(b, "u32", 8 * k)), C(b, "u32", 0xFF)))
+    return lambda b, t, x: b.cvt(
+        "f32", b.bin("and", "u32", b.bin("shr", "u32", x, C(b, "u32", 8 * k)), C(b, "u32", 0xFF))
+    )
 
 
 def _ffbh_i32(b, t, x):
@@ -245,18 +267,49 @@ def _perm(b, t, x, y, sel):
     out = C(b, "u32", 0)
     for k in range(4):
         s = b.bin("and", "u32", b.bin("shr", "u32", sel, C(b, "u32", 8 * k)), C(b, "u32", 0xFF))
-        byte = b.lo32(b.bin("and", "u64", b.bin("shr", "u64", v, b.cvt("u64", b.bin("shl", "u32", b.bin("and", "u32", s, C(b, "u32", 7)), C(b, "u32", 3)))), C(b, "u64", 0xFF)))
+        byte = b.lo32(
+            b.bin(
+                "and",
+                "u64",
+                b.bin(
+                    "shr",
+                    "u64",
+                    v,
+                    b.cvt("u64", b.bin("shl", "u32", b.bin("and", "u32", s, C(b, "u32", 7)), C(b, "u32", 3))),
+                ),
+                C(b, "u64", 0xFF),
+            )
+        )
         # codes 8..11: sign of byte 1,3,5,7 replicated; 12: 0x00; >=13: 0xff
         sb = []
         for _j, src_byte in enumerate((1, 3, 5, 7)):
-            sbit = b.lo32(b.bin("and", "u64", b.bin("shr", "u64", v, C(b, "u64", 8 * src_byte + 7)), C(b, "u64", 1)))
+            sbit = b.lo32(
+                b.bin("and", "u64", b.bin("shr", "u64", v, C(b, "u64", 8 * src_byte + 7)), C(b, "u64", 1))
+            )
             sb.append(b.bin("mul", "u32", sbit, C(b, "u32", 0xFF)))
-        r = b.select(b.cmp("lt", "u32", s, C(b, "u32", 8)), byte,
-            b.select(b.cmp("eq", "u32", s, C(b, "u32", 8)), sb[0],
-            b.select(b.cmp("eq", "u32", s, C(b, "u32", 9)), sb[1],
-            b.select(b.cmp("eq", "u32", s, C(b, "u32", 10)), sb[2],
-            b.select(b.cmp("eq", "u32", s, C(b, "u32", 11)), sb[3],
-            b.select(b.cmp("eq", "u32", s, C(b, "u32", 12)), C(b, "u32", 0), C(b, "u32", 0xFF)))))))
+        r = b.select(
+            b.cmp("lt", "u32", s, C(b, "u32", 8)),
+            byte,
+            b.select(
+                b.cmp("eq", "u32", s, C(b, "u32", 8)),
+                sb[0],
+                b.select(
+                    b.cmp("eq", "u32", s, C(b, "u32", 9)),
+                    sb[1],
+                    b.select(
+                        b.cmp("eq", "u32", s, C(b, "u32", 10)),
+                        sb[2],
+                        b.select(
+                            b.cmp("eq", "u32", s, C(b, "u32", 11)),
+                            sb[3],
+                            b.select(
+                                b.cmp("eq", "u32", s, C(b, "u32", 12)), C(b, "u32", 0), C(b, "u32", 0xFF)
+                            ),
+                        ),
+                    ),
+                ),
+            ),
+        )
         out = b.bin("or", "u32", out, b.bin("shl", "u32", r, C(b, "u32", 8 * k)))
     return out
 
@@ -270,21 +323,31 @@ def _bfe(signed):
         off = b.bin("and", "u32", o, C(b, "u32", 31))
         wid = b.bin("and", "u32", w, C(b, "u32", 31))
         return bitfield_extract(b, x, off, wid, 32, signed)
+
     return f
 
 
 def _mbcnt(hi):
     """acc + number of set bits of the mask half below this lane (lo: lanes 0-31, hi: 32-63)."""
+
     def f(b, t, m, acc):
         lane = b.lane_id()
         if hi:
-            lim = b.select(b.cmp("ge", "u32", lane, C(b, "u32", 32)),
-                           b.bin("sub", "u32", lane, C(b, "u32", 32)), C(b, "u32", 0))
+            lim = b.select(
+                b.cmp("ge", "u32", lane, C(b, "u32", 32)),
+                b.bin("sub", "u32", lane, C(b, "u32", 32)),
+                C(b, "u32", 0),
+            )
         else:
             lim = b.bin("min", "u32", lane, C(b, "u32", 32))
-        below = b.bin("and", "u64", b.cvt("u64", m),
-                      b.bin("sub", "u64", b.bin("shl", "u64", C(b, "u64", 1), b.cvt("u64", lim)), C(b, "u64", 1)))
+        below = b.bin(
+            "and",
+            "u64",
+            b.cvt("u64", m),
+            b.bin("sub", "u64", b.bin("shl", "u64", C(b, "u64", 1), b.cvt("u64", lim)), C(b, "u64", 1)),
+        )
         return b.bin("add", "u32", acc, b.cvt("u32", b.un("popcount", "u64", below)))
+
     return f
 
 
@@ -316,7 +379,7 @@ def _pkrtz(b, t, x, y):
 
 def _f32_to_f16_rtz(b, x):
     # round toward zero: convert (RNE), and step back toward zero when it rounded away
-    h = b.cvt("f16", _quiet_nan(b, F32, x))           # a NaN: quieted whatever MODE
+    h = b.cvt("f16", _quiet_nan(b, F32, x))  # a NaN: quieted whatever MODE
     back = b.cvt("f32", h)
     away = b.cmp("gt", "f32", b.un("fabs", "f32", back), b.un("fabs", "f32", x))
     fin = b.cmp("lt", "f32", b.un("fabs", "f32", x), C(b, "f32", float("inf")))
@@ -331,7 +394,12 @@ def _ldexp(b, t, x, e):
 
 
 def _pack_b32_f16(b, t, x, y):
-    return b.bin("or", "u32", b.cvt("u32", b.bitcast("u16", x)), b.bin("shl", "u32", b.cvt("u32", b.bitcast("u16", y)), C(b, "u32", 16)))
+    return b.bin(
+        "or",
+        "u32",
+        b.cvt("u32", b.bitcast("u16", x)),
+        b.bin("shl", "u32", b.cvt("u32", b.bitcast("u16", y)), C(b, "u32", 16)),
+    )
 
 
 def _cvt_pk(to, signed):
@@ -339,6 +407,7 @@ def _cvt_pk(to, signed):
         lo = b.cvt("u32", b.bitcast("u16", b.cvt(to, x)))
         hi = b.cvt("u32", b.bitcast("u16", b.cvt(to, y)))
         return b.bin("or", "u32", lo, b.bin("shl", "u32", hi, C(b, "u32", 16)))
+
     return f
 
 
@@ -420,7 +489,11 @@ OPS: dict[str, tuple] = {
     "v_ffbh_u32": (U32, [U32], lambda b, t, x: b.bitcast("u32", b.cvt("i32", b.un("clz", "u32", x)))),
     "v_ffbl_b32": (U32, [U32], lambda b, t, x: b.bitcast("u32", b.cvt("i32", b.un("ctz", "u32", x)))),
     "v_ffbh_i32": (U32, [I32], _ffbh_i32),
-    "v_bcnt_u32_b32": (U32, [U32, U32], lambda b, t, x, y: b.bin("add", "u32", b.cvt("u32", b.un("popcount", "u32", x)), y)),
+    "v_bcnt_u32_b32": (
+        U32,
+        [U32, U32],
+        lambda b, t, x, y: b.bin("add", "u32", b.cvt("u32", b.un("popcount", "u32", x)), y),
+    ),
     "v_mbcnt_lo_u32_b32": (U32, [U32, U32], _mbcnt(False)),
     "v_mbcnt_hi_u32_b32": (U32, [U32, U32], _mbcnt(True)),
     # integer arithmetic
@@ -441,26 +514,54 @@ OPS: dict[str, tuple] = {
     "v_mul_hi_u32_u24": (U32, [U32, U32], lambda b, t, x, y: _mul24(b, x, y, False, True)),
     "v_mul_i32_i24": (U32, [U32, U32], lambda b, t, x, y: _mul24(b, x, y, True, False)),
     "v_mul_hi_i32_i24": (U32, [U32, U32], lambda b, t, x, y: _mul24(b, x, y, True, True)),
-    "v_mad_u32_u24": (U32, [U32, U32, U32], lambda b, t, x, y, z: b.bin("add", "u32", _mul24(b, x, y, False, False), z)),
-    "v_mad_i32_i24": (U32, [U32, U32, U32], lambda b, t, x, y, z: b.bin("add", "u32", _mul24(b, x, y, True, False), z)),
+    "v_mad_u32_u24": (
+        U32,
+        [U32, U32, U32],
+        lambda b, t, x, y, z: b.bin("add", "u32", _mul24(b, x, y, False, False), z),
+    ),
+    "v_mad_i32_i24": (
+        U32,
+        [U32, U32, U32],
+        lambda b, t, x, y, z: b.bin("add", "u32", _mul24(b, x, y, True, False), z),
+    ),
     "v_add3_u32": (U32, [U32, U32, U32], lambda b, t, x, y, z: b.bin("add", t, b.bin("add", t, x, y), z)),
     "v_xad_u32": (U32, [U32, U32, U32], lambda b, t, x, y, z: b.bin("add", t, b.bin("xor", t, x, y), z)),
-    "v_lshl_add_u32": (U32, [U32, U32, U32], lambda b, t, x, y, z: b.bin("add", t, b.bin("shl", t, x, _sh(b, t, y, 32)), z)),
-    "v_add_lshl_u32": (U32, [U32, U32, U32], lambda b, t, x, y, z: b.bin("shl", t, b.bin("add", t, x, y), _sh(b, t, z, 32))),
-    "v_lshl_or_b32": (U32, [U32, U32, U32], lambda b, t, x, y, z: b.bin("or", t, b.bin("shl", t, x, _sh(b, t, y, 32)), z)),
+    "v_lshl_add_u32": (
+        U32,
+        [U32, U32, U32],
+        lambda b, t, x, y, z: b.bin("add", t, b.bin("shl", t, x, _sh(b, t, y, 32)), z),
+    ),
+    "v_add_lshl_u32": (
+        U32,
+        [U32, U32, U32],
+        lambda b, t, x, y, z: b.bin("shl", t, b.bin("add", t, x, y), _sh(b, t, z, 32)),
+    ),
+    "v_lshl_or_b32": (
+        U32,
+        [U32, U32, U32],
+        lambda b, t, x, y, z: b.bin("or", t, b.bin("shl", t, x, _sh(b, t, y, 32)), z),
+    ),
     "v_and_or_b32": (U32, [U32, U32, U32], lambda b, t, x, y, z: b.bin("or", t, b.bin("and", t, x, y), z)),
     "v_or3_b32": (U32, [U32, U32, U32], lambda b, t, x, y, z: b.bin("or", t, b.bin("or", t, x, y), z)),
     "v_xor3_b32": (U32, [U32, U32, U32], lambda b, t, x, y, z: b.bin("xor", t, b.bin("xor", t, x, y), z)),
-    "v_min_i32": (I32, [I32, I32], _f("min")), "v_max_i32": (I32, [I32, I32], _f("max")),
-    "v_min_u32": (U32, [U32, U32], _f("min")), "v_max_u32": (U32, [U32, U32], _f("max")),
-    "v_min_i16": (I16, [I16, I16], _f("min")), "v_max_i16": (I16, [I16, I16], _f("max")),
-    "v_min_u16": (U16, [U16, U16], _f("min")), "v_max_u16": (U16, [U16, U16], _f("max")),
-    "v_min3_i32": (I32, [I32] * 3, _minmax3("min")), "v_max3_i32": (I32, [I32] * 3, _minmax3("max")),
-    "v_min3_u32": (U32, [U32] * 3, _minmax3("min")), "v_max3_u32": (U32, [U32] * 3, _minmax3("max")),
-    "v_med3_i32": (I32, [I32] * 3, _minmax3("med3")), "v_med3_u32": (U32, [U32] * 3, _minmax3("med3")),
+    "v_min_i32": (I32, [I32, I32], _f("min")),
+    "v_max_i32": (I32, [I32, I32], _f("max")),
+    "v_min_u32": (U32, [U32, U32], _f("min")),
+    "v_max_u32": (U32, [U32, U32], _f("max")),
+    "v_min_i16": (I16, [I16, I16], _f("min")),
+    "v_max_i16": (I16, [I16, I16], _f("max")),
+    "v_min_u16": (U16, [U16, U16], _f("min")),
+    "v_max_u16": (U16, [U16, U16], _f("max")),
+    "v_min3_i32": (I32, [I32] * 3, _minmax3("min")),
+    "v_max3_i32": (I32, [I32] * 3, _minmax3("max")),
+    "v_min3_u32": (U32, [U32] * 3, _minmax3("min")),
+    "v_max3_u32": (U32, [U32] * 3, _minmax3("max")),
+    "v_med3_i32": (I32, [I32] * 3, _minmax3("med3")),
+    "v_med3_u32": (U32, [U32] * 3, _minmax3("med3")),
     "v_sad_u32": (U32, [U32] * 3, _sad),
     # bitwise / shifts
-    "v_and_b32": (U32, [U32, U32], _f("and")), "v_or_b32": (U32, [U32, U32], _f("or")),
+    "v_and_b32": (U32, [U32, U32], _f("and")),
+    "v_or_b32": (U32, [U32, U32], _f("or")),
     "v_xor_b32": (U32, [U32, U32], _f("xor")),
     "v_xnor_b32": (U32, [U32, U32], lambda b, t, x, y: b.un("not", t, b.bin("xor", t, x, y))),
     "v_lshlrev_b32": (U32, [U32, U32], lambda b, t, x, y: b.bin("shl", t, y, _sh(b, t, x, 32))),
@@ -472,72 +573,122 @@ OPS: dict[str, tuple] = {
     "v_lshlrev_b16": (U16, [U16, U16], lambda b, t, x, y: b.bin("shl", t, y, _sh(b, t, x, 16))),
     "v_lshrrev_b16": (U16, [U16, U16], lambda b, t, x, y: b.bin("shr", t, y, _sh(b, t, x, 16))),
     "v_ashrrev_i16": (I16, [U16, I16], lambda b, t, x, y: b.bin("sar", t, y, _sh(b, t, x, 16))),
-    "v_bfe_u32": (U32, [U32] * 3, _bfe(False)), "v_bfe_i32": (I32, [I32, U32, U32], _bfe(True)),
+    "v_bfe_u32": (U32, [U32] * 3, _bfe(False)),
+    "v_bfe_i32": (I32, [I32, U32, U32], _bfe(True)),
     "v_bfi_b32": (U32, [U32] * 3, _bfi),
-    "v_bfm_b32": (U32, [U32, U32], lambda b, t, w, o: b.bin("shl", t, b.bin("sub", t, b.bin("shl", t, C(b, t, 1), _sh(b, t, w, 32)), C(b, t, 1)), _sh(b, t, o, 32))),
-    "v_alignbit_b32": (U32, [U32] * 3, _alignbit), "v_alignbyte_b32": (U32, [U32] * 3, _alignbyte),
+    "v_bfm_b32": (
+        U32,
+        [U32, U32],
+        lambda b, t, w, o: b.bin(
+            "shl",
+            t,
+            b.bin("sub", t, b.bin("shl", t, C(b, t, 1), _sh(b, t, w, 32)), C(b, t, 1)),
+            _sh(b, t, o, 32),
+        ),
+    ),
+    "v_alignbit_b32": (U32, [U32] * 3, _alignbit),
+    "v_alignbyte_b32": (U32, [U32] * 3, _alignbyte),
     "v_perm_b32": (U32, [U32] * 3, _perm),
     # f32
-    "v_add_f32": (F32, [F32, F32], _f("fadd")), "v_sub_f32": (F32, [F32, F32], _f("fsub")),
+    "v_add_f32": (F32, [F32, F32], _f("fadd")),
+    "v_sub_f32": (F32, [F32, F32], _f("fsub")),
     "v_subrev_f32": (F32, [F32, F32], lambda b, t, x, y: b.bin("fsub", t, y, x)),
     "v_mul_f32": (F32, [F32, F32], _f("fmul")),
-    "v_fma_f32": (F32, [F32] * 3, _f("fma")), "v_fmac_f32": (F32, [F32] * 3, _f("fma")),
-    "v_fmamk_f32": (F32, [F32] * 3, _f("fma")), "v_fmaak_f32": (F32, [F32] * 3, _f("fma")),
-    "v_min_f32": (F32, [F32, F32], _f("fmin")), "v_max_f32": (F32, [F32, F32], _f("fmax")),
-    "v_min3_f32": (F32, [F32] * 3, _minmax3("min")), "v_max3_f32": (F32, [F32] * 3, _minmax3("max")),
+    "v_fma_f32": (F32, [F32] * 3, _f("fma")),
+    "v_fmac_f32": (F32, [F32] * 3, _f("fma")),
+    "v_fmamk_f32": (F32, [F32] * 3, _f("fma")),
+    "v_fmaak_f32": (F32, [F32] * 3, _f("fma")),
+    "v_min_f32": (F32, [F32, F32], _f("fmin")),
+    "v_max_f32": (F32, [F32, F32], _f("fmax")),
+    "v_min3_f32": (F32, [F32] * 3, _minmax3("min")),
+    "v_max3_f32": (F32, [F32] * 3, _minmax3("max")),
     "v_med3_f32": (F32, [F32] * 3, _minmax3("med3")),
     "v_ldexp_f32": (F32, [F32, U32], _ldexp),
-    "v_floor_f32": (F32, [F32], _f("floor")), "v_ceil_f32": (F32, [F32], _f("ceil")),
-    "v_trunc_f32": (F32, [F32], _f("trunc")), "v_rndne_f32": (F32, [F32], _f("rndne")),
+    "v_floor_f32": (F32, [F32], _f("floor")),
+    "v_ceil_f32": (F32, [F32], _f("ceil")),
+    "v_trunc_f32": (F32, [F32], _f("trunc")),
+    "v_rndne_f32": (F32, [F32], _f("rndne")),
     "v_fract_f32": (F32, [F32], _fract),
-    "v_sqrt_f32": (F32, [F32], _f("sqrt")), "v_rcp_f32": (F32, [F32], _f("rcp")),
-    "v_rcp_iflag_f32": (F32, [F32], _f("rcp")), "v_rsq_f32": (F32, [F32], _f("rsq")),
-    "v_exp_f32": (F32, [F32], _f("exp2")), "v_log_f32": (F32, [F32], _f("log2")),
-    "v_sin_f32": (F32, [F32], _f("sin")), "v_cos_f32": (F32, [F32], _f("cos")),
+    "v_sqrt_f32": (F32, [F32], _f("sqrt")),
+    "v_rcp_f32": (F32, [F32], _f("rcp")),
+    "v_rcp_iflag_f32": (F32, [F32], _f("rcp")),
+    "v_rsq_f32": (F32, [F32], _f("rsq")),
+    "v_exp_f32": (F32, [F32], _f("exp2")),
+    "v_log_f32": (F32, [F32], _f("log2")),
+    "v_sin_f32": (F32, [F32], _f("sin")),
+    "v_cos_f32": (F32, [F32], _f("cos")),
     "v_frexp_mant_f32": (F32, [F32], _f("frexp_mant")),
     "v_frexp_exp_i32_f32": (I32, [F32], _frexp_exp),
     "v_cvt_f32_u32": (F32, [U32], lambda b, t, x: b.cvt("f32", x)),
     "v_cvt_f32_i32": (F32, [I32], lambda b, t, x: b.cvt("f32", x)),
-    "v_cvt_u32_f32": (U32, [F32], _cvt_f2i("u32")), "v_cvt_i32_f32": (I32, [F32], _cvt_f2i("i32")),
-    "v_cvt_flr_i32_f32": (I32, [F32], _cvt_flr), "v_cvt_rpi_i32_f32": (I32, [F32], _cvt_rpi),
-    "v_cvt_f32_ubyte0": (F32, [U32], _cvt_ubyte(0)), "v_cvt_f32_ubyte1": (F32, [U32], _cvt_ubyte(1)),
-    "v_cvt_f32_ubyte2": (F32, [U32], _cvt_ubyte(2)), "v_cvt_f32_ubyte3": (F32, [U32], _cvt_ubyte(3)),
+    "v_cvt_u32_f32": (U32, [F32], _cvt_f2i("u32")),
+    "v_cvt_i32_f32": (I32, [F32], _cvt_f2i("i32")),
+    "v_cvt_flr_i32_f32": (I32, [F32], _cvt_flr),
+    "v_cvt_rpi_i32_f32": (I32, [F32], _cvt_rpi),
+    "v_cvt_f32_ubyte0": (F32, [U32], _cvt_ubyte(0)),
+    "v_cvt_f32_ubyte1": (F32, [U32], _cvt_ubyte(1)),
+    "v_cvt_f32_ubyte2": (F32, [U32], _cvt_ubyte(2)),
+    "v_cvt_f32_ubyte3": (F32, [U32], _cvt_ubyte(3)),
     "v_cvt_f16_f32": (F16, [F32], lambda b, t, x: _cvt_float(b, t, x, always_quiet=True)),
     "v_cvt_f32_f16": (F32, [F16], _cvt_float),
     "v_cvt_f64_f32": (F64, [F32], _cvt_float),
     "v_cvt_f32_f64": (F32, [F64], _cvt_float),
     "v_cvt_pkrtz_f16_f32": (U32, [F32, F32], _pkrtz),
-    "v_cvt_pk_u16_u32": (U32, [U32, U32], lambda b, t, x, y: _pack_b32_f16(b, t, b.bitcast("f16", b.cvt("u16", b.bin("min", "u32", x, C(b, "u32", 0xFFFF)))), b.bitcast("f16", b.cvt("u16", b.bin("min", "u32", y, C(b, "u32", 0xFFFF)))))),
+    "v_cvt_pk_u16_u32": (
+        U32,
+        [U32, U32],
+        lambda b, t, x, y: _pack_b32_f16(
+            b,
+            t,
+            b.bitcast("f16", b.cvt("u16", b.bin("min", "u32", x, C(b, "u32", 0xFFFF)))),
+            b.bitcast("f16", b.cvt("u16", b.bin("min", "u32", y, C(b, "u32", 0xFFFF)))),
+        ),
+    ),
     "v_pack_b32_f16": (U32, [F16, F16], _pack_b32_f16),
-    "v_div_fixup_f32": (F32, [F32] * 3, _div_fixup), "v_div_fixup_f64": (F64, [F64] * 3, _div_fixup),
-    "v_div_fmas_f32": (F32, [F32] * 3, _div_fmas), "v_div_fmas_f64": (F64, [F64] * 3, _div_fmas),
+    "v_div_fixup_f32": (F32, [F32] * 3, _div_fixup),
+    "v_div_fixup_f64": (F64, [F64] * 3, _div_fixup),
+    "v_div_fmas_f32": (F32, [F32] * 3, _div_fmas),
+    "v_div_fmas_f64": (F64, [F64] * 3, _div_fmas),
     # f64
-    "v_add_f64": (F64, [F64, F64], _f("fadd")), "v_mul_f64": (F64, [F64, F64], _f("fmul")),
+    "v_add_f64": (F64, [F64, F64], _f("fadd")),
+    "v_mul_f64": (F64, [F64, F64], _f("fmul")),
     "v_fma_f64": (F64, [F64] * 3, _f("fma")),
-    "v_min_f64": (F64, [F64, F64], _f("fmin")), "v_max_f64": (F64, [F64, F64], _f("fmax")),
+    "v_min_f64": (F64, [F64, F64], _f("fmin")),
+    "v_max_f64": (F64, [F64, F64], _f("fmax")),
     "v_ldexp_f64": (F64, [F64, U32], _ldexp),
-    "v_floor_f64": (F64, [F64], _f("floor")), "v_ceil_f64": (F64, [F64], _f("ceil")),
-    "v_trunc_f64": (F64, [F64], _f("trunc")), "v_rndne_f64": (F64, [F64], _f("rndne")),
+    "v_floor_f64": (F64, [F64], _f("floor")),
+    "v_ceil_f64": (F64, [F64], _f("ceil")),
+    "v_trunc_f64": (F64, [F64], _f("trunc")),
+    "v_rndne_f64": (F64, [F64], _f("rndne")),
     "v_fract_f64": (F64, [F64], _fract),
-    "v_sqrt_f64": (F64, [F64], _f("sqrt")), "v_rcp_f64": (F64, [F64], _f("rcp")),
+    "v_sqrt_f64": (F64, [F64], _f("sqrt")),
+    "v_rcp_f64": (F64, [F64], _f("rcp")),
     "v_rsq_f64": (F64, [F64], _f("rsq")),
     "v_frexp_mant_f64": (F64, [F64], _f("frexp_mant")),
     "v_frexp_exp_i32_f64": (I32, [F64], _frexp_exp),
     "v_cvt_f64_u32": (F64, [U32], lambda b, t, x: b.cvt("f64", x)),
     "v_cvt_f64_i32": (F64, [I32], lambda b, t, x: b.cvt("f64", x)),
-    "v_cvt_u32_f64": (U32, [F64], _cvt_f2i("u32")), "v_cvt_i32_f64": (I32, [F64], _cvt_f2i("i32")),
+    "v_cvt_u32_f64": (U32, [F64], _cvt_f2i("u32")),
+    "v_cvt_i32_f64": (I32, [F64], _cvt_f2i("i32")),
     # f16
-    "v_add_f16": (F16, [F16, F16], _f("fadd")), "v_sub_f16": (F16, [F16, F16], _f("fsub")),
+    "v_add_f16": (F16, [F16, F16], _f("fadd")),
+    "v_sub_f16": (F16, [F16, F16], _f("fsub")),
     "v_subrev_f16": (F16, [F16, F16], lambda b, t, x, y: b.bin("fsub", t, y, x)),
-    "v_mul_f16": (F16, [F16, F16], _f("fmul")), "v_fma_f16": (F16, [F16] * 3, _f("fma")),
+    "v_mul_f16": (F16, [F16, F16], _f("fmul")),
+    "v_fma_f16": (F16, [F16] * 3, _f("fma")),
     "v_fmac_f16": (F16, [F16] * 3, _f("fma")),
-    "v_min_f16": (F16, [F16, F16], _f("fmin")), "v_max_f16": (F16, [F16, F16], _f("fmax")),
+    "v_min_f16": (F16, [F16, F16], _f("fmin")),
+    "v_max_f16": (F16, [F16, F16], _f("fmax")),
     "v_cvt_f16_u16": (F16, [U16], lambda b, t, x: b.cvt("f16", x)),
     "v_cvt_f16_i16": (F16, [I16], lambda b, t, x: b.cvt("f16", x)),
-    "v_cvt_u16_f16": (U16, [F16], _cvt_f2i("u16")), "v_cvt_i16_f16": (I16, [F16], _cvt_f2i("i16")),
-    "v_sqrt_f16": (F16, [F16], _f("sqrt")), "v_rcp_f16": (F16, [F16], _f("rcp")),
-    "v_floor_f16": (F16, [F16], _f("floor")), "v_ceil_f16": (F16, [F16], _f("ceil")),
-    "v_trunc_f16": (F16, [F16], _f("trunc")), "v_rndne_f16": (F16, [F16], _f("rndne")),
+    "v_cvt_u16_f16": (U16, [F16], _cvt_f2i("u16")),
+    "v_cvt_i16_f16": (I16, [F16], _cvt_f2i("i16")),
+    "v_sqrt_f16": (F16, [F16], _f("sqrt")),
+    "v_rcp_f16": (F16, [F16], _f("rcp")),
+    "v_floor_f16": (F16, [F16], _f("floor")),
+    "v_ceil_f16": (F16, [F16], _f("ceil")),
+    "v_trunc_f16": (F16, [F16], _f("trunc")),
+    "v_rndne_f16": (F16, [F16], _f("rndne")),
 }
 
 
@@ -565,34 +716,58 @@ def _sad_u8(b, x, y, acc, masked=False):
 
 
 def _sad16(b, t, x, y, z):
-    return b.bin("add", "u32", b.bin("add", "u32", _absdiff(b, _byte(b, x, 0, width=16), _byte(b, y, 0, width=16)),
-                                      _absdiff(b, _byte(b, x, 1, width=16), _byte(b, y, 1, width=16))), z)
+    return b.bin(
+        "add",
+        "u32",
+        b.bin(
+            "add",
+            "u32",
+            _absdiff(b, _byte(b, x, 0, width=16), _byte(b, y, 0, width=16)),
+            _absdiff(b, _byte(b, x, 1, width=16), _byte(b, y, 1, width=16)),
+        ),
+        z,
+    )
 
 
 def _qsad(masked):
     """v_qsad_pk_u16_u8 / v_mqsad_pk_u16_u8: four (m)sad_u8 over byte windows of a 64-bit S0."""
+
     def f(b, t, x, y, z):
         out = C(b, "u64", 0)
         for k in range(4):
             win = b.lo32(b.bin("shr", "u64", x, C(b, "u64", 8 * k)))
-            acc = b.lo32(b.bin("and", "u64", b.bin("shr", "u64", z, C(b, "u64", 16 * k)), C(b, "u64", 0xFFFF)))
+            acc = b.lo32(
+                b.bin("and", "u64", b.bin("shr", "u64", z, C(b, "u64", 16 * k)), C(b, "u64", 0xFFFF))
+            )
             r = b.bin("and", "u32", _sad_u8(b, win, y, acc, masked), C(b, "u32", 0xFFFF))
             out = b.bin("or", "u64", out, b.bin("shl", "u64", b.cvt("u64", r), C(b, "u64", 16 * k)))
         return out
+
     return f
 
 
 def _lerp_u8(b, t, x, y, z):
     r = C(b, "u32", 0)
     for k in range(4):
-        v = b.bin("add", "u32", b.bin("add", "u32", _byte(b, x, k), _byte(b, y, k)),
-                  b.bin("and", "u32", _byte(b, z, k), C(b, "u32", 1)))
-        r = b.bin("or", "u32", r, b.bin("shl", "u32", b.bin("shr", "u32", v, C(b, "u32", 1)), C(b, "u32", 8 * k)))
+        v = b.bin(
+            "add",
+            "u32",
+            b.bin("add", "u32", _byte(b, x, k), _byte(b, y, k)),
+            b.bin("and", "u32", _byte(b, z, k), C(b, "u32", 1)),
+        )
+        r = b.bin(
+            "or", "u32", r, b.bin("shl", "u32", b.bin("shr", "u32", v, C(b, "u32", 1)), C(b, "u32", 8 * k))
+        )
     return r
 
 
 def _pack16(b, lo, hi):
-    return b.bin("or", "u32", b.cvt("u32", b.bitcast("u16", lo)), b.bin("shl", "u32", b.cvt("u32", b.bitcast("u16", hi)), C(b, "u32", 16)))
+    return b.bin(
+        "or",
+        "u32",
+        b.cvt("u32", b.bitcast("u16", lo)),
+        b.bin("shl", "u32", b.cvt("u32", b.bitcast("u16", hi)), C(b, "u32", 16)),
+    )
 
 
 def _sat_i16(b, x):
@@ -602,6 +777,7 @@ def _sat_i16(b, x):
 def _norm(signed):
     """f32/f16 -> snorm/unorm 16: clamp to [-1|0, 1], times 32767|65535 (f32), round to nearest
     even, NaN -> 0."""
+
     def one(b, x):
         x = b.cvt("f32", x)
         lo = -1.0 if signed else 0.0
@@ -609,6 +785,7 @@ def _norm(signed):
         v = b.un("rndne", "f32", b.bin("fmul", "f32", c, C(b, "f32", 32767.0 if signed else 65535.0)))
         v = b.select(b.cmp("u", "f32", x, x), C(b, "f32", 0.0), v)
         return b.cvt("i16" if signed else "u16", v)
+
     return one
 
 
@@ -630,7 +807,9 @@ def _sat_pk_u8_i16(b, t, x):
     out = []
     for k in (0, 1):
         v = _byte(b, x, k, True, 16)
-        out.append(b.bitcast("u32", b.bin("max", "i32", b.bin("min", "i32", v, C(b, "i32", 255)), C(b, "i32", 0))))
+        out.append(
+            b.bitcast("u32", b.bin("max", "i32", b.bin("min", "i32", v, C(b, "i32", 255)), C(b, "i32", 0)))
+        )
     return b.cvt("u16", b.bin("or", "u32", out[0], b.bin("shl", "u32", out[1], C(b, "u32", 8))))
 
 
@@ -657,22 +836,30 @@ def _legacy_fma(b, t, x, y, acc):
 
 def _mad16(kind):
     """v_mad_u16/i16 (16-bit result), v_mad_u32_u16/i32_i16 (32-bit accumulate)."""
+
     def f(b, t, x, y, z):
         wide = "i32" if kind in ("i16", "i32_i16") else "u32"
         p = b.bin("mul", wide, b.cvt(wide, x), b.cvt(wide, y))
         return b.cvt(t, b.bin("add", wide, p, b.cvt(wide, z)))
+
     return f
 
 
 def _dot_int(n, width, signed):
     """sum of n products of width-bit elements + S2 (32-bit, wraps; clamp handled in SAT)."""
+
     def f(b, t, x, y, z):
         acc = b.cvt("i64", b.bitcast("i32", z)) if signed else b.cvt("i64", z)
         for k in range(n):
-            p = b.bin("mul", "i64", b.cvt("i64", b.bitcast("i32", _byte(b, x, k, signed, width))),
-                      b.cvt("i64", b.bitcast("i32", _byte(b, y, k, signed, width))))
+            p = b.bin(
+                "mul",
+                "i64",
+                b.cvt("i64", b.bitcast("i32", _byte(b, x, k, signed, width))),
+                b.cvt("i64", b.bitcast("i32", _byte(b, y, k, signed, width))),
+            )
             acc = b.bin("add", "i64", acc, p)
         return acc
+
     return f
 
 
@@ -691,63 +878,83 @@ def _dot2_f32_f16(b, t, x, y, z):
     return b.cvt("f32", b.bin("fadd", "f64", b.bin("fadd", "f64", p[0], p[1]), b.cvt("f64", z)))
 
 
-OPS.update({
-    # float min/max: MODE.IEEE signaling-NaN rule (see _fmm)
-    **{"v_%s_%s" % (k, t): (t, [t, t], (lambda k: lambda b, t, x, y: _fmm(b, k, t, x, y))(k))
-       for k in ("min", "max") for t in (F16, F32, F64)},
-    "v_cos_f16": (F16, [F16], _f("cos")), "v_sin_f16": (F16, [F16], _f("sin")),
-    "v_exp_f16": (F16, [F16], _f("exp2")), "v_log_f16": (F16, [F16], _f("log2")),
-    "v_rsq_f16": (F16, [F16], _f("rsq")), "v_fract_f16": (F16, [F16], _fract),
-    "v_frexp_mant_f16": (F16, [F16], _f("frexp_mant")),
-    "v_frexp_exp_i16_f16": (I16, [F16], lambda b, t, x: b.cvt("i16", b.emit("frexp_exp", "i32", x))),
-    "v_ldexp_f16": (F16, [F16, I16], lambda b, t, x, e: b.emit("ldexp", t, x, b.cvt("i32", e))),
-    "v_cvt_norm_i16_f16": (I16, [F16], lambda b, t, x: _norm(True)(b, x)),
-    "v_cvt_norm_u16_f16": (U16, [F16], lambda b, t, x: _norm(False)(b, x)),
-    "v_cvt_off_f32_i4": (F32, [U32], _cvt_off_f32_i4),
-    "v_sat_pk_u8_i16": (U16, [U32], _sat_pk_u8_i16),
-    "v_fmamk_f16": (F16, [F16] * 3, _f("fma")), "v_fmaak_f16": (F16, [F16] * 3, _f("fma")),
-    "v_mul_legacy_f32": (F32, [F32, F32], _legacy_mul),
-    "v_fma_legacy_f32": (F32, [F32] * 3, _legacy_fma), "v_fmac_legacy_f32": (F32, [F32] * 3, _legacy_fma),
-    "v_dot2c_f32_f16": (F32, [U32, U32, F32], _dot2_f32_f16),
-    "v_dot4c_i32_i8": (I32, [U32, U32, U32], _wrap32(_dot_int(4, 8, True))),
-    "v_cvt_pk_i16_i32": (U32, [I32, I32], lambda b, t, x, y: _pack16(b, _sat_i16(b, x), _sat_i16(b, y))),
-    "v_cvt_pk_u8_f32": (U32, [F32, U32, U32], _cvt_pk_u8_f32),
-    # GFX10.1 only: v_mad/mac_f32 are not fused (product rounded, then the sum; MODE flushing
-    # applies to the intermediate product as to a result); legacy: a zero factor gives +0 * ...
-    "v_mad_f32": (F32, [F32] * 3, lambda b, t, x, y, z: _mad(b, t, b.bin("fmul", t, x, y), z)),
-    "v_mac_f32": (F32, [F32] * 3, lambda b, t, x, y, z: _mad(b, t, b.bin("fmul", t, x, y), z)),
-    "v_madmk_f32": (F32, [F32] * 3, lambda b, t, x, y, z: _mad(b, t, b.bin("fmul", t, x, y), z)),
-    "v_madak_f32": (F32, [F32] * 3, lambda b, t, x, y, z: _mad(b, t, b.bin("fmul", t, x, y), z)),
-    "v_mad_legacy_f32": (F32, [F32] * 3, lambda b, t, x, y, z: _mad(b, t, _legacy_mul(b, t, x, y), z)),
-    "v_mac_legacy_f32": (F32, [F32] * 3, lambda b, t, x, y, z: _mad(b, t, _legacy_mul(b, t, x, y), z)),
-    "v_mul_lo_i32": (U32, [U32, U32], _f("mul")),
-    "v_cvt_pknorm_i16_f32": (U32, [F32, F32], _cvt_pknorm(True)),
-    "v_cvt_pknorm_u16_f32": (U32, [F32, F32], _cvt_pknorm(False)),
-    "v_cvt_pknorm_i16_f16": (U32, [F16, F16], _cvt_pknorm(True)),
-    "v_cvt_pknorm_u16_f16": (U32, [F16, F16], _cvt_pknorm(False)),
-    "v_div_fixup_f16": (F16, [F16] * 3, _div_fixup),
-    "v_lerp_u8": (U32, [U32] * 3, _lerp_u8),
-    "v_mad_u16": (U16, [U16] * 3, _mad16("u16")), "v_mad_i16": (I16, [I16] * 3, _mad16("i16")),
-    "v_mad_u32_u16": (U32, [U16, U16, U32], _mad16("u32_u16")),
-    "v_mad_i32_i16": (I32, [I16, I16, I32], _mad16("i32_i16")),
-    "v_min3_f16": (F16, [F16] * 3, _minmax3("min")), "v_max3_f16": (F16, [F16] * 3, _minmax3("max")),
-    "v_med3_f16": (F16, [F16] * 3, _minmax3("med3")),
-    "v_min3_i16": (I16, [I16] * 3, _minmax3("min")), "v_max3_i16": (I16, [I16] * 3, _minmax3("max")),
-    "v_med3_i16": (I16, [I16] * 3, _minmax3("med3")),
-    "v_min3_u16": (U16, [U16] * 3, _minmax3("min")), "v_max3_u16": (U16, [U16] * 3, _minmax3("max")),
-    "v_med3_u16": (U16, [U16] * 3, _minmax3("med3")),
-    "v_sad_u8": (U32, [U32] * 3, lambda b, t, x, y, z: _sad_u8(b, x, y, z)),
-    "v_sad_hi_u8": (U32, [U32] * 3, lambda b, t, x, y, z: b.bin("add", "u32", b.bin("shl", "u32", _sad_u8(b, x, y, C(b, "u32", 0)), C(b, "u32", 16)), z)),
-    "v_sad_u16": (U32, [U32] * 3, _sad16),
-    "v_msad_u8": (U32, [U32] * 3, lambda b, t, x, y, z: _sad_u8(b, x, y, z, True)),
-    "v_qsad_pk_u16_u8": (U64, [U64, U32, U64], _qsad(False)),
-    "v_mqsad_pk_u16_u8": (U64, [U64, U32, U64], _qsad(True)),
-    "v_trig_preop_f64": (F64, [F64, U32], lambda b, t, x, y: b.emit("trig_preop", t, x, y)),
-    "v_cubeid_f32": (F32, [F32] * 3, lambda b, t, x, y, z: _cube(b, x, y, z, "id")),
-    "v_cubesc_f32": (F32, [F32] * 3, lambda b, t, x, y, z: _cube(b, x, y, z, "sc")),
-    "v_cubetc_f32": (F32, [F32] * 3, lambda b, t, x, y, z: _cube(b, x, y, z, "tc")),
-    "v_cubema_f32": (F32, [F32] * 3, lambda b, t, x, y, z: _cube(b, x, y, z, "ma")),
-})
+OPS.update(
+    {
+        # float min/max: MODE.IEEE signaling-NaN rule (see _fmm)
+        **{
+            "v_%s_%s" % (k, t): (t, [t, t], (lambda k: lambda b, t, x, y: _fmm(b, k, t, x, y))(k))
+            for k in ("min", "max")
+            for t in (F16, F32, F64)
+        },
+        "v_cos_f16": (F16, [F16], _f("cos")),
+        "v_sin_f16": (F16, [F16], _f("sin")),
+        "v_exp_f16": (F16, [F16], _f("exp2")),
+        "v_log_f16": (F16, [F16], _f("log2")),
+        "v_rsq_f16": (F16, [F16], _f("rsq")),
+        "v_fract_f16": (F16, [F16], _fract),
+        "v_frexp_mant_f16": (F16, [F16], _f("frexp_mant")),
+        "v_frexp_exp_i16_f16": (I16, [F16], lambda b, t, x: b.cvt("i16", b.emit("frexp_exp", "i32", x))),
+        "v_ldexp_f16": (F16, [F16, I16], lambda b, t, x, e: b.emit("ldexp", t, x, b.cvt("i32", e))),
+        "v_cvt_norm_i16_f16": (I16, [F16], lambda b, t, x: _norm(True)(b, x)),
+        "v_cvt_norm_u16_f16": (U16, [F16], lambda b, t, x: _norm(False)(b, x)),
+        "v_cvt_off_f32_i4": (F32, [U32], _cvt_off_f32_i4),
+        "v_sat_pk_u8_i16": (U16, [U32], _sat_pk_u8_i16),
+        "v_fmamk_f16": (F16, [F16] * 3, _f("fma")),
+        "v_fmaak_f16": (F16, [F16] * 3, _f("fma")),
+        "v_mul_legacy_f32": (F32, [F32, F32], _legacy_mul),
+        "v_fma_legacy_f32": (F32, [F32] * 3, _legacy_fma),
+        "v_fmac_legacy_f32": (F32, [F32] * 3, _legacy_fma),
+        "v_dot2c_f32_f16": (F32, [U32, U32, F32], _dot2_f32_f16),
+        "v_dot4c_i32_i8": (I32, [U32, U32, U32], _wrap32(_dot_int(4, 8, True))),
+        "v_cvt_pk_i16_i32": (U32, [I32, I32], lambda b, t, x, y: _pack16(b, _sat_i16(b, x), _sat_i16(b, y))),
+        "v_cvt_pk_u8_f32": (U32, [F32, U32, U32], _cvt_pk_u8_f32),
+        # GFX10.1 only: v_mad/mac_f32 are not fused (product rounded, then the sum; MODE flushing
+        # applies to the intermediate product as to a result); legacy: a zero factor gives +0 * ...
+        "v_mad_f32": (F32, [F32] * 3, lambda b, t, x, y, z: _mad(b, t, b.bin("fmul", t, x, y), z)),
+        "v_mac_f32": (F32, [F32] * 3, lambda b, t, x, y, z: _mad(b, t, b.bin("fmul", t, x, y), z)),
+        "v_madmk_f32": (F32, [F32] * 3, lambda b, t, x, y, z: _mad(b, t, b.bin("fmul", t, x, y), z)),
+        "v_madak_f32": (F32, [F32] * 3, lambda b, t, x, y, z: _mad(b, t, b.bin("fmul", t, x, y), z)),
+        "v_mad_legacy_f32": (F32, [F32] * 3, lambda b, t, x, y, z: _mad(b, t, _legacy_mul(b, t, x, y), z)),
+        "v_mac_legacy_f32": (F32, [F32] * 3, lambda b, t, x, y, z: _mad(b, t, _legacy_mul(b, t, x, y), z)),
+        "v_mul_lo_i32": (U32, [U32, U32], _f("mul")),
+        "v_cvt_pknorm_i16_f32": (U32, [F32, F32], _cvt_pknorm(True)),
+        "v_cvt_pknorm_u16_f32": (U32, [F32, F32], _cvt_pknorm(False)),
+        "v_cvt_pknorm_i16_f16": (U32, [F16, F16], _cvt_pknorm(True)),
+        "v_cvt_pknorm_u16_f16": (U32, [F16, F16], _cvt_pknorm(False)),
+        "v_div_fixup_f16": (F16, [F16] * 3, _div_fixup),
+        "v_lerp_u8": (U32, [U32] * 3, _lerp_u8),
+        "v_mad_u16": (U16, [U16] * 3, _mad16("u16")),
+        "v_mad_i16": (I16, [I16] * 3, _mad16("i16")),
+        "v_mad_u32_u16": (U32, [U16, U16, U32], _mad16("u32_u16")),
+        "v_mad_i32_i16": (I32, [I16, I16, I32], _mad16("i32_i16")),
+        "v_min3_f16": (F16, [F16] * 3, _minmax3("min")),
+        "v_max3_f16": (F16, [F16] * 3, _minmax3("max")),
+        "v_med3_f16": (F16, [F16] * 3, _minmax3("med3")),
+        "v_min3_i16": (I16, [I16] * 3, _minmax3("min")),
+        "v_max3_i16": (I16, [I16] * 3, _minmax3("max")),
+        "v_med3_i16": (I16, [I16] * 3, _minmax3("med3")),
+        "v_min3_u16": (U16, [U16] * 3, _minmax3("min")),
+        "v_max3_u16": (U16, [U16] * 3, _minmax3("max")),
+        "v_med3_u16": (U16, [U16] * 3, _minmax3("med3")),
+        "v_sad_u8": (U32, [U32] * 3, lambda b, t, x, y, z: _sad_u8(b, x, y, z)),
+        "v_sad_hi_u8": (
+            U32,
+            [U32] * 3,
+            lambda b, t, x, y, z: b.bin(
+                "add", "u32", b.bin("shl", "u32", _sad_u8(b, x, y, C(b, "u32", 0)), C(b, "u32", 16)), z
+            ),
+        ),
+        "v_sad_u16": (U32, [U32] * 3, _sad16),
+        "v_msad_u8": (U32, [U32] * 3, lambda b, t, x, y, z: _sad_u8(b, x, y, z, True)),
+        "v_qsad_pk_u16_u8": (U64, [U64, U32, U64], _qsad(False)),
+        "v_mqsad_pk_u16_u8": (U64, [U64, U32, U64], _qsad(True)),
+        "v_trig_preop_f64": (F64, [F64, U32], lambda b, t, x, y: b.emit("trig_preop", t, x, y)),
+        "v_cubeid_f32": (F32, [F32] * 3, lambda b, t, x, y, z: _cube(b, x, y, z, "id")),
+        "v_cubesc_f32": (F32, [F32] * 3, lambda b, t, x, y, z: _cube(b, x, y, z, "sc")),
+        "v_cubetc_f32": (F32, [F32] * 3, lambda b, t, x, y, z: _cube(b, x, y, z, "tc")),
+        "v_cubema_f32": (F32, [F32] * 3, lambda b, t, x, y, z: _cube(b, x, y, z, "ma")),
+    }
+)
 
 
 def _cube(b, x, y, z, what):
@@ -760,8 +967,11 @@ def _cube(b, x, y, z, what):
     sel = lambda a_, b_, c_: b.select(zf, a_, b.select(yf, b_, c_))
     fneg = lambda v: b.un("fneg", "f32", v)
     if what == "id":
-        return sel(b.select(nz, C(b, "f32", 5.0), C(b, "f32", 4.0)), b.select(ny, C(b, "f32", 3.0), C(b, "f32", 2.0)),
-                   b.select(nx, C(b, "f32", 1.0), C(b, "f32", 0.0)))
+        return sel(
+            b.select(nz, C(b, "f32", 5.0), C(b, "f32", 4.0)),
+            b.select(ny, C(b, "f32", 3.0), C(b, "f32", 2.0)),
+            b.select(nx, C(b, "f32", 1.0), C(b, "f32", 0.0)),
+        )
     if what == "ma":
         return b.bin("fmul", "f32", C(b, "f32", 2.0), sel(z, y, x))
     if what == "sc":
@@ -771,6 +981,7 @@ def _cube(b, x, y, z, what):
 
 def _sat(kind, lo, hi, signed):
     """Integer clamp (saturation): the exact result in i64, clamped to [lo, hi]."""
+
     def f(b, t, *a):
         w = [b.cvt("i64", b.bitcast(("i" if signed else "u") + str(BITS[v.type]), v)) for v in a]
         if kind == "add":
@@ -786,22 +997,30 @@ def _sat(kind, lo, hi, signed):
             else:
                 x24 = [b.bin("and", "i64", v, C(b, "i64", m)) for v in w[:2]]
             r = b.bin("add", "i64", b.bin("mul", "i64", x24[0], x24[1]), w[2])
-        else:   # mad
+        else:  # mad
             r = b.bin("add", "i64", b.bin("mul", "i64", w[0], w[1]), w[2])
         r = b.bin("max", "i64", b.bin("min", "i64", r, C(b, "i64", hi)), C(b, "i64", lo))
         return b.cvt(t, r)
+
     return f
 
 
 SAT = {
-    "v_add_nc_u32": _sat("add", 0, 0xFFFFFFFF, False), "v_sub_nc_u32": _sat("sub", 0, 0xFFFFFFFF, False),
+    "v_add_nc_u32": _sat("add", 0, 0xFFFFFFFF, False),
+    "v_sub_nc_u32": _sat("sub", 0, 0xFFFFFFFF, False),
     "v_subrev_nc_u32": _sat("subrev", 0, 0xFFFFFFFF, False),
-    "v_add_nc_i32": _sat("add", -2 ** 31, 2 ** 31 - 1, True), "v_sub_nc_i32": _sat("sub", -2 ** 31, 2 ** 31 - 1, True),
-    "v_add_nc_u16": _sat("add", 0, 0xFFFF, False), "v_sub_nc_u16": _sat("sub", 0, 0xFFFF, False),
-    "v_add_nc_i16": _sat("add", -2 ** 15, 2 ** 15 - 1, True), "v_sub_nc_i16": _sat("sub", -2 ** 15, 2 ** 15 - 1, True),
-    "v_mad_u32_u24": _sat("mad24", 0, 0xFFFFFFFF, False), "v_mad_i32_i24": _sat("mad24", -2 ** 31, 2 ** 31 - 1, True),
-    "v_mad_u16": _sat("mad", 0, 0xFFFF, False), "v_mad_i16": _sat("mad", -2 ** 15, 2 ** 15 - 1, True),
-    "v_mad_u32_u16": _sat("mad", 0, 0xFFFFFFFF, False), "v_mad_i32_i16": _sat("mad", -2 ** 31, 2 ** 31 - 1, True),
+    "v_add_nc_i32": _sat("add", -(2**31), 2**31 - 1, True),
+    "v_sub_nc_i32": _sat("sub", -(2**31), 2**31 - 1, True),
+    "v_add_nc_u16": _sat("add", 0, 0xFFFF, False),
+    "v_sub_nc_u16": _sat("sub", 0, 0xFFFF, False),
+    "v_add_nc_i16": _sat("add", -(2**15), 2**15 - 1, True),
+    "v_sub_nc_i16": _sat("sub", -(2**15), 2**15 - 1, True),
+    "v_mad_u32_u24": _sat("mad24", 0, 0xFFFFFFFF, False),
+    "v_mad_i32_i24": _sat("mad24", -(2**31), 2**31 - 1, True),
+    "v_mad_u16": _sat("mad", 0, 0xFFFF, False),
+    "v_mad_i16": _sat("mad", -(2**15), 2**15 - 1, True),
+    "v_mad_u32_u16": _sat("mad", 0, 0xFFFFFFFF, False),
+    "v_mad_i32_i16": _sat("mad", -(2**31), 2**31 - 1, True),
 }
 
 # ops whose float inputs/outputs obey MODE's denormal flush; the rest move bits
@@ -811,44 +1030,100 @@ NO_FIN = {"v_div_fmas_f32", "v_div_fmas_f64"}
 # NaN rules of their own (docs/float-semantics.md): selections (min/max/med3: ISA pseudo-code),
 # ops that quiet whatever MODE (div_fixup: pseudo-code; div_fmas: AMD's emulator; dot2 and
 # conversions to f16: LLVM PR 208733) and conversions between float types (_cvt_float)
-OWN_NAN = ({"v_%s_%s" % (k, t) for k in ("min", "max", "min3", "max3", "med3") for t in ("f16", "f32", "f64")}
-           | {"v_div_fixup_f16", "v_div_fixup_f32", "v_div_fixup_f64", "v_div_fmas_f32", "v_div_fmas_f64",
-              "v_dot2c_f32_f16", "v_cvt_f16_f32", "v_cvt_f32_f16", "v_cvt_f64_f32", "v_cvt_f32_f64"})
+OWN_NAN = {
+    "v_%s_%s" % (k, t) for k in ("min", "max", "min3", "max3", "med3") for t in ("f16", "f32", "f64")
+} | {
+    "v_div_fixup_f16",
+    "v_div_fixup_f32",
+    "v_div_fixup_f64",
+    "v_div_fmas_f32",
+    "v_div_fmas_f64",
+    "v_dot2c_f32_f16",
+    "v_cvt_f16_f32",
+    "v_cvt_f32_f16",
+    "v_cvt_f64_f32",
+    "v_cvt_f32_f64",
+}
 # ops that read src2 from the destination register (VOP2 "mac" forms)
-MAC = {"v_fmac_f32", "v_fmac_f16", "v_fmac_legacy_f32", "v_dot2c_f32_f16", "v_dot4c_i32_i8", "v_mac_f32",
-       "v_mac_legacy_f32"}
+MAC = {
+    "v_fmac_f32",
+    "v_fmac_f16",
+    "v_fmac_legacy_f32",
+    "v_dot2c_f32_f16",
+    "v_dot4c_i32_i8",
+    "v_mac_f32",
+    "v_mac_legacy_f32",
+}
 
 # VOP3P packed 16-bit: name -> (lane type, fn)
 PK_OPS = {
-    "v_pk_add_u16": (U16, _f("add")), "v_pk_sub_u16": (U16, _f("sub")),
-    "v_pk_add_i16": (I16, _f("add")), "v_pk_sub_i16": (I16, _f("sub")),
+    "v_pk_add_u16": (U16, _f("add")),
+    "v_pk_sub_u16": (U16, _f("sub")),
+    "v_pk_add_i16": (I16, _f("add")),
+    "v_pk_sub_i16": (I16, _f("sub")),
     "v_pk_mul_lo_u16": (U16, _f("mul")),
     "v_pk_lshlrev_b16": (U16, lambda b, t, x, y: b.bin("shl", t, y, _sh(b, t, x, 16))),
     "v_pk_lshrrev_b16": (U16, lambda b, t, x, y: b.bin("shr", t, y, _sh(b, t, x, 16))),
     "v_pk_ashrrev_i16": (I16, lambda b, t, x, y: b.bin("sar", t, y, _sh(b, t, b.bitcast("i16", x), 16))),
-    "v_pk_max_i16": (I16, _f("max")), "v_pk_min_i16": (I16, _f("min")),
-    "v_pk_max_u16": (U16, _f("max")), "v_pk_min_u16": (U16, _f("min")),
-    "v_pk_add_f16": (F16, _f("fadd")), "v_pk_mul_f16": (F16, _f("fmul")),
+    "v_pk_max_i16": (I16, _f("max")),
+    "v_pk_min_i16": (I16, _f("min")),
+    "v_pk_max_u16": (U16, _f("max")),
+    "v_pk_min_u16": (U16, _f("min")),
+    "v_pk_add_f16": (F16, _f("fadd")),
+    "v_pk_mul_f16": (F16, _f("fmul")),
     "v_pk_fma_f16": (F16, _f("fma")),
     "v_pk_max_f16": (F16, lambda b, t, x, y: _fmm(b, "max", t, x, y)),
     "v_pk_min_f16": (F16, lambda b, t, x, y: _fmm(b, "min", t, x, y)),
-    "v_pk_mad_u16": (U16, _mad16("u16")), "v_pk_mad_i16": (I16, _mad16("i16")),
+    "v_pk_mad_u16": (U16, _mad16("u16")),
+    "v_pk_mad_i16": (I16, _mad16("i16")),
 }
 PK_SAT = {
-    "v_pk_add_u16": _sat("add", 0, 0xFFFF, False), "v_pk_sub_u16": _sat("sub", 0, 0xFFFF, False),
-    "v_pk_add_i16": _sat("add", -2 ** 15, 2 ** 15 - 1, True), "v_pk_sub_i16": _sat("sub", -2 ** 15, 2 ** 15 - 1, True),
-    "v_pk_mad_u16": _sat("mad", 0, 0xFFFF, False), "v_pk_mad_i16": _sat("mad", -2 ** 15, 2 ** 15 - 1, True),
+    "v_pk_add_u16": _sat("add", 0, 0xFFFF, False),
+    "v_pk_sub_u16": _sat("sub", 0, 0xFFFF, False),
+    "v_pk_add_i16": _sat("add", -(2**15), 2**15 - 1, True),
+    "v_pk_sub_i16": _sat("sub", -(2**15), 2**15 - 1, True),
+    "v_pk_mad_u16": _sat("mad", 0, 0xFFFF, False),
+    "v_pk_mad_i16": _sat("mad", -(2**15), 2**15 - 1, True),
 }
 # VOP3P dot products on whole 32-bit sources: name -> (elements, width, signed)
-DOT = {"v_dot2_i32_i16": (2, 16, True), "v_dot2_u32_u16": (2, 16, False),
-       "v_dot4_i32_i8": (4, 8, True), "v_dot4_u32_u8": (4, 8, False),
-       "v_dot8_i32_i4": (8, 4, True), "v_dot8_u32_u4": (8, 4, False)}
+DOT = {
+    "v_dot2_i32_i16": (2, 16, True),
+    "v_dot2_u32_u16": (2, 16, False),
+    "v_dot4_i32_i8": (4, 8, True),
+    "v_dot4_u32_u8": (4, 8, False),
+    "v_dot8_i32_i4": (8, 4, True),
+    "v_dot8_u32_u4": (8, 4, False),
+}
 
-CMP_INT = {"f": "f", "lt": "lt", "eq": "eq", "le": "le", "gt": "gt", "ne": "ne", "ge": "ge",
-           "t": "tru", "lg": "ne"}
-CMP_F = {"f": "f", "lt": "lt", "eq": "eq", "le": "le", "gt": "gt", "lg": "lg", "ge": "ge",
-         "o": "o", "u": "u", "nge": "nge", "nlg": "nlg", "ngt": "ngt", "nle": "nle", "neq": "neq",
-         "nlt": "nlt", "tru": "tru"}
+CMP_INT = {
+    "f": "f",
+    "lt": "lt",
+    "eq": "eq",
+    "le": "le",
+    "gt": "gt",
+    "ne": "ne",
+    "ge": "ge",
+    "t": "tru",
+    "lg": "ne",
+}
+CMP_F = {
+    "f": "f",
+    "lt": "lt",
+    "eq": "eq",
+    "le": "le",
+    "gt": "gt",
+    "lg": "lg",
+    "ge": "ge",
+    "o": "o",
+    "u": "u",
+    "nge": "nge",
+    "nlg": "nlg",
+    "ngt": "ngt",
+    "nle": "nle",
+    "neq": "neq",
+    "nlt": "nlt",
+    "tru": "tru",
+}
 
 
 # ------------------------------------------------------------------------------ operand fetch
@@ -932,11 +1207,12 @@ def sdwa_select(b, raw, sel, sext):
 def _dpp_src(ins, b, reg, t):
     """DPP16/DPP8: src0 read from another lane (invalid lanes give 0 with bound_ctrl, else keep)."""
     from .lanes import dpp8_source, dpp16_source
+
     f = ins.fields
     v = b.vget(reg)
     if ins.variant == "dpp8":
         sel = f["dpp8"]
-        if not isinstance(sel, int):        # tuple of 8 lane selects (isa/dpp_sdwa.py)
+        if not isinstance(sel, int):  # tuple of 8 lane selects (isa/dpp_sdwa.py)
             sel = sum((int(x) & 7) << (3 * i) for i, x in enumerate(sel))
         src_lane, valid = dpp8_source(b, sel)
     else:
@@ -944,7 +1220,7 @@ def _dpp_src(ins, b, reg, t):
     moved = b.emit("shuffle", "u32", v, src_lane, uniform=False)
     # a lane whose source is invalid or inactive reads 0 when bound_ctrl (printed bound_ctrl:1 /
     # fi) is set; otherwise the instruction does not write that lane (handled in dpp_write_mask)
-    if f.get("fi", 0):                      # fetch inactive: disabled source lanes are read
+    if f.get("fi", 0):  # fetch inactive: disabled source lanes are read
         ok = valid
     else:
         src_active = b.emit("shuffle", "u32", b.cvt("u32", b.exec()), src_lane, uniform=False)
@@ -958,6 +1234,7 @@ def _dpp_src(ins, b, reg, t):
 
 def dpp_write_mask(ins, b):
     from .lanes import dpp_row_bank_mask
+
     f = ins.fields
     m = b.exec()
     if ins.variant == "dpp":
@@ -1020,8 +1297,11 @@ def translate(ins, b: Builder):
     elif int_clamp or _omod(ins):
         # no semantics written for them on an integer or packed result (v_cvt_pkrtz_f16_f32
         # clamp/div:2, ...): refused rather than dropped
-        unsupported("integer clamp" if not any(is_float(t) for t in sts) else
-                    "clamp/omod on a result that is not a float")
+        unsupported(
+            "integer clamp"
+            if not any(is_float(t) for t in sts)
+            else "clamp/omod on a result that is not a float"
+        )
     if r.type != dt and BITS[r.type] == BITS[dt]:
         r = b.bitcast(dt, r)
     write_result(ins, b, r)
@@ -1042,7 +1322,7 @@ def write_result(ins, b, r):
 def _sdwa_write(ins, b, r):
     f = ins.fields
     sel = f.get("dst_sel", 6)
-    unused = f.get("dst_unused", 0)     # 0 pad with zeros, 1 sign-extend, 2 preserve
+    unused = f.get("dst_unused", 0)  # 0 pad with zeros, 1 sign-extend, 2 preserve
     raw = b.bitcast("u32", r) if BITS[r.type] == 32 else b.cvt("u32", b.bitcast("u16", r))
     if sel == 6:
         return b.vset(f["vdst"], raw)
@@ -1121,7 +1401,7 @@ def _addsub_co(ins, b):
         r = b.bin(op, "u64", r, cin)
     carry = b.cmp("ne", "u32", b.hi32(r), C(b, "u32", 0))
     lo = b.lo32(r)
-    if ins.fields.get("clamp", 0):      # saturate: a carry gives 0xffffffff, a borrow 0
+    if ins.fields.get("clamp", 0):  # saturate: a carry gives 0xffffffff, a borrow 0
         lo = b.select(carry, C(b, "u32", 0xFFFFFFFF if op == "add" else 0), lo)
     write_result(ins, b, lo)
     write_lanemask(b, _carry_out_reg(ins), ballot(b, carry))
@@ -1143,10 +1423,13 @@ def _mad64(ins, b):
         carry = b.cmp("lt", "i64", ov, C(b, "i64", 0))
     else:
         carry = b.cmp("lt", "u64", r, z)
-    if ins.fields.get("clamp", 0):      # saturate to the 64-bit range
+    if ins.fields.get("clamp", 0):  # saturate to the 64-bit range
         if signed:
-            sat = b.select(b.cmp("lt", "i64", b.bitcast("i64", z), C(b, "i64", 0)),
-                           C(b, "u64", 1 << 63), C(b, "u64", (1 << 63) - 1))
+            sat = b.select(
+                b.cmp("lt", "i64", b.bitcast("i64", z), C(b, "i64", 0)),
+                C(b, "u64", 1 << 63),
+                C(b, "u64", (1 << 63) - 1),
+            )
         else:
             sat = C(b, "u64", (1 << 64) - 1)
         r = b.select(carry, sat, r)
@@ -1170,8 +1453,13 @@ def _div_scale(ins, b):
 
     def denorm(v, vt):
         a = b.un("fabs", vt, v)
-        return b.bin("and", "b1", b.cmp("lt", vt, a, C(b, vt, {F32: 2.0 ** -126, F64: 2.0 ** -1022}[vt])),
-                     b.cmp("gt", vt, a, C(b, vt, 0.0)))
+        return b.bin(
+            "and",
+            "b1",
+            b.cmp("lt", vt, a, C(b, vt, {F32: 2.0**-126, F64: 2.0**-1022}[vt])),
+            b.cmp("gt", vt, a, C(b, vt, 0.0)),
+        )
+
     zero = b.bin("or", "b1", b.cmp("eq", t, z, C(b, t, 0.0)), b.cmp("eq", t, y, C(b, t, 0.0)))
     c_big = b.cmp("ge", "i32", b.bin("sub", "i32", ez, ey), C(b, "i32", big))
     c_y_den = denorm(y, t)
@@ -1216,7 +1504,12 @@ def _readfirstlane(ins, b):
     f = ins.fields
     v = Srcs(ins, b).get(0, U32)
     e = exec_mask64(b)
-    first = b.cvt("u32", b.bitcast("u64", b.cvt("i64", b.bin("max", "i32", b.cvt("i32", b.un("ctz", "u64", e)), C(b, "i32", 0)))))
+    first = b.cvt(
+        "u32",
+        b.bitcast(
+            "u64", b.cvt("i64", b.bin("max", "i32", b.cvt("i32", b.un("ctz", "u64", e)), C(b, "i32", 0)))
+        ),
+    )
     write_sdst(b, f["vdst"], b.emit("readlane", "u32", v, first, uniform=True))
 
 
@@ -1230,6 +1523,7 @@ def _writelane(ins, b):
 
 def _permlane(ins, b):
     from .lanes import permlane_source
+
     f = ins.fields
     v = read_vreg(b, f["src0"] - 256, U32)
     s1 = read_src(b, ins, f["src1"], U32)
@@ -1239,7 +1533,9 @@ def _permlane(ins, b):
     opsel = f.get("opsel", 0)
     fi, bc = opsel & 1, (opsel >> 1) & 1
     if not fi:
-        act = b.cmp("ne", "u32", b.emit("shuffle", "u32", b.cvt("u32", b.exec()), src, uniform=False), C(b, "u32", 0))
+        act = b.cmp(
+            "ne", "u32", b.emit("shuffle", "u32", b.cvt("u32", b.exec()), src, uniform=False), C(b, "u32", 0)
+        )
         old = b.vget(f["vdst"])
         moved = b.select(act, moved, C(b, "u32", 0) if bc else old)
     b.vset(f["vdst"], moved)
@@ -1255,13 +1551,21 @@ def _swap(ins, b):
 
 SPECIAL = {
     "v_cndmask_b32": _cndmask,
-    "v_add_co_u32": _addsub_co, "v_sub_co_u32": _addsub_co, "v_subrev_co_u32": _addsub_co,
-    "v_add_co_ci_u32": _addsub_co, "v_sub_co_ci_u32": _addsub_co, "v_subrev_co_ci_u32": _addsub_co,
-    "v_mad_u64_u32": _mad64, "v_mad_i64_i32": _mad64,
-    "v_div_scale_f32": _div_scale, "v_div_scale_f64": _div_scale,
-    "v_readlane_b32": _readlane, "v_readfirstlane_b32": _readfirstlane,
+    "v_add_co_u32": _addsub_co,
+    "v_sub_co_u32": _addsub_co,
+    "v_subrev_co_u32": _addsub_co,
+    "v_add_co_ci_u32": _addsub_co,
+    "v_sub_co_ci_u32": _addsub_co,
+    "v_subrev_co_ci_u32": _addsub_co,
+    "v_mad_u64_u32": _mad64,
+    "v_mad_i64_i32": _mad64,
+    "v_div_scale_f32": _div_scale,
+    "v_div_scale_f64": _div_scale,
+    "v_readlane_b32": _readlane,
+    "v_readfirstlane_b32": _readfirstlane,
     "v_writelane_b32": _writelane,
-    "v_permlane16_b32": _permlane, "v_permlanex16_b32": _permlane,
+    "v_permlane16_b32": _permlane,
+    "v_permlanex16_b32": _permlane,
     "v_swap_b32": _swap,
 }
 
@@ -1270,7 +1574,7 @@ SPECIAL = {
 def _vopc(ins, b):
     n = ins.name
     x = n.startswith("v_cmpx_")
-    rest = n[7 if x else 6:]
+    rest = n[7 if x else 6 :]
     if rest.startswith("class_"):
         t = {"f32": F32, "f64": F64, "f16": F16}[rest[6:]]
         s = Srcs(ins, b)
@@ -1279,8 +1583,17 @@ def _vopc(ins, b):
         c = b.cmp("ne", "u32", b.emit("isclass", "u32", v, m), C(b, "u32", 0))
     else:
         cond, ty = rest.rsplit("_", 1)
-        t = {"f16": F16, "f32": F32, "f64": F64, "i16": I16, "u16": U16, "i32": I32, "u32": U32,
-             "i64": I64, "u64": U64}.get(ty)
+        t = {
+            "f16": F16,
+            "f32": F32,
+            "f64": F64,
+            "i16": I16,
+            "u16": U16,
+            "i32": I32,
+            "u32": U32,
+            "i64": I64,
+            "u64": U64,
+        }.get(ty)
         if t is None:
             unsupported()
         table = CMP_F if is_float(t) else CMP_INT
@@ -1352,7 +1665,11 @@ def _pk_half(b, ins, code, sel_hi, t):
     """One 16-bit half of a VOP3P source (constants: the same 16-bit value in both halves)."""
     raw = read_src(b, ins, code, "u32")
     if code == 255 or 128 <= code <= 248:
-        v16 = b.cvt("u16", raw) if not sel_hi or code != 255 else b.cvt("u16", b.bin("shr", "u32", raw, C(b, "u32", 16)))
+        v16 = (
+            b.cvt("u16", raw)
+            if not sel_hi or code != 255
+            else b.cvt("u16", b.bin("shr", "u32", raw, C(b, "u32", 16)))
+        )
         if 240 <= code <= 248 and t == F16:
             v16 = b.bitcast("u16", read_src(b, ins, code, F16))
         return v16
@@ -1426,7 +1743,7 @@ def _dot3p(ins, b):
     z = read_src(b, ins, f["src2"], U32)
     acc = _dot_int(cnt, width, signed)(b, None, x, y, z)
     if f.get("clamp", 0):
-        lo, hi = (-2 ** 31, 2 ** 31 - 1) if signed else (0, 0xFFFFFFFF)
+        lo, hi = (-(2**31), 2**31 - 1) if signed else (0, 0xFFFFFFFF)
         acc = b.bin("max", "i64", b.bin("min", "i64", acc, C(b, "i64", hi)), C(b, "i64", lo))
     b.vset(f["vdst"], b.lo32(b.bitcast("u64", acc)))
 
@@ -1439,7 +1756,7 @@ def _pk_fmac_f16(ins, b):
     d = b.vget(f["vdst"])
     halves = []
     for h in (0, 1):
-        pick = (lambda v: b.bitcast(F16, b.cvt("u16", b.bin("shr", "u32", v, C(b, "u32", 16)) if h else v)))
+        pick = lambda v: b.bitcast(F16, b.cvt("u16", b.bin("shr", "u32", v, C(b, "u32", 16)) if h else v))
         a_, b_, c_ = (b.emit("fin", F16, pick(v)) for v in (x, y, d))
         r = b.emit("fout", F16, _ieee_nan(b, b.emit("fma", F16, a_, b_, c_), (a_, b_, c_)))
         halves.append(r)

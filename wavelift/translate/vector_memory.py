@@ -3,6 +3,7 @@ atomics.  Scratch is addressed here (wave-relative byte address in the hardware'
 layout, ``(o/4)*4*W + 4*L + o%4``) and executed by the backend's scratch module; it never reaches
 a window.
 """
+
 from __future__ import annotations
 
 from .common import PRIVATE_APERTURE_HI, SHARED_APERTURE_HI, read_sreg, unsupported
@@ -10,17 +11,33 @@ from .ir import Builder, Value
 from .scalar_memory import buffer_base
 
 # kind -> (bytes, words, post-processing)
-LOADS = {"ubyte": (1, 1, "u8"), "sbyte": (1, 1, "s8"), "ushort": (2, 1, "u16"),
-         "sshort": (2, 1, "s16"), "dword": (4, 1, None), "dwordx2": (8, 2, None),
-         "dwordx3": (12, 3, None), "dwordx4": (16, 4, None),
-         "ubyte_d16": (1, 1, "d16lo_u8"), "ubyte_d16_hi": (1, 1, "d16hi_u8"),
-         "sbyte_d16": (1, 1, "d16lo_s8"), "sbyte_d16_hi": (1, 1, "d16hi_s8"),
-         "short_d16": (2, 1, "d16lo"), "short_d16_hi": (2, 1, "d16hi")}
-STORES = {"byte": (1, 1, None), "short": (2, 1, None), "dword": (4, 1, None),
-          "dwordx2": (8, 2, None), "dwordx3": (12, 3, None), "dwordx4": (16, 4, None),
-          "byte_d16_hi": (1, 1, "hi"), "short_d16_hi": (2, 1, "hi")}
-ATOMICS = {"swap", "cmpswap", "add", "sub", "smin", "umin", "smax", "umax", "and", "or", "xor",
-           "inc", "dec"}
+LOADS = {
+    "ubyte": (1, 1, "u8"),
+    "sbyte": (1, 1, "s8"),
+    "ushort": (2, 1, "u16"),
+    "sshort": (2, 1, "s16"),
+    "dword": (4, 1, None),
+    "dwordx2": (8, 2, None),
+    "dwordx3": (12, 3, None),
+    "dwordx4": (16, 4, None),
+    "ubyte_d16": (1, 1, "d16lo_u8"),
+    "ubyte_d16_hi": (1, 1, "d16hi_u8"),
+    "sbyte_d16": (1, 1, "d16lo_s8"),
+    "sbyte_d16_hi": (1, 1, "d16hi_s8"),
+    "short_d16": (2, 1, "d16lo"),
+    "short_d16_hi": (2, 1, "d16hi"),
+}
+STORES = {
+    "byte": (1, 1, None),
+    "short": (2, 1, None),
+    "dword": (4, 1, None),
+    "dwordx2": (8, 2, None),
+    "dwordx3": (12, 3, None),
+    "dwordx4": (16, 4, None),
+    "byte_d16_hi": (1, 1, "hi"),
+    "short_d16_hi": (2, 1, "hi"),
+}
+ATOMICS = {"swap", "cmpswap", "add", "sub", "smin", "umin", "smax", "umax", "and", "or", "xor", "inc", "dec"}
 NOPS = {"buffer_gl0_inv", "buffer_gl1_inv", "buffer_wbinvl1", "buffer_wbinvl1_vol"}
 
 
@@ -32,7 +49,7 @@ def _split(name: str):
     prefix, rest = name.split("_", 1)
     for verb in ("load_", "store_", "atomic_"):
         if rest.startswith(verb):
-            return prefix, verb[:-1], rest[len(verb):]
+            return prefix, verb[:-1], rest[len(verb) :]
     return prefix, rest, ""
 
 
@@ -71,8 +88,10 @@ def _mubuf_scratch(ins, b: Builder, verb: str, kind: str):
     o = C(b, "u32", f.get("offset", 0))
     if f.get("offen"):
         o = b.bin("add", "u32", o, b.vget(f["vaddr"]))
-    addrs = [b.bin("add", "u64", swizzle(b, b.bin("add", "u32", o, C(b, "u32", 4 * j))), soff)
-             for j in range(words)]
+    addrs = [
+        b.bin("add", "u64", swizzle(b, b.bin("add", "u32", o, C(b, "u32", 4 * j))), soff)
+        for j in range(words)
+    ]
     targets = [("scratch", addrs, [ex] * words)]
     b.uses_scratch = True
     if verb == "load":
@@ -99,8 +118,12 @@ def _post(b, ins, post, w, old_reg):
             v = b.cvt("u32", b.bitcast("u16", b.cvt("i16", b.cvt("i8", w))))
         old = b.vget(old_reg)
         if post.startswith("d16hi"):
-            return b.bin("or", "u32", b.bin("and", "u32", old, C(b, "u32", 0xFFFF)),
-                         b.bin("shl", "u32", v, C(b, "u32", 16)))
+            return b.bin(
+                "or",
+                "u32",
+                b.bin("and", "u32", old, C(b, "u32", 0xFFFF)),
+                b.bin("shl", "u32", v, C(b, "u32", 16)),
+            )
         return b.bin("or", "u32", b.bin("and", "u32", old, C(b, "u32", 0xFFFF0000)), v)
     unsupported()
 
@@ -113,14 +136,23 @@ def _load(b, ins, kind, targets, vdst):
     out = [None] * words
     for space, addrs, masks in targets:
         if len(addrs) == 1:
-            ld = b.emit("load", "u32", addrs[0], masks[0], uniform=False, space=space,
-                        nbytes=nbytes, words=words)
+            ld = b.emit(
+                "load", "u32", addrs[0], masks[0], uniform=False, space=space, nbytes=nbytes, words=words
+            )
             ws = [b.emit("word", "u32", ld, k=j) for j in range(words)]
         else:
             ws = []
             for j in range(words):
-                ld = b.emit("load", "u32", addrs[j], masks[j], uniform=False, space=space,
-                            nbytes=min(4, nbytes), words=1)
+                ld = b.emit(
+                    "load",
+                    "u32",
+                    addrs[j],
+                    masks[j],
+                    uniform=False,
+                    space=space,
+                    nbytes=min(4, nbytes),
+                    words=1,
+                )
                 ws.append(b.emit("word", "u32", ld, k=0))
         for j in range(words):
             out[j] = ws[j] if out[j] is None else b.bin("or", "u32", out[j], ws[j])
@@ -158,6 +190,7 @@ def _atomic(b, ins, op, targets, data_reg, vdst, returns):
 
     def rd(r):
         return b.pack64(b.vget(r), b.vget(r + 1)) if wide else b.vget(r)
+
     data = rd(data_reg)
     cmp = rd(data_reg + n) if base == "cmpswap" else None
     out = None
@@ -201,8 +234,12 @@ def mubuf(ins, b: Builder):
     stride = b.bin("and", "u32", b.bin("shr", "u32", w1, C(b, "u32", 16)), C(b, "u32", 0x3FFF))
     swz = b.cmp("ne", "u32", b.bin("and", "u32", w1, C(b, "u32", 0x80000000)), C(b, "u32", 0))
     add_tid = b.cmp("ne", "u32", b.bin("and", "u32", w3, C(b, "u32", 1 << 23)), C(b, "u32", 0))
-    idx_stride = b.bin("shl", "u32", C(b, "u32", 8),
-                       b.bin("and", "u32", b.bin("shr", "u32", w3, C(b, "u32", 21)), C(b, "u32", 3)))
+    idx_stride = b.bin(
+        "shl",
+        "u32",
+        C(b, "u32", 8),
+        b.bin("and", "u32", b.bin("shr", "u32", w3, C(b, "u32", 21)), C(b, "u32", 3)),
+    )
     so = f.get("soffset", 128)
     soff = read_sreg(b, so, "u32", ins.literal)
     idx = C(b, "u32", 0)
@@ -213,8 +250,11 @@ def mubuf(ins, b: Builder):
     if f.get("offen"):
         voff = b.bin("add", "u32", voff, b.vget(f["vaddr"] + (1 if f.get("idxen") else 0)))
     nrec = w2
-    oob_sel = b.bin("and", "u32", b.bin("shr", "u32", w3, C(b, "u32", 28)), C(b, "u32", 3)) \
-        if b.target != "gfx1010" else None
+    oob_sel = (
+        b.bin("and", "u32", b.bin("shr", "u32", w3, C(b, "u32", 28)), C(b, "u32", 3))
+        if b.target != "gfx1010"
+        else None
+    )
     if verb == "load":
         nbytes, words, _ = LOADS.get(kind, (4, 1, None))
     elif verb == "store":
@@ -227,13 +267,26 @@ def mubuf(ins, b: Builder):
     for j in range(words if verb != "atomic" else 1):
         off = b.bin("add", "u32", voff, C(b, "u32", 4 * j))
         # swizzled: ((idx / is) * stride + off/4*4) * is + (idx % is) * 4 + off % 4
-        q = b.bin("add", "u32", b.bin("mul", "u32", _udiv(b, idx, idx_stride), stride),
-                  b.bin("and", "u32", off, C(b, "u32", ~3 & 0xFFFFFFFF)))
-        rel_sw = b.bin("add", "u32", b.bin("add", "u32", b.bin("mul", "u32", q, idx_stride),
-                       b.bin("shl", "u32", _umod(b, idx, idx_stride), C(b, "u32", 2))),
-                       b.bin("and", "u32", off, C(b, "u32", 3)))
-        rel_lin = b.bin("add", "u64", b.cvt("u64", off),
-                        b.bin("mul", "u64", b.cvt("u64", stride), b.cvt("u64", idx)))
+        q = b.bin(
+            "add",
+            "u32",
+            b.bin("mul", "u32", _udiv(b, idx, idx_stride), stride),
+            b.bin("and", "u32", off, C(b, "u32", ~3 & 0xFFFFFFFF)),
+        )
+        rel_sw = b.bin(
+            "add",
+            "u32",
+            b.bin(
+                "add",
+                "u32",
+                b.bin("mul", "u32", q, idx_stride),
+                b.bin("shl", "u32", _umod(b, idx, idx_stride), C(b, "u32", 2)),
+            ),
+            b.bin("and", "u32", off, C(b, "u32", 3)),
+        )
+        rel_lin = b.bin(
+            "add", "u64", b.cvt("u64", off), b.bin("mul", "u64", b.cvt("u64", stride), b.cvt("u64", idx))
+        )
         rel = b.select(swz, b.cvt("u64", rel_sw), rel_lin)
         # range checking (GFX10 OOB_SELECT; gfx1010: raw when stride == 0, else index)
         raw_oob = b.cmp("ge", "u64", b.select(swz, b.cvt("u64", rel_sw), rel_lin), b.cvt("u64", nrec))
@@ -242,10 +295,19 @@ def mubuf(ins, b: Builder):
             oob = b.select(b.cmp("eq", "u32", stride, C(b, "u32", 0)), raw_oob, idx_oob)
         else:
             s0 = b.bin("or", "b1", idx_oob, b.cmp("ge", "u32", off, stride))
-            oob = b.select(b.cmp("eq", "u32", oob_sel, C(b, "u32", 3)), raw_oob,
-                  b.select(b.cmp("eq", "u32", oob_sel, C(b, "u32", 1)), idx_oob,
-                  b.select(b.cmp("eq", "u32", oob_sel, C(b, "u32", 2)),
-                           b.cmp("eq", "u32", nrec, C(b, "u32", 0)), s0)))
+            oob = b.select(
+                b.cmp("eq", "u32", oob_sel, C(b, "u32", 3)),
+                raw_oob,
+                b.select(
+                    b.cmp("eq", "u32", oob_sel, C(b, "u32", 1)),
+                    idx_oob,
+                    b.select(
+                        b.cmp("eq", "u32", oob_sel, C(b, "u32", 2)),
+                        b.cmp("eq", "u32", nrec, C(b, "u32", 0)),
+                        s0,
+                    ),
+                ),
+            )
         ok = b.bin("and", "b1", ex, b.un("not", "b1", oob))
         glob_addrs.append(b.bin("add", "u64", b.bin("add", "u64", base, rel), b.cvt("u64", soff)))
         glob_masks.append(ok)
@@ -301,7 +363,7 @@ def flat(ins, b: Builder):
         nbytes, words, _ = STORES.get(kind, (4, 1, None))
     else:
         words = 1
-    if seg == 1:                                          # scratch_*
+    if seg == 1:  # scratch_*
         if saddr == 125:
             o = b.vget(f["addr"])
         elif saddr == 127:
@@ -309,8 +371,13 @@ def flat(ins, b: Builder):
         else:
             o = read_sreg(b, saddr, "u32")
         o = b.bin("add", "u32", o, C(b, "u32", off & 0xFFFFFFFF))
-        targets = [("scratch", [swizzle(b, b.bin("add", "u32", o, C(b, "u32", 4 * j)))
-                                for j in range(words)], [ex] * words)]
+        targets = [
+            (
+                "scratch",
+                [swizzle(b, b.bin("add", "u32", o, C(b, "u32", 4 * j))) for j in range(words)],
+                [ex] * words,
+            )
+        ]
         b.uses_scratch = True
     else:
         if seg == 2 and saddr != 125:
@@ -325,9 +392,15 @@ def flat(ins, b: Builder):
             is_priv = b.cmp("eq", "u32", hi, C(b, "u32", PRIVATE_APERTURE_HI))
             is_glob = b.un("not", "b1", b.bin("or", "b1", is_lds, is_priv))
             m_l, m_p, m_g = (b.bin("and", "b1", ex, m) for m in (is_lds, is_priv, is_glob))
-            targets = [("global", [a], [m_g]), ("lds", [lo], [m_l]),
-                       ("scratch", [swizzle(b, b.bin("add", "u32", lo, C(b, "u32", 4 * j)))
-                                    for j in range(words)], [m_p] * words)]
+            targets = [
+                ("global", [a], [m_g]),
+                ("lds", [lo], [m_l]),
+                (
+                    "scratch",
+                    [swizzle(b, b.bin("add", "u32", lo, C(b, "u32", 4 * j))) for j in range(words)],
+                    [m_p] * words,
+                ),
+            ]
             b.uses_scratch = True
         else:
             targets = [("global", [a], [ex])]

@@ -1,6 +1,7 @@
 """Deferred EXEC blends: which VGPR writes of a block may blend with the old value only once, at
 the block's end.  An analysis of the IR that both C-family targets lower by (the CUDA kernel: a
 select per write otherwise; the native tier: a blend per write)."""
+
 from __future__ import annotations
 
 from ...translate.ir import EXEC_HI, EXEC_LO
@@ -21,16 +22,16 @@ def deferred_blends(ops, defined, term_args=()) -> dict | None:
     tainted one -> None).  Returns vget output id -> the raw value it reads.  Both the CUDA
     kernel (a thread per lane: a select per write otherwise) and the host's native blocks
     (numpy/native.py) lower by it."""
-    taint: dict[int, int] = {}      # value id -> the mask id it is tainted by
-    reg: dict[int, tuple] = {}      # VGPR -> (raw value, mask id) of its last write
+    taint: dict[int, int] = {}  # value id -> the mask id it is tainted by
+    reg: dict[int, tuple] = {}  # VGPR -> (raw value, mask id) of its last write
     src: dict[int, object] = {}
-    same: dict[int, int] = {}       # exec op's value id -> the first exec op's since EXEC changed
+    same: dict[int, int] = {}  # exec op's value id -> the first exec op's since EXEC changed
     first_exec = None
 
     def t(x):
         return taint.get(getattr(x, "id", None))
 
-    def mid(x):                     # a mask's id (EXEC read twice is one mask)
+    def mid(x):  # a mask's id (EXEC read twice is one mask)
         return same.get(x.id, x.id)
 
     for op in ops:
@@ -47,19 +48,22 @@ def deferred_blends(ops, defined, term_args=()) -> dict | None:
         m = next(iter(ts), None)
         if n == "vget":
             r = reg.get(op.attrs["reg"])
-            if r is not None:       # (even a clean value: the register's other lanes
-                src[op.out.id] = r[0]   # hold the old value, the raw one does not)
+            if r is not None:  # (even a clean value: the register's other lanes
+                src[op.out.id] = r[0]  # hold the old value, the raw one does not)
                 taint[op.out.id] = r[1]
         elif n == "vset":
             v, mask = args
             prev = reg.get(op.attrs["reg"])
-            if t(mask) is not None or m not in (None, mid(mask)) or \
-                    (prev is not None and prev[1] != mid(mask)):
+            if (
+                t(mask) is not None
+                or m not in (None, mid(mask))
+                or (prev is not None and prev[1] != mid(mask))
+            ):
                 return None
             reg[op.attrs["reg"]] = (v, mid(mask))
         elif n in ("load", "store"):
             if m is not None and (t(args[1]) is not None or m != mid(args[1])):
-                return None         # (a load's result is clean: inactive lanes read 0)
+                return None  # (a load's result is clean: inactive lanes read 0)
         elif n == "ballot":
             if m is not None:
                 d = defined.get(args[0].id)
@@ -69,7 +73,7 @@ def deferred_blends(ops, defined, term_args=()) -> dict | None:
             if m is not None and op.out is not None:
                 taint[op.out.id] = m
         elif m is not None:
-            return None             # cross-lane reads, refusal tests, ...
+            return None  # cross-lane reads, refusal tests, ...
     if any(t(x) is not None for x in term_args):
         return None
     return src

@@ -5,6 +5,7 @@ and the NumPy backend's native tier (backends/numpy/native.py) both lower value 
 expressions call the semantics of cfamily/prelude.h and name the IR's types as C types
 (cfamily/types.h).  Generated text holds numbers and names made from numbers only.
 """
+
 from __future__ import annotations
 
 import re
@@ -13,25 +14,108 @@ import numpy as np
 
 from ...translate.ir import BITS
 
-UN = {"u8": "u8", "i8": "u8", "u16": "u16", "i16": "u16", "u32": "u32", "i32": "u32",
-      "u64": "u64", "i64": "u64", "b1": "u32"}
-INT_LIMITS = {"u8": (0, 255), "i8": (-128, 127), "u16": (0, 65535), "i16": (-32768, 32767),
-              "u32": (0, 2**32 - 1), "i32": (-2**31, 2**31 - 1)}
-CMP = {"lt": "({0} < {1})", "le": "({0} <= {1})", "gt": "({0} > {1})", "ge": "({0} >= {1})",
-       "eq": "({0} == {1})", "ne": "({0} != {1})", "lg": "(({0} < {1}) || ({0} > {1}))",
-       "o": "!(({0} != {0}) || ({1} != {1}))", "u": "(({0} != {0}) || ({1} != {1}))",
-       "nge": "!({0} >= {1})", "nlg": "!(({0} < {1}) || ({0} > {1}))", "ngt": "!({0} > {1})",
-       "nle": "!({0} <= {1})", "neq": "!({0} == {1})", "nlt": "!({0} < {1})",
-       "f": "false", "tru": "true"}
-FLOAT_FN = {"fadd", "fsub", "fmul", "fdiv", "fma", "fmin", "fmax", "fneg", "fabs", "floor", "ceil",
-            "trunc", "rndne", "fract", "sqrt", "rcp", "rsq", "exp2", "log2", "sin", "cos",
-            "frexp_mant", "frexp_exp", "fnan"}
-I32_RESULT = {"popcount", "clz", "ctz", "frexp_exp"}     # NumPy gives int32 whatever the op type
+UN = {
+    "u8": "u8",
+    "i8": "u8",
+    "u16": "u16",
+    "i16": "u16",
+    "u32": "u32",
+    "i32": "u32",
+    "u64": "u64",
+    "i64": "u64",
+    "b1": "u32",
+}
+INT_LIMITS = {
+    "u8": (0, 255),
+    "i8": (-128, 127),
+    "u16": (0, 65535),
+    "i16": (-32768, 32767),
+    "u32": (0, 2**32 - 1),
+    "i32": (-(2**31), 2**31 - 1),
+}
+CMP = {
+    "lt": "({0} < {1})",
+    "le": "({0} <= {1})",
+    "gt": "({0} > {1})",
+    "ge": "({0} >= {1})",
+    "eq": "({0} == {1})",
+    "ne": "({0} != {1})",
+    "lg": "(({0} < {1}) || ({0} > {1}))",
+    "o": "!(({0} != {0}) || ({1} != {1}))",
+    "u": "(({0} != {0}) || ({1} != {1}))",
+    "nge": "!({0} >= {1})",
+    "nlg": "!(({0} < {1}) || ({0} > {1}))",
+    "ngt": "!({0} > {1})",
+    "nle": "!({0} <= {1})",
+    "neq": "!({0} == {1})",
+    "nlt": "!({0} < {1})",
+    "f": "false",
+    "tru": "true",
+}
+FLOAT_FN = {
+    "fadd",
+    "fsub",
+    "fmul",
+    "fdiv",
+    "fma",
+    "fmin",
+    "fmax",
+    "fneg",
+    "fabs",
+    "floor",
+    "ceil",
+    "trunc",
+    "rndne",
+    "fract",
+    "sqrt",
+    "rcp",
+    "rsq",
+    "exp2",
+    "log2",
+    "sin",
+    "cos",
+    "frexp_mant",
+    "frexp_exp",
+    "fnan",
+}
+I32_RESULT = {"popcount", "clz", "ctz", "frexp_exp"}  # NumPy gives int32 whatever the op type
 # ops whose lowering is one expression of their arguments (ValueLowering.value_expr)
 VALUE_EXPR = FLOAT_FN | {
-    "const", "add", "sub", "mul", "and", "or", "xor", "not", "neg", "abs", "min", "max", "shl", "shr",
-    "sar", "mulhi", "clz", "ctz", "popcount", "bitrev", "fma_to", "trig_preop", "ldexp", "isclass",
-    "fin", "fout", "cmp", "select", "cvt", "bitcast", "pack64", "lo32", "hi32", "maskbit"}
+    "const",
+    "add",
+    "sub",
+    "mul",
+    "and",
+    "or",
+    "xor",
+    "not",
+    "neg",
+    "abs",
+    "min",
+    "max",
+    "shl",
+    "shr",
+    "sar",
+    "mulhi",
+    "clz",
+    "ctz",
+    "popcount",
+    "bitrev",
+    "fma_to",
+    "trig_preop",
+    "ldexp",
+    "isclass",
+    "fin",
+    "fout",
+    "cmp",
+    "select",
+    "cvt",
+    "bitcast",
+    "pack64",
+    "lo32",
+    "hi32",
+    "maskbit",
+}
 
 
 class Unsupported(Exception):
@@ -87,10 +171,10 @@ def minmax_const(n: str, a) -> str | None:
         if m is None:
             continue
         bits = int(m.group(1), 16)
-        if (bits & 0x7f800000) == 0x7f800000 and bits & 0x7fffff:
-            return None                                   # NaN
+        if (bits & 0x7F800000) == 0x7F800000 and bits & 0x7FFFFF:
+            return None  # NaN
         if bits == (0x80000000 if n == "fmax" else 0):
-            return None                                   # the zero the tie-break decides
+            return None  # the zero the tie-break decides
         x, c = a[1 - i], a[i]
         return f"(({x}) {'>' if n == 'fmax' else '<'} ({c}) ? ({x}) : ({c}))"
     return None
@@ -119,8 +203,11 @@ class ValueLowering:
             e = f"(({t})(({u})({t})({a[0]}) {sym} ({u})({t})({a[1]})))"
         elif n in ("and", "or", "xor"):
             sym = {"and": "&", "or": "|", "xor": "^"}[n]
-            e = f"((b1)(({a[0]}) {sym} ({a[1]})))" if t == "b1" else \
-                f"(({t})(({t})({a[0]}) {sym} ({t})({a[1]})))"
+            e = (
+                f"((b1)(({a[0]}) {sym} ({a[1]})))"
+                if t == "b1"
+                else f"(({t})(({t})({a[0]}) {sym} ({t})({a[1]})))"
+            )
         elif n == "not":
             e = f"(!({a[0]}))" if t == "b1" else f"(({t})~({wide_unsigned(t)})({t})({a[0]}))"
         elif n == "neg":
@@ -142,26 +229,37 @@ class ValueLowering:
         elif n in ("shr", "sar"):
             e = f"(({t})(({t})({a[0]}) >> (u32)({a[1]})))"
         elif n == "mulhi":
-            hi = {"i32": f"((i32)(((i64)(i32)({a[0]}) * (i64)(i32)({a[1]})) >> 32))",
-                  "u32": f"__umulhi((u32)({a[0]}), (u32)({a[1]}))",
-                  "i64": f"__mul64hi((i64)({a[0]}), (i64)({a[1]}))",
-                  "u64": f"__umul64hi((u64)({a[0]}), (u64)({a[1]}))"}.get(t)
+            hi = {
+                "i32": f"((i32)(((i64)(i32)({a[0]}) * (i64)(i32)({a[1]})) >> 32))",
+                "u32": f"__umulhi((u32)({a[0]}), (u32)({a[1]}))",
+                "i64": f"__mul64hi((i64)({a[0]}), (i64)({a[1]}))",
+                "u64": f"__umul64hi((u64)({a[0]}), (u64)({a[1]}))",
+            }.get(t)
             if hi is None:
                 raise Unsupported(f"mulhi.{t}")
             e = hi
         elif n == "clz":
-            e = f"wl_clz64((u64)({a[0]}))" if BITS[t] == 64 else \
-                f"wl_clz32((u32)({UN[t]})({a[0]}), {BITS[t]}u)"
+            e = (
+                f"wl_clz64((u64)({a[0]}))"
+                if BITS[t] == 64
+                else f"wl_clz32((u32)({UN[t]})({a[0]}), {BITS[t]}u)"
+            )
         elif n == "ctz":
             e = f"wl_ctz64((u64)({a[0]}))" if BITS[t] == 64 else f"wl_ctz32((u32)({UN[t]})({a[0]}))"
         elif n == "popcount":
-            e = f"((i32)__popcll((u64)({a[0]})))" if BITS[t] == 64 else \
-                f"((i32)__popc((u32)({UN[t]})({a[0]})))"
+            e = (
+                f"((i32)__popcll((u64)({a[0]})))"
+                if BITS[t] == 64
+                else f"((i32)__popc((u32)({UN[t]})({a[0]})))"
+            )
         elif n == "bitrev":
             bits = BITS[t]
-            e = {64: f"(({t})__brevll((u64)({a[0]})))", 32: f"(({t})__brev((u32)({a[0]})))",
-                 16: f"(({t})(__brev((u32)(u16)({a[0]})) >> 16))",
-                 8: f"(({t})(__brev((u32)(u8)({a[0]})) >> 24))"}[bits]
+            e = {
+                64: f"(({t})__brevll((u64)({a[0]})))",
+                32: f"(({t})__brev((u32)({a[0]})))",
+                16: f"(({t})(__brev((u32)(u16)({a[0]})) >> 16))",
+                8: f"(({t})(__brev((u32)(u8)({a[0]})) >> 24))",
+            }[bits]
         elif n in ("fmin", "fmax") and (mm := minmax_const(n, a)):
             e = mm
         elif n in FLOAT_FN:
@@ -174,9 +272,8 @@ class ValueLowering:
                 if t != "f64":
                     raise Unsupported("fma_to from f64 operands")
                 e = f"wl_fma({a[0]}, {a[1]}, {a[2]})"
-            else:           # f64 product exact, rounded to odd, then one rounding (helpers.fma)
-                e = (f"wl_to_{t}(wl_fma_odd(wl_fwide({a[0]}), wl_fwide({a[1]}), "
-                     f"wl_fwide({a[2]})))")
+            else:  # f64 product exact, rounded to odd, then one rounding (helpers.fma)
+                e = f"wl_to_{t}(wl_fma_odd(wl_fwide({a[0]}), wl_fwide({a[1]}), wl_fwide({a[2]})))"
         elif n == "trig_preop":
             if at[0] != "f64":
                 raise Unsupported(f"trig_preop of {at[0]}")

@@ -4,6 +4,7 @@ A module starts with its target's definitions (WL_DEVICE, WL_NOINLINE, WL_TABLE 
 CUDA's intrinsics: ``host.h``), then ``types.h`` and ``prelude.h``; ``trig_preop_source`` is
 added only to modules that use V_TRIG_PREOP_F64.  Fixed text only (no guest bytes).
 """
+
 from __future__ import annotations
 
 import functools

@@ -6,6 +6,7 @@
 
 See docs/decisions/0009-cuda.md.
 """
+
 from __future__ import annotations
 
 import functools
@@ -20,12 +21,13 @@ from .compile import DEFAULT_ARCH, cached_compile, nvrtc_problem
 def _gpu_problem() -> str | None:
     try:
         import cupy
-    except Exception as e:          # noqa: BLE001 - any import failure means: not here
-        return f"CuPy is not installed or does not load ({type(e).__name__}: {e}); " \
-               f"pip install 'wavelift[cuda]'"
+    except Exception as e:  # noqa: BLE001 - any import failure means: not here
+        return (
+            f"CuPy is not installed or does not load ({type(e).__name__}: {e}); pip install 'wavelift[cuda]'"
+        )
     try:
         n = cupy.cuda.runtime.getDeviceCount()
-    except Exception as e:          # noqa: BLE001
+    except Exception as e:  # noqa: BLE001
         return f"the CUDA driver reports no usable device ({type(e).__name__}: {e})"
     if n <= 0:
         return "the CUDA driver reports 0 devices"
@@ -48,9 +50,10 @@ def device_arch() -> str:
     """'sm_XY' of the current device, or DEFAULT_ARCH without one."""
     try:
         import cupy
+
         cc = cupy.cuda.Device().compute_capability
         return f"sm_{cc}"
-    except Exception:               # noqa: BLE001
+    except Exception:  # noqa: BLE001
         return DEFAULT_ARCH
 
 
@@ -62,13 +65,13 @@ class Module:
     arch: str
     cubin: bytes
     compile_s: float
-    compiled_by: str                # "nvrtc" | "disk"
-    slots: tuple = ()               # per global access slot: (size, uniform load) (codegen.guesses)
-    hints: object = None            # WL_HINT read back after the last dispatch (None: none yet)
-    preloads: tuple = ((), ())      # preload.find(program): (loads, plan) (runtime._preloads)
+    compiled_by: str  # "nvrtc" | "disk"
+    slots: tuple = ()  # per global access slot: (size, uniform load) (codegen.guesses)
+    hints: object = None  # WL_HINT read back after the last dispatch (None: none yet)
+    preloads: tuple = ((), ())  # preload.find(program): (loads, plan) (runtime._preloads)
     use_disk: bool = True
     _plain: Module | None = field(default=None, repr=False)
-    _fn: Any = field(default=None, repr=False)      # a cupy Function, a cupy Module (CuPy has no types)
+    _fn: Any = field(default=None, repr=False)  # a cupy Function, a cupy Module (CuPy has no types)
     _mod: Any = field(default=None, repr=False)
     _shared: int = 48 * 1024
 
@@ -82,13 +85,24 @@ class Module:
         if self._plain is None:
             src = "#define WL_PRELOADED 0\n" + self.source
             cubin, secs, how = _compile(self.key, src, self.arch, self.use_disk)
-            self._plain = Module(self.key, self.program, src, self.arch, cubin, secs, how,
-                                 self.slots, preloads=self.preloads, use_disk=self.use_disk)
+            self._plain = Module(
+                self.key,
+                self.program,
+                src,
+                self.arch,
+                cubin,
+                secs,
+                how,
+                self.slots,
+                preloads=self.preloads,
+                use_disk=self.use_disk,
+            )
         return self._plain
 
     def function(self):
         if self._fn is None:
             import cupy
+
             self._mod = cupy.cuda.function.Module()
             self._mod.load(self.cubin)
             self._fn = self._mod.get_function("wl_main")
@@ -100,8 +114,9 @@ class Module:
         try:
             mp = self._mod.get_global_var(name)
             return int(mp.ptr), int(mp.mem.size)
-        except AttributeError:          # older CuPy: the driver API
+        except AttributeError:  # older CuPy: the driver API
             from cuda.bindings import driver as drv
+
             err, ptr, size = drv.cuModuleGetGlobal(drv.CUmodule(self._mod.ptr), name.encode())
             if int(err) != 0:
                 raise RuntimeError(f"cuModuleGetGlobal({name}): {err}") from None
@@ -110,60 +125,78 @@ class Module:
     def put_constant(self, name: str, host) -> None:
         """Copy a host array into the module's __constant__ variable ``name``."""
         import cupy
+
         ptr, size = self._global(name)
         if host.nbytes > size:
             raise ValueError(f"{name}: {host.nbytes} bytes for a {size}-byte constant")
-        cupy.cuda.runtime.memcpy(ptr, host.ctypes.data, host.nbytes,
-                                 cupy.cuda.runtime.memcpyHostToDevice)
+        cupy.cuda.runtime.memcpy(ptr, host.ctypes.data, host.nbytes, cupy.cuda.runtime.memcpyHostToDevice)
 
     def get_global(self, name: str, host) -> None:
         """Copy the module's variable ``name`` into the host array ``host`` (its first bytes)."""
         import cupy
+
         ptr, size = self._global(name)
-        cupy.cuda.runtime.memcpy(host.ctypes.data, ptr, min(host.nbytes, size),
-                                 cupy.cuda.runtime.memcpyDeviceToHost)
+        cupy.cuda.runtime.memcpy(
+            host.ctypes.data, ptr, min(host.nbytes, size), cupy.cuda.runtime.memcpyDeviceToHost
+        )
 
     def set_shared(self, fn, nbytes: int) -> None:
         if nbytes <= self._shared:
             return
         try:
             from cuda.bindings import driver as drv
+
             attr = drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
             drv.cuFuncSetAttribute(fn.ptr, attr, nbytes)
-        except Exception:           # noqa: BLE001 - older stacks: go through CuPy's runtime
+        except Exception:  # noqa: BLE001 - older stacks: go through CuPy's runtime
             import cupy
-            cupy.cuda.runtime.funcSetAttribute(fn.ptr, 8, nbytes)   # cudaFuncAttributeMaxDynamicSharedMemorySize
+
+            cupy.cuda.runtime.funcSetAttribute(
+                fn.ptr, 8, nbytes
+            )  # cudaFuncAttributeMaxDynamicSharedMemorySize
         self._shared = nbytes
 
 
-def build_module(key, program: Program, config, mode: str, arch: str | None = None,
-                 use_disk: bool = True, base_address: int | None = None) -> Module:
+def build_module(
+    key,
+    program: Program,
+    config,
+    mode: str,
+    arch: str | None = None,
+    use_disk: bool = True,
+    base_address: int | None = None,
+) -> Module:
     """Generate and compile the module (raises Refused for what this backend cannot lower)."""
     from ...errors import Refused
+
     if mode not in ("wave", "lane"):
         raise Refused("backend.unavailable", f"mode {mode!r} is not 'wave' or 'lane'")
     arch = arch or device_arch()
     try:
         src, slots, preloads = generate(
-            program, config.wave_size, mode, config.scratch_wave_bytes,
-            config.program_address if base_address is None else base_address, baked_params(config))
+            program,
+            config.wave_size,
+            mode,
+            config.scratch_wave_bytes,
+            config.program_address if base_address is None else base_address,
+            baked_params(config),
+        )
     except CudaUnsupported as e:
-        raise Refused("backend.unavailable",
-                      f"the CUDA backend does not lower this program ({e}); use backend='numpy'") \
-            from None
+        raise Refused(
+            "backend.unavailable", f"the CUDA backend does not lower this program ({e}); use backend='numpy'"
+        ) from None
     cubin, secs, how = _compile(key, src, arch, use_disk)
-    return Module(key, program, src, arch, cubin, secs, how, slots, preloads=preloads,
-                  use_disk=use_disk)
+    return Module(key, program, src, arch, cubin, secs, how, slots, preloads=preloads, use_disk=use_disk)
 
 
 def _compile(key, src: str, arch: str, use_disk: bool):
     from ...errors import Refused
     from .compile import CompileError
+
     try:
         return cached_compile(key, src, arch, use_disk)
     except CompileError as e:
-        raise Refused("backend.unavailable", f"NVRTC could not compile the module: "
-                                             f"{str(e)[:2000]}") from None
+        raise Refused("backend.unavailable", f"NVRTC could not compile the module: {str(e)[:2000]}") from None
 
 
 # ---- the backend's declaration (backends/base.py) ---------------------------------------------
@@ -177,6 +210,7 @@ def _lower(program: Program) -> None:
     """CUDA C++ of every block of ``program`` (the dispatch of codegen.Lowering.block_source: an
     op it does not lower raises CudaUnsupported naming it)."""
     from .codegen import Lowering
+
     low = Lowering(program, 32, "lane", 0, 0)
     for blk in program.blocks:
         low.block_source(blk)
@@ -185,11 +219,13 @@ def _lower(program: Program) -> None:
 @functools.cache
 def _lowers() -> frozenset:
     from ..base import probe
+
     return probe(_lower, CudaUnsupported)
 
 
 class CudaBackend:
     """NVRTC-compiled modules run on an NVIDIA GPU through CuPy (docs/decisions/0009-cuda.md)."""
+
     name = "cuda"
     missing = "no CUDA device"
     tiers = ()
@@ -208,7 +244,7 @@ class CudaBackend:
         return UNSUPPORTED
 
     def key_extra(self, config) -> tuple:
-        return (baked_params(config),)          # the dispatch shape its modules fold in (0009)
+        return (baked_params(config),)  # the dispatch shape its modules fold in (0009)
 
     def build_module(self, key, program, config, mode, base_address):
         return build_module(key, program, config, mode, base_address=base_address)
@@ -219,6 +255,7 @@ class CudaBackend:
     def run(self, module, config, windows, mode, budget, deadline=None, counts=None):
         from ..base import run_runtime
         from .runtime import Runtime
+
         return run_runtime(Runtime, module, config, windows, mode, budget, deadline, counts)
 
 
@@ -228,5 +265,6 @@ BACKEND = CudaBackend()
 def __getattr__(name):
     if name == "Runtime":
         from .runtime import Runtime
+
         return Runtime
     raise AttributeError(name)

@@ -13,6 +13,7 @@ Shape of a module (docs/decisions/0009-cuda.md):
     and flags the dispatch (and every 2^20 instructions a wave looks whether another one stopped).
 Generated text holds numbers and names made from numbers only — never guest text.
 """
+
 from __future__ import annotations
 
 import re
@@ -40,10 +41,10 @@ from . import preload
 from .prelude import ATOMIC_OPS, PRELUDE
 
 # parameter words (P[]): the dispatch's numbers, filled by runtime.py
-P_USER = 0            # 16 user SGPRs
+P_USER = 0  # 16 user SGPRs
 P_NUSER = 16
-P_SYS = 17            # x, y, z workgroup id registers, scratch offset register (0xffffffff: none)
-P_NGROUPS = 21        # gx gy gz
+P_SYS = 17  # x, y, z workgroup id registers, scratch offset register (0xffffffff: none)
+P_NGROUPS = 21  # gx gy gz
 P_GSTART = 24
 P_BLOCK = 27
 P_PARTIAL = 30
@@ -54,31 +55,49 @@ P_TIDIG = 38
 P_GFX11 = 39
 P_LDS = 40
 P_NWIN = 41
-P_BUDGET = 42         # lo, hi
-P_XOFF = 44           # byte offset of the exchange area in dynamic shared memory
-P_TG_SIZE = 45        # workgroup-info (TG_SIZE) register (0xffffffff: none), 0011
-P_TG_WID20 = 46       # 1: also the wave id in TG_SIZE bits [24:20] (GFX10.3)
-P_DIV = 48            # group-count divisors gx, gy as (magic, shifts) pairs (div_magic)
+P_BUDGET = 42  # lo, hi
+P_XOFF = 44  # byte offset of the exchange area in dynamic shared memory
+P_TG_SIZE = 45  # workgroup-info (TG_SIZE) register (0xffffffff: none), 0011
+P_TG_WID20 = 46  # 1: also the wave id in TG_SIZE bits [24:20] (GFX10.3)
+P_DIV = 48  # group-count divisors gx, gy as (magic, shifts) pairs (div_magic)
 P_WORDS = 56
-CONST_WINDOWS = 128   # window tables up to this size live in constant memory (runtime._set_constants)
+CONST_WINDOWS = 128  # window tables up to this size live in constant memory (runtime._set_constants)
 
-MAX_GUESSES = 1024    # global accesses with a window guess in constant memory (guesses)
+MAX_GUESSES = 1024  # global accesses with a window guess in constant memory (guesses)
 MIRROR_BYTES = 16384  # constant memory for copies of the windows uniform loads read (mirrors)
-INLINE_MEMORY_OPS = 48   # programs with more global/LDS accesses call the memory helpers
-OCCUPANCY_MAX_INSTRUCTIONS = 256   # programs up to this size try the occupancy bound (compile.py)
+INLINE_MEMORY_OPS = 48  # programs with more global/LDS accesses call the memory helpers
+OCCUPANCY_MAX_INSTRUCTIONS = 256  # programs up to this size try the occupancy bound (compile.py)
 # exchange words per wave, twice: 64 values, 64 writer ids, 4 spare.  A wave64 exchange writes
 # the half at xo, meets at one named barrier, reads, and flips xo: the next write to this half
 # comes after the next exchange's barrier, which both warps pass only after this read
 XWORDS = 132
 KIND = {"load": 0, "store": 1, "atomic": 2, "scratch": 3}
-WL_REFUSE = 16        # status flag: a refuse_if op held (status[1] = instruction, [2] = its ordinal)
+WL_REFUSE = 16  # status flag: a refuse_if op held (status[1] = instruction, [2] = its ordinal)
 KIND_NAMES = {v: k for k, v in KIND.items()}
 
 
 # ops Lowering.block_source lowers itself (state, cross-lane and memory ops); with VALUE_EXPR,
 # every op it lowers: it refuses any other (backends/cuda/__init__.py declares the union)
-BLOCK_OPS = frozenset({"sget", "vget", "lane_id", "exec", "ballot", "readlane", "shuffle", "permute",
-                       "load", "word", "atomic", "sset", "vset", "store", "refuse_if"})
+BLOCK_OPS = frozenset(
+    {
+        "sget",
+        "vget",
+        "lane_id",
+        "exec",
+        "ballot",
+        "readlane",
+        "shuffle",
+        "permute",
+        "load",
+        "word",
+        "atomic",
+        "sset",
+        "vset",
+        "store",
+        "refuse_if",
+    }
+)
+
 
 def refusal_table(program: Program) -> list[tuple[int, str, str]]:
     """ir.refusal_of every refuse_if op, in the order the kernel numbers them."""
@@ -93,8 +112,9 @@ def _zext32(op) -> bool:
 class Lowering(ValueLowering):
     """The kernel of one program (kernel_source); value ops by cfamily's ValueLowering."""
 
-    def __init__(self, program: Program, wave_size: int, mode: str, scratch_wave_bytes: int,
-                 base_address: int):
+    def __init__(
+        self, program: Program, wave_size: int, mode: str, scratch_wave_bytes: int, base_address: int
+    ):
         super().__init__()
         self.p = program
         self.L = wave_size
@@ -113,9 +133,11 @@ class Lowering(ValueLowering):
         # refuse_if ops: (instruction, why, code), numbered in program order (refusal_table) whatever
         # order the blocks are lowered in
         self.refusals: list[tuple[int, str, str]] = refusal_table(program)
-        self.refusal_k = {id(op): k for k, op in enumerate(
-            op for b in program.blocks for op in b.ops if op.name == "refuse_if")}
-        self.eager_blends = settings.get("WAVELIFT_CUDA_BLENDS") == "eager"     # (A/B, tests)
+        self.refusal_k = {
+            id(op): k
+            for k, op in enumerate(op for b in program.blocks for op in b.ops if op.name == "refuse_if")
+        }
+        self.eager_blends = settings.get("WAVELIFT_CUDA_BLENDS") == "eager"  # (A/B, tests)
         self.skip, self.fwd = _plan(program, wave_size)
         # blocks entered other than by a goto the analyses follow (sync_entries): s_barrier's
         # continuation (and block 0 of a program with barriers: both from the phase switch) and
@@ -134,19 +156,27 @@ class Lowering(ValueLowering):
         # MAX_GUESSES, a window guess in constant memory (WL_G*), both checked, never trusted
         # (and, for uniform loads of whole words, the copy of that window, mirrors())
         self.slot: dict[int, int] = {}
-        self.slots: list[tuple[int, bool]] = []          # (bytes per access, mirrorable)
+        self.slots: list[tuple[int, bool]] = []  # (bytes per access, mirrorable)
         # uniform loads from dispatch-constant addresses: their words, when the host resolved
         # them, come from constant memory (preload.py)
         self.preloads = preload.find(program)
         self.pre = {id(op): k for k, op in enumerate(self.preloads[0])}
-        self.pre_at = preload.layout(self.preloads[0])      # fixed: constant-bank operands
+        self.pre_at = preload.layout(self.preloads[0])  # fixed: constant-bank operands
         for b in program.blocks:
             for op in b.ops:
                 if op.name in ("load", "store", "atomic") and op.attrs["space"] == "global":
                     nb = op.attrs["nbytes"] if op.name != "atomic" else op.attrs["bits"] // 8
                     self.slot[id(op)] = len(self.slots)
-                    self.slots.append((nb, op.name == "load" and op.out is not None and op.out.uniform and nb % 4 == 0
-                                       and len(self.slots) < MAX_GUESSES))
+                    self.slots.append(
+                        (
+                            nb,
+                            op.name == "load"
+                            and op.out is not None
+                            and op.out.uniform
+                            and nb % 4 == 0
+                            and len(self.slots) < MAX_GUESSES,
+                        )
+                    )
 
     # ------------------------------------------------------------------------------ helpers
     def wsync(self) -> str:
@@ -235,28 +265,34 @@ class Lowering(ValueLowering):
         out = [f"B{blk.index}: {{"]
         emit = out.append
         if blk.uses_float:
-            emit(f"  if (s{MODE_REG} & 15u) {{ wl_flag(C, WL_ROUNDING, s{MODE_REG}, 0u, {blk.index}u); goto WL_STOP; }}")
+            emit(
+                f"  if (s{MODE_REG} & 15u) {{ wl_flag(C, WL_ROUNDING, s{MODE_REG}, 0u, {blk.index}u); goto WL_STOP; }}"
+            )
         # lane counts: per warp in wave64 (each warp's own EXEC half; both warps' totals are
         # added to the stats at the end)
         pc = f"__popc(s{EXEC_LO})" if L == 32 else f"__popc((lane < 32u) ? s{EXEC_LO} : s{EXEC_HI})"
         from ...translate.program import lane_count_points
+
         counts = lane_count_points(self.p, blk)
         emit(f"  const u32 mode = s{MODE_REG}; (void)mode;")
         # deferred EXEC blends (deferred_blends): VGPR writes keep their raw values, blended
         # once at the block's end; NVRTC drops the blends of registers dead after it
         defs = {op.out.id: op for op in blk.ops if op.out is not None}
-        src = None if self.eager_blends else deferred_blends(
-            blk.ops, defs, [x for x in blk.term[1:] if hasattr(x, "id")])
-        last: dict[int, tuple] = {}     # VGPR -> (raw value, mask) of its last deferred write
+        src = (
+            None
+            if self.eager_blends
+            else deferred_blends(blk.ops, defs, [x for x in blk.term[1:] if hasattr(x, "id")])
+        )
+        last: dict[int, tuple] = {}  # VGPR -> (raw value, mask) of its last deferred write
         name: dict[int, str] = {}
         ctype: dict[int, str] = {}
         words: dict[int, int] = {}
-        pend = [entry[0], entry[1]]     # [store since last sync, load since last sync]
+        pend = [entry[0], entry[1]]  # [store since last sync, load since last sync]
         lazy = set(entry[2]) if len(entry) > 2 else set()
-        kind: dict[int, str] = {}       # value id -> "split" | "t0" | "t1" | "orh" (wave64)
-        consts: dict[int, int] = {}     # value id -> integer constant
-        from_reg: dict[int, tuple] = {}     # value id -> (lazy register it was read from, version)
-        ver: dict[int, int] = {}        # register -> ssets lowered so far in this block
+        kind: dict[int, str] = {}  # value id -> "split" | "t0" | "t1" | "orh" (wave64)
+        consts: dict[int, int] = {}  # value id -> integer constant
+        from_reg: dict[int, tuple] = {}  # value id -> (lazy register it was read from, version)
+        ver: dict[int, int] = {}  # register -> ssets lowered so far in this block
 
         def sync():
             emit("  " + self.wsync())
@@ -276,7 +312,9 @@ class Lowering(ValueLowering):
                 return v
             f = f"{v}_x"
             if k == "split":
-                emit(f"  if ((lane & 31u) == 0u) X[xo + 128u + (lane >> 5)] = (u32)((u64)({v}) >> (lane & 32u));")
+                emit(
+                    f"  if ((lane & 31u) == 0u) X[xo + 128u + (lane >> 5)] = (u32)((u64)({v}) >> (lane & 32u));"
+                )
                 sync()
                 emit(f"  const u64 {f} = (u64)X[xo + 128u] | ((u64)X[xo + 129u] << 32); xo ^= {XWORDS}u;")
             elif k == "orh":
@@ -290,7 +328,7 @@ class Lowering(ValueLowering):
             name[x.id] = f
             r = from_reg.pop(x.id, None)
             if r is not None and r[0] in lazy and ver.get(r[0], 0) == r[1]:
-                emit(f"  s{r[0]} = {f};")          # the register holds it whole from here on
+                emit(f"  s{r[0]} = {f};")  # the register holds it whole from here on
                 lazy.discard(r[0])
             return f
 
@@ -298,7 +336,7 @@ class Lowering(ValueLowering):
             """Every lazy register made whole (one exchange round per 128 registers)."""
             regs = sorted(lazy)
             for i in range(0, len(regs), 128):
-                part = list(enumerate(regs[i:i + 128]))
+                part = list(enumerate(regs[i : i + 128]))
                 w = [" ".join(f"X[xo + {k}u] = s{r};" for k, r in part if r & 1 == h) for h in (0, 1)]
                 emit(f"  if (lane == 0u) {{ {w[0]} }} else if (lane == 32u) {{ {w[1]} }}")
                 sync()
@@ -320,23 +358,27 @@ class Lowering(ValueLowering):
             if n == "or" and t == "u32" and ks in (["t0", "t1"], ["t1", "t0"]):
                 return "orh2"
             if n in ("and", "or") and t == "u32" and tags == {"orh"} and (n == "or" or None in ks):
-                return "orh"            # (a0 | a1) & z = (a0 & z) | (a1 & z); or of ors
+                return "orh"  # (a0 | a1) & z = (a0 & z) | (a1 & z); or of ors
             if n in ("lo32", "hi32") and ks[0] == "split":
                 return "t0" if n == "lo32" else "t1"
             if n == "pack64" and ks[0] in (None, "t0") and ks[1] in (None, "t1"):
                 return "split"
             if n == "maskbit" and ks[0] == "split":
-                return "full"           # the lane's own bit
+                return "full"  # the lane's own bit
             if n == "cmp" and op.attrs["cond"] in ("eq", "ne") and len(ks) == 2:
                 for i in (0, 1):
                     if ks[i] and ks[1 - i] is None and consts.get(op.args[1 - i].id) == 0:
                         return "any"
-            if n == "sset" and ks[0] in ("t0", "t1") and op.attrs["reg"] in LAZY_REGS \
-                    and ks[0] == f"t{op.attrs['reg'] & 1}":
+            if (
+                n == "sset"
+                and ks[0] in ("t0", "t1")
+                and op.attrs["reg"] in LAZY_REGS
+                and ks[0] == f"t{op.attrs['reg'] & 1}"
+            ):
                 return "sset"
             return None
 
-        def before(kind):               # kind: "load" | "store" | "rmw"
+        def before(kind):  # kind: "load" | "store" | "rmw"
             if kind in ("load", "rmw") and pend[0] or kind in ("store", "rmw") and (pend[0] or pend[1]):
                 sync()
 
@@ -354,8 +396,8 @@ class Lowering(ValueLowering):
             n, t = op.name, op.type
             if n not in VALUE_EXPR and n not in BLOCK_OPS:
                 raise CudaUnsupported(n)
-            if id(op) in self.fwd:          # bit `lane` of the ballot of b: b itself
-                assert op.out is not None   # (a maskbit: a value op)
+            if id(op) in self.fwd:  # bit `lane` of the ballot of b: b itself
+                assert op.out is not None  # (a maskbit: a value op)
                 name[op.out.id], ctype[op.out.id] = name[self.fwd[id(op)].id], "b1"
                 continue
             lz = None
@@ -367,21 +409,23 @@ class Lowering(ValueLowering):
             a = [name[x.id] for x in op.args]
             at = [ctype[x.id] for x in op.args]
             o = f"t{op.out.id}" if op.out is not None else None
-            if lz == "any":             # a zero test: wave-wide or of each warp's half
-                assert op.out is not None and o is not None   # (a cmp)
+            if lz == "any":  # a zero test: wave-wide or of each warp's half
+                assert op.out is not None and o is not None  # (a cmp)
                 i = 0 if op.args[0].id in kind else 1
                 k = kind[op.args[i].id]
-                own = {"split": f"((u32)((u64)({a[i]}) >> (lane & 32u)) != 0u)",
-                       "orh": f"((u32)({a[i]}) != 0u)",
-                       "t0": f"((lane < 32u) && (u32)({a[i]}) != 0u)",
-                       "t1": f"((lane >= 32u) && (u32)({a[i]}) != 0u)"}[k]
+                own = {
+                    "split": f"((u32)((u64)({a[i]}) >> (lane & 32u)) != 0u)",
+                    "orh": f"((u32)({a[i]}) != 0u)",
+                    "t0": f"((lane < 32u) && (u32)({a[i]}) != 0u)",
+                    "t1": f"((lane >= 32u) && (u32)({a[i]}) != 0u)",
+                }[k]
                 neg = "!" if op.attrs["cond"] == "eq" else ""
                 emit(f"  const b1 {o} = {neg}wl_any64({own}, wv + 1u);")
-                pend[0] = pend[1] = False   # bar.red orders memory as bar.sync does
+                pend[0] = pend[1] = False  # bar.red orders memory as bar.sync does
                 name[op.out.id], ctype[op.out.id] = o, "b1"
                 continue
             if lz == "orh2":
-                assert op.out is not None and o is not None   # (an or)
+                assert op.out is not None and o is not None  # (an or)
                 i = 0 if kind[op.args[0].id] == "t0" else 1
                 emit(f"  const u32 {o} = (lane < 32u) ? (u32)({a[i]}) : (u32)({a[1 - i]});")
                 name[op.out.id], ctype[op.out.id] = o, "u32"
@@ -426,7 +470,7 @@ class Lowering(ValueLowering):
             elif n == "ballot":
                 if L == 32:
                     e = f"((u64)__ballot_sync(WL_FULL, ({a[0]})))"
-                else:                   # this warp's half, in its place (lazy wave64 masks)
+                else:  # this warp's half, in its place (lazy wave64 masks)
                     e = f"((u64)__ballot_sync(WL_FULL, ({a[0]})) << (lane & 32u))"
                     assert op.out is not None
                     kind[op.out.id] = "split"
@@ -484,7 +528,9 @@ class Lowering(ValueLowering):
                 # wave-uniform: every lane of the wave stops together (a lane that left alone
                 # would hang the next wave sync); the host names the instruction (runtime.py)
                 rk = self.refusal_k[id(op)]
-                emit(f"  if ({self.wave_any(f'({a[0]})')}) {{ wl_flag(C, WL_REFUSE, {op.instr}u, {rk}u, {blk.index}u); goto WL_STOP; }}")
+                emit(
+                    f"  if ({self.wave_any(f'({a[0]})')}) {{ wl_flag(C, WL_REFUSE, {op.instr}u, {rk}u, {blk.index}u); goto WL_STOP; }}"
+                )
                 continue
             else:
                 raise CudaUnsupported(n)
@@ -499,10 +545,10 @@ class Lowering(ValueLowering):
         k = term[0]
         for x in term[1:]:
             if hasattr(x, "id") and x.id in kind:
-                whole(x)                # a setpc target (a branch condition is a b1)
+                whole(x)  # a setpc target (a branch condition is a b1)
         nxt = term[1:2] if k in ("jump", "mode") else term[2:4] if k == "branch" else ()
         if lazy and (k in ("barrier", "setpc") or any(bi in self.fixed for bi in nxt)):
-            flush()                     # entered from the phase switch / s_setpc: whole state
+            flush()  # entered from the phase switch / s_setpc: whole state
         if len(blk.ops) in counts:
             emit(f"  lc += (u32){pc} * {counts[len(blk.ops)]}u;")
         # count and check the budget, then the terminator
@@ -511,9 +557,11 @@ class Lowering(ValueLowering):
         # the two warps agree on stopping (one could see another wave's flag before the other)
         emit(f"  ic += {len(blk.instrs)}u;")
         stop = "nl == 0ull" if L == 32 else "wl_any64(nl == 0ull, wv + 1u)"
-        emit(f"  if (ic > rl) {{ icnt += ic; wl_lanes(C, lc); ic = lc = 0u; "
-             f"const u64 nl = wl_check_(icnt); if ({stop}) goto WL_STOP; "
-             f"rl = (u32)(nl - icnt); }}")
+        emit(
+            f"  if (ic > rl) {{ icnt += ic; wl_lanes(C, lc); ic = lc = 0u; "
+            f"const u64 nl = wl_check_(icnt); if ({stop}) goto WL_STOP; "
+            f"rl = (u32)(nl - icnt); }}"
+        )
 
         def go(bi):
             if bi == -1:
@@ -521,6 +569,7 @@ class Lowering(ValueLowering):
             if bi < 0:
                 return f"{{ wl_flag(C, WL_BAD_ADDRESS, 0u, 0u, {blk.index}u); goto WL_STOP; }}"
             return f"goto B{bi};"
+
         if k in ("jump", "mode"):
             emit("  " + go(term[1]))
         elif k == "barrier":
@@ -537,7 +586,9 @@ class Lowering(ValueLowering):
             emit(f"  switch ((u64)({tv}) - {self.base:#x}ull) {{")
             for off, bi in sorted(self.p.block_at.items()):
                 emit(f"    case {off:#x}ull: goto B{bi};")
-            emit(f"    default: wl_flag(C, WL_BAD_JUMP, (u32)(u64)({tv}), (u32)((u64)({tv}) >> 32), {blk.index}u); goto WL_STOP;")
+            emit(
+                f"    default: wl_flag(C, WL_BAD_JUMP, (u32)(u64)({tv}), (u32)((u64)({tv}) >> 32), {blk.index}u); goto WL_STOP;"
+            )
             emit("  }")
         else:
             raise CudaUnsupported(f"terminator {k}")
@@ -555,15 +606,17 @@ class Lowering(ValueLowering):
             return
         if sp == "lds":
             before("load")
-            emit(f"  if (({a[1]}) && wl_inside((u64)(u32)({a[0]}), {nb}u, 0ull, (u64)P[{P_LDS}])) "
-                 f"wl_read(wl_smem, (i64)(u32)({a[0]}), {nb}u, {o}_w, {words}u);")
+            emit(
+                f"  if (({a[1]}) && wl_inside((u64)(u32)({a[0]}), {nb}u, 0ull, (u64)P[{P_LDS}])) "
+                f"wl_read(wl_smem, (i64)(u32)({a[0]}), {nb}u, {o}_w, {words}u);"
+            )
             after("load")
             return
         if sp != "global":
             raise CudaUnsupported(f"load {sp}")
         k = self.pre.get(id(op))
-        if k is not None:               # the words the host read before the launch, when it could
-            pre_pend = list(pend)       # (no sync: a preloaded byte written means a rerun)
+        if k is not None:  # the words the host read before the launch, when it could
+            pre_pend = list(pend)  # (no sync: a preloaded byte written means a rerun)
             # WL_PRELOADED (the module's first build): the host resolved every preload, each is
             # constants; else (Module.variant) each is checked, the load itself where unresolved
             read = f"if ({a[1]}) for (u32 k = 0; k < {words}u; k++) {o}_w[k] = WL_PRE[{self.pre_at[k]}u + k];"
@@ -583,16 +636,18 @@ class Lowering(ValueLowering):
         uniform = op.out.uniform
         j = self.slot[id(op)]
         mirrored = self.slots[j][1]
-        if mirrored:                    # the copy, when there is one: the same in every lane
+        if mirrored:  # the copy, when there is one: the same in every lane
             before("load")
-            saved = list(pend)          # the syncs below run only without the copy
+            saved = list(pend)  # the syncs below run only without the copy
             emit(f"  if (!wl_mirror((u64)({a[0]}), ({a[1]}), {j}u, {nb}u, {o}_w)) {{")
         if uniform and self.L == 64:
             if words > 64:
                 raise CudaUnsupported("uniform load wider than 64 words")
             before("load")
-            emit(f"  if (lane == 0u) {{ wl_gload(C, (u64)({a[0]}), ({a[1]}), {nb}u, {o}_w, {words}u, {op.instr}u, {j}u, 0u, true);"
-                 f" for (u32 k = 0; k < {words}u; k++) X[xo + k] = {o}_w[k]; }}")
+            emit(
+                f"  if (lane == 0u) {{ wl_gload(C, (u64)({a[0]}), ({a[1]}), {nb}u, {o}_w, {words}u, {op.instr}u, {j}u, 0u, true);"
+                f" for (u32 k = 0; k < {words}u; k++) X[xo + k] = {o}_w[k]; }}"
+            )
             sync()
             emit(f"  for (u32 k = 0; k < {words}u; k++) {o}_w[k] = X[xo + k];")
             emit(f"  xo ^= {XWORDS}u;")
@@ -602,7 +657,9 @@ class Lowering(ValueLowering):
             return
         before("load")
         rec = "(lane == 0u)" if uniform else "true"
-        emit(f"  wl_gload(C, (u64)({a[0]}), ({a[1]}), {nb}u, {o}_w, {words}u, {op.instr}u, {j}u, lane, {rec});")
+        emit(
+            f"  wl_gload(C, (u64)({a[0]}), ({a[1]}), {nb}u, {o}_w, {words}u, {op.instr}u, {j}u, lane, {rec});"
+        )
         after("load")
         if mirrored:
             emit("  }")
@@ -636,16 +693,22 @@ class Lowering(ValueLowering):
         """C statement: dst = the nb bytes at sa (escape and 0 where out of reach)."""
         m = (1 << (8 * nb)) - 1
         esc = f"wl_escape(C, {op.instr}u, lane, {sa}, {KIND['scratch']}u);"
-        whole = (f"if ({self._scratch_ok(sa, nb)}) {dst} = ({self._scratch_word(sa)} >> "
-                 f"(8u * ((u32){sa} & 3u))) & {m:#x}u; else {esc}")
+        whole = (
+            f"if ({self._scratch_ok(sa, nb)}) {dst} = ({self._scratch_word(sa)} >> "
+            f"(8u * ((u32){sa} & 3u))) & {m:#x}u; else {esc}"
+        )
         if not self._splits(op, nb):
             return whole
         ba = "ba"
-        byte = (f"const u64 ba = wl_sbyte({sa}, k, {4 * self.L}ull); "
-                f"if ({self._scratch_ok(ba, 1)}) v |= (({self._scratch_word(ba)} >> (8u * ((u32)ba & 3u))) & 0xffu) << (8u * k); "
-                f"else wl_escape(C, {op.instr}u, lane, ba, {KIND['scratch']}u);")
-        return (f"if (((u32){sa} & 3u) + {nb}u <= 4u) {{ {whole} }} "
-                f"else {{ u32 v = 0u; for (u32 k = 0u; k < {nb}u; k++) {{ {byte} }} {dst} = v; }}")
+        byte = (
+            f"const u64 ba = wl_sbyte({sa}, k, {4 * self.L}ull); "
+            f"if ({self._scratch_ok(ba, 1)}) v |= (({self._scratch_word(ba)} >> (8u * ((u32)ba & 3u))) & 0xffu) << (8u * k); "
+            f"else wl_escape(C, {op.instr}u, lane, ba, {KIND['scratch']}u);"
+        )
+        return (
+            f"if (((u32){sa} & 3u) + {nb}u <= 4u) {{ {whole} }} "
+            f"else {{ u32 v = 0u; for (u32 k = 0u; k < {nb}u; k++) {{ {byte} }} {dst} = v; }}"
+        )
 
     def _merge(self) -> str:
         # lane mode: the thread's own words; wave mode: lanes may share a word (sub-dword stores)
@@ -654,21 +717,29 @@ class Lowering(ValueLowering):
     def _scratch_write(self, op, sa: str, nb: int, d: str) -> str:
         m = (1 << (8 * nb)) - 1
         esc = f"wl_escape(C, {op.instr}u, lane, {sa}, {KIND['scratch']}u);"
-        whole = (f"if ({self._scratch_ok(sa, nb)}) {{ const u32 sh = 8u * ((u32){sa} & 3u); "
-                 f"{self._merge()}(&{self._scratch_word(sa)}, {m:#x}u << sh, (u32)({d}) << sh); }} else {esc}")
+        whole = (
+            f"if ({self._scratch_ok(sa, nb)}) {{ const u32 sh = 8u * ((u32){sa} & 3u); "
+            f"{self._merge()}(&{self._scratch_word(sa)}, {m:#x}u << sh, (u32)({d}) << sh); }} else {esc}"
+        )
         if not self._splits(op, nb):
             return whole
-        byte = (f"const u64 ba = wl_sbyte({sa}, k, {4 * self.L}ull); "
-                f"if ({self._scratch_ok('ba', 1)}) {{ const u32 sh = 8u * ((u32)ba & 3u); "
-                f"{self._merge()}(&{self._scratch_word('ba')}, 0xffu << sh, (((u32)({d}) >> (8u * k)) & 0xffu) << sh); }} "
-                f"else wl_escape(C, {op.instr}u, lane, ba, {KIND['scratch']}u);")
-        return (f"if (((u32){sa} & 3u) + {nb}u <= 4u) {{ {whole} }} "
-                f"else {{ for (u32 k = 0u; k < {nb}u; k++) {{ {byte} }} }}")
+        byte = (
+            f"const u64 ba = wl_sbyte({sa}, k, {4 * self.L}ull); "
+            f"if ({self._scratch_ok('ba', 1)}) {{ const u32 sh = 8u * ((u32)ba & 3u); "
+            f"{self._merge()}(&{self._scratch_word('ba')}, 0xffu << sh, (((u32)({d}) >> (8u * k)) & 0xffu) << sh); }} "
+            f"else wl_escape(C, {op.instr}u, lane, ba, {KIND['scratch']}u);"
+        )
+        return (
+            f"if (((u32){sa} & 3u) + {nb}u <= 4u) {{ {whole} }} "
+            f"else {{ for (u32 k = 0u; k < {nb}u; k++) {{ {byte} }} }}"
+        )
 
     def scratch_load(self, op, a, o, nb, emit, before, after):
         if self.mode == "wave":
             before("load")
-        emit(f"  if ({a[1]}) {{ const u64 sa = (u64)({a[0]}); {self._scratch_read(op, 'sa', nb, o + '_w[0]')} }}")
+        emit(
+            f"  if ({a[1]}) {{ const u64 sa = (u64)({a[0]}); {self._scratch_read(op, 'sa', nb, o + '_w[0]')} }}"
+        )
         if self.mode == "wave":
             after("load")
 
@@ -680,7 +751,9 @@ class Lowering(ValueLowering):
                 raise CudaUnsupported("scratch store wider than a dword")
             if self.mode == "wave":
                 before("store")
-            emit(f"  if ({a[1]}) {{ const u64 sa = (u64)({a[0]}); {self._scratch_write(op, 'sa', nb, data[0])} }}")
+            emit(
+                f"  if ({a[1]}) {{ const u64 sa = (u64)({a[0]}); {self._scratch_write(op, 'sa', nb, data[0])} }}"
+            )
             if self.mode == "wave":
                 after("store")
             return
@@ -689,11 +762,15 @@ class Lowering(ValueLowering):
         guard = "(lane == 0u) && " if uniform else ""
         dw = "{" + ", ".join(f"(u32)({d})" for d in data) + "}"
         if sp == "lds":
-            emit(f"  if ({guard}({a[1]}) && wl_inside((u64)(u32)({a[0]}), {nb}u, 0ull, (u64)P[{P_LDS}])) "
-                 f"{{ const u32 dw[{len(data)}] = {dw}; wl_write(wl_smem, (u8*)0, (i64)(u32)({a[0]}), {nb}u, dw); }}")
+            emit(
+                f"  if ({guard}({a[1]}) && wl_inside((u64)(u32)({a[0]}), {nb}u, 0ull, (u64)P[{P_LDS}])) "
+                f"{{ const u32 dw[{len(data)}] = {dw}; wl_write(wl_smem, (u8*)0, (i64)(u32)({a[0]}), {nb}u, dw); }}"
+            )
         elif sp == "global":
-            emit(f"  if ({guard}({a[1]})) {{ const u32 dw[{len(data)}] = {dw}; "
-                 f"wl_gstore(C, (u64)({a[0]}), {nb}u, dw, {op.instr}u, {self.slot[id(op)]}u, lane); }}")
+            emit(
+                f"  if ({guard}({a[1]})) {{ const u32 dw[{len(data)}] = {dw}; "
+                f"wl_gstore(C, (u64)({a[0]}), {nb}u, dw, {op.instr}u, {self.slot[id(op)]}u, lane); }}"
+            )
         else:
             raise CudaUnsupported(f"store {sp}")
         after("store")
@@ -711,20 +788,26 @@ class Lowering(ValueLowering):
         emit(f"  {t} {o} = 0;")
         if sp == "global":
             # the aligned cell the atomic works on: those are the bytes checked
-            emit(f"  if ({a[1]}) {{ i64 ix; if (wl_res(C, (u64)({a[0]}) & ~{nb - 1}ull, {nb}u, &ix, {self.slot[id(op)]}u)) {{ "
-                 f"{o} = wl_atomic{bits}(({t}*)(C.arena + ix), {code}, {d}, {c}); "
-                 f"for (u32 k = 0; k < {nb}u; k++) C.written[ix + k] = 1u; }} "
-                 f"else wl_escape(C, {op.instr}u, lane, (u64)({a[0]}), {KIND['atomic']}u); }}")
+            emit(
+                f"  if ({a[1]}) {{ i64 ix; if (wl_res(C, (u64)({a[0]}) & ~{nb - 1}ull, {nb}u, &ix, {self.slot[id(op)]}u)) {{ "
+                f"{o} = wl_atomic{bits}(({t}*)(C.arena + ix), {code}, {d}, {c}); "
+                f"for (u32 k = 0; k < {nb}u; k++) C.written[ix + k] = 1u; }} "
+                f"else wl_escape(C, {op.instr}u, lane, (u64)({a[0]}), {KIND['atomic']}u); }}"
+            )
         elif sp == "lds":
-            emit(f"  if (({a[1]}) && wl_inside((u64)(u32)({a[0]}), {nb}u, 0ull, (u64)P[{P_LDS}])) "
-                 f"{o} = wl_atomic{bits}(({t}*)(wl_smem + ((u32)({a[0]}) & ~{nb - 1}u)), {code}, {d}, {c});")
+            emit(
+                f"  if (({a[1]}) && wl_inside((u64)(u32)({a[0]}), {nb}u, 0ull, (u64)P[{P_LDS}])) "
+                f"{o} = wl_atomic{bits}(({t}*)(wl_smem + ((u32)({a[0]}) & ~{nb - 1}u)), {code}, {d}, {c});"
+            )
         elif sp == "scratch":
             if bits != 32:
                 raise CudaUnsupported("64-bit atomic on scratch")
             fn = "wl_rmw32" if self.mode == "lane" else "wl_atomic32"
-            emit(f"  if ({a[1]}) {{ const u64 sa = (u64)({a[0]}); if ({self._scratch_ok('sa', 4)}) "
-                 f"{o} = {fn}(&{self._scratch_word('sa')}, {code}, {d}, {c}); "
-                 f"else wl_escape(C, {op.instr}u, lane, sa, {KIND['atomic']}u); }}")
+            emit(
+                f"  if ({a[1]}) {{ const u64 sa = (u64)({a[0]}); if ({self._scratch_ok('sa', 4)}) "
+                f"{o} = {fn}(&{self._scratch_word('sa')}, {code}, {d}, {c}); "
+                f"else wl_escape(C, {op.instr}u, lane, sa, {KIND['atomic']}u); }}"
+            )
         else:
             raise CudaUnsupported(f"atomic on {sp}")
         after("rmw")
@@ -737,49 +820,63 @@ class Lowering(ValueLowering):
         # inlined copies (an -O0 program: 20 s -> 4 s); big programs call them instead
         memfn = "__forceinline__" if nmem <= INLINE_MEMORY_OPS else "__noinline__"
         nslot = len(self.slots)
-        lines = [PRELUDE, f"#define WL_MEMFN {memfn}", f"#define WL_NSLOT {max(nslot, 1)}u",
-                 f"#define WL_NGUESS {max(min(nslot, MAX_GUESSES), 1)}u",
-                 f"#define WL_MIRROR_WORDS {MIRROR_BYTES // 4 if any(u for _, u in self.slots) else 1}u",
-                 f"#define WL_NPRE {max(len(self.pre), 1)}u",
-                 f"#define WL_PRE_WORDS {preload.PRELOAD_WORDS if self.pre else 1}u",
-                 "#ifndef WL_PRELOADED", "#define WL_PRELOADED 1", "#endif", _CTX,
-                 # (compile.py defines WL_MIN_BLOCKS; generate() WL_BLOCK_THREADS)
-                 "#ifndef WL_MIN_BLOCKS", "#define WL_MIN_BLOCKS 1", "#endif",
-                 "#ifndef WL_BLOCK_THREADS", "#define WL_BLOCK_THREADS 1024", "#endif",
-                 "extern \"C\" __global__ void __launch_bounds__(WL_BLOCK_THREADS, WL_MIN_BLOCKS) wl_main(",
-                 "    u8* __restrict__ arena, u8* __restrict__ written,",
-                 "    const u64* __restrict__ wstart, const u64* __restrict__ wend,",
-                 "    const i64* __restrict__ woff, const u64* __restrict__ wavebase,",
-                 "    u32* gscr, u64 group_base) {",
-                 "  extern __shared__ __align__(16) u8 wl_smem[];",
-                 f"  const u32 WV = {L}u;",
-                 "  const u64 g = group_base + (u64)blockIdx.x;",
-                 f"  const u32 gx = P[{P_NGROUPS}], gy = P[{P_NGROUPS + 1}];",
-                 # the group's x, y, z from its flat index: by multiplying with the divisors'
-                 # magic numbers (div_magic) while the index fits 32 bits
-                 "  u32 gid_x, gid_y, gid_z;",
-                 f"  if (g >> 32 == 0ull) {{ const u32 q = wl_udiv((u32)g, P[{P_DIV}], P[{P_DIV + 1}]), "
-                 f"r = wl_udiv(q, P[{P_DIV + 2}], P[{P_DIV + 3}]);",
-                 "    gid_x = (u32)g - q * gx; gid_y = q - r * gy; gid_z = r; }",
-                 "  else { gid_x = (u32)(g % gx); gid_y = (u32)((g / gx) % gy); gid_z = (u32)(g / ((u64)gx * gy)); }",
-                 f"  gid_x += P[{P_GSTART}]; gid_y += P[{P_GSTART + 1}]; gid_z += P[{P_GSTART + 2}];",
-                 f"  const bool ptg = P[{P_PARTIAL_TG}] != 0u;",
-                 f"  const u32 tx = (ptg && gid_x == P[{P_GEND}] - 1u && P[{P_PARTIAL}] > 0u) ? P[{P_PARTIAL}] : P[{P_BLOCK}];",
-                 f"  const u32 ty = (ptg && gid_y == P[{P_GEND + 1}] - 1u && P[{P_PARTIAL + 1}] > 0u) ? P[{P_PARTIAL + 1}] : P[{P_BLOCK + 1}];",
-                 f"  const u32 tz = (ptg && gid_z == P[{P_GEND + 2}] - 1u && P[{P_PARTIAL + 2}] > 0u) ? P[{P_PARTIAL + 2}] : P[{P_BLOCK + 2}];",
-                 "  const u32 threads = tx * ty * tz;",
-                 "  const u32 wpg = (threads + WV - 1u) / WV;",
-                 "  const u32 t = threadIdx.x, wv = t / WV, lane = t % WV;",
-                 "  WlCtx C;",
-                 f"  C.W.start = wstart; C.W.end = wend; C.W.off = woff; C.W.n = P[{P_NWIN}];",
-                 "  C.arena = arena; C.written = written;",
-                 # (without partial groups every group has the block's number of waves)
-                 f"  C.wave = (ptg ? wavebase[g] : g * ((P[{P_BLOCK}] * P[{P_BLOCK + 1}] * P[{P_BLOCK + 2}] + WV - 1u) / WV)) + wv;",
-                 f"  C.gscr = gscr + ((u64)blockIdx.x * (blockDim.x / WV) + wv) * {max(self.wb // 4, 1)}ull;",
-                 f"  u32* X = (u32*)(wl_smem + P[{P_XOFF}]) + wv * {2 * XWORDS}u; (void)X;",
-                 "  u32 xo = 0u; (void)xo;"]
-        if self.mode == "lane" and any(op.name in ("load", "store", "atomic") and op.attrs["space"] == "scratch"
-                                       for b in self.p.blocks for op in b.ops):
+        lines = [
+            PRELUDE,
+            f"#define WL_MEMFN {memfn}",
+            f"#define WL_NSLOT {max(nslot, 1)}u",
+            f"#define WL_NGUESS {max(min(nslot, MAX_GUESSES), 1)}u",
+            f"#define WL_MIRROR_WORDS {MIRROR_BYTES // 4 if any(u for _, u in self.slots) else 1}u",
+            f"#define WL_NPRE {max(len(self.pre), 1)}u",
+            f"#define WL_PRE_WORDS {preload.PRELOAD_WORDS if self.pre else 1}u",
+            "#ifndef WL_PRELOADED",
+            "#define WL_PRELOADED 1",
+            "#endif",
+            _CTX,
+            # (compile.py defines WL_MIN_BLOCKS; generate() WL_BLOCK_THREADS)
+            "#ifndef WL_MIN_BLOCKS",
+            "#define WL_MIN_BLOCKS 1",
+            "#endif",
+            "#ifndef WL_BLOCK_THREADS",
+            "#define WL_BLOCK_THREADS 1024",
+            "#endif",
+            'extern "C" __global__ void __launch_bounds__(WL_BLOCK_THREADS, WL_MIN_BLOCKS) wl_main(',
+            "    u8* __restrict__ arena, u8* __restrict__ written,",
+            "    const u64* __restrict__ wstart, const u64* __restrict__ wend,",
+            "    const i64* __restrict__ woff, const u64* __restrict__ wavebase,",
+            "    u32* gscr, u64 group_base) {",
+            "  extern __shared__ __align__(16) u8 wl_smem[];",
+            f"  const u32 WV = {L}u;",
+            "  const u64 g = group_base + (u64)blockIdx.x;",
+            f"  const u32 gx = P[{P_NGROUPS}], gy = P[{P_NGROUPS + 1}];",
+            # the group's x, y, z from its flat index: by multiplying with the divisors'
+            # magic numbers (div_magic) while the index fits 32 bits
+            "  u32 gid_x, gid_y, gid_z;",
+            f"  if (g >> 32 == 0ull) {{ const u32 q = wl_udiv((u32)g, P[{P_DIV}], P[{P_DIV + 1}]), "
+            f"r = wl_udiv(q, P[{P_DIV + 2}], P[{P_DIV + 3}]);",
+            "    gid_x = (u32)g - q * gx; gid_y = q - r * gy; gid_z = r; }",
+            "  else { gid_x = (u32)(g % gx); gid_y = (u32)((g / gx) % gy); gid_z = (u32)(g / ((u64)gx * gy)); }",
+            f"  gid_x += P[{P_GSTART}]; gid_y += P[{P_GSTART + 1}]; gid_z += P[{P_GSTART + 2}];",
+            f"  const bool ptg = P[{P_PARTIAL_TG}] != 0u;",
+            f"  const u32 tx = (ptg && gid_x == P[{P_GEND}] - 1u && P[{P_PARTIAL}] > 0u) ? P[{P_PARTIAL}] : P[{P_BLOCK}];",
+            f"  const u32 ty = (ptg && gid_y == P[{P_GEND + 1}] - 1u && P[{P_PARTIAL + 1}] > 0u) ? P[{P_PARTIAL + 1}] : P[{P_BLOCK + 1}];",
+            f"  const u32 tz = (ptg && gid_z == P[{P_GEND + 2}] - 1u && P[{P_PARTIAL + 2}] > 0u) ? P[{P_PARTIAL + 2}] : P[{P_BLOCK + 2}];",
+            "  const u32 threads = tx * ty * tz;",
+            "  const u32 wpg = (threads + WV - 1u) / WV;",
+            "  const u32 t = threadIdx.x, wv = t / WV, lane = t % WV;",
+            "  WlCtx C;",
+            f"  C.W.start = wstart; C.W.end = wend; C.W.off = woff; C.W.n = P[{P_NWIN}];",
+            "  C.arena = arena; C.written = written;",
+            # (without partial groups every group has the block's number of waves)
+            f"  C.wave = (ptg ? wavebase[g] : g * ((P[{P_BLOCK}] * P[{P_BLOCK + 1}] * P[{P_BLOCK + 2}] + WV - 1u) / WV)) + wv;",
+            f"  C.gscr = gscr + ((u64)blockIdx.x * (blockDim.x / WV) + wv) * {max(self.wb // 4, 1)}ull;",
+            f"  u32* X = (u32*)(wl_smem + P[{P_XOFF}]) + wv * {2 * XWORDS}u; (void)X;",
+            "  u32 xo = 0u; (void)xo;",
+        ]
+        if self.mode == "lane" and any(
+            op.name in ("load", "store", "atomic") and op.attrs["space"] == "scratch"
+            for b in self.p.blocks
+            for op in b.ops
+        ):
             nw = max(self.wb // 4 // L, 1)
             lines.append(f"  u32 scr[{nw}];")
             lines.append(f"  for (u32 k = 0; k < {nw}u; k++) scr[k] = 0u;")
@@ -791,9 +888,11 @@ class Lowering(ValueLowering):
             if r < 16:
                 lines.append(f"  if ({r}u < P[{P_NUSER}]) s{r} = P[{P_USER + r}];")
             if r < 128:
-                lines.append(f"  if (P[{P_SYS}] == {r}u) s{r} = gid_x; if (P[{P_SYS + 1}] == {r}u) s{r} = gid_y; "
-                             f"if (P[{P_SYS + 2}] == {r}u) s{r} = gid_z; if (P[{P_SYS + 3}] == {r}u) s{r} = 0u; "
-                             f"if (P[{P_TG_SIZE}] == {r}u) s{r} = wpg | (wv << 6) | (P[{P_TG_WID20}] ? (wv << 20) : 0u);")
+                lines.append(
+                    f"  if (P[{P_SYS}] == {r}u) s{r} = gid_x; if (P[{P_SYS + 1}] == {r}u) s{r} = gid_y; "
+                    f"if (P[{P_SYS + 2}] == {r}u) s{r} = gid_z; if (P[{P_SYS + 3}] == {r}u) s{r} = 0u; "
+                    f"if (P[{P_TG_SIZE}] == {r}u) s{r} = wpg | (wv << 6) | (P[{P_TG_WID20}] ? (wv << 20) : 0u);"
+                )
         lines += [
             "  { const u32 first = wv * WV; const u32 nact = threads > first ? min(threads - first, WV) : 0u;",
             "    const u64 m = nact >= 64u ? ~0ull : ((1ull << nact) - 1ull);",
@@ -821,8 +920,7 @@ class Lowering(ValueLowering):
             lines += self._lower(i, e)[0]
         if self.uses_trig_preop:
             lines[1:1] = [trig_preop_source()]
-        lines += ["WL_STOP:", "  done = true; goto WL_PARK;",
-                  "WL_DONE:", "  done = true; goto WL_PARK;"]
+        lines += ["WL_STOP:", "  done = true; goto WL_PARK;", "WL_DONE:", "  done = true; goto WL_PARK;"]
         if self.has_barrier:
             lines += ["  }", "WL_PARK:", "  if (__syncthreads_and(done)) break;", "  }"]
         else:
@@ -831,8 +929,9 @@ class Lowering(ValueLowering):
         return "\n".join(lines) + "\n"
 
 
-_CTX = "\n" + header("kernel.h", __package__).replace("P_WORDS", str(P_WORDS)).replace("CONST_WINDOWS", str(CONST_WINDOWS)) \
-    .replace("P_BUDGET", str(P_BUDGET))
+_CTX = "\n" + header("kernel.h", __package__).replace("P_WORDS", str(P_WORDS)).replace(
+    "CONST_WINDOWS", str(CONST_WINDOWS)
+).replace("P_BUDGET", str(P_BUDGET))
 
 
 # registers that may hold a lazy wave64 mask half (block_source): s0-s105, VCC, EXEC -- not M0,
@@ -857,13 +956,13 @@ def _plan(program: Program, wave_size: int) -> tuple[set, dict]:
     blocks = program.blocks
     fwd: dict = {}
     for blk in blocks:
-        part: dict = {}                 # u32 value id -> (b1 Value, 0 low / 1 high half of its ballot)
-        ball: dict = {}                 # u64 value id -> b1 Value whose ballot it is
-        reg: dict = {}                  # SGPR -> value id written last in this block
+        part: dict = {}  # u32 value id -> (b1 Value, 0 low / 1 high half of its ballot)
+        ball: dict = {}  # u64 value id -> b1 Value whose ballot it is
+        reg: dict = {}  # SGPR -> value id written last in this block
         for op in blk.ops:
             n, a = op.name, op.args
             if n == "ballot":
-                assert op.out is not None   # (here and below: value ops)
+                assert op.out is not None  # (here and below: value ops)
                 ball[op.out.id] = a[0]
             elif n in ("lo32", "hi32") and a[0].id in ball:
                 assert op.out is not None
@@ -873,12 +972,22 @@ def _plan(program: Program, wave_size: int) -> tuple[set, dict]:
             elif n == "sget" and reg.get(op.attrs["reg"]) in part:
                 assert op.out is not None
                 part[op.out.id] = part[reg[op.attrs["reg"]]]
-            elif n == "cvt" and op.attrs.get("to") == "u64" and op.type == "u32" and wave_size == 32 \
-                    and part.get(a[0].id, (None, 1))[1] == 0:
+            elif (
+                n == "cvt"
+                and op.attrs.get("to") == "u64"
+                and op.type == "u32"
+                and wave_size == 32
+                and part.get(a[0].id, (None, 1))[1] == 0
+            ):
                 assert op.out is not None
                 ball[op.out.id] = part[a[0].id][0]
-            elif n == "pack64" and a[0].id in part and a[1].id in part \
-                    and part[a[0].id][0] is part[a[1].id][0] and (part[a[0].id][1], part[a[1].id][1]) == (0, 1):
+            elif (
+                n == "pack64"
+                and a[0].id in part
+                and a[1].id in part
+                and part[a[0].id][0] is part[a[1].id][0]
+                and (part[a[0].id][1], part[a[1].id][1]) == (0, 1)
+            ):
                 assert op.out is not None
                 ball[op.out.id] = part[a[0].id][0]
             elif n == "maskbit" and a[0].id in ball:
@@ -958,7 +1067,7 @@ def mirrors(slots, hints, lim, starts, ends, offs, arena, enabled: bool = True):
             if at + size > MIRROR_BYTES:
                 continue
             o = int(offs[k])
-            buf[at:at + size] = arena[o:o + size]
+            buf[at : at + size] = arena[o : o + size]
             done[k] = (at, o, size)
             pos = at + size
         gm[j] = done[k][0]
@@ -969,20 +1078,19 @@ def param_words(cfg, nwin: int = 0, budget: int = 0, xoff: int = 0) -> np.ndarra
     """P[]: the dispatch's numbers as the kernel reads them (constant memory, runtime.py)."""
     P = np.zeros(P_WORDS, np.uint32)
     user = [int(v) & 0xFFFFFFFF for v in cfg.user_sgprs][:16]
-    P[P_USER:P_USER + len(user)] = user
+    P[P_USER : P_USER + len(user)] = user
     P[P_NUSER] = len(user)
     sysr = cfg.system_sgprs
-    for i, k in enumerate(("workgroup_id_x", "workgroup_id_y", "workgroup_id_z",
-                           "scratch_wave_offset")):
+    for i, k in enumerate(("workgroup_id_x", "workgroup_id_y", "workgroup_id_z", "scratch_wave_offset")):
         P[P_SYS + i] = sysr[k] if k in sysr else 0xFFFFFFFF
-    P[P_TG_SIZE] = sysr.get("tg_size", 0xFFFFFFFF)          # the same value as NumPy's (0011)
+    P[P_TG_SIZE] = sysr.get("tg_size", 0xFFFFFFFF)  # the same value as NumPy's (0011)
     P[P_TG_WID20] = int(cfg.target == "gfx1030")
-    P[P_NGROUPS:P_NGROUPS + 3] = cfg.num_groups
-    P[P_GSTART:P_GSTART + 3] = cfg.group_start
-    P[P_BLOCK:P_BLOCK + 3] = cfg.block
-    P[P_PARTIAL:P_PARTIAL + 3] = cfg.partial
+    P[P_NGROUPS : P_NGROUPS + 3] = cfg.num_groups
+    P[P_GSTART : P_GSTART + 3] = cfg.group_start
+    P[P_BLOCK : P_BLOCK + 3] = cfg.block
+    P[P_PARTIAL : P_PARTIAL + 3] = cfg.partial
     P[P_PARTIAL_TG] = int(bool(cfg.partial_tg))
-    P[P_GEND:P_GEND + 3] = cfg.group_end
+    P[P_GEND : P_GEND + 3] = cfg.group_end
     P[P_MODE] = cfg.float_mode | (int(cfg.dx10_clamp) << 8) | (int(cfg.ieee_mode) << 9)
     P[P_TIDIG] = cfg.tidig_comp_cnt
     P[P_GFX11] = int(cfg.packed_local_ids)
@@ -992,7 +1100,7 @@ def param_words(cfg, nwin: int = 0, budget: int = 0, xoff: int = 0) -> np.ndarra
     P[P_BUDGET + 1] = (budget >> 32) & 0xFFFFFFFF
     P[P_XOFF] = xoff
     gx, gy, _ = cfg.num_groups
-    P[P_DIV:P_DIV + 4] = div_magic(gx) + div_magic(gy)
+    P[P_DIV : P_DIV + 4] = div_magic(gx) + div_magic(gy)
     return P
 
 
@@ -1010,8 +1118,22 @@ def div_magic(d: int) -> tuple[int, int]:
 # block size, whether the last group is partial, initial MODE, target), the same from dispatch to
 # dispatch of one program, so few extra modules; folding them removes most of the kernel's setup
 # (measured: bench/README.md).  They are part of the module key (execute.module_key).
-BAKED = (P_NUSER, P_SYS, P_SYS + 1, P_SYS + 2, P_SYS + 3, P_TG_SIZE, P_TG_WID20, P_BLOCK,
-         P_BLOCK + 1, P_BLOCK + 2, P_PARTIAL_TG, P_MODE, P_TIDIG, P_GFX11)
+BAKED = (
+    P_NUSER,
+    P_SYS,
+    P_SYS + 1,
+    P_SYS + 2,
+    P_SYS + 3,
+    P_TG_SIZE,
+    P_TG_WID20,
+    P_BLOCK,
+    P_BLOCK + 1,
+    P_BLOCK + 2,
+    P_PARTIAL_TG,
+    P_MODE,
+    P_TIDIG,
+    P_GFX11,
+)
 
 
 def baked_params(cfg) -> tuple:
@@ -1019,27 +1141,31 @@ def baked_params(cfg) -> tuple:
     return tuple((k, int(w[k])) for k in BAKED)
 
 
-def generate(program: Program, wave_size: int, mode: str, scratch_wave_bytes: int,
-             base_address: int, baked: tuple = ()) -> tuple[str, tuple, tuple]:
+def generate(
+    program: Program, wave_size: int, mode: str, scratch_wave_bytes: int, base_address: int, baked: tuple = ()
+) -> tuple[str, tuple, tuple]:
     """-> (the module's CUDA source, (bytes per access, mirrorable) of each global access slot,
     preload.find's (loads, plan) for the loads the host may resolve)."""
     low = Lowering(program, wave_size, mode, scratch_wave_bytes, base_address)
     src = low.kernel_source()
     vals = {int(k): int(v) & 0xFFFFFFFF for k, v in baked}
     # every read of a baked word becomes its number (the declaration "u32 P[..]" stays)
-    src = re.sub(r"(?<!u32 )\bP\[(\d+)\]",
-                 lambda m: f"{vals[int(m.group(1))]}u" if int(m.group(1)) in vals else m.group(0), src)
+    src = re.sub(
+        r"(?<!u32 )\bP\[(\d+)\]",
+        lambda m: f"{vals[int(m.group(1))]}u" if int(m.group(1)) in vals else m.group(0),
+        src,
+    )
     # the launch's block, for compile.py's occupancy-bounded build (small programs only: big ones
     # mostly spill under the bound, and trying would double their compile time)
-    if all(P_BLOCK + i in vals for i in range(3)) \
-            and len(program.instructions) <= OCCUPANCY_MAX_INSTRUCTIONS:
+    if all(P_BLOCK + i in vals for i in range(3)) and len(program.instructions) <= OCCUPANCY_MAX_INSTRUCTIONS:
         n = vals[P_BLOCK] * vals[P_BLOCK + 1] * vals[P_BLOCK + 2]
         src = f"#define WL_BLOCK_THREADS {max(-(-n // wave_size) * wave_size, wave_size)}\n" + src
     return src, tuple(low.slots), low.preloads
 
 
-def kernel_source(program: Program, wave_size: int, mode: str, scratch_wave_bytes: int,
-                  base_address: int, baked: tuple = ()) -> str:
+def kernel_source(
+    program: Program, wave_size: int, mode: str, scratch_wave_bytes: int, base_address: int, baked: tuple = ()
+) -> str:
     return generate(program, wave_size, mode, scratch_wave_bytes, base_address, baked)[0]
 
 

@@ -7,6 +7,7 @@ a hash of the module key (the same key as the NumPy backend's), the CUDA arch, t
 source and NVRTC's version; a cubin runs as code, so the cache follows backends/disk_cache.py
 (a private directory, each entry checked against its digest: docs/decisions/0016-trusted-caches.md).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -18,9 +19,8 @@ from ... import settings
 from .. import disk_cache
 
 CODEGEN_VERSION = "wavelift-cuda-4"
-DEFAULT_ARCH = "sm_90"          # H200 / H100; overridden by the device's compute capability
-OPTIONS = ("--fmad=false", "-ftz=false", "-prec-div=true", "-prec-sqrt=true", "-std=c++17",
-           "-default-device")
+DEFAULT_ARCH = "sm_90"  # H200 / H100; overridden by the device's compute capability
+OPTIONS = ("--fmad=false", "-ftz=false", "-prec-div=true", "-prec-sqrt=true", "-std=c++17", "-default-device")
 
 
 class CompileError(Exception):
@@ -36,11 +36,13 @@ def cache_dir() -> pathlib.Path | None:
 def _nvrtc():
     try:
         from cuda.bindings import nvrtc
+
         return nvrtc
     except ImportError:
         pass
     try:
         from cuda import nvrtc  # older cuda-python layout
+
         return nvrtc
     except ImportError:
         return None
@@ -55,7 +57,7 @@ def nvrtc_problem() -> str | None:
         err, major, minor = nv.nvrtcVersion()
         if int(err) != 0:
             return f"NVRTC does not load ({err})"
-    except Exception as e:          # noqa: BLE001 - libnvrtc missing or wrong version
+    except Exception as e:  # noqa: BLE001 - libnvrtc missing or wrong version
         return f"NVRTC does not load ({type(e).__name__}: {e})"
     return None
 
@@ -67,7 +69,7 @@ def nvrtc_version() -> str:
     try:
         _, major, minor = nv.nvrtcVersion()
         return f"{major}.{minor}"
-    except Exception:               # noqa: BLE001
+    except Exception:  # noqa: BLE001
         return "none"
 
 
@@ -82,7 +84,7 @@ def _check(nv, res, what, prog=None):
             buf = b" " * n
             nv.nvrtcGetProgramLog(prog, buf)
             log = buf.decode(errors="replace").rstrip("\x00 ")
-        except Exception:           # noqa: BLE001
+        except Exception:  # noqa: BLE001
             pass
     raise CompileError(f"{what} failed ({err})" + (f":\n{log}" if log else ""))
 
@@ -151,7 +153,7 @@ def _nvrtc_build(source: str, arch: str, extra: tuple, cubin: bool = True) -> tu
     finally:
         try:
             nv.nvrtcDestroyProgram(prog)
-        except Exception:           # noqa: BLE001
+        except Exception:  # noqa: BLE001
             pass
 
 
@@ -164,8 +166,14 @@ def check_source(source: str, arch: str = DEFAULT_ARCH) -> None:
 
 def disk_name(key, arch: str, source: str) -> str:
     h = hashlib.sha256()
-    for part in (CODEGEN_VERSION, repr(key), arch, nvrtc_version(), str(occupancy_threads()),
-                 hashlib.sha256(source.encode()).hexdigest()):
+    for part in (
+        CODEGEN_VERSION,
+        repr(key),
+        arch,
+        nvrtc_version(),
+        str(occupancy_threads()),
+        hashlib.sha256(source.encode()).hexdigest(),
+    ):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()[:40]

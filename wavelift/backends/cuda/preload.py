@@ -18,6 +18,7 @@ SGPR, not inside one window, unaligned, a failed op -- simply keeps the kernel's
 Exact because checked: the host reruns the dispatch without preloads when it wrote any byte it
 preloaded (runtime.py, as for mirrors).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -26,13 +27,37 @@ from ...ir.ops import INTS
 from ...translate.ir import Op, Program
 from ..numpy.expr import ExprLowering
 
-USER_SGPRS = 16          # user SGPRs the kernel takes from its parameters (codegen P_USER)
-MAX_PRELOADS = 256       # loads with a WL_PO entry
-PRELOAD_WORDS = 1024     # constant memory for the words (WL_PRE)
+USER_SGPRS = 16  # user SGPRs the kernel takes from its parameters (codegen P_USER)
+MAX_PRELOADS = 256  # loads with a WL_PO entry
+PRELOAD_WORDS = 1024  # constant memory for the words (WL_PRE)
 
 # ops evaluated on the host: integer and b1 only (no float mode involved)
-_OPS = {"const", "add", "sub", "mul", "mulhi", "and", "or", "xor", "not", "neg", "shl", "shr",
-        "sar", "min", "max", "cmp", "select", "cvt", "pack64", "lo32", "hi32", "word", "sget", "load"}
+_OPS = {
+    "const",
+    "add",
+    "sub",
+    "mul",
+    "mulhi",
+    "and",
+    "or",
+    "xor",
+    "not",
+    "neg",
+    "shl",
+    "shr",
+    "sar",
+    "min",
+    "max",
+    "cmp",
+    "select",
+    "cvt",
+    "pack64",
+    "lo32",
+    "hi32",
+    "word",
+    "sget",
+    "load",
+}
 _INT = frozenset(("b1", *INTS))
 
 
@@ -74,7 +99,7 @@ def find(program: Program) -> tuple[list, list]:
             if h != held[i]:
                 held[i], changed = h, True
     loads: list = []
-    ops_of: dict[int, Op] = {}              # value id -> op that makes it (known values only)
+    ops_of: dict[int, Op] = {}  # value id -> op that makes it (known values only)
     for b in blocks:
         if held[b.index] is None:
             continue
@@ -96,11 +121,13 @@ def find(program: Program) -> tuple[list, list]:
                 if op.attrs["space"] == "global" and op.attrs["nbytes"] % 4 == 0 and op.attrs["words"] >= 1:
                     ops_of[op.out.id] = op
                     loads.append(op)
-            elif op.type in _INT and all(x.type in _INT for x in op.args) \
-                    and (n != "cvt" or op.attrs.get("to") in _INT):
+            elif (
+                op.type in _INT
+                and all(x.type in _INT for x in op.args)
+                and (n != "cvt" or op.attrs.get("to") in _INT)
+            ):
                 ops_of[op.out.id] = op
-    loads = [op for op, at in zip(loads[:MAX_PRELOADS], layout(loads[:MAX_PRELOADS]))
-             if at is not None]
+    loads = [op for op, at in zip(loads[:MAX_PRELOADS], layout(loads[:MAX_PRELOADS])) if at is not None]
     need: set = set()
     stack = [x for op in loads for x in op.args]
     while stack:
@@ -110,8 +137,12 @@ def find(program: Program) -> tuple[list, list]:
         need.add(v.id)
         stack.extend(ops_of[v.id].args)
     need.update(op.out.id for op in loads)
-    plan = [op for b in blocks for op in b.ops if op.out is not None and op.out.id in need
-            and ops_of.get(op.out.id) is op]
+    plan = [
+        op
+        for b in blocks
+        for op in b.ops
+        if op.out is not None and op.out.id in need and ops_of.get(op.out.id) is op
+    ]
     return loads, plan
 
 
@@ -158,7 +189,7 @@ def evaluate(loads, plan, program: Program, wave_size: int, user_sgprs, fixed_re
                 d = windows.locate(addr, addr, nb) if addr % 4 == 0 else None
                 if d is None:
                     continue
-                w[:nb // 4] = windows.arena[addr + d:addr + d + nb].view("<u4")
+                w[: nb // 4] = windows.arena[addr + d : addr + d + nb].view("<u4")
                 ranges.append((addr + d, nb))
             val[op.out.id] = w
             continue
@@ -166,8 +197,6 @@ def evaluate(loads, plan, program: Program, wave_size: int, user_sgprs, fixed_re
             val[op.out.id] = np.uint32(val[op.args[0].id][op.attrs["k"]])
             continue
         r = low.evaluate(op, [val[x.id] for x in op.args], ns)
-        if r is not None:                   # (else: the kernel's own path)
+        if r is not None:  # (else: the kernel's own path)
             val[op.out.id] = r[()]
     return [val.get(op.out.id) for op in loads], ranges
-
-

@@ -6,6 +6,7 @@ WindowSet, so execute.py computes write spans and lands them with the CPU code (
 Escapes are counted on the device and the first 16 recorded in a device buffer; budget, bad
 jumps, a program running off its end and non-RNE rounding are flags in a status buffer.
 """
+
 from __future__ import annotations
 
 import time
@@ -18,12 +19,13 @@ from ...result import Escape
 from . import codegen as G
 from . import preload as P_
 
-MAX_SCRATCH_BYTES = 1 << 30        # wave-mode scratch held on the device per launch
+MAX_SCRATCH_BYTES = 1 << 30  # wave-mode scratch held on the device per launch
 MAX_GRID = (1 << 31) - 1
 
 
 def _cupy():
     import cupy
+
     return cupy
 
 
@@ -41,8 +43,9 @@ class Runtime:
         self.lane_instructions = 0
         self.waves_run = 0
         # where the module's cubin came from (the run table's "disk hit": commands/common.py)
-        self.extra_stats: dict = {"cubin": "disk cache" if getattr(module, "compiled_by", "") == "disk"
-                                  else "compiled"}
+        self.extra_stats: dict = {
+            "cubin": "disk cache" if getattr(module, "compiled_by", "") == "disk" else "compiled"
+        }
 
     # ------------------------------------------------------------------------ host tables
     def _groups(self):
@@ -73,19 +76,23 @@ class Runtime:
         win = self.win
         self.mirrored = []
         pre, complete = self._preloads(mirror)
-        self.k = self.m.variant(complete)            # the module launched (Module.variant)
+        self.k = self.m.variant(complete)  # the module launched (Module.variant)
         put = [("P", P)] + pre
         if len(win.starts) <= G.CONST_WINDOWS:
-            put += [("WL_WS", np.asarray(win.starts, np.uint64)), ("WL_WE", np.asarray(win.ends, np.uint64)),
-                    ("WL_WO", np.asarray(win.offs, np.int64))]
+            put += [
+                ("WL_WS", np.asarray(win.starts, np.uint64)),
+                ("WL_WE", np.asarray(win.ends, np.uint64)),
+                ("WL_WO", np.asarray(win.offs, np.int64)),
+            ]
         m = self.m
         if m.slots:
             hints = m.hints if m.hints is not None else np.full(len(m.slots), -1, np.int64)
             g = G.guesses([nb for nb, _ in m.slots], hints, win.starts, win.ends, win.offs)
             put += list(zip(("WL_GB", "WL_GL", "WL_GO"), g))
             if any(u for _, u in m.slots):
-                gm, words, copied = G.mirrors(m.slots, hints, g[1], win.starts, win.ends,
-                                              win.offs, win.arena, enabled=mirror)
+                gm, words, copied = G.mirrors(
+                    m.slots, hints, g[1], win.starts, win.ends, win.offs, win.arena, enabled=mirror
+                )
                 self.mirrored += copied
                 put += [("WL_GM", gm), ("WL_MIRROR", words)]
         for name, host in put:
@@ -105,11 +112,12 @@ class Runtime:
         pre = np.zeros(P_.PRELOAD_WORDS, np.uint32)
         if enabled:
             cfg = self.cfg
-            words, ranges = P_.evaluate(loads, plan, m.program, self.L, cfg.user_sgprs,
-                                        set(cfg.system_sgprs.values()), self.win)
+            words, ranges = P_.evaluate(
+                loads, plan, m.program, self.L, cfg.user_sgprs, set(cfg.system_sgprs.values()), self.win
+            )
             for k, (w, at) in enumerate(zip(words, P_.layout(loads))):
                 if w is not None:
-                    pre[at:at + w.size] = w
+                    pre[at : at + w.size] = w
                     po[k] = at
             self.mirrored += ranges
         return [("WL_PO", po), ("WL_PRE", pre)], bool((po >= 0).all())
@@ -129,9 +137,11 @@ class Runtime:
         if total == 0:
             return
         if L == 64 and full > 15:
-            raise Refused("backend.unavailable",
-                          f"the CUDA backend runs wave64 workgroups of at most 960 threads "
-                          f"(15 named barriers); this one has {full} waves")
+            raise Refused(
+                "backend.unavailable",
+                f"the CUDA backend runs wave64 workgroups of at most 960 threads "
+                f"(15 named barriers); this one has {full} waves",
+            )
         cp = _cupy()
         if wpg is None:
             wavebase = np.arange(total, dtype=np.uint64) * np.uint64(full)
@@ -154,7 +164,7 @@ class Runtime:
                 self.k.set_shared(fn, shared)
             # 8 spare bytes: wl_read may fetch the word after an access's last one
             arena = cp.zeros(win.arena.size + 8, cp.uint8)
-            arena[:win.arena.size].set(win.arena)
+            arena[: win.arena.size].set(win.arena)
             d = {
                 "arena": arena,
                 "written": cp.zeros(win.arena.size, cp.uint8),
@@ -165,12 +175,12 @@ class Runtime:
                 "woff": cp.asarray(np.append(np.asarray(win.offs, np.int64), np.int64(0))),
                 "wavebase": cp.asarray(wavebase),
                 "status": cp.zeros(16, cp.uint32),
-                "stats": cp.zeros(8 + 2 * 256, cp.uint64),     # [2] escapes; [8 + 2k], [9 + 2k] slot k
+                "stats": cp.zeros(8 + 2 * 256, cp.uint64),  # [2] escapes; [8 + 2k], [9 + 2k] slot k
                 "esc": cp.zeros(8 * 16, cp.uint32),
             }
             gscr = cp.zeros(max(chunk * full * wb // 4, 1), cp.uint32)
 
-            def report_to(dd):                          # (codegen: WL_STATUS, ...)
+            def report_to(dd):  # (codegen: WL_STATUS, ...)
                 for name in ("status", "stats", "esc"):
                     self.k.put_constant(f"WL_{name.upper()}", np.array([dd[name].data.ptr], np.uint64))
 
@@ -179,19 +189,33 @@ class Runtime:
                     n = min(chunk, total - g0)
                     if wb and g0:
                         gscr.fill(0)
-                    fn((n,), (full * L,), (dd["arena"], dd["written"], dd["wstart"],
-                                           dd["wend"], dd["woff"], dd["wavebase"], gscr,
-                                           np.uint64(g0)),
-                       shared_mem=shared)
+                    fn(
+                        (n,),
+                        (full * L,),
+                        (
+                            dd["arena"],
+                            dd["written"],
+                            dd["wstart"],
+                            dd["wend"],
+                            dd["woff"],
+                            dd["wavebase"],
+                            gscr,
+                            np.uint64(g0),
+                        ),
+                        shared_mem=shared,
+                    )
+
             # benchmarks only: time N back-to-back launches on copies (so that the host's launch
             # latency is not counted); the dispatch's own results come from the launch after them
             reps = settings.get("WAVELIFT_CUDA_TIMING_REPEAT")
             start, stop = cp.cuda.Event(), cp.cuda.Event()
             if reps > 0:
-                dd = {k: (v.copy() if k in ("arena", "written", "status", "stats", "esc") else v)
-                      for k, v in d.items()}
+                dd = {
+                    k: (v.copy() if k in ("arena", "written", "status", "stats", "esc") else v)
+                    for k, v in d.items()
+                }
                 report_to(dd)
-                launch_all(dd)                                  # warm-up
+                launch_all(dd)  # warm-up
                 start.record()
                 for _ in range(reps):
                     launch_all(dd)
@@ -213,7 +237,7 @@ class Runtime:
         d = attempt(True)
         # a mirrored window this dispatch wrote: its uniform loads may have read stale copies,
         # so the dispatch runs again, from the same arena, without mirrors (codegen.mirrors)
-        if any(bool(d["written"][o:o + n].any()) for o, n in self.mirrored):
+        if any(bool(d["written"][o : o + n].any()) for o, n in self.mirrored):
             self.extra_stats["mirror_rerun"] = True
             d = attempt(False)
         t0 = time.perf_counter()
@@ -225,13 +249,20 @@ class Runtime:
         self.escape_count = int(stats[2])
         esc = d["esc"].get().reshape(16, 8)
         prog = self.m.program
-        for e in esc[:min(int(status[4]), 16)]:
+        for e in esc[: min(int(status[4]), 16)]:
             ins = prog.instructions[int(e[0])]
-            self.escapes.append(Escape(ins.offset, ins.text, int(e[1]) | (int(e[2]) << 32),
-                                       int(e[3]), int(e[4]) | (int(e[5]) << 32),
-                                       G.KIND_NAMES[int(e[6])]))
+            self.escapes.append(
+                Escape(
+                    ins.offset,
+                    ins.text,
+                    int(e[1]) | (int(e[2]) << 32),
+                    int(e[3]),
+                    int(e[4]) | (int(e[5]) << 32),
+                    G.KIND_NAMES[int(e[6])],
+                )
+            )
         self._raise_flags(status)
-        win.arena[:] = d["arena"][:win.arena.size].get()
+        win.arena[:] = d["arena"][: win.arena.size].get()
         win.written[:] = d["written"].get().astype(bool)
         self.extra_stats["download_s"] = time.perf_counter() - t0
 
@@ -242,22 +273,24 @@ class Runtime:
         prog = self.m.program
         a, b, blk = int(status[1]), int(status[2]), int(status[3])
         if first & G_FLAGS["rounding"]:
-            raise Refused("float.rounding_mode",
-                          f"MODE.FP_ROUND = {a & 15:#x}; only round-to-nearest-even is supported")
+            raise Refused(
+                "float.rounding_mode", f"MODE.FP_ROUND = {a & 15:#x}; only round-to-nearest-even is supported"
+            )
         if first & G_FLAGS["bad_jump"]:
             last = prog.blocks[blk].instrs[-1]
-            raise Refused("program.bad_jump",
-                          f"s_setpc/s_swappc at offset {prog.instructions[last].offset:#x} "
-                          f"jumps to {a | (b << 32):#x}, not a decoded instruction of the program")
+            raise Refused(
+                "program.bad_jump",
+                f"s_setpc/s_swappc at offset {prog.instructions[last].offset:#x} "
+                f"jumps to {a | (b << 32):#x}, not a decoded instruction of the program",
+            )
         if first & G_FLAGS["bad_address"]:
             raise Refused("program.bad_address", "control runs past the decoded program")
-        if first & G_FLAGS["refuse"]:               # a refuse_if op held (as Runtime.refuse_at)
+        if first & G_FLAGS["refuse"]:  # a refuse_if op held (as Runtime.refuse_at)
             table = G.refusal_table(prog)
             _, why, code = table[b]
             ins = prog.instructions[a]
             raise Refused(code, f"offset {ins.offset:#x}: {ins.text} ({why})")
-        raise Refused("dispatch.budget_exceeded",
-                      f"a wave ran more than {self.budget} instructions")
+        raise Refused("dispatch.budget_exceeded", f"a wave ran more than {self.budget} instructions")
 
 
 G_FLAGS = {"budget": 1, "bad_jump": 2, "bad_address": 4, "rounding": 8, "refuse": G.WL_REFUSE}

@@ -1,4 +1,5 @@
 """The NumPy backend: IR blocks → generated Python over arrays [reg, waves, lanes]."""
+
 from __future__ import annotations
 
 import functools
@@ -42,16 +43,19 @@ class Module:
         """WindowSet's guesses for the next dispatch (keyword arguments; none: copy every window)."""
         if not self.driven:
             return {}
-        return dict(alias_except=self.written_windows if self.alias_ok else None,
-                    blank=self.written_windows - self.read_windows if self.blank_ok else None)
+        return dict(
+            alias_except=self.written_windows if self.alias_ok else None,
+            blank=self.written_windows - self.read_windows if self.blank_ok else None,
+        )
 
     def block(self, index: int, mode: int):
         """The function of block ``index`` specialised for MODE ``mode`` (compiled on first use)."""
         return self.blocks.get(index, mode)
 
 
-def build_module(key, program: Program, config, mode: str = "wave",
-                 base_address: int | None = None) -> Module:
+def build_module(
+    key, program: Program, config, mode: str = "wave", base_address: int | None = None
+) -> Module:
     """The module of ``program`` (its blocks are generated and compiled on first use, per MODE);
     the backends' one signature (backends/base.py).  ``mode`` changes nothing here: the runtime
     takes it."""
@@ -62,11 +66,13 @@ def build_module(key, program: Program, config, mode: str = "wave",
 
 # ---- the backend's declaration (backends/base.py) ---------------------------------------------
 
+
 def _lower_blocks(program: Program) -> None:
     """NumPy blocks of every block of ``program`` (the dispatch of codegen.Lowering: an op it
     does not lower raises NotImplementedError naming it)."""
     from .codegen import Lowering
-    low = Lowering(program, 32)     # (base.probe's samples are wave32)
+
+    low = Lowering(program, 32)  # (base.probe's samples are wave32)
     for blk in program.blocks:
         low.block_source(blk)
 
@@ -75,6 +81,7 @@ def _lower_native(program: Program) -> None:
     """Native-tier C++ of every block (native.BlockSource: an op it leaves to the NumPy block
     raises native.Unsupported naming it)."""
     from . import native
+
     gen = native.BlockSource(32)
     for blk in program.blocks:
         gen.block(blk, {}, None)
@@ -83,6 +90,7 @@ def _lower_native(program: Program) -> None:
 @functools.cache
 def _lowers() -> frozenset:
     from ..base import probe
+
     return probe(_lower_blocks, NotImplementedError)
 
 
@@ -90,11 +98,13 @@ def _lowers() -> frozenset:
 def _native_lowers() -> frozenset:
     from ..base import probe
     from .native import Unsupported
+
     return probe(_lower_native, Unsupported)
 
 
 def _native_refused():
     from .native import Unsupported
+
     return Unsupported
 
 
@@ -102,6 +112,7 @@ class NativeTier:
     """The native tier (native.py, docs/decisions/0012): C++ of the blocks it lowers; a block
     with an op it does not lower stays a NumPy block (per block, per MODE: the dispatch runs
     either way), so nothing is refused for it."""
+
     name = "numpy-native"
 
     def lower(self, program: Program) -> None:
@@ -120,6 +131,7 @@ class NativeTier:
 
 class NumpyBackend:
     """The reference backend: runs anywhere, lowers every op."""
+
     name = "numpy"
     missing = "the NumPy backend"
     tiers = (NativeTier(),)
@@ -149,6 +161,7 @@ class NumpyBackend:
     def run(self, module, config, windows, mode, budget, deadline=None, counts=None):
         from ..base import run_runtime
         from .runtime import Runtime
+
         return run_runtime(Runtime, module, config, windows, mode, budget, deadline, counts)
 
 

@@ -1,4 +1,5 @@
 """Atomic read-modify-write on a typed view, in lane order (wave-major, then lane)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -79,9 +80,8 @@ def apply(view, cells, op, d, c, t):
         old = np.empty(cells.size, t)
         big = sizes > ROUNDS
         for s0, z in zip(starts[big].tolist(), sizes[big].tolist()):
-            lanes = order[s0:s0 + z]
-            old[lanes] = _along(view, int(cells[lanes[0]]), op, d[lanes],
-                                None if c is None else c[lanes], t)
+            lanes = order[s0 : s0 + z]
+            old[lanes] = _along(view, int(cells[lanes[0]]), op, d[lanes], None if c is None else c[lanes], t)
         rank = np.arange(cells.size) - np.repeat(starts, sizes)
         small = np.repeat(~big, sizes)
         for r in range(int(sizes[~big].max()) if (~big).any() else 0):
@@ -92,23 +92,30 @@ def apply(view, cells, op, d, c, t):
         return old
 
 
-ROUNDS = 64             # a cell shared by more lanes than this is done by _along
-_SCAN = {"and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor,
-         "umin": np.minimum, "umax": np.maximum, "smin": np.minimum, "smax": np.maximum}
+ROUNDS = 64  # a cell shared by more lanes than this is done by _along
+_SCAN = {
+    "and": np.bitwise_and,
+    "or": np.bitwise_or,
+    "xor": np.bitwise_xor,
+    "umin": np.minimum,
+    "umax": np.maximum,
+    "smin": np.minimum,
+    "smax": np.maximum,
+}
 
 
 def _along(view, cell, op, d, c, t):
     """The atomics of lanes that share one cell, in order; -> old value per lane."""
-    first = view[cell:cell + 1]
-    if op in _SCAN:                     # old values: the running combination before each lane
+    first = view[cell : cell + 1]
+    if op in _SCAN:  # old values: the running combination before each lane
         v = _signed(t) if op in ("smin", "smax") else t
         acc = _SCAN[op].accumulate(np.concatenate((first, d)).view(v)).view(t)
     elif op == "swap":
         acc = np.concatenate((first, d))
-    else:                               # cmpswap, inc, dec: each step needs the last value
+    else:  # cmpswap, inc, dec: each step needs the last value
         acc = np.empty(d.size + 1, t)
         acc[0] = first[0]
         for k in range(d.size):
-            acc[k + 1] = combine(op, acc[k:k + 1], d[k:k + 1], None if c is None else c[k:k + 1], t)[0]
+            acc[k + 1] = combine(op, acc[k : k + 1], d[k : k + 1], None if c is None else c[k : k + 1], t)[0]
     view[cell] = acc[-1]
     return acc[:-1]

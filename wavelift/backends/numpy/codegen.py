@@ -7,6 +7,7 @@ Generated block functions have the signature ``blk(R, w, N, mode)``:
   mode  the group's MODE register value (waves are grouped by it)
 and return the next block index (int or per-wave int array), or for ``setpc`` the target address.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -23,10 +24,10 @@ class Lowering(Optimizer):
         segment starting there) x (active lanes).  Segments end after each instruction that
         writes EXEC, so every vector instruction is counted with the EXEC it ran under."""
         from ...translate.program import lane_count_points
+
         points = lane_count_points(self.p, blk)
         hi = f"S[{EXEC_HI}, w]" if self.L == 64 else "None"
-        return {i: f"    R.count_lanes({k}, S[{EXEC_LO}, w], {hi})"
-                for i, k in points.items()}
+        return {i: f"    R.count_lanes({k}, S[{EXEC_LO}, w], {hi})" for i, k in points.items()}
 
     @staticmethod
     def reads_to_copy(blk: Block) -> set:
@@ -54,6 +55,7 @@ class Lowering(Optimizer):
                 for r in rs(x):
                     last_use[r] = end
         import bisect
+
         writes: dict = {}
         for k, op in enumerate(blk.ops):
             if op.name in ("sset", "vset"):
@@ -65,15 +67,14 @@ class Lowering(Optimizer):
             ws = writes.get(("sset" if op.name == "sget" else "vset", op.attrs["reg"]))
             if not ws:
                 continue
-            assert op.out is not None       # a register read has a result
+            assert op.out is not None  # a register read has a result
             p = bisect.bisect_right(ws, i)
             if p < len(ws) and last_use.get(op.out.id, -1) > ws[p]:
                 out.add(i)
         return out
 
     def block_source(self, blk: Block, mode=None, live_out=None) -> str:
-        lines = [f"def blk_{blk.index}(R, w, N, mode):",
-                 "    S = R.S; V = R.V"]
+        lines = [f"def blk_{blk.index}(R, w, N, mode):", "    S = R.S; V = R.V"]
         if blk.uses_float:
             if mode is None:
                 lines.append("    if mode & 15: R.refuse_rounding(mode)")
@@ -81,13 +82,13 @@ class Lowering(Optimizer):
                 lines.append("    R.refuse_rounding(mode)")
         if mode is not None:
             blk = self.optimize(blk, mode, live_out)
-        name: dict[int, str] = {}       # value id -> its Python name
-        kval = {}                       # name of a constant -> its value
+        name: dict[int, str] = {}  # value id -> its Python name
+        kval = {}  # name of a constant -> its value
         must_copy = self.reads_to_copy(blk)
-        exec_full = {}                  # exec value name -> name of its "all lanes on" flag
+        exec_full = {}  # exec value name -> name of its "all lanes on" flag
         exec_cache = None
         counts = self.lane_count_points(blk)
-        exec_m = set()                  # exec value names whose u32 mask (for G.blend) is made
+        exec_m = set()  # exec value names whose u32 mask (for G.blend) is made
         for i, op in enumerate(blk.ops):
             if i in counts:
                 lines.append(counts[i])
@@ -111,7 +112,7 @@ class Lowering(Optimizer):
                 if i in must_copy:
                     e += ".copy()"
             elif n == "exec":
-                assert op.out is not None and o is not None     # exec has a result
+                assert op.out is not None and o is not None  # exec has a result
                 if exec_cache is not None:
                     name[op.out.id] = exec_cache
                     continue
@@ -123,9 +124,13 @@ class Lowering(Optimizer):
                 exec_full[o] = f"{o}_all"
                 continue
             elif n in ("fin", "fout") and mode is not None:
-                e = f"H.flush({a[0]})"            # kept by optimize() only when MODE flushes
-            elif n in ("fmin", "fmax") and t == "f32" and op.out is not None and \
-                    (e := _minmax_const(n, a, kval, not op.out.uniform)):
+                e = f"H.flush({a[0]})"  # kept by optimize() only when MODE flushes
+            elif (
+                n in ("fmin", "fmax")
+                and t == "f32"
+                and op.out is not None
+                and (e := _minmax_const(n, a, kval, not op.out.uniform))
+            ):
                 pass
             elif n in VALUE_OPS or n in LOCAL_OPS:
                 e = self.expr(op, a)
@@ -136,7 +141,7 @@ class Lowering(Optimizer):
                 continue
             elif n == "vset":
                 r = op.attrs["reg"]
-                if a[1] in exec_full:           # EXEC mask: a plain store when all lanes are on
+                if a[1] in exec_full:  # EXEC mask: a plain store when all lanes are on
                     if a[1] not in exec_m:
                         exec_m.add(a[1])
                         lines.append(f"    {a[1]}_m = None if {exec_full[a[1]]} else G.umask({a[1]})")
@@ -150,12 +155,14 @@ class Lowering(Optimizer):
                 continue
             elif n == "store":
                 ws = "(" + "".join(x + ", " for x in a[2:]) + ")"
-                lines.append(f"    R.store({op.attrs['space']!r}, {op.instr}, {a[0]}, {a[1]}, "
-                             f"{ws}, {op.attrs['nbytes']}, w, N)")
+                lines.append(
+                    f"    R.store({op.attrs['space']!r}, {op.instr}, {a[0]}, {a[1]}, "
+                    f"{ws}, {op.attrs['nbytes']}, w, N)"
+                )
                 continue
             else:
                 raise NotImplementedError(n)
-            assert op.out is not None and o is not None     # (every op left is a value op)
+            assert op.out is not None and o is not None  # (every op left is a value op)
             lines.append(f"    {o} = {e}")
             name[op.out.id] = o
         if len(blk.ops) in counts:
@@ -172,7 +179,9 @@ class Lowering(Optimizer):
         elif k == "end":
             lines.append("    return -1")
         elif k == "setpc":
-            lines.append(f"    return np.broadcast_to(np.asarray({name[term[1].id]}, np.uint64).reshape(-1), (N,))")
+            lines.append(
+                f"    return np.broadcast_to(np.asarray({name[term[1].id]}, np.uint64).reshape(-1), (N,))"
+            )
         else:
             raise NotImplementedError(k)
         return "\n".join(lines) + "\n"
@@ -189,11 +198,11 @@ def _minmax_const(n, a, kval, per_lane):
             continue
         e = f"np.{n}({a[0]}, {a[1]})"
         if k == 0:
-            if (n == "fmin") != bool(np.signbit(k)):    # min(x, +0) / max(x, -0): x
+            if (n == "fmin") != bool(np.signbit(k)):  # min(x, +0) / max(x, -0): x
                 e = f"{'G.sel' if per_lane else 'np.where'}({x} == {c}, {x}, {e})"
-            elif n == "fmax":          # max(x, +0) >= +0 (NaN x: +0): |r| turns -0 into +0
+            elif n == "fmax":  # max(x, +0) >= +0 (NaN x: +0): |r| turns -0 into +0
                 e = f"np.abs({e})"
-            else:                      # min(x, -0) <= -0: -|r| turns +0 into -0
+            else:  # min(x, -0) <= -0: -|r| turns +0 into -0
                 e = f"np.negative(np.abs({e}))"
         return e
     return None
@@ -217,8 +226,8 @@ class ModeBlocks:
         self.L = wave_size
         self.fns: dict = {}
         self.sources: list = []
-        self.live: dict = {}            # MODE -> per block, registers live after it
-        self.natives: dict = {}         # MODE -> native.NativeBlocks (or the reason there are none)
+        self.live: dict = {}  # MODE -> per block, registers live after it
+        self.natives: dict = {}  # MODE -> native.NativeBlocks (or the reason there are none)
 
     def _live(self, mode: int):
         live = self.live.get(mode)
@@ -248,14 +257,14 @@ class ModeBlocks:
         (WL_NATIVE=auto): a library not in the disk cache compiles while NumPy blocks run; it
         is used from the first request after it is ready."""
         from . import native
+
         nb = self.natives.get(mode)
         if nb is None:
             try:
-                nb = native.NativeBlocks(self.program, self.L, int(mode), self._live(mode),
-                                         background)
+                nb = native.NativeBlocks(self.program, self.L, int(mode), self._live(mode), background)
             except native.Unsupported as e:
                 nb = native.NoNative(str(e))
-            except Exception as e:      # noqa: BLE001 - a tier bug must not fail the dispatch:
+            except Exception as e:  # noqa: BLE001 - a tier bug must not fail the dispatch:
                 # its NumPy blocks run instead, and the tier tests fail on the recorded problem
                 nb = native.NoNative(f"internal error: {type(e).__name__}: {e}")
             self.natives[mode] = nb
@@ -265,6 +274,6 @@ class ModeBlocks:
                     return native.COMPILING
             except native.Unsupported as e:
                 nb = self.natives[mode] = native.NoNative(str(e))
-            except Exception as e:      # noqa: BLE001 - as above
+            except Exception as e:  # noqa: BLE001 - as above
                 nb = self.natives[mode] = native.NoNative(f"internal error: {type(e).__name__}: {e}")
         return nb

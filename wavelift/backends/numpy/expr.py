@@ -2,6 +2,7 @@
 constants it names, and the op evaluated over constant operands (``evaluate``: the optimiser's
 constant folding, the CUDA backend's preloads).  Numbers only; no guest text.
 """
+
 from __future__ import annotations
 
 import sys
@@ -10,27 +11,78 @@ import numpy as np
 
 from ...translate.ir import BITS, Program
 
-DT = {"b1": "np.bool_", "u8": "np.uint8", "i8": "np.int8", "u16": "np.uint16",
-      "i16": "np.int16", "u32": "np.uint32", "i32": "np.int32", "u64": "np.uint64",
-      "i64": "np.int64", "f16": "np.float16", "f32": "np.float32", "f64": "np.float64"}
+DT = {
+    "b1": "np.bool_",
+    "u8": "np.uint8",
+    "i8": "np.int8",
+    "u16": "np.uint16",
+    "i16": "np.int16",
+    "u32": "np.uint32",
+    "i32": "np.int32",
+    "u64": "np.uint64",
+    "i64": "np.int64",
+    "f16": "np.float16",
+    "f32": "np.float32",
+    "f64": "np.float64",
+}
 
-_BIN = {"add": "+", "sub": "-", "mul": "*", "and": "&", "or": "|", "xor": "^", "shl": "<<",
-        "shr": ">>", "sar": ">>", "fadd": "+", "fsub": "-", "fmul": "*", "fdiv": "/"}
-_UN = {"not": "~{0}", "neg": "-{0}", "abs": "np.abs({0})", "fneg": "-{0}", "fabs": "np.abs({0})",
-       "floor": "np.floor({0})", "ceil": "np.ceil({0})", "trunc": "np.trunc({0})",
-       "rndne": "np.rint({0})", "fract": "H.fract({0})", "sqrt": "H.sqrt({0})",
-       "rcp": "H.rcp({0})", "rsq": "H.rsq({0})", "exp2": "H.exp2({0})", "log2": "H.log2({0})",
-       "sin": "H.sin({0})", "cos": "H.cos({0})", "frexp_mant": "H.frexp_mant({0})",
-       "frexp_exp": "H.frexp_exp({0})", "bitrev": "H.bitrev({0})",
-       "popcount": "H.popcount({0})"}
-_CMP = {"lt": "({0} < {1})", "le": "({0} <= {1})", "gt": "({0} > {1})", "ge": "({0} >= {1})",
-        "eq": "({0} == {1})", "ne": "({0} != {1})",
-        "lg": "(({0} < {1}) | ({0} > {1}))",
-        "o": "~(np.isnan({0}) | np.isnan({1}))", "u": "(np.isnan({0}) | np.isnan({1}))",
-        "nge": "~({0} >= {1})", "nlg": "~(({0} < {1}) | ({0} > {1}))", "ngt": "~({0} > {1})",
-        "nle": "~({0} <= {1})", "neq": "~({0} == {1})", "nlt": "~({0} < {1})",
-        "f": "np.zeros(np.broadcast({0}, {1}).shape, bool)",
-        "tru": "np.ones(np.broadcast({0}, {1}).shape, bool)"}
+_BIN = {
+    "add": "+",
+    "sub": "-",
+    "mul": "*",
+    "and": "&",
+    "or": "|",
+    "xor": "^",
+    "shl": "<<",
+    "shr": ">>",
+    "sar": ">>",
+    "fadd": "+",
+    "fsub": "-",
+    "fmul": "*",
+    "fdiv": "/",
+}
+_UN = {
+    "not": "~{0}",
+    "neg": "-{0}",
+    "abs": "np.abs({0})",
+    "fneg": "-{0}",
+    "fabs": "np.abs({0})",
+    "floor": "np.floor({0})",
+    "ceil": "np.ceil({0})",
+    "trunc": "np.trunc({0})",
+    "rndne": "np.rint({0})",
+    "fract": "H.fract({0})",
+    "sqrt": "H.sqrt({0})",
+    "rcp": "H.rcp({0})",
+    "rsq": "H.rsq({0})",
+    "exp2": "H.exp2({0})",
+    "log2": "H.log2({0})",
+    "sin": "H.sin({0})",
+    "cos": "H.cos({0})",
+    "frexp_mant": "H.frexp_mant({0})",
+    "frexp_exp": "H.frexp_exp({0})",
+    "bitrev": "H.bitrev({0})",
+    "popcount": "H.popcount({0})",
+}
+_CMP = {
+    "lt": "({0} < {1})",
+    "le": "({0} <= {1})",
+    "gt": "({0} > {1})",
+    "ge": "({0} >= {1})",
+    "eq": "({0} == {1})",
+    "ne": "({0} != {1})",
+    "lg": "(({0} < {1}) | ({0} > {1}))",
+    "o": "~(np.isnan({0}) | np.isnan({1}))",
+    "u": "(np.isnan({0}) | np.isnan({1}))",
+    "nge": "~({0} >= {1})",
+    "nlg": "~(({0} < {1}) | ({0} > {1}))",
+    "ngt": "~({0} > {1})",
+    "nle": "~({0} <= {1})",
+    "neq": "~({0} == {1})",
+    "nlt": "~({0} < {1})",
+    "f": "np.zeros(np.broadcast({0}, {1}).shape, bool)",
+    "tru": "np.ones(np.broadcast({0}, {1}).shape, bool)",
+}
 
 
 class ExprLowering:
@@ -45,6 +97,7 @@ class ExprLowering:
     @staticmethod
     def const_value(t: str, value):
         from .helpers import DT as NPDT
+
         dt = NPDT[t]
         if t.startswith("f"):
             return dt(value)
@@ -68,17 +121,18 @@ class ExprLowering:
         try:
             with np.errstate(all="ignore"):
                 r = np.asarray(eval(self.expr(op, [f"K[{n0 + i}]" for i in range(len(values))]), ns))
-        except Exception:           # noqa: BLE001 - not evaluable here
+        except Exception:  # noqa: BLE001 - not evaluable here
             return None
         finally:
             del self.consts[n0:]
         if r.ndim != 2 or r.shape[0] != 1 or r.shape[1] not in (1, 32):
             return None
-        return np.asarray(r[0, 0])          # (every lane had the same operands)
+        return np.asarray(r[0, 0])  # (every lane had the same operands)
 
     def namespace(self) -> dict:
         """The names generated code and ``evaluate`` run in (K: this lowering's constants)."""
         from . import helpers as H
+
         return {"np": np, "H": H, "K": self.consts, "G": G}
 
     def expr(self, op, a) -> str:
@@ -89,7 +143,7 @@ class ExprLowering:
         elif n in _BIN:
             e = f"({a[0]} {_BIN[n]} {a[1]})"
             if t == "f16" and n in ("fadd", "fsub", "fmul", "fdiv"):
-                e = f"H.nan_first({e}, {a[0]})"      # NumPy's half loops pick either NaN
+                e = f"H.nan_first({e}, {a[0]})"  # NumPy's half loops pick either NaN
         elif n in _UN:
             e = _UN[n].format(a[0])
         elif n in ("min", "max"):
@@ -137,7 +191,7 @@ class ExprLowering:
             e = f"(np.asarray({a[0]}) >> np.uint64(32)).astype(np.uint32)"
         elif n == "ballot":
             e = f"H.ballot({a[0]}, N, {self.L})"
-        elif n == "lanes":                  # backend-local (_Opt): a value broadcast to all lanes
+        elif n == "lanes":  # backend-local (_Opt): a value broadcast to all lanes
             e = f"G.lanes({a[0]}, N, {self.L})"
         elif n == "maskbit":
             e = f"(((np.asarray({a[0]}, np.uint64) >> R.LANE64) & np.uint64(1)) != 0)"
@@ -148,14 +202,18 @@ class ExprLowering:
         elif n == "permute":
             e = f"H.permute({a[0]}, {a[1]}, {a[2]}, N, {self.L})"
         elif n == "load":
-            e = (f"R.load({op.attrs['space']!r}, {op.instr}, {a[0]}, {a[1]}, "
-                 f"{op.attrs['nbytes']}, {op.attrs['words']}, w, N, {int(op.out.uniform)})")
+            e = (
+                f"R.load({op.attrs['space']!r}, {op.instr}, {a[0]}, {a[1]}, "
+                f"{op.attrs['nbytes']}, {op.attrs['words']}, w, N, {int(op.out.uniform)})"
+            )
         elif n == "word":
             e = f"{a[0]}[..., {op.attrs['k']}]"
         elif n == "atomic":
-            e = (f"R.atomic({op.attrs['space']!r}, {op.instr}, {op.attrs['op']!r}, "
-                 f"{op.attrs['bits']}, {a[0]}, {a[1]}, {a[2]}, "
-                 f"{a[3] if len(a) > 3 else 'None'}, w, N)")
+            e = (
+                f"R.atomic({op.attrs['space']!r}, {op.instr}, {op.attrs['op']!r}, "
+                f"{op.attrs['bits']}, {a[0]}, {a[1]}, {a[2]}, "
+                f"{a[3] if len(a) > 3 else 'None'}, w, N)"
+            )
         else:
             raise NotImplementedError(n)
         return e
@@ -210,7 +268,7 @@ class G:
         rarely pick their special value)."""
         keep = b if not c.any() else a if c.all() else None
         if type(keep) is np.ndarray and keep.dtype == np.result_type(a, b):
-            s = keep.shape              # the result's shape when every operand is s or scalar
+            s = keep.shape  # the result's shape when every operand is s or scalar
             if all(np.shape(x) in (s, ()) for x in (c, a, b)):
                 return keep
         return np.where(c, a, b)
@@ -220,6 +278,17 @@ _LITTLE = sys.byteorder == "little"
 
 
 # the IR type of a NumPy scalar type (constants the optimiser makes)
-IR_TYPE = {np.bool_: "b1", np.uint8: "u8", np.int8: "i8", np.uint16: "u16", np.int16: "i16",
-        np.uint32: "u32", np.int32: "i32", np.uint64: "u64", np.int64: "i64", np.float16: "f16",
-        np.float32: "f32", np.float64: "f64"}
+IR_TYPE = {
+    np.bool_: "b1",
+    np.uint8: "u8",
+    np.int8: "i8",
+    np.uint16: "u16",
+    np.int16: "i16",
+    np.uint32: "u32",
+    np.int32: "i32",
+    np.uint64: "u64",
+    np.int64: "i64",
+    np.float16: "f16",
+    np.float32: "f32",
+    np.float64: "f64",
+}

@@ -5,6 +5,7 @@ arithmetic (correctly rounded, round to nearest even).  fma_f32 is exact (f64 pr
 + round-to-odd, then one rounding to f32; only lanes whose f64 sum is an f32 midpoint or
 subnormal need that, see _fma_narrow).  Denormal flushing follows MODE.FP_DENORM.
 Hot helpers keep large temporaries in per-thread scratch arrays (_scratch)."""
+
 from __future__ import annotations
 
 import sys
@@ -12,12 +13,26 @@ import threading
 
 import numpy as np
 
-DT = {"b1": np.bool_, "u8": np.uint8, "i8": np.int8, "u16": np.uint16, "i16": np.int16,
-      "u32": np.uint32, "i32": np.int32, "u64": np.uint64, "i64": np.int64, "f16": np.float16,
-      "f32": np.float32, "f64": np.float64}
+DT = {
+    "b1": np.bool_,
+    "u8": np.uint8,
+    "i8": np.int8,
+    "u16": np.uint16,
+    "i16": np.int16,
+    "u32": np.uint32,
+    "i32": np.int32,
+    "u64": np.uint64,
+    "i64": np.int64,
+    "f16": np.float16,
+    "f32": np.float32,
+    "f64": np.float64,
+}
 UINT = {np.float16: np.uint16, np.float32: np.uint32, np.float64: np.uint64}
-_MIN_NORMAL = {np.float16: np.float16(2.0 ** -14), np.float32: np.float32(2.0 ** -126),
-               np.float64: np.float64(2.0 ** -1022)}
+_MIN_NORMAL = {
+    np.float16: np.float16(2.0**-14),
+    np.float32: np.float32(2.0**-126),
+    np.float64: np.float64(2.0**-1022),
+}
 
 
 def _dt(x):
@@ -64,12 +79,17 @@ def mulhi(a, b, signed):
 
 # ------------------------------------------------------------------------------------- floats
 # float type -> (its bits' unsigned type, sign bit, bits of its smallest normal, bits of inf)
-_FBITS = {np.float16: (np.uint16, 0x8000, 0x0400, 0x7C00),
-          np.float32: (np.uint32, 0x80000000, 0x00800000, 0x7F800000),
-          np.float64: (np.uint64, 1 << 63, 1 << 52, 0x7FF << 52)}
+_FBITS = {
+    np.float16: (np.uint16, 0x8000, 0x0400, 0x7C00),
+    np.float32: (np.uint32, 0x80000000, 0x00800000, 0x7F800000),
+    np.float64: (np.uint64, 1 << 63, 1 << 52, 0x7FF << 52),
+}
 # NaN results (docs/float-semantics.md): the default NaN (sign set, quiet) and the quiet bit
-DNAN = {np.float16: np.uint16(0xFE00).view(np.float16), np.float32: np.uint32(0xFFC00000).view(np.float32),
-        np.float64: np.uint64(0xFFF8000000000000).view(np.float64)}
+DNAN = {
+    np.float16: np.uint16(0xFE00).view(np.float16),
+    np.float32: np.uint32(0xFFC00000).view(np.float32),
+    np.float64: np.uint64(0xFFF8000000000000).view(np.float64),
+}
 _QUIET = {np.float16: 1 << 9, np.float32: 1 << 22, np.float64: 1 << 51}
 
 
@@ -129,9 +149,9 @@ def _minmax32(a, b, f, join):
         return r
     eq = a == b
     r = np.where(eq, join(np.asarray(a).view(np.uint32), np.asarray(b).view(np.uint32)).view(np.float32), r)
-    if lo != lo:            # a NaN result: two NaN operands give b, one the other operand
-        na, nb = np.isnan(a), np.isnan(b)   # (np.fmin's scalar loop returns a signaling NaN,
-        r = np.where(na, b, np.where(nb, a, r))     # its SIMD loop the other operand)
+    if lo != lo:  # a NaN result: two NaN operands give b, one the other operand
+        na, nb = np.isnan(a), np.isnan(b)  # (np.fmin's scalar loop returns a signaling NaN,
+        r = np.where(na, b, np.where(nb, a, r))  # its SIMD loop the other operand)
     return np.asarray(r, np.float32)
 
 
@@ -151,7 +171,7 @@ def _minmax_fast(a, b, is_min):
         return None
     ua, ub = a.view(np.int16), b.view(np.int16)
     if max((ua & np.int16(0x7FFF)).max(), (ub & np.int16(0x7FFF)).max()) > 0x7C00:
-        return None                                   # a NaN operand
+        return None  # a NaN operand
     ka = ua ^ ((ua >> np.int16(15)) & np.int16(0x7FFF))
     kb = ub ^ ((ub >> np.int16(15)) & np.int16(0x7FFF))
     pick_a = ka < kb if is_min else ka > kb
@@ -181,8 +201,8 @@ def _fmax(a, b):
 
 
 _LOW28 = np.uint64((1 << 28) - 1)
-_F32_MIN_NORMAL = np.float64(2.0 ** -126)
-_F32_OVERFLOW = np.float64(2.0 ** 128)
+_F32_MIN_NORMAL = np.float64(2.0**-126)
+_F32_OVERFLOW = np.float64(2.0**128)
 _TLS = threading.local()
 
 
@@ -211,7 +231,7 @@ def _gather(x, shape, idx):
 
 
 # narrow result type -> (f64 mantissa bit worth half an ulp of it, its smallest normal)
-_NARROW = {np.float32: (28, np.float32(2.0 ** -126)), np.float16: (41, np.float64(2.0 ** -14))}
+_NARROW = {np.float32: (28, np.float32(2.0**-126)), np.float16: (41, np.float64(2.0**-14))}
 
 
 def fma(a, b, c, to=None):
@@ -240,6 +260,7 @@ def _fma_nan(r, a, b, c):
         x = np.asarray(x)
         xt = x.dtype.type
         return (x.view(UINT[xt]) | UINT[xt](_QUIET[xt])).view(xt).astype(t)
+
     a, b, c = np.broadcast_arrays(np.asarray(a), np.asarray(b), np.asarray(c))
     bad = ((a == 0) & np.isinf(b)) | (np.isinf(a) & (b == 0))
     rule = np.where(a != a, q(a), np.where(b != b, q(b), np.where(~bad & (c != c), q(c), DNAN[t])))
@@ -284,8 +305,8 @@ def _fma_narrow(a, b, c, t):
     if lo <= tmin:
         tiny = np.less_equal(mag, tmin)
         tiny &= np.not_equal(s, 0)
-    key = s.view(np.uint64)             # in place (fewer buffers, fewer cache misses): s is
-    np.left_shift(key, np.uint64(63 - bit), out=key)    # recomputed below where needed
+    key = s.view(np.uint64)  # in place (fewer buffers, fewer cache misses): s is
+    np.left_shift(key, np.uint64(63 - bit), out=key)  # recomputed below where needed
     cand = np.equal(key, np.uint64(1 << 63))
     if tiny is not None:
         cand |= tiny
@@ -293,7 +314,7 @@ def _fma_narrow(a, b, c, t):
         idx = np.flatnonzero(cand)
         pp = np.multiply(_gather(a, shape, idx), _gather(b, shape, idx), dtype=np.float64)
         cc = _gather(c, shape, idx).astype(np.float64)
-        ss = pp + cc                                # the same s; TwoSum: err = pp + cc - ss
+        ss = pp + cc  # the same s; TwoSum: err = pp + cc - ss
         bb = ss - pp
         err = (pp - (ss - bb)) + (cc - bb)
         if err.any():
@@ -315,8 +336,9 @@ def _fma32_compat(a, b, c):
         idx = np.flatnonzero(odd)
         ss = s.reshape(-1)[idx]
         mag = np.abs(ss)
-        redo = (((ss.view(np.uint64) >> np.uint64(28)) & np.uint64(1)) != 0) | \
-            ~((mag >= _F32_MIN_NORMAL) & (mag < _F32_OVERFLOW))
+        redo = (((ss.view(np.uint64) >> np.uint64(28)) & np.uint64(1)) != 0) | ~(
+            (mag >= _F32_MIN_NORMAL) & (mag < _F32_OVERFLOW)
+        )
         if redo.any():
             ix = np.unravel_index(idx[redo], r.shape)
             r[ix] = _fma_slow(a2[ix], b2[ix], c2[ix], np.float32)
@@ -362,7 +384,7 @@ def _to_odd(s, err):
     return bits.view(np.float64)
 
 
-_SPLIT = np.float64(134217729.0)      # 2^27 + 1 (Veltkamp)
+_SPLIT = np.float64(134217729.0)  # 2^27 + 1 (Veltkamp)
 
 
 def _two_prod(a, b):
@@ -400,9 +422,15 @@ def _fma64(a, b, c):
         # is finite, so the result is c (uh + c would make inf - inf = NaN)
         r = np.where(np.isinf(c) & np.isfinite(a) & np.isfinite(b), c, r)
         fa, fb, fc = np.abs(a), np.abs(b), np.abs(uh)
-        risky = ~simple & ((fa > 2.0 ** 995) | (fb > 2.0 ** 995) | (fc > 2.0 ** 1000) |
-                           (fc < 2.0 ** -960) | (np.abs(c) > 2.0 ** 1000) |
-                           (np.abs(r) < 2.0 ** -960) | ~np.isfinite(r))
+        risky = ~simple & (
+            (fa > 2.0**995)
+            | (fb > 2.0**995)
+            | (fc > 2.0**1000)
+            | (fc < 2.0**-960)
+            | (np.abs(c) > 2.0**1000)
+            | (np.abs(r) < 2.0**-960)
+            | ~np.isfinite(r)
+        )
     if risky.any():
         r = np.array(r, copy=True)
         for idx in zip(*np.nonzero(risky)):
@@ -413,17 +441,27 @@ def _fma64(a, b, c):
 def _bm64_all_in_range(a, b, c, r):
     """No lane of _fma64 is 'simple' or 'risky': all operands nonzero and in range, products
     (bounded by those of the extreme magnitudes: rounding is monotone) and results too."""
+
     def mag(x):
         m = np.abs(x, out=_scratch("mag64", x.shape, np.float64))
-        return float(m.min()), float(m.max())   # NaN propagates and compares False
+        return float(m.min()), float(m.max())  # NaN propagates and compares False
+
     la, ha = mag(a)
     lb, hb = mag(b)
     lc, hc = mag(c)
-    if not (la > 0 and lb > 0 and lc > 0 and ha <= 2.0 ** 995 and hb <= 2.0 ** 995 and
-            hc <= 2.0 ** 1000 and la * lb >= 2.0 ** -960 and ha * hb <= 2.0 ** 1000):
+    if not (
+        la > 0
+        and lb > 0
+        and lc > 0
+        and ha <= 2.0**995
+        and hb <= 2.0**995
+        and hc <= 2.0**1000
+        and la * lb >= 2.0**-960
+        and ha * hb <= 2.0**1000
+    ):
         return False
     lr, hr = mag(r)
-    return lr >= 2.0 ** -960 and hr < np.inf
+    return lr >= 2.0**-960 and hr < np.inf
 
 
 def _bm64(a, b, c, shape):
@@ -432,7 +470,7 @@ def _bm64(a, b, c, shape):
     B = [_scratch(("bm", k), shape, np.float64) for k in range(8)]
     p, e, t = B[0], B[1], B[2]
 
-    def split(x, k):                    # Veltkamp: hi = c - (c - x), lo = x - hi, c = 2^27+1 x
+    def split(x, k):  # Veltkamp: hi = c - (c - x), lo = x - hi, c = 2^27+1 x
         hi = _scratch(("bmh", k), x.shape, np.float64)
         lo = _scratch(("bml", k), x.shape, np.float64)
         np.multiply(_SPLIT, x, out=hi)
@@ -440,22 +478,24 @@ def _bm64(a, b, c, shape):
         np.subtract(hi, lo, out=hi)
         np.subtract(x, hi, out=lo)
         return hi, lo
+
     np.multiply(a, b, out=p)
     ah, al = split(a, 0)
     bh, bl = split(b, 1)
-    np.multiply(ah, bh, out=e)          # ul = ((ah*bh - p) + ah*bl + al*bh) + al*bl
+    np.multiply(ah, bh, out=e)  # ul = ((ah*bh - p) + ah*bl + al*bh) + al*bl
     e -= p
     e += np.multiply(ah, bl, out=t)
     e += np.multiply(al, bh, out=t)
     e += np.multiply(al, bl, out=t)
 
-    def two_sum(x, y, s, err, tmp):     # s + err == x + y: s = x + y, bb = s - x,
-        np.add(x, y, out=s)             # err = (x - (s - bb)) + (y - bb)
+    def two_sum(x, y, s, err, tmp):  # s + err == x + y: s = x + y, bb = s - x,
+        np.add(x, y, out=s)  # err = (x - (s - bb)) + (y - bb)
         np.subtract(s, x, out=tmp)
         np.subtract(y, tmp, out=err)
         np.subtract(s, tmp, out=tmp)
         np.subtract(x, tmp, out=tmp)
         err += tmp
+
     th, tl = B[3], B[4]
     two_sum(c, e, th, tl, t)
     vh, vl = B[5], B[6]
@@ -468,21 +508,22 @@ def _bm64(a, b, c, shape):
     fix &= s != 0
     u = s.view(np.uint64)
     fix &= (u & np.uint64(1)) == 0
-    up = (err > 0) == (s > 0)           # bits + 1 moves away from zero
+    up = (err > 0) == (s > 0)  # bits + 1 moves away from zero
     inc = fix & up
     fix &= ~up
-    u += inc                            # (ufunc where= is far slower than bool arithmetic)
+    u += inc  # (ufunc where= is far slower than bool arithmetic)
     u -= fix
     return vh + s
 
 
 def _fma_exact(a, b, c):
     from fractions import Fraction
+
     q = Fraction(a) * Fraction(b) + Fraction(c)
     if q == 0:
-        return 0.0                  # exact cancellation of nonzero terms: +0 (round to nearest)
+        return 0.0  # exact cancellation of nonzero terms: +0 (round to nearest)
     try:
-        return float(q)             # int/int true division: correctly rounded
+        return float(q)  # int/int true division: correctly rounded
     except OverflowError:
         return float("inf") if q > 0 else float("-inf")
 
@@ -500,8 +541,9 @@ def two_over_pi_bits(nbits=1201):
             n += 2
             sign = -sign
         return total
-    pi = 4 * (4 * atan_inv(5) - atan_inv(239))         # pi * 2^guard
-    return ((2 << guard) << nbits) // pi                # (2/pi) * 2^nbits
+
+    pi = 4 * (4 * atan_inv(5) - atan_inv(239))  # pi * 2^guard
+    return ((2 << guard) << nbits) // pi  # (2/pi) * 2^nbits
 
 
 _TWO_OVER_PI = None
@@ -542,7 +584,7 @@ def fnan(r, *srcs):
     for s in srcs:
         sv = np.broadcast_to(np.asarray(s, t), rb.shape)
         sb = sv.view(ut)
-        hit = ~done & (sv != sv) & ((sb | q) == rb)       # (an infinity s: not a NaN)
+        hit = ~done & (sv != sv) & ((sb | q) == rb)  # (an infinity s: not a NaN)
         out = np.where(hit, sb, out)
         done |= hit
     return out.view(t)[()] if out.ndim == 0 else out.view(t)
@@ -638,8 +680,18 @@ def isclass(x, mask):
     zero = x == 0
     den = (np.abs(x) < _MIN_NORMAL[t]) & ~zero
     norm = ~(nan | inf | zero | den)
-    classes = [snan, qnan, inf & neg, norm & neg, den & neg, zero & neg, zero & ~neg,
-               den & ~neg, norm & ~neg, inf & ~neg]
+    classes = [
+        snan,
+        qnan,
+        inf & neg,
+        norm & neg,
+        den & neg,
+        zero & neg,
+        zero & ~neg,
+        den & ~neg,
+        norm & ~neg,
+        inf & ~neg,
+    ]
     m = np.asarray(mask, np.uint32)
     r = np.zeros(np.broadcast(x, m).shape, np.uint32)
     for k, c in enumerate(classes):
@@ -653,14 +705,14 @@ def cvt(x, frm, to):
     if frm in ("f16", "f32", "f64") and to not in ("f16", "f32", "f64"):
         x = np.asarray(x)
         if x.ndim and x.dtype.kind == "f":
-            if x.dtype.type is np.float16:       # 65536 inputs: a table of _cvt_f2i's results
+            if x.dtype.type is np.float16:  # 65536 inputs: a table of _cvt_f2i's results
                 lut = _F16_CVT.get(tt)
                 if lut is None:
                     with np.errstate(invalid="ignore"):
                         lut = _cvt_f2i(np.arange(1 << 16, dtype=np.uint16).view(np.float16), frm, to)
                     _F16_CVT[tt] = lut
                 return np.take(lut, x.view(np.uint16), mode="clip")
-            if x.dtype.type is np.float64 and to == "u32":   # _cvt_f2i's steps, clamp if needed
+            if x.dtype.type is np.float64 and to == "u32":  # _cvt_f2i's steps, clamp if needed
                 # (NaN -> 0 by the compare: np.fmax keeps a signaling NaN in its scalar loop)
                 y = np.where(x > 0.0, x, 0.0)
                 if not y.max() <= 4294967295.0:
@@ -669,11 +721,14 @@ def cvt(x, frm, to):
             # no NaN and all in (min - 1, max + 1) after clamping to bounds the float type holds
             # exactly: the C cast then truncates like _cvt_f2i, in range
             info = np.iinfo(tt)
-            lo, hi = float(x.min()), float(x.max())          # NaN: both NaN, tests fail
+            lo, hi = float(x.min()), float(x.max())  # NaN: both NaN, tests fail
             t = x.dtype.type
             y = x
-            if not (lo >= 0 if info.min == 0 else lo > info.min - 1) and lo == lo and \
-                    float(t(info.min)) == info.min:
+            if (
+                not (lo >= 0 if info.min == 0 else lo > info.min - 1)
+                and lo == lo
+                and float(t(info.min)) == info.min
+            ):
                 y = np.maximum(y, t(info.min), out=_scratch("cvt", x.shape, t))
                 lo = float(info.min)
             if not hi < info.max + 1 and hi == hi and float(t(info.max)) == info.max:
@@ -719,9 +774,12 @@ def ballot(b, n, lanes):
 
 _LITTLE = sys.byteorder == "little"
 # byte -> its 8 bits as 8 bool bytes (lowest bit first), one uint64 per byte value
-_BYTE_BITS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1,
-                           bitorder="little").view(np.uint64).reshape(256)
-_LANEBITS_OK: list = []           # lane_bits arrays seen to be arange(lanes) (kept alive)
+_BYTE_BITS = (
+    np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1, bitorder="little")
+    .view(np.uint64)
+    .reshape(256)
+)
+_LANEBITS_OK: list = []  # lane_bits arrays seen to be arange(lanes) (kept alive)
 
 
 def readlane(v, lane, n, lanes):
@@ -769,8 +827,11 @@ def _is_lane_arange(lane_bits, lanes):
         if x is lane_bits:
             return True
     lb = np.asarray(lane_bits)
-    if lb.shape not in ((1, lanes), (lanes,)) or lb.dtype.kind != "u" or \
-            not np.array_equal(lb.reshape(-1), np.arange(lanes)):
+    if (
+        lb.shape not in ((1, lanes), (lanes,))
+        or lb.dtype.kind != "u"
+        or not np.array_equal(lb.reshape(-1), np.arange(lanes))
+    ):
         return False
     _LANEBITS_OK[:] = (_LANEBITS_OK + [lane_bits])[-8:]
     return True

@@ -22,6 +22,7 @@ Blocks with scratch or atomic accesses, s_setpc or a rounding mode other than ne
 NumPy blocks (``unsupported``); a dispatch mixes both kinds freely (they share the state).
 Generated text holds numbers and names made from numbers only -- never guest text.
 """
+
 from __future__ import annotations
 
 import _ctypes  # (CFuncPtr: the type of a library's function)
@@ -53,42 +54,93 @@ from .expr import IR_TYPE
 from .optimize import Optimizer
 
 COMPILE_TIMEOUT_S = 600
-MAX_STACK_BYTES = 2 << 20      # lane arrays of one block (Linux gives threads 8 MiB stacks)
+MAX_STACK_BYTES = 2 << 20  # lane arrays of one block (Linux gives threads 8 MiB stacks)
 # the context: one int64 word per field (runtime fills them), the C struct made from the same list
-CTX_FIELDS = (("S", "u32*"), ("V", "u32*"), ("n", "i64"), ("arena", "u8*"), ("written", "u8*"),
-              ("ws", "const u64*"), ("we", "const u64*"), ("wo", "const i64*"), ("nwin", "i64"),
-              ("lds", "u8*"), ("lds_stride", "i64"), ("lds_bytes", "i64"), ("grp", "i64*"),
-              ("esc", "u64*"), ("esc_n", "i64"), ("esc_cap", "i64"), ("esc_count", "i64"),
-              ("lanes", "i64"), ("refuse", "i64"),
-              ("wave0", "i64"),          # dispatch index of wave 0 of S/V (escape reports)
-              ("instructions", "i64"),   # the driver's count
-              ("stop", "i64"),           # the driver's own refusals (STOP_*)
-              ("touch", "i64*"),         # per window: arena ranges read, written (wl_touch)
-              ("wkind", "const u8*"),    # per window: 0 copied, 1 aliased (guest memory, never
-                                         # stored to), 2 blank (arbitrary bytes, never read)
-              ("ro_written", "i64"),     # a store into an aliased window was dropped
-              ("blank_read", "i64"))     # a blank window was read (zeros given, the run stops)
+CTX_FIELDS = (
+    ("S", "u32*"),
+    ("V", "u32*"),
+    ("n", "i64"),
+    ("arena", "u8*"),
+    ("written", "u8*"),
+    ("ws", "const u64*"),
+    ("we", "const u64*"),
+    ("wo", "const i64*"),
+    ("nwin", "i64"),
+    ("lds", "u8*"),
+    ("lds_stride", "i64"),
+    ("lds_bytes", "i64"),
+    ("grp", "i64*"),
+    ("esc", "u64*"),
+    ("esc_n", "i64"),
+    ("esc_cap", "i64"),
+    ("esc_count", "i64"),
+    ("lanes", "i64"),
+    ("refuse", "i64"),
+    ("wave0", "i64"),  # dispatch index of wave 0 of S/V (escape reports)
+    ("instructions", "i64"),  # the driver's count
+    ("stop", "i64"),  # the driver's own refusals (STOP_*)
+    ("touch", "i64*"),  # per window: arena ranges read, written (wl_touch)
+    ("wkind", "const u8*"),  # per window: 0 copied, 1 aliased (guest memory, never
+    # stored to), 2 blank (arbitrary bytes, never read)
+    ("ro_written", "i64"),  # a store into an aliased window was dropped
+    ("blank_read", "i64"),
+)  # a blank window was read (zeros given, the run stops)
 CTX = {name: i for i, (name, _) in enumerate(CTX_FIELDS)}
 KIND_NAMES = ("load", "store")
 # the driver's dispatch geometry and wave set-up (numbers only; Runtime._drive fills them)
-GRID_FIELDS = ("gx", "gy", "gz", "sx", "sy", "sz", "bx", "by", "bz", "px", "py", "pz",
-               "ex", "ey", "ez", "partial", "nsreg", "nv", "packed", "tidig", "user_n",
-               "sys_x", "sys_y", "sys_z", "sys_tg", "sys_scratch", "tg_id20", "mode", "budget",
-               "chunk", "deadline")     # deadline: CLOCK_MONOTONIC ns (0: none; execute.Deadline)
+GRID_FIELDS = (
+    "gx",
+    "gy",
+    "gz",
+    "sx",
+    "sy",
+    "sz",
+    "bx",
+    "by",
+    "bz",
+    "px",
+    "py",
+    "pz",
+    "ex",
+    "ey",
+    "ez",
+    "partial",
+    "nsreg",
+    "nv",
+    "packed",
+    "tidig",
+    "user_n",
+    "sys_x",
+    "sys_y",
+    "sys_z",
+    "sys_tg",
+    "sys_scratch",
+    "tg_id20",
+    "mode",
+    "budget",
+    "chunk",
+    "deadline",
+)  # deadline: CLOCK_MONOTONIC ns (0: none; execute.Deadline)
 GRID = {name: i for i, name in enumerate(GRID_FIELDS)}
 STOP_BUDGET, STOP_BAD_ADDRESS, STOP_TIME = 1, 2, 3
-DEADLINE_BLOCKS = 4096           # the driver looks at the clock once per this many block runs
-MAX_GROUP_WAVES = 64             # the driver's per-chunk arrays (waves)
-CHUNK_LDS_BYTES = 1 << 20        # LDS of one chunk's groups, at most (one group at least)
+DEADLINE_BLOCKS = 4096  # the driver looks at the clock once per this many block runs
+MAX_GROUP_WAVES = 64  # the driver's per-chunk arrays (waves)
+CHUNK_LDS_BYTES = 1 << 20  # LDS of one chunk's groups, at most (one group at least)
 
-NATIVE_CTX = r"""
+NATIVE_CTX = (
+    r"""
 /* ------------------------------------------------------------- native tier: context, memory */
 #include <cstring>
 #include <ctime>
-struct WlCtx { """ + " ".join(f"{t} {n};" for n, t in CTX_FIELDS) + \
-    r""" };
-struct WlGrid { i64 """ + ", ".join(GRID_FIELDS) + r"""; };
-""" + header("native_memory.h", __package__)
+struct WlCtx { """
+    + " ".join(f"{t} {n};" for n, t in CTX_FIELDS)
+    + r""" };
+struct WlGrid { i64 """
+    + ", ".join(GRID_FIELDS)
+    + r"""; };
+"""
+    + header("native_memory.h", __package__)
+)
 
 
 # The driver: a whole dispatch (or a range of its workgroups) in one call, for programs whose
@@ -104,20 +156,33 @@ NATIVE_DRIVER = "\n" + header("native_driver.h", __package__)
 def driver_source(program: Program, wave_size: int) -> str:
     """The driver for a program whose every block is in the library (numbers only)."""
     blocks = program.blocks
-    consts = {"WL_L": wave_size, "WL_EXEC_LO": EXEC_LO, "WL_EXEC_HI": EXEC_HI,
-              "WL_MODE_REG": MODE_REG, "WL_MAXW": MAX_GROUP_WAVES, "WL_NBLOCKS": len(blocks),
-              "WL_STOP_BUDGET": STOP_BUDGET, "WL_STOP_BAD_ADDRESS": STOP_BAD_ADDRESS,
-              "WL_STOP_TIME": STOP_TIME, "WL_DEADLINE_BLOCKS": DEADLINE_BLOCKS}
+    consts = {
+        "WL_L": wave_size,
+        "WL_EXEC_LO": EXEC_LO,
+        "WL_EXEC_HI": EXEC_HI,
+        "WL_MODE_REG": MODE_REG,
+        "WL_MAXW": MAX_GROUP_WAVES,
+        "WL_NBLOCKS": len(blocks),
+        "WL_STOP_BUDGET": STOP_BUDGET,
+        "WL_STOP_BAD_ADDRESS": STOP_BAD_ADDRESS,
+        "WL_STOP_TIME": STOP_TIME,
+        "WL_DEADLINE_BLOCKS": DEADLINE_BLOCKS,
+    }
     head = "".join(f"static const i64 {k} = {int(v)};\n" for k, v in consts.items())
     # registers read: SGPRs by sget; VGPRs by vget and by vset (inactive lanes keep the old value)
     sread = sorted({op.attrs["reg"] for b in blocks for op in b.ops if op.name == "sget"}) or [EXEC_LO]
     vread = sorted({op.attrs["reg"] for b in blocks for op in b.ops if op.name in ("vget", "vset")}) or [0]
-    text = NATIVE_DRIVER.replace("WL_NINSTR", ", ".join(str(len(b.instrs)) for b in blocks)) \
-        .replace("WL_BARRIER", ", ".join("1" if b.term[0] == "barrier" else "0" for b in blocks)) \
-        .replace("WL_SREAD", ", ".join(map(str, sread))).replace("WL_VREAD", ", ".join(map(str, vread)))
+    text = (
+        NATIVE_DRIVER.replace("WL_NINSTR", ", ".join(str(len(b.instrs)) for b in blocks))
+        .replace("WL_BARRIER", ", ".join("1" if b.term[0] == "barrier" else "0" for b in blocks))
+        .replace("WL_SREAD", ", ".join(map(str, sread)))
+        .replace("WL_VREAD", ", ".join(map(str, vread)))
+    )
     cases = "\n".join(f"    case {b.index}: wl_b{b.index}(C, idx, N, nxt); break;" for b in blocks)
-    run = ("static void wl_run_block(WlCtx* C, i32 bi, const i64* idx, i64 N, i32* nxt) {\n"
-           f"  switch (bi) {{\n{cases}\n  }}\n}}\n")
+    run = (
+        "static void wl_run_block(WlCtx* C, i32 bi, const i64* idx, i64 N, i32* nxt) {\n"
+        f"  switch (bi) {{\n{cases}\n  }}\n}}\n"
+    )
     return head + text + run
 
 
@@ -126,8 +191,23 @@ class Unsupported(Exception):
 
 
 _SPACES = {"global": 0, "lds": 1}
-_OK_OPS = {"sget", "vget", "sset", "vset", "exec", "lane_id", "lanes", "ballot", "readlane",
-           "shuffle", "permute", "load", "word", "store", "refuse_if"}
+_OK_OPS = {
+    "sget",
+    "vget",
+    "sset",
+    "vset",
+    "exec",
+    "lane_id",
+    "lanes",
+    "ballot",
+    "readlane",
+    "shuffle",
+    "permute",
+    "load",
+    "word",
+    "store",
+    "refuse_if",
+}
 
 
 class BlockSource:
@@ -137,7 +217,7 @@ class BlockSource:
         self.values = cf.ValueLowering()
         self.L = wave_size
         self.refusals: list[tuple[int, str, str]] = []  # refuse_if k -> ir.refusal_of
-        self.eager_blends = settings.get("WAVELIFT_NATIVE_BLENDS") == "eager"   # (A/B, tests)
+        self.eager_blends = settings.get("WAVELIFT_NATIVE_BLENDS") == "eager"  # (A/B, tests)
 
     # -------------------------------------------------------------------- classification
     @staticmethod
@@ -215,10 +295,12 @@ class BlockSource:
             scalar(f"if ({a[1]}) wl_ld(C, {sp}u, w, 0u, {op.instr}u, (u64)({a[0]}), {nb}u, {W}u, {o}, {h});")
         else:
             d = ", ".join(f"(u32)({x})" for x in a[2:])
-            scalar(f"if ({a[1]}) {{ const u32 d[] = {{{d}}}; wl_st(C, {sp}u, w, 0u, {op.instr}u, "
-                   f"(u64)({a[0]}), {nb}u, d, {h}); }}")
+            scalar(
+                f"if ({a[1]}) {{ const u32 d[] = {{{d}}}; wl_st(C, {sp}u, w, 0u, {op.instr}u, "
+                f"(u64)({a[0]}), {nb}u, d, {h}); }}"
+            )
 
-    RUN = 8     # lanes per run of consecutive addresses the copy path needs (8x8 tiles, rows)
+    RUN = 8  # lanes per run of consecutive addresses the copy path needs (8x8 tiles, rows)
 
     def _lane_access(self, op, a, ar, h, tmpl, allon: str | None) -> list[str]:
         """A per-lane load/store, lanes in order.  Global: when the active lanes' lowest and
@@ -231,35 +313,54 @@ class BlockSource:
         scalar test that every lane is active, when the mask is EXEC (else the lanes' are read)."""
         L, R, sp, nb = self.L, self.RUN, _SPACES[op.attrs["space"]], op.attrs["nbytes"]
         loop = f"for (u32 lane = 0; lane < {L}u; lane++)"
-        runs = [f"    for (u32 r = 0; r < {L}u; r += {R}u) {{",
-                f"      u8* const q = AR + (i64)(u64)({ar}) + d;",
-                f"      for (u32 j = 0; j < {R}u; j++) {{ const u32 lane = r + j;"]
+        runs = [
+            f"    for (u32 r = 0; r < {L}u; r += {R}u) {{",
+            f"      u8* const q = AR + (i64)(u64)({ar}) + d;",
+            f"      for (u32 j = 0; j < {R}u; j++) {{ const u32 lane = r + j;",
+        ]
         if op.name == "load":
             o, W = f"v{op.out.id}", op.attrs["words"]
             tmpl[op.out.id] = o + "[{l}]"
             zero = f"for (u32 k = 0; k < {W}u; k++) {o}[lane][k] = 0u;"
-            slow = [f"  {loop} {{ {zero} if ({a[1]}) wl_ld(C, {sp}u, w, lane, {op.instr}u, "
-                    f"(u64)({a[0]}), {nb}u, {W}u, {o}[lane], {h}); }}"]
+            slow = [
+                f"  {loop} {{ {zero} if ({a[1]}) wl_ld(C, {sp}u, w, lane, {op.instr}u, "
+                f"(u64)({a[0]}), {nb}u, {W}u, {o}[lane], {h}); }}"
+            ]
             # inactive lanes read at lo (inside the window) and keep zero: no branch, so the
             # loop vectorises (gathers)
-            fast = [f"    {loop} {{ const b1 m = {a[1]}; const u64 a = m ? (u64)({a[0]}) : lo; "
-                    f"u32 t[{W}] = {{0u}}; memcpy(t, AR + (i64)a + d, {nb}u); "
-                    f"for (u32 k = 0; k < {W}u; k++) {o}[lane][k] = m ? t[k] : 0u; }}"]
-            runs += [f"        {zero if nb < 4 * W else ''} memcpy({o}[lane], q + {nb}u * j, {nb}u); }}", "    }"]
+            fast = [
+                f"    {loop} {{ const b1 m = {a[1]}; const u64 a = m ? (u64)({a[0]}) : lo; "
+                f"u32 t[{W}] = {{0u}}; memcpy(t, AR + (i64)a + d, {nb}u); "
+                f"for (u32 k = 0; k < {W}u; k++) {o}[lane][k] = m ? t[k] : 0u; }}"
+            ]
+            runs += [
+                f"        {zero if nb < 4 * W else ''} memcpy({o}[lane], q + {nb}u * j, {nb}u); }}",
+                "    }",
+            ]
         else:
             d = ", ".join(f"(u32)({x})" for x in a[2:])
-            slow = [f"  {loop} if ({a[1]}) {{ const u32 d[] = {{{d}}}; wl_st(C, {sp}u, w, lane, "
-                    f"{op.instr}u, (u64)({a[0]}), {nb}u, d, {h}); }}"]
-            fast = [f"    {loop} if ({a[1]}) {{ const u32 x[] = {{{d}}}; const i64 i = (i64)(u64)({a[0]}) + d; "
-                    f"memcpy(AR + i, x, {nb}u); memset(WR + i, 1, {nb}u); }}"]
-            runs += [f"        const u32 x[] = {{{d}}}; memcpy(q + {nb}u * j, x, {nb}u); }}",
-                     f"      memset(WR + (q - AR), 1, {nb * R}u);", "    }"]
+            slow = [
+                f"  {loop} if ({a[1]}) {{ const u32 d[] = {{{d}}}; wl_st(C, {sp}u, w, lane, "
+                f"{op.instr}u, (u64)({a[0]}), {nb}u, d, {h}); }}"
+            ]
+            fast = [
+                f"    {loop} if ({a[1]}) {{ const u32 x[] = {{{d}}}; const i64 i = (i64)(u64)({a[0]}) + d; "
+                f"memcpy(AR + i, x, {nb}u); memset(WR + i, 1, {nb}u); }}"
+            ]
+            runs += [
+                f"        const u32 x[] = {{{d}}}; memcpy(q + {nb}u * j, x, {nb}u); }}",
+                f"      memset(WR + (q - AR), 1, {nb * R}u);",
+                "    }",
+            ]
         if op.attrs["space"] != "global":
             return slow
         # the run test, then the active lanes' bounds: of the runs' first lanes when it holds,
         # else of every lane (branch-free: it vectorises)
         on = "" if allon else f"(({a[1]}) ? 1u : 0u) & "
-        return ["  {", f"    u64 lo = ~0ull, hi = 0ull; u32 run = {allon or '1u'};",
+        return (
+            [
+                "  {",
+                f"    u64 lo = ~0ull, hi = 0ull; u32 run = {allon or '1u'};",
                 f"    if (run) for (u32 r = 0; r < {L}u; r += {R}u) {{ const u64 b = (u64)({ar});",
                 f"      for (u32 j = 0; j < {R}u; j++) {{ const u32 lane = r + j; "
                 f"run &= {on}(u32)((u64)({a[0]}) == b + (u64){nb}u * j); }} }}",
@@ -269,8 +370,15 @@ class BlockSource:
                 f"    else {loop} {{ const u64 a = (u64)({a[0]}); const u32 m = ({a[1]}) ? 1u : 0u; "
                 "const u64 al = m ? a : ~0ull, ah = m ? a : 0ull; lo = al < lo ? al : lo; hi = ah > hi ? ah : hi; }",
                 f"    const i64 d = lo <= hi ? wl_span(C, lo, hi, {nb}u, {h}, {0 if op.name == 'load' else 1}u) : WL_NONE;",
-                "    if (d != WL_NONE && run) {"] + runs + \
-            ["    } else if (d != WL_NONE) {"] + fast + ["    } else {"] + ["  " + x for x in slow] + ["    }", "  }"]
+                "    if (d != WL_NONE && run) {",
+            ]
+            + runs
+            + ["    } else if (d != WL_NONE) {"]
+            + fast
+            + ["    } else {"]
+            + ["  " + x for x in slow]
+            + ["    }", "  }"]
+        )
 
     # ------------------------------------------------------------------------- lowering
     def block(self, blk, counts: dict, live_out=None) -> str:
@@ -283,7 +391,7 @@ class BlockSource:
             raise Unsupported("setpc")
         if term[0] == "branch" and not term[1].uniform:
             raise Unsupported("per-lane branch condition")
-        defined = {}                    # value id -> op index
+        defined = {}  # value id -> op index
         for i, op in enumerate(ops):
             if op.out is not None:
                 defined[op.out.id] = i
@@ -291,7 +399,7 @@ class BlockSource:
         if live_out is not None and live_out[1] is not None:
             keep_regs &= set(live_out[1])
         src = None if self.eager_blends else deferred_blends(ops, {k: ops[i] for k, i in defined.items()})
-        last = {}                       # (deferred) VGPR -> (raw value, mask) of its last write
+        last = {}  # (deferred) VGPR -> (raw value, mask) of its last write
         if src is not None:
             for op in ops:
                 if op.name == "vset":
@@ -307,20 +415,24 @@ class BlockSource:
                 continue
             d = defined[x.id]
             if ops[d].name in ("lanes", "word"):
-                continue                # aliases (of a scalar / of a load's words)
-            if i == len(ops) or place[i] != place[d] or place[i][0] == "x" or \
-                    (ops[i].name == "shuffle" and j == 0):
+                continue  # aliases (of a scalar / of a load's words)
+            if (
+                i == len(ops)
+                or place[i] != place[d]
+                or place[i][0] == "x"
+                or (ops[i].name == "shuffle" and j == 0)
+            ):
                 arrays.add(x.id)
         tmpl: dict[int, str] = {}
         ctype: dict[int, str] = {}
-        out: list[str] = []             # wave-scope statements
-        decl: list[str] = []            # wave-scope array declarations
-        hoist: list[str] = []           # scalar statements met while a loop is open
-        body: list[str] = []            # the open loop's statements
+        out: list[str] = []  # wave-scope statements
+        decl: list[str] = []  # wave-scope array declarations
+        hoist: list[str] = []  # scalar statements met while a loop is open
+        body: list[str] = []  # the open loop's statements
         cur = [None]
         hints: list[str] = []
         vregs = sorted({op.attrs["reg"] for op in ops if op.name in ("vget", "vset")})
-        vcur: dict[int, str] = {}       # VGPR written in the block -> template of its value
+        vcur: dict[int, str] = {}  # VGPR written in the block -> template of its value
 
         def ref(x, lane="lane"):
             return tmpl[x.id].format(l=lane)
@@ -357,8 +469,11 @@ class BlockSource:
                 lane(f"const {t} {o} = {e};")
                 tmpl[op.out.id] = o
 
-        exec64 = f"((u64)S[{EXEC_LO}ll * n + w])" if L == 32 else \
-            f"((u64)S[{EXEC_LO}ll * n + w] | ((u64)S[{EXEC_HI}ll * n + w] << 32))"
+        exec64 = (
+            f"((u64)S[{EXEC_LO}ll * n + w])"
+            if L == 32
+            else f"((u64)S[{EXEC_LO}ll * n + w] | ((u64)S[{EXEC_HI}ll * n + w] << 32))"
+        )
         for i, op in enumerate(ops):
             if i in counts:
                 scalar(f"lc += (u64){counts[i]} * (u64)__builtin_popcountll({exec64});")
@@ -376,7 +491,7 @@ class BlockSource:
                     v = op.attrs.get("value_np", op.attrs.get("value"))
                     ct = IR_TYPE.get(np.asarray(v).dtype.type, op.type) if "value_np" in op.attrs else op.type
                     lit = const_literal(ct, v.item() if hasattr(v, "item") else v)
-                    tmpl[op.out.id] = lit.replace("{", "{{").replace("}", "}}")   # (f16{...})
+                    tmpl[op.out.id] = lit.replace("{", "{{").replace("}", "}}")  # (f16{...})
                     ctype[op.out.id] = ct
                     continue
                 try:
@@ -390,9 +505,9 @@ class BlockSource:
                 scalar(f"S[{op.attrs['reg']}ll * n + w] = (u32)({a[0]});")
             elif n == "vget":
                 r = op.attrs["reg"]
-                if src is not None and op.out.id in src:    # the raw value of a deferred write
+                if src is not None and op.out.id in src:  # the raw value of a deferred write
                     tmpl[op.out.id], ctype[op.out.id] = f"((u32)({tmpl[src[op.out.id].id]}))", "u32"
-                elif r in vcur:         # written earlier in the block: that value
+                elif r in vcur:  # written earlier in the block: that value
                     tmpl[op.out.id], ctype[op.out.id] = vcur[r], "u32"
                 else:
                     define(op, f"VR{r}[lane]", "l")
@@ -403,11 +518,13 @@ class BlockSource:
                 # did not vectorise)
                 r = op.attrs["reg"]
                 if src is not None:
-                    continue            # blended once, at the end (deferred_blends)
+                    continue  # blended once, at the end (deferred_blends)
                 old = vcur[r].format(l="lane") if r in vcur else f"VR{r}[lane]"
                 o = f"r{r}_{len(decl)}"
                 decl.append(f"  u32 {o}[{L}];")
-                lane(f"{{ const u32 o = {old}; {o}[lane] = o ^ ((o ^ (u32)({a[0]})) & (0u - (u32)({a[1]}))); }}")
+                lane(
+                    f"{{ const u32 o = {old}; {o}[lane] = o ^ ((o ^ (u32)({a[0]})) & (0u - (u32)({a[1]}))); }}"
+                )
                 vcur[r] = o + "[{l}]"
             elif n == "exec":
                 x = f"x{op.out.id}"
@@ -434,8 +551,10 @@ class BlockSource:
                 o = f"v{op.out.id}"
                 decl.append(f"  u32 {o}[{L}];")
                 out.append(f"  for (u32 lane = 0; lane < {L}u; lane++) {o}[lane] = 0u;")
-                out.append(f"  for (u32 lane = 0; lane < {L}u; lane++) if ({a[2]}) "
-                           f"{o}[(u32)({a[1]}) % {L}u] = (u32)({a[0]});")
+                out.append(
+                    f"  for (u32 lane = 0; lane < {L}u; lane++) if ({a[2]}) "
+                    f"{o}[(u32)({a[1]}) % {L}u] = (u32)({a[0]});"
+                )
                 tmpl[op.out.id], ctype[op.out.id] = o + "[{l}]", "u32"
             elif n in ("load", "store"):
                 h = f"h{len(hints)}"
@@ -446,8 +565,11 @@ class BlockSource:
                     if n == "load":
                         decl.append(f"  u32 v{op.out.id}[{L}][{op.attrs['words']}];")
                     m = op.args[1]
-                    allon = f"(x{m.id} == {(1 << L) - 1:#x}ull)" \
-                        if m.id in defined and ops[defined[m.id]].name == "exec" else None
+                    allon = (
+                        f"(x{m.id} == {(1 << L) - 1:#x}ull)"
+                        if m.id in defined and ops[defined[m.id]].name == "exec"
+                        else None
+                    )
                     out.extend(self._lane_access(op, a, ref(op.args[0], "r"), h, tmpl, allon))
                 if n == "load":
                     ctype[op.out.id] = "u32"
@@ -470,8 +592,11 @@ class BlockSource:
             if src is None:
                 out.extend(f"    VR{r}[lane] = {vcur[r].format(l='lane')};" for r in keep)
             else:
-                out.extend(f"    {{ const u32 o = VR{r}[lane]; VR{r}[lane] = o ^ ((o ^ (u32)({ref(last[r][0])})) "
-                           f"& (0u - (u32)({ref(last[r][1])}))); }}" for r in keep)
+                out.extend(
+                    f"    {{ const u32 o = VR{r}[lane]; VR{r}[lane] = o ^ ((o ^ (u32)({ref(last[r][0])})) "
+                    f"& (0u - (u32)({ref(last[r][1])}))); }}"
+                    for r in keep
+                )
             out.append("  }")
         if len(ops) in counts:
             out.append(f"  lc += (u64){counts[len(ops)]} * (u64)__builtin_popcountll({exec64});")
@@ -486,14 +611,18 @@ class BlockSource:
             raise Unsupported(f"terminator {k}")
         # the lane arrays live on the caller's stack
         size = {"u64": 8, "i64": 8, "f64": 8, "u16": 2, "i16": 2, "f16": 2, "u8": 1, "i8": 1, "b1": 1}
-        stack = sum(size.get(d.split()[0], 4) * int(np.prod([int(x) for x in re.findall(r"\[(\d+)\]", d)]))
-                    for d in decl)
+        stack = sum(
+            size.get(d.split()[0], 4) * int(np.prod([int(x) for x in re.findall(r"\[(\d+)\]", d)]))
+            for d in decl
+        )
         if stack > MAX_STACK_BYTES:
             raise Unsupported(f"lane arrays of {stack} bytes: more than the stack bound")
-        head = [f'extern "C" void wl_b{blk.index}(WlCtx* C, const i64* waves, i64 N, i32* next) {{',
-                "  u32* const S = C->S; const i64 n = C->n; u64 lc = 0;",
-                # (locals: a store through u8* would otherwise make every use reload C's fields)
-                "  u8* const AR = C->arena; u8* const WR = C->written;"]
+        head = [
+            f'extern "C" void wl_b{blk.index}(WlCtx* C, const i64* waves, i64 N, i32* next) {{',
+            "  u32* const S = C->S; const i64 n = C->n; u64 lc = 0;",
+            # (locals: a store through u8* would otherwise make every use reload C's fields)
+            "  u8* const AR = C->arena; u8* const WR = C->written;",
+        ]
         head += [f"  i64 {h} = -1;" for h in hints]
         head += ["  for (i64 kk = 0; kk < N; kk++) {", "  const i64 w = waves ? waves[kk] : kk;"]
         # distinct registers are distinct rows of V: restrict lets the lane loops vectorise
@@ -510,15 +639,19 @@ def cache_dir() -> pathlib.Path | None:
 
 # -O3: if-conversion and vectorisation of the lane loops; -fno-trapping-math lets the compiler
 # evaluate both sides of a float select (it changes no value: we never read the FP flags)
-FLAGS = tuple(settings.get("WAVELIFT_NATIVE_OPT").split()) + \
-    ("-march=native", "-fno-trapping-math") + host.COMPILE_FLAGS
+FLAGS = (
+    tuple(settings.get("WAVELIFT_NATIVE_OPT").split())
+    + ("-march=native", "-fno-trapping-math")
+    + host.COMPILE_FLAGS
+)
 
 
 def library_name(source: str, cxx: str) -> str:
     """The cache entry of ``source``'s library: a hash of source, compiler version, flags and
     host."""
-    h = hashlib.sha256("\0".join((source, _version(cxx), *FLAGS, platform.machine(),
-                                  platform.node())).encode())      # -march=native: this host
+    h = hashlib.sha256(
+        "\0".join((source, _version(cxx), *FLAGS, platform.machine(), platform.node())).encode()
+    )  # -march=native: this host
     return h.hexdigest()[:32]
 
 
@@ -556,7 +689,7 @@ def _build_and_load(cxx: str, source: str, name: str, d, data: bytes | None = No
 
 
 _COMPILES: queue.SimpleQueue | None = None
-_QUEUED = [0]                   # compiles queued and not finished (under _DONE)
+_QUEUED = [0]  # compiles queued and not finished (under _DONE)
 _DONE = threading.Condition()
 
 
@@ -586,9 +719,12 @@ def _compile_worker() -> None:
             else:
                 _store_in_child(source, d, name)
                 data = disk_cache.read(d, name, ".so")
-                fut.set_result(disk_cache.load_library(data) if data is not None
-                               else _build_and_load(cxx, source, name, d))
-        except BaseException as e:          # noqa: BLE001 - handed to the waiting dispatch
+                fut.set_result(
+                    disk_cache.load_library(data)
+                    if data is not None
+                    else _build_and_load(cxx, source, name, d)
+                )
+        except BaseException as e:  # noqa: BLE001 - handed to the waiting dispatch
             fut.set_exception(e if isinstance(e, Exception) else Unsupported(repr(e)))
         with _DONE:
             _QUEUED[0] -= 1
@@ -602,15 +738,22 @@ def _store_in_child(source: str, d, name: str) -> None:
     """Compile ``source`` into the disk cache entry ``name`` in a process of its own (its own
     session: it is not killed with this one).  Only numbers and our own text reach it."""
     env = settings.environment()
-    root = str(pathlib.Path(__file__).resolve().parents[3])      # (where ``wavelift`` is)
+    root = str(pathlib.Path(__file__).resolve().parents[3])  # (where ``wavelift`` is)
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    p = subprocess.Popen([sys.executable, "-c", _STORE, str(d), name], stdin=subprocess.PIPE,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
-                         start_new_session=True, text=True)
+    p = subprocess.Popen(
+        [sys.executable, "-c", _STORE, str(d), name],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=env,
+        start_new_session=True,
+        text=True,
+    )
     _, err = p.communicate(source, timeout=COMPILE_TIMEOUT_S + 60)
     if p.returncode != 0:
-        raise Unsupported(err.strip().splitlines()[-1] if err.strip() else
-                          f"background compile exited with {p.returncode}")
+        raise Unsupported(
+            err.strip().splitlines()[-1] if err.strip() else f"background compile exited with {p.returncode}"
+        )
 
 
 def store_main() -> None:
@@ -639,8 +782,12 @@ def _build(cxx: str, source: str) -> bytes:
         src, so = pathlib.Path(tmp) / "m.cpp", pathlib.Path(tmp) / "m.so"
         src.write_text(source)
         try:
-            r = subprocess.run([cxx, *FLAGS, str(src), "-o", str(so)], capture_output=True,
-                               text=True, timeout=COMPILE_TIMEOUT_S)
+            r = subprocess.run(
+                [cxx, *FLAGS, str(src), "-o", str(so)],
+                capture_output=True,
+                text=True,
+                timeout=COMPILE_TIMEOUT_S,
+            )
         except subprocess.TimeoutExpired:
             raise Unsupported(f"host compile took more than {COMPILE_TIMEOUT_S} s") from None
         if r.returncode != 0:
@@ -669,7 +816,7 @@ class NativeBlocks:
         self.waves: _ctypes.CFuncPtr | None = None
         self.pending: Future | None = None  # the Future of a background compile
         gen = BlockSource(wave_size)
-        low = Optimizer(program, wave_size)     # the NumPy blocks' own optimisation
+        low = Optimizer(program, wave_size)  # the NumPy blocks' own optimisation
         parts, names = [], {}
         for b in program.blocks:
             if b.uses_float and mode & 15:
@@ -690,13 +837,19 @@ class NativeBlocks:
         # address (what the driver schedules is then exactly the program)
         self._drivable = not self.unsupported and all(
             b.index == i and b.term[0] in ("jump", "branch", "barrier", "end")
-            for i, b in enumerate(program.blocks))
+            for i, b in enumerate(program.blocks)
+        )
         self._names = names
-        self.source = host.prelude_semantics() + NATIVE_CTX + f"static const u32 mode = {mode}u;\n" + \
-            "\n".join(parts) + (driver_source(program, wave_size) if self._drivable else "")
+        self.source = (
+            host.prelude_semantics()
+            + NATIVE_CTX
+            + f"static const u32 mode = {mode}u;\n"
+            + "\n".join(parts)
+            + (driver_source(program, wave_size) if self._drivable else "")
+        )
         origin: list = []
         lib = compile_library(self.source, background, origin)
-        self.origin = origin[0] if origin else None     # "disk cache" or "compiled"
+        self.origin = origin[0] if origin else None  # "disk cache" or "compiled"
         if isinstance(lib, ctypes.CDLL):
             self._attach(lib)
         else:
@@ -724,7 +877,7 @@ class NativeBlocks:
             f.restype = None
             f.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p)
             self.fns[bi] = self._wrap(f)
-        self.lib = lib          # (the functions need the library loaded)
+        self.lib = lib  # (the functions need the library loaded)
 
     def _wrap(self, f):
         refusals = self.refusals
@@ -739,6 +892,7 @@ class NativeBlocks:
                 f(X.ctypes.data, wi.ctypes.data, N, nxt.ctypes.data)
             R.native_after(X, refusals)
             return nxt
+
         return run
 
     def get(self, index: int):
@@ -750,8 +904,10 @@ def new_context(win, S, V, n, lds, lds_stride, lds_bytes, grp, esc_cap: int):
     flags, ``state.alive`` every array the words point into (keep it).  S/V: state of ``n``
     waves; grp: each wave's group (its LDS at lds + grp * lds_stride); ``esc_cap``: how many
     escapes may still be recorded."""
-    st = types.SimpleNamespace(esc=np.zeros(5 * max(esc_cap, 1), np.uint64),
-                               touch=np.tile(np.array([1 << 62, -1], np.int64), 2 * max(len(win.starts), 1)))
+    st = types.SimpleNamespace(
+        esc=np.zeros(5 * max(esc_cap, 1), np.uint64),
+        touch=np.tile(np.array([1 << 62, -1], np.int64), 2 * max(len(win.starts), 1)),
+    )
     written = win.written
     # an aliased window's "arena offset" reaches its guest memory (native code adds it to the
     # arena pointer; only loads use it)
@@ -762,27 +918,50 @@ def new_context(win, S, V, n, lds, lds_stride, lds_bytes, grp, esc_cap: int):
         w = win.windows[k]
         offs[k] = win.memory.view(w.address, w.size).ctypes.data - win.arena.ctypes.data
         wkind[k] = 1
-    st.alive = alive = [np.ascontiguousarray(win.starts, np.uint64), np.ascontiguousarray(win.ends, np.uint64),
-                        offs, np.ascontiguousarray(grp, np.int64), S, V, lds, written, st.esc,
-                        st.touch, wkind]
+    st.alive = alive = [
+        np.ascontiguousarray(win.starts, np.uint64),
+        np.ascontiguousarray(win.ends, np.uint64),
+        offs,
+        np.ascontiguousarray(grp, np.int64),
+        S,
+        V,
+        lds,
+        written,
+        st.esc,
+        st.touch,
+        wkind,
+    ]
     X = np.zeros(len(CTX_FIELDS), np.int64)
-    for name, v in (("S", S.ctypes.data), ("V", V.ctypes.data), ("n", n),
-                    ("arena", win.arena.ctypes.data), ("written", written.ctypes.data),
-                    ("ws", alive[0].ctypes.data), ("we", alive[1].ctypes.data),
-                    ("wo", alive[2].ctypes.data), ("nwin", len(win.starts)),
-                    ("lds", lds.ctypes.data), ("lds_stride", lds_stride), ("lds_bytes", lds_bytes),
-                    ("grp", alive[3].ctypes.data), ("esc", st.esc.ctypes.data),
-                    ("esc_cap", max(0, esc_cap)), ("refuse", -1), ("touch", st.touch.ctypes.data),
-                    ("wkind", wkind.ctypes.data)):
+    for name, v in (
+        ("S", S.ctypes.data),
+        ("V", V.ctypes.data),
+        ("n", n),
+        ("arena", win.arena.ctypes.data),
+        ("written", written.ctypes.data),
+        ("ws", alive[0].ctypes.data),
+        ("we", alive[1].ctypes.data),
+        ("wo", alive[2].ctypes.data),
+        ("nwin", len(win.starts)),
+        ("lds", lds.ctypes.data),
+        ("lds_stride", lds_stride),
+        ("lds_bytes", lds_bytes),
+        ("grp", alive[3].ctypes.data),
+        ("esc", st.esc.ctypes.data),
+        ("esc_cap", max(0, esc_cap)),
+        ("refuse", -1),
+        ("touch", st.touch.ctypes.data),
+        ("wkind", wkind.ctypes.data),
+    ):
         X[CTX[name]] = v
     return X, st
 
 
-PROBLEMS: list[str] = []        # every NoNative's reason, in order (the tier tests watch it)
+PROBLEMS: list[str] = []  # every NoNative's reason, in order (the tier tests watch it)
 
 
 class NoNative:
     """No native library for this MODE (why: no compiler, a failed compile)."""
+
     drive = None
 
     def __init__(self, why: str):
@@ -796,6 +975,7 @@ class NoNative:
 
 class _Compiling:
     """A MODE whose library is compiling in the background: no block is native yet."""
+
     drive = None
     why = None
     unsupported: dict = {}

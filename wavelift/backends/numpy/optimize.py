@@ -2,6 +2,7 @@
 the registers live between blocks (``liveness``).  The NumPy blocks (codegen.py) and the native
 tier (native.py) both run what it leaves, so the two compute the same optimised IR.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -34,7 +35,7 @@ class Optimizer(ExprLowering):
 _PURE = PURE_OPS - {"const", "lane_id", "word"}
 _KEEP = KEEP_OPS
 _INT = frozenset(INTS)
-LOCAL_OPS = {"lanes"}            # ops only _Opt emits (never in the IR the frontends build)
+LOCAL_OPS = {"lanes"}  # ops only _Opt emits (never in the IR the frontends build)
 
 
 def _flushes(mode: int, t: str, out: bool) -> bool:
@@ -57,25 +58,26 @@ class _Opt:
     def forward(self):
         """The rewritten op list (before dead code removal) and terminator."""
         from . import helpers as H
+
         low, mode = self.low, self.mode
-        sub: dict = {}                 # value id -> Value it equals
-        cval: dict = {}                # value id -> numpy constant
+        sub: dict = {}  # value id -> Value it equals
+        cval: dict = {}  # value id -> numpy constant
         cse: dict = {}
         version: dict = {}
         ops: list = []
-        defop: dict = {}               # value id -> the pure op (kept in ops) that computes it
+        defop: dict = {}  # value id -> the pure op (kept in ops) that computes it
         mode_written = False
         ns = low.namespace()
         # 64-bit carry chains (v_add_co_u32 / v_add_co_ci_u32 / s_add_u32+s_addc_u32 translate
         # to zero-extend to u64, add, lo32/hi32, hi32 != 0): the sum of at most two u32 terms
         # and one b1 term fits in 33 bits, so lo32 is the wrapping u32 sum and hi32 the carry
         # (some partial sum < its predecessor) -- bit-identical, no 64-bit arrays.
-        zext: dict = {}                # u64 value id -> u32/b1 Value it zero-extends
-        wide: dict = {}                # u64 value id -> (u32 terms, b1 terms) it sums
-        carry_of: dict = {}            # u32 value id (0/1) -> b1 Value it converts
-        set_val: dict = {}             # sset reg -> (version, Value written)
-        from_set: dict = {}            # sget value id -> Value of the sset it reads back
-        ballot_lo: dict = {}           # u32 value id -> b1 arg of the (wave32) ballot it holds
+        zext: dict = {}  # u64 value id -> u32/b1 Value it zero-extends
+        wide: dict = {}  # u64 value id -> (u32 terms, b1 terms) it sums
+        carry_of: dict = {}  # u32 value id (0/1) -> b1 Value it converts
+        set_val: dict = {}  # sset reg -> (version, Value written)
+        from_set: dict = {}  # sget value id -> Value of the sset it reads back
+        ballot_lo: dict = {}  # u32 value id -> b1 arg of the (wave32) ballot it holds
         fresh = [1 << 30]
 
         def terms_of(x):
@@ -132,8 +134,10 @@ class _Opt:
             if t not in _INT or len(args) != 2:
                 return None
             a, b = args
-            for x, c, ok in ((a, b, n in ("add", "sub", "or", "xor", "shl", "shr", "sar")),
-                             (b, a, n in ("add", "or", "xor"))):
+            for x, c, ok in (
+                (a, b, n in ("add", "sub", "or", "xor", "shl", "shr", "sar")),
+                (b, a, n in ("add", "or", "xor")),
+            ):
                 if ok and ival(c) == 0 and x.type == t:
                     return x
             if n not in ("and", "mul"):
@@ -256,7 +260,7 @@ class _Opt:
                     continue
                 ops.append(op)
                 continue
-            if n == "exec":                    # one EXEC read per EXEC value (masks compare equal)
+            if n == "exec":  # one EXEC read per EXEC value (masks compare equal)
                 key = ("exec", version.get(("sset", EXEC_LO), 0), version.get(("sset", EXEC_HI), 0))
                 if key in cse:
                     sub[op.out.id] = cse[key]
@@ -271,12 +275,19 @@ class _Opt:
                         from_set[op.out.id] = val
                         # read back what this block wrote: the written value itself (a
                         # computed u32 [waves, 1] array like the read; constants still read)
-                        if val.type == op.type == "u32" and val.uniform and val.id not in cval \
-                                and op.attrs["reg"] != MODE_REG:
+                        if (
+                            val.type == op.type == "u32"
+                            and val.uniform
+                            and val.id not in cval
+                            and op.attrs["reg"] != MODE_REG
+                        ):
                             sub[op.out.id] = val
                             continue
-                key = (n, op.attrs["reg"], version.get(("sset" if n == "sget" else "vset",
-                                                          op.attrs["reg"]), 0))
+                key = (
+                    n,
+                    op.attrs["reg"],
+                    version.get(("sset" if n == "sget" else "vset", op.attrs["reg"]), 0),
+                )
                 if key in cse:
                     sub[op.out.id] = cse[key]
                     continue
@@ -288,7 +299,7 @@ class _Opt:
             if n == "maskbit" and low.L == 32 and args[0].id in zext:
                 v = zext[args[0].id]
                 v = from_set.get(v.id, v)
-                if v.id in ballot_lo:      # bit `lane` of the wave32 ballot of b: b itself
+                if v.id in ballot_lo:  # bit `lane` of the wave32 ballot of b: b itself
                     emit("lanes", "b1", (ballot_lo[v.id],), {}, op.instr, op.out)
                     continue
             if n not in _PURE:
@@ -296,8 +307,12 @@ class _Opt:
                 continue
             if n in ("lo32", "cvt") and op.out.type == "u32" and args[0].id in ballot_lo:
                 ballot_lo[op.out.id] = ballot_lo[args[0].id]
-            if n == "cvt" and op.attrs.get("to") == "u64" and op.type in ("u32", "b1") \
-                    and args[0].type == op.type:
+            if (
+                n == "cvt"
+                and op.attrs.get("to") == "u64"
+                and op.type in ("u32", "b1")
+                and args[0].type == op.type
+            ):
                 zext[op.out.id] = args[0]
             elif n == "add" and op.type == "u64" and len(args) == 2:
                 ta, tb = terms_of(args[0]), terms_of(args[1])
@@ -330,17 +345,19 @@ class _Opt:
                 for x, y in ((args[0], args[1]), (args[1], args[0])):
                     if ival(y) != 0:
                         continue
-                    d = defop.get(x.id)        # an integer 0/1 made from a b1: the b1 itself
-                    b = carry_of.get(x.id) or (d.args[0] if d is not None and d.name == "cvt"
-                                               and d.type == "b1" else None)
+                    d = defop.get(x.id)  # an integer 0/1 made from a b1: the b1 itself
+                    b = carry_of.get(x.id) or (
+                        d.args[0] if d is not None and d.name == "cvt" and d.type == "b1" else None
+                    )
                     if b is not None:
-                        sub[op.out.id] = b if op.attrs["cond"] == "ne" else \
-                            fold("not", "b1", (b,), {}, op.instr)
+                        sub[op.out.id] = (
+                            b if op.attrs["cond"] == "ne" else fold("not", "b1", (b,), {}, op.instr)
+                        )
                         break
                 if op.out.id in sub:
                     continue
             elif n == "bitcast" and args[0].id in defop:
-                d = defop[args[0].id]          # a bitcast back to the original type: the original
+                d = defop[args[0].id]  # a bitcast back to the original type: the original
                 if d.name == "bitcast" and d.args[0].type == op.attrs["to"]:
                     sub[op.out.id] = d.args[0]
                     continue
@@ -353,9 +370,9 @@ class _Opt:
                 for x, y in ((args[0], args[1]), (args[1], args[0])):
                     if x.id in cval and y.type == "b1":
                         c = bool(cval[x.id])
-                        if (n == "and") != c:             # and False / or True: constant
+                        if (n == "and") != c:  # and False / or True: constant
                             sub[op.out.id] = const("b1", np.bool_(c))
-                        else:                              # and True / or False: the other
+                        else:  # and True / or False: the other
                             sub[op.out.id] = y
                         done = True
                         break
@@ -395,10 +412,10 @@ class _Opt:
         that later blocks may read; None: all) that nothing after them in the block reads."""
         live = {x.id for x in term if isinstance(x, Value)}
         keep = []
-        later: dict = {}               # (file, reg) -> the next write's mask id ("all" for an
-                                       # SGPR), "dead" (unread after the block) or "read"
+        later: dict = {}  # (file, reg) -> the next write's mask id ("all" for an
+        # SGPR), "dead" (unread after the block) or "read"
 
-        def after(f, r):               # what follows the block
+        def after(f, r):  # what follows the block
             if live_out is None or r in live_out[f == "vset"]:
                 return "read"
             return "dead"
@@ -408,7 +425,7 @@ class _Opt:
                 r = (op.name, op.attrs["reg"])
                 nxt = later.get(r) or after(*r)
                 if op.name == "sset" and op.attrs["reg"] in (EXEC_LO, EXEC_HI, MODE_REG):
-                    nxt = "read"       # EXEC/MODE are read outside the IR (lane counts, regroup)
+                    nxt = "read"  # EXEC/MODE are read outside the IR (lane counts, regroup)
                 mask = op.args[1].id if op.name == "vset" else "all"
                 if nxt == "dead" or nxt == mask:
                     continue
@@ -450,8 +467,15 @@ def liveness(program: Program, wave_size: int, mode: int) -> list:
     succ = []
     for _ops, term in fw:
         k = term[0]
-        t = None if k in ("setpc", "mode") else () if k == "end" else \
-            (term[2], term[3]) if k == "branch" else (term[1],)
+        t = (
+            None
+            if k in ("setpc", "mode")
+            else ()
+            if k == "end"
+            else (term[2], term[3])
+            if k == "branch"
+            else (term[1],)
+        )
         succ.append(None if t is None else [x for x in t if 0 <= x < n])
     live_in: list = [(frozenset(), frozenset())] * n
 

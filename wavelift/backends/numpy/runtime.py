@@ -5,6 +5,7 @@ batch that sits at the same block with the same MODE runs that block together; s
 wave until every live wave of its workgroup is parked.  LDS is one array per workgroup; scratch is
 the ScratchStore (module-private, per wave).
 """
+
 from __future__ import annotations
 
 import os
@@ -22,7 +23,7 @@ from . import native as NT
 from .scratch import ScratchStore
 
 MAX_ESCAPES = 16
-STATE_BYTES = 256 << 20          # bound on register state per batch
+STATE_BYTES = 256 << 20  # bound on register state per batch
 # waves per batch: small enough that per-op temporaries stay in cache (measured: bench/README.md)
 BATCH_WAVES = settings.get("WAVELIFT_BATCH_WAVES") or None
 # native tier (native.py, docs/decisions/0012): "auto" uses it for dispatches of at least
@@ -51,6 +52,7 @@ def _pool():
     global _POOL
     if _POOL is None:
         from concurrent.futures import ThreadPoolExecutor
+
         _POOL = ThreadPoolExecutor(NATIVE_THREADS, thread_name_prefix="wavelift-native")
     return _POOL
 
@@ -62,7 +64,7 @@ class Runtime:
         self.win = windows
         self.mode = mode
         self.budget = budget
-        self.deadline = None                    # an execute.Deadline (the optional time limit)
+        self.deadline = None  # an execute.Deadline (the optional time limit)
         self.L = config.wave_size
         self.escapes: list[Escape] = []
         self.escape_count = 0
@@ -75,16 +77,16 @@ class Runtime:
         self.LANEBITS = self.LANE if L == 32 else self.LANE64
         # group shape -> local-id tables (_local_ids)
         self._lid_cache: dict[tuple[int, int, int], tuple[np.ndarray, ...]] = {}
-        self.native = False                     # run() decides
-        self.native_runs = 0                    # block runs done by the native tier
-        self.native_driver = False              # the whole dispatch ran in the native driver
-        self.native_threads = 1                 # in this many threads
-        self.windows_aliased = 0                # windows it read in guest memory (not copied)
-        self.windows_blank = 0                  # windows it only stored to (not copied)
-        self._fns: dict[tuple[int, int], Callable] = {}     # (block, MODE) -> block function
-        self.native_problem = None              # why a MODE has no native library
-        self.native_compiling = False           # a MODE's library was still compiling (auto)
-        self.native_origin = None               # its library's origin: "disk cache" / "compiled"
+        self.native = False  # run() decides
+        self.native_runs = 0  # block runs done by the native tier
+        self.native_driver = False  # the whole dispatch ran in the native driver
+        self.native_threads = 1  # in this many threads
+        self.windows_aliased = 0  # windows it read in guest memory (not copied)
+        self.windows_blank = 0  # windows it only stored to (not copied)
+        self._fns: dict[tuple[int, int], Callable] = {}  # (block, MODE) -> block function
+        self.native_problem = None  # why a MODE has no native library
+        self.native_compiling = False  # a MODE's library was still compiling (auto)
+        self.native_origin = None  # its library's origin: "disk cache" / "compiled"
         self._bufs: dict[str, np.ndarray] = {}  # state arrays reused between batches (_zeros)
 
     def count_lanes(self, k, lo, hi):
@@ -96,8 +98,9 @@ class Runtime:
 
     # ------------------------------------------------------------------ errors and escapes
     def refuse_rounding(self, mode):
-        raise Refused("float.rounding_mode",
-                      f"MODE.FP_ROUND = {mode & 15:#x}; only round-to-nearest-even is supported")
+        raise Refused(
+            "float.rounding_mode", f"MODE.FP_ROUND = {mode & 15:#x}; only round-to-nearest-even is supported"
+        )
 
     def refuse_at(self, instr, why, code):
         """A refuse_if op held (ir.refusal_of: its instruction, why and code)."""
@@ -120,8 +123,7 @@ class Runtime:
         for a, b in zip(wi[:MAX_ESCAPES], li[:MAX_ESCAPES]):
             if len(self.escapes) >= MAX_ESCAPES:
                 break
-            self.escapes.append(Escape(ins.offset, ins.text, int(waves[a]), int(b),
-                                       int(addr[a, b]), kind))
+            self.escapes.append(Escape(ins.offset, ins.text, int(waves[a]), int(b), int(addr[a, b]), kind))
 
     def _wave_state(self, out, w, row, lane, ins, address, kind):
         """Record into ``out`` the state of the wave at row ``row`` of ``w`` as the NumPy blocks
@@ -131,9 +133,17 @@ class Runtime:
         every VGPR of every lane (registers the block writes after the access are not yet
         written)."""
         b = int(np.arange(self.batch_waves)[w][row])
-        out.update(wave=int(self.wave_base + b), lane=lane, pc=ins.offset, instruction=ins.text,
-                   address=address, kind=kind, wave_size=self.L,
-                   sgprs=self.S[:, b, 0].copy(), vgprs=self.V[:, b, :].copy())
+        out.update(
+            wave=int(self.wave_base + b),
+            lane=lane,
+            pc=ins.offset,
+            instruction=ins.text,
+            address=address,
+            kind=kind,
+            wave_size=self.L,
+            sgprs=self.S[:, b, 0].copy(),
+            vgprs=self.V[:, b, :].copy(),
+        )
 
     def native_after(self, X, refusals, recs=None, wave_base=None):
         """Fold a native run's counters, escapes and refusal into the runtime (``recs``: its
@@ -145,12 +155,13 @@ class Runtime:
             X[C["lanes"]] = 0
         if X[C["esc_count"]]:
             self.escape_count += int(X[C["esc_count"]])
-            recs = (self._native_state.esc if recs is None else recs).reshape(-1, 5)[:int(X[C["esc_n"]])]
+            recs = (self._native_state.esc if recs is None else recs).reshape(-1, 5)[: int(X[C["esc_n"]])]
             base = self.wave_base if wave_base is None else wave_base
             for instr, wave, lane, addr, kind in recs.tolist():
                 ins = self.m.program.instructions[instr]
-                self.escapes.append(Escape(ins.offset, ins.text, int(wave) + base,
-                                           int(lane), int(addr), NT.KIND_NAMES[kind]))
+                self.escapes.append(
+                    Escape(ins.offset, ins.text, int(wave) + base, int(lane), int(addr), NT.KIND_NAMES[kind])
+                )
             X[C["esc_count"]] = X[C["esc_n"]] = 0
             X[C["esc_cap"]] = max(0, MAX_ESCAPES - len(self.escapes))
         if X[C["refuse"]] >= 0:
@@ -170,8 +181,7 @@ class Runtime:
     def extra_stats(self):
         if not self.native:
             return {"native": False, **({"native_compiling": True} if self.native_compiling else {})}
-        out = {"native": True, "native_block_runs": self.native_runs,
-               "native_driver": self.native_driver}
+        out = {"native": True, "native_block_runs": self.native_runs, "native_driver": self.native_driver}
         if self.native_driver:
             out["native_threads"] = self.native_threads
             out["windows_aliased"] = self.windows_aliased
@@ -181,7 +191,7 @@ class Runtime:
         if self.native_compiling:
             out["native_compiling"] = True
         if self.native_origin:
-            out["native_library"] = self.native_origin     # "disk cache" or "compiled"
+            out["native_library"] = self.native_origin  # "disk cache" or "compiled"
         return out
 
     def _wave_ids(self, w):
@@ -207,9 +217,12 @@ class Runtime:
     def _gather_global(self, a, d, lo, hi, nbytes, words):
         """Window bytes at guest addresses ``a`` (arena index a + d) -> a.shape + (words,) u32."""
         arena = self.win.arena
-        if nbytes == 4 * words and not (lo | hi) & 3 and \
-                (lo == hi or not int(np.bitwise_or.reduce(a, axis=None)) & 3):
-            i32 = a.view(np.int64) >> 2             # d % 8 == 0: whole dwords of the arena
+        if (
+            nbytes == 4 * words
+            and not (lo | hi) & 3
+            and (lo == hi or not int(np.bitwise_or.reduce(a, axis=None)) & 3)
+        ):
+            i32 = a.view(np.int64) >> 2  # d % 8 == 0: whole dwords of the arena
             i32 += d >> 2
             if words == 1:
                 return self.win.arena32.take(i32)[..., None]
@@ -231,13 +244,13 @@ class Runtime:
         if d is None:
             return None
         out_shape = shape + (words,)
-        if lo == hi:                                # e.g. s_load of a kernarg: read it once
+        if lo == hi:  # e.g. s_load of a kernarg: read it once
             v = self._gather_global(np.array([lo], np.uint64), d, lo, hi, nbytes, words)[0]
         else:
             v = self._gather_global(a, d, lo, hi, nbytes, words)
             if full and v.shape == out_shape:
                 return v
-        if full and lo == hi:                   # np.repeat: cheaper than a broadcast copy
+        if full and lo == hi:  # np.repeat: cheaper than a broadcast copy
             out = np.repeat(v.reshape(1, words), shape[0] * shape[1], axis=0).reshape(out_shape)
         elif full:
             out = np.empty(out_shape, np.uint32)
@@ -258,23 +271,28 @@ class Runtime:
             return False
         win = self.win
         if full:
-            if a.shape != shape:                # lane order decides which lane's store lands
+            if a.shape != shape:  # lane order decides which lane's store lands
                 a = np.broadcast_to(a, shape)
 
             def vals(x):
-                return np.asarray(x, np.uint32)     # setitem broadcasts it against the cells
+                return np.asarray(x, np.uint32)  # setitem broadcasts it against the cells
         else:
+
             def vals(x):
                 return np.broadcast_to(np.asarray(x, np.uint32), shape)[mb]
-        if nbytes == 4 * len(data) and not (lo | hi) & 3 and \
-                (lo == hi or not int(np.bitwise_or.reduce(a, axis=None)) & 3):
+
+        if (
+            nbytes == 4 * len(data)
+            and not (lo | hi) & 3
+            and (lo == hi or not int(np.bitwise_or.reduce(a, axis=None)) & 3)
+        ):
             cells = a.view(np.int64) >> 2
             cells += d >> 2
             a32, w32 = win.arena32, win.written.view(np.uint32)
-            for j, x in enumerate(data):        # one scatter per dword, dword j of every lane
+            for j, x in enumerate(data):  # one scatter per dword, dword j of every lane
                 c = cells + j if j else cells
                 a32[c] = vals(x)
-                w32[c] = 0x01010101             # exactly these 4 bytes are written
+                w32[c] = 0x01010101  # exactly these 4 bytes are written
             return True
         idx = (a.view(np.int64) + d).reshape(-1)
         if full:
@@ -295,9 +313,12 @@ class Runtime:
         if space == "lds":
             a = np.asarray(addr, np.int64)
             base = (self.wave_group[w] * self.lds_stride)[:, None]
-            if a.size and holds(int(a.min()), nbytes, self.lds_bytes) and \
-                    holds(int(a.max()), nbytes, self.lds_bytes):
-                return self.lds, None, base + a, None   # min/max: every lane in range
+            if (
+                a.size
+                and holds(int(a.min()), nbytes, self.lds_bytes)
+                and holds(int(a.max()), nbytes, self.lds_bytes)
+            ):
+                return self.lds, None, base + a, None  # min/max: every lane in range
             ok = holds(a, nbytes, self.lds_bytes)
             idx = np.where(ok, base + a, 0)
             return self.lds, None, idx, ok
@@ -330,7 +351,7 @@ class Runtime:
     def load(self, space, instr, addr, mask, nbytes, words, w, N, uniform):
         shape = (N, 1) if uniform else (N, self.L)
         mask = np.asarray(mask)
-        full = bool(mask) if mask.ndim == 0 else bool(mask.all())   # before any broadcast
+        full = bool(mask) if mask.ndim == 0 else bool(mask.all())  # before any broadcast
         if not full and not mask.any():
             return np.zeros(shape + (words,), np.uint32)
         if space == "global":
@@ -347,11 +368,11 @@ class Runtime:
                     v |= self.load(space, instr, a, mask, 1, 1, w, N, uniform) << np.uint32(8 * k)
                 return v
         arena, _, idx, ok = self._space(space, w, addr, nbytes)
-        if ok is None:                                  # every address resolved
+        if ok is None:  # every address resolved
             sel = mask
         else:
             bad = mask & ~ok
-            if space != "lds" and bad.any():            # out-of-range LDS reads give 0
+            if space != "lds" and bad.any():  # out-of-range LDS reads give 0
                 self._escape(instr, w, bad, addr, "scratch" if space == "scratch" else "load")
             sel = mask & ok
             full = full and bool(ok.all())
@@ -391,8 +412,7 @@ class Runtime:
             if parts is not None:
                 d = np.asarray(data[0], np.uint32)
                 for k, a in enumerate(parts):
-                    self.store(space, instr, a, mask, ((d >> np.uint32(8 * k)) & np.uint32(0xFF),),
-                               1, w, N)
+                    self.store(space, instr, a, mask, ((d >> np.uint32(8 * k)) & np.uint32(0xFF),), 1, w, N)
                 return
         arena, written, idx, ok = self._space(space, w, addr, nbytes)
         if ok is None:
@@ -436,10 +456,13 @@ class Runtime:
         nb = bits // 8
         addr = np.broadcast_to(addr, shape)
         # the cell the atomic works on is the aligned one: those are the bytes checked
-        cell = np.asarray(addr, np.uint64) & np.uint64(~(nb - 1) & 0xFFFFFFFFFFFFFFFF) \
-            if space == "global" else addr
+        cell = (
+            np.asarray(addr, np.uint64) & np.uint64(~(nb - 1) & 0xFFFFFFFFFFFFFFFF)
+            if space == "global"
+            else addr
+        )
         cells = None
-        if space == "global":                   # fast path: active lanes inside one window
+        if space == "global":  # fast path: active lanes inside one window
             a = cell[mask]
             d = self.win.locate(int(a.min()), int(a.max()), nb)
             if d is not None:
@@ -460,7 +483,7 @@ class Runtime:
         c = None if cmp is None else np.broadcast_to(np.asarray(cmp, t), shape)[sel]
         old = atomics.apply(arena.view(t), cells, op, d, c, t)
         out[sel] = old
-        if written is not None:                 # the nb bytes of each cell, one scatter
+        if written is not None:  # the nb bytes of each cell, one scatter
             written.view(t)[cells] = t(0x0101010101010101 if nb == 8 else 0x01010101)
         return out
 
@@ -474,12 +497,14 @@ class Runtime:
         bx, by, bz = cfg.block
         per_group_waves = -(-(bx * by * bz) // self.L)
         self.native = WAVE_STATE is None and (
-            NATIVE == "on" or (NATIVE == "auto" and total * per_group_waves >= NATIVE_MIN_WAVES))
+            NATIVE == "on" or (NATIVE == "auto" and total * per_group_waves >= NATIVE_MIN_WAVES)
+        )
         if self.native and self._native_library(self._mode_word()) is NT.COMPILING:
-            self.native = False                 # this dispatch runs as NumPy blocks throughout
+            self.native = False  # this dispatch runs as NumPy blocks throughout
         nv = max(self.m.program.max_vgpr + 1, 3)
-        per_wave = 4 * (nv * self.L + NUM_SREGS) + cfg.lds_bytes // max(per_group_waves, 1) + \
-            cfg.scratch_wave_bytes
+        per_wave = (
+            4 * (nv * self.L + NUM_SREGS) + cfg.lds_bytes // max(per_group_waves, 1) + cfg.scratch_wave_bytes
+        )
         groups_per_batch = max(1, STATE_BYTES // max(per_wave * per_group_waves, 1))
         # NumPy blocks want small batches (temporaries stay in cache); native blocks keep their
         # temporaries per wave, so fewer, larger batches only save per-batch work
@@ -492,7 +517,7 @@ class Runtime:
             if lib.drive is not None:
                 self._drive(lib, nv, total, per_group_waves)
                 return
-        self.win.copy_all()                     # (NumPy and native blocks read the arena only)
+        self.win.copy_all()  # (NumPy and native blocks read the arena only)
         for g0 in range(0, total, groups_per_batch):
             g1 = min(total, g0 + groups_per_batch)
             self._run_batch(np.arange(g0, g1), nv)
@@ -516,19 +541,22 @@ class Runtime:
         n = int(wpg.sum())
         grp = np.repeat(np.arange(len(groups)), wpg)
         first = np.repeat(np.cumsum(wpg) - wpg, wpg)
-        k = np.arange(n) - first                               # wave index within group
+        k = np.arange(n) - first  # wave index within group
         # Local ids and EXEC depend only on the group's shape and the wave's index in it: one
         # small table per distinct shape (one, or a few with partial groups), then row copies
         # instead of (n, L) int64 divisions (the native driver computes the same: native.py).
-        shape = (tx != bx) + 2 * (ty != by) + 4 * (tz != bz)    # which dims are partial
+        shape = (tx != bx) + 2 * (ty != by) + 4 * (tz != bz)  # which dims are partial
         present = np.flatnonzero(np.bincount(shape, minlength=8))
-        tabs = [self._local_ids(px if c & 1 else bx, py if c & 2 else by, pz if c & 4 else bz)
-                for c in present.tolist()]
+        tabs = [
+            self._local_ids(px if c & 1 else bx, py if c & 2 else by, pz if c & 4 else bz)
+            for c in present.tolist()
+        ]
         slot = np.zeros(8, np.int64)
         slot[present] = np.cumsum([0] + [len(tb[0]) for tb in tabs[:-1]])
         row = slot[shape[grp]] + k
-        lid_x, lid_y, lid_z, exec_bits = tabs[0] if len(tabs) == 1 else \
-            (np.concatenate(x) for x in zip(*tabs))
+        lid_x, lid_y, lid_z, exec_bits = (
+            tabs[0] if len(tabs) == 1 else (np.concatenate(x) for x in zip(*tabs))
+        )
         self.batch_waves = n
         self.wave_group = grp
         S = self._zeros("S", (NUM_SREGS, n, 1), np.uint32)
@@ -536,8 +564,7 @@ class Runtime:
         for i, v in enumerate(cfg.user_sgprs):
             S[i] = np.uint32(v & 0xFFFFFFFF)
         sysr = cfg.system_sgprs
-        for key, vals in (("workgroup_id_x", gid_x), ("workgroup_id_y", gid_y),
-                          ("workgroup_id_z", gid_z)):
+        for key, vals in (("workgroup_id_x", gid_x), ("workgroup_id_y", gid_y), ("workgroup_id_z", gid_z)):
             if key in sysr:
                 S[sysr[key], :, 0] = vals[grp].astype(np.uint32)
         if "tg_size" in sysr:
@@ -548,7 +575,7 @@ class Runtime:
                 tg = tg | (k << 20)
             S[sysr["tg_size"], :, 0] = tg.astype(np.uint32)
         if "scratch_wave_offset" in sysr:
-            S[sysr["scratch_wave_offset"]] = 0                 # D954: the offset reads zero
+            S[sysr["scratch_wave_offset"]] = 0  # D954: the offset reads zero
         e = exec_bits[row]
         if L == 32:
             S[EXEC_LO, :, 0] = e
@@ -564,6 +591,7 @@ class Runtime:
                 V[r].reshape(len(groups), -1, L)[...] = tab
             else:
                 np.take(tab, row, axis=0, out=V[r])
+
         if cfg.packed_local_ids:
             put(0, lid_x | (lid_y << 10) | (lid_z << 20))
         else:
@@ -579,8 +607,16 @@ class Runtime:
         self.scratch = ScratchStore(n, cfg.scratch_wave_bytes, self.mode, L)
         if self.native:
             self.native_ctx, self._native_state = NT.new_context(
-                self.win, S, V, n, self.lds, self.lds_stride, self.lds_bytes, grp,
-                MAX_ESCAPES - len(self.escapes))
+                self.win,
+                S,
+                V,
+                n,
+                self.lds,
+                self.lds_stride,
+                self.lds_bytes,
+                grp,
+                MAX_ESCAPES - len(self.escapes),
+            )
         self._schedule(n, grp)
         self.wave_base += n
         self.waves_run += n
@@ -600,22 +636,36 @@ class Runtime:
         G = np.zeros(len(NT.GRID_FIELDS), np.int64)
         sysr = cfg.system_sgprs
         user = np.array([v & 0xFFFFFFFF for v in cfg.user_sgprs] or [0], np.uint32)
-        vals = dict(zip(("gx", "gy", "gz"), cfg.num_groups), **dict(zip(("sx", "sy", "sz"), cfg.group_start)),
-                    **dict(zip(("bx", "by", "bz"), cfg.block)),
-                    **dict(zip(("px", "py", "pz"), cfg.partial if cfg.partial_tg else cfg.block)),
-                    **dict(zip(("ex", "ey", "ez"), cfg.group_end)),
-                    partial=int(bool(cfg.partial_tg)), nsreg=NUM_SREGS, nv=nv,
-                    packed=int(bool(cfg.packed_local_ids)), tidig=cfg.tidig_comp_cnt,
-                    user_n=len(cfg.user_sgprs), sys_x=sysr.get("workgroup_id_x", -1),
-                    sys_y=sysr.get("workgroup_id_y", -1), sys_z=sysr.get("workgroup_id_z", -1),
-                    sys_tg=sysr.get("tg_size", -1), sys_scratch=sysr.get("scratch_wave_offset", -1),
-                    tg_id20=int(cfg.target == "gfx1030"), mode=self._mode_word(), budget=self.budget,
-                    chunk=self._chunk_groups(group_waves),
-                    deadline=0 if self.deadline is None else self.deadline.ns)
+        vals = dict(
+            zip(("gx", "gy", "gz"), cfg.num_groups),
+            **dict(zip(("sx", "sy", "sz"), cfg.group_start)),
+            **dict(zip(("bx", "by", "bz"), cfg.block)),
+            **dict(zip(("px", "py", "pz"), cfg.partial if cfg.partial_tg else cfg.block)),
+            **dict(zip(("ex", "ey", "ez"), cfg.group_end)),
+            partial=int(bool(cfg.partial_tg)),
+            nsreg=NUM_SREGS,
+            nv=nv,
+            packed=int(bool(cfg.packed_local_ids)),
+            tidig=cfg.tidig_comp_cnt,
+            user_n=len(cfg.user_sgprs),
+            sys_x=sysr.get("workgroup_id_x", -1),
+            sys_y=sysr.get("workgroup_id_y", -1),
+            sys_z=sysr.get("workgroup_id_z", -1),
+            sys_tg=sysr.get("tg_size", -1),
+            sys_scratch=sysr.get("scratch_wave_offset", -1),
+            tg_id20=int(cfg.target == "gfx1030"),
+            mode=self._mode_word(),
+            budget=self.budget,
+            chunk=self._chunk_groups(group_waves),
+            deadline=0 if self.deadline is None else self.deadline.ns,
+        )
         for k, v in vals.items():
             G[NT.GRID[k]] = v
-        threads = 1 if self.m.native_serial or \
-            total * group_waves < NATIVE_THREAD_MIN_WAVES else min(NATIVE_THREADS, total)
+        threads = (
+            1
+            if self.m.native_serial or total * group_waves < NATIVE_THREAD_MIN_WAVES
+            else min(NATIVE_THREADS, total)
+        )
         self.native_driver = True
 
         def attempt(threads):
@@ -631,21 +681,22 @@ class Runtime:
                 self.win.copy_all()
                 parts = self._drive_parts(lib, G, user, nv, group_waves, total, threads)
             return parts
+
         parts = attempt(threads)
         if threads > 1 and self._races(parts):
-            self.m.native_serial = True         # this program's waves race: serial from now on
+            self.m.native_serial = True  # this program's waves race: serial from now on
             self.win.refill()
             parts = attempt(1)
         self.native_threads = 1 if self.m.native_serial else threads
         self.windows_aliased, self.windows_blank = len(self.win.aliased), len(self.win.blank)
-        used = self._touched(parts)[1].any(axis=0)              # [window, read/write]
+        used = self._touched(parts)[1].any(axis=0)  # [window, read/write]
         self.win.maybe_written = set(np.flatnonzero(used[:, 1]).tolist())
         self.m.driven = True
         ws = self.win.windows
         self.m.written_windows |= {(ws[k].address, ws[k].size) for k in self.win.maybe_written}
         self.m.read_windows |= {(ws[k].address, ws[k].size) for k in np.flatnonzero(used[:, 0]).tolist()}
         C = NT.CTX
-        for X, st, start in parts:              # in workgroup order: the serial run's report
+        for X, st, start in parts:  # in workgroup order: the serial run's report
             self.waves_run += int(X[C["wave0"]]) - start
             self.instructions += int(X[C["instructions"]])
             self.native_after(X, lib.refusals, st.esc, 0)
@@ -677,20 +728,27 @@ class Runtime:
         bounds = [total // unit * i // threads * unit for i in range(threads)] + [total]
         parts = []
         for i in range(threads):
-            X, st = NT.new_context(self.win, np.zeros(NUM_SREGS * W, np.uint32),
-                                   np.zeros(nv * W * L, np.uint32), W,
-                                   np.zeros(int(G[NT.GRID["chunk"]]) * lds_stride, np.uint8),
-                                   lds_stride, cfg.lds_bytes, np.zeros(W, np.int64),
-                                   MAX_ESCAPES - len(self.escapes))
+            X, st = NT.new_context(
+                self.win,
+                np.zeros(NUM_SREGS * W, np.uint32),
+                np.zeros(nv * W * L, np.uint32),
+                W,
+                np.zeros(int(G[NT.GRID["chunk"]]) * lds_stride, np.uint8),
+                lds_stride,
+                cfg.lds_bytes,
+                np.zeros(W, np.int64),
+                MAX_ESCAPES - len(self.escapes),
+            )
             start = lib.waves(G.ctypes.data, 0, bounds[i]) if i else 0
             X[NT.CTX["wave0"]] = start
             parts.append((X, st, start))
 
         def go(i):
             lib.drive(parts[i][0].ctypes.data, G.ctypes.data, user.ctypes.data, bounds[i], bounds[i + 1])
+
         if threads == 1:
             go(0)
-        else:                                   # (ctypes lets go of the GIL during the call)
+        else:  # (ctypes lets go of the GIL during the call)
             list(_pool().map(go, range(threads)))
         return parts
 
@@ -711,8 +769,13 @@ class Runtime:
             for t in range(T):
                 for u in range(T):
                     for kind in (0, 1):
-                        if t != u and used[t, k, 1] and used[u, k, kind] and \
-                                rng[t, k, 1, 0] < rng[u, k, kind, 1] and rng[u, k, kind, 0] < rng[t, k, 1, 1]:
+                        if (
+                            t != u
+                            and used[t, k, 1]
+                            and used[u, k, kind]
+                            and rng[t, k, 1, 0] < rng[u, k, kind, 1]
+                            and rng[u, k, kind, 0] < rng[t, k, 1, 1]
+                        ):
                             return True
         return False
 
@@ -734,14 +797,13 @@ class Runtime:
         if key not in cache:
             L = self.L
             thr = tx * ty * tz
-            t = np.arange(-(-thr // L) * L, dtype=np.int64).reshape(-1, L)     # thread index
-            if ty == 1 and tz == 1:         # 1-D shape: lx = thread index (no modulo)
+            t = np.arange(-(-thr // L) * L, dtype=np.int64).reshape(-1, L)  # thread index
+            if ty == 1 and tz == 1:  # 1-D shape: lx = thread index (no modulo)
                 lx, ly, lz = t, 0 * t, 0 * t
             else:
                 lx, ly, lz = t % tx, (t // tx) % ty, t // (tx * ty)
             bits = np.packbits(t < thr, axis=1, bitorder="little").view("<u4" if L == 32 else "<u8")
-            cache[key] = (lx.astype(np.uint32), ly.astype(np.uint32), lz.astype(np.uint32),
-                          bits.reshape(-1))
+            cache[key] = (lx.astype(np.uint32), ly.astype(np.uint32), lz.astype(np.uint32), bits.reshape(-1))
         return cache[key]
 
     def _schedule(self, n, grp):
@@ -767,7 +829,7 @@ class Runtime:
             modes = S[MODE_REG, :, 0]
             m0 = int(modes[np.argmax(sel)])
             sel &= modes == m0
-            if sel.all():                       # every wave: plain slices, no index arrays
+            if sel.all():  # every wave: plain slices, no index arrays
                 w, N = slice(None), n
             else:
                 w = np.flatnonzero(sel)
@@ -775,8 +837,7 @@ class Runtime:
             blk = prog.blocks[bi]
             fn = self._fns.get((bi, m0))
             if fn is None:
-                fn = self._fns[(bi, m0)] = (self.native and self._native_fn(bi, m0)) or \
-                    self.m.block(bi, m0)
+                fn = self._fns[(bi, m0)] = (self.native and self._native_fn(bi, m0)) or self.m.block(bi, m0)
             with np.errstate(all="ignore"):
                 nxt = fn(self, w, N, m0)
             counts[w] += len(blk.instrs)
@@ -784,33 +845,46 @@ class Runtime:
             if counts[w].max() > self.budget:
                 if WAVE_STATE is not None and not WAVE_STATE:
                     row = int(np.argmax(counts[w] > self.budget))
-                    self._wave_state(WAVE_STATE, w, row, 0, prog.instructions[blk.instrs[-1]],
-                                     None, "budget_exceeded")
-                raise Refused("dispatch.budget_exceeded",
-                              f"a wave ran more than {self.budget} instructions")
+                    self._wave_state(
+                        WAVE_STATE, w, row, 0, prog.instructions[blk.instrs[-1]], None, "budget_exceeded"
+                    )
+                raise Refused("dispatch.budget_exceeded", f"a wave ran more than {self.budget} instructions")
             if self.deadline is not None:
                 self.deadline.check()
             kind = blk.term[0]
             if kind == "setpc":
                 addrs = np.asarray(nxt, np.uint64)
-                tgt = np.array([meta.block_of_address(int(a)) for a in addrs], np.int64) \
-                    if N < 64 else _map_addrs(meta, addrs)
+                tgt = (
+                    np.array([meta.block_of_address(int(a)) for a in addrs], np.int64)
+                    if N < 64
+                    else _map_addrs(meta, addrs)
+                )
                 if (tgt == -2).any():
                     a = int(addrs[np.argmax(tgt == -2)])
                     if WAVE_STATE is not None and not WAVE_STATE:
-                        self._wave_state(WAVE_STATE, w, int(np.argmax(tgt == -2)), 0,
-                                         prog.instructions[blk.instrs[-1]], a, "bad_jump")
-                    raise Refused("program.bad_jump",
-                                  f"s_setpc/s_swappc at offset {prog.instructions[blk.instrs[-1]].offset:#x} "
-                                  f"jumps to {a:#x}, not a decoded instruction of the program")
+                        self._wave_state(
+                            WAVE_STATE,
+                            w,
+                            int(np.argmax(tgt == -2)),
+                            0,
+                            prog.instructions[blk.instrs[-1]],
+                            a,
+                            "bad_jump",
+                        )
+                    raise Refused(
+                        "program.bad_jump",
+                        f"s_setpc/s_swappc at offset {prog.instructions[blk.instrs[-1]].offset:#x} "
+                        f"jumps to {a:#x}, not a decoded instruction of the program",
+                    )
                 pc[w] = tgt
             else:
                 nxt = np.asarray(nxt)
                 if (nxt == -2).any():
                     if WAVE_STATE is not None and not WAVE_STATE:
                         row = int(np.argmax(np.broadcast_to(nxt, (N,)) == -2))
-                        self._wave_state(WAVE_STATE, w, row, 0, prog.instructions[blk.instrs[-1]],
-                                         None, "runs_past")
+                        self._wave_state(
+                            WAVE_STATE, w, row, 0, prog.instructions[blk.instrs[-1]], None, "runs_past"
+                        )
                     raise Refused("program.bad_address", "control runs past the decoded program")
                 pc[w] = nxt
                 if kind == "barrier":

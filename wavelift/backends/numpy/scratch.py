@@ -7,6 +7,7 @@ it ((addr/4) % W == L) — another lane's word is unreachable, and trying is an 
 Which accesses are scratch, and the refusals, are decided in translate/scratch.py
 (docs/decisions/0008-scratch.md); addresses arrive as u64 so a wild offset never wraps.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -27,9 +28,14 @@ class ScratchStore:
         from min/max and one OR (dword alignment) for the sizes whose rule is just alignment."""
         a = np.asarray(addr, np.int64)
         wi = np.arange(self.waves, dtype=np.int64)[w]
-        if self.mode == "wave" and nbytes in (1, 4, 8, 12, 16) and a.size and \
-                holds(int(a.min()), nbytes, self.wave_bytes) and holds(int(a.max()), nbytes, self.wave_bytes) and \
-                (nbytes == 1 or not int(np.bitwise_or.reduce(a, axis=None)) & 3):
+        if (
+            self.mode == "wave"
+            and nbytes in (1, 4, 8, 12, 16)
+            and a.size
+            and holds(int(a.min()), nbytes, self.wave_bytes)
+            and holds(int(a.max()), nbytes, self.wave_bytes)
+            and (nbytes == 1 or not int(np.bitwise_or.reduce(a, axis=None)) & 3)
+        ):
             return wi[:, None] * self.wave_bytes + a, None
         ok = holds(a, nbytes, self.wave_bytes) & ((a & 3) + nbytes <= 4 if nbytes <= 4 else (a & 3) == 0)
         if self.mode == "lane":
