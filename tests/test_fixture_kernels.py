@@ -242,16 +242,16 @@ def test_spill_catches_an_unfused_translation(monkeypatch):
     f32 fma translated as a rounded multiply then an add (fresh modules) fails the comparison
     in thousands of elements."""
     from wavelift import execute
-    from wavelift.translate import ir
+    from wavelift.ir import builder
 
-    emit = ir.Builder.emit
+    emit = builder.Builder.emit
 
     def unfused(self, name, type, *args, **kw):
         if name == "fma" and type == "f32":
             return emit(self, "fadd", type, emit(self, "fmul", type, args[0], args[1]), args[2])
         return emit(self, name, type, *args, **kw)
 
-    monkeypatch.setattr(ir.Builder, "emit", unfused)
+    monkeypatch.setattr(builder.Builder, "emit", unfused)
     monkeypatch.setattr(execute, "_CACHE", {})
     b = next(x for x in CLANG if x["path"].endswith("gfx1030/stack-O2-w32-flat.hsaco"))
     case = _case("spill", "small")

@@ -47,7 +47,7 @@ CODES: dict[str, str] = {
     "program.unsupported_instruction": "an instruction wavelift does not translate",
     "program.bad_address": "the program address lies outside guest memory",
     "program.bad_jump": "a computed jump (s_setpc/s_swappc) to an address that is not a decoded instruction",
-    # images (translate/image.py: a T# an active lane uses that is not carried out exactly)
+    # images (frontend/image.py: a T# an active lane uses that is not carried out exactly)
     "image.unsupported_layout": "an image whose T# SW_MODE is not linear (a tiled image) or that is DCC-compressed",
     "image.unsupported_format": "an image whose T# IMG_FORMAT is not converted exactly (8_8_8_8_UNORM, 32_FLOAT, 32_UINT, 32_SINT) or whose DST_SEL swizzle is not the identity, or an image_store whose dmask leaves out one of its channels",
     "image.unsupported_descriptor": "an image whose T# TYPE is not the instruction's 1D/2D dim, has mip levels, array layers, depth or a custom pitch, or sets fields wavelift does not honour",

@@ -1,6 +1,6 @@
 """execute_dispatch: carry out one dispatch (or refuse it) — the entry point replay calls.
 
-Pipeline: program bytes → decode/CFG → IR (translate/) → module (backend, cached by key) →
+Pipeline: program bytes → decode/CFG → IR (frontend/) → module (backend, cached by key) →
 windows (trace/) → run on private copies → land write spans only if nothing escaped or refused.
 Never raises for guest-caused problems and never writes guest memory unless landing.
 """
@@ -113,7 +113,7 @@ def _backend(name):
 
 
 def _scratch_abi(config):
-    from .translate.scratch import abi
+    from .frontend.scratch import abi
 
     return abi(config)
 
@@ -122,7 +122,7 @@ def program_for(memory, config, cache=None):
     """The dispatch's translated program and the guest address its code was read from; raises
     Refused. Cached by the exact bytes decoded and everything the translation depends on (the
     scratch ABI, 0008), so `trace` and the backends see the very program that runs."""
-    from .translate.program import translate
+    from .frontend.program import translate
 
     cache = _CACHE if cache is None else cache
     code, code_base, entry = _program_bytes(memory, config)

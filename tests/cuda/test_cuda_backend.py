@@ -39,7 +39,7 @@ def _gpu_problem():
 def translate_dispatch(memory, config):
     """The program execute_dispatch would build for this dispatch: (program, base address)."""
     from wavelift import execute as X
-    from wavelift.translate.program import translate
+    from wavelift.frontend.program import translate
 
     r = X._program_bytes(memory, config)
     code, base, entry = r if isinstance(r, tuple) else (r, config.program_address, 0)
@@ -686,7 +686,7 @@ def test_preloads_need_the_dispatch_value_on_every_path():
     """preload.find: a load from s[0:1] qualifies in the entry block before s0 is written, not
     in a block reached after the write, nor in one a loop brings back to after it."""
     from wavelift.backends.cuda import preload
-    from wavelift.translate.ir import Block, Op, Program, Value
+    from wavelift.ir.program import Block, Op, Program, Value
 
     ids = iter(range(1000))
 
@@ -856,7 +856,7 @@ def test_wave_syncs_carry_across_blocks():
     wave sync needs none before its first load; a store pending on any path (a loop's back
     edge), a phase's entry (s_barrier) or an s_setpc target keeps it."""
     from wavelift.backends.cuda.codegen import kernel_source
-    from wavelift.translate.ir import Block, Op, Program, Value
+    from wavelift.ir.program import Block, Op, Program, Value
 
     ids = iter(range(1000))
 

@@ -12,8 +12,9 @@ import types
 
 import pytest
 
-from wavelift.translate import ir
-from wavelift.translate.ir import Block, Builder, Program
+from wavelift.ir import ops, program
+from wavelift.ir.builder import Builder
+from wavelift.ir.program import Block, Program
 
 
 def _c(b, t, v):
@@ -37,7 +38,7 @@ def _ops(b: Builder):
         v
         if v.type == "u32"
         else b.cvt("u32", v)
-        if not ir.is_float(v.type)  # noqa: E731
+        if not program.is_float(v.type)  # noqa: E731
         else b.bitcast("u32", b.cvt("f32", v))
         if v.type != "f64"
         else b.lo32(b.bitcast("u64", v)),
@@ -169,7 +170,7 @@ def _numpy_lowered_names() -> set[str]:
     return (names | set(NE._BIN) | set(NE._UN)) - NO.LOCAL_OPS
 
 
-ALL_OPS = sorted(ir.VALUE_OPS | ir.EFFECT_OPS)
+ALL_OPS = sorted(ops.VALUE_OPS | ops.EFFECT_OPS)
 
 
 def test_op_table_covers_the_ir_and_the_numpy_backend():

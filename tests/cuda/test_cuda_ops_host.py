@@ -81,7 +81,7 @@ def _programs():
     if HAVE_MC:
         from test_alu_ops import CASES, encodings
 
-        from wavelift.translate.program import translate
+        from wavelift.frontend.program import translate
 
         enc = encodings()
         for name, case in sorted(CASES.items()):

@@ -20,7 +20,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from wavelift.translate.ir import EXEC_HI, EXEC_LO, SCC, VCC_HI, VCC_LO, Block, Op, Program, Value
+from wavelift.ir.program import EXEC_HI, EXEC_LO, SCC, VCC_HI, VCC_LO, Block, Op, Program, Value
 
 W = 64
 M64 = (1 << 64) - 1

@@ -16,10 +16,10 @@ import struct
 
 import pytest
 
-import wavelift.translate.flow as flow
+import wavelift.frontend.flow as flow
 from wavelift.errors import Refused
+from wavelift.frontend.program import translate
 from wavelift.isa import decode_one
-from wavelift.translate.program import translate
 
 END = struct.pack("<I", 0xBF810000)  # s_endpgm
 # field -> (its default, a test on LLVM's text that says the modifier is shown)

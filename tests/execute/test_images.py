@@ -1,4 +1,4 @@
-"""MIMG storage image load/store (translate/image.py) on hand-built T#s: linear 2-D r32f image
+"""MIMG storage image load/store (frontend/image.py) on hand-built T#s: linear 2-D r32f image
 (rows 256 bytes apart, as addrlib lays out linear images), out-of-range coordinates read 0 / drop
 stores, null descriptors; every T# not carried out exactly refuses by name (image.*) and changes
 nothing; and the runtime refusals of forms translated only for null descriptors (buffer format
@@ -9,7 +9,7 @@ import pytest
 from harness import Rig, ptr
 
 # tests marked `tiers` run on NumPy blocks and the native tier (tests/conftest.py); the T# checks
-# are IR (translate/image.py), so the full list of refused T#s runs once and one per code per tier
+# are IR (frontend/image.py), so the full list of refused T#s runs once and one per code per tier
 
 PROG = """
   v_and_b32 v1, 7, v0

@@ -18,10 +18,10 @@ from wavelift.backends.numpy import atomics
 from wavelift.backends.numpy import runtime as rtmod
 from wavelift.backends.numpy.runtime import Runtime
 from wavelift.backends.numpy.scratch import ScratchStore
+from wavelift.ir.program import EXEC_HI, EXEC_LO
 from wavelift.memory.guest import GuestMemory
 from wavelift.result import Window
 from wavelift.trace.windows import WindowSet
-from wavelift.translate.ir import EXEC_HI, EXEC_LO
 
 # most tests here call the NumPy runtime's access helpers directly (no program runs, the tier
 # changes nothing); those that run a program are marked `tiers` (tests/conftest.py)

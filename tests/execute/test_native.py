@@ -156,7 +156,7 @@ def test_full_screen_kernel_bit_identical(monkeypatch, tmp_path):
 def test_generated_source_holds_numbers_not_guest_text():
     from wavelift.backends.numpy import native
     from wavelift.backends.numpy.codegen import Lowering, liveness
-    from wavelift.translate.program import lane_count_points, translate
+    from wavelift.frontend.program import lane_count_points, translate
 
     r = Rig(VADD)
     prog = translate(r.code, "gfx1030", 32, r.prog)

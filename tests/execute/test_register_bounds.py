@@ -6,7 +6,8 @@ its VGPR array with (a crash under g++, silent heap corruption under clang++).""
 import pytest
 
 from wavelift.errors import Refused
-from wavelift.translate.ir import NUM_SREGS, NUM_VGPRS, Builder
+from wavelift.ir.builder import Builder
+from wavelift.ir.program import NUM_SREGS, NUM_VGPRS
 
 
 @pytest.mark.parametrize("reg", [-11, -1, NUM_VGPRS, 1 << 32])

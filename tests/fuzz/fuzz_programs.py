@@ -130,7 +130,7 @@ def random_instruction(r: random.Random, target: str, wave64: bool) -> bytes | N
 def translate_alone(seed, code: bytes, target: str, wave64: bool) -> bool:
     """The translator on one instruction and s_endpgm: True when translated, False when refused
     (e.g. program.unsupported_instruction); anything else is a violation."""
-    from wavelift.translate.program import translate
+    from wavelift.frontend.program import translate
 
     try:
         translate(code + S_ENDPGM, target, 64 if wave64 else 32, 0x10000)

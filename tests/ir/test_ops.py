@@ -12,9 +12,8 @@ import pytest
 
 from wavelift.backends import base
 from wavelift.errors import Refused
-from wavelift.ir import ops
+from wavelift.ir import builder, ops, program
 from wavelift.ir.ops import EFFECT, GIVEN, LANE, OPERANDS, OPS, UNIFORM, VALUE
-from wavelift.translate import ir
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 if str(ROOT / "tests" / "cuda") not in sys.path:
@@ -61,8 +60,8 @@ def test_sets_derive_from_the_table():
     assert ops.VALUE_OPS | ops.EFFECT_OPS == set(OPS)
     assert not ops.VALUE_OPS & ops.EFFECT_OPS
     assert ops.PURE_OPS <= ops.VALUE_OPS
-    assert ir.VALUE_OPS is ops.VALUE_OPS and ir.EFFECT_OPS is ops.EFFECT_OPS
-    assert ir.TYPES is ops.TYPES and ir.CONDS is ops.CONDS and ir.BITS is ops.BITS
+    assert ops.VALUE_OPS is ops.VALUE_OPS and ops.EFFECT_OPS is ops.EFFECT_OPS
+    assert ops.TYPES is ops.TYPES and ops.CONDS is ops.CONDS and ops.BITS is ops.BITS
     assert set(ops.BITS) == set(ops.TYPES)
     assert set(ops.FLOAT) | set(ops.INTS) | {"b1"} == set(ops.TYPES)
     assert {"jump", "branch", "end", "barrier", "setpc", "mode"} == set(ops.TERMINATORS)
@@ -72,7 +71,7 @@ def test_sets_derive_from_the_table():
 
 
 def _builder():
-    b = ir.Builder([0], 32)
+    b = builder.Builder([0], 32)
     b.instr = 0
     return b
 
@@ -215,7 +214,7 @@ def test_unknown_backend_is_refused():
 
 def _terminator_program(kind: str):
     """Two blocks: block 0 ends with terminator ``kind``, block 1 ends the wave."""
-    b = ir.Builder([0], 32)
+    b = builder.Builder([0], 32)
     b.instr = 0
     x = b.sget(2)
     term = {
@@ -226,8 +225,8 @@ def _terminator_program(kind: str):
         "branch": ("branch", b.cmp("ne", "u32", x, b.const("u32", 0)), 1, 1),
         "setpc": ("setpc", b.pack64(x, b.sget(3))),
     }[kind]
-    blocks = [ir.Block(0, 0, [], b.ops, term), ir.Block(1, 4, [], [], ("end",))]
-    return ir.Program(blocks, [], {0: 0, 4: 1}, 2)
+    blocks = [program.Block(0, 0, [], b.ops, term), program.Block(1, 4, [], [], ("end",))]
+    return program.Program(blocks, [], {0: 0, 4: 1}, 2)
 
 
 @pytest.mark.parametrize("pid,part", PARTS, ids=[p[0] for p in PARTS])

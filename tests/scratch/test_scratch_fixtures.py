@@ -74,8 +74,8 @@ def test_scratch_game(target, name, mode):
 def test_radv_llvm_path_is_scratch_by_the_static_test():
     """RADV's LLVM path reaches scratch with buffer_* through a V# built from s0:s1; the static
     test names those accesses scratch (and nothing else)."""
-    from wavelift.translate import scratch as S
-    from wavelift.translate.program import translate
+    from wavelift.frontend import scratch as S
+    from wavelift.frontend.program import translate
 
     listing = (FIX / "gfx1030" / "radv-llvm" / "scratch_array-w64.s").read_text()
     assert "buffer_store_dword" in listing and "scratch_" not in listing
@@ -101,8 +101,8 @@ def test_radv_llvm_path_is_scratch_by_the_static_test():
 
 
 def test_aco_roots_come_from_flat_scratch_writes():
-    from wavelift.translate import scratch as S
-    from wavelift.translate.program import translate
+    from wavelift.frontend import scratch as S
+    from wavelift.frontend.program import translate
 
     dev = wavelift.Device("gfx1030", backend="numpy", mode="wave")
     sh = dev.load_aco_shader(FIX / "gfx1030" / "aco" / "scratch_array-w32.json")
@@ -120,7 +120,7 @@ def test_aco_roots_come_from_flat_scratch_writes():
 
 
 def _blocks(code, config):
-    from wavelift.translate import flow
+    from wavelift.frontend import flow
 
     instrs, leaders = flow.discover(code, config.target, config.wave_size == 64, config.program_address)
     return instrs, flow.blocks(instrs, leaders)

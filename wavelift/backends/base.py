@@ -165,7 +165,8 @@ def sample_program(row: OpRow, wave_size: int = 32, attrs: dict | None = None):
     """A one-block Program that holds one instance of op ``row`` (its example: op type, operand
     types, attrs; ``attrs`` overrides some), its operands made from SGPR reads, its result
     written to v1 or s1 so that no lowering drops it.  -> (program, the op)."""
-    from ..translate.ir import Block, Builder, Program
+    from ..ir.builder import Builder
+    from ..ir.program import Block, Program
 
     b = Builder([0], wave_size)
     b.instr = 0

@@ -53,13 +53,13 @@ def _listing(memory, config):
 
 
 def decode_program(code: bytes, target: str, wave64: bool, base: int):
-    """(instructions in offset order, note). Reachable instructions (translate.flow.discover)
+    """(instructions in offset order, note). Reachable instructions (frontend.flow.discover)
     when the whole program decodes; else a linear decode up to the first problem."""
     from ..isa import DecodeError, Instruction, decode_one
 
     try:
         from ..errors import Refused
-        from ..translate.flow import discover
+        from ..frontend.flow import discover
 
         try:
             instrs, _ = discover(code, target, wave64, base)
@@ -114,7 +114,7 @@ def _written_sgprs(ins) -> set:
 
 class Annotator:
     def __init__(self, memory, config, result, scratch_plan=None, shift=0):
-        # scratch_plan: the translated program's one static scratch test (translate/scratch.py);
+        # scratch_plan: the translated program's one static scratch test (frontend/scratch.py);
         # shift: program address minus the address its instruction offsets count from
         self.memory, self.config = memory, config
         self.scratch_plan, self.shift = scratch_plan, shift
@@ -283,7 +283,7 @@ def rerun_for_wave_state(memory, config, execute, index, shift: int) -> dict | N
         return None
     psg, pvg = _pending(memory, config, sink["pc"], through=sink["kind"] in _AFTER_BLOCK)
     S, V = sink["sgprs"], sink["vgprs"]
-    from ..translate.ir import EXEC_HI, EXEC_LO, M0, SCC, VCC_HI, VCC_LO
+    from ..ir.program import EXEC_HI, EXEC_LO, M0, SCC, VCC_HI, VCC_LO
 
     wide = sink["wave_size"] == 64
     return {

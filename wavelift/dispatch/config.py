@@ -1,7 +1,7 @@
 """DispatchConfig: everything a dispatch needs, taken from the registers the stream wrote.
 
 This is the contract between dispatch setup (wavelift.dispatch.setup builds it from a register
-file) and execution (wavelift.translate / backends consume it).
+file) and execution (wavelift.frontend / backends consume it).
 """
 
 from __future__ import annotations

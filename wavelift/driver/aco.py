@@ -72,7 +72,7 @@ TARGET_OF_LEVEL = {"GFX10": "gfx1010", "GFX10_3": "gfx1030", "GFX11": "gfx1100"}
 class Image:
     """A linear 2-D storage image in guest memory, laid out as addrlib lays out linear images
     (and the hardware reads them): rows ``pitch`` texels apart, the width aligned to 256 bytes
-    (translate/image.py)."""
+    (frontend/image.py)."""
 
     buffer: Buffer
     width: int

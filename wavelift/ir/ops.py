@@ -1,5 +1,5 @@
 """THE op table of the IR: one row per op, every fact of an op on its row (after Mesa ACO's
-aco_opcodes.py).  translate/ir.py's Builder emits only these ops; every backend declares, per
+aco_opcodes.py).  frontend/ir.py's Builder emits only these ops; every backend declares, per
 op, that it lowers it or why it does not (backends/base.py), and tests/ir/test_ops.py walks
 this table against every registered backend.  Adding an op is one row here plus its lowerings.
 

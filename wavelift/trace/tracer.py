@@ -6,7 +6,7 @@ pointer whose high half is 0xffff8000 (how RADV passes descriptor-set and push-c
 pointers).  Each allocation a root points into becomes a window; its first SCAN_BYTES are then
 scanned for more pointers the same way (64-bit words, 32-bit RADV pointers, V# words 0-1), to
 a bounded depth.  Scratch is not traced: the user SGPRs holding the scratch base are left out by
-the same test the translation makes (``translate/scratch.py``, docs/decisions/0008-scratch.md).
+the same test the translation makes (``frontend/scratch.py``, docs/decisions/0008-scratch.md).
 
 Bounded (docs/decisions/0015-bounded-work.md): a scan keeps one candidate per allocation it
 points into (the first: the one whose reason is reported), reasons are made only for the
@@ -44,9 +44,9 @@ def short_name(name: str) -> str:
 
 def scratch_sgprs(config) -> set[int]:
     """User SGPRs holding the scratch base by value (never traced) — the config half of the
-    scratch test in ``translate/scratch.py``; the program half (pairs written into FLAT_SCRATCH)
+    scratch test in ``frontend/scratch.py``; the program half (pairs written into FLAT_SCRATCH)
     arrives as ``trace(..., scratch_roots=program.scratch.tracer_skip)``."""
-    from ..translate.scratch import scratch_sgprs as ss
+    from ..frontend.scratch import scratch_sgprs as ss
 
     return ss(config)
 

@@ -4,7 +4,7 @@ select per write otherwise; the native tier: a blend per write)."""
 
 from __future__ import annotations
 
-from ...translate.ir import EXEC_HI, EXEC_LO
+from ...ir.program import EXEC_HI, EXEC_LO
 from .lowering import VALUE_EXPR
 
 

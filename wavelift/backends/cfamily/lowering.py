@@ -12,7 +12,7 @@ import re
 
 import numpy as np
 
-from ...translate.ir import BITS
+from ...ir.ops import BITS
 
 UN = {
     "u8": "u8",

@@ -13,7 +13,7 @@ import functools
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...translate.ir import Program
+from ...ir.program import Program
 from .codegen import CudaUnsupported, baked_params, generate
 from .compile import DEFAULT_ARCH, cached_compile, nvrtc_problem
 

@@ -21,8 +21,8 @@ import re
 import numpy as np
 
 from ... import settings
-from ...translate.ir import (
-    BITS,
+from ...ir.ops import BITS
+from ...ir.program import (
     EXEC_HI,
     EXEC_LO,
     MODE_REG,
@@ -271,7 +271,7 @@ class Lowering(ValueLowering):
         # lane counts: per warp in wave64 (each warp's own EXEC half; both warps' totals are
         # added to the stats at the end)
         pc = f"__popc(s{EXEC_LO})" if L == 32 else f"__popc((lane < 32u) ? s{EXEC_LO} : s{EXEC_HI})"
-        from ...translate.program import lane_count_points
+        from ...frontend.program import lane_count_points
 
         counts = lane_count_points(self.p, blk)
         emit(f"  const u32 mode = s{MODE_REG}; (void)mode;")

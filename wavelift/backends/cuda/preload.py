@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...ir.ops import INTS
-from ...translate.ir import Op, Program
+from ...ir.program import Op, Program
 from ..numpy.expr import ExprLowering
 
 USER_SGPRS = 16  # user SGPRs the kernel takes from its parameters (codegen P_USER)

@@ -6,7 +6,7 @@ import functools
 from dataclasses import dataclass, field
 
 from ...ir.ops import OPS
-from ...translate.ir import Program
+from ...ir.program import Program
 from .codegen import ModeBlocks
 
 

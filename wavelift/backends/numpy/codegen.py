@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...translate.ir import EXEC_HI, EXEC_LO, VALUE_OPS, Block, Program, refusal_of
+from ...ir.ops import VALUE_OPS
+from ...ir.program import EXEC_HI, EXEC_LO, Block, Program, refusal_of
 from .optimize import LOCAL_OPS, Optimizer, liveness
 
 
@@ -23,7 +24,7 @@ class Lowering(Optimizer):
         """Exact ``lane_instructions``: op index -> statement adding (vector instructions of the
         segment starting there) x (active lanes).  Segments end after each instruction that
         writes EXEC, so every vector instruction is counted with the EXEC it ran under."""
-        from ...translate.program import lane_count_points
+        from ...frontend.program import lane_count_points
 
         points = lane_count_points(self.p, blk)
         hi = f"S[{EXEC_HI}, w]" if self.L == 64 else "None"

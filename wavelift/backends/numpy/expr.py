@@ -9,7 +9,8 @@ import sys
 
 import numpy as np
 
-from ...translate.ir import BITS, Program
+from ...ir.ops import BITS
+from ...ir.program import Program
 
 DT = {
     "b1": "np.bool_",

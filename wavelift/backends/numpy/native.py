@@ -43,8 +43,8 @@ from concurrent.futures import Future
 import numpy as np
 
 from ... import settings
-from ...translate.ir import EXEC_HI, EXEC_LO, MODE_REG, Program, refusal_of
-from ...translate.program import lane_count_points
+from ...frontend.program import lane_count_points
+from ...ir.program import EXEC_HI, EXEC_LO, MODE_REG, Program, refusal_of
 from .. import disk_cache, host
 from ..cfamily import lowering as cf
 from ..cfamily.blends import deferred_blends

@@ -9,9 +9,8 @@ import dataclasses
 
 import numpy as np
 
-from ...ir.ops import INTS, KEEP_OPS, PURE_OPS
-from ...translate.ir import (
-    BITS,
+from ...ir.ops import BITS, INTS, KEEP_OPS, PURE_OPS
+from ...ir.program import (
     EXEC_HI,
     EXEC_LO,
     MODE_REG,

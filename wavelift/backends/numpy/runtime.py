@@ -15,9 +15,9 @@ import numpy as np
 
 from ... import settings
 from ...errors import Refused
+from ...ir.program import EXEC_HI, EXEC_LO, MODE_REG, NUM_SREGS
 from ...memory.guest import holds
 from ...result import Escape
-from ...translate.ir import EXEC_HI, EXEC_LO, MODE_REG, NUM_SREGS
 from . import atomics
 from . import native as NT
 from .scratch import ScratchStore
@@ -622,7 +622,7 @@ class Runtime:
         self.waves_run += n
 
     def _mode_word(self):
-        """Every wave's MODE register at its start (our layout: translate/ir.py MODE_REG)."""
+        """Every wave's MODE register at its start (our layout: frontend/ir.py MODE_REG)."""
         cfg = self.cfg
         return cfg.float_mode | (int(cfg.dx10_clamp) << 8) | (int(cfg.ieee_mode) << 9)
 

@@ -4,7 +4,7 @@ Addresses are wave-relative byte addresses in the hardware's interleaved layout
 (``(o/4)*4*W + 4*L + o%4`` for per-lane offset ``o``).  Wave mode holds the wave's scratch word
 for word; lane mode holds the same words but a lane may reach only words whose lane bits name
 it ((addr/4) % W == L) — another lane's word is unreachable, and trying is an escape.
-Which accesses are scratch, and the refusals, are decided in translate/scratch.py
+Which accesses are scratch, and the refusals, are decided in frontend/scratch.py
 (docs/decisions/0008-scratch.md); addresses arrive as u64 so a wild offset never wraps.
 """
 

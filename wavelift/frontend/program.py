@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from ..errors import Refused
+from ..ir.builder import Builder
+from ..ir.program import Block, Program
 from ..isa import Instruction
 from . import data_share, flow, image, scalar_alu, scalar_memory, vector_alu, vector_memory
 from . import scratch as scratch_mod
 from .common import Unsupported
-from .ir import Block, Builder, Program
 
 FRONTEND = {
     "SOP1": scalar_alu.sop1,
@@ -51,7 +52,7 @@ def lane_count_points(program: Program, blk: Block) -> dict[int, int]:
     of the segment starting there, each to be counted times the active lanes at that op.
     Segments end after each instruction that writes EXEC, so every vector instruction is counted
     with the EXEC it ran under."""
-    from .ir import EXEC_HI, EXEC_LO
+    from ..ir.program import EXEC_HI, EXEC_LO
 
     last_op: dict[int, int] = {}
     writes_exec: set[int] = set()

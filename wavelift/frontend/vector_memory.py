@@ -6,8 +6,9 @@ a window.
 
 from __future__ import annotations
 
+from ..ir.builder import Builder
+from ..ir.program import Value
 from .common import PRIVATE_APERTURE_HI, SHARED_APERTURE_HI, read_sreg, unsupported
-from .ir import Builder, Value
 from .scalar_memory import buffer_base
 
 # kind -> (bytes, words, post-processing)
@@ -64,7 +65,7 @@ def swizzle(b: Builder, o: Value) -> Value:
 
 
 def _mubuf_scratch(ins, b: Builder, verb: str, kind: str):
-    """A MUBUF access through the scratch V# (the static test in translate/scratch.py said so):
+    """A MUBUF access through the scratch V# (the static test in frontend/scratch.py said so):
     per-lane offset ``o = VGPR offset (offen) + inst offset``, each dword swizzled on its own,
     plus ``soffset`` unswizzled.  The V# (base, stride, NUM_RECORDS) is never read: the module's
     scratch array is the wave's scratch and holds its own bounds."""
@@ -261,7 +262,7 @@ def mubuf(ins, b: Builder):
         nbytes, words, _ = STORES.get(kind, (4, 1, None))
     else:
         words = 2 if kind.endswith("_x2") else 1
-    # not scratch (translate/scratch.py decided statically): a buffer access in guest memory
+    # not scratch (frontend/scratch.py decided statically): a buffer access in guest memory
     glob_addrs, glob_masks = [], []
     base = buffer_base(b, w0, w1)
     for j in range(words if verb != "atomic" else 1):

@@ -47,7 +47,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..errors import Refused
-from .ir import Plan
+from ..ir.program import Plan
 
 SCC_ID = 253  # the SCC pseudo register in the analysis (the SRC code for src_scc)
 VGPR0 = 256  # VGPR v is register VGPR0 + v

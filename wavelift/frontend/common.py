@@ -10,7 +10,9 @@ from __future__ import annotations
 from typing import NoReturn
 
 from ..errors import Refused
-from .ir import BITS, EXEC_HI, EXEC_LO, SCC, VCC_HI, VCC_LO, Builder, Value, is_float
+from ..ir.builder import Builder
+from ..ir.ops import BITS
+from ..ir.program import EXEC_HI, EXEC_LO, SCC, VCC_HI, VCC_LO, Value, is_float
 
 # Apertures (bits 63:32 of a flat address) the module reports and recognises.
 SHARED_APERTURE_HI = 0x00010000

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from ..ir.builder import Builder
+from ..ir.program import EXEC_HI, EXEC_LO, FLAT_SCR_HI, FLAT_SCR_LO, MODE_REG, SCC, VCC_HI, VCC_LO, Value
 from .common import read_sreg, set_scc, unsupported, write_lanemask, write_sdst
-from .ir import EXEC_HI, EXEC_LO, FLAT_SCR_HI, FLAT_SCR_LO, MODE_REG, SCC, VCC_HI, VCC_LO, Builder, Value
 
 NOPS = {
     "s_nop",

@@ -34,8 +34,8 @@ are not translated (``program.unsupported_instruction``).
 
 from __future__ import annotations
 
+from ..ir.builder import Builder
 from .common import sext48, unsupported
-from .ir import Builder
 
 FMT_RGBA8, FMT_R32F, FMT_R32UI, FMT_R32I = 56, 22, 20, 21
 FORMATS = (FMT_RGBA8, FMT_R32F, FMT_R32UI, FMT_R32I)  # all 4 bytes per texel

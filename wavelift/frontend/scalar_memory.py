@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from ..ir.builder import Builder
 from .common import read_sreg, sext48, unsupported, write_sdst
-from .ir import Builder
 
 _WIDTH = {"dword": 1, "dwordx2": 2, "dwordx4": 4, "dwordx8": 8, "dwordx16": 16}
 NOPS = {"s_dcache_inv", "s_dcache_wb", "s_gl1_inv", "s_memtime", "s_memrealtime"}

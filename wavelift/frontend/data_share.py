@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+from ..ir.builder import Builder
 from .common import unsupported
-from .ir import Builder
 from .lanes import swizzle_source
 
 READS = {

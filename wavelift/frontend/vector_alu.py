@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import struct
 
+from ..ir.builder import Builder
+from ..ir.ops import BITS
+from ..ir.program import EXEC_LO, MODE_REG, VCC_LO, Value, is_float
 from .common import (
     ballot,
     exec_mask64,
@@ -20,7 +23,6 @@ from .common import (
     write_sdst,
     write_vdst,
 )
-from .ir import BITS, EXEC_LO, MODE_REG, VCC_LO, Builder, Value, is_float
 from .scalar_alu import bitfield_extract
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .ir import Builder
+from ..ir.builder import Builder
 
 
 def C(b, t, v):
