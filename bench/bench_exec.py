@@ -164,7 +164,7 @@ def run_wavelift(work, mode: str, repeat: int):
         return dict(refused=str(getattr(r, "refusal", "no result")), cold_s=cold)
     # WAVELIFT_NATIVE=auto compiles the native tier in the background while the cold run uses NumPy
     # blocks: the warm runs measure the tier once its library is ready
-    from wavelift.backends.numpy import native
+    from wavelift.backends import native
 
     native.wait_for_compiles()
     for _ in range(repeat):

@@ -37,8 +37,8 @@ def _native_cache(tmp_path_factory):
 
 @pytest.fixture(autouse=True)  # autouse: in every test's closure, parametrized for marked ones
 def tier(request, monkeypatch):
-    from wavelift.backends import host
-    from wavelift.backends.numpy import native, runtime
+    from wavelift.backends import host, native
+    from wavelift.backends.numpy import runtime
 
     if getattr(request, "param", None) is None:
         yield None

@@ -17,8 +17,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 def tiers(monkeypatch, tmp_path):
     """-> run(make) on NumPy blocks and on the native tier, each on fresh memory from
     make() -> (rig, cfg, read): [(numpy result, read()), (native result, read())]."""
-    from wavelift.backends import host
-    from wavelift.backends.numpy import native, runtime
+    from wavelift.backends import host, native
+    from wavelift.backends.numpy import runtime
 
     if host.compiler() is None:
         pytest.skip("no host C++ compiler (clang++-19 / g++): the native tier is not available")
@@ -154,7 +154,7 @@ def test_full_screen_kernel_bit_identical(monkeypatch, tmp_path):
 
 
 def test_generated_source_holds_numbers_not_guest_text():
-    from wavelift.backends.numpy import native
+    from wavelift.backends import native
     from wavelift.backends.numpy.codegen import Lowering, liveness
     from wavelift.frontend.program import lane_count_points, translate
 
@@ -176,7 +176,7 @@ def test_blocks_past_the_stack_bound_stay_numpy_blocks(native_on, monkeypatch):
     driver is not used (not every block is native), and the dispatch lands the same bytes."""
     from test_basic import vadd_rig
 
-    from wavelift.backends.numpy import native
+    from wavelift.backends import native
 
     monkeypatch.setattr(native, "MAX_STACK_BYTES", 64)
     r, a, b, pc, cfg = vadd_rig(300, 8)
@@ -436,8 +436,8 @@ def test_auto_compiles_in_the_background(monkeypatch, tmp_path):
     """WAVELIFT_NATIVE=auto: a library not in the disk cache compiles while the dispatch runs on NumPy
     blocks (a large program costs g++ -O3 minutes: fuzz pm4 seed 3364 took 106 s); a later
     dispatch uses it once it is ready, with the same memory; the next process finds it cached."""
-    from wavelift.backends import host
-    from wavelift.backends.numpy import native, runtime
+    from wavelift.backends import host, native
+    from wavelift.backends.numpy import runtime
 
     if host.compiler() is None:
         pytest.skip("no host C++ compiler: the native tier is not available")

@@ -233,8 +233,7 @@ def native_cache(tmp_path, monkeypatch):
     import subprocess
 
     _need_compiler()
-    from wavelift.backends import host
-    from wavelift.backends.numpy import native
+    from wavelift.backends import host, native
 
     (tmp_path / "p.cpp").write_text(lib_source(2))
     subprocess.run(
@@ -292,7 +291,7 @@ def test_native_cache_of_another_user_is_not_used(native_cache):
 
 def _build_at(args):
     barrier, value = args
-    from wavelift.backends.numpy import native
+    from wavelift.backends import native
 
     barrier.wait()
     return answer(native.compile_library(lib_source(value)))

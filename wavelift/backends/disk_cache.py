@@ -1,5 +1,5 @@
 """Disk caches of compiled modules that a process can trust (docs/decisions/0016-trusted-caches.md):
-the native tier's libraries (backends/numpy/native.py) and CUDA cubins (backends/cuda/compile.py).
+the native tier's libraries (backends/native/) and CUDA cubins (backends/cuda/compile.py).
 
 A cached library runs as code in this process, so only what this user wrote may be used:
 

@@ -1,5 +1,5 @@
 """The host C++ compiler and the C-family prelude on the host: the NumPy backend's native tier
-(backends/numpy/native.py) compiles with them, and so do the host-side checks of the CUDA
+(backends/native/) compiles with them, and so do the host-side checks of the CUDA
 lowering (tests/cuda/test_cuda_*_host.py).
 
 The prelude is cfamily's (``cfamily/host.h`` maps CUDA's intrinsics onto host C++ with the same

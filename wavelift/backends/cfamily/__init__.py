@@ -1,5 +1,5 @@
 """The C-family lowering both C++ targets build on: the CUDA kernel (backends/cuda/) and the NumPy
-backend's native tier (backends/numpy/native.py, host C++).
+backend's native tier (backends/native/, host C++).
 
 ``lowering.py`` turns a pure IR value op into one C expression (the op -> expression tables,
 constant literals, conversions); ``prelude.py`` loads the header files those expressions call

@@ -21,7 +21,7 @@ def deferred_blends(ops, defined, term_args=()) -> dict | None:
     blends at every write.  ``term_args``: the values the block's terminator reads (a
     tainted one -> None).  Returns vget output id -> the raw value it reads.  Both the CUDA
     kernel (a thread per lane: a select per write otherwise) and the host's native blocks
-    (numpy/native.py) lower by it."""
+    (native/) lower by it."""
     taint: dict[int, int] = {}  # value id -> the mask id it is tainted by
     reg: dict[int, tuple] = {}  # VGPR -> (raw value, mask id) of its last write
     src: dict[int, object] = {}

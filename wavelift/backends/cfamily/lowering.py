@@ -1,7 +1,7 @@
 """The C-family expression lowering: a pure IR value op as one C expression over its operands.
 
 The tables and ``ValueLowering.value_expr`` are what the CUDA kernel (backends/cuda/codegen.py)
-and the NumPy backend's native tier (backends/numpy/native.py) both lower value ops by; the
+and the NumPy backend's native tier (backends/native/) both lower value ops by; the
 expressions call the semantics of cfamily/prelude.h and name the IR's types as C types
 (cfamily/types.h).  Generated text holds numbers and names made from numbers only.
 """

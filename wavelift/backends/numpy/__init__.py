@@ -80,7 +80,7 @@ def _lower_blocks(program: Program) -> None:
 def _lower_native(program: Program) -> None:
     """Native-tier C++ of every block (native.BlockSource: an op it leaves to the NumPy block
     raises native.Unsupported naming it)."""
-    from . import native
+    from .. import native
 
     gen = native.BlockSource(32)
     for blk in program.blocks:
@@ -97,13 +97,13 @@ def _lowers() -> frozenset:
 @functools.cache
 def _native_lowers() -> frozenset:
     from ..base import probe
-    from .native import Unsupported
+    from ..native import Unsupported
 
     return probe(_lower_native, Unsupported)
 
 
 def _native_refused():
-    from .native import Unsupported
+    from ..native import Unsupported
 
     return Unsupported
 

@@ -257,7 +257,7 @@ class ModeBlocks:
         """native.NativeBlocks of ``mode`` (or NoNative: why there is none).  ``background``
         (WL_NATIVE=auto): a library not in the disk cache compiles while NumPy blocks run; it
         is used from the first request after it is ready."""
-        from . import native
+        from .. import native
 
         nb = self.natives.get(mode)
         if nb is None:

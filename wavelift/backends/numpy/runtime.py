@@ -18,8 +18,8 @@ from ...errors import Refused
 from ...ir.program import EXEC_HI, EXEC_LO, MODE_REG, NUM_SREGS
 from ...memory.guest import holds
 from ...result import Escape
+from .. import native as NT
 from . import atomics
-from . import native as NT
 from .scratch import ScratchStore
 
 MAX_ESCAPES = 16

@@ -50,8 +50,8 @@ from ..cfamily import lowering as cf
 from ..cfamily.blends import deferred_blends
 from ..cfamily.lowering import I32_RESULT, VALUE_EXPR, const_literal
 from ..cfamily.prelude import header
-from .expr import IR_TYPE
-from .optimize import Optimizer
+from ..numpy.expr import IR_TYPE
+from ..numpy.optimize import Optimizer
 
 COMPILE_TIMEOUT_S = 600
 MAX_STACK_BYTES = 2 << 20  # lane arrays of one block (Linux gives threads 8 MiB stacks)
@@ -731,7 +731,7 @@ def _compile_worker() -> None:
             _DONE.notify_all()
 
 
-_STORE = "from wavelift.backends.numpy import native; native.store_main()"
+_STORE = "from wavelift.backends import native; native.store_main()"
 
 
 def _store_in_child(source: str, d, name: str) -> None:
