@@ -1,5 +1,5 @@
-"""The NumPy helpers' fast paths (wavelift/backends/numpy/helpers.py) against independent exact
-references: Python integers and fractions, IEEE round-half-even written out here, NaN rules
+"""The NumPy helpers' fast paths (ir/numerics.py, backends/numpy/helpers.py) against independent
+exact references: Python integers and fractions, IEEE round-half-even written out here, NaN rules
 and zero signs from docs/float-semantics.md.  Operands: hypothesis draws (raw bit patterns
 too) plus tables aimed at each fast path's escape conditions: f32/f16 rounding midpoints hit
 exactly and missed by a hair (an f64 sum that double-rounds wrongly), subnormal results,
@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from wavelift.backends.numpy import helpers as H
+from wavelift.ir import numerics
 
 
 @pytest.fixture(autouse=True)
@@ -113,7 +114,7 @@ def check_fma(a, b, c, t=None, fast=False):
     to = t
     t = a.dtype.type if t is None else t
     if fast:
-        r = H._fma_narrow(a, b, c, t)
+        r = numerics._fma_narrow(a, b, c, t)
         assert r is not None, "fast path declined"
     else:
         r = H.fma(a, b, c, to)
@@ -306,7 +307,7 @@ def test_fma_f32_specials():
 def test_fma_f32_nan_operands():
     a, b, c = batch(nan_cases() + special_cases())
     check_fma(a, b, c)
-    assert H._fma_narrow(a, b, c, f32) is None  # NaN results leave the fast path
+    assert numerics._fma_narrow(a, b, c, f32) is None  # NaN results leave the fast path
 
 
 def test_fma_f32_realistic_batch():

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 from importlib import resources
 
-from ..numpy.helpers import two_over_pi_bits
+from ...ir.numerics import two_over_pi_bits
 
 
 @functools.cache
@@ -36,7 +36,7 @@ def host() -> str:
 
 @functools.cache
 def trig_preop_source() -> str:
-    """V_TRIG_PREOP_F64 (helpers.trig_preop), added to a module only when it uses the op: the
+    """V_TRIG_PREOP_F64 (ir/numerics.py trig_preop), added to a module only when it uses the op: the
     first 1201 fraction bits of 2/pi as a table (numbers only), the 53-bit window at
     ``53*seg[4:0] + max(exponent(x) - 1077, 0)`` and its scaling by 2^(-53-shift) (+128 when
     exponent(x) >= 1968), rounded once as np.ldexp rounds (to nearest even; subnormals exact)."""
