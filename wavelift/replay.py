@@ -58,17 +58,19 @@ def run_stream(
     results: list,
     on_packet=None,
     limits: StreamLimits | None = None,
+    index_base: int = 0,
 ) -> Refusal | None:
-    """Walk one stream; append one DispatchResult per dispatch to `results` (index = its
-    position there). A bad packet appends a DispatchResult(config=None, refusal) and stops the
-    stream; that refusal is returned (None if the stream ran to its end). `limits`: what the
-    capture's streams may do in all (shared by its streams; default: this stream alone)."""
+    """Walk one stream; append one DispatchResult per dispatch to `results` (index =
+    `index_base` + its position there). A bad packet appends a DispatchResult(config=None,
+    refusal) and stops the stream; that refusal is returned (None if the stream ran to its end).
+    `limits`: what the capture's streams may do in all (shared by its streams; default: this
+    stream alone)."""
     limits = StreamLimits() if limits is None else limits
     if execute is None:
         execute = default_execute()
 
     def on_dispatch(ev: DispatchEvent):
-        index = len(results)
+        index = index_base + len(results)
         try:
             config = build_config(ev.regs, target, ev.dims, ev.initiator)
         except Refused as e:
@@ -89,7 +91,10 @@ def run_stream(
     except Refused as e:
         results.append(
             DispatchResult(
-                len(results), None, e.refusal, stats=dict(stream=True, packets=walker.stats.packets)
+                index_base + len(results),
+                None,
+                e.refusal,
+                stats=dict(stream=True, packets=walker.stats.packets),
             )
         )
         return e.refusal

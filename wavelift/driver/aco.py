@@ -32,8 +32,13 @@ class Device(Protocol):
 
     target: str
     launches: list[LaunchRecord]
+    launch_count: int
 
     def alloc_window(self, size: int, name: str, align: int = 256, data=None) -> int: ...
+    def launch_alloc(
+        self, size: int, name: str, align: int = 256, data=None, window: bool = False
+    ) -> int: ...
+    def record_launch(self, rec: LaunchRecord) -> None: ...
     def scratch_window(self, size: int) -> int: ...
     def upload(self, array, name: str = "") -> Buffer: ...
     def submit_dispatch(
@@ -210,7 +215,7 @@ class AcoShader:
         dw, result = self.device.submit_dispatch(rec.registers, rec.dims, rec.initiator)
         rec.pm4 = dw
         rec.result = result
-        self.device.launches.append(rec)
+        self.device.record_launch(rec)
         self.last_launch = rec
         return result
 
@@ -234,7 +239,7 @@ class AcoShader:
         # descriptor sets (in the 32-bit window)
         set_va: dict[int, int] = {}
         dyn_vs: dict[int, list[int]] = {}
-        idx = len(dev.launches)
+        idx = dev.launch_count
         for sno, s in sorted(self.sets.items()):
             size = max(int(s["size_bytes"]), 16)
             mem = bytearray(size)
@@ -278,7 +283,9 @@ class AcoShader:
                                 f"{b['binding']}) is not supported by wavelift's "
                                 f"RADV runtime; leave it unbound (a null descriptor)"
                             )
-            set_va[sno] = dev.alloc_window(size, f"{self.name}:set{sno}#{idx}", align=64, data=bytes(mem))
+            set_va[sno] = dev.launch_alloc(
+                size, f"{self.name}:set{sno}#{idx}", align=64, data=bytes(mem), window=True
+            )
 
         # push-constant buffer: push constants padded to radv_push_constant_size, then dynamic V#s
         layout_whats = {e["what"] for e in self.user_sgpr_layout}
@@ -294,7 +301,9 @@ class AcoShader:
             pbuf[: len(pc)] = pc
             for off, v in dyn_vs.items():
                 struct.pack_into("<4I", pbuf, off, *v)
-            push_va = dev.alloc_window(size, f"{self.name}:push#{idx}", align=16, data=bytes(pbuf))
+            push_va = dev.launch_alloc(
+                size, f"{self.name}:push#{idx}", align=16, data=bytes(pbuf), window=True
+            )
         elif dyn_vs:
             raise LaunchError("dynamic buffers bound but the shader has no push-constant pointer")
 
@@ -348,7 +357,14 @@ class AcoShader:
                 table = bytearray(128)
                 for sno, va in set_va.items():
                     struct.pack_into("<I", table, 4 * sno, va & 0xFFFFFFFF)
-                put(first, [dev.alloc_window(128, f"{self.name}:sets#{idx}", align=16, data=bytes(table))])
+                put(
+                    first,
+                    [
+                        dev.launch_alloc(
+                            128, f"{self.name}:sets#{idx}", align=16, data=bytes(table), window=True
+                        )
+                    ],
+                )
             elif what == "push_constants":
                 put(first, [push_va])
             elif what == "inline_push_constants":
@@ -358,8 +374,12 @@ class AcoShader:
                 if count == 3:
                     put(first, [gx, gy, gz])
                 else:  # GFX10.1: a pointer to 12 bytes
-                    grid_ptr = dev.alloc_window(
-                        16, f"{self.name}:grid#{idx}", align=16, data=struct.pack("<3I", gx, gy, gz)
+                    grid_ptr = dev.launch_alloc(
+                        16,
+                        f"{self.name}:grid#{idx}",
+                        align=16,
+                        data=struct.pack("<3I", gx, gy, gz),
+                        window=True,
                     )
                     put(first, [grid_ptr, grid_ptr >> 32])
             else:

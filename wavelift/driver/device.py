@@ -60,10 +60,17 @@ class Device:
         mode: str = "wave",
         execute=None,
         budget: int | None = None,
+        record: bool = True,
     ):
         """`execute`, if given, replaces the backend: a callable (memory, config, index) ->
         DispatchResult, as replay.run_stream takes it (tools and config-only tests use it).
-        `budget`: instructions per wave of every launch (default: execute.default_budget)."""
+        `budget`: instructions per wave of every launch (default: execute.default_budget).
+        `record`: keep everything submitted, so that `save_capture` can replay it (each launch
+        leaves its kernargs, dispatch packet and IB in guest memory, and its LaunchRecord and
+        DispatchResult in `launches` and `results`).  `record=False`: a Device for long runs,
+        whose memory and per-launch cost stay flat: those three allocations are reused by later
+        launches of the same sizes, host writes go straight to memory, `launches` and `results`
+        hold the last launch's only, and `save_capture` is refused."""
         from ..isa.instruction import TARGETS as RUNS  # the targets whose code wavelift runs
 
         if target not in RUNS:
@@ -82,7 +89,18 @@ class Device:
         self.mode = mode
         self.budget = budget
         self.capture = Capture(target=target)
+        self.record = bool(record)
         self.launches: list[LaunchRecord] = []
+        self.launch_count = 0  # launches so far (with record=False, `launches` holds the last)
+        self.dispatch_count = 0  # dispatches so far (as replay numbers them)
+        # record=False: free launch-scoped allocations by (size, align, window, name), and those the
+        # launch being prepared or run holds (given back when its stream has run: _run)
+        self._pool: dict[tuple[int, int, bool, str], list[int]] = {}
+        self._held: list[tuple[tuple[int, int, bool, str], int]] = []
+        # allocations made since _initial was brought up to date, and the memory generation
+        # then (record=True: _run snapshots only those, not every allocation)
+        self._fresh: list[int] = []
+        self._seen_generation = -1
         self._queue = 0
         self._scratch = (0, 0)  # (address, size) of the scratch backing in use
         self._code_objects: list[LoadedCodeObject] = []
@@ -103,8 +121,46 @@ class Device:
     def _alloc(self, size: int, name: str, align: int = 256, data=None, address: int | None = None) -> int:
         size = max(int(size), 1)
         if address is None:
-            return self.capture.alloc(size, name=name, align=align, data=data)
-        return self.capture.alloc(size, name=name, align=align, data=data, address=address)
+            addr = self.capture.alloc(size, name=name, align=align, data=data)
+        else:
+            addr = self.capture.alloc(size, name=name, align=align, data=data, address=address)
+        self._fresh.append(addr)
+        return addr
+
+    def launch_alloc(self, size: int, name: str, align: int = 256, data=None, window: bool = False) -> int:
+        """A launch-scoped allocation (kernargs, dispatch packet, IB, a RADV launch's descriptor
+        sets): a new one per launch when the Device records (a saved capture replays each),
+        else one of the same size and alignment that an earlier launch gave back, its bytes
+        `data` then zeros, exactly as a new one would hold them (given back by _run)."""
+        size = max(int(size), 1)
+        if self.record:
+            if window:
+                return self.alloc_window(size, name, align=align, data=data)
+            return self._alloc(size, name, align=align, data=data)
+        label = name.rsplit("#", 1)[0]  # (what and for which kernel; not the launch number)
+        key = (size, align, window, label)
+        free = self._pool.get(key)
+        if free:
+            addr = free.pop()
+            v = self.memory.view(addr, size)
+            n = 0
+            if data is not None:
+                src = np.frombuffer(memoryview(data).cast("B"), np.uint8)
+                n = len(src)
+                v[:n] = src
+            v[n:] = 0
+        else:
+            if window:
+                addr = self.alloc_window(size, label + " (reused)", align=align, data=data)
+            else:
+                addr = self._alloc(size, label + " (reused)", align=align, data=data)
+        self._held.append((key, addr))
+        return addr
+
+    def _give_back(self) -> None:
+        for key, addr in self._held:
+            self._pool.setdefault(key, []).append(addr)
+        self._held.clear()
 
     def alloc_window(self, size: int, name: str, align: int = 256, data=None) -> int:
         """An allocation in RADV's 32-bit window 0xffff8000_00000000 + [0, 4 GiB) (descriptor
@@ -158,7 +214,7 @@ class Device:
         data = np.ascontiguousarray(array).view(np.uint8).reshape(-1)
         addr = buf.address if isinstance(buf, Buffer) else int(buf)
         a = self.memory.find(addr, max(len(data), 1))
-        if a is None or a.base not in self._initial or not len(data):
+        if not self.record or a is None or a.base not in self._initial or not len(data):
             self.memory.write(addr, data)  # not yet seen by a submission: part of its start
             return
         # memory a submission has seen: the host's write goes through the stream (DMA_DATA from a
@@ -193,6 +249,9 @@ class Device:
         """Everything submitted, replayable: each allocation as the first submission after its
         creation found it, and the streams in order (`replay` then redoes this Device's work)."""
         from ..memory.capture import Capture
+
+        if not self.record:
+            raise UserError("save_capture: this Device does not record its launches (Device(record=False))")
 
         cap = Capture(target=self.target)
         for a in self.memory.allocations:
@@ -255,21 +314,67 @@ class Device:
         )
         return dw, self._run(dw)
 
+    def record_launch(self, rec: LaunchRecord) -> None:
+        """A launch done (Kernel.launch, AcoShader.launch): into `launches` (with record=False,
+        in place of the one before)."""
+        if self.record:
+            self.launches.append(rec)
+        else:
+            self.launches[:] = [rec]
+        self.launch_count += 1
+
     def _run(self, dwords: list[int]):
         """Submit one IB to the Capture and walk it with the same run_stream a replay uses
-        (one register file for the whole device, as replay keeps one per capture)."""
+        (one register file for the whole device, as replay keeps one per capture).  With
+        record=False the IB is a reused allocation, not a submission of the Capture, and the
+        launch's allocations are given back once it has run."""
         from ..replay import default_execute, run_stream
 
         if self._execute is None:
             self._execute = default_execute(self.backend, self.mode, budget=self.budget)
-        ib = self.capture.submit(dwords, name=f"ib{len(self.capture.streams)}")
-        for a in self.memory.allocations:
-            if a.base not in self._initial:
-                self._initial[a.base] = a.data.copy()
-        before = len(self.results)
-        run_stream(self.memory, self.target, ib, len(dwords), self._regs, self._execute, self.results)
-        new = self.results[before:]
+        new: list = []
+        try:
+            if self.record:
+                ib = self.capture.submit(dwords, name=f"ib{len(self.capture.streams)}")
+                self._fresh.append(ib)
+                self._snapshot()
+            else:
+                ib = self.launch_alloc(4 * len(dwords), "ib", data=np.asarray(dwords, "<u4").view(np.uint8))
+            run_stream(
+                self.memory,
+                self.target,
+                ib,
+                len(dwords),
+                self._regs,
+                self._execute,
+                new,
+                index_base=self.dispatch_count,
+            )
+        finally:
+            self._give_back()
+            self.dispatch_count += len(new)
+            if self.record:
+                self.results += new
+            elif new:
+                self.results[:] = new[-1:]
         return new[-1] if new else None
+
+    def _snapshot(self) -> None:
+        """_initial: each allocation's bytes as the first submission after its creation finds
+        them -- only those made since the last submission when nothing else changed the table
+        (the memory's generation tells), else every allocation checked."""
+        mem = self.memory
+        if mem.generation == self._seen_generation + len(self._fresh):
+            for base in self._fresh:
+                a = mem.find(base)
+                if a is not None and a.base == base and base not in self._initial:
+                    self._initial[base] = a.data.copy()
+        else:
+            for a in mem.allocations:
+                if a.base not in self._initial:
+                    self._initial[a.base] = a.data.copy()
+        self._fresh.clear()
+        self._seen_generation = mem.generation
 
     def __repr__(self) -> str:
         return f"Device({self.target!r}, backend={self.backend!r}, mode={self.mode!r})"
@@ -343,7 +448,7 @@ class Kernel:
         dw, result = self.device.submit_dispatch(rec.registers, rec.dims, rec.initiator)
         rec.pm4 = dw
         rec.result = result
-        self.device.launches.append(rec)
+        self.device.record_launch(rec)
         self.last_launch = rec
         return result
 
@@ -405,13 +510,15 @@ class Kernel:
         scratch_addr = dev.scratch_backing(scratch.total) if scratch.total else 0
 
         ka_size = max(align_up(len(kplan.data), 16), 16)
-        kernarg_addr = dev._alloc(
+        kernarg_addr = dev.launch_alloc(
             ka_size,
-            f"kernargs:{self.name}#{len(dev.launches)}",
+            f"kernargs:{self.name}#{dev.launch_count}",
             align=max(256, info.kernarg_segment_align),
             data=bytes(kplan.data),
         )
-        pkt_addr = dev._alloc(DISPATCH_PACKET_SIZE, f"aql_packet:{self.name}#{len(dev.launches)}", align=64)
+        pkt_addr = dev.launch_alloc(
+            DISPATCH_PACKET_SIZE, f"aql_packet:{self.name}#{dev.launch_count}", align=64
+        )
         pkt = dispatch_packet(grid, scratch.per_lane, group_size, self.kd_address, kernarg_addr)
         dev.memory.write(pkt_addr, pkt)
 
@@ -424,7 +531,7 @@ class Kernel:
             dispatch_ptr=pkt_addr,
             queue_ptr=queue,
             kernarg_ptr=kernarg_addr,
-            dispatch_id=len(dev.launches),
+            dispatch_id=dev.launch_count,
             private_segment_size=scratch.per_lane,
             kernargs=bytes(kplan.data),
         )
@@ -457,7 +564,7 @@ class Kernel:
             wave32=(wave == 32), force_start_at_000=True, partial_tg=any(rem), order_mode=False
         )
         return LaunchRecord(
-            index=len(dev.launches),
+            index=dev.launch_count,
             kernel=self.name,
             kind="hsa",
             grid=grid,

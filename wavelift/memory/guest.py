@@ -104,12 +104,48 @@ class GuestMemory:
         # gap below that was too small then, and until a free() gaps only shrink (a Device's
         # per-launch kernargs: no scan of every earlier launch's allocations)
         self._fit_from: dict = {}
+        # bumped by every allocation added or freed: what the tracer's caches of the allocation
+        # table (address_index, tracer.trace's windows) are checked against
+        self.generation = 0
+        self._index: tuple | None = None  # address_index(), with the generation it is for
+        self._index_log: list | None = []  # (insert position, allocation) since _index was built
+        # the tracer's windows per (user data, scratch roots): tracer.trace
+        self.trace_cache: dict = {}
 
     def __setstate__(self, state):
         """(memories pickled before a field existed get its default)"""
         self.__dict__.update(state)
         self.__dict__.setdefault("pointer_scans", {})
         self.__dict__.setdefault("_fit_from", {})
+        self.__dict__.setdefault("generation", 0)
+        self.__dict__.setdefault("_index", None)
+        self.__dict__.setdefault("_index_log", [])
+        self.__dict__.setdefault("trace_cache", {})
+
+    def address_index(self):
+        """(starts, ends, (lo, hi)): the allocations' 48-bit start and end addresses as uint64
+        arrays in base order, and their hull (None when there are none) -- kept up to date as
+        allocations are added (a few inserted into the arrays) or freed (rebuilt), so a caller
+        per dispatch does not rebuild or sort it.  (An allocation never crosses the canonical
+        hole, so the 48-bit images keep the allocations' order.)"""
+        ix = self._index
+        if ix is not None and ix[0] == self.generation:
+            return ix[1]
+        log = self._index_log
+        if ix is not None and log is not None and ix[0] + len(log) == self.generation and len(log) <= 64:
+            starts, ends, _ = ix[1]
+            for i, a in log:
+                lo = a.base & MASK48
+                starts = np.insert(starts, i, np.uint64(lo))
+                ends = np.insert(ends, i, np.uint64(lo + a.size))
+        else:
+            starts = np.fromiter((a.base & MASK48 for a in self._allocs), np.uint64, len(self._allocs))
+            ends = starts + np.fromiter((a.size for a in self._allocs), np.uint64, len(self._allocs))
+        hull = (int(starts[0]), int(ends.max())) if starts.size else None
+        out = (starts, ends, hull)
+        self._index = (self.generation, out)
+        self._index_log = []
+        return out
 
     # --- allocation -------------------------------------------------------------------------
     @property
@@ -150,6 +186,11 @@ class GuestMemory:
         i = bisect.bisect_right(self._bases, a.base)
         self._bases.insert(i, a.base)
         self._allocs.insert(i, a)
+        self.generation += 1
+        if self._index_log is not None:
+            self._index_log.append((i, a))
+            if len(self._index_log) > 64:
+                self._index_log = None  # (address_index rebuilds)
 
     def _place(self, size: int, align: int) -> int:
         cand = self._fit_from.get((size, align), DEFAULT_BASE)
@@ -224,6 +265,8 @@ class GuestMemory:
         i = self._allocs.index(a)
         del self._allocs[i], self._bases[i]
         self._fit_from.clear()  # (a gap grew)
+        self.generation += 1
+        self._index_log = None  # (address_index rebuilds)
 
     # --- lookup -----------------------------------------------------------------------------
     def find(self, address: int, size: int = 1) -> Allocation | None:

@@ -34,6 +34,7 @@ MAX_DISPATCH_WINDOW_BYTES = 1 << 30  # all of a dispatch's windows (arena and wr
 SCAN_CACHE = 256  # scans kept per memory (_scan)
 SCAN_CACHE_BYTES = 64 << 20  # and at most this many bytes of candidates
 NAME_CHARS = 64  # of an allocation's name quoted in a window's name or reason
+TRACE_CACHE = 64  # traces kept per memory (trace)
 
 
 def short_name(name: str) -> str:
@@ -113,16 +114,26 @@ def _all_candidates(words: np.ndarray):
     return np.concatenate(addrs), np.concatenate(idxs)
 
 
-def _scan(memory, a, hit):
+def _scanned(a):
+    """(n, digest): the dwords of allocation ``a`` that a scan reads (its first SCAN_BYTES) and a
+    digest of them -- all that a scan's result depends on besides the allocation table."""
+    n = min(a.size, SCAN_BYTES) // 4
+    return n, (hashlib.blake2b(a.data[: 4 * n], digest_size=16).digest() if n else b"")
+
+
+def _scan(memory, a, hit, scanned=None):
     """Pointer candidates in the first SCAN_BYTES of allocation ``a`` that ``hit`` accepts, one
     per allocation reached (_first_per_target).  The
     unfiltered candidates depend on those bytes only: they are kept on the memory, by address,
-    length and a digest of the bytes (a data buffer scanned again costs a hash and the hit test)."""
-    n = min(a.size, SCAN_BYTES) // 4
+    length and a digest of the bytes (a data buffer scanned again costs a hash and the hit test).
+    ``scanned``: a list to which (a, n, digest) is appended (trace's cache checks them)."""
+    n, digest = _scanned(a)
+    if scanned is not None:
+        scanned.append((a, n, digest))
     if not n:
         return []
     data = a.data[: 4 * n]
-    key = (a.base, n, hashlib.blake2b(data, digest_size=16).digest())
+    key = (a.base, n, digest)
     cache = memory.pointer_scans
     found = cache.get(key)
     if found is None:
@@ -140,17 +151,14 @@ def _hit_test(memory):
     each is inside (in base order), or -1.
     (An allocation never crosses the canonical hole, so the 48-bit images of the allocations
     keep their order and an address is inside one exactly when its 48 bits are.)"""
-    allocs = sorted(memory.allocations, key=lambda x: x.base)
-    starts = np.array([x.base & MASK48 for x in allocs], np.uint64)
-    ends = np.array([(x.base & MASK48) + x.size for x in allocs], np.uint64)
-    hull = (starts[0], ends.max()) if starts.size else None
+    starts, ends, hull = memory.address_index()  # (kept sorted by the memory, not sorted here)
 
     def hit(c):
         out = np.full(c.shape, -1, np.int64)
         if hull is None:
             return out
         # the allocations' hull first: most candidates from data are far outside it
-        i = np.flatnonzero((c >= hull[0]) & (c < hull[1]))
+        i = np.flatnonzero((c >= np.uint64(hull[0])) & (c < np.uint64(hull[1])))
         if i.size:
             k = np.searchsorted(starts, c[i], side="right").astype(np.int64) - 1
             out[i] = np.where((k >= 0) & (c[i] < ends[np.maximum(k, 0)]), k, -1)
@@ -160,8 +168,39 @@ def _hit_test(memory):
 
 
 def trace(memory, config, program_alloc=None, scratch_roots=None) -> list[Window]:
+    """The windows of a dispatch: the allocations its user SGPRs reach (see the module's doc).
+
+    Cached on the memory (``memory.trace_cache``) by the user SGPRs' values and the scratch
+    roots: an entry holds when the allocation table is the one it was traced against
+    (``memory.generation``) and the bytes every scan read still have the same digests, which is
+    all a trace reads, so a hit returns exactly what tracing again would (checked against
+    ``trace_uncached`` in tests/memory/test_trace_cache.py).  A refusal is not cached."""
+    skip = frozenset(scratch_sgprs(config)) | frozenset(scratch_roots or ())
+    key = (tuple(int(v) for v in config.user_sgprs), skip)
+    cache = memory.trace_cache
+    hit = cache.get(key)
+    if hit is not None:
+        gen, scanned, windows = hit
+        if gen == memory.generation and all(_scanned(a) == (n, d) for a, n, d in scanned):
+            return list(windows)
+        del cache[key]
+    scanned_now: list = []
+    gen = memory.generation
+    windows = _trace(memory, config, skip, scanned_now)
+    cache[key] = (gen, scanned_now, tuple(windows))
+    while len(cache) > TRACE_CACHE:
+        del cache[next(iter(cache))]
+    return windows
+
+
+def trace_uncached(memory, config, program_alloc=None, scratch_roots=None) -> list[Window]:
+    """trace() without its cache (tests compare the two)."""
+    skip = frozenset(scratch_sgprs(config)) | frozenset(scratch_roots or ())
+    return _trace(memory, config, skip, None)
+
+
+def _trace(memory, config, skip, scanned) -> list[Window]:
     windows: dict[int, Window] = {}
-    skip = set(scratch_sgprs(config)) | set(scratch_roots or ())
     # a scratch-base word takes part in no candidate (not even as half of a neighbour's pair)
     user = np.array([0 if i in skip else v & 0xFFFFFFFF for i, v in enumerate(config.user_sgprs)], np.uint32)
     # the allocation the scratch base points into is the scratch backing: never a window, even
@@ -205,7 +244,7 @@ def trace(memory, config, program_alloc=None, scratch_roots=None) -> list[Window
             why = where if off is None else f"pointer in {where}+{off:#x}"
             windows[a.base] = Window(a.base, size, short_name(a.name), f"{why} -> {canonical(addr):#x}")
             src = short_name(a.name) if a.name else hex(a.base)
-            for t, p, j in _scan(memory, a, hit):
+            for t, p, j in _scan(memory, a, hit, scanned):
                 nxt.setdefault(t, (p, (src, 4 * j)))
         frontier = list(nxt.values())
         depth += 1
