@@ -100,6 +100,7 @@ class GuestMemory:
         self._allocs: list[Allocation] = []
         # the tracer's pointer candidates per (base, length, digest of the bytes) (tracer._scan)
         self.pointer_scans: dict = {}
+        self.pointer_scan_bytes = 0  # (the bytes of the candidates in pointer_scans)
         # first fit resumes where the last request of the same (size, align) was placed: every
         # gap below that was too small then, and until a free() gaps only shrink (a Device's
         # per-launch kernargs: no scan of every earlier launch's allocations)
@@ -108,7 +109,7 @@ class GuestMemory:
         # table (address_index, tracer.trace's windows) are checked against
         self.generation = 0
         self._index: tuple | None = None  # address_index(), with the generation it is for
-        self._index_log: list | None = []  # (insert position, allocation) since _index was built
+        self._index_log: list | None = []  # allocations added since _index was built
         # the tracer's windows per (user data, scratch roots): tracer.trace
         self.trace_cache: dict = {}
 
@@ -116,6 +117,9 @@ class GuestMemory:
         """(memories pickled before a field existed get its default)"""
         self.__dict__.update(state)
         self.__dict__.setdefault("pointer_scans", {})
+        self.__dict__.setdefault(
+            "pointer_scan_bytes", sum(x.nbytes + y.nbytes for x, y in self.pointer_scans.values())
+        )
         self.__dict__.setdefault("_fit_from", {})
         self.__dict__.setdefault("generation", 0)
         self.__dict__.setdefault("_index", None)
@@ -132,12 +136,15 @@ class GuestMemory:
         if ix is not None and ix[0] == self.generation:
             return ix[1]
         log = self._index_log
-        if ix is not None and log is not None and ix[0] + len(log) == self.generation and len(log) <= 64:
+        if ix is not None and log is not None and ix[0] + len(log) == self.generation:
+            # only additions since (a free drops the log): merged in at their places
             starts, ends, _ = ix[1]
-            for i, a in log:
-                lo = a.base & MASK48
-                starts = np.insert(starts, i, np.uint64(lo))
-                ends = np.insert(ends, i, np.uint64(lo + a.size))
+            add = sorted(a.base & MASK48 for a in log)
+            size = {a.base & MASK48: a.size for a in log}
+            new = np.array(add, np.uint64)
+            at = np.searchsorted(starts, new)
+            starts = np.insert(starts, at, new)
+            ends = np.insert(ends, at, new + np.array([size[x] for x in add], np.uint64))
         else:
             starts = np.fromiter((a.base & MASK48 for a in self._allocs), np.uint64, len(self._allocs))
             ends = starts + np.fromiter((a.size for a in self._allocs), np.uint64, len(self._allocs))
@@ -188,7 +195,7 @@ class GuestMemory:
         self._allocs.insert(i, a)
         self.generation += 1
         if self._index_log is not None:
-            self._index_log.append((i, a))
+            self._index_log.append(a)
             if len(self._index_log) > 64:
                 self._index_log = None  # (address_index rebuilds)
 

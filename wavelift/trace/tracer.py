@@ -139,10 +139,10 @@ def _scan(memory, a, hit, scanned=None):
     if found is None:
         found = _all_candidates(data.view(np.uint32))  # (new arrays: nothing aliases memory)
         cache[key] = found
-        while (
-            len(cache) > SCAN_CACHE or sum(x.nbytes + y.nbytes for x, y in cache.values()) > SCAN_CACHE_BYTES
-        ):
-            del cache[next(iter(cache))]
+        memory.pointer_scan_bytes += found[0].nbytes + found[1].nbytes
+        while len(cache) > SCAN_CACHE or memory.pointer_scan_bytes > SCAN_CACHE_BYTES:
+            x, y = cache.pop(next(iter(cache)))
+            memory.pointer_scan_bytes -= x.nbytes + y.nbytes
     return _first_per_target(found, hit)
 
 
