@@ -357,20 +357,20 @@ def test_value_ops_agree_with_numpy(lowered):
 
 
 def test_value_ops_on_single_values_agree(lowered):
-    """The same ops evaluated on single values by numpy Lowering.evaluate, the NumPy backend's
-    constant folding and the CUDA backend's preloads: where that evaluates at all, it gives the
-    CUDA result (a helper that needs lanes may refuse, never differ).  (On 0-d scalars NumPy
-    picked other NaNs and cast a signaling NaN to 0xffffffff; hence [1, 1] operands there.)"""
-    nlow, env = _numpy_env()
+    """The same ops evaluated on single values by ir/interp.py, the passes' constant folding and
+    the CUDA backend's preloads: where that evaluates at all, it gives the CUDA result (an op
+    that needs lanes may refuse, never differ).  (On 0-d scalars NumPy picked other NaNs and cast
+    a signaling NaN to 0xffffffff; hence operands filled into a wave's lanes there.)"""
+    from wavelift.ir import interp
+
     bad, evaluated = [], 0
     m = 96
     for op, ot, args, packed, mode, got in _runs(lowered):
         if op.name == "maskbit":
             continue
         want, ok = np.zeros(m, _NP[ot]), np.zeros(m, bool)
-        ns = dict(env, K=nlow.consts, mode=mode)
         for i in range(m):
-            r = nlow.evaluate(op, [np.asarray(a[i])[()] for a in args], ns)
+            r = interp.evaluate_op(op, [np.asarray(a[i])[()] for a in args])
             if r is not None:
                 want[i], ok[i] = r.astype(_NP[ot]), True
         evaluated += int(ok.sum())

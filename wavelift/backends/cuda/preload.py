@@ -12,8 +12,8 @@ A load qualifies (``find``, when the module is built) when it is a uniform globa
 words whose mask and address are made, within its block, only of constants, integer ops, words of
 qualifying loads and user SGPRs that still hold their dispatch value there (no block on any path
 from the entry wrote them; programs with s_setpc are left alone).  ``evaluate`` (each dispatch)
-computes those values with the NumPy backend's lowering of each op (the semantics are written
-once) and reads the words from the windows; a load whose address it cannot resolve -- a system
+computes those values with the IR's reference semantics (ir/interp.py, the bits every backend
+gives) and reads the words from the windows; a load whose address it cannot resolve -- a system
 SGPR, not inside one window, unaligned, a failed op -- simply keeps the kernel's own path.
 Exact because checked: the host reruns the dispatch without preloads when it wrote any byte it
 preloaded (runtime.py, as for mirrors).
@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...ir import interp
 from ...ir.ops import INTS
 from ...ir.program import Op, Program
-from ..numpy.expr import ExprLowering
 
 USER_SGPRS = 16  # user SGPRs the kernel takes from its parameters (codegen P_USER)
 MAX_PRELOADS = 256  # loads with a WL_PO entry
@@ -164,15 +164,13 @@ def evaluate(loads, plan, program: Program, wave_size: int, user_sgprs, fixed_re
     dispatch's WindowSet (a load is read only from inside one window)."""
     if not loads:
         return [], []
-    low = ExprLowering(program, wave_size)
-    ns = low.namespace()
     val: dict = {}
     ranges: list = []
     nuser = min(len(user_sgprs), USER_SGPRS)
     for op in plan:
         n = op.name
         if n == "const":
-            val[op.out.id] = low.const_value(op.type, op.attrs["value"])
+            val[op.out.id] = interp.const_value(op.type, op.attrs["value"])
             continue
         if n == "sget":
             r = op.attrs["reg"]
@@ -196,7 +194,7 @@ def evaluate(loads, plan, program: Program, wave_size: int, user_sgprs, fixed_re
         if n == "word":
             val[op.out.id] = np.uint32(val[op.args[0].id][op.attrs["k"]])
             continue
-        r = low.evaluate(op, [val[x.id] for x in op.args], ns)
+        r = interp.evaluate_op(op, [val[x.id] for x in op.args])
         if r is not None:  # (else: the kernel's own path)
             val[op.out.id] = r[()]
     return [val.get(op.out.id) for op in loads], ranges
