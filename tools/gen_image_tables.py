@@ -1,0 +1,173 @@
+#!/usr/bin/env python3
+"""Generate wavelift/memory/tables/gfx10_image.json: the GFX10/10.3 image facts wavelift reads
+from machine-readable Mesa sources, never typed in (issue 22).
+
+    python3 tools/gen_image_tables.py [MESA_SRC]     # default $MESA_SRC or /tmp/mesasrc/mesa-22.3.6
+
+Sources (Debian's Mesa 22.3.6 source; tools/radv_capture/README.md says how the project fetches
+it under /tmp without touching /etc/apt):
+
+* ``src/amd/registers/gfx10-rsrc.json`` (the register database Mesa generates its headers from):
+  the GFX10_FORMAT enum (IMG_FORMAT values and names), the T# (SQ_IMG_RSRC_WORD1..6) and S#
+  (SQ_IMG_SAMP_WORD0..3) field layouts for gfx10 and gfx103 (WORD4..6 differ: PITCH, BIG_PAGE,
+  LLC_NOALLOC), and the BC_SWIZZLE enum.  A format name is split the way Mesa's own
+  gfx10_format_table.py splits it: leading numbers are channel sizes from the most significant
+  channel down (``10_11_11`` is X:11, Y:11, Z:10 from bit 0 up), the rest is the numeric format.
+  Names that are not all channel sizes (BC*, FMASK*, MM_*, GB_GR, 6E4, YCBCR, 1_REVERSED, ...)
+  get ``bits: []``: wavelift converts none of them.
+* ``src/amd/addrlib/inc/addrtypes.h``: the AddrSwizzleMode names and values (the T#'s SW_MODE
+  field holds these values; MISCDEF/reserved names are left out).
+* ``src/amd/addrlib/src/gfx10/gfx10SwizzlePattern.h``: addrlib's swizzle-pattern tables for
+  colour surfaces (every ``GFX10_SW_*_PATINFO`` row: maxItemCount and the four nibble indices,
+  and the GFX10_SW_PATTERN_NIBBLE01/2/3/4 tables, each address bit as the XOR of coordinate bits
+  it is written as there, e.g. ``"Y4^X6"``).  wavelift/memory/layout.py computes addresses from
+  these patterns with its own code; the compiled addrlib (tools/addrlib_oracle) checks it.
+
+Only numbers and Mesa's own identifiers are written.  tests/memory/test_image_tables.py
+regenerates the file and compares it byte for byte (it skips when the Mesa source is absent).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(__file__))
+
+import table_json  # tools/, the script's directory
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+OUT_DIR = ROOT / "wavelift" / "memory" / "tables"
+NAME = "gfx10_image.json"
+MESA_VERSION = "22.3.6"
+DEFAULT_SRC = f"/tmp/mesasrc/mesa-{MESA_VERSION}"
+RSRC_JSON = "src/amd/registers/gfx10-rsrc.json"
+PATTERN_H = "src/amd/addrlib/src/gfx10/gfx10SwizzlePattern.h"
+ADDRTYPES_H = "src/amd/addrlib/inc/addrtypes.h"
+
+_PLAIN = re.compile(r"X?([0-9]+)")
+
+
+def split_format(name: str) -> tuple[list[int], str]:
+    """('10_11_11_FLOAT') -> ([11, 11, 10], 'FLOAT'): channel sizes from X up, numeric format;
+    ([], name) when the name is not channel sizes followed by a numeric format."""
+    code = name.split("_")
+    sizes = []
+    i = 0
+    while i < len(code) and _PLAIN.fullmatch(code[i]):
+        sizes.append(int(_PLAIN.fullmatch(code[i]).group(1)))
+        i += 1
+    if not sizes or i == len(code):
+        return [], name
+    padded = [c.startswith("X") for c in code[:i]]
+    if any(padded):  # X24_8_32: a padding channel; not a plain colour format
+        return [], name
+    return sizes[::-1], "_".join(code[i:])
+
+
+def formats(db: dict) -> dict:
+    out = {}
+    for e in db["enums"]["GFX10_FORMAT"]["entries"]:
+        name = e["name"].strip()
+        assert name.startswith("GFX10_FORMAT_"), name
+        short = name[len("GFX10_FORMAT_") :]
+        bits, numeric = split_format(short)
+        if bits and sum(bits) % 8:  # 1_UNORM, 4_4 is 8 bits: kept; sub-byte totals are not texels
+            bits, numeric = [], short
+        out[str(e["value"])] = {
+            "name": short,
+            "bits": bits,
+            "numeric": numeric if bits else "",
+            "bytes": sum(bits) // 8 if bits else 0,
+            "buffers_only": "buffers_only" in e.get("flags", []),
+        }
+    return out
+
+
+def fields(db: dict, prefix: str) -> dict:
+    """{chip: {word index: [[name, lo, hi], ...]}} for the registers named prefix0..N."""
+    types = db["register_types"]
+    out: dict = {"gfx10": {}, "gfx103": {}}
+    for m in db["register_mappings"]:
+        if not m["name"].startswith(prefix):
+            continue
+        word = int(m["name"][len(prefix) :])
+        t = m.get("type_ref")
+        fl = [[f["name"], f["bits"][0], f["bits"][1]] for f in types[t]["fields"]] if t else []
+        for chip in m["chips"]:
+            out[chip][str(word)] = fl
+    return out
+
+
+def patterns(text: str) -> dict:
+    text = re.sub(r"//[^\n]*", "", text)
+    patinfo = {}
+    for name, body in re.findall(
+        r"const ADDR_SW_PATINFO (GFX10_SW_\w+_PATINFO)\[\]\s*=\s*\{(.*?)\};", text, re.S
+    ):
+        rows = re.findall(r"\{\s*(\d+),\s*(\d+),\s*(\d+),\s*(\d+),\s*(\d+),\s*\}", body)
+        patinfo[name] = [[int(v) for v in r] for r in rows]
+    nibbles = {}
+    for k in ("01", "2", "3", "4"):
+        m = re.search(
+            r"const UINT_64 GFX10_SW_PATTERN_NIBBLE%s\[\]\[(\d+)\]\s*=\s*\{(.*?)\n\};" % k, text, re.S
+        )
+        assert m, k
+        width = int(m.group(1))
+        rows = []
+        for row in re.findall(r"\{([^{}]*)\}", m.group(2)):
+            bits = [b.strip() for b in row.split(",") if b.strip()]
+            assert len(bits) == width and all(re.fullmatch(r"0|[XYZS]\d+(\^[XYZS]\d+)*", b) for b in bits), (
+                row
+            )
+            rows.append(bits)
+        nibbles["nibble" + k] = rows
+    return {"patinfo": patinfo, **nibbles}
+
+
+def sw_modes(text: str) -> dict:
+    body = re.search(r"typedef enum _AddrSwizzleMode\s*\{(.*?)\}", text, re.S)
+    assert body
+    out = {}
+    for name, value in re.findall(r"ADDR_SW_(\w+)\s*=\s*(\d+)\s*,", body.group(1)):
+        if not name.startswith(("MISCDEF", "MAX_TYPE")) and int(value) < 32:
+            out[value] = name
+    return out
+
+
+def build(src: pathlib.Path) -> dict:
+    db = json.loads((src / RSRC_JSON).read_text())
+    bc = {str(e["value"]): e["name"] for e in db["enums"]["SQ_IMG_RSRC_WORD3__BC_SWIZZLE"]["entries"]}
+    return {
+        "source": f"Mesa {MESA_VERSION}: {RSRC_JSON}, {ADDRTYPES_H}, {PATTERN_H}",
+        "formats": formats(db),
+        "tsharp": fields(db, "SQ_IMG_RSRC_WORD"),
+        "ssharp": fields(db, "SQ_IMG_SAMP_WORD"),
+        "bc_swizzle": bc,
+        "sw_modes": sw_modes((src / ADDRTYPES_H).read_text()),
+        **patterns((src / PATTERN_H).read_text()),
+    }
+
+
+def main(argv: list[str]) -> int:
+    src = pathlib.Path(argv[1] if len(argv) > 1 else os.environ.get("MESA_SRC", DEFAULT_SRC))
+    if not all((src / f).is_file() for f in (RSRC_JSON, PATTERN_H, ADDRTYPES_H)):
+        print(
+            f"Mesa {MESA_VERSION} source not found at {src} (tools/radv_capture/README.md)", file=sys.stderr
+        )
+        return 3
+    marker = (
+        f"generated by tools/gen_image_tables.py from Mesa {MESA_VERSION}; do not edit: "
+        "regenerate with `python3 tools/gen_image_tables.py`"
+    )
+    OUT_DIR.mkdir(parents=True, exist_ok=True)
+    (OUT_DIR / NAME).write_text(table_json.dumps({"_generated": marker, **build(src)}))
+    print(OUT_DIR / NAME)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

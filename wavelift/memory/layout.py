@@ -1,0 +1,357 @@
+"""Where a texel of a GFX10/10.3 image lies: addrlib's Addr2 surface layout, our own code.
+
+The one place wavelift turns an image's (x, y, slice, mip) into a byte offset from its base:
+image load/store (frontend/image.py) and ``wavelift show`` use it.  It follows addrlib's GFX10 path
+(Gfx10Lib in Mesa 22.3.6: ComputeSurfaceInfo{Linear,MicroTiled,MacroTiled},
+ComputeSurfaceAddrFromCoord{Linear,MicroTiled,MacroTiled}), which is what the hardware reads:
+
+* **Swizzle patterns.**  A tiled mode places each byte of a block (256 B, 4 KiB or 64 KiB) by a
+  pattern: address bit i is the XOR of some x, y and z (slice) bits, x and y in elements.  The
+  patterns are addrlib's own tables, generated into ``tables/gfx10_image.json`` from
+  gfx10SwizzlePattern.h by tools/gen_image_tables.py (never typed); the table row depends on the
+  mode, the resource type (2-D/1-D or 3-D), bytes per element and, for the _X/_T modes, on the
+  chip's pipes and packers (GB_ADDR_CONFIG; RB+ chips, GFX10.3, have their own tables).
+* **Blocks.**  Elements per block: 2^(block log2 - bpe log2) split between x and y, x getting the
+  odd bit (thin), or the 1 KiB 3-D micro block scaled on x, y, z (thick: 3-D in S/D modes).
+  Pitch and height are rounded up to the block; blocks are row-major within a slice (a mip).
+* **Pipe/bank XOR** (_X and _T modes): the pipe and bank bits of the surface's pipeBankXor,
+  shifted to the 256-byte pipe interleave, are XORed into the offset within the block.  RADV puts
+  that value into the T#'s base address bits above 256 B (ac_surface ``tile_swizzle``); a caller
+  passes those bits as ``pipe_bank_xor``.
+* **Mip chains.**  256 B modes and linear: levels from the smallest up, each a whole slice
+  piece.  4 KiB / 64 KiB modes: the levels that fit the tail (at most half a block wide or high,
+  and few enough) share the first block at fixed offsets (addrlib's mip-tail rule); larger levels
+  follow, smallest first.
+
+Only 1 sample per pixel (storage images); MSAA, VAR block modes and the swizzle modes GFX10 does
+not define have no pattern here: ``pattern_for`` returns None and the caller refuses the image.
+The compiled addrlib checks every mode x bytes per element x resource type on random
+coordinates (tools/addrlib_oracle, tests/memory/test_layout.py).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+
+import numpy as np
+
+LINEAR = 0
+RSRC_1D, RSRC_2D, RSRC_3D = 0, 1, 2  # addrlib's AddrResourceType
+
+
+@cache
+def tables() -> dict:
+    return json.loads(resources.files("wavelift.memory").joinpath("tables/gfx10_image.json").read_text())
+
+
+@cache
+def sw_mode_names() -> dict[int, str]:
+    """SW_MODE value -> addrlib name (``64KB_R_X``), for every name addrtypes.h defines."""
+    return {int(k): v for k, v in tables()["sw_modes"].items()}
+
+
+@dataclass(frozen=True)
+class Chip:
+    """What a layout depends on beyond the T#: GFX10.3 parts use the RB+ patterns; the pipe and
+    packer counts come from GB_ADDR_CONFIG (NUM_PIPES [2:0], NUM_PKRS [10:8]; the pipe
+    interleave, [5:3], must be 256 bytes, the only size addrlib's patterns are made for)."""
+
+    rbplus: bool
+    pipes_log2: int
+    pkrs_log2: int = 0
+    # addrlib's dsMipmapHtileFix: every GFX10 part but Navi10 (smaller mip tails in Z modes)
+    z_tail_fix: bool = True
+
+    @staticmethod
+    def from_gb_addr_config(value: int, rbplus: bool, z_tail_fix: bool = True) -> Chip:
+        if (value >> 3) & 7:
+            raise ValueError("GB_ADDR_CONFIG.PIPE_INTERLEAVE_SIZE other than 256 bytes")
+        return Chip(rbplus, value & 7, ((value >> 8) & 7) if rbplus else 0, z_tail_fix)
+
+    @property
+    def color_base_index(self) -> int:
+        """Row of the _X/_T pattern tables for 1-byte elements (Gfx10Lib::HwlInitGlobalParams)."""
+        i = self.pipes_log2 * 5
+        if self.rbplus and self.pkrs_log2 >= 2:
+            i += (2 * self.pkrs_log2 - 2) * 5
+        return i
+
+
+def mode_kind(sw_mode: int) -> tuple[int, str, bool] | None:
+    """(block size log2, S/D/R/Z, XOR) from the mode's name, or None (linear, unknown)."""
+    name = sw_mode_names().get(sw_mode)
+    if name is None or sw_mode == LINEAR:
+        return None
+    parts = name.split("_")
+    blk = {"256B": 8, "4KB": 12, "64KB": 16}[parts[0]]
+    return blk, parts[1], len(parts) > 2  # _X and _T both XOR the pipe/bank bits
+
+
+def is_thick(rsrc: int, sw_mode: int) -> bool:
+    k = mode_kind(sw_mode)
+    return rsrc == RSRC_3D and k is not None and k[1] in ("S", "D")
+
+
+def pattern_name(sw_mode: int, rsrc: int, rbplus: bool) -> str | None:
+    """The addrlib pattern table of a mode for one sample per pixel (Gfx10Lib::
+    GetSwizzlePatternInfo), or None where GFX10 has none (the mode is refused)."""
+    name = sw_mode_names().get(sw_mode)
+    k = mode_kind(sw_mode)
+    if k is None or name is None:
+        return None
+    blk, kind, _ = k
+    suffix = "_RBPLUS_PATINFO" if rbplus else "_PATINFO"
+    short = {8: "256", 12: "4K", 16: "64K"}[blk]
+    rest = name.split("_", 1)[1]  # S, S_X, D_T, R_X, Z_X, ...
+    if rsrc == RSRC_3D:
+        allowed = {"4KB_S", "64KB_S", "64KB_S_T", "4KB_S_X", "64KB_Z_X", "64KB_S_X", "64KB_D_X", "64KB_R_X"}
+        if name not in allowed:
+            return None
+        if kind in ("R", "Z"):
+            table = f"GFX10_SW_64K_{kind}_X_1xaa"
+        elif kind == "D":
+            table = "GFX10_SW_64K_D3_X"
+        else:
+            table = f"GFX10_SW_{short}_S3" + rest[1:]
+    else:
+        if rsrc == RSRC_1D and kind not in ("R", "Z"):
+            return None  # 1-D images: linear, R_X or Z_X only (Gfx10Rsrc1dSwModeMask)
+        if kind in ("R", "Z"):
+            if name not in ("64KB_R_X", "64KB_Z_X"):
+                return None  # 4KB_R_X has no 2-D pattern; the other R/Z modes are GFX9's
+            table = f"GFX10_SW_64K_{kind}_X_1xaa"
+        else:
+            table = f"GFX10_SW_{short}_{rest}"
+    table += suffix
+    return table if table in tables()["patinfo"] else None
+
+
+@cache
+def pattern_for(
+    chip: Chip, sw_mode: int, rsrc: int, bpe_log2: int
+) -> tuple[tuple[int, int, int], ...] | None:
+    """Per address bit of the block, the (x, y, z) masks whose bits it XORs (x, y in elements,
+    z the slice), or None when the mode has no pattern for this resource type."""
+    name = pattern_name(sw_mode, rsrc, chip.rbplus)
+    k = mode_kind(sw_mode)
+    if name is None or k is None or not 0 <= bpe_log2 <= 4:
+        return None
+    blk, _, xor = k
+    t = tables()
+    rows = t["patinfo"][name]
+    index = (chip.color_base_index + bpe_log2) if xor else bpe_log2
+    if index >= len(rows):
+        return None
+    items, n01, n2, n3, n4 = rows[index]
+    if items > 3:
+        return None  # addrlib has no equation for it (3-D 64KB_D_X, 8/16-byte, RB+): unchecked
+    bits = t["nibble01"][n01] + t["nibble2"][n2] + t["nibble3"][n3] + t["nibble4"][n4]
+    out = []
+    for term in bits[:blk]:
+        m = {"X": 0, "Y": 0, "Z": 0, "S": 0}
+        if term != "0":
+            for f in term.split("^"):
+                m[f[0]] |= 1 << int(f[1:])
+        if m["S"]:
+            return None  # a sample bit: not a 1-sample pattern
+        out.append((m["X"], m["Y"], m["Z"]))
+    return tuple(out)
+
+
+def block_dims(sw_mode: int, rsrc: int, bpe_log2: int) -> tuple[int, int, int]:
+    """Block width, height, depth in elements (addrlib ComputeThin/ThickBlockDimension)."""
+    if sw_mode == LINEAR:
+        return 256 >> bpe_log2, 1, 1
+    k = mode_kind(sw_mode)
+    assert k is not None
+    blk = k[0]
+    if is_thick(rsrc, sw_mode):
+        # the 1 KiB 3-D micro block per element size, scaled up to the block size
+        micro = [(16, 8, 8), (8, 8, 8), (8, 8, 4), (8, 4, 4), (4, 4, 4)][bpe_log2]
+        amp, rest = divmod(blk - 10, 3)
+        return micro[0] << amp, micro[1] << (amp + rest // 2), micro[2] << (amp + (1 if rest else 0))
+    n = blk - bpe_log2
+    w = (n + 1) // 2  # the width takes the odd bit (one sample)
+    return 1 << w, 1 << (n - w), 1
+
+
+@dataclass(frozen=True)
+class Mip:
+    offset: int  # bytes from the base to this level of slice 0 (addrlib's macroBlockOffset)
+    pitch: int  # elements
+    height: int
+    tail: tuple[int, int, int] | None  # (x, y, z) of the level inside the mip-tail block
+
+
+@dataclass(frozen=True)
+class Surface:
+    """An image as a T# describes it: mode, resource type, element size, level-0 size in
+    elements (width, height, slices or depth), number of levels."""
+
+    sw_mode: int
+    rsrc: int
+    bpe_log2: int
+    width: int
+    height: int
+    depth: int = 1
+    levels: int = 1
+
+
+@dataclass(frozen=True)
+class Info:
+    pitch: int
+    height: int
+    slices: int
+    block: tuple[int, int, int]
+    slice_size: int  # bytes of one slice, all levels (a thick block of slices is block-depth of them)
+    mips: tuple[Mip, ...]
+
+
+def _mip_size(v: int, level: int) -> int:
+    """addrlib's level size: rounded up (ShiftCeil), not the API's floor."""
+    return max(-(-v >> level), 1)
+
+
+def _align(v: int, a: int) -> int:
+    return (v + a - 1) // a * a
+
+
+def max_mips_in_tail(blk: int, thin: bool) -> int:
+    eff = blk if thin else blk - (blk - 8) // 3
+    return 1 + (1 << (eff - 9)) if eff <= 11 else eff - 4
+
+
+def surface_info(s: Surface, chip: Chip | None = None) -> Info:
+    """Pitch, height, slice size and each level's place (addrlib ComputeSurfaceInfo*)."""
+    bpe = 1 << s.bpe_log2
+    bw, bh, bd = block_dims(s.sw_mode, s.rsrc, s.bpe_log2)
+    thick = is_thick(s.rsrc, s.sw_mode)
+    if s.sw_mode == LINEAR or mode_kind(s.sw_mode)[0] == 8:  # type: ignore[index]
+        # linear and 256 B blocks: levels from the smallest up, no tail
+        hal = 1 if s.sw_mode == LINEAR else bh
+        mips: list[Mip] = [Mip(0, 0, 0, None)] * s.levels
+        size = 0
+        for i in reversed(range(s.levels)):
+            p = _align(_mip_size(s.width, i), bw)
+            h = _align(_mip_size(s.height, i), hal)
+            mips[i] = Mip(size, p, h, None)
+            size += p * h * bpe
+        slices = s.depth
+        return Info(mips[0].pitch, mips[0].height, slices, (bw, bh, bd), size, tuple(mips))
+    blk = mode_kind(s.sw_mode)[0]  # type: ignore[index]
+    pitch, height, slices = _align(s.width, bw), _align(s.height, bh), _align(s.depth, bd)
+    if s.levels == 1:
+        return Info(pitch, height, slices, (bw, bh, bd), pitch * height * bpe, (Mip(0, pitch, height, None),))
+    # the tail: levels at most (block width / 2) x block height (thin) that are among the last
+    # max_mips_in_tail levels share one block
+    tail_w, tail_h, tail_d = bw, bh, bd
+    if thick:
+        tail_h, tail_w, tail_d = (
+            (bh >> 1, bw, bd) if blk % 3 == 0 else (bh, bw >> 1, bd) if blk % 3 == 1 else (bh, bw, bd >> 1)
+        )
+    else:
+        tail_w >>= 1
+    fit_w, fit_h = tail_w, tail_h
+    if chip is not None and chip.z_tail_fix and mode_kind(s.sw_mode)[1] == "Z" and s.bpe_log2 <= 1:  # type: ignore[index]
+        b = [(16, 16), (16, 8), (8, 8)]
+        fit_w //= b[s.bpe_log2][0] // b[2][0]
+        fit_h //= b[s.bpe_log2][1] // b[2][1]
+    max_tail = max_mips_in_tail(blk, not thick)
+    first_tail = s.levels
+    chain = 0
+    sizes: dict[int, tuple[int, int, int]] = {}
+    for i in range(s.levels):
+        w, h = _mip_size(s.width, i), _mip_size(s.height, i)
+        if w <= fit_w and h <= fit_h and s.levels - i <= max_tail:
+            first_tail = i
+            chain += (1 << blk) // bd
+            break
+        p, hh = _align(w, bw), _align(h, bh)
+        sizes[i] = (p, hh, p * hh * bpe * bd)
+        chain += p * hh * bpe
+    out: list[Mip] = [Mip(0, 0, 0, None)] * s.levels
+    off = (1 << blk) if first_tail != s.levels else 0
+    for i in reversed(range(first_tail)):
+        p, hh, per_block_of_slices = sizes[i]
+        out[i] = Mip(off, p, hh, None)
+        off += per_block_of_slices
+    b256 = [(16, 16), (16, 8), (8, 8), (8, 4), (4, 4)][s.bpe_log2]
+    b256_3d = [(8, 4, 8), (4, 4, 8), (4, 4, 4), (4, 2, 4), (2, 2, 4)][s.bpe_log2]
+    unit = b256_3d[:2] if thick else b256
+    tp, th = tail_w, tail_h
+    for i in range(first_tail, s.levels):
+        m = max_tail - 1 - (i - first_tail)
+        mo = (16 << m) if m > 6 else (m << 8)
+        mx = sum(((mo >> (9 + 2 * k)) & 1) << k for k in range(6))
+        my = sum(((mo >> (8 + 2 * k)) & 1) << k for k in range(6))
+        if blk & 1:
+            mx, my = my, mx
+            if s.bpe_log2 & 1:
+                my = (my << 1) | (mx & 1)
+                mx >>= 1
+        out[i] = Mip(0, tp, th, (mx * unit[0], my * unit[1], 0))
+        tp, th = max(tp >> 1, unit[0]), max(th >> 1, unit[1])
+    return Info(pitch, height, slices, (bw, bh, bd), chain, tuple(out))
+
+
+def _parity_terms(mask: int, v: np.ndarray) -> np.ndarray:
+    out = np.zeros_like(v)
+    b = 0
+    while mask:
+        if mask & 1:
+            out ^= (v >> np.uint64(b)) & np.uint64(1)
+        mask >>= 1
+        b += 1
+    return out
+
+
+def block_offset(pattern, x: np.ndarray, y: np.ndarray, z: np.ndarray) -> np.ndarray:
+    """The offset within a block the pattern gives (x, y in elements, z the slice)."""
+    off = np.zeros_like(x)
+    for i, (mx, my, mz) in enumerate(pattern):
+        v = _parity_terms(mx, x) ^ _parity_terms(my, y) ^ _parity_terms(mz, z)
+        off |= v << np.uint64(i)
+    return off
+
+
+def supported(chip: Chip, s: Surface) -> bool:
+    return s.sw_mode == LINEAR or pattern_for(chip, s.sw_mode, s.rsrc, s.bpe_log2) is not None
+
+
+def address(chip: Chip, s: Surface, x, y, z, mip: int = 0, pipe_bank_xor: int = 0) -> np.ndarray:
+    """Byte offsets from the image's base of elements (x, y, z) of level ``mip`` (z: the slice
+    of a 2-D array or the depth of a 3-D image), as addrlib's Addr2ComputeSurfaceAddrFromCoord
+    gives them.  Arrays of any shape (they broadcast); ValueError for a mode without pattern."""
+    x = np.asarray(x, np.uint64)
+    y = np.asarray(y, np.uint64)
+    z = np.asarray(z, np.uint64)
+    x, y, z = np.broadcast_arrays(x, y, z)
+    info = surface_info(s, chip)
+    mi = info.mips[mip]
+    bpe = 1 << s.bpe_log2
+    u = np.uint64
+    if s.sw_mode == LINEAR:
+        return u(info.slice_size) * z + u(mi.offset) + (y * u(mi.pitch) + x) * u(bpe)
+    pattern = pattern_for(chip, s.sw_mode, s.rsrc, s.bpe_log2)
+    k = mode_kind(s.sw_mode)
+    if pattern is None or k is None:
+        raise ValueError(f"no layout for swizzle mode {s.sw_mode} ({s.rsrc}-type, {bpe} bytes)")
+    blk, _, xor = k
+    bw, bh, bd = info.block
+    pb = u(mi.pitch // bw)
+    blk_idx = (y // u(bh)) * pb + x // u(bw)
+    if blk == 8:
+        return u(info.slice_size) * z + u(mi.offset) + blk_idx * u(256) + block_offset(pattern, x, y, z)
+    px, py, pz = (x, y, z) if mi.tail is None else (x + u(mi.tail[0]), y + u(mi.tail[1]), z + u(mi.tail[2]))
+    off = block_offset(pattern, px, py, pz)
+    if xor:
+        pipe_mask = (1 << chip.pipes_log2) - 1
+        bank_bits = max(0, min(blk - 8 - chip.pipes_log2 - 2, 4))
+        bank_mask = ((1 << bank_bits) - 1) << (chip.pipes_log2 + 2)
+        off ^= u(((pipe_bank_xor & (pipe_mask | bank_mask)) << 8) & ((1 << blk) - 1))
+    thick = is_thick(s.rsrc, s.sw_mode)
+    slice_size, slice_id = (u(info.slice_size * bd), z // u(bd)) if thick else (u(info.slice_size), z)
+    return slice_size * slice_id + u(mi.offset) + (blk_idx << u(blk)) + off
