@@ -10,7 +10,10 @@ source and NVRTC's version; a cubin runs as code, so the cache follows backends/
 
 from __future__ import annotations
 
+import concurrent.futures
+import functools
 import hashlib
+import multiprocessing
 import pathlib
 import re
 import time
@@ -112,6 +115,23 @@ def _spills(log: str) -> bool:
     return m is None or int(m.group(1)) > SPILL_OK_BYTES
 
 
+@functools.cache
+def _report_pool() -> concurrent.futures.ProcessPoolExecutor:
+    """One spawned process that never initialises the CUDA driver (see _reported_build)."""
+    return concurrent.futures.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+
+
+def _reported_build(source: str, arch: str, extra: tuple) -> tuple[bytes, str]:
+    """_nvrtc_build with ptxas's -v report in the log.  NVRTC 13 leaves that report out of the
+    log in a process where the CUDA driver is initialised (seen on the H200 machine: every
+    bounded build then read as spilling and was thrown away); such a build runs again in a
+    process that has not initialised it, which reports as NVRTC documents."""
+    cubin, log = _nvrtc_build(source, arch, extra)
+    if "Function properties for" in log:
+        return cubin, log
+    return _report_pool().submit(_nvrtc_build, source, arch, extra).result()
+
+
 def nvrtc_compile(source: str, arch: str = DEFAULT_ARCH) -> bytes:
     """-> cubin bytes for `arch` (e.g. 'sm_90'): the occupancy-bounded build unless it spills."""
     return nvrtc_build(source, arch)[0]
@@ -123,7 +143,7 @@ def nvrtc_build(source: str, arch: str = DEFAULT_ARCH, extra: tuple = ()) -> tup
     blocks = re.search(r"#define WL_BLOCK_THREADS (\d+)", source)
     if blocks:
         minb = max(1, min(32, occupancy_threads() // int(blocks.group(1))))
-        cubin, log = _nvrtc_build(source, arch, (f"-DWL_MIN_BLOCKS={minb}", "--ptxas-options=-v") + extra)
+        cubin, log = _reported_build(source, arch, (f"-DWL_MIN_BLOCKS={minb}", "--ptxas-options=-v") + extra)
         if not _spills(log):
             return cubin, log, minb
     cubin, log = _nvrtc_build(source, arch, extra)
