@@ -262,11 +262,13 @@ def _check_source(src):
         return str(e)[:2000]
 
 
+@pytest.mark.slow
 def test_every_fixture_module_compiles_to_ptx():
     """Every fixture program's module (both modes where it uses scratch; the checked build of
     one with preloads too) goes through NVRTC to PTX (compile.check_source: unoptimised, about a
     second each, two processes): ~340 sources in ~3 minutes on 2 cores, where optimised cubins
-    take up to minutes each (those: the sample above, and all with -m slow)."""
+    take up to minutes each.  -m slow: the default run compiles the representative sample above
+    (test_compile_sample_is_representative keeps it covering every codegen feature)."""
     import concurrent.futures as cf
 
     why = _nvrtc_problem()
