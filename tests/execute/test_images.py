@@ -95,9 +95,18 @@ LAYOUT, FORMAT, DESC = (
     "image.unsupported_descriptor",
 )
 REFUSED = [
-    ("sw_4kb_s", LAYOUT, lambda t: _set(t, 3, 20, 5, 5)),
+    # tiled modes not laid out: _X/_T (pipe/bank XOR from GB_ADDR_CONFIG), GFX9-only and reserved
+    # values, VAR blocks; a laid-out mode whose base is not aligned to its block
+    # (tests/execute/test_images_tiled.py runs the modes that are laid out)
+    ("sw_4kb_s_x", LAYOUT, lambda t: _set(t, 3, 20, 5, 21)),
     ("sw_64kb_r_x", LAYOUT, lambda t: _set(t, 3, 20, 5, 27)),
-    ("sw_256b_s", LAYOUT, lambda t: _set(t, 3, 20, 5, 1)),
+    ("sw_64kb_s_t", LAYOUT, lambda t: _set(t, 3, 20, 5, 17)),
+    ("sw_256b_r", LAYOUT, lambda t: _set(t, 3, 20, 5, 3)),
+    ("sw_64kb_z", LAYOUT, lambda t: _set(t, 3, 20, 5, 8)),
+    ("sw_reserved_12", LAYOUT, lambda t: _set(t, 3, 20, 5, 12)),
+    ("sw_var_r_x", LAYOUT, lambda t: _set(t, 3, 20, 5, 31)),
+    ("sw_64kb_s_misaligned", LAYOUT, lambda t: _set(_set(t, 3, 20, 5, 9), 0, 0, 1, 1)),
+    ("sw_4kb_d_misaligned", LAYOUT, lambda t: _set(_set(t, 3, 20, 5, 6), 0, 3, 1, 1)),
     ("dcc", LAYOUT, lambda t: _set(t, 6, 21, 1, 1)),
     ("write_compress", LAYOUT, lambda t: _set(t, 6, 20, 1, 1)),
     ("fmt_16_16_float", FORMAT, lambda t: _set(t, 1, 20, 9, 54)),

@@ -1,10 +1,11 @@
 """MIMG: storage-image loads and stores (image_load / image_store, no sampler) of linear 1-D/2-D
-images in the four formats converted exactly, and null descriptors (a T# whose TYPE is not an
+and tiled 2-D images in the four formats converted exactly, and null descriptors (a T# whose TYPE is not an
 image, RADV's all-zero descriptor: loads read 0, stores drop).  Every other T# refuses the
 dispatch by name when an active lane uses it (refuse_if, so every backend checks the descriptor
 where its value becomes known: it is usually loaded from guest memory by s_load at run time):
 
-* ``image.unsupported_layout``: SW_MODE other than linear (a tiled image), or DCC compression.
+* ``image.unsupported_layout``: a SW_MODE not laid out here (below), a tiled image whose base
+  address is not aligned to its block, or DCC compression.
 * ``image.unsupported_format``: an IMG_FORMAT other than the four below, DST_SEL swizzles
   that are not the identity (a channel the format lacks may also select its default 0 / 1), or
   an image_store whose dmask leaves out a channel of the format.
@@ -23,9 +24,14 @@ ignored: BC_SWIZZLE (border colours of sampling), d5's hints (MID_LOD_WARN, PERF
 CORNER_SAMPLES, LINKED_RESOURCE, LOD_HDW_CNT_EN, PRT_DEFAULT, BIG_PAGE), d6's DCC and counter
 fields other than the two enables, and the metadata address.
 
-Linear layout (addrlib Gfx10Lib::HwlComputeSurfaceInfoLinear, which the hardware follows): rows
-are ``pitch = align(width, 256 bytes / bytes per texel)`` texels apart, so 64 texels for the
-4-byte formats.  Formats: 56 8_8_8_8_UNORM, 22 32_FLOAT, 20 32_UINT, 21 32_SINT.  Coordinates
+Layouts (wavelift/memory/layout.py, checked against Mesa's addrlib): linear (rows
+``pitch = align(width, 256 bytes / bytes per texel)`` texels apart, so 64 texels for the 4-byte
+formats) and, for 2-D images on GFX10/10.3, the swizzle modes whose pattern does not depend on
+the GPU's pipe configuration: 256B_S, 256B_D, 4KB_S, 4KB_D, 64KB_S, 64KB_D (a texel's place in
+its block is a fixed permutation of its x and y bits; blocks are row-major, the pitch rounded
+up to the block).  The _X and _T modes XOR in pipe and bank bits that depend on GB_ADDR_CONFIG,
+which a capture does not record: they are refused by name (``image.unsupported_layout``), as
+are the modes GFX10 does not define.  Formats: 56 8_8_8_8_UNORM, 22 32_FLOAT, 20 32_UINT, 21 32_SINT.  Coordinates
 outside the image read 0 and drop stores, as hardware does.  unorm8 -> float is byte / 255
 (correctly rounded); float -> unorm8 clamps to [0, 1] (NaN -> 0) and rounds x * 255 to nearest
 even.  Sampling instructions, d16, a16, r128, tfe/lwe, 3-D/array/MSAA dims and image atomics
@@ -35,6 +41,7 @@ are not translated (``program.unsupported_instruction``).
 from __future__ import annotations
 
 from ..ir.builder import Builder
+from ..memory import layout
 from .common import sext48, unsupported
 
 FMT_RGBA8, FMT_R32F, FMT_R32UI, FMT_R32I = 56, 22, 20, 21
@@ -43,6 +50,13 @@ PITCH_TEXELS = 64  # 256 bytes / 4 bytes per texel
 DIM_1D, DIM_2D = 0, 1
 TYPE_1D, TYPE_2D = 8, 9
 SEL_0, SEL_1, SEL_X = 0, 1, 4
+BPE_LOG2 = 2  # every format carried out has 4 bytes per texel
+# tiled modes laid out for 2-D images: their pattern depends only on the GFX level (RB+ or not)
+TILED_2D = tuple(
+    m
+    for m, name in sorted(layout.sw_mode_names().items())
+    if name in ("256B_S", "256B_D", "4KB_S", "4KB_D", "64KB_S", "64KB_D")
+)
 # bits of each T# dword that must be clear (reserved, or a feature refused by name above)
 MUST_BE_ZERO = {
     1: 0x2000_0000,  # d1[29] reserved
@@ -102,11 +116,18 @@ def check_tsharp(b: Builder, d: list, dim: int):
     )
     sw_mode = _u(b, d[3], 20, 0x1F)
     dcc = _u(b, d[6], 20, 3)  # WRITE_COMPRESS_ENABLE, COMPRESSION_EN
+    laid_out = [_eq(b, sw_mode, layout.LINEAR)]
+    for m in tiled_modes(b, dim):
+        # the base must be aligned to the block (T# BASE_ADDRESS is in 256-byte units)
+        blk = layout.mode_kind(m)[0]  # type: ignore[index]
+        aligned = _eq(b, b.bin("and", "u32", d[0], C(b, "u32", (1 << (blk - 8)) - 1)), 0)
+        laid_out.append(b.bin("and", "b1", _eq(b, sw_mode, m), aligned))
     _refuse(
         b,
         "image.unsupported_layout",
-        b.bin("and", "b1", real, _any(b, _ne(b, sw_mode, 0), _ne(b, dcc, 0))),
-        "T# SW_MODE is not linear (a tiled image) or the image is DCC-compressed",
+        b.bin("and", "b1", real, b.bin("or", "b1", b.un("not", "b1", _any(b, *laid_out)), _ne(b, dcc, 0))),
+        "T# SW_MODE is not one wavelift lays out (linear; 2-D 256B/4KB/64KB _S and _D), the "
+        "base address is not aligned to its block, or the image is DCC-compressed",
     )
     fmt = _u(b, d[1], 20, 0x1FF)
     sel = [_u(b, d[3], 3 * c, 7) for c in range(4)]
@@ -144,6 +165,40 @@ def check_tsharp(b: Builder, d: list, dim: int):
     return real, fmt
 
 
+def tiled_modes(b: Builder, dim: int) -> tuple[int, ...]:
+    """The tiled SW_MODEs laid out for this dim on this target (GFX10/10.3 2-D images)."""
+    target = getattr(b, "target", "")
+    return TILED_2D if dim == DIM_2D and target.startswith(("gfx101", "gfx103")) else ()
+
+
+def _align(b, v, a):
+    return b.bin("and", "u32", b.bin("add", "u32", v, C(b, "u32", a - 1)), C(b, "u32", -a & 0xFFFFFFFF))
+
+
+def _tiled_offset(b: Builder, mode: int, width, x, y):
+    """Byte offset of texel (x, y) of a 2-D image (one level, one slice) in swizzle mode ``mode``
+    (a mode whose pattern is a permutation of x and y bits): layout.address in IR."""
+    rbplus = getattr(b, "target", "").startswith("gfx103")
+    pattern = layout.pattern_for(layout.Chip(rbplus, 0), mode, layout.RSRC_2D, BPE_LOG2)
+    assert pattern is not None
+    bw, bh, _ = layout.block_dims(mode, layout.RSRC_2D, BPE_LOG2)
+    blk = len(pattern)
+    inner = C(b, "u32", 0)
+    for i, (mx, my, mz) in enumerate(pattern):
+        assert not mz and bin(mx).count("1") + bin(my).count("1") <= 1, "not a permutation pattern"
+        for mask, v in ((mx, x), (my, y)):
+            if mask:
+                bit = _u(b, v, mask.bit_length() - 1, 1)
+                inner = b.bin("or", "u32", inner, b.bin("shl", "u32", bit, C(b, "u32", i)))
+    blocks_per_row = b.bin("shr", "u32", _align(b, width, bw), C(b, "u32", bw.bit_length() - 1))
+    row = b.bin("shr", "u32", y, C(b, "u32", bh.bit_length() - 1))
+    col = b.bin("shr", "u32", x, C(b, "u32", bw.bit_length() - 1))
+    index = b.bin(
+        "add", "u64", b.bin("mul", "u64", b.cvt("u64", row), b.cvt("u64", blocks_per_row)), b.cvt("u64", col)
+    )
+    return b.bin("add", "u64", b.bin("shl", "u64", index, C(b, "u64", blk)), b.cvt("u64", inner))
+
+
 def translate(ins, b: Builder):
     n = ins.name
     f = ins.fields
@@ -173,14 +228,18 @@ def translate(ins, b: Builder):
     texel = b.cvt("u64", x)
     if dim == DIM_2D:
         inb = b.bin("and", "b1", inb, b.cmp("lt", "u32", xy[1], height))
-        pitch = b.bin(
-            "and",
-            "u32",
-            b.bin("add", "u32", width, C(b, "u32", PITCH_TEXELS - 1)),
-            C(b, "u32", -PITCH_TEXELS & 0xFFFFFFFF),
+        texel = b.bin(
+            "add",
+            "u64",
+            b.bin("mul", "u64", b.cvt("u64", xy[1]), b.cvt("u64", _align(b, width, PITCH_TEXELS))),
+            texel,
         )
-        texel = b.bin("add", "u64", b.bin("mul", "u64", b.cvt("u64", xy[1]), b.cvt("u64", pitch)), texel)
-    addr = b.bin("add", "u64", base, b.bin("shl", "u64", texel, C(b, "u64", 2)))
+    offset = b.bin("shl", "u64", texel, C(b, "u64", BPE_LOG2))
+    if dim == DIM_2D:
+        sw_mode = _u(b, d[3], 20, 0x1F)
+        for m in tiled_modes(b, dim):
+            offset = b.select(_eq(b, sw_mode, m), _tiled_offset(b, m, width, x, xy[1]), offset)
+    addr = b.bin("add", "u64", base, offset)
     ok = b.bin("and", "b1", b.bin("and", "b1", b.exec(), inb), real)
     dmask = f.get("dmask", 0xF)
     chans = [c for c in range(4) if dmask >> c & 1]
