@@ -10,7 +10,8 @@ it under /tmp without touching /etc/apt):
 * ``src/amd/registers/gfx10-rsrc.json`` (the register database Mesa generates its headers from):
   the GFX10_FORMAT enum (IMG_FORMAT values and names), the T# (SQ_IMG_RSRC_WORD1..6) and S#
   (SQ_IMG_SAMP_WORD0..3) field layouts for gfx10 and gfx103 (WORD4..6 differ: PITCH, BIG_PAGE,
-  LLC_NOALLOC), and the BC_SWIZZLE enum.  A format name is split the way Mesa's own
+  LLC_NOALLOC), and the BC_SWIZZLE enum; ``src/amd/registers/gfx9.json``: the enums of T#/S#
+  fields the GFX10 file leaves out (TYPE, DST_SEL, clamp, filter, compare, border colour).  A format name is split the way Mesa's own
   gfx10_format_table.py splits it: leading numbers are channel sizes from the most significant
   channel down (``10_11_11`` is X:11, Y:11, Z:10 from bit 0 up), the rest is the numeric format.
   Names that are not all channel sizes (BC*, FMASK*, MM_*, GB_GR, 6E4, YCBCR, 1_REVERSED, ...)
@@ -45,6 +46,21 @@ NAME = "gfx10_image.json"
 MESA_VERSION = "22.3.6"
 DEFAULT_SRC = f"/tmp/mesasrc/mesa-{MESA_VERSION}"
 RSRC_JSON = "src/amd/registers/gfx10-rsrc.json"
+GFX9_JSON = "src/amd/registers/gfx9.json"
+# enums of T#/S# fields that gfx10-rsrc.json leaves out; Mesa's GFX10 descriptor code
+# (radv_image.c gfx10_make_texture_descriptor, radv_sampler.c) writes these same V_008F1C_* /
+# V_008F30_* values, so they are read from gfx9.json's register database
+FIELD_ENUMS = (
+    "SQ_RSRC_IMG_TYPE",
+    "SQ_SEL_XYZW01",
+    "SQ_TEX_CLAMP",
+    "SQ_TEX_DEPTH_COMPARE",
+    "SQ_TEX_XY_FILTER",
+    "SQ_TEX_Z_FILTER",
+    "SQ_TEX_MIP_FILTER",
+    "SQ_TEX_BORDER_COLOR",
+    "SQ_IMG_FILTER_TYPE",
+)
 PATTERN_H = "src/amd/addrlib/src/gfx10/gfx10SwizzlePattern.h"
 ADDRTYPES_H = "src/amd/addrlib/inc/addrtypes.h"
 
@@ -141,12 +157,15 @@ def sw_modes(text: str) -> dict:
 def build(src: pathlib.Path) -> dict:
     db = json.loads((src / RSRC_JSON).read_text())
     bc = {str(e["value"]): e["name"] for e in db["enums"]["SQ_IMG_RSRC_WORD3__BC_SWIZZLE"]["entries"]}
+    gfx9 = json.loads((src / GFX9_JSON).read_text())["enums"]
+    enums = {k: {str(e["value"]): e["name"] for e in gfx9[k]["entries"]} for k in FIELD_ENUMS}
     return {
-        "source": f"Mesa {MESA_VERSION}: {RSRC_JSON}, {ADDRTYPES_H}, {PATTERN_H}",
+        "source": f"Mesa {MESA_VERSION}: {RSRC_JSON}, {GFX9_JSON}, {ADDRTYPES_H}, {PATTERN_H}",
         "formats": formats(db),
         "tsharp": fields(db, "SQ_IMG_RSRC_WORD"),
         "ssharp": fields(db, "SQ_IMG_SAMP_WORD"),
         "bc_swizzle": bc,
+        "enums": enums,
         "sw_modes": sw_modes((src / ADDRTYPES_H).read_text()),
         **patterns((src / PATTERN_H).read_text()),
     }
@@ -154,7 +173,7 @@ def build(src: pathlib.Path) -> dict:
 
 def main(argv: list[str]) -> int:
     src = pathlib.Path(argv[1] if len(argv) > 1 else os.environ.get("MESA_SRC", DEFAULT_SRC))
-    if not all((src / f).is_file() for f in (RSRC_JSON, PATTERN_H, ADDRTYPES_H)):
+    if not all((src / f).is_file() for f in (RSRC_JSON, GFX9_JSON, PATTERN_H, ADDRTYPES_H)):
         print(
             f"Mesa {MESA_VERSION} source not found at {src} (tools/radv_capture/README.md)", file=sys.stderr
         )

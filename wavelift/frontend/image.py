@@ -41,14 +41,20 @@ are not translated (``program.unsupported_instruction``).
 from __future__ import annotations
 
 from ..ir.builder import Builder
-from ..memory import layout
+from ..memory import layout, tsharp
 from .common import sext48, unsupported
 
-FMT_RGBA8, FMT_R32F, FMT_R32UI, FMT_R32I = 56, 22, 20, 21
+
+def _format(name: str) -> int:
+    return next(v for v, f in tsharp.formats().items() if f.name == name)
+
+
+# IMG_FORMAT values from the generated table (56, 22, 20, 21)
+FMT_RGBA8, FMT_R32F, FMT_R32UI, FMT_R32I = map(_format, ("8_8_8_8_UNORM", "32_FLOAT", "32_UINT", "32_SINT"))
 FORMATS = (FMT_RGBA8, FMT_R32F, FMT_R32UI, FMT_R32I)  # all 4 bytes per texel
 PITCH_TEXELS = 64  # 256 bytes / 4 bytes per texel
 DIM_1D, DIM_2D = 0, 1
-TYPE_1D, TYPE_2D = 8, 9
+TYPE_1D, TYPE_2D = tsharp.TYPE_1D, tsharp.TYPE_2D
 SEL_0, SEL_1, SEL_X = 0, 1, 4
 BPE_LOG2 = 2  # every format carried out has 4 bytes per texel
 # tiled modes laid out for 2-D images: their pattern depends only on the GFX level (RB+ or not)
@@ -73,6 +79,13 @@ def C(b, t, v):
 
 def _u(b, x, sh, mask):
     return b.bin("and", "u32", b.bin("shr", "u32", x, C(b, "u32", sh)), C(b, "u32", mask))
+
+
+def _f(b, d, name):
+    """T# field ``name`` (register-database name and bits, the same on GFX10 and GFX10.3 for every
+    field read here) of the descriptor words ``d``."""
+    word, lo, hi = tsharp.field_bits(name)
+    return _u(b, d[word], lo, (1 << (hi - lo + 1)) - 1)
 
 
 def _any(b, *conds):
@@ -105,7 +118,7 @@ def _refuse(b, code, cond, why):
 def check_tsharp(b: Builder, d: list, dim: int):
     """Refuse (by name, for active lanes) every non-null T# that image_load/image_store would
     not carry out exactly; returns (real image, format)."""
-    typ = _u(b, d[3], 28, 0xF)
+    typ = _f(b, d, "TYPE")
     real = b.cmp("ge", "u32", typ, C(b, "u32", TYPE_1D))
     want = TYPE_2D if dim == DIM_2D else TYPE_1D
     _refuse(
@@ -114,8 +127,8 @@ def check_tsharp(b: Builder, d: list, dim: int):
         b.bin("and", "b1", real, _ne(b, typ, want)),
         "T# TYPE is not the instruction's 1D/2D dim (3D, cube, array and MSAA images are not carried out)",
     )
-    sw_mode = _u(b, d[3], 20, 0x1F)
-    dcc = _u(b, d[6], 20, 3)  # WRITE_COMPRESS_ENABLE, COMPRESSION_EN
+    sw_mode = _f(b, d, "SW_MODE")
+    dcc = b.bin("or", "u32", _f(b, d, "WRITE_COMPRESS_ENABLE"), _f(b, d, "COMPRESSION_EN"))
     laid_out = [_eq(b, sw_mode, layout.LINEAR)]
     for m in tiled_modes(b, dim):
         # the base must be aligned to the block (T# BASE_ADDRESS is in 256-byte units)
@@ -129,8 +142,8 @@ def check_tsharp(b: Builder, d: list, dim: int):
         "T# SW_MODE is not one wavelift lays out (linear; 2-D 256B/4KB/64KB _S and _D), the "
         "base address is not aligned to its block, or the image is DCC-compressed",
     )
-    fmt = _u(b, d[1], 20, 0x1FF)
-    sel = [_u(b, d[3], 3 * c, 7) for c in range(4)]
+    fmt = _f(b, d, "FORMAT")
+    sel = [_f(b, d, f"DST_SEL_{c}") for c in "XYZW"]
     four = _eq(b, fmt, FMT_RGBA8)
     one = _any(b, *(_eq(b, fmt, f) for f in FORMATS if f != FMT_RGBA8))
     # identity selects; a channel a 1-channel format lacks may select its default (0, 0, 1)
@@ -150,9 +163,10 @@ def check_tsharp(b: Builder, d: list, dim: int):
         "swizzle is not the identity",
     )
     bad = [
-        _ne(b, _u(b, d[1], 8, 0xFFF), 0),  # MIN_LOD
-        _ne(b, _u(b, d[3], 12, 0xFF), 0),  # BASE_LEVEL, LAST_LEVEL
-        _eq(b, _u(b, d[2], 31, 1), 0),
+        _ne(b, _f(b, d, "MIN_LOD"), 0),
+        _ne(b, _f(b, d, "BASE_LEVEL"), 0),
+        _ne(b, _f(b, d, "LAST_LEVEL"), 0),
+        _eq(b, _f(b, d, "RESOURCE_LEVEL"), 0),
     ]  # RESOURCE_LEVEL must be 1
     bad += [_ne(b, b.bin("and", "u32", d[k], C(b, "u32", m)), 0) for k, m in MUST_BE_ZERO.items()]
     _refuse(
@@ -214,14 +228,14 @@ def translate(ins, b: Builder):
     r = f["srsrc"] * 4
     d = [b.sget(r + j) for j in range(8)]
     real, fmt = check_tsharp(b, d, dim)
-    base = sext48(b, b.bin("shl", "u64", b.pack64(d[0], _u(b, d[1], 0, 0xFF)), C(b, "u64", 8)))
+    base = sext48(b, b.bin("shl", "u64", b.pack64(d[0], _f(b, d, "BASE_ADDRESS_HI")), C(b, "u64", 8)))
     width = b.bin(
         "add",
         "u32",
-        b.bin("or", "u32", _u(b, d[1], 30, 3), b.bin("shl", "u32", _u(b, d[2], 0, 0xFFF), C(b, "u32", 2))),
+        b.bin("or", "u32", _f(b, d, "WIDTH_LO"), b.bin("shl", "u32", _f(b, d, "WIDTH_HI"), C(b, "u32", 2))),
         C(b, "u32", 1),
     )
-    height = b.bin("add", "u32", _u(b, d[2], 14, 0x3FFF), C(b, "u32", 1))
+    height = b.bin("add", "u32", _f(b, d, "HEIGHT"), C(b, "u32", 1))
     xy = _coords(ins, b, 2 if dim == DIM_2D else 1)
     x = xy[0]
     inb = b.cmp("lt", "u32", x, width)  # unsigned: negative coordinates are out
@@ -236,7 +250,7 @@ def translate(ins, b: Builder):
         )
     offset = b.bin("shl", "u64", texel, C(b, "u64", BPE_LOG2))
     if dim == DIM_2D:
-        sw_mode = _u(b, d[3], 20, 0x1F)
+        sw_mode = _f(b, d, "SW_MODE")
         for m in tiled_modes(b, dim):
             offset = b.select(_eq(b, sw_mode, m), _tiled_offset(b, m, width, x, xy[1]), offset)
     addr = b.bin("add", "u64", base, offset)
