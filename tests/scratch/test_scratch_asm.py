@@ -33,6 +33,7 @@ s_waitcnt vmcnt(0)
 )
 
 
+@pytest.mark.tiers  # runs a program: NumPy blocks and the native tier (tests/conftest.py)
 @pytest.mark.parametrize("wave64", [False, True])
 def test_wave_mode_sees_the_hardware_layout_lane_mode_escapes(wave64):
     W = 64 if wave64 else 32
@@ -77,6 +78,7 @@ v_add_nc_u32 v2, v2, v18
 )
 
 
+@pytest.mark.tiers  # runs a program: NumPy blocks and the native tier (tests/conftest.py)
 @pytest.mark.parametrize("mode", ["wave", "lane"])
 @pytest.mark.parametrize("wave64", [False, True])
 def test_widths_both_ways(wave64, mode):
@@ -112,6 +114,7 @@ def test_widths_both_ways(wave64, mode):
         ("s_mov_b32 s8, 0x8000\nbuffer_store_dword v0, off, s[0:3], s8\n", "soffset past the end"),
     ],
 )
+@pytest.mark.tiers  # runs a program: NumPy blocks and the native tier (tests/conftest.py)
 def test_out_of_range_and_misaligned_are_escapes(src, what, mode):
     # 1 KiB per wave, wave32: per-lane offsets 0..31 (dwords 0..7) are in range
     r = ScratchRig(src + "v_mov_b32 v2, 7\n" + STORE_OUT)
@@ -140,6 +143,7 @@ v_xor_b32 v2, v2, v6
 )
 
 
+@pytest.mark.tiers  # runs a program: NumPy blocks and the native tier (tests/conftest.py)
 @pytest.mark.parametrize("mode", ["wave", "lane"])
 @pytest.mark.parametrize("wave64", [False, True])
 def test_unaligned_flat_scratch_stays_in_the_lane(wave64, mode):
@@ -153,6 +157,7 @@ def test_unaligned_flat_scratch_stays_in_the_lane(wave64, mode):
     np.testing.assert_array_equal(r.out_words(W), want.astype(np.uint32))
 
 
+@pytest.mark.tiers  # runs a program: NumPy blocks and the native tier (tests/conftest.py)
 def test_last_dword_of_the_wave_is_in_range():
     # 2 KiB per wave, wave32: per-lane offset 60 -> dword 15 of each lane, the last ones
     src = (
@@ -167,6 +172,7 @@ def test_last_dword_of_the_wave_is_in_range():
     assert r.run(wavesize_kib=2).refusal.code == "escape"
 
 
+@pytest.mark.tiers  # runs a program: NumPy blocks and the native tier (tests/conftest.py)
 def test_scratch_is_private_per_wave_and_starts_zero():
     # two workgroups: each reads (0) then writes its group id; no wave sees another's value
     src = """
@@ -242,6 +248,7 @@ OFFSET_FINE = {
 }
 
 
+@pytest.mark.tiers  # runs a program: NumPy blocks and the native tier (tests/conftest.py)
 @pytest.mark.parametrize("case", sorted(OFFSET_FINE))
 def test_offset_written_reaching_no_scratch_address_is_fine(case):
     r = ScratchRig(OFFSET_FINE[case] + STORE_OUT)
@@ -336,6 +343,7 @@ def test_stream_refusals_leave_memory_untouched(kw, code):
     assert r.cap.read(r.out, r.out_bytes) == before
 
 
+@pytest.mark.tiers  # runs a program: NumPy blocks and the native tier (tests/conftest.py)
 def test_256_kib_per_wave_is_carried_out():
     r = ScratchRig(
         "v_mov_b32 v4, 0x1ffc\nscratch_store_dword v4, v0, off\n"

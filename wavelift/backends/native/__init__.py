@@ -18,8 +18,11 @@ Loop rules (so that a fused loop computes what the op-by-op NumPy block computes
   * ballot and readlane accumulate inside the loop that makes their operand and end it; shuffle
     starts a new loop (it reads other lanes); permute is a scatter between loops;
   * a per-lane value used outside its loop lives in an array [lanes], else in a register.
-Blocks with scratch or atomic accesses, s_setpc or a rounding mode other than nearest-even stay
-NumPy blocks (``unsupported``); a dispatch mixes both kinds freely (they share the state).
+Scratch is each wave's private arena (hardware layout; lane mode: the lane's own words), atomics
+are each lane's whole read-modify-write in lane order, and an s_setpc/s_swappc block hands its
+waves' target addresses to the scheduler or the driver (docs/decisions/0020).  Blocks with a
+rounding mode other than nearest-even, or whose lane arrays exceed the stack bound, stay NumPy
+blocks (``unsupported``); a dispatch mixes both kinds freely (they share the state).
 Generated text holds numbers and names made from numbers only -- never guest text.
 """
 
@@ -83,10 +86,16 @@ CTX_FIELDS = (
     ("wkind", "const u8*"),  # per window: 0 copied, 1 aliased (guest memory, never
     # stored to), 2 blank (arbitrary bytes, never read)
     ("ro_written", "i64"),  # a store into an aliased window was dropped
-    ("blank_read", "i64"),
-)  # a blank window was read (zeros given, the run stops)
+    ("blank_read", "i64"),  # a blank window was read (zeros given, the run stops)
+    ("scr", "u8*"),  # scratch: wave w's private bytes at scr + w * scr_bytes (decision 0008)
+    ("scr_bytes", "i64"),
+    ("scr_lane", "i64"),  # lane mode: a lane reaches only its own words
+    ("pcs", "u64*"),  # per wave run: the address an s_setpc/s_swappc block jumps to
+    ("bad_pc", "i64"),  # the driver's STOP_BAD_JUMP: the address
+    ("bad_block", "i64"),  # and the block that jumped there
+)
 CTX = {name: i for i, (name, _) in enumerate(CTX_FIELDS)}
-KIND_NAMES = ("load", "store")
+KIND_NAMES = ("load", "store", "scratch", "atomic")  # escape kinds (wl_escape)
 # the driver's dispatch geometry and wave set-up (numbers only; Runtime._drive fills them)
 GRID_FIELDS = (
     "gx",
@@ -120,9 +129,10 @@ GRID_FIELDS = (
     "budget",
     "chunk",
     "deadline",
-)  # deadline: CLOCK_MONOTONIC ns (0: none; execute.Deadline)
+    "code_base",
+)  # deadline: CLOCK_MONOTONIC ns (0: none; execute.Deadline); code_base: the program's address
 GRID = {name: i for i, name in enumerate(GRID_FIELDS)}
-STOP_BUDGET, STOP_BAD_ADDRESS, STOP_TIME = 1, 2, 3
+STOP_BUDGET, STOP_BAD_ADDRESS, STOP_TIME, STOP_BAD_JUMP = 1, 2, 3, 4
 DEADLINE_BLOCKS = 4096  # the driver looks at the clock once per this many block runs
 MAX_GROUP_WAVES = 64  # the driver's per-chunk arrays (waves)
 CHUNK_LDS_BYTES = 1 << 20  # LDS of one chunk's groups, at most (one group at least)
@@ -166,6 +176,8 @@ def driver_source(program: Program, wave_size: int) -> str:
         "WL_STOP_BUDGET": STOP_BUDGET,
         "WL_STOP_BAD_ADDRESS": STOP_BAD_ADDRESS,
         "WL_STOP_TIME": STOP_TIME,
+        "WL_STOP_BAD_JUMP": STOP_BAD_JUMP,
+        "WL_NTARGETS": len(program.block_at),
         "WL_DEADLINE_BLOCKS": DEADLINE_BLOCKS,
     }
     head = "".join(f"static const i64 {k} = {int(v)};\n" for k, v in consts.items())
@@ -177,6 +189,9 @@ def driver_source(program: Program, wave_size: int) -> str:
         .replace("WL_BARRIER", ", ".join("1" if b.term[0] == "barrier" else "0" for b in blocks))
         .replace("WL_SREAD", ", ".join(map(str, sread)))
         .replace("WL_VREAD", ", ".join(map(str, vread)))
+        .replace("WL_SETPC", ", ".join("1" if b.term[0] == "setpc" else "0" for b in blocks))
+        .replace("WL_TARGET_AT", ", ".join(f"{a}ull" for a in sorted(program.block_at)))
+        .replace("WL_TARGET_BLOCK", ", ".join(str(program.block_at[a]) for a in sorted(program.block_at)))
     )
     cases = "\n".join(f"    case {b.index}: wl_b{b.index}(C, idx, N, nxt); break;" for b in blocks)
     run = (
@@ -190,7 +205,7 @@ class Unsupported(Exception):
     """A construct the native tier leaves to the NumPy block."""
 
 
-_SPACES = {"global": 0, "lds": 1}
+_SPACES = {"global": 0, "lds": 1, "scratch": 2}
 _OK_OPS = {
     "sget",
     "vget",
@@ -207,7 +222,24 @@ _OK_OPS = {
     "word",
     "store",
     "refuse_if",
+    "atomic",
 }
+# the atomic ops (ir attrs op), numbered as native_memory.h wl_combine
+ATOMIC_OPS = (
+    "add",
+    "sub",
+    "swap",
+    "cmpswap",
+    "and",
+    "or",
+    "xor",
+    "umin",
+    "umax",
+    "smin",
+    "smax",
+    "inc",
+    "dec",
+)
 
 
 class BlockSource:
@@ -218,6 +250,8 @@ class BlockSource:
         self.L = wave_size
         self.refusals: list[tuple[int, str, str]] = []  # refuse_if k -> ir.refusal_of
         self.eager_blends = settings.get("WAVELIFT_NATIVE_BLENDS") == "eager"  # (A/B, tests)
+        # instructions whose scratch access of 2-4 bytes may cross a dword (scratch_*: 0008)
+        self.scratch_split: set[int] = set()
 
     # -------------------------------------------------------------------- classification
     @staticmethod
@@ -248,17 +282,19 @@ class BlockSource:
             nm = op.name
             if nm not in _OK_OPS and nm not in VALUE_EXPR:
                 raise Unsupported(nm)
-            if nm in ("load", "store") and op.attrs["space"] not in _SPACES:
+            if nm in ("load", "store", "atomic") and op.attrs["space"] not in _SPACES:
                 raise Unsupported(f"{nm} {op.attrs['space']}")
             lane = self._lane(op)
             if not lane:
                 if nm in ("load", "store"):
+                    if op.attrs["space"] == "scratch":
+                        raise Unsupported("uniform scratch access")
                     close()
                 place.append(("s", None))
                 continue
             if nm == "shuffle":
                 close()
-            if nm in ("permute", "load", "store"):
+            if nm in ("permute", "load", "store", "atomic"):
                 close()
                 place.append(("x", None))
                 continue
@@ -299,6 +335,51 @@ class BlockSource:
                 f"if ({a[1]}) {{ const u32 d[] = {{{d}}}; wl_st(C, {sp}u, w, 0u, {op.instr}u, "
                 f"(u64)({a[0]}), {nb}u, d, {h}); }}"
             )
+
+    def _scratch_access(self, op, a) -> list[str]:
+        """A per-lane scratch load/store (wl_scr_ld / wl_scr_st), lanes in order.  A scratch_*
+        access of 2-4 bytes of which any active lane crosses a dword is carried out byte by byte
+        for every lane, byte k of all lanes before byte k + 1 (runtime._scratch_split)."""
+        L, nb, ins = self.L, op.attrs["nbytes"], op.instr
+        loop = f"for (u32 lane = 0; lane < {L}u; lane++)"
+        if op.name == "load":
+            o, W = f"v{op.out.id}", op.attrs["words"]
+            whole = [
+                f"  {loop} {{ if ({a[1]}) wl_scr_ld(C, w, lane, {L}u, {ins}u, (u64)({a[0]}), {nb}u, {W}u, "
+                f"{o}[lane]); else for (u32 k = 0; k < {W}u; k++) {o}[lane][k] = 0u; }}"
+            ]
+            bytes_ = [
+                f"  {loop} {o}[lane][0] = 0u;",
+                f"  for (u32 k = 0; k < {nb}u; k++) {loop} if ({a[1]}) {{ u32 t; "
+                f"wl_scr_ld(C, w, lane, {L}u, {ins}u, wl_scr_byte((u64)({a[0]}), k, {4 * L}ull), 1u, 1u, &t); "
+                f"{o}[lane][0] |= t << (8u * k); }}",
+            ]
+        else:
+            d = ", ".join(f"(u32)({x})" for x in a[2:])
+            whole = [
+                f"  {loop} if ({a[1]}) {{ const u32 d[] = {{{d}}}; "
+                f"wl_scr_st(C, w, lane, {L}u, {ins}u, (u64)({a[0]}), {nb}u, d); }}"
+            ]
+            bytes_ = [
+                f"  for (u32 k = 0; k < {nb}u; k++) {loop} if ({a[1]}) {{ "
+                f"const u32 t = ((u32)({a[2]}) >> (8u * k)) & 0xffu; "
+                f"wl_scr_st(C, w, lane, {L}u, {ins}u, wl_scr_byte((u64)({a[0]}), k, {4 * L}ull), 1u, &t); }}"
+            ]
+        words = op.attrs["words"] if op.name == "load" else len(a) - 2
+        if ins not in self.scratch_split or words != 1 or not 2 <= nb <= 4:
+            return whole
+        return (
+            [
+                "  {",
+                "    u32 cross = 0u;",
+                f"    {loop} cross |= (({a[1]}) && ((u64)({a[0]}) & 3ull) + {nb}ull > 4ull) ? 1u : 0u;",
+                "    if (cross) {",
+            ]
+            + ["  " + x for x in bytes_]
+            + ["    } else {"]
+            + ["  " + x for x in whole]
+            + ["    }", "  }"]
+        )
 
     RUN = 8  # lanes per run of consecutive addresses the copy path needs (8x8 tiles, rows)
 
@@ -387,8 +468,8 @@ class BlockSource:
         ops = blk.ops
         place, ends = self._place(ops)
         term = blk.term
-        if term[0] == "setpc":
-            raise Unsupported("setpc")
+        if term[0] == "setpc" and not term[1].uniform:
+            raise Unsupported("per-lane s_setpc target")
         if term[0] == "branch" and not term[1].uniform:
             raise Unsupported("per-lane branch condition")
         defined = {}  # value id -> op index
@@ -408,8 +489,18 @@ class BlockSource:
         # shuffle) lives in an array; so do the raw values and masks of deferred blends
         arrays = set()
         alias = src or {}
-        uses = [(i, j, alias.get(x.id, x)) for i, op in enumerate(ops) for j, x in enumerate(op.args)]
-        uses += [(len(ops), 0, alias.get(x.id, x)) for r in keep_regs if r in last for x in last[r]]
+
+        def root(x):
+            """The value x stands for: a deferred write's raw value may itself be the read of
+            an earlier deferred write (its text is that value's: its home must be that one's)"""
+            for _ in range(len(ops) + 1):
+                if not hasattr(x, "id") or x.id not in alias:
+                    break
+                x = alias[x.id]
+            return x
+
+        uses = [(i, j, root(x)) for i, op in enumerate(ops) for j, x in enumerate(op.args)]
+        uses += [(len(ops), 0, root(x)) for r in keep_regs if r in last for x in last[r]]
         for i, j, x in uses:
             if not hasattr(x, "id") or x.uniform or x.id not in defined:
                 continue
@@ -570,9 +661,29 @@ class BlockSource:
                         if m.id in defined and ops[defined[m.id]].name == "exec"
                         else None
                     )
-                    out.extend(self._lane_access(op, a, ref(op.args[0], "r"), h, tmpl, allon))
+                    if op.attrs["space"] == "scratch":
+                        if n == "load":
+                            tmpl[op.out.id] = f"v{op.out.id}[{{l}}]"
+                        out.extend(self._scratch_access(op, a))
+                    else:
+                        out.extend(self._lane_access(op, a, ref(op.args[0], "r"), h, tmpl, allon))
                 if n == "load":
                     ctype[op.out.id] = "u32"
+            elif n == "atomic":
+                # lanes in order, each a whole read-modify-write (numpy/atomics.py apply)
+                if kind != "x" or op.attrs["op"] not in ATOMIC_OPS:
+                    raise Unsupported(f"atomic {op.attrs['op']}")
+                h = f"h{len(hints)}"
+                hints.append(h)
+                o, T = f"v{op.out.id}", ("u64", "i64") if op.attrs["bits"] == 64 else ("u32", "i32")
+                decl.append(f"  {T[0]} {o}[{L}];")
+                cmp = f"({T[0]})({a[3]})" if len(a) > 3 else "0"
+                out.append(
+                    f"  for (u32 lane = 0; lane < {L}u; lane++) {o}[lane] = ({a[1]}) ? "
+                    f"wl_atomic<{T[0]}, {T[1]}>(C, {_SPACES[op.attrs['space']]}u, w, lane, {L}u, {op.instr}u, "
+                    f"(u64)({a[0]}), {ATOMIC_OPS.index(op.attrs['op'])}u, ({T[0]})({a[2]}), {cmp}, {h}) : 0;"
+                )
+                tmpl[op.out.id], ctype[op.out.id] = o + "[{l}]", T[0]
             elif n == "word":
                 base = tmpl[op.args[0].id]
                 tmpl[op.out.id] = f"{base}[{op.attrs['k']}]"
@@ -607,6 +718,8 @@ class BlockSource:
             out.append(f"  next[kk] = ({ref(term[1])}) ? {term[2]} : {term[3]};")
         elif k == "end":
             out.append("  next[kk] = -1;")
+        elif k == "setpc":  # the address: the scheduler (or the driver) finds its block
+            out.append(f"  C->pcs[kk] = (u64)({ref(term[1])}); next[kk] = -1;")
         else:
             raise Unsupported(f"terminator {k}")
         # the lane arrays live on the caller's stack
@@ -816,6 +929,7 @@ class NativeBlocks:
         self.waves: _ctypes.CFuncPtr | None = None
         self.pending: Future | None = None  # the Future of a background compile
         gen = BlockSource(wave_size)
+        gen.scratch_split = {i for i, ins in enumerate(program.instructions) if ins.encoding == "SCRATCH"}
         low = Optimizer(program, wave_size)  # the NumPy blocks' own optimisation
         parts, names = [], {}
         for b in program.blocks:
@@ -836,10 +950,11 @@ class NativeBlocks:
         # the driver: when every block is here and none changes MODE or jumps to a computed
         # address (what the driver schedules is then exactly the program)
         self._drivable = not self.unsupported and all(
-            b.index == i and b.term[0] in ("jump", "branch", "barrier", "end")
+            b.index == i and b.term[0] in ("jump", "branch", "barrier", "end", "setpc")
             for i, b in enumerate(program.blocks)
         )
         self._names = names
+        self._setpc = {b.index: b.term[0] == "setpc" for b in program.blocks}
         self.source = (
             host.prelude_semantics()
             + NATIVE_CTX
@@ -876,10 +991,11 @@ class NativeBlocks:
             f = getattr(lib, nm)
             f.restype = None
             f.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p)
-            self.fns[bi] = self._wrap(f)
+            self.fns[bi] = self._wrap(f, self._setpc[bi])
         self.lib = lib  # (the functions need the library loaded)
 
-    def _wrap(self, f):
+    def _wrap(self, f, setpc: bool):
+        """The NumPy block's signature; an s_setpc block returns its waves' target addresses."""
         refusals = self.refusals
 
         def run(R, w, N, mode):
@@ -891,7 +1007,7 @@ class NativeBlocks:
                 wi = np.ascontiguousarray(w, np.int64)
                 f(X.ctypes.data, wi.ctypes.data, N, nxt.ctypes.data)
             R.native_after(X, refusals)
-            return nxt
+            return R._native_state.pcs[:N].copy() if setpc else nxt
 
         return run
 
@@ -899,13 +1015,15 @@ class NativeBlocks:
         return self.fns.get(index)
 
 
-def new_context(win, S, V, n, lds, lds_stride, lds_bytes, grp, esc_cap: int):
+def new_context(win, S, V, n, lds, lds_stride, lds_bytes, grp, esc_cap: int, scratch=None):
     """-> (context words, state): ``state.esc`` the escape records, ``state.touch`` the windows'
     flags, ``state.alive`` every array the words point into (keep it).  S/V: state of ``n``
     waves; grp: each wave's group (its LDS at lds + grp * lds_stride); ``esc_cap``: how many
-    escapes may still be recorded."""
+    escapes may still be recorded; ``scratch``: (u8 array holding wave w's private bytes at
+    w * wave bytes, wave bytes, lane mode) when the program has scratch."""
     st = types.SimpleNamespace(
         esc=np.zeros(5 * max(esc_cap, 1), np.uint64),
+        pcs=np.zeros(max(n, 1), np.uint64),
         touch=np.tile(np.array([1 << 62, -1], np.int64), 2 * max(len(win.starts), 1)),
     )
     written = win.written
@@ -930,8 +1048,13 @@ def new_context(win, S, V, n, lds, lds_stride, lds_bytes, grp, esc_cap: int):
         st.esc,
         st.touch,
         wkind,
+        st.pcs,
     ]
     X = np.zeros(len(CTX_FIELDS), np.int64)
+    if scratch is not None:
+        arr, wave_bytes, lane_mode = scratch
+        alive.append(arr)
+        X[CTX["scr"]], X[CTX["scr_bytes"]], X[CTX["scr_lane"]] = arr.ctypes.data, wave_bytes, int(lane_mode)
     for name, v in (
         ("S", S.ctypes.data),
         ("V", V.ctypes.data),
@@ -951,6 +1074,7 @@ def new_context(win, S, V, n, lds, lds_stride, lds_bytes, grp, esc_cap: int):
         ("refuse", -1),
         ("touch", st.touch.ctypes.data),
         ("wkind", wkind.ctypes.data),
+        ("pcs", st.pcs.ctypes.data),
     ):
         X[CTX[name]] = v
     return X, st

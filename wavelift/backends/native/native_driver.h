@@ -67,6 +67,18 @@ static const i32 wl_ninstr[] = {WL_NINSTR};
 static const u8 wl_barrier[] = {WL_BARRIER};
 static const u32 wl_sread[] = {WL_SREAD};
 static const u32 wl_vread[] = {WL_VREAD};
+/* s_setpc/s_swappc: which blocks end in one; the program's block starts (offsets from its
+   address, sorted) and their blocks (ModuleMeta.block_of_address) */
+static const u8 wl_setpc[] = {WL_SETPC};
+static const u64 wl_target_at[] = {WL_TARGET_AT};
+static const i32 wl_target_block[] = {WL_TARGET_BLOCK};
+static i32 wl_target(const WlGrid* G, u64 a) {
+  const u64 o = a - (u64)G->code_base;
+  if (a < (u64)G->code_base) return -2;
+  i64 lo = 0, hi = WL_NTARGETS;
+  while (lo < hi) { const i64 m = (lo + hi) >> 1; if (wl_target_at[m] < o) lo = m + 1; else hi = m; }
+  return lo < WL_NTARGETS && wl_target_at[lo] == o ? wl_target_block[lo] : -2;
+}
 /* groups g0 .. g1-1, in chunks of whole groups (at most WL_MAXW waves, G->chunk groups) run
    together as one batch of Runtime._schedule; C->wave0: the dispatch index of g0's first wave
    (on return: of g1's) */
@@ -89,6 +101,8 @@ extern "C" void wl_drive(WlCtx* C, const WlGrid* G, const u32* user, i64 g0, i64
       qs[ng++] = q; n += q.waves; g++;
     }
     C->n = n;
+    /* scratch starts zero for every wave (as numpy/scratch.py's) */
+    if (C->scr_bytes) memset(C->scr, 0, (size_t)(n * C->scr_bytes));
     /* registers the program reads start at zero (as a batch's); the rest it never reads */
     for (u32 r : wl_sread) memset(C->S + r * n, 0, 4 * n);
     for (u32 r : wl_vread) memset(C->V + r * n * WL_L, 0, 4 * n * WL_L);
@@ -120,6 +134,10 @@ extern "C" void wl_drive(WlCtx* C, const WlGrid* G, const u32* user, i64 g0, i64
         const i64 k = idx[j];
         cnt[k] += wl_ninstr[bi];
         if (cnt[k] > G->budget) { C->stop = WL_STOP_BUDGET; return; }
+        if (wl_setpc[bi]) {
+          nxt[j] = wl_target(G, C->pcs[j]);
+          if (nxt[j] == -2) { C->stop = WL_STOP_BAD_JUMP; C->bad_pc = (i64)C->pcs[j]; C->bad_block = bi; return; }
+        }
         if (nxt[j] == -2) { C->stop = WL_STOP_BAD_ADDRESS; return; }
         pc[k] = nxt[j];
         if (wl_barrier[bi]) wait[k] = 1;

@@ -77,3 +77,84 @@ static inline void wl_st(WlCtx* C, u32 space, i64 w, u32 lane, u32 instr, u64 a,
     memcpy(C->lds + C->grp[w] * C->lds_stride + (i64)a, d, nb);
   }
 }
+/* ------------------------------------------------------------- scratch (decision 0008) */
+/* wave w's private memory: C->scr + w * C->scr_bytes, the hardware's layout (address a is the
+   wave-relative byte address frontend swizzle() made); lane mode: a lane reaches only words
+   whose lane bits name it.  What the array does not hold (past the wave's bytes, a dword access
+   not aligned, a smaller one across its dword, another lane's word in lane mode) reads 0,
+   stores nothing and is an escape (kind 2) -- numpy/scratch.py ScratchStore.resolve */
+static inline bool wl_scr_holds(const WlCtx* C, u64 a, u32 nb, u32 lane, u32 L) {
+  const u64 size = (u64)C->scr_bytes;
+  if (a >= size || (u64)nb > size - a) return false;
+  if (nb <= 4u ? (a & 3ull) + nb > 4ull : (a & 3ull) != 0ull) return false;
+  return !C->scr_lane || (u32)((a >> 2) % L) == lane;
+}
+static inline __attribute__((always_inline)) void wl_scr_ld(WlCtx* C, i64 w, u32 lane, u32 L, u32 instr, u64 a,
+                                                            u32 nb, u32 words, u32* out) {
+  for (u32 k = 0; k < words; k++) out[k] = 0u;
+  if (!wl_scr_holds(C, a, nb, lane, L)) { wl_escape(C, instr, w, lane, a, 2u); return; }
+  memcpy(out, C->scr + w * C->scr_bytes + (i64)a, nb);
+}
+static inline __attribute__((always_inline)) void wl_scr_st(WlCtx* C, i64 w, u32 lane, u32 L, u32 instr, u64 a,
+                                                            u32 nb, const u32* d) {
+  if (!wl_scr_holds(C, a, nb, lane, L)) { wl_escape(C, instr, w, lane, a, 2u); return; }
+  memcpy(C->scr + w * C->scr_bytes + (i64)a, d, nb);
+}
+/* byte k of a scratch_* access at a, in the lane's own linear space: later bytes come from the
+   same lane's next dword, 4 * L bytes on (runtime._scratch_split) */
+static inline u64 wl_scr_byte(u64 a, u32 k, u64 w4) {
+  const u64 r = a & 3ull, o = r + (u64)k;
+  return (a / w4 + (o >> 2)) * w4 + (a % w4 - r) + (o & 3ull);
+}
+/* ------------------------------------------------------------ atomics (decision 0020) */
+/* the new value of one step (numpy/atomics.py combine); op: native.ATOMIC_OPS's index */
+template <typename T, typename S> static inline T wl_combine(u32 op, T o, T d, T c) {
+  switch (op) {
+    case 0: return (T)(o + d);
+    case 1: return (T)(o - d);
+    case 2: return d;
+    case 3: return o == c ? d : o;
+    case 4: return o & d;
+    case 5: return o | d;
+    case 6: return o ^ d;
+    case 7: return o < d ? o : d;
+    case 8: return o > d ? o : d;
+    case 9: return (S)o < (S)d ? o : d;
+    case 10: return (S)o > (S)d ? o : d;
+    case 11: return o >= d ? (T)0 : (T)(o + 1);
+    default: return (o == 0 || o > d) ? d : (T)(o - 1);
+  }
+}
+/* one lane's atomic on the aligned cell that holds a (global: the cell's bytes are checked; LDS
+   and scratch: as numpy's runtime.atomic), in lane order -> the old value (0 where nothing is
+   done).  Global: the cell is read and written (wl_touch both: threads that meet there ran in
+   an order that could show, and the run is redone serially); an aliased or blank window is not
+   touched and the run is redone with copies (wl_ld / wl_st) */
+template <typename T, typename S>
+static inline T wl_atomic(WlCtx* C, u32 space, i64 w, u32 lane, u32 L, u32 instr, u64 a, u32 op, T d, T c,
+                          i64& h) {
+  const u32 nb = (u32)sizeof(T);
+  u8* p;
+  if (space == 0u) {
+    const u64 cell = a & ~(u64)(nb - 1u);
+    const i64 i = wl_where(C, cell, nb, h);
+    if (i == WL_NONE) { wl_escape(C, instr, w, lane, a, 3u); return (T)0; }
+    if (C->wkind[h] == 2u) { C->blank_read = 1; return (T)0; }
+    if (C->wkind[h] == 1u) { C->ro_written = 1; return (T)0; }
+    wl_touch(C, h, 0u, i, i + nb);
+    wl_touch(C, h, 1u, i, i + nb);
+    memset(C->written + i, 1, nb);
+    p = C->arena + i;
+  } else if (space == 1u) {
+    if (!wl_inside(a, nb, 0ull, (u64)C->lds_bytes)) return (T)0;
+    p = C->lds + C->grp[w] * C->lds_stride + (i64)(a & ~(u64)(nb - 1u));
+  } else {
+    if (!wl_scr_holds(C, a, nb, lane, L)) { wl_escape(C, instr, w, lane, a, 3u); return (T)0; }
+    p = C->scr + w * C->scr_bytes + (i64)a;
+  }
+  T o;
+  memcpy(&o, p, nb);
+  const T n = wl_combine<T, S>(op, o, d, c);
+  memcpy(p, &n, nb);
+  return o;
+}

@@ -79,6 +79,9 @@ class Runtime:
         self._lid_cache: dict[tuple[int, int, int], tuple[np.ndarray, ...]] = {}
         self.native = False  # run() decides
         self.native_runs = 0  # block runs done by the native tier
+        self.numpy_runs = 0  # block runs done by NumPy blocks while the tier was on
+        self.numpy_blocks: dict[str, str] = {}  # those blocks (index) -> why not native
+        self._native_key: dict[tuple[int, int], bool] = {}  # (block, MODE) -> its function is native
         self.native_driver = False  # the whole dispatch ran in the native driver
         self.native_threads = 1  # in this many threads
         self.windows_aliased = 0  # windows it read in guest memory (not copied)
@@ -181,7 +184,14 @@ class Runtime:
     def extra_stats(self):
         if not self.native:
             return {"native": False, **({"native_compiling": True} if self.native_compiling else {})}
-        out = {"native": True, "native_block_runs": self.native_runs, "native_driver": self.native_driver}
+        out = {
+            "native": True,
+            "native_block_runs": self.native_runs,
+            "native_driver": self.native_driver,
+            # which tier ran each block: every block not named here ran native
+            "numpy_block_runs": self.numpy_runs,
+            "numpy_blocks": dict(sorted(self.numpy_blocks.items(), key=lambda kv: int(kv[0]))),
+        }
         if self.native_driver:
             out["native_threads"] = self.native_threads
             out["windows_aliased"] = self.windows_aliased
@@ -616,10 +626,17 @@ class Runtime:
                 self.lds_bytes,
                 grp,
                 MAX_ESCAPES - len(self.escapes),
+                self._native_scratch(self.scratch.arena),
             )
         self._schedule(n, grp)
         self.wave_base += n
         self.waves_run += n
+
+    def _native_scratch(self, arena):
+        """The native context's scratch (native.new_context): ``arena`` holds wave w's private
+        bytes at w * wave bytes; None when the dispatch has none."""
+        b = self.cfg.scratch_wave_bytes
+        return (arena, b, self.mode == "lane") if b else None
 
     def _mode_word(self):
         """Every wave's MODE register at its start (our layout: frontend/ir.py MODE_REG)."""
@@ -658,6 +675,7 @@ class Runtime:
             budget=self.budget,
             chunk=self._chunk_groups(group_waves),
             deadline=0 if self.deadline is None else self.deadline.ns,
+            code_base=(self.m.meta.base_address + (1 << 63)) % (1 << 64) - (1 << 63),  # (as i64)
         )
         for k, v in vals.items():
             G[NT.GRID[k]] = v
@@ -707,6 +725,13 @@ class Runtime:
                 raise Refused("program.bad_address", "control runs past the decoded program")
             if stop == NT.STOP_TIME:
                 self.deadline.refuse()
+            if stop == NT.STOP_BAD_JUMP:
+                ins = self.m.program.instructions[self.m.program.blocks[int(X[C["bad_block"]])].instrs[-1]]
+                raise Refused(
+                    "program.bad_jump",
+                    f"s_setpc/s_swappc at offset {ins.offset:#x} jumps to "
+                    f"{int(X[C['bad_pc']]) & 0xFFFFFFFFFFFFFFFF:#x}, not a decoded instruction of the program",
+                )
 
     def _chunk_groups(self, group_waves):
         """Workgroups the driver runs together (native.NATIVE_DRIVER)."""
@@ -738,6 +763,7 @@ class Runtime:
                 cfg.lds_bytes,
                 np.zeros(W, np.int64),
                 MAX_ESCAPES - len(self.escapes),
+                self._native_scratch(np.zeros(W * cfg.scratch_wave_bytes + 8, np.uint8)),
             )
             start = lib.waves(G.ctypes.data, 0, bounds[i]) if i else 0
             X[NT.CTX["wave0"]] = start
@@ -837,7 +863,16 @@ class Runtime:
             blk = prog.blocks[bi]
             fn = self._fns.get((bi, m0))
             if fn is None:
-                fn = self._fns[(bi, m0)] = (self.native and self._native_fn(bi, m0)) or self.m.block(bi, m0)
+                nfn = self.native and self._native_fn(bi, m0)
+                fn = self._fns[(bi, m0)] = nfn or self.m.block(bi, m0)
+                self._native_key[(bi, m0)] = bool(nfn)
+            if self.native and not self._native_key[(bi, m0)]:
+                self.numpy_runs += 1
+                if str(bi) not in self.numpy_blocks:
+                    lib = self._native_library(m0)
+                    self.numpy_blocks[str(bi)] = (
+                        lib.unsupported.get(bi) or getattr(lib, "why", None) or "its library is compiling"
+                    )
             with np.errstate(all="ignore"):
                 nxt = fn(self, w, N, m0)
             counts[w] += len(blk.instrs)
