@@ -50,7 +50,7 @@ CODES: dict[str, str] = {
     # images (frontend/image.py: a T# an active lane uses that is not carried out exactly)
     "image.unsupported_layout": "an image whose T# SW_MODE is not laid out (linear, and for 2-D images 256B/4KB/64KB _S and _D; the _X/_T modes depend on GB_ADDR_CONFIG, which a capture does not record), whose base is not aligned to its swizzle block, or that is DCC-compressed",
     "image.unsupported_format": "an image whose T# IMG_FORMAT is not converted exactly (8_8_8_8_UNORM, 32_FLOAT, 32_UINT, 32_SINT) or whose DST_SEL swizzle is not the identity, or an image_store whose dmask leaves out one of its channels",
-    "image.unsupported_descriptor": "an image whose T# TYPE is not the instruction's 1D/2D dim, has mip levels, array layers, depth or a custom pitch, or sets fields wavelift does not honour",
+    "image.unsupported_descriptor": "an image whose T# TYPE is a reserved value (1..7) or not the instruction's 1D/2D dim, has mip levels, array layers, depth or a custom pitch, or sets fields wavelift does not honour",
     "float.rounding_mode": "a float instruction runs with MODE.FP_ROUND other than round-to-nearest-even",
     # scratch
     "scratch.no_tmpring": "SCRATCH_EN is set but the stream never wrote COMPUTE_TMPRING_SIZE",

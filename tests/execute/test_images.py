@@ -123,6 +123,8 @@ REFUSED = [
     ("type_2d_array", DESC, lambda t: _set(t, 3, 28, 4, 13)),
     ("type_2d_msaa", DESC, lambda t: _set(t, 3, 28, 4, 14)),
     ("type_1d_for_dim_2d", DESC, lambda t: _set(t, 3, 28, 4, 8)),
+    ("type_reserved_1", DESC, lambda t: _set(t, 3, 28, 4, 1)),
+    ("type_reserved_7", DESC, lambda t: _set(t, 3, 28, 4, 7)),
     ("base_level", DESC, lambda t: _set(t, 3, 12, 4, 1)),
     ("last_level", DESC, lambda t: _set(t, 3, 16, 4, 2)),
     ("max_mip", DESC, lambda t: _set(t, 5, 4, 4, 3)),
@@ -306,3 +308,22 @@ def test_sampling_forms_without_semantics_refuse(form):
   s_endpgm""")
     res = r.run(r.config(user_sgprs=[0] * 16, tgid=(False,) * 3))
     assert res.refusal is not None and res.refusal.code == "program.unsupported_instruction", res.refusal
+
+
+@pytest.mark.parametrize("typ", [1, 7])
+def test_sampling_through_a_reserved_type_refuses(typ):
+    """A T# of a reserved TYPE (1..7) is neither the null descriptor nor an image: refused by
+    name rather than read as 0."""
+    r = Rig("""
+  v_mov_b32 v1, 0
+  v_mov_b32 v2, 0
+  image_sample v10, v[1:2], s[0:7], s[12:15] dmask:0x1 dim:SQ_RSRC_IMG_2D
+  s_waitcnt vmcnt(0)
+  v_lshlrev_b32 v4, 2, v0
+  global_store_dword v4, v10, s[8:9]
+  s_endpgm""")
+    out = r.buf(np.full(32, 9, np.uint32), "out")
+    t = [0, 0, 0, typ << 28, 0, 0, 0, 0]
+    res = r.run(r.config(user_sgprs=t + list(ptr(out)) + [0] * 4, tgid=(False,) * 3))
+    assert res.refusal is not None and res.refusal.code == "image.unsupported_descriptor", res.refusal
+    assert (r.read(out, np.uint32, 32) == 9).all()

@@ -1,6 +1,6 @@
 """MIMG: storage-image loads and stores (image_load / image_store, no sampler) of linear 1-D/2-D
-and tiled 2-D images in the four formats converted exactly, and null descriptors (a T# whose TYPE is not an
-image, RADV's all-zero descriptor: loads read 0, stores drop).  Every other T# refuses the
+and tiled 2-D images in the four formats converted exactly, and null descriptors (TYPE 0, RADV's all-zero
+descriptor: loads read 0, stores drop; TYPE 1..7 are reserved and refuse).  Every other T# refuses the
 dispatch by name when an active lane uses it (refuse_if, so every backend checks the descriptor
 where its value becomes known: it is usually loaded from guest memory by s_load at run time):
 
@@ -115,11 +115,19 @@ def _refuse(b, code, cond, why):
     b.effect("refuse_if", "b1", b.bin("and", "b1", b.exec(), cond), why=why, code=code)
 
 
+def _refuse_reserved_type(b: Builder, typ):
+    """TYPE 0 is the null descriptor (RADV writes all zeros): loads read 0, stores drop.  TYPE
+    1..7 are reserved (SQ_RSRC_IMG_RSVD_*): what the hardware does with them is not established."""
+    reserved = b.bin("and", "b1", _ne(b, typ, 0), b.cmp("lt", "u32", typ, C(b, "u32", TYPE_1D)))
+    _refuse(b, "image.unsupported_descriptor", reserved, "T# TYPE is a reserved value (1..7)")
+
+
 def check_tsharp(b: Builder, d: list, dim: int):
     """Refuse (by name, for active lanes) every non-null T# that image_load/image_store would
     not carry out exactly; returns (real image, format)."""
     typ = _f(b, d, "TYPE")
     real = b.cmp("ge", "u32", typ, C(b, "u32", TYPE_1D))
+    _refuse_reserved_type(b, typ)
     want = TYPE_2D if dim == DIM_2D else TYPE_1D
     _refuse(
         b,
@@ -311,8 +319,9 @@ def _sample_null(ins, b: Builder):
     if f.get("tfe") or f.get("lwe") or not dmask:
         unsupported("tfe/lwe or dmask 0 on sampling")
     r = f["srsrc"] * 4
-    typ = _u(b, b.sget(r + 3), 28, 0xF)
+    typ = _f(b, {3: b.sget(r + 3)}, "TYPE")
     real = b.cmp("ge", "u32", typ, C(b, "u32", TYPE_1D))
+    _refuse_reserved_type(b, typ)
     b.effect("refuse_if", "b1", b.bin("and", "b1", b.exec(), real), why="sampling a non-null image")
     # a gather returns four texels of the one channel dmask picks; a sample one value per channel
     for k in range(4 if ins.name.startswith("image_gather4") else bin(dmask).count("1")):
