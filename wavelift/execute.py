@@ -32,6 +32,13 @@ BUDGET_WAVE_FLOOR = 1 << 10  # a wave's share of BUDGET_DISPATCH is at least thi
 TIME_LIMIT_ENV = "WAVELIFT_TIME_LIMIT"
 MAX_CODE = 4 << 20
 _CACHE: dict = {}
+# the stages execute_dispatch tells its ``progress`` callable, in order (a module cache hit skips
+# "building the module"; a refusal ends the list where it happened)
+STAGES = ("translating", "building the module", "placing windows", "running", "landing")
+
+
+def _silent(stage: str) -> None:
+    pass
 
 
 def default_budget(program, config) -> int:
@@ -143,11 +150,22 @@ def program_for(memory, config, cache=None):
 
 
 def execute_dispatch(
-    memory, config, index=0, backend="numpy", mode="wave", cache=None, budget=None, time_limit=None
+    memory,
+    config,
+    index=0,
+    backend="numpy",
+    mode="wave",
+    cache=None,
+    budget=None,
+    time_limit=None,
+    progress=None,
 ) -> DispatchResult:
     """``budget``: instructions per wave (default: default_budget); ``time_limit``: seconds of
-    wall clock (default: WAVELIFT_TIME_LIMIT, else none)."""
+    wall clock (default: WAVELIFT_TIME_LIMIT, else none); ``progress``: None, or a callable
+    ``progress(stage)`` told each stage as it starts (STAGES: what a person watching a long
+    run is waiting for; never called with guest text)."""
     t0 = time.perf_counter()
+    tell = progress or _silent
     if time_limit is None:
         time_limit = time_limit_from_env()
     deadline = Deadline(time_limit) if time_limit else None
@@ -185,20 +203,24 @@ def execute_dispatch(
         from .trace.windows import WindowSet
 
         check_grid(config.num_groups, config.block, config.wave_size)
+        tell("translating")
         program, code_base = program_for(memory, config, cache)
         key = module_key(program, config, mode, backend)
         module = cache.get(key)
         stats["module_cache_hit"] = module is not None
         if module is None:
+            tell("building the module")
             backends.check_program(be, program)
             module = be.build_module(key, program, config, mode, code_base)
             cache[key] = module
+        tell("placing windows")
         res.windows = trace(memory, config, scratch_roots=program.scratch.tracer_skip)
         if deadline is not None:
             deadline.check()  # (before the arena: a replay's time may be up)
         win = WindowSet(res.windows, memory, **be.window_plan(module))
         stats["budget"] = default_budget(program, config) if budget is None else int(budget)
         rc = backends.RunCounts()
+        tell("running")
         try:
             be.run(module, config, win, mode, stats["budget"], deadline, rc)
         finally:
@@ -224,6 +246,7 @@ def execute_dispatch(
             )
         if deadline is not None:
             deadline.check()  # (a backend that cannot stop on it; nothing has landed)
+        tell("landing")
         spans = win.spans()
         stats["bytes_written"] = win.land(memory, spans)
         res.write_spans = spans

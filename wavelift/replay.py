@@ -31,18 +31,21 @@ def default_execute(
     cache=None,
     time_limit: float | None = None,
     budget: int | None = None,
+    progress=None,
 ) -> Execute:
     """An `execute(memory, config, index)` calling wavelift.execute.execute_dispatch.
     `time_limit`: wall-clock seconds for all the dispatches it runs together (a replay's); a
     dispatch started past it is refused at once (dispatch.time_exceeded).  None: each dispatch
     has WAVELIFT_TIME_LIMIT, if set.  `budget`: instructions per wave (None: each dispatch's
-    execute.default_budget, decision 0015)."""
+    execute.default_budget, decision 0015).  `progress`: None, or `progress(index, stage)`
+    told each dispatch's stages (execute.STAGES)."""
     end = None if not time_limit else time.monotonic() + time_limit
 
     def run(memory, config, index):
         left = None if end is None else max(end - time.monotonic(), 1e-9)
+        kw = {} if progress is None else {"progress": lambda stage: progress(index, stage)}
         return engine.execute_dispatch(
-            memory, config, index, backend, mode, cache, budget=budget, time_limit=left
+            memory, config, index, backend, mode, cache, budget=budget, time_limit=left, **kw
         )
 
     return run

@@ -135,7 +135,7 @@ def test_radv_captures(cli, tmp_path, path):
 def test_progress(cli, built):
     rc, out, err = cli("run", built["vadd"], "--progress")
     assert rc == 0
-    assert re.search(r"^wavelift: dispatch 0 landed in \d+\.\d+s$", err, re.M)
+    assert re.search(r"^wavelift: dispatch 0 \(1 of 1\) landed in \d+\.\d+s$", err, re.M)
     rc, out, err = cli("run", built["vadd"])  # stderr is not a terminal: quiet
     assert err == ""
 

@@ -7,6 +7,7 @@ import os
 import stat
 import sys
 import time
+from typing import Any
 
 from ..backends import base as backends
 from ..errors import Refused, UserError
@@ -103,14 +104,16 @@ def add_budget(p) -> None:
     )
 
 
-def execute_fn(backend: str, mode: str, cache=None, budget: int | None = None):
+def execute_fn(backend: str, mode: str, cache=None, budget: int | None = None, progress=None):
     """The engine's execute(memory, config, index); an engine crash becomes InternalError
-    naming the dispatch (a refusal is still a result, not an error)."""
+    naming the dispatch (a refusal is still a result, not an error). `progress`: a Progress
+    told each dispatch's stages."""
     from ..replay import default_execute
 
     if budget is not None and budget <= 0:
         raise UserError(f"--budget {budget}: give a positive number of instructions")
-    inner = default_execute(backend, mode, cache, budget=budget)
+    stage = progress.stage if progress is not None and progress.enabled else None
+    inner = default_execute(backend, mode, cache, budget=budget, progress=stage)
 
     def run(memory, config, index):
         try:
@@ -283,14 +286,59 @@ def module_cache_text(stats: dict | None) -> str:
     return "disk hit" if "disk cache" in (s.get("native_library"), s.get("cubin")) else "miss"
 
 
-class Progress:
-    """One status line per dispatch on stderr (redrawn in place on a terminal)."""
+def count_dispatches(cap) -> int:
+    """How many dispatches (rows of `wavelift run`) a replay of `cap` has, found by walking its
+    streams without running a dispatch and without changing its memory (what the walker writes
+    goes to copies): the N of "dispatch i of N".  A stream that writes its own later packets
+    could make the replay differ; Progress shows no N past it."""
+    from ..replay import run_stream
+    from ..result import DispatchResult
+    from ..stream.registers import RegisterFile
+    from ..stream.walker import StreamLimits
 
-    def __init__(self, enabled: bool, stream=None):
+    class Unchanged:
+        """The capture's memory as this walk sees it: reads go through, a view is a copy."""
+
+        def __init__(self, memory):
+            self._m = memory
+
+        def view(self, address, n):
+            return self._m.view(address, n).copy()
+
+        def __getattr__(self, name):
+            return getattr(self._m, name)
+
+    def count(memory, config, index):
+        return DispatchResult(index, config, None, stats={})
+
+    regs = RegisterFile(cap.target)
+    results: list = []
+    limits = StreamLimits()
+    mem: Any = Unchanged(cap.memory)  # (duck-typed: the walker's reads and views)
+    for address, size in cap.streams:
+        if run_stream(mem, cap.target, address, size, regs, count, results, limits=limits) is not None:
+            break
+    return len(results)
+
+
+class Progress:
+    """One status line per dispatch on stderr (redrawn in place on a terminal, with the stage
+    the dispatch is in: execute.STAGES); `total`: the dispatch count, when known ("dispatch i
+    (k of N)"). Never on stdout: --json output and tables stay as they are."""
+
+    def __init__(self, enabled: bool, stream=None, total: int | None = None):
         self.stream = stream or sys.stderr
         self.enabled = enabled
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
         self.t0 = time.perf_counter()
+        self.total = total
+        self._config = None
+        self._t_dispatch = self.t0
+
+    def _which(self, index: int) -> str:
+        if self.total is not None and index < self.total:
+            return f"dispatch {index} ({index + 1} of {self.total})"
+        return f"dispatch {index}"
 
     def _emit(self, text: str, final: bool) -> None:
         if not self.enabled:
@@ -302,20 +350,39 @@ class Progress:
         self.stream.flush()
 
     def start(self, index: int, config) -> None:
+        self._config = config
+        self._t_dispatch = time.perf_counter()
         if self.tty:
+            self.stage(index, "")
+
+    def stage(self, index: int, stage: str) -> None:
+        """The dispatch reached `stage` (execute.STAGES): redrawn on a terminal; elsewhere a line
+        only for a module build (seconds, sometimes: the one wait worth announcing)."""
+        if not self.enabled:
+            return
+        c = self._config
+        if self.tty:
+            now = time.perf_counter()
+            where = (
+                f"program {hexa(c.program_address)} grid {fmt_grid(c)} wave{c.wave_size}"
+                if c is not None
+                else ""
+            )
             self._emit(
-                f"wavelift: dispatch {index}: program {hexa(config.program_address)} "
-                f"grid {fmt_grid(config)} wave{config.wave_size} … "
-                f"({time.perf_counter() - self.t0:.1f}s)",
+                f"wavelift: {self._which(index)}: {where}"
+                + (f": {stage}" if stage else "")
+                + f" … ({now - self._t_dispatch:.1f}s; {now - self.t0:.1f}s in all)",
                 False,
             )
+        elif stage == "building the module":
+            self._emit(f"wavelift: {self._which(index)}: {stage}", True)
 
     def done(self, index: int, result) -> None:
         what = "landed" if result.refusal is None else f"refused ({result.refusal.code})"
         t = result.stats.get("time_s")
         nn = native_note(result.stats)
         self._emit(
-            f"wavelift: dispatch {index} {what}"
+            f"wavelift: {self._which(index)} {what}"
             + (f" in {t:.3f}s" if t is not None else "")
             + (f"; {nn}" if nn else ""),
             not self.tty,

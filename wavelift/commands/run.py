@@ -18,6 +18,7 @@ from .common import (
     add_debug,
     check_backend,
     check_outputs,
+    count_dispatches,
     execute_fn,
     fmt_grid,
     hexa,
@@ -92,7 +93,9 @@ def cmd_run(a) -> int:
     check_backend(a.backend)
     progress = Progress(a.progress or sys.stderr.isatty())
     t0 = time.perf_counter()
-    execute = progress.wrap(execute_fn(a.backend, a.mode, {}, a.budget))
+    if progress.enabled:
+        progress.total = count_dispatches(cap)
+    execute = progress.wrap(execute_fn(a.backend, a.mode, {}, a.budget, progress))
     try:
         results = replay(cap, backend=a.backend, mode=a.mode, execute=execute)
     finally:

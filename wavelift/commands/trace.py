@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from ..terminal import shown
 from .common import (
+    Progress,
     add_backend,
     add_budget,
     add_debug,
@@ -420,8 +421,18 @@ def cmd_trace(a) -> int:
     n = a.dispatch
     if n < 0:
         raise UserError("--dispatch N: N counts from 0")
-    execute = execute_fn(a.backend, a.mode, {}, a.budget)
-    results = replay_until(cap, n, execute)
+    import sys
+
+    # progress on stderr: on a terminal (not with --json, unless asked) or with --progress
+    progress = Progress(a.progress or (sys.stderr.isatty() and not a.json), total=n + 1)
+    cache: dict = {}
+    execute = execute_fn(a.backend, a.mode, cache, a.budget)
+    try:
+        results = replay_until(
+            cap, n, progress.wrap(execute_fn(a.backend, a.mode, cache, a.budget, progress))
+        )
+    finally:
+        progress.finish()
     if len(results) <= n:
         raise UserError(
             f"{a.capture} has {len(results)} dispatch(es) (0..{len(results) - 1}); there is no dispatch {n}"
@@ -585,6 +596,12 @@ def register(sub) -> None:
     add_budget(p)
     p.add_argument(
         "--json", action="store_true", help="print one JSON document instead of text (docs/report-schema.md)"
+    )
+    p.add_argument(
+        "--progress",
+        action="store_true",
+        help="print progress on stderr (dispatch i of N, the stage it is in) even when it is not a "
+        "terminal or with --json",
     )
     add_debug(p)
     p.set_defaults(func=cmd_trace)
