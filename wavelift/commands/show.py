@@ -18,6 +18,14 @@ The range is `--range lo,hi`, or by default the smallest and largest finite valu
 both images with --before-after, so they compare); a negative lo needs no `=`
 (`--range -1,1`). NaN pixels are magenta (255, 0, 255) and +-inf clip to 255 / 0; float images
 are written as RGB(A) for that reason.
+
+Tiled images: `--swizzle MODE` (a GFX10/10.3 swizzle mode as addrlib names it: 64KB_S, 4KB_D,
+64KB_R_X, ...) reads level 0, slice 0 of a 2-D image of `--width` x `--height` (required) pixels
+laid out as the GPU lays it out, through wavelift/memory/layout.py (the code image load/store
+uses; checked against Mesa's addrlib). The _X and _T modes depend on the GPU's pipes and
+packers: give its `--gb-addr-config` (RADV's null device: 0) and, when the T#'s base address
+has bits 15:8 set, `--pipe-bank-xor` (those bits). The capture's target picks the GFX10 or
+GFX10.3 (RB+) patterns.
 """
 
 from __future__ import annotations
@@ -60,11 +68,45 @@ CHECKER = 8, (153, 102)  # --alpha checker: square size and its two gray levels
 MAX_PIXELS = 1 << 26  # of the PNG written (8192 x 8192): bounds the memory show takes
 
 
-def texels(raw: np.ndarray, fmt: str, width: int, height: int, stride: int) -> np.ndarray:
-    """height x width x channels values of `fmt` from bytes `raw` (rows `stride` bytes apart)."""
+def texels(raw: np.ndarray, fmt: str, width: int, height: int, stride: int, offsets=None) -> np.ndarray:
+    """height x width x channels values of `fmt` from bytes `raw` (rows `stride` bytes apart, or
+    each pixel at its byte offset in `offsets`, height x width, for a tiled image)."""
     bpp, dt, ch, _ = FORMATS[fmt]
+    if offsets is not None:
+        rows = raw[offsets[:, :, None] + np.arange(bpp)].reshape(height, width * bpp)
+        return np.ascontiguousarray(rows).view(dt).reshape(height, width, ch)
     rows = np.stack([raw[y * stride : y * stride + width * bpp] for y in range(height)])
     return rows.reshape(height, -1).view(dt).reshape(height, width, ch)
+
+
+def tiled_offsets(target: str, a, bpp: int) -> tuple[np.ndarray, int]:
+    """(height x width byte offsets, bytes the image spans) of --swizzle's layout."""
+    from ..errors import UserError
+    from ..memory import layout
+
+    modes = {n: m for m, n in layout.sw_mode_names().items()}
+    mode = modes.get(a.swizzle.upper())
+    if mode is None:
+        raise UserError(f"--swizzle {a.swizzle!r}: not a swizzle mode (e.g. {', '.join(list(modes)[:6])})")
+    if a.stride is not None or a.height is None:
+        raise UserError("--swizzle needs --height and takes no --stride (the layout places each pixel)")
+    if not 0 < a.height <= MAX_PIXELS // a.width:
+        raise UserError(f"--height {a.height}: give 1 to {MAX_PIXELS // a.width} rows of {a.width} pixels")
+    if not target.startswith(("gfx101", "gfx103")):
+        raise UserError(f"--swizzle: GFX10/10.3 layouts only; the capture's target is {target}")
+    k = layout.mode_kind(mode)
+    if k is not None and k[2] and a.gb_addr_config is None:
+        raise UserError(f"--swizzle {a.swizzle}: an _X/_T mode needs the GPU's --gb-addr-config")
+    try:
+        chip = layout.Chip.from_gb_addr_config(a.gb_addr_config or 0, target.startswith("gfx103"))
+    except ValueError as e:
+        raise UserError(f"--gb-addr-config {a.gb_addr_config:#x}: {e}") from None
+    s = layout.Surface(mode, layout.RSRC_2D, bpp.bit_length() - 1, a.width, a.height)
+    if not layout.supported(chip, s):
+        raise UserError(f"--swizzle {a.swizzle}: not a layout of {bpp}-byte 2-D images on {target}")
+    yy, xx = np.indices((a.height, a.width))
+    offs = layout.address(chip, s, xx, yy, 0, 0, a.pipe_bank_xor).astype(np.int64)
+    return offs, int(layout.surface_info(s, chip).slice_size)
 
 
 def auto_range(*arrays) -> tuple[float, float]:
@@ -155,6 +197,14 @@ def cmd_show(a) -> int:
     if a.before_after and a.dispatch is None:
         raise UserError("--before-after needs --dispatch N (the dispatch to compare around)")
     alloc = find_allocation(cap.memory, a.allocation)
+    offsets = None
+    if a.swizzle is not None:
+        offsets, span = tiled_offsets(cap.target, a, bpp)
+        if not 0 <= a.offset < alloc.size or span > alloc.size - a.offset:
+            raise UserError(
+                f"a {a.width}x{a.height} {a.swizzle} {fmt} image spans {span} bytes from offset "
+                f"{a.offset}, but allocation {alloc.name!r} has {alloc.size}"
+            )
     stride = a.stride if a.stride is not None else a.width * bpp
     if stride < a.width * bpp:
         raise UserError(f"--stride {stride} is smaller than a row ({a.width} x {bpp} bytes)")
@@ -176,7 +226,7 @@ def cmd_show(a) -> int:
                 f"{a.width}x{height} {fmt} pixels (stride {stride}) need {need} bytes "
                 f"from offset {a.offset}, but allocation {alloc.name!r} has {avail}"
             )
-    nbytes = (height - 1) * stride + a.width * bpp
+    nbytes = (height - 1) * stride + a.width * bpp if offsets is None else span
     pixels = height * (2 * a.width + GAP if a.before_after else a.width) * a.scale**2
     if pixels > MAX_PIXELS:
         raise UserError(
@@ -213,8 +263,8 @@ def cmd_show(a) -> int:
         status = "landed" if r.refusal is None else f"refused: {shown(r.refusal)}"
         print(f"dispatch {a.dispatch}: {status}")
     after = snap(cap.memory)
-    t_after = texels(after, fmt, a.width, height, stride)
-    t_before = texels(before, fmt, a.width, height, stride) if before is not None else None
+    t_after = texels(after, fmt, a.width, height, stride, offsets)
+    t_before = texels(before, fmt, a.width, height, stride, offsets) if before is not None else None
     kind = FORMATS[fmt][3]
     if lo_hi is None and kind != "u8":
         lo_hi = auto_range(t_after, *([t_before] if (t_before is not None and a.before_after) else []))
@@ -290,6 +340,24 @@ def register(sub) -> None:
     p.add_argument("--opaque", action="store_true", help=argparse.SUPPRESS)  # older --alpha opaque
     p.add_argument(
         "--scale", type=int, default=1, metavar="N", help="each pixel as an N x N square (default 1)"
+    )
+    p.add_argument(
+        "--swizzle",
+        metavar="MODE",
+        help="a tiled 2-D image in this GFX10/10.3 swizzle mode (64KB_S, 4KB_D, 64KB_R_X, ...); needs --height",
+    )
+    p.add_argument(
+        "--gb-addr-config",
+        type=lambda s: int(s, 0),
+        metavar="VALUE",
+        help="the GPU's GB_ADDR_CONFIG, for the _X/_T modes (RADV's null device: 0)",
+    )
+    p.add_argument(
+        "--pipe-bank-xor",
+        type=lambda s: int(s, 0),
+        default=0,
+        metavar="VALUE",
+        help="_X/_T modes: the pipe/bank XOR (the T# base address bits 15:8; default 0)",
     )
     p.add_argument("--png", metavar="FILE", help="output file (default: <allocation>.png)")
     p.add_argument("--dispatch", "-d", type=int, metavar="N", help="show the allocation after dispatch N ran")
