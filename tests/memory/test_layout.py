@@ -54,10 +54,13 @@ def _cases(chip: L.Chip, rng, per_surface: int):
     for mode in sorted(L.sw_mode_names()):
         for rsrc in (L.RSRC_1D, L.RSRC_2D, L.RSRC_3D):
             for bpe_log2 in range(5):
-                for levels in (1, int(rng.integers(2, 9))):
+                for chain in (False, True):
                     w = int(rng.integers(1, 700))
                     h = 1 if rsrc == L.RSRC_1D else int(rng.integers(1, 700))
                     d = int(rng.integers(1, 12))
+                    # a chain of 2 .. all levels the size allows (addrlib asserts on more)
+                    most = max(w, h, d if rsrc == L.RSRC_3D else 1).bit_length()
+                    levels = int(rng.integers(2, most + 1)) if chain and most > 1 else 1
                     s = L.Surface(mode, rsrc, bpe_log2, w, h, d, levels)
                     if not L.supported(chip, s):
                         continue
@@ -148,3 +151,31 @@ def test_linear_rows_are_256_bytes_apart():
     s = L.Surface(L.LINEAR, L.RSRC_2D, 2, 5, 3)
     got = L.address(L.Chip(False, 0), s, [0, 4, 0, 4], [0, 0, 2, 2], 0)
     np.testing.assert_array_equal(got, [0, 16, 512, 528])
+
+
+def test_surface_info_equals_addrlib(oracle):
+    """Pitch, height, slice size and each level's offset and mip-tail coordinates
+    (Addr2ComputeSurfaceInfo), for every laid-out mode x type x element size, one level and a
+    chain."""
+    for name, cfg, rev, chip in CHIPS:
+        rng = np.random.default_rng([3, cfg, rev])
+        cases = [c[0] for c in _cases(chip, rng, 1)]
+        q = "".join(
+            f"I {s.sw_mode} {s.rsrc} {8 << s.bpe_log2} {s.width} {s.height} {s.depth} {s.levels}\n"
+            for s in cases
+        )
+        p = subprocess.run([oracle, hex(cfg), hex(rev)], input=q, capture_output=True, text=True)
+        assert p.returncode == 0, p.stderr
+        for s, line in zip(cases, p.stdout.splitlines()):
+            v = [int(t) for t in line.split()]
+            info = L.surface_info(s, chip)
+            what = f"{name} {L.sw_mode_names()[s.sw_mode]} {s}"
+            assert (info.pitch, info.height, info.slice_size) == (v[0], v[1], v[6]), what
+            for i, mip in enumerate(info.mips):
+                _, macro, tail_off, _, _, tx, ty, tz = v[9 + 8 * i : 17 + 8 * i]
+                assert mip.offset == macro, (what, i)
+                assert (mip.tail or (0, 0, 0)) == (tx, ty, tz), (what, i)
+                # firstMipIdInTail (v[8]): tiled modes set it (the level count when none is in
+                # the tail); linear leaves it 0
+                in_tail = s.sw_mode != L.LINEAR and i >= v[8]
+                assert (mip.tail is not None) == in_tail, (what, i)

@@ -139,7 +139,9 @@ def pattern_for(
     k = mode_kind(sw_mode)
     if name is None or k is None or not 0 <= bpe_log2 <= 4:
         return None
-    blk, _, xor = k
+    blk, kind, xor = k
+    if kind == "Z" and bpe_log2 > 3:
+        return None  # addrlib rejects Z-order surfaces of 16-byte elements (ValidateSwModeParams)
     t = tables()
     rows = t["patinfo"][name]
     index = (chip.color_base_index + bpe_log2) if xor else bpe_log2
