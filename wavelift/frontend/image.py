@@ -1,8 +1,9 @@
 """MIMG: storage-image loads and stores (image_load / image_store, no sampler) of linear 1-D/2-D
-and tiled 2-D images in the four formats converted exactly, and null descriptors (TYPE 0, RADV's all-zero
-descriptor: loads read 0, stores drop; TYPE 1..7 are reserved and refuse).  Every other T# refuses the
-dispatch by name when an active lane uses it (refuse_if, so every backend checks the descriptor
-where its value becomes known: it is usually loaded from guest memory by s_load at run time):
+and tiled 2-D images in the four formats converted exactly, and null descriptors (TYPE 0,
+RADV's all-zero descriptor: loads read 0, stores drop; TYPE 1..7 are reserved and refuse).
+Every other T# refuses the dispatch by name when an active lane uses it (refuse_if, so every
+backend checks the descriptor where its value becomes known: it is usually loaded from guest
+memory by s_load at run time):
 
 * ``image.unsupported_layout``: a SW_MODE not laid out here (below), a tiled image whose base
   address is not aligned to its block, or DCC compression.
@@ -31,8 +32,10 @@ the GPU's pipe configuration: 256B_S, 256B_D, 4KB_S, 4KB_D, 64KB_S, 64KB_D (a te
 its block is a fixed permutation of its x and y bits; blocks are row-major, the pitch rounded
 up to the block).  The _X and _T modes XOR in pipe and bank bits that depend on GB_ADDR_CONFIG,
 which a capture does not record: they are refused by name (``image.unsupported_layout``), as
-are the modes GFX10 does not define.  Formats: 56 8_8_8_8_UNORM, 22 32_FLOAT, 20 32_UINT, 21 32_SINT.  Coordinates
-outside the image read 0 and drop stores, as hardware does.  unorm8 -> float is byte / 255
+are the modes GFX10 does not define.  T# field positions and IMG_FORMAT values come from the
+tables generated from Mesa's register database (memory/tsharp.py).  Formats: 56 8_8_8_8_UNORM,
+22 32_FLOAT, 20 32_UINT, 21 32_SINT.  Coordinates outside the image read 0 and drop stores, as
+hardware does.  unorm8 -> float is byte / 255
 (correctly rounded); float -> unorm8 clamps to [0, 1] (NaN -> 0) and rounds x * 255 to nearest
 even.  Sampling instructions, d16, a16, r128, tfe/lwe, 3-D/array/MSAA dims and image atomics
 are not translated (``program.unsupported_instruction``).
@@ -52,11 +55,11 @@ def _format(name: str) -> int:
 # IMG_FORMAT values from the generated table (56, 22, 20, 21)
 FMT_RGBA8, FMT_R32F, FMT_R32UI, FMT_R32I = map(_format, ("8_8_8_8_UNORM", "32_FLOAT", "32_UINT", "32_SINT"))
 FORMATS = (FMT_RGBA8, FMT_R32F, FMT_R32UI, FMT_R32I)  # all 4 bytes per texel
-PITCH_TEXELS = 64  # 256 bytes / 4 bytes per texel
+BPE_LOG2 = 2  # every format carried out has 4 bytes per texel
+PITCH_TEXELS = layout.block_dims(layout.LINEAR, layout.RSRC_2D, BPE_LOG2)[0]  # 256 bytes: 64 texels
 DIM_1D, DIM_2D = 0, 1
 TYPE_1D, TYPE_2D = tsharp.TYPE_1D, tsharp.TYPE_2D
 SEL_0, SEL_1, SEL_X = 0, 1, 4
-BPE_LOG2 = 2  # every format carried out has 4 bytes per texel
 # tiled modes laid out for 2-D images: their pattern depends only on the GFX level (RB+ or not)
 TILED_2D = tuple(
     m
