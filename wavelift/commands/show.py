@@ -98,7 +98,10 @@ def tiled_offsets(target: str, a, bpp: int) -> tuple[np.ndarray, int]:
     if k is not None and k[2] and a.gb_addr_config is None:
         raise UserError(f"--swizzle {a.swizzle}: an _X/_T mode needs the GPU's --gb-addr-config")
     try:
-        chip = layout.Chip.from_gb_addr_config(a.gb_addr_config or 0, target.startswith("gfx103"))
+        # Navi10 (gfx1010) lacks addrlib's dsMipmapHtileFix (it changes only Z-mode mip tails)
+        chip = layout.Chip.from_gb_addr_config(
+            a.gb_addr_config or 0, target.startswith("gfx103"), target != "gfx1010"
+        )
     except ValueError as e:
         raise UserError(f"--gb-addr-config {a.gb_addr_config:#x}: {e}") from None
     s = layout.Surface(mode, layout.RSRC_2D, bpp.bit_length() - 1, a.width, a.height)

@@ -156,8 +156,9 @@ class TSharp:
         return bool(self.fields["COMPRESSION_EN"] or self.fields["WRITE_COMPRESS_ENABLE"])
 
     def layout(self, chip: layout.Chip) -> tuple[layout.Surface, int, int] | tuple[str, str]:
-        """(surface, aligned base address, pipe/bank XOR) of level BASE_LEVEL's chain, or
-        (refusal code, reason) when wavelift does not lay the image out."""
+        """(surface, aligned base address, pipe/bank XOR) of the image (levels 0..LAST_LEVEL;
+        BASE_LEVEL is the one an access without a mip argument reads), or (refusal code, reason)
+        when wavelift does not lay the image out."""
         f = self.format
         if not self.is_image:
             return "image.unsupported_descriptor", "not an image (TYPE below 8: a null descriptor)"
