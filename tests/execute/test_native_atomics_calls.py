@@ -201,6 +201,38 @@ def test_every_atomic_form_in_serial_order(op, bits, lds, tier):
     np.testing.assert_array_equal(got, want_cells.astype(got.dtype))
 
 
+@pytest.mark.tiers
+@pytest.mark.skipif(not HAVE_MC, reason="llvm-mc-19 not installed")
+@pytest.mark.parametrize("good", [True, False], ids=["to-a-block", "to-no-instruction"])
+def test_setpc_targets(good, tier):
+    """s_setpc to a run-time address: a block start runs on (the driver maps it through its own
+    table), anything else is refused program.bad_jump with the scheduler's message."""
+    r = Rig("""
+        s_getpc_b64 s[8:9]
+        s_add_u32 s8, s8, 16
+        s_addc_u32 s9, s9, 0
+        s_swappc_b64 s[10:11], s[8:9]
+        s_endpgm
+        v_mov_b32 v1, 0x1234
+        v_lshlrev_b32 v2, 2, v0
+        global_store_dword v2, v1, s[2:3]
+        s_setpc_b64 s[0:1]
+    """)
+    out = r.buf(np.zeros(64, np.uint32), "out")
+    # the s_endpgm after the call (a return point: a block start), or 2 bytes into it
+    target = r.prog + 16 + (0 if good else 2)
+    res = r.run(r.config(user_sgprs=ptr(target) + ptr(out), groups=(3, 1, 1)), mode="wave")
+    if good:
+        assert res.landed, res.refusal
+        if tier != "numpy":
+            assert res.stats["numpy_blocks"] == {}, res.stats
+            assert res.stats["native_driver"] == (tier == "native")
+        assert r.read(out, np.uint32, 1)[0] == 0x1234
+    else:
+        assert res.refusal.code == "program.bad_jump", res.refusal
+        assert f"jumps to {target:#x}" in res.refusal.message
+
+
 # ---- clang-19 kernels --------------------------------------------------------------------------
 
 
