@@ -11,7 +11,18 @@ from wavelift.memory import tsharp as T
 
 
 def radv_tsharp(
-    va, fmt, w, h, typ, sw_mode, depth_field=0, base_array=0, sel=(4, 5, 6, 7), levels=(0, 0), swizzle=0
+    va,
+    fmt,
+    w,
+    h,
+    typ,
+    sw_mode,
+    depth_field=0,
+    base_array=0,
+    sel=(4, 5, 6, 7),
+    levels=(0, 0),
+    swizzle=0,
+    max_mip=0,
 ):
     """The T# words as RADV's gfx10_make_texture_descriptor + mutable fields compose them."""
     return [
@@ -27,7 +38,7 @@ def radv_tsharp(
         | sw_mode << 20
         | typ << 28,
         depth_field | base_array << 16,
-        0,
+        max_mip << 4,
         0,
         0,
     ]
@@ -35,7 +46,7 @@ def radv_tsharp(
 
 def test_fields_of_a_3d_storage_image():
     t = T.decode_tsharp(
-        radv_tsharp(0x12_3456_0000, 77, 300, 200, T.TYPE_3D, 25, depth_field=63, levels=(2, 5))
+        radv_tsharp(0x12_3456_0000, 77, 300, 200, T.TYPE_3D, 25, depth_field=63, levels=(2, 5), max_mip=8)
     )
     assert t.base_address == 0x12_3456_0000
     assert (t.width, t.height, t.depth) == (300, 200, 64)
@@ -43,6 +54,11 @@ def test_fields_of_a_3d_storage_image():
     assert t.levels == (2, 5) and t.sw_mode == 25 and t.dst_sel == (4, 5, 6, 7)
     assert T.enum_name("SQ_RSRC_IMG_TYPE", t.type) == "SQ_RSRC_IMG_3D"
     assert t.fields["RESOURCE_LEVEL"] == 1 and t.pitch is None
+    s, base, pbx = t.layout(layout.Chip(True, 4, 4))
+    assert s.levels == 9 and (s.rsrc, s.depth, s.bpe_log2) == (layout.RSRC_3D, 64, 4)
+    # a view's levels must lie inside the MAX_MIP + 1 levels of the image
+    bad = radv_tsharp(0x10000, 22, 64, 64, T.TYPE_2D, 9, levels=(0, 3), max_mip=2)
+    assert T.decode_tsharp(bad).layout(layout.Chip(True, 0))[0] == "image.unsupported_descriptor"
 
 
 def test_array_layers_and_pipe_bank_xor():

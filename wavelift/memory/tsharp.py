@@ -11,6 +11,8 @@ si_set_mutable_tex_desc_fields):
 * WIDTH = WIDTH_LO | WIDTH_HI << 2, plus 1; HEIGHT plus 1.
 * DEPTH: the depth minus 1 of a 3-D image, the last layer of an array (BASE_ARRAY the first);
   GFX10.3 also names bits [13:0] PITCH (a custom row pitch minus 1 for 1-D/2-D images).
+* MAX_MIP (word 5): the image's level count minus 1, which places every level (mip tails
+  depend on it); BASE_LEVEL..LAST_LEVEL are the view's levels inside it.
 * ARRAY_PITCH of a 3-D image: 0 for sampling (DEPTH is level 0's last slice), 1 for a storage
   view (BASE_ARRAY the first slice, DEPTH the bound level's last).
 * Base address bits [15:8] of a tiled image in an _X/_T mode are its pipe/bank XOR (RADV's
@@ -156,7 +158,7 @@ class TSharp:
         return bool(self.fields["COMPRESSION_EN"] or self.fields["WRITE_COMPRESS_ENABLE"])
 
     def layout(self, chip: layout.Chip) -> tuple[layout.Surface, int, int] | tuple[str, str]:
-        """(surface, aligned base address, pipe/bank XOR) of the image (levels 0..LAST_LEVEL;
+        """(surface, aligned base address, pipe/bank XOR) of the image (levels 0..MAX_MIP;
         BASE_LEVEL is the one an access without a mip argument reads), or (refusal code, reason)
         when wavelift does not lay the image out."""
         f = self.format
@@ -175,7 +177,11 @@ class TSharp:
             return "image.unsupported_descriptor", "a custom pitch"
         rsrc = {TYPE_1D: 0, TYPE_1D_ARRAY: 0, TYPE_3D: 2}.get(self.type, 1)
         slices = self.depth if self.type == TYPE_3D else self.last_array + 1
-        levels = self.levels[1] + 1
+        # the whole chain is laid out (MAX_MIP + 1 levels, RADV: the image's level count); the
+        # view's BASE_LEVEL..LAST_LEVEL lie inside it
+        levels = self.fields["MAX_MIP"] + 1
+        if self.levels[0] > self.levels[1] or self.levels[1] >= levels:
+            return "image.unsupported_descriptor", "BASE_LEVEL..LAST_LEVEL outside the MAX_MIP + 1 levels"
         s = layout.Surface(
             self.sw_mode, rsrc, f.bytes.bit_length() - 1, self.width, self.height, slices, levels
         )
