@@ -3,6 +3,7 @@
 
     python3 tools/gen_isa_tables.py                  # all targets, both wave sizes
     python3 tools/gen_isa_tables.py gfx1030_w32      # one
+    python3 tools/gen_isa_tables.py gfx1100_w32 gfx1200_w64
 
 Nothing opcode-specific is typed in (docs/decisions/0001).  Per encoding and opcode value:
 
@@ -46,11 +47,25 @@ import table_json  # tools/, the script's directory
 
 from wavelift.isa import decoder as D  # noqa: E402
 from wavelift.isa import llvm_oracle as L  # noqa: E402
-from wavelift.isa.encodings import FIXED, LAYOUTS, NWORDS, classify, encode  # noqa: E402
+from wavelift.isa.encodings import ISAS, generation  # noqa: E402
 from wavelift.isa.operands import LITERAL_FORMATS, vreg_name  # noqa: E402
 
 OUT = os.path.join(os.path.dirname(__file__), "..", "wavelift", "isa", "tables")
-TARGETS = ("gfx1030", "gfx1010")
+TARGETS = ("gfx1030", "gfx1010", "gfx1100", "gfx1150", "gfx1200")
+# the generation's layouts (wavelift/isa/encodings.py), bound by use_isa(target) before a table
+LAYOUTS = FIXED = NWORDS = classify = encode = None
+ISA_NAME = "gfx10"
+
+
+def use_isa(target):
+    """Bind LAYOUTS/FIXED/NWORDS/classify/encode to ``target``'s generation."""
+    global LAYOUTS, FIXED, NWORDS, classify, encode, ISA_NAME
+    isa = ISAS[generation(target)]
+    ISA_NAME = isa.name
+    LAYOUTS, FIXED, NWORDS, classify, encode = isa.layouts, isa.fixed, isa.nwords, isa.classify, isa.encode
+    SENT["soffset"] = 125 if isa.name == "gfx10" else 124  # null (GFX11 swapped null and m0)
+
+
 ENCS = ("SOP2", "SOP1", "SOPC", "SOPK", "SOPP", "SMEM", "VOP1", "VOP2", "VOPC", "VOP3", "VOP3P")
 SENT = {
     "vdst": 20,
@@ -73,14 +88,27 @@ NUM2FIELD = {
     10: ("sdst", "sbase"),
     12: ("sdst",),
 }
+use_isa("gfx1030")
 MODF = ("abs", "neg", "opsel", "clamp", "omod", "neg_hi", "opsel_hi", "opsel_hi2", "glc", "dlc")
 SIMM = 0x1234
 SMEM_OFF = 0x1234
 LITMARK = 0xDEADBEEF
-REG = re.compile(r"(?<![\w\[])(v|s|ttmp)(?:(\d+)|\[(\d+):(\d+)\])(?![\w\]])")
+# a register, with GFX11's true16 half (.l/.h) when LLVM prints one
+REG = re.compile(r"(?<![\w\[])(v|s|ttmp)(?:(\d+)|\[(\d+):(\d+)\])(?:\.[lh])?(?![\w\]])")
 GROUP = re.compile(r" (op_sel|op_sel_hi|neg_lo|neg_hi):\[([01,]+)\]")
-SIMM_FMTS = ("hex", "dec", "inl", "waitcnt", "depctr", "sendmsg", "hwreg", "version")
-TYPES = ("b32", "f16", "i16", "v2i16", "v2f16", "f64", "b64", "i64", "hex", "f16b", "i16b")
+SIMM_FMTS = (
+    "hex",
+    "dec",
+    "inl",
+    "waitcnt",
+    "waitcnt11",
+    "delay_alu",
+    "depctr",
+    "sendmsg",
+    "hwreg",
+    "version",
+)
+TYPES = ("b32", "f16", "i16", "v2i16", "v2f16", "f64", "b64", "i64", "hex", "f16b", "i16b", "v2bf16", "bf16")
 LITS = [
     0x3F800000,
     0x3C00,
@@ -105,6 +133,7 @@ LITS = [
     0x40000000,
 ]
 VPROBE = (0, 1, 100, 254, 255)
+VPROBE11 = (0, 1, 100, 127, 128, 129, 254, 255)  # GFX11+: true16 halves and Lo128 classes
 
 
 def wbytes(words):
@@ -295,23 +324,51 @@ class Gen:
         return self.cm_ids[key]
 
     # ---------------------------------------------------------------- simm16 side tables
+    def op_named(self, enc, names):
+        """The opcode LLVM prints as one of ``names`` (the first found) in ``enc``, or None."""
+        ops = list(range(1 << field_lw(enc, "op")[1]))
+        got = {}
+        for o, r in zip(
+            ops, self.ask([encode(enc, op=o, sdst=20) if enc == "SOPK" else encode(enc, op=o) for o in ops])
+        ):
+            if r:
+                got.setdefault(r[0].split(" ")[0], o)
+        return next((got[n] for n in names if n in got), None)
+
     def side_tables(self):
-        items = [encode("SOPK", op=0x12, sdst=20, simm16=i | (31 << 11)) for i in range(64)]
+        getreg = self.op_named("SOPK", ("s_getreg_b32",))
+        items = [encode("SOPK", op=getreg, sdst=20, simm16=i | (31 << 11)) for i in range(64)]
         for i, r in enumerate(self.ask(items)):
             m = r and re.search(r"hwreg\(([A-Z_0-9]+)\)", r[0])
             if m:
                 self.extra["hwreg"][str(i)] = m.group(1)
-        items = [encode("SOPP", op=0x10, simm16=i) for i in range(1024)]
+        sendmsg = self.op_named("SOPP", ("s_sendmsg",))
+        items = [encode("SOPP", op=sendmsg, simm16=i) for i in range(1024)]
         for i, r in enumerate(self.ask(items)):
             if r and r[0].split(" ", 1)[1] != str(i):
                 self.extra["sendmsg"][str(i)] = r[0].split(" ", 1)[1]
-        r = self.ask([encode("SOPP", op=35, simm16=0)])[0]  # s_waitcnt_depctr: its fields
+        depctr = self.op_named("SOPP", ("s_waitcnt_depctr", "s_wait_alu"))
+        r = self.ask([encode("SOPP", op=depctr, simm16=0)])[0]  # its fields
         if r:
             self.extra["depctr"] = re.findall(r"(depctr_\w+)\(", r[0])
+        version = self.op_named("SOPK", ("s_version",))
         vals = [i | (fl << 13) for fl in range(8) for i in range(256)]  # version | flag bits
-        for v, r in zip(vals, self.ask([encode("SOPK", op=1, simm16=v) for v in vals])):
+        for v, r in zip(vals, self.ask([encode("SOPK", op=version, simm16=v) for v in vals])):
             if r and r[0].split(" ", 1)[1] != f"{v:#x}":
                 self.extra["version"][str(v)] = r[0].split(" ", 1)[1]
+        delay = self.op_named("SOPP", ("s_delay_alu",))
+        if delay is not None:  # GFX11+: instid0 [3:0] and instskip [6:4] names
+            ids = self.ask([encode("SOPP", op=delay, simm16=i) for i in range(16)])
+            skips = self.ask([encode("SOPP", op=delay, simm16=i << 4) for i in range(8)])
+            self.extra["delay_alu"] = {
+                "id": [
+                    re.sub(r"^.*instid0\((.*)\)$", r"\1", r[0]) if r and i else "" for i, r in enumerate(ids)
+                ],
+                "skip": [
+                    re.sub(r"^.*instskip\((.*)\)$", r"\1", r[0]) if r and i else ""
+                    for i, r in enumerate(skips)
+                ],
+            }
         self._install()
 
     def _install(self):
@@ -427,7 +484,15 @@ class Gen:
             t = f"{SMEM_OFF:#x}"
             i = text.rfind(t)
             if i >= 0:
-                x["spans"].append((i, i + len(t), {"f": "offset", "k": "smem_off"}))
+                p = {"f": "offset", "k": "smem_off"}
+                if field_lw(x["lay"], "offset")[1] != 21:
+                    p["ow"] = field_lw(x["lay"], "offset")[1]
+                m = re.match(r", ([a-z0-9_]+)", text[i + len(t) :])
+                if m:  # GFX12 s_prefetch_*: the offset, then soffset as an operand of its own
+                    p["sep"] = 1
+                    j = i + len(t) + 2
+                    x["spans"].append((j, j + len(m.group(1)), {"f": "soffset", "k": "cm", "n": 1}))
+                x["spans"].append((i, i + len(t), p))
 
     def simm_format(self, enc, o, x):
         vals = [
@@ -457,6 +522,8 @@ class Gen:
         if x["f"].get("simm16") != SIMM:
             return
         for fmt in SIMM_FMTS:
+            if ISA_NAME == "gfx10" and fmt in ("waitcnt11", "delay_alu"):
+                continue  # GFX11+ formats
             needle = D.simm16_text(fmt, SIMM, self.target, self.wave64)
             i = text.rfind(needle)
             if i < 0 or (i > 0 and text[i - 1] not in " ,"):
@@ -488,13 +555,15 @@ class Gen:
                 lo, w = field_lw(lay, p["f"])
                 codes = list(range(min(256, 1 << w)))
                 if w == 9:
-                    codes += [256 + k for k in VPROBE]
+                    codes += [256 + k for k in (VPROBE if ISA_NAME == "gfx10" else VPROBE11)]
                 for c in codes:
                     jobs.append((o, s, e, p, c, encode(lay, **dict(x["f"], **{p["f"]: c})) + [LITMARK]))
             for s, e, p in x["spans"]:
-                if p["k"] == "smem_off":
+                if p["k"] == "smem_off" and not p.get("sep"):
                     for c in range(128):
                         jobs.append((o, s, e, p, c, encode(lay, **dict(x["f"], soffset=c)) + [LITMARK]))
+                    # a zero offset: printed or left out
+                    jobs.append((o, s, e, p, "z", encode(lay, **dict(x["f"], offset=0)) + [LITMARK]))
                 if p["k"] == "lit":
                     nw = NWORDS.get(lay, 1)
                     for lit in LITS:
@@ -511,10 +580,16 @@ class Gen:
             if p["k"] == "lit":
                 self.lit_type(o, p, [(c[1], r and mid_text(base, s, e, r[0])) for c, r in obs])
                 continue
+            if p["k"] == "smem_off" and p.get("sep"):
+                continue
             if p["k"] == "smem_off":
                 cm = [None] * 128
                 for c, r in obs:
                     t = None if r is None else mid_text(base, s, e, r[0])
+                    if c == "z":
+                        if t is not None and t.endswith("0x0"):
+                            p["z0"] = 1
+                        continue
                     if t == f"{SMEM_OFF:#x}":
                         cm[c] = ""
                     elif t is not None and t.endswith(f" offset:{SMEM_OFF:#x}"):
@@ -533,13 +608,18 @@ class Gen:
                     r is not None
                     and t is None
                     and not (enc in ("VOP1", "VOP2", "VOPC") and c in (233, 234, 249, 250))
+                    and not (ISA_NAME != "gfx10" and p["f"] == "src0" and c in (233, 234, 250))
                 ):
                     self.notes.append(f"{enc} op {o} {p['f']}={c}: {r[0]!r} does not fit {base!r}")
                 if c >= 256:
                     vg[c - 256] = t
                     continue
                 if t is not None and (
-                    r[1] == 4 * nw + 4 and not x["e"].get("lit") or c == 255 and w == 9 and x["e"].get("lit")
+                    r[1] == 4 * nw + 4
+                    and not x["e"].get("lit")
+                    or c == 255
+                    and p["f"] in ("src0", "src1", "src2", "ssrc0", "ssrc1")
+                    and x["e"].get("lit")
                 ):
                     cm[c] = ""  # a literal follows (shared with a mandatory one)
                     lits.append(c)
@@ -548,10 +628,23 @@ class Gen:
             if vg:
                 name = vreg_name(0, p["n"])
                 t0 = vg.get(0)
-                if t0 is not None and t0.startswith(name):
+                t16 = p["n"] == 1 and vg.get(254) == "v126.h" and t0 == "v0.l"
+                if t16:  # GFX11 true16: VGPR k is the low half of v[k], k+128 its high half
+                    p["vg"] = ".l"
+                    p["t16"] = 1
+                elif t0 is not None and t0.startswith(name):
                     p["vg"] = t0[len(name) :]
+                    t128 = vg.get(128)
+                    name128 = vreg_name(128, p["n"])
+                    if t128 is not None and t128.startswith(name128) and t128[len(name128) :] != p["vg"]:
+                        p["vg2"] = t128[len(name128) :]  # v128 and up (a Lo128 class: a comment)
+                if t0 is not None and (t16 or t0.startswith(name)):
                     for k, t in vg.items():
-                        exp = (vreg_name(k, p["n"]) + p["vg"]) if k + p["n"] <= 256 else None
+                        if t16:
+                            exp = f"v{k & 127}.{'h' if k & 128 else 'l'}"
+                        else:
+                            sfx = p.get("vg2", p["vg"]) if k >= 128 else p["vg"]
+                            exp = (vreg_name(k, p["n"]) + sfx) if k + p["n"] <= 256 else None
                         if t != exp:
                             self.notes.append(f"{enc} op {o} {p['f']}: v{k} prints {t!r}, expected {exp!r}")
                 elif any(t is not None for t in vg.values()):
@@ -653,6 +746,7 @@ class Gen:
         flags = []
         grp = {}
         om = -1
+        bsel = [-1, -1]
         unk = []
         hidden = set()
         {p["i"]: (s, e) for s, e, p in x["spans"] if "i" in p}
@@ -678,6 +772,9 @@ class Gen:
                 continue
             if extra in (" mul:2", " mul:4") and fname.get(b) == "omod":
                 om = b if extra == " mul:2" else b - 1
+                continue
+            if extra in (" byte_sel:1", " byte_sel:2"):  # GFX12 fp8 conversions: two op_sel bits
+                bsel[int(extra[-1]) - 1] = b
                 continue
             g1 = groups_of(t)
             if GROUP.sub("", t) == GROUP.sub("", base) and g1 != g0:
@@ -733,6 +830,8 @@ class Gen:
             m["fl"] = flags
         if om >= 0:
             m["om"] = om
+        if bsel != [-1, -1]:
+            m["bs"] = bsel  # byte_sel = bit bs[0] + 2 * bit bs[1]
         x["e"]["m"] = m
         return hidden
 
@@ -830,6 +929,135 @@ class Gen:
                 p["i"] = int(fld[-1])
             x["spans"].append((s, e, p))
 
+    # ---------------------------------------------------------------- VOPD (GFX11+)
+    VOPD_SENT = {"vdstx": 20, "src0x": 256 + 40, "vsrc1x": 60, "vdsty": 33, "src0y": 256 + 41, "vsrc1y": 61}
+
+    def gen_vopd(self):
+        """VOPD's two halves as tables of their own (``VOPDX`` by opx, ``VOPDY`` by opy): LLVM
+        prints ``X :: Y`` and each half's text depends on its own fields only (Y's vdst also on
+        vdstx's low bit).  Each opcode is probed against a reference opcode of the other half;
+        a half whose vsrc1 LLVM accepts only as 0 (one source) rejects the field's bits."""
+        sent = self.VOPD_SENT
+
+        def word(f):
+            return encode("VOPD", **f) + [LITMARK]
+
+        pairs = [(x, y) for x in range(16) for y in range(32)]
+        res = self.ask([word(dict(sent, opx=x, opy=y, vsrc1x=0, vsrc1y=0)) for x, y in pairs])
+        ok = [(x, y) for (x, y), r in zip(pairs, res) if r]
+        xref = max(range(16), key=lambda x: sum(1 for a, _ in ok if a == x))
+        yref = max(range(32), key=lambda y: sum(1 for _, b in ok if b == y))
+        out = {}
+        for half, other, ref, n in (("x", "y", yref, 16), ("y", "x", xref, 32)):
+            base = dict(sent, **{f"vsrc1{other}": 0, f"op{other}": ref})
+            ents = {}
+            for o in range(n):
+                f = dict(base, **{f"op{half}": o})
+                r = self.ask([word(f)])[0]
+                zero = 0
+                if r is None:
+                    f[f"vsrc1{half}"] = 0
+                    r = self.ask([word(f)])[0]
+                    zero = 1
+                if r is None or " :: " not in r[0]:
+                    continue
+                text = r[0].split(" :: ")[1 if half == "y" else 0]
+                ents[o] = self.vopd_half(half, o, f, text, r[1], zero)
+            out["VOPD" + half.upper()] = ents
+        return out
+
+    def vopd_half(self, half, o, f, text, size, zero):
+        mn, _, rest = text.partition(" ")
+        toks = rest.split(", ")
+        want = {
+            f"v{f[f'vdst{half}'] if half == 'x' else (f['vdsty'] << 1) | ((f['vdstx'] & 1) ^ 1)}": f"vdst{half}",
+            f"v{f[f'src0{half}'] - 256}": f"src0{half}",
+            f"v{f[f'vsrc1{half}']}": f"vsrc1{half}",
+            f"{LITMARK:#x}": "literal",
+        }
+        parts = []
+        e = {"name": mn, "name_p": mn}
+        for k, tok in enumerate(toks):
+            parts.append(" " if k == 0 else ", ")
+            fld = want.get(tok)
+            if fld is None:
+                self.notes.append(f"VOPD{half.upper()} op {o}: token {tok!r} of {text!r}")
+                return None
+            if fld == "literal":
+                parts.append({"f": "literal", "k": "lit", "t": "hex"})
+                e["lit"] = 1
+            elif fld == "vdsty":
+                parts.append({"f": "vdsty", "k": "vdsty"})
+            else:
+                p = {"f": fld, "k": "cm", "n": 1}
+                if fld.startswith("src0"):
+                    p["i"] = 0
+                elif fld.startswith("vdst") or fld.startswith("vsrc1"):
+                    p["r"] = "v"
+                parts.append(p)
+        e["parts"] = parts
+        if zero:
+            lo, w = field_lw("VOPD", f"vsrc1{half}")
+            e["rej"] = ((1 << w) - 1) << lo
+        # code maps: every code of every register slot, read back from this half's text
+        jobs = []
+        for p in parts:
+            if isinstance(p, dict) and p["k"] == "cm":
+                lo, w = field_lw("VOPD", p["f"])
+                codes = list(range(min(256, 1 << w))) + ([256 + k for k in VPROBE11] if w == 9 else [])
+                for c in codes:
+                    jobs.append((p, c, encode("VOPD", **dict(f, **{p["f"]: c})) + [LITMARK]))
+            if isinstance(p, dict) and p["k"] == "lit":
+                for lit in LITS:
+                    jobs.append((p, ("lit", lit), encode("VOPD", **f) + [lit]))
+        res = self.ask([j[2] for j in jobs])
+        idx = 1 if half == "y" else 0
+        by = {}
+        for (p, c, _), r in zip(jobs, res):
+            t = r and " :: " in r[0] and r[0].split(" :: ")[idx] or None
+            by.setdefault(id(p), (p, []))[1].append((c, t, r and r[1]))
+        for p, obs in by.values():
+            k = parts.index(p)
+            if p["k"] == "lit":
+                lits = []
+                for c, t, _ in obs:
+                    tt = t and t.partition(" ")[2].split(", ")[(k - 1) // 2]
+                    lits.append((c[1], tt))
+                self.lit_type(o, p, lits)
+                continue
+            cm = [None] * min(256, 1 << field_lw("VOPD", p["f"])[1])
+            vg = {}
+            lits = []
+            for c, t, sz in obs:
+                tt = t and t.partition(" ")[2].split(", ")[(k - 1) // 2]
+                if c >= 256:
+                    vg[c - 256] = tt
+                    continue
+                is_src = p["f"].startswith("src0")
+                if is_src and tt is not None and sz == size + 4 and not e.get("lit"):
+                    cm[c] = ""
+                    lits.append((c, tt))
+                elif is_src and tt is not None and c == 255 and e.get("lit"):
+                    cm[c] = ""
+                    lits.append((c, tt))
+                else:
+                    cm[c] = tt
+            if vg:
+                if all(t == f"v{v}" for v, t in vg.items()):
+                    p["vg"] = ""
+                else:
+                    self.notes.append(f"VOPD{half.upper()} op {o} {p['f']}: VGPRs print {vg}")
+            if lits:
+                p["lc"] = lits[0][0]
+                lj = [encode("VOPD", **dict(f, **{p["f"]: lits[0][0]})) + [lit] for lit in LITS]
+                obs2 = []
+                for lit, r in zip(LITS, self.ask(lj)):
+                    t = r and " :: " in r[0] and r[0].split(" :: ")[idx] or None
+                    obs2.append((lit, t and t.partition(" ")[2].split(", ")[(k - 1) // 2]))
+                self.lit_type(o, p, obs2)
+            p["cm"] = self.cm_id(cm)
+        return e
+
     # ---------------------------------------------------------------- self-check
     def check(self, enc, ents, table):
         """Our renderer on the sentinel line and with every printed bit set."""
@@ -891,6 +1119,7 @@ def main(argv=None):
             tag = f"{target}_w{64 if wave64 else 32}"
             if only and tag not in only:
                 continue
+            use_isa(target)
             g = Gen(target, wave64)
             g.side_tables()
             encs = {}
@@ -898,6 +1127,10 @@ def main(argv=None):
                 for enc in ENCS:
                     encs[enc] = {str(k): v for k, v in sorted(g.gen(enc).items())}
                     print(f"{tag} {enc}: {len(encs[enc])} opcodes", flush=True)
+                if "VOPD" in LAYOUTS:
+                    for half, tab in g.gen_vopd().items():
+                        encs[half] = {str(k): v for k, v in sorted(tab.items())}
+                        print(f"{tag} {half}: {len(encs[half])} opcodes", flush=True)
             finally:
                 D.load_table = g._orig
             encs, cms = renumber_codemaps(strip_private(encs), g.cms)

@@ -99,6 +99,17 @@ _F16_BITS = {
     0xC400: "-4.0",
     0x3118: "0.15915494",
 }
+_BF16_BITS = {
+    0x3F00: "0.5",
+    0xBF00: "-0.5",
+    0x3F80: "1.0",
+    0xBF80: "-1.0",
+    0x4000: "2.0",
+    0xC000: "-2.0",
+    0x4080: "4.0",
+    0xC080: "-4.0",
+    0x3E22: "0.15915494",
+}
 _F32_BITS = {
     0x3F000000: "0.5",
     0xBF000000: "-0.5",
@@ -247,6 +258,30 @@ def _fmt_v2f16(lit: int) -> str:
     return f"{lit:#x}"
 
 
+def _fmt_v2bf16(lit: int) -> str:
+    # packed bf16 (GFX11 v_dot2_*_bf16): 32-bit inline int, else (fits 16 bits) bf16 constant
+    s = lit - (1 << 32) if lit & 0x80000000 else lit
+    t = _int_inline(s)
+    if t is not None:
+        return t
+    if lit <= 0xFFFF:
+        t = _BF16_BITS.get(lit)
+        if t is not None:
+            return t
+    return f"{lit:#x}"
+
+
+def _fmt_bf16(lit: int) -> str:
+    # bf16 operand: the low half as an inline integer or bf16 constant, else hex of the whole
+    # literal (as LLVM 19 prints it)
+    v = lit & 0xFFFF
+    s = v - 0x10000 if v & 0x8000 else v
+    t = _int_inline(s)
+    if t is None:
+        t = _BF16_BITS.get(v)
+    return t if t is not None else f"{lit:#x}"
+
+
 def _fmt_i64(lit: int) -> str:
     # 64-bit integer operand, literal sign-extended
     s = lit - (1 << 32) if lit & 0x80000000 else lit
@@ -287,6 +322,8 @@ LITERAL_FORMATS = {
     "i64": _fmt_i64,
     "i16b": _fmt_i16b,
     "f16b": _fmt_f16b,
+    "v2bf16": _fmt_v2bf16,
+    "bf16": _fmt_bf16,
 }
 
 
