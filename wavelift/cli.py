@@ -11,6 +11,7 @@ import sys
 
 from .commands import register as register_commands
 from .errors import UserError
+from .isa.instruction import DECODE_TARGETS
 from .terminal import quiet_broken_pipe, shown
 
 DESCRIPTION = (
@@ -49,7 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("file", help="code object (.hsaco/.o), raw code, or .wlcap capture")
     d.add_argument(
         "--target",
-        choices=["gfx1030", "gfx1010"],
+        choices=list(DECODE_TARGETS),
         default=None,
         help="default: from the code object, else gfx1030",
     )

@@ -1,4 +1,4 @@
-"""Decode GFX10 machine code into `Instruction`s and print them as LLVM 19 does.
+"""Decode RDNA machine code (GFX10, GFX11, GFX12) into `Instruction`s and print them as LLVM 19 does.
 
 Opcode tables (wavelift/isa/tables/<target>_w<32|64>.json) are generated from LLVM by
 tools/gen_isa_tables.py.  Each entry is ``{"name", "parts", ...}`` where ``parts`` is the
@@ -16,8 +16,8 @@ from functools import cache, lru_cache
 from typing import Any
 
 from .dpp_sdwa import decode_ext  # DPP16/DPP8/SDWA: wavelift/isa/dpp_sdwa.py
-from .encodings import LAYOUTS, classify
-from .instruction import DecodeContext, DecodeError, Instruction, moved, new_instruction
+from .encodings import ISAS, LAYOUTS, generation
+from .instruction import TABLE_TARGET, DecodeContext, DecodeError, Instruction, moved, new_instruction
 from .operands import Operand, fmt_literal, sreg_kind, sreg_name, vreg_name
 
 _TABLE_DIR = os.path.join(os.path.dirname(__file__), "tables")
@@ -26,7 +26,7 @@ MEMORY_ENCODINGS = ("DS", "FLAT", "MUBUF", "MTBUF", "MIMG", "EXP", "VINTRP")
 
 @cache
 def load_table(target: str, wave64: bool) -> dict:
-    path = os.path.join(_TABLE_DIR, f"{target}_w{64 if wave64 else 32}.json")
+    path = os.path.join(_TABLE_DIR, f"{TABLE_TARGET.get(target, target)}_w{64 if wave64 else 32}.json")
     with open(path) as f:
         raw = json.load(f)
     tab = {}
@@ -38,10 +38,13 @@ def load_table(target: str, wave64: bool) -> dict:
 
 
 # ----------------------------------------------------------------------------- simm16 formats
-def _waitcnt(v):
-    vm = (v & 0xF) | ((v >> 14) & 3) << 4
-    exp = (v >> 4) & 7
-    lgkm = (v >> 8) & 0x3F
+def _waitcnt(v, gfx11=False):
+    if gfx11:  # GFX11/12: expcnt [2:0], lgkmcnt [9:4], vmcnt [15:10]
+        vm, exp, lgkm = (v >> 10) & 0x3F, v & 7, (v >> 4) & 0x3F
+    else:
+        vm = (v & 0xF) | ((v >> 14) & 3) << 4
+        exp = (v >> 4) & 7
+        lgkm = (v >> 8) & 0x3F
     allmax = vm == 63 and exp == 7 and lgkm == 63
     out = []
     if vm != 63 or allmax:
@@ -87,7 +90,20 @@ def simm16_text(fmt: str, v: int, target: str, wave64: bool) -> str:
         return str(v) if v <= 64 else f"{v:#x}"
     if fmt == "waitcnt":
         return _waitcnt(v)
+    if fmt == "waitcnt11":
+        return _waitcnt(v, True)
     extra = load_table(target, wave64)["_simm16"]
+    if fmt == "delay_alu":
+        # instid0 [3:0], instskip [6:4], instid1 [10:7]; the names are LLVM's (probed)
+        names, skips = extra["delay_alu"]["id"], extra["delay_alu"]["skip"]
+        parts = []
+        if v & 0xF:
+            parts.append(f"instid0({names[v & 0xF]})")
+        if (v >> 4) & 7:
+            parts.append(f"instskip({skips[(v >> 4) & 7]})")
+        if (v >> 7) & 0xF:
+            parts.append(f"instid1({names[(v >> 7) & 0xF]})")
+        return " | ".join(parts) or "0"
     if fmt == "depctr":
         return _depctr(v, extra.get("depctr"))  # the fields this target has (probed)
     if fmt == "sendmsg":
@@ -116,6 +132,8 @@ _SIMM_KIND = {
     "inl": "imm",
     "label": "label",
     "waitcnt": "waitcnt",
+    "waitcnt11": "waitcnt",
+    "delay_alu": "delay_alu",
     "depctr": "depctr",
     "sendmsg": "sendmsg",
     "hwreg": "hwreg",
@@ -124,8 +142,8 @@ _SIMM_KIND = {
 
 
 # ----------------------------------------------------------------------------- fields
-def _fields(enc, value):
-    return {name: (value >> lo) & ((1 << w) - 1) for name, lo, w in LAYOUTS[enc]}
+def _fields(enc, value, layouts=LAYOUTS):
+    return {name: (value >> lo) & ((1 << w) - 1) for name, lo, w in layouts[enc]}
 
 
 class BadEncoding(Exception):
@@ -142,7 +160,11 @@ def _mods_wrap(text, neg, abs_, is_imm):
     return text
 
 
-_LAY_POS = {enc: {nm: (lo, (1 << w) - 1) for nm, lo, w in lay} for enc, lay in LAYOUTS.items()}
+_LAY_POS_GEN = {
+    gen: {enc: {nm: (lo, (1 << w) - 1) for nm, lo, w in lay} for enc, lay in isa.layouts.items()}
+    for gen, isa in ISAS.items()
+}
+_LAY_POS = _LAY_POS_GEN["gfx10"]
 _IMM_KINDS = ("literal", "inline_int", "inline_float")
 
 
@@ -162,9 +184,9 @@ def _code_kind(x):
     return "special"
 
 
-def _prep(e, lay, cms):
+def _prep(e, lay, cms, gen="gfx10"):
     """Attach bit positions and code maps to a table entry's slots (once)."""
-    pos = _LAY_POS[lay]
+    pos = _LAY_POS_GEN[gen][lay]
     lits = []
     for p in e["parts"]:
         if isinstance(p, str):
@@ -189,7 +211,7 @@ def render_entry(e, lay, val, lit, target, wave64):
 
     Raises BadEncoding for codes LLVM rejects."""
     if e.get("_prep") != lay or "_cache" not in e:
-        _prep(e, lay, load_table(target, wave64)["_cm"])
+        _prep(e, lay, load_table(target, wave64)["_cm"], generation(target))
     ops = []
     out = [e["name_p"]]
     m = e.get("m")
@@ -223,11 +245,9 @@ def render_entry(e, lay, val, lit, target, wave64):
                     kd = _code_kind(x)
                     op = Operand(fld, kd, x, n if kd in ("sgpr", "ttmp", "special") else 1, t)
             else:
-                vg = p.get("vg")
-                x -= 256
-                if vg is None or x + n > 256:
+                op = _vgpr_operand(p, fld, x - 256, n)
+                if op is None:
                     raise BadEncoding(fld)
-                op = Operand(fld, "vgpr", x, n, vreg_name(x, n) + vg)
             if sm is not None:
                 i = p.get("i", -1)
                 if 0 <= i < len(sm):
@@ -251,6 +271,10 @@ def render_entry(e, lay, val, lit, target, wave64):
                 continue
             fm = p["fmt"]
             op = Operand(fld, _SIMM_KIND[fm], x, 1, simm16_text(fm, x, target, wave64))
+        elif k == "vdsty":
+            # VOPD's Y destination: vdsty holds bits [7:1]; bit 0 is the opposite of vdstx's
+            r = ((val >> 49) & 0x7F) << 1 | (((val >> 56) & 1) ^ 1)
+            op = Operand(fld, "vgpr", r, 1, f"v{r}")
         elif k == "lit":
             t = p.get("t", "hex")
             op = Operand(
@@ -261,19 +285,13 @@ def render_entry(e, lay, val, lit, target, wave64):
                 fmt_literal(lit, t.rstrip("!")) + ("/*Invalid immediate*/" if t[-1] == "!" else ""),
             )
         elif k == "smem_off":
-            x = (val >> 32) & 0x1FFFFF
             so = (val >> 57) & 0x7F
             t = p["_cm"][so] if "_cm" in p else sreg_name(so, 1)
-            if t is None:
+            if t is None and not p.get("sep"):
                 raise BadEncoding("soffset")
-            sx = x - (1 << 21) if x & 0x100000 else x
-            if t == "":
-                op = Operand("offset", "imm", sx, 1, f"{'-' if sx < 0 else ''}{abs(sx):#x}" if x else "null")
-            else:
-                ops.append(Operand("soffset", sreg_kind(so), so, 1, t))
-                if x:
-                    t += f" offset:{'-' if sx < 0 else ''}{abs(sx):#x}"
-                op = Operand("offset", "imm", sx, 1, t)
+            sop, op = _smem_off(val, p.get("_cm"), p.get("ow", 21), p.get("z0", 0), p.get("sep", 0))
+            if sop is not None:
+                ops.append(sop)
         else:
             raise ValueError(k)
         ops.append(op)
@@ -293,13 +311,18 @@ def render_entry(e, lay, val, lit, target, wave64):
             v = (val >> om) & 3
             if v:
                 out.append((" mul:2", " mul:4", " div:2")[v - 1])
+        bs = m.get("bs")
+        if bs:
+            v = sum(((val >> b) & 1) << k for k, b in enumerate(bs) if b >= 0)
+            if v:
+                out.append(f" byte_sel:{v}")
     return "".join(out), tuple(ops)
 
 
 def render(e, enc, f, lit, target, wave64):
     """Text and operands of table entry ``e`` with fields ``f`` (layout ``enc``)."""
     val = 0
-    for nm, lo, w in LAYOUTS[enc]:
+    for nm, lo, w in ISAS[generation(target)].layouts[enc]:
         val |= (f.get(nm, 0) & ((1 << w) - 1)) << lo
     return render_entry(e, enc, val, lit, target, wave64)
 
@@ -350,13 +373,23 @@ def _slot_table(p, cm):
                 kd = _code_kind(x)
                 out.append(Operand(fld, kd, x, n if kd in ("sgpr", "ttmp", "special") else 1, t))
         else:
-            vg = p.get("vg")
-            v = x - 256
-            if vg is None or v + n > 256:
-                out.append(None)
-            else:
-                out.append(Operand(fld, "vgpr", v, n, vreg_name(v, n) + vg))
+            out.append(_vgpr_operand(p, fld, x - 256, n))
     return tuple(out)
+
+
+def _vgpr_operand(p, fld, v, n):
+    """The VGPR operand of a 9-bit source slot for VGPR field value ``v`` (None: rejected).
+    ``vg``: the text LLVM appends; ``vg2``: appended from v128 on instead (a Lo128 register
+    class); ``t16``: GFX11 true16, v0..v127 are low halves (``v5.l``) and v128..v255 the high
+    halves of v0..v127 (``v5.h``; index 5)."""
+    vg = p.get("vg")
+    if vg is None or v + n > 256:
+        return None
+    if p.get("t16"):
+        return Operand(fld, "vgpr", v & 127, 1, f"v{v & 127}.{'h' if v & 128 else 'l'}")
+    if v >= 128 and "vg2" in p:
+        vg = p["vg2"]
+    return Operand(fld, "vgpr", v, n, vreg_name(v, n) + vg)
 
 
 def _with_mods(op, ng, av):
@@ -379,18 +412,26 @@ def _group_text(val, name, bits, const):
     return f" {name}:[{','.join(map(str, vs))}]"
 
 
-def _smem_off(val, cmt):
-    """(soffset Operand or None, offset Operand) of an SMEM offset slot (see render_entry)."""
-    x = (val >> 32) & 0x1FFFFF
+def _smem_off(val, cmt, ow=21, z0=0, sep=0):
+    """(soffset Operand or None, offset Operand) of an SMEM offset slot: a signed ``ow``-bit
+    offset (GFX10/11: 21, GFX12: 24); ``z0``: a zero offset prints as ``0x0`` (GFX12) rather than
+    ``null`` alone or nothing after the soffset register; ``sep``: the offset alone (GFX12
+    s_prefetch_*, whose soffset is a slot of its own)."""
+    x = (val >> 32) & ((1 << ow) - 1)
+    if sep:
+        sx = x - (1 << ow) if x >> (ow - 1) else x
+        return None, Operand("offset", "imm", sx, 1, f"{'-' if sx < 0 else ''}{abs(sx):#x}")
     so = (val >> 57) & 0x7F
     t = cmt[so] if cmt is not None else sreg_name(so, 1)
     if t is None:
         raise _Reject
-    sx = x - (1 << 21) if x & 0x100000 else x
+    sx = x - (1 << ow) if x >> (ow - 1) else x
     if t == "":
-        return None, Operand("offset", "imm", sx, 1, f"{'-' if sx < 0 else ''}{abs(sx):#x}" if x else "null")
+        return None, Operand(
+            "offset", "imm", sx, 1, f"{'-' if sx < 0 else ''}{abs(sx):#x}" if x or z0 else "null"
+        )
     sop = Operand("soffset", sreg_kind(so), so, 1, t)
-    if x:
+    if x or z0:
         t += f" offset:{'-' if sx < 0 else ''}{abs(sx):#x}"
     return sop, Operand("offset", "imm", sx, 1, t)
 
@@ -407,7 +448,7 @@ def _compile_entry(ctx, enc, op, e):
     """A function ``(code, pos, w0, base) -> Instruction`` for table entry ``e`` (opcode ``op``
     of encoding ``enc``) that gives exactly what render_entry gives."""
     lay = e.get("enc") or enc
-    pos_ = _LAY_POS[lay]
+    pos_ = ctx.lay_pos[lay]
     cms = ctx.tab["_cm"]
     two = enc in _TWO_WORD
     nb = 8 if two else 4
@@ -462,7 +503,19 @@ def _compile_entry(ctx, enc, op, e):
         if kind == "cm":
             lo, mk = (p["lo"], p["m"]) if "lo" in p else pos_[fld]
             q = dict(p, _m=mk)
-            tkey = ("cm", fld, p["n"], p.get("lc"), p.get("r"), p.get("h"), mk, p.get("vg"), p["cm"])
+            tkey = (
+                "cm",
+                fld,
+                p["n"],
+                p.get("lc"),
+                p.get("r"),
+                p.get("h"),
+                mk,
+                p.get("vg"),
+                p["cm"],
+                p.get("vg2"),
+                p.get("t16"),
+            )
             tab = ctx.slot_tabs.get(tkey)
             if tab is None:
                 tab = ctx.slot_tabs[tkey] = _slot_table(q, cms[p["cm"]])
@@ -540,7 +593,12 @@ def _compile_entry(ctx, enc, op, e):
             ops.append(o)
         elif kind == "smem_off":
             env[f"T{o}"] = cms[p["cm"]] if "cm" in p else None
-            L += [f"    s{o}, {o} = _smem_off({V}, T{o})"]
+            if p.get("ow", 21) != 21 or p.get("z0") or p.get("sep"):
+                L += [
+                    f"    s{o}, {o} = _smem_off({V}, T{o}, {p.get('ow', 21)}, {p.get('z0', 0)}, {p.get('sep', 0)})"
+                ]
+            else:
+                L += [f"    s{o}, {o} = _smem_off({V}, T{o})"]
             if pending:
                 texts.append(repr("".join(pending)))
                 pending = []
@@ -569,6 +627,9 @@ def _compile_entry(ctx, enc, op, e):
     om = m.get("om", -1)
     if om >= 0:
         L += [f"    if ({V} >> {om}) & 3: text += _OMOD_TEXT[({V} >> {om}) & 3]"]
+    if m.get("bs"):
+        bsv = " + ".join(f"(({V} >> {b}) & 1) * {1 << k}" for k, b in enumerate(m["bs"]) if b >= 0)
+        L += [f"    bsv = {bsv}", "    if bsv: text += ' byte_sel:%d' % bsv"]
     # operands tuple (an SMEM soffset slot may be absent)
     if extra_ops:
         opx = extra_ops
@@ -579,7 +640,7 @@ def _compile_entry(ctx, enc, op, e):
         opx = f"({', '.join(ops)}{',' if len(ops) == 1 else ''})"
     flds = ", ".join(
         f"{nm!r}: ({V} >> {lo}) & {(1 << w) - 1}" if lo else f"{nm!r}: {V} & {(1 << w) - 1}"
-        for nm, lo, w in LAYOUTS[lay]
+        for nm, lo, w in ctx.isa.layouts[lay]
     )
     L += [
         f"    return _tnew(_I, (base + pos, size, words, LAY, VARIANT, OP, NAME, {{{flds}}}, lit, "
@@ -619,7 +680,7 @@ def _generic_entry(ctx, enc, op, e):
     lay = e.get("enc") or enc
     two = enc in _TWO_WORD
     if e.get("_prep") != lay or "_cache" not in e:
-        _prep(e, lay, ctx.tab["_cm"])
+        _prep(e, lay, ctx.tab["_cm"], ctx.isa.name)
 
     def dec(code, pos, w0, base):
         size = 8 if two else 4
@@ -649,7 +710,7 @@ def _generic_entry(ctx, enc, op, e):
             e.get("variant", ""),
             op,
             e["name"],
-            _fields(lay, val),
+            _fields(lay, val, ctx.isa.layouts),
             lit,
             ops,
             text,
@@ -665,11 +726,13 @@ class _Ctx:
     def __init__(self, target, wave64):
         self.dc = DecodeContext(target, wave64)  # validates the target
         self.target, self.wave64 = target, wave64
+        self.isa = ISAS[generation(target)]
+        self.lay_pos = _LAY_POS_GEN[self.isa.name]
         self._tab = None
         self.slot_tabs = {}
         self.fns = {}  # encoding -> {opcode: decoder}
         self.cache = {} if _RESULT_CACHE[0] else None
-        self.disp = tuple(self._handler(_classify9(i)) for i in range(512))
+        self.disp = tuple(self._handler(self.isa.classify(i << 23)) for i in range(512))
 
     @property
     def tab(self):
@@ -692,6 +755,12 @@ class _Ctx:
     def _handler(self, enc):
         if not enc:
             return _h_invalid
+        if self.isa.name != "gfx10":
+            if enc not in self.isa.decoded:
+                return _h_not_decoded(f"{self.isa.name.upper()} {enc}")
+            if enc == "VOPD":
+                return self._h_vopd()
+            return self._h_alu(enc)
         if enc in MEMORY_ENCODINGS:
             return self._h_memory(enc)
         return self._h_alu(enc)
@@ -711,12 +780,14 @@ class _Ctx:
         return h
 
     def _h_alu(self, enc):
-        lo, mk = _LAY_POS[enc]["op"]
+        lo, mk = self.lay_pos[enc]["op"]
         two = enc in _TWO_WORD
         ext = enc in ("VOP1", "VOP2", "VOPC")
         fns = self.fns.setdefault(enc, {})
         entry_fn = self.entry_fn
         target, wave64 = self.target, self.wave64
+        if self.isa.name != "gfx10":
+            return self._h_alu11(enc, lo, mk, two, ext)
 
         def h(code, pos, w0, base):
             if two:
@@ -740,6 +811,111 @@ class _Ctx:
 
         return h
 
+    def _h_vopd(self):
+        """VOPD: the X half (by opx) and the Y half (by opy) rendered from tables of their own,
+        printed ``X :: Y``; one literal dword serves both halves."""
+        target, wave64, lays = self.target, self.wave64, self.isa.layouts
+
+        def h(code, pos, w0, base):
+            if pos + 8 > len(code):
+                raise DecodeError(base + pos, bytes(code[pos:]), "truncated instruction")
+            val = w0 | _U(code, pos + 4)[0] << 32
+            tab = self.tab
+            ex = tab["VOPDX"].get((w0 >> 22) & 15)
+            ey = tab["VOPDY"].get((w0 >> 17) & 31)
+            if ex is None or ey is None:
+                raise DecodeError(base + pos, bytes(code[pos : pos + 8]))
+            for e in (ex, ey):
+                if e.get("_prep") != "VOPD" or "_cache" not in e:
+                    _prep(e, "VOPD", tab["_cm"], self.isa.name)
+            if val & (ex["_rej"] | ey["_rej"]):
+                raise DecodeError(base + pos, bytes(code[pos : pos + 8]))
+            size = 8
+            lit = None
+            need = ex.get("lit") or ey.get("lit")
+            for e in (ex, ey):
+                for lo, mk, lc in e["_lits"]:
+                    if (val >> lo) & mk == lc:
+                        need = 1
+            if need:
+                if pos + 12 > len(code):
+                    raise DecodeError(
+                        base + pos, bytes(code[pos:]), "truncated instruction (missing literal)"
+                    )
+                lit = _U(code, pos + 8)[0]
+                size = 12
+            try:
+                tx, ox = render_entry(ex, "VOPD", val, lit, target, wave64)
+                ty, oy = render_entry(ey, "VOPD", val, lit, target, wave64)
+            except BadEncoding:
+                raise DecodeError(base + pos, bytes(code[pos : pos + size])) from None
+            words = tuple(_U(code, p)[0] for p in range(pos, pos + size, 4))
+            return new_instruction(
+                base + pos,
+                size,
+                words,
+                "VOPD",
+                "",
+                ((w0 >> 22) & 15) << 5 | ((w0 >> 17) & 31),
+                f"{ex['name']}::{ey['name']}",
+                _fields("VOPD", val, lays),
+                lit,
+                ox + oy,
+                f"{tx} :: {ty}",
+            )
+
+        return h
+
+    def _h_alu11(self, enc, lo, mk, two, ext):
+        """GFX11/GFX12 ALU encodings: as GFX10's, but VOP1/VOP2/VOPC with a DPP16/DPP8 mark in
+        src0 and VOP3/VOP3P with one in src0 (VOP3 with DPP) are refused by name until their
+        tables exist (never guessed)."""
+        fns = self.fns.setdefault(enc, {})
+        entry_fn = self.entry_fn
+        dpp_name = f"{self.isa.name.upper()} {enc} with DPP"
+
+        def h(code, pos, w0, base):
+            if two:
+                if pos + 8 > len(code):
+                    raise DecodeError(base + pos, bytes(code[pos:]), "truncated instruction")
+                if enc != "SMEM" and enc != "VOPD" and (_U(code, pos + 4)[0] & 0x1FF) in _DPP11_MARKS:
+                    fn = fns.get((w0 >> lo) & mk) or entry_fn(enc, (w0 >> lo) & mk)
+                    if fn is not _no_entry:
+                        raise DecodeError(base + pos, bytes(code[pos : pos + 8]), _not_decoded(dpp_name))
+            op = (w0 >> lo) & mk
+            fn = fns.get(op) or entry_fn(enc, op)
+            if ext and (w0 & 0x1FF) in _DPP11_MARKS and fn is not _no_entry:
+                raise DecodeError(base + pos, bytes(code[pos : pos + 4]), _not_decoded(dpp_name))
+            try:
+                return fn(code, pos, w0, base)
+            except _Reject as r:
+                size = r.args[0] if r.args else (8 if two else 4)
+                raise DecodeError(base + pos, bytes(code[pos : pos + size])) from None
+            except _Trunc:
+                raise DecodeError(
+                    base + pos, bytes(code[pos:]), "truncated instruction (missing literal)"
+                ) from None
+
+        return h
+
+
+_DPP11_MARKS = frozenset((250, 233, 234))
+NOT_DECODED = "not decoded yet"
+
+
+def _not_decoded(what):
+    """DecodeError reason for an encoding wavelift does not decode yet (refused, not guessed)."""
+    return f"{NOT_DECODED}: {what}"
+
+
+def _h_not_decoded(what):
+    reason = _not_decoded(what)
+
+    def h(code, pos, w0, base):
+        raise DecodeError(base + pos, bytes(code[pos : pos + 4]), reason)
+
+    return h
+
 
 def _no_entry(code, pos, w0, base):
     if w0 == 0:  # LLVM's V_ILLEGAL: exactly the zero dword (VOP2 opcode 0 is otherwise invalid)
@@ -751,11 +927,6 @@ def _no_entry(code, pos, w0, base):
 
 def _h_invalid(code, pos, w0, base):
     raise DecodeError(base + pos, bytes(code[pos : pos + 4]))
-
-
-def _classify9(top9):
-    """Encoding of every first dword whose top 9 bits are ``top9`` (all that classify reads)."""
-    return classify(top9 << 23)
 
 
 _CTXS: dict[tuple[str, bool], _Ctx] = {}

@@ -1,4 +1,4 @@
-"""`wavelift disasm FILE [--target gfx1030|gfx1010] [--wave64] [--show-encoding] [--kernel NAME]`:
+"""`wavelift disasm FILE [--target gfx1030|gfx1010|gfx1100|gfx1200|...] [--wave64] [--show-encoding] [--kernel NAME]`:
 LLVM-syntax listing.
 
 For an AMDHSA code object: every function symbol in .text, in address order, as llvm-objdump-19
@@ -10,6 +10,9 @@ given (functions without a descriptor, e.g. callees, take the kernels' wave size
 from e_flags unless --target is given.  The ELF is read by wavelift.driver.codeobject.  A raw
 file is decoded whole.
 Bytes that do not decode print as objdump does (``.long 0x...`` / ``.byte ...``).
+An instruction of a GFX11/GFX12 encoding wavelift does not decode yet (docs/isa-coverage.md)
+ends the listing of its function (or raw file) with a ``; not decoded yet: ...`` line: its size is
+unknown, so nothing after it is guessed.
 ``--show-encoding`` adds objdump's comment to each line, so that a code object's listing is
 llvm-objdump-19 -d's from its first symbol on, byte for byte: the text padded to column 60,
 ``// ADDRESS: WORDS`` (12 hex digits, the encoding's dwords) and, for a SOPP branch, its
@@ -30,8 +33,9 @@ from __future__ import annotations
 import os
 import struct
 
-from .decoder import decode_one
-from .instruction import TARGETS, DecodeError
+from .decoder import NOT_DECODED, decode_one
+from .instruction import DECODE_TARGETS as TARGETS
+from .instruction import DecodeError
 
 
 def _user_error(msg):
@@ -66,7 +70,12 @@ def entries(code: bytes, target: str, wave64: bool, memo=None):
                 continue
         try:
             ins = decode_one(code, pos, target, wave64)
-        except DecodeError:
+        except DecodeError as e:
+            if e.reason.startswith(NOT_DECODED):
+                # an encoding wavelift does not decode yet: its size is unknown, so the listing
+                # stops here rather than guess (objdump would go on)
+                out.append((pos, 0, f"; {e.reason} (the rest of this code is not listed)"))
+                break
             if n - pos >= 4:
                 out.append((pos, 4, f".long {struct.unpack_from('<I', code, pos)[0]:#010x}"))
                 pos += 4
