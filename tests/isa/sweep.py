@@ -8,7 +8,7 @@ import struct
 
 from wavelift.isa import DecodeError, decode_one
 from wavelift.isa.decoder import load_table
-from wavelift.isa.encodings import _MAJOR6, FIXED, LAYOUTS, NWORDS, encode
+from wavelift.isa.encodings import _MAJOR6, FIXED, ISAS, NWORDS, generation
 from wavelift.isa.llvm_oracle import NOP, llvm_disasm
 
 ENCS = ("SOP2", "SOP1", "SOPC", "SOPK", "SOPP", "SMEM", "VOP1", "VOP2", "VOPC", "VOP3", "VOP3P")
@@ -66,6 +66,8 @@ LITS = [0x3F800000, 0x3C00, 0x12345678, 0xFFFFFFFF, 0x40, 0x3E22F983, 0xBF000000
 def gen_words(enc, target, wave64, n_per_op, seed):
     rnd = random.Random(seed)
     tab = load_table(target, wave64)[enc]
+    isa = ISAS[generation(target)]
+    LAYOUTS, encode = isa.layouts, isa.encode
     items = []
     for op, e in sorted(tab.items()):
         lay = e.get("enc", enc)
@@ -95,6 +97,7 @@ def gen_words(enc, target, wave64, n_per_op, seed):
                     "opsel_hi2",
                     "glc",
                     "dlc",
+                    "cpol",
                 ):
                     v = rnd.randrange(1 << w) if rnd.random() < 0.4 else 0
                     if name in ("opsel_hi", "opsel_hi2") and rnd.random() < 0.6:
@@ -107,7 +110,10 @@ def gen_words(enc, target, wave64, n_per_op, seed):
                     )
                 elif name == "offset":
                     v = (
-                        rnd.choice([0, 4, 0x10, 0xFFFFF, 0x100000])
+                        rnd.choice(
+                            [0, 4, 0x10, 0xFFFFF, 0x100000]
+                            + ([] if w == 21 else [(1 << w) - 1, 1 << (w - 1)])
+                        )
                         if rnd.random() < 0.5
                         else rnd.randrange(1 << w)
                     )

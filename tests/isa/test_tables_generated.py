@@ -4,7 +4,8 @@ Each generator (tools/gen_isa_*tables.py), run into a temporary directory, must 
 committed files byte for byte: a table cannot be edited by hand, go stale against its generator
 or LLVM, or depend on the order a run happened to meet things.  Wall time on two cores (idle ..
 busy): a gfx*_w* table 40..90 s, a DPP target 10..17 s, a memory target 25..55 s, so the default
-run regenerates gfx1030_w32 alone and `-m slow` the other seven.  Without LLVM these skip; the
+run regenerates gfx1030_w32 alone and `-m slow` the other thirteen (GFX11/12 tables take longer:
+VOP3 holds the promoted VOP1/VOP2/VOPC forms).  Without LLVM these skip; the
 format check (every table as tools/table_json.py writes it) always runs.
 """
 
@@ -30,9 +31,20 @@ _spec.loader.exec_module(table_json)
 
 # (generator, its one argument): what the default run regenerates, what `-m slow` adds
 RUNS = [("gen_isa_tables.py", "gfx1030_w32")]
-SLOW_RUNS = [("gen_isa_tables.py", t) for t in ("gfx1030_w64", "gfx1010_w32", "gfx1010_w64")] + [
-    (f"gen_isa_{kind}_tables.py", t) for kind in ("dpp", "memory") for t in ("gfx1030", "gfx1010")
-]
+SLOW_RUNS = [
+    ("gen_isa_tables.py", t)
+    for t in (
+        "gfx1030_w64",
+        "gfx1010_w32",
+        "gfx1010_w64",
+        "gfx1100_w32",
+        "gfx1100_w64",
+        "gfx1150_w32",
+        "gfx1150_w64",
+        "gfx1200_w32",
+        "gfx1200_w64",
+    )
+] + [(f"gen_isa_{kind}_tables.py", t) for kind in ("dpp", "memory") for t in ("gfx1030", "gfx1010")]
 OUTPUT = {
     "gen_isa_tables.py": "{}.json",
     "gen_isa_dpp_tables.py": "dpp_{}.json",

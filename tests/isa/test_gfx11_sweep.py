@@ -1,0 +1,281 @@
+"""GFX11 (gfx1100) and GFX12 (gfx1200) decoding vs llvm-objdump-19 (live), wave32 and wave64.
+
+Per-encoding sweeps: every opcode of SOP1/SOP2/SOPC/SOPK/SOPP/SMEM/VOP1/VOP2/VOPC/VOP3/VOP3P
+with random fields, and every (opx, opy) pair of VOPD; exact text and size must match and bytes
+LLVM calls invalid must raise DecodeError.  The random-word sweep draws first dwords uniformly:
+each decodes as LLVM prints it, is invalid for both, or is refused by name ("not decoded yet")
+because its encoding is one wavelift does not decode yet (the memory encodings, DPP forms,
+VINTERP/LDSDIR).  gfx1101/1102/1103, gfx1151/1152 and gfx1201 share gfx1100's, gfx1150's and
+gfx1200's tables; the `slow` sweeps check them against LLVM for those targets (and gfx1150 wave64)."""
+
+import functools
+import os
+import random
+import shutil
+import struct
+import subprocess
+
+import pytest
+
+from wavelift.isa import DecodeError, decode_one
+from wavelift.isa.decoder import NOT_DECODED, load_table
+from wavelift.isa.encodings import ISAS, generation
+from wavelift.isa.llvm_oracle import NOP, have_llvm, llvm_disasm
+
+from .sweep import ENCS, SRC_POOL, compare_many
+
+CONFIGS = [("gfx1100", False), ("gfx1100", True), ("gfx1150", False), ("gfx1200", False), ("gfx1200", True)]
+SHARED = [
+    ("gfx1101", False),
+    ("gfx1102", True),
+    ("gfx1103", False),
+    ("gfx1150", True),
+    ("gfx1151", False),
+    ("gfx1152", True),
+    ("gfx1201", False),
+    ("gfx1201", True),
+]
+IDS = [f"{t}-w{64 if w else 32}" for t, w in CONFIGS]
+
+needs_llvm = pytest.mark.skipif(not have_llvm(), reason="llvm-mc-19 not installed: cannot compare with LLVM")
+
+
+def ours(b, target, wave64):
+    """(text, size), None for invalid, or "not decoded" for a named refusal."""
+    try:
+        ins = decode_one(b, 0, target, wave64)
+    except DecodeError as e:
+        return "not decoded" if e.reason.startswith(NOT_DECODED) else None
+    return ins.text, ins.size
+
+
+@functools.cache
+def _alu(target, wave64, n_per_op, seed):
+    return compare_many(ENCS, target, wave64, n_per_op=n_per_op, seed=seed)
+
+
+def _check_alu(enc, target, wave64, n_per_op, seed):
+    ops, bad, total = _alu(target, wave64, n_per_op, seed)[enc]
+    print(
+        f"{target} w{64 if wave64 else 32} {enc}: {len(ops)} opcodes matched, {total} words, {len(bad)} bad"
+    )
+    assert ops, "no opcode decoded"
+    assert not bad, bad[:5]
+
+
+@needs_llvm
+@pytest.mark.parametrize("target,wave64", CONFIGS, ids=IDS)
+@pytest.mark.parametrize("enc", ENCS)
+def test_sweep(enc, target, wave64):
+    _check_alu(enc, target, wave64, 2, 1)
+
+
+@needs_llvm
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [2, 3])
+@pytest.mark.parametrize(
+    "target,wave64", CONFIGS + SHARED, ids=[f"{t}-w{64 if w else 32}" for t, w in CONFIGS + SHARED]
+)
+@pytest.mark.parametrize("enc", ENCS)
+def test_sweep_slow(enc, target, wave64, seed):
+    _check_alu(enc, target, wave64, 12, seed)
+
+
+# ----------------------------------------------------------------------------- VOPD
+def vopd_words(target, wave64, n_per_pair, seed):
+    """Every (opx, opy) pair of the tables, ``n_per_pair`` random field sets each, a literal after."""
+    rnd = random.Random(seed)
+    tab = load_table(target, wave64)
+    isa = ISAS[generation(target)]
+    items = []
+    for opx in range(16):
+        for opy in range(32):
+            if opx not in tab["VOPDX"] and opy not in tab["VOPDY"] and rnd.random() < 0.8:
+                continue
+            for _k in range(n_per_pair):
+                f = {"opx": opx, "opy": opy}
+                for name, _lo, w in isa.layouts["VOPD"]:
+                    if name in ("opx", "opy"):
+                        continue
+                    if name in ("src0x", "src0y"):
+                        v = rnd.choice(SRC_POOL) if rnd.random() < 0.4 else 256 + rnd.randrange(256)
+                    elif name.startswith("vsrc1") and rnd.random() < 0.5:
+                        v = 0
+                    else:
+                        v = rnd.randrange(1 << w)
+                    f[name] = v
+                lit = rnd.choice([0x3F800000, 0x12345678, 0x40, 0xFFFFFFF0, 0x3E22F983])
+                items.append(struct.pack("<3I", *isa.encode("VOPD", **f), lit))
+    return items
+
+
+def _check_vopd(target, wave64, n, seed):
+    items = vopd_words(target, wave64, n, seed)
+    ref = llvm_disasm(items, target, wave64)
+    bad = [(b.hex(), o, r) for b, r in zip(items, ref) if (o := ours(b, target, wave64)) != r]
+    good = sum(1 for r in ref if r)
+    print(f"{target} w{64 if wave64 else 32} VOPD: {len(items)} words, {good} valid, {len(bad)} bad")
+    assert good or wave64, "no VOPD word decoded"  # VOPD is wave32 only: LLVM rejects it in wave64
+    assert not bad, bad[:5]
+
+
+@needs_llvm
+@pytest.mark.parametrize("target,wave64", CONFIGS, ids=IDS)
+def test_vopd(target, wave64):
+    _check_vopd(target, wave64, 1, 1)
+
+
+@needs_llvm
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "target,wave64", CONFIGS + SHARED, ids=[f"{t}-w{64 if w else 32}" for t, w in CONFIGS + SHARED]
+)
+def test_vopd_slow(target, wave64):
+    _check_vopd(target, wave64, 8, 5)
+
+
+# ----------------------------------------------------------------------------- random words
+def random_words(n, seed):
+    """``n`` instructions: a uniform first dword and three random dwords after it."""
+    rnd = random.Random(seed)
+    return [struct.pack("<4I", *(rnd.getrandbits(32) for _ in range(4))) for _ in range(n)]
+
+
+def _check_random(target, wave64, n, seed):
+    items = random_words(n, seed)
+    ref = llvm_disasm(items, target, wave64)
+    bad, refused, same = [], 0, 0
+    for b, r in zip(items, ref):
+        o = ours(b + NOP * 3, target, wave64)
+        if o == "not decoded":
+            refused += 1
+        elif o != r:
+            bad.append((b.hex(), o, r))
+        else:
+            same += 1
+    print(f"{target} w{64 if wave64 else 32}: {n} random words, {same} equal, {refused} not decoded yet")
+    assert same > n // 3
+    assert not bad, bad[:5]
+
+
+@needs_llvm
+@pytest.mark.parametrize("target,wave64", CONFIGS, ids=IDS)
+def test_random_words(target, wave64):
+    _check_random(target, wave64, 3000, 11)
+
+
+@needs_llvm
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "target,wave64", CONFIGS + SHARED, ids=[f"{t}-w{64 if w else 32}" for t, w in CONFIGS + SHARED]
+)
+def test_random_words_slow(target, wave64):
+    _check_random(target, wave64, 100_000, 12)
+
+
+# ----------------------------------------------------------------------------- s_delay_alu, s_waitcnt
+def _sopp_all(target, name, values):
+    isa = ISAS[generation(target)]
+    tab = load_table(target, False)["SOPP"]
+    op = next(o for o, e in tab.items() if e["name"] == name)
+    items = [struct.pack("<I", *isa.encode("SOPP", op=op, simm16=v)) for v in values]
+    ref = llvm_disasm(items, target, False)
+    return [(b.hex(), o, r) for b, r in zip(items, ref) if (o := ours(b + NOP, target, False)) != r]
+
+
+@needs_llvm
+@pytest.mark.parametrize("target", ["gfx1100", "gfx1200"])
+@pytest.mark.parametrize("name", ["s_delay_alu", "s_waitcnt", "s_clause"])
+def test_simm16_texts(target, name):
+    """Every value of the low 12 bits and a sample of the rest (``-m slow``: all 65536)."""
+    values = list(range(4096)) + random.Random(3).sample(range(4096, 65536), 512)
+    assert not _sopp_all(target, name, values)
+
+
+@needs_llvm
+@pytest.mark.slow
+@pytest.mark.parametrize("target", ["gfx1100", "gfx1200"])
+@pytest.mark.parametrize("name", ["s_delay_alu", "s_waitcnt", "s_clause", "s_sendmsg"])
+def test_simm16_texts_all(target, name):
+    assert not _sopp_all(target, name, range(65536))
+
+
+# ----------------------------------------------------------------------------- targets
+def test_unknown_target_refused_by_name():
+    for t in ("gfx1035", "gfx900", "gfx1300"):
+        with pytest.raises(ValueError, match=t):
+            decode_one(b"\x00\x00\x80\xbf", 0, t, False)
+
+
+def test_not_decoded_is_named():
+    """A GFX11 global_load (FLAT encoding) and a GFX12 VBUFFER word are refused by name."""
+    for target, word in (("gfx1100", 0xDC500000), ("gfx1200", 0xC4000000)):
+        with pytest.raises(DecodeError, match=NOT_DECODED):
+            decode_one(struct.pack("<4I", word, 0, 0, 0), 0, target, False)
+
+
+# ----------------------------------------------------------------------------- clang-19 code
+FIX = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "opencl")
+
+
+@needs_llvm
+@pytest.mark.skipif(shutil.which("clang-19") is None, reason="clang-19 not installed")
+@pytest.mark.parametrize("src", ["basic", "math", "stack"])
+@pytest.mark.parametrize(
+    "target,wave64,opt",
+    [
+        pytest.param(t, w, o, id=f"{t}-w{64 if w else 32}{o}", marks=() if fast else pytest.mark.slow)
+        for t, w in CONFIGS
+        for o in ("-O0", "-O2")
+        for fast in [o == "-O2" and not w and t in ("gfx1100", "gfx1200")]
+    ],
+)
+def test_clang_kernel_listing(target, wave64, opt, src, tmp_path):
+    """The fixture kernels (tests/fixtures/opencl) built by clang-19 for the target: every function's
+    listing equals llvm-objdump-19's line for line up to its first instruction of an encoding not
+    decoded yet (a memory access ends the comparison of that function)."""
+    from wavelift.driver.codeobject import CodeObject
+    from wavelift.isa.disasm_cli import entries
+    from wavelift.isa.llvm_oracle import _LINE, objdump_lines
+
+    obj = tmp_path / "k.hsaco"
+    subprocess.run(
+        ["clang-19", "-x", "cl", "-cl-std=CL2.0", "-Xclang", "-finclude-default-header", "-nogpulib"]
+        + ["-target", "amdgcn-amd-amdhsa", f"-mcpu={target}", opt]
+        + (["-mwavefrontsize64"] if wave64 else [])
+        + ["-include", os.path.join(FIX, "wl_builtins.h"), os.path.join(FIX, f"{src}.cl"), "-o", str(obj)],
+        check=True,
+        capture_output=True,
+    )
+    co = CodeObject(obj.read_bytes())
+    code = co.section_data(co.text)
+    base = co.text.address
+    want = {}
+    for ln in objdump_lines(obj, target, wave64):
+        m = _LINE.match(ln)
+        if m:
+            want[int(m.group(2), 16)] = m.group(1)
+    funcs = sorted({s.value for s in co.symbols if s.section_index == co.text.index and s.value >= base})
+    n = 0
+    for k, start in enumerate(funcs):
+        end = funcs[k + 1] if k + 1 < len(funcs) else base + len(code)
+        chunk = code[start - base : end - base]
+        for pos, _size, text in entries(chunk, target, wave64):
+            if text.startswith(f"; {NOT_DECODED}"):
+                break
+            assert want.get(start + pos) == text, (hex(start + pos), text, want.get(start + pos))
+            n += 1
+    # then every instruction at the addresses objdump found: equal, or its encoding not decoded yet
+    same = refused = 0
+    for addr, text in sorted(want.items()):
+        got = ours(code[addr - base :], target, wave64)
+        if got == "not decoded":
+            refused += 1
+            continue
+        assert got is not None and got[0] == text, (hex(addr), got, text)
+        same += 1
+    print(
+        f"{target} w{64 if wave64 else 32} {opt} {src}: listings equal for {n} instructions up to the "
+        f"first memory access; of all {len(want)}: {same} equal, {refused} not decoded yet"
+    )
+    assert n >= 10
