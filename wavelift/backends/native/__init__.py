@@ -1,7 +1,7 @@
 """The NumPy backend's native tier: blocks compiled to host code (docs/decisions/0012-native-tier.md).
 
 A block function here does exactly what the generated NumPy block does -- same optimised IR
-(``_Opt`` for the group's MODE), same state arrays S [regs, waves, 1] / V [regs, waves, lanes],
+(ir/passes for the group's MODE), same state arrays S [regs, waves, 1] / V [regs, waves, lanes],
 same windows, escapes and written map, same return value (the next block of each wave) -- but as
 C++ compiled with the host compiler: per wave, the block's uniform ops are scalar statements and
 its per-lane ops are fused into loops over the wave's lanes, which the compiler vectorises.  The
@@ -47,14 +47,14 @@ import numpy as np
 
 from ... import settings
 from ...frontend.program import lane_count_points
+from ...ir.numerics import IR_TYPE
+from ...ir.passes.pipeline import optimize
 from ...ir.program import EXEC_HI, EXEC_LO, MODE_REG, Program, refusal_of
 from .. import disk_cache, host
 from ..cfamily import lowering as cf
 from ..cfamily.blends import deferred_blends
 from ..cfamily.lowering import I32_RESULT, VALUE_EXPR, const_literal
 from ..cfamily.prelude import header
-from ..numpy.expr import IR_TYPE
-from ..numpy.optimize import Optimizer
 
 COMPILE_TIMEOUT_S = 600
 MAX_STACK_BYTES = 2 << 20  # lane arrays of one block (Linux gives threads 8 MiB stacks)
@@ -365,6 +365,28 @@ class BlockSource:
                 f"const u32 t = ((u32)({a[2]}) >> (8u * k)) & 0xffu; "
                 f"wl_scr_st(C, w, lane, {L}u, {ins}u, wl_scr_byte((u64)({a[0]}), k, {4 * L}ull), 1u, &t); }}"
             ]
+        # every active lane held (a branch-free test that vectorises): no per-lane checks; an
+        # inactive lane reads at 0 (the arena holds nb bytes there) and keeps zero
+        test = [
+            "  {",
+            f"    const u64 sz = (u64)C->scr_bytes; const u32 sl = (u32)C->scr_lane; u32 ok = sz >= {nb}ull;",
+            f"    {loop} ok &= (({a[1]}) ? wl_scr_in(sz, sl, (u64)({a[0]}), {nb}u, lane, {L}u) : 1u);",
+            "    u8* const SB = C->scr + w * C->scr_bytes;",
+            "    if (ok) {",
+        ]
+        if op.name == "load":
+            fast = [
+                f"    {loop} {{ const b1 m = {a[1]}; u32 t[{W}] = {{0u}}; "
+                f"memcpy(t, SB + (m ? (u64)({a[0]}) : 0ull), {nb}u); "
+                f"for (u32 k = 0; k < {W}u; k++) {o}[lane][k] = m ? t[k] : 0u; }}"
+            ]
+        else:
+            fast = [
+                f"    {loop} if ({a[1]}) {{ const u32 x[] = {{{d}}}; memcpy(SB + (u64)({a[0]}), x, {nb}u); }}"
+            ]
+        whole = (
+            test + ["  " + x for x in fast] + ["    } else {"] + ["  " + x for x in whole] + ["    }", "  }"]
+        )
         words = op.attrs["words"] if op.name == "load" else len(a) - 2
         if ins not in self.scratch_split or words != 1 or not 2 <= nb <= 4:
             return whole
@@ -920,7 +942,7 @@ class NativeBlocks:
     None (the block stays a NumPy block)."""
 
     def __init__(self, program: Program, wave_size: int, mode: int, live, background: bool = False):
-        """``live``: per block, the registers live after it for this MODE (optimize.liveness).
+        """``live``: per block, the registers live after it for this MODE (ir/passes liveness).
         ``background``: a library not in the disk cache compiles in a worker thread; until
         ``ready()`` has attached it, no block is native (``pending``)."""
         self.unsupported: dict[int, str] = {}
@@ -930,14 +952,13 @@ class NativeBlocks:
         self.pending: Future | None = None  # the Future of a background compile
         gen = BlockSource(wave_size)
         gen.scratch_split = {i for i, ins in enumerate(program.instructions) if ins.encoding == "SCRATCH"}
-        low = Optimizer(program, wave_size)  # the NumPy blocks' own optimisation
         parts, names = [], {}
         for b in program.blocks:
             if b.uses_float and mode & 15:
                 self.unsupported[b.index] = "rounding mode"
                 continue
             try:
-                blk = low.optimize(b, mode, live[b.index])
+                blk = optimize(b, mode, wave_size, live[b.index])  # as the NumPy blocks run it
                 parts.append(gen.block(blk, lane_count_points(program, blk), live[b.index]))
                 names[b.index] = f"wl_b{b.index}"
             except Unsupported as e:

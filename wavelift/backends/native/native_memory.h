@@ -89,6 +89,13 @@ static inline bool wl_scr_holds(const WlCtx* C, u64 a, u32 nb, u32 lane, u32 L) 
   if (nb <= 4u ? (a & 3ull) + nb > 4ull : (a & 3ull) != 0ull) return false;
   return !C->scr_lane || (u32)((a >> 2) % L) == lane;
 }
+/* the same test, branch-free (the all-lanes check before a wave's access; size: scr_bytes,
+   lane_mode: scr_lane) */
+static inline u32 wl_scr_in(u64 size, u32 lane_mode, u64 a, u32 nb, u32 lane, u32 L) {
+  const u32 in = (u32)(a < size) & (u32)((u64)nb <= size - a);
+  const u32 al = nb <= 4u ? (u32)((a & 3ull) + nb <= 4ull) : (u32)((a & 3ull) == 0ull);
+  return in & al & ((u32)(lane_mode == 0u) | (u32)((u32)((a >> 2) % L) == lane));
+}
 static inline __attribute__((always_inline)) void wl_scr_ld(WlCtx* C, i64 w, u32 lane, u32 L, u32 instr, u64 a,
                                                             u32 nb, u32 words, u32* out) {
   for (u32 k = 0; k < words; k++) out[k] = 0u;
