@@ -3,7 +3,7 @@
 as DPP16 (src0 = 0xFA), DPP8 (0xE9, 0xEA = DPP8 with FI) and SDWA (0xF9), and how it prints them.
 
     python3 tools/gen_isa_dpp_tables.py            # gfx1030 and gfx1010, wave32 and wave64
-    python3 tools/gen_isa_dpp_tables.py gfx1030    # one target
+    python3 tools/gen_isa_dpp_tables.py gfx1030    # one target (gfx1100, gfx1150, gfx1200 too)
 
 Nothing opcode-specific is typed in (docs/decisions/0001): every opcode value of VOP1/VOP2/VOPC
 is probed with sentinel fields (vdst=20, src0=40, vsrc1=60, VOPC SDWA sdst=12 with sd=1).  The
@@ -41,7 +41,8 @@ from wavelift.isa.encodings import classify, encode  # noqa: E402
 from wavelift.isa.llvm_oracle import llvm_disasm  # noqa: E402
 
 OUT = os.path.join(os.path.dirname(__file__), "..", "wavelift", "isa", "tables")
-TARGETS = ("gfx1030", "gfx1010")
+TARGETS = ("gfx1030", "gfx1010", "gfx1100", "gfx1150", "gfx1200")
+T16 = re.compile(r"\bv\d+\.[lh]\b")  # a GFX11 true16 half (v5.l): such DPP forms are not decoded yet
 ENCS = ("VOP1", "VOP2", "VOPC")
 MARK = {"dpp": 0xFA, "dpp8": 0xE9, "sdwa": 0xF9}
 VDST, SRC0, VSRC1, SDST = 20, 40, 60, 12
@@ -259,6 +260,13 @@ class Gen:
             if size != 8:
                 self.notes.append(f"{enc} op {op} {var}: size {size}: {text}")
                 continue
+            if T16.search(text):
+                # true16 operands (v5.l/v5.h): the decoder refuses them by name for now
+                table[enc].setdefault(str(op), {})[var] = {
+                    "nd": "GFX11 true16 DPP",
+                    "name_p": text.split(" ")[0],
+                }
+                continue
             mn, parts, ctrl = make_template(text, var, enc, self.wave64)
             name = mn
             for suf in ("_dpp", "_sdwa"):
@@ -282,7 +290,37 @@ class Gen:
         self.probe_fields(table)
         self.probe_generic(table)
         self.probe_sources(table)
+        if not self.target.startswith("gfx10"):
+            self.probe_hi(table)
         return table
+
+    def probe_hi(self, table):
+        """GFX11+: each VGPR slot with v200: LLVM rejects it (``hi`` = "!": a 16-bit operand
+        of a Lo128 class) or prints a comment after it (``hi`` = that text), from v128 on."""
+        jobs = []
+        for enc, op, var, e in self.entries(table, ("dpp", "dpp8")):
+            w0, ext = self.base_words(enc, op, var, e)
+            for p in e["parts"]:
+                if not isinstance(p, dict) or p.get("n", 1) != 1:
+                    continue
+                if p["f"] == "vdst":
+                    words = [(w0 & ~(0xFF << 17)) | (200 << 17), ext]
+                elif p["f"] == "src0":
+                    words = [w0, (ext & ~0xFF) | 200]
+                elif p["f"] == "src1":
+                    words = [(w0 & ~(0xFF << 9)) | (200 << 9), ext]
+                else:
+                    continue
+                jobs.append((p, words))
+        for (p, _), r in zip(jobs, self.ask([w for _, w in jobs])):
+            if r is None:
+                p["hi"] = "!"
+                continue
+            m = re.search(r"(?<![\w\[])v200(/\*.*?\*/)?", r[0])
+            if m and m.group(1):
+                p["hi"] = m.group(1)
+            elif not m:
+                self.notes.append(f"v200 probe: {r[0]!r}")
 
     def probe_fallback(self, jobs, res, zero):
         """Opcodes LLVM decodes as the plain 4-byte form at the sentinel probe (v_nop, v_pipeflush,
@@ -325,7 +363,7 @@ class Gen:
         for enc in ENCS:
             for op, byvar in table[enc].items():
                 for var, e in byvar.items():
-                    if var in variants and not e.get("plain"):
+                    if var in variants and not e.get("plain") and not e.get("nd"):
                         yield enc, int(op), var, e
 
     def base_words(self, enc, op, var, e):
@@ -375,6 +413,8 @@ class Gen:
                             break
                     else:
                         self.notes.append(f"{e['name_p']} {fn}: printed as {r[0]!r}")
+                        # LLVM 19 misprints it (gfx12 v_cndmask_b32_dpp: |v60, vcc_lo|): refused
+                        e["nd"] = f"{e['name_p']} (LLVM 19 misprints {fn})"
         for enc, op, var, e in self.entries(table, ("dpp", "sdwa")):
             for fn in list(e["f"]):
                 if not e["f"][fn]["bad"]:
@@ -475,7 +515,7 @@ class Gen:
         code = wbytes(words)
         f0 = D._fields(enc, words[0])
         X.load_dpp_table.cache_clear()
-        cm = tuple(self.sdst_cm) or X._sdst_cm({}, "w64" if self.wave64 else "w32")
+        cm = tuple(self.sdst_cm) or ()  # GFX11+: no SDWA
         tab = {
             "names": {},
             "sel": {int(k): v for k, v in self.names["sel"].items()},

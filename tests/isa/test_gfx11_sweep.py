@@ -4,8 +4,9 @@ Per-encoding sweeps: every opcode of SOP1/SOP2/SOPC/SOPK/SOPP/SMEM/VOP1/VOP2/VOP
 with random fields, and every (opx, opy) pair of VOPD; exact text and size must match and bytes
 LLVM calls invalid must raise DecodeError.  The random-word sweep draws first dwords uniformly:
 each decodes as LLVM prints it, is invalid for both, or is refused by name ("not decoded yet")
-because its encoding is one wavelift does not decode yet (the memory encodings, DPP forms,
-VINTERP/LDSDIR).  gfx1101/1102/1103, gfx1151/1152 and gfx1201 share gfx1100's, gfx1150's and
+because its encoding is one wavelift does not decode yet (the memory encodings, VOP3/VOP3P with
+DPP, true16 DPP forms, VINTERP/LDSDIR).  DPP16/DPP8 forms of VOP1/VOP2/VOPC: every opcode with
+each mark and random controls.  gfx1101/1102/1103, gfx1151/1152 and gfx1201 share gfx1100's, gfx1150's and
 gfx1200's tables; the `slow` sweeps check them against LLVM for those targets (and gfx1150 wave64)."""
 
 import functools
@@ -279,3 +280,63 @@ def test_clang_kernel_listing(target, wave64, opt, src, tmp_path):
         f"first memory access; of all {len(want)}: {same} equal, {refused} not decoded yet"
     )
     assert n >= 10
+
+
+# ----------------------------------------------------------------------------- DPP16 / DPP8
+def dpp_words(target, wave64, n_per_op, seed):
+    """Every VOP1/VOP2/VOPC opcode of the ALU table with each DPP mark (0xFA DPP16, 0xE9/0xEA
+    DPP8) in src0, random vdst/vsrc1 and a random control dword (its src0 byte a VGPR)."""
+    rnd = random.Random(seed)
+    tab = load_table(target, wave64)
+    isa = ISAS[generation(target)]
+    items = []
+    for enc in ("VOP1", "VOP2", "VOPC"):
+        for op in sorted(tab[enc]):
+            for mark in (0xFA, 0xE9, 0xEA):
+                for _k in range(n_per_op):
+                    f = {"op": op, "src0": mark}
+                    for name, _lo, w in isa.layouts[enc]:
+                        if name not in f:
+                            f[name] = rnd.randrange(1 << w)
+                    w1 = rnd.getrandbits(32)
+                    if mark == 0xFA and rnd.random() < 0.5:
+                        w1 = (w1 & ~0x1FF00) | (
+                            rnd.choice([0xE4, 0x1B, 0x111, 0x121, 0x130, 0x141, 0x150]) << 8
+                        )
+                    items.append(struct.pack("<2I", isa.encode(enc, **f)[0], w1))
+    return items
+
+
+def _check_dpp(target, wave64, n, seed):
+    items = dpp_words(target, wave64, n, seed)
+    ref = llvm_disasm(items, target, wave64)
+    bad, same, refused = [], 0, 0
+    for b, r in zip(items, ref):
+        o = ours(b + NOP * 2, target, wave64)
+        if o == "not decoded":
+            refused += 1
+        elif o != r:
+            bad.append((b.hex(), o, r))
+        elif r is not None:
+            same += 1
+    print(
+        f"{target} w{64 if wave64 else 32} DPP: {len(items)} words, {same} equal, {refused} not decoded yet"
+    )
+    assert same > len(items) // 4
+    assert refused < len(items) // 20  # only the true16 forms
+    assert not bad, bad[:5]
+
+
+@needs_llvm
+@pytest.mark.parametrize("target,wave64", CONFIGS, ids=IDS)
+def test_dpp(target, wave64):
+    _check_dpp(target, wave64, 1, 1)
+
+
+@needs_llvm
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "target,wave64", CONFIGS + SHARED, ids=[f"{t}-w{64 if w else 32}" for t, w in CONFIGS + SHARED]
+)
+def test_dpp_slow(target, wave64):
+    _check_dpp(target, wave64, 8, 2)

@@ -31,20 +31,24 @@ _spec.loader.exec_module(table_json)
 
 # (generator, its one argument): what the default run regenerates, what `-m slow` adds
 RUNS = [("gen_isa_tables.py", "gfx1030_w32")]
-SLOW_RUNS = [
-    ("gen_isa_tables.py", t)
-    for t in (
-        "gfx1030_w64",
-        "gfx1010_w32",
-        "gfx1010_w64",
-        "gfx1100_w32",
-        "gfx1100_w64",
-        "gfx1150_w32",
-        "gfx1150_w64",
-        "gfx1200_w32",
-        "gfx1200_w64",
-    )
-] + [(f"gen_isa_{kind}_tables.py", t) for kind in ("dpp", "memory") for t in ("gfx1030", "gfx1010")]
+SLOW_RUNS = (
+    [
+        ("gen_isa_tables.py", t)
+        for t in (
+            "gfx1030_w64",
+            "gfx1010_w32",
+            "gfx1010_w64",
+            "gfx1100_w32",
+            "gfx1100_w64",
+            "gfx1150_w32",
+            "gfx1150_w64",
+            "gfx1200_w32",
+            "gfx1200_w64",
+        )
+    ]
+    + [(f"gen_isa_{kind}_tables.py", t) for kind in ("dpp", "memory") for t in ("gfx1030", "gfx1010")]
+    + [("gen_isa_dpp_tables.py", t) for t in ("gfx1100", "gfx1150", "gfx1200")]
+)
 OUTPUT = {
     "gen_isa_tables.py": "{}.json",
     "gen_isa_dpp_tables.py": "dpp_{}.json",

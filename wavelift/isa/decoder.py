@@ -17,7 +17,15 @@ from typing import Any
 
 from .dpp_sdwa import decode_ext  # DPP16/DPP8/SDWA: wavelift/isa/dpp_sdwa.py
 from .encodings import ISAS, LAYOUTS, generation
-from .instruction import TABLE_TARGET, DecodeContext, DecodeError, Instruction, moved, new_instruction
+from .instruction import (
+    NOT_DECODED,
+    TABLE_TARGET,
+    DecodeContext,
+    DecodeError,
+    Instruction,
+    moved,
+    new_instruction,
+)
 from .operands import Operand, fmt_literal, sreg_kind, sreg_name, vreg_name
 
 _TABLE_DIR = os.path.join(os.path.dirname(__file__), "tables")
@@ -867,12 +875,14 @@ class _Ctx:
         return h
 
     def _h_alu11(self, enc, lo, mk, two, ext):
-        """GFX11/GFX12 ALU encodings: as GFX10's, but VOP1/VOP2/VOPC with a DPP16/DPP8 mark in
-        src0 and VOP3/VOP3P with one in src0 (VOP3 with DPP) are refused by name until their
-        tables exist (never guessed)."""
+        """GFX11/GFX12 ALU encodings: as GFX10's; VOP1/VOP2/VOPC with a DPP16/DPP8 mark in src0
+        go to dpp_sdwa.decode_ext (its table: tables/dpp_<target>.json); VOP3/VOP3P with one in
+        src0 (VOP3 with DPP) are refused by name until their tables exist (never guessed)."""
         fns = self.fns.setdefault(enc, {})
         entry_fn = self.entry_fn
         dpp_name = f"{self.isa.name.upper()} {enc} with DPP"
+        target, wave64 = self.target, self.wave64
+        dpp_table = os.path.exists(os.path.join(_TABLE_DIR, f"dpp_{TABLE_TARGET.get(target, target)}.json"))
 
         def h(code, pos, w0, base):
             if two:
@@ -885,7 +895,11 @@ class _Ctx:
             op = (w0 >> lo) & mk
             fn = fns.get(op) or entry_fn(enc, op)
             if ext and (w0 & 0x1FF) in _DPP11_MARKS and fn is not _no_entry:
-                raise DecodeError(base + pos, bytes(code[pos : pos + 4]), _not_decoded(dpp_name))
+                if not dpp_table:
+                    raise DecodeError(base + pos, bytes(code[pos : pos + 4]), _not_decoded(dpp_name))
+                ins = decode_ext(code, pos, enc, _fields(enc, w0), target, wave64, base)
+                if ins is not None:
+                    return ins
             try:
                 return fn(code, pos, w0, base)
             except _Reject as r:
@@ -900,7 +914,6 @@ class _Ctx:
 
 
 _DPP11_MARKS = frozenset((250, 233, 234))
-NOT_DECODED = "not decoded yet"
 
 
 def _not_decoded(what):

@@ -75,6 +75,9 @@ TABLE_TARGET = {
 }
 
 
+NOT_DECODED = "not decoded yet"  # DecodeError reason prefix: an encoding refused by name, not invalid
+
+
 class DecodeError(Exception):
     """Bytes that are not a valid instruction (as LLVM 19 judges them), or that run off the end.
 
