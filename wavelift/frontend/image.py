@@ -1,5 +1,8 @@
-"""MIMG: storage-image loads and stores (image_load / image_store, no sampler) of linear 1-D/2-D
-and tiled 2-D images in the four formats converted exactly, and null descriptors (TYPE 0,
+"""MIMG: storage-image loads and stores (image_load / image_store, and image_load_mip /
+image_store_mip of level 0: the T# has one level) of linear 1-D/2-D and tiled 2-D images in
+every format frontend/formats.py converts exactly (1, 2, 4, 8 and 16-byte texels: the texel
+size, read from the format at run time, picks the pitch and the swizzle pattern), and null
+descriptors (TYPE 0,
 RADV's all-zero descriptor: loads read 0, stores drop; TYPE 1..7 are reserved and refuse).
 Every other T# refuses the dispatch by name when an active lane uses it (refuse_if, so every
 backend checks the descriptor where its value becomes known: it is usually loaded from guest
@@ -7,9 +10,12 @@ memory by s_load at run time):
 
 * ``image.unsupported_layout``: a SW_MODE not laid out here (below), a tiled image whose base
   address is not aligned to its block, or DCC compression.
-* ``image.unsupported_format``: an IMG_FORMAT other than the four below, DST_SEL swizzles
-  that are not the identity (a channel the format lacks may also select its default 0 / 1), or
-  an image_store whose dmask leaves out a channel of the format.
+* ``image.unsupported_format``: an IMG_FORMAT not converted exactly (formats.py: SRGB,
+  FLOAT_CLAMP, compressed, FMASK, YUV, buffer-only), a reserved DST_SEL; an image_store whose
+  dmask leaves out a channel of the format or whose DST_SEL does not keep each channel in
+  place, or that formats.encode cannot store exactly; a NaN loaded from a 16/11/10-bit float;
+  a load out of range whose requested result would hold the format's default 1 (DST_SEL "1"
+  or a missing W: hardware may give 1 or 0 there).
 * ``image.unsupported_descriptor``: TYPE other than 1D/2D or not the instruction's dim, mip
   levels (BASE_LEVEL, LAST_LEVEL, MAX_MIP, MIN_LOD), arrays/depth/custom pitch (dword 4),
   RESOURCE_LEVEL clear, or any reserved bit set.
@@ -33,30 +39,21 @@ its block is a fixed permutation of its x and y bits; blocks are row-major, the 
 up to the block).  The _X and _T modes XOR in pipe and bank bits that depend on GB_ADDR_CONFIG,
 which a capture does not record: they are refused by name (``image.unsupported_layout``), as
 are the modes GFX10 does not define.  T# field positions and IMG_FORMAT values come from the
-tables generated from Mesa's register database (memory/tsharp.py).  Formats: 56 8_8_8_8_UNORM,
-22 32_FLOAT, 20 32_UINT, 21 32_SINT.  Coordinates outside the image read 0 and drop stores, as
-hardware does.  unorm8 -> float is byte / 255
-(correctly rounded); float -> unorm8 clamps to [0, 1] (NaN -> 0) and rounds x * 255 to nearest
-even.  Sampling instructions, d16, a16, r128, tfe/lwe, 3-D/array/MSAA dims and image atomics
-are not translated (``program.unsupported_instruction``).
+tables generated from Mesa's register database (memory/tsharp.py).  Conversions: formats.py.
+Coordinates outside the image read 0 and drop stores, as hardware does; DST_SEL applies to
+loads.  Sampling instructions, d16, a16, r128, tfe/lwe, 3-D/array/MSAA dims, mip levels other
+than 0 and image atomics are not translated (``program.unsupported_instruction``, or
+``image.unsupported_descriptor`` for a level).
 """
 
 from __future__ import annotations
 
 from ..ir.builder import Builder
 from ..memory import layout, tsharp
+from . import formats
 from .common import sext48, unsupported
 
-
-def _format(name: str) -> int:
-    return next(v for v, f in tsharp.formats().items() if f.name == name)
-
-
-# IMG_FORMAT values from the generated table (56, 22, 20, 21)
-FMT_RGBA8, FMT_R32F, FMT_R32UI, FMT_R32I = map(_format, ("8_8_8_8_UNORM", "32_FLOAT", "32_UINT", "32_SINT"))
-FORMATS = (FMT_RGBA8, FMT_R32F, FMT_R32UI, FMT_R32I)  # all 4 bytes per texel
-BPE_LOG2 = 2  # every format carried out has 4 bytes per texel
-PITCH_TEXELS = layout.block_dims(layout.LINEAR, layout.RSRC_2D, BPE_LOG2)[0]  # 256 bytes: 64 texels
+BPE_LOG2S = (0, 1, 2, 3, 4)  # texel sizes of image formats: 1, 2, 4, 8, 16 bytes
 DIM_1D, DIM_2D = 0, 1
 TYPE_1D, TYPE_2D = tsharp.TYPE_1D, tsharp.TYPE_2D
 SEL_0, SEL_1, SEL_X = 0, 1, 4
@@ -153,25 +150,13 @@ def check_tsharp(b: Builder, d: list, dim: int):
         "T# SW_MODE is not one wavelift lays out (linear; 2-D 256B/4KB/64KB _S and _D), the "
         "base address is not aligned to its block, or the image is DCC-compressed",
     )
-    fmt = _f(b, d, "FORMAT")
-    sel = [_f(b, d, f"DST_SEL_{c}") for c in "XYZW"]
-    four = _eq(b, fmt, FMT_RGBA8)
-    one = _any(b, *(_eq(b, fmt, f) for f in FORMATS if f != FMT_RGBA8))
-    # identity selects; a channel a 1-channel format lacks may select its default (0, 0, 1)
-    sel_ok = [_eq(b, sel[0], SEL_X)]
-    for c, default in ((1, SEL_0), (2, SEL_0), (3, SEL_1)):
-        ident = _eq(b, sel[c], SEL_X + c)
-        sel_ok.append(b.bin("or", "b1", ident, b.bin("and", "b1", one, _eq(b, sel[c], default))))
-    good = b.bin(
-        "and", "b1", b.bin("and", "b1", sel_ok[0], sel_ok[1]), b.bin("and", "b1", sel_ok[2], sel_ok[3])
-    )
-    good = b.bin("and", "b1", good, b.bin("or", "b1", four, one))
+    fm = formats.Format(b, _f(b, d, "FORMAT"), image=True)
     _refuse(
         b,
         "image.unsupported_format",
-        b.bin("and", "b1", real, b.un("not", "b1", good)),
-        "T# IMG_FORMAT is not 8_8_8_8_UNORM, 32_FLOAT, 32_UINT or 32_SINT, or its DST_SEL "
-        "swizzle is not the identity",
+        b.bin("and", "b1", real, b.un("not", "b1", fm.known)),
+        "T# IMG_FORMAT is not one whose conversion is exactly defined (SRGB, FLOAT_CLAMP, "
+        "block-compressed, FMASK, YUV and buffer-only formats are not carried out)",
     )
     bad = [
         _ne(b, _f(b, d, "MIN_LOD"), 0),
@@ -187,7 +172,7 @@ def check_tsharp(b: Builder, d: list, dim: int):
         "T# with mip levels, array layers, depth or a custom pitch, RESOURCE_LEVEL clear, "
         "or reserved bits set",
     )
-    return real, fmt
+    return real, fm
 
 
 def tiled_modes(b: Builder, dim: int) -> tuple[int, ...]:
@@ -200,13 +185,14 @@ def _align(b, v, a):
     return b.bin("and", "u32", b.bin("add", "u32", v, C(b, "u32", a - 1)), C(b, "u32", -a & 0xFFFFFFFF))
 
 
-def _tiled_offset(b: Builder, mode: int, width, x, y):
+def _tiled_offset(b: Builder, mode: int, bpe_log2: int, width, x, y):
     """Byte offset of texel (x, y) of a 2-D image (one level, one slice) in swizzle mode ``mode``
-    (a mode whose pattern is a permutation of x and y bits): layout.address in IR."""
+    (a mode whose pattern is a permutation of x and y bits) with 2**bpe_log2-byte texels:
+    layout.address in IR."""
     rbplus = getattr(b, "target", "").startswith("gfx103")
-    pattern = layout.pattern_for(layout.Chip(rbplus, 0), mode, layout.RSRC_2D, BPE_LOG2)
+    pattern = layout.pattern_for(layout.Chip(rbplus, 0), mode, layout.RSRC_2D, bpe_log2)
     assert pattern is not None
-    bw, bh, _ = layout.block_dims(mode, layout.RSRC_2D, BPE_LOG2)
+    bw, bh, _ = layout.block_dims(mode, layout.RSRC_2D, bpe_log2)
     blk = len(pattern)
     inner = C(b, "u32", 0)
     for i, (mx, my, mz) in enumerate(pattern):
@@ -224,12 +210,20 @@ def _tiled_offset(b: Builder, mode: int, width, x, y):
     return b.bin("add", "u64", b.bin("shl", "u64", index, C(b, "u64", blk)), b.cvt("u64", inner))
 
 
+def _by_bpe(b: Builder, bpe, make):
+    """make(bpe_log2) selected by the run-time texel size (bpe_log2 0..4)."""
+    out = make(BPE_LOG2S[0])
+    for k in BPE_LOG2S[1:]:
+        out = b.select(_eq(b, bpe, k), make(k), out)
+    return out
+
+
 def translate(ins, b: Builder):
     n = ins.name
     f = ins.fields
     if n.startswith(("image_sample", "image_gather4")) and not f.get("d16"):
         return _sample_null(ins, b)
-    if n not in ("image_load", "image_store"):
+    if n not in ("image_load", "image_store", "image_load_mip", "image_store_mip"):
         unsupported("only storage image load/store")
     if f.get("d16") or f.get("a16") or f.get("tfe") or f.get("lwe") or f.get("r128"):
         unsupported("d16/a16/r128/tfe/lwe image access")
@@ -238,7 +232,7 @@ def translate(ins, b: Builder):
         unsupported("image dimension other than 1D/2D")
     r = f["srsrc"] * 4
     d = [b.sget(r + j) for j in range(8)]
-    real, fmt = check_tsharp(b, d, dim)
+    real, fm = check_tsharp(b, d, dim)
     base = sext48(b, b.bin("shl", "u64", b.pack64(d[0], _f(b, d, "BASE_ADDRESS_HI")), C(b, "u64", 8)))
     width = b.bin(
         "add",
@@ -247,69 +241,97 @@ def translate(ins, b: Builder):
         C(b, "u32", 1),
     )
     height = b.bin("add", "u32", _f(b, d, "HEIGHT"), C(b, "u32", 1))
-    xy = _coords(ins, b, 2 if dim == DIM_2D else 1)
+    ncoord = 2 if dim == DIM_2D else 1
+    xy = _coords(ins, b, ncoord + (1 if n.endswith("_mip") else 0))
+    if n.endswith("_mip"):
+        # the T# has one level (check_tsharp): level 0 is image_load/store; any other level
+        # (what hardware gives past LAST_LEVEL is not established) refuses
+        _refuse(
+            b,
+            "image.unsupported_descriptor",
+            b.bin("and", "b1", real, _ne(b, xy[ncoord], 0)),
+            "image_load_mip/image_store_mip of a level other than 0 (mip chains are not carried out)",
+        )
     x = xy[0]
+    bpe = b.un("ctz", "u32", fm.nbytes)  # log2 of the texel size (a power of two for images)
     inb = b.cmp("lt", "u32", x, width)  # unsigned: negative coordinates are out
     texel = b.cvt("u64", x)
     if dim == DIM_2D:
         inb = b.bin("and", "b1", inb, b.cmp("lt", "u32", xy[1], height))
-        texel = b.bin(
-            "add",
-            "u64",
-            b.bin("mul", "u64", b.cvt("u64", xy[1]), b.cvt("u64", _align(b, width, PITCH_TEXELS))),
-            texel,
+        pitch = _by_bpe(
+            b, bpe, lambda k: _align(b, width, layout.block_dims(layout.LINEAR, layout.RSRC_2D, k)[0])
         )
-    offset = b.bin("shl", "u64", texel, C(b, "u64", BPE_LOG2))
+        texel = b.bin("add", "u64", b.bin("mul", "u64", b.cvt("u64", xy[1]), b.cvt("u64", pitch)), texel)
+    offset = b.bin("shl", "u64", texel, b.cvt("u64", bpe))
     if dim == DIM_2D:
         sw_mode = _f(b, d, "SW_MODE")
         for m in tiled_modes(b, dim):
-            offset = b.select(_eq(b, sw_mode, m), _tiled_offset(b, m, width, x, xy[1]), offset)
+            tiled = _by_bpe(b, bpe, lambda k, m=m: _tiled_offset(b, m, k, width, x, xy[1]))
+            offset = b.select(_eq(b, sw_mode, m), tiled, offset)
     addr = b.bin("add", "u64", base, offset)
-    ok = b.bin("and", "b1", b.bin("and", "b1", b.exec(), inb), real)
-    dmask = f.get("dmask", 0xF)
+    ok = b.bin("and", "b1", b.bin("and", "b1", b.exec(), inb), b.bin("and", "b1", real, fm.known))
+    dmask = f.get("dmask", 0xF) & 0xF
     chans = [c for c in range(4) if dmask >> c & 1]
-    is8 = _eq(b, fmt, FMT_RGBA8)
-    isf = _eq(b, fmt, FMT_R32F)
-    if n == "image_load":
-        ld = b.emit("load", "u32", addr, ok, uniform=False, space="global", nbytes=4, words=1)
-        raw = b.emit("word", "u32", ld, k=0)
-        one_f = C(b, "u32", 0x3F800000)
-        for k, c in enumerate(chans):
-            byte = _u(b, raw, 8 * c, 0xFF)
-            unorm = b.bitcast("u32", b.bin("fdiv", "f32", b.cvt("f32", byte), C(b, "f32", 255.0)))
-            if c == 0:
-                wide = raw
-            elif c == 3:
-                wide = b.select(isf, one_f, C(b, "u32", 1))
-            else:
-                wide = C(b, "u32", 0)
-            v = b.select(is8, unorm, wide)
-            b.vset(f["vdata"] + k, b.select(ok, v, C(b, "u32", 0)))
-        return
-    # image_store: channels come from consecutive vdata registers in dmask order; a dmask that
-    # leaves out a channel of the format (what the hardware stores there is not established)
-    # refuses
-    if not dmask & 1 or dmask & 0xF != 0xF:  # every format has R; only rgba8 has G, B, A
-        partial = real if not dmask & 1 else b.bin("and", "b1", real, is8)
+    sel = [_f(b, d, f"DST_SEL_{c}") for c in "XYZW"]
+    if n.startswith("image_load"):
+        words = formats.load_texel(b, fm, addr, ok)
+        vals, nan = formats.decode(b, fm, words)
         _refuse(
             b,
             "image.unsupported_format",
-            partial,
-            "image_store's dmask leaves out a channel of the image's format",
+            b.bin("and", "b1", ok, nan),
+            "a NaN read from a 16/11/10-bit float channel (the bits it widens to are not established)",
         )
-    vals = {c: b.vget(f["vdata"] + k) for k, c in enumerate(chans)}
-    packed = C(b, "u32", 0)
+        out, bad_sel = formats.swizzle(b, fm, vals, sel)
+        _refuse(
+            b, "image.unsupported_format", b.bin("and", "b1", real, bad_sel), "T# DST_SEL is a reserved value"
+        )
+        # a coordinate out of range reads 0; where the format's default W or a DST_SEL "1"
+        # would make that 1 (not established which), the lane refuses
+        sel_req = [sel[c] for c in chans]
+        outside = b.bin("and", "b1", b.bin("and", "b1", b.exec(), real), b.un("not", "b1", inb))
+        if sel_req:
+            _refuse(
+                b,
+                "image.unsupported_format",
+                b.bin("and", "b1", outside, formats.gives_one(b, fm, sel_req, len(sel_req))),
+                "a load out of range whose result would hold the format's default 1",
+            )
+        for k, c in enumerate(chans):
+            b.vset(f["vdata"] + k, b.select(ok, out[c], C(b, "u32", 0)))
+        return
+    # image_store: channels come from consecutive vdata registers in dmask order.  A dmask that
+    # leaves out a channel of the format, or a DST_SEL that does not select each channel the
+    # format has in place (what the hardware stores then is not established), refuses.
+    has = [b.cmp("ne", "u32", w, C(b, "u32", 0)) for w in fm.width]
+    odd = []
     for c in range(4):
-        if c not in vals:
-            continue
-        v = b.bitcast("f32", vals[c])
-        nan = b.cmp("u", "f32", v, v)
-        cl = b.bin("fmin", "f32", b.bin("fmax", "f32", v, C(b, "f32", 0.0)), C(b, "f32", 1.0))
-        q = b.cvt("u32", b.un("rndne", "f32", b.bin("fmul", "f32", cl, C(b, "f32", 255.0))))
-        q = b.select(nan, C(b, "u32", 0), q)
-        packed = b.bin("or", "u32", packed, b.bin("shl", "u32", q, C(b, "u32", 8 * c)))
-    word = b.select(is8, packed, vals.get(0, C(b, "u32", 0)))
-    b.effect("store", "u32", addr, ok, word, space="global", nbytes=4)
+        if not dmask >> c & 1:
+            odd.append(has[c])
+        else:
+            odd.append(b.bin("and", "b1", has[c], _ne(b, sel[c], SEL_X + c)))
+    _refuse(
+        b,
+        "image.unsupported_format",
+        b.bin("and", "b1", real, _any(b, *odd)),
+        "image_store's dmask leaves out a channel of the image's format, or its DST_SEL is not the identity",
+    )
+    vals = [b.vget(f["vdata"] + chans.index(c)) if c in chans else C(b, "u32", 0) for c in range(4)]
+    words, lossy, unwritable = formats.encode(b, fm, vals)
+    _refuse(
+        b,
+        "image.unsupported_format",
+        b.bin("and", "b1", real, unwritable),
+        "image_store to a USCALED, SSCALED or 5_9_9_9 format (the rounding is not established)",
+    )
+    _refuse(
+        b,
+        "image.unsupported_format",
+        b.bin("and", "b1", ok, lossy),
+        "image_store of an integer outside its channel's range or of a NaN to a 16/11/10-bit "
+        "float channel (what the hardware stores is not established)",
+    )
+    formats.store_texel(b, fm, addr, ok, words)
 
 
 def _sample_null(ins, b: Builder):

@@ -25,6 +25,7 @@ FRONTEND = {
     "VOP3P": vector_alu.translate,
     "DS": data_share.translate,
     "MUBUF": vector_memory.translate,
+    "MTBUF": vector_memory.translate,
     "FLAT": vector_memory.translate,
     "GLOBAL": vector_memory.translate,
     "SCRATCH": vector_memory.translate,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ..ir.builder import Builder
 from ..ir.program import Value
+from . import formats
 from .common import PRIVATE_APERTURE_HI, SHARED_APERTURE_HI, read_sreg, unsupported
 from .scalar_memory import buffer_base
 
@@ -217,13 +218,13 @@ def mubuf(ins, b: Builder):
     if verb not in ("load", "store", "atomic") or f.get("lds") or f.get("tfe"):
         unsupported()
     fmt = kind.startswith("format_")
+    nchan = 0
     if fmt:
-        # format conversion is not modelled: translated for lanes that are out of range (a null
-        # V# reads 0 / drops stores); an in-range lane refuses the dispatch
         chans = kind[7:]
         if chans not in ("x", "xy", "xyz", "xyzw"):
-            unsupported("buffer format access")
-        kind = ("dword", "dwordx2", "dwordx3", "dwordx4")[len(chans) - 1]
+            unsupported("d16 buffer format access")
+        nchan = len(chans)
+        kind = ("dword", "dwordx2", "dwordx3", "dwordx4")[nchan - 1]
     plan = getattr(b, "scratch", None)
     if plan is not None and plan.is_scratch_mubuf(ins.offset):
         if fmt:
@@ -263,10 +264,10 @@ def mubuf(ins, b: Builder):
     else:
         words = 2 if kind.endswith("_x2") else 1
     # not scratch (frontend/scratch.py decided statically): a buffer access in guest memory
-    glob_addrs, glob_masks = [], []
     base = buffer_base(b, w0, w1)
-    for j in range(words if verb != "atomic" else 1):
-        off = b.bin("add", "u32", voff, C(b, "u32", 4 * j))
+
+    def locate(off):
+        """(byte address, b1 out of range) of byte offset ``off`` (u32) of the element."""
         # swizzled: ((idx / is) * stride + off/4*4) * is + (idx % is) * 4 + off % 4
         q = b.bin(
             "add",
@@ -290,7 +291,7 @@ def mubuf(ins, b: Builder):
         )
         rel = b.select(swz, b.cvt("u64", rel_sw), rel_lin)
         # range checking (GFX10 OOB_SELECT; gfx1010: raw when stride == 0, else index)
-        raw_oob = b.cmp("ge", "u64", b.select(swz, b.cvt("u64", rel_sw), rel_lin), b.cvt("u64", nrec))
+        raw_oob = b.cmp("ge", "u64", rel, b.cvt("u64", nrec))
         idx_oob = b.cmp("ge", "u32", idx, nrec)
         if oob_sel is None:
             oob = b.select(b.cmp("eq", "u32", stride, C(b, "u32", 0)), raw_oob, idx_oob)
@@ -309,18 +310,16 @@ def mubuf(ins, b: Builder):
                     ),
                 ),
             )
-        ok = b.bin("and", "b1", ex, b.un("not", "b1", oob))
-        glob_addrs.append(b.bin("add", "u64", b.bin("add", "u64", base, rel), b.cvt("u64", soff)))
-        glob_masks.append(ok)
+        return b.bin("add", "u64", b.bin("add", "u64", base, rel), b.cvt("u64", soff)), oob
+
     if fmt:
-        any_ok = glob_masks[0]
-        for m in glob_masks[1:]:
-            any_ok = b.bin("or", "b1", any_ok, m)
-        b.effect("refuse_if", "b1", any_ok, why="buffer format conversion on an in-range element")
-        if verb == "load":
-            for j in range(len(glob_masks)):
-                b.vset(f["vdata"] + j, C(b, "u32", 0))
-        return
+        fv = C(b, "u32", f["format"]) if prefix == "tbuffer" else _bits(b, w3, 12, 7)
+        return _typed(b, ins, verb, nchan, fv, w3, swz, locate, voff)
+    glob_addrs, glob_masks = [], []
+    for j in range(words if verb != "atomic" else 1):
+        addr, oob = locate(b.bin("add", "u32", voff, C(b, "u32", 4 * j)))
+        glob_addrs.append(addr)
+        glob_masks.append(b.bin("and", "b1", ex, b.un("not", "b1", oob)))
     if verb != "atomic":
         contiguous = False
         targets = [("global", glob_addrs, glob_masks)]
@@ -333,6 +332,82 @@ def mubuf(ins, b: Builder):
     else:
         targets = [("global", glob_addrs, glob_masks)]
         _atomic(b, ins, kind, targets, f["vdata"], f["vdata"], bool(f.get("glc")))
+
+
+def _bits(b, x, lo, n):
+    return b.bin("and", "u32", b.bin("shr", "u32", x, C(b, "u32", lo)), C(b, "u32", (1 << n) - 1))
+
+
+def _typed(b: Builder, ins, verb: str, nchan: int, fv: Value, w3: Value, swz: Value, locate, voff: Value):
+    """buffer_load/store_format_* and tbuffer_*: one element of format ``fv`` (the V#'s FORMAT,
+    or MTBUF's format field: GFX10 numbers buffer formats as IMG_FORMAT) at byte offset ``voff``
+    of the element the index picks, converted by frontend/formats.py; the V#'s DST_SEL applies
+    to loads.  An element partly out of range, a swizzled (SWIZZLE_ENABLE) V#, a format not
+    converted exactly, and an out-of-range load whose requested channels would hold a 1 (the
+    format's default W or DST_SEL "1": whether hardware returns it or 0 there is not
+    established) refuse by name (``buffer.unsupported_format``)."""
+    f = ins.fields
+    ex = b.exec()
+    fm = formats.Format(b, fv, nbits=7, gfx10_only=True)
+    addr, oob = locate(voff)
+    last = b.bin(
+        "add",
+        "u32",
+        voff,
+        b.bin("sub", "u32", b.bin("max", "u32", fm.nbytes, C(b, "u32", 1)), C(b, "u32", 1)),
+    )
+    _, oob_last = locate(last)
+    ok = b.bin("and", "b1", ex, b.un("not", "b1", oob))
+    code = "buffer.unsupported_format"
+    formats.refuse(
+        b,
+        code,
+        b.bin("and", "b1", ok, b.un("not", "b1", fm.known)),
+        "a typed buffer access whose format is not converted exactly (SRGB, FLOAT_CLAMP, "
+        "packed/compressed/YUV formats)",
+    )
+    formats.refuse(
+        b,
+        code,
+        b.bin("and", "b1", ok, b.bin("or", "b1", oob_last, swz)),
+        "a typed buffer element partly out of range, or a swizzled V# (SWIZZLE_ENABLE)",
+    )
+    ok = b.bin("and", "b1", ok, fm.known)
+    sel = [_bits(b, w3, 3 * c, 3) for c in range(4)]
+    if verb == "load":
+        words = formats.load_texel(b, fm, addr, ok)
+        vals, nan = formats.decode(b, fm, words)
+        formats.refuse(b, code, b.bin("and", "b1", ok, nan), "a NaN read from a 16/11/10-bit float channel")
+        out, bad_sel = formats.swizzle(b, fm, vals, sel)
+        formats.refuse(b, code, b.bin("and", "b1", ok, bad_sel), "V# DST_SEL is a reserved value")
+        in_oob = b.bin("and", "b1", ex, oob)
+        formats.refuse(
+            b,
+            code,
+            b.bin("and", "b1", in_oob, formats.gives_one(b, fm, sel, nchan)),
+            "an out-of-range typed buffer load whose result would hold the format's default 1",
+        )
+        for k in range(nchan):
+            b.vset(f["vdata"] + k, b.select(ok, out[k], C(b, "u32", 0)))
+        return
+    # a store gives the first nchan channels in memory order; a format with more channels (what
+    # the hardware writes there is not established) refuses
+    formats.refuse(
+        b,
+        code,
+        b.bin("and", "b1", ok, b.cmp("gt", "u32", fm.channels(), C(b, "u32", nchan))),
+        "a typed buffer store of fewer channels than its format has",
+    )
+    vals = [b.vget(f["vdata"] + c) if c < nchan else C(b, "u32", 0) for c in range(4)]
+    words, lossy, unwritable = formats.encode(b, fm, vals)
+    formats.refuse(
+        b,
+        code,
+        b.bin("and", "b1", ok, b.bin("or", "b1", lossy, unwritable)),
+        "a typed buffer store to a USCALED/SSCALED/5_9_9_9 format, of an integer outside its "
+        "channel's range or of a NaN to a 16/11/10-bit float channel",
+    )
+    formats.store_texel(b, fm, addr, ok, words)
 
 
 def _udiv(b, x, pow2):
@@ -414,7 +489,7 @@ def flat(ins, b: Builder):
 
 
 def translate(ins, b: Builder):
-    if ins.encoding == "MUBUF":
+    if ins.encoding in ("MUBUF", "MTBUF"):
         return mubuf(ins, b)
     if ins.encoding in ("FLAT", "GLOBAL", "SCRATCH"):
         return flat(ins, b)

@@ -1,0 +1,451 @@
+"""Typed texel conversion (frontend/formats.py) through real dispatches: image_load / image_store
+on a linear 2-D image and buffer_load_format / buffer_store_format / tbuffer_* on a buffer, for
+every GFX10 format wavelift converts, against a reference written here from the rules
+(docs/float-semantics.md "Typed texels"): exact rational arithmetic (fractions.Fraction) rounded
+to nearest even, and the small floats found by searching every bit pattern of the format for the
+nearest value (ties to the even pattern).  The reference shares no code with the IR.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from harness import Rig, ptr
+
+from wavelift.memory import tsharp
+
+FORMATS = tsharp.formats()
+KINDS = ("UNORM", "SNORM", "USCALED", "SSCALED", "UINT", "SINT", "FLOAT")
+SMALL_FLOATS = (10, 11, 16)
+
+
+def _plain(f):
+    if f.numeric not in KINDS or not f.bits or sum(f.bits) != 8 * f.bytes:
+        return False
+    return f.numeric != "FLOAT" or all(w in (10, 11, 16, 32) for w in f.bits)
+
+
+CONVERTED = {v: f for v, f in FORMATS.items() if _plain(f)}
+CONVERTED[132] = FORMATS[132]  # 5_9_9_9_FLOAT (reads only)
+IMAGE_FORMATS = [v for v, f in CONVERTED.items() if not f.buffers_only and f.bytes in (1, 2, 4, 8, 16)]
+BUFFER_FORMATS = [v for v in CONVERTED if v < 128]
+WRITABLE = [v for v, f in CONVERTED.items() if f.numeric not in ("USCALED", "SSCALED") and v != 132]
+
+
+# ----------------------------------------------------------------------------- the reference
+def f32_bits(q: Fraction) -> int:
+    """The f32 nearest to q (ties to even), for q of magnitude within f32's normal range or 0."""
+    if q == 0:
+        return 0
+    sign = 0x80000000 if q < 0 else 0
+    a = abs(q)
+    e = a.numerator.bit_length() - a.denominator.bit_length()
+    if Fraction(2) ** e > a:
+        e -= 1
+    m = round(a / Fraction(2) ** (e - 23))  # Fraction.__round__: half to even
+    if m == 1 << 24:
+        m, e = m >> 1, e + 1
+    return sign | (e + 127) << 23 | (m - (1 << 23))
+
+
+def fvalue(bits: int) -> Fraction | float:
+    """The value of f32 bits (inf/nan as floats)."""
+    x = np.uint32(bits).view(np.float32)
+    return float(x) if not np.isfinite(x) else Fraction(float(x))
+
+
+def small_float_values(w: int, signed: bool):
+    """(pattern, value) of every finite pattern of a float with a 5-bit exponent (bias 15) and
+    w - 5 (unsigned) or w - 6 (f16) mantissa bits, and the pattern of +infinity."""
+    m = w - 5 if not signed else 10
+    out = []
+    for e in range(31):
+        for k in range(1 << m):
+            v = (
+                Fraction(k, 1 << m) * Fraction(2) ** -14
+                if e == 0
+                else (1 + Fraction(k, 1 << m)) * Fraction(2) ** (e - 15)
+            )
+            out.append((e << m | k, v))
+    return out, 31 << m
+
+
+_SMALL = {w: small_float_values(w, w == 16) for w in SMALL_FLOATS}
+
+
+def small_float_from(w: int, raw: int) -> int | None:
+    """f32 bits of a 16/11/10-bit float pattern; None for a NaN."""
+    m = 10 if w == 16 else w - 5
+    sign = raw >> 15 & 1 if w == 16 else 0
+    e, k = raw >> m & 31, raw & ((1 << m) - 1)
+    if e == 31:
+        return None if k else (sign << 31 | 0x7F800000)
+    v = (
+        Fraction(k, 1 << m) * Fraction(2) ** -14
+        if e == 0
+        else (1 + Fraction(k, 1 << m)) * Fraction(2) ** (e - 15)
+    )
+    return f32_bits(-v if sign else v) if v else sign << 31
+
+
+def small_float_to(w: int, bits: int) -> int:
+    """The 16/11/10-bit float nearest to f32 bits (ties to the even pattern; past the largest
+    finite value by half an ulp or more: infinity); the unsigned ones take negatives to 0."""
+    x = fvalue(bits)
+    neg = bits >> 31
+    m = 10 if w == 16 else w - 5
+    if w != 16 and neg:
+        return 0
+    if isinstance(x, float):  # inf (NaN is not stored)
+        return (neg << 15 if w == 16 else 0) | 31 << m
+    pats, inf = _SMALL[w]
+    a = abs(x)
+    top = (1 + Fraction((1 << m) - 1, 1 << m)) * Fraction(2) ** 15
+    cands = pats + [(inf, top + Fraction(2) ** (15 - m))]
+    best = min(cands, key=lambda pv: (abs(pv[1] - a), pv[0] & 1))
+    return (neg << 15 if w == 16 else 0) | best[0]
+
+
+def decode_ref(f, raw: int) -> tuple[list[int], bool]:
+    """The four 32-bit results (before DST_SEL) of texel bits ``raw``; and whether it holds a NaN
+    in a 16/11/10-bit float channel."""
+    out, off, nan = [], 0, False
+    integer = f.numeric in ("UINT", "SINT")
+    if f.name == "5_9_9_9_FLOAT":
+        e = raw >> 27
+        out = [f32_bits(Fraction(raw >> (9 * c) & 511) * Fraction(2) ** (e - 24)) for c in range(3)]
+        return out + [0x3F800000], False
+    for w in f.bits:
+        x = raw >> off & ((1 << w) - 1)
+        off += w
+        s = x - (1 << w) if x >> (w - 1) else x
+        if f.numeric == "UINT":
+            v = x
+        elif f.numeric == "SINT":
+            v = s & 0xFFFFFFFF
+        elif f.numeric == "UNORM":
+            v = f32_bits(Fraction(x, (1 << w) - 1))
+        elif f.numeric == "SNORM":
+            v = f32_bits(max(Fraction(s, (1 << (w - 1)) - 1), Fraction(-1)))
+        elif f.numeric == "USCALED":
+            v = f32_bits(Fraction(x))
+        elif f.numeric == "SSCALED":
+            v = f32_bits(Fraction(s))
+        elif w == 32:
+            v = x
+        else:
+            r = small_float_from(w, x)
+            nan |= r is None
+            v = r or 0
+        out.append(v)
+    defaults = [0, 0, 0, 1 if integer else 0x3F800000]
+    return out + defaults[len(out) :], nan
+
+
+def encode_ref(f, vals: list[int]) -> int | None:
+    """The texel bits that storing register values ``vals`` gives, or None where the store
+    refuses (an integer outside its channel, a NaN to a small float)."""
+    raw, off = 0, 0
+    for c, w in enumerate(f.bits):
+        v = vals[c]
+        x = fvalue(v)
+        nan = isinstance(x, float) and x != x
+        if f.numeric == "UINT":
+            if v >= 1 << w:
+                return None
+            q = v
+        elif f.numeric == "SINT":
+            s = v - (1 << 32) if v >> 31 else v
+            if not -(1 << (w - 1)) <= s < 1 << (w - 1):
+                return None
+            q = s
+        elif f.numeric in ("UNORM", "SNORM"):
+            lo = 0 if f.numeric == "UNORM" else -1
+            scale = (1 << w) - 1 if f.numeric == "UNORM" else (1 << (w - 1)) - 1
+            if nan:
+                q = 0
+            else:
+                xx = Fraction(lo) if x == float("-inf") else Fraction(1) if x == float("inf") else x
+                q = round(min(max(xx, Fraction(lo)), Fraction(1)) * scale)
+        elif w == 32:
+            q = v
+        else:
+            if nan:
+                return None
+            q = small_float_to(w, v)
+        raw |= (q & ((1 << w) - 1)) << off
+        off += w
+    return raw
+
+
+# ------------------------------------------------------------------------------- the data
+def texels(f, n: int, rng) -> list[int]:
+    """n texels of format f: random bits plus each channel's corner values, no NaN in a small
+    float channel (those refuse: test_small_float_nan_refuses)."""
+    nbits = 8 * f.bytes
+    out = [int(x) for x in rng.integers(0, 2**63, n, dtype=np.uint64)]
+    out = [(x | int(rng.integers(0, 2**63)) << 63) & ((1 << nbits) - 1) for x in out]
+    corners = []
+    for pat in (0, -1, 1, "min", "max"):
+        t, off = 0, 0
+        for w in f.bits:
+            v = {0: 0, -1: (1 << w) - 1, 1: 1, "min": 1 << (w - 1), "max": (1 << (w - 1)) - 1}[pat]
+            t |= v << off
+            off += w
+        corners.append(t & ((1 << nbits) - 1))
+    res = []
+    for t in corners + out:
+        if f.numeric == "FLOAT":  # clear NaNs of small float channels to infinity
+            off = 0
+            for w in f.bits:
+                if w in SMALL_FLOATS:
+                    m = 10 if w == 16 else w - 5
+                    x = t >> off & ((1 << w) - 1)
+                    if x >> m & 31 == 31 and x & ((1 << m) - 1):
+                        t &= ~(((1 << m) - 1) << off)
+                off += w
+        res.append(t)
+    return res[:n]
+
+
+def values(f, n: int, rng) -> list[list[int]]:
+    """n texels of register values to store into format f (4 per texel), in range for integers;
+    floats around the rounding points, the clamps, zero signs, infinities and NaN (not for the
+    small floats)."""
+    out = []
+    for _ in range(n):
+        t = []
+        for c in range(4):
+            w = f.bits[c] if c < len(f.bits) else 8
+            if f.numeric == "UINT":
+                t.append(int(rng.integers(0, 1 << w)))
+            elif f.numeric == "SINT":
+                t.append(int(rng.integers(-(1 << (w - 1)), 1 << (w - 1))) & 0xFFFFFFFF)
+            elif f.numeric == "FLOAT" and w == 32:
+                t.append(int(rng.integers(0, 2**32)))
+            else:
+                scale = (1 << w) - 1 if f.numeric == "UNORM" else (1 << (w - 1)) - 1
+                k = int(rng.integers(0, 8))
+                if f.numeric == "FLOAT":  # near the small float's rounding points and range
+                    x = (
+                        float(rng.choice([-1.0, 1.0]))
+                        * float(2.0 ** rng.integers(-26, 17))
+                        * float(rng.uniform(1, 2))
+                    )
+                    cand = [x, 0.0, -0.0, np.inf, -np.inf, 65504.0, 65520.0, 2.0**-24, 2.0**-25 * 3]
+                    x = cand[0] if k < 3 else cand[k - 2] if k - 2 < len(cand) else x
+                    if w != 16 and k == 7:  # a tie between two patterns
+                        m = w - 5
+                        x = (1 + (2 * int(rng.integers(0, 1 << m)) + 1) / (1 << (m + 1))) * 2.0 ** int(
+                            rng.integers(-14, 15)
+                        )
+                elif k == 0:  # a tie: (j + 0.5) / scale, rounded to f32
+                    x = (int(rng.integers(0, scale)) + 0.5) / scale
+                elif k == 1:
+                    x = [np.nan, np.inf, -np.inf, -0.0, 2.0, -2.0, 1.0, -1.0][int(rng.integers(0, 8))]
+                else:
+                    x = float(rng.uniform(-1.2, 1.2))
+                t.append(int(np.float32(x).view(np.uint32)))
+        out.append(t)
+    return out
+
+
+# --------------------------------------------------------------------------------- programs
+# 32 lanes: texel x = lane % 8, y = lane / 8 of an 8x4 image; all four channels to out[lane]
+IMG_LOAD = """
+  v_and_b32 v1, 7, v0
+  v_lshrrev_b32 v2, 3, v0
+  image_load v[4:7], v[1:2], s[0:7] dmask:0xf dim:SQ_RSRC_IMG_2D unorm
+  s_waitcnt vmcnt(0)
+  v_lshlrev_b32 v3, 4, v0
+  global_store_dwordx4 v3, v[4:7], s[8:9]
+  s_endpgm
+"""
+IMG_STORE = """
+  v_and_b32 v1, 7, v0
+  v_lshrrev_b32 v2, 3, v0
+  v_lshlrev_b32 v3, 4, v0
+  global_load_dwordx4 v[4:7], v3, s[8:9]
+  s_waitcnt vmcnt(0)
+  image_store v[4:7], v[1:2], s[0:7] dmask:0xf dim:SQ_RSRC_IMG_2D unorm
+  s_endpgm
+"""
+W, H = 8, 4
+
+
+def tsharp_words(addr, fmt, sel=(4, 5, 6, 7), w=W, h=H):
+    d3 = sel[0] | sel[1] << 3 | sel[2] << 6 | sel[3] << 9 | 9 << 28
+    return [
+        (addr >> 8) & 0xFFFFFFFF,
+        ((addr >> 40) & 0xFF) | (fmt << 20) | (((w - 1) & 3) << 30),
+        ((w - 1) >> 2) | ((h - 1) << 14) | (1 << 31),
+        d3,
+        0,
+        0,
+        0,
+        0,
+    ]
+
+
+def _pitch(nbytes):
+    return max(W, 256 // nbytes)  # linear rows: 256 bytes or the width
+
+
+def _image_bytes(f, tex):
+    pitch = _pitch(f.bytes)
+    img = bytearray(pitch * H * f.bytes)
+    for i, t in enumerate(tex):
+        x, y = i % W, i // W
+        o = (y * pitch + x) * f.bytes
+        img[o : o + f.bytes] = t.to_bytes(f.bytes, "little")
+    return bytes(img)
+
+
+@pytest.mark.parametrize("fmt", IMAGE_FORMATS, ids=[FORMATS[v].name for v in IMAGE_FORMATS])
+def test_image_load_every_format(fmt):
+    f = FORMATS[fmt]
+    tex = texels(f, W * H, np.random.default_rng(fmt))
+    r = Rig(IMG_LOAD)
+    a = r.mem.alloc(len(_image_bytes(f, tex)), name="img", align=256, data=_image_bytes(f, tex))
+    out = r.buf(np.full(4 * 32, 7, np.uint32), "out")
+    res = r.run(r.config(user_sgprs=tsharp_words(a, fmt) + list(ptr(out)), tgid=(False,) * 3))
+    assert res.landed, res.refusal
+    want = np.array([decode_ref(f, t)[0] for t in tex], np.uint32)
+    np.testing.assert_array_equal(r.read(out, np.uint32, 4 * 32).reshape(32, 4), want)
+
+
+@pytest.mark.parametrize(
+    "fmt",
+    [v for v in IMAGE_FORMATS if v in WRITABLE],
+    ids=[FORMATS[v].name for v in IMAGE_FORMATS if v in WRITABLE],
+)
+def test_image_store_every_format(fmt):
+    f = FORMATS[fmt]
+    vals = values(f, W * H, np.random.default_rng(fmt + 1000))
+    want = [encode_ref(f, v) for v in vals]
+    assert all(t is not None for t in want)
+    r = Rig(IMG_STORE)
+    noise = np.random.default_rng(3).integers(0, 256, _pitch(f.bytes) * H * f.bytes, dtype=np.uint8)
+    a = r.mem.alloc(noise.size, name="img", align=256, data=noise.tobytes())
+    src = r.buf(np.array(vals, np.uint32), "src")
+    res = r.run(r.config(user_sgprs=tsharp_words(a, fmt) + list(ptr(src)), tgid=(False,) * 3))
+    assert res.landed, res.refusal
+    exp = bytearray(noise.tobytes())
+    pitch = _pitch(f.bytes)
+    for i, t in enumerate(want):
+        o = ((i // W) * pitch + i % W) * f.bytes
+        exp[o : o + f.bytes] = t.to_bytes(f.bytes, "little")  # type: ignore[union-attr]
+    got = r.mem.read(a, noise.size)
+    assert got == bytes(exp), [
+        (i, hex(int.from_bytes(got[o : o + f.bytes], "little")), hex(want[i]), [hex(v) for v in vals[i]])  # type: ignore[arg-type]
+        for i in range(32)
+        for o in [((i // W) * pitch + i % W) * f.bytes]
+        if got[o : o + f.bytes] != exp[o : o + f.bytes]
+    ][:4]
+
+
+# ------------------------------------------------------------------------------ typed buffers
+BUF_LOAD = """
+  buffer_load_format_xyzw v[4:7], v0, s[0:3], 0 idxen
+  s_waitcnt vmcnt(0)
+  v_lshlrev_b32 v3, 4, v0
+  global_store_dwordx4 v3, v[4:7], s[4:5]
+  s_endpgm
+"""
+BUF_STORE = """
+  v_lshlrev_b32 v3, 4, v0
+  global_load_dwordx4 v[4:7], v3, s[4:5]
+  s_waitcnt vmcnt(0)
+  buffer_store_format_xyzw v[4:7], v0, s[0:3], 0 idxen
+  s_endpgm
+"""
+
+
+def vsharp(addr, stride, nrec, fmt, sel=(4, 5, 6, 7), oob_select=0):
+    """GFX10 V#: base, stride [29:16] of word 1, NUM_RECORDS, word 3: DST_SEL, FORMAT [18:12],
+    RESOURCE_LEVEL [24], OOB_SELECT [29:28]."""
+    w3 = sel[0] | sel[1] << 3 | sel[2] << 6 | sel[3] << 9 | fmt << 12 | 1 << 24 | oob_select << 28
+    return [addr & 0xFFFFFFFF, (addr >> 32) | stride << 16, nrec, w3]
+
+
+def _buffer(r, f, tex):
+    data = b"".join(t.to_bytes(f.bytes, "little") for t in tex)
+    return r.mem.alloc(len(data), name="buf", data=data)
+
+
+@pytest.mark.parametrize("fmt", BUFFER_FORMATS, ids=[FORMATS[v].name for v in BUFFER_FORMATS])
+def test_buffer_load_format_every_format(fmt):
+    f = FORMATS[fmt]
+    tex = texels(f, 32, np.random.default_rng(fmt + 7))
+    r = Rig(BUF_LOAD)
+    a = _buffer(r, f, tex)
+    out = r.buf(np.full(4 * 32, 7, np.uint32), "out")
+    res = r.run(r.config(user_sgprs=vsharp(a, f.bytes, 32, fmt) + list(ptr(out)), tgid=(False,) * 3))
+    assert res.landed, res.refusal
+    want = np.array([decode_ref(f, t)[0] for t in tex], np.uint32)
+    np.testing.assert_array_equal(r.read(out, np.uint32, 4 * 32).reshape(32, 4), want)
+
+
+@pytest.mark.parametrize(
+    "fmt",
+    [v for v in BUFFER_FORMATS if v in WRITABLE],
+    ids=[FORMATS[v].name for v in BUFFER_FORMATS if v in WRITABLE],
+)
+def test_buffer_store_format_every_format(fmt):
+    f = FORMATS[fmt]
+    vals = values(f, 32, np.random.default_rng(fmt + 2000))
+    want = b"".join(encode_ref(f, v).to_bytes(f.bytes, "little") for v in vals)  # type: ignore[union-attr]
+    r = Rig(BUF_STORE)
+    a = r.mem.alloc(len(want), name="buf", data=b"\xa5" * len(want))
+    src = r.buf(np.array(vals, np.uint32), "src")
+    res = r.run(r.config(user_sgprs=vsharp(a, f.bytes, 32, fmt) + list(ptr(src)), tgid=(False,) * 3))
+    assert res.landed, res.refusal
+    assert r.mem.read(a, len(want)) == want
+
+
+@pytest.mark.tiers  # runs a program: NumPy blocks and the native tier (tests/conftest.py)
+@pytest.mark.parametrize("mode", ["wave", "lane"])
+@pytest.mark.parametrize(
+    "name", ["10_11_11_FLOAT", "2_10_10_10_SNORM", "16_16_16_16_FLOAT", "10_10_10_2_UINT", "8_8_SINT"]
+)
+def test_tbuffer_load_store_every_tier(name, mode):
+    """tbuffer_load_format / tbuffer_store_format (the format in the instruction; the V#'s is
+    ignored) in both modes on every tier: a load then a store of what was read with a
+    DST_SEL that swaps X and Y (loads apply it) into a second buffer."""
+    fmt = next(v for v, f in FORMATS.items() if f.name == name)
+    f = FORMATS[fmt]
+    prog = f"""
+      tbuffer_load_format_xyzw v[4:7], v0, s[0:3], 0 format:{fmt} idxen
+      s_waitcnt vmcnt(0)
+      v_lshlrev_b32 v3, 4, v0
+      global_store_dwordx4 v3, v[4:7], s[4:5]
+      global_load_dwordx4 v[8:11], v3, s[8:9]
+      s_waitcnt vmcnt(0)
+      tbuffer_store_format_xyzw v[8:11], v0, s[12:15], 0 format:{fmt} idxen
+      s_endpgm
+    """
+    tex = texels(f, 32, np.random.default_rng(fmt))
+    vals = values(f, 32, np.random.default_rng(fmt + 5))
+    r = Rig(prog)
+    a = _buffer(r, f, tex)
+    out = r.buf(np.full(4 * 32, 7, np.uint32), "out")
+    src = r.buf(np.array(vals, np.uint32), "src")
+    n = f.bytes * 32
+    dst = r.mem.alloc(n, name="dst", data=b"\x5a" * n)
+    sel = (5, 4, 6, 7)
+    sg = (
+        vsharp(a, f.bytes, 32, 22, sel)
+        + list(ptr(out))
+        + [0, 0]
+        + list(ptr(src))
+        + [0, 0]
+        + vsharp(dst, f.bytes, 32, 1)
+    )
+    res = r.run(r.config(user_sgprs=sg, tgid=(False,) * 3), mode=mode)
+    assert res.landed, res.refusal
+    dec = [decode_ref(f, t)[0] for t in tex]
+    want = np.array([[d[s - 4] for s in sel] for d in dec], np.uint32)
+    np.testing.assert_array_equal(r.read(out, np.uint32, 4 * 32).reshape(32, 4), want)
+    assert r.mem.read(dst, n) == b"".join(encode_ref(f, v).to_bytes(f.bytes, "little") for v in vals)  # type: ignore[union-attr]
