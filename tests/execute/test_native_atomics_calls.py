@@ -236,7 +236,7 @@ def test_setpc_targets(good, tier):
 # ---- clang-19 kernels --------------------------------------------------------------------------
 
 
-def _run_kernel(path, kname, mode, tier, monkeypatch, tmp_path):
+def _run_kernel(path, kname, mode, tier, monkeypatch, _native_cache):
     import wavelift
     from wavelift.backends.numpy import runtime
 
@@ -244,7 +244,7 @@ def _run_kernel(path, kname, mode, tier, monkeypatch, tmp_path):
     monkeypatch.setattr(runtime, "NATIVE_DRIVER", tier == "native")
     monkeypatch.setattr(runtime, "NATIVE_THREADS", 2)
     monkeypatch.setattr(runtime, "NATIVE_THREAD_MIN_WAVES", 0)
-    monkeypatch.setenv("WAVELIFT_NATIVE_CACHE", str(tmp_path))
+    monkeypatch.setenv("WAVELIFT_NATIVE_CACHE", str(_native_cache))
     wave = 64 if "w64" in path else 32
     case = next(iter(C.cases_for(kname, wave)))
     dev = wavelift.Device("gfx1030", backend="numpy", mode=mode)
@@ -268,13 +268,13 @@ KERNELS = [
 @pytest.mark.skipif(host.compiler() is None, reason="no host C++ compiler")
 @pytest.mark.parametrize("mode", ["wave", "lane"])
 @pytest.mark.parametrize("path,kname", KERNELS, ids=[f"{pathlib.Path(p).stem}-{k}" for p, k in KERNELS])
-def test_clang_kernel_runs_native(path, kname, mode, monkeypatch, tmp_path):
+def test_clang_kernel_runs_native(path, kname, mode, monkeypatch, _native_cache):
     """Every block native (the driver, and native blocks under the scheduler); the outputs equal
     the NumPy blocks' and pass the kernel's reference check (order-dependent atomics results by
     their invariants: reference/cases.py compare_atomics)."""
-    _, want, case, args, _ = _run_kernel(path, kname, mode, "numpy", monkeypatch, tmp_path)
+    _, want, case, args, _ = _run_kernel(path, kname, mode, "numpy", monkeypatch, _native_cache)
     for tier in ("native", "native-blocks"):
-        r, got, _, _, _ = _run_kernel(path, kname, mode, tier, monkeypatch, tmp_path)
+        r, got, _, _, _ = _run_kernel(path, kname, mode, tier, monkeypatch, _native_cache)
         assert r.stats["native"] and r.stats["numpy_blocks"] == {}, r.stats
         assert r.stats["native_driver"] == (tier == "native")
         C.compare(case, C.numpy_expected(case, args), got, C._by_name(args))

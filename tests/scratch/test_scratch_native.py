@@ -20,14 +20,14 @@ pytestmark = pytest.mark.skipif(host.compiler() is None, reason="no host C++ com
 TIERS = ("numpy", "native", "native-blocks")
 
 
-def _tier(monkeypatch, tmp_path, tier):
+def _tier(monkeypatch, cache, tier):
     from wavelift.backends.numpy import runtime
 
     monkeypatch.setattr(runtime, "NATIVE", "off" if tier == "numpy" else "on")
     monkeypatch.setattr(runtime, "NATIVE_DRIVER", tier == "native")
     monkeypatch.setattr(runtime, "NATIVE_THREADS", 2)
     monkeypatch.setattr(runtime, "NATIVE_THREAD_MIN_WAVES", 0)
-    monkeypatch.setenv("WAVELIFT_NATIVE_CACHE", str(tmp_path))
+    monkeypatch.setenv("WAVELIFT_NATIVE_CACHE", str(cache))
 
 
 def _native(r, tier):
@@ -57,10 +57,10 @@ ARRAY = [
 
 @pytest.mark.parametrize("mode", ["wave", "lane"])
 @pytest.mark.parametrize("target,name", GAME, ids=[f"{t}-{n}" for t, n in GAME])
-def test_scratch_game_native(target, name, mode, monkeypatch, tmp_path):
+def test_scratch_game_native(target, name, mode, monkeypatch, _native_cache):
     outs = {}
     for tier in TIERS:
-        _tier(monkeypatch, tmp_path, tier)
+        _tier(monkeypatch, _native_cache, tier)
         dev = wavelift.Device(target, backend="numpy", mode=mode)
         r, _, got, (seeds, steps) = run_scratch_game(dev, FIX / target / f"{name}.json", (5, 3))
         _native(r, tier)
@@ -72,10 +72,10 @@ def test_scratch_game_native(target, name, mode, monkeypatch, tmp_path):
 
 @pytest.mark.parametrize("mode", ["wave", "lane"])
 @pytest.mark.parametrize("target,name", ARRAY)
-def test_scratch_array_native(target, name, mode, monkeypatch, tmp_path):
+def test_scratch_array_native(target, name, mode, monkeypatch, _native_cache):
     outs = {}
     for tier in TIERS:
-        _tier(monkeypatch, tmp_path, tier)
+        _tier(monkeypatch, _native_cache, tier)
         dev = wavelift.Device(target, backend="numpy", mode=mode)
         r, _, got, want = run_scratch_array(dev, FIX / target / f"{name}.json", groups=3)
         _native(r, tier)
@@ -99,13 +99,13 @@ CLANG = [
 
 @pytest.mark.parametrize("mode", ["wave", "lane"])
 @pytest.mark.parametrize("stem,kname", CLANG)
-def test_clang_private_memory_native(stem, kname, mode, monkeypatch, tmp_path):
+def test_clang_private_memory_native(stem, kname, mode, monkeypatch, _native_cache):
     path = ROOT / "tests" / "fixtures" / "gfx1030" / f"{stem}.hsaco"
     case = next(iter(C.cases_for(kname, 64 if "w64" in stem else 32)))
     args = case.args()
     outs = {}
     for tier in TIERS:
-        _tier(monkeypatch, tmp_path, tier)
+        _tier(monkeypatch, _native_cache, tier)
         dev = wavelift.Device("gfx1030", backend="numpy", mode=mode)
         k = dev.load_code_object(str(path)).kernel(kname)
         bufs = {a.name: dev.upload(a.value, name=a.name) for a in args if a.is_buffer}
