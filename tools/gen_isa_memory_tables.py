@@ -3,8 +3,12 @@
 
 Regenerate (needs llvm-mc-19 on PATH; ~1-2 minutes per target, one llvm-mc process per batch):
 
-    python3 tools/gen_isa_memory_tables.py            # writes gfx1030 and gfx1010 tables
+    python3 tools/gen_isa_memory_tables.py            # writes every target's table
     python3 tools/gen_isa_memory_tables.py gfx1030    # one target
+
+GFX11 (gfx1100, gfx1150) and GFX12 (gfx1200) tables hold the encodings generated so far for that
+generation (GEN_ENCODINGS, with their layouts in LAYOUT_GEN); the decoder refuses the others by
+name.
 
 Nothing here is a hand-typed opcode list: every opcode value of every memory encoding (DS,
 MUBUF, MTBUF, MIMG, FLAT/GLOBAL/SCRATCH, EXP, VINTRP) is assembled as bytes, disassembled by
@@ -34,7 +38,7 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 OUT_DIR = ROOT / "wavelift" / "isa" / "tables"
 LLVM_MC = "llvm-mc-19"
-TARGETS = ("gfx1030", "gfx1010")
+TARGETS = ("gfx1030", "gfx1010", "gfx1100", "gfx1150", "gfx1200")
 
 # --------------------------------------------------------------------------------------------
 # the oracle: disassemble many instructions in one llvm-mc process
@@ -208,11 +212,38 @@ ENC_BITS = {
 }
 NWORDS = {"DS": 2, "MUBUF": 2, "MTBUF": 2, "FLAT": 2, "MIMG": 2, "EXP": 2, "VINTRP": 1}
 
+# GFX11 (gfx1100, gfx1150) and GFX12 (gfx1200): the encodings generated so far, each with its
+# layout and fixed bits (GFX12's DS keeps GFX11's bits; LLVM rejects its gds bit)
+FLAT11 = {
+    "offset": (0, 0, 13),
+    "dlc": (0, 13, 1),
+    "glc": (0, 14, 1),
+    "slc": (0, 15, 1),
+    "seg": (0, 16, 2),
+    "op": (0, 18, 7),
+    "addr": (1, 0, 8),
+    "data": (1, 8, 8),
+    "saddr": (1, 16, 7),
+    "sve": (1, 23, 1),
+    "vdst": (1, 24, 8),
+}
+LAYOUT_GEN = {
+    "gfx10": (LAYOUT, ENC_BITS),
+    "gfx11": ({"DS": LAYOUT["DS"], "FLAT": FLAT11}, {"DS": ENC_BITS["DS"], "FLAT": ENC_BITS["FLAT"]}),
+    "gfx12": ({"DS": LAYOUT["DS"]}, {"DS": ENC_BITS["DS"]}),
+}
+_ACTIVE = [LAYOUT_GEN["gfx10"]]  # the generation build() encodes for (set by generate())
+
+
+def generation(target):
+    return target[:5] if target.startswith(("gfx11", "gfx12")) else "gfx10"
+
 
 def build(enc, **f):
+    lay_gen, bits = _ACTIVE[0]
     ws = [0] * NWORDS[enc]
-    ws[0] = ENC_BITS[enc]
-    lay = LAYOUT[enc]
+    ws[0] = bits[enc]
+    lay = lay_gen[enc]
     for name, val in f.items():
         w, lo, width = lay[name]
         ws[w] |= (val & ((1 << width) - 1)) << lo
@@ -696,7 +727,95 @@ def _mimg_widths(target, found, table):
             e["nsa_sep"] = " " + " " * (len(tt) - len(tt.replace("  ", " ", 1)))
 
 
+def gen_flat11(target):
+    """GFX11 FLAT/GLOBAL/SCRATCH: per (seg, op) and mode (glc: atomics return; saddr off (null,
+    0x7C) or s10; sve: scratch with a VGPR address) the template; then the saddr names and the
+    offset's width and sign per segment, checked over every offset value."""
+    fields = {"offset": 4, "addr": 40, "data": 72, "vdst": 8, "slc": 1, "dlc": 1}
+    ops = [{"op": op, "seg": seg} for seg in range(4) for op in range(128)]
+    modes = [{"glc": g, "saddr": s, "sve": v} for g in (0, 1) for s in (0x7C, 10) for v in (0, 1)]
+    table = {}
+    sg = {"saddr": (10, 10)}
+    for opf, mode, e in probe_modes("FLAT", target, ops, modes, fields, sgpr_tags=sg):
+        table[key(opf["seg"], opf["op"], mode["glc"], int(mode["saddr"] == 0x7C), mode["sve"])] = e
+    return table
+
+
+def gen_flat11_names(target, table):
+    """saddr names per (segment, load/store), and per segment the offset field's printing: [bits,
+    signed] found from the top bit and checked against every value of the field."""
+    names = {}
+    mode = {0: ",0,1,0", 1: ",0,0,1", 2: ",0,0,0"}  # glc 0; saddr off for FLAT; sve for SCRATCH
+
+    def entries(seg):
+        return sorted(
+            (int(k.split(",")[1]), e)
+            for k, e in table.items()
+            if k.startswith(f"{seg},") and k.endswith(mode[seg])
+        )
+
+    for seg, sname in ((1, "scratch"), (2, "global")):
+        for kind in ("", "_store"):
+            ent = [
+                (op, e)
+                for op, e in entries(seg)
+                if ["saddr", 1 if seg == 1 else 2] in e["tpl"]
+                and any(t[0] == "vdst" for t in e["tpl"] if isinstance(t, list)) == (kind == "")
+            ]
+            op, e = ent[0]
+            pos = e["tpl"].index(["saddr", 1 if seg == 1 else 2])
+            pr = [
+                build("FLAT", op=op, seg=seg, sve=int(seg == 1), addr=40, data=72, vdst=8, saddr=v)
+                for v in range(128)
+            ]
+            names[f"saddr_{sname}{kind}"] = [
+                None if t is None else split_operands(t)[1][pos] for t, _ in llvm_disassemble(pr, target)
+            ]
+    offs = []
+    bits = FLAT11["offset"][2]
+    for seg in range(3):
+        op = entries(seg)[0][0]
+        vals = range(1 << bits)
+        sa = 0x7C if seg == 0 else 10
+        pr = [
+            build("FLAT", op=op, seg=seg, sve=int(seg == 1), addr=40, data=72, vdst=8, saddr=sa, offset=v)
+            for v in vals
+        ]
+        got = []
+        for t, _ in llvm_disassemble(pr, target):
+            m = re.search(r" offset:(-?\d+)", t or "")
+            got.append(None if t is None else int(m.group(1)) if m else 0)
+        signed = got[1 << (bits - 1)] is not None and got[1 << (bits - 1)] < 0
+        want = [v - (1 << bits) if signed and v >> (bits - 1) else v for v in vals]
+        assert got == want, (target, seg, [(v, g) for v, g in zip(vals, got) if g != want[v]][:5])
+        offs.append([bits, int(signed)])
+    names["flat_offset"] = offs
+    return names
+
+
+GEN_ENCODINGS = {
+    "gfx11": {"DS": gen_ds, "FLAT": gen_flat11},
+    "gfx12": {"DS": gen_ds},
+}
+
+
 def generate(target):
+    gen = generation(target)
+    _ACTIVE[0] = LAYOUT_GEN[gen]
+    if gen != "gfx10":
+        lay = _ACTIVE[0][0]
+        out = {
+            "target": target,
+            "llvm_mc": llvm_version(),
+            "generated_by": "tools/gen_isa_memory_tables.py",
+            "layout": {k: {f: list(v) for f, v in lay[k].items()} for k in GEN_ENCODINGS[gen]},
+            "names": {},
+        }
+        for enc, fn in GEN_ENCODINGS[gen].items():
+            out[enc] = fn(target)
+        if gen == "gfx11":
+            out["names"].update(gen_flat11_names(target, out["FLAT"]))
+        return out
     return {
         "target": target,
         "llvm_mc": llvm_version(),
@@ -729,6 +848,7 @@ def main(argv):
         counts = {
             e: len({",".join(k.split(",")[:2]) if e == "FLAT" else k.split(",")[0] for k in data[e]})
             for e in ("DS", "MUBUF", "MTBUF", "FLAT", "MIMG")
+            if e in data
         }
         print(f"{path.relative_to(ROOT)}: {counts}")
 

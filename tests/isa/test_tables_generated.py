@@ -47,7 +47,11 @@ SLOW_RUNS = (
         )
     ]
     + [(f"gen_isa_{kind}_tables.py", t) for kind in ("dpp", "memory") for t in ("gfx1030", "gfx1010")]
-    + [("gen_isa_dpp_tables.py", t) for t in ("gfx1100", "gfx1150", "gfx1200")]
+    + [
+        (f"gen_isa_{kind}_tables.py", t)
+        for kind in ("dpp", "memory")
+        for t in ("gfx1100", "gfx1150", "gfx1200")
+    ]
 )
 OUTPUT = {
     "gen_isa_tables.py": "{}.json",

@@ -30,17 +30,19 @@ MEM = ("DS", "MUBUF", "MTBUF", "MIMG", "FLAT", "SCRATCH", "GLOBAL", "EXP", "VINT
 CONFIGS = tuple((t, w) for t in TARGETS for w in (False, True))
 # GFX11/GFX12: the encodings decoded so far (the others are refused by name: NOT_DECODED11)
 ALU11 = ALU + ("VOPDX", "VOPDY")
+MEM11 = ("DS",)  # memory encodings decoded so far on GFX11/12 (0 where the generation lacks one)
+# (and GFX11's FLAT, as its FLAT/SCRATCH/GLOBAL segments)
 CONFIGS11 = tuple((t, w) for t in ("gfx1100", "gfx1150", "gfx1200") for w in (False, True))
 NOT_DECODED11 = (
     (
         "gfx1100, gfx1150",
         "VOP1/VOP2/VOPC DPP16/DPP8 with true16 operands (`v_mov_b16_dpp v5.l, ...`), "
-        "VOP3/VOP3P with DPP, DS, FLAT/GLOBAL/SCRATCH, "
+        "VOP3/VOP3P with DPP, "
         "MUBUF, MTBUF, MIMG, EXP, VINTERP, LDSDIR",
     ),
     (
         "gfx1200",
-        "VOP1/VOP2/VOPC DPP16/DPP8 with true16 operands, VOP3/VOP3P with DPP, DS, "
+        "VOP1/VOP2/VOPC DPP16/DPP8 with true16 operands, VOP3/VOP3P with DPP, "
         "VFLAT/VGLOBAL/VSCRATCH, "
         "VBUFFER, VIMAGE, VSAMPLE, EXP, VINTERP, VDSDIR",
     ),
@@ -54,6 +56,11 @@ LLVM_VS_HARDWARE = (
     "gfx1200 `v_cndmask_b32_dpp` with src1's abs bit: LLVM 19 prints `|v60, vcc_lo|` (the bars around "
     "the carry-in too); wavelift refuses that DPP16 opcode by name (not decoded yet) rather than copy "
     "the misprint.",
+    "DS without a return value (`ds_store_b32`, `ds_add_u32`, ...) with a non-zero VDST field: "
+    "LLVM 19 rejects the word (gfx1100, gfx1150, gfx1200); the RDNA3/RDNA4 ISA guides give such an "
+    "opcode no destination, and the hardware runs it.  wavelift refuses it by name (`not decoded yet: "
+    "GFX11 DS ds_store_b32 with a non-zero VDST field ...`) rather than call it invalid or guess.  "
+    "(gfx1010/gfx1030 keep LLVM's verdict: invalid.)",
     "16-bit e32 operands in v128 and up: LLVM 19 prints the high halves of `v_mov_b16`-like true16 "
     "forms as `vN.h`, but other 16-bit e32 forms (fake16) as `v128`..`v255` (some with "
     "`/*Invalid register, operand has 'VS_32_Lo128' register class*/`); the hardware reads the "
@@ -153,6 +160,15 @@ def _render11():
                     for op, byv in dpp.get(enc, {}).items()
                     if var in byv and not byv[var].get("plain") and not byv[var].get("nd")
                 }
+        mem = load_memory_table(t)
+        for enc in MEM11:
+            data[(t, w)][enc] = {int(k.split(",")[0]): e["name"] for k, e in mem.get(enc, {}).items() if e}
+        for seg, enc in enumerate(("FLAT", "SCRATCH", "GLOBAL")):
+            data[(t, w)][enc] = {
+                int(k.split(",")[1]): e["name"]
+                for k, e in mem.get("FLAT", {}).items()
+                if e and int(k.split(",")[0]) == seg
+            }
     lines = [
         "",
         "## GFX11 (gfx1100, gfx1150) and GFX12 (gfx1200)",

@@ -768,6 +768,8 @@ class _Ctx:
                 return _h_not_decoded(f"{self.isa.name.upper()} {enc}")
             if enc == "VOPD":
                 return self._h_vopd()
+            if enc in MEMORY_ENCODINGS:
+                return self._h_memory(enc)
             return self._h_alu(enc)
         if enc in MEMORY_ENCODINGS:
             return self._h_memory(enc)

@@ -214,6 +214,10 @@ _ALU11 = frozenset(
     ("SOP1", "SOP2", "SOPK", "SOPC", "SOPP", "SMEM", "VOP1", "VOP2", "VOPC", "VOP3", "VOP3P", "VOPD")
 )
 
+# the memory encodings decoded so far (wavelift/isa/memory.py, tables/memory_<target>.json)
+_MEM11 = frozenset(("DS", "FLAT"))
+_MEM12 = frozenset(("DS",))
+
 
 class Isa:
     """One generation's layouts, fixed bits, dword counts and classifier."""
@@ -239,8 +243,8 @@ class Isa:
 
 ISAS = {
     "gfx10": Isa("gfx10", LAYOUTS, FIXED, NWORDS, classify, frozenset(LAYOUTS) | frozenset(_MAJOR6.values())),
-    "gfx11": Isa("gfx11", LAYOUTS_GFX11, FIXED_GFX11, NWORDS_GFX11, classify_gfx11, _ALU11),
-    "gfx12": Isa("gfx12", LAYOUTS_GFX12, FIXED_GFX11, NWORDS_GFX11, classify_gfx12, _ALU11),
+    "gfx11": Isa("gfx11", LAYOUTS_GFX11, FIXED_GFX11, NWORDS_GFX11, classify_gfx11, _ALU11 | _MEM11),
+    "gfx12": Isa("gfx12", LAYOUTS_GFX12, FIXED_GFX11, NWORDS_GFX11, classify_gfx12, _ALU11 | _MEM12),
 }
 
 

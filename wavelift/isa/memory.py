@@ -1,6 +1,10 @@
-"""Decoding and LLVM-19-exact disassembly of the RDNA memory encodings (gfx1030, gfx1010).
+"""Decoding and LLVM-19-exact disassembly of the RDNA memory encodings.
 
-Encodings: DS, MUBUF, MTBUF, MIMG (NSA included), FLAT/GLOBAL/SCRATCH, EXP, VINTRP.
+Encodings: gfx1030/gfx1010: DS, MUBUF, MTBUF, MIMG (NSA included), FLAT/GLOBAL/SCRATCH, EXP,
+VINTRP; gfx1100/gfx1150/gfx1200 (and the targets sharing their tables): the encodings their
+tables hold (tools/gen_isa_memory_tables.py GEN_ENCODINGS), each with its generation's layout
+and mode key (``_mode_key11``).  GFX11/12 DS ops without a return value and a non-zero VDST
+field, which LLVM 19 rejects but the hardware runs, are refused by name.
 
 Entry point (called by `wavelift.isa.decoder` for these encodings)::
 
@@ -27,7 +31,8 @@ from collections.abc import Callable
 from functools import cache
 from typing import Any
 
-from .instruction import DecodeError, Instruction, new_instruction
+from .encodings import generation
+from .instruction import NOT_DECODED, TABLE_TARGET, DecodeError, Instruction, new_instruction
 from .operands import Operand, fmt_literal, vreg_name
 
 __all__ = ["decode_memory", "load_memory_table", "MEMORY_ENCODING_NAMES"]
@@ -108,6 +113,11 @@ class _Trunc(Exception):
     """Raised by compiled renderers: the literal soffset dword is missing."""
 
 
+class _Named(Exception):
+    """Raised by compiled renderers: a word LLVM 19 rejects but the hardware runs (GFX11/12 DS
+    without a return value and a non-zero VDST field); refused by name (the form's ``named``)."""
+
+
 # mode bits, from the raw words, that select a table entry: (w0 & mask) | extra bits (taken
 # from bits of w0 that are *not* in the mask, so the int key stays unique)
 _MODE_MASK = {
@@ -116,6 +126,23 @@ _MODE_MASK = {
     "MTBUF": 0x00073000,  # op, idxen, offen
     "FLAT": 0x01FDE000,  # op, glc, seg, lds
 }
+
+
+# GFX11 FLAT: op, seg, glc in the mask; saddr off (null, 0x7C) -> bit 0, sve -> bit 1
+_MODE_MASK_GFX11 = dict(_MODE_MASK, FLAT=0x01FF4000)
+
+
+def _mode_key11(enc, w0, w1):
+    k = w0 & _MODE_MASK_GFX11[enc]
+    if enc == "FLAT":
+        return k | ((w1 >> 16 & 0x7F) == 0x7C) | (w1 >> 22 & 2)
+    return k
+
+
+def _str_key11(enc, f):
+    if enc == "FLAT":
+        return f"{f['seg']},{f['op']},{f['glc']},{int(f['saddr'] == 0x7C)},{f['sve']}"
+    return _str_key(enc, f)
 
 
 def _mode_key(enc, w0, w1):
@@ -187,11 +214,21 @@ def _fields_fn(lay):
 class _Form:
     """One table entry compiled: ``render(f, words) -> (ops, text, nwords, literal)``."""
 
-    __slots__ = ("name", "op", "render")
+    __slots__ = ("name", "named", "op", "render")
 
     def __init__(self, T, enc, e, f):
         self.name = e["name"]
         self.op = _opcode(enc, f)
+        zero = list(e["zero"])
+        self.named = None
+        if T.gen != "gfx10" and enc == "DS" and "vdst" in zero and all(t[0] != "vdst" for t in e["tpl"]):
+            # LLVM 19 rejects a non-zero VDST field of a DS op without a return value; the
+            # RDNA3/RDNA4 guides do not use it (documented in docs/isa-coverage.md)
+            zero.remove("vdst")
+            self.named = (
+                f"{NOT_DECODED}: {T.gen.upper()} DS {self.name} with a non-zero VDST field "
+                "(LLVM 19 rejects it; the hardware runs it)"
+            )
         tpl = [tuple(t) if isinstance(t, list) else t for t in e["tpl"]]
         mods = e["mods"].split() if e["mods"] else []
         if any(m.startswith("offset:swizzle") for m in mods):
@@ -204,8 +241,10 @@ class _Form:
         fields = T.lay_names[enc]
         env = {}  # per-entry constants, passed to the shared factory
         src = ["    def render(f, words):", "    lit = None"]
-        for z in e["zero"]:
+        for z in zero:
             src.append(f"    if f[{z!r}]: raise _Bad")
+        if self.named:
+            src.append("    if f['vdst']: raise _Named")
         ops, lit = [], False
         for i, t in enumerate(tpl):
             o = f"o{i}"
@@ -221,7 +260,7 @@ class _Form:
                 lit = True
             elif fld == "saddr":
                 tname = "saddr_scratch" if seg == 1 else "saddr_global"
-                if seg == 1 and f["lds"]:
+                if seg == 1 and f.get("lds"):
                     tname += "_lds"
                 elif not any(isinstance(t_, tuple) and t_[0] == "vdst" for t_ in tpl):
                     tname += "_store"
@@ -264,6 +303,11 @@ class _Form:
             elif m.startswith("offset:"):
                 if enc == "DS":
                     src.append("    o = f['offset0'] | f['offset1'] << 8")
+                elif enc == "FLAT" and "flat_offset" in T.names:  # GFX11: [bits, signed] per seg
+                    bits, signed = T.names["flat_offset"][seg]
+                    src.append("    o = f['offset']")
+                    if signed:
+                        src.append(f"    if o & {1 << (bits - 1)}: o -= {1 << bits}")
                 elif enc == "FLAT" and seg != 0:
                     src.append("    o = f['offset']")
                     src.append("    if o & 0x800: o -= 0x1000")
@@ -286,6 +330,7 @@ class _Form:
             g = {
                 "_Bad": _Bad,
                 "_Trunc": _Trunc,
+                "_Named": _Named,
                 "Operand": Operand,
                 "fmt_literal": fmt_literal,
                 "_swizzle": _swizzle,
@@ -306,14 +351,21 @@ class _Target:
         self.lay = {enc: _layout(self.tab, enc) for enc in self.tab["layout"]}
         self.lay_names = {enc: {n for n, *_ in lay} for enc, lay in self.lay.items()}
         self.fields = {enc: _fields_fn(lay) for enc, lay in self.lay.items()}
-        self.forms = {enc: {} for enc in _MODE_MASK}
+        self.forms = {enc: {} for enc in _MODE_MASK if enc in self.tab}
         self.stabs = {}
-        self.fmt = tuple(None if nm is None else (" " + nm if nm else "") for nm in self.names["format"])
-        self.mimg = {int(k): v for k, v in self.tab["MIMG"].items()}
+        self.fmt = tuple(
+            None if nm is None else (" " + nm if nm else "") for nm in self.names.get("format", ())
+        )
+        self.mimg = {int(k): v for k, v in self.tab.get("MIMG", {}).items()}
+        self.gen = generation(target)
 
     def form(self, enc, w0, w1, f):
-        k = _mode_key(enc, w0, w1)
-        e = self.tab[enc].get(_str_key(enc, f))
+        if self.gen == "gfx10":
+            k = _mode_key(enc, w0, w1)
+            e = self.tab[enc].get(_str_key(enc, f))
+        else:
+            k = _mode_key11(enc, w0, w1)
+            e = self.tab[enc].get(_str_key11(enc, f))
         form = _Form(self, enc, e, f) if e else None
         self.forms[enc][k] = form
         return form
@@ -327,7 +379,7 @@ def _target(target: str) -> _Target:
 def _decode_generic(T, enc, words, pos):
     w0, w1 = words[0], words[1]
     f = T.fields[enc](w0, w1)
-    form = T.forms[enc].get(_mode_key(enc, w0, w1), False)
+    form = T.forms[enc].get((_mode_key if T.gen == "gfx10" else _mode_key11)(enc, w0, w1), False)
     if form is False:
         form = T.form(enc, w0, w1, f)
     if form is None:
@@ -336,6 +388,8 @@ def _decode_generic(T, enc, words, pos):
         ops, text, n, lit = form.render(f, words)
     except _Bad:
         raise _bad(pos, words, 2) from None
+    except _Named:
+        raise _bad(pos, words, 2, form.named) from None
     except _Trunc:
         raise _bad(pos, words, len(words), "truncated instruction (missing literal)") from None
     encoding = _SEG_ENC[f["seg"]] if enc == "FLAT" else enc
@@ -503,6 +557,7 @@ class _Ctx:
 def decoder_for(target: str, encoding: str):
     """``dec(words, pos) -> Instruction``: decode_memory for one target and encoding, with the
     dispatch done once (`wavelift.isa.decoder` calls this per instruction)."""
+    target = TABLE_TARGET.get(target, target)
     enc = encoding if encoding not in ("GLOBAL", "SCRATCH") else "FLAT"
     if enc not in _MODE_MASK:
         ctx = _Ctx(target)
@@ -510,6 +565,9 @@ def decoder_for(target: str, encoding: str):
     T = _target(target)
     fields, forms, mask, kx = T.fields[enc], T.forms[enc], _MODE_MASK[enc], _KEY_EXTRA[enc]
     flat = enc == "FLAT"
+    if T.gen != "gfx10":
+        mask = _MODE_MASK_GFX11[enc]
+        kx = 4 if flat else 0
 
     def dec(words, pos):
         if len(words) < 2:
@@ -523,6 +581,8 @@ def decoder_for(target: str, encoding: str):
             k |= (w1 >> 23 & 1) | (w1 >> 20 & 2)
         elif kx == 3:
             k |= (w1 >> 16 & 0x7F) == 0x7D
+        elif kx == 4:  # == _mode_key11("FLAT", w0, w1)
+            k |= ((w1 >> 16 & 0x7F) == 0x7C) | (w1 >> 22 & 2)
         f = fields(w0, w1)
         form = forms.get(k, False)
         if form is False:
@@ -533,6 +593,8 @@ def decoder_for(target: str, encoding: str):
             ops, text, n, lit = form.render(f, words)
         except _Bad:
             raise _bad(pos, words, 2) from None
+        except _Named:
+            raise _bad(pos, words, 2, form.named) from None
         except _Trunc:
             raise _bad(pos, words, len(words), "truncated instruction (missing literal)") from None
         return _tnew(
