@@ -8,6 +8,7 @@ nearest value (ties to the even pattern).  The reference shares no code with the
 
 from __future__ import annotations
 
+import bisect
 from fractions import Fraction
 
 import numpy as np
@@ -103,8 +104,10 @@ def small_float_to(w: int, bits: int) -> int:
     pats, inf = _SMALL[w]
     a = abs(x)
     top = (1 + Fraction((1 << m) - 1, 1 << m)) * Fraction(2) ** 15
-    cands = pats + [(inf, top + Fraction(2) ** (15 - m))]
-    best = min(cands, key=lambda pv: (abs(pv[1] - a), pv[0] & 1))
+    cands = pats + [(inf, top + Fraction(2) ** (15 - m))]  # values ascend with the patterns
+    i = bisect.bisect_left([v for _, v in cands], a)
+    near = cands[max(i - 1, 0) : i + 1] if i < len(cands) else cands[-1:]
+    best = min(near, key=lambda pv: (abs(pv[1] - a), pv[0] & 1))
     return (neg << 15 if w == 16 else 0) | best[0]
 
 
@@ -449,3 +452,242 @@ def test_tbuffer_load_store_every_tier(name, mode):
     want = np.array([[d[s - 4] for s in sel] for d in dec], np.uint32)
     np.testing.assert_array_equal(r.read(out, np.uint32, 4 * 32).reshape(32, 4), want)
     assert r.mem.read(dst, n) == b"".join(encode_ref(f, v).to_bytes(f.bytes, "little") for v in vals)  # type: ignore[union-attr]
+
+
+# --------------------------------------------------------------------- tiled, other texel sizes
+TILED_LOAD = """
+  s_lshl_b32 s13, s11, 3
+  s_lshl_b32 s14, s12, 3
+  v_and_b32 v1, 7, v0
+  v_add_nc_u32 v1, s13, v1
+  v_lshrrev_b32 v2, 3, v0
+  v_add_nc_u32 v2, s14, v2
+  image_load v[20:23], v[1:2], s[0:7] dmask:0xf dim:SQ_RSRC_IMG_2D unorm
+  s_waitcnt vmcnt(0)
+  v_mul_u32_u24 v4, s10, v2
+  v_add_nc_u32 v4, v4, v1
+  v_lshlrev_b32 v4, 4, v4
+  global_store_dwordx4 v4, v[20:23], s[8:9]
+  s_endpgm
+"""
+
+
+@pytest.mark.parametrize("target", ["gfx1030", "gfx1010"])
+@pytest.mark.parametrize("mode", ["256B_D", "4KB_S", "64KB_D"])
+@pytest.mark.parametrize("name", ["8_UNORM", "16_FLOAT", "16_16_16_16_SNORM", "32_32_32_32_UINT"])
+def test_tiled_load_other_texel_sizes(name, mode, target):
+    """A tiled image of 1, 2, 8 and 16-byte texels: the texel size, known from the format only
+    at run time, picks the swizzle pattern (memory/layout.py, checked against addrlib)."""
+    from wavelift.memory import layout as L
+
+    fmt = next(v for v, f in FORMATS.items() if f.name == name)
+    f = FORMATS[fmt]
+    m = next(k for k, n in L.sw_mode_names().items() if n == mode)
+    w, h = 72, 40  # every lane in range (out of range, a 1-channel format's W would refuse)
+    groups = (w // 8, h // 8)
+    outw = groups[0] * 8
+    chip = L.Chip(target.startswith("gfx103"), 0)
+    s = L.Surface(m, L.RSRC_2D, f.bytes.bit_length() - 1, w, h)
+    size = L.surface_info(s, chip).slice_size
+    y, x = np.mgrid[0:h, 0:w]
+    offs = L.address(chip, s, x.ravel(), y.ravel(), 0).astype(np.int64)
+    tex = texels(f, w * h, np.random.default_rng(fmt))
+    mem = bytearray(np.random.default_rng(1).integers(0, 256, size, dtype=np.uint8).tobytes())
+    for o, t in zip(offs, tex):
+        mem[o : o + f.bytes] = t.to_bytes(f.bytes, "little")
+    r = Rig(TILED_LOAD, wave64=True, target=target)
+    a = r.mem.alloc(size, name="img", align=65536, data=bytes(mem))
+    out = r.buf(np.full(outw * groups[1] * 8 * 4, 7, np.uint32), "out")
+    t = tsharp_words(a, fmt, w=w, h=h)
+    t[3] |= m << 20
+    res = r.run(
+        r.config(
+            user_sgprs=t + list(ptr(out)) + [outw],
+            groups=(*groups, 1),
+            block=(64, 1, 1),
+            tgid=(True, True, False),
+        )
+    )
+    assert res.landed, res.refusal
+    want = np.zeros((groups[1] * 8, outw, 4), np.uint32)
+    want[y.ravel(), x.ravel()] = [decode_ref(f, t)[0] for t in tex]
+    np.testing.assert_array_equal(r.read(out, np.uint32, want.size).reshape(want.shape), want)
+
+
+# ------------------------------------------------------------------------------ refusals
+def _refusal(prog, sg, code, **kw):
+    r = Rig(prog)
+    res = r.run(r.config(user_sgprs=sg(r), tgid=(False,) * 3, **kw))
+    assert res.refusal is not None and res.refusal.code == code, res.refusal
+    return res.refusal
+
+
+def _img(r, f, tex):
+    data = _image_bytes(f, tex)
+    return r.mem.alloc(len(data), name="img", align=256, data=data)
+
+
+def _fmt(name):
+    return next(v for v, f in FORMATS.items() if f.name == name)
+
+
+@pytest.mark.parametrize(
+    "name,bits", [("16_FLOAT", 0x7C01), ("10_11_11_FLOAT", 0x7C1), ("11_11_10_FLOAT", 0x3E1 << 22)]
+)
+def test_small_float_nan_load_refuses(name, bits):
+    f = FORMATS[_fmt(name)]
+    tex = [0] * 31 + [bits]
+
+    def sg(r):
+        return tsharp_words(_img(r, f, tex), _fmt(name)) + list(ptr(r.buf(np.zeros(128, np.uint32))))
+
+    assert "NaN" in _refusal(IMG_LOAD, sg, "image.unsupported_format").message
+
+
+@pytest.mark.parametrize(
+    "name,value",
+    [
+        ("8_UINT", 256),
+        ("16_SINT", 0x8000),  # 32768 does not fit
+        ("2_10_10_10_SINT", 0xFFFFFDFF),  # -513
+        ("16_FLOAT", 0x7FC00000),  # NaN
+        ("10_11_11_FLOAT", 0xFFC00000),  # NaN
+        ("8_USCALED", 0x3F800000),  # scaled formats are not written
+        ("16_16_SSCALED", 0),
+    ],
+)
+def test_store_not_established_refuses(name, value):
+    fmt = _fmt(name)
+    f = FORMATS[fmt]
+    vals = np.zeros((32, 4), np.uint32)
+    vals[5, 0] = value
+    for prog, sg, code in (
+        (
+            IMG_STORE,
+            lambda r: tsharp_words(_img(r, f, [0] * 32), fmt) + list(ptr(r.buf(vals))),
+            "image.unsupported_format",
+        ),
+        (
+            BUF_STORE,
+            lambda r: vsharp(_buffer(r, f, [0] * 32), f.bytes, 32, fmt) + list(ptr(r.buf(vals))),
+            "buffer.unsupported_format",
+        ),
+    ):
+        _refusal(prog, sg, code)
+
+
+def test_out_of_range_default_one_refuses_else_zero():
+    """Out of range a load reads 0; where a requested result would be the format's default W
+    (1) or DST_SEL "1", hardware might give 1 or 0: that refuses.  In range, the default is
+    1.0 (float kinds) or 1 (integers)."""
+    f = FORMATS[_fmt("16_16_FLOAT")]
+    tex = texels(f, 32, np.random.default_rng(0))
+
+    def run(nrec, fmt, sel=(4, 5, 6, 7)):
+        r = Rig(BUF_LOAD)
+        a = _buffer(r, f, tex)
+        out = r.buf(np.full(128, 7, np.uint32), "out")
+        return (
+            r,
+            out,
+            r.run(r.config(user_sgprs=vsharp(a, 4, nrec, fmt, sel) + list(ptr(out)), tgid=(False,) * 3)),
+        )
+
+    r, out, res = run(32, _fmt("16_16_FLOAT"))  # all in range: W is 1.0
+    assert res.landed, res.refusal
+    np.testing.assert_array_equal(r.read(out, np.uint32, 128).reshape(32, 4)[:, 3], 0x3F800000)
+    r, out, res = run(32, _fmt("16_16_UINT"))  # integers: 1
+    assert res.landed, res.refusal
+    np.testing.assert_array_equal(r.read(out, np.uint32, 128).reshape(32, 4)[:, 3], 1)
+    r, out, res = run(20, _fmt("16_16_FLOAT"))  # lanes 20.. out of range ask for W
+    assert res.refusal is not None and res.refusal.code == "buffer.unsupported_format", res.refusal
+    r, out, res = run(20, _fmt("16_16_FLOAT"), (4, 5, 0, 0))  # W selects 0: out of range reads 0
+    assert res.landed, res.refusal
+    got = r.read(out, np.uint32, 128).reshape(32, 4)
+    assert (got[20:] == 0).all() and (got[:20, 2:] == 0).all()
+    np.testing.assert_array_equal(got[:20, :2], [decode_ref(f, t)[0][:2] for t in tex[:20]])
+
+
+def test_buffer_element_partly_out_of_range_refuses():
+    """Raw range checking (OOB_SELECT 3, stride 0): an 8-byte element whose last bytes are past
+    NUM_RECORDS refuses; wholly in or out it is read or 0."""
+    fmt = _fmt("32_32_UINT")
+    prog = """
+      v_lshlrev_b32 v1, 3, v0
+      buffer_load_format_xy v[4:5], v1, s[0:3], 0 offen
+      s_waitcnt vmcnt(0)
+      v_lshlrev_b32 v3, 3, v0
+      global_store_dwordx2 v3, v[4:5], s[4:5]
+      s_endpgm
+    """
+    for nrec, landed in ((64, True), (68, False)):
+        r = Rig(prog)
+        a = r.buf(np.arange(64, dtype=np.uint32))
+        out = r.buf(np.full(64, 7, np.uint32))
+        res = r.run(
+            r.config(user_sgprs=vsharp(a, 0, nrec, fmt, oob_select=3) + list(ptr(out)), tgid=(False,) * 3)
+        )
+        assert res.landed == landed, res.refusal
+        if landed:
+            np.testing.assert_array_equal(
+                r.read(out, np.uint32, 64), np.where(np.arange(64) < 16, np.arange(64), 0)
+            )
+        else:
+            assert res.refusal.code == "buffer.unsupported_format"
+
+
+def test_image_store_swizzled_sel_refuses():
+    """A store through a T# whose DST_SEL does not keep each channel in place (BGRA) refuses;
+    a load applies it."""
+    fmt = _fmt("8_8_8_8_UNORM")
+    f = FORMATS[fmt]
+    tex = texels(f, 32, np.random.default_rng(2))
+    bgra = (6, 5, 4, 7)
+    r = Rig(IMG_LOAD)
+    out = r.buf(np.full(128, 7, np.uint32), "out")
+    res = r.run(
+        r.config(user_sgprs=tsharp_words(_img(r, f, tex), fmt, bgra) + list(ptr(out)), tgid=(False,) * 3)
+    )
+    assert res.landed, res.refusal
+    want = [[decode_ref(f, t)[0][s - 4] for s in bgra] for t in tex]
+    np.testing.assert_array_equal(r.read(out, np.uint32, 128).reshape(32, 4), want)
+    _refusal(
+        IMG_STORE,
+        lambda r: tsharp_words(_img(r, f, tex), fmt, bgra) + list(ptr(r.buf(np.zeros(128, np.uint32)))),
+        "image.unsupported_format",
+    )
+
+
+@pytest.mark.tiers  # runs a program: NumPy blocks and the native tier (tests/conftest.py)
+@pytest.mark.parametrize("mode", ["wave", "lane"])
+def test_image_formats_every_tier(mode):
+    """Loads and stores of a few formats (packed, small floats, snorm, 64-bit) in both modes on
+    every tier; the sweep above runs the NumPy blocks in wave mode."""
+    for name in ("10_11_11_FLOAT", "2_10_10_10_SNORM", "16_16_16_16_FLOAT", "5_6_5_UNORM", "4_4_4_4_UNORM"):
+        fmt = _fmt(name)
+        f = FORMATS[fmt]
+        tex = texels(f, 32, np.random.default_rng(fmt))
+        r = Rig(IMG_LOAD)
+        out = r.buf(np.full(128, 7, np.uint32), "out")
+        res = r.run(
+            r.config(user_sgprs=tsharp_words(_img(r, f, tex), fmt) + list(ptr(out)), tgid=(False,) * 3),
+            mode=mode,
+        )
+        assert res.landed, res.refusal
+        np.testing.assert_array_equal(
+            r.read(out, np.uint32, 128).reshape(32, 4), [decode_ref(f, t)[0] for t in tex]
+        )
+        vals = values(f, 32, np.random.default_rng(fmt + 3))
+        r = Rig(IMG_STORE)
+        a = _img(r, f, [0] * 32)
+        res = r.run(
+            r.config(
+                user_sgprs=tsharp_words(a, fmt) + list(ptr(r.buf(np.array(vals, np.uint32)))),
+                tgid=(False,) * 3,
+            ),
+            mode=mode,
+        )
+        assert res.landed, res.refusal
+        assert r.mem.read(a, len(_image_bytes(f, [0] * 32))) == _image_bytes(
+            f, [encode_ref(f, v) for v in vals]
+        )
