@@ -227,9 +227,33 @@ FLAT11 = {
     "sve": (1, 23, 1),
     "vdst": (1, 24, 8),
 }
+_BUF11 = {  # the second dword of GFX11 MUBUF and MTBUF
+    "vaddr": (1, 0, 8),
+    "vdata": (1, 8, 8),
+    "srsrc": (1, 16, 5),
+    "tfe": (1, 21, 1),
+    "offen": (1, 22, 1),
+    "idxen": (1, 23, 1),
+    "soffset": (1, 24, 8),
+}
+MUBUF11 = dict(
+    {"offset": (0, 0, 12), "slc": (0, 12, 1), "dlc": (0, 13, 1), "glc": (0, 14, 1)},
+    lds=(0, 16, 1),
+    op=(0, 18, 8),
+    **_BUF11,
+)
+MTBUF11 = dict(
+    {"offset": (0, 0, 12), "slc": (0, 12, 1), "dlc": (0, 13, 1), "glc": (0, 14, 1)},
+    op=(0, 15, 4),
+    format=(0, 19, 7),
+    **_BUF11,
+)
 LAYOUT_GEN = {
     "gfx10": (LAYOUT, ENC_BITS),
-    "gfx11": ({"DS": LAYOUT["DS"], "FLAT": FLAT11}, {"DS": ENC_BITS["DS"], "FLAT": ENC_BITS["FLAT"]}),
+    "gfx11": (
+        {"DS": LAYOUT["DS"], "FLAT": FLAT11, "MUBUF": MUBUF11, "MTBUF": MTBUF11},
+        {k: ENC_BITS[k] for k in ("DS", "FLAT", "MUBUF", "MTBUF")},
+    ),
     "gfx12": ({"DS": LAYOUT["DS"]}, {"DS": ENC_BITS["DS"]}),
 }
 _ACTIVE = [LAYOUT_GEN["gfx10"]]  # the generation build() encodes for (set by generate())
@@ -793,8 +817,64 @@ def gen_flat11_names(target, table):
     return names
 
 
+def gen_mubuf11(target):
+    fields = {"offset": 4, "vaddr": 40, "vdata": 8, "srsrc": 2, "soffset": 5, "slc": 1, "dlc": 1}
+    ops = [{"op": op} for op in range(256)]
+    modes = [
+        {"offen": a, "idxen": b, "lds": c, "glc": d, "tfe": e}
+        for a in (0, 1)
+        for b in (0, 1)
+        for c in (0, 1)
+        for d in (0, 1)
+        for e in (0, 1)
+    ]
+    table = {}
+    for opf, mode, e in probe_modes("MUBUF", target, ops, modes, fields, sgpr_tags=BUF_SGPR):
+        table[key(opf["op"], mode["offen"], mode["idxen"], mode["lds"], mode["glc"], mode["tfe"])] = e
+    return table
+
+
+def gen_mtbuf11(target):
+    fields = {"offset": 4, "vaddr": 40, "vdata": 8, "srsrc": 2, "soffset": 5, "slc": 1, "dlc": 1, "glc": 1}
+    ops = [{"op": op} for op in range(16)]
+    modes = [{"offen": a, "idxen": b, "tfe": e} for a in (0, 1) for b in (0, 1) for e in (0, 1)]
+    table = {}
+    for opf, mode, e in probe_modes("MTBUF", target, ops, modes, dict(fields, format=22), sgpr_tags=BUF_SGPR):
+        table[key(opf["op"], mode["offen"], mode["idxen"], mode["tfe"])] = e
+    return table
+
+
+def gen_buf11_names(target, mubuf, mtbuf):
+    """soffset and srsrc names (from the first MUBUF load that prints both) and the MTBUF format
+    names, per field value (None: LLVM rejects the word)."""
+    names = {}
+    op = min(
+        int(k.split(",")[0])
+        for k, e in mubuf.items()
+        if k.endswith(",0,0,0,0,0") and e["tpl"][:1] == [["vdata", 1]] and ["soffset", 1] in e["tpl"]
+    )
+    e = mubuf[f"{op},0,0,0,0,0"]
+    i_rs, i_so = e["tpl"].index(["srsrc", 4]), e["tpl"].index(["soffset", 1])
+    pr = [build("MUBUF", op=op, vdata=8, srsrc=2, soffset=v) for v in range(256)]
+    names["soffset"] = [
+        None if t is None else split_operands(t)[1][i_so] for t, _ in llvm_disassemble(pr, target)
+    ]
+    pr = [build("MUBUF", op=op, vdata=8, srsrc=v, soffset=0x80) for v in range(32)]
+    names["srsrc"] = [
+        None if t is None else split_operands(t)[1][i_rs] for t, _ in llvm_disassemble(pr, target)
+    ]
+    op = min(int(k.split(",")[0]) for k in mtbuf if k.endswith(",0,0,0"))
+    pr = [build("MTBUF", op=op, format=v, vdata=8, srsrc=2, soffset=0x80) for v in range(128)]
+    fm = []
+    for t, _ in llvm_disassemble(pr, target):
+        m = re.search(r" (format:\S+)", t or "")
+        fm.append(None if t is None else (m.group(1) if m else ""))
+    names["format"] = fm
+    return names
+
+
 GEN_ENCODINGS = {
-    "gfx11": {"DS": gen_ds, "FLAT": gen_flat11},
+    "gfx11": {"DS": gen_ds, "FLAT": gen_flat11, "MUBUF": gen_mubuf11, "MTBUF": gen_mtbuf11},
     "gfx12": {"DS": gen_ds},
 }
 
@@ -815,6 +895,7 @@ def generate(target):
             out[enc] = fn(target)
         if gen == "gfx11":
             out["names"].update(gen_flat11_names(target, out["FLAT"]))
+            out["names"].update(gen_buf11_names(target, out["MUBUF"], out["MTBUF"]))
         return out
     return {
         "target": target,

@@ -350,8 +350,10 @@ MEM_KEYS = {
     ("gfx11", "DS"): ("op", "gds"),
     ("gfx12", "DS"): ("op", "gds"),
     ("gfx11", "FLAT"): ("seg", "op", "glc", "saddr_off", "sve"),
+    ("gfx11", "MUBUF"): ("op", "offen", "idxen", "lds", "glc", "tfe"),
+    ("gfx11", "MTBUF"): ("op", "offen", "idxen", "tfe"),
 }
-MEM_ENCS = {"gfx11": ("DS", "FLAT"), "gfx12": ("DS",)}
+MEM_ENCS = {"gfx11": ("DS", "FLAT", "MUBUF", "MTBUF"), "gfx12": ("DS",)}
 SADDR_OFF = {"gfx11": 0x7C}  # the saddr code LLVM prints as ``off`` (null)
 
 

@@ -30,15 +30,18 @@ MEM = ("DS", "MUBUF", "MTBUF", "MIMG", "FLAT", "SCRATCH", "GLOBAL", "EXP", "VINT
 CONFIGS = tuple((t, w) for t in TARGETS for w in (False, True))
 # GFX11/GFX12: the encodings decoded so far (the others are refused by name: NOT_DECODED11)
 ALU11 = ALU + ("VOPDX", "VOPDY")
-MEM11 = ("DS",)  # memory encodings decoded so far on GFX11/12 (0 where the generation lacks one)
+MEM11 = (
+    "DS",
+    "MUBUF",
+    "MTBUF",
+)  # memory encodings decoded so far on GFX11/12 (0 where the generation lacks one)
 # (and GFX11's FLAT, as its FLAT/SCRATCH/GLOBAL segments)
 CONFIGS11 = tuple((t, w) for t in ("gfx1100", "gfx1150", "gfx1200") for w in (False, True))
 NOT_DECODED11 = (
     (
         "gfx1100, gfx1150",
         "VOP1/VOP2/VOPC DPP16/DPP8 with true16 operands (`v_mov_b16_dpp v5.l, ...`), "
-        "VOP3/VOP3P with DPP, "
-        "MUBUF, MTBUF, MIMG, EXP, VINTERP, LDSDIR",
+        "VOP3/VOP3P with DPP, MIMG, EXP, VINTERP, LDSDIR",
     ),
     (
         "gfx1200",

@@ -128,20 +128,27 @@ _MODE_MASK = {
 }
 
 
-# GFX11 FLAT: op, seg, glc in the mask; saddr off (null, 0x7C) -> bit 0, sve -> bit 1
-_MODE_MASK_GFX11 = dict(_MODE_MASK, FLAT=0x01FF4000)
+# GFX11 FLAT: op, seg, glc in the mask; saddr off (null, 0x7C) -> bit 0, sve -> bit 1.
+# GFX11 MUBUF: op, lds, glc; MTBUF: op; both: tfe, offen, idxen (second dword) -> bits 0-2.
+_MODE_MASK_GFX11 = dict(_MODE_MASK, FLAT=0x01FF4000, MUBUF=0x03FD4000, MTBUF=0x00078000)
 
 
 def _mode_key11(enc, w0, w1):
     k = w0 & _MODE_MASK_GFX11[enc]
     if enc == "FLAT":
         return k | ((w1 >> 16 & 0x7F) == 0x7C) | (w1 >> 22 & 2)
+    if enc in ("MUBUF", "MTBUF"):
+        return k | (w1 >> 21 & 7)
     return k
 
 
 def _str_key11(enc, f):
     if enc == "FLAT":
         return f"{f['seg']},{f['op']},{f['glc']},{int(f['saddr'] == 0x7C)},{f['sve']}"
+    if enc == "MUBUF":
+        return f"{f['op']},{f['offen']},{f['idxen']},{f['lds']},{f['glc']},{f['tfe']}"
+    if enc == "MTBUF":
+        return f"{f['op']},{f['offen']},{f['idxen']},{f['tfe']}"
     return _str_key(enc, f)
 
 
@@ -171,9 +178,9 @@ def _str_key(enc, f):
 
 def _opcode(enc, f):
     if enc == "MUBUF":
-        return f["op"] | f["op7"] << 7
+        return f["op"] | f.get("op7", 0) << 7
     if enc == "MTBUF":
-        return f["op"] | f["op3"] << 3
+        return f["op"] | f.get("op3", 0) << 3
     return f["op"]
 
 
@@ -567,7 +574,7 @@ def decoder_for(target: str, encoding: str):
     flat = enc == "FLAT"
     if T.gen != "gfx10":
         mask = _MODE_MASK_GFX11[enc]
-        kx = 4 if flat else 0
+        kx = 4 if flat else 5 if enc in ("MUBUF", "MTBUF") else 0
 
     def dec(words, pos):
         if len(words) < 2:
@@ -583,6 +590,8 @@ def decoder_for(target: str, encoding: str):
             k |= (w1 >> 16 & 0x7F) == 0x7D
         elif kx == 4:  # == _mode_key11("FLAT", w0, w1)
             k |= ((w1 >> 16 & 0x7F) == 0x7C) | (w1 >> 22 & 2)
+        elif kx == 5:  # == _mode_key11("MUBUF" / "MTBUF", w0, w1)
+            k |= w1 >> 21 & 7
         f = fields(w0, w1)
         form = forms.get(k, False)
         if form is False:
