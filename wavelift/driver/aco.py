@@ -21,6 +21,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from ..errors import UserError
+from ..memory import tsharp
 from ..stream import pm4
 from .hsa import TARGETS, LaunchError, align_up, ceil_div, make_grid
 from .launch import Buffer, LaunchRecord
@@ -68,6 +69,28 @@ BUFFER_DWORD3 = {False: 0x31016FAC, True: 0x30016FAC}
 # values from Mesa's gfx10-rsrc.json / gfx10_format_table (32_UINT 20, 32_SINT 21, 32_FLOAT 22,
 # 8_8_8_8_UNORM 56).
 IMAGE_FORMATS = {"r32ui": (20, 4), "r32i": (21, 4), "r32f": (22, 4), "rgba8": (56, 4)}
+# more GLSL layout names -> the GFX10 format Mesa's gfx10_format_table gives their pipe format
+# (AMD names channels from the most significant bit: R11G11B10 is 10_11_11, RGB10A2 2_10_10_10);
+# values and sizes from the generated table (frontend/formats.py converts them)
+_GLSL_FORMATS = {
+    "r8": "8_UNORM", "r8_snorm": "8_SNORM", "r8ui": "8_UINT", "r8i": "8_SINT", "rg8": "8_8_UNORM",
+    "rgba8_snorm": "8_8_8_8_SNORM", "rgba8ui": "8_8_8_8_UINT", "rgba8i": "8_8_8_8_SINT",
+    "r16": "16_UNORM", "r16_snorm": "16_SNORM", "r16f": "16_FLOAT", "r16ui": "16_UINT", "r16i": "16_SINT",
+    "rg16f": "16_16_FLOAT", "rgba16": "16_16_16_16_UNORM", "rgba16_snorm": "16_16_16_16_SNORM",
+    "rgba16f": "16_16_16_16_FLOAT", "rgba16ui": "16_16_16_16_UINT", "rgba16i": "16_16_16_16_SINT",
+    "rg32f": "32_32_FLOAT", "rgba32f": "32_32_32_32_FLOAT", "rgba32ui": "32_32_32_32_UINT",
+    "rgba32i": "32_32_32_32_SINT", "r11f_g11f_b10f": "10_11_11_FLOAT", "rgb10_a2": "2_10_10_10_UNORM",
+    "rgb10_a2ui": "2_10_10_10_UINT",
+}  # fmt: skip
+
+
+def _more_formats() -> None:
+    by_name = {f.name: (v, f.bytes) for v, f in tsharp.formats().items()}
+    for glsl, name in _GLSL_FORMATS.items():
+        IMAGE_FORMATS[glsl] = by_name[name]
+
+
+_more_formats()
 SQ_RSRC_IMG_2D = 9
 
 TARGET_OF_LEVEL = {"GFX10": "gfx1010", "GFX10_3": "gfx1030", "GFX11": "gfx1100"}
