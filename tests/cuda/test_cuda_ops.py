@@ -160,14 +160,15 @@ def _numpy_lowered_names() -> set[str]:
     blocks, codegen.py, and the value ops' expressions, expr.py)."""
     from wavelift.backends.numpy import codegen as NC
     from wavelift.backends.numpy import expr as NE
-    from wavelift.backends.numpy import optimize as NO
 
     src = pathlib.Path(NC.__file__).read_text() + pathlib.Path(NE.__file__).read_text()
     names = set(re.findall(r'\bn == "(\w+)"', src))
     for grp in re.findall(r"\bn in \(([^)]*)\)", src):
         names |= set(re.findall(r'"(\w+)"', grp))
-    # ops only the NumPy optimiser emits (never in the IR the frontends build) are its own
-    return (names | set(NE._BIN) | set(NE._UN)) - NO.LOCAL_OPS
+    # ops only the IR's passes emit (never in the IR the frontends build) are theirs
+    from wavelift.ir.passes.pipeline import PASS_OPS
+
+    return (names | set(NE._BIN) | set(NE._UN)) - PASS_OPS
 
 
 ALL_OPS = sorted(ops.VALUE_OPS | ops.EFFECT_OPS)

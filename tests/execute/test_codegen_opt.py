@@ -1,5 +1,5 @@
-"""The NumPy backend's block optimiser (optimize._Opt) and the constant-operand forms of the
-frontend (v_med3 with two constants) against the general path.
+"""The IR's passes (ir/passes: folding, forwarding, narrowing, dce) and the constant-operand forms
+of the frontend (v_med3 with two constants) against the general path.
 
 Each program runs twice: once with its constants inline or literal (so the frontend and the
 optimiser see them: clamp form of v_med3, constant folding, x + 0, lo32 of a 64-bit op in 32 bits,

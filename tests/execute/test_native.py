@@ -155,16 +155,16 @@ def test_full_screen_kernel_bit_identical(monkeypatch, tmp_path):
 
 def test_generated_source_holds_numbers_not_guest_text():
     from wavelift.backends import native
-    from wavelift.backends.numpy.codegen import Lowering, liveness
     from wavelift.frontend.program import lane_count_points, translate
+    from wavelift.ir.passes.pipeline import liveness, optimize
 
     r = Rig(VADD)
     prog = translate(r.code, "gfx1030", 32, r.prog)
     gen = native.BlockSource(32)
-    low, live = Lowering(prog, 32), liveness(prog, 32, 0xF0)
+    live = liveness(prog, 32, 0xF0)
     src = ""
     for b in prog.blocks:
-        blk = low.optimize(b, 0xF0, live[b.index])
+        blk = optimize(b, 0xF0, 32, live[b.index])
         src += gen.block(blk, lane_count_points(prog, blk), live[b.index])
     assert "wl_ld" in src and "wl_span" in src  # the program's loads and store are there
     for ins in prog.instructions:

@@ -28,6 +28,7 @@ DT = {
     "f32": np.float32,
     "f64": np.float64,
 }
+IR_TYPE = {v: k for k, v in DT.items()}  # the IR type of a NumPy scalar type
 UINT = {np.float16: np.uint16, np.float32: np.uint32, np.float64: np.uint64}
 _MIN_NORMAL = {
     np.float16: np.float16(2.0**-14),

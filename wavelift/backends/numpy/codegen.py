@@ -13,12 +13,14 @@ from __future__ import annotations
 import numpy as np
 
 from ...ir.ops import VALUE_OPS
+from ...ir.passes.pipeline import PASS_OPS, liveness, optimize
 from ...ir.program import EXEC_HI, EXEC_LO, Block, Program, refusal_of
-from .optimize import LOCAL_OPS, Optimizer, liveness
+from .expr import ExprLowering
 
 
-class Lowering(Optimizer):
-    """Python source of blocks (``block_source``), each optimised for its MODE when one is given."""
+class Lowering(ExprLowering):
+    """Python source of blocks (``block_source``), each after the IR's passes (ir/passes) for its
+    MODE when one is given."""
 
     def lane_count_points(self, blk: Block) -> dict:
         """Exact ``lane_instructions``: op index -> statement adding (vector instructions of the
@@ -82,7 +84,7 @@ class Lowering(Optimizer):
             elif mode & 15:
                 lines.append("    R.refuse_rounding(mode)")
         if mode is not None:
-            blk = self.optimize(blk, mode, live_out)
+            blk = optimize(blk, mode, self.L, live_out)
         name: dict[int, str] = {}  # value id -> its Python name
         kval = {}  # name of a constant -> its value
         must_copy = self.reads_to_copy(blk)
@@ -125,7 +127,7 @@ class Lowering(Optimizer):
                 exec_full[o] = f"{o}_all"
                 continue
             elif n in ("fin", "fout") and mode is not None:
-                e = f"H.flush({a[0]})"  # kept by optimize() only when MODE flushes
+                e = f"H.flush({a[0]})"  # kept by the passes only when MODE flushes
             elif (
                 n in ("fmin", "fmax")
                 and t == "f32"
@@ -133,7 +135,7 @@ class Lowering(Optimizer):
                 and (e := _minmax_const(n, a, kval, not op.out.uniform))
             ):
                 pass
-            elif n in VALUE_OPS or n in LOCAL_OPS:
+            elif n in VALUE_OPS or n in PASS_OPS:
                 e = self.expr(op, a)
             elif n == "sset":
                 lines.append(f"    S[{op.attrs['reg']}, w] = {a[0]}")

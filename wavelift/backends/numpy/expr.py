@@ -1,6 +1,6 @@
-"""The NumPy lowering of one IR value op: a Python expression over NumPy arrays (``expr``), the
-constants it names, and the op evaluated over constant operands (``evaluate``: the optimiser's
-constant folding, the CUDA backend's preloads).  Numbers only; no guest text.
+"""The NumPy lowering of one IR value op: a Python expression over NumPy arrays (``expr``) and
+the constants it names.  Numbers only; no guest text.  (ir/interp.py evaluates the same
+operations on known operands; tests/ir/test_interp.py holds the two to the same bits.)
 """
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ import sys
 
 import numpy as np
 
+from ...ir.interp import const_value
 from ...ir.ops import BITS
 from ...ir.program import Program
 
@@ -88,50 +89,19 @@ _CMP = {
 
 class ExprLowering:
     """The NumPy expression of each value op (``expr``) and the constants it names (``consts``,
-    the generated code's K); ``evaluate`` runs one op over constants."""
+    the generated code's K)."""
 
     def __init__(self, program: Program, wave_size: int):
         self.p = program
         self.L = wave_size
         self.consts: list = []
 
-    @staticmethod
-    def const_value(t: str, value):
-        from .helpers import DT as NPDT
-
-        dt = NPDT[t]
-        if t.startswith("f"):
-            return dt(value)
-        if t == "b1":
-            return np.bool_(value)
-        return np.array(int(value) & ((1 << BITS[t]) - 1), dtype=np.uint64).astype(dt)[()]
-
     def const(self, t: str, value) -> str:
-        self.consts.append(self.const_value(t, value))
+        self.consts.append(const_value(t, value))
         return f"K[{len(self.consts) - 1}]"
 
-    def evaluate(self, op, values, ns):
-        """``op`` over known operand values (0-d) as the generated code computes it over a wave's
-        lanes -- operands filled into [1, 32] arrays: NumPy's scalar loops (0-d values, or the
-        tail of an array past its SIMD width) treat signaling NaNs differently from its SIMD
-        loops (np.fmin/np.fmax return the NaN, casts give other integers) -- for constant
-        folding and the CUDA backend's preloads: the 0-d result, or None where it does not
-        evaluate (a helper that needs the wave's shape, say)."""
-        n0 = len(self.consts)
-        self.consts.extend(np.full((1, 32), v) for v in values)
-        try:
-            with np.errstate(all="ignore"):
-                r = np.asarray(eval(self.expr(op, [f"K[{n0 + i}]" for i in range(len(values))]), ns))
-        except Exception:  # noqa: BLE001 - not evaluable here
-            return None
-        finally:
-            del self.consts[n0:]
-        if r.ndim != 2 or r.shape[0] != 1 or r.shape[1] not in (1, 32):
-            return None
-        return np.asarray(r[0, 0])  # (every lane had the same operands)
-
     def namespace(self) -> dict:
-        """The names generated code and ``evaluate`` run in (K: this lowering's constants)."""
+        """The names generated code runs in (K: this lowering's constants)."""
         from . import helpers as H
 
         return {"np": np, "H": H, "K": self.consts, "G": G}
@@ -192,7 +162,7 @@ class ExprLowering:
             e = f"(np.asarray({a[0]}) >> np.uint64(32)).astype(np.uint32)"
         elif n == "ballot":
             e = f"H.ballot({a[0]}, N, {self.L})"
-        elif n == "lanes":  # backend-local (_Opt): a value broadcast to all lanes
+        elif n == "lanes":  # a pass op (ir/passes PASS_OPS): a value broadcast to all lanes
             e = f"G.lanes({a[0]}, N, {self.L})"
         elif n == "maskbit":
             e = f"(((np.asarray({a[0]}, np.uint64) >> R.LANE64) & np.uint64(1)) != 0)"
@@ -276,20 +246,3 @@ class G:
 
 
 _LITTLE = sys.byteorder == "little"
-
-
-# the IR type of a NumPy scalar type (constants the optimiser makes)
-IR_TYPE = {
-    np.bool_: "b1",
-    np.uint8: "u8",
-    np.int8: "i8",
-    np.uint16: "u16",
-    np.int16: "i16",
-    np.uint32: "u32",
-    np.int32: "i32",
-    np.uint64: "u64",
-    np.int64: "i64",
-    np.float16: "f16",
-    np.float32: "f32",
-    np.float64: "f64",
-}

@@ -1,0 +1,255 @@
+"""The IR's passes (wavelift/ir/passes), one rule at a time, on blocks made with the Builder:
+what each pass rewrites, what it must leave, and that folding gives ir/interp.py's bits.  (End to
+end, tests/execute/test_codegen_opt.py runs programs whose constants the passes see against the
+same programs reading them from memory, and every fixture kernel runs the optimised blocks.)"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from wavelift.ir import interp
+from wavelift.ir.builder import Builder
+from wavelift.ir.passes.dce import dce
+from wavelift.ir.passes.forward import flushes, forward
+from wavelift.ir.passes.liveness import liveness
+from wavelift.ir.passes.pipeline import PASS_OPS, optimize
+from wavelift.ir.program import EXEC_LO, MODE_REG, Block, Program
+
+KEEP_DENORMS, FLUSH_ALL = 0x3F0, 0x000
+
+
+def _block(build, term=None, index=0):
+    b = Builder([0], 32)
+    out = build(b)
+    if term is None:
+        term = ("end",)
+    elif callable(term):
+        term = term(out)
+    return Block(index, 0, ops=b.ops, term=term), out
+
+
+def _names(blk):
+    return [op.name for op in blk.ops]
+
+
+def _const_of(blk, v):
+    """The NumPy value of constant Value ``v`` in optimised ``blk``."""
+    (op,) = [op for op in blk.ops if op.name == "const" and op.out.id == v.id]
+    return op.attrs["value_np"]
+
+
+def _stored(blk):
+    """The Value the block's one sset writes."""
+    (op,) = [op for op in blk.ops if op.name == "sset"]
+    return op.args[0]
+
+
+# ---- fold ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "name,t,a,b",
+    [
+        ("add", "u32", 0xFFFFFFFF, 2),
+        ("mul", "i32", -7, 123456789),
+        ("sub", "u64", 1, 2),
+        ("fadd", "f32", 0.1, 0.2),
+        ("fdiv", "f32", 1.0, 3.0),
+        ("fmin", "f32", 0.0, -0.0),
+    ],
+)
+def test_fold_gives_the_interpreters_bits(name, t, a, b):
+    def build(bd):
+        x = bd.bin(name, t, bd.const(t, a), bd.const(t, b))
+        bd.sset(0, bd.lo32(x) if t == "u64" else x if t == "u32" else bd.bitcast("u32", x))
+
+    blk = optimize(_block(build)[0], KEEP_DENORMS, 32)
+    assert _names(blk) == ["const", "sset"]
+    want = interp.evaluate(name, t, {}, [interp.const_value(t, a), interp.const_value(t, b)])
+    bits = int(np.asarray(want).view(f"u{want.dtype.itemsize}"))
+    assert int(_const_of(blk, _stored(blk))) == bits & 0xFFFFFFFF
+
+
+def test_an_op_that_does_not_evaluate_is_not_folded():
+    # readlane needs the wave: its operands are constants, it stays
+    blk, _ = _block(lambda b: b.sset(0, b.emit("readlane", "u32", b.const("u32", 5), b.const("u32", 1))))
+    assert "readlane" in _names(optimize(blk, KEEP_DENORMS, 32))
+
+
+@pytest.mark.parametrize(
+    "name,k,kept",
+    [("add", 0, True), ("or", 0, True), ("xor", 0, True), ("shl", 0, True), ("and", 0xFFFFFFFF, True)]
+    + [("mul", 1, True), ("sub", 0, True), ("add", 1, False), ("and", 0xFFFF, False)],
+)
+def test_integer_identities(name, k, kept):
+    def build(b):
+        x = b.sget(4)
+        b.sset(0, b.bin(name, "u32", x, b.const("u32", k)))
+        return x
+
+    blk, x = _block(build)
+    o = optimize(blk, KEEP_DENORMS, 32)
+    assert (_stored(o) is x) == kept
+    assert (name in _names(o)) != kept
+
+
+def test_b1_and_or_select_with_a_constant_pick_an_operand():
+    def build(b):
+        c = b.cmp("lt", "u32", b.sget(4), b.sget(5))
+        t, f = b.const("b1", 1), b.const("b1", 0)
+        x, y = b.sget(6), b.sget(7)
+        b.sset(0, b.select(b.bin("and", "b1", c, t), x, y))  # c
+        b.sset(1, b.select(b.bin("or", "b1", f, c), x, y))  # c
+        b.sset(2, b.select(b.bin("and", "b1", c, f), x, y))  # False: y
+        b.sset(3, b.select(c, x, x))  # x
+        return c, x, y
+
+    blk, (c, x, y) = _block(build)
+    o = optimize(blk, KEEP_DENORMS, 32)
+    assert "and" not in _names(o) and "or" not in _names(o)
+    s0, s1, s2, s3 = [op.args[0] for op in o.ops if op.name == "sset"]
+    assert s0 is s1 and s2 is y and s3 is x
+    (sel,) = [op for op in o.ops if op.name == "select"]
+    assert sel.args[0] is c and sel.out is s0
+
+
+# ---- cse and forwarding ----------------------------------------------------------------------
+
+
+def test_equal_pure_ops_and_register_reads_are_shared():
+    def build(b):
+        x, y = b.vget(1), b.vget(1)
+        s1, s2 = b.bin("add", "u32", x, b.sget(3)), b.bin("add", "u32", y, b.sget(3))
+        b.vset(2, s1)
+        b.vset(3, s2)
+
+    blk = optimize(_block(build)[0], KEEP_DENORMS, 32)
+    assert _names(blk).count("vget") == 1 and _names(blk).count("add") == 1
+    assert _names(blk).count("sget") == 1 and _names(blk).count("exec") == 1
+    v2, v3 = [op.args[0] for op in blk.ops if op.name == "vset"]
+    assert v2 is v3
+
+
+def test_a_register_read_after_a_write_is_a_new_read_or_the_value_written():
+    def build(b):
+        v = b.vget(1)
+        b.vset(1, b.bin("add", "u32", v, b.const("u32", 3)))
+        b.vset(2, b.vget(1))  # VGPR: per lane, masked -- read again
+        s = b.bin("xor", "u32", b.sget(4), b.sget(5))
+        b.sset(6, s)
+        b.sset(7, b.sget(6))  # SGPR written in the block: the value itself
+
+    blk = optimize(_block(build)[0], KEEP_DENORMS, 32)
+    assert _names(blk).count("vget") == 2
+    s6, s7 = [op.args[0] for op in blk.ops if op.name == "sset"]
+    assert s6 is s7
+
+
+# ---- MODE --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", [KEEP_DENORMS, FLUSH_ALL, 0x0C0, 0x030])
+def test_mode_reads_and_denormal_flushes_follow_mode(mode):
+    def build(b):
+        b.sset(0, b.sget(MODE_REG))
+        x = b.bitcast("f32", b.vget(0))
+        b.vset(1, b.bitcast("u32", b.emit("fin", "f32", x)))
+        d = b.emit("fin", "f32", b.const("f32", 1e-40))  # a denormal constant
+        b.vset(2, b.bitcast("u32", d))
+
+    blk = optimize(_block(build)[0], mode, 32)
+    assert int(_const_of(blk, _stored(blk))) == mode
+    flush = flushes(mode, "f32", False)
+    assert _names(blk).count("fin") == int(flush)  # the per-lane one: kept only to flush
+    (v2,) = [op.args[0] for op in blk.ops if op.name == "vset" and op.attrs["reg"] == 2]
+    bits = int(_const_of(blk, v2))  # (the bitcast of the constant folded too)
+    assert bits == (0 if flush else int(np.float32(1e-40).view(np.uint32)))
+
+
+def test_mode_is_not_a_constant_after_the_block_writes_it():
+    def build(b):
+        b.sset(MODE_REG, b.sget(4))
+        b.sset(0, b.sget(MODE_REG))
+
+    blk = optimize(_block(build)[0], KEEP_DENORMS, 32)
+    assert "const" not in _names(blk)
+
+
+# ---- narrow ------------------------------------------------------------------------------------
+
+
+def test_a_64_bit_carry_chain_is_computed_in_32_bits():
+    def build(b):
+        x, y = b.vget(0), b.vget(1)
+        s = b.bin("add", "u64", b.cvt("u64", x), b.cvt("u64", y))
+        b.vset(2, b.lo32(s))
+        b.vset(3, b.hi32(s))
+
+    blk = optimize(_block(build)[0], KEEP_DENORMS, 32)
+    assert all(op.type != "u64" and op.out is None or op.out.type != "u64" for op in blk.ops)
+    assert {"add", "cmp", "cvt"} <= set(_names(blk))
+
+
+def test_the_words_of_a_pack64_and_a_constant_shift():
+    def build(b):
+        lo, hi = b.sget(4), b.sget(5)
+        p = b.pack64(lo, hi)
+        b.sset(0, b.lo32(p))
+        b.sset(1, b.hi32(b.bin("shl", "u64", p, b.const("u64", 32))))
+        return lo
+
+    blk, lo = _block(build)
+    o = optimize(blk, KEEP_DENORMS, 32)
+    assert [op.args[0] for op in o.ops if op.name == "sset"] == [lo, lo]
+    assert "pack64" not in _names(o) and "shl" not in _names(o)
+
+
+def test_a_uniform_half_of_a_per_lane_value_is_broadcast_with_the_pass_op():
+    assert PASS_OPS == {"lanes"}
+
+    def build(b):
+        p = b.pack64(b.sget(4), b.vget(0))  # per lane: the low word is uniform
+        b.vset(1, b.lo32(p))
+
+    blk = optimize(_block(build)[0], KEEP_DENORMS, 32)
+    assert "lanes" in _names(blk) and "pack64" not in _names(blk)
+
+
+# ---- dce and liveness --------------------------------------------------------------------------
+
+
+def test_dce_drops_dead_values_and_covered_or_dead_writes():
+    def build(b):
+        b.bin("mul", "u32", b.sget(4), b.sget(5))  # unused
+        b.sset(0, b.sget(6))  # covered by the next write, no read between
+        b.sset(0, b.sget(7))
+        b.sset(1, b.sget(8))  # not live after the block
+        b.sset(EXEC_LO, b.sget(9))  # EXEC: always kept
+
+    blk, _ = _block(build)
+    ops, term = forward(blk, KEEP_DENORMS, 32)
+    kept = dce(ops, term, (frozenset({0}), frozenset()))
+    ss = [(op.attrs["reg"], op.args[0]) for op in kept if op.name == "sset"]
+    assert [r for r, _ in ss] == [0, EXEC_LO]
+    assert "mul" not in [op.name for op in kept]
+    assert [op.attrs["reg"] for op in kept if op.name == "sget"] == [7, 9]
+    # unknown liveness (None): every last write stays
+    assert [op.attrs["reg"] for op in dce(ops, term, None) if op.name == "sset"] == [0, 1, EXEC_LO]
+
+
+def test_liveness_is_what_later_blocks_read():
+    b0, _ = _block(lambda b: (b.sset(1, b.sget(4)), b.sset(2, b.sget(5))), ("jump", 1), 0)
+    b1, _ = _block(lambda b: b.sset(EXEC_LO, b.sget(1)), ("end",), 1)  # (EXEC: always kept)
+    live = liveness(Program([b0, b1], [], {0: 0, 4: 1}, max_vgpr=0), 32, KEEP_DENORMS)
+    assert live[0] == (frozenset({1}), frozenset())  # s2 is never read again
+    assert live[1] == (frozenset(), frozenset())
+    kept = optimize(b0, KEEP_DENORMS, 32, live[0])
+    assert [op.attrs["reg"] for op in kept.ops if op.name == "sset"] == [1]
+
+
+def test_setpc_and_mode_blocks_keep_everything():
+    b0, _ = _block(lambda b: b.sset(1, b.sget(4)), ("mode", 1), 0)
+    b1, _ = _block(lambda b: None, ("end",), 1)
+    live = liveness(Program([b0, b1], [], {0: 0, 4: 1}, max_vgpr=0), 32, KEEP_DENORMS)
+    assert live[0] is None

@@ -1,0 +1,70 @@
+"""Registers live between blocks: per block, the (SGPRs, VGPRs) later blocks may read, so that
+dce (passes/dce.py) drops writes nothing reads.  Computed over the blocks as the pipeline leaves
+them (forward then dce), so a register read only to compute dead values is not live."""
+
+from __future__ import annotations
+
+from ..program import Program
+from .dce import dce
+from .forward import forward
+
+
+def live_in(keep, live_out):
+    """(SGPRs, VGPRs) whose values at block entry ``keep`` (a dce result) may read, itself or
+    through the blocks after it.  An SGPR write is whole; a VGPR write is per lane, so a VGPR
+    live after the block is live before it."""
+    if live_out is None:
+        return None
+    written, sin, vin = set(), set(), set(live_out[1])
+    for op in keep:
+        if op.name == "sget" and op.attrs["reg"] not in written:
+            sin.add(op.attrs["reg"])
+        elif op.name == "sset":
+            written.add(op.attrs["reg"])
+        elif op.name == "vget":
+            vin.add(op.attrs["reg"])
+    return frozenset(sin | (live_out[0] - written)), frozenset(vin)
+
+
+def liveness(program: Program, wave_size: int, mode: int) -> list:
+    """Per block, (SGPRs, VGPRs) live after it (None: unknown, all) when every block runs
+    optimised for ``mode``: the least fixpoint over the blocks' forward op lists.  Blocks ending
+    in setpc (unknown target) or a MODE change (the next block runs in another MODE) keep
+    everything."""
+    fw = [forward(b, mode, wave_size) for b in program.blocks]
+    n = len(fw)
+    succ = []
+    for _ops, term in fw:
+        k = term[0]
+        t = (
+            None
+            if k in ("setpc", "mode")
+            else ()
+            if k == "end"
+            else (term[2], term[3])
+            if k == "branch"
+            else (term[1],)
+        )
+        succ.append(None if t is None else [x for x in t if 0 <= x < n])
+    live: list = [(frozenset(), frozenset())] * n
+
+    def out(i):
+        if succ[i] is None:
+            return None
+        s, v = set(), set()
+        for j in succ[i]:
+            if live[j] is None:
+                return None
+            s |= live[j][0]
+            v |= live[j][1]
+        return frozenset(s), frozenset(v)
+
+    changed = True
+    while changed:
+        changed = False
+        for i in reversed(range(n)):
+            lo = out(i)
+            li = live_in(dce(*fw[i], lo), lo)
+            if li != live[i]:
+                live[i], changed = li, True
+    return [out(i) for i in range(n)]
