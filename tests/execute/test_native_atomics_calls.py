@@ -285,3 +285,33 @@ def test_clang_kernel_runs_native(path, kname, mode, monkeypatch, _native_cache)
             ["llvm-objdump-19", "-d", "--mcpu=gfx1030", str(ROOT / path)], capture_output=True, text=True
         ).stdout
         assert "s_swappc_b64" in out and "s_setpc_b64" in out
+
+
+# ---- stats: which tier ran each block ----------------------------------------------------------
+
+
+@pytest.mark.skipif(host.compiler() is None, reason="no host C++ compiler")
+def test_stats_name_the_blocks_numpy_ran(monkeypatch, _native_cache):
+    """Blocks the tier leaves to NumPy (here: lane arrays past a tiny stack bound) are named in
+    stats['numpy_blocks'] with the tier's reason, their runs counted in 'numpy_block_runs';
+    the others ran native ('native_block_runs')."""
+    from test_basic import vadd_rig
+
+    from wavelift.backends import native
+    from wavelift.backends.numpy import runtime
+
+    monkeypatch.setenv("WAVELIFT_NATIVE_CACHE", str(_native_cache))
+    monkeypatch.setattr(runtime, "NATIVE", "on")
+    monkeypatch.setattr(native, "MAX_STACK_BYTES", 64)
+    r, a, b, pc, cfg = vadd_rig(300, 8)
+    cache: dict = {}
+    res = r.run(cfg, cache=cache)
+    assert res.landed, res.refusal
+    np.testing.assert_array_equal(r.read(pc, np.float32, 300), a[:300] + b[:300])
+    module = next(v for v in cache.values() if hasattr(getattr(v, "blocks", None), "natives"))
+    (nb,) = module.blocks.natives.values()
+    st = res.stats
+    assert st["numpy_blocks"] and st["numpy_block_runs"] > 0, st
+    for k, why in st["numpy_blocks"].items():
+        assert nb.unsupported[int(k)] == why and "stack bound" in why
+    assert not set(nb.fns) & {int(k) for k in st["numpy_blocks"]}  # a native block is not named
