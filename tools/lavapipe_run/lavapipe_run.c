@@ -4,8 +4,10 @@
  *
  *   lavapipe_run SHADER.spv OUTDIR --groups X,Y,Z [--push FILE]
  *                [--binding SET:BINDING:BYTES[:FILE]]...
+ *                [--texel SET:BINDING:VKFORMAT:BYTES[:FILE]]...
  *
- * Every binding is a storage buffer of BYTES bytes, filled from FILE (zeros after its end) or
+ * Every binding is a storage buffer of BYTES bytes (--texel: a storage texel buffer, viewed
+ * whole in the VkFormat numbered VKFORMAT), filled from FILE (zeros after its end) or
  * with zeros; after the dispatch each is written to OUTDIR/set<S>_binding<B>.bin.  Run it with
  * VK_ICD_FILENAMES pointing at lavapipe's ICD; the device name is checked ("llvmpipe").
  * Build: gcc -O1 -Wall -o lavapipe_run lavapipe_run.c -lvulkan
@@ -34,7 +36,8 @@ static void *read_file(const char *path, size_t *size)
 }
 
 struct binding { unsigned set, binding; VkDeviceSize size; const char *file;
-                 VkBuffer buf; VkDeviceMemory mem; void *map; };
+                 int format; /* the VkFormat of a storage texel buffer; 0: a storage buffer */
+                 VkBuffer buf; VkDeviceMemory mem; void *map; VkBufferView view; };
 
 int main(int argc, char **argv)
 {
@@ -46,11 +49,22 @@ int main(int argc, char **argv)
     const char *spv = argv[1], *outdir = argv[2], *push_file = NULL;
     unsigned gx = 1, gy = 1, gz = 1, nb = 0, nsets = 0;
     struct binding b[MAXB];
+    memset(b, 0, sizeof b);
     for (int i = 3; i < argc; i++) {
         if (!strcmp(argv[i], "--groups") && i + 1 < argc) {
             if (sscanf(argv[++i], "%u,%u,%u", &gx, &gy, &gz) != 3) return 2;
         } else if (!strcmp(argv[i], "--push") && i + 1 < argc) {
             push_file = argv[++i];
+        } else if (!strcmp(argv[i], "--texel") && i + 1 < argc && nb < MAXB) {
+            char *s = strdup(argv[++i]);
+            unsigned long long size;
+            int off = 0;
+            if (sscanf(s, "%u:%u:%d:%llu%n", &b[nb].set, &b[nb].binding, &b[nb].format, &size, &off) < 4 ||
+                b[nb].format <= 0) return 2;
+            b[nb].size = size;
+            b[nb].file = s[off] == ':' ? s + off + 1 : NULL;
+            if (b[nb].set + 1 > nsets) nsets = b[nb].set + 1;
+            nb++;
         } else if (!strcmp(argv[i], "--binding") && i + 1 < argc && nb < MAXB) {
             char *s = strdup(argv[++i]);
             unsigned long long size;
@@ -111,7 +125,9 @@ int main(int argc, char **argv)
     VkMemoryPropertyFlags want = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
     for (unsigned i = 0; i < nb; i++) {
         VkBufferCreateInfo bci = { VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, NULL, 0, b[i].size,
-                                   VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, VK_SHARING_MODE_EXCLUSIVE };
+                                   b[i].format ? VK_BUFFER_USAGE_STORAGE_TEXEL_BUFFER_BIT
+                                               : VK_BUFFER_USAGE_STORAGE_BUFFER_BIT,
+                                   VK_SHARING_MODE_EXCLUSIVE };
         CHECK(vkCreateBuffer(dev, &bci, NULL, &b[i].buf));
         VkMemoryRequirements mr;
         vkGetBufferMemoryRequirements(dev, b[i].buf, &mr);
@@ -131,6 +147,11 @@ int main(int argc, char **argv)
             memcpy(b[i].map, d, n);
             free(d);
         }
+        if (b[i].format) {
+            VkBufferViewCreateInfo vci = { VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO, NULL, 0, b[i].buf,
+                                           (VkFormat)b[i].format, 0, VK_WHOLE_SIZE };
+            CHECK(vkCreateBufferView(dev, &vci, NULL, &b[i].view));
+        }
     }
 
     size_t push_size = 0;
@@ -142,7 +163,9 @@ int main(int argc, char **argv)
         unsigned n = 0;
         for (unsigned i = 0; i < nb; i++)
             if (b[i].set == s)
-                lb[n++] = (VkDescriptorSetLayoutBinding){ b[i].binding, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1,
+                lb[n++] = (VkDescriptorSetLayoutBinding){ b[i].binding, b[i].format
+                                                          ? VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER
+                                                          : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1,
                                                           VK_SHADER_STAGE_COMPUTE_BIT, NULL };
         VkDescriptorSetLayoutCreateInfo lci = { VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO, NULL, 0, n, lb };
         CHECK(vkCreateDescriptorSetLayout(dev, &lci, NULL, &dsl[s]));
@@ -164,8 +187,9 @@ int main(int argc, char **argv)
     VkPipeline pipe;
     CHECK(vkCreateComputePipelines(dev, VK_NULL_HANDLE, 1, &cpci, NULL, &pipe));
 
-    VkDescriptorPoolSize ps = { VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, MAXB };
-    VkDescriptorPoolCreateInfo dpci = { VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO, NULL, 0, 4, 1, &ps };
+    VkDescriptorPoolSize ps[2] = { { VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, MAXB },
+                                   { VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER, MAXB } };
+    VkDescriptorPoolCreateInfo dpci = { VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO, NULL, 0, 4, 2, ps };
     VkDescriptorPool dp;
     CHECK(vkCreateDescriptorPool(dev, &dpci, NULL, &dp));
     VkDescriptorSet ds[4];
@@ -177,6 +201,11 @@ int main(int argc, char **argv)
         VkDescriptorBufferInfo dbi = { b[i].buf, 0, VK_WHOLE_SIZE };
         VkWriteDescriptorSet w = { VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, NULL, ds[b[i].set], b[i].binding, 0, 1,
                                    VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, NULL, &dbi, NULL };
+        if (b[i].format) {
+            w.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER;
+            w.pBufferInfo = NULL;
+            w.pTexelBufferView = &b[i].view;
+        }
         vkUpdateDescriptorSets(dev, 1, &w, 0, NULL);
     }
 
