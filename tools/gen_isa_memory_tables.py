@@ -210,7 +210,17 @@ ENC_BITS = {
     "EXP": 0xF8000000,
     "VINTRP": 0xC8000000,
 }
-NWORDS = {"DS": 2, "MUBUF": 2, "MTBUF": 2, "FLAT": 2, "MIMG": 2, "EXP": 2, "VINTRP": 1}
+NWORDS = {
+    "DS": 2,
+    "MUBUF": 2,
+    "MTBUF": 2,
+    "FLAT": 2,
+    "MIMG": 2,
+    "EXP": 2,
+    "VINTRP": 1,
+    "VFLAT": 3,
+    "VBUFFER": 3,
+}
 
 # GFX11 (gfx1100, gfx1150) and GFX12 (gfx1200): the encodings generated so far, each with its
 # layout and fixed bits (GFX12's DS keeps GFX11's bits; LLVM rejects its gds bit)
@@ -248,13 +258,32 @@ MTBUF11 = dict(
     format=(0, 19, 7),
     **_BUF11,
 )
+VFLAT12 = {  # GFX12 VFLAT/VGLOBAL/VSCRATCH (3 dwords)
+    "saddr": (0, 0, 7),
+    "rsv0": (0, 7, 7),
+    "op": (0, 14, 8),
+    "rsv1": (0, 22, 2),
+    "seg": (0, 24, 2),
+    "vdst": (1, 0, 8),
+    "rsv2": (1, 8, 9),
+    "sve": (1, 17, 1),
+    "scope": (1, 18, 2),
+    "th": (1, 20, 3),
+    "data": (1, 23, 8),
+    "rsv3": (1, 31, 1),
+    "addr": (2, 0, 8),
+    "offset": (2, 8, 24),
+}
 LAYOUT_GEN = {
     "gfx10": (LAYOUT, ENC_BITS),
     "gfx11": (
         {"DS": LAYOUT["DS"], "FLAT": FLAT11, "MUBUF": MUBUF11, "MTBUF": MTBUF11},
         {k: ENC_BITS[k] for k in ("DS", "FLAT", "MUBUF", "MTBUF")},
     ),
-    "gfx12": ({"DS": LAYOUT["DS"]}, {"DS": ENC_BITS["DS"]}),
+    "gfx12": (
+        {"DS": LAYOUT["DS"], "VFLAT": VFLAT12},
+        {"DS": ENC_BITS["DS"], "VFLAT": 0b111011 << 26},
+    ),
 }
 _ACTIVE = [LAYOUT_GEN["gfx10"]]  # the generation build() encodes for (set by generate())
 
@@ -343,7 +372,7 @@ def template_of(enc, ops_text, sgpr_tags):
             lo = int(m.group(2) or m.group(3))
             hi = int(m.group(2) or m.group(4))
             if kind == "v":
-                hits = [f for f, t in VTAG.items() if t == lo and f in LAYOUT[enc]]
+                hits = [f for f, t in VTAG.items() if t == lo and f in _ACTIVE[0][0][enc]]
                 if len(hits) == 1:
                     tpl.append([hits[0], hi - lo + 1])
                     continue
@@ -359,7 +388,7 @@ def template_of(enc, ops_text, sgpr_tags):
     return tpl
 
 
-def probe_modes(enc, target, ops, modes, fields, extra_base=None, sgpr_tags=None):
+def probe_modes(enc, target, ops, modes, fields, extra_base=None, sgpr_tags=None, wave64_too=False):
     """For each (op_fields, mode): base probe, one probe per field set alone (zero-required?),
     then a full probe with every allowed field set to its tag -> template.  Two llvm-mc runs."""
     extra_base = extra_base or {}
@@ -386,8 +415,10 @@ def probe_modes(enc, target, ops, modes, fields, extra_base=None, sgpr_tags=None
         stage.append((opf, mode, zero, chunk[0][0]))
         full_probes.append(build(enc, **full))
     res2 = llvm_disassemble(full_probes, target)
+    # wave64_too: where wave64 prints other register widths (GFX12 *_load_tr_*), "tpl_w64"
+    res64 = llvm_disassemble(full_probes, target, wave64=True) if wave64_too else [(None, None)] * len(res2)
     out = []
-    for (opf, mode, zero, base_text), (text, _size) in zip(stage, res2):
+    for (opf, mode, zero, base_text), (text, _size), (t64, _s64) in zip(stage, res2, res64):
         if text is None:  # a combination of allowed fields is invalid: keep the base view
             text = base_text
             bad = True
@@ -407,6 +438,10 @@ def probe_modes(enc, target, ops, modes, fields, extra_base=None, sgpr_tags=None
                 },
             )
         )
+        if t64 is not None and t64 != text:
+            n64, o64, m64 = split_operands(t64)
+            assert (n64, m64) == (name, mods), (target, t64, text)
+            out[-1][2]["tpl_w64"] = template_of(enc, o64, sgpr_tags)
     return out
 
 
@@ -765,9 +800,11 @@ def gen_flat11(target):
     return table
 
 
-def gen_flat11_names(target, table):
+def gen_flat11_names(target, table, enc="FLAT"):
     """saddr names per (segment, load/store), and per segment the offset field's printing: [bits,
-    signed] found from the top bit and checked against every value of the field."""
+    signed] found from the top bit and checked against every value of the field (GFX12's 24-bit
+    field: every 997th value and the edges).  ``enc``: FLAT (GFX11) or VFLAT (GFX12, the same
+    key order with th bit 0 for glc)."""
     names = {}
     mode = {0: ",0,1,0", 1: ",0,0,1", 2: ",0,0,0"}  # glc 0; saddr off for FLAT; sve for SCRATCH
 
@@ -789,29 +826,31 @@ def gen_flat11_names(target, table):
             op, e = ent[0]
             pos = e["tpl"].index(["saddr", 1 if seg == 1 else 2])
             pr = [
-                build("FLAT", op=op, seg=seg, sve=int(seg == 1), addr=40, data=72, vdst=8, saddr=v)
+                build(enc, op=op, seg=seg, sve=int(seg == 1), addr=40, data=72, vdst=8, saddr=v)
                 for v in range(128)
             ]
             names[f"saddr_{sname}{kind}"] = [
                 None if t is None else split_operands(t)[1][pos] for t, _ in llvm_disassemble(pr, target)
             ]
     offs = []
-    bits = FLAT11["offset"][2]
+    bits = _ACTIVE[0][0][enc]["offset"][2]
+    vals = range(1 << bits) if bits <= 13 else sorted(set(range(0, 1 << bits, 997)) | {(1 << bits) - 1})
+    vals = sorted(set(vals) | {(1 << (bits - 1)) - 1, 1 << (bits - 1)})
     for seg in range(3):
         op = entries(seg)[0][0]
-        vals = range(1 << bits)
         sa = 0x7C if seg == 0 else 10
         pr = [
-            build("FLAT", op=op, seg=seg, sve=int(seg == 1), addr=40, data=72, vdst=8, saddr=sa, offset=v)
+            build(enc, op=op, seg=seg, sve=int(seg == 1), addr=40, data=72, vdst=8, saddr=sa, offset=v)
             for v in vals
         ]
         got = []
         for t, _ in llvm_disassemble(pr, target):
             m = re.search(r" offset:(-?\d+)", t or "")
             got.append(None if t is None else int(m.group(1)) if m else 0)
-        signed = got[1 << (bits - 1)] is not None and got[1 << (bits - 1)] < 0
+        top = got[vals.index(1 << (bits - 1))]
+        signed = top is not None and top < 0
         want = [v - (1 << bits) if signed and v >> (bits - 1) else v for v in vals]
-        assert got == want, (target, seg, [(v, g) for v, g in zip(vals, got) if g != want[v]][:5])
+        assert got == want, (target, seg, [(v, g, w) for v, g, w in zip(vals, got, want) if g != w][:5])
         offs.append([bits, int(signed)])
     names["flat_offset"] = offs
     return names
@@ -873,9 +912,70 @@ def gen_buf11_names(target, mubuf, mtbuf):
     return names
 
 
+_CPOL = re.compile(r" ?\b(th|scope):\S+")
+
+
+def cpol12(enc, target, table, build_key):
+    """GFX12 cache policy: per entry the printed ``th:``/``scope:`` text for each (th, scope) whose
+    th bit 0 is the entry's (bit 0 is a mode bit: an atomic's return), None where LLVM rejects
+    it; the lists are shared through names["cpol"] and each entry's "cpol" index.  The entry's
+    mods lose their th/scope words (the decoder appends the cpol text last)."""
+    keys = sorted(table)
+    pr = []
+    for k in keys:
+        base = build_key(k)
+        for th in range(8):
+            for sc in range(4):
+                pr.append(build(enc, **dict(base, th=th, scope=sc)))
+    res = llvm_disassemble(pr, target)
+    lists = []
+    for i, k in enumerate(keys):
+        e = table[k]
+        th0 = build_key(k)["th"] & 1
+        col = []
+        for j, (t, _) in enumerate(res[i * 32 : (i + 1) * 32]):
+            if (j >> 2) & 1 != th0 or t is None:
+                col.append(None)
+                continue
+            m = [x.group(0).strip() for x in _CPOL.finditer(t)]
+            col.append(" " + " ".join(m) if m else "")
+        if col not in lists:
+            lists.append(col)
+        e["cpol"] = lists.index(col)
+        e["mods"] = _CPOL.sub("", e["mods"]).strip()
+    return lists
+
+
+def gen_vflat12(target):
+    """GFX12 VFLAT/VGLOBAL/VSCRATCH: per (seg, op) and mode (th bit 0: an atomic returns; saddr
+    off (null) or s10; sve) the template and zero fields; cache policy texts by cpol12."""
+    fields = {"offset": 4, "addr": 40, "data": 72, "vdst": 8, "rsv0": 1, "rsv1": 1, "rsv2": 1, "rsv3": 1}
+    ops = [{"op": op, "seg": seg} for seg in range(4) for op in range(256)]
+    modes = [{"th": t, "saddr": s, "sve": v} for t in (0, 1) for s in (0x7C, 10) for v in (0, 1)]
+    table = {}
+    for opf, mode, e in probe_modes(
+        "VFLAT", target, ops, modes, fields, sgpr_tags={"saddr": (10, 10)}, wave64_too=True
+    ):
+        table[key(opf["seg"], opf["op"], mode["th"], int(mode["saddr"] == 0x7C), mode["sve"])] = e
+
+    def build_key(k):
+        seg, op, th, off, sve = map(int, k.split(","))
+        return {
+            "seg": seg,
+            "op": op,
+            "th": th,
+            "saddr": 0x7C if off else 10,
+            "sve": sve,
+            "addr": 40,
+            "data": 72,
+        }
+
+    return table, cpol12("VFLAT", target, table, build_key)
+
+
 GEN_ENCODINGS = {
     "gfx11": {"DS": gen_ds, "FLAT": gen_flat11, "MUBUF": gen_mubuf11, "MTBUF": gen_mtbuf11},
-    "gfx12": {"DS": gen_ds},
+    "gfx12": {"DS": gen_ds, "VFLAT": gen_vflat12},
 }
 
 
@@ -893,9 +993,13 @@ def generate(target):
         }
         for enc, fn in GEN_ENCODINGS[gen].items():
             out[enc] = fn(target)
+            if isinstance(out[enc], tuple):  # (table, cache policy lists)
+                out[enc], out["names"][f"cpol_{enc}"] = out[enc]
         if gen == "gfx11":
             out["names"].update(gen_flat11_names(target, out["FLAT"]))
             out["names"].update(gen_buf11_names(target, out["MUBUF"], out["MTBUF"]))
+        if gen == "gfx12":
+            out["names"].update(gen_flat11_names(target, out["VFLAT"], "VFLAT"))
         return out
     return {
         "target": target,
@@ -927,8 +1031,10 @@ def main(argv):
             sort_keys=True,
         )
         counts = {
-            e: len({",".join(k.split(",")[:2]) if e == "FLAT" else k.split(",")[0] for k in data[e]})
-            for e in ("DS", "MUBUF", "MTBUF", "FLAT", "MIMG")
+            e: len(
+                {",".join(k.split(",")[:2]) if e in ("FLAT", "VFLAT") else k.split(",")[0] for k in data[e]}
+            )
+            for e in ("DS", "MUBUF", "MTBUF", "FLAT", "MIMG", "VFLAT", "VBUFFER")
             if e in data
         }
         print(f"{path.relative_to(ROOT)}: {counts}")

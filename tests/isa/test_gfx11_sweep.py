@@ -352,9 +352,11 @@ MEM_KEYS = {
     ("gfx11", "FLAT"): ("seg", "op", "glc", "saddr_off", "sve"),
     ("gfx11", "MUBUF"): ("op", "offen", "idxen", "lds", "glc", "tfe"),
     ("gfx11", "MTBUF"): ("op", "offen", "idxen", "tfe"),
+    ("gfx12", "VFLAT"): ("seg", "op", "th0", "saddr_off", "sve"),
 }
-MEM_ENCS = {"gfx11": ("DS", "FLAT", "MUBUF", "MTBUF"), "gfx12": ("DS",)}
-SADDR_OFF = {"gfx11": 0x7C}  # the saddr code LLVM prints as ``off`` (null)
+MEM_ENCS = {"gfx11": ("DS", "FLAT", "MUBUF", "MTBUF"), "gfx12": ("DS", "VFLAT")}
+SADDR_OFF = {"gfx11": 0x7C, "gfx12": 0x7C}  # the saddr code LLVM prints as ``off`` (null)
+MEM_NWORDS = {"VFLAT": 3, "VBUFFER": 3}
 
 
 def _major(target, enc):
@@ -376,19 +378,21 @@ def mem_words(enc, target, n_per_entry, seed):
     for k, e in sorted(tab[enc].items()):
         fixed = dict(zip(MEM_KEYS[(generation(target), enc)], map(int, k.split(","))))
         for _ in range(n_per_entry):
+            if "th0" in fixed:  # th bit 0 is the mode bit, the rest random
+                fixed["th"] = rnd.randrange(4) * 2 + fixed["th0"]
             if "saddr_off" in fixed:
                 off = SADDR_OFF[generation(target)]
                 fixed["saddr"] = (
                     off if fixed["saddr_off"] else rnd.choice([v for v in range(128) if v != off])
                 )
-            ws = [_major(target, enc), 0]
+            ws = [_major(target, enc)] + [0] * (MEM_NWORDS.get(enc, 2) - 1)
             keep_zero = rnd.random() < 0.67
             for name, (w, lo, width) in lay.items():
                 v = fixed[name] if name in fixed else rnd.getrandbits(width)
                 if keep_zero and name in e["zero"]:
                     v = 0
                 ws[w] |= v << lo
-            items.append(struct.pack("<2I", *ws))
+            items.append(struct.pack(f"<{len(ws)}I", *ws))
     return items
 
 

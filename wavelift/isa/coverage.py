@@ -35,7 +35,7 @@ MEM11 = (
     "MUBUF",
     "MTBUF",
 )  # memory encodings decoded so far on GFX11/12 (0 where the generation lacks one)
-# (and GFX11's FLAT, as its FLAT/SCRATCH/GLOBAL segments)
+# (and GFX11's FLAT and GFX12's VFLAT, as their FLAT/SCRATCH/GLOBAL segments)
 CONFIGS11 = tuple((t, w) for t in ("gfx1100", "gfx1150", "gfx1200") for w in (False, True))
 NOT_DECODED11 = (
     (
@@ -46,7 +46,6 @@ NOT_DECODED11 = (
     (
         "gfx1200",
         "VOP1/VOP2/VOPC DPP16/DPP8 with true16 operands, VOP3/VOP3P with DPP, "
-        "VFLAT/VGLOBAL/VSCRATCH, "
         "VBUFFER, VIMAGE, VSAMPLE, EXP, VINTERP, VDSDIR",
     ),
 )
@@ -169,7 +168,7 @@ def _render11():
         for seg, enc in enumerate(("FLAT", "SCRATCH", "GLOBAL")):
             data[(t, w)][enc] = {
                 int(k.split(",")[1]): e["name"]
-                for k, e in mem.get("FLAT", {}).items()
+                for k, e in mem.get("FLAT", mem.get("VFLAT", {})).items()
                 if e and int(k.split(",")[0]) == seg
             }
     lines = [
@@ -179,7 +178,7 @@ def _render11():
         "Decoded to LLVM 19's exact text (tests/isa/test_gfx11_sweep.py); gfx1101/1102/1103 use gfx1100's",
         "tables, gfx1151/1152 gfx1150's (which adds SALU float opcodes) and gfx1201 gfx1200's (LLVM 19 prints",
         "them alike; the slow sweeps check it).  VOPDX/VOPDY are VOPD's two halves (opx, opy); LLVM 19",
-        "decodes VOPD in wave32 only.",
+        "decodes VOPD in wave32 only.  FLAT/SCRATCH/GLOBAL are GFX12's VFLAT/VSCRATCH/VGLOBAL.",
         "",
         "| encoding | " + " | ".join(_col(*c) for c in CONFIGS11) + " |",
         "|---|" + "---:|" * len(CONFIGS11),

@@ -29,7 +29,7 @@ from .instruction import (
 from .operands import Operand, fmt_literal, sreg_kind, sreg_name, vreg_name
 
 _TABLE_DIR = os.path.join(os.path.dirname(__file__), "tables")
-MEMORY_ENCODINGS = ("DS", "FLAT", "MUBUF", "MTBUF", "MIMG", "EXP", "VINTRP")
+MEMORY_ENCODINGS = ("DS", "FLAT", "MUBUF", "MTBUF", "MIMG", "EXP", "VINTRP", "VFLAT", "VBUFFER")
 
 
 @cache
@@ -778,7 +778,11 @@ class _Ctx:
     def _h_memory(self, enc):
         from .memory import decoder_for
 
-        dec = decoder_for(self.target, enc)
+        dec = (
+            decoder_for(self.target, enc, self.wave64)
+            if self.isa.name != "gfx10"
+            else decoder_for(self.target, enc)
+        )
 
         def h(code, pos, w0, base):
             if pos + 20 <= len(code):

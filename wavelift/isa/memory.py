@@ -40,6 +40,8 @@ __all__ = ["decode_memory", "load_memory_table", "MEMORY_ENCODING_NAMES"]
 MEMORY_ENCODING_NAMES = ("DS", "MUBUF", "MTBUF", "MIMG", "FLAT", "EXP", "VINTRP")
 _TABLES = pathlib.Path(__file__).resolve().parent / "tables"
 _SEG_ENC = ("FLAT", "SCRATCH", "GLOBAL", None)
+_SEG_ENC12 = ("VFLAT", "VSCRATCH", "VGLOBAL", None)
+_NWORDS11 = {"VFLAT": 3, "VBUFFER": 3}
 _DIMS = ("1D", "2D", "3D", "CUBE", "1D_ARRAY", "2D_ARRAY", "2D_MSAA", "2D_MSAA_ARRAY")
 _CHAN = "xyzw"
 _FLAG_WORDS = {"gds", "glc", "slc", "dlc", "offen", "idxen", "lds", "tfe", "nv"}
@@ -130,11 +132,14 @@ _MODE_MASK = {
 
 # GFX11 FLAT: op, seg, glc in the mask; saddr off (null, 0x7C) -> bit 0, sve -> bit 1.
 # GFX11 MUBUF: op, lds, glc; MTBUF: op; both: tfe, offen, idxen (second dword) -> bits 0-2.
-_MODE_MASK_GFX11 = dict(_MODE_MASK, FLAT=0x01FF4000, MUBUF=0x03FD4000, MTBUF=0x00078000)
+# GFX12 VFLAT: op, seg; th bit 0 (an atomic's return) -> bit 0, saddr off -> bit 1, sve -> bit 2.
+_MODE_MASK_GFX11 = dict(_MODE_MASK, FLAT=0x01FF4000, MUBUF=0x03FD4000, MTBUF=0x00078000, VFLAT=0x033FC000)
 
 
 def _mode_key11(enc, w0, w1):
     k = w0 & _MODE_MASK_GFX11[enc]
+    if enc == "VFLAT":
+        return k | (w1 >> 20 & 1) | ((w0 & 0x7F) == 0x7C) << 1 | (w1 >> 15 & 4)
     if enc == "FLAT":
         return k | ((w1 >> 16 & 0x7F) == 0x7C) | (w1 >> 22 & 2)
     if enc in ("MUBUF", "MTBUF"):
@@ -143,6 +148,8 @@ def _mode_key11(enc, w0, w1):
 
 
 def _str_key11(enc, f):
+    if enc == "VFLAT":
+        return f"{f['seg']},{f['op']},{f['th'] & 1},{int(f['saddr'] == 0x7C)},{f['sve']}"
     if enc == "FLAT":
         return f"{f['seg']},{f['op']},{f['glc']},{int(f['saddr'] == 0x7C)},{f['sve']}"
     if enc == "MUBUF":
@@ -236,7 +243,9 @@ class _Form:
                 f"{NOT_DECODED}: {T.gen.upper()} DS {self.name} with a non-zero VDST field "
                 "(LLVM 19 rejects it; the hardware runs it)"
             )
-        tpl = [tuple(t) if isinstance(t, list) else t for t in e["tpl"]]
+        tpl = [
+            tuple(t) if isinstance(t, list) else t for t in e.get("tpl_w64" if T.wave64 else "tpl", e["tpl"])
+        ]
         mods = e["mods"].split() if e["mods"] else []
         if any(m.startswith("offset:swizzle") for m in mods):
             mods = [
@@ -244,7 +253,8 @@ class _Form:
                 for m in mods
                 if not m.startswith('"')
             ]
-        seg = f["seg"] if enc == "FLAT" else None
+        seg = f["seg"] if enc in ("FLAT", "VFLAT") else None
+        nw = _NWORDS11.get(enc, 2)
         fields = T.lay_names[enc]
         env = {}  # per-entry constants, passed to the shared factory
         src = ["    def render(f, words):", "    lit = None"]
@@ -279,8 +289,8 @@ class _Form:
                 src += [
                     "    v = f['soffset']",
                     "    if v == 255:",
-                    "        if len(words) < 3: raise _Trunc",
-                    "        lit = words[2]",
+                    f"        if len(words) < {nw + 1}: raise _Trunc",
+                    f"        lit = words[{nw}]",
                     f"        {o} = Operand('soffset', 'literal', lit, 1, fmt_literal(lit, 'b32'))",
                     "    else:",
                     f"        {o} = T{i}[v]",
@@ -310,7 +320,7 @@ class _Form:
             elif m.startswith("offset:"):
                 if enc == "DS":
                     src.append("    o = f['offset0'] | f['offset1'] << 8")
-                elif enc == "FLAT" and "flat_offset" in T.names:  # GFX11: [bits, signed] per seg
+                elif enc in ("FLAT", "VFLAT") and "flat_offset" in T.names:  # GFX11/12: [bits, signed]
                     bits, signed = T.names["flat_offset"][seg]
                     src.append("    o = f['offset']")
                     if signed:
@@ -326,7 +336,10 @@ class _Form:
                 src += ["    s = FMT[f['format']]", "    if s is None: raise _Bad", "    text += s"]
             else:
                 src.append(f"    text += {' ' + m!r}")
-        n = "(3 if lit is not None else 2)" if lit else "2"
+        if "cpol" in e:  # GFX12: th/scope text per (th, scope), after the other modifiers
+            env["CPOL"] = tuple(T.names[f"cpol_{enc}"][e["cpol"]])
+            src += ["    s = CPOL[f['th'] * 4 + f['scope']]", "    if s is None: raise _Bad", "    text += s"]
+        n = f"({nw + 1} if lit is not None else {nw})" if lit else str(nw)
         src.append(f"    return ({', '.join(ops)}{',' if len(ops) == 1 else ''}), text, {n}, lit")
         src.append("return render")
         body = "\n    ".join(src)
@@ -351,14 +364,15 @@ _FACTORIES: dict[tuple[tuple[str, ...], str], Callable[..., Any]] = {}
 
 
 class _Target:
-    def __init__(self, target):
+    def __init__(self, target, wave64=False):
         self.target = target
+        self.wave64 = wave64  # entries with "tpl_w64" (GFX12) print other widths in wave64
         self.tab = load_memory_table(target)
         self.names = self.tab["names"]
         self.lay = {enc: _layout(self.tab, enc) for enc in self.tab["layout"]}
         self.lay_names = {enc: {n for n, *_ in lay} for enc, lay in self.lay.items()}
         self.fields = {enc: _fields_fn(lay) for enc, lay in self.lay.items()}
-        self.forms = {enc: {} for enc in _MODE_MASK if enc in self.tab}
+        self.forms = {enc: {} for enc in _MODE_MASK_GFX11 if enc in self.tab}
         self.stabs = {}
         self.fmt = tuple(
             None if nm is None else (" " + nm if nm else "") for nm in self.names.get("format", ())
@@ -379,8 +393,8 @@ class _Target:
 
 
 @cache
-def _target(target: str) -> _Target:
-    return _Target(target)
+def _target(target: str, wave64: bool = False) -> _Target:
+    return _Target(target, wave64)
 
 
 def _decode_generic(T, enc, words, pos):
@@ -561,10 +575,12 @@ class _Ctx:
         self.target = target
 
 
-def decoder_for(target: str, encoding: str):
+def decoder_for(target: str, encoding: str, wave64: bool = False):
     """``dec(words, pos) -> Instruction``: decode_memory for one target and encoding, with the
     dispatch done once (`wavelift.isa.decoder` calls this per instruction)."""
     target = TABLE_TARGET.get(target, target)
+    if generation(target) != "gfx10":
+        return _decoder11(_target(target, bool(wave64)), encoding)
     enc = encoding if encoding not in ("GLOBAL", "SCRATCH") else "FLAT"
     if enc not in _MODE_MASK:
         ctx = _Ctx(target)
@@ -572,9 +588,6 @@ def decoder_for(target: str, encoding: str):
     T = _target(target)
     fields, forms, mask, kx = T.fields[enc], T.forms[enc], _MODE_MASK[enc], _KEY_EXTRA[enc]
     flat = enc == "FLAT"
-    if T.gen != "gfx10":
-        mask = _MODE_MASK_GFX11[enc]
-        kx = 4 if flat else 5 if enc in ("MUBUF", "MTBUF") else 0
 
     def dec(words, pos):
         if len(words) < 2:
@@ -588,10 +601,6 @@ def decoder_for(target: str, encoding: str):
             k |= (w1 >> 23 & 1) | (w1 >> 20 & 2)
         elif kx == 3:
             k |= (w1 >> 16 & 0x7F) == 0x7D
-        elif kx == 4:  # == _mode_key11("FLAT", w0, w1)
-            k |= ((w1 >> 16 & 0x7F) == 0x7C) | (w1 >> 22 & 2)
-        elif kx == 5:  # == _mode_key11("MUBUF" / "MTBUF", w0, w1)
-            k |= w1 >> 21 & 7
         f = fields(w0, w1)
         form = forms.get(k, False)
         if form is False:
@@ -626,8 +635,57 @@ def decoder_for(target: str, encoding: str):
     return dec
 
 
+def _decoder11(T, enc):
+    """decoder_for's GFX11/GFX12 path: the encodings of ``_MODE_MASK_GFX11`` (2 or 3 dwords)."""
+    if enc not in T.forms:
+        raise ValueError(f"not a memory encoding of {T.target}: {enc!r}")
+    fields, forms, nw = T.fields[enc], T.forms[enc], _NWORDS11.get(enc, 2)
+    seg_enc = _SEG_ENC12 if enc == "VFLAT" else _SEG_ENC if enc == "FLAT" else None
+
+    def dec(words, pos):
+        if len(words) < nw:
+            raise _bad(pos, words, len(words), "truncated instruction")
+        w0, w1 = words[0], words[1]
+        k = _mode_key11(enc, w0, w1)
+        f = fields(*words[:nw])
+        form = forms.get(k, False)
+        if form is False:
+            form = T.form(enc, w0, w1, f)
+        if form is None:
+            raise _bad(pos, words, nw)
+        try:
+            ops, text, n, lit = form.render(f, words)
+        except _Bad:
+            raise _bad(pos, words, nw) from None
+        except _Named:
+            raise _bad(pos, words, nw, form.named) from None
+        except _Trunc:
+            raise _bad(pos, words, len(words), "truncated instruction (missing literal)") from None
+        return _tnew(
+            Instruction,
+            (
+                pos,
+                4 * n,
+                tuple(words[:n]),
+                seg_enc[f["seg"]] if seg_enc else enc,
+                "",
+                form.op,
+                form.name,
+                f,
+                lit,
+                ops,
+                text,
+            ),
+        )
+
+    return dec
+
+
 def _decode_uncached(encoding: str, words: tuple, pos: int, ctx) -> Instruction:
-    T = _target(ctx.target)
+    target = TABLE_TARGET.get(ctx.target, ctx.target)
+    if generation(target) != "gfx10":
+        return _decoder11(_target(target, bool(getattr(ctx, "wave64", False))), encoding)(words, pos)
+    T = _target(target)
     need = 1 if encoding == "VINTRP" else 2
     if len(words) < need:
         raise _bad(pos, words, len(words), "truncated instruction")
