@@ -691,3 +691,124 @@ def test_image_formats_every_tier(mode):
         assert r.mem.read(a, len(_image_bytes(f, [0] * 32))) == _image_bytes(
             f, [encode_ref(f, v) for v in vals]
         )
+
+
+# ---------------------------------------------------------------------------------------- d16
+def _d16(f, v32):
+    """The d16 form of a 32-bit result: f16 bits for the float kinds, the low half for ints."""
+    if f.numeric in ("UINT", "SINT"):
+        return v32 & 0xFFFF
+    return int(np.float32(np.uint32(v32).view(np.float32)).astype(np.float16).view(np.uint16))
+
+
+def _undo_d16(f, h):
+    if f.numeric == "UINT":
+        return h
+    if f.numeric == "SINT":
+        return (h - (1 << 16) if h >> 15 else h) & 0xFFFFFFFF
+    return int(np.float16(np.uint16(h).view(np.float16)).astype(np.float32).view(np.uint32))
+
+
+D16_PROGS = {
+    "image": (
+        """
+  v_and_b32 v1, 7, v0
+  v_lshrrev_b32 v2, 3, v0
+  image_load v[4:5], v[1:2], s[0:7] dmask:0xf dim:SQ_RSRC_IMG_2D unorm d16
+  s_waitcnt vmcnt(0)
+  v_lshlrev_b32 v3, 3, v0
+  global_store_dwordx2 v3, v[4:5], s[8:9]
+  global_load_dwordx2 v[6:7], v3, s[10:11]
+  s_waitcnt vmcnt(0)
+  image_store v[6:7], v[1:2], s[12:19] dmask:0xf dim:SQ_RSRC_IMG_2D unorm d16
+  s_endpgm
+""",
+        "image.unsupported_format",
+    ),
+    "buffer": (
+        """
+  buffer_load_format_d16_xyzw v[4:5], v0, s[0:3], 0 idxen
+  s_waitcnt vmcnt(0)
+  v_lshlrev_b32 v3, 3, v0
+  global_store_dwordx2 v3, v[4:5], s[8:9]
+  global_load_dwordx2 v[6:7], v3, s[10:11]
+  s_waitcnt vmcnt(0)
+  buffer_store_format_d16_xyzw v[6:7], v0, s[12:15], 0 idxen
+  s_endpgm
+""",
+        "buffer.unsupported_format",
+    ),
+}
+
+
+@pytest.mark.tiers  # runs a program: NumPy blocks and the native tier (tests/conftest.py)
+@pytest.mark.parametrize("kind", ["image", "buffer"])
+@pytest.mark.parametrize("name", ["16_16_16_16_FLOAT", "8_8_8_8_UINT", "16_16_SINT", "16_FLOAT"])
+def test_d16_load_store(name, kind):
+    """d16: two 16-bit components a VGPR.  Loads of 16-bit float and 8/16-bit integer channels
+    (exact in 16 bits); stores widen each half exactly (f16 -> f32, zero/sign extension) and
+    convert as the 32-bit forms do."""
+    fmt = _fmt(name)
+    f = FORMATS[fmt]
+    prog, _ = D16_PROGS[kind]
+    tex = texels(f, 32, np.random.default_rng(fmt))
+    vals = values(f, 32, np.random.default_rng(fmt + 9))
+    halves = [[_d16(f, v) for v in t] for t in vals]  # what the store reads, as f16 / 16-bit ints
+    packed = np.array([[h[0] | h[1] << 16, h[2] | h[3] << 16] for h in halves], np.uint32)
+    r = Rig(prog)
+    out = r.buf(np.full(64, 7, np.uint32), "out")
+    src = r.buf(packed, "src")
+    if kind == "image":
+        a, dst = _img(r, f, tex), _img(r, f, [0] * 32)
+        sg = tsharp_words(a, fmt) + list(ptr(out)) + list(ptr(src)) + tsharp_words(dst, fmt)
+        dst_bytes = lambda: r.mem.read(dst, len(_image_bytes(f, [0] * 32)))  # noqa: E731
+        want_dst = _image_bytes(f, [encode_ref(f, [_undo_d16(f, h) for h in t]) for t in halves])
+    else:
+        a = _buffer(r, f, tex)
+        dst = r.mem.alloc(32 * f.bytes, name="dst", data=bytes(32 * f.bytes))
+        sg = (
+            vsharp(a, f.bytes, 32, fmt)
+            + [0] * 4
+            + list(ptr(out))
+            + list(ptr(src))
+            + vsharp(dst, f.bytes, 32, fmt)
+        )
+        dst_bytes = lambda: r.mem.read(dst, 32 * f.bytes)  # noqa: E731
+        want_dst = b"".join(
+            encode_ref(f, [_undo_d16(f, h) for h in t]).to_bytes(f.bytes, "little") for t in halves
+        )  # type: ignore[union-attr]
+    res = r.run(r.config(user_sgprs=sg, tgid=(False,) * 3))
+    assert res.landed, res.refusal
+    dec = [[_d16(f, v) for v in decode_ref(f, t)[0]] for t in tex]
+    want = np.array([[d[0] | d[1] << 16, d[2] | d[3] << 16] for d in dec], np.uint32)
+    np.testing.assert_array_equal(r.read(out, np.uint32, 64).reshape(32, 2), want)
+    assert dst_bytes() == want_dst
+
+
+@pytest.mark.parametrize("kind", ["image", "buffer"])
+@pytest.mark.parametrize("name", ["8_8_8_8_UNORM", "32_32_UINT", "16_16_16_16_SNORM"])
+def test_d16_load_that_would_round_refuses(name, kind):
+    fmt = _fmt(name)
+    f = FORMATS[fmt]
+    prog, code = D16_PROGS[kind]
+    tex = texels(f, 32, np.random.default_rng(fmt))
+
+    def sg(r):
+        src = r.buf(np.zeros(64, np.uint32))
+        out = r.buf(np.zeros(64, np.uint32))
+        if kind == "image":
+            return (
+                tsharp_words(_img(r, f, tex), fmt)
+                + list(ptr(out))
+                + list(ptr(src))
+                + tsharp_words(_img(r, f, tex), fmt)
+            )
+        return (
+            vsharp(_buffer(r, f, tex), f.bytes, 32, fmt)
+            + [0] * 4
+            + list(ptr(out))
+            + list(ptr(src))
+            + vsharp(_buffer(r, f, tex), f.bytes, 32, fmt)
+        )
+
+    assert "d16" in _refusal(prog, sg, code).message

@@ -18,6 +18,9 @@ Conversions (docs/float-semantics.md "Typed texels" cites the rules):
   the lane refuses (narrowing is not established); FLOAT 32 the bits, 16 / 11 / 10 rounded to
   nearest even (denormals kept, overflow to infinity; the unsigned 11/10-bit floats take
   negative values and -0 to 0), NaN refuses.
+* d16 (to_d16 / from_d16): a load's result as f16 bits (float kinds) or its low half
+  (integers), only where that is exact (d16_sources: 16-bit float and 8/16-bit integer
+  channels, defaults); a store's halves widen exactly (f16 -> f32, zero / sign extension).
 * missing channels read (0, 0, 0, 1) (1.0 for the float kinds, 1 for UINT/SINT); DST_SEL picks
   0, 1 or a channel for each result.
 
@@ -389,6 +392,48 @@ def encode(b: Builder, f: Format, vals: list[Value]) -> tuple[list[Value], Value
             )
     assert bad is not None
     return words, bad, f.is_kind(USCALED, SSCALED, RGB9E5)
+
+
+def d16_sources(b: Builder, f: Format, sel: list[Value], n: int) -> Value:
+    """b1: one of the first ``n`` results (after DST_SEL) is not exactly a 16-bit value: it comes
+    from a channel other than a 16-bit FLOAT or a UINT/SINT channel of at most 16 bits (a d16
+    load would round or narrow it, which is not established)."""
+    out = None
+    for c in range(n):
+        bad_c = None
+        for k in range(4):
+            w = f.width[k]
+            ok_k = b.bin(
+                "or",
+                "b1",
+                b.bin("and", "b1", f.is_kind(FLOAT), b.cmp("eq", "u32", w, C(b, "u32", 16))),
+                b.bin("and", "b1", f.integer(), b.cmp("le", "u32", w, C(b, "u32", 16))),
+            )
+            ok_k = b.bin("or", "b1", ok_k, b.cmp("eq", "u32", w, C(b, "u32", 0)))  # a default
+            e = b.bin(
+                "and", "b1", b.cmp("eq", "u32", sel[c], C(b, "u32", SEL_X + k)), b.un("not", "b1", ok_k)
+            )
+            bad_c = e if bad_c is None else b.bin("or", "b1", bad_c, e)
+        assert bad_c is not None
+        out = bad_c if out is None else b.bin("or", "b1", out, bad_c)
+    assert out is not None
+    return out
+
+
+def to_d16(b: Builder, f: Format, v: Value) -> Value:
+    """A 32-bit result as its 16-bit d16 form: f16 bits for the float kinds (exact where
+    d16_sources holds: a 16-bit float channel, 0 or 1.0), the low half for integers."""
+    h = b.cvt("u32", b.bitcast("u16", b.cvt("f16", b.bitcast("f32", v))))
+    return b.select(f.integer(), b.bin("and", "u32", v, C(b, "u32", 0xFFFF)), h)
+
+
+def from_d16(b: Builder, f: Format, h: Value) -> Value:
+    """A d16 store's 16-bit value (in the low half of ``h``) as the 32-bit register value the
+    conversion takes: the f16's f32 bits (exact), zero- (UINT) or sign-extended (SINT)."""
+    lo = b.bin("and", "u32", h, C(b, "u32", 0xFFFF))
+    sx = b.bitcast("u32", b.cvt("i32", b.bitcast("i16", b.cvt("u16", lo))))
+    fl = b.bitcast("u32", _f16_to_f32(b, lo))
+    return b.select(f.is_kind(UINT), lo, b.select(f.is_kind(SINT), sx, fl))
 
 
 def refuse(b: Builder, code: str, cond: Value, why: str) -> None:

@@ -41,8 +41,10 @@ which a capture does not record: they are refused by name (``image.unsupported_l
 are the modes GFX10 does not define.  T# field positions and IMG_FORMAT values come from the
 tables generated from Mesa's register database (memory/tsharp.py).  Conversions: formats.py.
 Coordinates outside the image read 0 and drop stores, as hardware does; DST_SEL applies to
-loads.  Sampling instructions, d16, a16, r128, tfe/lwe, 3-D/array/MSAA dims, mip levels other
-than 0 and image atomics are not translated (``program.unsupported_instruction``, or
+loads.  d16 (two 16-bit components a VGPR, an even count): loads of 16-bit float and 8/16-bit
+integer channels (exact; others refuse by name), stores of any format (each half widened
+exactly).  Sampling instructions, a16, r128, tfe/lwe, 3-D/array/MSAA dims, mip levels other
+than 0, d16 of an odd component count and image atomics are not translated (``program.unsupported_instruction``, or
 ``image.unsupported_descriptor`` for a level).
 """
 
@@ -225,8 +227,12 @@ def translate(ins, b: Builder):
         return _sample_null(ins, b)
     if n not in ("image_load", "image_store", "image_load_mip", "image_store_mip"):
         unsupported("only storage image load/store")
-    if f.get("d16") or f.get("a16") or f.get("tfe") or f.get("lwe") or f.get("r128"):
-        unsupported("d16/a16/r128/tfe/lwe image access")
+    if f.get("a16") or f.get("tfe") or f.get("lwe") or f.get("r128"):
+        unsupported("a16/r128/tfe/lwe image access")
+    d16 = bool(f.get("d16"))
+    if d16 and bin(f.get("dmask", 0xF) & 0xF).count("1") % 2:
+        # two 16-bit components a VGPR: what the last VGPR's other half gets is not established
+        unsupported("d16 image access of an odd number of components")
     dim = f.get("dim", 0)
     if dim not in (DIM_1D, DIM_2D):
         unsupported("image dimension other than 1D/2D")
@@ -297,8 +303,22 @@ def translate(ins, b: Builder):
                 b.bin("and", "b1", outside, formats.gives_one(b, fm, sel_req, len(sel_req))),
                 "a load out of range whose result would hold the format's default 1",
             )
-        for k, c in enumerate(chans):
-            b.vset(f["vdata"] + k, b.select(ok, out[c], C(b, "u32", 0)))
+        res = [b.select(ok, out[c], C(b, "u32", 0)) for c in chans]
+        if d16:
+            _refuse(
+                b,
+                "image.unsupported_format",
+                b.bin("and", "b1", ok, formats.d16_sources(b, fm, sel_req, len(sel_req))),
+                "a d16 load of a channel whose 16-bit form needs rounding or narrowing (only "
+                "16-bit float and 8/16-bit integer channels are exact)",
+            )
+            h = [formats.to_d16(b, fm, v) for v in res]
+            res = [
+                b.bin("or", "u32", h[k], b.bin("shl", "u32", h[k + 1], C(b, "u32", 16)))
+                for k in range(0, len(h), 2)
+            ]
+        for k, v in enumerate(res):
+            b.vset(f["vdata"] + k, v)
         return
     # image_store: channels come from consecutive vdata registers in dmask order.  A dmask that
     # leaves out a channel of the format, or a DST_SEL that does not select each channel the
@@ -316,7 +336,15 @@ def translate(ins, b: Builder):
         b.bin("and", "b1", real, _any(b, *odd)),
         "image_store's dmask leaves out a channel of the image's format, or its DST_SEL is not the identity",
     )
-    vals = [b.vget(f["vdata"] + chans.index(c)) if c in chans else C(b, "u32", 0) for c in range(4)]
+    if d16:  # component k in half k % 2 of VGPR k // 2
+        halves = [b.vget(f["vdata"] + k // 2) for k in range(len(chans))]
+        comp = [
+            formats.from_d16(b, fm, b.bin("shr", "u32", hv, C(b, "u32", 16)) if k % 2 else hv)
+            for k, hv in enumerate(halves)
+        ]
+    else:
+        comp = [b.vget(f["vdata"] + k) for k in range(len(chans))]
+    vals = [comp[chans.index(c)] if c in chans else C(b, "u32", 0) for c in range(4)]
     words, lossy, unwritable = formats.encode(b, fm, vals)
     _refuse(
         b,

@@ -219,10 +219,14 @@ def mubuf(ins, b: Builder):
         unsupported()
     fmt = kind.startswith("format_")
     nchan = 0
+    d16 = False
     if fmt:
         chans = kind[7:]
+        if chans in ("d16_xy", "d16_xyzw"):
+            d16, chans = True, chans[4:]
         if chans not in ("x", "xy", "xyz", "xyzw"):
-            unsupported("d16 buffer format access")
+            # d16_x / d16_xyz / d16_hi_x: what the last VGPR's other half gets is not established
+            unsupported("d16 buffer format access of an odd number of components")
         nchan = len(chans)
         kind = ("dword", "dwordx2", "dwordx3", "dwordx4")[nchan - 1]
     plan = getattr(b, "scratch", None)
@@ -314,7 +318,7 @@ def mubuf(ins, b: Builder):
 
     if fmt:
         fv = C(b, "u32", f["format"]) if prefix == "tbuffer" else _bits(b, w3, 12, 7)
-        return _typed(b, ins, verb, nchan, fv, w3, swz, locate, voff)
+        return _typed(b, ins, verb, nchan, fv, w3, swz, locate, voff, d16)
     glob_addrs, glob_masks = [], []
     for j in range(words if verb != "atomic" else 1):
         addr, oob = locate(b.bin("add", "u32", voff, C(b, "u32", 4 * j)))
@@ -338,7 +342,18 @@ def _bits(b, x, lo, n):
     return b.bin("and", "u32", b.bin("shr", "u32", x, C(b, "u32", lo)), C(b, "u32", (1 << n) - 1))
 
 
-def _typed(b: Builder, ins, verb: str, nchan: int, fv: Value, w3: Value, swz: Value, locate, voff: Value):
+def _typed(
+    b: Builder,
+    ins,
+    verb: str,
+    nchan: int,
+    fv: Value,
+    w3: Value,
+    swz: Value,
+    locate,
+    voff: Value,
+    d16: bool = False,
+):
     """buffer_load/store_format_* and tbuffer_*: one element of format ``fv`` (the V#'s FORMAT,
     or MTBUF's format field: GFX10 numbers buffer formats as IMG_FORMAT) at byte offset ``voff``
     of the element the index picks, converted by frontend/formats.py; the V#'s DST_SEL applies
@@ -387,8 +402,21 @@ def _typed(b: Builder, ins, verb: str, nchan: int, fv: Value, w3: Value, swz: Va
             b.bin("and", "b1", in_oob, formats.gives_one(b, fm, sel, nchan)),
             "an out-of-range typed buffer load whose result would hold the format's default 1",
         )
-        for k in range(nchan):
-            b.vset(f["vdata"] + k, b.select(ok, out[k], C(b, "u32", 0)))
+        res = [b.select(ok, out[k], C(b, "u32", 0)) for k in range(nchan)]
+        if d16:  # two components a VGPR, the first in the low half
+            formats.refuse(
+                b,
+                code,
+                b.bin("and", "b1", ok, formats.d16_sources(b, fm, sel, nchan)),
+                "a d16 load of a channel whose 16-bit form needs rounding or narrowing",
+            )
+            h = [formats.to_d16(b, fm, v) for v in res]
+            res = [
+                b.bin("or", "u32", h[k], b.bin("shl", "u32", h[k + 1], C(b, "u32", 16)))
+                for k in range(0, nchan, 2)
+            ]
+        for k, v in enumerate(res):
+            b.vset(f["vdata"] + k, v)
         return
     # a store gives the first nchan channels in memory order; a format with more channels (what
     # the hardware writes there is not established) refuses
@@ -398,7 +426,15 @@ def _typed(b: Builder, ins, verb: str, nchan: int, fv: Value, w3: Value, swz: Va
         b.bin("and", "b1", ok, b.cmp("gt", "u32", fm.channels(), C(b, "u32", nchan))),
         "a typed buffer store of fewer channels than its format has",
     )
-    vals = [b.vget(f["vdata"] + c) if c < nchan else C(b, "u32", 0) for c in range(4)]
+    if d16:
+        comp = [b.vget(f["vdata"] + k // 2) for k in range(nchan)]
+        comp = [
+            formats.from_d16(b, fm, b.bin("shr", "u32", v, C(b, "u32", 16)) if k % 2 else v)
+            for k, v in enumerate(comp)
+        ]
+    else:
+        comp = [b.vget(f["vdata"] + k) for k in range(nchan)]
+    vals = [comp[c] if c < nchan else C(b, "u32", 0) for c in range(4)]
     words, lossy, unwritable = formats.encode(b, fm, vals)
     formats.refuse(
         b,
