@@ -274,6 +274,24 @@ VFLAT12 = {  # GFX12 VFLAT/VGLOBAL/VSCRATCH (3 dwords)
     "addr": (2, 0, 8),
     "offset": (2, 8, 24),
 }
+VBUFFER12 = {  # GFX12 VBUFFER: MUBUF and MTBUF (3 dwords)
+    "soffset": (0, 0, 7),
+    "rsv0": (0, 7, 7),
+    "op": (0, 14, 8),
+    "tfe": (0, 22, 1),
+    "rsv1": (0, 23, 3),
+    "vdata": (1, 0, 8),
+    "rsv2": (1, 8, 1),
+    "srsrc": (1, 9, 7),
+    "rsv3": (1, 16, 2),
+    "scope": (1, 18, 2),
+    "th": (1, 20, 3),
+    "format": (1, 23, 7),
+    "offen": (1, 30, 1),
+    "idxen": (1, 31, 1),
+    "vaddr": (2, 0, 8),
+    "offset": (2, 8, 24),
+}
 LAYOUT_GEN = {
     "gfx10": (LAYOUT, ENC_BITS),
     "gfx11": (
@@ -281,8 +299,8 @@ LAYOUT_GEN = {
         {k: ENC_BITS[k] for k in ("DS", "FLAT", "MUBUF", "MTBUF")},
     ),
     "gfx12": (
-        {"DS": LAYOUT["DS"], "VFLAT": VFLAT12},
-        {"DS": ENC_BITS["DS"], "VFLAT": 0b111011 << 26},
+        {"DS": LAYOUT["DS"], "VFLAT": VFLAT12, "VBUFFER": VBUFFER12},
+        {"DS": ENC_BITS["DS"], "VFLAT": 0b111011 << 26, "VBUFFER": 0b110001 << 26},
     ),
 }
 _ACTIVE = [LAYOUT_GEN["gfx10"]]  # the generation build() encodes for (set by generate())
@@ -942,6 +960,13 @@ def cpol12(enc, target, table, build_key):
         if col not in lists:
             lists.append(col)
         e["cpol"] = lists.index(col)
+        # the modifier words LLVM prints after th/scope (tfe), from the probe with scope 3
+        t3 = res[i * 32 + th0 * 4 + 3][0]
+        if t3 is not None:
+            words = split_operands(t3)[2].split()
+            last = max(j for j, w in enumerate(words) if _CPOL.match(" " + w))
+            if words[last + 1 :]:
+                e["after_cpol"] = words[last + 1 :]
         e["mods"] = _CPOL.sub("", e["mods"]).strip()
     return lists
 
@@ -973,9 +998,85 @@ def gen_vflat12(target):
     return table, cpol12("VFLAT", target, table, build_key)
 
 
+def gen_vbuffer12(target):
+    """GFX12 VBUFFER (buffer_* and tbuffer_*): per op and mode (offen, idxen, tfe, th bit 0) the
+    template and zero fields; cache policy texts by cpol12."""
+    fields = {"offset": 4, "vaddr": 40, "vdata": 8, "srsrc": 8, "soffset": 5, "format": 22}
+    fields.update({f"rsv{i}": 1 for i in range(4)})
+    ops = [{"op": op} for op in range(256)]
+    modes = [
+        {"offen": a, "idxen": b, "tfe": c, "th": d}
+        for a in (0, 1)
+        for b in (0, 1)
+        for c in (0, 1)
+        for d in (0, 1)
+    ]
+    table = {}
+    tags = {"srsrc": (8, 8), "soffset": (5, 5)}
+    for opf, mode, e in probe_modes("VBUFFER", target, ops, modes, fields, sgpr_tags=tags, wave64_too=True):
+        table[key(opf["op"], mode["offen"], mode["idxen"], mode["tfe"], mode["th"])] = e
+
+    def build_key(k):
+        op, offen, idxen, tfe, th = map(int, k.split(","))
+        return {
+            "op": op,
+            "offen": offen,
+            "idxen": idxen,
+            "tfe": tfe,
+            "th": th,
+            "vaddr": 40,
+            "vdata": 8,
+            "srsrc": 8,
+        }
+
+    return table, cpol12("VBUFFER", target, table, build_key)
+
+
+def gen_vbuffer12_names(target, table):
+    """soffset and srsrc names of a buffer load, the format names of a tbuffer load."""
+    names = {}
+    ent = sorted(
+        (int(k.split(",")[0]), e)
+        for k, e in table.items()
+        if k.endswith(",0,0,0,0") and e["tpl"][:1] == [["vdata", 1]] and ["soffset", 1] in e["tpl"]
+    )
+    op, e = next((op, e) for op, e in ent if "format:" not in e["mods"])
+    i_rs, i_so = e["tpl"].index(["srsrc", 4]), e["tpl"].index(["soffset", 1])
+    pr = [build("VBUFFER", op=op, vdata=8, srsrc=8, soffset=v) for v in range(128)]
+    names["soffset"] = [
+        None if t is None else split_operands(t)[1][i_so] for t, _ in llvm_disassemble(pr, target)
+    ]
+    pr = [build("VBUFFER", op=op, vdata=8, srsrc=v, soffset=0x7C) for v in range(128)]
+    names["srsrc"] = [
+        None if t is None else split_operands(t)[1][i_rs] for t, _ in llvm_disassemble(pr, target)
+    ]
+    op = next(op for op, e in ent if "format:" in e["mods"])
+    pr = [build("VBUFFER", op=op, format=v, vdata=8, srsrc=8, soffset=0x7C) for v in range(128)]
+    fm = []
+    for t, _ in llvm_disassemble(pr, target):
+        m = re.search(r" (format:\S+)", t or "")
+        fm.append(None if t is None else (m.group(1) if m else ""))
+    names["format"] = fm
+    # the offset's width and sign: every 997th value and the edges
+    bits = VBUFFER12["offset"][2]
+    vals = sorted(set(range(0, 1 << bits, 997)) | {(1 << bits) - 1, (1 << (bits - 1)) - 1, 1 << (bits - 1)})
+    op = ent[0][0]
+    pr = [build("VBUFFER", op=op, vdata=8, srsrc=8, soffset=0x7C, offset=v) for v in vals]
+    got = []
+    for t, _ in llvm_disassemble(pr, target):
+        m = re.search(r" offset:(-?\d+)", t or "")
+        got.append(None if t is None else int(m.group(1)) if m else 0)
+    top = got[vals.index(1 << (bits - 1))]
+    signed = top is not None and top < 0
+    want = [v - (1 << bits) if signed and v >> (bits - 1) else v for v in vals]
+    assert got == want, (target, [(v, g, w) for v, g, w in zip(vals, got, want) if g != w][:5])
+    names["buf_offset"] = [bits, int(signed)]
+    return names
+
+
 GEN_ENCODINGS = {
     "gfx11": {"DS": gen_ds, "FLAT": gen_flat11, "MUBUF": gen_mubuf11, "MTBUF": gen_mtbuf11},
-    "gfx12": {"DS": gen_ds, "VFLAT": gen_vflat12},
+    "gfx12": {"DS": gen_ds, "VFLAT": gen_vflat12, "VBUFFER": gen_vbuffer12},
 }
 
 
@@ -1000,6 +1101,7 @@ def generate(target):
             out["names"].update(gen_buf11_names(target, out["MUBUF"], out["MTBUF"]))
         if gen == "gfx12":
             out["names"].update(gen_flat11_names(target, out["VFLAT"], "VFLAT"))
+            out["names"].update(gen_vbuffer12_names(target, out["VBUFFER"]))
         return out
     return {
         "target": target,

@@ -353,8 +353,9 @@ MEM_KEYS = {
     ("gfx11", "MUBUF"): ("op", "offen", "idxen", "lds", "glc", "tfe"),
     ("gfx11", "MTBUF"): ("op", "offen", "idxen", "tfe"),
     ("gfx12", "VFLAT"): ("seg", "op", "th0", "saddr_off", "sve"),
+    ("gfx12", "VBUFFER"): ("op", "offen", "idxen", "tfe", "th0"),
 }
-MEM_ENCS = {"gfx11": ("DS", "FLAT", "MUBUF", "MTBUF"), "gfx12": ("DS", "VFLAT")}
+MEM_ENCS = {"gfx11": ("DS", "FLAT", "MUBUF", "MTBUF"), "gfx12": ("DS", "VFLAT", "VBUFFER")}
 SADDR_OFF = {"gfx11": 0x7C, "gfx12": 0x7C}  # the saddr code LLVM prints as ``off`` (null)
 MEM_NWORDS = {"VFLAT": 3, "VBUFFER": 3}
 

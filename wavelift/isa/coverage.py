@@ -46,7 +46,7 @@ NOT_DECODED11 = (
     (
         "gfx1200",
         "VOP1/VOP2/VOPC DPP16/DPP8 with true16 operands, VOP3/VOP3P with DPP, "
-        "VBUFFER, VIMAGE, VSAMPLE, EXP, VINTERP, VDSDIR",
+        "VIMAGE, VSAMPLE, EXP, VINTERP, VDSDIR",
     ),
 )
 # where LLVM 19 rejects or misprints what the RDNA3/RDNA4 ISA guides describe (decoding follows
@@ -165,6 +165,14 @@ def _render11():
         mem = load_memory_table(t)
         for enc in MEM11:
             data[(t, w)][enc] = {int(k.split(",")[0]): e["name"] for k, e in mem.get(enc, {}).items() if e}
+        for enc in ("MUBUF", "MTBUF"):  # GFX12's VBUFFER: buffer_* and tbuffer_*
+            data[(t, w)][enc].update(
+                {
+                    int(k.split(",")[0]): e["name"]
+                    for k, e in mem.get("VBUFFER", {}).items()
+                    if e and e["name"].startswith("tbuffer_") == (enc == "MTBUF")
+                }
+            )
         for seg, enc in enumerate(("FLAT", "SCRATCH", "GLOBAL")):
             data[(t, w)][enc] = {
                 int(k.split(",")[1]): e["name"]
@@ -178,7 +186,8 @@ def _render11():
         "Decoded to LLVM 19's exact text (tests/isa/test_gfx11_sweep.py); gfx1101/1102/1103 use gfx1100's",
         "tables, gfx1151/1152 gfx1150's (which adds SALU float opcodes) and gfx1201 gfx1200's (LLVM 19 prints",
         "them alike; the slow sweeps check it).  VOPDX/VOPDY are VOPD's two halves (opx, opy); LLVM 19",
-        "decodes VOPD in wave32 only.  FLAT/SCRATCH/GLOBAL are GFX12's VFLAT/VSCRATCH/VGLOBAL.",
+        "decodes VOPD in wave32 only.  FLAT/SCRATCH/GLOBAL are GFX12's VFLAT/VSCRATCH/VGLOBAL,",
+        "MUBUF/MTBUF its VBUFFER's `buffer_*`/`tbuffer_*` opcodes.",
         "",
         "| encoding | " + " | ".join(_col(*c) for c in CONFIGS11) + " |",
         "|---|" + "---:|" * len(CONFIGS11),

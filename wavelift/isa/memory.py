@@ -133,13 +133,18 @@ _MODE_MASK = {
 # GFX11 FLAT: op, seg, glc in the mask; saddr off (null, 0x7C) -> bit 0, sve -> bit 1.
 # GFX11 MUBUF: op, lds, glc; MTBUF: op; both: tfe, offen, idxen (second dword) -> bits 0-2.
 # GFX12 VFLAT: op, seg; th bit 0 (an atomic's return) -> bit 0, saddr off -> bit 1, sve -> bit 2.
-_MODE_MASK_GFX11 = dict(_MODE_MASK, FLAT=0x01FF4000, MUBUF=0x03FD4000, MTBUF=0x00078000, VFLAT=0x033FC000)
+# GFX12 VBUFFER: op, tfe; offen, idxen -> bits 0-1, th bit 0 -> bit 2.
+_MODE_MASK_GFX11 = dict(
+    _MODE_MASK, FLAT=0x01FF4000, MUBUF=0x03FD4000, MTBUF=0x00078000, VFLAT=0x033FC000, VBUFFER=0x007FC000
+)
 
 
 def _mode_key11(enc, w0, w1):
     k = w0 & _MODE_MASK_GFX11[enc]
     if enc == "VFLAT":
         return k | (w1 >> 20 & 1) | ((w0 & 0x7F) == 0x7C) << 1 | (w1 >> 15 & 4)
+    if enc == "VBUFFER":
+        return k | (w1 >> 30 & 3) | (w1 >> 18 & 4)
     if enc == "FLAT":
         return k | ((w1 >> 16 & 0x7F) == 0x7C) | (w1 >> 22 & 2)
     if enc in ("MUBUF", "MTBUF"):
@@ -148,6 +153,8 @@ def _mode_key11(enc, w0, w1):
 
 
 def _str_key11(enc, f):
+    if enc == "VBUFFER":
+        return f"{f['op']},{f['offen']},{f['idxen']},{f['tfe']},{f['th'] & 1}"
     if enc == "VFLAT":
         return f"{f['seg']},{f['op']},{f['th'] & 1},{int(f['saddr'] == 0x7C)},{f['sve']}"
     if enc == "FLAT":
@@ -305,7 +312,10 @@ class _Form:
                 text.append("', '")
             text.append(f"{o}.text")
         src.append(f"    text = {' + '.join(text)}")
+        after = e.get("after_cpol", ())  # GFX12: flags LLVM prints after th/scope (tfe)
         for m in mods:
+            if m in after:
+                continue
             if m in _FLAG_WORDS:
                 if m in fields:
                     src.append(f"    if f[{m!r}]: text += {' ' + m!r}")
@@ -320,6 +330,11 @@ class _Form:
             elif m.startswith("offset:"):
                 if enc == "DS":
                     src.append("    o = f['offset0'] | f['offset1'] << 8")
+                elif enc == "VBUFFER":
+                    bits, signed = T.names["buf_offset"]
+                    src.append("    o = f['offset']")
+                    if signed:
+                        src.append(f"    if o & {1 << (bits - 1)}: o -= {1 << bits}")
                 elif enc in ("FLAT", "VFLAT") and "flat_offset" in T.names:  # GFX11/12: [bits, signed]
                     bits, signed = T.names["flat_offset"][seg]
                     src.append("    o = f['offset']")
@@ -339,6 +354,8 @@ class _Form:
         if "cpol" in e:  # GFX12: th/scope text per (th, scope), after the other modifiers
             env["CPOL"] = tuple(T.names[f"cpol_{enc}"][e["cpol"]])
             src += ["    s = CPOL[f['th'] * 4 + f['scope']]", "    if s is None: raise _Bad", "    text += s"]
+            for m in after:
+                src.append(f"    if f[{m!r}]: text += {' ' + m!r}")
         n = f"({nw + 1} if lit is not None else {nw})" if lit else str(nw)
         src.append(f"    return ({', '.join(ops)}{',' if len(ops) == 1 else ''}), text, {n}, lit")
         src.append("return render")
