@@ -812,3 +812,63 @@ def test_d16_load_that_would_round_refuses(name, kind):
         )
 
     assert "d16" in _refusal(prog, sg, code).message
+
+
+def test_image_load_store_mip_level_zero_else_refuses():
+    """image_load_mip / image_store_mip on a one-level T#: level 0 is the image; another level
+    (mip chains are not carried out) refuses by name."""
+    fmt = _fmt("16_16_16_16_FLOAT")
+    f = FORMATS[fmt]
+    tex = texels(f, 32, np.random.default_rng(4))
+    prog = """
+      v_and_b32 v1, 7, v0
+      v_lshrrev_b32 v2, 3, v0
+      v_mov_b32 v3, s12
+      image_load_mip v[4:7], v[1:3], s[0:7] dmask:0xf dim:SQ_RSRC_IMG_2D unorm
+      s_waitcnt vmcnt(0)
+      v_lshlrev_b32 v8, 4, v0
+      global_store_dwordx4 v8, v[4:7], s[8:9]
+      image_store_mip v[4:7], v[1:3], s[0:7] dmask:0xf dim:SQ_RSRC_IMG_2D unorm
+      s_endpgm
+    """
+    for level in (0, 1):
+        r = Rig(prog)
+        a = _img(r, f, tex)
+        out = r.buf(np.full(128, 7, np.uint32), "out")
+        res = r.run(
+            r.config(user_sgprs=tsharp_words(a, fmt) + list(ptr(out)) + [0, 0, level], tgid=(False,) * 3)
+        )
+        if level:
+            assert res.refusal is not None and res.refusal.code == "image.unsupported_descriptor", res.refusal
+            continue
+        assert res.landed, res.refusal
+        np.testing.assert_array_equal(
+            r.read(out, np.uint32, 128).reshape(32, 4), [decode_ref(f, t)[0] for t in tex]
+        )
+        assert r.mem.read(a, len(_image_bytes(f, tex))) == _image_bytes(f, tex)  # stored back as read
+
+
+def test_tbuffer_d16():
+    """tbuffer_load_format_d16_xyzw / tbuffer_store_format_d16_xy: the format in the instruction."""
+    fmt = _fmt("16_16_16_16_FLOAT")
+    f = FORMATS[fmt]
+    tex = texels(f, 32, np.random.default_rng(6))
+    prog = f"""
+      tbuffer_load_format_d16_xyzw v[4:5], v0, s[0:3], 0 format:{fmt} idxen
+      s_waitcnt vmcnt(0)
+      v_lshlrev_b32 v3, 3, v0
+      global_store_dwordx2 v3, v[4:5], s[8:9]
+      tbuffer_store_format_d16_xy v4, v0, s[12:15], 0 format:{_fmt("16_16_FLOAT")} idxen
+      s_endpgm
+    """
+    r = Rig(prog)
+    a = _buffer(r, f, tex)
+    out = r.buf(np.full(64, 7, np.uint32), "out")
+    dst = r.mem.alloc(4 * 32, name="dst", data=bytes(4 * 32))
+    sg = vsharp(a, 8, 32, 1) + [0] * 4 + list(ptr(out)) + [0, 0] + vsharp(dst, 4, 32, 1)
+    res = r.run(r.config(user_sgprs=sg, tgid=(False,) * 3))
+    assert res.landed, res.refusal
+    dec = [[_d16(f, v) for v in decode_ref(f, t)[0]] for t in tex]
+    want = np.array([[d[0] | d[1] << 16, d[2] | d[3] << 16] for d in dec], np.uint32)
+    np.testing.assert_array_equal(r.read(out, np.uint32, 64).reshape(32, 2), want)
+    assert r.mem.read(dst, 4 * 32) == b"".join((t & 0xFFFFFFFF).to_bytes(4, "little") for t in tex)
