@@ -70,3 +70,28 @@ def test_trace_scratch_annotations(cli, name):
     assert lines, prog
     assert all(l.rstrip().endswith("; scratch") for l in lines)
     assert re.search(r"scratch\s+\d+ bytes per wave", out)
+
+
+def test_trace_ir(cli, built):
+    """`--ir` adds the program's IR after the passes, block by block: the loads and the store of
+    vadd, values typed, every block ending in its terminator; the other sections stay."""
+    rc, out, err = cli("trace", built["vadd"], "--dispatch", "0", "--ir")
+    assert rc == 0, err
+    assert "result: landed" in out and section(out, "program (")
+    ir = section(out, "IR after the passes (")
+    head, *lines = ir.splitlines()
+    assert re.fullmatch(r"IR after the passes \(\d+ blocks, wave32, MODE 0x[0-9a-f]+\):", head)
+    blocks = [l for l in lines if l.startswith("block ")]
+    assert blocks and all(
+        re.match(r"block \d+ @ 0x[0-9a-f]+ \(\d+ instructions; live after: ", b) for b in blocks
+    )
+    ops = [l.strip() for l in lines if l.startswith("  ") and not l.startswith("  ->")]
+    assert any(
+        re.fullmatch(r"%\d+:u32(\[\])? = load\.u32 %\d+:u64(\[\])?, %\d+:b1(\[\])?.*space='global'.*", o)
+        for o in ops
+    )
+    assert any(o.startswith("store.") and "space='global'" in o for o in ops)
+    assert sum(l.startswith("  -> ") for l in lines) == len(blocks)
+    assert lines[-1].strip() == "-> end"
+    _, plain, _ = cli("trace", built["vadd"], "--dispatch", "0")
+    assert "IR after the passes" not in plain

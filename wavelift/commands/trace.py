@@ -543,7 +543,27 @@ def cmd_trace(a) -> int:
         t = ann.note(ins)
         line = f"  {ins.offset:6x}:  {ins.text.ljust(width)}"
         print((line + "  ; " + t) if t else line.rstrip())
+    if a.ir:
+        print()
+        print("\n".join(ir_text(cap.memory, c)))
     return rc
+
+
+def ir_text(memory, config) -> list[str]:
+    """`--ir`: the program's IR after the passes (ir/dump.py), for the dispatch's initial MODE
+    (the blocks a NumPy group of waves in that MODE runs; the native tier runs the same IR)."""
+    from ..errors import Refused
+    from ..execute import program_for
+    from ..ir.dump import program_text
+
+    try:
+        prog, _ = program_for(memory, config)
+    except Refused as e:
+        return [f"IR: none ({shown(e.refusal)})"]
+    # every wave's MODE at its start (as backends/numpy/runtime.py sets it)
+    mode = config.float_mode | (int(config.dx10_clamp) << 8) | (int(config.ieee_mode) << 9)
+    head = f"IR after the passes ({len(prog.blocks)} blocks, wave{config.wave_size}, MODE {mode:#x}):"
+    return [head] + [shown(line) for line in program_text(prog, config.wave_size, mode)]
 
 
 def trace_document(a, cap, r, names, instrs, note, plan, shift, state) -> dict:
@@ -594,6 +614,11 @@ def register(sub) -> None:
     add_backend(p)
     p.add_argument("--mode", choices=["wave", "lane"], default="wave")
     add_budget(p)
+    p.add_argument(
+        "--ir",
+        action="store_true",
+        help="also print the program's IR after the passes, block by block (text output only)",
+    )
     p.add_argument(
         "--json", action="store_true", help="print one JSON document instead of text (docs/report-schema.md)"
     )
