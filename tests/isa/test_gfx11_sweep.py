@@ -236,7 +236,7 @@ FIX = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 
 def test_clang_kernel_listing(target, wave64, opt, src, tmp_path):
     """The fixture kernels (tests/fixtures/opencl) built by clang-19 for the target: every function's
     listing equals llvm-objdump-19's line for line up to its first instruction of an encoding not
-    decoded yet (a memory access ends the comparison of that function)."""
+    decoded yet (an image access, say, ends the comparison of that function)."""
     from wavelift.driver.codeobject import CodeObject
     from wavelift.isa.disasm_cli import entries
     from wavelift.isa.llvm_oracle import _LINE, objdump_lines
@@ -279,7 +279,7 @@ def test_clang_kernel_listing(target, wave64, opt, src, tmp_path):
         same += 1
     print(
         f"{target} w{64 if wave64 else 32} {opt} {src}: listings equal for {n} instructions up to the "
-        f"first memory access; of all {len(want)}: {same} equal, {refused} not decoded yet"
+        f"first encoding not decoded yet; of all {len(want)}: {same} equal, {refused} not decoded yet"
     )
     assert n >= 10
 
