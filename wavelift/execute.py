@@ -238,6 +238,8 @@ def execute_dispatch(
         stats["budget"] = default_budget(program, config) if budget is None else int(budget)
         rc = backends.RunCounts()
         tell("running")
+        if progress is not None:
+            rc.progress = lambda done, total: tell(f"running: {done} of {total} workgroups")
         try:
             be.run(module, config, win, mode, stats["budget"], deadline, rc)
         finally:

@@ -51,6 +51,9 @@ class RunCounts:
     escape_count: int = 0
     escapes: list = dataclasses.field(default_factory=list)  # the first few (runtime pcs)
     extra: dict = dataclasses.field(default_factory=dict)  # backend-specific stats
+    # None, or progress(workgroups done, of) called by a runtime as workgroups finish (given,
+    # not filled: execute's progress stage "running: i of N workgroups")
+    progress: Any = None
 
 
 class Part(Protocol):
@@ -148,6 +151,7 @@ def run_runtime(Runtime, module, config, windows, mode, budget, deadline, counts
     counts = RunCounts() if counts is None else counts
     rt = Runtime(module, config, windows, mode, budget)
     rt.deadline = deadline  # (the NumPy runtime stops on it; CUDA: execute checks)
+    rt.progress = counts.progress  # (runtimes that report workgroups done call it)
     try:
         rt.run()
     finally:

@@ -254,15 +254,38 @@ def format_config(memory, c, names=None) -> list[str]:
     return L
 
 
-# refusals after which trace shows a wave's state (runtime.WAVE_STATE records it for these)
-STATE_REFUSALS = ("escape", "dispatch.budget_exceeded", "program.bad_jump", "program.bad_address")
+# refusals after which trace shows a wave's state (runtime.WAVE_STATE records it for these when a
+# wave was running: a refuse_if op -- image.*, program.unsupported_instruction of a form
+# translated only for what it cannot do --, a float block under another rounding mode, the time
+# limit; the same codes raised by the translation, before any wave runs, record nothing)
+STATE_REFUSALS = (
+    "escape",
+    "dispatch.budget_exceeded",
+    "program.bad_jump",
+    "program.bad_address",
+    "program.unsupported_instruction",
+    "float.rounding_mode",
+    "dispatch.time_exceeded",
+)
 
 
-# wave states recorded after the block ending at their pc ran (the rest: at an access in it)
+def wants_state(code: str) -> bool:
+    """Whether trace shows a wave's state after a refusal with this code."""
+    return code in STATE_REFUSALS or code.startswith("image.")
+
+
+# wave states recorded after the block ending at their pc ran
 _AFTER_BLOCK = {
     "budget_exceeded": "past its budget",
     "bad_jump": "jumping off the program",
     "runs_past": "running off the end of the program",
+    "time_exceeded": "when the time limit passed",
+}
+# wave states recorded at the refusing instruction, before it ran (the rest: at an escaping
+# access)
+_AT_REFUSAL = {
+    "refused": "at the refusing instruction",
+    "rounding_mode": "at the float block refused for its rounding mode",
 }
 
 
@@ -337,11 +360,15 @@ def format_wave_state(st: dict, user_sgprs: int) -> list[str]:
     last non-zero one, at least the user SGPRs), the VGPRs of the escaping lane."""
     digits = 16 if st["wave_size"] == 64 else 8
     budget = st["kind"] in _AFTER_BLOCK
+    at = _AT_REFUSAL.get(st["kind"])
     L = [
         (
             f"wave state {_AFTER_BLOCK[st['kind']]} (wave {st['wave']}; the dispatch run again on "
             f"NumPy blocks, registers as they hold them after its last block):"
             if budget
+            else f"wave state {at} (wave {st['wave']}, lane {st['lane']}; the dispatch run again "
+            f"on NumPy blocks, registers as they hold them before it ran):"
+            if at
             else f"wave state at the first escape (wave {st['wave']}, lane {st['lane']}; the "
             f"dispatch run again on NumPy blocks, registers as they hold them at the access):"
         ),
@@ -349,6 +376,8 @@ def format_wave_state(st: dict, user_sgprs: int) -> list[str]:
         + (
             f"  (the last instruction of that block{', to ' + st['address'] if st['address'] else ''})"
             if budget
+            else ("  (the first instruction of that block)" if st["kind"] == "rounding_mode" else "")
+            if at
             else f"  ({st['kind']} at {st['address']})"
         ),
         f"  EXEC  0x{st['exec']:0{digits}x}  VCC 0x{st['vcc']:0{digits}x}  M0 0x{st['m0']:08x}"
@@ -381,7 +410,13 @@ def format_wave_state(st: dict, user_sgprs: int) -> list[str]:
     if ps or pv:
         L.append(
             "  * written earlier in the "
-            + ("last block" if budget else "access's basic block")
+            + (
+                "last block"
+                if budget
+                else "refusing instruction's basic block"
+                if at
+                else "access's basic block"
+            )
             + ": NumPy blocks store a register "
             "only where a later read needs it, so it may still show its value from the "
             "block's start"
@@ -448,7 +483,7 @@ def cmd_trace(a) -> int:
     state = None
     if c is not None:
         instrs, note, plan, shift = _listing(cap.memory, c)
-        if r.refusal is not None and r.refusal.code in STATE_REFUSALS and a.backend == "numpy":
+        if r.refusal is not None and wants_state(r.refusal.code) and a.backend == "numpy":
             state = rerun_for_wave_state(cap.memory, c, execute, n, shift)
     if a.json:
         import json
@@ -520,12 +555,17 @@ def cmd_trace(a) -> int:
     if state is not None:
         print()
         print("\n".join(format_wave_state(state, len(c.user_sgprs))))
-    elif r.refusal is not None and r.refusal.code in STATE_REFUSALS:
+    elif r.refusal is not None and wants_state(r.refusal.code):
         print()
         print(
             "wave state: not recorded ("
             + (
-                "the dispatch did not escape when run again to record it)"
+                (
+                    "the dispatch did not escape when run again to record it)"
+                    if r.refusal.code == "escape"
+                    else "no wave was running when the dispatch was refused: the translation or "
+                    "the set-up refused it)"
+                )
                 if a.backend == "numpy"
                 else f"the {a.backend} backend does not record it; --backend numpy does)"
             )

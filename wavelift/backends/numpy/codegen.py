@@ -79,10 +79,11 @@ class Lowering(ExprLowering):
     def block_source(self, blk: Block, mode=None, live_out=None) -> str:
         lines = [f"def blk_{blk.index}(R, w, N, mode):", "    S = R.S; V = R.V"]
         if blk.uses_float:
+            first = blk.instrs[0] if blk.instrs else None
             if mode is None:
-                lines.append("    if mode & 15: R.refuse_rounding(mode)")
+                lines.append(f"    if mode & 15: R.refuse_rounding(mode, w, {first!r})")
             elif mode & 15:
-                lines.append("    R.refuse_rounding(mode)")
+                lines.append(f"    R.refuse_rounding(mode, w, {first!r})")
         if mode is not None:
             blk = optimize(blk, mode, self.L, live_out)
         name: dict[int, str] = {}  # value id -> its Python name
@@ -154,7 +155,8 @@ class Lowering(ExprLowering):
                     lines.append(f"    G.blend(V, {r}, w, {a[0]}, G.umask({a[1]}))")
                 continue
             elif n == "refuse_if":
-                lines.append(f"    if np.any({a[0]}): R.refuse_at{refusal_of(op)!r}")
+                i, why, code = refusal_of(op)
+                lines.append(f"    if np.any({a[0]}): R.refuse_at({i!r}, {why!r}, {code!r}, w, {a[0]})")
                 continue
             elif n == "store":
                 ws = "(" + "".join(x + ", " for x in a[2:]) + ")"

@@ -91,6 +91,7 @@ class Runtime:
         self.native_compiling = False  # a MODE's library was still compiling (auto)
         self.native_origin = None  # its library's origin: "disk cache" / "compiled"
         self._bufs: dict[str, np.ndarray] = {}  # state arrays reused between batches (_zeros)
+        self.progress = None  # progress(workgroups done, of) after each batch (RunCounts.progress)
 
     def count_lanes(self, k, lo, hi):
         """``k`` vector instructions ran under this EXEC (lane_instructions is exact)."""
@@ -100,14 +101,27 @@ class Runtime:
         self.lane_instructions += k * n
 
     # ------------------------------------------------------------------ errors and escapes
-    def refuse_rounding(self, mode):
+    def refuse_rounding(self, mode, w=None, instr=None):
+        """A float block under MODE.FP_ROUND other than nearest-even (``w``: its waves, ``instr``:
+        its first instruction, for WAVE_STATE)."""
+        if WAVE_STATE is not None and not WAVE_STATE and w is not None and instr is not None:
+            self._wave_state(WAVE_STATE, w, 0, 0, self.m.program.instructions[instr], None, "rounding_mode")
         raise Refused(
             "float.rounding_mode", f"MODE.FP_ROUND = {mode & 15:#x}; only round-to-nearest-even is supported"
         )
 
-    def refuse_at(self, instr, why, code):
-        """A refuse_if op held (ir.refusal_of: its instruction, why and code)."""
+    def refuse_at(self, instr, why, code, w=None, held=None):
+        """A refuse_if op held (ir.refusal_of: its instruction, why and code; ``w`` and ``held``,
+        the lanes where it held, for WAVE_STATE: the first such wave and lane is recorded)."""
         ins = self.m.program.instructions[instr]
+        if WAVE_STATE is not None and not WAVE_STATE and w is not None and held is not None:
+            h = np.asarray(held)
+            if h.ndim >= 2:
+                wi, li = np.nonzero(h.reshape(h.shape[0], -1))
+                row, lane = (int(wi[0]), int(li[0])) if wi.size else (0, 0)
+            else:
+                row, lane = (int(np.argmax(h)) if h.ndim == 1 else 0), 0
+            self._wave_state(WAVE_STATE, w, row, lane, ins, None, "refused")
         raise Refused(code, f"offset {ins.offset:#x}: {ins.text} ({why})")
 
     def _escape(self, instr, w, bad, addr, kind):
@@ -130,11 +144,13 @@ class Runtime:
 
     def _wave_state(self, out, w, row, lane, ins, address, kind):
         """Record into ``out`` the state of the wave at row ``row`` of ``w`` as the NumPy blocks
-        hold it when its access at ``ins`` escapes (or, kinds "budget_exceeded", "bad_jump",
-        "runs_past", after the block ending at ``ins`` took it past its budget, jumped to
-        ``address``, ran off the program): every SGPR (EXEC, VCC, M0, SCC included) and
-        every VGPR of every lane (registers the block writes after the access are not yet
-        written)."""
+        hold it when its access at ``ins`` escapes (kind "refused": a refuse_if op at ``ins``
+        held; "rounding_mode": the float block starting at ``ins`` runs under a rounding mode
+        not carried out, before it ran; or, kinds "budget_exceeded", "bad_jump", "runs_past",
+        "time_exceeded", after the block ending at ``ins`` took it past its budget, jumped to
+        ``address``, ran off the program, ran past the time limit): every SGPR (EXEC, VCC, M0,
+        SCC included) and every VGPR of every lane (registers the block writes after the access
+        are not yet written)."""
         b = int(np.arange(self.batch_waves)[w][row])
         out.update(
             wave=int(self.wave_base + b),
@@ -526,11 +542,15 @@ class Runtime:
             lib = self._native_library(self._mode_word())
             if lib.drive is not None:
                 self._drive(lib, nv, total, per_group_waves)
+                if self.progress is not None:
+                    self.progress(total, total)  # (the driver's threads report nothing sooner)
                 return
         self.win.copy_all()  # (NumPy and native blocks read the arena only)
         for g0 in range(0, total, groups_per_batch):
             g1 = min(total, g0 + groups_per_batch)
             self._run_batch(np.arange(g0, g1), nv)
+            if self.progress is not None:
+                self.progress(g1, total)
 
     def _run_batch(self, groups, nv):
         cfg = self.cfg
@@ -885,7 +905,14 @@ class Runtime:
                     )
                 raise Refused("dispatch.budget_exceeded", f"a wave ran more than {self.budget} instructions")
             if self.deadline is not None:
-                self.deadline.check()
+                try:
+                    self.deadline.check()
+                except Refused:
+                    if WAVE_STATE is not None and not WAVE_STATE:
+                        self._wave_state(
+                            WAVE_STATE, w, 0, 0, prog.instructions[blk.instrs[-1]], None, "time_exceeded"
+                        )
+                    raise
             kind = blk.term[0]
             if kind == "setpc":
                 addrs = np.asarray(nxt, np.uint64)
