@@ -514,11 +514,17 @@ class BlockSource:
 
         def root(x):
             """The value x stands for: a deferred write's raw value may itself be the read of
-            an earlier deferred write (its text is that value's: its home must be that one's)"""
+            an earlier deferred write, and a `lanes` op is its operand under another type (the
+            text of either is that value's: its home must be that one's)"""
             for _ in range(len(ops) + 1):
-                if not hasattr(x, "id") or x.id not in alias:
+                if not hasattr(x, "id"):
                     break
-                x = alias[x.id]
+                if x.id in alias:
+                    x = alias[x.id]
+                elif x.id in defined and ops[defined[x.id]].name == "lanes":
+                    x = ops[defined[x.id]].args[0]
+                else:
+                    break
             return x
 
         uses = [(i, j, root(x)) for i, op in enumerate(ops) for j, x in enumerate(op.args)]
