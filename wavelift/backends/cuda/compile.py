@@ -126,10 +126,18 @@ def _reported_build(source: str, arch: str, extra: tuple) -> tuple[bytes, str]:
     log in a process where the CUDA driver is initialised (seen on the H200 machine: every
     bounded build then read as spilling and was thrown away); such a build runs again in a
     process that has not initialised it, which reports as NVRTC documents."""
+    if not _IN_PROCESS_REPORTS:  # seen once: this process's builds never report again
+        return _report_pool().submit(_nvrtc_build, source, arch, extra).result()
     cubin, log = _nvrtc_build(source, arch, extra)
     if "Function properties for" in log:
         return cubin, log
+    _IN_PROCESS_REPORTS.clear()
     return _report_pool().submit(_nvrtc_build, source, arch, extra).result()
+
+
+# non-empty while this process's own NVRTC builds carry ptxas's report (emptied the first time one
+# does not, so later bounded builds are not compiled twice)
+_IN_PROCESS_REPORTS = [True]
 
 
 def nvrtc_compile(source: str, arch: str = DEFAULT_ARCH) -> bytes:
