@@ -21,7 +21,7 @@ milliseconds in all — and reports the median of the N per-round ratios with th
 single alternating runs: each would start cold after the other, which costs PoCL's 1-2 ms runs
 proportionally more than wavelift's and flatters the ratio.)
 
-Exit status: 0 ran, 2 the engine (wavelift.driver.device / wavelift.execute) is not importable
+Exit status: 0 ran, 2 the engine (wavelift.driver.device / wavelift.run.execute) is not importable
 (the PoCL half has run and printed), 3 PoCL unavailable, 1 wavelift refused a dispatch.
 """
 
@@ -128,7 +128,7 @@ def run_pocl(work, repeat: int):
 
 def engine_missing() -> list[str]:
     missing = []
-    for mod in ("wavelift.driver.device", "wavelift.execute"):
+    for mod in ("wavelift.driver.device", "wavelift.run.execute"):
         try:
             importlib.import_module(mod)
         except ModuleNotFoundError as e:

@@ -26,7 +26,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gpu_check as G  # noqa: E402
 
 import wavelift.backends.cuda as WC  # noqa: E402
-from wavelift.execute import execute_dispatch  # noqa: E402
+from wavelift.run.execute import execute_dispatch  # noqa: E402
 
 VARIANTS = {
     "base": [],

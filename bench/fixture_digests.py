@@ -55,7 +55,7 @@ def _work(root: str, tier: str, modes: list[str], index: int) -> list[dict]:
     _setup(pathlib.Path(root), tier)
     import fixture_dispatches as F
 
-    from wavelift.execute import execute_dispatch
+    from wavelift.run.execute import execute_dispatch
 
     name, mem, cfg = _dispatches(F)[index]
     out = []

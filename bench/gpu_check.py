@@ -106,7 +106,7 @@ def scratch_test_dispatches():
 def _record_scratch_tests():
     import pytest
 
-    import wavelift.execute as X
+    import wavelift.run.execute as X
 
     got = []
     orig = X.execute_dispatch
@@ -143,7 +143,7 @@ def _precompile_one(args):
     from test_cuda_backend import translate_dispatch
 
     from wavelift.backends.cuda import build_module
-    from wavelift.execute import execute_dispatch, module_key
+    from wavelift.run.execute import execute_dispatch, module_key
 
     out = []
     try:
@@ -214,7 +214,7 @@ def start_fixtures(args, arch):
 
 
 def finish_fixtures(fx, args):
-    from wavelift.execute import execute_dispatch
+    from wavelift.run.execute import execute_dispatch
 
     items, jobs, futs, ex = fx["items"], fx["jobs"], fx["futs"], fx["ex"]
     os.environ["WAVELIFT_CUDA_CACHE"] = fx["cache"]  # the modules the workers compiled
@@ -355,7 +355,7 @@ class Catch:
 
     def __call__(self, memory, config, index):
         from wavelift.errors import Refusal
-        from wavelift.result import DispatchResult
+        from wavelift.run.result import DispatchResult
 
         self.got.append((copy.deepcopy(memory), config))
         return DispatchResult(index, config, Refusal("backend.unavailable", "caught"))
@@ -514,7 +514,7 @@ def bench_one(name, make, args, arch):
     from test_cuda_backend import translate_dispatch
 
     from wavelift.backends.cuda import build_module
-    from wavelift.execute import execute_dispatch, module_key
+    from wavelift.run.execute import execute_dispatch, module_key
 
     log(f"\n-- {name}")
     mem, cfg, out_addr, out_bytes, native = make()

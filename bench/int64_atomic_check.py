@@ -15,7 +15,7 @@ import numpy as np
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests" / "cuda"))
 from fixture_dispatches import aco_dispatches  # noqa: E402
 
-from wavelift.execute import execute_dispatch  # noqa: E402
+from wavelift.run.execute import execute_dispatch  # noqa: E402
 
 
 def out_buf(mem):

@@ -241,8 +241,8 @@ def test_spill_catches_an_unfused_translation(monkeypatch):
     """The spill reference is the fused float32 result bit for bit: the same kernel with every
     f32 fma translated as a rounded multiply then an add (fresh modules) fails the comparison
     in thousands of elements."""
-    from wavelift import execute
     from wavelift.ir import builder
+    from wavelift.run import execute
 
     emit = builder.Builder.emit
 

@@ -10,9 +10,9 @@ _LAZY = {  # name: (module, attribute); lazy, so `python -m wavelift.errors` run
     "Refused": ("wavelift.errors", "Refused"),
     "Device": ("wavelift.driver.device", "Device"),
     "Capture": ("wavelift.memory.capture", "Capture"),
-    "replay": ("wavelift.replay", "replay"),
+    "replay": ("wavelift.run.replay", "replay"),
     "pm4": ("wavelift.stream.pm4", None),
-    "DispatchResult": ("wavelift.result", "DispatchResult"),
+    "DispatchResult": ("wavelift.run.result", "DispatchResult"),
 }
 
 
@@ -23,7 +23,6 @@ def __getattr__(name):  # lazy: `import wavelift` stays cheap and free of option
         mod, attr = _LAZY[name]
         m = importlib.import_module(mod)
         value = m if attr is None else getattr(m, attr)
-        # Importing wavelift.replay binds the *module* to this name; bind what we export instead.
         globals()[name] = value
         return value
     raise AttributeError(name)

@@ -12,7 +12,7 @@ EXAMPLE = ROOT / "examples" / "vadd.wlcap"
 
 def record_only(memory, config, index):
     from wavelift.errors import Refusal
-    from wavelift.result import DispatchResult
+    from wavelift.run.result import DispatchResult
 
     return DispatchResult(index, config, Refusal("backend.unavailable", "recorded, not run"))
 

@@ -206,7 +206,7 @@ def test_corrupted_capture_is_a_line(wavelift_cmd_module, manifest, capdir, tmp_
 def test_a_crash_in_wavelift_is_a_line(tmp_path, monkeypatch):
     """An exception inside the engine (a bug a capture reaches): an error line naming it, with
     the dispatches before it kept."""
-    from wavelift import execute
+    from wavelift.run import execute
 
     real = execute.execute_dispatch
 

@@ -138,7 +138,7 @@ def test_negative_option_values(cli, built, tmp_path):
     [
         ["wavelift", "info", "{vadd}"],
         ["wavelift", "--help"],
-        ["python", "-m", "wavelift.report"],
+        ["python", "-m", "wavelift.run.report"],
         ["python", "-m", "wavelift.errors"],
         ["python", "-m", "wavelift.isa.coverage"],
     ],

@@ -90,7 +90,7 @@ def test_debug_shows_the_traceback(tmp_path):
 def test_engine_crash_is_an_internal_error(cli, built, monkeypatch):
     import importlib
 
-    rp = importlib.import_module("wavelift.replay")  # (the package binds the name to the function)
+    rp = importlib.import_module("wavelift.run.replay")
 
     def boom(backend="numpy", mode="wave", cache=None, **kw):
         def run(memory, config, index):

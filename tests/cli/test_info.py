@@ -8,7 +8,7 @@ from clipaths import CAPTURES, sha
 def test_info_fullscreen_indirect(cli, monkeypatch):
     import importlib
 
-    rp = importlib.import_module("wavelift.replay")  # (the package binds the name to the function)
+    rp = importlib.import_module("wavelift.run.replay")
 
     def no_engine(*a, **k):
         raise AssertionError("info must not run the execution engine")

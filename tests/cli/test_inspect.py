@@ -280,7 +280,7 @@ def test_module_cache_named_right():
 
 def test_progress_names_the_background_compile():
     from wavelift.commands.common import Progress
-    from wavelift.result import DispatchResult
+    from wavelift.run.result import DispatchResult
 
     out = io.StringIO()
     pr = Progress(True, stream=out)

@@ -16,8 +16,8 @@ import pytest
 from clipaths import CAPTURES, EXAMPLE, command_runner, record_only
 
 import wavelift
-from wavelift import execute as engine
 from wavelift.commands.common import Progress, count_dispatches
+from wavelift.run import execute as engine
 
 
 def _digest(cap) -> str:
@@ -98,7 +98,7 @@ def test_progress_on_a_terminal_redraws_stages_with_i_of_n(built):
 def test_progress_past_the_count_shows_no_total():
     out = io.StringIO()
     pr = Progress(True, stream=out, total=1)
-    from wavelift.result import DispatchResult
+    from wavelift.run.result import DispatchResult
 
     pr.done(0, DispatchResult(0, None, None, stats={"time_s": 0.25}))
     pr.done(1, DispatchResult(1, None, None, stats={"time_s": 0.25}))

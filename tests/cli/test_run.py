@@ -10,7 +10,7 @@ import pytest
 from clipaths import CAPTURES, EXAMPLE, sha
 
 import wavelift
-from wavelift import report
+from wavelift.run import report
 
 
 def rows(out: str) -> dict:

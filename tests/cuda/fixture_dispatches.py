@@ -31,7 +31,7 @@ class _Catch:
 
     def __call__(self, memory, config, index):
         from wavelift.errors import Refusal
-        from wavelift.result import DispatchResult
+        from wavelift.run.result import DispatchResult
 
         self.got.append((copy.deepcopy(memory), config))
         return DispatchResult(index, config, Refusal("backend.unavailable", "caught for a test"))

@@ -38,8 +38,8 @@ def _gpu_problem():
 
 def translate_dispatch(memory, config):
     """The program execute_dispatch would build for this dispatch: (program, base address)."""
-    from wavelift import execute as X
     from wavelift.frontend.program import translate
+    from wavelift.run import execute as X
 
     r = X._program_bytes(memory, config)
     code, base, entry = r if isinstance(r, tuple) else (r, config.program_address, 0)
@@ -61,7 +61,7 @@ def _programs():
     """Unique (name, program, config, base, modes) over all fixture dispatches; translation
     failures (decoder/frontend gaps, the NumPy backend refuses them too) are kept as strings."""
     from wavelift.errors import Refused
-    from wavelift.execute import module_key
+    from wavelift.run.execute import module_key
 
     out, seen = [], set()
     for name, mem, cfg in _dispatches():
@@ -93,7 +93,7 @@ def test_default_backend_is_numpy():
     import inspect
 
     import wavelift
-    from wavelift.execute import execute_dispatch
+    from wavelift.run.execute import execute_dispatch
 
     assert inspect.signature(execute_dispatch).parameters["backend"].default == "numpy"
     assert wavelift.Device("gfx1030").backend == "numpy"
@@ -103,7 +103,7 @@ def test_cuda_without_gpu_is_a_clear_refusal():
     why = _gpu_problem()
     if why is None:
         pytest.skip("a CUDA device is present: the refusal path is not taken here")
-    from wavelift.execute import execute_dispatch
+    from wavelift.run.execute import execute_dispatch
 
     name, mem, cfg = _dispatches()[0]
     before = copy.deepcopy(mem)
@@ -229,7 +229,7 @@ def _compiles(name, tmp_path, monkeypatch):
         pytest.skip(f"NVRTC unavailable: {why}")
     monkeypatch.setenv("WAVELIFT_CUDA_CACHE", str(tmp_path))
     from wavelift.backends.cuda import build_module
-    from wavelift.execute import module_key
+    from wavelift.run.execute import module_key
 
     for m in modes:
         mod = build_module(module_key(prog, cfg, m, "cuda"), prog, cfg, m, arch="sm_90", base_address=base)
@@ -310,7 +310,7 @@ def test_disk_cache_hit(tmp_path, monkeypatch):
         pytest.skip(f"NVRTC unavailable: {why}")
     monkeypatch.setenv("WAVELIFT_CUDA_CACHE", str(tmp_path))
     from wavelift.backends.cuda import build_module
-    from wavelift.execute import module_key
+    from wavelift.run.execute import module_key
 
     name, prog, cfg, base, modes = next(
         p for p in _programs() if p[1] is not None and len(p[1].instructions) < 200
@@ -334,7 +334,7 @@ def test_checked_build_compiles_on_first_need(tmp_path, monkeypatch):
         pytest.skip(f"NVRTC unavailable: {why}")
     monkeypatch.setenv("WAVELIFT_CUDA_CACHE", str(tmp_path))
     from wavelift.backends.cuda import build_module
-    from wavelift.execute import module_key
+    from wavelift.run.execute import module_key
 
     mem, cfg, _, _ = _vadd_dispatch(64)
     prog, base = translate_dispatch(mem, cfg)
@@ -359,7 +359,7 @@ def test_dispatch_shape_is_folded_and_keyed():
     import re
 
     from wavelift.backends.cuda import codegen as G
-    from wavelift.execute import module_key
+    from wavelift.run.execute import module_key
 
     name, prog, cfg, base, modes = next(
         p for p in _programs() if p[1] is not None and len(p[1].instructions) < 200
@@ -490,7 +490,7 @@ GPU_SAMPLE = (
 @pytest.mark.parametrize("pattern", GPU_SAMPLE)
 def test_gpu_matches_numpy_lane(pattern):
     _needs_gpu()
-    from wavelift.execute import execute_dispatch
+    from wavelift.run.execute import execute_dispatch
 
     hits = [d for d in _dispatches() if pattern in d[0]][:2]
     if not hits:
@@ -629,7 +629,7 @@ def test_gpu_written_mirror_runs_again(wave64):
 
 
 def execute_dispatch_numpy(mem, cfg):
-    from wavelift.execute import execute_dispatch
+    from wavelift.run.execute import execute_dispatch
 
     return execute_dispatch(mem, cfg, backend="numpy", mode="lane", cache={})
 
@@ -639,7 +639,7 @@ def _vadd_dispatch(wave):
     config, buffer addresses, n)."""
     import wavelift
     from wavelift.errors import Refusal
-    from wavelift.result import DispatchResult
+    from wavelift.run.result import DispatchResult
 
     got = []
 

@@ -12,7 +12,7 @@ import pytest
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from fixture_dispatches import ONE_D, aco_dispatches  # noqa: E402
 
-from wavelift.execute import execute_dispatch  # noqa: E402
+from wavelift.run.execute import execute_dispatch  # noqa: E402
 
 
 def _landed(mem, cfg):

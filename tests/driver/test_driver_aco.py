@@ -16,7 +16,7 @@ from wavelift.driver import LaunchError
 from wavelift.driver.aco import Image, buffer_descriptor, image_descriptor
 from wavelift.driver.device import WINDOW_HI
 from wavelift.errors import Refusal
-from wavelift.result import DispatchResult
+from wavelift.run.result import DispatchResult
 
 MANIFEST = json.loads((FIXTURES / "manifest.json").read_text())
 ACO = [b for b in MANIFEST["binaries"] if b["kind"] in ("aco", "radv-llvm")]

@@ -17,7 +17,7 @@ import wavelift
 from wavelift.driver import CodeObjectError, LaunchError, Local
 from wavelift.driver.codeobject import load
 from wavelift.errors import Refusal, UserError
-from wavelift.result import DispatchResult
+from wavelift.run.result import DispatchResult
 
 MANIFEST = json.loads((FIXTURES / "manifest.json").read_text())
 CLANG = [b for b in MANIFEST["binaries"] if b["kind"] == "clang"]

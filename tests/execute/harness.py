@@ -6,8 +6,8 @@ import numpy as np
 from asm import assemble
 
 from wavelift.dispatch.config import DispatchConfig
-from wavelift.execute import execute_dispatch
 from wavelift.memory.guest import GuestMemory
+from wavelift.run.execute import execute_dispatch
 
 
 class Rig:

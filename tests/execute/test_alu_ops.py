@@ -26,8 +26,8 @@ from hypothesis import strategies as st
 
 from wavelift import settings as wl_settings
 from wavelift.dispatch.config import DispatchConfig
-from wavelift.execute import execute_dispatch
 from wavelift.memory.guest import GuestMemory
+from wavelift.run.execute import execute_dispatch
 
 HERE = os.path.dirname(__file__)
 TABLE = os.path.join(HERE, "..", "..", "wavelift", "isa", "tables", "gfx1030_w32.json")

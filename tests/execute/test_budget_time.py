@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from harness import Rig, ptr
 
-from wavelift import execute as E
 from wavelift.dispatch.setup import MAX_GRID_WAVES
+from wavelift.run import execute as E
 
 SPIN = ".Ltop:\n  s_branch .Ltop\n  s_endpgm"  # one-instruction blocks
 SPIN_SETPC = "  s_getpc_b64 s[6:7]\n.Ltop:\n  s_add_u32 s5, s5, 1\n  s_setpc_b64 s[6:7]\n  s_endpgm"

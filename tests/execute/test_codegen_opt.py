@@ -20,8 +20,8 @@ import pytest
 from asm import assemble
 
 from wavelift.dispatch.config import DispatchConfig
-from wavelift.execute import execute_dispatch
 from wavelift.memory.guest import GuestMemory
+from wavelift.run.execute import execute_dispatch
 
 LANES = 64  # two wave32 waves
 

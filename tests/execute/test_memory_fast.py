@@ -20,7 +20,7 @@ from wavelift.backends.numpy.runtime import Runtime
 from wavelift.backends.numpy.scratch import ScratchStore
 from wavelift.ir.program import EXEC_HI, EXEC_LO
 from wavelift.memory.guest import GuestMemory
-from wavelift.result import Window
+from wavelift.run.result import Window
 from wavelift.trace.windows import WindowSet
 
 # most tests here call the NumPy runtime's access helpers directly (no program runs, the tier

@@ -6,8 +6,8 @@ import hashlib
 from testpaths import FIXTURES
 
 import wavelift
-from wavelift import execute
-from wavelift.result import DispatchResult
+from wavelift.run import execute
+from wavelift.run.result import DispatchResult
 
 
 def _first(path):

@@ -11,7 +11,7 @@ from test_images import PROG, H, W, _image, tsharp
 
 from wavelift.backends.numpy import runtime
 from wavelift.commands.trace import format_wave_state, rerun_for_wave_state, wants_state
-from wavelift.execute import execute_dispatch
+from wavelift.run.execute import execute_dispatch
 
 
 def _execute(**kw):

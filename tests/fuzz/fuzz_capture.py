@@ -352,7 +352,7 @@ def _info(seed, what, path) -> None:
 
 
 def _replay(seed, what, cap) -> None:
-    from wavelift.replay import replay
+    from wavelift.run.replay import replay
 
     results = replay(cap, backend="numpy", mode="wave")
     for r in results:

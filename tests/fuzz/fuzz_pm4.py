@@ -34,10 +34,10 @@ import numpy as np
 from testpaths import FIXTURES
 
 from wavelift import pm4
-from wavelift.execute import execute_dispatch
 from wavelift.memory.capture import Capture
-from wavelift.replay import replay
-from wavelift.result import DispatchResult
+from wavelift.run.execute import execute_dispatch
+from wavelift.run.replay import replay
+from wavelift.run.result import DispatchResult
 from wavelift.stream import registers as R
 from wavelift.stream.walker import StreamLimits
 

@@ -34,7 +34,7 @@ from wavelift.isa.decoder import load_table
 from wavelift.isa.encodings import _MAJOR6, FIXED, LAYOUTS
 from wavelift.memory.capture import Capture
 from wavelift.memory.guest import GuestMemoryError
-from wavelift.replay import replay
+from wavelift.run.replay import replay
 
 # wall clock per replay (one tier); a longer run is a violation.  Decision 0015 bounds a
 # dispatch's work by count (waves x budget <= 2^32 instructions, grids <= 2^22 waves), not time:
@@ -561,8 +561,8 @@ def test_the_checks_catch_violations(monkeypatch):
     reported with the seed (the checks can fail)."""
     import pytest
 
-    from wavelift import execute
     from wavelift.errors import Refusal
+    from wavelift.run import execute
 
     real = execute.execute_dispatch
     seed = next(s for s in range(400) if choose(s)[3] == "lds_edges" and not build(s)[1]["hostile"])

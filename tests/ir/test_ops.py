@@ -124,7 +124,7 @@ def _check_op(op):
 
 def test_translated_programs_hold_only_table_ops():
     """Real programs (the ALU fixture kernels): every op is a row, used as its row says."""
-    from wavelift.execute import program_for
+    from wavelift.run.execute import program_for
 
     seen = set()
     n = 0
@@ -185,7 +185,7 @@ def test_cmp_lowers_every_cond(pid, part):
 def test_declared_unsupported_op_is_refused_by_name(monkeypatch):
     """A program that needs an op its backend declares unsupported is refused naming the op
     (backend.unavailable), before any module is built."""
-    from wavelift.execute import execute_dispatch, program_for
+    from wavelift.run.execute import execute_dispatch, program_for
 
     _, memory, config = clang_dispatches()[0]
     program = program_for(copy.deepcopy(memory), config, {})[0]
@@ -204,7 +204,7 @@ def test_declared_unsupported_op_is_refused_by_name(monkeypatch):
 
 
 def test_unknown_backend_is_refused():
-    from wavelift.execute import execute_dispatch
+    from wavelift.run.execute import execute_dispatch
 
     _, memory, config = clang_dispatches()[0]
     r = execute_dispatch(memory, config, backend="opencl", cache={})

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from wavelift.memory.guest import GuestMemory, GuestMemoryError, holds, is_canonical
-from wavelift.result import Window
+from wavelift.run.result import Window
 from wavelift.trace.windows import WindowSet
 
 TOP = 1 << 64

@@ -14,7 +14,7 @@ import wavelift
 from wavelift.dispatch.config import DispatchConfig
 from wavelift.errors import Refused
 from wavelift.memory.guest import MASK48, GuestMemory
-from wavelift.result import DispatchResult
+from wavelift.run.result import DispatchResult
 from wavelift.trace import tracer
 
 FIX = pathlib.Path(__file__).resolve().parents[1] / "fixtures"
@@ -55,7 +55,7 @@ def _check(memory, config, roots=None):
 
 def _checking_execute(seen):
     """An execute for replay / Device that checks every dispatch's windows (and runs nothing)."""
-    from wavelift.execute import program_for
+    from wavelift.run.execute import program_for
 
     def run(memory, config, index):
         try:

@@ -10,7 +10,7 @@ import pytest
 from testpaths import FIXTURES, ROOT
 
 from wavelift import Capture, replay
-from wavelift.result import DispatchResult
+from wavelift.run.result import DispatchResult
 
 RADV = FIXTURES / "radv"
 CAPS = FIXTURES / "captures"

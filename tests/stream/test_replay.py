@@ -1,8 +1,8 @@
 """replay() and run_stream(): one register file across submissions, stream refusals."""
 
 from wavelift import Capture, Refusal, pm4, replay
-from wavelift.replay import run_stream
-from wavelift.result import DispatchResult
+from wavelift.run.replay import run_stream
+from wavelift.run.result import DispatchResult
 from wavelift.stream.registers import RegisterFile
 
 
@@ -103,10 +103,10 @@ def test_run_stream_is_the_low_level_path():
     assert r.code == "stream.bad_packet_type" and results[-1].refusal == r
 
 
-def test_module_is_callable_as_the_function():
+def test_package_replay_is_the_function_after_its_module_is_imported():
     import wavelift
-    import wavelift.replay as mod
+    import wavelift.run.replay as mod
 
     cap, _ = build()
-    assert len(mod(cap, execute=lambda m, c, i: DispatchResult(i, c))) == 2
+    assert wavelift.replay is mod.replay
     assert len(wavelift.replay(cap, execute=lambda m, c, i: DispatchResult(i, c))) == 2

@@ -7,8 +7,8 @@ import pytest
 from wavelift import Capture, pm4, replay
 from wavelift.errors import Refused
 from wavelift.memory.guest import GuestMemory
-from wavelift.replay import run_stream
-from wavelift.result import DispatchResult
+from wavelift.run.replay import run_stream
+from wavelift.run.result import DispatchResult
 from wavelift.stream import walker as W
 from wavelift.stream.registers import RegisterFile
 from wavelift.stream.walker import StreamLimits, StreamWalker

@@ -94,7 +94,7 @@ def run_capture(task: dict) -> dict:
 def _run(task: dict) -> dict:
     from ..errors import Refused
     from ..memory.capture import Capture
-    from ..replay import default_execute
+    from ..run.replay import default_execute
 
     t0 = time.perf_counter()
     path = task["path"]
@@ -174,10 +174,10 @@ def _run(task: dict) -> dict:
 
 
 def _replay(cap, execute, results: list) -> None:
-    """wavelift.replay.replay, into `results` as it goes: what landed before an exception stays."""
+    """wavelift.run.replay.replay, into `results` as it goes: what landed before an exception stays."""
     from ..errors import Refusal
-    from ..replay import run_stream
-    from ..result import DispatchResult
+    from ..run.replay import run_stream
+    from ..run.result import DispatchResult
     from ..stream.registers import RegisterFile
     from ..stream.walker import StreamLimits
 

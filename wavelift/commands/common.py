@@ -108,7 +108,7 @@ def execute_fn(backend: str, mode: str, cache=None, budget: int | None = None, p
     """The engine's execute(memory, config, index); an engine crash becomes InternalError
     naming the dispatch (a refusal is still a result, not an error). `progress`: a Progress
     told each dispatch's stages."""
-    from ..replay import default_execute
+    from ..run.replay import default_execute
 
     if budget is not None and budget <= 0:
         raise UserError(f"--budget {budget}: give a positive number of instructions")
@@ -139,7 +139,7 @@ def replay_until(cap, n: int, execute, before=None):
     before it run with `execute`; `before(memory, config)` is called just before dispatch n runs.
     Returns (results[0..n], dispatch count seen) — results has n+1 entries, or fewer if the
     capture has fewer dispatches."""
-    from ..replay import run_stream
+    from ..run.replay import run_stream
     from ..stream.registers import RegisterFile
 
     regs = RegisterFile(cap.target)
@@ -291,8 +291,8 @@ def count_dispatches(cap) -> int:
     streams without running a dispatch and without changing its memory (what the walker writes
     goes to copies): the N of "dispatch i of N".  A stream that writes its own later packets
     could make the replay differ; Progress shows no N past it."""
-    from ..replay import run_stream
-    from ..result import DispatchResult
+    from ..run.replay import run_stream
+    from ..run.result import DispatchResult
     from ..stream.registers import RegisterFile
     from ..stream.walker import StreamLimits
 

@@ -19,8 +19,8 @@ def walk_capture(cap, listing: list | None = None):
     DispatchResults holding only configs, stream refusals [(stream index, Refused)],
     {dispatch index: (IB address, dword offset, packet name)}). `listing`, if given, gets
     (IB address, Packet) for every packet walked, in order."""
-    from ..replay import run_stream
-    from ..result import DispatchResult
+    from ..run.replay import run_stream
+    from ..run.result import DispatchResult
     from ..stream.registers import RegisterFile
 
     counts: dict[str, int] = {}
@@ -148,7 +148,7 @@ def packet_record(ib: int, p) -> dict:
 def info_document(path: str, cap, names, counts, results, stopped, located, listing) -> dict:
     """`info --json` (docs/report-schema.md, "wavelift info --json")."""
     from .. import __version__
-    from ..report import dispatch_record
+    from ..run.report import dispatch_record
 
     dispatches = []
     for r in results:

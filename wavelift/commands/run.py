@@ -85,8 +85,8 @@ def format_results(results) -> str:
 
 
 def cmd_run(a) -> int:
-    from ..replay import replay
-    from ..report import build_report, write_report
+    from ..run.replay import replay
+    from ..run.report import build_report, write_report
 
     check_outputs({"the capture": a.capture}, {"--out": a.out, "--json": a.json})
     cap = load_capture(a.capture)

@@ -36,7 +36,7 @@ def _listing(memory, config):
     translated program itself (execute.program_for — callees below the entry included) when it
     translates, else a best-effort decode. shift = program address - the code's first byte."""
     from ..errors import Refused
-    from ..execute import _program_bytes, program_for
+    from ..run.execute import _program_bytes, program_for
 
     try:
         prog, code_base = program_for(memory, config)
@@ -334,7 +334,7 @@ def _pending(memory, config, pc: int, through: bool = False) -> tuple[list, list
     later read needs it, so these may still hold their values from the block's start. `pc`
     counts from the translated code's first byte."""
     from ..errors import Refused
-    from ..execute import program_for
+    from ..run.execute import program_for
 
     try:
         prog, _ = program_for(memory, config)
@@ -593,8 +593,8 @@ def ir_text(memory, config) -> list[str]:
     """`--ir`: the program's IR after the passes (ir/dump.py), for the dispatch's initial MODE
     (the blocks a NumPy group of waves in that MODE runs; the native tier runs the same IR)."""
     from ..errors import Refused
-    from ..execute import program_for
     from ..ir.dump import program_text
+    from ..run.execute import program_for
 
     try:
         prog, _ = program_for(memory, config)
@@ -609,7 +609,7 @@ def ir_text(memory, config) -> list[str]:
 def trace_document(a, cap, r, names, instrs, note, plan, shift, state) -> dict:
     """`trace --json` (docs/report-schema.md, "wavelift trace --json")."""
     from .. import __version__
-    from ..report import dispatch_record
+    from ..run.report import dispatch_record
 
     c = r.config
     d = dispatch_record(r)

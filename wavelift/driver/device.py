@@ -328,7 +328,7 @@ class Device:
         (one register file for the whole device, as replay keeps one per capture).  With
         record=False the IB is a reused allocation, not a submission of the Capture, and the
         launch's allocations are given back once it has run."""
-        from ..replay import default_execute, run_stream
+        from ..run.replay import default_execute, run_stream
 
         if self._execute is None:
             self._execute = default_execute(self.backend, self.mode, budget=self.budget)

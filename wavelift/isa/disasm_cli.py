@@ -276,7 +276,7 @@ def capture_listing(path, wave64=None, show_encoding=False):
     from ..commands.info import walk_capture
     from ..commands.trace import decode_program
     from ..errors import Refused
-    from ..execute import _program_bytes
+    from ..run.execute import _program_bytes
     from ..terminal import shown
 
     cap = load_capture(path)

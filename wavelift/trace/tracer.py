@@ -23,7 +23,7 @@ import numpy as np
 
 from ..errors import Refused
 from ..memory.guest import canonical
-from ..result import Window
+from ..run.result import Window
 
 RADV_HI = 0xFFFF8000
 SCAN_BYTES = 64 << 10

@@ -18,7 +18,7 @@ from bisect import bisect_right
 import numpy as np
 
 from ..memory.guest import holds, is_canonical
-from ..result import Window
+from ..run.result import Window
 
 # Arenas and written maps of finished dispatches, kept for the next ones: a fresh large array
 # page-faults on every first touch (the kernel zeroes each page), a reused one does not.

@@ -2,7 +2,7 @@
 
 The windows' arena (trace/windows.WindowSet) is copied to the device, the kernel runs every
 workgroup as one CUDA block, and the arena and its written-byte mask come back into the same
-WindowSet, so execute.py computes write spans and lands them with the CPU code (one place).
+WindowSet, so run/run/execute.py computes write spans and lands them with the CPU code (one place).
 Escapes are counted on the device and the first 16 recorded in a device buffer; budget, bad
 jumps, a program running off its end and non-RNE rounding are flags in a status buffer.
 """
@@ -15,7 +15,7 @@ import numpy as np
 
 from ... import settings
 from ...errors import Refused
-from ...result import Escape
+from ...run.result import Escape
 from . import codegen as G
 from . import preload as P_
 

@@ -17,7 +17,7 @@ from ... import settings
 from ...errors import Refused
 from ...ir.program import EXEC_HI, EXEC_LO, MODE_REG, NUM_SREGS
 from ...memory.guest import holds
-from ...result import Escape
+from ...run.result import Escape
 from .. import native as NT
 from . import atomics
 from .scratch import ScratchStore

@@ -11,9 +11,9 @@ import dataclasses
 import hashlib
 import time
 
-from . import settings
-from .backends import base as backends
-from .errors import Refusal, Refused
+from .. import settings
+from ..backends import base as backends
+from ..errors import Refusal, Refused
 from .result import DispatchResult
 
 # The default instruction budget of a wave (docs/decisions/0015-bounded-work.md): counted
@@ -137,7 +137,7 @@ def _backend(name):
 
 
 def _scratch_abi(config):
-    from .frontend.scratch import abi
+    from ..frontend.scratch import abi
 
     return abi(config)
 
@@ -146,7 +146,7 @@ def program_for(memory, config, cache=None):
     """The dispatch's translated program and the guest address its code was read from; raises
     Refused. Cached by the exact bytes decoded and everything the translation depends on (the
     scratch ABI, 0008), so `trace` and the backends see the very program that runs."""
-    from .frontend.program import translate
+    from ..frontend.program import translate
 
     cache = _CACHE if cache is None else cache
     code, code_base, entry = _program_bytes(memory, config)
@@ -208,16 +208,16 @@ def execute_dispatch(
             raise Refused("backend.unavailable", f"{be.missing}: {why}")
         if mode not in backends.MODES:
             raise Refused("backend.unavailable", f"mode {mode!r} is not 'wave' or 'lane'")
-        from .isa.instruction import TARGETS  # a Capture built in Python may name any target
+        from ..isa.instruction import TARGETS  # a Capture built in Python may name any target
 
         if config.target not in TARGETS:
             raise Refused(
                 "dispatch.bad_target",
                 f"target {config.target!r}: wavelift runs code for {', '.join(TARGETS)}",
             )
-        from .dispatch.setup import check_grid
-        from .trace.tracer import trace
-        from .trace.windows import WindowSet
+        from ..dispatch.setup import check_grid
+        from ..trace.tracer import trace
+        from ..trace.windows import WindowSet
 
         check_grid(config.num_groups, config.block, config.wave_size)
         tell("translating")

@@ -2,25 +2,23 @@
 
 `run_stream` is the one path from a stream to DispatchResults: replay() uses it for each
 submission of a capture, and Device.launch (wavelift.driver) for the IB it builds. Execution is
-`wavelift.execute.execute_dispatch(memory, config, index, backend, mode, cache)`.
+`wavelift.run.execute.execute_dispatch(memory, config, index, backend, mode, cache)`.
 """
 
 from __future__ import annotations
 
 import os
-import sys
 import time
-import types
 from collections.abc import Callable
 
+from ..dispatch.setup import build_config
+from ..errors import Refusal, Refused
+from ..memory.capture import Capture
+from ..memory.guest import GuestMemory
+from ..stream.registers import RegisterFile
+from ..stream.walker import DispatchEvent, StreamLimits, StreamWalker
 from . import execute as engine  # looked up per call: tools and tests wrap execute_dispatch
-from .dispatch.setup import build_config
-from .errors import Refusal, Refused
-from .memory.capture import Capture
-from .memory.guest import GuestMemory
 from .result import DispatchResult
-from .stream.registers import RegisterFile
-from .stream.walker import DispatchEvent, StreamLimits, StreamWalker
 
 Execute = Callable[[GuestMemory, object, int], DispatchResult]
 
@@ -33,7 +31,7 @@ def default_execute(
     budget: int | None = None,
     progress=None,
 ) -> Execute:
-    """An `execute(memory, config, index)` calling wavelift.execute.execute_dispatch.
+    """An `execute(memory, config, index)` calling wavelift.run.execute.execute_dispatch.
     `time_limit`: wall-clock seconds for all the dispatches it runs together (a replay's); a
     dispatch started past it is refused at once (dispatch.time_exceeded).  None: each dispatch
     has WAVELIFT_TIME_LIMIT, if set.  `budget`: instructions per wave (None: each dispatch's
@@ -136,14 +134,3 @@ def replay(
         ):
             break
     return results
-
-
-class _CallableModule(types.ModuleType):
-    """`wavelift.replay` names both this module and its function: once the submodule is imported
-    the package attribute is the module, so the module itself forwards calls to replay()."""
-
-    def __call__(self, *args, **kwargs):
-        return replay(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .dispatch.config import DispatchConfig
-from .errors import Refusal
+from ..dispatch.config import DispatchConfig
+from ..errors import Refusal
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from .backends import base as backends
+from ..backends import base as backends
 
 SCHEMA_NAME = "wavelift-report"
 SCHEMA_VERSION = 1
@@ -125,7 +125,7 @@ def build_report(
     """A schema-valid report of `results` (DispatchResults, in order). `capture` (a Capture),
     if given, fills in the target, allocation and stream counts; `expected_problems` is the
     list Capture.check_expected returned (None: the capture records no expectations)."""
-    from . import __version__
+    from .. import __version__
 
     records = [dispatch_record(r) for r in results]
     landed = sum(1 for d in records if d["landed"])
@@ -165,7 +165,7 @@ def build_report(
 
 
 def write_report(path, report: dict) -> None:
-    from .outfile import atomic_output
+    from ..outfile import atomic_output
 
     with atomic_output(path, binary=False) as f:
         json.dump(report, f, indent=1, sort_keys=False)
@@ -430,7 +430,7 @@ def schema_json() -> str:
     return json.dumps(SCHEMA, indent=1)
 
 
-if __name__ == "__main__":  # python -m wavelift.report: print the JSON Schema
+if __name__ == "__main__":  # python -m wavelift.run.report: print the JSON Schema
     import sys
 
     from wavelift.terminal import quiet_broken_pipe
