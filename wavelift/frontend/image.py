@@ -50,7 +50,10 @@ than 0, d16 of an odd component count and image atomics are not translated (``pr
 
 from __future__ import annotations
 
+import dataclasses
+
 from ..ir.builder import Builder
+from ..ir.program import Value
 from ..memory import layout, tsharp
 from . import formats
 from .common import sext48, unsupported
@@ -73,6 +76,58 @@ MUST_BE_ZERO = {
     5: 0x7800_00FF,  # ARRAY_PITCH, MAX_MIP; d5[30:27] reserved
     6: 0x0000_7B00,  # d6[9:8], [14:11] reserved
 }
+
+
+@dataclasses.dataclass
+class ImageView:
+    """One T#'s facts as IR values, for every instruction that addresses its texels (loads,
+    stores, sampling): ``real`` (not the null descriptor), ``fm`` (formats.Format), ``base``
+    (byte address), ``width``/``height`` (texels), ``sw_mode``, ``dim`` and the words ``d``."""
+
+    d: list
+    dim: int
+    real: Value
+    fm: formats.Format
+    base: Value
+    width: Value
+    height: Value
+    sw_mode: Value
+
+
+def describe(b: Builder, d: list, dim: int) -> ImageView:
+    """Check the T# ``d`` (check_tsharp: every field not carried out refuses by name) and read
+    the fields that place its texels."""
+    real, fm = check_tsharp(b, d, dim)
+    base = sext48(b, b.bin("shl", "u64", b.pack64(d[0], _f(b, d, "BASE_ADDRESS_HI")), C(b, "u64", 8)))
+    width = b.bin(
+        "add",
+        "u32",
+        b.bin("or", "u32", _f(b, d, "WIDTH_LO"), b.bin("shl", "u32", _f(b, d, "WIDTH_HI"), C(b, "u32", 2))),
+        C(b, "u32", 1),
+    )
+    height = b.bin("add", "u32", _f(b, d, "HEIGHT"), C(b, "u32", 1))
+    return ImageView(d, dim, real, fm, base, width, height, _f(b, d, "SW_MODE"))
+
+
+def texel_address(b: Builder, img: ImageView, xy: list):
+    """(byte address, in bounds) of texel ``xy`` (one coordinate per dimension of ``img.dim``,
+    unsigned: negative coordinates are out of bounds) in the image's layout."""
+    x = xy[0]
+    bpe = b.un("ctz", "u32", img.fm.nbytes)  # log2 of the texel size (a power of two for images)
+    inb = b.cmp("lt", "u32", x, img.width)
+    texel = b.cvt("u64", x)
+    if img.dim == DIM_2D:
+        inb = b.bin("and", "b1", inb, b.cmp("lt", "u32", xy[1], img.height))
+        pitch = _by_bpe(
+            b, bpe, lambda k: _align(b, img.width, layout.block_dims(layout.LINEAR, layout.RSRC_2D, k)[0])
+        )
+        texel = b.bin("add", "u64", b.bin("mul", "u64", b.cvt("u64", xy[1]), b.cvt("u64", pitch)), texel)
+    offset = b.bin("shl", "u64", texel, b.cvt("u64", bpe))
+    if img.dim == DIM_2D:
+        for m in tiled_modes(b, img.dim):
+            tiled = _by_bpe(b, bpe, lambda k, m=m: _tiled_offset(b, m, k, img.width, x, xy[1]))
+            offset = b.select(_eq(b, img.sw_mode, m), tiled, offset)
+    return b.bin("add", "u64", img.base, offset), inb
 
 
 def C(b, t, v):
@@ -223,8 +278,6 @@ def _by_bpe(b: Builder, bpe, make):
 def translate(ins, b: Builder):
     n = ins.name
     f = ins.fields
-    if n.startswith(("image_sample", "image_gather4")) and not f.get("d16"):
-        return _sample_null(ins, b)
     if n not in ("image_load", "image_store", "image_load_mip", "image_store_mip"):
         unsupported("only storage image load/store")
     if f.get("a16") or f.get("tfe") or f.get("lwe") or f.get("r128"):
@@ -238,15 +291,8 @@ def translate(ins, b: Builder):
         unsupported("image dimension other than 1D/2D")
     r = f["srsrc"] * 4
     d = [b.sget(r + j) for j in range(8)]
-    real, fm = check_tsharp(b, d, dim)
-    base = sext48(b, b.bin("shl", "u64", b.pack64(d[0], _f(b, d, "BASE_ADDRESS_HI")), C(b, "u64", 8)))
-    width = b.bin(
-        "add",
-        "u32",
-        b.bin("or", "u32", _f(b, d, "WIDTH_LO"), b.bin("shl", "u32", _f(b, d, "WIDTH_HI"), C(b, "u32", 2))),
-        C(b, "u32", 1),
-    )
-    height = b.bin("add", "u32", _f(b, d, "HEIGHT"), C(b, "u32", 1))
+    img = describe(b, d, dim)
+    real, fm = img.real, img.fm
     ncoord = 2 if dim == DIM_2D else 1
     xy = _coords(ins, b, ncoord + (1 if n.endswith("_mip") else 0))
     if n.endswith("_mip"):
@@ -258,23 +304,7 @@ def translate(ins, b: Builder):
             b.bin("and", "b1", real, _ne(b, xy[ncoord], 0)),
             "image_load_mip/image_store_mip of a level other than 0 (mip chains are not carried out)",
         )
-    x = xy[0]
-    bpe = b.un("ctz", "u32", fm.nbytes)  # log2 of the texel size (a power of two for images)
-    inb = b.cmp("lt", "u32", x, width)  # unsigned: negative coordinates are out
-    texel = b.cvt("u64", x)
-    if dim == DIM_2D:
-        inb = b.bin("and", "b1", inb, b.cmp("lt", "u32", xy[1], height))
-        pitch = _by_bpe(
-            b, bpe, lambda k: _align(b, width, layout.block_dims(layout.LINEAR, layout.RSRC_2D, k)[0])
-        )
-        texel = b.bin("add", "u64", b.bin("mul", "u64", b.cvt("u64", xy[1]), b.cvt("u64", pitch)), texel)
-    offset = b.bin("shl", "u64", texel, b.cvt("u64", bpe))
-    if dim == DIM_2D:
-        sw_mode = _f(b, d, "SW_MODE")
-        for m in tiled_modes(b, dim):
-            tiled = _by_bpe(b, bpe, lambda k, m=m: _tiled_offset(b, m, k, width, x, xy[1]))
-            offset = b.select(_eq(b, sw_mode, m), tiled, offset)
-    addr = b.bin("add", "u64", base, offset)
+    addr, inb = texel_address(b, img, xy[:ncoord])
     ok = b.bin("and", "b1", b.bin("and", "b1", b.exec(), inb), b.bin("and", "b1", real, fm.known))
     dmask = f.get("dmask", 0xF) & 0xF
     chans = [c for c in range(4) if dmask >> c & 1]
@@ -360,22 +390,3 @@ def translate(ins, b: Builder):
         "float channel (what the hardware stores is not established)",
     )
     formats.store_texel(b, fm, addr, ok, words)
-
-
-def _sample_null(ins, b: Builder):
-    """Sampling is translated for null descriptors only (they read 0); an active lane sampling a
-    real image refuses the dispatch."""
-    f = ins.fields
-    dmask = f.get("dmask", 0) & 0xF
-    # tfe/lwe add a status register whose value we do not know; dmask 0 has no documented
-    # meaning here (a field audit found them ignored)
-    if f.get("tfe") or f.get("lwe") or not dmask:
-        unsupported("tfe/lwe or dmask 0 on sampling")
-    r = f["srsrc"] * 4
-    typ = _f(b, {3: b.sget(r + 3)}, "TYPE")
-    real = b.cmp("ge", "u32", typ, C(b, "u32", TYPE_1D))
-    _refuse_reserved_type(b, typ)
-    b.effect("refuse_if", "b1", b.bin("and", "b1", b.exec(), real), why="sampling a non-null image")
-    # a gather returns four texels of the one channel dmask picks; a sample one value per channel
-    for k in range(4 if ins.name.startswith("image_gather4") else bin(dmask).count("1")):
-        b.vset(f["vdata"] + k, C(b, "u32", 0))

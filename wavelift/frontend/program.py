@@ -6,7 +6,7 @@ from ..errors import Refused
 from ..ir.builder import Builder
 from ..ir.program import Block, Program
 from ..isa import Instruction
-from . import data_share, flow, image, scalar_alu, scalar_memory, vector_alu, vector_memory
+from . import data_share, flow, image, sample, scalar_alu, scalar_memory, vector_alu, vector_memory
 from . import scratch as scratch_mod
 from .common import Unsupported
 
@@ -29,7 +29,7 @@ FRONTEND = {
     "FLAT": vector_memory.translate,
     "GLOBAL": vector_memory.translate,
     "SCRATCH": vector_memory.translate,
-    "MIMG": image.translate,
+    "MIMG": lambda ins, b: (sample if ins.name.startswith(sample.INSTRUCTIONS) else image).translate(ins, b),
 }
 VECTOR = {
     "VOP1",
