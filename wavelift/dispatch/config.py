@@ -40,6 +40,11 @@ class DispatchConfig:
     scratch_base: int = 0  # GFX11: COMPUTE_DISPATCH_SCRATCH_BASE_HI:LO << 8 (canonical)
     unwritten_user_sgprs: tuple[int, ...] = ()  # user SGPRs whose USER_DATA was never written (read 0)
     dims: tuple[int, int, int] = (0, 0, 0)  # DIM_X/Y/Z as the dispatch packet gave them
+    # GB_ADDR_CONFIG of the GPU the stream was recorded for (pipes, pipe interleave, packers: what
+    # the _X/_T image swizzle modes XOR depends on, memory/layout.py Chip), or None when the
+    # capture does not say (those modes then refuse by name).  Not a register a stream writes:
+    # the capture's metadata (docs/capture-format.md) or the Device's default gives it.
+    gb_addr_config: int | None = None
 
     @property
     def gfx_level(self) -> int:

@@ -47,6 +47,11 @@ WINDOW_SIZE = 1 << 32
 LDS_GRANULE = 512  # RSRC2.LDS_SIZE unit (Mesa lds_encode_granularity, GFX7+)
 LDS_MAX = 64 * 1024
 RSRC2_LDS_MASK = 0x1FF << 15
+# GB_ADDR_CONFIG a Device has unless told (docs/capture-format.md): the configurations Mesa
+# 22.3.6's own surface tests give addrlib (src/amd/common/ac_surface_test_common.h): init_navi10
+# (0x00100044: 16 pipes) for gfx1010, and gfx103_16pipe (0x40 | NUM_PIPES 4 | NUM_PKRS 4:
+# 16 pipes, 16 packers) for gfx1030; none for GFX11 (its layouts are not carried out)
+DEFAULT_GB_ADDR_CONFIG = {"gfx1010": 0x00100044, "gfx1030": 0x00000444}
 DEFAULT_STACK_SIZE = 1024  # per-work-item stack for USES_DYNAMIC_STACK kernels (CLR default)
 
 
@@ -61,6 +66,7 @@ class Device:
         execute=None,
         budget: int | None = None,
         record: bool = True,
+        gb_addr_config: int | None | str = "default",
     ):
         """`execute`, if given, replaces the backend: a callable (memory, config, index) ->
         DispatchResult, as replay.run_stream takes it (tools and config-only tests use it).
@@ -70,7 +76,10 @@ class Device:
         DispatchResult in `launches` and `results`).  `record=False`: a Device for long runs,
         whose memory and per-launch cost stay flat: those three allocations are reused by later
         launches of the same sizes, host writes go straight to memory, `launches` and `results`
-        hold the last launch's only, and `save_capture` is refused."""
+        hold the last launch's only, and `save_capture` is refused.
+        `gb_addr_config`: the GB_ADDR_CONFIG this GPU has (the _X/_T image swizzle modes depend
+        on it; a saved capture records it); default ``DEFAULT_GB_ADDR_CONFIG[target]``, None:
+        unknown (those modes refuse)."""
         from ..isa.instruction import TARGETS as RUNS  # the targets whose code wavelift runs
 
         if target not in RUNS:
@@ -89,6 +98,11 @@ class Device:
         self.mode = mode
         self.budget = budget
         self.capture = Capture(target=target)
+        gb = DEFAULT_GB_ADDR_CONFIG.get(target) if gb_addr_config == "default" else gb_addr_config
+        if gb is not None and not (isinstance(gb, int) and 0 <= gb <= 0xFFFFFFFF):
+            raise UserError(f"gb_addr_config {gb!r} is not a 32-bit register value")
+        self.gb_addr_config: int | None = gb
+        self.capture.gb_addr_config = gb
         self.record = bool(record)
         self.launches: list[LaunchRecord] = []
         self.launch_count = 0  # launches so far (with record=False, `launches` holds the last)
@@ -258,6 +272,7 @@ class Device:
             cap.add(a.base, self._initial.get(a.base, a.data), a.name)
         cap.streams = list(self.capture.streams)
         cap.notes, cap.expected = dict(self.capture.notes), self.capture.expected
+        cap.gb_addr_config = self.gb_addr_config
         cap.save(path)
 
     # ---- code ------------------------------------------------------------------------------
@@ -349,6 +364,7 @@ class Device:
                 self._execute,
                 new,
                 index_base=self.dispatch_count,
+                gb_addr_config=self.gb_addr_config,
             )
         finally:
             self._give_back()

@@ -51,6 +51,7 @@ than 0, d16 of an odd component count and image atomics are not translated (``pr
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 from ..ir.builder import Builder
 from ..ir.program import Value
@@ -59,10 +60,32 @@ from . import formats
 from .common import sext48, unsupported
 
 BPE_LOG2S = (0, 1, 2, 3, 4)  # texel sizes of image formats: 1, 2, 4, 8, 16 bytes
-DIM_1D, DIM_2D = 0, 1
+# MIMG dim values (SQ_RSRC_IMG_* - 8) carried out; CUBE (3) and the MSAA dims (6, 7) are not
+DIM_1D, DIM_2D, DIM_3D, DIM_1D_ARRAY, DIM_2D_ARRAY = 0, 1, 2, 4, 5
+DIMS = (DIM_1D, DIM_2D, DIM_3D, DIM_1D_ARRAY, DIM_2D_ARRAY)
+NCOORD = {DIM_1D: 1, DIM_2D: 2, DIM_3D: 3, DIM_1D_ARRAY: 2, DIM_2D_ARRAY: 3}
 TYPE_1D, TYPE_2D = tsharp.TYPE_1D, tsharp.TYPE_2D
+TYPE_3D, TYPE_1D_ARRAY, TYPE_2D_ARRAY = tsharp.TYPE_3D, tsharp.TYPE_1D_ARRAY, tsharp.TYPE_2D_ARRAY
+# the T# TYPEs an instruction dim reads (RADV: a view of one layer of an array image is TYPE
+# *_ARRAY with BASE_ARRAY that layer; an array view of a one-layer image is TYPE 1D/2D)
+TYPES_OF_DIM = {
+    DIM_1D: (TYPE_1D, TYPE_1D_ARRAY),
+    DIM_2D: (TYPE_2D, TYPE_2D_ARRAY),
+    DIM_3D: (TYPE_3D,),
+    DIM_1D_ARRAY: (TYPE_1D_ARRAY, TYPE_1D),
+    DIM_2D_ARRAY: (TYPE_2D_ARRAY, TYPE_2D),
+}
+RSRC_OF_DIM = {
+    DIM_1D: layout.RSRC_1D,
+    DIM_1D_ARRAY: layout.RSRC_1D,
+    DIM_2D: layout.RSRC_2D,
+    DIM_2D_ARRAY: layout.RSRC_2D,
+    DIM_3D: layout.RSRC_3D,
+}
 SEL_0, SEL_1, SEL_X = 0, 1, 4
-# tiled modes laid out for 2-D images: their pattern depends only on the GFX level (RB+ or not)
+MAX_LEVELS = 16  # MAX_MIP is 4 bits
+# tiled modes whose pattern depends only on the GFX level (RB+ or not), laid out for 2-D images
+# with or without GB_ADDR_CONFIG
 TILED_2D = tuple(
     m
     for m, name in sorted(layout.sw_mode_names().items())
@@ -72,17 +95,23 @@ TILED_2D = tuple(
 MUST_BE_ZERO = {
     1: 0x2000_0000,  # d1[29] reserved
     2: 0x7000_3000,  # d2[13:12], [30:28] reserved
-    4: 0xFFFF_FFFF,  # DEPTH (last layer / GFX10.3 custom pitch), BASE_ARRAY
-    5: 0x7800_00FF,  # ARRAY_PITCH, MAX_MIP; d5[30:27] reserved
+    4: 0xE000_E000,  # d4[13] (GFX10.3 PITCH's top bit; DEPTH is [12:0]), [15:14], [31:29] reserved
+    5: 0x7800_000F,  # ARRAY_PITCH (3-D storage views of a level's slices), d5[30:27] reserved
     6: 0x0000_7B00,  # d6[9:8], [14:11] reserved
 }
+# the packed facts of a (swizzle mode, texel size) (layout.ModeFacts), word 1 ...
+F1_BLK, F1_BW, F1_BH, F1_BD, F1_TAIL, F1_FITW, F1_FITH, F1_MAXTAIL, F1_VALID = 0, 5, 9, 13, 17, 18, 22, 26, 31
+# ... and word 2
+F2_XOR, F2_UX, F2_UY = 0, 16, 20
 
 
 @dataclasses.dataclass
 class ImageView:
     """One T#'s facts as IR values, for every instruction that addresses its texels (loads,
     stores, sampling): ``real`` (not the null descriptor), ``fm`` (formats.Format), ``base``
-    (byte address), ``width``/``height`` (texels), ``sw_mode``, ``dim`` and the words ``d``."""
+    (byte address, the pipe/bank XOR bits cleared), ``width``/``height`` (texels, level 0),
+    ``sw_mode``, ``dim`` and the words ``d``; and what places its texels: the layout facts, the
+    level chain and the array fields."""
 
     d: list
     dim: int
@@ -92,13 +121,128 @@ class ImageView:
     width: Value
     height: Value
     sw_mode: Value
+    typ: Any = None
+    depth: Any = None  # 3-D: slices of level 0; arrays: the last layer (DEPTH)
+    base_array: Any = None
+    base_level: Any = None
+    last_level: Any = None
+    levels: Any = None  # MAX_MIP + 1
+    bpe: Any = None  # log2 bytes per texel
+    f1: Any = None
+    f2: Any = None
+    masks: Any = None  # per address bit of the block: packed x/y/z masks
+    xor_bits: Any = None
+    chain: Any = None  # u64 bytes from one slice (thick: block of slices) to the next
+    level_off: Any = None  # u64 per level (not in the tail): its offset in its slice
+    first_tail: Any = None
+
+
+def chip_of(b: Builder) -> tuple[layout.Chip, bool]:
+    """The layout chip of the target and GB_ADDR_CONFIG the program is translated for, and
+    whether the _X/_T modes can be laid out (GB_ADDR_CONFIG known, with the 256-byte pipe
+    interleave addrlib's patterns are made for and a packer count addrlib accepts)."""
+    target = getattr(b, "target", "")
+    rbplus = target.startswith("gfx103")
+    z_fix = not target.startswith("gfx1010")  # addrlib's dsMipmapHtileFix: all GFX10 but Navi10
+    gb = getattr(b, "gb_addr_config", None)
+    plain = layout.Chip(rbplus, 0, 0, z_fix)
+    if gb is None:
+        return plain, False
+    try:
+        chip = layout.Chip.from_gb_addr_config(gb, rbplus, z_fix)
+    except ValueError:
+        return plain, False
+    if rbplus and not (chip.pkrs_log2 <= chip.pipes_log2 and chip.pipes_log2 - chip.pkrs_log2 <= 2):
+        return plain, False  # (Gfx10Lib::HwlInitGlobalParams asserts this)
+    if chip.pipes_log2 > 4:
+        return plain, False
+    return chip, True
+
+
+def _facts_tables(b: Builder, dim: int) -> dict[int, layout.ModeFacts]:
+    """(sw_mode | bpe_log2 << 5) -> facts of every layout carried out for this dim and target."""
+    chip, xor_ok = chip_of(b)
+    rsrc = RSRC_OF_DIM[dim]
+    out = {}
+    for m in (layout.LINEAR, *tiled_modes(b, dim)):
+        k = layout.mode_kind(m)
+        if k is not None and k[2] and not xor_ok:
+            continue
+        for bpe in BPE_LOG2S:
+            f = layout.mode_facts(chip, m, rsrc, bpe)
+            if f is not None:
+                out[m | bpe << 5] = f
+    return out
+
+
+def _pack_f1(f: layout.ModeFacts) -> int:
+    return (
+        f.blk << F1_BLK
+        | f.bw << F1_BW
+        | f.bh << F1_BH
+        | f.bd << F1_BD
+        | int(f.tail) << F1_TAIL
+        | f.fit_w << F1_FITW
+        | f.fit_h << F1_FITH
+        | f.max_tail << F1_MAXTAIL
+        | 1 << F1_VALID
+    )
+
+
+def _lookup(b: Builder, key, table: dict[int, int], nbits: int, typ: str = "u32"):
+    """table[key] (0 for a key not in it) as a select tree over the bits of the uniform ``key``,
+    equal subtrees folded to one value."""
+    conds = [b.cmp("ne", "u32", _u(b, key, i, 1), C(b, "u32", 0)) for i in range(nbits)]
+    memo: dict = {}
+
+    def build(items: dict[int, int], bit: int):
+        vals = set(items.values())
+        if len(items) < 1 << bit:
+            vals.add(0)
+        if len(vals) == 1:
+            return C(b, typ, vals.pop())
+        sig = (bit, frozenset(items.items()))
+        if sig not in memo:
+            lo = {k: v for k, v in items.items() if not k >> (bit - 1) & 1}
+            hi = {k: v for k, v in items.items() if k >> (bit - 1) & 1}
+            memo[sig] = b.select(conds[bit - 1], build(hi, bit - 1), build(lo, bit - 1))
+        return memo[sig]
+
+    return build({k: v for k, v in table.items() if k < 1 << nbits}, nbits)
 
 
 def describe(b: Builder, d: list, dim: int) -> ImageView:
     """Check the T# ``d`` (check_tsharp: every field not carried out refuses by name) and read
-    the fields that place its texels."""
-    real, fm = check_tsharp(b, d, dim)
-    base = sext48(b, b.bin("shl", "u64", b.pack64(d[0], _f(b, d, "BASE_ADDRESS_HI")), C(b, "u64", 8)))
+    the fields that place its texels: the layout facts of its (swizzle mode, texel size) and its
+    mip chain (every level's place, addrlib's rules: memory/layout.py level_plan)."""
+    real, fm, lv = _check(b, d, dim)
+    v = _view(b, d, dim, real, fm, lv)
+    _chain(b, v)
+    return v
+
+
+def _layout_values(b: Builder, d: list, dim: int, fm):
+    """(log2 texel size, facts word 1, word 2, pattern masks) of the T#'s (SW_MODE, texel size)
+    for this dim (select trees over the generated facts: _facts_tables)."""
+    sw_mode = _f(b, d, "SW_MODE")
+    # log2 of the texel size (a power of two for images; a format not converted gives 0..7 here
+    # and is refused)
+    bpe = b.bin("and", "u32", b.un("ctz", "u32", fm.nbytes), C(b, "u32", 7))
+    key = b.bin("or", "u32", sw_mode, b.bin("shl", "u32", bpe, C(b, "u32", 5)))
+    facts = _facts_tables(b, dim)
+    f1 = _lookup(b, key, {k: _pack_f1(f) for k, f in facts.items()}, 8)
+    f2 = _lookup(
+        b, key, {k: f.xor_mask << F2_XOR | f.unit_x << F2_UX | f.unit_y << F2_UY for k, f in facts.items()}, 8
+    )
+    nbit = max((len(f.packed) for f in facts.values()), default=0)
+    masks = [
+        _lookup(b, key, {k: f.packed[i] for k, f in facts.items() if i < len(f.packed)}, 8)
+        for i in range(nbit)
+    ]
+    return bpe, f1, f2, masks
+
+
+def _view(b: Builder, d: list, dim: int, real, fm, lv) -> ImageView:
     width = b.bin(
         "add",
         "u32",
@@ -106,27 +250,228 @@ def describe(b: Builder, d: list, dim: int) -> ImageView:
         C(b, "u32", 1),
     )
     height = b.bin("add", "u32", _f(b, d, "HEIGHT"), C(b, "u32", 1))
-    return ImageView(d, dim, real, fm, base, width, height, _f(b, d, "SW_MODE"))
+    sw_mode = _f(b, d, "SW_MODE")
+    bpe, f1, f2, masks = lv
+    blk = _u(b, f1, F1_BLK, 31)
+    raw = b.bin("shl", "u64", b.pack64(d[0], _f(b, d, "BASE_ADDRESS_HI")), C(b, "u64", 8))
+    block_mask = b.bin("sub", "u64", b.bin("shl", "u64", C(b, "u64", 1), b.cvt("u64", blk)), C(b, "u64", 1))
+    base = sext48(b, b.bin("and", "u64", raw, b.un("not", "u64", block_mask)))
+    xor_bits = b.bin("and", "u32", b.bin("shl", "u32", d[0], C(b, "u32", 8)), _u(b, f2, F2_XOR, 0xFFFF))
+    return ImageView(
+        d,
+        dim,
+        real,
+        fm,
+        base,
+        width,
+        height,
+        sw_mode,
+        typ=_f(b, d, "TYPE"),
+        depth=_f(b, d, "DEPTH"),
+        base_array=_f(b, d, "BASE_ARRAY"),
+        base_level=_f(b, d, "BASE_LEVEL"),
+        last_level=_f(b, d, "LAST_LEVEL"),
+        levels=b.bin("add", "u32", _f(b, d, "MAX_MIP"), C(b, "u32", 1)),
+        bpe=bpe,
+        f1=f1,
+        f2=f2,
+        masks=masks,
+        xor_bits=xor_bits,
+    )
 
 
-def texel_address(b: Builder, img: ImageView, xy: list):
-    """(byte address, in bounds) of texel ``xy`` (one coordinate per dimension of ``img.dim``,
-    unsigned: negative coordinates are out of bounds) in the image's layout."""
-    x = xy[0]
-    bpe = b.un("ctz", "u32", img.fm.nbytes)  # log2 of the texel size (a power of two for images)
-    inb = b.cmp("lt", "u32", x, img.width)
-    texel = b.cvt("u64", x)
-    if img.dim == DIM_2D:
-        inb = b.bin("and", "b1", inb, b.cmp("lt", "u32", xy[1], img.height))
-        pitch = _by_bpe(
-            b, bpe, lambda k: _align(b, img.width, layout.block_dims(layout.LINEAR, layout.RSRC_2D, k)[0])
+def _ceil_shift(b, v, i):
+    """max(ceil(v / 2**i), 1) (addrlib's level size; ``i`` an int or a u32 value < 32)."""
+    sh = C(b, "u32", i) if isinstance(i, int) else i
+    one = b.bin("sub", "u32", b.bin("shl", "u32", C(b, "u32", 1), sh), C(b, "u32", 1))
+    return b.bin("max", "u32", b.bin("shr", "u32", b.bin("add", "u32", v, one), sh), C(b, "u32", 1))
+
+
+def _align_log2(b, v, lg):
+    """v rounded up to a multiple of 2**lg (lg a u32 value)."""
+    one = b.bin("sub", "u32", b.bin("shl", "u32", C(b, "u32", 1), lg), C(b, "u32", 1))
+    return b.bin("and", "u32", b.bin("add", "u32", v, one), b.un("not", "u32", one))
+
+
+def _in_tail(b, v: ImageView, w, h, level):
+    """Level ``level`` (sizes w, h rounded up) lies in the mip tail (layout.level_plan)."""
+    f1 = v.f1
+    left = b.bin("sub", "u32", v.levels, level)
+    conds = [
+        b.cmp("ne", "u32", _u(b, f1, F1_TAIL, 1), C(b, "u32", 0)),
+        b.cmp("gt", "u32", v.levels, C(b, "u32", 1)),
+        b.cmp("le", "u32", w, b.bin("shl", "u32", C(b, "u32", 1), _u(b, f1, F1_FITW, 15))),
+        b.cmp("le", "u32", h, b.bin("shl", "u32", C(b, "u32", 1), _u(b, f1, F1_FITH, 15))),
+        b.cmp("le", "u32", left, _u(b, f1, F1_MAXTAIL, 31)),
+    ]
+    out = conds[0]
+    for c in conds[1:]:
+        out = b.bin("and", "b1", out, c)
+    return out
+
+
+def _chain(b: Builder, v: ImageView) -> None:
+    """The mip chain's facts (uniform, once per T#): each level's offset in its slice, the
+    slice's size, the first level in the tail (layout.level_plan in IR)."""
+    f1 = v.f1
+    bw, bh, bd = _u(b, f1, F1_BW, 15), _u(b, f1, F1_BH, 15), _u(b, f1, F1_BD, 15)
+    bpe64, bd64 = b.cvt("u64", v.bpe), b.cvt("u64", bd)
+    contrib, tails = [], []
+    chain = C(b, "u64", 0)
+    first_tail = C(b, "u32", 0)
+    for i in range(MAX_LEVELS):
+        w, h = _ceil_shift(b, v.width, i), _ceil_shift(b, v.height, i)
+        p, hh = _align_log2(b, w, bw), _align_log2(b, h, bh)
+        size = b.bin("shl", "u64", b.bin("mul", "u64", b.cvt("u64", p), b.cvt("u64", hh)), bpe64)
+        valid = b.cmp("lt", "u32", C(b, "u32", i), v.levels)
+        tail = _in_tail(b, v, w, h, C(b, "u32", i))
+        body = b.bin("and", "b1", valid, b.un("not", "b1", tail))
+        zero = C(b, "u64", 0)
+        chain = b.bin("add", "u64", chain, b.select(body, size, zero))
+        contrib.append(b.select(body, b.bin("shl", "u64", size, bd64), zero))
+        first_tail = b.bin("add", "u32", first_tail, b.select(body, C(b, "u32", 1), C(b, "u32", 0)))
+        tails.append(b.bin("and", "b1", valid, tail))
+    # a tail exists when the last level is in it (levels in the tail are the last ones)
+    has_tail = b.cmp("lt", "u32", first_tail, v.levels)
+    blk64 = b.cvt("u64", _u(b, f1, F1_BLK, 31))
+    head = b.select(has_tail, b.bin("shl", "u64", C(b, "u64", 1), blk64), C(b, "u64", 0))
+    v.chain = b.bin("add", "u64", chain, b.bin("shr", "u64", head, bd64))
+    offs: list = [None] * MAX_LEVELS
+    acc = head
+    for i in reversed(range(MAX_LEVELS)):
+        offs[i] = acc
+        acc = b.bin("add", "u64", acc, contrib[i])
+    v.level_off = offs
+    v.first_tail = first_tail
+
+
+def _by_level(b, level, vals):
+    out = vals[0]
+    for i in range(1, len(vals)):
+        out = b.select(_eq(b, level, i), vals[i], out)
+    return out
+
+
+def texel_address(b: Builder, img: ImageView, xy: list, mip=None):
+    """(byte address, in bounds) of texel ``xy`` (the instruction's coordinates for
+    ``img.dim``: x; x y; x y z; x layer; x y layer; unsigned: negative coordinates are out of
+    bounds) in the image's layout, of level BASE_LEVEL (+ ``mip``, a u32 value, when given).
+    Lanes whose result is not established refuse by name here: a level past LAST_LEVEL, a
+    coordinate between a level's rounded-down and rounded-up size, a layer of a non-array T#
+    other than 0."""
+    dim = img.dim
+    f1 = img.f1
+    level = img.base_level
+    if mip is not None:
+        _refuse(
+            b,
+            "image.unsupported_descriptor",
+            b.bin(
+                "and",
+                "b1",
+                img.real,
+                b.cmp("gt", "u32", mip, b.bin("sub", "u32", img.last_level, img.base_level)),
+            ),
+            "image_load_mip/image_store_mip of a level past the T#'s LAST_LEVEL (what hardware "
+            "does there is not established)",
         )
-        texel = b.bin("add", "u64", b.bin("mul", "u64", b.cvt("u64", xy[1]), b.cvt("u64", pitch)), texel)
-    offset = b.bin("shl", "u64", texel, b.cvt("u64", bpe))
-    if img.dim == DIM_2D:
-        for m in tiled_modes(b, img.dim):
-            tiled = _by_bpe(b, bpe, lambda k, m=m: _tiled_offset(b, m, k, img.width, x, xy[1]))
-            offset = b.select(_eq(b, img.sw_mode, m), tiled, offset)
+        level = b.bin("and", "u32", b.bin("add", "u32", img.base_level, mip), C(b, "u32", MAX_LEVELS - 1))
+    zero = C(b, "u32", 0)
+    x = xy[0]
+    y = xy[1] if dim in (DIM_2D, DIM_3D, DIM_2D_ARRAY) else zero
+    # level sizes: the API's (rounded down) bound the coordinates; addrlib lays out the rounded-
+    # up ones; a coordinate between them refuses
+    sizes = [(x, img.width)]
+    if dim in (DIM_2D, DIM_3D, DIM_2D_ARRAY):
+        sizes.append((y, img.height))
+    if dim == DIM_3D:
+        sizes.append((xy[2], b.bin("add", "u32", img.depth, C(b, "u32", 1))))
+    inb = C(b, "b1", 1)
+    band = C(b, "b1", 0)
+    for c, full in sizes:
+        lo = b.bin("max", "u32", b.bin("shr", "u32", full, level), C(b, "u32", 1))
+        hi = _ceil_shift(b, full, level)
+        inb = b.bin("and", "b1", inb, b.cmp("lt", "u32", c, lo))
+        band = b.bin(
+            "or", "b1", band, b.bin("and", "b1", b.cmp("ge", "u32", c, lo), b.cmp("lt", "u32", c, hi))
+        )
+    is_array = b.bin("or", "b1", _eq(b, img.typ, TYPE_1D_ARRAY), _eq(b, img.typ, TYPE_2D_ARRAY))
+    if dim == DIM_3D:
+        z = xy[2]
+    elif dim in (DIM_1D_ARRAY, DIM_2D_ARRAY):
+        layer = xy[1] if dim == DIM_1D_ARRAY else xy[2]
+        # an array T#: BASE_ARRAY + layer, at most DEPTH (the last layer); a one-layer T#: only 0
+        last = b.bin("sub", "u32", img.depth, img.base_array)
+        inb = b.bin(
+            "and", "b1", inb, b.bin("or", "b1", b.un("not", "b1", is_array), b.cmp("le", "u32", layer, last))
+        )
+        band = b.bin("or", "b1", band, b.bin("and", "b1", b.un("not", "b1", is_array), _ne(b, layer, 0)))
+        z = b.select(is_array, b.bin("add", "u32", img.base_array, layer), zero)
+    else:
+        z = b.select(is_array, img.base_array, zero)
+    _refuse(
+        b,
+        "image.unsupported_descriptor",
+        b.bin("and", "b1", b.bin("and", "b1", b.exec(), img.real), band),
+        "an image coordinate between a mip level's rounded-down and rounded-up size, or a "
+        "layer other than 0 of a T# that is not an array (what hardware reads there is not "
+        "established)",
+    )
+    # the level: its pitch, whether it is in the tail, its offset or its place in the tail
+    bw, bh, bd = _u(b, f1, F1_BW, 15), _u(b, f1, F1_BH, 15), _u(b, f1, F1_BD, 15)
+    w = _ceil_shift(b, img.width, level)
+    h = _ceil_shift(b, img.height, level)
+    pitch = _align_log2(b, w, bw)
+    tail = _in_tail(b, img, w, h, level)
+    off = _by_level(b, level, img.level_off)
+    m = b.bin(
+        "and",
+        "u32",
+        b.bin(
+            "sub",
+            "u32",
+            b.bin("sub", "u32", _u(b, f1, F1_MAXTAIL, 31), C(b, "u32", 1)),
+            b.bin("sub", "u32", level, img.first_tail),
+        ),
+        C(b, "u32", 15),
+    )
+    origin = _lookup(b, m, {k: o[0] | o[1] << 8 for k in range(16) for o in [layout.tail_origin(k)]}, 4)
+    tx = b.bin("shl", "u32", _u(b, origin, 0, 0xFF), _u(b, img.f2, F2_UX, 15))
+    ty = b.bin("shl", "u32", _u(b, origin, 8, 0xFF), _u(b, img.f2, F2_UY, 15))
+    px = b.select(tail, b.bin("add", "u32", x, tx), x)
+    py = b.select(tail, b.bin("add", "u32", y, ty), y)
+    off = b.select(tail, C(b, "u64", 0), off)
+    row = b.select(tail, zero, b.bin("shr", "u32", y, bh))
+    col = b.select(tail, zero, b.bin("shr", "u32", x, bw))
+    # the offset in the block: address bit i is the parity of the packed coordinates under
+    # mask i (layout.address_by_facts), XORed with the pipe/bank bits
+    nx, ny = layout.COORD_BITS[0], layout.COORD_BITS[1]
+    packed = b.bin(
+        "or",
+        "u32",
+        b.bin(
+            "or",
+            "u32",
+            b.bin("and", "u32", px, C(b, "u32", 0x7FF)),
+            b.bin("shl", "u32", b.bin("and", "u32", py, C(b, "u32", 0x7FF)), C(b, "u32", nx)),
+        ),
+        b.bin("shl", "u32", b.bin("and", "u32", z, C(b, "u32", 0xFF)), C(b, "u32", nx + ny)),
+    )
+    inner = img.xor_bits
+    for i, mask in enumerate(img.masks):
+        bit = b.bin("and", "u32", b.un("popcount", "u32", b.bin("and", "u32", packed, mask)), C(b, "u32", 1))
+        inner = b.bin("xor", "u32", inner, b.bin("shl", "u32", bit, C(b, "u32", i)))
+    index = b.bin(
+        "add",
+        "u64",
+        b.bin("mul", "u64", b.cvt("u64", row), b.cvt("u64", b.bin("shr", "u32", pitch, bw))),
+        b.cvt("u64", col),
+    )
+    slice_id = b.cvt("u64", b.bin("shr", "u32", z, bd))
+    stride = b.bin("shl", "u64", img.chain, b.cvt("u64", bd))
+    offset = b.bin("add", "u64", b.bin("mul", "u64", slice_id, stride), off)
+    offset = b.bin("add", "u64", offset, b.bin("shl", "u64", index, b.cvt("u64", _u(b, f1, F1_BLK, 31))))
+    offset = b.bin("add", "u64", offset, b.cvt("u64", inner))
     return b.bin("add", "u64", img.base, offset), inb
 
 
@@ -182,32 +527,65 @@ def _refuse_reserved_type(b: Builder, typ):
 def check_tsharp(b: Builder, d: list, dim: int):
     """Refuse (by name, for active lanes) every non-null T# that image_load/image_store would
     not carry out exactly; returns (real image, format)."""
+    real, fm, _ = _check(b, d, dim)
+    return real, fm
+
+
+def _check(b: Builder, d: list, dim: int):
     typ = _f(b, d, "TYPE")
     real = b.cmp("ge", "u32", typ, C(b, "u32", TYPE_1D))
     _refuse_reserved_type(b, typ)
-    want = TYPE_2D if dim == DIM_2D else TYPE_1D
     _refuse(
         b,
         "image.unsupported_descriptor",
-        b.bin("and", "b1", real, _ne(b, typ, want)),
-        "T# TYPE is not the instruction's 1D/2D dim (3D, cube, array and MSAA images are not carried out)",
+        b.bin("and", "b1", real, b.un("not", "b1", _any(b, *[_eq(b, typ, t) for t in TYPES_OF_DIM[dim]]))),
+        "T# TYPE is not one the instruction's dim reads (cube and MSAA images, and a TYPE of "
+        "another dimension, are not carried out)",
     )
     sw_mode = _f(b, d, "SW_MODE")
+    fm = formats.Format(b, _f(b, d, "FORMAT"), image=True)
+    lv = _layout_values(b, d, dim, fm)
+    _, f1, f2, _ = lv
     dcc = b.bin("or", "u32", _f(b, d, "WRITE_COMPRESS_ENABLE"), _f(b, d, "COMPRESSION_EN"))
-    laid_out = [_eq(b, sw_mode, layout.LINEAR)]
-    for m in tiled_modes(b, dim):
-        # the base must be aligned to the block (T# BASE_ADDRESS is in 256-byte units)
-        blk = layout.mode_kind(m)[0]  # type: ignore[index]
-        aligned = _eq(b, b.bin("and", "u32", d[0], C(b, "u32", (1 << (blk - 8)) - 1)), 0)
-        laid_out.append(b.bin("and", "b1", _eq(b, sw_mode, m), aligned))
+    # base address bits inside the block: the pipe/bank XOR of an _X/_T mode; any other must be 0
+    low = b.bin(
+        "sub",
+        "u32",
+        b.bin(
+            "shl",
+            "u32",
+            C(b, "u32", 1),
+            b.bin("and", "u32", b.bin("sub", "u32", _u(b, f1, F1_BLK, 31), C(b, "u32", 8)), C(b, "u32", 31)),
+        ),
+        C(b, "u32", 1),
+    )
+    xor_mask = _u(b, f2, F2_XOR, 0xFFFF)
+    low = b.bin("and", "u32", low, b.un("not", "u32", b.bin("shr", "u32", xor_mask, C(b, "u32", 8))))
+    misaligned = _ne(b, b.bin("and", "u32", d[0], low), 0)
+    xor_modes = [m for m, n in layout.sw_mode_names().items() if n.endswith(("_X", "_T"))]
+    _, xor_ok = chip_of(b)
+    if not xor_ok and tiled_modes(b, dim):
+        _refuse(
+            b,
+            "image.unsupported_layout",
+            b.bin("and", "b1", real, _any(b, *[_eq(b, sw_mode, m) for m in xor_modes])),
+            "T# SW_MODE is an _X/_T mode, whose pipe/bank XOR depends on the GPU's "
+            "GB_ADDR_CONFIG, which this capture does not record (or records a configuration "
+            "addrlib has no patterns for)",
+        )
     _refuse(
         b,
         "image.unsupported_layout",
-        b.bin("and", "b1", real, b.bin("or", "b1", b.un("not", "b1", _any(b, *laid_out)), _ne(b, dcc, 0))),
-        "T# SW_MODE is not one wavelift lays out (linear; 2-D 256B/4KB/64KB _S and _D), the "
-        "base address is not aligned to its block, or the image is DCC-compressed",
+        b.bin(
+            "and",
+            "b1",
+            b.bin("and", "b1", real, fm.known),  # (a format not converted: its own refusal)
+            _any(b, _eq(b, _u(b, f1, F1_VALID, 1), 0), misaligned, _ne(b, dcc, 0)),
+        ),
+        "T# SW_MODE is not one wavelift lays out for this image type and texel size (linear; "
+        "GFX10/10.3 256B/4KB/64KB S, D, R, Z and their _X/_T forms where addrlib has a pattern), "
+        "the base address is not aligned to its block, or the image is DCC-compressed",
     )
-    fm = formats.Format(b, _f(b, d, "FORMAT"), image=True)
     _refuse(
         b,
         "image.unsupported_format",
@@ -215,64 +593,52 @@ def check_tsharp(b: Builder, d: list, dim: int):
         "T# IMG_FORMAT is not one whose conversion is exactly defined (SRGB, FLOAT_CLAMP, "
         "block-compressed, FMASK, YUV and buffer-only formats are not carried out)",
     )
+    base_level, last_level = _f(b, d, "BASE_LEVEL"), _f(b, d, "LAST_LEVEL")
+    depth, base_array = _f(b, d, "DEPTH"), _f(b, d, "BASE_ARRAY")
+    is_array = b.bin("or", "b1", _eq(b, typ, TYPE_1D_ARRAY), _eq(b, typ, TYPE_2D_ARRAY))
     bad = [
         _ne(b, _f(b, d, "MIN_LOD"), 0),
-        _ne(b, _f(b, d, "BASE_LEVEL"), 0),
-        _ne(b, _f(b, d, "LAST_LEVEL"), 0),
-        _eq(b, _f(b, d, "RESOURCE_LEVEL"), 0),
-    ]  # RESOURCE_LEVEL must be 1
+        b.cmp("gt", "u32", base_level, last_level),
+        b.cmp("gt", "u32", last_level, _f(b, d, "MAX_MIP")),
+        _eq(b, _f(b, d, "RESOURCE_LEVEL"), 0),  # RESOURCE_LEVEL must be 1
+        # arrays: BASE_ARRAY..DEPTH are the layers; 3-D: DEPTH + 1 slices, BASE_ARRAY 0; 1-D/2-D:
+        # both 0 (GFX10.3 names DEPTH's bits PITCH there: a custom pitch)
+        b.bin(
+            "or",
+            "b1",
+            b.bin("and", "b1", is_array, b.cmp("gt", "u32", base_array, depth)),
+            b.bin("and", "b1", b.un("not", "b1", is_array), _ne(b, base_array, 0)),
+        ),
+        b.bin(
+            "and",
+            "b1",
+            b.bin("or", "b1", _eq(b, typ, TYPE_1D), _eq(b, typ, TYPE_2D)),
+            _ne(b, depth, 0),
+        ),
+    ]
     bad += [_ne(b, b.bin("and", "u32", d[k], C(b, "u32", m)), 0) for k, m in MUST_BE_ZERO.items()]
     _refuse(
         b,
         "image.unsupported_descriptor",
         b.bin("and", "b1", real, _any(b, *bad)),
-        "T# with mip levels, array layers, depth or a custom pitch, RESOURCE_LEVEL clear, "
-        "or reserved bits set",
+        "T# with MIN_LOD set, BASE_LEVEL..LAST_LEVEL outside the MAX_MIP + 1 levels, "
+        "RESOURCE_LEVEL clear, BASE_ARRAY past DEPTH, a custom pitch (DEPTH/PITCH of a 1-D/2-D "
+        "image), a 3-D storage view of one level's slices (ARRAY_PITCH) or reserved bits set",
     )
-    return real, fm
+    return real, fm, lv
 
 
 def tiled_modes(b: Builder, dim: int) -> tuple[int, ...]:
-    """The tiled SW_MODEs laid out for this dim on this target (GFX10/10.3 2-D images)."""
+    """The tiled SW_MODEs that may be laid out on this target (GFX10/10.3; whether one is for a
+    given dim, texel size and GB_ADDR_CONFIG is layout.mode_facts')."""
     target = getattr(b, "target", "")
-    return TILED_2D if dim == DIM_2D and target.startswith(("gfx101", "gfx103")) else ()
+    if not target.startswith(("gfx101", "gfx103")):
+        return ()
+    return tuple(m for m in sorted(layout.sw_mode_names()) if m != layout.LINEAR)
 
 
 def _align(b, v, a):
     return b.bin("and", "u32", b.bin("add", "u32", v, C(b, "u32", a - 1)), C(b, "u32", -a & 0xFFFFFFFF))
-
-
-def _tiled_offset(b: Builder, mode: int, bpe_log2: int, width, x, y):
-    """Byte offset of texel (x, y) of a 2-D image (one level, one slice) in swizzle mode ``mode``
-    (a mode whose pattern is a permutation of x and y bits) with 2**bpe_log2-byte texels:
-    layout.address in IR."""
-    rbplus = getattr(b, "target", "").startswith("gfx103")
-    pattern = layout.pattern_for(layout.Chip(rbplus, 0), mode, layout.RSRC_2D, bpe_log2)
-    assert pattern is not None
-    bw, bh, _ = layout.block_dims(mode, layout.RSRC_2D, bpe_log2)
-    blk = len(pattern)
-    inner = C(b, "u32", 0)
-    for i, (mx, my, mz) in enumerate(pattern):
-        assert not mz and bin(mx).count("1") + bin(my).count("1") <= 1, "not a permutation pattern"
-        for mask, v in ((mx, x), (my, y)):
-            if mask:
-                bit = _u(b, v, mask.bit_length() - 1, 1)
-                inner = b.bin("or", "u32", inner, b.bin("shl", "u32", bit, C(b, "u32", i)))
-    blocks_per_row = b.bin("shr", "u32", _align(b, width, bw), C(b, "u32", bw.bit_length() - 1))
-    row = b.bin("shr", "u32", y, C(b, "u32", bh.bit_length() - 1))
-    col = b.bin("shr", "u32", x, C(b, "u32", bw.bit_length() - 1))
-    index = b.bin(
-        "add", "u64", b.bin("mul", "u64", b.cvt("u64", row), b.cvt("u64", blocks_per_row)), b.cvt("u64", col)
-    )
-    return b.bin("add", "u64", b.bin("shl", "u64", index, C(b, "u64", blk)), b.cvt("u64", inner))
-
-
-def _by_bpe(b: Builder, bpe, make):
-    """make(bpe_log2) selected by the run-time texel size (bpe_log2 0..4)."""
-    out = make(BPE_LOG2S[0])
-    for k in BPE_LOG2S[1:]:
-        out = b.select(_eq(b, bpe, k), make(k), out)
-    return out
 
 
 def translate(ins, b: Builder):
@@ -287,24 +653,16 @@ def translate(ins, b: Builder):
         # two 16-bit components a VGPR: what the last VGPR's other half gets is not established
         unsupported("d16 image access of an odd number of components")
     dim = f.get("dim", 0)
-    if dim not in (DIM_1D, DIM_2D):
-        unsupported("image dimension other than 1D/2D")
+    if dim not in DIMS:
+        unsupported("image dimension cube or MSAA")
     r = f["srsrc"] * 4
     d = [b.sget(r + j) for j in range(8)]
     img = describe(b, d, dim)
     real, fm = img.real, img.fm
-    ncoord = 2 if dim == DIM_2D else 1
+    ncoord = NCOORD[dim]
     xy = _coords(ins, b, ncoord + (1 if n.endswith("_mip") else 0))
-    if n.endswith("_mip"):
-        # the T# has one level (check_tsharp): level 0 is image_load/store; any other level
-        # (what hardware gives past LAST_LEVEL is not established) refuses
-        _refuse(
-            b,
-            "image.unsupported_descriptor",
-            b.bin("and", "b1", real, _ne(b, xy[ncoord], 0)),
-            "image_load_mip/image_store_mip of a level other than 0 (mip chains are not carried out)",
-        )
-    addr, inb = texel_address(b, img, xy[:ncoord])
+    # _mip: the level is BASE_LEVEL + the last coordinate (texel_address)
+    addr, inb = texel_address(b, img, xy[:ncoord], xy[ncoord] if n.endswith("_mip") else None)
     ok = b.bin("and", "b1", b.bin("and", "b1", b.exec(), inb), b.bin("and", "b1", real, fm.known))
     dmask = f.get("dmask", 0xF) & 0xF
     chans = [c for c in range(4) if dmask >> c & 1]

@@ -76,10 +76,17 @@ def lane_count_points(program: Program, blk: Block) -> dict[int, int]:
 
 
 def translate(
-    code: bytes, target: str, wave_size: int, base_address: int, scratch_abi=None, entry: int = 0
+    code: bytes,
+    target: str,
+    wave_size: int,
+    base_address: int,
+    scratch_abi=None,
+    entry: int = 0,
+    gb_addr_config: int | None = None,
 ) -> Program:
     """``code`` starts at guest address ``base_address``; the program starts at byte ``entry``
-    (block 0).  Code below the entry is decoded only where control reaches it (callees)."""
+    (block 0).  Code below the entry is decoded only where control reaches it (callees).
+    ``gb_addr_config``: the GPU's GB_ADDR_CONFIG (image swizzle patterns; None: unknown)."""
     instrs, leaders = flow.discover(code, target, wave_size == 64, base_address, entry)
     groups = flow.blocks(instrs, leaders, entry)
     # scratch: which accesses are scratch, and the offset-register rule (docs/decisions/0008)
@@ -94,6 +101,7 @@ def translate(
         blk = Block(bi, offs[0])
         b = Builder(counter, wave_size)
         b.target = target
+        b.gb_addr_config = gb_addr_config
         b.base_address = base_address
         b.scratch = splan
         for off in offs:

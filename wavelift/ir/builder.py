@@ -33,6 +33,7 @@ class Builder:
         self.uses_float = False
         self.uses_scratch = False
         self.target = "gfx1030"
+        self.gb_addr_config: int | None = None  # the GPU's GB_ADDR_CONFIG (frontend/image.py), if known
         self.base_address = 0  # guest address of byte offset 0 of the program
         self.scratch: Plan | None = None  # set by frontend.program; read by the memory frontends
         self._dpp_ok: Value | None = None  # a DPP row-mask condition, live within one instruction

@@ -209,6 +209,9 @@ def _plan(cap: Capture, meta, moff: int, bad):
         if not isinstance(s, dict) or not _isint(s.get("size_dw")) or not 0 <= s["size_dw"] <= MAX_STREAM_DW:
             bad(f"stream {k} is malformed")
         sl.append((address(s.get("address"), f"stream {k} address"), s["size_dw"]))
+    gb = meta.get("gb_addr_config")
+    if gb is not None and not (_isint(gb) and 0 <= gb <= 0xFFFFFFFF):
+        bad("metadata gb_addr_config is not a 32-bit register value")
     expected, notes = meta.get("expected"), meta.get("notes")
     _check_expected_schema(expected, address, bad)
     if notes is not None and not isinstance(notes, dict):
@@ -216,6 +219,7 @@ def _plan(cap: Capture, meta, moff: int, bad):
     _check_text(expected, "metadata expected", bad)
     _check_text(notes, "metadata notes", bad)
     cap.target = target
+    cap.gb_addr_config = gb
     cap.streams = sl
     cap.expected = expected
     cap.notes = notes or {}
@@ -268,6 +272,9 @@ class Capture:
         self.expected: dict | None = None  # optional expected results (JSON-able)
         self.notes: dict = {}  # free-form provenance (JSON-able)
         self.path: str | None = None
+        # GB_ADDR_CONFIG of the GPU the streams were recorded for (the _X/_T image swizzle modes
+        # depend on it: dispatch/config.py), or None: not recorded (those modes refuse)
+        self.gb_addr_config: int | None = None
 
     # --- building ---------------------------------------------------------------------------
     def alloc(
@@ -362,6 +369,8 @@ class Capture:
                 expected=self.expected,
                 notes=self.notes,
             )
+            if self.gb_addr_config is not None:  # (absent: a capture made before it was recorded)
+                meta["gb_addr_config"] = self.gb_addr_config
             mb = json.dumps(meta, indent=1, sort_keys=True).encode()
             f.seek(pos)
             f.write(mb)

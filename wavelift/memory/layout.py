@@ -299,6 +299,101 @@ def surface_info(s: Surface, chip: Chip | None = None) -> Info:
     return Info(pitch, height, slices, (bw, bh, bd), chain, tuple(out))
 
 
+COORD_BITS = (11, 11, 8)  # x, y, z bits any GFX10/10.3 pattern reads (x, y < 2**11, z < 2**8)
+
+
+@dataclass(frozen=True)
+class ModeFacts:
+    """What places a texel of one (chip, swizzle mode, resource type, element size), as numbers
+    frontend/image.py looks up at run time and surface_info/address use here (so the addrlib
+    oracle checks the very facts the IR uses).  Log2s throughout.  Linear is the 256-byte-row
+    case of a blocked layout: blocks of one 256-byte row (block_dims), whose pattern places x."""
+
+    blk: int  # block bytes (8: linear and the 256 B modes, which have no mip tail)
+    bw: int  # block width, height, depth in elements
+    bh: int
+    bd: int
+    thick: bool
+    tail: bool  # a mip chain may end in a tail (4 KiB / 64 KiB blocks)
+    fit_w: int  # a level fits the tail when its (addrlib-rounded) size is at most this
+    fit_h: int
+    max_tail: int  # levels a tail holds at most
+    unit_x: int  # the tail's 256 B unit (a level's origin in the tail is a multiple)
+    unit_y: int
+    xor_mask: int  # the bits of the offset within the block the pipe/bank XOR may flip
+    packed: tuple[int, ...]  # per address bit of the block: x | y << 11 | z << 22 (pack_masks)
+
+
+def pack_masks(mx: int, my: int, mz: int) -> int:
+    return mx | my << COORD_BITS[0] | mz << (COORD_BITS[0] + COORD_BITS[1])
+
+
+@cache
+def mode_facts(chip: Chip, sw_mode: int, rsrc: int, bpe_log2: int) -> ModeFacts | None:
+    """The facts of a laid-out (mode, resource type, element size), or None (refused)."""
+    if not 0 <= bpe_log2 <= 4:
+        return None
+    if sw_mode == LINEAR:
+        n = 8 - bpe_log2
+        pat = tuple(pack_masks(1 << (i - bpe_log2), 0, 0) if i >= bpe_log2 else 0 for i in range(8))
+        return ModeFacts(8, n, 0, 0, False, False, 0, 0, 0, 0, 0, 0, pat)
+    pattern = pattern_for(chip, sw_mode, rsrc, bpe_log2)
+    k = mode_kind(sw_mode)
+    if pattern is None or k is None:
+        return None
+    blk, kind, xor = k
+    for mx, my, mz in pattern:
+        assert mx < 1 << COORD_BITS[0] and my < 1 << COORD_BITS[1] and mz < 1 << COORD_BITS[2]
+    bw, bh, bd = block_dims(sw_mode, rsrc, bpe_log2)
+    thick = is_thick(rsrc, sw_mode)
+    lg = int.bit_length
+    tail_w, tail_h = bw, bh
+    if thick:
+        tail_w, tail_h = (bw, bh >> 1) if blk % 3 == 0 else (bw >> 1, bh) if blk % 3 == 1 else (bw, bh)
+    else:
+        tail_w >>= 1
+    fit_w, fit_h = tail_w, tail_h
+    if chip.z_tail_fix and kind == "Z" and bpe_log2 <= 1:
+        b = [(16, 16), (16, 8), (8, 8)]
+        fit_w //= b[bpe_log2][0] // b[2][0]
+        fit_h //= b[bpe_log2][1] // b[2][1]
+    unit = [(8, 4), (4, 4), (4, 4), (4, 2), (2, 2)][bpe_log2] if thick else B256[bpe_log2]
+    xor_mask = 0
+    if xor:
+        pipe_mask = (1 << chip.pipes_log2) - 1
+        bank_bits = max(0, min(blk - 8 - chip.pipes_log2 - 2, 4))
+        bank_mask = ((1 << bank_bits) - 1) << (chip.pipes_log2 + 2)
+        xor_mask = ((pipe_mask | bank_mask) << 8) & ((1 << blk) - 1)
+    assert blk % 2 == 0  # (addrlib swaps tail coordinates for odd blocks: VAR modes, refused)
+    return ModeFacts(
+        blk,
+        lg(bw) - 1,
+        lg(bh) - 1,
+        lg(bd) - 1,
+        thick,
+        blk > 8,
+        lg(fit_w) - 1,
+        lg(fit_h) - 1,
+        max_mips_in_tail(blk, not thick) if blk > 8 else 0,
+        lg(unit[0]) - 1,
+        lg(unit[1]) - 1,
+        xor_mask,
+        tuple(pack_masks(*t) for t in pattern),
+    )
+
+
+B256 = [(16, 16), (16, 8), (8, 8), (8, 4), (4, 4)]  # elements of a 256 B thin block per bpe
+
+
+def tail_origin(m: int) -> tuple[int, int]:
+    """(x, y) in tail units of the level ``m`` places before the tail's last (addrlib's mip-tail
+    offsets, even block sizes)."""
+    mo = (16 << m) if m > 6 else (m << 8)
+    mx = sum(((mo >> (9 + 2 * k)) & 1) << k for k in range(6))
+    my = sum(((mo >> (8 + 2 * k)) & 1) << k for k in range(6))
+    return mx, my
+
+
 def _parity_terms(mask: int, v: np.ndarray) -> np.ndarray:
     out = np.zeros_like(v)
     b = 0
@@ -357,3 +452,69 @@ def address(chip: Chip, s: Surface, x, y, z, mip: int = 0, pipe_bank_xor: int = 
     thick = is_thick(s.rsrc, s.sw_mode)
     slice_size, slice_id = (u(info.slice_size * bd), z // u(bd)) if thick else (u(info.slice_size), z)
     return slice_size * slice_id + u(mi.offset) + (blk_idx << u(blk)) + off
+
+
+def level_plan(f: ModeFacts, bpe_log2: int, width: int, height: int, levels: int):
+    """(chain, [(offset, pitch, tail origin or None) per level]) by the arithmetic
+    frontend/image.py carries out in IR: chain is the bytes of one slice (all levels; times
+    block depth for a thick block of slices), offset a level's bytes from its slice's start.
+    Equals surface_info (tests/memory/test_layout.py)."""
+    sizes, tails = [], []
+    for i in range(levels):
+        w, h = _mip_size(width, i), _mip_size(height, i)
+        p, hh = _align(w, 1 << f.bw), _align(h, 1 << f.bh)
+        sizes.append((p * hh) << bpe_log2)
+        tails.append(
+            f.tail and levels > 1 and w <= 1 << f.fit_w and h <= 1 << f.fit_h and levels - i <= f.max_tail
+        )
+    has_tail = tails[-1]
+    first_tail = tails.index(True) if has_tail else levels
+    head = (1 << f.blk) if has_tail else 0
+    chain = sum(sz for sz, t in zip(sizes, tails) if not t) + (head >> f.bd)
+    out: list[tuple[int, int, tuple[int, int] | None]] = []
+    for lv in range(levels):
+        off = head + sum(sizes[i] << f.bd for i in range(lv + 1, levels) if not tails[i])
+        pitch = _align(_mip_size(width, lv), 1 << f.bw)
+        if tails[lv]:
+            mx, my = tail_origin(f.max_tail - 1 - (lv - first_tail))
+            out.append((0, pitch, (mx << f.unit_x, my << f.unit_y)))
+        else:
+            out.append((off, pitch, None))
+    return chain, out
+
+
+def address_by_facts(
+    f: ModeFacts,
+    bpe_log2: int,
+    width: int,
+    height: int,
+    levels: int,
+    x,
+    y,
+    z,
+    mip: int,
+    pipe_bank_xor: int = 0,
+) -> np.ndarray:
+    """address() by the facts and the arithmetic frontend/image.py carries out in IR (a mode's
+    pattern applied as parities of packed coordinates); equals address()."""
+    u = np.uint64
+    x, y, z = (np.asarray(v, np.uint64) for v in (x, y, z))
+    chain, plan = level_plan(f, bpe_log2, width, height, levels)
+    off, pitch, tail = plan[mip]
+    if tail is not None:
+        px, py, row, col = x + u(tail[0]), y + u(tail[1]), u(0), u(0)
+    else:
+        px, py, row, col = x, y, y >> u(f.bh), x >> u(f.bw)
+    packed = (
+        (px & u(0x7FF))
+        | (py & u(0x7FF)) << u(COORD_BITS[0])
+        | (z & u(0xFF)) << u(COORD_BITS[0] + COORD_BITS[1])
+    )
+    inner = np.zeros_like(packed)
+    for i, m in enumerate(f.packed):
+        bits = packed & u(m)
+        par = np.array([bin(int(v)).count("1") & 1 for v in bits.ravel()], np.uint64).reshape(bits.shape)
+        inner |= par << u(i)
+    inner ^= u((pipe_bank_xor << 8) & f.xor_mask)
+    index = row * u(pitch >> f.bw) + col
+    return (z >> u(f.bd)) * u(chain << f.bd) + u(off) + (index << u(f.blk)) + inner

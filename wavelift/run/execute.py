@@ -126,6 +126,7 @@ def module_key(program, config, mode, backend):
         config.scratch_wave_bytes,
         config.float_mode,
         _scratch_abi(config),
+        config.gb_addr_config,  # image swizzle patterns (frontend/image.py)
     )
     be = _backend(backend)
     return key + be.key_extra(config) if be is not None else key
@@ -158,10 +159,19 @@ def program_for(memory, config, cache=None):
         config.target,
         config.wave_size,
         sabi,
+        config.gb_addr_config,
     )
     program = cache.get(pkey)
     if program is None:
-        program = translate(code, config.target, config.wave_size, code_base, scratch_abi=sabi, entry=entry)
+        program = translate(
+            code,
+            config.target,
+            config.wave_size,
+            code_base,
+            scratch_abi=sabi,
+            entry=entry,
+            gb_addr_config=config.gb_addr_config,
+        )
         cache[pkey] = program
     return program, code_base
 

@@ -7,6 +7,7 @@ submission of a capture, and Device.launch (wavelift.driver) for the IB it build
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from collections.abc import Callable
@@ -60,12 +61,14 @@ def run_stream(
     on_packet=None,
     limits: StreamLimits | None = None,
     index_base: int = 0,
+    gb_addr_config: int | None = None,
 ) -> Refusal | None:
     """Walk one stream; append one DispatchResult per dispatch to `results` (index =
     `index_base` + its position there). A bad packet appends a DispatchResult(config=None,
     refusal) and stops the stream; that refusal is returned (None if the stream ran to its end).
     `limits`: what the capture's streams may do in all (shared by its streams; default: this
-    stream alone)."""
+    stream alone). `gb_addr_config`: the GPU's GB_ADDR_CONFIG (the capture's, or the Device's),
+    given to every dispatch's config (None: not known)."""
     limits = StreamLimits() if limits is None else limits
     if execute is None:
         execute = default_execute()
@@ -74,6 +77,8 @@ def run_stream(
         index = index_base + len(results)
         try:
             config = build_config(ev.regs, target, ev.dims, ev.initiator)
+            if gb_addr_config is not None:
+                config = dataclasses.replace(config, gb_addr_config=gb_addr_config)
         except Refused as e:
             results.append(
                 DispatchResult(index, None, e.refusal, stats=dict(ib=ev.ib_address, offset=ev.offset))
@@ -129,7 +134,17 @@ def replay(
     limits = StreamLimits() if limits is None else limits  # the streams in all (0015)
     for address, size in cap.streams:
         if (
-            run_stream(cap.memory, cap.target, address, size, regs, execute, results, limits=limits)
+            run_stream(
+                cap.memory,
+                cap.target,
+                address,
+                size,
+                regs,
+                execute,
+                results,
+                limits=limits,
+                gb_addr_config=cap.gb_addr_config,
+            )
             is not None
         ):
             break
