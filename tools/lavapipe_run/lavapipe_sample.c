@@ -1,0 +1,327 @@
+/* lavapipe_sample: lavapipe_run (same directory) with one combined image sampler: run one
+ * SPIR-V compute shader on Mesa's lavapipe with a sampled 2-D image and a sampler, plus storage
+ * buffers, and write every storage buffer back -- the expected results for wavelift's sampling
+ * (tests/execute/test_sampling_lavapipe.py, decision 0025).
+ *
+ *   lavapipe_sample SHADER.spv OUTDIR --groups X,Y,Z
+ *                   --image SET:BINDING:VKFORMAT:WIDTH:HEIGHT:FILE
+ *                   --sampler MAG:MIN:MIPMAP:ADDRESS_U:ADDRESS_V:BORDER:UNNORMALIZED
+ *                   [--binding SET:BINDING:BYTES[:FILE]]...
+ *
+ * The image (one level, one layer, optimal tiling) is filled from FILE (rows of WIDTH texels,
+ * tightly packed) through a staging buffer and vkCmdCopyBufferToImage; the sampler's fields are
+ * the Vk enum values by number (VkFilter, VkSamplerMipmapMode, VkSamplerAddressMode,
+ * VkBorderColor; UNNORMALIZED 0/1), maxLod VK_LOD_CLAMP_NONE.  Buffers as lavapipe_run's.
+ * Build: gcc -O1 -Wall -o lavapipe_sample lavapipe_sample.c -lvulkan
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <vulkan/vulkan.h>
+
+#define MAXB 16
+#define CHECK(x) do { VkResult r_ = (x); if (r_ != VK_SUCCESS) { \
+    fprintf(stderr, "lavapipe_sample: %s failed: %d\n", #x, r_); exit(1); } } while (0)
+
+static void *read_file(const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) { perror(path); exit(1); }
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    void *p = calloc(1, n ? n : 1);
+    if (n && fread(p, 1, n, f) != (size_t)n) { perror(path); exit(1); }
+    fclose(f);
+    *size = n;
+    return p;
+}
+
+struct binding { unsigned set, binding; VkDeviceSize size; const char *file;
+                 int format; /* the VkFormat of a storage texel buffer; 0: a storage buffer */
+                 VkBuffer buf; VkDeviceMemory mem; void *map; VkBufferView view; };
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) {
+        fprintf(stderr, "usage: lavapipe_run SHADER.spv OUTDIR --groups X,Y,Z [--push FILE] "
+                        "[--binding SET:BINDING:BYTES[:FILE]]...\n");
+        return 2;
+    }
+    const char *spv = argv[1], *outdir = argv[2], *push_file = NULL;
+    unsigned gx = 1, gy = 1, gz = 1, nb = 0, nsets = 0;
+    unsigned iset = 0, ibinding = 0, iw = 0, ih = 0;
+    int ifmt = 0, have_image = 0, smag = 0, smin = 0, smip = 0, su = 0, sv = 0, sborder = 0, sunnorm = 0;
+    const char *ifile = NULL;
+    struct binding b[MAXB];
+    memset(b, 0, sizeof b);
+    for (int i = 3; i < argc; i++) {
+        if (!strcmp(argv[i], "--groups") && i + 1 < argc) {
+            if (sscanf(argv[++i], "%u,%u,%u", &gx, &gy, &gz) != 3) return 2;
+        } else if (!strcmp(argv[i], "--push") && i + 1 < argc) {
+            push_file = argv[++i];
+        } else if (!strcmp(argv[i], "--image") && i + 1 < argc) {
+            int off = 0;
+            if (sscanf(argv[++i], "%u:%u:%d:%u:%u:%n", &iset, &ibinding, &ifmt, &iw, &ih, &off) < 5 || !off)
+                return 2;
+            ifile = argv[i] + off;
+            have_image = 1;
+        } else if (!strcmp(argv[i], "--sampler") && i + 1 < argc) {
+            if (sscanf(argv[++i], "%d:%d:%d:%d:%d:%d:%d", &smag, &smin, &smip, &su, &sv, &sborder, &sunnorm) != 7)
+                return 2;
+        } else if (!strcmp(argv[i], "--binding") && i + 1 < argc && nb < MAXB) {
+            char *s = strdup(argv[++i]);
+            unsigned long long size;
+            int off = 0;
+            if (sscanf(s, "%u:%u:%llu%n", &b[nb].set, &b[nb].binding, &size, &off) < 3) return 2;
+            b[nb].size = size;
+            b[nb].file = s[off] == ':' ? s + off + 1 : NULL;
+            if (b[nb].set + 1 > nsets) nsets = b[nb].set + 1;
+            nb++;
+        } else {
+            fprintf(stderr, "lavapipe_sample: bad argument %s\n", argv[i]);
+            return 2;
+        }
+    }
+    if (!have_image) { fprintf(stderr, "lavapipe_sample: --image is required\n"); return 2; }
+    if (iset + 1 > nsets) nsets = iset + 1;
+    if (nsets > 4) return 2;
+
+    VkApplicationInfo app = { VK_STRUCTURE_TYPE_APPLICATION_INFO, NULL, "lavapipe_run", 1, NULL, 0,
+                              VK_API_VERSION_1_2 };
+    VkInstanceCreateInfo ici = { VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, NULL, 0, &app };
+    VkInstance inst;
+    CHECK(vkCreateInstance(&ici, NULL, &inst));
+    uint32_t npd = 1;
+    VkPhysicalDevice pd;
+    VkResult er = vkEnumeratePhysicalDevices(inst, &npd, &pd);
+    if ((er != VK_SUCCESS && er != VK_INCOMPLETE) || npd == 0) {
+        fprintf(stderr, "lavapipe_sample: no Vulkan device\n");
+        return 3;
+    }
+    VkPhysicalDeviceProperties props;
+    vkGetPhysicalDeviceProperties(pd, &props);
+    if (!strstr(props.deviceName, "llvmpipe")) {
+        fprintf(stderr, "lavapipe_sample: device is %s, not lavapipe (set VK_ICD_FILENAMES)\n",
+                props.deviceName);
+        return 3;
+    }
+    fprintf(stderr, "lavapipe_sample: %s, driver 0x%x\n", props.deviceName, props.driverVersion);
+
+    uint32_t nq = 8;
+    VkQueueFamilyProperties qf[8];
+    vkGetPhysicalDeviceQueueFamilyProperties(pd, &nq, qf);
+    uint32_t qfam = 0;
+    while (qfam < nq && !(qf[qfam].queueFlags & VK_QUEUE_COMPUTE_BIT)) qfam++;
+    float prio = 1.0f;
+    VkDeviceQueueCreateInfo qci = { VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO, NULL, 0, qfam, 1, &prio };
+    VkPhysicalDeviceVulkan12Features f12 = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES };
+    f12.shaderBufferInt64Atomics = VK_TRUE;
+    VkPhysicalDeviceFeatures2 f2 = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &f12 };
+    f2.features.shaderInt64 = VK_TRUE;
+    f2.features.shaderFloat64 = VK_TRUE;
+    VkDeviceCreateInfo dci = { VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, &f2, 0, 1, &qci };
+    VkDevice dev;
+    CHECK(vkCreateDevice(pd, &dci, NULL, &dev));
+    VkQueue q;
+    vkGetDeviceQueue(dev, qfam, 0, &q);
+
+    VkPhysicalDeviceMemoryProperties mp;
+    vkGetPhysicalDeviceMemoryProperties(pd, &mp);
+    VkMemoryPropertyFlags want = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+    for (unsigned i = 0; i < nb; i++) {
+        VkBufferCreateInfo bci = { VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, NULL, 0, b[i].size,
+                                   b[i].format ? VK_BUFFER_USAGE_STORAGE_TEXEL_BUFFER_BIT
+                                               : VK_BUFFER_USAGE_STORAGE_BUFFER_BIT,
+                                   VK_SHARING_MODE_EXCLUSIVE };
+        CHECK(vkCreateBuffer(dev, &bci, NULL, &b[i].buf));
+        VkMemoryRequirements mr;
+        vkGetBufferMemoryRequirements(dev, b[i].buf, &mr);
+        uint32_t t = 0;
+        while (t < mp.memoryTypeCount && (!(mr.memoryTypeBits & (1u << t)) ||
+               (mp.memoryTypes[t].propertyFlags & want) != want)) t++;
+        if (t == mp.memoryTypeCount) { fprintf(stderr, "lavapipe_sample: no memory type\n"); return 1; }
+        VkMemoryAllocateInfo mai = { VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, NULL, mr.size, t };
+        CHECK(vkAllocateMemory(dev, &mai, NULL, &b[i].mem));
+        CHECK(vkBindBufferMemory(dev, b[i].buf, b[i].mem, 0));
+        CHECK(vkMapMemory(dev, b[i].mem, 0, b[i].size, 0, &b[i].map));
+        memset(b[i].map, 0, b[i].size);
+        if (b[i].file) {
+            size_t n;
+            void *d = read_file(b[i].file, &n);
+            if (n > b[i].size) { fprintf(stderr, "lavapipe_sample: %s larger than its buffer\n", b[i].file); return 1; }
+            memcpy(b[i].map, d, n);
+            free(d);
+        }
+        if (b[i].format) {
+            VkBufferViewCreateInfo vci = { VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO, NULL, 0, b[i].buf,
+                                           (VkFormat)b[i].format, 0, VK_WHOLE_SIZE };
+            CHECK(vkCreateBufferView(dev, &vci, NULL, &b[i].view));
+        }
+    }
+
+    /* the sampled image: optimal tiling, filled through a staging buffer */
+    size_t idata_size;
+    void *idata = read_file(ifile, &idata_size);
+    VkBufferCreateInfo sbci = { VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, NULL, 0, idata_size ? idata_size : 1,
+                                VK_BUFFER_USAGE_TRANSFER_SRC_BIT, VK_SHARING_MODE_EXCLUSIVE };
+    VkBuffer stage;
+    VkDeviceMemory stage_mem;
+    void *stage_map;
+    CHECK(vkCreateBuffer(dev, &sbci, NULL, &stage));
+    {
+        VkMemoryRequirements mr;
+        vkGetBufferMemoryRequirements(dev, stage, &mr);
+        uint32_t t = 0;
+        while (t < mp.memoryTypeCount && (!(mr.memoryTypeBits & (1u << t)) ||
+               (mp.memoryTypes[t].propertyFlags & want) != want)) t++;
+        if (t == mp.memoryTypeCount) { fprintf(stderr, "lavapipe_sample: no memory type\n"); return 1; }
+        VkMemoryAllocateInfo mai = { VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, NULL, mr.size, t };
+        CHECK(vkAllocateMemory(dev, &mai, NULL, &stage_mem));
+        CHECK(vkBindBufferMemory(dev, stage, stage_mem, 0));
+        CHECK(vkMapMemory(dev, stage_mem, 0, VK_WHOLE_SIZE, 0, &stage_map));
+        memcpy(stage_map, idata, idata_size);
+    }
+    VkImageCreateInfo imci = { VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO, NULL, 0, VK_IMAGE_TYPE_2D, (VkFormat)ifmt,
+                               { iw, ih, 1 }, 1, 1, VK_SAMPLE_COUNT_1_BIT, VK_IMAGE_TILING_OPTIMAL,
+                               VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT,
+                               VK_SHARING_MODE_EXCLUSIVE, 0, NULL, VK_IMAGE_LAYOUT_UNDEFINED };
+    VkImage image;
+    VkDeviceMemory image_mem;
+    CHECK(vkCreateImage(dev, &imci, NULL, &image));
+    {
+        VkMemoryRequirements mr;
+        vkGetImageMemoryRequirements(dev, image, &mr);
+        uint32_t t = 0;
+        while (t < mp.memoryTypeCount && !(mr.memoryTypeBits & (1u << t))) t++;
+        VkMemoryAllocateInfo mai = { VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, NULL, mr.size, t };
+        CHECK(vkAllocateMemory(dev, &mai, NULL, &image_mem));
+        CHECK(vkBindImageMemory(dev, image, image_mem, 0));
+    }
+    VkImageViewCreateInfo ivci = { VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO, NULL, 0, image, VK_IMAGE_VIEW_TYPE_2D,
+                                   (VkFormat)ifmt, { 0, 0, 0, 0 }, { VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1 } };
+    VkImageView iview;
+    CHECK(vkCreateImageView(dev, &ivci, NULL, &iview));
+    VkSamplerCreateInfo sci = { VK_STRUCTURE_TYPE_SAMPLER_CREATE_INFO, NULL, 0, (VkFilter)smag, (VkFilter)smin,
+                                (VkSamplerMipmapMode)smip, (VkSamplerAddressMode)su, (VkSamplerAddressMode)sv,
+                                VK_SAMPLER_ADDRESS_MODE_CLAMP_TO_EDGE, 0.0f, VK_FALSE, 1.0f, VK_FALSE,
+                                VK_COMPARE_OP_NEVER, 0.0f, sunnorm ? 0.0f : VK_LOD_CLAMP_NONE,
+                                (VkBorderColor)sborder, sunnorm ? VK_TRUE : VK_FALSE };
+    VkSampler sampler;
+    CHECK(vkCreateSampler(dev, &sci, NULL, &sampler));
+
+    size_t push_size = 0;
+    void *push = push_file ? read_file(push_file, &push_size) : NULL;
+
+    VkDescriptorSetLayout dsl[4];
+    for (unsigned s = 0; s < nsets; s++) {
+        VkDescriptorSetLayoutBinding lb[MAXB];
+        unsigned n = 0;
+        for (unsigned i = 0; i < nb; i++)
+            if (b[i].set == s)
+                lb[n++] = (VkDescriptorSetLayoutBinding){ b[i].binding, b[i].format
+                                                          ? VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER
+                                                          : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1,
+                                                          VK_SHADER_STAGE_COMPUTE_BIT, NULL };
+        if (s == iset)
+            lb[n++] = (VkDescriptorSetLayoutBinding){ ibinding, VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, 1,
+                                                      VK_SHADER_STAGE_COMPUTE_BIT, NULL };
+        VkDescriptorSetLayoutCreateInfo lci = { VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO, NULL, 0, n, lb };
+        CHECK(vkCreateDescriptorSetLayout(dev, &lci, NULL, &dsl[s]));
+    }
+    VkPushConstantRange pcr = { VK_SHADER_STAGE_COMPUTE_BIT, 0, (uint32_t)push_size };
+    VkPipelineLayoutCreateInfo plci = { VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO, NULL, 0, nsets, dsl,
+                                        push_size ? 1 : 0, &pcr };
+    VkPipelineLayout pl;
+    CHECK(vkCreatePipelineLayout(dev, &plci, NULL, &pl));
+
+    size_t code_size;
+    void *code = read_file(spv, &code_size);
+    VkShaderModuleCreateInfo smci = { VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, NULL, 0, code_size, code };
+    VkShaderModule sm;
+    CHECK(vkCreateShaderModule(dev, &smci, NULL, &sm));
+    VkComputePipelineCreateInfo cpci = { VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO, NULL, 0,
+        { VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, NULL, 0, VK_SHADER_STAGE_COMPUTE_BIT, sm, "main", NULL },
+        pl, VK_NULL_HANDLE, 0 };
+    VkPipeline pipe;
+    CHECK(vkCreateComputePipelines(dev, VK_NULL_HANDLE, 1, &cpci, NULL, &pipe));
+
+    VkDescriptorPoolSize ps[2] = { { VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, MAXB },
+                                   { VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, 1 } };
+    VkDescriptorPoolCreateInfo dpci = { VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO, NULL, 0, 4, 2, ps };
+    VkDescriptorPool dp;
+    CHECK(vkCreateDescriptorPool(dev, &dpci, NULL, &dp));
+    VkDescriptorSet ds[4];
+    if (nsets) {
+        VkDescriptorSetAllocateInfo dsai = { VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO, NULL, dp, nsets, dsl };
+        CHECK(vkAllocateDescriptorSets(dev, &dsai, ds));
+    }
+    for (unsigned i = 0; i < nb; i++) {
+        VkDescriptorBufferInfo dbi = { b[i].buf, 0, VK_WHOLE_SIZE };
+        VkWriteDescriptorSet w = { VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, NULL, ds[b[i].set], b[i].binding, 0, 1,
+                                   VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, NULL, &dbi, NULL };
+        if (b[i].format) {
+            w.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER;
+            w.pBufferInfo = NULL;
+            w.pTexelBufferView = &b[i].view;
+        }
+        vkUpdateDescriptorSets(dev, 1, &w, 0, NULL);
+    }
+
+    {
+        VkDescriptorImageInfo dii = { sampler, iview, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL };
+        VkWriteDescriptorSet w = { VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, NULL, ds[iset], ibinding, 0, 1,
+                                   VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, &dii, NULL, NULL };
+        vkUpdateDescriptorSets(dev, 1, &w, 0, NULL);
+    }
+
+    VkCommandPoolCreateInfo cpi = { VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO, NULL, 0, qfam };
+    VkCommandPool cp;
+    CHECK(vkCreateCommandPool(dev, &cpi, NULL, &cp));
+    VkCommandBufferAllocateInfo cbai = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, NULL, cp,
+                                         VK_COMMAND_BUFFER_LEVEL_PRIMARY, 1 };
+    VkCommandBuffer cb;
+    CHECK(vkAllocateCommandBuffers(dev, &cbai, &cb));
+    VkCommandBufferBeginInfo cbbi = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO };
+    CHECK(vkBeginCommandBuffer(cb, &cbbi));
+    {
+        VkImageMemoryBarrier ib = { VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER, NULL, 0, VK_ACCESS_TRANSFER_WRITE_BIT,
+                                    VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                                    VK_QUEUE_FAMILY_IGNORED, VK_QUEUE_FAMILY_IGNORED, image,
+                                    { VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1 } };
+        vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, NULL,
+                             0, NULL, 1, &ib);
+        VkBufferImageCopy bic = { 0, 0, 0, { VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1 }, { 0, 0, 0 }, { iw, ih, 1 } };
+        vkCmdCopyBufferToImage(cb, stage, image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &bic);
+        ib.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+        ib.dstAccessMask = VK_ACCESS_SHADER_READ_BIT;
+        ib.oldLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
+        ib.newLayout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
+        vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 0, NULL,
+                             0, NULL, 1, &ib);
+    }
+    vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe);
+    if (nsets)
+        vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pl, 0, nsets, ds, 0, NULL);
+    if (push_size)
+        vkCmdPushConstants(cb, pl, VK_SHADER_STAGE_COMPUTE_BIT, 0, (uint32_t)push_size, push);
+    vkCmdDispatch(cb, gx, gy, gz);
+    VkMemoryBarrier mb = { VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL, VK_ACCESS_SHADER_WRITE_BIT, VK_ACCESS_HOST_READ_BIT };
+    vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb,
+                         0, NULL, 0, NULL);
+    CHECK(vkEndCommandBuffer(cb));
+    VkSubmitInfo si = { VK_STRUCTURE_TYPE_SUBMIT_INFO, NULL, 0, NULL, NULL, 1, &cb };
+    CHECK(vkQueueSubmit(q, 1, &si, VK_NULL_HANDLE));
+    CHECK(vkQueueWaitIdle(q));
+
+    for (unsigned i = 0; i < nb; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/set%u_binding%u.bin", outdir, b[i].set, b[i].binding);
+        FILE *f = fopen(path, "wb");
+        if (!f || fwrite(b[i].map, 1, b[i].size, f) != b[i].size) { perror(path); return 1; }
+        fclose(f);
+    }
+    vkDestroyDevice(dev, NULL);
+    vkDestroyInstance(inst, NULL);
+    return 0;
+}
