@@ -1,0 +1,226 @@
+"""tinygrad's mock-GPU emulator hook: ``run_asm`` with the signature of tinygrad's
+``test/mockgpu/amd/emu.py run_asm``, carried out by wavelift (docs/tinygrad.md, decision 0024).
+
+tinygrad's mock AMD GPU walks the PM4 its AMD runtime writes and, at each DISPATCH_DIRECT, calls
+``run_asm(lib, lib_sz, gx, gy, gz, lx, ly, lz, args_ptr, rsrc2, scratch_size, arch, user_data)``:
+
+- ``lib`` is the host address of the kernel's first instruction (COMPUTE_PGM_LO/HI << 8) and
+  ``lib_sz`` the bytes from there to the end of the mapping holding it; ``args_ptr`` the kernarg
+  address (COMPUTE_USER_DATA_0/1).  The mock GPU's addresses are host addresses: guest address =
+  host address, and this hook reads code, kernargs and buffers from host memory.
+- ``gx, gy, gz`` workgroups, ``lx, ly, lz`` threads per workgroup (COMPUTE_NUM_THREAD_*).
+- ``rsrc2`` is COMPUTE_PGM_RSRC2 (user SGPR count, workgroup ids enabled, LDS size, scratch);
+  ``user_data`` the COMPUTE_USER_DATA_* values loaded into s0..; ``scratch_size`` the bytes of
+  scratch per lane (COMPUTE_TMPRING_SIZE.WAVESIZE); ``arch`` "rdna3" (gfx1100), "rdna4" or
+  "cdna", or a target name ("gfx1030", "gfx1100").
+
+What this hook adds (keywords a patched mock GPU passes, docs/tinygrad.md):
+- ``ranges``: the (host address, size) mappings the kernel may touch (the mock GPU's
+  ``mapped_ranges``).  They become guest allocations at the same addresses, over the host bytes
+  themselves (no copy); an access outside every one the tracer reaches is an escape: the call
+  returns REFUSED and nothing is written.  Without ``ranges`` only the code's mapping
+  ``[lib, lib + lib_sz)`` and KERNARG_BYTES of kernargs are memory.
+- ``rsrc1``: COMPUTE_PGM_RSRC1 (the float mode the runtime sets, from the kernel descriptor).
+  Without it, the kernel descriptor whose entry is ``lib`` is looked for below ``lib`` in its
+  mapping (tinygrad loads the whole code object there; the descriptor's RSRC2 must equal
+  ``rsrc2`` but for the LDS field, which the runtime adds); failing that, the defaults LLVM's
+  assembler gives a ``.amdhsa_kernel`` (DEFAULT_RSRC1: f32 denormals flushed, f16/f64 kept,
+  DX10_CLAMP and IEEE on) and wave32.
+
+Returns OK (0) when the dispatch landed; REFUSED (1) when wavelift refused it (an escape, an
+instruction it does not run, a budget...: ``last_result()`` says which); BAD_CALL (2) when the
+call's own arguments cannot describe a dispatch (an arch wavelift does not run, a grid of zero
+threads, ranges that are not host memory).  Nothing is written unless OK.
+
+Modules: ``execute_dispatch`` caches them under a key whose code part is the sha256 of the code
+bytes read (decision 0024): the caller reuses addresses for other kernels, and the same kernel
+loaded elsewhere is the same translation but for its PC-relative addresses.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import struct
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+from ..errors import Refusal, Refused
+
+OK, REFUSED, BAD_CALL = 0, 1, 2
+
+# COMPUTE_PGM_RSRC1 of a kernel without a descriptor: what llvm-mc-19 writes for an
+# `.amdhsa_kernel` that sets no float mode (gfx1030 and gfx1100 alike): FLOAT_MODE 0xC0 (f32
+# denormals flushed, f16/f64 denormals kept, round to nearest), DX10_CLAMP and IEEE_MODE set; the
+# VGPR/SGPR granule counts at their largest (the descriptor-less caller may use any register).
+DEFAULT_RSRC1 = 0x00AC0000 | 0x3F | (0xF << 6)
+RSRC2_LDS_MASK = 0x1FF << 15
+KD_SIZE = 64
+KD_SEARCH = 1 << 20  # bytes below `lib` searched for its kernel descriptor
+KERNARG_BYTES = 4096  # kernarg bytes made memory when the caller gives no ranges
+ARCH_TARGETS = {"rdna3": "gfx1100", "rdna4": "gfx1201", "cdna": "gfx950"}
+
+_last: list = [None]  # the last call's DispatchResult (or a Refusal for BAD_CALL)
+
+
+def last_result():
+    """The last call's ``DispatchResult`` (its ``refusal`` says why a call returned REFUSED),
+    or a ``Refusal`` when it returned BAD_CALL; None before any call."""
+    return _last[0]
+
+
+def _bad(code: str, message: str) -> int:
+    _last[0] = Refusal(code, message)
+    return BAD_CALL
+
+
+def target_for(arch: str) -> str:
+    """The wavelift target of a tinygrad ``arch`` ("rdna3" -> "gfx1100", or a target name)."""
+    return ARCH_TARGETS.get(arch, arch)
+
+
+def _host_view(address: int, size: int) -> np.ndarray:
+    """The host bytes [address, address + size) as a writable uint8 array (no copy)."""
+    return np.ctypeslib.as_array((ctypes.c_uint8 * size).from_address(address))
+
+
+def _merged(ranges: Iterable[Sequence[int]]) -> list[tuple[int, int]]:
+    """(start, end) of the ranges, overlapping or touching ones merged, in address order."""
+    spans = sorted((int(a), int(a) + int(n)) for a, n in ranges if int(n) > 0)
+    out: list[list[int]] = []
+    for s, e in spans:
+        if out and s <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], e)
+        else:
+            out.append([s, e])
+    return [(s, e) for s, e in out]
+
+
+def _find_descriptor(view: np.ndarray, base: int, lib: int, rsrc2: int) -> bytes | None:
+    """The 64-byte kernel descriptor in ``view`` (host bytes at ``base``) whose entry is ``lib``
+    (kernel_code_entry_byte_offset at +16, signed 64-bit) and whose RSRC2 (+52) is ``rsrc2`` but
+    for the LDS field; the nearest below ``lib``, or None."""
+    lo = max(base, lib - KD_SEARCH)
+    first = -(-lo // KD_SIZE) * KD_SIZE  # descriptors are 64-byte aligned
+    last = lib - KD_SIZE
+    if last < first:
+        return None
+    n = (last - first) // KD_SIZE + 1
+    off = first - base
+    block = view[off : off + n * KD_SIZE].reshape(n, KD_SIZE)
+    entry = block[:, 16:24].copy().view("<i8")[:, 0]
+    addrs = first + KD_SIZE * np.arange(n, dtype=np.int64)
+    hits = np.flatnonzero(addrs + entry == lib)
+    for i in hits[::-1]:
+        raw = bytes(block[i])
+        if (struct.unpack_from("<I", raw, 52)[0] ^ rsrc2) & ~RSRC2_LDS_MASK & 0xFFFFFFFF == 0:
+            return raw
+    return None
+
+
+def _memory(ranges, lib: int, lib_sz: int, args_ptr: int):
+    """A GuestMemory whose allocations are the host ranges themselves (guest = host address)."""
+    from ..memory.guest import GuestMemory
+
+    if ranges is None:
+        ranges = [(lib, lib_sz), (args_ptr, KERNARG_BYTES)]
+    mem = GuestMemory()
+    for start, end in _merged(ranges):
+        mem.add(start, _host_view(start, end - start), name=f"host {start:#x}")
+    return mem
+
+
+def _registers(target, lib, gx, gy, gz, lx, ly, lz, rsrc1, rsrc2, rsrc3, scratch_size, wave, user_data):
+    """The register file tinygrad's AMD runtime writes for this dispatch, and its initiator."""
+    from ..dispatch.setup import scratch_unit
+    from ..stream import pm4
+    from ..stream.registers import RegisterFile, gfx_level
+
+    regs = RegisterFile(target)
+    regs["COMPUTE_PGM_LO"] = (lib >> 8) & 0xFFFFFFFF
+    regs["COMPUTE_PGM_HI"] = (lib >> 40) & 0xFF
+    regs["COMPUTE_PGM_RSRC1"] = rsrc1
+    regs["COMPUTE_PGM_RSRC2"] = rsrc2
+    regs["COMPUTE_PGM_RSRC3"] = rsrc3
+    if rsrc2 & 1 and scratch_size:  # SCRATCH_EN: WAVESIZE in the target's units
+        unit = scratch_unit(gfx_level(target))
+        wavesize = -(-(scratch_size * wave) // unit)
+        regs["COMPUTE_TMPRING_SIZE"] = (wavesize << 12) | 32
+        if gfx_level(target) == 11:  # architected flat scratch: the base is the module's own
+            regs["COMPUTE_DISPATCH_SCRATCH_BASE_LO"] = 0
+            regs["COMPUTE_DISPATCH_SCRATCH_BASE_HI"] = 0
+    for i, v in enumerate(user_data):
+        regs[f"COMPUTE_USER_DATA_{i}"] = int(v) & 0xFFFFFFFF
+    for axis, n in zip("XYZ", (lx, ly, lz)):
+        regs[f"COMPUTE_NUM_THREAD_{axis}"] = n
+    regs["COMPUTE_DIM_X"], regs["COMPUTE_DIM_Y"], regs["COMPUTE_DIM_Z"] = gx, gy, gz
+    return regs, pm4.initiator(wave32=(wave == 32), force_start_at_000=True, order_mode=False)
+
+
+def run_asm(
+    lib: int,
+    lib_sz: int,
+    gx: int,
+    gy: int,
+    gz: int,
+    lx: int,
+    ly: int,
+    lz: int,
+    args_ptr: int,
+    rsrc2: int = 0x19C,
+    scratch_size: int = 0,
+    arch: str = "rdna3",
+    user_data: Sequence[int] | None = None,
+    *,
+    ranges: Iterable[Sequence[int]] | None = None,
+    rsrc1: int | None = None,
+    rsrc3: int = 0,
+    backend: str = "numpy",
+    mode: str = "wave",
+    budget: int | None = None,
+) -> int:
+    """Carry out one dispatch as tinygrad's mock GPU asks (module docstring): 0 when it landed."""
+    from ..dispatch.setup import build_config
+    from ..isa.instruction import RUN_TARGETS
+    from ..run.execute import execute_dispatch
+
+    target = target_for(arch)
+    if target not in RUN_TARGETS:
+        return _bad("dispatch.bad_target", f"arch {arch!r}: wavelift runs code for {', '.join(RUN_TARGETS)}")
+    dims = (int(gx), int(gy), int(gz))
+    block = (int(lx), int(ly), int(lz))
+    if min(dims + block) <= 0 or lib <= 0 or lib_sz <= 0:
+        return _bad("dispatch.empty_block", f"grid {dims} of blocks {block}, code {lib:#x}+{lib_sz}")
+    rsrc2 = int(rsrc2) & 0xFFFFFFFF
+    if user_data is None or len(user_data) == 0:  # tinygrad's emulator: the kernarg pointer in s[0:1]
+        user_data = [args_ptr & 0xFFFFFFFF, (args_ptr >> 32) & 0xFFFFFFFF]
+    n_user = (rsrc2 >> 1) & 0x1F
+    user = [int(v) & 0xFFFFFFFF for v in user_data][:n_user]
+    user += [0] * (n_user - len(user))  # never-written USER_DATA reads 0 (as the mock GPU does)
+    try:
+        mem = _memory(ranges, int(lib), int(lib_sz), int(args_ptr))
+    except Exception as e:  # overlapping or non-canonical ranges
+        return _bad("dispatch.bad_address", f"ranges: {e}")
+    code = mem.find(lib)
+    if code is None:
+        return _bad("program.bad_address", f"code {lib:#x} is in none of the ranges")
+    wave = 32
+    if rsrc1 is None:
+        kd = _find_descriptor(code.data, code.base, int(lib), rsrc2)
+        if kd is not None:
+            rsrc1 = struct.unpack_from("<I", kd, 48)[0]
+            rsrc3 = struct.unpack_from("<I", kd, 44)[0]
+            wave = 32 if struct.unpack_from("<H", kd, 56)[0] & 0x400 else 64
+        else:
+            rsrc1 = DEFAULT_RSRC1
+    regs, initiator = _registers(
+        target, int(lib), *dims, *block, int(rsrc1), rsrc2, int(rsrc3), int(scratch_size), wave, user
+    )
+    try:
+        config = build_config(regs, target, dims=dims, initiator=initiator)
+    except Refused as r:
+        _last[0] = r.refusal
+        return BAD_CALL
+    res = execute_dispatch(mem, config, backend=backend, mode=mode, budget=budget)
+    _last[0] = res
+    return OK if res.refusal is None else REFUSED
