@@ -375,3 +375,18 @@ def test_null_descriptor_reads_zero_whatever_the_sampler():
     )
     assert res.landed, res.refusal
     assert (r.read(out, np.uint32, N * 4) == 0).all()
+
+
+@pytest.mark.parametrize(
+    "what, patch",
+    [
+        ("two levels", lambda t: [*t[:3], t[3] | 1 << 16, t[4], t[5] | 1 << 4, *t[6:]]),
+        ("2-D array", lambda t: [*t[:3], (t[3] & 0x0FFFFFFF) | 13 << 28, *t[4:]]),
+    ],
+)
+def test_mip_chains_and_arrays_refuse(what, patch):
+    tex = np.zeros((H, PITCH, 4), np.uint8)
+    s = np.full(N, 0.3, np.float32)
+    samp = sampler(CLAMP["WRAP"], CLAMP["WRAP"], POINT, POINT)
+    res, _ = run("image_sample_lz dmask:0x1", 2, 1, [s, s], tex, sampler=samp, tsharp_patch=patch)
+    assert res.refusal is not None and res.refusal.code == "image.unsupported_descriptor", what

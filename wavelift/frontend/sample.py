@@ -40,7 +40,8 @@ when the coordinates are unnormalized (S# FORCE_UNNORMALIZED or the instruction'
   MAX_ANISO_RATIO is 0, BLEND_ZERO_PRT (partially resident textures), TRUNC_COORD (it changes
   only texels inside the refused window above), BORDER_COLOR_PTR unless the colour is REGISTER.
 
-Null descriptors (T# TYPE 0) read 0.  Not translated (``program.unsupported_instruction``):
+Null descriptors (T# TYPE 0) read 0.  A T# whose view has more than one level, a BASE_LEVEL
+other than 0, or an array TYPE refuses (``image.unsupported_descriptor``).  Not translated (``program.unsupported_instruction``):
 the _c (compare), _d/_cd (derivatives), _cl (LOD clamp), _g16, gather4h and gather4_c forms,
 d16, a16, tfe/lwe, dmask 0, a gather whose dmask is not one channel, 3-D/cube/array/MSAA dims.
 """
@@ -151,6 +152,20 @@ def translate(ins, b: Builder):
 
     def refuse(code, cond, why):
         b.effect("refuse_if", "b1", b.bin("and", "b1", live, cond), why=why, code=code)
+
+    # one level, no layers: the view sampled is level 0 of a plain 1-D/2-D T#
+    want_type = image.TYPE_2D if dim == image.DIM_2D else image.TYPE_1D
+    refuse(
+        "image.unsupported_descriptor",
+        _or(
+            b,
+            _ne(b, image._f(b, d, "TYPE"), want_type),
+            _ne(b, image._f(b, d, "BASE_LEVEL"), 0),
+            _ne(b, image._f(b, d, "LAST_LEVEL"), 0),
+        ),
+        "sampling a T# with more than one level in its view, a base level other than 0, or "
+        "array layers (mip filtering and layer selection are not carried out)",
+    )
 
     # ---- S# fields that are not carried out
     clamp = [_sf(b, s, "CLAMP_X"), _sf(b, s, "CLAMP_Y")][:naxes]
