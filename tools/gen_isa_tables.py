@@ -67,6 +67,7 @@ def use_isa(target):
 
 
 ENCS = ("SOP2", "SOP1", "SOPC", "SOPK", "SOPP", "SMEM", "VOP1", "VOP2", "VOPC", "VOP3", "VOP3P")
+ENCS_LATE = ("VINTERP", "LDSDIR")  # GFX11+, written after VOPD
 SENT = {
     "vdst": 20,
     "sdst": 20,
@@ -96,6 +97,8 @@ LITMARK = 0xDEADBEEF
 # a register, with GFX11's true16 half (.l/.h) when LLVM prints one
 REG = re.compile(r"(?<![\w\[])(v|s|ttmp)(?:(\d+)|\[(\d+):(\d+)\])(?:\.[lh])?(?![\w\]])")
 GROUP = re.compile(r" (op_sel|op_sel_hi|neg_lo|neg_hi):\[([01,]+)\]")
+# wait counts LLVM prints after the modifiers (VINTERP wait_exp, LDSDIR wait_vdst): the "tail"
+TAIL = re.compile(r"( wait_[a-z_]+:\d+)+$")
 SIMM_FMTS = (
     "hex",
     "dec",
@@ -450,6 +453,13 @@ class Gen:
                 e["variant"] = variant
             if x["lay"] != enc:
                 e["enc"] = x["lay"]
+            tm = TAIL.search(text)
+            if tm and (x["e"].get("m") or {}).keys() - {"sm"}:  # modifiers print before the tail
+                _, core = build_parts(text[: tm.start()], [sp for sp in x["spans"] if sp[1] <= tm.start()])
+                if parts[: len(core)] == core:
+                    e["tail"] = len(parts) - len(core)
+                else:
+                    self.notes.append(f"{enc} op {o}: tail {text[tm.start() :]!r} is not whole parts")
             e.update(x["e"])
             table[o] = e
         self.check(enc, ents, table)
@@ -755,6 +765,8 @@ class Gen:
         for n, lo, w in LAYOUTS[x["lay"]]:
             for b in range(lo, lo + w):
                 fname[b] = n
+        tm = TAIL.search(base)
+        core, tl = (base[: tm.start()], base[tm.start() :]) if tm else (base, "")
         for b, r in obs:
             if r is None:
                 rej |= 1 << b
@@ -767,6 +779,8 @@ class Gen:
                 sm.setdefault(mt[0], [-1, -1, -1])[mt[1]] = b
                 continue
             extra = t[len(base) :] if t.startswith(base) else None
+            if extra is None and tl and t.endswith(tl) and t.startswith(core):
+                extra = t[len(core) : len(t) - len(tl)]  # a modifier printed before the tail
             if extra and re.fullmatch(r" [a-z_]+", extra):
                 flags.append([b, extra])
                 continue
@@ -1079,6 +1093,12 @@ class Gen:
         res = self.ask([words_of(lay, v) + [lit] for (_, lay, v, lit) in jobs])
         for (o, lay, v, lit), r in zip(jobs, res):
             got = self.render(table[o], lay, v, lit)
+            m = table[o].get("m", {})
+            if r is not None and got != r[0] and m.get("g") and m.get("fl") and not m.get("ff"):
+                m["ff"] = 1  # LLVM prints the flags before the groups (VINTERP: clamp op_sel:[..])
+                got = self.render(table[o], lay, v, lit)
+                if got != r[0]:
+                    del m["ff"]
             if r is None or got != r[0]:
                 self.notes.append(f"{enc} op {o}: check {v:#x}: ours {got!r}, LLVM {r and r[0]!r}")
 
@@ -1111,9 +1131,31 @@ def renumber_codemaps(encs, cms):
     return encs, [cms[old] for old in new_ids]
 
 
+def add_encodings(g, tag, names):
+    """The table file ``tag`` as it is, with the encodings ``names`` (of ENCS_LATE) generated
+    anew: its code maps seed the generator's, so the file equals a whole regeneration's (maps are
+    numbered by first use in written order, and ENCS_LATE are written last) at a fraction of the
+    time.  Only for encodings after every other in the file."""
+    with open(os.path.join(OUT, f"{tag}.json")) as f:
+        old = json.load(f)
+    for cm in old["codemaps"]:
+        g.cm_id(cm)
+    g.notes = [n for n in old["notes"] if n.split(" ", 1)[0] not in names]
+    encs = {k: v for k, v in old["encodings"].items() if k not in names}
+    for enc in ENCS_LATE:
+        if enc in names and enc in LAYOUTS:
+            encs[enc] = {str(k): v for k, v in sorted(g.gen(enc).items())}
+            print(f"{tag} {enc}: {len(encs[enc])} opcodes", flush=True)
+    return encs
+
+
 def main(argv=None):
     os.makedirs(OUT, exist_ok=True)
-    only = (argv if argv is not None else sys.argv[1:]) or None
+    args = list(argv if argv is not None else sys.argv[1:])
+    add = None
+    if args[:1] == ["--add"]:  # --add VINTERP,LDSDIR gfx1100_w32: see add_encodings
+        add, args = args[1].split(","), args[2:]
+    only = args or None
     for target in TARGETS:
         for wave64 in (False, True):
             tag = f"{target}_w{64 if wave64 else 32}"
@@ -1124,13 +1166,20 @@ def main(argv=None):
             g.side_tables()
             encs = {}
             try:
-                for enc in ENCS:
-                    encs[enc] = {str(k): v for k, v in sorted(g.gen(enc).items())}
-                    print(f"{tag} {enc}: {len(encs[enc])} opcodes", flush=True)
-                if "VOPD" in LAYOUTS:
-                    for half, tab in g.gen_vopd().items():
-                        encs[half] = {str(k): v for k, v in sorted(tab.items())}
-                        print(f"{tag} {half}: {len(encs[half])} opcodes", flush=True)
+                if add:
+                    encs = add_encodings(g, tag, add)
+                else:
+                    for enc in ENCS:
+                        encs[enc] = {str(k): v for k, v in sorted(g.gen(enc).items())}
+                        print(f"{tag} {enc}: {len(encs[enc])} opcodes", flush=True)
+                    if "VOPD" in LAYOUTS:
+                        for half, tab in g.gen_vopd().items():
+                            encs[half] = {str(k): v for k, v in sorted(tab.items())}
+                            print(f"{tag} {half}: {len(encs[half])} opcodes", flush=True)
+                    for enc in ENCS_LATE:
+                        if enc in LAYOUTS:
+                            encs[enc] = {str(k): v for k, v in sorted(g.gen(enc).items())}
+                            print(f"{tag} {enc}: {len(encs[enc])} opcodes", flush=True)
             finally:
                 D.load_table = g._orig
             encs, cms = renumber_codemaps(strip_private(encs), g.cms)

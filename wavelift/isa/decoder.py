@@ -224,7 +224,11 @@ def render_entry(e, lay, val, lit, target, wave64):
     out = [e["name_p"]]
     m = e.get("m")
     sm = m.get("sm") if m else None
-    for p in e["parts"]:
+    parts = e["parts"]
+    cut = len(parts) - e.get("tail", 0)  # ``tail`` parts follow the modifiers (wait_exp:0)
+    for ip, p in enumerate(parts):
+        if ip == cut and m:
+            _render_mods(m, val, out)
         if p.__class__ is str:
             out.append(p)
             continue
@@ -304,16 +308,30 @@ def render_entry(e, lay, val, lit, target, wave64):
             raise ValueError(k)
         ops.append(op)
         out.append(op.text)
+    if m and cut == len(parts):
+        _render_mods(m, val, out)
+    return "".join(out), tuple(ops)
+
+
+def _render_mods(m, val, out):
+    """Append the printed modifiers (groups, flags, omod, byte_sel) of entry modifiers ``m``;
+    ``ff``: the flags before the groups (VINTERP's ``clamp op_sel:[...]``)."""
     if m:
+        ff = m.get("ff")
+        if ff:
+            for b, t in m.get("fl", ()):
+                if (val >> b) & 1:
+                    out.append(t)
         for name, bits, dflt, const in m.get("g", ()):
             vs = [((val >> b) & 1) if b >= 0 else c for b, c in zip(bits, const)]
             for v in vs:
                 if v != dflt:
                     out.append(f" {name}:[{','.join(map(str, vs))}]")
                     break
-        for b, t in m.get("fl", ()):
-            if (val >> b) & 1:
-                out.append(t)
+        if not ff:
+            for b, t in m.get("fl", ()):
+                if (val >> b) & 1:
+                    out.append(t)
         om = m.get("om", -1)
         if om >= 0:
             v = (val >> om) & 3
@@ -324,7 +342,6 @@ def render_entry(e, lay, val, lit, target, wave64):
             v = sum(((val >> b) & 1) << k for k, b in enumerate(bs) if b >= 0)
             if v:
                 out.append(f" byte_sel:{v}")
-    return "".join(out), tuple(ops)
 
 
 def render(e, enc, f, lit, target, wave64):
@@ -346,7 +363,7 @@ _U = struct.Struct("<I").unpack_from
 _U2 = struct.Struct("<II").unpack_from
 _U5 = struct.Struct("<5I").unpack_from
 _LIT_SENTINEL = object()
-_TWO_WORD = ("VOP3", "SMEM", "VOP3P")
+_TWO_WORD = ("VOP3", "SMEM", "VOP3P", "VINTERP")
 _EXT_MARKS = frozenset((249, 250, 233, 234))
 _EXT_ENCS = frozenset(("VOP1", "VOP2", "VOPC"))
 _OMOD_TEXT = ("", " mul:2", " mul:4", " div:2")
@@ -456,6 +473,8 @@ def _compile_entry(ctx, enc, op, e):
     """A function ``(code, pos, w0, base) -> Instruction`` for table entry ``e`` (opcode ``op``
     of encoding ``enc``) that gives exactly what render_entry gives."""
     lay = e.get("enc") or enc
+    if e.get("tail") or (e.get("m") or {}).get("ff"):
+        return None  # modifiers before the last parts: render_entry's shape (_generic_entry)
     pos_ = ctx.lay_pos[lay]
     cms = ctx.tab["_cm"]
     two = enc in _TWO_WORD
@@ -894,7 +913,7 @@ class _Ctx:
             if two:
                 if pos + 8 > len(code):
                     raise DecodeError(base + pos, bytes(code[pos:]), "truncated instruction")
-                if enc != "SMEM" and enc != "VOPD" and (_U(code, pos + 4)[0] & 0x1FF) in _DPP11_MARKS:
+                if enc in _DPP11_ENCS and (_U(code, pos + 4)[0] & 0x1FF) in _DPP11_MARKS:
                     fn = fns.get((w0 >> lo) & mk) or entry_fn(enc, (w0 >> lo) & mk)
                     if fn is not _no_entry:
                         raise DecodeError(base + pos, bytes(code[pos : pos + 8]), _not_decoded(dpp_name))
@@ -920,6 +939,7 @@ class _Ctx:
 
 
 _DPP11_MARKS = frozenset((250, 233, 234))
+_DPP11_ENCS = frozenset(("VOP3", "VOP3P"))  # the two-dword encodings with DPP forms
 
 
 def _not_decoded(what):

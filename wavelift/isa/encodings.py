@@ -161,10 +161,32 @@ _VOPD = (
     ("vdsty", 49, 7),
     ("vdstx", 56, 8),
 )
-LAYOUTS_GFX11 = dict(LAYOUTS, SMEM=_SMEM11, VOPD=_VOPD)
-LAYOUTS_GFX12 = dict(LAYOUTS, SMEM=_SMEM12, VOPD=_VOPD)
-FIXED_GFX11 = dict(FIXED, VOP3P=(0b110011000, 23), VOPD=(0b110010, 26))
-NWORDS_GFX11 = dict(NWORDS, VOPD=2)
+# VINTERP (v_interp_p10_f32 & co.): VOP3's shape with wait_exp in place of abs; LDSDIR
+# (lds_param_load/lds_direct_load; GFX12's ds_param_load/ds_direct_load, VDSDIR): one dword
+_VINTERP = (
+    ("vdst", 0, 8),
+    ("waitexp", 8, 3),
+    ("opsel", 11, 4),
+    ("clamp", 15, 1),
+    ("op", 16, 7),
+    ("src0", 32, 9),
+    ("src1", 41, 9),
+    ("src2", 50, 9),
+    ("neg", 61, 3),
+)
+# ``attr`` is the guide's attrchan [9:8] and attr [15:10] as one field (LLVM prints them as one
+# operand, ``attr5.y``: attr = value >> 2, channel = value & 3); GFX12 adds wait_vm_vsrc (bit 23)
+_LDSDIR = (
+    ("vdst", 0, 8),
+    ("attr", 8, 8),
+    ("waitvdst", 16, 4),
+    ("op", 20, 2),
+)
+_LDSDIR12 = _LDSDIR + (("waitvsrc", 23, 1),)
+LAYOUTS_GFX11 = dict(LAYOUTS, SMEM=_SMEM11, VOPD=_VOPD, VINTERP=_VINTERP, LDSDIR=_LDSDIR)
+LAYOUTS_GFX12 = dict(LAYOUTS, SMEM=_SMEM12, VOPD=_VOPD, VINTERP=_VINTERP, LDSDIR=_LDSDIR12)
+FIXED_GFX11 = dict(FIXED, VOP3P=(0b110011000, 23), VOPD=(0b110010, 26), VINTERP=(0xCD, 24), LDSDIR=(0xCE, 24))
+NWORDS_GFX11 = dict(NWORDS, VOPD=2, VINTERP=2)
 
 _MAJOR6_GFX11 = {
     0b110101: "VOP3",
@@ -212,6 +234,7 @@ classify_gfx12 = _classifier(_MAJOR6_GFX12, _MAJOR8_GFX11)
 
 _ALU11 = frozenset(
     ("SOP1", "SOP2", "SOPK", "SOPC", "SOPP", "SMEM", "VOP1", "VOP2", "VOPC", "VOP3", "VOP3P", "VOPD")
+    + ("VINTERP", "LDSDIR")
 )
 
 # the memory encodings decoded so far (wavelift/isa/memory.py, tables/memory_<target>.json)
