@@ -36,6 +36,12 @@ class Fixture:
     def target(self) -> str:
         return self.meta["target"]
 
+    def inputs(self) -> list[np.ndarray]:
+        return [
+            self.arrays[f"input_{i}"].view(dt).reshape(shape)
+            for i, (dt, shape) in enumerate(self.meta["inputs"])
+        ]
+
     def expected(self) -> np.ndarray:
         return self.arrays["expected"].view(self.meta["out_dtype"]).reshape(self.meta["out_shape"])
 
@@ -66,15 +72,29 @@ class Run:
     codes: list[int] = field(default_factory=list)
     seconds: list[float] = field(default_factory=list)
     output: np.ndarray | None = None
+    blocks: dict = field(default_factory=dict)
 
 
 def _arch(target: str) -> str:
     return "rdna3" if target == "gfx1100" else target
 
 
-def replay(fx: Fixture, hook, extras: bool = True, stop_on_error: bool = True) -> Run:
+def replay(
+    fx: Fixture,
+    hook,
+    extras: bool = True,
+    stop_on_error: bool = True,
+    drop: frozenset[int] = frozenset(),
+    code: HostBlock | None = None,
+    pass_rsrc1: bool = True,
+    pass_user: bool = True,
+) -> Run:
     """Dispatch every kernel of ``fx`` through ``hook`` (run_asm's signature); ``extras``: also
-    pass wavelift's ``ranges=`` and ``rsrc1=`` keywords (what a patched mock GPU passes)."""
+    pass wavelift's ``ranges=`` and ``rsrc1=`` keywords (what a patched mock GPU passes).
+    ``drop``: buffer ids left out of the ranges; ``code``: one block every kernel's image is
+    copied into before it runs (the same address for every kernel); ``pass_rsrc1=False``: the
+    hook finds the descriptor itself; ``pass_user=False``: user_data=None (the emulator's
+    default: the kernarg pointer in s[0:1])."""
     meta = fx.meta
     blocks: dict[int, HostBlock] = {}
     for bid, b in meta["buffers"].items():
@@ -93,12 +113,16 @@ def replay(fx: Fixture, hook, extras: bool = True, stop_on_error: bool = True) -
     images = []
     for k in range(len(meta["kernels"])):
         img = fx.arrays[f"image_{k}"]
+        if code is not None:
+            images.append(code)
+            continue
         blk = HostBlock(-(-img.size // ALIGN) * ALIGN)
         blk.view[: img.size] = img
         images.append(blk)
     scratch = HostBlock(1 << 16)
     kernargs = HostBlock(1 << 16)
-    ranges = [(b.address, b.size) for b in [*blocks.values(), *images, scratch, kernargs]]
+    kept = [b for i, b in blocks.items() if i not in drop]
+    ranges = [(b.address, b.size) for b in [*kept, *dict.fromkeys(images), scratch, kernargs]]
     run = Run()
     for step in meta["steps"]:
         if step[0] == "copy":
@@ -112,6 +136,10 @@ def replay(fx: Fixture, hook, extras: bool = True, stop_on_error: bool = True) -
             continue
         _, k, bufs, gsz, lsz, vals = step
         kern, img = meta["kernels"][k], images[k]
+        if code is not None:
+            image = fx.arrays[f"image_{k}"]
+            code.view[:] = 0
+            code.view[: image.size] = image
         kd = bytes(img.view[kern["rodata"] : kern["rodata"] + 64])
         group, private, kernarg_size = struct.unpack_from("<III", kd, 0)
         entry = struct.unpack_from("<q", kd, 16)[0]
@@ -142,13 +170,25 @@ def replay(fx: Fixture, hook, extras: bool = True, stop_on_error: bool = True) -
             user += [(kernargs.address + pkt) & 0xFFFFFFFF, (kernargs.address + pkt) >> 32]
         user += [kernargs.address & 0xFFFFFFFF, kernargs.address >> 32]
         lib_sz = img.address + img.size - lib
-        args = (lib, lib_sz, *gsz, *lsz, kernargs.address, rsrc2, private, _arch(fx.target), user)
+        args = (
+            lib,
+            lib_sz,
+            *gsz,
+            *lsz,
+            kernargs.address,
+            rsrc2,
+            private,
+            _arch(fx.target),
+            user if pass_user else None,
+        )
+        kw = {"ranges": ranges, **({"rsrc1": rsrc1} if pass_rsrc1 else {})} if extras else {}
         t0 = time.perf_counter()
-        rc = hook(*args, ranges=ranges, rsrc1=rsrc1) if extras else hook(*args)
+        rc = hook(*args, **kw)
         run.seconds.append(time.perf_counter() - t0)
         run.codes.append(rc)
         if rc != 0 and stop_on_error:
             break
+    run.blocks = blocks
     out = blocks[meta["out"]].view
     run.output = out[: fx.arrays["expected"].size].copy().view(meta["out_dtype"]).reshape(meta["out_shape"])
     return run

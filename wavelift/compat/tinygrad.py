@@ -21,7 +21,7 @@ What this hook adds (keywords a patched mock GPU passes, docs/tinygrad.md):
   returns REFUSED and nothing is written.  Without ``ranges`` only the code's mapping
   ``[lib, lib + lib_sz)`` and KERNARG_BYTES of kernargs are memory.
 - ``rsrc1``: COMPUTE_PGM_RSRC1 (the float mode the runtime sets, from the kernel descriptor).
-  Without it, the kernel descriptor whose entry is ``lib`` is looked for below ``lib`` in its
+  Without it, the kernel descriptor whose entry is ``lib`` is looked for near ``lib`` in its
   mapping (tinygrad loads the whole code object there; the descriptor's RSRC2 must equal
   ``rsrc2`` but for the LDS field, which the runtime adds); failing that, the defaults LLVM's
   assembler gives a ``.amdhsa_kernel`` (DEFAULT_RSRC1: f32 denormals flushed, f16/f64 kept,
@@ -56,7 +56,7 @@ OK, REFUSED, BAD_CALL = 0, 1, 2
 DEFAULT_RSRC1 = 0x00AC0000 | 0x3F | (0xF << 6)
 RSRC2_LDS_MASK = 0x1FF << 15
 KD_SIZE = 64
-KD_SEARCH = 1 << 20  # bytes below `lib` searched for its kernel descriptor
+KD_SEARCH = 1 << 20  # bytes either side of `lib` searched for its kernel descriptor
 KERNARG_BYTES = 4096  # kernarg bytes made memory when the caller gives no ranges
 ARCH_TARGETS = {"rdna3": "gfx1100", "rdna4": "gfx1201", "cdna": "gfx950"}
 
@@ -98,11 +98,11 @@ def _merged(ranges: Iterable[Sequence[int]]) -> list[tuple[int, int]]:
 
 def _find_descriptor(view: np.ndarray, base: int, lib: int, rsrc2: int) -> bytes | None:
     """The 64-byte kernel descriptor in ``view`` (host bytes at ``base``) whose entry is ``lib``
-    (kernel_code_entry_byte_offset at +16, signed 64-bit) and whose RSRC2 (+52) is ``rsrc2`` but
-    for the LDS field; the nearest below ``lib``, or None."""
+    (kernel_code_entry_byte_offset at +16, signed 64-bit: LLVM places .text below .rodata) and
+    whose RSRC2 (+52) is ``rsrc2`` but for the LDS field; the nearest to ``lib``, or None."""
     lo = max(base, lib - KD_SEARCH)
     first = -(-lo // KD_SIZE) * KD_SIZE  # descriptors are 64-byte aligned
-    last = lib - KD_SIZE
+    last = min(base + len(view), lib + KD_SEARCH) - KD_SIZE
     if last < first:
         return None
     n = (last - first) // KD_SIZE + 1
@@ -111,7 +111,7 @@ def _find_descriptor(view: np.ndarray, base: int, lib: int, rsrc2: int) -> bytes
     entry = block[:, 16:24].copy().view("<i8")[:, 0]
     addrs = first + KD_SIZE * np.arange(n, dtype=np.int64)
     hits = np.flatnonzero(addrs + entry == lib)
-    for i in hits[::-1]:
+    for i in sorted(hits.tolist(), key=lambda i: abs(int(addrs[i]) - lib)):
         raw = bytes(block[i])
         if (struct.unpack_from("<I", raw, 52)[0] ^ rsrc2) & ~RSRC2_LDS_MASK & 0xFFFFFFFF == 0:
             return raw
