@@ -191,6 +191,7 @@ def test_sample_lz_address_modes_and_filters(addr, filt, mode):
         np.testing.assert_array_equal(got[k].view(np.float32), want, err_msg=f"lane {k}")
 
 
+@pytest.mark.tiers  # NumPy blocks and the native tier (C++), alike
 @pytest.mark.parametrize("mode", ["wave", "lane"])
 def test_gather4_offsets_and_dmask(mode):
     rng = np.random.default_rng(7)
@@ -390,3 +391,9 @@ def test_mip_chains_and_arrays_refuse(what, patch):
     samp = sampler(CLAMP["WRAP"], CLAMP["WRAP"], POINT, POINT)
     res, _ = run("image_sample_lz dmask:0x1", 2, 1, [s, s], tex, sampler=samp, tsharp_patch=patch)
     assert res.refusal is not None and res.refusal.code == "image.unsupported_descriptor", what
+
+
+@pytest.mark.slow  # the native tier's first build of this program takes ~20 s
+@pytest.mark.tiers  # NumPy blocks and the native tier (C++), alike: the quad's lane shuffles
+def test_implicit_lod_from_the_quad_on_every_tier():
+    test_implicit_lod_from_the_quad("wave")
