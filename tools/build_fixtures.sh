@@ -1,12 +1,15 @@
 #!/bin/bash
 # tools/build_fixtures.sh - regenerate wavelift's real-compiler fixtures under tests/fixtures/.
 #
-#   usage: tools/build_fixtures.sh [clang] [aco] [radv] [manifest]     (no argument: all four)
+#   usage: tools/build_fixtures.sh [clang] [clang11] [aco] [radv] [manifest]   (no argument: all five)
 #
 # Stages:
 #   clang     OpenCL C (tests/fixtures/opencl/*.cl) -> AMDHSA code objects with clang-19/ld.lld-19,
 #             matrix gfx1030/gfx1010 x -O0/-O2 x wave32/wave64 x MUBUF/flat scratch
 #             -> tests/fixtures/<gfx>/<file>-<O>-<w32|w64>-<mubuf|flat>.hsaco
+#   clang11   the same OpenCL C for gfx1100 (GFX11: architected flat scratch, so no MUBUF/flat
+#             variant) x -O0/-O2 x wave32/wave64 -> tests/fixtures/gfx1100/<file>-<O>-<w32|w64>.hsaco,
+#             commands in build_log/clang-gfx1100.tsv (read by tests/gfx11/, not the manifest)
 #   aco       GLSL (tests/fixtures/glsl/*.comp) -> Mesa 22.3.6 RADV/ACO code with aco-compile
 #             -> tests/fixtures/<gfx>/aco/<shader>-<w32|w64>.{bin,s,json,spv}
 #             and RADV's LLVM 15 backend (--llvm) -> tests/fixtures/gfx1030/radv-llvm/...
@@ -30,7 +33,7 @@ LOGDIR=$FIX/build_log         # command logs consumed by the manifest stage (com
 mkdir -p "$LOGDIR"
 
 stages=("$@")
-[ ${#stages[@]} -eq 0 ] && stages=(clang aco radv manifest)
+[ ${#stages[@]} -eq 0 ] && stages=(clang clang11 aco radv manifest)
 want() { local s; for s in "${stages[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
 
 # ----------------------------------------------------------------------------------- clang ---
@@ -63,6 +66,30 @@ build_clang() {
     done
 }
 
+# --------------------------------------------------------------------------------- clang11 ---
+build_clang11() {
+    local log=$LOGDIR/clang-gfx1100.tsv
+    : > "$log"
+    local CFLAGS="-x cl -cl-std=CL2.0 -Xclang -finclude-default-header -nogpulib -target amdgcn-amd-amdhsa"
+    local gfx=gfx1100 opt wave src out cmd wflag
+    mkdir -p "$FIX/$gfx"
+    for src in basic math stack; do
+        for opt in O0 O2; do
+            for wave in w32 w64; do
+                wflag=""
+                [ $wave = w64 ] && wflag=" -mwavefrontsize64"
+                out=$FIX/$gfx/$src-$opt-$wave.hsaco
+                cmd="clang-19 $CFLAGS -mcpu=$gfx$wflag -$opt -include $FIX/opencl/wl_builtins.h $FIX/opencl/$src.cl -o $out"
+                echo "  $out"
+                $cmd
+                llvm-objdump-19 -d --mcpu=$gfx "$out" > /dev/null
+                printf 'clang\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$out" "$FIX/opencl/$src.cl" \
+                    $gfx $wave $opt flat "$cmd" >> "$log"
+            done
+        done
+    done
+}
+
 # ------------------------------------------------------------------------------------- aco ---
 build_aco() {
     local ACO=tools/aco_compile/aco-compile
@@ -89,6 +116,7 @@ build_aco() {
 }
 
 want clang && { echo "== clang"; build_clang; }
+want clang11 && { echo "== clang11"; build_clang11; }
 want aco && { echo "== aco"; build_aco; }
 want radv && { echo "== radv"; tools/radv_capture_raw/record.sh; }
 want manifest && { echo "== manifest"; python3 tools/build_fixtures_manifest.py; }

@@ -80,10 +80,11 @@ class Device:
         `gb_addr_config`: the GB_ADDR_CONFIG this GPU has (the _X/_T image swizzle modes depend
         on it; a saved capture records it); default ``DEFAULT_GB_ADDR_CONFIG[target]``, None:
         unknown (those modes refuse)."""
-        from ..isa.instruction import TARGETS as RUNS  # the targets whose code wavelift runs
+        from ..isa.instruction import DECODE_TARGETS
+        from ..isa.instruction import RUN_TARGETS as RUNS  # the targets whose code wavelift runs
 
         if target not in RUNS:
-            why = "its ISA is not supported" if target in TARGETS else "unknown target"
+            why = "its ISA is not supported" if target in DECODE_TARGETS else "unknown target"
             raise UserError(f"target {target!r}: {why} (wavelift runs {', '.join(RUNS)})")
         if backend not in backends.names():
             raise UserError(f"unknown backend {backend!r} ({' or '.join(backends.names())})")
@@ -551,6 +552,12 @@ class Kernel:
             private_segment_size=scratch.per_lane,
             kernargs=bytes(kplan.data),
         )
+        system = sum(kd.tgid_enabled) + kd.tg_size_en
+        if gfx11 and len(user) + system < 16 and kd.user_sgpr_count + system == 16:
+            # GFX11's user-SGPR-init bug: LLVM pads the user SGPRs with dead inputs up to 16
+            # user + system SGPRs (hasUserSGPRInit16Bug); the hardware loads them from
+            # COMPUTE_USER_DATA, which we write as 0 (decision 0023)
+            user = list(user) + [0] * (kd.user_sgpr_count - len(user))
         if len(user) != kd.user_sgpr_count:
             raise CodeObjectError(
                 f"kernel {self.name}: kernel_code_properties enable {len(user)} user SGPRs but "

@@ -22,6 +22,9 @@ def _simm(v):
 def discover(code: bytes, target: str, wave64: bool, base_address: int, entry: int = 0):
     """-> (instructions by offset, set of block-leader offsets).  Decoding starts at byte
     ``entry`` of ``code`` (``code`` may begin before the entry: callees placed below it)."""
+    from .gfx11 import is_gfx11, normalize
+
+    gfx11 = is_gfx11(target)
     instrs: dict = {}
     leaders = {entry}
     work = [entry]
@@ -40,6 +43,8 @@ def discover(code: bytes, target: str, wave64: bool, base_address: int, entry: i
                 ins = decode_one(code, pos, target, wave64, 0)
             except DecodeError as e:
                 raise Refused("program.decode_error", str(e)) from None
+            if gfx11:  # GFX10 names and operand codes (frontend/gfx11.py, decision 0023)
+                ins = normalize(ins)
             instrs[pos] = ins
             if len(instrs) > MAX_INSTRUCTIONS:
                 raise Refused("program.decode_error", "program has too many instructions")

@@ -31,6 +31,7 @@ NOPS = {
     "s_decperflevel",
     "s_code_end",
     "s_round_mode_nop",
+    "s_delay_alu",  # GFX11: a scheduling hint only (decision 0023)
 }
 
 HWREG_MODE, HWREG_FLAT_SCR_LO, HWREG_FLAT_SCR_HI = 1, 20, 21

@@ -1155,6 +1155,8 @@ class Srcs:
         hi = False
         if ins.encoding == "VOP3" and BITS[t] == 16:
             hi = bool((f.get("opsel", 0) >> k) & 1)
+        elif BITS[t] == 16 and code >= 384 and _gfx11(b) and ins.encoding in ("VOP1", "VOP2", "VOPC"):
+            _high_half()
         if ins.variant == "sdwa":
             v = self._sdwa(k, t)
         elif ins.variant in ("dpp", "dpp8") and k == 0:
@@ -1252,6 +1254,8 @@ def translate(ins, b: Builder):
     enc = ins.encoding
     f = ins.fields
     b._dpp_ok = None
+    if enc == "VOPD":
+        return _vopd(ins, b)
     if enc == "VOPC" or (enc in ("VOP3",) and n.startswith(("v_cmp_", "v_cmpx_"))):
         return _vopc(ins, b)
     if enc == "VOP3P":
@@ -1311,9 +1315,74 @@ def translate(ins, b: Builder):
 
 INT_NO_CLAMP: set[str] = set()
 
+# GFX11 VOPD halves: v_dual_<op> -> (the VOP1/VOP2 instruction it is, its encoding).
+# v_dual_dot2acc_f32_bf16 has no such instruction here: refused by name.
+VOPD_OPS = {
+    "v_dual_fmac_f32": ("v_fmac_f32", "VOP2"),
+    "v_dual_fmaak_f32": ("v_fmaak_f32", "VOP2"),
+    "v_dual_fmamk_f32": ("v_fmamk_f32", "VOP2"),
+    "v_dual_mul_f32": ("v_mul_f32", "VOP2"),
+    "v_dual_add_f32": ("v_add_f32", "VOP2"),
+    "v_dual_sub_f32": ("v_sub_f32", "VOP2"),
+    "v_dual_subrev_f32": ("v_subrev_f32", "VOP2"),
+    "v_dual_mul_dx9_zero_f32": ("v_mul_legacy_f32", "VOP2"),
+    "v_dual_mov_b32": ("v_mov_b32", "VOP1"),
+    "v_dual_cndmask_b32": ("v_cndmask_b32", "VOP2"),
+    "v_dual_max_f32": ("v_max_f32", "VOP2"),
+    "v_dual_min_f32": ("v_min_f32", "VOP2"),
+    "v_dual_dot2acc_f32_f16": ("v_dot2c_f32_f16", "VOP2"),
+    "v_dual_add_nc_u32": ("v_add_nc_u32", "VOP2"),
+    "v_dual_lshlrev_b32": ("v_lshlrev_b32", "VOP2"),
+    "v_dual_and_b32": ("v_and_b32", "VOP2"),
+}
+
+
+def _vopd(ins, b):
+    """GFX11 VOPD: two VALU operations issued together.  Both read their sources before either
+    writes (RDNA3 ISA guide, VOPD): the Y half reads the X half's destination as it was."""
+    if b.wave_size != 32:
+        unsupported("VOPD in wave64")
+    f = ins.fields
+    halves = []
+    for name, k in zip(ins.name.split("::"), "xy"):
+        spec = VOPD_OPS.get(name)
+        if spec is None:
+            unsupported(f"VOPD half {name}")
+        # VDSTY holds bits [7:1]; bit 0 is the opposite of VDSTX's (the ISA guide's VOPD)
+        vdst = f["vdstx"] if k == "x" else (f["vdsty"] << 1) | ((f["vdstx"] & 1) ^ 1)
+        fields = {"op": 0, "src0": f[f"src0{k}"], "vdst": vdst}
+        if spec[1] == "VOP2":
+            fields["vsrc1"] = f[f"vsrc1{k}"]
+        halves.append(ins._replace(encoding=spec[1], variant="e32", name=spec[0], fields=fields))
+    x, y = halves
+    dx = x.fields["vdst"]
+    if dx == y.fields["vdst"]:
+        unsupported("VOPD halves with one destination")
+    old = b.vget(dx)  # what Y reads for X's destination
+    translate(x, b)
+    # Y's reads of X's destination see the value read above (this Builder only, this half only)
+    b.vget = lambda reg: old if reg == dx else Builder.vget(b, reg)  # type: ignore[method-assign]
+    try:
+        translate(y, b)
+    finally:
+        del b.vget
+
+
+def _gfx11(b) -> bool:
+    return getattr(b, "target", "").startswith("gfx11")
+
+
+def _high_half():
+    # GFX11 VOP1/VOP2/VOPC: a 16-bit operand in VGPR 128-255 is the high half of VGPR n-128 on
+    # hardware (RDNA3 ISA guide); LLVM 19 neither produces nor accepts such code, so it is
+    # refused rather than run on an unchecked reading (decision 0023)
+    unsupported("GFX11 16-bit operand in VGPR 128-255 (a high half)")
+
 
 def write_result(ins, b, r):
     f = ins.fields
+    if BITS[r.type] == 16 and f.get("vdst", 0) >= 128 and _gfx11(b) and ins.encoding in ("VOP1", "VOP2"):
+        _high_half()
     mask = dpp_write_mask(ins, b) if ins.variant in ("dpp", "dpp8") else None
     if ins.variant == "sdwa":
         return _sdwa_write(ins, b, r)

@@ -464,9 +464,17 @@ def flat(ins, b: Builder):
     if verb not in ("load", "store", "atomic") or f.get("lds"):
         unsupported()
     seg = f.get("seg", 0)
-    off = f.get("offset", 0) & 0xFFF
-    if seg != 0 and off & 0x800:
-        off -= 0x1000
+    gfx11 = "sve" in f  # GFX11's layout: 13-bit offset, SCRATCH's SVE bit (decision 0023)
+    if gfx11:
+        off = f.get("offset", 0) & 0x1FFF
+        if seg != 0 and off & 0x1000:
+            off -= 0x2000  # GLOBAL/SCRATCH: 13-bit signed
+        elif seg == 0 and off & 0x1000:
+            unsupported("FLAT offset bit 12 (GFX11's FLAT offset is 12-bit unsigned)")
+    else:
+        off = f.get("offset", 0) & 0xFFF
+        if seg != 0 and off & 0x800:
+            off -= 0x1000
     ex = b.exec()
     saddr = f.get("saddr", 125)
     if verb == "load":
@@ -475,7 +483,20 @@ def flat(ins, b: Builder):
         nbytes, words, _ = STORES.get(kind, (4, 1, None))
     else:
         words = 1
-    if seg == 1:  # scratch_*
+    if seg == 1 and gfx11:  # scratch_*: VGPR (SVE) + SGPR (unless NULL) + offset, each optional
+        o = b.vget(f["addr"]) if f.get("sve") else C(b, "u32", 0)
+        if saddr != 125:
+            o = b.bin("add", "u32", o, read_sreg(b, saddr, "u32"))
+        o = b.bin("add", "u32", o, C(b, "u32", off & 0xFFFFFFFF))
+        targets = [
+            (
+                "scratch",
+                [swizzle(b, b.bin("add", "u32", o, C(b, "u32", 4 * j))) for j in range(words)],
+                [ex] * words,
+            )
+        ]
+        b.uses_scratch = True
+    elif seg == 1:  # scratch_*
         if saddr == 125:
             o = b.vget(f["addr"])
         elif saddr == 127:

@@ -25,6 +25,8 @@ __all__ = [
     "ENCODINGS",
     "VARIANTS",
     "DECODE_TARGETS",
+    "RUN_TARGETS",
+    "TARGETS",
 ]
 
 ENCODINGS = (
@@ -51,7 +53,9 @@ ENCODINGS = (
     "VINTRP",
 )
 VARIANTS = ("", "e32", "e64", "dpp", "dpp8", "sdwa")
-TARGETS = ("gfx1030", "gfx1010")  # the targets whose code wavelift runs
+TARGETS = ("gfx1030", "gfx1010")  # the GFX10 targets (the GFX10 tables and their sweeps)
+# the targets whose code wavelift runs (decision 0023: gfx1100 executes; other GFX11/12 decode only)
+RUN_TARGETS = TARGETS + ("gfx1100",)
 # the targets whose code wavelift decodes; a target whose every instruction LLVM 19 prints as
 # another's shares that one's tables (TABLE_TARGET; tests/isa/test_gfx11_sweep.py checks it)
 DECODE_TARGETS = TARGETS + (

@@ -21,7 +21,7 @@ import zlib
 import numpy as np
 
 from ..errors import Refused
-from ..isa.instruction import TARGETS
+from ..isa.instruction import RUN_TARGETS as TARGETS
 from .guest import GuestMemory, GuestMemoryError, canonical
 
 MAGIC = b"WLCAP\x00\r\n"

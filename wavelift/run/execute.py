@@ -218,12 +218,12 @@ def execute_dispatch(
             raise Refused("backend.unavailable", f"{be.missing}: {why}")
         if mode not in backends.MODES:
             raise Refused("backend.unavailable", f"mode {mode!r} is not 'wave' or 'lane'")
-        from ..isa.instruction import TARGETS  # a Capture built in Python may name any target
+        from ..isa.instruction import RUN_TARGETS  # a Capture built in Python may name any target
 
-        if config.target not in TARGETS:
+        if config.target not in RUN_TARGETS:
             raise Refused(
                 "dispatch.bad_target",
-                f"target {config.target!r}: wavelift runs code for {', '.join(TARGETS)}",
+                f"target {config.target!r}: wavelift runs code for {', '.join(RUN_TARGETS)}",
             )
         from ..dispatch.setup import check_grid
         from ..trace.tracer import trace
