@@ -212,3 +212,118 @@ def test_16bit_operand_in_high_vgprs_is_refused():
     res = r.run(r.config(tgid=(False, False, False)))
     assert not res.landed and res.refusal.code == "program.unsupported_instruction"
     assert "v129" in res.refusal.message or "128" in res.refusal.message
+
+
+NEW_OPS = """
+  v_lshlrev_b32 v10, 2, v0
+  global_load_b32 v1, v10, s[2:3]
+  global_load_b32 v2, v10, s[2:3] offset:128
+  global_load_b32 v3, v10, s[2:3] offset:256
+  s_waitcnt vmcnt(0)
+  v_maxmin_f32 v4, v1, v2, v3
+  v_minmax_f32 v5, v1, v2, v3
+  v_maxmin_i32 v6, v1, v2, v3
+  v_minmax_u32 v7, v1, v2, v3
+  v_dot4_i32_iu8 v8, v1, v2, v3 neg_lo:[1,0,0]
+  v_dot4_i32_iu8 v9, v1, v2, v3 neg_lo:[0,1,0]
+  v_dot8_i32_iu4 v11, v1, v2, v3 neg_lo:[1,1,0]
+  v_dot4_u32_u8 v12, v1, v2, v3
+  global_store_b32 v10, v4, s[0:1]
+  global_store_b32 v10, v5, s[0:1] offset:128
+  global_store_b32 v10, v6, s[0:1] offset:256
+  global_store_b32 v10, v7, s[0:1] offset:384
+  global_store_b32 v10, v8, s[0:1] offset:512
+  global_store_b32 v10, v9, s[0:1] offset:640
+  global_store_b32 v10, v11, s[0:1] offset:768
+  global_store_b32 v10, v12, s[0:1] offset:896
+  s_endpgm
+"""
+
+
+def _elems(x, width, signed):
+    """The 32 // width elements of each u32 in x, as int64 (sign- or zero-extended)."""
+    n = 32 // width
+    e = (x.astype(np.int64)[:, None] >> (width * np.arange(n))) & ((1 << width) - 1)
+    if signed:
+        e = np.where(e >> (width - 1), e - (1 << width), e)
+    return e
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_maxmin_and_mixed_sign_dots(mode):
+    """v_maxmin/v_minmax (D = outer(inner(S0, S1), S2), NaN operands give the other), and
+    v_dot4_i32_iu8 / v_dot8_i32_iu4 with NEG_LO choosing each source's signedness."""
+    rng = np.random.default_rng(11)
+    f = rng.standard_normal((3, 32)).astype(np.float32)
+    f[0, 3] = f[1, 7] = f[2, 9] = np.float32("nan")  # quiet NaNs
+    u = f.view(np.uint32).copy()
+    u[:, 16:] = rng.integers(0, 2**32, (3, 16), dtype=np.uint64).astype(np.uint32)
+    r = Rig11(NEW_OPS)
+    out = r.buf(np.full(256, 0xDEADBEEF, np.uint32), "out")
+    inp = r.buf(u.reshape(-1), "in")
+    res = r.run(r.config(user_sgprs=ptr(out) + ptr(inp)), mode=mode)
+    assert res.landed, res.refusal
+    got = r.read(out, np.uint32, 256).reshape(8, 32)
+    a, b, c = u
+    fa, fb, fc = u.view(np.float32)
+    with np.errstate(invalid="ignore"):
+        maxmin = np.fmin(np.fmax(fa, fb), fc)
+        minmax = np.fmax(np.fmin(fa, fb), fc)
+    ia, ib, ic = u.view(np.int32)
+    want = [
+        maxmin.view(np.uint32),
+        minmax.view(np.uint32),
+        np.minimum(np.maximum(ia, ib), ic).view(np.uint32),
+        np.maximum(np.minimum(a, b), c),
+    ]
+    for sa, sb, width in ((True, False, 8), (False, True, 8), (True, True, 4), (False, False, 8)):
+        dot = (_elems(a, width, sa) * _elems(b, width, sb)).sum(axis=1) + (
+            ic.astype(np.int64) if (sa or sb) else c.astype(np.int64)
+        )
+        want.append((dot & 0xFFFFFFFF).astype(np.uint32))
+    lanes = np.arange(16)  # float lanes: the finite and NaN inputs
+    for k in (0, 1):
+        np.testing.assert_array_equal(got[k][lanes], want[k][lanes], err_msg=f"row {k}")
+    for k in range(2, 8):
+        np.testing.assert_array_equal(got[k], want[k], err_msg=f"row {k}")
+
+
+PERMLANE64 = """
+  v_lshlrev_b32 v10, 2, v0
+  v_mul_u32_u24 v1, 5, v0
+  v_mov_b32 v2, 0x77
+  s_mov_b32 exec_lo, 0xffff00ff
+  s_mov_b32 exec_hi, 0xffff0000
+  v_permlane64_b32 v2, v1
+  s_mov_b64 exec, -1
+  global_store_b32 v10, v2, s[0:1]
+  s_endpgm
+"""
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("wave64", [False, True])
+def test_permlane64(mode, wave64):
+    """wave64: active lanes read lane ^ 32 (inactive source lanes too); wave32: no operation."""
+    n = 64 if wave64 else 32
+    src = PERMLANE64
+    if not wave64:
+        src = "\n".join(ln for ln in src.splitlines() if "exec" not in ln)
+    r = Rig11(src, wave64)
+    out = r.buf(np.full(n, 0xDEADBEEF, np.uint32), "out")
+    res = r.run(r.config(user_sgprs=ptr(out), block=(n, 1, 1)), mode=mode)
+    assert res.landed, res.refusal
+    lane = np.arange(n, dtype=np.uint32)
+    if wave64:
+        exec_ = (0xFFFF0000FFFF00FF >> lane.astype(np.uint64)) & 1
+        want = np.where(exec_ == 1, 5 * (lane ^ 32), 0x77).astype(np.uint32)
+    else:
+        want = np.full(n, 0x77, np.uint32)
+    np.testing.assert_array_equal(r.read(out, np.uint32, n), want)
+
+
+def test_flat_scratch_hwreg_is_refused():
+    r = Rig11("s_getreg_b32 s4, hwreg(HW_REG_FLAT_SCR_LO)\ns_endpgm")
+    res = r.run(r.config(tgid=(False, False, False)))
+    assert not res.landed and res.refusal.code == "program.unsupported_instruction"
+    assert "FLAT_SCRATCH" in res.refusal.message

@@ -364,6 +364,9 @@ def sopk(ins, b: Builder):
         hw = ins.fields["simm16"]
         hid, off, size = hw & 0x3F, (hw >> 6) & 0x1F, ((hw >> 11) & 0x1F) + 1
         reg = {HWREG_MODE: MODE_REG, HWREG_FLAT_SCR_LO: FLAT_SCR_LO, HWREG_FLAT_SCR_HI: FLAT_SCR_HI}.get(hid)
+        if reg in (FLAT_SCR_LO, FLAT_SCR_HI) and getattr(b, "target", "").startswith("gfx11"):
+            # GFX11 sets FLAT_SCRATCH itself (architected flat scratch): no value is modelled
+            unsupported("GFX11 FLAT_SCRATCH through s_getreg/s_setreg")
         if reg is None:
             unsupported(f"hardware register {hid}")
         mask = ((1 << size) - 1) if size < 32 else 0xFFFFFFFF

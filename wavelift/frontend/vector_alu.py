@@ -1033,7 +1033,9 @@ NO_FIN = {"v_div_fmas_f32", "v_div_fmas_f64"}
 # ops that quiet whatever MODE (div_fixup: pseudo-code; div_fmas: AMD's emulator; dot2 and
 # conversions to f16: LLVM PR 208733) and conversions between float types (_cvt_float)
 OWN_NAN = {
-    "v_%s_%s" % (k, t) for k in ("min", "max", "min3", "max3", "med3") for t in ("f16", "f32", "f64")
+    "v_%s_%s" % (k, t)
+    for k in ("min", "max", "min3", "max3", "med3", "maxmin", "minmax")
+    for t in ("f16", "f32", "f64")
 } | {
     "v_div_fixup_f16",
     "v_div_fixup_f32",
@@ -1314,6 +1316,16 @@ def translate(ins, b: Builder):
 
 
 INT_NO_CLAMP: set[str] = set()
+
+
+def _minmax2(outer, inner):
+    """GFX11 v_<inner><outer>_*: D = outer(inner(S0, S1), S2), each the v_max/v_min rule."""
+    return lambda b, t, x, y, z: _fmm(b, outer, t, _fmm(b, inner, t, x, y), z)
+
+
+for _t, _ty in ((F32, "f32"), (F16, "f16"), (I32, "i32"), (U32, "u32")):
+    OPS[f"v_maxmin_{_ty}"] = (_t, [_t] * 3, _minmax2("min", "max"))
+    OPS[f"v_minmax_{_ty}"] = (_t, [_t] * 3, _minmax2("max", "min"))
 
 # GFX11 VOPD halves: v_dual_<op> -> (the VOP1/VOP2 instruction it is, its encoding).
 # v_dual_dot2acc_f32_bf16 has no such instruction here: refused by name.
@@ -1638,7 +1650,21 @@ SPECIAL = {
     "v_permlane16_b32": _permlane,
     "v_permlanex16_b32": _permlane,
     "v_swap_b32": _swap,
+    "v_permlane64_b32": lambda ins, b: _permlane64(ins, b),
 }
+
+
+def _permlane64(ins, b):
+    """GFX11 V_PERMLANE64_B32 (RDNA3 ISA guide): wave64 swaps the halves (lane l reads lane
+    l ^ 32, inactive source lanes included; active lanes are written); wave32: no operation."""
+    if b.wave_size == 32:
+        return
+    src = ins.fields["src0"]
+    if src < 256:
+        unsupported("v_permlane64_b32 of a scalar source")
+    v = b.vget(src - 256)
+    other = b.bin("xor", "u32", b.lane_id(), C(b, "u32", 32))
+    b.vset(ins.fields["vdst"], b.emit("shuffle", "u32", v, other, uniform=False))
 
 
 # ----------------------------------------------------------------------------------- compares
@@ -1696,6 +1722,8 @@ def _vop3p(ins, b):
         return _fma_mix(ins, b)
     if n in DOT or n == "v_dot2_f32_f16":
         return _dot3p(ins, b)
+    if n in DOT_IU:
+        return _dot_iu(ins, b)
     spec = PK_OPS.get(n)
     if spec is None:
         unsupported()
@@ -1817,6 +1845,38 @@ def _dot3p(ins, b):
         lo, hi = (-(2**31), 2**31 - 1) if signed else (0, 0xFFFFFFFF)
         acc = b.bin("max", "i64", b.bin("min", "i64", acc, C(b, "i64", hi)), C(b, "i64", lo))
     b.vset(f["vdst"], b.lo32(b.bitcast("u64", acc)))
+
+
+def _u32(b, v):
+    return v if v.type == "u32" else b.bitcast("u32", v)
+
+
+# GFX11 mixed-sign integer dot products: NEG_LO[0]/[1] say src0/src1 elements are signed
+DOT_IU = {"v_dot4_i32_iu8": (4, 8), "v_dot8_i32_iu4": (8, 4)}
+
+
+def _dot_iu(ins, b):
+    """D.i32 = S2.i32 + sum of products of S0's and S1's elements, each sign- or zero-extended as
+    NEG_LO[0]/NEG_LO[1] say (RDNA3 ISA guide, V_DOT4_I32_IU8/V_DOT8_I32_IU4); wraps."""
+    f = ins.fields
+    if f.get("opsel", 0) or (f.get("opsel_hi", 3) | (f.get("opsel_hi2", 1) << 2)) != 7:
+        unsupported("op_sel/op_sel_hi on a dot product")
+    if f.get("neg_hi", 0) or (f.get("neg", 0) >> 2) & 1 or f.get("clamp", 0):
+        unsupported("neg_hi, neg_lo[2] or clamp on a mixed-sign dot product")
+    cnt, width = DOT_IU[ins.name]
+    x = read_src(b, ins, f["src0"], U32)
+    y = read_src(b, ins, f["src1"], U32)
+    sx, sy = bool(f.get("neg", 0) & 1), bool(f.get("neg", 0) & 2)
+    acc = read_src(b, ins, f["src2"], U32)
+    for k in range(cnt):
+        p = b.bin(
+            "mul",
+            "u32",
+            _u32(b, _byte(b, x, k, sx, width)),
+            _u32(b, _byte(b, y, k, sy, width)),
+        )
+        acc = b.bin("add", "u32", acc, p)
+    b.vset(f["vdst"], acc)
 
 
 def _pk_fmac_f16(ins, b):
