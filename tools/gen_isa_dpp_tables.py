@@ -37,7 +37,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 import table_json  # tools/, the script's directory
 
 from wavelift.isa import decoder as D  # noqa: E402
-from wavelift.isa.encodings import classify, encode  # noqa: E402
+from wavelift.isa.encodings import ISAS, classify, encode, generation  # noqa: E402
 from wavelift.isa.llvm_oracle import llvm_disasm  # noqa: E402
 
 OUT = os.path.join(os.path.dirname(__file__), "..", "wavelift", "isa", "tables")
@@ -578,6 +578,177 @@ class Gen:
         return len(jobs), bad
 
 
+# ----------------------------------------------------------------------------- VOP3 with DPP
+# GFX11+: VOP3/VOP3P (VOP3B) opcodes with DPP16 (src0 0xFA) or DPP8 (0xE9; 0xEA = FI) and a third
+# dword (src0 VGPR + controls).  LLVM prints the e64 line with that VGPR as src0 under the
+# mnemonic of the _dpp form, then the controls (decoder.render_vop3_dpp).  Per opcode and form
+# this records the printed mnemonic and checks that view against LLVM on the sentinel word, on
+# every bit of the first two dwords flipped alone (op and major bits aside), on sampled src1/src2
+# codes and on every bit of the control dword (DPP16) or random lane selects (DPP8): bits LLVM
+# rejects go to ``rej`` (dwords 0-1) / ``rej2`` (control dword), bits it prints in another way to
+# ``unk``/``unk2`` (the decoder refuses those words by name), and a form whose sentinel line does
+# not fit the view gets ``nd`` (refused by name).
+DPP3_ENCS = ("VOP3", "VOP3P")
+LITMARK = 0xDEADBEEF
+DPP3_MARKS = {0xFA: "dpp", 0xE9: "dpp8"}
+# sentinel fields tried in order until LLVM takes the word (vdst 20, src1 v60, src2 v80, sdst 12)
+DPP3_VARIANTS = ({}, {"src2": 0}, {"src1": 0, "src2": 0}, {"src1": 256, "src2": 256}, {"vdst": 0})
+DPP3_CODES = (0, 1, 7, 105, 106, 107, 108, 124, 125, 126, 127, 128, 129, 193, 240, 242, 248)
+DPP3_CODES += (235, 236, 239, 250, 233, 251, 253, 254, 255, 256, 257, 300, 383, 384, 385, 511)
+
+
+def gen_vop3_dpp(target, wave64):
+    """{enc: {op: {"dpp": entry, "dpp8": entry}}} and notes (see the comment above)."""
+    isa = ISAS[generation(target)]
+    tab = D.load_table(target, wave64)
+    cms = tab["_cm"]
+    notes = []
+
+    def ask(items):
+        return llvm_disasm([wbytes(w) for w in items], target, wave64)
+
+    def view(e, lay, d, words):
+        val = words[0] | words[1] << 32
+        with_lit = D.vop3_dpp_needs_literal(e, val, words[2])
+        try:
+            lit = words[3] if with_lit else None
+            t, _ = D.render_vop3_dpp(e, lay, d, val, words[2], lit, target, wave64)
+        except D.BadEncoding:
+            return None
+        return t, 16 if with_lit else 12
+
+    out = {}
+    for enc in DPP3_ENCS:
+        jobs = []
+        bases = {}
+        for op, e in sorted(tab[enc].items()):
+            lay = e.get("enc") or enc
+            D._prep(e, lay, cms, isa.name)
+            f = {"op": op, "vdst": VDST, "src1": 256 + VSRC1, "src2": 256 + 80}
+            if lay == "VOP3B":
+                f["sdst"] = SDST
+            if enc == "VOP3P":
+                f.update(opsel_hi=3, opsel_hi2=1)
+            f = {k: v for k, v in f.items() if k in {n for n, _, _ in isa.layouts[lay]}}
+            for mark in DPP3_MARKS:
+                for vk, var in enumerate(DPP3_VARIANTS):
+                    ws = isa.encode(lay, **dict(f, src0=mark, **{k: v for k, v in var.items() if k in f}))
+                    val = (ws[0] | ws[1] << 32) & ~e["_rej"] | (mark << 32)
+                    w2 = SRC0 | ((0xE4 << 8) | (0xF << 24) | (0xF << 28) if mark == 0xFA else DPP8_ID << 8)
+                    jobs.append((op, mark, vk, (lay, [val & 0xFFFFFFFF, val >> 32, w2, LITMARK])))
+        res = ask([j[3][1] for j in jobs])
+        found = {}
+        for (op, mark, vk, lw), r in zip(jobs, res):
+            if r is not None and (op, mark) not in found:
+                found[(op, mark)] = (lw, r)
+        ents = {}
+        for (op, mark), ((lay, words), r) in sorted(found.items()):
+            bases[(op, mark)] = (lay, words)
+            e = tab[enc][op]
+            name_p = r[0].split(" ")[0]
+            d = {"name_p": name_p}
+            if view(e, tab[enc][op].get("enc") or enc, d, words) != r:
+                d["nd"] = f"{isa.name.upper()} {enc} {DPP3_MARKS[mark]} of {e['name']}: LLVM prints {r[0]!r}"
+                notes.append(f"{enc} op {op} {DPP3_MARKS[mark]}: not the e64 view: {r[0]!r}")
+            ents[(op, mark)] = d
+        # every bit of dwords 0-1 (not op/major/src0), sampled src1/src2 codes, the control dword
+        jobs = []
+        for (op, mark), d in ents.items():
+            if "nd" in d:
+                continue
+            lay, words = bases[(op, mark)]
+            val = words[0] | words[1] << 32
+            fixed = isa.fixed[lay]
+            keep = (((1 << (32 - fixed[1])) - 1) << fixed[1]) | (0x1FF << 32)
+            olo, ow = next((lo, w) for n, lo, w in isa.layouts[lay] if n == "op")
+            keep |= ((1 << ow) - 1) << olo
+            for b in range(64):
+                if not (keep >> b) & 1:
+                    v = val ^ (1 << b)
+                    jobs.append((op, mark, "b", b, [v & 0xFFFFFFFF, v >> 32, words[2], LITMARK]))
+            for fld in ("src1", "src2"):
+                lo = {"src1": 41, "src2": 50}[fld]
+                if fld not in {n for n, _, _ in isa.layouts[lay]}:
+                    continue
+                for c in DPP3_CODES:
+                    v = (val & ~(0x1FF << lo)) | (c << lo)
+                    jobs.append((op, mark, fld, c, [v & 0xFFFFFFFF, v >> 32, words[2], LITMARK]))
+            if mark == 0xFA:
+                for b in range(8, 32):
+                    jobs.append((op, mark, "c", b, words[:2] + [words[2] ^ (1 << b), LITMARK]))
+                for c in (
+                    0x1B,
+                    0x101,
+                    0x10F,
+                    0x111,
+                    0x121,
+                    0x130,
+                    0x140,
+                    0x141,
+                    0x142,
+                    0x150,
+                    0x15F,
+                    0x160,
+                    0x16F,
+                    0x170,
+                    0x1FF,
+                ):
+                    jobs.append(
+                        (op, mark, "ctrl", c, words[:2] + [(words[2] & ~(0x1FF << 8)) | c << 8, LITMARK])
+                    )
+            else:
+                for k in range(4):
+                    w2 = SRC0 + 7 * k | (((k * 0x9E3779B9) >> 3) & 0xFFFFFF) << 8
+                    jobs.append((op, mark, "sel", k, words[:2] + [w2, LITMARK]))
+                    jobs.append((op, 0xEA, "fi", k, [words[0], (words[1] & ~0x1FF) | 0xEA, w2, LITMARK]))
+        res = ask([j[4] for j in jobs])
+        for (op, mark, kind, x, words), r in zip(jobs, res):
+            m0 = 0xE9 if mark == 0xEA else mark
+            d = ents.get((op, m0))
+            lay = bases[(op, m0)][0]
+            e = tab[enc][op]
+            got = view(e, lay, d, words)
+            if got == r:
+                continue
+            if kind in ("b", "c") and r is None:
+                d["rej" if kind == "b" else "rej2"] = d.get("rej" if kind == "b" else "rej2", 0) | 1 << x
+                continue
+            if kind == "b" and 61 <= x <= 63 and r is not None:  # neg printed as sext(..)?
+                d2 = dict(d, sx=sorted(d.get("sx", []) + [[x - 61, x]]))
+                if view(e, lay, d2, words) == r:
+                    d["sx"] = d2["sx"]
+                    d.pop("_e", None)
+                    continue
+            val = words[0] | words[1] << 32
+            base = bases[(op, m0)][1]
+            bval = base[0] | base[1] << 32
+            vo = [
+                f
+                for f, lo in (("src1", 41), ("src2", 50))
+                if (val >> lo) & 0x1FF != (bval >> lo) & 0x1FF and (val >> lo) & 0x1FF < 256
+            ]
+            if vo and kind != "c":  # a non-VGPR source LLVM prints with its own class: refused
+                d["vonly"] = sorted(set(d.get("vonly", [])) | set(vo))
+                continue
+            if kind in ("b", "c") and r is None:
+                d["rej" if kind == "b" else "rej2"] = d.get("rej" if kind == "b" else "rej2", 0) | 1 << x
+                continue
+            if kind == "b" and got is None:  # LLVM takes a bit the e64 form rejects
+                d["unk"] = d.get("unk", 0) | 1 << x
+            elif kind in ("b", "c"):
+                d["unk" if kind == "b" else "unk2"] = d.get("unk" if kind == "b" else "unk2", 0) | 1 << x
+            else:
+                d["nd"] = (
+                    f"{isa.name.upper()} {enc} {DPP3_MARKS[m0]} of {e['name']}: {kind} {x} printed otherwise"
+                )
+            notes.append(f"{enc} op {op} {DPP3_MARKS[m0]} {kind} {x}: ours {got!r}, LLVM {r!r}")
+        out[enc] = {}
+        for (op, mark), d in sorted(ents.items()):
+            d.pop("_e", None)
+            out[enc].setdefault(op, {})[DPP3_MARKS[mark]] = d
+    return out, notes
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     only = sys.argv[1:] or None
@@ -591,6 +762,14 @@ def main():
             g = Gen(target, wave64)
             tab = g.gen()
             key = "w64" if wave64 else "w32"
+            if generation(target) != "gfx10":
+                t3, n3 = gen_vop3_dpp(target, wave64)
+                tab.update(t3)
+                g.notes += n3
+                print(
+                    f"{target} {key}: VOP3 with DPP: "
+                    + ", ".join(f"{k} {len(v)} opcodes" for k, v in t3.items())
+                )
             out[key] = tab
             out[key + "_src_bad"] = g.src_bad
             out[key + "_sdst_cm"] = g.sdst_cm

@@ -1,5 +1,6 @@
 """GFX11/GFX12 encodings decoded after the first sweeps (tests/isa/test_gfx11_sweep.py), vs
-llvm-objdump-19 (live), wave32 and wave64: VINTERP and LDSDIR (GFX12's VDSDIR).
+llvm-objdump-19 (live), wave32 and wave64: VINTERP and LDSDIR (GFX12's VDSDIR), VOP3/VOP3P with
+DPP16/DPP8.
 
 Every opcode value of the encoding (valid or not) with random fields: in about half the words
 the bits LLVM rejects for that opcode (the table's ``rej``) are cleared so that the rest gets
@@ -20,6 +21,7 @@ from wavelift.isa.decoder import load_table
 from wavelift.isa.encodings import ISAS, generation
 from wavelift.isa.llvm_oracle import NOP, llvm_disasm
 
+from .sweep import SRC_POOL
 from .test_gfx11_sweep import CONFIGS, IDS, SHARED, needs_llvm, ours
 
 ALL = CONFIGS + SHARED
@@ -83,3 +85,87 @@ def test_late_sweep(enc, target, wave64):
 @pytest.mark.parametrize("enc", LATE)
 def test_late_sweep_slow(enc, target, wave64):
     _check(enc, target, wave64, 1000 if enc == "LDSDIR" else 400, 2)
+
+
+# ----------------------------------------------------------------------------- VOP3 with DPP
+def dpp3_words(target, wave64, n_per_op, seed):
+    """Every VOP3/VOP3P opcode of the ALU table with each DPP mark (0xFA DPP16, 0xE9/0xEA DPP8)
+    in src0: random vdst/sdst, modifiers and src1/src2 (mostly VGPRs, else SGPRs, constants or
+    the literal code), a random control dword (DPP16: half of them with a common dpp_ctrl),
+    then a literal."""
+    rnd = random.Random(seed)
+    tab = load_table(target, wave64)
+    isa = ISAS[generation(target)]
+    items = []
+    for enc in ("VOP3", "VOP3P"):
+        for op, e in sorted(tab[enc].items()):
+            lay = e.get("enc") or enc
+            for mark in (0xFA, 0xE9, 0xEA):
+                for k in range(n_per_op):
+                    f = {"op": op, "src0": mark}
+                    for name, _lo, w in isa.layouts[lay]:
+                        if name in f:
+                            continue
+                        if name in ("src1", "src2"):
+                            v = 256 + rnd.randrange(256) if rnd.random() < 0.6 else rnd.choice(SRC_POOL)
+                        elif name in (
+                            "abs",
+                            "neg",
+                            "opsel",
+                            "clamp",
+                            "omod",
+                            "neg_hi",
+                            "opsel_hi",
+                            "opsel_hi2",
+                        ):
+                            v = rnd.randrange(1 << w) if rnd.random() < 0.3 else 0
+                            if name.startswith("opsel_hi") and rnd.random() < 0.6:
+                                v = (1 << w) - 1
+                        else:
+                            v = rnd.randrange(1 << w)
+                        f[name] = v
+                    ws = isa.encode(lay, **f)
+                    if k % 2 == 0:  # mostly clear of the bits the e64 form rejects
+                        val = (ws[0] | ws[1] << 32) & ~e.get("rej", 0)
+                        ws = [val & 0xFFFFFFFF, val >> 32]
+                    w2 = rnd.getrandbits(32)
+                    if mark == 0xFA and rnd.random() < 0.5:
+                        c = rnd.choice([0xE4, 0x1B, 0x111, 0x121, 0x141, 0x150, 0x160])
+                        w2 = (w2 & ~(0x1FF << 8) & ~(0xF << 20)) | c << 8 | 0xFF << 24
+                    lit = rnd.choice([0x3F800000, 0x12345678, 0x40, 0xFFFFFFF0])
+                    items.append(struct.pack("<4I", ws[0], ws[1], w2, lit))
+    return items
+
+
+def _check_dpp3(target, wave64, n, seed):
+    items = dpp3_words(target, wave64, n, seed)
+    ref = llvm_disasm(items, target, wave64)
+    bad, same, refused = [], 0, 0
+    for b, r in zip(items, ref):
+        o = ours(b + NOP * 3, target, wave64)
+        if o == "not decoded":
+            refused += 1
+        elif o != r:
+            bad.append((b.hex(), o, r))
+        elif r is not None:
+            same += 1
+    print(
+        f"{target} w{64 if wave64 else 32} VOP3/VOP3P with DPP: {len(items)} words, {same} equal, "
+        f"{refused} refused by name"
+    )
+    assert same > len(items) // 10
+    assert refused < len(items) // 10
+    assert not bad, bad[:5]
+
+
+@needs_llvm
+@pytest.mark.parametrize("target,wave64", CONFIGS, ids=IDS)
+def test_vop3_dpp(target, wave64):
+    _check_dpp3(target, wave64, 1, 1)
+
+
+@needs_llvm
+@pytest.mark.slow
+@pytest.mark.parametrize("target,wave64", ALL, ids=ALL_IDS)
+def test_vop3_dpp_slow(target, wave64):
+    _check_dpp3(target, wave64, 6, 2)

@@ -5,7 +5,7 @@ with random fields, and every (opx, opy) pair of VOPD; exact text and size must 
 LLVM calls invalid must raise DecodeError.  The random-word sweep draws first dwords uniformly:
 each decodes as LLVM prints it, is invalid for both, or is refused by name ("not decoded yet")
 because its encoding is one wavelift does not decode yet (the memory encodings not in MEM_ENCS,
-VOP3/VOP3P with DPP, true16 DPP forms; VINTERP/LDSDIR decode: tests/isa/test_gfx11_encodings.py).  Memory encodings (MEM_ENCS): every entry
+true16 DPP forms; VINTERP/LDSDIR and VOP3/VOP3P with DPP decode: tests/isa/test_gfx11_encodings.py).  Memory encodings (MEM_ENCS): every entry
 (opcode x mode) of the target's memory table with random fields, mostly with the fields LLVM
 requires to be zero cleared; words LLVM rejects but the hardware runs are refused by name.  DPP16/DPP8 forms of VOP1/VOP2/VOPC: every opcode with
 each mark and random controls.  gfx1101/1102/1103, gfx1151/1152 and gfx1201 share gfx1100's, gfx1150's and

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from functools import cache, lru_cache
 from typing import Any
 
-from .dpp_sdwa import decode_ext  # DPP16/DPP8/SDWA: wavelift/isa/dpp_sdwa.py
+from .dpp_sdwa import decode_ext, dpp_ctrl_text, load_dpp_table  # DPP16/DPP8/SDWA: dpp_sdwa.py
 from .encodings import ISAS, LAYOUTS, generation
 from .instruction import (
     NOT_DECODED,
@@ -342,6 +342,77 @@ def _render_mods(m, val, out):
             v = sum(((val >> b) & 1) << k for k, b in enumerate(bs) if b >= 0)
             if v:
                 out.append(f" byte_sel:{v}")
+
+
+# ----------------------------------------------------------------------------- VOP3 with DPP
+# GFX11/12 VOP3/VOP3P (VOP3B too) with src0 = 0xFA (DPP16) or 0xE9/0xEA (DPP8, with FI): a third
+# dword holds the real src0 (a VGPR, bits 7:0) and the controls.  LLVM 19 prints the e64 form's
+# line with that VGPR as src0, the mnemonic of its _dpp form (``name_p`` of the DPP table entry)
+# and the controls after every modifier; tools/gen_isa_dpp_tables.py checks that per opcode
+# (sentinel words, every bit of the first two dwords and of the control dword flipped, sampled
+# src1/src2 codes) and records what LLVM rejects (``rej``/``rej2``) or prints otherwise (``unk``/
+# ``unk2``: refused by name).  A literal follows the 12 bytes where the e64 form reads one.
+def vop3_dpp_controls(mark: int, w2: int) -> str:
+    """The controls' text of a VOP3 DPP16/DPP8 control dword ``w2`` (as VOP1/VOP2/VOPC DPP)."""
+    if mark != 0xFA:
+        sel = w2 >> 8
+        return (
+            " dpp8:["
+            + ",".join(str((sel >> (3 * i)) & 7) for i in range(8))
+            + "]"
+            + (" fi:1" if mark == 0xEA else "")
+        )
+    return (
+        f" {dpp_ctrl_text((w2 >> 8) & 0x1FF)} row_mask:{(w2 >> 28) & 15:#x} bank_mask:{(w2 >> 24) & 15:#x}"
+        + (" bound_ctrl:1" if (w2 >> 19) & 1 else "")
+        + (" fi:1" if (w2 >> 18) & 1 else "")
+    )
+
+
+def vop3_dpp_val(val: int, w2: int) -> int:
+    """The 64 bits of the e64 form: src0 (bits 40:32) = the control dword's VGPR."""
+    return (val & ~(0x1FF << 32)) | ((256 + (w2 & 0xFF)) << 32)
+
+
+def _dpp3_view(e64, d, lay, cms, gen):
+    """The e64 entry as the DPP form ``d`` prints it: ``sx`` = [[source, bit]] are neg bits that
+    LLVM prints as ``sext(..)`` in the DPP form only (16-bit integer ops)."""
+    if "sx" not in d:
+        return e64
+    key = (id(e64), tuple(map(tuple, d["sx"])))
+    e = d.get("_e")
+    if e is None or e.get("_key") != key:
+        m = dict(e64.get("m") or {})
+        sm = [list(x) for x in m.get("sm", ())]
+        for i, b in d["sx"]:
+            while len(sm) <= i:
+                sm.append([-1, -1, -1])
+            sm[i][2] = b
+        m["sm"] = sm
+        e = dict(e64, m=m, _key=key)
+        _prep(e, lay, cms, gen)
+        d["_e"] = e
+    return e
+
+
+def render_vop3_dpp(e64, lay, d, val, w2, lit, target, wave64):
+    """(text, operands) of a VOP3 DPP instruction: ``val`` its first two dwords, ``w2`` the
+    control dword; ``e64`` the e64 entry (layout ``lay``), ``d`` the DPP table entry.  Raises
+    BadEncoding where the e64 form rejects the bits."""
+    cms = load_table(target, wave64)["_cm"]
+    if e64.get("_prep") != lay or "_cache" not in e64:
+        _prep(e64, lay, cms, generation(target))
+    e = _dpp3_view(e64, d, lay, cms, generation(target))
+    v2 = vop3_dpp_val(val, w2)
+    if v2 & e64["_rej"]:
+        raise BadEncoding("e64")
+    text, ops = render_entry(e, lay, v2, lit, target, wave64)
+    return d["name_p"] + text[len(e64["name_p"]) :] + vop3_dpp_controls((val >> 32) & 0x1FF, w2), ops
+
+
+def vop3_dpp_needs_literal(e64, val, w2) -> bool:
+    v2 = vop3_dpp_val(val, w2)
+    return bool(e64.get("lit")) or any((v2 >> lo) & mk == lc for lo, mk, lc in e64["_lits"])
 
 
 def render(e, enc, f, lit, target, wave64):
@@ -908,12 +979,15 @@ class _Ctx:
         dpp_name = f"{self.isa.name.upper()} {enc} with DPP"
         target, wave64 = self.target, self.wave64
         dpp_table = os.path.exists(os.path.join(_TABLE_DIR, f"dpp_{TABLE_TARGET.get(target, target)}.json"))
+        dpp3 = dpp_table and enc in _DPP11_ENCS and enc in load_dpp_table(target)["w64" if wave64 else "w32"]
 
         def h(code, pos, w0, base):
             if two:
                 if pos + 8 > len(code):
                     raise DecodeError(base + pos, bytes(code[pos:]), "truncated instruction")
                 if enc in _DPP11_ENCS and (_U(code, pos + 4)[0] & 0x1FF) in _DPP11_MARKS:
+                    if dpp3:
+                        return self._vop3_dpp(enc, code, pos, w0, base)
                     fn = fns.get((w0 >> lo) & mk) or entry_fn(enc, (w0 >> lo) & mk)
                     if fn is not _no_entry:
                         raise DecodeError(base + pos, bytes(code[pos : pos + 8]), _not_decoded(dpp_name))
@@ -937,7 +1011,63 @@ class _Ctx:
 
         return h
 
+    def _vop3_dpp(self, enc, code, pos, w0, base):
+        """VOP3/VOP3P with DPP16/DPP8 (see render_vop3_dpp): 12 bytes, a literal after where
+        the e64 form reads one."""
+        if pos + 12 > len(code):
+            raise DecodeError(base + pos, bytes(code[pos:]), "truncated instruction")
+        w1, w2 = _U2(code, pos + 4)
+        lo, mk = self.lay_pos[enc]["op"]
+        op = (w0 >> lo) & mk
+        mark = w1 & 0x1FF
+        var = "dpp" if mark == 0xFA else "dpp8"
+        d = load_dpp_table(self.target)["w64" if self.wave64 else "w32"][enc].get(op, {}).get(var)
+        e64 = self.tab[enc].get(op)
+        val = w0 | w1 << 32
+        if d is None or e64 is None or val & d.get("rej", 0) or w2 & d.get("rej2", 0):
+            raise DecodeError(base + pos, bytes(code[pos : pos + 12]))
+        vonly = d.get("vonly")
+        if vonly and any(((val >> _DPP3_SRC[f]) & 0x1FF) < 256 for f in vonly):
+            what = (
+                f"{self.isa.name.upper()} {enc} with DPP: a non-VGPR {'/'.join(vonly)} (LLVM 19's own class)"
+            )
+            raise DecodeError(base + pos, bytes(code[pos : pos + 12]), _not_decoded(what))
+        if d.get("nd") or val & d.get("unk", 0) or w2 & d.get("unk2", 0):
+            what = d.get("nd") or f"{self.isa.name.upper()} {enc} with DPP: bits LLVM 19 prints otherwise"
+            raise DecodeError(base + pos, bytes(code[pos : pos + 12]), _not_decoded(what))
+        lay = e64.get("enc") or enc
+        if e64.get("_prep") != lay or "_cache" not in e64:
+            _prep(e64, lay, self.tab["_cm"], self.isa.name)
+        size, lit = 12, None
+        if vop3_dpp_needs_literal(e64, val, w2):
+            if pos + 16 > len(code):
+                raise DecodeError(base + pos, bytes(code[pos:]), "truncated instruction (missing literal)")
+            lit = _U(code, pos + 12)[0]
+            size = 16
+        try:
+            text, ops = render_vop3_dpp(e64, lay, d, val, w2, lit, self.target, self.wave64)
+        except BadEncoding:
+            raise DecodeError(base + pos, bytes(code[pos : pos + size])) from None
+        f = _fields(lay, vop3_dpp_val(val, w2), self.isa.layouts)
+        f["ext"] = mark
+        if var == "dpp8":
+            f["dpp8"] = tuple((w2 >> (8 + 3 * i)) & 7 for i in range(8))
+            f["fi"] = 1 if mark == 0xEA else 0
+        else:
+            for name, flo, fw in _DPP3_CTRL:
+                f[name] = (w2 >> flo) & ((1 << fw) - 1)
+        words = tuple(_U(code, p)[0] for p in range(pos, pos + size, 4))
+        return new_instruction(base + pos, size, words, lay, var, op, e64["name"], f, lit, ops, text)
 
+
+_DPP3_SRC = {"src1": 41, "src2": 50}
+_DPP3_CTRL = (
+    ("dpp_ctrl", 8, 9),
+    ("fi", 18, 1),
+    ("bound_ctrl", 19, 1),
+    ("bank_mask", 24, 4),
+    ("row_mask", 28, 4),
+)
 _DPP11_MARKS = frozenset((250, 233, 234))
 _DPP11_ENCS = frozenset(("VOP3", "VOP3P"))  # the two-dword encodings with DPP forms
 
