@@ -344,7 +344,6 @@ def translate(ins, b: Builder):
             "image_gather4 of a component whose DST_SEL is a constant (what hardware gathers then is not established)",
         )
     else:
-        pt = fetch(point_i)
         corners = [(0, 0), (1, 0), (0, 1), (1, 1)] if naxes == 2 else [(0, 0), (1, 0)]
         texels = []
         for ox, oy in corners:
@@ -352,6 +351,18 @@ def translate(ins, b: Builder):
             if naxes == 2:
                 ij.append(b.bin("add", "i32", lin_i[1], _i(b, oy)))
             texels.append(fetch(ij))
+        # the point texel floor(u) is always one of the linear footprint's: floor(u) - i0 is 0
+        # or 1 per axis (i0 = floor of u - 0.5 rounded to 1/256, which never passes floor(u))
+        up = [b.cmp("eq", "i32", b.bin("sub", "i32", point_i[a], lin_i[a]), _i(b, 1)) for a in range(naxes)]
+        pt = []
+        for c in range(4):
+            v = texels[0][c]
+            for (ox, oy), tx in zip(corners[1:], texels[1:], strict=True):
+                hit = up[0] if ox else b.un("not", "b1", up[0])
+                if naxes == 2:
+                    hit = b.bin("and", "b1", hit, up[1] if oy else b.un("not", "b1", up[1]))
+                v = b.select(hit, tx[c], v)
+            pt.append(v)
         wa = weights[0]
         wts = []
         for ox, oy in corners:
