@@ -170,8 +170,8 @@ def test_empty_grid_is_a_bad_call():
     assert rc == tg.BAD_CALL
 
 
-def test_overlapping_ranges_are_merged():
-    assert tg._merged([(100, 50), (0, 10), (140, 20), (10, 5), (300, 0)]) == [(0, 15), (100, 160)]
+def test_overlapping_ranges_are_merged_touching_ones_kept_apart():
+    assert tg._merged([(100, 50), (0, 10), (140, 20), (10, 5), (300, 0)]) == [(0, 10), (10, 15), (100, 160)]
 
 
 @pytest.mark.slow
@@ -194,3 +194,14 @@ def test_fixtures_rebuild_with_tinygrad(tmp_path):
         run = harness.replay(fx, tg.run_asm)
         assert run.codes == [tg.OK], _why()
         assert bounds.check(name, run.output, fx.expected(), fx.inputs()) is None
+
+
+@pytest.mark.parametrize("target", ["gfx1030", "gfx1100"])
+@pytest.mark.parametrize("name", ["matmul", "softmax", "sort", "int64_arith"])
+def test_without_ranges_or_rsrc1(target, name):
+    """As tinygrad's instruction tests call the emulator: positional arguments only; the memory is
+    the host bytes at the pointers handed over (wavelift.compat.tinygrad._near_pointers)."""
+    fx = harness.load(harness.FIXTURES / target / f"{name}.npz")
+    run = harness.replay(fx, tg.run_asm, extras=False)
+    assert run.codes and all(c == tg.OK for c in run.codes), _why()
+    assert bounds.check(fx.name, run.output, fx.expected(), fx.inputs()) is None

@@ -18,8 +18,11 @@ What this hook adds (keywords a patched mock GPU passes, docs/tinygrad.md):
 - ``ranges``: the (host address, size) mappings the kernel may touch (the mock GPU's
   ``mapped_ranges``).  They become guest allocations at the same addresses, over the host bytes
   themselves (no copy); an access outside every one the tracer reaches is an escape: the call
-  returns REFUSED and nothing is written.  Without ``ranges`` only the code's mapping
-  ``[lib, lib + lib_sz)`` and KERNARG_BYTES of kernargs are memory.
+  returns REFUSED and nothing is written.  Without ``ranges`` (tinygrad's instruction tests
+  call the emulator's run_asm directly, with a ctypes output buffer): the code's
+  ``[lib, lib + lib_sz)`` and, for every pointer the kernel is handed (the kernarg pointer, the
+  64-bit words of the first KERNARG_SCAN kernarg bytes, user SGPR pairs), the host bytes from it
+  up to NEAR_ABOVE, the end of its read-write mapping (/proc/self/maps) or the next pointer.
 - ``rsrc1``: COMPUTE_PGM_RSRC1 (the float mode the runtime sets, from the kernel descriptor).
   Without it, the kernel descriptor whose entry is ``lib`` is looked for near ``lib`` in its
   mapping (tinygrad loads the whole code object there; the descriptor's RSRC2 must equal
@@ -57,7 +60,10 @@ DEFAULT_RSRC1 = 0x00AC0000 | 0x3F | (0xF << 6)
 RSRC2_LDS_MASK = 0x1FF << 15
 KD_SIZE = 64
 KD_SEARCH = 1 << 20  # bytes either side of `lib` searched for its kernel descriptor
-KERNARG_BYTES = 4096  # kernarg bytes made memory when the caller gives no ranges
+# without ranges: the kernarg bytes scanned for pointers, and the host bytes around each pointer
+# (within its mapping) that become memory
+KERNARG_SCAN = 512
+NEAR_ABOVE = 4 << 20
 ARCH_TARGETS = {"rdna3": "gfx1100", "rdna4": "gfx1201", "cdna": "gfx950"}
 
 _last: list = [None]  # the last call's DispatchResult (or a Refusal for BAD_CALL)
@@ -85,11 +91,12 @@ def _host_view(address: int, size: int) -> np.ndarray:
 
 
 def _merged(ranges: Iterable[Sequence[int]]) -> list[tuple[int, int]]:
-    """(start, end) of the ranges, overlapping or touching ones merged, in address order."""
+    """(start, end) of the ranges, overlapping ones merged, in address order (touching ones stay
+    apart: the tracer keeps one window per allocation, and a scratch base's is never one)."""
     spans = sorted((int(a), int(a) + int(n)) for a, n in ranges if int(n) > 0)
     out: list[list[int]] = []
     for s, e in spans:
-        if out and s <= out[-1][1]:
+        if out and s < out[-1][1]:
             out[-1][1] = max(out[-1][1], e)
         else:
             out.append([s, e])
@@ -118,12 +125,52 @@ def _find_descriptor(view: np.ndarray, base: int, lib: int, rsrc2: int) -> bytes
     return None
 
 
-def _memory(ranges, lib: int, lib_sz: int, args_ptr: int):
+def _host_mappings() -> list[tuple[int, int, str]]:
+    """(start, end, perms) of this process's mappings (/proc/self/maps)."""
+    out = []
+    try:
+        with open("/proc/self/maps") as f:
+            for line in f:
+                span, perms = line.split()[:2]
+                lo, hi = span.split("-")
+                out.append((int(lo, 16), int(hi, 16), perms))
+    except OSError:
+        return []
+    return out
+
+
+def _near_pointers(args_ptr: int, user: Sequence[int]) -> list[tuple[int, int]]:
+    """Without ``ranges``: host memory at every pointer the kernel is handed (the kernarg
+    pointer, each 64-bit word of the first KERNARG_SCAN kernarg bytes, each user SGPR pair), as
+    (start, size): from the pointer up to NEAR_ABOVE bytes, the end of the read-write mapping
+    holding it, or the next such pointer, whichever comes first -- so that each pointer starts
+    its own allocation and a scratch base (never a window) shares none with a buffer."""
+    maps = [(lo, hi) for lo, hi, perms in _host_mappings() if perms.startswith("rw")]
+
+    def mapping(p: int):
+        return next(((lo, hi) for lo, hi in maps if lo <= p < hi), None)
+
+    ptrs = [args_ptr]
+    m = mapping(args_ptr)
+    if m is not None:
+        n = min(KERNARG_SCAN, m[1] - args_ptr) // 8
+        ptrs += np.ctypeslib.as_array((ctypes.c_uint64 * n).from_address(args_ptr)).tolist() if n else []
+    ptrs += [user[i] | (user[i + 1] & 0xFFFF) << 32 for i in range(len(user) - 1)]
+    starts = sorted(p for p in set(ptrs) if mapping(p) is not None)
+    out = []
+    for i, p in enumerate(starts):
+        hi = mapping(p)[1]  # type: ignore[index]
+        end = min(hi, p + NEAR_ABOVE, starts[i + 1] if i + 1 < len(starts) else hi)
+        out.append((p, end - p))
+    return out
+
+
+def _memory(ranges, lib: int, lib_sz: int, args_ptr: int, user: Sequence[int]):
     """A GuestMemory whose allocations are the host ranges themselves (guest = host address)."""
     from ..memory.guest import GuestMemory
 
     if ranges is None:
-        ranges = [(lib, lib_sz), (args_ptr, KERNARG_BYTES)]
+        ranges = [(lib, lib_sz), *_near_pointers(args_ptr, user)]
     mem = GuestMemory()
     for start, end in _merged(ranges):
         mem.add(start, _host_view(start, end - start), name=f"host {start:#x}")
@@ -198,7 +245,7 @@ def run_asm(
     user = [int(v) & 0xFFFFFFFF for v in user_data][:n_user]
     user += [0] * (n_user - len(user))  # never-written USER_DATA reads 0 (as the mock GPU does)
     try:
-        mem = _memory(ranges, int(lib), int(lib_sz), int(args_ptr))
+        mem = _memory(ranges, int(lib), int(lib_sz), int(args_ptr), user)
     except Exception as e:  # overlapping or non-canonical ranges
         return _bad("dispatch.bad_address", f"ranges: {e}")
     code = mem.find(lib)
