@@ -327,3 +327,19 @@ def test_flat_scratch_hwreg_is_refused():
     res = r.run(r.config(tgid=(False, False, False)))
     assert not res.landed and res.refusal.code == "program.unsupported_instruction"
     assert "FLAT_SCRATCH" in res.refusal.message
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "s_sendmsg_rtn_b32 s4, sendmsg(MSG_RTN_GET_DOORBELL)",
+        "v_wmma_f32_16x16x16_f16 v[0:7], v[8:15], v[16:23], v[0:7]",
+        "v_dot2_f32_bf16 v1, v2, v3, v4",
+        "v_dot4_i32_iu8 v1, v2, v3, v4 clamp",
+    ],
+)
+def test_instructions_without_semantics_are_refused_by_name(text):
+    r = Rig11(text + "\ns_endpgm")
+    res = r.run(r.config(tgid=(False, False, False)))
+    assert not res.landed and res.refusal.code == "program.unsupported_instruction"
+    assert text.split()[0] in res.refusal.message
