@@ -397,3 +397,22 @@ def test_mip_chains_and_arrays_refuse(what, patch):
 @pytest.mark.tiers  # NumPy blocks and the native tier (C++), alike: the quad's lane shuffles
 def test_implicit_lod_from_the_quad_on_every_tier():
     test_implicit_lod_from_the_quad("wave")
+
+
+def test_gather4_needs_no_lod():
+    """A gather reads the same footprint whatever the min/mag filters: plain image_gather4 (an
+    implicit LOD) with differing filters and an S# LOD bias carries out, and equals _lz."""
+    rng = np.random.default_rng(21)
+    tex = rng.integers(0, 256, (H, PITCH, 4), dtype=np.uint8)
+    s, t = coords(rng, 0, 1, N, W, 0.02), coords(rng, 0, 1, N, H, 0.02)
+    samp = sampler(CLAMP["WRAP"], CLAMP["WRAP"], POINT, LINEAR)
+    samp[2] |= 7  # LOD_BIAS
+    res, got = run("image_gather4 dmask:0x2", 2, 4, [s, t], tex, sampler=samp)
+    assert res.landed, res.refusal
+    res, lz = run("image_gather4_lz dmask:0x2", 2, 4, [s, t], tex, sampler=samp)
+    assert res.landed, res.refusal
+    np.testing.assert_array_equal(got, lz)
+    vals = unorm8(tex)
+    for k in range(N):
+        want = ref_gather(vals, s[k], t[k], (CLAMP["WRAP"],) * 2, None, 1)
+        np.testing.assert_array_equal(got[k].view(np.float32), want)

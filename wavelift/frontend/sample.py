@@ -244,7 +244,8 @@ def translate(ins, b: Builder):
             off.append(b.bin("sar", "i32", o, _i(b, 26)))
 
     # ---- which filter: min or mag (the LOD matters only where they differ)
-    differ = b.cmp("ne", "u32", mag, mn)
+    # a gather reads its footprint whatever the filters: with one level no LOD is needed
+    differ = C(b, "b1", 0) if gather else b.cmp("ne", "u32", mag, mn)
     minified, lod_refuse, lod_why = _minified(b, has_l, has_lz, lod, bias, us, naxes)
     refuse(PRECISION, _and(b, differ, lod_refuse), lod_why)
     refuse(
