@@ -416,3 +416,56 @@ def test_gather4_needs_no_lod():
     for k in range(N):
         want = ref_gather(vals, s[k], t[k], (CLAMP["WRAP"],) * 2, None, 1)
         np.testing.assert_array_equal(got[k].view(np.float32), want)
+
+
+def test_precision_refusals_nan_coordinate_and_open_implicit_lod():
+    """A NaN coordinate, and an implicit LOD that Vulkan's ρ approximations leave on either side
+    of 0 (du = (1, 0.5) texels: max 1, sum 1.5), refuse by name; a quad whose derivatives give
+    ρ <= 1 under every approximation does not."""
+    tex = np.zeros((H, PITCH, 4), np.uint8)
+    lin = sampler(CLAMP["WRAP"], CLAMP["WRAP"], POINT, LINEAR)
+    s = np.full(N, 0.3, np.float32)
+    s[7] = np.nan
+    res, _ = run("image_sample_lz dmask:0x1", 2, 1, [s, s], tex, sampler=lin)
+    assert res.refusal is not None and res.refusal.code == "image.sampling_precision"
+    s = np.zeros(N, np.float32)
+    t = np.zeros(N, np.float32)
+    for q in range(N // 4):
+        for j, (dx, dy) in enumerate(((0, 0), (1, 0), (0, 1), (1, 1))):
+            s[4 * q + j] = (2.25 + dx * 0.5) / W  # 0.5 texel a lane: ρ <= 1 whatever the rule
+            t[4 * q + j] = (1.25 + dy * 0.5) / H
+    res, _ = run("image_sample dmask:0x1", 2, 1, [s, t], tex, sampler=lin)
+    assert res.landed, res.refusal
+    s[4:8] = [(2.25 + a) / W for a in (0, 1, 0, 1)]
+    t[4:8] = [(1.25 + a) / H for a in (0, 0.5, 0, 0.5)]  # d/dx = (1, 0.5) texels
+    res, _ = run("image_sample dmask:0x1", 2, 1, [s, t], tex, sampler=lin)
+    assert res.refusal is not None and res.refusal.code == "image.sampling_precision"
+
+
+def test_implicit_lod_with_an_inactive_lane_in_the_quad_refuses():
+    """Derivatives take every lane of the quad; a quad with a lane outside EXEC refuses where the
+    filters differ (what hardware reads from an inactive lane is not established), and samples
+    with equal filters need no LOD."""
+    src = program("image_sample dmask:0x1", 2, 1).replace(
+        "  v_mov_b32 v10, 0\n", "  v_mov_b32 v10, 0\n  v_cmpx_ne_u32 v0, 5\n", 1
+    )
+    tex = np.zeros((H, PITCH, 4), np.uint8)
+    s = np.full(N, 0.3, np.float32)
+    for samp, code in (
+        (sampler(CLAMP["WRAP"], CLAMP["WRAP"], POINT, LINEAR), "image.sampling_precision"),
+        (sampler(CLAMP["WRAP"], CLAMP["WRAP"], LINEAR, LINEAR), None),
+    ):
+        r = Rig(src)
+        img = r.buf(tex, "img")
+        t = image_descriptor(Image(_Buf(img), W, H, "rgba8"), False)
+        a = np.zeros((N, 4), np.uint32)
+        a[:, 0] = a[:, 1] = s.view(np.uint32)
+        cb = r.buf(a, "args")
+        out = r.buf(np.zeros(N * 4, np.uint32), "out")
+        res = r.run(
+            r.config(user_sgprs=t + samp + list(ptr(out)) + [0, 0] + list(ptr(cb)), tgid=(False,) * 3)
+        )
+        if code is None:
+            assert res.landed, res.refusal
+        else:
+            assert res.refusal is not None and res.refusal.code == code, res.refusal
