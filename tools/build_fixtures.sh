@@ -1,7 +1,7 @@
 #!/bin/bash
 # tools/build_fixtures.sh - regenerate wavelift's real-compiler fixtures under tests/fixtures/.
 #
-#   usage: tools/build_fixtures.sh [clang] [clang11] [aco] [radv] [manifest]   (no argument: all five)
+#   usage: tools/build_fixtures.sh [clang] [clang11] [aco] [aco11] [radv] [manifest]   (no argument: all)
 #
 # Stages:
 #   clang     OpenCL C (tests/fixtures/opencl/*.cl) -> AMDHSA code objects with clang-19/ld.lld-19,
@@ -10,6 +10,9 @@
 #   clang11   the same OpenCL C for gfx1100 (GFX11: architected flat scratch, so no MUBUF/flat
 #             variant) x -O0/-O2 x wave32/wave64 -> tests/fixtures/gfx1100/<file>-<O>-<w32|w64>.hsaco,
 #             commands in build_log/clang-gfx1100.tsv (read by tests/gfx11/, not the manifest)
+#   aco11     the GLSL shaders through aco-compile --family gfx1100, wave32 and wave64
+#             -> tests/fixtures/gfx1100/aco/<shader>-<w32|w64>.*, commands in
+#             build_log/aco-gfx1100.tsv (read by tests/gfx11/, not the manifest)
 #   aco       GLSL (tests/fixtures/glsl/*.comp) -> Mesa 22.3.6 RADV/ACO code with aco-compile
 #             -> tests/fixtures/<gfx>/aco/<shader>-<w32|w64>.{bin,s,json,spv}
 #             and RADV's LLVM 15 backend (--llvm) -> tests/fixtures/gfx1030/radv-llvm/...
@@ -33,7 +36,7 @@ LOGDIR=$FIX/build_log         # command logs consumed by the manifest stage (com
 mkdir -p "$LOGDIR"
 
 stages=("$@")
-[ ${#stages[@]} -eq 0 ] && stages=(clang clang11 aco radv manifest)
+[ ${#stages[@]} -eq 0 ] && stages=(clang clang11 aco aco11 radv manifest)
 want() { local s; for s in "${stages[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
 
 # ----------------------------------------------------------------------------------- clang ---
@@ -115,9 +118,30 @@ build_aco() {
     done
 }
 
+# ----------------------------------------------------------------------------------- aco11 ---
+build_aco11() {
+    local ACO=tools/aco_compile/aco-compile
+    local log=$LOGDIR/aco-gfx1100.tsv
+    : > "$log"
+    local SHADERS="scratch_array image_blur lds_reduce subgroup_ops push_consts_ubo descriptor_types fullscreen scratch_game int64_div int64_misc int64_atomic int64_div32_shapes"
+    local dir=$FIX/gfx1100/aco wave s out cmd
+    mkdir -p "$dir"
+    for wave in w32 w64; do
+        for s in $SHADERS; do
+            out=$dir/$s-$wave
+            cmd="$ACO $FIX/glsl/$s.comp -o $out --family gfx1100 --wave${wave#w} -q"
+            echo "  $out"
+            PYTHONDONTWRITEBYTECODE=1 "$ACO" "$FIX/glsl/$s.comp" -o "$out" --family gfx1100 --wave${wave#w} -q
+            printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' aco "$out" "$FIX/glsl/$s.comp" \
+                gfx1100 $wave "-" "-" "$cmd" >> "$log"
+        done
+    done
+}
+
 want clang && { echo "== clang"; build_clang; }
 want clang11 && { echo "== clang11"; build_clang11; }
 want aco && { echo "== aco"; build_aco; }
+want aco11 && { echo "== aco11"; build_aco11; }
 want radv && { echo "== radv"; tools/radv_capture_raw/record.sh; }
 want manifest && { echo "== manifest"; python3 tools/build_fixtures_manifest.py; }
 echo "done"

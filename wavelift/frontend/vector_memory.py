@@ -483,9 +483,13 @@ def flat(ins, b: Builder):
         nbytes, words, _ = STORES.get(kind, (4, 1, None))
     else:
         words = 1
-    if seg == 1 and gfx11:  # scratch_*: VGPR (SVE) + SGPR (unless NULL) + offset, each optional
+    if seg == 2 and gfx11 and saddr == 127:
+        unsupported("GLOBAL with SADDR 0x7F on GFX11")
+    if seg == 1 and gfx11:  # scratch_*: VGPR (SVE) + SGPR (unless NULL/0x7F) + offset, each optional
+        # SADDR 0x7F (exec_hi) adds no SGPR: ACO (Mesa 22.3.6 aco_assembler.cpp) encodes an
+        # offset-only scratch access so on GFX11 as on GFX10.3, and RADV runs it on RDNA3
         o = b.vget(f["addr"]) if f.get("sve") else C(b, "u32", 0)
-        if saddr != 125:
+        if saddr not in (125, 127):
             o = b.bin("add", "u32", o, read_sreg(b, saddr, "u32"))
         o = b.bin("add", "u32", o, C(b, "u32", off & 0xFFFFFFFF))
         targets = [
