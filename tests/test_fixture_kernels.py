@@ -37,6 +37,24 @@ MODES = ("wave", "lane")
 # MUBUF/flat); the other lane-mode variants are marked slow with the large shapes
 # (`pytest -m "slow or not slow"` runs everything).
 LANE_DEFAULT = ("gfx1030", "O2")
+# Tiers (tests/conftest.py): NumPy blocks run every test above.  The native tier ("native", with
+# its driver, and "native-blocks", its blocks under the Python scheduler; one compile serves both)
+# runs on the variants below by default — one per scratch kind, both wave sizes, -O0 and -O2 — and
+# on the rest of the matrix under `slow`: the tier's C++ is the same for every variant of one
+# instruction mix, and the spill/private_bytes programs at -O2 (thousands of instructions
+# through scratch) each take a minute or more to compile, which the default run cannot afford.
+TIERS = ("numpy", "native", "native-blocks")
+NATIVE_DEFAULT = (
+    "gfx1030/basic-O0-w32-flat",
+    "gfx1030/math-O0-w32-flat",
+    "gfx1030/stack-O0-w32-flat",
+    "gfx1030/basic-O2-w64-mubuf",
+    "gfx1030/math-O2-w64-mubuf",
+    "gfx1030/stack-O2-w64-mubuf",
+    "gfx1010/basic-O2-w32-flat",
+    "gfx1010/stack-O0-w64-mubuf",
+)
+NATIVE_COMPILE_HEAVY = {("O2", "spill"), ("O2", "private_bytes")}
 
 
 def _variant(b) -> str:
@@ -48,18 +66,25 @@ def _engine_params():
         for kname in b["kernels"]:
             for case in C.cases_for(kname, b["wave_size"]):
                 for mode in MODES:
-                    slow = case.shape.slow or (
-                        mode == "lane" and (b["target"], b["opt_level"]) != LANE_DEFAULT
-                    )
-                    marks = [pytest.mark.slow] if slow else []
-                    yield pytest.param(
-                        b["path"],
-                        kname,
-                        case.shape.name,
-                        mode,
-                        marks=marks,
-                        id=f"{_variant(b)}-{kname}-{case.shape.name}-{mode}",
-                    )
+                    for tier in TIERS:
+                        slow = case.shape.slow or (
+                            mode == "lane" and (b["target"], b["opt_level"]) != LANE_DEFAULT
+                        )
+                        if tier != "numpy":
+                            slow = slow or (
+                                _variant(b) not in NATIVE_DEFAULT
+                                or (b["opt_level"], kname) in NATIVE_COMPILE_HEAVY
+                            )
+                        marks = [pytest.mark.slow] if slow else []
+                        yield pytest.param(
+                            b["path"],
+                            kname,
+                            case.shape.name,
+                            mode,
+                            tier,
+                            marks=marks,
+                            id=f"{tier}-{_variant(b)}-{kname}-{case.shape.name}-{mode}",
+                        )
 
 
 def _case_params():
@@ -214,9 +239,9 @@ def _launch(b, case, mode, where):
     return args, got
 
 
-@pytest.mark.tiers  # runs a program: NumPy blocks and the native tier (tests/conftest.py)
-@pytest.mark.parametrize("path,kname,shape,mode", list(_engine_params()))
-def test_fixture_kernel(path, kname, shape, mode):
+# runs a program on each tier (TIERS above; the `tier` fixture of tests/conftest.py sets it up)
+@pytest.mark.parametrize("path,kname,shape,mode,tier", list(_engine_params()), indirect=["tier"])
+def test_fixture_kernel(path, kname, shape, mode, tier):
     b = _binary(path)
     case = _case(kname, shape, b["wave_size"])
     expected, source = expected_for(case)
