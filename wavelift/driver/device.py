@@ -524,7 +524,13 @@ class Kernel:
         if kd.scratch_en and private == 0:
             private = 16  # SCRATCH_EN with no size: give one granule (see 0004)
         scratch = plan_scratch(target, private, wave, grid.total_waves(wave))
-        scratch_addr = dev.scratch_backing(scratch.total) if scratch.total else 0
+        if gfx11:
+            # only COMPUTE_DISPATCH_SCRATCH_BASE carries it (architected flat scratch): placed
+            # in the upper half, where no small values in a packet or kernarg (the workgroup
+            # size the code reads from the dispatch packet) look like a pointer into it
+            scratch_addr = dev.scratch_window(scratch.total) if scratch.total else 0
+        else:
+            scratch_addr = dev.scratch_backing(scratch.total) if scratch.total else 0
 
         ka_size = max(align_up(len(kplan.data), 16), 16)
         kernarg_addr = dev.launch_alloc(

@@ -110,7 +110,9 @@ class ScratchABI:
 def abi(config) -> ScratchABI:
     u = config.user_sgprs
     en = bool(config.scratch_enabled) and config.scratch_wave_bytes > 0
-    ring = en and len(u) >= 2 and bool(u[1] & 0x80000000)
+    # SWIZZLE_ENABLE: word 1 bit 31 on GFX10/10.3; bits [31:30] on GFX11 (RADV sets bit 30)
+    swizzle = 0xC0000000 if config.gfx_level == 11 else 0x80000000
+    ring = en and len(u) >= 2 and bool(u[1] & swizzle)
     return ScratchABI(en, ring, config.system_sgprs.get("scratch_wave_offset"), len(u))
 
 
