@@ -23,6 +23,8 @@ import subprocess
 import sys
 import tempfile
 
+from abtrees import set_tier  # bench/ is the script's directory
+
 HERE = pathlib.Path(__file__).resolve().parent.parent
 
 CHILD = r"""
@@ -57,9 +59,7 @@ print(json.dumps({"cold": cold, "warm": min(warm), "out": hashlib.sha256(out.tob
 def run_child(tree: str, work: str, mode: str, tier: str, quick: bool) -> dict:
     env = dict(os.environ)
     with tempfile.TemporaryDirectory() as cache:
-        for prefix in ("WAVELIFT_", "WL_"):
-            env[prefix + "NATIVE"] = "on" if tier == "native" else "off"
-            env[prefix + "NATIVE_CACHE"] = cache
+        set_tier(env, tier, NATIVE_CACHE=cache)
         env["PYTHONPATH"] = tree
         p = subprocess.run(
             [

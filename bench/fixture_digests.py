@@ -27,6 +27,8 @@ import os
 import pathlib
 import sys
 
+from abtrees import set_tier  # bench/ is the script's directory
+
 HERE = pathlib.Path(__file__).resolve().parent.parent
 
 
@@ -34,13 +36,9 @@ def _setup(root: pathlib.Path, tier: str) -> None:
     for p in (root / "tests" / "cuda", root / "tests", root):
         if str(p) not in sys.path:
             sys.path.insert(0, str(p))
-    # blocks: NumPy blocks only; native: every dispatch on the native tier (no size threshold)
-    # (both spellings: older trees read WL_ names; -O1: the same flags on both sides, and
-    # compiles of ~300 programs in minutes rather than an hour)
-    for prefix in ("WAVELIFT_", "WL_"):
-        os.environ[prefix + "NATIVE"] = "off" if tier == "blocks" else "on"
-        os.environ[prefix + "NATIVE_MIN_WAVES"] = "0"
-        os.environ.setdefault(prefix + "NATIVE_OPT", "-O1")
+    # blocks: NumPy blocks only; native: every dispatch on the native tier (no size threshold;
+    # -O1: the same flags on both sides, and compiles of ~300 programs in minutes, not an hour)
+    set_tier(os.environ, tier, NATIVE_MIN_WAVES="0", NATIVE_OPT=os.environ.get("WAVELIFT_NATIVE_OPT", "-O1"))
 
 
 def _digest(memory) -> str:
