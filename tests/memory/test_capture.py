@@ -342,3 +342,43 @@ def test_submit_places_ib_in_guest_memory():
     assert cap.memory.read_dwords(a, len(dw)).tolist() == dw
     with pytest.raises(ValueError):
         cap.submit([])
+
+
+def test_gb_addr_config_round_trip_and_replay(tmp_path):
+    """GB_ADDR_CONFIG (metadata gb_addr_config, optional: absent means not recorded) survives
+    save/load, reaches every dispatch's config through replay, and a value that is not a 32-bit
+    register is refused; a capture without it saves without the key (old files stay as they
+    are)."""
+    from wavelift.run import execute as engine
+    from wavelift.run.replay import replay
+
+    cap, _, _, _ = make_capture()
+    p = tmp_path / "none.wlcap"
+    cap.save(p)
+    assert Capture.load(p).gb_addr_config is None
+    assert b"gb_addr_config" not in p.read_bytes()
+    cap.gb_addr_config = 0x00000444
+    q = tmp_path / "gb.wlcap"
+    cap.save(q)
+    got = Capture.load(q)
+    assert got.gb_addr_config == 0x444
+    # every dispatch's config gets it (run_stream, as replay walks the streams)
+    got.streams = []
+    got.submit(
+        pm4.set_sh_reg("COMPUTE_NUM_THREAD_X", 32, 1, 1)
+        + pm4.set_sh_reg("COMPUTE_PGM_LO", got.memory.allocations[0].base >> 8)
+        + pm4.dispatch_direct(1, 1, 1, initiator=pm4.initiator(wave32=True))
+    )
+    seen = []
+    replay(
+        got,
+        execute=lambda mem, cfg, i: seen.append(cfg.gb_addr_config) or engine.execute_dispatch(mem, cfg, i),
+    )
+    assert seen == [0x444]
+    good = q.read_bytes()
+    for bad in (-1, 1 << 32, "0x444", 1.5, True):
+        refused(
+            tmp_path / "bad.wlcap",
+            rewrite_meta(good, lambda m, v=bad: m.__setitem__("gb_addr_config", v)),
+            "gb_addr_config",
+        )
