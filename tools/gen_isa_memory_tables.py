@@ -292,11 +292,34 @@ VBUFFER12 = {  # GFX12 VBUFFER: MUBUF and MTBUF (3 dwords)
     "vaddr": (2, 0, 8),
     "offset": (2, 8, 24),
 }
+MIMG11 = {  # GFX11 MIMG: one NSA bit (one more dword: vaddr1..4), an 8-bit opcode, cpol moved
+    "nsa": (0, 0, 1),
+    "r1": (0, 1, 1),
+    "dim": (0, 2, 3),
+    "r5": (0, 5, 2),
+    "unrm": (0, 7, 1),
+    "dmask": (0, 8, 4),
+    "slc": (0, 12, 1),
+    "dlc": (0, 13, 1),
+    "glc": (0, 14, 1),
+    "r128": (0, 15, 1),
+    "a16": (0, 16, 1),
+    "d16": (0, 17, 1),
+    "op": (0, 18, 8),
+    "vaddr": (1, 0, 8),
+    "vdata": (1, 8, 8),
+    "srsrc": (1, 16, 5),
+    "tfe": (1, 21, 1),
+    "lwe": (1, 22, 1),
+    "r55": (1, 23, 3),
+    "ssamp": (1, 26, 5),
+    "r63": (1, 31, 1),
+}
 LAYOUT_GEN = {
     "gfx10": (LAYOUT, ENC_BITS),
     "gfx11": (
-        {"DS": LAYOUT["DS"], "FLAT": FLAT11, "MUBUF": MUBUF11, "MTBUF": MTBUF11},
-        {k: ENC_BITS[k] for k in ("DS", "FLAT", "MUBUF", "MTBUF")},
+        {"DS": LAYOUT["DS"], "FLAT": FLAT11, "MUBUF": MUBUF11, "MTBUF": MTBUF11, "MIMG": MIMG11},
+        {k: ENC_BITS[k] for k in ("DS", "FLAT", "MUBUF", "MTBUF", "MIMG")},
     ),
     "gfx12": (
         {"DS": LAYOUT["DS"], "VFLAT": VFLAT12, "VBUFFER": VBUFFER12},
@@ -579,6 +602,16 @@ def gen_names(target):
 MIMG_DIMS = range(8)
 
 
+def _opf(op):
+    """The opcode fields of MIMG opcode ``op``: GFX10 splits it (op7 = bit 7), GFX11 does not."""
+    return {"op": op & 0x7F, "op7": op >> 7} if "op7" in _ACTIVE[0][0]["MIMG"] else {"op": op}
+
+
+def _nsa_range():
+    """NSA field values: GFX10's counts extra address dwords (0..3); GFX11's is one bit."""
+    return range(1 << _ACTIVE[0][0]["MIMG"]["nsa"][2])
+
+
 def gen_mimg(target):
     """MIMG: per opcode a valid base (tried in order), the fields LLVM requires to be zero or
     fixed, and the printed register widths.
@@ -595,7 +628,7 @@ def gen_mimg(target):
     pr = []
     for op in ops:
         for b in bases:
-            pr.append(build("MIMG", op=op & 0x7F, op7=op >> 7, vaddr=40, vdata=8, srsrc=2, **b))
+            pr.append(build("MIMG", **_opf(op), vaddr=40, vdata=8, srsrc=2, **b))
     res = llvm_disassemble(pr, target)
     found = {}
     for i, op in enumerate(ops):
@@ -616,6 +649,8 @@ def gen_mimg(target):
         "d16": 1,
         "ssamp": 3,
     }
+    lay = _ACTIVE[0][0]["MIMG"]
+    flag_fields.update({f: (1 << lay[f][2]) - 1 for f in ("r1", "r5", "r55", "r63") if f in lay})
     order = sorted(found)
     pr = []
     for op in order:
@@ -624,8 +659,7 @@ def gen_mimg(target):
             pr.append(
                 build(
                     "MIMG",
-                    op=op & 0x7F,
-                    op7=op >> 7,
+                    **_opf(op),
                     vaddr=40,
                     vdata=8,
                     srsrc=2,
@@ -662,8 +696,7 @@ NSA_EXTRA = (0x04030201, 0x08070605, 0x0C0B0A09)
 def _mimg_probe(op, b, pc, d16, tfe, nsa, dim, a16, vdata=8, vaddr=40):
     w = build(
         "MIMG",
-        op=op & 0x7F,
-        op7=op >> 7,
+        **_opf(op),
         srsrc=2,
         vdata=vdata,
         vaddr=vaddr,
@@ -676,12 +709,21 @@ def _widths(text):
     o = split_operands(text)[1]
     m = _REG.match(o[0])
     dw = int(m.group(4)) - int(m.group(3)) + 1 if m.group(3) else 1
-    if o[1].startswith("["):
-        aw = o[1].count(",") + 1
+    if o[1].startswith("["):  # NSA: the address dwords of every register (GFX11's last holds the rest)
+        aw = 0
+        for r in o[1][1:-1].split(", "):
+            m = _REG.match(r)
+            aw += int(m.group(4)) - int(m.group(3)) + 1 if m.group(3) else 1
     else:
         m = _REG.match(o[1])
         aw = int(m.group(4)) - int(m.group(3)) + 1 if m.group(3) else 1
     return dw, aw
+
+
+def _nsa_plain(text):
+    """An NSA address list of single registers, but for the last (GFX11 packs the rest there)."""
+    regs = split_operands(text)[1][1][1:-1].split(", ")
+    return all(_REG.match(r).group(3) is None for r in regs[:-1])
 
 
 def _mimg_widths(target, found, table):
@@ -691,7 +733,7 @@ def _mimg_widths(target, found, table):
     for op in order:
         b = found[op][0]
         for pc, d16, tfe in dcombos:
-            for nsa in range(4):
+            for nsa in _nsa_range():
                 for dim in MIMG_DIMS:
                     for a16 in (0, 1):
                         pr.append(_mimg_probe(op, b, pc, d16, tfe, nsa, dim, a16))
@@ -702,7 +744,7 @@ def _mimg_widths(target, found, table):
         cols = []
         for dc in dcombos:
             col = []
-            for nsa in range(4):
+            for nsa in _nsa_range():
                 row = []
                 for dim in MIMG_DIMS:
                     for a16 in (0, 1):
@@ -712,6 +754,8 @@ def _mimg_widths(target, found, table):
                             continue
                         assert size == 4 * (2 + nsa), (op, dc, nsa, t, size)
                         dw, aw = _widths(t)
+                        if nsa and not _nsa_plain(t):
+                            e["nsa_nd"] = 1  # BVH: several multi-register addresses
                         row.append(dw * 32 + aw)
                         valid_at.setdefault((op, nsa, a16), (dc, dim))
                 col.append(row)
@@ -727,7 +771,7 @@ def _mimg_widths(target, found, table):
     pr, keys = [], []
     for op in order:
         b = found[op][0]
-        for nsa in range(4):
+        for nsa in _nsa_range():
             for a16 in (0, 1):
                 at = valid_at.get((op, nsa, a16))
                 if at is None:
@@ -1074,8 +1118,24 @@ def gen_vbuffer12_names(target, table):
     return names
 
 
+def gen_mimg11_names(target, table):
+    """GFX11 MIMG srsrc (8 SGPRs) and ssamp names per field value, from the first sampler."""
+    op = min(int(k) for k, e in table.items() if e["sampler"] and e["dim_printed"])
+    b = table[str(op)]["base"]
+    names = {}
+    for fld, i in (("srsrc", 2), ("ssamp", 3)):
+        pr = [
+            build("MIMG", **_opf(op), **dict(b, vdata=8, vaddr=40, srsrc=2, ssamp=3) | {fld: v})
+            for v in range(32)
+        ]
+        names[fld + "_mimg" if fld == "srsrc" else fld] = [
+            None if t is None else split_operands(t)[1][i] for t, _ in llvm_disassemble(pr, target)
+        ]
+    return names
+
+
 GEN_ENCODINGS = {
-    "gfx11": {"DS": gen_ds, "FLAT": gen_flat11, "MUBUF": gen_mubuf11, "MTBUF": gen_mtbuf11},
+    "gfx11": {"DS": gen_ds, "FLAT": gen_flat11, "MUBUF": gen_mubuf11, "MTBUF": gen_mtbuf11, "MIMG": gen_mimg},
     "gfx12": {"DS": gen_ds, "VFLAT": gen_vflat12, "VBUFFER": gen_vbuffer12},
 }
 
@@ -1099,6 +1159,7 @@ def generate(target):
         if gen == "gfx11":
             out["names"].update(gen_flat11_names(target, out["FLAT"]))
             out["names"].update(gen_buf11_names(target, out["MUBUF"], out["MTBUF"]))
+            out["names"].update(gen_mimg11_names(target, out["MIMG"]))
         if gen == "gfx12":
             out["names"].update(gen_flat11_names(target, out["VFLAT"], "VFLAT"))
             out["names"].update(gen_vbuffer12_names(target, out["VBUFFER"]))

@@ -238,7 +238,7 @@ _ALU11 = frozenset(
 )
 
 # the memory encodings decoded so far (wavelift/isa/memory.py, tables/memory_<target>.json)
-_MEM11 = frozenset(("DS", "FLAT", "MUBUF", "MTBUF"))
+_MEM11 = frozenset(("DS", "FLAT", "MUBUF", "MTBUF", "MIMG"))
 _MEM12 = frozenset(("DS", "VFLAT", "VBUFFER"))
 
 

@@ -442,7 +442,7 @@ def _decode_mimg(T, words, pos, f):
     (popcount(dmask), d16, tfe) x nsa x (dim, a16), the widths LLVM prints with in-range
     registers (or -1: invalid); "dec" the widths of the variant LLVM decodes first.  LLVM keeps
     the decoded widths when a resized register would run past v255."""
-    op = f["op"] | f["op7"] << 7
+    op = f["op"] | f.get("op7", 0) << 7  # GFX11: one 8-bit field
     fail = lambda n=2: _bad(pos, words, n)  # noqa: E731
     e = T.mimg.get(op)
     if e is None:
@@ -458,6 +458,8 @@ def _decode_mimg(T, words, pos, f):
     cell = e["grid"][e["dk"][_POPCOUNT[dmask] * 4 + f["d16"] * 2 + f["tfe"]]][nsa][dim * 2 + a16]
     if cell < 0:
         raise fail()
+    if nsa and e.get("nsa_nd"):  # LLVM 19 prints BVH's NSA addresses as several ranges
+        raise _bad(pos, words, 3, f"{NOT_DECODED}: GFX11 MIMG {e['name']} with NSA")
     vd0, va0 = e["dec"][f"{nsa},{a16}"]
     n = 2 + nsa
     if len(words) < n:
@@ -473,10 +475,16 @@ def _decode_mimg(T, words, pos, f):
         regs = [vaddr]
         for w in words[2:n]:
             regs += [w & 0xFF, (w >> 8) & 0xFF, (w >> 16) & 0xFF, w >> 24 & 0xFF]
+        last = 1
+        if aw > len(regs):  # GFX11 (one NSA dword): the last register holds the other addresses
+            last = aw - len(regs) + 1
         regs = regs[:aw]
-        addr_text = "[" + ", ".join(f"v{r}" for r in regs) + "]"
+        texts = []
         for i, r in enumerate(regs):
-            ops.append(Operand(f"vaddr{i}", "vgpr", r, 1, f"v{r}"))
+            a = _vreg(f"vaddr{i}", r, last if i == len(regs) - 1 else 1, fail)
+            ops.append(a)
+            texts.append(a.text)
+        addr_text = "[" + ", ".join(texts) + "]"
         f = dict(f, vaddr_nsa=tuple(regs))
     else:
         a = _vreg("vaddr", vaddr, aw, fail)
@@ -653,7 +661,17 @@ def decoder_for(target: str, encoding: str, wave64: bool = False):
 
 
 def _decoder11(T, enc):
-    """decoder_for's GFX11/GFX12 path: the encodings of ``_MODE_MASK_GFX11`` (2 or 3 dwords)."""
+    """decoder_for's GFX11/GFX12 path: the encodings of ``_MODE_MASK_GFX11`` (2 or 3 dwords) and
+    GFX11 MIMG (as GFX10's, its own layout: NSA is one bit, one more dword)."""
+    if enc == "MIMG" and T.mimg:
+        lay = T.lay["MIMG"]
+
+        def dec_mimg(words, pos):
+            if len(words) < 2:
+                raise _bad(pos, words, len(words), "truncated instruction")
+            return _decode_mimg(T, words, pos, _fields(lay, words))
+
+        return dec_mimg
     if enc not in T.forms:
         raise ValueError(f"not a memory encoding of {T.target}: {enc!r}")
     fields, forms, nw = T.fields[enc], T.forms[enc], _NWORDS11.get(enc, 2)
