@@ -49,9 +49,9 @@ def register(sub) -> None:
     p.add_argument("-o", "--out", required=True, metavar="OUT.wlcap", help="the capture to write")
     p.add_argument(
         "--target",
-        choices=["gfx1030", "gfx1010"],
+        choices=["gfx1030", "gfx1010", "gfx1100"],
         default="gfx1030",
-        help="gfx1030 for RADV_FORCE_FAMILY=navi21 (default), gfx1010 for navi10",
+        help="gfx1030 for RADV_FORCE_FAMILY=navi21 (default), gfx1010 for navi10, gfx1100 for gfx1100",
     )
     p.add_argument("--name", help="the capture's name in its notes (default: the directory that holds raw/)")
     p.add_argument(

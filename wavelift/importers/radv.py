@@ -29,7 +29,7 @@ from ..memory.capture import MAX_ALLOCATIONS, MAX_GUEST_BYTES, MAX_NAME, MAX_STR
 from ..memory.guest import GuestMemoryError
 
 FORMAT = "radv-capture 1"
-TARGETS = ("gfx1030", "gfx1010")
+TARGETS = ("gfx1030", "gfx1010", "gfx1100")  # RADV_FORCE_FAMILY navi21, navi10, gfx1100
 MAX_JSON_BYTES = 16 << 20  # capture.json / stored.json (a real one is a few KiB)
 _FILE = re.compile(r"[A-Za-z0-9_.-]{1,255}")
 _SAME_AS = re.compile(r"(submit[0-9]{1,4})/([A-Za-z0-9_.-]{1,255})")
@@ -160,6 +160,11 @@ def convert(
         stored = _field(_read_json(sj, "stored.json"), "bos", dict, sj)
 
     cap = Capture(target=target)
+    if "gb_addr_config" in meta:  # (radv_capture records RADV's rad_info.gb_addr_config)
+        gb = _field(meta, "gb_addr_config", int, cj)
+        if not 0 <= gb <= 0xFFFFFFFF:
+            raise ImportRadvError(f"{cj}: `gb_addr_config` {gb} is not a 32-bit register value")
+        cap.gb_addr_config = gb
     total = 0
     ib_bos = []
     for i, bo in enumerate(bos):
