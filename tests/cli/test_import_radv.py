@@ -232,3 +232,24 @@ def test_mutated_capture_json_never_crashes(cli, raw, tmp_path):
         assert out.exists() == (rc == 0), err
         if out.exists():
             out.unlink()
+
+
+def test_gb_addr_config_recorded(cli, raw, tmp_path):
+    """radv_capture records RADV's rad_info.gb_addr_config in capture.json (0 on the null
+    device); the capture gets it (the _X/_T image modes depend on it), a bad value is refused;
+    raw captures made before it was recorded give captures without it (test above)."""
+    from wavelift import Capture
+
+    cj = raw / "submit0" / "capture.json"
+    meta = json.loads(cj.read_text())
+    assert "gb_addr_config" not in meta
+    meta["gb_addr_config"] = 0
+    cj.write_text(json.dumps(meta))
+    out = tmp_path / "gb.wlcap"
+    rc, _, err = cli("import-radv", raw, "-o", out)
+    assert rc == 0, err
+    assert Capture.load(out).gb_addr_config == 0
+    for bad, words in ((1 << 32, ["not a 32-bit register value"]), ("0", ["`gb_addr_config`"])):
+        meta["gb_addr_config"] = bad
+        cj.write_text(json.dumps(meta))
+        refused(cli, raw, tmp_path, *words)

@@ -42,6 +42,8 @@
 
 #define RADV_LIB "/usr/lib/x86_64-linux-gnu/libvulkan_radeon.so"
 
+static unsigned g_gb_addr_config; /* rad_info.gb_addr_config, recorded in capture.json */
+
 /* PM4 type-3 header and the two packets the winsys itself writes (Mesa's sid.h needs generated
  * headers, so these few PM4 facts are spelled out here). */
 #define PKT3(op, count, pred) ((3u << 30) | (((count)&0x3fffu) << 16) | (((op)&0xffu) << 8) | ((pred)&1u))
@@ -409,7 +411,10 @@ cap_cs_submit(struct radeon_winsys_ctx *ctx, uint32_t submit_count,
       perror(path);
       exit(1);
    }
-   fprintf(j, "{\n  \"format\": \"radv-capture 1\",\n  \"submits\": [\n");
+   /* gb_addr_config: what RADV's addrlib laid tiled images out with (the null winsys leaves it
+    * 0: one pipe); wavelift's image layouts of the _X/_T swizzle modes depend on it */
+   fprintf(j, "{\n  \"format\": \"radv-capture 1\",\n  \"gb_addr_config\": %u,\n  \"submits\": [\n",
+           g_gb_addr_config);
    struct cap_cs *all[64];
    unsigned nall = 0;
    for (uint32_t s = 0; s < submit_count; s++) {
@@ -785,6 +790,7 @@ main(int argc, char **argv)
    if (info->family == CHIP_UNKNOWN || info->num_cu != 0 || info->max_se != 4)
       die("radv_physical_device::rad_info is not where expected");
    info->num_cu = num_cu;
+   g_gb_addr_config = info->gb_addr_config;
    fprintf(stderr, "radv_capture: rad_info.num_cu set to %u (null winsys leaves 0)\n", num_cu);
 
    uint32_t nqf = 8;
