@@ -1,51 +1,64 @@
-"""MIMG: storage-image loads and stores (image_load / image_store, and image_load_mip /
-image_store_mip of level 0: the T# has one level) of linear 1-D/2-D and tiled 2-D images in
-every format frontend/formats.py converts exactly (1, 2, 4, 8 and 16-byte texels: the texel
-size, read from the format at run time, picks the pitch and the swizzle pattern), and null
-descriptors (TYPE 0,
-RADV's all-zero descriptor: loads read 0, stores drop; TYPE 1..7 are reserved and refuse).
-Every other T# refuses the dispatch by name when an active lane uses it (refuse_if, so every
-backend checks the descriptor where its value becomes known: it is usually loaded from guest
-memory by s_load at run time):
+"""MIMG: storage-image loads and stores (image_load / image_store, image_load_mip /
+image_store_mip) of 1-D, 2-D, 3-D and 1-D/2-D array images, every mip level, in every layout
+wavelift/memory/layout.py lays out (checked against Mesa's addrlib) and every format
+frontend/formats.py converts exactly (1, 2, 4, 8 and 16-byte texels), and null descriptors
+(TYPE 0, RADV's all-zero descriptor: loads read 0, stores drop; TYPE 1..7 are reserved and
+refuse).  Every other T# refuses the dispatch by name when an active lane uses it (refuse_if, so
+every backend checks the descriptor where its value becomes known: it is usually loaded from
+guest memory by s_load at run time):
 
-* ``image.unsupported_layout``: a SW_MODE not laid out here (below), a tiled image whose base
-  address is not aligned to its block, or DCC compression.
+* ``image.unsupported_layout``: a SW_MODE not laid out for the image's type and texel size, an
+  _X/_T mode when the GB_ADDR_CONFIG the program is translated for is unknown (a capture that
+  does not record it) or has a pipe interleave other than 256 bytes / a packer count addrlib
+  rejects, base address bits inside the swizzle block other than an _X/_T mode's pipe/bank XOR,
+  or DCC compression.
 * ``image.unsupported_format``: an IMG_FORMAT not converted exactly (formats.py: SRGB,
   FLOAT_CLAMP, compressed, FMASK, YUV, buffer-only), a reserved DST_SEL; an image_store whose
   dmask leaves out a channel of the format or whose DST_SEL does not keep each channel in
   place, or that formats.encode cannot store exactly; a NaN loaded from a 16/11/10-bit float;
   a load out of range whose requested result would hold the format's default 1 (DST_SEL "1"
   or a missing W: hardware may give 1 or 0 there).
-* ``image.unsupported_descriptor``: TYPE other than 1D/2D or not the instruction's dim, mip
-  levels (BASE_LEVEL, LAST_LEVEL, MAX_MIP, MIN_LOD), arrays/depth/custom pitch (dword 4),
-  RESOURCE_LEVEL clear, or any reserved bit set.
+* ``image.unsupported_descriptor``: a TYPE the instruction's dim does not read (below), MIN_LOD
+  set, BASE_LEVEL..LAST_LEVEL outside the MAX_MIP + 1 levels, BASE_ARRAY past DEPTH (arrays) or
+  set (other types), DEPTH/PITCH set on a 1-D/2-D T# (GFX10.3's custom pitch), ARRAY_PITCH
+  (a 3-D storage view of one level's slices), RESOURCE_LEVEL clear, any reserved bit; and per
+  lane: a _mip level past LAST_LEVEL, a coordinate between a level's rounded-down (the API's,
+  which bounds it) and rounded-up size (addrlib's, which it is laid out with), a layer other
+  than 0 through a non-array T#: what hardware does there is not established.
+
+Dims and TYPEs (TYPES_OF_DIM): dim 1D reads TYPE 1D and 1D_ARRAY, 2D reads 2D and 2D_ARRAY (the
+layer is BASE_ARRAY: RADV's view of one layer of an array image), 3D reads 3D, 1D_ARRAY /
+2D_ARRAY read their array TYPE (layer = BASE_ARRAY + the coordinate, in bounds up to DEPTH, the
+last layer; past it reads 0 / drops, as out-of-range x and y do) and the one-layer TYPE (layer
+0).  The level is BASE_LEVEL (+ the _mip coordinate); the T# describes level 0 (WIDTH, HEIGHT,
+DEPTH of a 3-D image) and MAX_MIP + 1 levels, which place every level (addrlib's chain and
+tail: layout.level_plan).  CUBE and MSAA dims are not translated.
 
 T# fields (GFX10/10.3, dwords d0..d7): BASE_ADDRESS = (d0 | d1[7:0] << 32) << 8, MIN_LOD
 d1[19:8], FORMAT d1[28:20], WIDTH-1 = d1[31:30] | d2[11:0] << 2, HEIGHT-1 d2[27:14],
 RESOURCE_LEVEL d2[31], DST_SEL_X..W d3[11:0] (0 = "0", 1 = "1", 4..7 = X..W), BASE_LEVEL
-d3[15:12], LAST_LEVEL d3[19:16], SW_MODE d3[24:20], BC_SWIZZLE d3[27:25], TYPE d3[31:28] (8 = 1D,
-9 = 2D); d4 DEPTH/PITCH/BASE_ARRAY; d5 ARRAY_PITCH [3:0], MAX_MIP [7:4], hints [22:8] and [31];
-d6 counter bank / DCC block sizes, WRITE_COMPRESS_ENABLE [20], COMPRESSION_EN [21], metadata
-address d6[31:24] / d7.  Fields that change nothing for an uncompressed storage load/store are
-ignored: BC_SWIZZLE (border colours of sampling), d5's hints (MID_LOD_WARN, PERF_MOD,
-CORNER_SAMPLES, LINKED_RESOURCE, LOD_HDW_CNT_EN, PRT_DEFAULT, BIG_PAGE), d6's DCC and counter
-fields other than the two enables, and the metadata address.
+d3[15:12], LAST_LEVEL d3[19:16], SW_MODE d3[24:20], BC_SWIZZLE d3[27:25], TYPE d3[31:28]; d4
+DEPTH [12:0] (GFX10.3 PITCH [13:0]), BASE_ARRAY [28:16]; d5 ARRAY_PITCH [3:0], MAX_MIP [7:4],
+hints [22:8] and [31]; d6 counter bank / DCC block sizes, WRITE_COMPRESS_ENABLE [20],
+COMPRESSION_EN [21], metadata address d6[31:24] / d7.  Fields that change nothing for an
+uncompressed storage load/store are ignored: BC_SWIZZLE (border colours of sampling), d5's hints
+(MID_LOD_WARN, PERF_MOD, CORNER_SAMPLES, LINKED_RESOURCE, LOD_HDW_CNT_EN, PRT_DEFAULT,
+BIG_PAGE), d6's DCC and counter fields other than the two enables, and the metadata address.
 
-Layouts (wavelift/memory/layout.py, checked against Mesa's addrlib): linear (rows
-``pitch = align(width, 256 bytes / bytes per texel)`` texels apart, so 64 texels for the 4-byte
-formats) and, for 2-D images on GFX10/10.3, the swizzle modes whose pattern does not depend on
-the GPU's pipe configuration: 256B_S, 256B_D, 4KB_S, 4KB_D, 64KB_S, 64KB_D (a texel's place in
-its block is a fixed permutation of its x and y bits; blocks are row-major, the pitch rounded
-up to the block).  The _X and _T modes XOR in pipe and bank bits that depend on GB_ADDR_CONFIG,
-which a capture does not record: they are refused by name (``image.unsupported_layout``), as
-are the modes GFX10 does not define.  T# field positions and IMG_FORMAT values come from the
-tables generated from Mesa's register database (memory/tsharp.py).  Conversions: formats.py.
+Layouts (decision 0021): the T#'s (SW_MODE, texel size) picks, at run time, the facts
+layout.mode_facts gives for the dim's resource type, the target (RB+ patterns on GFX10.3) and
+the GB_ADDR_CONFIG the program is translated for (Builder.gb_addr_config: the capture's, part
+of the program and module keys): block size and shape, mip-tail rule, the pipe/bank bits an
+_X/_T mode XORs (the T#'s base address bits [15:8], RADV's tile_swizzle) and, per address bit
+of the block, the x/y/z masks whose parity it is.  They are looked up by select trees over the
+generated tables (uniform: once per T#), and the address is computed as layout.address_by_facts
+does (tests/memory/test_layout.py holds that to addrlib's addresses).  Linear is the same with
+256-byte rows.  GFX11 targets lay out linear images only.  Conversions: formats.py.
 Coordinates outside the image read 0 and drop stores, as hardware does; DST_SEL applies to
 loads.  d16 (two 16-bit components a VGPR, an even count): loads of 16-bit float and 8/16-bit
 integer channels (exact; others refuse by name), stores of any format (each half widened
-exactly).  Sampling instructions, a16, r128, tfe/lwe, 3-D/array/MSAA dims, mip levels other
-than 0, d16 of an odd component count and image atomics are not translated (``program.unsupported_instruction``, or
-``image.unsupported_descriptor`` for a level).
+exactly).  Sampling instructions (frontend/sample.py), a16, r128, tfe/lwe, d16 of an odd
+component count and image atomics are not translated here (``program.unsupported_instruction``).
 """
 
 from __future__ import annotations
