@@ -88,13 +88,15 @@ def replay(
     code: HostBlock | None = None,
     pass_rsrc1: bool = True,
     pass_user: bool = True,
+    code_shift: int = 0,
 ) -> Run:
     """Dispatch every kernel of ``fx`` through ``hook`` (run_asm's signature); ``extras``: also
     pass wavelift's ``ranges=`` and ``rsrc1=`` keywords (what a patched mock GPU passes).
     ``drop``: buffer ids left out of the ranges; ``code``: one block every kernel's image is
     copied into before it runs (the same address for every kernel); ``pass_rsrc1=False``: the
     hook finds the descriptor itself; ``pass_user=False``: user_data=None (the emulator's
-    default: the kernarg pointer in s[0:1])."""
+    default: the kernarg pointer in s[0:1]); ``code_shift``: each image placed that many bytes
+    past an aligned address (tinygrad's instruction tests hand over unaligned code)."""
     meta = fx.meta
     blocks: dict[int, HostBlock] = {}
     for bid, b in meta["buffers"].items():
@@ -116,8 +118,11 @@ def replay(
         if code is not None:
             images.append(code)
             continue
-        blk = HostBlock(-(-img.size // ALIGN) * ALIGN)
-        blk.view[: img.size] = img
+        blk = HostBlock(-(-(img.size + code_shift) // ALIGN) * ALIGN)
+        blk.view[code_shift : code_shift + img.size] = img
+        blk.address += code_shift
+        blk.size -= code_shift
+        blk.view = blk.view[code_shift:]
         images.append(blk)
     scratch = HostBlock(1 << 16)
     kernargs = HostBlock(1 << 16)

@@ -205,3 +205,12 @@ def test_without_ranges_or_rsrc1(target, name):
     run = harness.replay(fx, tg.run_asm, extras=False)
     assert run.codes and all(c == tg.OK for c in run.codes), _why()
     assert bounds.check(fx.name, run.output, fx.expected(), fx.inputs()) is None
+
+
+@pytest.mark.parametrize("name", ["matmul", "softmax"])
+def test_unaligned_code_runs_from_an_aligned_copy(name):
+    fx = harness.load(harness.FIXTURES / "gfx1100" / f"{name}.npz")
+    run = harness.replay(fx, tg.run_asm, code_shift=0x30)
+    assert run.codes and all(c == tg.OK for c in run.codes), _why()
+    assert tg.last_result().config.program_address == tg.UNALIGNED_CODE
+    assert bounds.check(fx.name, run.output, fx.expected(), fx.inputs()) is None

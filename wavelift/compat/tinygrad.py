@@ -30,6 +30,10 @@ What this hook adds (keywords a patched mock GPU passes, docs/tinygrad.md):
   assembler gives a ``.amdhsa_kernel`` (DEFAULT_RSRC1: f32 denormals flushed, f16/f64 kept,
   DX10_CLAMP and IEEE on) and wave32.
 
+Code must start 256-byte aligned (COMPUTE_PGM_LO holds address bits 47:8; tinygrad's runtime
+aligns it); tinygrad's instruction tests hand over a ctypes array that is not, and their code is
+then run from a copy at UNALIGNED_CODE (its PC-relative addresses are the copy's).
+
 Returns OK (0) when the dispatch landed; REFUSED (1) when wavelift refused it (an escape, an
 instruction it does not run, a budget...: ``last_result()`` says which); BAD_CALL (2) when the
 call's own arguments cannot describe a dispatch (an arch wavelift does not run, a grid of zero
@@ -64,6 +68,8 @@ KD_SEARCH = 1 << 20  # bytes either side of `lib` searched for its kernel descri
 # (within its mapping) that become memory
 KERNARG_SCAN = 512
 NEAR_ABOVE = 4 << 20
+# where code that is not 256-byte aligned is copied to (the upper half: no host address)
+UNALIGNED_CODE = 0xFFFFF00000000000
 ARCH_TARGETS = {"rdna3": "gfx1100", "rdna4": "gfx1201", "cdna": "gfx950"}
 
 _last: list = [None]  # the last call's DispatchResult (or a Refusal for BAD_CALL)
@@ -139,12 +145,14 @@ def _host_mappings() -> list[tuple[int, int, str]]:
     return out
 
 
-def _near_pointers(args_ptr: int, user: Sequence[int]) -> list[tuple[int, int]]:
+def _near_pointers(lib: int, lib_sz: int, args_ptr: int, user: Sequence[int]) -> list[tuple[int, int]]:
     """Without ``ranges``: host memory at every pointer the kernel is handed (the kernarg
     pointer, each 64-bit word of the first KERNARG_SCAN kernarg bytes, each user SGPR pair), as
     (start, size): from the pointer up to NEAR_ABOVE bytes, the end of the read-write mapping
-    holding it, or the next such pointer, whichever comes first -- so that each pointer starts
-    its own allocation and a scratch base (never a window) shares none with a buffer."""
+    holding it, or the next such pointer or the code, whichever comes first -- so that each
+    pointer starts its own allocation and a scratch base (never a window) shares none with a
+    buffer.  Words past the real kernargs are host bytes that may look like pointers: memory
+    the kernel was not handed, but only what it writes lands."""
     maps = [(lo, hi) for lo, hi, perms in _host_mappings() if perms.startswith("rw")]
 
     def mapping(p: int):
@@ -156,12 +164,14 @@ def _near_pointers(args_ptr: int, user: Sequence[int]) -> list[tuple[int, int]]:
         n = min(KERNARG_SCAN, m[1] - args_ptr) // 8
         ptrs += np.ctypeslib.as_array((ctypes.c_uint64 * n).from_address(args_ptr)).tolist() if n else []
     ptrs += [user[i] | (user[i + 1] & 0xFFFF) << 32 for i in range(len(user) - 1)]
-    starts = sorted(p for p in set(ptrs) if mapping(p) is not None)
+    # (the code is its own range: a pointer into it is none, and it ends the window below it)
+    starts = sorted(p for p in set(ptrs) | {lib} if mapping(p) is not None and not lib < p < lib + lib_sz)
     out = []
     for i, p in enumerate(starts):
         hi = mapping(p)[1]  # type: ignore[index]
         end = min(hi, p + NEAR_ABOVE, starts[i + 1] if i + 1 < len(starts) else hi)
-        out.append((p, end - p))
+        if p != lib:
+            out.append((p, end - p))
     return out
 
 
@@ -170,7 +180,7 @@ def _memory(ranges, lib: int, lib_sz: int, args_ptr: int, user: Sequence[int]):
     from ..memory.guest import GuestMemory
 
     if ranges is None:
-        ranges = [(lib, lib_sz), *_near_pointers(args_ptr, user)]
+        ranges = [(lib, lib_sz), *_near_pointers(lib, lib_sz, args_ptr, user)]
     mem = GuestMemory()
     for start, end in _merged(ranges):
         mem.add(start, _host_view(start, end - start), name=f"host {start:#x}")
@@ -260,8 +270,14 @@ def run_asm(
             wave = 32 if struct.unpack_from("<H", kd, 56)[0] & 0x400 else 64
         else:
             rsrc1 = DEFAULT_RSRC1
+    pc = int(lib)
+    if pc % 256:  # COMPUTE_PGM_LO holds address bits 47:8: a copy at an aligned guest address
+        n = min(int(lib_sz), code.end - pc)
+        pc = mem.alloc(
+            n, name="code (copied: not 256-byte aligned)", address=UNALIGNED_CODE, data=_host_view(lib, n)
+        )
     regs, initiator = _registers(
-        target, int(lib), *dims, *block, int(rsrc1), rsrc2, int(rsrc3), int(scratch_size), wave, user
+        target, pc, *dims, *block, int(rsrc1), rsrc2, int(rsrc3), int(scratch_size), wave, user
     )
     try:
         config = build_config(regs, target, dims=dims, initiator=initiator)
