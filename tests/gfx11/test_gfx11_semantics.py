@@ -343,3 +343,62 @@ def test_instructions_without_semantics_are_refused_by_name(text):
     res = r.run(r.config(tgid=(False, False, False)))
     assert not res.landed and res.refusal.code == "program.unsupported_instruction"
     assert text.split()[0] in res.refusal.message
+
+
+VOP3_DPP = """
+  v_lshlrev_b32 v10, 2, v0
+  global_load_b32 v2, v10, s[2:3]
+  global_load_b32 v3, v10, s[2:3] offset:128
+  s_waitcnt vmcnt(0)
+  v_mov_b32 v1, 0x40e00000
+  v_mov_b32 v4, 0x40e00000
+  v_mov_b32 v5, 0x40e00000
+  v_add_f32_e64_dpp v1, -v2, |v3| row_shl:1 row_mask:0xf bank_mask:0xf
+  v_add_f32_e64_dpp v4, v2, v3 row_shl:1 row_mask:0xf bank_mask:0xf bound_ctrl:1
+  v_mul_f32_e64_dpp v5, v2, v3 dpp8:[1,0,3,2,5,4,7,6]
+  global_store_b32 v10, v1, s[0:1]
+  global_store_b32 v10, v4, s[0:1] offset:128
+  global_store_b32 v10, v5, s[0:1] offset:256
+  s_endpgm
+"""
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_vop3_dpp(mode):
+    """VOP3 with DPP: src0 from another lane (row_shl:1 shifts the row of 16 left: lane l reads
+    l+1; the row's last lane has no source and keeps its old value, or reads 0 with bound_ctrl),
+    VOP3's abs/neg applied after the move; DPP8 selects within groups of 8."""
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal(32).astype(np.float32)
+    c = rng.standard_normal(32).astype(np.float32)
+    r = Rig11(VOP3_DPP)
+    out = r.buf(np.full(96, 0xDEADBEEF, np.uint32), "out")
+    inp = r.buf(np.concatenate([a, c]).view(np.uint32), "in")
+    res = r.run(r.config(user_sgprs=ptr(out) + ptr(inp)), mode=mode)
+    assert res.landed, res.refusal
+    got = r.read(out, np.float32, 96).reshape(3, 32)
+    lane = np.arange(32)
+    first = lane % 16 == 15  # no source lane
+    moved = np.where(first, 0.0, a[np.minimum(lane + 1, 31)]).astype(np.float32)
+    want0 = np.where(first, np.float32(7.0), -moved + np.abs(c)).astype(np.float32)
+    want1 = (moved + c).astype(np.float32)
+    sel = np.array([1, 0, 3, 2, 5, 4, 7, 6])
+    want2 = (a[(lane // 8) * 8 + sel[lane % 8]] * c).astype(np.float32)
+    np.testing.assert_array_equal(got[0], want0)
+    np.testing.assert_array_equal(got[1], want1)
+    np.testing.assert_array_equal(got[2], want2)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "v_fma_f32_e64_dpp v1, v2, v3, v4 quad_perm:[1,0,3,2] row_mask:0xf bank_mask:0xf",
+        "v_cmp_lt_f32_e64_dpp s2, v2, v3 row_shl:1 row_mask:0xf bank_mask:0xf",
+        "v_add_co_u32_e64_dpp v1, s2, v2, v3 row_shl:1 row_mask:0xf bank_mask:0xf",
+    ],
+)
+def test_vop3_dpp_forms_without_semantics_are_refused(text):
+    r = Rig11(text + "\ns_endpgm")
+    res = r.run(r.config(tgid=(False, False, False)))
+    assert not res.landed and res.refusal.code == "program.unsupported_instruction", res.refusal
+    assert "DPP" in res.refusal.message

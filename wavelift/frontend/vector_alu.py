@@ -1258,6 +1258,8 @@ def translate(ins, b: Builder):
     b._dpp_ok = None
     if enc == "VOPD":
         return _vopd(ins, b)
+    if ins.variant in ("dpp", "dpp8") and enc in ("VOP3", "VOP3B", "VOP3P"):
+        _vop3_dpp_check(ins, b)
     if enc == "VOPC" or (enc in ("VOP3",) and n.startswith(("v_cmp_", "v_cmpx_"))):
         return _vopc(ins, b)
     if enc == "VOP3P":
@@ -1378,6 +1380,19 @@ def _vopd(ins, b):
         translate(y, b)
     finally:
         del b.vget
+
+
+def _vop3_dpp_check(ins, b):
+    """GFX11 VOP3 with DPP16/DPP8: carried out for the VOP3 forms of one- and two-source VALU
+    ops (src0 read through DPP, the row/bank masks and bound_ctrl as VOP1/VOP2 DPP, VOP3's
+    abs/neg/clamp/omod); compares, carry-outs, three sources and VOP3P with DPP are refused
+    by name (no semantics written for them)."""
+    n = ins.name
+    spec = OPS.get(n)
+    if ins.encoding != "VOP3" or n.startswith(("v_cmp", "v_cmpx")) or n in SPECIAL or n in MAC:
+        unsupported("GFX11 VOP3 DPP form of this instruction")
+    if spec is None or len(spec[1]) > 2:
+        unsupported("GFX11 VOP3 DPP with three sources")
 
 
 def _gfx11(b) -> bool:
