@@ -1393,6 +1393,8 @@ def _vop3_dpp_check(ins, b):
         unsupported("GFX11 VOP3 DPP form of this instruction")
     if spec is None or len(spec[1]) > 2:
         unsupported("GFX11 VOP3 DPP with three sources")
+    if ins.fields.get("opsel", 0):
+        unsupported("GFX11 VOP3 DPP with op_sel")
 
 
 def _gfx11(b) -> bool:
