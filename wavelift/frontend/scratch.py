@@ -10,7 +10,7 @@ The test
         *scratch root*.
     The scratch roots are the user SGPRs that hold the scratch base when the dispatch has
     SCRATCH_EN:
-      * s0:s1 when s1 has SWIZZLE_ENABLE (bit 31) — the HSA private segment buffer V# s[0:3]
+      * s0:s1 when s1 has SWIZZLE_ENABLE (bit 31; GFX11: bits 31:30) — the HSA private segment buffer V# s[0:3]
         (LLVM; s[0:3] are skipped by the tracer when s3 has ADD_TID_ENABLE) and RADV's
         ring_offsets (RADV's LLVM path builds its V# from s0:s1, ACO writes it into FLAT_SCRATCH);
       * the user SGPRs whose values the program writes into FLAT_SCR_LO/HI with s_setreg (the
