@@ -315,15 +315,32 @@ MIMG11 = {  # GFX11 MIMG: one NSA bit (one more dword: vaddr1..4), an 8-bit opco
     "ssamp": (1, 26, 5),
     "r63": (1, 31, 1),
 }
+EXP11 = {  # GFX11/GFX12 EXP (GFX12: export): compr and vm gone, row_en new
+    "en": (0, 0, 4),
+    "target": (0, 4, 6),
+    "done": (0, 11, 1),
+    "row_en": (0, 13, 1),
+    "vsrc0": (1, 0, 8),
+    "vsrc1": (1, 8, 8),
+    "vsrc2": (1, 16, 8),
+    "vsrc3": (1, 24, 8),
+}
 LAYOUT_GEN = {
     "gfx10": (LAYOUT, ENC_BITS),
     "gfx11": (
-        {"DS": LAYOUT["DS"], "FLAT": FLAT11, "MUBUF": MUBUF11, "MTBUF": MTBUF11, "MIMG": MIMG11},
-        {k: ENC_BITS[k] for k in ("DS", "FLAT", "MUBUF", "MTBUF", "MIMG")},
+        {
+            "DS": LAYOUT["DS"],
+            "FLAT": FLAT11,
+            "MUBUF": MUBUF11,
+            "MTBUF": MTBUF11,
+            "MIMG": MIMG11,
+            "EXP": EXP11,
+        },
+        {k: ENC_BITS[k] for k in ("DS", "FLAT", "MUBUF", "MTBUF", "MIMG", "EXP")},
     ),
     "gfx12": (
-        {"DS": LAYOUT["DS"], "VFLAT": VFLAT12, "VBUFFER": VBUFFER12},
-        {"DS": ENC_BITS["DS"], "VFLAT": 0b111011 << 26, "VBUFFER": 0b110001 << 26},
+        {"DS": LAYOUT["DS"], "VFLAT": VFLAT12, "VBUFFER": VBUFFER12, "EXP": EXP11},
+        {"DS": ENC_BITS["DS"], "VFLAT": 0b111011 << 26, "VBUFFER": 0b110001 << 26, "EXP": ENC_BITS["EXP"]},
     ),
 }
 _ACTIVE = [LAYOUT_GEN["gfx10"]]  # the generation build() encodes for (set by generate())
@@ -1134,9 +1151,46 @@ def gen_mimg11_names(target, table):
     return names
 
 
+def gen_exp11(target):
+    """GFX11/GFX12 EXP: the mnemonic, per bit of the first dword outside en/target what LLVM does
+    with it alone (prints a flag word after the sources: ``flags``; rejects it: ``zero``; ignores
+    it), the target names (64 values), and a check that source i prints as ``off`` exactly when
+    en bit i is clear (every en value)."""
+    base = dict(en=15, target=0, vsrc0=1, vsrc1=2, vsrc2=3, vsrc3=4)
+    t0 = llvm_disassemble([build("EXP", **base)], target)[0][0]
+    name = t0.split(" ")[0]
+    lay = _ACTIVE[0][0]["EXP"]
+    named = {b for f in ("en", "target") for b in range(lay[f][1], lay[f][1] + lay[f][2])}
+    bits = [b for b in range(26) if b not in named]
+    w0 = build("EXP", **base)
+    res = llvm_disassemble([(w0[0] | 1 << b, w0[1]) for b in bits], target)
+    flags, zero = [], 0
+    for b, (t, size) in zip(bits, res):
+        if t is None:
+            zero |= 1 << b
+        elif t != t0:
+            assert t.startswith(t0) and re.fullmatch(r" [a-z_]+", t[len(t0) :]), (target, b, t)
+            assert size == 8
+            flags.append([b, t[len(t0) :]])
+    pr = [build("EXP", **dict(base, en=en)) for en in range(16)]
+    for en, (t, _) in zip(range(16), llvm_disassemble(pr, target)):
+        want = ", ".join(f"v{i + 1}" if en >> i & 1 else "off" for i in range(4))
+        assert t == f"{name} {t0.split(' ')[1]} {want}", (target, en, t)
+    pr = [build("EXP", **dict(base, target=v)) for v in range(64)]
+    names = [None if t is None else t.split(" ")[1] for t, _ in llvm_disassemble(pr, target)]
+    return {"name": name, "flags": flags, "zero": zero, "target_names": names}
+
+
 GEN_ENCODINGS = {
-    "gfx11": {"DS": gen_ds, "FLAT": gen_flat11, "MUBUF": gen_mubuf11, "MTBUF": gen_mtbuf11, "MIMG": gen_mimg},
-    "gfx12": {"DS": gen_ds, "VFLAT": gen_vflat12, "VBUFFER": gen_vbuffer12},
+    "gfx11": {
+        "DS": gen_ds,
+        "FLAT": gen_flat11,
+        "MUBUF": gen_mubuf11,
+        "MTBUF": gen_mtbuf11,
+        "MIMG": gen_mimg,
+        "EXP": gen_exp11,
+    },
+    "gfx12": {"DS": gen_ds, "VFLAT": gen_vflat12, "VBUFFER": gen_vbuffer12, "EXP": gen_exp11},
 }
 
 

@@ -245,3 +245,47 @@ def test_mimg11(target, wave64):
 @pytest.mark.parametrize("target,wave64", GFX11_ALL, ids=[f"{t}-w{64 if w else 32}" for t, w in GFX11_ALL])
 def test_mimg11_slow(target, wave64):
     _check_mimg(target, wave64, 150, 2)
+
+
+# ----------------------------------------------------------------------------- EXP
+def exp_words(n, seed):
+    """EXP words: every target value, random en/sources and random other bits of the first dword
+    (in half the words only done/row_en), then two random dwords."""
+    rnd = random.Random(seed)
+    items = []
+    for tgt in range(64):
+        for k in range(n):
+            other = rnd.getrandbits(16) << 10 if k % 2 else rnd.choice([0, 1 << 11, 1 << 13, 5 << 11])
+            w0 = 0xF8000000 | (other & 0x3FFFC00) | tgt << 4 | rnd.randrange(16)
+            items.append(
+                struct.pack("<4I", w0, rnd.getrandbits(32), rnd.getrandbits(32), rnd.getrandbits(32))
+            )
+    return items
+
+
+def _check_exp(target, wave64, n, seed):
+    items = exp_words(n, seed)
+    ref = llvm_disasm(items, target, wave64)
+    bad, same = [], 0
+    for b, r in zip(items, ref):
+        o = ours(b + NOP * 3, target, wave64)
+        if o != r:
+            bad.append((b.hex(), o, r))
+        elif r is not None:
+            same += 1
+    print(f"{target} w{64 if wave64 else 32} EXP: {len(items)} words, {same} equal")
+    assert same > len(items) // 4
+    assert not bad, bad[:5]
+
+
+@needs_llvm
+@pytest.mark.parametrize("target,wave64", CONFIGS, ids=IDS)
+def test_exp(target, wave64):
+    _check_exp(target, wave64, 4, 1)
+
+
+@needs_llvm
+@pytest.mark.slow
+@pytest.mark.parametrize("target,wave64", ALL, ids=ALL_IDS)
+def test_exp_slow(target, wave64):
+    _check_exp(target, wave64, 60, 2)

@@ -211,10 +211,21 @@ def test_unknown_target_refused_by_name():
 
 
 def test_not_decoded_is_named():
-    """An EXP word (GFX11 and GFX12) is refused by name."""
-    for target, word in (("gfx1100", 0xF8000000), ("gfx1200", 0xF8000000)):
+    """A GFX12 VIMAGE and VSAMPLE word, and a GFX11 true16 DPP form, are refused by name."""
+    for target, word in (("gfx1200", 0xD0000000), ("gfx1200", 0xE4000000)):
         with pytest.raises(DecodeError, match=NOT_DECODED):
             decode_one(struct.pack("<4I", word, 0, 0, 0), 0, target, False)
+    from wavelift.isa.dpp_sdwa import load_dpp_table
+
+    enc, op = next(
+        (enc, op)
+        for enc, t in load_dpp_table("gfx1100")["w32"].items()
+        for op, e in t.items()
+        if "nd" in e.get("dpp", {})
+    )
+    w0 = ISAS["gfx11"].encode(enc, op=op, src0=0xFA)[0]
+    with pytest.raises(DecodeError, match=NOT_DECODED):
+        decode_one(struct.pack("<4I", w0, 0xFF00E400, 0, 0), 0, "gfx1100", False)
 
 
 # ----------------------------------------------------------------------------- clang-19 code

@@ -558,6 +558,25 @@ def _decode_exp(T, words, pos, f):
     return Instruction(pos, 8, tuple(words[:2]), "EXP", "", 0, "exp", f, None, tuple(ops), text)
 
 
+def _decode_exp11(ex, words, pos, f):
+    """GFX11/GFX12 EXP (GFX12 prints ``export``): the table's mnemonic, target names, flags and
+    rejected bits (tools/gen_isa_memory_tables.py gen_exp11)."""
+    w0 = words[0]
+    tgt = ex["target_names"][f["target"]]
+    if tgt is None or w0 & ex["zero"]:
+        raise _bad(pos, words, 2)
+    srcs, ops = [], []
+    for i in range(4):
+        if f["en"] >> i & 1:
+            r = f[f"vsrc{i}"]
+            srcs.append(f"v{r}")
+            ops.append(Operand(f"vsrc{i}", "vgpr", r, 1, f"v{r}"))
+        else:
+            srcs.append("off")
+    text = f"{ex['name']} {tgt} " + ", ".join(srcs) + "".join(t for b, t in ex["flags"] if w0 >> b & 1)
+    return Instruction(pos, 8, tuple(words[:2]), "EXP", "", 0, ex["name"], f, None, tuple(ops), text)
+
+
 def _decode_vintrp(T, words, pos, f):
     full = T.names["vintrp"][f["op"]]
     if full is None:
@@ -672,6 +691,16 @@ def _decoder11(T, enc):
             return _decode_mimg(T, words, pos, _fields(lay, words))
 
         return dec_mimg
+    if enc == "EXP" and "EXP" in T.tab:
+        lay = T.lay["EXP"]
+        ex = T.tab["EXP"]
+
+        def dec_exp(words, pos):
+            if len(words) < 2:
+                raise _bad(pos, words, len(words), "truncated instruction")
+            return _decode_exp11(ex, words, pos, _fields(lay, words))
+
+        return dec_exp
     if enc not in T.forms:
         raise ValueError(f"not a memory encoding of {T.target}: {enc!r}")
     fields, forms, nw = T.fields[enc], T.forms[enc], _NWORDS11.get(enc, 2)
