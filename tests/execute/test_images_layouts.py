@@ -103,7 +103,7 @@ def _coords(rng, rsrc, dim, w, h, d, levels):
     return out
 
 
-def _run_surface(rig, chip, gb, dim, mode, bpe_log2, levels, rng):
+def _run_surface(rig, chip, gb, dim, mode, bpe_log2, levels, rng, run_mode="wave"):
     rsrc = I.RSRC_OF_DIM[dim]
     w = int(rng.integers(1, 300))
     h = 1 if rsrc == L.RSRC_1D else int(rng.integers(1, 300))
@@ -138,7 +138,7 @@ def _run_surface(rig, chip, gb, dim, mode, bpe_log2, levels, rng):
     t = tsharp(a, pbx, fmt, w, h, d, TYPE_OF[dim], mode, levels)
     sg = t + list(ptr(cbuf)) + list(ptr(out)) + [cmask, 0x5A5A5A5A & cmask]
     cfg = rig.config(user_sgprs=sg, groups=(LANES // 32, 1, 1), gb_addr_config=gb)
-    res = rig.run(cfg)
+    res = rig.run(cfg, mode=run_mode)
     what = f"{L.sw_mode_names()[mode]} dim {DIM_NAMES[dim]} bpe {bpe} {s} pbx {pbx:#x}"
     assert res.landed, (what, res.refusal)
     xs, ys, zs, ms = (np.array(c) for c in zip(*co))
@@ -338,3 +338,13 @@ def test_layout_load_store_every_tier(name, dim, mode_name, bpe_log2):
     mode = next(m for m, n in L.sw_mode_names().items() if n == mode_name)
     rig = Rig(program(dim), target=target)
     _run_surface(rig, chip_for(target, gb), gb, dim, mode, bpe_log2, 16, np.random.default_rng([gb, dim, 7]))
+
+
+@pytest.mark.parametrize("dim,mode_name", [(I.DIM_2D, "64KB_S_X"), (I.DIM_3D, "4KB_S_X")])
+def test_layout_load_store_lane_mode(dim, mode_name):
+    """Lane mode (one invocation a lane) lays out the same."""
+    _, target, gb = CHIPS[1]
+    mode = next(m for m, n in L.sw_mode_names().items() if n == mode_name)
+    rig = Rig(program(dim), target=target)
+    rng = np.random.default_rng([dim, 11])
+    _run_surface(rig, chip_for(target, gb), gb, dim, mode, 2, 16, rng, run_mode="lane")
