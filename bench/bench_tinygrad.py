@@ -107,8 +107,18 @@ def main(argv=None) -> int:
     ap.add_argument("--tinygrad-src", help="a checkout of tinygrad's repository (with test/mockgpu)")
     ap.add_argument("--target", default="gfx1100", choices=["gfx1100", "gfx1030"])
     ap.add_argument("--set", default="tests", choices=["tests", "bench"])
+    ap.add_argument(
+        "--native",
+        default="auto",
+        choices=["auto", "on", "off"],
+        help="wavelift's native tier (WAVELIFT_NATIVE): auto (default), on (every dispatch, its C++ "
+        "compiled first: a slow cold run, then cached on disk), off (NumPy blocks only)",
+    )
     ap.add_argument("--json", help="also write the numbers here")
     a = ap.parse_args(argv)
+    from wavelift.backends.numpy import runtime
+
+    runtime.NATIVE = a.native
     print(f"load average before: {os.getloadavg()}")
     where = a.target + ("-bench" if a.set == "bench" else "")
     hook = run_hook(where)
@@ -116,7 +126,9 @@ def main(argv=None) -> int:
     if a.tinygrad_src and a.target == "gfx1100":
         emu, err = run_emulator(a.tinygrad_src, where)
     print(f"load average after:  {os.getloadavg()}")
-    print(f"\nfixtures {where}: seconds inside run_asm (sum over a fixture's dispatches)")
+    print(
+        f"\nfixtures {where}, wavelift native tier {a.native}: seconds inside run_asm (sum over a fixture's dispatches)"
+    )
     print(
         f"{'op':18s} {'n':>3s} {'wl cold':>8s} {'wl warm':>8s} {'emu cold':>9s} {'emu warm':>9s} {'cold x':>7s} {'warm x':>7s}"
     )

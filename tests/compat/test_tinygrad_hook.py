@@ -214,3 +214,24 @@ def test_unaligned_code_runs_from_an_aligned_copy(name):
     assert run.codes and all(c == tg.OK for c in run.codes), _why()
     assert tg.last_result().config.program_address == tg.UNALIGNED_CODE
     assert bounds.check(fx.name, run.output, fx.expected(), fx.inputs()) is None
+
+
+def test_cut_makes_points_boundaries():
+    assert tg._cut([(0, 100), (200, 300)], [50, 0, 100, 250, 250]) == [
+        (0, 50),
+        (50, 100),
+        (200, 250),
+        (250, 300),
+    ]
+
+
+def test_kernargs_are_a_window_of_their_own():
+    """The kernargs sit in a larger range (tinygrad's kernarg ring): only they are windowed."""
+    fx = harness.load(harness.FIXTURES / "gfx1100" / "matmul.npz")
+    run = harness.replay(fx, tg.run_asm)
+    assert run.codes == [tg.OK], _why()
+    res = tg.last_result()
+    args = res.config.user_sgprs[0] | res.config.user_sgprs[1] << 32
+    kernarg_size = fx.meta["kernels"][0]["kernarg_size"]
+    (w,) = [w for w in res.windows if w.address == args]
+    assert w.size == -(-(kernarg_size + tg.DISPATCH_PACKET) // 64) * 64 < 1 << 16

@@ -70,6 +70,7 @@ KERNARG_SCAN = 512
 NEAR_ABOVE = 4 << 20
 # where code that is not 256-byte aligned is copied to (the upper half: no host address)
 UNALIGNED_CODE = 0xFFFFF00000000000
+DISPATCH_PACKET = 64  # hsa_kernel_dispatch_packet_t, placed after the kernargs by tinygrad
 ARCH_TARGETS = {"rdna3": "gfx1100", "rdna4": "gfx1201", "cdna": "gfx950"}
 
 _last: list = [None]  # the last call's DispatchResult (or a Refusal for BAD_CALL)
@@ -84,6 +85,12 @@ def last_result():
 def _bad(code: str, message: str) -> int:
     _last[0] = Refusal(code, message)
     return BAD_CALL
+
+
+def target_level(target: str) -> int:
+    from ..stream.registers import gfx_level
+
+    return gfx_level(target)
 
 
 def target_for(arch: str) -> str:
@@ -175,14 +182,23 @@ def _near_pointers(lib: int, lib_sz: int, args_ptr: int, user: Sequence[int]) ->
     return out
 
 
-def _memory(ranges, lib: int, lib_sz: int, args_ptr: int, user: Sequence[int]):
-    """A GuestMemory whose allocations are the host ranges themselves (guest = host address)."""
+def _cut(spans: list[tuple[int, int]], points: Iterable[int]) -> list[tuple[int, int]]:
+    """``spans`` (start, end) with each point strictly inside one made a boundary."""
+    out = list(spans)
+    for p in sorted(set(points)):
+        for i, (s, e) in enumerate(out):
+            if s < p < e:
+                out[i : i + 1] = [(s, p), (p, e)]
+                break
+    return out
+
+
+def _memory(spans: list[tuple[int, int]]):
+    """A GuestMemory whose allocations are the host spans themselves (guest = host address)."""
     from ..memory.guest import GuestMemory
 
-    if ranges is None:
-        ranges = [(lib, lib_sz), *_near_pointers(lib, lib_sz, args_ptr, user)]
     mem = GuestMemory()
-    for start, end in _merged(ranges):
+    for start, end in spans:
         mem.add(start, _host_view(start, end - start), name=f"host {start:#x}")
     return mem
 
@@ -249,27 +265,48 @@ def run_asm(
     if min(dims + block) <= 0 or lib <= 0 or lib_sz <= 0:
         return _bad("dispatch.empty_block", f"grid {dims} of blocks {block}, code {lib:#x}+{lib_sz}")
     rsrc2 = int(rsrc2) & 0xFFFFFFFF
+    if scratch_size and target_level(target) == 11:
+        # the emulator gives every lane scratch_size bytes whatever SCRATCH_EN says (tinygrad's
+        # instruction tests pass RSRC2 0x19c with 64 KiB); on GFX11 SCRATCH_EN adds no SGPR
+        rsrc2 |= 1
     if user_data is None or len(user_data) == 0:  # tinygrad's emulator: the kernarg pointer in s[0:1]
         user_data = [args_ptr & 0xFFFFFFFF, (args_ptr >> 32) & 0xFFFFFFFF]
     n_user = (rsrc2 >> 1) & 0x1F
     user = [int(v) & 0xFFFFFFFF for v in user_data][:n_user]
     user += [0] * (n_user - len(user))  # never-written USER_DATA reads 0 (as the mock GPU does)
+    if ranges is None:
+        ranges = [(lib, lib_sz), *_near_pointers(int(lib), int(lib_sz), int(args_ptr), user)]
     try:
-        mem = _memory(ranges, int(lib), int(lib_sz), int(args_ptr), user)
-    except Exception as e:  # overlapping or non-canonical ranges
+        spans = _merged(ranges)
+    except (TypeError, ValueError) as e:
         return _bad("dispatch.bad_address", f"ranges: {e}")
-    code = mem.find(lib)
-    if code is None:
+    code_span = next(((s, e) for s, e in spans if s <= lib < e), None)
+    if code_span is None:
         return _bad("program.bad_address", f"code {lib:#x} is in none of the ranges")
     wave = 32
+    kd = _find_descriptor(
+        _host_view(code_span[0], code_span[1] - code_span[0]), code_span[0], int(lib), rsrc2
+    )
     if rsrc1 is None:
-        kd = _find_descriptor(code.data, code.base, int(lib), rsrc2)
         if kd is not None:
             rsrc1 = struct.unpack_from("<I", kd, 48)[0]
             rsrc3 = struct.unpack_from("<I", kd, 44)[0]
-            wave = 32 if struct.unpack_from("<H", kd, 56)[0] & 0x400 else 64
         else:
             rsrc1 = DEFAULT_RSRC1
+    if kd is not None:
+        wave = 32 if struct.unpack_from("<H", kd, 56)[0] & 0x400 else 64
+    # the kernargs as their own allocation (a window of their own, not of the whole kernarg ring
+    # the runtime carves them from): from args_ptr to past the dispatch packet tinygrad puts after
+    # them, when the descriptor gives their size
+    cuts = [int(args_ptr)]
+    if kd is not None:
+        cuts.append(int(args_ptr) + -(-(struct.unpack_from("<I", kd, 8)[0] + DISPATCH_PACKET) // 64) * 64)
+    try:
+        mem = _memory(_cut(spans, cuts))
+    except Exception as e:  # non-canonical ranges
+        return _bad("dispatch.bad_address", f"ranges: {e}")
+    code = mem.find(lib)
+    assert code is not None
     pc = int(lib)
     if pc % 256:  # COMPUTE_PGM_LO holds address bits 47:8: a copy at an aligned guest address
         n = min(int(lib_sz), code.end - pc)
