@@ -29,24 +29,25 @@ EXT = (
 MEM = ("DS", "MUBUF", "MTBUF", "MIMG", "FLAT", "SCRATCH", "GLOBAL", "EXP", "VINTRP")
 CONFIGS = tuple((t, w) for t in TARGETS for w in (False, True))
 # GFX11/GFX12: the encodings decoded so far (the others are refused by name: NOT_DECODED11)
-ALU11 = ALU + ("VOPDX", "VOPDY")
+ALU11 = ALU + ("VOPDX", "VOPDY", "VINTERP", "LDSDIR")
 MEM11 = (
     "DS",
     "MUBUF",
     "MTBUF",
+    "MIMG",
 )  # memory encodings decoded so far on GFX11/12 (0 where the generation lacks one)
 # (and GFX11's FLAT and GFX12's VFLAT, as their FLAT/SCRATCH/GLOBAL segments)
 CONFIGS11 = tuple((t, w) for t in ("gfx1100", "gfx1150", "gfx1200") for w in (False, True))
 NOT_DECODED11 = (
     (
         "gfx1100, gfx1150",
-        "VOP1/VOP2/VOPC DPP16/DPP8 with true16 operands (`v_mov_b16_dpp v5.l, ...`), "
-        "VOP3/VOP3P with DPP, MIMG, EXP, VINTERP, LDSDIR",
+        "VOP1/VOP2/VOPC DPP16/DPP8 with true16 operands (`v_mov_b16_dpp v5.l, ...`); MIMG BVH "
+        "(`image_bvh*_intersect_ray`) with NSA; VOP3P with DPP whose src1/src2 is not a VGPR",
     ),
     (
         "gfx1200",
-        "VOP1/VOP2/VOPC DPP16/DPP8 with true16 operands, VOP3/VOP3P with DPP, "
-        "VIMAGE, VSAMPLE, EXP, VINTERP, VDSDIR",
+        "VIMAGE, VSAMPLE; VOP1/VOP2/VOPC DPP16/DPP8 with true16 operands; VOP3P with DPP whose "
+        "src1/src2 is not a VGPR; the fp8/bf8 conversions' VOP3 DPP with op_sel bits set",
     ),
 )
 # where LLVM 19 rejects or misprints what the RDNA3/RDNA4 ISA guides describe (decoding follows
@@ -63,6 +64,20 @@ LLVM_VS_HARDWARE = (
     "opcode no destination, and the hardware runs it.  wavelift refuses it by name (`not decoded yet: "
     "GFX11 DS ds_store_b32 with a non-zero VDST field ...`) rather than call it invalid or guess.  "
     "(gfx1010/gfx1030 keep LLVM's verdict: invalid.)",
+    "VOP3 with DPP (gfx1100, gfx1150, gfx1200): LLVM 19 decodes an SGPR, an inline constant or a "
+    "literal (a fourth dword) in src1/src2 and prints it, where the ISA guides describe DPP without "
+    "a literal constant.  The text follows LLVM; what runs must check such words against the guide.",
+    "VOP3 with DPP of 16-bit integer ops (`v_mad_u16`, `v_min3_i16`, ...): LLVM 19 prints a "
+    "source's neg bit as `sext(v40)`, which the e64 form ignores; the text follows LLVM (table "
+    "`sx`).  VOP3P with DPP (`v_fma_mix*`, `v_dot2_f32_f16`) prints a non-VGPR src1/src2 with "
+    "`/*Invalid register, operand has 'VGPR_32' register class*/`: refused by name.  gfx1200's "
+    "`v_cvt_*fp8*`/`*bf8*` VOP3 DPP: LLVM takes op_sel bits the e64 form rejects and prints "
+    "nothing for them: refused by name.",
+    "gfx1200 VINTERP: LLVM 19 decodes opcode values 32/64/96 above each VINTERP opcode as that "
+    "instruction (opcode bits 5-6, word bits 21-22, ignored); so does wavelift (24 table entries).",
+    "MIMG BVH with NSA (gfx1100, gfx1150): LLVM 19 prints the addresses as several ranges "
+    "(`[v253, v75, v[42:44], v[112:114], v[85:87]]`); refused by name.  Other NSA forms with more "
+    "than five addresses print the rest in the last register's range (`v[42:44]`), as decoded.",
     "16-bit e32 operands in v128 and up: LLVM 19 prints the high halves of `v_mov_b16`-like true16 "
     "forms as `vN.h`, but other 16-bit e32 forms (fake16) as `v128`..`v255` (some with "
     "`/*Invalid register, operand has 'VS_32_Lo128' register class*/`); the hardware reads the "
@@ -162,6 +177,14 @@ def _render11():
                     for op, byv in dpp.get(enc, {}).items()
                     if var in byv and not byv[var].get("plain") and not byv[var].get("nd")
                 }
+        tab = load_table(t, w)
+        for enc in ("VOP3", "VOP3P"):  # VOP3 with DPP: the e64 entry under its _dpp mnemonic
+            for var, label in (("dpp", "DPP16"), ("dpp8", "DPP8")):
+                data[(t, w)][f"{enc} {label}"] = {
+                    op: tab[enc][op]["name"]
+                    for op, byv in dpp.get(enc, {}).items()
+                    if var in byv and not byv[var].get("nd")
+                }
         mem = load_memory_table(t)
         for enc in MEM11:
             data[(t, w)][enc] = {int(k.split(",")[0]): e["name"] for k, e in mem.get(enc, {}).items() if e}
@@ -179,15 +202,17 @@ def _render11():
                 for k, e in mem.get("FLAT", mem.get("VFLAT", {})).items()
                 if e and int(k.split(",")[0]) == seg
             }
+        data[(t, w)]["EXP"] = {0: mem["EXP"]["name"]} if "EXP" in mem else {}
     lines = [
         "",
         "## GFX11 (gfx1100, gfx1150) and GFX12 (gfx1200)",
         "",
-        "Decoded to LLVM 19's exact text (tests/isa/test_gfx11_sweep.py); gfx1101/1102/1103 use gfx1100's",
-        "tables, gfx1151/1152 gfx1150's (which adds SALU float opcodes) and gfx1201 gfx1200's (LLVM 19 prints",
+        "Decoded to LLVM 19's exact text (tests/isa/test_gfx11_sweep.py, test_gfx11_encodings.py);",
+        "gfx1101/1102/1103 use gfx1100's tables, gfx1151/1152 gfx1150's (which adds SALU float opcodes) and gfx1201 gfx1200's (LLVM 19 prints",
         "them alike; the slow sweeps check it).  VOPDX/VOPDY are VOPD's two halves (opx, opy); LLVM 19",
         "decodes VOPD in wave32 only.  FLAT/SCRATCH/GLOBAL are GFX12's VFLAT/VSCRATCH/VGLOBAL,",
-        "MUBUF/MTBUF its VBUFFER's `buffer_*`/`tbuffer_*` opcodes.",
+        "MUBUF/MTBUF its VBUFFER's `buffer_*`/`tbuffer_*` opcodes.  VOP3/VOP3P DPP16/DPP8: the opcodes",
+        "whose e64 form LLVM 19 also decodes with a DPP16/DPP8 control dword (`v_add_f32_e64_dpp`).",
         "",
         "| encoding | " + " | ".join(_col(*c) for c in CONFIGS11) + " |",
         "|---|" + "---:|" * len(CONFIGS11),
