@@ -67,8 +67,17 @@ def test_array_layers_and_pipe_bank_xor():
     )
     t = T.decode_tsharp(words)
     assert (t.base_array, t.last_array) == (2, 5)
-    s, base, pbx = t.layout(layout.Chip(True, 4, 4))
-    assert base == 0x4000_0000 and pbx == 0x35
+    # 64KB_R_X on 16 pipes: the pipe bits [3:0] and two bank bits [7:6] of the XOR; 0x35 sets
+    # bits 4 and 5, which no pipe/bank XOR has: refused (as frontend/image.py does)
+    assert t.layout(layout.Chip(True, 4, 4)) == (
+        "image.unsupported_layout",
+        "the base address has bits set inside its swizzle block other than an _X/_T mode's pipe/bank XOR",
+    )
+    words = radv_tsharp(
+        0x4000_0000, 56, 64, 64, T.TYPE_2D_ARRAY, 27, depth_field=5, base_array=2, swizzle=0xC5
+    )
+    s, base, pbx = T.decode_tsharp(words).layout(layout.Chip(True, 4, 4))
+    assert base == 0x4000_0000 and pbx == 0xC5
     assert (s.rsrc, s.bpe_log2, s.depth, s.sw_mode) == (layout.RSRC_2D, 2, 6, 27)
 
 

@@ -650,10 +650,6 @@ def tiled_modes(b: Builder, dim: int) -> tuple[int, ...]:
     return tuple(m for m in sorted(layout.sw_mode_names()) if m != layout.LINEAR)
 
 
-def _align(b, v, a):
-    return b.bin("and", "u32", b.bin("add", "u32", v, C(b, "u32", a - 1)), C(b, "u32", -a & 0xFFFFFFFF))
-
-
 def translate(ins, b: Builder):
     n = ins.name
     f = ins.fields

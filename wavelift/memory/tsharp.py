@@ -193,8 +193,14 @@ class TSharp:
         if k is None:
             return s, base, 0
         low = base & ((1 << k[0]) - 1)
-        if low and not k[2]:
-            return "image.unsupported_layout", "the base address is not aligned to the swizzle block"
+        facts = layout.mode_facts(chip, self.sw_mode, rsrc, s.bpe_log2)
+        if facts is None or low & ~facts.xor_mask:
+            # (frontend/image.py refuses the same T#s)
+            return (
+                "image.unsupported_layout",
+                "the base address has bits set inside its swizzle block "
+                "other than an _X/_T mode's pipe/bank XOR",
+            )
         return s, base - low, low >> 8  # _X/_T modes: the bits above 256 B are the pipe/bank XOR
 
 
