@@ -53,3 +53,24 @@ def test_kept_hashes_are_bounded():
         prog, _ = execute.program_for(memory, config, cache={})
         execute.code_hash(prog)
     assert len(execute._CODE_HASHES) <= execute.CODE_HASHES
+
+
+def test_gb_addr_config_is_in_the_program_and_module_keys():
+    """The image swizzle patterns compiled into a program depend on GB_ADDR_CONFIG: another value
+    is another program and another module, the same value the same ones."""
+    import dataclasses
+
+    memory, config = _first(FIXTURES / "captures/radv-push_consts_ubo-w32.wlcap")
+    assert config.gb_addr_config is None  # (captured before radv_capture recorded it)
+    cache: dict = {}
+    p0, _ = execute.program_for(memory, config, cache=cache)
+    c1 = dataclasses.replace(config, gb_addr_config=0x444)
+    c2 = dataclasses.replace(config, gb_addr_config=0)
+    p1, _ = execute.program_for(memory, c1, cache=cache)
+    p2, _ = execute.program_for(memory, c2, cache=cache)
+    assert len({id(p0), id(p1), id(p2)}) == 3
+    assert (
+        execute.program_for(memory, dataclasses.replace(config, gb_addr_config=0x444), cache=cache)[0] is p1
+    )
+    keys = {execute.module_key(p, c, "wave", "numpy") for p, c in ((p0, config), (p1, c1), (p2, c2))}
+    assert len(keys) == 3
