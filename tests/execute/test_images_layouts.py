@@ -348,3 +348,19 @@ def test_layout_load_store_lane_mode(dim, mode_name):
     rig = Rig(program(dim), target=target)
     rng = np.random.default_rng([dim, 11])
     _run_surface(rig, chip_for(target, gb), gb, dim, mode, 2, 16, rng, run_mode="lane")
+
+
+def test_device_gb_addr_config():
+    """A Device has its target's GB_ADDR_CONFIG unless told (None: unknown), and refuses a value
+    that is not a 32-bit register."""
+    import wavelift
+    from wavelift.driver.device import DEFAULT_GB_ADDR_CONFIG
+    from wavelift.errors import UserError
+
+    assert wavelift.Device("gfx1030").gb_addr_config == DEFAULT_GB_ADDR_CONFIG["gfx1030"] == 0x444
+    assert wavelift.Device("gfx1010").gb_addr_config == 0x00100044
+    assert wavelift.Device("gfx1030", gb_addr_config=None).gb_addr_config is None
+    assert wavelift.Device("gfx1030", gb_addr_config=0).capture.gb_addr_config == 0
+    for bad in (-1, 1 << 32, "0x444"):
+        with pytest.raises(UserError, match="gb_addr_config"):
+            wavelift.Device("gfx1030", gb_addr_config=bad)

@@ -106,3 +106,11 @@ def test_aco_tiled_xor_images(glsl_fmt, mode_name, family, wave, tmp_path, monke
         assert e is not None
         want[offs[i] : offs[i] + nbytes] = e.to_bytes(nbytes, "little")
     assert bytes(dev.memory.read(dbuf.address, size)) == bytes(want)
+    # the saved capture records the Device's GB_ADDR_CONFIG: its replay lays the images out alike
+    path = tmp_path / "tiled.wlcap"
+    dev.save_capture(path)
+    cap = wavelift.Capture.load(path)
+    assert cap.gb_addr_config == gb
+    (res,) = wavelift.replay(cap)
+    assert res.landed, res.refusal
+    assert bytes(cap.read(dbuf.address, size)) == bytes(want)
