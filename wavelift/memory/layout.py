@@ -27,6 +27,12 @@ Only 1 sample per pixel (storage images); MSAA, VAR block modes and the swizzle 
 not define have no pattern here: ``pattern_for`` returns None and the caller refuses the image.
 The compiled addrlib checks every mode x bytes per element x resource type on random
 coordinates (tools/addrlib_oracle, tests/memory/test_layout.py).
+
+For the IR (frontend/image.py, where the mode and texel size are run-time values):
+``mode_facts`` gives a (chip, mode, resource type, element size)'s numbers (block shape, mip-tail
+rule, the bits the pipe/bank XOR flips, each address bit's x/y/z masks packed in 30 bits),
+``level_plan`` and ``address_by_facts`` the arithmetic the IR carries out on them; the tests
+hold them equal to ``surface_info`` and ``address``.
 """
 
 from __future__ import annotations
