@@ -235,3 +235,41 @@ def test_kernargs_are_a_window_of_their_own():
     kernarg_size = fx.meta["kernels"][0]["kernarg_size"]
     (w,) = [w for w in res.windows if w.address == args]
     assert w.size == -(-(kernarg_size + tg.DISPATCH_PACKET) // 64) * 64 < 1 << 16
+
+
+SCRATCH_KERNEL = """
+    s_load_b64 s[2:3], s[0:1], 0x0
+    v_add_nc_u32 v1, 1000, v0
+    v_mov_b32 v4, OFFSET
+    scratch_store_b32 v4, v1, off
+    s_waitcnt vmcnt(0)
+    scratch_load_b32 v2, v4, off
+    s_waitcnt vmcnt(0) lgkmcnt(0)
+    v_lshlrev_b32 v3, 2, v0
+    global_store_b32 v3, v2, s[2:3]
+    s_endpgm
+"""
+
+
+@pytest.mark.parametrize("offset, landed", [(0, True), (1 << 20, False)])
+def test_scratch_size_without_scratch_en(offset, landed):
+    """As tinygrad's instruction tests call it: RSRC2 0x19c (no SCRATCH_EN), 64 KiB a lane, code
+    not aligned, no ranges: the lanes get scratch (at most wavelift's bound: past it, an escape)."""
+    from tests.execute.asm import HAVE_MC, assemble
+
+    if not HAVE_MC:
+        pytest.skip("llvm-mc-19 not installed")
+    code = assemble(SCRATCH_KERNEL.replace("OFFSET", str(256 + offset)), mcpu="gfx1100")
+    buf = harness.HostBlock(4096)
+    out = harness.HostBlock(4096)
+    args = harness.HostBlock(4096)
+    buf.view[0x10 : 0x10 + len(code)] = np.frombuffer(code, np.uint8)
+    args.view[:8] = np.frombuffer(np.uint64(out.address).tobytes(), np.uint8)
+    rc = tg.run_asm(buf.address + 0x10, len(code), 1, 1, 1, 32, 1, 1, args.address, 0x19C, 0x10000)
+    got = out.view[:128].view(np.uint32)
+    if landed:
+        assert rc == tg.OK, _why()
+        assert (got == 1000 + np.arange(32)).all()
+    else:
+        assert rc == tg.REFUSED and _why().code == "escape"
+        assert not got.any()

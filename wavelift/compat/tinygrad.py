@@ -265,10 +265,15 @@ def run_asm(
     if min(dims + block) <= 0 or lib <= 0 or lib_sz <= 0:
         return _bad("dispatch.empty_block", f"grid {dims} of blocks {block}, code {lib:#x}+{lib_sz}")
     rsrc2 = int(rsrc2) & 0xFFFFFFFF
+    scratch_size = int(scratch_size)
     if scratch_size and target_level(target) == 11:
         # the emulator gives every lane scratch_size bytes whatever SCRATCH_EN says (tinygrad's
-        # instruction tests pass RSRC2 0x19c with 64 KiB); on GFX11 SCRATCH_EN adds no SGPR
+        # instruction tests pass RSRC2 0x19c with 64 KiB a lane); on GFX11 SCRATCH_EN adds no
+        # SGPR.  At most wavelift's bound a wave: an access past it escapes (refused), never wraps
+        from ..dispatch.setup import MAX_SCRATCH_WAVE_BYTES
+
         rsrc2 |= 1
+        scratch_size = min(scratch_size, MAX_SCRATCH_WAVE_BYTES // 64)
     if user_data is None or len(user_data) == 0:  # tinygrad's emulator: the kernarg pointer in s[0:1]
         user_data = [args_ptr & 0xFFFFFFFF, (args_ptr >> 32) & 0xFFFFFFFF]
     n_user = (rsrc2 >> 1) & 0x1F
