@@ -42,7 +42,7 @@ from wavelift.isa.llvm_oracle import llvm_disasm  # noqa: E402
 
 OUT = os.path.join(os.path.dirname(__file__), "..", "wavelift", "isa", "tables")
 TARGETS = ("gfx1030", "gfx1010", "gfx1100", "gfx1150", "gfx1200")
-T16 = re.compile(r"\bv\d+\.[lh]\b")  # a GFX11 true16 half (v5.l): such DPP forms are not decoded yet
+T16 = re.compile(r"\bv\d+\.[lh]\b")  # a GFX11 true16 half (v5.l): a t16 slot
 ENCS = ("VOP1", "VOP2", "VOPC")
 MARK = {"dpp": 0xFA, "dpp8": 0xE9, "sdwa": 0xF9}
 VDST, SRC0, VSRC1, SDST = 20, 40, 60, 12
@@ -182,6 +182,22 @@ def make_template(text, var, enc, wave64):
     return mn, out, text[m.start() :] if m else ""
 
 
+def t16_parts(parts):
+    """Template parts with each VGPR slot LLVM printed as a true16 half (``v20.l``) marked
+    ``t16`` and its ``.l`` dropped from the text after it; None if a half is not a slot's."""
+    out = []
+    for p in parts:
+        if isinstance(p, str) and p[:2] in (".l", ".h") and out and isinstance(out[-1], dict):
+            if p[:2] != ".l" or out[-1].get("n", 1) != 1:
+                return None
+            out[-1] = dict(out[-1], t16=1)
+            p = p[2:]
+            if not p:
+                continue
+        out.append(p)
+    return out
+
+
 class Gen:
     def __init__(self, target, wave64):
         self.target, self.wave64 = target, wave64
@@ -260,14 +276,17 @@ class Gen:
             if size != 8:
                 self.notes.append(f"{enc} op {op} {var}: size {size}: {text}")
                 continue
-            if T16.search(text):
-                # true16 operands (v5.l/v5.h): the decoder refuses them by name for now
-                table[enc].setdefault(str(op), {})[var] = {
-                    "nd": "GFX11 true16 DPP",
-                    "name_p": text.split(" ")[0],
-                }
-                continue
             mn, parts, ctrl = make_template(text, var, enc, self.wave64)
+            if T16.search(text):
+                # true16 operands (v5.l/v5.h): a VGPR slot's 8-bit code names the low (bit 7
+                # clear) or high half of v(code & 127); anything else is refused by name
+                parts = t16_parts(parts)
+                if parts is None or T16.search("".join(p for p in parts if isinstance(p, str))):
+                    table[enc].setdefault(str(op), {})[var] = {
+                        "nd": "GFX11 true16 DPP",
+                        "name_p": text.split(" ")[0],
+                    }
+                    continue
             name = mn
             for suf in ("_dpp", "_sdwa"):
                 if name.endswith(suf):
@@ -301,7 +320,7 @@ class Gen:
         for enc, op, var, e in self.entries(table, ("dpp", "dpp8")):
             w0, ext = self.base_words(enc, op, var, e)
             for p in e["parts"]:
-                if not isinstance(p, dict) or p.get("n", 1) != 1:
+                if not isinstance(p, dict) or p.get("n", 1) != 1 or p.get("t16"):
                     continue
                 if p["f"] == "vdst":
                     words = [(w0 & ~(0xFF << 17)) | (200 << 17), ext]
@@ -407,8 +426,11 @@ class Gen:
                 if m:
                     # how LLVM spells this bit on the operand (an int operand's neg bit is sext)
                     reg = f"v{SRC0 if m.group(1) == 'src0' else VSRC1}"
-                    for mode, tok in (("sext", f"sext({reg})"), ("abs", f"|{reg}|"), ("neg", f"-{reg}")):
-                        if tok in r[0] and tok not in r0[0]:
+                    for mode, tok in (("sext", "sext({})"), ("abs", "|{}|"), ("neg", "-{}")):
+                        # (a true16 slot prints its low half: v40.l)
+                        if any(
+                            tok.format(g) in r[0] and tok.format(g) not in r0[0] for g in (reg, reg + ".l")
+                        ):
                             spec["m"] = mode
                             break
                     else:

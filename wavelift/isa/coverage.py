@@ -41,12 +41,12 @@ CONFIGS11 = tuple((t, w) for t in ("gfx1100", "gfx1150", "gfx1200") for w in (Fa
 NOT_DECODED11 = (
     (
         "gfx1100, gfx1150",
-        "VOP1/VOP2/VOPC DPP16/DPP8 with true16 operands (`v_mov_b16_dpp v5.l, ...`); MIMG BVH "
-        "(`image_bvh*_intersect_ray`) with NSA; VOP3P with DPP whose src1/src2 is not a VGPR",
+        "MIMG BVH (`image_bvh*_intersect_ray`) with NSA; VOP3P with DPP whose src1/src2 is not a VGPR "
+        "(true16 DPP forms such as `v_mov_b16_dpp v5.l, v40.h` decode: a slot's bit 7 picks the half)",
     ),
     (
         "gfx1200",
-        "VIMAGE, VSAMPLE; VOP1/VOP2/VOPC DPP16/DPP8 with true16 operands; VOP3P with DPP whose "
+        "VIMAGE, VSAMPLE; VOP3P with DPP whose "
         "src1/src2 is not a VGPR; the fp8/bf8 conversions' VOP3 DPP with op_sel bits set",
     ),
 )

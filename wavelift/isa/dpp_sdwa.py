@@ -168,7 +168,9 @@ def _src(p, f, sdwa):
     fld = p["f"]
     code = f[fld]
     n = p.get("n", 1)
-    if code >= 256:
+    if code >= 256 and p.get("t16"):
+        op = Operand(fld, "vgpr", code - 256, 1, _t16(code - 256))
+    elif code >= 256:
         op = Operand(fld, "vgpr", code - 256, n, vreg_name(code - 256, n))
     else:
         op = src_operand(fld, code, n, p.get("t", "b32"), None)
@@ -183,6 +185,12 @@ def _src(p, f, sdwa):
     return _wrap(op, "neg" in mods, "abs" in mods, "sext" in mods)
 
 
+def _t16(x: int) -> str:
+    """A GFX11 true16 VGPR slot's 8-bit code: the low (``.l``) or high (``.h``, bit 7) half of
+    v(x & 127), as LLVM 19 prints it (``t16`` template parts)."""
+    return f"v{x & 127}.{'h' if x & 128 else 'l'}"
+
+
 def render_parts(e, f, sdwa, wave64, sdst_cm=None):
     """Printed mnemonic + operands (no controls) of entry ``e`` and the Operand tuple."""
     out = [e["name_p"]]
@@ -194,7 +202,8 @@ def render_parts(e, f, sdwa, wave64, sdst_cm=None):
         k = p["k"]
         if k == "v":
             x = f[p["f"]]
-            op = Operand(p["f"], "vgpr", x, p.get("n", 1), vreg_name(x, p.get("n", 1)))
+            t = _t16(x) if p.get("t16") else vreg_name(x, p.get("n", 1))
+            op = Operand(p["f"], "vgpr", x, p.get("n", 1), t)
         elif k == "src":
             op = _src(p, f, sdwa)
         else:  # sdst of VOPC SDWA: vcc unless SD
