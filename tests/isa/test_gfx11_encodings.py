@@ -1,14 +1,15 @@
 """GFX11/GFX12 encodings decoded after the first sweeps (tests/isa/test_gfx11_sweep.py), vs
 llvm-objdump-19 (live), wave32 and wave64: VINTERP and LDSDIR (GFX12's VDSDIR), VOP3/VOP3P with
-DPP16/DPP8.
+DPP16/DPP8, GFX11 MIMG, EXP (GFX12 export).
 
-Every opcode value of the encoding (valid or not) with random fields: in about half the words
-the bits LLVM rejects for that opcode (the table's ``rej``) are cleared so that the rest gets
-exercised; each word is followed by a literal dword.  Exact text and size must match and words
-LLVM calls invalid must raise DecodeError (never a named refusal: these encodings are decoded).
-Opcode values LLVM has no instruction for get an eighth as many.  The default run samples
-(``N_FAST`` words per opcode); ``-m slow`` sweeps more and covers the
-targets that share tables (gfx1101/1102/1103, gfx1151/1152, gfx1201)."""
+Each sweep takes every opcode value of its encoding (VOP3 with DPP: every VOP3/VOP3P opcode of
+the ALU table with each DPP mark; EXP: every target value) with random fields; in part of the
+words the bits LLVM rejects for that opcode (the table's ``rej``/``zero``) are cleared so that
+the rest gets exercised; trailing random or literal dwords follow.  Exact text and size must
+match and words LLVM calls invalid must raise DecodeError; a named refusal (``not decoded yet``)
+is allowed only where the docstring of a sweep says so, and counted.  The default run samples;
+``-m slow`` sweeps more words and covers the targets that share tables (gfx1101/1102/1103,
+gfx1151/1152, gfx1201)."""
 
 from __future__ import annotations
 
@@ -138,6 +139,7 @@ def dpp3_words(target, wave64, n_per_op, seed):
 
 
 def _check_dpp3(target, wave64, n, seed):
+    """Named refusals allowed (under a tenth): the forms the DPP table marks unk/unk2/vonly/nd."""
     items = dpp3_words(target, wave64, n, seed)
     ref = llvm_disasm(items, target, wave64)
     bad, same, refused = [], 0, 0
@@ -213,6 +215,7 @@ def mimg_words(target, n_per_op, seed):
 
 
 def _check_mimg(target, wave64, n, seed):
+    """Named refusals allowed (under a fiftieth): BVH with NSA."""
     items = mimg_words(target, n, seed)
     ref = llvm_disasm([b for _, b in items], target, wave64)
     bad, same, ops, refused = [], 0, set(), 0
