@@ -402,3 +402,36 @@ def test_vop3_dpp_forms_without_semantics_are_refused(text):
     res = r.run(r.config(tgid=(False, False, False)))
     assert not res.landed and res.refusal.code == "program.unsupported_instruction", res.refusal
     assert "DPP" in res.refusal.message
+
+
+BUFFER = """
+  s_load_b128 s[4:7], s[2:3], 0x0
+  s_waitcnt lgkmcnt(0)
+  v_lshlrev_b32 v10, 2, v0
+  buffer_load_b32 v1, v10, s[4:7], 0 offen offset:4
+  s_waitcnt vmcnt(0)
+  global_store_b32 v10, v1, s[0:1]
+  s_endpgm
+"""
+
+
+@pytest.mark.parametrize("swizzle", [0, 1, 2])
+def test_buffer_v_sharp_swizzle_bits(swizzle):
+    """GFX11 untyped MUBUF through a linear V# (word 1 bits [31:30] clear) reads linearly (with
+    NUM_RECORDS bounds); with SWIZZLE_ENABLE set (either bit) it refuses by name at run time."""
+    r = Rig11(BUFFER)
+    data = np.arange(100, 164, dtype=np.uint32)
+    buf = r.buf(data, "data")
+    w3 = (4 | 5 << 3 | 6 << 6 | 7 << 9) | (20 << 12) | (3 << 28)  # DST_SEL, 32_UINT, OOB_SELECT 3 (raw)
+    vsharp = np.array([buf & 0xFFFFFFFF, (buf >> 32) & 0xFFFF | swizzle << 30, 4 * 20, w3], np.uint32)
+    desc = r.buf(vsharp, "vsharp")
+    out = r.buf(np.full(32, 0xDEADBEEF, np.uint32), "out")
+    res = r.run(r.config(user_sgprs=ptr(out) + ptr(desc)))
+    if swizzle:
+        assert not res.landed and res.refusal.code == "program.unsupported_instruction"
+        assert "SWIZZLE" in res.refusal.message
+        return
+    assert res.landed, res.refusal
+    lane = np.arange(32)
+    want = np.where(4 * lane + 4 < 80, data[np.minimum(lane + 1, 63)], 0).astype(np.uint32)
+    np.testing.assert_array_equal(r.read(out, np.uint32, 32), want)

@@ -238,7 +238,14 @@ def mubuf(ins, b: Builder):
     r = f["srsrc"] * 4
     w0, w1, w2, w3 = (b.sget(r + j) for j in range(4))
     stride = b.bin("and", "u32", b.bin("shr", "u32", w1, C(b, "u32", 16)), C(b, "u32", 0x3FFF))
-    swz = b.cmp("ne", "u32", b.bin("and", "u32", w1, C(b, "u32", 0x80000000)), C(b, "u32", 0))
+    if b.target.startswith("gfx11"):
+        # GFX11: SWIZZLE_ENABLE is word 1 bits [31:30] (an element size); swizzled buffer
+        # addressing is not carried out there: an active lane using such a V# refuses
+        sw11 = b.cmp("ne", "u32", b.bin("and", "u32", w1, C(b, "u32", 0xC0000000)), C(b, "u32", 0))
+        formats.refuse(b, "program.unsupported_instruction", sw11, "a GFX11 V# with SWIZZLE_ENABLE set")
+        swz = b.cmp("ne", "u32", C(b, "u32", 0), C(b, "u32", 0))
+    else:
+        swz = b.cmp("ne", "u32", b.bin("and", "u32", w1, C(b, "u32", 0x80000000)), C(b, "u32", 0))
     add_tid = b.cmp("ne", "u32", b.bin("and", "u32", w3, C(b, "u32", 1 << 23)), C(b, "u32", 0))
     idx_stride = b.bin(
         "shl",
