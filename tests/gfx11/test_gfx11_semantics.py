@@ -435,3 +435,14 @@ def test_buffer_v_sharp_swizzle_bits(swizzle):
     lane = np.arange(32)
     want = np.where(4 * lane + 4 < 80, data[np.minimum(lane + 1, 63)], 0).astype(np.uint32)
     np.testing.assert_array_equal(r.read(out, np.uint32, 32), want)
+
+
+def test_typed_buffer_format_is_refused_by_name():
+    """GFX11 numbers buffer formats differently from GFX10; only GFX10's table is carried out."""
+    r = Rig11(BUFFER.replace("buffer_load_b32 v1", "buffer_load_format_x v1"))
+    buf = r.buf(np.arange(64, dtype=np.uint32), "data")
+    w3 = (4 | 5 << 3 | 6 << 6 | 7 << 9) | (20 << 12) | (3 << 28)
+    desc = r.buf(np.array([buf & 0xFFFFFFFF, (buf >> 32) & 0xFFFF, 256, w3], np.uint32), "vsharp")
+    out = r.buf(np.full(32, 0xDEADBEEF, np.uint32), "out")
+    res = r.run(r.config(user_sgprs=ptr(out) + ptr(desc)))
+    assert not res.landed and res.refusal.code == "buffer.unsupported_format", res.refusal
