@@ -66,8 +66,8 @@ KD_SIZE = 64
 KD_SEARCH = 1 << 20  # bytes either side of `lib` searched for its kernel descriptor
 # without ranges: the kernarg bytes scanned for pointers, and the host bytes around each pointer
 # (within its mapping) that become memory
-KERNARG_SCAN = 512
-NEAR_ABOVE = 4 << 20
+KERNARG_SCAN = 64
+NEAR_ABOVE = 256 << 10
 # where code that is not 256-byte aligned is copied to (the upper half: no host address)
 UNALIGNED_CODE = 0xFFFFF00000000000
 DISPATCH_PACKET = 64  # hsa_kernel_dispatch_packet_t, placed after the kernargs by tinygrad
@@ -152,9 +152,12 @@ def _host_mappings() -> list[tuple[int, int, str]]:
     return out
 
 
-def _near_pointers(lib: int, lib_sz: int, args_ptr: int, user: Sequence[int]) -> list[tuple[int, int]]:
+def _near_pointers(
+    lib: int, lib_sz: int, args_ptr: int, user: Sequence[int], scan: int = 0
+) -> list[tuple[int, int]]:
     """Without ``ranges``: host memory at every pointer the kernel is handed (the kernarg
-    pointer, each 64-bit word of the first KERNARG_SCAN kernarg bytes, each user SGPR pair), as
+    pointer, each 64-bit word of the first ``scan`` kernarg bytes -- the descriptor's kernarg
+    size, else KERNARG_SCAN --, each user SGPR pair), as
     (start, size): from the pointer up to NEAR_ABOVE bytes, the end of the read-write mapping
     holding it, or the next such pointer or the code, whichever comes first -- so that each
     pointer starts its own allocation and a scratch base (never a window) shares none with a
@@ -168,7 +171,7 @@ def _near_pointers(lib: int, lib_sz: int, args_ptr: int, user: Sequence[int]) ->
     ptrs = [args_ptr]
     m = mapping(args_ptr)
     if m is not None:
-        n = min(KERNARG_SCAN, m[1] - args_ptr) // 8
+        n = min(scan or KERNARG_SCAN, m[1] - args_ptr) // 8
         ptrs += np.ctypeslib.as_array((ctypes.c_uint64 * n).from_address(args_ptr)).tolist() if n else []
     ptrs += [user[i] | (user[i + 1] & 0xFFFF) << 32 for i in range(len(user) - 1)]
     # (the code is its own range: a pointer into it is none, and it ends the window below it)
@@ -280,7 +283,9 @@ def run_asm(
     user = [int(v) & 0xFFFFFFFF for v in user_data][:n_user]
     user += [0] * (n_user - len(user))  # never-written USER_DATA reads 0 (as the mock GPU does)
     if ranges is None:
-        ranges = [(lib, lib_sz), *_near_pointers(int(lib), int(lib_sz), int(args_ptr), user)]
+        kd0 = _find_descriptor(_host_view(int(lib), int(lib_sz)), int(lib), int(lib), rsrc2)
+        scan = struct.unpack_from("<I", kd0, 8)[0] if kd0 is not None else 0
+        ranges = [(lib, lib_sz), *_near_pointers(int(lib), int(lib_sz), int(args_ptr), user, scan)]
     try:
         spans = _merged(ranges)
     except (TypeError, ValueError) as e:
