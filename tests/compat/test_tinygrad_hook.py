@@ -15,20 +15,12 @@ import pytest
 from tests.compat import bounds, harness
 from wavelift.compat import tinygrad as tg
 
-# gfx1100 kernels wavelift does not yet run as the hardware does (another helper is landing
-# gfx1100 execution, issue 23 items 1-3): each fails today for the reason given; strict, so that
-# a fix shows up as XPASS and this list shrinks
-GFX1100_PENDING: dict[str, str] = {}
-
 
 def _cases():
     out = []
     for target in ("gfx1030", "gfx1100"):
         for p in harness.fixtures(target):
-            marks = []
-            if target == "gfx1100" and p.stem in GFX1100_PENDING:
-                marks.append(pytest.mark.xfail(strict=True, reason=GFX1100_PENDING[p.stem]))
-            out.append(pytest.param(p, id=f"{target}-{p.stem}", marks=marks))
+            out.append(pytest.param(p, id=f"{target}-{p.stem}"))
     return out
 
 
