@@ -15,7 +15,9 @@ device compiles with ``clang``: /usr/lib/llvm-19/bin goes first on the child's P
 
 Each fixture runs twice per side: *cold* (the first replay in the process: wavelift translates
 and builds its modules, the emulator compiles its per-instruction runners; both keep them) and
-*warm* (the same replay again).  Times are the wall time spent inside the hook (the sum over the
+*warm* (the same replay again, the code objects still loaded at the same addresses, as
+tinygrad's runtime keeps a program loaded: wavelift's module keys hold the code address, so a
+kernel loaded elsewhere is translated again).  Times are the wall time spent inside the hook (the sum over the
 fixture's dispatches); every result is checked against tinygrad's CPU device (tests/compat/
 bounds.py: OK or WRONG).  Ratios are emulator / wavelift (> 1: wavelift is faster).  Only the
 gfx1100 fixtures can run on the emulator (it runs rdna3/rdna4/cdna); --target gfx1030 times the
@@ -50,7 +52,7 @@ for p in harness.fixtures(sys.argv[3]):
     row = {}
     for phase in ("cold", "warm"):
         try:
-            r = harness.replay(fx, run_asm, extras=False)
+            r = harness.replay(fx, run_asm, extras=False, keep_code=True)
         except Exception as e:
             row[phase] = {"error": f"{type(e).__name__}: {str(e)[:200]}"}
             break
@@ -69,7 +71,7 @@ def run_hook(target: str) -> dict:
         fx = harness.load(p)
         row = {}
         for phase in ("cold", "warm"):
-            r = harness.replay(fx, tg.run_asm)
+            r = harness.replay(fx, tg.run_asm, keep_code=True)
             ok = all(c == tg.OK for c in r.codes) and (
                 bounds.check(fx.name, r.output, fx.expected(), fx.inputs()) is None
             )

@@ -20,6 +20,7 @@ import numpy as np
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "tinygrad"
 ALIGN = 4096
+LOADED: dict = {}  # (image bytes, shift) -> HostBlock: replay(keep_code=True)
 
 
 @dataclass
@@ -89,6 +90,7 @@ def replay(
     pass_rsrc1: bool = True,
     pass_user: bool = True,
     code_shift: int = 0,
+    keep_code: bool = False,
 ) -> Run:
     """Dispatch every kernel of ``fx`` through ``hook`` (run_asm's signature); ``extras``: also
     pass wavelift's ``ranges=`` and ``rsrc1=`` keywords (what a patched mock GPU passes).
@@ -96,7 +98,9 @@ def replay(
     copied into before it runs (the same address for every kernel); ``pass_rsrc1=False``: the
     hook finds the descriptor itself; ``pass_user=False``: user_data=None (the emulator's
     default: the kernarg pointer in s[0:1]); ``code_shift``: each image placed that many bytes
-    past an aligned address (tinygrad's instruction tests hand over unaligned code)."""
+    past an aligned address (tinygrad's instruction tests hand over unaligned code);
+    ``keep_code``: load each code object once and keep it at its address for later replays, as
+    tinygrad's runtime keeps a compiled program loaded (LOADED)."""
     meta = fx.meta
     blocks: dict[int, HostBlock] = {}
     for bid, b in meta["buffers"].items():
@@ -118,11 +122,16 @@ def replay(
         if code is not None:
             images.append(code)
             continue
-        blk = HostBlock(-(-(img.size + code_shift) // ALIGN) * ALIGN)
-        blk.view[code_shift : code_shift + img.size] = img
-        blk.address += code_shift
-        blk.size -= code_shift
-        blk.view = blk.view[code_shift:]
+        key = (img.tobytes(), code_shift)
+        blk = LOADED.get(key) if keep_code else None
+        if blk is None:
+            blk = HostBlock(-(-(img.size + code_shift) // ALIGN) * ALIGN)
+            blk.view[code_shift : code_shift + img.size] = img
+            blk.address += code_shift
+            blk.size -= code_shift
+            blk.view = blk.view[code_shift:]
+            if keep_code:
+                LOADED[key] = blk
         images.append(blk)
     scratch = HostBlock(1 << 16)
     kernargs = HostBlock(1 << 16)
