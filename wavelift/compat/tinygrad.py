@@ -21,8 +21,8 @@ What this hook adds (keywords a patched mock GPU passes, docs/tinygrad.md):
   returns REFUSED and nothing is written.  Without ``ranges`` (tinygrad's instruction tests
   call the emulator's run_asm directly, with a ctypes output buffer): the code's
   ``[lib, lib + lib_sz)`` and, for every pointer the kernel is handed (the kernarg pointer, the
-  64-bit words of the first KERNARG_SCAN kernarg bytes, user SGPR pairs), the host bytes from it
-  up to NEAR_ABOVE, the end of its read-write mapping (/proc/self/maps) or the next pointer.
+  64-bit words of the kernargs -- the descriptor's kernarg size, else KERNARG_SCAN bytes --, user
+  SGPR pairs), the host bytes from it up to NEAR_ABOVE, the end of its read-write mapping (/proc/self/maps) or the next pointer.
 - ``rsrc1``: COMPUTE_PGM_RSRC1 (the float mode the runtime sets, from the kernel descriptor).
   Without it, the kernel descriptor whose entry is ``lib`` is looked for near ``lib`` in its
   mapping (tinygrad loads the whole code object there; the descriptor's RSRC2 must equal
@@ -37,11 +37,11 @@ then run from a copy at UNALIGNED_CODE (its PC-relative addresses are the copy's
 Returns OK (0) when the dispatch landed; REFUSED (1) when wavelift refused it (an escape, an
 instruction it does not run, a budget...: ``last_result()`` says which); BAD_CALL (2) when the
 call's own arguments cannot describe a dispatch (an arch wavelift does not run, a grid of zero
-threads, ranges that are not host memory).  Nothing is written unless OK.
+threads, code outside the ranges, registers dispatch setup refuses such as too much scratch).  Nothing is written unless OK.
 
 Modules: ``execute_dispatch`` caches them under a key whose code part is the sha256 of the code
-bytes read (decision 0024): the caller reuses addresses for other kernels, and the same kernel
-loaded elsewhere is the same translation but for its PC-relative addresses.
+bytes read, with the code address beside it (PC-relative code), never the address alone: the
+caller reuses addresses for other kernels (decision 0024).
 """
 
 from __future__ import annotations
