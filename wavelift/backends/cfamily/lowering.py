@@ -9,6 +9,8 @@ expressions call the semantics of cfamily/prelude.h and name the IR's types as C
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -79,43 +81,6 @@ FLOAT_FN = {
     "fnan",
 }
 I32_RESULT = {"popcount", "clz", "ctz", "frexp_exp"}  # NumPy gives int32 whatever the op type
-# ops whose lowering is one expression of their arguments (ValueLowering.value_expr)
-VALUE_EXPR = FLOAT_FN | {
-    "const",
-    "add",
-    "sub",
-    "mul",
-    "and",
-    "or",
-    "xor",
-    "not",
-    "neg",
-    "abs",
-    "min",
-    "max",
-    "shl",
-    "shr",
-    "sar",
-    "mulhi",
-    "clz",
-    "ctz",
-    "popcount",
-    "bitrev",
-    "fma_to",
-    "trig_preop",
-    "ldexp",
-    "isclass",
-    "fin",
-    "fout",
-    "cmp",
-    "select",
-    "cvt",
-    "bitcast",
-    "pack64",
-    "lo32",
-    "hi32",
-    "maskbit",
-}
 
 
 class Unsupported(Exception):
@@ -191,133 +156,12 @@ class ValueLowering:
         C types ``at``: one lane's semantics (prelude.h), used by the CUDA kernel and the native
         tier alike, and checked bit for bit against the NumPy backend's lowering compiled for
         the host (tests/cuda/test_cuda_ops_host.py).  Per-lane names it may use: ``lane`` (the
-        lane index, maskbit) and ``mode`` (the MODE register, fin/fout)."""
-        n, t = op.name, op.type
-        if n == "const":
-            e = const_literal(t, op.attrs["value"])
-        elif n in ("add", "sub", "mul"):
-            sym = {"add": "+", "sub": "-", "mul": "*"}[n]
-            if is_float(t) or t == "b1":
-                raise Unsupported(f"{n}.{t}")
-            u = wide_unsigned(t)
-            e = f"(({t})(({u})({t})({a[0]}) {sym} ({u})({t})({a[1]})))"
-        elif n in ("and", "or", "xor"):
-            sym = {"and": "&", "or": "|", "xor": "^"}[n]
-            e = (
-                f"((b1)(({a[0]}) {sym} ({a[1]})))"
-                if t == "b1"
-                else f"(({t})(({t})({a[0]}) {sym} ({t})({a[1]})))"
-            )
-        elif n == "not":
-            e = f"(!({a[0]}))" if t == "b1" else f"(({t})~({wide_unsigned(t)})({t})({a[0]}))"
-        elif n == "neg":
-            u = wide_unsigned(t)
-            e = f"(({t})(({u})0 - ({u})({t})({a[0]})))"
-        elif n == "abs":
-            if t.startswith("i"):
-                u = wide_unsigned(t)
-                e = f"((({t})({a[0]}) < 0) ? ({t})(({u})0 - ({u})({t})({a[0]})) : ({t})({a[0]}))"
-            else:
-                e = f"(({t})({a[0]}))"
-        elif n in ("min", "max"):
-            if is_float(t):
-                raise Unsupported(f"{n}.{t}")
-            c = "<" if n == "min" else ">"
-            e = f"((({t})({a[0]}) {c} ({t})({a[1]})) ? ({t})({a[0]}) : ({t})({a[1]}))"
-        elif n == "shl":
-            e = f"(({t})(({wide_unsigned(t)})({t})({a[0]}) << (u32)({a[1]})))"
-        elif n in ("shr", "sar"):
-            e = f"(({t})(({t})({a[0]}) >> (u32)({a[1]})))"
-        elif n == "mulhi":
-            hi = {
-                "i32": f"((i32)(((i64)(i32)({a[0]}) * (i64)(i32)({a[1]})) >> 32))",
-                "u32": f"__umulhi((u32)({a[0]}), (u32)({a[1]}))",
-                "i64": f"__mul64hi((i64)({a[0]}), (i64)({a[1]}))",
-                "u64": f"__umul64hi((u64)({a[0]}), (u64)({a[1]}))",
-            }.get(t)
-            if hi is None:
-                raise Unsupported(f"mulhi.{t}")
-            e = hi
-        elif n == "clz":
-            e = (
-                f"wl_clz64((u64)({a[0]}))"
-                if BITS[t] == 64
-                else f"wl_clz32((u32)({UN[t]})({a[0]}), {BITS[t]}u)"
-            )
-        elif n == "ctz":
-            e = f"wl_ctz64((u64)({a[0]}))" if BITS[t] == 64 else f"wl_ctz32((u32)({UN[t]})({a[0]}))"
-        elif n == "popcount":
-            e = (
-                f"((i32)__popcll((u64)({a[0]})))"
-                if BITS[t] == 64
-                else f"((i32)__popc((u32)({UN[t]})({a[0]})))"
-            )
-        elif n == "bitrev":
-            bits = BITS[t]
-            e = {
-                64: f"(({t})__brevll((u64)({a[0]})))",
-                32: f"(({t})__brev((u32)({a[0]})))",
-                16: f"(({t})(__brev((u32)(u16)({a[0]})) >> 16))",
-                8: f"(({t})(__brev((u32)(u8)({a[0]})) >> 24))",
-            }[bits]
-        elif n in ("fmin", "fmax") and (mm := minmax_const(n, a)):
-            e = mm
-        elif n in FLOAT_FN:
-            e = f"wl_{n}({', '.join(a)})"
-        elif n == "fma_to":
-            frm = at[0]
-            if not is_float(t) or any(x != frm for x in at):
-                raise Unsupported(f"fma_to {at}->{t}")
-            if frm == "f64":
-                if t != "f64":
-                    raise Unsupported("fma_to from f64 operands")
-                e = f"wl_fma({a[0]}, {a[1]}, {a[2]})"
-            else:  # f64 product exact, rounded to odd, then one rounding (helpers.fma)
-                e = f"wl_to_{t}(wl_fma_odd(wl_fwide({a[0]}), wl_fwide({a[1]}), wl_fwide({a[2]})))"
-        elif n == "trig_preop":
-            if at[0] != "f64":
-                raise Unsupported(f"trig_preop of {at[0]}")
-            self.uses_trig_preop = True
-            e = f"wl_trig_preop({a[0]}, (u32)({a[1]}))"
-        elif n == "ldexp":
-            e = f"wl_ldexp({a[0]}, (i64)({a[1]}))"
-        elif n == "isclass":
-            e = f"wl_isclass({a[0]}, (u32)({a[1]}))"
-        elif n in ("fin", "fout"):
-            e = f"wl_{n}({a[0]}, mode)"
-        elif n == "cmp":
-            cond = op.attrs["cond"]
-            if is_float(t):
-                x, y = f"wl_f({a[0]})", f"wl_f({a[1]})"
-            else:
-                x, y = f"({t})({a[0]})", f"({t})({a[1]})"
-            e = CMP[cond].format(x, y)
-        elif n == "select":
-            if is_float(t):
-                e = f"(({a[0]}) ? ({a[1]}) : ({a[2]}))"
-            else:
-                e = f"(({a[0]}) ? ({t})({a[1]}) : ({t})({a[2]}))"
-        elif n == "cvt":
-            e = self.cvt(at[0], op.attrs["to"], a[0])
-        elif n == "bitcast":
-            to = op.attrs["to"]
-            if BITS[at[0]] == BITS[to]:
-                e = f"wl_bc<{to}>({a[0]})"
-            elif not is_float(at[0]) and not is_float(to):
-                e = f"(({to})({a[0]}))"
-            else:
-                raise Unsupported(f"bitcast {at[0]}->{to}")
-        elif n == "pack64":
-            e = f"((((u64)(u32)({a[1]})) << 32) | (u64)(u32)({a[0]}))"
-        elif n == "lo32":
-            e = f"((u32)(u64)({a[0]}))"
-        elif n == "hi32":
-            e = f"((u32)((u64)({a[0]}) >> 32))"
-        elif n == "maskbit":
-            e = f"(((((u64)({a[0]})) >> lane) & 1ull) != 0ull)"
-        else:
-            raise Unsupported(n)
-        return e
+        lane index, maskbit) and ``mode`` (the MODE register, fin/fout).  An op of no entry
+        raises Unsupported naming it (the targets' own tables lower the other ops)."""
+        f = VALUE.get(op.name)
+        if f is None:
+            raise Unsupported(op.name)
+        return f(self, op, a, at)
 
     # ------------------------------------------------------------------------ conversions
     def cvt(self, frm: str, to: str, a: str) -> str:
@@ -352,3 +196,213 @@ class ValueLowering:
         if frm == "f16":
             return f"wl_h2f({a})" if to == "f32" else f"wl_h2d({a})"
         return f"wl_d2f({a})" if to == "f32" else f"wl_f2d({a})"
+
+
+# ---- the value ops' expressions: (lowering, op, argument expressions, their C types) -> C ----
+
+
+def _const(low, op, a, at):
+    return const_literal(op.type, op.attrs["value"])
+
+
+def _arith(sym: str):
+    def e(low, op, a, at):
+        t = op.type
+        if is_float(t) or t == "b1":
+            raise Unsupported(f"{op.name}.{t}")
+        u = wide_unsigned(t)
+        return f"(({t})(({u})({t})({a[0]}) {sym} ({u})({t})({a[1]})))"
+
+    return e
+
+
+def _bitwise(sym: str):
+    def e(low, op, a, at):
+        t = op.type
+        if t == "b1":
+            return f"((b1)(({a[0]}) {sym} ({a[1]})))"
+        return f"(({t})(({t})({a[0]}) {sym} ({t})({a[1]})))"
+
+    return e
+
+
+def _not(low, op, a, at):
+    t = op.type
+    return f"(!({a[0]}))" if t == "b1" else f"(({t})~({wide_unsigned(t)})({t})({a[0]}))"
+
+
+def _neg(low, op, a, at):
+    t = op.type
+    u = wide_unsigned(t)
+    return f"(({t})(({u})0 - ({u})({t})({a[0]})))"
+
+
+def _abs(low, op, a, at):
+    t = op.type
+    if t.startswith("i"):
+        u = wide_unsigned(t)
+        return f"((({t})({a[0]}) < 0) ? ({t})(({u})0 - ({u})({t})({a[0]})) : ({t})({a[0]}))"
+    return f"(({t})({a[0]}))"
+
+
+def _minmax(c: str):
+    def e(low, op, a, at):
+        t = op.type
+        if is_float(t):
+            raise Unsupported(f"{op.name}.{t}")
+        return f"((({t})({a[0]}) {c} ({t})({a[1]})) ? ({t})({a[0]}) : ({t})({a[1]}))"
+
+    return e
+
+
+def _shl(low, op, a, at):
+    t = op.type
+    return f"(({t})(({wide_unsigned(t)})({t})({a[0]}) << (u32)({a[1]})))"
+
+
+def _shr(low, op, a, at):
+    t = op.type
+    return f"(({t})(({t})({a[0]}) >> (u32)({a[1]})))"
+
+
+def _mulhi(low, op, a, at):
+    t = op.type
+    hi = {
+        "i32": f"((i32)(((i64)(i32)({a[0]}) * (i64)(i32)({a[1]})) >> 32))",
+        "u32": f"__umulhi((u32)({a[0]}), (u32)({a[1]}))",
+        "i64": f"__mul64hi((i64)({a[0]}), (i64)({a[1]}))",
+        "u64": f"__umul64hi((u64)({a[0]}), (u64)({a[1]}))",
+    }.get(t)
+    if hi is None:
+        raise Unsupported(f"mulhi.{t}")
+    return hi
+
+
+def _clz(low, op, a, at):
+    t = op.type
+    if BITS[t] == 64:
+        return f"wl_clz64((u64)({a[0]}))"
+    return f"wl_clz32((u32)({UN[t]})({a[0]}), {BITS[t]}u)"
+
+
+def _ctz(low, op, a, at):
+    t = op.type
+    return f"wl_ctz64((u64)({a[0]}))" if BITS[t] == 64 else f"wl_ctz32((u32)({UN[t]})({a[0]}))"
+
+
+def _popcount(low, op, a, at):
+    t = op.type
+    if BITS[t] == 64:
+        return f"((i32)__popcll((u64)({a[0]})))"
+    return f"((i32)__popc((u32)({UN[t]})({a[0]})))"
+
+
+def _bitrev(low, op, a, at):
+    t = op.type
+    return {
+        64: f"(({t})__brevll((u64)({a[0]})))",
+        32: f"(({t})__brev((u32)({a[0]})))",
+        16: f"(({t})(__brev((u32)(u16)({a[0]})) >> 16))",
+        8: f"(({t})(__brev((u32)(u8)({a[0]})) >> 24))",
+    }[BITS[t]]
+
+
+def _float_fn(low, op, a, at):
+    return f"wl_{op.name}({', '.join(a)})"
+
+
+def _fminmax(low, op, a, at):
+    return minmax_const(op.name, a) or _float_fn(low, op, a, at)
+
+
+def _fma_to(low, op, a, at):
+    t, frm = op.type, at[0]
+    if not is_float(t) or any(x != frm for x in at):
+        raise Unsupported(f"fma_to {at}->{t}")
+    if frm == "f64":
+        if t != "f64":
+            raise Unsupported("fma_to from f64 operands")
+        return f"wl_fma({a[0]}, {a[1]}, {a[2]})"
+    # f64 product exact, rounded to odd, then one rounding (helpers.fma)
+    return f"wl_to_{t}(wl_fma_odd(wl_fwide({a[0]}), wl_fwide({a[1]}), wl_fwide({a[2]})))"
+
+
+def _trig_preop(low, op, a, at):
+    if at[0] != "f64":
+        raise Unsupported(f"trig_preop of {at[0]}")
+    low.uses_trig_preop = True
+    return f"wl_trig_preop({a[0]}, (u32)({a[1]}))"
+
+
+def _flush(low, op, a, at):
+    return f"wl_{op.name}({a[0]}, mode)"
+
+
+def _cmp(low, op, a, at):
+    t = op.type
+    if is_float(t):
+        x, y = f"wl_f({a[0]})", f"wl_f({a[1]})"
+    else:
+        x, y = f"({t})({a[0]})", f"({t})({a[1]})"
+    return CMP[op.attrs["cond"]].format(x, y)
+
+
+def _select(low, op, a, at):
+    t = op.type
+    if is_float(t):
+        return f"(({a[0]}) ? ({a[1]}) : ({a[2]}))"
+    return f"(({a[0]}) ? ({t})({a[1]}) : ({t})({a[2]}))"
+
+
+def _bitcast(low, op, a, at):
+    to = op.attrs["to"]
+    if BITS[at[0]] == BITS[to]:
+        return f"wl_bc<{to}>({a[0]})"
+    if not is_float(at[0]) and not is_float(to):
+        return f"(({to})({a[0]}))"
+    raise Unsupported(f"bitcast {at[0]}->{to}")
+
+
+# op name -> its C expression: every op whose lowering is one expression of its arguments, one
+# entry each (the CUDA kernel and the native tier lower the other ops in tables of their own)
+VALUE: dict[str, Callable[[ValueLowering, Any, list, list], str]] = {
+    **{n: _float_fn for n in sorted(FLOAT_FN)},
+    "const": _const,
+    "add": _arith("+"),
+    "sub": _arith("-"),
+    "mul": _arith("*"),
+    "and": _bitwise("&"),
+    "or": _bitwise("|"),
+    "xor": _bitwise("^"),
+    "not": _not,
+    "neg": _neg,
+    "abs": _abs,
+    "min": _minmax("<"),
+    "max": _minmax(">"),
+    "shl": _shl,
+    "shr": _shr,
+    "sar": _shr,
+    "mulhi": _mulhi,
+    "clz": _clz,
+    "ctz": _ctz,
+    "popcount": _popcount,
+    "bitrev": _bitrev,
+    "fmin": _fminmax,
+    "fmax": _fminmax,
+    "fma_to": _fma_to,
+    "trig_preop": _trig_preop,
+    "ldexp": lambda low, op, a, at: f"wl_ldexp({a[0]}, (i64)({a[1]}))",
+    "isclass": lambda low, op, a, at: f"wl_isclass({a[0]}, (u32)({a[1]}))",
+    "fin": _flush,
+    "fout": _flush,
+    "cmp": _cmp,
+    "select": _select,
+    "cvt": lambda low, op, a, at: low.cvt(at[0], op.attrs["to"], a[0]),
+    "bitcast": _bitcast,
+    "pack64": lambda low, op, a, at: f"((((u64)(u32)({a[1]})) << 32) | (u64)(u32)({a[0]}))",
+    "lo32": lambda low, op, a, at: f"((u32)(u64)({a[0]}))",
+    "hi32": lambda low, op, a, at: f"((u32)((u64)({a[0]}) >> 32))",
+    "maskbit": lambda low, op, a, at: f"(((((u64)({a[0]})) >> lane) & 1ull) != 0ull)",
+}
+# ops whose lowering is one expression of their arguments (ValueLowering.value_expr)
+VALUE_EXPR = frozenset(VALUE)

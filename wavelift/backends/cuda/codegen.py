@@ -17,6 +17,7 @@ Generated text holds numbers and names made from numbers only — never guest te
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import numpy as np
 
@@ -74,29 +75,6 @@ XWORDS = 132
 KIND = {"load": 0, "store": 1, "atomic": 2, "scratch": 3}
 WL_REFUSE = 16  # status flag: a refuse_if op held (status[1] = instruction, [2] = its ordinal)
 KIND_NAMES = {v: k for k, v in KIND.items()}
-
-
-# ops Lowering.block_source lowers itself (state, cross-lane and memory ops); with VALUE_EXPR,
-# every op it lowers: it refuses any other (backends/cuda/__init__.py declares the union)
-BLOCK_OPS = frozenset(
-    {
-        "sget",
-        "vget",
-        "lane_id",
-        "exec",
-        "ballot",
-        "readlane",
-        "shuffle",
-        "permute",
-        "load",
-        "word",
-        "atomic",
-        "sset",
-        "vset",
-        "store",
-        "refuse_if",
-    }
-)
 
 
 def refusal_table(program: Program) -> list[tuple[int, str, str]]:
@@ -388,14 +366,15 @@ class Lowering(ValueLowering):
             if kind in ("store", "rmw"):
                 pend[0] = True
 
+        st = _Blk(blk, emit, sync, before, after, set_sreg, pend, src, defs, last, name, ctype, words, kind)
+        st.consts, st.from_reg, st.ver, st.lazy = consts, from_reg, ver, lazy
         for i, op in enumerate(blk.ops):
             if i in counts:
                 emit(f"  lc += (u32){pc} * {counts[i]}u;")
             if id(op) in self.skip:
                 continue
-            n, t = op.name, op.type
-            if n not in VALUE_EXPR and n not in BLOCK_OPS:
-                raise CudaUnsupported(n)
+            n = op.name
+            lower = OPS[n]  # (KeyError: an op of no entry)
             if id(op) in self.fwd:  # bit `lane` of the ballot of b: b itself
                 assert op.out is not None  # (a maskbit: a value op)
                 name[op.out.id], ctype[op.out.id] = name[self.fwd[id(op)].id], "b1"
@@ -435,105 +414,15 @@ class Lowering(ValueLowering):
                 set_sreg(op.attrs["reg"], a[0], True)
                 continue
             ot = None
-            e = None
             if op.out is not None:
                 ot = "i32" if n in I32_RESULT else ("b1" if n == "cmp" else op.out.type)
                 if n == "cvt":
                     ot = op.attrs["to"]
                 elif n == "bitcast":
                     ot = op.attrs["to"]
-            if n == "add" and t == "u64" and all(_zext32(defs.get(x.id)) for x in op.args):
-                # (u64)a + (u64)b of two u32 (v_add_co_u32 and kin): the carry as a compare,
-                # which the compiler makes one add with carry-out
-                e = "wl_addc({}, {})".format(*(name[defs[x.id].args[0].id] for x in op.args))
-            elif n in VALUE_EXPR:
-                e = self.value_expr(op, a, at)
-                if n == "const" and not is_float(t) and t != "b1":
-                    assert op.out is not None
-                    consts[op.out.id] = int(op.attrs["value"]) & ((1 << BITS[t]) - 1)
-            elif n == "sget":
-                e = f"s{op.attrs['reg']}"
-                r = op.attrs["reg"]
-                if r in lazy:
-                    assert op.out is not None
-                    kind[op.out.id] = f"t{r & 1}"
-                    from_reg[op.out.id] = (r, ver.get(r, 0))
-            elif n == "vget":
-                assert op.out is not None
-                e = f"v{op.attrs['reg']}"
-                if src is not None and op.out.id in src:
-                    e = f"(u32)({name[src[op.out.id].id]})"
-            elif n == "lane_id":
-                e = "lane"
-            elif n == "exec":
-                e = self.exec_bit()
-            elif n == "ballot":
-                if L == 32:
-                    e = f"((u64)__ballot_sync(WL_FULL, ({a[0]})))"
-                else:  # this warp's half, in its place (lazy wave64 masks)
-                    e = f"((u64)__ballot_sync(WL_FULL, ({a[0]})) << (lane & 32u))"
-                    assert op.out is not None
-                    kind[op.out.id] = "split"
-            elif n in ("readlane", "shuffle"):
-                if L == 32:
-                    e = f"__shfl_sync(WL_FULL, (u32)({a[0]}), (i32)((u32)({a[1]}) & 31u))"
-                else:
-                    assert op.out is not None and o is not None
-                    emit(f"  X[xo + lane] = (u32)({a[0]});")
-                    sync()
-                    emit(f"  const u32 {o} = X[xo + ((u32)({a[1]}) & 63u)]; xo ^= {XWORDS}u;")
-                    name[op.out.id], ctype[op.out.id] = o, "u32"
-                    continue
-            elif n == "permute":
-                assert op.out is not None and o is not None
-                sync()
-                emit("  ((i32*)X)[64u + lane] = -1;")
-                sync()
-                emit(f"  const u32 {o}_d = (u32)({a[1]}) % {L}u;")
-                emit(f"  if ({a[2]}) atomicMax((i32*)X + 64u + {o}_d, (i32)lane);")
-                sync()
-                emit(f"  if (({a[2]}) && ((i32*)X)[64u + {o}_d] == (i32)lane) X[{o}_d] = (u32)({a[0]});")
-                sync()
-                emit(f"  const u32 {o} = (((i32*)X)[64u + lane] >= 0) ? X[lane] : 0u;")
-                sync()
-                name[op.out.id], ctype[op.out.id] = o, "u32"
+            e = lower(self, st, op, a, at, o)
+            if e is None:
                 continue
-            elif n == "load":
-                assert op.out is not None and o is not None
-                self.load(op, a, o, emit, before, after, sync, pend)
-                name[op.out.id], ctype[op.out.id] = o, "u32"
-                words[op.out.id] = op.attrs["words"]
-                continue
-            elif n == "word":
-                e = f"{a[0]}_w[{op.attrs['k']}]"
-            elif n == "atomic":
-                assert op.out is not None and o is not None
-                self.atomic(op, a, at, o, emit, before, after)
-                name[op.out.id], ctype[op.out.id] = o, t
-                continue
-            elif n == "sset":
-                set_sreg(op.attrs["reg"], a[0], False)
-                continue
-            elif n == "vset":
-                r = op.attrs["reg"]
-                if src is not None:
-                    last[r] = (a[0], a[1])
-                else:
-                    emit(f"  v{r} = ({a[1]}) ? (u32)({a[0]}) : v{r};")
-                continue
-            elif n == "store":
-                self.store(op, a, emit, before, after)
-                continue
-            elif n == "refuse_if":
-                # wave-uniform: every lane of the wave stops together (a lane that left alone
-                # would hang the next wave sync); the host names the instruction (runtime.py)
-                rk = self.refusal_k[id(op)]
-                emit(
-                    f"  if ({self.wave_any(f'({a[0]})')}) {{ wl_flag(C, WL_REFUSE, {op.instr}u, {rk}u, {blk.index}u); goto WL_STOP; }}"
-                )
-                continue
-            else:
-                raise CudaUnsupported(n)
             assert op.out is not None and o is not None and ot is not None  # (a value op: typed above)
             emit(f"  const {ot} {o} = {e};")
             name[op.out.id], ctype[op.out.id] = o, ot
@@ -927,6 +816,168 @@ class Lowering(ValueLowering):
             lines += ["WL_PARK:"]
         lines += ["  if (wv < wpg) wl_count_(C.wave, lane, icnt + ic, lc);", "}"]
         return "\n".join(lines) + "\n"
+
+
+class _Blk:
+    """What the lowering of one block's ops shares with each op's entry of OPS: the block, the
+    statement writers and sync state of Lowering.block_source, and its value maps."""
+
+    def __init__(
+        self, blk, emit, sync, before, after, set_sreg, pend, src, defs, last, name, ctype, words, kind
+    ) -> None:
+        self.blk, self.emit, self.sync, self.before, self.after = blk, emit, sync, before, after
+        self.set_sreg, self.pend, self.src, self.defs, self.last = set_sreg, pend, src, defs, last
+        self.name, self.ctype, self.words, self.kind = name, ctype, words, kind
+        self.consts: dict[int, int] = {}
+        self.from_reg: dict[int, tuple] = {}
+        self.ver: dict[int, int] = {}
+        self.lazy: set[int] = set()
+
+
+# Each op's lowering in a block: (lowering, block state, op, argument expressions, their C types,
+# result name) -> the value's expression (block_source declares the result with it), or None
+# when it wrote its own statements (and named its result).
+
+
+def _value(low, b, op, a, at, o):
+    e = low.value_expr(op, a, at)
+    t = op.type
+    if op.name == "const" and not is_float(t) and t != "b1":
+        assert op.out is not None
+        b.consts[op.out.id] = int(op.attrs["value"]) & ((1 << BITS[t]) - 1)
+    return e
+
+
+def _add(low, b, op, a, at, o):
+    if op.type == "u64" and all(_zext32(b.defs.get(x.id)) for x in op.args):
+        # (u64)a + (u64)b of two u32 (v_add_co_u32 and kin): the carry as a compare,
+        # which the compiler makes one add with carry-out
+        return "wl_addc({}, {})".format(*(b.name[b.defs[x.id].args[0].id] for x in op.args))
+    return _value(low, b, op, a, at, o)
+
+
+def _sget(low, b, op, a, at, o):
+    r = op.attrs["reg"]
+    if r in b.lazy:
+        assert op.out is not None
+        b.kind[op.out.id] = f"t{r & 1}"
+        b.from_reg[op.out.id] = (r, b.ver.get(r, 0))
+    return f"s{r}"
+
+
+def _vget(low, b, op, a, at, o):
+    assert op.out is not None
+    if b.src is not None and op.out.id in b.src:
+        return f"(u32)({b.name[b.src[op.out.id].id]})"
+    return f"v{op.attrs['reg']}"
+
+
+def _ballot(low, b, op, a, at, o):
+    if low.L == 32:
+        return f"((u64)__ballot_sync(WL_FULL, ({a[0]})))"
+    # this warp's half, in its place (lazy wave64 masks)
+    assert op.out is not None
+    b.kind[op.out.id] = "split"
+    return f"((u64)__ballot_sync(WL_FULL, ({a[0]})) << (lane & 32u))"
+
+
+def _shuffle(low, b, op, a, at, o):
+    """readlane and shuffle: the source lane's value."""
+    if low.L == 32:
+        return f"__shfl_sync(WL_FULL, (u32)({a[0]}), (i32)((u32)({a[1]}) & 31u))"
+    assert op.out is not None and o is not None
+    b.emit(f"  X[xo + lane] = (u32)({a[0]});")
+    b.sync()
+    b.emit(f"  const u32 {o} = X[xo + ((u32)({a[1]}) & 63u)]; xo ^= {XWORDS}u;")
+    b.name[op.out.id], b.ctype[op.out.id] = o, "u32"
+    return None
+
+
+def _permute(low, b, op, a, at, o):
+    assert op.out is not None and o is not None
+    emit, sync, L = b.emit, b.sync, low.L
+    sync()
+    emit("  ((i32*)X)[64u + lane] = -1;")
+    sync()
+    emit(f"  const u32 {o}_d = (u32)({a[1]}) % {L}u;")
+    emit(f"  if ({a[2]}) atomicMax((i32*)X + 64u + {o}_d, (i32)lane);")
+    sync()
+    emit(f"  if (({a[2]}) && ((i32*)X)[64u + {o}_d] == (i32)lane) X[{o}_d] = (u32)({a[0]});")
+    sync()
+    emit(f"  const u32 {o} = (((i32*)X)[64u + lane] >= 0) ? X[lane] : 0u;")
+    sync()
+    b.name[op.out.id], b.ctype[op.out.id] = o, "u32"
+    return None
+
+
+def _load(low, b, op, a, at, o):
+    assert op.out is not None and o is not None
+    low.load(op, a, o, b.emit, b.before, b.after, b.sync, b.pend)
+    b.name[op.out.id], b.ctype[op.out.id] = o, "u32"
+    b.words[op.out.id] = op.attrs["words"]
+    return None
+
+
+def _atomic(low, b, op, a, at, o):
+    assert op.out is not None and o is not None
+    low.atomic(op, a, at, o, b.emit, b.before, b.after)
+    b.name[op.out.id], b.ctype[op.out.id] = o, op.type
+    return None
+
+
+def _sset(low, b, op, a, at, o):
+    b.set_sreg(op.attrs["reg"], a[0], False)
+    return None
+
+
+def _vset(low, b, op, a, at, o):
+    r = op.attrs["reg"]
+    if b.src is not None:
+        b.last[r] = (a[0], a[1])
+    else:
+        b.emit(f"  v{r} = ({a[1]}) ? (u32)({a[0]}) : v{r};")
+    return None
+
+
+def _store(low, b, op, a, at, o):
+    low.store(op, a, b.emit, b.before, b.after)
+    return None
+
+
+def _refuse_if(low, b, op, a, at, o):
+    # wave-uniform: every lane of the wave stops together (a lane that left alone
+    # would hang the next wave sync); the host names the instruction (runtime.py)
+    rk = low.refusal_k[id(op)]
+    b.emit(
+        f"  if ({low.wave_any(f'({a[0]})')}) {{ wl_flag(C, WL_REFUSE, {op.instr}u, {rk}u, {b.blk.index}u); goto WL_STOP; }}"
+    )
+    return None
+
+
+# op name -> its lowering in a block (Lowering.block_source): every op of ir/ops.py, one entry
+# each (a missing one is a KeyError, which tests/ir/test_ops.py's probe reports; an op this
+# backend declares unsupported would be an entry raising CudaUnsupported with its name).  The
+# pure value ops are cfamily's expressions (VALUE_EXPR); the others are state, cross-lane and
+# memory ops the kernel lowers itself.
+OPS: dict[str, Callable[..., str | None]] = {
+    **{n: _value for n in VALUE_EXPR},
+    "add": _add,
+    "sget": _sget,
+    "vget": _vget,
+    "lane_id": lambda low, b, op, a, at, o: "lane",
+    "exec": lambda low, b, op, a, at, o: low.exec_bit(),
+    "ballot": _ballot,
+    "readlane": _shuffle,
+    "shuffle": _shuffle,
+    "permute": _permute,
+    "load": _load,
+    "word": lambda low, b, op, a, at, o: f"{a[0]}_w[{op.attrs['k']}]",
+    "atomic": _atomic,
+    "sset": _sset,
+    "vset": _vset,
+    "store": _store,
+    "refuse_if": _refuse_if,
+}
 
 
 _CTX = "\n" + header("kernel.h", __package__).replace("P_WORDS", str(P_WORDS)).replace(

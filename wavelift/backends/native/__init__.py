@@ -41,7 +41,9 @@ import subprocess
 import sys
 import threading
 import types
+from collections.abc import Callable
 from concurrent.futures import Future
+from typing import Any
 
 import numpy as np
 
@@ -206,24 +208,6 @@ class Unsupported(Exception):
 
 
 _SPACES = {"global": 0, "lds": 1, "scratch": 2}
-_OK_OPS = {
-    "sget",
-    "vget",
-    "sset",
-    "vset",
-    "exec",
-    "lane_id",
-    "lanes",
-    "ballot",
-    "readlane",
-    "shuffle",
-    "permute",
-    "load",
-    "word",
-    "store",
-    "refuse_if",
-    "atomic",
-}
 # the atomic ops (ir attrs op), numbered as native_memory.h wl_combine
 ATOMIC_OPS = (
     "add",
@@ -280,8 +264,7 @@ class BlockSource:
 
         for i, op in enumerate(ops):
             nm = op.name
-            if nm not in _OK_OPS and nm not in VALUE_EXPR:
-                raise Unsupported(nm)
+            OPS[nm]  # (KeyError: an op of no entry)
             if nm in ("load", "store", "atomic") and op.attrs["space"] not in _SPACES:
                 raise Unsupported(f"{nm} {op.attrs['space']}")
             lane = self._lane(op)
@@ -593,6 +576,8 @@ class BlockSource:
             if L == 32
             else f"((u64)S[{EXEC_LO}ll * n + w] | ((u64)S[{EXEC_HI}ll * n + w] << 32))"
         )
+        st = _Blk(ops, defined, src, tmpl, ctype, out, decl, hoist, hints, vcur, exec64)
+        st.ref, st.close, st.scalar, st.lane, st.define = ref, close, scalar, lane, define
         for i, op in enumerate(ops):
             if i in counts:
                 scalar(f"lc += (u64){counts[i]} * (u64)__builtin_popcountll({exec64});")
@@ -602,126 +587,9 @@ class BlockSource:
                 cur[0] = loop
             elif kind == "x" or kind == "s" and op.name in ("load", "store"):
                 close()
-            n = op.name
             a = [ref(x) for x in op.args]
             at = [ctype[x.id] for x in op.args]
-            if n in VALUE_EXPR:
-                if n == "const":
-                    v = op.attrs.get("value_np", op.attrs.get("value"))
-                    ct = IR_TYPE.get(np.asarray(v).dtype.type, op.type) if "value_np" in op.attrs else op.type
-                    lit = const_literal(ct, v.item() if hasattr(v, "item") else v)
-                    tmpl[op.out.id] = lit.replace("{", "{{").replace("}", "}}")  # (f16{...})
-                    ctype[op.out.id] = ct
-                    continue
-                try:
-                    e = self.values.value_expr(op, a, at)
-                except cf.Unsupported as ex:
-                    raise Unsupported(str(ex)) from None
-                define(op, e, kind)
-            elif n == "sget":
-                define(op, f"S[{op.attrs['reg']}ll * n + w]", "s")
-            elif n == "sset":
-                scalar(f"S[{op.attrs['reg']}ll * n + w] = (u32)({a[0]});")
-            elif n == "vget":
-                r = op.attrs["reg"]
-                if src is not None and op.out.id in src:  # the raw value of a deferred write
-                    tmpl[op.out.id], ctype[op.out.id] = f"((u32)({tmpl[src[op.out.id].id]}))", "u32"
-                elif r in vcur:  # written earlier in the block: that value
-                    tmpl[op.out.id], ctype[op.out.id] = vcur[r], "u32"
-                else:
-                    define(op, f"VR{r}[lane]", "l")
-            elif n == "vset":
-                # registers written in the block live in lane arrays (L1) until its end, where
-                # those live after it are stored once: no V row traffic for temporaries.  A bit
-                # blend, not a select (a select of a load was if-converted to masked loads that
-                # did not vectorise)
-                r = op.attrs["reg"]
-                if src is not None:
-                    continue  # blended once, at the end (deferred_blends)
-                old = vcur[r].format(l="lane") if r in vcur else f"VR{r}[lane]"
-                o = f"r{r}_{len(decl)}"
-                decl.append(f"  u32 {o}[{L}];")
-                lane(
-                    f"{{ const u32 o = {old}; {o}[lane] = o ^ ((o ^ (u32)({a[0]})) & (0u - (u32)({a[1]}))); }}"
-                )
-                vcur[r] = o + "[{l}]"
-            elif n == "exec":
-                x = f"x{op.out.id}"
-                scalar(f"const u64 {x} = {exec64};")
-                define(op, f"((({x} >> lane) & 1ull) != 0ull)", "l")
-            elif n == "lane_id":
-                define(op, "lane", "l")
-            elif n == "lanes":
-                tmpl[op.out.id] = tmpl[op.args[0].id]
-                ctype[op.out.id] = ctype[op.args[0].id]
-            elif n == "ballot":
-                o = f"v{op.out.id}"
-                hoist.append(f"  u64 {o} = 0ull;")
-                lane(f"{o} |= (u64)(({a[0]}) ? 1u : 0u) << lane;")
-                tmpl[op.out.id], ctype[op.out.id] = o, "u64"
-            elif n == "readlane":
-                o = f"v{op.out.id}"
-                hoist.append(f"  u32 {o} = 0u;")
-                lane(f"if (lane == (u32)({a[1]}) % {L}u) {o} = (u32)({a[0]});")
-                tmpl[op.out.id], ctype[op.out.id] = o, "u32"
-            elif n == "shuffle":
-                define(op, f"(u32)({ref(op.args[0], f'((u32)({a[1]}) % {L}u)')})", "l")
-            elif n == "permute":
-                o = f"v{op.out.id}"
-                decl.append(f"  u32 {o}[{L}];")
-                out.append(f"  for (u32 lane = 0; lane < {L}u; lane++) {o}[lane] = 0u;")
-                out.append(
-                    f"  for (u32 lane = 0; lane < {L}u; lane++) if ({a[2]}) "
-                    f"{o}[(u32)({a[1]}) % {L}u] = (u32)({a[0]});"
-                )
-                tmpl[op.out.id], ctype[op.out.id] = o + "[{l}]", "u32"
-            elif n in ("load", "store"):
-                h = f"h{len(hints)}"
-                hints.append(h)
-                if kind == "s":
-                    self._scalar_access(op, a, h, scalar, tmpl)
-                else:
-                    if n == "load":
-                        decl.append(f"  u32 v{op.out.id}[{L}][{op.attrs['words']}];")
-                    m = op.args[1]
-                    allon = (
-                        f"(x{m.id} == {(1 << L) - 1:#x}ull)"
-                        if m.id in defined and ops[defined[m.id]].name == "exec"
-                        else None
-                    )
-                    if op.attrs["space"] == "scratch":
-                        if n == "load":
-                            tmpl[op.out.id] = f"v{op.out.id}[{{l}}]"
-                        out.extend(self._scratch_access(op, a))
-                    else:
-                        out.extend(self._lane_access(op, a, ref(op.args[0], "r"), h, tmpl, allon))
-                if n == "load":
-                    ctype[op.out.id] = "u32"
-            elif n == "atomic":
-                # lanes in order, each a whole read-modify-write (numpy/atomics.py apply)
-                if kind != "x" or op.attrs["op"] not in ATOMIC_OPS:
-                    raise Unsupported(f"atomic {op.attrs['op']}")
-                h = f"h{len(hints)}"
-                hints.append(h)
-                o, T = f"v{op.out.id}", ("u64", "i64") if op.attrs["bits"] == 64 else ("u32", "i32")
-                decl.append(f"  {T[0]} {o}[{L}];")
-                cmp = f"({T[0]})({a[3]})" if len(a) > 3 else "0"
-                out.append(
-                    f"  for (u32 lane = 0; lane < {L}u; lane++) {o}[lane] = ({a[1]}) ? "
-                    f"wl_atomic<{T[0]}, {T[1]}>(C, {_SPACES[op.attrs['space']]}u, w, lane, {L}u, {op.instr}u, "
-                    f"(u64)({a[0]}), {ATOMIC_OPS.index(op.attrs['op'])}u, ({T[0]})({a[2]}), {cmp}, {h}) : 0;"
-                )
-                tmpl[op.out.id], ctype[op.out.id] = o + "[{l}]", T[0]
-            elif n == "word":
-                base = tmpl[op.args[0].id]
-                tmpl[op.out.id] = f"{base}[{op.attrs['k']}]"
-                ctype[op.out.id] = "u32"
-            elif n == "refuse_if":
-                k = len(self.refusals)
-                self.refusals.append(refusal_of(op))
-                (lane if kind == "l" else scalar)(f"if ({a[0]}) {{ C->refuse = {k}; return; }}")
-            else:
-                raise Unsupported(n)
+            OPS[op.name](self, st, op, kind, a, at)
             if i in ends:
                 close()
         close()
@@ -769,6 +637,196 @@ class BlockSource:
         # distinct registers are distinct rows of V: restrict lets the lane loops vectorise
         head += [f"  u32* __restrict const VR{r} = C->V + ({r}ll * n + w) * {L};" for r in vregs]
         return "\n".join(head + decl + out + ["  }", "  C->lanes += (i64)lc;", "}"]) + "\n"
+
+
+class _Blk:
+    """What the lowering of one block's ops (BlockSource.block) shares with each op's entry of
+    OPS: the block's ops, the value templates and C types, the statement lists and writers."""
+
+    def __init__(self, ops, defined, src, tmpl, ctype, out, decl, hoist, hints, vcur, exec64) -> None:
+        self.ops, self.defined, self.src = ops, defined, src
+        self.tmpl, self.ctype, self.out, self.decl, self.hoist = tmpl, ctype, out, decl, hoist
+        self.hints, self.vcur, self.exec64 = hints, vcur, exec64
+        # ref(value[, lane]), close(), scalar(line), lane(line), define(op, expr, where)
+        self.ref: Any = None
+        self.close: Any = None
+        self.scalar: Any = None
+        self.lane: Any = None
+        self.define: Any = None
+
+
+# Each op's lowering in a block: (block source, block state, op, its place kind ("s" scalar,
+# "l" lane loop, "x" scatter: BlockSource._place), argument templates, their C types).
+
+
+def _const(g, b, op, kind, a, at):
+    v = op.attrs.get("value_np", op.attrs.get("value"))
+    ct = IR_TYPE.get(np.asarray(v).dtype.type, op.type) if "value_np" in op.attrs else op.type
+    lit = const_literal(ct, v.item() if hasattr(v, "item") else v)
+    b.tmpl[op.out.id] = lit.replace("{", "{{").replace("}", "}}")  # (f16{...})
+    b.ctype[op.out.id] = ct
+
+
+def _value(g, b, op, kind, a, at):
+    try:
+        e = g.values.value_expr(op, a, at)
+    except cf.Unsupported as ex:
+        raise Unsupported(str(ex)) from None
+    b.define(op, e, kind)
+
+
+def _sget(g, b, op, kind, a, at):
+    b.define(op, f"S[{op.attrs['reg']}ll * n + w]", "s")
+
+
+def _sset(g, b, op, kind, a, at):
+    b.scalar(f"S[{op.attrs['reg']}ll * n + w] = (u32)({a[0]});")
+
+
+def _vget(g, b, op, kind, a, at):
+    r = op.attrs["reg"]
+    if b.src is not None and op.out.id in b.src:  # the raw value of a deferred write
+        b.tmpl[op.out.id], b.ctype[op.out.id] = f"((u32)({b.tmpl[b.src[op.out.id].id]}))", "u32"
+    elif r in b.vcur:  # written earlier in the block: that value
+        b.tmpl[op.out.id], b.ctype[op.out.id] = b.vcur[r], "u32"
+    else:
+        b.define(op, f"VR{r}[lane]", "l")
+
+
+def _vset(g, b, op, kind, a, at):
+    # registers written in the block live in lane arrays (L1) until its end, where
+    # those live after it are stored once: no V row traffic for temporaries.  A bit
+    # blend, not a select (a select of a load was if-converted to masked loads that
+    # did not vectorise)
+    r = op.attrs["reg"]
+    if b.src is not None:
+        return  # blended once, at the end (deferred_blends)
+    old = b.vcur[r].format(l="lane") if r in b.vcur else f"VR{r}[lane]"
+    o = f"r{r}_{len(b.decl)}"
+    b.decl.append(f"  u32 {o}[{g.L}];")
+    b.lane(f"{{ const u32 o = {old}; {o}[lane] = o ^ ((o ^ (u32)({a[0]})) & (0u - (u32)({a[1]}))); }}")
+    b.vcur[r] = o + "[{l}]"
+
+
+def _exec(g, b, op, kind, a, at):
+    x = f"x{op.out.id}"
+    b.scalar(f"const u64 {x} = {b.exec64};")
+    b.define(op, f"((({x} >> lane) & 1ull) != 0ull)", "l")
+
+
+def _lanes(g, b, op, kind, a, at):
+    b.tmpl[op.out.id] = b.tmpl[op.args[0].id]
+    b.ctype[op.out.id] = b.ctype[op.args[0].id]
+
+
+def _ballot(g, b, op, kind, a, at):
+    o = f"v{op.out.id}"
+    b.hoist.append(f"  u64 {o} = 0ull;")
+    b.lane(f"{o} |= (u64)(({a[0]}) ? 1u : 0u) << lane;")
+    b.tmpl[op.out.id], b.ctype[op.out.id] = o, "u64"
+
+
+def _readlane(g, b, op, kind, a, at):
+    o = f"v{op.out.id}"
+    b.hoist.append(f"  u32 {o} = 0u;")
+    b.lane(f"if (lane == (u32)({a[1]}) % {g.L}u) {o} = (u32)({a[0]});")
+    b.tmpl[op.out.id], b.ctype[op.out.id] = o, "u32"
+
+
+def _shuffle(g, b, op, kind, a, at):
+    b.define(op, f"(u32)({b.ref(op.args[0], f'((u32)({a[1]}) % {g.L}u)')})", "l")
+
+
+def _permute(g, b, op, kind, a, at):
+    L, o = g.L, f"v{op.out.id}"
+    b.decl.append(f"  u32 {o}[{L}];")
+    b.out.append(f"  for (u32 lane = 0; lane < {L}u; lane++) {o}[lane] = 0u;")
+    b.out.append(
+        f"  for (u32 lane = 0; lane < {L}u; lane++) if ({a[2]}) {o}[(u32)({a[1]}) % {L}u] = (u32)({a[0]});"
+    )
+    b.tmpl[op.out.id], b.ctype[op.out.id] = o + "[{l}]", "u32"
+
+
+def _access(g, b, op, kind, a, at):
+    """load and store."""
+    n, L = op.name, g.L
+    h = f"h{len(b.hints)}"
+    b.hints.append(h)
+    if kind == "s":
+        g._scalar_access(op, a, h, b.scalar, b.tmpl)
+    else:
+        if n == "load":
+            b.decl.append(f"  u32 v{op.out.id}[{L}][{op.attrs['words']}];")
+        m = op.args[1]
+        allon = (
+            f"(x{m.id} == {(1 << L) - 1:#x}ull)"
+            if m.id in b.defined and b.ops[b.defined[m.id]].name == "exec"
+            else None
+        )
+        if op.attrs["space"] == "scratch":
+            if n == "load":
+                b.tmpl[op.out.id] = f"v{op.out.id}[{{l}}]"
+            b.out.extend(g._scratch_access(op, a))
+        else:
+            b.out.extend(g._lane_access(op, a, b.ref(op.args[0], "r"), h, b.tmpl, allon))
+    if n == "load":
+        b.ctype[op.out.id] = "u32"
+
+
+def _atomic(g, b, op, kind, a, at):
+    # lanes in order, each a whole read-modify-write (numpy/atomics.py apply)
+    if kind != "x" or op.attrs["op"] not in ATOMIC_OPS:
+        raise Unsupported(f"atomic {op.attrs['op']}")
+    L = g.L
+    h = f"h{len(b.hints)}"
+    b.hints.append(h)
+    o, T = f"v{op.out.id}", ("u64", "i64") if op.attrs["bits"] == 64 else ("u32", "i32")
+    b.decl.append(f"  {T[0]} {o}[{L}];")
+    cmp = f"({T[0]})({a[3]})" if len(a) > 3 else "0"
+    b.out.append(
+        f"  for (u32 lane = 0; lane < {L}u; lane++) {o}[lane] = ({a[1]}) ? "
+        f"wl_atomic<{T[0]}, {T[1]}>(C, {_SPACES[op.attrs['space']]}u, w, lane, {L}u, {op.instr}u, "
+        f"(u64)({a[0]}), {ATOMIC_OPS.index(op.attrs['op'])}u, ({T[0]})({a[2]}), {cmp}, {h}) : 0;"
+    )
+    b.tmpl[op.out.id], b.ctype[op.out.id] = o + "[{l}]", T[0]
+
+
+def _word(g, b, op, kind, a, at):
+    base = b.tmpl[op.args[0].id]
+    b.tmpl[op.out.id] = f"{base}[{op.attrs['k']}]"
+    b.ctype[op.out.id] = "u32"
+
+
+def _refuse_if(g, b, op, kind, a, at):
+    k = len(g.refusals)
+    g.refusals.append(refusal_of(op))
+    (b.lane if kind == "l" else b.scalar)(f"if ({a[0]}) {{ C->refuse = {k}; return; }}")
+
+
+# op name -> its lowering in a native block (BlockSource.block): every op of ir/ops.py and the
+# passes' PASS_OPS, one entry each (a missing one is a KeyError, which tests/ir/test_ops.py's
+# probe reports; an op the tier leaves to the NumPy block would be an entry raising
+# Unsupported with its name).  The pure value ops are cfamily's expressions (VALUE_EXPR).
+OPS: dict[str, Callable[..., None]] = {
+    **{n: _value for n in VALUE_EXPR},
+    "const": _const,
+    "sget": _sget,
+    "sset": _sset,
+    "vget": _vget,
+    "vset": _vset,
+    "exec": _exec,
+    "lane_id": lambda g, b, op, kind, a, at: b.define(op, "lane", "l"),
+    "lanes": _lanes,
+    "ballot": _ballot,
+    "readlane": _readlane,
+    "shuffle": _shuffle,
+    "permute": _permute,
+    "load": _access,
+    "store": _access,
+    "atomic": _atomic,
+    "word": _word,
+    "refuse_if": _refuse_if,
+}
 
 
 # ------------------------------------------------------------------------------ compiling

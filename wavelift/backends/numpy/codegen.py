@@ -10,12 +10,13 @@ and return the next block index (int or per-wave int array), or for ``setpc`` th
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
-from ...ir.ops import VALUE_OPS
-from ...ir.passes.pipeline import PASS_OPS, liveness, optimize
+from ...ir.passes.pipeline import liveness, optimize
 from ...ir.program import EXEC_HI, EXEC_LO, Block, Program, refusal_of
-from .expr import ExprLowering
+from .expr import EXPR, ExprLowering
 
 
 class Lowering(ExprLowering):
@@ -86,90 +87,19 @@ class Lowering(ExprLowering):
                 lines.append(f"    R.refuse_rounding(mode, w, {first!r})")
         if mode is not None:
             blk = optimize(blk, mode, self.L, live_out)
-        name: dict[int, str] = {}  # value id -> its Python name
-        kval = {}  # name of a constant -> its value
-        must_copy = self.reads_to_copy(blk)
-        exec_full = {}  # exec value name -> name of its "all lanes on" flag
-        exec_cache = None
+        st = _Block(lines, mode, self.reads_to_copy(blk))
         counts = self.lane_count_points(blk)
-        exec_m = set()  # exec value names whose u32 mask (for G.blend) is made
         for i, op in enumerate(blk.ops):
             if i in counts:
                 lines.append(counts[i])
-            a = [name[x.id] for x in op.args]
-            t = op.type
+            a = [st.name[x.id] for x in op.args]
             o = f"v{op.out.id}" if op.out is not None else None
-            n = op.name
-            if n == "const":
-                if "value_np" in op.attrs:
-                    self.consts.append(op.attrs["value_np"])
-                    e = f"K[{len(self.consts) - 1}]"
-                else:
-                    e = self.const(t, op.attrs["value"])
-                kval[o] = self.consts[-1]
-            elif n == "sget":
-                e = f"S[{op.attrs['reg']}, w]"
-                if i in must_copy:
-                    e += ".copy()"
-            elif n == "vget":
-                e = f"V[{op.attrs['reg']}, w]"
-                if i in must_copy:
-                    e += ".copy()"
-            elif n == "exec":
-                assert op.out is not None and o is not None  # exec has a result
-                if exec_cache is not None:
-                    name[op.out.id] = exec_cache
-                    continue
-                e = f"H.exec_mask(S[{EXEC_LO}, w], S[{EXEC_HI}, w], {self.L}, R.LANEBITS)"
-                exec_cache = o
-                lines.append(f"    {o} = {e}")
-                lines.append(f"    {o}_all = bool({o}.all())")
-                name[op.out.id] = o
-                exec_full[o] = f"{o}_all"
+            e = BLOCK[op.name](self, st, i, op, a, o)
+            if e is None:
                 continue
-            elif n in ("fin", "fout") and mode is not None:
-                e = f"H.flush({a[0]})"  # kept by the passes only when MODE flushes
-            elif (
-                n in ("fmin", "fmax")
-                and t == "f32"
-                and op.out is not None
-                and (e := _minmax_const(n, a, kval, not op.out.uniform))
-            ):
-                pass
-            elif n in VALUE_OPS or n in PASS_OPS:
-                e = self.expr(op, a)
-            elif n == "sset":
-                lines.append(f"    S[{op.attrs['reg']}, w] = {a[0]}")
-                if op.attrs["reg"] in (EXEC_LO, EXEC_HI):
-                    exec_cache = None
-                continue
-            elif n == "vset":
-                r = op.attrs["reg"]
-                if a[1] in exec_full:  # EXEC mask: a plain store when all lanes are on
-                    if a[1] not in exec_m:
-                        exec_m.add(a[1])
-                        lines.append(f"    {a[1]}_m = None if {exec_full[a[1]]} else G.umask({a[1]})")
-                    lines.append(f"    if {exec_full[a[1]]}: V[{r}, w] = {a[0]}")
-                    lines.append(f"    else: G.blend(V, {r}, w, {a[0]}, {a[1]}_m)")
-                else:
-                    lines.append(f"    G.blend(V, {r}, w, {a[0]}, G.umask({a[1]}))")
-                continue
-            elif n == "refuse_if":
-                i, why, code = refusal_of(op)
-                lines.append(f"    if np.any({a[0]}): R.refuse_at({i!r}, {why!r}, {code!r}, w, {a[0]})")
-                continue
-            elif n == "store":
-                ws = "(" + "".join(x + ", " for x in a[2:]) + ")"
-                lines.append(
-                    f"    R.store({op.attrs['space']!r}, {op.instr}, {a[0]}, {a[1]}, "
-                    f"{ws}, {op.attrs['nbytes']}, w, N)"
-                )
-                continue
-            else:
-                raise NotImplementedError(n)
             assert op.out is not None and o is not None  # (every op left is a value op)
             lines.append(f"    {o} = {e}")
-            name[op.out.id] = o
+            st.name[op.out.id] = o
         if len(blk.ops) in counts:
             lines.append(counts[len(blk.ops)])
         term = blk.term
@@ -177,7 +107,7 @@ class Lowering(ExprLowering):
         if k in ("jump", "barrier", "mode"):
             lines.append(f"    return {term[1]}")
         elif k == "branch":
-            c = name[term[1].id]
+            c = st.name[term[1].id]
             lines.append(f"    c = np.asarray({c})")
             lines.append(f"    if c.ndim == 0: return {term[2]} if c else {term[3]}")
             lines.append(f"    return np.where(c.reshape(-1), {term[2]}, {term[3]})")
@@ -185,11 +115,130 @@ class Lowering(ExprLowering):
             lines.append("    return -1")
         elif k == "setpc":
             lines.append(
-                f"    return np.broadcast_to(np.asarray({name[term[1].id]}, np.uint64).reshape(-1), (N,))"
+                f"    return np.broadcast_to(np.asarray({st.name[term[1].id]}, np.uint64).reshape(-1), (N,))"
             )
         else:
             raise NotImplementedError(k)
         return "\n".join(lines) + "\n"
+
+
+class _Block:
+    """What the lowering of one block's ops keeps between them (block_source)."""
+
+    def __init__(self, lines: list[str], mode, must_copy: set):
+        self.lines = lines
+        self.mode = mode  # the MODE value the block is specialised for (None: any)
+        self.must_copy = must_copy  # op indices of register reads that copy (reads_to_copy)
+        self.name: dict[int, str] = {}  # value id -> its Python name
+        self.kval: dict = {}  # name of a constant -> its value
+        self.exec_full: dict = {}  # exec value name -> name of its "all lanes on" flag
+        self.exec_cache: str | None = None  # name of the current EXEC's exec value
+        self.exec_m: set = set()  # exec value names whose u32 mask (for G.blend) is made
+
+
+# Each op's lowering in a block: (lowering, block state, op index, op, argument names, result
+# name) -> the value's expression (the caller assigns it to the result name), or None when it
+# wrote its own statements.
+
+
+def _value(low, st, i, op, a, o):
+    return low.expr(op, a)
+
+
+def _const(low, st, i, op, a, o):
+    if "value_np" in op.attrs:
+        low.consts.append(op.attrs["value_np"])
+        e = f"K[{len(low.consts) - 1}]"
+    else:
+        e = low.const(op.type, op.attrs["value"])
+    st.kval[o] = low.consts[-1]
+    return e
+
+
+def _reg_read(file: str):
+    def read(low, st, i, op, a, o):
+        e = f"{file}[{op.attrs['reg']}, w]"
+        return e + ".copy()" if i in st.must_copy else e
+
+    return read
+
+
+def _exec(low, st, i, op, a, o):
+    assert op.out is not None and o is not None  # exec has a result
+    if st.exec_cache is not None:
+        st.name[op.out.id] = st.exec_cache
+        return None
+    e = f"H.exec_mask(S[{EXEC_LO}, w], S[{EXEC_HI}, w], {low.L}, R.LANEBITS)"
+    st.exec_cache = o
+    st.lines.append(f"    {o} = {e}")
+    st.lines.append(f"    {o}_all = bool({o}.all())")
+    st.name[op.out.id] = o
+    st.exec_full[o] = f"{o}_all"
+    return None
+
+
+def _flush(low, st, i, op, a, o):
+    if st.mode is not None:
+        return f"H.flush({a[0]})"  # kept by the passes only when MODE flushes
+    return low.expr(op, a)
+
+
+def _fminmax(low, st, i, op, a, o):
+    if op.type == "f32" and op.out is not None:
+        e = _minmax_const(op.name, a, st.kval, not op.out.uniform)
+        if e:
+            return e
+    return low.expr(op, a)
+
+
+def _sset(low, st, i, op, a, o):
+    st.lines.append(f"    S[{op.attrs['reg']}, w] = {a[0]}")
+    if op.attrs["reg"] in (EXEC_LO, EXEC_HI):
+        st.exec_cache = None
+
+
+def _vset(low, st, i, op, a, o):
+    r, lines, full = op.attrs["reg"], st.lines, st.exec_full
+    if a[1] in full:  # EXEC mask: a plain store when all lanes are on
+        if a[1] not in st.exec_m:
+            st.exec_m.add(a[1])
+            lines.append(f"    {a[1]}_m = None if {full[a[1]]} else G.umask({a[1]})")
+        lines.append(f"    if {full[a[1]]}: V[{r}, w] = {a[0]}")
+        lines.append(f"    else: G.blend(V, {r}, w, {a[0]}, {a[1]}_m)")
+    else:
+        lines.append(f"    G.blend(V, {r}, w, {a[0]}, G.umask({a[1]}))")
+
+
+def _refuse_if(low, st, i, op, a, o):
+    k, why, code = refusal_of(op)
+    st.lines.append(f"    if np.any({a[0]}): R.refuse_at({k!r}, {why!r}, {code!r}, w, {a[0]})")
+
+
+def _store(low, st, i, op, a, o):
+    ws = "(" + "".join(x + ", " for x in a[2:]) + ")"
+    st.lines.append(
+        f"    R.store({op.attrs['space']!r}, {op.instr}, {a[0]}, {a[1]}, {ws}, {op.attrs['nbytes']}, w, N)"
+    )
+
+
+# op name -> its lowering in a block: every op of ir/ops.py and the passes' PASS_OPS, one entry
+# each (a missing one is a KeyError, which tests/ir/test_ops.py's probe reports); value ops
+# without an entry of their own are their expression (expr.EXPR)
+BLOCK: dict[str, Callable[..., str | None]] = {
+    **{n: _value for n in EXPR},
+    "const": _const,
+    "sget": _reg_read("S"),
+    "vget": _reg_read("V"),
+    "exec": _exec,
+    "fin": _flush,
+    "fout": _flush,
+    "fmin": _fminmax,
+    "fmax": _fminmax,
+    "sset": _sset,
+    "vset": _vset,
+    "refuse_if": _refuse_if,
+    "store": _store,
+}
 
 
 def _minmax_const(n, a, kval, per_lane):

@@ -6,12 +6,13 @@ operations on known operands; tests/ir/test_interp.py holds the two to the same 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 
 import numpy as np
 
 from ...ir.interp import const_value
 from ...ir.ops import BITS
-from ...ir.program import Program
+from ...ir.program import Op, Program
 
 DT = {
     "b1": "np.bool_",
@@ -107,87 +108,99 @@ class ExprLowering:
         return {"np": np, "H": H, "K": self.consts, "G": G}
 
     def expr(self, op, a) -> str:
-        """Python expression of a value op over argument names ``a``."""
-        n, t = op.name, op.type
-        if n == "lane_id":
-            e = "R.LANE"
-        elif n in _BIN:
-            e = f"({a[0]} {_BIN[n]} {a[1]})"
-            if t == "f16" and n in ("fadd", "fsub", "fmul", "fdiv"):
-                e = f"H.nan_first({e}, {a[0]})"  # NumPy's half loops pick either NaN
-        elif n in _UN:
-            e = _UN[n].format(a[0])
-        elif n in ("min", "max"):
-            e = f"np.{n}imum({a[0]}, {a[1]})"
-        elif n in ("fmin", "fmax"):
-            e = f"H.{n}({a[0]}, {a[1]})"
-        elif n == "mulhi":
-            e = f"H.mulhi({a[0]}, {a[1]}, {t.startswith('i')})"
-        elif n in ("clz", "ctz"):
-            e = f"H.{n}({a[0]}, {BITS[t]})"
-        elif n == "fma":
-            e = f"H.fma({a[0]}, {a[1]}, {a[2]})"
-        elif n == "trig_preop":
-            e = f"H.trig_preop({a[0]}, {a[1]})"
-        elif n == "fma_to":
-            e = f"H.fma({a[0]}, {a[1]}, {a[2]}, {DT[t]})"
-        elif n == "ldexp":
-            e = f"H.ldexp({a[0]}, {a[1]})"
-        elif n == "fnan":
-            e = f"H.fnan({', '.join(a)})"
-        elif n == "isclass":
-            e = f"H.isclass({a[0]}, {a[1]})"
-        elif n in ("fin", "fout"):
-            e = f"H.{n}({a[0]}, mode)"
-        elif n == "cmp":
-            e = _CMP[op.attrs["cond"]].format(a[0], a[1])
-        elif n == "select":
-            per_lane = op.out is not None and not op.out.uniform
-            e = f"{'G.sel' if per_lane else 'np.where'}({a[0]}, {a[1]}, {a[2]})"
-        elif n == "cvt":
-            to = op.attrs["to"]
-            if t.startswith("f") and not to.startswith("f"):
-                e = f"H.cvt({a[0]}, {t!r}, {to!r})"
-            else:
-                e = f"np.asarray({a[0]}).astype({DT[to]})"
-        elif n == "bitcast":
-            e = f"np.asarray({a[0]}).view({DT[op.attrs['to']]})"
-        elif n == "pack64" and _LITTLE and op.out is not None and not op.out.uniform:
-            e = f"G.pack64({a[0]}, {a[1]})"
-        elif n == "pack64":
-            e = f"(np.asarray({a[0]}).astype(np.uint64) | (np.asarray({a[1]}).astype(np.uint64) << np.uint64(32)))"
-        elif n == "lo32":
-            e = f"np.asarray({a[0]}).astype(np.uint32)"
-        elif n == "hi32":
-            e = f"(np.asarray({a[0]}) >> np.uint64(32)).astype(np.uint32)"
-        elif n == "ballot":
-            e = f"H.ballot({a[0]}, N, {self.L})"
-        elif n == "lanes":  # a pass op (ir/passes PASS_OPS): a value broadcast to all lanes
-            e = f"G.lanes({a[0]}, N, {self.L})"
-        elif n == "maskbit":
-            e = f"(((np.asarray({a[0]}, np.uint64) >> R.LANE64) & np.uint64(1)) != 0)"
-        elif n == "readlane":
-            e = f"H.readlane({a[0]}, {a[1]}, N, {self.L})"
-        elif n == "shuffle":
-            e = f"H.shuffle({a[0]}, {a[1]}, N, {self.L})"
-        elif n == "permute":
-            e = f"H.permute({a[0]}, {a[1]}, {a[2]}, N, {self.L})"
-        elif n == "load":
-            e = (
-                f"R.load({op.attrs['space']!r}, {op.instr}, {a[0]}, {a[1]}, "
-                f"{op.attrs['nbytes']}, {op.attrs['words']}, w, N, {int(op.out.uniform)})"
-            )
-        elif n == "word":
-            e = f"{a[0]}[..., {op.attrs['k']}]"
-        elif n == "atomic":
-            e = (
-                f"R.atomic({op.attrs['space']!r}, {op.instr}, {op.attrs['op']!r}, "
-                f"{op.attrs['bits']}, {a[0]}, {a[1]}, {a[2]}, "
-                f"{a[3] if len(a) > 3 else 'None'}, w, N)"
-            )
-        else:
-            raise NotImplementedError(n)
-        return e
+        """Python expression of a value op over argument names ``a`` (EXPR: one entry per op;
+        a missing one is a KeyError, which tests/ir/test_ops.py's probe reports)."""
+        return EXPR[op.name](self, op, a)
+
+
+def _per_lane(op) -> bool:
+    return op.out is not None and not op.out.uniform
+
+
+def _bin(sym: str):
+    return lambda low, op, a: f"({a[0]} {sym} {a[1]})"
+
+
+def _fbin(sym: str):
+    def e(low, op, a):
+        x = f"({a[0]} {sym} {a[1]})"
+        return f"H.nan_first({x}, {a[0]})" if op.type == "f16" else x  # NumPy's half loops pick either NaN
+
+    return e
+
+
+def _un(template: str):
+    return lambda low, op, a: template.format(a[0])
+
+
+def _cvt(low, op, a):
+    t, to = op.type, op.attrs["to"]
+    if t.startswith("f") and not to.startswith("f"):
+        return f"H.cvt({a[0]}, {t!r}, {to!r})"
+    return f"np.asarray({a[0]}).astype({DT[to]})"
+
+
+def _pack64(low, op, a):
+    if _LITTLE and _per_lane(op):
+        return f"G.pack64({a[0]}, {a[1]})"
+    return f"(np.asarray({a[0]}).astype(np.uint64) | (np.asarray({a[1]}).astype(np.uint64) << np.uint64(32)))"
+
+
+def _load(low, op, a):
+    return (
+        f"R.load({op.attrs['space']!r}, {op.instr}, {a[0]}, {a[1]}, "
+        f"{op.attrs['nbytes']}, {op.attrs['words']}, w, N, {int(op.out.uniform)})"
+    )
+
+
+def _atomic(low, op, a):
+    return (
+        f"R.atomic({op.attrs['space']!r}, {op.instr}, {op.attrs['op']!r}, "
+        f"{op.attrs['bits']}, {a[0]}, {a[1]}, {a[2]}, "
+        f"{a[3] if len(a) > 3 else 'None'}, w, N)"
+    )
+
+
+# op name -> (lowering, op, argument names) -> the op's NumPy expression: every value op the
+# NumPy blocks lower as an expression (ir/ops.py), and the passes' ``lanes``
+EXPR: dict[str, Callable[[ExprLowering, Op, list[str]], str]] = {
+    **{n: _bin(s) for n, s in _BIN.items()},
+    **{n: _fbin(_BIN[n]) for n in ("fadd", "fsub", "fmul", "fdiv")},
+    **{n: _un(s) for n, s in _UN.items()},
+    "lane_id": lambda low, op, a: "R.LANE",
+    "min": lambda low, op, a: f"np.minimum({a[0]}, {a[1]})",
+    "max": lambda low, op, a: f"np.maximum({a[0]}, {a[1]})",
+    "fmin": lambda low, op, a: f"H.fmin({a[0]}, {a[1]})",
+    "fmax": lambda low, op, a: f"H.fmax({a[0]}, {a[1]})",
+    "mulhi": lambda low, op, a: f"H.mulhi({a[0]}, {a[1]}, {op.type.startswith('i')})",
+    "clz": lambda low, op, a: f"H.clz({a[0]}, {BITS[op.type]})",
+    "ctz": lambda low, op, a: f"H.ctz({a[0]}, {BITS[op.type]})",
+    "fma": lambda low, op, a: f"H.fma({a[0]}, {a[1]}, {a[2]})",
+    "trig_preop": lambda low, op, a: f"H.trig_preop({a[0]}, {a[1]})",
+    "fma_to": lambda low, op, a: f"H.fma({a[0]}, {a[1]}, {a[2]}, {DT[op.type]})",
+    "ldexp": lambda low, op, a: f"H.ldexp({a[0]}, {a[1]})",
+    "fnan": lambda low, op, a: f"H.fnan({', '.join(a)})",
+    "isclass": lambda low, op, a: f"H.isclass({a[0]}, {a[1]})",
+    "fin": lambda low, op, a: f"H.fin({a[0]}, mode)",
+    "fout": lambda low, op, a: f"H.fout({a[0]}, mode)",
+    "cmp": lambda low, op, a: _CMP[op.attrs["cond"]].format(a[0], a[1]),
+    "select": lambda low, op, a: f"{'G.sel' if _per_lane(op) else 'np.where'}({a[0]}, {a[1]}, {a[2]})",
+    "cvt": _cvt,
+    "bitcast": lambda low, op, a: f"np.asarray({a[0]}).view({DT[op.attrs['to']]})",
+    "pack64": _pack64,
+    "lo32": lambda low, op, a: f"np.asarray({a[0]}).astype(np.uint32)",
+    "hi32": lambda low, op, a: f"(np.asarray({a[0]}) >> np.uint64(32)).astype(np.uint32)",
+    "ballot": lambda low, op, a: f"H.ballot({a[0]}, N, {low.L})",
+    # a pass op (ir/passes PASS_OPS): a value broadcast to all lanes
+    "lanes": lambda low, op, a: f"G.lanes({a[0]}, N, {low.L})",
+    "maskbit": lambda low, op, a: f"(((np.asarray({a[0]}, np.uint64) >> R.LANE64) & np.uint64(1)) != 0)",
+    "readlane": lambda low, op, a: f"H.readlane({a[0]}, {a[1]}, N, {low.L})",
+    "shuffle": lambda low, op, a: f"H.shuffle({a[0]}, {a[1]}, N, {low.L})",
+    "permute": lambda low, op, a: f"H.permute({a[0]}, {a[1]}, {a[2]}, N, {low.L})",
+    "load": _load,
+    "word": lambda low, op, a: f"{a[0]}[..., {op.attrs['k']}]",
+    "atomic": _atomic,
+}
 
 
 class G:
