@@ -212,6 +212,15 @@ _GROUPS = {
 }
 
 
+def disable_cuda_compute_cache() -> None:
+    """For a process about to load NVRTC (backends/cuda/compile.py's report process): CUDA 13's
+    NVRTC keeps ptxas results in the CUDA compute cache (~/.nv/ComputeCache) and a build served
+    from it has no ptxas -v report.  Not a wavelift setting: the variable is CUDA's own, read
+    once when NVRTC loads, and written (never read) here, the one module that touches the
+    environment."""
+    os.environ["CUDA_CACHE_DISABLE"] = "1"
+
+
 def markdown() -> str:
     """docs/settings.md."""
     out = [

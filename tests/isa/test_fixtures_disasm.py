@@ -60,7 +60,9 @@ def _info(path):
 def _unlisted_ok(path):
     """A fixture the manifest need not list (yet): GFX11/12 code (a clang code object, or raw ACO
     code with aco-compile's record beside it)."""
-    return (path.endswith(".hsaco") or os.path.exists(path[:-4] + ".json")) and re.search(r"/gfx1[12]\d\d[^/]*/", f"/{_rel(path)}") is not None
+    return (path.endswith(".hsaco") or os.path.exists(path[:-4] + ".json")) and re.search(
+        r"/gfx1[12]\d\d[^/]*/", f"/{_rel(path)}"
+    ) is not None
 
 
 def objdump_listing(path, raw_target=None, wave64=False):

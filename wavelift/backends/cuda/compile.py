@@ -10,6 +10,7 @@ source and NVRTC's version; a cubin runs as code, so the cache follows backends/
 
 from __future__ import annotations
 
+import atexit
 import concurrent.futures
 import functools
 import hashlib
@@ -117,15 +118,21 @@ def _spills(log: str) -> bool:
 
 @functools.cache
 def _report_pool() -> concurrent.futures.ProcessPoolExecutor:
-    """One spawned process that never initialises the CUDA driver (see _reported_build)."""
-    return concurrent.futures.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+    """One spawned process whose NVRTC loads with the CUDA compute cache off (see _reported_build)."""
+    pool = concurrent.futures.ProcessPoolExecutor(
+        1, mp_context=multiprocessing.get_context("spawn"), initializer=settings.disable_cuda_compute_cache
+    )
+    atexit.register(pool.shutdown, wait=False)  # before interpreter teardown (else a traceback at exit)
+    return pool
 
 
 def _reported_build(source: str, arch: str, extra: tuple) -> tuple[bytes, str]:
-    """_nvrtc_build with ptxas's -v report in the log.  NVRTC 13 leaves that report out of the
-    log in a process where the CUDA driver is initialised (seen on the H200 machine: every
-    bounded build then read as spilling and was thrown away); such a build runs again in a
-    process that has not initialised it, which reports as NVRTC documents."""
+    """_nvrtc_build with ptxas's -v report in the log.  NVRTC 13 serves ptxas's result from the
+    CUDA compute cache (~/.nv/ComputeCache) when the same PTX was built before, by any process,
+    and such a build has no report (seen on the H200 machine: every bounded build of a module
+    built once before read as spilling and was thrown away).  The cache is configured once, when
+    NVRTC loads, so a build without its report runs again in a process whose NVRTC loaded with
+    the cache off."""
     if not _IN_PROCESS_REPORTS:  # seen once: this process's builds never report again
         return _report_pool().submit(_nvrtc_build, source, arch, extra).result()
     cubin, log = _nvrtc_build(source, arch, extra)
@@ -136,7 +143,7 @@ def _reported_build(source: str, arch: str, extra: tuple) -> tuple[bytes, str]:
 
 
 # non-empty while this process's own NVRTC builds carry ptxas's report (emptied the first time one
-# does not, so later bounded builds are not compiled twice)
+# does not: its NVRTC uses the compute cache, so later bounded builds are not compiled twice)
 _IN_PROCESS_REPORTS = [True]
 
 
