@@ -58,14 +58,49 @@ def fixtures(target: str) -> list[Path]:
     return sorted((FIXTURES / target).glob("*.npz"))
 
 
+# HostBlocks below 4 GiB (where a non-PIE Python's heap lies) while set: low_addresses()
+LOW: list[int] = []
+
+
 class HostBlock:
-    """``size`` zeroed host bytes at an ALIGN-aligned address, kept alive by this object."""
+    """``size`` zeroed host bytes at an ALIGN-aligned address, kept alive by this object (below
+    4 GiB, from a fixed mapping, while ``LOW`` holds the next free low address)."""
 
     def __init__(self, size: int):
         self.size = max(int(size), 1)
-        self._raw = (ctypes.c_uint8 * (self.size + ALIGN))()
-        self.address = -(-ctypes.addressof(self._raw) // ALIGN) * ALIGN
+        if LOW:
+            self._raw = _low_mapping(-(-self.size // ALIGN) * ALIGN)
+            self.address = ctypes.addressof(self._raw)
+        else:
+            self._raw = (ctypes.c_uint8 * (self.size + ALIGN))()
+            self.address = -(-ctypes.addressof(self._raw) // ALIGN) * ALIGN
         self.view = np.ctypeslib.as_array((ctypes.c_uint8 * self.size).from_address(self.address))
+
+
+def _low_mapping(size: int):
+    """``size`` bytes mapped at the first free address from LOW[0] up (mmap MAP_FIXED_NOREPLACE),
+    below 4 GiB; unmapped when the returned buffer is collected."""
+    import mmap
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = [
+        ctypes.c_void_p,
+        ctypes.c_size_t,
+        ctypes.c_int,
+        ctypes.c_int,
+        ctypes.c_int,
+        ctypes.c_long,
+    ]
+    fixed_noreplace = 0x100000
+    flags = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | fixed_noreplace
+    while LOW[0] + size < 1 << 32:
+        at = LOW[0]
+        LOW[0] += size + ALIGN
+        got = libc.mmap(at, size, mmap.PROT_READ | mmap.PROT_WRITE, flags, -1, 0)
+        if got == at:
+            return (ctypes.c_uint8 * size).from_address(at)
+    raise MemoryError("no free host address below 4 GiB")
 
 
 @dataclass

@@ -201,6 +201,7 @@ def _memory(spans: list[tuple[int, int]]):
     from ..memory.guest import GuestMemory
 
     mem = GuestMemory()
+    mem.low_pointers = True  # a host heap may lie below 4 GiB (non-PIE Pythons place it there)
     for start, end in spans:
         mem.add(start, _host_view(start, end - start), name=f"host {start:#x}")
     return mem

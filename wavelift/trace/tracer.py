@@ -56,13 +56,13 @@ MASK48 = (1 << 48) - 1
 RADV48 = (RADV_HI << 32) & MASK48
 
 
-def _candidates(words: np.ndarray, hit=None):
+def _candidates(words: np.ndarray, hit=None, low: bool = False):
     """Pointer candidates from a uint32 array: (address, word index), in order (64-bit pairs,
     then RADV pointers before a 0xffff8000 word, then every word as a RADV pointer).  Addresses
     are the 48 bits the memory system sees (``canonical`` restores the rest).  ``hit`` (uint64
     array of 48-bit addresses -> bool array) keeps only the candidates it accepts — a
     vectorised test that spares the per-candidate lookups in big data buffers."""
-    return _keep(_all_candidates(words), hit)
+    return _keep(_all_candidates(words, low), hit)
 
 
 def _keep(found, hit):
@@ -89,13 +89,13 @@ def _first_per_target(found, hit):
     return list(zip(t[sel].tolist(), a[sel].tolist(), k[sel].tolist()))
 
 
-def _all_candidates(words: np.ndarray):
-    """_candidates' arrays, unfiltered."""
+def _all_candidates(words: np.ndarray, low: bool = False):
+    """_candidates' arrays, unfiltered; ``low``: pairs below 4 GiB too (GuestMemory.low_pointers)."""
     w = words.astype(np.uint64)
     addrs, idxs = [], []
     if w.size >= 2:
         pair = w[:-1] | ((w[1:] & np.uint64(0xFFFF)) << np.uint64(32))
-        i = np.flatnonzero(pair >> np.uint64(32))
+        i = np.flatnonzero(pair if low else pair >> np.uint64(32))
         addrs.append(pair[i])
         idxs.append(i)
     i = np.flatnonzero(w == RADV_HI)
@@ -133,11 +133,13 @@ def _scan(memory, a, hit, scanned=None):
     if not n:
         return []
     data = a.data[: 4 * n]
-    key = (a.base, n, digest)
+    key = (a.base, n, digest, memory.low_pointers)
     cache = memory.pointer_scans
     found = cache.get(key)
     if found is None:
-        found = _all_candidates(data.view(np.uint32))  # (new arrays: nothing aliases memory)
+        found = _all_candidates(
+            data.view(np.uint32), memory.low_pointers
+        )  # (new arrays: nothing aliases memory)
         cache[key] = found
         memory.pointer_scan_bytes += found[0].nbytes + found[1].nbytes
         while len(cache) > SCAN_CACHE or memory.pointer_scan_bytes > SCAN_CACHE_BYTES:
@@ -217,7 +219,9 @@ def _trace(memory, config, skip, scanned) -> list[Window]:
                 backing.add(a.base)
     # a candidate's reason is (where, word offset) -- text only for the windows placed
     frontier: list[tuple[int, tuple[str, int | None]]] = [
-        (addr, (f"user SGPR s{i}", None)) for addr, i in _candidates(user) if i not in skip
+        (addr, (f"user SGPR s{i}", None))
+        for addr, i in _candidates(user, low=memory.low_pointers)
+        if i not in skip
     ]
     depth = 0
     total = 0
