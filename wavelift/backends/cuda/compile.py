@@ -155,7 +155,8 @@ def nvrtc_compile(source: str, arch: str = DEFAULT_ARCH) -> bytes:
 def nvrtc_build(source: str, arch: str = DEFAULT_ARCH, extra: tuple = ()) -> tuple[bytes, str, int]:
     """-> (cubin, NVRTC/ptxas log, the minimum blocks per SM the kept build was bounded to, 0:
     unbounded); ``extra``: more NVRTC options for both builds (tools/cuda_sass.py)."""
-    blocks = re.search(r"#define WL_BLOCK_THREADS (\d+)", source)
+    # generate()'s define (the prelude's "#ifndef" fallback is not a block size)
+    blocks = re.search(r"(?<!#ifndef WL_BLOCK_THREADS\n)#define WL_BLOCK_THREADS (\d+)\n", source)
     if blocks:
         minb = max(1, min(32, occupancy_threads() // int(blocks.group(1))))
         cubin, log = _reported_build(source, arch, (f"-DWL_MIN_BLOCKS={minb}", "--ptxas-options=-v") + extra)
