@@ -446,3 +446,34 @@ def test_typed_buffer_format_is_refused_by_name():
     out = r.buf(np.full(32, 0xDEADBEEF, np.uint32), "out")
     res = r.run(r.config(user_sgprs=ptr(out) + ptr(desc)))
     assert not res.landed and res.refusal.code == "buffer.unsupported_format", res.refusal
+
+
+PACK = """
+  s_mov_b32 s4, 0x11112222
+  s_mov_b32 s5, 0x33334444
+  s_pack_ll_b32_b16 s6, s4, s5
+  s_pack_lh_b32_b16 s7, s4, s5
+  s_pack_hh_b32_b16 s8, s4, s5
+  s_pack_hl_b32_b16 s9, s4, s5
+  v_lshlrev_b32 v10, 2, v0
+  v_mov_b32 v1, s6
+  v_mov_b32 v2, s7
+  v_mov_b32 v3, s8
+  v_mov_b32 v4, s9
+  global_store_b32 v10, v1, s[0:1]
+  global_store_b32 v10, v2, s[0:1] offset:128
+  global_store_b32 v10, v3, s[0:1] offset:256
+  global_store_b32 v10, v4, s[0:1] offset:384
+  s_endpgm
+"""
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_s_pack_forms(mode):
+    """S_PACK_{LL,LH,HH,HL}_B32_B16 (HL new in GFX11): D[15:0] is S0's low/high half as the first
+    letter says, D[31:16] S1's as the second does (RDNA3 ISA guide)."""
+    res, out = _run(PACK, 128, mode)
+    assert res.landed, res.refusal
+    want = [0x4444_2222, 0x3333_2222, 0x3333_1111, 0x4444_1111]
+    for k, w in enumerate(want):
+        np.testing.assert_array_equal(out[32 * k : 32 * (k + 1)], np.full(32, w, np.uint32))

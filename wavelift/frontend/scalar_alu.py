@@ -182,8 +182,11 @@ def sop2(ins, b: Builder):
         x, y = _src(b, ins, "ssrc0", "u32"), _src(b, ins, "ssrc1", "u32")
         h = lambda v: b.bin("shr", "u32", v, _c(b, "u32", 16))
         lo = lambda v: b.bin("and", "u32", v, _c(b, "u32", 0xFFFF))
-        a = {"ll": lo(x), "lh": lo(x), "hh": h(x)}[n[7:9]]
-        c = {"ll": lo(y), "lh": h(y), "hh": h(y)}[n[7:9]]
+        if n[7:9] not in ("ll", "lh", "hl", "hh"):
+            unsupported()
+        # the first letter picks S0's half for D[15:0], the second S1's for D[31:16] (GFX11 adds hl)
+        a = h(x) if n[7] == "h" else lo(x)
+        c = h(y) if n[8] == "h" else lo(y)
         write_sdst(b, d, b.bin("or", "u32", a, b.bin("shl", "u32", c, _c(b, "u32", 16))))
         return
     unsupported()
