@@ -477,3 +477,44 @@ def test_s_pack_forms(mode):
     want = [0x4444_2222, 0x3333_2222, 0x3333_1111, 0x4444_1111]
     for k, w in enumerate(want):
         np.testing.assert_array_equal(out[32 * k : 32 * (k + 1)], np.full(32, w, np.uint32))
+
+
+# (S0, S1, S2) -> (D, VCC) of V_DIV_SCALE_F32 on RDNA3 hardware: the cases of tinygrad's
+# hardware-validated instruction tests (test/amd/hw/test_vop3.py TestDivScale), where the guide's
+# pseudo-code says otherwise for the zero, tiny-numerator and denormal-quotient rows
+DIV_SCALE = [
+    ((1.0, 4.0, 1.0), (1.0, 0)),
+    ((1.0, 0.0, 1.0), (np.nan, 1)),
+    ((0.0, 1.0, 0.0), (np.nan, 1)),
+    ((1.0, 1.0, 3.4028234663852886e38), (2.0**64, 1)),
+    ((2.0**-126, 1.0, 2.0**-126), (2.0**-62, 1)),
+    ((1.0, 2.0**127, 1.0), (1.0, 1)),
+]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_div_scale_f32_as_rdna3_hardware(mode):
+    f2i = lambda v: int(np.float32(v).view(np.uint32))  # noqa: E731
+    body = ["  v_lshlrev_b32 v10, 2, v0"]
+    for k, ((s0, s1, s2), _) in enumerate(DIV_SCALE):
+        body += [
+            f"  v_mov_b32 v1, {f2i(s0):#x}",
+            f"  v_mov_b32 v2, {f2i(s1):#x}",
+            f"  v_mov_b32 v3, {f2i(s2):#x}",
+            "  v_div_scale_f32 v4, vcc_lo, v1, v2, v3",
+            "  v_mov_b32 v5, vcc_lo",
+            f"  global_store_b32 v10, v4, s[0:1] offset:{256 * k}",
+            f"  global_store_b32 v10, v5, s[0:1] offset:{256 * k + 128}",
+        ]
+    res, out = _run("\n".join(body + ["  s_endpgm"]), 64 * len(DIV_SCALE), mode)
+    assert res.landed, res.refusal
+    for k, (_, (d, vcc)) in enumerate(DIV_SCALE):
+        got = out[64 * k : 64 * k + 32].view(np.float32)
+        if np.isnan(d):
+            assert np.isnan(got).all(), (k, got[0])
+        else:
+            np.testing.assert_array_equal(got, np.full(32, d, np.float32), err_msg=str(k))
+        assert (out[64 * k + 32 : 64 * k + 64] == (0xFFFFFFFF if vcc else 0)).all(), (
+            k,
+            hex(out[64 * k + 32]),
+        )

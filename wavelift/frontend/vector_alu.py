@@ -1572,19 +1572,33 @@ def _div_scale(ins, b):
     F_ = C(b, "b1", 0)
     T_ = C(b, "b1", 1)
     # (condition, result, vcc) in priority order; the first that holds applies
-    rows = [
-        (zero, _dnan(b, t), F_),
-        (c_big, b.select(eq_y, up, x), T_),
-        (c_y_den, up, F_),
-        (b.bin("and", "b1", rcp_den, q_den), b.select(eq_y, up, x), T_),
-        (rcp_den, down, F_),
-        (q_den, b.select(eq_z, up, x), T_),
-        (c_tiny, up, F_),
-    ]
+    if _gfx11(b):
+        # GFX11 as the hardware does it, not as the guide's pseudo-code reads (decision 0023,
+        # from tinygrad's RDNA3 hardware-validated instruction tests): a zero operand sets VCC,
+        # a quotient that would be denormal sets VCC and leaves S0 unscaled, a tiny numerator
+        # sets VCC; the 1/S1-denormal rows never apply; a denormal S1 gives NaN (below).
+        rows = [
+            (zero, _dnan(b, t), T_),
+            (c_big, b.select(eq_y, up, x), T_),
+            (q_den, x, T_),
+            (c_tiny, up, T_),
+        ]
+    else:
+        rows = [
+            (zero, _dnan(b, t), F_),
+            (c_big, b.select(eq_y, up, x), T_),
+            (c_y_den, up, F_),
+            (b.bin("and", "b1", rcp_den, q_den), b.select(eq_y, up, x), T_),
+            (rcp_den, down, F_),
+            (q_den, b.select(eq_z, up, x), T_),
+            (c_tiny, up, F_),
+        ]
     r, vcc = x, F_
     for cond, val, vc in reversed(rows):
         r = b.select(cond, val, r)
         vcc = b.select(cond, vc, vcc)
+    if _gfx11(b):
+        r = b.select(c_y_den, _dnan(b, t), r)
     # a NaN S0 passes unquieted whatever MODE (LLVM PR 208733: hardware before GFX12)
     r = b.select(b.bin("and", "b1", b.cmp("u", t, x, x), b.un("not", "b1", zero)), x, r)
     r = b.emit("fout", t, r)
