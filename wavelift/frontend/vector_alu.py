@@ -1572,33 +1572,19 @@ def _div_scale(ins, b):
     F_ = C(b, "b1", 0)
     T_ = C(b, "b1", 1)
     # (condition, result, vcc) in priority order; the first that holds applies
-    if _gfx11(b):
-        # GFX11 as the hardware does it, not as the guide's pseudo-code reads (decision 0023,
-        # from tinygrad's RDNA3 hardware-validated instruction tests): a zero operand sets VCC,
-        # a quotient that would be denormal sets VCC and leaves S0 unscaled, a tiny numerator
-        # sets VCC; the 1/S1-denormal rows never apply; a denormal S1 gives NaN (below).
-        rows = [
-            (zero, _dnan(b, t), T_),
-            (c_big, b.select(eq_y, up, x), T_),
-            (q_den, x, T_),
-            (c_tiny, up, T_),
-        ]
-    else:
-        rows = [
-            (zero, _dnan(b, t), F_),
-            (c_big, b.select(eq_y, up, x), T_),
-            (c_y_den, up, F_),
-            (b.bin("and", "b1", rcp_den, q_den), b.select(eq_y, up, x), T_),
-            (rcp_den, down, F_),
-            (q_den, b.select(eq_z, up, x), T_),
-            (c_tiny, up, F_),
-        ]
+    rows = [
+        (zero, _dnan(b, t), F_),
+        (c_big, b.select(eq_y, up, x), T_),
+        (c_y_den, up, F_),
+        (b.bin("and", "b1", rcp_den, q_den), b.select(eq_y, up, x), T_),
+        (rcp_den, down, F_),
+        (q_den, b.select(eq_z, up, x), T_),
+        (c_tiny, up, F_),
+    ]
     r, vcc = x, F_
     for cond, val, vc in reversed(rows):
         r = b.select(cond, val, r)
         vcc = b.select(cond, vc, vcc)
-    if _gfx11(b):
-        r = b.select(c_y_den, _dnan(b, t), r)
     # a NaN S0 passes unquieted whatever MODE (LLVM PR 208733: hardware before GFX12)
     r = b.select(b.bin("and", "b1", b.cmp("u", t, x, x), b.un("not", "b1", zero)), x, r)
     r = b.emit("fout", t, r)
@@ -1792,8 +1778,19 @@ def _vop3p(ins, b):
 
 
 def _pk_half(b, ins, code, sel_hi, t):
-    """One 16-bit half of a VOP3P source (constants: the same 16-bit value in both halves)."""
+    """One 16-bit half of a VOP3P source (GFX10 constants: the same 16-bit value in both halves;
+    GFX11: see below)."""
     raw = read_src(b, ins, code, "u32")
+    if _gfx11(b) and 128 <= code <= 248:
+        # RDNA3 hardware (tinygrad's hardware-validated tests, decision 0023): an inline constant
+        # is one 32-bit value -- for an f16 op the float constants are their f16 encodings
+        # zero-extended -- and op_sel/op_sel_hi pick its low or high 16 bits like a register's
+        word = (
+            b.cvt("u32", b.bitcast("u16", read_src(b, ins, code, F16)))
+            if 240 <= code <= 248 and t == F16
+            else raw
+        )
+        return b.cvt("u16", b.bin("shr", "u32", word, C(b, "u32", 16)) if sel_hi else word)
     if code == 255 or 128 <= code <= 248:
         v16 = (
             b.cvt("u16", raw)
