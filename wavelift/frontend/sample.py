@@ -53,6 +53,8 @@ from ..ir.program import Value
 from ..memory import ssharp
 from . import formats, image
 from .common import unsupported
+from .image import C, _eq, _ne
+from .image import _any as _or
 
 INSTRUCTIONS = ("image_sample", "image_gather4")  # the MIMG names translated here (program.py)
 SAMPLE_FORMS = ("", "_l", "_lz", "_b", "_o", "_l_o", "_lz_o", "_b_o")
@@ -70,31 +72,16 @@ UNSUPPORTED = "image.unsupported_sampler"
 PRECISION = "image.sampling_precision"
 
 
-def C(b, t, v):
-    return b.const(t, v)
-
-
 def _sf(b: Builder, s: list, name: str) -> Value:
     """S# field ``name`` of the sampler words ``s``."""
     word, lo, hi = ssharp.field_bits(name)
     return image._u(b, s[word], lo, (1 << (hi - lo + 1)) - 1)
 
 
-def _eq(b, x, v):
-    return b.cmp("eq", "u32", x, C(b, "u32", v))
-
-
 def _and(b, *xs):
     out = xs[0]
     for x in xs[1:]:
         out = b.bin("and", "b1", out, x)
-    return out
-
-
-def _or(b, *xs):
-    out = xs[0]
-    for x in xs[1:]:
-        out = b.bin("or", "b1", out, x)
     return out
 
 
@@ -401,10 +388,6 @@ def translate(ins, b: Builder):
     )
     for k, v in enumerate(res):
         b.vset(f["vdata"] + k, b.select(live, v, C(b, "u32", 0)))
-
-
-def _ne(b, x, v):
-    return b.cmp("ne", "u32", x, C(b, "u32", v))
 
 
 def _address(b: Builder, i: Value, n: Value, mode: Value) -> tuple[Value, Value]:
