@@ -473,3 +473,50 @@ def test_auto_compiles_in_the_background(monkeypatch, tmp_path):
     np.testing.assert_array_equal(r.read(out, np.uint32, 32), want)
     assert first.stats["lane_instructions"] == second.stats["lane_instructions"]
     assert list(tmp_path.glob("*.so")), "the background compile did not reach the disk cache"
+
+
+def test_driver_threads_a_looping_program_below_the_wave_threshold(native_on, monkeypatch):
+    """bench/'s Collatz kernel (clang-19: a loop with data-dependent trip counts) on 256 waves,
+    under the straight-line threshold (NATIVE_THREAD_MIN_WAVES): a program that loops is split
+    over the threads from NATIVE_THREAD_MIN_LOOP_WAVES waves on (decision 0013), a straight-line
+    one of the same size (shade) is not; the step counts equal a NumPy model of the loop and
+    the NumPy blocks' run, bit for bit."""
+    import sys
+
+    import wavelift
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    from bench_exec import collatz_numpy
+
+    runtime = native_on
+    monkeypatch.setattr(runtime, "NATIVE_THREADS", 2)
+    assert runtime.NATIVE_THREAD_MIN_LOOP_WAVES <= 256 < runtime.NATIVE_THREAD_MIN_WAVES
+    n = 8192
+    rng = np.random.default_rng(3)
+    start = rng.integers(1, 100_000, size=n).astype(np.uint32)
+    start[:3] = [1, 27, 97]
+    hsaco = str(ROOT / "bench/kernels/bench-gfx1030-O2-w32.hsaco")
+    outs, stats = [], []
+    for t in ("off", "on"):
+        monkeypatch.setattr(runtime, "NATIVE", t)
+        dev = wavelift.Device("gfx1030", backend="numpy", mode="wave")
+        k = dev.load_code_object(hsaco).kernel("collatz")
+        o = dev.upload(np.zeros(n, np.uint32))
+        r = k.launch(groups=(n // 256,), block=(256,), args=[dev.upload(start), o, np.uint32(1000)])
+        assert r.landed, r.refusal
+        outs.append(dev.download(o, np.uint32))
+        stats.append(r.stats)
+    np.testing.assert_array_equal(outs[0], collatz_numpy(start, 1000))
+    np.testing.assert_array_equal(outs[1], outs[0])
+    assert stats[1]["native_driver"] and stats[1]["native_threads"] == 2
+    assert stats[0]["lane_instructions"] == stats[1]["lane_instructions"]
+
+    dev = wavelift.Device("gfx1030", backend="numpy", mode="wave")
+    k = dev.load_code_object(hsaco).kernel("shade")
+    w, h = 128, 64  # 256 waves of 8x8 groups, straight-line
+    o = dev.upload(np.zeros(w * h, np.uint32))
+    px, wt = dev.upload(np.zeros(w * h, np.uint32)), dev.upload(np.ones(w * h, np.float32))
+    args = [px, wt, o, np.uint32(w), np.uint32(h), np.float32(1.25), np.float32(-8.0)]
+    r = k.launch(groups=(w // 8, h // 8), block=(8, 8), args=args)
+    assert r.landed and r.stats["native_driver"] and r.stats["waves"] == 256
+    assert r.stats["native_threads"] == 1

@@ -37,15 +37,31 @@ NATIVE_BATCH_FACTOR = 16
 # WAVELIFT_NATIVE_DRIVER=off keeps their native blocks under the Python scheduler
 NATIVE_DRIVER = settings.get("WAVELIFT_NATIVE_DRIVER") != "off"
 # the driver's threads (default: the cores this process may use), for dispatches of at least
-# NATIVE_THREAD_MIN_WAVES waves
+# NATIVE_THREAD_MIN_WAVES waves, or NATIVE_THREAD_MIN_LOOP_WAVES (two chunks of
+# native.MAX_GROUP_WAVES) for a program that loops: its work per wave is not bounded by its
+# length (Collatz: 2,048 waves of ~7 us each), and a thread costs ~0.1-0.2 ms (decision 0013)
 NATIVE_THREADS = max(1, settings.get("WAVELIFT_THREADS") or len(os.sched_getaffinity(0)))
 NATIVE_THREAD_MIN_WAVES = 4096
+NATIVE_THREAD_MIN_LOOP_WAVES = 128
 _POOL = None
 # `wavelift trace` sets this to an empty dict to have the state of the first wave that escapes,
 # runs past its budget or jumps off the program recorded into it (_wave_state) and the native
 # tier left out (its state is not at hand there); None, the default: nothing is recorded and
 # nothing costs more
 WAVE_STATE: dict | None = None
+
+
+def loops(program) -> bool:
+    """Whether a wave can run a block twice: a branch, jump, barrier or MODE end to the block
+    itself or an earlier one, or an s_setpc (its target is a run-time value)."""
+    for b in program.blocks:
+        kind, *rest = b.term
+        if kind == "setpc":
+            return True
+        targets = rest[1:] if kind == "branch" else rest
+        if any(isinstance(t, int) and 0 <= t <= b.index for t in targets):
+            return True
+    return False
 
 
 def _pool():
@@ -699,11 +715,10 @@ class Runtime:
         )
         for k, v in vals.items():
             G[NT.GRID[k]] = v
-        threads = (
-            1
-            if self.m.native_serial or total * group_waves < NATIVE_THREAD_MIN_WAVES
-            else min(NATIVE_THREADS, total)
-        )
+        least = NATIVE_THREAD_MIN_WAVES
+        if loops(self.m.program):
+            least = min(least, NATIVE_THREAD_MIN_LOOP_WAVES)
+        threads = 1 if self.m.native_serial or total * group_waves < least else min(NATIVE_THREADS, total)
         self.native_driver = True
 
         def attempt(threads):
