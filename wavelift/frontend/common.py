@@ -61,6 +61,11 @@ def unsupported(why: str = "") -> NoReturn:
     raise Unsupported(why)
 
 
+def C(b: Builder, t: str, v) -> Value:
+    """The constant ``v`` of IR type ``t`` (every frontend's shorthand)."""
+    return b.const(t, v)
+
+
 def storage(t: str) -> str:
     """The unsigned integer type holding the bits of ``t``."""
     return {16: "u16", 32: "u32", 64: "u64", 8: "u8", 1: "b1"}[BITS[t]]

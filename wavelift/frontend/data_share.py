@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Literal
 
 from ..ir.builder import Builder
-from .common import unsupported
+from .common import C, unsupported
 from .lanes import swizzle_source
 
 READS = {
@@ -52,10 +52,6 @@ DS_ATOMIC = {
     "ds_cmpst_b32": "cmpst",
 }
 NOPS = {"ds_nop"}
-
-
-def C(b, t, v):
-    return b.const(t, v)
 
 
 def _addr(b, ins, extra=0):

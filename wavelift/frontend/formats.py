@@ -37,6 +37,7 @@ from functools import cache
 from ..ir.builder import Builder
 from ..ir.program import Value
 from ..memory import tsharp
+from .common import C
 
 UNORM, SNORM, USCALED, SSCALED, UINT, SINT, FLOAT, RGB9E5 = range(1, 9)
 KINDS = {
@@ -88,10 +89,6 @@ def table(gfx10: bool = True, image: bool = False) -> dict[int, int]:
             continue  # not exact in f32 (none exist on GFX10)
         out[v] = _pack(f.bits, kind, f.bytes)
     return out
-
-
-def C(b, t, v):
-    return b.const(t, v)
 
 
 def lut(b: Builder, idx: Value, tab: dict[int, int], nbits: int, t: str = "u64") -> Value:

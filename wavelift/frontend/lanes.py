@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 from ..ir.builder import Builder
-
-
-def C(b, t, v):
-    return b.const(t, v)
+from .common import C, unsupported
 
 
 def _and(b, x, m):
@@ -45,8 +42,6 @@ def dpp16_source(b: Builder, ctrl: int, fi: int = 0):
         return b.bin("or", "u32", row, C(b, "u32", n)), true
     if 0x160 <= ctrl <= 0x16F:  # row_xmask
         return b.bin("or", "u32", row, b.bin("xor", "u32", i, C(b, "u32", n))), true
-    from .common import unsupported
-
     unsupported(f"DPP control {ctrl:#x}")
 
 

@@ -13,6 +13,7 @@ from ..ir.builder import Builder
 from ..ir.ops import BITS
 from ..ir.program import EXEC_LO, MODE_REG, VCC_LO, Value, is_float
 from .common import (
+    C,
     ballot,
     exec_mask64,
     read_lanemask,
@@ -24,10 +25,6 @@ from .common import (
     write_vdst,
 )
 from .scalar_alu import bitfield_extract
-
-
-def C(b, t, v):
-    return b.const(t, v)
 
 
 # -- small semantic helpers -------------------------------------------------------------------

@@ -9,7 +9,7 @@ from __future__ import annotations
 from ..ir.builder import Builder
 from ..ir.program import Value
 from . import formats
-from .common import PRIVATE_APERTURE_HI, SHARED_APERTURE_HI, read_sreg, unsupported
+from .common import PRIVATE_APERTURE_HI, SHARED_APERTURE_HI, C, read_sreg, unsupported
 from .scalar_memory import buffer_base
 
 # kind -> (bytes, words, post-processing)
@@ -41,10 +41,6 @@ STORES = {
 }
 ATOMICS = {"swap", "cmpswap", "add", "sub", "smin", "umin", "smax", "umax", "and", "or", "xor", "inc", "dec"}
 NOPS = {"buffer_gl0_inv", "buffer_gl1_inv", "buffer_wbinvl1", "buffer_wbinvl1_vol"}
-
-
-def C(b, t, v):
-    return b.const(t, v)
 
 
 def _split(name: str):
@@ -472,7 +468,13 @@ def flat(ins, b: Builder):
         unsupported()
     seg = f.get("seg", 0)
     gfx11 = "sve" in f  # GFX11's layout: 13-bit offset, SCRATCH's SVE bit (decision 0023)
-    if gfx11:
+    if "th" in f:  # GFX12's VFLAT/VGLOBAL/VSCRATCH (frontend/gfx12.py): a 24-bit signed offset
+        off = f.get("offset", 0) & 0xFFFFFF
+        if off & 0x800000:
+            off -= 0x1000000
+        if seg == 0 and off < 0:
+            unsupported("a negative FLAT offset on GFX12")
+    elif gfx11:
         off = f.get("offset", 0) & 0x1FFF
         if seg != 0 and off & 0x1000:
             off -= 0x2000  # GLOBAL/SCRATCH: 13-bit signed
