@@ -20,10 +20,9 @@ import pytest
 
 from wavelift.isa.decoder import load_table
 from wavelift.isa.encodings import ISAS, generation
-from wavelift.isa.llvm_oracle import NOP, llvm_disasm
 
+from .gfx11_compare import CONFIGS, IDS, SHARED, against_llvm, needs_llvm
 from .sweep import SRC_POOL
-from .test_gfx11_sweep import CONFIGS, IDS, SHARED, needs_llvm, ours
 
 ALL = CONFIGS + SHARED
 ALL_IDS = [f"{t}-w{64 if w else 32}" for t, w in ALL]
@@ -59,18 +58,10 @@ def late_words(enc, target, wave64, n_per_op, seed):
 
 def _check(enc, target, wave64, n, seed):
     items = late_words(enc, target, wave64, n, seed)
-    ref = llvm_disasm([b for _, b in items], target, wave64)
-    bad, same, ops = [], 0, set()
-    for (op, b), r in zip(items, ref):
-        o = ours(b + NOP * 3, target, wave64)
-        if o != r:
-            bad.append((b.hex(), o, r))
-        elif r is not None:
-            same += 1
-            ops.add(op)
-    print(f"{target} w{64 if wave64 else 32} {enc}: {len(items)} words, {same} equal, {len(ops)} opcodes")
-    assert ops, "no opcode decoded"
-    assert not bad, bad[:5]
+    t = against_llvm([b for _, b in items], target, wave64, refusals="none", keys=[op for op, _ in items])
+    print(f"{target} w{64 if wave64 else 32} {enc}: {len(items)} words, {t.same} equal, {len(t.ops)} opcodes")
+    assert t.ops, "no opcode decoded"
+    assert not t.bad, t.bad[:5]
 
 
 @needs_llvm
@@ -141,23 +132,14 @@ def dpp3_words(target, wave64, n_per_op, seed):
 def _check_dpp3(target, wave64, n, seed):
     """Named refusals allowed (under a tenth): the forms the DPP table marks unk/unk2/vonly/nd."""
     items = dpp3_words(target, wave64, n, seed)
-    ref = llvm_disasm(items, target, wave64)
-    bad, same, refused = [], 0, 0
-    for b, r in zip(items, ref):
-        o = ours(b + NOP * 3, target, wave64)
-        if o == "not decoded":
-            refused += 1
-        elif o != r:
-            bad.append((b.hex(), o, r))
-        elif r is not None:
-            same += 1
+    t = against_llvm(items, target, wave64)
     print(
-        f"{target} w{64 if wave64 else 32} VOP3/VOP3P with DPP: {len(items)} words, {same} equal, "
-        f"{refused} refused by name"
+        f"{target} w{64 if wave64 else 32} VOP3/VOP3P with DPP: {len(items)} words, {t.same} equal, "
+        f"{t.refused} refused by name"
     )
-    assert same > len(items) // 10
-    assert refused < len(items) // 10
-    assert not bad, bad[:5]
+    assert t.same > len(items) // 10
+    assert t.refused < len(items) // 10
+    assert not t.bad, t.bad[:5]
 
 
 @needs_llvm
@@ -217,24 +199,15 @@ def mimg_words(target, n_per_op, seed):
 def _check_mimg(target, wave64, n, seed):
     """Named refusals allowed (under a fiftieth): BVH with NSA."""
     items = mimg_words(target, n, seed)
-    ref = llvm_disasm([b for _, b in items], target, wave64)
-    bad, same, ops, refused = [], 0, set(), 0
-    for (op, b), r in zip(items, ref):
-        o = ours(b + NOP * 3, target, wave64)
-        if o == "not decoded":  # BVH with NSA: LLVM prints several address ranges
-            refused += 1
-        elif o != r:
-            bad.append((b.hex(), o, r))
-        elif r is not None:
-            same += 1
-            ops.add(op)
+    # (refused by name: BVH with NSA, LLVM prints several address ranges)
+    t = against_llvm([b for _, b in items], target, wave64, keys=[op for op, _ in items])
     print(
-        f"{target} w{64 if wave64 else 32} MIMG: {len(items)} words, {same} equal, {len(ops)} opcodes, "
-        f"{refused} refused by name"
+        f"{target} w{64 if wave64 else 32} MIMG: {len(items)} words, {t.same} equal, {len(t.ops)} opcodes, "
+        f"{t.refused} refused by name"
     )
-    assert same > len(items) // 4
-    assert refused < len(items) // 50
-    assert not bad, bad[:5]
+    assert t.same > len(items) // 4
+    assert t.refused < len(items) // 50
+    assert not t.bad, t.bad[:5]
 
 
 @needs_llvm
@@ -268,17 +241,10 @@ def exp_words(n, seed):
 
 def _check_exp(target, wave64, n, seed):
     items = exp_words(n, seed)
-    ref = llvm_disasm(items, target, wave64)
-    bad, same = [], 0
-    for b, r in zip(items, ref):
-        o = ours(b + NOP * 3, target, wave64)
-        if o != r:
-            bad.append((b.hex(), o, r))
-        elif r is not None:
-            same += 1
-    print(f"{target} w{64 if wave64 else 32} EXP: {len(items)} words, {same} equal")
-    assert same > len(items) // 4
-    assert not bad, bad[:5]
+    t = against_llvm(items, target, wave64, refusals="none")
+    print(f"{target} w{64 if wave64 else 32} EXP: {len(items)} words, {t.same} equal")
+    assert t.same > len(items) // 4
+    assert not t.bad, t.bad[:5]
 
 
 @needs_llvm

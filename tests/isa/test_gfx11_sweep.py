@@ -23,33 +23,10 @@ import pytest
 from wavelift.isa import DecodeError, decode_one
 from wavelift.isa.decoder import NOT_DECODED, load_table
 from wavelift.isa.encodings import ISAS, generation
-from wavelift.isa.llvm_oracle import NOP, have_llvm, llvm_disasm
+from wavelift.isa.llvm_oracle import NOP, llvm_disasm
 
+from .gfx11_compare import CONFIGS, IDS, SHARED, against_llvm, needs_llvm, ours
 from .sweep import ENCS, SRC_POOL, compare_many
-
-CONFIGS = [("gfx1100", False), ("gfx1100", True), ("gfx1150", False), ("gfx1200", False), ("gfx1200", True)]
-SHARED = [
-    ("gfx1101", False),
-    ("gfx1102", True),
-    ("gfx1103", False),
-    ("gfx1150", True),
-    ("gfx1151", False),
-    ("gfx1152", True),
-    ("gfx1201", False),
-    ("gfx1201", True),
-]
-IDS = [f"{t}-w{64 if w else 32}" for t, w in CONFIGS]
-
-needs_llvm = pytest.mark.skipif(not have_llvm(), reason="llvm-mc-19 not installed: cannot compare with LLVM")
-
-
-def ours(b, target, wave64):
-    """(text, size), None for invalid, or "not decoded" for a named refusal."""
-    try:
-        ins = decode_one(b, 0, target, wave64)
-    except DecodeError as e:
-        return "not decoded" if e.reason.startswith(NOT_DECODED) else None
-    return ins.text, ins.size
 
 
 @functools.cache
@@ -114,12 +91,10 @@ def vopd_words(target, wave64, n_per_pair, seed):
 
 def _check_vopd(target, wave64, n, seed):
     items = vopd_words(target, wave64, n, seed)
-    ref = llvm_disasm(items, target, wave64)
-    bad = [(b.hex(), o, r) for b, r in zip(items, ref) if (o := ours(b, target, wave64)) != r]
-    good = sum(1 for r in ref if r)
-    print(f"{target} w{64 if wave64 else 32} VOPD: {len(items)} words, {good} valid, {len(bad)} bad")
-    assert good or wave64, "no VOPD word decoded"  # VOPD is wave32 only: LLVM rejects it in wave64
-    assert not bad, bad[:5]
+    t = against_llvm(items, target, wave64, pad=0, refusals="none")
+    print(f"{target} w{64 if wave64 else 32} VOPD: {len(items)} words, {t.valid} valid, {len(t.bad)} bad")
+    assert t.valid or wave64, "no VOPD word decoded"  # VOPD is wave32 only: LLVM rejects it in wave64
+    assert not t.bad, t.bad[:5]
 
 
 @needs_llvm
@@ -145,20 +120,11 @@ def random_words(n, seed):
 
 
 def _check_random(target, wave64, n, seed):
-    items = random_words(n, seed)
-    ref = llvm_disasm(items, target, wave64)
-    bad, refused, same = [], 0, 0
-    for b, r in zip(items, ref):
-        o = ours(b + NOP * 3, target, wave64)
-        if o == "not decoded":
-            refused += 1
-        elif o != r:
-            bad.append((b.hex(), o, r))
-        else:
-            same += 1
-    print(f"{target} w{64 if wave64 else 32}: {n} random words, {same} equal, {refused} not decoded yet")
+    t = against_llvm(random_words(n, seed), target, wave64)
+    same = t.same + t.invalid  # (equal: valid or invalid for both)
+    print(f"{target} w{64 if wave64 else 32}: {n} random words, {same} equal, {t.refused} not decoded yet")
     assert same > n // 3
-    assert not bad, bad[:5]
+    assert not t.bad, t.bad[:5]
 
 
 @needs_llvm
@@ -322,22 +288,13 @@ def dpp_words(target, wave64, n_per_op, seed):
 
 def _check_dpp(target, wave64, n, seed):
     items = dpp_words(target, wave64, n, seed)
-    ref = llvm_disasm(items, target, wave64)
-    bad, same, refused = [], 0, 0
-    for b, r in zip(items, ref):
-        o = ours(b + NOP * 2, target, wave64)
-        if o == "not decoded":
-            refused += 1
-        elif o != r:
-            bad.append((b.hex(), o, r))
-        elif r is not None:
-            same += 1
+    t = against_llvm(items, target, wave64, pad=2)
     print(
-        f"{target} w{64 if wave64 else 32} DPP: {len(items)} words, {same} equal, {refused} not decoded yet"
+        f"{target} w{64 if wave64 else 32} DPP: {len(items)} words, {t.same} equal, {t.refused} not decoded yet"
     )
-    assert same > len(items) // 4
-    assert refused < len(items) // 20  # only the true16 forms
-    assert not bad, bad[:5]
+    assert t.same > len(items) // 4
+    assert t.refused < len(items) // 20  # only the true16 forms
+    assert not t.bad, t.bad[:5]
 
 
 @needs_llvm
@@ -410,24 +367,13 @@ def mem_words(enc, target, n_per_entry, seed):
 
 def _check_mem(enc, target, wave64, n, seed):
     items = mem_words(enc, target, n, seed)
-    ref = llvm_disasm(items, target, wave64)
-    bad, same, refused, invalid = [], 0, 0, 0
-    for b, r in zip(items, ref):
-        o = ours(b + NOP * 3, target, wave64)
-        if o == "not decoded" and r is None:  # named: LLVM rejects what the hardware runs
-            refused += 1
-        elif o != r:
-            bad.append((b.hex(), o, r))
-        elif r is None:
-            invalid += 1
-        else:
-            same += 1
+    t = against_llvm(items, target, wave64, refusals="invalid")  # named: LLVM rejects what the hardware runs
     print(
-        f"{target} w{64 if wave64 else 32} {enc}: {len(items)} words, {same} equal, {invalid} invalid "
-        f"for both, {refused} refused by name"
+        f"{target} w{64 if wave64 else 32} {enc}: {len(items)} words, {t.same} equal, {t.invalid} invalid "
+        f"for both, {t.refused} refused by name"
     )
-    assert same > len(items) // 3
-    assert not bad, bad[:5]
+    assert t.same > len(items) // 3
+    assert not t.bad, t.bad[:5]
 
 
 @needs_llvm
