@@ -200,8 +200,7 @@ def _memory(spans: list[tuple[int, int]]):
     """A GuestMemory whose allocations are the host spans themselves (guest = host address)."""
     from ..memory.guest import GuestMemory
 
-    mem = GuestMemory()
-    mem.low_pointers = True  # a host heap may lie below 4 GiB (non-PIE Pythons place it there)
+    mem = GuestMemory()  # (a host heap below 4 GiB is traced: tracer._low)
     for start, end in spans:
         mem.add(start, _host_view(start, end - start), name=f"host {start:#x}")
     return mem

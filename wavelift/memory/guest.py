@@ -112,11 +112,6 @@ class GuestMemory:
         self._index_log: list | None = []  # allocations added since _index was built
         # the tracer's windows per (user data, scratch roots): tracer.trace
         self.trace_cache: dict = {}
-        # a 64-bit pair whose high word is 0 is a pointer candidate too (tracer._all_candidates):
-        # set for memories whose allocations are host memory anywhere in the address space (the
-        # tinygrad hook: guest = host address, and a host heap may lie below 4 GiB); wavelift's
-        # own placements and captures keep it off, so a small integer beside a zero is no pointer
-        self.low_pointers = False
 
     def __setstate__(self, state):
         """(memories pickled before a field existed get its default)"""

@@ -89,8 +89,18 @@ def _first_per_target(found, hit):
     return list(zip(t[sel].tolist(), a[sel].tolist(), k[sel].tolist()))
 
 
+def _low(memory) -> bool:
+    """Whether a 64-bit pair whose high word is 0 is a pointer candidate: when the memory has an
+    allocation below 4 GiB (the tinygrad hook's memory is host memory, and a non-PIE Python's
+    heap lies there).  wavelift's own placements (DEFAULT_BASE) and the captures we know are
+    above it, where a small integer beside a zero stays no pointer; a candidate outside every
+    allocation is rejected by the hit test anyway."""
+    hull = memory.address_index()[2]
+    return hull is not None and hull[0] < 1 << 32
+
+
 def _all_candidates(words: np.ndarray, low: bool = False):
-    """_candidates' arrays, unfiltered; ``low``: pairs below 4 GiB too (GuestMemory.low_pointers)."""
+    """_candidates' arrays, unfiltered; ``low``: pairs below 4 GiB too (_low)."""
     w = words.astype(np.uint64)
     addrs, idxs = [], []
     if w.size >= 2:
@@ -133,13 +143,12 @@ def _scan(memory, a, hit, scanned=None):
     if not n:
         return []
     data = a.data[: 4 * n]
-    key = (a.base, n, digest, memory.low_pointers)
+    low = _low(memory)
+    key = (a.base, n, digest, low)
     cache = memory.pointer_scans
     found = cache.get(key)
     if found is None:
-        found = _all_candidates(
-            data.view(np.uint32), memory.low_pointers
-        )  # (new arrays: nothing aliases memory)
+        found = _all_candidates(data.view(np.uint32), low)  # (new arrays: nothing aliases memory)
         cache[key] = found
         memory.pointer_scan_bytes += found[0].nbytes + found[1].nbytes
         while len(cache) > SCAN_CACHE or memory.pointer_scan_bytes > SCAN_CACHE_BYTES:
@@ -219,9 +228,7 @@ def _trace(memory, config, skip, scanned) -> list[Window]:
                 backing.add(a.base)
     # a candidate's reason is (where, word offset) -- text only for the windows placed
     frontier: list[tuple[int, tuple[str, int | None]]] = [
-        (addr, (f"user SGPR s{i}", None))
-        for addr, i in _candidates(user, low=memory.low_pointers)
-        if i not in skip
+        (addr, (f"user SGPR s{i}", None)) for addr, i in _candidates(user, low=_low(memory)) if i not in skip
     ]
     depth = 0
     total = 0
