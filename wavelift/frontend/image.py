@@ -49,11 +49,16 @@ Layouts (decision 0021): the T#'s (SW_MODE, texel size) picks, at run time, the 
 layout.mode_facts gives for the dim's resource type, the target (RB+ patterns on GFX10.3) and
 the GB_ADDR_CONFIG the program is translated for (Builder.gb_addr_config: the capture's, part
 of the program and module keys): block size and shape, mip-tail rule, the pipe/bank bits an
-_X/_T mode XORs (the T#'s base address bits [15:8], RADV's tile_swizzle) and, per address bit
-of the block, the x/y/z masks whose parity it is.  They are looked up by select trees over the
-generated tables (uniform: once per T#), and the address is computed as layout.address_by_facts
-does (tests/memory/test_layout.py holds that to addrlib's addresses).  Linear is the same with
-256-byte rows.  GFX11 targets lay out linear images only.  Conversions: formats.py.
+_X/_T mode XORs (the T#'s base address bits [15:8], RADV's tile_swizzle) and the pattern as
+columns: per x, y and z bit, the address bits of the block it flips (the x/y/z masks whose
+parity each address bit is, transposed).  They are looked up by select trees over the
+generated tables (uniform: once per T#, four 16-bit columns or the two facts words to a u64
+tree, the mode's bits split first), and so is the level chain.  The address is what
+layout.address_by_facts computes (tests/memory/test_layout.py holds that to addrlib's
+addresses), per lane only what depends on a coordinate: for each coordinate its block row or
+column bytes and the XOR of its set bits' columns, terms that every address of the same
+coordinate value shares (a sample's four texels lie on two columns and two rows), then one
+add and one XOR a texel.  Linear is the same with 256-byte rows.  GFX11 targets lay out linear images only.  Conversions: formats.py.
 Coordinates outside the image read 0 and drop stores, as hardware does; DST_SEL applies to
 loads.  d16 (two 16-bit components a VGPR, an even count): loads of 16-bit float and 8/16-bit
 integer channels (exact; others refuse by name), stores of any format (each half widened
@@ -143,7 +148,8 @@ class ImageView:
     bpe: Any = None  # log2 bytes per texel
     f1: Any = None
     f2: Any = None
-    masks: Any = None  # per address bit of the block: packed x/y/z masks
+    masks: Any = None  # (unused since the columns; kept for callers' compatibility)
+    cols: Any = None  # packed coordinate bit -> the block's address bits it flips (u32)
     xor_bits: Any = None
     chain: Any = None  # u64 bytes from one slice (thick: block of slices) to the next
     level_off: Any = None  # u64 per level (not in the tail): its offset in its slice
@@ -184,7 +190,7 @@ def _facts_tables(b: Builder, dim: int) -> dict[int, layout.ModeFacts]:
         for bpe in BPE_LOG2S:
             f = layout.mode_facts(chip, m, rsrc, bpe)
             if f is not None:
-                out[m | bpe << 5] = f
+                out[bpe | m << 3] = f
     return out
 
 
@@ -234,25 +240,64 @@ def describe(b: Builder, d: list, dim: int) -> ImageView:
     return v
 
 
+def _columns(facts: dict[int, layout.ModeFacts]) -> list[int]:
+    """The packed coordinate bits (x bit j at j, y at 11 + j, z at 22 + j: layout.pack_masks)
+    some address bit of some layout in ``facts`` reads: the only columns texel_address XORs."""
+    used = 0
+    for f in facts.values():
+        for m in f.packed:
+            used |= m
+    return [p for p in range(sum(layout.COORD_BITS)) if used >> p & 1]
+
+
+def _column(f: layout.ModeFacts, p: int) -> int:
+    """Column ``p`` of a layout's pattern: the address bits (within the block) that packed
+    coordinate bit ``p`` flips (bit i set when address bit i's mask reads it)."""
+    return sum(1 << i for i, m in enumerate(f.packed) if m >> p & 1)
+
+
 def _layout_values(b: Builder, d: list, dim: int, fm):
-    """(log2 texel size, facts word 1, word 2, pattern masks) of the T#'s (SW_MODE, texel size)
-    for this dim (select trees over the generated facts: _facts_tables)."""
+    """(log2 texel size, facts word 1, word 2, pattern columns) of the T#'s (SW_MODE, texel
+    size) for this dim: select trees over the generated facts (_facts_tables), four 16-bit
+    columns (_column) or the two facts words to a u64, so one tree serves four values."""
     sw_mode = _f(b, d, "SW_MODE")
     # log2 of the texel size (a power of two for images; a format not converted gives 0..7 here
     # and is refused)
     bpe = b.bin("and", "u32", b.un("ctz", "u32", fm.nbytes), C(b, "u32", 7))
-    key = b.bin("or", "u32", sw_mode, b.bin("shl", "u32", bpe, C(b, "u32", 5)))
+    key = b.bin("or", "u32", bpe, b.bin("shl", "u32", sw_mode, C(b, "u32", 3)))
     facts = _facts_tables(b, dim)
-    f1 = _lookup(b, key, {k: _pack_f1(f) for k, f in facts.items()}, 8)
-    f2 = _lookup(
-        b, key, {k: f.xor_mask << F2_XOR | f.unit_x << F2_UX | f.unit_y << F2_UY for k, f in facts.items()}, 8
+    for f in facts.values():
+        # a level in the mip tail fits in one block: its coordinates' block row and column are
+        # 0 (texel_address relies on it: no select of them on the tail)
+        assert f.fit_w <= f.bw and f.fit_h <= f.bh and max(len(f.packed), 1) <= 16, f
+    word = _lookup(
+        b,
+        key,
+        {
+            k: _pack_f1(f) | (f.xor_mask << F2_XOR | f.unit_x << F2_UX | f.unit_y << F2_UY) << 32
+            for k, f in facts.items()
+        },
+        8,
+        "u64",
     )
-    nbit = max((len(f.packed) for f in facts.values()), default=0)
-    masks = [
-        _lookup(b, key, {k: f.packed[i] for k, f in facts.items() if i < len(f.packed)}, 8)
-        for i in range(nbit)
-    ]
-    return bpe, f1, f2, masks
+    f1 = b.cvt("u32", word)
+    f2 = b.cvt("u32", b.bin("shr", "u64", word, C(b, "u64", 32)))
+    cols: dict[int, Value] = {}
+    used = _columns(facts)
+    for g in range(0, len(used), 4):
+        group = used[g : g + 4]
+        w = _lookup(
+            b,
+            key,
+            {k: sum(_column(f, p) << 16 * n for n, p in enumerate(group)) for k, f in facts.items()},
+            8,
+            "u64",
+        )
+        for n, p in enumerate(group):
+            cols[p] = b.bin(
+                "and", "u32", b.cvt("u32", b.bin("shr", "u64", w, C(b, "u64", 16 * n))), C(b, "u32", 0xFFFF)
+            )
+    return bpe, f1, f2, cols
 
 
 def _view(b: Builder, d: list, dim: int, real, fm, lv) -> ImageView:
@@ -264,7 +309,7 @@ def _view(b: Builder, d: list, dim: int, real, fm, lv) -> ImageView:
     )
     height = b.bin("add", "u32", _f(b, d, "HEIGHT"), C(b, "u32", 1))
     sw_mode = _f(b, d, "SW_MODE")
-    bpe, f1, f2, masks = lv
+    bpe, f1, f2, cols = lv
     blk = _u(b, f1, F1_BLK, 31)
     raw = b.bin("shl", "u64", b.pack64(d[0], _f(b, d, "BASE_ADDRESS_HI")), C(b, "u64", 8))
     block_mask = b.bin("sub", "u64", b.bin("shl", "u64", C(b, "u64", 1), b.cvt("u64", blk)), C(b, "u64", 1))
@@ -288,7 +333,7 @@ def _view(b: Builder, d: list, dim: int, real, fm, lv) -> ImageView:
         bpe=bpe,
         f1=f1,
         f2=f2,
-        masks=masks,
+        cols=cols,
         xor_bits=xor_bits,
     )
 
@@ -329,21 +374,24 @@ def _chain(b: Builder, v: ImageView) -> None:
     f1 = v.f1
     bw, bh, bd = _u(b, f1, F1_BW, 15), _u(b, f1, F1_BH, 15), _u(b, f1, F1_BD, 15)
     bpe64, bd64 = b.cvt("u64", v.bpe), b.cvt("u64", bd)
-    contrib, tails = [], []
+    contrib = []
     chain = C(b, "u64", 0)
     first_tail = C(b, "u32", 0)
+    w, h = v.width, v.height
     for i in range(MAX_LEVELS):
-        w, h = _ceil_shift(b, v.width, i), _ceil_shift(b, v.height, i)
+        if i:  # ceil(n / 2**i) as ceil(ceil(n / 2**(i - 1)) / 2), at least 1 since n >= 1
+            w, h = (
+                b.bin("shr", "u32", b.bin("add", "u32", n, C(b, "u32", 1)), C(b, "u32", 1)) for n in (w, h)
+            )
         p, hh = _align_log2(b, w, bw), _align_log2(b, h, bh)
         size = b.bin("shl", "u64", b.bin("mul", "u64", b.cvt("u64", p), b.cvt("u64", hh)), bpe64)
         valid = b.cmp("lt", "u32", C(b, "u32", i), v.levels)
         tail = _in_tail(b, v, w, h, C(b, "u32", i))
         body = b.bin("and", "b1", valid, b.un("not", "b1", tail))
-        zero = C(b, "u64", 0)
-        chain = b.bin("add", "u64", chain, b.select(body, size, zero))
-        contrib.append(b.select(body, b.bin("shl", "u64", size, bd64), zero))
+        part = b.select(body, size, C(b, "u64", 0))
+        chain = b.bin("add", "u64", chain, part)
+        contrib.append(b.bin("shl", "u64", part, bd64))
         first_tail = b.bin("add", "u32", first_tail, b.select(body, C(b, "u32", 1), C(b, "u32", 0)))
-        tails.append(b.bin("and", "b1", valid, tail))
     # a tail exists when the last level is in it (levels in the tail are the last ones)
     has_tail = b.cmp("lt", "u32", first_tail, v.levels)
     blk64 = b.cvt("u64", _u(b, f1, F1_BLK, 31))
@@ -371,7 +419,8 @@ def texel_address(b: Builder, img: ImageView, xy: list, mip=None):
     bounds) in the image's layout, of level BASE_LEVEL (+ ``mip``, a u32 value, when given).
     Lanes whose result is not established refuse by name here: a level past LAST_LEVEL, a
     coordinate between a level's rounded-down and rounded-up size, a layer of a non-array T#
-    other than 0."""
+    other than 0.  The address is the texel's only where the lane is in bounds (elsewhere it
+    is not used: loads and stores are masked by in bounds)."""
     dim = img.dim
     f1 = img.f1
     level = img.base_level
@@ -405,8 +454,9 @@ def texel_address(b: Builder, img: ImageView, xy: list, mip=None):
         lo = b.bin("max", "u32", b.bin("shr", "u32", full, level), C(b, "u32", 1))
         hi = _ceil_shift(b, full, level)
         inb = b.bin("and", "b1", inb, b.cmp("lt", "u32", c, lo))
+        # lo <= c < hi as one unsigned compare (hi >= lo)
         band = b.bin(
-            "or", "b1", band, b.bin("and", "b1", b.cmp("ge", "u32", c, lo), b.cmp("lt", "u32", c, hi))
+            "or", "b1", band, b.cmp("lt", "u32", b.bin("sub", "u32", c, lo), b.bin("sub", "u32", hi, lo))
         )
     is_array = b.bin("or", "b1", _eq(b, img.typ, TYPE_1D_ARRAY), _eq(b, img.typ, TYPE_2D_ARRAY))
     if dim == DIM_3D:
@@ -432,6 +482,7 @@ def texel_address(b: Builder, img: ImageView, xy: list, mip=None):
     )
     # the level: its pitch, whether it is in the tail, its offset or its place in the tail
     bw, bh, bd = _u(b, f1, F1_BW, 15), _u(b, f1, F1_BH, 15), _u(b, f1, F1_BD, 15)
+    blk = _u(b, f1, F1_BLK, 31)
     w = _ceil_shift(b, img.width, level)
     h = _ceil_shift(b, img.height, level)
     pitch = _align_log2(b, w, bw)
@@ -449,43 +500,38 @@ def texel_address(b: Builder, img: ImageView, xy: list, mip=None):
         C(b, "u32", 15),
     )
     origin = _lookup(b, m, {k: o[0] | o[1] << 8 for k in range(16) for o in [layout.tail_origin(k)]}, 4)
-    tx = b.bin("shl", "u32", _u(b, origin, 0, 0xFF), _u(b, img.f2, F2_UX, 15))
-    ty = b.bin("shl", "u32", _u(b, origin, 8, 0xFF), _u(b, img.f2, F2_UY, 15))
-    px = b.select(tail, b.bin("add", "u32", x, tx), x)
-    py = b.select(tail, b.bin("add", "u32", y, ty), y)
+    # a level in the tail: its origin in the tail's block (uniform unless the level is per lane)
+    tx = b.select(tail, b.bin("shl", "u32", _u(b, origin, 0, 0xFF), _u(b, img.f2, F2_UX, 15)), zero)
+    ty = b.select(tail, b.bin("shl", "u32", _u(b, origin, 8, 0xFF), _u(b, img.f2, F2_UY, 15)), zero)
     off = b.select(tail, C(b, "u64", 0), off)
-    row = b.select(tail, zero, b.bin("shr", "u32", y, bh))
-    col = b.select(tail, zero, b.bin("shr", "u32", x, bw))
-    # the offset in the block: address bit i is the parity of the packed coordinates under
-    # mask i (layout.address_by_facts), XORed with the pipe/bank bits
-    nx, ny = layout.COORD_BITS[0], layout.COORD_BITS[1]
-    packed = b.bin(
-        "or",
-        "u32",
-        b.bin(
-            "or",
-            "u32",
-            b.bin("and", "u32", px, C(b, "u32", 0x7FF)),
-            b.bin("shl", "u32", b.bin("and", "u32", py, C(b, "u32", 0x7FF)), C(b, "u32", nx)),
-        ),
-        b.bin("shl", "u32", b.bin("and", "u32", z, C(b, "u32", 0xFF)), C(b, "u32", nx + ny)),
-    )
+    # Per coordinate, one term each (shared by every texel address that uses that coordinate,
+    # e.g. a sample's footprint): the block's bytes, row * pitch or column (a tail level's
+    # coordinates lie inside one block: row and column 0 there, _layout_values checks it), and
+    # the offset in the block, the XOR of the pattern columns (layout.address_by_facts' parities
+    # of masks, transposed) of the coordinate's set bits; then the pipe/bank bits.
+    blk64 = b.cvt("u64", blk)
+    row_bytes = b.bin("shl", "u64", b.cvt("u64", b.bin("shr", "u32", pitch, bw)), blk64)
+    rows = b.bin("mul", "u64", b.cvt("u64", b.bin("shr", "u32", y, bh)), row_bytes)
+    cols = b.bin("shl", "u64", b.cvt("u64", b.bin("shr", "u32", x, bw)), blk64)
     inner = img.xor_bits
-    for i, mask in enumerate(img.masks):
-        bit = b.bin("and", "u32", b.un("popcount", "u32", b.bin("and", "u32", packed, mask)), C(b, "u32", 1))
-        inner = b.bin("xor", "u32", inner, b.bin("shl", "u32", bit, C(b, "u32", i)))
-    index = b.bin(
-        "add",
-        "u64",
-        b.bin("mul", "u64", b.cvt("u64", row), b.cvt("u64", b.bin("shr", "u32", pitch, bw))),
-        b.cvt("u64", col),
-    )
+    for axis, (v, add) in enumerate(((x, tx), (y, ty), (z, None))):
+        if add is not None:
+            v = b.bin("add", "u32", v, add)
+        term = None
+        for j in range(layout.COORD_BITS[axis]):
+            p = j + sum(layout.COORD_BITS[:axis])
+            if p not in img.cols:
+                continue
+            hit = b.cmp("ne", "u32", b.bin("and", "u32", v, C(b, "u32", 1 << j)), C(b, "u32", 0))
+            t = b.select(hit, img.cols[p], zero)
+            term = t if term is None else b.bin("xor", "u32", term, t)
+        if term is not None:
+            inner = b.bin("xor", "u32", inner, term)
     slice_id = b.cvt("u64", b.bin("shr", "u32", z, bd))
     stride = b.bin("shl", "u64", img.chain, b.cvt("u64", bd))
     offset = b.bin("add", "u64", b.bin("mul", "u64", slice_id, stride), off)
-    offset = b.bin("add", "u64", offset, b.bin("shl", "u64", index, b.cvt("u64", _u(b, f1, F1_BLK, 31))))
-    offset = b.bin("add", "u64", offset, b.cvt("u64", inner))
-    return b.bin("add", "u64", img.base, offset), inb
+    offset = b.bin("add", "u64", b.bin("add", "u64", img.base, offset), b.bin("add", "u64", rows, cols))
+    return b.bin("add", "u64", offset, b.cvt("u64", inner)), inb
 
 
 def C(b, t, v):
