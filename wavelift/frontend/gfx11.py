@@ -15,7 +15,7 @@ Where GFX11 differs in more than names, the frontend branches on ``b.target`` it
 ``ds_cmpstore_*`` (DATA0 is the new value, DATA1 the compare value: the opposite of
 ``ds_cmpst_*``; ``normalize`` swaps the fields), the 13-bit signed GLOBAL/SCRATCH offset and
 SCRATCH's SVE bit (frontend/vector_memory.py), VOPD (frontend/vector_alu.py), 16-bit VOP1/VOP2/
-VOPC operands in VGPRs 128-255 (refused by name: LLVM 19 does not produce them).
+VOPC operands in VGPR fields 128-255 (the high half of v(n-128), frontend/vector_alu.py).
 """
 
 from __future__ import annotations

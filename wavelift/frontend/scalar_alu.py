@@ -302,6 +302,25 @@ def sop1(ins, b: Builder):
         )
         write_sdst(b, d, r)
         return
+    if n in ("s_wqm_b32", "s_wqm_b64", "s_quadmask_b32", "s_quadmask_b64"):
+        # RDNA3 ISA guide: S_WQM sets all four bits of a quad (D[i] = S0[i&~3 +3 : i&~3] != 0),
+        # S_QUADMASK gives one bit per quad (D[i] = S0[4i+3:4i] != 0); SCC = D != 0
+        x = _src(b, ins, "ssrc0", t)
+        ones = _c(b, t, int("1" * (bits // 4), 16))  # bit 0 of every quad
+        q = x
+        for k in (1, 2, 3):
+            q = b.bin("or", t, q, b.bin("shr", t, x, _c(b, t, k)))
+        q = b.bin("and", t, q, ones)  # bit 4i: quad i has a bit set
+        if n.startswith("s_wqm"):
+            r = b.bin("mul", t, q, _c(b, t, 0xF))
+        else:
+            r = _c(b, t, 0)
+            for i in range(bits // 4):
+                bit = b.bin("and", t, b.bin("shr", t, q, _c(b, t, 3 * i)), _c(b, t, 1 << i))
+                r = b.bin("or", t, r, bit)
+        write_sdst(b, d, r)
+        set_scc(b, _nonzero(b, r))
+        return
     if n == "s_abs_i32":
         r = b.un("abs", "i32", _src(b, ins, "ssrc0", "i32"))
         write_sdst(b, d, r)

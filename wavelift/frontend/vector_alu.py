@@ -1155,7 +1155,9 @@ class Srcs:
         if ins.encoding == "VOP3" and BITS[t] == 16:
             hi = bool((f.get("opsel", 0) >> k) & 1)
         elif BITS[t] == 16 and code >= 384 and _gfx11(b) and ins.encoding in ("VOP1", "VOP2", "VOPC"):
-            _high_half()
+            if ins.variant in ("dpp", "dpp8"):
+                _high_half()
+            code, hi = code - 128, True  # VGPR field bit 7: the high half of v(n - 128)
         if ins.variant == "sdwa":
             v = self._sdwa(k, t)
         elif ins.variant in ("dpp", "dpp8") and k == 0:
@@ -1286,7 +1288,7 @@ def translate(ins, b: Builder):
     elif n == "v_fmaak_f16":
         srcs = [s.get(0, F16), s.get(1, F16), read_src(b, ins, 255, F16)]
     elif n in MAC and enc != "VOP3":
-        srcs = [s.get(0, sts[0]), s.get(1, sts[1]), read_vreg(b, f["vdst"], sts[2])]
+        srcs = [s.get(0, sts[0]), s.get(1, sts[1]), read_vreg(b, *_vdst_half(ins, b, sts[2]))]
     elif n in MAC:
         srcs = [s.get(0, sts[0]), s.get(1, sts[1]), read_vreg(b, f["vdst"], sts[2])]
     else:
@@ -1399,21 +1401,31 @@ def _gfx11(b) -> bool:
 
 
 def _high_half():
-    # GFX11 VOP1/VOP2/VOPC: a 16-bit operand in VGPR 128-255 is the high half of VGPR n-128 on
-    # hardware (RDNA3 ISA guide); LLVM 19 neither produces nor accepts such code, so it is
-    # refused rather than run on an unchecked reading (decision 0023)
-    unsupported("GFX11 16-bit operand in VGPR 128-255 (a high half)")
+    # GFX11 VOP1/VOP2/VOPC with DPP: a 16-bit operand in VGPR 128-255 (a high half) is refused
+    # (no semantics written for the half through DPP's lane moves; decision 0023)
+    unsupported("GFX11 16-bit DPP operand in VGPR 128-255 (a high half)")
+
+
+def _vdst_half(ins, b, t) -> tuple[int, str, bool]:
+    """(register, type, high half) of a VALU destination of type ``t``.  GFX11 VOP1/VOP2: a
+    16-bit destination's VGPR field bit 7 selects the high half of v(n - 128) (the RDNA3 ISA
+    guide's 16-bit VGPR operands; LLVM 19 prints some as v128+, decision 0023)."""
+    f = ins.fields
+    reg = f["vdst"]
+    if BITS[t] == 16 and reg >= 128 and _gfx11(b) and ins.encoding in ("VOP1", "VOP2"):
+        if ins.variant in ("dpp", "dpp8"):
+            _high_half()
+        return reg - 128, t, True
+    hi = bool((f.get("opsel", 0) >> 3) & 1) if ins.encoding == "VOP3" and BITS[t] == 16 else False
+    return reg, t, hi
 
 
 def write_result(ins, b, r):
-    f = ins.fields
-    if BITS[r.type] == 16 and f.get("vdst", 0) >= 128 and _gfx11(b) and ins.encoding in ("VOP1", "VOP2"):
-        _high_half()
     mask = dpp_write_mask(ins, b) if ins.variant in ("dpp", "dpp8") else None
     if ins.variant == "sdwa":
         return _sdwa_write(ins, b, r)
-    hi = bool((f.get("opsel", 0) >> 3) & 1) if ins.encoding == "VOP3" and BITS[r.type] == 16 else False
-    write_vdst(b, f["vdst"], r, mask, hi)
+    reg, _, hi = _vdst_half(ins, b, r.type)
+    write_vdst(b, reg, r, mask, hi)
 
 
 def _sdwa_write(ins, b, r):
@@ -1470,9 +1482,11 @@ def fclamp(b, t, r):
 # ---------------------------------------------------------------------------- special opcodes
 def _cndmask(ins, b):
     s = Srcs(ins, b)
-    # abs/neg (VOP3, DPP and SDWA alike) make a source an f32: a sign-bit operation on the bits
-    x, y = (s.get(k, F32 if any(s._mods(k)) else U32) for k in (0, 1))
-    x, y = b.bitcast("u32", x), b.bitcast("u32", y)
+    # abs/neg (VOP3, DPP and SDWA alike) make a source a float: a sign-bit operation on the bits.
+    # GFX11 v_cndmask_b16 (VOP3): 16-bit halves chosen by op_sel, the result's by op_sel[3]
+    ft, it = (F16, U16) if ins.name == "v_cndmask_b16" else (F32, U32)
+    x, y = (s.get(k, ft if any(s._mods(k)) else it) for k in (0, 1))
+    x, y = b.bitcast(it, x), b.bitcast(it, y)
     if ins.encoding == "VOP3":
         m = read_lanemask(b, ins.fields["src2"], ins.literal)
     else:
@@ -1648,6 +1662,7 @@ def _swap(ins, b):
 
 SPECIAL = {
     "v_cndmask_b32": _cndmask,
+    "v_cndmask_b16": _cndmask,
     "v_add_co_u32": _addsub_co,
     "v_sub_co_u32": _addsub_co,
     "v_subrev_co_u32": _addsub_co,
