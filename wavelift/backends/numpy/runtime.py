@@ -807,10 +807,12 @@ class Runtime:
         def go(i):
             lib.drive(parts[i][0].ctypes.data, G.ctypes.data, user.ctypes.data, bounds[i], bounds[i + 1])
 
-        if threads == 1:
-            go(0)
-        else:  # (ctypes lets go of the GIL during the call)
-            list(_pool().map(go, range(threads)))
+        # the first range in this thread (nothing to hand over or wake), the others in the pool
+        # (ctypes lets go of the GIL during the call)
+        rest = [_pool().submit(go, i) for i in range(1, threads)]
+        go(0)
+        for f in rest:
+            f.result()
         return parts
 
     @staticmethod
