@@ -38,6 +38,9 @@ class Module:
     blank_ok: bool = True
     written_windows: set = field(default_factory=set)
     read_windows: set = field(default_factory=set)
+    # whether a wave can run a block twice (runtime.loops, found on the first driver run): such a
+    # program's dispatches split over threads from fewer waves (0013)
+    loops: bool | None = None
 
     def window_plan(self) -> dict:
         """WindowSet's guesses for the next dispatch (keyword arguments; none: copy every window)."""

@@ -716,7 +716,9 @@ class Runtime:
         for k, v in vals.items():
             G[NT.GRID[k]] = v
         least = NATIVE_THREAD_MIN_WAVES
-        if loops(self.m.program):
+        if self.m.loops is None:
+            self.m.loops = loops(self.m.program)
+        if self.m.loops:
             least = min(least, NATIVE_THREAD_MIN_LOOP_WAVES)
         threads = 1 if self.m.native_serial or total * group_waves < least else min(NATIVE_THREADS, total)
         self.native_driver = True
