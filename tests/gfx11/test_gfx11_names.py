@@ -45,7 +45,7 @@ def _ds(name: str) -> str:
     if "_load_2addr" in name:
         return ("v[2:5]" if size == "b64" else "v[2:3]") + ", v1 offset1:1"
     if "storexchg_2addr" in name:
-        return "v[4:5], v1, v2, v3 offset1:1"
+        return "v[4:7], v1, v[2:3], v[8:9] offset1:1" if size == "b64" else "v[4:5], v1, v2, v3 offset1:1"
     if "storexchg" in name:
         return f"{reg}, v1, {reg.replace('v2', 'v6').replace('[2:', '[6:').replace(':3]', ':7]')}"
     if "_load_addtid" in name:

@@ -127,17 +127,51 @@ def translate(ins, b: Builder):
             v = b.emit("permute", "u32", data, lane, ex, uniform=False)
             b.vset(f["vdst"], v)
         return
+    if n.startswith("ds_wrxchg2"):
+        # DS_STOREXCHG_2ADDR[_STRIDE64]_RTN_B32/B64 (RDNA3 guide): MEM[base + OFFSET0 * size
+        # (* 64)] = DATA0, MEM[base + OFFSET1 * size (* 64)] = DATA1; returns both old values
+        size = 8 if n.endswith("b64") else 4
+        scale = size * (64 if "st64" in n else 1)
+        base = b.vget(f["addr"])
+        words = size // 4
+        for k, o in enumerate((f.get("offset0", 0), f.get("offset1", 0))):
+            a = b.bin("add", "u32", base, C(b, "u32", o * scale))
+            old = _ds_atomic(b, a, ex, "swap", f["data0"] if k == 0 else f["data1"], None, words)
+            _set_words(b, f["vdst"] + k * words, old, words)
+        return
     # atomics: ds_<op>[_rtn]_<type>
     rtn = "_rtn_" in n
-    op = DS_ATOMIC.get(n.replace("_rtn", ""))
+    plain = n.replace("_rtn", "")
+    words = 2 if plain.endswith("64") else 1
+    if words == 2:  # the 64-bit form of a 32-bit atomic: ds_add_u64, ds_wrxchg_rtn_b64, ...
+        plain = plain[:-2] + "32"
+    op = DS_ATOMIC.get(plain)
     if op is None:
         unsupported()
-    data = b.vget(f["data0"])
-    args = [_addr(b, ins), ex, data]
+    data, other = f["data0"], None
     if op == "cmpst":
         # ds_cmpst_b32 addr, cmp (data0), src (data1): mem = (mem == cmp) ? src : mem
-        args = [_addr(b, ins), ex, b.vget(f["data1"]), data]
+        data, other = f["data1"], f["data0"]
         op = "cmpswap"
-    old = b.emit("atomic", "u32", *args, uniform=False, space="lds", op=op, bits=32)
+    old = _ds_atomic(b, _addr(b, ins), ex, op, data, other, words)
     if rtn:
-        b.vset(f["vdst"], old)
+        _set_words(b, f["vdst"], old, words)
+
+
+def _ds_atomic(b, addr, ex, op, data_reg, cmp_reg, words):
+    """The LDS atomic ``op`` of ``words`` dwords from VGPRs data_reg (and cmp_reg): the old value."""
+
+    def rd(r):
+        return b.pack64(b.vget(r), b.vget(r + 1)) if words == 2 else b.vget(r)
+
+    t = "u64" if words == 2 else "u32"
+    args = [addr, ex, rd(data_reg)] + ([rd(cmp_reg)] if cmp_reg is not None else [])
+    return b.emit("atomic", t, *args, uniform=False, space="lds", op=op, bits=32 * words)
+
+
+def _set_words(b, reg, v, words):
+    if words == 2:
+        b.vset(reg, b.lo32(v))
+        b.vset(reg + 1, b.hi32(v))
+    else:
+        b.vset(reg, v)

@@ -99,6 +99,8 @@ RENAMES: dict[str, str] = {
     "ds_storexchg_rtn_b64": "ds_wrxchg_rtn_b64",
     "ds_storexchg_2addr_rtn_b32": "ds_wrxchg2_rtn_b32",
     "ds_storexchg_2addr_stride64_rtn_b32": "ds_wrxchg2st64_rtn_b32",
+    "ds_storexchg_2addr_rtn_b64": "ds_wrxchg2_rtn_b64",
+    "ds_storexchg_2addr_stride64_rtn_b64": "ds_wrxchg2st64_rtn_b64",
     "ds_load_addtid_b32": "ds_read_addtid_b32",
     "ds_store_addtid_b32": "ds_write_addtid_b32",
 }
