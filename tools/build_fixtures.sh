@@ -1,7 +1,7 @@
 #!/bin/bash
 # tools/build_fixtures.sh - regenerate wavelift's real-compiler fixtures under tests/fixtures/.
 #
-#   usage: tools/build_fixtures.sh [clang] [clang11] [aco] [aco11] [radv] [manifest]   (no argument: all)
+#   usage: tools/build_fixtures.sh [clang] [clang11] [clang11x] [aco] [aco11] [radv] [manifest]   (no argument: all)
 #
 # Stages:
 #   clang     OpenCL C (tests/fixtures/opencl/*.cl) -> AMDHSA code objects with clang-19/ld.lld-19,
@@ -10,6 +10,9 @@
 #   clang11   the same OpenCL C for gfx1100 (GFX11: architected flat scratch, so no MUBUF/flat
 #             variant) x -O0/-O2 x wave32/wave64 -> tests/fixtures/gfx1100/<file>-<O>-<w32|w64>.hsaco,
 #             commands in build_log/clang-gfx1100.tsv (read by tests/gfx11/, not the manifest)
+#   clang11x  the same matrix for each of gfx1101 gfx1102 gfx1103 gfx1150 gfx1151 gfx1152 gfx1200
+#             gfx1201 -> tests/fixtures/<gfx>/..., commands in build_log/clang-<gfx>.tsv
+#             (read by tests/gfx11/test_gfx11_targets.py and tests/gfx12/)
 #   aco11     the GLSL shaders through aco-compile --family gfx1100, wave32 and wave64
 #             -> tests/fixtures/gfx1100/aco/<shader>-<w32|w64>.*, commands in
 #             build_log/aco-gfx1100.tsv (read by tests/gfx11/, not the manifest)
@@ -35,8 +38,9 @@ FIX=tests/fixtures
 LOGDIR=$FIX/build_log         # command logs consumed by the manifest stage (committed, small)
 mkdir -p "$LOGDIR"
 
+CLANG_MORE="gfx1101 gfx1102 gfx1103 gfx1150 gfx1151 gfx1152 gfx1200 gfx1201"
 stages=("$@")
-[ ${#stages[@]} -eq 0 ] && stages=(clang clang11 aco aco11 radv manifest)
+[ ${#stages[@]} -eq 0 ] && stages=(clang clang11 clang11x aco aco11 radv manifest)
 want() { local s; for s in "${stages[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
 
 # ----------------------------------------------------------------------------------- clang ---
@@ -70,11 +74,12 @@ build_clang() {
 }
 
 # --------------------------------------------------------------------------------- clang11 ---
-build_clang11() {
-    local log=$LOGDIR/clang-gfx1100.tsv
+build_clang11() {  # [gfx] (default gfx1100): one GFX11/12 target's matrix
+    local gfx=${1:-gfx1100}
+    local log=$LOGDIR/clang-$gfx.tsv
     : > "$log"
     local CFLAGS="-x cl -cl-std=CL2.0 -Xclang -finclude-default-header -nogpulib -target amdgcn-amd-amdhsa"
-    local gfx=gfx1100 opt wave src out cmd wflag
+    local opt wave src out cmd wflag
     mkdir -p "$FIX/$gfx"
     for src in basic math stack; do
         for opt in O0 O2; do
@@ -140,6 +145,7 @@ build_aco11() {
 
 want clang && { echo "== clang"; build_clang; }
 want clang11 && { echo "== clang11"; build_clang11; }
+want clang11x && { echo "== clang11x"; for g in $CLANG_MORE; do build_clang11 $g; done; }
 want aco && { echo "== aco"; build_aco; }
 want aco11 && { echo "== aco11"; build_aco11; }
 want radv && { echo "== radv"; tools/radv_capture_raw/record.sh; }

@@ -167,12 +167,13 @@ def test_closed_pipe_is_quiet(built, argv, wavelift_cmd):
 
 
 def test_device_refuses_an_unsupported_target():
-    """Device("gfx1200") (decoded, not run: decision 0023) is refused where it is made, naming
-    the target (was, for gfx1100 before it ran: accepted, then a user-SGPR error at launch)."""
+    """Device("gfx90a") (a real target wavelift does not run; every decoded target runs since
+    decision 0027) is refused where it is made, naming the target (was, for gfx1100 before it ran:
+    accepted, then a user-SGPR error at launch)."""
     from wavelift.errors import UserError
 
-    with pytest.raises(UserError, match=r"target 'gfx1200': its ISA is not supported .*gfx1030"):
-        wavelift.Device("gfx1200")
+    with pytest.raises(UserError, match=r"target 'gfx90a': unknown target .*gfx1030"):
+        wavelift.Device("gfx90a")
     with pytest.raises(UserError, match="target 'gfx42': unknown target"):
         wavelift.Device("gfx42")
 
@@ -181,10 +182,10 @@ def test_engine_refuses_an_unsupported_target(built):
     """A Capture whose target is changed in Python reaches the engine: dispatch.bad_target,
     memory unchanged (was: ValueError from the decoder)."""
     cap = wavelift.Capture.load(built["vadd"])
-    cap.target = "gfx1200"
+    cap.target = "gfx90a"
     before = [np.array(a.data) for a in cap.memory]
     (r,) = wavelift.replay(cap)
     assert r.refusal is not None and r.refusal.code == "dispatch.bad_target"
-    assert "gfx1200" in r.refusal.message
+    assert "gfx90a" in r.refusal.message
     for a, b in zip(cap.memory, before):
         np.testing.assert_array_equal(np.array(a.data), b)

@@ -266,7 +266,7 @@ def test_untrusted_metadata_refused_before_anything_is_built(tmp_path, monkeypat
     refused(
         q, rewrite_meta(good, lambda m: m["allocations"][0].__setitem__("name", 7)), "name is not a string"
     )
-    refused(q, rewrite_meta(good, lambda m: m.__setitem__("target", "gfx1200")), "gfx1200", "capture.target")
+    refused(q, rewrite_meta(good, lambda m: m.__setitem__("target", "gfx90a")), "gfx90a", "capture.target")
     refused(q, rewrite_meta(good, lambda m: m.__setitem__("target", ["gfx1030"])), "no target")
     assert zeros == []  # nothing built for any of them
 

@@ -8,7 +8,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..isa.instruction import GFX11_RUN, GFX12_RUN
+
 GFX_LEVELS = {"gfx1010": 10, "gfx1030": 103, "gfx1100": 11}
+GFX_LEVELS.update({t: 11 for t in GFX11_RUN})  # every GFX11 target that runs: gfx1100's conventions
+# GFX12: GFX11's dispatch registers; what differs (workgroup ids in TTMP registers, no DX10_CLAMP
+# or IEEE_MODE in RSRC1) is read from the target name (decision 0027)
+GFX_LEVELS.update({t: 11 for t in GFX12_RUN})
 
 
 @dataclass(frozen=True)
@@ -61,12 +67,18 @@ class DispatchConfig:
         return (self.rsrc1 >> 12) & 0xFF
 
     @property
-    def dx10_clamp(self) -> bool:
-        return bool((self.rsrc1 >> 21) & 1)
+    def gfx12(self) -> bool:
+        return self.target.startswith("gfx12")
+
+    @property
+    def dx10_clamp(self) -> bool:  # GFX12: bit 21 is WG_RR_EN; there is no DX10_CLAMP mode
+        return bool((self.rsrc1 >> 21) & 1) and not self.gfx12
 
     @property
     def ieee_mode(self) -> bool:
-        return bool((self.rsrc1 >> 23) & 1)
+        # GFX12: bit 23 is DISABLE_PERF; there is no IEEE mode bit, and float arithmetic quiets a
+        # signaling NaN as GFX11's IEEE mode does (decision 0027: the clang-19 fixtures vs PoCL)
+        return bool((self.rsrc1 >> 23) & 1) or self.gfx12
 
     @property
     def num_groups(self) -> tuple[int, int, int]:

@@ -179,10 +179,13 @@ def build_config(regs: RegisterFile, target: str, dims=None, initiator: int | No
     # system SGPRs, in hardware order after the user SGPRs
     sys_sgprs: dict[str, int] = {}
     pos = n_user
-    for axis, en in zip("xyz", tgid):
-        if en:
-            sys_sgprs[f"workgroup_id_{axis}"] = pos
-            pos += 1
+    if target.startswith("gfx12"):
+        sys_sgprs.update(_gfx12_workgroup_ids(start, end))
+    else:
+        for axis, en in zip("xyz", tgid):
+            if en:
+                sys_sgprs[f"workgroup_id_{axis}"] = pos
+                pos += 1
     if r2["TG_SIZE_EN"]:  # [5:0] waves in the workgroup, [11:6] this wave's index
         sys_sgprs["tg_size"] = pos
         pos += 1
@@ -216,6 +219,26 @@ def build_config(regs: RegisterFile, target: str, dims=None, initiator: int | No
         unwritten_user_sgprs=unwritten,
         dims=dims,
     )
+
+
+TTMP7, TTMP9 = 115, 117  # scalar operand codes of TTMP7 and TTMP9
+
+
+def _gfx12_workgroup_ids(start, end) -> dict[str, int]:
+    """GFX12's architected SGPRs (AMDGPUUsage; LLVM reads x from TTMP9, y from TTMP7[15:0], z from
+    TTMP7[31:16]): the hardware writes them whatever RSRC2.TGID_*_EN say.  The runtimes write one
+    id per register, so TTMP7 holds y alone: a dispatch whose z ids are not all 0, or whose y
+    ids do not fit 16 bits, is refused by name (decision 0027)."""
+    if start[2] != 0 or end[2] > 1:
+        raise Refused(
+            "dispatch.unsupported_mode",
+            f"GFX12 workgroup ids z {start[2]}..{end[2] - 1}: TTMP7[31:16] (z) is not carried out, only z = 0",
+        )
+    if end[1] > 0x10000:
+        raise Refused(
+            "dispatch.bad_register", f"GFX12 workgroup id y up to {end[1] - 1} does not fit TTMP7[15:0]"
+        )
+    return {"workgroup_id_x": TTMP9, "workgroup_id_y": TTMP7}
 
 
 def check_grid(groups, block, wave_size: int) -> None:

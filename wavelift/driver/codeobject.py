@@ -92,6 +92,7 @@ MACH: dict[int, str] = {
     0x4C: "gfx942",
     0x4E: "gfx1201",
     0x4F: "gfx950",
+    0x55: "gfx1152",  # clang-19 -mcpu=gfx1152 writes it (tests/fixtures/gfx1152)
 }
 MACH_BY_NAME = {v: k for k, v in MACH.items()}
 FEATURE_STATE = {0: "unsupported", 1: "any", 2: "off", 3: "on"}

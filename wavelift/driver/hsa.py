@@ -30,6 +30,17 @@ TARGETS: dict[str, TargetInfo] = {
     "gfx1010": TargetInfo(level=10, gfx11=False, cus=40, ses=2, wavesize_unit=1024),
     "gfx1030": TargetInfo(level=103, gfx11=False, cus=80, ses=4, wavesize_unit=1024),
     "gfx1100": TargetInfo(level=11, gfx11=True, cus=96, ses=6, wavesize_unit=256),
+    # the other GFX11 chips (Navi32, Navi33, Phoenix, Strix Point, Strix Halo, Krackan Point): the
+    # counts only size the scratch backing our driver allocates (WAVES = the slots it holds)
+    "gfx1101": TargetInfo(level=11, gfx11=True, cus=60, ses=3, wavesize_unit=256),
+    "gfx1102": TargetInfo(level=11, gfx11=True, cus=32, ses=2, wavesize_unit=256),
+    "gfx1103": TargetInfo(level=11, gfx11=True, cus=12, ses=1, wavesize_unit=256),
+    "gfx1150": TargetInfo(level=11, gfx11=True, cus=16, ses=1, wavesize_unit=256),
+    "gfx1151": TargetInfo(level=11, gfx11=True, cus=40, ses=2, wavesize_unit=256),
+    "gfx1152": TargetInfo(level=11, gfx11=True, cus=8, ses=1, wavesize_unit=256),
+    # GFX12 (Navi44, Navi48): GFX11's architected flat scratch and TMPRING units (decision 0027)
+    "gfx1200": TargetInfo(level=11, gfx11=True, cus=32, ses=2, wavesize_unit=256),
+    "gfx1201": TargetInfo(level=11, gfx11=True, cus=64, ses=4, wavesize_unit=256),
 }
 
 # Apertures (high 32 bits of the 64-bit flat bases) for hidden_shared_base/private_base: the

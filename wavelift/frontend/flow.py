@@ -22,9 +22,11 @@ def _simm(v):
 def discover(code: bytes, target: str, wave64: bool, base_address: int, entry: int = 0):
     """-> (instructions by offset, set of block-leader offsets).  Decoding starts at byte
     ``entry`` of ``code`` (``code`` may begin before the entry: callees placed below it)."""
+    from . import gfx12
     from .gfx11 import is_gfx11, normalize
 
-    gfx11 = is_gfx11(target)
+    gfx12_ = gfx12.is_gfx12(target)
+    gfx11 = is_gfx11(target) or gfx12_
     instrs: dict = {}
     leaders = {entry}
     work = [entry]
@@ -43,6 +45,8 @@ def discover(code: bytes, target: str, wave64: bool, base_address: int, entry: i
                 ins = decode_one(code, pos, target, wave64, 0)
             except DecodeError as e:
                 raise Refused("program.decode_error", str(e)) from None
+            if gfx12_:  # GFX11's shape (frontend/gfx12.py, decision 0027)
+                ins = gfx12.normalize(ins)
             if gfx11:  # GFX10 names and operand codes (frontend/gfx11.py, decision 0023)
                 ins = normalize(ins)
             instrs[pos] = ins
@@ -108,6 +112,13 @@ def _track(ins, consts, base, carry):
             consts.pop(d, None)
         else:
             consts[d] = v
+        return carry
+    if n == "s_sext_i32_i16":  # GFX12's call sequence: s_getpc_b64, then the PC's bit 47 extended
+        v = val(f["ssrc0"])
+        if v is None:
+            consts.pop(d, None)
+        else:
+            consts[d] = (v & 0xFFFF) - ((v & 0x8000) << 1) & 0xFFFFFFFF
         return carry
     if n == "s_mov_b64":
         s = f["ssrc0"]

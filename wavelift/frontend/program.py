@@ -6,7 +6,7 @@ from ..errors import Refused
 from ..ir.builder import Builder
 from ..ir.program import Block, Program
 from ..isa import Instruction
-from . import data_share, flow, image, sample, scalar_alu, scalar_memory, vector_alu, vector_memory
+from . import data_share, flow, gfx12, image, sample, scalar_alu, scalar_memory, vector_alu, vector_memory
 from . import scratch as scratch_mod
 from .common import Unsupported
 
@@ -113,7 +113,7 @@ def translate(
             blk.instrs.append(b.instr)
             if ins.encoding in VECTOR:
                 blk.valu += 1
-            fe = FRONTEND.get(ins.encoding)
+            fe = gfx12.HANDLERS.get(ins.name) or FRONTEND.get(ins.encoding)
             try:
                 if fe is None:
                     raise Unsupported()

@@ -15,9 +15,10 @@ def _c(b, t, v):
 
 def _offset(b, ins):
     f = ins.fields
-    off = f.get("offset", 0) & 0x1FFFFF
-    if off & 0x100000:
-        off -= 0x200000
+    bits = 24 if "cpol" in f else 21  # GFX12's SMEM (its cache policy field): 24-bit signed
+    off = f.get("offset", 0) & ((1 << bits) - 1)
+    if off >> (bits - 1):
+        off -= 1 << bits
     v = _c(b, "u64", off & 0xFFFFFFFFFFFFFFFF)
     so = f.get("soffset", 125)
     if so != 125:

@@ -26,6 +26,8 @@ __all__ = [
     "VARIANTS",
     "DECODE_TARGETS",
     "RUN_TARGETS",
+    "GFX11_RUN",
+    "GFX12_RUN",
     "TARGETS",
 ]
 
@@ -54,8 +56,14 @@ ENCODINGS = (
 )
 VARIANTS = ("", "e32", "e64", "dpp", "dpp8", "sdwa")
 TARGETS = ("gfx1030", "gfx1010")  # the GFX10 targets (the GFX10 tables and their sweeps)
-# the targets whose code wavelift runs (decision 0023: gfx1100 executes; other GFX11/12 decode only)
-RUN_TARGETS = TARGETS + ("gfx1100",)
+# the GFX11 targets whose code runs: LLVM 19 gives them gfx1100's instructions and semantics; they
+# differ in VGPRs per SIMD, the user-SGPR-init bug and (gfx115x) SALU float opcodes (decision 0023)
+GFX11_RUN = ("gfx1100", "gfx1101", "gfx1102", "gfx1103", "gfx1150", "gfx1151", "gfx1152")
+# the GFX12 targets whose code runs (decision 0027): GFX11's dispatch registers and semantics
+# under GFX12's names and memory layouts (frontend/gfx12.py), workgroup ids in TTMP7/TTMP9
+GFX12_RUN = ("gfx1200", "gfx1201")
+# the targets whose code wavelift runs (decisions 0023, 0027)
+RUN_TARGETS = TARGETS + GFX11_RUN + GFX12_RUN
 # the targets whose code wavelift decodes; a target whose every instruction LLVM 19 prints as
 # another's shares that one's tables (TABLE_TARGET; tests/isa/test_gfx11_sweep.py checks it)
 DECODE_TARGETS = TARGETS + (

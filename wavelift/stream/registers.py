@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field  # `field` is this module's own (below)
 
+from ..isa.instruction import GFX11_RUN, GFX12_RUN
+
 # register spaces: (name, base byte address, size in bytes)
 SH_BASE, CONTEXT_BASE, CONFIG_BASE, UCONFIG_BASE = 0xB000, 0x28000, 0x8000, 0x30000
 SPACES = {
@@ -25,6 +27,9 @@ SPACES = {
 
 # levels as DispatchConfig numbers them: 10, 103 (GFX10.3), 11 -- not ordered; test "== 11"
 LEVELS = {"gfx1010": 10, "gfx1030": 103, "gfx1100": 11, 10: 10, 103: 103, 11: 11}
+# every GFX11 target that runs: gfx1100's registers; GFX12 too (decision 0027: the compute
+# registers and fields a dispatch reads are GFX11's)
+LEVELS.update({t: 11 for t in GFX11_RUN + GFX12_RUN})
 
 
 def gfx_level(target) -> int:

@@ -1,0 +1,234 @@
+"""GFX12 (gfx1200, gfx1201; RDNA4) instructions in the shape the family frontends read
+(decision 0027).
+
+GFX12 keeps GFX11's semantics for most instructions; what it changed is names, the memory
+encodings' layouts and a few conventions.  ``normalize`` gives a GFX12 instruction GFX11's shape;
+``frontend/gfx11.py normalize`` then gives it GFX10's (flow.discover runs both), so semantics stay
+written once:
+
+* renames that llvm-mc-19 itself treats as one instruction (the GFX11 mnemonic, assembled for
+  gfx1200, gives the GFX12 instruction's encoding: tests/gfx12/test_gfx12_names.py checks every
+  row): ``s_add_co_u32`` -> ``s_add_u32``, ``v_mad_co_u64_u32`` -> ``v_mad_u64_u32``,
+  ``v_max_num_f32`` -> ``v_max_f32``, ...;
+* VGLOBAL/VSCRATCH/VFLAT become GLOBAL/SCRATCH/FLAT with GFX11's field names; the cache policy
+  (``th``/``scope``) only schedules, but bit 0 of ``th`` on an atomic is GFX11's GLC (return the
+  pre-op value).  The 24-bit signed offsets of these and of SMEM are read where the family's
+  frontend reads the offset (it tells GFX12's layout by its ``th``/``cpol`` field);
+* the split wait counters (``s_wait_loadcnt`` ...), cache write-back/invalidate (``global_wb``,
+  ``global_inv``) only schedule: no-ops;
+* the split workgroup barrier: ``s_barrier_signal -1`` is a no-op and ``s_barrier_wait -1`` the
+  barrier (GFX10's ``s_barrier``); other barrier ids (named barriers) are refused by name.
+
+Instructions GFX12 added (``s_add_nc_u64`` ...) and the f32 scalar float instructions (GFX12's and
+gfx1150's: their semantics are the VALU op's, taken from frontend/vector_alu.py) are in
+``HANDLERS`` (by name; frontend/program.py looks there first).  Everything else new in GFX12 is refused by name.
+"""
+
+from __future__ import annotations
+
+from ..errors import Refused
+from ..ir.builder import Builder
+from ..ir.ops import BITS
+from ..ir.program import is_float
+from ..isa import Instruction
+from .common import read_sreg, set_scc, unsupported, write_sdst
+
+# GFX12 name -> GFX11 name of the same instruction (llvm-mc-19 aliases; tests/gfx12 check them)
+RENAMES: dict[str, str] = {
+    "s_add_co_u32": "s_add_u32",
+    "s_sub_co_u32": "s_sub_u32",
+    "s_add_co_i32": "s_add_i32",
+    "s_sub_co_i32": "s_sub_i32",
+    "s_add_co_ci_u32": "s_addc_u32",
+    "s_sub_co_ci_u32": "s_subb_u32",
+    "v_mad_co_u64_u32": "v_mad_u64_u32",
+    "v_mad_co_i64_i32": "v_mad_i64_i32",
+    "v_max_num_f32": "v_max_f32",
+    "v_min_num_f32": "v_min_f32",
+    "v_max_num_f16": "v_max_f16",
+    "v_min_num_f16": "v_min_f16",
+    "v_max_num_f64": "v_max_f64",
+    "v_min_num_f64": "v_min_f64",
+    "v_max3_num_f32": "v_max3_f32",
+    "v_min3_num_f32": "v_min3_f32",
+    "v_max3_num_f16": "v_max3_f16",
+    "v_min3_num_f16": "v_min3_f16",
+    "v_med3_num_f32": "v_med3_f32",
+    "v_med3_num_f16": "v_med3_f16",
+    "v_pk_max_num_f16": "v_pk_max_f16",
+    "v_pk_min_num_f16": "v_pk_min_f16",
+    "v_maxmin_num_f32": "v_maxmin_f32",
+    "v_minmax_num_f32": "v_minmax_f32",
+    "v_maxmin_num_f16": "v_maxmin_f16",
+    "v_minmax_num_f16": "v_minmax_f16",
+}
+# only schedule (wait counters, cache write-back/invalidate): no operation
+NOPS = frozenset(
+    (
+        "s_wait_loadcnt",
+        "s_wait_storecnt",
+        "s_wait_samplecnt",
+        "s_wait_bvhcnt",
+        "s_wait_expcnt",
+        "s_wait_dscnt",
+        "s_wait_kmcnt",
+        "s_wait_loadcnt_dscnt",
+        "s_wait_storecnt_dscnt",
+        "s_wait_alu",
+        "global_wb",
+        "global_inv",
+        "global_wbinv",
+    )
+)
+MEMORY = {"VGLOBAL": "GLOBAL", "VSCRATCH": "SCRATCH", "VFLAT": "FLAT"}
+WORKGROUP_BARRIER = 193  # the inline constant -1: the workgroup's barrier (s_barrier_signal)
+
+
+def _nop(ins: Instruction) -> Instruction:
+    return ins._replace(name="s_nop", encoding="SOPP", variant="", fields={"op": 0, "simm16": 0})
+
+
+def _refuse(ins: Instruction, why: str):
+    raise Refused("program.unsupported_instruction", f"offset {ins.offset:#x}: {ins.text} ({why})")
+
+
+def _check(ins: Instruction) -> None:
+    """Refuse by name the GFX12 forms whose reading is GFX11's but not GFX10's, where the family
+    frontends branch on gfx11 only (they would give GFX10's reading): 16-bit VOP1/VOP2/VOPC
+    operands in VGPRs 128-255 (hardware: the high halves), a VOP3P inline constant read through
+    op_sel/op_sel_hi (GFX11: the constant's 32-bit value's halves), hardware registers
+    through s_getreg/s_setreg but MODE's FP_ROUND/FP_DENORM bits (GFX12 renumbered them; it
+    has no IEEE or DX10_CLAMP mode bits)."""
+    n, enc, f = ins.name, ins.encoding, ins.fields
+    if enc in ("VOP1", "VOP2", "VOPC") and "16" in n:
+        if f.get("src0", 0) >= 384 or f.get("vsrc1", 0) >= 128 or (enc != "VOPC" and f.get("vdst", 0) >= 128):
+            _refuse(ins, "GFX12 16-bit operand in VGPR 128-255 (a high half)")
+    if enc == "VOP3P":
+        sel = f.get("opsel", 0) | f.get("opsel_hi", 0) | (f.get("opsel_hi2", 0) << 2)
+        for i, k in enumerate(("src0", "src1", "src2")):
+            if 128 <= f.get(k, 0) <= 248 and sel >> i & 1:
+                _refuse(ins, "GFX12 VOP3P inline constant read through op_sel/op_sel_hi")
+    if n.startswith(("s_getreg", "s_setreg")):
+        hw = f.get("simm16", 0)
+        hid, off, size = hw & 0x3F, (hw >> 6) & 0x1F, ((hw >> 11) & 0x1F) + 1
+        if hid != 1:  # GFX12 numbers its hardware registers anew (20/21: SCRATCH_BASE_LO/HI)
+            _refuse(ins, f"GFX12 hardware register {hid}")
+        if off + size > 8:
+            _refuse(ins, "GFX12 MODE bits above FP_ROUND/FP_DENORM")
+
+
+def normalize(ins: Instruction) -> Instruction:
+    """``ins`` (decoded for gfx12) in GFX11's shape; ``text`` stays LLVM's GFX12 text."""
+    n, enc = ins.name, ins.encoding
+    _check(ins)
+    if n in NOPS:
+        return _nop(ins)
+    if n == "s_barrier_signal" and ins.fields.get("ssrc0") == WORKGROUP_BARRIER:
+        return _nop(ins)
+    if n == "s_barrier_wait" and ins.fields.get("simm16") == 0xFFFF:
+        return ins._replace(name="s_barrier")
+    if enc in MEMORY:
+        f = dict(ins.fields)
+        f["glc"] = f.get("th", 0) & 1 if "_atomic_" in n else 0
+        return ins._replace(encoding=MEMORY[enc], fields=f)
+    if n in RENAMES:
+        return ins._replace(name=RENAMES[n])
+    return ins
+
+
+def is_gfx12(target: str) -> bool:
+    return target.startswith("gfx12")
+
+
+# --------------------------------------------------------------- instructions GFX12 added
+def _sop2_u64(op: str):
+    def handle(ins, b: Builder):
+        f = ins.fields
+        x = read_sreg(b, f["ssrc0"], "u64", ins.literal)
+        y = read_sreg(b, f["ssrc1"], "u64", ins.literal)
+        write_sdst(b, f["sdst"], b.bin(op, "u64", x, y))  # SCC unchanged
+
+    return handle
+
+
+def _valu_f32(vname: str, *order: int):
+    """A scalar float instruction as VALU instruction ``vname`` computes it (the SALU float ops
+    follow MODE's denormal and rounding bits as the VALU does: RDNA3.5/RDNA4 ISA guides) over
+    the sources in ``order`` (0: SSRC0, 1: SSRC1, 2: SDST's old value, 3: the literal K), without
+    omod or clamp; the result goes to SDST."""
+    from .vector_alu import NO_DENORM, NO_FIN, OPS, OWN_NAN, _ieee_nan
+
+    dt, sts, fn = OPS[vname]
+
+    def handle(ins, b: Builder):
+        f = ins.fields
+        codes = {0: f.get("ssrc0"), 1: f.get("ssrc1"), 2: f.get("sdst"), 3: 255}
+        srcs = [read_sreg(b, codes[k], t, ins.literal) for k, t in zip(order, sts)]
+        if vname not in NO_DENORM and vname not in NO_FIN:
+            srcs = [b.emit("fin", v.type, v) if is_float(v.type) else v for v in srcs]
+        r = fn(b, dt, *srcs)
+        if is_float(r.type) and vname not in NO_DENORM:
+            r = _ieee_nan(b, r, () if vname in OWN_NAN else srcs)
+            r = b.emit("fout", r.type, r)
+        if r.type != dt and BITS[r.type] == BITS[dt]:
+            r = b.bitcast(dt, r)
+        write_sdst(b, f["sdst"], b.bitcast("u32", r))
+
+    return handle
+
+
+def _scmp_f32(cond: str):
+    """s_cmp_<cond>_f32: SCC = the compare of SSRC0 and SSRC1 as v_cmp_<cond>_f32 makes it."""
+    from .vector_alu import CMP_F
+
+    def handle(ins, b: Builder):
+        f = ins.fields
+        x, y = (b.emit("fin", "f32", read_sreg(b, f[k], "f32", ins.literal)) for k in ("ssrc0", "ssrc1"))
+        set_scc(b, b.cmp(CMP_F[cond], "f32", x, y))
+
+    return handle
+
+
+# name -> semantics (ins, Builder); frontend/program.py looks here before the encoding's frontend
+HANDLERS = {
+    "s_add_nc_u64": _sop2_u64("add"),
+    "s_sub_nc_u64": _sop2_u64("sub"),
+    "s_mul_u64": _sop2_u64("mul"),
+    # the f32 scalar float instructions of gfx1150/1151/1152 and GFX12 (the f16 ones, the
+    # min/max and s_cvt_*_f16 forms stay refused by name: what the high half of SDST gets, and
+    # the NaN rules of the _num/IEEE-2019 forms, are not checked here)
+    "s_add_f32": _valu_f32("v_add_f32", 0, 1),
+    "s_sub_f32": _valu_f32("v_sub_f32", 0, 1),
+    "s_mul_f32": _valu_f32("v_mul_f32", 0, 1),
+    "s_fmac_f32": _valu_f32("v_fma_f32", 0, 1, 2),
+    "s_fmaak_f32": _valu_f32("v_fma_f32", 0, 1, 3),
+    "s_fmamk_f32": _valu_f32("v_fma_f32", 0, 3, 1),
+    "s_ceil_f32": _valu_f32("v_ceil_f32", 0),
+    "s_floor_f32": _valu_f32("v_floor_f32", 0),
+    "s_trunc_f32": _valu_f32("v_trunc_f32", 0),
+    "s_rndne_f32": _valu_f32("v_rndne_f32", 0),
+    "s_cvt_f32_i32": _valu_f32("v_cvt_f32_i32", 0),
+    "s_cvt_f32_u32": _valu_f32("v_cvt_f32_u32", 0),
+    "s_cvt_i32_f32": _valu_f32("v_cvt_i32_f32", 0),
+    "s_cvt_u32_f32": _valu_f32("v_cvt_u32_f32", 0),
+}
+HANDLERS.update({f"s_cmp_{c}_f32": _scmp_f32(c) for c in ("lt", "eq", "le", "gt", "lg", "ge", "o", "u")})
+HANDLERS.update({f"s_cmp_{c}_f32": _scmp_f32(c) for c in ("nge", "nlg", "ngt", "nle", "neq", "nlt")})
+
+
+def _refused(ins, b: Builder):
+    unsupported("a scalar float instruction without semantics here")
+
+
+# the other scalar float instructions (gfx1150's and GFX12's tables): refused by name here, so
+# that no family frontend's prefix rule reads them as integer ones (s_max_f32 as s_max_u32)
+_SALU_FLOAT_REFUSED = (
+    ["s_add_f16", "s_sub_f16", "s_mul_f16", "s_fmac_f16", "s_max_f16", "s_min_f16", "s_max_f32", "s_min_f32"]
+    + ["s_max_num_f16", "s_min_num_f16", "s_max_num_f32", "s_min_num_f32"]
+    + ["s_maximum_f16", "s_minimum_f16", "s_maximum_f32", "s_minimum_f32"]
+    + ["s_ceil_f16", "s_floor_f16", "s_trunc_f16", "s_rndne_f16"]
+    + ["s_cvt_f16_f32", "s_cvt_f32_f16", "s_cvt_hi_f32_f16", "s_cvt_pk_rtz_f16_f32"]
+    + [f"s_cmp_{c}_f16" for c in ("lt", "eq", "le", "gt", "lg", "ge", "o", "u")]
+    + [f"s_cmp_{c}_f16" for c in ("nge", "nlg", "ngt", "nle", "neq", "nlt")]
+)
+HANDLERS.update({n: _refused for n in _SALU_FLOAT_REFUSED})
