@@ -38,3 +38,15 @@ def test_code_object_names_its_target(target):
 )
 def test_gfx11_target_fixture_kernel(target, path, kname, shape, mode):
     CT.check(target, path, kname, shape, mode)
+
+
+@pytest.mark.tiers  # NumPy blocks and the native tier (tests/conftest.py): a small subset
+@pytest.mark.parametrize(
+    "target,path,kname",
+    [
+        ("gfx1101", "tests/fixtures/gfx1101/basic-O2-w32.hsaco", "vadd"),
+        ("gfx1150", "tests/fixtures/gfx1150/stack-O2-w32.hsaco", "call"),
+    ],
+)
+def test_gfx11_target_fixture_kernel_tiers(target, path, kname):
+    CT.check(target, path, kname, "small", "wave")

@@ -27,3 +27,16 @@ def test_every_binary_is_logged_and_present(target):
 )
 def test_gfx12_fixture_kernel(target, path, kname, shape, mode):
     CT.check(target, path, kname, shape, mode)
+
+
+TIERS = (
+    ("gfx1200", "tests/fixtures/gfx1200/basic-O2-w32.hsaco", "vadd"),
+    ("gfx1200", "tests/fixtures/gfx1200/basic-O2-w32.hsaco", "lds_reduce"),
+    ("gfx1201", "tests/fixtures/gfx1201/stack-O2-w32.hsaco", "call"),
+)
+
+
+@pytest.mark.tiers  # NumPy blocks and the native tier (tests/conftest.py): TTMP ids, barrier, calls
+@pytest.mark.parametrize("target,path,kname", TIERS)
+def test_gfx12_fixture_kernel_tiers(target, path, kname):
+    CT.check(target, path, kname, "small", "wave")
