@@ -109,7 +109,7 @@ def test_user_data_none_puts_the_kernarg_pointer_in_s0_s1():
     assert bounds.check(fx.name, run.output, fx.expected(), fx.inputs()) is None
 
 
-@pytest.mark.parametrize("arch", ["rdna4", "cdna", "gfx9000"])
+@pytest.mark.parametrize("arch", ["cdna", "gfx90a", "gfx9000"])  # rdna4 (gfx1201) runs: decision 0027
 def test_an_arch_wavelift_does_not_run_is_a_bad_call(arch):
     buf = harness.HostBlock(4096)
     rc = tg.run_asm(
