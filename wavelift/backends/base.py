@@ -54,6 +54,9 @@ class RunCounts:
     # None, or progress(workgroups done, of) called by a runtime as workgroups finish (given,
     # not filled: execute's progress stage "running: i of N workgroups")
     progress: Any = None
+    # None, or land() -> (write spans, bytes written): a runtime that lands the dispatch itself
+    # (the CUDA backend's device copies, decision 0026); None: the host's WindowSet lands
+    land: Any = None
 
 
 class Part(Protocol):
@@ -159,7 +162,18 @@ def run_runtime(Runtime, module, config, windows, mode, budget, deadline, counts
         counts.lane_instructions, counts.escape_count = rt.lane_instructions, rt.escape_count
         counts.escapes = list(rt.escapes)
         counts.extra = dict(getattr(rt, "extra_stats", {}))
+        counts.land = getattr(rt, "land", None)
     return counts
+
+
+def land(windows, memory, counts: RunCounts) -> tuple[list, int]:
+    """Land a dispatch that escaped nothing and was not refused: -> (write spans, bytes).  The
+    runtime's own landing where it has one (counts.land), else the host's windows' spans into
+    guest memory (trace/windows.WindowSet)."""
+    if counts.land is not None:
+        return counts.land()
+    spans = windows.spans()
+    return spans, windows.land(memory, spans)
 
 
 # ---- what a lowering lowers, asked of the lowering itself -------------------------------------

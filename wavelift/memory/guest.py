@@ -17,7 +17,8 @@ returns a view, never a copy, so large allocations are never duplicated.
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -81,7 +82,33 @@ class Allocation:
     base: int  # canonical address
     size: int  # bytes
     name: str
-    data: np.ndarray  # uint8, writable, len == size
+    _data: np.ndarray  # uint8, writable, len == size (``data``)
+    # None, or the device copy's keeper (backends/cuda/resident.py, decision 0026): told of every
+    # host access first, so it lands the device's newer bytes (pull) and learns what the host
+    # changed (touched)
+    resident: Any = field(default=None, repr=False, compare=False)
+
+    @property
+    def data(self) -> np.ndarray:
+        """The host bytes, current (a device copy's newer bytes land first).  A read: code that
+        writes into it directly says so with GuestMemory.touched (view() and write() do)."""
+        if self.resident is not None:
+            self.resident.pull(self, 0, self.size)
+        return self._data
+
+    def __getstate__(self):
+        """(a copy holds the current bytes and no device copy)"""
+        state = dict(self.__dict__)
+        if self.resident is not None:
+            self.resident.pull(self, 0, self.size)
+        state["resident"] = None
+        return state
+
+    def __setstate__(self, state):
+        if "data" in state:  # (pickled before the device copies)
+            state["_data"] = state.pop("data")
+        state.setdefault("resident", None)
+        self.__dict__.update(state)
 
     @property
     def end(self) -> int:
@@ -112,10 +139,17 @@ class GuestMemory:
         self._index_log: list | None = []  # allocations added since _index was built
         # the tracer's windows per (user data, scratch roots): tracer.trace
         self.trace_cache: dict = {}
+        # None, or the CUDA backend's device copies of these allocations (decision 0026)
+        self.resident = None
+
+    def __getstate__(self):
+        """(a copy is host memory only: the allocations bring their current bytes)"""
+        return {**self.__dict__, "resident": None}
 
     def __setstate__(self, state):
         """(memories pickled before a field existed get its default)"""
         self.__dict__.update(state)
+        self.__dict__.setdefault("resident", None)
         self.__dict__.setdefault("pointer_scans", {})
         self.__dict__.setdefault(
             "pointer_scan_bytes", sum(x.nbytes + y.nbytes for x, y in self.pointer_scans.values())
@@ -301,7 +335,17 @@ class GuestMemory:
                 f"{what} of {n} bytes at 0x{a:016x} runs past the end of allocation {al.name!r} "
                 f"[0x{al.base:016x}, 0x{al.end:016x}) by {a + n - al.end} bytes"
             )
+        if al.resident is not None:  # (a device copy: decision 0026)
+            if what == "read":
+                al.resident.pull(al, a - al.base, n)
+            else:  # (a view may be written)
+                al.resident.touch(al, a - al.base, n)
         return al, a - al.base
+
+    def touched(self, address: int, n: int) -> None:
+        """The host wrote [address, address+n) other than through view() or write() (into an
+        Allocation's ``data``): a device copy takes it before its next dispatch."""
+        self._locate(address, n, "touched")
 
     def contains(self, address: int, size: int = 1) -> bool:
         return self.find(address, size) is not None
@@ -310,17 +354,25 @@ class GuestMemory:
     def view(self, address: int, n: int) -> np.ndarray:
         """A writable uint8 view (no copy) of [address, address+n), inside one allocation."""
         al, off = self._locate(address, n, "view")
-        return al.data[off : off + int(n)]
+        return al._data[off : off + int(n)]
+
+    def peek(self, address: int, n: int) -> np.ndarray:
+        """A read-only uint8 view of [address, address+n), current (a device copy's newer bytes
+        in that range land first; nothing else): for readers of part of a large allocation."""
+        al, off = self._locate(address, n, "read")
+        v = al._data[off : off + int(n)].view()
+        v.flags.writeable = False
+        return v
 
     def read(self, address: int, n: int) -> bytes:
         al, off = self._locate(address, n, "read")
-        return al.data[off : off + int(n)].tobytes()
+        return al._data[off : off + int(n)].tobytes()
 
     def write(self, address: int, data) -> None:
         src = data if isinstance(data, np.ndarray) else np.frombuffer(memoryview(data).cast("B"), np.uint8)
         src = np.ascontiguousarray(src).reshape(-1).view(np.uint8)
         al, off = self._locate(address, len(src), "write")
-        al.data[off : off + len(src)] = src
+        al._data[off : off + len(src)] = src
 
     def read_u32(self, address: int) -> int:
         return int(self.view(address, 4).view("<u4")[0])

@@ -276,8 +276,7 @@ def execute_dispatch(
         if deadline is not None:
             deadline.check()  # (a backend that cannot stop on it; nothing has landed)
         tell("landing")
-        spans = win.spans()
-        stats["bytes_written"] = win.land(memory, spans)
+        spans, stats["bytes_written"] = backends.land(win, memory, rc)
         res.write_spans = spans
     except Refused as r:
         res.refusal = r.refusal

@@ -250,7 +250,7 @@ class CudaBackend:
         return build_module(key, program, config, mode, base_address=base_address)
 
     def window_plan(self, module) -> dict:
-        return {}
+        return {"blank": _EVERY}  # (the windows' bytes come from the device copies: 0026)
 
     def run(self, module, config, windows, mode, budget, deadline=None, counts=None):
         from ..base import run_runtime
@@ -259,6 +259,14 @@ class CudaBackend:
         return run_runtime(Runtime, module, config, windows, mode, budget, deadline, counts)
 
 
+class _Every:
+    """Holds every window (WindowSet's ``blank``: none is copied into the host arena)."""
+
+    def __contains__(self, item) -> bool:
+        return True
+
+
+_EVERY = _Every()
 BACKEND = CudaBackend()
 
 

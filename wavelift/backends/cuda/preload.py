@@ -187,7 +187,8 @@ def evaluate(loads, plan, program: Program, wave_size: int, user_sgprs, fixed_re
                 d = windows.locate(addr, addr, nb) if addr % 4 == 0 else None
                 if d is None:
                     continue
-                w[: nb // 4] = windows.arena[addr + d : addr + d + nb].view("<u4")
+                # (from guest memory: the CUDA runtime's host arena holds no window, 0026)
+                w[: nb // 4] = np.frombuffer(windows.memory.read(addr, nb), "<u4")
                 ranges.append((addr + d, nb))
             val[op.out.id] = w
             continue

@@ -1,10 +1,13 @@
 """Run a CUDA module over a dispatch (CuPy for memory and launches).
 
-The windows' arena (trace/windows.WindowSet) is copied to the device, the kernel runs every
-workgroup as one CUDA block, and the arena and its written-byte mask come back into the same
-WindowSet, so run/run/execute.py computes write spans and lands them with the CPU code (one place).
-Escapes are counted on the device and the first 16 recorded in a device buffer; budget, bad
-jumps, a program running off its end and non-RNE rounding are flags in a status buffer.
+Guest memory stays on the device across dispatches (resident.py, decision 0026): the windows
+are gathered, device to device, into an arena laid out as trace/windows.WindowSet lays it out;
+the kernel runs every workgroup as one CUDA block and marks a written-byte map; the written runs
+are found on the device, and one small report (stats, status, escapes, the runs' count) comes
+back, then the runs.  Landing (``land``, called by execute_dispatch only when nothing escaped or
+was refused) copies the written bytes into the device copies; the host's bytes follow lazily.
+Escapes are counted on the device and the first 16 recorded; budget, bad jumps, a program
+running off its end and non-RNE rounding are flags in the status words.
 """
 
 from __future__ import annotations
@@ -18,9 +21,34 @@ from ...errors import Refused
 from ...run.result import Escape
 from . import codegen as G
 from . import preload as P_
+from . import resident as R
 
 MAX_SCRATCH_BYTES = 1 << 30  # wave-mode scratch held on the device per launch
 MAX_GRID = (1 << 31) - 1
+# the report buffer read back after a dispatch (one copy): stats (u64: [2] escapes, [8 + 2k],
+# [9 + 2k] instruction counts of slot k), status (16 u32), escapes (16 x 8 u32), runs (2 u32)
+STATS_BYTES = 8 * (8 + 2 * 256)
+REPORT_BYTES = STATS_BYTES + 64 + 512 + 16
+
+
+def _fill(win, ks) -> None:
+    """Windows ``ks`` that a mirror may copy (at most codegen.MIRROR_BYTES) into the host arena
+    from guest memory (a read: what the device holds newer comes down first)."""
+    for k in ks:
+        w = win.windows[k]
+        if w.size <= G.MIRROR_BYTES:
+            o = int(win.offs[k])
+            win.arena[o : o + w.size] = np.frombuffer(win.memory.read(w.address, w.size), np.uint8)
+
+
+def _hits(runs, ranges) -> bool:
+    """Whether any written run (sorted arena starts, ends) meets one of the (offset, bytes)."""
+    starts, ends = runs
+    for o, n in ranges:
+        k = int(np.searchsorted(ends, o, side="right"))  # first run ending after o
+        if k < starts.size and starts[k] < o + n:
+            return True
+    return False
 
 
 def _cupy():
@@ -42,6 +70,7 @@ class Runtime:
         self.instructions = 0
         self.lane_instructions = 0
         self.waves_run = 0
+        self.land = None  # () -> (spans, bytes): the dispatch's landing (resident.Resident.commit)
         # where the module's cubin came from (the run table's "disk hit": commands/common.py)
         self.extra_stats: dict = {
             "cubin": "disk cache" if getattr(module, "compiled_by", "") == "disk" else "compiled"
@@ -90,6 +119,8 @@ class Runtime:
             g = G.guesses([nb for nb, _ in m.slots], hints, win.starts, win.ends, win.offs)
             put += list(zip(("WL_GB", "WL_GL", "WL_GO"), g))
             if any(u for _, u in m.slots):
+                if mirror:  # (the host arena holds no window: the mirrored ones' bytes)
+                    _fill(win, {int(hints[j]) for j in range(min(len(m.slots), G.MAX_GUESSES)) if g[1][j]})
                 gm, words, copied = G.mirrors(
                     m.slots, hints, g[1], win.starts, win.ends, win.offs, win.arena, enabled=mirror
                 )
@@ -157,16 +188,18 @@ class Runtime:
         per_group = max(full * wb, 1)
         chunk = max(1, min(MAX_GRID, total, MAX_SCRATCH_BYTES // per_group if wb else MAX_GRID))
 
+        res = R.for_memory(win.memory)
+        plan = res.prepare(win)  # (what the host changed goes up)
+        win._spans = []  # (the host's written map stays untouched, so zero: WindowSet.release)
+
         def attempt(mirror: bool) -> dict:
             self._set_constants(P, mirror)
             fn = self.k.function()
             if shared > 48 * 1024:
                 self.k.set_shared(fn, shared)
-            # 8 spare bytes: wl_read may fetch the word after an access's last one
-            arena = cp.zeros(win.arena.size + 8, cp.uint8)
-            arena[: win.arena.size].set(win.arena)
+            rep = cp.zeros(REPORT_BYTES, cp.uint8)  # one readback: status, stats, escapes, runs
             d = {
-                "arena": arena,
+                "arena": res.gather(win, plan),
                 "written": cp.zeros(win.arena.size, cp.uint8),
                 # (one spare entry so that no table is empty; never mix uint64 with Python ints:
                 # NumPy would go through float64 and round 0xffff8000_xxxxxxxx addresses)
@@ -174,9 +207,10 @@ class Runtime:
                 "wend": cp.asarray(np.append(np.asarray(win.ends, np.uint64), np.uint64(0))),
                 "woff": cp.asarray(np.append(np.asarray(win.offs, np.int64), np.int64(0))),
                 "wavebase": cp.asarray(wavebase),
-                "status": cp.zeros(16, cp.uint32),
-                "stats": cp.zeros(8 + 2 * 256, cp.uint64),  # [2] escapes; [8 + 2k], [9 + 2k] slot k
-                "esc": cp.zeros(8 * 16, cp.uint32),
+                "rep": rep,
+                "stats": rep[:STATS_BYTES].view(cp.uint64),  # [2] escapes; [8 + 2k], [9 + 2k] slot k
+                "status": rep[STATS_BYTES : STATS_BYTES + 64].view(cp.uint32),
+                "esc": rep[STATS_BYTES + 64 : STATS_BYTES + 576].view(cp.uint32),
             }
             gscr = cp.zeros(max(chunk * full * wb // 4, 1), cp.uint32)
 
@@ -210,9 +244,14 @@ class Runtime:
             reps = settings.get("WAVELIFT_CUDA_TIMING_REPEAT")
             start, stop = cp.cuda.Event(), cp.cuda.Event()
             if reps > 0:
+                r2 = rep.copy()
                 dd = {
-                    k: (v.copy() if k in ("arena", "written", "status", "stats", "esc") else v)
-                    for k, v in d.items()
+                    **d,
+                    "arena": d["arena"].copy(),
+                    "written": d["written"].copy(),
+                    "stats": r2[:STATS_BYTES].view(cp.uint64),
+                    "status": r2[STATS_BYTES : STATS_BYTES + 64].view(cp.uint32),
+                    "esc": r2[STATS_BYTES + 64 : STATS_BYTES + 576].view(cp.uint32),
                 }
                 report_to(dd)
                 launch_all(dd)  # warm-up
@@ -229,25 +268,32 @@ class Runtime:
             start.record()
             launch_all(d)
             stop.record()
-            stop.synchronize()
+            # the written runs, found on the device: their count comes back with the report
+            res.ops.runs_launch(d["written"], rep[STATS_BYTES + 576 :].view(cp.uint32))
+            host = rep.get()  # (waits for the kernel)
             if reps <= 0:
                 self.extra_stats["device_time_s"] = cp.cuda.get_elapsed_time(start, stop) / 1000.0
+            d["host"] = host
+            runs = res.ops.runs_finish(int(host[STATS_BYTES + 576 :].view(np.uint32)[0]))
+            d["spans"] = R.spans(runs[0], runs[1], win)
+            d["runs"] = runs
             return d
 
         d = attempt(True)
         # a mirrored window this dispatch wrote: its uniform loads may have read stale copies,
         # so the dispatch runs again, from the same arena, without mirrors (codegen.mirrors)
-        if any(bool(d["written"][o : o + n].any()) for o, n in self.mirrored):
+        if self.mirrored and _hits(d["runs"], self.mirrored):
             self.extra_stats["mirror_rerun"] = True
             d = attempt(False)
         t0 = time.perf_counter()
         self._learn_hints()
-        status = d["status"].get()
-        stats = d["stats"].get()
+        host = d["host"]
+        status = host[STATS_BYTES : STATS_BYTES + 64].view(np.uint32)
+        stats = host[:STATS_BYTES].view(np.uint64)
         self.instructions = int(stats[8::2].sum())
         self.lane_instructions = int(stats[9::2].sum())
         self.escape_count = int(stats[2])
-        esc = d["esc"].get().reshape(16, 8)
+        esc = host[STATS_BYTES + 64 : STATS_BYTES + 576].view(np.uint32).reshape(16, 8)
         prog = self.m.program
         for e in esc[: min(int(status[4]), 16)]:
             ins = prog.instructions[int(e[0])]
@@ -262,8 +308,9 @@ class Runtime:
                 )
             )
         self._raise_flags(status)
-        win.arena[:] = d["arena"][: win.arena.size].get()
-        win.written[:] = d["written"].get().astype(bool)
+        spans = d["spans"]
+        # landing, when execute_dispatch lands (nothing escaped or was refused): on the device
+        self.land = lambda: (spans, res.commit(win, plan, d["arena"], d["written"], spans))
         self.extra_stats["download_s"] = time.perf_counter() - t0
 
     def _raise_flags(self, status):

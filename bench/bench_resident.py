@@ -1,0 +1,238 @@
+#!/usr/bin/env python3
+"""The CUDA backend with guest memory resident on the device (decision 0026, issue 24 item 1):
+host time per tiny dispatch, and a full-screen elementwise pass end to end next to native CUDA.
+
+    python bench/bench_resident.py                    # on an NVIDIA machine
+    python bench/bench_resident.py --tiny 5000 --passes 50
+
+(1) tiny: one Device (record=False), clang's vadd (basic-O2-w32-flat) over 64 floats, launched
+    again and again on the same buffers: wall microseconds per launch (Kernel.launch, whole),
+    dispatches per second, and the bytes that crossed the bus per launch (resident.py's counts).
+    The same on the NumPy backend for scale.
+(2) full screen: bench.cl's shade over 1920x1080 (the guest's 8x8 groups), `--passes` launches
+    back to back with the data resident (no download between them; one at the end, timed
+    apart): wall per pass end to end and kernel time per pass (CUDA events around the launch,
+    `device_time_s`), next to bench/kernels/native.cu's shade launched on device-resident
+    arrays with the guest's 8x8 blocks and with its best block shape of a few, each timed as
+    kernel time (events, back to back) and as wall per pass (launch + synchronize, so a pass
+    ends when its result is there, as ours does).  The outputs are compared (shade's native
+    build uses fmad: within 1 per channel, as gpu_check).
+Results print, and go to $OUT/bench_resident.json when $OUT is set.  Exit 2 without a GPU.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pathlib
+import sys
+import time
+
+import numpy as np
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+SHAPES = ((8, 8), (16, 8), (16, 16), (32, 4), (32, 8), (32, 16), (64, 2), (64, 4), (128, 1), (256, 1))
+
+
+def _res(dev):
+    return getattr(dev.memory, "resident", None)
+
+
+def tiny(backend: str, launches: int) -> dict:
+    import wavelift
+
+    dev = wavelift.Device("gfx1030", backend=backend, mode="lane", record=False)
+    k = dev.load_code_object(str(ROOT / "tests/fixtures/gfx1030/basic-O2-w32-flat.hsaco")).kernel("vadd")
+    n = 64
+    a = dev.upload(np.arange(n, dtype=np.float32))
+    b = dev.upload(np.ones(n, np.float32))
+    c = dev.alloc(4 * n)
+    args = [a, b, c, np.uint32(n)]
+    for _ in range(20):  # (translation, module build, guesses learned)
+        r = k.launch(global_size=(n, 1, 1), block=(64, 1, 1), args=args)
+        assert r.refusal is None, r.refusal
+    ops = getattr(_res(dev), "ops", None)
+    up0, down0 = (ops.up, ops.down) if ops else (0, 0)
+    t = time.perf_counter()
+    ex = 0.0
+    for _ in range(launches):
+        r = k.launch(global_size=(n, 1, 1), block=(64, 1, 1), args=args)
+        ex += r.stats["time_s"]
+    wall = (time.perf_counter() - t) / launches
+    assert np.array_equal(dev.download(c, np.float32), np.arange(n, dtype=np.float32) + 1)
+    out = {
+        "backend": backend,
+        "launches": launches,
+        "wall_us_per_launch": wall * 1e6,
+        "execute_us_per_launch": ex / launches * 1e6,
+        "dispatches_per_s": 1 / wall,
+    }
+    if ops:
+        out["bytes_up_per_launch"] = (ops.up - up0) / launches
+        out["bytes_down_per_launch"] = (ops.down - down0) / launches
+    print(
+        f"tiny vadd x{launches} on {backend}: {wall * 1e6:.0f} us per launch wall "
+        f"({1 / wall:,.0f}/s), execute_dispatch {ex / launches * 1e6:.0f} us"
+        + (
+            f"; per launch {out['bytes_up_per_launch']:.0f} B up, {out['bytes_down_per_launch']:.0f} B down"
+            if ops
+            else ""
+        ),
+        flush=True,
+    )
+    return out
+
+
+def fullscreen(passes: int, w: int = 1920, h: int = 1080) -> dict:
+    import cupy
+    from gpu_check import native_module
+
+    import wavelift
+
+    rng = np.random.default_rng(1080)
+    px = rng.integers(0, 1 << 32, size=w * h, dtype=np.uint64).astype(np.uint32)
+    wt = rng.uniform(0.0, 2.0, w * h).astype(np.float32)
+    dev = wavelift.Device("gfx1030", backend="cuda", mode="lane", record=False)
+    k = dev.load_code_object(str(ROOT / "bench" / "kernels" / "bench-gfx1030-O2-w32.hsaco")).kernel("shade")
+    bp, bw, bo = dev.upload(px), dev.upload(wt), dev.alloc(4 * w * h)
+    scal = [np.uint32(w), np.uint32(h), np.float32(1.25), np.float32(-8.0)]
+    args = [bp, bw, bo] + scal
+    t = time.perf_counter()
+    r = k.launch(groups=(w // 8, h // 8), block=(8, 8), args=args)
+    first = time.perf_counter() - t
+    assert r.refusal is None, r.refusal
+    for _ in range(3):  # (window guesses learned)
+        k.launch(groups=(w // 8, h // 8), block=(8, 8), args=args)
+    ops = _res(dev).ops
+    up0, down0 = ops.up, ops.down
+    walls, kern, ex = [], [], []
+    for _ in range(passes):
+        t = time.perf_counter()
+        r = k.launch(groups=(w // 8, h // 8), block=(8, 8), args=args)
+        walls.append(time.perf_counter() - t)
+        assert r.refusal is None, r.refusal
+        kern.append(r.stats.get("device_time_s", float("nan")))
+        ex.append(r.stats["time_s"])
+    up, down = (ops.up - up0) / passes, (ops.down - down0) / passes
+    t = time.perf_counter()
+    ours = dev.download(bo, np.uint32)
+    dl = time.perf_counter() - t
+
+    fn = native_module(f"sm_{cupy.cuda.Device().compute_capability}").get_function("shade")
+    dpx, dwt = cupy.asarray(px), cupy.asarray(wt)
+    dout = cupy.zeros(w * h, cupy.uint32)
+    nat = {}
+    for bx, by in SHAPES:
+        grid = (-(-w // bx), -(-h // by))
+        a = (dpx, dwt, dout) + tuple(scal)
+        fn(grid, (bx, by), a)
+        cupy.cuda.get_current_stream().synchronize()
+        s, e = cupy.cuda.Event(), cupy.cuda.Event()
+        reps = 50
+        s.record()
+        for _ in range(reps):
+            fn(grid, (bx, by), a)
+        e.record()
+        e.synchronize()
+        kt = cupy.cuda.get_elapsed_time(s, e) / 1000 / reps
+        ws = []
+        for _ in range(20):
+            t = time.perf_counter()
+            fn(grid, (bx, by), a)
+            cupy.cuda.get_current_stream().synchronize()
+            ws.append(time.perf_counter() - t)
+        nat[f"{bx}x{by}"] = {"kernel_s": kt, "wall_s": float(np.median(ws))}
+    diff = np.abs(ours.view(np.uint8).astype(np.int16) - dout.get().view(np.uint8).astype(np.int16))
+    best = min(nat, key=lambda s: nat[s]["kernel_s"])
+    med = lambda x: float(np.median(x))  # noqa: E731
+    out = {
+        "size": [w, h],
+        "passes": passes,
+        "first_launch_s": first,
+        "ours_wall_s": med(walls),
+        "ours_kernel_s": med(kern),
+        "ours_execute_s": med(ex),
+        "bytes_up_per_pass": up,
+        "bytes_down_per_pass": down,
+        "download_s": dl,
+        "native": nat,
+        "native_best_shape": best,
+        "agrees_within_1": bool(diff.max() <= 1),
+    }
+    g, b = nat["8x8"], nat[best]
+    print(
+        f"shade {w}x{h}, {passes} passes resident: ours {out['ours_wall_s'] * 1e3:.3f} ms wall per pass "
+        f"(execute {out['ours_execute_s'] * 1e3:.3f}), kernel {out['ours_kernel_s'] * 1e3:.3f} ms; "
+        f"{up:.0f} B up, {down:.0f} B down per pass; download at the end {dl * 1e3:.2f} ms\n"
+        f"  native 8x8: kernel {g['kernel_s'] * 1e3:.3f} ms, wall {g['wall_s'] * 1e3:.3f} ms; "
+        f"best {best}: kernel {b['kernel_s'] * 1e3:.3f} ms, wall {b['wall_s'] * 1e3:.3f} ms\n"
+        f"  ratios: wall ours/native(8x8) {out['ours_wall_s'] / g['wall_s']:.2f}x, "
+        f"/native(best) {out['ours_wall_s'] / b['wall_s']:.2f}x; kernel ours/native(8x8) "
+        f"{out['ours_kernel_s'] / g['kernel_s']:.2f}x, /native(best) {out['ours_kernel_s'] / b['kernel_s']:.2f}x; "
+        f"agrees within 1: {out['agrees_within_1']}",
+        flush=True,
+    )
+    return out
+
+
+def scan_head_only() -> None:
+    """Measurement only (--scan-head): Allocation.data pulls just the first SCAN_BYTES from the
+    device -- what the tracer's pointer scan reads -- as the tracer would if it read them with
+    GuestMemory.peek instead of Allocation.data (the rest of the bench reads guest memory only
+    through download, which pulls what it reads)."""
+    from wavelift.memory.guest import Allocation
+    from wavelift.trace.tracer import SCAN_BYTES
+
+    def data(self):
+        if self.resident is not None:
+            self.resident.pull(self, 0, min(self.size, SCAN_BYTES))
+        return self._data
+
+    Allocation.data = property(data)  # type: ignore[assignment,method-assign]
+
+
+def profile(launches: int) -> None:
+    import cProfile
+    import pstats
+
+    pr = cProfile.Profile()
+    pr.enable()
+    tiny("cuda", launches)
+    pr.disable()
+    pstats.Stats(pr).sort_stats("tottime").print_stats(30)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--tiny", type=int, default=2000, help="tiny launches timed (0: none)")
+    ap.add_argument("--passes", type=int, default=30, help="full-screen passes timed (0: none)")
+    ap.add_argument("--numpy", action="store_true", help="the tiny launches on the NumPy backend too")
+    ap.add_argument("--scan-head", action="store_true", help="measurement only: scan_head_only()")
+    ap.add_argument("--profile", type=int, default=0, help="cProfile N tiny launches")
+    args = ap.parse_args()
+    from wavelift.backends.cuda import available
+
+    if available() is not True:
+        print(f"no CUDA device: {available()}")
+        sys.exit(2)
+    rep: dict = {"scan_head": args.scan_head}
+    if args.scan_head:
+        scan_head_only()
+    if args.profile:
+        profile(args.profile)
+    if args.tiny:
+        rep["tiny_cuda"] = tiny("cuda", args.tiny)
+        if args.numpy:
+            rep["tiny_numpy"] = tiny("numpy", args.tiny)
+    if args.passes:
+        rep["fullscreen"] = fullscreen(args.passes)
+    if os.environ.get("OUT"):
+        pathlib.Path(os.environ["OUT"], "bench_resident.json").write_text(json.dumps(rep, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,105 @@
+"""Device-resident guest memory on a GPU (backends/cuda/resident.py, decision 0026); each test
+skips without CuPy or a device.  The bookkeeping itself is tested without a GPU in
+test_resident_host.py; here the device kernels (written runs, the masked commit) are held to
+NumPyOps, and a Device's stream of dispatches to NumPy's results."""
+
+from __future__ import annotations
+
+import pathlib
+
+import numpy as np
+import pytest
+
+from wavelift.backends.cuda import _gpu_problem
+from wavelift.backends.cuda import resident as R
+
+HERE = pathlib.Path(__file__).resolve().parent
+pytestmark = pytest.mark.cuda
+
+
+def _needs_gpu():
+    why = _gpu_problem()
+    if why:
+        pytest.skip(f"no CUDA device: {why}")
+
+
+def test_gpu_runs_and_commit_equal_the_host_ones(monkeypatch):
+    _needs_gpu()
+    import cupy
+
+    monkeypatch.setattr(R, "SPAN_CAPACITY", 16)  # (more runs than room: the second launch)
+    gpu, host = R.CuPyOps(), R.NumPyOps()
+    rng = np.random.default_rng(24)
+    for size in (8, 64, 4096, 1 << 20):
+        for p in (0.0, 0.001, 0.3, 0.97, 1.0):
+            w = (rng.random(size) < p).astype(np.uint8)
+            if size > 8 and p < 1:
+                w[:3] = 1  # (a run at the very start)
+            ws, we = gpu.runs(cupy.asarray(w))
+            hs, he = host.runs(w)
+            assert np.array_equal(ws, hs) and np.array_equal(we, he), (size, p)
+            src = rng.integers(0, 256, size, dtype=np.uint8)
+            dst = rng.integers(0, 256, size + 16, dtype=np.uint8)
+            d_dst = cupy.asarray(dst)
+            gpu.commit(d_dst, 5, cupy.asarray(src), 3, cupy.asarray(w), size - 3)
+            host.commit(dst, 5, src, 3, w, size - 3)
+            assert np.array_equal(d_dst.get(), dst), (size, p)
+
+
+def _vadd(dev, wave=32):
+    return dev.load_code_object(
+        str(HERE.parent / "fixtures" / "gfx1030" / f"basic-O2-w{wave}-flat.hsaco")
+    ).kernel("vadd")
+
+
+def test_gpu_stream_of_dispatches_lands_as_numpy_does():
+    """A chain of dispatches each reading what the one before wrote, host writes between some,
+    no host read until the end: every buffer equals the NumPy backend's."""
+    _needs_gpu()
+    import wavelift
+
+    rng = np.random.default_rng(5)
+    n = 4096
+    a0 = rng.standard_normal(n).astype(np.float32)
+    got = {}
+    for backend in ("numpy", "cuda"):
+        dev = wavelift.Device("gfx1030", backend=backend, mode="lane", record=False)
+        k = _vadd(dev)
+        bufs = [dev.upload(a0), dev.alloc(4 * n), dev.alloc(4 * n)]
+        for step in range(12):
+            x, y, z = bufs[step % 3], bufs[(step + 1) % 3], bufs[(step + 2) % 3]
+            if step % 5 == 4:  # the host changes part of one (goes up as a dirty range)
+                dev.memory.write(x.address + 4 * 100, np.full(50, step, np.float32))
+            r = k.launch(groups=(n // 256,), block=(256,), args=[x, x, z, np.uint32(n)])
+            assert r.refusal is None, r.refusal
+            r = k.launch(groups=(n // 256 - 2,), block=(256,), args=[z, x, y, np.uint32(n)])
+            assert r.refusal is None, r.refusal
+        got[backend] = [dev.download(b, np.uint32) for b in bufs]
+    for u, v in zip(got["numpy"], got["cuda"]):
+        assert np.array_equal(u, v)
+
+
+def test_gpu_refused_dispatch_leaves_device_and_host_copies():
+    """An escape after landed dispatches: the device copies and the host's bytes as they were."""
+    _needs_gpu()
+    import wavelift
+
+    dev = wavelift.Device("gfx1030", backend="cuda", mode="lane", record=False)
+    k = _vadd(dev)
+    n = 4096
+    a = np.arange(n, dtype=np.float32)
+    ba, bb, bo = dev.upload(a), dev.upload(a), dev.alloc(4 * n)
+    r = k.launch(groups=(n // 256,), block=(256,), args=[ba, bb, bo, np.uint32(n)])
+    assert r.refusal is None, r.refusal
+    res = dev.memory.resident
+    dev_before = {x.base: e.buf[: x.size].get() for x, e in res.entries.items()}
+    r = k.launch(groups=(16 * n // 256,), block=(256,), args=[ba, bb, bo, np.uint32(16 * n)])
+    assert r.refusal is not None and r.refusal.code == "escape", r.refusal
+    for x, e in res.entries.items():
+        if x.base in dev_before:
+            assert np.array_equal(e.buf[: x.size].get(), dev_before[x.base]), x.name
+            # (newer on the device: what landed before and the host has not read yet; the
+            # refused dispatch added nothing -- its tracing read the output, which pulled it)
+            assert e.dev_dirty.ranges() in ([], [(0, x.size)]) if x.base == bo.address else True
+            assert not e.dev_dirty or x.base == bo.address, x.name
+    assert np.array_equal(dev.download(bo, np.float32), 2 * a)

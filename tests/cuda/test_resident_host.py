@@ -1,0 +1,268 @@
+"""The CUDA backend's device-resident guest memory (backends/cuda/resident.py, decision 0026),
+its bookkeeping run without a GPU: NumPy arrays stand in for device arrays (NumPyOps).
+
+Oracles: a plain boolean array for RangeSet; trace/windows.WindowSet.spans (the host's write
+spans) for the spans found from the device's runs; and a second GuestMemory without device
+copies, into which every dispatch that is not refused lands at once, for the lazy landing."""
+
+from __future__ import annotations
+
+import copy
+import pickle
+
+import numpy as np
+import pytest
+
+from wavelift.backends.cuda import _EVERY
+from wavelift.backends.cuda import resident as R
+from wavelift.memory.guest import GuestMemory
+from wavelift.run.result import Window
+from wavelift.trace.windows import WindowSet
+
+
+def test_rangeset_against_a_bit_array():
+    rng = np.random.default_rng(26)
+    for _ in range(200):
+        rs, ref = R.RangeSet(), np.zeros(300, bool)
+        for _ in range(30):
+            lo = int(rng.integers(0, 300))
+            hi = min(300, lo + int(rng.integers(0, 40)))
+            if rng.random() < 0.6:
+                rs.add(lo, hi)
+                ref[lo:hi] = True
+            else:
+                got = rs.take(lo, hi)
+                want = np.zeros(300, bool)
+                for a, b in got:
+                    assert lo <= a < b <= hi
+                    assert not want[a:b].any()
+                    want[a:b] = True
+                assert (want[lo:hi] == ref[lo:hi]).all() and not want[:lo].any() and not want[hi:].any()
+                ref[lo:hi] = False
+            have = np.zeros(300, bool)
+            prev = -1
+            for a, b in rs.ranges():
+                assert prev < a < b  # disjoint, sorted, adjacent ones merged
+                have[a:b] = True
+                prev = b
+            assert (have == ref).all()
+
+
+def _memory(rng):
+    mem = GuestMemory()
+    bases = []
+    for k, size in enumerate((4096, 1000, 64, 20000)):
+        data = rng.integers(0, 256, size, dtype=np.uint8)
+        bases.append(mem.alloc(size, name=f"a{k}", data=data, align=8 if k == 2 else 256))
+    return mem, bases
+
+
+def _windows(mem, bases, rng):
+    """Windows inside the allocations: whole ones, parts, two adjacent parts of one."""
+    a0, a1, a2, a3 = bases
+    return [
+        Window(a0, 4096, "a0", "t"),
+        Window(a1 + 8, 512, "a1", "t"),
+        Window(a2, 64, "a2", "t"),
+        Window(a3 + 16, 3000, "a3", "t"),
+        Window(a3 + 3016 + int(rng.integers(0, 2)) * 8, 4000, "a3b", "t"),
+    ]
+
+
+def test_spans_from_runs_equal_the_host_spans():
+    rng = np.random.default_rng(2026)
+    mem, bases = _memory(rng)
+    ops = R.NumPyOps()
+    for trial in range(100):
+        win = WindowSet(_windows(mem, bases, rng), mem)
+        try:
+            p = rng.choice([0.001, 0.05, 0.5, 0.999])
+            for w, o in zip(win.windows, win.offs.tolist()):
+                win.written[o : o + w.size] = rng.random(w.size) < p
+                if trial % 7 == 0:
+                    win.written[o : o + w.size] = 1  # (whole windows: runs across the bound)
+            got = R.spans(*ops.runs(win.written), win)
+            assert got == win.spans()
+        finally:
+            win.release()
+
+
+class Dispatch:
+    """One dispatch as the CUDA runtime carries it out, the kernel played by NumPy: stores of
+    random bytes at random places in the windows."""
+
+    def __init__(self, res, mem, windows, rng):
+        self.win = WindowSet(windows, mem, blank=_EVERY)
+        self.plan = res.prepare(self.win)
+        self.arena = res.gather(self.win, self.plan)
+        self.written = res.ops.zeros(self.win.arena.size)
+        self.stores = []
+        for _ in range(int(rng.integers(0, 6))):
+            w = self.win.windows[int(rng.integers(0, len(self.win.windows)))]
+            at = int(rng.integers(0, w.size))
+            n = min(int(rng.integers(1, 300)), w.size - at)
+            v = rng.integers(0, 256, n, dtype=np.uint8)
+            o = self.win._index(w.address + at)
+            self.arena[o : o + n] = v
+            self.written[o : o + n] = 1
+            self.stores.append((w.address + at, v))
+        self.spans = R.spans(*res.ops.runs(self.written), self.win)
+
+    def sees(self, ref) -> bool:
+        """The arena holds what guest memory held at the dispatch's start (ref: landed at once)."""
+        return all(
+            (self.arena[o : o + w.size] == ref.view(w.address, w.size)).all()
+            for w, o in zip(self.win.windows, self.win.offs.tolist())
+            if not any(w.address <= a < w.address + w.size for a, _ in self.stores)
+        )
+
+
+def _land_ref(ref, d):
+    for addr, v in d.stores:
+        ref.write(addr, v)
+
+
+def test_lazy_landing_against_memory_that_lands_at_once():
+    """Host writes, dispatches (some refused), host reads and views in random order: the device
+    copy and the lazily landed host bytes always equal a memory where each landed at once."""
+    rng = np.random.default_rng(24)
+    for _ in range(30):
+        mem, bases = _memory(rng)
+        ref = copy.deepcopy(mem)
+        res = R.Resident(R.NumPyOps())
+        mem.resident = res
+        for _ in range(25):
+            r = rng.random()
+            base = bases[int(rng.integers(0, len(bases)))]
+            size = mem.find(base).size
+            at = int(rng.integers(0, size))
+            n = min(int(rng.integers(1, 200)), size - at)
+            if r < 0.2:  # the host writes (an upload, the stream walker)
+                v = rng.integers(0, 256, n, dtype=np.uint8)
+                mem.write(base + at, v)
+                ref.write(base + at, v)
+            elif r < 0.3:  # the host writes through a view
+                v = rng.integers(0, 256, n, dtype=np.uint8)
+                mem.view(base + at, n)[:] = v
+                ref.view(base + at, n)[:] = v
+            elif r < 0.45:  # the host reads part
+                assert mem.read(base + at, n) == ref.read(base + at, n)
+            else:  # a dispatch: landed, or refused (nothing lands)
+                d = Dispatch(res, mem, _windows(mem, bases, rng), rng)
+                assert d.sees(ref)
+                if rng.random() < 0.7:
+                    res.commit(d.win, d.plan, d.arena, d.written, d.spans)
+                    _land_ref(ref, d)
+                d.win.release()
+            for a in mem:  # the device copy is what the host would hold, were it current
+                e = res.entries.get(a)
+                if e is not None:
+                    host = a._data.copy()
+                    for lo, hi in e.dev_dirty.ranges():
+                        host[lo:hi] = e.buf[lo:hi]
+                    for lo, hi in e.host_dirty.ranges():  # (newer on the host)
+                        assert (host[lo:hi] == a._data[lo:hi]).all()
+                    want = ref.view(a.base, a.size)
+                    assert (host == want).all()
+        for a, b in zip(mem, ref):  # Allocation.data: every byte current
+            assert (a.data == b.data).all()
+
+
+def test_refused_dispatch_leaves_device_and_host_untouched():
+    rng = np.random.default_rng(7)
+    mem, bases = _memory(rng)
+    res = R.Resident(R.NumPyOps())
+    mem.resident = res
+    Dispatch(res, mem, _windows(mem, bases, rng), rng).win.release()  # (every copy made)
+    before_dev = {a.base: res.entries[a].buf[: a.size].copy() for a in mem}
+    before_host = {a.base: a._data.copy() for a in mem}
+    for _ in range(20):
+        d = Dispatch(res, mem, _windows(mem, bases, rng), rng)
+        d.arena[:] ^= 0xFF  # (the kernel scribbled over its whole arena)
+        d.written[:] = 1
+        d.win.release()  # refused: no commit
+    for a in mem:
+        assert (res.entries[a].buf[: a.size] == before_dev[a.base]).all()
+        assert not res.entries[a].dev_dirty
+        assert (a._data == before_host[a.base]).all()
+
+
+def test_only_dirty_ranges_cross():
+    """What goes up is what the host wrote; what comes down is what the host reads of what the
+    device wrote -- never whole allocations after the first upload."""
+    rng = np.random.default_rng(3)
+    mem, bases = _memory(rng)
+    ops = R.NumPyOps()
+    res = R.Resident(ops)
+    mem.resident = res
+    wins = _windows(mem, bases, rng)
+    d = Dispatch(res, mem, wins, rng)
+    d.win.release()
+    assert ops.up == sum(a.size for a in mem)  # first sight: whole
+    ops.up = 0
+    mem.write(bases[3] + 100, b"\x01\x02\x03")
+    mem.write_u32(bases[0] + 8, 7)
+    d = Dispatch(res, mem, wins, rng)
+    assert ops.up == 3 + 4
+    # a dispatch that writes 10 bytes: nothing comes down until the host looks
+    d.arena[:] = d.arena
+    o = d.win._index(bases[0] + 1000)
+    d.arena[o : o + 10] = 0x5A
+    d.written[:] = 0
+    d.written[o : o + 10] = 1
+    d.spans = R.spans(*ops.runs(d.written), d.win)
+    assert d.spans == [(bases[0] + 1000, 10)]
+    assert res.commit(d.win, d.plan, d.arena, d.written, d.spans) == 10
+    d.win.release()
+    ops.down = 0
+    assert mem.read(bases[0] + 1004, 2) == b"\x5a\x5a" and ops.down == 2
+    assert mem.read(bases[0], 4096)[1000:1010] == b"\x5a" * 10 and ops.down == 10
+    assert mem.read(bases[0], 4096)[1000:1010] == b"\x5a" * 10 and ops.down == 10  # (once)
+
+
+def test_copies_are_host_memory_with_current_bytes():
+    """A capture save, a pickle or a deep copy sees the device's newer bytes and no device."""
+    rng = np.random.default_rng(5)
+    mem, bases = _memory(rng)
+    res = R.Resident(R.NumPyOps())
+    mem.resident = res
+    ref = copy.deepcopy(mem)
+    d = Dispatch(res, mem, _windows(mem, bases, rng), rng)
+    while not d.stores:
+        d.win.release()
+        d = Dispatch(res, mem, _windows(mem, bases, rng), rng)
+    res.commit(d.win, d.plan, d.arena, d.written, d.spans)
+    d.win.release()
+    _land_ref(ref, d)
+    for other in (copy.deepcopy(mem), pickle.loads(pickle.dumps(mem))):
+        assert other.resident is None
+        for a, b in zip(other, ref):
+            assert a.resident is None
+            assert (a._data == b._data).all()
+
+
+def test_old_pickled_allocations_load():
+    mem = GuestMemory()
+    mem.alloc(16, data=b"x" * 16)
+    state = pickle.loads(pickle.dumps(mem))
+    a = state.allocations[0]
+    d = a.__getstate__()
+    d["data"] = d.pop("_data")
+    del d["resident"]
+    a.__setstate__(d)
+    assert a.data.tobytes() == b"x" * 16 and a.resident is None
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_an_allocation_freed_drops_its_copy(seed):
+    import gc
+
+    rng = np.random.default_rng(seed)
+    mem, bases = _memory(rng)
+    res = R.Resident(R.NumPyOps())
+    mem.resident = res
+    Dispatch(res, mem, _windows(mem, bases, rng), rng).win.release()
+    n = len(res.entries)
+    mem.free(bases[2])
+    gc.collect()
+    assert len(res.entries) == n - 1

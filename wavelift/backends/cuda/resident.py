@@ -1,0 +1,356 @@
+"""Guest memory kept on the device across dispatches (decision 0026).
+
+Each guest allocation a CUDA dispatch reaches gets a device copy the first time (uploaded
+whole) and keeps it.  Two sets of byte ranges per allocation say which side is newer:
+
+    host_dirty  the host wrote them since (GuestMemory.view / write / touched: ``touch``);
+                they go up before the next dispatch that reaches the allocation (``prepare``)
+    dev_dirty   a dispatch wrote them on the device (``commit``); they come down when the host
+                reads or writes them (``pull``: Allocation.data, GuestMemory.read / view / write)
+
+A dispatch never runs on the device copies: ``gather`` copies its windows, device to device,
+into an arena laid out as trace/windows.WindowSet lays the host one, and the kernel writes
+there and marks its written-byte map.  ``runs`` finds the written runs on the device (only
+their list comes back), ``spans`` cuts them at window bounds into guest write spans (the spans
+WindowSet.spans finds on the host), and only after the host has seen that nothing escaped and
+nothing was refused does ``commit`` copy the written bytes into the device copies (a masked
+copy on the device) and record them as dev_dirty.  A refused dispatch leaves the device copies
+and the host's bytes as they were.
+
+The device is an object with a few array operations (``Ops``): CuPyOps on a GPU, NumPyOps (host
+arrays standing in for device ones) for the tests of this bookkeeping without a GPU.
+"""
+
+from __future__ import annotations
+
+import weakref
+from bisect import bisect_left, bisect_right
+from typing import Any
+
+import numpy as np
+
+SPAN_CAPACITY = 1 << 14  # runs the first runs() launch has room for (more: a second launch)
+
+
+class RangeSet:
+    """Disjoint, sorted half-open byte ranges [lo, hi) (adjacent ones merged)."""
+
+    def __init__(self):
+        self.lo: list[int] = []
+        self.hi: list[int] = []
+
+    def __bool__(self) -> bool:
+        return bool(self.lo)
+
+    def __len__(self) -> int:
+        return len(self.lo)
+
+    def ranges(self) -> list[tuple[int, int]]:
+        return list(zip(self.lo, self.hi))
+
+    def add(self, lo: int, hi: int) -> None:
+        if hi <= lo:
+            return
+        i = bisect_left(self.hi, lo)  # first range ending at or after lo (touching merges)
+        j = bisect_right(self.lo, hi)  # ranges starting at or before hi
+        if i < j:
+            lo, hi = min(lo, self.lo[i]), max(hi, self.hi[j - 1])
+        self.lo[i:j] = [lo]
+        self.hi[i:j] = [hi]
+
+    def take(self, lo: int, hi: int) -> list[tuple[int, int]]:
+        """Remove [lo, hi) and return the parts of it that were in the set, in order."""
+        if hi <= lo or not self.lo:
+            return []
+        i = bisect_right(self.hi, lo)  # first range ending after lo
+        j = bisect_left(self.lo, hi)  # ranges starting before hi
+        if i >= j:
+            return []
+        out = [(max(lo, a), min(hi, b)) for a, b in zip(self.lo[i:j], self.hi[i:j])]
+        keep_lo, keep_hi = [], []
+        if self.lo[i] < lo:
+            keep_lo.append(self.lo[i])
+            keep_hi.append(lo)
+        if self.hi[j - 1] > hi:
+            keep_lo.append(hi)
+            keep_hi.append(self.hi[j - 1])
+        self.lo[i:j] = keep_lo
+        self.hi[i:j] = keep_hi
+        return out
+
+
+class Entry:
+    """One allocation's device copy and which of its bytes are newer where."""
+
+    def __init__(self, buf):
+        self.buf = buf
+        self.host_dirty = RangeSet()
+        self.dev_dirty = RangeSet()
+
+
+class NumPyOps:
+    """The device operations on host arrays: tests of the bookkeeping without a GPU.  Counts
+    what crosses the (pretend) bus."""
+
+    def __init__(self):
+        self.up = self.down = 0  # bytes uploaded / downloaded
+
+    def alloc(self, n: int):
+        return np.full(n, 0xA5, np.uint8)  # (not zeroed: nothing may rely on it)
+
+    def zeros(self, n: int):
+        return np.zeros(n, np.uint8)
+
+    def upload(self, buf, off: int, host) -> None:
+        buf[off : off + host.size] = host
+        self.up += host.size
+
+    def download(self, buf, off: int, n: int):
+        self.down += n
+        return buf[off : off + n].copy()
+
+    def copy(self, dst, doff: int, src, soff: int, n: int) -> None:
+        dst[doff : doff + n] = src[soff : soff + n]
+
+    def commit(self, dst, doff: int, src, soff: int, mask, n: int) -> None:
+        m = mask[soff : soff + n] != 0
+        dst[doff : doff + n][m] = src[soff : soff + n][m]
+
+    def runs(self, written) -> tuple[np.ndarray, np.ndarray]:
+        m = np.asarray(written) != 0
+        b = np.flatnonzero(np.diff(np.concatenate(([0], m.view(np.int8), [0]))))
+        return b[0::2].astype(np.int64), b[1::2].astype(np.int64)
+
+
+_RUNS_SRC = r"""
+typedef unsigned long long u64;
+typedef unsigned int u32;
+/* every run of nonzero bytes of w[0, n): its first index into starts, one past its last into
+   ends (each in the order threads get there; the host sorts), count[0] / count[1] their numbers */
+extern "C" __global__ void wl_runs(const unsigned char* w, u64 n, u64* starts, u64* ends, u64 cap,
+                                   u32* count) {
+  for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; 4 * i < n; i += (u64)gridDim.x * blockDim.x) {
+    const u64 b = 4 * i;
+    const u32 x = *(const u32*)(w + b);  /* (n is a multiple of 8) */
+    const bool before = b > 0 && w[b - 1] != 0, after = b + 4 < n && w[b + 4] != 0;
+    if (x == 0u) continue;
+    if (((x - 0x01010101u) & ~x & 0x80808080u) == 0u && before && after) continue;  /* inside */
+    for (u32 k = 0; k < 4; k++) {
+      const u64 j = b + k;
+      if (!w[j]) continue;
+      if (j == 0 || !w[j - 1]) { const u32 s = atomicAdd(&count[0], 1u); if (s < cap) starts[s] = j; }
+      if (j + 1 == n || !w[j + 1]) { const u32 e = atomicAdd(&count[1], 1u); if (e < cap) ends[e] = j + 1; }
+    }
+  }
+}
+/* the written bytes of src into dst (mask nonzero): a dispatch's landing on the device */
+extern "C" __global__ void wl_commit(unsigned char* dst, const unsigned char* src,
+                                     const unsigned char* mask, u64 n) {
+  for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (u64)gridDim.x * blockDim.x)
+    if (mask[i]) dst[i] = src[i];
+}
+"""
+
+
+class CuPyOps:
+    """The device operations with CuPy, all on the current stream (ordered with the launches)."""
+
+    def __init__(self):
+        import cupy
+
+        self.cp = cupy
+        self.up = self.down = 0
+        self._mod = cupy.RawModule(code=_RUNS_SRC, options=("-std=c++14",))
+        self._runs = self._mod.get_function("wl_runs")
+        self._commit = self._mod.get_function("wl_commit")
+        self._cap = 0
+        self._starts = self._ends = None
+
+    def alloc(self, n: int):
+        return self.cp.empty(max(n, 1), self.cp.uint8)
+
+    def zeros(self, n: int):
+        return self.cp.zeros(n, self.cp.uint8)
+
+    def upload(self, buf, off: int, host) -> None:
+        buf[off : off + host.size].set(np.ascontiguousarray(host))
+        self.up += host.size
+
+    def download(self, buf, off: int, n: int):
+        self.down += n
+        return buf[off : off + n].get()
+
+    def copy(self, dst, doff: int, src, soff: int, n: int) -> None:
+        if n:
+            dst[doff : doff + n].data.copy_from_device_async(src[soff : soff + n].data, n)
+
+    @staticmethod
+    def _grid(n: int) -> tuple[int, ...]:
+        return (max(1, min(-(-n // 256), 8192)),)
+
+    def commit(self, dst, doff: int, src, soff: int, mask, n: int) -> None:
+        if n:
+            self._commit(self._grid(n), (256,), (dst[doff:], src[soff:], mask[soff:], np.uint64(n)))
+
+    def runs_launch(self, written, count) -> None:
+        """Start wl_runs over ``written``; ``count`` (2 device u32) gets the number of runs,
+        which comes back with the dispatch's report; then ``runs_finish``."""
+        if self._cap < SPAN_CAPACITY:
+            self._grow(SPAN_CAPACITY)
+        count.fill(0)
+        n = int(written.size)
+        self._runs(
+            self._grid(-(-n // 4)),
+            (256,),
+            (written, np.uint64(n), self._starts, self._ends, np.uint64(self._cap), count),
+        )
+        self._last = (written, count)
+
+    def _grow(self, cap: int) -> None:
+        self._cap = cap
+        self._starts = self.cp.empty(cap, self.cp.uint64)
+        self._ends = self.cp.empty(cap, self.cp.uint64)
+
+    def runs_finish(self, count: int) -> tuple[np.ndarray, np.ndarray]:
+        """The runs (sorted arena offsets) given their count (read back with the report)."""
+        if count > self._cap:  # (more runs than room: again, with room for all)
+            self._grow(count)
+            self.runs_launch(*self._last)
+        s = self._starts[:count].get().astype(np.int64)
+        e = self._ends[:count].get().astype(np.int64)
+        self.down += 16 * count
+        s.sort()
+        e.sort()
+        return s, e
+
+    def runs(self, written) -> tuple[np.ndarray, np.ndarray]:
+        count = self.cp.zeros(2, self.cp.uint32)
+        self.runs_launch(written, count)
+        return self.runs_finish(int(count[0].get()))
+
+
+def spans(starts, ends, win) -> list[tuple[int, int]]:
+    """The runs (arena offsets, sorted) cut at window bounds as guest (address, size) write spans,
+    window by window: what WindowSet.spans finds from the host map.  (The kernel writes only
+    inside windows, so a run only crosses from one window into an adjacent one.)"""
+    out: list[tuple[int, int]] = []
+    offs = [int(o) for o in win.offs]
+    for s, e in zip(starts.tolist(), ends.tolist()):
+        k = bisect_right(offs, s) - 1
+        while s < e:
+            w, o = win.windows[k], offs[k]
+            stop = min(e, o + w.size)
+            out.append((w.address + s - o, stop - s))
+            s = stop
+            k += 1
+    return out
+
+
+class Resident:
+    """The device copies of one GuestMemory's allocations (kept as weak references: a freed and
+    forgotten allocation drops its copy)."""
+
+    def __init__(self, ops):
+        self.ops = ops
+        self.entries: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+    # ---- the host's side (called by guest.py's hooks) ----------------------------------------
+    def pull(self, alloc, off: int, n: int) -> None:
+        """Make the host's bytes [off, off+n) of ``alloc`` current."""
+        e = self.entries.get(alloc)
+        if e is None or not e.dev_dirty:
+            return
+        for lo, hi in e.dev_dirty.take(off, off + n):
+            alloc._data[lo:hi] = self.ops.download(e.buf, lo, hi - lo)
+
+    def touch(self, alloc, off: int, n: int) -> None:
+        """The host may write [off, off+n) of ``alloc`` now (current first, then newer)."""
+        e = self.entries.get(alloc)
+        if e is None:
+            return
+        self.pull(alloc, off, n)
+        e.host_dirty.add(off, off + n)
+
+    def pull_all(self) -> None:
+        for alloc in list(self.entries.keys()):
+            self.pull(alloc, 0, alloc.size)
+
+    # ---- the dispatch's side -----------------------------------------------------------------
+    def entry(self, alloc) -> Entry:
+        e = self.entries.get(alloc)
+        if e is None:
+            self.pull_all_of(alloc)
+            e = Entry(self.ops.alloc(alloc.size))
+            e.host_dirty.add(0, alloc.size)
+            self.entries[alloc] = e
+            alloc.resident = self
+        return e
+
+    @staticmethod
+    def pull_all_of(alloc) -> None:
+        """(an allocation another memory's device copy held: its bytes come home first)"""
+        other = alloc.resident
+        if other is not None:
+            other.pull(alloc, 0, alloc.size)
+            other.entries.pop(alloc, None)
+            alloc.resident = None
+
+    def prepare(self, win) -> list:
+        """Every window's (entry, offset in its allocation), with what the host changed in
+        those allocations uploaded.  A window lies inside one allocation (trace/)."""
+        plan = []
+        flushed: set = set()
+        for w in win.windows:
+            alloc = win.memory.find(w.address, w.size)
+            if alloc is None:  # (the tracer places windows inside allocations)
+                raise ValueError(f"window {w.address:#x}+{w.size:#x} is not inside one allocation")
+            e = self.entry(alloc)
+            if id(e) not in flushed:
+                flushed.add(id(e))
+                for lo, hi in e.host_dirty.take(0, alloc.size):
+                    self.ops.upload(e.buf, lo, alloc._data[lo:hi])
+            plan.append((e, w.address - alloc.base))
+        return plan
+
+    def gather(self, win, plan):
+        """A device arena holding the windows (as the device copies hold them) at WindowSet's
+        offsets, zeros elsewhere, 8 spare bytes (wl_read)."""
+        arena = self.ops.zeros(win.arena.size + 8)
+        for w, o, (e, at) in zip(win.windows, win.offs.tolist(), plan):
+            self.ops.copy(arena, o, e.buf, at, w.size)
+        return arena
+
+    def commit(self, win, plan, arena, written, spans_) -> int:
+        """Land a dispatch that was not refused: the written bytes of each window that has a span
+        into its device copy (and the spans noted as newer on the device); -> bytes written."""
+        if not spans_:
+            return 0
+        starts = [w.address for w in win.windows]
+        hit: dict[int, list] = {}
+        for addr, size in spans_:
+            hit.setdefault(bisect_right(starts, addr) - 1, []).append((addr, size))
+        total = 0
+        for k, sp in hit.items():
+            w, o, (e, at) = win.windows[k], int(win.offs[k]), plan[k]
+            lo = min(a for a, _ in sp) - w.address
+            hi = max(a + n for a, n in sp) - w.address
+            self.ops.commit(e.buf, at + lo, arena, o + lo, written, hi - lo)
+            for addr, size in sp:
+                e.dev_dirty.add(at + addr - w.address, at + addr - w.address + size)
+                total += size
+        return total
+
+
+_OPS: Any = None  # the process's CuPyOps (its kernels compiled once)
+
+
+def for_memory(memory) -> Resident:
+    """The Resident of ``memory`` (made on its first CUDA dispatch; kept on the memory)."""
+    global _OPS
+    r = getattr(memory, "resident", None)
+    if r is None:
+        if _OPS is None:
+            _OPS = CuPyOps()
+        r = Resident(_OPS)
+        memory.resident = r
+    return r
