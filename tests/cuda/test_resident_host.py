@@ -266,3 +266,27 @@ def test_an_allocation_freed_drops_its_copy(seed):
     mem.free(bases[2])
     gc.collect()
     assert len(res.entries) == n - 1
+
+
+def test_shared_arrays_are_refreshed_and_landed_in_at_once():
+    """An array the caller adopted (GuestMemory.add, shared: the tinygrad hook's host memory) and
+    writes directly: each dispatch sees its bytes, and what lands is in it at once."""
+    rng = np.random.default_rng(11)
+    mem, bases = _memory(rng)
+    ext = rng.integers(0, 256, 8192, dtype=np.uint8)
+    xb = mem.add(0x7000_0000_0000, ext, "host").base
+    ref = copy.deepcopy(mem)
+    res = R.Resident(R.NumPyOps())
+    mem.resident = res
+    wins = _windows(mem, bases, rng) + [Window(xb + 64, 4096, "host", "t")]
+    for _ in range(20):
+        v = rng.integers(0, 256, 16, dtype=np.uint8)
+        at = int(rng.integers(0, 8192 - 16))
+        ext[at : at + 16] = v  # (behind the memory's back)
+        ref.write(xb + at, v)
+        d = Dispatch(res, mem, wins, rng)
+        assert d.sees(ref)
+        res.commit(d.win, d.plan, d.arena, d.written, d.spans)
+        _land_ref(ref, d)
+        d.win.release()
+        assert (ext == ref.view(xb, 8192)).all()  # (no read through the memory needed)

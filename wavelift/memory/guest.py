@@ -87,6 +87,9 @@ class Allocation:
     # host access first, so it lands the device's newer bytes (pull) and learns what the host
     # changed (touched)
     resident: Any = field(default=None, repr=False, compare=False)
+    # the array is the caller's too (add(shared=True)): it may read or write it directly at any
+    # time, so a device copy takes it whole before each dispatch and lands in it at once
+    shared: bool = field(default=False, repr=False, compare=False)
 
     @property
     def data(self) -> np.ndarray:
@@ -108,6 +111,7 @@ class Allocation:
         if "data" in state:  # (pickled before the device copies)
             state["_data"] = state.pop("data")
         state.setdefault("resident", None)
+        state.setdefault("shared", False)
         self.__dict__.update(state)
 
     @property
@@ -286,16 +290,18 @@ class GuestMemory:
         self._insert(Allocation(base, size, name, arr))
         return base
 
-    def add(self, base: int, array: np.ndarray, name: str = "") -> Allocation:
+    def add(self, base: int, array: np.ndarray, name: str = "", shared: bool = True) -> Allocation:
         """Adopt `array` (uint8, 1-D, writable) as the allocation at `base`,
-        without copying it."""
+        without copying it.  `shared`: the caller keeps using `array` directly (a device copy
+        is refreshed before each dispatch and lands in it at once: decision 0026); False: only
+        through this memory."""
         if not isinstance(array, np.ndarray) or array.dtype != np.uint8 or array.ndim != 1:
             raise GuestMemoryError(f"allocation {name!r}: add() needs a 1-D uint8 array")
         if not array.flags.writeable:
             raise GuestMemoryError(f"allocation {name!r}: add() needs a writable array")
         base = _given(base, name)
         self._check_free(base, len(array), name)
-        a = Allocation(base, len(array), name, array)
+        a = Allocation(base, len(array), name, array, shared=bool(shared))
         self._insert(a)
         return a
 

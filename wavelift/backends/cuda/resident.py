@@ -80,10 +80,14 @@ class RangeSet:
 
 
 class Entry:
-    """One allocation's device copy and which of its bytes are newer where."""
+    """One allocation's device copy and which of its bytes are newer where; ``host`` is the
+    allocation's host array, ``shared`` whether its owner uses it behind the memory's back
+    (Allocation.shared: uploaded whole before each dispatch, landed in at once)."""
 
-    def __init__(self, buf):
+    def __init__(self, buf, host, shared: bool):
         self.buf = buf
+        self.host = host
+        self.shared = shared
         self.host_dirty = RangeSet()
         self.dev_dirty = RangeSet()
 
@@ -280,7 +284,7 @@ class Resident:
         e = self.entries.get(alloc)
         if e is None:
             self.pull_all_of(alloc)
-            e = Entry(self.ops.alloc(alloc.size))
+            e = Entry(self.ops.alloc(alloc.size), alloc._data, alloc.shared)
             e.host_dirty.add(0, alloc.size)
             self.entries[alloc] = e
             alloc.resident = self
@@ -307,6 +311,8 @@ class Resident:
             e = self.entry(alloc)
             if id(e) not in flushed:
                 flushed.add(id(e))
+                if e.shared:
+                    e.host_dirty.add(0, alloc.size)
                 for lo, hi in e.host_dirty.take(0, alloc.size):
                     self.ops.upload(e.buf, lo, alloc._data[lo:hi])
             plan.append((e, w.address - alloc.base))
@@ -335,8 +341,15 @@ class Resident:
             lo = min(a for a, _ in sp) - w.address
             hi = max(a + n for a, n in sp) - w.address
             self.ops.commit(e.buf, at + lo, arena, o + lo, written, hi - lo)
+            # a shared allocation's owner may look at any time: its spans land at once (one
+            # download of the range they cover)
+            got = self.ops.download(e.buf, at + lo, hi - lo) if e.shared else None
             for addr, size in sp:
-                e.dev_dirty.add(at + addr - w.address, at + addr - w.address + size)
+                d = addr - w.address
+                if got is not None:
+                    e.host[at + d : at + d + size] = got[d - lo : d - lo + size]
+                else:
+                    e.dev_dirty.add(at + d, at + d + size)
                 total += size
         return total
 
