@@ -12,6 +12,7 @@ import struct
 from ..ir.builder import Builder
 from ..ir.ops import BITS
 from ..ir.program import EXEC_LO, MODE_REG, VCC_LO, Value, is_float
+from . import wmma
 from .common import (
     C,
     ballot,
@@ -1749,6 +1750,8 @@ def _vop3p(ins, b):
     f = ins.fields
     if n in ("v_fma_mix_f32", "v_fma_mixlo_f16", "v_fma_mixhi_f16"):
         return _fma_mix(ins, b)
+    if wmma.is_wmma(n):
+        return wmma.translate(ins, b)
     if n in DOT or n == "v_dot2_f32_f16":
         return _dot3p(ins, b)
     if n in DOT_IU:
