@@ -321,7 +321,7 @@ def test_flat_scratch_hwreg_is_refused():
     [
         "s_sendmsg_rtn_b32 s4, sendmsg(MSG_RTN_GET_DOORBELL)",
         "v_wmma_bf16_16x16x16_bf16 v[0:7], v[8:15], v[16:23], v[0:7]",
-        "v_dot2_f32_bf16 v1, v2, v3, v4",
+        "v_dot2_bf16_bf16 v1, v2, v3, v4",
         "v_dot4_i32_iu8 v1, v2, v3, v4 clamp",
     ],
 )

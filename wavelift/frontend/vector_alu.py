@@ -878,6 +878,68 @@ def _dot2_f32_f16(b, t, x, y, z):
     return b.cvt("f32", b.bin("fadd", "f64", b.bin("fadd", "f64", p[0], p[1]), b.cvt("f64", z)))
 
 
+def _bf16_halves(b, v):
+    """The two bf16 halves of u32 ``v`` as f32 values (a bf16 is an f32's high 16 bits), MODE's
+    f32 input denormal rule applied."""
+    lo = b.bin("shl", "u32", v, C(b, "u32", 16))
+    hi = b.bin("and", "u32", v, C(b, "u32", 0xFFFF0000))
+    return [b.emit("fin", F32, b.bitcast(F32, w)) for w in (lo, hi)]
+
+
+def _dot2_f32_bf16(b, x, y, z):
+    """V_DOT2_F32_BF16 (GFX11): S0.bf16[0]*S1.bf16[0] + S0.bf16[1]*S1.bf16[1] + S2.f32, as
+    _dot2_f32_f16 computes it: products exact in f64, summed in f64, rounded once to f32."""
+    xs, ys = _bf16_halves(b, x), _bf16_halves(b, y)
+    p = [b.bin("fmul", "f64", b.cvt("f64", xs[k]), b.cvt("f64", ys[k])) for k in (0, 1)]
+    return b.cvt("f32", b.bin("fadd", "f64", b.bin("fadd", "f64", p[0], p[1]), b.cvt("f64", z)))
+
+
+def _dot2_f16_f16(ins, b):
+    """V_DOT2_F16_F16 (GFX11 VOP3): D.f16 = S0.f16[0]*S1.f16[0] + S0.f16[1]*S1.f16[1] + S2.f16,
+    products exact in f64, summed in f64, rounded once to f16 (the hardware's internal rounding is
+    not documented: within 1 ULP of the exact value).  op_sel, abs/neg, clamp and omod have no
+    semantics written here: refused by name."""
+    f = ins.fields
+    if f.get("opsel", 0) or f.get("abs", 0) or f.get("neg", 0) or f.get("clamp", 0) or f.get("omod", 0):
+        unsupported("v_dot2_f16_f16 with op_sel/abs/neg/clamp/omod")
+    x, y = read_src(b, ins, f["src0"], U32), read_src(b, ins, f["src1"], U32)
+    z = b.emit("fin", F16, read_src(b, ins, f["src2"], F16))
+    p = []
+    for k in (0, 1):
+        xa = b.cvt("f64", b.emit("fin", F16, b.bitcast(F16, b.cvt("u16", _byte(b, x, k, width=16)))))
+        ya = b.cvt("f64", b.emit("fin", F16, b.bitcast(F16, b.cvt("u16", _byte(b, y, k, width=16)))))
+        p.append(b.bin("fmul", "f64", xa, ya))
+    r = b.cvt(F16, b.bin("fadd", "f64", b.bin("fadd", "f64", p[0], p[1]), b.cvt("f64", z)))
+    write_result(ins, b, b.emit("fout", F16, r))
+
+
+def _mullit(b, t, x, y, z):
+    """V_MULLIT_F32 (RDNA3 guide): -MAX_FLOAT_F32 where S1 is -MAX_FLOAT_F32, -INF or NaN, or S2 is
+    <= 0 or NaN; else S0 * S1."""
+    big = C(b, t, -3.4028234663852886e38)
+    bad = b.bin("or", "b1", b.cmp("le", t, y, big), b.cmp("u", t, y, y))  # -MAX, -INF, NaN
+    bad = b.bin("or", "b1", bad, b.cmp("nlt", t, C(b, t, 0.0), z))  # S2 <= 0 or NaN
+    return b.select(bad, big, b.bin("fmul", t, x, y))
+
+
+OPS.update(
+    {
+        # GFX11: v_cvt_i16_f32 / v_cvt_u16_f32 (saturating, NaN 0) of S0 and S1 packed (RDNA3 guide)
+        "v_cvt_pk_i16_f32": (
+            U32,
+            [F32, F32],
+            lambda b, t, x, y: _pack16(b, b.cvt("i16", x), b.cvt("i16", y)),
+        ),
+        "v_cvt_pk_u16_f32": (
+            U32,
+            [F32, F32],
+            lambda b, t, x, y: _pack16(b, b.cvt("u16", x), b.cvt("u16", y)),
+        ),
+        "v_mullit_f32": (F32, [F32] * 3, _mullit),
+    }
+)
+
+
 OPS.update(
     {
         # float min/max: MODE.IEEE signaling-NaN rule (see _fmm)
@@ -1664,6 +1726,7 @@ def _swap(ins, b):
 SPECIAL = {
     "v_cndmask_b32": _cndmask,
     "v_cndmask_b16": _cndmask,
+    "v_dot2_f16_f16": _dot2_f16_f16,
     "v_add_co_u32": _addsub_co,
     "v_sub_co_u32": _addsub_co,
     "v_subrev_co_u32": _addsub_co,
@@ -1752,7 +1815,7 @@ def _vop3p(ins, b):
         return _fma_mix(ins, b)
     if wmma.is_wmma(n):
         return wmma.translate(ins, b)
-    if n in DOT or n == "v_dot2_f32_f16":
+    if n in DOT or n in ("v_dot2_f32_f16", "v_dot2_f32_bf16"):
         return _dot3p(ins, b)
     if n in DOT_IU:
         return _dot_iu(ins, b)
@@ -1857,8 +1920,8 @@ def _dot3p(ins, b):
         unsupported("neg_lo/neg_hi on an integer dot product")
     x = read_src(b, ins, f["src0"], U32)
     y = read_src(b, ins, f["src1"], U32)
-    if n == "v_dot2_f32_f16":
-        # neg_lo/neg_hi negate the low/high f16 halves of src0/src1 and neg_lo[2] src2
+    if n in ("v_dot2_f32_f16", "v_dot2_f32_bf16"):
+        # neg_lo/neg_hi negate the low/high 16-bit halves of src0/src1 and neg_lo[2] src2
         neg, neg_hi = f.get("neg", 0), f.get("neg_hi", 0)
         for k in (0, 1):
             flip = ((neg >> k) & 1) * 0x8000 | ((neg_hi >> k) & 1) * 0x80000000
@@ -1872,12 +1935,15 @@ def _dot3p(ins, b):
             z = b.un("fneg", F32, z)
         if (neg_hi >> 2) & 1:
             z = b.un("fabs", F32, z)
-        halves = []
-        for v in (x, y):
-            lo = b.emit("fin", F16, b.bitcast(F16, b.cvt("u16", v)))
-            hi = b.emit("fin", F16, b.bitcast(F16, b.cvt("u16", b.bin("shr", "u32", v, C(b, "u32", 16)))))
-            halves.append(_pack16(b, lo, hi))
-        r = _dot2_f32_f16(b, F32, halves[0], halves[1], b.emit("fin", F32, z))
+        if n == "v_dot2_f32_bf16":
+            r = _dot2_f32_bf16(b, x, y, b.emit("fin", F32, z))
+        else:
+            halves = []
+            for v in (x, y):
+                lo = b.emit("fin", F16, b.bitcast(F16, b.cvt("u16", v)))
+                hi = b.emit("fin", F16, b.bitcast(F16, b.cvt("u16", b.bin("shr", "u32", v, C(b, "u32", 16)))))
+                halves.append(_pack16(b, lo, hi))
+            r = _dot2_f32_f16(b, F32, halves[0], halves[1], b.emit("fin", F32, z))
         if f.get("clamp", 0):
             r = fclamp(b, F32, r)
         return b.vset(f["vdst"], b.bitcast("u32", b.emit("fout", F32, r)))
