@@ -57,5 +57,10 @@ def test_no_ops_are_gfx12_instructions():
         "global_inv": "global_inv scope:SCOPE_DEV",
         "global_wbinv": "global_wbinv scope:SCOPE_DEV",
         "s_wait_alu": "s_wait_alu 0xfffe",
+        "s_prefetch_inst": "s_prefetch_inst s[14:15], 0x0, m0, 7",
+        "s_prefetch_data": "s_prefetch_data s[14:15], 0x0, m0, 7",
+        "s_prefetch_inst_pc_rel": "s_prefetch_inst_pc_rel 0x100, m0, 7",
+        "s_prefetch_data_pc_rel": "s_prefetch_data_pc_rel 0x100, m0, 7",
+        "s_buffer_prefetch_data": "s_buffer_prefetch_data s[20:23], 0x100, m0, 7",
     }
     _encode_all([text.get(n, f"{n} 0x0") for n in sorted(gfx12.NOPS)])

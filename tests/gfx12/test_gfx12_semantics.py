@@ -95,6 +95,7 @@ MEMORY = """
   s_wait_storecnt 0x0
   global_wb scope:SCOPE_DEV
   global_inv scope:SCOPE_DEV
+  s_prefetch_data s[0:1], 0x0, null, 0
   s_wait_loadcnt_dscnt 0x0
   global_load_b32 v2, v10, s[0:1] offset:128
   s_wait_loadcnt 0x0
@@ -276,34 +277,40 @@ WGID = """
   s_load_b64 s[0:1], s[0:1], 0x0
   s_wait_kmcnt 0x0
   s_and_b32 s5, ttmp7, 0xffff
-  s_lshl_b32 s6, s5, 1
-  s_add_co_u32 s4, ttmp9, s6
-  s_lshl_b32 s4, s4, 2
+  s_lshr_b32 s6, ttmp7, 16
+  s_mul_i32 s7, s5, 2
+  s_mul_i32 s8, s6, 6
+  s_add_co_u32 s4, ttmp9, s7
+  s_add_co_u32 s4, s4, s8
+  s_lshl_b32 s4, s4, 3
   v_mov_b32 v1, ttmp9
-  v_mov_b32 v2, s5
-  v_lshl_or_b32 v3, v2, 16, v1
+  v_mov_b32 v2, ttmp7
   v_mov_b32 v4, s4
-  global_store_b32 v4, v3, s[0:1]
+  global_store_b64 v4, v[1:2], s[0:1]
   s_endpgm
 """
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_workgroup_ids_in_ttmp_registers(mode):
-    """build_config puts workgroup id x in TTMP9 and y in TTMP7 on GFX12 (whatever TGID_*_EN
-    say); a grid with z ids other than 0 is refused by name."""
-    from wavelift.dispatch.setup import TTMP7, TTMP9, build_config
+@pytest.mark.parametrize("z_enabled", [True, False])
+def test_workgroup_ids_in_ttmp_registers(mode, z_enabled):
+    """build_config puts workgroup id x in TTMP9, y in TTMP7 and (TGID_Z_EN) z in TTMP8, and the
+    program's prologue packs TTMP7 = y | z << 16 (LLVM 19 reads them so); without TGID_Z_EN
+    TTMP7 is y alone (LLVM then reads y from the whole register); ids beyond 16 bits refuse."""
+    from wavelift.dispatch.setup import TTMP7, TTMP8, TTMP9, build_config
     from wavelift.errors import Refused
     from wavelift.stream.registers import RegisterFile
 
     regs = RegisterFile("gfx1200")
     r = Rig12(WGID)
-    out = r.buf(np.full(32, 0xDEADBEEF, np.uint32), "out")
+    gz = 2 if z_enabled else 1
+    out = r.buf(np.full(2 * 6 * gz, 0xDEADBEEF, np.uint32), "out")
     arg = r.buf(np.array(ptr(out), np.uint32), "arg")
+    rsrc2 = (2 << 1) | (int(z_enabled) << 9)  # USER_SGPR = 2, TGID_Z_EN
     for name, v in (
         ("COMPUTE_PGM_LO", r.prog >> 8),
         ("COMPUTE_PGM_HI", r.prog >> 40),
-        ("COMPUTE_PGM_RSRC2", 2 << 1),  # USER_SGPR = 2, no TGID_*_EN
+        ("COMPUTE_PGM_RSRC2", rsrc2),
         ("COMPUTE_USER_DATA_0", arg & 0xFFFFFFFF),
         ("COMPUTE_USER_DATA_1", arg >> 32),
         ("COMPUTE_NUM_THREAD_X", 1),
@@ -312,16 +319,29 @@ def test_workgroup_ids_in_ttmp_registers(mode):
     ):
         regs[name] = v
     ini = 1 | (1 << 2) | (1 << 15)  # COMPUTE_SHADER_EN, FORCE_START_AT_000, CS_W32_EN
-    cfg = build_config(regs, "gfx1200", dims=(2, 4, 1), initiator=ini)
-    assert cfg.system_sgprs == {"workgroup_id_x": TTMP9, "workgroup_id_y": TTMP7}
+    cfg = build_config(regs, "gfx1200", dims=(2, 3, gz), initiator=ini)
+    want_sys = {"workgroup_id_x": TTMP9, "workgroup_id_y": TTMP7}
+    if z_enabled:
+        want_sys["workgroup_id_z"] = TTMP8
+    assert cfg.system_sgprs == want_sys
     res = r.run(cfg, mode=mode)
     assert res.landed, res.refusal
-    got = r.read(out, np.uint32, 8)
-    want = [(y << 16) | x for y in range(4) for x in range(2)]
-    np.testing.assert_array_equal(got, np.array(want, np.uint32))
+    got = r.read(out, np.uint32, 2 * 6 * gz).reshape(-1, 2)
+    ids = [(x, y, z) for z in range(gz) for y in range(3) for x in range(2)]
+    np.testing.assert_array_equal(got[:, 0], [x for x, _, _ in ids])
+    np.testing.assert_array_equal(got[:, 1], [y | z << 16 for _, y, z in ids])
     with pytest.raises(Refused) as e:
-        build_config(regs, "gfx1200", dims=(2, 1, 2), initiator=ini)
-    assert e.value.refusal.code == "dispatch.unsupported_mode" and "TTMP7" in str(e.value)
+        build_config(regs, "gfx1200", dims=(2, 0x10001, 1), initiator=ini)
+    assert e.value.refusal.code == "dispatch.bad_register" and "TTMP7" in str(e.value)
+
+
+@pytest.mark.parametrize("text", ["s_mov_b32 s1, ttmp8", "s_mov_b32 ttmp7, 0", "v_mov_b32 v1, ttmp0"])
+def test_other_trap_registers_are_refused_by_name(text):
+    """Only reading TTMP7/TTMP9 (the workgroup ids) is modelled on GFX12."""
+    r = Rig12(text + "\ns_endpgm")
+    res = r.run(r.config(tgid=(False, False, False)))
+    assert not res.landed and res.refusal.code == "program.unsupported_instruction", res.refusal
+    assert "TTMP7/TTMP9" in res.refusal.message
 
 
 def test_every_scalar_float_instruction_has_a_handler():

@@ -180,7 +180,7 @@ def build_config(regs: RegisterFile, target: str, dims=None, initiator: int | No
     sys_sgprs: dict[str, int] = {}
     pos = n_user
     if target.startswith("gfx12"):
-        sys_sgprs.update(_gfx12_workgroup_ids(start, end))
+        sys_sgprs.update(_gfx12_workgroup_ids(end, tgid[2]))
     else:
         for axis, en in zip("xyz", tgid):
             if en:
@@ -221,24 +221,24 @@ def build_config(regs: RegisterFile, target: str, dims=None, initiator: int | No
     )
 
 
-TTMP7, TTMP9 = 115, 117  # scalar operand codes of TTMP7 and TTMP9
+TTMP7, TTMP8, TTMP9 = 115, 116, 117  # scalar operand codes of TTMP7..TTMP9
 
 
-def _gfx12_workgroup_ids(start, end) -> dict[str, int]:
-    """GFX12's architected SGPRs (AMDGPUUsage; LLVM reads x from TTMP9, y from TTMP7[15:0], z from
-    TTMP7[31:16]): the hardware writes them whatever RSRC2.TGID_*_EN say.  The runtimes write one
-    id per register, so TTMP7 holds y alone: a dispatch whose z ids are not all 0, or whose y
-    ids do not fit 16 bits, is refused by name (decision 0027)."""
-    if start[2] != 0 or end[2] > 1:
+def _gfx12_workgroup_ids(end, z_enabled: bool) -> dict[str, int]:
+    """GFX12's architected SGPRs (AMDGPUUsage; LLVM 19 reads x from TTMP9, y from TTMP7[15:0] and z
+    from TTMP7[31:16], and y from the whole of TTMP7 when the kernel does not enable z: so z is
+    there only with RSRC2.TGID_Z_EN).  The runtimes write one id per register: y goes to TTMP7,
+    z (TGID_Z_EN) to TTMP8, from where the program's prologue (frontend/gfx12.py) moves it into
+    TTMP7[31:16].  An id y or z that does not fit 16 bits is refused by name (decision 0027)."""
+    if end[1] > 0x10000 or (z_enabled and end[2] > 0x10000):
         raise Refused(
-            "dispatch.unsupported_mode",
-            f"GFX12 workgroup ids z {start[2]}..{end[2] - 1}: TTMP7[31:16] (z) is not carried out, only z = 0",
+            "dispatch.bad_register",
+            f"GFX12 workgroup ids y up to {end[1] - 1}, z up to {end[2] - 1}: TTMP7 holds 16 bits of each",
         )
-    if end[1] > 0x10000:
-        raise Refused(
-            "dispatch.bad_register", f"GFX12 workgroup id y up to {end[1] - 1} does not fit TTMP7[15:0]"
-        )
-    return {"workgroup_id_x": TTMP9, "workgroup_id_y": TTMP7}
+    ids = {"workgroup_id_x": TTMP9, "workgroup_id_y": TTMP7}
+    if z_enabled:
+        ids["workgroup_id_z"] = TTMP8
+    return ids
 
 
 def check_grid(groups, block, wave_size: int) -> None:

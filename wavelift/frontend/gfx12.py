@@ -62,7 +62,7 @@ RENAMES: dict[str, str] = {
     "v_maxmin_num_f16": "v_maxmin_f16",
     "v_minmax_num_f16": "v_minmax_f16",
 }
-# only schedule (wait counters, cache write-back/invalidate): no operation
+# only schedule (wait counters, cache write-back/invalidate, prefetch hints): no operation
 NOPS = frozenset(
     (
         "s_wait_loadcnt",
@@ -75,6 +75,12 @@ NOPS = frozenset(
         "s_wait_loadcnt_dscnt",
         "s_wait_storecnt_dscnt",
         "s_wait_alu",
+        "s_wait_event",
+        "s_prefetch_inst",
+        "s_prefetch_inst_pc_rel",
+        "s_prefetch_data",
+        "s_prefetch_data_pc_rel",
+        "s_buffer_prefetch_data",
         "global_wb",
         "global_inv",
         "global_wbinv",
@@ -117,10 +123,44 @@ def _check(ins: Instruction) -> None:
             _refuse(ins, "GFX12 MODE bits above FP_ROUND/FP_DENORM")
 
 
+TTMP_FIRST, TTMP_LAST, TTMP7, TTMP8, TTMP9 = 108, 123, 115, 116, 117
+_SOURCES = ("ssrc0", "ssrc1", "src0", "src1", "src2", "src0x", "src0y")
+_SCALAR = _SOURCES + ("sdst", "saddr", "soffset", "sdata")
+
+
+def prologue(b: Builder) -> None:
+    """At the entry of every GFX12 program: TTMP7 |= TTMP8 << 16, TTMP8 = 0.  dispatch/setup.py
+    puts workgroup id y in TTMP7 and z (when RSRC2.TGID_Z_EN) in TTMP8 (the runtimes write one id
+    per register), and this packs them as the hardware does (y [15:0], z [31:16]).  A branch back
+    to the entry runs it again to the same effect (TTMP8 is 0 then, and no instruction that
+    writes a TTMP register runs: ``_check``); TTMP8 itself is never read (refused by name)."""
+    z = b.bin("shl", "u32", b.sget(TTMP8), b.const("u32", 16))
+    b.sset(TTMP7, b.bin("or", "u32", b.sget(TTMP7), z))
+    b.sset(TTMP8, b.const("u32", 0))
+
+
+def _check_ttmp(ins: Instruction) -> None:
+    """Only TTMP7 and TTMP9 (the workgroup ids) are modelled, and only as sources."""
+    f = ins.fields
+    for k in _SCALAR:
+        v = f.get(k)
+        if v is None or not TTMP_FIRST <= v <= TTMP_LAST:
+            continue
+        if k in _SOURCES and v in (TTMP7, TTMP9):
+            continue
+        _refuse(ins, "a trap temporary register other than reading TTMP7/TTMP9")
+    if ins.encoding == "SMEM" and TTMP_FIRST <= 2 * f.get("sbase", 0) <= TTMP_LAST:
+        _refuse(ins, "a trap temporary register other than reading TTMP7/TTMP9")
+    if ins.encoding == "VOP3" and ins.name.startswith(("v_cmp", "v_readlane", "v_readfirstlane")):
+        if TTMP_FIRST <= f.get("vdst", 0) <= TTMP_LAST:
+            _refuse(ins, "a trap temporary register other than reading TTMP7/TTMP9")
+
+
 def normalize(ins: Instruction) -> Instruction:
     """``ins`` (decoded for gfx12) in GFX11's shape; ``text`` stays LLVM's GFX12 text."""
     n, enc = ins.name, ins.encoding
     _check(ins)
+    _check_ttmp(ins)
     if n in NOPS:
         return _nop(ins)
     if n == "s_barrier_signal" and ins.fields.get("ssrc0") == WORKGROUP_BARRIER:

@@ -106,6 +106,8 @@ def translate(
         b.gb_addr_config = gb_addr_config
         b.base_address = base_address
         b.scratch = splan
+        if bi == 0 and gfx12.is_gfx12(target):
+            gfx12.prologue(b)  # TTMP7's z half (decision 0027)
         for off in offs:
             ins = instrs[off]
             b.instr = len(table)
