@@ -220,7 +220,7 @@ def _lookup(b: Builder, key, table: dict[int, int], nbits: int, typ: str = "u32"
             vals.add(0)
         if len(vals) == 1:
             return C(b, typ, vals.pop())
-        sig = (bit, frozenset(items.items()))
+        sig = (bit, frozenset((k & ((1 << bit) - 1), v) for k, v in items.items()))
         if sig not in memo:
             lo = {k: v for k, v in items.items() if not k >> (bit - 1) & 1}
             hi = {k: v for k, v in items.items() if k >> (bit - 1) & 1}
