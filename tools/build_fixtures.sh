@@ -98,6 +98,29 @@ build_clang11() {  # [gfx] (default gfx1100): one GFX11/12 target's matrix
     done
 }
 
+# the 2-D/3-D id kernels for GFX12 (workgroup ids in TTMP7/TTMP9): tests/fixtures/gfx1200/ids.cl
+build_ids12() {
+    local log=$LOGDIR/clang-ids-gfx12.tsv
+    : > "$log"
+    local CFLAGS="-x cl -cl-std=CL2.0 -Xclang -finclude-default-header -nogpulib -target amdgcn-amd-amdhsa"
+    local gfx opt wave out cmd wflag
+    for gfx in gfx1200 gfx1201; do
+        for opt in O0 O2; do
+            for wave in w32 w64; do
+                wflag=""
+                [ $wave = w64 ] && wflag=" -mwavefrontsize64"
+                out=$FIX/$gfx/ids-$opt-$wave.hsaco
+                cmd="clang-19 $CFLAGS -mcpu=$gfx$wflag -$opt -include $FIX/opencl/wl_builtins.h $FIX/gfx1200/ids.cl -o $out"
+                echo "  $out"
+                $cmd
+                llvm-objdump-19 -d --mcpu=$gfx "$out" > /dev/null
+                printf 'clang\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$out" "$FIX/gfx1200/ids.cl" \
+                    $gfx $wave $opt flat "$cmd" >> "$log"
+            done
+        done
+    done
+}
+
 # ------------------------------------------------------------------------------------- aco ---
 build_aco() {
     local ACO=tools/aco_compile/aco-compile
@@ -145,7 +168,7 @@ build_aco11() {
 
 want clang && { echo "== clang"; build_clang; }
 want clang11 && { echo "== clang11"; build_clang11; }
-want clang11x && { echo "== clang11x"; for g in $CLANG_MORE; do build_clang11 $g; done; }
+want clang11x && { echo "== clang11x"; for g in $CLANG_MORE; do build_clang11 $g; done; build_ids12; }
 want aco && { echo "== aco"; build_aco; }
 want aco11 && { echo "== aco11"; build_aco11; }
 want radv && { echo "== radv"; tools/radv_capture_raw/record.sh; }
