@@ -290,3 +290,30 @@ def test_shared_arrays_are_refreshed_and_landed_in_at_once():
         _land_ref(ref, d)
         d.win.release()
         assert (ext == ref.view(xb, 8192)).all()  # (no read through the memory needed)
+
+
+def test_constants_are_copied_only_when_they_change(monkeypatch):
+    """Module.put_constant: the same bytes again make no copy (the host path per dispatch)."""
+    import sys
+    import types
+
+    from wavelift.backends.cuda import Module
+
+    copies = []
+    rt = types.SimpleNamespace(memcpyHostToDevice=1, memcpy=lambda d, s, n, k: copies.append((d, n)))
+    fake = types.ModuleType("cupy")
+    fake.cuda = types.SimpleNamespace(runtime=rt)  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "cupy", fake)
+    m = Module(("k",), None, "", "sm_90", b"", 0.0, "nvrtc")  # type: ignore[arg-type]
+    monkeypatch.setattr(m, "_global", lambda name: ({"P": 1000, "Q": 2000}[name], 64))
+    p = np.arange(4, dtype=np.uint32)
+    m.put_constant("P", p)
+    m.put_constant("P", p.copy())
+    m.put_constant("Q", p)
+    assert copies == [(1000, 16), (2000, 16)]
+    p[1] = 9
+    m.put_constant("P", p)
+    m.put_constant("P", p[:2])  # (fewer bytes: a copy)
+    assert copies[2:] == [(1000, 16), (1000, 8)]
+    with pytest.raises(ValueError):
+        m.put_constant("Q", np.zeros(32, np.uint32))

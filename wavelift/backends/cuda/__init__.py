@@ -74,6 +74,8 @@ class Module:
     _fn: Any = field(default=None, repr=False)  # a cupy Function, a cupy Module (CuPy has no types)
     _mod: Any = field(default=None, repr=False)
     _shared: int = 48 * 1024
+    # name -> the bytes put_constant last copied there (the same again: no copy; 0026)
+    _consts: dict = field(default_factory=dict, repr=False)
 
     def variant(self, preloaded: bool) -> Module:
         """The module to launch: this one, whose preloads are constants (the host resolved every
@@ -123,13 +125,19 @@ class Module:
             return int(ptr), int(size)
 
     def put_constant(self, name: str, host) -> None:
-        """Copy a host array into the module's __constant__ variable ``name``."""
+        """Copy a host array into the module's __constant__ variable ``name`` -- unless the
+        same bytes are there from the last copy (constant memory changes only here: a
+        dispatch like the last one copies only what differs)."""
         import cupy
 
+        b = host.tobytes()
+        if self._consts.get(name) == b:
+            return
         ptr, size = self._global(name)
         if host.nbytes > size:
             raise ValueError(f"{name}: {host.nbytes} bytes for a {size}-byte constant")
         cupy.cuda.runtime.memcpy(ptr, host.ctypes.data, host.nbytes, cupy.cuda.runtime.memcpyHostToDevice)
+        self._consts[name] = b
 
     def get_global(self, name: str, host) -> None:
         """Copy the module's variable ``name`` into the host array ``host`` (its first bytes)."""
