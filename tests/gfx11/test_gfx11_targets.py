@@ -50,3 +50,42 @@ def test_gfx11_target_fixture_kernel(target, path, kname, shape, mode):
 )
 def test_gfx11_target_fixture_kernel_tiers(target, path, kname):
     CT.check(target, path, kname, "small", "wave")
+
+
+DPP_SGPR = """
+  v_lshlrev_b32 v10, 2, v0
+  v_cvt_f32_u32 v2, v0
+  v_mov_b32 v1, -1.0
+  s_mov_b32 s3, 0.5
+  v_add_f32_e64_dpp v1, v2, s3 row_shl:1 row_mask:0xf bank_mask:0xf
+  global_store_b32 v10, v1, s[0:1]
+  s_endpgm
+"""
+
+
+@pytest.mark.parametrize("mode", ["wave", "lane"])
+def test_gfx1150_dpp_with_an_sgpr_src1(mode):
+    """gfx1150's FeatureDPPSrc1SGPR: llvm-mc-19 assembles an SGPR src1 in VOP3 DPP for gfx1150
+    (not for gfx1100); lane i adds s3 to lane i+1's v2 within its row of 16 (row_shl:1), and the
+    row's last lane, whose source is outside the row, keeps v1 (bound_ctrl off)."""
+    import pathlib
+    import sys
+
+    import numpy as np
+
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "execute"))
+    from asm import HAVE_MC, assemble
+    from harness import Rig, ptr
+
+    if not HAVE_MC:
+        pytest.skip("llvm-mc-19 not installed")
+    r = Rig("s_endpgm")
+    r.target = "gfx1150"
+    r.code = assemble(DPP_SGPR, False, mcpu="gfx1150")
+    r.prog = r.mem.alloc(len(r.code) + 256, name="code1150", data=r.code + b"\0" * 256)
+    out = r.buf(np.zeros(32, np.float32), "out")
+    res = r.run(r.config(user_sgprs=ptr(out), tgid=(False, False, False)), mode=mode)
+    assert res.landed, res.refusal
+    i = np.arange(32)
+    want = np.where(i % 16 < 15, (i + 1) + 0.5, -1.0).astype(np.float32)
+    np.testing.assert_array_equal(r.read(out, np.float32, 32), want)
