@@ -44,6 +44,10 @@ def test_gpu_runs_and_commit_equal_the_host_ones(monkeypatch):
             gpu.commit(d_dst, 5, cupy.asarray(src), 3, cupy.asarray(w), size - 3)
             host.commit(dst, 5, src, 3, w, size - 3)
             assert np.array_equal(d_dst.get(), dst), (size, p)
+            into = np.zeros(size + 32, np.uint8)
+            gpu.download_into(d_dst, 7, into[9 : 9 + size])
+            assert np.array_equal(into[9 : 9 + size], dst[7 : 7 + size])
+            assert not into[:9].any() and not into[9 + size :].any()
 
 
 def _vadd(dev, wave=32):

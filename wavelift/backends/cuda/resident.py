@@ -113,6 +113,10 @@ class NumPyOps:
         self.down += n
         return buf[off : off + n].copy()
 
+    def download_into(self, buf, off: int, out) -> None:
+        self.down += out.size
+        out[:] = buf[off : off + out.size]
+
     def copy(self, dst, doff: int, src, soff: int, n: int) -> None:
         dst[doff : doff + n] = src[soff : soff + n]
 
@@ -183,6 +187,15 @@ class CuPyOps:
     def download(self, buf, off: int, n: int):
         self.down += n
         return buf[off : off + n].get()
+
+    def download_into(self, buf, off: int, out) -> None:
+        """Into the host array ``out`` (contiguous uint8) itself: no new array to fault in and
+        copy again (after the stream's work so far, as every synchronous copy)."""
+        n = int(out.size)
+        if n:
+            rt = self.cp.cuda.runtime
+            rt.memcpy(out.ctypes.data, buf.data.ptr + off, n, rt.memcpyDeviceToHost)
+        self.down += n
 
     def copy(self, dst, doff: int, src, soff: int, n: int) -> None:
         if n:
@@ -265,7 +278,7 @@ class Resident:
         if e is None or not e.dev_dirty:
             return
         for lo, hi in e.dev_dirty.take(off, off + n):
-            alloc._data[lo:hi] = self.ops.download(e.buf, lo, hi - lo)
+            self.ops.download_into(e.buf, lo, alloc._data[lo:hi])
 
     def touch(self, alloc, off: int, n: int) -> None:
         """The host may write [off, off+n) of ``alloc`` now (current first, then newer)."""
