@@ -317,3 +317,17 @@ def test_constants_are_copied_only_when_they_change(monkeypatch):
     assert copies[2:] == [(1000, 16), (1000, 8)]
     with pytest.raises(ValueError):
         m.put_constant("Q", np.zeros(32, np.uint32))
+
+
+def test_window_tables_are_kept_by_their_bytes():
+    ops = R.NumPyOps()
+    res = R.Resident(ops)
+    a = np.array([1, 2, 3], np.uint64)
+    t = res.table(a)
+    assert t.dtype == np.uint64 and np.array_equal(t, a) and ops.up == 24
+    assert res.table(a.copy()) is t and ops.up == 24  # (the same bytes: no upload)
+    b = res.table(np.array([1, 2, 3], np.int64))  # (another type: another table)
+    assert b is not t and b.dtype == np.int64
+    for k in range(R.TABLES):
+        res.table(np.array([k + 10], np.uint64))
+    assert res.table(a) is not t  # (dropped after TABLES others)

@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+TABLES = 48  # window tables kept on the device (Resident.table)
 SPAN_CAPACITY = 1 << 14  # runs the first runs() launch has room for (more: a second launch)
 
 
@@ -230,6 +231,8 @@ class CuPyOps:
 
     def runs_finish(self, count: int) -> tuple[np.ndarray, np.ndarray]:
         """The runs (sorted arena offsets) given their count (read back with the report)."""
+        if count == 0:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
         if count > self._cap:  # (more runs than room: again, with room for all)
             self._grow(count)
             self.runs_launch(*self._last)
@@ -270,6 +273,20 @@ class Resident:
     def __init__(self, ops):
         self.ops = ops
         self.entries: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self._tables: dict = {}  # (dtype, bytes) -> device array (``table``)
+
+    def table(self, host):
+        """A device copy of the small read-only table ``host`` (the window tables), kept for
+        the next dispatches with the same windows (the last TABLES of them)."""
+        key = (host.dtype.str, host.tobytes())
+        t = self._tables.pop(key, None)
+        if t is None:
+            t = self.ops.zeros(host.nbytes).view(host.dtype)
+            self.ops.upload(t.view(np.uint8), 0, host.view(np.uint8))
+        self._tables[key] = t  # (last used last)
+        while len(self._tables) > TABLES:
+            del self._tables[next(iter(self._tables))]
+        return t
 
     # ---- the host's side (called by guest.py's hooks) ----------------------------------------
     def pull(self, alloc, off: int, n: int) -> None:

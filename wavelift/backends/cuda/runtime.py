@@ -175,7 +175,7 @@ class Runtime:
             )
         cp = _cupy()
         if wpg is None:
-            wavebase = np.arange(total, dtype=np.uint64) * np.uint64(full)
+            wavebase = np.zeros(1, np.uint64)  # (read only with partial groups: codegen C.wave)
             self.waves_run = total * full
         else:
             wavebase = (np.cumsum(wpg) - wpg).astype(np.uint64)
@@ -203,9 +203,9 @@ class Runtime:
                 "written": cp.zeros(win.arena.size, cp.uint8),
                 # (one spare entry so that no table is empty; never mix uint64 with Python ints:
                 # NumPy would go through float64 and round 0xffff8000_xxxxxxxx addresses)
-                "wstart": cp.asarray(np.append(np.asarray(win.starts, np.uint64), np.uint64(0))),
-                "wend": cp.asarray(np.append(np.asarray(win.ends, np.uint64), np.uint64(0))),
-                "woff": cp.asarray(np.append(np.asarray(win.offs, np.int64), np.int64(0))),
+                "wstart": res.table(np.append(np.asarray(win.starts, np.uint64), np.uint64(0))),
+                "wend": res.table(np.append(np.asarray(win.ends, np.uint64), np.uint64(0))),
+                "woff": res.table(np.append(np.asarray(win.offs, np.int64), np.int64(0))),
                 "wavebase": cp.asarray(wavebase),
                 "rep": rep,
                 "stats": rep[:STATS_BYTES].view(cp.uint64),  # [2] escapes; [8 + 2k], [9 + 2k] slot k
