@@ -915,7 +915,9 @@ def _dot2_f16_f16(ins, b):
 
 def _mullit(b, t, x, y, z):
     """V_MULLIT_F32 (RDNA3 guide): -MAX_FLOAT_F32 where S1 is -MAX_FLOAT_F32, -INF or NaN, or S2 is
-    <= 0 or NaN; else S0 * S1."""
+    <= 0 or NaN; else S0 * S1.  GFX10's stays refused (its guide's text not checked here)."""
+    if not _gfx11(b):
+        unsupported("v_mullit_f32 before GFX11")
     big = C(b, t, -3.4028234663852886e38)
     bad = b.bin("or", "b1", b.cmp("le", t, y, big), b.cmp("u", t, y, y))  # -MAX, -INF, NaN
     bad = b.bin("or", "b1", bad, b.cmp("nlt", t, C(b, t, 0.0), z))  # S2 <= 0 or NaN
