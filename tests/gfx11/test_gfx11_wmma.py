@@ -203,3 +203,19 @@ def test_wmma_forms_without_semantics_are_refused(text):
     res, _ = run11(text + "\ns_endpgm", np.zeros(1, np.uint32), 1, "wave")
     assert not res.landed and res.refusal.code == "program.unsupported_instruction"
     assert text.split()[0] in res.refusal.message
+
+
+def test_gfx12_wmma_is_refused():
+    """RDNA4's WMMA packs its matrices differently (A/B in 4 VGPRs in wave32): no semantics are
+    written for it, so a gfx1200 WMMA is refused rather than run with GFX11's layout."""
+    from asm import assemble
+    from harness import Rig
+
+    r = Rig("s_endpgm")
+    r.target = "gfx1200"
+    r.code = assemble("v_wmma_f32_16x16x16_f16 v[0:7], v[8:11], v[12:15], v[0:7]\ns_endpgm", mcpu="gfx1200")
+    r.prog = r.mem.alloc(len(r.code) + 256, name="code12", data=r.code + b"\0" * 256)
+    res = r.run(r.config(tgid=(False, False, False)))
+    # today the gfx1200 decoder already refuses the word; frontend/wmma.py refuses it by name too
+    assert not res.landed
+    assert res.refusal.code in ("program.decode_error", "program.unsupported_instruction"), res.refusal

@@ -18,7 +18,7 @@ rounded once to the output type: the hardware's internal order and rounding are 
 so a result may differ from it in the last bit.  Inputs and outputs are not flushed by MODE's
 denormal controls.
 
-Refused by name: v_wmma_bf16_16x16x16_bf16 (a bf16 result needs one rounding from f64 to bf16,
+Refused by name: any WMMA outside GFX11 (RDNA4 has other layouts), v_wmma_bf16_16x16x16_bf16 (a bf16 result needs one rounding from f64 to bf16,
 not written), CLAMP, OP_SEL[1:0], OP_SEL[2] on a 32-bit result, NEG[2]/NEG_HI on integer
 inputs, and A/B/C operands that are not VGPRs.
 """
@@ -46,6 +46,9 @@ def is_wmma(name: str) -> bool:
 
 def translate(ins, b: Builder) -> None:
     n, f = ins.name, ins.fields
+    if not getattr(b, "target", "").startswith("gfx11"):
+        # GFX12 (RDNA4) WMMA packs A/B and C/D differently: no semantics written for it here
+        unsupported("WMMA outside GFX11")
     spec = WMMA.get(n)
     if spec is None:
         unsupported("WMMA form without semantics written (a bf16 result)")
