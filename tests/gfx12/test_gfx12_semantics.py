@@ -335,7 +335,10 @@ def test_workgroup_ids_in_ttmp_registers(mode, z_enabled):
     assert e.value.refusal.code == "dispatch.bad_register" and "TTMP7" in str(e.value)
 
 
-@pytest.mark.parametrize("text", ["s_mov_b32 s1, ttmp8", "s_mov_b32 ttmp7, 0", "v_mov_b32 v1, ttmp0"])
+@pytest.mark.parametrize(
+    "text",
+    ["s_mov_b32 s1, ttmp8", "s_mov_b32 ttmp7, 0", "v_mov_b32 v1, ttmp0", "v_readfirstlane_b32 ttmp9, v1"],
+)
 def test_other_trap_registers_are_refused_by_name(text):
     """Only reading TTMP7/TTMP9 (the workgroup ids) is modelled on GFX12."""
     r = Rig12(text + "\ns_endpgm")

@@ -21,7 +21,8 @@ written once:
 
 Instructions GFX12 added (``s_add_nc_u64`` ...) and the f32 scalar float instructions (GFX12's and
 gfx1150's: their semantics are the VALU op's, taken from frontend/vector_alu.py) are in
-``HANDLERS`` (by name; frontend/program.py looks there first).  Everything else new in GFX12 is refused by name.
+``HANDLERS`` (by name; frontend/program.py looks there first).  The workgroup ids' packing into
+TTMP7 is ``prologue``.  Everything else new in GFX12 is refused by name.
 """
 
 from __future__ import annotations
@@ -133,7 +134,7 @@ def prologue(b: Builder) -> None:
     puts workgroup id y in TTMP7 and z (when RSRC2.TGID_Z_EN) in TTMP8 (the runtimes write one id
     per register), and this packs them as the hardware does (y [15:0], z [31:16]).  A branch back
     to the entry runs it again to the same effect (TTMP8 is 0 then, and no instruction that
-    writes a TTMP register runs: ``_check``); TTMP8 itself is never read (refused by name)."""
+    writes a TTMP register runs: ``_check_ttmp``); TTMP8 itself is never read (refused by name)."""
     z = b.bin("shl", "u32", b.sget(TTMP8), b.const("u32", 16))
     b.sset(TTMP7, b.bin("or", "u32", b.sget(TTMP7), z))
     b.sset(TTMP8, b.const("u32", 0))
@@ -151,7 +152,7 @@ def _check_ttmp(ins: Instruction) -> None:
         _refuse(ins, "a trap temporary register other than reading TTMP7/TTMP9")
     if ins.encoding == "SMEM" and TTMP_FIRST <= 2 * f.get("sbase", 0) <= TTMP_LAST:
         _refuse(ins, "a trap temporary register other than reading TTMP7/TTMP9")
-    if ins.encoding == "VOP3" and ins.name.startswith(("v_cmp", "v_readlane", "v_readfirstlane")):
+    if ins.encoding in ("VOP3", "VOP1") and ins.name.startswith(("v_cmp", "v_readlane", "v_readfirstlane")):
         if TTMP_FIRST <= f.get("vdst", 0) <= TTMP_LAST:
             _refuse(ins, "a trap temporary register other than reading TTMP7/TTMP9")
 
