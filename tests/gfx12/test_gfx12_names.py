@@ -26,10 +26,10 @@ def _operands(name: str) -> str:
     return "v1, v2, v3"
 
 
-def _encode_all(lines: list[str]) -> list[str]:
-    """llvm-mc-19's encoding of each line for gfx1200 (one run; every line must assemble)."""
+def _encode_all(lines: list[str], mcpu: str = "gfx1200") -> list[str]:
+    """llvm-mc-19's encoding of each line for ``mcpu`` (one run; every line must assemble)."""
     p = subprocess.run(
-        ["llvm-mc-19", "--triple=amdgcn", "--mcpu=gfx1200", "-show-encoding"],
+        ["llvm-mc-19", "--triple=amdgcn", f"--mcpu={mcpu}", "-show-encoding"],
         input="\n".join(lines) + "\n",
         capture_output=True,
         text=True,
@@ -64,3 +64,20 @@ def test_no_ops_are_gfx12_instructions():
         "s_buffer_prefetch_data": "s_buffer_prefetch_data s[20:23], 0x100, m0, 7",
     }
     _encode_all([text.get(n, f"{n} 0x0") for n in sorted(gfx12.NOPS)])
+
+
+def test_vopd_renames_are_the_same_bytes():
+    """A VOPD pair with the GFX12 names, assembled for gfx1200, is the same bytes as the pair with
+    the GFX11 names assembled for gfx1100; each half's VOP2 form is an alias (RENAMES, above)."""
+    pairs = []
+    for new, old in sorted(gfx12.VOPD_RENAMES.items()):
+        pairs.append(
+            (f"{new} v1, v2, v3 :: v_dual_mov_b32 v4, v5", f"{old} v1, v2, v3 :: v_dual_mov_b32 v4, v5")
+        )
+        pairs.append(
+            (f"v_dual_mov_b32 v4, v5 :: {new} v1, v2, v3", f"v_dual_mov_b32 v4, v5 :: {old} v1, v2, v3")
+        )
+        assert gfx12.RENAMES[new.replace("v_dual_", "v_")] == old.replace("v_dual_", "v_")
+    new = _encode_all([a for a, _ in pairs], "gfx1200")
+    old = _encode_all([b for _, b in pairs], "gfx1100")
+    assert new == old

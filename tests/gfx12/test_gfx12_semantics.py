@@ -219,6 +219,30 @@ def test_scalar_f32_ops(mode, vals):
             assert got[k] == want[k], (k, hex(got[k]), hex(want[k]))
 
 
+VOPD_MINMAX = """
+  v_lshlrev_b32 v10, 2, v0
+  v_cvt_f32_u32 v1, v0
+  v_sub_f32 v2, 15.0, v1
+  v_mov_b32 v6, v1
+  v_mov_b32 v7, v2
+  v_dual_max_num_f32 v3, v1, v2 :: v_dual_min_num_f32 v4, v6, v7
+  global_store_b32 v10, v3, s[0:1]
+  global_store_b32 v10, v4, s[0:1] offset:128
+  s_endpgm
+"""
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_vopd_max_min_num(mode):
+    """GFX12's VOPD v_dual_max_num_f32/v_dual_min_num_f32 run as GFX11's v_dual_max_f32/min_f32."""
+    res, out = _run(VOPD_MINMAX, 64, mode)
+    assert res.landed, res.refusal
+    x = LANE.astype(np.float32)
+    y = np.float32(15.0) - x
+    np.testing.assert_array_equal(out[:32].view(np.float32), np.maximum(x, y))
+    np.testing.assert_array_equal(out[32:].view(np.float32), np.minimum(x, y))
+
+
 BARRIER = """
   v_lshlrev_b32 v10, 2, v0
   v_mul_u32_u24 v1, 3, v0

@@ -63,6 +63,10 @@ RENAMES: dict[str, str] = {
     "v_maxmin_num_f16": "v_maxmin_f16",
     "v_minmax_num_f16": "v_minmax_f16",
 }
+# VOPD halves: GFX12 name -> GFX11 name.  LLVM 19 gives them no alias on gfx1200, but the GFX11
+# pair assembled for gfx1100 and the GFX12 pair for gfx1200 are the same bytes, and each half is
+# the VOP2 instruction renamed above (tests/gfx12/test_gfx12_names.py checks both)
+VOPD_RENAMES = {"v_dual_max_num_f32": "v_dual_max_f32", "v_dual_min_num_f32": "v_dual_min_f32"}
 # only schedule (wait counters, cache write-back/invalidate, prefetch hints): no operation
 NOPS = frozenset(
     (
@@ -174,6 +178,8 @@ def normalize(ins: Instruction) -> Instruction:
         return ins._replace(encoding=MEMORY[enc], fields=f)
     if n in RENAMES:
         return ins._replace(name=RENAMES[n])
+    if enc == "VOPD":
+        return ins._replace(name="::".join(VOPD_RENAMES.get(h, h) for h in n.split("::")))
     return ins
 
 
