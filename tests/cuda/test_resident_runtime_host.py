@@ -1,0 +1,207 @@
+"""The CUDA runtime's host side with resident memory (runtime.py, resident.py: decision 0026) run
+without a GPU: a stand-in ``cupy`` whose device arrays are host arrays and whose kernels are
+Python (wl_runs, wl_commit as resident.py's CUDA source states them; the translated kernel
+plays vadd through the window tables it is given, and can flag an escape).  What this guards is
+the glue: the report buffer's layout, the window tables, gather, the runs, landing through
+execute_dispatch, lazy pulls, and a refused dispatch changing nothing.  Oracle: NumPy's a + b."""
+
+from __future__ import annotations
+
+import ctypes
+import pathlib
+import sys
+import types
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from test_cuda_backend import _vadd_dispatch, translate_dispatch  # noqa: E402
+
+
+class FArr(np.ndarray):
+    """A 'device' array: host memory with CuPy's few extra methods."""
+
+    def get(self):
+        return np.array(self)
+
+    def set(self, host):
+        self[...] = host
+
+    @property
+    def data(self):  # type: ignore[override]
+        return _Ptr(self.ctypes.data)
+
+
+class _Ptr:
+    def __init__(self, ptr):
+        self.ptr = ptr
+
+    def copy_from_device_async(self, src, n):
+        ctypes.memmove(self.ptr, src.ptr, n)
+
+
+def _mk(f):
+    return lambda *a, **k: f(*a, **k).view(FArr)
+
+
+def _runs(grid, block, args):
+    w, n, starts, ends, cap, count = args
+    m = np.asarray(w[: int(n)]) != 0
+    b = np.flatnonzero(np.diff(np.concatenate(([0], m.view(np.int8), [0]))))
+    s, e = b[0::2], b[1::2]
+    count[0], count[1] = s.size, e.size
+    k = min(s.size, int(cap))
+    starts[:k] = s[::-1][:k]  # (any order: the host sorts)
+    ends[:k] = e[::-1][:k]
+
+
+def _commit(grid, block, args):
+    dst, src, mask, n = args
+    n = int(n)
+    m = np.asarray(mask[:n]) != 0
+    dst[:n][m] = src[:n][m]
+
+
+class _RawModule:
+    def __init__(self, code, options=()):
+        assert "wl_runs" in code and "wl_commit" in code
+
+    def get_function(self, name):
+        return {"wl_runs": _runs, "wl_commit": _commit}[name]
+
+
+def _fake_cupy():
+    cp = types.ModuleType("cupy")
+    cp.uint8, cp.uint32, cp.uint64, cp.int64 = np.uint8, np.uint32, np.uint64, np.int64  # type: ignore[attr-defined]
+    cp.zeros, cp.empty = _mk(np.zeros), _mk(np.empty)  # type: ignore[attr-defined]
+    cp.asarray = lambda a: np.array(a).view(FArr)  # type: ignore[attr-defined]
+    cp.RawModule = _RawModule  # type: ignore[attr-defined]
+
+    class Event:
+        def record(self):
+            pass
+
+        def synchronize(self):
+            pass
+
+    def memcpy(dst, src, n, kind):
+        ctypes.memmove(dst, src, n)
+
+    rt = types.SimpleNamespace(memcpy=memcpy, memcpyHostToDevice=1, memcpyDeviceToHost=2)
+    cp.cuda = types.SimpleNamespace(Event=Event, get_elapsed_time=lambda a, b: 0.0, runtime=rt)  # type: ignore[attr-defined]
+    return cp
+
+
+class FakeModule:
+    """A translated module whose kernel is vadd played in Python through its window tables."""
+
+    def __init__(self, program, a, b, c, n):
+        self.program, self.slots, self.hints, self.preloads = program, (), None, ((), ())
+        self.addr, self.n = (a, b, c), n
+        self.consts: dict = {}
+        self.escape = False
+        self.compiled_by = "nvrtc"
+
+    def variant(self, preloaded):
+        return self
+
+    def put_constant(self, name, host):
+        self.consts[name] = np.array(host)
+
+    def set_shared(self, fn, n):
+        pass
+
+    def function(self):
+        return self._kernel
+
+    def _kernel(self, grid, block, args, shared_mem=0):
+        arena, written, ws, we, wo, wavebase, gscr, g0 = args
+
+        def at(addr):
+            k = int(np.searchsorted(ws[:-1], np.uint64(addr), side="right")) - 1
+            return int(addr - int(ws[k]) + int(wo[k]))
+
+        a, b, c = (at(x) for x in self.addr)
+        n = self.n
+        f32 = lambda o: np.asarray(arena[o : o + 4 * n]).view(np.float32)  # noqa: E731
+        arena[c : c + 4 * n] = (f32(a) + f32(b)).view(np.uint8)
+        written[c : c + 4 * n] = 1
+        stats = np.ctypeslib.as_array(
+            ctypes.cast(int(self.consts["WL_STATS"][0]), ctypes.POINTER(ctypes.c_uint64)), (8 + 512,)
+        )
+        stats[8] += 7
+        if self.escape:
+            status = np.ctypeslib.as_array(
+                ctypes.cast(int(self.consts["WL_STATUS"][0]), ctypes.POINTER(ctypes.c_uint32)), (16,)
+            )
+            esc = np.ctypeslib.as_array(
+                ctypes.cast(int(self.consts["WL_ESC"][0]), ctypes.POINTER(ctypes.c_uint32)), (128,)
+            )
+            stats[2] += 1
+            status[4] = 1
+            esc[:8] = [0, 0, 0, 3, 0x1000, 0, 1, 0]
+
+
+@pytest.fixture
+def rig(monkeypatch):
+    from wavelift.backends import cuda
+    from wavelift.backends.cuda import resident
+
+    monkeypatch.setitem(sys.modules, "cupy", _fake_cupy())
+    monkeypatch.setattr(resident, "_OPS", None)
+    monkeypatch.setattr(cuda, "available", lambda: True)
+    mem, cfg, (a, b, c), n = _vadd_dispatch(32)
+    prog, _ = translate_dispatch(mem, cfg)
+    fm = FakeModule(prog, a, b, c, n)
+    monkeypatch.setattr(cuda, "build_module", lambda *x, **k: fm)
+    return mem, cfg, (a, b, c), n, fm
+
+
+def _run(mem, cfg):
+    from wavelift.run.execute import execute_dispatch
+
+    return execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache={})
+
+
+def test_runtime_lands_lazily_and_chains(rig):
+    mem, cfg, (a, b, c), n, fm = rig
+    av = np.frombuffer(mem.read(a, 4 * n), np.float32).copy()
+    bv = np.frombuffer(mem.read(b, 4 * n), np.float32).copy()
+    r = _run(mem, cfg)
+    assert r.refusal is None, r.refusal
+    assert r.write_spans == [(c, 4 * n)] and r.stats["bytes_written"] == 4 * n
+    assert r.stats["instructions"] == 7
+    alloc_c = mem.find(c)
+    assert not alloc_c._data[: 4 * n].any()  # (not landed on the host yet)
+    c1 = av + bv
+    assert np.array_equal(np.frombuffer(mem.read(c, 4 * n), np.float32), c1)
+    # the host changes a; the next dispatch sees it (a dirty range went up)
+    av[:10] = 5
+    mem.write(a, av[:10])
+    fm.addr = (a, c, c)  # (c = a + c: reads what the first wrote, on the device)
+    r = _run(mem, cfg)
+    assert r.refusal is None, r.refusal
+    assert np.array_equal(np.frombuffer(mem.read(c, 4 * n), np.float32), av + c1)
+
+
+def test_runtime_refused_dispatch_changes_nothing(rig):
+    mem, cfg, (a, b, c), n, fm = rig
+    r = _run(mem, cfg)
+    assert r.refusal is None, r.refusal
+    res = mem.resident
+    before = {x.base: (e.buf.copy(), e.dev_dirty.ranges()) for x, e in res.entries.items()}
+    host = {x.base: x._data.copy() for x in mem}
+    fm.escape = True
+    fm.addr = (b, b, c)
+    r = _run(mem, cfg)
+    assert r.refusal is not None and r.refusal.code == "escape", r.refusal
+    for x, e in res.entries.items():
+        if x.base in before:
+            assert np.array_equal(e.buf, before[x.base][0]), x.name
+    for x in mem:
+        if x.base in host and x.base != c:  # (c: the trace may have pulled it: current bytes)
+            assert np.array_equal(x._data, host[x.base]), x.name
+    av = np.frombuffer(mem.read(a, 4 * n), np.float32)
+    bv = np.frombuffer(mem.read(b, 4 * n), np.float32)
+    assert np.array_equal(np.frombuffer(mem.read(c, 4 * n), np.float32), av + bv)
