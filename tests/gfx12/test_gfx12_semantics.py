@@ -243,6 +243,43 @@ def test_vopd_max_min_num(mode):
     np.testing.assert_array_equal(out[32:].view(np.float32), np.minimum(x, y))
 
 
+VS_OPS = """
+  s_load_b32 s4, s[2:3], 0x0
+  s_wait_kmcnt 0x0
+  v_s_rcp_f32 s5, s4
+  v_s_rsq_f32 s6, |s4|
+  v_s_sqrt_f32 s7, s4
+  v_s_exp_f32 s8, -s4
+  v_s_log_f32 s9, s4
+  v_s_sqrt_f32 null, s4
+  v_rcp_f32 v1, s4
+  v_rsq_f32 v2, |s4|
+  v_sqrt_f32 v3, s4
+  v_exp_f32 v4, -s4
+  v_log_f32 v5, s4
+  v_mov_b32 v0, 0
+"""
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("value", [2.5, 0.0, -3.0, 1.0e-30, float("inf")])
+def test_vs_transcendentals(mode, value):
+    """GFX12's v_s_<op>_f32 write the SGPR the value v_<op>_f32 gives in a lane (abs/neg as VOP3
+    applies them); a NULL destination writes nothing."""
+    stores = "\n".join(
+        f"  v_mov_b32 v6, s{5 + k}\n  global_store_b32 v0, v6, s[0:1] offset:{4 * k}\n"
+        f"  global_store_b32 v0, v{1 + k}, s[0:1] offset:{32 + 4 * k}"
+        for k in range(5)
+    )
+    r = Rig12(VS_OPS + stores + "\n  s_endpgm")
+    out = r.buf(np.full(16, 0xDEADBEEF, np.uint32), "out")
+    inp = r.buf(np.array([value], np.float32), "in")
+    res = r.run(r.config(user_sgprs=ptr(out) + ptr(inp), tgid=(False, False, False)), mode=mode)
+    assert res.landed, res.refusal
+    got = r.read(out, np.uint32, 16)
+    np.testing.assert_array_equal(got[:5], got[8:13])
+
+
 BARRIER = """
   v_lshlrev_b32 v10, 2, v0
   v_mul_u32_u24 v1, 3, v0

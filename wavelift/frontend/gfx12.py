@@ -224,6 +224,35 @@ def _valu_f32(vname: str, *order: int):
     return handle
 
 
+def _vs_f32(vname: str):
+    """GFX12's v_s_<op>_f32 (VOP3): VALU instruction ``vname`` on one value, SRC0 (abs/neg as
+    VOP3 gives them), written to the SGPR in VDST (NULL: nowhere).  clamp and omod are refused
+    by name (no such form is checked here)."""
+    from .vector_alu import OPS, _ieee_nan
+
+    dt, _, fn = OPS[vname]
+
+    def handle(ins, b: Builder):
+        f = ins.fields
+        if f.get("clamp") or f.get("omod") or f.get("opsel"):
+            unsupported("clamp, omod or op_sel on a v_s_* instruction")
+        x = read_sreg(b, f["src0"], "f32", ins.literal)
+        if f.get("abs", 0) & 1:
+            x = b.un("fabs", "f32", x)
+        if f.get("neg", 0) & 1:
+            x = b.un("fneg", "f32", x)
+        x = b.emit("fin", "f32", x)
+        r = b.emit("fout", "f32", _ieee_nan(b, fn(b, dt, x), (x,)))
+        d = f["vdst"]  # a GFX12 scalar code (NULL 124, M0 125): gfx11.normalize swaps no VDST here
+        if d == 125:
+            d = 124  # M0, in the frontends' (GFX10) numbering
+        elif d == 124:
+            return  # NULL
+        write_sdst(b, d, b.bitcast("u32", r))
+
+    return handle
+
+
 def _scmp_f32(cond: str):
     """s_cmp_<cond>_f32: SCC = the compare of SSRC0 and SSRC1 as v_cmp_<cond>_f32 makes it."""
     from .vector_alu import CMP_F
@@ -258,6 +287,12 @@ HANDLERS = {
     "s_cvt_f32_u32": _valu_f32("v_cvt_f32_u32", 0),
     "s_cvt_i32_f32": _valu_f32("v_cvt_i32_f32", 0),
     "s_cvt_u32_f32": _valu_f32("v_cvt_u32_f32", 0),
+    # GFX12's VALU transcendentals with an SGPR result
+    "v_s_rcp_f32": _vs_f32("v_rcp_f32"),
+    "v_s_rsq_f32": _vs_f32("v_rsq_f32"),
+    "v_s_sqrt_f32": _vs_f32("v_sqrt_f32"),
+    "v_s_exp_f32": _vs_f32("v_exp_f32"),
+    "v_s_log_f32": _vs_f32("v_log_f32"),
 }
 HANDLERS.update({f"s_cmp_{c}_f32": _scmp_f32(c) for c in ("lt", "eq", "le", "gt", "lg", "ge", "o", "u")})
 HANDLERS.update({f"s_cmp_{c}_f32": _scmp_f32(c) for c in ("nge", "nlg", "ngt", "nle", "neq", "nlt")})
@@ -275,6 +310,7 @@ _SALU_FLOAT_REFUSED = (
     + ["s_maximum_f16", "s_minimum_f16", "s_maximum_f32", "s_minimum_f32"]
     + ["s_ceil_f16", "s_floor_f16", "s_trunc_f16", "s_rndne_f16"]
     + ["s_cvt_f16_f32", "s_cvt_f32_f16", "s_cvt_hi_f32_f16", "s_cvt_pk_rtz_f16_f32"]
+    + ["v_s_rcp_f16", "v_s_rsq_f16", "v_s_sqrt_f16", "v_s_exp_f16", "v_s_log_f16"]
     + [f"s_cmp_{c}_f16" for c in ("lt", "eq", "le", "gt", "lg", "ge", "o", "u")]
     + [f"s_cmp_{c}_f16" for c in ("nge", "nlg", "ngt", "nle", "neq", "nlt")]
 )
