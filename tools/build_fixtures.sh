@@ -121,6 +121,26 @@ build_ids12() {
     done
 }
 
+# mixed.cl (scalar float instructions at -O0) for gfx1150/gfx1200 and, as the reference build,
+# gfx1030: tests/gfx12/test_gfx12_mixed.py
+build_mixed12() {
+    local log=$LOGDIR/clang-mixed.tsv
+    : > "$log"
+    local CFLAGS="-x cl -cl-std=CL2.0 -Xclang -finclude-default-header -nogpulib -target amdgcn-amd-amdhsa"
+    local gfx opt out cmd
+    for gfx in gfx1030 gfx1150 gfx1200; do
+        for opt in O0 O2; do
+            out=$FIX/gfx1200/mixed-$gfx-$opt.hsaco
+            cmd="clang-19 $CFLAGS -mcpu=$gfx -$opt -include $FIX/opencl/wl_builtins.h $FIX/gfx1200/mixed.cl -o $out"
+            echo "  $out"
+            $cmd
+            llvm-objdump-19 -d --mcpu=$gfx "$out" > /dev/null
+            printf 'clang\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$out" "$FIX/gfx1200/mixed.cl" \
+                $gfx w32 $opt flat "$cmd" >> "$log"
+        done
+    done
+}
+
 # ------------------------------------------------------------------------------------- aco ---
 build_aco() {
     local ACO=tools/aco_compile/aco-compile
@@ -168,7 +188,7 @@ build_aco11() {
 
 want clang && { echo "== clang"; build_clang; }
 want clang11 && { echo "== clang11"; build_clang11; }
-want clang11x && { echo "== clang11x"; for g in $CLANG_MORE; do build_clang11 $g; done; build_ids12; }
+want clang11x && { echo "== clang11x"; for g in $CLANG_MORE; do build_clang11 $g; done; build_ids12; build_mixed12; }
 want aco && { echo "== aco"; build_aco; }
 want aco11 && { echo "== aco11"; build_aco11; }
 want radv && { echo "== radv"; tools/radv_capture_raw/record.sh; }
