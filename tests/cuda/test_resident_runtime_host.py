@@ -101,6 +101,8 @@ class FakeModule:
         self.addr, self.n = (a, b, c), n
         self.consts: dict = {}
         self.escape = False
+        self.puts: list = []
+        self.cwin = 0
         self.compiled_by = "nvrtc"
 
     def variant(self, preloaded):
@@ -108,6 +110,10 @@ class FakeModule:
 
     def put_constant(self, name, host):
         self.consts[name] = np.array(host)
+        self.puts.append((name, np.array(host)))
+
+    def get_global(self, name, host):  # (WL_HINT: every slot resolved to c's window)
+        host[:] = self.cwin
 
     def set_shared(self, fn, n):
         pass
@@ -123,6 +129,7 @@ class FakeModule:
             return int(addr - int(ws[k]) + int(wo[k]))
 
         a, b, c = (at(x) for x in self.addr)
+        self.cwin = int(np.searchsorted(ws[:-1], np.uint64(self.addr[2]), side="right")) - 1
         n = self.n
         f32 = lambda o: np.asarray(arena[o : o + 4 * n]).view(np.float32)  # noqa: E731
         arena[c : c + 4 * n] = (f32(a) + f32(b)).view(np.uint8)
@@ -205,3 +212,26 @@ def test_runtime_refused_dispatch_changes_nothing(rig):
     av = np.frombuffer(mem.read(a, 4 * n), np.float32)
     bv = np.frombuffer(mem.read(b, 4 * n), np.float32)
     assert np.array_equal(np.frombuffer(mem.read(c, 4 * n), np.float32), av + bv)
+
+
+def test_runtime_mirror_of_device_data_and_its_rerun(rig):
+    """A uniform-load slot whose guessed window is c (written by the last dispatch, on the
+    device only): the mirror copies c's current bytes (pulled for it), the dispatch writes c,
+    so it runs again without mirrors (runtime._hits on the device's runs)."""
+    mem, cfg, (a, b, c), n, fm = rig
+    fm.slots = ((4, True),)
+    av = np.frombuffer(mem.read(a, 4 * n), np.float32).copy()
+    c1 = av + np.frombuffer(mem.read(b, 4 * n), np.float32)
+    r = _run(mem, cfg)  # (learns the hint)
+    assert r.refusal is None and not r.stats.get("mirror_rerun")
+    fm.puts.clear()
+    fm.addr = (a, c, c)
+    r = _run(mem, cfg)
+    assert r.refusal is None, r.refusal
+    assert r.stats.get("mirror_rerun")
+    mirrors = [h for name, h in fm.puts if name == "WL_MIRROR"]
+    assert len(mirrors) == 2 and not mirrors[1].any()  # (the rerun: none)
+    words = mirrors[0].view(np.uint8)
+    at = c & 7  # (the first copy starts at the window's address mod 8: codegen.mirrors)
+    assert np.array_equal(words[at : at + 4 * n].view(np.float32), c1)
+    assert np.array_equal(np.frombuffer(mem.read(c, 4 * n), np.float32), av + c1)
