@@ -12,6 +12,11 @@ Each allocation owns one writable uint8 NumPy array (`Allocation.data`; captures
 such arrays, never left mapped: decision 0018). Reads and writes never cross allocations: an access
 that leaves its allocation raises GuestMemoryError naming the allocation and the range. `view()`
 returns a view, never a copy, so large allocations are never duplicated.
+
+An allocation a CUDA dispatch reached may have a newer device copy (decision 0026): every host
+access goes through `Allocation.data`, `view`, `peek`, `read`, `write` (or says so with
+`touched`), which first land the device's newer bytes of what they cover and mark what may be
+written, so the host never sees stale bytes and the device never misses a host write.
 """
 
 from __future__ import annotations
