@@ -462,7 +462,9 @@ class Capture:
                 if zlib.crc32(piece.data) != crc:
                     bad(f"allocation {aname!r}: payload checksum mismatch at +{off}")
             try:
-                cap.memory.add(base, arr, aname)
+                cap.memory.add(
+                    base, arr, aname, shared=False
+                )  # (the file's bytes: only this memory holds them)
             except GuestMemoryError as e:
                 bad(str(e))
         return cap

@@ -124,11 +124,17 @@ def _all_candidates(words: np.ndarray, low: bool = False):
     return np.concatenate(addrs), np.concatenate(idxs)
 
 
-def _scanned(a):
-    """(n, digest): the dwords of allocation ``a`` that a scan reads (its first SCAN_BYTES) and a
-    digest of them -- all that a scan's result depends on besides the allocation table."""
-    n = min(a.size, SCAN_BYTES) // 4
-    return n, (hashlib.blake2b(a.data[: 4 * n], digest_size=16).digest() if n else b"")
+def _head(memory, a):
+    """The dwords of allocation ``a`` that a scan reads: its first SCAN_BYTES, read through
+    ``memory.peek`` so that a device-resident allocation brings down only those (decision 0026)."""
+    return memory.peek(a.base, 4 * (min(a.size, SCAN_BYTES) // 4))
+
+
+def _scanned(memory, a):
+    """(n, digest): the dwords of allocation ``a`` that a scan reads and a digest of them -- all
+    that a scan's result depends on besides the allocation table."""
+    head = _head(memory, a)
+    return head.size // 4, (hashlib.blake2b(head, digest_size=16).digest() if head.size else b"")
 
 
 def _scan(memory, a, hit, scanned=None):
@@ -137,12 +143,12 @@ def _scan(memory, a, hit, scanned=None):
     unfiltered candidates depend on those bytes only: they are kept on the memory, by address,
     length and a digest of the bytes (a data buffer scanned again costs a hash and the hit test).
     ``scanned``: a list to which (a, n, digest) is appended (trace's cache checks them)."""
-    n, digest = _scanned(a)
+    n, digest = _scanned(memory, a)
     if scanned is not None:
         scanned.append((a, n, digest))
     if not n:
         return []
-    data = a.data[: 4 * n]
+    data = _head(memory, a)
     low = _low(memory)
     key = (a.base, n, digest, low)
     cache = memory.pointer_scans
@@ -192,7 +198,7 @@ def trace(memory, config, program_alloc=None, scratch_roots=None) -> list[Window
     hit = cache.get(key)
     if hit is not None:
         gen, scanned, windows = hit
-        if gen == memory.generation and all(_scanned(a) == (n, d) for a, n, d in scanned):
+        if gen == memory.generation and all(_scanned(memory, a) == (n, d) for a, n, d in scanned):
             return list(windows)
         del cache[key]
     scanned_now: list = []
