@@ -11,6 +11,7 @@ import pytest
 from wavelift.isa import DecodeError, decode_one
 from wavelift.isa.decoder import NOT_DECODED
 from wavelift.isa.llvm_oracle import NOP, have_llvm, llvm_disasm
+from wavelift.isa.memory import hardware_only
 
 CONFIGS = [("gfx1100", False), ("gfx1100", True), ("gfx1150", False), ("gfx1200", False), ("gfx1200", True)]
 SHARED = [
@@ -28,13 +29,20 @@ IDS = [f"{t}-w{64 if w else 32}" for t, w in CONFIGS]
 needs_llvm = pytest.mark.skipif(not have_llvm(), reason="llvm-mc-19 not installed: cannot compare with LLVM")
 
 
+class HardwareOnly(str):
+    """What ``ours`` gives for a word LLVM 19 rejects but the hardware runs: its named category
+    (decision 0023, "Words LLVM 19 rejects that hardware runs"); never equal to LLVM's verdict."""
+
+
 def ours(b, target, wave64):
-    """(text, size), None for invalid, or "not decoded" for a named refusal."""
+    """(text, size), None for invalid, "not decoded" for a named refusal, or a HardwareOnly
+    category for a word LLVM 19 rejects and the hardware runs."""
     try:
         ins = decode_one(b, 0, target, wave64)
     except DecodeError as e:
         return "not decoded" if e.reason.startswith(NOT_DECODED) else None
-    return ins.text, ins.size
+    cat = hardware_only(ins)
+    return HardwareOnly(cat) if cat else (ins.text, ins.size)
 
 
 @dataclass
@@ -49,6 +57,7 @@ class Tally:
     valid: int = 0
     bad: list = field(default_factory=list)
     ops: set = field(default_factory=set)
+    hardware: dict = field(default_factory=dict)
 
 
 def against_llvm(items, target, wave64, pad=3, refusals="any", keys=None) -> Tally:
@@ -64,6 +73,8 @@ def against_llvm(items, target, wave64, pad=3, refusals="any", keys=None) -> Tal
         t.valid += r is not None
         if o == "not decoded" and (refusals == "any" or (refusals == "invalid" and r is None)):
             t.refused += 1
+        elif isinstance(o, HardwareOnly) and r is None:
+            t.hardware[o] = t.hardware.get(o, 0) + 1
         elif o != r:
             t.bad.append((b.hex(), o, r))
         elif r is None:

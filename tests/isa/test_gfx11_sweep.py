@@ -122,7 +122,10 @@ def random_words(n, seed):
 def _check_random(target, wave64, n, seed):
     t = against_llvm(random_words(n, seed), target, wave64)
     same = t.same + t.invalid  # (equal: valid or invalid for both)
-    print(f"{target} w{64 if wave64 else 32}: {n} random words, {same} equal, {t.refused} not decoded yet")
+    print(
+        f"{target} w{64 if wave64 else 32}: {n} random words, {same} equal, {t.refused} not decoded yet, "
+        f"LLVM rejects and the hardware runs: {t.hardware}"
+    )
     assert same > n // 3
     assert not t.bad, t.bad[:5]
 

@@ -61,8 +61,9 @@ LLVM_VS_HARDWARE = (
     "the misprint.",
     "DS without a return value (`ds_store_b32`, `ds_add_u32`, ...) with a non-zero VDST field: "
     "LLVM 19 rejects the word (gfx1100, gfx1150, gfx1200); the RDNA3/RDNA4 ISA guides give such an "
-    "opcode no destination, and the hardware runs it.  wavelift refuses it by name (`not decoded yet: "
-    "GFX11 DS ds_store_b32 with a non-zero VDST field ...`) rather than call it invalid or guess.  "
+    "opcode no destination, and the hardware runs it, ignoring the field.  wavelift decodes it as the "
+    "op without a return value, with the text LLVM prints for the word with VDST 0, and names it "
+    "(`isa.memory.hardware_only`; the sweeps count it apart; decision 0023).  "
     "(gfx1010/gfx1030 keep LLVM's verdict: invalid.)",
     "VOP3 with DPP (gfx1100, gfx1150, gfx1200): LLVM 19 decodes an SGPR, an inline constant or a "
     "literal (a fourth dword) in src1/src2 and prints it, where the ISA guides describe DPP without "

@@ -4,7 +4,9 @@ Encodings: gfx1030/gfx1010: DS, MUBUF, MTBUF, MIMG (NSA included), FLAT/GLOBAL/S
 VINTRP; gfx1100/gfx1150/gfx1200 (and the targets sharing their tables): the encodings their
 tables hold (tools/gen_isa_memory_tables.py GEN_ENCODINGS), each with its generation's layout
 and mode key (``_mode_key11``).  GFX11/12 DS ops without a return value and a non-zero VDST
-field, which LLVM 19 rejects but the hardware runs, are refused by name.
+field, which LLVM 19 rejects but the hardware runs (it ignores VDST: tinygrad's hardware-validated
+cases leave it unwritten), decode as the op without a return value, with the text LLVM prints
+for the word with VDST 0 (``hardware_only`` names them; decision 0023).
 
 Entry point (called by `wavelift.isa.decoder` for these encodings)::
 
@@ -115,9 +117,16 @@ class _Trunc(Exception):
     """Raised by compiled renderers: the literal soffset dword is missing."""
 
 
-class _Named(Exception):
-    """Raised by compiled renderers: a word LLVM 19 rejects but the hardware runs (GFX11/12 DS
-    without a return value and a non-zero VDST field); refused by name (the form's ``named``)."""
+DS_VDST = "DS op without a return value, non-zero VDST field"
+
+
+def hardware_only(ins) -> str | None:
+    """The named category of a decoded GFX11/12 memory word that LLVM 19 rejects but the
+    hardware runs (decision 0023), or None: a DS op without a return value whose VDST field is
+    not zero (the hardware ignores the field; the text is LLVM's for the word with VDST 0)."""
+    if ins.encoding == "DS" and ins.fields.get("vdst") and all(o.role != "vdst" for o in ins.operands):
+        return DS_VDST
+    return None
 
 
 # mode bits, from the raw words, that select a table entry: (w0 & mask) | extra bits (taken
@@ -244,12 +253,9 @@ class _Form:
         self.named = None
         if T.gen != "gfx10" and enc == "DS" and "vdst" in zero and all(t[0] != "vdst" for t in e["tpl"]):
             # LLVM 19 rejects a non-zero VDST field of a DS op without a return value; the
-            # RDNA3/RDNA4 guides do not use it (documented in docs/isa-coverage.md)
+            # hardware ignores it (decision 0023, "Words LLVM 19 rejects that hardware runs")
             zero.remove("vdst")
-            self.named = (
-                f"{NOT_DECODED}: {T.gen.upper()} DS {self.name} with a non-zero VDST field "
-                "(LLVM 19 rejects it; the hardware runs it)"
-            )
+            self.named = DS_VDST
         tpl = [
             tuple(t) if isinstance(t, list) else t for t in e.get("tpl_w64" if T.wave64 else "tpl", e["tpl"])
         ]
@@ -267,8 +273,6 @@ class _Form:
         src = ["    def render(f, words):", "    lit = None"]
         for z in zero:
             src.append(f"    if f[{z!r}]: raise _Bad")
-        if self.named:
-            src.append("    if f['vdst']: raise _Named")
         ops, lit = [], False
         for i, t in enumerate(tpl):
             o = f"o{i}"
@@ -367,7 +371,6 @@ class _Form:
             g = {
                 "_Bad": _Bad,
                 "_Trunc": _Trunc,
-                "_Named": _Named,
                 "Operand": Operand,
                 "fmt_literal": fmt_literal,
                 "_swizzle": _swizzle,
@@ -426,8 +429,6 @@ def _decode_generic(T, enc, words, pos):
         ops, text, n, lit = form.render(f, words)
     except _Bad:
         raise _bad(pos, words, 2) from None
-    except _Named:
-        raise _bad(pos, words, 2, form.named) from None
     except _Trunc:
         raise _bad(pos, words, len(words), "truncated instruction (missing literal)") from None
     encoding = _SEG_ENC[f["seg"]] if enc == "FLAT" else enc
@@ -655,8 +656,6 @@ def decoder_for(target: str, encoding: str, wave64: bool = False):
             ops, text, n, lit = form.render(f, words)
         except _Bad:
             raise _bad(pos, words, 2) from None
-        except _Named:
-            raise _bad(pos, words, 2, form.named) from None
         except _Trunc:
             raise _bad(pos, words, len(words), "truncated instruction (missing literal)") from None
         return _tnew(
@@ -721,8 +720,6 @@ def _decoder11(T, enc):
             ops, text, n, lit = form.render(f, words)
         except _Bad:
             raise _bad(pos, words, nw) from None
-        except _Named:
-            raise _bad(pos, words, nw, form.named) from None
         except _Trunc:
             raise _bad(pos, words, len(words), "truncated instruction (missing literal)") from None
         return _tnew(
