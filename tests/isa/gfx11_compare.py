@@ -9,9 +9,8 @@ from dataclasses import dataclass, field
 import pytest
 
 from wavelift.isa import DecodeError, decode_one
-from wavelift.isa.decoder import NOT_DECODED
+from wavelift.isa.decoder import NOT_DECODED, hardware_only
 from wavelift.isa.llvm_oracle import NOP, have_llvm, llvm_disasm
-from wavelift.isa.memory import hardware_only
 
 CONFIGS = [("gfx1100", False), ("gfx1100", True), ("gfx1150", False), ("gfx1200", False), ("gfx1200", True)]
 SHARED = [

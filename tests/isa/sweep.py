@@ -7,7 +7,7 @@ import random
 import struct
 
 from wavelift.isa import DecodeError, decode_one
-from wavelift.isa.decoder import load_table
+from wavelift.isa.decoder import hardware_only, load_table
 from wavelift.isa.encodings import _MAJOR6, FIXED, ISAS, NWORDS, generation
 from wavelift.isa.llvm_oracle import NOP, llvm_disasm
 
@@ -150,9 +150,11 @@ def compare(enc, target, wave64, n_per_op=4, seed=1):
     return ops, bad
 
 
-def compare_many(encs, target, wave64, n_per_op=4, seed=1):
+def compare_many(encs, target, wave64, n_per_op=4, seed=1, hardware=None):
     """compare() for several encodings with a single LLVM run:
-    {enc: (opcodes matched, mismatches, words tried)}."""
+    {enc: (opcodes matched, mismatches, words tried)}.  ``hardware``: a dict that counts, per
+    (enc, named category), the words LLVM rejects that we decode as the hardware runs them
+    (``isa.decoder.hardware_only``, decision 0023); without it they are mismatches."""
     items = []
     for k, enc in enumerate(encs):
         items += [(enc, op, b) for op, b in gen_words(enc, target, wave64, n_per_op, seed * 1000 + k)]
@@ -165,8 +167,11 @@ def compare_many(encs, target, wave64, n_per_op=4, seed=1):
             ins = decode_one(b, 0, target, wave64)
             ours = (ins.text, ins.size)
         except DecodeError:
-            ours = None
-        if ours != r:
+            ins = ours = None
+        cat = hardware_only(ins) if ins is not None and hardware is not None else None
+        if cat and r is None:
+            hardware[enc, cat] = hardware.get((enc, cat), 0) + 1
+        elif ours != r:
             bad.append((b.hex(), ours, r))
         elif r is not None:
             ops.add(op)

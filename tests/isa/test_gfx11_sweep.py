@@ -31,13 +31,17 @@ from .sweep import ENCS, SRC_POOL, compare_many
 
 @functools.cache
 def _alu(target, wave64, n_per_op, seed):
-    return compare_many(ENCS, target, wave64, n_per_op=n_per_op, seed=seed)
+    hw: dict = {}
+    return compare_many(ENCS, target, wave64, n_per_op=n_per_op, seed=seed, hardware=hw), hw
 
 
 def _check_alu(enc, target, wave64, n_per_op, seed):
-    ops, bad, total = _alu(target, wave64, n_per_op, seed)[enc]
+    out, hw = _alu(target, wave64, n_per_op, seed)
+    ops, bad, total = out[enc]
+    named = {c: n for (e, c), n in hw.items() if e == enc}
     print(
-        f"{target} w{64 if wave64 else 32} {enc}: {len(ops)} opcodes matched, {total} words, {len(bad)} bad"
+        f"{target} w{64 if wave64 else 32} {enc}: {len(ops)} opcodes matched, {total} words, {len(bad)} bad, "
+        f"LLVM rejects and the hardware runs: {named}"
     )
     assert ops, "no opcode decoded"
     assert not bad, bad[:5]

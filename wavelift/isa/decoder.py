@@ -980,6 +980,7 @@ class _Ctx:
         target, wave64 = self.target, self.wave64
         dpp_table = os.path.exists(os.path.join(_TABLE_DIR, f"dpp_{TABLE_TARGET.get(target, target)}.json"))
         dpp3 = dpp_table and enc in _DPP11_ENCS and enc in load_dpp_table(target)["w64" if wave64 else "w32"]
+        high = enc == "VOP2" and self.isa.name == "gfx11"  # a 16-bit .h destination (VDST bit 7)
 
         def h(code, pos, w0, base):
             if two:
@@ -1002,6 +1003,10 @@ class _Ctx:
             try:
                 return fn(code, pos, w0, base)
             except _Reject as r:
+                if high and w0 & 1 << 24:
+                    ins = _vop2_high_dst(fn, code, pos, w0, base)
+                    if ins is not None:
+                        return ins
                 size = r.args[0] if r.args else (8 if two else 4)
                 raise DecodeError(base + pos, bytes(code[pos : pos + size])) from None
             except _Trunc:
@@ -1070,6 +1075,63 @@ _DPP3_CTRL = (
 )
 _DPP11_MARKS = frozenset((250, 233, 234))
 _DPP11_ENCS = frozenset(("VOP3", "VOP3P"))  # the two-dword encodings with DPP forms
+
+
+VOP2_HIGH_DST = "VOP2 16-bit destination in the high half (VDST field >= 128)"
+
+
+def _t16_operand(o):
+    """A VGPR operand of a 16-bit VOP2 slot in LLVM's +real-true16 spelling: field values
+    0..127 the low halves (``v5.l``), 128..255 the high halves of v(n - 128) (``v5.h``)."""
+    if o.kind != "vgpr":
+        return o
+    return Operand(o.role, "vgpr", o.index & 127, 1, f"v{o.index & 127}.{'h' if o.index & 128 else 'l'}")
+
+
+def _vop2_high_dst(fn, code, pos, w0, base):
+    """A GFX11 VOP2 word LLVM 19 rejects only because its VDST field is >= 128 in a 16-bit
+    (Lo128) destination class: the hardware writes the high half of v(VDST - 128) (the RDNA3
+    guide's 16-bit VGPR operands; tinygrad's hardware-validated cases).  Decoded from the same
+    word with VDST bit 7 clear (which LLVM accepts: so the destination is 16-bit), with the raw
+    VDST field kept and the text LLVM prints under +real-true16 (``v_add_f16_e32 v0.h, s2,
+    v2.l``), built from its operands; None if that word is rejected too.  Decision 0023 ("Words
+    LLVM 19 rejects that hardware runs"); named by ``hardware_only``."""
+    low = w0 & ~(1 << 24)
+    rest = bytes(code[pos + 4 : pos + 8])  # a literal, if the op reads one
+    try:
+        ins = fn(struct.pack("<I", low) + rest + bytes(4), 0, low, base + pos)
+    except (_Reject, _Trunc):
+        return None
+    if ins.size > len(code) - pos:
+        return None
+    ops = tuple(_t16_operand(o) for o in ins.operands)
+    ops = (Operand("vdst", "vgpr", ops[0].index, 1, ops[0].text.replace(".l", ".h")),) + ops[1:]
+    name_p = ins.text.split(" ", 1)[0]
+    text = f"{name_p} {', '.join(o.text for o in ops)}"
+    f = dict(ins.fields, vdst=(w0 >> 17) & 0xFF, hw_only=1)
+    return new_instruction(
+        ins.offset,
+        ins.size,
+        (w0,) + ins.words[1:],
+        ins.encoding,
+        ins.variant,
+        ins.opcode,
+        ins.name,
+        f,
+        ins.literal,
+        ops,
+        text,
+    )
+
+
+def hardware_only(ins) -> str | None:
+    """The named category of a decoded word LLVM 19 rejects but the hardware runs (decision
+    0023, "Words LLVM 19 rejects that hardware runs"), or None."""
+    if ins.encoding == "VOP2" and ins.fields.get("hw_only"):
+        return VOP2_HIGH_DST
+    from .memory import hardware_only as memory_hardware_only
+
+    return memory_hardware_only(ins)
 
 
 def _not_decoded(what):
