@@ -19,7 +19,7 @@ from gfx11_rig import HAVE_MC, Rig11, assemble, encode_true16, run11, words
 from harness import ptr
 
 from wavelift.isa import DecodeError, decode_one
-from wavelift.isa.decoder import VOP2_HIGH_DST, hardware_only
+from wavelift.isa.decoder import VOP2_HIGH_DST, VOPD_VSRC1, hardware_only
 from wavelift.isa.llvm_oracle import llvm_disasm
 from wavelift.isa.memory import DS_VDST
 
@@ -208,3 +208,48 @@ def test_vop2_high_dst_runs(mode):
         hi(0xACE0, _f16(a) * _f16(b) + K),
     ]
     np.testing.assert_array_equal(out.reshape(4, 32), np.array(want, np.uint32))
+
+
+# ----------------------------------------------------------------------------- VOPD VSRC1
+def _vopd_vsrc1x(text: str, vsrc1x: int) -> bytes:
+    """``text`` (a VOPD word whose X half takes one source) assembled by llvm-mc-19 for gfx1100,
+    with the VOPD layout's VSRCX1 field (word 0 bits [16:9]) set by hand (LLVM assembles none)."""
+    code = bytearray(assemble(text, mcpu="gfx1100"))
+    w = int.from_bytes(code[:4], "little")
+    assert (w >> 9) & 0xFF == 0
+    code[:4] = (w | vsrc1x << 9).to_bytes(4, "little")
+    return bytes(code)
+
+
+def test_vopd_vsrc1_of_a_one_source_half():
+    text = "v_dual_mov_b32 v2, 0x64 :: v_dual_add_nc_u32 v1, v0, v1"
+    plain = decode_one(assemble(text, mcpu="gfx1100") + bytes(8), 0, "gfx1100", False)
+    word = _vopd_vsrc1x(text, 2)
+    (ref,) = llvm_disasm([word], "gfx1100", False)
+    assert ref is None  # LLVM 19 rejects it
+    ins = decode_one(word + bytes(8), 0, "gfx1100", False)
+    assert hardware_only(plain) is None and hardware_only(ins) == VOPD_VSRC1
+    assert (ins.text, ins.size, ins.literal, ins.fields["vsrc1x"]) == (plain.text, 12, 100, 2)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_vopd_vsrc1_runs(mode):
+    """V_DUAL_MOV_B32 (X, a literal, VSRCX1 = v2) :: V_DUAL_ADD_NC_U32 (Y): X's VSRC1 is not
+    read; v2 = 100, v1 = v0 + v1 (the RDNA3 guide: both halves read before either writes)."""
+    src = "\n".join(
+        [
+            "v_lshlrev_b32 v10, 2, v0",
+            "global_load_b32 v1, v10, s[2:3]",
+            "s_waitcnt vmcnt(0)",
+            "v_mov_b32 v2, 7",
+            words(_vopd_vsrc1x("v_dual_mov_b32 v2, 0x64 :: v_dual_add_nc_u32 v1, v0, v1", 2)),
+            "global_store_b32 v10, v1, s[0:1]",
+            "global_store_b32 v10, v2, s[0:1] offset:128",
+            "s_endpgm",
+        ]
+    )
+    x = np.random.default_rng(4).integers(0, 2**32, 32, dtype=np.uint64).astype(np.uint32)
+    res, out = run11(src, x, 64, mode)
+    assert res.landed, res.refusal
+    np.testing.assert_array_equal(out[:32], x + np.arange(32, dtype=np.uint32))
+    np.testing.assert_array_equal(out[32:], np.full(32, 100, np.uint32))

@@ -55,7 +55,9 @@ NOT_DECODED11 = (
 LLVM_VS_HARDWARE = (
     "VOPD whose X or Y half takes one source (`v_dual_mov_b32`): LLVM 19 rejects the word unless "
     "that half's VSRC1 field is 0; the RDNA3 ISA guide lists no use of the field for such an "
-    "opcode (the hardware presumably ignores it).",
+    "opcode and the hardware ignores it (tinygrad's hardware-validated `v_dual_mov_b32` with a "
+    "literal).  wavelift decodes it with the text LLVM prints for the word with that field 0 and "
+    "names it (`isa.decoder.hardware_only`; the sweeps count it apart; decision 0023).",
     "gfx1200 `v_cndmask_b32_dpp` with src1's abs bit: LLVM 19 prints `|v60, vcc_lo|` (the bars around "
     "the carry-in too); wavelift refuses that DPP16 opcode by name (not decoded yet) rather than copy "
     "the misprint.",

@@ -932,8 +932,16 @@ class _Ctx:
             for e in (ex, ey):
                 if e.get("_prep") != "VOPD" or "_cache" not in e:
                     _prep(e, "VOPD", tab["_cm"], self.isa.name)
+            raw = val
             if val & (ex["_rej"] | ey["_rej"]):
-                raise DecodeError(base + pos, bytes(code[pos : pos + 8]))
+                # a one-source half's VSRC1 field (LLVM 19 rejects any non-zero value of it): the
+                # hardware ignores it (decision 0023, "Words LLVM 19 rejects that hardware runs")
+                for e, flo in ((ex, 9), (ey, 41)):
+                    m = 0xFF << flo
+                    if e["_rej"] & m == m:
+                        val &= ~m
+                if val & (ex["_rej"] | ey["_rej"]):
+                    raise DecodeError(base + pos, bytes(code[pos : pos + 8]))
             size = 8
             lit = None
             need = ex.get("lit") or ey.get("lit")
@@ -962,7 +970,7 @@ class _Ctx:
                 "",
                 ((w0 >> 22) & 15) << 5 | ((w0 >> 17) & 31),
                 f"{ex['name']}::{ey['name']}",
-                _fields("VOPD", val, lays),
+                _fields("VOPD", raw, lays) if raw == val else dict(_fields("VOPD", raw, lays), hw_only=1),
                 lit,
                 ox + oy,
                 f"{tx} :: {ty}",
@@ -1078,6 +1086,7 @@ _DPP11_ENCS = frozenset(("VOP3", "VOP3P"))  # the two-dword encodings with DPP f
 
 
 VOP2_HIGH_DST = "VOP2 16-bit destination in the high half (VDST field >= 128)"
+VOPD_VSRC1 = "VOPD one-source half with a non-zero VSRC1 field"
 
 
 def _t16_operand(o):
@@ -1129,6 +1138,8 @@ def hardware_only(ins) -> str | None:
     0023, "Words LLVM 19 rejects that hardware runs"), or None."""
     if ins.encoding == "VOP2" and ins.fields.get("hw_only"):
         return VOP2_HIGH_DST
+    if ins.encoding == "VOPD" and ins.fields.get("hw_only"):
+        return VOPD_VSRC1
     from .memory import hardware_only as memory_hardware_only
 
     return memory_hardware_only(ins)
