@@ -378,19 +378,52 @@ def test_null_descriptor_reads_zero_whatever_the_sampler():
     assert (r.read(out, np.uint32, N * 4) == 0).all()
 
 
+def TWO_LEVELS(t):
+    return [*t[:3], t[3] | 1 << 16, t[4], t[5] | 1 << 4, *t[6:]]
+
+
 @pytest.mark.parametrize(
-    "what, patch",
+    "what, form, nregs, samp, code",
     [
-        ("two levels", lambda t: [*t[:3], t[3] | 1 << 16, t[4], t[5] | 1 << 4, *t[6:]]),
-        ("2-D array", lambda t: [*t[:3], (t[3] & 0x0FFFFFFF) | 13 << 28, *t[4:]]),
+        # whether the hardware adds the S# LOD_BIAS to an explicit LOD is not established
+        (
+            "LOD_BIAS with _l",
+            "image_sample_l dmask:0x1",
+            3,
+            {"LOD_BIAS": 256, "MIP_FILTER": 1},
+            "image.unsupported_sampler",
+        ),
+        (
+            "MIN_LOD > MAX_LOD",
+            "image_sample_lz dmask:0x1",
+            2,
+            {"MIN_LOD": 512, "MIP_FILTER": 1},
+            "image.unsupported_sampler",
+        ),
+        # λ = 0.5: the nearest level is not established
+        (
+            "nearest level at k + 0.5",
+            "image_sample_l dmask:0x1",
+            3,
+            {"MIP_FILTER": 1},
+            "image.sampling_precision",
+        ),
     ],
 )
-def test_mip_chains_and_arrays_refuse(what, patch):
+def test_mip_chain_refusals(what, form, nregs, samp, code):
+    """Decision 0025 (amended): a two-level view's LOD rules refuse by name where not established
+    (the lavapipe comparison of mip chains is test_sampling_mips_lavapipe.py)."""
     tex = np.zeros((H, PITCH, 4), np.uint8)
     s = np.full(N, 0.3, np.float32)
-    samp = sampler(CLAMP["WRAP"], CLAMP["WRAP"], POINT, POINT)
-    res, _ = run("image_sample_lz dmask:0x1", 2, 1, [s, s], tex, sampler=samp, tsharp_patch=patch)
-    assert res.refusal is not None and res.refusal.code == "image.unsupported_descriptor", what
+    lod = np.full(N, 0.5, np.float32)
+    kw = dict(samp)
+    if "MIN_LOD" in kw:
+        kw["MAX_LOD"] = 256
+        smp = ssharp.encode(CLAMP_X=0, CLAMP_Y=0, TRUNC_COORD=1, **kw)
+    else:
+        smp = sampler(CLAMP["WRAP"], CLAMP["WRAP"], POINT, POINT, **kw)
+    res, _ = run(form, nregs, 1, [s, s, lod][:nregs], tex, sampler=smp, tsharp_patch=TWO_LEVELS)
+    assert res.refusal is not None and res.refusal.code == code, (what, res.refusal)
 
 
 @pytest.mark.slow  # the native tier's first build of this program takes ~20 s

@@ -6,12 +6,21 @@
  *   lavapipe_sample SHADER.spv OUTDIR --groups X,Y,Z
  *                   --image SET:BINDING:VKFORMAT:WIDTH:HEIGHT:FILE
  *                   --sampler MAG:MIN:MIPMAP:ADDRESS_U:ADDRESS_V:BORDER:UNNORMALIZED
+ *                   [--shape VIEWTYPE:DEPTH:LAYERS:LEVELS:BASELEVEL:LEVELCOUNT]
+ *                   [--lod MINLOD:MAXLOD:BIAS] [--compare VKCOMPAREOP] [--address-w MODE]
  *                   [--binding SET:BINDING:BYTES[:FILE]]...
  *
- * The image (one level, one layer, optimal tiling) is filled from FILE (rows of WIDTH texels,
- * tightly packed) through a staging buffer and vkCmdCopyBufferToImage; the sampler's fields are
- * the Vk enum values by number (VkFilter, VkSamplerMipmapMode, VkSamplerAddressMode,
- * VkBorderColor; UNNORMALIZED 0/1), maxLod VK_LOD_CLAMP_NONE.  Buffers as lavapipe_run's.
+ * The image (optimal tiling; by default one level, one layer, a 2-D view) is filled from FILE
+ * through a staging buffer and vkCmdCopyBufferToImage: level after level (each max(1, size >>
+ * level) texels a side), in each level its layers (or 3-D slices) one after the other, rows of
+ * texels tightly packed.  --shape: the VkImageViewType by number (1 2-D, 2 3-D, 5 2-D array;
+ * a 3-D view is of a 3-D image of DEPTH slices, the others of a 2-D image of LAYERS layers),
+ * LEVELS levels, the view's BASELEVEL and LEVELCOUNT.  A depth format (D16_UNORM 124,
+ * D32_SFLOAT 126) is copied and viewed through its depth aspect.  The sampler's fields are the
+ * Vk enum values by number (VkFilter, VkSamplerMipmapMode, VkSamplerAddressMode, VkBorderColor;
+ * UNNORMALIZED 0/1), minLod 0, maxLod VK_LOD_CLAMP_NONE, mipLodBias 0 unless --lod gives them
+ * (floats), addressModeW CLAMP_TO_EDGE unless --address-w; --compare enables depth compare
+ * with that VkCompareOp.  Buffers as lavapipe_run's.
  * Build: gcc -O1 -Wall -o lavapipe_sample lavapipe_sample.c -lvulkan
  */
 #define TOOL "lavapipe_sample"
@@ -28,6 +37,9 @@ int main(int argc, char **argv)
     unsigned gx = 1, gy = 1, gz = 1, nb = 0, nsets = 0;
     unsigned iset = 0, ibinding = 0, iw = 0, ih = 0;
     int ifmt = 0, have_image = 0, smag = 0, smin = 0, smip = 0, su = 0, sv = 0, sborder = 0, sunnorm = 0;
+    int sw = VK_SAMPLER_ADDRESS_MODE_CLAMP_TO_EDGE, vtype = VK_IMAGE_VIEW_TYPE_2D, cmp_enable = 0, cmp_op = 0;
+    unsigned idepth = 1, ilayers = 1, ilevels = 1, vbase = 0, vcount = 1, have_lod = 0;
+    float min_lod = 0.0f, max_lod = VK_LOD_CLAMP_NONE, lod_bias = 0.0f;
     const char *ifile = NULL;
     struct binding b[MAXB];
     memset(b, 0, sizeof b);
@@ -45,6 +57,17 @@ int main(int argc, char **argv)
         } else if (!strcmp(argv[i], "--sampler") && i + 1 < argc) {
             if (sscanf(argv[++i], "%d:%d:%d:%d:%d:%d:%d", &smag, &smin, &smip, &su, &sv, &sborder, &sunnorm) != 7)
                 return 2;
+        } else if (!strcmp(argv[i], "--shape") && i + 1 < argc) {
+            if (sscanf(argv[++i], "%d:%u:%u:%u:%u:%u", &vtype, &idepth, &ilayers, &ilevels, &vbase, &vcount) != 6)
+                return 2;
+        } else if (!strcmp(argv[i], "--lod") && i + 1 < argc) {
+            if (sscanf(argv[++i], "%f:%f:%f", &min_lod, &max_lod, &lod_bias) != 3) return 2;
+            have_lod = 1;
+        } else if (!strcmp(argv[i], "--compare") && i + 1 < argc) {
+            if (sscanf(argv[++i], "%d", &cmp_op) != 1) return 2;
+            cmp_enable = 1;
+        } else if (!strcmp(argv[i], "--address-w") && i + 1 < argc) {
+            if (sscanf(argv[++i], "%d", &sw) != 1) return 2;
         } else if (!strcmp(argv[i], "--binding") && i + 1 < argc && nb < MAXB) {
             char *s = strdup(argv[++i]);
             unsigned long long size;
@@ -97,8 +120,13 @@ int main(int argc, char **argv)
         CHECK(vkMapMemory(dev, stage_mem, 0, VK_WHOLE_SIZE, 0, &stage_map));
         memcpy(stage_map, idata, idata_size);
     }
-    VkImageCreateInfo imci = { VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO, NULL, 0, VK_IMAGE_TYPE_2D, (VkFormat)ifmt,
-                               { iw, ih, 1 }, 1, 1, VK_SAMPLE_COUNT_1_BIT, VK_IMAGE_TILING_OPTIMAL,
+    int is3d = vtype == VK_IMAGE_VIEW_TYPE_3D;
+    VkImageAspectFlags aspect = (ifmt == VK_FORMAT_D16_UNORM || ifmt == VK_FORMAT_D32_SFLOAT)
+                                    ? VK_IMAGE_ASPECT_DEPTH_BIT : VK_IMAGE_ASPECT_COLOR_BIT;
+    if (is3d) ilayers = 1; else idepth = 1;
+    VkImageCreateInfo imci = { VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO, NULL, 0,
+                               is3d ? VK_IMAGE_TYPE_3D : VK_IMAGE_TYPE_2D, (VkFormat)ifmt,
+                               { iw, ih, idepth }, ilevels, ilayers, VK_SAMPLE_COUNT_1_BIT, VK_IMAGE_TILING_OPTIMAL,
                                VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT,
                                VK_SHARING_MODE_EXCLUSIVE, 0, NULL, VK_IMAGE_LAYOUT_UNDEFINED };
     VkImage image;
@@ -113,14 +141,14 @@ int main(int argc, char **argv)
         CHECK(vkAllocateMemory(dev, &mai, NULL, &image_mem));
         CHECK(vkBindImageMemory(dev, image, image_mem, 0));
     }
-    VkImageViewCreateInfo ivci = { VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO, NULL, 0, image, VK_IMAGE_VIEW_TYPE_2D,
-                                   (VkFormat)ifmt, { 0, 0, 0, 0 }, { VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1 } };
+    VkImageViewCreateInfo ivci = { VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO, NULL, 0, image, (VkImageViewType)vtype,
+                                   (VkFormat)ifmt, { 0, 0, 0, 0 }, { aspect, vbase, vcount, 0, ilayers } };
     VkImageView iview;
     CHECK(vkCreateImageView(dev, &ivci, NULL, &iview));
     VkSamplerCreateInfo sci = { VK_STRUCTURE_TYPE_SAMPLER_CREATE_INFO, NULL, 0, (VkFilter)smag, (VkFilter)smin,
                                 (VkSamplerMipmapMode)smip, (VkSamplerAddressMode)su, (VkSamplerAddressMode)sv,
-                                VK_SAMPLER_ADDRESS_MODE_CLAMP_TO_EDGE, 0.0f, VK_FALSE, 1.0f, VK_FALSE,
-                                VK_COMPARE_OP_NEVER, 0.0f, sunnorm ? 0.0f : VK_LOD_CLAMP_NONE,
+                                (VkSamplerAddressMode)sw, lod_bias, VK_FALSE, 1.0f, cmp_enable ? VK_TRUE : VK_FALSE,
+                                (VkCompareOp)cmp_op, min_lod, (sunnorm && !have_lod) ? 0.0f : max_lod,
                                 (VkBorderColor)sborder, sunnorm ? VK_TRUE : VK_FALSE };
     VkSampler sampler;
     CHECK(vkCreateSampler(dev, &sci, NULL, &sampler));
@@ -203,11 +231,25 @@ int main(int argc, char **argv)
         VkImageMemoryBarrier ib = { VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER, NULL, 0, VK_ACCESS_TRANSFER_WRITE_BIT,
                                     VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
                                     VK_QUEUE_FAMILY_IGNORED, VK_QUEUE_FAMILY_IGNORED, image,
-                                    { VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1 } };
+                                    { aspect, 0, ilevels, 0, ilayers } };
         vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, NULL,
                              0, NULL, 1, &ib);
-        VkBufferImageCopy bic = { 0, 0, 0, { VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1 }, { 0, 0, 0 }, { iw, ih, 1 } };
-        vkCmdCopyBufferToImage(cb, stage, image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &bic);
+        VkDeviceSize at = 0, texel = idata_size;
+        {   /* bytes per texel: the file holds every level of every layer */
+            unsigned long long n = 0;
+            for (unsigned l = 0; l < ilevels; l++) {
+                unsigned w = iw >> l ? iw >> l : 1, h = ih >> l ? ih >> l : 1, d = idepth >> l ? idepth >> l : 1;
+                n += (unsigned long long)w * h * d * ilayers;
+            }
+            texel = n ? idata_size / n : 0;
+            if (!texel || texel * n != idata_size) { fprintf(stderr, "lavapipe_sample: image file size\n"); return 2; }
+        }
+        for (unsigned l = 0; l < ilevels; l++) {
+            unsigned w = iw >> l ? iw >> l : 1, h = ih >> l ? ih >> l : 1, d = idepth >> l ? idepth >> l : 1;
+            VkBufferImageCopy bic = { at, 0, 0, { aspect, l, 0, ilayers }, { 0, 0, 0 }, { w, h, d } };
+            vkCmdCopyBufferToImage(cb, stage, image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &bic);
+            at += (VkDeviceSize)w * h * d * ilayers * texel;
+        }
         ib.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
         ib.dstAccessMask = VK_ACCESS_SHADER_READ_BIT;
         ib.oldLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;

@@ -1,8 +1,10 @@
-"""MIMG sampling on GFX10/10.3: ``image_sample`` (_l, _lz, _b, _o and their _o forms) and
-``image_gather4`` (_l, _b, _lz, _o and their _o forms) of 1-D and 2-D images with one mip
-level, through a T# (frontend/image.py: ``describe``, ``texel_address``; every T# field
-image_load refuses refuses here too) and an S# (memory/ssharp.py names its fields).  The rules,
-what is exact, what is bounded and what refuses: docs/decisions/0025-sampling.md.
+"""MIMG sampling on GFX10/10.3: ``image_sample[_c][_d|_cd][_l|_b|_lz][_cl][_o]`` and
+``image_gather4[_c][_l|_b|_lz][_cl][_o]`` of 1-D, 2-D, 3-D images and 1-D/2-D arrays (gathers
+2-D and 2-D arrays), mip chains included, through a T# (frontend/image.py: ``describe``,
+``texel_address``; every T# field image_load refuses refuses here too) and an S#
+(memory/ssharp.py names its fields).  The rules, what is exact, what is bounded and what
+refuses: docs/decisions/0025-sampling.md and its amendment (LOD selection, mip filters, layers,
+3-D, depth compare); the notes below describe one level.
 
 Per axis of size N (texels), with the coordinate s (f32): u = s * N rounded to f32, or u = s
 when the coordinates are unnormalized (S# FORCE_UNNORMALIZED or the instruction's UNRM).
@@ -40,13 +42,15 @@ when the coordinates are unnormalized (S# FORCE_UNNORMALIZED or the instruction'
   MAX_ANISO_RATIO is 0, BLEND_ZERO_PRT (partially resident textures), TRUNC_COORD (it changes
   only texels inside the refused window above), BORDER_COLOR_PTR unless the colour is REGISTER.
 
-Null descriptors (T# TYPE 0) read 0.  A T# whose view has more than one level, a BASE_LEVEL
-other than 0, or an array TYPE refuses (``image.unsupported_descriptor``).  Not translated (``program.unsupported_instruction``):
-the _c (compare), _d/_cd (derivatives), _cl (LOD clamp), _g16, gather4h and gather4_c forms,
-d16, a16, tfe/lwe, dmask 0, a gather whose dmask is not one channel, 3-D/cube/array/MSAA dims.
+Null descriptors (T# TYPE 0) read 0.  Not translated (``program.unsupported_instruction``):
+the _g16 and gather4h forms, d16, a16, tfe/lwe, dmask 0, a gather whose dmask is not one
+channel, a compare whose dmask is not 0x1, cube and MSAA dims.
 """
 
 from __future__ import annotations
+
+import itertools
+import re
 
 from ..ir.builder import Builder
 from ..ir.program import Value
@@ -57,19 +61,41 @@ from .image import C, _eq, _ne
 from .image import _any as _or
 
 INSTRUCTIONS = ("image_sample", "image_gather4")  # the MIMG names translated here (program.py)
-SAMPLE_FORMS = ("", "_l", "_lz", "_b", "_o", "_l_o", "_lz_o", "_b_o")
-FORMS = {f"image_sample{s}" for s in SAMPLE_FORMS} | {f"image_gather4{s}" for s in SAMPLE_FORMS}
+# image_sample[_c][_d|_cd][_l|_b|_lz][_cl][_o], image_gather4[_c][_l|_b|_lz][_cl][_o]
+FORM = re.compile(r"image_(sample|gather4)(_c)?(_d|_cd)?(_l|_b|_lz)?(_cl)?(_o)?")
+SAMPLE_FORMS = ("", "_l", "_lz", "_b", "_o", "_l_o", "_lz_o", "_b_o")  # (decision 0025's first set)
 CLAMP = ssharp.enum("SQ_TEX_CLAMP")
 XY = ssharp.enum("SQ_TEX_XY_FILTER")
 MIP = ssharp.enum("SQ_TEX_MIP_FILTER")
 BORDER = ssharp.enum("SQ_TEX_BORDER_COLOR")
+COMPARE = ssharp.enum("SQ_TEX_DEPTH_COMPARE")
 BC_XYZW = ssharp.bc_swizzle()["XYZW"]
 WINDOW = 2.0**-7  # texel selection is not established this close below a texel boundary
-LOD_EPS = 2.0**-8  # nor the min/mag choice for 0 < λ < LOD_EPS
+LOD_EPS = 2.0**-8  # nor the min/mag choice for 0 < λ < LOD_EPS, nor a level within it of k + 0.5
 SLACK = 2.0**-16  # margin for log2's own rounding in the λ comparisons
 MAX_U = 2.0**15  # |u| at or above this (16.8 fixed point's range) refuses
+MAX_LAYER = 8192.0  # layers are clamped to the view's; this only keeps the conversion in range
 UNSUPPORTED = "image.unsupported_sampler"
 PRECISION = "image.sampling_precision"
+# spatial axes of each dim sampled (arrays add a layer coordinate)
+SPATIAL = {image.DIM_1D: 1, image.DIM_2D: 2, image.DIM_3D: 3, image.DIM_1D_ARRAY: 1, image.DIM_2D_ARRAY: 2}
+ARRAYS = (image.DIM_1D_ARRAY, image.DIM_2D_ARRAY)
+
+
+def parse(name: str) -> dict | None:
+    """The parts of a sampling instruction's name, or None for one not translated here (_g16,
+    gather4h, the _d forms of gathers)."""
+    m = FORM.fullmatch(name)
+    if not m or (m.group(1) == "gather4" and m.group(3)):
+        return None
+    return {
+        "gather": m.group(1) == "gather4",
+        "c": bool(m.group(2)),
+        "d": bool(m.group(3)),
+        "lod": (m.group(4) or "")[1:],  # "", "l", "b", "lz"
+        "cl": bool(m.group(5)),
+        "o": bool(m.group(6)),
+    }
 
 
 def _sf(b: Builder, s: list, name: str) -> Value:
@@ -85,6 +111,10 @@ def _and(b, *xs):
     return out
 
 
+def _not(b, x):
+    return b.un("not", "b1", x)
+
+
 def _f(b, x):
     return b.bitcast("f32", x)
 
@@ -93,11 +123,25 @@ def _i(b, v):
     return C(b, "i32", v)
 
 
+def _fc(b, v):
+    return C(b, "f32", v)
+
+
+def _isnan(b, x):
+    return b.cmp("u", "f32", x, x)
+
+
+def _clampf(b, x, lo, hi):
+    return b.bin("fmin", "f32", b.bin("fmax", "f32", x, lo), hi)
+
+
 def translate(ins, b: Builder):
     f = ins.fields
     name = ins.name
-    if name not in FORMS:
-        unsupported(f"{name}: compare, derivative, LOD-clamp and 16-bit-gradient forms")
+    form = parse(name)
+    if form is None:
+        unsupported(f"{name}: 16-bit-gradient and gather4h forms")
+    assert form is not None
     if f.get("d16") or f.get("a16") or f.get("r128"):
         unsupported("d16/a16/r128 sampling")
     dmask = f.get("dmask", 0) & 0xF
@@ -105,29 +149,34 @@ def translate(ins, b: Builder):
     # meaning here (a field audit found them ignored)
     if f.get("tfe") or f.get("lwe") or not dmask:
         unsupported("tfe/lwe or dmask 0 on sampling")
-    gather = name.startswith("image_gather4")
+    gather, compare = form["gather"], form["c"]
     if gather and bin(dmask).count("1") != 1:
         unsupported("image_gather4 with a dmask of other than one channel")
+    if compare and dmask != 1:
+        unsupported("a depth-compare sample or gather with a dmask other than 0x1")
     dim = f.get("dim", 0)
-    if dim not in (image.DIM_1D, image.DIM_2D) or (gather and dim != image.DIM_2D):
-        unsupported("sampling an image dimension other than 1D/2D (gathers: 2D)")
-    parts = name.split("_")[2:]
-    has_o, has_b, has_l, has_lz = "o" in parts, "b" in parts, "l" in parts, "lz" in parts
-    naxes = 2 if dim == image.DIM_2D else 1
-    nargs = int(has_o) + int(has_b) + naxes + int(has_l)
+    if dim not in SPATIAL or (gather and dim not in (image.DIM_2D, image.DIM_2D_ARRAY)):
+        unsupported("sampling a cube or MSAA dim (gathers: 2D and 2D arrays only)")
+    nsp = SPATIAL[dim]
+    layered = dim in ARRAYS
+    has_o, has_cl, has_d = form["o"], form["cl"], form["d"]
+    lodk = form["lod"]
+    # operands in the ISA's order: offset, bias, z-compare, derivatives (d/dx of each spatial
+    # axis, then d/dy), coordinates (and the layer), LOD or LOD clamp
+    nargs = int(has_o) + int(lodk == "b") + int(compare) + 2 * nsp * int(has_d) + nsp + int(layered)
+    nargs += int(lodk == "l") + int(has_cl)
     regs = f.get("vaddr_nsa")
     if regs is None:
         regs = tuple(f["vaddr"] + i for i in range(nargs))
-    args = [b.vget(r) for r in regs[:nargs]]
-    k = 0
-    offs = None
-    if has_o:
-        offs, k = args[0], 1
-    bias = None
-    if has_b:
-        bias, k = args[k], k + 1
-    coords = args[k : k + naxes]
-    lod = args[k + naxes] if has_l else None
+    args = list(reversed([b.vget(r) for r in regs[:nargs]]))
+    offs = args.pop() if has_o else None
+    bias = args.pop() if lodk == "b" else None
+    zref = args.pop() if compare else None
+    derivs = [[args.pop() for _ in range(nsp)] for _ in range(2)] if has_d else None
+    coords = [args.pop() for _ in range(nsp)]
+    layer_arg = args.pop() if layered else None
+    lod = args.pop() if lodk == "l" else None
+    lod_clamp = args.pop() if has_cl else None
 
     r = f["srsrc"] * 4
     d = [b.sget(r + j) for j in range(8)]
@@ -140,27 +189,15 @@ def translate(ins, b: Builder):
     def refuse(code, cond, why):
         b.effect("refuse_if", "b1", b.bin("and", "b1", live, cond), why=why, code=code)
 
-    # one level, no layers: the view sampled is level 0 of a plain 1-D/2-D T#
-    want_type = image.TYPE_2D if dim == image.DIM_2D else image.TYPE_1D
-    refuse(
-        "image.unsupported_descriptor",
-        _or(
-            b,
-            _ne(b, image._f(b, d, "TYPE"), want_type),
-            _ne(b, image._f(b, d, "BASE_LEVEL"), 0),
-            _ne(b, image._f(b, d, "LAST_LEVEL"), 0),
-        ),
-        "sampling a T# with more than one level in its view, a base level other than 0, or "
-        "array layers (mip filtering and layer selection are not carried out)",
-    )
-
     # ---- S# fields that are not carried out
-    clamp = [_sf(b, s, "CLAMP_X"), _sf(b, s, "CLAMP_Y")][:naxes]
+    clamp = [_sf(b, s, "CLAMP_X"), _sf(b, s, "CLAMP_Y"), _sf(b, s, "CLAMP_Z")][:nsp]
     mag, mn = _sf(b, s, "XY_MAG_FILTER"), _sf(b, s, "XY_MIN_FILTER")
+    mipf = _sf(b, s, "MIP_FILTER")
     unnorm = _ne(b, _sf(b, s, "FORCE_UNNORMALIZED"), 0)
     if f.get("unrm"):
         unnorm = C(b, "b1", 1)
     border_type = _sf(b, s, "BORDER_COLOR_TYPE")
+    cfunc = _sf(b, s, "DEPTH_COMPARE_FUNC")
     modes = (
         CLAMP["WRAP"],
         CLAMP["MIRROR"],
@@ -168,23 +205,27 @@ def translate(ins, b: Builder):
         CLAMP["MIRROR_ONCE_LAST_TEXEL"],
         CLAMP["CLAMP_BORDER"],
     )
-    bad = [b.un("not", "b1", _or(b, *[_eq(b, c, m) for m in modes])) for c in clamp]
+    bad = [_not(b, _or(b, *[_eq(b, c, m) for m in modes])) for c in clamp]
     bad += [
         b.cmp("gt", "u32", mag, C(b, "u32", XY["BILINEAR"])),
         b.cmp("gt", "u32", mn, C(b, "u32", XY["BILINEAR"])),
-        _eq(b, _sf(b, s, "MIP_FILTER"), MIP["POINT_ANISO_ADJ"]),
+        _eq(b, mipf, MIP["POINT_ANISO_ADJ"]),
     ]
     for fld in (
         "MAX_ANISO_RATIO",
-        "DEPTH_COMPARE_FUNC",
         "FILTER_MODE",
         "MC_COORD_TRUNC",
         "FORCE_DEGAMMA",
         "SKIP_DEGAMMA",
         "MIP_POINT_PRECLAMP",
         "DERIV_ADJUST_EN",
+        "LOD_BIAS_SEC",
     ):
         bad.append(_ne(b, _sf(b, s, fld), 0))
+    if not compare:
+        bad.append(_ne(b, cfunc, 0))
+    if dim == image.DIM_3D:  # RADV leaves Z_FILTER 0: the z axis filters as x and y
+        bad.append(_ne(b, _sf(b, s, "Z_FILTER"), 0))
     bad.append(_ne(b, b.bin("and", "u32", s[3], C(b, "u32", 0x3FFFF000)), 0))  # word 3 [29:12]
     uses_border = _or(b, *[_eq(b, c, CLAMP["CLAMP_BORDER"]) for c in clamp])
     bad.append(_and(b, uses_border, _eq(b, border_type, BORDER["REGISTER"])))
@@ -196,93 +237,186 @@ def translate(ins, b: Builder):
             _ne(b, image._f(b, d, "BC_SWIZZLE"), BC_XYZW),
         )
     )
+    # unnormalized coordinates: one level, 1-D/2-D, no offsets, no WRAP/MIRROR (Vulkan's rules)
     wrapping = _or(b, *[b.cmp("lt", "u32", c, C(b, "u32", CLAMP["CLAMP_LAST_TEXEL"])) for c in clamp])
-    if has_o:
+    q = b.bin("sub", "u32", img.last_level, img.base_level)  # the view's last level, from its base
+    if has_o or dim not in (image.DIM_1D, image.DIM_2D):
         wrapping = C(b, "b1", 1)
-    bad.append(_and(b, unnorm, wrapping))
+    bad.append(_and(b, unnorm, _or(b, wrapping, _ne(b, q, 0))))
     refuse(
         UNSUPPORTED,
         _or(b, *bad),
-        "S# not carried out: anisotropy, min/max reduction, depth compare, a half-border or "
-        "mirror-once-border address mode, a REGISTER border colour (or OPAQUE_BLACK through a "
-        "BC_SWIZZLE other than XYZW), degamma/coordinate-truncation/derivative-adjust bits, "
-        "reserved bits, or unnormalized coordinates with offsets or WRAP/MIRROR",
+        "S# not carried out: anisotropy, min/max reduction, a depth-compare function on a "
+        "sample without compare, a half-border or mirror-once-border address mode, a REGISTER "
+        "border colour (or OPAQUE_BLACK through a BC_SWIZZLE other than XYZW), "
+        "degamma/coordinate-truncation/derivative-adjust/mip-preclamp bits, LOD_BIAS_SEC, "
+        "a Z_FILTER on a 3-D image, reserved bits, or unnormalized coordinates with offsets, "
+        "WRAP/MIRROR, layers, 3-D or more than one level",
     )
 
-    # ---- texel-space coordinates
-    sizes = [img.width, img.height][:naxes]
-    us = []
-    for crd, n in zip(coords, sizes, strict=True):
+    # ---- level sizes (texels; the API's rounded-down sizes of level BASE_LEVEL + m)
+    full = [img.width, img.height, b.bin("add", "u32", img.depth, C(b, "u32", 1))][:nsp]
+
+    def sizes_at(m):
+        lv = b.bin("add", "u32", img.base_level, m)
+        return [b.bin("max", "u32", b.bin("shr", "u32", n, lv), C(b, "u32", 1)) for n in full]
+
+    # ---- texel-space coordinates of the base level, for the range check and derivatives
+    base_sizes = sizes_at(C(b, "u32", 0))
+
+    def texel_space(crd, n):
         norm = b.bin("fmul", "f32", _f(b, crd), b.cvt("f32", n))
-        us.append(b.select(unnorm, _f(b, crd), norm))
+        return b.select(unnorm, _f(b, crd), norm)
+
+    us0 = [texel_space(c, n) for c, n in zip(coords, base_sizes, strict=True)]
     big = _or(
         b,
-        *[b.un("not", "b1", b.cmp("lt", "f32", b.un("fabs", "f32", u), C(b, "f32", MAX_U))) for u in us],
+        *[_not(b, b.cmp("lt", "f32", b.un("fabs", "f32", u), _fc(b, MAX_U))) for u in us0],
     )
     refuse(PRECISION, big, "a sampling coordinate that is not finite or lies 2**15 texels or more from 0")
     # keep every value below finite and in range on the lanes that refused (they land nothing)
-    us = [b.select(big, C(b, "f32", 0.0), u) for u in us]
+    coords = [b.select(big, C(b, "u32", 0), c) for c in coords]
+    us0 = [b.select(big, _fc(b, 0.0), u) for u in us0]
     off = []
-    for a in range(naxes):
+    for a in range(nsp):
         if offs is None:
             off.append(_i(b, 0))
-        else:  # 6-bit signed offsets at bits [5:0], [13:8]
+        else:  # 6-bit signed offsets at bits [5:0], [13:8], [21:16]
             o = b.bitcast("i32", b.bin("shl", "u32", offs, C(b, "u32", 26 - 8 * a)))
             off.append(b.bin("sar", "i32", o, _i(b, 26)))
 
-    # ---- which filter: min or mag (the LOD matters only where they differ)
-    # a gather reads its footprint whatever the filters: with one level no LOD is needed
+    # ---- the layer: an integer (ACO rounds it in the shader), clamped to the view's layers
+    layer = None
+    if layer_arg is not None:
+        lf = _f(b, layer_arg)
+        refuse(
+            PRECISION,
+            b.cmp("neq", "f32", b.un("rndne", "f32", lf), lf),
+            "an array layer that is not an integer (or NaN): how the hardware converts it is "
+            "not established (ACO rounds layers in the shader)",
+        )
+        is_array = _or(b, _eq(b, img.typ, image.TYPE_1D_ARRAY), _eq(b, img.typ, image.TYPE_2D_ARRAY))
+        last = b.select(is_array, b.bin("sub", "u32", img.depth, img.base_array), C(b, "u32", 0))
+        li = b.cvt(
+            "i32", _clampf(b, b.select(_isnan(b, lf), _fc(b, 0.0), lf), _fc(b, 0.0), _fc(b, MAX_LAYER))
+        )
+        layer = b.bin("min", "u32", b.bitcast("u32", li), last)
+
+    # ---- the LOD: λ' (before the clamps) as a range [lo, hi] the hardware's ρ may lie in
+    lam_lo, lam_hi, mag_exact, lod_refuse, lod_why, slack = _lambda(
+        b, lodk, lod, bias, derivs, us0, base_sizes, nsp, s, unnorm
+    )
     differ = C(b, "b1", 0) if gather else b.cmp("ne", "u32", mag, mn)
-    minified, lod_refuse, lod_why = _minified(b, has_l, has_lz, lod, bias, us, naxes)
-    refuse(PRECISION, _and(b, differ, lod_refuse), lod_why)
+    mip_on = _and(b, _ne(b, q, 0), _ne(b, mipf, MIP["NONE"]))
+    matters = b.bin("or", "b1", differ, mip_on)
+    refuse(PRECISION, _and(b, matters, lod_refuse), lod_why)
+    refuse(
+        PRECISION,
+        _and(b, matters, _or(b, _isnan(b, lam_lo), _isnan(b, lam_hi))),
+        "a NaN LOD (the level or filter it selects is not established)",
+    )
+    min_lod = b.bin("fmul", "f32", b.cvt("f32", _sf(b, s, "MIN_LOD")), _fc(b, 1 / 256))
+    max_lod = b.bin("fmul", "f32", b.cvt("f32", _sf(b, s, "MAX_LOD")), _fc(b, 1 / 256))
+    if lod_clamp is not None:
+        cl = _f(b, lod_clamp)
+        refuse(PRECISION, _and(b, matters, _isnan(b, cl)), "a NaN LOD clamp")
+        min_lod = b.bin("fmax", "f32", min_lod, b.select(_isnan(b, cl), _fc(b, 0.0), cl))
+    bias_l = lodk in ("l", "lz")
+    refuse(
+        UNSUPPORTED,
+        _and(
+            b,
+            matters,
+            _or(
+                b,
+                b.cmp("gt", "f32", min_lod, max_lod),
+                _and(b, C(b, "b1", int(bias_l)), _ne(b, _sf(b, s, "LOD_BIAS"), 0)),
+            ),
+        ),
+        "S# MIN_LOD (or the LOD clamp) above MAX_LOD, or an S# LOD_BIAS with an explicit LOD "
+        "(_l, _lz: whether the hardware adds it is not established)",
+    )
     refuse(
         UNSUPPORTED,
         _and(
             b,
             differ,
-            _or(
-                b,
-                _ne(b, _sf(b, s, "MIN_LOD"), 0),
-                _eq(b, _sf(b, s, "MAX_LOD"), 0),
-                _ne(b, _sf(b, s, "LOD_BIAS"), 0),
-                _ne(b, _sf(b, s, "LOD_BIAS_SEC"), 0),
-            ),
+            _or(b, b.cmp("gt", "f32", min_lod, _fc(b, 0.0)), _eq(b, _sf(b, s, "MAX_LOD"), 0)),
         ),
-        "S# MIN_LOD, MAX_LOD 0 or an LOD bias where the min and mag filters differ (which "
-        "filter applies is not carried out then)",
+        "S# MIN_LOD (or an LOD clamp) above 0 or MAX_LOD 0 where the min and mag filters differ "
+        "(whether the clamped or the unclamped LOD chooses the filter is not established)",
     )
-    filt = b.select(b.bin("and", "b1", differ, minified), mn, mag)
+    # min or mag: λ' > 0 minifies (λ' within 2**-8 above 0 is not established)
+    mini = b.cmp("ge", "f32", lam_lo, _fc(b, LOD_EPS + slack))
+    mag_sure = b.bin("or", "b1", b.cmp("le", "f32", lam_hi, _fc(b, -slack)), mag_exact)
+    refuse(
+        PRECISION,
+        _and(b, differ, _not(b, b.bin("or", "b1", mini, mag_sure))),
+        "an LOD within 2**-8 above 0 (or one whose min/mag choice the hardware's approximation "
+        "of ρ could change) where the min and mag filters differ",
+    )
+    filt = b.select(b.bin("and", "b1", differ, mini), mn, mag)
     linear = _eq(b, filt, XY["BILINEAR"])
     if gather:
         linear = C(b, "b1", 0)
     else:
         refuse(UNSUPPORTED, _and(b, linear, fm.integer()), "linear filtering of an integer format")
 
-    # ---- texel indices per axis
-    point_i, lin_i, weights = [], [], []
-    near = []
-    for a in range(naxes):
-        u = us[a]
-        x = u if not gather else b.bin("fsub", "f32", u, C(b, "f32", 0.5))
-        fl = b.un("floor", "f32", x)
-        near.append(b.cmp("ge", "f32", b.bin("fsub", "f32", x, fl), C(b, "f32", 1.0 - WINDOW)))
-        point_i.append(b.bin("add", "i32", b.cvt("i32", fl), off[a]))
-        fx = b.cvt(
-            "i32",
-            b.un(
-                "rndne",
-                "f32",
-                b.bin("fmul", "f32", b.bin("fsub", "f32", u, C(b, "f32", 0.5)), C(b, "f32", 256.0)),
-            ),
+    # ---- the level(s): d' = clamp(λ', MIN_LOD, MAX_LOD), at most the view's last level
+    qf = b.cvt("f32", q)
+
+    def dclamp(x):
+        return b.bin("fmin", "f32", _clampf(b, x, min_lod, max_lod), qf)
+
+    dl, dh = (
+        dclamp(b.select(_isnan(b, lam_lo), _fc(b, 0.0), lam_lo)),
+        dclamp(b.select(_isnan(b, lam_hi), _fc(b, 0.0), lam_hi)),
+    )
+
+    # POINT: the nearest level, not established within 2**-8 of k + 0.5
+    def near_half(x):
+        fr = b.bin("fsub", "f32", x, b.un("floor", "f32", x))
+        return b.cmp(
+            "lt", "f32", b.un("fabs", "f32", b.bin("fsub", "f32", fr, _fc(b, 0.5))), _fc(b, LOD_EPS + slack)
         )
-        lin_i.append(b.bin("add", "i32", b.bin("sar", "i32", fx, _i(b, 8)), off[a]))
-        weights.append(b.bitcast("u32", b.bin("and", "i32", fx, _i(b, 255))))
+
+    pl = b.bitcast("u32", b.cvt("i32", b.un("floor", "f32", b.bin("fadd", "f32", dl, _fc(b, 0.5)))))
+    ph = b.bitcast("u32", b.cvt("i32", b.un("floor", "f32", b.bin("fadd", "f32", dh, _fc(b, 0.5)))))
+    is_point = _eq(b, mipf, MIP["POINT"])
+    is_lin = _eq(b, mipf, MIP["LINEAR"])
     refuse(
         PRECISION,
-        _and(b, b.un("not", "b1", linear), _or(b, *near)),
-        "a point-sampled or gathered coordinate within 2**-7 texel below a texel boundary (the "
-        "texel the hardware's fixed-point coordinate selects there is not established)",
+        _and(b, mip_on, is_point, _or(b, near_half(dl), near_half(dh), b.cmp("ne", "u32", pl, ph))),
+        "a nearest mip level the LOD's fixed-point precision (or the hardware's approximation of "
+        "ρ) could change: the LOD within 2**-8 of k + 0.5",
     )
+    # LINEAR: the LOD in 8 fraction bits, rounded to nearest even; levels l0 and l0 + 1
+    refuse(
+        PRECISION,
+        _and(b, mip_on, is_lin, b.cmp("gt", "f32", b.bin("fsub", "f32", dh, dl), _fc(b, LOD_EPS))),
+        "a linear mip blend whose weight the hardware's approximation of ρ could change by more "
+        "than 2**-8 (derivatives that are not axis-aligned)",
+    )
+    fx = b.bitcast("u32", b.cvt("i32", b.un("rndne", "f32", b.bin("fmul", "f32", dl, _fc(b, 256.0)))))
+    l0 = b.bin("shr", "u32", fx, C(b, "u32", 8))
+    wm = b.bin("and", "u32", fx, C(b, "u32", 255))
+    wm = b.select(b.cmp("ge", "u32", l0, q), C(b, "u32", 0), wm)
+    l0 = b.bin("min", "u32", l0, q)
+    zero = C(b, "u32", 0)
+    m0 = b.select(mip_on, b.select(is_point, pl, b.select(is_lin, l0, zero)), zero)
+    m0 = b.bin("min", "u32", m0, q)
+    wm = b.select(_and(b, mip_on, is_lin), wm, zero)
+    m1 = b.bin("min", "u32", b.bin("add", "u32", m0, C(b, "u32", 1)), q)
+    blend = _ne(b, wm, 0)
+    if gather:
+        refuse(
+            UNSUPPORTED,
+            blend,
+            "image_gather4 between two mip levels (a linear mip filter with a fractional LOD)",
+        )
+        blend = C(b, "b1", 0)
+    else:
+        refuse(UNSUPPORTED, _and(b, blend, fm.integer()), "a linear mip blend of an integer format")
 
     # ---- fetch
     sel = [image._f(b, d, f"DST_SEL_{c}") for c in "XYZW"]
@@ -299,88 +433,171 @@ def translate(ins, b: Builder):
             v = b.select(_eq(b, border_type, bt), cols[c], v)
         border_val.append(v)
     nan_any: list[Value] = []
+    cmp_bad: list[Value] = []
+    if compare:
+        assert zref is not None
+        refuse(
+            "image.unsupported_format",
+            _or(b, _not(b, fm.is_kind(formats.FLOAT)), _ne(b, sel[0], formats.SEL_X)),
+            "a depth compare on a format that is not a float (UNORM depth compares: the "
+            "reference's conversion is not established) or through a DST_SEL_X other than X",
+        )
+        zf = _f(b, zref)
+        cmp_bad.append(_isnan(b, zf))
 
-    def fetch(ij):
-        """The four channels (before DST_SEL) of the texel at integer index ij, after the
-        address modes."""
+    def fetch(ij, sizes, m, active):
+        """The four channels (before DST_SEL) of the texel at integer index ij of level m, after
+        the address modes; with compare, [1.0 or 0.0, 0, 0, 0]."""
         js, outside = [], []
-        for a in range(naxes):
+        for a in range(nsp):
             j, out = _address(b, ij[a], sizes[a], clamp[a])
             js.append(b.bitcast("u32", j))
             outside.append(out)
         border = _or(b, *outside)
-        addr, inb = image.texel_address(b, img, js)
-        ok = _and(b, live, fm.known, inb, b.un("not", "b1", border))
+        if layer is not None:
+            js.append(layer)
+        addr, inb = image.texel_address(b, img, js, mip=m)
+        ok = _and(b, live, active, fm.known, inb, _not(b, border))
         vals, nan = formats.decode(b, fm, formats.load_texel(b, fm, addr, ok))
         nan_any.append(b.bin("and", "b1", ok, nan))
-        return [b.select(border, border_val[c], vals[c]) for c in range(4)]
+        out = [b.select(border, border_val[c], vals[c]) for c in range(4)]
+        if compare:
+            t = _f(b, out[0])
+            cmp_bad.append(b.bin("and", "b1", active, _isnan(b, t)))
+            res = _compare(b, cfunc, zf, t)
+            out = [b.select(res, b.bitcast("u32", _fc(b, 1.0)), C(b, "u32", 0))] + [C(b, "u32", 0)] * 3
+        return out
 
-    if gather:
-        comp = (dmask & -dmask).bit_length() - 1
-        i0 = point_i
-        i1 = [b.bin("add", "i32", v, _i(b, 1)) for v in point_i]
-        order = [(0, 1), (1, 1), (1, 0), (0, 0)]  # x: (i0, j1), y: (i1, j1), z: (i1, j0), w: (i0, j0)
-        res = []
-        for ox, oy in order:
-            t = fetch([(i1 if ox else i0)[0], (i1 if oy else i0)[1]])
-            sw, _ = formats.swizzle(b, fm, t, sel)
-            res.append(sw[comp])
-        const_sel = b.cmp("lt", "u32", sel[comp], C(b, "u32", formats.SEL_X))
+    nonfinite: list[Value] = []
+
+    def level(m, active):
+        """(per-level indices) -> point/linear channels of level m (or the gathered texels)."""
+        sizes = sizes_at(m)
+        us = [texel_space(c, n) for c, n in zip(coords, sizes, strict=True)]
+        point_i, lin_i, weights, near = [], [], [], []
+        for a in range(nsp):
+            u = us[a]
+            x = u if not gather else b.bin("fsub", "f32", u, _fc(b, 0.5))
+            fl = b.un("floor", "f32", x)
+            near.append(b.cmp("ge", "f32", b.bin("fsub", "f32", x, fl), _fc(b, 1.0 - WINDOW)))
+            point_i.append(b.bin("add", "i32", b.cvt("i32", fl), off[a]))
+            fxu = b.cvt(
+                "i32",
+                b.un(
+                    "rndne",
+                    "f32",
+                    b.bin("fmul", "f32", b.bin("fsub", "f32", u, _fc(b, 0.5)), _fc(b, 256.0)),
+                ),
+            )
+            lin_i.append(b.bin("add", "i32", b.bin("sar", "i32", fxu, _i(b, 8)), off[a]))
+            weights.append(b.bitcast("u32", b.bin("and", "i32", fxu, _i(b, 255))))
         refuse(
-            "image.unsupported_format",
-            const_sel,
-            "image_gather4 of a component whose DST_SEL is a constant (what hardware gathers then is not established)",
+            PRECISION,
+            _and(b, active, _not(b, linear), _or(b, *near)),
+            "a point-sampled or gathered coordinate within 2**-7 texel below a texel boundary "
+            "(the texel the hardware's fixed-point coordinate selects there is not established)",
         )
-    else:
-        corners = [(0, 0), (1, 0), (0, 1), (1, 1)] if naxes == 2 else [(0, 0), (1, 0)]
-        texels = []
-        for ox, oy in corners:
-            ij = [b.bin("add", "i32", lin_i[0], _i(b, ox))]
-            if naxes == 2:
-                ij.append(b.bin("add", "i32", lin_i[1], _i(b, oy)))
-            texels.append(fetch(ij))
+        if gather:
+            i1 = [b.bin("add", "i32", v, _i(b, 1)) for v in point_i]
+            order = [(0, 1), (1, 1), (1, 0), (0, 0)]  # x: (i0,j1), y: (i1,j1), z: (i1,j0), w: (i0,j0)
+            return [
+                fetch([(i1 if ox else point_i)[0], (i1 if oy else point_i)[1]], sizes, m, active)
+                for ox, oy in order
+            ]
+        corners = list(itertools.product((0, 1), repeat=nsp))
+        texels = [
+            fetch([b.bin("add", "i32", lin_i[a], _i(b, o)) for a, o in enumerate(cn)], sizes, m, active)
+            for cn in corners
+        ]
         # the point texel floor(u) is always one of the linear footprint's: floor(u) - i0 is 0
         # or 1 per axis (i0 = floor of u - 0.5 rounded to 1/256, which never passes floor(u))
-        up = [b.cmp("eq", "i32", b.bin("sub", "i32", point_i[a], lin_i[a]), _i(b, 1)) for a in range(naxes)]
+        up = [b.cmp("eq", "i32", b.bin("sub", "i32", point_i[a], lin_i[a]), _i(b, 1)) for a in range(nsp)]
         pt = []
         for c in range(4):
             v = texels[0][c]
-            for (ox, oy), tx in zip(corners[1:], texels[1:], strict=True):
-                hit = up[0] if ox else b.un("not", "b1", up[0])
-                if naxes == 2:
-                    hit = b.bin("and", "b1", hit, up[1] if oy else b.un("not", "b1", up[1]))
+            for cn, tx in zip(corners[1:], texels[1:], strict=True):
+                hit = _and(b, *[up[a] if o else _not(b, up[a]) for a, o in enumerate(cn)])
                 v = b.select(hit, tx[c], v)
             pt.append(v)
-        wa = weights[0]
         wts = []
-        for ox, oy in corners:
-            w = wa if ox else b.bin("sub", "u32", C(b, "u32", 256), wa)
-            if naxes == 2:
-                wb = weights[1] if oy else b.bin("sub", "u32", C(b, "u32", 256), weights[1])
-                w = b.bin("mul", "u32", w, wb)
+        for cn in corners:
+            w: Value | None = None
+            for a, o in enumerate(cn):
+                wa = weights[a] if o else b.bin("sub", "u32", C(b, "u32", 256), weights[a])
+                w = wa if w is None else b.bin("mul", "u32", w, wa)
+            assert w is not None
             wts.append(b.cvt("f64", w))
-        scale = C(b, "f64", 2.0 ** (-16 if naxes == 2 else -8))
-        blended, nonfinite = [], []
+        scale = C(b, "f64", 2.0 ** (-8 * nsp))
+        blended = []
         for c in range(4):
             acc: Value | None = None
             for tx, w in zip(texels, wts, strict=True):
                 v = _f(b, tx[c])
                 nonfinite.append(
-                    b.un("not", "b1", b.cmp("lt", "f32", b.un("fabs", "f32", v), C(b, "f32", float("inf"))))
+                    _and(b, active, _not(b, b.cmp("lt", "f32", b.un("fabs", "f32", v), _fc(b, float("inf")))))
                 )
                 p = b.bin("fmul", "f64", b.cvt("f64", v), w)
                 acc = p if acc is None else b.bin("fadd", "f64", acc, p)
             assert acc is not None
             blended.append(b.bitcast("u32", b.cvt("f32", b.bin("fmul", "f64", acc, scale))))
+        return [b.select(linear, blended[c], pt[c]) for c in range(4)]
+
+    one_b = C(b, "b1", 1)
+    if gather:
+        comp = (dmask & -dmask).bit_length() - 1
+        raw = level(m0, one_b)
+        res = []
+        for t in raw:
+            if compare:
+                res.append(t[0])
+            else:
+                sw, _ = formats.swizzle(b, fm, t, sel)
+                res.append(sw[comp])
+        if not compare:
+            refuse(
+                "image.unsupported_format",
+                b.cmp("lt", "u32", sel[comp], C(b, "u32", formats.SEL_X)),
+                "image_gather4 of a component whose DST_SEL is a constant (what hardware gathers "
+                "then is not established)",
+            )
+    else:
+        c0 = level(m0, one_b)
+        c1 = level(m1, blend)
+        wf = b.cvt("f64", wm)
+        chans = []
+        for c in range(4):
+            v0, v1 = _f(b, c0[c]), _f(b, c1[c])
+            nonfinite.append(
+                _and(b, blend, _not(b, b.cmp("lt", "f32", b.un("fabs", "f32", v1), _fc(b, float("inf")))))
+            )
+            nonfinite.append(
+                _and(b, blend, _not(b, b.cmp("lt", "f32", b.un("fabs", "f32", v0), _fc(b, float("inf")))))
+            )
+            mixed = b.bin(
+                "fadd",
+                "f64",
+                b.bin("fmul", "f64", b.cvt("f64", v0), b.bin("fsub", "f64", C(b, "f64", 256.0), wf)),
+                b.bin("fmul", "f64", b.cvt("f64", v1), wf),
+            )
+            mixed_u = b.bitcast("u32", b.cvt("f32", b.bin("fmul", "f64", mixed, C(b, "f64", 1 / 256))))
+            chans.append(b.select(blend, mixed_u, c0[c]))
         refuse(
             PRECISION,
-            _and(b, linear, fm.is_kind(formats.FLOAT), _or(b, *nonfinite)),
+            _and(b, b.bin("or", "b1", linear, blend), fm.is_kind(formats.FLOAT), _or(b, *nonfinite)),
             "linear filtering over an infinite or NaN texel (the hardware's result is not established)",
         )
-        chans = [b.select(linear, blended[c], pt[c]) for c in range(4)]
-        out, bad_sel = formats.swizzle(b, fm, chans, sel)
-        refuse("image.unsupported_format", bad_sel, "T# DST_SEL is a reserved value")
-        res = [out[c] for c in range(4) if dmask >> c & 1]
+        if compare:
+            res = [chans[0]]
+        else:
+            out, bad_sel = formats.swizzle(b, fm, chans, sel)
+            refuse("image.unsupported_format", bad_sel, "T# DST_SEL is a reserved value")
+            res = [out[c] for c in range(4) if dmask >> c & 1]
+    if compare:
+        refuse(
+            PRECISION,
+            _or(b, *cmp_bad),
+            "a depth compare with a NaN reference or texel (the hardware's result is not established)",
+        )
     refuse(
         "image.unsupported_format",
         _or(b, *nan_any),
@@ -388,6 +605,23 @@ def translate(ins, b: Builder):
     )
     for k, v in enumerate(res):
         b.vset(f["vdata"] + k, b.select(live, v, C(b, "u32", 0)))
+
+
+def _compare(b: Builder, func: Value, ref: Value, t: Value) -> Value:
+    """S# DEPTH_COMPARE_FUNC ``func`` of (reference, texel): Vulkan's D_ref op texel (RADV maps
+    VkCompareOp onto the enum one to one, radv_tex_compare); NEVER is 0 (RADV writes it for
+    compareOp NEVER as for compare disabled)."""
+    res = C(b, "b1", 0)
+    for nm, cond in (
+        ("LESS", "lt"),
+        ("EQUAL", "eq"),
+        ("LESSEQUAL", "le"),
+        ("GREATER", "gt"),
+        ("NOTEQUAL", "ne"),
+        ("GREATEREQUAL", "ge"),
+    ):
+        res = b.select(_eq(b, func, COMPARE[nm]), b.cmp(cond, "f32", ref, t), res)
+    return b.select(_eq(b, func, COMPARE["ALWAYS"]), C(b, "b1", 1), res)
 
 
 def _address(b: Builder, i: Value, n: Value, mode: Value) -> tuple[Value, Value]:
@@ -426,58 +660,73 @@ def _mod(b: Builder, i: Value, n: Value) -> Value:
     return b.select(b.cmp("ge", "i32", r, n), b.bin("sub", "i32", r, n), r)
 
 
-def _minified(b: Builder, has_l, has_lz, lod, bias, us, naxes):
-    """(minified: b1, refuse: b1, why) for the LOD the instruction implies."""
-    if has_lz:
-        return C(b, "b1", 0), C(b, "b1", 0), ""
-    if has_l:
+def _lambda(b: Builder, lodk, lod, bias, derivs, us0, base_sizes, nsp, s, unnorm):
+    """(λ' low, λ' high, magnified for sure, refuse: b1, why, slack) of the LOD the instruction
+    implies, before the S#'s clamps: _lz 0, _l its operand, otherwise log2(ρ) + S# LOD_BIAS (+
+    the _b operand), ρ from the _d operands or the derivatives across the 2x2 quad, in texel
+    space of the view's base level; [low, high] spans Vulkan's approximations of ρ (between
+    max(|du|, |dv|, |dw|) and |du| + |dv| + |dw| per direction)."""
+    no = C(b, "b1", 0)
+    if lodk == "lz":
+        return _fc(b, 0.0), _fc(b, 0.0), no, no, "", 0.0
+    if lodk == "l":
         lam = _f(b, lod)
-        mini = b.cmp("ge", "f32", lam, C(b, "f32", LOD_EPS))
-        # mag for sure: λ <= 0; between 0 and LOD_EPS (and NaN) not established
-        sure = b.bin("or", "b1", mini, b.cmp("le", "f32", lam, C(b, "f32", 0.0)))
-        return (
-            mini,
-            b.un("not", "b1", sure),
-            "an explicit LOD within 2**-8 above 0 (or NaN) choosing between the min and mag filters",
-        )
-    # implicit: coarse derivatives across the quad of lanes
-    lane = b.lane_id()
-    q0 = b.bin("and", "u32", lane, C(b, "u32", ~3 & 0xFFFFFFFF))
-    q1 = b.bin("add", "u32", q0, C(b, "u32", 1))
-    q2 = b.bin("add", "u32", q0, C(b, "u32", 2))
-    act = b.select(b.exec(), C(b, "u32", 1), C(b, "u32", 0))
-    allq: Value = C(b, "b1", 1)
-    for j in range(4):
-        e = b.cmp(
-            "ne",
-            "u32",
-            b.emit("shuffle", "u32", act, b.bin("add", "u32", q0, C(b, "u32", j))),
-            C(b, "u32", 0),
-        )
-        allq = b.bin("and", "b1", allq, e)
-    dx, dy = [], []
-    for u in us:
-        ub = b.bitcast("u32", u)
-        u0 = _f(b, b.emit("shuffle", "u32", ub, q0))
-        dx.append(b.un("fabs", "f32", b.bin("fsub", "f32", _f(b, b.emit("shuffle", "u32", ub, q1)), u0)))
-        dy.append(b.un("fabs", "f32", b.bin("fsub", "f32", _f(b, b.emit("shuffle", "u32", ub, q2)), u0)))
-    if naxes == 2:
-        lo = b.bin("fmax", "f32", b.bin("fmax", "f32", dx[0], dx[1]), b.bin("fmax", "f32", dy[0], dy[1]))
-        hi = b.bin("fmax", "f32", b.bin("fadd", "f32", dx[0], dx[1]), b.bin("fadd", "f32", dy[0], dy[1]))
+        return lam, lam, no, no, "", 0.0
+    if derivs is not None:
+        refuse = no
+        why = ""
+        dx: list[Value] = []
+        dy: list[Value] = []
+        for a in range(nsp):
+            for src, dst in ((derivs[0][a], dx), (derivs[1][a], dy)):
+                t = b.bin("fmul", "f32", _f(b, src), b.cvt("f32", base_sizes[a]))
+                dst.append(b.un("fabs", "f32", b.select(unnorm, _f(b, src), t)))
     else:
-        lo = hi = b.bin("fmax", "f32", dx[0], dy[0])
-    bf = _f(b, bias) if bias is not None else C(b, "f32", 0.0)
+        # implicit: coarse derivatives across the quad of lanes (lanes 4k..4k+3: d/dx = lane 1 -
+        # lane 0, d/dy = lane 2 - lane 0)
+        lane = b.lane_id()
+        q0 = b.bin("and", "u32", lane, C(b, "u32", ~3 & 0xFFFFFFFF))
+        q1 = b.bin("add", "u32", q0, C(b, "u32", 1))
+        q2 = b.bin("add", "u32", q0, C(b, "u32", 2))
+        act = b.select(b.exec(), C(b, "u32", 1), C(b, "u32", 0))
+        allq: Value = C(b, "b1", 1)
+        for j in range(4):
+            e = b.cmp(
+                "ne",
+                "u32",
+                b.emit("shuffle", "u32", act, b.bin("add", "u32", q0, C(b, "u32", j))),
+                C(b, "u32", 0),
+            )
+            allq = b.bin("and", "b1", allq, e)
+        dx, dy = [], []
+        for u in us0:
+            ub = b.bitcast("u32", u)
+            u0 = _f(b, b.emit("shuffle", "u32", ub, q0))
+            dx.append(b.un("fabs", "f32", b.bin("fsub", "f32", _f(b, b.emit("shuffle", "u32", ub, q1)), u0)))
+            dy.append(b.un("fabs", "f32", b.bin("fsub", "f32", _f(b, b.emit("shuffle", "u32", ub, q2)), u0)))
+        refuse = _not(b, allq)
+        why = "an implicit LOD (derivatives across the 2x2 quad of lanes) of a quad with an inactive lane"
+
+    def mx(xs):
+        out = xs[0]
+        for x in xs[1:]:
+            out = b.bin("fmax", "f32", out, x)
+        return out
+
+    def sm(xs):
+        out = xs[0]
+        for x in xs[1:]:
+            out = b.bin("fadd", "f32", out, x)
+        return out
+
+    lo = b.bin("fmax", "f32", mx(dx), mx(dy))
+    hi = b.bin("fmax", "f32", sm(dx), sm(dy))
+    raw = b.bitcast("i32", b.bin("shl", "u32", _sf(b, s, "LOD_BIAS"), C(b, "u32", 18)))
+    bf = b.bin("fmul", "f32", b.cvt("f32", b.bin("sar", "i32", raw, _i(b, 18))), _fc(b, 1 / 256))
+    if bias is not None:
+        bf = b.bin("fadd", "f32", bf, _f(b, bias))
     lam_lo = b.bin("fadd", "f32", b.un("log2", "f32", lo), bf)
     lam_hi = b.bin("fadd", "f32", b.un("log2", "f32", hi), bf)
-    mini = b.cmp("ge", "f32", lam_lo, C(b, "f32", LOD_EPS + SLACK))
-    mag = b.cmp("le", "f32", lam_hi, C(b, "f32", -SLACK))
-    if bias is None:  # exact: ρ <= 1 is λ <= 0
-        mag = b.bin("or", "b1", mag, b.cmp("le", "f32", hi, C(b, "f32", 1.0)))
-    sure = b.bin("and", "b1", allq, b.bin("or", "b1", mini, mag))
-    return (
-        mini,
-        b.un("not", "b1", sure),
-        "an implicit LOD (derivatives across the 2x2 quad of lanes) whose min/mag choice the "
-        "hardware's approximation of ρ or its LOD precision could change, or a quad with an "
-        "inactive lane",
-    )
+    # exact: with no bias, ρ <= 1 is λ <= 0
+    mag_exact = _and(b, b.cmp("eq", "f32", bf, _fc(b, 0.0)), b.cmp("le", "f32", hi, _fc(b, 1.0)))
+    return lam_lo, lam_hi, mag_exact, refuse, why, SLACK
