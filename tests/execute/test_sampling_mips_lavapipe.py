@@ -143,7 +143,7 @@ def _lod_clear(lam, case):
         return False
     mag, mn, mip = case.samp[:3]
     lo, hi = case.samp_lod
-    if mag != mn and 0 <= lam < 0.03:
+    if mag != mn and 0 < lam < 0.03:
         return False
     c = min(max(lam, lo), hi, case.count - 1)
     return mip == LINEAR or case.count == 1 or abs(c - math.floor(c) - 0.5) > 0.03
@@ -261,9 +261,8 @@ def _case(shader, view, fmt, size, levels, base, count, samp, lod=(0.0, 1000.0),
 
 
 CASES: dict[str, Case] = {}
-# checked so far (the others of the full set -- linear mip blends, mag/min with mips, a view's
-# base level, 3-D, arrays under linear filtering, compares beyond point LESS -- are not yet
-# compared here: see the decision's amendment)
+# compared with lavapipe; the other cases (a linear mip blend with textureGrad's derivatives)
+# are refused by sample.py: lavapipe and the rule disagree there (λ = 2.26), not yet explained
 CHECKED = (
     "2d-point-mipnearest",
     "2d-linear-4kb",
@@ -271,6 +270,12 @@ CHECKED = (
     "array-point",
     "shadow-point-less",
     "2d-point-lodclamp",
+    "2d-magpoint-minlinear",
+    "3d-point",
+    "array-linear",
+    "shadow-linear-lequal",
+    "shadow-point-gequal-mips",
+    "shadow-point-never-always",
 )
 P, Lf = NEAREST, LINEAR
 for name, args in {
