@@ -423,3 +423,14 @@ def test_mips_arrays_3d_compare_equal_lavapipe(name, lavapipe_sample, tmp_path):
     want = run_lavapipe(lavapipe_sample, tmp_path, case, tex, c)
     got = run_wavelift(case, tex, c)
     compare(case, c, tex, got, want)
+
+
+@pytest.mark.parametrize("name", ["2d-point-mipnearest", "2d-linear-4kb"])
+def test_mips_navi10_wave64_equal_lavapipe(name, lavapipe_sample, tmp_path):
+    """The same shader compiled for Navi10 wave64 (mip-navi10-w64), on gfx1010."""
+    case = CASES[name]
+    tex = texels(case)
+    c = inputs(case)
+    want = run_lavapipe(lavapipe_sample, tmp_path, case, tex, c)
+    got = run_wavelift(case, tex, c, target="gfx1010", variant="navi10-w64")
+    compare(case, c, tex, got, want)
