@@ -51,7 +51,7 @@ def _info(path):
             side = json.load(f)
         return side["llvm_cpu"], side["wave_size"] == 64
     hdr = subprocess.run([READELF, "-h", "--notes", path], capture_output=True, text=True, check=True).stdout
-    target = re.search(r"Flags:\s+0x[0-9a-f]+, (gfx\d+)", hdr).group(1)
+    target = re.search(r"Flags:\s+0x[0-9a-fA-F]+, (gfx\d+)", hdr).group(1)
     sizes = set(re.findall(r"\.wavefront_size:\s+(\d+)", hdr))
     assert len(sizes) == 1, (path, sizes)
     return target, sizes == {"64"}
