@@ -13,33 +13,10 @@ from __future__ import annotations
 import pathlib
 
 import pytest
-import test_fixture_kernels as TFK
+from clang_targets import DEFAULT, check, check_logged, rows
 from reference import cases as C
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-LOG = ROOT / "tests" / "fixtures" / "build_log" / "clang-gfx1100.tsv"
-
-
-def _rows() -> list[dict]:
-    out = []
-    for line in LOG.read_text().splitlines():
-        kind, path, source, target, wave, opt, scratch, cmd = line.split("\t")
-        out.append(
-            {
-                "kind": kind,
-                "path": path,
-                "source": source,
-                "target": target,
-                "wave_size": int(wave[1:]),
-                "opt_level": opt,
-                "command": cmd,
-            }
-        )
-    return out
-
-
-ROWS = _rows()
-DEFAULT = {("O2", 32, "wave"), ("O2", 64, "wave"), ("O2", 32, "lane")}
+ROWS = rows("gfx1100")
 TIERS = {("basic-O2-w32", "vadd"), ("stack-O2-w32", "call")}
 
 
@@ -68,30 +45,12 @@ def _params(tiers: bool):
 
 
 def _check(path, kname, shape, mode):
-    b = next(r for r in ROWS if r["path"] == path)
-    case = TFK._case(kname, shape, b["wave_size"])
-    expected, source = TFK.expected_for(case)
-    where = (
-        f"gfx1100/{pathlib.Path(path).stem} kernel {kname} shape {shape} mode {mode}; expected from {source}"
-    )
-    args, got = TFK._launch(b, case, mode, where)
-    for a in args:
-        if a.role == "in":
-            same = (C._uview(a.value).reshape(-1) == C._uview(got[a.name]).reshape(-1)).all()
-            assert same, f"{where}: input {a.name!r} was written"
-    try:
-        C.compare(case, expected, got, C._by_name(args))
-    except AssertionError as e:
-        raise AssertionError(f"{where}\n{e}") from None
+    check("gfx1100", path, kname, shape, mode)
 
 
 def test_every_binary_is_logged_and_present():
     """12 binaries (basic/math/stack x -O0/-O2 x wave32/wave64), each with its command."""
-    assert len(ROWS) == 12
-    for b in ROWS:
-        assert (ROOT / b["path"]).is_file(), b["path"]
-        assert b["target"] == "gfx1100" and b["command"].startswith("clang-19 ")
-        assert "-mcpu=gfx1100" in b["command"] and b["path"] in b["command"]
+    check_logged("gfx1100")
 
 
 @pytest.mark.parametrize("path,kname,shape,mode", list(_params(False)))
