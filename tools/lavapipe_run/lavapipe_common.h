@@ -1,4 +1,4 @@
-/* Shared by lavapipe_run.c and lavapipe_sample.c (same directory): define TOOL (the program's
+/* Shared by lavapipe_run.c and lavapipe_sample.c (same directory) and bench/lavapipe_fullscreen.c: define TOOL (the program's
  * name, for messages) before including.  Opens Mesa's lavapipe (refusing any other Vulkan
  * device: the expected results must come from the CPU driver) and makes the host-visible storage
  * buffers both tools take as --binding SET:BINDING:BYTES[:FILE]. */
@@ -23,6 +23,22 @@ static void *read_file(const char *path, size_t *size)
     fclose(f);
     *size = n;
     return p;
+}
+
+/* A compute pipeline of the SPIR-V in file `spv` (entry point "main") with layout `pl`. */
+static VkPipeline lvp_pipeline(VkDevice dev, const char *spv, VkPipelineLayout pl)
+{
+    size_t code_size;
+    void *code = read_file(spv, &code_size);
+    VkShaderModuleCreateInfo smci = { VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, NULL, 0, code_size, code };
+    VkShaderModule sm;
+    CHECK(vkCreateShaderModule(dev, &smci, NULL, &sm));
+    VkComputePipelineCreateInfo cpci = { VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO, NULL, 0,
+        { VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, NULL, 0, VK_SHADER_STAGE_COMPUTE_BIT, sm, "main", NULL },
+        pl, VK_NULL_HANDLE, 0 };
+    VkPipeline pipe;
+    CHECK(vkCreateComputePipelines(dev, VK_NULL_HANDLE, 1, &cpci, NULL, &pipe));
+    return pipe;
 }
 
 struct binding { unsigned set, binding; VkDeviceSize size; const char *file;

@@ -178,16 +178,7 @@ int main(int argc, char **argv)
     VkPipelineLayout pl;
     CHECK(vkCreatePipelineLayout(dev, &plci, NULL, &pl));
 
-    size_t code_size;
-    void *code = read_file(spv, &code_size);
-    VkShaderModuleCreateInfo smci = { VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, NULL, 0, code_size, code };
-    VkShaderModule sm;
-    CHECK(vkCreateShaderModule(dev, &smci, NULL, &sm));
-    VkComputePipelineCreateInfo cpci = { VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO, NULL, 0,
-        { VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, NULL, 0, VK_SHADER_STAGE_COMPUTE_BIT, sm, "main", NULL },
-        pl, VK_NULL_HANDLE, 0 };
-    VkPipeline pipe;
-    CHECK(vkCreateComputePipelines(dev, VK_NULL_HANDLE, 1, &cpci, NULL, &pipe));
+    VkPipeline pipe = lvp_pipeline(dev, spv, pl);
 
     VkDescriptorPoolSize ps[2] = { { VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, MAXB },
                                    { VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, 1 } };
