@@ -75,7 +75,7 @@ from ..ir.builder import Builder
 from ..ir.program import Value
 from ..memory import layout, tsharp
 from . import formats
-from .common import sext48, unsupported
+from .common import C, sext48, unsupported
 
 BPE_LOG2S = (0, 1, 2, 3, 4)  # texel sizes of image formats: 1, 2, 4, 8, 16 bytes
 # MIMG dim values (SQ_RSRC_IMG_* - 8) carried out; CUBE (3) and the MSAA dims (6, 7) are not
@@ -532,10 +532,6 @@ def texel_address(b: Builder, img: ImageView, xy: list, mip=None):
     offset = b.bin("add", "u64", b.bin("mul", "u64", slice_id, stride), off)
     offset = b.bin("add", "u64", b.bin("add", "u64", img.base, offset), b.bin("add", "u64", rows, cols))
     return b.bin("add", "u64", offset, b.cvt("u64", inner)), inb
-
-
-def C(b, t, v):
-    return b.const(t, v)
 
 
 def _u(b, x, sh, mask):

@@ -56,9 +56,9 @@ from ..ir.builder import Builder
 from ..ir.program import Value
 from ..memory import ssharp
 from . import formats, image
-from .common import unsupported
-from .image import C, _eq, _ne
+from .common import C, unsupported
 from .image import _any as _or
+from .image import _eq, _ne
 
 INSTRUCTIONS = ("image_sample", "image_gather4")  # the MIMG names translated here (program.py)
 # image_sample[_c][_d|_cd][_l|_b|_lz][_cl][_o], image_gather4[_c][_l|_b|_lz][_cl][_o]
