@@ -385,21 +385,23 @@ class GuestMemory:
         al, off = self._locate(address, len(src), "write")
         al._data[off : off + len(src)] = src
 
+    # (the readers peek: a read must not mark the range as written by the host, which would
+    # send it to a device copy again before the next dispatch -- decision 0026)
     def read_u32(self, address: int) -> int:
-        return int(self.view(address, 4).view("<u4")[0])
+        return int(self.peek(address, 4).view("<u4")[0])
 
     def write_u32(self, address: int, value: int) -> None:
         self.view(address, 4).view("<u4")[0] = int(value) & 0xFFFFFFFF
 
     def read_u64(self, address: int) -> int:
-        return int(self.view(address, 8).view("<u8")[0])
+        return int(self.peek(address, 8).view("<u8")[0])
 
     def write_u64(self, address: int, value: int) -> None:
         self.view(address, 8).view("<u8")[0] = int(value) & MASK64
 
     def read_dwords(self, address: int, count: int) -> np.ndarray:
         """A copy of `count` little-endian dwords at `address` (uint32)."""
-        return self.view(address, 4 * int(count)).view("<u4").astype(np.uint32)
+        return self.peek(address, 4 * int(count)).view("<u4").astype(np.uint32)
 
     def write_dwords(self, address: int, values) -> None:
         self.write(address, np.asarray(values, dtype="<u4").view(np.uint8))
