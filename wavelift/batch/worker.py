@@ -63,7 +63,7 @@ def span_digest(memory, spans) -> str:
     for address, size in runs(spans):
         h.update(address.to_bytes(8, "little"))
         h.update(size.to_bytes(8, "little"))
-        h.update(memory.view(canonical(address), size).data)
+        h.update(memory.peek(canonical(address), size).data)
     return h.hexdigest()
 
 

@@ -115,9 +115,9 @@ class ProgramNames:
         from ..memory.guest import canonical
 
         for a in memory.allocations:
-            if a.size < 64 or bytes(memory.view(a.base, 4)) != b"\x7fELF":
+            if a.size < 64 or bytes(memory.peek(a.base, 4)) != b"\x7fELF":
                 continue
-            img = bytes(memory.view(a.base, min(a.size, MAX_IMAGE)))
+            img = bytes(memory.peek(a.base, min(a.size, MAX_IMAGE)))
             for off, size, name, kernel in image_symbols(img):
                 addr = canonical(a.base + off)
                 if kernel or addr not in self.exact:

@@ -247,7 +247,7 @@ def cmd_show(a) -> int:
     address = alloc.base + a.offset
 
     def snap(memory):
-        return np.array(memory.view(address, nbytes))
+        return np.array(memory.peek(address, nbytes))
 
     before = None
     if a.dispatch is not None:

@@ -191,7 +191,7 @@ def convert(
             raise ImportRadvError(f"{where} ({fname}): {e}") from None
         if stored is not None:
             rec = stored[fname]
-            if hashlib.sha256(cap.memory.view(addr, size).data).hexdigest() != rec["sha256"]:
+            if hashlib.sha256(cap.memory.peek(addr, size).data).hexdigest() != rec["sha256"]:
                 raise ImportRadvError(
                     f"{os.path.join(d, fname)}: the rebuilt BO does not match "
                     f"stored.json's sha256 (a truncated or altered file)"

@@ -314,7 +314,7 @@ class Capture:
     def expect_memory(self, address: int, size: int, sha256: str | None = None, name: str = "") -> None:
         """Record that after replay [address, +size) hashes to `sha256` (default: its bytes now)."""
         if sha256 is None:
-            sha256 = hashlib.sha256(self.memory.view(address, size).data).hexdigest()
+            sha256 = hashlib.sha256(self.memory.peek(address, size).data).hexdigest()
         self.expected = self.expected or {}
         self.expected.setdefault("memory", []).append(
             dict(address=f"0x{canonical(address):016x}", size=int(size), sha256=sha256, name=name)
