@@ -27,12 +27,14 @@ class Module:
     source: str
     meta: ModuleMeta
 
-    # the native driver's record (0013): a race between its threads was seen (serial from then
-    # on); the windows it wrote and read so far.  From its second run on, windows it never wrote
+    # the native driver's record (0013): its threads' ranges are at least native_align rows
+    # (doubled at each race between its threads: runtime.thread_split), serial once a race left
+    # one range (0030); the windows it wrote and read so far.  From its second run on, windows it never wrote
     # are aliased (not copied); windows it wrote and never read are blank (not copied either).
     # A store into an aliased window ends aliasing for the module, a read of a blank window
     # blanking.
     native_serial: bool = False
+    native_align: int = 1
     driven: bool = False
     alias_ok: bool = True
     blank_ok: bool = True

@@ -8,6 +8,7 @@ the ScratchStore (module-private, per wave).
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable
 
@@ -43,6 +44,8 @@ NATIVE_DRIVER = settings.get("WAVELIFT_NATIVE_DRIVER") != "off"
 NATIVE_THREADS = max(1, settings.get("WAVELIFT_THREADS") or len(os.sched_getaffinity(0)))
 NATIVE_THREAD_MIN_WAVES = 4096
 NATIVE_THREAD_MIN_LOOP_WAVES = 128
+# a thread split may leave its largest range this much above the most even split's (thread_split)
+SPLIT_SLACK = 1.25
 _POOL = None
 # `wavelift trace` sets this to an empty dict to have the state of the first wave that escapes,
 # runs past its budget or jumps off the program recorded into it (_wave_state) and the native
@@ -62,6 +65,39 @@ def loops(program) -> bool:
         if any(isinstance(t, int) and 0 <= t <= b.index for t in targets):
             return True
     return False
+
+
+@functools.lru_cache(maxsize=256)
+def thread_split(total: int, row: int, threads: int, align: int = 1) -> tuple[tuple[int, ...], int]:
+    """The native driver's workgroup ranges for at most ``threads`` threads -> (bounds 0 = b0 <
+    b1 < ... < bT = total: thread i runs workgroups [b_i, b_i+1), the alignment a used).
+
+    Ranges are whole rows of ``row`` workgroups where there are at least ``threads`` rows (else
+    single workgroups), and whole chunks of ``a`` rows, ``a`` a power of two >= ``align``: the
+    largest whose split leaves no range more than SPLIT_SLACK above the most even split's with
+    chunks of at least ``align``.  Why chunks: a tiled image's blocks span a power-of-two number
+    of texel rows (a 64 KiB block of rgba8 128), so a split at a multiple of a large power of two
+    of workgroup rows falls between block rows, and the threads' write ranges, one hull per
+    window (_races), stay apart; a split mid-block makes both threads' hulls hold that block row
+    and the run is redone serially (bench_sampling's 1920x1080 pass: 135 rows of 8x8 groups split
+    at row 67, texel row 536, inside the fifth row of 128-row blocks).  Fewer threads where they
+    do as well (the largest range is what the dispatch waits for)."""
+    unit = row if row > 0 and total >= threads * row else 1
+    n = total // unit  # whole units; the last range also takes total % unit
+    plans = []  # (largest range, a, unit bounds)
+    a = 1 << max(0, align - 1).bit_length()  # align rounded up to a power of two
+    while n >= 2 and a < n:
+        for t in range(2, min(threads, -(-n // a)) + 1):
+            # each bound the multiple of a nearest the even split's (distinct: n / t >= a)
+            b = sorted({0, n} | {min(n, (2 * i * n + t * a) // (2 * t * a) * a) for i in range(1, t)})
+            plans.append((max(y - x for x, y in zip(b, b[1:], strict=False)), a, b))
+        a *= 2
+    if not plans:
+        return (0, total), 1
+    best = min(p[0] for p in plans)
+    # the largest a within the slack, then its fewest threads with the smallest largest range
+    _, a, b = min((p for p in plans if p[0] <= SPLIT_SLACK * best), key=lambda p: (-p[1], p[0], len(p[2])))
+    return tuple(x * unit for x in b[:-1]) + (total,), a
 
 
 def _pool():
@@ -720,11 +756,15 @@ class Runtime:
             self.m.loops = loops(self.m.program)
         if self.m.loops:
             least = min(least, NATIVE_THREAD_MIN_LOOP_WAVES)
-        threads = 1 if self.m.native_serial or total * group_waves < least else min(NATIVE_THREADS, total)
+        bounds, align = (0, total), 1
+        if not self.m.native_serial and total * group_waves >= least:
+            bounds, align = thread_split(
+                total, cfg.num_groups[0], min(NATIVE_THREADS, total), self.m.native_align
+            )
         self.native_driver = True
 
-        def attempt(threads):
-            parts = self._drive_parts(lib, G, user, nv, group_waves, total, threads)
+        def attempt(bounds):
+            parts = self._drive_parts(lib, G, user, nv, group_waves, bounds)
             stored = any(X[NT.CTX["ro_written"]] for X, _, _ in parts)
             read = any(X[NT.CTX["blank_read"]] for X, _, _ in parts)
             if stored or read:
@@ -734,15 +774,19 @@ class Runtime:
                 self.m.blank_ok &= not read
                 self.win.refill()
                 self.win.copy_all()
-                parts = self._drive_parts(lib, G, user, nv, group_waves, total, threads)
+                parts = self._drive_parts(lib, G, user, nv, group_waves, bounds)
             return parts
 
-        parts = attempt(threads)
-        if threads > 1 and self._races(parts):
-            self.m.native_serial = True  # this program's waves race: serial from now on
+        parts = attempt(bounds)
+        if len(parts) > 1 and self._races(parts):
+            # this program's threads met: this run again in one thread, and from now on ranges
+            # of at least twice the rows (serial once that leaves one range even for this
+            # dispatch: thread_split)
+            self.m.native_align = 2 * align
+            self.m.native_serial = len(thread_split(total, cfg.num_groups[0], len(parts), 2 * align)[0]) == 2
             self.win.refill()
-            parts = attempt(1)
-        self.native_threads = 1 if self.m.native_serial else threads
+            parts = attempt((0, total))
+        self.native_threads = len(parts)
         self.windows_aliased, self.windows_blank = len(self.win.aliased), len(self.win.blank)
         used = self._touched(parts)[1].any(axis=0)  # [window, read/write]
         self.win.maybe_written = set(np.flatnonzero(used[:, 1]).tolist())
@@ -778,16 +822,13 @@ class Runtime:
         b = self.cfg.lds_bytes
         return b + (-b) % 8 + 8
 
-    def _drive_parts(self, lib, G, user, nv, group_waves, total, threads):
-        """Run workgroups 0..total-1 in ``threads`` contiguous ranges (a thread each) -> per
-        range (context words, state, its first wave's index)."""
+    def _drive_parts(self, lib, G, user, nv, group_waves, bounds):
+        """Run workgroups [bounds[i], bounds[i + 1]) in a thread each (thread_split: whole rows
+        of workgroups, so a tiled kernel's threads touch disjoint ranges, _races) -> per range
+        (context words, state, its first wave's index)."""
         cfg, L = self.cfg, self.L
         lds_stride, W = self._lds_stride(), NT.MAX_GROUP_WAVES
-        # whole rows of workgroups where there are enough (a tiled kernel's threads then touch
-        # disjoint ranges: _races)
-        gx = cfg.num_groups[0]
-        unit = gx if total >= threads * gx else 1
-        bounds = [total // unit * i // threads * unit for i in range(threads)] + [total]
+        threads = len(bounds) - 1
         parts = []
         for i in range(threads):
             X, st = NT.new_context(
