@@ -22,7 +22,8 @@ written once:
 Instructions GFX12 added (``s_add_nc_u64`` ...) and the f32 scalar float instructions (GFX12's and
 gfx1150's: their semantics are the VALU op's, taken from frontend/vector_alu.py) are in
 ``HANDLERS`` (by name; frontend/program.py looks there first).  The workgroup ids' packing into
-TTMP7 is ``prologue``.  Everything else new in GFX12 is refused by name.
+TTMP7 is ``prologue``.  VBUFFER's untyped loads, stores and atomics are ``_vbuffer`` (GFX12's V#
+layout and range checking, decision 0027).  Everything else new in GFX12 is refused by name.
 """
 
 from __future__ import annotations
@@ -30,9 +31,9 @@ from __future__ import annotations
 from ..errors import Refused
 from ..ir.builder import Builder
 from ..ir.ops import BITS
-from ..ir.program import is_float
+from ..ir.program import Value, is_float
 from ..isa import Instruction
-from .common import read_sreg, set_scc, unsupported, write_sdst
+from .common import C, read_sreg, set_scc, unsupported, write_sdst
 
 # GFX12 name -> GFX11 name of the same instruction (llvm-mc-19 aliases; tests/gfx12 check them)
 RENAMES: dict[str, str] = {
@@ -315,3 +316,216 @@ _SALU_FLOAT_REFUSED = (
     + [f"s_cmp_{c}_f16" for c in ("nge", "nlg", "ngt", "nle", "neq", "nlt")]
 )
 HANDLERS.update({n: _refused for n in _SALU_FLOAT_REFUSED})
+
+
+# --------------------------------------------------------------------------------- VBUFFER
+# GFX12's buffer instructions (decision 0027, "VBUFFER"; the V# layout and its sources are in
+# docs/gfx12-buffer.md).  The untyped loads, stores and atomics run here: their GFX12
+# name -> the GFX10 kind frontend/vector_memory.py's load/store/atomic helpers take.
+VB_LOADS = {
+    "b32": "dword",
+    "b64": "dwordx2",
+    "b96": "dwordx3",
+    "b128": "dwordx4",
+    "u8": "ubyte",
+    "i8": "sbyte",
+    "u16": "ushort",
+    "i16": "sshort",
+    "d16_b16": "short_d16",
+    "d16_hi_b16": "short_d16_hi",
+    "d16_u8": "ubyte_d16",
+    "d16_hi_u8": "ubyte_d16_hi",
+    "d16_i8": "sbyte_d16",
+    "d16_hi_i8": "sbyte_d16_hi",
+}
+VB_STORES = {
+    "b8": "byte",
+    "b16": "short",
+    "b32": "dword",
+    "b64": "dwordx2",
+    "b96": "dwordx3",
+    "b128": "dwordx4",
+    "d16_hi_b8": "byte_d16_hi",
+    "d16_hi_b16": "short_d16_hi",
+}
+_VB_ATOMIC_OPS = {
+    "add_u": "add",
+    "sub_u": "sub",
+    "min_i": "smin",
+    "min_u": "umin",
+    "max_i": "smax",
+    "max_u": "umax",
+    "and_b": "and",
+    "or_b": "or",
+    "xor_b": "xor",
+    "swap_b": "swap",
+    "cmpswap_b": "cmpswap",
+    "inc_u": "inc",
+    "dec_u": "dec",
+}
+VB_ATOMICS = {f"{k}32": v for k, v in _VB_ATOMIC_OPS.items()}
+VB_ATOMICS.update({f"{k}64": v + "_x2" for k, v in _VB_ATOMIC_OPS.items()})
+# V# word 3 fields (RDNA4; docs/gfx12-buffer.md)
+W3_ADD_TID = 1 << 23
+W3_COMPRESSION = 0xF << 24  # WRITE_COMPRESS_ENABLE [24], COMPRESSION_EN [25], ACCESS_MODE [27:26]
+W3_TYPE = 0x3 << 30
+GFX12_NULL, GFX12_M0 = 124, 125  # scalar operand codes (GFX10 numbers them the other way)
+
+
+def _vb_kind(name: str) -> tuple[str, str]:
+    """(verb, GFX10 kind) of an untyped VBUFFER instruction; refused by name otherwise."""
+    rest = name[len("buffer_") :] if name.startswith("buffer_") else ""
+    for verb, table in (("load_", VB_LOADS), ("store_", VB_STORES), ("atomic_", VB_ATOMICS)):
+        if rest.startswith(verb) and rest[len(verb) :] in table:
+            return verb[:-1], table[rest[len(verb) :]]
+    if "format" in name:
+        unsupported("a GFX12 typed buffer access (GFX12's buffer formats are not converted here)")
+    unsupported("a GFX12 buffer instruction without semantics here")
+    raise AssertionError
+
+
+def _vbuffer(ins, b: Builder) -> None:
+    """A GFX12 untyped buffer load, store or atomic (MUBUF's semantics, GFX12's V#):
+
+    address = V#.base + SOFFSET + STRIDE * index + offset, index = (IDXEN ? VGPR[VADDR] : 0) +
+    (ADD_TID_ENABLE ? lane : 0), offset = (OFFEN ? VGPR[VADDR + IDXEN] : 0) + the instruction's
+    offset.  Range checking is GFX11+'s (Mesa ac_descriptors.c), per dword for loads and stores
+    (each dword's payload its bytes, at most 4) and all or nothing for an atomic (4 or 8 bytes):
+    OOB_SELECT 0: index >= NUM_RECORDS or offset + payload > STRIDE; 1: index >= NUM_RECORDS;
+    2: NUM_RECORDS == 0; 3: STRIDE * index + offset + payload > NUM_RECORDS.  An out-of-range
+    load gives 0, an out-of-range store or atomic writes nothing (an atomic returns 0).
+
+    Refused by name, statically: typed accesses, TFE, a 24-bit offset with bit 23 set.  At run
+    time, for an active lane: a swizzled V# (SWIZZLE_ENABLE), compression (word 3 [27:24]),
+    TYPE not 0 (a buffer), an in-range access through a V# whose FORMAT is 0 (INVALID), and a
+    raw (OOB_SELECT 3) access whose range check would come out otherwise if SOFFSET counted in
+    the offset (which of the two hardware does is not established here)."""
+    from .gfx11 import GFX11_M0, GFX11_NULL
+    from .scalar_memory import buffer_base
+    from .vector_memory import LOADS, STORES, _atomic, _load, _store
+
+    f = ins.fields
+    verb, kind = _vb_kind(ins.name)
+    if f.get("tfe"):
+        unsupported("TFE on a GFX12 buffer instruction")
+    off = f.get("offset", 0) & 0xFFFFFF
+    if off & 0x800000:
+        unsupported("a GFX12 buffer offset with bit 23 set")
+    ex = b.exec()
+    r = f["srsrc"]
+    w0, w1, w2, w3 = (b.sget(r + j) for j in range(4))
+    base = buffer_base(b, w0, w1)  # word 0, word 1 [15:0]: the 48-bit base, canonical
+    stride = _field(b, w1, 16, 14)
+    nrec = w2
+    oob_sel = _field(b, w3, 28, 2)
+    code = "program.unsupported_instruction"
+    bad = b.cmp("ne", "u32", b.bin("and", "u32", w1, C(b, "u32", 0xC0000000)), C(b, "u32", 0))
+    bad = b.bin(
+        "or",
+        "b1",
+        bad,
+        b.cmp("ne", "u32", b.bin("and", "u32", w3, C(b, "u32", W3_COMPRESSION | W3_TYPE)), C(b, "u32", 0)),
+    )
+    _refuse_if(b, code, bad, "a GFX12 V# with SWIZZLE_ENABLE, compression or a TYPE other than buffer")
+    so = f.get("soffset", GFX12_NULL)
+    so = GFX11_M0 if so == GFX12_M0 else GFX11_NULL if so == GFX12_NULL else so
+    soff = b.cvt("u64", read_sreg(b, so, "u32", ins.literal))
+    idx = b.vget(f["vaddr"]) if f.get("idxen") else C(b, "u32", 0)
+    add_tid = b.cmp("ne", "u32", b.bin("and", "u32", w3, C(b, "u32", W3_ADD_TID)), C(b, "u32", 0))
+    idx = b.select(add_tid, b.bin("add", "u32", idx, b.lane_id()), idx)
+    voff = C(b, "u32", off)
+    if f.get("offen"):
+        voff = b.bin("add", "u32", voff, b.vget(f["vaddr"] + (1 if f.get("idxen") else 0)))
+    rec = b.bin("mul", "u64", b.cvt("u64", stride), b.cvt("u64", idx))
+    idx_oob = b.cmp("ge", "u32", idx, nrec)
+    fmt0 = b.cmp("eq", "u32", _field(b, w3, 12, 6), C(b, "u32", 0))
+
+    def locate(o: Value, payload: int) -> tuple[Value, Value]:
+        """(address, out of range) of ``payload`` bytes at byte offset ``o`` of the element."""
+        o64 = b.cvt("u64", o)
+        end = b.bin("add", "u64", o64, C(b, "u64", payload))
+        rel = b.bin("add", "u64", rec, o64)
+        raw_end = b.bin("add", "u64", rel, C(b, "u64", payload))
+        nrec64 = b.cvt("u64", nrec)
+        raw = b.cmp("gt", "u64", raw_end, nrec64)
+        oob = _by_sel(
+            b,
+            oob_sel,
+            b.bin("or", "b1", idx_oob, b.cmp("gt", "u64", end, b.cvt("u64", stride))),
+            idx_oob,
+            b.cmp("eq", "u32", nrec, C(b, "u32", 0)),
+            raw,
+        )
+        with_soff = b.cmp("gt", "u64", b.bin("add", "u64", raw_end, soff), nrec64)
+        unclear = b.bin(
+            "and", "b1", b.cmp("eq", "u32", oob_sel, C(b, "u32", 3)), b.bin("xor", "b1", raw, with_soff)
+        )
+        _refuse_if(
+            b, code, unclear, "a raw GFX12 buffer access whose range check depends on whether SOFFSET counts"
+        )
+        _refuse_if(
+            b,
+            code,
+            b.bin("and", "b1", fmt0, b.un("not", "b1", oob)),
+            "an in-range GFX12 buffer access through a V# whose FORMAT is 0 (INVALID)",
+        )
+        return b.bin("add", "u64", b.bin("add", "u64", base, soff), rel), oob
+
+    if verb == "atomic":
+        addr, oob = locate(voff, 8 if kind.endswith("_x2") else 4)
+        targets = [("global", [addr], [b.bin("and", "b1", ex, b.un("not", "b1", oob))])]
+        returns = bool(f.get("th", 0) & 1)  # TH_ATOMIC_RETURN
+        _atomic(b, ins, kind, targets, f["vdata"], f["vdata"], returns)
+        return
+    nbytes, words, _ = (LOADS if verb == "load" else STORES)[kind]
+    addrs, masks = [], []
+    for j in range(words):
+        a, oob = locate(b.bin("add", "u32", voff, C(b, "u32", 4 * j)), min(4, nbytes))
+        addrs.append(a)
+        masks.append(b.bin("and", "b1", ex, b.un("not", "b1", oob)))
+    targets = [("global", addrs, masks)]
+    if verb == "load":
+        _load(b, ins, kind, targets, f["vdata"])
+    else:
+        _store(b, ins, kind, targets, f["vdata"])
+
+
+def _field(b: Builder, x: Value, lo: int, n: int) -> Value:
+    return b.bin("and", "u32", b.bin("shr", "u32", x, C(b, "u32", lo)), C(b, "u32", (1 << n) - 1))
+
+
+def _by_sel(b: Builder, sel: Value, *cases: Value) -> Value:
+    out = cases[-1]
+    for k in range(len(cases) - 2, -1, -1):
+        out = b.select(b.cmp("eq", "u32", sel, C(b, "u32", k)), cases[k], out)
+    return out
+
+
+def _refuse_if(b: Builder, code: str, cond: Value, why: str) -> None:
+    b.effect("refuse_if", "b1", b.bin("and", "b1", b.exec(), cond), why=why, code=code)
+
+
+for _verb, _table in (("load", VB_LOADS), ("store", VB_STORES), ("atomic", VB_ATOMICS)):
+    HANDLERS.update({f"buffer_{_verb}_{k}": _vbuffer for k in _table})
+# the rest of LLVM 19's VBUFFER mnemonics: refused by name by _vbuffer (typed accesses: GFX12's
+# buffer formats are not converted here; float/packed/clamped atomics: no semantics written)
+_VB_REFUSED = [
+    f"{p}_{v}_{d}format_{c}"
+    for p in ("buffer", "tbuffer")
+    for v in ("load", "store")
+    for d in ("", "d16_")
+    for c in ("x", "xy", "xyz", "xyzw")
+] + ["buffer_load_d16_hi_format_x", "buffer_store_d16_hi_format_x"]
+_VB_REFUSED += [
+    f"buffer_atomic_{k}"
+    for k in (
+        "add_f32",
+        "max_num_f32",
+        "min_num_f32",
+        "pk_add_bf16",
+        "pk_add_f16",
+        "cond_sub_u32",
+        "sub_clamp_u32",
+    )
+]
+HANDLERS.update({n: _vbuffer for n in _VB_REFUSED})
