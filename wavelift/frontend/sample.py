@@ -408,6 +408,7 @@ def translate(ins, b: Builder):
     wm = b.select(_and(b, mip_on, is_lin), wm, zero)
     m1 = b.bin("min", "u32", b.bin("add", "u32", m0, C(b, "u32", 1)), q)
     blend = _ne(b, wm, 0)
+    one_level = gather or (lodk == "lz" and not has_cl)  # only level m0 is fetched
     if gather:
         refuse(
             UNSUPPORTED,
@@ -423,6 +424,17 @@ def translate(ins, b: Builder):
                 blend,
                 "a linear mip blend with given derivatives (_d/_cd): not yet checked against an oracle",
             )
+        if one_level:
+            # λ' = 0: d', both levels and the blend are uniform, and a blend needs an S#
+            # MIN_LOD with a fraction under a linear mip filter; the second level's fetch (half
+            # the instruction's per-lane work) is not translated (decision 0030)
+            refuse(
+                UNSUPPORTED,
+                blend,
+                "a linear mip blend under image_sample_lz (an S# MIN_LOD with a fraction and a "
+                "linear mip filter): the second level is not translated for _lz",
+            )
+            blend = C(b, "b1", 0)
 
     # ---- fetch
     sel = [image._f(b, d, f"DST_SEL_{c}") for c in "XYZW"]
@@ -538,13 +550,18 @@ def translate(ins, b: Builder):
         for c in range(4):
             acc: Value | None = None
             for tx, w in zip(texels, wts, strict=True):
-                v = _f(b, tx[c])
-                nonfinite.append(
-                    _and(b, active, _not(b, b.cmp("lt", "f32", b.un("fabs", "f32", v), _fc(b, float("inf")))))
-                )
-                p = b.bin("fmul", "f64", b.cvt("f64", v), w)
+                p = b.bin("fmul", "f64", b.cvt("f64", _f(b, tx[c])), w)
                 acc = p if acc is None else b.bin("fadd", "f64", acc, p)
             assert acc is not None
+            # the sum is finite exactly when every texel is: weights are integers in [0, 2**24]
+            # (0 * inf is NaN), finite products cannot overflow f64, and +inf + -inf is NaN
+            nonfinite.append(
+                _and(
+                    b,
+                    active,
+                    _not(b, b.cmp("lt", "f64", b.un("fabs", "f64", acc), C(b, "f64", float("inf")))),
+                )
+            )
             blended.append(b.bitcast("u32", b.cvt("f32", b.bin("fmul", "f64", acc, scale))))
         return [b.select(linear, blended[c], pt[c]) for c in range(4)]
 
@@ -568,10 +585,10 @@ def translate(ins, b: Builder):
             )
     else:
         c0 = level(m0, one_b)
-        c1 = level(m1, blend)
+        c1 = c0 if one_level else level(m1, blend)
         wf = b.cvt("f64", wm)
-        chans = []
-        for c in range(4):
+        chans = list(c0)
+        for c in range(0 if one_level else 4):
             v0, v1 = _f(b, c0[c]), _f(b, c1[c])
             nonfinite.append(
                 _and(b, blend, _not(b, b.cmp("lt", "f32", b.un("fabs", "f32", v1), _fc(b, float("inf")))))
@@ -586,7 +603,7 @@ def translate(ins, b: Builder):
                 b.bin("fmul", "f64", b.cvt("f64", v1), wf),
             )
             mixed_u = b.bitcast("u32", b.cvt("f32", b.bin("fmul", "f64", mixed, C(b, "f64", 1 / 256))))
-            chans.append(b.select(blend, mixed_u, c0[c]))
+            chans[c] = b.select(blend, mixed_u, c0[c])
         refuse(
             PRECISION,
             _and(b, b.bin("or", "b1", linear, blend), fm.is_kind(formats.FLOAT), _or(b, *nonfinite)),
