@@ -272,7 +272,8 @@ class AcoShader:
                     val = buffers.get(key)
                     if val is None and b["count"] > 1 and i == 0:
                         val = buffers.get((sno, b["binding"]))
-                    off = int(b["offset"]) + i * int(b["stride"])
+                    # a dynamic buffer has no place in the set (its V# follows the push constants)
+                    off = 0 if b["offset"] is None else int(b["offset"]) + i * int(b["stride"])
                     t = b["type"]
                     if t in ("ubo", "ssbo"):
                         if val is not None:
