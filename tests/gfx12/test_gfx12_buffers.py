@@ -370,9 +370,12 @@ def test_format_invalid_refused_only_in_range():
 @pytest.mark.parametrize(
     "src,why",
     [
-        ("buffer_load_format_x v1, v0, s[8:11], null offen", "typed"),
-        ("tbuffer_load_format_x v1, v0, s[8:11], null format:[BUF_FMT_32_FLOAT] offen", "typed"),
-        ("buffer_store_format_xy v[2:3], v0, s[8:11], null offen", "typed"),
+        ("buffer_load_d16_format_x v1, v0, s[8:11], null offen", "odd number"),
+        (
+            "tbuffer_store_d16_format_xyz v[1:2], v0, s[8:11], null format:[BUF_FMT_32_FLOAT] offen",
+            "odd number",
+        ),
+        ("buffer_load_d16_hi_format_x v1, v0, s[8:11], null offen", "without semantics"),
         ("buffer_load_b32 v[1:2], v0, s[8:11], null offen tfe", "TFE"),
         ("buffer_atomic_add_f32 v1, v0, s[8:11], null offen", "without semantics"),
         ("buffer_atomic_pk_add_f16 v1, v0, s[8:11], null offen", "without semantics"),
@@ -414,3 +417,181 @@ def test_every_vbuffer_mnemonic_has_a_handler():
 
     names = {e["name"] for e in load_memory_table("gfx1200")["VBUFFER"].values() if e}
     assert {n for n in names if gfx12.HANDLERS.get(n) is not gfx12._vbuffer} == set()
+
+
+# -------------------------------------------------------------------------------------- typed
+def fmt_number(target: str, name: str) -> int:
+    """The buffer format number of BUF_FMT_<name> on ``target``, as llvm-mc-19 assembles it into
+    MTBUF (GFX10: dword 0 [25:19]) or VBUFFER (GFX12: dword 1 [29:23])."""
+    import re
+    import subprocess
+
+    src = f"tbuffer_load_format_x v1, off, s[0:3], s0 format:[BUF_FMT_{name}]\n"
+    out = subprocess.run(
+        ["llvm-mc-19", "-triple=amdgcn-amd-amdhsa", f"-mcpu={target}", "-show-encoding"],
+        input=src,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    enc = bytes(int(x, 16) for x in re.search(r"encoding: \[(.*)\]", out).group(1).split(","))
+    w0, w1 = struct_words(enc)
+    return (w0 >> 19) & 0x7F if target == "gfx1030" else (w1 >> 23) & 0x7F
+
+
+def struct_words(enc: bytes) -> tuple[int, int]:
+    return int.from_bytes(enc[0:4], "little"), int.from_bytes(enc[4:8], "little")
+
+
+RNG = np.random.default_rng(7)
+HALFS = RNG.uniform(-4, 4, 2048).astype(np.float16).view(np.uint16)
+F32 = RNG.uniform(-100, 100, 1024).astype(np.float32).view(np.uint32)
+BITS = RNG.integers(0, 2**32, 1024, dtype=np.uint64).astype(np.uint32)
+# name -> (input words, 4 channels (an out-of-range load of it needs no default 1))
+FORMATS = {
+    "32_32_32_32_UINT": (BITS, True),
+    "8_8_8_8_UINT": (BITS, True),
+    "16_16_SINT": (BITS, False),
+    "32_FLOAT": (F32, False),
+    "32_32_FLOAT": (F32, False),
+    "8_8_8_8_UNORM": (BITS, True),
+    "8_8_8_8_SNORM": (BITS, True),
+    "16_16_16_16_UNORM": (BITS, True),
+    "16_16_FLOAT": (HALFS.view(np.uint32), False),
+    "16_16_16_16_FLOAT": (HALFS.view(np.uint32), True),
+    "2_10_10_10_UNORM": (BITS, True),
+}
+
+
+def typed_ref(name: str, data: np.ndarray, nrec: int):
+    """NumPy reference of the `typed` kernel for the formats whose conversion is a bit move or an
+    integer extension: (out, None) — the stores are checked against the gfx1030 build."""
+    by = data.view(np.uint8)
+    out = np.zeros((N, 8), np.uint32)
+    for t in range(N):
+        a = 16 * t
+        if a + 1 > nrec:  # OOB_SELECT 3, the element's first byte (all 4-channel formats here)
+            continue
+        if name == "32_32_32_32_UINT":
+            ch = [int(x) for x in data[4 * t : 4 * t + 4]]
+        elif name == "8_8_8_8_UINT":
+            ch = [int(x) for x in by[a : a + 4]]
+        elif name == "16_16_SINT":
+            h = data[4 * t : 4 * t + 1].view(np.int16)
+            ch = [int(h[0]) & 0xFFFFFFFF, int(h[1]) & 0xFFFFFFFF, 0, 1]
+        elif name == "32_FLOAT":
+            ch = [int(data[4 * t]), 0, 0, 0x3F800000]
+        else:
+            return None
+        out[t, :4] = ch
+        out[t, 4] = ch[0]
+        out[t, 5:7] = ch[:2]
+    return out
+
+
+TYPED_CASES = [(n, 4096) for n in FORMATS] + [(n, 16 * 40) for n, (_, four) in FORMATS.items() if four]
+
+
+def run_typed(target, wave, mode, name, nrec, kernel="typed"):
+    data, _ = FORMATS[name]
+    fl = flags(target, 3, fmt=fmt_number(target, name))
+    words = 8 if kernel == "typed" else 2
+    dst0 = np.full(1024, 0x5555AAAA, np.uint32)
+    return launch(target, wave, mode, kernel, [data, np.zeros(words * N, np.uint32), dst0], [0, nrec, fl, 0])
+
+
+@pytest.mark.parametrize("mode", ["wave", "lane"])
+@pytest.mark.parametrize("name,nrec", TYPED_CASES, ids=[f"{n}-{r}" for n, r in TYPED_CASES])
+def test_typed_against_gfx1030_and_numpy(name, nrec, mode):
+    """buffer_load_format_{x,xy,xyzw} and buffer_store_format_xyzw with the V#'s FORMAT (GFX12's
+    number, from llvm-mc-19): the same bytes as the gfx1030 build with GFX10's number of the same
+    format, and the NumPy reference where the conversion is a bit move or an integer extension."""
+    r12, (_, out12, dst12) = run_typed("gfx1200", 32, mode, name, nrec)
+    r10, (_, out10, dst10) = run_typed("gfx1030", 32, "wave", name, nrec)
+    assert r12.landed and r10.landed, (r12.refusal, r10.refusal)
+    np.testing.assert_array_equal(out12, out10)
+    np.testing.assert_array_equal(dst12, dst10)
+    ref = typed_ref(name, FORMATS[name][0], nrec)
+    if ref is not None:
+        np.testing.assert_array_equal(out12.reshape(N, 8), ref)
+
+
+@pytest.mark.parametrize("name", ["16_16_16_16_FLOAT", "8_8_8_8_UINT", "16_16_16_16_UINT"])
+@pytest.mark.parametrize("wave", [32, 64])
+def test_typed_d16(name, wave):
+    """buffer_load/store_d16_format_xyzw: four 16-bit channels in two VGPRs; the halves are the
+    format's own bits here (16-bit float, 8/16-bit unsigned): NumPy reference and gfx1030."""
+    data = FORMATS.get(name, (BITS, True))[0]
+    FORMATS.setdefault(name, (BITS, True))
+    r12, (_, out12, dst12) = run_typed("gfx1200", wave, "wave", name, 4096, "typed_d16")
+    r10, (_, out10, dst10) = run_typed("gfx1030", wave, "wave", name, 4096, "typed_d16")
+    assert r12.landed and r10.landed, (r12.refusal, r10.refusal)
+    np.testing.assert_array_equal(out12, out10)
+    np.testing.assert_array_equal(dst12, dst10)
+    by = data.view(np.uint8)
+    if name == "8_8_8_8_UINT":
+        want = by[: 16 * N].reshape(N, 16)[:, :4].astype(np.uint16)
+    else:
+        want = data.view(np.uint16)[: 8 * N].reshape(N, 8)[:, :4]
+    np.testing.assert_array_equal(out12.view(np.uint16).reshape(N, 4), want)
+
+
+@pytest.mark.parametrize("mode", ["wave", "lane"])
+@pytest.mark.parametrize("wave", [32, 64])
+def test_tbuffer_format_from_the_instruction(wave, mode):
+    """tbuffer_load_format_xyzw reads with the instruction's format (8_8_8_8_UINT), whatever the
+    V#'s FORMAT (here 32_FLOAT): each byte zero-extended (NumPy), as the gfx1030 build does."""
+    out0 = np.zeros(4 * N, np.uint32)
+    r12, (_, out12) = launch(
+        "gfx1200", wave, mode, "tbuf_gfx11", [BITS, out0], [0, 4096, flags("gfx1200", 3), 0]
+    )
+    r10, (_, out10) = launch(
+        "gfx1030", wave, "wave", "tbuf_gfx10", [BITS, out0], [0, 4096, flags("gfx1030", 3), 0]
+    )
+    assert r12.landed and r10.landed, (r12.refusal, r10.refusal)
+    want = BITS.view(np.uint8)[: 4 * N + 3]
+    want = np.stack([want[4 * t : 4 * t + 4] for t in range(N)]).astype(np.uint32).reshape(-1)
+    np.testing.assert_array_equal(out12, want)
+    np.testing.assert_array_equal(out10, want)
+
+
+def test_typed_element_partly_out_of_range_is_refused():
+    r, (_, out, dst) = run_typed("gfx1200", 32, "wave", "32_32_32_32_UINT", 16 * 40 + 4)
+    assert not r.landed and r.refusal.code == "buffer.unsupported_format", r.refusal
+
+
+@pytest.mark.parametrize("target", ["gfx1030", "gfx1100"])
+@pytest.mark.parametrize(
+    "src",
+    [
+        "buffer_load_format_xyzw v[4:7], v0, s[0:3], 0 idxen",
+        "tbuffer_load_format_xyzw v[4:7], v0, s[0:3], 0 format:[BUF_FMT_8_8_8_8_UINT] idxen",
+    ],
+)
+def test_names_shared_with_mubuf_keep_the_mubuf_frontend(target, src):
+    """gfx12.HANDLERS is looked up by name for every target: a GFX10/GFX11 MUBUF/MTBUF word with
+    a VBUFFER mnemonic (the typed ones) gets the MUBUF frontend's IR, op for op."""
+    import subprocess
+    import tempfile
+
+    from wavelift.frontend import vector_memory
+    from wavelift.frontend.flow import discover
+    from wavelift.frontend.program import translate
+    from wavelift.ir.builder import Builder
+
+    with tempfile.TemporaryDirectory() as d:
+        s, o, bn = pathlib.Path(d, "t.s"), pathlib.Path(d, "t.o"), pathlib.Path(d, "t.bin")
+        s.write_text(f".text\n{src}\ns_endpgm\n")
+        subprocess.run(
+            ["llvm-mc-19", "-triple=amdgcn-amd-amdhsa", f"-mcpu={target}", "-filetype=obj", s, "-o", o],
+            check=True,
+            capture_output=True,
+        )
+        subprocess.run(["llvm-objcopy-19", "-O", "binary", "--only-section=.text", o, bn], check=True)
+        code = bn.read_bytes()
+    prog = translate(code, target, 32, 0x10000)
+    ins = discover(code, target, False, 0x10000)[0][0]
+    b = Builder([0], 32)
+    b.target, b.scratch = target, None
+    vector_memory.translate(ins, b)
+    assert [op.name for op in prog.blocks[0].ops][: len(b.ops)] == [op.name for op in b.ops]

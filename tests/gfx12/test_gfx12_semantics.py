@@ -309,7 +309,7 @@ def test_split_barrier(mode):
     [
         "s_barrier_signal 1",  # a named barrier
         "s_barrier_wait 1",
-        "buffer_load_format_x v1, off, s[8:11], null",  # typed VBUFFER (test_gfx12_buffers.py)
+        "buffer_load_d16_hi_format_x v1, off, s[8:11], null",  # VBUFFER (test_gfx12_buffers.py)
         "v_pk_add_u16 v1, v2, 1",  # an inline constant through op_sel_hi
         "s_getreg_b32 s4, hwreg(HW_REG_SCRATCH_BASE_LO)",
         "s_setreg_imm32_b32 hwreg(HW_REG_MODE, 8, 2), 1",

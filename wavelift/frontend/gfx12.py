@@ -22,11 +22,14 @@ written once:
 Instructions GFX12 added (``s_add_nc_u64`` ...) and the f32 scalar float instructions (GFX12's and
 gfx1150's: their semantics are the VALU op's, taken from frontend/vector_alu.py) are in
 ``HANDLERS`` (by name; frontend/program.py looks there first).  The workgroup ids' packing into
-TTMP7 is ``prologue``.  VBUFFER's untyped loads, stores and atomics are ``_vbuffer`` (GFX12's V#
-layout and range checking, decision 0027).  Everything else new in GFX12 is refused by name.
+TTMP7 is ``prologue``.  VBUFFER's loads, stores (untyped and typed) and atomics are
+``_vbuffer`` (GFX12's V# layout and range checking, decision 0027).  Everything else new in GFX12
+is refused by name.
 """
 
 from __future__ import annotations
+
+from functools import cache
 
 from ..errors import Refused
 from ..ir.builder import Builder
@@ -320,7 +323,7 @@ HANDLERS.update({n: _refused for n in _SALU_FLOAT_REFUSED})
 
 # --------------------------------------------------------------------------------- VBUFFER
 # GFX12's buffer instructions (decision 0027, "VBUFFER"; the V# layout and its sources are in
-# docs/gfx12-buffer.md).  The untyped loads, stores and atomics run here: their GFX12
+# docs/gfx12-buffer.md).  The loads, stores and atomics run here: the untyped ones' GFX12
 # name -> the GFX10 kind frontend/vector_memory.py's load/store/atomic helpers take.
 VB_LOADS = {
     "b32": "dword",
@@ -373,19 +376,43 @@ GFX12_NULL, GFX12_M0 = 124, 125  # scalar operand codes (GFX10 numbers them the 
 
 
 def _vb_kind(name: str) -> tuple[str, str]:
-    """(verb, GFX10 kind) of an untyped VBUFFER instruction; refused by name otherwise."""
-    rest = name[len("buffer_") :] if name.startswith("buffer_") else ""
+    """(verb, GFX10 kind) of a VBUFFER instruction, the kind of a typed one ``format:<channels>``
+    or ``format_d16:<channels>``; refused by name where no semantics are written."""
+    prefix, _, rest = name.partition("_")
     for verb, table in (("load_", VB_LOADS), ("store_", VB_STORES), ("atomic_", VB_ATOMICS)):
-        if rest.startswith(verb) and rest[len(verb) :] in table:
+        if prefix == "buffer" and rest.startswith(verb) and rest[len(verb) :] in table:
             return verb[:-1], table[rest[len(verb) :]]
-    if "format" in name:
-        unsupported("a GFX12 typed buffer access (GFX12's buffer formats are not converted here)")
+    for verb in ("load_", "store_"):
+        for d16 in ("", "d16_"):
+            form = f"{verb}{d16}format_"
+            if rest.startswith(form) and rest[len(form) :] in ("x", "xy", "xyz", "xyzw"):
+                chans = rest[len(form) :]
+                if d16 and chans not in ("xy", "xyzw"):
+                    # d16_x / d16_xyz: what the last VGPR's other half gets is not established
+                    unsupported("d16 buffer format access of an odd number of components")
+                return verb[:-1], f"format{'_d16' if d16 else ''}:{chans}"
     unsupported("a GFX12 buffer instruction without semantics here")
     raise AssertionError
 
 
+@cache
+def format_map() -> dict[int, int]:
+    """GFX12 buffer format number -> GFX10's number of the format of the same name (LLVM 19's
+    BUF_FMT names in isa/tables/memory_gfx1200.json and memory_gfx1030.json; 1, the default
+    BUF_FMT_8_UNORM that LLVM prints as no format, is 1 on both).  The V#'s FORMAT and MTBUF's
+    format field number formats alike (Mesa writes the V# FORMAT from the same format table)."""
+    from ..isa.memory import load_memory_table
+
+    n10 = {n: i for i, n in enumerate(load_memory_table("gfx1030")["names"]["format"])}
+    out = {1: 1}
+    for i, n in enumerate(load_memory_table("gfx1200")["names"]["format"]):
+        if n.startswith("format:[BUF_FMT_") and n != "format:[BUF_FMT_INVALID]" and n in n10:
+            out[i] = n10[n]
+    return out
+
+
 def _vbuffer(ins, b: Builder) -> None:
-    """A GFX12 untyped buffer load, store or atomic (MUBUF's semantics, GFX12's V#):
+    """A GFX12 buffer load, store or atomic (MUBUF's semantics, GFX12's V#):
 
     address = V#.base + SOFFSET + STRIDE * index + offset, index = (IDXEN ? VGPR[VADDR] : 0) +
     (ADD_TID_ENABLE ? lane : 0), offset = (OFFEN ? VGPR[VADDR + IDXEN] : 0) + the instruction's
@@ -395,15 +422,25 @@ def _vbuffer(ins, b: Builder) -> None:
     2: NUM_RECORDS == 0; 3: STRIDE * index + offset + payload > NUM_RECORDS.  An out-of-range
     load gives 0, an out-of-range store or atomic writes nothing (an atomic returns 0).
 
-    Refused by name, statically: typed accesses, TFE, a 24-bit offset with bit 23 set.  At run
+    Typed accesses (``buffer_*_format_*`` with the V#'s FORMAT, ``tbuffer_*`` with the
+    instruction's) run as GFX10's (frontend/vector_memory.py ``_typed``, frontend/formats.py) on
+    the GFX10 number of the format of the same name (``format_map``); an element is in range when
+    its first byte is (the payload of rule 0/3 one byte) and refused by name when its last is not.
+
+    Refused by name, statically: TFE, a 24-bit offset with bit 23 set.  At run
     time, for an active lane: a swizzled V# (SWIZZLE_ENABLE), compression (word 3 [27:24]),
     TYPE not 0 (a buffer), an in-range access through a V# whose FORMAT is 0 (INVALID), and a
     raw (OOB_SELECT 3) access whose range check would come out otherwise if SOFFSET counted in
     the offset (which of the two hardware does is not established here)."""
+    from . import formats
     from .gfx11 import GFX11_M0, GFX11_NULL
     from .scalar_memory import buffer_base
-    from .vector_memory import LOADS, STORES, _atomic, _load, _store
+    from .vector_memory import LOADS, STORES, _atomic, _load, _store, _typed, translate
 
+    if ins.encoding != "VBUFFER":
+        # HANDLERS is looked up by name for every target, and GFX10/GFX11 MUBUF/MTBUF share
+        # some of these names (buffer_load_format_x, tbuffer_*): theirs is the MUBUF frontend
+        return translate(ins, b)
     f = ins.fields
     verb, kind = _vb_kind(ins.name)
     if f.get("tfe"):
@@ -440,7 +477,7 @@ def _vbuffer(ins, b: Builder) -> None:
     idx_oob = b.cmp("ge", "u32", idx, nrec)
     fmt0 = b.cmp("eq", "u32", _field(b, w3, 12, 6), C(b, "u32", 0))
 
-    def locate(o: Value, payload: int) -> tuple[Value, Value]:
+    def locate(o: Value, payload: int, typed: bool = False) -> tuple[Value, Value]:
         """(address, out of range) of ``payload`` bytes at byte offset ``o`` of the element."""
         o64 = b.cvt("u64", o)
         end = b.bin("add", "u64", o64, C(b, "u64", payload))
@@ -463,14 +500,38 @@ def _vbuffer(ins, b: Builder) -> None:
         _refuse_if(
             b, code, unclear, "a raw GFX12 buffer access whose range check depends on whether SOFFSET counts"
         )
-        _refuse_if(
-            b,
-            code,
-            b.bin("and", "b1", fmt0, b.un("not", "b1", oob)),
-            "an in-range GFX12 buffer access through a V# whose FORMAT is 0 (INVALID)",
-        )
+        if not typed:  # a typed access refuses an unknown format itself
+            _refuse_if(
+                b,
+                code,
+                b.bin("and", "b1", fmt0, b.un("not", "b1", oob)),
+                "an in-range GFX12 buffer access through a V# whose FORMAT is 0 (INVALID)",
+            )
         return b.bin("add", "u64", b.bin("add", "u64", base, soff), rel), oob
 
+    if kind.startswith("format"):
+        form, chans = kind.split(":")
+        fv = C(b, "u32", f["format"]) if ins.name.startswith("tbuffer") else _field(b, w3, 12, 6)
+        fv10 = formats.lut(b, fv, format_map(), 7, "u32")
+        never = b.cmp("ne", "u32", C(b, "u32", 0), C(b, "u32", 0))
+        target = b.target
+        b.target = "gfx1030"  # formats.Format reads GFX10's table for a GFX10 target only
+        try:
+            _typed(
+                b,
+                ins,
+                verb,
+                len(chans),
+                fv10,
+                w3,
+                never,
+                lambda o: locate(o, 1, True),
+                voff,
+                form != "format",
+            )
+        finally:
+            b.target = target
+        return
     if verb == "atomic":
         addr, oob = locate(voff, 8 if kind.endswith("_x2") else 4)
         targets = [("global", [addr], [b.bin("and", "b1", ex, b.un("not", "b1", oob))])]
@@ -507,8 +568,8 @@ def _refuse_if(b: Builder, code: str, cond: Value, why: str) -> None:
 
 for _verb, _table in (("load", VB_LOADS), ("store", VB_STORES), ("atomic", VB_ATOMICS)):
     HANDLERS.update({f"buffer_{_verb}_{k}": _vbuffer for k in _table})
-# the rest of LLVM 19's VBUFFER mnemonics: refused by name by _vbuffer (typed accesses: GFX12's
-# buffer formats are not converted here; float/packed/clamped atomics: no semantics written)
+# the typed ones, and the rest of LLVM 19's VBUFFER mnemonics (refused by name by _vbuffer:
+# d16_hi format accesses, float/packed/clamped atomics: no semantics written)
 _VB_REFUSED = [
     f"{p}_{v}_{d}format_{c}"
     for p in ("buffer", "tbuffer")
