@@ -372,7 +372,7 @@ VB_ATOMICS.update({f"{k}64": v + "_x2" for k, v in _VB_ATOMIC_OPS.items()})
 W3_ADD_TID = 1 << 23
 W3_COMPRESSION = 0xF << 24  # WRITE_COMPRESS_ENABLE [24], COMPRESSION_EN [25], ACCESS_MODE [27:26]
 W3_TYPE = 0x3 << 30
-GFX12_NULL, GFX12_M0 = 124, 125  # scalar operand codes (GFX10 numbers them the other way)
+GFX12_NULL = 124  # scalar operand code (GFX10 numbers NULL 125, M0 124)
 
 
 def _vb_kind(name: str) -> tuple[str, str]:
@@ -433,7 +433,7 @@ def _vbuffer(ins, b: Builder) -> None:
     raw (OOB_SELECT 3) access whose range check would come out otherwise if SOFFSET counted in
     the offset (which of the two hardware does is not established here)."""
     from . import formats
-    from .gfx11 import GFX11_M0, GFX11_NULL
+    from .gfx11 import _swap
     from .scalar_memory import buffer_base
     from .vector_memory import LOADS, STORES, _atomic, _load, _store, _typed, translate
 
@@ -464,8 +464,7 @@ def _vbuffer(ins, b: Builder) -> None:
         b.cmp("ne", "u32", b.bin("and", "u32", w3, C(b, "u32", W3_COMPRESSION | W3_TYPE)), C(b, "u32", 0)),
     )
     _refuse_if(b, code, bad, "a GFX12 V# with SWIZZLE_ENABLE, compression or a TYPE other than buffer")
-    so = f.get("soffset", GFX12_NULL)
-    so = GFX11_M0 if so == GFX12_M0 else GFX11_NULL if so == GFX12_NULL else so
+    so = _swap(f.get("soffset", GFX12_NULL))  # GFX12's NULL 124 / M0 125 -> GFX10's M0 124 / NULL 125
     soff = b.cvt("u64", read_sreg(b, so, "u32", ins.literal))
     idx = b.vget(f["vaddr"]) if f.get("idxen") else C(b, "u32", 0)
     add_tid = b.cmp("ne", "u32", b.bin("and", "u32", w3, C(b, "u32", W3_ADD_TID)), C(b, "u32", 0))
