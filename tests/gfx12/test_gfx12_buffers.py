@@ -595,3 +595,14 @@ def test_names_shared_with_mubuf_keep_the_mubuf_frontend(target, src):
     b.target, b.scratch = target, None
     vector_memory.translate(ins, b)
     assert [op.name for op in prog.blocks[0].ops][: len(b.ops)] == [op.name for op in b.ops]
+
+
+TIER_CASES = ["raw_nrec_mid_dword", "store_nrec_mid_dword", "struct_sel0_offset", "atomic_nrec_wide"]
+
+
+@pytest.mark.slow
+@pytest.mark.tiers  # NumPy blocks, the native tier and native blocks (tests/conftest.py)
+@pytest.mark.parametrize("mode", ["wave", "lane"])
+@pytest.mark.parametrize("case", TIER_CASES)
+def test_native_tier(case, mode):
+    _check("gfx1200", 32, mode, case)
