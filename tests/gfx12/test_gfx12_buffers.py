@@ -606,3 +606,32 @@ TIER_CASES = ["raw_nrec_mid_dword", "store_nrec_mid_dword", "struct_sel0_offset"
 @pytest.mark.parametrize("case", TIER_CASES)
 def test_native_tier(case, mode):
     _check("gfx1200", 32, mode, case)
+
+
+@pytest.mark.parametrize("case", ["store_nrec_mid_dword", "struct_sel0_offset", "atomic_nrec"])
+def test_capture_replays_to_the_same_bytes(case, tmp_path):
+    """A Device("gfx1200") run saved as a capture replays (PM4 stream, windows from the tracer) to
+    the bytes the live run landed."""
+    kernel, w1, nrec, sel, add_tid, soff, _ = CASES[case]
+    fl = flags("gfx1200", sel, add_tid)
+    dev = wavelift.Device("gfx1200", mode="wave")
+    co = dev.load_code_object(str(ROOT / path("gfx1200", 32)))
+    if kernel == "raw_stores":
+        arrays = [np.full(1024 + 128, 0xA5C3E1F7, np.uint32)]
+    elif kernel == "struct_ops":
+        arrays = [SRC, np.zeros(4 * N, np.uint32), np.full(512, 0x77777777, np.uint32)]
+    else:
+        arrays = [np.concatenate([ATOMIC_INIT, np.zeros(64, np.uint32)]), np.zeros(15 * N, np.uint64)]
+    bufs = [dev.upload(a) for a in arrays]
+    r = co.kernel(kernel).launch(
+        groups=(1, 1, 1), block=(N, 1, 1), args=bufs + [np.uint32(w) for w in (w1, nrec, fl, soff)]
+    )
+    assert r.landed, r.refusal
+    live = [dev.download(b, a.dtype) for b, a in zip(bufs, arrays)]
+    p = tmp_path / "run.wlcap"
+    dev.save_capture(str(p))
+    cap = wavelift.Capture.load(str(p))
+    (res,) = wavelift.replay(cap)
+    assert res.landed, res.refusal
+    for b, a, want in zip(bufs, arrays, live):
+        np.testing.assert_array_equal(np.frombuffer(cap.read(b.address, a.nbytes), a.dtype), want)
