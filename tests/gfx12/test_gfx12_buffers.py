@@ -635,3 +635,23 @@ def test_capture_replays_to_the_same_bytes(case, tmp_path):
     assert res.landed, res.refusal
     for b, a, want in zip(bufs, arrays, live):
         np.testing.assert_array_equal(np.frombuffer(cap.read(b.address, a.nbytes), a.dtype), want)
+
+
+@pytest.mark.parametrize("mode", ["wave", "lane"])
+def test_typed_dst_sel(mode):
+    """The V#'s DST_SEL (word 3 [11:0]) reorders a typed load's channels: (Y, X, 1, 0) on
+    8_8_8_8_UINT gives (byte 1, byte 0, 1, 0) — NumPy, and the gfx1030 build."""
+    sel = 5 | 4 << 3 | 1 << 6 | 0 << 9
+    outs = []
+    for target, m in (("gfx1200", mode), ("gfx1030", "wave")):
+        fl = (flags(target, 3, fmt=fmt_number(target, "8_8_8_8_UINT")) & ~0xFFF) | sel
+        dst0 = np.full(1024, 0x5555AAAA, np.uint32)
+        r, (_, out, _) = launch(
+            target, 32, m, "typed", [BITS, np.zeros(8 * N, np.uint32), dst0], [0, 4096, fl, 0]
+        )
+        assert r.landed, r.refusal
+        outs.append(out.reshape(N, 8))
+    by = BITS.view(np.uint8)
+    want = np.stack([[by[16 * t + 1], by[16 * t], 1, 0] for t in range(N)]).astype(np.uint32)
+    np.testing.assert_array_equal(outs[0][:, :4], want)
+    np.testing.assert_array_equal(outs[0], outs[1])
