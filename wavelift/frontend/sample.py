@@ -652,8 +652,8 @@ def _address(b: Builder, i: Value, n: Value, mode: Value) -> tuple[Value, Value]
     texels under the S# CLAMP mode ``mode`` (modes other than these five refuse before)."""
     ni = b.bitcast("i32", n)
     zero, last = _i(b, 0), b.bin("sub", "i32", ni, _i(b, 1))
-    wrap = _mod(b, i, ni)
     m2 = _mod(b, i, b.bin("add", "i32", ni, ni))
+    wrap = b.select(b.cmp("lt", "i32", m2, ni), m2, b.bin("sub", "i32", m2, ni))  # (i mod 2n) mod n
     mirror = b.select(
         b.cmp("lt", "i32", m2, ni),
         m2,
@@ -675,8 +675,8 @@ def _address(b: Builder, i: Value, n: Value, mode: Value) -> tuple[Value, Value]
 
 
 def _mod(b: Builder, i: Value, n: Value) -> Value:
-    """i mod n in [0, n) for i32 i (|i| < 2**17) and 0 < n <= 2**15: an f32 quotient (off by at
-    most one) corrected once each way."""
+    """i mod n in [0, n) for i32 i (|i| < 2**17) and 0 < n <= 2**16 (_address: twice an axis of
+    at most 2**15 texels): an f32 quotient (off by at most one) corrected once each way."""
     q = b.cvt("i32", b.un("floor", "f32", b.bin("fdiv", "f32", b.cvt("f32", i), b.cvt("f32", n))))
     r = b.bin("sub", "i32", i, b.bin("mul", "i32", q, n))
     r = b.select(b.cmp("lt", "i32", r, _i(b, 0)), b.bin("add", "i32", r, n), r)
