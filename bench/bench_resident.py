@@ -17,7 +17,18 @@ host time per tiny dispatch, and a full-screen elementwise pass end to end next 
     kernel time (events, back to back) and as wall per pass (launch + synchronize, so a pass
     ends when its result is there, as ours does).  The outputs are compared (shade's native
     build uses fmad: within 1 per channel, as gpu_check).
-Results print, and go to $OUT/bench_resident.json when $OUT is set.  Exit 2 without a GPU.
+(3) --host-only N: the tiny launches of (1) on the CUDA backend's host path without a GPU:
+    tests/cuda/standin_cupy.py stands in for CuPy (device arrays are host arrays; the
+    translated kernel is built by NVRTC as on a GPU but not run: a stand-in plays vadd through
+    the window tables it is handed; wl_runs/wl_commit in NumPy).  Reported: wall us per launch,
+    the thread's CPU time per launch less the time inside the stand-in's kernels ("host": CPU
+    time, so that other work on a shared machine counts less), execute_dispatch's share,
+    the operations that would be launches or synchronous copies on a GPU per launch, and the
+    host us per launch of each tenth of the run (flat or not).  ``--ab REV`` runs the same
+    measurement on commit REV too (a git worktree under /tmp, this script run there with
+    ``--tree``) and prints both with their ratio.  No GPU needed.
+Results print, and go to $OUT/bench_resident.json when $OUT is set.  Exit 2 without a GPU
+(except --host-only).
 """
 
 from __future__ import annotations
@@ -32,8 +43,12 @@ import time
 import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
+HERE = pathlib.Path(__file__).resolve().parent
+if "--tree" in sys.argv:  # (--ab: the wavelift of another worktree, this script's stand-in)
+    ROOT = pathlib.Path(sys.argv[sys.argv.index("--tree") + 1]).resolve()
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / "tests" / "cuda"))
 
 SHAPES = ((8, 8), (16, 8), (16, 16), (32, 4), (32, 8), (32, 16), (64, 2), (64, 4), (128, 1), (256, 1))
 
@@ -206,6 +221,139 @@ def profile(launches: int) -> None:
     pstats.Stats(pr).sort_stats("tottime").print_stats(30)
 
 
+def host_only(launches: int, quiet: bool = False) -> dict:
+    """(3): the tiny launches' host path on the stand-in (no GPU)."""
+    import standin_cupy as S
+
+    import wavelift
+
+    with S.installed() as st:
+        dev = wavelift.Device("gfx1030", backend="cuda", mode="lane", record=False)
+        k = dev.load_code_object(str(ROOT / "tests/fixtures/gfx1030/basic-O2-w32-flat.hsaco")).kernel("vadd")
+        n = 64
+        a = dev.upload(np.arange(n, dtype=np.float32))
+        b = dev.upload(np.ones(n, np.float32))
+        c = dev.alloc(4 * n)
+        st.kernel = S.vadd_player((a.address, b.address, c.address), n)
+        args = [a, b, c, np.uint32(n)]
+        for _ in range(20):  # (translation, module build, guesses learned)
+            r = k.launch(global_size=(n, 1, 1), block=(64, 1, 1), args=args)
+            assert r.refusal is None, r.refusal
+        st.calls.clear()
+        tenth = max(1, launches // 10)
+        parts = []
+        ex = 0.0
+        dev0 = st.device_s
+        t = time.perf_counter()
+        c0 = time.thread_time()
+        for i in range(launches):
+            if i % tenth == 0:
+                parts.append((time.thread_time(), st.device_s))
+            r = k.launch(global_size=(n, 1, 1), block=(64, 1, 1), args=args)
+            ex += r.stats["time_s"]
+        end = time.perf_counter()
+        cpu_end = time.thread_time()
+        parts.append((cpu_end, st.device_s))
+        wall = (end - t) / launches
+        cpu = (cpu_end - c0) / launches
+        device = (st.device_s - dev0) / launches
+        assert r.refusal is None, r.refusal
+        assert np.array_equal(dev.download(c, np.float32), np.arange(n, dtype=np.float32) + 1)
+        calls = {name: v / launches for name, v in sorted(st.calls.items())}
+    pieces = [
+        ((t1 - t0) - (d1 - d0)) / tenth * 1e6
+        for (t0, d0), (t1, d1) in zip(parts[:-1], parts[1:-1] + parts[-1:])
+    ][: launches // tenth]
+    out = {
+        "tree": str(ROOT),
+        "launches": launches,
+        "wall_us_per_launch": wall * 1e6,
+        "cpu_us_per_launch": cpu * 1e6,
+        "standin_device_us_per_launch": device * 1e6,
+        "host_us_per_launch": (cpu - device) * 1e6,
+        "execute_us_per_launch": ex / launches * 1e6,
+        "device_calls_per_launch": calls,
+        "host_us_per_tenth": pieces,
+    }
+    if not quiet:
+        _print_host(out)
+    return out
+
+
+def _print_host(o: dict, label: str = "") -> None:
+    print(
+        f"host-only{label} tiny vadd x{o['launches']} (stand-in device, {o['tree']}): "
+        f"{o['host_us_per_launch']:.1f} us host per launch (CPU time of the thread, "
+        f"{o['cpu_us_per_launch']:.1f}, less {o['standin_device_us_per_launch']:.1f} in stand-in kernels; "
+        f"wall {o['wall_us_per_launch']:.1f}), execute_dispatch (wall) "
+        f"{o['execute_us_per_launch']:.1f} us\n  per launch: "
+        + ", ".join(f"{k} {v:g}" for k, v in o["device_calls_per_launch"].items())
+        + "\n  host us per launch by tenths: "
+        + " ".join(f"{x:.1f}" for x in o["host_us_per_tenth"]),
+        flush=True,
+    )
+
+
+def ab(rev: str, launches: int, rounds: int) -> dict:
+    """--ab: the host-only measurement on commit ``rev`` (a worktree under /tmp) and on this
+    tree, in alternating processes (``rounds`` each: a shared machine's load falls on both
+    alike); the best and the median round of each."""
+    import subprocess
+    import tempfile
+
+    sha = subprocess.run(
+        ["git", "-C", str(HERE.parent), "rev-parse", "--short", rev],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    wt = pathlib.Path(tempfile.gettempdir()) / f"wavelift-ab-{sha}"
+    if not wt.exists():
+        subprocess.run(
+            ["git", "-C", str(HERE.parent), "worktree", "add", "--detach", str(wt), sha],
+            check=True,
+            capture_output=True,
+        )
+    tmp = pathlib.Path(tempfile.mkdtemp())
+    got: dict = {"before": [], "after": []}
+    for r in range(rounds):
+        for side, tree in (("before", wt), ("after", HERE.parent)):
+            js = tmp / f"{side}{r}.json"
+            subprocess.run(
+                [
+                    sys.executable,
+                    __file__,
+                    "--tree",
+                    str(tree),
+                    "--host-only",
+                    str(launches),
+                    "--json",
+                    str(js),
+                ],
+                check=True,
+                stdout=subprocess.DEVNULL,
+            )
+            got[side].append(json.loads(js.read_text())["host_only"])
+    out: dict = {"rev": sha, "rounds": rounds}
+    for side in ("before", "after"):
+        xs = sorted(got[side], key=lambda o: o["host_us_per_launch"])
+        _print_host(xs[0], f" {side.upper()} ({sha if side == 'before' else 'this tree'}), best of {rounds}")
+        out[side] = {
+            "best": xs[0],
+            "median_host_us": float(np.median([o["host_us_per_launch"] for o in xs])),
+            "host_us": [o["host_us_per_launch"] for o in got[side]],
+        }
+    b, a = out["before"], out["after"]
+    print(
+        f"host us per launch, best of {rounds} rounds: before {b['best']['host_us_per_launch']:.1f}, "
+        f"after {a['best']['host_us_per_launch']:.1f} ({b['best']['host_us_per_launch'] / a['best']['host_us_per_launch']:.2f}x); "
+        f"medians {b['median_host_us']:.1f} -> {a['median_host_us']:.1f} "
+        f"({b['median_host_us'] / a['median_host_us']:.2f}x)",
+        flush=True,
+    )
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tiny", type=int, default=2000, help="tiny launches timed (0: none)")
@@ -213,7 +361,30 @@ def main():
     ap.add_argument("--numpy", action="store_true", help="the tiny launches on the NumPy backend too")
     ap.add_argument("--scan-head", action="store_true", help="measurement only: scan_head_only()")
     ap.add_argument("--profile", type=int, default=0, help="cProfile N tiny launches")
+    ap.add_argument("--host-only", type=int, default=0, help="N tiny launches on the stand-in (no GPU)")
+    ap.add_argument("--ab", default=None, help="with --host-only: also measure commit AB (a worktree)")
+    ap.add_argument("--rounds", type=int, default=3, help="--ab: alternating rounds of each")
+    ap.add_argument("--tree", default=None, help="(internal) the wavelift tree to import")
+    ap.add_argument("--json", default=None, help="write the results here as well")
     args = ap.parse_args()
+    if args.host_only:
+        rep = (
+            ab(args.ab, args.host_only, args.rounds) if args.ab else {"host_only": host_only(args.host_only)}
+        )
+        if args.profile:
+            import cProfile
+            import pstats
+
+            pr = cProfile.Profile()
+            pr.enable()
+            host_only(args.profile, quiet=True)
+            pr.disable()
+            pstats.Stats(pr).sort_stats("tottime").print_stats(35)
+        if args.json:
+            pathlib.Path(args.json).write_text(json.dumps(rep, indent=1))
+        if os.environ.get("OUT"):
+            pathlib.Path(os.environ["OUT"], "bench_resident_host.json").write_text(json.dumps(rep, indent=1))
+        return
     from wavelift.backends.cuda import available
 
     if available() is not True:

@@ -88,8 +88,22 @@ def _fake_cupy():
     def memcpy(dst, src, n, kind):
         ctypes.memmove(dst, src, n)
 
-    rt = types.SimpleNamespace(memcpy=memcpy, memcpyHostToDevice=1, memcpyDeviceToHost=2)
-    cp.cuda = types.SimpleNamespace(Event=Event, get_elapsed_time=lambda a, b: 0.0, runtime=rt)  # type: ignore[attr-defined]
+    def memcpy_async(dst, src, n, kind, stream):
+        ctypes.memmove(dst, src, n)
+
+    rt = types.SimpleNamespace(
+        memcpy=memcpy,
+        memcpyAsync=memcpy_async,
+        memcpyHostToDevice=1,
+        memcpyDeviceToHost=2,
+        memcpyDeviceToDevice=3,
+    )
+    cp.cuda = types.SimpleNamespace(  # type: ignore[attr-defined]
+        Event=Event,
+        get_elapsed_time=lambda a, b: 0.0,
+        runtime=rt,
+        get_current_stream=lambda: types.SimpleNamespace(ptr=0),
+    )
     return cp
 
 
@@ -114,6 +128,12 @@ class FakeModule:
 
     def get_global(self, name, host):  # (WL_HINT: every slot resolved to c's window)
         host[:] = self.cwin
+
+    def global_address(self, name):  # (WL_HINT, copied into the report: every slot -> c's window)
+        assert name == "WL_HINT"
+        self.hint = getattr(self, "hint", np.zeros(64, np.uint32))
+        self.hint[:] = self.cwin
+        return self.hint.ctypes.data, self.hint.nbytes
 
     def set_shared(self, fn, n):
         pass

@@ -137,15 +137,25 @@ def _scanned(memory, a):
     return head.size // 4, (hashlib.blake2b(head, digest_size=16).digest() if head.size else b"")
 
 
+def content_stamp(memory, a):
+    """Something that stays equal exactly while the bytes of allocation ``a`` stay the same, or
+    None where the memory cannot tell: the device copies' versions (backends/cuda/resident.py
+    ``stamp``: a host write through the memory or a dispatch landing in it changes it; decision
+    0029).  A memory without device copies says None (its host writes are not watched)."""
+    res = memory.resident
+    return None if res is None else res.stamp(a)
+
+
 def _scan(memory, a, hit, scanned=None):
     """Pointer candidates in the first SCAN_BYTES of allocation ``a`` that ``hit`` accepts, one
     per allocation reached (_first_per_target).  The
     unfiltered candidates depend on those bytes only: they are kept on the memory, by address,
     length and a digest of the bytes (a data buffer scanned again costs a hash and the hit test).
-    ``scanned``: a list to which (a, n, digest) is appended (trace's cache checks them)."""
+    ``scanned``: a list to which [a, n, digest, stamp] is appended (trace's cache checks them)."""
+    stamp = content_stamp(memory, a) if scanned is not None else None
     n, digest = _scanned(memory, a)
     if scanned is not None:
-        scanned.append((a, n, digest))
+        scanned.append([a, n, digest, stamp])
     if not n:
         return []
     data = _head(memory, a)
@@ -189,16 +199,19 @@ def trace(memory, config, program_alloc=None, scratch_roots=None) -> list[Window
 
     Cached on the memory (``memory.trace_cache``) by the user SGPRs' values and the scratch
     roots: an entry holds when the allocation table is the one it was traced against
-    (``memory.generation``) and the bytes every scan read still have the same digests, which is
-    all a trace reads, so a hit returns exactly what tracing again would (checked against
-    ``trace_uncached`` in tests/memory/test_trace_cache.py).  A refusal is not cached."""
+    (``memory.generation``) and the bytes every scan read are still the same, which is all a
+    trace reads, so a hit returns exactly what tracing again would (checked against
+    ``trace_uncached`` in tests/memory/test_trace_cache.py).  The same bytes: an allocation's
+    ``content_stamp`` as it was when it was last checked (device copies: nothing wrote it since,
+    decision 0029), else the digest of its scanned head again (read, hashed; the stamp is then
+    noted for the next check).  A refusal is not cached."""
     skip = frozenset(scratch_sgprs(config)) | frozenset(scratch_roots or ())
     key = (tuple(int(v) for v in config.user_sgprs), skip)
     cache = memory.trace_cache
     hit = cache.get(key)
     if hit is not None:
         gen, scanned, windows = hit
-        if gen == memory.generation and all(_scanned(memory, a) == (n, d) for a, n, d in scanned):
+        if gen == memory.generation and all(_same(memory, s) for s in scanned):
             return list(windows)
         del cache[key]
     scanned_now: list = []
@@ -208,6 +221,19 @@ def trace(memory, config, program_alloc=None, scratch_roots=None) -> list[Window
     while len(cache) > TRACE_CACHE:
         del cache[next(iter(cache))]
     return windows
+
+
+def _same(memory, s) -> bool:
+    """Whether the scanned head recorded in ``s`` ([a, n, digest, stamp]) is still the same
+    (a stamp that still holds, else the digest; the current stamp is noted in ``s``)."""
+    a, n, digest, stamp = s
+    now = content_stamp(memory, a)
+    if stamp is not None and now == stamp:
+        return True
+    if _scanned(memory, a) != (n, digest):
+        return False
+    s[3] = now
+    return True
 
 
 def trace_uncached(memory, config, program_alloc=None, scratch_roots=None) -> list[Window]:

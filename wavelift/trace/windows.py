@@ -48,38 +48,74 @@ def _give(arena, written):
             del _FREE[0]
 
 
+# layouts of recent window lists (merged windows, arena offsets, arena bytes): a dispatch
+# launched again with the same arguments places the same windows (tracer.trace's cache hands
+# out the same list), so the merge and the offsets are not worked out again
+_LAYOUTS: dict = {}
+LAYOUTS = 64
+
+
+class Layout:
+    """Merged windows, their arena offsets and the arena's size, for one window list (the same
+    object while the list is among the last LAYOUTS: a runtime may key what follows from the
+    layout alone on it, weakly -- the CUDA backend's device window tables)."""
+
+    __slots__ = ("windows", "offs", "nbytes", "__weakref__")
+
+    def __init__(self, windows: list[Window], offs: list[int], nbytes: int):
+        self.windows, self.offs, self.nbytes = windows, offs, nbytes
+
+
+def _layout(windows) -> Layout:
+    key = tuple(windows)
+    hit = _LAYOUTS.get(key)
+    if hit is not None:
+        return hit
+    ws = sorted(windows, key=lambda w: w.address)
+    merged: list[Window] = []
+    for w in ws:  # merge overlapping/adjacent requests of one allocation
+        if merged and w.address < merged[-1].address + merged[-1].size:
+            m = merged[-1]
+            end = max(m.address + m.size, w.address + w.size)
+            merged[-1] = Window(
+                m.address,
+                end - m.address,
+                m.name,
+                m.reason if w.reason in m.reason else m.reason + "; " + w.reason,
+            )
+        else:
+            merged.append(w)
+    offs, pos = [], 0
+    for w in merged:
+        pos += (w.address - pos) % 8
+        offs.append(pos)
+        pos += w.size
+    # spare tail: a masked-off or escaping lane reads at index 0, and its widest access
+    # (s_load_dwordx16: 64 bytes) must stay inside the arena
+    pos = max(pos + 8, 64)
+    out = Layout(merged, offs, pos + (-pos) % 8)
+    _LAYOUTS[key] = out
+    while len(_LAYOUTS) > LAYOUTS:
+        del _LAYOUTS[next(iter(_LAYOUTS))]
+    return out
+
+
 class WindowSet:
-    def __init__(self, windows: list[Window], memory, alias_except=None, blank=None):
+    def __init__(self, windows: list[Window], memory, alias_except=None, blank=None, host_arena: bool = True):
         """For a runtime that can tell when these guesses fail (the native driver: 0013), and
         ``copy_all`` copies them in for one that cannot:
         ``alias_except``: None, or the (address, size) of windows that must be in the arena while
         every other window is *aliased*: left in guest memory, read there and never stored to;
         ``blank``: None, or the (address, size) of windows that are in the arena but not copied
-        in (their bytes are arbitrary): stored to and never read."""
-        ws = sorted(windows, key=lambda w: w.address)
-        merged: list[Window] = []
-        for w in ws:  # merge overlapping/adjacent requests of one allocation
-            if merged and w.address < merged[-1].address + merged[-1].size:
-                m = merged[-1]
-                end = max(m.address + m.size, w.address + w.size)
-                merged[-1] = Window(
-                    m.address,
-                    end - m.address,
-                    m.name,
-                    m.reason if w.reason in m.reason else m.reason + "; " + w.reason,
-                )
-            else:
-                merged.append(w)
+        in (their bytes are arbitrary): stored to and never read.
+        ``host_arena``: False for a runtime that keeps the arena and the written map itself
+        (the CUDA backend's device-resident memory, decision 0029): only the layout (windows,
+        offsets, ``nbytes``, the address tables) is made; ``arena``/``written`` are None and
+        spans/land/refill/copy_all are not available."""
+        self.layout = lay = _layout(windows)
+        merged, offs, nbytes = list(lay.windows), lay.offs, lay.nbytes
         self.windows = merged
-        offs, pos = [], 0
-        for w in merged:
-            pos += (w.address - pos) % 8
-            offs.append(pos)
-            pos += w.size
-        # spare tail: a masked-off or escaping lane reads at index 0, and its widest access
-        # (s_load_dwordx16: 64 bytes) must stay inside the arena
-        pos = max(pos + 8, 64)
-        self.arena, self.written = _take(pos + (-pos) % 8)  # written: nonzero = written
+        self.nbytes = nbytes  # the arena's size in bytes (the written map's too)
         self.memory = memory
         self.offs = np.array(offs, np.int64)
         self.aliased = (
@@ -92,10 +128,14 @@ class WindowSet:
             if blank is None
             else {k for k, w in enumerate(merged) if (w.address, w.size) in blank} - self.aliased
         )
-        self._copy_in()
         self._spans: list[tuple[int, int]] | None = None  # spans() once it has run
         self.maybe_written = None  # indices of the windows a run may have written (None: any)
-        self.arena32 = self.arena.view(np.uint32)
+        if host_arena:
+            self.arena, self.written = _take(nbytes)  # written: nonzero = written
+            self._copy_in()
+            self.arena32 = self.arena.view(np.uint32)
+        else:
+            self.arena = self.written = self.arena32 = None
         self.starts = np.array([w.address for w in merged], np.uint64)
         self.ends = np.array([w.address + w.size for w in merged], np.uint64)
         # plain-int copies for locate(): a scalar bisect beats np.searchsorted's call overhead

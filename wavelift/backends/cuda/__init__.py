@@ -139,6 +139,11 @@ class Module:
         cupy.cuda.runtime.memcpy(ptr, host.ctypes.data, host.nbytes, cupy.cuda.runtime.memcpyHostToDevice)
         self._consts[name] = b
 
+    def global_address(self, name: str) -> tuple[int, int]:
+        """(device address, size) of the module's variable ``name`` (the runtime copies WL_HINT
+        into the dispatch's report from there: 0029)."""
+        return self._global(name)
+
     def get_global(self, name: str, host) -> None:
         """Copy the module's variable ``name`` into the host array ``host`` (its first bytes)."""
         import cupy
@@ -258,7 +263,9 @@ class CudaBackend:
         return build_module(key, program, config, mode, base_address=base_address)
 
     def window_plan(self, module) -> dict:
-        return {"blank": _EVERY}  # (the windows' bytes come from the device copies: 0026)
+        # (the windows' bytes come from the device copies and the arena lives on the device:
+        # the host makes the layout only -- 0026, 0029)
+        return {"host_arena": False}
 
     def run(self, module, config, windows, mode, budget, deadline=None, counts=None):
         from ..base import run_runtime

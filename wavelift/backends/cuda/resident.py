@@ -23,6 +23,7 @@ arrays standing in for device ones) for the tests of this bookkeeping without a 
 
 from __future__ import annotations
 
+import itertools
 import weakref
 from bisect import bisect_left, bisect_right
 from typing import Any
@@ -31,6 +32,9 @@ import numpy as np
 
 TABLES = 48  # window tables kept on the device (Resident.table)
 SPAN_CAPACITY = 1 << 14  # runs the first runs() launch has room for (more: a second launch)
+_VERSIONS = itertools.count(1)  # Entry.version
+STAGING = 4  # arenas and written maps kept for the next dispatches (Resident.staging)
+STAGING_MAX_BYTES = 64 << 20  # of at most this many bytes each
 
 
 class RangeSet:
@@ -91,6 +95,10 @@ class Entry:
         self.shared = shared
         self.host_dirty = RangeSet()
         self.dev_dirty = RangeSet()
+        # a new number (of the process's one count) whenever the bytes may change on either
+        # side (touch: the host may write; commit: a dispatch wrote): unchanged means the bytes
+        # are (``stamp``); never the number of another entry, old or new
+        self.version = next(_VERSIONS)
 
 
 class NumPyOps:
@@ -105,6 +113,9 @@ class NumPyOps:
 
     def zeros(self, n: int):
         return np.zeros(n, np.uint8)
+
+    def clear(self, buf) -> None:
+        buf[...] = 0
 
     def upload(self, buf, off: int, host) -> None:
         buf[off : off + host.size] = host
@@ -181,6 +192,18 @@ class CuPyOps:
     def zeros(self, n: int):
         return self.cp.zeros(n, self.cp.uint8)
 
+    def clear(self, buf) -> None:
+        """Zero a device array (a memset on the stream: no wait)."""
+        buf.fill(0)
+
+    def copy_global(self, dst, doff: int, ptr: int, n: int) -> None:
+        """``n`` bytes at device address ``ptr`` (a module's variable) into ``dst`` at ``doff``,
+        on the stream (no wait)."""
+        if n:
+            rt = self.cp.cuda.runtime
+            stream = self.cp.cuda.get_current_stream().ptr
+            rt.memcpyAsync(dst.data.ptr + doff, ptr, n, rt.memcpyDeviceToDevice, stream)
+
     def upload(self, buf, off: int, host) -> None:
         buf[off : off + host.size].set(np.ascontiguousarray(host))
         self.up += host.size
@@ -210,31 +233,47 @@ class CuPyOps:
         if n:
             self._commit(self._grid(n), (256,), (dst[doff:], src[soff:], mask[soff:], np.uint64(n)))
 
-    def runs_launch(self, written, count) -> None:
+    def runs_launch(self, written, count, inline=None) -> None:
         """Start wl_runs over ``written``; ``count`` (2 device u32) gets the number of runs,
-        which comes back with the dispatch's report; then ``runs_finish``."""
-        if self._cap < SPAN_CAPACITY:
-            self._grow(SPAN_CAPACITY)
+        which comes back with the dispatch's report; then ``runs_finish``.  ``inline``: None,
+        or (starts, ends) device u64 arrays inside the report: room for that many runs, which
+        then come back with it (more: runs_finish runs the scan again with room for all)."""
         count.fill(0)
         n = int(written.size)
+        if inline is not None:
+            starts, ends = inline
+            cap = int(starts.size)
+        else:
+            if self._cap < SPAN_CAPACITY:
+                self._grow(SPAN_CAPACITY)
+            starts, ends, cap = self._starts, self._ends, self._cap
         self._runs(
             self._grid(-(-n // 4)),
             (256,),
-            (written, np.uint64(n), self._starts, self._ends, np.uint64(self._cap), count),
+            (written, np.uint64(n), starts, ends, np.uint64(cap), count),
         )
         self._last = (written, count)
+        self._inline = cap if inline is not None else 0
 
     def _grow(self, cap: int) -> None:
         self._cap = cap
         self._starts = self.cp.empty(cap, self.cp.uint64)
         self._ends = self.cp.empty(cap, self.cp.uint64)
 
-    def runs_finish(self, count: int) -> tuple[np.ndarray, np.ndarray]:
-        """The runs (sorted arena offsets) given their count (read back with the report)."""
+    def runs_finish(self, count: int, inline=None) -> tuple[np.ndarray, np.ndarray]:
+        """The runs (sorted arena offsets) given their count (read back with the report);
+        ``inline``: the (starts, ends) host copies of runs_launch's inline room, read back with
+        the report (used when they hold every run)."""
         if count == 0:
             return np.zeros(0, np.int64), np.zeros(0, np.int64)
-        if count > self._cap:  # (more runs than room: again, with room for all)
-            self._grow(count)
+        if self._inline and count <= self._inline and inline is not None:
+            s = inline[0][:count].astype(np.int64)
+            e = inline[1][:count].astype(np.int64)
+            s.sort()
+            e.sort()
+            return s, e
+        if self._inline or count > self._cap:  # (more runs than room: again, with room for all)
+            self._grow(max(count, SPAN_CAPACITY, self._cap))
             self.runs_launch(*self._last)
         s = self._starts[:count].get().astype(np.int64)
         e = self._ends[:count].get().astype(np.int64)
@@ -274,6 +313,52 @@ class Resident:
         self.ops = ops
         self.entries: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self._tables: dict = {}  # (dtype, bytes) -> device array (``table``)
+        # trace/windows.Layout -> its device window tables (``window_tables``)
+        self._layout_tables: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self._staging: dict = {}  # (arena bytes, report bytes) -> arrays (``staging``)
+        self.spare = None  # (runtime: the scratch word of dispatches without wave scratch)
+
+    def stamp(self, alloc):
+        """Something equal to the next stamp of ``alloc`` exactly while its bytes stay the same
+        (no host write through GuestMemory and no dispatch landing in it), or None when that is
+        not known: no device copy, or a shared array (its owner writes it behind our back).
+        What the tracer's cache checks instead of hashing the bytes again (decision 0029)."""
+        e = self.entries.get(alloc)
+        if e is None or e.shared:
+            return None
+        return e.version
+
+    def window_tables(self, win) -> tuple:
+        """The device tables (starts, ends, offsets; one spare entry each) of ``win``'s layout,
+        kept while the layout is (the same windows again: no key built from their bytes)."""
+        lay = win.layout
+        t = self._layout_tables.get(lay)
+        if t is None:
+            # (never mix uint64 with Python ints: NumPy would go through float64 and round
+            # 0xffff8000_xxxxxxxx addresses)
+            t = (
+                self.table(np.append(np.asarray(win.starts, np.uint64), np.uint64(0))),
+                self.table(np.append(np.asarray(win.ends, np.uint64), np.uint64(0))),
+                self.table(np.append(np.asarray(win.offs, np.int64), np.int64(0))),
+            )
+            self._layout_tables[lay] = t
+        return t
+
+    def staging(self, nbytes: int, report: int):
+        """(arena of nbytes + 8, written map of nbytes, report of ``report`` bytes) device
+        arrays for one dispatch: kept for the next dispatches of the same sizes (the last
+        STAGING, each at most STAGING_MAX_BYTES), else fresh.  The arena's bytes outside the
+        windows are zero (a kernel stores only inside windows); the caller gathers the windows
+        into it and clears the written map and the report before each launch."""
+        key = (nbytes, report)
+        st = self._staging.pop(key, None)
+        if st is None:
+            st = (self.ops.zeros(nbytes + 8), self.ops.zeros(nbytes), self.ops.zeros(report))
+        if nbytes <= STAGING_MAX_BYTES:
+            self._staging[key] = st
+            while len(self._staging) > STAGING:
+                del self._staging[next(iter(self._staging))]
+        return st
 
     def table(self, host):
         """A device copy of the small read-only table ``host`` (the window tables), kept for
@@ -304,6 +389,7 @@ class Resident:
             return
         self.pull(alloc, off, n)
         e.host_dirty.add(off, off + n)
+        e.version = next(_VERSIONS)
 
     def pull_all(self) -> None:
         for alloc in list(self.entries.keys()):
@@ -348,10 +434,12 @@ class Resident:
             plan.append((e, w.address - alloc.base))
         return plan
 
-    def gather(self, win, plan):
+    def gather(self, win, plan, arena=None):
         """A device arena holding the windows (as the device copies hold them) at WindowSet's
-        offsets, zeros elsewhere, 8 spare bytes (wl_read)."""
-        arena = self.ops.zeros(win.arena.size + 8)
+        offsets, zeros elsewhere, 8 spare bytes (wl_read); ``arena``: one from ``staging`` (its
+        bytes outside the windows are zero) to gather into, else a fresh one."""
+        if arena is None:
+            arena = self.ops.zeros(win.nbytes + 8)
         for w, o, (e, at) in zip(win.windows, win.offs.tolist(), plan):
             self.ops.copy(arena, o, e.buf, at, w.size)
         return arena
@@ -371,6 +459,7 @@ class Resident:
             lo = min(a for a, _ in sp) - w.address
             hi = max(a + n for a, n in sp) - w.address
             self.ops.commit(e.buf, at + lo, arena, o + lo, written, hi - lo)
+            e.version = next(_VERSIONS)
             # a shared allocation's owner may look at any time: its spans land at once (one
             # download of the range they cover)
             got = self.ops.download(e.buf, at + lo, hi - lo) if e.shared else None

@@ -28,17 +28,29 @@ MAX_GRID = (1 << 31) - 1
 # the report buffer read back after a dispatch (one copy): stats (u64: [2] escapes, [8 + 2k],
 # [9 + 2k] instruction counts of slot k), status (16 u32), escapes (16 x 8 u32), runs (2 u32)
 STATS_BYTES = 8 * (8 + 2 * 256)
-REPORT_BYTES = STATS_BYTES + 64 + 512 + 16
+INLINE_RUNS = 64  # written runs that come back with the report (more: a second readback)
+RUNS_AT = STATS_BYTES + 576  # the runs' count (2 u32; 8 bytes)
+STARTS_AT = RUNS_AT + 8  # then INLINE_RUNS starts and INLINE_RUNS ends (u64)
+ENDS_AT = STARTS_AT + 8 * INLINE_RUNS
+HINTS_AT = ENDS_AT + 8 * INLINE_RUNS  # then WL_HINT (u32 per access slot)
+REPORT_BYTES = HINTS_AT
 
 
-def _fill(win, ks) -> None:
-    """Windows ``ks`` that a mirror may copy (at most codegen.MIRROR_BYTES) into the host arena
-    from guest memory (a read: what the device holds newer comes down first)."""
-    for k in ks:
-        w = win.windows[k]
-        if w.size <= G.MIRROR_BYTES:
-            o = int(win.offs[k])
-            win.arena[o : o + w.size] = np.frombuffer(win.memory.read(w.address, w.size), np.uint8)
+class _Mirrored:
+    """The bytes of the windows ``ks`` that a mirror may copy (at most codegen.MIRROR_BYTES), as
+    codegen.mirrors reads them from an arena (``[o : o + size]`` at a window's arena offset),
+    read from guest memory (what the device holds newer comes down first): the runtime keeps no
+    host arena (0029)."""
+
+    def __init__(self, win, ks):
+        self.at: dict = {}
+        for k in ks:
+            w = win.windows[k]
+            if w.size <= G.MIRROR_BYTES:
+                self.at[int(win.offs[k])] = np.frombuffer(win.memory.read(w.address, w.size), np.uint8)
+
+    def __getitem__(self, sl: slice):
+        return self.at[sl.start][: sl.stop - sl.start]
 
 
 def _hits(runs, ranges) -> bool:
@@ -49,6 +61,13 @@ def _hits(runs, ranges) -> bool:
         if k < starts.size and starts[k] < o + n:
             return True
     return False
+
+
+def _no_scratch(res):
+    """The one-word scratch array of dispatches without wave-mode scratch (kept: 0029)."""
+    if res.spare is None:
+        res.spare = res.ops.zeros(8).view(np.uint32)
+    return res.spare
 
 
 def _cupy():
@@ -119,10 +138,14 @@ class Runtime:
             g = G.guesses([nb for nb, _ in m.slots], hints, win.starts, win.ends, win.offs)
             put += list(zip(("WL_GB", "WL_GL", "WL_GO"), g))
             if any(u for _, u in m.slots):
-                if mirror:  # (the host arena holds no window: the mirrored ones' bytes)
-                    _fill(win, {int(hints[j]) for j in range(min(len(m.slots), G.MAX_GUESSES)) if g[1][j]})
+                ks = {
+                    int(hints[j])
+                    for j in range(min(len(m.slots), G.MAX_GUESSES))
+                    if g[1][j] and m.slots[j][1]
+                }
+                src = _Mirrored(win, ks if mirror else ())
                 gm, words, copied = G.mirrors(
-                    m.slots, hints, g[1], win.starts, win.ends, win.offs, win.arena, enabled=mirror
+                    m.slots, hints, g[1], win.starts, win.ends, win.offs, src, enabled=mirror
                 )
                 self.mirrored += copied
                 put += [("WL_GM", gm), ("WL_MIRROR", words)]
@@ -153,14 +176,6 @@ class Runtime:
             self.mirrored += ranges
         return [("WL_PO", po), ("WL_PRE", pre)], bool((po >= 0).all())
 
-    def _learn_hints(self) -> None:
-        """Keep the windows the accesses last resolved to for the module's next dispatch."""
-        m = self.m
-        if m.slots:
-            h = np.zeros(len(m.slots), np.uint32)
-            self.k.get_global("WL_HINT", h)
-            m.hints = h.astype(np.int64)
-
     # --------------------------------------------------------------------------- running
     def run(self):
         cfg, L = self.cfg, self.L
@@ -190,31 +205,47 @@ class Runtime:
 
         res = R.for_memory(win.memory)
         plan = res.prepare(win)  # (what the host changed goes up)
-        win._spans = []  # (the host's written map stays untouched, so zero: WindowSet.release)
+        m = self.m
+        nslots = len(m.slots)
+        # the report: stats, status, escapes, the runs' count, the first INLINE_RUNS runs and
+        # the window hints -- one readback per dispatch (decision 0029)
+        arena, written, rep = res.staging(win.nbytes, REPORT_BYTES + 4 * nslots)
+        wstart, wend, woff = res.window_tables(win)
+        if wpg is None:
+            wb_dev = res.table(wavebase)  # (the same one-word table every time)
+        else:
+            wb_dev = res.table(wavebase) if wavebase.size <= 4096 else cp.asarray(wavebase)
+        views = {
+            "stats": rep[:STATS_BYTES].view(cp.uint64),  # [2] escapes; [8 + 2k], [9 + 2k] slot k
+            "status": rep[STATS_BYTES : STATS_BYTES + 64].view(cp.uint32),
+            "esc": rep[STATS_BYTES + 64 : STATS_BYTES + 576].view(cp.uint32),
+        }
+        count = rep[RUNS_AT : RUNS_AT + 8].view(cp.uint32)
+        inline = (
+            rep[STARTS_AT : STARTS_AT + 8 * INLINE_RUNS].view(cp.uint64),
+            rep[ENDS_AT : ENDS_AT + 8 * INLINE_RUNS].view(cp.uint64),
+        )
 
         def attempt(mirror: bool) -> dict:
             self._set_constants(P, mirror)
             fn = self.k.function()
             if shared > 48 * 1024:
                 self.k.set_shared(fn, shared)
-            rep = cp.zeros(REPORT_BYTES, cp.uint8)  # one readback: status, stats, escapes, runs
+            res.ops.clear(rep)
+            res.ops.clear(written)
             d = {
-                "arena": res.gather(win, plan),
-                "written": cp.zeros(win.arena.size, cp.uint8),
-                # (one spare entry so that no table is empty; never mix uint64 with Python ints:
-                # NumPy would go through float64 and round 0xffff8000_xxxxxxxx addresses)
-                "wstart": res.table(np.append(np.asarray(win.starts, np.uint64), np.uint64(0))),
-                "wend": res.table(np.append(np.asarray(win.ends, np.uint64), np.uint64(0))),
-                "woff": res.table(np.append(np.asarray(win.offs, np.int64), np.int64(0))),
-                "wavebase": cp.asarray(wavebase),
+                "arena": res.gather(win, plan, arena),
+                "written": written,
+                "wstart": wstart,
+                "wend": wend,
+                "woff": woff,
+                "wavebase": wb_dev,
                 "rep": rep,
-                "stats": rep[:STATS_BYTES].view(cp.uint64),  # [2] escapes; [8 + 2k], [9 + 2k] slot k
-                "status": rep[STATS_BYTES : STATS_BYTES + 64].view(cp.uint32),
-                "esc": rep[STATS_BYTES + 64 : STATS_BYTES + 576].view(cp.uint32),
+                **views,
             }
-            gscr = cp.zeros(max(chunk * full * wb // 4, 1), cp.uint32)
+            gscr = cp.zeros(max(chunk * full * wb // 4, 1), cp.uint32) if wb else _no_scratch(res)
 
-            def report_to(dd):  # (codegen: WL_STATUS, ...)
+            def report_to(dd):  # (codegen: WL_STATUS, ...; the same buffer: no copy after the first)
                 for name in ("status", "stats", "esc"):
                     self.k.put_constant(f"WL_{name.upper()}", np.array([dd[name].data.ptr], np.uint64))
 
@@ -268,13 +299,23 @@ class Runtime:
             start.record()
             launch_all(d)
             stop.record()
-            # the written runs, found on the device: their count comes back with the report
-            res.ops.runs_launch(d["written"], rep[STATS_BYTES + 576 :].view(cp.uint32))
+            # the written runs, found on the device: their count and the first INLINE_RUNS come
+            # back with the report, and so do the hints the accesses resolved to
+            res.ops.runs_launch(written, count, inline)
+            if nslots:
+                ptr, size = self.k.global_address("WL_HINT")
+                res.ops.copy_global(rep, HINTS_AT, ptr, min(4 * nslots, size))
             host = rep.get()  # (waits for the kernel)
             if reps <= 0:
                 self.extra_stats["device_time_s"] = cp.cuda.get_elapsed_time(start, stop) / 1000.0
             d["host"] = host
-            runs = res.ops.runs_finish(int(host[STATS_BYTES + 576 :].view(np.uint32)[0]))
+            runs = res.ops.runs_finish(
+                int(host[RUNS_AT : RUNS_AT + 4].view(np.uint32)[0]),
+                (
+                    host[STARTS_AT : STARTS_AT + 8 * INLINE_RUNS].view(np.uint64),
+                    host[ENDS_AT : ENDS_AT + 8 * INLINE_RUNS].view(np.uint64),
+                ),
+            )
             d["spans"] = R.spans(runs[0], runs[1], win)
             d["runs"] = runs
             return d
@@ -286,8 +327,9 @@ class Runtime:
             self.extra_stats["mirror_rerun"] = True
             d = attempt(False)
         t0 = time.perf_counter()
-        self._learn_hints()
         host = d["host"]
+        if nslots:  # (the windows the accesses last resolved to: the next dispatch's guesses)
+            m.hints = host[HINTS_AT : HINTS_AT + 4 * nslots].view(np.uint32).astype(np.int64)
         status = host[STATS_BYTES : STATS_BYTES + 64].view(np.uint32)
         stats = host[:STATS_BYTES].view(np.uint64)
         self.instructions = int(stats[8::2].sum())
@@ -310,6 +352,8 @@ class Runtime:
         self._raise_flags(status)
         spans = d["spans"]
         # landing, when execute_dispatch lands (nothing escaped or was refused): on the device
+        # (the staging arrays are not used again before this: execute lands or refuses the
+        # dispatch before the next one starts)
         self.land = lambda: (spans, res.commit(win, plan, d["arena"], d["written"], spans))
         self.extra_stats["download_s"] = time.perf_counter() - t0
 

@@ -1,0 +1,243 @@
+"""A stand-in ``cupy`` for running the CUDA backend's host path without a GPU (issue 24).
+
+Device arrays are host arrays (``FArr``: NumPy with CuPy's ``get``/``set``/``data.ptr``), copies
+are ``memmove``, events do nothing, ``RawModule`` gives resident.py's two kernels written in
+NumPy (``wl_runs``, ``wl_commit``: what their CUDA source states), and
+``cuda.function.Module`` loads any cubin and hands out a translated kernel that does not run:
+``STATE.kernel`` (None: the launch is skipped; or a callable (arena, written, wstart, wend,
+woff, consts: the module's variables by name, host byte arrays) standing in for the kernel,
+e.g. vadd played through the window tables).  Constant and
+global variables are host buffers of ``CONST_BYTES`` each.  ``STATE.device_s`` sums the time
+spent in the stand-in's kernels, so a benchmark can report host time without it; ``STATE.calls``
+counts the operations that would be synchronous or launches on a GPU (per name); times are
+the thread's CPU time.
+
+Used by bench/bench_resident.py --host-only and tests/cuda/test_host_path.py."""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import sys
+import time
+import types
+from collections import Counter
+
+import numpy as np
+
+CONST_BYTES = 1 << 16
+
+
+class _State:
+    def __init__(self):
+        self.kernel = None
+        self.device_s = 0.0
+        self.calls: Counter = Counter()
+
+
+STATE = _State()
+
+
+class FArr(np.ndarray):
+    """A 'device' array: host memory with CuPy's few extra methods."""
+
+    def fill(self, value):
+        STATE.calls["fill"] += 1
+        super().fill(value)
+
+    def get(self):
+        STATE.calls["get"] += 1
+        return np.array(self)
+
+    def set(self, host):
+        STATE.calls["set"] += 1
+        self[...] = host
+
+    @property
+    def data(self):  # type: ignore[override]
+        return _Ptr(self.ctypes.data)
+
+
+class _Ptr:
+    def __init__(self, ptr):
+        self.ptr = ptr
+
+    def copy_from_device_async(self, src, n):
+        STATE.calls["copy_d2d"] += 1
+        ctypes.memmove(self.ptr, src.ptr, n)
+
+
+def _mk(f, name):
+    def make(*a, **k):
+        STATE.calls[name] += 1
+        return f(*a, **k).view(FArr)
+
+    return make
+
+
+def _timed(f):
+    def run(*a, **k):
+        t = time.thread_time()
+        try:
+            return f(*a, **k)
+        finally:
+            STATE.device_s += time.thread_time() - t
+
+    return run
+
+
+@_timed
+def _runs(grid, block, args):
+    STATE.calls["launch"] += 1
+    w, n, starts, ends, cap, count = args
+    m = np.asarray(w[: int(n)]) != 0
+    b = np.flatnonzero(np.diff(np.concatenate(([0], m.view(np.int8), [0]))))
+    s, e = b[0::2], b[1::2]
+    count[0], count[1] = s.size, e.size
+    k = min(s.size, int(cap))
+    starts[:k] = s[::-1][:k]  # (any order: the host sorts)
+    ends[:k] = e[::-1][:k]
+
+
+@_timed
+def _commit(grid, block, args):
+    STATE.calls["launch"] += 1
+    dst, src, mask, n = args
+    n = int(n)
+    m = np.asarray(mask[:n]) != 0
+    dst[:n][m] = src[:n][m]
+
+
+class _RawModule:
+    def __init__(self, code, options=()):
+        assert "wl_runs" in code and "wl_commit" in code
+
+    def get_function(self, name):
+        return {"wl_runs": _runs, "wl_commit": _commit}[name]
+
+
+class _Var:
+    def __init__(self, n):
+        self.buf = np.zeros(n, np.uint8)
+        self.ptr = self.buf.ctypes.data
+        self.mem = types.SimpleNamespace(size=n)
+
+
+@_timed
+def _main(grid, block, args, consts):
+    STATE.calls["launch"] += 1
+    if STATE.kernel is not None:
+        STATE.kernel(*args[:5], consts)
+
+
+class _FnModule:
+    """cupy.cuda.function.Module: any cubin; its kernel is the stand-in (STATE.kernel)."""
+
+    def __init__(self):
+        self.vars: dict = {}
+        self.ptr = 0
+
+    def load(self, cubin):
+        pass
+
+    def get_function(self, name):
+        return _Callable(self)
+
+    def get_global_var(self, name):
+        v = self.vars.get(name)
+        if v is None:
+            v = self.vars[name] = _Var(CONST_BYTES)
+        return v
+
+
+class _Callable:
+    def __init__(self, mod):
+        self.ptr = 0
+        self.mod = mod
+
+    def __call__(self, grid, block, args, shared_mem=0):
+        _main(grid, block, args, {k: v.buf for k, v in self.mod.vars.items()})
+
+
+def fake_cupy():
+    cp = types.ModuleType("cupy")
+    cp.uint8, cp.uint32, cp.uint64, cp.int64 = np.uint8, np.uint32, np.uint64, np.int64  # type: ignore[attr-defined]
+    cp.zeros, cp.empty = _mk(np.zeros, "zeros"), _mk(np.empty, "empty")  # type: ignore[attr-defined]
+    cp.asarray = lambda a: (STATE.calls.update(["asarray"]), np.array(a).view(FArr))[1]  # type: ignore[attr-defined]
+    cp.RawModule = _RawModule  # type: ignore[attr-defined]
+
+    class Event:
+        def record(self):
+            pass
+
+        def synchronize(self):
+            pass
+
+    def memcpy(dst, src, n, kind):
+        STATE.calls["memcpy_h2d" if kind == 1 else "memcpy_d2h"] += 1
+        ctypes.memmove(dst, src, n)
+
+    def memcpy_async(dst, src, n, kind, stream):
+        assert kind == 3 and stream == 0
+        STATE.calls["memcpy_d2d"] += 1
+        ctypes.memmove(dst, src, n)
+
+    rt = types.SimpleNamespace(
+        memcpy=memcpy,
+        memcpyAsync=memcpy_async,
+        memcpyHostToDevice=1,
+        memcpyDeviceToHost=2,
+        memcpyDeviceToDevice=3,
+    )
+    fnmod = types.SimpleNamespace(Module=_FnModule)
+    cp.cuda = types.SimpleNamespace(  # type: ignore[attr-defined]
+        Event=Event,
+        get_elapsed_time=lambda a, b: 0.0,
+        runtime=rt,
+        function=fnmod,
+        get_current_stream=lambda: types.SimpleNamespace(ptr=0, synchronize=lambda: None),
+        Device=lambda: types.SimpleNamespace(compute_capability="90"),
+    )
+    return cp
+
+
+@contextlib.contextmanager
+def installed():
+    """The stand-in as ``cupy`` and the CUDA backend told it is available (restored after)."""
+    from wavelift.backends import cuda
+    from wavelift.backends.cuda import resident
+
+    saved = sys.modules.get("cupy"), resident._OPS, cuda.available
+    sys.modules["cupy"] = fake_cupy()
+    resident._OPS = None
+    cuda.available = lambda: True  # type: ignore[assignment]
+    try:
+        yield STATE
+    finally:
+        if saved[0] is None:
+            sys.modules.pop("cupy", None)
+        else:
+            sys.modules["cupy"] = saved[0]
+        resident._OPS = saved[1]
+        cuda.available = saved[2]  # type: ignore[assignment]
+        STATE.kernel = None
+
+
+def vadd_player(memory_addresses, n):
+    """A stand-in kernel for vadd (c = a + b over n floats) played through the window tables it
+    is handed (as the translated kernel finds them: window by guest address)."""
+    a_, b_, c_ = memory_addresses
+
+    def kernel(arena, written, ws, we, wo, consts):
+        starts = np.asarray(ws[:-1])
+
+        def at(addr):
+            k = int(np.searchsorted(starts, np.uint64(addr), side="right")) - 1
+            return int(addr - int(starts[k]) + int(wo[k]))
+
+        a, b, c = at(a_), at(b_), at(c_)
+        f32 = lambda o: np.asarray(arena[o : o + 4 * n]).view(np.float32)  # noqa: E731
+        arena[c : c + 4 * n] = (f32(a) + f32(b)).view(np.uint8)
+        written[c : c + 4 * n] = 1
+
+    return kernel

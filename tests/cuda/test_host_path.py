@@ -1,0 +1,328 @@
+"""The CUDA backend's per-dispatch host path (issue 24 item 2, decision 0029), without a GPU.
+
+(1) The tracer's cache with device copies: an entry is taken again without hashing while the
+    device copies' stamps say nothing wrote the bytes a scan read; a host write through the
+    memory or a dispatch landing in an allocation (a pointer written on the device) is seen at
+    the next trace.  Oracle: tracer.trace_uncached (tracing again) after every step of random
+    sequences of host writes, landed dispatches, refused dispatches and traces, with pointers
+    planted among the bytes.
+(2) A layout-only WindowSet (host_arena=False) has exactly the layout, address tables and
+    locate() of the host one.
+(3) End to end through Device.launch with the stand-in device (tests/cuda/standin_cupy.py): a
+    vadd whose stand-in kernel reads its kernel arguments from the arena (the pointers in the
+    kernarg buffer, through the window tables it is handed, escaping where an address is in no
+    window): many launches on one Device land exactly NumPy's a + b; a launch whose output
+    pointer changes writes the new buffer and leaves the old one; an escaping launch changes
+    no guest memory (host bytes and device copies) and later launches still land; one report
+    read-back per dispatch, no host arena.
+"""
+
+from __future__ import annotations
+
+import pathlib
+import sys
+
+import numpy as np
+import pytest
+
+HERE = pathlib.Path(__file__).resolve().parent
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
+
+import standin_cupy as S  # noqa: E402
+
+from wavelift.backends.cuda import resident as R  # noqa: E402
+from wavelift.dispatch.config import DispatchConfig  # noqa: E402
+from wavelift.memory.guest import GuestMemory  # noqa: E402
+from wavelift.trace import tracer  # noqa: E402
+from wavelift.trace.windows import WindowSet  # noqa: E402
+
+FIX = HERE.parent / "fixtures" / "gfx1030"
+
+
+def _config(user):
+    return DispatchConfig(
+        target="gfx1030",
+        program_address=0x1000,
+        wave_size=32,
+        rsrc1=0,
+        rsrc2=0,
+        rsrc3=0,
+        user_sgprs=tuple(user),
+        tgid_enabled=(False, False, False),
+        tidig_comp_cnt=0,
+        lds_bytes=0,
+        block=(32, 1, 1),
+        partial=(0, 0, 0),
+        partial_tg=False,
+        group_start=(0, 0, 0),
+        group_end=(1, 1, 1),
+    )
+
+
+def _dispatch(res, mem, stores, refused=False):
+    """One dispatch as the CUDA runtime carries it out on the resident copies (NumPyOps), its
+    kernel played by NumPy: ``stores`` [(guest address, bytes)] inside the windows it has;
+    landed unless ``refused``.  The windows: every allocation whole."""
+    from wavelift.run.result import Window
+
+    win = WindowSet([Window(a.base, a.size, a.name, "t") for a in mem], mem, host_arena=False)
+    assert win.arena is None and win.written is None
+    plan = res.prepare(win)
+    arena = res.gather(win, plan)
+    written = res.ops.zeros(win.nbytes)
+    for addr, v in stores:
+        o = win._index(addr)
+        arena[o : o + len(v)] = v
+        written[o : o + len(v)] = 1
+    spans = R.spans(*res.ops.runs(written), win)
+    if not refused:
+        res.commit(win, plan, arena, written, spans)
+
+
+def test_trace_cache_sees_host_and_device_writes_of_pointers():
+    rng = np.random.default_rng(29)
+    for trial in range(12):
+        mem = GuestMemory()
+        # a descriptor-like table (root), three buffers it may point at, one buffer never named
+        bases = [
+            mem.alloc(size, name=f"b{k}", align=256) for k, size in enumerate((256, 512, 1024, 96, 4096))
+        ]
+        res = R.Resident(R.NumPyOps())
+        mem.resident = res
+        root = bases[0]
+
+        def ptr(target):
+            return np.array([target & 0xFFFFFFFF, (target >> 32) & 0xFFFF], "<u4").view(np.uint8)
+
+        mem.write(root + 16, ptr(bases[1]))
+        cfg = _config([root & 0xFFFFFFFF, root >> 32])
+        hashed = []
+        real = tracer._scanned
+
+        def counting(memory, a):
+            hashed.append(a.base)
+            return real(memory, a)
+
+        tracer._scanned = counting
+        try:
+            assert tracer.trace(mem, cfg) == tracer.trace_uncached(mem, cfg)
+            _dispatch(res, mem, [])  # (every allocation gets its device copy)
+            for step in range(40):
+                r = rng.random()
+                where = bases[int(rng.integers(0, len(bases)))]
+                at = 8 * int(rng.integers(0, 12))
+                target = bases[int(rng.integers(1, len(bases)))]
+                value = ptr(target) if rng.random() < 0.7 else rng.integers(0, 256, 8, dtype=np.uint8)
+                if r < 0.3:  # the host writes (a pointer, or bytes)
+                    mem.write(where + at, value)
+                elif r < 0.6:  # a dispatch writes it on the device
+                    _dispatch(res, mem, [(where + at, value)])
+                elif r < 0.75:  # a refused dispatch: nothing lands
+                    _dispatch(res, mem, [(where + at, value)], refused=True)
+                hashed.clear()
+                got = tracer.trace(mem, cfg)
+                want = tracer.trace_uncached(mem, cfg)
+                assert got == want, (trial, step)
+                hashed.clear()
+                # nothing changed since: a hit that hashes nothing (every scanned allocation has
+                # a device copy whose stamp still holds)
+                assert tracer.trace(mem, cfg) == want
+                assert hashed == [], (trial, step)
+        finally:
+            tracer._scanned = real
+
+
+def test_trace_cache_without_device_copies_still_hashes():
+    """A memory without device copies has no stamps: every hit checks the digests (as before)."""
+    mem = GuestMemory()
+    root = mem.alloc(256, name="root")
+    buf = mem.alloc(256, name="buf")
+    mem.write(root, np.array([buf & 0xFFFFFFFF, buf >> 32], "<u4"))
+    cfg = _config([root & 0xFFFFFFFF, root >> 32])
+    want = tracer.trace(mem, cfg)
+    assert [w.address for w in want] == [root, buf]
+    mem.find(root).data[:8] = 0  # (behind the memory's back: only a digest sees it)
+    assert tracer.trace(mem, cfg) == tracer.trace_uncached(mem, cfg)
+    assert [w.address for w in tracer.trace(mem, cfg)] == [root]
+
+
+def test_shared_arrays_have_no_stamp():
+    mem = GuestMemory()
+    arr = np.zeros(64, np.uint8)
+    a = mem.add(0x10000000, arr, name="shared")
+    res = R.Resident(R.NumPyOps())
+    mem.resident = res
+    res.entry(a)
+    assert res.stamp(a) is None
+    b = mem.alloc(64, name="own")
+    assert res.stamp(mem.find(b)) is None  # (no device copy yet)
+    res.entry(mem.find(b))
+    s0 = res.stamp(mem.find(b))
+    assert s0 is not None and res.stamp(mem.find(b)) == s0
+    mem.peek(b, 8)  # (a read: no change)
+    assert res.stamp(mem.find(b)) == s0
+    mem.write(b, b"x")
+    assert res.stamp(mem.find(b)) != s0
+
+
+def test_layout_only_windowset_equals_the_host_one():
+    from wavelift.run.result import Window
+
+    rng = np.random.default_rng(7)
+    mem = GuestMemory()
+    bases = [mem.alloc(int(s), name=f"a{k}", align=8) for k, s in enumerate(rng.integers(8, 5000, 12))]
+    for _ in range(50):
+        pick = rng.choice(len(bases), int(rng.integers(1, len(bases))), replace=False)
+        ws = []
+        for k in pick:
+            a = mem.find(bases[k])
+            lo = 8 * int(rng.integers(0, a.size // 8))
+            ws.append(Window(a.base + lo, int(rng.integers(1, a.size - lo + 1)), a.name, "t"))
+        host = WindowSet(ws, mem)
+        lay = WindowSet(ws, mem, host_arena=False)
+        try:
+            assert lay.windows == host.windows and lay.nbytes == host.arena.size
+            assert (lay.offs == host.offs).all() and (lay.starts == host.starts).all()
+            assert (lay.ends == host.ends).all()
+            for w in host.windows:
+                for lo, hi in ((w.address, w.address + w.size - 4), (w.address - 8, w.address)):
+                    assert lay.locate(lo, hi, 4) == host.locate(lo, hi, 4)
+        finally:
+            host.release()
+            lay.release()
+
+
+# ---- end to end with the stand-in device -------------------------------------------------------
+
+
+def _vadd_from_kernargs(n_max=1 << 16):
+    """A stand-in for clang's vadd (basic.cl: c[i] = a[i] + b[i] for i < n) that reads what the
+    real kernel reads: the kernarg pointer from the user SGPRs (P), a, b, c and n from the
+    kernarg buffer in the arena, each address resolved through the window tables; an address in
+    no window is an escape (recorded in the report as the kernel does; nothing stored)."""
+    from wavelift.backends.cuda import codegen as G
+
+    def kernel(arena, written, ws, we, wo, consts):
+        P = consts["P"].view(np.uint32)
+        stats = _at(consts["WL_STATS"], np.uint64, 8 + 512)
+        status = _at(consts["WL_STATUS"], np.uint32, 16)
+        esc = _at(consts["WL_ESC"], np.uint32, 128)
+        starts, ends, offs = np.asarray(ws[:-1]), np.asarray(we[:-1]), np.asarray(wo[:-1])
+
+        def at(addr, nbytes):
+            k = int(np.searchsorted(starts, np.uint64(addr), side="right")) - 1
+            if k < 0 or addr + nbytes > int(ends[k]):
+                if int(status[4]) == 0:
+                    esc[:8] = [0, addr & 0xFFFFFFFF, addr >> 32, 0, 0, 0, 1, 0]
+                status[4] += 1
+                stats[2] += 1
+                return None
+            return int(addr - int(starts[k]) + int(offs[k]))
+
+        ka = int(P[G.P_USER + 2]) | (int(P[G.P_USER + 3]) << 32)
+        o = at(ka, 28)
+        if o is None:
+            return
+        words = np.asarray(arena[o : o + 28]).view(np.uint32)
+        a, b, c = (int(words[2 * i]) | (int(words[2 * i + 1]) << 32) for i in range(3))
+        n = min(int(words[6]), n_max)
+        oa, ob, oc = at(a, 4 * n), at(b, 4 * n), at(c, 4 * n)
+        if None in (oa, ob, oc):
+            return
+        f32 = lambda q: np.asarray(arena[q : q + 4 * n]).view(np.float32)  # noqa: E731
+        arena[oc : oc + 4 * n] = (f32(oa) + f32(ob)).view(np.uint8)
+        written[oc : oc + 4 * n] = 1
+        stats[8] += 7
+
+    return kernel
+
+
+def _at(var, dtype, count):
+    import ctypes
+
+    ptr = int(var.view(np.uint64)[0])
+    return np.ctypeslib.as_array(
+        ctypes.cast(ptr, ctypes.POINTER(np.ctypeslib.as_ctypes_type(dtype))), (count,)
+    )
+
+
+@pytest.fixture
+def standin():
+    from wavelift.backends.cuda.compile import nvrtc_problem
+
+    if nvrtc_problem():
+        pytest.skip(f"NVRTC: {nvrtc_problem()}")
+    with S.installed() as st:
+        yield st
+
+
+def _device():
+    import wavelift
+
+    dev = wavelift.Device("gfx1030", backend="cuda", mode="lane", record=False)
+    k = dev.load_code_object(str(FIX / "basic-O2-w32-flat.hsaco")).kernel("vadd")
+    return dev, k
+
+
+def test_standin_launches_land_and_pointer_changes_are_seen(standin):
+    dev, k = _device()
+    n = 64
+    a = dev.upload(np.arange(n, dtype=np.float32))
+    b = dev.upload(np.full(n, 0.5, np.float32))
+    c1, c2 = dev.alloc(4 * n), dev.alloc(4 * n)
+    standin.kernel = _vadd_from_kernargs()
+    for i in range(30):
+        r = k.launch(global_size=(n, 1, 1), block=(64, 1, 1), args=[a, b, c1, np.uint32(n)])
+        assert r.refusal is None, r.refusal
+        assert r.write_spans == [(c1.address, 4 * n)]
+        if i == 10:  # the host writes an input between launches: the next launch sees it
+            dev.write(a, np.arange(n, dtype=np.float32) * 2)
+    want = np.arange(n, dtype=np.float32) * 2 + 0.5
+    assert np.array_equal(dev.download(c1, np.float32), want)
+    # the output pointer changes (the same user data: the kernarg buffer is reused): c2 is written
+    r = k.launch(global_size=(n, 1, 1), block=(64, 1, 1), args=[a, b, c2, np.uint32(n)])
+    assert r.refusal is None, r.refusal and r.write_spans == [(c2.address, 4 * n)]
+    assert np.array_equal(dev.download(c2, np.float32), want)
+    # c1's output as an input: a device-only result read by the next launch
+    r = k.launch(global_size=(n, 1, 1), block=(64, 1, 1), args=[c1, c2, c2, np.uint32(n)])
+    assert r.refusal is None, r.refusal
+    assert np.array_equal(dev.download(c2, np.float32), 2 * want)
+    assert np.array_equal(dev.download(c1, np.float32), want)
+    # the same launch again and again: one report read back per dispatch, no constant copied
+    # again, no device array made
+    k.launch(global_size=(n, 1, 1), block=(64, 1, 1), args=[a, b, c1, np.uint32(n)])
+    standin.calls.clear()
+    for _ in range(10):
+        r = k.launch(global_size=(n, 1, 1), block=(64, 1, 1), args=[a, b, c1, np.uint32(n)])
+    assert standin.calls["get"] == 10, dict(standin.calls)
+    assert standin.calls["memcpy_h2d"] == 0 and standin.calls["zeros"] == 0, dict(standin.calls)
+
+
+def test_standin_escaping_launch_changes_no_memory(standin):
+    dev, k = _device()
+    n = 64
+    a = dev.upload(np.arange(n, dtype=np.float32))
+    b = dev.upload(np.ones(n, np.float32))
+    c = dev.alloc(4 * n)
+    standin.kernel = _vadd_from_kernargs()
+    r = k.launch(global_size=(n, 1, 1), block=(64, 1, 1), args=[a, b, c, np.uint32(n)])
+    assert r.refusal is None, r.refusal
+    res = dev.memory.resident
+    dev_before = {x.base: e.buf.copy() for x, e in res.entries.items()}
+    dirty_before = {x.base: e.dev_dirty.ranges() for x, e in res.entries.items()}
+    # n larger than the buffers: the stand-in kernel's accesses leave every window
+    r = k.launch(global_size=(n, 1, 1), block=(64, 1, 1), args=[a, b, c, np.uint32(4 * n)])
+    assert r.refusal is not None and r.refusal.code == "escape", r.refusal
+    assert r.write_spans == [] and r.stats["bytes_written"] == 0
+    for x, e in res.entries.items():  # (the launch's own kernargs and packet: the host wrote them)
+        if x.base in (a.address, b.address, c.address):
+            assert np.array_equal(e.buf, dev_before[x.base]), x.name
+            # (c: the refused launch's trace read c's head, which brought it down: none newer)
+            assert e.dev_dirty.ranges() == (dirty_before[x.base] if x.base != c.address else []), x.name
+    assert np.array_equal(dev.download(c, np.float32), np.arange(n, dtype=np.float32) + 1)
+    # and the next launch lands again
+    dev.write(b, np.full(n, 3, np.float32))
+    r = k.launch(global_size=(n, 1, 1), block=(64, 1, 1), args=[a, b, c, np.uint32(n)])
+    assert r.refusal is None, r.refusal
+    assert np.array_equal(dev.download(c, np.float32), np.arange(n, dtype=np.float32) + 3)
