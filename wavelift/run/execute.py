@@ -34,6 +34,9 @@ MAX_CODE = 4 << 20
 _CACHE: dict = {}
 CODE_HASHES = 64  # programs whose code_hash is kept
 _CODE_HASHES: dict = {}
+# program_for's programs by (cache, code allocation, its content stamp, ...): the last STAMPED
+_STAMPED: dict = {}
+STAMPED = 64
 # the stages execute_dispatch tells its ``progress`` callable, in order (a module cache hit skips
 # "building the module"; a refusal ends the list where it happened)
 STAGES = ("translating", "building the module", "placing windows", "running", "landing")
@@ -148,10 +151,22 @@ def program_for(memory, config, cache=None):
     Refused. Cached by the exact bytes decoded and everything the translation depends on (the
     scratch ABI, 0008), so `trace` and the backends see the very program that runs."""
     from ..frontend.program import translate
+    from ..trace.tracer import content_stamp
 
     cache = _CACHE if cache is None else cache
-    code, code_base, entry = _program_bytes(memory, config)
     sabi = _scratch_abi(config)
+    # the code's allocation unchanged since its bytes were last decoded here (a device copy's
+    # stamp: decision 0029): the same program, without reading and hashing up to 8 MiB again
+    a = memory.find(config.program_address)
+    stamp = None if a is None else content_stamp(memory, a)
+    skey = None
+    if stamp is not None:
+        skey = (id(cache), a.base, a.size, stamp, config.program_address, config.target, config.wave_size)
+        skey += (sabi, config.gb_addr_config)
+        hit = _STAMPED.get(skey)
+        if hit is not None and hit[0] is cache:
+            return hit[1], hit[2]
+    code, code_base, entry = _program_bytes(memory, config)
     pkey = (
         "program",
         hashlib.sha256(code).hexdigest(),
@@ -173,6 +188,10 @@ def program_for(memory, config, cache=None):
             gb_addr_config=config.gb_addr_config,
         )
         cache[pkey] = program
+    if skey is not None:
+        _STAMPED[skey] = (cache, program, code_base)
+        while len(_STAMPED) > STAMPED:
+            del _STAMPED[next(iter(_STAMPED))]
     return program, code_base
 
 

@@ -257,7 +257,7 @@ class CudaBackend:
         return UNSUPPORTED
 
     def key_extra(self, config) -> tuple:
-        return (baked_params(config),)  # the dispatch shape its modules fold in (0009)
+        return (_baked(config),)  # the dispatch shape its modules fold in (0009)
 
     def build_module(self, key, program, config, mode, base_address):
         return build_module(key, program, config, mode, base_address=base_address)
@@ -272,6 +272,12 @@ class CudaBackend:
         from .runtime import Runtime
 
         return run_runtime(Runtime, module, config, windows, mode, budget, deadline, counts)
+
+
+def _baked(config) -> tuple:
+    from .memo import by_config
+
+    return by_config("baked", config, baked_params)
 
 
 class _Every:

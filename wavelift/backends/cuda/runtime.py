@@ -22,6 +22,7 @@ from ...run.result import Escape
 from . import codegen as G
 from . import preload as P_
 from . import resident as R
+from .memo import by_config
 
 MAX_SCRATCH_BYTES = 1 << 30  # wave-mode scratch held on the device per launch
 MAX_GRID = (1 << 31) - 1
@@ -51,6 +52,25 @@ class _Mirrored:
 
     def __getitem__(self, sl: slice):
         return self.at[sl.start][: sl.stop - sl.start]
+
+
+_GUESSES: dict = {}  # (module id, layout id) -> (module, layout, hints bytes, guesses' arrays)
+GUESSES = 64
+
+
+def _guesses(m, hints, win):
+    """codegen.guesses for module ``m``'s slots, ``hints`` and ``win``'s tables, kept for the next
+    dispatch with the same module, layout and hints (the arrays are not changed)."""
+    key = (id(m), id(win.layout))
+    hb = hints.tobytes()
+    hit = _GUESSES.get(key)
+    if hit is not None and hit[0] is m and hit[1] is win.layout and hit[2] == hb:
+        return hit[3]
+    g = G.guesses([nb for nb, _ in m.slots], hints, win.starts, win.ends, win.offs)
+    _GUESSES[key] = (m, win.layout, hb, g)
+    while len(_GUESSES) > GUESSES:
+        del _GUESSES[next(iter(_GUESSES))]
+    return g
 
 
 def _hits(runs, ranges) -> bool:
@@ -135,7 +155,7 @@ class Runtime:
         m = self.m
         if m.slots:
             hints = m.hints if m.hints is not None else np.full(len(m.slots), -1, np.int64)
-            g = G.guesses([nb for nb, _ in m.slots], hints, win.starts, win.ends, win.offs)
+            g = _guesses(m, hints, win)
             put += list(zip(("WL_GB", "WL_GL", "WL_GO"), g))
             if any(u for _, u in m.slots):
                 ks = {
@@ -198,7 +218,7 @@ class Runtime:
         xoff = (cfg.lds_bytes + 15) // 16 * 16
         shared = xoff + full * 2 * G.XWORDS * 4
         win = self.win
-        P = G.param_words(cfg, len(win.starts), self.budget, xoff)
+        P = by_config("P", cfg, G.param_words, len(win.starts), self.budget, xoff)  # (not changed)
         wb = cfg.scratch_wave_bytes if self.mode == "wave" else 0
         per_group = max(full * wb, 1)
         chunk = max(1, min(MAX_GRID, total, MAX_SCRATCH_BYTES // per_group if wb else MAX_GRID))
