@@ -32,3 +32,36 @@ def set_sh_register(cap, reg_name: str, value: int, only_if=None) -> int:
                     dw[k] = value
                     hits += 1
     return hits
+
+
+def execute_rig(conftest_file: str):
+    """For the conftest.py of a test folder whose tests run programs through tests/execute's rig
+    (harness.Rig, asm.assemble): puts tests/execute on sys.path and returns the
+    pytest_collection_modifyitems hook that skips, where llvm-mc-19 is missing, the tests of the
+    folder's modules that use the rig (as tests/execute/conftest.py does for its own)."""
+    import sys
+
+    import pytest
+
+    folder = pathlib.Path(conftest_file).resolve().parent
+    execute = ROOT / "tests" / "execute"
+    if str(execute) not in sys.path:
+        sys.path.insert(0, str(execute))
+    from asm import HAVE_MC
+
+    def pytest_collection_modifyitems(config, items):
+        if HAVE_MC:
+            return
+        skip = pytest.mark.skip(reason="llvm-mc-19 not installed")
+        uses: dict = {}
+        for it in items:
+            f = pathlib.Path(str(it.fspath)).resolve()
+            if not f.is_relative_to(folder):
+                continue
+            if f not in uses:
+                text = f.read_text()
+                uses[f] = any(f"from {m} import" in text for m in ("harness", "asm", "test_basic"))
+            if uses[f]:
+                it.add_marker(skip)
+
+    return pytest_collection_modifyitems

@@ -12,7 +12,7 @@ One case = one capture built from the seed:
 Replayed by ``replay``, at most DISPATCHES dispatches a case (the capture limits' own values
 are tested in tests/stream).  One seed in ENGINE_EVERY runs its dispatches on the engine (NumPy
 backend, default instruction budget, grids of at most MAX_WAVES waves: a larger grid's cost is
-the engine's, bounded by 0015's limits and tested in tests/execute/test_budget_time.py); the
+the engine's, bounded by 0015's limits and tested in tests/run/test_budget_time.py); the
 others stop at the dispatch's config (the walker and dispatch setup are what this target is
 for; programs are fuzz_programs', and a real dispatch costs ~0.1-1 s where a stream costs ms).
 

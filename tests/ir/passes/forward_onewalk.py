@@ -1,6 +1,6 @@
 """The forward pass as it was before its rules were split into named functions (commit
 798b56b, wavelift/ir/passes/forward.py): one walk with the rules inline.  Kept only as the
-oracle of tests/ir/test_forward_rules.py, which holds the split pass to this one's output on
+oracle of tests/ir/passes/test_forward_rules.py, which holds the split pass to this one's output on
 every fixture program; when a rule is meant to change the output, change or delete both.
 
 The forward pass: one walk over a block's ops, for one MODE value (docs/decisions/0006: MODE

@@ -10,7 +10,7 @@ import pytest
 from harness import Rig, ptr
 from test_basic import VADD
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+ROOT = pathlib.Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture

@@ -1,6 +1,6 @@
 """The IR's passes (wavelift/ir/passes), one rule at a time, on blocks made with the Builder:
 what each pass rewrites, what it must leave, and that folding gives ir/interp.py's bits.  (End to
-end, tests/execute/test_codegen_opt.py runs programs whose constants the passes see against the
+end, tests/ir/passes/test_codegen_opt.py runs programs whose constants the passes see against the
 same programs reading them from memory, and every fixture kernel runs the optimised blocks.)"""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The forward pass split into named rules (wavelift/ir/passes/forward.py RULES) gives exactly the
-optimised IR of the one walk it was split from (tests/ir/forward_onewalk.py): the same ops, types,
+optimised IR of the one walk it was split from (tests/ir/passes/forward_onewalk.py): the same ops, types,
 operands, attributes (constants by NumPy type and bits), result values and terminator, for every
 block of the fixture programs, wave32 and wave64, and MODE values that keep, flush or half-flush
 denormals, with and without IEEE mode and with a rounding mode set."""
@@ -14,7 +14,7 @@ import pytest
 from wavelift.ir.passes import forward as F
 
 HERE = pathlib.Path(__file__).resolve().parent
-for p in (HERE, HERE.parent / "cuda"):
+for p in (HERE, HERE.parents[1] / "cuda"):
     if str(p) not in sys.path:
         sys.path.insert(0, str(p))
 

@@ -23,7 +23,7 @@ from harness import Rig, ptr
 
 from wavelift.backends import host
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+ROOT = pathlib.Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "tests"))
 
 from reference import cases as C  # noqa: E402
