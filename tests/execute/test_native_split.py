@@ -120,28 +120,33 @@ def _run(src, runs):
 
 def test_split_falls_between_block_rows():
     """The split of this dispatch and of bench_sampling's 1920x1080 pass (240x135 groups of 8x8)
-    over two threads: whole rows, at a multiple of 16 workgroup rows (128 texel rows: a 64 KiB
-    block of 4-byte texels); and the split's shape in general: increasing, whole rows, chunks of
-    a power of two at least the given alignment, the largest range within SPLIT_SLACK of the
-    most even split's."""
+    over two threads: the most even one first (rows 17 and 67: inside a block row), then, once
+    the threads met (align 2), at a multiple of 16 workgroup rows (128 texel rows: a 64 KiB
+    block of 4-byte texels).  And the split's shape in general: increasing, whole rows, the even
+    split's balance at align 1; chunks of a power of two at least the alignment, the largest
+    range within SPLIT_SLACK of the most even chunked split's, above."""
     from wavelift.backends.numpy.runtime import SPLIT_SLACK, thread_split
 
+    total = GROUPS[0] * GROUPS[1]
     assert (GROUPS[1] // 2 * 8) % 128 != 0  # (the even split falls inside a block row)
-    assert thread_split(GROUPS[0] * GROUPS[1], GROUPS[0], 2) == (
-        (0, 16 * GROUPS[0], GROUPS[0] * GROUPS[1]),
-        16,
-    )
-    b, a = thread_split(240 * 135, 240, 2)
+    assert thread_split(total, GROUPS[0], 2) == ((0, 17 * GROUPS[0], total), 1)
+    assert thread_split(total, GROUPS[0], 2, 2) == ((0, 16 * GROUPS[0], total), 16)
+    b, a = thread_split(240 * 135, 240, 2, 2)
     assert len(b) == 3 and b[1] % 240 == 0 and (b[1] // 240 * 8) % 128 == 0
+    assert thread_split(240 * 135, 240, 2)[0] == (0, 67 * 240, 240 * 135)
     for total, row, threads, align in [
         (32400, 240, 2, 1),
-        (32400, 240, 4, 1),
-        (32400, 240, 8, 2),
-        (32400, 240, 16, 1),
+        (32400, 240, 2, 2),
+        (32400, 240, 4, 2),
+        (32400, 240, 8, 4),
+        (32400, 240, 16, 2),
         (1000, 1000, 2, 1),
+        (1000, 1000, 2, 2),
         (1000, 1000, 3, 4),
         (999, 37, 5, 1),
+        (999, 37, 5, 2),
         (7, 1, 16, 1),
+        (7, 1, 16, 2),
         (64, 64, 2, 64),
     ]:
         b, a = thread_split(total, row, threads, align)
@@ -149,36 +154,43 @@ def test_split_falls_between_block_rows():
         assert b[0] == 0 and b[-1] == total and all(x < y for x, y in zip(b, b[1:], strict=False))
         assert 1 <= t <= threads
         unit = row if total >= threads * row else 1
-        n, a0 = total // unit, 1 << max(0, align - 1).bit_length()
+        n = total // unit
+        assert all(x % unit == 0 for x in b[:-1])
+        largest = max(y - x for x, y in zip(b, b[1:], strict=False))
+        if align <= 1:
+            assert t == min(threads, n) and largest <= -(-n // t) * unit + total % unit
+            continue
+        a0 = 1 << (align - 1).bit_length()
         assert (t > 1) == (n >= 2 and a0 < n)  # one range only where no chunk split is left
         if t > 1:
             assert a >= align and a & (a - 1) == 0
             assert all(x % (unit * a) == 0 for x in b[:-1])
             # the most even split with chunks of a0 has ranges of at most n / t0 + a0 units
             t0 = min(threads, -(-n // a0))
-            largest = max(y - x for x, y in zip(b, b[1:], strict=False))
             assert largest <= SPLIT_SLACK * (n / t0 + a0) * unit + total % unit
 
 
 def test_tiled_image_disjoint_texels_run_in_two_threads(two_threads):
-    """Every wave reads and writes only its own texels of a 64KB_S image: the two threads' write
-    ranges lie in different block rows, the run stays parallel (it was redone serially when the
-    split fell at row 17), and the image is the model's."""
-    out, mem, idx, module = _run(DISJOINT, 2)
+    """Every wave reads and writes only its own texels of a 64KB_S image.  The first run's even
+    split (row 17) falls inside a block row: both threads' write ranges hold it, the run is
+    redone in one thread; from then on the split falls between block rows (row 16) and the runs
+    stay parallel (before decision 0030 the program stayed serial).  The image is the model's
+    on every run."""
+    out, mem, idx, module = _run(DISJOINT, 3)
     want = mem.copy()
     want[idx] ^= np.uint32(0x5A5A0000)
-    for res, got in out:
+    for k, (res, got) in enumerate(out):
         np.testing.assert_array_equal(got, want)
-        assert res.stats["native_driver"] and res.stats["native_threads"] == 2
-    assert not module.native_serial and module.native_align == 1
+        assert res.stats["native_driver"] and res.stats["native_threads"] == (1 if k == 0 else 2)
+    assert not module.native_serial and module.native_align == 2
 
 
 def test_tiled_image_overlap_runs_serially(two_threads):
     """Each texel takes the one 8 rows below: thread 0's last workgroup row reads texels thread
     1 writes.  The race check finds it whatever the timing (the threads' ranges meet), the run is
-    redone in one thread; the next dispatch splits at coarser rows (32: they still meet) and the
-    program then runs serially.  Every result is the serial one."""
-    out, mem, idx, module = _run(SHIFTED, 3)
+    redone in one thread; the next dispatches split at block rows (row 16, then 32: they still
+    meet) and the program then runs serially.  Every result is the serial one."""
+    out, mem, idx, module = _run(SHIFTED, 4)
     want = mem.copy()
     want[idx[: H - 8]] = mem[idx[8:]]
     want[idx[H - 8 :]] = 0  # past the image: 0

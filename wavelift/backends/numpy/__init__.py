@@ -27,9 +27,10 @@ class Module:
     source: str
     meta: ModuleMeta
 
-    # the native driver's record (0013): its threads' ranges are at least native_align rows
-    # (doubled at each race between its threads: runtime.thread_split), serial once a race left
-    # one range (0030); the windows it wrote and read so far.  From its second run on, windows it never wrote
+    # the native driver's record (0013): its threads' ranges (runtime.thread_split, 0030): the
+    # most even split while native_align is 1, after a race between its threads chunks of at
+    # least native_align rows (at least doubled at each race), serial once no split is left; the
+    # windows it wrote and read so far.  From its second run on, windows it never wrote
     # are aliased (not copied); windows it wrote and never read are blank (not copied either).
     # A store into an aliased window ends aliasing for the module, a read of a blank window
     # blanking.

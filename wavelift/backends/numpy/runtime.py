@@ -70,22 +70,30 @@ def loops(program) -> bool:
 @functools.lru_cache(maxsize=256)
 def thread_split(total: int, row: int, threads: int, align: int = 1) -> tuple[tuple[int, ...], int]:
     """The native driver's workgroup ranges for at most ``threads`` threads -> (bounds 0 = b0 <
-    b1 < ... < bT = total: thread i runs workgroups [b_i, b_i+1), the alignment a used).
+    b1 < ... < bT = total: thread i runs workgroups [b_i, b_i+1), the chunk a used).
 
     Ranges are whole rows of ``row`` workgroups where there are at least ``threads`` rows (else
-    single workgroups), and whole chunks of ``a`` rows, ``a`` a power of two >= ``align``: the
-    largest whose split leaves no range more than SPLIT_SLACK above the most even split's with
-    chunks of at least ``align``.  Why chunks: a tiled image's blocks span a power-of-two number
-    of texel rows (a 64 KiB block of rgba8 128), so a split at a multiple of a large power of two
-    of workgroup rows falls between block rows, and the threads' write ranges, one hull per
-    window (_races), stay apart; a split mid-block makes both threads' hulls hold that block row
-    and the run is redone serially (bench_sampling's 1920x1080 pass: 135 rows of 8x8 groups split
-    at row 67, texel row 536, inside the fifth row of 128-row blocks).  Fewer threads where they
-    do as well (the largest range is what the dispatch waits for)."""
+    single workgroups).  ``align`` 1 (a program whose threads have not met): the most even split.
+    ``align`` > 1 (they met, _races; the driver doubles it at each race): whole chunks of ``a``
+    rows, ``a`` a power of two >= ``align``: the largest whose split leaves no range more than
+    SPLIT_SLACK above the most even split's with chunks of at least ``align``; fewer threads
+    where they do as well (the largest range is what the dispatch waits for).  Why chunks: a
+    tiled image's blocks span a power-of-two number of texel rows (a 64 KiB block of rgba8 128),
+    so a split at a multiple of a large power of two of workgroup rows falls between block rows
+    and the threads' write ranges, one hull per window, stay apart; a split mid-block makes both
+    threads' hulls hold that block row (bench_sampling's 1920x1080 pass: 135 rows of 8x8 groups
+    split at row 67, texel row 536, inside the fifth row of 128-row blocks; with align 2 it
+    splits at row 64).  The even split first: a program that never meets (a linear buffer) keeps
+    the best balance (decision 0030)."""
     unit = row if row > 0 and total >= threads * row else 1
     n = total // unit  # whole units; the last range also takes total % unit
+    if align <= 1:
+        t = min(threads, n)
+        if t < 2:
+            return (0, total), 1
+        return tuple(n * i // t * unit for i in range(t)) + (total,), 1
     plans = []  # (largest range, a, unit bounds)
-    a = 1 << max(0, align - 1).bit_length()  # align rounded up to a power of two
+    a = 1 << (align - 1).bit_length()  # align rounded up to a power of two
     while n >= 2 and a < n:
         for t in range(2, min(threads, -(-n // a)) + 1):
             # each bound the multiple of a nearest the even split's (distinct: n / t >= a)
@@ -757,10 +765,9 @@ class Runtime:
         if self.m.loops:
             least = min(least, NATIVE_THREAD_MIN_LOOP_WAVES)
         bounds, align = (0, total), 1
+        nthreads = min(NATIVE_THREADS, total)
         if not self.m.native_serial and total * group_waves >= least:
-            bounds, align = thread_split(
-                total, cfg.num_groups[0], min(NATIVE_THREADS, total), self.m.native_align
-            )
+            bounds, align = thread_split(total, cfg.num_groups[0], nthreads, self.m.native_align)
         self.native_driver = True
 
         def attempt(bounds):
@@ -780,10 +787,15 @@ class Runtime:
         parts = attempt(bounds)
         if len(parts) > 1 and self._races(parts):
             # this program's threads met: this run again in one thread, and from now on ranges
-            # of at least twice the rows (serial once that leaves one range even for this
-            # dispatch: thread_split)
-            self.m.native_align = 2 * align
-            self.m.native_serial = len(thread_split(total, cfg.num_groups[0], len(parts), 2 * align)[0]) == 2
+            # of power-of-two chunks of rows, at least twice the last (serial once that leaves
+            # one range even for this dispatch: thread_split)
+            nxt = 2 * align
+            while True:  # (a split that is the one that met is no step)
+                b2, a2 = thread_split(total, cfg.num_groups[0], nthreads, nxt)
+                if len(b2) == 2 or b2 != bounds:
+                    break
+                nxt = 2 * a2
+            self.m.native_align, self.m.native_serial = nxt, len(b2) == 2
             self.win.refill()
             parts = attempt((0, total))
         self.native_threads = len(parts)
