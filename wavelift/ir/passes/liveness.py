@@ -31,10 +31,10 @@ def liveness(program: Program, wave_size: int, mode: int) -> list:
     optimised for ``mode``: the least fixpoint over the blocks' forward op lists.  Blocks ending
     in setpc (unknown target) or a MODE change (the next block runs in another MODE) keep
     everything."""
-    fw = [forward(b, mode, wave_size) for b in program.blocks]
-    n = len(fw)
+    n = len(program.blocks)
     succ = []
-    for _ops, term in fw:
+    for b in program.blocks:
+        term = b.term  # (forward substitutes the terminator's values, never its kind or targets)
         k = term[0]
         t = (
             None
@@ -46,6 +46,9 @@ def liveness(program: Program, wave_size: int, mode: int) -> list:
             else (term[1],)
         )
         succ.append(None if t is None else [x for x in t if 0 <= x < n])
+    # only a successor's live-in is ever read: the forward op lists of the blocks no block
+    # continues to (a one-block program's only block, a loop-free entry) are never made
+    fw = {j: forward(program.blocks[j], mode, wave_size) for j in sorted({j for t in succ if t for j in t})}
     live: list = [(frozenset(), frozenset())] * n
 
     def out(i):
@@ -63,6 +66,8 @@ def liveness(program: Program, wave_size: int, mode: int) -> list:
     while changed:
         changed = False
         for i in reversed(range(n)):
+            if i not in fw:
+                continue
             lo = out(i)
             li = live_in(dce(*fw[i], lo), lo)
             if li != live[i]:
