@@ -120,6 +120,16 @@ def test_trace_cache_sees_host_and_device_writes_of_pointers():
                     _dispatch(res, mem, [(where + at, value)])
                 elif r < 0.75:  # a refused dispatch: nothing lands
                     _dispatch(res, mem, [(where + at, value)], refused=True)
+                elif r < 0.9:  # the host writes the bytes that are there (a Device's kernargs)
+                    _dispatch(res, mem, [])  # (what the host wrote goes up; small copies shadowed)
+                    tracer.trace(mem, cfg)
+                    mem.write(where + at, mem.read(where + at, 8))
+                    hashed.clear()
+                    got = tracer.trace(mem, cfg)
+                    seen = list(hashed)
+                    assert got == tracer.trace_uncached(mem, cfg)
+                    if mem.find(where).size <= R.SHADOW_BYTES:
+                        assert where not in seen, (trial, step)  # (no hash: its stamp went back)
                 hashed.clear()
                 got = tracer.trace(mem, cfg)
                 want = tracer.trace_uncached(mem, cfg)
@@ -297,6 +307,8 @@ def test_standin_launches_land_and_pointer_changes_are_seen(standin):
         r = k.launch(global_size=(n, 1, 1), block=(64, 1, 1), args=[a, b, c1, np.uint32(n)])
     assert standin.calls["get"] == 10, dict(standin.calls)
     assert standin.calls["memcpy_h2d"] == 0 and standin.calls["zeros"] == 0, dict(standin.calls)
+    # the kernargs and the dispatch packet, written again with the same bytes: nothing goes up
+    assert standin.calls["set"] == 0, dict(standin.calls)
 
 
 def test_standin_escaping_launch_changes_no_memory(standin):

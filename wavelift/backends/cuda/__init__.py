@@ -74,7 +74,9 @@ class Module:
     _fn: Any = field(default=None, repr=False)  # a cupy Function, a cupy Module (CuPy has no types)
     _mod: Any = field(default=None, repr=False)
     _shared: int = 48 * 1024
-    # name -> the bytes put_constant last copied there (the same again: no copy; 0026)
+    # name -> (the array, its bytes) put_constant last copied there (the same again: no copy,
+    # and the same array object -- kept unchanged by the runtime's memos -- not even compared;
+    # 0026, 0029)
     _consts: dict = field(default_factory=dict, repr=False)
 
     def variant(self, preloaded: bool) -> Module:
@@ -130,14 +132,18 @@ class Module:
         dispatch like the last one copies only what differs)."""
         import cupy
 
+        last = self._consts.get(name)
+        if last is not None and last[0] is host:  # (an array kept unchanged: memo.py, runtime)
+            return
         b = host.tobytes()
-        if self._consts.get(name) == b:
+        if last is not None and last[1] == b:
+            self._consts[name] = (host, b)
             return
         ptr, size = self._global(name)
         if host.nbytes > size:
             raise ValueError(f"{name}: {host.nbytes} bytes for a {size}-byte constant")
         cupy.cuda.runtime.memcpy(ptr, host.ctypes.data, host.nbytes, cupy.cuda.runtime.memcpyHostToDevice)
-        self._consts[name] = b
+        self._consts[name] = (host, b)
 
     def global_address(self, name: str) -> tuple[int, int]:
         """(device address, size) of the module's variable ``name`` (the runtime copies WL_HINT

@@ -33,6 +33,7 @@ import numpy as np
 TABLES = 48  # window tables kept on the device (Resident.table)
 SPAN_CAPACITY = 1 << 14  # runs the first runs() launch has room for (more: a second launch)
 _VERSIONS = itertools.count(1)  # Entry.version
+SHADOW_BYTES = 4096  # allocations whose device bytes are shadowed on the host (Entry.shadow)
 STAGING = 4  # arenas and written maps kept for the next dispatches (Resident.staging)
 STAGING_MAX_BYTES = 64 << 20  # of at most this many bytes each
 
@@ -99,6 +100,10 @@ class Entry:
         # side (touch: the host may write; commit: a dispatch wrote): unchanged means the bytes
         # are (``stamp``); never the number of another entry, old or new
         self.version = next(_VERSIONS)
+        # small allocations (at most SHADOW_BYTES): a host copy of what the device copy holds
+        # while nothing newer is on the device, and the version its bytes had then (``settle``)
+        self.shadow = None
+        self.clean = None
 
 
 class NumPyOps:
@@ -326,7 +331,20 @@ class Resident:
         e = self.entries.get(alloc)
         if e is None or e.shared:
             return None
+        self.settle(e, alloc)
         return e.version
+
+    @staticmethod
+    def settle(e, alloc) -> None:
+        """A small allocation the host wrote again with the bytes its device copy holds (a
+        Device's kernargs and dispatch packet, rewritten each launch): nothing to upload, and
+        its version goes back to the one those bytes had (the same bytes: the same stamp)."""
+        if e.shadow is None or e.version == e.clean or not e.host_dirty:
+            return
+        data = alloc._data
+        if all(np.array_equal(data[lo:hi], e.shadow[lo:hi]) for lo, hi in e.host_dirty.ranges()):
+            e.host_dirty = RangeSet()
+            e.version = e.clean
 
     def window_tables(self, win) -> tuple:
         """The device tables (starts, ends, offsets; one spare entry each) of ``win``'s layout,
@@ -429,8 +447,19 @@ class Resident:
                 flushed.add(id(e))
                 if e.shared:
                     e.host_dirty.add(0, alloc.size)
-                for lo, hi in e.host_dirty.take(0, alloc.size):
+                else:
+                    self.settle(e, alloc)
+                up = e.host_dirty.take(0, alloc.size)
+                for lo, hi in up:
                     self.ops.upload(e.buf, lo, alloc._data[lo:hi])
+                if (
+                    not e.shared
+                    and alloc.size <= SHADOW_BYTES
+                    and (up or e.shadow is None)
+                    and not e.dev_dirty
+                ):
+                    e.shadow = alloc._data.copy()  # (the device copy's bytes now)
+                    e.clean = e.version
             plan.append((e, w.address - alloc.base))
         return plan
 
@@ -460,6 +489,7 @@ class Resident:
             hi = max(a + n for a, n in sp) - w.address
             self.ops.commit(e.buf, at + lo, arena, o + lo, written, hi - lo)
             e.version = next(_VERSIONS)
+            e.shadow = e.clean = None  # (the device holds newer bytes)
             # a shared allocation's owner may look at any time: its spans land at once (one
             # download of the range they cover)
             got = self.ops.download(e.buf, at + lo, hi - lo) if e.shared else None

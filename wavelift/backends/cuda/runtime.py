@@ -13,6 +13,7 @@ running off its end and non-RNE rounding are flags in the status words.
 from __future__ import annotations
 
 import time
+from bisect import bisect_right
 
 import numpy as np
 
@@ -54,6 +55,10 @@ class _Mirrored:
         return self.at[sl.start][: sl.stop - sl.start]
 
 
+# runtime._preloads' results: (module id, user SGPRs, fixed registers, layout id) -> (module,
+# layout, [(entry, version) of the device copies read], constants, ranges, complete)
+_PRELOADS: dict = {}
+PRELOADS = 64
 _GUESSES: dict = {}  # (module id, layout id) -> (module, layout, hints bytes, guesses' arrays)
 GUESSES = 64
 
@@ -110,6 +115,7 @@ class Runtime:
         self.lane_instructions = 0
         self.waves_run = 0
         self.land = None  # () -> (spans, bytes): the dispatch's landing (resident.Resident.commit)
+        self.plan = None  # resident.Resident.prepare's plan, once made (run)
         # where the module's cubin came from (the run table's "disk hit": commands/common.py)
         self.extra_stats: dict = {
             "cubin": "disk cache" if getattr(module, "compiled_by", "") == "disk" else "compiled"
@@ -177,24 +183,54 @@ class Runtime:
         """(WL_PO / WL_PRE: the words of the loads whose address the host resolves, each at its
         place (preload.layout; WL_PO: the place, -1 where unresolved), whether every load was
         resolved); the bytes they came from join self.mirrored (written during the dispatch: a
-        rerun, without preloads)."""
+        rerun, without preloads).  Kept per (module, user SGPRs, fixed registers, layout) while
+        the device copies of the windows the loads read keep their versions (0029)."""
         m = self.m
         loads, plan = m.preloads
         if not loads:
             return [], True
+        if not enabled:
+            return [
+                ("WL_PO", np.full(len(loads), -1, np.int32)),
+                ("WL_PRE", np.zeros(P_.PRELOAD_WORDS, np.uint32)),
+            ], False
+        cfg = self.cfg
+        fixed = frozenset(cfg.system_sgprs.values())
+        key = (id(m), tuple(int(v) & 0xFFFFFFFF for v in cfg.user_sgprs), fixed, id(self.win.layout))
+        hit = _PRELOADS.get(key)
+        if hit is not None and hit[0] is m and hit[1] is self.win.layout:
+            if all(e.version == v for e, v in hit[2]):
+                self.mirrored += hit[4]
+                return hit[3], hit[5]
         po = np.full(len(loads), -1, np.int32)
         pre = np.zeros(P_.PRELOAD_WORDS, np.uint32)
-        if enabled:
-            cfg = self.cfg
-            words, ranges = P_.evaluate(
-                loads, plan, m.program, self.L, cfg.user_sgprs, set(cfg.system_sgprs.values()), self.win
-            )
-            for k, (w, at) in enumerate(zip(words, P_.layout(loads))):
-                if w is not None:
-                    pre[at : at + w.size] = w
-                    po[k] = at
-            self.mirrored += ranges
-        return [("WL_PO", po), ("WL_PRE", pre)], bool((po >= 0).all())
+        words, ranges = P_.evaluate(loads, plan, m.program, self.L, cfg.user_sgprs, set(fixed), self.win)
+        for k, (w, at) in enumerate(zip(words, P_.layout(loads))):
+            if w is not None:
+                pre[at : at + w.size] = w
+                po[k] = at
+        self.mirrored += ranges
+        out = [("WL_PO", po), ("WL_PRE", pre)]
+        complete = bool((po >= 0).all())
+        if self.plan is not None:
+            # the device copies the loads read (ranges are arena ranges: their windows' entries)
+            offs = self.win.offs.tolist()
+            entries = {
+                id(self.plan[bisect_right(offs, o) - 1][0]): self.plan[bisect_right(offs, o) - 1][0]
+                for o, _ in ranges
+            }
+            if all(not e.shared for e in entries.values()):
+                _PRELOADS[key] = (
+                    m,
+                    self.win.layout,
+                    [(e, e.version) for e in entries.values()],
+                    out,
+                    list(ranges),
+                    complete,
+                )
+                while len(_PRELOADS) > PRELOADS:
+                    del _PRELOADS[next(iter(_PRELOADS))]
+        return out, complete
 
     # --------------------------------------------------------------------------- running
     def run(self):
@@ -224,7 +260,7 @@ class Runtime:
         chunk = max(1, min(MAX_GRID, total, MAX_SCRATCH_BYTES // per_group if wb else MAX_GRID))
 
         res = R.for_memory(win.memory)
-        plan = res.prepare(win)  # (what the host changed goes up)
+        plan = self.plan = res.prepare(win)  # (what the host changed goes up)
         m = self.m
         nslots = len(m.slots)
         # the report: stats, status, escapes, the runs' count, the first INLINE_RUNS runs and
