@@ -102,8 +102,8 @@ class Entry:
         self.version = next(_VERSIONS)
         # small allocations (at most SHADOW_BYTES): a host copy of what the device copy holds
         # while nothing newer is on the device, and the version its bytes had then (``settle``)
-        self.shadow = None
-        self.clean = None
+        self.shadow: np.ndarray | None = None
+        self.clean: int | None = None
 
 
 class NumPyOps:
