@@ -4,7 +4,8 @@
 ``texel_address``; every T# field image_load refuses refuses here too) and an S#
 (memory/ssharp.py names its fields).  The rules, what is exact, what is bounded and what
 refuses: docs/decisions/0025-sampling.md and its amendment (LOD selection, mip filters, layers,
-3-D, depth compare); the notes below describe one level.
+3-D, depth compare); the notes below describe one level.  The _lz forms (without _cl) translate
+one level: their mip blend, uniform, refuses (decision 0030).
 
 Per axis of size N (texels), with the coordinate s (f32): u = s * N rounded to f32, or u = s
 when the coordinates are unnormalized (S# FORCE_UNNORMALIZED or the instruction's UNRM).
