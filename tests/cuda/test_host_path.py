@@ -338,3 +338,59 @@ def test_standin_escaping_launch_changes_no_memory(standin):
     r = k.launch(global_size=(n, 1, 1), block=(64, 1, 1), args=[a, b, c, np.uint32(n)])
     assert r.refusal is None, r.refusal
     assert np.array_equal(dev.download(c, np.float32), np.arange(n, dtype=np.float32) + 3)
+
+
+def test_kept_arena_gathers_only_changed_windows():
+    """Resident.gather into a kept (staging) arena skips the windows whose device copies have not
+    changed since they were last there; after a kernel may have stored into it (launched),
+    everything is gathered again unless the dispatch landed (commit).  Oracle: a fresh arena
+    gathered whole, after every step of random host writes, landed and refused dispatches."""
+    from wavelift.run.result import Window
+
+    rng = np.random.default_rng(2029)
+    for _ in range(10):
+        mem = GuestMemory()
+        bases = [mem.alloc(int(s), name=f"a{k}", align=8) for k, s in enumerate((64, 300, 5000, 96))]
+        res = R.Resident(R.NumPyOps())
+        mem.resident = res
+        wins = [Window(a.base, a.size, a.name, "t") for a in mem]
+        for step in range(40):
+            win = WindowSet(wins, mem, host_arena=False)
+            plan = res.prepare(win)
+            arena, written, _ = res.staging(win.nbytes, 64)
+            copies = res.ops.up + res.ops.down
+            n_copy = []
+            real_copy = res.ops.copy
+            res.ops.copy = lambda *a, **k: (n_copy.append(1), real_copy(*a, **k))  # type: ignore[method-assign]
+            res.gather(win, plan, arena)
+            res.ops.copy = real_copy  # type: ignore[method-assign]
+            fresh = res.gather(win, plan)
+            assert np.array_equal(arena, fresh), step
+            assert res.ops.up + res.ops.down == copies
+            r = rng.random()
+            written[:] = 0
+            if r < 0.3:  # the host writes (the same bytes half of the time)
+                at = bases[int(rng.integers(0, len(bases)))]
+                v = mem.read(at, 8) if rng.random() < 0.5 else rng.integers(0, 256, 8, dtype=np.uint8)
+                mem.write(at, v)
+            elif r < 0.8:  # a dispatch stores; it lands, or is refused
+                res.launched(arena)
+                k = int(rng.integers(0, len(win.windows)))
+                w, o = win.windows[k], int(win.offs[k])
+                at = int(rng.integers(0, w.size - 8))
+                arena[o + at : o + at + 8] = rng.integers(0, 256, 8, dtype=np.uint8)
+                written[o + at : o + at + 8] = 1
+                if r < 0.6:
+                    res.commit(win, plan, arena, written, R.spans(*res.ops.runs(written), win))
+            else:  # a dispatch that lands without storing
+                res.launched(arena)
+                res.commit(win, plan, arena, written, [])
+            if step and r >= 0.8:
+                # nothing changed the device copies: the next gather copies nothing
+                win2 = WindowSet(wins, mem, host_arena=False)
+                plan2 = res.prepare(win2)
+                n_copy.clear()
+                res.ops.copy = lambda *a, **k: (n_copy.append(1), real_copy(*a, **k))  # type: ignore[method-assign]
+                res.gather(win2, plan2, arena)
+                res.ops.copy = real_copy  # type: ignore[method-assign]
+                assert n_copy == [], step

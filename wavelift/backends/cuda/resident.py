@@ -321,6 +321,9 @@ class Resident:
         # trace/windows.Layout -> its device window tables (``window_tables``)
         self._layout_tables: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self._staging: dict = {}  # (arena bytes, report bytes) -> arrays (``staging``)
+        # id(kept arena) -> (arena, layout, [(entry, version) per window]): the windows as the
+        # device copies held them at those versions are in the arena (``gather`` skips them)
+        self._arena_state: dict = {}
         self.spare = None  # (runtime: the scratch word of dispatches without wave scratch)
 
     def stamp(self, alloc):
@@ -375,8 +378,17 @@ class Resident:
         if nbytes <= STAGING_MAX_BYTES:
             self._staging[key] = st
             while len(self._staging) > STAGING:
-                del self._staging[next(iter(self._staging))]
+                old = self._staging.pop(next(iter(self._staging)))
+                self._arena_state.pop(id(old[0]), None)
         return st
+
+    def _kept(self, arena) -> bool:
+        return any(st[0] is arena for st in self._staging.values())
+
+    def launched(self, arena) -> None:
+        """A kernel may have stored into ``arena``: nothing in it is known to equal the device
+        copies until ``commit`` lands its writes there."""
+        self._arena_state.pop(id(arena), None)
 
     def table(self, host):
         """A device copy of the small read-only table ``host`` (the window tables), kept for
@@ -469,14 +481,22 @@ class Resident:
         bytes outside the windows are zero) to gather into, else a fresh one."""
         if arena is None:
             arena = self.ops.zeros(win.nbytes + 8)
-        for w, o, (e, at) in zip(win.windows, win.offs.tolist(), plan):
+        st = self._arena_state.get(id(arena))
+        known = st[2] if st is not None and st[0] is arena and st[1] is win.layout else None
+        for k, (w, o, (e, at)) in enumerate(zip(win.windows, win.offs.tolist(), plan)):
+            if known is not None and known[k][0] is e and known[k][1] == e.version:
+                continue  # (there already: the device copy has not changed since)
             self.ops.copy(arena, o, e.buf, at, w.size)
+        if self._kept(arena):
+            self._arena_state[id(arena)] = (arena, win.layout, [(e, e.version) for e, _ in plan])
         return arena
 
     def commit(self, win, plan, arena, written, spans_) -> int:
         """Land a dispatch that was not refused: the written bytes of each window that has a span
-        into its device copy (and the spans noted as newer on the device); -> bytes written."""
+        into its device copy (and the spans noted as newer on the device); -> bytes written.
+        Then the arena's windows equal the device copies (``gather`` may skip them)."""
         if not spans_:
+            self._landed(win, plan, arena)
             return 0
         starts = [w.address for w in win.windows]
         hit: dict[int, list] = {}
@@ -500,7 +520,12 @@ class Resident:
                 else:
                     e.dev_dirty.add(at + d, at + d + size)
                 total += size
+        self._landed(win, plan, arena)
         return total
+
+    def _landed(self, win, plan, arena) -> None:
+        if self._kept(arena):
+            self._arena_state[id(arena)] = (arena, win.layout, [(e, e.version) for e, _ in plan])
 
 
 _OPS: Any = None  # the process's CuPyOps (its kernels compiled once)

@@ -352,6 +352,7 @@ class Runtime:
                 if wb:
                     gscr.fill(0)
             report_to(d)
+            res.launched(arena)  # (its windows no longer known to equal the device copies)
             start.record()
             launch_all(d)
             stop.record()
