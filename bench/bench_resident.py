@@ -74,10 +74,16 @@ def tiny(backend: str, launches: int) -> dict:
     up0, down0 = (ops.up, ops.down) if ops else (0, 0)
     t = time.perf_counter()
     ex = 0.0
-    for _ in range(launches):
+    tenth = max(1, launches // 10)
+    marks = []
+    for i in range(launches):
+        if i % tenth == 0:
+            marks.append(time.perf_counter())
         r = k.launch(global_size=(n, 1, 1), block=(64, 1, 1), args=args)
         ex += r.stats["time_s"]
-    wall = (time.perf_counter() - t) / launches
+    end = time.perf_counter()
+    wall = (end - t) / launches
+    tenths = [(b - a) / tenth * 1e6 for a, b in zip(marks, marks[1:] + [end])][: launches // tenth]
     assert np.array_equal(dev.download(c, np.float32), np.arange(n, dtype=np.float32) + 1)
     out = {
         "backend": backend,
@@ -85,6 +91,7 @@ def tiny(backend: str, launches: int) -> dict:
         "wall_us_per_launch": wall * 1e6,
         "execute_us_per_launch": ex / launches * 1e6,
         "dispatches_per_s": 1 / wall,
+        "wall_us_per_launch_by_tenths": tenths,
     }
     if ops:
         out["bytes_up_per_launch"] = (ops.up - up0) / launches
@@ -96,7 +103,9 @@ def tiny(backend: str, launches: int) -> dict:
             f"; per launch {out['bytes_up_per_launch']:.0f} B up, {out['bytes_down_per_launch']:.0f} B down"
             if ops
             else ""
-        ),
+        )
+        + "\n  wall us per launch by tenths: "
+        + " ".join(f"{x:.0f}" for x in tenths),
         flush=True,
     )
     return out

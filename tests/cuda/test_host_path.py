@@ -394,3 +394,31 @@ def test_kept_arena_gathers_only_changed_windows():
                 res.gather(win2, plan2, arena)
                 res.ops.copy = real_copy  # type: ignore[method-assign]
                 assert n_copy == [], step
+
+
+def test_standin_preloads_of_another_memory_are_not_taken(standin):
+    """Two Devices place the same buffers at the same addresses (the same windows, user data and
+    module): the second's kernel argument n, preloaded into constant memory (WL_PRE), is its
+    own, not the first Device's kept result (runtime._preloads checks this dispatch's device
+    copies)."""
+    from wavelift.run import execute
+
+    got = []
+    for n in (64, 48):
+        dev, k = _device()
+        a = dev.upload(np.arange(64, dtype=np.float32))
+        b = dev.upload(np.ones(64, np.float32))
+        c = dev.alloc(4 * 64)
+        standin.kernel = _vadd_from_kernargs()
+        for _ in range(3):
+            r = k.launch(global_size=(64, 1, 1), block=(64, 1, 1), args=[a, b, c, np.uint32(n)])
+            assert r.refusal is None, r.refusal
+        got.append([w.address for w in r.windows])
+        mods = [
+            m for m in execute._CACHE.values() if getattr(m, "preloads", ((), ()))[0] and m._mod is not None
+        ]
+        pre = [m._mod.vars["WL_PRE"].buf.view(np.uint32) for m in mods if "WL_PRE" in m._mod.vars]
+        assert any(n in p[:64] for p in pre), (n, [p[:16] for p in pre])
+        out = dev.download(c, np.float32)
+        assert np.array_equal(out[:n], np.arange(n, dtype=np.float32) + 1)
+    assert got[0] == got[1]  # (the same windows: the kept result's key matched)

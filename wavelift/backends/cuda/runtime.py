@@ -56,7 +56,8 @@ class _Mirrored:
 
 
 # runtime._preloads' results: (module id, user SGPRs, fixed registers, layout id) -> (module,
-# layout, [(entry, version) of the device copies read], constants, ranges, complete)
+# layout, [(window index, entry, version) of the device copies read], constants, ranges,
+# complete)
 _PRELOADS: dict = {}
 PRELOADS = 64
 _GUESSES: dict = {}  # (module id, layout id) -> (module, layout, hints bytes, guesses' arrays)
@@ -198,8 +199,10 @@ class Runtime:
         fixed = frozenset(cfg.system_sgprs.values())
         key = (id(m), tuple(int(v) & 0xFFFFFFFF for v in cfg.user_sgprs), fixed, id(self.win.layout))
         hit = _PRELOADS.get(key)
-        if hit is not None and hit[0] is m and hit[1] is self.win.layout:
-            if all(e.version == v for e, v in hit[2]):
+        plan_now = self.plan
+        if hit is not None and hit[0] is m and hit[1] is self.win.layout and plan_now is not None:
+            # the same device copies (this memory's, the same allocations) at the same versions
+            if all(plan_now[k][0] is e and e.version == v for k, e, v in hit[2]):
                 self.mirrored += hit[4]
                 return hit[3], hit[5]
         po = np.full(len(loads), -1, np.int32)
@@ -215,15 +218,12 @@ class Runtime:
         if self.plan is not None:
             # the device copies the loads read (ranges are arena ranges: their windows' entries)
             offs = self.win.offs.tolist()
-            entries = {
-                id(self.plan[bisect_right(offs, o) - 1][0]): self.plan[bisect_right(offs, o) - 1][0]
-                for o, _ in ranges
-            }
-            if all(not e.shared for e in entries.values()):
+            read = sorted({bisect_right(offs, o) - 1 for o, _ in ranges})
+            if all(not self.plan[k][0].shared for k in read):
                 _PRELOADS[key] = (
                     m,
                     self.win.layout,
-                    [(e, e.version) for e in entries.values()],
+                    [(k, self.plan[k][0], self.plan[k][0].version) for k in read],
                     out,
                     list(ranges),
                     complete,
