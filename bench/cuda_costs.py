@@ -8,8 +8,10 @@ VARIANTS (comma-separated, default all): base; nostorebar (no wave sync before a
 noexecz (a wave64 zero test on the warp's own half: no bar.red); nobar (both); nowritten (no
 written-map marks on stores); nostats (no instruction/lane count atomics at the end); all;
 and sound ones by the backend's switches: eager (WAVELIFT_CUDA_BLENDS=eager), occ2048 / occ1024
-(WAVELIFT_CUDA_OCCUPANCY: the register bound's threads per SM).
-DISPATCHES: vadd32, vadd64 (full-screen vadd, clang), shade (full-screen shade).  Each variant
+(WAVELIFT_CUDA_OCCUPANCY: the register bound's threads per SM), nopasses (WAVELIFT_CUDA_PASSES=off:
+the IR without the pass pipeline, decision 0028).
+DISPATCHES: vadd32, vadd64 (full-screen vadd, clang), shade (full-screen shade), collatz (65,536
+lanes of the divergent loop).  Each variant
 gets its own module cache; kernel times are the best of three rounds of 30 back-to-back
 launches (WAVELIFT_CUDA_TIMING_REPEAT), interleaved; the native kernel is timed alongside.
 With $OUT set, each module's CUDA source and SASS (cuobjdump) are written there.
@@ -50,12 +52,14 @@ ENV = {
     "eager": {"WAVELIFT_CUDA_BLENDS": "eager"},  # EXEC blends at every VGPR write
     "occ2048": {"WAVELIFT_CUDA_OCCUPANCY": "2048"},  # bound registers for 2048 threads/SM
     "occ1024": {"WAVELIFT_CUDA_OCCUPANCY": "1024"},
+    "nopasses": {"WAVELIFT_CUDA_PASSES": "off"},  # the IR as the frontends built it (0028)
 }
 VARIANTS.update({k: [] for k in ENV})
 DISPATCHES = {
     "vadd32": lambda: G.vadd_dispatch(1920 * 1088),
     "vadd64": lambda: G.vadd_dispatch(1920 * 1088, 64),
     "shade": lambda: G.shade_dispatch(1920, 1080),
+    "collatz": lambda: G.collatz_dispatch(65536),
 }
 
 

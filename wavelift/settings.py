@@ -119,6 +119,12 @@ _ALL = [
         alias="WL_CUDA_BLENDS",
     ),
     Setting(
+        "WAVELIFT_CUDA_PASSES",
+        str,
+        None,
+        "`off`: CUDA kernels lower the IR as the frontends built it, without the IR's passes (A/B runs)",
+    ),
+    Setting(
         "WAVELIFT_CUDA_OCCUPANCY",
         int,
         None,

@@ -176,6 +176,57 @@ def test_mode_is_not_a_constant_after_the_block_writes_it():
     assert "const" not in _names(blk)
 
 
+def test_any_mode_leaves_mode_reads_and_flushes_to_the_backend():
+    """``mode`` None (a CUDA kernel of a program that writes MODE): MODE reads stay reads and
+    fin/fout stay ops (the kernel flushes as MODE says at run time); the other rules still run."""
+
+    def build(b):
+        b.sset(0, b.sget(MODE_REG))
+        x = b.bitcast("f32", b.vget(0))
+        b.vset(1, b.bitcast("u32", b.emit("fin", "f32", x)))
+        b.vset(2, b.bitcast("u32", b.emit("fout", "f32", b.const("f32", 1e-40))))
+        b.sset(3, b.bin("add", "u32", b.const("u32", 2), b.const("u32", 3)))
+
+    blk = optimize(_block(build)[0], None, 32)
+    assert _names(blk).count("sget") == 1 and _names(blk).count("fin") == 1
+    assert _names(blk).count("fout") == 1  # (of a constant: not folded either)
+    (s3,) = [op.args[0] for op in blk.ops if op.name == "sset" and op.attrs["reg"] == 3]
+    assert int(_const_of(blk, s3)) == 5  # folding still runs
+    for mode in (KEEP_DENORMS, FLUSH_ALL):  # a MODE value: specialised as before
+        assert "sget" not in _names(optimize(_block(build)[0], mode, 32))
+
+
+def test_optimize_program_is_optimize_per_block_with_program_wide_value_ids():
+    """pipeline.optimize_program: each block as ``optimize`` makes it with the registers live
+    after it, the values the passes made renumbered so that no two blocks share an id."""
+    from wavelift.ir.passes.pipeline import optimize_program
+
+    def build(b):
+        b.vset(1, b.bitcast("u32", b.emit("fadd", "f32", b.const("f32", 1.0), b.const("f32", 2.0))))
+        b.sset(3, b.bin("add", "u32", b.sget(4), b.const("u32", 0)))
+        return b.cmp("eq", "u32", b.sget(3), b.const("u32", 1))
+
+    b0 = _block(build, term=lambda c: ("branch", c, 1, 2))[0]
+    b1 = Block(1, 0, ops=_block(build)[0].ops, term=("jump", 2))
+    b2 = Block(2, 0, ops=_block(build)[0].ops, term=("end",))
+    prog = Program([b0, b1, b2], [], {0: 0}, max_vgpr=4)
+    for mode in (KEEP_DENORMS, None):
+        out = optimize_program(prog, mode, 32)
+        live = liveness(prog, 32, mode)
+        ids = [op.out.id for blk in out.blocks for op in blk.ops if op.out is not None]
+        assert len(ids) == len(set(ids))
+        for blk, want in zip(out.blocks, (optimize(b, mode, 32, live[b.index]) for b in prog.blocks)):
+            assert [(op.name, op.type, op.attrs.get("reg")) for op in blk.ops] == [
+                (op.name, op.type, op.attrs.get("reg")) for op in want.ops
+            ]
+            assert blk.term[0] == want.term[0]
+            defined = {op.out.id for op in blk.ops if op.out is not None}
+            used = {x.id for op in blk.ops for x in op.args} | {
+                x.id for x in blk.term[1:2] if hasattr(x, "id")
+            }
+            assert used <= defined  # every operand is defined in its own block
+
+
 # ---- narrow ------------------------------------------------------------------------------------
 
 

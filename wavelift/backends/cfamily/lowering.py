@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ...ir.numerics import IR_TYPE
 from ...ir.ops import BITS
 
 UN = {
@@ -202,6 +203,9 @@ class ValueLowering:
 
 
 def _const(low, op, a, at):
+    if "value_np" in op.attrs:  # a constant the IR's passes made or kept: its NumPy value
+        v = op.attrs["value_np"]
+        return const_literal(IR_TYPE.get(np.asarray(v).dtype.type, op.type), v.item())
     return const_literal(op.type, op.attrs["value"])
 
 

@@ -23,6 +23,7 @@ import numpy as np
 
 from ... import settings
 from ...ir.ops import BITS
+from ...ir.passes.pipeline import optimize_program
 from ...ir.program import (
     EXEC_HI,
     EXEC_LO,
@@ -80,6 +81,24 @@ KIND_NAMES = {v: k for k, v in KIND.items()}
 def refusal_table(program: Program) -> list[tuple[int, str, str]]:
     """ir.refusal_of every refuse_if op, in the order the kernel numbers them."""
     return [refusal_of(op) for b in program.blocks for op in b.ops if op.name == "refuse_if"]
+
+
+def optimized(program: Program, wave_size: int, mode_reg: int | None) -> Program:
+    """``program`` after the IR's passes (ir/passes/pipeline.py), as the NumPy blocks and the
+    native tier run them: each block optimised with the registers live after it.  ``mode_reg``:
+    the MODE register value the kernel starts with (the baked P_MODE word); a program that
+    writes MODE (an sset of it, a "mode" terminator) is optimised for any MODE (None: the
+    kernel reads MODE at run time), as is one without a known initial value."""
+    if mode_reg is not None and any(
+        b.term[0] == "mode" or any(op.name == "sset" and op.attrs["reg"] == MODE_REG for op in b.ops)
+        for b in program.blocks
+    ):
+        mode_reg = None
+    out = optimize_program(program, mode_reg, wave_size)
+    # the kernel numbers refuse_if ops in program order and the host names them from the
+    # program it keeps (runtime._raise_flags): the passes keep every one, in order
+    assert refusal_table(out) == refusal_table(program)
+    return out
 
 
 def _zext32(op) -> bool:
@@ -844,7 +863,8 @@ def _value(low, b, op, a, at, o):
     t = op.type
     if op.name == "const" and not is_float(t) and t != "b1":
         assert op.out is not None
-        b.consts[op.out.id] = int(op.attrs["value"]) & ((1 << BITS[t]) - 1)
+        v = op.attrs["value_np"] if "value_np" in op.attrs else op.attrs["value"]  # (passes: value_np)
+        b.consts[op.out.id] = int(v) & ((1 << BITS[t]) - 1)
     return e
 
 
@@ -965,6 +985,8 @@ OPS: dict[str, Callable[..., str | None]] = {
     "sget": _sget,
     "vget": _vget,
     "lane_id": lambda low, b, op, a, at, o: "lane",
+    # a pass op (ir/passes PASS_OPS): a uniform value for every lane -- each thread holds it
+    "lanes": lambda low, b, op, a, at, o: f"({a[0]})",
     "exec": lambda low, b, op, a, at, o: low.exec_bit(),
     "ballot": _ballot,
     "readlane": _shuffle,
@@ -1196,7 +1218,11 @@ def generate(
     program: Program, wave_size: int, mode: str, scratch_wave_bytes: int, base_address: int, baked: tuple = ()
 ) -> tuple[str, tuple, tuple]:
     """-> (the module's CUDA source, (bytes per access, mirrorable) of each global access slot,
-    preload.find's (loads, plan) for the loads the host may resolve)."""
+    preload.find's (loads, plan) for the loads the host may resolve).  The kernel lowers the
+    blocks after the IR's passes (``optimized``; WAVELIFT_CUDA_PASSES=off: as the frontends
+    built them, for A/B runs)."""
+    if settings.get("WAVELIFT_CUDA_PASSES") != "off":
+        program = optimized(program, wave_size, dict(baked).get(P_MODE))
     low = Lowering(program, wave_size, mode, scratch_wave_bytes, base_address)
     src = low.kernel_source()
     vals = {int(k): int(v) & 0xFFFFFFFF for k, v in baked}

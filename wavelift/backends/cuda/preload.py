@@ -202,7 +202,8 @@ def _evaluate(loads, plan, user_sgprs, fixed_regs, windows, read: list):
     for op in plan:
         n = op.name
         if n == "const":
-            val[op.out.id] = interp.const_value(op.type, op.attrs["value"])
+            v = op.attrs.get("value_np")  # (a constant of the IR's passes: its NumPy value)
+            val[op.out.id] = interp.const_value(op.type, op.attrs["value"]) if v is None else v
             continue
         if n == "sget":
             r = op.attrs["reg"]

@@ -1,5 +1,7 @@
 """The forward pass: one walk over a block's ops, for one MODE value (docs/decisions/0006: MODE
-is a number per block), that rewrites them over the same values.  Each op, its operands
+is a number per block) or for any MODE (``mode`` None: a CUDA kernel of a program that writes
+MODE, which reads it at run time: rules 3 and 4 then leave the ops as they are), that rewrites
+them over the same values.  Each op, its operands
 substituted first, is offered to the rules below in this order (``RULES``) until one of them
 has dealt with it; the last rule keeps whatever is left:
 
@@ -57,7 +59,7 @@ class Walk:
     ops, substitutions, constants, shared keys), the 64-bit make-up of values (``nar``), and
     what the register rules know."""
 
-    def __init__(self, mode: int, wave_size: int) -> None:
+    def __init__(self, mode: int | None, wave_size: int) -> None:
         self.mode = mode
         self.wave_size = wave_size
         self.tab = ValueTable()
@@ -100,7 +102,7 @@ def register_write(w: Walk, op: Op, args: tuple) -> bool:
 
 
 def mode_read(w: Walk, op: Op, args: tuple) -> bool:
-    if op.name != "sget" or op.attrs["reg"] != MODE_REG or w.mode_written:
+    if op.name != "sget" or op.attrs["reg"] != MODE_REG or w.mode_written or w.mode is None:
         return False
     return w.substitute(op, w.tab.const("u32", np.uint32(w.mode)))
 
@@ -109,6 +111,9 @@ def denormal_flush(w: Walk, op: Op, args: tuple) -> bool:
     if op.name not in ("fin", "fout"):
         return False
     x = args[0]
+    if w.mode is None:  # any MODE: the backend flushes as MODE says at run time
+        w.tab.ops.append(op)
+        return True
     if not flushes(w.mode, x.type, op.name == "fout"):
         return w.substitute(op, x)
     if x.id in w.tab.cval:
@@ -206,18 +211,22 @@ RULES: tuple[Rule, ...] = (
     simplify_rule,
     share,
 )
+# the op names rules 1-6 take (each of them passes any other op on at once): every other op
+# starts at rule 7, without six calls that return False (forward walks every op of a block)
+_NAMED = frozenset({"const", "sset", "vset", "sget", "vget", "fin", "fout", "exec"})
+_UNNAMED_RULES = RULES[6:]
 
 
-def forward(blk: Block, mode: int, wave_size: int) -> tuple[list[Op], tuple]:
-    """The rewritten op list of ``blk`` for ``mode`` (before dead code removal) and its
-    terminator."""
+def forward(blk: Block, mode: int | None, wave_size: int) -> tuple[list[Op], tuple]:
+    """The rewritten op list of ``blk`` for ``mode`` (None: any MODE; before dead code removal)
+    and its terminator."""
     w = Walk(mode, wave_size)
     sub = w.tab.sub
     for op in blk.ops:
         args = tuple(sub.get(x.id, x) for x in op.args)
         if args != op.args:
             op = Op(op.name, op.type, args, op.attrs, op.out, op.instr)
-        for rule in RULES:
+        for rule in RULES if op.name in _NAMED else _UNNAMED_RULES:
             if rule(w, op, args):
                 break
     term = tuple(sub.get(x.id, x) if isinstance(x, Value) else x for x in blk.term)

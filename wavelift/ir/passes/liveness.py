@@ -26,11 +26,11 @@ def live_in(keep, live_out):
     return frozenset(sin | (live_out[0] - written)), frozenset(vin)
 
 
-def liveness(program: Program, wave_size: int, mode: int) -> list:
+def liveness(program: Program, wave_size: int, mode: int | None) -> list:
     """Per block, (SGPRs, VGPRs) live after it (None: unknown, all) when every block runs
-    optimised for ``mode``: the least fixpoint over the blocks' forward op lists.  Blocks ending
-    in setpc (unknown target) or a MODE change (the next block runs in another MODE) keep
-    everything."""
+    optimised for ``mode`` (None: any MODE, passes/forward.py): the least fixpoint over the
+    blocks' forward op lists.  Blocks ending in setpc (unknown target) or a MODE change (the
+    next block runs in another MODE) keep everything."""
     n = len(program.blocks)
     succ = []
     for b in program.blocks:
