@@ -1095,14 +1095,40 @@ def test_int64_many():
         check(seed, capture=seed % 4 == 0 and have_radv_capture())
 
 
+def summary(logs: list[str]) -> None:
+    """Seeds, results compared, programs holding each feature, the compiler's differences."""
+    import collections
+
+    seeds, results, feats, comp, shapes = set(), 0, collections.Counter(), [], collections.Counter()
+    for log in logs:
+        for line in pathlib.Path(log).read_text().splitlines():
+            r = json.loads(line)
+            if r["seed"] in seeds:
+                continue
+            seeds.add(r["seed"])
+            results += r["results"]
+            feats.update(r["features"].keys())
+            comp += r["compiler"]
+            shapes[f"{r['local_size'][0]}x{r['local_size'][1]}"] += 1
+    print(f"{len(seeds)} programs, {results} results compared, compiler's differences: {comp or 'none'}")
+    print("local sizes:", dict(sorted(shapes.items())))
+    print("programs holding each feature:", dict(feats.most_common()))
+
+
 def main(argv: list[str]) -> None:
     import argparse
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("seed", type=int)
+    p.add_argument("seed", type=int, nargs="?")
+    p.add_argument("--summary", nargs="+", metavar="LOG", help="tally WAVELIFT_FUZZ_INT64_LOG files")
     p.add_argument("--out", help="write shader.comp, inputs.json and expected-w32/w64.npy here")
     p.add_argument("--check", action="store_true", help="run it too (every build and mode)")
     a = p.parse_args(argv)
+    if a.summary:
+        summary(a.summary)
+        return
+    if a.seed is None:
+        p.error("a seed or --summary")
     g = make(a.seed)
     src = g.source()
     if a.out:
