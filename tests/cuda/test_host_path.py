@@ -422,3 +422,35 @@ def test_standin_preloads_of_another_memory_are_not_taken(standin):
         out = dev.download(c, np.float32)
         assert np.array_equal(out[:n], np.arange(n, dtype=np.float32) + 1)
     assert got[0] == got[1]  # (the same windows: the kept result's key matched)
+
+
+def test_standin_more_runs_than_the_report_holds(standin):
+    """A dispatch whose written bytes form more runs than the report carries (INLINE_RUNS): the
+    runs come back in a second read-back after the scan runs again with room for all; the spans
+    are exact (every other float of c written: one run each)."""
+    from wavelift.backends.cuda.runtime import INLINE_RUNS
+
+    dev, k = _device()
+    n = 4 * INLINE_RUNS
+    a = dev.upload(np.arange(n, dtype=np.float32))
+    b = dev.upload(np.ones(n, np.float32))
+    c = dev.upload(np.full(n, -1, np.float32))
+    full = _vadd_from_kernargs()
+
+    def every_other(arena, written, ws, we, wo, consts):
+        full(arena, written, ws, we, wo, consts)
+        k_ = int(np.searchsorted(np.asarray(ws[:-1]), np.uint64(c.address), side="right")) - 1
+        o = int(c.address - int(ws[k_]) + int(wo[k_]))
+        for i in range(1, n, 2):  # (odd floats: not written after all)
+            written[o + 4 * i : o + 4 * i + 4] = 0
+
+    standin.kernel = every_other
+    standin.calls.clear()
+    r = k.launch(global_size=(64, 1, 1), block=(64, 1, 1), args=[a, b, c, np.uint32(n)])
+    assert r.refusal is None, r.refusal
+    assert r.write_spans == [(c.address + 8 * i, 4) for i in range(n // 2)]
+    assert r.stats["bytes_written"] == 2 * n
+    assert standin.calls["get"] >= 2  # (the report, then the runs)
+    want = np.full(n, -1, np.float32)
+    want[0::2] = np.arange(0, n, 2, dtype=np.float32) + 1
+    assert np.array_equal(dev.download(c, np.float32), want)
