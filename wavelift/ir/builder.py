@@ -41,10 +41,16 @@ class Builder:
     # -- raw emission -------------------------------------------------------------------------
     def emit(self, name: str, type: str, *args, uniform: bool | None = None, **attrs) -> Value:
         rule, result = _EMIT[name]  # (KeyError: not a value op of the table)
-        if rule == OPERANDS and uniform is None:
-            uniform = all(a.uniform for a in args if isinstance(a, Value))
+        if rule == OPERANDS:  # (a loop, not all() over a generator: emit is the frontends' hot path)
+            u = True
+            for a in args:
+                if isinstance(a, Value) and not a.uniform:
+                    u = False
+                    break
+            assert uniform is None or uniform == u, (name, uniform)
+            uniform = u
         elif rule != GIVEN:
-            u = all(a.uniform for a in args if isinstance(a, Value)) if rule == OPERANDS else rule == UNIFORM
+            u = rule == UNIFORM
             assert uniform is None or uniform == u, (name, uniform)
             uniform = u
         assert uniform is not None, name  # (GIVEN: the frontend says)

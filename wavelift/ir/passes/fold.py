@@ -47,9 +47,14 @@ def identity(tab: ValueTable, n: str, t: str, args) -> Value | None:
 def evaluate(tab: ValueTable, op: Op, args) -> np.ndarray | None:
     """``op`` on ``args`` (its own, after substitution) when every one is a constant and it
     evaluates: the 0-d value, else None."""
-    if not all(x.id in tab.cval for x in args):
-        return None
-    return interp.evaluate_op(op, [tab.cval[x.id] for x in args])
+    cval = tab.cval
+    vals = []
+    for x in args:  # (a loop: every pure op of a block is offered here)
+        k = cval.get(x.id)
+        if k is None:
+            return None
+        vals.append(k)
+    return interp.evaluate_op(op, vals)
 
 
 def fold(tab: ValueTable, name: str, t: str, a, attrs: dict, instr: int) -> Value:
