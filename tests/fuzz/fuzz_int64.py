@@ -206,7 +206,14 @@ class Gen:
         if self.loopvars and r < 0.55:
             v = rng.choice(self.loopvars)
             return v, lambda e, v=v: e[v]
-        k = rng.randrange(7)
+        k = rng.randrange(9)
+        if k == 7:  # uniform in a wave, different between waves (scalar code in batched waves)
+            if rng.random() < 0.5:
+                return "gl_WorkGroupID.x", lambda e: e["gid"]
+            return "gl_SubgroupID", lambda e: e["sgid"]
+        if k == 8:
+            j = rng.randrange(4)
+            return f"ub.w[(gl_WorkGroupID.x + {j}u) & 3u]", lambda e, j=j: e["ub32"][(e["gid"] + j) & 3]
         if k == 0:
             v = rand32(rng)
             return c32(v), lambda e, v=v: v
@@ -749,6 +756,8 @@ class Gen:
                 {
                     "i": i,
                     "lid": i % self.ls,
+                    "gid": i // self.ls,
+                    "sgid": i % self.ls // wave,
                     "a": inp["a"][2 * i : 2 * i + 2],
                     "c": inp["c"][2 * i : 2 * i + 2],
                     "ub64": inp["ub64"],
@@ -998,7 +1007,7 @@ FEATURES = {
     "broadcastFirst": "subgroupBroadcastFirst(", "shuffleXor": "subgroupShuffleXor(",
     "subgroupMin": "subgroupMin(", "subgroupMax": "subgroupMax(", "subgroupAdd": "subgroupAdd(",
     "shared": "barrier();", "loop": "for (uint k", "if": "    if (", "early_return": "return;",
-    "push_constant": "pc.", "ubo": "ub.",
+    "push_constant": "pc.", "ubo": "ub.", "workgroup_id": "gl_WorkGroupID.x", "subgroup_id": "gl_SubgroupID",
 }  # fmt: skip
 
 
@@ -1035,13 +1044,13 @@ needs_aco = pytest.mark.skipif(
 
 @needs_aco
 def test_int64_short():
-    """Seeds chosen for what they hold (8: a dynamic UBO, 64/32-bit division, an early return,
-    shared memory; 19: subgroupMin over 32-lane groups of three, a dynamic UBO; 20: 64/32-bit
-    division on 64x2 groups) on navi21 wave32 and navi10 wave64, both modes, NumPy blocks,
-    against Python integers (~15 s; many seeds on every build: test_int64_many)."""
-    for seed in (8, 19):
-        check(seed, builds=(BUILDS[0],))
-    check(20, builds=(BUILDS[2],))
+    """Two seeds chosen for what they hold, both with 64/32-bit and u64vec2 division (31: a
+    dynamic UBO, an early return, gl_WorkGroupID; 46: subgroupMin over three 32-lane groups,
+    shared memory) on navi21 wave32 in both modes (31) and navi10 wave64 in wave mode (46), NumPy
+    blocks, against Python integers (~17 s at a load of 10 on 2 cores; many seeds on every
+    build: test_int64_many)."""
+    check(31, builds=(BUILDS[0],))
+    check(46, builds=(BUILDS[2],), modes=("wave",))
 
 
 def sign_extended_compare() -> Gen:
