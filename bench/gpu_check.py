@@ -190,7 +190,13 @@ def start_fixtures(args, arch):
     from test_cuda_backend import translate_dispatch
 
     items = []
-    for fn in (F.clang_dispatches, F.aco_dispatches, F.capture_dispatches, scratch_test_dispatches):
+    for fn in (
+        F.clang_dispatches,
+        F.clang_target_dispatches,
+        F.aco_dispatches,
+        F.capture_dispatches,
+        scratch_test_dispatches,
+    ):
         r = guarded(f"collect {fn.__name__}")(fn)()
         items += [(n, m, c) for n, m, c in (r or []) if m is not None]
     if args.only:

@@ -64,6 +64,34 @@ def clang_dispatches(shapes=("small",)):
     return out
 
 
+def clang_target_dispatches(
+    targets=("gfx1100", "gfx1101", "gfx1150", "gfx1200", "gfx1201"), shapes=("small",)
+):
+    """(name, memory, config) per GFX11/GFX12 clang binary (tests/clang_targets.py's build logs) x
+    kernel x case shape: the same OpenCL sources and cases as the gfx1030 fixtures."""
+    import clang_targets
+    from reference import cases as C
+
+    import wavelift
+
+    out = []
+    for t in targets:
+        for b in clang_targets.rows(t):
+            src = pathlib.Path(b["source"]).name
+            for kname in C.KERNELS:
+                for case in C.cases_for(kname, b["wave_size"]):
+                    if case.source != src or case.shape.name not in shapes:
+                        continue
+                    catch = _Catch()
+                    dev = wavelift.Device(b["target"], execute=catch)
+                    k = dev.load_code_object(str(ROOT / b["path"])).kernel(kname)
+                    args = [dev.upload(a.value, name=a.name) if a.is_buffer else a.value for a in case.args()]
+                    k.launch(**case.shape.launch_kwargs(), args=args)
+                    name = f"{t}/{pathlib.Path(b['path']).stem}:{kname}:{case.shape.name}"
+                    out += [(name, mem, cfg) for mem, cfg in catch.got]
+    return out
+
+
 # Push constants that are loop counts or row widths: random bytes would make scratch_game loop
 # up to 2**32 steps per lane (NumPy stops it at the instruction budget after minutes, which
 # compares nothing useful); these give it the width of the launched grid and a game-sized count.
