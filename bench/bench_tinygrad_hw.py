@@ -12,7 +12,8 @@ decode, translation, passes, NumPy code generation, run) runs under pytest in a 
 once per side, with ``helpers.run_asm`` replaced by a timer around the side's ``run_asm``:
 tinygrad's emulator (``test/mockgpu/amd/emu.py``), or ``wavelift.compat.tinygrad.run_asm`` from
 the tree ``--old`` / ``--new`` (each child's ``sys.path`` holds that tree only).  Printed per
-side: seconds inside ``run_asm``, calls, passed/failed, and a SHA-256 over every call's output
+side: seconds inside ``run_asm`` (wall, and the calling thread's CPU time: on a loaded host
+the CPU time is the steadier measure), calls, passed/failed, and a SHA-256 over every call's output
 buffer after the call (the register dumps the tests read), so two wavelift trees that move no
 result bit print the same digest.  Ratios: emulator / wavelift, and old / new.  The tests' own
 files are not modified (the timer is a pytest plugin written to a temporary directory).
@@ -42,7 +43,7 @@ HERE = pathlib.Path(__file__).resolve().parent.parent
 PLUGIN = r"""
 import ctypes, hashlib, json, os, pickle, time
 
-STATE = {"seconds": 0.0, "calls": 0, "digest": hashlib.sha256(), "record": []}
+STATE = {"seconds": 0.0, "cpu": 0.0, "calls": 0, "digest": hashlib.sha256(), "record": []}
 
 
 def pytest_configure(config):
@@ -60,11 +61,12 @@ def pytest_configure(config):
     def timed(lib, lib_sz, gx, gy, gz, lx, ly, lz, args_ptr, rsrc2, scratch_size, *a, **k):
         if os.environ.get("WLB_RECORD"):
             STATE["record"].append((ctypes.string_at(lib, lib_sz), lx, rsrc2, scratch_size))
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.thread_time()
         try:
             return impl(lib, lib_sz, gx, gy, gz, lx, ly, lz, args_ptr, rsrc2, scratch_size, *a, **k)
         finally:
             STATE["seconds"] += time.perf_counter() - t0
+            STATE["cpu"] += time.thread_time() - c0
             STATE["calls"] += 1
             out = ctypes.c_uint64.from_address(args_ptr).value
             STATE["digest"].update(ctypes.string_at(out, helpers._out_bytes(lx)))
@@ -76,6 +78,7 @@ def pytest_terminal_summary(terminalreporter):
     st = terminalreporter.stats
     row = {
         "seconds": STATE["seconds"],
+        "cpu": STATE["cpu"],
         "calls": STATE["calls"],
         "digest": STATE["digest"].hexdigest(),
         "passed": len(st.get("passed", [])),
@@ -95,18 +98,19 @@ import wavelift
 from wavelift.compat.tinygrad import run_asm
 assert os.path.realpath(wavelift.__file__).startswith(os.path.realpath(tree)), wavelift.__file__
 N_VGPRS, SGPR_BYTES, WAVE = 16, 64, 32
-total, digest, codes = 0.0, hashlib.sha256(), []
+total, cpu, digest, codes = 0.0, 0.0, hashlib.sha256(), []
 for code, lanes, rsrc2, scratch in pickle.load(open(progs, "rb")):
     n = max(N_VGPRS * lanes * 4, N_VGPRS * WAVE * 4) + SGPR_BYTES + 12
     out = (ctypes.c_uint8 * n)()
     args = (ctypes.c_uint64 * 1)(ctypes.addressof(out))
     kbuf = (ctypes.c_char * len(code)).from_buffer_copy(code)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.thread_time()
     r = run_asm(ctypes.addressof(kbuf), len(code), 1, 1, 1, lanes, 1, 1, ctypes.addressof(args), rsrc2, scratch)
     total += time.perf_counter() - t0
+    cpu += time.thread_time() - c0
     codes.append(r)
     digest.update(bytes([r]) + bytes(out))
-print(json.dumps({"seconds": total, "calls": len(codes), "ok": codes.count(0), "digest": digest.hexdigest()}))
+print(json.dumps({"seconds": total, "cpu": cpu, "calls": len(codes), "ok": codes.count(0), "digest": digest.hexdigest()}))
 """
 
 
@@ -169,17 +173,16 @@ def main(argv=None) -> int:
                 res.setdefault(name, []).append(row)
                 print(f"round {r} {name}: {json.dumps(row)}  load {os.getloadavg()[0]:.1f}", flush=True)
         print(f"load average after:  {os.getloadavg()}")
-        med = {
-            n: statistics.median(x["seconds"] for x in rows)
-            for n, rows in res.items()
-            if "error" not in rows[0]
-        }
+        ok = {n: rows for n, rows in res.items() if "error" not in rows[0]}
+        med = {n: statistics.median(x["seconds"] for x in rows) for n, rows in ok.items()}
+        cpu = {n: statistics.median(x["cpu"] for x in rows) for n, rows in ok.items()}
         for n, rows in res.items():
             print(
-                f"{n}: median {med.get(n, float('nan')):.2f} s, digests {sorted({x.get('digest') for x in rows})}"
+                f"{n}: median {med.get(n, float('nan')):.2f} s wall, {cpu.get(n, float('nan')):.2f} s CPU, "
+                f"digests {sorted({x.get('digest') for x in rows})}"
             )
         if "old" in med and "new" in med:
-            print(f"old / new: {med['old'] / med['new']:.2f}x")
+            print(f"old / new: {med['old'] / med['new']:.2f}x wall, {cpu['old'] / cpu['new']:.2f}x CPU")
     else:
         if not a.tinygrad_src:
             ap.error("--tinygrad-src is needed (or --replay)")
@@ -191,11 +194,10 @@ def main(argv=None) -> int:
             print(f"{name}: {json.dumps(res[name])}  load {os.getloadavg()[0]:.1f}", flush=True)
         print(f"load average after:  {os.getloadavg()}")
         sec = {n: r["seconds"] for n, r in res.items() if "seconds" in r}
-        for n in ("old", "new"):
-            if "emulator" in sec and n in sec:
-                print(f"emulator / {n}: {sec['emulator'] / sec[n]:.2f}x")
-        if "old" in sec and "new" in sec:
-            print(f"old / new: {sec['old'] / sec['new']:.2f}x")
+        cpu = {n: r["cpu"] for n, r in res.items() if "cpu" in r}
+        for x, y in (("emulator", "old"), ("emulator", "new"), ("old", "new")):
+            if x in sec and y in sec:
+                print(f"{x} / {y}: {sec[x] / sec[y]:.2f}x wall, {cpu[x] / cpu[y]:.2f}x CPU")
     if a.json:
         pathlib.Path(a.json).write_text(json.dumps(res, indent=1))
     return 0
