@@ -114,11 +114,16 @@ print(json.dumps({"seconds": total, "cpu": cpu, "calls": len(codes), "ok": codes
 """
 
 
-def run_side(src: str, side: str, tree: str, files: list[str], record: str | None) -> dict:
-    """One pytest child: ``side`` is "emulator" or a wavelift tree; ``tree`` goes on its path."""
+def run_side(
+    src: str, side: str, tree: str, files: list[str], record: str | None, cold: bool = False
+) -> dict:
+    """One pytest child: ``side`` is "emulator" or a wavelift tree; ``tree`` goes on its path;
+    ``cold``: tinygrad's compile cache (CACHEDB) a fresh file, as on a first run."""
     with tempfile.TemporaryDirectory() as d:
         pathlib.Path(d, "wlb_plugin.py").write_text(PLUGIN)
         env = dict(os.environ)
+        if cold:
+            env["CACHEDB"] = str(pathlib.Path(d, "cache.db"))
         env["PYTHONPATH"] = os.pathsep.join([src, str(pathlib.Path(tree).resolve()), d])
         env["PATH"] = "/usr/lib/llvm-19/bin:" + env.get("PATH", "")
         env["WLB_SIDE"] = "emulator" if side == "emulator" else str(pathlib.Path(tree).resolve())
@@ -156,6 +161,13 @@ def main(argv=None) -> int:
     ap.add_argument("--new", default=str(HERE), help="wavelift tree (default: this one)")
     ap.add_argument("--old", help="a baseline wavelift tree (an unpacked git archive)")
     ap.add_argument("--no-emulator", action="store_true", help="leave tinygrad's emulator out")
+    ap.add_argument(
+        "--emulator-cache",
+        default="warm",
+        choices=["warm", "cold"],
+        help="the emulator's per-instruction kernels from tinygrad's disk cache (warm: as earlier "
+        "runs left it) or compiled afresh into an empty one (cold: a first run, e.g. a fresh CI box)",
+    )
     ap.add_argument("--files", default="", help="comma-separated test files of test/amd/hw (default: all)")
     ap.add_argument("--record", help="save the programs the tests hand over (pickle; keep under /tmp)")
     ap.add_argument("--replay", help="replay recorded programs through the hook of each tree")
@@ -190,7 +202,10 @@ def main(argv=None) -> int:
         sides = [] if a.no_emulator or a.record else [("emulator", "emulator", a.new)]
         sides += [(n, t, t) for n, t in trees]
         for name, side, tree in sides:
-            res[name] = run_side(a.tinygrad_src, side, tree, files, a.record if name == "new" else None)
+            rec = a.record if name == "new" else None
+            res[name] = run_side(
+                a.tinygrad_src, side, tree, files, rec, side == "emulator" and a.emulator_cache == "cold"
+            )
             print(f"{name}: {json.dumps(res[name])}  load {os.getloadavg()[0]:.1f}", flush=True)
         print(f"load average after:  {os.getloadavg()}")
         sec = {n: r["seconds"] for n, r in res.items() if "seconds" in r}
