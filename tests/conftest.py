@@ -30,6 +30,19 @@ def pytest_generate_tests(metafunc):
         metafunc.parametrize("tier", ["numpy", "native", "native-blocks"], indirect=True)
 
 
+@pytest.hookimpl(tryfirst=True)  # before -m 'not slow' deselects
+def pytest_collection_modifyitems(config, items):
+    """A tiers module may define ``native_default(test_id) -> bool``: its native-tier runs for
+    which that is false are marked slow (NumPy blocks still run them by default)."""
+    for item in items:
+        spec = getattr(item, "callspec", None)
+        keep = getattr(getattr(item, "module", None), "native_default", None)
+        if spec is None or keep is None or spec.params.get("tier") in (None, "numpy"):
+            continue
+        if not keep(spec.id):
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture(scope="session")
 def _native_cache(tmp_path_factory):
     return tmp_path_factory.mktemp("native-cache")

@@ -39,14 +39,13 @@ MODES = ("wave", "lane")
 LANE_DEFAULT = ("gfx1030", "O2")
 # Tiers (tests/conftest.py): NumPy blocks run every test above.  The native tier ("native", with
 # its driver, and "native-blocks", its blocks under the Python scheduler; one compile serves both)
-# runs on the variants below by default — one per scratch kind, both wave sizes, -O0 and -O2 — and
+# runs on the variants below by default — one per scratch kind, both wave sizes, -O0 and -O2 (the
+# -O0 builds of basic/math take 30-60 s each to compile: -O0 through stack and gfx1010) — and
 # on the rest of the matrix under `slow`: the tier's C++ is the same for every variant of one
 # instruction mix, and the spill/private_bytes programs at -O2 (thousands of instructions
 # through scratch) each take a minute or more to compile, which the default run cannot afford.
 TIERS = ("numpy", "native", "native-blocks")
 NATIVE_DEFAULT = (
-    "gfx1030/basic-O0-w32-flat",
-    "gfx1030/math-O0-w32-flat",
     "gfx1030/stack-O0-w32-flat",
     "gfx1030/basic-O2-w64-mubuf",
     "gfx1030/math-O2-w64-mubuf",

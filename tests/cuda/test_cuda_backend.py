@@ -132,6 +132,10 @@ def test_fixture_programs_translate():
 
 
 COMPILE_SAMPLE_MAX = 15
+# programs larger than this are compiled under -m slow only (test_codegen_compiles): ACO's
+# descriptor_types (~19,000 IR ops, the smallest with refuse_if) takes NVRTC 45-130 s; every op,
+# refuse_if included, is NVRTC-compiled in the default run by test_cuda_ops.
+COMPILE_SAMPLE_OPS = 8000
 _FEATURES = ("wave64", "scratch", "barrier", "setpc", "atomic", "lds", "f64", "refuse_if")
 
 
@@ -168,12 +172,14 @@ def _compile_sample() -> tuple:
     """A deterministic representative subset for the default run: the smallest program of each
     distinct fixture kernel, then at most COMPILE_SAMPLE_MAX of those — first the smallest one
     with each feature (wave64, scratch in both modes, barriers, setpc, atomics, LDS, f64,
-    refuse_if), then the smallest of the rest."""
+    refuse_if) among those of at most COMPILE_SAMPLE_OPS ops, then the smallest of the rest."""
     best = {}
     for name, prog, cfg, _base, _modes in _programs():
         if prog is None:
             continue
         size = sum(len(b.ops) for b in prog.blocks)
+        if size > COMPILE_SAMPLE_OPS:
+            continue
         k = _kernel_of(name)
         if k not in best or (size, name) < best[k][0]:
             best[k] = ((size, name), prog, cfg)
@@ -248,7 +254,13 @@ def test_compile_sample_is_representative():
     assert len({_kernel_of(n) for n in names}) == len(names)  # one per kernel
     progs = {p[0]: p for p in _programs()}
     feats = set().union(*(_features(progs[n][1], progs[n][2]) for n in names))
-    have = set().union(*(_features(p[1], p[2]) for p in _programs() if p[1] is not None))
+    have = set().union(
+        *(
+            _features(p[1], p[2])
+            for p in _programs()
+            if p[1] is not None and sum(len(b.ops) for b in p[1].blocks) <= COMPILE_SAMPLE_OPS
+        )
+    )
     assert feats == have & set(_FEATURES), sorted((have & set(_FEATURES)) - feats)
 
 

@@ -24,6 +24,15 @@ MODES = ("wave", "lane")
 GAPS = {}
 
 
+# The native tiers' C++ builds of the image and scratch shaders take 20-45 s each: by default
+# they run the gfx1030 wave32 build in wave mode; every build and mode under -m slow.
+NATIVE_HEAVY = ("descriptor_types", "image_blur", "scratch_array")
+
+
+def native_default(test_id: str) -> bool:
+    return not any(h in test_id for h in NATIVE_HEAVY) or ("gfx1030-" in test_id and "-w32-wave" in test_id)
+
+
 def _params():
     for p in SHADERS:
         for mode in MODES:
