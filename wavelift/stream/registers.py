@@ -311,6 +311,31 @@ class RegisterFile:
         """Addresses written that are not in the register table."""
         return sorted(a for a in self._values if a not in BY_ADDRESS)
 
+    def values(self) -> dict[int, int]:
+        """A copy of every written register's value, by byte address (in first-write order)."""
+        return dict(self._values)
+
+    def replay_writes(self, writes: dict[int, int], count: int, after: dict[int, int]) -> bool:
+        """Apply `writes` (byte address -> value, in first-write order; `count` writes in all,
+        some possibly to the same register) only if the file then holds exactly `after`: the
+        state a stream that makes those writes was seen to leave (Device's repeated-launch path,
+        issue 24).  Returns whether it applied them; if not, nothing changed."""
+        vals = self._values
+        if len(vals) > len(after):
+            return False
+        for a, v in after.items():
+            if a not in writes and vals.get(a) != v:
+                return False
+        for a in vals:
+            if a not in after:
+                return False
+        for a, v in writes.items():
+            if after.get(a) != v:
+                return False
+        vals.update(writes)
+        self.writes += count
+        return True
+
     def copy(self) -> RegisterFile:
         r = RegisterFile.__new__(RegisterFile)
         r.level, r._values, r.writes = self.level, dict(self._values), self.writes
