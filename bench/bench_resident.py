@@ -269,6 +269,7 @@ def _host_only(launches: int, quiet: bool, S, inner: dict) -> dict:
             r = k.launch(global_size=(n, 1, 1), block=(64, 1, 1), args=args)
             assert r.refusal is None, r.refusal
         st.calls.clear()
+        fast0 = getattr(dev, "fast_launches", None)
         tenth = max(1, launches // 10)
         parts = []
         ex = 0.0
@@ -305,6 +306,8 @@ def _host_only(launches: int, quiet: bool, S, inner: dict) -> dict:
         "execute_host_us_per_launch": (inner["cpu"] / launches - device) * 1e6,
         "device_calls_per_launch": calls,
         "host_us_per_tenth": pieces,
+        # launches that took Device's repeated-launch path (trees that have one)
+        "fast_launches": None if fast0 is None else dev.fast_launches - fast0,
     }
     if not quiet:
         _print_host(out)
@@ -320,6 +323,11 @@ def _print_host(o: dict, label: str = "") -> None:
         f"{o['execute_host_us_per_launch']:.1f} us host (CPU, less the stand-in's kernels; the rest is "
         f"the driver's launch, PM4 and the stream walker)\n  per launch: "
         + ", ".join(f"{k} {v:g}" for k, v in o["device_calls_per_launch"].items())
+        + (
+            f"\n  repeated-launch path: {o['fast_launches']} of {o['launches']} launches"
+            if o.get("fast_launches") is not None
+            else ""
+        )
         + "\n  host us per launch by tenths: "
         + " ".join(f"{x:.1f}" for x in o["host_us_per_tenth"]),
         flush=True,

@@ -327,11 +327,22 @@ class KernelInfo:
 
     @property
     def args(self) -> list[KernelArg]:
-        return [_arg(a) for a in self.metadata.get(".args", [])]
+        return list(self._args()[0])
 
     @property
     def explicit_args(self) -> list[KernelArg]:
-        return [a for a in self.args if not a.hidden]
+        return list(self._args()[1])
+
+    def _args(self) -> tuple[tuple[KernelArg, ...], tuple[KernelArg, ...]]:
+        """(every argument, the explicit ones), parsed once per `.args` list object (a launch
+        asks for them twice; KernelArg is frozen)."""
+        raw = self.metadata.get(".args", [])
+        memo = self.__dict__.get("_args_memo")
+        if memo is None or memo[0] is not raw or memo[1] != len(raw):
+            every = tuple(_arg(a) for a in raw)
+            memo = (raw, len(raw), every, tuple(a for a in every if not a.hidden))
+            object.__setattr__(self, "_args_memo", memo)  # (frozen: a cache, not a field)
+        return memo[2], memo[3]
 
     @property
     def kernarg_segment_size(self) -> int:
