@@ -167,3 +167,23 @@ def test_replay_writes_checks_the_whole_file():
     assert not r2.replay_writes({0xB904: 3, 0xB908: 4}, 3, after)
     assert r2.values() == {0xB900: 5} and r2.writes == 1
     assert not RegisterFile("gfx1030").replay_writes({0xB904: 3, 0xB908: 4}, 2, after)  # 0xB900 missing
+
+
+def test_kept_grids_equal_made_ones():
+    import pytest
+
+    from wavelift.driver import hsa
+
+    cases = [
+        dict(groups=(4, 2), block=(8, 8)),
+        dict(global_size=(100, 1, 1), block=(64, 1, 1)),
+        dict(global_size=100, block=64, global_offset=(3, 0, 0)),
+        dict(global_size=(100.0,), block=(np.int64(64),), dims=2),
+        dict(groups=[4, 2], block=[8, 8]),  # (lists: not kept)
+    ]
+    for kw in cases * 2:
+        full = dict(groups=None, block=(64, 1, 1), global_size=None, global_offset=(0, 0, 0), dims=None) | kw
+        assert hsa.make_grid(**kw) == hsa._make_grid(**full)
+    for _ in range(2):  # an error is raised every time, never kept
+        with pytest.raises(hsa.LaunchError):
+            hsa.make_grid(groups=(4, 1, 1), block=(2048, 1, 1))

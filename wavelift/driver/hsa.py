@@ -5,6 +5,7 @@ results in guest memory.  Sources are cited in docs/decisions/0004-driver.md.
 
 from __future__ import annotations
 
+import functools
 import struct
 from dataclasses import dataclass
 from typing import TypedDict
@@ -168,6 +169,15 @@ class Grid:
 def make_grid(
     groups=None, block=(64, 1, 1), global_size=None, global_offset=(0, 0, 0), dims: int | None = None
 ) -> Grid:
+    """The Grid of a launch (a pure function of its arguments: kept for hashable ones, the
+    last few hundred, as a repeated launch gives the same again; errors are not kept)."""
+    try:
+        return _grid_kept(groups, block, global_size, global_offset, dims)
+    except TypeError:  # (a list or an array: not hashable)
+        return _make_grid(groups, block, global_size, global_offset, dims)
+
+
+def _make_grid(groups, block, global_size, global_offset, dims) -> Grid:
     b = _triple(block, "block")
     if (groups is None) == (global_size is None):
         raise LaunchError("give exactly one of groups= and global_size=")
@@ -190,6 +200,9 @@ def make_grid(
         dims = given if given in (1, 2, 3) else 3
         dims = max(dims, max((i + 1 for i in range(3) if size[i] > 1 or b[i] > 1), default=1))
     return Grid(b, size, _triple(global_offset, "global_offset"), dims)
+
+
+_grid_kept = functools.lru_cache(maxsize=256, typed=True)(_make_grid)
 
 
 def _triple(v, what) -> tuple[int, int, int]:
