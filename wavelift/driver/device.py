@@ -94,7 +94,12 @@ class Device:
         DispatchResult in `launches` and `results`).  `record=False`: a Device for long runs,
         whose memory and per-launch cost stay flat: those three allocations are reused by later
         launches of the same sizes, host writes go straight to memory, `launches` and `results`
-        hold the last launch's only, and `save_capture` is refused.
+        hold the last launch's only, and `save_capture` is refused.  Such a Device also runs a
+        launch whose stream (register writes, dims, initiator) it has run before without
+        building the PM4, walking it or build_config, when its register file given that
+        stream's writes is what the stream left last time (`_run_again`; `fast_launch = False`:
+        always the full path; `fast_launches` counts them): the same IB bytes, register file,
+        config and dispatch as the full path (tests/driver/test_launch_again.py).
         `gb_addr_config`: the GB_ADDR_CONFIG this GPU has (the _X/_T image swizzle modes depend
         on it; a saved capture records it); default ``DEFAULT_GB_ADDR_CONFIG[target]``, None:
         unknown (those modes refuse)."""
