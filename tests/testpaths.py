@@ -65,3 +65,27 @@ def execute_rig(conftest_file: str):
                 it.add_marker(skip)
 
     return pytest_collection_modifyitems
+
+
+def one_wave_config(user_sgprs, target: str = "gfx1030"):
+    """A one-workgroup, one-wave32 DispatchConfig at program address 0x1000 with these user SGPRs
+    (the tracer/host-path tests' dispatch)."""
+    from wavelift.dispatch.config import DispatchConfig
+
+    return DispatchConfig(
+        target=target,
+        program_address=0x1000,
+        wave_size=32,
+        rsrc1=0,
+        rsrc2=0,
+        rsrc3=0,
+        user_sgprs=tuple(user_sgprs),
+        tgid_enabled=(False, False, False),
+        tidig_comp_cnt=0,
+        lds_bytes=0,
+        block=(32, 1, 1),
+        partial=(0, 0, 0),
+        partial_tg=False,
+        group_start=(0, 0, 0),
+        group_end=(1, 1, 1),
+    )

@@ -30,34 +30,14 @@ if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
 import standin_cupy as S  # noqa: E402
+from testpaths import one_wave_config as _config  # noqa: E402
 
 from wavelift.backends.cuda import resident as R  # noqa: E402
-from wavelift.dispatch.config import DispatchConfig  # noqa: E402
 from wavelift.memory.guest import GuestMemory  # noqa: E402
 from wavelift.trace import tracer  # noqa: E402
 from wavelift.trace.windows import WindowSet  # noqa: E402
 
 FIX = HERE.parent / "fixtures" / "gfx1030"
-
-
-def _config(user):
-    return DispatchConfig(
-        target="gfx1030",
-        program_address=0x1000,
-        wave_size=32,
-        rsrc1=0,
-        rsrc2=0,
-        rsrc3=0,
-        user_sgprs=tuple(user),
-        tgid_enabled=(False, False, False),
-        tidig_comp_cnt=0,
-        lds_bytes=0,
-        block=(32, 1, 1),
-        partial=(0, 0, 0),
-        partial_tg=False,
-        group_start=(0, 0, 0),
-        group_end=(1, 1, 1),
-    )
 
 
 def _dispatch(res, mem, stores, refused=False):

@@ -9,9 +9,9 @@ import pathlib
 
 import numpy as np
 import pytest
+from testpaths import one_wave_config as _config
 
 import wavelift
-from wavelift.dispatch.config import DispatchConfig
 from wavelift.errors import Refused
 from wavelift.memory.guest import MASK48, GuestMemory
 from wavelift.run.result import DispatchResult
@@ -19,26 +19,6 @@ from wavelift.trace import tracer
 
 FIX = pathlib.Path(__file__).resolve().parents[1] / "fixtures"
 CAPTURES = sorted((FIX / "captures").glob("*.wlcap"))
-
-
-def _config(user, target="gfx1030"):
-    return DispatchConfig(
-        target=target,
-        program_address=0x1000,
-        wave_size=32,
-        rsrc1=0,
-        rsrc2=0,
-        rsrc3=0,
-        user_sgprs=tuple(user),
-        tgid_enabled=(False, False, False),
-        tidig_comp_cnt=0,
-        lds_bytes=0,
-        block=(32, 1, 1),
-        partial=(0, 0, 0),
-        partial_tg=False,
-        group_start=(0, 0, 0),
-        group_end=(1, 1, 1),
-    )
 
 
 def _ptr(addr):

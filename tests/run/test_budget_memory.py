@@ -6,31 +6,11 @@ import tracemalloc
 import numpy as np
 import pytest
 from harness import Rig, ptr
+from testpaths import one_wave_config as _config
 
-from wavelift.dispatch.config import DispatchConfig
 from wavelift.errors import Refused
 from wavelift.memory.guest import GuestMemory
 from wavelift.trace import tracer
-
-
-def _config(user):
-    return DispatchConfig(
-        target="gfx1030",
-        program_address=0x1000,
-        wave_size=32,
-        rsrc1=0,
-        rsrc2=0,
-        rsrc3=0,
-        user_sgprs=tuple(user),
-        tgid_enabled=(False, False, False),
-        tidig_comp_cnt=0,
-        lds_bytes=0,
-        block=(32, 1, 1),
-        partial=(0, 0, 0),
-        partial_tg=False,
-        group_start=(0, 0, 0),
-        group_end=(1, 1, 1),
-    )
 
 
 def test_pointer_candidates_do_not_copy_the_name():

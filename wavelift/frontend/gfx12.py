@@ -36,6 +36,7 @@ from ..ir.builder import Builder
 from ..ir.ops import BITS
 from ..ir.program import Value, is_float
 from ..isa import Instruction
+from . import gfx11
 from .common import C, read_sreg, set_scc, unsupported, write_sdst
 
 # GFX12 name -> GFX11 name of the same instruction (llvm-mc-19 aliases; tests/gfx12 check them)
@@ -325,49 +326,8 @@ HANDLERS.update({n: _refused for n in _SALU_FLOAT_REFUSED})
 # GFX12's buffer instructions (decision 0027, "VBUFFER"; the V# layout and its sources are in
 # docs/gfx12-buffer.md).  The loads, stores and atomics run here: the untyped ones' GFX12
 # name -> the GFX10 kind frontend/vector_memory.py's load/store/atomic helpers take.
-VB_LOADS = {
-    "b32": "dword",
-    "b64": "dwordx2",
-    "b96": "dwordx3",
-    "b128": "dwordx4",
-    "u8": "ubyte",
-    "i8": "sbyte",
-    "u16": "ushort",
-    "i16": "sshort",
-    "d16_b16": "short_d16",
-    "d16_hi_b16": "short_d16_hi",
-    "d16_u8": "ubyte_d16",
-    "d16_hi_u8": "ubyte_d16_hi",
-    "d16_i8": "sbyte_d16",
-    "d16_hi_i8": "sbyte_d16_hi",
-}
-VB_STORES = {
-    "b8": "byte",
-    "b16": "short",
-    "b32": "dword",
-    "b64": "dwordx2",
-    "b96": "dwordx3",
-    "b128": "dwordx4",
-    "d16_hi_b8": "byte_d16_hi",
-    "d16_hi_b16": "short_d16_hi",
-}
-_VB_ATOMIC_OPS = {
-    "add_u": "add",
-    "sub_u": "sub",
-    "min_i": "smin",
-    "min_u": "umin",
-    "max_i": "smax",
-    "max_u": "umax",
-    "and_b": "and",
-    "or_b": "or",
-    "xor_b": "xor",
-    "swap_b": "swap",
-    "cmpswap_b": "cmpswap",
-    "inc_u": "inc",
-    "dec_u": "dec",
-}
-VB_ATOMICS = {f"{k}32": v for k, v in _VB_ATOMIC_OPS.items()}
-VB_ATOMICS.update({f"{k}64": v + "_x2" for k, v in _VB_ATOMIC_OPS.items()})
+# GFX12 suffixes are GFX11's (global_/scratch_/flat_/buffer_): the same tables.
+VB_LOADS, VB_STORES, VB_ATOMICS = gfx11.LOAD_KINDS, gfx11.STORE_KINDS, gfx11.ATOMIC_KINDS
 # V# word 3 fields (RDNA4; docs/gfx12-buffer.md)
 W3_ADD_TID = 1 << 23
 W3_COMPRESSION = 0xF << 24  # WRITE_COMPRESS_ENABLE [24], COMPRESSION_EN [25], ACCESS_MODE [27:26]
