@@ -47,6 +47,14 @@ VECTOR = {
     "GLOBAL",
     "SCRATCH",
     "MIMG",
+    "VINTRP",
+    # GFX11/GFX12 encodings of vector instructions (isa/encodings.py)
+    "VINTERP",
+    "LDSDIR",
+    "VFLAT",
+    "VBUFFER",
+    "VIMAGE",
+    "VSAMPLE",
 }
 
 
