@@ -1100,6 +1100,9 @@ class NativeBlocks:
         return self.fns.get(index)
 
 
+_I64 = np.iinfo(np.int64)
+
+
 def new_context(win, S, V, n, lds, lds_stride, lds_bytes, grp, esc_cap: int, scratch=None):
     """-> (context words, state): ``state.esc`` the escape records, ``state.touch`` the windows'
     flags, ``state.alive`` every array the words point into (keep it).  S/V: state of ``n``
@@ -1109,7 +1112,9 @@ def new_context(win, S, V, n, lds, lds_stride, lds_bytes, grp, esc_cap: int, scr
     st = types.SimpleNamespace(
         esc=np.zeros(5 * max(esc_cap, 1), np.uint64),
         pcs=np.zeros(max(n, 1), np.uint64),
-        touch=np.tile(np.array([1 << 62, -1], np.int64), 2 * max(len(win.starts), 1)),
+        # empty ranges [max, min): an aliased window's offsets are negative, so no start value
+        # above them may stand for 'nothing touched'
+        touch=np.tile(np.array([_I64.max, _I64.min], np.int64), 2 * max(len(win.starts), 1)),
     )
     written = win.written
     # an aliased window's "arena offset" reaches its guest memory (native code adds it to the
