@@ -1,11 +1,16 @@
 """Per-dispatch numbers the CUDA backend works out from a dispatch's config alone, kept for the
 next dispatch whose config has equal fields (a launch repeated: a new config object, the same
-values; decision 0029)."""
+values; decision 0029).  The config object last seen keeps its key and what was looked up for it
+(a Device's repeated launch hands the same object again: no fields walked or hashed), checked
+against a copy of its one mutable field (the system SGPR dict)."""
 
 from __future__ import annotations
 
 _BY_CONFIG: dict = {}
 BY_CONFIG = 256
+
+# (config object, a copy of its system SGPR dict, its config_key, {(what, *extra): kept}) or None
+_LAST: list = [None, None, None, None]
 
 
 def config_key(config) -> tuple:
@@ -20,13 +25,33 @@ def config_key(config) -> tuple:
 def by_config(what: str, config, make, *extra):
     """``make(config, *extra)``, kept per (what, config's fields, extra): the caller must not
     change what it gets."""
-    key = (what, config_key(config)) + extra
+    last = _LAST
+    if last[0] is config and last[1] == getattr(config, "system_sgprs", None):
+        near = last[3]
+        sub = (what,) + extra
+        hit = near.get(sub)
+        if hit is not None:
+            return hit
+        key = (what, last[2]) + extra
+    else:
+        try:
+            ck = config_key(config)
+            hash(ck)
+        except TypeError:  # (a field that cannot be hashed: worked out, not kept)
+            return make(config, *extra)
+        sg = getattr(config, "system_sgprs", None)
+        last[:] = [config, dict(sg) if isinstance(sg, dict) else sg, ck, {}]
+        near = last[3]
+        sub = (what,) + extra
+        key = (what, ck) + extra
     try:
         hit = _BY_CONFIG.get(key)
-    except TypeError:  # (a field that cannot be hashed: worked out, not kept)
+    except TypeError:  # (an extra that cannot be hashed)
         return make(config, *extra)
     if hit is None:
         hit = _BY_CONFIG[key] = make(config, *extra)
         while len(_BY_CONFIG) > BY_CONFIG:
             del _BY_CONFIG[next(iter(_BY_CONFIG))]
+    if len(near) < 64:
+        near[sub] = hit
     return hit

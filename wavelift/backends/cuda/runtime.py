@@ -79,6 +79,27 @@ def _guesses(m, hints, win):
     return g
 
 
+_WINDOW_CONSTANTS: dict = {}  # id(layout) -> (layout, [(name, array)]): WL_WS/WL_WE/WL_WO
+
+
+def _window_constants(win) -> list:
+    """The window tables as constants, kept per layout (a pure function of it; the arrays are
+    not changed, so Module.put_constant skips them by identity on a repeated launch)."""
+    lay = win.layout
+    hit = _WINDOW_CONSTANTS.get(id(lay))
+    if hit is not None and hit[0] is lay:
+        return hit[1]
+    out = [
+        ("WL_WS", np.asarray(win.starts, np.uint64)),
+        ("WL_WE", np.asarray(win.ends, np.uint64)),
+        ("WL_WO", np.asarray(win.offs, np.int64)),
+    ]
+    _WINDOW_CONSTANTS[id(lay)] = (lay, out)
+    while len(_WINDOW_CONSTANTS) > GUESSES:
+        del _WINDOW_CONSTANTS[next(iter(_WINDOW_CONSTANTS))]
+    return out
+
+
 def _hits(runs, ranges) -> bool:
     """Whether any written run (sorted arena starts, ends) meets one of the (offset, bytes)."""
     starts, ends = runs
@@ -154,11 +175,7 @@ class Runtime:
         self.k = self.m.variant(complete)  # the module launched (Module.variant)
         put = [("P", P)] + pre
         if len(win.starts) <= G.CONST_WINDOWS:
-            put += [
-                ("WL_WS", np.asarray(win.starts, np.uint64)),
-                ("WL_WE", np.asarray(win.ends, np.uint64)),
-                ("WL_WO", np.asarray(win.offs, np.int64)),
-            ]
+            put += _window_constants(win)
         m = self.m
         if m.slots:
             hints = m.hints if m.hints is not None else np.full(len(m.slots), -1, np.int64)
