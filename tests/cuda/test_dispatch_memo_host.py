@@ -97,3 +97,13 @@ def test_window_constants_follow_the_layout():
     k2 = RT._window_constants(w2)
     assert all(np.array_equal(x, y) for (_, x), y in zip(k2, _fresh_tables(w2)))
     assert not np.array_equal(k2[0][1], k1[0][1])
+
+
+def test_report_pointer_words_follow_the_address():
+    """WL_STATUS/WL_STATS/WL_ESC: the same array for the same report address; another report
+    buffer (another address) gets its own word, never the kept one."""
+    p1, p2 = 0x7F00_0000_1000, 0x7F00_0000_2000
+    w1 = RT._pointer_word(p1)
+    assert RT._pointer_word(p1) is w1 and int(w1[0]) == p1 and w1.dtype == np.uint64
+    w2 = RT._pointer_word(p2)
+    assert int(w2[0]) == p2 and int(w1[0]) == p1

@@ -100,6 +100,21 @@ def _window_constants(win) -> list:
     return out
 
 
+_REPORT_NAMES = {"status": "WL_STATUS", "stats": "WL_STATS", "esc": "WL_ESC"}
+_POINTER_WORDS: dict = {}  # device address -> its one-word uint64 array (never changed)
+
+
+def _pointer_word(ptr: int) -> np.ndarray:
+    """A device pointer as a one-word constant, the same array for the same address (a kept
+    report buffer: Module.put_constant skips it by identity)."""
+    w = _POINTER_WORDS.get(ptr)
+    if w is None:
+        w = _POINTER_WORDS[ptr] = np.array([ptr], np.uint64)
+        while len(_POINTER_WORDS) > 4 * GUESSES:
+            del _POINTER_WORDS[next(iter(_POINTER_WORDS))]
+    return w
+
+
 def _hits(runs, ranges) -> bool:
     """Whether any written run (sorted arena starts, ends) meets one of the (offset, bytes)."""
     starts, ends = runs
@@ -320,7 +335,7 @@ class Runtime:
 
             def report_to(dd):  # (codegen: WL_STATUS, ...; the same buffer: no copy after the first)
                 for name in ("status", "stats", "esc"):
-                    self.k.put_constant(f"WL_{name.upper()}", np.array([dd[name].data.ptr], np.uint64))
+                    self.k.put_constant(_REPORT_NAMES[name], _pointer_word(dd[name].data.ptr))
 
             def launch_all(dd):
                 for g0 in range(0, total, chunk):
