@@ -107,3 +107,27 @@ def test_report_pointer_words_follow_the_address():
     assert RT._pointer_word(p1) is w1 and int(w1[0]) == p1 and w1.dtype == np.uint64
     w2 = RT._pointer_word(p2)
     assert int(w2[0]) == p2 and int(w1[0]) == p1
+
+
+def test_module_key_follows_the_config_and_program():
+    """run/execute.module_key keeps the last CUDA key per (program, config object, system SGPRs):
+    a changed system SGPR dict on the same object, another config or another program each get
+    the key worked out fresh (_module_key), never the kept one."""
+    from test_cuda_backend import _vadd_dispatch, translate_dispatch
+
+    from wavelift.run import execute as X
+
+    mem, cfg, _, _ = _vadd_dispatch(32)
+    prog, _ = translate_dispatch(mem, cfg)
+    k1 = X.module_key(prog, cfg, "lane", "cuda")
+    assert k1 == X._module_key(prog, cfg, "lane", "cuda") and X.module_key(prog, cfg, "lane", "cuda") is k1
+    assert X.module_key(prog, cfg, "wave", "cuda") == X._module_key(prog, cfg, "wave", "cuda") != k1
+    cfg2 = dataclasses.replace(cfg, program_address=cfg.program_address + 0x100)
+    assert X.module_key(prog, cfg2, "lane", "cuda") == X._module_key(prog, cfg2, "lane", "cuda") != k1
+    prog2, _ = translate_dispatch(mem, cfg)  # (another program object: its own hash, equal code)
+    assert X.module_key(prog2, cfg, "lane", "cuda") == X._module_key(prog2, cfg, "lane", "cuda")
+    cfg3 = dataclasses.replace(cfg, system_sgprs=dict(cfg.system_sgprs))
+    X.module_key(prog, cfg3, "lane", "cuda")
+    cfg3.system_sgprs["scratch_wave_offset"] = 5  # (the same object, a changed field)
+    got = X.module_key(prog, cfg3, "lane", "cuda")
+    assert got == X._module_key(prog, cfg3, "lane", "cuda") != k1
