@@ -131,3 +131,33 @@ def test_module_key_follows_the_config_and_program():
     cfg3.system_sgprs["scratch_wave_offset"] = 5  # (the same object, a changed field)
     got = X.module_key(prog, cfg3, "lane", "cuda")
     assert got == X._module_key(prog, cfg3, "lane", "cuda") != k1
+
+
+def test_prepare_finds_follow_the_allocation_table():
+    """resident.prepare keeps each window's allocation per (layout, memory, generation): an
+    allocation freed and made again at the same address between two dispatches (the same
+    window list, so the same layout) is the new one, with its own bytes on the device."""
+    from wavelift.backends.cuda import resident as R
+
+    mem = GuestMemory()
+    mem.alloc(256, name="a", align=256)
+    (a,) = list(mem)
+    a._data[:] = 1
+    res = R.Resident(R.NumPyOps())
+    mem.resident = res
+    windows = [Window(a.base, a.size, "a", "t")]
+    win = WindowSet(windows, mem, host_arena=False)
+    p1 = res.prepare(win)
+    assert p1[0][0] is res.entries[a] and res.prepare(win)[0][0] is p1[0][0]
+    mem.free(a.base)
+    mem.alloc(256, name="a2", align=256)
+    (b,) = list(mem)
+    assert b.base == a.base and b is not a  # (the same place: the same window list and layout)
+    b._data[:] = 2
+    win2 = WindowSet(windows, mem, host_arena=False)
+    assert win2.layout is win.layout
+    p2 = res.prepare(win2)
+    assert p2[0][0] is res.entries[b] and p2[0][0] is not p1[0][0]
+    arena = res.gather(win2, p2)
+    o = int(win2.offs[0])
+    assert (np.asarray(res.ops.download(arena, o, 256)) == 2).all()

@@ -325,6 +325,8 @@ class Resident:
         # device copies held them at those versions are in the arena (``gather`` skips them)
         self._arena_state: dict = {}
         self.spare = None  # (runtime: the scratch word of dispatches without wave scratch)
+        # (layout, memory, generation, [allocation per window]): ``prepare``'s finds, kept
+        self._finds: tuple | None = None
 
     def stamp(self, alloc):
         """Something equal to the next stamp of ``alloc`` exactly while its bytes stay the same
@@ -450,10 +452,24 @@ class Resident:
         those allocations uploaded.  A window lies inside one allocation (trace/)."""
         plan = []
         flushed: set = set()
-        for w in win.windows:
-            alloc = win.memory.find(w.address, w.size)
-            if alloc is None:  # (the tracer places windows inside allocations)
-                raise ValueError(f"window {w.address:#x}+{w.size:#x} is not inside one allocation")
+        mem = win.memory
+        # each window's allocation, kept per (layout, memory, allocation table generation): the
+        # same windows in the same table lie in the same allocations (issue 24)
+        f = self._finds
+        allocs = None
+        if f is not None and f[0] is win.layout and f[1]() is mem and f[2] == mem.generation:
+            allocs = [r() for r in f[3]]  # (weak: a freed allocation's copy still goes)
+            if any(a is None for a in allocs):
+                allocs = None
+        if allocs is None:
+            allocs = []
+            for w in win.windows:
+                alloc = mem.find(w.address, w.size)
+                if alloc is None:  # (the tracer places windows inside allocations)
+                    raise ValueError(f"window {w.address:#x}+{w.size:#x} is not inside one allocation")
+                allocs.append(alloc)
+            self._finds = (win.layout, weakref.ref(mem), mem.generation, [weakref.ref(a) for a in allocs])
+        for w, alloc in zip(win.windows, allocs):
             e = self.entry(alloc)
             if id(e) not in flushed:
                 flushed.add(id(e))
