@@ -16,67 +16,19 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import standin_cupy as S  # noqa: E402
 from test_cuda_backend import _vadd_dispatch, translate_dispatch  # noqa: E402
 
-
-class FArr(np.ndarray):
-    """A 'device' array: host memory with CuPy's few extra methods."""
-
-    def get(self):
-        return np.array(self)
-
-    def set(self, host):
-        self[...] = host
-
-    @property
-    def data(self):  # type: ignore[override]
-        return _Ptr(self.ctypes.data)
-
-
-class _Ptr:
-    def __init__(self, ptr):
-        self.ptr = ptr
-
-    def copy_from_device_async(self, src, n):
-        ctypes.memmove(self.ptr, src.ptr, n)
-
-
-def _mk(f):
-    return lambda *a, **k: f(*a, **k).view(FArr)
-
-
-def _runs(grid, block, args):
-    w, n, starts, ends, cap, count = args
-    m = np.asarray(w[: int(n)]) != 0
-    b = np.flatnonzero(np.diff(np.concatenate(([0], m.view(np.int8), [0]))))
-    s, e = b[0::2], b[1::2]
-    count[0], count[1] = s.size, e.size
-    k = min(s.size, int(cap))
-    starts[:k] = s[::-1][:k]  # (any order: the host sorts)
-    ends[:k] = e[::-1][:k]
-
-
-def _commit(grid, block, args):
-    dst, src, mask, n = args
-    n = int(n)
-    m = np.asarray(mask[:n]) != 0
-    dst[:n][m] = src[:n][m]
-
-
-class _RawModule:
-    def __init__(self, code, options=()):
-        assert "wl_runs" in code and "wl_commit" in code
-
-    def get_function(self, name):
-        return {"wl_runs": _runs, "wl_commit": _commit}[name]
+# the device arrays and resident.py's two kernels are the stand-in's (standin_cupy.py)
+_mk = S._mk
 
 
 def _fake_cupy():
     cp = types.ModuleType("cupy")
     cp.uint8, cp.uint32, cp.uint64, cp.int64 = np.uint8, np.uint32, np.uint64, np.int64  # type: ignore[attr-defined]
-    cp.zeros, cp.empty = _mk(np.zeros), _mk(np.empty)  # type: ignore[attr-defined]
-    cp.asarray = lambda a: np.array(a).view(FArr)  # type: ignore[attr-defined]
-    cp.RawModule = _RawModule  # type: ignore[attr-defined]
+    cp.zeros, cp.empty = _mk(np.zeros, "zeros"), _mk(np.empty, "empty")  # type: ignore[attr-defined]
+    cp.asarray = lambda a: np.array(a).view(S.FArr)  # type: ignore[attr-defined]
+    cp.RawModule = S._RawModule  # type: ignore[attr-defined]
 
     class Event:
         def record(self):
