@@ -10,7 +10,6 @@ from __future__ import annotations
 import ctypes
 import pathlib
 import sys
-import types
 
 import numpy as np
 import pytest
@@ -18,45 +17,6 @@ import pytest
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import standin_cupy as S  # noqa: E402
 from test_cuda_backend import _vadd_dispatch, translate_dispatch  # noqa: E402
-
-# the device arrays and resident.py's two kernels are the stand-in's (standin_cupy.py)
-_mk = S._mk
-
-
-def _fake_cupy():
-    cp = types.ModuleType("cupy")
-    cp.uint8, cp.uint32, cp.uint64, cp.int64 = np.uint8, np.uint32, np.uint64, np.int64  # type: ignore[attr-defined]
-    cp.zeros, cp.empty = _mk(np.zeros, "zeros"), _mk(np.empty, "empty")  # type: ignore[attr-defined]
-    cp.asarray = lambda a: np.array(a).view(S.FArr)  # type: ignore[attr-defined]
-    cp.RawModule = S._RawModule  # type: ignore[attr-defined]
-
-    class Event:
-        def record(self):
-            pass
-
-        def synchronize(self):
-            pass
-
-    def memcpy(dst, src, n, kind):
-        ctypes.memmove(dst, src, n)
-
-    def memcpy_async(dst, src, n, kind, stream):
-        ctypes.memmove(dst, src, n)
-
-    rt = types.SimpleNamespace(
-        memcpy=memcpy,
-        memcpyAsync=memcpy_async,
-        memcpyHostToDevice=1,
-        memcpyDeviceToHost=2,
-        memcpyDeviceToDevice=3,
-    )
-    cp.cuda = types.SimpleNamespace(  # type: ignore[attr-defined]
-        Event=Event,
-        get_elapsed_time=lambda a, b: 0.0,
-        runtime=rt,
-        get_current_stream=lambda: types.SimpleNamespace(ptr=0),
-    )
-    return cp
 
 
 class FakeModule:
@@ -127,7 +87,7 @@ def rig(monkeypatch):
     from wavelift.backends import cuda
     from wavelift.backends.cuda import resident
 
-    monkeypatch.setitem(sys.modules, "cupy", _fake_cupy())
+    monkeypatch.setitem(sys.modules, "cupy", S.fake_cupy())  # the stand-in CuPy (standin_cupy.py)
     monkeypatch.setattr(resident, "_OPS", None)
     monkeypatch.setattr(cuda, "available", lambda: True)
     mem, cfg, (a, b, c), n = _vadd_dispatch(32)
