@@ -14,6 +14,7 @@ Sources and choices: docs/decisions/0004-driver.md.
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass
 from typing import Any
 
@@ -71,6 +72,37 @@ class _Again:
     count: int
     after: dict[int, int]
     config: Any
+
+
+def _value_key(v):
+    """A launch argument (or grid argument) as a hashable value equal exactly when the launch
+    builds the same bytes from it, or _NO_KEY: ints, bools, floats (by their bits: -0.0 is not
+    0.0), NumPy scalars (type and bytes), Buffers (by address: the only field a launch reads),
+    Locals, None, and tuples/lists of these."""
+    t = type(v)
+    if t is int or t is bool or v is None:
+        return (t, v)
+    if t is Buffer:
+        return (t, v.address)
+    if t is float:
+        return (t, struct.pack("<d", v))
+    if isinstance(v, np.generic):
+        return (t, v.tobytes())
+    if t is Local:
+        return (t, _value_key(v.nbytes))
+    if t is tuple or t is list:
+        out = tuple(_value_key(x) for x in v)
+        return _NO_KEY if _NO_KEY in out else (t, out)
+    return _NO_KEY
+
+
+_NO_KEY = ("no key",)
+
+
+def _launch_key(groups, block, args, global_size, global_offset, dims, dynamic_stack, queue):
+    """Kernel.prepare's key: everything its plan reads besides the kernel itself, or None."""
+    k = _value_key((groups, block, tuple(args), global_size, global_offset, dims, dynamic_stack, queue))
+    return None if k is _NO_KEY else k
 
 
 class Device:
@@ -185,13 +217,7 @@ class Device:
         free = self._pool.get(key)
         if free:
             addr = free.pop()
-            v = self.memory.view(addr, size)
-            n = 0
-            if data is not None:
-                src = np.frombuffer(memoryview(data).cast("B"), np.uint8)
-                n = len(src)
-                v[:n] = src
-            v[n:] = 0
+            self.put(addr, size, data)
         else:
             if window:
                 addr = self.alloc_window(size, label + " (reused)", align=align, data=data)
@@ -199,6 +225,28 @@ class Device:
                 addr = self._alloc(size, label + " (reused)", align=align, data=data)
         self._held.append((key, addr))
         return addr
+
+    def put(self, addr: int, size: int, data=None) -> None:
+        """[addr, addr + size) of guest memory to hold ``data`` then zeros -- written only when
+        it holds something else (record=False: a launch allocation reused with the bytes it
+        already holds is not written, so a device copy of it stays as it was, same stamp:
+        decision 0029).  The bytes are compared as the memory holds them now (peek: a device
+        copy's newer bytes come down first), so the memory ends the same either way."""
+        src = b"" if data is None else memoryview(data).cast("B")
+        n = len(src)
+        if n > size:
+            raise ValueError(f"{n} bytes of data for a {size}-byte allocation")
+        mem = self.memory
+        cur = mem.peek(addr, size)
+        if n == size:
+            if cur.data == src:
+                return
+        elif cur[:n].data == src and not cur[n:].any():
+            return
+        v = mem.view(addr, size)
+        if n:
+            v[:n] = np.frombuffer(src, np.uint8)
+        v[n:] = 0
 
     def _give_back(self) -> None:
         for key, addr in self._held:
@@ -540,6 +588,10 @@ class Kernel:
         self.device = lco.device
         self.info = info
         self.last_launch: LaunchRecord | None = None
+        # record=False: [launch key, plan, (kernarg address, packet), (addresses, made)] of the
+        # last launch (prepare); whether the kernel takes a dispatch id SGPR (found once)
+        self._memo: list | None = None
+        self._dispatch_id: bool | None = None
 
     @property
     def name(self) -> str:
@@ -601,7 +653,83 @@ class Kernel:
         dims=None,
         dynamic_stack=None,
     ) -> LaunchRecord:
-        """Build kernargs, dispatch packet, scratch and registers in guest memory (no submit)."""
+        """Build kernargs, dispatch packet, scratch and registers in guest memory (no submit).
+        A Device(record=False) keeps the last launch's plan (kernarg bytes, grid, scratch
+        sizes: a pure function of the launch's arguments, its queue address and this kernel)
+        and the packet, user SGPRs and registers made from it (a pure function of the plan and
+        the addresses of the scratch backing, kernargs and packet, and the launch number where
+        the kernel takes a dispatch id): a launch that repeats them builds nothing again, and
+        the reused allocations are written only where their bytes differ (Device.put)."""
+        dev, kd = self.device, self.info.kd
+        args = args if type(args) is list or type(args) is tuple else list(args)
+        # (the queue's address is part of the kernargs; none yet: the full path makes it)
+        key = (
+            None
+            if dev.record or not dev._queue
+            else _launch_key(groups, block, args, global_size, global_offset, dims, dynamic_stack, dev._queue)
+        )
+        memo = self._memo
+        if key is not None and memo is not None and memo[0] == key:
+            plan = memo[1]
+        else:
+            plan = self._plan(groups, block, args, global_size, global_offset, dims, dynamic_stack)
+            memo = self._memo = None if key is None else [key, plan, None, None]
+        grid, kernargs, filled, dynamic_lds, group_size, scratch, ka_size, ka_align, queue = plan
+        if dev.gfx11:
+            # only COMPUTE_DISPATCH_SCRATCH_BASE carries it (architected flat scratch): placed
+            # in the upper half, where no small values in a packet or kernarg (the workgroup
+            # size the code reads from the dispatch packet) look like a pointer into it
+            scratch_addr = dev.scratch_window(scratch.total) if scratch.total else 0
+        else:
+            scratch_addr = dev.scratch_backing(scratch.total) if scratch.total else 0
+        kernarg_addr = dev.launch_alloc(
+            ka_size, f"kernargs:{self.name}#{dev.launch_count}", align=ka_align, data=kernargs
+        )
+        if memo is not None and memo[2] is not None and memo[2][0] == kernarg_addr:
+            pkt = memo[2][1]
+        else:
+            pkt = dispatch_packet(grid, scratch.per_lane, group_size, self.kd_address, kernarg_addr)
+            if memo is not None:
+                memo[2] = (kernarg_addr, pkt)
+        pkt_addr = dev.launch_alloc(
+            DISPATCH_PACKET_SIZE, f"aql_packet:{self.name}#{dev.launch_count}", align=64, data=pkt
+        )
+        if self._dispatch_id is None:
+            self._dispatch_id = any(w == "dispatch_id" for w, _, _ in kd.user_sgpr_layout())
+        key2 = (scratch_addr, kernarg_addr, pkt_addr, dev.launch_count if self._dispatch_id else 0)
+        if memo is not None and memo[3] is not None and memo[3][0] == key2:
+            user, regs, initiator = memo[3][1]
+        else:
+            made = self._registers(plan, queue, scratch_addr, kernarg_addr, pkt_addr)
+            user, regs, initiator = made
+            if memo is not None:
+                memo[3] = (key2, made)
+        return LaunchRecord(
+            index=dev.launch_count,
+            kernel=self.name,
+            kind="hsa",
+            grid=grid,
+            registers=dict(regs),  # (copies: the kept ones are not the caller's to change)
+            initiator=initiator,
+            dims=grid.groups,
+            user_sgprs=list(user),
+            pm4=[],
+            program_address=self.code_address,
+            kernarg_address=kernarg_addr,
+            kernargs=kernargs,
+            packet_address=pkt_addr,
+            packet=pkt,
+            queue_address=queue,
+            scratch_address=scratch_addr,
+            scratch=scratch,
+            lds_bytes=group_size,
+            extra={"kernarg_fill": list(filled), "dynamic_lds": dynamic_lds},
+        )
+
+    def _plan(self, groups, block, args, global_size, global_offset, dims, dynamic_stack) -> tuple:
+        """(grid, kernarg bytes, their fill record, dynamic LDS, group segment bytes, scratch
+        plan, kernarg allocation size and alignment, queue address): what a launch's arguments
+        make, before any address of this launch is known."""
         dev, info, kd = self.device, self.info, self.info.kd
         target, gfx11 = dev.target, dev.gfx11
         grid = make_grid(groups, self._block(block), global_size, global_offset, dims)
@@ -637,27 +765,28 @@ class Kernel:
         if kd.scratch_en and private == 0:
             private = 16  # SCRATCH_EN with no size: give one granule (see 0004)
         scratch = plan_scratch(target, private, wave, grid.total_waves(wave))
-        if gfx11:
-            # only COMPUTE_DISPATCH_SCRATCH_BASE carries it (architected flat scratch): placed
-            # in the upper half, where no small values in a packet or kernarg (the workgroup
-            # size the code reads from the dispatch packet) look like a pointer into it
-            scratch_addr = dev.scratch_window(scratch.total) if scratch.total else 0
-        else:
-            scratch_addr = dev.scratch_backing(scratch.total) if scratch.total else 0
-
-        ka_size = max(align_up(len(kplan.data), 16), 16)
-        kernarg_addr = dev.launch_alloc(
+        kernargs = bytes(kplan.data)
+        ka_size = max(align_up(len(kernargs), 16), 16)
+        ka_align = max(256, info.kernarg_segment_align)
+        return (
+            grid,
+            kernargs,
+            tuple(kplan.filled),
+            kplan.dynamic_lds,
+            group_size,
+            scratch,
             ka_size,
-            f"kernargs:{self.name}#{dev.launch_count}",
-            align=max(256, info.kernarg_segment_align),
-            data=bytes(kplan.data),
+            ka_align,
+            queue,
         )
-        pkt_addr = dev.launch_alloc(
-            DISPATCH_PACKET_SIZE, f"aql_packet:{self.name}#{dev.launch_count}", align=64
-        )
-        pkt = dispatch_packet(grid, scratch.per_lane, group_size, self.kd_address, kernarg_addr)
-        dev.memory.write(pkt_addr, pkt)
 
+    def _registers(self, plan, queue, scratch_addr, kernarg_addr, pkt_addr) -> tuple:
+        """(user SGPRs, SH registers by name, dispatch initiator) of a launch with ``plan``
+        (_plan) and these addresses."""
+        dev, kd = self.device, self.info.kd
+        target, gfx11 = dev.target, dev.gfx11
+        grid, kernargs, _, _, group_size, scratch, _, _, _ = plan
+        wave = kd.wave_size
         user = hsa_user_sgprs(
             kd,
             target=target,
@@ -669,7 +798,7 @@ class Kernel:
             kernarg_ptr=kernarg_addr,
             dispatch_id=dev.launch_count,
             private_segment_size=scratch.per_lane,
-            kernargs=bytes(kplan.data),
+            kernargs=kernargs,
         )
         system = sum(kd.tgid_enabled) + kd.tg_size_en
         if gfx11 and len(user) + system < 16 and kd.user_sgpr_count + system == 16:
@@ -705,27 +834,7 @@ class Kernel:
         initiator = pm4.initiator(
             wave32=(wave == 32), force_start_at_000=True, partial_tg=any(rem), order_mode=False
         )
-        return LaunchRecord(
-            index=dev.launch_count,
-            kernel=self.name,
-            kind="hsa",
-            grid=grid,
-            registers=regs,
-            initiator=initiator,
-            dims=grid.groups,
-            user_sgprs=user,
-            pm4=[],
-            program_address=pc,
-            kernarg_address=kernarg_addr,
-            kernargs=bytes(kplan.data),
-            packet_address=pkt_addr,
-            packet=pkt,
-            queue_address=queue,
-            scratch_address=scratch_addr,
-            scratch=scratch,
-            lds_bytes=group_size,
-            extra={"kernarg_fill": kplan.filled, "dynamic_lds": kplan.dynamic_lds},
-        )
+        return tuple(user), regs, initiator
 
     def __repr__(self) -> str:
         return f"Kernel({self.name!r} at 0x{self.code_address:x})"
