@@ -47,6 +47,7 @@ caller reuses addresses for other kernels (decision 0024).
 from __future__ import annotations
 
 import ctypes
+import gc
 import struct
 from collections.abc import Iterable, Sequence
 
@@ -138,17 +139,28 @@ def _find_descriptor(view: np.ndarray, base: int, lib: int, rsrc2: int) -> bytes
     return None
 
 
+# the last /proc/self/maps text read and what it parsed to: the file is read on every call (the
+# caller's mappings change between calls), only an unchanged text is not parsed again
+_MAPS: list = [None, []]
+
+
 def _host_mappings() -> list[tuple[int, int, str]]:
-    """(start, end, perms) of this process's mappings (/proc/self/maps)."""
-    out = []
+    """(start, end, perms) of this process's mappings (/proc/self/maps), read now."""
     try:
-        with open("/proc/self/maps") as f:
-            for line in f:
-                span, perms = line.split()[:2]
-                lo, hi = span.split("-")
-                out.append((int(lo, 16), int(hi, 16), perms))
+        with open("/proc/self/maps", "rb") as f:
+            text = f.read()
     except OSError:
         return []
+    if text == _MAPS[0]:
+        return _MAPS[1]
+    out = []
+    for line in text.decode("ascii", "replace").splitlines():
+        parts = line.split(None, 2)
+        if len(parts) < 2:
+            continue
+        lo, _, hi = parts[0].partition("-")
+        out.append((int(lo, 16), int(hi, 16), parts[1]))
+    _MAPS[:] = [text, out]
     return out
 
 
@@ -255,7 +267,66 @@ def run_asm(
     mode: str = "wave",
     budget: int | None = None,
 ) -> int:
-    """Carry out one dispatch as tinygrad's mock GPU asks (module docstring): 0 when it landed."""
+    """Carry out one dispatch as tinygrad's mock GPU asks (module docstring): 0 when it landed.
+
+    Python's cyclic garbage collector is paused for the call (decision 0035): a fresh program
+    allocates ~2,000 objects per instruction-test program that live past the call (its translation
+    and module, cached) and ~10x that which die by reference count, and the collections they set off
+    traversed the long-lived caches again and again (~17% of a fresh program's time).  It runs
+    again as before once the call returns (the next allocation past its threshold collects what
+    the call left)."""
+    enabled = gc.isenabled()
+    if enabled:
+        gc.disable()
+    try:
+        return _run_asm(
+            lib,
+            lib_sz,
+            gx,
+            gy,
+            gz,
+            lx,
+            ly,
+            lz,
+            args_ptr,
+            rsrc2,
+            scratch_size,
+            arch,
+            user_data,
+            ranges=ranges,
+            rsrc1=rsrc1,
+            rsrc3=rsrc3,
+            backend=backend,
+            mode=mode,
+            budget=budget,
+        )
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _run_asm(
+    lib,
+    lib_sz,
+    gx,
+    gy,
+    gz,
+    lx,
+    ly,
+    lz,
+    args_ptr,
+    rsrc2,
+    scratch_size,
+    arch,
+    user_data,
+    *,
+    ranges,
+    rsrc1,
+    rsrc3,
+    backend,
+    mode,
+    budget,
+) -> int:
     from ..dispatch.setup import build_config
     from ..isa.instruction import RUN_TARGETS
     from ..run.execute import execute_dispatch

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from ..errors import Refused
 from ..isa import DecodeError, decode_one
+from ..isa.instruction import moved
 from .scalar_alu import branch_targets, ends_block, falls_through
 
 MAX_INSTRUCTIONS = 200_000
@@ -23,7 +24,7 @@ def discover(code: bytes, target: str, wave64: bool, base_address: int, entry: i
     """-> (instructions by offset, set of block-leader offsets).  Decoding starts at byte
     ``entry`` of ``code`` (``code`` may begin before the entry: callees placed below it)."""
     from . import gfx12
-    from .gfx11 import is_gfx11, normalize
+    from .gfx11 import is_gfx11
 
     gfx12_ = gfx12.is_gfx12(target)
     gfx11 = is_gfx11(target) or gfx12_
@@ -45,10 +46,8 @@ def discover(code: bytes, target: str, wave64: bool, base_address: int, entry: i
                 ins = decode_one(code, pos, target, wave64, 0)
             except DecodeError as e:
                 raise Refused("program.decode_error", str(e)) from None
-            if gfx12_:  # GFX11's shape (frontend/gfx12.py, decision 0027)
-                ins = gfx12.normalize(ins)
-            if gfx11:  # GFX10 names and operand codes (frontend/gfx11.py, decision 0023)
-                ins = normalize(ins)
+            if gfx11:
+                ins = _normalized(ins, target, wave64, gfx12_)
             instrs[pos] = ins
             if len(instrs) > MAX_INSTRUCTIONS:
                 raise Refused("program.decode_error", "program has too many instructions")
@@ -74,6 +73,33 @@ def discover(code: bytes, target: str, wave64: bool, base_address: int, entry: i
                 break
             pos = nxt
     return instrs, leaders
+
+
+# GFX11/GFX12 instructions as the frontends see them, by what the decoder read (decision 0035)
+_NORMALIZED: dict = {}
+NORMALIZED_MAX = 1 << 16
+
+
+def _normalized(ins, target: str, wave64: bool, gfx12_: bool):
+    """``ins`` (decoded for a GFX11 or GFX12 target) in GFX10's names and operand codes
+    (frontend/gfx11.py, decision 0023), first in GFX11's shape for GFX12 (frontend/gfx12.py,
+    decision 0027).  Both are functions of the decoded instruction alone, which is a function of
+    its words for (target, wave size): kept by those and the decoder's name, encoding and text,
+    at offset 0, and handed out moved to ``ins``'s offset (fields shared: read-only)."""
+    from . import gfx12
+    from .gfx11 import normalize
+
+    key = (target, wave64, ins.words, ins.size, ins.encoding, ins.name, ins.text)
+    hit = _NORMALIZED.get(key)
+    if hit is not None:
+        return hit if ins.offset == 0 else moved(hit, ins.offset)
+    out = gfx12.normalize(ins) if gfx12_ else ins  # GFX11's shape (frontend/gfx12.py, decision 0027)
+    out = normalize(out)  # GFX10 names and operand codes (frontend/gfx11.py, decision 0023)
+    # (a refusal, which names the offset, is not kept)
+    if len(_NORMALIZED) >= NORMALIZED_MAX:
+        _NORMALIZED.clear()
+    _NORMALIZED[key] = moved(out, 0)
+    return out
 
 
 def _track(ins, consts, base, carry):

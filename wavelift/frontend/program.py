@@ -6,7 +6,18 @@ from ..errors import Refused
 from ..ir.builder import Builder
 from ..ir.program import Block, Program
 from ..isa import Instruction
-from . import data_share, flow, gfx12, image, sample, scalar_alu, scalar_memory, vector_alu, vector_memory
+from . import (
+    data_share,
+    flow,
+    gfx12,
+    image,
+    instr_cache,
+    sample,
+    scalar_alu,
+    scalar_memory,
+    vector_alu,
+    vector_memory,
+)
 from . import scratch as scratch_mod
 from .common import Unsupported
 
@@ -127,7 +138,10 @@ def translate(
             try:
                 if fe is None:
                     raise Unsupported()
-                fe(ins, b)
+                if ins.name in gfx12.HANDLERS:
+                    fe(ins, b)
+                else:
+                    instr_cache.translate_one(fe, ins, b)
             except Unsupported as e:
                 why = f" ({e})" if str(e) else ""
                 raise Refused(

@@ -35,6 +35,7 @@ SCAN_CACHE = 256  # scans kept per memory (_scan)
 SCAN_CACHE_BYTES = 64 << 20  # and at most this many bytes of candidates
 NAME_CHARS = 64  # of an allocation's name quoted in a window's name or reason
 TRACE_CACHE = 64  # traces kept per memory (trace)
+FEW_ALLOCATIONS = 8  # up to this many allocations, _first_per_target compares instead of searching
 
 
 def short_name(name: str) -> str:
@@ -82,6 +83,18 @@ def _first_per_target(found, hit):
     a, k = found
     if not a.size:
         return []
+    spans = getattr(hit, "spans", None)
+    if spans is not None and len(spans[0]) <= FEW_ALLOCATIONS:
+        # few allocations: each one's first candidate found by a comparison over the candidates
+        # (allocations never overlap, so this is the allocation the binary search finds)
+        firsts = []
+        for t, (lo, hi) in enumerate(zip(*spans)):
+            m = (a >= lo) & (a < hi)
+            j = int(m.argmax())
+            if m[j]:
+                firsts.append((j, t))
+        firsts.sort()
+        return [(t, int(a[j]), int(k[j])) for j, t in firsts]
     t = hit(a)
     sel = np.flatnonzero(t >= 0)
     _, first = np.unique(t[sel], return_index=True)
@@ -101,6 +114,40 @@ def _low(memory) -> bool:
 
 def _all_candidates(words: np.ndarray, low: bool = False):
     """_candidates' arrays, unfiltered; ``low``: pairs below 4 GiB too (_low)."""
+    if words.dtype == np.uint32:
+        return _all_candidates32(words, low)
+    return _all_candidates64(words, low)
+
+
+def _all_candidates32(u: np.ndarray, low: bool):
+    """_all_candidates64 of uint32 words, the same arrays: each test made on the 32-bit words,
+    the 64-bit addresses built for the candidates found only (a scan's 16 K words: a third of
+    the time)."""
+    w = u.astype(np.uint64)
+    addrs, idxs = [], []
+    if u.size >= 2:
+        hi16 = u[1:] & np.uint32(0xFFFF)
+        i = np.flatnonzero((u[:-1] | hi16) if low else hi16)
+        addrs.append(w[i] | (hi16[i].astype(np.uint64) << np.uint64(32)))
+        idxs.append(i)
+    radv = u == np.uint32(RADV_HI)
+    i = np.flatnonzero(radv)
+    i = i[i > 0]
+    addrs.append(np.uint64(RADV48) | w[i - 1])
+    idxs.append(i - 1)
+    i = np.flatnonzero((u != 0) & ~radv)
+    addrs.append(np.uint64(RADV48) | w[i])
+    idxs.append(i)
+    if u.size >= 4:
+        i = np.flatnonzero((u[3:] >> np.uint32(28)) >= 8)
+        addrs.append((w[i] | ((w[i + 1] & np.uint64(0xFF)) << np.uint64(32))) << np.uint64(8))
+        idxs.append(i)
+    return np.concatenate(addrs), np.concatenate(idxs)
+
+
+def _all_candidates64(words: np.ndarray, low: bool = False):
+    """_all_candidates, the words taken as 64-bit integers (the definition _all_candidates32
+    is held to)."""
     w = words.astype(np.uint64)
     addrs, idxs = [], []
     if w.size >= 2:
@@ -191,6 +238,7 @@ def _hit_test(memory):
             out[i] = np.where((k >= 0) & (c[i] < ends[np.maximum(k, 0)]), k, -1)
         return out
 
+    hit.spans = (starts, ends)  # type: ignore[attr-defined]
     return hit
 
 

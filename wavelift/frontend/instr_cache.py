@@ -1,0 +1,159 @@
+"""One instruction's IR, kept across programs (decision 0035).
+
+Programs that share instructions -- tinygrad's instruction tests are ~110 instructions each, a
+common prologue and epilogue around a few under test -- translate the same words again and
+again.  ``translate_one`` runs an instruction's frontend once per *key* and replays the ops it
+emitted for every later instruction with that key: new ``Op``s and ``Value``s, the values
+numbered from the program's counter exactly as the frontend would have numbered them, so a
+replayed block is the block a fresh translation gives, op for op and value id for value id.
+
+The key holds everything a frontend reads besides the Builder's emission methods: the
+instruction as decoded (words, size, encoding, variant, name, text; its fields are a function of
+these for a target), the target, the wave size and GB_ADDR_CONFIG; and, where a frontend reads
+them, the instruction's guest address (``s_getpc_b64``, ``s_setpc_b64``, ``s_swappc_b64``,
+``s_call_b64``) or the program's scratch decision for it (MUBUF/MTBUF: ``Plan.is_scratch_mubuf``).
+What the frontend sets on the Builder besides ops is kept with them: the VGPRs it reaches
+(``max_vgpr``) and whether it uses floats or scratch.
+
+Kept only when the result is provably self-contained, checked on the ops themselves: no
+terminator set (terms name block offsets and values), no DPP condition left live for a later
+instruction (``_dpp_ok``), every Value argument made by one of the instruction's own ops, the
+counter advanced once per op, and arguments and attributes plain data (numbers, strings,
+None, tuples of them).  Anything else is translated afresh every time.  A refusal or an
+Unsupported raised by a frontend is never kept (it is raised again on the next translation).
+GFX12's own handlers (``gfx12.HANDLERS``) are never cached: they change ``b.target`` for a while.
+"""
+
+from __future__ import annotations
+
+from ..ir.program import Op, Value
+
+# key -> (recipe, number of values, max_vgpr, uses_float, uses_scratch): see _entry
+_CACHE: dict = {}
+CACHE_MAX = 1 << 15  # entries (an instruction's ops each); cleared when full
+ENABLED = [True]  # tests turn it off to compare against fresh translations
+
+# names whose frontend reads the instruction's own address (frontend/scalar_alu.py)
+PC_NAMES = frozenset({"s_getpc_b64", "s_setpc_b64", "s_swappc_b64", "s_call_b64"})
+_PLAIN = (int, float, str, bool, type(None))
+
+
+def _plain(x) -> bool:
+    if isinstance(x, _PLAIN):
+        return True
+    if type(x) is tuple:
+        return all(_plain(y) for y in x)
+    return False
+
+
+def key_of(ins, b):
+    """The cache key of translating ``ins`` with Builder ``b`` (see the module's doc)."""
+    where = None
+    if ins.name in PC_NAMES:
+        where = ("pc", b.base_address + ins.offset)
+    elif ins.encoding in ("MUBUF", "MTBUF"):
+        plan = getattr(b, "scratch", None)
+        where = ("scratch", plan is not None and plan.is_scratch_mubuf(ins.offset))
+    return (
+        ins.words,
+        ins.size,
+        ins.encoding,
+        ins.variant,
+        ins.name,
+        ins.text,
+        b.target,
+        b.wave_size,
+        b.gb_addr_config,
+        where,
+    )
+
+
+def translate_one(fe, ins, b) -> None:
+    """``fe(ins, b)``, or the ops it emitted for an instruction with the same key, replayed."""
+    if not ENABLED[0] or b.term is not None:
+        fe(ins, b)
+        return
+    key = key_of(ins, b)
+    hit = _CACHE.get(key)
+    if hit is not None:
+        _replay(hit, b)
+        return
+    start, first = len(b.ops), b._counter[0]
+    saved = (b.max_vgpr, b.uses_float, b.uses_scratch)
+    b.max_vgpr, b.uses_float, b.uses_scratch = -1, False, False
+    try:
+        fe(ins, b)
+        entry = _entry(b, start, first)
+    finally:
+        mv, uf, us = b.max_vgpr, b.uses_float, b.uses_scratch
+        b.max_vgpr = max(saved[0], mv)
+        b.uses_float = saved[1] or uf
+        b.uses_scratch = saved[2] or us
+    if entry is not None:
+        if len(_CACHE) >= CACHE_MAX:
+            _CACHE.clear()
+        _CACHE[key] = entry + (mv, uf, us)
+
+
+def _entry(b, start: int, first: int):
+    """(recipe, count) when the ops emitted since ``start`` can be replayed, else None."""
+    if b.term is not None or getattr(b, "_dpp_ok", None) is not None:
+        return None
+    ops = b.ops[start:]
+    count = b._counter[0] - first
+    own = set()
+    for op in ops:
+        for a in op.args:
+            if a.__class__ is Value:
+                if id(a) not in own:
+                    return None
+            elif not _plain(a):
+                return None
+        for v in op.attrs.values():
+            if not _plain(v):
+                return None
+        if op.out is not None:
+            if not first < op.out.id <= first + count or id(op.out) in own:
+                return None
+            own.add(id(op.out))
+    if len(own) != count:
+        return None
+    # the recipe: per op (name, type, args, attrs, result (type, uniform) or None, value refs):
+    # args with each Value replaced by the index of the op value it is (refs: which positions)
+    index: dict = {}
+    recipe = []
+    for op in ops:
+        refs = tuple(j for j, a in enumerate(op.args) if a.__class__ is Value)
+        args = tuple(index[id(a)] if a.__class__ is Value else a for a in op.args)
+        res = None
+        if op.out is not None:
+            index[id(op.out)] = len(index)
+            res = (op.out.type, op.out.uniform, op.out.id - first)
+        recipe.append((op.name, op.type, args, dict(op.attrs), res, refs))
+    return (tuple(recipe), count)
+
+
+def _replay(hit, b) -> None:
+    recipe, count, mv, uf, us = hit
+    base = b._counter[0]
+    vals: list = []
+    instr = b.instr
+    out_ops = b.ops
+    for name, type_, args, attrs, res, refs in recipe:
+        if refs:
+            a = list(args)
+            for j in refs:
+                a[j] = vals[a[j]]
+            args = tuple(a)
+        out = None
+        if res is not None:
+            out = Value(base + res[2], res[0], res[1])
+            vals.append(out)
+        out_ops.append(Op(name, type_, args, dict(attrs), out, instr))
+    b._counter[0] = base + count
+    if mv > b.max_vgpr:
+        b.max_vgpr = mv
+    if uf:
+        b.uses_float = True
+    if us:
+        b.uses_scratch = True
