@@ -130,7 +130,10 @@ def test_partial_workgroups():
     )  # USE_THREAD_DIMENSIONS
     assert c.group_end == (3, 2, 1) and c.partial == (4, 0, 0) and c.partial_tg
     assert group_block(c, (2, 1, 0)) == (4, 8, 1)
-    refused("dispatch.bad_register", regs(COMPUTE_NUM_THREAD_X=64 | 64 << 16), initiator=0x8047)
+    # partial == full: the last group is whole (RADV's unaligned dispatch of an aligned size)
+    c = build_config(regs(COMPUTE_NUM_THREAD_X=64 | 64 << 16), "gfx1030", (3, 1, 1), 0x8047)
+    assert c.partial == (64, 0, 0) and group_block(c, (2, 0, 0)) == (64, 1, 1)
+    refused("dispatch.bad_register", regs(COMPUTE_NUM_THREAD_X=64 | 65 << 16), initiator=0x8047)
     refused("dispatch.unsupported_mode", regs(), initiator=0x8041 | 0x20)
 
 

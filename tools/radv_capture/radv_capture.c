@@ -39,6 +39,10 @@
 
 #include "radv_radeon_winsys.h" /* Mesa 22.3.6 source: struct radeon_winsys, radeon_cmdbuf, ... */
 #include "ac_gpu_info.h"        /* Mesa 22.3.6 source: struct radeon_info */
+#include "ac_surface.h"         /* Mesa 22.3.6 source: ac_compute_surface (built in, build.sh) */
+#include "addrlib/src/amdgpu_asic_addr.h" /* FAMILY_NV, AMDGPU_NAVI21_RANGE, ... */
+
+#include "vkapp.h" /* the Vulkan application (shared with run_lavapipe.c) */
 
 #define RADV_LIB "/usr/lib/x86_64-linux-gnu/libvulkan_radeon.so"
 
@@ -64,7 +68,7 @@ static unsigned g_gb_addr_config; /* rad_info.gb_addr_config, recorded in captur
       }                                                                                     \
    } while (0)
 
-static void
+static void __attribute__((noreturn))
 die(const char *msg)
 {
    fprintf(stderr, "radv_capture: %s\n", msg);
@@ -93,7 +97,6 @@ static uint64_t va_next_32bit = 0xffff800000000000ull + 0x00100000ull; /* addres
 static uint64_t va_next = 0xffff800100000000ull;
 static const char *out_dir;
 static unsigned submit_counter;
-static unsigned ib_dw_default = 8192;
 static void *(*orig_buffer_map)(struct radeon_winsys_bo *bo);
 static void (*orig_buffer_destroy)(struct radeon_winsys *ws, struct radeon_winsys_bo *bo);
 
@@ -254,7 +257,7 @@ cap_cs_create(struct radeon_winsys *ws, enum amd_ip_type ip)
       return NULL;
    cs->ws = ws;
    cs->ip = ip;
-   cs->first_ib = new_ib(ws, ib_dw_default);
+   cs->first_ib = new_ib(ws, app_ib_dw);
    cs_use_ib(cs, cs->first_ib);
    return &cs->base;
 }
@@ -299,7 +302,7 @@ static void
 cap_cs_grow(struct radeon_cmdbuf *rcs, size_t min_size)
 {
    struct cap_cs *cs = (struct cap_cs *)rcs;
-   unsigned dw = ib_dw_default;
+   unsigned dw = app_ib_dw;
    while (dw < min_size + 16)
       dw *= 2;
    struct cap_bo *next = new_ib(cs->ws, dw);
@@ -617,416 +620,185 @@ patch_winsys(struct radeon_winsys *ws)
    ws->query_value = cap_query_value;
 }
 
-/* ---------------------------------------------------------------- the Vulkan side ------- */
+/* ---------------------------------------------------------------- images --------------- */
 
-#define MAX_BINDINGS 64
-struct binding {
-   unsigned set, binding, bytes;
-   VkDescriptorType type;
-   const char *file;
-};
+/* The null winsys has no surface_init (it cannot create images). Ours does what the amdgpu
+ * winsys's does (radv_amdgpu_surface.c): hand the surface to Mesa's own ac_compute_surface and
+ * addrlib, compiled into this program from the same Mesa source, so the swizzle mode, pitch,
+ * alignment and metadata (DCC) are RADV's own choice. addrlib needs the chip's family id and
+ * revision, which the null winsys leaves 0 (RADV itself reads neither): we give it the first
+ * revision of the chip's range in addrlib's amdgpu_asic_addr.h (and has_graphics, below), in a
+ * copy of rad_info that only ac_compute_surface reads, so RADV's rad_info (and with it every
+ * older capture) is untouched. gb_addr_config stays what the null
+ * winsys has (0), recorded in capture.json. */
+static struct ac_addrlib *g_addrlib;
+static struct radeon_info g_surf_info;
 
-static void *
-read_all(const char *path, size_t *size)
+static int
+cap_surface_init(struct radeon_winsys *ws, const struct ac_surf_info *surf_info,
+                 struct radeon_surf *surf)
 {
-   FILE *f = fopen(path, "rb");
-   if (!f) {
-      perror(path);
-      exit(2);
-   }
-   fseek(f, 0, SEEK_END);
-   long n = ftell(f);
-   fseek(f, 0, SEEK_SET);
-   void *buf = malloc(n > 0 ? n : 1);
-   if (!buf || (n > 0 && fread(buf, 1, n, f) != (size_t)n)) {
-      perror(path);
-      exit(2);
-   }
-   fclose(f);
-   *size = n;
-   return buf;
+   unsigned type = RADEON_SURF_GET(surf->flags, TYPE);
+   struct ac_surf_config config;
+   memcpy(&config.info, surf_info, sizeof(config.info));
+   config.is_1d = type == RADEON_SURF_TYPE_1D || type == RADEON_SURF_TYPE_1D_ARRAY;
+   config.is_3d = type == RADEON_SURF_TYPE_3D;
+   config.is_cube = type == RADEON_SURF_TYPE_CUBEMAP;
+   int r = ac_compute_surface(g_addrlib, &g_surf_info, &config, RADEON_SURF_GET(surf->flags, MODE),
+                              surf);
+   /* what RADV and addrlib chose, for the README's table (radv_capture.log) */
+   fprintf(stderr,
+           "radv_capture: surface %ux%ux%u layers %u bpe %u: swizzle_mode %u, %s, DCC %s "
+           "(meta_offset %llu), size %llu, alignment %u\n",
+           surf_info->width, surf_info->height, surf_info->depth, surf_info->array_size, surf->bpe,
+           surf->u.gfx9.swizzle_mode, surf->is_linear ? "linear" : "tiled",
+           surf->meta_offset ? "yes" : "no", (unsigned long long)surf->meta_offset,
+           (unsigned long long)surf->surf_size, 1u << surf->surf_alignment_log2);
+   return r;
+}
+
+static struct ac_addrlib *
+cap_get_addrlib(struct radeon_winsys *ws)
+{
+   return g_addrlib;
 }
 
 static void
-usage(const char *msg)
+init_surfaces(struct radeon_winsys *ws, struct radeon_info *info)
 {
-   fprintf(stderr, "radv_capture: %s\nusage: radv_capture SHADER.spv OUTDIR [--binding SET:BINDING:ssbo|ubo:BYTES[:FILE]]...\n"
-                   "       [--push FILE | --push-u32 A,B,...] [--groups X,Y,Z] [--indirect]\n"
-                   "       [--subgroup-size 32|64] [--ib-dw N] [--num-cu N] [--entry NAME]\n", msg);
-   exit(2);
+   static const unsigned navi10[] = {AMDGPU_NAVI10_RANGE}, navi21[] = {AMDGPU_NAVI21_RANGE},
+                         gfx1100[] = {AMDGPU_GFX1100_RANGE};
+   g_surf_info = *info;
+   /* a real navi10/navi21 has graphics (ac_gpu_info.c sets it from the kernel's GFX ring); the
+    * null winsys leaves it false, which makes ac_surface treat the chip as compute-only and
+    * never give a surface DCC. RADV itself never reads has_graphics. */
+   g_surf_info.has_graphics = true;
+   if (info->family == CHIP_NAVI10) {
+      g_surf_info.family_id = FAMILY_NV;
+      g_surf_info.chip_external_rev = navi10[0];
+   } else if (info->family == CHIP_NAVI21) {
+      g_surf_info.family_id = FAMILY_NV;
+      g_surf_info.chip_external_rev = navi21[0];
+   } else if (info->family == CHIP_GFX1100) {
+      g_surf_info.family_id = FAMILY_GFX1100;
+      g_surf_info.chip_external_rev = gfx1100[0];
+   } else {
+      die("images: only navi10, navi21 and gfx1100 are known to radv_capture");
+   }
+   /* the amdgpu winsys also sets rad_info.max_alignment from addrlib (radv_amdgpu_winsys.c:
+    * ac_addrlib_create(&ws->info, &ws->info.max_alignment)); vkAllocateMemory passes it as the
+    * BO alignment, so a 64 KiB swizzle mode's image starts on a 64 KiB boundary. Images only:
+    * a buffer-only capture keeps the null winsys's 0 and its addresses. */
+   g_addrlib = ac_addrlib_create(&g_surf_info, &info->max_alignment);
+   if (!g_addrlib)
+      die("ac_addrlib_create failed");
+   ws->surface_init = cap_surface_init;
+   ws->get_addrlib = cap_get_addrlib;
+   fprintf(stderr, "radv_capture: images: addrlib for family %u rev 0x%x, gb_addr_config 0x%x, "
+                   "max_alignment %llu\n",
+           g_surf_info.family_id, g_surf_info.chip_external_rev, g_surf_info.gb_addr_config,
+           (unsigned long long)info->max_alignment);
 }
 
-static PFN_vkGetInstanceProcAddr gipa;
-static PFN_vkGetDeviceProcAddr gdpa;
-#define IPROC(inst, name) PFN_##name name = (PFN_##name)gipa(inst, #name)
-#define DPROC(dev, name) PFN_##name name = (PFN_##name)gdpa(dev, #name)
-
-int
-main(int argc, char **argv)
+/* The null winsys reports no compute ring, so RADV exposes only the graphics queue family, and
+ * vkCmdCopyBufferToImage there is a draw. An app that uploads with compute uses the compute
+ * queue: we give rad_info.ip[AMD_IP_COMPUTE] one queue, and the table RADV built from it at
+ * physical-device creation, struct radv_physical_device (radv_private.h:326)
+ *    enum radv_queue_family vk_queue_to_radv[RADV_MAX_QUEUE_FAMILIES];  {GENERAL, unused, unused}
+ *    uint32_t num_queues;                                                 1
+ * found by that signature {0, 4, 4, 1} (unused = RADV_MAX_QUEUE_FAMILIES + 1 = 4), becomes
+ * {GENERAL, COMPUTE, unused}, 2, as radv_physical_device_init_queue_table makes it when the
+ * kernel reports a compute ring. vkGetPhysicalDeviceQueueFamilyProperties then confirms it. */
+static void
+add_compute_queue(VkInstance inst, VkPhysicalDevice pd, size_t ws_off, struct radeon_info *info,
+                  PFN_vkGetInstanceProcAddr gipa)
 {
-   if (argc < 3)
-      usage("need SHADER.spv and OUTDIR");
-   const char *spv_path = argv[1];
-   out_dir = argv[2];
-   struct binding bindings[MAX_BINDINGS];
-   unsigned nb = 0;
-   uint8_t push[256];
-   unsigned push_size = 0;
-   unsigned gx = 1, gy = 1, gz = 1, subgroup = 0, num_cu = 80;
-   int indirect = 0;
-   const char *entry = "main";
-
-   for (int i = 3; i < argc; i++) {
-      const char *a = argv[i];
-      const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-      if (!strcmp(a, "--binding") && v) {
-         if (nb == MAX_BINDINGS)
-            usage("too many bindings");
-         struct binding *b = &bindings[nb++];
-         char type[32] = {0};
-         int pos = 0;
-         if (sscanf(v, "%u:%u:%31[a-z]:%u%n", &b->set, &b->binding, type, &b->bytes, &pos) != 4)
-            usage("bad --binding");
-         b->file = v[pos] == ':' ? v + pos + 1 : NULL;
-         if (!strcmp(type, "ssbo"))
-            b->type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-         else if (!strcmp(type, "ubo"))
-            b->type = VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER;
-         else
-            usage("binding TYPE must be ssbo or ubo");
-         if (b->set >= 8 || !b->bytes)
-            usage("bad --binding set or size");
-         i++;
-      } else if (!strcmp(a, "--push") && v) {
-         size_t n;
-         void *d = read_all(v, &n);
-         if (n > sizeof(push) || n % 4)
-            usage("push constants: at most 256 bytes, a multiple of 4");
-         memcpy(push, d, n);
-         push_size = n;
-         i++;
-      } else if (!strcmp(a, "--push-u32") && v) {
-         char *s = strdup(v), *t, *save;
-         for (t = strtok_r(s, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-            if (push_size >= sizeof(push))
-               usage("too many push constants");
-            uint32_t w = strtoul(t, NULL, 0);
-            memcpy(push + push_size, &w, 4);
-            push_size += 4;
-         }
-         i++;
-      } else if (!strcmp(a, "--groups") && v) {
-         if (sscanf(v, "%u,%u,%u", &gx, &gy, &gz) != 3)
-            usage("bad --groups");
-         i++;
-      } else if (!strcmp(a, "--indirect")) {
-         indirect = 1;
-      } else if (!strcmp(a, "--subgroup-size") && v) {
-         subgroup = atoi(v);
-         if (subgroup != 32 && subgroup != 64)
-            usage("bad --subgroup-size");
-         i++;
-      } else if (!strcmp(a, "--ib-dw") && v) {
-         ib_dw_default = atoi(v);
-         if (ib_dw_default < 1024)
-            usage("--ib-dw must be at least 1024");
-         i++;
-      } else if (!strcmp(a, "--num-cu") && v) {
-         num_cu = atoi(v);
-         i++;
-      } else if (!strcmp(a, "--entry") && v) {
-         entry = v;
-         i++;
-      } else {
-         usage(a);
+   uint8_t *b = (uint8_t *)pd;
+   size_t end = ws_off + 8, found = 0;
+   int nfound = 0;
+   while (end < ws_off + 65536 && readable(b + end, 256))
+      end += 256;
+   for (size_t p = ws_off + 8; p + 16 <= end; p += 4) {
+      uint32_t w[4];
+      memcpy(w, b + p, 16);
+      if (w[0] == 0 && w[1] == 4 && w[2] == 4 && w[3] == 1) {
+         found = p;
+         nfound++;
       }
    }
-   if (mkdir(out_dir, 0777) && errno != EEXIST) {
-      perror(out_dir);
-      return 1;
-   }
-   if (!getenv("RADV_FORCE_FAMILY"))
-      usage("set RADV_FORCE_FAMILY (e.g. navi21)");
+   if (nfound != 1)
+      die("could not locate radv_physical_device::vk_queue_to_radv (signature not unique)");
+   uint32_t w[4] = {0, 1, 4, 2};
+   memcpy(b + found, w, 16);
+   info->ip[AMD_IP_COMPUTE].num_queues = 1;
+   PFN_vkGetPhysicalDeviceQueueFamilyProperties get =
+      (PFN_vkGetPhysicalDeviceQueueFamilyProperties)gipa(inst, "vkGetPhysicalDeviceQueueFamilyProperties");
+   uint32_t n = 8;
+   VkQueueFamilyProperties q[8];
+   get(pd, &n, q);
+   if (n != 2 || (q[1].queueFlags & VK_QUEUE_GRAPHICS_BIT) || !(q[1].queueFlags & VK_QUEUE_COMPUTE_BIT))
+      die("compute queue patch did not take (layout mismatch)");
+   fprintf(stderr, "radv_capture: compute queue family added (vk_queue_to_radv at radv_physical_device+%zu)\n",
+           found);
+}
 
-   void *lib = dlopen(RADV_LIB, RTLD_NOW | RTLD_LOCAL);
-   if (!lib)
-      die(dlerror());
-   gipa = (PFN_vkGetInstanceProcAddr)dlsym(lib, "vk_icdGetInstanceProcAddr");
-   if (!gipa)
-      die("no vk_icdGetInstanceProcAddr in libvulkan_radeon.so");
+/* ---------------------------------------------------------------- the Vulkan side ------- */
 
-   IPROC(NULL, vkCreateInstance);
-   VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
-                            .pApplicationName = "radv_capture",
-                            .apiVersion = VK_API_VERSION_1_3};
-   VkInstanceCreateInfo ici = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
-                               .pApplicationInfo = &app};
-   VkInstance inst;
-   CHECK(vkCreateInstance(&ici, NULL, &inst));
-   IPROC(inst, vkEnumeratePhysicalDevices);
-   IPROC(inst, vkGetPhysicalDeviceProperties);
-   IPROC(inst, vkGetPhysicalDeviceQueueFamilyProperties);
-   IPROC(inst, vkGetPhysicalDeviceMemoryProperties);
-   IPROC(inst, vkCreateDevice);
-   gdpa = (PFN_vkGetDeviceProcAddr)gipa(inst, "vkGetDeviceProcAddr");
-
-   uint32_t n = 1;
-   VkPhysicalDevice pd;
-   VkResult er = vkEnumeratePhysicalDevices(inst, &n, &pd);
-   if ((er != VK_SUCCESS && er != VK_INCOMPLETE) || n < 1)
-      die("no RADV physical device (set RADV_FORCE_FAMILY)");
-   VkPhysicalDeviceProperties props;
-   vkGetPhysicalDeviceProperties(pd, &props);
-   fprintf(stderr, "radv_capture: device: %s\n", props.deviceName);
-
+static void
+radv_physical_device(VkInstance inst, VkPhysicalDevice pd, PFN_vkGetInstanceProcAddr gipa,
+                     int want_compute)
+{
+   PFN_vkGetPhysicalDeviceMemoryProperties get =
+      (PFN_vkGetPhysicalDeviceMemoryProperties)gipa(inst, "vkGetPhysicalDeviceMemoryProperties");
    size_t ws_off;
    struct radeon_winsys *ws = find_winsys(inst, pd, &ws_off);
    patch_winsys(ws);
-   add_gtt_memory(pd, ws_off, vkGetPhysicalDeviceMemoryProperties);
+   add_gtt_memory(pd, ws_off, get);
    /* radv_physical_device::rad_info directly follows ws. The null winsys leaves num_cu at 0, which
     * makes radv_pipeline_init_scratch() compute max_waves = 0: no scratch ring, no
     * COMPUTE_TMPRING_SIZE, no scratch user SGPRs. Give it the chip's CU count. */
    struct radeon_info *info = (struct radeon_info *)((uint8_t *)pd + ws_off + sizeof(void *));
    if (info->family == CHIP_UNKNOWN || info->num_cu != 0 || info->max_se != 4)
       die("radv_physical_device::rad_info is not where expected");
-   info->num_cu = num_cu;
+   info->num_cu = app_num_cu;
    g_gb_addr_config = info->gb_addr_config;
-   fprintf(stderr, "radv_capture: rad_info.num_cu set to %u (null winsys leaves 0)\n", num_cu);
-
-   uint32_t nqf = 8;
-   VkQueueFamilyProperties qfp[8];
-   vkGetPhysicalDeviceQueueFamilyProperties(pd, &nqf, qfp);
-   uint32_t qfi = UINT32_MAX;
-   for (uint32_t q = 0; q < nqf; q++) /* prefer a compute-only family if RADV exposes one */
-      if ((qfp[q].queueFlags & VK_QUEUE_COMPUTE_BIT) &&
-          (qfi == UINT32_MAX || !(qfp[q].queueFlags & VK_QUEUE_GRAPHICS_BIT)))
-         qfi = q;
-   if (qfi == UINT32_MAX)
-      die("no compute queue family");
-
-   float prio = 1.0f;
-   VkDeviceQueueCreateInfo qci = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
-                                  .queueFamilyIndex = qfi,
-                                  .queueCount = 1,
-                                  .pQueuePriorities = &prio};
-   VkPhysicalDeviceVulkan13Features f13 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES,
-                                           .subgroupSizeControl = subgroup != 0};
-   VkDeviceCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
-                             .pNext = &f13,
-                             .queueCreateInfoCount = 1,
-                             .pQueueCreateInfos = &qci};
-   VkDevice dev;
-   CHECK(vkCreateDevice(pd, &dci, NULL, &dev));
-
-   DPROC(dev, vkGetDeviceQueue);
-   DPROC(dev, vkCreateShaderModule);
-   DPROC(dev, vkCreateDescriptorSetLayout);
-   DPROC(dev, vkCreatePipelineLayout);
-   DPROC(dev, vkCreateComputePipelines);
-   DPROC(dev, vkCreateBuffer);
-   DPROC(dev, vkGetBufferMemoryRequirements);
-   DPROC(dev, vkAllocateMemory);
-   DPROC(dev, vkBindBufferMemory);
-   DPROC(dev, vkMapMemory);
-   DPROC(dev, vkCreateDescriptorPool);
-   DPROC(dev, vkAllocateDescriptorSets);
-   DPROC(dev, vkUpdateDescriptorSets);
-   DPROC(dev, vkCreateCommandPool);
-   DPROC(dev, vkAllocateCommandBuffers);
-   DPROC(dev, vkBeginCommandBuffer);
-   DPROC(dev, vkEndCommandBuffer);
-   DPROC(dev, vkCmdBindPipeline);
-   DPROC(dev, vkCmdBindDescriptorSets);
-   DPROC(dev, vkCmdPushConstants);
-   DPROC(dev, vkCmdDispatch);
-   DPROC(dev, vkCmdDispatchIndirect);
-   DPROC(dev, vkQueueSubmit);
-   DPROC(dev, vkQueueWaitIdle);
-   DPROC(dev, vkDestroyDevice);
-   IPROC(inst, vkDestroyInstance);
-
-   VkQueue queue;
-   vkGetDeviceQueue(dev, qfi, 0, &queue);
-
-   size_t spv_size;
-   void *spv = read_all(spv_path, &spv_size);
-   VkShaderModuleCreateInfo smci = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
-                                    .codeSize = spv_size,
-                                    .pCode = spv};
-   VkShaderModule sm;
-   CHECK(vkCreateShaderModule(dev, &smci, NULL, &sm));
-
-   /* descriptor set layouts: sets 0..max used */
-   unsigned nsets = 0;
-   for (unsigned b = 0; b < nb; b++)
-      if (bindings[b].set + 1 > nsets)
-         nsets = bindings[b].set + 1;
-   VkDescriptorSetLayout dsl[8];
-   for (unsigned s = 0; s < nsets; s++) {
-      VkDescriptorSetLayoutBinding lb[MAX_BINDINGS];
-      unsigned k = 0;
-      for (unsigned b = 0; b < nb; b++)
-         if (bindings[b].set == s)
-            lb[k++] = (VkDescriptorSetLayoutBinding){.binding = bindings[b].binding,
-                                                     .descriptorType = bindings[b].type,
-                                                     .descriptorCount = 1,
-                                                     .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
-      VkDescriptorSetLayoutCreateInfo c = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
-                                           .bindingCount = k,
-                                           .pBindings = lb};
-      CHECK(vkCreateDescriptorSetLayout(dev, &c, NULL, &dsl[s]));
+   fprintf(stderr, "radv_capture: rad_info.num_cu set to %u (null winsys leaves 0)\n", app_num_cu);
+   if (want_compute) { /* images or texel buffers: the compute queue, and images */
+      add_compute_queue(inst, pd, ws_off, info, gipa);
+      init_surfaces(ws, info);
    }
-   VkPushConstantRange pcr = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .offset = 0, .size = push_size};
-   VkPipelineLayoutCreateInfo plci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
-                                      .setLayoutCount = nsets,
-                                      .pSetLayouts = dsl,
-                                      .pushConstantRangeCount = push_size ? 1 : 0,
-                                      .pPushConstantRanges = &pcr};
-   VkPipelineLayout pl;
-   CHECK(vkCreatePipelineLayout(dev, &plci, NULL, &pl));
+}
 
-   VkPipelineShaderStageRequiredSubgroupSizeCreateInfo rss = {
-      .sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO,
-      .requiredSubgroupSize = subgroup};
-   VkComputePipelineCreateInfo cpci = {
-      .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
-      .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
-                .pNext = subgroup ? &rss : NULL,
-                .stage = VK_SHADER_STAGE_COMPUTE_BIT,
-                .module = sm,
-                .pName = entry},
-      .layout = pl};
-   VkPipeline pipe;
-   CHECK(vkCreateComputePipelines(dev, VK_NULL_HANDLE, 1, &cpci, NULL, &pipe));
+static int
+radv_last_alloc(uint64_t *va, unsigned *id)
+{
+   /* the VA of the memory just allocated is that of the newest BO */
+   *va = bo_list_head->base.va;
+   *id = bo_list_head->id;
+   return 1;
+}
 
-   /* memory: one host-visible allocation per buffer */
-   VkPhysicalDeviceMemoryProperties mp;
-   vkGetPhysicalDeviceMemoryProperties(pd, &mp);
-   VkBuffer bufs[MAX_BINDINGS + 1];
-   FILE *m = NULL;
-   {
-      char path[4200];
-      snprintf(path, sizeof(path), "%s/buffers.txt", out_dir);
-      m = fopen(path, "w");
-      if (!m) {
-         perror(path);
-         return 1;
-      }
-   }
-   for (unsigned b = 0; b <= nb; b++) {
-      int is_ind = b == nb;
-      if (is_ind && !indirect)
-         break;
-      uint64_t bytes = is_ind ? 12 : bindings[b].bytes;
-      VkBufferCreateInfo bci = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
-                                .size = bytes,
-                                .usage = is_ind ? VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT
-                                         : bindings[b].type == VK_DESCRIPTOR_TYPE_STORAGE_BUFFER
-                                            ? VK_BUFFER_USAGE_STORAGE_BUFFER_BIT
-                                            : VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT};
-      CHECK(vkCreateBuffer(dev, &bci, NULL, &bufs[b]));
-      VkMemoryRequirements mr;
-      vkGetBufferMemoryRequirements(dev, bufs[b], &mr);
-      uint32_t type = UINT32_MAX;
-      for (uint32_t t = 0; t < mp.memoryTypeCount; t++)
-         if ((mr.memoryTypeBits & (1u << t)) &&
-             (mp.memoryTypes[t].propertyFlags & (VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
-                                                 VK_MEMORY_PROPERTY_HOST_COHERENT_BIT)) ==
-                (VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT)) {
-            type = t;
-            break;
-         }
-      if (type == UINT32_MAX)
-         die("no host-visible memory type");
-      VkMemoryAllocateInfo mai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
-                                  .allocationSize = mr.size,
-                                  .memoryTypeIndex = type};
-      VkDeviceMemory mem;
-      CHECK(vkAllocateMemory(dev, &mai, NULL, &mem));
-      CHECK(vkBindBufferMemory(dev, bufs[b], mem, 0));
-      void *p;
-      CHECK(vkMapMemory(dev, mem, 0, VK_WHOLE_SIZE, 0, &p));
-      if (is_ind) {
-         uint32_t g[3] = {gx, gy, gz};
-         memcpy(p, g, 12);
-      } else if (bindings[b].file) {
-         size_t fn;
-         void *d = read_all(bindings[b].file, &fn);
-         memcpy(p, d, fn < bytes ? fn : bytes);
-         free(d);
-      }
-      /* the VA of this buffer is that of the BO just allocated (newest BO) */
-      struct cap_bo *bo = bo_list_head;
-      if (is_ind)
-         fprintf(m, "indirect va=0x%016llx size=%llu bo=%u\n", (unsigned long long)bo->base.va,
-                 (unsigned long long)bytes, bo->id);
-      else
-         fprintf(m, "set=%u binding=%u type=%s va=0x%016llx size=%llu bo=%u\n", bindings[b].set,
-                 bindings[b].binding,
-                 bindings[b].type == VK_DESCRIPTOR_TYPE_STORAGE_BUFFER ? "ssbo" : "ubo",
-                 (unsigned long long)bo->base.va, (unsigned long long)bytes, bo->id);
-   }
-   fprintf(m, "groups=%u,%u,%u indirect=%d push_bytes=%u\n", gx, gy, gz, indirect, push_size);
-   fclose(m);
-
-   VkDescriptorSet sets[8] = {0};
-   if (nsets) {
-      VkDescriptorPoolSize ps[2] = {{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, MAX_BINDINGS},
-                                    {VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER, MAX_BINDINGS}};
-      VkDescriptorPoolCreateInfo dpci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
-                                         .maxSets = 8,
-                                         .poolSizeCount = 2,
-                                         .pPoolSizes = ps};
-      VkDescriptorPool dp;
-      CHECK(vkCreateDescriptorPool(dev, &dpci, NULL, &dp));
-      VkDescriptorSetAllocateInfo dsai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
-                                          .descriptorPool = dp,
-                                          .descriptorSetCount = nsets,
-                                          .pSetLayouts = dsl};
-      CHECK(vkAllocateDescriptorSets(dev, &dsai, sets));
-      for (unsigned b = 0; b < nb; b++) {
-         VkDescriptorBufferInfo bi = {.buffer = bufs[b], .offset = 0, .range = VK_WHOLE_SIZE};
-         VkWriteDescriptorSet w = {.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
-                                   .dstSet = sets[bindings[b].set],
-                                   .dstBinding = bindings[b].binding,
-                                   .descriptorCount = 1,
-                                   .descriptorType = bindings[b].type,
-                                   .pBufferInfo = &bi};
-         vkUpdateDescriptorSets(dev, 1, &w, 0, NULL);
-      }
-   }
-
-   VkCommandPoolCreateInfo cpi = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
-                                  .queueFamilyIndex = qfi};
-   VkCommandPool pool;
-   CHECK(vkCreateCommandPool(dev, &cpi, NULL, &pool));
-   VkCommandBufferAllocateInfo cbai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-                                       .commandPool = pool,
-                                       .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
-                                       .commandBufferCount = 1};
-   VkCommandBuffer cb;
-   CHECK(vkAllocateCommandBuffers(dev, &cbai, &cb));
-   VkCommandBufferBeginInfo cbbi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
-                                    .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
-   CHECK(vkBeginCommandBuffer(cb, &cbbi));
-   vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe);
-   if (nsets)
-      vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pl, 0, nsets, sets, 0, NULL);
-   if (push_size)
-      vkCmdPushConstants(cb, pl, VK_SHADER_STAGE_COMPUTE_BIT, 0, push_size, push);
-   vkCmdDispatch(cb, gx, gy, gz);
-   if (indirect)
-      vkCmdDispatchIndirect(cb, bufs[nb], 0);
-   CHECK(vkEndCommandBuffer(cb));
-
-   VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
-                      .commandBufferCount = 1,
-                      .pCommandBuffers = &cb};
-   CHECK(vkQueueSubmit(queue, 1, &si, VK_NULL_HANDLE));
-   CHECK(vkQueueWaitIdle(queue));
+static void
+radv_results(const char *dir, const struct binding *b, unsigned nb, void **maps,
+             const uint64_t *sizes, uint32_t qfi, int graphics)
+{
    fprintf(stderr, "radv_capture: queue family %u (%s), %u submit(s) captured in %s\n", qfi,
-           (qfp[qfi].queueFlags & VK_QUEUE_GRAPHICS_BIT) ? "graphics+compute" : "compute",
-           submit_counter, out_dir);
-   /* leave teardown to process exit: the capture is on disk */
-   return 0;
+           graphics ? "graphics+compute" : "compute", submit_counter, out_dir);
+}
+
+int
+main(int argc, char **argv)
+{
+   static const struct app_hooks hooks = {.name = "radv_capture",
+                                          .lib = RADV_LIB,
+                                          .use_subgroup_size = 1,
+                                          .physical_device = radv_physical_device,
+                                          .last_alloc = radv_last_alloc,
+                                          .results = radv_results};
+   out_dir = argc > 2 ? argv[2] : NULL;
+   if (argc > 2 && !getenv("RADV_FORCE_FAMILY")) {
+      app_name = hooks.name;
+      usage("set RADV_FORCE_FAMILY (e.g. navi21)");
+   }
+   return app_main(argc, argv, &hooks);
 }

@@ -166,11 +166,14 @@ def build_config(regs: RegisterFile, target: str, dims=None, initiator: int | No
         partial_tg = bool(ini["PARTIAL_TG_EN"])
         partial = part if partial_tg else (0, 0, 0)
         if partial_tg:
+            # the last group's threads, 1..full: RADV writes full (not 0) for a dimension whose
+            # size is a multiple of the block (radv_cmd_buffer.c, "If aligned, these should be an
+            # entire block size, not 0"), e.g. for its meta copies of a 16x16 image
             for d, (p, b) in enumerate(zip(part, full)):
-                if p >= b:
+                if p > b:
                     raise Refused(
                         "dispatch.bad_register",
-                        f"COMPUTE_NUM_THREAD_{'XYZ'[d]}: partial {p} is not smaller than full {b}",
+                        f"COMPUTE_NUM_THREAD_{'XYZ'[d]}: partial {p} is larger than full {b}",
                     )
     groups = [max(0, e - s) for s, e in zip(start, end)]
     wave_size = 32 if ini["CS_W32_EN"] else 64

@@ -20,7 +20,7 @@ guest memory by s_load at run time):
   or a missing W: hardware may give 1 or 0 there).
 * ``image.unsupported_descriptor``: a TYPE the instruction's dim does not read (below), MIN_LOD
   set, BASE_LEVEL..LAST_LEVEL outside the MAX_MIP + 1 levels, BASE_ARRAY past DEPTH (arrays) or
-  set (other types), DEPTH/PITCH set on a 1-D/2-D T# (GFX10.3's custom pitch), ARRAY_PITCH
+  set (1-D/2-D; a 3-D T# ignores it, ARRAY_PITCH being 0), DEPTH/PITCH set on a 1-D/2-D T# (GFX10.3's custom pitch), ARRAY_PITCH
   (a 3-D storage view of one level's slices), RESOURCE_LEVEL clear, any reserved bit; and per
   lane: a _mip level past LAST_LEVEL, a coordinate between a level's rounded-down (the API's,
   which bounds it) and rounded-up size (addrlib's, which it is laid out with), a layer other
@@ -656,13 +656,21 @@ def _check(b: Builder, d: list, dim: int):
         b.cmp("gt", "u32", base_level, last_level),
         b.cmp("gt", "u32", last_level, _f(b, d, "MAX_MIP")),
         _eq(b, _f(b, d, "RESOURCE_LEVEL"), 0),  # RESOURCE_LEVEL must be 1
-        # arrays: BASE_ARRAY..DEPTH are the layers; 3-D: DEPTH + 1 slices, BASE_ARRAY 0; 1-D/2-D:
-        # both 0 (GFX10.3 names DEPTH's bits PITCH there: a custom pitch)
+        # arrays: BASE_ARRAY..DEPTH are the layers; 3-D: DEPTH + 1 slices, BASE_ARRAY ignored
+        # (ARRAY_PITCH 0, which MUST_BE_ZERO holds: "In SRV mode, BASE_ARRAY is ignored and
+        # DEPTH is the last slice of mipmap level 0", radv_image.c; RADV's meta copies of a 3-D
+        # image write one slice's view so, the slice in their own z); 1-D/2-D: both 0 (GFX10.3
+        # names DEPTH's bits PITCH there: a custom pitch)
         b.bin(
             "or",
             "b1",
             b.bin("and", "b1", is_array, b.cmp("gt", "u32", base_array, depth)),
-            b.bin("and", "b1", b.un("not", "b1", is_array), _ne(b, base_array, 0)),
+            b.bin(
+                "and",
+                "b1",
+                b.un("not", "b1", b.bin("or", "b1", is_array, _eq(b, typ, TYPE_3D))),
+                _ne(b, base_array, 0),
+            ),
         ),
         b.bin(
             "and",
