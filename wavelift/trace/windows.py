@@ -60,10 +60,32 @@ class Layout:
     object while the list is among the last LAYOUTS: a runtime may key what follows from the
     layout alone on it, weakly -- the CUDA backend's device window tables)."""
 
-    __slots__ = ("windows", "offs", "nbytes", "__weakref__")
+    __slots__ = ("windows", "offs", "nbytes", "tables", "__weakref__")
 
     def __init__(self, windows: list[Window], offs: list[int], nbytes: int):
         self.windows, self.offs, self.nbytes = windows, offs, nbytes
+        self.tables: tuple | None = None  # (``arrays``)
+
+    def arrays(self) -> tuple:
+        """(offsets int64, starts uint64, ends uint64 -- read-only arrays --, start list, end
+        list, arena index minus address per window): made once per layout, shared by every
+        WindowSet of it (a pure function of the windows and offsets, which never change)."""
+        t = self.tables
+        if t is None:
+            ws, offs = self.windows, self.offs
+            arrs = (
+                np.array(offs, np.int64),
+                np.array([w.address for w in ws], np.uint64),
+                np.array([w.address + w.size for w in ws], np.uint64),
+            )
+            for a in arrs:
+                a.flags.writeable = False
+            t = self.tables = arrs + (
+                [w.address for w in ws],
+                [w.address + w.size for w in ws],
+                [o - w.address for w, o in zip(ws, offs)],
+            )
+        return t
 
 
 def _layout(windows) -> Layout:
@@ -113,11 +135,12 @@ class WindowSet:
         offsets, ``nbytes``, the address tables) is made; ``arena``/``written`` are None and
         spans/land/refill/copy_all are not available."""
         self.layout = lay = _layout(windows)
-        merged, offs, nbytes = list(lay.windows), lay.offs, lay.nbytes
+        merged, nbytes = list(lay.windows), lay.nbytes
         self.windows = merged
         self.nbytes = nbytes  # the arena's size in bytes (the written map's too)
         self.memory = memory
-        self.offs = np.array(offs, np.int64)
+        # (the layout's read-only tables, shared: made once per window list)
+        self.offs, self.starts, self.ends, self._start_list, self._end_list, self._delta = lay.arrays()
         self.aliased = (
             set()
             if alias_except is None
@@ -136,12 +159,8 @@ class WindowSet:
             self.arena32 = self.arena.view(np.uint32)
         else:
             self.arena = self.written = self.arena32 = None
-        self.starts = np.array([w.address for w in merged], np.uint64)
-        self.ends = np.array([w.address + w.size for w in merged], np.uint64)
-        # plain-int copies for locate(): a scalar bisect beats np.searchsorted's call overhead
-        self._start_list = [w.address for w in merged]
-        self._end_list = [w.address + w.size for w in merged]
-        self._delta = [o - w.address for w, o in zip(merged, offs)]
+        # (_start_list, _end_list: plain-int copies for locate(): a scalar bisect beats
+        # np.searchsorted's call overhead)
 
     def _copy_in(self):
         """The windows' bytes from guest memory (aliased ones stay there, blank ones are not

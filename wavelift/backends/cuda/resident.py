@@ -325,6 +325,7 @@ class Resident:
         # device copies held them at those versions are in the arena (``gather`` skips them)
         self._arena_state: dict = {}
         self.spare = None  # (runtime: the scratch word of dispatches without wave scratch)
+        self.zero_word = None  # (runtime: the one-word wavebase table of whole groups)
         # (layout, memory, generation, [allocation per window]): ``prepare``'s finds, kept
         self._finds: tuple | None = None
 

@@ -64,11 +64,17 @@ _GUESSES: dict = {}  # (module id, layout id) -> (module, layout, hints bytes, g
 GUESSES = 64
 
 
-def _guesses(m, hints, win):
-    """codegen.guesses for module ``m``'s slots, ``hints`` and ``win``'s tables, kept for the next
-    dispatch with the same module, layout and hints (the arrays are not changed)."""
+# runtime._mirrors' results: (module id, layout id, hints bytes, mirror) -> (module, layout,
+# [(window index, entry, version) of the device copies mirrored], (WL_GM, words, ranges))
+_MIRRORS: dict = {}
+
+
+def _guesses(m, hints, win, hb=None):
+    """codegen.guesses for module ``m``'s slots, ``hints`` (``hb``: their bytes) and ``win``'s
+    tables, kept for the next dispatch with the same module, layout and hints (the arrays are
+    not changed)."""
     key = (id(m), id(win.layout))
-    hb = hints.tobytes()
+    hb = hints.tobytes() if hb is None else hb
     hit = _GUESSES.get(key)
     if hit is not None and hit[0] is m and hit[1] is win.layout and hit[2] == hb:
         return hit[3]
@@ -113,6 +119,32 @@ def _pointer_word(ptr: int) -> np.ndarray:
         while len(_POINTER_WORDS) > 4 * GUESSES:
             del _POINTER_WORDS[next(iter(_POINTER_WORDS))]
     return w
+
+
+_VIEWS: dict = {}  # id(report) -> (report, its views): kept for the kept report (Resident.staging)
+
+
+def _report_views(rep, cp) -> tuple:
+    """({stats, status, esc}, the runs' count, (inline starts, ends)): views of the report ``rep``
+    (the same objects for the same report array: no slicing per dispatch)."""
+    hit = _VIEWS.get(id(rep))
+    if hit is not None and hit[0] is rep:
+        return hit[1]
+    views = {
+        "stats": rep[:STATS_BYTES].view(cp.uint64),  # [2] escapes; [8 + 2k], [9 + 2k] slot k
+        "status": rep[STATS_BYTES : STATS_BYTES + 64].view(cp.uint32),
+        "esc": rep[STATS_BYTES + 64 : STATS_BYTES + 576].view(cp.uint32),
+    }
+    count = rep[RUNS_AT : RUNS_AT + 8].view(cp.uint32)
+    inline = (
+        rep[STARTS_AT : STARTS_AT + 8 * INLINE_RUNS].view(cp.uint64),
+        rep[ENDS_AT : ENDS_AT + 8 * INLINE_RUNS].view(cp.uint64),
+    )
+    out = (views, count, inline)
+    _VIEWS[id(rep)] = (rep, out)
+    while len(_VIEWS) > 16:
+        del _VIEWS[next(iter(_VIEWS))]
+    return out
 
 
 def _hits(runs, ranges) -> bool:
@@ -194,23 +226,42 @@ class Runtime:
         m = self.m
         if m.slots:
             hints = m.hints if m.hints is not None else np.full(len(m.slots), -1, np.int64)
-            g = _guesses(m, hints, win)
+            hb = hints.tobytes()
+            g = _guesses(m, hints, win, hb)
             put += list(zip(("WL_GB", "WL_GL", "WL_GO"), g))
             if any(u for _, u in m.slots):
-                ks = {
-                    int(hints[j])
-                    for j in range(min(len(m.slots), G.MAX_GUESSES))
-                    if g[1][j] and m.slots[j][1]
-                }
-                src = _Mirrored(win, ks if mirror else ())
-                gm, words, copied = G.mirrors(
-                    m.slots, hints, g[1], win.starts, win.ends, win.offs, src, enabled=mirror
-                )
+                gm, words, copied = self._mirrors(hints, hb, g, mirror)
                 self.mirrored += copied
                 put += [("WL_GM", gm), ("WL_MIRROR", words)]
+        k = self.k
         for name, host in put:
             if host.size:
-                self.k.put_constant(name, np.ascontiguousarray(host))
+                k.put_constant(name, host if host.flags.c_contiguous else np.ascontiguousarray(host))
+
+    def _mirrors(self, hints, hb: bytes, g, mirror: bool) -> tuple:
+        """codegen.mirrors of this dispatch (WL_GM, WL_MIRROR words, the arena ranges copied),
+        kept per (module, layout, hints, ``mirror``) while this dispatch's own device copies of
+        the windows they copy keep their versions (window index, entry, version: decision 0029;
+        the copies are the only bytes mirrors reads, the rest is a function of the key).  The
+        arrays are not changed (put_constant skips them by identity)."""
+        m, win, plan = self.m, self.win, self.plan
+        key = (id(m), id(win.layout), hb, mirror)
+        hit = _MIRRORS.get(key)
+        if hit is not None and hit[0] is m and hit[1] is win.layout and plan is not None:
+            if all(plan[k][0] is e and e.version == v for k, e, v in hit[2]):
+                return hit[3]
+        ks = (
+            {int(hints[j]) for j in range(min(len(m.slots), G.MAX_GUESSES)) if g[1][j] and m.slots[j][1]}
+            if mirror
+            else set()
+        )
+        src = _Mirrored(win, ks)
+        out = G.mirrors(m.slots, hints, g[1], win.starts, win.ends, win.offs, src, enabled=mirror)
+        if plan is not None and all(not plan[k][0].shared for k in ks):
+            _MIRRORS[key] = (m, win.layout, [(k, plan[k][0], plan[k][0].version) for k in sorted(ks)], out)
+            while len(_MIRRORS) > GUESSES:
+                del _MIRRORS[next(iter(_MIRRORS))]
+        return out
 
     def _preloads(self, enabled: bool) -> tuple[list, bool]:
         """(WL_PO / WL_PRE: the words of the loads whose address the host resolves, each at its
@@ -278,7 +329,7 @@ class Runtime:
             )
         cp = _cupy()
         if wpg is None:
-            wavebase = np.zeros(1, np.uint64)  # (read only with partial groups: codegen C.wave)
+            wavebase = None  # (read only with partial groups: codegen C.wave)
             self.waves_run = total * full
         else:
             wavebase = (np.cumsum(wpg) - wpg).astype(np.uint64)
@@ -300,19 +351,12 @@ class Runtime:
         arena, written, rep = res.staging(win.nbytes, REPORT_BYTES + 4 * nslots)
         wstart, wend, woff = res.window_tables(win)
         if wpg is None:
-            wb_dev = res.table(wavebase)  # (the same one-word table every time)
+            if res.zero_word is None:  # (the same one-word table every time)
+                res.zero_word = res.table(np.zeros(1, np.uint64))
+            wb_dev = res.zero_word
         else:
             wb_dev = res.table(wavebase) if wavebase.size <= 4096 else cp.asarray(wavebase)
-        views = {
-            "stats": rep[:STATS_BYTES].view(cp.uint64),  # [2] escapes; [8 + 2k], [9 + 2k] slot k
-            "status": rep[STATS_BYTES : STATS_BYTES + 64].view(cp.uint32),
-            "esc": rep[STATS_BYTES + 64 : STATS_BYTES + 576].view(cp.uint32),
-        }
-        count = rep[RUNS_AT : RUNS_AT + 8].view(cp.uint32)
-        inline = (
-            rep[STARTS_AT : STARTS_AT + 8 * INLINE_RUNS].view(cp.uint64),
-            rep[ENDS_AT : ENDS_AT + 8 * INLINE_RUNS].view(cp.uint64),
-        )
+        views, count, inline = _report_views(rep, cp)
 
         def attempt(mirror: bool) -> dict:
             self._set_constants(P, mirror)

@@ -1,0 +1,122 @@
+"""The CUDA runtime's per-launch memos (issue 24, decision 0029), run on the stand-in CuPy: each
+kept result is used again only while every input it was made from is the same, and a change of
+any input makes it again.  Oracles: the bytes guest memory holds (mem.read) and a fresh run of
+what the memo skips."""
+
+from __future__ import annotations
+
+import pathlib
+import sys
+
+import numpy as np
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from test_resident_runtime_host import _run, rig  # noqa: E402,F401
+
+from wavelift.backends.cuda import codegen as G  # noqa: E402
+from wavelift.backends.cuda import runtime as RT  # noqa: E402
+
+
+def _mirror_words(fm):
+    return [h for name, h in fm.puts if name == "WL_MIRROR"]
+
+
+def test_mirror_words_follow_the_mirrored_windows_versions(rig, monkeypatch):  # noqa: F811
+    """A uniform-load slot guessed into a's window: its mirror (a's bytes) is made once and kept
+    while a's device copy keeps its version; a host write to a, a dispatch landing in a, and
+    other hints each make it again, equal to a's bytes as guest memory holds them."""
+    mem, cfg, (a, b, c), n, fm = rig
+    monkeypatch.setattr(RT, "_MIRRORS", {})
+    calls = []
+    real = G.mirrors
+    monkeypatch.setattr(G, "mirrors", lambda *x, **k: calls.append(1) or real(*x, **k))
+    fm.slots = ((4, True),)
+    hint_to = [a]  # the window every slot resolves to (WL_HINT): a's
+    kernel = fm._kernel
+
+    def played(*args, **kw):
+        kernel(*args, **kw)
+        ws = args[2][2]  # (fn(grid, block, (arena, written, wstart, ...)))
+        fm.cwin = int(np.searchsorted(ws[:-1], np.uint64(hint_to[0]), side="right")) - 1
+
+    fm._kernel = played
+
+    def run_and_words():
+        fm.puts.clear()
+        r = _run(mem, cfg)
+        assert r.refusal is None, r.refusal
+        w = _mirror_words(fm)
+        return r, (w[0].view(np.uint8) if w else None)
+
+    def a_bytes():
+        return np.frombuffer(mem.read(a, 4 * n), np.uint8)
+
+    def check(words):
+        at = a & 7  # (the first copy starts at the window's address mod 8)
+        assert np.array_equal(words[at : at + 4 * n], a_bytes())
+
+    run_and_words()  # (learns the hint)
+    _, w = run_and_words()
+    assert len(calls) == 2
+    check(w)
+    n_calls = len(calls)
+    for _ in range(3):  # nothing changed: kept
+        r, w = run_and_words()
+        check(w)
+        assert not r.stats.get("mirror_rerun")
+    assert len(calls) == n_calls
+    # a host write to a: made again, with the new bytes
+    mem.write(a, np.full(4, 7, np.uint8))
+    _, w = run_and_words()
+    assert len(calls) == n_calls + 1
+    check(w)
+    # a dispatch landing in a (a = b + b, on the device): it wrote its mirrored window, so it ran
+    # again without mirrors; the next dispatch's mirror holds a's new (device) bytes
+    fm.addr = (b, b, a)
+    r, _ = run_and_words()
+    assert r.stats.get("mirror_rerun")
+    fm.addr = (a, b, c)
+    n_calls = len(calls)
+    _, w = run_and_words()
+    assert len(calls) == n_calls + 1
+    check(w)
+    _, w = run_and_words()
+    assert len(calls) == n_calls + 1  # (kept again)
+    # other hints (the slot now guessed into b's window): another key
+    hint_to[0] = b
+    run_and_words()  # (learns it)
+    _, w = run_and_words()
+    at = b & 7
+    assert np.array_equal(w[at : at + 4 * n], np.frombuffer(mem.read(b, 4 * n), np.uint8))
+
+
+def test_window_tables_are_the_layouts_and_follow_the_window_list():
+    """WindowSet's address tables come from its layout (made once, shared, read-only): equal to
+    tables made from its merged windows, for window lists that change in every way."""
+    import pytest
+
+    from wavelift.memory.guest import GuestMemory
+    from wavelift.run.result import Window
+    from wavelift.trace.windows import WindowSet
+
+    rng = np.random.default_rng(11)
+    mem = GuestMemory()
+    bases = [mem.alloc(int(s), name=f"a{k}", align=8) for k, s in enumerate(rng.integers(8, 3000, 10))]
+    for _ in range(40):
+        pick = rng.choice(len(bases), int(rng.integers(1, len(bases))), replace=False)
+        ws = []
+        for k in pick:
+            a = mem.find(bases[k])
+            lo = 8 * int(rng.integers(0, a.size // 8))
+            ws.append(Window(a.base + lo, int(rng.integers(1, a.size - lo + 1)), a.name, "t"))
+        one = WindowSet(ws, mem, host_arena=False)
+        two = WindowSet(list(ws), mem, host_arena=False)
+        assert one.offs is two.offs and one.starts is two.starts  # (the layout's: shared)
+        merged = one.windows
+        assert one.offs.tolist() == list(one.layout.offs)
+        assert one.starts.tolist() == [w.address for w in merged]
+        assert one.ends.tolist() == [w.address + w.size for w in merged]
+        assert one._delta == [o - w.address for w, o in zip(merged, one.layout.offs)]
+        for arr in (one.offs, one.starts, one.ends):
+            with pytest.raises(ValueError):
+                arr[0] = 1
