@@ -297,8 +297,9 @@ class Runtime:
         a = np.asarray(addr, np.uint64)
         if full:
             return a, None
-        mb = np.broadcast_to(mask, shape)
-        return np.broadcast_to(a, shape)[mb], mb
+        # (broadcast_to is slow Python: skipped where the shape is already the one wanted)
+        mb = mask if mask.shape == shape else np.broadcast_to(mask, shape)
+        return (a if a.shape == shape else np.broadcast_to(a, shape))[mb], mb
 
     def _gather_global(self, a, d, lo, hi, nbytes, words):
         """Window bytes at guest addresses ``a`` (arena index a + d) -> a.shape + (words,) u32."""
@@ -365,7 +366,8 @@ class Runtime:
         else:
 
             def vals(x):
-                return np.broadcast_to(np.asarray(x, np.uint32), shape)[mb]
+                x = np.asarray(x, np.uint32)
+                return (x if x.shape == shape else np.broadcast_to(x, shape))[mb]
 
         if (
             nbytes == 4 * len(data)
