@@ -26,6 +26,12 @@
  *   --num-cu N                               rad_info.num_cu (default 80, Navi21; the null
  *                                            winsys leaves 0, which disables the scratch ring)
  *   --entry NAME                             entry point (default main)
+ *   --image S:B:storage|rendertarget|sampled:VKFORMAT:TEXELBYTES:VIEW:W:H:D:LAYERS[:FILE]
+ *   --sampler S:B:MAG:MIN:MIPMAP:ADDRU:ADDRV:ADDRW
+ *   --texel S:B:uniform|storage:VKFORMAT:BYTES[:FILE]
+ *                                            images, samplers, texel buffers (README.md,
+ *                                            "Images"): uploaded and read back on a compute
+ *                                            queue; the application is vkapp.h
  * Exit status: 0 ok, 1 failure, 2 usage error.
  */
 #define _GNU_SOURCE

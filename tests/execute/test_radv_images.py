@@ -1,0 +1,272 @@
+"""RADV's own streams with images (issue 22 item 6; decision 0033): our GLSL image shaders
+(tests/fixtures/radv_images/*.comp) as RADV 22.3.6 recorded them on its null device with
+tools/radv_capture (tools/radv_capture/record_images.sh) for navi21 wave32/wave64 and navi10
+wave64: every image uploaded by RADV's own meta compute dispatches (vkCmdCopyBufferToImage on a
+compute queue, into the tiled layout addrlib chose), our dispatch, and every image read back by
+RADV's meta dispatches (vkCmdCopyImageToBuffer).  Each capture replays in wavelift (wave and lane
+mode; NumPy blocks and the native tier) and the read-back buffers must equal what lavapipe
+computed running the same application (tools/radv_capture/run_lavapipe.c, the same vkapp.h) on
+the same data: bit for bit where the result is determined, lavapipe's one-ulp UNORM reads
+(docs/float-semantics.md) and decision 0025's bound where linear filtering decides.  The
+committed lavapipe answers (tests/fixtures/radv_images/lavapipe/) are re-made live when lavapipe,
+gcc and the Vulkan headers are there (skipped cleanly otherwise), and so is the full-screen
+pass's (16 MB, not committed).  A render target RADV compresses with DCC is refused by name.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+from testpaths import FIXTURES, ROOT
+
+from wavelift import Capture, replay
+
+FIX = FIXTURES / "radv_images"
+LVP_LIB = "/usr/lib/x86_64-linux-gnu/libvulkan_lvp.so"
+VK_HEADER = "/usr/include/vulkan/vulkan_core.h"
+BUILDS = ("w32", "w64", "navi10-w64")
+SHADERS = ("img_storage", "img_sample", "texel_buffers")
+_CAPS: dict[str, bytes] = {}
+
+
+def capture(name: str, tmp_path: Path) -> Capture:
+    """The committed capture, un-gzipped (gzip only keeps the fixture small; the .wlcap is
+    `wavelift import-radv`'s output byte for byte)."""
+    if name not in _CAPS:
+        _CAPS[name] = gzip.decompress((FIX / "captures" / f"{name}.wlcap.gz").read_bytes())
+    p = tmp_path / f"{name}.wlcap"
+    p.write_bytes(_CAPS[name])
+    return Capture.load(p)
+
+
+def bindings(name: str) -> dict[int, dict[str, str]]:
+    """buffers.txt: per binding of set 0, its fields (va, size; images also readback_va, bytes)."""
+    out = {}
+    for line in (FIX / name / "buffers.txt").read_text().splitlines():
+        f = dict(kv.split("=", 1) for kv in line.split() if "=" in kv)
+        if "binding" in f:
+            assert f["set"] == "0"
+            out[int(f["binding"])] = f
+    return out
+
+
+def result(cap: Capture, f: dict[str, str]) -> bytes:
+    """A binding's bytes after the replay: an image's read-back buffer, else the buffer."""
+    if "readback_va" in f:
+        return cap.read(int(f["readback_va"], 16), int(f["bytes"]))
+    return cap.read(int(f["va"], 16), int(f["size"]))
+
+
+def lavapipe(shader: str, binding: int) -> bytes:
+    return (FIX / "lavapipe" / shader / f"set0_binding{binding}.bin").read_bytes()
+
+
+def replayed(name: str, mode: str, tmp_path: Path) -> tuple[Capture, dict[int, dict[str, str]]]:
+    cap = capture(name, tmp_path)
+    rs = replay(cap, mode=mode)
+    refused = [(i, str(r.refusal)) for i, r in enumerate(rs) if not r.landed]
+    assert not refused, refused
+    return cap, bindings(name)
+
+
+def ulps(got: np.ndarray, want: np.ndarray) -> np.ndarray:
+    """|got - want| in units of the last place of f32 (same-sign finite values)."""
+    g, w = got.view(np.int32).astype(np.int64), want.view(np.int32).astype(np.int64)
+    return np.abs(g - w)
+
+
+# ---- img_storage: imageLoad/imageStore of rgba8, r32f (3-D), rgba16f (2-D array), r32ui, rg16
+# snorm: every result determined, so bit for bit
+
+
+def check_storage(name, mode, tmp_path):
+    cap, b = replayed(name, mode, tmp_path)
+    for k in (1, 3, 5, 6, 7):
+        got, want = result(cap, b[k]), lavapipe("img_storage", k)
+        assert len(got) == len(want) and any(want)
+        diff = np.flatnonzero(np.frombuffer(got, np.uint8) != np.frombuffer(want, np.uint8))
+        assert not len(diff), f"binding {k}: {len(diff)} bytes differ from lavapipe, first at {diff[:8]}"
+    # an independent NumPy reference for the rgba8 image: 1 - texel.bgra
+    a = np.frombuffer((FIX / "inputs/img_storage/a.bin").read_bytes(), np.uint8).reshape(8, 16, 4)
+    np.testing.assert_array_equal(
+        np.frombuffer(result(cap, b[1]), np.uint8).reshape(8, 16, 4), 255 - a[..., [2, 1, 0, 3]]
+    )
+
+
+# ---- img_sample: texelFetch and textureLod, nearest and linear, 2-D / 2-D array / 3-D
+
+SPAN_2D, SPAN_3D = 2, 3  # axes a linear lookup blends
+
+
+def check_sample(name, mode, tmp_path):
+    cap, b = replayed(name, mode, tmp_path)
+    got = np.frombuffer(result(cap, b[6]), np.float32).reshape(128, 8, 4)
+    want = np.frombuffer(lavapipe("img_sample", 6), np.float32).reshape(128, 8, 4)
+    inp = FIX / "inputs/img_sample"
+    t8 = np.frombuffer((inp / "t8.bin").read_bytes(), np.uint8).reshape(16, 16, 4)
+    t16 = np.frombuffer((inp / "t16.bin").read_bytes(), np.float16).astype(np.float64)
+    t3 = np.frombuffer((inp / "t3d.bin").read_bytes(), np.float32).astype(np.float64)
+    c = np.frombuffer((inp / "coords.bin").read_bytes(), np.float32).reshape(128, 4)
+    i = np.arange(128)
+    # NumPy reference, exact: texelFetch of rgba8 and the nearest/repeat lookup are c / 255
+    # correctly rounded (docs/float-semantics.md)
+    np.testing.assert_array_equal(
+        got[:, 0], (t8[(i // 16) % 16, i % 16] / np.float32(255)).astype(np.float32)
+    )
+    ij = np.floor(c[:, :2].astype(np.float64) * 16).astype(int) % 16
+    np.testing.assert_array_equal(got[:, 1], (t8[ij[:, 1], ij[:, 0]] / np.float32(255)).astype(np.float32))
+    # lavapipe: UNORM reads within one ulp (it multiplies by 1/255), float texels bit for bit
+    for s in (0, 1):
+        assert ulps(got[:, s], want[:, s]).max() <= 1, s
+    for s in (4, 5, 6):
+        np.testing.assert_array_equal(got[:, s], want[:, s], err_msg=f"slot {s}")
+    # linear filtering, decision 0025's bound: rgba8 within 1/255; float formats within 2^-9 of
+    # the texels' span per blended axis plus 2 ulp of the largest texel
+    assert np.abs(got[:, 2] - want[:, 2]).max() <= 1 / 255
+    for s, texels, axes in ((3, t16, SPAN_2D), (7, t3, SPAN_3D)):
+        span, top = texels.max() - texels.min(), np.abs(texels).max()
+        bound = axes * span * 2.0**-9 + 2 * top * 2.0**-23
+        d = np.abs(got[:, s].astype(np.float64) - want[:, s])
+        assert d.max() <= bound, (s, d.max(), bound)
+
+
+# ---- texel_buffers: uniform texel buffers (rgba8, r32f) and storage texel buffers (rgba16f,
+# r32ui) read and written
+
+
+def check_texel(name, mode, tmp_path):
+    cap, b = replayed(name, mode, tmp_path)
+    for k in (2, 3):
+        assert result(cap, b[k]) == lavapipe("texel_buffers", k), k
+    got = np.frombuffer(result(cap, b[4]), np.float32).reshape(256, 2, 4)
+    want = np.frombuffer(lavapipe("texel_buffers", 4), np.float32).reshape(256, 2, 4)
+    u8 = np.frombuffer((FIX / "inputs/texel_buffers/u8.bin").read_bytes(), np.uint8).reshape(256, 4)
+    np.testing.assert_array_equal(got[:, 0], (u8 / np.float32(255)).astype(np.float32))  # NumPy, exact
+    assert ulps(got[:, 0], want[:, 0]).max() <= 1  # lavapipe's UNORM reads
+    assert ulps(got[:, 1, 1:3], want[:, 1, 1:3]).max() <= 1
+    np.testing.assert_array_equal(got[:, 1, [0, 3]], want[:, 1, [0, 3]])
+
+
+CHECKS = {"img_storage": check_storage, "img_sample": check_sample, "texel_buffers": check_texel}
+
+
+# default run: each shader once in wave mode on NumPy blocks (one build each) and one navi10
+# capture in lane mode; every build, both modes, every tier with -m slow
+@pytest.mark.parametrize(
+    "shader,build,mode",
+    [
+        ("img_storage", "w32", "wave"),
+        ("img_sample", "w64", "wave"),
+        ("texel_buffers", "navi10-w64", "wave"),
+        ("img_storage", "navi10-w64", "lane"),
+    ],
+)
+def test_radv_image_capture_equals_lavapipe(shader, build, mode, tmp_path):
+    CHECKS[shader](f"{shader}-{build}", mode, tmp_path)
+
+
+@pytest.mark.slow
+@pytest.mark.tiers
+@pytest.mark.parametrize("mode", ("wave", "lane"))
+@pytest.mark.parametrize("build", BUILDS)
+@pytest.mark.parametrize("shader", SHADERS)
+def test_radv_image_capture_every_tier(shader, build, mode, tmp_path):
+    CHECKS[shader](f"{shader}-{build}", mode, tmp_path)
+
+
+def test_captures_hold_radv_meta_copies_on_a_compute_queue(tmp_path):
+    """What makes these captures a game's: the stream is a compute queue's, and around our
+    dispatch RADV's own meta dispatches upload and read back every image (one per image, per
+    slice of a 3-D image and per layer of an array: 18 + 1 + 18 for img_storage)."""
+    listing = (FIX / "img_storage-w32" / "pm4_listing.txt").read_text()
+    assert listing.startswith("== compute IB initial_preamble")
+    assert listing.count(" DISPATCH_DIRECT ") == 37
+    assert "queue family 1 (compute)" in (FIX / "img_storage-w32" / "radv_capture.log").read_text()
+    assert len(replay(capture("img_storage-w32", tmp_path), mode="wave")) == 37
+
+
+def test_dcc_render_target_is_refused_by_name(tmp_path):
+    """A render target a compute pass also writes (usage STORAGE | COLOR_ATTACHMENT, > 512x512):
+    RADV compresses it with DCC (its log says so); every dispatch touching it — RADV's upload,
+    ours and RADV's read-back — is refused with image.unsupported_layout and lands nothing."""
+    log = (FIX / "dcc_target-w32" / "radv_capture.log").read_text()
+    assert re.search(r"surface 1024x576x1 .*DCC yes", log), log
+    cap = capture("dcc_target-w32", tmp_path)
+    (f,) = bindings("dcc_target-w32").values()
+    rs = replay(cap, mode="wave")
+    assert len(rs) == 3
+    assert [r.refusal.code if r.refusal else None for r in rs] == ["image.unsupported_layout"] * 3
+    assert not any(cap.read(int(f["va"], 16), 1 << 20)) and not any(result(cap, f))
+
+
+# ---- lavapipe live: the committed answers and the full-screen pass
+
+
+@pytest.fixture(scope="module")
+def run_lavapipe(tmp_path_factory):
+    if not (os.path.exists(LVP_LIB) and os.path.exists(VK_HEADER) and shutil.which("gcc")):
+        pytest.skip("lavapipe (mesa-vulkan-drivers), the Vulkan headers (libvulkan-dev) or gcc missing")
+    exe = tmp_path_factory.mktemp("lvp") / "run_lavapipe"
+    p = subprocess.run(
+        ["gcc", "-O1", "-o", str(exe), str(ROOT / "tools/radv_capture/run_lavapipe.c"), "-ldl"],
+        capture_output=True,
+        text=True,
+    )
+    if p.returncode:
+        pytest.skip("run_lavapipe does not build here: " + p.stderr[-300:])
+    return exe
+
+
+def lavapipe_live(exe, name: str, out: Path) -> None:
+    """Run the capture's own command line (command.txt) on lavapipe, from its directory."""
+    line = next(x for x in (FIX / name / "command.txt").read_text().splitlines() if " radv_capture " in x)
+    args = line.split(" radv_capture ", 1)[1].split()
+    spv, opts = args[0], args[2:]
+    p = subprocess.run([str(exe), spv, str(out), *opts], cwd=FIX / name, capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr[-500:]
+
+
+@pytest.mark.parametrize("shader", SHADERS)
+def test_committed_lavapipe_answers_are_lavapipes(shader, run_lavapipe, tmp_path):
+    lavapipe_live(run_lavapipe, f"{shader}-w32", tmp_path / "out")
+    committed = sorted((FIX / "lavapipe" / shader).glob("set*_binding*.bin"))
+    assert committed
+    for f in committed:
+        assert (tmp_path / "out" / f.name).read_bytes() == f.read_bytes(), f.name
+
+
+@pytest.mark.slow
+@pytest.mark.tiers
+@pytest.mark.parametrize("mode", ("wave", "lane"))
+def test_fullscreen_pass_equals_lavapipe(mode, run_lavapipe, tmp_path):
+    """The 1920x1080 pass (240x135 groups of 8x8): two textures sampled with linear filtering
+    into a 64 KiB-swizzled rgba16f render target (SW_64KB_R_X, radv_capture.log).  Each output
+    is a.rgb * l.rgb: within the product of decision 0025's bounds (rgba8 1/255, rgba16f 2^-9 of
+    its span per axis + 2 ulp) and the f16 stores' rounding (one f16 ulp each side: lavapipe
+    rounds toward zero, wavelift to nearest)."""
+    name = "fullscreen_sample-w32"
+    cap, b = replayed(name, mode, tmp_path)
+    got = np.frombuffer(result(cap, b[2]), np.float16).reshape(1080, 1920, 4).astype(np.float64)
+    lavapipe_live(run_lavapipe, name, tmp_path / "lvp")
+    want = np.fromfile(tmp_path / "lvp" / "set0_binding2.bin", np.float16).reshape(1080, 1920, 4)
+    want = want.astype(np.float64)
+    light = np.frombuffer((FIX / "inputs/fullscreen_sample/light.bin").read_bytes(), np.float16).astype(
+        np.float64
+    )
+    da = 1 / 255  # albedo (rgba8, values <= 1)
+    dl = 2 * (light.max() - light.min()) * 2.0**-9 + 2 * np.abs(light).max() * 2.0**-23
+    top = np.abs(light).max()
+    bound_rgb = (
+        da * (top + dl) + 1.0 * dl + 2 * 2.0 ** (np.floor(np.log2(np.maximum(np.abs(want), 2.0**-14))) - 10)
+    )
+    d = np.abs(got - want)
+    assert (d[..., :3] <= bound_rgb[..., :3]).all(), d[..., :3].max()
+    assert (d[..., 3] <= da + 2 * 2.0**-11).all(), d[..., 3].max()
+    assert np.count_nonzero(want) > 0.99 * want.size
