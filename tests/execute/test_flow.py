@@ -148,11 +148,12 @@ def test_budget_stops_infinite_loop():
 
 
 def test_unsupported_instruction_refused_up_front():
-    # (storage image load/store and null-descriptor sampling are translated; image atomics not)
-    r = Rig("  image_atomic_add v1, v0, s[0:7] dmask:0x1 dim:SQ_RSRC_IMG_1D unorm glc\n  s_endpgm")
+    # (storage image load/store, integer image atomics and sampling are translated; float image
+    # atomics not)
+    r = Rig("  image_atomic_fmin v1, v0, s[0:7] dmask:0x1 dim:SQ_RSRC_IMG_1D unorm glc\n  s_endpgm")
     res = r.run(r.config())
     assert res.refusal.code == "program.unsupported_instruction"
-    assert "0x0" in res.refusal.message and "image_atomic_add" in res.refusal.message
+    assert "0x0" in res.refusal.message and "image_atomic_fmin" in res.refusal.message
 
 
 WAVE64 = """

@@ -62,8 +62,17 @@ add and one XOR a texel.  Linear is the same with 256-byte rows.  GFX11 targets 
 Coordinates outside the image read 0 and drop stores, as hardware does; DST_SEL applies to
 loads.  d16 (two 16-bit components a VGPR, an even count): loads of 16-bit float and 8/16-bit
 integer channels (exact; others refuse by name), stores of any format (each half widened
-exactly).  Sampling instructions (frontend/sample.py), a16, r128, tfe/lwe, d16 of an odd
-component count and image atomics are not translated here (``program.unsupported_instruction``).
+exactly).  Sampling instructions (frontend/sample.py), a16, r128, tfe/lwe and d16 of an odd
+component count are not translated here (``program.unsupported_instruction``).
+
+Image atomics (decision 0034, ``_atomic``): image_atomic_swap/cmpswap/add/sub/smin/umin/smax/
+umax/and/or/xor/inc/dec on R32_UINT / R32_SINT storage images, the texel addressed as
+image_load addresses it (every dim, layout and level above; no _mip form exists), through the
+IR's ``atomic`` op; GLC returns the texel's value before the op.  Refused by name: float and
+64-bit image atomics, a16/d16/tfe/lwe/r128 (``program.unsupported_instruction``), any other
+format (``image.unsupported_format``), an active lane out of range or through the null
+descriptor (``image.unsupported_descriptor``: what hardware writes and returns there is not
+established).
 """
 
 from __future__ import annotations
@@ -703,6 +712,8 @@ def tiled_modes(b: Builder, dim: int) -> tuple[int, ...]:
 def translate(ins, b: Builder):
     n = ins.name
     f = ins.fields
+    if n.startswith("image_atomic_"):
+        return _atomic(ins, b)
     if n not in ("image_load", "image_store", "image_load_mip", "image_store_mip"):
         unsupported("only storage image load/store")
     if f.get("a16") or f.get("tfe") or f.get("lwe") or f.get("r128"):
@@ -807,3 +818,95 @@ def translate(ins, b: Builder):
         "float channel (what the hardware stores is not established)",
     )
     formats.store_texel(b, fm, addr, ok, words)
+
+
+# image atomics carried out (the integer ones of vector_memory.ATOMICS; the float ones refuse)
+ATOMIC_OPS = (
+    "swap",
+    "cmpswap",
+    "add",
+    "sub",
+    "smin",
+    "umin",
+    "smax",
+    "umax",
+    "and",
+    "or",
+    "xor",
+    "inc",
+    "dec",
+)
+
+
+def _atomic(ins, b: Builder):
+    """image_atomic_<op> (decision 0034) on a storage image of a 32-bit one-channel integer
+    format (R32_UINT, R32_SINT: the format the API allows image atomics on; the op, not the
+    format, says signed or unsigned), addressed as image_load addresses the texel (describe /
+    texel_address: every dim, layout and level image_load carries out), through the IR's
+    ``atomic`` op (each backend's atomics, as buffer and LDS atomics).  vdata holds the data
+    (cmpswap: vdata the new value, vdata + 1 the compared one, dmask 0x3; the others dmask 0x1);
+    with GLC the texel's value before the op is returned to vdata.  Refused by name:
+    ``program.unsupported_instruction`` for float atomics (fmin/fmax/fcmpswap), 64-bit forms
+    (dmask 0x3 / 0xF), a16/d16/tfe/lwe/r128; ``image.unsupported_format`` for another format;
+    ``image.unsupported_descriptor`` for an active lane whose coordinate is out of range or whose
+    T# is the null descriptor (TYPE 0): what the hardware writes and returns there is not
+    established from a primary source (the Vulkan robustness rules leave the returned value
+    undefined)."""
+    n = ins.name
+    f = ins.fields
+    op = n[len("image_atomic_") :]
+    if op not in ATOMIC_OPS:
+        unsupported(f"{n}: float image atomics are not translated")
+    if f.get("a16") or f.get("tfe") or f.get("lwe") or f.get("r128") or f.get("d16"):
+        unsupported("a16/r128/tfe/lwe/d16 image atomic")
+    dmask = f.get("dmask", 0xF) & 0xF
+    if dmask != (0x3 if op == "cmpswap" else 0x1):
+        unsupported(
+            "image atomic of another dmask than one 32-bit value (64-bit image atomics are not translated)"
+        )
+    dim = f.get("dim", 0)
+    if dim not in DIMS:
+        unsupported("image dimension cube or MSAA")
+    r = f["srsrc"] * 4
+    d = [b.sget(r + j) for j in range(8)]
+    img = describe(b, d, dim)
+    real, fm = img.real, img.fm
+    ex = b.exec()
+    _refuse(
+        b,
+        "image.unsupported_descriptor",
+        b.un("not", "b1", real),
+        "an image atomic through the null descriptor (TYPE 0): what it returns is not established",
+    )
+    r32 = b.bin(
+        "and",
+        "b1",
+        fm.is_kind(formats.UINT, formats.SINT),
+        b.bin(
+            "and",
+            "b1",
+            _eq(b, fm.nbytes, 4),
+            b.bin("and", "b1", _eq(b, fm.width[0], 32), _eq(b, fm.width[1], 0)),
+        ),
+    )
+    _refuse(
+        b,
+        "image.unsupported_format",
+        b.bin("and", "b1", b.bin("and", "b1", real, fm.known), b.un("not", "b1", r32)),
+        "an image atomic on a format other than R32_UINT / R32_SINT (not carried out)",
+    )
+    ncoord = NCOORD[dim]
+    addr, inb = texel_address(b, img, _coords(ins, b, ncoord))
+    _refuse(
+        b,
+        "image.unsupported_descriptor",
+        b.bin("and", "b1", real, b.un("not", "b1", inb)),
+        "an image atomic whose coordinate is out of range: what the hardware writes and returns "
+        "there is not established",
+    )
+    ok = b.bin("and", "b1", b.bin("and", "b1", ex, inb), b.bin("and", "b1", real, r32))
+    data = b.vget(f["vdata"])
+    args = (addr, ok, data) + ((b.vget(f["vdata"] + 1),) if op == "cmpswap" else ())
+    old = b.emit("atomic", "u32", *args, uniform=False, space="global", op=op, bits=32)
+    if f.get("glc"):
+        b.vset(f["vdata"], b.select(ok, old, C(b, "u32", 0)))
