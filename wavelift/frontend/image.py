@@ -73,6 +73,11 @@ IR's ``atomic`` op; GLC returns the texel's value before the op.  Refused by nam
 format (``image.unsupported_format``), an active lane out of range or through the null
 descriptor (``image.unsupported_descriptor``: what hardware writes and returns there is not
 established).
+
+image_get_resinfo (decision 0034, ``_resinfo``): the view's size at a mip level and its level
+count from the T#, as AMD's own replacement of the instruction computes them (Mesa's
+ac_nir_lower_resinfo.c; ACO for GFX10.3 emits that arithmetic, never the instruction), for
+T#s of the dim's own TYPE; cube, MSAA and anything not established refuse by name.
 """
 
 from __future__ import annotations
@@ -714,6 +719,8 @@ def translate(ins, b: Builder):
     f = ins.fields
     if n.startswith("image_atomic_"):
         return _atomic(ins, b)
+    if n == "image_get_resinfo":
+        return _resinfo(ins, b)
     if n not in ("image_load", "image_store", "image_load_mip", "image_store_mip"):
         unsupported("only storage image load/store")
     if f.get("a16") or f.get("tfe") or f.get("lwe") or f.get("r128"):
@@ -910,3 +917,117 @@ def _atomic(ins, b: Builder):
     old = b.emit("atomic", "u32", *args, uniform=False, space="global", op=op, bits=32)
     if f.get("glc"):
         b.vset(f["vdata"], b.select(ok, old, C(b, "u32", 0)))
+
+
+# image_get_resinfo: the T# TYPE each dim reads (exactly its own), and which of the four results
+# (x width, y height or 1-D layers, z depth or 2-D layers, w levels) that TYPE defines
+RESINFO_TYPE = {
+    DIM_1D: TYPE_1D,
+    DIM_2D: TYPE_2D,
+    DIM_3D: TYPE_3D,
+    DIM_1D_ARRAY: TYPE_1D_ARRAY,
+    DIM_2D_ARRAY: TYPE_2D_ARRAY,
+}
+RESINFO_DEFINED = {DIM_1D: 0b1001, DIM_2D: 0b1011, DIM_3D: 0b1111, DIM_1D_ARRAY: 0b1011, DIM_2D_ARRAY: 0b1111}
+
+
+def _resinfo(ins, b: Builder):
+    """image_get_resinfo (decision 0034): the view's size at mip level ``lod`` (vaddr) and its
+    level count, read from the T# as AMD's own replacement of the instruction computes them
+    (Mesa's ac_nir_lower_resinfo.c, "extracting the information from descriptors", GFX10):
+    level = BASE_LEVEL + lod; x = (WIDTH + 1) >> level, y = (HEIGHT + 1) >> level (2-D, 3-D)
+    or the layers DEPTH - BASE_ARRAY + 1 (1-D arrays), z = (DEPTH + 1) >> level (3-D) or the
+    layers (2-D arrays), sizes of 2-D/3-D images at least 1; w = LAST_LEVEL - BASE_LEVEL + 1;
+    all 0 through the null descriptor (RADV's all-zero T#; the lowering's handle_null_desc tests
+    dword 1, the type test is ours: a T# with one of them zero but not the other refuses).  The
+    results dmask selects go to consecutive VGPRs.  Refused by name: a16/d16/tfe/lwe/r128, cube
+    and MSAA dims (``program.unsupported_instruction``); a T# whose TYPE is not the dim's own
+    (a cube, MSAA or other T#), a dmask asking for a result the TYPE does not define, a lod past
+    LAST_LEVEL, a 1-D width that minifies to 0 (``image.unsupported_descriptor``): what the
+    hardware returns there is not established."""
+    f = ins.fields
+    if f.get("a16") or f.get("tfe") or f.get("lwe") or f.get("r128") or f.get("d16"):
+        unsupported("a16/r128/tfe/lwe/d16 image_get_resinfo")
+    dim = f.get("dim", 0)
+    if dim not in DIMS:
+        unsupported("image_get_resinfo of a cube or MSAA image")
+    dmask = f.get("dmask", 0xF) & 0xF
+    r = f["srsrc"] * 4
+    d = [b.sget(r + j) for j in range(8)]
+    lod = _coords(ins, b, 1)[0]
+    typ = _f(b, d, "TYPE")
+    # the null descriptor (RADV's is all zeros): TYPE 0 and dword 1 (format, width) zero
+    null = _eq(b, typ, 0)
+    real = b.un("not", "b1", null)
+    _refuse(
+        b,
+        "image.unsupported_descriptor",
+        _any(b, b.bin("and", "b1", null, _ne(b, d[1], 0)), b.bin("and", "b1", real, _eq(b, d[1], 0))),
+        "image_get_resinfo through a T# with TYPE 0 and dword 1 set, or dword 1 zero (the "
+        "INVALID format) and a TYPE: which of them the hardware treats as null is not established",
+    )
+    _refuse(
+        b,
+        "image.unsupported_descriptor",
+        b.bin("and", "b1", real, _ne(b, typ, RESINFO_TYPE[dim])),
+        "image_get_resinfo through a T# whose TYPE is not the instruction's dim (what the "
+        "hardware returns for another type, cube and MSAA images included, is not established)",
+    )
+    if dmask & ~RESINFO_DEFINED[dim]:
+        _refuse(
+            b,
+            "image.unsupported_descriptor",
+            real,
+            "image_get_resinfo asking for a result the image's type does not define (what the "
+            "hardware returns there is not established)",
+        )
+    base_level, last_level = _f(b, d, "BASE_LEVEL"), _f(b, d, "LAST_LEVEL")
+    _refuse(
+        b,
+        "image.unsupported_descriptor",
+        b.bin(
+            "and",
+            "b1",
+            real,
+            _any(
+                b,
+                b.cmp("gt", "u32", base_level, last_level),
+                b.cmp("gt", "u32", lod, b.bin("sub", "u32", last_level, base_level)),
+            ),
+        ),
+        "image_get_resinfo of a mip level past the T#'s LAST_LEVEL, or BASE_LEVEL past LAST_LEVEL "
+        "(what the hardware returns there is not established)",
+    )
+    level = b.bin("and", "u32", b.bin("add", "u32", base_level, lod), C(b, "u32", 31))
+    one = C(b, "u32", 1)
+    width = b.bin(
+        "add",
+        "u32",
+        b.bin("or", "u32", _f(b, d, "WIDTH_LO"), b.bin("shl", "u32", _f(b, d, "WIDTH_HI"), C(b, "u32", 2))),
+        one,
+    )
+    height = b.bin("add", "u32", _f(b, d, "HEIGHT"), one)
+    depth = b.bin("add", "u32", _f(b, d, "DEPTH"), one)
+    layers = b.bin("sub", "u32", depth, _f(b, d, "BASE_ARRAY"))
+
+    def mini(v, at_least_one):
+        m = b.bin("shr", "u32", v, level)
+        return b.bin("max", "u32", m, one) if at_least_one else m
+
+    big = dim in (DIM_2D, DIM_3D, DIM_2D_ARRAY)
+    x = mini(width, big)
+    if dim in (DIM_1D, DIM_1D_ARRAY):
+        _refuse(
+            b,
+            "image.unsupported_descriptor",
+            b.bin("and", "b1", real, _eq(b, x, 0)),
+            "image_get_resinfo of a 1-D level whose width minifies to 0 (what the hardware "
+            "returns there is not established)",
+        )
+    zero = C(b, "u32", 0)
+    y = layers if dim == DIM_1D_ARRAY else mini(height, True) if big else zero
+    z = mini(depth, True) if dim == DIM_3D else layers if dim == DIM_2D_ARRAY else zero
+    w = b.bin("add", "u32", b.bin("sub", "u32", last_level, base_level), one)
+    vals = [x, y, z, w]
+    for k, c in enumerate(c for c in range(4) if dmask >> c & 1):
+        b.vset(f["vdata"] + k, b.select(real, vals[c], zero))
