@@ -270,3 +270,76 @@ def test_fullscreen_pass_equals_lavapipe(mode, run_lavapipe, tmp_path):
     assert (d[..., :3] <= bound_rgb[..., :3]).all(), d[..., :3].max()
     assert (d[..., 3] <= da + 2 * 2.0**-11).all(), d[..., 3].max()
     assert np.count_nonzero(want) > 0.99 * want.size
+
+
+# ---- CUDA: no GPU here; every program of the captures lowers to CUDA C++ and NVRTC compiles it
+
+
+def _programs(names, tmp_path):
+    """Unique (capture, program, config, base) over the captures' dispatches, caught before they
+    run (RADV's meta shaders and ours)."""
+    from wavelift.errors import Refusal
+    from wavelift.frontend.program import translate
+    from wavelift.run import execute as X
+    from wavelift.run.execute import module_key
+    from wavelift.run.result import DispatchResult
+
+    out, seen = [], set()
+    for name in names:
+        got = []
+
+        def catch(memory, config, index, got=got):
+            got.append((memory, config))
+            return DispatchResult(index, config, Refusal("backend.unavailable", "caught for a test"))
+
+        replay(capture(name, tmp_path), execute=catch)
+        for memory, cfg in got:
+            r = X._program_bytes(memory, cfg)
+            code, base, entry = r if isinstance(r, tuple) else (r, cfg.program_address, 0)
+            prog = translate(
+                code, cfg.target, cfg.wave_size, base, entry=entry, gb_addr_config=cfg.gb_addr_config
+            )
+            k = module_key(prog, cfg, "lane", "cuda")
+            if k not in seen:
+                seen.add(k)
+                out.append((name, prog, cfg, base))
+    return out
+
+
+NAMES_ALL = [f"{s}-{b}" for s in SHADERS for b in BUILDS] + ["fullscreen_sample-w32"]
+
+
+@pytest.mark.parametrize(
+    "names",
+    [
+        pytest.param(["img_storage-w32", "texel_buffers-navi10-w64"], id="two"),
+        pytest.param(NAMES_ALL, id="all", marks=pytest.mark.slow),
+    ],
+)
+def test_cuda_kernels_of_the_image_captures_generate(names, tmp_path):
+    """The CUDA backend's kernel source for every program of the image captures (navi21 w32/w64,
+    navi10; RADV's meta shaders and ours), both modes, without guest text.  Running them needs an
+    NVIDIA GPU (not here: tests/cuda's GPU tests); NVRTC compiles them with -m slow."""
+    from wavelift.backends.cuda.codegen import kernel_source
+
+    progs = _programs(names, tmp_path)
+    assert len(progs) >= 4
+    for name, prog, cfg, base in progs:
+        texts = {ins.text for ins in prog.instructions if len(ins.text) >= 8}
+        for m in ("lane", "wave"):
+            src = kernel_source(prog, cfg.wave_size, m, cfg.scratch_wave_bytes, base)
+            assert src.isascii() and not [t for t in texts if t in src], name
+
+
+@pytest.mark.slow
+def test_cuda_kernels_of_the_image_captures_compile(tmp_path):
+    """NVRTC compiles every one of them to PTX (sm_90), both modes: minutes on two cores."""
+    from wavelift.backends.cuda.codegen import generate
+    from wavelift.backends.cuda.compile import check_source, nvrtc_problem
+
+    why = nvrtc_problem()
+    if why:
+        pytest.skip(f"NVRTC unavailable: {why}")
+    for _name, prog, cfg, base in _programs(NAMES_ALL, tmp_path):
+        for m in ("lane", "wave"):
+            check_source(generate(prog, cfg.wave_size, m, cfg.scratch_wave_bytes, base)[0], "sm_90")
