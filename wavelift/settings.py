@@ -125,6 +125,14 @@ _ALL = [
         "`off`: CUDA kernels lower the IR as the frontends built it, without the IR's passes (A/B runs)",
     ),
     Setting(
+        "WAVELIFT_CUDA_TIER",
+        str,
+        None,
+        "CUDA builds: `auto` (default: a big module is first built fast, -Ofast-compile, and "
+        "replaced by its optimising build from a background thread), `off` (the optimising build "
+        "only), `fast` (the fast build only: A/B runs and GPU checks)",
+    ),
+    Setting(
         "WAVELIFT_CUDA_OCCUPANCY",
         int,
         None,

@@ -15,7 +15,7 @@ from typing import Any
 
 from ...ir.program import Program
 from .codegen import CudaUnsupported, baked_params, generate
-from .compile import DEFAULT_ARCH, cached_compile, nvrtc_problem
+from .compile import DEFAULT_ARCH, nvrtc_problem, tiered_compile
 
 
 def _gpu_problem() -> str | None:
@@ -65,7 +65,7 @@ class Module:
     arch: str
     cubin: bytes
     compile_s: float
-    compiled_by: str  # "nvrtc" | "disk"
+    compiled_by: str  # "nvrtc" | "disk" | "nvrtc-fast" (the first tier: compile.tiered_compile)
     slots: tuple = ()  # per global access slot: (size, uniform load) (codegen.guesses)
     hints: object = None  # WL_HINT read back after the last dispatch (None: none yet)
     preloads: tuple = ((), ())  # preload.find(program): (loads, plan) (runtime._preloads)
@@ -78,17 +78,41 @@ class Module:
     # and the same array object -- kept unchanged by the runtime's memos -- not even compared;
     # 0026, 0029)
     _consts: dict = field(default_factory=dict, repr=False)
+    # the optimising build running in the background while this module is the fast first tier
+    # (compile.Upgrade; None: this is the build kept)
+    upgrade: Any = field(default=None, repr=False)
+
+    def take_upgrade(self) -> bool:
+        """Put the optimising build in place of the fast one when it is ready (called between
+        launches: Module.variant, at the start of each Runtime): the CUDA module is loaded again
+        on its next use and its constants copied again (its own constant memory, a fresh WL_HINT:
+        hints are never trusted, 0009).  True when it did."""
+        up = self.upgrade
+        if up is None:
+            return False
+        cubin = up.result()
+        if cubin is None:
+            if up.done.is_set():  # failed: the fast build stays, for good
+                self.upgrade = None
+            return False
+        self.cubin, self.compiled_by, self.upgrade = cubin, "nvrtc", None
+        self.compile_s += up.seconds
+        self._fn = self._mod = None
+        self._consts = {}
+        self._shared = 48 * 1024
+        return True
 
     def variant(self, preloaded: bool) -> Module:
         """The module to launch: this one, whose preloads are constants (the host resolved every
         one), or its sibling built with WL_PRELOADED 0 on first use (each preload checked,
         the kernel's own load where it is unresolved; codegen.Lowering.load).  Each has its own
         constant memory: the runtime fills the one it launches."""
+        self.take_upgrade()
         if preloaded or not self.preloads[0]:
             return self
         if self._plain is None:
             src = "#define WL_PRELOADED 0\n" + self.source
-            cubin, secs, how = _compile(self.key, src, self.arch, self.use_disk)
+            cubin, secs, how, up = _compile(self.key, src, self.arch, self.use_disk)
             self._plain = Module(
                 self.key,
                 self.program,
@@ -100,7 +124,9 @@ class Module:
                 self.slots,
                 preloads=self.preloads,
                 use_disk=self.use_disk,
+                upgrade=up,
             )
+        self._plain.take_upgrade()
         return self._plain
 
     def function(self):
@@ -204,8 +230,10 @@ def build_module(
         raise Refused(
             "backend.unavailable", f"the CUDA backend does not lower this program ({e}); use backend='numpy'"
         ) from None
-    cubin, secs, how = _compile(key, src, arch, use_disk)
-    return Module(key, program, src, arch, cubin, secs, how, slots, preloads=preloads, use_disk=use_disk)
+    cubin, secs, how, up = _compile(key, src, arch, use_disk)
+    return Module(
+        key, program, src, arch, cubin, secs, how, slots, preloads=preloads, use_disk=use_disk, upgrade=up
+    )
 
 
 def _compile(key, src: str, arch: str, use_disk: bool):
@@ -213,7 +241,7 @@ def _compile(key, src: str, arch: str, use_disk: bool):
     from .compile import CompileError
 
     try:
-        return cached_compile(key, src, arch, use_disk)
+        return tiered_compile(key, src, arch, use_disk)
     except CompileError as e:
         raise Refused("backend.unavailable", f"NVRTC could not compile the module: {str(e)[:2000]}") from None
 

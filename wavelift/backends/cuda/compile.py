@@ -17,6 +17,7 @@ import hashlib
 import multiprocessing
 import pathlib
 import re
+import threading
 import time
 
 from ... import settings
@@ -227,3 +228,98 @@ def cached_compile(key, source: str, arch: str, use_disk: bool = True):
     if d:
         disk_cache.write(d, name, ".cubin", cubin)
     return cubin, time.perf_counter() - t0, "nvrtc"
+
+
+# ---- the fast first tier (docs/decisions/0009, "Builds in seconds") ---------------------------
+# NVRTC's time on a big module is NVVM optimising one giant wl_main and ptxas scheduling it
+# (bench/bench_cuda_build.py); -Ofast-compile=max (NVRTC 12.8+) skips most of both: descriptor_types
+# 14.9 -> 2.1 s of CPU.  Same source, same float options: the same semantics, slower code.  So a
+# big module is first built that way and used at once, while the optimising build (the one the
+# disk cache holds, under the same name as before) runs in a background thread and replaces it
+# at the module's next launch (Module.variant).
+FAST_OPTIONS = ("--Ofast-compile=max",)
+FAST_MIN_VERSION = (12, 8)
+# sources at least this long get the fast tier first (the prelude alone is ~40 KB; a module this
+# big takes NVRTC seconds to optimise: smaller ones are built once, optimised)
+TIER_SOURCE_BYTES = 150_000
+
+
+def fast_tier_ok() -> bool:
+    """NVRTC here knows -Ofast-compile."""
+    try:
+        major, minor = (int(x) for x in nvrtc_version().split("."))
+    except ValueError:
+        return False
+    return (major, minor) >= FAST_MIN_VERSION
+
+
+def tier_for(source: str) -> str:
+    """'fast' (a fast build now, the optimising one in the background), 'full' (the optimising
+    build only) or 'fastonly' (the fast build only, never replaced: A/B and GPU checks), by
+    WAVELIFT_CUDA_TIER (auto | off | fast) and the source's size."""
+    want = settings.get("WAVELIFT_CUDA_TIER") or "auto"
+    if want == "off" or not fast_tier_ok():
+        return "full"
+    if want == "fast":
+        return "fastonly"
+    return "fast" if len(source) >= TIER_SOURCE_BYTES else "full"
+
+
+def fast_compile(source: str, arch: str = DEFAULT_ARCH) -> bytes:
+    """-> the first tier's cubin: no occupancy bound, no ptxas report, -Ofast-compile=max."""
+    return _nvrtc_build(source, arch, FAST_OPTIONS)[0]
+
+
+class Upgrade:
+    """The optimising build of a module, running in a daemon thread (NVRTC releases the GIL);
+    a process that ends first just loses it (the next one builds it again).  ``result()``: the
+    cubin when it is there, else None (still running, or it failed: the fast build stays)."""
+
+    def __init__(self, source: str, arch: str, d, name: str):
+        self._cubin: bytes | None = None
+        self.error: str | None = None
+        self.seconds = 0.0
+        self.done = threading.Event()
+        args = (source, arch, d, name)
+        self._thread = threading.Thread(
+            target=self._run, args=args, name="wavelift-cuda-upgrade", daemon=True
+        )
+        self._thread.start()
+
+    def _run(self, source, arch, d, name) -> None:
+        t0 = time.perf_counter()
+        try:
+            cubin = nvrtc_compile(source, arch)
+            if d:
+                disk_cache.write(d, name, ".cubin", cubin)
+            self._cubin = cubin
+        except Exception as e:  # noqa: BLE001 - kept on the fast build; said in .error
+            self.error = f"{type(e).__name__}: {e}"[:2000]
+        self.seconds = time.perf_counter() - t0
+        self.done.set()
+
+    def result(self) -> bytes | None:
+        return self._cubin if self.done.is_set() else None
+
+    def wait(self, timeout: float | None = None) -> bytes | None:
+        self.done.wait(timeout)
+        return self.result()
+
+
+def tiered_compile(key, source: str, arch: str, use_disk: bool = True):
+    """-> (cubin bytes, seconds, 'disk' | 'nvrtc' | 'nvrtc-fast', Upgrade or None).  The disk
+    cache holds optimising builds only, named as cached_compile names them; a fast build is never
+    written there."""
+    tier = tier_for(source)
+    if tier == "full":
+        return (*cached_compile(key, source, arch, use_disk), None)
+    t0 = time.perf_counter()
+    d = cache_dir() if use_disk else None
+    name = disk_name(key, arch, source)
+    cubin = disk_cache.read(d, name, ".cubin") if d else None
+    if cubin:
+        return cubin, time.perf_counter() - t0, "disk", None
+    cubin = fast_compile(source, arch)
+    secs = time.perf_counter() - t0
+    up = Upgrade(source, arch, d, name) if tier == "fast" else None
+    return cubin, secs, "nvrtc-fast", up
