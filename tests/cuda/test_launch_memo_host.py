@@ -120,3 +120,67 @@ def test_window_tables_are_the_layouts_and_follow_the_window_list():
         for arr in (one.offs, one.starts, one.ends):
             with pytest.raises(ValueError):
                 arr[0] = 1
+
+
+def test_program_for_keeps_the_last_stamped_find(monkeypatch):
+    """run/execute.program_for's last find (config object, memory, cache, allocation table, the
+    code allocation's stamp) is given again only while each of those is the same; changing any
+    one of them finds the program again (the scratch ABI worked out, the code read where its
+    stamp changed), and the program is always the one a fresh find gives."""
+    import copy
+
+    from test_cuda_backend import _vadd_dispatch
+
+    from wavelift.backends.cuda.resident import NumPyOps, Resident
+    from wavelift.run import execute as E
+
+    mem, cfg, _, _ = _vadd_dispatch(32)
+    mem.resident = Resident(NumPyOps())
+    code = mem.find(cfg.program_address)
+    mem.resident.entry(code)  # (a device copy: the code's allocation has a stamp)
+    monkeypatch.setattr(E, "_LAST_PROGRAM", [None] * 8)
+    monkeypatch.setattr(E, "_STAMPED", {})
+    found, read = [], []
+    abi, pb = E._scratch_abi, E._program_bytes
+    monkeypatch.setattr(E, "_scratch_abi", lambda c: found.append(1) or abi(c))
+    monkeypatch.setattr(E, "_program_bytes", lambda m, c: read.append(1) or pb(m, c))
+    cache: dict = {}
+
+    def words(p):
+        return [(i.offset, tuple(i.words)) for i in p[0].instructions], p[1]
+
+    fresh = words(E.program_for(copy.deepcopy(mem), cfg, {}))
+    first = E.program_for(mem, cfg, cache)
+    assert words(first) == fresh
+    n_found, n_read = len(found), len(read)
+    for _ in range(3):  # the same: kept, nothing worked out or read
+        assert E.program_for(mem, cfg, cache) == first
+    assert (len(found), len(read)) == (n_found, n_read)
+
+    def again(m=mem, c=cfg, k=cache, reads=False):
+        nf, nr = len(found), len(read)
+        got = E.program_for(m, c, k)
+        assert len(found) == nf + 1, "kept although an input changed"
+        assert (len(read) > nr) == reads
+        assert words(got) == fresh
+        assert E.program_for(m, c, k) == got and len(found) == nf + 1  # (then kept)
+        return got
+
+    # the code's bytes written again (the same bytes: its stamp changes, so they are read)
+    mem.write(code.base, mem.read(code.base, 64))
+    again(reads=True)
+    cfg.system_sgprs["workgroup_id_x"] = cfg.system_sgprs.get("workgroup_id_x", 0) ^ 1  # in place
+    again()
+    again(c=copy.copy(cfg))  # another config object with the same fields
+    again(k={}, reads=True)  # another cache
+    E.program_for(mem, cfg, cache)  # (this cache again: kept from here)
+    nf = len(found)
+    E.program_for(mem, cfg, cache)
+    assert len(found) == nf
+    mem.alloc(64, name="new")  # another allocation table
+    again()
+    other = copy.deepcopy(mem)  # another memory (no device copies: no stamp, read every time)
+    nr = len(read)
+    E.program_for(other, cfg, cache)
+    E.program_for(other, cfg, cache)
+    assert len(read) == nr + 2

@@ -217,3 +217,18 @@ def test_put_writes_only_what_differs():
     assert len(writes) == 1 and dev.memory.read(addr, 64) == bytes(range(64))
     with pytest.raises(ValueError):
         dev.put(addr, 4, b"abcdef")
+
+
+def test_replay_writes_when_the_file_already_holds_the_result():
+    """RegisterFile.replay_writes' shortcut (the file equals what the stream leaves): taken only
+    when the writes agree with it; otherwise the full check decides, as before."""
+    from wavelift.stream.registers import RegisterFile
+
+    after = {0xB900: 1, 0xB904: 3}
+    r = RegisterFile("gfx1030")
+    r.write(0xB900, 1)
+    r.write(0xB904, 3)
+    assert r.replay_writes({0xB904: 3}, 2, after) and r.writes == 4 and r.values() == after
+    assert not r.replay_writes({0xB904: 4}, 1, after)  # (writes that disagree with `after`)
+    assert not r.replay_writes({0xB908: 4}, 1, after)  # (a register `after` does not hold)
+    assert r.writes == 4 and r.values() == after

@@ -82,6 +82,8 @@ def _value_key(v):
     t = type(v)
     if t is int or t is bool or v is None:
         return (t, v)
+    if t is tuple and all(type(x) is int for x in v):  # (a grid triple: the common case)
+        return (t, v)
     if t is Buffer:
         return (t, v.address)
     if t is float:

@@ -326,6 +326,7 @@ class Resident:
         self._arena_state: dict = {}
         self.spare = None  # (runtime: the scratch word of dispatches without wave scratch)
         self.zero_word = None  # (runtime: the one-word wavebase table of whole groups)
+        self.events = None  # (runtime: the two timing events around a dispatch's kernel)
         # (layout, memory, generation, [allocation per window]): ``prepare``'s finds, kept
         self._finds: tuple | None = None
 
@@ -470,10 +471,20 @@ class Resident:
                     raise ValueError(f"window {w.address:#x}+{w.size:#x} is not inside one allocation")
                 allocs.append(alloc)
             self._finds = (win.layout, weakref.ref(mem), mem.generation, [weakref.ref(a) for a in allocs])
+        get = self.entries.get
         for w, alloc in zip(win.windows, allocs):
-            e = self.entry(alloc)
+            e = get(alloc)
+            if e is None:
+                e = self.entry(alloc)
             if id(e) not in flushed:
                 flushed.add(id(e))
+                if not e.shared and not e.host_dirty:
+                    # (nothing to upload; the shadow made when there is none: as below)
+                    if e.shadow is None and alloc.size <= SHADOW_BYTES and not e.dev_dirty:
+                        e.shadow = alloc._data.copy()
+                        e.clean = e.version
+                    plan.append((e, w.address - alloc.base))
+                    continue
                 if e.shared:
                     e.host_dirty.add(0, alloc.size)
                 else:
