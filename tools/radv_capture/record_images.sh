@@ -19,7 +19,11 @@
 #   - lavapipe's answer for the same options (run_lavapipe.c) into lavapipe/<shader>/, for the
 #     shaders whose results are small (not fullscreen_sample: 16 MB, made at test time).
 # Needs: gcc, g++, python3, glslang-tools, mesa-vulkan-drivers 22.3.6, libvulkan-dev, the Mesa
-# source (build.sh). Two runs give the same files.
+# source (build.sh). Two runs give the same files but for 16 bytes of each combined image
+# sampler descriptor: RADV copies the first 80 bytes of its 96-byte image-view descriptor union
+# (write_combined_image_sampler_descriptor, radv_descriptor_set.c) before the S# at +80, and
+# bytes 64-79 (a third plane's T#) are never initialised for a one-plane image: host bytes,
+# which no shader reads (ACO loads the T# at +0 and the S# at +80).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 export LC_ALL=C
