@@ -1,7 +1,7 @@
 #!/bin/bash
 # tools/build_fixtures.sh - regenerate wavelift's real-compiler fixtures under tests/fixtures/.
 #
-#   usage: tools/build_fixtures.sh [clang] [clang11] [clang11x] [aco] [aco11] [radv] [manifest]   (no argument: all)
+#   usage: tools/build_fixtures.sh [clang] [clang11] [clang11x] [aco] [aco11] [radv] [radv_images] [manifest]   (no argument: all)
 #
 # Stages:
 #   clang     OpenCL C (tests/fixtures/opencl/*.cl) -> AMDHSA code objects with clang-19/ld.lld-19,
@@ -21,6 +21,7 @@
 #             and RADV's LLVM 15 backend (--llvm) -> tests/fixtures/gfx1030/radv-llvm/...
 #   radv      raw RADV PM4 captures -> tests/fixtures/radv/<name>/ and, converted by
 #             `wavelift import-radv`, tests/fixtures/captures/radv-<name>.wlcap (tools/radv_capture_raw/record.sh)
+#   radv_images  RADV captures with images -> tests/fixtures/radv_images/ (tools/radv_capture/record_images.sh)
 #   manifest  tests/fixtures/manifest.json (tools/build_fixtures_manifest.py)
 #
 # Build-time tools (NOT needed by any test; the outputs are committed):
@@ -40,7 +41,7 @@ mkdir -p "$LOGDIR"
 
 CLANG_MORE="gfx1101 gfx1102 gfx1103 gfx1150 gfx1151 gfx1152 gfx1200 gfx1201"
 stages=("$@")
-[ ${#stages[@]} -eq 0 ] && stages=(clang clang11 clang11x aco aco11 radv manifest)
+[ ${#stages[@]} -eq 0 ] && stages=(clang clang11 clang11x aco aco11 radv radv_images manifest)
 want() { local s; for s in "${stages[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
 
 # ----------------------------------------------------------------------------------- clang ---
@@ -192,5 +193,6 @@ want clang11x && { echo "== clang11x"; for g in $CLANG_MORE; do build_clang11 $g
 want aco && { echo "== aco"; build_aco; }
 want aco11 && { echo "== aco11"; build_aco11; }
 want radv && { echo "== radv"; tools/radv_capture_raw/record.sh; }
+want radv_images && { echo "== radv_images"; tools/radv_capture/record_images.sh; }
 want manifest && { echo "== manifest"; python3 tools/build_fixtures_manifest.py; }
 echo "done"
