@@ -343,3 +343,32 @@ def test_cuda_kernels_of_the_image_captures_compile(tmp_path):
     for _name, prog, cfg, base in _programs(NAMES_ALL, tmp_path):
         for m in ("lane", "wave"):
             check_source(generate(prog, cfg.wave_size, m, cfg.scratch_wave_bytes, base)[0], "sm_90")
+
+
+def test_3d_tsharp_ignores_base_array():
+    """What RADV's meta copies of a 3-D image rely on (decision 0033): a 3-D T# with BASE_ARRAY
+    set and ARRAY_PITCH 0 ("SRV mode: BASE_ARRAY is ignored", radv_image.c) reads the texel of
+    its z coordinate, as with BASE_ARRAY 0; with ARRAY_PITCH 1 it still refuses by name."""
+    from test_images_layouts import RGBA32UI, I, L, _dispatch, _mode, chip_for, tsharp
+
+    chip, gb = chip_for("gfx1030", 0x444), 0x444
+    mode = _mode("4KB_S_X")
+    w, h, d = 16, 8, 4
+    s = L.Surface(mode, L.RSRC_3D, 4, w, h, d, 1)
+    info = L.surface_info(s, chip)
+    mem = np.random.default_rng(33).integers(0, 256, info.slice_size * info.slices + 65536, dtype=np.uint8)
+    coords = [(3, 5, 2, 0), (15, 7, 3, 0), (0, 0, 0, 0)]
+    want = [
+        mem[o : o + 16].view(np.uint32)
+        for o in (int(L.address(chip, s, x, y, z, 0)) for x, y, z, _ in coords)
+    ]
+    for base_array in (0, 2, 3):
+        t = tsharp(0, 0, RGBA32UI, w, h, d, I.TYPE_3D, mode, 1, base_array=base_array)
+        res, got, _ = _dispatch(I.DIM_3D, "gfx1030", gb, t, coords, mem)
+        assert res.landed, (base_array, res.refusal)
+        for k in range(3):
+            np.testing.assert_array_equal(got[k], want[k], err_msg=f"BASE_ARRAY {base_array}")
+    t = tsharp(0, 0, RGBA32UI, w, h, d, I.TYPE_3D, mode, 1, base_array=2)
+    t[5] |= 1  # ARRAY_PITCH 1: a storage view of the slices from BASE_ARRAY
+    res, _, _ = _dispatch(I.DIM_3D, "gfx1030", gb, t, coords, mem)
+    assert res.refusal is not None and res.refusal.code == "image.unsupported_descriptor"
