@@ -13,8 +13,9 @@
  * The image (optimal tiling; by default one level, one layer, a 2-D view) is filled from FILE
  * through a staging buffer and vkCmdCopyBufferToImage: level after level (each max(1, size >>
  * level) texels a side), in each level its layers (or 3-D slices) one after the other, rows of
- * texels tightly packed.  --shape: the VkImageViewType by number (1 2-D, 2 3-D, 5 2-D array;
- * a 3-D view is of a 3-D image of DEPTH slices, the others of a 2-D image of LAYERS layers),
+ * texels tightly packed.  --shape: the VkImageViewType by number (1 2-D, 2 3-D, 3 cube, 5 2-D
+ * array, 6 cube array; a 3-D view is of a 3-D image of DEPTH slices, the others of a 2-D image
+ * of LAYERS layers, cube-compatible for the cube views: the faces are layers +X -X +Y -Y +Z -Z),
  * LEVELS levels, the view's BASELEVEL and LEVELCOUNT.  A depth format (D16_UNORM 124,
  * D32_SFLOAT 126) is copied and viewed through its depth aspect.  The sampler's fields are the
  * Vk enum values by number (VkFilter, VkSamplerMipmapMode, VkSamplerAddressMode, VkBorderColor;
@@ -124,7 +125,9 @@ int main(int argc, char **argv)
     VkImageAspectFlags aspect = (ifmt == VK_FORMAT_D16_UNORM || ifmt == VK_FORMAT_D32_SFLOAT)
                                     ? VK_IMAGE_ASPECT_DEPTH_BIT : VK_IMAGE_ASPECT_COLOR_BIT;
     if (is3d) ilayers = 1; else idepth = 1;
-    VkImageCreateInfo imci = { VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO, NULL, 0,
+    int iscube = vtype == VK_IMAGE_VIEW_TYPE_CUBE || vtype == VK_IMAGE_VIEW_TYPE_CUBE_ARRAY;
+    VkImageCreateInfo imci = { VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO, NULL,
+                               iscube ? VK_IMAGE_CREATE_CUBE_COMPATIBLE_BIT : 0,
                                is3d ? VK_IMAGE_TYPE_3D : VK_IMAGE_TYPE_2D, (VkFormat)ifmt,
                                { iw, ih, idepth }, ilevels, ilayers, VK_SAMPLE_COUNT_1_BIT, VK_IMAGE_TILING_OPTIMAL,
                                VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT,

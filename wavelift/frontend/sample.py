@@ -1,6 +1,6 @@
 """MIMG sampling on GFX10/10.3: ``image_sample[_c][_d|_cd][_l|_b|_lz][_cl][_o]`` and
 ``image_gather4[_c][_l|_b|_lz][_cl][_o]`` of 1-D, 2-D, 3-D images and 1-D/2-D arrays (gathers
-2-D and 2-D arrays), mip chains included, through a T# (frontend/image.py: ``describe``,
+2-D and 2-D arrays), cube maps (below), mip chains included, through a T# (frontend/image.py: ``describe``,
 ``texel_address``; every T# field image_load refuses refuses here too) and an S#
 (memory/ssharp.py names its fields).  The rules, what is exact, what is bounded and what
 refuses: docs/decisions/0025-sampling.md and its amendment (LOD selection, mip filters, layers,
@@ -43,9 +43,20 @@ when the coordinates are unnormalized (S# FORCE_UNNORMALIZED or the instruction'
   MAX_ANISO_RATIO is 0, BLEND_ZERO_PRT (partially resident textures), TRUNC_COORD (it changes
   only texels inside the refused window above), BORDER_COLOR_PTR unless the colour is REGISTER.
 
+Cube maps (dim CUBE, decision 0034): image_sample with an explicit LOD (_l, _lz; the implicit
+and _b forms only where the LOD changes nothing), compare included, through RADV's sampled cube
+T# (TYPE CUBE, BASE_ARRAY..DEPTH the view's layers), sampled as the 2-D array of its faces: the
+coordinates are ACO's face coordinates s, t in [1, 2] (v_cubesc / |v_cubema| + 1.5) and the face
+id + 8 x the cube's layer; u = (s - 1) x N (exact subtraction), the layer 6 x cube + face, then
+the rules above.  Point sampling and linear filtering whose texels all lie inside the face;
+``image.cube_edge`` where they do not (the seamless rule at edges and corners is not
+established), for a coordinate outside [1, 2], a face id not an integer 0..5 (+ 8 x layer), a
+cube past the view's, a T# of another TYPE, or an LOD from derivatives that matters.
+
 Null descriptors (T# TYPE 0) read 0.  Not translated (``program.unsupported_instruction``):
 the _g16 and gather4h forms, d16, a16, tfe/lwe, dmask 0, a gather whose dmask is not one
-channel, a compare whose dmask is not 0x1, cube and MSAA dims.
+channel, a compare whose dmask is not 0x1, MSAA dims, cube gathers and cube samples with
+derivatives (_d/_cd) or offsets.
 """
 
 from __future__ import annotations
@@ -55,7 +66,7 @@ import re
 
 from ..ir.builder import Builder
 from ..ir.program import Value
-from ..memory import ssharp
+from ..memory import ssharp, tsharp
 from . import formats, image
 from .common import C, unsupported
 from .image import _any as _or
@@ -78,6 +89,8 @@ MAX_U = 2.0**15  # |u| at or above this (16.8 fixed point's range) refuses
 MAX_LAYER = 8192.0  # layers are clamped to the view's; this only keeps the conversion in range
 UNSUPPORTED = "image.unsupported_sampler"
 PRECISION = "image.sampling_precision"
+CUBE = "image.cube_edge"
+DIM_CUBE = 3  # MIMG dim SQ_RSRC_IMG_CUBE (cube and cube array)
 # spatial axes of each dim sampled (arrays add a layer coordinate)
 SPATIAL = {image.DIM_1D: 1, image.DIM_2D: 2, image.DIM_3D: 3, image.DIM_1D_ARRAY: 1, image.DIM_2D_ARRAY: 2}
 ARRAYS = (image.DIM_1D_ARRAY, image.DIM_2D_ARRAY)
@@ -156,10 +169,16 @@ def translate(ins, b: Builder):
     if compare and dmask != 1:
         unsupported("a depth-compare sample or gather with a dmask other than 0x1")
     dim = f.get("dim", 0)
-    if dim not in SPATIAL or (gather and dim not in (image.DIM_2D, image.DIM_2D_ARRAY)):
-        unsupported("sampling a cube or MSAA dim (gathers: 2D and 2D arrays only)")
-    nsp = SPATIAL[dim]
-    layered = dim in ARRAYS
+    cube = dim == DIM_CUBE
+    if cube and (gather or form["d"] or form["o"]):
+        unsupported("cube gathers, and cube samples with derivatives (_d/_cd) or offsets (_o)")
+    if not cube and (dim not in SPATIAL or (gather and dim not in (image.DIM_2D, image.DIM_2D_ARRAY))):
+        unsupported("sampling an MSAA dim (gathers: 2D and 2D arrays only)")
+    # a cube is sampled as the 2-D array of its faces (decision 0034): face coordinates s, t in
+    # [1, 2] (ACO: sc / |ma| + 1.5) and the face id (+ 8 x the cube's layer)
+    sdim = image.DIM_2D_ARRAY if cube else dim
+    nsp = SPATIAL[sdim]
+    layered = sdim in ARRAYS
     has_o, has_cl, has_d = form["o"], form["cl"], form["d"]
     lodk = form["lod"]
     # operands in the ISA's order: offset, bias, z-compare, derivatives (d/dx of each spatial
@@ -181,7 +200,25 @@ def translate(ins, b: Builder):
 
     r = f["srsrc"] * 4
     d = [b.sget(r + j) for j in range(8)]
-    img = image.describe(b, d, dim)
+    cube_bad: list[Value] = []
+    if cube:  # RADV's sampled cube T#: TYPE CUBE, BASE_ARRAY/DEPTH its first and last layer
+        typ = image._f(b, d, "TYPE")
+        is_cube = _eq(b, typ, tsharp.TYPE_CUBE)
+        cube_bad.append(_and(b, b.cmp("ge", "u32", typ, C(b, "u32", image.TYPE_1D)), _not(b, is_cube)))
+        as_array = b.bin(
+            "or",
+            "u32",
+            b.bin("and", "u32", d[3], C(b, "u32", 0x0FFFFFFF)),
+            C(b, "u32", image.TYPE_2D_ARRAY << 28),
+        )
+        d = d[:3] + [b.select(is_cube, as_array, d[3])] + d[4:]
+        for k in range(2):
+            v = _f(b, coords[k])
+            inside = _and(b, b.cmp("ge", "f32", v, _fc(b, 1.0)), b.cmp("le", "f32", v, _fc(b, 2.0)))
+            cube_bad.append(_not(b, inside))
+            # the face coordinate s - 1 in [0, 1]: exact (Sterbenz) where s is in [1, 2]
+            coords[k] = b.bitcast("u32", b.select(inside, b.bin("fsub", "f32", v, _fc(b, 1.0)), _fc(b, 0.0)))
+    img = image.describe(b, d, sdim)
     real, fm = img.real, img.fm
     ss = f["ssamp"] * 4
     s = [b.sget(ss + j) for j in range(4)]
@@ -189,6 +226,22 @@ def translate(ins, b: Builder):
 
     def refuse(code, cond, why):
         b.effect("refuse_if", "b1", b.bin("and", "b1", live, cond), why=why, code=code)
+
+    if cube_bad:
+        # (a T# of another TYPE refuses whether or not it is a real image: describe reads it
+        # as a 2-D array)
+        image._refuse(
+            b,
+            CUBE,
+            cube_bad[0],
+            "a cube sample through a T# whose TYPE is not CUBE (what the hardware does is not established)",
+        )
+        refuse(
+            CUBE,
+            _or(b, *cube_bad[1:]),
+            "a cube sample with a face coordinate outside [1, 2] (not on one face: the hardware's "
+            "rule there is not established)",
+        )
 
     # ---- S# fields that are not carried out
     clamp = [_sf(b, s, "CLAMP_X"), _sf(b, s, "CLAMP_Y"), _sf(b, s, "CLAMP_Z")][:nsp]
@@ -288,7 +341,30 @@ def translate(ins, b: Builder):
 
     # ---- the layer: an integer (ACO rounds it in the shader), clamped to the view's layers
     layer = None
-    if layer_arg is not None:
+    if layer_arg is not None and cube:
+        # the face id + 8 x the cube's layer (ACO: v_cubeid_f32, then fmac(layer, 8, id)): an
+        # integer whose low 3 bits are a face 0..5; the face's layer in the view 6 x cube + face
+        lf = _f(b, layer_arg)
+        whole = _and(
+            b,
+            b.cmp("eq", "f32", b.un("rndne", "f32", lf), lf),
+            b.cmp("ge", "f32", lf, _fc(b, 0.0)),
+            b.cmp("lt", "f32", lf, _fc(b, 8 * MAX_LAYER)),
+        )
+        zi = b.bitcast("u32", b.cvt("i32", b.select(whole, lf, _fc(b, 0.0))))
+        face = b.bin("and", "u32", zi, C(b, "u32", 7))
+        fl = b.bin(
+            "add", "u32", b.bin("mul", "u32", b.bin("shr", "u32", zi, C(b, "u32", 3)), C(b, "u32", 6)), face
+        )
+        last = b.bin("sub", "u32", img.depth, img.base_array)
+        refuse(
+            CUBE,
+            _or(b, _not(b, whole), b.cmp("gt", "u32", face, C(b, "u32", 5)), b.cmp("gt", "u32", fl, last)),
+            "a cube sample whose face id is not an integer 0..5 (+ 8 x layer), or whose cube lies "
+            "past the view's last layer (how the hardware clamps it is not established)",
+        )
+        layer = b.bin("min", "u32", fl, last)
+    elif layer_arg is not None:
         lf = _f(b, layer_arg)
         refuse(
             PRECISION,
@@ -310,6 +386,13 @@ def translate(ins, b: Builder):
     differ = C(b, "b1", 0) if gather else b.cmp("ne", "u32", mag, mn)
     mip_on = _and(b, _ne(b, q, 0), _ne(b, mipf, MIP["NONE"]))
     matters = b.bin("or", "b1", differ, mip_on)
+    if cube and lodk not in ("l", "lz"):
+        refuse(
+            CUBE,
+            matters,
+            "a cube sample whose LOD comes from derivatives (implicit LOD, _b: the cube's "
+            "derivative rule is not established) where the LOD matters",
+        )
     refuse(PRECISION, _and(b, matters, lod_refuse), lod_why)
     refuse(
         PRECISION,
@@ -516,6 +599,23 @@ def translate(ins, b: Builder):
             "a point-sampled or gathered coordinate within 2**-7 texel below a texel boundary "
             "(the texel the hardware's fixed-point coordinate selects there is not established)",
         )
+        if cube:  # every texel inside the face: point [0, n), linear's footprint i0, i0 + 1
+            edge = []
+            for a in range(nsp):
+                ni = b.bitcast("i32", sizes[a])
+                pin = _and(b, b.cmp("ge", "i32", point_i[a], _i(b, 0)), b.cmp("lt", "i32", point_i[a], ni))
+                lin = _and(
+                    b,
+                    b.cmp("ge", "i32", lin_i[a], _i(b, 0)),
+                    b.cmp("lt", "i32", b.bin("add", "i32", lin_i[a], _i(b, 1)), ni),
+                )
+                edge.append(_not(b, b.select(linear, lin, pin)))
+            refuse(
+                CUBE,
+                _and(b, active, _or(b, *edge)),
+                "a cube sample whose texels are not all inside one face (at or across a face "
+                "edge or corner: the hardware's seamless rule is not established)",
+            )
         if gather:
             i1 = [b.bin("add", "i32", v, _i(b, 1)) for v in point_i]
             order = [(0, 1), (1, 1), (1, 0), (0, 0)]  # x: (i0,j1), y: (i1,j1), z: (i1,j0), w: (i0,j0)
