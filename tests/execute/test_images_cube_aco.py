@@ -84,6 +84,7 @@ def radv_storage_cube(addr, w, h, first_layer, last_layer, sw_mode=0, fmt=20):
     ]
 
 
+@pytest.mark.tiers  # runs a program: NumPy blocks and the native tier (tests/conftest.py)
 @pytest.mark.parametrize(
     "family,wave,mode,mode_name",
     [
@@ -146,6 +147,10 @@ def test_aco_cube_storage_images(family, wave, mode, mode_name, tmp_path, monkey
     np.testing.assert_array_equal(got_acc, want)
 
 
+def native_default(test_id: str) -> bool:
+    return "LINEAR" in test_id
+
+
 @pytest.mark.parametrize(
     "text",
     [
@@ -160,3 +165,33 @@ def test_mimg_cube_dim_storage_refused_by_name(text):
     res = r.run(r.config(user_sgprs=[0] * 8 + list(ptr(out))))
     assert res.refusal.code == "program.unsupported_instruction", res.refusal
     assert "cube" in res.refusal.message
+
+
+# ---- CUDA: NVRTC compiles the kernels of a cube sample (no GPU here) --------------------------
+CUBE_SAMPLES = """
+  image_sample_lz v[4:7], v[0:2], s[0:7], s[8:11] dmask:0xf dim:SQ_RSRC_IMG_CUBE
+  image_sample_l v[8:11], v[0:3], s[0:7], s[8:11] dmask:0xf dim:SQ_RSRC_IMG_CUBE
+  image_sample_c_lz v12, v[0:3], s[0:7], s[8:11] dmask:0x1 dim:SQ_RSRC_IMG_CUBE
+  s_waitcnt vmcnt(0)
+  global_store_dwordx4 v13, v[4:7], s[12:13]
+  global_store_dwordx4 v13, v[8:11], s[12:13] offset:16
+  global_store_dword v13, v12, s[12:13] offset:32
+  s_endpgm
+"""
+
+
+def test_cuda_kernels_of_cube_sampling_compile():
+    from wavelift.backends.cuda.codegen import generate, kernel_source
+    from wavelift.backends.cuda.compile import check_source, nvrtc_problem
+    from wavelift.frontend.program import translate
+
+    why = nvrtc_problem()
+    prog = translate(Rig(CUBE_SAMPLES).code, "gfx1030", 32, 0x1000)
+    texts = {ins.text for ins in prog.instructions if len(ins.text) >= 8}
+    for m in ("lane", "wave"):
+        src = kernel_source(prog, 32, m, 0, 0x1000)
+        assert src.isascii() and not [t for t in texts if t in src]
+        if why is None:
+            check_source(generate(prog, 32, m, 0, 0x1000)[0], "sm_90")
+    if why:
+        pytest.skip(f"generated; NVRTC unavailable: {why}")
