@@ -184,3 +184,26 @@ def test_program_for_keeps_the_last_stamped_find(monkeypatch):
     E.program_for(other, cfg, cache)
     E.program_for(other, cfg, cache)
     assert len(read) == nr + 2
+
+
+def test_hint_address_follows_the_loaded_module(monkeypatch):
+    """runtime._hint_address keeps WL_HINT's address per module while it has the same loaded
+    CUDA module; a module loaded again (Module.take_upgrade drops _mod) is asked again."""
+    monkeypatch.setattr(RT, "_HINT_AT", {})
+
+    class M:
+        def __init__(self):
+            self._mod, self.asked = object(), 0
+
+        def global_address(self, name):
+            assert name == "WL_HINT"
+            self.asked += 1
+            return id(self._mod), 64
+
+    k = M()
+    assert RT._hint_address(k) == (id(k._mod), 64) and k.asked == 1
+    assert RT._hint_address(k) == (id(k._mod), 64) and k.asked == 1  # (kept)
+    k._mod = object()  # loaded again
+    assert RT._hint_address(k) == (id(k._mod), 64) and k.asked == 2
+    other = M()  # another module
+    assert RT._hint_address(other) == (id(other._mod), 64) and other.asked == 1

@@ -103,8 +103,22 @@ _NO_KEY = ("no key",)
 
 def _launch_key(groups, block, args, global_size, global_offset, dims, dynamic_stack, queue):
     """Kernel.prepare's key: everything its plan reads besides the kernel itself, or None."""
-    k = _value_key((groups, block, tuple(args), global_size, global_offset, dims, dynamic_stack, queue))
-    return None if k is _NO_KEY else k
+    ak = []
+    for a in args:  # (the common argument types inline: _value_key's)
+        t = type(a)
+        if t is Buffer:
+            ak.append((t, a.address))
+        elif t is int:
+            ak.append((t, a))
+        elif isinstance(a, np.generic):
+            ak.append((t, a.tobytes()))
+        else:
+            x = _value_key(a)
+            if x is _NO_KEY:
+                return None
+            ak.append(x)
+    k = _value_key((groups, block, global_size, global_offset, dims, dynamic_stack, queue))
+    return None if k is _NO_KEY else (k, tuple(ak))
 
 
 class Device:

@@ -149,6 +149,25 @@ def _report_views(rep, cp) -> tuple:
     return out
 
 
+_HINT_AT: dict = {}  # id(module) -> (module, its loaded CUDA module, (WL_HINT's address, size))
+
+
+def _hint_address(k) -> tuple[int, int]:
+    """k.global_address("WL_HINT"), kept while ``k`` has the same loaded CUDA module (a module
+    whose build is replaced loads again: Module.take_upgrade)."""
+    mod = getattr(k, "_mod", None)
+    hit = _HINT_AT.get(id(k))
+    if hit is not None and hit[0] is k and mod is not None and hit[1] is mod:
+        return hit[2]
+    at = k.global_address("WL_HINT")
+    mod = getattr(k, "_mod", None)  # (loaded by then)
+    if mod is not None:
+        _HINT_AT[id(k)] = (k, mod, at)
+        while len(_HINT_AT) > GUESSES:
+            del _HINT_AT[next(iter(_HINT_AT))]
+    return at
+
+
 def _hits(runs, ranges) -> bool:
     """Whether any written run (sorted arena starts, ends) meets one of the (offset, bytes)."""
     starts, ends = runs
@@ -449,7 +468,7 @@ class Runtime:
             # back with the report, and so do the hints the accesses resolved to
             res.ops.runs_launch(written, count, inline)
             if nslots:
-                ptr, size = self.k.global_address("WL_HINT")
+                ptr, size = _hint_address(self.k)
                 res.ops.copy_global(rep, HINTS_AT, ptr, min(4 * nslots, size))
             host = rep.get()  # (waits for the kernel)
             if reps <= 0:
