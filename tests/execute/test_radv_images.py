@@ -32,7 +32,7 @@ FIX = FIXTURES / "radv_images"
 LVP_LIB = "/usr/lib/x86_64-linux-gnu/libvulkan_lvp.so"
 VK_HEADER = "/usr/include/vulkan/vulkan_core.h"
 BUILDS = ("w32", "w64", "navi10-w64")
-SHADERS = ("img_storage", "img_sample", "texel_buffers")
+SHADERS = ("img_storage", "img_formats", "img_sample", "texel_buffers")
 _CAPS: dict[str, bytes] = {}
 
 
@@ -100,6 +100,31 @@ def check_storage(name, mode, tmp_path):
     )
 
 
+# ---- img_formats: a 1-D r8 (linear; RADV's meta copies use 2-D dims on it), rg16f, rgba32f,
+# rgb10_a2, r11f_g11f_b10f read-modify-write, image atomics (add, max) on r32ui
+
+
+def check_formats(name, mode, tmp_path):
+    cap, b = replayed(name, mode, tmp_path)
+    for k in range(7):
+        got, want = result(cap, b[k]), lavapipe("img_formats", k)
+        assert len(got) == len(want) and any(want)
+        diff = np.flatnonzero(np.frombuffer(got, np.uint8) != np.frombuffer(want, np.uint8))
+        assert not len(diff), f"binding {k}: {len(diff)} bytes differ from lavapipe, first at {diff[:8]}"
+    # NumPy references: r8 1 - x; the atomics' sums and maxima over the 16x16 invocations
+    inp = FIX / "inputs/img_formats"
+    r8 = np.frombuffer((inp / "r8.bin").read_bytes(), np.uint8)
+    np.testing.assert_array_equal(np.frombuffer(result(cap, b[0]), np.uint8), 255 - r8)
+    add = np.frombuffer((inp / "atomic.bin").read_bytes(), np.uint32).reshape(8, 8).copy()
+    mx = np.frombuffer((inp / "amax.bin").read_bytes(), np.uint32).reshape(8, 8).copy()
+    for y in range(16):
+        for x in range(16):
+            add[y // 2, x // 2] += np.uint32(x * 17 + y + 1)
+            mx[7 - y // 2, 7 - x // 2] = max(mx[7 - y // 2, 7 - x // 2], (x * y) << 20)
+    np.testing.assert_array_equal(np.frombuffer(result(cap, b[5]), np.uint32).reshape(8, 8), add)
+    np.testing.assert_array_equal(np.frombuffer(result(cap, b[6]), np.uint32).reshape(8, 8), mx)
+
+
 # ---- img_sample: texelFetch and textureLod, nearest and linear, 2-D / 2-D array / 3-D
 
 SPAN_2D, SPAN_3D = 2, 3  # axes a linear lookup blends
@@ -154,7 +179,12 @@ def check_texel(name, mode, tmp_path):
     np.testing.assert_array_equal(got[:, 1, [0, 3]], want[:, 1, [0, 3]])
 
 
-CHECKS = {"img_storage": check_storage, "img_sample": check_sample, "texel_buffers": check_texel}
+CHECKS = {
+    "img_storage": check_storage,
+    "img_formats": check_formats,
+    "img_sample": check_sample,
+    "texel_buffers": check_texel,
+}
 
 
 # default run: each shader once in wave mode on NumPy blocks (one build each) and one navi10
@@ -166,6 +196,7 @@ CHECKS = {"img_storage": check_storage, "img_sample": check_sample, "texel_buffe
         ("img_sample", "w64", "wave"),
         ("texel_buffers", "navi10-w64", "wave"),
         ("img_storage", "navi10-w64", "lane"),
+        ("img_formats", "w32", "wave"),
     ],
 )
 def test_radv_image_capture_equals_lavapipe(shader, build, mode, tmp_path):
@@ -372,3 +403,26 @@ def test_3d_tsharp_ignores_base_array():
     t[5] |= 1  # ARRAY_PITCH 1: a storage view of the slices from BASE_ARRAY
     res, _, _ = _dispatch(I.DIM_3D, "gfx1030", gb, t, coords, mem)
     assert res.refusal is not None and res.refusal.code == "image.unsupported_descriptor"
+
+
+def test_1d_tsharp_read_by_a_2d_dim():
+    """What RADV's meta copies of a 1-D image rely on (decision 0033: they run its 2-D pipelines
+    on a TYPE 1D view): a linear one-level 1-D T# read by dim 2D at y = 0 is texel x; y = 1, a
+    tiled 1-D T# or one of two levels refuses by name (not established)."""
+    from test_images_layouts import RGBA32UI, I, _dispatch, tsharp
+
+    w = 64
+    mem = np.random.default_rng(34).integers(0, 256, 1 << 16, dtype=np.uint8)
+    coords = [(3, 0, 0), (63, 0, 0), (0, 0, 0)]
+    t = tsharp(0, 0, RGBA32UI, w, 1, 1, I.TYPE_1D, 0, 1)
+    res, got, _ = _dispatch(I.DIM_2D, "gfx1030", 0, t, coords, mem)
+    assert res.landed, res.refusal
+    for k, (x, _, _) in enumerate(coords):
+        np.testing.assert_array_equal(got[k], mem[16 * x : 16 * x + 16].view(np.uint32))
+    for words, coord in (
+        (t, (3, 1, 0)),  # y = 1
+        (tsharp(0, 0, RGBA32UI, w, 1, 1, I.TYPE_1D, 0, 2), (3, 0, 0)),  # two levels
+        (tsharp(0, 0, RGBA32UI, w, 1, 1, I.TYPE_1D, 5, 1), (3, 0, 0)),  # SW_4KB_S
+    ):
+        res, _, _ = _dispatch(I.DIM_2D, "gfx1030", 0, words, [coord], mem)
+        assert res.refusal is not None and res.refusal.code == "image.unsupported_descriptor", coord

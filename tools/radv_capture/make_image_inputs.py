@@ -29,6 +29,28 @@ def _clear(x: float) -> bool:
     return all(0.02 < v - np.floor(v) < 0.98 for v in (x, x - 0.5))
 
 
+def _small_floats(rng: np.random.Generator, n: int, mbits: int, ebits: int = 5) -> np.ndarray:
+    """n finite, non-negative values of an unsigned float with `ebits` exponent and `mbits`
+    mantissa bits (r11f/g11f: 6, b10f: 5), as raw codes (exponent below all ones)."""
+    e = rng.integers(0, (1 << ebits) - 1, n)
+    return (e << mbits | rng.integers(0, 1 << mbits, n)).astype(np.uint32)
+
+
+def img_formats(rng: np.random.Generator) -> dict[str, bytes]:
+    rg = rng.uniform(-60000, 60000, (64, 128, 2)).astype(np.float16)
+    f32 = rng.uniform(-1e6, 1e6, (16, 16, 4)).astype(np.float32)
+    r11, g11, b10 = _small_floats(rng, 256, 6), _small_floats(rng, 256, 6), _small_floats(rng, 256, 5)
+    return {
+        "r8.bin": rng.integers(0, 256, 64, dtype=np.uint8).tobytes(),
+        "rg16f.bin": rg.tobytes(),
+        "rgba32f.bin": f32.tobytes(),
+        "rgb10a2.bin": rng.integers(0, 2**32, 256, dtype=np.uint32).tobytes(),
+        "r11g11b10.bin": (r11 | g11 << 11 | b10 << 22).astype(np.uint32).tobytes(),
+        "atomic.bin": rng.integers(0, 2**31, 64, dtype=np.uint32).tobytes(),
+        "amax.bin": rng.integers(0, 2**28, 64, dtype=np.uint32).tobytes(),
+    }
+
+
 def img_sample(rng: np.random.Generator) -> dict[str, bytes]:
     # 128 invocations' (s, t, r, unused): each of s, t, r a normalized coordinate in [-1.2, 2.2]
     # clear for every axis size the shader samples it with (4, 8 and 16 texels)
@@ -64,7 +86,14 @@ def fullscreen_sample(rng: np.random.Generator) -> dict[str, bytes]:
     }
 
 
-MAKERS = {f.__name__: f for f in (img_storage, img_sample, texel_buffers, fullscreen_sample)}
+MAKERS = {f.__name__: f for f in (img_storage, img_formats, img_sample, texel_buffers, fullscreen_sample)}
+SEEDS = {
+    "fullscreen_sample": 2026,
+    "img_sample": 2027,
+    "img_storage": 2028,
+    "texel_buffers": 2029,
+    "img_formats": 2030,
+}
 
 
 def main(argv: list[str]) -> int:
@@ -73,7 +102,7 @@ def main(argv: list[str]) -> int:
         return 2
     out = Path(argv[2])
     out.mkdir(parents=True, exist_ok=True)
-    rng = np.random.default_rng(sorted(MAKERS).index(argv[1]) + 2026)
+    rng = np.random.default_rng(SEEDS[argv[1]])
     for name, data in MAKERS[argv[1]](rng).items():
         (out / name).write_bytes(data)
     return 0

@@ -40,6 +40,8 @@ gcc -O1 -o "$BUILD/run_lavapipe" $RC/run_lavapipe.c -ldl
 declare -A OPTS
 I=../inputs/img_storage
 OPTS[img_storage]="--image 0:0:storage:37:4:2d:16:8:1:1:$I/a.bin --image 0:1:storage:37:4:2d:16:8:1:1 --image 0:2:storage:100:4:3d:8:4:4:1:$I/b.bin --image 0:3:storage:100:4:3d:8:4:4:1 --image 0:4:storage:97:8:2darray:8:4:1:3:$I/c.bin --image 0:5:storage:97:8:2darray:8:4:1:3 --image 0:6:storage:98:4:2d:16:8:1:1:$I/d.bin --image 0:7:storage:78:4:2d:16:8:1:1:$I/e.bin --groups 2,2,1"
+I=../inputs/img_formats
+OPTS[img_formats]="--image 0:0:storage:9:1:1d:64:1:1:1:$I/r8.bin --image 0:1:storage:83:4:2d:128:64:1:1:$I/rg16f.bin --image 0:2:storage:109:16:2d:16:16:1:1:$I/rgba32f.bin --image 0:3:storage:64:4:2d:16:16:1:1:$I/rgb10a2.bin --image 0:4:storage:122:4:2d:16:16:1:1:$I/r11g11b10.bin --image 0:5:storage:98:4:2d:8:8:1:1:$I/atomic.bin --image 0:6:storage:98:4:2d:8:8:1:1:$I/amax.bin --groups 16,8,1"
 I=../inputs/img_sample
 OPTS[img_sample]="--image 0:0:sampled:37:4:2d:16:16:1:1:$I/t8.bin --sampler 0:0:0:0:0:0:0:0 --image 0:1:sampled:37:4:2d:16:16:1:1:$I/t8.bin --sampler 0:1:1:1:0:1:2:2 --image 0:2:sampled:97:8:2darray:8:8:1:2:$I/t16.bin --sampler 0:2:1:1:0:0:0:0 --image 0:3:sampled:100:4:3d:8:8:4:1:$I/t3d.bin --sampler 0:3:0:0:0:2:2:2 --binding 0:4:ssbo:2048:$I/coords.bin --image 0:5:sampled:100:4:3d:8:8:4:1:$I/t3d.bin --sampler 0:5:1:1:0:1:1:1 --binding 0:6:ssbo:16384 --groups 2,1,1"
 I=../inputs/texel_buffers
@@ -53,6 +55,9 @@ CAPTURES=(
   "img_storage-w32|img_storage|navi21|32"
   "img_storage-w64|img_storage|navi21|64"
   "img_storage-navi10-w64|img_storage|navi10|64"
+  "img_formats-w32|img_formats|navi21|32"
+  "img_formats-w64|img_formats|navi21|64"
+  "img_formats-navi10-w64|img_formats|navi10|64"
   "img_sample-w32|img_sample|navi21|32"
   "img_sample-w64|img_sample|navi21|64"
   "img_sample-navi10-w64|img_sample|navi10|64"
@@ -100,7 +105,7 @@ wavelift import-radv raw -o $name.wlcap --target $target && gzip -9n < $name.wlc
 EOT
 done
 # lavapipe's answer (the same application, run_lavapipe.c), result bindings only
-for shader in img_storage img_sample texel_buffers; do
+for shader in img_storage img_formats img_sample texel_buffers; do
     out=$FIX/lavapipe/$shader
     rm -rf "$out" "$BUILD/lvp"
     # shellcheck disable=SC2086

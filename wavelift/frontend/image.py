@@ -66,10 +66,11 @@ exactly).  Sampling instructions (frontend/sample.py), a16, r128, tfe/lwe and d1
 component count are not translated here (``program.unsupported_instruction``).
 
 Image atomics (decision 0034, ``_atomic``): image_atomic_swap/cmpswap/add/sub/smin/umin/smax/
-umax/and/or/xor/inc/dec on R32_UINT / R32_SINT storage images, the texel addressed as
+umax/and/or/xor/inc/dec on R32_UINT / R32_SINT storage images and 64-bit ones on RADV's R64
+images (32_32_UINT / 32_32_SINT T#s, dmask 0x3 / cmpswap 0xF), the texel addressed as
 image_load addresses it (every dim, layout and level above; no _mip form exists), through the
-IR's ``atomic`` op; GLC returns the texel's value before the op.  Refused by name: float and
-64-bit image atomics, a16/d16/tfe/lwe/r128 (``program.unsupported_instruction``), any other
+IR's ``atomic`` op; GLC returns the texel's value before the op.  Refused by name: float
+image atomics, other dmasks, a16/d16/tfe/lwe/r128 (``program.unsupported_instruction``), any other
 format (``image.unsupported_format``), an active lane out of range or through the null
 descriptor (``image.unsupported_descriptor``: what hardware writes and returns there is not
 established).
@@ -244,11 +245,14 @@ def _lookup(b: Builder, key, table: dict[int, int], nbits: int, typ: str = "u32"
     return build({k: v for k, v in table.items() if k < 1 << nbits}, nbits)
 
 
-def describe(b: Builder, d: list, dim: int) -> ImageView:
+def describe(b: Builder, d: list, dim: int, one_d_as_2d: bool = False) -> ImageView:
     """Check the T# ``d`` (check_tsharp: every field not carried out refuses by name) and read
     the fields that place its texels: the layout facts of its (swizzle mode, texel size) and its
-    mip chain (every level's place, addrlib's rules: memory/layout.py level_plan)."""
-    real, fm, lv = _check(b, d, dim)
+    mip chain (every level's place, addrlib's rules: memory/layout.py level_plan).
+    ``one_d_as_2d`` (image_load/store/atomics): a linear one-level TYPE 1D T# may be read by dim
+    2D at y = 0 (texel_address refuses other y) — RADV's meta copies of a 1-D image do so with
+    their 2-D pipelines (radv_meta_bufimage.c), and on a linear image (x, 0) is texel x."""
+    real, fm, lv = _check(b, d, dim, one_d_as_2d)
     v = _view(b, d, dim, real, fm, lv)
     _chain(b, v)
     return v
@@ -473,6 +477,8 @@ def texel_address(b: Builder, img: ImageView, xy: list, mip=None):
             "or", "b1", band, b.cmp("lt", "u32", b.bin("sub", "u32", c, lo), b.bin("sub", "u32", hi, lo))
         )
     is_array = b.bin("or", "b1", _eq(b, img.typ, TYPE_1D_ARRAY), _eq(b, img.typ, TYPE_2D_ARRAY))
+    if dim == DIM_2D:  # a 1-D T# (describe's one_d_as_2d): only y = 0
+        band = b.bin("or", "b1", band, b.bin("and", "b1", _eq(b, img.typ, TYPE_1D), _ne(b, y, 0)))
     if dim == DIM_3D:
         z = xy[2]
     elif dim in (DIM_1D_ARRAY, DIM_2D_ARRAY):
@@ -490,9 +496,9 @@ def texel_address(b: Builder, img: ImageView, xy: list, mip=None):
         b,
         "image.unsupported_descriptor",
         b.bin("and", "b1", b.bin("and", "b1", b.exec(), img.real), band),
-        "an image coordinate between a mip level's rounded-down and rounded-up size, or a "
-        "layer other than 0 of a T# that is not an array (what hardware reads there is not "
-        "established)",
+        "an image coordinate between a mip level's rounded-down and rounded-up size, a "
+        "layer other than 0 of a T# that is not an array, or a y other than 0 of a 1-D T# read "
+        "by a 2-D dim (what hardware reads there is not established)",
     )
     # the level: its pitch, whether it is in the tail, its offset or its place in the tail
     bw, bh, bd = _u(b, f1, F1_BW, 15), _u(b, f1, F1_BH, 15), _u(b, f1, F1_BD, 15)
@@ -600,17 +606,31 @@ def check_tsharp(b: Builder, d: list, dim: int):
     return real, fm
 
 
-def _check(b: Builder, d: list, dim: int):
+def _check(b: Builder, d: list, dim: int, one_d_as_2d: bool = False):
     typ = _f(b, d, "TYPE")
     real = b.cmp("ge", "u32", typ, C(b, "u32", TYPE_1D))
     _refuse_reserved_type(b, typ)
+    types = TYPES_OF_DIM[dim] + ((TYPE_1D,) if one_d_as_2d and dim == DIM_2D else ())
     _refuse(
         b,
         "image.unsupported_descriptor",
-        b.bin("and", "b1", real, b.un("not", "b1", _any(b, *[_eq(b, typ, t) for t in TYPES_OF_DIM[dim]]))),
+        b.bin("and", "b1", real, b.un("not", "b1", _any(b, *[_eq(b, typ, t) for t in types]))),
         "T# TYPE is not one the instruction's dim reads (cube and MSAA images, and a TYPE of "
         "another dimension, are not carried out)",
     )
+    if one_d_as_2d and dim == DIM_2D:
+        _refuse(
+            b,
+            "image.unsupported_descriptor",
+            b.bin(
+                "and",
+                "b1",
+                _eq(b, typ, TYPE_1D),
+                b.bin("or", "b1", _ne(b, _f(b, d, "SW_MODE"), 0), _ne(b, _f(b, d, "MAX_MIP"), 0)),
+            ),
+            "a 1-D T# read by a 2-D dim other than linear and of one level (its place of (x, 0) "
+            "is not established)",
+        )
     sw_mode = _f(b, d, "SW_MODE")
     fm = formats.Format(b, _f(b, d, "FORMAT"), image=True)
     lv = _layout_values(b, d, dim, fm)
@@ -734,7 +754,7 @@ def translate(ins, b: Builder):
         unsupported("image dimension cube or MSAA")
     r = f["srsrc"] * 4
     d = [b.sget(r + j) for j in range(8)]
-    img = describe(b, d, dim)
+    img = describe(b, d, dim, one_d_as_2d=True)
     real, fm = img.real, img.fm
     ncoord = NCOORD[dim]
     xy = _coords(ins, b, ncoord + (1 if n.endswith("_mip") else 0))
@@ -846,19 +866,20 @@ ATOMIC_OPS = (
 
 
 def _atomic(ins, b: Builder):
-    """image_atomic_<op> (decision 0034) on a storage image of a 32-bit one-channel integer
-    format (R32_UINT, R32_SINT: the format the API allows image atomics on; the op, not the
-    format, says signed or unsigned), addressed as image_load addresses the texel (describe /
+    """image_atomic_<op> (decision 0034) on a storage image of a one-channel integer format:
+    32-bit (R32_UINT, R32_SINT; dmask 0x1, cmpswap 0x3) or 64-bit (RADV's R64_UINT / R64_SINT,
+    a T# of format 32_32_UINT / 32_32_SINT, which ACO accesses with dmask 0x3, cmpswap 0xF: "only
+    R64_UINT and R64_SINT supported", aco_instruction_selection.cpp); the op, not the format,
+    says signed or unsigned.  Addressed as image_load addresses the texel (describe /
     texel_address: every dim, layout and level image_load carries out), through the IR's
     ``atomic`` op (each backend's atomics, as buffer and LDS atomics).  vdata holds the data
-    (cmpswap: vdata the new value, vdata + 1 the compared one, dmask 0x3; the others dmask 0x1);
-    with GLC the texel's value before the op is returned to vdata.  Refused by name:
-    ``program.unsupported_instruction`` for float atomics (fmin/fmax/fcmpswap), 64-bit forms
-    (dmask 0x3 / 0xF), a16/d16/tfe/lwe/r128; ``image.unsupported_format`` for another format;
-    ``image.unsupported_descriptor`` for an active lane whose coordinate is out of range or whose
-    T# is the null descriptor (TYPE 0): what the hardware writes and returns there is not
-    established from a primary source (the Vulkan robustness rules leave the returned value
-    undefined)."""
+    (cmpswap: the new value, then the compared one); with GLC the texel's value before the op
+    is returned to vdata.  Refused by name: ``program.unsupported_instruction`` for float
+    atomics (fmin/fmax/fcmpswap), another dmask, a16/d16/tfe/lwe/r128;
+    ``image.unsupported_format`` for a format other than the dmask's width's; ``image.
+    unsupported_descriptor`` for an active lane whose coordinate is out of range or whose T# is
+    the null descriptor (TYPE 0): what the hardware writes and returns there is not established
+    from a primary source (the Vulkan robustness rules leave the returned value undefined)."""
     n = ins.name
     f = ins.fields
     op = n[len("image_atomic_") :]
@@ -867,16 +888,16 @@ def _atomic(ins, b: Builder):
     if f.get("a16") or f.get("tfe") or f.get("lwe") or f.get("r128") or f.get("d16"):
         unsupported("a16/r128/tfe/lwe/d16 image atomic")
     dmask = f.get("dmask", 0xF) & 0xF
-    if dmask != (0x3 if op == "cmpswap" else 0x1):
-        unsupported(
-            "image atomic of another dmask than one 32-bit value (64-bit image atomics are not translated)"
-        )
+    cmp = op == "cmpswap"
+    if dmask not in ((0x3, 0xF) if cmp else (0x1, 0x3)):
+        unsupported("image atomic whose dmask is not one 32-bit or 64-bit value")
+    wide = dmask == (0xF if cmp else 0x3)
     dim = f.get("dim", 0)
     if dim not in DIMS:
         unsupported("image dimension cube or MSAA")
     r = f["srsrc"] * 4
     d = [b.sget(r + j) for j in range(8)]
-    img = describe(b, d, dim)
+    img = describe(b, d, dim, one_d_as_2d=True)
     real, fm = img.real, img.fm
     ex = b.exec()
     _refuse(
@@ -885,22 +906,25 @@ def _atomic(ins, b: Builder):
         b.un("not", "b1", real),
         "an image atomic through the null descriptor (TYPE 0): what it returns is not established",
     )
-    r32 = b.bin(
+    # one 32-bit integer channel, or (64-bit) the two 32-bit channels RADV's R64 T# has
+    chans = [_eq(b, fm.width[0], 32), _eq(b, fm.width[1], 32 if wide else 0), _eq(b, fm.width[2], 0)]
+    fits = b.bin(
         "and",
         "b1",
         fm.is_kind(formats.UINT, formats.SINT),
         b.bin(
             "and",
             "b1",
-            _eq(b, fm.nbytes, 4),
-            b.bin("and", "b1", _eq(b, fm.width[0], 32), _eq(b, fm.width[1], 0)),
+            _eq(b, fm.nbytes, 8 if wide else 4),
+            b.bin("and", "b1", chans[0], b.bin("and", "b1", chans[1], chans[2])),
         ),
     )
     _refuse(
         b,
         "image.unsupported_format",
-        b.bin("and", "b1", b.bin("and", "b1", real, fm.known), b.un("not", "b1", r32)),
-        "an image atomic on a format other than R32_UINT / R32_SINT (not carried out)",
+        b.bin("and", "b1", b.bin("and", "b1", real, fm.known), b.un("not", "b1", fits)),
+        "an image atomic on a format other than R32_UINT / R32_SINT (32-bit) or 32_32_UINT / "
+        "32_32_SINT (64-bit, RADV's R64) (not carried out)",
     )
     ncoord = NCOORD[dim]
     addr, inb = texel_address(b, img, _coords(ins, b, ncoord))
@@ -911,12 +935,22 @@ def _atomic(ins, b: Builder):
         "an image atomic whose coordinate is out of range: what the hardware writes and returns "
         "there is not established",
     )
-    ok = b.bin("and", "b1", b.bin("and", "b1", ex, inb), b.bin("and", "b1", real, r32))
-    data = b.vget(f["vdata"])
-    args = (addr, ok, data) + ((b.vget(f["vdata"] + 1),) if op == "cmpswap" else ())
-    old = b.emit("atomic", "u32", *args, uniform=False, space="global", op=op, bits=32)
+    ok = b.bin("and", "b1", b.bin("and", "b1", ex, inb), b.bin("and", "b1", real, fits))
+    t, nw = ("u64", 2) if wide else ("u32", 1)
+
+    def rd(k):
+        v = f["vdata"] + k * nw
+        return b.pack64(b.vget(v), b.vget(v + 1)) if wide else b.vget(v)
+
+    args = (addr, ok, rd(0)) + ((rd(1),) if cmp else ())
+    old = b.emit("atomic", t, *args, uniform=False, space="global", op=op, bits=32 * nw)
     if f.get("glc"):
-        b.vset(f["vdata"], b.select(ok, old, C(b, "u32", 0)))
+        old = b.select(ok, old, C(b, t, 0))
+        if wide:
+            b.vset(f["vdata"], b.lo32(old))
+            b.vset(f["vdata"] + 1, b.hi32(old))
+        else:
+            b.vset(f["vdata"], old)
 
 
 # image_get_resinfo: the T# TYPE each dim reads (exactly its own), and which of the four results
