@@ -19,6 +19,7 @@ from harness import Rig, ptr
 from testpaths import ROOT
 
 import wavelift
+import wavelift.driver.aco as aco
 from wavelift.driver.aco import Image
 from wavelift.memory import layout as L
 
@@ -45,6 +46,7 @@ GROUPS = N // 64
 FMT = {"r32ui": 20, "r32i": 21}
 OPS = ["swap", "cmpswap", "add", "sub", "smin", "umin", "smax", "umax", "and", "or", "xor", "inc", "dec"]
 CMPV = 0x1234  # cmpswap's compared value: the texels that hold it take the first lane's data
+CMPV64 = 0x1234_0000_5678
 MODE_64KB_S = next(m for m, n in L.sw_mode_names().items() if n == "64KB_S")
 
 
@@ -68,13 +70,14 @@ def program(op):
     return PROG.replace("OP", op).replace("DATA", data).replace("DMASK", dmask).replace("CMPV", hex(CMPV))
 
 
-def apply(op, old, d):
-    """The ISA guide's operation of image_atomic_<op> on one 32-bit texel (u32 Python ints)."""
-    s = lambda v: v - (1 << 32) if v >> 31 else v  # noqa: E731
-    m = 0xFFFFFFFF
+def apply(op, old, d, bits=32):
+    """The ISA guide's operation of image_atomic_<op> on one 32-bit (or 64-bit) texel (unsigned
+    Python ints)."""
+    s = lambda v: v - (1 << bits) if v >> (bits - 1) else v  # noqa: E731
+    m = (1 << bits) - 1
     return {
         "swap": lambda: d,
-        "cmpswap": lambda: d if old == CMPV else old,
+        "cmpswap": lambda: d if old == (CMPV if bits == 32 else CMPV64) else old,
         "add": lambda: (old + d) & m,
         "sub": lambda: (old - d) & m,
         "smin": lambda: old if s(old) <= s(d) else d,
@@ -104,7 +107,7 @@ def inputs(op, seed):
     return data, texel, init
 
 
-def check(op, data, texel, init, got_old, final):
+def check(op, data, texel, init, got_old, final, bits=32):
     """final: the order-independent result for commutative ops, and for every op a valid
     serialization of the lanes on each texel explains both the returned values and final."""
     for t in range(W * H):
@@ -112,7 +115,7 @@ def check(op, data, texel, init, got_old, final):
         if op in ("add", "sub", "smin", "umin", "smax", "umax", "and", "or", "xor", "inc", "dec"):
             v = int(init[t])
             for k in lanes:
-                v = apply(op, v, int(data[k]))
+                v = apply(op, v, int(data[k]), bits)
             assert int(final[t]) == v, (op, t)
         # a serialization: an order of the lanes in which each one's returned value is the
         # texel's value before it and the last value is the final texel (depth-first, memoized)
@@ -124,7 +127,9 @@ def check(op, data, texel, init, got_old, final):
             if (left, v) in seen:
                 return False
             seen.add((left, v))
-            return any(order(left - {k}, apply(op, v, int(data[k]))) for k in left if int(got_old[k]) == v)
+            return any(
+                order(left - {k}, apply(op, v, int(data[k]), bits)) for k in left if int(got_old[k]) == v
+            )
 
         assert order(frozenset(int(k) for k in lanes), int(init[t])), (
             op,
@@ -171,6 +176,8 @@ def test_image_atomics_tiled_r32i(op):
 
 def native_default(test_id: str) -> bool:
     # the native tier compiles a library per program: keep a few ops in the default run
+    if "64bit" in test_id:
+        return "-cmpswap-" in test_id or "-smax-" in test_id
     return any(f"-{op}-" in test_id or test_id.endswith(f"-{op}") for op in ("cmpswap", "add", "smin"))
 
 
@@ -203,7 +210,7 @@ def _refused(op, fmt=20, change=lambda t: t, src=None, texel_off=0):
 
 
 @pytest.mark.parametrize(
-    "fmt", [22, 56, 29, 13], ids=["r32f", "rgba8", "r32g32ui", "r16ui"]
+    "fmt", [22, 56, 62, 11], ids=["r32f", "rgba8", "r32g32ui", "r16ui"]
 )  # 32_FLOAT, 8_8_8_8_UNORM, 32_32_UINT, 16_UINT
 def test_image_atomic_on_other_formats_refused(fmt):
     ref = _refused("add", fmt)
@@ -226,14 +233,11 @@ def test_image_atomic_null_descriptor_refused():
     [
         "image_atomic_fmin v3, v[5:6], s[0:7] dmask:0x1 dim:SQ_RSRC_IMG_2D unorm glc",
         "image_atomic_fcmpswap v[3:4], v[5:6], s[0:7] dmask:0x3 dim:SQ_RSRC_IMG_2D unorm glc",
-        # 64-bit forms: one 64-bit value (dmask 0x3), cmpswap of two (0xf)
-        "image_atomic_add v[3:4], v[5:6], s[0:7] dmask:0x3 dim:SQ_RSRC_IMG_2D unorm glc",
-        "image_atomic_cmpswap v[3:6], v[5:6], s[0:7] dmask:0xf dim:SQ_RSRC_IMG_2D unorm glc",
         "image_atomic_add v3, v5, s[0:7] dmask:0x1 dim:SQ_RSRC_IMG_2D unorm glc a16",
         "image_atomic_add v[3:4], v[5:6], s[0:7] dmask:0x1 dim:SQ_RSRC_IMG_2D unorm glc tfe",
         "image_atomic_add v3, v[5:7], s[0:7] dmask:0x1 dim:SQ_RSRC_IMG_CUBE unorm glc",
     ],
-    ids=["fmin", "fcmpswap", "add_x2", "cmpswap_x2", "a16", "tfe", "cube"],
+    ids=["fmin", "fcmpswap", "a16", "tfe", "cube"],
 )
 def test_untranslated_image_atomics_refused_by_name(text):
     src = program("add").replace(
@@ -243,6 +247,89 @@ def test_untranslated_image_atomics_refused_by_name(text):
     ref = _refused("add", src=src)
     assert ref.code == "program.unsupported_instruction", ref
     assert text.split()[0] in ref.message
+
+
+# ---- 64-bit atomics: RADV's R64 images (32_32_UINT / 32_32_SINT T#s), dmask 0x3 / 0xF ----------
+PROG64 = """
+  s_lshl_b32 s13, s12, 6
+  v_add_nc_u32 v1, s13, v0
+  v_lshlrev_b32 v2, 4, v1
+  global_load_dwordx4 v[3:6], v2, s[8:9]
+  s_waitcnt vmcnt(0)
+  v_and_b32 v7, 7, v5
+  v_lshrrev_b32 v8, 3, v5
+  v_mov_b32 v5, CMPLO
+  v_mov_b32 v6, CMPHI
+  image_atomic_OP DATA, v[7:8], s[0:7] dmask:DMASK dim:SQ_RSRC_IMG_2D unorm glc
+  s_waitcnt vmcnt(0)
+  v_lshlrev_b32 v9, 3, v1
+  global_store_dwordx2 v9, v[3:4], s[10:11]
+  s_endpgm
+"""
+FMT64 = {"r64ui": 62, "r64i": 63}  # 32_32_UINT, 32_32_SINT (Mesa's gfx10_format_table.py)
+
+
+def program64(op):
+    cmp = op == "cmpswap"
+    return (
+        PROG64.replace("OP", op)
+        .replace("DATA", "v[3:6]" if cmp else "v[3:4]")
+        .replace("DMASK", "0xf" if cmp else "0x3")
+        .replace("CMPLO", hex(CMPV64 & 0xFFFFFFFF))
+        .replace("CMPHI", hex(CMPV64 >> 32))
+    )
+
+
+def inputs64(op, seed):
+    rng = np.random.default_rng(seed)
+    texel = rng.permutation(np.arange(N) % (W * H)).astype(np.uint64)
+    data = rng.integers(0, 2**64, N, dtype=np.uint64)
+    init = rng.integers(0, 2**64, W * H, dtype=np.uint64)
+    if op in ("inc", "dec"):
+        init = rng.integers(100, 1000, W * H).astype(np.uint64)
+        data = np.full(N, 2**40, np.uint64)
+    if op == "cmpswap":
+        init[::2] = CMPV64
+    return data, texel, init
+
+
+@pytest.mark.tiers  # runs a program: NumPy blocks and the native tier (tests/conftest.py)
+@pytest.mark.parametrize("mode", ["wave", "lane"])
+@pytest.mark.parametrize("op", OPS)
+def test_image_atomics_64bit(op, mode):
+    data, texel, init = inputs64(op, 40 + OPS.index(op))
+    r = Rig(program64(op))
+    pitch = 32  # 8-byte texels: 256-byte rows
+    img = np.random.default_rng(8).integers(0, 2**64, pitch * H, dtype=np.uint64)
+    offs = (np.arange(W * H) // W) * pitch + np.arange(W * H) % W
+    img[offs] = init
+    a = r.mem.alloc(img.nbytes, name="img", align=256, data=img.tobytes())
+    src = r.buf(np.stack([data, texel], 1).ravel(), "in")
+    out = r.buf(np.full(N, 7, np.uint64), "out")
+    fmt = FMT64["r64i" if op in ("smin", "smax") else "r64ui"]
+    sg = tsharp(a, fmt) + list(ptr(src)) + list(ptr(out))
+    res = r.run(r.config(user_sgprs=sg, groups=(GROUPS, 1, 1), block=(64, 1, 1)), mode=mode)
+    assert res.landed, res.refusal
+    got = r.read(a, np.uint64, pitch * H)
+    check(op, data, texel.astype(np.uint32), init, r.read(out, np.uint64, N), got[offs], bits=64)
+    rest = np.ones(pitch * H, bool)
+    rest[offs] = False
+    np.testing.assert_array_equal(got[rest], img[rest])
+
+
+def test_image_atomic_width_and_format_must_agree():
+    # a 64-bit atomic on an R32 image and a 32-bit one on an R64 (32_32) image
+    r = Rig(program64("add"))
+    a = r.mem.alloc(256 * H, name="img", align=256)
+    src = r.buf(np.zeros(2 * N, np.uint64), "in")
+    out = r.buf(np.full(N, 7, np.uint64), "out")
+    cfg = r.config(
+        user_sgprs=tsharp(a, 20) + list(ptr(src)) + list(ptr(out)), groups=(GROUPS, 1, 1), block=(64, 1, 1)
+    )
+    res = r.run(cfg)
+    assert res.refusal.code == "image.unsupported_format", res.refusal
+    ref = _refused("add", 62)
+    assert ref.code == "image.unsupported_format", ref
 
 
 # ---- GLSL compiled by ACO --------------------------------------------------------------------
@@ -336,6 +423,85 @@ def test_aco_image_atomics(op, fmt, family, wave, mode, tmp_path):
     assert (final[:, W:] == 0).all()
 
 
+SHADER64 = """#version 450
+#extension GL_EXT_shader_image_int64 : require
+#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
+layout(local_size_x = 64) in;
+layout(set = 0, binding = 0, FMT) uniform coherent IMG img;
+layout(set = 0, binding = 1) buffer In { uint64_t v[]; } i;
+layout(set = 0, binding = 2) buffer Out { uint64_t v[]; } o;
+void main() {
+  uint k = gl_GlobalInvocationID.x;
+  uint64_t d = i.v[2 * k];
+  uint t = uint(i.v[2 * k + 1]);
+  ivec2 p = ivec2(t % 8u, t / 8u);
+  o.v[k] = uint64_t(CALL);
+}
+"""
+ACO64_CASES = [
+    ("add", "r64ui", "navi21", 32, "wave"),
+    ("cmpswap", "r64ui", "navi21", 32, "lane"),
+    pytest.param("smin", "r64i", "navi21", 32, "wave", marks=pytest.mark.slow),
+    pytest.param("umax", "r64ui", "navi10", 64, "lane", marks=pytest.mark.slow),
+    pytest.param("xor", "r64ui", "navi21", 32, "wave", marks=pytest.mark.slow),
+]
+
+
+@pytest.mark.parametrize("op,fmt,family,wave,mode", ACO64_CASES)
+def test_aco_image_atomics_64bit(op, fmt, family, wave, mode, tmp_path, monkeypatch):
+    """GL_EXT_shader_image_int64 on r64ui / r64i images: ACO emits dmask 0x3 (cmpswap 0xF) on
+    RADV's 32_32_UINT / 32_32_SINT T# (gfx10_format_table.py: R64_UINT is 32_32_UINT)."""
+    src = tmp_path / "atomic64.comp"
+    src.write_text(SHADER64)
+    out = tmp_path / "atomic64"
+    t = "int64_t" if fmt == "r64i" else "uint64_t"
+    # (a 64-bit literal in a -D define is read before the extension is enabled: built from two)
+    cmp64 = f"(T({CMPV64 >> 32}u) << 32 | T({CMPV64 & 0xFFFFFFFF}u))"
+    call = GLSL[op].replace(f"T({CMPV})", cmp64).replace("T(", t + "(")
+    p = subprocess.run(
+        [str(ROOT / "tools/aco_compile/aco-compile"), str(src), "-o", str(out), "--family", family]
+        + [
+            f"--wave{wave}",
+            "-q",
+            f"-DFMT={fmt}",
+            f"-DIMG={'i' if fmt == 'r64i' else 'u'}64image2D",
+            f"-DCALL={call}",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    if p.returncode == 3:
+        pytest.skip("aco-compile: " + (p.stdout + p.stderr)[-200:])
+    assert p.returncode == 0, p.stdout + p.stderr
+    asm = (tmp_path / "atomic64.s").read_text()
+    assert f"image_atomic_{op} " in asm and ("dmask:0xf" if op == "cmpswap" else "dmask:0x3") in asm, asm
+    target = {"navi21": "gfx1030", "navi10": "gfx1010"}[family]
+    data, texel, init = inputs64(op, 60 + OPS.index(op))
+    dev = wavelift.Device(target, backend="numpy", mode=mode)
+    sh = dev.load_aco_shader(str(out) + ".json")
+    pitch = 32
+    img = np.zeros((H, pitch), np.uint64)
+    img[:, :W] = init.reshape(H, W)
+    ib = dev.upload(img)
+    real = aco.image_descriptor
+
+    def r64(im, gfx11):  # the rg32 T# with RADV's R64 format
+        d = real(im, gfx11)
+        d[1] = (d[1] & ~(0x1FF << 20)) | FMT64[fmt] << 20
+        return d
+
+    monkeypatch.setattr(aco, "image_descriptor", r64)
+    srcb = dev.upload(np.stack([data, texel], 1).ravel())
+    ob = dev.upload(np.full(N, 7, np.uint64))
+    r = sh.launch(
+        groups=(GROUPS, 1, 1), buffers={(0, 1): srcb, (0, 2): ob}, images={(0, 0): Image(ib, W, H, "rg32f")}
+    )
+    assert r.landed, r.refusal
+    final = dev.download(ib, np.uint64).reshape(H, pitch)
+    check(op, data, texel.astype(np.uint32), init, dev.download(ob, np.uint64), final[:, :W].ravel(), bits=64)
+    assert (final[:, W:] == 0).all()
+
+
 # ---- CUDA: NVRTC compiles the kernels of the atomics programs (no GPU here) ------------------
 def test_cuda_kernels_of_image_atomics_compile():
     from wavelift.backends.cuda.codegen import generate, kernel_source
@@ -343,8 +509,11 @@ def test_cuda_kernels_of_image_atomics_compile():
     from wavelift.frontend.program import translate
 
     why = nvrtc_problem()
-    for op in ("add", "cmpswap", "smin", "dec"):
-        r = Rig(program(op))
+    for src in [program(op) for op in ("add", "cmpswap", "smin", "dec")] + [
+        program64("cmpswap"),
+        program64("smax"),
+    ]:
+        r = Rig(src)
         prog = translate(r.code, "gfx1030", 32, 0x1000)
         texts = {ins.text for ins in prog.instructions if len(ins.text) >= 8}
         for m in ("lane", "wave"):
