@@ -530,8 +530,11 @@ def bench_one(name, make, args, arch):
     key = module_key(prog, cfg, "lane", "cuda")
     os.environ["WAVELIFT_CUDA_CACHE"] = tempfile.mkdtemp(prefix="wl-bench-cache-")
     t = time.perf_counter()
-    build_module(key, prog, cfg, "lane", arch=arch, base_address=base)
+    first = build_module(key, prog, cfg, "lane", arch=arch, base_address=base)
     row["compile_cold_s"] = time.perf_counter() - t
+    if first.upgrade is not None:  # a big module's fast first tier (compile.tiered_compile)
+        first.upgrade.wait()
+        row["compile_upgrade_s"] = time.perf_counter() - t
     t = time.perf_counter()
     mod2 = build_module(key, prog, cfg, "lane", arch=arch, base_address=base)
     row["compile_disk_s"] = time.perf_counter() - t

@@ -102,8 +102,17 @@ def _vadd_module(monkeypatch, tmp_path, tier="auto"):
 
 
 def test_first_tier_then_the_optimising_build(tmp_path, monkeypatch):
+    import threading
+
     build = _vadd_module(monkeypatch, tmp_path)
+    gate, real = threading.Event(), cc.nvrtc_compile
+    # (the optimising build, started beside the fast one, held until the fast one is back: vadd
+    # is small enough that it could otherwise win the race)
+    monkeypatch.setattr(
+        cc, "nvrtc_compile", lambda src, arch=cc.DEFAULT_ARCH: gate.wait(600) and real(src, arch)
+    )
     m = build()
+    gate.set()
     assert m.compiled_by == "nvrtc-fast" and m.cubin[:4] == b"\x7fELF" and m.upgrade is not None
     fast = m.cubin
     full = m.upgrade.wait(600)
@@ -190,3 +199,28 @@ def test_checked_build_takes_its_own_upgrade(monkeypatch):
     assert plain.cubin == b"checked-fast" and plain.upgrade is up
     up.done.set()
     assert m.variant(False) is plain and plain.cubin == b"checked-full" and plain.compiled_by == "nvrtc"
+
+
+def test_optimising_build_taken_when_it_wins_the_race(tmp_path, monkeypatch):
+    """Started beside the fast build, the optimising build is used at once when it is there
+    first (no swap later), and it is in the disk cache."""
+    monkeypatch.setenv("WAVELIFT_CUDA_CACHE", str(tmp_path))
+    monkeypatch.setenv("WAVELIFT_CUDA_TIER", "auto")
+    monkeypatch.setattr(cc, "nvrtc_version", lambda: "12.9")
+    monkeypatch.setattr(cc, "nvrtc_compile", lambda src, arch=cc.DEFAULT_ARCH: b"\x7fELF full")
+    ups = []
+    real_upgrade = cc.Upgrade
+
+    def upgrade(*a):
+        ups.append(real_upgrade(*a))
+        return ups[-1]
+
+    def fast(src, arch=cc.DEFAULT_ARCH):
+        ups[-1].wait(60)  # the optimising build finishes first
+        return b"\x7fELF fast"
+
+    monkeypatch.setattr(cc, "Upgrade", upgrade)
+    monkeypatch.setattr(cc, "fast_compile", fast)
+    cubin, _, how, up = cc.tiered_compile(("k",), BIG, "sm_90")
+    assert (cubin, how, up) == (b"\x7fELF full", "nvrtc", None)
+    assert cc.tiered_compile(("k",), BIG, "sm_90")[::2] == (b"\x7fELF full", "disk")
