@@ -52,8 +52,10 @@ layout(set = 0, binding = 1) buffer In { vec4 c[]; } i;
 layout(set = 0, binding = 2) buffer Out { vec4 v[]; } o;
 void main() {
   uint k = gl_GlobalInvocationID.x;
-#ifdef ARRAY
+#if defined(ARRAY)
   o.v[k] = textureLod(tex, i.c[k], 0.0);
+#elif defined(MIPS)
+  o.v[k] = textureLod(tex, i.c[k].xyz, i.c[k].w);
 #else
   o.v[k] = textureLod(tex, i.c[k].xyz, 0.0);
 #endif
@@ -77,14 +79,15 @@ def lavapipe_sample(tmp_path_factory):
     return exe
 
 
-def compile_shader(tmp_path, array, family="navi21", wave=32):
+def compile_shader(tmp_path, array, family="navi21", wave=32, mips=False):
     src = tmp_path / "cube.comp"
     src.write_text(SHADER)
     out = tmp_path / "cube"
     p = subprocess.run(
         [str(ROOT / "tools/aco_compile/aco-compile"), str(src), "-o", str(out), "--family", family]
         + [f"--wave{wave}", "-q"]
-        + (["-D", "ARRAY"] if array else []),
+        + (["-D", "ARRAY"] if array else [])
+        + (["-D", "MIPS"] if mips else []),
         capture_output=True,
         text=True,
     )
@@ -333,3 +336,100 @@ def test_cube_forms_not_translated_refused(text):
     r = Rig("  " + text + "\n  s_endpgm")
     res = r.run(r.config(user_sgprs=[0] * 12))
     assert res.refusal.code == "program.unsupported_instruction", res.refusal
+
+
+# ---- a mip chain: textureLod with a per-lane LOD (point and linear mip filters) ---------------
+S0, LEVELS = 16, 3
+LODS = [-0.5, 0.0, 0.25, 1.0, 1.3, 2.0, 2.7, 0.6, 1.75]  # clear of k + 0.5 by more than 2**-8
+
+
+def mip_inputs(seed):
+    """Directions and LODs whose texels are established at every level the LOD may touch."""
+    rng = np.random.default_rng(seed)
+    out = np.zeros((N, 4), np.float32)
+    k = 0
+    while k < N:
+        d = rng.uniform(-1, 1, 3).astype(np.float32)
+        a = np.sort(np.abs(d.astype(np.float64)))
+        if a[2] < 0.1 or a[2] - a[1] < 0.01 * a[2]:
+            continue
+        _face, fs, ft = face_coords(d.astype(np.float64))
+        ok = True
+        for n in (S0 >> m for m in range(LEVELS)):
+            for u in (fs * n, ft * n):
+                fr = u - np.floor(u)
+                ok &= 0.02 < fr < 0.98 and 0.02 < u < n - 0.02
+        if ok:
+            out[k, :3] = d
+            out[k, 3] = LODS[k % len(LODS)]
+            k += 1
+    return out
+
+
+@pytest.mark.parametrize("mip_mode", [NEAREST, LINEAR], ids=["mip_nearest", "mip_linear"])
+@pytest.mark.parametrize("mode_name", ["LINEAR", "64KB_S"])
+def test_cube_mip_chain_equals_lavapipe(mip_mode, mode_name, lavapipe_sample, tmp_path):
+    out = compile_shader(tmp_path, False, mips=True)
+    assert "image_sample_l " in (tmp_path / "cube.s").read_text()
+    rng = np.random.default_rng(77 + mip_mode)
+    levels = [rng.uniform(-4, 4, (6, S0 >> m, S0 >> m, 4)).astype(np.float16) for m in range(LEVELS)]
+    c = mip_inputs(5 + mip_mode)
+    samp = (NEAREST, NEAREST, mip_mode, EDGE, EDGE, 0)
+    (tmp_path / "img.bin").write_bytes(b"".join(lv.tobytes() for lv in levels))
+    (tmp_path / "in.bin").write_bytes(c.tobytes())
+    cmd = [str(lavapipe_sample), str(out) + ".spv", str(tmp_path), "--groups", f"{N // 32},1,1"]
+    cmd += ["--image", f"0:0:{VK_FORMAT['rgba16f']}:{S0}:{S0}:{tmp_path / 'img.bin'}"]
+    cmd += [
+        "--sampler",
+        ":".join(str(v) for v in (*samp, 0)),
+        "--shape",
+        f"{CUBE_VIEW}:1:6:{LEVELS}:0:{LEVELS}",
+    ]
+    cmd += ["--binding", f"0:1:{16 * N}:{tmp_path / 'in.bin'}", "--binding", f"0:2:{16 * N}"]
+    p = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, VK_ICD_FILENAMES=LVP_ICD))
+    if p.returncode == 3:
+        pytest.skip("lavapipe: " + p.stderr[-200:])
+    assert p.returncode == 0, p.stderr
+    want = np.frombuffer((tmp_path / "set0_binding2.bin").read_bytes(), np.uint32).reshape(N, 4)
+    # wavelift: the faces' mip chain laid out as RADV's (addrlib's) 2-D array of 6 layers
+    sw = 0 if mode_name == "LINEAR" else next(m for m, n in L.sw_mode_names().items() if n == mode_name)
+    dev = wavelift.Device("gfx1030", backend="numpy", mode="wave")
+    sh = dev.load_aco_shader(str(out) + ".json")
+    chip = L.Chip(True, 0)
+    surf = L.Surface(sw, L.RSRC_2D, 3, S0, S0, 6, LEVELS)
+    size = L.surface_info(surf, chip).slice_size * 6
+    data = bytearray(size)
+    for m, lv in enumerate(levels):
+        n = S0 >> m
+        z, y, x = np.mgrid[0:6, 0:n, 0:n]
+        offs = L.address(chip, surf, x.ravel(), y.ravel(), z.ravel(), m).astype(np.int64)
+        for k, o in enumerate(offs):
+            data[o : o + 8] = lv.reshape(-1, 4)[k].tobytes()
+    raw = dev.upload(np.zeros(size + 65536, np.uint8))
+    base = (raw.address + 65535) & ~65535
+    dev.memory.write(base, bytes(data))
+    inp = dev.upload(c)
+    ob = dev.upload(np.full((N, 4), 0x7FC0DEAD, np.uint32))
+    rec = sh.prepare(groups=(N // 32, 1, 1), buffers={(0, 1): inp, (0, 2): ob})
+    binding = next(b for b in sh.sets[0]["bindings"] if b["binding"] == 0)
+    at = rec.extra["sets"][0] + int(binding["offset"])
+    t = image_descriptor(Image(Buffer(base, 0), S0, S0, "rgba16f"), False)
+    t[3] = (t[3] & 0x0FF0FFFF & ~(31 << 20)) | 11 << 28 | sw << 20 | (LEVELS - 1) << 16  # CUBE, LAST_LEVEL
+    t[4] = 5
+    t[5] = (LEVELS - 1) << 4  # MAX_MIP
+    dev.memory.write(at, struct.pack("<8I", *t))
+    dev.memory.write(at + 80, struct.pack("<4I", *radv_sampler(*samp)))
+    _dw, res = dev.submit_dispatch(rec.registers, rec.dims, rec.initiator)
+    assert res.landed, res.refusal
+    got = dev.download(ob, np.uint32).reshape(N, 4)
+    if mip_mode == NEAREST:
+        for k in range(N):
+            face, fs, ft = face_coords(c[k, :3].astype(np.float64))
+            m = int(np.floor(min(max(float(c[k, 3]), 0.0), LEVELS - 1) + 0.5))
+            n = S0 >> m
+            ref = levels[m][face, int(ft * n), int(fs * n)].astype(np.float32).view(np.uint32)
+            assert (ref == want[k]).all() and (ref == got[k]).all(), (k, m, ref, want[k], got[k])
+    else:
+        span = max(float(lv.astype(np.float64).max() - lv.astype(np.float64).min()) for lv in levels)
+        for k in range(N):
+            assert_within_bound("rgba16f", got[k].view(np.float32), want[k].view(np.float32), k, span)
