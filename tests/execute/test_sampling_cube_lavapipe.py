@@ -219,6 +219,7 @@ CASES = [
     ("rgba16f", LINEAR, 6, "gfx1030", "wave", "4KB_S"),
     pytest.param("rgba16f", NEAREST, 18, "gfx1030", "lane", "64KB_D", marks=pytest.mark.slow),
     pytest.param("rgba8", LINEAR, 12, "gfx1030", "wave", "LINEAR", marks=pytest.mark.slow),
+    pytest.param("rgba16f", NEAREST, 12, "gfx1010", "wave", "64KB_S", marks=pytest.mark.slow),  # navi10 w64
 ]
 
 
@@ -226,7 +227,7 @@ CASES = [
 @pytest.mark.parametrize("fmt,filt,layers,target,mode,mode_name", CASES)
 def test_cube_sampling_equals_lavapipe(fmt, filt, layers, target, mode, mode_name, lavapipe_sample, tmp_path):
     array = layers > 6
-    out = compile_shader(tmp_path, array)
+    out = compile_shader(tmp_path, array, *(("navi10", 64) if target == "gfx1010" else ()))
     samp = (filt, filt, NEAREST, EDGE, EDGE, 0)
     texels = texels_for(fmt, layers, layers + filt)
     c = directions(layers * 2 + filt, filt == LINEAR, layers)
@@ -433,3 +434,37 @@ def test_cube_mip_chain_equals_lavapipe(mip_mode, mode_name, lavapipe_sample, tm
         span = max(float(lv.astype(np.float64).max() - lv.astype(np.float64).min()) for lv in levels)
         for k in range(N):
             assert_within_bound("rgba16f", got[k].view(np.float32), want[k].view(np.float32), k, span)
+
+
+IMPLICIT = """
+  v_mov_b32 v3, v0
+  v_mov_b32 v0, 1.3
+  v_mov_b32 v1, 1.7
+  v_mov_b32 v2, 4.0
+  image_sample v[4:7], v[0:2], s[0:7], s[8:11] dmask:0xf dim:SQ_RSRC_IMG_CUBE
+  s_waitcnt vmcnt(0)
+  v_lshlrev_b32 v8, 4, v3
+  global_store_dwordx4 v8, v[4:7], s[12:13]
+  s_endpgm
+"""
+
+
+@pytest.mark.parametrize("mag,mn,lands", [(NEAREST, NEAREST, True), (NEAREST, LINEAR, False)])
+def test_cube_implicit_lod_only_where_it_changes_nothing(mag, mn, lands):
+    """image_sample (implicit LOD) dim CUBE on one level: with equal min and mag filters the LOD
+    changes nothing and the sample lands (face +Z, texel (floor(0.3 * 8), floor(0.7 * 8)));
+    where they differ the LOD would come from cube derivatives: refused by name."""
+    r = Rig(IMPLICIT)
+    texels = texels_for("rgba16f", 6, 9)
+    img = np.zeros((6, S, 256 // 8, 4), np.float16)  # linear rows of 256 bytes
+    img[:, :, :S] = texels
+    a = r.mem.alloc(img.nbytes, name="img", align=256, data=img.tobytes())
+    out = r.buf(np.full(32 * 4, 7, np.uint32), "out")
+    sg = radv_cube_tsharp(a, "rgba16f", 6) + radv_sampler(mag, mn, NEAREST, EDGE, EDGE, 0) + list(ptr(out))
+    res = r.run(r.config(user_sgprs=sg, tgid=(False,) * 3))
+    if lands:
+        assert res.landed, res.refusal
+        want = texels[4, int(0.7 * S), int(0.3 * S)].astype(np.float32).view(np.uint32)
+        assert (r.read(out, np.uint32, 128).reshape(32, 4) == want).all()
+    else:
+        assert res.refusal.code == "image.cube_edge" and "derivatives" in res.refusal.message, res.refusal
