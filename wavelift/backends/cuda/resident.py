@@ -298,7 +298,8 @@ def spans(starts, ends, win) -> list[tuple[int, int]]:
     window by window: what WindowSet.spans finds from the host map.  (The kernel writes only
     inside windows, so a run only crosses from one window into an adjacent one.)"""
     out: list[tuple[int, int]] = []
-    offs = [int(o) for o in win.offs]
+    lay = getattr(win, "layout", None)
+    offs = lay.offs if lay is not None else [int(o) for o in win.offs]  # (the layout's int list)
     for s, e in zip(starts.tolist(), ends.tolist()):
         k = bisect_right(offs, s) - 1
         while s < e:
