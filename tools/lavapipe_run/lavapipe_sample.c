@@ -8,7 +8,7 @@
  *                   --sampler MAG:MIN:MIPMAP:ADDRESS_U:ADDRESS_V:BORDER:UNNORMALIZED
  *                   [--shape VIEWTYPE:DEPTH:LAYERS:LEVELS:BASELEVEL:LEVELCOUNT]
  *                   [--lod MINLOD:MAXLOD:BIAS] [--compare VKCOMPAREOP] [--address-w MODE]
- *                   [--binding SET:BINDING:BYTES[:FILE]]...
+ *                   [--binding SET:BINDING:BYTES[:FILE]]... [--storage]
  *
  * The image (optimal tiling; by default one level, one layer, a 2-D view) is filled from FILE
  * through a staging buffer and vkCmdCopyBufferToImage: level after level (each max(1, size >>
@@ -21,7 +21,9 @@
  * Vk enum values by number (VkFilter, VkSamplerMipmapMode, VkSamplerAddressMode, VkBorderColor;
  * UNNORMALIZED 0/1), minLod 0, maxLod VK_LOD_CLAMP_NONE, mipLodBias 0 unless --lod gives them
  * (floats), addressModeW CLAMP_TO_EDGE unless --address-w; --compare enables depth compare
- * with that VkCompareOp.  Buffers as lavapipe_run's.
+ * with that VkCompareOp.  --storage: the image is a storage image instead (no sampler; layout
+ * GENERAL; --sampler may be left out), and after the dispatch every level of every layer is
+ * copied back, in the file's order, to OUTDIR/image.bin.  Buffers as lavapipe_run's.
  * Build: gcc -O1 -Wall -o lavapipe_sample lavapipe_sample.c -lvulkan
  */
 #define TOOL "lavapipe_sample"
@@ -39,7 +41,7 @@ int main(int argc, char **argv)
     unsigned iset = 0, ibinding = 0, iw = 0, ih = 0;
     int ifmt = 0, have_image = 0, smag = 0, smin = 0, smip = 0, su = 0, sv = 0, sborder = 0, sunnorm = 0;
     int sw = VK_SAMPLER_ADDRESS_MODE_CLAMP_TO_EDGE, vtype = VK_IMAGE_VIEW_TYPE_2D, cmp_enable = 0, cmp_op = 0;
-    unsigned idepth = 1, ilayers = 1, ilevels = 1, vbase = 0, vcount = 1, have_lod = 0;
+    unsigned idepth = 1, ilayers = 1, ilevels = 1, vbase = 0, vcount = 1, have_lod = 0, storage = 0;
     float min_lod = 0.0f, max_lod = VK_LOD_CLAMP_NONE, lod_bias = 0.0f;
     const char *ifile = NULL;
     struct binding b[MAXB];
@@ -67,6 +69,8 @@ int main(int argc, char **argv)
         } else if (!strcmp(argv[i], "--compare") && i + 1 < argc) {
             if (sscanf(argv[++i], "%d", &cmp_op) != 1) return 2;
             cmp_enable = 1;
+        } else if (!strcmp(argv[i], "--storage")) {
+            storage = 1;
         } else if (!strcmp(argv[i], "--address-w") && i + 1 < argc) {
             if (sscanf(argv[++i], "%d", &sw) != 1) return 2;
         } else if (!strcmp(argv[i], "--binding") && i + 1 < argc && nb < MAXB) {
@@ -103,7 +107,8 @@ int main(int argc, char **argv)
     size_t idata_size;
     void *idata = read_file(ifile, &idata_size);
     VkBufferCreateInfo sbci = { VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, NULL, 0, idata_size ? idata_size : 1,
-                                VK_BUFFER_USAGE_TRANSFER_SRC_BIT, VK_SHARING_MODE_EXCLUSIVE };
+                                VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                                VK_SHARING_MODE_EXCLUSIVE };
     VkBuffer stage;
     VkDeviceMemory stage_mem;
     void *stage_map;
@@ -130,7 +135,8 @@ int main(int argc, char **argv)
                                iscube ? VK_IMAGE_CREATE_CUBE_COMPATIBLE_BIT : 0,
                                is3d ? VK_IMAGE_TYPE_3D : VK_IMAGE_TYPE_2D, (VkFormat)ifmt,
                                { iw, ih, idepth }, ilevels, ilayers, VK_SAMPLE_COUNT_1_BIT, VK_IMAGE_TILING_OPTIMAL,
-                               VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT,
+                               (storage ? VK_IMAGE_USAGE_STORAGE_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT
+                                        : VK_IMAGE_USAGE_SAMPLED_BIT) | VK_IMAGE_USAGE_TRANSFER_DST_BIT,
                                VK_SHARING_MODE_EXCLUSIVE, 0, NULL, VK_IMAGE_LAYOUT_UNDEFINED };
     VkImage image;
     VkDeviceMemory image_mem;
@@ -170,8 +176,9 @@ int main(int argc, char **argv)
                                                           : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1,
                                                           VK_SHADER_STAGE_COMPUTE_BIT, NULL };
         if (s == iset)
-            lb[n++] = (VkDescriptorSetLayoutBinding){ ibinding, VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, 1,
-                                                      VK_SHADER_STAGE_COMPUTE_BIT, NULL };
+            lb[n++] = (VkDescriptorSetLayoutBinding){ ibinding, storage ? VK_DESCRIPTOR_TYPE_STORAGE_IMAGE
+                                                                        : VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER,
+                                                      1, VK_SHADER_STAGE_COMPUTE_BIT, NULL };
         VkDescriptorSetLayoutCreateInfo lci = { VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO, NULL, 0, n, lb };
         CHECK(vkCreateDescriptorSetLayout(dev, &lci, NULL, &dsl[s]));
     }
@@ -183,9 +190,10 @@ int main(int argc, char **argv)
 
     VkPipeline pipe = lvp_pipeline(dev, spv, pl);
 
-    VkDescriptorPoolSize ps[2] = { { VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, MAXB },
-                                   { VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, 1 } };
-    VkDescriptorPoolCreateInfo dpci = { VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO, NULL, 0, 4, 2, ps };
+    VkDescriptorPoolSize ps[3] = { { VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, MAXB },
+                                   { VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, 1 },
+                                   { VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, 1 } };
+    VkDescriptorPoolCreateInfo dpci = { VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO, NULL, 0, 4, 3, ps };
     VkDescriptorPool dp;
     CHECK(vkCreateDescriptorPool(dev, &dpci, NULL, &dp));
     VkDescriptorSet ds[4];
@@ -206,9 +214,11 @@ int main(int argc, char **argv)
     }
 
     {
-        VkDescriptorImageInfo dii = { sampler, iview, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL };
+        VkDescriptorImageInfo dii = { storage ? VK_NULL_HANDLE : sampler, iview,
+                                      storage ? VK_IMAGE_LAYOUT_GENERAL : VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL };
         VkWriteDescriptorSet w = { VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, NULL, ds[iset], ibinding, 0, 1,
-                                   VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, &dii, NULL, NULL };
+                                   storage ? VK_DESCRIPTOR_TYPE_STORAGE_IMAGE
+                                           : VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, &dii, NULL, NULL };
         vkUpdateDescriptorSets(dev, 1, &w, 0, NULL);
     }
 
@@ -245,9 +255,9 @@ int main(int argc, char **argv)
             at += (VkDeviceSize)w * h * d * ilayers * texel;
         }
         ib.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
-        ib.dstAccessMask = VK_ACCESS_SHADER_READ_BIT;
+        ib.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | (storage ? VK_ACCESS_SHADER_WRITE_BIT : 0);
         ib.oldLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
-        ib.newLayout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
+        ib.newLayout = storage ? VK_IMAGE_LAYOUT_GENERAL : VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
         vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 0, NULL,
                              0, NULL, 1, &ib);
     }
@@ -257,9 +267,31 @@ int main(int argc, char **argv)
     if (push_size)
         vkCmdPushConstants(cb, pl, VK_SHADER_STAGE_COMPUTE_BIT, 0, (uint32_t)push_size, push);
     vkCmdDispatch(cb, gx, gy, gz);
-    VkMemoryBarrier mb = { VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL, VK_ACCESS_SHADER_WRITE_BIT, VK_ACCESS_HOST_READ_BIT };
-    vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb,
-                         0, NULL, 0, NULL);
+    if (storage) {  /* the storage image back into the staging buffer, in the file's order */
+        VkImageMemoryBarrier ib = { VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER, NULL, VK_ACCESS_SHADER_WRITE_BIT,
+                                    VK_ACCESS_TRANSFER_READ_BIT, VK_IMAGE_LAYOUT_GENERAL,
+                                    VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, VK_QUEUE_FAMILY_IGNORED,
+                                    VK_QUEUE_FAMILY_IGNORED, image, { aspect, 0, ilevels, 0, ilayers } };
+        vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, NULL,
+                             0, NULL, 1, &ib);
+        VkDeviceSize at = 0;
+        unsigned long long n = 0;
+        for (unsigned l = 0; l < ilevels; l++) {
+            unsigned w = iw >> l ? iw >> l : 1, h = ih >> l ? ih >> l : 1, d = idepth >> l ? idepth >> l : 1;
+            n += (unsigned long long)w * h * d * ilayers;
+        }
+        VkDeviceSize texel = idata_size / n;
+        for (unsigned l = 0; l < ilevels; l++) {
+            unsigned w = iw >> l ? iw >> l : 1, h = ih >> l ? ih >> l : 1, d = idepth >> l ? idepth >> l : 1;
+            VkBufferImageCopy bic = { at, 0, 0, { aspect, l, 0, ilayers }, { 0, 0, 0 }, { w, h, d } };
+            vkCmdCopyImageToBuffer(cb, image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, stage, 1, &bic);
+            at += (VkDeviceSize)w * h * d * ilayers * texel;
+        }
+    }
+    VkMemoryBarrier mb = { VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL,
+                           VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT, VK_ACCESS_HOST_READ_BIT };
+    vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                         VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, NULL, 0, NULL);
     CHECK(vkEndCommandBuffer(cb));
     VkSubmitInfo si = { VK_STRUCTURE_TYPE_SUBMIT_INFO, NULL, 0, NULL, NULL, 1, &cb };
     CHECK(vkQueueSubmit(q, 1, &si, VK_NULL_HANDLE));
@@ -270,6 +302,13 @@ int main(int argc, char **argv)
         snprintf(path, sizeof path, "%s/set%u_binding%u.bin", outdir, b[i].set, b[i].binding);
         FILE *f = fopen(path, "wb");
         if (!f || fwrite(b[i].map, 1, b[i].size, f) != b[i].size) { perror(path); return 1; }
+        fclose(f);
+    }
+    if (storage) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/image.bin", outdir);
+        FILE *f = fopen(path, "wb");
+        if (!f || fwrite(stage_map, 1, idata_size, f) != idata_size) { perror(path); return 1; }
         fclose(f);
     }
     vkDestroyDevice(dev, NULL);
