@@ -195,3 +195,87 @@ def test_cuda_kernels_of_cube_sampling_compile():
             check_source(generate(prog, 32, m, 0, 0x1000)[0], "sm_90")
     if why:
         pytest.skip(f"generated; NVRTC unavailable: {why}")
+
+
+# ---- lavapipe: the same SPIR-V on a cube (array) storage view --------------------------------
+LVP_SHADER = """#version 450
+layout(local_size_x = 8, local_size_y = 8) in;
+#ifdef ARRAY
+layout(set = 0, binding = 0, r32ui) uniform coherent uimageCubeArray img;
+#else
+layout(set = 0, binding = 0, r32ui) uniform coherent uimageCube img;
+#endif
+layout(set = 0, binding = 1) buffer Out { uint v[]; } o;
+void main() {
+  uvec3 g = gl_GlobalInvocationID;  // z: the face-layer (6 x cube + face)
+  ivec3 p = ivec3(g.xy, g.z);
+  uint t = imageLoad(img, p).x;
+  o.v[(g.z * 8u + g.y) * 8u + g.x] = t;
+  barrier();
+  imageStore(img, ivec3(7 - p.x, p.y, p.z), uvec4(t * 3u + g.z));
+}
+"""
+LVP_ICD = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json"
+
+
+@pytest.mark.parametrize("layers", [6, 12])
+def test_cube_storage_equals_lavapipe(layers, tmp_path, monkeypatch):
+    """imageLoad / imageStore on imageCube / imageCubeArray (ACO: dim 2D_ARRAY, the face-layer as
+    the layer) against lavapipe on a cube (array) storage view of the same faces
+    (lavapipe_sample --storage --shape 3 or 6): loads and the final image bit for bit."""
+    import os
+    import shutil
+
+    if not (os.path.exists(LVP_ICD) and shutil.which("gcc")):
+        pytest.skip("lavapipe or gcc missing")
+    exe = tmp_path / "lavapipe_sample"
+    p = subprocess.run(
+        ["gcc", "-O1", "-o", str(exe), str(ROOT / "tools/lavapipe_run/lavapipe_sample.c"), "-lvulkan"],
+        capture_output=True,
+        text=True,
+    )
+    if p.returncode:
+        pytest.skip("lavapipe_sample does not build here: " + p.stderr[-200:])
+    src = tmp_path / "cube_lvp.comp"
+    src.write_text(LVP_SHADER)
+    out = tmp_path / "cube_lvp"
+    cmd = [str(ROOT / "tools/aco_compile/aco-compile"), str(src), "-o", str(out), "--family", "navi21"]
+    p = subprocess.run(
+        cmd + ["--wave32", "-q"] + (["-D", "ARRAY"] if layers > 6 else []), capture_output=True, text=True
+    )
+    if p.returncode == 3:
+        pytest.skip("aco-compile: " + (p.stdout + p.stderr)[-200:])
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "SQ_RSRC_IMG_2D_ARRAY" in (tmp_path / "cube_lvp.s").read_text()
+    init = np.random.default_rng(layers).integers(0, 2**32, (layers, S, S), dtype=np.uint64).astype(np.uint32)
+    (tmp_path / "img.bin").write_bytes(init.tobytes())
+    lvp = [str(exe), str(out) + ".spv", str(tmp_path), "--groups", f"1,1,{layers}", "--storage"]
+    lvp += [
+        "--image",
+        f"0:0:98:{S}:{S}:{tmp_path / 'img.bin'}",
+        "--shape",
+        f"{6 if layers > 6 else 3}:1:{layers}:1:0:1",
+    ]
+    lvp += ["--binding", f"0:1:{4 * S * S * layers}"]
+    p = subprocess.run(lvp, capture_output=True, text=True, env=dict(os.environ, VK_ICD_FILENAMES=LVP_ICD))
+    if p.returncode == 3:
+        pytest.skip("lavapipe: " + p.stderr[-200:])
+    assert p.returncode == 0, p.stderr
+    want_img = np.frombuffer((tmp_path / "image.bin").read_bytes(), np.uint32).reshape(layers, S, S)
+    want_out = np.frombuffer((tmp_path / "set0_binding1.bin").read_bytes(), np.uint32)
+    # wavelift: RADV's storage T# of the cube view (2D_ARRAY, layers 0..layers-1), linear rows
+    dev = wavelift.Device("gfx1030", backend="numpy", mode="wave")
+    sh = dev.load_aco_shader(str(out) + ".json")
+    pitch = 64  # 256-byte rows
+    img = np.zeros((layers, S, pitch), np.uint32)
+    img[:, :, :S] = init
+    ib = dev.upload(img)
+    monkeypatch.setattr(
+        aco, "image_descriptor", lambda im, gfx11: radv_storage_cube(im.buffer.address, S, S, 0, layers - 1)
+    )
+    ob = dev.upload(np.full(S * S * layers, 7, np.uint32))
+    r = sh.launch(groups=(1, 1, layers), buffers={(0, 1): ob}, images={(0, 0): Image(ib, S, S, "r32ui")})
+    assert r.landed, r.refusal
+    np.testing.assert_array_equal(dev.download(ob, np.uint32), want_out)
+    np.testing.assert_array_equal(dev.download(ib, np.uint32).reshape(layers, S, pitch)[:, :, :S], want_img)
+    assert not (want_img == init).all()
