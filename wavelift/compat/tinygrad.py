@@ -270,11 +270,10 @@ def run_asm(
     """Carry out one dispatch as tinygrad's mock GPU asks (module docstring): 0 when it landed.
 
     Python's cyclic garbage collector is paused for the call (decision 0035): a fresh program
-    allocates ~2,000 objects per instruction-test program that live past the call (its translation
-    and module, cached) and ~10x that which die by reference count, and the collections they set off
-    traversed the long-lived caches again and again (~17% of a fresh program's time).  It runs
-    again as before once the call returns (the next allocation past its threshold collects what
-    the call left)."""
+    leaves ~2,400 objects alive (its translation and module, cached) and makes many more that
+    die by reference count, and the collections their allocations set off walked the long-lived
+    caches again and again (~20% of a fresh instruction-test program's time).  It is enabled
+    again on every way out; the first collection after the call collects what it left."""
     enabled = gc.isenabled()
     if enabled:
         gc.disable()
