@@ -9,7 +9,8 @@ noexecz (a wave64 zero test on the warp's own half: no bar.red); nobar (both); n
 written-map marks on stores); nostats (no instruction/lane count atomics at the end); all;
 and sound ones by the backend's switches: eager (WAVELIFT_CUDA_BLENDS=eager), occ2048 / occ1024
 (WAVELIFT_CUDA_OCCUPANCY: the register bound's threads per SM), nopasses (WAVELIFT_CUDA_PASSES=off:
-the IR without the pass pipeline, decision 0028).
+the IR without the pass pipeline, decision 0028), fast (WAVELIFT_CUDA_TIER=fast: the first
+tier's --Ofast-compile build, never replaced; 0009's 2026-12-05 amendment).
 DISPATCHES: vadd32, vadd64 (full-screen vadd, clang), shade (full-screen shade), collatz (65,536
 lanes of the divergent loop).  Each variant
 gets its own module cache; kernel times are the best of three rounds of 30 back-to-back
@@ -53,6 +54,7 @@ ENV = {
     "occ2048": {"WAVELIFT_CUDA_OCCUPANCY": "2048"},  # bound registers for 2048 threads/SM
     "occ1024": {"WAVELIFT_CUDA_OCCUPANCY": "1024"},
     "nopasses": {"WAVELIFT_CUDA_PASSES": "off"},  # the IR as the frontends built it (0028)
+    "fast": {"WAVELIFT_CUDA_TIER": "fast"},  # the first tier's build only (--Ofast-compile, 0009)
 }
 VARIANTS.update({k: [] for k in ENV})
 DISPATCHES = {
