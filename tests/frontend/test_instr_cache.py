@@ -112,3 +112,12 @@ def test_an_address_read_by_the_ir_is_in_the_key():
         assert fresh == filling == hit
         want = base + code.index(getpc) + 4
         assert any(f"({want:#x})" in line or f"{want} (" in line for line in hit), hit
+
+
+def test_a_full_cache_is_cleared_and_results_stay_the_same(monkeypatch):
+    monkeypatch.setattr(instr_cache, "CACHE_MAX", 3)
+    movs = b"".join(struct.pack("<I", 0xBE800080 | (k << 16) | j) for k in range(4) for j in range(3))
+    code = movs + struct.pack("<I", 0xBFB00000)
+    fresh, filling, hit = _three(code, "gfx1100", 32)
+    assert fresh == filling == hit
+    assert len(instr_cache._CACHE) <= 3

@@ -30,7 +30,7 @@ from ..ir.program import Op, Value
 
 # key -> (recipe, number of values, max_vgpr, uses_float, uses_scratch): see _entry
 _CACHE: dict = {}
-CACHE_MAX = 1 << 15  # entries (an instruction's ops each); cleared when full
+CACHE_MAX = 1 << 13  # entries (an instruction's ops each, ~1-2 KB); cleared when full
 ENABLED = [True]  # tests turn it off to compare against fresh translations
 
 # names whose frontend reads the instruction's own address (frontend/scalar_alu.py)
