@@ -224,3 +224,64 @@ def test_optimising_build_taken_when_it_wins_the_race(tmp_path, monkeypatch):
     cubin, _, how, up = cc.tiered_compile(("k",), BIG, "sm_90")
     assert (cubin, how, up) == (b"\x7fELF full", "nvrtc", None)
     assert cc.tiered_compile(("k",), BIG, "sm_90")[::2] == (b"\x7fELF full", "disk")
+
+
+def test_launches_run_the_fast_build_then_the_optimising_one(tmp_path, monkeypatch):
+    """The whole CUDA host path (stand-in CuPy, tests/cuda/standin_cupy.py; real NVRTC builds):
+    the first launches load the fast cubin; once the optimising build is there the next launch
+    loads it, copies the module's constants into it again, and lands the same results."""
+    import threading
+
+    import numpy as np
+    import standin_cupy as S
+    from test_host_path import _device, _vadd_from_kernargs
+
+    if cc.nvrtc_problem() or not cc.fast_tier_ok():
+        pytest.skip(f"NVRTC {cc.nvrtc_version()}: no fast tier here")
+    monkeypatch.setenv("WAVELIFT_CUDA_CACHE", str(tmp_path))
+    monkeypatch.setenv("WAVELIFT_CUDA_TIER", "auto")
+    monkeypatch.setattr(cc, "TIER_SOURCE_BYTES", 0)
+    gate, real = threading.Event(), cc.nvrtc_compile
+    monkeypatch.setattr(
+        cc, "nvrtc_compile", lambda src, arch=cc.DEFAULT_ARCH: gate.wait(600) and real(src, arch)
+    )
+    ups, real_upgrade = [], cc.Upgrade
+
+    def upgrade(*a):
+        ups.append(real_upgrade(*a))
+        return ups[-1]
+
+    monkeypatch.setattr(cc, "Upgrade", upgrade)
+    loaded = []
+    monkeypatch.setattr(S._FnModule, "load", lambda self, cubin: loaded.append(bytes(cubin)))
+    with S.installed() as st:
+        dev, k = _device()
+        n = 64
+        a = dev.upload(np.arange(n, dtype=np.float32))
+        b = dev.upload(np.full(n, 0.5, np.float32))
+        c = dev.alloc(4 * n)
+        st.kernel = _vadd_from_kernargs()
+        want = np.arange(n, dtype=np.float32) + 0.5
+
+        def launch():
+            r = k.launch(global_size=(n, 1, 1), block=(64, 1, 1), args=[a, b, c, np.uint32(n)])
+            assert r.refusal is None, r.refusal
+            assert r.write_spans == [(c.address, 4 * n)]
+            assert np.array_equal(dev.download(c, np.float32), want)
+
+        for _ in range(3):
+            launch()
+        assert ups and len(set(loaded)) == len(loaded) <= 2  # the fast builds, each loaded once
+        fast = set(loaded)
+        gate.set()
+        full = {u.wait(600) for u in ups}
+        assert None not in full and not full & fast
+        st.calls.clear()
+        launch()
+        assert set(loaded[-1:]) <= full and len(loaded) > len(fast), "the optimising build was not loaded"
+        assert st.calls["memcpy_h2d"] > 0  # its constants, copied into it
+        n_loaded = len(loaded)
+        for _ in range(3):
+            dev.write(c, np.zeros(n, np.float32))
+            launch()
+        assert len(loaded) == n_loaded  # loaded once
