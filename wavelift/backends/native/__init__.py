@@ -388,14 +388,15 @@ class BlockSource:
 
     RUN = 8  # lanes per run of consecutive addresses the copy path needs (8x8 tiles, rows)
 
-    def _lane_access(self, op, a, ar, h, tmpl, allon: str | None) -> list[str]:
+    def _lane_access(self, op, a, ar, prev, h, tmpl, allon: str | None) -> list[str]:
         """A per-lane load/store, lanes in order.  Global: when the active lanes' lowest and
         highest address lie in one window (wl_span, as NumPy's locate) every lane's arena index
         is its address plus one constant -- loops without calls, and when every lane is active
         and each run of RUN lanes is at consecutive addresses (lane r + j at the address of lane
         r plus j * nbytes: rows of a 2-D tile, or a whole linear wave) one contiguous copy per
         run (no gathers, which AMD cores run slowly); else each lane is resolved (wl_ld / wl_st:
-        search, escapes).  ``ar``: the address of lane r (a run's first lane); ``allon``: a
+        search, escapes).  ``ar``: the address of lane r (a run's first lane); ``prev``: of lane
+        ``lane - 1`` (the run test compares neighbours: one pass of plain loads); ``allon``: a
         scalar test that every lane is active, when the mask is EXEC (else the lanes' are read)."""
         L, R, sp, nb = self.L, self.RUN, _SPACES[op.attrs["space"]], op.attrs["nbytes"]
         loop = f"for (u32 lane = 0; lane < {L}u; lane++)"
@@ -419,10 +420,15 @@ class BlockSource:
                 f"u32 t[{W}] = {{0u}}; memcpy(t, AR + (i64)a + d, {nb}u); "
                 f"for (u32 k = 0; k < {W}u; k++) {o}[lane][k] = m ? t[k] : 0u; }}"
             ]
-            runs += [
-                f"        {zero if nb < 4 * W else ''} memcpy({o}[lane], q + {nb}u * j, {nb}u); }}",
-                "    }",
-            ]
+            if nb == 4 * W:
+                # the run's lanes are contiguous in the lane array too: one copy of the run
+                # (lane by lane, clang turned some into gathers of the rows' pointers)
+                runs[2:] = [f"      memcpy((u8*){o} + (u64){nb}u * r, q, {nb * R}u);", "    }"]
+            else:
+                runs += [
+                    f"        {zero} memcpy({o}[lane], q + {nb}u * j, {nb}u); }}",
+                    "    }",
+                ]
         else:
             d = ", ".join(f"(u32)({x})" for x in a[2:])
             slow = [
@@ -433,11 +439,24 @@ class BlockSource:
                 f"    {loop} if ({a[1]}) {{ const u32 x[] = {{{d}}}; const i64 i = (i64)(u64)({a[0]}) + d; "
                 f"memcpy(AR + i, x, {nb}u); memset(WR + i, 1, {nb}u); }}"
             ]
-            runs += [
-                f"        const u32 x[] = {{{d}}}; memcpy(q + {nb}u * j, x, {nb}u); }}",
-                f"      memset(WR + (q - AR), 1, {nb * R}u);",
-                "    }",
-            ]
+            # the run's data staged in order, then one copy of the run
+            nw = len(a) - 2
+            runs[2:] = (
+                [
+                    f"      u32 t[{R * nw}];",
+                    f"      for (u32 j = 0; j < {R}u; j++) {{ const u32 lane = r + j; const u32 x[] = {{{d}}}; "
+                    f"memcpy(t + {nw}u * j, x, {4 * nw}u); }}",
+                    f"      memcpy(q, t, {nb * R}u); memset(WR + (q - AR), 1, {nb * R}u);",
+                    "    }",
+                ]
+                if nb == 4 * nw
+                else runs[2:]
+                + [
+                    f"        const u32 x[] = {{{d}}}; memcpy(q + {nb}u * j, x, {nb}u); }}",
+                    f"      memset(WR + (q - AR), 1, {nb * R}u);",
+                    "    }",
+                ]
+            )
         if op.attrs["space"] != "global":
             return slow
         # the run test, then the active lanes' bounds: of the runs' first lanes when it holds,
@@ -447,9 +466,9 @@ class BlockSource:
             [
                 "  {",
                 f"    u64 lo = ~0ull, hi = 0ull; u32 run = {allon or '1u'};",
-                f"    if (run) for (u32 r = 0; r < {L}u; r += {R}u) {{ const u64 b = (u64)({ar});",
-                f"      for (u32 j = 0; j < {R}u; j++) {{ const u32 lane = r + j; "
-                f"run &= {on}(u32)((u64)({a[0]}) == b + (u64){nb}u * j); }} }}",
+                *([] if allon else [f"    {loop} run &= {on}1u;"]),
+                f"    if (run) for (u32 lane = 1; lane < {L}u; lane++) "
+                f"run &= (u32)((lane & {R - 1}u) == 0u) | (u32)((u64)({a[0]}) - (u64)({prev}) == (u64){nb}u);",
                 f"    if (run) for (u32 r = 0; r < {L}u; r += {R}u) {{ const u64 b = (u64)({ar}); "
                 f"lo = b < lo ? b : lo; hi = b > hi ? b : hi; }}",
                 f"    if (run) hi += (u64){nb * (R - 1)}u;",
@@ -768,7 +787,11 @@ def _access(g, b, op, kind, a, at):
                 b.tmpl[op.out.id] = f"v{op.out.id}[{{l}}]"
             b.out.extend(g._scratch_access(op, a))
         else:
-            b.out.extend(g._lane_access(op, a, b.ref(op.args[0], "r"), h, b.tmpl, allon))
+            b.out.extend(
+                g._lane_access(
+                    op, a, b.ref(op.args[0], "r"), b.ref(op.args[0], "(lane - 1u)"), h, b.tmpl, allon
+                )
+            )
     if n == "load":
         b.ctype[op.out.id] = "u32"
 

@@ -82,8 +82,15 @@ static i32 wl_target(const WlGrid* G, u64 a) {
 /* groups g0 .. g1-1, in chunks of whole groups (at most WL_MAXW waves, G->chunk groups) run
    together as one batch of Runtime._schedule; C->wave0: the dispatch index of g0's first wave
    (on return: of g1's) */
+/* The schedule of Runtime._schedule, kept as one wave bitmask per block (a chunk has at most
+   64 waves): the lowest block any runnable wave sits at, every runnable wave at it (in wave
+   order) in one call; a wave parked at a barrier leaves its block's mask until every live wave
+   is parked.  The same order as a scan of every wave's pc per step, without the scan (a looping
+   program's finished waves cost nothing while the others loop). */
+static_assert(WL_MAXW <= 64, "the driver's wave masks are u64");
 extern "C" void wl_drive(WlCtx* C, const WlGrid* G, const u32* user, i64 g0, i64 g1) {
-  i64 idx[WL_MAXW], cnt[WL_MAXW]; i32 nxt[WL_MAXW], pc[WL_MAXW]; u8 wait[WL_MAXW];
+  i64 idx[WL_MAXW], cnt[WL_MAXW]; i32 nxt[WL_MAXW], pc[WL_MAXW];
+  u64 at[WL_NBLOCKS + 1];                             /* [WL_NBLOCKS]: a pc past the last block */
   u64 ticks = 0;
   WlGroup qs[WL_MAXW];
   /* the local ids of a group of the full shape, made once (most groups have it) */
@@ -111,22 +118,25 @@ extern "C" void wl_drive(WlCtx* C, const WlGrid* G, const u32* user, i64 g0, i64
       const bool is_full = q.t[0] == full.t[0] && q.t[1] == full.t[1] && q.t[2] == full.t[2];
       wl_setup(C, G, user, q, k0, n, j, is_full ? ids : nullptr);
     }
-    for (i64 k = 0; k < n; k++) { pc[k] = 0; wait[k] = 0; cnt[k] = 0; }
+    for (i64 k = 0; k < n; k++) { pc[k] = 0; cnt[k] = 0; }
+    for (i64 b = 0; b <= WL_NBLOCKS; b++) at[b] = 0;
+    at[0] = n == 64 ? ~0ull : (1ull << n) - 1ull;
+    u64 parked = 0;                                   /* waves waiting at a barrier */
+    i64 lo = 0;                                       /* no wave sits at a block below lo */
     for (;;) {
-      i32 bi = -1; bool parked = false;
-      for (i64 k = 0; k < n; k++) {
-        if (pc[k] < 0) continue;
-        if (wait[k]) parked = true; else if (bi < 0 || pc[k] < bi) bi = pc[k];
-      }
-      if (bi < 0) {
+      while (lo <= WL_NBLOCKS && !at[lo]) lo++;
+      if (lo > WL_NBLOCKS) {
         if (!parked) break;
         /* no wave can run: every live wave of every group with one parked is parked */
-        for (i64 k = 0; k < n; k++) wait[k] = 0;
+        for (u64 m = parked; m; m &= m - 1) { const i64 k = __builtin_ctzll(m); at[pc[k] < WL_NBLOCKS ? pc[k] : WL_NBLOCKS] |= 1ull << k; }
+        parked = 0; lo = 0;
         continue;
       }
+      if (lo >= WL_NBLOCKS) { C->stop = WL_STOP_BAD_ADDRESS; return; }
+      const i32 bi = (i32)lo;
       i64 N = 0;
-      for (i64 k = 0; k < n; k++) if (pc[k] == bi && !wait[k]) idx[N++] = k;
-      if (bi >= WL_NBLOCKS) { C->stop = WL_STOP_BAD_ADDRESS; return; }
+      for (u64 m = at[bi]; m; m &= m - 1) idx[N++] = __builtin_ctzll(m);
+      at[bi] = 0;
       wl_run_block(C, bi, idx, N, nxt);
       if (C->refuse >= 0 || C->blank_read) return;
       C->instructions += N * wl_ninstr[bi];
@@ -139,8 +149,12 @@ extern "C" void wl_drive(WlCtx* C, const WlGrid* G, const u32* user, i64 g0, i64
           if (nxt[j] == -2) { C->stop = WL_STOP_BAD_JUMP; C->bad_pc = (i64)C->pcs[j]; C->bad_block = bi; return; }
         }
         if (nxt[j] == -2) { C->stop = WL_STOP_BAD_ADDRESS; return; }
-        pc[k] = nxt[j];
-        if (wl_barrier[bi]) wait[k] = 1;
+        const i32 t = nxt[j];
+        pc[k] = t;
+        if (t < 0) continue;                          /* the wave ended */
+        const i64 b = t < WL_NBLOCKS ? t : WL_NBLOCKS;
+        if (wl_barrier[bi]) parked |= 1ull << k;
+        else { at[b] |= 1ull << k; if (b < lo) lo = b; }
       }
       /* the optional wall-clock limit (off: 0) */
       if (G->deadline && ++ticks % WL_DEADLINE_BLOCKS == 0) {
