@@ -424,15 +424,25 @@ def test_buffer_v_sharp_swizzle_bits(swizzle):
     np.testing.assert_array_equal(r.read(out, np.uint32, 32), want)
 
 
-def test_typed_buffer_format_is_refused_by_name():
-    """GFX11 numbers buffer formats differently from GFX10; only GFX10's table is carried out."""
+@pytest.mark.parametrize("fmt", [20, 0])
+def test_typed_buffer_format_gfx11_numbering(fmt):
+    """GFX11 numbers buffer formats differently from GFX10 (LLVM's tables): 20 is 32_UINT on
+    GFX11 (GFX10's 20 is 32_UINT too, so the case also needs the table: 0 is INVALID on both and
+    refuses by name); tests/gfx11/test_gfx11_typed_buffers.py checks the renumbered ones."""
+    from wavelift.frontend import gfx11
+
     r = Rig11(BUFFER.replace("buffer_load_b32 v1", "buffer_load_format_x v1"))
-    buf = r.buf(np.arange(64, dtype=np.uint32), "data")
-    w3 = (4 | 5 << 3 | 6 << 6 | 7 << 9) | (20 << 12) | (3 << 28)
+    data = np.arange(100, 164, dtype=np.uint32)
+    buf = r.buf(data, "data")
+    w3 = (4 | 5 << 3 | 6 << 6 | 7 << 9) | (fmt << 12) | (3 << 28)
     desc = r.buf(np.array([buf & 0xFFFFFFFF, (buf >> 32) & 0xFFFF, 256, w3], np.uint32), "vsharp")
     out = r.buf(np.full(32, 0xDEADBEEF, np.uint32), "out")
     res = r.run(r.config(user_sgprs=ptr(out) + ptr(desc)))
-    assert not res.landed and res.refusal.code == "buffer.unsupported_format", res.refusal
+    if fmt not in gfx11.format_map():
+        assert not res.landed and res.refusal.code == "buffer.unsupported_format", res.refusal
+        return
+    assert res.landed, res.refusal
+    np.testing.assert_array_equal(r.read(out, np.uint32, 32), data[1:33])
 
 
 PACK = """

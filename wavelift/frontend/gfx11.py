@@ -20,6 +20,8 @@ VOPC operands in VGPR fields 128-255 (the high half of v(n-128), frontend/vector
 
 from __future__ import annotations
 
+from functools import cache
+
 from ..isa import Instruction
 
 GFX11_NULL, GFX11_M0 = 124, 125
@@ -103,6 +105,16 @@ RENAMES: dict[str, str] = {
     "ds_storexchg_2addr_stride64_rtn_b64": "ds_wrxchg2st64_rtn_b64",
     "ds_load_addtid_b32": "ds_read_addtid_b32",
     "ds_store_addtid_b32": "ds_write_addtid_b32",
+}
+# d16 typed buffer forms: GFX11 puts d16 before format (GFX10: buffer_load_format_d16_xyzw)
+D16_FORMAT: dict[str, str] = {
+    **{
+        f"{p}_{v}_d16_format_{c}": f"{p}_{v}_format_d16_{c}"
+        for p in ("buffer", "tbuffer")
+        for v in ("load", "store")
+        for c in ("x", "xy", "xyz", "xyzw")
+    },
+    **{f"buffer_{v}_d16_hi_format_x": f"buffer_{v}_format_d16_hi_x" for v in ("load", "store")},
 }
 # ds_cmpstore_* takes (new value, compare value); ds_cmpst_* (compare value, new value)
 CMPSTORE = {
@@ -200,6 +212,8 @@ def gfx10_name(name: str, encoding: str) -> str:
         return RENAMES[name]
     if name in CMPSTORE:
         return CMPSTORE[name]
+    if name in D16_FORMAT:
+        return D16_FORMAT[name]
     if encoding == "SMEM":
         for p in ("s_load_", "s_buffer_load_"):
             if name.startswith(p) and name[len(p) :] in SMEM_KINDS:
@@ -236,3 +250,21 @@ def normalize(ins: Instruction) -> Instruction:
 
 def is_gfx11(target: str) -> bool:
     return target.startswith("gfx11")
+
+
+@cache
+def format_map() -> dict[int, int]:
+    """GFX11 buffer format number -> GFX10's number of the format of the same name (LLVM 19's
+    BUF_FMT names in isa/tables/memory_gfx1100.json and memory_gfx1030.json; 1, the default
+    BUF_FMT_8_UNORM that LLVM prints as no format, is 1 on both).  GFX11 renumbered the formats
+    (8_8_8_8_UINT is 46 there, 60 on GFX10); the V#'s FORMAT and MTBUF's format field number them
+    alike (Mesa writes the V# FORMAT from the same GFX11 format table).  A number without a GFX10
+    name (INVALID, 64-127) maps nowhere: the typed access refuses it by name."""
+    from ..isa.memory import load_memory_table
+
+    n10 = {n: i for i, n in enumerate(load_memory_table("gfx1030")["names"]["format"])}
+    out = {1: 1}
+    for i, n in enumerate(load_memory_table("gfx1100")["names"]["format"]):
+        if n.startswith("format:[BUF_FMT_") and n != "format:[BUF_FMT_INVALID]" and n in n10:
+            out[i] = n10[n]
+    return out

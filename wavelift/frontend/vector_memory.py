@@ -321,6 +321,19 @@ def mubuf(ins, b: Builder):
 
     if fmt:
         fv = C(b, "u32", f["format"]) if prefix == "tbuffer" else _bits(b, w3, 12, 7)
+        if b.target.startswith("gfx11"):
+            # GFX11 renumbered the formats: carried out as GFX10's format of the same name
+            # (decision 0023, 2026-12-05 amendment); formats.Format reads GFX10's table for a
+            # GFX10 target only
+            from .gfx11 import format_map
+
+            fv = formats.lut(b, fv, format_map(), 7, "u32")
+            target = b.target
+            b.target = "gfx1030"
+            try:
+                return _typed(b, ins, verb, nchan, fv, w3, swz, locate, voff, d16)
+            finally:
+                b.target = target
         return _typed(b, ins, verb, nchan, fv, w3, swz, locate, voff, d16)
     glob_addrs, glob_masks = [], []
     for j in range(words if verb != "atomic" else 1):
