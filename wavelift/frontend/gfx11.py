@@ -268,3 +268,20 @@ def format_map() -> dict[int, int]:
         if n.startswith("format:[BUF_FMT_") and n != "format:[BUF_FMT_INVALID]" and n in n10:
             out[i] = n10[n]
     return out
+
+
+def mimg(ins: Instruction, b) -> None:
+    """GFX11 MIMG (image_load/store/sample/atomic/resinfo ...): refused by name at run time when an
+    active lane reaches it (``image.unsupported_descriptor``).  GFX11's T# is not GFX10.3's
+    (IMG_FORMAT renumbered, RESOURCE_LEVEL gone, other fields moved) and GFX11's swizzle modes
+    and addrlib equations are not checked here (memory/layout.py is held to addrlib for
+    GFX10/10.3 only), so frontend/image.py's GFX10.3 reading of a T# would guess: decision 0023,
+    2026-12-05 amendment.  Null descriptors refuse too (GFX11's null T# is not checked)."""
+    b.effect(
+        "refuse_if",
+        "b1",
+        b.exec(),
+        why="a GFX11 image instruction (GFX11's T# layout, image formats and swizzle modes are not "
+        "carried out)",
+        code="image.unsupported_descriptor",
+    )

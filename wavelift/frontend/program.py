@@ -9,6 +9,7 @@ from ..isa import Instruction
 from . import (
     data_share,
     flow,
+    gfx11,
     gfx12,
     image,
     instr_cache,
@@ -41,7 +42,11 @@ FRONTEND = {
     "FLAT": vector_memory.translate,
     "GLOBAL": vector_memory.translate,
     "SCRATCH": vector_memory.translate,
-    "MIMG": lambda ins, b: (sample if ins.name.startswith(sample.INSTRUCTIONS) else image).translate(ins, b),
+    "MIMG": lambda ins, b: (
+        gfx11.mimg(ins, b)
+        if b.target.startswith("gfx11")
+        else (sample if ins.name.startswith(sample.INSTRUCTIONS) else image).translate(ins, b)
+    ),
 }
 VECTOR = {
     "VOP1",
