@@ -218,3 +218,22 @@ def test_d16_format_names_are_llvm_aliases():
         fmt = " format:[BUF_FMT_32_FLOAT]" if new.startswith("t") else ""
         ops = f"{reg}, v3, s[12:15], s11{fmt} offen"
         assert enc(f"{new} {ops}") == enc(f"{old} {ops}"), new
+
+
+@pytest.mark.parametrize(
+    "name,nrec,data,why",
+    [
+        ("32_32_32_32_UINT", 16 * 40 + 4, BITS, "partly out of range"),
+        ("10_11_11_FLOAT", 4096, F32, "NaN"),
+    ],
+    ids=["partly-out-of-range", "nan-11-bit-float"],
+)
+def test_typed_refusals_of_gfx10_kept(name, nrec, data, why):
+    """_typed's refusals hold on GFX11's numbers: an element straddling NUM_RECORDS, and a NaN read
+    from a 10/11-bit float channel (random f32 words hold such NaNs), refuse by name; nothing lands."""
+    arrays = [data, np.zeros(8 * N, np.uint32), np.full(1024, 0x5555AAAA, np.uint32)]
+    fl = flags("gfx1100", fmt_number("gfx1100", name))
+    r, (_, out, dst) = launch("gfx1100", 32, "wave", "typed", arrays, [0, nrec, fl, 0])
+    assert not r.landed and r.refusal.code == "buffer.unsupported_format", r.refusal
+    assert why in r.refusal.message
+    assert not out.any() and (dst == 0x5555AAAA).all()
