@@ -53,10 +53,19 @@ the rules above.  Point sampling and linear filtering whose texels all lie insid
 established), for a coordinate outside [1, 2], a face id not an integer 0..5 (+ 8 x layer), a
 cube past the view's, a T# of another TYPE, or an LOD from derivatives that matters.
 
+d16 and a16 (decision 0034, 2026-12-05; ACO emits both on GFX10/10.3 for f16 results and f16
+coordinates/LODs): d16 results are the f32 results above rounded to f16 to nearest even (the
+rounding RADV assumes when it folds f2f16 into d16 sampling), component k in half k % 2 of VGPR
+k // 2 (gathers: four components, two VGPRs); refused by name (``image.unsupported_sampler``):
+integer formats, a result that is NaN or nonzero below f16's smallest normal.  a16: the
+coordinates, layer, LOD and LOD clamp are f16, two a VGPR (low half first) after the 32-bit
+offset / z-compare dwords, each widened to f32 exactly, then the rules above.
+
 Null descriptors (T# TYPE 0) read 0.  Not translated (``program.unsupported_instruction``):
-the _g16 and gather4h forms, d16, a16, tfe/lwe, dmask 0, a gather whose dmask is not one
-channel, a compare whose dmask is not 0x1, MSAA dims, cube gathers and cube samples with
-derivatives (_d/_cd) or offsets.
+the _g16 and gather4h forms, d16 of an odd number of components other than a gather (the
+last VGPR's upper half is not established), a16 with a bias (_b), derivatives (_d/_cd) or a
+cube, r128, tfe/lwe, dmask 0, a gather whose dmask is not one channel, a compare whose dmask
+is not 0x1, MSAA dims, cube gathers and cube samples with derivatives (_d/_cd) or offsets.
 """
 
 from __future__ import annotations
@@ -156,8 +165,9 @@ def translate(ins, b: Builder):
     if form is None:
         unsupported(f"{name}: 16-bit-gradient and gather4h forms")
     assert form is not None
-    if f.get("d16") or f.get("a16") or f.get("r128"):
-        unsupported("d16/a16/r128 sampling")
+    if f.get("r128"):
+        unsupported("r128 sampling")
+    d16, a16 = bool(f.get("d16")), bool(f.get("a16"))
     dmask = f.get("dmask", 0) & 0xF
     # tfe/lwe add a status register whose value we do not know; dmask 0 has no documented
     # meaning here (a field audit found them ignored)
@@ -172,6 +182,13 @@ def translate(ins, b: Builder):
     cube = dim == DIM_CUBE
     if cube and (gather or form["d"] or form["o"]):
         unsupported("cube gathers, and cube samples with derivatives (_d/_cd) or offsets (_o)")
+    if d16 and not gather and bin(dmask).count("1") % 2:
+        # the upper half of the last VGPR: what the hardware leaves there is not established
+        unsupported("d16 sampling of an odd number of components")
+    if a16 and (cube or form["d"] or form["lod"] == "b"):
+        # ACO never emits a16 cube sampling (it asserts so); 16-bit derivatives and a 16-bit
+        # bias in its own dword: how the hardware reads them is not established here
+        unsupported("a16 sampling of a cube, with derivatives (_d/_cd) or with a bias (_b)")
     if not cube and (dim not in SPATIAL or (gather and dim not in (image.DIM_2D, image.DIM_2D_ARRAY))):
         unsupported("sampling an MSAA dim (gathers: 2D and 2D arrays only)")
     # a cube is sampled as the 2-D array of its faces (decision 0034): face coordinates s, t in
@@ -185,10 +202,23 @@ def translate(ins, b: Builder):
     # axis, then d/dy), coordinates (and the layer), LOD or LOD clamp
     nargs = int(has_o) + int(lodk == "b") + int(compare) + 2 * nsp * int(has_d) + nsp + int(layered)
     nargs += int(lodk == "l") + int(has_cl)
+    # a16: the coordinates, the layer, the LOD and the LOD clamp are f16, packed two a VGPR
+    # (low half first) after the 32-bit offset / bias / z-compare dwords (ACO's visit_tex:
+    # emit_pack_v1 of coord, lod, clamp); each widens to f32 exactly
+    n32 = int(has_o) + int(lodk == "b") + int(compare) + 2 * nsp * int(has_d)
+    n16 = nargs - n32
+    ndw = n32 + (n16 + 1) // 2 if a16 else nargs
     regs = f.get("vaddr_nsa")
     if regs is None:
-        regs = tuple(f["vaddr"] + i for i in range(nargs))
-    args = list(reversed([b.vget(r) for r in regs[:nargs]]))
+        regs = tuple(f["vaddr"] + i for i in range(ndw))
+    words = [b.vget(r) for r in regs[:ndw]]
+    if a16:
+        halves = [
+            b.bin("shr", "u32", words[n32 + i // 2], C(b, "u32", 16)) if i % 2 else words[n32 + i // 2]
+            for i in range(n16)
+        ]
+        words = words[:n32] + [b.bitcast("u32", formats._f16_to_f32(b, h)) for h in halves]
+    args = list(reversed(words))
     offs = args.pop() if has_o else None
     bias = args.pop() if lodk == "b" else None
     zref = args.pop() if compare else None
@@ -727,8 +757,41 @@ def translate(ins, b: Builder):
         _or(b, *nan_any),
         "a NaN read from a 16/11/10-bit float channel (the bits it widens to are not established)",
     )
+    if d16:
+        res = _d16(b, fm, res, lambda cond, why: refuse(UNSUPPORTED, cond, why))
     for k, v in enumerate(res):
         b.vset(f["vdata"] + k, b.select(live, v, C(b, "u32", 0)))
+
+
+def _d16(b: Builder, fm, res: list[Value], refuse) -> list[Value]:
+    """d16 results: each f32 result rounded to f16 to nearest even (RADV folds only f2f16 in
+    the shader's default RTNE mode into d16 sampling: radv_pipeline.c's
+    nir_fold_16bit_tex_image with rounding_mode rtne), component k in half k % 2 of VGPR
+    k // 2.  Refused: integer formats (the hardware's narrowing is not established), and a
+    result that is NaN or in f16's subnormal range (its NaN bits and denormal handling are
+    not established)."""
+    refuse(fm.integer(), "d16 sampling of an integer format (the hardware's narrowing is not established)")
+    hs = []
+    for v in res:
+        x = b.bitcast("f32", v)
+        ax = b.bin("and", "u32", v, C(b, "u32", 0x7FFFFFFF))
+        tiny = _and(
+            b, b.cmp("ne", "u32", ax, C(b, "u32", 0)), b.cmp("lt", "u32", ax, C(b, "u32", 0x38800000))
+        )
+        refuse(
+            b.bin("or", "b1", _isnan(b, x), tiny),
+            "a d16 sampling result that is NaN or below f16's smallest normal (its f16 bits are not established)",
+        )
+        hs.append(b.cvt("u32", b.bitcast("u16", b.cvt("f16", x))))
+    out = []
+    for k in range(0, len(hs), 2):
+        lo = hs[k]
+        out.append(
+            lo
+            if k + 1 == len(hs)
+            else b.bin("or", "u32", lo, b.bin("shl", "u32", hs[k + 1], C(b, "u32", 16)))
+        )
+    return out
 
 
 def _compare(b: Builder, func: Value, ref: Value, t: Value) -> Value:
