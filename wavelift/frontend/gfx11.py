@@ -212,7 +212,7 @@ def gfx10_name(name: str, encoding: str) -> str:
         return RENAMES[name]
     if name in CMPSTORE:
         return CMPSTORE[name]
-    if name in D16_FORMAT:
+    if name in D16_FORMAT and encoding in ("MUBUF", "MTBUF"):  # GFX12's VBUFFER keeps its name
         return D16_FORMAT[name]
     if encoding == "SMEM":
         for p in ("s_load_", "s_buffer_load_"):
