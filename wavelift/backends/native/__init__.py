@@ -618,11 +618,20 @@ class BlockSource:
             if src is None:
                 out.extend(f"    VR{r}[lane] = {vcur[r].format(l='lane')};" for r in keep)
             else:
-                out.extend(
+                blend = [
                     f"    {{ const u32 o = VR{r}[lane]; VR{r}[lane] = o ^ ((o ^ (u32)({ref(last[r][0])})) "
                     f"& (0u - (u32)({ref(last[r][1])}))); }}"
                     for r in keep
-                )
+                ]
+                # masks that are EXEC words (exec ops): when each has every lane on, the
+                # blends are the raw values (a wave with all lanes on skips the blend work)
+                masks = {getattr(last[r][1], "id", None) for r in keep}
+                if all(m in defined and ops[defined[m]].name == "exec" for m in masks):
+                    full = " && ".join(f"(x{m} == {(1 << L) - 1:#x}ull)" for m in sorted(masks))
+                    out[-1] = f"  if ({full}) for (u32 lane = 0; lane < {L}u; lane++) {{"
+                    out.extend(f"    VR{r}[lane] = (u32)({ref(last[r][0])});" for r in keep)
+                    out.append(f"  }} else for (u32 lane = 0; lane < {L}u; lane++) {{")
+                out.extend(blend)
             out.append("  }")
         if len(ops) in counts:
             out.append(f"  lc += (u64){counts[len(ops)]} * (u64)__builtin_popcountll({exec64});")
