@@ -580,12 +580,26 @@ def _eq(b, x, v):
     return b.cmp("eq", "u32", x, C(b, "u32", v))
 
 
-def _coords(ins, b, n):
+def _coords(ins, b, n, a16=False):
+    """The ``n`` integer address operands (u32).  a16: 16-bit, two a VGPR (low half first, as
+    ACO packs them), zero-extended: every 16-bit value at or above 0x8000 is past the largest
+    GFX10 image dimension (16384) and past any level, so zero- and sign-extension address
+    the same texels."""
     f = ins.fields
+    nd = (n + 1) // 2 if a16 else n
     regs = f.get("vaddr_nsa")
     if regs is None:
-        regs = tuple(f["vaddr"] + i for i in range(n))
-    return [b.vget(r) for r in regs[:n]]
+        regs = tuple(f["vaddr"] + i for i in range(nd))
+    words = [b.vget(r) for r in regs[:nd]]
+    if not a16:
+        return words
+    m = C(b, "u32", 0xFFFF)
+    return [
+        b.bin(
+            "and", "u32", b.bin("shr", "u32", words[i // 2], C(b, "u32", 16)) if i % 2 else words[i // 2], m
+        )
+        for i in range(n)
+    ]
 
 
 def _refuse(b, code, cond, why):
@@ -743,8 +757,8 @@ def translate(ins, b: Builder):
         return _resinfo(ins, b)
     if n not in ("image_load", "image_store", "image_load_mip", "image_store_mip"):
         unsupported("only storage image load/store")
-    if f.get("a16") or f.get("tfe") or f.get("lwe") or f.get("r128"):
-        unsupported("a16/r128/tfe/lwe image access")
+    if f.get("tfe") or f.get("lwe") or f.get("r128"):
+        unsupported("r128/tfe/lwe image access")
     d16 = bool(f.get("d16"))
     if d16 and bin(f.get("dmask", 0xF) & 0xF).count("1") % 2:
         # two 16-bit components a VGPR: what the last VGPR's other half gets is not established
@@ -757,7 +771,7 @@ def translate(ins, b: Builder):
     img = describe(b, d, dim, one_d_as_2d=True)
     real, fm = img.real, img.fm
     ncoord = NCOORD[dim]
-    xy = _coords(ins, b, ncoord + (1 if n.endswith("_mip") else 0))
+    xy = _coords(ins, b, ncoord + (1 if n.endswith("_mip") else 0), bool(f.get("a16")))
     # _mip: the level is BASE_LEVEL + the last coordinate (texel_address)
     addr, inb = texel_address(b, img, xy[:ncoord], xy[ncoord] if n.endswith("_mip") else None)
     ok = b.bin("and", "b1", b.bin("and", "b1", b.exec(), inb), b.bin("and", "b1", real, fm.known))
