@@ -62,8 +62,12 @@ add and one XOR a texel.  Linear is the same with 256-byte rows.  GFX11 targets 
 Coordinates outside the image read 0 and drop stores, as hardware does; DST_SEL applies to
 loads.  d16 (two 16-bit components a VGPR, an even count): loads of 16-bit float and 8/16-bit
 integer channels (exact; others refuse by name), stores of any format (each half widened
-exactly).  Sampling instructions (frontend/sample.py), a16, r128, tfe/lwe and d16 of an odd
-component count are not translated here (``program.unsupported_instruction``).
+exactly).  a16 (decision 0034, 2026-12-05; ACO emits it for 16-bit integer coordinates): the
+coordinates (and the _mip level) are 16-bit, two a VGPR, low half first, zero-extended (a
+value at or above 0x8000 is out of range whether widened with or without sign).  Sampling
+instructions (frontend/sample.py), r128, tfe/lwe and d16 of an odd component count (ACO emits
+dmask 0x7 d16 for f16vec3 results; what the last VGPR's upper half gets is not established)
+are not translated here (``program.unsupported_instruction``).
 
 Image atomics (decision 0034, ``_atomic``): image_atomic_swap/cmpswap/add/sub/smin/umin/smax/
 umax/and/or/xor/inc/dec on R32_UINT / R32_SINT storage images and 64-bit ones on RADV's R64
