@@ -102,3 +102,78 @@ def test_cuda_kernels_of_a16_image_access_compile():
                 check_source(generate(prog, 32, m, 0, 0x1000)[0], "sm_90")
     if why:
         pytest.skip(f"generated; NVRTC unavailable: {why}")
+
+
+# ---- GLSL at 16-bit coordinates, compiled by ACO, through our driver ---------------------------
+ACO_SHADER = """#version 450
+#extension GL_EXT_shader_explicit_arithmetic_types_int16 : require
+#extension GL_EXT_shader_16bit_storage : require
+layout(local_size_x = 64) in;
+layout(set = 0, binding = 0, r32ui) uniform readonly uimage2D src;
+layout(set = 0, binding = 1, r32ui) uniform writeonly uimage2D dst;
+layout(set = 0, binding = 2) buffer P { i16vec2 p[]; } pin;  // 64 load, then 64 store coords
+layout(set = 0, binding = 3) buffer O { uint v[]; } o;
+void main() {
+  uint i = gl_GlobalInvocationID.x;
+  o.v[i] = imageLoad(src, ivec2(pin.p[i])).x;
+  imageStore(dst, ivec2(pin.p[64u + i]), uvec4(i + 1u));
+}
+"""
+AW, AH, APITCH = 16, 8, 64  # texels; rows 256 bytes apart (r32ui, linear)
+
+
+@pytest.mark.tiers  # runs a program: NumPy blocks and the native tier (tests/conftest.py)
+@pytest.mark.parametrize(
+    "family,wave,mode", [("navi21", 32, "wave"), ("navi21", 32, "lane"), ("navi10", 64, "wave")]
+)
+def test_aco_a16_image_load_store_equals_numpy(family, wave, mode, tier, tmp_path):
+    import subprocess
+
+    from testpaths import ROOT
+
+    import wavelift
+    from wavelift.driver.aco import Image
+
+    src = tmp_path / "a16.comp"
+    src.write_text(ACO_SHADER)
+    out = tmp_path / "a16"
+    cmd = [str(ROOT / "tools/aco_compile/aco-compile"), str(src), "-o", str(out), "--family", family]
+    p = subprocess.run([*cmd, f"--wave{wave}", "-q"], capture_output=True, text=True)
+    if p.returncode == 3:
+        pytest.skip("aco-compile: " + (p.stdout + p.stderr)[-200:])
+    assert p.returncode == 0, p.stdout + p.stderr
+    asm = [ln for ln in (tmp_path / "a16.s").read_text().splitlines() if "image_" in ln]
+    assert any("image_load" in ln and "a16" in ln for ln in asm), asm
+    assert any("image_store" in ln and "a16" in ln for ln in asm), asm
+    rng = np.random.default_rng(wave + (mode == "lane"))
+    ld = np.stack([rng.integers(-3, AW + 3, 64), rng.integers(-3, AH + 3, 64)], 1)
+    cells = rng.permutation(AW * AH)[:48]  # distinct texels in range, and 16 outside
+    st = np.concatenate(
+        [
+            np.stack([cells % AW, cells // AW], 1),
+            np.stack([rng.integers(AW, 300, 16), rng.integers(-5, AH, 16)], 1),
+        ]
+    )
+    st = st[rng.permutation(64)]
+    coords = np.concatenate([ld, st]).astype(np.int16)
+    dev = wavelift.Device({"navi21": "gfx1030", "navi10": "gfx1010"}[family], backend="numpy", mode=mode)
+    sh = dev.load_aco_shader(str(out) + ".json")
+    src_img = rng.integers(0, 2**32, (AH, APITCH), dtype=np.uint64).astype(np.uint32)
+    dst_img = rng.integers(0, 2**32, (AH, APITCH), dtype=np.uint64).astype(np.uint32)
+    bs, bd = dev.upload(src_img), dev.upload(dst_img)
+    bp, bo = dev.upload(coords), dev.upload(np.full(64, 7, np.uint32))
+    r = sh.launch(
+        groups=(1, 1, 1),
+        buffers={(0, 2): bp, (0, 3): bo},
+        images={(0, 0): Image(bs, AW, AH, "r32ui"), (0, 1): Image(bd, AW, AH, "r32ui")},
+    )
+    assert r.landed, r.refusal
+    x, y = ld[:, 0], ld[:, 1]
+    inside = (x >= 0) & (x < AW) & (y >= 0) & (y < AH)
+    want = np.where(inside, src_img[np.clip(y, 0, AH - 1), np.clip(x, 0, AW - 1)], 0)
+    np.testing.assert_array_equal(dev.download(bo, np.uint32), want)
+    exp = dst_img.copy()
+    sx, sy = st[:, 0], st[:, 1]
+    ins = (sx >= 0) & (sx < AW) & (sy >= 0) & (sy < AH)
+    exp[sy[ins], sx[ins]] = (np.arange(64) + 1)[ins]
+    np.testing.assert_array_equal(dev.download(bd, np.uint32).reshape(AH, APITCH), exp)
