@@ -114,7 +114,11 @@ def f16_ulps(a, b):
 @pytest.mark.tiers  # runs a program: NumPy blocks and the native tier (tests/conftest.py)
 @pytest.mark.parametrize(
     "variant,target,mode",
-    [("w32", "gfx1030", "wave"), ("w32", "gfx1030", "lane"), ("navi10-w64", "gfx1010", "wave")],
+    [
+        ("w32", "gfx1030", "wave"),
+        pytest.param("w32", "gfx1030", "lane", marks=pytest.mark.slow),  # ~20 s each
+        pytest.param("navi10-w64", "gfx1010", "wave", marks=pytest.mark.slow),
+    ],
 )
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_d16_a16_sampling_equals_lavapipe_and_numpy(
