@@ -217,6 +217,10 @@ def build_module(
     if mode not in ("wave", "lane"):
         raise Refused("backend.unavailable", f"mode {mode!r} is not 'wave' or 'lane'")
     arch = arch or device_arch()
+    base = config.program_address if base_address is None else base_address
+    hit = _stored_build(key, program, arch, base) if use_disk else None
+    if hit is not None:
+        return hit
     try:
         src, slots, preloads = generate(
             program,
@@ -231,9 +235,35 @@ def build_module(
             "backend.unavailable", f"the CUDA backend does not lower this program ({e}); use backend='numpy'"
         ) from None
     cubin, secs, how, up = _compile(key, src, arch, use_disk)
+    if use_disk:
+        from . import stored
+        from .compile import cache_dir
+
+        stored.write(cache_dir(), key, arch, base, src, slots, preloads)
     return Module(
         key, program, src, arch, cubin, secs, how, slots, preloads=preloads, use_disk=use_disk, upgrade=up
     )
+
+
+def _stored_build(key, program: Program, arch: str, base: int) -> Module | None:
+    """The module from the disk alone: its generation (stored.py, found by the key) and the
+    cubin that generation's source names, both checked (0016); None: generate."""
+    import time
+
+    from .. import disk_cache
+    from . import stored
+    from .compile import cache_dir, disk_name
+
+    t0 = time.perf_counter()
+    d = cache_dir()
+    got = stored.read(d, key, arch, base)
+    if got is None or d is None:
+        return None
+    src, slots, preloads = got
+    cubin = disk_cache.read(d, disk_name(key, arch, src), ".cubin")
+    if not cubin:
+        return None
+    return Module(key, program, src, arch, cubin, time.perf_counter() - t0, "disk", slots, preloads=preloads)
 
 
 def _compile(key, src: str, arch: str, use_disk: bool):
