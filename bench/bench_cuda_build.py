@@ -13,6 +13,10 @@ Per program (this tree's codegen; the same source for every measurement):
   upgrade   this tree only: until the optimising build (its own thread, started beside the fast
             one) is there; CPU: the whole process (both builds)
   disk      the same compile step again on the filled disk cache (digest checked: decision 0016)
+  fresh     (--fresh) build_module in a new process on a disk cache it filled before (real
+            module key, the optimising build): 'new' finds the entry from the key alone
+            (backends/cuda/stored.py), 'old' generates first as build_module did before; the
+            translation of the program (what the NumPy backend also does) beside them
 Every NVRTC build runs in its own child process with CUDA's compute cache off; CPU is that
 process's CPU time (NVRTC is single-threaded: on a shared host the fair number), wall next to it.
 ``--ab REV``: the first/disk rows also with commit REV's compile.py (a `git worktree` under /tmp),
@@ -106,8 +110,66 @@ def _programs(wanted):
         kw = {"scratch_abi": X._scratch_abi(cfg)}
         if entry:
             kw["entry"] = entry
+        _MEMCFG[name] = (mem, cfg)
         found[name] = (translate(code, cfg.target, cfg.wave_size, base, **kw), cfg, base)
     return [(n, m, *found[n]) for n, m in wanted if n in found]
+
+
+FRESH = r"""
+import json, os, sys, time, resource
+tree, what, name, mode = sys.argv[1:5]
+sys.path.insert(0, tree); sys.path.insert(0, tree + "/bench"); sys.path.insert(0, tree + "/tests")
+sys.path.insert(0, tree + "/tests/cuda")
+import bench_cuda_build as B
+[(_, _, prog0, cfg, base)] = B._programs(((name, mode),))
+from wavelift.frontend.program import translate
+from wavelift.run import execute as X
+def cpu():
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+r = X._program_bytes(*B._MEMCFG[name])
+code, b2, entry = r if isinstance(r, tuple) else (r, cfg.program_address, 0)
+kw = {"scratch_abi": X._scratch_abi(cfg)}
+if entry:
+    kw["entry"] = entry
+c0, t0 = cpu(), time.perf_counter()
+prog = translate(code, cfg.target, cfg.wave_size, b2, **kw)
+out = {"tr_cpu": cpu() - c0, "tr_wall": time.perf_counter() - t0}
+key = X.module_key(prog, cfg, mode, "cuda")
+import wavelift.backends.cuda as C
+from wavelift.backends.cuda import compile as CC
+c0, t0 = cpu(), time.perf_counter()
+CC.nvrtc_version()  # loading NVRTC to learn its version (both paths name entries by it)
+out.update(nv_cpu=cpu() - c0, nv_wall=time.perf_counter() - t0)
+c0, t0 = cpu(), time.perf_counter()
+if what == "old":  # build_module as it was: generate, then the cubin its source names
+    src = C.generate(prog, cfg.wave_size, mode, cfg.scratch_wave_bytes, base, C.baked_params(cfg))[0]
+    how = CC.tiered_compile(key, src, "sm_90")[2]
+else:
+    m = C.build_module(key, prog, cfg, mode, arch="sm_90", base_address=base)
+    how = m.compiled_by
+out.update(cpu=cpu() - c0, wall=time.perf_counter() - t0, how=how)
+print(json.dumps(out))
+"""
+
+
+def _fresh(what: str, name: str, mode: str, cache: str) -> dict:
+    env = dict(os.environ, CUDA_CACHE_DISABLE="1", PYTHONPATH="", WAVELIFT_CUDA_CACHE=cache)
+    env["WAVELIFT_CUDA_TIER"] = "off"  # the fill builds the optimising build (the one cached)
+    r = subprocess.run(
+        [sys.executable, "-c", FRESH, str(HERE), what, name, mode],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=900,
+    )
+    if r.returncode != 0:
+        return {"error": r.stderr.strip().splitlines()[-1] if r.stderr.strip() else f"rc {r.returncode}"}
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+# name -> (guest memory, config) of the dispatches _programs found (FRESH re-translates from them)
+_MEMCFG: dict = {}
 
 
 def _child(tree: str, what: str, src_path: str, cache: str) -> dict:
@@ -147,6 +209,7 @@ def main() -> None:
     ap.add_argument("--ab", default=None, help="also build with commit AB's compile.py (a worktree)")
     ap.add_argument("--quick", action="store_true", help="two programs, no ptx split")
     ap.add_argument("--only", default=None, help="programs whose name holds this")
+    ap.add_argument("--fresh", action="store_true", help="also: cached build_module in a fresh process")
     args = ap.parse_args()
 
     from wavelift.backends.cuda import baked_params
@@ -161,7 +224,7 @@ def main() -> None:
     trees = [("this", str(HERE))]
     if args.ab:
         trees.append((args.ab, str(_worktree(args.ab))))
-    wanted = QUICK if args.quick else PROGRAMS
+    wanted = QUICK if args.quick and not args.only else PROGRAMS
     if args.only:
         wanted = tuple(w for w in wanted if args.only in w[0])
     print(
@@ -200,6 +263,21 @@ def main() -> None:
             print(
                 f"  disk       {d.get('cpu', 0) * 1e3:7.1f} {d.get('wall', 0) * 1e3:7.1f} ms  [{label}: {d.get('how')}]"
             )
+        if args.fresh:
+            cache = pathlib.Path(tmp.name) / f"fresh-{abs(hash((name, mode)))}"
+            fill = _fresh("new", name, mode, str(cache))  # empty cache: generates, compiles, stores
+            print(f"  fill       {_fmt(fill)}  [{fill.get('how')}]")
+            for _ in range(3):
+                for what in ("old", "new"):
+                    r = _fresh(what, name, mode, str(cache))
+                    if "error" in r:
+                        print(f"  fresh {what:4s} ERROR {r['error'][:80]}")
+                        continue
+                    print(
+                        f"  fresh {what:4s} {r['cpu'] * 1e3:7.1f} {r['wall'] * 1e3:7.1f} ms  [{r['how']}; translate "
+                        f"{r['tr_cpu'] * 1e3:.1f} {r['tr_wall'] * 1e3:.1f} ms; loading NVRTC before it "
+                        f"{r['nv_cpu'] * 1e3:.1f} {r['nv_wall'] * 1e3:.1f} ms]"
+                    )
 
 
 if __name__ == "__main__":
