@@ -149,6 +149,18 @@ def test_damaged_or_mismatched_entry_generates(env, damage):
     assert build().compiled_by == "disk" and calls == [1, 1]  # written over with a good entry
 
 
+def test_source_entry_not_the_named_one_generates(env):
+    build, calls, key, tmp = env
+    first = build()
+    prog, cfg, base = _vadd_program()
+    d, name = _entry(tmp, key, base)
+    disk_cache.write(d, name + "-src", ".cu", first.source.encode() + b"// other\n")  # whole, but not named
+    again = build()
+    assert calls == [1, 1]
+    _same(first, again)
+    assert build().compiled_by == "disk" and calls == [1, 1]
+
+
 def test_missing_cubin_generates(env):
     build, calls, key, tmp = env
     first = build()

@@ -159,6 +159,12 @@ def _names(name: str, suffix: str, digest: str) -> tuple[str, str]:
 def read(d: pathlib.Path, name: str, suffix: str) -> bytes | None:
     """Entry ``name``'s data from private directory ``d`` (private_dir), verified; None: a miss
     (absent, or anything the rules refuse: the caller builds it again and writes it over)."""
+    got = read_digest(d, name, suffix)
+    return None if got is None else got[0]
+
+
+def read_digest(d: pathlib.Path, name: str, suffix: str) -> tuple[bytes, str] | None:
+    """read(), with the data's SHA-256 (hex) that it was checked against."""
     rec = _read_own(d / f"{name}.sha256")
     if rec is None or not _DIGEST.fullmatch(rec):
         return None
@@ -166,7 +172,7 @@ def read(d: pathlib.Path, name: str, suffix: str) -> bytes | None:
     data = _read_own(d / _names(name, suffix, digest)[1])
     if data is None or hashlib.sha256(data).hexdigest() != digest:
         return None
-    return data
+    return data, digest
 
 
 def _write_atomic(d: pathlib.Path, name: str, data: bytes) -> None:

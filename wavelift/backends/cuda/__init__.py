@@ -259,8 +259,8 @@ def _stored_build(key, program: Program, arch: str, base: int) -> Module | None:
     got = stored.read(d, key, arch, base)
     if got is None or d is None:
         return None
-    src, slots, preloads = got
-    cubin = disk_cache.read(d, disk_name(key, arch, src), ".cubin")
+    src, digest, slots, preloads = got
+    cubin = disk_cache.read(d, disk_name(key, arch, src, digest), ".cubin")
     if not cubin:
         return None
     return Module(key, program, src, arch, cubin, time.perf_counter() - t0, "disk", slots, preloads=preloads)

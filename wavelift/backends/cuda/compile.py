@@ -201,7 +201,11 @@ def check_source(source: str, arch: str = DEFAULT_ARCH) -> None:
     _nvrtc_build(source, arch.replace("sm_", "compute_"), ("-G",), cubin=False)
 
 
-def disk_name(key, arch: str, source: str) -> str:
+def disk_name(key, arch: str, source: str, source_digest: str | None = None) -> str:
+    """The cubin's entry name; ``source_digest``: the source's SHA-256 when the caller has it
+    (stored.py: the digest its source entry was checked against)."""
+    if source_digest is None:
+        source_digest = hashlib.sha256(source.encode()).hexdigest()
     h = hashlib.sha256()
     for part in (
         CODEGEN_VERSION,
@@ -209,7 +213,7 @@ def disk_name(key, arch: str, source: str) -> str:
         arch,
         nvrtc_version(),
         str(occupancy_threads()),
-        hashlib.sha256(source.encode()).hexdigest(),
+        source_digest,
     ):
         h.update(part.encode())
         h.update(b"\0")

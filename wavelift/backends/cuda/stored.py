@@ -8,8 +8,9 @@ everything the generation depends on -- the module key, the base address, the ar
 version, the occupancy bound, CODEGEN_VERSION, the settings that change the generated code
 (WAVELIFT_CUDA_PASSES, WAVELIFT_CUDA_BLENDS) and a fingerprint of the code that generates it
 (path, size and mtime of each file of the packages the translation, the passes and the lowering
-live in) -- holds what the module needs from the generation: the source, the slots and the
-preloads (the IR ops of ``preload.find``: ``loads`` and ``plan``).
+live in) -- holds what the module needs from the generation: the source's digest, the slots and
+the preloads (the IR ops of ``preload.find``: ``loads`` and ``plan``); the source itself is a
+second entry, ``<name>-src``, whose digest must be the one named.
 
 It is data, read back with strict validation (JSON of numbers, strings and the few attribute
 shapes the preload ops hold; anything else: a miss, the module is generated), through
@@ -24,6 +25,7 @@ import hashlib
 import json
 import os
 import pathlib
+import re
 
 import numpy as np
 
@@ -170,7 +172,7 @@ def encode(key, source: str, slots: tuple, preloads: tuple) -> bytes | None:
         doc = {
             "version": ENTRY_VERSION,
             "key": repr(key),
-            "source": source,
+            "source": hashlib.sha256(source.encode()).hexdigest(),
             "slots": [[int(n), bool(u)] for n, u in slots],
             "plan": [_enc_op(op) for op in plan],
             # a load is one of the plan's ops (evaluate runs it) or an op of its own
@@ -182,7 +184,7 @@ def encode(key, source: str, slots: tuple, preloads: tuple) -> bytes | None:
 
 
 def decode(data: bytes, key) -> tuple[str, tuple, tuple]:
-    """-> (source, slots, (loads, plan)); ValueError for anything not exactly as encode writes
+    """-> (the source's SHA-256, slots, (loads, plan)); ValueError for anything not exactly as encode writes
     it, or stored for another key."""
     try:
         doc = json.loads(data)
@@ -192,6 +194,8 @@ def decode(data: bytes, key) -> tuple[str, tuple, tuple]:
         raise ValueError("fields")
     if doc["version"] != ENTRY_VERSION or doc["key"] != repr(key) or not isinstance(doc["source"], str):
         raise ValueError("version or key")
+    if not re.fullmatch(r"[0-9a-f]{64}", doc["source"]):
+        raise ValueError("source digest")
     slots = []
     if not isinstance(doc["slots"], list):
         raise ValueError("slots")
@@ -220,16 +224,28 @@ def decode(data: bytes, key) -> tuple[str, tuple, tuple]:
 
 
 def read(d: pathlib.Path | None, key, arch: str, base_address: int):
-    """(source, slots, preloads) stored for this module, or None (absent, refused, malformed)."""
+    """(source, its SHA-256, slots, preloads) stored for this module, or None (absent, refused,
+    malformed, or the source entry is not the one the entry names)."""
     if d is None:
         return None
-    data = disk_cache.read(d, entry_name(key, arch, base_address), SUFFIX)
+    name = entry_name(key, arch, base_address)
+    data = disk_cache.read(d, name, SUFFIX)
     if data is None:
         return None
     try:
-        return decode(data, key)
+        digest, slots, preloads = decode(data, key)
     except (ValueError, TypeError, KeyError, IndexError, OverflowError):
         return None
+    # the source apart (raw bytes: no JSON of megabytes), checked by its own digest and named
+    # in the entry
+    got = disk_cache.read_digest(d, name + "-src", ".cu")
+    if got is None or got[1] != digest:
+        return None
+    try:
+        source = got[0].decode()
+    except UnicodeDecodeError:
+        return None
+    return source, digest, slots, preloads
 
 
 def write(d: pathlib.Path | None, key, arch: str, base_address: int, source, slots, preloads) -> None:
@@ -237,4 +253,6 @@ def write(d: pathlib.Path | None, key, arch: str, base_address: int, source, slo
         return
     data = encode(key, source, slots, preloads)
     if data is not None:
-        disk_cache.write(d, entry_name(key, arch, base_address), SUFFIX, data)
+        name = entry_name(key, arch, base_address)
+        disk_cache.write(d, name + "-src", ".cu", source.encode())  # first: the entry names it
+        disk_cache.write(d, name, SUFFIX, data)
