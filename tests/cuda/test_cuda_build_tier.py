@@ -239,6 +239,10 @@ def test_launches_run_the_fast_build_then_the_optimising_one(tmp_path, monkeypat
     if cc.nvrtc_problem() or not cc.fast_tier_ok():
         pytest.skip(f"NVRTC {cc.nvrtc_version()}: no fast tier here")
     monkeypatch.setenv("WAVELIFT_CUDA_CACHE", str(tmp_path))
+    from wavelift.run import execute
+
+    # a module another test of this process built would be found and no build would happen
+    monkeypatch.setattr(execute, "_CACHE", {})
     monkeypatch.setenv("WAVELIFT_CUDA_TIER", "auto")
     monkeypatch.setattr(cc, "TIER_SOURCE_BYTES", 0)
     gate, real = threading.Event(), cc.nvrtc_compile

@@ -627,7 +627,9 @@ class BlockSource:
                 # blends are the raw values (a wave with all lanes on skips the blend work)
                 masks = {getattr(last[r][1], "id", None) for r in keep}
                 if all(m in defined and ops[defined[m]].name == "exec" for m in masks):
-                    full = " && ".join(f"(x{m} == {(1 << L) - 1:#x}ull)" for m in sorted(masks))
+                    full = " && ".join(
+                        f"(x{m} == {(1 << L) - 1:#x}ull)" for m in sorted(m for m in masks if m is not None)
+                    )
                     out[-1] = f"  if ({full}) for (u32 lane = 0; lane < {L}u; lane++) {{"
                     out.extend(f"    VR{r}[lane] = (u32)({ref(last[r][0])});" for r in keep)
                     out.append(f"  }} else for (u32 lane = 0; lane < {L}u; lane++) {{")
