@@ -15,6 +15,7 @@ import subprocess
 
 import numpy as np
 import pytest
+from aco_build import aco_build
 from harness import Rig, ptr
 from testpaths import ROOT
 
@@ -372,31 +373,13 @@ ACO_CASES = [
 
 
 def aco_compile(tmp_path, op, fmt, family, wave):
-    src = tmp_path / "atomic.comp"
-    src.write_text(SHADER)
     t = "int" if fmt == "r32i" else "uint"
-    out = tmp_path / "atomic"
-    p = subprocess.run(
-        [
-            str(ROOT / "tools/aco_compile/aco-compile"),
-            str(src),
-            "-o",
-            str(out),
-            "--family",
-            family,
-            f"--wave{wave}",
-            "-q",
-            f"-DFMT={fmt}",
-            f"-DIMG={'i' if fmt == 'r32i' else 'u'}image2D",
-            f"-DCALL={GLSL[op].replace('T(', t + '(')}",
-        ],
-        capture_output=True,
-        text=True,
+    defs = (
+        f"-DFMT={fmt}",
+        f"-DIMG={'i' if fmt == 'r32i' else 'u'}image2D",
+        f"-DCALL={GLSL[op].replace('T(', t + '(')}",
     )
-    if p.returncode == 3:
-        pytest.skip("aco-compile: " + (p.stdout + p.stderr)[-200:])
-    assert p.returncode == 0, p.stdout + p.stderr
-    return out
+    return aco_build(tmp_path, "atomic", SHADER, family, wave, defs)
 
 
 @pytest.mark.parametrize("op,fmt,family,wave,mode", ACO_CASES)

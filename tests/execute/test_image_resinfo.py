@@ -14,12 +14,10 @@ Every case still refused is refused by name; the CUDA kernels compile (NVRTC; no
 
 from __future__ import annotations
 
-import subprocess
-
 import numpy as np
 import pytest
+from aco_build import aco_build
 from harness import Rig, ptr
-from testpaths import ROOT
 
 import wavelift
 import wavelift.driver.aco as aco
@@ -228,26 +226,7 @@ ORDER = ["1D", "2D", "3D", "1D_ARRAY", "2D_ARRAY"]
 
 @pytest.mark.parametrize("family,wave", [("navi21", 32), ("navi10", 64)])
 def test_resinfo_equals_radv_image_size(family, wave, tmp_path, monkeypatch):
-    src = tmp_path / "size.comp"
-    src.write_text(SHADER)
-    out = tmp_path / "size"
-    p = subprocess.run(
-        [
-            str(ROOT / "tools/aco_compile/aco-compile"),
-            str(src),
-            "-o",
-            str(out),
-            "--family",
-            family,
-            f"--wave{wave}",
-            "-q",
-        ],
-        capture_output=True,
-        text=True,
-    )
-    if p.returncode == 3:
-        pytest.skip("aco-compile: " + (p.stdout + p.stderr)[-200:])
-    assert p.returncode == 0, p.stdout + p.stderr
+    out = aco_build(tmp_path, "size", SHADER, family, wave)
     asm = (tmp_path / "size.s").read_text()
     assert "image_get_resinfo" not in asm and "image_" not in asm  # RADV reads the T# instead
     target = {"navi21": "gfx1030", "navi10": "gfx1010"}[family]

@@ -15,6 +15,7 @@ import subprocess
 
 import numpy as np
 import pytest
+from aco_build import aco_build
 from harness import Rig, ptr
 from testpaths import ROOT
 
@@ -43,26 +44,7 @@ CUBES = 2
 
 
 def _compile(tmp_path, family, wave):
-    src = tmp_path / "cube.comp"
-    src.write_text(SHADER)
-    out = tmp_path / "cube"
-    p = subprocess.run(
-        [
-            str(ROOT / "tools/aco_compile/aco-compile"),
-            str(src),
-            "-o",
-            str(out),
-            "--family",
-            family,
-            f"--wave{wave}",
-            "-q",
-        ],
-        capture_output=True,
-        text=True,
-    )
-    if p.returncode == 3:
-        pytest.skip("aco-compile: " + (p.stdout + p.stderr)[-200:])
-    assert p.returncode == 0, p.stdout + p.stderr
+    out = aco_build(tmp_path, "cube", SHADER, family, wave)
     asm = (tmp_path / "cube.s").read_text()
     assert "SQ_RSRC_IMG_2D_ARRAY" in asm and "IMG_CUBE" not in asm, asm
     return out
