@@ -249,6 +249,99 @@ def program_for(memory, config, cache=None):
     return program, code_base
 
 
+# execute_dispatch's prepared records (issue 24): per config object (a Device's repeated launch
+# hands the same one: driver/device.py _run_again), what the steps before the run found -- the
+# backend, the program, the module key and module, the trace's key, the default budget -- with
+# what those steps read, checked on the next dispatch of that config object (_prepared)
+_PREPARED: dict = {}
+PREPARED = 16
+PREPARED_HITS = [0]  # dispatches that took a prepared record (tests)
+
+
+class _Prepared:
+    """What execute_dispatch's steps before the run found for one config object on one memory:
+    each a pure function of what the record holds or checks (the config object -- frozen but
+    for its system SGPR dict, compared with a copy --, backend and mode names, the registered
+    backend object, the module cache object, the memory's allocation table generation, the
+    code allocation's content stamp or else program_for's program object)."""
+
+    __slots__ = (
+        "config",
+        "system",
+        "memory",
+        "backend",
+        "mode",
+        "be",
+        "cache",
+        "gen",
+        "code",
+        "stamp",
+        "program",
+        "code_base",
+        "key",
+        "module",
+        "tkey",
+        "budget",
+    )
+
+
+def _prepared(memory, config, backend, mode, cache):
+    """The prepared record of ``config`` when every input of what it holds is unchanged, or
+    None (the full path).  The program is the recorded one when the code's allocation (the one
+    found at the program address in the same allocation table) has the same content stamp
+    (decision 0029), else when program_for hands out the recorded program object again (a memory
+    without stamps: it reads and hashes the code, as the full path does); the module is the
+    recorded one while the cache still holds it under the recorded key (module_key is a pure
+    function of the program object, the config's fields, mode and backend)."""
+    from ..trace.tracer import content_stamp
+
+    rec = _PREPARED.get(id(config))
+    if (
+        rec is None
+        or rec.config is not config
+        or rec.memory() is not memory
+        or rec.gen != memory.generation
+        or rec.cache is not cache
+        or rec.backend != backend
+        or rec.mode != mode
+        or rec.system != config.system_sgprs
+        or _backend(backend) is not rec.be
+    ):
+        return None
+    code = rec.code()
+    if code is None:
+        return None
+    if rec.stamp is None or content_stamp(memory, code) != rec.stamp:
+        program, code_base = program_for(memory, config, cache)
+        if program is not rec.program or code_base != rec.code_base:
+            return None
+        # (the code's bytes as program_for just read them: their stamp now, for the next check;
+        # a first dispatch gives the code allocation its device copy after the record is made)
+        rec.stamp = content_stamp(memory, code)
+    if cache.get(rec.key) is not rec.module:
+        return None
+    return rec
+
+
+def _prepare(memory, config, backend, mode, cache, be, program, code_base, key, module, tkey):
+    """Record what the full path found for ``config`` (execute_dispatch; _prepared checks it)."""
+    from ..trace.tracer import content_stamp
+
+    rec = _Prepared()
+    rec.config, rec.system, rec.memory = config, dict(config.system_sgprs), ref(memory)
+    rec.backend, rec.mode, rec.be, rec.cache = backend, mode, be, cache
+    rec.gen = memory.generation
+    a = memory.find(config.program_address)
+    rec.code = ref(a) if a is not None else (lambda: None)
+    rec.stamp = None if a is None else content_stamp(memory, a)
+    rec.program, rec.code_base, rec.key, rec.module, rec.tkey = program, code_base, key, module, tkey
+    rec.budget = default_budget(program, config)
+    _PREPARED.pop(id(config), None)
+    _PREPARED[id(config)] = rec
+    while len(_PREPARED) > PREPARED:
+        del _PREPARED[next(iter(_PREPARED))]
+
+
 _LATE: tuple | None = None
 
 
@@ -264,6 +357,12 @@ def _late() -> tuple:
 
         _LATE = (RUN_TARGETS, check_grid, trace, WindowSet)
     return _LATE
+
+
+def _trace_key(config, roots) -> tuple:
+    from ..trace.tracer import trace_key
+
+    return trace_key(config, roots)
 
 
 def execute_dispatch(
@@ -300,37 +399,56 @@ def execute_dispatch(
     cache = _CACHE if cache is None else cache
     win = None
     try:
-        be = _backend(backend)
-        if be is None:
-            raise Refused("backend.unavailable", f"backend {backend!r} is not available here")
-        why = be.available()
-        if why is not True:
-            raise Refused("backend.unavailable", f"{be.missing}: {why}")
-        if mode not in backends.MODES:
-            raise Refused("backend.unavailable", f"mode {mode!r} is not 'wave' or 'lane'")
         RUN_TARGETS, check_grid, trace, WindowSet = _late()
-        if config.target not in RUN_TARGETS:  # (a Capture built in Python may name any target)
-            raise Refused(
-                "dispatch.bad_target",
-                f"target {config.target!r}: wavelift runs code for {', '.join(RUN_TARGETS)}",
-            )
-        check_grid(config.num_groups, config.block, config.wave_size)
-        tell("translating")
-        program, code_base = program_for(memory, config, cache)
-        key = module_key(program, config, mode, backend)
-        module = cache.get(key)
-        stats["module_cache_hit"] = module is not None
-        if module is None:
-            tell("building the module")
-            backends.check_program(be, program)
-            module = be.build_module(key, program, config, mode, code_base)
-            cache[key] = module
+        rec = _prepared(memory, config, backend, mode, cache)
+        if rec is not None:
+            # the same config object again, nothing it was found from changed: the target and
+            # the grid were checked (pure functions of the config), the program, module key,
+            # module and trace key are the recorded ones (_prepared says why)
+            be = rec.be
+            why = be.available()
+            if why is not True:
+                raise Refused("backend.unavailable", f"{be.missing}: {why}")
+            PREPARED_HITS[0] += 1
+            tell("translating")
+            program, code_base, module, tkey = rec.program, rec.code_base, rec.module, rec.tkey
+            stats["module_cache_hit"] = True
+        else:
+            be = _backend(backend)
+            if be is None:
+                raise Refused("backend.unavailable", f"backend {backend!r} is not available here")
+            why = be.available()
+            if why is not True:
+                raise Refused("backend.unavailable", f"{be.missing}: {why}")
+            if mode not in backends.MODES:
+                raise Refused("backend.unavailable", f"mode {mode!r} is not 'wave' or 'lane'")
+            if config.target not in RUN_TARGETS:  # (a Capture built in Python may name any target)
+                raise Refused(
+                    "dispatch.bad_target",
+                    f"target {config.target!r}: wavelift runs code for {', '.join(RUN_TARGETS)}",
+                )
+            check_grid(config.num_groups, config.block, config.wave_size)
+            tell("translating")
+            program, code_base = program_for(memory, config, cache)
+            key = module_key(program, config, mode, backend)
+            module = cache.get(key)
+            stats["module_cache_hit"] = module is not None
+            if module is None:
+                tell("building the module")
+                backends.check_program(be, program)
+                module = be.build_module(key, program, config, mode, code_base)
+                cache[key] = module
+            tkey = _trace_key(config, program.scratch.tracer_skip)
+            _prepare(memory, config, backend, mode, cache, be, program, code_base, key, module, tkey)
         tell("placing windows")
-        res.windows = trace(memory, config, scratch_roots=program.scratch.tracer_skip)
+        res.windows = trace(memory, config, scratch_roots=program.scratch.tracer_skip, key=tkey)
         if deadline is not None:
             deadline.check()  # (before the arena: a replay's time may be up)
         win = WindowSet(res.windows, memory, **be.window_plan(module))
-        stats["budget"] = default_budget(program, config) if budget is None else int(budget)
+        if budget is not None:
+            stats["budget"] = int(budget)
+        else:
+            stats["budget"] = rec.budget if rec is not None else default_budget(program, config)
         rc = backends.RunCounts()
         tell("running")
         if progress is not None:

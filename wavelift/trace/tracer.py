@@ -242,7 +242,15 @@ def _hit_test(memory):
     return hit
 
 
-def trace(memory, config, program_alloc=None, scratch_roots=None) -> list[Window]:
+def trace_key(config, scratch_roots=None) -> tuple:
+    """trace's cache key of a dispatch with ``config`` and ``scratch_roots``: (the user SGPRs'
+    values, the SGPRs never traced) -- a pure function of the two (the config is frozen but for
+    its system SGPR dict, which scratch_sgprs reads: a caller keeping the key compares it)."""
+    skip = frozenset(scratch_sgprs(config)) | frozenset(scratch_roots or ())
+    return (tuple(int(v) for v in config.user_sgprs), skip)
+
+
+def trace(memory, config, program_alloc=None, scratch_roots=None, key=None) -> list[Window]:
     """The windows of a dispatch: the allocations its user SGPRs reach (see the module's doc).
 
     Cached on the memory (``memory.trace_cache``) by the user SGPRs' values and the scratch
@@ -252,9 +260,11 @@ def trace(memory, config, program_alloc=None, scratch_roots=None) -> list[Window
     ``trace_uncached`` in tests/memory/test_trace_cache.py).  The same bytes: an allocation's
     ``content_stamp`` as it was when it was last checked (device copies: nothing wrote it since,
     decision 0029), else the digest of its scanned head again (read, hashed; the stamp is then
-    noted for the next check).  A refusal is not cached."""
-    skip = frozenset(scratch_sgprs(config)) | frozenset(scratch_roots or ())
-    key = (tuple(int(v) for v in config.user_sgprs), skip)
+    noted for the next check).  A refusal is not cached.  ``key``: trace_key(config,
+    scratch_roots) when the caller has it (execute's prepared record)."""
+    if key is None:
+        key = trace_key(config, scratch_roots)
+    skip = key[1]
     cache = memory.trace_cache
     hit = cache.get(key)
     if hit is not None:
