@@ -61,6 +61,11 @@ integer formats, a result that is NaN or nonzero below f16's smallest normal.  a
 coordinates, layer, LOD and LOD clamp are f16, two a VGPR (low half first) after the 32-bit
 offset / z-compare dwords, each widened to f32 exactly, then the rules above.
 
+image_get_lod (decision 0036, ``_get_lod``) of a 2-D image: the LOD from the quad's implicit
+derivatives, clamped (x) and unclamped (y), log2 of ρ = the largest texel-space derivative
+where Vulkan's approximations of ρ agree to 2**-8; other quads, all-zero derivatives, |λ| >= 16
+and a clamped LOD past the view's last level refuse.
+
 Null descriptors (T# TYPE 0) read 0.  Not translated (``program.unsupported_instruction``):
 the _g16 and gather4h forms, d16 of an odd number of components other than a gather (the
 last VGPR's upper half is not established), a16 with a bias (_b), derivatives (_d/_cd) or a
@@ -81,7 +86,8 @@ from .common import C, unsupported
 from .image import _any as _or
 from .image import _eq, _ne
 
-INSTRUCTIONS = ("image_sample", "image_gather4")  # the MIMG names translated here (program.py)
+# the MIMG names translated here (program.py)
+INSTRUCTIONS = ("image_sample", "image_gather4", "image_get_lod")
 # image_sample[_c][_d|_cd][_l|_b|_lz][_cl][_o], image_gather4[_c][_l|_b|_lz][_cl][_o]
 FORM = re.compile(r"image_(sample|gather4)(_c)?(_d|_cd)?(_l|_b|_lz)?(_cl)?(_o)?")
 SAMPLE_FORMS = ("", "_l", "_lz", "_b", "_o", "_l_o", "_lz_o", "_b_o")  # (decision 0025's first set)
@@ -161,6 +167,8 @@ def _clampf(b, x, lo, hi):
 def translate(ins, b: Builder):
     f = ins.fields
     name = ins.name
+    if name == "image_get_lod":
+        return _get_lod(ins, b)
     form = parse(name)
     if form is None:
         unsupported(f"{name}: 16-bit-gradient and gather4h forms")
@@ -917,3 +925,106 @@ def _lambda(b: Builder, lodk, lod, bias, derivs, us0, base_sizes, nsp, s, unnorm
     # exact: with no bias, ρ <= 1 is λ <= 0
     mag_exact = _and(b, b.cmp("eq", "f32", bf, _fc(b, 0.0)), b.cmp("le", "f32", hi, _fc(b, 1.0)))
     return lam_lo, lam_hi, mag_exact, refuse, why, SLACK
+
+
+LOD_RANGE = 16.0  # |λ| at or above this refuses for image_get_lod (the S# LOD fields' range)
+
+
+def _get_lod(ins, b: Builder):
+    """image_get_lod (decision 0036) of a 2-D image: the LOD the sampler computes from the
+    implicit derivatives across the lane's quad (lanes 4k..4k+3, coarse: d/dx = lane 1 - lane
+    0, d/dy = lane 2 - lane 0, in texel space of the view's base level), as two f32 results:
+    x (dmask bit 0) clamped to [S# MIN_LOD, MAX_LOD], y (bit 1) unclamped.  The value is
+    log2(ρ) with ρ = max(|du/dx|, |dv/dx|, |du/dy|, |dv/dy|); the lane refuses
+    (``image.sampling_precision``) where Vulkan's approximations of ρ differ by more than
+    2**-8 in log2 (derivatives not axis-aligned), where every derivative is 0 (the hardware's
+    unclamped LOD there is not what Vulkan wants: RADV replaces it, nir_lower_lod_zero_width),
+    where |λ| >= 16, or a lane of the quad is inactive; where the clamp to the view's last level
+    would matter (the clamped value past it: not established whether the hardware clamps there)
+    it refuses too.  S# fields that could change the LOD and are not carried out refuse
+    (``image.unsupported_sampler``): LOD_BIAS (whether the hardware adds it here is not
+    established), LOD_BIAS_SEC, anisotropy, DERIV_ADJUST_EN, MIP_POINT_PRECLAMP, unnormalized
+    coordinates, MIN_LOD above MAX_LOD.  The hardware computes the LOD in fixed point (its LOD
+    fields have 8 fraction bits): the stated bound is in the decision."""
+    f = ins.fields
+    dmask = f.get("dmask", 0) & 0xF
+    if f.get("r128") or f.get("tfe") or f.get("lwe") or f.get("d16") or f.get("a16"):
+        unsupported("image_get_lod with r128/tfe/lwe/d16/a16")
+    if not dmask or dmask & 0xC:
+        unsupported("image_get_lod with a dmask other than x and/or y (z and w are not defined)")
+    if f.get("dim", 0) != image.DIM_2D:
+        unsupported("image_get_lod of other than a 2-D image (1-D, 3-D, arrays, cubes, MSAA)")
+    nsp = 2
+    regs = f.get("vaddr_nsa")
+    if regs is None:
+        regs = tuple(f["vaddr"] + i for i in range(nsp))
+    coords = [b.vget(r) for r in regs[:nsp]]
+    r = f["srsrc"] * 4
+    d = [b.sget(r + j) for j in range(8)]
+    img = image.describe(b, d, image.DIM_2D)
+    ss = f["ssamp"] * 4
+    s = [b.sget(ss + j) for j in range(4)]
+    live = b.bin("and", "b1", b.exec(), img.real)
+
+    def refuse(code, cond, why):
+        b.effect("refuse_if", "b1", b.bin("and", "b1", live, cond), why=why, code=code)
+
+    bad = [_ne(b, _sf(b, s, fld), 0) for fld in (
+        "LOD_BIAS",
+        "LOD_BIAS_SEC",
+        "MAX_ANISO_RATIO",
+        "DERIV_ADJUST_EN",
+        "MIP_POINT_PRECLAMP",
+        "FORCE_UNNORMALIZED",
+    )]  # fmt: skip
+    if f.get("unrm"):
+        bad.append(C(b, "b1", 1))
+    min_lod = b.bin("fmul", "f32", b.cvt("f32", _sf(b, s, "MIN_LOD")), _fc(b, 1 / 256))
+    max_lod = b.bin("fmul", "f32", b.cvt("f32", _sf(b, s, "MAX_LOD")), _fc(b, 1 / 256))
+    bad.append(b.cmp("gt", "f32", min_lod, max_lod))
+    refuse(
+        UNSUPPORTED,
+        _or(b, *bad),
+        "image_get_lod through an S# with an LOD bias, anisotropy, derivative adjustment, mip "
+        "preclamp, unnormalized coordinates or MIN_LOD above MAX_LOD (not established here)",
+    )
+    base = [
+        b.bin("max", "u32", b.bin("shr", "u32", n, img.base_level), C(b, "u32", 1))
+        for n in (img.width, img.height)
+    ]
+    us0 = [b.bin("fmul", "f32", _f(b, c), b.cvt("f32", n)) for c, n in zip(coords, base, strict=True)]
+    big = _or(b, *[_not(b, b.cmp("lt", "f32", b.un("fabs", "f32", u), _fc(b, MAX_U))) for u in us0])
+    refuse(PRECISION, big, "a sampling coordinate that is not finite or lies 2**15 texels or more from 0")
+    us0 = [b.select(big, _fc(b, 0.0), u) for u in us0]
+    lam_lo, lam_hi, _mag, quad_bad, why, slack = _lambda(
+        b, "", None, None, None, us0, base, nsp, s, C(b, "b1", 0)
+    )
+    refuse(PRECISION, quad_bad, why)
+    # all-zero derivatives give λ = -inf: inside the |λ| >= 16 refusal
+    refuse(
+        PRECISION,
+        _or(
+            b,
+            _isnan(b, lam_lo),
+            _isnan(b, lam_hi),
+            b.cmp("gt", "f32", b.bin("fsub", "f32", lam_hi, lam_lo), _fc(b, LOD_EPS + slack)),
+            b.cmp("le", "f32", lam_lo, _fc(b, -LOD_RANGE)),
+            b.cmp("ge", "f32", lam_hi, _fc(b, LOD_RANGE)),
+        ),
+        "image_get_lod whose LOD the hardware's approximation of ρ could change by more than "
+        "2**-8 (derivatives not axis-aligned), of a quad whose derivatives are all 0, or with "
+        "|λ| >= 16 (the hardware's values there are not established)",
+    )
+    y = b.select(_isnan(b, lam_lo), _fc(b, 0.0), lam_lo)
+    x = b.bin("fmin", "f32", b.bin("fmax", "f32", y, min_lod), max_lod)
+    q = b.cvt("f32", b.bin("sub", "u32", img.last_level, img.base_level))
+    if dmask & 1:
+        refuse(
+            PRECISION,
+            b.cmp("gt", "f32", x, q),
+            "image_get_lod whose clamped LOD lies past the view's last level (whether the hardware "
+            "clamps it to the view's levels is not established)",
+        )
+    res = [v for k, v in enumerate((x, y)) if dmask >> k & 1]
+    for k, v in enumerate(res):
+        b.vset(f["vdata"] + k, b.select(live, b.bitcast("u32", v), C(b, "u32", 0)))
