@@ -86,13 +86,99 @@ def fullscreen_sample(rng: np.random.Generator) -> dict[str, bytes]:
     }
 
 
-MAKERS = {f.__name__: f for f in (img_storage, img_formats, img_sample, texel_buffers, fullscreen_sample)}
+def _chain(n: int, levels: int, layers: int = 1) -> list[tuple[int, int]]:
+    """(texels of one layer, layers) of each level of an n x n chain: the staging layout
+    (vkapp.h: levels in order, each level's layers in order, tightly packed)."""
+    return [(max(n >> lv, 1) ** 2, layers) for lv in range(levels)]
+
+
+def _palette_texels(rng: np.random.Generator, n: int, levels: int, layers: int = 1) -> bytes:
+    """rgba8 texels of a mip chain, each level's drawn from its own 16 random colours (a few
+    bits a texel, so the captures stay small gzipped; every level and layer distinct)."""
+    out = []
+    for texels, nl in _chain(n, levels, layers):
+        pal = rng.integers(0, 256, (16, 4), dtype=np.uint8)
+        out.append(pal[rng.integers(0, 16, texels * nl)])
+    return np.concatenate(out).tobytes()
+
+
+def img_mips(rng: np.random.Generator) -> dict[str, bytes]:
+    count = sum(t * nl for t, nl in _chain(32, 6, 3))
+    ccount = sum(t * nl for t, nl in _chain(16, 5, 6))
+    pal = (rng.uniform(0.25, 500.0, 64) * rng.choice([-1.0, 1.0], 64)).astype(np.float16)
+    return {
+        "src.bin": _palette_texels(rng, 128, 8),
+        "asrc.bin": rng.integers(0, 1 << 12, count, dtype=np.uint32).tobytes(),
+        "csrc.bin": pal[rng.integers(0, 64, ccount * 4)].tobytes(),
+    }
+
+
+def _clear_all(v: float, sizes) -> bool:
+    return all(_clear(v * n) for n in sizes)
+
+
+def _lod(rng: np.random.Generator, top: float, point: bool) -> float:
+    """A LOD in [0, top]: a nearest-mip one clear of the level choice's window (k + 0.5) and of
+    the min/mag choice just above 0 (decision 0025)."""
+    while True:
+        v = float(np.float32(rng.uniform(0.0, top)))
+        f = v - np.floor(v)
+        if v > 0.05 and (not point or abs(f - 0.5) > 0.05):
+            return v
+
+
+def img_mipsample(rng: np.random.Generator) -> dict[str, bytes]:
+    # per invocation three vec4: (s, t, point LOD, linear LOD) of the 128x128 chain; (cube
+    # direction, point LOD); (s, t, point LOD of the 32x32 array, linear LOD of the cube <= 3).
+    # s, t on a 2**-12 grid (s * N exact), clear for every level size; cube directions: a major
+    # axis of +-1 and the others on a 2**-10 grid in [-0.7, 0.7] (face coordinates exact, the
+    # linear footprint inside the face down to 4x4), clear for every level size
+    sizes128 = [128 >> k for k in range(8)]
+    sizes32 = [32 >> k for k in range(6)]
+
+    def coord(sizes, lo=-0.3, hi=1.3):
+        while True:
+            v = np.round(rng.uniform(lo, hi) * 4096) / 4096
+            if _clear_all(v, sizes):
+                return v
+
+    c = np.zeros((256, 3, 4), np.float32)
+    for k in range(256):
+        c[k, 0] = coord(sizes128), coord(sizes128), _lod(rng, 7.4, True), _lod(rng, 7.0, False)
+        axis = rng.integers(0, 3)
+        d = np.zeros(3)
+        for a in range(3):
+            if a == axis:
+                d[a] = rng.choice([-1.0, 1.0])
+            else:
+                while True:
+                    v = np.round(rng.uniform(-0.7, 0.7) * 1024) / 1024
+                    if _clear_all((v + 1) / 2, sizes32):
+                        d[a] = v
+                        break
+        c[k, 1] = *d, _lod(rng, 5.4, True)
+        c[k, 2] = coord(sizes32), coord(sizes32), _lod(rng, 5.4, True), _lod(rng, 3.0, False)
+    count = sum(t * nl for t, nl in _chain(32, 6, 3))
+    return {
+        "coords.bin": c.tobytes(),
+        "t8.bin": _palette_texels(rng, 128, 8),
+        "cube.bin": _palette_texels(rng, 32, 6, 6),
+        "arr.bin": (np.round(rng.uniform(-8, 8, count) * 64) / 64).astype(np.float32).tobytes(),
+    }
+
+
+MAKERS = {
+    f.__name__: f
+    for f in (img_storage, img_formats, img_sample, texel_buffers, fullscreen_sample, img_mips, img_mipsample)
+}
 SEEDS = {
     "fullscreen_sample": 2026,
     "img_sample": 2027,
     "img_storage": 2028,
     "texel_buffers": 2029,
     "img_formats": 2030,
+    "img_mips": 2031,
+    "img_mipsample": 2032,
 }
 
 

@@ -652,14 +652,19 @@ cap_surface_init(struct radeon_winsys *ws, const struct ac_surf_info *surf_info,
    config.is_cube = type == RADEON_SURF_TYPE_CUBEMAP;
    int r = ac_compute_surface(g_addrlib, &g_surf_info, &config, RADEON_SURF_GET(surf->flags, MODE),
                               surf);
-   /* what RADV and addrlib chose, for the README's table (radv_capture.log) */
+   /* what RADV and addrlib chose, for the README's table (radv_capture.log); with mip levels
+    * or a pipe/bank XOR (T# base address bits [15:8]) also those (older logs lack them) */
+   char tail[64] = "";
+   if (surf_info->levels > 1 || surf->tile_swizzle)
+      snprintf(tail, sizeof(tail), ", levels %u, tile_swizzle 0x%x", surf_info->levels,
+               surf->tile_swizzle);
    fprintf(stderr,
            "radv_capture: surface %ux%ux%u layers %u bpe %u: swizzle_mode %u, %s, DCC %s "
-           "(meta_offset %llu), size %llu, alignment %u\n",
+           "(meta_offset %llu), size %llu, alignment %u%s\n",
            surf_info->width, surf_info->height, surf_info->depth, surf_info->array_size, surf->bpe,
            surf->u.gfx9.swizzle_mode, surf->is_linear ? "linear" : "tiled",
            surf->meta_offset ? "yes" : "no", (unsigned long long)surf->meta_offset,
-           (unsigned long long)surf->surf_size, 1u << surf->surf_alignment_log2);
+           (unsigned long long)surf->surf_size, 1u << surf->surf_alignment_log2, tail);
    return r;
 }
 
@@ -767,6 +772,16 @@ radv_physical_device(VkInstance inst, VkPhysicalDevice pd, PFN_vkGetInstanceProc
    if (info->family == CHIP_UNKNOWN || info->num_cu != 0 || info->max_se != 4)
       die("radv_physical_device::rad_info is not where expected");
    info->num_cu = app_num_cu;
+   /* --gb-addr-config (images only): the GB_ADDR_CONFIG the amdgpu kernel reports for the chip
+    * (ac_gpu_info.c: info->gb_addr_config = amdinfo.gb_addr_cfg), which the null winsys leaves
+    * 0. addrlib lays tiled images out with it (pipes, packers: the _X modes' patterns and the
+    * pipe/bank XOR of each image's base address); RADV itself reads it only for MSAA/DCC
+    * "iterate 256" (radv_image.c), which no image here has. */
+   if (want_compute && app_gb_addr_config_set) {
+      info->gb_addr_config = app_gb_addr_config;
+      fprintf(stderr, "radv_capture: rad_info.gb_addr_config set to 0x%x (null winsys leaves 0)\n",
+              app_gb_addr_config);
+   }
    g_gb_addr_config = info->gb_addr_config;
    fprintf(stderr, "radv_capture: rad_info.num_cu set to %u (null winsys leaves 0)\n", app_num_cu);
    if (want_compute) { /* images or texel buffers: the compute queue, and images */

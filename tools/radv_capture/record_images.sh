@@ -49,6 +49,15 @@ OPTS[texel_buffers]="--texel 0:0:uniform:37:1024:$I/u8.bin --texel 0:1:uniform:1
 I=../inputs/fullscreen_sample
 OPTS[fullscreen_sample]="--image 0:0:sampled:37:4:2d:64:64:1:1:$I/albedo.bin --sampler 0:0:1:1:0:0:0:0 --image 0:1:sampled:97:8:2d:32:32:1:1:$I/light.bin --sampler 0:1:1:1:0:2:2:2 --image 0:2:storage:97:8:2d:1920:1080:1:1 --groups 240,135,1"
 OPTS[dcc_target]="--image 0:0:rendertarget:97:8:2d:1024:576:1:1 --groups 128,72,1"
+# mip chains, arrays and cubes (decision 0037): one copy region per level (every layer)
+I=../inputs/img_mips
+OPTS[img_mips]="--image 0:0:storage:37:4:2d:128:128:1:1:$I/src.bin --mips 0:0:8 --image 0:1:storage:37:4:2d:128:128:1:1 --mips 0:1:8 --image 0:2:storage:98:4:2darray:32:32:1:3:$I/asrc.bin --mips 0:2:6 --image 0:3:storage:98:4:2darray:32:32:1:3 --mips 0:3:6 --image 0:4:storage:97:8:cube:16:16:1:6:$I/csrc.bin --mips 0:4:5 --image 0:5:storage:97:8:cube:16:16:1:6 --mips 0:5:5 --groups 16,16,1"
+I=../inputs/img_mipsample
+OPTS[img_mipsample]="--image 0:0:sampled:37:4:2d:128:128:1:1:$I/t8.bin --mips 0:0:8 --sampler 0:0:0:0:0:0:0:0 --image 0:1:sampled:37:4:2d:128:128:1:1:$I/t8.bin --mips 0:1:8 --sampler 0:1:1:1:1:2:2:2 --image 0:2:sampled:37:4:cube:32:32:1:6:$I/cube.bin --mips 0:2:6 --sampler 0:2:0:0:0:2:2:2 --image 0:3:sampled:37:4:cube:32:32:1:6:$I/cube.bin --mips 0:3:6 --sampler 0:3:1:1:1:2:2:2 --image 0:4:sampled:100:4:2darray:32:32:1:3:$I/arr.bin --mips 0:4:6 --sampler 0:4:0:0:0:2:2:2 --binding 0:5:ssbo:12288:$I/coords.bin --binding 0:6:ssbo:32768 --groups 4,1,1"
+# the GB_ADDR_CONFIG the kernel reports, given to addrlib for these captures (the others keep
+# the null winsys's 0): navi21 16 pipes / 16 packers, navi10 0x00100044 (Mesa's own addrlib
+# test values for the chips, src/amd/common/ac_surface_test_common.h; tests/memory/test_layout.py)
+declare -A GB=([navi21]=0x444 [navi10]=0x00100044)
 
 # name | shader | family | subgroup size
 CAPTURES=(
@@ -66,6 +75,12 @@ CAPTURES=(
   "texel_buffers-navi10-w64|texel_buffers|navi10|64"
   "fullscreen_sample-w32|fullscreen_sample|navi21|32"
   "dcc_target-w32|dcc_target|navi21|32"
+  "img_mips-w32|img_mips|navi21|32|gb"
+  "img_mips-w64|img_mips|navi21|64|gb"
+  "img_mips-navi10-w64|img_mips|navi10|64|gb"
+  "img_mipsample-w32|img_mipsample|navi21|32|gb"
+  "img_mipsample-w64|img_mipsample|navi21|64|gb"
+  "img_mipsample-navi10-w64|img_mipsample|navi10|64|gb"
 )
 
 mkdir -p "$FIX/captures"
@@ -74,13 +89,14 @@ for shader in "${!OPTS[@]}"; do
     [ "$shader" = dcc_target ] || python3 $RC/make_image_inputs.py "$shader" "$FIX/inputs/$shader"
 done
 for c in "${CAPTURES[@]}"; do
-    IFS='|' read -r name shader fam sg <<< "$c"
+    IFS='|' read -r name shader fam sg gb <<< "$c"
     if [ $# -gt 0 ] && ! printf '%s\n' "$@" | grep -qx "$name"; then continue; fi
     d=$FIX/$name
     echo "  $d"
     rm -rf "$d"
     mkdir -p "$d"
     opts="${OPTS[$shader]} --subgroup-size $sg"
+    [ -z "$gb" ] || opts="$opts --gb-addr-config ${GB[$fam]}"
     target=gfx1030; [ "$fam" = navi10 ] && target=gfx1010
     cache=$(mktemp -d /tmp/wavelift-radv-xdg.XXXXXX)
     # shellcheck disable=SC2086  # $opts is several options
@@ -104,8 +120,10 @@ python3 tools/radv_capture/pm4_listing.py raw/submit0 --check > pm4_listing.txt
 wavelift import-radv raw -o $name.wlcap --target $target && gzip -9n < $name.wlcap > ../captures/$name.wlcap.gz
 EOT
 done
-# lavapipe's answer (the same application, run_lavapipe.c), result bindings only
-for shader in img_storage img_formats img_sample texel_buffers; do
+# lavapipe's answer (the same application, run_lavapipe.c), result bindings only; not for
+# img_mips: lavapipe does not implement VK_AMD_shader_image_load_store_lod (its stores all land
+# in level 0), so NumPy is that shader's oracle (test_radv_images.py)
+for shader in img_storage img_formats img_sample texel_buffers img_mipsample; do
     out=$FIX/lavapipe/$shader
     rm -rf "$out" "$BUILD/lvp"
     # shellcheck disable=SC2086
@@ -115,6 +133,7 @@ for shader in img_storage img_formats img_sample texel_buffers; do
         # inputs that the shader only reads are not results (the test reads the input files)
         case "$shader:$(basename "$f")" in
         img_storage:set0_binding[024].bin | img_sample:set0_binding[0-5].bin | texel_buffers:set0_binding[01].bin) ;;
+        img_mipsample:set0_binding[0-5].bin) ;;
         *) cp "$f" "$out/" ;;
         esac
     done

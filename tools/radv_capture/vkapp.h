@@ -46,6 +46,7 @@ struct binding {
    enum app_kind kind;
    /* images: format, texel bytes, view type, extent, layers; texel buffers: format */
    unsigned format, texel_bytes, w, h, d, layers;
+   unsigned levels; /* mip levels (--mips; 1 without it) */
    VkImageViewType view;
    int has_sampler;
    int attachment; /* rendertarget: a storage image that is also a colour attachment */
@@ -71,6 +72,10 @@ struct app_hooks {
 
 /* app options the driver side reads */
 static unsigned app_ib_dw = 8192, app_num_cu = 80;
+/* --gb-addr-config: the GB_ADDR_CONFIG the kernel would report (radv only; 0 = the null
+ * winsys's own 0) */
+static unsigned app_gb_addr_config;
+static int app_gb_addr_config_set;
 
 static void *
 read_all(const char *path, size_t *size)
@@ -98,6 +103,7 @@ usage(const char *msg)
 {
    fprintf(stderr, "%s: %s\nusage: %s SHADER.spv OUTDIR [--binding SET:BINDING:ssbo|ubo:BYTES[:FILE]]...\n"
                    "       [--image SET:BINDING:storage|rendertarget|sampled:VKFORMAT:TEXELBYTES:VIEW:W:H:D:LAYERS[:FILE]]...\n"
+                   "       [--mips SET:BINDING:LEVELS]... [--gb-addr-config VALUE]\n"
                    "       [--sampler SET:BINDING:MAG:MIN:MIPMAP:ADDRU:ADDRV:ADDRW]...\n"
                    "       [--texel SET:BINDING:uniform|storage:VKFORMAT:BYTES[:FILE]]...\n"
                    "       [--push FILE | --push-u32 A,B,...] [--groups X,Y,Z] [--indirect]\n"
@@ -133,7 +139,11 @@ view_type(const char *s)
       return VK_IMAGE_VIEW_TYPE_1D_ARRAY;
    if (!strcmp(s, "2darray"))
       return VK_IMAGE_VIEW_TYPE_2D_ARRAY;
-   usage("image VIEW must be 1d, 2d, 3d, 1darray or 2darray");
+   if (!strcmp(s, "cube"))
+      return VK_IMAGE_VIEW_TYPE_CUBE;
+   if (!strcmp(s, "cubearray"))
+      return VK_IMAGE_VIEW_TYPE_CUBE_ARRAY;
+   usage("image VIEW must be 1d, 2d, 3d, 1darray, 2darray, cube or cubearray");
    return 0;
 }
 
@@ -151,10 +161,28 @@ is_image(const struct binding *b)
    return b->kind == K_STORAGE_IMAGE || b->kind == K_SAMPLED_IMAGE;
 }
 
+static unsigned
+mip_size(unsigned n, unsigned level)
+{
+   return n >> level ? n >> level : 1;
+}
+
+/* bytes of one mip level, every layer, tightly packed (the staging/read-back layout: levels in
+ * order, each level's layers or slices in order) */
+static uint64_t
+level_bytes(const struct binding *b, unsigned level)
+{
+   return (uint64_t)b->texel_bytes * mip_size(b->w, level) * mip_size(b->h, level) *
+          mip_size(b->d, level) * b->layers;
+}
+
 static uint64_t
 image_bytes(const struct binding *b)
 {
-   return (uint64_t)b->texel_bytes * b->w * b->h * b->d * b->layers;
+   uint64_t n = 0;
+   for (unsigned l = 0; l < b->levels; l++)
+      n += level_bytes(b, l);
+   return n;
 }
 
 static void
@@ -181,9 +209,24 @@ image_barrier(PFN_vkCmdPipelineBarrier vkCmdPipelineBarrier, VkCommandBuffer cb,
          .srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
          .dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
          .image = imgs[b],
-         .subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, bindings[b].layers}};
+         .subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, bindings[b].levels, 0, bindings[b].layers}};
    }
    vkCmdPipelineBarrier(cb, src_stage, dst_stage, 0, 0, NULL, 0, NULL, n, bar);
+}
+
+/* the copy regions between an image and its staging / read-back buffer: one per mip level
+ * (every layer), the buffer tightly packed, levels in order */
+static unsigned
+copy_regions(const struct binding *b, VkBufferImageCopy *r)
+{
+   uint64_t off = 0;
+   for (unsigned l = 0; l < b->levels; l++) {
+      r[l] = (VkBufferImageCopy){.bufferOffset = off,
+                                 .imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, l, 0, b->layers},
+                                 .imageExtent = {mip_size(b->w, l), mip_size(b->h, l), mip_size(b->d, l)}};
+      off += level_bytes(b, l);
+   }
+   return b->levels;
 }
 
 #define IPROC(inst, name) PFN_##name name = (PFN_##name)gipa(inst, #name)
@@ -248,7 +291,11 @@ app_main(int argc, char **argv, const struct app_hooks *hooks)
          } else
             usage("image KIND must be storage, rendertarget or sampled");
          b->view = view_type(view);
-         if (b->set >= 8 || !b->format || !b->texel_bytes || b->texel_bytes > 16 || !b->w ||
+         b->levels = 1;
+         int cube = b->view == VK_IMAGE_VIEW_TYPE_CUBE || b->view == VK_IMAGE_VIEW_TYPE_CUBE_ARRAY;
+         if ((cube && (b->w != b->h || b->layers % 6 ||
+                       (b->view == VK_IMAGE_VIEW_TYPE_CUBE && b->layers != 6))) ||
+             b->set >= 8 || !b->format || !b->texel_bytes || b->texel_bytes > 16 || !b->w ||
              !b->h || !b->d || !b->layers || image_bytes(b) > (256u << 20) ||
              (image_type(b->view) != VK_IMAGE_TYPE_3D && b->d != 1) ||
              (image_type(b->view) == VK_IMAGE_TYPE_1D && b->h != 1) ||
@@ -256,6 +303,32 @@ app_main(int argc, char **argv, const struct app_hooks *hooks)
                b->view == VK_IMAGE_VIEW_TYPE_3D) && b->layers != 1))
             usage("bad --image set, format or extent");
          b->bytes = (unsigned)image_bytes(b);
+         i++;
+      } else if (!strcmp(a, "--mips") && v) {
+         unsigned s, bi, levels;
+         if (sscanf(v, "%u:%u:%u", &s, &bi, &levels) != 3)
+            usage("bad --mips");
+         struct binding *b = NULL;
+         for (unsigned k = 0; k < nb; k++)
+            if (bindings[k].set == s && bindings[k].binding == bi && is_image(&bindings[k]))
+               b = &bindings[k];
+         if (!b)
+            usage("--mips names no --image given before it");
+         unsigned big = b->w > b->h ? b->w : b->h;
+         big = big > b->d ? big : b->d;
+         unsigned full = 1;
+         while (big >> full)
+            full++;
+         if (!levels || levels > full)
+            usage("--mips LEVELS must be 1 .. log2(largest extent) + 1");
+         b->levels = levels;
+         if (image_bytes(b) > (256u << 20))
+            usage("image too large");
+         b->bytes = (unsigned)image_bytes(b);
+         i++;
+      } else if (!strcmp(a, "--gb-addr-config") && v) {
+         app_gb_addr_config = strtoul(v, NULL, 0);
+         app_gb_addr_config_set = 1;
          i++;
       } else if (!strcmp(a, "--sampler") && v) {
          unsigned s, bi, f[6];
@@ -610,10 +683,14 @@ app_main(int argc, char **argv, const struct app_hooks *hooks)
          uint64_t bytes = image_bytes(bd);
          VkImageCreateInfo ic = {
             .sType = VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO,
+            /* a cube view needs a cube-compatible 2-D image */
+            .flags = bd->view == VK_IMAGE_VIEW_TYPE_CUBE || bd->view == VK_IMAGE_VIEW_TYPE_CUBE_ARRAY
+                        ? VK_IMAGE_CREATE_CUBE_COMPATIBLE_BIT
+                        : 0,
             .imageType = image_type(bd->view),
             .format = bd->format,
             .extent = {bd->w, bd->h, bd->d},
-            .mipLevels = 1,
+            .mipLevels = bd->levels,
             .arrayLayers = bd->layers,
             .samples = VK_SAMPLE_COUNT_1_BIT,
             .tiling = VK_IMAGE_TILING_OPTIMAL,
@@ -643,7 +720,7 @@ app_main(int argc, char **argv, const struct app_hooks *hooks)
                                      .image = imgs[b],
                                      .viewType = bd->view,
                                      .format = bd->format,
-                                     .subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, bd->layers}};
+                                     .subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, bd->levels, 0, bd->layers}};
          APP_CHECK(vkCreateImageView(dev, &vc, NULL, &views[b]));
          if (bd->kind == K_SAMPLED_IMAGE) {
             VkSamplerCreateInfo sc = {.sType = VK_STRUCTURE_TYPE_SAMPLER_CREATE_INFO,
@@ -673,13 +750,17 @@ app_main(int argc, char **argv, const struct app_hooks *hooks)
             hooks->last_alloc(&rb_va, &rb_bo);
             fprintf(m, "set=%u binding=%u type=%s_image format=%u texel_bytes=%u view=%d "
                        "extent=%u,%u,%u layers=%u va=0x%016llx size=%llu bo=%u "
-                       "staging_va=0x%016llx readback_va=0x%016llx bytes=%llu\n",
+                       "staging_va=0x%016llx readback_va=0x%016llx bytes=%llu",
                     bd->set, bd->binding,
                     bd->attachment ? "rendertarget" : bd->kind == K_STORAGE_IMAGE ? "storage" : "sampled",
                     bd->format, bd->texel_bytes, (int)bd->view, bd->w, bd->h, bd->d, bd->layers,
                     (unsigned long long)img_va, (unsigned long long)mr.size, img_bo,
                     (unsigned long long)st_va, (unsigned long long)rb_va,
                     (unsigned long long)bytes);
+            /* (one-level lines stay as they were before --mips) */
+            if (bd->levels > 1)
+               fprintf(m, " levels=%u", bd->levels);
+            fprintf(m, "\n");
          }
       }
    }
@@ -747,9 +828,9 @@ app_main(int argc, char **argv, const struct app_hooks *hooks)
       for (unsigned b = 0; b < nb; b++) {
          if (!is_image(&bindings[b]))
             continue;
-         VkBufferImageCopy r = {.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, bindings[b].layers},
-                                .imageExtent = {bindings[b].w, bindings[b].h, bindings[b].d}};
-         vkCmdCopyBufferToImage(cb, staging[b], imgs[b], VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &r);
+         VkBufferImageCopy r[16];
+         unsigned nr = copy_regions(&bindings[b], r);
+         vkCmdCopyBufferToImage(cb, staging[b], imgs[b], VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, nr, r);
       }
       image_barrier(vkCmdPipelineBarrier, cb, imgs, bindings, nb, VK_PIPELINE_STAGE_TRANSFER_BIT,
                     VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
@@ -772,9 +853,9 @@ app_main(int argc, char **argv, const struct app_hooks *hooks)
       for (unsigned b = 0; b < nb; b++) {
          if (!is_image(&bindings[b]))
             continue;
-         VkBufferImageCopy r = {.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, bindings[b].layers},
-                                .imageExtent = {bindings[b].w, bindings[b].h, bindings[b].d}};
-         vkCmdCopyImageToBuffer(cb, imgs[b], VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, readback[b], 1, &r);
+         VkBufferImageCopy r[16];
+         unsigned nr = copy_regions(&bindings[b], r);
+         vkCmdCopyImageToBuffer(cb, imgs[b], VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, readback[b], nr, r);
       }
    }
    if (image_app) { /* the results to the host */
