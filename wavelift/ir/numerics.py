@@ -42,13 +42,20 @@ def _dt(x):
 
 
 # ----------------------------------------------------------------------------------- integers
+def _unsigned(x):
+    """x's bits as the unsigned type of its width (np.bitwise_count and >> of a signed integer
+    work on its value: the count of -2**27's bits was 1, not 5)."""
+    x = np.asarray(x)
+    return x.view(f"u{x.dtype.itemsize}") if x.dtype.kind == "i" else x
+
+
 def popcount(x):
-    return np.bitwise_count(x).astype(np.int32)
+    return np.bitwise_count(_unsigned(x)).astype(np.int32)
 
 
 def clz(x, bits):
     """Leading zeros; -1 for 0 (s_flbit / v_ffbh convention)."""
-    x = np.asarray(x)
+    x = _unsigned(x)
     y = x.copy() if x.ndim else x
     for s in (1, 2, 4, 8, 16, 32):
         if s < bits:
@@ -757,4 +764,8 @@ def _cvt_f2i(x, frm, to):
     info = np.iinfo(tt)
     y = np.trunc(np.asarray(x, np.float64))
     y = np.where(np.isnan(y), 0.0, y)
-    return np.clip(y, info.min, info.max).astype(tt)
+    # a 64-bit maximum is no f64: clip gives 2**63 / 2**64, which the cast does not saturate
+    # (it gave 0 or the minimum for +inf): those are the maximum
+    top = y >= float(info.max)
+    y = np.where(top, 0.0, np.clip(y, info.min, info.max)).astype(tt)
+    return np.where(top, tt(info.max), y)
