@@ -218,3 +218,24 @@ def test_random_sessions_equal_the_full_path(monkeypatch):
         for x, y in zip(fast, full):
             assert x == y
         assert taken > 10, taken
+
+
+def test_layout_of_the_same_window_objects_is_the_layout_of_their_values():
+    """trace/windows._layout's last-call shortcut (the same Window objects again: the same
+    layout) gives what the keyed lookup gives, and other objects or values are looked up."""
+    from wavelift.run.result import Window
+    from wavelift.trace import windows as W
+
+    ws = [Window(0x1000, 64, "a", "t"), Window(0x2004, 100, "b", "t")]
+    lay = W._layout(ws)
+    assert W._layout(ws) is lay and W._layout(list(ws)) is lay
+    same = [Window(0x1000, 64, "a", "t"), Window(0x2004, 100, "b", "t")]
+    assert W._layout(same) is lay  # (equal values: the keyed cache's layout)
+    other = [Window(0x1000, 64, "a", "t"), Window(0x2008, 100, "b", "t")]
+    lo = W._layout(other)
+    assert lo is not lay and lo.offs != lay.offs or lo.windows != lay.windows
+    assert W._layout(ws) is lay
+    assert W._layout(ws[:1]) is not lay and W._layout([]) is W._layout([])
+    W._LAYOUTS.clear()  # (evicted: the last call's layout is still a pure function of its windows)
+    again = W._layout(ws)
+    assert (again.windows, again.offs, again.nbytes) == (lay.windows, lay.offs, lay.nbytes)

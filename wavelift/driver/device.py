@@ -117,8 +117,25 @@ def _launch_key(groups, block, args, global_size, global_offset, dims, dynamic_s
             if x is _NO_KEY:
                 return None
             ak.append(x)
-    k = _value_key((groups, block, global_size, global_offset, dims, dynamic_stack, queue))
+    k = _grid_key((groups, block, global_size, global_offset, dims, dynamic_stack, queue))
     return None if k is _NO_KEY else (k, tuple(ak))
+
+
+def _grid_key(v: tuple):
+    """_value_key(v) for a tuple of the launch's grid arguments, with its common elements (None,
+    ints, tuples of ints) keyed inline: the same key _value_key gives (anything else: its)."""
+    if all(type(x) is int for x in v):
+        return (tuple, v)
+    out = []
+    for x in v:
+        t = type(x)
+        if x is None or t is int:
+            out.append((t, x))
+        elif t is tuple and all(type(y) is int for y in x):
+            out.append((t, x))
+        else:
+            return _value_key(v)
+    return (tuple, tuple(out))
 
 
 class Device:

@@ -88,10 +88,19 @@ class Layout:
         return t
 
 
+# (the window objects of the last _layout call, and its layout): the trace cache hands out the
+# same Window objects for a repeated launch (frozen: the same objects, the same values)
+_LAST: list = [(), None]
+
+
 def _layout(windows) -> Layout:
+    last = _LAST[0]
+    if len(windows) == len(last) and all(a is b for a, b in zip(windows, last)) and _LAST[1] is not None:
+        return _LAST[1]
     key = tuple(windows)
     hit = _LAYOUTS.get(key)
     if hit is not None:
+        _LAST[:] = [key, hit]
         return hit
     ws = sorted(windows, key=lambda w: w.address)
     merged: list[Window] = []
@@ -117,6 +126,7 @@ def _layout(windows) -> Layout:
     pos = max(pos + 8, 64)
     out = Layout(merged, offs, pos + (-pos) % 8)
     _LAYOUTS[key] = out
+    _LAST[:] = [key, out]
     while len(_LAYOUTS) > LAYOUTS:
         del _LAYOUTS[next(iter(_LAYOUTS))]
     return out

@@ -100,6 +100,7 @@ class Entry:
         # side (touch: the host may write; commit: a dispatch wrote): unchanged means the bytes
         # are (``stamp``); never the number of another entry, old or new
         self.version = next(_VERSIONS)
+        self.small = host.size <= SHADOW_BYTES  # (the allocation's size: prepare's shadow test)
         # small allocations (at most SHADOW_BYTES): a host copy of what the device copy holds
         # while nothing newer is on the device, and the version its bytes had then (``settle``)
         self.shadow: np.ndarray | None = None
@@ -238,12 +239,15 @@ class CuPyOps:
         if n:
             self._commit(self._grid(n), (256,), (dst[doff:], src[soff:], mask[soff:], np.uint64(n)))
 
-    def runs_launch(self, written, count, inline=None) -> None:
+    def runs_launch(self, written, count, inline=None, cleared: bool = False) -> None:
         """Start wl_runs over ``written``; ``count`` (2 device u32) gets the number of runs,
         which comes back with the dispatch's report; then ``runs_finish``.  ``inline``: None,
         or (starts, ends) device u64 arrays inside the report: room for that many runs, which
-        then come back with it (more: runs_finish runs the scan again with room for all)."""
-        count.fill(0)
+        then come back with it (more: runs_finish runs the scan again with room for all).
+        ``cleared``: the caller has zeroed ``count`` on the stream since anything last wrote it
+        (the runtime's report, cleared before each launch: no memset here)."""
+        if not cleared:
+            count.fill(0)
         n = int(written.size)
         if inline is not None:
             starts, ends = inline
@@ -328,8 +332,12 @@ class Resident:
         self.spare = None  # (runtime: the scratch word of dispatches without wave scratch)
         self.zero_word = None  # (runtime: the one-word wavebase table of whole groups)
         self.events = None  # (runtime: the two timing events around a dispatch's kernel)
-        # (layout, memory, generation, [allocation per window]): ``prepare``'s finds, kept
+        # (layout, memory, generation, [allocation per window], entry_count, plan or None):
+        # ``prepare``'s finds, kept, and the plan it made from them
         self._finds: tuple | None = None
+        # a new number whenever an entry is made or taken away (``entry``, ``pull_all_of``): the
+        # same count, the same entry object for each allocation still held (prepare's kept plan)
+        self.entry_count = 0
 
     def stamp(self, alloc):
         """Something equal to the next stamp of ``alloc`` exactly while its bytes stay the same
@@ -438,6 +446,7 @@ class Resident:
             e = Entry(self.ops.alloc(alloc.size), alloc._data, alloc.shared)
             e.host_dirty.add(0, alloc.size)
             self.entries[alloc] = e
+            self.entry_count += 1
             alloc.resident = self
         return e
 
@@ -448,22 +457,38 @@ class Resident:
         if other is not None:
             other.pull(alloc, 0, alloc.size)
             other.entries.pop(alloc, None)
+            other.entry_count += 1
             alloc.resident = None
 
     def prepare(self, win) -> list:
         """Every window's (entry, offset in its allocation), with what the host changed in
         those allocations uploaded.  A window lies inside one allocation (trace/)."""
-        plan = []
-        flushed: set = set()
         mem = win.memory
         # each window's allocation, kept per (layout, memory, allocation table generation): the
         # same windows in the same table lie in the same allocations (issue 24)
         f = self._finds
         allocs = None
         if f is not None and f[0] is win.layout and f[1]() is mem and f[2] == mem.generation:
+            kept = f[5]
+            if kept is not None and f[4] == self.entry_count:
+                # the plan made last time (the same allocations -- the same table holds them --
+                # and no entry made or taken since: the same entries) while no entry in it has
+                # anything to upload: what the loop below does then (a shadow made where it
+                # makes one, from the entry's host array: the allocation's) and returns (issue 24)
+                for e in kept[1]:
+                    if e.shared or e.host_dirty.lo:
+                        break
+                else:
+                    for e in kept[1]:
+                        if e.shadow is None and e.small and not e.dev_dirty.lo:
+                            e.shadow = e.host.copy()
+                            e.clean = e.version
+                    return kept[0]
             allocs = [r() for r in f[3]]  # (weak: a freed allocation's copy still goes)
             if any(a is None for a in allocs):
                 allocs = None
+        plan = []
+        flushed: set = set()
         if allocs is None:
             allocs = []
             for w in win.windows:
@@ -471,7 +496,14 @@ class Resident:
                 if alloc is None:  # (the tracer places windows inside allocations)
                     raise ValueError(f"window {w.address:#x}+{w.size:#x} is not inside one allocation")
                 allocs.append(alloc)
-            self._finds = (win.layout, weakref.ref(mem), mem.generation, [weakref.ref(a) for a in allocs])
+            self._finds = (
+                win.layout,
+                weakref.ref(mem),
+                mem.generation,
+                [weakref.ref(a) for a in allocs],
+                -1,
+                None,
+            )
         get = self.entries.get
         for w, alloc in zip(win.windows, allocs):
             e = get(alloc)
@@ -502,6 +534,11 @@ class Resident:
                     e.shadow = alloc._data.copy()  # (the device copy's bytes now)
                     e.clean = e.version
             plan.append((e, w.address - alloc.base))
+        f = self._finds
+        if f is not None and f[0] is win.layout and f[1]() is mem and f[2] == mem.generation:
+            # (the plan for the next dispatch of these windows: its entries once each)
+            ents = list({id(e): e for e, _ in plan}.values())
+            self._finds = f[:4] + (self.entry_count, (plan, ents))
         return plan
 
     def gather(self, win, plan, arena=None):

@@ -345,9 +345,34 @@ class Runtime:
         return out, complete
 
     # --------------------------------------------------------------------------- running
+    def _shape(self, cfg, mode: str, budget: int, nwin: int) -> tuple:
+        """(total groups, waves per group (array) or None, full waves per group, waves run,
+        the wavebase table (host) or None, shared bytes, P, groups per launch, wave scratch
+        bytes): a pure function of the config's fields (its wave size among them), the mode,
+        the budget and the number of windows (kept by memo.by_config; not changed)."""
+        total, wpg, full = self._groups()  # (self.cfg is cfg)
+        if wpg is None:
+            wavebase = None  # (read only with partial groups: codegen C.wave)
+            waves = total * full
+        else:
+            wavebase = (np.cumsum(wpg) - wpg).astype(np.uint64)
+            wavebase.flags.writeable = False
+            waves = int(wpg.sum())
+        xoff = (cfg.lds_bytes + 15) // 16 * 16
+        shared = xoff + full * 2 * G.XWORDS * 4
+        P = G.param_words(cfg, nwin, budget, xoff)
+        P.flags.writeable = False
+        wb = cfg.scratch_wave_bytes if mode == "wave" else 0
+        per_group = max(full * wb, 1)
+        chunk = max(1, min(MAX_GRID, total, MAX_SCRATCH_BYTES // per_group if wb else MAX_GRID))
+        return total, wpg, full, waves, wavebase, shared, P, chunk, wb
+
     def run(self):
         cfg, L = self.cfg, self.L
-        total, wpg, full = self._groups()
+        win = self.win
+        total, wpg, full, waves, wavebase, shared, P, chunk, wb = by_config(
+            "shape", cfg, self._shape, self.mode, self.budget, len(win.starts)
+        )
         if total == 0:
             return
         if L == 64 and full > 15:
@@ -357,19 +382,7 @@ class Runtime:
                 f"(15 named barriers); this one has {full} waves",
             )
         cp = _cupy()
-        if wpg is None:
-            wavebase = None  # (read only with partial groups: codegen C.wave)
-            self.waves_run = total * full
-        else:
-            wavebase = (np.cumsum(wpg) - wpg).astype(np.uint64)
-            self.waves_run = int(wpg.sum())
-        xoff = (cfg.lds_bytes + 15) // 16 * 16
-        shared = xoff + full * 2 * G.XWORDS * 4
-        win = self.win
-        P = by_config("P", cfg, G.param_words, len(win.starts), self.budget, xoff)  # (not changed)
-        wb = cfg.scratch_wave_bytes if self.mode == "wave" else 0
-        per_group = max(full * wb, 1)
-        chunk = max(1, min(MAX_GRID, total, MAX_SCRATCH_BYTES // per_group if wb else MAX_GRID))
+        self.waves_run = waves
 
         res = R.for_memory(win.memory)
         plan = self.plan = res.prepare(win)  # (what the host changed goes up)
@@ -466,7 +479,9 @@ class Runtime:
             stop.record()
             # the written runs, found on the device: their count and the first INLINE_RUNS come
             # back with the report, and so do the hints the accesses resolved to
-            res.ops.runs_launch(written, count, inline)
+            # (count lies in the report, cleared above on the stream; the kernel writes only
+            # the report's status, stats and escapes: it is still zero)
+            res.ops.runs_launch(written, count, inline, cleared=True)
             if nslots:
                 ptr, size = _hint_address(self.k)
                 res.ops.copy_global(rep, HINTS_AT, ptr, min(4 * nslots, size))
@@ -501,7 +516,11 @@ class Runtime:
         self.instructions, self.lane_instructions = int(counted[0]), int(counted[1])
         self.escape_count = int(stats[2])
         recorded = min(int(status[4]), 16)
-        esc = host[STATS_BYTES + 64 : STATS_BYTES + 64 + 32 * recorded].view(np.uint32).reshape(recorded, 8)
+        esc = (
+            host[STATS_BYTES + 64 : STATS_BYTES + 64 + 32 * recorded].view(np.uint32).reshape(recorded, 8)
+            if recorded
+            else ()
+        )
         prog = self.m.program
         for e in esc:
             ins = prog.instructions[int(e[0])]
