@@ -1,0 +1,247 @@
+"""Conformance: the ALU cases (cases.py) x every registered backend, against ir/interp.py.
+
+Every pure value op of the op table, in every type variant the IR defines it on (cases.VARIANTS),
+on random operands plus edge values (0, +-1, the extremes, powers of two; for floats +-0, +-inf,
+NaNs quiet and signaling with payloads, denormals, rounding ties), is evaluated by
+wavelift/ir/interp.py, the reference, and lowered and run by each backend through its own
+interface (backends/base.py: build_module, run; rig.py), with the operands per lane and uniform:
+the results must be the same bits, NaN bits included (docs/float-semantics.md, decision 0017).
+fin/fout (the MODE denormal flushes) run under each combination of MODE's flush fields.
+
+* NumPy blocks and the NumPy backend's native tier (host C++; skips without a compiler), run
+  here (the tier at -O0 by default, at the user's flags under ``-m slow``);
+* CUDA: without a GPU its build of the whole program is NVRTC-compiled (the fast tier by
+  default, the optimising build of both modes under ``-m slow``); with one (``-m cuda``) it runs
+  in lane and wave mode and is compared like the others.
+
+A backend disagreeing with interp is a finding: fix the backend or interp (whichever is wrong
+per the ISA), or list the case in XFAIL with why (each is xfail(strict=True)).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+import rig
+from cases import MODE_OPS, MODE_VARIANTS, MODES, NOT_HERE, VARIANTS, bits_of, operands, reference
+
+from wavelift.backends import base
+from wavelift.ir import ops
+
+GROUPS = 8  # waves: 256 lane cases and 8 wave cases per variant
+SLOW_GROUPS = 64
+HOST_PARTS = ("numpy", "numpy-native")  # parts run here: NumPy blocks, the native tier
+# (part, variant id) -> why it disagrees with interp (an xfail(strict=True) case): none today
+XFAIL: dict[tuple[str, str], str] = {}
+
+
+# ---- the cases cover the table, and interp evaluates them --------------------------------------
+
+
+def test_every_pure_op_has_cases():
+    """A new op row fails here until it has cases (or a reason in NOT_HERE)."""
+    named = {v.name for v in VARIANTS}
+    assert named | set(NOT_HERE) == set(ops.PURE_OPS), sorted(set(ops.PURE_OPS) ^ (named | set(NOT_HERE)))
+    assert not named & set(NOT_HERE)
+    assert {v.name for v in MODE_VARIANTS} == set(MODE_OPS)
+    assert len({v.id for v in VARIANTS}) == len(VARIANTS)
+
+
+def test_interp_evaluates_every_case():
+    lay = _layout(GROUPS)
+    for v, (_, ok) in zip(VARIANTS, _reference(GROUPS)):
+        assert ok.all(), f"{v.id}: interp does not evaluate {int((~ok).sum())} cases"
+    assert len(lay.pools) < 60
+
+
+def test_registered_backends_are_covered():
+    """Every registered backend (and tier) has a place here: run on the host, or NVRTC-compiled
+    without a GPU and run with one."""
+    assert set(_parts()) == {*HOST_PARTS, "cuda"}, sorted(_parts())
+
+
+def _parts() -> dict:
+    """Every registered backend and tier by name."""
+    return {p.name: p for b in base.registered() for p in (b, *b.tiers)}
+
+
+# ---- the runs ----------------------------------------------------------------------------------
+
+
+@functools.cache
+def _layout(groups: int, mode_ops: bool = False) -> rig.Layout:
+    return rig.Layout(MODE_VARIANTS if mode_ops else VARIANTS, groups)
+
+
+@functools.cache
+def _program(groups: int, mode_ops: bool = False):
+    return rig.program(_layout(groups, mode_ops))
+
+
+@functools.cache
+def _reference(groups: int, mode: int | None = None) -> list:
+    lay = _layout(groups, mode is not None)
+    n = lay.lanes + lay.groups
+    return [reference(v, operands(v, n), mode) for v in lay.variants]
+
+
+def _run(part: str, groups: int, tmp, mode_ops: bool = False, float_mode: int = 0xF0, flags: str = "-O0"):
+    """Run the cases on a host part -> ``out``; the native tier must have run every block."""
+    from wavelift.backends import host, native
+    from wavelift.backends.numpy import runtime
+
+    with pytest.MonkeyPatch.context() as mp:
+        if part == "numpy":
+            mp.setattr(runtime, "NATIVE", "off")
+        else:
+            if host.compiler() is None:
+                pytest.skip("no host C++ compiler (clang++-19 / g++): the native tier is not available")
+            mp.setattr(runtime, "NATIVE", "on")
+            mp.setenv("WAVELIFT_NATIVE_CACHE", str(tmp))
+            if flags:
+                mp.setattr(native, "FLAGS", tuple(flags if f.startswith("-O") else f for f in native.FLAGS))
+        before = len(native.PROBLEMS)
+        out, info = rig.run(
+            "numpy", _layout(groups, mode_ops), _program(groups, mode_ops), float_mode=float_mode
+        )
+        if part != "numpy":
+            assert native.PROBLEMS[before:] == [], native.PROBLEMS[before:][:1]
+            extra = info.counts.extra
+            assert extra.get("native") and not extra.get("numpy_block_runs"), str(extra)[:2000]
+    return out
+
+
+def _differences(lay: rig.Layout, k: int, out: np.ndarray, want: np.ndarray, ok: np.ndarray) -> list[str]:
+    """Where variant k's results in ``out`` are not interp's, in words (one line per operand shape)."""
+    v = lay.variants[k]
+    lanes, waves = lay.results(out, k)
+    cols = operands(v, lay.lanes + lay.groups)
+    bad = []
+    shapes = (
+        ("per-lane operands", lanes, want[: lay.lanes], ok[: lay.lanes], lambda i: i),
+        (
+            "uniform operands",
+            waves,
+            np.repeat(want[lay.lanes :], rig.WAVE),
+            np.repeat(ok[lay.lanes :], rig.WAVE),
+            lambda i: lay.lanes + i // rig.WAVE,
+        ),
+    )
+    for what, got, w, m, case in shapes:
+        d = np.flatnonzero(m & (got != w))
+        if d.size:
+            i = int(d[0])
+            x = [hex(int(bits_of(c[case(i) : case(i) + 1])[0])) for c in cols]
+            bad.append(
+                f"{v.id}, {what}: {d.size} of {int(m.sum())} differ; e.g. operands {x} -> "
+                f"{int(got[i]):#x}, interp {int(w[i]):#x}"
+            )
+    return bad
+
+
+@pytest.fixture(scope="module")
+def host_runs(tmp_path_factory):
+    """part -> ``out`` of the default cases (run once per part)."""
+    got: dict = {}
+
+    def get(part):
+        if part not in got:
+            got[part] = _run(part, GROUPS, tmp_path_factory.mktemp("native"))
+        return got[part]
+
+    return get
+
+
+def _cases():
+    out = []
+    for part in HOST_PARTS:
+        for k, v in enumerate(VARIANTS):
+            why = XFAIL.get((part, v.id))
+            marks = [pytest.mark.xfail(strict=True, reason=why)] if why else []
+            out.append(pytest.param(part, k, id=f"{part}-{v.id}", marks=marks))
+    return out
+
+
+@pytest.mark.parametrize("part,k", _cases())
+def test_backend_matches_interp(host_runs, part, k):
+    if VARIANTS[k].name not in _parts()[part].lowers():
+        pytest.skip(f"{part} declares {VARIANTS[k].name} unsupported")
+    want, ok = _reference(GROUPS)[k]
+    bad = _differences(_layout(GROUPS), k, host_runs(part), want, ok)
+    assert not bad, "\n".join(bad)
+
+
+@pytest.mark.parametrize("part", HOST_PARTS)
+def test_mode_flushes_match_interp(part, tmp_path):
+    """fin/fout under every combination of MODE's denormal fields (flush in, out, both, none)."""
+    lay = _layout(GROUPS, True)
+    bad = []
+    for fm in MODES:
+        out = _run(part, GROUPS, tmp_path, True, fm)
+        for k, (want, ok) in enumerate(_reference(GROUPS, fm | 0x100)):  # (DX10_CLAMP: rig.config)
+            bad += [f"MODE {fm | 0x100:#x}: {line}" for line in _differences(lay, k, out, want, ok)]
+    assert not bad, "\n".join(bad)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("part", HOST_PARTS)
+def test_backend_matches_interp_many(part, tmp_path):
+    """More cases (SLOW_GROUPS waves), the native tier at the user's flags (WAVELIFT_NATIVE_OPT)."""
+    lay = _layout(SLOW_GROUPS)
+    out = _run(part, SLOW_GROUPS, tmp_path, flags="")
+    bad = []
+    for k, (want, ok) in enumerate(_reference(SLOW_GROUPS)):
+        if (part, lay.variants[k].id) not in XFAIL:
+            bad += _differences(lay, k, out, want, ok)
+    assert not bad, "\n".join(bad[:40]) + f"\n({len(bad)} differ)"
+
+
+# ---- CUDA ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "mode,tier",
+    [
+        ("lane", "fast"),
+        pytest.param("lane", "off", marks=pytest.mark.slow),
+        pytest.param("wave", "off", marks=pytest.mark.slow),
+    ],
+)
+def test_cuda_build_compiles(mode, tier, monkeypatch, tmp_path):
+    """Without a GPU: the CUDA backend builds the whole case program (NVRTC): every variant's
+    lowering is valid CUDA.  The fast tier by default, the optimising build under -m slow."""
+    from wavelift.backends.cuda.compile import nvrtc_problem
+
+    why = nvrtc_problem()
+    if why:
+        pytest.skip(f"NVRTC unavailable: {why}")
+    monkeypatch.setenv("WAVELIFT_CUDA_CACHE", str(tmp_path))
+    monkeypatch.setenv("WAVELIFT_CUDA_TIER", tier)
+    lay = _layout(GROUPS)
+    m = base.get("cuda").build_module(
+        rig.key(lay, mode, 0xF0), _program(GROUPS), rig.config(lay), mode, rig.CODE
+    )
+    assert m.cubin[:4] == b"\x7fELF" and m.compiled_by == ("nvrtc-fast" if tier == "fast" else "nvrtc")
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("mode", ["lane", "wave"])
+def test_cuda_matches_interp_on_the_gpu(mode, monkeypatch, tmp_path):
+    why = base.problem("cuda")
+    if why:
+        pytest.skip(why)
+    monkeypatch.setenv("WAVELIFT_CUDA_CACHE", str(tmp_path))
+    bad = []
+    lay = _layout(GROUPS)
+    out, _ = rig.run("cuda", lay, _program(GROUPS), mode)
+    for k, (want, ok) in enumerate(_reference(GROUPS)):
+        if ("cuda", lay.variants[k].id) not in XFAIL:
+            bad += _differences(lay, k, out, want, ok)
+    lay = _layout(GROUPS, True)
+    for fm in MODES:
+        out, _ = rig.run("cuda", lay, _program(GROUPS, True), mode, fm)
+        for k, (want, ok) in enumerate(_reference(GROUPS, fm | 0x100)):
+            bad += [f"MODE {fm | 0x100:#x}: {line}" for line in _differences(lay, k, out, want, ok)]
+    assert not bad, "\n".join(bad[:40]) + f"\n({len(bad)} differ)"
