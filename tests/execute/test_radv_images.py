@@ -292,6 +292,38 @@ def check_mipsample(name, mode, tmp_path):
     assert np.abs(got[:, 3] - want[:, 3].astype(np.float64)).max() <= 1 / 255 + 2.0**-9
 
 
+def check_mip3d(name, mode, tmp_path):
+    """A cube array (2 cubes of 16x16, 5 levels, SW_4KB_D_X) point-sampled with nearest mip, and
+    a 32x16x8 r32f 3-D chain of 6 levels (SW_4KB_S_X, thick 8x16x8 blocks, levels 2..5 in the
+    tail) point-sampled, trilinear with a linear mip blend, and texelFetch'd per level."""
+    cap, b = replayed(name, mode, tmp_path)
+    got = np.frombuffer(result(cap, b[4]), np.float32).reshape(64, 4, 4)
+    want = np.frombuffer(lavapipe("img_mip3d", 4), np.float32).reshape(64, 4, 4)
+    inp = FIX / "inputs/img_mip3d"
+    c = np.frombuffer((inp / "coords.bin").read_bytes(), np.float32).reshape(64, 2, 4).astype(np.float64)
+    a = np.frombuffer((inp / "t3.bin").read_bytes(), np.float32)
+    t3, off = [], 0
+    for lv in range(6):
+        w, h, d = (max(n >> lv, 1) for n in (32, 16, 8))
+        t3.append(a[off : off + w * h * d].reshape(d, h, w))
+        off += w * h * d
+    assert ulps(got[:, 0], want[:, 0]).max() <= 1  # rgba8 cube array: lavapipe's UNORM ulp
+    for s in (1, 3):
+        np.testing.assert_array_equal(got[:, s], want[:, s], err_msg=f"slot {s}")
+    for k in range(64):  # NumPy, exact: texelFetch and the nearest-mip point samples (edge)
+        lv = k % 4
+        np.testing.assert_array_equal(got[k, 3, 0], t3[lv][(k % 8) >> lv, (k % 16) >> lv, (k % 32) >> lv])
+        lv = int(np.floor(c[k, 0, 3] + 0.5))
+        d, h, w = t3[lv].shape
+        x, y, z = (min(int(np.floor(v * n)), n - 1) for v, n in zip(c[k, 0, :3], (w, h, d), strict=True))
+        np.testing.assert_array_equal(got[k, 1, 0], t3[lv][z, y, x], err_msg=f"3-D point lane {k}")
+    # trilinear with a linear mip blend: decision 0025's bound, 2^-9 of the span per blended axis
+    # (three, and the mip weight) plus 4 ulp
+    span, top = float(np.ptp(a)), float(np.abs(a).max())
+    bound = 4 * span * 2.0**-9 + 4 * top * 2.0**-23
+    assert np.abs(got[:, 2].astype(np.float64) - want[:, 2]).max() <= bound
+
+
 CHECKS = {
     "img_storage": check_storage,
     "img_formats": check_formats,
@@ -299,8 +331,9 @@ CHECKS = {
     "texel_buffers": check_texel,
     "img_mips": check_mips,
     "img_mipsample": check_mipsample,
+    "img_mip3d": check_mip3d,
 }
-MIP_SHADERS = ("img_mips", "img_mipsample")
+MIP_SHADERS = ("img_mips", "img_mipsample", "img_mip3d")
 
 
 # default run: each shader once in wave mode on NumPy blocks (one build each) and one navi10
@@ -314,6 +347,7 @@ MIP_SHADERS = ("img_mips", "img_mipsample")
         ("img_storage", "navi10-w64", "lane"),
         ("img_formats", "w32", "wave"),
         ("img_mipsample", "w64", "wave"),
+        ("img_mip3d", "navi10-w64", "lane"),
     ],
 )
 def test_radv_image_capture_equals_lavapipe(shader, build, mode, tmp_path):
@@ -341,20 +375,25 @@ def test_radv_mip_storage_capture(build, mode, tmp_path):
 # what RADV and addrlib chose for the mip captures (radv_capture.log) and what wavelift's layout
 # code (checked against addrlib, tests/memory/test_layout.py) places in the mip tail
 MIP_SURFACES = {
-    # (width, layers, bpe, levels): (swizzle mode, RADV/addrlib's size)
-    (128, 1, 4, 8): ("64KB_R_X", 131072),
-    (32, 3, 4, 6): ("4KB_D_X", 24576),
-    (16, 6, 8, 5): ("4KB_D_X", 24576),
-    (32, 6, 4, 6): ("4KB_D_X", 49152),
+    # (width, height, depth, layers, bytes a texel, levels): (swizzle mode, RADV/addrlib's size,
+    # the levels in the mip tail)
+    (128, 128, 1, 1, 4, 8): ("64KB_R_X", 131072, range(1, 8)),
+    (32, 32, 1, 3, 4, 6): ("4KB_D_X", 24576, range(1, 6)),
+    (16, 16, 1, 6, 8, 5): ("4KB_D_X", 24576, range(0, 5)),
+    (32, 32, 1, 6, 4, 6): ("4KB_D_X", 49152, range(1, 6)),
+    (16, 16, 1, 12, 4, 5): ("4KB_D_X", 49152, range(0, 5)),
+    (32, 16, 8, 1, 4, 6): ("4KB_S_X", 28672, range(2, 6)),  # 3-D, thick 8x16x8 blocks
 }
+MIP_NSURF = {"img_mips": 6, "img_mipsample": 5, "img_mip3d": 3}
 
 
 @pytest.mark.parametrize("name", [f"{s}-{b}" for s in MIP_SHADERS for b in BUILDS])
 def test_mip_captures_hold_real_layouts(name, tmp_path):
     """The mip captures carry the GB_ADDR_CONFIG addrlib laid them out with (navi21 0x444: 16
     pipes, 16 packers; navi10 0x00100044), tiled swizzle modes with mip tails (wavelift's
-    level_plan, held to addrlib, gives RADV's sizes and puts levels 1..7 of the 64 KiB chain
-    in its tail), and the 64 KiB destination a nonzero pipe/bank XOR (tile_swizzle)."""
+    surface_info, held to addrlib, gives RADV's sizes and the tail levels of MIP_SURFACES), and
+    the second 64 KiB image of each capture a nonzero pipe/bank XOR (tile_swizzle), the others
+    none (ac_surface gives one only to 64 KiB _X modes)."""
     from wavelift.memory import layout as L
 
     gb = 0x100044 if "navi10" in name else 0x444
@@ -364,24 +403,25 @@ def test_mip_captures_hold_real_layouts(name, tmp_path):
     chip = L.Chip.from_gb_addr_config(gb, rbplus="navi10" not in name, z_tail_fix="navi10" not in name)
     modes = {v: k for k, v in L.sw_mode_names().items()}
     surf = re.findall(
-        r"surface (\d+)x\d+x1 layers (\d+) bpe (\d+): swizzle_mode (\d+), tiled, DCC no .*size (\d+), "
-        r"alignment \d+, levels (\d+), tile_swizzle (0x[0-9a-f]+)",
+        r"surface (\d+)x(\d+)x(\d+) layers (\d+) bpe (\d+): swizzle_mode (\d+), tiled, DCC no .*"
+        r"size (\d+), alignment \d+, levels (\d+), tile_swizzle (0x[0-9a-f]+)",
         log,
     )
-    assert len(surf) == (6 if name.startswith("img_mips-") else 5), log
-    xors = []
-    for w, layers, bpe, mode, size, levels, xor in surf:
-        key = (int(w), int(layers), int(bpe), int(levels))
-        assert (int(mode), int(size)) == (modes[MIP_SURFACES[key][0]], MIP_SURFACES[key][1]), key
-        s = L.Surface(int(mode), L.RSRC_2D, int(bpe).bit_length() - 1, key[0], key[0], key[1], key[3])
-        info = L.surface_info(s, chip)
+    assert len(surf) == MIP_NSURF[name.split("-")[0]], log
+    big = 0
+    for w, h, d, layers, bpe, mode, size, levels, xor in surf:
+        key = tuple(int(v) for v in (w, h, d, layers, bpe, levels))
+        want_mode, want_size, want_tail = MIP_SURFACES[key]
+        assert (int(mode), int(size)) == (modes[want_mode], want_size), key
+        rsrc, depth = (L.RSRC_3D, key[2]) if key[2] > 1 else (L.RSRC_2D, key[3])
+        info = L.surface_info(
+            L.Surface(int(mode), rsrc, key[4].bit_length() - 1, key[0], key[1], depth, key[5]), chip
+        )
         assert info.slice_size * info.slices == int(size), key
-        tail = [lv for lv, m in enumerate(info.mips) if m.tail is not None]
-        assert tail and tail[-1] == key[3] - 1, key
-        if key[0] == 128:
-            assert tail == list(range(1, 8))
-        xors.append(int(xor, 16))
-    assert xors[1] == 0x80 and not any(xors[2:])
+        assert [lv for lv, m in enumerate(info.mips) if m.tail is not None] == list(want_tail), key
+        if want_mode.startswith("64KB"):
+            big += 1
+        assert int(xor, 16) == (0x80 if want_mode.startswith("64KB") and big == 2 else 0), key
 
 
 def test_captures_hold_radv_meta_copies_on_a_compute_queue(tmp_path):
@@ -436,7 +476,7 @@ def lavapipe_live(exe, name: str, out: Path) -> None:
     assert p.returncode == 0, p.stderr[-500:]
 
 
-@pytest.mark.parametrize("shader", (*SHADERS, "img_mipsample"))
+@pytest.mark.parametrize("shader", (*SHADERS, "img_mipsample", "img_mip3d"))
 def test_committed_lavapipe_answers_are_lavapipes(shader, run_lavapipe, tmp_path):
     lavapipe_live(run_lavapipe, f"{shader}-w32", tmp_path / "out")
     committed = sorted((FIX / "lavapipe" / shader).glob("set*_binding*.bin"))

@@ -167,9 +167,50 @@ def img_mipsample(rng: np.random.Generator) -> dict[str, bytes]:
     }
 
 
+def img_mip3d(rng: np.random.Generator) -> dict[str, bytes]:
+    # per invocation two vec4: (s, t, r, point LOD) of the 32x16x8 chain, in (0, 1), clear for
+    # every level size; (cube direction as in img_mipsample, point LOD of the cube array)
+    sizes = [32 >> k for k in range(6)]
+    c = np.zeros((64, 2, 4), np.float32)
+    for k in range(64):
+        for a in range(3):
+            while True:
+                v = np.round(rng.uniform(0.02, 0.98) * 4096) / 4096
+                if _clear_all(v, sizes):
+                    c[k, 0, a] = v
+                    break
+        c[k, 0, 3] = _lod(rng, 5.4, True)
+        axis = rng.integers(0, 3)
+        for a in range(3):
+            if a == axis:
+                c[k, 1, a] = rng.choice([-1.0, 1.0])
+            else:
+                while True:
+                    v = np.round(rng.uniform(-0.7, 0.7) * 1024) / 1024
+                    if _clear_all((v + 1) / 2, [16 >> j for j in range(5)]):
+                        c[k, 1, a] = v
+                        break
+        c[k, 1, 3] = _lod(rng, 4.4, True)
+    count3 = sum(max(32 >> k, 1) * max(16 >> k, 1) * max(8 >> k, 1) for k in range(6))
+    return {
+        "coords.bin": c.tobytes(),
+        "ca.bin": _palette_texels(rng, 16, 5, 12),
+        "t3.bin": (np.round(rng.uniform(-8, 8, count3) * 64) / 64).astype(np.float32).tobytes(),
+    }
+
+
 MAKERS = {
     f.__name__: f
-    for f in (img_storage, img_formats, img_sample, texel_buffers, fullscreen_sample, img_mips, img_mipsample)
+    for f in (
+        img_storage,
+        img_formats,
+        img_sample,
+        texel_buffers,
+        fullscreen_sample,
+        img_mips,
+        img_mipsample,
+        img_mip3d,
+    )
 }
 SEEDS = {
     "fullscreen_sample": 2026,
@@ -179,6 +220,7 @@ SEEDS = {
     "img_formats": 2030,
     "img_mips": 2031,
     "img_mipsample": 2032,
+    "img_mip3d": 2033,
 }
 
 

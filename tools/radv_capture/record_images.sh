@@ -54,6 +54,8 @@ I=../inputs/img_mips
 OPTS[img_mips]="--image 0:0:storage:37:4:2d:128:128:1:1:$I/src.bin --mips 0:0:8 --image 0:1:storage:37:4:2d:128:128:1:1 --mips 0:1:8 --image 0:2:storage:98:4:2darray:32:32:1:3:$I/asrc.bin --mips 0:2:6 --image 0:3:storage:98:4:2darray:32:32:1:3 --mips 0:3:6 --image 0:4:storage:97:8:cube:16:16:1:6:$I/csrc.bin --mips 0:4:5 --image 0:5:storage:97:8:cube:16:16:1:6 --mips 0:5:5 --groups 16,16,1"
 I=../inputs/img_mipsample
 OPTS[img_mipsample]="--image 0:0:sampled:37:4:2d:128:128:1:1:$I/t8.bin --mips 0:0:8 --sampler 0:0:0:0:0:0:0:0 --image 0:1:sampled:37:4:2d:128:128:1:1:$I/t8.bin --mips 0:1:8 --sampler 0:1:1:1:1:2:2:2 --image 0:2:sampled:37:4:cube:32:32:1:6:$I/cube.bin --mips 0:2:6 --sampler 0:2:0:0:0:2:2:2 --image 0:3:sampled:37:4:cube:32:32:1:6:$I/cube.bin --mips 0:3:6 --sampler 0:3:1:1:1:2:2:2 --image 0:4:sampled:100:4:2darray:32:32:1:3:$I/arr.bin --mips 0:4:6 --sampler 0:4:0:0:0:2:2:2 --binding 0:5:ssbo:12288:$I/coords.bin --binding 0:6:ssbo:32768 --groups 4,1,1"
+I=../inputs/img_mip3d
+OPTS[img_mip3d]="--image 0:0:sampled:37:4:cubearray:16:16:1:12:$I/ca.bin --mips 0:0:5 --sampler 0:0:0:0:0:2:2:2 --image 0:1:sampled:100:4:3d:32:16:8:1:$I/t3.bin --mips 0:1:6 --sampler 0:1:0:0:0:2:2:2 --image 0:2:sampled:100:4:3d:32:16:8:1:$I/t3.bin --mips 0:2:6 --sampler 0:2:1:1:1:2:2:2 --binding 0:3:ssbo:2048:$I/coords.bin --binding 0:4:ssbo:4096 --groups 1,1,1"
 # the GB_ADDR_CONFIG the kernel reports, given to addrlib for these captures (the others keep
 # the null winsys's 0): navi21 16 pipes / 16 packers, navi10 0x00100044 (Mesa's own addrlib
 # test values for the chips, src/amd/common/ac_surface_test_common.h; tests/memory/test_layout.py)
@@ -81,6 +83,9 @@ CAPTURES=(
   "img_mipsample-w32|img_mipsample|navi21|32|gb"
   "img_mipsample-w64|img_mipsample|navi21|64|gb"
   "img_mipsample-navi10-w64|img_mipsample|navi10|64|gb"
+  "img_mip3d-w32|img_mip3d|navi21|32|gb"
+  "img_mip3d-w64|img_mip3d|navi21|64|gb"
+  "img_mip3d-navi10-w64|img_mip3d|navi10|64|gb"
 )
 
 mkdir -p "$FIX/captures"
@@ -123,7 +128,7 @@ done
 # lavapipe's answer (the same application, run_lavapipe.c), result bindings only; not for
 # img_mips: lavapipe does not implement VK_AMD_shader_image_load_store_lod (its stores all land
 # in level 0), so NumPy is that shader's oracle (test_radv_images.py)
-for shader in img_storage img_formats img_sample texel_buffers img_mipsample; do
+for shader in img_storage img_formats img_sample texel_buffers img_mipsample img_mip3d; do
     out=$FIX/lavapipe/$shader
     rm -rf "$out" "$BUILD/lvp"
     # shellcheck disable=SC2086
@@ -133,7 +138,7 @@ for shader in img_storage img_formats img_sample texel_buffers img_mipsample; do
         # inputs that the shader only reads are not results (the test reads the input files)
         case "$shader:$(basename "$f")" in
         img_storage:set0_binding[024].bin | img_sample:set0_binding[0-5].bin | texel_buffers:set0_binding[01].bin) ;;
-        img_mipsample:set0_binding[0-5].bin) ;;
+        img_mipsample:set0_binding[0-5].bin | img_mip3d:set0_binding[0-3].bin) ;;
         *) cp "$f" "$out/" ;;
         esac
     done
