@@ -197,6 +197,52 @@ def chain(data: bytes, dtype, n: int, levels: int, layers: int, channels: int):
     return out
 
 
+def check_placement(cap: Capture, name: str) -> None:
+    """Where the replay put every texel of every level and layer: each image's bytes (its BO,
+    after RADV's upload, our dispatch and RADV's read-back, all replayed by wavelift) at the
+    addresses addrlib gives (layout.address, held to Mesa's addrlib by tests/memory/
+    test_layout.py; the capture's GB_ADDR_CONFIG, the log's swizzle mode and pipe/bank XOR) are
+    the read-back buffer's texels.  A layout that only round-trips through wavelift's own
+    copies would pass the read-back comparisons but not this."""
+    from wavelift.memory import layout as L
+
+    gb = cap.gb_addr_config
+    navi10 = "navi10" in name
+    chip = L.Chip.from_gb_addr_config(gb, rbplus=not navi10, z_tail_fix=not navi10)
+    surf = re.findall(
+        r"swizzle_mode (\d+), tiled, .*tile_swizzle (0x[0-9a-f]+)",
+        (FIX / name / "radv_capture.log").read_text(),
+    )
+    images = [f for _, f in sorted(bindings(name).items()) if "readback_va" in f]
+    assert len(images) == len(surf) and images
+    for f, (mode, xor) in zip(images, surf, strict=True):
+        w, h, d = (int(v) for v in f["extent"].split(","))
+        layers, levels, tb = int(f["layers"]), int(f.get("levels", 1)), int(f["texel_bytes"])
+        three_d = f["view"] == "2"  # VK_IMAGE_VIEW_TYPE_3D
+        s = L.Surface(
+            int(mode),
+            L.RSRC_3D if three_d else L.RSRC_2D,
+            tb.bit_length() - 1,
+            w,
+            h,
+            d if three_d else layers,
+            levels,
+        )
+        bo = np.frombuffer(cap.read(int(f["va"], 16), int(f["size"])), np.uint8)
+        rb = np.frombuffer(cap.read(int(f["readback_va"], 16), int(f["bytes"])), np.uint8)
+        off = 0
+        for lv in range(levels):
+            lw, lh, ld = (max(n >> lv, 1) for n in (w, h, d))
+            nz = ld if three_d else layers
+            z, y, x = np.meshgrid(np.arange(nz), np.arange(lh), np.arange(lw), indexing="ij")
+            addr = L.address(chip, s, x.ravel(), y.ravel(), z.ravel(), lv, int(xor, 16)).astype(np.int64)
+            got = bo[addr[:, None] + np.arange(tb)]
+            want = rb[off : off + addr.size * tb].reshape(-1, tb)
+            np.testing.assert_array_equal(got, want, err_msg=f"{name} binding {f['binding']} level {lv}")
+            off += addr.size * tb
+        assert off == len(rb)
+
+
 def check_mips(name, mode, tmp_path):
     """image_load_mip / image_store_mip over every level: a 128x128 rgba8 chain in SW_64KB_R_X
     (levels 1..7 in the mip tail, the destination with a pipe/bank XOR), a 32x32 r32ui 2-D array
@@ -204,6 +250,7 @@ def check_mips(name, mode, tmp_path):
     does not implement VK_AMD_shader_image_load_store_lod (its stores all land in level 0): the
     oracle is NumPy, every result determined, so bit for bit."""
     cap, b = replayed(name, mode, tmp_path)
+    check_placement(cap, name)
     inp = FIX / "inputs/img_mips"
     src = chain((inp / "src.bin").read_bytes(), np.uint8, 128, 8, 1, 4)
     got = chain(result(cap, b[1]), np.uint8, 128, 8, 1, 4)
@@ -248,6 +295,7 @@ def check_mipsample(name, mode, tmp_path):
     with nearest mip and filtered trilinearly, a 32x32 rgba8 cube of 6 levels point and linear,
     texelFetch / point textureLod of a 32x32x3 r32f array of 6 levels; lavapipe and NumPy."""
     cap, b = replayed(name, mode, tmp_path)
+    check_placement(cap, name)
     got = np.frombuffer(result(cap, b[6]), np.float32).reshape(256, 8, 4)
     want = np.frombuffer(lavapipe("img_mipsample", 6), np.float32).reshape(256, 8, 4)
     inp = FIX / "inputs/img_mipsample"
@@ -297,6 +345,7 @@ def check_mip3d(name, mode, tmp_path):
     a 32x16x8 r32f 3-D chain of 6 levels (SW_4KB_S_X, thick 8x16x8 blocks, levels 2..5 in the
     tail) point-sampled, trilinear with a linear mip blend, and texelFetch'd per level."""
     cap, b = replayed(name, mode, tmp_path)
+    check_placement(cap, name)
     got = np.frombuffer(result(cap, b[4]), np.float32).reshape(64, 4, 4)
     want = np.frombuffer(lavapipe("img_mip3d", 4), np.float32).reshape(64, 4, 4)
     inp = FIX / "inputs/img_mip3d"
