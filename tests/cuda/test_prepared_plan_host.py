@@ -14,6 +14,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from test_host_path import standin  # noqa: E402,F401
 from test_resident_host import Dispatch, _memory  # noqa: E402
 
 from wavelift.backends.cuda import resident as R  # noqa: E402
@@ -128,3 +129,52 @@ def test_kept_plan_not_taken_after_a_host_write_or_a_new_entry():
     p4 = Dispatch(res, mem, ws, rng).plan
     assert p4 is not p3 and p4[0][0] is not p3[0][0]
     assert p1 is not None
+
+
+def test_standin_record_follows_the_code_stamp(standin):  # noqa: F811
+    """execute_dispatch's prepared record on a memory with device copies (the stand-in CuPy):
+    the code allocation's stamp proves the program; the same bytes written again keep the
+    record (program_for finds the same program; the stamp is noted again), other bytes (an
+    s_endpgm at the entry) take the full path and the dispatch lands nothing, and the old bytes
+    again land vadd's result."""
+    from test_host_path import _device, _vadd_from_kernargs
+
+    from wavelift.run import execute as E
+
+    dev, k = _device()
+    n = 64
+    a = dev.upload(np.arange(n, dtype=np.float32))
+    b = dev.upload(np.full(n, 0.5, np.float32))
+    c = dev.alloc(4 * n)
+    standin.kernel = _vadd_from_kernargs()
+    args = [a, b, c, np.uint32(n)]
+
+    def launch():
+        h = E.PREPARED_HITS[0]
+        r = k.launch(global_size=(n, 1, 1), block=(64, 1, 1), args=args)
+        assert r.refusal is None, r.refusal
+        return r, E.PREPARED_HITS[0] - h
+
+    launch()
+    launch()
+    r, took = launch()
+    assert took == 1 and r.write_spans == [(c.address, 4 * n)]
+    mem = dev.memory
+    code = mem.find(k.code_address)
+    rec = next(x for x in E._PREPARED.values() if x.memory() is mem)
+    assert rec.stamp is not None  # (the code has a device copy: a window of the dispatch)
+    old = code.data.copy()
+    mem.write(code.base, old)  # the same bytes: touched, the same program
+    r, took = launch()
+    assert took == 1 and r.write_spans == [(c.address, 4 * n)]
+    standin.kernel = None  # (the stand-in plays no kernel: what an s_endpgm kernel stores)
+    mem.write(k.code_address, np.array([0xBF810000], "<u4").view(np.uint8))
+    r, took = launch()
+    assert took == 0 and r.write_spans == []
+    mem.write(code.base, old)
+    standin.kernel = _vadd_from_kernargs()
+    dev.write(c, np.zeros(n, np.float32))
+    r, took = launch()
+    assert took == 0 and r.write_spans == [(c.address, 4 * n)]
+    assert np.array_equal(dev.download(c, np.float32), np.arange(n, dtype=np.float32) + 0.5)
+    assert launch()[1] == 1

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..backends import base as backends
-from ..errors import UserError
+from ..errors import Refused, UserError
 from ..stream import pm4
 from .aco import AcoShader
 from .codeobject import CodeObject, CodeObjectError, KernelInfo
@@ -72,6 +72,19 @@ class _Again:
     count: int
     after: dict[int, int]
     config: Any
+
+
+_RESULT: Any = None
+
+
+def _dispatch_result():
+    """run.result.DispatchResult, imported on first use (then kept: no import per launch)."""
+    global _RESULT
+    if _RESULT is None:
+        from ..run.result import DispatchResult
+
+        _RESULT = DispatchResult
+    return _RESULT
 
 
 def _value_key(v):
@@ -549,9 +562,7 @@ class Device:
         target, dims, initiator and GB_ADDR_CONFIG, all in the key or checked).  The IB is still
         written (the memory holds what the full path leaves) and the dispatch runs as
         run_stream runs it.  (False, None) when the register file differs: nothing changed."""
-        from ..errors import Refused
-        from ..run.result import DispatchResult
-
+        DispatchResult = _dispatch_result()
         if self._execute is None or not self._regs.replay_writes(e.writes, e.count, e.after):
             return False, None
         new: list = []

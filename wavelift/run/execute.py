@@ -293,8 +293,7 @@ def _prepared(memory, config, backend, mode, cache):
     without stamps: it reads and hashes the code, as the full path does); the module is the
     recorded one while the cache still holds it under the recorded key (module_key is a pure
     function of the program object, the config's fields, mode and backend)."""
-    from ..trace.tracer import content_stamp
-
+    content_stamp = _late()[4]
     rec = _PREPARED.get(id(config))
     if (
         rec is None
@@ -346,16 +345,16 @@ _LATE: tuple | None = None
 
 
 def _late() -> tuple:
-    """(RUN_TARGETS, check_grid, trace, WindowSet): imported on the first dispatch (not at
-    import: the import graph), then kept (no import statement per dispatch)."""
+    """(RUN_TARGETS, check_grid, trace, WindowSet, content_stamp): imported on the first
+    dispatch (not at import: the import graph), then kept (no import statement per dispatch)."""
     global _LATE
     if _LATE is None:
         from ..dispatch.setup import check_grid
         from ..isa.instruction import RUN_TARGETS
-        from ..trace.tracer import trace
+        from ..trace.tracer import content_stamp, trace
         from ..trace.windows import WindowSet
 
-        _LATE = (RUN_TARGETS, check_grid, trace, WindowSet)
+        _LATE = (RUN_TARGETS, check_grid, trace, WindowSet, content_stamp)
     return _LATE
 
 
@@ -399,7 +398,7 @@ def execute_dispatch(
     cache = _CACHE if cache is None else cache
     win = None
     try:
-        RUN_TARGETS, check_grid, trace, WindowSet = _late()
+        RUN_TARGETS, check_grid, trace, WindowSet, _ = _late()
         rec = _prepared(memory, config, backend, mode, cache)
         if rec is not None:
             # the same config object again, nothing it was found from changed: the target and

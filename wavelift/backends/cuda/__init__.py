@@ -332,10 +332,22 @@ class CudaBackend:
         return {"host_arena": False}
 
     def run(self, module, config, windows, mode, budget, deadline=None, counts=None):
-        from ..base import run_runtime
-        from .runtime import Runtime
-
+        run_runtime, Runtime = _RUN or _run_imports()
         return run_runtime(Runtime, module, config, windows, mode, budget, deadline, counts)
+
+
+_RUN: tuple | None = None
+
+
+def _run_imports() -> tuple:
+    """(base.run_runtime, runtime.Runtime): imported on the first run (not at import: the
+    runtime imports CuPy's users), then kept (no import statement per dispatch)."""
+    global _RUN
+    from ..base import run_runtime
+    from .runtime import Runtime
+
+    _RUN = (run_runtime, Runtime)
+    return _RUN
 
 
 def _baked(config) -> tuple:

@@ -421,8 +421,15 @@ class Runtime:
 
             def report_to(dd):  # (codegen: WL_STATUS, ...; the same buffer: no copy after the first)
                 words = ptr_words if dd is d else [_pointer_word(dd[n].data.ptr) for n in _REPORT_ORDER]
+                k = self.k
+                kept = getattr(k, "_consts", None)  # (put_constant's skip of the same array, inline)
                 for name, word in zip(_REPORT_ORDER, words):
-                    self.k.put_constant(_REPORT_NAMES[name], word)
+                    cname = _REPORT_NAMES[name]
+                    if kept is not None:
+                        last = kept.get(cname)
+                        if last is not None and last[0] is word:
+                            continue
+                    k.put_constant(cname, word)
 
             def launch_all(dd):
                 for g0 in range(0, total, chunk):
