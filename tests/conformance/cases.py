@@ -2,7 +2,8 @@
 in each type variant the IR defines it on, with operands (random bits plus edge values) and the
 reference result of each case from wavelift/ir/interp.py.
 
-``VARIANTS`` lists (op, op type, operand types, attrs); ``operands`` draws a variant's operands;
+``VARIANTS`` lists (op, op type, operand types, attrs); ``operands`` gives a variant's operands,
+drawn from pools that variants share (``pool_key``, ``pool``: the rig loads each pool once);
 ``reference`` evaluates them.  ``NOT_HERE`` names the pure ops left out, with why.
 """
 
@@ -18,7 +19,7 @@ from wavelift.ir import interp, ops
 from wavelift.ir.numerics import DT
 
 INTS, FLOATS = ops.INTS, ops.FLOAT
-# pure ops these cases leave out, with why (test_conformance checks the rest of the table is here)
+# pure ops these cases leave out, with why (test_alu.py checks the rest of the table is here)
 NOT_HERE = {
     "const": "a constant: what it is lowered to is interp.const_value's bits by construction",
     "lane_id": "needs the wave (tests/ir/test_ops.py lowers it; every program reads it)",

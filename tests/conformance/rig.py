@@ -2,8 +2,8 @@
 (backends/base.py: build_module, window_plan, run, land): one IR program, made with the IR's
 Builder as the frontends make theirs, with one block per variant after an entry block.
 
-Each workgroup is one wave (``WAVE`` lanes; v0 the lane's index, s4 the workgroup id).  Lane case
-``c = s4 * WAVE + v0`` and wave case ``s4``.  The entry block loads every operand pool
+Each workgroup is one wave (32 or 64 lanes; v0 the lane's index, s4 the workgroup id).  Lane case
+``c = s4 * lanes a wave + v0`` and wave case ``s4``.  The entry block loads every operand pool
 (cases.pool_key) of the variants from guest memory: a lane case's operands by vector loads into
 VGPRs, a wave case's by scalar loads (uniform values) into SGPRs.  A variant's block reads its
 operands from those registers (so nothing is a constant the passes could fold), computes the op
@@ -30,7 +30,6 @@ from wavelift.ir.program import Block, Program
 from wavelift.memory.guest import GuestMemory
 from wavelift.run.result import Window
 
-WAVE = 32
 IN, OUT = 0x1_0000_0000, 0x2_0000_0000  # guest addresses of the operand and result buffers
 CODE = 0x3_0000_0000
 S_ENDPGM = bytes.fromhex("000081bf")
@@ -38,14 +37,14 @@ FIRST_V, FIRST_S = 1, 8  # the pools' first VGPR and SGPR
 
 
 class Layout:
-    """The variants' pools, their registers and ``in`` offsets: ``groups`` waves, so
-    ``groups * WAVE`` lane cases and ``groups`` wave cases per variant."""
+    """The variants' pools, their registers and ``in`` offsets: ``groups`` waves of ``wave``
+    lanes, so ``groups * wave`` lane cases and ``groups`` wave cases per variant."""
 
-    def __init__(self, variants, groups: int):
+    def __init__(self, variants, groups: int, wave: int = 32):
         from cases import pool_key
 
-        self.variants, self.groups = list(variants), groups
-        self.lanes = groups * WAVE
+        self.variants, self.groups, self.wave = list(variants), groups, wave
+        self.lanes = groups * wave
         self.pools: dict[tuple, tuple[int, int, int]] = {}  # key -> (in offset, VGPR, SGPR)
         off, vr, sr = 0, FIRST_V, FIRST_S
         for v in self.variants:
@@ -111,8 +110,8 @@ def _address(b: Builder, lo: int, off: int, index):
 
 def _entry(counter, lay: Layout) -> Block:
     """Block 0: every pool into its registers (lane cases: VGPRs; wave cases: SGPRs)."""
-    b = Builder(counter, WAVE)
-    case = b.bin("add", "u32", b.bin("mul", "u32", b.sget(4), b.const("u32", WAVE)), b.vget(0))
+    b = Builder(counter, lay.wave)
+    case = b.bin("add", "u32", b.bin("mul", "u32", b.sget(4), b.const("u32", lay.wave)), b.vget(0))
     true = b.cmp("eq", "u32", b.const("u32", 0), b.const("u32", 0))  # (frontend/scalar_memory.py)
     for key, (off, vr, sr) in lay.pools.items():
         n = 2 if ops.BITS[key[0]] == 64 else 1
@@ -135,14 +134,14 @@ def _block(counter, lay: Layout, k: int) -> Block:
     from cases import pool_key
 
     v = lay.variants[k]
-    b = Builder(counter, WAVE)
+    b = Builder(counter, lay.wave)
     words = []
     for uniform in (False, True):
         args = [
             _read(b, t, lay.pools[pool_key(v, i)][2 if uniform else 1], uniform) for i, t in enumerate(v.args)
         ]
         words += _words(b, b.emit(v.name, v.type, *args, **v.attrs), v.name)
-    case = b.bin("add", "u32", b.bin("mul", "u32", b.sget(4), b.const("u32", WAVE)), b.vget(0))
+    case = b.bin("add", "u32", b.bin("mul", "u32", b.sget(4), b.const("u32", lay.wave)), b.vget(0))
     at = _address(b, 2, k * lay.lanes * 16, b.bin("shl", "u32", case, b.const("u32", 1)))
     b.effect("store", "u32", at, b.exec(), *words, space="global", nbytes=16)
     last = k == len(lay.variants) - 1
@@ -166,7 +165,7 @@ def config(lay: Layout, float_mode: int = 0xF0) -> DispatchConfig:
     return DispatchConfig(
         target="gfx1030",
         program_address=CODE,
-        wave_size=WAVE,
+        wave_size=lay.wave,
         rsrc1=(float_mode << 12) | (1 << 21),
         rsrc2=0,
         rsrc3=0,
@@ -174,7 +173,7 @@ def config(lay: Layout, float_mode: int = 0xF0) -> DispatchConfig:
         tgid_enabled=(True, False, False),
         tidig_comp_cnt=0,
         lds_bytes=0,
-        block=(WAVE, 1, 1),
+        block=(lay.wave, 1, 1),
         partial=(0, 0, 0),
         partial_tg=False,
         group_start=(0, 0, 0),
@@ -187,7 +186,7 @@ def key(lay: Layout, mode: str, float_mode: int) -> tuple:
     """A module key naming what the program is (its variants and size; a backend's disk cache
     finds a build by it): hashes of the variants, not an object's id."""
     ids = "|".join(v.id for v in lay.variants)
-    return ("conformance", hashlib.sha256(ids.encode()).hexdigest(), lay.groups, mode, float_mode)
+    return ("conformance", hashlib.sha256(ids.encode()).hexdigest(), lay.groups, lay.wave, mode, float_mode)
 
 
 def run(backend_name: str, lay: Layout, prog: Program, mode: str = "wave", float_mode: int = 0xF0):

@@ -21,6 +21,7 @@ per the ISA), or list the case in XFAIL with why (each is xfail(strict=True)).
 from __future__ import annotations
 
 import functools
+import pathlib
 
 import numpy as np
 import pytest
@@ -30,6 +31,7 @@ from cases import MODE_OPS, MODE_VARIANTS, MODES, NOT_HERE, VARIANTS, bits_of, o
 from wavelift.backends import base
 from wavelift.ir import ops
 
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 GROUPS = 8  # waves: 256 lane cases and 8 wave cases per variant
 SLOW_GROUPS = 64
 HOST_PARTS = ("numpy", "numpy-native")  # parts run here: NumPy blocks, the native tier
@@ -71,23 +73,32 @@ def _parts() -> dict:
 
 
 @functools.cache
-def _layout(groups: int, mode_ops: bool = False) -> rig.Layout:
-    return rig.Layout(MODE_VARIANTS if mode_ops else VARIANTS, groups)
+def _layout(groups: int, mode_ops: bool = False, wave: int = 32) -> rig.Layout:
+    return rig.Layout(MODE_VARIANTS if mode_ops else VARIANTS, groups, wave)
 
 
 @functools.cache
-def _program(groups: int, mode_ops: bool = False):
-    return rig.program(_layout(groups, mode_ops))
+def _program(groups: int, mode_ops: bool = False, wave: int = 32):
+    return rig.program(_layout(groups, mode_ops, wave))
 
 
 @functools.cache
-def _reference(groups: int, mode: int | None = None) -> list:
-    lay = _layout(groups, mode is not None)
+def _reference(groups: int, mode: int | None = None, wave: int = 32) -> list:
+    """interp's (results, evaluated?) per variant; ``mode``: the MODE variants under it."""
+    lay = _layout(groups, mode is not None, wave)
     n = lay.lanes + lay.groups
     return [reference(v, operands(v, n), mode) for v in lay.variants]
 
 
-def _run(part: str, groups: int, tmp, mode_ops: bool = False, float_mode: int = 0xF0, flags: str = "-O0"):
+def _run(
+    part: str,
+    groups: int,
+    tmp,
+    mode_ops: bool = False,
+    float_mode: int = 0xF0,
+    flags: str = "-O0",
+    wave: int = 32,
+):
     """Run the cases on a host part -> ``out``; the native tier must have run every block."""
     from wavelift.backends import host, native
     from wavelift.backends.numpy import runtime
@@ -103,9 +114,8 @@ def _run(part: str, groups: int, tmp, mode_ops: bool = False, float_mode: int = 
             if flags:
                 mp.setattr(native, "FLAGS", tuple(flags if f.startswith("-O") else f for f in native.FLAGS))
         before = len(native.PROBLEMS)
-        out, info = rig.run(
-            "numpy", _layout(groups, mode_ops), _program(groups, mode_ops), float_mode=float_mode
-        )
+        lay, prog = _layout(groups, mode_ops, wave), _program(groups, mode_ops, wave)
+        out, info = rig.run("numpy", lay, prog, float_mode=float_mode)
         if part != "numpy":
             assert native.PROBLEMS[before:] == [], native.PROBLEMS[before:][:1]
             extra = info.counts.extra
@@ -124,9 +134,9 @@ def _differences(lay: rig.Layout, k: int, out: np.ndarray, want: np.ndarray, ok:
         (
             "uniform operands",
             waves,
-            np.repeat(want[lay.lanes :], rig.WAVE),
-            np.repeat(ok[lay.lanes :], rig.WAVE),
-            lambda i: lay.lanes + i // rig.WAVE,
+            np.repeat(want[lay.lanes :], lay.wave),
+            np.repeat(ok[lay.lanes :], lay.wave),
+            lambda i: lay.lanes + i // lay.wave,
         ),
     )
     for what, got, w, m, case in shapes:
@@ -186,13 +196,15 @@ def test_mode_flushes_match_interp(part, tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("wave", [32, 64])
 @pytest.mark.parametrize("part", HOST_PARTS)
-def test_backend_matches_interp_many(part, tmp_path):
-    """More cases (SLOW_GROUPS waves), the native tier at the user's flags (WAVELIFT_NATIVE_OPT)."""
-    lay = _layout(SLOW_GROUPS)
-    out = _run(part, SLOW_GROUPS, tmp_path, flags="")
+def test_backend_matches_interp_many(part, wave, tmp_path):
+    """More cases (SLOW_GROUPS waves), wave32 and wave64, the native tier at the user's flags
+    (WAVELIFT_NATIVE_OPT)."""
+    lay = _layout(SLOW_GROUPS, False, wave)
+    out = _run(part, SLOW_GROUPS, tmp_path, flags="", wave=wave)
     bad = []
-    for k, (want, ok) in enumerate(_reference(SLOW_GROUPS)):
+    for k, (want, ok) in enumerate(_reference(SLOW_GROUPS, None, wave)):
         if (part, lay.variants[k].id) not in XFAIL:
             bad += _differences(lay, k, out, want, ok)
     assert not bad, "\n".join(bad[:40]) + f"\n({len(bad)} differ)"
@@ -227,21 +239,41 @@ def test_cuda_build_compiles(mode, tier, monkeypatch, tmp_path):
 
 
 @pytest.mark.cuda
+@pytest.mark.parametrize("wave", [32, 64])
 @pytest.mark.parametrize("mode", ["lane", "wave"])
-def test_cuda_matches_interp_on_the_gpu(mode, monkeypatch, tmp_path):
+def test_cuda_matches_interp_on_the_gpu(mode, wave, monkeypatch, tmp_path):
     why = base.problem("cuda")
     if why:
         pytest.skip(why)
     monkeypatch.setenv("WAVELIFT_CUDA_CACHE", str(tmp_path))
     bad = []
-    lay = _layout(GROUPS)
-    out, _ = rig.run("cuda", lay, _program(GROUPS), mode)
-    for k, (want, ok) in enumerate(_reference(GROUPS)):
+    lay = _layout(GROUPS, False, wave)
+    out, _ = rig.run("cuda", lay, _program(GROUPS, False, wave), mode)
+    for k, (want, ok) in enumerate(_reference(GROUPS, None, wave)):
         if ("cuda", lay.variants[k].id) not in XFAIL:
             bad += _differences(lay, k, out, want, ok)
-    lay = _layout(GROUPS, True)
+    lay = _layout(GROUPS, True, wave)
     for fm in MODES:
-        out, _ = rig.run("cuda", lay, _program(GROUPS, True), mode, fm)
-        for k, (want, ok) in enumerate(_reference(GROUPS, fm | 0x100)):
+        out, _ = rig.run("cuda", lay, _program(GROUPS, True, wave), mode, fm)
+        for k, (want, ok) in enumerate(_reference(GROUPS, fm | 0x100, wave)):
             bad += [f"MODE {fm | 0x100:#x}: {line}" for line in _differences(lay, k, out, want, ok)]
     assert not bad, "\n".join(bad[:40]) + f"\n({len(bad)} differ)"
+
+
+@pytest.mark.slow
+def test_cases_hold_every_variant_programs_emit():
+    """Every pure op variant of the fixture programs and the per-opcode ALU programs (as
+    tests/cuda/test_cuda_ops_host.py harvests them) is a case here (or MODE_VARIANTS)."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tests" / "cuda"))
+    from test_cuda_ops_host import _variants
+
+    have = {(v.name, v.type, v.args, tuple(sorted(v.attrs.items()))) for v in VARIANTS + MODE_VARIANTS}
+    seen = 0
+    for op in _variants():
+        if op.name in ops.PURE_OPS and op.name not in NOT_HERE:
+            seen += 1
+            k = (op.name, op.type, tuple(x.type for x in op.args), tuple(sorted(op.attrs.items())))
+            assert k in have, f"{k}: emitted by a program, not a conformance case"
+    assert seen > 150
