@@ -387,8 +387,13 @@ class BlockSource:
         )
 
     RUN = 8  # lanes per run of consecutive addresses the copy path needs (8x8 tiles, rows)
+    # run copies prefetch the same access of the wave PREFETCH_GROUPS workgroups on, guessed
+    # from the stride between this wave's runs and the same wave of the previous group (a hint
+    # only: no value depends on it, and a prefetch of any address is harmless)
+    PREFETCH_GROUPS = 4
+    RING = 64  # waves remembered per access for that stride (a group has at most 32 waves)
 
-    def _lane_access(self, op, a, ar, prev, h, tmpl, allon: str | None) -> list[str]:
+    def _lane_access(self, op, a, ar, prev, h, tmpl, allon: str | None, a0: str = "") -> list[str]:
         """A per-lane load/store, lanes in order.  Global: when the active lanes' lowest and
         highest address lie in one window (wl_span, as NumPy's locate) every lane's arena index
         is its address plus one constant -- loops without calls, and when every lane is active
@@ -397,7 +402,9 @@ class BlockSource:
         run (no gathers, which AMD cores run slowly); else each lane is resolved (wl_ld / wl_st:
         search, escapes).  ``ar``: the address of lane r (a run's first lane); ``prev``: of lane
         ``lane - 1`` (the run test compares neighbours: one pass of plain loads); ``allon``: a
-        scalar test that every lane is active, when the mask is EXEC (else the lanes' are read)."""
+        scalar test that every lane is active, when the mask is EXEC (else the lanes' are read).
+        ``a0``: lane 0's address, whose run copies remember it in the ring ``p<h>`` (RING waves)
+        and prefetch each run PREFETCH_GROUPS groups of ``wl_pfg`` waves on (none: no prefetch)."""
         L, R, sp, nb = self.L, self.RUN, _SPACES[op.attrs["space"]], op.attrs["nbytes"]
         loop = f"for (u32 lane = 0; lane < {L}u; lane++)"
         runs = [
@@ -462,6 +469,21 @@ class BlockSource:
         # the run test, then the active lanes' bounds: of the runs' first lanes when it holds,
         # else of every lane (branch-free: it vectorises)
         on = "" if allon else f"(({a[1]}) ? 1u : 0u) & "
+        pf: list[str] = []
+        if a0:
+            # the stride to the same wave of the previous group (0: none known) -> prefetch
+            K, rw = self.RING - 1, 0 if op.name == "load" else 1
+            # (a store's written-map bytes too)
+            wr = ["        __builtin_prefetch((const void*)((u64)(uintptr_t)WR + i), 1);"] if rw else []
+            pf = [
+                f"    const u64 pp = kk >= wl_pfg ? p{h}[(kk - wl_pfg) & {K}] : 0ull;",
+                f"    p{h}[kk & {K}] = d != WL_NONE && run ? (u64)({a0}) : 0ull;",
+                f"    if (d != WL_NONE && run && pp) {{ const u64 s = ((u64)({a0}) - pp) * {self.PREFETCH_GROUPS}ull;",
+                f"      for (u32 r = 0; r < {L}u; r += {R}u) {{ const u64 i = (u64)d + (u64)({ar}) + s;",
+                f"        __builtin_prefetch((const void*)((u64)(uintptr_t)AR + i), {rw});",
+                *wr,
+                "      } }",
+            ]
         return (
             [
                 "  {",
@@ -475,6 +497,7 @@ class BlockSource:
                 f"    else {loop} {{ const u64 a = (u64)({a[0]}); const u32 m = ({a[1]}) ? 1u : 0u; "
                 "const u64 al = m ? a : ~0ull, ah = m ? a : 0ull; lo = al < lo ? al : lo; hi = ah > hi ? ah : hi; }",
                 f"    const i64 d = lo <= hi ? wl_span(C, lo, hi, {nb}u, {h}, {0 if op.name == 'load' else 1}u) : WL_NONE;",
+                *pf,
                 "    if (d != WL_NONE && run) {",
             ]
             + runs
@@ -663,6 +686,14 @@ class BlockSource:
             "  u8* const AR = C->arena; u8* const WR = C->written;",
         ]
         head += [f"  i64 {h} = -1;" for h in hints]
+        if st.rings:
+            # waves of the first wave's workgroup (the prefetches' stride: one group on)
+            head += [f"  u64 p{h}[{self.RING}];" for h in st.rings]
+            head += [
+                "  i64 wl_pfg = 1;",
+                "  if (N > 0) { const i64 w0 = waves ? waves[0] : 0;",
+                f"    while (wl_pfg < {self.RING} && w0 + wl_pfg < n && C->grp[w0 + wl_pfg] == C->grp[w0]) wl_pfg++; }}",
+            ]
         head += ["  for (i64 kk = 0; kk < N; kk++) {", "  const i64 w = waves ? waves[kk] : kk;"]
         # distinct registers are distinct rows of V: restrict lets the lane loops vectorise
         head += [f"  u32* __restrict const VR{r} = C->V + ({r}ll * n + w) * {L};" for r in vregs]
@@ -677,6 +708,7 @@ class _Blk:
         self.ops, self.defined, self.src = ops, defined, src
         self.tmpl, self.ctype, self.out, self.decl, self.hoist = tmpl, ctype, out, decl, hoist
         self.hints, self.vcur, self.exec64 = hints, vcur, exec64
+        self.rings: list[str] = []  # global accesses' prefetch rings (BlockSource._lane_access)
         # ref(value[, lane]), close(), scalar(line), lane(line), define(op, expr, where)
         self.ref: Any = None
         self.close: Any = None
@@ -798,9 +830,18 @@ def _access(g, b, op, kind, a, at):
                 b.tmpl[op.out.id] = f"v{op.out.id}[{{l}}]"
             b.out.extend(g._scratch_access(op, a))
         else:
+            if op.attrs["space"] == "global":
+                b.rings.append(h)
             b.out.extend(
                 g._lane_access(
-                    op, a, b.ref(op.args[0], "r"), b.ref(op.args[0], "(lane - 1u)"), h, b.tmpl, allon
+                    op,
+                    a,
+                    b.ref(op.args[0], "r"),
+                    b.ref(op.args[0], "(lane - 1u)"),
+                    h,
+                    b.tmpl,
+                    allon,
+                    b.ref(op.args[0], "0u") if op.attrs["space"] == "global" else "",
                 )
             )
     if n == "load":
