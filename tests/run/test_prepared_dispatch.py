@@ -239,3 +239,45 @@ def test_layout_of_the_same_window_objects_is_the_layout_of_their_values():
     W._LAYOUTS.clear()  # (evicted: the last call's layout is still a pure function of its windows)
     again = W._layout(ws)
     assert (again.windows, again.offs, again.nbytes) == (lay.windows, lay.offs, lay.nbytes)
+
+
+def _both(monkeypatch, mem, cfg):
+    """(result, stages told) of a dispatch through the record, then through the full path."""
+    out = []
+    for disabled in (False, True):
+        if disabled:
+            monkeypatch.setattr(E, "_prepared", lambda *a: None)
+        told: list = []
+        r = E.execute_dispatch(mem, cfg, 0, "numpy", "wave", progress=told.append)
+        out.append((_view(r), told))
+    monkeypatch.undo()
+    return out
+
+
+def test_refusals_and_stages_are_the_full_paths(monkeypatch):
+    """The record changes neither which refusal comes first nor the stages a progress callable
+    is told: undecodable code refuses after "translating"; an unavailable backend refuses
+    before it (and before the code is read), as the full path does."""
+    from wavelift.backends import base
+
+    dev, k, (a, b, c), cfg = _rig()
+    mem = dev.memory
+    E.execute_dispatch(mem, cfg, 0, "numpy", "wave")  # (the record)
+    old = mem.find(cfg.program_address).data.copy()
+    mem.write(cfg.program_address, np.full(16, 0xFF, np.uint8))
+    fast, full = _both(monkeypatch, mem, cfg)
+    assert fast == full and fast[0][0] is not None and fast[1] == ["translating"]
+    E.execute_dispatch(mem, cfg, 0, "numpy", "wave")
+    be = base.get("numpy")
+    monkeypatch.setattr(be, "available", lambda: "switched off")
+    told: list = []
+    r = E.execute_dispatch(mem, cfg, 0, "numpy", "wave", progress=told.append)
+    monkeypatch.undo()
+    assert r.refusal.code == "backend.unavailable" and told == []
+    mem.write(mem.find(cfg.program_address).base, old)
+    E.execute_dispatch(mem, cfg, 0, "numpy", "wave")
+    h = _hits()
+    fast, full = _both(monkeypatch, mem, cfg)
+    assert _hits() == h + 1
+    assert fast == full and fast[0][0] is None
+    assert fast[1][:3] == ["translating", "placing windows", "running"] and fast[1][-1] == "landing"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import time
+from typing import Any
 from weakref import ref
 
 from .. import settings
@@ -286,14 +287,12 @@ class _Prepared:
 
 
 def _prepared(memory, config, backend, mode, cache):
-    """The prepared record of ``config`` when every input of what it holds is unchanged, or
-    None (the full path).  The program is the recorded one when the code's allocation (the one
-    found at the program address in the same allocation table) has the same content stamp
-    (decision 0029), else when program_for hands out the recorded program object again (a memory
-    without stamps: it reads and hashes the code, as the full path does); the module is the
-    recorded one while the cache still holds it under the recorded key (module_key is a pure
-    function of the program object, the config's fields, mode and backend)."""
-    content_stamp = _late()[4]
+    """The prepared record of ``config`` when the checks before translation would pass as they
+    did for it and nothing the record's lookups read changed, or None (the full path).  The
+    same config object (its one mutable field, the system SGPR dict, compared), memory at the
+    same allocation table generation, cache object, backend and mode names and registered
+    backend object, which is available now: the target and grid checks, pure functions of the
+    config, pass again.  The program and the module are confirmed by ``_confirm``."""
     rec = _PREPARED.get(id(config))
     if (
         rec is None
@@ -305,21 +304,32 @@ def _prepared(memory, config, backend, mode, cache):
         or rec.mode != mode
         or rec.system != config.system_sgprs
         or _backend(backend) is not rec.be
+        or rec.be.available() is not True
     ):
         return None
+    return rec
+
+
+def _confirm(rec, memory, config, cache) -> tuple:
+    """(program, code base, whether the record holds) for a record _prepared gave: the program
+    is the recorded one when the code's allocation (the one at the program address in the same
+    allocation table) has the recorded content stamp (decision 0029), else program_for runs (as
+    the full path does: it may refuse) and the record holds only if it hands out the recorded
+    program object and code base; then the module is the recorded one while the cache still
+    holds it under the recorded key (module_key is a pure function of the program object, the
+    config's fields, mode and backend)."""
+    content_stamp = _late()[4]
     code = rec.code()
-    if code is None:
-        return None
-    if rec.stamp is None or content_stamp(memory, code) != rec.stamp:
+    if code is not None and rec.stamp is not None and content_stamp(memory, code) == rec.stamp:
+        program, code_base = rec.program, rec.code_base
+    else:
         program, code_base = program_for(memory, config, cache)
-        if program is not rec.program or code_base != rec.code_base:
-            return None
+        if program is not rec.program or code_base != rec.code_base or code is None:
+            return program, code_base, False
         # (the code's bytes as program_for just read them: their stamp now, for the next check;
         # a first dispatch gives the code allocation its device copy after the record is made)
         rec.stamp = content_stamp(memory, code)
-    if cache.get(rec.key) is not rec.module:
-        return None
-    return rec
+    return program, code_base, cache.get(rec.key) is rec.module
 
 
 def _prepare(memory, config, backend, mode, cache, be, program, code_base, key, module, tkey):
@@ -400,35 +410,38 @@ def execute_dispatch(
     try:
         RUN_TARGETS, check_grid, trace, WindowSet, _ = _late()
         rec = _prepared(memory, config, backend, mode, cache)
+        program: Any = None
         if rec is not None:
-            # the same config object again, nothing it was found from changed: the target and
-            # the grid were checked (pure functions of the config), the program, module key,
-            # module and trace key are the recorded ones (_prepared says why)
+            # the same config object again, nothing its checks read changed: they pass as they
+            # did (the target and the grid are pure functions of the config); the program, the
+            # module and the trace key are the recorded ones when _confirm says so
             be = rec.be
-            why = be.available()
-            if why is not True:
-                raise Refused("backend.unavailable", f"{be.missing}: {why}")
-            PREPARED_HITS[0] += 1
             tell("translating")
-            program, code_base, module, tkey = rec.program, rec.code_base, rec.module, rec.tkey
-            stats["module_cache_hit"] = True
-        else:
-            be = _backend(backend)
-            if be is None:
-                raise Refused("backend.unavailable", f"backend {backend!r} is not available here")
-            why = be.available()
-            if why is not True:
-                raise Refused("backend.unavailable", f"{be.missing}: {why}")
-            if mode not in backends.MODES:
-                raise Refused("backend.unavailable", f"mode {mode!r} is not 'wave' or 'lane'")
-            if config.target not in RUN_TARGETS:  # (a Capture built in Python may name any target)
-                raise Refused(
-                    "dispatch.bad_target",
-                    f"target {config.target!r}: wavelift runs code for {', '.join(RUN_TARGETS)}",
-                )
-            check_grid(config.num_groups, config.block, config.wave_size)
-            tell("translating")
-            program, code_base = program_for(memory, config, cache)
+            program, code_base, held = _confirm(rec, memory, config, cache)
+            if held:
+                PREPARED_HITS[0] += 1
+                module, tkey = rec.module, rec.tkey
+                stats["module_cache_hit"] = True
+            else:
+                rec = None  # (translated: the full path from the module key on)
+        if rec is None:
+            if program is None:
+                be = _backend(backend)
+                if be is None:
+                    raise Refused("backend.unavailable", f"backend {backend!r} is not available here")
+                why = be.available()
+                if why is not True:
+                    raise Refused("backend.unavailable", f"{be.missing}: {why}")
+                if mode not in backends.MODES:
+                    raise Refused("backend.unavailable", f"mode {mode!r} is not 'wave' or 'lane'")
+                if config.target not in RUN_TARGETS:  # (a Capture built in Python may name any target)
+                    raise Refused(
+                        "dispatch.bad_target",
+                        f"target {config.target!r}: wavelift runs code for {', '.join(RUN_TARGETS)}",
+                    )
+                check_grid(config.num_groups, config.block, config.wave_size)
+                tell("translating")
+                program, code_base = program_for(memory, config, cache)
             key = module_key(program, config, mode, backend)
             module = cache.get(key)
             stats["module_cache_hit"] = module is not None
