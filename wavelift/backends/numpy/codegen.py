@@ -191,6 +191,20 @@ def _fminmax(low, st, i, op, a, o):
     return low.expr(op, a)
 
 
+def _fcommute(low, st, i, op, a, o):
+    """fadd/fmul f32/f64.  NumPy computes an array and a 0-d constant as constant op array, so
+    with two NaN operands it gave the constant's NaN, not the first operand's (RDNA: the first
+    NaN operand quieted; docs/float-semantics.md): with a NaN constant operand, nan_first."""
+    e = low.expr(op, a)
+    if op.type in ("f32", "f64") and any(_is_nan(st.kval.get(x)) for x in a):
+        return f"H.nan_first({e}, {a[0]})"
+    return e
+
+
+def _is_nan(k) -> bool:
+    return isinstance(k, np.floating) and bool(np.isnan(k))
+
+
 def _sset(low, st, i, op, a, o):
     st.lines.append(f"    S[{op.attrs['reg']}, w] = {a[0]}")
     if op.attrs["reg"] in (EXEC_LO, EXEC_HI):
@@ -234,6 +248,8 @@ BLOCK: dict[str, Callable[..., str | None]] = {
     "fout": _flush,
     "fmin": _fminmax,
     "fmax": _fminmax,
+    "fadd": _fcommute,
+    "fmul": _fcommute,
     "sset": _sset,
     "vset": _vset,
     "refuse_if": _refuse_if,
@@ -245,7 +261,11 @@ def _minmax_const(n, a, kval, per_lane):
     """f32 fmin/fmax with one non-NaN constant operand C, exactly as H.fmin/H.fmax: their
     equal-operand fix (bitwise OR for min / AND for max) changes nothing unless C is a zero, and
     their two-NaN fix never applies, so this is np.fmin/np.fmax (same operand order, so the same
-    NaN results) and, for C = +-0, the OR/AND of x and C where x is a zero (x itself or C)."""
+    NaN results) and, for C = +-0, the OR/AND of x and C where x is a zero (x itself or C).
+    Per-lane results only: a uniform x is a [waves, 1] array, which np.fmin/np.fmax run in
+    their scalar loop, and that returns a signaling NaN x quieted instead of C (H.fmin's fix)."""
+    if not per_lane:
+        return None
     for x, c in ((a[0], a[1]), (a[1], a[0])):
         k = kval.get(c)
         if k is None or not isinstance(k, np.float32) or np.isnan(k):
@@ -253,7 +273,7 @@ def _minmax_const(n, a, kval, per_lane):
         e = f"np.{n}({a[0]}, {a[1]})"
         if k == 0:
             if (n == "fmin") != bool(np.signbit(k)):  # min(x, +0) / max(x, -0): x
-                e = f"{'G.sel' if per_lane else 'np.where'}({x} == {c}, {x}, {e})"
+                e = f"G.sel({x} == {c}, {x}, {e})"
             elif n == "fmax":  # max(x, +0) >= +0 (NaN x: +0): |r| turns -0 into +0
                 e = f"np.abs({e})"
             else:  # min(x, -0) <= -0: -|r| turns +0 into -0
