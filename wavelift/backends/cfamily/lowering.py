@@ -205,7 +205,10 @@ class ValueLowering:
 def _const(low, op, a, at):
     if "value_np" in op.attrs:  # a constant the IR's passes made or kept: its NumPy value
         v = op.attrs["value_np"]
-        return const_literal(IR_TYPE.get(np.asarray(v).dtype.type, op.type), v.item())
+        t = IR_TYPE.get(np.asarray(v).dtype.type, op.type)
+        # a float as it is: .item() makes an f32/f16 a Python float, which quiets a signaling
+        # NaN (0x7f800123 became 0x7fc00123)
+        return const_literal(t, v if t in ("f16", "f32", "f64") else v.item())
     return const_literal(op.type, op.attrs["value"])
 
 

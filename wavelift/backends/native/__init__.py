@@ -724,7 +724,8 @@ class _Blk:
 def _const(g, b, op, kind, a, at):
     v = op.attrs.get("value_np", op.attrs.get("value"))
     ct = IR_TYPE.get(np.asarray(v).dtype.type, op.type) if "value_np" in op.attrs else op.type
-    lit = const_literal(ct, v.item() if hasattr(v, "item") else v)
+    # (a float as it is: .item() made an f32 a Python float, which quiets a signaling NaN)
+    lit = const_literal(ct, v if ct in ("f16", "f32", "f64") or not hasattr(v, "item") else v.item())
     b.tmpl[op.out.id] = lit.replace("{", "{{").replace("}", "}}")  # (f16{...})
     b.ctype[op.out.id] = ct
 
