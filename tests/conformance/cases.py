@@ -42,6 +42,7 @@ class Variant(NamedTuple):
     type: str  # the op's type
     args: tuple[str, ...]  # operand types
     attrs: dict
+    const: tuple = ()  # (operand index, its bits as an int): operands that are IR constants
 
     @property
     def result(self) -> str:
@@ -51,7 +52,8 @@ class Variant(NamedTuple):
     @property
     def id(self) -> str:
         at = ",".join(f"{k}={v}" for k, v in self.attrs.items())
-        return f"{self.name}.{self.type}({','.join(self.args)}){'{' + at + '}' if at else ''}"
+        ks = "".join(f"[{i}={b:#x}]" for i, b in self.const)
+        return f"{self.name}.{self.type}({','.join(self.args)}){'{' + at + '}' if at else ''}{ks}"
 
 
 def _variants() -> list[Variant]:
@@ -220,8 +222,62 @@ def pool(key: tuple, n: int) -> np.ndarray:
 
 
 def operands(v: Variant, n: int) -> list[np.ndarray]:
-    """n cases of variant v: one array per operand (its pools' first n values)."""
-    return [pool(pool_key(v, i), n) for i in range(len(v.args))]
+    """n cases of variant v: one array per operand (its pools' first n values, or its constant)."""
+    k = dict(v.const)
+    return [
+        np.full(n, k[i], _UINT[ops.BITS[t]]).view(DT[t])
+        if i in k and t != "b1"
+        else np.full(n, bool(k[i]))
+        if i in k
+        else pool(pool_key(v, i), n)
+        for i, t in enumerate(v.args)
+    ]
+
+
+# constants an operand of each kind is given in CONST_VARIANTS (bits): zeros, one, all ones, the
+# sign bit; for floats signed zeros (fmin/fmax lower a constant zero apart), 1.5, inf, NaNs
+def _const_bits(t: str, shift: bool) -> list[int]:
+    bits = ops.BITS[t]
+    if t == "b1":
+        return [0, 1]
+    if shift:
+        return [0, 1, bits - 1]
+    if t in FLOATS:
+        sign = 1 << (bits - 1)
+        one5 = int(np.array(1.5, DT[t]).view(_UINT[bits]))
+        inf, q, s = {
+            16: (0x7C00, 0x7E00, 0x7C01),
+            32: (0x7F800000, 0x7FC00000, 0x7F800123),
+            64: (0x7FF << 52, 0x7FF8 << 48, (0x7FF << 52) | 0x123),
+        }[bits]
+        return [0, sign, one5, inf | sign, q, s]
+    return [0, 1, (1 << bits) - 1, 1 << (bits - 1)]
+
+
+# the two-operand ops whose operand 0 is a constant as well as operand 1 (they commute: a
+# lowering or pass may look at either side)
+_COMMUTE = {"add", "mul", "and", "or", "xor", "min", "max", "fadd", "fmul", "fmin", "fmax", "mulhi"}
+
+
+def _const_variants() -> list[Variant]:
+    """Each two-operand variant with a constant operand 1 (and 0, for those that commute): what
+    the frontends' literals and inline constants make, and what lowerings and passes treat
+    apart (f32 fmin/fmax with a constant, identities like x + 0, shifts by constants)."""
+    out = []
+    for v in VARIANTS:
+        if len(v.args) != 2:
+            continue
+        for i in (0, 1) if v.name in _COMMUTE else (1,):
+            shift = i == 1 and v.name in ("shl", "shr", "sar")
+            if v.name in ("isclass", "trig_preop") and i == 1:
+                ks = [0x3, 0x204, 0x3FF] if v.name == "isclass" else [0, 1, 47]
+            else:
+                ks = _const_bits(v.args[i], shift)
+            out += [v._replace(const=((i, k),)) for k in ks]
+    return out
+
+
+CONST_VARIANTS = _const_variants()
 
 
 def bits_of(x: np.ndarray) -> np.ndarray:

@@ -49,6 +49,8 @@ class Layout:
         off, vr, sr = 0, FIRST_V, FIRST_S
         for v in self.variants:
             for i in range(len(v.args)):
+                if i in dict(v.const):
+                    continue
                 key = pool_key(v, i)
                 if key not in self.pools:
                     self.pools[key] = (off, vr, sr)
@@ -101,6 +103,16 @@ def _read(b: Builder, t: str, reg: int, uniform: bool):
     return b.bitcast(t, b.cvt({8: "u8", 16: "u16"}[ops.BITS[t]], w))
 
 
+def _const(b: Builder, t: str, bits: int):
+    """A constant operand of IR type t with these bits (a float made from its bits, as a
+    literal is)."""
+    if t == "b1":
+        return b.const("b1", bool(bits))
+    if t in ops.FLOAT:
+        return b.bitcast(t, b.const({16: "u16", 32: "u32", 64: "u64"}[ops.BITS[t]], bits))
+    return b.const(t, bits)
+
+
 def _address(b: Builder, lo: int, off: int, index):
     """The u64 s[lo:lo+1] + off + index * 8."""
     p = b.pack64(b.sget(lo), b.sget(lo + 1))
@@ -136,9 +148,13 @@ def _block(counter, lay: Layout, k: int) -> Block:
     v = lay.variants[k]
     b = Builder(counter, lay.wave)
     words = []
+    ks = dict(v.const)
     for uniform in (False, True):
         args = [
-            _read(b, t, lay.pools[pool_key(v, i)][2 if uniform else 1], uniform) for i, t in enumerate(v.args)
+            _const(b, t, ks[i])
+            if i in ks
+            else _read(b, t, lay.pools[pool_key(v, i)][2 if uniform else 1], uniform)
+            for i, t in enumerate(v.args)
         ]
         words += _words(b, b.emit(v.name, v.type, *args, **v.attrs), v.name)
     case = b.bin("add", "u32", b.bin("mul", "u32", b.sget(4), b.const("u32", lay.wave)), b.vget(0))

@@ -4,9 +4,11 @@ Every pure value op of the op table, in every type variant the IR defines it on 
 on random operands plus edge values (0, +-1, the extremes, powers of two; for floats +-0, +-inf,
 NaNs quiet and signaling with payloads, denormals, rounding ties), is evaluated by
 wavelift/ir/interp.py, the reference, and lowered and run by each backend through its own
-interface (backends/base.py: build_module, run; rig.py), with the operands per lane and uniform:
-the results must be the same bits, NaN bits included (docs/float-semantics.md, decision 0017).
-fin/fout (the MODE denormal flushes) run under each combination of MODE's flush fields.
+interface (backends/base.py: build_module, run; rig.py), with the operands per lane and uniform,
+and (two-operand ops) with either operand a constant (CONST_VARIANTS: what lowerings and the
+passes treat apart): the results must be the same bits, NaN bits included
+(docs/float-semantics.md, decision 0017).  fin/fout (the MODE denormal flushes) run under each
+combination of MODE's flush fields.
 
 * NumPy blocks and the NumPy backend's native tier (host C++; skips without a compiler), run
   here (the tier at -O0 by default, at the user's flags under ``-m slow``);
@@ -26,7 +28,17 @@ import pathlib
 import numpy as np
 import pytest
 import rig
-from cases import MODE_OPS, MODE_VARIANTS, MODES, NOT_HERE, VARIANTS, bits_of, operands, reference
+from cases import (
+    CONST_VARIANTS,
+    MODE_OPS,
+    MODE_VARIANTS,
+    MODES,
+    NOT_HERE,
+    VARIANTS,
+    bits_of,
+    operands,
+    reference,
+)
 
 from wavelift.backends import base
 from wavelift.ir import ops
@@ -34,6 +46,7 @@ from wavelift.ir import ops
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 GROUPS = 8  # waves: 256 lane cases and 8 wave cases per variant
 SLOW_GROUPS = 64
+CONST_GROUPS = 2  # (one operand is a constant: 64 lane cases and 2 wave cases a constant)
 HOST_PARTS = ("numpy", "numpy-native")  # parts run here: NumPy blocks, the native tier
 # (part, variant id) -> why it disagrees with interp (an xfail(strict=True) case): none today
 XFAIL: dict[tuple[str, str], str] = {}
@@ -49,6 +62,7 @@ def test_every_pure_op_has_cases():
     assert not named & set(NOT_HERE)
     assert {v.name for v in MODE_VARIANTS} == set(MODE_OPS)
     assert len({v.id for v in VARIANTS}) == len(VARIANTS)
+    assert len({v.id for v in CONST_VARIANTS}) == len(CONST_VARIANTS) > 1000
 
 
 def test_interp_evaluates_every_case():
@@ -72,29 +86,41 @@ def _parts() -> dict:
 # ---- the runs ----------------------------------------------------------------------------------
 
 
-@functools.cache
-def _layout(groups: int, mode_ops: bool = False, wave: int = 32) -> rig.Layout:
-    return rig.Layout(MODE_VARIANTS if mode_ops else VARIANTS, groups, wave)
+# the case sets: the variants; fin/fout (run under each of MODES); constant operands
+SETS = {"ops": VARIANTS, "mode": MODE_VARIANTS, "const": CONST_VARIANTS}
 
 
 @functools.cache
-def _program(groups: int, mode_ops: bool = False, wave: int = 32):
-    return rig.program(_layout(groups, mode_ops, wave))
+def _layout(groups: int, which: str = "ops", wave: int = 32) -> rig.Layout:
+    return rig.Layout(SETS[which], groups, wave)
 
 
 @functools.cache
-def _reference(groups: int, mode: int | None = None, wave: int = 32) -> list:
-    """interp's (results, evaluated?) per variant; ``mode``: the MODE variants under it."""
-    lay = _layout(groups, mode is not None, wave)
+def _program(groups: int, which: str = "ops", wave: int = 32):
+    return rig.program(_layout(groups, which, wave))
+
+
+@functools.cache
+def _reference(groups: int, which: str = "ops", mode: int | None = None, wave: int = 32) -> list:
+    """interp's (results, evaluated?) per variant of a set (``mode``: MODE for fin/fout)."""
+    lay = _layout(groups, which, wave)
     n = lay.lanes + lay.groups
     return [reference(v, operands(v, n), mode) for v in lay.variants]
+
+
+def _all_differences(lay: rig.Layout, part: str, out, refs, prefix: str = "") -> list[str]:
+    bad = []
+    for k, (want, ok) in enumerate(refs):
+        if (part, lay.variants[k].id) not in XFAIL:
+            bad += [prefix + line for line in _differences(lay, k, out, want, ok)]
+    return bad
 
 
 def _run(
     part: str,
     groups: int,
     tmp,
-    mode_ops: bool = False,
+    which: str = "ops",
     float_mode: int = 0xF0,
     flags: str = "-O0",
     wave: int = 32,
@@ -114,7 +140,7 @@ def _run(
             if flags:
                 mp.setattr(native, "FLAGS", tuple(flags if f.startswith("-O") else f for f in native.FLAGS))
         before = len(native.PROBLEMS)
-        lay, prog = _layout(groups, mode_ops, wave), _program(groups, mode_ops, wave)
+        lay, prog = _layout(groups, which, wave), _program(groups, which, wave)
         out, info = rig.run("numpy", lay, prog, float_mode=float_mode)
         if part != "numpy":
             assert native.PROBLEMS[before:] == [], native.PROBLEMS[before:][:1]
@@ -186,13 +212,23 @@ def test_backend_matches_interp(host_runs, part, k):
 @pytest.mark.parametrize("part", HOST_PARTS)
 def test_mode_flushes_match_interp(part, tmp_path):
     """fin/fout under every combination of MODE's denormal fields (flush in, out, both, none)."""
-    lay = _layout(GROUPS, True)
+    lay = _layout(GROUPS, "mode")
     bad = []
     for fm in MODES:
-        out = _run(part, GROUPS, tmp_path, True, fm)
-        for k, (want, ok) in enumerate(_reference(GROUPS, fm | 0x100)):  # (DX10_CLAMP: rig.config)
-            bad += [f"MODE {fm | 0x100:#x}: {line}" for line in _differences(lay, k, out, want, ok)]
+        out = _run(part, GROUPS, tmp_path, "mode", fm)
+        refs = _reference(GROUPS, "mode", fm | 0x100)  # (MODE's DX10_CLAMP: rig.config)
+        bad += _all_differences(lay, part, out, refs, f"MODE {fm | 0x100:#x}: ")
     assert not bad, "\n".join(bad)
+
+
+@pytest.mark.parametrize("part", HOST_PARTS)
+def test_constant_operands_match_interp(part, tmp_path):
+    """Each two-operand variant with a constant operand (CONST_VARIANTS: zeros, one, all ones,
+    the sign bit, inf, NaNs, ...): the passes' identities and the lowerings' constant forms."""
+    lay = _layout(CONST_GROUPS, "const")
+    out = _run(part, CONST_GROUPS, tmp_path, "const")
+    bad = _all_differences(lay, part, out, _reference(CONST_GROUPS, "const"))
+    assert not bad, "\n".join(bad[:40]) + f"\n({len(bad)} differ)"
 
 
 @pytest.mark.slow
@@ -201,12 +237,9 @@ def test_mode_flushes_match_interp(part, tmp_path):
 def test_backend_matches_interp_many(part, wave, tmp_path):
     """More cases (SLOW_GROUPS waves), wave32 and wave64, the native tier at the user's flags
     (WAVELIFT_NATIVE_OPT)."""
-    lay = _layout(SLOW_GROUPS, False, wave)
+    lay = _layout(SLOW_GROUPS, "ops", wave)
     out = _run(part, SLOW_GROUPS, tmp_path, flags="", wave=wave)
-    bad = []
-    for k, (want, ok) in enumerate(_reference(SLOW_GROUPS, None, wave)):
-        if (part, lay.variants[k].id) not in XFAIL:
-            bad += _differences(lay, k, out, want, ok)
+    bad = _all_differences(lay, part, out, _reference(SLOW_GROUPS, "ops", None, wave))
     assert not bad, "\n".join(bad[:40]) + f"\n({len(bad)} differ)"
 
 
@@ -214,16 +247,18 @@ def test_backend_matches_interp_many(part, wave, tmp_path):
 
 
 @pytest.mark.parametrize(
-    "mode,tier",
+    "which,mode,tier",
     [
-        ("lane", "fast"),
-        pytest.param("lane", "off", marks=pytest.mark.slow),
-        pytest.param("wave", "off", marks=pytest.mark.slow),
+        ("ops", "lane", "fast"),
+        pytest.param("ops", "lane", "off", marks=pytest.mark.slow),
+        pytest.param("ops", "wave", "off", marks=pytest.mark.slow),
+        pytest.param("const", "lane", "fast", marks=pytest.mark.slow),
     ],
 )
-def test_cuda_build_compiles(mode, tier, monkeypatch, tmp_path):
+def test_cuda_build_compiles(which, mode, tier, monkeypatch, tmp_path):
     """Without a GPU: the CUDA backend builds the whole case program (NVRTC): every variant's
-    lowering is valid CUDA.  The fast tier by default, the optimising build under -m slow."""
+    lowering is valid CUDA.  The fast tier by default; the optimising builds and the constant
+    operands' program under -m slow."""
     from wavelift.backends.cuda.compile import nvrtc_problem
 
     why = nvrtc_problem()
@@ -231,9 +266,10 @@ def test_cuda_build_compiles(mode, tier, monkeypatch, tmp_path):
         pytest.skip(f"NVRTC unavailable: {why}")
     monkeypatch.setenv("WAVELIFT_CUDA_CACHE", str(tmp_path))
     monkeypatch.setenv("WAVELIFT_CUDA_TIER", tier)
-    lay = _layout(GROUPS)
+    groups = CONST_GROUPS if which == "const" else GROUPS
+    lay = _layout(groups, which)
     m = base.get("cuda").build_module(
-        rig.key(lay, mode, 0xF0), _program(GROUPS), rig.config(lay), mode, rig.CODE
+        rig.key(lay, mode, 0xF0), _program(groups, which), rig.config(lay), mode, rig.CODE
     )
     assert m.cubin[:4] == b"\x7fELF" and m.compiled_by == ("nvrtc-fast" if tier == "fast" else "nvrtc")
 
@@ -247,16 +283,15 @@ def test_cuda_matches_interp_on_the_gpu(mode, wave, monkeypatch, tmp_path):
         pytest.skip(why)
     monkeypatch.setenv("WAVELIFT_CUDA_CACHE", str(tmp_path))
     bad = []
-    lay = _layout(GROUPS, False, wave)
-    out, _ = rig.run("cuda", lay, _program(GROUPS, False, wave), mode)
-    for k, (want, ok) in enumerate(_reference(GROUPS, None, wave)):
-        if ("cuda", lay.variants[k].id) not in XFAIL:
-            bad += _differences(lay, k, out, want, ok)
-    lay = _layout(GROUPS, True, wave)
+    for which, groups in (("ops", GROUPS), ("const", CONST_GROUPS)):
+        lay = _layout(groups, which, wave)
+        out, _ = rig.run("cuda", lay, _program(groups, which, wave), mode)
+        bad += _all_differences(lay, "cuda", out, _reference(groups, which, None, wave))
+    lay = _layout(GROUPS, "mode", wave)
     for fm in MODES:
-        out, _ = rig.run("cuda", lay, _program(GROUPS, True, wave), mode, fm)
-        for k, (want, ok) in enumerate(_reference(GROUPS, fm | 0x100, wave)):
-            bad += [f"MODE {fm | 0x100:#x}: {line}" for line in _differences(lay, k, out, want, ok)]
+        out, _ = rig.run("cuda", lay, _program(GROUPS, "mode", wave), mode, fm)
+        refs = _reference(GROUPS, "mode", fm | 0x100, wave)
+        bad += _all_differences(lay, "cuda", out, refs, f"MODE {fm | 0x100:#x}: ")
     assert not bad, "\n".join(bad[:40]) + f"\n({len(bad)} differ)"
 
 
