@@ -213,8 +213,7 @@ def test_a16_coordinates_widen_exactly():
     [
         ("image_sample_lz dmask:0x7 d16", 2, 2, "program.unsupported_instruction"),
         ("image_sample_lz dmask:0x1 d16", 2, 1, "program.unsupported_instruction"),
-        ("image_sample_b dmask:0xf a16", 2, 4, "program.unsupported_instruction"),
-        ("image_sample_d dmask:0xf a16", 5, 4, "program.unsupported_instruction"),
+        # (a16 with _b and _d: carried out since decision 0036, test_sampling_g16_lavapipe.py)
         ("image_sample_lz dmask:0xf r128", 2, 4, "program.unsupported_instruction"),
     ],
 )

@@ -176,7 +176,8 @@ def inputs(case):
     return c
 
 
-def run_lavapipe(exe, tmp_path, case, tex, c):
+def run_lavapipe(exe, tmp_path, case, tex, c, nres=4):
+    """(N, nres, 4) u32: ``nres`` vec4 results per invocation (mip.comp, shadow.comp: 4)."""
     (tmp_path / "img.bin").write_bytes(b"".join(t.tobytes() for t in tex))
     (tmp_path / "in.bin").write_bytes(c.tobytes())
     mag, mn, mip, au, av, aw = case.samp[:6]
@@ -200,7 +201,7 @@ def run_lavapipe(exe, tmp_path, case, tex, c):
         "--binding",
         f"0:1:{16 * N}:{tmp_path / 'in.bin'}",
         "--binding",
-        f"0:2:{16 * 4 * N}",
+        f"0:2:{16 * nres * N}",
     ]
     if case.compare is not None:
         cmd += ["--compare", str(case.compare)]
@@ -208,10 +209,10 @@ def run_lavapipe(exe, tmp_path, case, tex, c):
     if p.returncode == 3:
         pytest.skip("lavapipe: " + p.stderr[-200:])
     assert p.returncode == 0, p.stderr
-    return np.frombuffer((tmp_path / "set0_binding2.bin").read_bytes(), np.uint32).reshape(N, 4, 4)
+    return np.frombuffer((tmp_path / "set0_binding2.bin").read_bytes(), np.uint32).reshape(N, nres, 4)
 
 
-def run_wavelift(case, tex, c, target="gfx1030", mode="wave", variant="w32"):
+def run_wavelift(case, tex, c, target="gfx1030", mode="wave", variant="w32", nres=4):
     dev = wavelift.Device(target, backend="numpy", mode=mode)
     sh = dev.load_aco_shader(str(FIX / f"{case.shader.rsplit('-', 1)[0]}-{variant}.json"))
     glsl = {"rgba16f": "rgba16f", "d32": "r32f"}[case.fmt]
@@ -234,7 +235,7 @@ def run_wavelift(case, tex, c, target="gfx1030", mode="wave", variant="w32"):
         mem[offs[:, None] + np.arange(bpp)] = raw
     addr = dev.alloc_window(size, "img", align=65536, data=mem.tobytes())
     inp = dev.upload(c)
-    out = dev.upload(np.full((N, 4, 4), 0x7FC0DEAD, np.uint32))
+    out = dev.upload(np.full((N, nres, 4), 0x7FC0DEAD, np.uint32))
     rec = sh.prepare(groups=(1, 1, 1), buffers={(0, 1): inp, (0, 2): out})
     binding = next(b for b in sh.sets[0]["bindings"] if b["binding"] == 0)
     at = rec.extra["sets"][0] + int(binding["offset"])
@@ -251,7 +252,7 @@ def run_wavelift(case, tex, c, target="gfx1030", mode="wave", variant="w32"):
     dev.memory.write(at + 80, struct.pack("<4I", *samp))
     _dw, res = dev.submit_dispatch(rec.registers, rec.dims, rec.initiator)
     assert res.landed, res.refusal
-    return dev.download(out, np.uint32).reshape(N, 4, 4)
+    return dev.download(out, np.uint32).reshape(N, nres, 4)
 
 
 def _case(shader, view, fmt, size, levels, base, count, samp, lod=(0.0, 1000.0), sw="64KB_S", compare=None):

@@ -59,7 +59,9 @@ rounding RADV assumes when it folds f2f16 into d16 sampling), component k in hal
 k // 2 (gathers: four components, two VGPRs); refused by name (``image.unsupported_sampler``):
 integer formats, a result that is NaN or nonzero below f16's smallest normal.  a16: the
 coordinates, layer, LOD and LOD clamp are f16, two a VGPR (low half first) after the 32-bit
-offset / z-compare dwords, each widened to f32 exactly, then the rules above.
+offset / z-compare dwords, each widened to f32 exactly, then the rules above.  Decision 0036:
+the a16 bias (_b) is an f16 in the low half of its own dword; a16 derivatives stay 32-bit;
+_g16 forms take f16 derivatives, each derivative vector packed two a VGPR (padded to a dword).
 
 image_get_lod (decision 0036, ``_get_lod``) of a 2-D image: the LOD from the quad's implicit
 derivatives, clamped (x) and unclamped (y), log2 of ρ = the largest texel-space derivative
@@ -67,9 +69,8 @@ where Vulkan's approximations of ρ agree to 2**-8; other quads, all-zero deriva
 and a clamped LOD past the view's last level refuse.
 
 Null descriptors (T# TYPE 0) read 0.  Not translated (``program.unsupported_instruction``):
-the _g16 and gather4h forms, d16 of an odd number of components other than a gather (the
-last VGPR's upper half is not established), a16 with a bias (_b), derivatives (_d/_cd) or a
-cube, r128, tfe/lwe, dmask 0, a gather whose dmask is not one channel, a compare whose dmask
+the gather4h forms, d16 of an odd number of components other than a gather (the last VGPR's
+upper half is not established), a16 of a cube, r128, tfe/lwe, dmask 0, a gather whose dmask is not one channel, a compare whose dmask
 is not 0x1, MSAA dims, cube gathers and cube samples with derivatives (_d/_cd) or offsets.
 """
 
@@ -89,7 +90,7 @@ from .image import _eq, _ne
 # the MIMG names translated here (program.py)
 INSTRUCTIONS = ("image_sample", "image_gather4", "image_get_lod")
 # image_sample[_c][_d|_cd][_l|_b|_lz][_cl][_o], image_gather4[_c][_l|_b|_lz][_cl][_o]
-FORM = re.compile(r"image_(sample|gather4)(_c)?(_d|_cd)?(_l|_b|_lz)?(_cl)?(_o)?")
+FORM = re.compile(r"image_(sample|gather4)(_c)?(_d|_cd)?(_l|_b|_lz)?(_cl)?(_o)?(_g16)?")
 SAMPLE_FORMS = ("", "_l", "_lz", "_b", "_o", "_l_o", "_lz_o", "_b_o")  # (decision 0025's first set)
 CLAMP = ssharp.enum("SQ_TEX_CLAMP")
 XY = ssharp.enum("SQ_TEX_XY_FILTER")
@@ -115,7 +116,7 @@ def parse(name: str) -> dict | None:
     """The parts of a sampling instruction's name, or None for one not translated here (_g16,
     gather4h, the _d forms of gathers)."""
     m = FORM.fullmatch(name)
-    if not m or (m.group(1) == "gather4" and m.group(3)):
+    if not m or (m.group(1) == "gather4" and m.group(3)) or (m.group(7) and not m.group(3)):
         return None
     return {
         "gather": m.group(1) == "gather4",
@@ -124,6 +125,7 @@ def parse(name: str) -> dict | None:
         "lod": (m.group(4) or "")[1:],  # "", "l", "b", "lz"
         "cl": bool(m.group(5)),
         "o": bool(m.group(6)),
+        "g16": bool(m.group(7)),  # 16-bit derivatives (decision 0036)
     }
 
 
@@ -171,7 +173,7 @@ def translate(ins, b: Builder):
         return _get_lod(ins, b)
     form = parse(name)
     if form is None:
-        unsupported(f"{name}: 16-bit-gradient and gather4h forms")
+        unsupported(f"{name}: gather4h forms")
     assert form is not None
     if f.get("r128"):
         unsupported("r128 sampling")
@@ -193,10 +195,9 @@ def translate(ins, b: Builder):
     if d16 and not gather and bin(dmask).count("1") % 2:
         # the upper half of the last VGPR: what the hardware leaves there is not established
         unsupported("d16 sampling of an odd number of components")
-    if a16 and (cube or form["d"] or form["lod"] == "b"):
-        # ACO never emits a16 cube sampling (it asserts so); 16-bit derivatives and a 16-bit
-        # bias in its own dword: how the hardware reads them is not established here
-        unsupported("a16 sampling of a cube, with derivatives (_d/_cd) or with a bias (_b)")
+    if a16 and cube:
+        # ACO never emits a16 cube sampling (it asserts so)
+        unsupported("a16 sampling of a cube")
     if not cube and (dim not in SPATIAL or (gather and dim not in (image.DIM_2D, image.DIM_2D_ARRAY))):
         unsupported("sampling an MSAA dim (gathers: 2D and 2D arrays only)")
     # a cube is sampled as the 2-D array of its faces (decision 0034): face coordinates s, t in
@@ -207,34 +208,54 @@ def translate(ins, b: Builder):
     has_o, has_cl, has_d = form["o"], form["cl"], form["d"]
     lodk = form["lod"]
     # operands in the ISA's order: offset, bias, z-compare, derivatives (d/dx of each spatial
-    # axis, then d/dy), coordinates (and the layer), LOD or LOD clamp
-    nargs = int(has_o) + int(lodk == "b") + int(compare) + 2 * nsp * int(has_d) + nsp + int(layered)
-    nargs += int(lodk == "l") + int(has_cl)
-    # a16: the coordinates, the layer, the LOD and the LOD clamp are f16, packed two a VGPR
-    # (low half first) after the 32-bit offset / bias / z-compare dwords (ACO's visit_tex:
-    # emit_pack_v1 of coord, lod, clamp); each widens to f32 exactly
-    n32 = int(has_o) + int(lodk == "b") + int(compare) + 2 * nsp * int(has_d)
-    n16 = nargs - n32
-    ndw = n32 + (n16 + 1) // 2 if a16 else nargs
+    # axis, then d/dy), coordinates (and the layer), LOD or LOD clamp.  a16 (decision 0034,
+    # 0036): the coordinates, the layer, the LOD and the LOD clamp are f16, packed two a VGPR
+    # (low half first; ACO's visit_tex: emit_pack_v1 of coord, lod, clamp), and the bias is
+    # an f16 in the low half of its own dword ("we pack it into its own dword anyway"); the
+    # offset and z-compare stay 32-bit, and so do the derivatives on GFX10 (ACO: "a16 == g16
+    # || gfx_level >= GFX10"; llvm-mc asks 4 + 1 dwords for a 2-D _d a16).  _g16: each
+    # derivative vector is f16s packed two a VGPR, low half first (d/dx's, then d/dy's, each
+    # padded to a dword: ACO's emit_pack_v1 per vector, llvm-mc asks 2 + 2 dwords for a 2-D
+    # _d_g16 and 2 + 1 for 1-D).  Every f16 widens to f32 exactly.
+    cursor = 0
     regs = f.get("vaddr_nsa")
-    if regs is None:
-        regs = tuple(f["vaddr"] + i for i in range(ndw))
-    words = [b.vget(r) for r in regs[:ndw]]
-    if a16:
-        halves = [
-            b.bin("shr", "u32", words[n32 + i // 2], C(b, "u32", 16)) if i % 2 else words[n32 + i // 2]
-            for i in range(n16)
-        ]
-        words = words[:n32] + [b.bitcast("u32", formats._f16_to_f32(b, h)) for h in halves]
-    args = list(reversed(words))
-    offs = args.pop() if has_o else None
-    bias = args.pop() if lodk == "b" else None
-    zref = args.pop() if compare else None
-    derivs = [[args.pop() for _ in range(nsp)] for _ in range(2)] if has_d else None
-    coords = [args.pop() for _ in range(nsp)]
-    layer_arg = args.pop() if layered else None
-    lod = args.pop() if lodk == "l" else None
-    lod_clamp = args.pop() if has_cl else None
+
+    def dword():
+        nonlocal cursor
+        r = regs[cursor] if regs is not None else f["vaddr"] + cursor
+        cursor += 1
+        return b.vget(r)
+
+    def half(w, hi):
+        h = b.bin("shr", "u32", w, C(b, "u32", 16)) if hi else w
+        return b.bitcast("u32", formats._f16_to_f32(b, h))
+
+    def packed(n):
+        out, w = [], None
+        for i in range(n):
+            if i % 2 == 0:
+                w = dword()
+            out.append(half(w, i % 2))
+        return out
+
+    offs = dword() if has_o else None
+    bias = None
+    if lodk == "b":
+        bias = half(dword(), 0) if a16 else dword()
+    zref = dword() if compare else None
+    derivs = None
+    if has_d:
+        if form["g16"]:
+            derivs = [packed(nsp), packed(nsp)]
+        else:
+            derivs = [[dword() for _ in range(nsp)] for _ in range(2)]
+    nrest = nsp + int(layered) + int(lodk == "l") + int(has_cl)
+    rest = packed(nrest) if a16 else [dword() for _ in range(nrest)]
+    coords = rest[:nsp]
+    rest = rest[nsp:]
+    layer_arg = rest.pop(0) if layered else None
+    lod = rest.pop(0) if lodk == "l" else None
+    lod_clamp = rest.pop(0) if has_cl else None
 
     r = f["srsrc"] * 4
     d = [b.sget(r + j) for j in range(8)]
