@@ -18,7 +18,8 @@ LLVM in batches, and what LLVM prints is recorded:
   seg/glc/saddr-off) the mnemonic, the printed operand *template* (which raw field prints where,
   and how many dwords wide), and the fields LLVM requires to be zero ("zero");
 * name tables for small fields (soffset, srsrc, ssamp, saddr, tbuffer format, exp target);
-* for MIMG, per opcode: the printed (data dwords, address dwords / NSA address count) for every
+* for MIMG (and GFX12's VIMAGE/VSAMPLE: one grid column, their addresses always separate
+  registers; per opcode the 32 th/scope texts; the 9-bit srsrc/ssamp names), per opcode: the printed (data dwords, address dwords / NSA address count) for every
   (popcount(dmask), d16, tfe) x nsa x (dim, a16) with in-range registers ("grid", identical data
   columns shared through "dk"), and per (nsa, a16) the widths of the variant LLVM decodes before
   it resizes ("dec", found as the least room below v256 that LLVM accepts).  With those, the
@@ -220,6 +221,8 @@ NWORDS = {
     "VINTRP": 1,
     "VFLAT": 3,
     "VBUFFER": 3,
+    "VIMAGE": 3,
+    "VSAMPLE": 3,
 }
 
 # GFX11 (gfx1100, gfx1150) and GFX12 (gfx1200): the encodings generated so far, each with its
@@ -315,6 +318,24 @@ MIMG11 = {  # GFX11 MIMG: one NSA bit (one more dword: vaddr1..4), an 8-bit opco
     "ssamp": (1, 26, 5),
     "r63": (1, 31, 1),
 }
+_VIMG12 = {  # GFX12 VIMAGE/VSAMPLE: the fields both hold (3 dwords; addresses in the third)
+    "dim": (0, 0, 3),
+    "r128": (0, 4, 1),
+    "d16": (0, 5, 1),
+    "a16": (0, 6, 1),
+    "op": (0, 14, 8),
+    "dmask": (0, 22, 4),
+    "vdata": (1, 0, 8),
+    "srsrc": (1, 9, 9),
+    "scope": (1, 18, 2),
+    "th": (1, 20, 3),
+    "vaddr0": (2, 0, 8),
+    "vaddr1": (2, 8, 8),
+    "vaddr2": (2, 16, 8),
+    "vaddr3": (2, 24, 8),
+}
+VIMAGE12 = dict(_VIMG12, rsv0=(0, 3, 1), rsv1=(0, 7, 7), rsv2=(1, 8, 1), tfe=(1, 23, 1), vaddr4=(1, 24, 8))
+VSAMPLE12 = dict(_VIMG12, tfe=(0, 3, 1), rsv1=(0, 7, 6), unrm=(0, 13, 1), lwe=(1, 8, 1), ssamp=(1, 23, 9))
 EXP11 = {  # GFX11/GFX12 EXP (GFX12: export): compr and vm gone, row_en new
     "en": (0, 0, 4),
     "target": (0, 4, 6),
@@ -339,8 +360,22 @@ LAYOUT_GEN = {
         {k: ENC_BITS[k] for k in ("DS", "FLAT", "MUBUF", "MTBUF", "MIMG", "EXP")},
     ),
     "gfx12": (
-        {"DS": LAYOUT["DS"], "VFLAT": VFLAT12, "VBUFFER": VBUFFER12, "EXP": EXP11},
-        {"DS": ENC_BITS["DS"], "VFLAT": 0b111011 << 26, "VBUFFER": 0b110001 << 26, "EXP": ENC_BITS["EXP"]},
+        {
+            "DS": LAYOUT["DS"],
+            "VFLAT": VFLAT12,
+            "VBUFFER": VBUFFER12,
+            "VIMAGE": VIMAGE12,
+            "VSAMPLE": VSAMPLE12,
+            "EXP": EXP11,
+        },
+        {
+            "DS": ENC_BITS["DS"],
+            "VFLAT": 0b111011 << 26,
+            "VBUFFER": 0b110001 << 26,
+            "VIMAGE": 0b110100 << 26,
+            "VSAMPLE": 0b111001 << 26,
+            "EXP": ENC_BITS["EXP"],
+        },
     ),
 }
 _ACTIVE = [LAYOUT_GEN["gfx10"]]  # the generation build() encodes for (set by generate())
@@ -617,20 +652,48 @@ def gen_names(target):
 
 
 MIMG_DIMS = range(8)
+_MENC = ["MIMG"]  # the image encoding gen_mimg probes: MIMG (GFX10/11), VIMAGE or VSAMPLE (GFX12)
+
+
+def _is12():
+    """GFX12 VIMAGE/VSAMPLE: no NSA bit, the addresses always separate registers in the third
+    dword (VIMAGE's fifth in the second), the last one holding the rest."""
+    return _MENC[0] != "MIMG"
+
+
+def _mlay():
+    return _ACTIVE[0][0][_MENC[0]]
 
 
 def _opf(op):
     """The opcode fields of MIMG opcode ``op``: GFX10 splits it (op7 = bit 7), GFX11 does not."""
-    return {"op": op & 0x7F, "op7": op >> 7} if "op7" in _ACTIVE[0][0]["MIMG"] else {"op": op}
+    return {"op": op & 0x7F, "op7": op >> 7} if "op7" in _mlay() else {"op": op}
 
 
 def _nsa_range():
-    """NSA field values: GFX10's counts extra address dwords (0..3); GFX11's is one bit."""
-    return range(1 << _ACTIVE[0][0]["MIMG"]["nsa"][2])
+    """NSA field values: GFX10's counts extra address dwords (0..3); GFX11's is one bit; GFX12 has
+    one form (grid column 0, read as NSA)."""
+    return range(1 << _mlay()["nsa"][2]) if "nsa" in _mlay() else range(1)
 
 
-def gen_mimg(target):
-    """MIMG: per opcode a valid base (tried in order), the fields LLVM requires to be zero or
+def _vaddr_fields(vaddr):
+    """The address fields of a probe: MIMG's vaddr, or GFX12's vaddr0..2 as vaddr, vaddr+1, .."""
+    if not _is12():
+        return {"vaddr": vaddr}
+    # vaddr3 and VIMAGE's vaddr4 0: LLVM rejects them set where the opcode's widest form lacks them
+    return {"vaddr0": vaddr, "vaddr1": vaddr + 1, "vaddr2": vaddr + 2}
+
+
+def _mbuild(**f):
+    """build() of the active image encoding, dropping fields its layout lacks (GFX12: glc, nsa)."""
+    lay = _mlay()
+    if "vaddr" in f and _is12():
+        f.update(_vaddr_fields(f.pop("vaddr")))
+    return build(_MENC[0], **{k: v for k, v in f.items() if k in lay})
+
+
+def gen_mimg(target, enc="MIMG"):
+    """MIMG (or GFX12's VIMAGE/VSAMPLE, ``enc``): per opcode a valid base (tried in order), the fields LLVM requires to be zero or
     fixed, and the printed register widths.
 
     LLVM decodes one variant per (opcode, nsa) and then resizes data/address registers to what
@@ -640,12 +703,18 @@ def gen_mimg(target):
     (popcount(dmask), d16, tfe) x nsa x (dim, a16) -- "grid", classes of identical data columns
     shared via "dk" -- and, per (nsa, a16), the decoded widths ("dec": the smallest vdata/vaddr
     distance from v255 that LLVM still accepts)."""
+    _MENC[0] = enc
+    lay = _mlay()
     bases = [dict(dmask=1), dict(dmask=0xF, unrm=1, r128=1), dict(dmask=1, ssamp=0)]
+    if _is12():  # no unorm on VIMAGE; a 4-dword result (gather4, BVH)
+        bases = [dict(dmask=1), dict(dmask=0xF), dict(dmask=0xF, r128=1), dict(dmask=0xF, unrm=1, r128=1)]
+        bases = [b for b in bases if all(k in lay for k in b)]
+    srsrc = 8 if _is12() else 2  # GFX12's field holds the SGPR number
     ops = list(range(256))
     pr = []
     for op in ops:
         for b in bases:
-            pr.append(build("MIMG", **_opf(op), vaddr=40, vdata=8, srsrc=2, **b))
+            pr.append(_mbuild(**_opf(op), vaddr=40, vdata=8, srsrc=srsrc, **b))
     res = llvm_disassemble(pr, target)
     found = {}
     for i, op in enumerate(ops):
@@ -666,20 +735,24 @@ def gen_mimg(target):
         "d16": 1,
         "ssamp": 3,
     }
-    lay = _ACTIVE[0][0]["MIMG"]
-    flag_fields.update({f: (1 << lay[f][2]) - 1 for f in ("r1", "r5", "r55", "r63") if f in lay})
+    if _is12():
+        flag_fields["ssamp"] = 16  # s[16:19]; s[0:3] is the 0 a sampler-less opcode needs
+    flag_fields = {f: v for f, v in flag_fields.items() if f in lay}
+    rsv = ("r1", "r5", "r55", "r63", "rsv0", "rsv1", "rsv2", "vaddr4")
+    flag_fields.update({f: (1 << lay[f][2]) - 1 for f in rsv if f in lay})
+    if _is12():  # an address field the opcode never reads: must it be 0? (v100: in range)
+        flag_fields.update({f: 100 for f in ("vaddr2", "vaddr3", "vaddr4") if f in lay})
     order = sorted(found)
     pr = []
     for op in order:
         b, _ = found[op]
         for f, v in flag_fields.items():
             pr.append(
-                build(
-                    "MIMG",
+                _mbuild(
                     **_opf(op),
                     vaddr=40,
                     vdata=8,
-                    srsrc=2,
+                    srsrc=srsrc,
                     **dict(b, **{f: v if not b.get(f) else 0}),
                 )
             )
@@ -703,6 +776,8 @@ def gen_mimg(target):
         e["dim_printed"] = "dim:" in mods
         table[str(op)] = e
     _mimg_widths(target, found, table)
+    if _is12():
+        return table, _mimg_cpol12(target, found, table)
     return table
 
 
@@ -711,15 +786,67 @@ NSA_EXTRA = (0x04030201, 0x08070605, 0x0C0B0A09)
 
 
 def _mimg_probe(op, b, pc, d16, tfe, nsa, dim, a16, vdata=8, vaddr=40):
-    w = build(
-        "MIMG",
+    w = _mbuild(
         **_opf(op),
-        srsrc=2,
+        srsrc=8 if _is12() else 2,
         vdata=vdata,
         vaddr=vaddr,
         **dict(b, dmask=MIMG_DMASK[pc], d16=d16, tfe=tfe, nsa=nsa, dim=dim, a16=a16),
     )
     return w + NSA_EXTRA[:nsa]
+
+
+def _mimg_cpol12(target, found, table):
+    """GFX12 VIMAGE/VSAMPLE cache policy: per opcode the text LLVM prints for each (th, scope)
+    (index th * 4 + scope; None where it rejects the word), shared lists as cpol12's."""
+    order = sorted(found)
+    pr = [
+        _mbuild(**_opf(op), vaddr=40, vdata=8, srsrc=8, **dict(found[op][0], th=th, scope=sc))
+        for op in order
+        for th in range(8)
+        for sc in range(4)
+    ]
+    res = llvm_disassemble(pr, target)
+    lists = []
+    for i, op in enumerate(order):
+        col = []
+        for t, _ in res[i * 32 : (i + 1) * 32]:
+            m = [] if t is None else [x.group(0).strip() for x in _CPOL.finditer(t)]
+            col.append(None if t is None else (" " + " ".join(m) if m else ""))
+        if col not in lists:
+            lists.append(col)
+        table[str(op)]["cpol"] = lists.index(col)
+    return lists
+
+
+def gen_vimage12_names(target, vimage, vsample):
+    """GFX12 srsrc names (VIMAGE and VSAMPLE, 9-bit fields) and VSAMPLE's ssamp names, per field
+    value: the text LLVM prints in that operand's place (None: it rejects the word, or reads a
+    literal dword after it: the values listed in ``<field>_<enc>_literal``)."""
+    names = {}
+    for enc, tab in (("VIMAGE", vimage), ("VSAMPLE", vsample)):
+        _MENC[0] = enc
+        op = min(int(k) for k, e in tab.items() if e["sampler"] == (enc == "VSAMPLE"))
+        b = dict(tab[str(op)]["base"], vdata=8, vaddr=40, srsrc=8, ssamp=16)
+        for fld, ref in (("srsrc", "s[8:15]"), ("ssamp", "s[16:19]")):
+            if fld not in _mlay():
+                continue
+            pr = [_mbuild(**_opf(op), **dict(b, **{fld: v})) for v in range(512)]
+            res = llvm_disassemble(pr, target)
+            t0 = res[b[fld]][0]
+            assert t0.count(ref) == 1, (target, enc, t0)
+            head, tail = t0.split(ref)
+            got, lits = [], []
+            for v, (t, size) in enumerate(res):
+                assert t is None or (t.startswith(head) and t.endswith(tail)), (target, enc, fld, t)
+                if t is not None and size != 12:  # a literal dword follows (LLVM prints it)
+                    assert size == 16, (target, enc, fld, v, t, size)
+                    lits.append(v)
+                    t = None
+                got.append(None if t is None else t[len(head) : len(t) - len(tail)])
+            names[f"{fld}_{enc}"] = got
+            names[f"{fld}_{enc}_literal"] = lits
+    return names
 
 
 def _widths(text):
@@ -739,7 +866,10 @@ def _widths(text):
 
 def _nsa_plain(text):
     """An NSA address list of single registers, but for the last (GFX11 packs the rest there)."""
-    regs = split_operands(text)[1][1][1:-1].split(", ")
+    o = split_operands(text)[1][1]
+    if not o.startswith("["):  # GFX12: one address register (or range)
+        return True
+    regs = o[1:-1].split(", ")
     return all(_REG.match(r).group(3) is None for r in regs[:-1])
 
 
@@ -769,9 +899,9 @@ def _mimg_widths(target, found, table):
                         if t is None:
                             row.append(-1)
                             continue
-                        assert size == 4 * (2 + nsa), (op, dc, nsa, t, size)
+                        assert size == 4 * (3 if _is12() else 2 + nsa), (op, dc, nsa, t, size)
                         dw, aw = _widths(t)
-                        if nsa and not _nsa_plain(t):
+                        if (nsa or _is12()) and not _nsa_plain(t):
                             e["nsa_nd"] = 1  # BVH: several multi-register addresses
                         row.append(dw * 32 + aw)
                         valid_at.setdefault((op, nsa, a16), (dc, dim))
@@ -798,10 +928,19 @@ def _mimg_widths(target, found, table):
                     keys.append((op, nsa, a16, "d", a))
                     pr.append(
                         _mimg_probe(
-                            op, b, pc, d16, tfe, nsa, dim, a16, vdata=256 - a, vaddr=240 if nsa == 0 else 40
+                            op,
+                            b,
+                            pc,
+                            d16,
+                            tfe,
+                            nsa,
+                            dim,
+                            a16,
+                            vdata=256 - a,
+                            vaddr=240 if nsa == 0 and not _is12() else 40,
                         )
                     )
-                for c in range(1, 17) if nsa == 0 else ():
+                for c in range(1, 17) if nsa == 0 and not _is12() else ():
                     keys.append((op, nsa, a16, "a", c))
                     pr.append(_mimg_probe(op, b, pc, d16, tfe, nsa, dim, a16, vdata=251, vaddr=256 - c))
     dec = {}
@@ -832,7 +971,7 @@ def _mimg_widths(target, found, table):
                             dims[0],
                             a16,
                             vdata=256 - d[0],
-                            vaddr=256 - d[1] if nsa == 0 else 40,
+                            vaddr=256 - d[1] if nsa == 0 and not _is12() else 40,
                         )
                     )
                     break
@@ -841,7 +980,7 @@ def _mimg_widths(target, found, table):
         assert t is not None, (target, op, k, d)
         dw, aw = _widths(t)
         assert dw == d[0], (target, op, k, t, d)
-        if k.startswith("0,"):
+        if k.startswith("0,") and not _is12():
             assert aw == d[1], (target, op, k, t, d)
         d[1] = aw
     for op in order:
@@ -1190,7 +1329,14 @@ GEN_ENCODINGS = {
         "MIMG": gen_mimg,
         "EXP": gen_exp11,
     },
-    "gfx12": {"DS": gen_ds, "VFLAT": gen_vflat12, "VBUFFER": gen_vbuffer12, "EXP": gen_exp11},
+    "gfx12": {
+        "DS": gen_ds,
+        "VFLAT": gen_vflat12,
+        "VBUFFER": gen_vbuffer12,
+        "VIMAGE": lambda t: gen_mimg(t, "VIMAGE"),
+        "VSAMPLE": lambda t: gen_mimg(t, "VSAMPLE"),
+        "EXP": gen_exp11,
+    },
 }
 
 
@@ -1217,6 +1363,8 @@ def generate(target):
         if gen == "gfx12":
             out["names"].update(gen_flat11_names(target, out["VFLAT"], "VFLAT"))
             out["names"].update(gen_vbuffer12_names(target, out["VBUFFER"]))
+            out["names"].update(gen_vimage12_names(target, out["VIMAGE"], out["VSAMPLE"]))
+        _MENC[0] = "MIMG"
         return out
     return {
         "target": target,

@@ -184,12 +184,18 @@ def test_unknown_target_refused_by_name():
 
 
 def test_not_decoded_is_named():
-    """Words LLVM 19 decodes but wavelift does not yet are refused by name: GFX12 VIMAGE and
-    VSAMPLE, gfx1200's v_cndmask_b32_dpp with src1's abs bit (LLVM misprints it), a GFX11 MIMG
-    BVH with NSA (several address ranges)."""
+    """Words LLVM 19 decodes but wavelift does not yet are refused by name: a GFX12 VIMAGE BVH and
+    a VSAMPLE whose srsrc is the literal code (VIMAGE/VSAMPLE otherwise decode:
+    test_gfx12_vimage_decode.py), gfx1200's v_cndmask_b32_dpp with src1's abs bit (LLVM
+    misprints it), a GFX11 MIMG BVH with NSA (several address ranges)."""
     from wavelift.isa.memory import load_memory_table
 
-    cases = [("gfx1200", (0xD0000000, 0, 0, 0)), ("gfx1200", (0xE4000000, 0, 0, 0))]
+    # image_bvh_intersect_ray (VIMAGE op 25, dmask 0xf, r128); image_sample_l (VSAMPLE op 29) with
+    # srsrc 255
+    cases = [
+        ("gfx1200", (0xD3C00000 | 25 << 14 | 1 << 4, 8 << 9, 0x2B2A2928, 0)),
+        ("gfx1200", (0xE4400000 | 29 << 14 | 1, 255 << 9 | 16 << 23, 0x2A2928, 0)),
+    ]
     w0 = ISAS["gfx12"].encode("VOP2", op=1, src0=0xFA, vdst=5, vsrc1=60)[0]
     cases.append(("gfx1200", (w0, 0xFF00E428 | 1 << 23, 0, 0)))
     op, e = next((int(k), e) for k, e in load_memory_table("gfx1100")["MIMG"].items() if e.get("nsa_nd"))

@@ -192,6 +192,22 @@ def is_gfx12(target: str) -> bool:
     return target.startswith("gfx12")
 
 
+def vimage(ins: Instruction, b: Builder) -> None:
+    """GFX12 VIMAGE/VSAMPLE (decoded exactly as LLVM 19 prints them, isa/memory.py): refused by
+    name at run time when an active lane reaches one (``image.unsupported_descriptor``), as
+    GFX11's MIMG (gfx11.mimg).  GFX12's T# (its image formats, swizzle modes and addrlib
+    equations) is not checked against a primary source here, so reading it as GFX10.3's would
+    guess: decision 0038.  A program whose image code no active lane reaches still lands."""
+    b.effect(
+        "refuse_if",
+        "b1",
+        b.exec(),
+        why="a GFX12 image instruction (GFX12's T# layout, image formats and swizzle modes are not "
+        "carried out)",
+        code="image.unsupported_descriptor",
+    )
+
+
 # --------------------------------------------------------------- instructions GFX12 added
 def _sop2_u64(op: str):
     def handle(ins, b: Builder):

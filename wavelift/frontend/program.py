@@ -47,6 +47,8 @@ FRONTEND = {
         if b.target.startswith("gfx11")
         else (sample if ins.name.startswith(sample.INSTRUCTIONS) else image).translate(ins, b)
     ),
+    "VIMAGE": gfx12.vimage,  # refused by name at run time (decision 0038)
+    "VSAMPLE": gfx12.vimage,
 }
 VECTOR = {
     "VOP1",

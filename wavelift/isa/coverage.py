@@ -35,6 +35,8 @@ MEM11 = (
     "MUBUF",
     "MTBUF",
     "MIMG",
+    "VIMAGE",
+    "VSAMPLE",
 )  # memory encodings decoded so far on GFX11/12 (0 where the generation lacks one)
 # (and GFX11's FLAT and GFX12's VFLAT, as their FLAT/SCRATCH/GLOBAL segments)
 CONFIGS11 = tuple((t, w) for t in ("gfx1100", "gfx1150", "gfx1200") for w in (False, True))
@@ -46,7 +48,8 @@ NOT_DECODED11 = (
     ),
     (
         "gfx1200",
-        "VIMAGE, VSAMPLE; VOP3P with DPP whose "
+        "VIMAGE BVH (`image_bvh*_intersect_ray`); VIMAGE/VSAMPLE whose srsrc or ssamp is the "
+        "literal code (255: LLVM reads a fourth dword); VOP3P with DPP whose "
         "src1/src2 is not a VGPR; the fp8/bf8 conversions' VOP3 DPP with op_sel bits set",
     ),
 )
@@ -78,6 +81,9 @@ LLVM_VS_HARDWARE = (
     "nothing for them: refused by name.",
     "gfx1200 VINTERP: LLVM 19 decodes opcode values 32/64/96 above each VINTERP opcode as that "
     "instruction (opcode bits 5-6, word bits 21-22, ignored); so does wavelift (24 table entries).",
+    "gfx1200 VIMAGE with vaddr1..3 all 0 (and more than one address needed): LLVM 19 decodes the "
+    "one-address variant and keeps it as decoded (`image_load v8, v5 ... dmask:0xf "
+    "dim:SQ_RSRC_IMG_2D_MSAA_ARRAY`: one data and one address register); so does wavelift's text.",
     "MIMG BVH with NSA (gfx1100, gfx1150): LLVM 19 prints the addresses as several ranges "
     "(`[v253, v75, v[42:44], v[112:114], v[85:87]]`); refused by name.  Other NSA forms with more "
     "than five addresses print the rest in the last register's range (`v[42:44]`), as decoded.",

@@ -29,7 +29,19 @@ from .instruction import (
 from .operands import Operand, fmt_literal, sreg_kind, sreg_name, vreg_name
 
 _TABLE_DIR = os.path.join(os.path.dirname(__file__), "tables")
-MEMORY_ENCODINGS = ("DS", "FLAT", "MUBUF", "MTBUF", "MIMG", "EXP", "VINTRP", "VFLAT", "VBUFFER")
+MEMORY_ENCODINGS = (
+    "DS",
+    "FLAT",
+    "MUBUF",
+    "MTBUF",
+    "MIMG",
+    "EXP",
+    "VINTRP",
+    "VFLAT",
+    "VBUFFER",
+    "VIMAGE",
+    "VSAMPLE",
+)
 
 
 @cache

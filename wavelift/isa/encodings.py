@@ -239,7 +239,7 @@ _ALU11 = frozenset(
 
 # the memory encodings decoded so far (wavelift/isa/memory.py, tables/memory_<target>.json)
 _MEM11 = frozenset(("DS", "FLAT", "MUBUF", "MTBUF", "MIMG", "EXP"))
-_MEM12 = frozenset(("DS", "VFLAT", "VBUFFER", "EXP"))
+_MEM12 = frozenset(("DS", "VFLAT", "VBUFFER", "VIMAGE", "VSAMPLE", "EXP"))
 
 
 class Isa:

@@ -398,6 +398,7 @@ class _Target:
             None if nm is None else (" " + nm if nm else "") for nm in self.names.get("format", ())
         )
         self.mimg = {int(k): v for k, v in self.tab.get("MIMG", {}).items()}
+        self.vimg = {enc: {int(k): v for k, v in self.tab.get(enc, {}).items()} for enc in _VIMG_ENCODINGS}
         self.gen = generation(target)
 
     def form(self, enc, w0, w1, f):
@@ -529,6 +530,90 @@ def _decode_mimg(T, words, pos, f):
 
 
 _POPCOUNT = tuple(min(bin(i).count("1"), 4) for i in range(16))
+_VIMG_ENCODINGS = ("VIMAGE", "VSAMPLE")
+
+
+def _decode_vimage12(T, enc, words, pos, f):
+    """GFX12 VIMAGE/VSAMPLE (3 dwords).  As GFX11's MIMG with NSA: the table's grid (one column)
+    gives the printed widths per (popcount(dmask), d16, tfe) x (dim, a16), "dec" the widths of
+    the variant LLVM decodes first; the addresses are vaddr0..3 (VIMAGE: vaddr4 too), one
+    register each but the last, which holds the rest; one address prints without brackets.
+    The 9-bit srsrc/ssamp fields print as LLVM's names per value (the literal code, where LLVM
+    reads a fourth dword, is refused by name); th/scope as the table's cache policy list (index
+    th * 4 + scope)."""
+    op = f["op"]
+    fail = lambda: _bad(pos, words, 3)  # noqa: E731
+    e = T.vimg[enc].get(op)
+    if e is None:
+        raise fail()
+    for z in e["zero"]:
+        if f[z]:
+            raise fail()
+    base = e["base"]
+    fixed = e.get("fixed", ())
+    for fx in fixed:
+        if f[fx] != base[fx]:
+            raise fail()
+    dim, a16, dmask = f["dim"], f["a16"], f["dmask"]
+    cell = e["grid"][e["dk"][_POPCOUNT[dmask] * 4 + f["d16"] * 2 + f["tfe"]]][0][dim * 2 + a16]
+    if cell < 0:
+        raise fail()
+    if e.get("nsa_nd"):  # LLVM 19 prints BVH's addresses as several ranges
+        raise _bad(pos, words, 3, f"{NOT_DECODED}: GFX12 {enc} {e['name']}")
+    cp = T.names[f"cpol_{enc}"][e["cpol"]][f["th"] * 4 + f["scope"]]
+    if cp is None:
+        raise fail()
+    vd0, va0 = e["dec"][f"0,{a16}"]
+    vdata = f["vdata"]
+    if vdata + vd0 > 256:
+        raise fail()
+    dw, aw = cell >> 5, cell & 31
+    regs = [f["vaddr0"], f["vaddr1"], f["vaddr2"], f["vaddr3"]] + ([f["vaddr4"]] if "vaddr4" in f else [])
+    last = aw - len(regs) + 1 if aw > len(regs) else 1
+    # LLVM keeps the decoded variant (data and addresses) when the resized data register or the
+    # last address register (holding the rest) would run past v255
+    if (dw != vd0 and vdata + dw > 256) or (aw != va0 and regs[min(aw, len(regs)) - 1] + last > 256):
+        dw, aw = vd0, va0
+        last = aw - len(regs) + 1 if aw > len(regs) else 1
+    if enc == "VIMAGE" and aw > 1 and not (f["vaddr1"] or f["vaddr2"] or f["vaddr3"]):
+        # vaddr1..3 all 0: LLVM decodes the one-address variant and, needing more addresses,
+        # keeps it as decoded (the data register too; checked by tests/isa/test_gfx12_vimage_decode.py)
+        dw, aw, last = vd0, 1, 1
+    ops = [_vreg("vdata", vdata, dw, fail)]
+    regs = regs[:aw]
+    texts = []
+    for i, r in enumerate(regs):
+        a = _vreg(f"vaddr{i}", r, last if i == len(regs) - 1 else 1, fail)
+        ops.append(a)
+        texts.append(a.text)
+    addr_text = texts[0] if len(texts) == 1 else "[" + ", ".join(texts) + "]"
+    f = dict(f, vaddr_nsa=tuple(regs))
+    for fld in ("srsrc", "ssamp") if e["sampler"] else ("srsrc",):
+        if f[fld] in T.names[f"{fld}_{enc}_literal"]:  # LLVM reads a literal dword, prints it
+            raise _bad(pos, words, 3, f"{NOT_DECODED}: GFX12 {enc} {fld} literal")
+    rs = T.names[f"srsrc_{enc}"][f["srsrc"]]
+    if rs is None:
+        raise fail()
+    parts = [ops[0].text, addr_text, rs]
+    ops.append(_sname("srsrc", f["srsrc"], 8, rs))
+    if e["sampler"]:
+        ss = T.names["ssamp_VSAMPLE"][f["ssamp"]]
+        if ss is None:
+            raise fail()
+        parts.append(ss)
+        ops.append(_sname("ssamp", f["ssamp"], 4, ss))
+    name = e["name"]
+    text = name + " " + ", ".join(parts)
+    if dmask:
+        text += f" dmask:{dmask:#x}"
+    text += " dim:SQ_RSRC_IMG_" + _DIMS[dim]
+    if f.get("unrm"):
+        text += " unorm"
+    text += cp
+    for fl, word in (("r128", "r128"), ("a16", "a16"), ("tfe", "tfe"), ("lwe", "lwe"), ("d16", "d16")):
+        if f.get(fl) and fl not in fixed:
+            text += " " + word
+    return Instruction(pos, 12, tuple(words[:3]), enc, "", op, name, f, None, tuple(ops), text)
 
 
 # --------------------------------------------------------------------------------------------
@@ -690,6 +775,15 @@ def _decoder11(T, enc):
             return _decode_mimg(T, words, pos, _fields(lay, words))
 
         return dec_mimg
+    if enc in _VIMG_ENCODINGS and T.vimg.get(enc):
+        vlay = T.lay[enc]
+
+        def dec_vimg(words, pos):
+            if len(words) < 3:
+                raise _bad(pos, words, len(words), "truncated instruction")
+            return _decode_vimage12(T, enc, words, pos, _fields(vlay, words))
+
+        return dec_vimg
     if enc == "EXP" and "EXP" in T.tab:
         lay = T.lay["EXP"]
         ex = T.tab["EXP"]
