@@ -7,7 +7,8 @@ gfx10_make_texture_descriptor) and the S# of test_sampling_lavapipe; lavapipe_sa
 same SPIR-V with a cube (array) view of the same faces.  Directions whose texels lie inside one
 face: point samples equal (rgba16f bit for bit, rgba8 within lavapipe's one-ulp UNORM reads),
 linear filtering within decision 0025's bound.  At a face edge the lane refuses by name
-(``image.cube_edge``), as do cube gathers (not translated).  Skips without lavapipe, gcc, the
+(``image.cube_edge``).  Cube gathers (decision 0036): textureGather on samplerCube /
+samplerCubeArray, the four texels bit for bit.  Skips without lavapipe, gcc, the
 Vulkan headers or aco-compile's dependencies."""
 
 from __future__ import annotations
@@ -52,7 +53,11 @@ layout(set = 0, binding = 1) buffer In { vec4 c[]; } i;
 layout(set = 0, binding = 2) buffer Out { vec4 v[]; } o;
 void main() {
   uint k = gl_GlobalInvocationID.x;
-#if defined(ARRAY)
+#if defined(GATHER) && defined(ARRAY)
+  o.v[k] = textureGather(tex, i.c[k], COMP);
+#elif defined(GATHER)
+  o.v[k] = textureGather(tex, i.c[k].xyz, COMP);
+#elif defined(ARRAY)
   o.v[k] = textureLod(tex, i.c[k], 0.0);
 #elif defined(MIPS)
   o.v[k] = textureLod(tex, i.c[k].xyz, i.c[k].w);
@@ -79,7 +84,7 @@ def lavapipe_sample(tmp_path_factory):
     return exe
 
 
-def compile_shader(tmp_path, array, family="navi21", wave=32, mips=False):
+def compile_shader(tmp_path, array, family="navi21", wave=32, mips=False, gather=None):
     src = tmp_path / "cube.comp"
     src.write_text(SHADER)
     out = tmp_path / "cube"
@@ -87,7 +92,8 @@ def compile_shader(tmp_path, array, family="navi21", wave=32, mips=False):
         [str(ROOT / "tools/aco_compile/aco-compile"), str(src), "-o", str(out), "--family", family]
         + [f"--wave{wave}", "-q"]
         + (["-D", "ARRAY"] if array else [])
-        + (["-D", "MIPS"] if mips else []),
+        + (["-D", "MIPS"] if mips else [])
+        + (["-D", "GATHER", "-D", f"COMP={gather}"] if gather is not None else []),
         capture_output=True,
         text=True,
     )
@@ -254,8 +260,9 @@ def test_cube_sampling_equals_lavapipe(fmt, filt, layers, target, mode, mode_nam
 
 
 def native_default(test_id: str) -> bool:
-    # the native tier builds a library per program: the linear case in the default run
-    return "rgba16f-1-6" in test_id
+    # the native tier builds a library per program: the linear case (and one gather) in the
+    # default run
+    return "rgba16f-1-6" in test_id or "rgba16f-6-0" in test_id
 
 
 # ---- refused by name -------------------------------------------------------------------------
@@ -327,11 +334,11 @@ def test_cube_coordinates_not_established_refused(s_coord, face, why):
 @pytest.mark.parametrize(
     "text",
     [
-        "image_gather4_lz v[4:7], v[0:2], s[0:7], s[8:11] dmask:0x1 dim:SQ_RSRC_IMG_CUBE",
+        "image_gather4_lz_o v[4:7], v[0:3], s[0:7], s[8:11] dmask:0x1 dim:SQ_RSRC_IMG_CUBE",
         "image_sample_d v[4:7], v[0:6], s[0:7], s[8:11] dmask:0xf dim:SQ_RSRC_IMG_CUBE",
         "image_sample_lz_o v[4:7], v[0:3], s[0:7], s[8:11] dmask:0xf dim:SQ_RSRC_IMG_CUBE",
     ],
-    ids=["gather", "derivatives", "offsets"],
+    ids=["gather_offsets", "derivatives", "offsets"],
 )
 def test_cube_forms_not_translated_refused(text):
     r = Rig("  " + text + "\n  s_endpgm")
@@ -468,3 +475,56 @@ def test_cube_implicit_lod_only_where_it_changes_nothing(mag, mn, lands):
         assert (r.read(out, np.uint32, 128).reshape(32, 4) == want).all()
     else:
         assert res.refusal.code == "image.cube_edge" and "derivatives" in res.refusal.message, res.refusal
+
+
+# ---- cube gathers (decision 0036) -----------------------------------------------------------
+@pytest.mark.tiers
+@pytest.mark.parametrize(
+    "fmt,layers,comp,target,mode,mode_name",
+    [
+        ("rgba16f", 6, 0, "gfx1030", "wave", "64KB_S"),
+        ("rgba16f", 12, 2, "gfx1030", "lane", "LINEAR"),
+        ("rgba8", 6, 3, "gfx1030", "wave", "4KB_S"),
+        ("rgba16f", 12, 1, "gfx1010", "wave", "64KB_S"),  # navi10 w64
+    ],
+)
+def test_cube_gathers_equal_lavapipe(
+    fmt, layers, comp, target, mode, mode_name, tier, lavapipe_sample, tmp_path
+):
+    """textureGather on a cube (array): ACO emits image_gather4_lz dim CUBE on the face
+    coordinates; the footprint floor(u - 0.5) and the next texel inside the face (the
+    directions keep it there, as for linear filtering).  Equal to lavapipe and to a NumPy
+    gather of Vulkan's face table: (i0, j1), (i1, j1), (i1, j0), (i0, j0) of channel comp."""
+    array = layers > 6
+    out = compile_shader(tmp_path, array, *(("navi10", 64) if target == "gfx1010" else ()), gather=comp)
+    assert "image_gather4_lz" in (tmp_path / "cube.s").read_text()
+    samp = (NEAREST, NEAREST, NEAREST, EDGE, EDGE, 0)
+    texels = texels_for(fmt, layers, 40 + comp)
+    c = directions(60 + comp, True, layers)
+    want = run_lavapipe(lavapipe_sample, tmp_path, fmt, texels, samp, c, str(out) + ".spv", layers)
+    sw = 0 if mode_name == "LINEAR" else next(m for m, n in L.sw_mode_names().items() if n == mode_name)
+    res, got = run_wavelift(out, target, mode, fmt, texels, samp, c, layers, sw)
+    assert res.landed, res.refusal
+    for k in range(N):
+        face, s, t = face_coords(c[k, :3].astype(np.float64))
+        i0, j0 = int(np.floor(s * S - 0.5)), int(np.floor(t * S - 0.5))
+        lay = texels[int(c[k, 3]) * 6 + face]
+        quad = [lay[j0 + 1, i0, comp], lay[j0 + 1, i0 + 1, comp], lay[j0, i0 + 1, comp], lay[j0, i0, comp]]
+        if fmt == "rgba16f":
+            ref = np.array(quad, np.float16).astype(np.float32).view(np.uint32)
+            assert (ref == got[k]).all() and (ref == want[k]).all(), (k, ref, got[k], want[k])
+        else:
+            np.testing.assert_allclose(got[k].view(np.float32), np.array(quad) / np.float32(255), rtol=1e-6)
+            assert np.abs(got[k].astype(np.int64) - want[k].astype(np.int64)).max() <= 1, k
+
+
+def test_cube_gather_over_an_edge_refused(tmp_path):
+    out = compile_shader(tmp_path, False, gather=0)
+    texels = texels_for("rgba16f", 6, 3)
+    c = directions(5, True, 6)
+    samp = (NEAREST, NEAREST, NEAREST, EDGE, EDGE, 0)
+    res, _ = run_wavelift(out, "gfx1030", "wave", "rgba16f", texels, samp, c, 6)
+    assert res.landed, res.refusal
+    c[9, :3] = (0.999, 0.1, 0.99)  # u = 0.036: the footprint floor(u - 0.5) = -1 crosses the edge
+    res, _ = run_wavelift(out, "gfx1030", "wave", "rgba16f", texels, samp, c, 6)
+    assert not res.landed and res.refusal.code == "image.cube_edge", res.refusal

@@ -44,7 +44,8 @@ when the coordinates are unnormalized (S# FORCE_UNNORMALIZED or the instruction'
   only texels inside the refused window above), BORDER_COLOR_PTR unless the colour is REGISTER.
 
 Cube maps (dim CUBE, decision 0034): image_sample with an explicit LOD (_l, _lz; the implicit
-and _b forms only where the LOD changes nothing), compare included, through RADV's sampled cube
+and _b forms only where the LOD changes nothing), compare included, and image_gather4 (decision
+0036: its footprint floor(u - 0.5), + 1 inside the face), through RADV's sampled cube
 T# (TYPE CUBE, BASE_ARRAY..DEPTH the view's layers), sampled as the 2-D array of its faces: the
 coordinates are ACO's face coordinates s, t in [1, 2] (v_cubesc / |v_cubema| + 1.5) and the face
 id + 8 x the cube's layer; u = (s - 1) x N (exact subtraction), the layer 6 x cube + face, then
@@ -71,7 +72,7 @@ and a clamped LOD past the view's last level refuse.
 Null descriptors (T# TYPE 0) read 0.  Not translated (``program.unsupported_instruction``):
 the gather4h forms, d16 of an odd number of components other than a gather (the last VGPR's
 upper half is not established), a16 of a cube, r128, tfe/lwe, dmask 0, a gather whose dmask is not one channel, a compare whose dmask
-is not 0x1, MSAA dims, cube gathers and cube samples with derivatives (_d/_cd) or offsets.
+is not 0x1, MSAA dims, cube samples and gathers with derivatives (_d/_cd) or offsets.
 """
 
 from __future__ import annotations
@@ -190,8 +191,10 @@ def translate(ins, b: Builder):
         unsupported("a depth-compare sample or gather with a dmask other than 0x1")
     dim = f.get("dim", 0)
     cube = dim == DIM_CUBE
-    if cube and (gather or form["d"] or form["o"]):
-        unsupported("cube gathers, and cube samples with derivatives (_d/_cd) or offsets (_o)")
+    if cube and (form["d"] or form["o"]):
+        # offsets: Vulkan has none for cubes (ACO never emits them); derivatives: ACO turns
+        # them into face space (prepare_cube_coords), whose LOD rule is not established here
+        unsupported("cube samples and gathers with derivatives (_d/_cd) or offsets (_o)")
     if d16 and not gather and bin(dmask).count("1") % 2:
         # the upper half of the last VGPR: what the hardware leaves there is not established
         unsupported("d16 sampling of an odd number of components")
@@ -658,17 +661,24 @@ def translate(ins, b: Builder):
             "a point-sampled or gathered coordinate within 2**-7 texel below a texel boundary "
             "(the texel the hardware's fixed-point coordinate selects there is not established)",
         )
-        if cube:  # every texel inside the face: point [0, n), linear's footprint i0, i0 + 1
+        if cube:  # every texel inside the face: point [0, n), linear's footprint i0, i0 + 1,
+            # a gather's footprint floor(u - 0.5) and the next texel (decision 0036)
             edge = []
+
+            def pair(i0, ni):
+                return _and(
+                    b,
+                    b.cmp("ge", "i32", i0, _i(b, 0)),
+                    b.cmp("lt", "i32", b.bin("add", "i32", i0, _i(b, 1)), ni),
+                )
+
             for a in range(nsp):
                 ni = b.bitcast("i32", sizes[a])
+                if gather:
+                    edge.append(_not(b, pair(point_i[a], ni)))
+                    continue
                 pin = _and(b, b.cmp("ge", "i32", point_i[a], _i(b, 0)), b.cmp("lt", "i32", point_i[a], ni))
-                lin = _and(
-                    b,
-                    b.cmp("ge", "i32", lin_i[a], _i(b, 0)),
-                    b.cmp("lt", "i32", b.bin("add", "i32", lin_i[a], _i(b, 1)), ni),
-                )
-                edge.append(_not(b, b.select(linear, lin, pin)))
+                edge.append(_not(b, b.select(linear, pair(lin_i[a], ni), pin)))
             refuse(
                 CUBE,
                 _and(b, active, _or(b, *edge)),
