@@ -84,12 +84,12 @@ def split_format(name: str) -> tuple[list[int], str]:
     return sizes[::-1], "_".join(code[i:])
 
 
-def formats(db: dict) -> dict:
+def formats(db: dict, enum: str = "GFX10_FORMAT") -> dict:
     out = {}
-    for e in db["enums"]["GFX10_FORMAT"]["entries"]:
+    for e in db["enums"][enum]["entries"]:
         name = e["name"].strip()
-        assert name.startswith("GFX10_FORMAT_"), name
-        short = name[len("GFX10_FORMAT_") :]
+        assert name.startswith(enum + "_"), name
+        short = name[len(enum) + 1 :]
         bits, numeric = split_format(short)
         if bits and sum(bits) % 8:  # 1_UNORM, 4_4 is 8 bits: kept; sub-byte totals are not texels
             bits, numeric = [], short
@@ -106,7 +106,7 @@ def formats(db: dict) -> dict:
 def fields(db: dict, prefix: str) -> dict:
     """{chip: {word index: [[name, lo, hi], ...]}} for the registers named prefix0..N."""
     types = db["register_types"]
-    out: dict = {"gfx10": {}, "gfx103": {}}
+    out: dict = {"gfx10": {}, "gfx103": {}} if "gfx10" in str(db["register_mappings"]) else {"gfx11": {}}
     for m in db["register_mappings"]:
         if not m["name"].startswith(prefix):
             continue
@@ -171,6 +171,21 @@ def build(src: pathlib.Path) -> dict:
     }
 
 
+RSRC11_JSON = "src/amd/registers/gfx11-rsrc.json"
+NAME11 = "gfx11_image.json"
+
+
+def build11(src: pathlib.Path) -> dict:
+    """GFX11's T# field layout (SQ_IMG_RSRC_WORD1..6) and GFX11_FORMAT enum (IMG_FORMAT values,
+    renumbered from GFX10's) from ``gfx11-rsrc.json``, in gfx10_image.json's shapes."""
+    db = json.loads((src / RSRC11_JSON).read_text())
+    return {
+        "source": f"Mesa {MESA_VERSION}: {RSRC11_JSON}",
+        "formats": formats(db, "GFX11_FORMAT"),
+        "tsharp": fields(db, "SQ_IMG_RSRC_WORD")["gfx11"],
+    }
+
+
 def main(argv: list[str]) -> int:
     src = pathlib.Path(argv[1] if len(argv) > 1 else os.environ.get("MESA_SRC", DEFAULT_SRC))
     if not all((src / f).is_file() for f in (RSRC_JSON, GFX9_JSON, PATTERN_H, ADDRTYPES_H)):
@@ -185,6 +200,9 @@ def main(argv: list[str]) -> int:
     OUT_DIR.mkdir(parents=True, exist_ok=True)
     (OUT_DIR / NAME).write_text(table_json.dumps({"_generated": marker, **build(src)}))
     print(OUT_DIR / NAME)
+    if (src / RSRC11_JSON).is_file():
+        (OUT_DIR / NAME11).write_text(table_json.dumps({"_generated": marker, **build11(src)}))
+        print(OUT_DIR / NAME11)
     return 0
 
 

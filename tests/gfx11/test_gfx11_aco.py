@@ -18,11 +18,10 @@ FIX = pathlib.Path(__file__).resolve().parents[1] / "fixtures" / "gfx1100" / "ac
 SHADERS = sorted(FIX.glob("*.json"))
 LOG = FIX.parents[1] / "build_log" / "aco-gfx1100.tsv"
 # known gaps (strict: the test reports when they start to pass)
-# (GFX11 MIMG decodes now; frontend/image.py reads T#s as GFX10 lays them out and refuses
-# GFX11's by name: image.unsupported_descriptor)
+# (GFX11 linear image_load/store run on GFX11's T# since decision 0038: image_blur passes;
+# GFX11's null T# and sampling are refused by name: image.unsupported_descriptor)
 GAPS = {
-    "image_blur": "GFX11 T# layout not carried out (image.unsupported_descriptor)",
-    "descriptor_types": "GFX11 T# layout not carried out (image.unsupported_descriptor)",
+    "descriptor_types": "GFX11 null T#s (unbound images) refused (image.unsupported_descriptor)",
 }
 TIERS = {("scratch_array-w64", "wave"), ("scratch_game-w32", "wave")}
 

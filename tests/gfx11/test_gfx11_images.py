@@ -53,19 +53,117 @@ def run(wave, mode, kernel, tsharp_of, extra=()):
     return r, dev.download(out, np.uint32), dev.download(img, np.uint32)
 
 
+def gfx11_tsharp(addr: int, sw_mode: int = 0, fmt: str = "32_32_32_32_UINT") -> np.ndarray:
+    """A GFX11 T# of a 64x4 2-D image at ``addr`` from GFX11's own field layout and format
+    numbering (Mesa's register database, tables/gfx11_image.json: tsharp.field_bits11), as
+    RADV's gfx10_make_texture_descriptor fills it for GFX11: FORMAT by name, WIDTH/HEIGHT minus
+    1, DST_SEL XYZW, TYPE 2D, SW_MODE, one level."""
+    from wavelift.memory import tsharp
+
+    (f11,) = [int(k) for k, e in tsharp.tables11()["formats"].items() if e["name"] == fmt]
+    d = [0] * 8
+    d[0] = (addr >> 8) & 0xFFFFFFFF
+    vals = {
+        "BASE_ADDRESS_HI": (addr >> 40) & 0xFF,
+        "FORMAT": f11,
+        "WIDTH_LO": (N - 1) & 3,
+        "WIDTH_HI": (N - 1) >> 2,
+        "HEIGHT": 3,
+        "DST_SEL_X": 4,
+        "DST_SEL_Y": 5,
+        "DST_SEL_Z": 6,
+        "DST_SEL_W": 7,
+        "SW_MODE": sw_mode,
+        "TYPE": 9,
+    }
+    for name, v in vals.items():
+        w, lo, hi = tsharp.field_bits11(name)
+        assert v < 1 << (hi - lo + 1)
+        d[w] |= v << lo
+    return np.array(d, np.uint32)
+
+
 TSHARPS = {"null": lambda a: np.zeros(8, np.uint32), "gfx103_linear": gfx103_linear_tsharp}
 
 
 @pytest.mark.parametrize("mode", ["wave", "lane"])
 @pytest.mark.parametrize("wave", [32, 64])
 @pytest.mark.parametrize("tsharp", list(TSHARPS))
-@pytest.mark.parametrize("kernel", ["ld", "smp"])
-def test_gfx11_image_refused_by_name(kernel, tsharp, wave, mode):
-    r, out, img = run(wave, mode, kernel, TSHARPS[tsharp])
+def test_gfx11_sampling_refused_by_name(tsharp, wave, mode):
+    """image_sample_lz (GFX11's S# and sampling are not carried out): refused by name."""
+    r, out, img = run(wave, mode, "smp", TSHARPS[tsharp])
     assert not r.landed and r.refusal.code == "image.unsupported_descriptor", r.refusal
     assert "GFX11" in r.refusal.message
     assert (out == 0xDEADBEEF).all()
     np.testing.assert_array_equal(img, np.arange(4 * N * 4, dtype=np.uint32))
+
+
+@pytest.mark.parametrize("mode", ["wave", "lane"])
+@pytest.mark.parametrize(
+    "tsharp,code",
+    [
+        ("null", "image.unsupported_descriptor"),  # GFX11's null T# is not established
+        # d2[31] (GFX10.3's RESOURCE_LEVEL) is reserved on GFX11 (its FORMAT 77: GFX11's 8_24_UINT)
+        ("gfx103_linear", "image.unsupported_descriptor"),
+        ("gfx11_64KB_S", "image.unsupported_layout"),  # tiled: GFX11's addrlib differs from GFX10.3's
+    ],
+)
+def test_gfx11_load_store_refused(tsharp, code, mode):
+    """T#s image_load/store do not carry out on GFX11 refuse by name, nothing written."""
+    of = {
+        "null": TSHARPS["null"],
+        "gfx103_linear": gfx103_linear_tsharp,
+        "gfx11_64KB_S": lambda a: gfx11_tsharp(a, sw_mode=9),
+    }[tsharp]
+    r, out, img = run(32, mode, "ld", of)
+    assert not r.landed and r.refusal.code == code, r.refusal
+    assert (out == 0xDEADBEEF).all()
+    np.testing.assert_array_equal(img, np.arange(4 * N * 4, dtype=np.uint32))
+
+
+def _gfx1030_ld(d, wave, mode):
+    """The same IR's ``ld`` built by clang-19 for gfx1030, run on the same data with the GFX10.3
+    T# of the same image (wavelift's GFX10.3 image path, held to addrlib and lavapipe)."""
+    import subprocess
+
+    path = f"{d}/img1030-w{wave}.hsaco"
+    subprocess.run(
+        ["clang-19", "-x", "ir", "-nogpulib", "-target", "amdgcn-amd-amdhsa", "-mcpu=gfx1030", "-O2"]
+        + (["-mwavefrontsize64"] if wave == 64 else [])
+        + [str(ROOT / "tests/fixtures/gfx1100/images.ll"), "-o", path],
+        check=True,
+        capture_output=True,
+    )
+    dev = wavelift.Device("gfx1030", mode=mode)
+    co = dev.load_code_object(path)
+    img = dev.upload(np.arange(4 * N * 4, dtype=np.uint32))
+    t = dev.upload(gfx103_linear_tsharp(img.address))
+    out = dev.upload(np.full(512, 0xDEADBEEF, np.uint32))
+    r = co.kernel("ld").launch(groups=(1, 1, 1), block=(N, 1, 1), args=[t, out])
+    assert r.landed, r.refusal
+    return dev.download(out, np.uint32), dev.download(img, np.uint32)
+
+
+@pytest.mark.tiers
+@pytest.mark.parametrize("mode", ["wave", "lane"])
+@pytest.mark.parametrize("wave", [32, 64])
+def test_gfx11_linear_load_store(wave, mode, tier, tmp_path):
+    """clang-19's gfx1100 ``ld`` through a GFX11 linear R32G32B32A32_UINT T#: image_load of
+    (x, 0) to out[x], image_store of it to (x, 1).  Equal to NumPy (the linear image: rows of 64
+    texels, pitch 1024 bytes) and to the gfx1030 build of the same IR on the same data with the
+    GFX10.3 T# (decision 0038)."""
+    r, out, img = run(wave, mode, "ld", gfx11_tsharp)
+    assert r.landed, r.refusal
+    src = np.arange(4 * N * 4, dtype=np.uint32).reshape(4, N, 4)
+    want_out = np.full(512, 0xDEADBEEF, np.uint32)
+    want_out[: 4 * N] = src[0].reshape(-1)
+    want_img = src.copy()
+    want_img[1] = src[0]
+    np.testing.assert_array_equal(out, want_out)
+    np.testing.assert_array_equal(img, want_img.reshape(-1))
+    out10, img10 = _gfx1030_ld(tmp_path, wave, mode)
+    np.testing.assert_array_equal(out, out10)
+    np.testing.assert_array_equal(img, img10)
 
 
 @pytest.mark.tiers
@@ -158,3 +256,35 @@ def test_gfx1200_unreached_image_instruction_lands(mode):
         want = np.full(512, 0xDEADBEEF, np.uint32)
         want[256 : 256 + N] = 7
         np.testing.assert_array_equal(dev.download(o, np.uint32), want)
+
+
+def _blur(target, wave, mode, rows, w, h):
+    from wavelift.driver.aco import Image
+
+    dev = wavelift.Device(target, mode=mode)
+    sh = dev.load_aco_shader(str(ROOT / f"tests/fixtures/{target}/aco/image_blur-w{wave}.json"))
+    src = Image(dev.upload(rows), w, h, "rgba8")
+    dbuf = dev.upload(np.full(rows.shape, 0x5A5A5A5A, np.uint32))
+    r = sh.launch(
+        groups=(-(-w // 8), -(-h // 8), 1), images={(0, 0): src, (0, 1): Image(dbuf, w, h, "rgba8")}
+    )
+    assert r.landed, r.refusal
+    return dev.download(dbuf, np.uint32)
+
+
+@pytest.mark.parametrize("mode", ["wave", "lane"])
+@pytest.mark.parametrize("wave", [32, 64])
+def test_gfx11_aco_image_blur_equals_gfx1030(wave, mode):
+    """ACO's gfx1100 image_blur (tests/fixtures/gfx1100/aco: imageLoad/imageStore of rgba8 linear
+    images through GFX11 T#s, wavelift.driver.aco.image_descriptor) gives the bytes the gfx1030
+    build of the same shader gives on the same data with GFX10.3 T#s (whose result
+    tests/execute/test_aco_fixtures.py holds to a NumPy blur); decision 0038."""
+    w, h, pitch = 29, 19, 64
+    rng = np.random.default_rng(wave)
+    rows = np.full((h, pitch), 0xA5A5A5A5, np.uint32)
+    rows[:, :w] = rng.integers(0, 1 << 32, size=(h, w), dtype=np.uint64).astype(np.uint32)
+    got = _blur("gfx1100", wave, mode, rows, w, h)
+    want = _blur("gfx1030", wave, mode, rows, w, h)
+    np.testing.assert_array_equal(got, want)
+    assert (got.reshape(h, pitch)[:, w:] == 0x5A5A5A5A).all()
+    assert (got.reshape(h, pitch)[:, :w] != 0x5A5A5A5A).any()

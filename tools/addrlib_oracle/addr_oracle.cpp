@@ -2,7 +2,7 @@
 // wavelift/memory/layout.py.  Our own driver program: nothing of Mesa is copied here; addrlib is
 // compiled from the unpacked source into a git-ignored build directory.
 //
-//   addr_oracle GB_ADDR_CONFIG CHIP_REV
+//   addr_oracle GB_ADDR_CONFIG CHIP_REV [FAMILY]
 //
 // reads one query per line on stdin and writes one answer per line:
 //   A swmode rsrc bpp width height depth mips pipebankxor x y slice mip
@@ -10,7 +10,8 @@
 //   I swmode rsrc bpp width height depth mips
 //       -> "pitch height slices blockW blockH blockD sliceSize surfSize firstMipInTail"
 //          then per mip: " offset macroBlockOffset mipTailOffset pitch height tailX tailY tailZ"
-// rsrc: 0 = 1D, 1 = 2D, 2 = 3D (AddrResourceType).  Chip family is AMDGPU_FAMILY_NV (143).
+// rsrc: 0 = 1D, 1 = 2D, 2 = 3D (AddrResourceType).  Chip family: FAMILY, default AMDGPU_FAMILY_NV
+// (143); 145 is AMDGPU_FAMILY_GFX1100 (GFX11's addrlib, chip revisions 0x01..0x0f).
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -25,8 +26,8 @@ static ADDR_E_RETURNCODE ADDR_API free_mem(const ADDR_FREESYSMEM_INPUT* in) {
 }
 
 int main(int argc, char** argv) {
-    if (argc != 3) {
-        fprintf(stderr, "usage: addr_oracle GB_ADDR_CONFIG CHIP_REV\n");
+    if (argc != 3 && argc != 4) {
+        fprintf(stderr, "usage: addr_oracle GB_ADDR_CONFIG CHIP_REV [FAMILY]\n");
         return 2;
     }
     ADDR_CREATE_INPUT cin = {};
@@ -34,7 +35,7 @@ int main(int argc, char** argv) {
     cin.size = sizeof(cin);
     cout_.size = sizeof(cout_);
     cin.chipEngine = 0x0000000D;  // CIASICIDGFXENGINE_ARCTICISLAND (core/addrlib.h)
-    cin.chipFamily = 143;  // AMDGPU_FAMILY_NV
+    cin.chipFamily = argc == 4 ? (UINT_32)strtoul(argv[3], nullptr, 0) : 143;  // AMDGPU_FAMILY_NV
     cin.chipRevision = (UINT_32)strtoul(argv[2], nullptr, 0);
     cin.regValue.gbAddrConfig = (UINT_32)strtoul(argv[1], nullptr, 0);
     cin.callbacks.allocSysMem = alloc_mem;

@@ -131,7 +131,8 @@ def buffer_descriptor(address: int, size: int, gfx11: bool) -> list[int]:
 def image_descriptor(img: Image, gfx11: bool) -> list[int]:
     """An 8-dword storage-image T# for a linear 2-D image, with the fields RADV's
     gfx10_make_texture_descriptor + radv_set_mutable_tex_desc_fields write: BASE_ADDRESS (va>>8)
-    and BASE_ADDRESS_HI, FORMAT [28:20], WIDTH-1 split over WIDTH_LO [31:30] / WIDTH_HI [13:0],
+    and BASE_ADDRESS_HI, FORMAT [28:20] (GFX11: [27:20], GFX11's numbering), WIDTH-1 split over
+    WIDTH_LO [31:30] / WIDTH_HI [13:0],
     HEIGHT-1 [27:14], RESOURCE_LEVEL (not GFX11), DST_SEL XYZW, TYPE 2D, SW_MODE 0 (linear).
     The image's buffer holds ``height`` rows of ``pitch`` texels."""
     if img.format not in IMAGE_FORMATS:
@@ -141,6 +142,9 @@ def image_descriptor(img: Image, gfx11: bool) -> list[int]:
     if img.address % 256:
         raise LaunchError("an image's base address must be 256-byte aligned")
     fmt, _bpp = IMAGE_FORMATS[img.format]
+    if gfx11:  # GFX11 renumbered IMG_FORMAT: the GFX11 format of the same name (register database)
+        name = tsharp.formats()[fmt].name
+        (fmt,) = [int(k) for k, e in tsharp.tables11()["formats"].items() if e["name"] == name]
     w, h = int(img.width) - 1, int(img.height) - 1
     if not (0 <= w < 1 << 14 and 0 <= h < 1 << 14):
         raise LaunchError(f"image size {img.width}x{img.height} out of range")

@@ -119,11 +119,19 @@ class Format:
     ``kind``, ``nbytes`` and each channel's offset and width (u32)."""
 
     def __init__(
-        self, b: Builder, fmt: Value, nbits: int = FORMAT_BITS, image: bool = False, gfx10_only: bool = False
+        self,
+        b: Builder,
+        fmt: Value,
+        nbits: int = FORMAT_BITS,
+        image: bool = False,
+        gfx10_only: bool = False,
+        gfx10_numbering: bool = False,
     ):
+        """``gfx10_numbering``: ``fmt`` is already a GFX10 IMG_FORMAT value whatever the target
+        (frontend/image.py maps a GFX11 T#'s FORMAT to the GFX10 format of the same name)."""
         self.b = b
         self._kinds: dict[tuple[int, ...], Value] = {}
-        gfx10 = getattr(b, "target", "gfx1030").startswith(("gfx101", "gfx103"))
+        gfx10 = gfx10_numbering or getattr(b, "target", "gfx1030").startswith(("gfx101", "gfx103"))
         tab = table(gfx10, image) if gfx10 or not gfx10_only else {}
         fmt = b.bin("and", "u32", fmt, C(b, "u32", (1 << nbits) - 1))
         self.packed = p = lut(b, fmt, {k: v for k, v in tab.items() if k < 1 << nbits}, nbits)

@@ -270,13 +270,24 @@ def format_map() -> dict[int, int]:
     return out
 
 
+# the GFX11 MIMG instructions carried out (frontend/image.py on GFX11's T#: decision 0038)
+MIMG_CARRIED_OUT = ("image_load", "image_store", "image_load_mip", "image_store_mip")
+
+
 def mimg(ins: Instruction, b) -> None:
-    """GFX11 MIMG (image_load/store/sample/atomic/resinfo ...): refused by name at run time when an
-    active lane reaches it (``image.unsupported_descriptor``).  GFX11's T# is not GFX10.3's
-    (IMG_FORMAT renumbered, RESOURCE_LEVEL gone, other fields moved) and GFX11's swizzle modes
-    and addrlib equations are not checked here (memory/layout.py is held to addrlib for
-    GFX10/10.3 only), so frontend/image.py's GFX10.3 reading of a T# would guess: decision 0023,
-    2026-12-05 amendment.  Null descriptors refuse too (GFX11's null T# is not checked)."""
+    """GFX11 MIMG.  image_load/store(_mip) are frontend/image.py's, reading GFX11's T# (its
+    register-database fields, IMG_FORMAT by name in GFX10's numbering, reserved bits refused):
+    linear images only (GFX11's addrlib lays linear surfaces out as GFX10.3's, tiled ones not:
+    tests/memory/test_gfx11_linear_layout.py), tiled SW_MODEs refused by name
+    (``image.unsupported_layout``), and GFX11's null T# refused (decision 0038).  The rest
+    (sample/gather/atomic/resinfo/msaa/bvh) is refused by name at run time when an active lane
+    reaches it (``image.unsupported_descriptor``): GFX11's S# and the rest of its T# semantics
+    are not checked (decision 0023, 2026-12-05 amendment)."""
+    if ins.name in MIMG_CARRIED_OUT:
+        from . import image
+
+        image.translate(ins, b)
+        return
     b.effect(
         "refuse_if",
         "b1",

@@ -59,6 +59,15 @@ addresses), per lane only what depends on a coordinate: for each coordinate its 
 column bytes and the XOR of its set bits' columns, terms that every address of the same
 coordinate value shares (a sample's four texels lie on two columns and two rows), then one
 add and one XOR a texel.  Linear is the same with 256-byte rows.  GFX11 targets lay out linear images only.  Conversions: formats.py.
+
+GFX11 (decision 0038; frontend/gfx11.py routes image_load/store(_mip) here): the T# is read with
+GFX11's own fields (Mesa's register database, memory/tables/gfx11_image.json): FORMAT d1[27:20]
+in GFX11's numbering, mapped to the GFX10 format of the same name; MAX_MIP d1[19:16]; MIN_LOD
+split into d5[31:27] and d6[6:0] (both must be 0); no RESOURCE_LEVEL; every bit no GFX11 field
+names must be 0, ARRAY_PITCH too.  Linear only: GFX11's addrlib lays linear surfaces out as
+GFX10.3's, its tiled modes not (tests/memory/test_gfx11_linear_layout.py), so tiled SW_MODEs
+refuse (``image.unsupported_layout``); GFX11's null T# (TYPE 0..7) refuses
+(``image.unsupported_descriptor``: not established).
 Coordinates outside the image read 0 and drop stores, as hardware does; DST_SEL applies to
 loads.  d16 (two 16-bit components a VGPR, an even count): loads of 16-bit float and 8/16-bit
 integer channels (exact; others refuse by name), stores of any format (each half widened
@@ -562,9 +571,27 @@ def _u(b, x, sh, mask):
     return b.bin("and", "u32", b.bin("shr", "u32", x, C(b, "u32", sh)), C(b, "u32", mask))
 
 
+def gfx11(b: Builder) -> bool:
+    """The program is for a GFX11 target: its T# is GFX11's (tsharp.field_bits11, decision 0038)."""
+    return getattr(b, "target", "").startswith("gfx11")
+
+
 def _f(b, d, name):
     """T# field ``name`` (register-database name and bits, the same on GFX10 and GFX10.3 for every
-    field read here) of the descriptor words ``d``."""
+    field read here; GFX11's own on a GFX11 target) of the descriptor words ``d``.  On GFX11,
+    FORMAT is given in GFX10's numbering (the GFX10 format of the same name; 0, INVALID, where
+    none), MIN_LOD is MIN_LOD_LO | MIN_LOD_HI (only compared with 0 here) and RESOURCE_LEVEL
+    (gone on GFX11) reads 1."""
+    if gfx11(b):
+        if name == "RESOURCE_LEVEL":
+            return C(b, "u32", 1)
+        if name == "MIN_LOD":
+            return b.bin("or", "u32", _f(b, d, "MIN_LOD_LO"), _f(b, d, "MIN_LOD_HI"))
+        word, lo, hi = tsharp.field_bits11(name)
+        raw = _u(b, d[word], lo, (1 << (hi - lo + 1)) - 1)
+        if name == "FORMAT":
+            return _lookup(b, raw, tsharp.format10_of11(), hi - lo + 1)
+        return raw
     word, lo, hi = tsharp.field_bits(name)
     return _u(b, d[word], lo, (1 << (hi - lo + 1)) - 1)
 
@@ -650,7 +677,7 @@ def _check(b: Builder, d: list, dim: int, one_d_as_2d: bool = False):
             "is not established)",
         )
     sw_mode = _f(b, d, "SW_MODE")
-    fm = formats.Format(b, _f(b, d, "FORMAT"), image=True)
+    fm = formats.Format(b, _f(b, d, "FORMAT"), image=True, gfx10_numbering=gfx11(b))
     lv = _layout_values(b, d, dim, fm)
     _, f1, f2, _ = lv
     dcc = b.bin("or", "u32", _f(b, d, "WRITE_COMPRESS_ENABLE"), _f(b, d, "COMPRESSION_EN"))
@@ -731,7 +758,19 @@ def _check(b: Builder, d: list, dim: int, one_d_as_2d: bool = False):
             _ne(b, depth, 0),
         ),
     ]
-    bad += [_ne(b, b.bin("and", "u32", d[k], C(b, "u32", m)), 0) for k, m in MUST_BE_ZERO.items()]
+    must_be_zero = MUST_BE_ZERO
+    if gfx11(b):  # GFX11: every bit no field names, and ARRAY_PITCH (as on GFX10)
+        must_be_zero = dict(tsharp.reserved11())
+        word, lo, hi = tsharp.field_bits11("ARRAY_PITCH")
+        must_be_zero[word] |= ((1 << (hi - lo + 1)) - 1) << lo
+        # GFX11's null T# (TYPE 0..7) is not established: refused, not read as GFX10's
+        _refuse(
+            b,
+            "image.unsupported_descriptor",
+            b.un("not", "b1", real),
+            "a GFX11 T# of TYPE 0..7 (null descriptor): what GFX11 reads there is not established",
+        )
+    bad += [_ne(b, b.bin("and", "u32", d[k], C(b, "u32", m)), 0) for k, m in must_be_zero.items()]
     _refuse(
         b,
         "image.unsupported_descriptor",

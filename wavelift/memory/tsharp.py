@@ -75,6 +75,51 @@ def field_bits(name: str, kind: str = "tsharp") -> tuple[int, int, int]:
     return found.pop()
 
 
+@cache
+def tables11() -> dict:
+    """tables/gfx11_image.json: GFX11's T# field layout and GFX11_FORMAT enum (Mesa 22.3.6's
+    gfx11-rsrc.json, by tools/gen_image_tables.py)."""
+    import json
+    from importlib import resources
+
+    return json.loads(resources.files("wavelift.memory").joinpath("tables/gfx11_image.json").read_text())
+
+
+@cache
+def _fields11() -> dict[str, tuple[int, int, int]]:
+    return {name: (int(w), lo, hi) for w, fl in tables11()["tsharp"].items() for name, lo, hi in fl}
+
+
+def field_bits11(name: str) -> tuple[int, int, int]:
+    """(word, low bit, high bit) of GFX11 T# field ``name`` (KeyError: GFX11 has no such field)."""
+    return _fields11()[name]
+
+
+@cache
+def reserved11() -> dict[int, int]:
+    """Per T# word 1..6, the bits no GFX11 field names (reserved)."""
+    out = {}
+    for w in range(1, 7):
+        used = 0
+        for fw, lo, hi in _fields11().values():
+            if fw == w:
+                used |= ((1 << (hi - lo + 1)) - 1) << lo
+        out[w] = ~used & 0xFFFFFFFF
+    return out
+
+
+@cache
+def format10_of11() -> dict[int, int]:
+    """GFX11 IMG_FORMAT value -> the GFX10 IMG_FORMAT value of the same name (GFX11 renumbered
+    the enum); formats without a GFX10 namesake are left out."""
+    by_name = {e["name"]: int(k) for k, e in layout.tables()["formats"].items()}
+    return {
+        int(k): by_name[e["name"]]
+        for k, e in tables11()["formats"].items()
+        if e["name"] in by_name and e["name"] != "INVALID"
+    }
+
+
 def decode_fields(words: Sequence[int], kind: str = "tsharp", gfx103: bool = True) -> dict[str, int]:
     """Every named field of a T# (8 words, ``kind="tsharp"``) or S# (4 words, ``"ssharp"``).
     Fields that share bits (GFX10.3 DEPTH and PITCH, S# LOD_BIAS and BORDER_COLOR_PTR) are all
