@@ -288,3 +288,62 @@ def test_gfx11_aco_image_blur_equals_gfx1030(wave, mode):
     np.testing.assert_array_equal(got, want)
     assert (got.reshape(h, pitch)[:, w:] == 0x5A5A5A5A).all()
     assert (got.reshape(h, pitch)[:, :w] != 0x5A5A5A5A).any()
+
+
+def _atomics(target, wave, mode, tmp_path, make_tsharp):
+    """clang-19's build of tests/fixtures/gfx1100/image_atomics.ll for ``target``, run on a 64x2
+    R32_UINT linear image (rows 256 bytes apart) through ``make_tsharp``."""
+    import subprocess
+
+    path = f"{tmp_path}/at-{target}-w{wave}.hsaco"
+    subprocess.run(
+        ["clang-19", "-x", "ir", "-nogpulib", "-target", "amdgcn-amd-amdhsa", f"-mcpu={target}", "-O2"]
+        + (["-mwavefrontsize64"] if wave == 64 else [])
+        + [str(ROOT / "tests/fixtures/gfx1100/image_atomics.ll"), "-o", path],
+        check=True,
+        capture_output=True,
+    )
+    dev = wavelift.Device(target, mode=mode)
+    co = dev.load_code_object(path)
+    rng = np.random.default_rng(5)
+    init = rng.integers(0, 1000, size=(2, N), dtype=np.uint32)
+    img = dev.upload(init)
+    t = dev.upload(make_tsharp(img.address))
+    out = dev.upload(np.full(2 * N + 8, 0xDEADBEEF, np.uint32))
+    r = co.kernel("at").launch(groups=(1, 1, 1), block=(N, 1, 1), args=[t, out])
+    assert r.landed, r.refusal
+    return init, dev.download(out, np.uint32), dev.download(img, np.uint32).reshape(2, N)
+
+
+@pytest.mark.parametrize("mode", ["wave", "lane"])
+@pytest.mark.parametrize("wave", [32, 64])
+def test_gfx11_linear_image_atomics(wave, mode, tmp_path):
+    """image_atomic_add/umax with return (glc) on gfx1100 through a linear R32_UINT GFX11 T#: the
+    returned old values and the image equal NumPy and the gfx1030 build with the GFX10.3 T#."""
+
+    from wavelift.memory import tsharp
+
+    def t11(a):
+        d = gfx11_tsharp(a, fmt="32_UINT")
+        w, lo, _ = tsharp.field_bits11("HEIGHT")
+        d[w] &= ~np.uint32(0x3FFF << lo)
+        d[w] |= np.uint32(1 << lo)  # 2 rows
+        return d
+
+    def t10(a):
+        d = gfx103_linear_tsharp(a)
+        d[1] = (d[1] & ~np.uint32(0x1FF << 20)) | np.uint32(20 << 20)  # GFX10 FORMAT 20: 32_UINT
+        d[2] = (d[2] & ~np.uint32(0x3FFF << 14)) | np.uint32(1 << 14)  # 2 rows
+        return d
+
+    init, out, img = _atomics("gfx1100", wave, mode, tmp_path, t11)
+    x = np.arange(N, dtype=np.uint32)
+    want_img = init.copy()
+    want_img[0] += x + 1
+    want_img[1] = np.maximum(init[1], 7 * x)
+    np.testing.assert_array_equal(img, want_img)
+    np.testing.assert_array_equal(out[:N], init[0])
+    np.testing.assert_array_equal(out[N : 2 * N], init[1])
+    _, out10, img10 = _atomics("gfx1030", wave, mode, tmp_path, t10)
+    np.testing.assert_array_equal(out, out10)
+    np.testing.assert_array_equal(img, img10)

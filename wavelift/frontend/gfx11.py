@@ -275,15 +275,16 @@ MIMG_CARRIED_OUT = ("image_load", "image_store", "image_load_mip", "image_store_
 
 
 def mimg(ins: Instruction, b) -> None:
-    """GFX11 MIMG.  image_load/store(_mip) are frontend/image.py's, reading GFX11's T# (its
+    """GFX11 MIMG.  image_load/store(_mip) and the image atomics image.py carries out (R32/R64
+    integer; the rest refuse there by name) are frontend/image.py's, reading GFX11's T# (its
     register-database fields, IMG_FORMAT by name in GFX10's numbering, reserved bits refused):
     linear images only (GFX11's addrlib lays linear surfaces out as GFX10.3's, tiled ones not:
     tests/memory/test_gfx11_linear_layout.py), tiled SW_MODEs refused by name
     (``image.unsupported_layout``), and GFX11's null T# refused (decision 0038).  The rest
-    (sample/gather/atomic/resinfo/msaa/bvh) is refused by name at run time when an active lane
+    (sample/gather/resinfo/msaa/bvh) is refused by name at run time when an active lane
     reaches it (``image.unsupported_descriptor``): GFX11's S# and the rest of its T# semantics
     are not checked (decision 0023, 2026-12-05 amendment)."""
-    if ins.name in MIMG_CARRIED_OUT:
+    if ins.name in MIMG_CARRIED_OUT or ins.name.startswith("image_atomic_"):
         from . import image
 
         image.translate(ins, b)
