@@ -2,11 +2,12 @@
 (backends/base.py: build_module, window_plan, run, land): one IR program, made with the IR's
 Builder as the frontends make theirs, with one block per variant after an entry block.
 
-Each workgroup is one wave (32 or 64 lanes; v0 the lane's index, s4 the workgroup id).  Lane case
-``c = s4 * lanes a wave + v0`` and wave case ``s4``.  The entry block loads every operand pool
+Each workgroup is one wave (32 or 64 lanes; v0 the lane's index, s4 the workgroup id): lane case
+``s4 * wave size + v0`` and wave case ``s4``.  The entry block loads every operand pool
 (cases.pool_key) of the variants from guest memory: a lane case's operands by vector loads into
 VGPRs, a wave case's by scalar loads (uniform values) into SGPRs.  A variant's block reads its
-operands from those registers (so nothing is a constant the passes could fold), computes the op
+operands from those registers (so nothing is a constant the passes could fold; an operand the
+variant makes a constant, ``Variant.const``, is an IR constant made there), computes the op
 on the per-lane operands and on the uniform ones (a backend lowers the two differently), and
 stores both results' bits: 16 bytes per lane case, (lane result, the wave's result), each as a
 u64 (low word first; a narrower result zero-extended, b1 as 0/1).
@@ -21,6 +22,7 @@ import hashlib
 import types
 
 import numpy as np
+from cases import bits_of, pool, pool_key
 
 from wavelift.backends import base
 from wavelift.dispatch.config import DispatchConfig
@@ -41,8 +43,6 @@ class Layout:
     lanes, so ``groups * wave`` lane cases and ``groups`` wave cases per variant."""
 
     def __init__(self, variants, groups: int, wave: int = 32):
-        from cases import pool_key
-
         self.variants, self.groups, self.wave = list(variants), groups, wave
         self.lanes = groups * wave
         self.pools: dict[tuple, tuple[int, int, int]] = {}  # key -> (in offset, VGPR, SGPR)
@@ -61,8 +61,6 @@ class Layout:
 
     def operand_bytes(self) -> np.ndarray:
         """``in``'s contents (u64 slots)."""
-        from cases import bits_of, pool
-
         buf = np.zeros(self.in_bytes // 8, np.uint64)
         for key, (off, _, _) in self.pools.items():
             buf[off // 8 : off // 8 + self.lanes + self.groups] = bits_of(pool(key, self.lanes + self.groups))
@@ -143,8 +141,6 @@ def _entry(counter, lay: Layout) -> Block:
 
 
 def _block(counter, lay: Layout, k: int) -> Block:
-    from cases import pool_key
-
     v = lay.variants[k]
     b = Builder(counter, lay.wave)
     words = []
