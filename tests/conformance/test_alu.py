@@ -4,7 +4,7 @@ Every pure value op of the op table, in every type variant the IR defines it on 
 on random operands plus edge values (0, +-1, the extremes, powers of two; for floats +-0, +-inf,
 NaNs quiet and signaling with payloads, denormals, rounding ties), is evaluated by
 wavelift/ir/interp.py, the reference, and lowered and run by each backend through its own
-interface (backends/base.py: build_module, run; rig.py), with the operands per lane and uniform,
+interface (backends/base.py: build_module, run; conformance_rig.py), with the operands per lane and uniform,
 and (two-operand ops) with either operand a constant (CONST_VARIANTS: what lowerings and the
 passes treat apart): the results must be the same bits, NaN bits included
 (docs/float-semantics.md, decision 0017).  fin/fout (the MODE denormal flushes) run under each
@@ -28,7 +28,7 @@ import pathlib
 
 import numpy as np
 import pytest
-import rig
+import conformance_rig as rig
 from cases import (
     CONST_VARIANTS,
     MODE_OPS,
