@@ -26,9 +26,9 @@ from __future__ import annotations
 import functools
 import pathlib
 
+import conformance_rig as rig
 import numpy as np
 import pytest
-import conformance_rig as rig
 from cases import (
     CONST_VARIANTS,
     MODE_OPS,
