@@ -106,6 +106,21 @@ def _sname(role, idx, width, text):
     return Operand(role, kind, idx, width, text)
 
 
+def _resource_operands(ops, f, rs_names, ss_names, fail) -> list[str]:
+    """An image instruction's SRSRC (and SSAMP when ``ss_names`` is given) as LLVM names them:
+    their texts, appended to ``ops`` as operands; a name LLVM does not print fails the word."""
+    texts = []
+    for fld, width, names in (("srsrc", 8, rs_names), ("ssamp", 4, ss_names)):
+        if names is None:
+            continue
+        text = names[f[fld]]
+        if text is None:
+            raise fail()
+        texts.append(text)
+        ops.append(_sname(fld, f[fld], width, text))
+    return texts
+
+
 # --------------------------------------------------------------------------------------------
 # generic 2-dword encodings (DS, MUBUF, MTBUF, FLAT): one compiled renderer per table entry
 # --------------------------------------------------------------------------------------------
@@ -492,20 +507,9 @@ def _decode_mimg(T, words, pos, f):
         a = _vreg("vaddr", vaddr, aw, fail)
         addr_text = a.text
         ops.append(a)
-    if e["dim_printed"]:
-        rs = T.names["srsrc_mimg"][f["srsrc"]]
-    else:
-        rs = T.names["srsrc"][f["srsrc"]]
-    if rs is None:
-        raise fail()
-    parts = [ops[0].text, addr_text, rs]
-    ops.append(_sname("srsrc", f["srsrc"], 8, rs))
-    if e["sampler"]:
-        ss = T.names["ssamp"][f["ssamp"]]
-        if ss is None:
-            raise fail()
-        parts.append(ss)
-        ops.append(_sname("ssamp", f["ssamp"], 4, ss))
+    rs_names = T.names["srsrc_mimg"] if e["dim_printed"] else T.names["srsrc"]
+    parts = [ops[0].text, addr_text]
+    parts += _resource_operands(ops, f, rs_names, T.names["ssamp"] if e["sampler"] else None, fail)
     name = e["name"]
     text = name + (e.get("nsa_sep", " ") if nsa else " ") + ", ".join(parts)
     fixed = e.get("fixed", ())
@@ -591,17 +595,9 @@ def _decode_vimage12(T, enc, words, pos, f):
     for fld in ("srsrc", "ssamp") if e["sampler"] else ("srsrc",):
         if f[fld] in T.names[f"{fld}_{enc}_literal"]:  # LLVM reads a literal dword, prints it
             raise _bad(pos, words, 3, f"{NOT_DECODED}: GFX12 {enc} {fld} literal")
-    rs = T.names[f"srsrc_{enc}"][f["srsrc"]]
-    if rs is None:
-        raise fail()
-    parts = [ops[0].text, addr_text, rs]
-    ops.append(_sname("srsrc", f["srsrc"], 8, rs))
-    if e["sampler"]:
-        ss = T.names["ssamp_VSAMPLE"][f["ssamp"]]
-        if ss is None:
-            raise fail()
-        parts.append(ss)
-        ops.append(_sname("ssamp", f["ssamp"], 4, ss))
+    parts = [ops[0].text, addr_text]
+    ss_names = T.names["ssamp_VSAMPLE"] if e["sampler"] else None
+    parts += _resource_operands(ops, f, T.names[f"srsrc_{enc}"], ss_names, fail)
     name = e["name"]
     text = name + " " + ", ".join(parts)
     if dmask:
