@@ -783,6 +783,21 @@ def _check(b: Builder, d: list, dim: int, one_d_as_2d: bool = False):
     return real, fm, lv
 
 
+def tfe_status(b: Builder, real: Value) -> None:
+    """tfe (texture fail enable, decision 0041): the VGPR after the results holds the access's
+    fail status, written only when the access fails (a non-resident page of a partially
+    resident image).  Every texel wavelift reads is resident (guest memory that no allocation
+    holds is refused, ``escape``), so the status VGPR keeps its value, as on the hardware when
+    no error occurs.  Through the null T# whether the access counts as failed is not
+    established: those lanes refuse."""
+    _refuse(
+        b,
+        "image.unsupported_descriptor",
+        b.bin("and", "b1", b.exec(), b.un("not", "b1", real)),
+        "a tfe access through the null T# (whether the hardware reports a fail is not established)",
+    )
+
+
 def tiled_modes(b: Builder, dim: int) -> tuple[int, ...]:
     """The tiled SW_MODEs that may be laid out on this target (GFX10/10.3; whether one is for a
     given dim, texel size and GB_ADDR_CONFIG is layout.mode_facts')."""
@@ -801,8 +816,9 @@ def translate(ins, b: Builder):
         return _resinfo(ins, b)
     if n not in ("image_load", "image_store", "image_load_mip", "image_store_mip"):
         unsupported("only storage image load/store")
-    if f.get("tfe") or f.get("lwe") or f.get("r128"):
-        unsupported("r128/tfe/lwe image access")
+    if f.get("lwe") or f.get("r128") or (f.get("tfe") and n not in ("image_load", "image_load_mip")):
+        # lwe: the LOD warning's condition is not established; tfe has a status only on loads
+        unsupported("r128/lwe image access, tfe on an image_store")
     d16 = bool(f.get("d16"))
     if d16 and bin(f.get("dmask", 0xF) & 0xF).count("1") % 2:
         # two 16-bit components a VGPR: what the last VGPR's other half gets is not established
@@ -862,6 +878,8 @@ def translate(ins, b: Builder):
             ]
         for k, v in enumerate(res):
             b.vset(f["vdata"] + k, v)
+        if f.get("tfe"):
+            tfe_status(b, real)
         return
     # image_store: channels come from consecutive vdata registers in dmask order.  A dmask that
     # leaves out a channel of the format, or a DST_SEL that does not select each channel the

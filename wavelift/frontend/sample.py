@@ -22,9 +22,10 @@ when the coordinates are unnormalized (S# FORCE_UNNORMALIZED or the instruction'
   non-finite float texels under linear filtering refuse.
 * Address modes on the integer texel index: WRAP, MIRROR, CLAMP_LAST_TEXEL,
   MIRROR_ONCE_LAST_TEXEL, CLAMP_BORDER (border colours TRANS_BLACK, OPAQUE_BLACK,
-  OPAQUE_WHITE placed in the texel's channels, then DST_SEL as for a texel; OPAQUE_BLACK with a
-  BC_SWIZZLE other than XYZW refuses); the half-border and mirror-once-border modes and the
-  REGISTER (custom) border colour refuse (``image.unsupported_sampler``).
+  OPAQUE_WHITE placed in the texel's channels through the T#'s BC_SWIZZLE -- channel k gets the
+  component its name's k-th letter names, decision 0041 -- then DST_SEL as for a texel); the
+  half-border and mirror-once-border modes, the REGISTER (custom) border colour and a BC_SWIZZLE
+  the register database does not name refuse (``image.unsupported_sampler``).
 * Minification or magnification: with one level the LOD only chooses XY_MIN_FILTER or
   XY_MAG_FILTER (the same filter: no LOD is needed).  Where they differ, λ comes from the
   _l operand, 0 for _lz, or (image_sample, _b) from the derivatives across each 2x2 quad of
@@ -98,7 +99,9 @@ XY = ssharp.enum("SQ_TEX_XY_FILTER")
 MIP = ssharp.enum("SQ_TEX_MIP_FILTER")
 BORDER = ssharp.enum("SQ_TEX_BORDER_COLOR")
 COMPARE = ssharp.enum("SQ_TEX_DEPTH_COMPARE")
-BC_XYZW = ssharp.bc_swizzle()["XYZW"]
+# BC_SWIZZLE value -> the texel channel (before DST_SEL) that receives the border colour's alpha:
+# the name's k-th letter is the colour component channel k receives (decision 0041)
+BC_ALPHA_AT = {v: n.index("W") for n, v in ssharp.bc_swizzle().items()}
 WINDOW = 2.0**-7  # texel selection is not established this close below a texel boundary
 LOD_EPS = 2.0**-8  # nor the min/mag choice for 0 < λ < LOD_EPS, nor a level within it of k + 0.5
 SLACK = 2.0**-16  # margin for log2's own rounding in the λ comparisons
@@ -180,10 +183,10 @@ def translate(ins, b: Builder):
         unsupported("r128 sampling")
     d16, a16 = bool(f.get("d16")), bool(f.get("a16"))
     dmask = f.get("dmask", 0) & 0xF
-    # tfe/lwe add a status register whose value we do not know; dmask 0 has no documented
-    # meaning here (a field audit found them ignored)
-    if f.get("tfe") or f.get("lwe") or not dmask:
-        unsupported("tfe/lwe or dmask 0 on sampling")
+    # lwe: the LOD warning's condition is not established (tfe: image.tfe_status, decision
+    # 0041); dmask 0 has no documented meaning here (a field audit found them ignored)
+    if f.get("lwe") or not dmask:
+        unsupported("lwe or dmask 0 on sampling")
     gather, compare = form["gather"], form["c"]
     if gather and bin(dmask).count("1") != 1:
         unsupported("image_gather4 with a dmask of other than one channel")
@@ -345,14 +348,9 @@ def translate(ins, b: Builder):
     bad.append(_ne(b, b.bin("and", "u32", s[3], C(b, "u32", 0x3FFFF000)), 0))  # word 3 [29:12]
     uses_border = _or(b, *[_eq(b, c, CLAMP["CLAMP_BORDER"]) for c in clamp])
     bad.append(_and(b, uses_border, _eq(b, border_type, BORDER["REGISTER"])))
-    bad.append(
-        _and(
-            b,
-            uses_border,
-            _eq(b, border_type, BORDER["OPAQUE_BLACK"]),
-            _ne(b, image._f(b, d, "BC_SWIZZLE"), BC_XYZW),
-        )
-    )
+    bc_sw = image._f(b, d, "BC_SWIZZLE")
+    # BC_SWIZZLE values 6 and 7 are not named by the register database: not established
+    bad.append(_and(b, uses_border, b.cmp("gt", "u32", bc_sw, C(b, "u32", max(BC_ALPHA_AT)))))
     # unnormalized coordinates: one level, 1-D/2-D, no offsets, no WRAP/MIRROR (Vulkan's rules)
     wrapping = _or(b, *[b.cmp("lt", "u32", c, C(b, "u32", CLAMP["CLAMP_LAST_TEXEL"])) for c in clamp])
     q = b.bin("sub", "u32", img.last_level, img.base_level)  # the view's last level, from its base
@@ -364,7 +362,7 @@ def translate(ins, b: Builder):
         _or(b, *bad),
         "S# not carried out: anisotropy, min/max reduction, a depth-compare function on a "
         "sample without compare, a half-border or mirror-once-border address mode, a REGISTER "
-        "border colour (or OPAQUE_BLACK through a BC_SWIZZLE other than XYZW), "
+        "(custom) border colour or a BC_SWIZZLE the register database does not name (6, 7), "
         "degamma/coordinate-truncation/derivative-adjust/mip-preclamp bits, LOD_BIAS_SEC, "
         "a Z_FILTER on a 3-D image, reserved bits, or unnormalized coordinates with offsets, "
         "WRAP/MIRROR, layers, 3-D or more than one level",
@@ -585,16 +583,18 @@ def translate(ins, b: Builder):
     # ---- fetch
     sel = [image._f(b, d, f"DST_SEL_{c}") for c in "XYZW"]
     one = fm.one()
-    bcol = {
-        BORDER["TRANS_BLACK"]: [C(b, "u32", 0)] * 4,
-        BORDER["OPAQUE_BLACK"]: [C(b, "u32", 0)] * 3 + [one],
-        BORDER["OPAQUE_WHITE"]: [one] * 4,
-    }
+    # the predefined border colours (R, G, B, A) in the texel's channels before DST_SEL: texel
+    # channel k gets the colour's component BC_SWIZZLE names k-th (decision 0041; R = G = B, so
+    # only where the alpha lands matters: OPAQUE_BLACK's "1")
+    alpha_here = [
+        _or(b, *[_eq(b, bc_sw, v) for v, at in BC_ALPHA_AT.items() if at == c]) for c in range(4)
+    ]
     border_val = []
     for c in range(4):
+        black_a = b.select(alpha_here[c], one, C(b, "u32", 0))
         v = C(b, "u32", 0)
-        for bt, cols in bcol.items():
-            v = b.select(_eq(b, border_type, bt), cols[c], v)
+        v = b.select(_eq(b, border_type, BORDER["OPAQUE_BLACK"]), black_a, v)
+        v = b.select(_eq(b, border_type, BORDER["OPAQUE_WHITE"]), one, v)
         border_val.append(v)
     nan_any: list[Value] = []
     cmp_bad: list[Value] = []
@@ -800,6 +800,8 @@ def translate(ins, b: Builder):
         res = _d16(b, fm, res, lambda cond, why: refuse(UNSUPPORTED, cond, why))
     for k, v in enumerate(res):
         b.vset(f["vdata"] + k, b.select(live, v, C(b, "u32", 0)))
+    if f.get("tfe"):
+        image.tfe_status(b, real)
 
 
 def _d16(b: Builder, fm, res: list[Value], refuse) -> list[Value]:
