@@ -75,9 +75,12 @@ integer channels (exact; others refuse by name), stores of any format (each half
 exactly).  a16 (decision 0034, 2026-12-05; ACO emits it for 16-bit integer coordinates): the
 coordinates (and the _mip level) are 16-bit, two a VGPR, low half first, zero-extended (a
 value at or above 0x8000 is out of range whether widened with or without sign).  Sampling
-instructions (frontend/sample.py), r128, tfe/lwe and d16 of an odd component count (ACO emits
-dmask 0x7 d16 for f16vec3 results; what the last VGPR's upper half gets is not established)
-are not translated here (``program.unsupported_instruction``).
+instructions (frontend/sample.py), r128, lwe, tfe on a store and d16 of an odd component count
+(ACO emits dmask 0x7 d16 for f16vec3 results; what the last VGPR's upper half gets is not
+established) are not translated here (``program.unsupported_instruction``).  tfe on a load
+(decision 0041, ``tfe_status``): the status VGPR after the results keeps its value (the hardware
+writes it only on a fail, and every texel read here is resident); through the null T# it
+refuses (``image.unsupported_descriptor``).
 
 Image atomics (decision 0034, ``_atomic``): image_atomic_swap/cmpswap/add/sub/smin/umin/smax/
 umax/and/or/xor/inc/dec on R32_UINT / R32_SINT storage images and 64-bit ones on RADV's R64

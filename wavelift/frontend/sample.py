@@ -65,14 +65,15 @@ offset / z-compare dwords, each widened to f32 exactly, then the rules above.  D
 the a16 bias (_b) is an f16 in the low half of its own dword; a16 derivatives stay 32-bit;
 _g16 forms take f16 derivatives, each derivative vector packed two a VGPR (padded to a dword).
 
-image_get_lod (decision 0036, ``_get_lod``) of a 2-D image: the LOD from the quad's implicit
+image_get_lod (decisions 0036, 0041, ``_get_lod``) of 1-D, 2-D and 3-D images and 1-D/2-D
+arrays (not cubes): the LOD from the quad's implicit
 derivatives, clamped (x) and unclamped (y), log2 of ρ = the largest texel-space derivative
 where Vulkan's approximations of ρ agree to 2**-8; other quads, all-zero derivatives, |λ| >= 16
 and a clamped LOD past the view's last level refuse.
 
 Null descriptors (T# TYPE 0) read 0.  Not translated (``program.unsupported_instruction``):
 the gather4h forms, d16 of an odd number of components other than a gather (the last VGPR's
-upper half is not established), a16 of a cube, r128, tfe/lwe, dmask 0, a gather whose dmask is not one channel, a compare whose dmask
+upper half is not established), a16 of a cube, r128, lwe (tfe: decision 0041), dmask 0, a gather whose dmask is not one channel, a compare whose dmask
 is not 0x1, MSAA dims, cube samples and gathers with derivatives (_d/_cd) or offsets.
 """
 
@@ -586,9 +587,7 @@ def translate(ins, b: Builder):
     # the predefined border colours (R, G, B, A) in the texel's channels before DST_SEL: texel
     # channel k gets the colour's component BC_SWIZZLE names k-th (decision 0041; R = G = B, so
     # only where the alpha lands matters: OPAQUE_BLACK's "1")
-    alpha_here = [
-        _or(b, *[_eq(b, bc_sw, v) for v, at in BC_ALPHA_AT.items() if at == c]) for c in range(4)
-    ]
+    alpha_here = [_or(b, *[_eq(b, bc_sw, v) for v, at in BC_ALPHA_AT.items() if at == c]) for c in range(4)]
     border_val = []
     for c in range(4):
         black_a = b.select(alpha_here[c], one, C(b, "u32", 0))
@@ -964,11 +963,13 @@ LOD_RANGE = 16.0  # |λ| at or above this refuses for image_get_lod (the S# LOD 
 
 
 def _get_lod(ins, b: Builder):
-    """image_get_lod (decision 0036) of a 2-D image: the LOD the sampler computes from the
+    """image_get_lod (decision 0036; 1-D, 3-D and arrays decision 0041) of a 1-D, 2-D or 3-D
+    image or a 1-D/2-D array: the LOD the sampler computes from the
     implicit derivatives across the lane's quad (lanes 4k..4k+3, coarse: d/dx = lane 1 - lane
     0, d/dy = lane 2 - lane 0, in texel space of the view's base level), as two f32 results:
     x (dmask bit 0) clamped to [S# MIN_LOD, MAX_LOD], y (bit 1) unclamped.  The value is
-    log2(ρ) with ρ = max(|du/dx|, |dv/dx|, |du/dy|, |dv/dy|); the lane refuses
+    log2(ρ) with ρ the largest texel-space derivative (|du/dx|, |dv/dx|, |dw/dx|, |du/dy|, ...
+    of the image's spatial axes; an array's layer takes no part); the lane refuses
     (``image.sampling_precision``) where Vulkan's approximations of ρ differ by more than
     2**-8 in log2 (derivatives not axis-aligned), where every derivative is 0 (the hardware's
     unclamped LOD there is not what Vulkan wants: RADV replaces it, nir_lower_lod_zero_width),
@@ -985,16 +986,19 @@ def _get_lod(ins, b: Builder):
         unsupported("image_get_lod with r128/tfe/lwe/d16/a16")
     if not dmask or dmask & 0xC:
         unsupported("image_get_lod with a dmask other than x and/or y (z and w are not defined)")
-    if f.get("dim", 0) != image.DIM_2D:
-        unsupported("image_get_lod of other than a 2-D image (1-D, 3-D, arrays, cubes, MSAA)")
-    nsp = 2
+    dim = f.get("dim", 0)
+    if dim not in SPATIAL:
+        # cube: ACO differentiates the face coordinates (v_cubesc/tc / |ma| + 1.5) across the
+        # quad, and the hardware's cube LOD from them is not established; MSAA has no LOD
+        unsupported("image_get_lod of a cube or MSAA image")
+    nsp = SPATIAL[dim]  # (an array's layer operand follows; the LOD does not read it)
     regs = f.get("vaddr_nsa")
     if regs is None:
         regs = tuple(f["vaddr"] + i for i in range(nsp))
     coords = [b.vget(r) for r in regs[:nsp]]
     r = f["srsrc"] * 4
     d = [b.sget(r + j) for j in range(8)]
-    img = image.describe(b, d, image.DIM_2D)
+    img = image.describe(b, d, dim)
     ss = f["ssamp"] * 4
     s = [b.sget(ss + j) for j in range(4)]
     live = b.bin("and", "b1", b.exec(), img.real)
@@ -1021,10 +1025,8 @@ def _get_lod(ins, b: Builder):
         "image_get_lod through an S# with an LOD bias, anisotropy, derivative adjustment, mip "
         "preclamp, unnormalized coordinates or MIN_LOD above MAX_LOD (not established here)",
     )
-    base = [
-        b.bin("max", "u32", b.bin("shr", "u32", n, img.base_level), C(b, "u32", 1))
-        for n in (img.width, img.height)
-    ]
+    full = [img.width, img.height, b.bin("add", "u32", img.depth, C(b, "u32", 1))][:nsp]
+    base = [b.bin("max", "u32", b.bin("shr", "u32", n, img.base_level), C(b, "u32", 1)) for n in full]
     us0 = [b.bin("fmul", "f32", _f(b, c), b.cvt("f32", n)) for c, n in zip(coords, base, strict=True)]
     big = _or(b, *[_not(b, b.cmp("lt", "f32", b.un("fabs", "f32", u), _fc(b, MAX_U))) for u in us0])
     refuse(PRECISION, big, "a sampling coordinate that is not finite or lies 2**15 texels or more from 0")
