@@ -118,18 +118,18 @@ def fields(db: dict, prefix: str) -> dict:
     return out
 
 
-def patterns(text: str) -> dict:
+def patterns(text: str, gfx: str = "GFX10") -> dict:
     text = re.sub(r"//[^\n]*", "", text)
     patinfo = {}
     for name, body in re.findall(
-        r"const ADDR_SW_PATINFO (GFX10_SW_\w+_PATINFO)\[\]\s*=\s*\{(.*?)\};", text, re.S
+        r"const ADDR_SW_PATINFO (%s_SW_\w+_PATINFO)\[\]\s*=\s*\{(.*?)\};" % gfx, text, re.S
     ):
         rows = re.findall(r"\{\s*(\d+),\s*(\d+),\s*(\d+),\s*(\d+),\s*(\d+),\s*\}", body)
         patinfo[name] = [[int(v) for v in r] for r in rows]
     nibbles = {}
     for k in ("01", "2", "3", "4"):
         m = re.search(
-            r"const UINT_64 GFX10_SW_PATTERN_NIBBLE%s\[\]\[(\d+)\]\s*=\s*\{(.*?)\n\};" % k, text, re.S
+            r"const UINT_64 %s_SW_PATTERN_NIBBLE%s\[\]\[(\d+)\]\s*=\s*\{(.*?)\n\};" % (gfx, k), text, re.S
         )
         assert m, k
         width = int(m.group(1))
@@ -144,13 +144,22 @@ def patterns(text: str) -> dict:
     return {"patinfo": patinfo, **nibbles}
 
 
-def sw_modes(text: str) -> dict:
+def sw_modes(text: str, aliases: bool = False) -> dict:
+    """SW_MODE value -> name; with ``aliases``, also the names addrtypes.h gives as another
+    name (GFX11's ``ADDR_SW_256KB_Z_X = ADDR_SW_MISCDEF28``, ...), reserved names left out."""
     body = re.search(r"typedef enum _AddrSwizzleMode\s*\{(.*?)\}", text, re.S)
     assert body
     out = {}
+    values = {}
     for name, value in re.findall(r"ADDR_SW_(\w+)\s*=\s*(\d+)\s*,", body.group(1)):
+        values[name] = value
         if not name.startswith(("MISCDEF", "MAX_TYPE")) and int(value) < 32:
             out[value] = name
+    if aliases:
+        for name, other in re.findall(r"ADDR_SW_(\w+)\s*=\s*ADDR_SW_(\w+)\s*,", body.group(1)):
+            if not name.startswith(("RESERVED", "MISCDEF")) and other in values:
+                out[values[other]] = name
+        out = dict(sorted(out.items(), key=lambda kv: int(kv[0])))
     return out
 
 
@@ -175,14 +184,22 @@ RSRC11_JSON = "src/amd/registers/gfx11-rsrc.json"
 NAME11 = "gfx11_image.json"
 
 
+PATTERN11_H = "src/amd/addrlib/src/gfx11/gfx11SwizzlePattern.h"
+
+
 def build11(src: pathlib.Path) -> dict:
     """GFX11's T# field layout (SQ_IMG_RSRC_WORD1..6) and GFX11_FORMAT enum (IMG_FORMAT values,
-    renumbered from GFX10's) from ``gfx11-rsrc.json``, in gfx10_image.json's shapes."""
+    renumbered from GFX10's) from ``gfx11-rsrc.json``, in gfx10_image.json's shapes; GFX11's
+    swizzle modes (addrtypes.h, with the 256KB names GFX11 gives the MISCDEF28..31 values) and
+    addrlib's GFX11 swizzle-pattern tables (``gfx11SwizzlePattern.h``, every ``GFX11_SW_*_PATINFO``
+    row and the GFX11_SW_PATTERN_NIBBLE01/2/3/4 tables, as for GFX10)."""
     db = json.loads((src / RSRC11_JSON).read_text())
     return {
-        "source": f"Mesa {MESA_VERSION}: {RSRC11_JSON}",
+        "source": f"Mesa {MESA_VERSION}: {RSRC11_JSON}, {ADDRTYPES_H}, {PATTERN11_H}",
         "formats": formats(db, "GFX11_FORMAT"),
         "tsharp": fields(db, "SQ_IMG_RSRC_WORD")["gfx11"],
+        "sw_modes": sw_modes((src / ADDRTYPES_H).read_text(), aliases=True),
+        **patterns((src / PATTERN11_H).read_text(), "GFX11"),
     }
 
 
@@ -200,7 +217,7 @@ def main(argv: list[str]) -> int:
     OUT_DIR.mkdir(parents=True, exist_ok=True)
     (OUT_DIR / NAME).write_text(table_json.dumps({"_generated": marker, **build(src)}))
     print(OUT_DIR / NAME)
-    if (src / RSRC11_JSON).is_file():
+    if (src / RSRC11_JSON).is_file() and (src / PATTERN11_H).is_file():
         (OUT_DIR / NAME11).write_text(table_json.dumps({"_generated": marker, **build11(src)}))
         print(OUT_DIR / NAME11)
     return 0

@@ -1,4 +1,4 @@
-"""Where a texel of a GFX10/10.3 image lies: addrlib's Addr2 surface layout, our own code.
+"""Where a texel of a GFX10/10.3/11 image lies: addrlib's Addr2 surface layout, our own code.
 
 The one place wavelift turns an image's (x, y, slice, mip) into a byte offset from its base:
 image load/store (frontend/image.py) and ``wavelift show`` use it.  It follows addrlib's GFX10 path
@@ -28,6 +28,14 @@ not define have no pattern here: ``pattern_for`` returns None and the caller ref
 The compiled addrlib checks every mode x bytes per element x resource type on random
 coordinates (tools/addrlib_oracle, tests/memory/test_layout.py).
 
+**GFX11** (``Chip.gfx11``, decision 0039): Gfx11Lib in Mesa 22.3.6 places texels by the same
+rules (blocks, block dimensions, mip-tail rule and offsets, pipe/bank XOR) with its own pattern
+tables (gfx11SwizzlePattern.h, generated into ``tables/gfx11_image.json``), its own mode set
+(2-D: 256B_D, 4KB_D/_D_X, 64KB_D/_D_T/_D_X/_Z_X/_R_X, 256KB_D_X/_Z_X/_R_X; 3-D: 4KB_S/_S_X,
+64KB_S/_S_T/_S_X/_D_X/_Z_X/_R_X, 256KB_S_X/_Z_X/_R_X; 1-D: 64KB_Z_X/_R_X; the 256KB modes
+take GFX10's VAR values 28..31), always the packer-indexed (RB+) rows, and the small-element
+tail fix on R modes as well as Z ones, on every part (tests/memory/test_gfx11_layout.py).
+
 For the IR (frontend/image.py, where the mode and texel size are run-time values):
 ``mode_facts`` gives a (chip, mode, resource type, element size)'s numbers (block shape, mip-tail
 rule, the bits the pipe/bank XOR flips, each address bit's x/y/z masks packed in 30 bits),
@@ -49,14 +57,16 @@ RSRC_1D, RSRC_2D, RSRC_3D = 0, 1, 2  # addrlib's AddrResourceType
 
 
 @cache
-def tables() -> dict:
-    return json.loads(resources.files("wavelift.memory").joinpath("tables/gfx10_image.json").read_text())
+def tables(gfx11: bool = False) -> dict:
+    name = "tables/gfx11_image.json" if gfx11 else "tables/gfx10_image.json"
+    return json.loads(resources.files("wavelift.memory").joinpath(name).read_text())
 
 
 @cache
-def sw_mode_names() -> dict[int, str]:
-    """SW_MODE value -> addrlib name (``64KB_R_X``), for every name addrtypes.h defines."""
-    return {int(k): v for k, v in tables()["sw_modes"].items()}
+def sw_mode_names(gfx11: bool = False) -> dict[int, str]:
+    """SW_MODE value -> addrlib name (``64KB_R_X``), for every name addrtypes.h defines (GFX11:
+    with the 256KB names of values 28..31)."""
+    return {int(k): v for k, v in tables(gfx11)["sw_modes"].items()}
 
 
 @dataclass(frozen=True)
@@ -70,44 +80,89 @@ class Chip:
     pkrs_log2: int = 0
     # addrlib's dsMipmapHtileFix: every GFX10 part but Navi10 (smaller mip tails in Z modes)
     z_tail_fix: bool = True
+    # GFX11 (Gfx11Lib): its own patterns and modes; packers always count; the tail fix on every
+    # part, for Z and R modes
+    gfx11: bool = False
 
     @staticmethod
-    def from_gb_addr_config(value: int, rbplus: bool, z_tail_fix: bool = True) -> Chip:
+    def from_gb_addr_config(value: int, rbplus: bool, z_tail_fix: bool = True, gfx11: bool = False) -> Chip:
         if (value >> 3) & 7:
             raise ValueError("GB_ADDR_CONFIG.PIPE_INTERLEAVE_SIZE other than 256 bytes")
+        if gfx11:
+            return Chip(True, value & 7, (value >> 8) & 7, True, True)
         return Chip(rbplus, value & 7, ((value >> 8) & 7) if rbplus else 0, z_tail_fix)
+
+    @staticmethod
+    def gfx11_plain() -> Chip:
+        """GFX11 with no GB_ADDR_CONFIG: the modes without pipe/bank XOR do not depend on it."""
+        return Chip(True, 0, 0, True, True)
 
     @property
     def color_base_index(self) -> int:
-        """Row of the _X/_T pattern tables for 1-byte elements (Gfx10Lib::HwlInitGlobalParams)."""
+        """Row of the _X/_T pattern tables for 1-byte elements (Gfx10Lib/Gfx11Lib::
+        HwlInitGlobalParams)."""
         i = self.pipes_log2 * 5
         if self.rbplus and self.pkrs_log2 >= 2:
             i += (2 * self.pkrs_log2 - 2) * 5
         return i
 
+    def tail_fix(self, kind: str) -> bool:
+        """The smaller mip-tail fit of 1/2-byte elements applies to a mode of this kind."""
+        if self.gfx11:
+            return kind in ("Z", "R")
+        return self.z_tail_fix and kind == "Z"
 
-def mode_kind(sw_mode: int) -> tuple[int, str, bool] | None:
-    """(block size log2, S/D/R/Z, XOR) from the mode's name, or None (linear, unknown)."""
-    name = sw_mode_names().get(sw_mode)
+
+def mode_kind(sw_mode: int, gfx11: bool = False) -> tuple[int, str, bool] | None:
+    """(block size log2, S/D/R/Z, XOR) from the mode's name, or None (linear, unknown, VAR)."""
+    name = sw_mode_names(gfx11).get(sw_mode)
     if name is None or sw_mode == LINEAR:
         return None
     parts = name.split("_")
-    blk = {"256B": 8, "4KB": 12, "64KB": 16}[parts[0]]
+    blk = {"256B": 8, "4KB": 12, "64KB": 16, "256KB": 18}.get(parts[0])
+    if blk is None:
+        return None
     return blk, parts[1], len(parts) > 2  # _X and _T both XOR the pipe/bank bits
 
 
-def is_thick(rsrc: int, sw_mode: int) -> bool:
-    k = mode_kind(sw_mode)
+def is_thick(rsrc: int, sw_mode: int, gfx11: bool = False) -> bool:
+    k = mode_kind(sw_mode, gfx11)
     return rsrc == RSRC_3D and k is not None and k[1] in ("S", "D")
 
 
-def pattern_name(sw_mode: int, rsrc: int, rbplus: bool) -> str | None:
-    """The addrlib pattern table of a mode for one sample per pixel (Gfx10Lib::
-    GetSwizzlePatternInfo), or None where GFX10 has none (the mode is refused)."""
-    name = sw_mode_names().get(sw_mode)
-    k = mode_kind(sw_mode)
+# GFX11's modes per resource type (Gfx11Rsrc{1d,2d,3d}SwModeMask) and their pattern tables
+# (Gfx11Lib::GetSwizzlePatternInfo, one sample per pixel)
+_GFX11_2D = ("256B_D", "4KB_D", "4KB_D_X", "64KB_D", "64KB_D_T", "64KB_D_X", "256KB_D_X")
+_GFX11_ZR = ("64KB_Z_X", "64KB_R_X", "256KB_Z_X", "256KB_R_X")
+_GFX11_S3 = ("4KB_S", "4KB_S_X", "64KB_S", "64KB_S_T", "64KB_S_X", "256KB_S_X")
+
+
+def _pattern_name11(name: str, rsrc: int) -> str | None:
+    size, rest = name.split("_", 1)
+    short = {"256B": "256", "4KB": "4K", "64KB": "64K", "256KB": "256K"}[size]
+    if name in _GFX11_ZR and (rsrc != RSRC_1D or size == "64KB"):
+        return f"GFX11_SW_{short}_ZR_X_1xaa_PATINFO"
+    if rsrc == RSRC_3D:
+        if name == "64KB_D_X":  # (256KB_D_X: addrlib has no 3-D pattern)
+            return "GFX11_SW_64K_D3_X_PATINFO"
+        if name in _GFX11_S3:
+            return f"GFX11_SW_{short}_S3{rest[1:]}_PATINFO"
+        return None
+    if rsrc == RSRC_2D and name in _GFX11_2D:
+        return f"GFX11_SW_{short}_{rest}_PATINFO"
+    return None
+
+
+def pattern_name(sw_mode: int, rsrc: int, rbplus: bool, gfx11: bool = False) -> str | None:
+    """The addrlib pattern table of a mode for one sample per pixel (Gfx10Lib/Gfx11Lib::
+    GetSwizzlePatternInfo), or None where the GFX level has none (the mode is refused)."""
+    name = sw_mode_names(gfx11).get(sw_mode)
+    k = mode_kind(sw_mode, gfx11)
     if k is None or name is None:
         return None
+    if gfx11:
+        t = _pattern_name11(name, rsrc)
+        return t if t is not None and t in tables(True)["patinfo"] else None
     blk, kind, _ = k
     suffix = "_RBPLUS_PATINFO" if rbplus else "_PATINFO"
     short = {8: "256", 12: "4K", 16: "64K"}[blk]
@@ -141,14 +196,14 @@ def pattern_for(
 ) -> tuple[tuple[int, int, int], ...] | None:
     """Per address bit of the block, the (x, y, z) masks whose bits it XORs (x, y in elements,
     z the slice), or None when the mode has no pattern for this resource type."""
-    name = pattern_name(sw_mode, rsrc, chip.rbplus)
-    k = mode_kind(sw_mode)
+    name = pattern_name(sw_mode, rsrc, chip.rbplus, chip.gfx11)
+    k = mode_kind(sw_mode, chip.gfx11)
     if name is None or k is None or not 0 <= bpe_log2 <= 4:
         return None
     blk, kind, xor = k
     if kind == "Z" and bpe_log2 > 3:
         return None  # addrlib rejects Z-order surfaces of 16-byte elements (ValidateSwModeParams)
-    t = tables()
+    t = tables(chip.gfx11)
     rows = t["patinfo"][name]
     index = (chip.color_base_index + bpe_log2) if xor else bpe_log2
     if index >= len(rows):
@@ -169,14 +224,14 @@ def pattern_for(
     return tuple(out)
 
 
-def block_dims(sw_mode: int, rsrc: int, bpe_log2: int) -> tuple[int, int, int]:
+def block_dims(sw_mode: int, rsrc: int, bpe_log2: int, gfx11: bool = False) -> tuple[int, int, int]:
     """Block width, height, depth in elements (addrlib ComputeThin/ThickBlockDimension)."""
     if sw_mode == LINEAR:
         return 256 >> bpe_log2, 1, 1
-    k = mode_kind(sw_mode)
+    k = mode_kind(sw_mode, gfx11)
     assert k is not None
     blk = k[0]
-    if is_thick(rsrc, sw_mode):
+    if is_thick(rsrc, sw_mode, gfx11):
         # the 1 KiB 3-D micro block per element size, scaled up to the block size
         micro = [(16, 8, 8), (8, 8, 8), (8, 8, 4), (8, 4, 4), (4, 4, 4)][bpe_log2]
         amp, rest = divmod(blk - 10, 3)
@@ -235,9 +290,10 @@ def max_mips_in_tail(blk: int, thin: bool) -> int:
 def surface_info(s: Surface, chip: Chip | None = None) -> Info:
     """Pitch, height, slice size and each level's place (addrlib ComputeSurfaceInfo*)."""
     bpe = 1 << s.bpe_log2
-    bw, bh, bd = block_dims(s.sw_mode, s.rsrc, s.bpe_log2)
-    thick = is_thick(s.rsrc, s.sw_mode)
-    if s.sw_mode == LINEAR or mode_kind(s.sw_mode)[0] == 8:  # type: ignore[index]
+    g11 = chip is not None and chip.gfx11
+    bw, bh, bd = block_dims(s.sw_mode, s.rsrc, s.bpe_log2, g11)
+    thick = is_thick(s.rsrc, s.sw_mode, g11)
+    if s.sw_mode == LINEAR or mode_kind(s.sw_mode, g11)[0] == 8:  # type: ignore[index]
         # linear and 256 B blocks: levels from the smallest up, no tail
         hal = 1 if s.sw_mode == LINEAR else bh
         mips: list[Mip] = [Mip(0, 0, 0, None)] * s.levels
@@ -249,7 +305,7 @@ def surface_info(s: Surface, chip: Chip | None = None) -> Info:
             size += p * h * bpe
         slices = s.depth
         return Info(mips[0].pitch, mips[0].height, slices, (bw, bh, bd), size, tuple(mips))
-    blk = mode_kind(s.sw_mode)[0]  # type: ignore[index]
+    blk = mode_kind(s.sw_mode, g11)[0]  # type: ignore[index]
     pitch, height, slices = _align(s.width, bw), _align(s.height, bh), _align(s.depth, bd)
     if s.levels == 1:
         return Info(pitch, height, slices, (bw, bh, bd), pitch * height * bpe, (Mip(0, pitch, height, None),))
@@ -263,7 +319,7 @@ def surface_info(s: Surface, chip: Chip | None = None) -> Info:
     else:
         tail_w >>= 1
     fit_w, fit_h = tail_w, tail_h
-    if chip is not None and chip.z_tail_fix and mode_kind(s.sw_mode)[1] == "Z" and s.bpe_log2 <= 1:  # type: ignore[index]
+    if chip is not None and chip.tail_fix(mode_kind(s.sw_mode, g11)[1]) and s.bpe_log2 <= 1:  # type: ignore[index]
         b = [(16, 16), (16, 8), (8, 8)]
         fit_w //= b[s.bpe_log2][0] // b[2][0]
         fit_h //= b[s.bpe_log2][1] // b[2][1]
@@ -344,14 +400,14 @@ def mode_facts(chip: Chip, sw_mode: int, rsrc: int, bpe_log2: int) -> ModeFacts 
         pat = tuple(pack_masks(1 << (i - bpe_log2), 0, 0) if i >= bpe_log2 else 0 for i in range(8))
         return ModeFacts(8, n, 0, 0, False, False, 0, 0, 0, 0, 0, 0, pat)
     pattern = pattern_for(chip, sw_mode, rsrc, bpe_log2)
-    k = mode_kind(sw_mode)
+    k = mode_kind(sw_mode, chip.gfx11)
     if pattern is None or k is None:
         return None
     blk, kind, xor = k
     for mx, my, mz in pattern:
         assert mx < 1 << COORD_BITS[0] and my < 1 << COORD_BITS[1] and mz < 1 << COORD_BITS[2]
-    bw, bh, bd = block_dims(sw_mode, rsrc, bpe_log2)
-    thick = is_thick(rsrc, sw_mode)
+    bw, bh, bd = block_dims(sw_mode, rsrc, bpe_log2, chip.gfx11)
+    thick = is_thick(rsrc, sw_mode, chip.gfx11)
     lg = int.bit_length
     tail_w, tail_h = bw, bh
     if thick:
@@ -359,7 +415,7 @@ def mode_facts(chip: Chip, sw_mode: int, rsrc: int, bpe_log2: int) -> ModeFacts 
     else:
         tail_w >>= 1
     fit_w, fit_h = tail_w, tail_h
-    if chip.z_tail_fix and kind == "Z" and bpe_log2 <= 1:
+    if chip.tail_fix(kind) and bpe_log2 <= 1:
         b = [(16, 16), (16, 8), (8, 8)]
         fit_w //= b[bpe_log2][0] // b[2][0]
         fit_h //= b[bpe_log2][1] // b[2][1]
@@ -439,7 +495,7 @@ def address(chip: Chip, s: Surface, x, y, z, mip: int = 0, pipe_bank_xor: int = 
     if s.sw_mode == LINEAR:
         return u(info.slice_size) * z + u(mi.offset) + (y * u(mi.pitch) + x) * u(bpe)
     pattern = pattern_for(chip, s.sw_mode, s.rsrc, s.bpe_log2)
-    k = mode_kind(s.sw_mode)
+    k = mode_kind(s.sw_mode, chip.gfx11)
     if pattern is None or k is None:
         raise ValueError(f"no layout for swizzle mode {s.sw_mode} ({s.rsrc}-type, {bpe} bytes)")
     blk, _, xor = k
@@ -455,7 +511,7 @@ def address(chip: Chip, s: Surface, x, y, z, mip: int = 0, pipe_bank_xor: int = 
         bank_bits = max(0, min(blk - 8 - chip.pipes_log2 - 2, 4))
         bank_mask = ((1 << bank_bits) - 1) << (chip.pipes_log2 + 2)
         off ^= u(((pipe_bank_xor & (pipe_mask | bank_mask)) << 8) & ((1 << blk) - 1))
-    thick = is_thick(s.rsrc, s.sw_mode)
+    thick = is_thick(s.rsrc, s.sw_mode, chip.gfx11)
     slice_size, slice_id = (u(info.slice_size * bd), z // u(bd)) if thick else (u(info.slice_size), z)
     return slice_size * slice_id + u(mi.offset) + (blk_idx << u(blk)) + off
 
