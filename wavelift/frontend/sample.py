@@ -44,8 +44,10 @@ when the coordinates are unnormalized (S# FORCE_UNNORMALIZED or the instruction'
   MAX_ANISO_RATIO is 0, BLEND_ZERO_PRT (partially resident textures), TRUNC_COORD (it changes
   only texels inside the refused window above), BORDER_COLOR_PTR unless the colour is REGISTER.
 
-Cube maps (dim CUBE, decision 0034): image_sample with an explicit LOD (_l, _lz; the implicit
-and _b forms only where the LOD changes nothing), compare included, and image_gather4 (decision
+Cube maps (dim CUBE, decision 0034): image_sample with an explicit LOD (_l, _lz), with given
+derivatives (_d, _cd, decision 0041: face-space derivatives, ACO transforms them, of the face
+coordinates below; the LOD then as for a 2-D image of the face's size; the implicit and _b
+forms only where the LOD changes nothing), compare included, and image_gather4 (decision
 0036: its footprint floor(u - 0.5), + 1 inside the face), through RADV's sampled cube
 T# (TYPE CUBE, BASE_ARRAY..DEPTH the view's layers), sampled as the 2-D array of its faces: the
 coordinates are ACO's face coordinates s, t in [1, 2] (v_cubesc / |v_cubema| + 1.5) and the face
@@ -53,7 +55,7 @@ id + 8 x the cube's layer; u = (s - 1) x N (exact subtraction), the layer 6 x cu
 the rules above.  Point sampling and linear filtering whose texels all lie inside the face;
 ``image.cube_edge`` where they do not (the seamless rule at edges and corners is not
 established), for a coordinate outside [1, 2], a face id not an integer 0..5 (+ 8 x layer), a
-cube past the view's, a T# of another TYPE, or an LOD from derivatives that matters.
+cube past the view's, a T# of another TYPE, or an LOD from the quad's derivatives that matters.
 
 d16 and a16 (decision 0034, 2026-12-05; ACO emits both on GFX10/10.3 for f16 results and f16
 coordinates/LODs): d16 results are the f32 results above rounded to f16 to nearest even (the
@@ -74,7 +76,7 @@ and a clamped LOD past the view's last level refuse.
 Null descriptors (T# TYPE 0) read 0.  Not translated (``program.unsupported_instruction``):
 the gather4h forms, d16 of an odd number of components other than a gather (the last VGPR's
 upper half is not established), a16 of a cube, r128, lwe (tfe: decision 0041), dmask 0, a gather whose dmask is not one channel, a compare whose dmask
-is not 0x1, MSAA dims, cube samples and gathers with derivatives (_d/_cd) or offsets.
+is not 0x1, MSAA dims, cube samples and gathers with 16-bit derivatives (_g16) or offsets.
 """
 
 from __future__ import annotations
@@ -195,10 +197,10 @@ def translate(ins, b: Builder):
         unsupported("a depth-compare sample or gather with a dmask other than 0x1")
     dim = f.get("dim", 0)
     cube = dim == DIM_CUBE
-    if cube and (form["d"] or form["o"]):
-        # offsets: Vulkan has none for cubes (ACO never emits them); derivatives: ACO turns
-        # them into face space (prepare_cube_coords), whose LOD rule is not established here
-        unsupported("cube samples and gathers with derivatives (_d/_cd) or offsets (_o)")
+    if cube and (form["o"] or form["g16"]):
+        # offsets: Vulkan has none for cubes (ACO never emits them); 16-bit derivatives of a
+        # cube: not checked against an oracle.  _d/_cd: decision 0041 (face-space derivatives)
+        unsupported("cube samples and gathers with offsets (_o) or 16-bit derivatives (_g16)")
     if d16 and not gather and bin(dmask).count("1") % 2:
         # the upper half of the last VGPR: what the hardware leaves there is not established
         unsupported("d16 sampling of an odd number of components")
@@ -447,7 +449,7 @@ def translate(ins, b: Builder):
     differ = C(b, "b1", 0) if gather else b.cmp("ne", "u32", mag, mn)
     mip_on = _and(b, _ne(b, q, 0), _ne(b, mipf, MIP["NONE"]))
     matters = b.bin("or", "b1", differ, mip_on)
-    if cube and lodk not in ("l", "lz"):
+    if cube and lodk not in ("l", "lz") and derivs is None:
         refuse(
             CUBE,
             matters,
