@@ -401,3 +401,29 @@ def test_border_fields_not_carried_out_refused_by_name(what, au, tpatch, spatch,
             assert (got == reference("bgra8", raw, c, 2)).all()
     else:
         assert res.refusal is not None and res.refusal.code == code, (what, res.refusal)
+
+
+@pytest.mark.parametrize("filt", [NEAREST, LINEAR], ids=["point", "linear-in-level"])
+def test_3d_border_on_every_axis_equals_lavapipe(filt, tmp_path):
+    """A 3-D mip chain (mip.comp -DTEX3D: textureLod, textureLodOffset, textureGrad at explicit
+    LODs) with CLAMP_TO_BORDER on u, v and w (transparent black; S# CLAMP_Z a border mode):
+    the z axis's border texels too, through test_sampling_mips_lavapipe's harness and bound."""
+    import test_sampling_mips_lavapipe as M
+
+    exe = tmp_path / "lavapipe_sample"
+    p = subprocess.run(
+        ["gcc", "-O1", "-o", str(exe), str(ROOT / "tools/lavapipe_run/lavapipe_sample.c"), "-lvulkan"],
+        capture_output=True,
+        text=True,
+    )
+    if p.returncode:
+        pytest.skip("lavapipe_sample does not build here: " + p.stderr[-200:])
+    samp = (filt, filt, NEAREST, BORDER_MODE, BORDER_MODE, BORDER_MODE)
+    case = M._case("mip-3d-w32", M.VIEW_3D, "rgba16f", (8, 8, 8), 4, 0, 4, samp)
+    case.seed = 91 + filt
+    tex = M.texels(case)
+    c = M.inputs(case)
+    assert ((c[:, 3] < 0) | (c[:, 3] > 1)).any()  # some r outside: border texels along w
+    want = M.run_lavapipe(exe, tmp_path, case, tex, c)
+    got = M.run_wavelift(case, tex, c)
+    M.compare(case, c, tex, got, want)
