@@ -8,9 +8,10 @@ GFX11 T#s (decision 0038):
   frontend/image.py reads), gives the image's texel size (from its GFX11_FORMAT mapped to
   GFX10's by name), width, height, depth or last layer and TYPE as buffers.txt records them,
   and sets no bit GFX11 names no field for (image.py refuses those);
-* RADV lays GFX11 storage images out tiled (radv_capture.log: swizzle modes 21/22), which
-  wavelift does not carry out on GFX11: every dispatch refuses by name
-  (``image.unsupported_layout``) and nothing lands."""
+* RADV lays GFX11 storage images out tiled (radv_capture.log: swizzle modes 21/22, 4KB_S_X for
+  3-D and 4KB_D_X for 2-D), which wavelift lays out with GFX11's addrlib rules (decision 0039):
+  every dispatch lands, and the images read back equal lavapipe's for the same application and
+  data bit for bit (wave and lane mode, NumPy blocks and the native tier)."""
 
 from __future__ import annotations
 
@@ -25,6 +26,8 @@ from wavelift import Capture, replay
 from wavelift.memory import tsharp
 
 FIX = pathlib.Path(__file__).resolve().parents[1] / "fixtures" / "gfx1100"
+LAVAPIPE = FIX.parent / "radv_images" / "lavapipe" / "img_storage"
+INPUTS = FIX.parent / "radv_images" / "inputs" / "img_storage"
 NAME = "img_storage-gfx1100-w32"
 TYPE_OF_VIEW = {1: 9, 2: 10, 5: 13}  # VkImageViewType 2D, 3D, 2D_ARRAY -> SQ_RSRC_IMG_*
 
@@ -88,13 +91,60 @@ def test_radv_gfx11_tsharps_read_with_gfx11_fields(capture):
     assert found == {img["binding"] for img in images.values()}
 
 
-@pytest.mark.parametrize("mode", ["wave", "lane"])
-def test_radv_gfx11_tiled_images_refused_by_name(capture, mode):
-    log = (FIX / "radv_images" / NAME / "radv_capture.log").read_text()
-    modes = {int(x) for x in re.findall(r"swizzle_mode (\d+), tiled", log)}
-    assert modes and 0 not in modes
+def _replayed(capture, mode):
     results = replay(capture, mode=mode)
     assert len(results) > 8
-    for r in results:
-        assert not r.landed and r.refusal.code == "image.unsupported_layout", r.refusal
-        assert r.stats["bytes_written"] == 0
+    refused = [(i, str(r.refusal)) for i, r in enumerate(results) if not r.landed]
+    assert not refused, refused
+    return capture
+
+
+def _result(cap, f):
+    return cap.read(int(f["readback_va"], 16), int(f["bytes"]))
+
+
+def _bindings():
+    out = {}
+    for ln in (FIX / "radv_images" / NAME / "buffers.txt").read_text().splitlines():
+        f = dict(kv.split("=", 1) for kv in ln.split() if "=" in kv)
+        if "binding" in f:
+            out[int(f["binding"])] = f
+    return out
+
+
+def test_radv_gfx11_images_are_tiled():
+    """RADV lays the capture's GFX11 storage images out tiled: 4KB_D_X (22) for the 2-D and
+    array images, 4KB_S_X (21) for the 3-D ones (GFX11 has no 2-D S modes), on the null
+    device's GB_ADDR_CONFIG 0 (radv_capture.log)."""
+    log = (FIX / "radv_images" / NAME / "radv_capture.log").read_text()
+    modes = {int(x) for x in re.findall(r"swizzle_mode (\d+), tiled", log)}
+    assert modes == {21, 22}
+
+
+@pytest.mark.tiers
+@pytest.mark.parametrize("mode", ["wave", "lane"])
+def test_radv_gfx11_image_capture_equals_lavapipe(mode, tmp_path):
+    """Every dispatch of the capture (RADV's meta uploads into GFX11's tiled layouts, the
+    shader, the meta read-backs) lands on GFX11's layouts (decision 0039), and every read-back
+    image equals lavapipe's answer for the same application and data (tests/fixtures/
+    radv_images/lavapipe/img_storage: the navi21 captures' oracle) bit for bit; the rgba8 image
+    equals an independent NumPy reference (1 - texel.bgra)."""
+    cap = Capture.load(_fresh(tmp_path))  # (replay writes into the capture it runs)
+    _replayed(cap, mode)
+    b = _bindings()
+    for k in (1, 3, 5, 6, 7):
+        got = _result(cap, b[k])
+        want = (LAVAPIPE / f"set0_binding{k}.bin").read_bytes()
+        assert len(got) == len(want) and any(want)
+        diff = np.flatnonzero(np.frombuffer(got, np.uint8) != np.frombuffer(want, np.uint8))
+        assert not len(diff), f"binding {k}: {len(diff)} bytes differ from lavapipe, first at {diff[:8]}"
+    a = np.frombuffer((INPUTS / "a.bin").read_bytes(), np.uint8).reshape(8, 16, 4)
+    np.testing.assert_array_equal(
+        np.frombuffer(_result(cap, b[1]), np.uint8).reshape(8, 16, 4), 255 - a[..., [2, 1, 0, 3]]
+    )
+
+
+def _fresh(tmp_path):
+    p = tmp_path / f"{NAME}.wlcap"
+    p.write_bytes(gzip.decompress((FIX / "captures" / f"radv-{NAME}.wlcap.gz").read_bytes()))
+    return p

@@ -3,8 +3,9 @@ linear surfaces out as GFX10.3's does (family NV, Navi21) -- surface info (pitch
 and surface sizes, every level's offset and pitch) and texel addresses alike, 1-D/2-D/3-D, every
 texel size, mip chains, several GB_ADDR_CONFIGs -- so frontend/image.py's linear addressing
 (held to GFX10.3's addrlib by test_layout.py) is GFX11's too.  Its tiled modes are not: the
-same surfaces give other addresses in modes both accept, which is why image.py refuses GFX11's
-tiled SW_MODEs by name (decision 0038).  The oracle: tools/addrlib_oracle (its third argument
+same surfaces give other addresses in modes both accept, which is why memory/layout.py lays
+GFX11's tiled modes out with GFX11's own patterns (Chip.gfx11, decision 0039;
+test_gfx11_layout.py).  The oracle: tools/addrlib_oracle (its third argument
 picks the family); skipped when it cannot be built."""
 
 from __future__ import annotations

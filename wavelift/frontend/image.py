@@ -58,16 +58,18 @@ layout.address_by_facts computes (tests/memory/test_layout.py holds that to addr
 addresses), per lane only what depends on a coordinate: for each coordinate its block row or
 column bytes and the XOR of its set bits' columns, terms that every address of the same
 coordinate value shares (a sample's four texels lie on two columns and two rows), then one
-add and one XOR a texel.  Linear is the same with 256-byte rows.  GFX11 targets lay out linear images only.  Conversions: formats.py.
+add and one XOR a texel.  Linear is the same with 256-byte rows.  GFX11 targets use GFX11's
+layouts (layout.Chip.gfx11, decision 0039).  Conversions: formats.py.
 
 GFX11 (decision 0038; frontend/gfx11.py routes image_load/store(_mip) and the image atomics
 here): the T# is read with
 GFX11's own fields (Mesa's register database, memory/tables/gfx11_image.json): FORMAT d1[27:20]
 in GFX11's numbering, mapped to the GFX10 format of the same name; MAX_MIP d1[19:16]; MIN_LOD
 split into d5[31:27] and d6[6:0] (both must be 0); no RESOURCE_LEVEL; every bit no GFX11 field
-names must be 0, ARRAY_PITCH too.  Linear only: GFX11's addrlib lays linear surfaces out as
-GFX10.3's, its tiled modes not (tests/memory/test_gfx11_linear_layout.py), so tiled SW_MODEs
-refuse (``image.unsupported_layout``); GFX11's null T# (TYPE 0..7) refuses
+names must be 0, ARRAY_PITCH too.  Layouts: GFX11's addrlib's (decision 0039; linear as
+GFX10.3's, the tiled modes with GFX11's own patterns and mode set: tests/memory/
+test_gfx11_layout.py); the 256KB modes (blocks of 18 address bits, past the 16-bit pattern
+columns here) and DCC refuse (``image.unsupported_layout``); GFX11's null T# (TYPE 0..7) refuses
 (``image.unsupported_descriptor``: not established).
 Coordinates outside the image read 0 and drop stores, as hardware does; DST_SEL applies to
 loads.  d16 (two 16-bit components a VGPR, an even count): loads of 16-bit float and 8/16-bit
@@ -193,6 +195,19 @@ def chip_of(b: Builder) -> tuple[layout.Chip, bool]:
     whether the _X/_T modes can be laid out (GB_ADDR_CONFIG known, with the 256-byte pipe
     interleave addrlib's patterns are made for and a packer count addrlib accepts)."""
     target = getattr(b, "target", "")
+    if gfx11(b):  # Gfx11Lib: packers always count, the tail fix on every part (decision 0039)
+        plain11 = layout.Chip.gfx11_plain()
+        gb11 = getattr(b, "gb_addr_config", None)
+        if gb11 is None:
+            return plain11, False
+        try:
+            chip11 = layout.Chip.from_gb_addr_config(gb11, True, gfx11=True)
+        except ValueError:
+            return plain11, False
+        p, k = chip11.pipes_log2, chip11.pkrs_log2
+        if not (k <= p and p - k <= 2) or p > 5:  # (Gfx11Lib::HwlInitGlobalParams asserts this)
+            return plain11, False
+        return chip11, True
     rbplus = target.startswith("gfx103")
     z_fix = not target.startswith("gfx1010")  # addrlib's dsMipmapHtileFix: all GFX10 but Navi10
     gb = getattr(b, "gb_addr_config", None)
@@ -221,7 +236,9 @@ def _facts_tables(b: Builder, dim: int) -> dict[int, layout.ModeFacts]:
             continue
         for bpe in BPE_LOG2S:
             f = layout.mode_facts(chip, m, rsrc, bpe)
-            if f is not None:
+            # (GFX11's 256KB blocks have 18 address bits: past the 16-bit pattern columns and
+            # pipe/bank mask _layout_values packs; refused by name as not laid out)
+            if f is not None and f.blk <= 16:
                 out[bpe | m << 3] = f
     return out
 
@@ -700,7 +717,7 @@ def _check(b: Builder, d: list, dim: int, one_d_as_2d: bool = False):
     xor_mask = _u(b, f2, F2_XOR, 0xFFFF)
     low = b.bin("and", "u32", low, b.un("not", "u32", b.bin("shr", "u32", xor_mask, C(b, "u32", 8))))
     misaligned = _ne(b, b.bin("and", "u32", d[0], low), 0)
-    xor_modes = [m for m, n in layout.sw_mode_names().items() if n.endswith(("_X", "_T"))]
+    xor_modes = [m for m, n in layout.sw_mode_names(gfx11(b)).items() if n.endswith(("_X", "_T"))]
     _, xor_ok = chip_of(b)
     if not xor_ok and tiled_modes(b, dim):
         _refuse(
@@ -721,8 +738,9 @@ def _check(b: Builder, d: list, dim: int, one_d_as_2d: bool = False):
             _any(b, _eq(b, _u(b, f1, F1_VALID, 1), 0), misaligned, _ne(b, dcc, 0)),
         ),
         "T# SW_MODE is not one wavelift lays out for this image type and texel size (linear; "
-        "GFX10/10.3 256B/4KB/64KB S, D, R, Z and their _X/_T forms where addrlib has a pattern), "
-        "the base address is not aligned to its block, or the image is DCC-compressed",
+        "GFX10/10.3/11 256B/4KB/64KB S, D, R, Z and their _X/_T forms where addrlib has a pattern; "
+        "not GFX11's 256KB modes), the base address is not aligned to its block, or the image is "
+        "DCC-compressed",
     )
     _refuse(
         b,
@@ -802,12 +820,12 @@ def tfe_status(b: Builder, real: Value) -> None:
 
 
 def tiled_modes(b: Builder, dim: int) -> tuple[int, ...]:
-    """The tiled SW_MODEs that may be laid out on this target (GFX10/10.3; whether one is for a
-    given dim, texel size and GB_ADDR_CONFIG is layout.mode_facts')."""
+    """The tiled SW_MODEs that may be laid out on this target (GFX10/10.3/11; whether one is for
+    a given dim, texel size and GB_ADDR_CONFIG is layout.mode_facts')."""
     target = getattr(b, "target", "")
-    if not target.startswith(("gfx101", "gfx103")):
+    if not target.startswith(("gfx101", "gfx103", "gfx11")):
         return ()
-    return tuple(m for m in sorted(layout.sw_mode_names()) if m != layout.LINEAR)
+    return tuple(m for m in sorted(layout.sw_mode_names(gfx11(b))) if m != layout.LINEAR)
 
 
 def translate(ins, b: Builder):
