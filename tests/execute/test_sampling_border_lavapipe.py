@@ -367,7 +367,7 @@ def _with_bc(v):
     "what, au, tpatch, spatch, code",
     [
         # a custom colour (VK_EXT_custom_border_color: RADV's REGISTER type, its BORDER_COLOR_PTR
-        # indexing the colours at TA_BC_BASE_ADDR, a register no capture records): refused
+        # indexing the colours at TA_BC_BASE_ADDR, a register wavelift does not model): refused
         (
             "register colour",
             BORDER_MODE,
