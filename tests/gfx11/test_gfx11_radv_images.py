@@ -11,7 +11,10 @@ GFX11 T#s (decision 0038):
 * RADV lays GFX11 storage images out tiled (radv_capture.log: swizzle modes 21/22, 4KB_S_X for
   3-D and 4KB_D_X for 2-D), which wavelift lays out with GFX11's addrlib rules (decision 0039):
   every dispatch lands, and the images read back equal lavapipe's for the same application and
-  data bit for bit (wave and lane mode, NumPy blocks and the native tier)."""
+  data bit for bit (wave and lane mode, NumPy blocks and the native tier);
+* img_formats and img_mips, recorded the same way with Navi31's GB_ADDR_CONFIG (0x545: 32
+  pipes, 32 packers; command.txt beside each), land too and equal lavapipe / NumPy (img_mips:
+  64KB_R_X mip chains with tails, arrays and a cube, every level)."""
 
 from __future__ import annotations
 
@@ -26,8 +29,8 @@ from wavelift import Capture, replay
 from wavelift.memory import tsharp
 
 FIX = pathlib.Path(__file__).resolve().parents[1] / "fixtures" / "gfx1100"
-LAVAPIPE = FIX.parent / "radv_images" / "lavapipe" / "img_storage"
-INPUTS = FIX.parent / "radv_images" / "inputs" / "img_storage"
+LAVAPIPE = FIX.parent / "radv_images" / "lavapipe"
+INPUTS = FIX.parent / "radv_images" / "inputs"
 NAME = "img_storage-gfx1100-w32"
 TYPE_OF_VIEW = {1: 9, 2: 10, 5: 13}  # VkImageViewType 2D, 3D, 2D_ARRAY -> SQ_RSRC_IMG_*
 
@@ -91,60 +94,146 @@ def test_radv_gfx11_tsharps_read_with_gfx11_fields(capture):
     assert found == {img["binding"] for img in images.values()}
 
 
-def _replayed(capture, mode):
-    results = replay(capture, mode=mode)
+def _fresh(name, tmp_path):
+    p = tmp_path / f"{name}.wlcap"
+    p.write_bytes(gzip.decompress((FIX / "captures" / f"radv-{name}.wlcap.gz").read_bytes()))
+    return Capture.load(p)
+
+
+def _replayed(name, mode, tmp_path):
+    """The capture ``name`` replayed (a fresh copy: replay writes into the capture it runs);
+    every dispatch must land."""
+    cap = _fresh(name, tmp_path)
+    results = replay(cap, mode=mode)
     assert len(results) > 8
     refused = [(i, str(r.refusal)) for i, r in enumerate(results) if not r.landed]
     assert not refused, refused
-    return capture
+    return cap, _bindings(name)
 
 
 def _result(cap, f):
     return cap.read(int(f["readback_va"], 16), int(f["bytes"]))
 
 
-def _bindings():
+def _bindings(name):
     out = {}
-    for ln in (FIX / "radv_images" / NAME / "buffers.txt").read_text().splitlines():
+    for ln in (FIX / "radv_images" / name / "buffers.txt").read_text().splitlines():
         f = dict(kv.split("=", 1) for kv in ln.split() if "=" in kv)
         if "binding" in f:
             out[int(f["binding"])] = f
     return out
 
 
-def test_radv_gfx11_images_are_tiled():
-    """RADV lays the capture's GFX11 storage images out tiled: 4KB_D_X (22) for the 2-D and
-    array images, 4KB_S_X (21) for the 3-D ones (GFX11 has no 2-D S modes), on the null
-    device's GB_ADDR_CONFIG 0 (radv_capture.log)."""
-    log = (FIX / "radv_images" / NAME / "radv_capture.log").read_text()
-    modes = {int(x) for x in re.findall(r"swizzle_mode (\d+), tiled", log)}
-    assert modes == {21, 22}
-
-
-@pytest.mark.tiers
-@pytest.mark.parametrize("mode", ["wave", "lane"])
-def test_radv_gfx11_image_capture_equals_lavapipe(mode, tmp_path):
-    """Every dispatch of the capture (RADV's meta uploads into GFX11's tiled layouts, the
-    shader, the meta read-backs) lands on GFX11's layouts (decision 0039), and every read-back
-    image equals lavapipe's answer for the same application and data (tests/fixtures/
-    radv_images/lavapipe/img_storage: the navi21 captures' oracle) bit for bit; the rgba8 image
-    equals an independent NumPy reference (1 - texel.bgra)."""
-    cap = Capture.load(_fresh(tmp_path))  # (replay writes into the capture it runs)
-    _replayed(cap, mode)
-    b = _bindings()
-    for k in (1, 3, 5, 6, 7):
+def _equal_lavapipe(cap, b, shader, keys):
+    for k in keys:
         got = _result(cap, b[k])
-        want = (LAVAPIPE / f"set0_binding{k}.bin").read_bytes()
+        want = (LAVAPIPE / shader / f"set0_binding{k}.bin").read_bytes()
         assert len(got) == len(want) and any(want)
         diff = np.flatnonzero(np.frombuffer(got, np.uint8) != np.frombuffer(want, np.uint8))
         assert not len(diff), f"binding {k}: {len(diff)} bytes differ from lavapipe, first at {diff[:8]}"
-    a = np.frombuffer((INPUTS / "a.bin").read_bytes(), np.uint8).reshape(8, 16, 4)
+
+
+def _modes(name):
+    log = (FIX / "radv_images" / name / "radv_capture.log").read_text()
+    return {int(x) for x in re.findall(r"swizzle_mode (\d+), tiled", log)}
+
+
+def test_radv_gfx11_images_are_tiled():
+    """RADV lays the GFX11 captures' images out tiled (radv_capture.log): img_storage 4KB_D_X
+    (22) for the 2-D and array images, 4KB_S_X (21) for the 3-D ones (GFX11 has no 2-D S
+    modes), on the null device's GB_ADDR_CONFIG 0; img_formats 4KB_D_X (the 1-D r8 linear) and
+    img_mips 4KB_D_X and 64KB_R_X (27, the 128x128 chain, levels 1..7 in its mip tail) on
+    Navi31's GB_ADDR_CONFIG 0x545 (32 pipes, 32 packers), so the pipe/bank XOR spans 5 pipe
+    bits."""
+    assert _modes(NAME) == {21, 22}
+    assert _modes("img_formats-gfx1100-w32") == {22}
+    assert _modes("img_mips-gfx1100-w32") == {22, 27}
+    for name in ("img_formats-gfx1100-w32", "img_mips-gfx1100-w32"):
+        assert "--gb-addr-config 0x545" in (FIX / "radv_images" / name / "command.txt").read_text()
+
+
+def check_storage(mode, tmp_path):
+    """img_storage (imageLoad/imageStore of rgba8, r32f 3-D, rgba16f 2-D array, r32ui, rg16
+    snorm): lavapipe's answer for the same application and data bit for bit, and the rgba8
+    image an independent NumPy reference (1 - texel.bgra)."""
+    cap, b = _replayed(NAME, mode, tmp_path)
+    _equal_lavapipe(cap, b, "img_storage", (1, 3, 5, 6, 7))
+    a = np.frombuffer((INPUTS / "img_storage" / "a.bin").read_bytes(), np.uint8).reshape(8, 16, 4)
     np.testing.assert_array_equal(
         np.frombuffer(_result(cap, b[1]), np.uint8).reshape(8, 16, 4), 255 - a[..., [2, 1, 0, 3]]
     )
 
 
-def _fresh(tmp_path):
-    p = tmp_path / f"{NAME}.wlcap"
-    p.write_bytes(gzip.decompress((FIX / "captures" / f"radv-{NAME}.wlcap.gz").read_bytes()))
-    return p
+def check_formats(mode, tmp_path):
+    """img_formats (1-D r8, rg16f, rgba32f, rgb10a2, r11g11b10f read-modify-write, image atomics
+    add/max on r32ui): lavapipe bit for bit; r8 and the atomics against NumPy too."""
+    cap, b = _replayed("img_formats-gfx1100-w32", mode, tmp_path)
+    _equal_lavapipe(cap, b, "img_formats", range(7))
+    inp = INPUTS / "img_formats"
+    r8 = np.frombuffer((inp / "r8.bin").read_bytes(), np.uint8)
+    np.testing.assert_array_equal(np.frombuffer(_result(cap, b[0]), np.uint8), 255 - r8)
+    add = np.frombuffer((inp / "atomic.bin").read_bytes(), np.uint32).reshape(8, 8).copy()
+    mx = np.frombuffer((inp / "amax.bin").read_bytes(), np.uint32).reshape(8, 8).copy()
+    for y in range(16):
+        for x in range(16):
+            add[y // 2, x // 2] += np.uint32(x * 17 + y + 1)
+            mx[7 - y // 2, 7 - x // 2] = max(mx[7 - y // 2, 7 - x // 2], (x * y) << 20)
+    np.testing.assert_array_equal(np.frombuffer(_result(cap, b[5]), np.uint32).reshape(8, 8), add)
+    np.testing.assert_array_equal(np.frombuffer(_result(cap, b[6]), np.uint32).reshape(8, 8), mx)
+
+
+def check_mips(mode, tmp_path):
+    """img_mips (image_load_mip/image_store_mip over every level: 128x128 rgba8 in 64KB_R_X with
+    a mip tail, a 32x32x3 r32ui array and a 16x16 rgba16f cube of 5 levels in 4KB_D_X): NumPy,
+    bit for bit (lavapipe lacks VK_AMD_shader_image_load_store_lod: tests/execute/
+    test_radv_images.py check_mips)."""
+    from tests.execute.test_radv_images import chain
+
+    cap, b = _replayed("img_mips-gfx1100-w32", mode, tmp_path)
+    inp = INPUTS / "img_mips"
+    src = chain((inp / "src.bin").read_bytes(), np.uint8, 128, 8, 1, 4)
+    got = chain(_result(cap, b[1]), np.uint8, 128, 8, 1, 4)
+    for lv in range(8):
+        np.testing.assert_array_equal(got[lv], 255 - src[lv][..., [2, 1, 0, 3]], err_msg=f"rgba8 level {lv}")
+    src = chain((inp / "asrc.bin").read_bytes(), np.uint32, 32, 6, 3, 1)
+    got = chain(_result(cap, b[3]), np.uint32, 32, 6, 3, 1)
+    for lv in range(6):
+        want = src[lv] * np.uint32(3) + (16 * lv + np.arange(3, dtype=np.uint32))[:, None, None, None]
+        np.testing.assert_array_equal(got[lv], want, err_msg=f"r32ui array level {lv}")
+    src = chain((inp / "csrc.bin").read_bytes(), np.float16, 16, 5, 6, 4)
+    got = chain(_result(cap, b[5]), np.float16, 16, 5, 6, 4)
+    for lv in range(5):
+        want = (src[lv][..., ::-1].astype(np.float32) * -2).astype(np.float16)
+        np.testing.assert_array_equal(
+            got[lv].view(np.uint16), want.view(np.uint16), err_msg=f"cube level {lv}"
+        )
+
+
+CHECKS = {"img_storage": check_storage, "img_formats": check_formats, "img_mips": check_mips}
+
+
+# default run: NumPy blocks, img_mips in lane mode only (its 225 dispatches take ~30 s in wave
+# mode on a loaded machine); every capture, both modes, every tier with -m slow
+@pytest.mark.parametrize(
+    "shader,mode",
+    [
+        ("img_storage", "wave"),
+        ("img_storage", "lane"),
+        ("img_formats", "wave"),
+        ("img_formats", "lane"),
+        ("img_mips", "lane"),
+    ],
+)
+def test_radv_gfx11_image_capture(shader, mode, tmp_path):
+    """Every dispatch of RADV's GFX11 captures (its meta uploads into GFX11's tiled layouts, the
+    shader, the meta read-backs) lands on GFX11's layouts (decision 0039) and gives the oracle's
+    images, NumPy blocks."""
+    CHECKS[shader](mode, tmp_path)
+
+
+@pytest.mark.slow
+@pytest.mark.tiers
+@pytest.mark.parametrize("mode", ["wave", "lane"])
+@pytest.mark.parametrize("shader", list(CHECKS))
+def test_radv_gfx11_image_capture_every_tier(shader, mode, tmp_path):
+    CHECKS[shader](mode, tmp_path)
