@@ -152,11 +152,69 @@ def test_radv_gfx11_images_are_tiled():
         assert "--gb-addr-config 0x545" in (FIX / "radv_images" / name / "command.txt").read_text()
 
 
+def _surfaces(name):
+    """(w, h, d, layers, bpe, mode, size, levels, tile_swizzle) of each image RADV created, in
+    binding order (radv_capture.log: ac_surface + GFX11 addrlib's answer)."""
+    log = (FIX / "radv_images" / name / "radv_capture.log").read_text()
+    rows = re.findall(
+        r"surface (\d+)x(\d+)x(\d+) layers (\d+) bpe (\d+): swizzle_mode (\d+), \w+, DCC no .*?"
+        r"size (\d+), alignment \d+(?:, levels (\d+), tile_swizzle (0x[0-9a-f]+))?\n",
+        log,
+    )
+    return [tuple(int(v or "0", 0) if i < 8 else int(v or "0x0", 16) for i, v in enumerate(r)) for r in rows]
+
+
+def _chip(cap):
+    from wavelift.memory import layout as L
+
+    return L.Chip.from_gb_addr_config(cap.gb_addr_config, rbplus=True, gfx11=True)
+
+
+def _placement(cap, name):
+    """Where the replay put every texel: each image's BO (after RADV's upload, the shader and
+    RADV's read-back, all replayed by wavelift) holds, at the addresses GFX11's addrlib gives
+    (layout.address with Chip.gfx11, held to the compiled addrlib by tests/memory/
+    test_gfx11_layout.py; the log's mode and tile_swizzle, the capture's GB_ADDR_CONFIG), the
+    read-back buffer's texels, every level and layer; and layout.surface_info gives the size
+    RADV allocated.  A layout that only round-trips through wavelift's own copies would pass
+    the read-back comparisons but not this."""
+    from wavelift.memory import layout as L
+
+    chip = _chip(cap)
+    images = [f for _, f in sorted(_bindings(name).items()) if "readback_va" in f]
+    surf = _surfaces(name)
+    assert len(images) == len(surf) and images
+    for f, (w, h, d, layers, bpe, mode, size, levels, xor) in zip(images, surf, strict=True):
+        levels = max(levels, 1)
+        three_d = f["view"] == "2"  # VK_IMAGE_VIEW_TYPE_3D
+        one_d = h == 1 and f["view"] == "0"
+        rsrc = L.RSRC_3D if three_d else L.RSRC_1D if one_d else L.RSRC_2D
+        s = L.Surface(mode, rsrc, bpe.bit_length() - 1, w, h, d if three_d else layers, levels)
+        if mode != L.LINEAR:
+            info = L.surface_info(s, chip)
+            assert info.slice_size * info.slices == size, (name, f["binding"])
+        tb = int(f["texel_bytes"])
+        bo = np.frombuffer(cap.read(int(f["va"], 16), int(f["size"])), np.uint8)
+        rb = np.frombuffer(cap.read(int(f["readback_va"], 16), int(f["bytes"])), np.uint8)
+        off = 0
+        for lv in range(levels):
+            lw, lh, ld = (max(n >> lv, 1) for n in (w, h, d))
+            nz = ld if three_d else layers
+            z, y, x = np.meshgrid(np.arange(nz), np.arange(lh), np.arange(lw), indexing="ij")
+            addr = L.address(chip, s, x.ravel(), y.ravel(), z.ravel(), lv, xor).astype(np.int64)
+            got = bo[addr[:, None] + np.arange(tb)]
+            want = rb[off : off + addr.size * tb].reshape(-1, tb)
+            np.testing.assert_array_equal(got, want, err_msg=f"{name} binding {f['binding']} level {lv}")
+            off += addr.size * tb
+        assert off == len(rb)
+
+
 def check_storage(mode, tmp_path):
     """img_storage (imageLoad/imageStore of rgba8, r32f 3-D, rgba16f 2-D array, r32ui, rg16
     snorm): lavapipe's answer for the same application and data bit for bit, and the rgba8
     image an independent NumPy reference (1 - texel.bgra)."""
     cap, b = _replayed(NAME, mode, tmp_path)
+    _placement(cap, NAME)
     _equal_lavapipe(cap, b, "img_storage", (1, 3, 5, 6, 7))
     a = np.frombuffer((INPUTS / "img_storage" / "a.bin").read_bytes(), np.uint8).reshape(8, 16, 4)
     np.testing.assert_array_equal(
@@ -168,6 +226,7 @@ def check_formats(mode, tmp_path):
     """img_formats (1-D r8, rg16f, rgba32f, rgb10a2, r11g11b10f read-modify-write, image atomics
     add/max on r32ui): lavapipe bit for bit; r8 and the atomics against NumPy too."""
     cap, b = _replayed("img_formats-gfx1100-w32", mode, tmp_path)
+    _placement(cap, "img_formats-gfx1100-w32")
     _equal_lavapipe(cap, b, "img_formats", range(7))
     inp = INPUTS / "img_formats"
     r8 = np.frombuffer((inp / "r8.bin").read_bytes(), np.uint8)
@@ -190,6 +249,7 @@ def check_mips(mode, tmp_path):
     from tests.execute.test_radv_images import chain
 
     cap, b = _replayed("img_mips-gfx1100-w32", mode, tmp_path)
+    _placement(cap, "img_mips-gfx1100-w32")
     inp = INPUTS / "img_mips"
     src = chain((inp / "src.bin").read_bytes(), np.uint8, 128, 8, 1, 4)
     got = chain(_result(cap, b[1]), np.uint8, 128, 8, 1, 4)
