@@ -1,6 +1,6 @@
 """Real compiler output on tiled images: the ACO shaders of test_formats_aco.py (GLSL imageLoad
 / imageStore of storage images, compiled by tools/aco_compile for navi21 wave32 and navi10
-wave64) run on images in _X swizzle modes with a pipe/bank XOR in the base, as RADV's T#
+wave64; gfx1100 on GFX11's own layouts, decision 0039) run on images in _X swizzle modes with a pipe/bank XOR in the base, as RADV's T#
 carries them (SW_MODE and tile_swizzle: the driver's linear T# with those fields set), on the
 Device's GB_ADDR_CONFIG.  Expected: the texels at wavelift/memory/layout.py's addresses (checked
 against Mesa's addrlib), through the conversion reference of test_formats.py.  Skips where
@@ -28,16 +28,23 @@ CASES = [
     pytest.param("rgba16i", "64KB_S_X", "navi10", 64, marks=SLOW),
     pytest.param("r11f_g11f_b10f", "64KB_R_X", "navi10", 64, marks=SLOW),
     pytest.param("r8ui", "64KB_S_T", "navi21", 32, marks=SLOW),
+    # GFX11 (decision 0039): Gfx11Lib's own patterns, Navi31's GB_ADDR_CONFIG (32 pipes)
+    pytest.param("rgba8", "64KB_R_X", "gfx1100", 32, marks=SLOW),
+    pytest.param("rg32f", "4KB_D_X", "gfx1100", 64, marks=SLOW),
+    pytest.param("r16f", "64KB_D_X", "gfx1100", 32, marks=SLOW),
 ]
 
 
 @pytest.mark.parametrize("glsl_fmt,mode_name,family,wave", CASES)
 def test_aco_tiled_xor_images(glsl_fmt, mode_name, family, wave, tmp_path, monkeypatch):
     out = _compile(tmp_path, glsl_fmt, family, wave)
-    target = {"navi21": "gfx1030", "navi10": "gfx1010"}[family]
+    target = {"navi21": "gfx1030", "navi10": "gfx1010", "gfx1100": "gfx1100"}[family]
     gb = DEFAULT_GB_ADDR_CONFIG[target]
-    chip = L.Chip.from_gb_addr_config(gb, rbplus=target == "gfx1030", z_tail_fix=target != "gfx1010")
-    mode = next(m for m, n in L.sw_mode_names().items() if n == mode_name)
+    g11 = target == "gfx1100"
+    chip = L.Chip.from_gb_addr_config(
+        gb, rbplus=target != "gfx1010", z_tail_fix=target != "gfx1010", gfx11=g11
+    )
+    mode = next(m for m, n in L.sw_mode_names(g11).items() if n == mode_name)
     fmt, nbytes = IMAGE_FORMATS[glsl_fmt]
     f = FORMATS[fmt]
     bpe_log2 = nbytes.bit_length() - 1

@@ -52,8 +52,9 @@ RSRC2_LDS_MASK = 0x1FF << 15
 # GB_ADDR_CONFIG a Device has unless told (docs/capture-format.md): the configurations Mesa
 # 22.3.6's own surface tests give addrlib (src/amd/common/ac_surface_test_common.h): init_navi10
 # (0x00100044: 16 pipes) for gfx1010, and gfx103_16pipe (0x40 | NUM_PIPES 4 | NUM_PKRS 4:
-# 16 pipes, 16 packers) for gfx1030; none for GFX11 (its layouts are not carried out)
-DEFAULT_GB_ADDR_CONFIG = {"gfx1010": 0x00100044, "gfx1030": 0x00000444}
+# 16 pipes, 16 packers) for gfx1030; Navi31's for gfx1100 (0x40 | NUM_PIPES 5 | NUM_PKRS 5:
+# 32 pipes, 32 packers, a later Mesa's ac_surface_test_common.h navi31; decision 0039)
+DEFAULT_GB_ADDR_CONFIG = {"gfx1010": 0x00100044, "gfx1030": 0x00000444, "gfx1100": 0x00000545}
 DEFAULT_STACK_SIZE = 1024  # per-work-item stack for USES_DYNAMIC_STACK kernels (CLR default)
 
 
