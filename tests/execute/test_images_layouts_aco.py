@@ -32,6 +32,9 @@ CASES = [
     pytest.param("rgba8", "64KB_R_X", "gfx1100", 32, marks=SLOW),
     pytest.param("rg32f", "4KB_D_X", "gfx1100", 64, marks=SLOW),
     pytest.param("r16f", "64KB_D_X", "gfx1100", 32, marks=SLOW),
+    pytest.param("rgba8", "256KB_R_X", "gfx1100", 32, marks=SLOW),  # 18-bit blocks
+    pytest.param("r8ui", "256KB_D_X", "gfx1100", 64, marks=SLOW),
+    pytest.param("rg32f", "256KB_Z_X", "gfx1100", 32, marks=SLOW),
 ]
 
 
@@ -70,11 +73,13 @@ def test_aco_tiled_xor_images(glsl_fmt, mode_name, family, wave, tmp_path, monke
     assert dev.gb_addr_config == gb
     sh = dev.load_aco_shader(str(out) + ".json")
 
-    def aligned(data):  # an image base aligned to 64 KiB inside a larger upload
-        buf = dev.upload(np.concatenate([np.zeros(65536, np.uint8), np.frombuffer(bytes(data), np.uint8)]))
-        a = (buf.address + 65535) & ~65535
+    align = max(65536, 1 << facts.blk)
+
+    def aligned(data):  # an image base aligned to its block (64 KiB at least) inside a larger upload
+        buf = dev.upload(np.concatenate([np.zeros(align, np.uint8), np.frombuffer(bytes(data), np.uint8)]))
+        a = (buf.address + align - 1) & ~(align - 1)
         mem_off = a - buf.address
-        if mem_off != 65536:  # move the data to the aligned place
+        if mem_off != align:  # move the data to the aligned place
             dev.memory.write(a, bytes(data))
         return Buffer(a, len(data)), buf
 

@@ -105,10 +105,10 @@ def test_gfx11_sampling_refused_by_name(tsharp, wave, mode):
         ("null", "image.unsupported_descriptor"),  # GFX11's null T# is not established
         # d2[31] (GFX10.3's RESOURCE_LEVEL) is reserved on GFX11 (its FORMAT 77: GFX11's 8_24_UINT)
         ("gfx103_linear", "image.unsupported_descriptor"),
-        # 64KB_S: GFX11 has no 2-D S modes (no pattern in its addrlib); 256KB_D_X: GFX11's 256KB
-        # blocks are laid out by memory/layout.py but not carried out in IR (decision 0039)
+        # 64KB_S: GFX11 has no 2-D S modes (no pattern in its addrlib); 64KB_Z_X: no Z layout of
+        # 16-byte texels (addrlib rejects it; decision 0039)
         ("gfx11_64KB_S", "image.unsupported_layout"),
-        ("gfx11_256KB_D_X", "image.unsupported_layout"),
+        ("gfx11_64KB_Z_X", "image.unsupported_layout"),
     ],
 )
 def test_gfx11_load_store_refused(tsharp, code, mode):
@@ -117,7 +117,7 @@ def test_gfx11_load_store_refused(tsharp, code, mode):
         "null": TSHARPS["null"],
         "gfx103_linear": gfx103_linear_tsharp,
         "gfx11_64KB_S": lambda a: gfx11_tsharp(a, sw_mode=9),
-        "gfx11_256KB_D_X": lambda a: gfx11_tsharp(a, sw_mode=30),
+        "gfx11_64KB_Z_X": lambda a: gfx11_tsharp(a, sw_mode=24),
     }[tsharp]
     r, out, img = run(32, mode, "ld", of)
     assert not r.landed and r.refusal.code == code, r.refusal

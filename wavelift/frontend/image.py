@@ -52,8 +52,8 @@ of the program and module keys): block size and shape, mip-tail rule, the pipe/b
 _X/_T mode XORs (the T#'s base address bits [15:8], RADV's tile_swizzle) and the pattern as
 columns: per x, y and z bit, the address bits of the block it flips (the x/y/z masks whose
 parity each address bit is, transposed).  They are looked up by select trees over the
-generated tables (uniform: once per T#, four 16-bit columns or the two facts words to a u64
-tree, the mode's bits split first), and so is the level chain.  The address is what
+generated tables (uniform: once per T#, four 16-bit columns -- three 21-bit ones where a GFX11
+256KB mode is laid out -- or the two facts words to a u64 tree, the mode's bits split first), and so is the level chain.  The address is what
 layout.address_by_facts computes (tests/memory/test_layout.py holds that to addrlib's
 addresses), per lane only what depends on a coordinate: for each coordinate its block row or
 column bytes and the XOR of its set bits' columns, terms that every address of the same
@@ -68,8 +68,8 @@ in GFX11's numbering, mapped to the GFX10 format of the same name; MAX_MIP d1[19
 split into d5[31:27] and d6[6:0] (both must be 0); no RESOURCE_LEVEL; every bit no GFX11 field
 names must be 0, ARRAY_PITCH too.  Layouts: GFX11's addrlib's (decision 0039; linear as
 GFX10.3's, the tiled modes with GFX11's own patterns and mode set: tests/memory/
-test_gfx11_layout.py); the 256KB modes (blocks of 18 address bits, past the 16-bit pattern
-columns here) and DCC refuse (``image.unsupported_layout``); GFX11's null T# (TYPE 0..7) refuses
+test_gfx11_layout.py), 256KB modes included; DCC refuses (``image.unsupported_layout``);
+GFX11's null T# (TYPE 0..7) refuses
 (``image.unsupported_descriptor``: not established).
 Coordinates outside the image read 0 and drop stores, as hardware does; DST_SEL applies to
 loads.  d16 (two 16-bit components a VGPR, an even count): loads of 16-bit float and 8/16-bit
@@ -154,7 +154,8 @@ MUST_BE_ZERO = {
 # the packed facts of a (swizzle mode, texel size) (layout.ModeFacts), word 1 ...
 F1_BLK, F1_BW, F1_BH, F1_BD, F1_TAIL, F1_FITW, F1_FITH, F1_MAXTAIL, F1_VALID = 0, 5, 9, 13, 17, 18, 22, 26, 31
 # ... and word 2
-F2_XOR, F2_UX, F2_UY = 0, 16, 20
+F2_XOR, F2_UX, F2_UY = 0, 24, 28  # (the pipe/bank mask: up to bit 17, GFX11's 256KB blocks)
+XOR_FIELD = (1 << F2_UX) - 1
 
 
 @dataclasses.dataclass
@@ -236,9 +237,7 @@ def _facts_tables(b: Builder, dim: int) -> dict[int, layout.ModeFacts]:
             continue
         for bpe in BPE_LOG2S:
             f = layout.mode_facts(chip, m, rsrc, bpe)
-            # (GFX11's 256KB blocks have 18 address bits: past the 16-bit pattern columns and
-            # pipe/bank mask _layout_values packs; refused by name as not laid out)
-            if f is not None and f.blk <= 16:
+            if f is not None:
                 out[bpe | m << 3] = f
     return out
 
@@ -311,7 +310,8 @@ def _column(f: layout.ModeFacts, p: int) -> int:
 def _layout_values(b: Builder, d: list, dim: int, fm):
     """(log2 texel size, facts word 1, word 2, pattern columns) of the T#'s (SW_MODE, texel
     size) for this dim: select trees over the generated facts (_facts_tables), four 16-bit
-    columns (_column) or the two facts words to a u64, so one tree serves four values."""
+    columns (_column; three 21-bit ones with a 256KB mode) or the two facts words to a u64, so
+    one tree serves several values."""
     sw_mode = _f(b, d, "SW_MODE")
     # log2 of the texel size (a power of two for images; a format not converted gives 0..7 here
     # and is refused)
@@ -321,7 +321,10 @@ def _layout_values(b: Builder, d: list, dim: int, fm):
     for f in facts.values():
         # a level in the mip tail fits in one block: its coordinates' block row and column are
         # 0 (texel_address relies on it: no select of them on the tail)
-        assert f.fit_w <= f.bw and f.fit_h <= f.bh and max(len(f.packed), 1) <= 16, f
+        assert f.fit_w <= f.bw and f.fit_h <= f.bh and max(len(f.packed), 1) <= 21, f
+    # pattern columns (a column: the block's address bits one coordinate bit flips): 16 bits,
+    # four to a u64, while every block has at most 16 address bits (GFX10/10.3, GFX11 up to
+    # 64 KiB); 21 bits, three to a u64, where a GFX11 256KB mode (18 bits) is among the facts
     word = _lookup(
         b,
         key,
@@ -336,18 +339,23 @@ def _layout_values(b: Builder, d: list, dim: int, fm):
     f2 = b.cvt("u32", b.bin("shr", "u64", word, C(b, "u64", 32)))
     cols: dict[int, Value] = {}
     used = _columns(facts)
-    for g in range(0, len(used), 4):
-        group = used[g : g + 4]
+    width = 16 if all(len(f.packed) <= 16 for f in facts.values()) else 21
+    per = 64 // width
+    for g in range(0, len(used), per):
+        group = used[g : g + per]
         w = _lookup(
             b,
             key,
-            {k: sum(_column(f, p) << 16 * n for n, p in enumerate(group)) for k, f in facts.items()},
+            {k: sum(_column(f, p) << width * n for n, p in enumerate(group)) for k, f in facts.items()},
             8,
             "u64",
         )
         for n, p in enumerate(group):
             cols[p] = b.bin(
-                "and", "u32", b.cvt("u32", b.bin("shr", "u64", w, C(b, "u64", 16 * n))), C(b, "u32", 0xFFFF)
+                "and",
+                "u32",
+                b.cvt("u32", b.bin("shr", "u64", w, C(b, "u64", width * n))),
+                C(b, "u32", (1 << width) - 1),
             )
     return bpe, f1, f2, cols
 
@@ -366,7 +374,7 @@ def _view(b: Builder, d: list, dim: int, real, fm, lv) -> ImageView:
     raw = b.bin("shl", "u64", b.pack64(d[0], _f(b, d, "BASE_ADDRESS_HI")), C(b, "u64", 8))
     block_mask = b.bin("sub", "u64", b.bin("shl", "u64", C(b, "u64", 1), b.cvt("u64", blk)), C(b, "u64", 1))
     base = sext48(b, b.bin("and", "u64", raw, b.un("not", "u64", block_mask)))
-    xor_bits = b.bin("and", "u32", b.bin("shl", "u32", d[0], C(b, "u32", 8)), _u(b, f2, F2_XOR, 0xFFFF))
+    xor_bits = b.bin("and", "u32", b.bin("shl", "u32", d[0], C(b, "u32", 8)), _u(b, f2, F2_XOR, XOR_FIELD))
     return ImageView(
         d,
         dim,
@@ -714,7 +722,7 @@ def _check(b: Builder, d: list, dim: int, one_d_as_2d: bool = False):
         ),
         C(b, "u32", 1),
     )
-    xor_mask = _u(b, f2, F2_XOR, 0xFFFF)
+    xor_mask = _u(b, f2, F2_XOR, XOR_FIELD)
     low = b.bin("and", "u32", low, b.un("not", "u32", b.bin("shr", "u32", xor_mask, C(b, "u32", 8))))
     misaligned = _ne(b, b.bin("and", "u32", d[0], low), 0)
     xor_modes = [m for m, n in layout.sw_mode_names(gfx11(b)).items() if n.endswith(("_X", "_T"))]
@@ -738,8 +746,8 @@ def _check(b: Builder, d: list, dim: int, one_d_as_2d: bool = False):
             _any(b, _eq(b, _u(b, f1, F1_VALID, 1), 0), misaligned, _ne(b, dcc, 0)),
         ),
         "T# SW_MODE is not one wavelift lays out for this image type and texel size (linear; "
-        "GFX10/10.3/11 256B/4KB/64KB S, D, R, Z and their _X/_T forms where addrlib has a pattern; "
-        "not GFX11's 256KB modes), the base address is not aligned to its block, or the image is "
+        "GFX10/10.3/11 256B/4KB/64KB S, D, R, Z and their _X/_T forms, GFX11's 256KB ones, where "
+        "addrlib has a pattern), the base address is not aligned to its block, or the image is "
         "DCC-compressed",
     )
     _refuse(
