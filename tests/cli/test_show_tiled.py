@@ -12,8 +12,9 @@ from wavelift.memory import layout as L
 def _tiled_capture(tmp_path, mode_name, target="gfx1030", gb=0, pbx=0, w=150, h=70):
     import wavelift
 
-    mode = {n: m for m, n in L.sw_mode_names().items()}[mode_name]
-    chip = L.Chip.from_gb_addr_config(gb, target.startswith("gfx103"))
+    g11 = target.startswith("gfx11")
+    mode = {n: m for m, n in L.sw_mode_names(g11).items()}[mode_name]
+    chip = L.Chip.from_gb_addr_config(gb, target.startswith("gfx103"), gfx11=g11)
     s = L.Surface(mode, L.RSRC_2D, 2, w, h)
     size = L.surface_info(s, chip).slice_size
     img = np.random.default_rng(mode).integers(0, 256, (h, w, 4), dtype=np.uint8)
@@ -76,6 +77,21 @@ def test_show_xor_mode_with_config(cli, tmp_path):
     )
     assert rc == 0, err
     np.testing.assert_array_equal(png.read(tmp_path / "t.png"), img)
+
+
+def test_show_gfx11_layouts(cli, tmp_path):
+    """A gfx1100 capture's image is read in GFX11's layouts (decision 0039): 4KB_D_X with
+    Navi31's GB_ADDR_CONFIG and a 256KB_R_X one; GFX11 has no 2-D 64KB_S."""
+    for mode, gb, pbx in (("4KB_D_X", 0x545, 0xB), ("256KB_R_X", 0x545, 0x1F3), ("64KB_D", 0, 0)):
+        path, img = _tiled_capture(tmp_path, mode, target="gfx1100", gb=gb, pbx=pbx)
+        argv = ["show", path, "tiled", "-f", "rgba8", "-W", 150, "-H", 70, "--swizzle", mode]
+        argv += ["--alpha", "keep", "--gb-addr-config", hex(gb), "--pipe-bank-xor", hex(pbx)]
+        rc, out, err = cli(*argv, "--png", tmp_path / "t.png")
+        assert rc == 0, err
+        np.testing.assert_array_equal(png.read(tmp_path / "t.png"), img)
+    path, _ = _tiled_capture(tmp_path, "64KB_D", target="gfx1100")
+    rc, out, err = cli("show", path, "tiled", "-f", "rgba8", "-W", 150, "-H", 70, "--swizzle", "64KB_S")
+    assert rc != 0 and "not a layout" in err, err
 
 
 @pytest.mark.parametrize(

@@ -19,13 +19,13 @@ both images with --before-after, so they compare); a negative lo needs no `=`
 (`--range -1,1`). NaN pixels are magenta (255, 0, 255) and +-inf clip to 255 / 0; float images
 are written as RGB(A) for that reason.
 
-Tiled images: `--swizzle MODE` (a GFX10/10.3 swizzle mode as addrlib names it: 64KB_S, 4KB_D,
+Tiled images: `--swizzle MODE` (a GFX10/10.3/11 swizzle mode as addrlib names it: 64KB_S, 4KB_D,
 64KB_R_X, ...) reads level 0, slice 0 of a 2-D image of `--width` x `--height` (required) pixels
 laid out as the GPU lays it out, through wavelift/memory/layout.py (the code image load/store
 uses; checked against Mesa's addrlib). The _X and _T modes depend on the GPU's pipes and
 packers: give its `--gb-addr-config` (RADV's null device: 0) and, when the T#'s base address
-has bits 15:8 set, `--pipe-bank-xor` (those bits). The capture's target picks the GFX10 or
-GFX10.3 (RB+) patterns.
+has bits 15:8 set, `--pipe-bank-xor` (those bits). The capture's target picks the GFX10,
+GFX10.3 (RB+) or GFX11 patterns and modes (decision 0039).
 """
 
 from __future__ import annotations
@@ -84,7 +84,8 @@ def tiled_offsets(target: str, a, bpp: int) -> tuple[np.ndarray, int]:
     from ..errors import UserError
     from ..memory import layout
 
-    modes = {n: m for m, n in layout.sw_mode_names().items()}
+    g11 = target.startswith("gfx11")  # GFX11's own layouts (decision 0039)
+    modes = {n: m for m, n in layout.sw_mode_names(g11).items()}
     mode = modes.get(a.swizzle.upper())
     if mode is None:
         raise UserError(f"--swizzle {a.swizzle!r}: not a swizzle mode (e.g. {', '.join(list(modes)[:6])})")
@@ -92,15 +93,15 @@ def tiled_offsets(target: str, a, bpp: int) -> tuple[np.ndarray, int]:
         raise UserError("--swizzle needs --height and takes no --stride (the layout places each pixel)")
     if not 0 < a.height <= MAX_PIXELS // a.width:
         raise UserError(f"--height {a.height}: give 1 to {MAX_PIXELS // a.width} rows of {a.width} pixels")
-    if not target.startswith(("gfx101", "gfx103")):
-        raise UserError(f"--swizzle: GFX10/10.3 layouts only; the capture's target is {target}")
-    k = layout.mode_kind(mode)
+    if not target.startswith(("gfx101", "gfx103", "gfx11")):
+        raise UserError(f"--swizzle: GFX10/10.3/11 layouts only; the capture's target is {target}")
+    k = layout.mode_kind(mode, g11)
     if k is not None and k[2] and a.gb_addr_config is None:
         raise UserError(f"--swizzle {a.swizzle}: an _X/_T mode needs the GPU's --gb-addr-config")
     try:
         # Navi10 (gfx1010) lacks addrlib's dsMipmapHtileFix (it changes only Z-mode mip tails)
         chip = layout.Chip.from_gb_addr_config(
-            a.gb_addr_config or 0, target.startswith("gfx103"), target != "gfx1010"
+            a.gb_addr_config or 0, target.startswith("gfx103"), target != "gfx1010", gfx11=g11
         )
     except ValueError as e:
         raise UserError(f"--gb-addr-config {a.gb_addr_config:#x}: {e}") from None
@@ -347,7 +348,7 @@ def register(sub) -> None:
     p.add_argument(
         "--swizzle",
         metavar="MODE",
-        help="a tiled 2-D image in this GFX10/10.3 swizzle mode (64KB_S, 4KB_D, 64KB_R_X, ...); needs --height",
+        help="a tiled 2-D image in this GFX10/10.3/11 swizzle mode (64KB_S, 4KB_D, 64KB_R_X, ...); needs --height",
     )
     p.add_argument(
         "--gb-addr-config",
