@@ -299,6 +299,33 @@ def test_liveness_is_what_later_blocks_read():
     assert [op.attrs["reg"] for op in kept.ops if op.name == "sset"] == [1]
 
 
+def _rewrite_then_read(masked: bool):
+    """b0 writes v0 and v1; b1 reads v0, writes v1 under EXEC and reads it back, and sends a
+    ballot of a test of it to EXEC: of x & EXEC (``masked``: the lanes off EXEC, which hold v1's
+    value from before b1, are never observed) or of x itself (they are)."""
+
+    def build(b):
+        b.vset(1, b.bin("add", "u32", b.vget(0), b.sget(6)))
+        c = b.cmp("eq", "u32", b.vget(1), b.sget(7))
+        b.sset(EXEC_LO, b.lo32(b.ballot(b.bin("and", "b1", c, b.exec()) if masked else c)))
+
+    b0, _ = _block(lambda b: (b.vset(1, b.sget(4)), b.vset(0, b.sget(5))), ("jump", 1), 0)
+    b1, _ = _block(build, ("end",), 1)
+    return Program([b0, b1], [], {0: 0, 4: 1}, max_vgpr=2)
+
+
+def test_a_register_read_only_after_its_own_masked_write_is_not_live_before():
+    # (cfamily deferred_blends: the read sees the written lanes only) -> b0's v1 write is dead
+    prog = _rewrite_then_read(masked=True)
+    live = liveness(prog, 32, KEEP_DENORMS)
+    assert live[0] == (frozenset({6, 7}), frozenset({0}))
+    kept = optimize(prog.blocks[0], KEEP_DENORMS, 32, live[0])
+    assert [op.attrs["reg"] for op in kept.ops if op.name == "vset"] == [0]
+    # a consumer that sees the lanes off the mask: v1 from before b1 is read through them
+    prog = _rewrite_then_read(masked=False)
+    assert liveness(prog, 32, KEEP_DENORMS)[0] == (frozenset({6, 7}), frozenset({0, 1}))
+
+
 def test_setpc_and_mode_blocks_keep_everything():
     b0, _ = _block(lambda b: b.sset(1, b.sget(4)), ("mode", 1), 0)
     b1, _ = _block(lambda b: None, ("end",), 1)

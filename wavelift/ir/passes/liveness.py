@@ -1,27 +1,37 @@
 """Registers live between blocks: per block, the (SGPRs, VGPRs) later blocks may read, so that
 dce (passes/dce.py) drops writes nothing reads.  Computed over the blocks as the pipeline leaves
-them (forward then dce), so a register read only to compute dead values is not live."""
+them (forward then dce), so a register read only to compute dead values is not live; nor is a
+register whose every read in a block follows a write of it there whose lanes off the write's mask
+the block never observes (cfamily/blends.py ``deferred_blends``: such a read sees the written
+lanes only, so the register's value before the block is never read through it)."""
 
 from __future__ import annotations
 
+from ...backends.cfamily.blends import deferred_blends
 from ..program import Program
 from .dce import dce
 from .forward import forward
 
 
-def live_in(keep, live_out):
-    """(SGPRs, VGPRs) whose values at block entry ``keep`` (a dce result) may read, itself or
-    through the blocks after it.  An SGPR write is whole; a VGPR write is per lane, so a VGPR
-    live after the block is live before it."""
+def live_in(keep, live_out, term=()):
+    """(SGPRs, VGPRs) whose values at block entry ``keep`` (a dce result; ``term`` its block's
+    terminator) may read, itself or through the blocks after it.  An SGPR write is whole; a VGPR
+    write is per lane, so a VGPR live after the block is live before it, and a VGPR read after
+    a write of it in the block reads the lanes the write's mask left, unless deferred_blends
+    shows that no lane off that mask of the read (or of anything made from it) is observed:
+    then the read sees only the write's value (the old lanes are never used, whatever they
+    hold)."""
     if live_out is None:
         return None
     written, sin, vin = set(), set(), set(live_out[1])
+    defined = {op.out.id: op for op in keep if op.out is not None}
+    raw = deferred_blends(keep, defined, [x for x in term[1:] if hasattr(x, "id")]) or {}
     for op in keep:
         if op.name == "sget" and op.attrs["reg"] not in written:
             sin.add(op.attrs["reg"])
         elif op.name == "sset":
             written.add(op.attrs["reg"])
-        elif op.name == "vget":
+        elif op.name == "vget" and op.out.id not in raw:
             vin.add(op.attrs["reg"])
     return frozenset(sin | (live_out[0] - written)), frozenset(vin)
 
@@ -69,7 +79,7 @@ def liveness(program: Program, wave_size: int, mode: int | None) -> list:
             if i not in fw:
                 continue
             lo = out(i)
-            li = live_in(dce(*fw[i], lo), lo)
+            li = live_in(dce(*fw[i], lo), lo, fw[i][1])
             if li != live[i]:
                 live[i], changed = li, True
     return [out(i) for i in range(n)]
