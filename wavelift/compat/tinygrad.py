@@ -401,6 +401,15 @@ def _run_asm(
     except Refused as r:
         _last[0] = r.refusal
         return BAD_CALL
-    res = execute_dispatch(mem, config, backend=backend, mode=mode, budget=budget)
+    # one wave: a one-shot program (tinygrad's instruction tests) -- its blocks from pieces
+    # shared by programs (decision 0040), where code generation and compile() are most of the cost
+    from ..backends.numpy.codegen import PIECES
+
+    one_wave = dims == (1, 1, 1) and block[0] * block[1] * block[2] <= wave
+    was, PIECES.on = PIECES.on, one_wave and PIECES.enabled
+    try:
+        res = execute_dispatch(mem, config, backend=backend, mode=mode, budget=budget)
+    finally:
+        PIECES.on = was
     _last[0] = res
     return OK if res.refusal is None else REFUSED

@@ -75,8 +75,11 @@ def translate_one(fe, ins, b) -> None:
         return
     key = key_of(ins, b)
     hit = _CACHE.get(key)
+    keys = getattr(b, "instr_keys", None)
     if hit is not None:
         _replay(hit, b)
+        if keys is not None:
+            keys[b.instr] = (key, len(hit[0]))
         return
     start, first = len(b.ops), b._counter[0]
     saved = (b.max_vgpr, b.uses_float, b.uses_scratch)
@@ -93,6 +96,8 @@ def translate_one(fe, ins, b) -> None:
         if len(_CACHE) >= CACHE_MAX:
             _CACHE.clear()
         _CACHE[key] = entry + (mv, uf, us)
+        if keys is not None:
+            keys[b.instr] = (key, len(entry[0]))
 
 
 def _entry(b, start: int, first: int):

@@ -125,6 +125,7 @@ def translate(
     block_at = {g[0]: i for i, g in enumerate(groups)}
     max_vgpr = -1
     uses_scratch = False
+    instr_keys: dict = {}  # (Program.instr_keys)
     for bi, offs in enumerate(groups):
         blk = Block(bi, offs[0])
         b = Builder(counter, wave_size)
@@ -132,6 +133,7 @@ def translate(
         b.gb_addr_config = gb_addr_config
         b.base_address = base_address
         b.scratch = splan
+        b.instr_keys = instr_keys
         if bi == 0 and gfx12.is_gfx12(target):
             gfx12.prologue(b)  # TTMP7's z half (decision 0027)
         for off in offs:
@@ -164,6 +166,7 @@ def translate(
         blocks.append(blk)
     prog = Program(blocks, table, block_at, max_vgpr, uses_scratch=uses_scratch)
     prog.scratch = splan
+    prog.instr_keys = instr_keys
     return prog
 
 

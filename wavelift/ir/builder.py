@@ -36,6 +36,8 @@ class Builder:
         self.gb_addr_config: int | None = None  # the GPU's GB_ADDR_CONFIG (frontend/image.py), if known
         self.base_address = 0  # guest address of byte offset 0 of the program
         self.scratch: Plan | None = None  # set by frontend.program; read by the memory frontends
+        # instruction index -> (instr_cache key, ops), set by frontend.program (Program.instr_keys)
+        self.instr_keys: dict | None = None
         self._dpp_ok: Value | None = None  # a DPP row-mask condition, live within one instruction
 
     # -- raw emission -------------------------------------------------------------------------

@@ -10,12 +10,15 @@ and return the next block index (int or per-wave int array), or for ``setpc`` th
 
 from __future__ import annotations
 
+import dataclasses
+import struct
+import zlib
 from collections.abc import Callable
 
 import numpy as np
 
 from ...ir.passes.pipeline import liveness, optimize
-from ...ir.program import EXEC_HI, EXEC_LO, Block, Program, refusal_of
+from ...ir.program import EXEC_HI, EXEC_LO, MODE_REG, Block, Program, Value, refusal_of
 from .expr import EXPR, ExprLowering
 
 
@@ -78,13 +81,14 @@ class Lowering(ExprLowering):
         return out
 
     def block_source(self, blk: Block, mode=None, live_out=None) -> str:
-        lines = [f"def blk_{blk.index}(R, w, N, mode):", "    S = R.S; V = R.V"]
+        head = "R, w, N, mode" if self.ib is None else "R, w, N, mode, IB"
+        lines = [f"def blk_{blk.index}({head}):", "    S = R.S; V = R.V"]
         if blk.uses_float:
-            first = blk.instrs[0] if blk.instrs else None
+            first = self.ins(blk.instrs[0]) if blk.instrs else None
             if mode is None:
-                lines.append(f"    if mode & 15: R.refuse_rounding(mode, w, {first!r})")
+                lines.append(f"    if mode & 15: R.refuse_rounding(mode, w, {first})")
             elif mode & 15:
-                lines.append(f"    R.refuse_rounding(mode, w, {first!r})")
+                lines.append(f"    R.refuse_rounding(mode, w, {first})")
         if mode is not None:
             blk = optimize(blk, mode, self.L, live_out)
         st = _Block(lines, mode, self.reads_to_copy(blk))
@@ -225,13 +229,13 @@ def _vset(low, st, i, op, a, o):
 
 def _refuse_if(low, st, i, op, a, o):
     k, why, code = refusal_of(op)
-    st.lines.append(f"    if np.any({a[0]}): R.refuse_at({k!r}, {why!r}, {code!r}, w, {a[0]})")
+    st.lines.append(f"    if np.any({a[0]}): R.refuse_at({low.ins(k)}, {why!r}, {code!r}, w, {a[0]})")
 
 
 def _store(low, st, i, op, a, o):
     ws = "(" + "".join(x + ", " for x in a[2:]) + ")"
     st.lines.append(
-        f"    R.store({op.attrs['space']!r}, {op.instr}, {a[0]}, {a[1]}, {ws}, {op.attrs['nbytes']}, w, N)"
+        f"    R.store({op.attrs['space']!r}, {low.ins(op.instr)}, {a[0]}, {a[1]}, {ws}, {op.attrs['nbytes']}, w, N)"
     )
 
 
@@ -311,6 +315,10 @@ class ModeBlocks:
 
     def get(self, index: int, mode: int):
         f = self.fns.get((index, mode))
+        if f is None and PIECES.on:
+            f = PIECES.block(self, index, int(mode))
+            if f is not None:
+                self.fns[(index, mode)] = f
         if f is None:
             live = self._live(mode)
             low = Lowering(self.program, self.L)
@@ -351,3 +359,192 @@ class ModeBlocks:
             except Exception as e:  # noqa: BLE001 - as above
                 nb = self.natives[mode] = native.NoNative(f"internal error: {type(e).__name__}: {e}")
         return nb
+
+
+# ---- pieces: a block's code from parts shared by programs (docs/decisions/0040) ----------------
+
+PIECE_MIN_INSTRS = 24  # a block shorter than this is compiled whole
+PIECE_CUT = 8  # a cut before an instruction whose words' CRC-32 is 0 modulo this (content-defined)
+PIECE_LIMIT = 8192  # kept pieces (cleared when full)
+
+
+def _plain(x):
+    """``x`` as a key part that equals another only for the same type and bits (a float by its
+    bits: -0.0 and 0.0 differ, NaN payloads count), or _NOKEY for anything else."""
+    if x is None or type(x) in (int, str, bool):
+        return (type(x).__name__, x)
+    if type(x) is float:
+        return ("f", struct.pack("<d", x))
+    if type(x) is tuple:
+        parts = tuple(_plain(y) for y in x)
+        return _NOKEY if _NOKEY in parts else ("t", parts)
+    return _NOKEY
+
+
+_NOKEY = ("nokey",)
+
+
+class PieceCache:
+    """Compiled pieces of blocks kept across programs (decision 0040), while ``on`` (the tinygrad
+    hook turns it on for one-wave dispatches: one-shot programs whose code generation and
+    ``compile()`` is most of their cost).
+
+    A block of at least PIECE_MIN_INSTRS instructions is cut at instruction boundaries that no
+    value crosses (each instruction's IR reads its operands from the register file, so most
+    boundaries are such), where an instruction's words hash to 0 modulo PIECE_CUT: a
+    content-defined cut, so the same instruction sequence in two programs (a common prologue or
+    epilogue at another offset) is cut the same way.  Each piece is a block of its own for the
+    passes (all registers live after it but the last, which has the block's live-out) and the
+    lowering, and its function is kept under a key holding everything both read: MODE, wave
+    size, the live-out, the lane-count points, the block's float flag, and every op (name, type,
+    arguments as values numbered within the piece or as constants, attributes, result, its
+    instruction relative to the piece's first); instruction indices in the code are relative
+    to the piece's first, passed as IB.  The block's function calls its pieces in order.  A
+    piece whose ops have an attribute of another kind than numbers/strings/None/tuples is not
+    kept (compiled for this block alone)."""
+
+    def __init__(self):
+        self.enabled = True  # (False: the hook never turns pieces on; tests compare)
+        self.on = False
+        self.fns: dict = {}
+        self.hits = 0
+        self.misses = 0
+
+    def block(self, mb: ModeBlocks, index: int, mode: int):
+        """The function of block ``index`` for ``mode`` made of pieces, or None (compile it whole)."""
+        blk = mb.program.blocks[index]
+        if len(blk.instrs) < PIECE_MIN_INSTRS or (blk.uses_float and mode & 15):
+            return None
+        if any(op.name == "sset" and op.attrs["reg"] == MODE_REG for op in blk.ops):
+            return None  # (the passes specialise a piece for the MODE it starts with)
+        cuts = self._cuts(mb.program, blk)
+        if not cuts:
+            return None
+        live = mb._live(mode)[index]
+        bounds = [0, *cuts, len(blk.ops)]
+        parts = []
+        # each piece's instructions: from its first op's (the block's first, for the first
+        # piece) to before the next piece's (instructions without ops, e.g. s_nop, included)
+        starts = [blk.instrs[0]] + [blk.ops[c].instr for c in cuts] + [blk.instrs[-1] + 1]
+        for k in range(len(bounds) - 1):
+            ops = blk.ops[bounds[k] : bounds[k + 1]]
+            last = k == len(bounds) - 2
+            instrs = [i for i in blk.instrs if starts[k] <= i < starts[k + 1]]
+            sub = dataclasses.replace(
+                blk,
+                instrs=instrs,
+                ops=ops,
+                term=blk.term if last else ("jump", -1),
+            )
+            parts.append((self._piece(mb, sub, mode, live if last else None), instrs[0]))
+        fns = tuple(f for f, _ in parts)
+        ibs = tuple(ib for _, ib in parts)
+        head, tail = fns[:-1], fns[-1]
+        tail_ib = ibs[-1]
+        pairs = tuple(zip(head, ibs[:-1], strict=True))
+
+        def run(R, w, N, mode):
+            for f, ib in pairs:
+                f(R, w, N, mode, ib)
+            return tail(R, w, N, mode, tail_ib)
+
+        return run
+
+    @staticmethod
+    def _cuts(program: Program, blk: Block) -> list[int]:
+        """Op indices a piece starts at (never 0): first ops of instructions whose words hash to
+        0 modulo PIECE_CUT, where no value made before is used from there on (terminator
+        included) and each piece holds ops of at least one instruction."""
+        ops = blk.ops
+        last_use: dict[int, int] = {}
+        for i, op in enumerate(ops):
+            for x in op.args:
+                if isinstance(x, Value):
+                    last_use[x.id] = i
+        end = len(ops)
+        for x in blk.term[1:]:
+            if isinstance(x, Value):
+                last_use[x.id] = end
+        cuts = []
+        reach = -1  # the last use of any value made so far
+        for i, op in enumerate(ops):
+            if i and op.instr != ops[i - 1].instr and reach < i:
+                ins = program.instructions[op.instr]
+                words = getattr(ins, "words", None)
+                if words is not None and zlib.crc32(repr(tuple(words)).encode()) % PIECE_CUT == 0:
+                    cuts.append(i)
+            if op.out is not None:
+                reach = max(reach, last_use.get(op.out.id, -1))
+        return cuts
+
+    def _piece(self, mb: ModeBlocks, sub: Block, mode: int, live):
+        base = sub.instrs[0]
+        key = self._key(mb, sub, mode, live, base)
+        f = self.fns.get(key) if key is not None else None
+        if f is not None:
+            self.hits += 1
+            return f
+        self.misses += 1
+        low = Lowering(mb.program, mb.L)
+        low.ib = base
+        src = low.block_source(sub, mode, live)
+        ns = low.namespace()
+        exec(compile(src, f"<wavelift-piece-mode-{mode:#x}>", "exec"), ns)
+        f = ns[f"blk_{sub.index}"]
+        if key is not None:
+            if len(self.fns) >= PIECE_LIMIT:
+                self.fns.clear()
+            self.fns[key] = f
+        return f
+
+    @staticmethod
+    def _key(mb: ModeBlocks, sub: Block, mode: int, live, base: int):
+        """The piece's key: its ops as the instructions' frontend/instr_cache keys when each of
+        its instructions has one (their ops are that key's recipe replayed, values numbered
+        within the instruction) and they account for every op, else every op spelled out
+        (``_full_key``); None: not kept."""
+        from ...frontend.program import lane_count_points
+
+        ik = mb.program.instr_keys
+        lv = None if live is None else (tuple(sorted(live[0])), tuple(sorted(live[1])))
+        points = tuple(sorted(lane_count_points(mb.program, sub).items()))
+        keys, n = [], 0
+        for i in sub.instrs:
+            e = ik.get(i)
+            if e is None:
+                break
+            keys.append(e[0])
+            n += e[1]
+        if len(keys) == len(sub.instrs) and n == len(sub.ops):
+            pos = {op.out.id: j for j, op in enumerate(sub.ops) if op.out is not None}
+            term = tuple(("v", pos[x.id]) if isinstance(x, Value) else _plain(x) for x in sub.term)
+            if _NOKEY not in term:
+                return ("instrs", mode, mb.L, lv, points, sub.uses_float, term, tuple(keys))
+        return PieceCache._full_key(sub, mode, mb.L, lv, points, base)
+
+    @staticmethod
+    def _full_key(sub: Block, mode: int, L: int, lv, points, base: int):
+        num: dict[int, int] = {}
+
+        def val(x):
+            if isinstance(x, Value):
+                n = num.setdefault(x.id, len(num))
+                return ("v", n, x.type, x.uniform)
+            return _plain(x)
+
+        body = []
+        for op in sub.ops:
+            attrs = tuple((k, _plain(v)) for k, v in op.attrs.items())
+            args = tuple(val(x) for x in op.args)
+            out = val(op.out) if op.out is not None else None
+            part = (op.name, op.type, args, attrs, out, op.instr - base)
+            if any(a == _NOKEY for a in args) or any(v == _NOKEY for _, v in attrs):
+                return None
+            body.append(part)
+        term = tuple(val(x) for x in sub.term)
+        if _NOKEY in term:
+            return None
+        return ("ops", mode, L, lv, points, sub.uses_float, term, tuple(body))
+
+
+PIECES = PieceCache()

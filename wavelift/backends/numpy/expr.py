@@ -96,6 +96,13 @@ class ExprLowering:
         self.p = program
         self.L = wave_size
         self.consts: list = []
+        self.ib: int | None = None  # a piece's first instruction (codegen.PieceCache): None in a block
+
+    def ins(self, n: int) -> str:
+        """The instruction index ``n`` as the generated code names it: the number in a block; in
+        a piece (codegen.PieceCache, shared by programs) relative to its argument IB, the piece's
+        first instruction in the program that runs it."""
+        return str(n) if self.ib is None else f"(IB + {n - self.ib})"
 
     def const(self, t: str, value) -> str:
         self.consts.append(const_value(t, value))
@@ -148,14 +155,14 @@ def _pack64(low, op, a):
 
 def _load(low, op, a):
     return (
-        f"R.load({op.attrs['space']!r}, {op.instr}, {a[0]}, {a[1]}, "
+        f"R.load({op.attrs['space']!r}, {low.ins(op.instr)}, {a[0]}, {a[1]}, "
         f"{op.attrs['nbytes']}, {op.attrs['words']}, w, N, {int(op.out.uniform)})"
     )
 
 
 def _atomic(low, op, a):
     return (
-        f"R.atomic({op.attrs['space']!r}, {op.instr}, {op.attrs['op']!r}, "
+        f"R.atomic({op.attrs['space']!r}, {low.ins(op.instr)}, {op.attrs['op']!r}, "
         f"{op.attrs['bits']}, {a[0]}, {a[1]}, {a[2]}, "
         f"{a[3] if len(a) > 3 else 'None'}, w, N)"
     )

@@ -1,0 +1,122 @@
+"""Blocks made of pieces shared by programs (backends/numpy/codegen.PieceCache, decision 0040):
+one-wave programs through the tinygrad hook, shaped like tinygrad's instruction tests (a common
+prologue, a few instructions under test, a common epilogue storing every register), give the
+same output bytes, return codes and refusals (instruction included) with pieces as without, and
+their common parts are compiled once and run at other offsets."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from tests.compat import harness
+from wavelift.backends.numpy import codegen
+from wavelift.compat import tinygrad as tg
+
+PROLOGUE = (
+    "s_load_b64 s[20:21], s[0:1], 0x0\n"
+    "v_mov_b32 v255, v0\n"
+    + "".join(f"v_mov_b32 v{i}, {i * 0x01010101 + 7}\n" for i in range(1, 12))
+    + "".join(f"s_mov_b32 s{i}, {i * 0x1000193 & 0x7FFFFFFF}\n" for i in range(2, 14))
+    + "s_mov_b32 vcc_lo, 0x5555aaaa\n"
+)
+EPILOGUE = (
+    "s_waitcnt vmcnt(0) lgkmcnt(0)\n"
+    "v_lshlrev_b32 v240, 2, v255\n"
+    + "".join(f"global_store_b32 v240, v{i}, s[20:21] offset:{128 * i}\n" for i in range(12))
+    + "v_mov_b32 v241, 0\n"
+    "v_cmp_eq_u32 vcc_lo, v255, v241\n"
+    "s_and_saveexec_b32 s94, vcc_lo\n"
+    "v_mov_b32 v240, 0x800\n"
+    + "".join(
+        f"v_mov_b32 v243, s{i}\nglobal_store_b32 v240, v243, s[20:21] offset:{4 * i}\n" for i in range(2, 14)
+    )
+    + "s_mov_b32 exec_lo, s94\n"
+    "s_endpgm\n"
+)
+MIDDLES = [
+    "v_add_nc_u32 v0, v1, v255\n",
+    "v_mul_f32 v0, v1, v2\nv_fma_f32 v3, v0, v4, v5\nv_sqrt_f32 v6, v3\n",
+    "s_add_u32 s2, s3, s4\ns_addc_u32 s5, s6, s7\nv_cndmask_b32 v7, v8, v9, vcc_lo\n",
+    "v_mov_b32_dpp v0, v1 quad_perm:[1,0,3,2] row_mask:0xf bank_mask:0xf\nv_xor_b32 v2, v0, v3\n",
+    "v_cvt_f16_f32 v4, v5\nv_pk_add_f16 v6, v4, v4\nv_lshl_or_b32 v7, v6, 3, v8\n"
+    "v_bfe_u32 v8, v7, 4, 9\nv_mad_u64_u32 v[9:10], null, v8, v11, v[2:3]\n",
+    "v_cmp_gt_u32 vcc_lo, 16, v255\ns_and_saveexec_b32 s12, vcc_lo\nv_add_nc_u32 v1, 5, v1\n"
+    "s_mov_b32 exec_lo, s12\n",
+    # a store past the output buffer from the middle: refused, naming the instruction
+    "v_mov_b32 v9, 0x100000\nglobal_store_b32 v9, v1, s[20:21] offset:0\n",
+]
+
+
+def _run(code: bytes):
+    buf = harness.HostBlock(8192)
+    out = harness.HostBlock(0x1000)
+    args = harness.HostBlock(4096)
+    buf.view[: len(code)] = np.frombuffer(code, np.uint8)
+    args.view[:8] = np.frombuffer(np.uint64(out.address).tobytes(), np.uint8)
+    rc = tg.run_asm(
+        buf.address,
+        len(code),
+        1,
+        1,
+        1,
+        32,
+        1,
+        1,
+        args.address,
+        0x19C,
+        0,
+        ranges=[(buf.address, 8192), (out.address, 0x1000), (args.address, 4096)],
+    )
+    ref = tg.last_result().refusal
+    # (the refusal names the instruction and its pc; the host address it names differs per run)
+    why = None if ref is None else (ref.code, re.sub(r"address 0x[0-9a-f]+", "", str(ref)))
+    return rc, bytes(out.view), why
+
+
+def _programs():
+    from tests.execute.asm import HAVE_MC, assemble
+
+    if not HAVE_MC:
+        pytest.skip("llvm-mc-19 not installed")
+    return [assemble(PROLOGUE + m + EPILOGUE, mcpu="gfx1100") for m in MIDDLES]
+
+
+def test_pieces_give_the_same_bytes_and_refusals(monkeypatch):
+    from wavelift.run import execute
+
+    progs = _programs()
+    monkeypatch.setattr(execute, "_CACHE", {})  # (modules built afresh in each pass)
+    monkeypatch.setattr(codegen.PIECES, "enabled", False)
+    want = [_run(c) for c in progs]
+    monkeypatch.setattr(execute, "_CACHE", {})
+    monkeypatch.setattr(codegen.PIECES, "enabled", True)
+    monkeypatch.setattr(codegen.PIECES, "fns", {})
+    hits = codegen.PIECES.hits
+    got = [_run(c) for c in progs]
+    assert got == want
+    assert [rc for rc, _, _ in want[:-1]] == [tg.OK] * (len(progs) - 1)
+    assert want[-1][0] == tg.REFUSED and want[-1][2] is not None
+    # the common prologue and epilogue pieces were compiled once and reused at other offsets
+    assert codegen.PIECES.hits - hits >= 2 * (len(progs) - 1)
+
+
+def test_cuts_leave_no_value_crossing():
+    """Every cut PieceCache makes is where no value made before it is used after it."""
+    from wavelift.frontend.program import translate
+
+    for code in _programs():
+        prog = translate(code, "gfx1100", 32, 0x10000)
+        for blk in prog.blocks:
+            cuts = codegen.PieceCache._cuts(prog, blk)
+            made = {}
+            for i, op in enumerate(blk.ops):
+                if op.out is not None:
+                    made[op.out.id] = i
+            uses = [(i, x.id) for i, op in enumerate(blk.ops) for x in op.args if hasattr(x, "id")]
+            uses += [(len(blk.ops), x.id) for x in blk.term[1:] if hasattr(x, "id")]
+            for c in cuts:
+                assert 0 < c < len(blk.ops) and blk.ops[c].instr != blk.ops[c - 1].instr
+                assert not [v for i, v in uses if i >= c and made.get(v, c) < c]
