@@ -148,7 +148,8 @@ def test_radv_gfx11_images_are_tiled():
     assert _modes(NAME) == {21, 22}
     assert _modes("img_formats-gfx1100-w32") == {22}
     assert _modes("img_mips-gfx1100-w32") == {22, 27}
-    for name in ("img_formats-gfx1100-w32", "img_mips-gfx1100-w32"):
+    assert _modes("img_storage256k-gfx1100-w32") == {21, 22, 29, 31}  # 256KB_S_X, 256KB_R_X
+    for name in ("img_formats-gfx1100-w32", "img_mips-gfx1100-w32", "img_storage256k-gfx1100-w32"):
         assert "--gb-addr-config 0x545" in (FIX / "radv_images" / name / "command.txt").read_text()
 
 
@@ -269,7 +270,34 @@ def check_mips(mode, tmp_path):
         )
 
 
+def check_storage_256k(mode, tmp_path):
+    """img_storage with its output images 1 (1024x1024 rgba8) and 3 (256x256x64 r32f) large
+    enough that addrlib picks GFX11's 256KB blocks (256KB_R_X, 256KB_S_X: 3-D thick): the
+    shader writes the same 16x8 / 8x4x4 region as in the small capture (its values do not depend
+    on the image size), so the read-back images are lavapipe's small answers pasted at the
+    origin of zeros (RADV's null device and the replay start from zeroed memory); every texel
+    placed at GFX11's addresses (_placement)."""
+    name = "img_storage256k-gfx1100-w32"
+    cap, b = _replayed(name, mode, tmp_path)
+    _placement(cap, name)
+    _equal_lavapipe(cap, b, "img_storage", (5, 6, 7))
+    small = (LAVAPIPE / "img_storage" / "set0_binding1.bin").read_bytes()
+    want = np.zeros((1024, 1024, 4), np.uint8)
+    want[:8, :16] = np.frombuffer(small, np.uint8).reshape(8, 16, 4)
+    np.testing.assert_array_equal(np.frombuffer(_result(cap, b[1]), np.uint8).reshape(want.shape), want)
+    small = (LAVAPIPE / "img_storage" / "set0_binding3.bin").read_bytes()
+    want3 = np.zeros((64, 256, 256), np.uint32)
+    want3[:4, :4, :8] = np.frombuffer(small, np.uint32).reshape(4, 4, 8)
+    np.testing.assert_array_equal(np.frombuffer(_result(cap, b[3]), np.uint32).reshape(want3.shape), want3)
+
+
 CHECKS = {"img_storage": check_storage, "img_formats": check_formats, "img_mips": check_mips}
+
+
+# ~10 s a mode (RADV's meta copies of 20 MiB of images, 157 dispatches): lane mode by default
+@pytest.mark.parametrize("mode", [pytest.param("wave", marks=pytest.mark.slow), "lane"])
+def test_radv_gfx11_256kb_capture(mode, tmp_path):
+    check_storage_256k(mode, tmp_path)
 
 
 # default run: NumPy blocks, img_mips in lane mode only (its 225 dispatches take ~30 s in wave
