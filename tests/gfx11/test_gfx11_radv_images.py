@@ -322,6 +322,6 @@ def test_radv_gfx11_image_capture(shader, mode, tmp_path):
 @pytest.mark.slow
 @pytest.mark.tiers
 @pytest.mark.parametrize("mode", ["wave", "lane"])
-@pytest.mark.parametrize("shader", list(CHECKS))
+@pytest.mark.parametrize("shader", [*CHECKS, "img_storage256k"])
 def test_radv_gfx11_image_capture_every_tier(shader, mode, tmp_path):
-    CHECKS[shader](mode, tmp_path)
+    {**CHECKS, "img_storage256k": check_storage_256k}[shader](mode, tmp_path)
