@@ -413,7 +413,7 @@ class PieceCache:
     def block(self, mb: ModeBlocks, index: int, mode: int):
         """The function of block ``index`` for ``mode`` made of pieces, or None (compile it whole)."""
         blk = mb.program.blocks[index]
-        if len(blk.instrs) < PIECE_MIN_INSTRS or (blk.uses_float and mode & 15):
+        if not blk.instrs or len(blk.instrs) < PIECE_MIN_INSTRS or (blk.uses_float and mode & 15):
             return None
         if any(op.name == "sset" and op.attrs["reg"] == MODE_REG for op in blk.ops):
             return None  # (the passes specialise a piece for the MODE it starts with)
