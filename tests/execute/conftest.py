@@ -1,4 +1,6 @@
 import os
+import pathlib
+import subprocess
 import sys
 
 import pytest
@@ -16,3 +18,19 @@ def pytest_collection_modifyitems(config, items):
         for it in items:
             if "execute" in str(it.fspath) and "fixture" not in str(it.fspath):
                 it.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def lavapipe_sample(tmp_path_factory):
+    """tools/lavapipe_run/lavapipe_sample built once per worker: the sampling tests' lavapipe
+    oracle (skips where gcc or the Vulkan loader is missing)."""
+    root = pathlib.Path(__file__).resolve().parents[2]
+    exe = tmp_path_factory.mktemp("lvp") / "lavapipe_sample"
+    p = subprocess.run(
+        ["gcc", "-O1", "-o", str(exe), str(root / "tools/lavapipe_run/lavapipe_sample.c"), "-lvulkan"],
+        capture_output=True,
+        text=True,
+    )
+    if p.returncode:
+        pytest.skip("lavapipe_sample does not build here: " + p.stderr[-200:])
+    return exe

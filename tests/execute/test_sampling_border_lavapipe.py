@@ -49,19 +49,6 @@ BC = ssharp.bc_swizzle()
 SEL = {"x": 4, "y": 5, "z": 6, "w": 7, "0": 0, "1": 1}
 
 
-@pytest.fixture(scope="module")
-def lavapipe_sample(tmp_path_factory):
-    exe = tmp_path_factory.mktemp("lvp") / "lavapipe_sample"
-    p = subprocess.run(
-        ["gcc", "-O1", "-o", str(exe), str(ROOT / "tools/lavapipe_run/lavapipe_sample.c"), "-lvulkan"],
-        capture_output=True,
-        text=True,
-    )
-    if p.returncode:
-        pytest.skip("lavapipe_sample does not build here: " + p.stderr[-200:])
-    return exe
-
-
 # name: (VkFormat, GFX10 IMG_FORMAT (gfx10_format_table of the pipe format RADV's
 # vk_format_to_pipe_format gives), the pipe format's swizzle (u_format.csv; RADV's DST_SEL for an
 # identity view), bytes per texel, numeric kind, the stored channels' (bit offset, width) from

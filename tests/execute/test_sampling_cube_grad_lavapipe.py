@@ -41,19 +41,6 @@ FIX = ROOT / "tests/fixtures/glsl/sampling"
 S0, LEVELS, N = 16, 5, 64
 
 
-@pytest.fixture(scope="module")
-def lavapipe_sample(tmp_path_factory):
-    exe = tmp_path_factory.mktemp("lvp") / "lavapipe_sample"
-    p = subprocess.run(
-        ["gcc", "-O1", "-o", str(exe), str(ROOT / "tools/lavapipe_run/lavapipe_sample.c"), "-lvulkan"],
-        capture_output=True,
-        text=True,
-    )
-    if p.returncode:
-        pytest.skip("lavapipe_sample does not build here: " + p.stderr[-200:])
-    return exe
-
-
 def face_derivs(d, dd, aco=False):
     """Vulkan's cube map derivatives (the spec's "Cube Map Derivatives"): (ds/dP, dt/dP) of the
     face coordinates in [0, 1] along the direction derivative ``dd`` (f64).  ``aco``: ACO

@@ -71,19 +71,6 @@ N = 64
 CUBE_VIEW, CUBE_ARRAY_VIEW = 3, 6  # VkImageViewType
 
 
-@pytest.fixture(scope="module")
-def lavapipe_sample(tmp_path_factory):
-    exe = tmp_path_factory.mktemp("lvp") / "lavapipe_sample"
-    p = subprocess.run(
-        ["gcc", "-O1", "-o", str(exe), str(ROOT / "tools/lavapipe_run/lavapipe_sample.c"), "-lvulkan"],
-        capture_output=True,
-        text=True,
-    )
-    if p.returncode:
-        pytest.skip("lavapipe_sample does not build here: " + p.stderr[-200:])
-    return exe
-
-
 def compile_shader(tmp_path, array, family="navi21", wave=32, mips=False, gather=None):
     src = tmp_path / "cube.comp"
     src.write_text(SHADER)

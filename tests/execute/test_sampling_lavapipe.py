@@ -64,19 +64,6 @@ def radv_sampler(mag, mn, mip, au, av, border, unnorm=0):
     )
 
 
-@pytest.fixture(scope="module")
-def lavapipe_sample(tmp_path_factory):
-    exe = tmp_path_factory.mktemp("lvp") / "lavapipe_sample"
-    p = subprocess.run(
-        ["gcc", "-O1", "-o", str(exe), str(ROOT / "tools/lavapipe_run/lavapipe_sample.c"), "-lvulkan"],
-        capture_output=True,
-        text=True,
-    )
-    if p.returncode:
-        pytest.skip("lavapipe_sample does not build here: " + p.stderr[-200:])
-    return exe
-
-
 def _clear(x, lo_gap=0.02):
     """A texel-space value is clear of the precision windows: x and x - 0.5 not within 2**-7
     (and a margin) below an integer."""

@@ -87,19 +87,6 @@ def radv_tsharp(addr, fmt, w, h, depth, typ, sw_mode, levels, base_level, last_l
     ]
 
 
-@pytest.fixture(scope="module")
-def lavapipe_sample(tmp_path_factory):
-    exe = tmp_path_factory.mktemp("lvp") / "lavapipe_sample"
-    p = subprocess.run(
-        ["gcc", "-O1", "-o", str(exe), str(ROOT / "tools/lavapipe_run/lavapipe_sample.c"), "-lvulkan"],
-        capture_output=True,
-        text=True,
-    )
-    if p.returncode:
-        pytest.skip("lavapipe_sample does not build here: " + p.stderr[-200:])
-    return exe
-
-
 def level_dims(w, h, d, m):
     return max(w >> m, 1), max(h >> m, 1), max(d >> m, 1)
 

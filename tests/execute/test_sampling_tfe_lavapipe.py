@@ -37,7 +37,6 @@ from test_sampling_lavapipe import (
     pytestmark,  # noqa: F401 (the skip when lavapipe is missing)
     radv_sampler,
 )
-from testpaths import ROOT
 
 import wavelift
 from wavelift.driver.aco import Image, image_descriptor
@@ -45,19 +44,6 @@ from wavelift.memory import ssharp
 
 R = 6  # uvec4 results per invocation (sparse.comp)
 CLAMP = ssharp.enum("SQ_TEX_CLAMP")
-
-
-@pytest.fixture(scope="module")
-def lavapipe_sample(tmp_path_factory):
-    exe = tmp_path_factory.mktemp("lvp") / "lavapipe_sample"
-    p = subprocess.run(
-        ["gcc", "-O1", "-o", str(exe), str(ROOT / "tools/lavapipe_run/lavapipe_sample.c"), "-lvulkan"],
-        capture_output=True,
-        text=True,
-    )
-    if p.returncode:
-        pytest.skip("lavapipe_sample does not build here: " + p.stderr[-200:])
-    return exe
 
 
 def texels(seed: int) -> np.ndarray:
