@@ -25,7 +25,7 @@ laid out as the GPU lays it out, through wavelift/memory/layout.py (the code ima
 uses; checked against Mesa's addrlib). The _X and _T modes depend on the GPU's pipes and
 packers: give its `--gb-addr-config` (RADV's null device: 0) and, when the T#'s base address
 has bits 15:8 set, `--pipe-bank-xor` (those bits). The capture's target picks the GFX10,
-GFX10.3 (RB+) or GFX11 patterns and modes (decision 0039).
+GFX10.3 (RB+) or GFX11 patterns and modes.
 """
 
 from __future__ import annotations
