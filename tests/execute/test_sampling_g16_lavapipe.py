@@ -21,7 +21,6 @@ import numpy as np
 import pytest
 import test_sampling_mips_lavapipe as mips
 from test_sampling_mips_lavapipe import EDGE, LINEAR, MIRRORED, NEAREST, REPEAT, VIEW_2D, Case
-from test_sampling_mips_lavapipe import lavapipe_sample as lavapipe_sample  # noqa: F401 (fixture)
 
 N = mips.N
 NRES = 8

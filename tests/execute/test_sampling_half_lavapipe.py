@@ -32,7 +32,6 @@ from test_sampling_lavapipe import (
     run_lavapipe,
     texels_for,
 )
-from test_sampling_lavapipe import lavapipe_sample as lavapipe_sample  # noqa: F401 (fixture)
 
 import wavelift
 from wavelift.driver.aco import Image, image_descriptor

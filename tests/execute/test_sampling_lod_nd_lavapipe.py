@@ -42,7 +42,6 @@ from test_sampling_mips_lavapipe import (
     radv_sampler,
     radv_tsharp,
 )
-from test_sampling_mips_lavapipe import lavapipe_sample as lavapipe_sample  # noqa: F401 (fixture)
 
 import wavelift
 from wavelift.driver.aco import IMAGE_FORMATS
