@@ -146,16 +146,31 @@ def aco_dispatches(groups=(3, 2, 1), seed=7):
     return out
 
 
-def capture_dispatches():
-    """(name, memory, config) per dispatch of every tests/fixtures/captures/*.wlcap."""
+CAPTURE_DIRS = ("captures", "gfx1100/captures")
+
+
+def capture_dispatches(dirs=CAPTURE_DIRS, pattern="*.wlcap"):
+    """(name, memory, config) per dispatch of the RADV captures in ``dirs`` (under
+    tests/fixtures).  The image captures (``*.wlcap.gz``: thousands of meta-copy dispatches) are
+    left out by default; the CUDA tests replay them whole against lavapipe
+    (test_radv_image_capture_on_cuda, test_radv_gfx11_image_capture_on_cuda)."""
+    import gzip
+    import tempfile
+
     from wavelift import replay
 
     out = []
-    for p in sorted((TESTS / "fixtures" / "captures").glob("*.wlcap")):
-        catch = _Catch()
-        replay(str(p), execute=catch)
-        for i, (mem, cfg) in enumerate(catch.got):
-            out.append((f"captures/{p.name}#{i}", mem, cfg))
+    for d in dirs:
+        for p in sorted((TESTS / "fixtures" / d).glob(pattern)):
+            catch = _Catch()
+            with tempfile.TemporaryDirectory() as tmp:
+                path = p
+                if p.suffix == ".gz":
+                    path = pathlib.Path(tmp) / p.stem
+                    path.write_bytes(gzip.decompress(p.read_bytes()))
+                replay(str(path), execute=catch)
+            for i, (mem, cfg) in enumerate(catch.got):
+                out.append((f"{d}/{p.name}#{i}", mem, cfg))
     return out
 
 

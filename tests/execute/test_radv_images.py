@@ -34,6 +34,7 @@ VK_HEADER = "/usr/include/vulkan/vulkan_core.h"
 BUILDS = ("w32", "w64", "navi10-w64")
 SHADERS = ("img_storage", "img_formats", "img_sample", "texel_buffers")
 _CAPS: dict[str, bytes] = {}
+BACKEND = "numpy"  # the GPU test below replays the same checks on CUDA (monkeypatched)
 
 
 def capture(name: str, tmp_path: Path) -> Capture:
@@ -70,7 +71,7 @@ def lavapipe(shader: str, binding: int) -> bytes:
 
 def replayed(name: str, mode: str, tmp_path: Path) -> tuple[Capture, dict[int, dict[str, str]]]:
     cap = capture(name, tmp_path)
-    rs = replay(cap, mode=mode)
+    rs = replay(cap, mode=mode, backend=BACKEND)
     refused = [(i, str(r.refusal)) for i, r in enumerate(rs) if not r.landed]
     assert not refused, refused
     return cap, bindings(name)
@@ -410,6 +411,20 @@ def test_radv_image_capture_equals_lavapipe(shader, build, mode, tmp_path):
 @pytest.mark.parametrize("shader", SHADERS + MIP_SHADERS)
 def test_radv_image_capture_every_tier(shader, build, mode, tmp_path):
     CHECKS[shader](f"{shader}-{build}", mode, tmp_path)
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("build", BUILDS)
+@pytest.mark.parametrize("shader", SHADERS + MIP_SHADERS)
+def test_radv_image_capture_on_cuda(shader, build, tmp_path, monkeypatch):
+    """The same captures and checks against lavapipe on the CUDA backend (lane mode): every
+    dispatch, RADV's meta copies included, translated to CUDA and run on the GPU."""
+    from wavelift.backends.cuda import _gpu_problem
+
+    if why := _gpu_problem():
+        pytest.skip(f"no CUDA device: {why}")
+    monkeypatch.setitem(globals(), "BACKEND", "cuda")
+    CHECKS[shader](f"{shader}-{build}", "lane", tmp_path)
 
 
 @pytest.mark.slow

@@ -33,6 +33,7 @@ LAVAPIPE = FIX.parent / "radv_images" / "lavapipe"
 INPUTS = FIX.parent / "radv_images" / "inputs"
 NAME = "img_storage-gfx1100-w32"
 TYPE_OF_VIEW = {1: 9, 2: 10, 5: 13}  # VkImageViewType 2D, 3D, 2D_ARRAY -> SQ_RSRC_IMG_*
+BACKEND = "numpy"  # the GPU test replays the same checks on CUDA (monkeypatched)
 
 
 @pytest.fixture(scope="module")
@@ -104,7 +105,7 @@ def _replayed(name, mode, tmp_path):
     """The capture ``name`` replayed (a fresh copy: replay writes into the capture it runs);
     every dispatch must land."""
     cap = _fresh(name, tmp_path)
-    results = replay(cap, mode=mode)
+    results = replay(cap, mode=mode, backend=BACKEND)
     assert len(results) > 8
     refused = [(i, str(r.refusal)) for i, r in enumerate(results) if not r.landed]
     assert not refused, refused
@@ -317,6 +318,18 @@ def test_radv_gfx11_image_capture(shader, mode, tmp_path):
     shader, the meta read-backs) lands on GFX11's layouts (decision 0039) and gives the oracle's
     images, NumPy blocks."""
     CHECKS[shader](mode, tmp_path)
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("shader", [*CHECKS, "img_storage256k"])
+def test_radv_gfx11_image_capture_on_cuda(shader, tmp_path, monkeypatch):
+    """The same GFX11 captures and checks on the CUDA backend (lane mode)."""
+    from wavelift.backends.cuda import _gpu_problem
+
+    if why := _gpu_problem():
+        pytest.skip(f"no CUDA device: {why}")
+    monkeypatch.setitem(globals(), "BACKEND", "cuda")
+    {**CHECKS, "img_storage256k": check_storage_256k}[shader]("lane", tmp_path)
 
 
 @pytest.mark.slow
