@@ -361,7 +361,7 @@ def test_driver_leaves_windows_it_only_wrote_blank_and_copies_when_that_changes(
     np.testing.assert_array_equal(r.read(pc, np.float32, 1000), (a2 + b) + b)
 
 
-# Deferred EXEC blends (cuda.codegen.deferred_blends): in the branch's block, v1, v2 and v5 are
+# Deferred EXEC blends (ir.blends.deferred_blends): in the branch's block, v1, v2 and v5 are
 # written under a partial EXEC (lanes < 20) and are live after it; v_cmp reads the raw v1 (a
 # ballot under the same EXEC).  The second program also reads inactive lanes of a register
 # written in the block (v_readlane of lane 25, DPP row_shl from lane 20): those must see the old

@@ -22,6 +22,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ... import settings
+from ...ir.blends import deferred_blends
 from ...ir.ops import BITS
 from ...ir.passes.pipeline import optimize_program
 from ...ir.program import (
@@ -35,7 +36,6 @@ from ...ir.program import (
     Program,
     refusal_of,
 )
-from ..cfamily.blends import deferred_blends
 from ..cfamily.lowering import I32_RESULT, VALUE_EXPR, ValueLowering, is_float
 from ..cfamily.lowering import Unsupported as CudaUnsupported  # refused, never miscomputed
 from ..cfamily.prelude import header, trig_preop_source

@@ -49,12 +49,12 @@ import numpy as np
 
 from ... import settings
 from ...frontend.program import lane_count_points
+from ...ir.blends import deferred_blends
 from ...ir.numerics import IR_TYPE
 from ...ir.passes.pipeline import optimize
 from ...ir.program import EXEC_HI, EXEC_LO, MODE_REG, Program, refusal_of
 from .. import disk_cache, host
 from ..cfamily import lowering as cf
-from ..cfamily.blends import deferred_blends
 from ..cfamily.lowering import I32_RESULT, VALUE_EXPR, const_literal
 from ..cfamily.prelude import header
 

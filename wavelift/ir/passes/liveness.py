@@ -2,12 +2,12 @@
 dce (passes/dce.py) drops writes nothing reads.  Computed over the blocks as the pipeline leaves
 them (forward then dce), so a register read only to compute dead values is not live; nor is a
 register whose every read in a block follows a write of it there whose lanes off the write's mask
-the block never observes (cfamily/blends.py ``deferred_blends``: such a read sees the written
+the block never observes (ir/blends.py ``deferred_blends``: such a read sees the written
 lanes only, so the register's value before the block is never read through it)."""
 
 from __future__ import annotations
 
-from ...backends.cfamily.blends import deferred_blends
+from ..blends import deferred_blends
 from ..program import Program
 from .dce import dce
 from .forward import forward

@@ -1,11 +1,16 @@
 """Deferred EXEC blends: which VGPR writes of a block may blend with the old value only once, at
 the block's end.  An analysis of the IR that both C-family targets lower by (the CUDA kernel: a
-select per write otherwise; the native tier: a blend per write)."""
+select per write otherwise; the native tier: a blend per write) and the liveness pass reads (a
+masked write read only where its mask holds does not make the register live before the block)."""
 
 from __future__ import annotations
 
-from ...ir.program import EXEC_HI, EXEC_LO
-from .lowering import VALUE_EXPR
+from .ops import PURE_OPS
+from .program import EXEC_HI, EXEC_LO
+
+# ops computed lane by lane from their operands alone: their result is tainted by an operand's
+# mask (the pure ops, and the denormal flushes, which also read MODE)
+LANEWISE = PURE_OPS | {"fin", "fout"}
 
 
 def deferred_blends(ops, defined, term_args=()) -> dict | None:
@@ -69,7 +74,7 @@ def deferred_blends(ops, defined, term_args=()) -> dict | None:
                 d = defined.get(args[0].id)
                 if d is None or d.name != "and" or all(not hasattr(x, "id") or mid(x) != m for x in d.args):
                     return None
-        elif n in VALUE_EXPR or n in ("lanes", "word"):
+        elif n in LANEWISE:
             if m is not None and op.out is not None:
                 taint[op.out.id] = m
         elif m is not None:
