@@ -19,18 +19,14 @@ from __future__ import annotations
 import math
 import os
 import shutil
-import struct
 import subprocess
 
 import numpy as np
 import pytest
-from test_sampling_cube_lavapipe import CUBE_VIEW, face_coords
-from test_sampling_lavapipe import EDGE, LVP_ICD, NEAREST, VK_HEADER, radv_sampler
+from test_sampling_cube_lavapipe import CUBE_VIEW, face_coords, run_cube_mips
+from test_sampling_lavapipe import EDGE, LVP_ICD, NEAREST, VK_HEADER
 from testpaths import ROOT
 
-import wavelift
-from wavelift.driver.aco import Image, image_descriptor
-from wavelift.driver.launch import Buffer
 from wavelift.memory import layout as L
 
 pytestmark = pytest.mark.skipif(
@@ -145,34 +141,9 @@ def run_lavapipe(exe, tmp_path, levels, c, samp):
 
 
 def run_wavelift(variant, target, mode, levels, c, samp, sw):
-    dev = wavelift.Device(target, backend="numpy", mode=mode)
-    sh = dev.load_aco_shader(str(FIX / f"cubegrad-{variant}.json"))
-    chip = L.Chip(target == "gfx1030", 0)
-    surf = L.Surface(sw, L.RSRC_2D, 3, S0, S0, 6, LEVELS)
-    size = L.surface_info(surf, chip).slice_size * 6
-    data = bytearray(size)
-    for m, lv in enumerate(levels):
-        n = S0 >> m
-        z, y, x = np.mgrid[0:6, 0:n, 0:n]
-        offs = L.address(chip, surf, x.ravel(), y.ravel(), z.ravel(), m).astype(np.int64)
-        for k, o in enumerate(offs):
-            data[o : o + 8] = lv.reshape(-1, 4)[k].tobytes()
-    raw = dev.upload(np.zeros(size + 65536, np.uint8))
-    base = (raw.address + 65535) & ~65535
-    dev.memory.write(base, bytes(data))
-    inp = dev.upload(c)
-    ob = dev.upload(np.full((N, 4), 0x7FC0DEAD, np.uint32))
-    rec = sh.prepare(groups=(N // 32, 1, 1), buffers={(0, 1): inp, (0, 2): ob})
-    binding = next(b for b in sh.sets[0]["bindings"] if b["binding"] == 0)
-    at = rec.extra["sets"][0] + int(binding["offset"])
-    t = image_descriptor(Image(Buffer(base, 0), S0, S0, "rgba16f"), False)
-    t[3] = (t[3] & 0x0FF0FFFF & ~(31 << 20)) | 11 << 28 | sw << 20 | (LEVELS - 1) << 16  # CUBE, LAST_LEVEL
-    t[4] = 5
-    t[5] = (LEVELS - 1) << 4  # MAX_MIP
-    dev.memory.write(at, struct.pack("<8I", *t))
-    dev.memory.write(at + 80, struct.pack("<4I", *radv_sampler(*samp)))
-    _dw, res = dev.submit_dispatch(rec.registers, rec.dims, rec.initiator)
-    return res, dev.download(ob, np.uint32).reshape(N, 4)
+    return run_cube_mips(
+        str(FIX / f"cubegrad-{variant}.json"), target, mode, levels, c, samp, sw, S0, LEVELS, N
+    )
 
 
 RUNS = [

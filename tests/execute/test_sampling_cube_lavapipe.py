@@ -362,6 +362,41 @@ def mip_inputs(seed):
     return out
 
 
+def run_cube_mips(shader_json, target, mode, levels, c, samp, sw, s0, n_levels, n):
+    """An ACO cube shader (binding 0: the cube, 1: ``c``, 2: n x uvec4 out) run on wavelift over
+    the rgba16f faces' mip chain ``levels`` (per level (6, s, s, 4)) laid out as RADV's (addrlib's)
+    2-D array of 6 layers in swizzle mode ``sw``; the cube T# and sampler ``samp`` written into
+    the descriptor set. -> (the dispatch's result, the n x 4 u32 read back)."""
+    dev = wavelift.Device(target, backend="numpy", mode=mode)
+    sh = dev.load_aco_shader(shader_json)
+    chip = L.Chip(target == "gfx1030", 0)
+    surf = L.Surface(sw, L.RSRC_2D, 3, s0, s0, 6, n_levels)
+    size = L.surface_info(surf, chip).slice_size * 6
+    data = bytearray(size)
+    for m, lv in enumerate(levels):
+        k = s0 >> m
+        z, y, x = np.mgrid[0:6, 0:k, 0:k]
+        offs = L.address(chip, surf, x.ravel(), y.ravel(), z.ravel(), m).astype(np.int64)
+        for i, o in enumerate(offs):
+            data[o : o + 8] = lv.reshape(-1, 4)[i].tobytes()
+    raw = dev.upload(np.zeros(size + 65536, np.uint8))
+    base = (raw.address + 65535) & ~65535
+    dev.memory.write(base, bytes(data))
+    inp = dev.upload(c)
+    ob = dev.upload(np.full((n, 4), 0x7FC0DEAD, np.uint32))
+    rec = sh.prepare(groups=(n // 32, 1, 1), buffers={(0, 1): inp, (0, 2): ob})
+    binding = next(b for b in sh.sets[0]["bindings"] if b["binding"] == 0)
+    at = rec.extra["sets"][0] + int(binding["offset"])
+    t = image_descriptor(Image(Buffer(base, 0), s0, s0, "rgba16f"), False)
+    t[3] = (t[3] & 0x0FF0FFFF & ~(31 << 20)) | 11 << 28 | sw << 20 | (n_levels - 1) << 16  # CUBE, LAST_LEVEL
+    t[4] = 5
+    t[5] = (n_levels - 1) << 4  # MAX_MIP
+    dev.memory.write(at, struct.pack("<8I", *t))
+    dev.memory.write(at + 80, struct.pack("<4I", *radv_sampler(*samp)))
+    _dw, res = dev.submit_dispatch(rec.registers, rec.dims, rec.initiator)
+    return res, dev.download(ob, np.uint32).reshape(n, 4)
+
+
 @pytest.mark.parametrize("mip_mode", [NEAREST, LINEAR], ids=["mip_nearest", "mip_linear"])
 @pytest.mark.parametrize("mode_name", ["LINEAR", "64KB_S"])
 def test_cube_mip_chain_equals_lavapipe(mip_mode, mode_name, lavapipe_sample, tmp_path):
@@ -387,37 +422,9 @@ def test_cube_mip_chain_equals_lavapipe(mip_mode, mode_name, lavapipe_sample, tm
         pytest.skip("lavapipe: " + p.stderr[-200:])
     assert p.returncode == 0, p.stderr
     want = np.frombuffer((tmp_path / "set0_binding2.bin").read_bytes(), np.uint32).reshape(N, 4)
-    # wavelift: the faces' mip chain laid out as RADV's (addrlib's) 2-D array of 6 layers
     sw = 0 if mode_name == "LINEAR" else next(m for m, n in L.sw_mode_names().items() if n == mode_name)
-    dev = wavelift.Device("gfx1030", backend="numpy", mode="wave")
-    sh = dev.load_aco_shader(str(out) + ".json")
-    chip = L.Chip(True, 0)
-    surf = L.Surface(sw, L.RSRC_2D, 3, S0, S0, 6, LEVELS)
-    size = L.surface_info(surf, chip).slice_size * 6
-    data = bytearray(size)
-    for m, lv in enumerate(levels):
-        n = S0 >> m
-        z, y, x = np.mgrid[0:6, 0:n, 0:n]
-        offs = L.address(chip, surf, x.ravel(), y.ravel(), z.ravel(), m).astype(np.int64)
-        for k, o in enumerate(offs):
-            data[o : o + 8] = lv.reshape(-1, 4)[k].tobytes()
-    raw = dev.upload(np.zeros(size + 65536, np.uint8))
-    base = (raw.address + 65535) & ~65535
-    dev.memory.write(base, bytes(data))
-    inp = dev.upload(c)
-    ob = dev.upload(np.full((N, 4), 0x7FC0DEAD, np.uint32))
-    rec = sh.prepare(groups=(N // 32, 1, 1), buffers={(0, 1): inp, (0, 2): ob})
-    binding = next(b for b in sh.sets[0]["bindings"] if b["binding"] == 0)
-    at = rec.extra["sets"][0] + int(binding["offset"])
-    t = image_descriptor(Image(Buffer(base, 0), S0, S0, "rgba16f"), False)
-    t[3] = (t[3] & 0x0FF0FFFF & ~(31 << 20)) | 11 << 28 | sw << 20 | (LEVELS - 1) << 16  # CUBE, LAST_LEVEL
-    t[4] = 5
-    t[5] = (LEVELS - 1) << 4  # MAX_MIP
-    dev.memory.write(at, struct.pack("<8I", *t))
-    dev.memory.write(at + 80, struct.pack("<4I", *radv_sampler(*samp)))
-    _dw, res = dev.submit_dispatch(rec.registers, rec.dims, rec.initiator)
+    res, got = run_cube_mips(str(out) + ".json", "gfx1030", "wave", levels, c, samp, sw, S0, LEVELS, N)
     assert res.landed, res.refusal
-    got = dev.download(ob, np.uint32).reshape(N, 4)
     if mip_mode == NEAREST:
         for k in range(N):
             face, fs, ft = face_coords(c[k, :3].astype(np.float64))
