@@ -70,6 +70,26 @@ def img_sample(rng: np.random.Generator) -> dict[str, bytes]:
     }
 
 
+def img_border(rng: np.random.Generator) -> dict[str, bytes]:
+    # 128 invocations' (s, t) twice: normalized coordinates in [-0.6, 1.6] clear for 8 texels
+    # (about half outside [0, 1]: border texels, decision 0043)
+    c = np.zeros((128, 4), np.float32)
+    for k in range(128):
+        for a in range(4):
+            while True:
+                v = np.float32(rng.uniform(-0.6, 1.6))
+                if _clear(float(v) * 8):
+                    c[k, a] = v
+                    break
+    return {
+        "coords.bin": c.tobytes(),
+        "t8.bin": rng.integers(0, 256, (8, 8, 4), dtype=np.uint8).tobytes(),
+        "r32.bin": rng.uniform(-8, 8, (8, 8)).astype(np.float32).tobytes(),
+        "h.bin": rng.uniform(-4, 4, (8, 8, 4)).astype(np.float16).tobytes(),
+        "p16.bin": rng.integers(0, 65536, (8, 8), dtype=np.uint16).tobytes(),
+    }
+
+
 def texel_buffers(rng: np.random.Generator) -> dict[str, bytes]:
     return {
         "u8.bin": rng.integers(0, 256, (256, 4), dtype=np.uint8).tobytes(),
@@ -210,6 +230,7 @@ MAKERS = {
         img_mips,
         img_mipsample,
         img_mip3d,
+        img_border,
     )
 }
 SEEDS = {
@@ -221,6 +242,7 @@ SEEDS = {
     "img_mips": 2031,
     "img_mipsample": 2032,
     "img_mip3d": 2033,
+    "img_border": 2034,
 }
 
 

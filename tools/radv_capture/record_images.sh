@@ -56,6 +56,12 @@ I=../inputs/img_mipsample
 OPTS[img_mipsample]="--image 0:0:sampled:37:4:2d:128:128:1:1:$I/t8.bin --mips 0:0:8 --sampler 0:0:0:0:0:0:0:0 --image 0:1:sampled:37:4:2d:128:128:1:1:$I/t8.bin --mips 0:1:8 --sampler 0:1:1:1:1:2:2:2 --image 0:2:sampled:37:4:cube:32:32:1:6:$I/cube.bin --mips 0:2:6 --sampler 0:2:0:0:0:2:2:2 --image 0:3:sampled:37:4:cube:32:32:1:6:$I/cube.bin --mips 0:3:6 --sampler 0:3:1:1:1:2:2:2 --image 0:4:sampled:100:4:2darray:32:32:1:3:$I/arr.bin --mips 0:4:6 --sampler 0:4:0:0:0:2:2:2 --binding 0:5:ssbo:12288:$I/coords.bin --binding 0:6:ssbo:32768 --groups 4,1,1"
 I=../inputs/img_mip3d
 OPTS[img_mip3d]="--image 0:0:sampled:37:4:cubearray:16:16:1:12:$I/ca.bin --mips 0:0:5 --sampler 0:0:0:0:0:2:2:2 --image 0:1:sampled:100:4:3d:32:16:8:1:$I/t3.bin --mips 0:1:6 --sampler 0:1:0:0:0:2:2:2 --image 0:2:sampled:100:4:3d:32:16:8:1:$I/t3.bin --mips 0:2:6 --sampler 0:2:1:1:1:2:2:2 --binding 0:3:ssbo:2048:$I/coords.bin --binding 0:4:ssbo:4096 --groups 1,1,1"
+# custom border colours (decision 0043): CLAMP_TO_BORDER on u/v/w, each sampler a
+# VK_BORDER_COLOR_{FLOAT,INT}_CUSTOM_EXT colour (the VkClearColorValue's dwords, hex; every
+# component a value of its format, R, G, B, A distinct: k/255 for rgba8/bgra8, k/15 for
+# b4g4r4a4, f16-exact for rgba16f, integers that fit rgba8ui)
+I=../inputs/img_border
+OPTS[img_border]="--image 0:0:sampled:37:4:2d:8:8:1:1:$I/t8.bin --sampler 0:0:0:0:0:3:3:3 --border 0:0:1000287003:3e4ccccd,3ecccccd,3f4ccccd,3f19999a --image 0:1:sampled:37:4:2d:8:8:1:1:$I/t8.bin --sampler 0:1:1:1:0:3:3:3 --border 0:1:1000287003:3f800000,3d888889,3f008081,3e808081 --image 0:2:sampled:100:4:2d:8:8:1:1:$I/r32.bin --sampler 0:2:0:0:0:3:3:3 --border 0:2:1000287003:3fc00000,c0100000,40400000,3e000000 --image 0:3:sampled:41:4:2d:8:8:1:1:$I/t8.bin --sampler 0:3:0:0:0:3:3:3 --border 0:3:1000287004:00000007,000000c8,00000000,000000ff --image 0:4:sampled:44:4:2d:8:8:1:1:$I/t8.bin --sampler 0:4:0:0:0:3:3:3 --border 0:4:1000287003:3d20a0a1,3da0a0a1,3df0f0f1,3e20a0a1 --image 0:5:sampled:97:8:2d:8:8:1:1:$I/h.bin --sampler 0:5:1:1:0:3:3:3 --border 0:5:1000287003:3f000000,bfa00000,40000000,3f400000 --image 0:7:sampled:3:2:2d:8:8:1:1:$I/p16.bin --sampler 0:7:0:0:0:3:3:3 --border 0:7:1000287003:3e4ccccd,3ecccccd,3f19999a,3f4ccccd --binding 0:8:ssbo:2048:$I/coords.bin --binding 0:9:ssbo:20480 --binding 0:10:ssbo:2048 --groups 2,1,1"
 # the GB_ADDR_CONFIG the kernel reports, given to addrlib for these captures (the others keep
 # the null winsys's 0): navi21 16 pipes / 16 packers, navi10 0x00100044 (Mesa's own addrlib
 # test values for the chips, src/amd/common/ac_surface_test_common.h; tests/memory/test_layout.py)
@@ -86,10 +92,24 @@ CAPTURES=(
   "img_mip3d-w32|img_mip3d|navi21|32|gb"
   "img_mip3d-w64|img_mip3d|navi21|64|gb"
   "img_mip3d-navi10-w64|img_mip3d|navi10|64|gb"
+  "img_border-w32|img_border|navi21|32"
+  "img_border-w64|img_border|navi21|64"
+  "img_border-navi10-w64|img_border|navi10|64"
 )
 
+# with NAMEs, only their shaders' SPIR-V, inputs and lavapipe answers are made again
+wanted() {
+    [ $# -gt 0 ] || return 0
+    local c name shader
+    for c in "${CAPTURES[@]}"; do
+        IFS='|' read -r name shader _ <<< "$c"
+        if [ "$shader" = "$WANT_SHADER" ] && printf '%s\n' "$@" | grep -qx "$name"; then return 0; fi
+    done
+    return 1
+}
 mkdir -p "$FIX/captures"
 for shader in "${!OPTS[@]}"; do
+    WANT_SHADER=$shader wanted "$@" || continue
     glslangValidator -V --target-env vulkan1.3 "$FIX/$shader.comp" -o "$FIX/$shader.spv" > /dev/null
     [ "$shader" = dcc_target ] || python3 $RC/make_image_inputs.py "$shader" "$FIX/inputs/$shader"
 done
@@ -128,7 +148,8 @@ done
 # lavapipe's answer (the same application, run_lavapipe.c), result bindings only; not for
 # img_mips: lavapipe does not implement VK_AMD_shader_image_load_store_lod (its stores all land
 # in level 0), so NumPy is that shader's oracle (test_radv_images.py)
-for shader in img_storage img_formats img_sample texel_buffers img_mipsample img_mip3d; do
+for shader in img_storage img_formats img_sample texel_buffers img_mipsample img_mip3d img_border; do
+    WANT_SHADER=$shader wanted "$@" || continue
     out=$FIX/lavapipe/$shader
     rm -rf "$out" "$BUILD/lvp"
     # shellcheck disable=SC2086
@@ -139,6 +160,7 @@ for shader in img_storage img_formats img_sample texel_buffers img_mipsample img
         case "$shader:$(basename "$f")" in
         img_storage:set0_binding[024].bin | img_sample:set0_binding[0-5].bin | texel_buffers:set0_binding[01].bin) ;;
         img_mipsample:set0_binding[0-5].bin | img_mip3d:set0_binding[0-3].bin) ;;
+        img_border:set0_binding[0-8].bin) ;;
         *) cp "$f" "$out/" ;;
         esac
     done

@@ -51,6 +51,10 @@ struct binding {
    int has_sampler;
    int attachment; /* rendertarget: a storage image that is also a colour attachment */
    unsigned mag, min, mip, au, av, aw;
+   /* --border: the sampler's VkBorderColor (default FLOAT_TRANSPARENT_BLACK) and, for the
+    * VK_BORDER_COLOR_*_CUSTOM_EXT ones, the VkClearColorValue's four dwords */
+   unsigned border;
+   uint32_t border_words[4];
 };
 
 /* What differs between the drivers. */
@@ -76,6 +80,8 @@ static unsigned app_ib_dw = 8192, app_num_cu = 80;
  * winsys's own 0) */
 static unsigned app_gb_addr_config;
 static int app_gb_addr_config_set;
+/* a --border gave a custom border colour: the device enables VK_EXT_custom_border_color */
+static int app_custom_border;
 
 static void *
 read_all(const char *path, size_t *size)
@@ -105,6 +111,7 @@ usage(const char *msg)
                    "       [--image SET:BINDING:storage|rendertarget|sampled:VKFORMAT:TEXELBYTES:VIEW:W:H:D:LAYERS[:FILE]]...\n"
                    "       [--mips SET:BINDING:LEVELS]... [--gb-addr-config VALUE]\n"
                    "       [--sampler SET:BINDING:MAG:MIN:MIPMAP:ADDRU:ADDRV:ADDRW]...\n"
+                   "       [--border SET:BINDING:VKBORDERCOLOR[:W0,W1,W2,W3]]...\n"
                    "       [--texel SET:BINDING:uniform|storage:VKFORMAT:BYTES[:FILE]]...\n"
                    "       [--push FILE | --push-u32 A,B,...] [--groups X,Y,Z] [--indirect]\n"
                    "       [--subgroup-size 32|64] [--ib-dw N] [--num-cu N] [--entry NAME]\n",
@@ -344,6 +351,25 @@ app_main(int argc, char **argv, const struct app_hooks *hooks)
          b->has_sampler = 1;
          b->mag = f[0], b->min = f[1], b->mip = f[2], b->au = f[3], b->av = f[4], b->aw = f[5];
          i++;
+      } else if (!strcmp(a, "--border") && v) {
+         /* the sampler's borderColor (a VkBorderColor by number); the custom ones
+          * (1000287003 FLOAT_CUSTOM_EXT, 1000287004 INT_CUSTOM_EXT) take the colour's four
+          * dwords (hex), which go into VkSamplerCustomBorderColorCreateInfoEXT as they are */
+         unsigned s, bi, bc, w[4] = {0, 0, 0, 0};
+         int n = sscanf(v, "%u:%u:%u:%x,%x,%x,%x", &s, &bi, &bc, &w[0], &w[1], &w[2], &w[3]);
+         int custom = bc == VK_BORDER_COLOR_FLOAT_CUSTOM_EXT || bc == VK_BORDER_COLOR_INT_CUSTOM_EXT;
+         if (n != (custom ? 7 : 3))
+            usage("bad --border");
+         struct binding *b = NULL;
+         for (unsigned k = 0; k < nb; k++)
+            if (bindings[k].set == s && bindings[k].binding == bi && bindings[k].has_sampler)
+               b = &bindings[k];
+         if (!b)
+            usage("--border names no --sampler given before it");
+         b->border = bc;
+         memcpy(b->border_words, w, sizeof(w));
+         app_custom_border |= custom;
+         i++;
       } else if (!strcmp(a, "--texel") && v) {
          if (nb == MAX_BINDINGS)
             usage("too many bindings");
@@ -483,10 +509,22 @@ app_main(int argc, char **argv, const struct app_hooks *hooks)
                                   .pQueuePriorities = &prio};
    VkPhysicalDeviceVulkan13Features f13 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES,
                                            .subgroupSizeControl = subgroup != 0 && hooks->use_subgroup_size};
+   /* custom border colours (--border): the extension and its features, only then (RADV
+    * allocates its border-colour table and writes TA_CS_BC_BASE_ADDR only when the feature
+    * is enabled, so other command lines give the same capture as before) */
+   VkPhysicalDeviceCustomBorderColorFeaturesEXT fbc = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_CUSTOM_BORDER_COLOR_FEATURES_EXT,
+      .customBorderColors = VK_TRUE,
+      .customBorderColorWithoutFormat = VK_TRUE};
+   static const char *const bc_ext[] = {VK_EXT_CUSTOM_BORDER_COLOR_EXTENSION_NAME};
+   if (app_custom_border)
+      f13.pNext = &fbc;
    VkDeviceCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
                              .pNext = &f13,
                              .queueCreateInfoCount = 1,
-                             .pQueueCreateInfos = &qci};
+                             .pQueueCreateInfos = &qci,
+                             .enabledExtensionCount = app_custom_border ? 1 : 0,
+                             .ppEnabledExtensionNames = app_custom_border ? bc_ext : NULL};
    VkDevice dev;
    APP_CHECK(vkCreateDevice(pd, &dci, NULL, &dev));
 
@@ -731,7 +769,13 @@ app_main(int argc, char **argv, const struct app_hooks *hooks)
                                       .addressModeV = bd->av,
                                       .addressModeW = bd->aw,
                                       .maxLod = VK_LOD_CLAMP_NONE,
-                                      .borderColor = VK_BORDER_COLOR_FLOAT_TRANSPARENT_BLACK};
+                                      .borderColor = bd->border};
+            VkSamplerCustomBorderColorCreateInfoEXT cbc = {
+               .sType = VK_STRUCTURE_TYPE_SAMPLER_CUSTOM_BORDER_COLOR_CREATE_INFO_EXT,
+               .format = VK_FORMAT_UNDEFINED};
+            memcpy(&cbc.customBorderColor, bd->border_words, sizeof(bd->border_words));
+            if (bd->border == VK_BORDER_COLOR_FLOAT_CUSTOM_EXT || bd->border == VK_BORDER_COLOR_INT_CUSTOM_EXT)
+               sc.pNext = &cbc;
             APP_CHECK(vkCreateSampler(dev, &sc, NULL, &samplers[b]));
          }
          void *sp;

@@ -51,6 +51,10 @@ class DispatchConfig:
     # capture does not say (those modes then refuse by name).  Not a register a stream writes:
     # the capture's metadata (docs/capture-format.md) or the Device's default gives it.
     gb_addr_config: int | None = None
+    # the compute border-colour table's guest address (TA_CS_BC_BASE_ADDR/_HI, GFX10/10.3:
+    # canonical), or None where the stream never wrote TA_CS_BC_BASE_ADDR (a REGISTER border
+    # colour then refuses by name; decision 0043)
+    border_color_base: int | None = None
 
     @property
     def gfx_level(self) -> int:

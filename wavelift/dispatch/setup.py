@@ -196,6 +196,14 @@ def build_config(regs: RegisterFile, target: str, dims=None, initiator: int | No
         sys_sgprs["scratch_wave_offset"] = pos
         pos += 1
 
+    # the compute border-colour table (decision 0043): GFX10/10.3 only (GFX11's S# and table
+    # are not carried out); None when TA_CS_BC_BASE_ADDR was never written
+    bc_base = None
+    if level in (10, 103) and regs.written("TA_CS_BC_BASE_ADDR"):
+        bc_base = canonical(
+            (_f(regs, "TA_CS_BC_BASE_ADDR_HI", "ADDRESS") << 40) | (regs["TA_CS_BC_BASE_ADDR"] << 8)
+        )
+
     return DispatchConfig(
         target=target,
         program_address=program,
@@ -221,6 +229,7 @@ def build_config(regs: RegisterFile, target: str, dims=None, initiator: int | No
         scratch_base=scratch_base,
         unwritten_user_sgprs=unwritten,
         dims=dims,
+        border_color_base=bc_base,
     )
 
 

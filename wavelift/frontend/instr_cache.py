@@ -64,6 +64,7 @@ def key_of(ins, b):
         b.target,
         b.wave_size,
         b.gb_addr_config,
+        b.border_color_base,
         where,
     )
 

@@ -111,10 +111,13 @@ def translate(
     scratch_abi=None,
     entry: int = 0,
     gb_addr_config: int | None = None,
+    border_color_base: int | None = None,
 ) -> Program:
     """``code`` starts at guest address ``base_address``; the program starts at byte ``entry``
     (block 0).  Code below the entry is decoded only where control reaches it (callees).
-    ``gb_addr_config``: the GPU's GB_ADDR_CONFIG (image swizzle patterns; None: unknown)."""
+    ``gb_addr_config``: the GPU's GB_ADDR_CONFIG (image swizzle patterns; None: unknown).
+    ``border_color_base``: TA_CS_BC_BASE_ADDR's table address (REGISTER border colours,
+    decision 0043; None: never written)."""
     instrs, leaders = flow.discover(code, target, wave_size == 64, base_address, entry)
     groups = flow.blocks(instrs, leaders, entry)
     # scratch: which accesses are scratch, and the offset-register rule (docs/decisions/0008)
@@ -131,6 +134,7 @@ def translate(
         b = Builder(counter, wave_size)
         b.target = target
         b.gb_addr_config = gb_addr_config
+        b.border_color_base = border_color_base
         b.base_address = base_address
         b.scratch = splan
         b.instr_keys = instr_keys

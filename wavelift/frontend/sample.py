@@ -24,8 +24,11 @@ when the coordinates are unnormalized (S# FORCE_UNNORMALIZED or the instruction'
   MIRROR_ONCE_LAST_TEXEL, CLAMP_BORDER (border colours TRANS_BLACK, OPAQUE_BLACK,
   OPAQUE_WHITE placed in the texel's channels through the T#'s BC_SWIZZLE -- channel k gets the
   component its name's k-th letter names, decision 0041 -- then DST_SEL as for a texel); the
-  half-border and mirror-once-border modes, the REGISTER (custom) border colour and a BC_SWIZZLE
-  the register database does not name refuse (``image.unsupported_sampler``).
+  half-border and mirror-once-border modes and a BC_SWIZZLE the register database does not
+  name refuse (``image.unsupported_sampler``).  The REGISTER (custom) border colour (decision
+  0043): the 16 bytes at TA_CS_BC_BASE_ADDR + 16 x BORDER_COLOR_PTR, (R, G, B, A) placed the
+  same way; refused by name (``image.custom_border_color``) without the register, or where a
+  component is not one of the format's values.
 * Minification or magnification: with one level the LOD only chooses XY_MIN_FILTER or
   XY_MAG_FILTER (the same filter: no LOD is needed).  Where they differ, λ comes from the
   _l operand, 0 for _lz, or (image_sample, _b) from the derivatives across each 2x2 quad of
@@ -88,7 +91,7 @@ from ..ir.builder import Builder
 from ..ir.program import Value
 from ..memory import ssharp, tsharp
 from . import formats, image
-from .common import C, unsupported
+from .common import C, sext48, unsupported
 from .image import _any as _or
 from .image import _eq, _ne
 
@@ -113,6 +116,8 @@ MAX_LAYER = 8192.0  # layers are clamped to the view's; this only keeps the conv
 UNSUPPORTED = "image.unsupported_sampler"
 PRECISION = "image.sampling_precision"
 CUBE = "image.cube_edge"
+CUSTOM_BORDER = "image.custom_border_color"
+MASK48 = (1 << 48) - 1
 DIM_CUBE = 3  # MIMG dim SQ_RSRC_IMG_CUBE (cube and cube array)
 # spatial axes of each dim sampled (arrays add a layer coordinate)
 SPATIAL = {image.DIM_1D: 1, image.DIM_2D: 2, image.DIM_3D: 3, image.DIM_1D_ARRAY: 1, image.DIM_2D_ARRAY: 2}
@@ -140,6 +145,53 @@ def _sf(b: Builder, s: list, name: str) -> Value:
     """S# field ``name`` of the sampler words ``s``."""
     word, lo, hi = ssharp.field_bits(name)
     return image._u(b, s[word], lo, (1 << (hi - lo + 1)) - 1)
+
+
+def _custom_border(b: Builder, s: list, live: Value, is_reg: Value, bc_sw: Value, fm, sel: list):
+    """The REGISTER border colour (decision 0043): the 16-byte entry BORDER_COLOR_PTR of the
+    table at TA_CS_BC_BASE_ADDR (Builder.border_color_base; None: never written -> None), its
+    dwords (R, G, B, A) the format's kind of value (f32; UINT/SINT: the integers) placed in the
+    texel's channels through BC_SWIZZLE as decision 0041 places the predefined colours; and a
+    b1 true where the colour is not established for the format: a channel's value that is not
+    one of the format's (encode then decode does not give it back bit for bit), a NaN, an
+    infinity or an f32 denormal, a USCALED/SSCALED/5_9_9_9 format, or a DST_SEL reading a
+    channel the format lacks."""
+    base = getattr(b, "border_color_base", None)
+    if base is None:
+        return None
+    ptr = _sf(b, s, "BORDER_COLOR_PTR")
+    off = b.bin("shl", "u64", b.cvt("u64", ptr), C(b, "u64", 4))
+    addr = sext48(b, b.bin("add", "u64", C(b, "u64", int(base) & MASK48), off))
+    ld = b.emit(
+        "load",
+        "u32",
+        addr,
+        b.bin("and", "b1", live, is_reg),
+        uniform=False,
+        space="global",
+        nbytes=16,
+        words=4,
+    )
+    rgba = [b.emit("word", "u32", ld, k=k) for k in range(4)]
+    chans = []
+    for c in range(4):
+        v = rgba[0]
+        for name, val in ssharp.bc_swizzle().items():
+            v = b.select(_eq(b, bc_sw, val), rgba["XYZW".index(name[c])], v)
+        chans.append(v)
+    words, lost, no_write = formats.encode(b, fm, chans)
+    back, nan_small = formats.decode(b, fm, words)
+    bad = [lost, no_write, nan_small]
+    for c in range(4):
+        has = _ne(b, fm.width[c], 0)
+        bad.append(_and(b, has, b.cmp("ne", "u32", back[c], chans[c])))
+        e = b.bin("and", "u32", b.bin("shr", "u32", chans[c], C(b, "u32", 23)), C(b, "u32", 0xFF))
+        m = b.bin("and", "u32", chans[c], C(b, "u32", 0x7FFFFF))
+        odd = _or(b, _eq(b, e, 0xFF), _and(b, _eq(b, e, 0), _ne(b, m, 0)))  # NaN/inf, denormal
+        bad.append(_and(b, has, _not(b, fm.integer()), odd))
+        missing = _eq(b, fm.width[c], 0)
+        bad.append(_and(b, missing, _or(b, *[_eq(b, sel[k], formats.SEL_X + c) for k in range(4)])))
+    return chans, _or(b, *bad)
 
 
 def _and(b, *xs):
@@ -350,7 +402,7 @@ def translate(ins, b: Builder):
         bad.append(_ne(b, _sf(b, s, "Z_FILTER"), 0))
     bad.append(_ne(b, b.bin("and", "u32", s[3], C(b, "u32", 0x3FFFF000)), 0))  # word 3 [29:12]
     uses_border = _or(b, *[_eq(b, c, CLAMP["CLAMP_BORDER"]) for c in clamp])
-    bad.append(_and(b, uses_border, _eq(b, border_type, BORDER["REGISTER"])))
+    is_reg = _and(b, uses_border, _eq(b, border_type, BORDER["REGISTER"]))
     bc_sw = image._f(b, d, "BC_SWIZZLE")
     # BC_SWIZZLE values 6 and 7 are not named by the register database: not established
     bad.append(_and(b, uses_border, b.cmp("gt", "u32", bc_sw, C(b, "u32", max(BC_ALPHA_AT)))))
@@ -364,8 +416,8 @@ def translate(ins, b: Builder):
         UNSUPPORTED,
         _or(b, *bad),
         "S# not carried out: anisotropy, min/max reduction, a depth-compare function on a "
-        "sample without compare, a half-border or mirror-once-border address mode, a REGISTER "
-        "(custom) border colour or a BC_SWIZZLE the register database does not name (6, 7), "
+        "sample without compare, a half-border or mirror-once-border address mode, "
+        "a BC_SWIZZLE the register database does not name (6, 7) with a border mode, "
         "degamma/coordinate-truncation/derivative-adjust/mip-preclamp bits, LOD_BIAS_SEC, "
         "a Z_FILTER on a 3-D image, reserved bits, or unnormalized coordinates with offsets, "
         "WRAP/MIRROR, layers, 3-D or more than one level",
@@ -597,6 +649,12 @@ def translate(ins, b: Builder):
         v = b.select(_eq(b, border_type, BORDER["OPAQUE_BLACK"]), black_a, v)
         v = b.select(_eq(b, border_type, BORDER["OPAQUE_WHITE"]), one, v)
         border_val.append(v)
+    # the REGISTER (custom) border colour: the table entry BORDER_COLOR_PTR at TA_CS_BC_BASE_ADDR
+    # (decision 0043), placed and checked like the predefined ones
+    custom = _custom_border(b, s, live, is_reg, bc_sw, fm, sel)
+    if custom is not None:
+        border_val = [b.select(is_reg, custom[0][c], border_val[c]) for c in range(4)]
+    border_hits: list[Value] = []
     nan_any: list[Value] = []
     cmp_bad: list[Value] = []
     if compare:
@@ -619,6 +677,7 @@ def translate(ins, b: Builder):
             js.append(b.bitcast("u32", j))
             outside.append(out)
         border = _or(b, *outside)
+        border_hits.append(_and(b, active, border))
         if layer is not None:
             js.append(layer)
         addr, inb = image.texel_address(b, img, js, mip=m)
@@ -796,6 +855,17 @@ def translate(ins, b: Builder):
         "image.unsupported_format",
         _or(b, *nan_any),
         "a NaN read from a 16/11/10-bit float channel (the bits it widens to are not established)",
+    )
+    refuse(
+        CUSTOM_BORDER,
+        _and(b, is_reg, _or(b, *border_hits), C(b, "b1", 1) if custom is None else custom[1]),
+        "a REGISTER (custom) border colour without a border-colour table (the stream never wrote "
+        "TA_CS_BC_BASE_ADDR; GFX11's table is not carried out)"
+        if custom is None
+        else "a REGISTER (custom) border colour with a component that is not a value of the "
+        "image's format (out of range, between two of its values, a NaN, an infinity or an f32 "
+        "denormal), of a USCALED/SSCALED/5_9_9_9 format, or read through a DST_SEL of a channel "
+        "the format lacks (the hardware's conversion of the table entry is not established there)",
     )
     if d16:
         res = _d16(b, fm, res, lambda cond, why: refuse(UNSUPPORTED, cond, why))

@@ -34,6 +34,8 @@ class Builder:
         self.uses_scratch = False
         self.target = "gfx1030"
         self.gb_addr_config: int | None = None  # the GPU's GB_ADDR_CONFIG (frontend/image.py), if known
+        # TA_CS_BC_BASE_ADDR's border-colour table address (frontend/sample.py), if written
+        self.border_color_base: int | None = None
         self.base_address = 0  # guest address of byte offset 0 of the program
         self.scratch: Plan | None = None  # set by frontend.program; read by the memory frontends
         # instruction index -> (instr_cache key, ops), set by frontend.program (Program.instr_keys)

@@ -158,6 +158,7 @@ def _module_key(program, config, mode, backend):
         config.float_mode,
         _scratch_abi(config),
         config.gb_addr_config,  # image swizzle patterns (frontend/image.py)
+        config.border_color_base,  # REGISTER border colours (frontend/sample.py, decision 0043)
     )
     be = _backend(backend)
     return key + be.key_extra(config) if be is not None else key
@@ -205,7 +206,7 @@ def program_for(memory, config, cache=None):
     skey = None
     if stamp is not None:
         skey = (id(cache), a.base, a.size, stamp, config.program_address, config.target, config.wave_size)
-        skey += (sabi, config.gb_addr_config)
+        skey += (sabi, config.gb_addr_config, config.border_color_base)
         hit = _STAMPED.get(skey)
         if hit is not None and hit[0] is cache:
             last[:] = [
@@ -228,6 +229,7 @@ def program_for(memory, config, cache=None):
         config.wave_size,
         sabi,
         config.gb_addr_config,
+        config.border_color_base,
     )
     program = cache.get(pkey)
     if program is None:
@@ -239,6 +241,7 @@ def program_for(memory, config, cache=None):
             scratch_abi=sabi,
             entry=entry,
             gb_addr_config=config.gb_addr_config,
+            border_color_base=config.border_color_base,
         )
         cache[pkey] = program
     if skey is not None:

@@ -207,6 +207,11 @@ _TABLE = [
         dict(WAVES=(0, 11), WAVESIZE=(12, 26)),
         space="CONTEXT",
     ),
+    # the compute border-colour table's base (bits 39:8, and 47:40 in _HI): RADV writes it in
+    # its compute preamble when custom border colours are enabled (si_emit_compute,
+    # SET_UCONFIG_REG; decision 0043); the sampler reads REGISTER border colours there
+    Register("TA_CS_BC_BASE_ADDR", 0x30E00, dict(ADDRESS=(0, 31)), levels=(10, 103), space="UCONFIG"),
+    Register("TA_CS_BC_BASE_ADDR_HI", 0x30E04, dict(ADDRESS=(0, 7)), levels=(10, 103), space="UCONFIG"),
     Register(
         "GRBM_GFX_INDEX",
         0x30800,

@@ -247,7 +247,7 @@ def trace_key(config, scratch_roots=None) -> tuple:
     values, the SGPRs never traced) -- a pure function of the two (the config is frozen but for
     its system SGPR dict, which scratch_sgprs reads: a caller keeping the key compares it)."""
     skip = frozenset(scratch_sgprs(config)) | frozenset(scratch_roots or ())
-    return (tuple(int(v) for v in config.user_sgprs), skip)
+    return (tuple(int(v) for v in config.user_sgprs), skip, getattr(config, "border_color_base", None))
 
 
 def trace(memory, config, program_alloc=None, scratch_roots=None, key=None) -> list[Window]:
@@ -328,6 +328,13 @@ def _trace(memory, config, skip, scanned) -> list[Window]:
     frontier: list[tuple[int, tuple[str, int | None]]] = [
         (addr, (f"user SGPR s{i}", None)) for addr, i in _candidates(user, low=_low(memory)) if i not in skip
     ]
+    # the border-colour table (TA_CS_BC_BASE_ADDR, decision 0043): guest memory the sampler
+    # reads for a REGISTER border colour -- the allocation holding the table's base is a window
+    # (colours, not pointers: not scanned, unless a user SGPR reaches it first); an entry past
+    # it escapes
+    bc = getattr(config, "border_color_base", None)
+    if bc is not None:
+        frontier.append((bc, ("TA_CS_BC_BASE_ADDR", None)))
     depth = 0
     total = 0
     hit = _hit_test(memory)
@@ -352,6 +359,8 @@ def _trace(memory, config, skip, scanned) -> list[Window]:
                 )
             why = where if off is None else f"pointer in {where}+{off:#x}"
             windows[a.base] = Window(a.base, size, short_name(a.name), f"{why} -> {canonical(addr):#x}")
+            if depth == 0 and bc is not None and addr == bc and where == "TA_CS_BC_BASE_ADDR":
+                continue  # the colour table holds no pointers
             src = short_name(a.name) if a.name else hex(a.base)
             for t, p, j in _scan(memory, a, hit, scanned):
                 nxt.setdefault(t, (p, (src, 4 * j)))
