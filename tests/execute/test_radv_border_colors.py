@@ -159,9 +159,9 @@ def ulps(got: np.ndarray, want: np.ndarray) -> np.ndarray:
     return np.abs(got.view(np.int32).astype(np.int64) - want.view(np.int32).astype(np.int64))
 
 
-def check(name: str, mode: str, tmp_path: Path) -> None:
+def check(name: str, mode: str, tmp_path: Path, backend: str = "numpy") -> None:
     cap = capture(name, tmp_path)
-    rs = replay(cap, mode=mode)
+    rs = replay(cap, mode=mode, backend=backend)
     refused = [(i, str(r.refusal)) for i, r in enumerate(rs) if not r.landed]
     assert not refused, refused
     got, goti = outputs(cap, name)
@@ -198,6 +198,18 @@ def test_custom_border_capture_equals_numpy_and_lavapipe(build, mode, tmp_path):
 @pytest.mark.parametrize("build", BUILDS)
 def test_custom_border_capture_every_build(build, mode, tmp_path):
     check(f"img_border-{build}", mode, tmp_path)
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("build", BUILDS)
+def test_custom_border_capture_on_cuda(build, tmp_path):
+    """The same captures and checks on the CUDA backend (lane mode): the border-colour table is
+    a window there too, RADV's meta copies included."""
+    from wavelift.backends.cuda import _gpu_problem
+
+    if why := _gpu_problem():
+        pytest.skip(f"no CUDA device: {why}")
+    check(f"img_border-{build}", "lane", tmp_path, backend="cuda")
 
 
 def test_capture_holds_radv_table_and_register(tmp_path):
