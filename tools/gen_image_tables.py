@@ -188,16 +188,19 @@ PATTERN11_H = "src/amd/addrlib/src/gfx11/gfx11SwizzlePattern.h"
 
 
 def build11(src: pathlib.Path) -> dict:
-    """GFX11's T# field layout (SQ_IMG_RSRC_WORD1..6) and GFX11_FORMAT enum (IMG_FORMAT values,
-    renumbered from GFX10's) from ``gfx11-rsrc.json``, in gfx10_image.json's shapes; GFX11's
-    swizzle modes (addrtypes.h, with the 256KB names GFX11 gives the MISCDEF28..31 values) and
-    addrlib's GFX11 swizzle-pattern tables (``gfx11SwizzlePattern.h``, every ``GFX11_SW_*_PATINFO``
-    row and the GFX11_SW_PATTERN_NIBBLE01/2/3/4 tables, as for GFX10)."""
+    """GFX11's T# field layout (SQ_IMG_RSRC_WORD1..6), S# field layout (SQ_IMG_SAMP_WORD0..3:
+    BORDER_COLOR_PTR moved to word 3 [29:18], no MIP_POINT_PRECLAMP / DERIV_ADJUST_EN) and
+    GFX11_FORMAT enum (IMG_FORMAT values, renumbered from GFX10's) from ``gfx11-rsrc.json``, in
+    gfx10_image.json's shapes; GFX11's swizzle modes (addrtypes.h, with the 256KB names GFX11
+    gives the MISCDEF28..31 values) and addrlib's GFX11 swizzle-pattern tables
+    (``gfx11SwizzlePattern.h``, every ``GFX11_SW_*_PATINFO`` row and the
+    GFX11_SW_PATTERN_NIBBLE01/2/3/4 tables, as for GFX10)."""
     db = json.loads((src / RSRC11_JSON).read_text())
     return {
         "source": f"Mesa {MESA_VERSION}: {RSRC11_JSON}, {ADDRTYPES_H}, {PATTERN11_H}",
         "formats": formats(db, "GFX11_FORMAT"),
         "tsharp": fields(db, "SQ_IMG_RSRC_WORD")["gfx11"],
+        "ssharp": fields(db, "SQ_IMG_SAMP_WORD")["gfx11"],
         "sw_modes": sw_modes((src / ADDRTYPES_H).read_text(), aliases=True),
         **patterns((src / PATTERN11_H).read_text(), "GFX11"),
     }

@@ -1,12 +1,13 @@
 """GFX11 MIMG (image_load, image_store, image_sample_lz in clang-19's gfx1100 code) refuses the
-dispatch by name when an active lane reaches it (``image.unsupported_descriptor``; decision 0023,
-2026-12-05 amendment): GFX11's T# (IMG_FORMAT renumbered, RESOURCE_LEVEL gone) and its swizzle
-modes are not carried out, so neither a null (all-zero) T# nor one GFX10.3 would read as a valid
-linear 2-D image may run with GFX10.3's reading.  An image instruction no active lane reaches
-changes nothing (the dispatch lands, NumPy reference).  The fixture: tests/fixtures/gfx1100/
-images.ll, built by tests/fixtures/gfx1100/build_images.sh (tests/fixtures/build_log/
-clang-images-gfx1100.tsv); its disassembly is checked against llvm-objdump-19 with every
-fixture (tests/isa/test_fixtures_disasm.py)."""
+dispatch by name when an active lane reaches it through a T# not carried out
+(``image.unsupported_descriptor``; decisions 0023, 0038): a null (all-zero) T# or one GFX10.3
+would read as a valid linear 2-D image may not run with GFX10.3's reading (GFX11 renumbered
+IMG_FORMAT and dropped RESOURCE_LEVEL).  GFX11 linear and tiled images run (decisions 0038,
+0039), sampling too (0044, tests/gfx11/test_gfx11_sampling.py).  An image instruction no active
+lane reaches changes nothing (the dispatch lands, NumPy reference).  The fixture:
+tests/fixtures/gfx1100/images.ll, built by tests/fixtures/gfx1100/build_images.sh
+(tests/fixtures/build_log/clang-images-gfx1100.tsv); its disassembly is checked against
+llvm-objdump-19 with every fixture (tests/isa/test_fixtures_disasm.py)."""
 
 from __future__ import annotations
 
@@ -90,10 +91,12 @@ TSHARPS = {"null": lambda a: np.zeros(8, np.uint32), "gfx103_linear": gfx103_lin
 @pytest.mark.parametrize("wave", [32, 64])
 @pytest.mark.parametrize("tsharp", list(TSHARPS))
 def test_gfx11_sampling_refused_by_name(tsharp, wave, mode):
-    """image_sample_lz (GFX11's S# and sampling are not carried out): refused by name."""
+    """image_sample_lz through a T# GFX11 sampling does not carry out: refused by name, nothing
+    written (GFX11 sampling itself runs since decision 0044: tests/gfx11/test_gfx11_sampling.py;
+    the null T# is not established on GFX11, and the GFX10.3 T# sets d2[31], reserved there)."""
     r, out, img = run(wave, mode, "smp", TSHARPS[tsharp])
     assert not r.landed and r.refusal.code == "image.unsupported_descriptor", r.refusal
-    assert "GFX11" in r.refusal.message
+    assert ("GFX11" if tsharp == "null" else "reserved bits") in r.refusal.message
     assert (out == 0xDEADBEEF).all()
     np.testing.assert_array_equal(img, np.arange(4 * N * 4, dtype=np.uint32))
 

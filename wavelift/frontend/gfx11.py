@@ -277,23 +277,29 @@ MIMG_CARRIED_OUT = ("image_load", "image_store", "image_load_mip", "image_store_
 def mimg(ins: Instruction, b) -> None:
     """GFX11 MIMG.  image_load/store(_mip) and the image atomics image.py carries out (R32/R64
     integer; the rest refuse there by name) are frontend/image.py's, reading GFX11's T# (its
-    register-database fields, IMG_FORMAT by name in GFX10's numbering, reserved bits refused):
-    linear images only (GFX11's addrlib lays linear surfaces out as GFX10.3's, tiled ones not:
-    tests/memory/test_gfx11_linear_layout.py), tiled SW_MODEs refused by name
-    (``image.unsupported_layout``), and GFX11's null T# refused (decision 0038).  The rest
-    (sample/gather/resinfo/msaa/bvh) is refused by name at run time when an active lane
-    reaches it (``image.unsupported_descriptor``): GFX11's S# and the rest of its T# semantics
-    are not checked (decision 0023, 2026-12-05 amendment)."""
+    register-database fields, IMG_FORMAT by name in GFX10's numbering, reserved bits refused),
+    on GFX11's layouts (decision 0039); GFX11's null T# refuses (decision 0038).  Sampling
+    (``image_sample*``, ``image_gather4*``, ``image_get_lod``; GFX11 keeps GFX10's names,
+    operand order and MIMG fields) is frontend/sample.py's, the same semantics as GFX10.3's,
+    reading GFX11's T# through image.py and GFX11's S# (memory/ssharp.py with ``gfx11``:
+    BORDER_COLOR_PTR in word 3 [29:18], the bits GFX11 names no field for refused; decision
+    0044).  The rest (resinfo/msaa/bvh) is refused by name at run time when an active lane
+    reaches it (``image.unsupported_descriptor``)."""
+    from . import sample
+
     if ins.name in MIMG_CARRIED_OUT or ins.name.startswith("image_atomic_"):
         from . import image
 
         image.translate(ins, b)
         return
+    if ins.name.startswith(sample.INSTRUCTIONS):
+        sample.translate(ins, b)
+        return
     b.effect(
         "refuse_if",
         "b1",
         b.exec(),
-        why="a GFX11 image instruction (GFX11's T# layout, image formats and swizzle modes are not "
-        "carried out)",
+        why="a GFX11 image instruction not carried out (image_get_resinfo, the _pck forms, MSAA loads, "
+        "BVH intersection)",
         code="image.unsupported_descriptor",
     )

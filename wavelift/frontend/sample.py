@@ -142,9 +142,29 @@ def parse(name: str) -> dict | None:
 
 
 def _sf(b: Builder, s: list, name: str) -> Value:
-    """S# field ``name`` of the sampler words ``s``."""
-    word, lo, hi = ssharp.field_bits(name)
+    """S# field ``name`` of the sampler words ``s``: GFX11's place on a GFX11 target (decision
+    0044), where a field GFX11 does not have (MIP_POINT_PRECLAMP, DERIV_ADJUST_EN) reads 0: its
+    bits are reserved there, refused by ``_reserved``."""
+    gfx11 = image.gfx11(b)
+    try:
+        word, lo, hi = ssharp.field_bits(name, gfx11)
+    except KeyError:
+        if not gfx11:
+            raise
+        return C(b, "u32", 0)
     return image._u(b, s[word], lo, (1 << (hi - lo + 1)) - 1)
+
+
+def _reserved(b: Builder, s: list, d: list) -> Value:
+    """True where the S# sets a bit its generation names no field for (GFX10/10.3: word 3
+    [29:12]; GFX11: word 2 bits 28 and 31, word 3 [17:0]) or the T# sets CORNER_SAMPLES (texel
+    centres on integer coordinates: not carried out)."""
+    bad = [
+        _ne(b, b.bin("and", "u32", s[w], C(b, "u32", m)), 0)
+        for w, m in ssharp.reserved(image.gfx11(b)).items()
+        if m
+    ]
+    return _or(b, *bad, _ne(b, image._f(b, d, "CORNER_SAMPLES"), 0))
 
 
 def _custom_border(b: Builder, s: list, live: Value, is_reg: Value, bc_sw: Value, fm, sel: list):
@@ -282,8 +302,13 @@ def translate(ins, b: Builder):
     regs = f.get("vaddr_nsa")
 
     def dword():
+        # GFX11 NSA: the last of the (at most 5) address registers holds the rest, in order
         nonlocal cursor
-        r = regs[cursor] if regs is not None else f["vaddr"] + cursor
+        r = (
+            f["vaddr"] + cursor
+            if regs is None
+            else regs[min(cursor, len(regs) - 1)] + max(0, cursor - len(regs) + 1)
+        )
         cursor += 1
         return b.vget(r)
 
@@ -400,7 +425,7 @@ def translate(ins, b: Builder):
         bad.append(_ne(b, cfunc, 0))
     if dim == image.DIM_3D:  # RADV leaves Z_FILTER 0: the z axis filters as x and y
         bad.append(_ne(b, _sf(b, s, "Z_FILTER"), 0))
-    bad.append(_ne(b, b.bin("and", "u32", s[3], C(b, "u32", 0x3FFFF000)), 0))  # word 3 [29:12]
+    bad.append(_reserved(b, s, d))  # reserved S# bits, T# CORNER_SAMPLES
     uses_border = _or(b, *[_eq(b, c, CLAMP["CLAMP_BORDER"]) for c in clamp])
     is_reg = _and(b, uses_border, _eq(b, border_type, BORDER["REGISTER"]))
     bc_sw = image._f(b, d, "BC_SWIZZLE")
@@ -419,7 +444,8 @@ def translate(ins, b: Builder):
         "sample without compare, a half-border or mirror-once-border address mode, "
         "a BC_SWIZZLE the register database does not name (6, 7) with a border mode, "
         "degamma/coordinate-truncation/derivative-adjust/mip-preclamp bits, LOD_BIAS_SEC, "
-        "a Z_FILTER on a 3-D image, reserved bits, or unnormalized coordinates with offsets, "
+        "a Z_FILTER on a 3-D image, reserved bits, T# CORNER_SAMPLES, or unnormalized "
+        "coordinates with offsets, "
         "WRAP/MIRROR, layers, 3-D or more than one level",
     )
 
@@ -1088,6 +1114,7 @@ def _get_lod(ins, b: Builder):
     )]  # fmt: skip
     if f.get("unrm"):
         bad.append(C(b, "b1", 1))
+    bad.append(_reserved(b, s, d))
     min_lod = b.bin("fmul", "f32", b.cvt("f32", _sf(b, s, "MIN_LOD")), _fc(b, 1 / 256))
     max_lod = b.bin("fmul", "f32", b.cvt("f32", _sf(b, s, "MAX_LOD")), _fc(b, 1 / 256))
     bad.append(b.cmp("gt", "f32", min_lod, max_lod))
@@ -1095,7 +1122,8 @@ def _get_lod(ins, b: Builder):
         UNSUPPORTED,
         _or(b, *bad),
         "image_get_lod through an S# with an LOD bias, anisotropy, derivative adjustment, mip "
-        "preclamp, unnormalized coordinates or MIN_LOD above MAX_LOD (not established here)",
+        "preclamp, unnormalized coordinates, MIN_LOD above MAX_LOD or reserved bits set, or a T# "
+        "with CORNER_SAMPLES (not established here)",
     )
     full = [img.width, img.height, b.bin("add", "u32", img.depth, C(b, "u32", 1))][:nsp]
     base = [b.bin("max", "u32", b.bin("shr", "u32", n, img.base_level), C(b, "u32", 1)) for n in full]

@@ -11,6 +11,14 @@ older chips kept in the shared register type), while SQ_IMG_SAMP_WORD3 carries t
 and [31:30].  RADV 22.3 writes them in word 3 (radv_init_sampler: ``S_008F3C_BORDER_COLOR_TYPE``
 and ``S_008F3C_BORDER_COLOR_PTR_GFX6``, register 0x008F3C = SQ_IMG_SAMP_WORD3) and LOD_BIAS in
 word 2 (``S_008F38_LOD_BIAS``), so those two names resolve to word 3 here (``WORD_OF``).
+
+GFX11 (decision 0044) has its own S# layout in gfx11-rsrc.json (tables/gfx11_image.json
+``ssharp``, same generator): every field where GFX10.3 has it but BORDER_COLOR_PTR, moved to word
+3 [29:18] (RADV 22.3.6: ``S_008F3C_BORDER_COLOR_PTR_GFX11``), word 3 [17:0] reserved, and word 2
+bits 28 and 31 reserved (GFX10's MIP_POINT_PRECLAMP and DERIV_ADJUST_EN are gone); BLEND_ZERO_PRT
+is named BLEND_PRT.  The value enums (SQ_TEX_*) and BC_SWIZZLE are GFX10's (RADV's radv_init_sampler
+writes the same V_008F30_* values on GFX11).  ``field_bits(name, gfx11=True)`` and
+``reserved(gfx11)`` give the places per generation.
 """
 
 from __future__ import annotations
@@ -25,8 +33,16 @@ WORD_OF = {"BORDER_COLOR_PTR": 3, "BORDER_COLOR_TYPE": 3}
 
 
 @cache
-def field_bits(name: str) -> tuple[int, int, int]:
-    """(word, low bit, high bit) of S# field ``name``, the same on GFX10 and GFX10.3."""
+def _fields11() -> dict[str, tuple[int, int, int]]:
+    return {n: (int(w), lo, hi) for w, fl in tsharp.tables11()["ssharp"].items() for n, lo, hi in fl}
+
+
+@cache
+def field_bits(name: str, gfx11: bool = False) -> tuple[int, int, int]:
+    """(word, low bit, high bit) of S# field ``name``, the same on GFX10 and GFX10.3; GFX11's own
+    with ``gfx11`` (KeyError: no such field there)."""
+    if gfx11:
+        return _fields11()[name]
     found = {
         (w, lo, hi)
         for g in (False, True)
@@ -36,6 +52,25 @@ def field_bits(name: str) -> tuple[int, int, int]:
     if len(found) != 1:
         raise KeyError(f"{name}: not one place in the S# on GFX10 and GFX10.3")
     return found.pop()
+
+
+@cache
+def reserved(gfx11: bool = False) -> dict[int, int]:
+    """Per S# word 0..3, the bits no field of the generation names (GFX10/10.3: word 3 [29:12];
+    GFX11: word 2 bits 28 and 31, word 3 [17:0])."""
+    if gfx11:
+        places = list(_fields11().values())
+    else:
+        names = {n for g in (False, True) for n, _w, _lo, _hi in tsharp._fields("ssharp", g)}
+        places = [field_bits(n) for n in names]
+    out = {}
+    for w in range(4):
+        used = 0
+        for fw, lo, hi in places:
+            if fw == w:
+                used |= ((1 << (hi - lo + 1)) - 1) << lo
+        out[w] = ~used & 0xFFFFFFFF
+    return out
 
 
 @cache
@@ -67,24 +102,28 @@ def bc_swizzle() -> dict[str, int]:
     return {n[len("BC_SWIZZLE_") :]: int(v) for v, n in layout.tables()["bc_swizzle"].items()}
 
 
-def decode(words: Sequence[int]) -> dict[str, int]:
-    """Every named field of an S# (4 words), BORDER_COLOR_* from word 3."""
+def decode(words: Sequence[int], gfx11: bool = False) -> dict[str, int]:
+    """Every named field of an S# (4 words), BORDER_COLOR_* from word 3; GFX11's with ``gfx11``."""
     w = [int(x) & 0xFFFFFFFF for x in words]
     if len(w) != 4:
         raise ValueError("an S# is 4 dwords")
-    names = {n for g in (False, True) for n, _w, _lo, _hi in tsharp._fields("ssharp", g)}
+    if gfx11:
+        names = set(_fields11())
+    else:
+        names = {n for g in (False, True) for n, _w, _lo, _hi in tsharp._fields("ssharp", g)}
     out = {}
     for n in sorted(names):
-        word, lo, hi = field_bits(n)
+        word, lo, hi = field_bits(n, gfx11)
         out[n] = (w[word] >> lo) & ((1 << (hi - lo + 1)) - 1)
     return out
 
 
-def encode(**fields: int) -> list[int]:
-    """An S# with the named fields set (the others 0): for tests and the RADV-like launcher."""
+def encode(gfx11: bool = False, **fields: int) -> list[int]:
+    """An S# with the named fields set (the others 0): for tests and the RADV-like launcher;
+    GFX11's places with ``gfx11``."""
     w = [0, 0, 0, 0]
     for n, v in fields.items():
-        word, lo, hi = field_bits(n)
+        word, lo, hi = field_bits(n, gfx11)
         mask = (1 << (hi - lo + 1)) - 1
         if not 0 <= int(v) <= mask:
             raise ValueError(f"{n}={v} does not fit {hi - lo + 1} bits")
