@@ -23,7 +23,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from tests.memory.test_layout import oracle  # noqa: F401  (the built addr_oracle, or a skip)
+from tests.memory.test_layout import facts_checked, oracle  # noqa: F401  (oracle: the built addr_oracle, or a skip)
 from wavelift.memory import layout as L
 
 REV, FAMILY = "0x01", "145"  # Navi31, AMDGPU_FAMILY_GFX1100
@@ -186,31 +186,5 @@ def test_gfx11_facts_arithmetic_equals_layout():
     checked = 0
     for gb, chip in CHIPS[:3]:
         rng = np.random.default_rng([5, gb])
-        for mode in range(32):
-            for rsrc in (L.RSRC_1D, L.RSRC_2D, L.RSRC_3D):
-                for b in range(5):
-                    s0 = L.Surface(mode, rsrc, b, 64, 1 if rsrc == L.RSRC_1D else 64, 4)
-                    f0 = L.mode_facts(chip, mode, rsrc, b)
-                    assert (f0 is not None) == (mode in NAMES and L.supported(chip, s0)), (gb, mode, rsrc, b)
-        for s, pbx, mips, xs, ys, zs in _cases(chip, rng, 8):
-            f = L.mode_facts(chip, s.sw_mode, s.rsrc, s.bpe_log2)
-            assert f is not None
-            info = L.surface_info(s, chip)
-            chain, plan = L.level_plan(f, s.bpe_log2, s.width, s.height, s.levels)
-            what = f"gb {gb:#x} {NAMES[s.sw_mode]} {s}"
-            assert chain == info.slice_size, what
-            for i, (off, _, tail) in enumerate(plan):
-                assert (tail is None) == (info.mips[i].tail is None), (what, i)
-                assert off == info.mips[i].offset if tail is None else (*tail, 0) == info.mips[i].tail, (
-                    what,
-                    i,
-                )
-            for m in np.unique(mips):
-                sel = mips == m
-                want = L.address(chip, s, xs[sel], ys[sel], zs[sel], int(m), pbx)
-                got = L.address_by_facts(
-                    f, s.bpe_log2, s.width, s.height, s.levels, xs[sel], ys[sel], zs[sel], int(m), pbx
-                )
-                np.testing.assert_array_equal(got, want, err_msg=f"{what} mip {m}")
-                checked += int(sel.sum())
+        checked += facts_checked(chip, NAMES, _cases(chip, rng, 8), f"gb {gb:#x}")
     assert checked > 5000

@@ -208,44 +208,45 @@ def test_laid_out_exactly_what_addrlib_accepts(oracle):
                 assert ours == theirs, (name, L.sw_mode_names().get(m, m), r, b, ours, theirs)
 
 
-def test_facts_arithmetic_equals_layout():
+def facts_checked(chip: L.Chip, names: dict, cases, label: str) -> int:
     """layout.mode_facts / level_plan / address_by_facts (the numbers and the arithmetic
-    frontend/image.py carries out in IR) equal surface_info and address (which equal addrlib's:
-    the tests above) on every laid-out mode x type x element size, one level and chains, with
-    random pipe/bank XOR values; and a mode has facts exactly when it is laid out."""
+    frontend/image.py carries out in IR) against surface_info and address on ``chip``: a mode
+    has facts exactly when it is laid out (every mode x type x element size), and each of
+    ``cases`` (surface, pipe/bank XOR, mips, xs, ys, zs) gets the same chain, level plan and
+    addresses. -> how many coordinates were checked."""
+    for mode in range(32):
+        for rsrc in (L.RSRC_1D, L.RSRC_2D, L.RSRC_3D):
+            for b in range(5):
+                s0 = L.Surface(mode, rsrc, b, 64, 1 if rsrc == L.RSRC_1D else 64, 4)
+                f0 = L.mode_facts(chip, mode, rsrc, b)
+                assert (f0 is not None) == (mode in names and L.supported(chip, s0)), (label, mode, rsrc, b)
+    checked = 0
+    for s, pbx, mips, xs, ys, zs in cases:
+        f = L.mode_facts(chip, s.sw_mode, s.rsrc, s.bpe_log2)
+        assert f is not None
+        info = L.surface_info(s, chip)
+        chain, plan = L.level_plan(f, s.bpe_log2, s.width, s.height, s.levels)
+        what = f"{label} {names[s.sw_mode]} {s}"
+        assert chain == info.slice_size, what
+        for i, (off, _, tail) in enumerate(plan):
+            assert (tail is None) == (info.mips[i].tail is None), (what, i)
+            assert off == info.mips[i].offset if tail is None else (*tail, 0) == info.mips[i].tail, (what, i)
+        for m in np.unique(mips):
+            sel = mips == m
+            want = L.address(chip, s, xs[sel], ys[sel], zs[sel], int(m), pbx)
+            got = L.address_by_facts(
+                f, s.bpe_log2, s.width, s.height, s.levels, xs[sel], ys[sel], zs[sel], int(m), pbx
+            )
+            np.testing.assert_array_equal(got, want, err_msg=f"{what} mip {m}")
+            checked += int(sel.sum())
+    return checked
+
+
+def test_facts_arithmetic_equals_layout():
+    """facts_checked on every GFX10/10.3 chip (which equal addrlib's: the tests above), one level
+    and chains, with random pipe/bank XOR values."""
     checked = 0
     for name, _, _, chip in CHIPS:
         rng = np.random.default_rng([4, len(name)])
-        for mode in range(32):
-            for rsrc in (L.RSRC_1D, L.RSRC_2D, L.RSRC_3D):
-                for b in range(5):
-                    s0 = L.Surface(mode, rsrc, b, 64, 1 if rsrc == L.RSRC_1D else 64, 4)
-                    f0 = L.mode_facts(chip, mode, rsrc, b)
-                    assert (f0 is not None) == (mode in L.sw_mode_names() and L.supported(chip, s0)), (
-                        name,
-                        mode,
-                        rsrc,
-                        b,
-                    )
-        for s, pbx, mips, xs, ys, zs in _cases(chip, rng, 16):
-            f = L.mode_facts(chip, s.sw_mode, s.rsrc, s.bpe_log2)
-            assert f is not None
-            info = L.surface_info(s, chip)
-            chain, plan = L.level_plan(f, s.bpe_log2, s.width, s.height, s.levels)
-            what = f"{name} {L.sw_mode_names()[s.sw_mode]} {s}"
-            assert chain == info.slice_size, what
-            for i, (off, _, tail) in enumerate(plan):
-                assert (tail is None) == (info.mips[i].tail is None), (what, i)
-                assert off == info.mips[i].offset if tail is None else (*tail, 0) == info.mips[i].tail, (
-                    what,
-                    i,
-                )
-            for m in np.unique(mips):
-                sel = mips == m
-                want = L.address(chip, s, xs[sel], ys[sel], zs[sel], int(m), pbx)
-                got = L.address_by_facts(
-                    f, s.bpe_log2, s.width, s.height, s.levels, xs[sel], ys[sel], zs[sel], int(m), pbx
-                )
-                np.testing.assert_array_equal(got, want, err_msg=f"{what} mip {m}")
-                checked += int(sel.sum())
+        checked += facts_checked(chip, L.sw_mode_names(), _cases(chip, rng, 16), name)
     assert checked > 20000
