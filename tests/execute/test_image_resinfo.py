@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 from aco_build import aco_build
 from harness import Rig, ptr
+from nvrtc_check import check_cuda_kernels
 
 import wavelift
 import wavelift.driver.aco as aco
@@ -262,17 +263,7 @@ def test_resinfo_equals_radv_image_size(family, wave, tmp_path, monkeypatch):
 
 # ---- CUDA: NVRTC compiles the kernels (no GPU here) ------------------------------------------
 def test_cuda_kernels_of_resinfo_compile():
-    from wavelift.backends.cuda.codegen import generate, kernel_source
-    from wavelift.backends.cuda.compile import check_source, nvrtc_problem
     from wavelift.frontend.program import translate
 
-    why = nvrtc_problem()
-    for name in ("1D_ARRAY", "3D"):
-        r = Rig(program(name, DIMS[name][2]))
-        prog = translate(r.code, "gfx1030", 32, 0x1000)
-        for m in ("lane", "wave"):
-            kernel_source(prog, 32, m, 0, 0x1000)
-            if why is None:
-                check_source(generate(prog, 32, m, 0, 0x1000)[0], "sm_90")
-    if why:
-        pytest.skip(f"generated; NVRTC unavailable: {why}")
+    progs = [translate(Rig(program(n, DIMS[n][2])).code, "gfx1030", 32, 0x1000) for n in ("1D_ARRAY", "3D")]
+    check_cuda_kernels(progs)

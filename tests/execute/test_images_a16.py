@@ -8,6 +8,7 @@ them with or without sign); a NumPy reference of what lands and what is read."""
 import numpy as np
 import pytest
 from harness import Rig, ptr
+from nvrtc_check import check_cuda_kernels
 from test_images import PITCH, H, W, _image, tsharp
 
 # x16 = lane & 3, or 0xFFFC + (lane & 3) where lane & 4; y = lane >> 3 in the upper half
@@ -89,19 +90,9 @@ def test_odd_d16_load_still_refuses():
 
 
 def test_cuda_kernels_of_a16_image_access_compile():
-    from wavelift.backends.cuda.codegen import generate, kernel_source
-    from wavelift.backends.cuda.compile import check_source, nvrtc_problem
     from wavelift.frontend.program import translate
 
-    why = nvrtc_problem()
-    for src in (LOAD_STORE, MIP):
-        prog = translate(Rig(src).code, "gfx1030", 32, 0x1000)
-        for m in ("lane", "wave"):
-            kernel_source(prog, 32, m, 0, 0x1000)
-            if why is None:
-                check_source(generate(prog, 32, m, 0, 0x1000)[0], "sm_90")
-    if why:
-        pytest.skip(f"generated; NVRTC unavailable: {why}")
+    check_cuda_kernels([translate(Rig(src).code, "gfx1030", 32, 0x1000) for src in (LOAD_STORE, MIP)])
 
 
 # ---- GLSL at 16-bit coordinates, compiled by ACO, through our driver ---------------------------

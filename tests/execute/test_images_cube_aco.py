@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 from aco_build import aco_build
 from harness import Rig, ptr
+from nvrtc_check import check_cuda_kernels
 from testpaths import ROOT
 
 import wavelift
@@ -163,20 +164,9 @@ CUBE_SAMPLES = """
 
 
 def test_cuda_kernels_of_cube_sampling_compile():
-    from wavelift.backends.cuda.codegen import generate, kernel_source
-    from wavelift.backends.cuda.compile import check_source, nvrtc_problem
     from wavelift.frontend.program import translate
 
-    why = nvrtc_problem()
-    prog = translate(Rig(CUBE_SAMPLES).code, "gfx1030", 32, 0x1000)
-    texts = {ins.text for ins in prog.instructions if len(ins.text) >= 8}
-    for m in ("lane", "wave"):
-        src = kernel_source(prog, 32, m, 0, 0x1000)
-        assert src.isascii() and not [t for t in texts if t in src]
-        if why is None:
-            check_source(generate(prog, 32, m, 0, 0x1000)[0], "sm_90")
-    if why:
-        pytest.skip(f"generated; NVRTC unavailable: {why}")
+    check_cuda_kernels([translate(Rig(CUBE_SAMPLES).code, "gfx1030", 32, 0x1000)])
 
 
 # ---- lavapipe: the same SPIR-V on a cube (array) storage view --------------------------------

@@ -6,6 +6,7 @@ the programs' results are checked on NumPy blocks and the native tier by the lav
 from __future__ import annotations
 
 import pytest
+from nvrtc_check import check_cuda_kernels
 from testpaths import ROOT
 
 FIX = ROOT / "tests/fixtures/glsl/sampling"
@@ -13,15 +14,6 @@ FIX = ROOT / "tests/fixtures/glsl/sampling"
 
 @pytest.mark.parametrize("name", ["border-w32", "sparse-w32", "cubegrad-w32", "lodnd-3d-w32"])
 def test_cuda_kernels_of_the_0041_shaders_compile(name):
-    from wavelift.backends.cuda.codegen import generate, kernel_source
-    from wavelift.backends.cuda.compile import check_source, nvrtc_problem
     from wavelift.frontend.program import translate
 
-    why = nvrtc_problem()
-    prog = translate((FIX / f"{name}.bin").read_bytes(), "gfx1030", 32, 0x1000)
-    for m in ("lane", "wave"):
-        kernel_source(prog, 32, m, 0, 0x1000)
-        if why is None:
-            check_source(generate(prog, 32, m, 0, 0x1000)[0], "sm_90")
-    if why:
-        pytest.skip(f"generated; NVRTC unavailable: {why}")
+    check_cuda_kernels([translate((FIX / f"{name}.bin").read_bytes(), "gfx1030", 32, 0x1000)])

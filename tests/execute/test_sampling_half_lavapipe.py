@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 import test_sampling
 from harness import Rig, ptr
+from nvrtc_check import check_cuda_kernels
 from test_sampling import sampler as asm_sampler
 from test_sampling_lavapipe import BORDER_MODE as BORDER
 from test_sampling_lavapipe import (
@@ -239,19 +240,7 @@ def test_d16_of_an_integer_format_and_of_tiny_or_nan_results_refuse():
 
 # ---- CUDA: NVRTC compiles the kernels (no GPU here) ------------------------------------------
 def test_cuda_kernels_of_d16_a16_sampling_compile():
-    from wavelift.backends.cuda.codegen import generate, kernel_source
-    from wavelift.backends.cuda.compile import check_source, nvrtc_problem
     from wavelift.frontend.program import translate
 
-    why = nvrtc_problem()
-    for form, nregs, ndata in (
-        ("image_sample_lz dmask:0xf d16", 2, 2),
-        ("image_sample_l dmask:0xf a16", 2, 4),
-    ):
-        prog = translate(Rig(program(form, nregs, ndata)).code, "gfx1030", 32, 0x1000)
-        for m in ("lane", "wave"):
-            kernel_source(prog, 32, m, 0, 0x1000)
-            if why is None:
-                check_source(generate(prog, 32, m, 0, 0x1000)[0], "sm_90")
-    if why:
-        pytest.skip(f"generated; NVRTC unavailable: {why}")
+    forms = (("image_sample_lz dmask:0xf d16", 2, 2), ("image_sample_l dmask:0xf a16", 2, 4))
+    check_cuda_kernels([translate(Rig(program(*f)).code, "gfx1030", 32, 0x1000) for f in forms])

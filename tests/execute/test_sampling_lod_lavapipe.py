@@ -29,6 +29,7 @@ import subprocess
 import numpy as np
 import pytest
 import test_sampling as ts
+from nvrtc_check import check_cuda_kernels
 from test_sampling_mips_lavapipe import (
     EDGE,
     FIX,
@@ -355,15 +356,8 @@ def test_get_lod_forms_still_refused(form, dim, nregs, ndata):
 
 
 def test_cuda_kernels_of_get_lod_compile():
-    from wavelift.backends.cuda.codegen import generate, kernel_source
-    from wavelift.backends.cuda.compile import check_source, nvrtc_problem
     from wavelift.frontend.program import translate
 
-    why = nvrtc_problem()
-    prog = translate(ts.Rig(ts.program("image_get_lod dmask:0x3", 2, 2)).code, "gfx1030", 32, 0x1000)
-    for m in ("lane", "wave"):
-        kernel_source(prog, 32, m, 0, 0x1000)
-        if why is None:
-            check_source(generate(prog, 32, m, 0, 0x1000)[0], "sm_90")
-    if why:
-        pytest.skip(f"generated; NVRTC unavailable: {why}")
+    check_cuda_kernels(
+        [translate(ts.Rig(ts.program("image_get_lod dmask:0x3", 2, 2)).code, "gfx1030", 32, 0x1000)]
+    )

@@ -19,6 +19,7 @@ from functools import cache
 
 import numpy as np
 import pytest
+from nvrtc_check import check_cuda_kernels
 
 import wavelift
 
@@ -242,17 +243,10 @@ def test_typed_refusals_of_gfx10_kept(name, nrec, data, why):
 @pytest.mark.parametrize("kernel", ["typed", "typed_d16", "tbuf_gfx11"])
 def test_cuda_kernels_compile(kernel):
     """CUDA: NVRTC compiles the gfx1100 typed kernels' modules in both modes (no GPU here)."""
-    from wavelift.backends.cuda.codegen import generate, kernel_source
-    from wavelift.backends.cuda.compile import check_source, nvrtc_problem
     from wavelift.driver.device import _load_co
     from wavelift.frontend.program import translate
 
     co = _load_co(str(ROOT / path("gfx1100", 32)))
-    prog = translate(co.load_image(0), "gfx1100", 32, 0, entry=co.kernel(kernel).code_address)
-    why = nvrtc_problem()
-    for m in ("lane", "wave"):
-        kernel_source(prog, 32, m, 0, 0)
-        if why is None:
-            check_source(generate(prog, 32, m, 0, 0)[0], "sm_90")
-    if why:
-        pytest.skip(f"generated; NVRTC unavailable: {why}")
+    check_cuda_kernels(
+        [translate(co.load_image(0), "gfx1100", 32, 0, entry=co.kernel(kernel).code_address)], base=0
+    )
