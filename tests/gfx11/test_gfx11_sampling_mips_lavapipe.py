@@ -1,6 +1,6 @@
 """GFX11 sampling of mip chains, arrays and depth compares against lavapipe (decision 0044):
 ACO's gfx1100 builds of tests/fixtures/glsl/sampling/mip.comp (textureLod, textureLodOffset,
-textureGrad, texture; -DARRAY) and shadow.comp (sampler2DShadow: image_sample_c_l, _c_l_o,
+textureGrad, texture; -DARRAY, -DTEX3D) and shadow.comp (sampler2DShadow: image_sample_c_l, _c_l_o,
 image_gather4_c_lz, image_sample_c_d) (tests/fixtures/gfx1100/sampling/command.txt) run in
 wavelift on gfx1100 over mip chains laid out in GFX11's modes (64KB_R_X, 4KB_D_X, 64KB_Z_X on
 Navi31's GB_ADDR_CONFIG, linear; layout.Chip gfx11) with the GFX11 T# RADV writes and the S#
@@ -8,8 +8,7 @@ radv_init_sampler writes (GFX11's fields), and on lavapipe with the same SPIR-V,
 sampler.  The cases and the comparison are the GFX10.3 test's
 (tests/execute/test_sampling_mips_lavapipe.py CHECKED, ``compare``): point sampling and nearest
 mips bit for bit, linear filtering and linear mip blends within decision 0025's bound.  3-D
-(-DTEX3D) is not here: aco-compile's llvm-objdump-19 cross-check rejects ACO's gfx1100 build of
-it."""
+images in GFX11's 3-D 64KB_S_X (thick) mode."""
 
 from __future__ import annotations
 
@@ -33,12 +32,15 @@ pytestmark = pytest.mark.skipif(not os.path.exists(mips.LVP_ICD), reason="lavapi
 MODE11 = {n: v for v, n in L.sw_mode_names(True).items()}
 # GFX10.3's modes -> GFX11's for these 2-D images (GFX11 has no 2-D S modes)
 SW11 = {"64KB_S": "64KB_R_X", "4KB_S": "4KB_D_X", "LINEAR": "LINEAR"}
-NAMES = [n for n in mips.CHECKED if mips.CASES[n].view != mips.VIEW_3D]
+NAMES = list(mips.CHECKED)
 
 
 def case11(name):
     c = copy.copy(mips.CASES[name])
-    c.sw_mode = "64KB_Z_X" if c.fmt == "d32" else SW11[c.sw_mode]
+    if c.view == mips.VIEW_3D:
+        c.sw_mode = "64KB_S_X"
+    else:
+        c.sw_mode = "64KB_Z_X" if c.fmt == "d32" else SW11[c.sw_mode]
     return c
 
 
@@ -79,7 +81,8 @@ def run_wavelift11(case, tex, c, mode, nres=4):
     glsl = {"rgba16f": "rgba16f", "d32": "r32f"}[case.fmt]
     fmt, bpp = IMAGE_FORMATS[glsl]
     chip = L.Chip.from_gb_addr_config(dev.gb_addr_config, rbplus=True, gfx11=True)
-    s = L.Surface(MODE11[case.sw_mode], L.RSRC_2D, bpp.bit_length() - 1, case.w, case.h, case.d, case.levels)
+    rsrc = L.RSRC_3D if case.view == mips.VIEW_3D else L.RSRC_2D
+    s = L.Surface(MODE11[case.sw_mode], rsrc, bpp.bit_length() - 1, case.w, case.h, case.d, case.levels)
     assert L.supported(chip, s), case.sw_mode
     info = L.surface_info(s, chip)
     size = info.slice_size * info.slices + 65536
@@ -95,7 +98,11 @@ def run_wavelift11(case, tex, c, mode, nres=4):
     rec = sh.prepare(groups=(1, 1, 1), buffers={(0, 1): inp, (0, 2): out})
     binding = next(b for b in sh.sets[0]["bindings"] if b["binding"] == 0)
     at = rec.extra["sets"][0] + int(binding["offset"])
-    typ = tsharp.TYPE_2D_ARRAY if case.view == mips.VIEW_2D_ARRAY else tsharp.TYPE_2D
+    typ = {
+        mips.VIEW_2D: tsharp.TYPE_2D,
+        mips.VIEW_3D: tsharp.TYPE_3D,
+        mips.VIEW_2D_ARRAY: tsharp.TYPE_2D_ARRAY,
+    }[case.view]
     sel = (4, 0, 0, 1) if case.fmt == "d32" else (4, 5, 6, 7)
     t = radv_tsharp11(
         addr, fmt, case.w, case.h, case.d, typ, MODE11[case.sw_mode], case.levels, case.base,
@@ -129,5 +136,5 @@ def test_gfx11_mips_arrays_compare_equal_lavapipe(name, mode, lavapipe_sample, t
 
 def test_mip_spirv_is_the_gfx1030_tests():
     """The gfx1100 builds' SPIR-V is the GFX10.3 tests' byte for byte (one shader, two targets)."""
-    for v in ("mip-w32", "mip-array-w32", "shadow-w32"):
+    for v in ("mip-w32", "mip-array-w32", "mip-3d-w32", "shadow-w32"):
         assert (FIX / f"{v}.spv").read_bytes() == (mips.FIX / f"{v}.spv").read_bytes(), v
