@@ -62,7 +62,8 @@ add and one XOR a texel.  Linear is the same with 256-byte rows.  GFX11 targets 
 layouts (layout.Chip.gfx11, decision 0039).  Conversions: formats.py.
 
 GFX11 (decision 0038; frontend/gfx11.py routes image_load/store(_mip) and the image atomics
-here): the T# is read with
+here, and sampling to sample.py, which reads the T# through ``describe``: decision 0044): the T#
+is read with
 GFX11's own fields (Mesa's register database, memory/tables/gfx11_image.json): FORMAT d1[27:20]
 in GFX11's numbering, mapped to the GFX10 format of the same name; MAX_MIP d1[19:16]; MIN_LOD
 split into d5[31:27] and d6[6:0] (both must be 0); no RESOURCE_LEVEL; every bit no GFX11 field

@@ -1,5 +1,6 @@
-"""MIMG sampling on GFX10/10.3: ``image_sample[_c][_d|_cd][_l|_b|_lz][_cl][_o]`` and
-``image_gather4[_c][_l|_b|_lz][_cl][_o]`` of 1-D, 2-D, 3-D images and 1-D/2-D arrays (gathers
+"""MIMG sampling on GFX10/10.3 and GFX11 (decision 0044: GFX11's T# through image.py, GFX11's
+S# fields through ``_sf``, the reserved bits of each generation refused):
+``image_sample[_c][_d|_cd][_l|_b|_lz][_cl][_o]`` and ``image_gather4[_c][_l|_b|_lz][_cl][_o]`` of 1-D, 2-D, 3-D images and 1-D/2-D arrays (gathers
 2-D and 2-D arrays), cube maps (below), mip chains included, through a T# (frontend/image.py: ``describe``,
 ``texel_address``; every T# field image_load refuses refuses here too) and an S#
 (memory/ssharp.py names its fields).  The rules, what is exact, what is bounded and what
