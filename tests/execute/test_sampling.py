@@ -337,7 +337,6 @@ def test_point_sample_near_a_texel_boundary_refuses():
         ("min reduction", lambda w: [w[0] | 1 << 29, *w[1:]]),
         ("compare", lambda w: [w[0] | 3 << 12, *w[1:]]),
         ("half border", lambda w: [(w[0] & ~7) | 4, *w[1:]]),
-        ("register border", lambda w: [(w[0] & ~7) | 6, w[1], w[2], w[3] | 3 << 30]),
         ("reserved word 3", lambda w: [*w[:3], w[3] | 1 << 20]),
         ("aniso filter", lambda w: [w[0], w[1], w[2] | 2 << 20, w[3]]),
     ],
@@ -348,6 +347,21 @@ def test_unsupported_samplers_refuse(what, patch):
     samp = patch(sampler(CLAMP["WRAP"], CLAMP["WRAP"], LINEAR, LINEAR))
     res, got = run("image_sample_lz dmask:0x1", 2, 1, [s, s], tex, sampler=samp)
     assert res.refusal is not None and res.refusal.code == "image.unsupported_sampler", what
+
+
+def test_register_border_without_the_table():
+    """A REGISTER (custom) border colour whose stream never wrote TA_CS_BC_BASE_ADDR (this
+    dispatch's): refused by name on a lane that takes a border texel; lanes whose footprint
+    stays inside the image never read the colour and land (decision 0043)."""
+    tex = np.zeros((H, PITCH, 4), np.uint8)
+    samp = sampler(CLAMP["CLAMP_BORDER"], CLAMP["WRAP"], LINEAR, LINEAR)
+    samp = [samp[0], samp[1], samp[2], samp[3] | 3 << 30 | 5]
+    s = np.full(N, 0.3, np.float32)
+    res, got = run("image_sample_lz dmask:0x1", 2, 1, [s, s], tex, sampler=samp)
+    assert res.landed, res.refusal
+    s[5] = np.float32(-0.3)  # u < 0: border texels on x
+    res, got = run("image_sample_lz dmask:0x1", 2, 1, [s, s], tex, sampler=samp)
+    assert res.refusal is not None and res.refusal.code == "image.custom_border_color"
 
 
 def test_linear_filtering_of_an_integer_format_refuses_and_point_is_exact():
