@@ -136,5 +136,39 @@ def test_gfx11_mips_arrays_compare_equal_lavapipe(name, mode, lavapipe_sample, t
 
 def test_mip_spirv_is_the_gfx1030_tests():
     """The gfx1100 builds' SPIR-V is the GFX10.3 tests' byte for byte (one shader, two targets)."""
-    for v in ("mip-w32", "mip-array-w32", "mip-3d-w32", "shadow-w32"):
+    for v in ("mip-w32", "mip-array-w32", "mip-3d-w32", "shadow-w32", "grad16-w32"):
         assert (FIX / f"{v}.spv").read_bytes() == (mips.FIX / f"{v}.spv").read_bytes(), v
+
+
+@pytest.mark.parametrize("mode", ["lane", pytest.param("wave", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("samp", ["point", "linear"])
+def test_gfx11_g16_a16_derivative_bias_forms_equal_32bit_and_lavapipe(
+    samp,
+    mode,
+    lavapipe_sample,  # noqa: F811
+    tmp_path,
+    monkeypatch,
+):
+    """grad16.comp (image_sample_d, _d_g16, their a16 forms, _d_o, _d_o_g16, image_sample_b and
+    its a16 form with the LOD from the quad's derivatives) on a 16x8 rgba16f chain of 5 levels
+    in GFX11's 4KB_D_X / 64KB_R_X: the 16-bit forms equal their 32-bit forms bit for bit, and
+    lavapipe (point bit for bit, linear within decision 0025's bound) -- the GFX10.3 test's
+    checks (tests/execute/test_sampling_g16_lavapipe.py)."""
+    from tests.execute import test_sampling_g16_lavapipe as g16
+
+    case = g16.make_case(samp, sw="4KB_S" if samp == "linear" else "64KB_S")
+    case.sw_mode = SW11[case.sw_mode]
+    tex = mips.texels(case)
+    c = g16.inputs(17 + ["linear", "point"].index(samp))
+    got = run_wavelift11(case, tex, c, mode, nres=g16.NRES)
+    for row, ref in ((1, 0), (2, 0), (3, 0), (5, 4), (7, 6)):
+        np.testing.assert_array_equal(got[:, row], got[:, ref], err_msg=f"row {row} vs {ref}")
+    monkeypatch.setattr(mips, "FIX", FIX)
+    want = mips.run_lavapipe(lavapipe_sample, tmp_path, case, tex, c, nres=g16.NRES)
+    if samp == "point":
+        np.testing.assert_array_equal(got, want)
+    else:
+        span = max(float(np.ptp(t.astype(np.float64))) for t in tex)
+        g, w = got.view(np.float32).astype(np.float64), want.view(np.float32).astype(np.float64)
+        bound = 2 * 2.0**-9 * span + 4 * float(np.spacing(np.float32(np.abs(w).max())))
+        assert np.abs(g - w).max() <= bound, (np.abs(g - w).max(), bound)
