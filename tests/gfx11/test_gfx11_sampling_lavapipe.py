@@ -66,7 +66,7 @@ def _lavapipe(monkeypatch, exe, tmp_path, fmt, texels, samp, c, shader, unnorm=0
 def test_sampling_spirv_is_the_gfx1030_tests():
     """The SPIR-V aco-compile wrote for gfx1100 is the GFX10.3 tests' byte for byte (one
     shader, two targets)."""
-    for v in ("sampling-w32", "sampling-uint-w32", "sampling-unnorm-w32"):
+    for v in ("sampling-w32", "sampling-uint-w32", "sampling-unnorm-w32", "half-w32"):
         assert (FIX / f"{v}.spv").read_bytes() == (lv.FIX / f"{v}.spv").read_bytes(), v
 
 
@@ -126,3 +126,51 @@ def test_gfx11_grad_sampling_equals_lavapipe(case, mode, lavapipe_sample, tmp_pa
     want = _lavapipe(monkeypatch, lavapipe_sample, tmp_path, fmt, texels, samp, c, "grad-w32")
     got = run_wavelift11("grad-w32", mode, fmt, texels, samp, c)
     lv.compare(fmt, samp, c, got, want, case, span=lv._span(texels))
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(
+    "case", ["rgba8-nearest-repeat", "rgba16f-nearest-border-white", "rgba8-linear-mirror-edge"]
+)
+def test_gfx11_d16_a16_sampling_equals_lavapipe_and_numpy(
+    case,
+    mode,
+    lavapipe_sample,  # noqa: F811
+    tmp_path,
+    monkeypatch,
+):
+    """half.comp's d16 and a16 lookups (image_sample_lz d16 / a16, image_sample_l a16 in NSA,
+    image_gather4_lz d16, a16 d16) on gfx1100, by the GFX10.3 test's checks
+    (tests/execute/test_sampling_half_lavapipe.py): d16 rows are the f32 lookups (sampling.comp
+    on gfx1100) rounded to f16, a16 rows the f32 lookups at the widened coordinates, bit for
+    bit; lavapipe's answers within its one-ulp UNORM reads (point, gathers) or decision 0025's
+    bound (linear)."""
+    from tests.execute import test_sampling_half_lavapipe as hf
+
+    fmt, samp = hf.CASES[case]
+    seed = 7 + sorted(hf.CASES).index(case)
+    texels = lv.texels_for(fmt, seed)
+    c = lv.inputs(seed + 100)
+    got = run_wavelift11("half-w32", mode, fmt, texels, samp, c)
+    want = _lavapipe(monkeypatch, lavapipe_sample, tmp_path, fmt, texels, samp, c, "half-w32")
+    f32 = run_wavelift11("sampling-w32", mode, fmt, texels, samp, c)
+    c16 = c.copy()
+    c16[:, :3] = c[:, :3].astype(np.float16).astype(np.float32)
+    f32_at16 = run_wavelift11("sampling-w32", mode, fmt, texels, samp, c16)
+    np.testing.assert_array_equal(hf.halves(got[:, 0]).view(np.uint16), hf.f16_of(f32[:, 0]).view(np.uint16))
+    np.testing.assert_array_equal(got[:, 1], f32_at16[:, 0])
+    np.testing.assert_array_equal(got[:, 3], f32_at16[:, 1])
+    assert (got[:, [0, 2, 4], 2:] == 0).all()
+    tol = 1 if fmt == "rgba8" else 0
+    for r in (2, 4):
+        assert hf.f16_ulps(hf.halves(got[:, r]), hf.halves(want[:, r])).max() <= tol, (case, r)
+    if samp[0] == samp[1] == lv.NEAREST:
+        assert hf.f16_ulps(hf.halves(got[:, 0]), hf.halves(want[:, 0])).max() <= tol, case
+        for r in (1, 3):
+            assert np.abs(got[:, r].astype(np.int64) - want[:, r].astype(np.int64)).max() <= tol, (case, r)
+    else:
+        g0, w0 = hf.halves(got[:, 0]).astype(np.float64), hf.halves(want[:, 0]).astype(np.float64)
+        assert np.abs(g0 - w0).max() <= 1 / 255 + 2.0**-11 + 1e-6, case
+        for r in (1, 3):
+            d = np.abs(got[:, r].view(np.float32).astype(np.float64) - want[:, r].view(np.float32))
+            assert d.max() <= 1 / 255 + 1e-6, (case, r)
