@@ -117,6 +117,8 @@ def test_gfx11_point_sample_unnormalized(clamp_x, wave, mode):
         ("min_lod_hi", {"MIN_LOD_HI": 1}, {}, "image.unsupported_descriptor"),
         # anisotropy (the same S# field as GFX10.3's)
         ("aniso", {}, {"MAX_ANISO_RATIO": 1}, "image.unsupported_sampler"),
+        # a REGISTER (custom) border colour: GFX11's table is not carried out (decision 0043)
+        ("custom_border", {}, {"BORDER_COLOR_TYPE": 3, "BORDER_COLOR_PTR": 1}, "image.custom_border_color"),
     ],
 )
 def test_gfx11_sampling_fields_not_carried_out_refuse(what, t_extra, s_extra, code):
