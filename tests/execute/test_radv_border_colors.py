@@ -13,7 +13,6 @@ a stream that never wrote TA_CS_BC_BASE_ADDR, and an entry outside the table (an
 
 from __future__ import annotations
 
-import gzip
 import os
 import shutil
 import struct
@@ -22,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from radv_fixtures import load_capture, read_bindings
 from testpaths import FIXTURES, ROOT
 
 from wavelift import Capture, replay
@@ -47,24 +47,14 @@ F32 = {
 }
 OURS = 7  # the shader's dispatch: after RADV's seven upload copies, before the read-backs
 SLOT = {0: 0, 1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 7: 6}
-_CAPS: dict[str, bytes] = {}
 
 
 def capture(name: str, tmp_path: Path) -> Capture:
-    if name not in _CAPS:
-        _CAPS[name] = gzip.decompress((FIX / "captures" / f"{name}.wlcap.gz").read_bytes())
-    p = tmp_path / f"{name}.wlcap"
-    p.write_bytes(_CAPS[name])
-    return Capture.load(p)
+    return load_capture(FIX / "captures" / f"{name}.wlcap.gz", tmp_path)
 
 
 def bindings(name: str) -> dict[int, dict[str, str]]:
-    out = {}
-    for line in (FIX / name / "buffers.txt").read_text().splitlines():
-        f = dict(kv.split("=", 1) for kv in line.split() if "=" in kv)
-        if "binding" in f:
-            out[int(f["binding"])] = f
-    return out
+    return read_bindings(FIX / name)
 
 
 def outputs(cap: Capture, name: str) -> tuple[np.ndarray, np.ndarray]:

@@ -15,7 +15,6 @@ pass's (16 MB, not committed).  A render target RADV compresses with DCC is refu
 
 from __future__ import annotations
 
-import gzip
 import os
 import re
 import shutil
@@ -24,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from radv_fixtures import binding_bytes, load_capture, read_bindings
 from testpaths import FIXTURES, ROOT
 
 from wavelift import Capture, replay
@@ -33,36 +33,18 @@ LVP_LIB = "/usr/lib/x86_64-linux-gnu/libvulkan_lvp.so"
 VK_HEADER = "/usr/include/vulkan/vulkan_core.h"
 BUILDS = ("w32", "w64", "navi10-w64")
 SHADERS = ("img_storage", "img_formats", "img_sample", "texel_buffers")
-_CAPS: dict[str, bytes] = {}
 BACKEND = "numpy"  # the GPU test below replays the same checks on CUDA (monkeypatched)
 
 
 def capture(name: str, tmp_path: Path) -> Capture:
-    """The committed capture, un-gzipped (gzip only keeps the fixture small; the .wlcap is
-    `wavelift import-radv`'s output byte for byte)."""
-    if name not in _CAPS:
-        _CAPS[name] = gzip.decompress((FIX / "captures" / f"{name}.wlcap.gz").read_bytes())
-    p = tmp_path / f"{name}.wlcap"
-    p.write_bytes(_CAPS[name])
-    return Capture.load(p)
+    return load_capture(FIX / "captures" / f"{name}.wlcap.gz", tmp_path)
 
 
 def bindings(name: str) -> dict[int, dict[str, str]]:
-    """buffers.txt: per binding of set 0, its fields (va, size; images also readback_va, bytes)."""
-    out = {}
-    for line in (FIX / name / "buffers.txt").read_text().splitlines():
-        f = dict(kv.split("=", 1) for kv in line.split() if "=" in kv)
-        if "binding" in f:
-            assert f["set"] == "0"
-            out[int(f["binding"])] = f
-    return out
+    return read_bindings(FIX / name)
 
 
-def result(cap: Capture, f: dict[str, str]) -> bytes:
-    """A binding's bytes after the replay: an image's read-back buffer, else the buffer."""
-    if "readback_va" in f:
-        return cap.read(int(f["readback_va"], 16), int(f["bytes"]))
-    return cap.read(int(f["va"], 16), int(f["size"]))
+result = binding_bytes
 
 
 def lavapipe(shader: str, binding: int) -> bytes:

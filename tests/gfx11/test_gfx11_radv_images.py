@@ -24,6 +24,7 @@ import re
 
 import numpy as np
 import pytest
+from radv_fixtures import binding_bytes, load_capture, read_bindings
 
 from wavelift import Capture, replay
 from wavelift.memory import tsharp
@@ -96,9 +97,7 @@ def test_radv_gfx11_tsharps_read_with_gfx11_fields(capture):
 
 
 def _fresh(name, tmp_path):
-    p = tmp_path / f"{name}.wlcap"
-    p.write_bytes(gzip.decompress((FIX / "captures" / f"radv-{name}.wlcap.gz").read_bytes()))
-    return Capture.load(p)
+    return load_capture(FIX / "captures" / f"radv-{name}.wlcap.gz", tmp_path)
 
 
 def _replayed(name, mode, tmp_path):
@@ -112,17 +111,11 @@ def _replayed(name, mode, tmp_path):
     return cap, _bindings(name)
 
 
-def _result(cap, f):
-    return cap.read(int(f["readback_va"], 16), int(f["bytes"]))
+_result = binding_bytes
 
 
 def _bindings(name):
-    out = {}
-    for ln in (FIX / "radv_images" / name / "buffers.txt").read_text().splitlines():
-        f = dict(kv.split("=", 1) for kv in ln.split() if "=" in kv)
-        if "binding" in f:
-            out[int(f["binding"])] = f
-    return out
+    return read_bindings(FIX / "radv_images" / name)
 
 
 def _equal_lavapipe(cap, b, shader, keys):
