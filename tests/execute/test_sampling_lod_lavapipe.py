@@ -44,6 +44,7 @@ from test_sampling_mips_lavapipe import (
     radv_sampler,
     radv_tsharp,
 )
+from tiled_upload import tiled_levels
 
 import wavelift
 from wavelift.driver.aco import IMAGE_FORMATS
@@ -175,15 +176,8 @@ def run_wavelift(case, tex, c, target="gfx1030", mode="wave", variant="w32", sam
     )
     s = L.Surface(MODE[sw], L.RSRC_2D, bpp.bit_length() - 1, w, h, 1, levels)
     assert L.supported(chip, s), sw
-    info = L.surface_info(s, chip)
-    size = info.slice_size * info.slices + 65536
-    mem = np.zeros(size, np.uint8)
-    for m, t in enumerate(tex):
-        _, th, tw, _ = t.shape
-        y, x = np.meshgrid(np.arange(th), np.arange(tw), indexing="ij")
-        offs = L.address(chip, s, x.ravel(), y.ravel(), np.zeros(x.size, np.int64), m).astype(np.int64)
-        mem[offs[:, None] + np.arange(bpp)] = t.reshape(-1).view(np.uint8).reshape(-1, bpp)
-    addr = dev.alloc_window(size, "img", align=65536, data=mem.tobytes())
+    mem = tiled_levels(chip, s, tex, bpp)
+    addr = dev.alloc_window(mem.size, "img", align=65536, data=mem.tobytes())
     inp = dev.upload(c)
     out = dev.upload(np.full((N, 2), 0x7FC0DEAD, np.uint32))
     rec = sh.prepare(groups=(1, 1, 1), buffers={(0, 1): inp, (0, 2): out})

@@ -20,6 +20,7 @@ import subprocess
 import numpy as np
 import pytest
 from testpaths import ROOT
+from tiled_upload import tiled_levels
 
 import wavelift
 from wavelift.driver.aco import IMAGE_FORMATS
@@ -211,16 +212,8 @@ def run_wavelift(case, tex, c, target="gfx1030", mode="wave", variant="w32", nre
     )
     s = L.Surface(MODE[case.sw_mode], rsrc, bpe_log2, case.w, case.h, case.d, case.levels)
     assert L.supported(chip, s), case.sw_mode
-    info = L.surface_info(s, chip)
-    size = info.slice_size * info.slices + 65536
-    mem = np.zeros(size, np.uint8)
-    for m, t in enumerate(tex):
-        sl, h, w, _ = t.shape
-        z, y, x = np.meshgrid(np.arange(sl), np.arange(h), np.arange(w), indexing="ij")
-        offs = L.address(chip, s, x.ravel(), y.ravel(), z.ravel(), m).astype(np.int64)
-        raw = t.reshape(-1).view(np.uint8).reshape(-1, bpp)
-        mem[offs[:, None] + np.arange(bpp)] = raw
-    addr = dev.alloc_window(size, "img", align=65536, data=mem.tobytes())
+    mem = tiled_levels(chip, s, tex, bpp)
+    addr = dev.alloc_window(mem.size, "img", align=65536, data=mem.tobytes())
     inp = dev.upload(c)
     out = dev.upload(np.full((N, nres, 4), 0x7FC0DEAD, np.uint32))
     rec = sh.prepare(groups=(1, 1, 1), buffers={(0, 1): inp, (0, 2): out})

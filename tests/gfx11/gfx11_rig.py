@@ -17,7 +17,9 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "execute"))
 from asm import HAVE_MC, assemble  # noqa: E402
 from harness import Rig, ptr  # noqa: E402
 
-__all__ = ["HAVE_MC", "Rig11", "encode_true16", "run11", "vop3_opsel", "words"]
+from wavelift.memory import tsharp  # noqa: E402
+
+__all__ = ["HAVE_MC", "Rig11", "encode_true16", "radv_tsharp11", "run11", "vop3_opsel", "words"]
 
 
 class Rig11(Rig):
@@ -67,3 +69,35 @@ def run11(src: str, inputs, n_out: int, mode: str, wave64: bool = False):
     block = (64 if wave64 else 32, 1, 1)
     res = r.run(r.config(user_sgprs=ptr(out) + ptr(inp), block=block), mode=mode)
     return res, r.read(out, np.uint32, n_out)
+
+
+def radv_tsharp11(addr, fmt10, w, h, depth, typ, sw_mode, levels, base_level, last_level, dst_sel):
+    """The GFX11 T# gfx10_make_texture_descriptor writes (tests/execute/test_sampling_mips_lavapipe's
+    radv_tsharp with GFX11's fields and format numbering: MAX_MIP in word 1, no RESOURCE_LEVEL,
+    PERF_MOD 4) for a view of levels base_level..last_level."""
+    name = tsharp.formats()[fmt10].name
+    (f11,) = [int(k) for k, e in tsharp.tables11()["formats"].items() if e["name"] == name]
+    vals = {
+        "BASE_ADDRESS_HI": (addr >> 40) & 0xFF,
+        "FORMAT": f11,
+        "MAX_MIP": levels - 1,
+        "WIDTH_LO": (w - 1) & 3,
+        "WIDTH_HI": (w - 1) >> 2,
+        "HEIGHT": h - 1,
+        "DST_SEL_X": dst_sel[0],
+        "DST_SEL_Y": dst_sel[1],
+        "DST_SEL_Z": dst_sel[2],
+        "DST_SEL_W": dst_sel[3],
+        "BASE_LEVEL": base_level,
+        "LAST_LEVEL": last_level,
+        "SW_MODE": sw_mode,
+        "TYPE": typ,
+        "DEPTH": depth - 1,
+        "PERF_MOD": 4,
+    }
+    d = [(addr >> 8) & 0xFFFFFFFF] + [0] * 7
+    for n, v in vals.items():
+        wd, lo, hi = tsharp.field_bits11(n)
+        assert v < 1 << (hi - lo + 1), n
+        d[wd] |= v << lo
+    return d

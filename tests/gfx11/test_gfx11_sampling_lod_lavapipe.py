@@ -15,6 +15,8 @@ import struct
 
 import numpy as np
 import pytest
+from gfx11_rig import radv_tsharp11
+from tiled_upload import tiled_levels
 
 import tests.execute.conftest  # noqa: F401  (puts tests/execute on sys.path for the modules below)
 import wavelift
@@ -36,37 +38,6 @@ CASES = {
 }
 
 
-def radv_tsharp11(addr, fmt10, w, h, sw_mode, levels, base_level, last_level):
-    """The GFX11 T# gfx10_make_texture_descriptor writes for a 2-D view of levels
-    base_level..last_level (GFX11's fields and format numbering; MAX_MIP in word 1, no
-    RESOURCE_LEVEL, PERF_MOD 4)."""
-    name = tsharp.formats()[fmt10].name
-    (f11,) = [int(k) for k, e in tsharp.tables11()["formats"].items() if e["name"] == name]
-    vals = {
-        "BASE_ADDRESS_HI": (addr >> 40) & 0xFF,
-        "FORMAT": f11,
-        "MAX_MIP": levels - 1,
-        "WIDTH_LO": (w - 1) & 3,
-        "WIDTH_HI": (w - 1) >> 2,
-        "HEIGHT": h - 1,
-        "DST_SEL_X": 4,
-        "DST_SEL_Y": 5,
-        "DST_SEL_Z": 6,
-        "DST_SEL_W": 7,
-        "BASE_LEVEL": base_level,
-        "LAST_LEVEL": last_level,
-        "SW_MODE": sw_mode,
-        "TYPE": tsharp.TYPE_2D,
-        "PERF_MOD": 4,
-    }
-    d = [(addr >> 8) & 0xFFFFFFFF] + [0] * 7
-    for n, v in vals.items():
-        wd, lo, hi = tsharp.field_bits11(n)
-        assert v < 1 << (hi - lo + 1), n
-        d[wd] |= v << lo
-    return d
-
-
 def run_wavelift11(case, tex, c, mode):
     (w, h), levels, base, count, (lo, hi), sw = case
     dev = wavelift.Device("gfx1100", backend="numpy", mode=mode)
@@ -75,21 +46,16 @@ def run_wavelift11(case, tex, c, mode):
     chip = L.Chip.from_gb_addr_config(dev.gb_addr_config, rbplus=True, gfx11=True)
     s = L.Surface(MODE11[sw], L.RSRC_2D, bpp.bit_length() - 1, w, h, 1, levels)
     assert L.supported(chip, s), sw
-    info = L.surface_info(s, chip)
-    size = info.slice_size * info.slices + 65536
-    mem = np.zeros(size, np.uint8)
-    for m, t in enumerate(tex):
-        _, th, tw, _ = t.shape
-        y, x = np.meshgrid(np.arange(th), np.arange(tw), indexing="ij")
-        offs = L.address(chip, s, x.ravel(), y.ravel(), np.zeros(x.size, np.int64), m).astype(np.int64)
-        mem[offs[:, None] + np.arange(bpp)] = t.reshape(-1).view(np.uint8).reshape(-1, bpp)
-    addr = dev.alloc_window(size, "img", align=65536, data=mem.tobytes())
+    mem = tiled_levels(chip, s, tex, bpp)
+    addr = dev.alloc_window(mem.size, "img", align=65536, data=mem.tobytes())
     inp = dev.upload(c)
     out = dev.upload(np.full((lod.N, 2), 0x7FC0DEAD, np.uint32))
     rec = sh.prepare(groups=(1, 1, 1), buffers={(0, 1): inp, (0, 2): out})
     binding = next(b for b in sh.sets[0]["bindings"] if b["binding"] == 0)
     at = rec.extra["sets"][0] + int(binding["offset"])
-    t = radv_tsharp11(addr, fmt, w, h, MODE11[sw], levels, base, base + count - 1)
+    t = radv_tsharp11(
+        addr, fmt, w, h, 1, tsharp.TYPE_2D, MODE11[sw], levels, base, base + count - 1, (4, 5, 6, 7)
+    )
     samp10 = mips.radv_sampler(
         mips.LINEAR, mips.LINEAR, mips.LINEAR, mips.REPEAT, mips.EDGE, mips.EDGE, lo, hi
     )

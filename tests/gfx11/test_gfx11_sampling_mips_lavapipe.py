@@ -18,6 +18,8 @@ import struct
 
 import numpy as np
 import pytest
+from gfx11_rig import radv_tsharp11
+from tiled_upload import tiled_levels
 
 import tests.execute.conftest  # noqa: F401  (puts tests/execute on sys.path for the modules below)
 import wavelift
@@ -44,37 +46,6 @@ def case11(name):
     return c
 
 
-def radv_tsharp11(addr, fmt10, w, h, depth, typ, sw_mode, levels, base_level, last_level, dst_sel):
-    """The GFX11 T# gfx10_make_texture_descriptor writes (the GFX10.3 test's radv_tsharp with
-    GFX11's fields and format numbering: MAX_MIP in word 1, no RESOURCE_LEVEL, PERF_MOD 4)."""
-    name = tsharp.formats()[fmt10].name
-    (f11,) = [int(k) for k, e in tsharp.tables11()["formats"].items() if e["name"] == name]
-    vals = {
-        "BASE_ADDRESS_HI": (addr >> 40) & 0xFF,
-        "FORMAT": f11,
-        "MAX_MIP": levels - 1,
-        "WIDTH_LO": (w - 1) & 3,
-        "WIDTH_HI": (w - 1) >> 2,
-        "HEIGHT": h - 1,
-        "DST_SEL_X": dst_sel[0],
-        "DST_SEL_Y": dst_sel[1],
-        "DST_SEL_Z": dst_sel[2],
-        "DST_SEL_W": dst_sel[3],
-        "BASE_LEVEL": base_level,
-        "LAST_LEVEL": last_level,
-        "SW_MODE": sw_mode,
-        "TYPE": typ,
-        "DEPTH": depth - 1,
-        "PERF_MOD": 4,
-    }
-    d = [(addr >> 8) & 0xFFFFFFFF] + [0] * 7
-    for n, v in vals.items():
-        wd, lo, hi = tsharp.field_bits11(n)
-        assert v < 1 << (hi - lo + 1), n
-        d[wd] |= v << lo
-    return d
-
-
 def run_wavelift11(case, tex, c, mode, nres=4):
     dev = wavelift.Device("gfx1100", backend="numpy", mode=mode)
     sh = dev.load_aco_shader(str(FIX / f"{case.shader}.json"))
@@ -84,15 +55,8 @@ def run_wavelift11(case, tex, c, mode, nres=4):
     rsrc = L.RSRC_3D if case.view == mips.VIEW_3D else L.RSRC_2D
     s = L.Surface(MODE11[case.sw_mode], rsrc, bpp.bit_length() - 1, case.w, case.h, case.d, case.levels)
     assert L.supported(chip, s), case.sw_mode
-    info = L.surface_info(s, chip)
-    size = info.slice_size * info.slices + 65536
-    mem = np.zeros(size, np.uint8)
-    for m, t in enumerate(tex):
-        sl, h, w, _ = t.shape
-        z, y, x = np.meshgrid(np.arange(sl), np.arange(h), np.arange(w), indexing="ij")
-        offs = L.address(chip, s, x.ravel(), y.ravel(), z.ravel(), m).astype(np.int64)
-        mem[offs[:, None] + np.arange(bpp)] = t.reshape(-1).view(np.uint8).reshape(-1, bpp)
-    addr = dev.alloc_window(size, "img", align=65536, data=mem.tobytes())
+    mem = tiled_levels(chip, s, tex, bpp)
+    addr = dev.alloc_window(mem.size, "img", align=65536, data=mem.tobytes())
     inp = dev.upload(c)
     out = dev.upload(np.full((mips.N, nres, 4), 0x7FC0DEAD, np.uint32))
     rec = sh.prepare(groups=(1, 1, 1), buffers={(0, 1): inp, (0, 2): out})
