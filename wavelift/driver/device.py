@@ -138,18 +138,24 @@ def _launch_key(groups, block, args, global_size, global_offset, dims, dynamic_s
 def _grid_key(v: tuple):
     """_value_key(v) for a tuple of the launch's grid arguments, with its common elements (None,
     ints, tuples of ints) keyed inline: the same key _value_key gives (anything else: its)."""
-    if all(type(x) is int for x in v):
-        return (tuple, v)
     out = []
-    for x in v:
+    ints = True
+    for x in v:  # (loops, not generators: this runs every launch)
         t = type(x)
-        if x is None or t is int:
+        if t is int:
             out.append((t, x))
-        elif t is tuple and all(type(y) is int for y in x):
+            continue
+        ints = False
+        if x is None:
+            out.append((t, x))
+        elif t is tuple:
+            for y in x:
+                if type(y) is not int:
+                    return _value_key(v)
             out.append((t, x))
         else:
             return _value_key(v)
-    return (tuple, tuple(out))
+    return (tuple, v) if ints else (tuple, tuple(out))
 
 
 class Device:
@@ -288,8 +294,10 @@ class Device:
         if n == size:
             if cur.data == src:
                 return
-        elif cur[:n].data == src and not cur[n:].any():
-            return
+        else:
+            tail = cur[n:].data  # (zeros compared as bytes: a memcmp, not an array reduction)
+            if cur[:n].data == src and tail == bytes(len(tail)):
+                return
         v = mem.view(addr, size)
         if n:
             v[:n] = np.frombuffer(src, np.uint8)

@@ -396,7 +396,10 @@ class Resident:
         return st
 
     def _kept(self, arena) -> bool:
-        return any(st[0] is arena for st in self._staging.values())
+        for st in self._staging.values():  # (a loop: twice per dispatch)
+            if st[0] is arena:
+                return True
+        return False
 
     def launched(self, arena) -> None:
         """A kernel may have stored into ``arena``: nothing in it is known to equal the device

@@ -12,6 +12,7 @@ running off its end and non-RNE rounding are flags in the status words.
 
 from __future__ import annotations
 
+import sys
 import time
 from bisect import bisect_right
 
@@ -189,9 +190,12 @@ def _no_scratch(res):
 
 
 def _cupy():
-    import cupy
-
-    return cupy
+    """The cupy module: the one ``import cupy`` gives (sys.modules' first; no import statement
+    per dispatch once it is there -- a stand-in installed there is the one taken)."""
+    cp = sys.modules.get("cupy")
+    if cp is None:
+        import cupy as cp
+    return cp
 
 
 class Runtime:
@@ -519,8 +523,9 @@ class Runtime:
             m.hints = host[HINTS_AT : HINTS_AT + 4 * nslots].view(np.uint32).astype(np.int64)
         status = host[STATS_BYTES : STATS_BYTES + 64].view(np.uint32)
         stats = host[:STATS_BYTES].view(np.uint64)
-        counted = stats[8:].reshape(-1, 2).sum(axis=0)  # (slot k: [8 + 2k], [9 + 2k])
-        self.instructions, self.lane_instructions = int(counted[0]), int(counted[1])
+        # (slot k: [8 + 2k], [9 + 2k]; two strided sums: the same uint64 sums as a reshape's
+        # axis-0 sum, a third of its time)
+        self.instructions, self.lane_instructions = int(stats[8::2].sum()), int(stats[9::2].sum())
         self.escape_count = int(stats[2])
         recorded = min(int(status[4]), 16)
         esc = (
