@@ -213,6 +213,7 @@ def _memory(spans: list[tuple[int, int]]):
     from ..memory.guest import GuestMemory
 
     mem = GuestMemory()  # (a host heap below 4 GiB is traced: tracer._low)
+    mem.single_use = True  # (one dispatch: the tracer keeps nothing on it)
     for start, end in spans:
         mem.add(start, _host_view(start, end - start), name=f"host {start:#x}")
     return mem

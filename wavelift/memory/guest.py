@@ -148,6 +148,9 @@ class GuestMemory:
         self._index_log: list | None = []  # allocations added since _index was built
         # the tracer's windows per (user data, scratch roots): tracer.trace
         self.trace_cache: dict = {}
+        # True: made for one dispatch and then dropped (the tinygrad hook's host memory): the
+        # tracer keeps nothing on it (no scan or trace cache, no digests of the bytes it scans)
+        self.single_use = False
         # None, or the CUDA backend's device copies of these allocations (decision 0026)
         self.resident = None
 
@@ -168,6 +171,7 @@ class GuestMemory:
         self.__dict__.setdefault("_index", None)
         self.__dict__.setdefault("_index_log", [])
         self.__dict__.setdefault("trace_cache", {})
+        self.__dict__.setdefault("single_use", False)
 
     def address_index(self):
         """(starts, ends, (lo, hi)): the allocations' 48-bit start and end addresses as uint64

@@ -119,6 +119,81 @@ def _all_candidates(words: np.ndarray, low: bool = False):
     return _all_candidates64(words, low)
 
 
+REACH_RANGES = 4  # _reach: at most this many runs of 4 GiB regions, else the hull alone
+
+
+def _reach(memory) -> tuple | None:
+    """What _reachable_candidates32 filters by: (lo, hi, regions) -- the 48-bit hull of the
+    memory's allocations, and the 4 GiB regions (address bits 47:32) they touch as at most
+    REACH_RANGES inclusive runs (lo16, hi16), or None (more runs: the hull alone); None when
+    there is no allocation."""
+    starts, ends, hull = memory.address_index()
+    if hull is None:
+        return None
+    runs: list[list[int]] = []
+    for s, e in zip((starts >> np.uint64(32)).tolist(), ((ends - np.uint64(1)) >> np.uint64(32)).tolist()):
+        if runs and s <= runs[-1][1] + 1:
+            runs[-1][1] = max(runs[-1][1], e)
+        else:
+            runs.append([s, e])
+    regions = tuple((s, e) for s, e in runs) if len(runs) <= REACH_RANGES else None
+    return (hull[0], hull[1], regions)
+
+
+def _in_regions(h: np.ndarray, regions) -> np.ndarray | None:
+    """Whether each uint32 of ``h`` (address bits 47:32) is in one of ``regions``; None: all."""
+    if regions is None:
+        return None
+    m = None
+    for lo, hi in regions:
+        r = (h == np.uint32(lo)) if lo == hi else ((h >= np.uint32(lo)) & (h <= np.uint32(hi)))
+        m = r if m is None else (m | r)
+    return m
+
+
+def _reachable_candidates32(u: np.ndarray, low: bool, reach: tuple):
+    """_all_candidates32's arrays less candidates that can be in no allocation: those outside
+    the allocations' hull or the 4 GiB regions they touch (``reach``: _reach), tested on the
+    32-bit words before any 64-bit address is built.  The kept ones stay in their order, so
+    each allocation's first candidate (_first_per_target) is the same: a candidate dropped here
+    is one the hit test rejects.  Most of a scanned data buffer's words are RADV candidates
+    (every nonzero word: region 0x8000) and few of its pairs fall in the regions."""
+    lo, hi, regions = np.uint64(reach[0]), np.uint64(reach[1]), reach[2]
+    addrs, idxs = [], []
+
+    def inside(a, i):
+        k = (a >= lo) & (a < hi)
+        addrs.append(a[k])
+        idxs.append(i[k])
+
+    def sel(m, pre):
+        return np.flatnonzero(m if pre is None else (m & pre))
+
+    if u.size >= 2:
+        h = u[1:] & np.uint32(0xFFFF)
+        pre = _in_regions(h, regions)
+        # _all_candidates32's test: (lo32 | hi16) != 0 with ``low``, else hi16 != 0
+        i = sel((u[:-1] | h) != 0 if low else h != 0, pre)
+        inside(u[i].astype(np.uint64) | (h[i].astype(np.uint64) << np.uint64(32)), i)
+    radv_hi = RADV48 >> 32
+    if regions is None or any(a <= radv_hi <= b for a, b in regions):
+        is_radv = u == np.uint32(RADV_HI)
+        i = np.flatnonzero(is_radv)
+        i = i[i > 0]
+        inside(np.uint64(RADV48) | u[i - 1].astype(np.uint64), i - 1)
+        i = np.flatnonzero((u != 0) & ~is_radv)
+        inside(np.uint64(RADV48) | u[i].astype(np.uint64), i)
+    if u.size >= 4:
+        # image T# (dwords 0-3): bits 47:32 of BASE_ADDRESS are dword1[7:0] << 8 | dword0 >> 24
+        pre = _in_regions(((u[1:-2] & np.uint32(0xFF)) << np.uint32(8)) | (u[:-3] >> np.uint32(24)), regions)
+        i = sel((u[3:] >> np.uint32(28)) >= 8, pre)
+        w0, w1 = u[i].astype(np.uint64), u[i + 1].astype(np.uint64)
+        inside((w0 | ((w1 & np.uint64(0xFF)) << np.uint64(32))) << np.uint64(8), i)
+    if not addrs:  # (fewer than 2 words and no RADV region)
+        return np.zeros(0, np.uint64), np.zeros(0, np.intp)
+    return np.concatenate(addrs), np.concatenate(idxs)
+
+
 def _all_candidates32(u: np.ndarray, low: bool):
     """_all_candidates64 of uint32 words, the same arrays: each test made on the 32-bit words,
     the 64-bit addresses built for the candidates found only (a scan's 16 K words: a third of
@@ -198,7 +273,16 @@ def _scan(memory, a, hit, scanned=None):
     per allocation reached (_first_per_target).  The
     unfiltered candidates depend on those bytes only: they are kept on the memory, by address,
     length and a digest of the bytes (a data buffer scanned again costs a hash and the hit test).
+    A single-use memory, which nothing scans twice, keeps nothing and hashes nothing: its
+    candidates are those that can be in an allocation (_reachable_candidates32, the same
+    result).
     ``scanned``: a list to which [a, n, digest, stamp] is appended (trace's cache checks them)."""
+    if scanned is None and getattr(memory, "single_use", False):
+        data = _head(memory, a)
+        reach = _reach(memory)
+        if not data.size or reach is None:
+            return []
+        return _first_per_target(_reachable_candidates32(data.view(np.uint32), _low(memory), reach), hit)
     stamp = content_stamp(memory, a) if scanned is not None else None
     n, digest = _scanned(memory, a)
     if scanned is not None:
@@ -265,6 +349,8 @@ def trace(memory, config, program_alloc=None, scratch_roots=None, key=None) -> l
     if key is None:
         key = trace_key(config, scratch_roots)
     skip = key[1]
+    if getattr(memory, "single_use", False):  # (traced once: nothing kept)
+        return _trace(memory, config, skip, None)
     cache = memory.trace_cache
     hit = cache.get(key)
     if hit is not None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import struct
 import zlib
+from bisect import bisect_left
 from collections.abc import Callable
 
 import numpy as np
@@ -383,6 +384,21 @@ def _plain(x):
 
 _NOKEY = ("nokey",)
 
+# (PIECE_CUT, an instruction's words) -> whether a piece may start before it: the CRC-32 rule
+# of PieceCache._cuts, kept (a pure function of the key; at most PIECE_LIMIT entries)
+_CUT_BEFORE: dict = {}
+
+
+def _cut_before(words) -> bool:
+    key = (PIECE_CUT, tuple(words))
+    r = _CUT_BEFORE.get(key)
+    if r is None:
+        r = zlib.crc32(repr(key[1]).encode()) % PIECE_CUT == 0
+        if len(_CUT_BEFORE) >= PIECE_LIMIT:
+            _CUT_BEFORE.clear()
+        _CUT_BEFORE[key] = r
+    return r
+
 
 class PieceCache:
     """Compiled pieces of blocks kept across programs (decision 0040), while ``on`` (the tinygrad
@@ -429,7 +445,7 @@ class PieceCache:
         for k in range(len(bounds) - 1):
             ops = blk.ops[bounds[k] : bounds[k + 1]]
             last = k == len(bounds) - 2
-            instrs = [i for i in blk.instrs if starts[k] <= i < starts[k + 1]]
+            instrs = blk.instrs[bisect_left(blk.instrs, starts[k]) : bisect_left(blk.instrs, starts[k + 1])]
             sub = dataclasses.replace(
                 blk,
                 instrs=instrs,
@@ -459,7 +475,7 @@ class PieceCache:
         last_use: dict[int, int] = {}
         for i, op in enumerate(ops):
             for x in op.args:
-                if isinstance(x, Value):
+                if x.__class__ is Value:
                     last_use[x.id] = i
         end = len(ops)
         for x in blk.term[1:]:
@@ -467,12 +483,14 @@ class PieceCache:
                 last_use[x.id] = end
         cuts = []
         reach = -1  # the last use of any value made so far
+        prev = None
+        instructions = program.instructions
         for i, op in enumerate(ops):
-            if i and op.instr != ops[i - 1].instr and reach < i:
-                ins = program.instructions[op.instr]
-                words = getattr(ins, "words", None)
-                if words is not None and zlib.crc32(repr(tuple(words)).encode()) % PIECE_CUT == 0:
+            if i and op.instr != prev and reach < i:
+                words = getattr(instructions[op.instr], "words", None)
+                if words is not None and _cut_before(words):
                     cuts.append(i)
+            prev = op.instr
             if op.out is not None:
                 reach = max(reach, last_use.get(op.out.id, -1))
         return cuts
