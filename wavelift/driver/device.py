@@ -59,6 +59,7 @@ DEFAULT_STACK_SIZE = 1024  # per-work-item stack for USES_DYNAMIC_STACK kernels 
 
 
 AGAIN_ENTRIES = 16  # streams a Device(record=False) keeps for _run_again
+PUT_COPY_BYTES = 1 << 16  # Device.put compares ranges up to this size as a bytes copy
 
 
 @dataclass(frozen=True)
@@ -285,19 +286,19 @@ class Device:
         already holds is not written, so a device copy of it stays as it was, same stamp:
         decision 0029).  The bytes are compared as the memory holds them now (peek: a device
         copy's newer bytes come down first), so the memory ends the same either way."""
-        src = b"" if data is None else memoryview(data).cast("B")
+        src = data if type(data) is bytes else b"" if data is None else memoryview(data).cast("B")
         n = len(src)
         if n > size:
             raise ValueError(f"{n} bytes of data for a {size}-byte allocation")
         mem = self.memory
-        cur = mem.peek(addr, size)
+        # (a small range compared as a bytes copy -- read pulls as peek does --, a large one in
+        # place; zeros compared as bytes: a memcmp, not an array reduction)
+        cur = mem.read(addr, size) if size <= PUT_COPY_BYTES else mem.peek(addr, size).data
         if n == size:
-            if cur.data == src:
+            if cur == src:
                 return
-        else:
-            tail = cur[n:].data  # (zeros compared as bytes: a memcmp, not an array reduction)
-            if cur[:n].data == src and tail == bytes(len(tail)):
-                return
+        elif cur[:n] == src and cur[n:] == bytes(size - n):
+            return
         v = mem.view(addr, size)
         if n:
             v[:n] = np.frombuffer(src, np.uint8)
@@ -463,7 +464,7 @@ class Device:
             return dw, self._run(dw)
         # record=False: a launch's stream is a pure function of (registers, dims, initiator);
         # a repeat of one seen before skips building, walking and build_config (_run_again)
-        key = (tuple(registers.items()), tuple(int(d) for d in dims), int(initiator), self.gb_addr_config)
+        key = (tuple(registers.items()), tuple(map(int, dims)), int(initiator), self.gb_addr_config)
         entry = self._again.get(key)
         if entry is not None:
             done, result = self._run_again(entry)

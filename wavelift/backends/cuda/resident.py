@@ -347,7 +347,8 @@ class Resident:
         e = self.entries.get(alloc)
         if e is None or e.shared:
             return None
-        self.settle(e, alloc)
+        if e.shadow is not None and e.version != e.clean and e.host_dirty:  # (settle's own test)
+            self.settle(e, alloc)
         return e.version
 
     @staticmethod
@@ -574,8 +575,12 @@ class Resident:
         total = 0
         for k, sp in hit.items():
             w, o, (e, at) = win.windows[k], int(win.offs[k]), plan[k]
-            lo = min(a for a, _ in sp) - w.address
-            hi = max(a + n for a, n in sp) - w.address
+            if len(sp) == 1:  # (one span: its own bounds, no generators)
+                lo = sp[0][0] - w.address
+                hi = lo + sp[0][1]
+            else:
+                lo = min(a for a, _ in sp) - w.address
+                hi = max(a + n for a, n in sp) - w.address
             self.ops.commit(e.buf, at + lo, arena, o + lo, written, hi - lo)
             e.version = next(_VERSIONS)
             e.shadow = e.clean = None  # (the device holds newer bytes)
