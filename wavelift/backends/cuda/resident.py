@@ -553,11 +553,19 @@ class Resident:
             arena = self.ops.zeros(win.nbytes + 8)
         st = self._arena_state.get(id(arena))
         known = st[2] if st is not None and st[0] is arena and st[1] is win.layout else None
-        for k, (w, o, (e, at)) in enumerate(zip(win.windows, win.offs.tolist(), plan)):
-            if known is not None and known[k][0] is e and known[k][1] == e.version:
-                continue  # (there already: the device copy has not changed since)
-            self.ops.copy(arena, o, e.buf, at, w.size)
-        if self._kept(arena):
+        lay = getattr(win, "layout", None)
+        offs = lay.offs if lay is not None else [int(o) for o in win.offs]  # (as spans: ints)
+        windows = win.windows
+        copied = known is None
+        for k, (e, at) in enumerate(plan):
+            if known is not None:
+                was = known[k]
+                if was[0] is e and was[1] == e.version:
+                    continue  # (there already: the device copy has not changed since)
+            self.ops.copy(arena, offs[k], e.buf, at, windows[k].size)
+            copied = True
+        # (nothing copied: the state noted is already this plan's entries at these versions)
+        if copied and self._kept(arena):
             self._arena_state[id(arena)] = (arena, win.layout, [(e, e.version) for e, _ in plan])
         return arena
 
