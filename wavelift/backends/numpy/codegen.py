@@ -389,6 +389,23 @@ _NOKEY = ("nokey",)
 _CUT_BEFORE: dict = {}
 
 
+# (piece source, MODE) -> its code object: a new piece whose source another piece already had
+# (another key, the same text) is not compiled again; the code runs in its own lowering's
+# namespace (its constants K), so it is exactly a fresh compile (at most PIECE_LIMIT entries)
+_PIECE_CODE: dict = {}
+
+
+def _piece_code(src: str, mode: int):
+    key = (src, mode)
+    code = _PIECE_CODE.get(key)
+    if code is None:
+        code = compile(src, f"<wavelift-piece-mode-{mode:#x}>", "exec")
+        if len(_PIECE_CODE) >= PIECE_LIMIT:
+            _PIECE_CODE.clear()
+        _PIECE_CODE[key] = code
+    return code
+
+
 def _cut_before(words) -> bool:
     key = (PIECE_CUT, tuple(words))
     r = _CUT_BEFORE.get(key)
@@ -507,7 +524,7 @@ class PieceCache:
         low.ib = base
         src = low.block_source(sub, mode, live)
         ns = low.namespace()
-        exec(compile(src, f"<wavelift-piece-mode-{mode:#x}>", "exec"), ns)
+        exec(_piece_code(src, mode), ns)
         f = ns[f"blk_{sub.index}"]
         if key is not None:
             if len(self.fns) >= PIECE_LIMIT:
