@@ -246,11 +246,13 @@ class WindowSet:
             if self.maybe_written is not None and k not in self.maybe_written:
                 continue
             m = self.written[o : o + w.size]
-            marked = np.count_nonzero(m)
-            if marked == 0:
+            if not m.size:
                 continue
-            if marked == m.size:  # the whole window (one span, no run search)
+            # (min / max over the bytes: ~3x faster than count_nonzero, the same two answers)
+            if m.min():  # the whole window (one span, no run search)
                 out.append((w.address, w.size))
+                continue
+            if not m.max():
                 continue
             m = m != 0
             # run boundaries from one comparison of neighbours (no int8 copy, no diff)
