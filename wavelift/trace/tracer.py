@@ -345,8 +345,9 @@ def trace(memory, config, program_alloc=None, scratch_roots=None, key=None) -> l
     trace reads, so a hit returns exactly what tracing again would (checked against
     ``trace_uncached`` in tests/memory/test_trace_cache.py).  The same bytes: an allocation's
     ``content_stamp`` as it was when it was last checked (device copies: nothing wrote it since,
-    decision 0029), else the digest of its scanned head again (read, hashed; the stamp is then
-    noted for the next check).  A refusal is not cached.  ``key``: trace_key(config,
+    decision 0029), else the digest of its scanned head again (read; hashed only where its bytes
+    differ from the copy last hashed for that allocation, _same; the stamp is then noted for
+    the next check).  A refusal is not cached.  ``key``: trace_key(config,
     scratch_roots) when the caller has it (execute's prepared record)."""
     if key is None:
         key = trace_key(config, scratch_roots)
