@@ -22,9 +22,12 @@ for f in addrinterface core/addrelemlib core/addrlib core/addrlib1 core/addrlib2
     o="$OUT/obj-release/$(basename $f).o"
     if [ ! -f "$o" ] || [ "$A/src/$f.cpp" -nt "$o" ]; then
         # shellcheck disable=SC2086  # $INC and $FLAGS are several options
-        g++ $FLAGS $INC -c "$A/src/$f.cpp" -o "$o"
+        g++ $FLAGS $INC -c "$A/src/$f.cpp" -o "$o.$$" && mv -f "$o.$$" "$o"
     fi
 done
 # shellcheck disable=SC2086
-g++ $FLAGS $INC "$D/addr_oracle.cpp" "$OUT"/obj-release/*.o -o "$OUT/addr_oracle"
+# written under a private name and renamed: test workers may build it at the same time, and one
+# must never run (or link) another's half-written file
+g++ $FLAGS $INC "$D/addr_oracle.cpp" "$OUT"/obj-release/*.o -o "$OUT/addr_oracle.$$"
+mv -f "$OUT/addr_oracle.$$" "$OUT/addr_oracle"
 echo "$OUT/addr_oracle"
