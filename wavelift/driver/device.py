@@ -291,14 +291,17 @@ class Device:
         if n > size:
             raise ValueError(f"{n} bytes of data for a {size}-byte allocation")
         mem = self.memory
-        # (a small range compared as a bytes copy -- read pulls as peek does --, a large one in
-        # place; zeros compared as bytes: a memcmp, not an array reduction)
-        cur = mem.read(addr, size) if size <= PUT_COPY_BYTES else mem.peek(addr, size).data
-        if n == size:
-            if cur == src:
+        # (a small range compared as a bytes copy -- read pulls as peek does -- with its zero
+        # tail as bytes, a memcmp; a large one in place, its tail by an array reduction: no
+        # zero buffer the size of the allocation)
+        if size <= PUT_COPY_BYTES:
+            cur = mem.read(addr, size)
+            if cur == src if n == size else cur[:n] == src and cur[n:] == bytes(size - n):
                 return
-        elif cur[:n] == src and cur[n:] == bytes(size - n):
-            return
+        else:
+            arr = mem.peek(addr, size)
+            if arr[:n].data == src and not arr[n:].any():
+                return
         v = mem.view(addr, size)
         if n:
             v[:n] = np.frombuffer(src, np.uint8)

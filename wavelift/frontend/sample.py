@@ -177,7 +177,7 @@ def _custom_border(b: Builder, s: list, live: Value, is_reg: Value, bc_sw: Value
     one of the format's (encode then decode does not give it back bit for bit), a NaN, an
     infinity or an f32 denormal, a USCALED/SSCALED/5_9_9_9 format, or a DST_SEL reading a
     channel the format lacks."""
-    base = getattr(b, "border_color_base", None)
+    base = b.border_color_base
     if base is None:
         return None
     ptr = _sf(b, s, "BORDER_COLOR_PTR")

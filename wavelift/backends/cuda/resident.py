@@ -347,16 +347,21 @@ class Resident:
         e = self.entries.get(alloc)
         if e is None or e.shared:
             return None
-        if e.shadow is not None and e.version != e.clean and e.host_dirty:  # (settle's own test)
+        if Resident.may_settle(e):  # (most stamps: nothing to settle, no call)
             self.settle(e, alloc)
         return e.version
+
+    @staticmethod
+    def may_settle(e) -> bool:
+        """Whether settle can change ``e``: a shadow kept, host writes since the clean version."""
+        return e.shadow is not None and e.version != e.clean and bool(e.host_dirty)
 
     @staticmethod
     def settle(e, alloc) -> None:
         """A small allocation the host wrote again with the bytes its device copy holds (a
         Device's kernargs and dispatch packet, rewritten each launch): nothing to upload, and
         its version goes back to the one those bytes had (the same bytes: the same stamp)."""
-        if e.shadow is None or e.version == e.clean or not e.host_dirty:
+        if not Resident.may_settle(e):
             return
         data = alloc._data
         if all(np.array_equal(data[lo:hi], e.shadow[lo:hi]) for lo, hi in e.host_dirty.ranges()):
