@@ -224,12 +224,12 @@ WL_DEVICE f16 wl_rndne(f16 x) { return wl_f2h(wl_rndne(wl_h2f(x))); }
 WL_DEVICE f32 wl_fract(f32 x) {
   if (isinf(x)) return wl_dnan(x);                     /* inf - floor(inf): invalid */
   f32 r = __fsub_rn(x, floorf(x)); const f32 om = __uint_as_float(0x3f7fffffu);
-  return (r != r) ? r : (r < om ? r : om);
+  return wl_nf1((r != r) ? r : (r < om ? r : om), x);  /* a NaN x: its payload (GPUs: canonical) */
 }
 WL_DEVICE f64 wl_fract(f64 x) {
   if (isinf(x)) return wl_dnan(x);
   f64 r = __dsub_rn(x, floor(x)); const f64 om = __longlong_as_double(0x3fefffffffffffffll);
-  return (r != r) ? r : (r < om ? r : om);
+  return wl_nf1((r != r) ? r : (r < om ? r : om), x);
 }
 WL_DEVICE f16 wl_fract(f16 x) {
   f32 v = wl_h2f(x);
@@ -237,13 +237,13 @@ WL_DEVICE f16 wl_fract(f16 x) {
   f16 fl = wl_f2h(floorf(v));
   f16 d = wl_f2h(__fsub_rn(v, wl_h2f(fl)));
   f32 dv = wl_h2f(d);
-  if (dv != dv) return d;
+  if (dv != dv) return wl_f2h(wl_q(v));                /* x's payload, quieted */
   if (d.b == 0x3c00u || dv > 0.99951171875f) { r.b = 0x3bffu; return r; }
   return d;
 }
 WL_DEVICE f32 wl_sqrt(f32 x) { return wl_nf1(__fsqrt_rn(x), x); }
 WL_DEVICE f64 wl_sqrt(f64 x) { return wl_nf1(__dsqrt_rn(x), x); }
-WL_DEVICE f16 wl_sqrt(f16 x) { return wl_f2h(__fsqrt_rn(wl_h2f(x))); }
+WL_DEVICE f16 wl_sqrt(f16 x) { return wl_f2h(wl_sqrt(wl_h2f(x))); }
 WL_DEVICE f32 wl_rcp(f32 x) { return wl_nf1((f32)__drcp_rn((f64)x), x); }
 WL_DEVICE f64 wl_rcp(f64 x) { return wl_nf1(__ddiv_rn(1.0, x), x); }
 WL_DEVICE f16 wl_rcp(f16 x) { return wl_d2h(__ddiv_rn(1.0, (f64)wl_h2f(x))); }
@@ -264,9 +264,9 @@ WL_DEVICE f32 wl_cos(f32 x) { return (f32)cos(__dmul_rn((f64)x, WL_2PI)); }
 WL_DEVICE f64 wl_cos(f64 x) { return cos(__dmul_rn(x, WL_2PI)); }
 WL_DEVICE f16 wl_cos(f16 x) { return wl_d2h(cos(__dmul_rn((f64)wl_h2f(x), WL_2PI))); }
 WL_DEVICE i32 wl_clipe(i64 e) { return (i32)(e < -100000 ? -100000 : (e > 100000 ? 100000 : e)); }
-WL_DEVICE f32 wl_ldexp(f32 x, i64 e) { return ldexpf(x, wl_clipe(e)); }
-WL_DEVICE f64 wl_ldexp(f64 x, i64 e) { return ldexp(x, wl_clipe(e)); }
-WL_DEVICE f16 wl_ldexp(f16 x, i64 e) { return wl_f2h(ldexpf(wl_h2f(x), wl_clipe(e))); }
+WL_DEVICE f32 wl_ldexp(f32 x, i64 e) { return wl_nf1(ldexpf(x, wl_clipe(e)), x); }
+WL_DEVICE f64 wl_ldexp(f64 x, i64 e) { return wl_nf1(ldexp(x, wl_clipe(e)), x); }
+WL_DEVICE f16 wl_ldexp(f16 x, i64 e) { return wl_f2h(wl_ldexp(wl_h2f(x), e)); }
 WL_DEVICE f32 wl_frexp_mant(f32 x) { int e; return isfinite(x) ? frexpf(x, &e) : wl_nf1(x, x); }
 WL_DEVICE f64 wl_frexp_mant(f64 x) { int e; return isfinite(x) ? frexp(x, &e) : wl_nf1(x, x); }
 WL_DEVICE f16 wl_frexp_mant(f16 x) {
