@@ -234,15 +234,17 @@ def test_constant_operands_match_interp(part, tmp_path):
     assert not bad, "\n".join(bad[:40]) + f"\n({len(bad)} differ)"
 
 
-def test_native_with_gpu_nans_matches_interp(tmp_path):
+@pytest.mark.parametrize("wave", [32, 64])
+def test_native_with_gpu_nans_matches_interp(wave, tmp_path):
     """The native tier built with WL_GPU_NANS (cfamily/host.h: its f32 intrinsics and libm calls
     return NaNs as an NVIDIA GPU does, canonical, without payload) still equals interp: every NaN
     fix-up the CUDA build needs is there, checked without a GPU (fract, sqrt.f16 and ldexp lacked
     theirs and differed on the H100 only)."""
     bad = []
     for which, groups in (("ops", GROUPS), ("const", CONST_GROUPS)):
-        out = _run("numpy-native", groups, tmp_path, which, extra=("-DWL_GPU_NANS",))
-        bad += _all_differences(_layout(groups, which), "numpy-native", out, _reference(groups, which))
+        out = _run("numpy-native", groups, tmp_path, which, wave=wave, extra=("-DWL_GPU_NANS",))
+        refs = _reference(groups, which, None, wave)
+        bad += _all_differences(_layout(groups, which, wave), "numpy-native", out, refs)
     assert not bad, "\n".join(bad[:40]) + f"\n({len(bad)} differ)"
 
 
