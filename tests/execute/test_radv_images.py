@@ -531,6 +531,32 @@ def test_committed_lavapipe_answers_are_lavapipes(shader, run_lavapipe, tmp_path
         assert (tmp_path / "out" / f.name).read_bytes() == f.read_bytes(), f.name
 
 
+FULLSCREEN = "fullscreen_sample-w32"
+
+
+def fullscreen_target(mode: str, tmp_path: Path) -> np.ndarray:
+    """The full-screen pass's render target after a replay on BACKEND (1080 x 1920 x rgba16f)."""
+    tmp_path.mkdir(exist_ok=True)
+    cap, b = replayed(FULLSCREEN, mode, tmp_path)
+    return np.frombuffer(result(cap, b[2]), np.float16).reshape(1080, 1920, 4)
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("mode", ("wave", "lane"))
+def test_fullscreen_pass_on_cuda(mode, tmp_path, monkeypatch):
+    """The 1920x1080 pass on the CUDA backend: its render target bit for bit the NumPy
+    backend's (which test_fullscreen_pass_equals_lavapipe holds to lavapipe)."""
+    from wavelift.backends.cuda import _gpu_problem
+
+    if why := _gpu_problem():
+        pytest.skip(f"no CUDA device: {why}")
+    want = fullscreen_target("lane", tmp_path / "numpy")
+    monkeypatch.setitem(globals(), "BACKEND", "cuda")
+    got = fullscreen_target(mode, tmp_path / "cuda")
+    differ = np.flatnonzero(got.view(np.uint16) != want.view(np.uint16))
+    assert not differ.size, f"{differ.size} f16 values differ, first at {np.unravel_index(differ[0], got.shape)}"
+
+
 @pytest.mark.slow
 @pytest.mark.tiers
 @pytest.mark.parametrize("mode", ("wave", "lane"))
@@ -540,10 +566,8 @@ def test_fullscreen_pass_equals_lavapipe(mode, run_lavapipe, tmp_path):
     is a.rgb * l.rgb: within the product of decision 0025's bounds (rgba8 1/255, rgba16f 2^-9 of
     its span per axis + 2 ulp) and the f16 stores' rounding (one f16 ulp each side: lavapipe
     rounds toward zero, wavelift to nearest)."""
-    name = "fullscreen_sample-w32"
-    cap, b = replayed(name, mode, tmp_path)
-    got = np.frombuffer(result(cap, b[2]), np.float16).reshape(1080, 1920, 4).astype(np.float64)
-    lavapipe_live(run_lavapipe, name, tmp_path / "lvp")
+    got = fullscreen_target(mode, tmp_path).astype(np.float64)
+    lavapipe_live(run_lavapipe, FULLSCREEN, tmp_path / "lvp")
     want = np.fromfile(tmp_path / "lvp" / "set0_binding2.bin", np.float16).reshape(1080, 1920, 4)
     want = want.astype(np.float64)
     light = np.frombuffer((FIX / "inputs/fullscreen_sample/light.bin").read_bytes(), np.float16).astype(
