@@ -246,23 +246,23 @@ WL_DEVICE f64 wl_sqrt(f64 x) { return wl_nf1(__dsqrt_rn(x), x); }
 WL_DEVICE f16 wl_sqrt(f16 x) { return wl_f2h(wl_sqrt(wl_h2f(x))); }
 WL_DEVICE f32 wl_rcp(f32 x) { return wl_nf1((f32)__drcp_rn((f64)x), x); }
 WL_DEVICE f64 wl_rcp(f64 x) { return wl_nf1(__ddiv_rn(1.0, x), x); }
-WL_DEVICE f16 wl_rcp(f16 x) { return wl_d2h(__ddiv_rn(1.0, (f64)wl_h2f(x))); }
+WL_DEVICE f16 wl_rcp(f16 x) { return wl_d2h(wl_rcp(wl_f2d(wl_h2f(x)))); }
 WL_DEVICE f32 wl_rsq(f32 x) { return wl_nf1((f32)__ddiv_rn(1.0, __dsqrt_rn((f64)x)), x); }
 WL_DEVICE f64 wl_rsq(f64 x) { return wl_nf1(__ddiv_rn(1.0, __dsqrt_rn(x)), x); }
-WL_DEVICE f16 wl_rsq(f16 x) { return wl_d2h(__ddiv_rn(1.0, __dsqrt_rn((f64)wl_h2f(x)))); }
+WL_DEVICE f16 wl_rsq(f16 x) { return wl_d2h(wl_rsq(wl_f2d(wl_h2f(x)))); }
 WL_DEVICE f32 wl_exp2(f32 x) { return wl_nf1((f32)exp2((f64)x), x); }
 WL_DEVICE f64 wl_exp2(f64 x) { return wl_nf1(exp2(x), x); }
-WL_DEVICE f16 wl_exp2(f16 x) { return wl_d2h(exp2((f64)wl_h2f(x))); }
+WL_DEVICE f16 wl_exp2(f16 x) { return wl_d2h(wl_exp2(wl_f2d(wl_h2f(x)))); }
 WL_DEVICE f32 wl_log2(f32 x) { return wl_nf1((f32)log2((f64)x), x); }
 WL_DEVICE f64 wl_log2(f64 x) { return wl_nf1(log2(x), x); }
-WL_DEVICE f16 wl_log2(f16 x) { return wl_d2h(log2((f64)wl_h2f(x))); }
+WL_DEVICE f16 wl_log2(f16 x) { return wl_d2h(wl_log2(wl_f2d(wl_h2f(x)))); }
 #define WL_2PI 6.283185307179586
-WL_DEVICE f32 wl_sin(f32 x) { return (f32)sin(__dmul_rn((f64)x, WL_2PI)); }
-WL_DEVICE f64 wl_sin(f64 x) { return sin(__dmul_rn(x, WL_2PI)); }
-WL_DEVICE f16 wl_sin(f16 x) { return wl_d2h(sin(__dmul_rn((f64)wl_h2f(x), WL_2PI))); }
-WL_DEVICE f32 wl_cos(f32 x) { return (f32)cos(__dmul_rn((f64)x, WL_2PI)); }
-WL_DEVICE f64 wl_cos(f64 x) { return cos(__dmul_rn(x, WL_2PI)); }
-WL_DEVICE f16 wl_cos(f16 x) { return wl_d2h(cos(__dmul_rn((f64)wl_h2f(x), WL_2PI))); }
+WL_DEVICE f64 wl_sin(f64 x) { return wl_nf1(sin(__dmul_rn(x, WL_2PI)), x); }
+WL_DEVICE f32 wl_sin(f32 x) { return wl_d2f(wl_sin(wl_f2d(x))); }
+WL_DEVICE f16 wl_sin(f16 x) { return wl_d2h(wl_sin(wl_f2d(wl_h2f(x)))); }
+WL_DEVICE f64 wl_cos(f64 x) { return wl_nf1(cos(__dmul_rn(x, WL_2PI)), x); }
+WL_DEVICE f32 wl_cos(f32 x) { return wl_d2f(wl_cos(wl_f2d(x))); }
+WL_DEVICE f16 wl_cos(f16 x) { return wl_d2h(wl_cos(wl_f2d(wl_h2f(x)))); }
 WL_DEVICE i32 wl_clipe(i64 e) { return (i32)(e < -100000 ? -100000 : (e > 100000 ? 100000 : e)); }
 WL_DEVICE f32 wl_ldexp(f32 x, i64 e) { return wl_nf1(ldexpf(x, wl_clipe(e)), x); }
 WL_DEVICE f64 wl_ldexp(f64 x, i64 e) { return wl_nf1(ldexp(x, wl_clipe(e)), x); }
