@@ -91,19 +91,23 @@ SETS = {"ops": VARIANTS, "mode": MODE_VARIANTS, "const": CONST_VARIANTS}
 
 
 @functools.cache
-def _layout(groups: int, which: str = "ops", wave: int = 32) -> rig.Layout:
-    return rig.Layout(SETS[which], groups, wave)
+def _layout(groups: int, which: str = "ops", wave: int = 32, chunk: int = 0, chunks: int = 1) -> rig.Layout:
+    """The set's variants (every ``chunks``-th from ``chunk``: a program of a fraction of them,
+    which the GPU test compiles apart, in parallel)."""
+    return rig.Layout(SETS[which][chunk::chunks], groups, wave)
 
 
 @functools.cache
-def _program(groups: int, which: str = "ops", wave: int = 32):
-    return rig.program(_layout(groups, which, wave))
+def _program(groups: int, which: str = "ops", wave: int = 32, chunk: int = 0, chunks: int = 1):
+    return rig.program(_layout(groups, which, wave, chunk, chunks))
 
 
 @functools.cache
-def _reference(groups: int, which: str = "ops", mode: int | None = None, wave: int = 32) -> list:
+def _reference(
+    groups: int, which: str = "ops", mode: int | None = None, wave: int = 32, chunk: int = 0, chunks: int = 1
+) -> list:
     """interp's (results, evaluated?) per variant of a set (``mode``: MODE for fin/fout)."""
-    lay = _layout(groups, which, wave)
+    lay = _layout(groups, which, wave, chunk, chunks)
     n = lay.lanes + lay.groups
     return [reference(v, operands(v, n), mode) for v in lay.variants]
 
@@ -291,24 +295,39 @@ def test_cuda_build_compiles(which, mode, tier, monkeypatch, tmp_path):
     assert m.cubin[:4] == b"\x7fELF" and m.compiled_by == ("nvrtc-fast" if tier == "fast" else "nvrtc")
 
 
+# the GPU test's programs: each set in CUDA_CHUNKS programs of every CUDA_CHUNKS-th variant
+# (NVRTC's time grows faster than a program: the whole const set's optimising build takes 63 s
+# of CPU, a sixth of it 4 s; the chunks build in parallel under -n)
+CUDA_CHUNKS = 6
+
+
+def test_chunks_hold_every_variant_once():
+    for which in SETS:
+        got = [v.id for k in range(CUDA_CHUNKS) for v in _layout(2, which, 32, k, CUDA_CHUNKS).variants]
+        assert sorted(got) == sorted(v.id for v in SETS[which]), which
+
+
 @pytest.mark.cuda
+@pytest.mark.parametrize("chunk", range(CUDA_CHUNKS))
 @pytest.mark.parametrize("wave", [32, 64])
 @pytest.mark.parametrize("mode", ["lane", "wave"])
-def test_cuda_matches_interp_on_the_gpu(mode, wave, monkeypatch, tmp_path):
+def test_cuda_matches_interp_on_the_gpu(mode, wave, chunk, monkeypatch, tmp_path):
     why = base.problem("cuda")
     if why:
         pytest.skip(why)
     monkeypatch.setenv("WAVELIFT_CUDA_CACHE", str(tmp_path))
+    part = (chunk, CUDA_CHUNKS)
     bad = []
     for which, groups in (("ops", GROUPS), ("const", CONST_GROUPS)):
-        lay = _layout(groups, which, wave)
-        out, _ = rig.run("cuda", lay, _program(groups, which, wave), mode)
-        bad += _all_differences(lay, "cuda", out, _reference(groups, which, None, wave))
-    lay = _layout(GROUPS, "mode", wave)
-    for fm in MODES:
-        out, _ = rig.run("cuda", lay, _program(GROUPS, "mode", wave), mode, fm)
-        refs = _reference(GROUPS, "mode", fm | 0x100, wave)
-        bad += _all_differences(lay, "cuda", out, refs, f"MODE {fm | 0x100:#x}: ")
+        lay = _layout(groups, which, wave, *part)
+        out, _ = rig.run("cuda", lay, _program(groups, which, wave, *part), mode)
+        bad += _all_differences(lay, "cuda", out, _reference(groups, which, None, wave, *part))
+    lay = _layout(GROUPS, "mode", wave, *part)
+    if lay.variants:
+        for fm in MODES:
+            out, _ = rig.run("cuda", lay, _program(GROUPS, "mode", wave, *part), mode, fm)
+            refs = _reference(GROUPS, "mode", fm | 0x100, wave, *part)
+            bad += _all_differences(lay, "cuda", out, refs, f"MODE {fm | 0x100:#x}: ")
     assert not bad, "\n".join(bad[:40]) + f"\n({len(bad)} differ)"
 
 
