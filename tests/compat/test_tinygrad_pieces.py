@@ -120,3 +120,52 @@ def test_cuts_leave_no_value_crossing():
             for c in cuts:
                 assert 0 < c < len(blk.ops) and blk.ops[c].instr != blk.ops[c - 1].instr
                 assert not [v for i, v in uses if i >= c and made.get(v, c) < c]
+
+
+def test_recurring_runs_give_the_same_bytes(monkeypatch):
+    """Runs of pieces (from a cut whose CRC-32 is 0 modulo PIECE_CUT * PIECE_GROUP to the next)
+    are compiled as one piece from their second sighting (decision 0045 amendment): the same
+    bytes, return codes and refusals as without pieces, with runs compiled and then hit."""
+    from wavelift.run import execute
+
+    progs = _programs()
+    monkeypatch.setattr(execute, "_CACHE", {})
+    monkeypatch.setattr(codegen.PIECES, "enabled", False)
+    want = [_run(c) for c in progs]
+    monkeypatch.setattr(codegen, "PIECE_CUT", 2)
+    monkeypatch.setattr(codegen, "PIECE_GROUP", 2)
+    monkeypatch.setattr(codegen.PIECES, "enabled", True)
+    monkeypatch.setattr(codegen.PIECES, "fns", {})
+    monkeypatch.setattr(codegen.PIECES, "seen", {})
+    runs = []
+    orig = codegen.PieceCache._piece
+
+    def piece(self, mb, sub, mode, live, key=codegen._NOKEY, info=None):
+        if key is not codegen._NOKEY:  # (a run seen before, compiled as one piece)
+            runs.append(len(sub.instrs))
+        return orig(self, mb, sub, mode, live, key, info)
+
+    monkeypatch.setattr(codegen.PieceCache, "_piece", piece)
+    for _ in range(2):  # (the second pass: every run seen before)
+        monkeypatch.setattr(execute, "_CACHE", {})
+        assert [_run(c) for c in progs] == want
+    assert runs and max(runs) > 2
+
+
+def test_piece_points_are_lane_count_points():
+    """_sub_points (a piece's lane-count points from its block's _exec_writes) is
+    lane_count_points of the piece, for every run of consecutive pieces of every block."""
+    from wavelift.frontend.program import lane_count_points, translate
+
+    for code in _programs():
+        prog = translate(code, "gfx1100", 32, 0x10000)
+        for blk in prog.blocks:
+            cuts = codegen.PieceCache._cuts(prog, blk)
+            bounds = [0, *cuts, len(blk.ops)]
+            starts = [blk.instrs[0]] + [blk.ops[c].instr for c in cuts] + [blk.instrs[-1] + 1]
+            info = codegen._exec_writes(blk)
+            n = len(bounds) - 1
+            for k0 in range(n):
+                for k1 in range(k0 + 1, n + 1):
+                    sub = codegen.PieceCache._sub(blk, bounds, starts, k0, k1, k1 == n)
+                    assert codegen._sub_points(prog, sub, *info, bounds[k0]) == lane_count_points(prog, sub)

@@ -26,10 +26,16 @@ GFX12's own handlers (``gfx12.HANDLERS``) are never cached: they change ``b.targ
 
 from __future__ import annotations
 
+import itertools
+
 from ..ir.program import Op, Value
 
-# key -> (recipe, number of values, max_vgpr, uses_float, uses_scratch): see _entry
+# key -> (recipe, number of values, max_vgpr, uses_float, uses_scratch, serial): see _entry.
+# ``serial`` names the key in Program.instr_keys (a small int that hashes in one step, for the
+# piece keys of backends/numpy/codegen.py): a new one per entry made, never reused, so two
+# instructions share a serial exactly when they share the key
 _CACHE: dict = {}
+_SERIAL = itertools.count()
 CACHE_MAX = 1 << 13  # entries (an instruction's ops each, ~1-2 KB); cleared when full
 ENABLED = [True]  # tests turn it off to compare against fresh translations
 
@@ -80,7 +86,7 @@ def translate_one(fe, ins, b) -> None:
     if hit is not None:
         _replay(hit, b)
         if keys is not None:
-            keys[b.instr] = (key, len(hit[0]))
+            keys[b.instr] = (hit[5], len(hit[0]))
         return
     start, first = len(b.ops), b._counter[0]
     saved = (b.max_vgpr, b.uses_float, b.uses_scratch)
@@ -96,9 +102,10 @@ def translate_one(fe, ins, b) -> None:
     if entry is not None:
         if len(_CACHE) >= CACHE_MAX:
             _CACHE.clear()
-        _CACHE[key] = entry + (mv, uf, us)
+        serial = next(_SERIAL)
+        _CACHE[key] = entry + (mv, uf, us, serial)
         if keys is not None:
-            keys[b.instr] = (key, len(entry[0]))
+            keys[b.instr] = (serial, len(entry[0]))
 
 
 def _entry(b, start: int, first: int):
@@ -140,7 +147,7 @@ def _entry(b, start: int, first: int):
 
 
 def _replay(hit, b) -> None:
-    recipe, count, mv, uf, us = hit
+    recipe, count, mv, uf, us, _ = hit
     base = b._counter[0]
     vals: list = []
     instr = b.instr

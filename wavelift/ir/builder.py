@@ -38,7 +38,7 @@ class Builder:
         self.border_color_base: int | None = None
         self.base_address = 0  # guest address of byte offset 0 of the program
         self.scratch: Plan | None = None  # set by frontend.program; read by the memory frontends
-        # instruction index -> (instr_cache key, ops), set by frontend.program (Program.instr_keys)
+        # instruction index -> (instr_cache serial of its key, ops), set by frontend.program (Program.instr_keys)
         self.instr_keys: dict | None = None
         self._dpp_ok: Value | None = None  # a DPP row-mask condition, live within one instruction
 

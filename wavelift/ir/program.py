@@ -113,6 +113,6 @@ class Program:
     uses_scratch: bool = False
     # the scratch plan, set by frontend.program after construction (not an init argument)
     scratch: Plan | None = field(default=None, init=False, repr=False, compare=False)
-    # instruction index -> (frontend/instr_cache key, number of ops) for each instruction whose
-    # ops are that key's recipe replayed (set by frontend.program; backends/numpy PieceCache)
+    # instruction index -> (frontend/instr_cache serial of its key, number of ops) for each
+    # instruction whose ops are that key's recipe replayed (set by frontend.program; backends/numpy PieceCache)
     instr_keys: dict = field(default_factory=dict, init=False, repr=False, compare=False)

@@ -365,7 +365,10 @@ class ModeBlocks:
 # ---- pieces: a block's code from parts shared by programs (docs/decisions/0040) ----------------
 
 PIECE_MIN_INSTRS = 24  # a block shorter than this is compiled whole
-PIECE_CUT = 8  # a cut before an instruction whose words' CRC-32 is 0 modulo this (content-defined)
+PIECE_CUT = 2  # a cut before an instruction whose words' CRC-32 is 0 modulo this (content-defined)
+# runs: a cut whose CRC-32 is 0 modulo PIECE_CUT * PIECE_GROUP also ends a run of pieces, which is
+# compiled as one piece of its own once the same run is seen again (decision 0045 amendment)
+PIECE_GROUP = 8
 PIECE_LIMIT = 8192  # kept pieces (cleared when full)
 
 
@@ -384,9 +387,9 @@ def _plain(x):
 
 _NOKEY = ("nokey",)
 
-# (PIECE_CUT, an instruction's words) -> whether a piece may start before it: the CRC-32 rule
-# of PieceCache._cuts, kept (a pure function of the key; at most PIECE_LIMIT entries)
-_CUT_BEFORE: dict = {}
+# an instruction's words -> their CRC-32, which the cut rule of PieceCache._cuts reads (a pure
+# function of the key; at most PIECE_LIMIT entries)
+_CUT_CRC: dict = {}
 
 
 # (piece source, MODE) -> its code object: a new piece whose source another piece already had
@@ -406,15 +409,53 @@ def _piece_code(src: str, mode: int):
     return code
 
 
-def _cut_before(words) -> bool:
-    key = (PIECE_CUT, tuple(words))
-    r = _CUT_BEFORE.get(key)
+def _cut_crc(words) -> int:
+    key = tuple(words)
+    r = _CUT_CRC.get(key)
     if r is None:
-        r = zlib.crc32(repr(key[1]).encode()) % PIECE_CUT == 0
-        if len(_CUT_BEFORE) >= PIECE_LIMIT:
-            _CUT_BEFORE.clear()
-        _CUT_BEFORE[key] = r
+        r = zlib.crc32(repr(key).encode())
+        if len(_CUT_CRC) >= PIECE_LIMIT:
+            _CUT_CRC.clear()
+        _CUT_CRC[key] = r
     return r
+
+
+def _exec_writes(blk: Block):
+    """(instruction -> index of its last op in ``blk``, the instructions that write EXEC): what
+    lane_count_points reads of a block's ops, for _sub_points."""
+    last_op: dict[int, int] = {}
+    writes_exec: set[int] = set()
+    for i, op in enumerate(blk.ops):
+        last_op[op.instr] = i
+        if op.name == "sset" and op.attrs["reg"] in (EXEC_LO, EXEC_HI):
+            writes_exec.add(op.instr)
+    return last_op, writes_exec
+
+
+def _sub_points(program: Program, sub: Block, last_op: dict, writes_exec: set, first: int) -> dict[int, int]:
+    """frontend.program.lane_count_points(program, sub) for ``sub``, a piece (or run of pieces)
+    of a block whose ops start at op ``first`` of it, from the block's _exec_writes: a piece
+    holds every op of each of its instructions, so an instruction's last op in the piece is its
+    last op in the block less ``first``."""
+    from ...frontend.program import VECTOR
+
+    instructions = program.instructions
+    points: dict[int, int] = {}
+    start, k = 0, 0
+    for ins in sub.instrs:
+        if instructions[ins].encoding in VECTOR:
+            k += 1
+        if ins in writes_exec:
+            if k:
+                points[start] = points.get(start, 0) + k
+            start, k = last_op[ins] + 1 - first, 0
+    if k:
+        points[start] = points.get(start, 0) + k
+    return points
+
+
+def _cut_before(words) -> bool:
+    return _cut_crc(words) % PIECE_CUT == 0
 
 
 class PieceCache:
@@ -434,7 +475,13 @@ class PieceCache:
     instruction relative to the piece's first); instruction indices in the code are relative
     to the piece's first, passed as IB.  The block's function calls its pieces in order.  A
     piece whose ops have an attribute of another kind than numbers/strings/None/tuples is not
-    kept (compiled for this block alone)."""
+    kept (compiled for this block alone).
+
+    Runs (decision 0045 amendment): the pieces from a cut whose CRC-32 is also 0 modulo
+    PIECE_CUT * PIECE_GROUP to the next such cut are a run, keyed as one piece; a run seen
+    before (``seen``) is compiled as one piece and used whole from then on, so a recurring
+    sequence (a common prologue) runs with forwarding across its inner cuts and costs one key
+    and one call, while new code costs only its own small pieces."""
 
     def __init__(self):
         self.enabled = True  # (False: the hook never turns pieces on; tests compare)
@@ -442,6 +489,7 @@ class PieceCache:
         self.fns: dict = {}
         self.hits = 0
         self.misses = 0
+        self.seen: dict = {}  # keys of runs of pieces seen once (compiled when seen again)
 
     def block(self, mb: ModeBlocks, index: int, mode: int):
         """The function of block ``index`` for ``mode`` made of pieces, or None (compile it whole)."""
@@ -455,21 +503,47 @@ class PieceCache:
             return None
         live = mb._live(mode)[index]
         bounds = [0, *cuts, len(blk.ops)]
-        parts = []
         # each piece's instructions: from its first op's (the block's first, for the first
         # piece) to before the next piece's (instructions without ops, e.g. s_nop, included)
         starts = [blk.instrs[0]] + [blk.ops[c].instr for c in cuts] + [blk.instrs[-1] + 1]
-        for k in range(len(bounds) - 1):
-            ops = blk.ops[bounds[k] : bounds[k + 1]]
-            last = k == len(bounds) - 2
-            instrs = blk.instrs[bisect_left(blk.instrs, starts[k]) : bisect_left(blk.instrs, starts[k + 1])]
-            sub = dataclasses.replace(
-                blk,
-                instrs=instrs,
-                ops=ops,
-                term=blk.term if last else ("jump", -1),
-            )
-            parts.append((self._piece(mb, sub, mode, live if last else None), instrs[0]))
+        n = len(bounds) - 1
+        # runs of pieces: from a cut whose words' CRC-32 is 0 modulo PIECE_CUT * PIECE_GROUP to
+        # the next (piece indices k0 <= k < k1)
+        group = PIECE_CUT * PIECE_GROUP
+        instructions = mb.program.instructions
+        runs = [0]
+        runs += [
+            k + 1 for k, c in enumerate(cuts) if _cut_crc(instructions[blk.ops[c].instr].words) % group == 0
+        ]
+        runs.append(n)
+        exec_info = _exec_writes(blk)
+        parts = []
+        for r in range(len(runs) - 1):
+            k0, k1 = runs[r], runs[r + 1]
+            lv = live if k1 == n else None
+            if k1 - k0 > 1:
+                # a run seen before is one piece (compiled on its second sighting: a run of
+                # pieces that recurs, e.g. a common prologue, runs without the cuts inside it)
+                sub = self._sub(blk, bounds, starts, k0, k1, k1 == n)
+                key = self._key(mb, sub, mode, lv, sub.instrs[0], (*exec_info, bounds[k0]))
+                if key is not None:
+                    f = self.fns.get(key)
+                    if f is not None:
+                        self.hits += 1
+                    elif key in self.seen:
+                        f = self._piece(mb, sub, mode, lv, key)
+                    else:
+                        if len(self.seen) >= PIECE_LIMIT:
+                            self.seen.clear()
+                        self.seen[key] = True
+                    if f is not None:
+                        parts.append((f, sub.instrs[0]))
+                        continue
+            for k in range(k0, k1):
+                end = k + 1 == n
+                sub = self._sub(blk, bounds, starts, k, k + 1, end)
+                info = (*exec_info, bounds[k])
+                parts.append((self._piece(mb, sub, mode, live if end else None, info=info), sub.instrs[0]))
         fns = tuple(f for f, _ in parts)
         ibs = tuple(ib for _, ib in parts)
         head, tail = fns[:-1], fns[-1]
@@ -482,6 +556,15 @@ class PieceCache:
             return tail(R, w, N, mode, tail_ib)
 
         return run
+
+    @staticmethod
+    def _sub(blk: Block, bounds: list, starts: list, k0: int, k1: int, last: bool) -> Block:
+        """Pieces k0..k1-1 of ``blk`` as a block: their ops and instructions, the block's
+        terminator for the last piece, else a jump nowhere."""
+        instrs = blk.instrs[bisect_left(blk.instrs, starts[k0]) : bisect_left(blk.instrs, starts[k1])]
+        return dataclasses.replace(
+            blk, instrs=instrs, ops=blk.ops[bounds[k0] : bounds[k1]], term=blk.term if last else ("jump", -1)
+        )
 
     @staticmethod
     def _cuts(program: Program, blk: Block) -> list[int]:
@@ -512,13 +595,14 @@ class PieceCache:
                 reach = max(reach, last_use.get(op.out.id, -1))
         return cuts
 
-    def _piece(self, mb: ModeBlocks, sub: Block, mode: int, live):
+    def _piece(self, mb: ModeBlocks, sub: Block, mode: int, live, key=_NOKEY, info=None):
         base = sub.instrs[0]
-        key = self._key(mb, sub, mode, live, base)
-        f = self.fns.get(key) if key is not None else None
-        if f is not None:
-            self.hits += 1
-            return f
+        if key is _NOKEY:
+            key = self._key(mb, sub, mode, live, base, info)
+            f = self.fns.get(key) if key is not None else None
+            if f is not None:
+                self.hits += 1
+                return f
         self.misses += 1
         low = Lowering(mb.program, mb.L)
         low.ib = base
@@ -533,16 +617,19 @@ class PieceCache:
         return f
 
     @staticmethod
-    def _key(mb: ModeBlocks, sub: Block, mode: int, live, base: int):
+    def _key(mb: ModeBlocks, sub: Block, mode: int, live, base: int, info=None):
         """The piece's key: its ops as the instructions' frontend/instr_cache keys when each of
         its instructions has one (their ops are that key's recipe replayed, values numbered
         within the instruction) and they account for every op, else every op spelled out
-        (``_full_key``); None: not kept."""
+        (``_full_key``); None: not kept.  ``info``: (_exec_writes of the whole block, the
+        piece's first op index in it), from which its lane-count points are found without a
+        walk over its ops (None: lane_count_points)."""
         from ...frontend.program import lane_count_points
 
         ik = mb.program.instr_keys
         lv = None if live is None else (tuple(sorted(live[0])), tuple(sorted(live[1])))
-        points = tuple(sorted(lane_count_points(mb.program, sub).items()))
+        pts = lane_count_points(mb.program, sub) if info is None else _sub_points(mb.program, sub, *info)
+        points = tuple(sorted(pts.items()))
         keys, n = [], 0
         for i in sub.instrs:
             e = ik.get(i)
@@ -551,7 +638,11 @@ class PieceCache:
             keys.append(e[0])
             n += e[1]
         if len(keys) == len(sub.instrs) and n == len(sub.ops):
-            pos = {op.out.id: j for j, op in enumerate(sub.ops) if op.out is not None}
+            pos = (
+                {op.out.id: j for j, op in enumerate(sub.ops) if op.out is not None}
+                if any(isinstance(x, Value) for x in sub.term)
+                else {}
+            )
             term = tuple(("v", pos[x.id]) if isinstance(x, Value) else _plain(x) for x in sub.term)
             if _NOKEY not in term:
                 return ("instrs", mode, mb.L, lv, points, sub.uses_float, term, tuple(keys))
