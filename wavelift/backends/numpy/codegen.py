@@ -10,7 +10,6 @@ and return the next block index (int or per-wave int array), or for ``setpc`` th
 
 from __future__ import annotations
 
-import dataclasses
 import struct
 import zlib
 from bisect import bisect_left
@@ -561,38 +560,45 @@ class PieceCache:
     def _sub(blk: Block, bounds: list, starts: list, k0: int, k1: int, last: bool) -> Block:
         """Pieces k0..k1-1 of ``blk`` as a block: their ops and instructions, the block's
         terminator for the last piece, else a jump nowhere."""
-        instrs = blk.instrs[bisect_left(blk.instrs, starts[k0]) : bisect_left(blk.instrs, starts[k1])]
-        return dataclasses.replace(
-            blk, instrs=instrs, ops=blk.ops[bounds[k0] : bounds[k1]], term=blk.term if last else ("jump", -1)
-        )
+        sub = object.__new__(Block)  # (dataclasses.replace without its per-field work)
+        sub.__dict__.update(blk.__dict__)
+        sub.instrs = blk.instrs[bisect_left(blk.instrs, starts[k0]) : bisect_left(blk.instrs, starts[k1])]
+        sub.ops = blk.ops[bounds[k0] : bounds[k1]]
+        sub.term = blk.term if last else ("jump", -1)
+        return sub
 
     @staticmethod
     def _cuts(program: Program, blk: Block) -> list[int]:
         """Op indices a piece starts at (never 0): first ops of instructions whose words hash to
         0 modulo PIECE_CUT, where no value made before is used from there on (terminator
         included) and each piece holds ops of at least one instruction."""
-        ops = blk.ops
-        last_use: dict[int, int] = {}
-        for i, op in enumerate(ops):
-            for x in op.args:
-                if x.__class__ is Value:
-                    last_use[x.id] = i
-        end = len(ops)
-        for x in blk.term[1:]:
-            if isinstance(x, Value):
-                last_use[x.id] = end
-        cuts = []
-        reach = -1  # the last use of any value made so far
+        # one pass: a cut is a candidate at an instruction's first op (the CRC-32 rule); a use at
+        # op j of a value made at op m drops every candidate after m (the uses come in order, so
+        # those are the last ones): what is left is where no value made before is used after
+        cuts: list[int] = []
+        made: dict[int, int] = {}  # value id -> the op making it
         prev = None
         instructions = program.instructions
-        for i, op in enumerate(ops):
-            if i and op.instr != prev and reach < i:
+        for i, op in enumerate(blk.ops):
+            if i and op.instr != prev:
                 words = getattr(instructions[op.instr], "words", None)
                 if words is not None and _cut_before(words):
                     cuts.append(i)
             prev = op.instr
+            for x in op.args:
+                if x.__class__ is Value:
+                    m = made.get(x.id)
+                    if m is not None:
+                        while cuts and cuts[-1] > m:
+                            cuts.pop()
             if op.out is not None:
-                reach = max(reach, last_use.get(op.out.id, -1))
+                made[op.out.id] = i
+        for x in blk.term[1:]:
+            if isinstance(x, Value):
+                m = made.get(x.id)
+                if m is not None:
+                    while cuts and cuts[-1] > m:
+                        cuts.pop()
         return cuts
 
     def _piece(self, mb: ModeBlocks, sub: Block, mode: int, live, key=_NOKEY, info=None):
@@ -618,9 +624,11 @@ class PieceCache:
 
     @staticmethod
     def _key(mb: ModeBlocks, sub: Block, mode: int, live, base: int, info=None):
-        """The piece's key: its ops as the instructions' frontend/instr_cache keys when each of
-        its instructions has one (their ops are that key's recipe replayed, values numbered
-        within the instruction) and they account for every op, else every op spelled out
+        """The piece's key: its ops as the instructions' frontend/instr_cache keys (serials) when
+        the instructions that have one (their ops are that key's recipe replayed, values
+        numbered within the instruction) account for every op -- an instruction without one
+        (a terminator such as s_endpgm) then made no op and holds its place as None; its
+        effect is the terminator, which is in the key --, else every op spelled out
         (``_full_key``); None: not kept.  ``info``: (_exec_writes of the whole block, the
         piece's first op index in it), from which its lane-count points are found without a
         walk over its ops (None: lane_count_points)."""
@@ -630,14 +638,16 @@ class PieceCache:
         lv = None if live is None else (tuple(sorted(live[0])), tuple(sorted(live[1])))
         pts = lane_count_points(mb.program, sub) if info is None else _sub_points(mb.program, sub, *info)
         points = tuple(sorted(pts.items()))
-        keys, n = [], 0
+        keys: list = []
+        n = 0
         for i in sub.instrs:
             e = ik.get(i)
-            if e is None:
-                break
-            keys.append(e[0])
-            n += e[1]
-        if len(keys) == len(sub.instrs) and n == len(sub.ops):
+            if e is None:  # (no key: allowed where it made no op, e.g. s_endpgm: n says so)
+                keys.append(None)
+            else:
+                keys.append(e[0])
+                n += e[1]
+        if n == len(sub.ops):
             pos = (
                 {op.out.id: j for j, op in enumerate(sub.ops) if op.out is not None}
                 if any(isinstance(x, Value) for x in sub.term)
