@@ -60,6 +60,9 @@ from ..cfamily.prelude import header
 
 COMPILE_TIMEOUT_S = 600
 MAX_STACK_BYTES = 2 << 20  # lane arrays of one block (Linux gives threads 8 MiB stacks)
+# blocks of at most this many ops get a second copy of their wave code for waves with every lane
+# on (BlockSource.block): the compile of a larger block stays the one copy's
+ALLON_MAX_OPS = 1024
 # the context: one int64 word per field (runtime fills them), the C struct made from the same list
 CTX_FIELDS = (
     ("S", "u32*"),
@@ -393,7 +396,9 @@ class BlockSource:
     PREFETCH_GROUPS = 4
     RING = 64  # waves remembered per access for that stride (a group has at most 32 waves)
 
-    def _lane_access(self, op, a, ar, prev, h, tmpl, allon: str | None, a0: str = "") -> list[str]:
+    def _lane_access(
+        self, op, a, ar, prev, h, tmpl, allon: str | None, a0: str = "", arr: str | None = None
+    ) -> list[str]:
         """A per-lane load/store, lanes in order.  Global: when the active lanes' lowest and
         highest address lie in one window (wl_span, as NumPy's locate) every lane's arena index
         is its address plus one constant -- loops without calls, and when every lane is active
@@ -404,7 +409,9 @@ class BlockSource:
         ``lane - 1`` (the run test compares neighbours: one pass of plain loads); ``allon``: a
         scalar test that every lane is active, when the mask is EXEC (else the lanes' are read).
         ``a0``: lane 0's address, whose run copies remember it in the ring ``p<h>`` (RING waves)
-        and prefetch each run PREFETCH_GROUPS groups of ``wl_pfg`` waves on (none: no prefetch)."""
+        and prefetch each run PREFETCH_GROUPS groups of ``wl_pfg`` waves on (none: no prefetch).
+        ``arr``: the addresses' lane array when they are one of u64 (the run test then reads it as
+        whole vectors: wl_runs8), else None (lane by lane)."""
         L, R, sp, nb = self.L, self.RUN, _SPACES[op.attrs["space"]], op.attrs["nbytes"]
         loop = f"for (u32 lane = 0; lane < {L}u; lane++)"
         runs = [
@@ -489,7 +496,9 @@ class BlockSource:
                 "  {",
                 f"    u64 lo = ~0ull, hi = 0ull; u32 run = {allon or '1u'};",
                 *([] if allon else [f"    {loop} run &= {on}1u;"]),
-                f"    if (run) for (u32 lane = 1; lane < {L}u; lane++) "
+                f"    if (run) run = wl_runs8((const u64*){arr}, {L}u, {nb}ull);"
+                if arr is not None and R == 8
+                else f"    if (run) for (u32 lane = 1; lane < {L}u; lane++) "
                 f"run &= (u32)((lane & {R - 1}u) == 0u) | (u32)((u64)({a[0]}) - (u64)({prev}) == (u64){nb}u);",
                 f"    if (run) for (u32 r = 0; r < {L}u; r += {R}u) {{ const u64 b = (u64)({ar}); "
                 f"lo = b < lo ? b : lo; hi = b > hi ? b : hi; }}",
@@ -584,11 +593,24 @@ class BlockSource:
         def close():
             if cur[0] is not None:
                 out.extend(hoist)
-                out.append(f"  for (u32 lane = 0; lane < {L}u; lane++) {{")
-                out.extend(body)
-                out.append("  }")
+                loop = [f"  for (u32 lane = 0; lane < {L}u; lane++) {{", *body, "  }"]
+                if not st.loop_refuse and any(_FAST_CALL.search(x) for x in body):
+                    # float arithmetic first without NaN fix-ups (wl_nan: a raw result was NaN),
+                    # then, only if one was, the loop again exactly: no NaN, the same values
+                    # (the loop writes only its own values: running it twice is running it once)
+                    loop = (
+                        ["  { u32 wl_nan = 0u;", f"  {{ {_FAST_DECL}"]
+                        + loop
+                        + ["  }", "  if (wl_nan) {"]
+                        + [f"  {x} = 0u;" for x in st.accs]
+                        + loop
+                        + ["  } }"]
+                    )
+                out.extend(loop)
                 hoist.clear()
                 body.clear()
+                st.accs.clear()
+                st.loop_refuse = False
                 cur[0] = None
 
         def scalar(line):
@@ -622,7 +644,9 @@ class BlockSource:
         st.ref, st.close, st.scalar, st.lane, st.define = ref, close, scalar, lane, define
         for i, op in enumerate(ops):
             if i in counts:
-                scalar(f"lc += (u64){counts[i]} * (u64)__builtin_popcountll({exec64});")
+                st.entry_exec |= not st.exec_written
+                e = exec64 if st.exec_written else "wl_exec0"
+                scalar(f"lc += (u64){counts[i]} * (u64)__builtin_popcountll({e});")
             kind, loop = place[i]
             if kind == "l" and loop != cur[0]:
                 close()
@@ -697,6 +721,23 @@ class BlockSource:
         head += ["  for (i64 kk = 0; kk < N; kk++) {", "  const i64 w = waves ? waves[kk] : kk;"]
         # distinct registers are distinct rows of V: restrict lets the lane loops vectorise
         head += [f"  u32* __restrict const VR{r} = C->V + ({r}ll * n + w) * {L};" for r in vregs]
+        full = f"{(1 << L) - 1:#x}ull"
+        if st.entry_exec and any(x.startswith("  for (u32 lane") for x in out) and len(ops) <= ALLON_MAX_OPS:
+            # a wave with every lane on runs a copy of the code in which EXEC at the block's
+            # start is that constant: its masks, blends and run tests fold away
+            out = (
+                [f"  const u64 wl_e = {exec64};", f"  if (wl_e == {full}) {{ const u64 wl_exec0 = {full};"]
+                + out
+                + ["  } else { const u64 wl_exec0 = wl_e;"]
+                + out
+                + ["  }"]
+            )
+        elif st.entry_exec:
+            out = [f"  const u64 wl_exec0 = {exec64};", *out]
+        # lane arrays on 64-byte boundaries: the lane loops move them as whole vectors, and one
+        # across two cache lines split those accesses and stalled the reads of stored vectors
+        # (a store-to-load forward from a split store; the run tests, 2026-12-05)
+        decl = ["  alignas(64) " + d.lstrip() for d in decl]
         return "\n".join(head + decl + out + ["  }", "  C->lanes += (i64)lc;", "}"]) + "\n"
 
 
@@ -709,6 +750,10 @@ class _Blk:
         self.tmpl, self.ctype, self.out, self.decl, self.hoist = tmpl, ctype, out, decl, hoist
         self.hints, self.vcur, self.exec64 = hints, vcur, exec64
         self.rings: list[str] = []  # global accesses' prefetch rings (BlockSource._lane_access)
+        self.accs: list[str] = []  # the open loop's accumulators (ballot, readlane)
+        self.loop_refuse = False  # the open loop refuses (it returns: not run twice)
+        self.exec_written = False  # an EXEC word was written (sset) by the ops so far
+        self.entry_exec = False  # an exec op read EXEC before any write (wl_exec0)
         # ref(value[, lane]), close(), scalar(line), lane(line), define(op, expr, where)
         self.ref: Any = None
         self.close: Any = None
@@ -716,6 +761,13 @@ class _Blk:
         self.lane: Any = None
         self.define: Any = None
 
+
+# The float arithmetic whose NaN fix-ups (cfamily/prelude.h wl_nf2, wl_nfma) a lane loop first
+# runs without: in that loop's scope these names are functors (native_memory.h WlFast) of the
+# same overloads, giving the raw result and noting a NaN one in wl_nan.
+_FAST_FNS = ("fadd", "fsub", "fmul", "fdiv", "fma")
+_FAST_CALL = re.compile(r"\bwl_(?:" + "|".join(_FAST_FNS) + r")\(")
+_FAST_DECL = " ".join(f"const WlFast{f.capitalize()} wl_{f}{{wl_nan}};" for f in _FAST_FNS)
 
 # Each op's lowering in a block: (block source, block state, op, its place kind ("s" scalar,
 # "l" lane loop, "x" scatter: BlockSource._place), argument templates, their C types).
@@ -743,6 +795,7 @@ def _sget(g, b, op, kind, a, at):
 
 
 def _sset(g, b, op, kind, a, at):
+    b.exec_written |= op.attrs["reg"] in (EXEC_LO, EXEC_HI)
     b.scalar(f"S[{op.attrs['reg']}ll * n + w] = (u32)({a[0]});")
 
 
@@ -773,7 +826,10 @@ def _vset(g, b, op, kind, a, at):
 
 def _exec(g, b, op, kind, a, at):
     x = f"x{op.out.id}"
-    b.scalar(f"const u64 {x} = {b.exec64};")
+    # before any EXEC write: the wave's EXEC at the block's start (wl_exec0: a constant in the
+    # all-lanes copy of the wave's code, BlockSource.block)
+    b.entry_exec |= not b.exec_written
+    b.scalar(f"const u64 {x} = {b.exec64 if b.exec_written else 'wl_exec0'};")
     b.define(op, f"((({x} >> lane) & 1ull) != 0ull)", "l")
 
 
@@ -785,6 +841,7 @@ def _lanes(g, b, op, kind, a, at):
 def _ballot(g, b, op, kind, a, at):
     o = f"v{op.out.id}"
     b.hoist.append(f"  u64 {o} = 0ull;")
+    b.accs.append(o)
     b.lane(f"{o} |= (u64)(({a[0]}) ? 1u : 0u) << lane;")
     b.tmpl[op.out.id], b.ctype[op.out.id] = o, "u64"
 
@@ -792,6 +849,7 @@ def _ballot(g, b, op, kind, a, at):
 def _readlane(g, b, op, kind, a, at):
     o = f"v{op.out.id}"
     b.hoist.append(f"  u32 {o} = 0u;")
+    b.accs.append(o)
     b.lane(f"if (lane == (u32)({a[1]}) % {g.L}u) {o} = (u32)({a[0]});")
     b.tmpl[op.out.id], b.ctype[op.out.id] = o, "u32"
 
@@ -843,10 +901,19 @@ def _access(g, b, op, kind, a, at):
                     b.tmpl,
                     allon,
                     b.ref(op.args[0], "0u") if op.attrs["space"] == "global" else "",
+                    _u64_array(b, op.args[0]),
                 )
             )
     if n == "load":
         b.ctype[op.out.id] = "u32"
+
+
+def _u64_array(b, x) -> str | None:
+    """The name of value x's lane array when it has one of u64 (``v<id>[lane]``), else None."""
+    t = b.tmpl.get(x.id, "") if hasattr(x, "id") else ""
+    if b.ctype.get(x.id) in ("u64", "i64") and re.fullmatch(r"v\d+\[\{l\}\]", t):
+        return t[: -len("[{l}]")]
+    return None
 
 
 def _atomic(g, b, op, kind, a, at):
@@ -876,6 +943,8 @@ def _word(g, b, op, kind, a, at):
 def _refuse_if(g, b, op, kind, a, at):
     k = len(g.refusals)
     g.refusals.append(refusal_of(op))
+    if kind == "l":
+        b.loop_refuse = True
     (b.lane if kind == "l" else b.scalar)(f"if ({a[0]}) {{ C->refuse = {k}; return; }}")
 
 

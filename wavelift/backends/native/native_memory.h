@@ -39,6 +39,44 @@ static inline i64 wl_span(WlCtx* C, u64 lo, u64 hi, u32 nb, i64& h, u32 kind) {
   wl_touch(C, k, kind, (i64)lo + d, (i64)hi + d + nb);
   return d;
 }
+/* the run test of a lane array of u64 addresses (BlockSource._lane_access): every run of 8 lanes
+   at consecutive addresses, lane r + j at lane r's plus j * nb (mod 2^64, as the neighbour test
+   it replaces: the differences telescope).  Whole 64-byte vectors: the lane loop that made the
+   array stored it so, and lane-by-lane reads of it stalled on store forwarding (2026-12-05) */
+typedef u64 wl_u64x8 __attribute__((vector_size(64)));
+static inline u32 wl_runs8(const u64* a, u32 L, u64 nb) {
+  const wl_u64x8 step = {0ull, nb, 2ull * nb, 3ull * nb, 4ull * nb, 5ull * nb, 6ull * nb, 7ull * nb};
+  wl_u64x8 bad = {0ull, 0ull, 0ull, 0ull, 0ull, 0ull, 0ull, 0ull};
+  for (u32 r = 0; r < L; r += 8u) { wl_u64x8 x; memcpy(&x, a + r, 64); bad |= x - x[0] - step; }
+  u64 o = 0ull;
+  for (u32 j = 0; j < 8u; j++) o |= bad[j];
+  return o == 0ull;
+}
+/* float arithmetic without its NaN fix-up (native.py _FAST_FNS): a lane loop runs first with
+   these in the place of wl_fadd... (the same overloads: the same conversions), the raw IEEE
+   result, n set when it is a NaN -- then only the fix-up could have changed it, and the loop is
+   run again with the exact functions; f16 goes to them at once */
+template <class T> static inline T wl_fchk(T r, u32& n) { n |= (u32)(r != r); return r; }
+struct WlFastFadd { u32& n;
+  f32 operator()(f32 a, f32 b) const { return wl_fchk(__fadd_rn(a, b), n); }
+  f64 operator()(f64 a, f64 b) const { return wl_fchk(__dadd_rn(a, b), n); }
+  f16 operator()(f16 a, f16 b) const { return wl_fadd(a, b); } };
+struct WlFastFsub { u32& n;
+  f32 operator()(f32 a, f32 b) const { return wl_fchk(__fsub_rn(a, b), n); }
+  f64 operator()(f64 a, f64 b) const { return wl_fchk(__dsub_rn(a, b), n); }
+  f16 operator()(f16 a, f16 b) const { return wl_fsub(a, b); } };
+struct WlFastFmul { u32& n;
+  f32 operator()(f32 a, f32 b) const { return wl_fchk(__fmul_rn(a, b), n); }
+  f64 operator()(f64 a, f64 b) const { return wl_fchk(__dmul_rn(a, b), n); }
+  f16 operator()(f16 a, f16 b) const { return wl_fmul(a, b); } };
+struct WlFastFdiv { u32& n;
+  f32 operator()(f32 a, f32 b) const { return wl_fchk(__fdiv_rn(a, b), n); }
+  f64 operator()(f64 a, f64 b) const { return wl_fchk(__ddiv_rn(a, b), n); }
+  f16 operator()(f16 a, f16 b) const { return wl_fdiv(a, b); } };
+struct WlFastFma { u32& n;
+  f32 operator()(f32 a, f32 b, f32 c) const { return wl_fchk(__fmaf_rn(a, b, c), n); }
+  f64 operator()(f64 a, f64 b, f64 c) const { return wl_fchk(__fma_rn(a, b, c), n); }
+  f16 operator()(f16 a, f16 b, f16 c) const { return wl_fma(a, b, c); } };
 static __attribute__((noinline)) void wl_escape(WlCtx* C, u32 instr, i64 w, u32 lane, u64 a, u32 kind) {
   C->esc_count++;
   if (C->esc_n < C->esc_cap) {

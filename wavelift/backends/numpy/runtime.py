@@ -847,8 +847,8 @@ class Runtime:
         for i in range(threads):
             X, st = NT.new_context(
                 self.win,
-                np.zeros(NUM_SREGS * W, np.uint32),
-                np.zeros(nv * W * L, np.uint32),
+                _zeros64(NUM_SREGS * W, np.uint32),
+                _zeros64(nv * W * L, np.uint32),
                 W,
                 np.zeros(int(G[NT.GRID["chunk"]]) * lds_stride, np.uint8),
                 lds_stride,
@@ -1025,6 +1025,16 @@ class Runtime:
                 pc[w] = nxt
                 if kind == "barrier":
                     waiting[w] = True
+
+
+def _zeros64(n: int, dtype) -> np.ndarray:
+    """A zeroed array of ``n`` items that starts on a 64-byte boundary: the native driver's
+    register rows are whole vectors of the lane loops (a row across cache lines split their
+    loads and stores, and its speed moved with where the allocator put it)."""
+    size = np.dtype(dtype).itemsize
+    raw = np.zeros(n * size + 64, np.uint8)
+    k = -raw.ctypes.data % 64
+    return raw[k : k + n * size].view(dtype)
 
 
 def _map_addrs(meta, addrs):
