@@ -86,13 +86,13 @@ def _normalized(ins, target: str, wave64: bool, gfx12_: bool):
     decision 0027).  Both are functions of the decoded instruction alone, which is a function of
     its words for (target, wave size): kept by those and the decoder's name, encoding and text,
     at offset 0, and handed out moved to ``ins``'s offset (fields shared: read-only)."""
-    from . import gfx12
-    from .gfx11 import normalize
-
     key = (target, wave64, ins.words, ins.size, ins.encoding, ins.name, ins.text)
     hit = _NORMALIZED.get(key)
     if hit is not None:
         return hit if ins.offset == 0 else moved(hit, ins.offset)
+    from . import gfx12  # (here, not on every hit: an import statement costs ~1 us a call)
+    from .gfx11 import normalize
+
     out = gfx12.normalize(ins) if gfx12_ else ins  # GFX11's shape (frontend/gfx12.py, decision 0027)
     out = normalize(out)  # GFX10 names and operand codes (frontend/gfx11.py, decision 0023)
     # (a refusal, which names the offset, is not kept)

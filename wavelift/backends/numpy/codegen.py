@@ -431,18 +431,24 @@ def _exec_writes(blk: Block):
     return last_op, writes_exec
 
 
+_VECTOR: list = [None]  # frontend.program.VECTOR (imported on first use: no import cycle)
+
+
 def _sub_points(program: Program, sub: Block, last_op: dict, writes_exec: set, first: int) -> dict[int, int]:
     """frontend.program.lane_count_points(program, sub) for ``sub``, a piece (or run of pieces)
     of a block whose ops start at op ``first`` of it, from the block's _exec_writes: a piece
     holds every op of each of its instructions, so an instruction's last op in the piece is its
     last op in the block less ``first``."""
-    from ...frontend.program import VECTOR
+    vector = _VECTOR[0]
+    if vector is None:
+        from ...frontend.program import VECTOR
 
+        vector = _VECTOR[0] = VECTOR
     instructions = program.instructions
     points: dict[int, int] = {}
     start, k = 0, 0
     for ins in sub.instrs:
-        if instructions[ins].encoding in VECTOR:
+        if instructions[ins].encoding in vector:
             k += 1
         if ins in writes_exec:
             if k:
@@ -632,11 +638,14 @@ class PieceCache:
         (``_full_key``); None: not kept.  ``info``: (_exec_writes of the whole block, the
         piece's first op index in it), from which its lane-count points are found without a
         walk over its ops (None: lane_count_points)."""
-        from ...frontend.program import lane_count_points
-
         ik = mb.program.instr_keys
         lv = None if live is None else (tuple(sorted(live[0])), tuple(sorted(live[1])))
-        pts = lane_count_points(mb.program, sub) if info is None else _sub_points(mb.program, sub, *info)
+        if info is None:
+            from ...frontend.program import lane_count_points
+
+            pts = lane_count_points(mb.program, sub)
+        else:
+            pts = _sub_points(mb.program, sub, *info)
         points = tuple(sorted(pts.items()))
         keys: list = []
         n = 0
