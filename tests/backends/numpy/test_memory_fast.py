@@ -153,6 +153,7 @@ MASKS = {
     "scalar_true": np.True_,
     "partial": rng.random((N, L)) < 0.6,
     "per_wave": np.array([[True], [False], [True], [True], [False], [True]]),
+    "one_lane": np.arange(N * L).reshape(N, L) == 77,  # (a one-wave program's one-lane store)
 }
 
 # name -> (addresses, nbytes, fast path expected for every mask)

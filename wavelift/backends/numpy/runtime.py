@@ -393,6 +393,31 @@ class Runtime:
         win.written[pos] = True
         return True
 
+    def _store_dword(self, addr, mask, x):
+        """store() of one dword a lane whose address, mask and data are (N, L) arrays (u64,
+        bool, u32: the common global store), where every active lane's address is aligned and
+        in one window: what _store_global does for it, with fewer steps; False: nothing done,
+        take store()'s own path (an escape, a misaligned or spread address)."""
+        full = bool(mask.all())
+        if full:
+            a = addr
+        else:
+            a = addr[mask]
+            if not a.size:
+                return True  # (no lane active: store() returns without a write too)
+        if a.size == 1:
+            lo = hi = int(a.reshape(-1)[0])
+        else:
+            lo, hi = int(a.min()), int(a.max())
+        d = self.win.locate(lo, hi, 4)
+        if d is None or (lo | hi) & 3 or (lo != hi and int(np.bitwise_or.reduce(a, axis=None)) & 3):
+            return False
+        cells = a.view(np.int64) >> 2
+        cells += d >> 2
+        self.win.arena32[cells] = x if full else x[mask]
+        self.win.written.view(np.uint32)[cells] = 0x01010101  # exactly these 4 bytes are written
+        return True
+
     def _space(self, space, w, addr, nbytes):
         """-> (arena uint8, written-or-None, index, ok); ``ok`` None: every address is fine."""
         if space == "global":
@@ -484,6 +509,22 @@ class Runtime:
         return np.where(sel[..., None], out, np.uint32(0))
 
     def store(self, space, instr, addr, mask, data, nbytes, w, N):
+        if (
+            space == "global"
+            and nbytes == 4
+            and len(data) == 1
+            and type(mask) is np.ndarray
+            and type(addr) is np.ndarray
+            and mask.ndim == 2
+            and mask.shape[0] == N
+            and mask.dtype == np.bool_
+            and addr.shape == mask.shape
+            and addr.dtype == np.uint64
+        ):
+            x = data[0]
+            if type(x) is np.ndarray and x.shape == mask.shape and x.dtype == np.uint32:
+                if self._store_dword(addr, mask, x):
+                    return
         shapes = [np.shape(addr), np.shape(mask)] + [np.shape(d) for d in data]
         shape = shapes[0] if shapes.count(shapes[0]) == len(shapes) else np.broadcast_shapes(*shapes)
         shape = (N, shape[1] if len(shape) == 2 else 1)
