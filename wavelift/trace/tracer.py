@@ -186,9 +186,15 @@ def _reachable_candidates32(u: np.ndarray, low: bool, reach: tuple):
         i = np.flatnonzero((u != 0) & ~is_radv)
         inside(np.uint64(RADV48) | u[i].astype(np.uint64), i)
     if u.size >= 4:
-        # image T# (dwords 0-3): bits 47:32 of BASE_ADDRESS are dword1[7:0] << 8 | dword0 >> 24
-        pre = _in_regions(((u[1:-2] & np.uint32(0xFF)) << np.uint32(8)) | (u[:-3] >> np.uint32(24)), regions)
-        i = sel((u[3:] >> np.uint32(28)) >= 8, pre)
+        # image T# (dwords 0-3): TYPE (dword3[31:28]) >= 8, i.e. dword3 >= 2^31, tested first
+        # (few words have the top bit set); then bits 47:32 of BASE_ADDRESS, dword1[7:0] << 8 |
+        # dword0 >> 24, in a region -- the same indices, in the same order, as both tests at once
+        i = np.flatnonzero(u[3:] >= np.uint32(0x80000000))
+        if regions is not None and i.size:
+            keep = _in_regions(
+                ((u[i + 1] & np.uint32(0xFF)) << np.uint32(8)) | (u[i] >> np.uint32(24)), regions
+            )
+            i = i[keep]
         w0, w1 = u[i].astype(np.uint64), u[i + 1].astype(np.uint64)
         inside((w0 | ((w1 & np.uint64(0xFF)) << np.uint64(32))) << np.uint64(8), i)
     if not addrs:  # (fewer than 2 words and no RADV region)
