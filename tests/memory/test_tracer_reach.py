@@ -2,8 +2,9 @@
 ``_reachable_candidates32`` gives, among the candidates the hit test accepts, exactly those of
 ``_all_candidates32`` (the same addresses and word indices in the same order), so each
 allocation's first candidate (``_first_per_target``) is the same; on random words and on
-allocations placed in one or many 4 GiB regions, in the RADV range, below 4 GiB, across a region
-boundary, and more than REACH_RANGES runs apart (the hull alone).  A single-use memory (the
+allocations placed in one or many 4 GiB regions (two of them in one region with a gap: pairs are
+kept by each run's own hull), in the RADV range, below 4 GiB, across a region boundary, and more
+than REACH_RANGES runs apart (the hull alone).  A single-use memory (the
 tinygrad hook's) traces the same windows as the same memory traced with the caches."""
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ PLACES = {
     "radv": [0x800012340000, 0x7F9400000000],
     "low": [0x10000, 0x2000000, 0x7F9400000000],
     "across": [0x7F93FFFF8000, 0x7F9400400000],
+    # two allocations in one region with a gap between them (a run's own hull holds the gap)
+    "gap": [0x7F9400001000, 0x7F9400900000, 0x55C600001000],
     "many": [0x100000000 * k + 0x1000 for k in (1, 3, 5, 7, 9, 11)],
 }
 

@@ -125,21 +125,30 @@ REACH_RANGES = 4  # _reach: at most this many runs of 4 GiB regions, else the hu
 
 
 def _reach(memory) -> tuple | None:
-    """What _reachable_candidates32 filters by: (lo, hi, regions) -- the 48-bit hull of the
-    memory's allocations, and the 4 GiB regions (address bits 47:32) they touch as at most
-    REACH_RANGES inclusive runs (lo16, hi16), or None (more runs: the hull alone); None when
-    there is no allocation."""
+    """What _reachable_candidates32 filters by: (lo, hi, regions, bounds) -- the 48-bit hull of
+    the memory's allocations, the 4 GiB regions (address bits 47:32) they touch as at most
+    REACH_RANGES inclusive runs (lo16, hi16), or None (more runs: the hull alone), and each
+    run's own 48-bit hull [lo48, hi48) (None with regions None); None when there is no
+    allocation."""
     starts, ends, hull = memory.address_index()
     if hull is None:
         return None
     runs: list[list[int]] = []
-    for s, e in zip((starts >> np.uint64(32)).tolist(), ((ends - np.uint64(1)) >> np.uint64(32)).tolist()):
+    for s, e, a, b in zip(
+        (starts >> np.uint64(32)).tolist(),
+        ((ends - np.uint64(1)) >> np.uint64(32)).tolist(),
+        starts.tolist(),
+        ends.tolist(),
+    ):
         if runs and s <= runs[-1][1] + 1:
             runs[-1][1] = max(runs[-1][1], e)
+            runs[-1][2] = min(runs[-1][2], a)
+            runs[-1][3] = max(runs[-1][3], b)
         else:
-            runs.append([s, e])
-    regions = tuple((s, e) for s, e in runs) if len(runs) <= REACH_RANGES else None
-    return (hull[0], hull[1], regions)
+            runs.append([s, e, a, b])
+    if len(runs) > REACH_RANGES:
+        return (hull[0], hull[1], None, None)
+    return (hull[0], hull[1], tuple((s, e) for s, e, _, _ in runs), tuple((a, b) for _, _, a, b in runs))
 
 
 def _in_regions(h: np.ndarray, regions) -> np.ndarray | None:
@@ -153,6 +162,27 @@ def _in_regions(h: np.ndarray, regions) -> np.ndarray | None:
     return m
 
 
+def _pair_reach(w: np.ndarray, h: np.ndarray, regions, bounds) -> np.ndarray | None:
+    """Whether each 64-bit pair (low word ``w``, address bits 47:32 ``h``) can be in an
+    allocation by its region: in a run of one region, inside that run's 48-bit hull (the
+    low word between its ends' low words: both ends lie in that region), else in the run's
+    regions; None: all."""
+    if regions is None or bounds is None:
+        return _in_regions(h, regions)
+    m = None
+    for (r0, r1), (b0, b1) in zip(regions, bounds):
+        if r0 == r1:
+            t = (
+                (h == np.uint32(r0))
+                & (w >= np.uint32(b0 & 0xFFFFFFFF))
+                & (w <= np.uint32((b1 - 1) & 0xFFFFFFFF))
+            )
+        else:
+            t = (h >= np.uint32(r0)) & (h <= np.uint32(r1))
+        m = t if m is None else (m | t)
+    return m
+
+
 def _reachable_candidates32(u: np.ndarray, low: bool, reach: tuple):
     """_all_candidates32's arrays less candidates that can be in no allocation: those outside
     the allocations' hull or the 4 GiB regions they touch (``reach``: _reach), tested on the
@@ -161,6 +191,7 @@ def _reachable_candidates32(u: np.ndarray, low: bool, reach: tuple):
     is one the hit test rejects.  Most of a scanned data buffer's words are RADV candidates
     (every nonzero word: region 0x8000) and few of its pairs fall in the regions."""
     lo, hi, regions = np.uint64(reach[0]), np.uint64(reach[1]), reach[2]
+    bounds = reach[3] if len(reach) > 3 else None
     addrs, idxs = [], []
 
     def inside(a, i):
@@ -173,7 +204,7 @@ def _reachable_candidates32(u: np.ndarray, low: bool, reach: tuple):
 
     if u.size >= 2:
         h = u[1:] & np.uint32(0xFFFF)
-        pre = _in_regions(h, regions)
+        pre = _pair_reach(u[:-1], h, regions, bounds)
         # _all_candidates32's test: (lo32 | hi16) != 0 with ``low``, else hi16 != 0
         i = sel((u[:-1] | h) != 0 if low else h != 0, pre)
         inside(u[i].astype(np.uint64) | (h[i].astype(np.uint64) << np.uint64(32)), i)
