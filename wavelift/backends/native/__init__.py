@@ -61,8 +61,11 @@ from ..cfamily.prelude import header
 COMPILE_TIMEOUT_S = 600
 MAX_STACK_BYTES = 2 << 20  # lane arrays of one block (Linux gives threads 8 MiB stacks)
 # blocks of at most this many ops get a second copy of their wave code for waves with every lane
-# on (BlockSource.block): the compile of a larger block stays the one copy's
+# on (BlockSource.block), first come first served while the copies of a program hold at most
+# ALLON_PROGRAM_OPS ops: a program's compile grows by a bounded amount (the ALU conformance
+# programs, ~500 blocks each, compiled 1.5x as long with every block copied)
 ALLON_MAX_OPS = 1024
+ALLON_PROGRAM_OPS = 4096
 # the context: one int64 word per field (runtime fills them), the C struct made from the same list
 CTX_FIELDS = (
     ("S", "u32*"),
@@ -256,6 +259,7 @@ class BlockSource:
         # instructions whose scratch access of 2-4 bytes may cross a dword (scratch_*: 0008)
         self.scratch_split: set[int] = set()
         self.looping: set[int] = set()  # blocks a wave may run again (looping_blocks)
+        self.allon_ops = 0  # ops of the blocks given an all-lanes copy so far
 
     # -------------------------------------------------------------------- classification
     @staticmethod
@@ -744,7 +748,9 @@ class BlockSource:
             and blk.index not in self.looping
             and any(x.startswith("  for (u32 lane") for x in out)
             and len(ops) <= ALLON_MAX_OPS
+            and self.allon_ops + len(ops) <= ALLON_PROGRAM_OPS
         ):
+            self.allon_ops += len(ops)
             # a wave with every lane on runs a copy of the code in which EXEC at the block's
             # start is that constant: its masks, blends and run tests fold away.  Not in a loop:
             # there the lanes drop out from one run to the next, and the test was a branch the
