@@ -554,7 +554,9 @@ def test_fullscreen_pass_on_cuda(mode, tmp_path, monkeypatch):
     monkeypatch.setitem(globals(), "BACKEND", "cuda")
     got = fullscreen_target(mode, tmp_path / "cuda")
     differ = np.flatnonzero(got.view(np.uint16) != want.view(np.uint16))
-    assert not differ.size, f"{differ.size} f16 values differ, first at {np.unravel_index(differ[0], got.shape)}"
+    assert not differ.size, (
+        f"{differ.size} f16 values differ, first at {np.unravel_index(differ[0], got.shape)}"
+    )
 
 
 @pytest.mark.slow
