@@ -153,7 +153,7 @@ def test_recurring_runs_give_the_same_bytes(monkeypatch):
 
 
 def test_piece_points_are_lane_count_points():
-    """_sub_points (a piece's lane-count points from its block's _exec_writes) is
+    """_sub_points (a piece's lane-count points from its block's Block.exec_writes) is
     lane_count_points of the piece, for every run of consecutive pieces of every block."""
     from wavelift.frontend.program import lane_count_points, translate
 
@@ -163,7 +163,7 @@ def test_piece_points_are_lane_count_points():
             cuts = codegen.PieceCache._cuts(prog, blk)
             bounds = [0, *cuts, len(blk.ops)]
             starts = [blk.instrs[0]] + [blk.ops[c].instr for c in cuts] + [blk.instrs[-1] + 1]
-            info = codegen._exec_writes(blk)
+            info = blk.exec_writes()
             n = len(bounds) - 1
             for k0 in range(n):
                 for k1 in range(k0 + 1, n + 1):

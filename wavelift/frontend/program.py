@@ -81,14 +81,7 @@ def lane_count_points(program: Program, blk: Block) -> dict[int, int]:
     of the segment starting there, each to be counted times the active lanes at that op.
     Segments end after each instruction that writes EXEC, so every vector instruction is counted
     with the EXEC it ran under."""
-    from ..ir.program import EXEC_HI, EXEC_LO
-
-    last_op: dict[int, int] = {}
-    writes_exec: set[int] = set()
-    for i, op in enumerate(blk.ops):
-        last_op[op.instr] = i
-        if op.name == "sset" and op.attrs["reg"] in (EXEC_LO, EXEC_HI):
-            writes_exec.add(op.instr)
+    last_op, writes_exec = blk.exec_writes()
     points: dict[int, int] = {}
     start, k = 0, 0
     for ins in blk.instrs:

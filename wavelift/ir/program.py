@@ -88,6 +88,17 @@ class Block:
     valu: int = 0  # vector instructions (for lane_instructions)
     uses_float: bool = False
 
+    def exec_writes(self) -> tuple[dict[int, int], set[int]]:
+        """(instruction -> index of its last op here, the instructions that write EXEC): where
+        the segments of lane_count_points end."""
+        last_op: dict[int, int] = {}
+        writes_exec: set[int] = set()
+        for i, op in enumerate(self.ops):
+            last_op[op.instr] = i
+            if op.name == "sset" and op.attrs["reg"] in (EXEC_LO, EXEC_HI):
+                writes_exec.add(op.instr)
+        return last_op, writes_exec
+
 
 @dataclass
 class Plan:

@@ -57,22 +57,15 @@ static inline u32 wl_runs8(const u64* a, u32 L, u64 nb) {
    result, n set when it is a NaN -- then only the fix-up could have changed it, and the loop is
    run again with the exact functions; f16 goes to them at once */
 template <class T> static inline T wl_fchk(T r, u32& n) { n |= (u32)(r != r); return r; }
-struct WlFastFadd { u32& n;
-  f32 operator()(f32 a, f32 b) const { return wl_fchk(__fadd_rn(a, b), n); }
-  f64 operator()(f64 a, f64 b) const { return wl_fchk(__dadd_rn(a, b), n); }
-  f16 operator()(f16 a, f16 b) const { return wl_fadd(a, b); } };
-struct WlFastFsub { u32& n;
-  f32 operator()(f32 a, f32 b) const { return wl_fchk(__fsub_rn(a, b), n); }
-  f64 operator()(f64 a, f64 b) const { return wl_fchk(__dsub_rn(a, b), n); }
-  f16 operator()(f16 a, f16 b) const { return wl_fsub(a, b); } };
-struct WlFastFmul { u32& n;
-  f32 operator()(f32 a, f32 b) const { return wl_fchk(__fmul_rn(a, b), n); }
-  f64 operator()(f64 a, f64 b) const { return wl_fchk(__dmul_rn(a, b), n); }
-  f16 operator()(f16 a, f16 b) const { return wl_fmul(a, b); } };
-struct WlFastFdiv { u32& n;
-  f32 operator()(f32 a, f32 b) const { return wl_fchk(__fdiv_rn(a, b), n); }
-  f64 operator()(f64 a, f64 b) const { return wl_fchk(__ddiv_rn(a, b), n); }
-  f16 operator()(f16 a, f16 b) const { return wl_fdiv(a, b); } };
+#define WL_FAST2(Name, fn, f32op, f64op) struct Name { u32& n;                                   \
+  f32 operator()(f32 a, f32 b) const { return wl_fchk(f32op(a, b), n); }                        \
+  f64 operator()(f64 a, f64 b) const { return wl_fchk(f64op(a, b), n); }                        \
+  f16 operator()(f16 a, f16 b) const { return fn(a, b); } };
+WL_FAST2(WlFastFadd, wl_fadd, __fadd_rn, __dadd_rn)
+WL_FAST2(WlFastFsub, wl_fsub, __fsub_rn, __dsub_rn)
+WL_FAST2(WlFastFmul, wl_fmul, __fmul_rn, __dmul_rn)
+WL_FAST2(WlFastFdiv, wl_fdiv, __fdiv_rn, __ddiv_rn)
+#undef WL_FAST2
 struct WlFastFma { u32& n;
   f32 operator()(f32 a, f32 b, f32 c) const { return wl_fchk(__fmaf_rn(a, b, c), n); }
   f64 operator()(f64 a, f64 b, f64 c) const { return wl_fchk(__fma_rn(a, b, c), n); }

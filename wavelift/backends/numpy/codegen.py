@@ -419,24 +419,12 @@ def _cut_crc(words) -> int:
     return r
 
 
-def _exec_writes(blk: Block):
-    """(instruction -> index of its last op in ``blk``, the instructions that write EXEC): what
-    lane_count_points reads of a block's ops, for _sub_points."""
-    last_op: dict[int, int] = {}
-    writes_exec: set[int] = set()
-    for i, op in enumerate(blk.ops):
-        last_op[op.instr] = i
-        if op.name == "sset" and op.attrs["reg"] in (EXEC_LO, EXEC_HI):
-            writes_exec.add(op.instr)
-    return last_op, writes_exec
-
-
 _VECTOR: list = [None]  # frontend.program.VECTOR (imported on first use: no import cycle)
 
 
 def _sub_points(program: Program, sub: Block, last_op: dict, writes_exec: set, first: int) -> dict[int, int]:
     """frontend.program.lane_count_points(program, sub) for ``sub``, a piece (or run of pieces)
-    of a block whose ops start at op ``first`` of it, from the block's _exec_writes: a piece
+    of a block whose ops start at op ``first`` of it, from the block's Block.exec_writes: a piece
     holds every op of each of its instructions, so an instruction's last op in the piece is its
     last op in the block less ``first``."""
     vector = _VECTOR[0]
@@ -521,7 +509,7 @@ class PieceCache:
             k + 1 for k, c in enumerate(cuts) if _cut_crc(instructions[blk.ops[c].instr].words) % group == 0
         ]
         runs.append(n)
-        exec_info = _exec_writes(blk)
+        exec_info = blk.exec_writes()
         parts = []
         for r in range(len(runs) - 1):
             k0, k1 = runs[r], runs[r + 1]
@@ -635,7 +623,7 @@ class PieceCache:
         numbered within the instruction) account for every op -- an instruction without one
         (a terminator such as s_endpgm) then made no op and holds its place as None; its
         effect is the terminator, which is in the key --, else every op spelled out
-        (``_full_key``); None: not kept.  ``info``: (_exec_writes of the whole block, the
+        (``_full_key``); None: not kept.  ``info``: (Block.exec_writes of the whole block, the
         piece's first op index in it), from which its lane-count points are found without a
         walk over its ops (None: lane_count_points)."""
         ik = mb.program.instr_keys
