@@ -153,8 +153,8 @@ def test_recurring_runs_give_the_same_bytes(monkeypatch):
 
 
 def test_piece_points_are_lane_count_points():
-    """_sub_points (a piece's lane-count points from its block's Block.exec_writes) is
-    lane_count_points of the piece, for every run of consecutive pieces of every block."""
+    """lane_count_points of a piece from its block's Block.exec_writes (``within``) is
+    lane_count_points of the piece alone, for every run of consecutive pieces of every block."""
     from wavelift.frontend.program import lane_count_points, translate
 
     for code in _programs():
@@ -168,4 +168,4 @@ def test_piece_points_are_lane_count_points():
             for k0 in range(n):
                 for k1 in range(k0 + 1, n + 1):
                     sub = codegen.PieceCache._sub(blk, bounds, starts, k0, k1, k1 == n)
-                    assert codegen._sub_points(prog, sub, *info, bounds[k0]) == lane_count_points(prog, sub)
+                    assert lane_count_points(prog, sub, (*info, bounds[k0])) == lane_count_points(prog, sub)

@@ -76,12 +76,15 @@ VECTOR = {
 }
 
 
-def lane_count_points(program: Program, blk: Block) -> dict[int, int]:
+def lane_count_points(program: Program, blk: Block, within: tuple | None = None) -> dict[int, int]:
     """Exact ``lane_instructions`` for every backend: op index -> number of vector instructions
     of the segment starting there, each to be counted times the active lanes at that op.
     Segments end after each instruction that writes EXEC, so every vector instruction is counted
-    with the EXEC it ran under."""
-    last_op, writes_exec = blk.exec_writes()
+    with the EXEC it ran under.  ``within``: ``blk`` is a piece of a larger block whose ops start
+    at op ``first`` of it, given as (that block's Block.exec_writes..., first): a piece holds
+    every op of each of its instructions, so an instruction's last op in the piece is its last
+    op in the block less ``first`` (numpy/codegen.py PieceCache, without a walk over the ops)."""
+    last_op, writes_exec, first = (*blk.exec_writes(), 0) if within is None else within
     points: dict[int, int] = {}
     start, k = 0, 0
     for ins in blk.instrs:
@@ -90,7 +93,7 @@ def lane_count_points(program: Program, blk: Block) -> dict[int, int]:
         if ins in writes_exec:
             if k:
                 points[start] = points.get(start, 0) + k
-            start, k = last_op[ins] + 1, 0
+            start, k = last_op[ins] + 1 - first, 0
     if k:
         points[start] = points.get(start, 0) + k
     return points

@@ -419,32 +419,8 @@ def _cut_crc(words) -> int:
     return r
 
 
-_VECTOR: list = [None]  # frontend.program.VECTOR (imported on first use: no import cycle)
-
-
-def _sub_points(program: Program, sub: Block, last_op: dict, writes_exec: set, first: int) -> dict[int, int]:
-    """frontend.program.lane_count_points(program, sub) for ``sub``, a piece (or run of pieces)
-    of a block whose ops start at op ``first`` of it, from the block's Block.exec_writes: a piece
-    holds every op of each of its instructions, so an instruction's last op in the piece is its
-    last op in the block less ``first``."""
-    vector = _VECTOR[0]
-    if vector is None:
-        from ...frontend.program import VECTOR
-
-        vector = _VECTOR[0] = VECTOR
-    instructions = program.instructions
-    points: dict[int, int] = {}
-    start, k = 0, 0
-    for ins in sub.instrs:
-        if instructions[ins].encoding in vector:
-            k += 1
-        if ins in writes_exec:
-            if k:
-                points[start] = points.get(start, 0) + k
-            start, k = last_op[ins] + 1 - first, 0
-    if k:
-        points[start] = points.get(start, 0) + k
-    return points
+_LANE_COUNT_POINTS: list = [None]  # frontend.program.lane_count_points (imported on first use:
+# no import cycle, and no import statement per piece key)
 
 
 def _cut_before(words) -> bool:
@@ -625,16 +601,15 @@ class PieceCache:
         effect is the terminator, which is in the key --, else every op spelled out
         (``_full_key``); None: not kept.  ``info``: (Block.exec_writes of the whole block, the
         piece's first op index in it), from which its lane-count points are found without a
-        walk over its ops (None: lane_count_points)."""
+        walk over its ops (lane_count_points' ``within``; None: from the piece's own ops)."""
         ik = mb.program.instr_keys
         lv = None if live is None else (tuple(sorted(live[0])), tuple(sorted(live[1])))
-        if info is None:
+        lcp = _LANE_COUNT_POINTS[0]
+        if lcp is None:
             from ...frontend.program import lane_count_points
 
-            pts = lane_count_points(mb.program, sub)
-        else:
-            pts = _sub_points(mb.program, sub, *info)
-        points = tuple(sorted(pts.items()))
+            lcp = _LANE_COUNT_POINTS[0] = lane_count_points
+        points = tuple(sorted(lcp(mb.program, sub, info).items()))
         keys: list = []
         n = 0
         for i in sub.instrs:
