@@ -167,8 +167,8 @@ def _pair_reach(w: np.ndarray, h: np.ndarray, regions, bounds) -> np.ndarray | N
     allocation by its region: in a run of one region, inside that run's 48-bit hull (the
     low word between its ends' low words: both ends lie in that region), else in the run's
     regions; None: all."""
-    if regions is None or bounds is None:
-        return _in_regions(h, regions)
+    if bounds is None:  # (with regions None: every region)
+        return None
     m = None
     for (r0, r1), (b0, b1) in zip(regions, bounds):
         if r0 == r1:
@@ -190,8 +190,7 @@ def _reachable_candidates32(u: np.ndarray, low: bool, reach: tuple):
     each allocation's first candidate (_first_per_target) is the same: a candidate dropped here
     is one the hit test rejects.  Most of a scanned data buffer's words are RADV candidates
     (every nonzero word: region 0x8000) and few of its pairs fall in the regions."""
-    lo, hi, regions = np.uint64(reach[0]), np.uint64(reach[1]), reach[2]
-    bounds = reach[3] if len(reach) > 3 else None
+    lo, hi, regions, bounds = np.uint64(reach[0]), np.uint64(reach[1]), reach[2], reach[3]
     addrs, idxs = [], []
 
     def inside(a, i):
