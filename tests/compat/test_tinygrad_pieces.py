@@ -110,7 +110,8 @@ def test_cuts_leave_no_value_crossing():
     for code in _programs():
         prog = translate(code, "gfx1100", 32, 0x10000)
         for blk in prog.blocks:
-            cuts = codegen.PieceCache._cuts(prog, blk)
+            cuts, at = codegen.PieceCache._cuts(prog, blk)
+            assert at == [blk.ops[c].instr for c in cuts]
             made = {}
             for i, op in enumerate(blk.ops):
                 if op.out is not None:
@@ -160,7 +161,7 @@ def test_piece_points_are_lane_count_points():
     for code in _programs():
         prog = translate(code, "gfx1100", 32, 0x10000)
         for blk in prog.blocks:
-            cuts = codegen.PieceCache._cuts(prog, blk)
+            cuts, _ = codegen.PieceCache._cuts(prog, blk)
             bounds = [0, *cuts, len(blk.ops)]
             starts = [blk.instrs[0]] + [blk.ops[c].instr for c in cuts] + [blk.instrs[-1] + 1]
             info = blk.exec_writes()
@@ -169,3 +170,53 @@ def test_piece_points_are_lane_count_points():
                 for k1 in range(k0 + 1, n + 1):
                     sub = codegen.PieceCache._sub(blk, bounds, starts, k0, k1, k1 == n)
                     assert lane_count_points(prog, sub, (*info, bounds[k0])) == lane_count_points(prog, sub)
+
+
+def _ops_text(ops):
+    return [(repr(op), op.instr) for op in ops]
+
+
+def test_lazy_translation_is_the_eager_one(monkeypatch):
+    """A translation that keeps instr_cache hits as entries (instr_cache.LAZY, the hook's one-wave
+    dispatches: decision 0045 amendment) makes, when its ops are read, the very ops the eager
+    translation makes (names, values and their ids, attributes, instructions, in order), and
+    what the pieces read without making them -- Block.exec_writes, the cuts (and MODE test),
+    n_ops -- equals the eager block's; every view (a piece or a run of pieces) makes its slice,
+    sharing the op objects of the whole block."""
+    from wavelift.frontend import instr_cache
+    from wavelift.frontend.program import translate
+
+    progs = _programs()
+    lazy_blocks = 0
+    for code in progs:
+        translate(code, "gfx1100", 32, 0x10000)  # (entries for every cacheable instruction)
+    for base in (0x10000, 0x7F0000):
+        for code in progs:
+            monkeypatch.setattr(instr_cache, "LAZY", [False])
+            want = translate(code, "gfx1100", 32, base)
+            monkeypatch.setattr(instr_cache, "LAZY", [True])
+            got = translate(code, "gfx1100", 32, base)
+            assert got.instr_keys == want.instr_keys and got.max_vgpr == want.max_vgpr
+            for gb, wb in zip(got.blocks, want.blocks, strict=True):
+                lazy = gb.__dict__.get("_lazy") is not None
+                lazy_blocks += lazy
+                assert gb.n_ops() == len(wb.ops)
+                assert gb.exec_writes() == wb.exec_writes()
+                found = codegen.PieceCache._cuts(got, gb)
+                assert found == codegen.PieceCache._cuts(want, wb)
+                if found is not None and found[0]:
+                    bounds = [0, *found[0], len(wb.ops)]
+                    # views first (ops made for them alone), then the whole block
+                    views = (
+                        [gb.__dict__["_lazy"].view(a, b) for a, b in zip(bounds, bounds[1:])] if lazy else []
+                    )
+                    parts = [v.make() for v in views]
+                    for (a, b), part in zip(zip(bounds, bounds[1:]), parts):
+                        assert _ops_text(part) == _ops_text(wb.ops[a:b])
+                    assert gb.__dict__.get("_lazy") is None or lazy
+                    whole = gb.ops
+                    for (a, b), part in zip(zip(bounds, bounds[1:]), parts):
+                        assert all(x is y for x, y in zip(part, whole[a:b], strict=True))
+                assert _ops_text(gb.ops) == _ops_text(wb.ops) and gb.term == wb.term
+                assert gb.exec_writes() == wb.exec_writes() and gb.n_ops() == len(wb.ops)
+    assert lazy_blocks >= len(progs)

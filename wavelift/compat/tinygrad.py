@@ -49,6 +49,7 @@ from __future__ import annotations
 import ctypes
 import gc
 import struct
+from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -139,9 +140,10 @@ def _find_descriptor(view: np.ndarray, base: int, lib: int, rsrc2: int) -> bytes
     return None
 
 
-# the last /proc/self/maps text read and what it parsed to: the file is read on every call (the
-# caller's mappings change between calls), only an unchanged text is not parsed again
-_MAPS: list = [None, []]
+# the last /proc/self/maps text read and what it parsed to (and its read-write mappings: their
+# starts and (start, end)s, for _near_pointers): the file is read on every call (the caller's
+# mappings change between calls), only an unchanged text is not parsed again
+_MAPS: list = [None, [], [], []]
 
 
 def _host_mappings() -> list[tuple[int, int, str]]:
@@ -150,6 +152,7 @@ def _host_mappings() -> list[tuple[int, int, str]]:
         with open("/proc/self/maps", "rb") as f:
             text = f.read()
     except OSError:
+        _MAPS[:] = [None, [], [], []]
         return []
     if text == _MAPS[0]:
         return _MAPS[1]
@@ -160,8 +163,20 @@ def _host_mappings() -> list[tuple[int, int, str]]:
             continue
         lo, _, hi = parts[0].partition("-")
         out.append((int(lo, 16), int(hi, 16), parts[1]))
-    _MAPS[:] = [text, out]
+    rw = [(lo, hi) for lo, hi, perms in out if perms.startswith("rw")]
+    _MAPS[:] = [text, out, [lo for lo, _ in rw], rw]
     return out
+
+
+def _rw_mapping(p: int):
+    """The read-write mapping (start, end) holding ``p`` among those _host_mappings read last
+    (ascending and disjoint, as the kernel lists them), or None."""
+    i = bisect_right(_MAPS[2], p) - 1
+    if i >= 0:
+        lo, hi = _MAPS[3][i]
+        if p < hi:
+            return lo, hi
+    return None
 
 
 def _near_pointers(
@@ -175,11 +190,8 @@ def _near_pointers(
     pointer starts its own allocation and a scratch base (never a window) shares none with a
     buffer.  Words past the real kernargs are host bytes that may look like pointers: memory
     the kernel was not handed, but only what it writes lands."""
-    maps = [(lo, hi) for lo, hi, perms in _host_mappings() if perms.startswith("rw")]
-
-    def mapping(p: int):
-        return next(((lo, hi) for lo, hi in maps if lo <= p < hi), None)
-
+    _host_mappings()  # (read now; _rw_mapping looks in it)
+    mapping = _rw_mapping
     ptrs = [args_ptr]
     m = mapping(args_ptr)
     if m is not None:
@@ -404,13 +416,18 @@ def _run_asm(
         return BAD_CALL
     # one wave: a one-shot program (tinygrad's instruction tests) -- its blocks from pieces
     # shared by programs (decision 0040), where code generation and compile() are most of the cost
+    # (and its translation keeps the instructions replayed from the instruction cache as
+    # entries, their ops made only where a new piece reads them: decision 0045, amendment)
     from ..backends.numpy.codegen import PIECES
+    from ..frontend.instr_cache import LAZY
 
     one_wave = dims == (1, 1, 1) and block[0] * block[1] * block[2] <= wave
     was, PIECES.on = PIECES.on, one_wave and PIECES.enabled
+    lazy_was, LAZY[0] = LAZY[0], PIECES.on
     try:
         res = execute_dispatch(mem, config, backend=backend, mode=mode, budget=budget)
     finally:
         PIECES.on = was
+        LAZY[0] = lazy_was
     _last[0] = res
     return OK if res.refusal is None else REFUSED

@@ -8,12 +8,29 @@ jump to any other address is checked at run time against the block starts (``pro
 
 from __future__ import annotations
 
+import zlib
+
 from ..errors import Refused
 from ..isa import DecodeError, decode_one
 from ..isa.instruction import moved
 from .scalar_alu import branch_targets, ends_block, falls_through
 
 MAX_INSTRUCTIONS = 200_000
+
+# straight-line runs of instructions kept by their bytes (decision 0045, amendment): a run ends
+# after an instruction whose words' CRC-32 is 0 modulo RUN_CUT (content-defined, so a recurring
+# sequence is cut the same way at any offset) or before one that is not plain (_plain); a run of
+# at least RUN_MIN instructions and RUN_KEY bytes is kept under (target, wave64, its first
+# RUN_KEY bytes) with its bytes and the dword after them (the decoder may read one dword past
+# an instruction: decoder._store), its instructions normalized at offsets from its start, and
+# which of them _track reads.  Decoding is a function of those bytes (decode_one's and
+# _normalized's caches rest on the same), so a run found again is the instructions decoding
+# would give.  At most RUNS_MAX keys (cleared when full).
+RUN_CUT = 8
+RUN_MIN = 2
+RUN_KEY = 16
+RUNS_MAX = 1 << 12
+_RUNS: dict = {}
 
 
 def _simm(v):
@@ -31,14 +48,38 @@ def discover(code: bytes, target: str, wave64: bool, base_address: int, entry: i
     instrs: dict = {}
     leaders = {entry}
     work = [entry]
+    code = bytes(code)
+    n_code = len(code)
     while work:
         pos = work.pop()
         consts: dict[int, int] = {}
         carry = 0
+        run_at = pos  # the run being read: its start, and its (offset, instruction)s
+        run: list = []
         while True:
+            if pos == run_at and pos >= 0:  # (a run starts here: one kept with these bytes?)
+                found = _kept_run(code, pos, target, wave64)
+                if found is not None:
+                    _, size, rins, tracked = found
+                    stop = False
+                    for j, (rel, r) in enumerate(rins):
+                        p = pos + rel
+                        if p in instrs:  # (as below: reached before, from elsewhere)
+                            stop = True
+                            break
+                        instrs[p] = moved(r, p)
+                        if len(instrs) > MAX_INSTRUCTIONS:
+                            raise Refused("program.decode_error", "program has too many instructions")
+                        if j in tracked:
+                            carry = _track(instrs[p], consts, base_address, carry)
+                    if stop:
+                        break
+                    pos = run_at = pos + size  # (every instruction of a run falls through)
+                    continue
             if pos in instrs:
+                _keep_run(code, run_at, run, target, wave64)
                 break
-            if pos < 0 or pos >= len(code):
+            if pos < 0 or pos >= n_code:
                 raise Refused(
                     "program.bad_address", f"control reaches offset {pos:#x}, outside the program's memory"
                 )
@@ -52,6 +93,14 @@ def discover(code: bytes, target: str, wave64: bool, base_address: int, entry: i
             if len(instrs) > MAX_INSTRUCTIONS:
                 raise Refused("program.decode_error", "program has too many instructions")
             nxt = pos + ins.size
+            if _plain(ins):
+                run.append((pos, ins))
+                if _run_end(ins.words):
+                    _keep_run(code, run_at, run, target, wave64)
+                    run_at, run = nxt, []
+            else:
+                _keep_run(code, run_at, run, target, wave64)
+                run_at, run = nxt, []
             for t in branch_targets(ins):
                 leaders.add(t)
                 work.append(t)
@@ -73,6 +122,68 @@ def discover(code: bytes, target: str, wave64: bool, base_address: int, entry: i
                 break
             pos = nxt
     return instrs, leaders
+
+
+_TRACKED = frozenset(
+    {"s_getpc_b64", "s_add_u32", "s_addc_u32", "s_sub_u32", "s_mov_b32", "s_sext_i32_i16", "s_mov_b64"}
+)
+_RUN_CRC: dict = {}
+
+
+def _run_end(words) -> bool:
+    """Whether a run ends after an instruction with these words (CRC-32 0 modulo RUN_CUT)."""
+    r = _RUN_CRC.get(words)
+    if r is None:
+        if len(_RUN_CRC) >= RUNS_MAX:
+            _RUN_CRC.clear()
+        r = _RUN_CRC[words] = zlib.crc32(repr(tuple(words)).encode()) % RUN_CUT == 0
+    return r
+
+
+def _plain(ins) -> bool:
+    """An instruction a run may hold: control only falls through it (no branch target, no
+    block end, no call or computed jump: discover adds no leader or work for it)."""
+    n = ins.name
+    return (
+        falls_through(ins)
+        and not ends_block(ins)
+        and not branch_targets(ins)
+        and n not in ("s_setpc_b64", "s_swappc_b64", "s_call_b64")
+    )
+
+
+def _kept_run(code: bytes, pos: int, target: str, wave64: bool):
+    """The run kept (see _RUNS) whose bytes (and the dword after them) are ``code``'s at
+    ``pos``, or None."""
+    kept = _RUNS.get((target, wave64, code[pos : pos + RUN_KEY]))
+    if kept is not None:
+        for k in kept:
+            if code.startswith(k[0], pos):
+                return k
+    return None
+
+
+def _keep_run(code: bytes, start: int, run: list, target: str, wave64: bool) -> None:
+    """Keep ``run`` ((offset, instruction)s read from ``start`` on) by its bytes (see _RUNS)."""
+    if len(run) < RUN_MIN:
+        return
+    end = run[-1][0] + run[-1][1].size
+    if end - start < RUN_KEY or end + 4 > len(code):
+        return
+    raw = code[start : end + 4]  # (and the dword after: the decoder may have read it)
+    key = (target, wave64, raw[:RUN_KEY])
+    kept = _RUNS.get(key)
+    if kept is not None and any(k[0] == raw for k in kept):
+        return
+    rins = tuple((p - start, moved(i, p - start)) for p, i in run)
+    tracked = frozenset(
+        j
+        for j, (_, i) in enumerate(run)
+        if i.name in _TRACKED or (i.fields.get("sdst") is not None and i.encoding in ("SOP1", "SOP2", "SOPK"))
+    )
+    if len(_RUNS) >= RUNS_MAX:
+        _RUNS.clear()
+    _RUNS.setdefault(key, []).append((raw, end - start, rins, tracked))
 
 
 # GFX11/GFX12 instructions as the frontends see them, by what the decoder read (decision 0035)

@@ -27,10 +27,12 @@ GFX12's own handlers (``gfx12.HANDLERS``) are never cached: they change ``b.targ
 from __future__ import annotations
 
 import itertools
+from functools import partial
 
-from ..ir.program import Op, Value
+from ..ir.program import EXEC_HI, EXEC_LO, LAZY_EXEC, LAZY_MODE, MODE_REG, LazyOps, Op, Value
 
-# key -> (recipe, number of values, max_vgpr, uses_float, uses_scratch, serial): see _entry.
+# key -> (recipe, number of values, max_vgpr, uses_float, uses_scratch, serial, flags): see _entry;
+# flags: LAZY_EXEC / LAZY_MODE when the ops write EXEC / MODE (ir/program.LazyOps).
 # ``serial`` names the key in Program.instr_keys (a small int that hashes in one step, for the
 # piece keys of backends/numpy/codegen.py): a new one per entry made, never reused, so two
 # instructions share a serial exactly when they share the key
@@ -38,6 +40,9 @@ _CACHE: dict = {}
 _SERIAL = itertools.count()
 CACHE_MAX = 1 << 13  # entries (an instruction's ops each, ~1-2 KB); cleared when full
 ENABLED = [True]  # tests turn it off to compare against fresh translations
+# while on (the tinygrad hook's one-wave dispatches, with backends/numpy PieceCache.on), a hit
+# keeps its ops as the entry until they are read (frontend.program: Block.set_lazy, LazyOps)
+LAZY = [False]
 
 # names whose frontend reads the instruction's own address (frontend/scalar_alu.py)
 PC_NAMES = frozenset({"s_getpc_b64", "s_setpc_b64", "s_swappc_b64", "s_call_b64"})
@@ -84,7 +89,12 @@ def translate_one(fe, ins, b) -> None:
     hit = _CACHE.get(key)
     keys = getattr(b, "instr_keys", None)
     if hit is not None:
-        _replay(hit, b)
+        lazy = b.lazy
+        if lazy is None:
+            _replay(hit, b)
+        else:  # (the same counters and flags as _replay; the ops made when read: lazy_ops)
+            lazy.append((len(b.ops), hit, b._counter[0], b.instr))
+            _counts(hit, b)
         if keys is not None:
             keys[b.instr] = (hit[5], len(hit[0]))
         return
@@ -103,7 +113,7 @@ def translate_one(fe, ins, b) -> None:
         if len(_CACHE) >= CACHE_MAX:
             _CACHE.clear()
         serial = next(_SERIAL)
-        _CACHE[key] = entry + (mv, uf, us, serial)
+        _CACHE[key] = entry + (mv, uf, us, serial, _flags(entry[0]))
         if keys is not None:
             keys[b.instr] = (serial, len(entry[0]))
 
@@ -146,12 +156,25 @@ def _entry(b, start: int, first: int):
     return (tuple(recipe), count)
 
 
-def _replay(hit, b) -> None:
-    recipe, count, mv, uf, us, _ = hit
-    base = b._counter[0]
+def _flags(recipe) -> int:
+    """LAZY_EXEC / LAZY_MODE when the recipe's ops write EXEC / MODE (Block.exec_writes and the
+    pieces' MODE test read them off a LazyOps segment without its ops)."""
+    f = 0
+    for name, _type, _args, attrs, _res, _refs in recipe:
+        if name == "sset":
+            r = attrs.get("reg")
+            if r in (EXEC_LO, EXEC_HI):
+                f |= LAZY_EXEC
+            elif r == MODE_REG:
+                f |= LAZY_MODE
+    return f
+
+
+def _make(hit, base: int, instr: int) -> list:
+    """The ops of entry ``hit`` replayed for instruction ``instr``, values numbered from ``base``."""
+    recipe = hit[0]
     vals: list = []
-    instr = b.instr
-    out_ops = b.ops
+    out_ops: list = []
     for name, type_, args, attrs, res, refs in recipe:
         if refs:
             a = list(args)
@@ -163,10 +186,49 @@ def _replay(hit, b) -> None:
             out = Value(base + res[2], res[0], res[1])
             vals.append(out)
         out_ops.append(Op(name, type_, args, dict(attrs), out, instr))
-    b._counter[0] = base + count
+    return out_ops
+
+
+def _replay(hit, b) -> None:
+    b.ops.extend(_make(hit, b._counter[0], b.instr))
+    _counts(hit, b)
+
+
+def _counts(hit, b) -> None:
+    """What replaying ``hit`` does to ``b`` besides its ops: the value counter and the flags."""
+    _, count, mv, uf, us = hit[:5]
+    b._counter[0] += count
     if mv > b.max_vgpr:
         b.max_vgpr = mv
     if uf:
         b.uses_float = True
     if us:
         b.uses_scratch = True
+
+
+def lazy_ops(b) -> LazyOps | None:
+    """The ops of ``b``'s block as a LazyOps (Block.set_lazy) when hits were kept lazily
+    (``b.lazy``: (position in b.ops, entry, first value id, instruction) of each), else None."""
+    holes = b.lazy
+    if not holes:
+        return None
+    ops = b.ops
+    segs: list = []
+    starts: list = []
+    n = prev = 0
+    for pos, hit, base, instr in holes:
+        if pos > prev:
+            segs.append([ops[prev:pos], None, pos - prev, -1, 0])
+            starts.append(n)
+            n += pos - prev
+            prev = pos
+        k = len(hit[0])
+        if k:  # (an entry with no op, e.g. s_nop, holds no segment)
+            segs.append([None, partial(_make, hit, base, instr), k, instr, hit[6]])
+            starts.append(n)
+            n += k
+    if len(ops) > prev:
+        segs.append([ops[prev:], None, len(ops) - prev, -1, 0])
+        starts.append(n)
+        n += len(ops) - prev
+    return LazyOps(segs, starts, 0, n)

@@ -134,6 +134,8 @@ def translate(
         b.base_address = base_address
         b.scratch = splan
         b.instr_keys = instr_keys
+        if instr_cache.LAZY[0]:
+            b.lazy = []
         if bi == 0 and gfx12.is_gfx12(target):
             gfx12.prologue(b)  # TTMP7's z half (decision 0027)
         for off in offs:
@@ -157,6 +159,9 @@ def translate(
                     "program.unsupported_instruction", f"offset {ins.offset:#x}: {ins.text}{why}"
                 ) from None
         blk.ops = b.ops
+        lazy = instr_cache.lazy_ops(b)
+        if lazy is not None:
+            blk.set_lazy(lazy)
         nxt = offs[-1] + instrs[offs[-1]].size
         term = b.term or ("jump", nxt)
         blk.term = _resolve(term, block_at, nxt)

@@ -41,6 +41,8 @@ class Builder:
         # instruction index -> (instr_cache serial of its key, ops), set by frontend.program (Program.instr_keys)
         self.instr_keys: dict | None = None
         self._dpp_ok: Value | None = None  # a DPP row-mask condition, live within one instruction
+        # frontend/instr_cache's hits kept as entries (instr_cache.LAZY: their ops made when read)
+        self.lazy: list | None = None
 
     # -- raw emission -------------------------------------------------------------------------
     def emit(self, name: str, type: str, *args, uniform: bool | None = None, **attrs) -> Value:

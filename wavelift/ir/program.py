@@ -23,6 +23,7 @@ block after an instruction that changes MODE so that waves regroup by their floa
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -93,11 +94,97 @@ class Block:
         the segments of lane_count_points end."""
         last_op: dict[int, int] = {}
         writes_exec: set[int] = set()
+        lazy = self.__dict__.get("_lazy")
+        if lazy is not None:  # (an entry's ops not made: its count and flags say the same)
+            for at, seg in lazy.items():
+                if seg[0] is None:
+                    last_op[seg[3]] = at + seg[2] - 1
+                    if seg[4] & LAZY_EXEC:
+                        writes_exec.add(seg[3])
+                    continue
+                lo = max(-at, 0)
+                for i, op in enumerate(seg[0][lo : lazy.hi - lazy.lo - at], at + lo):
+                    last_op[op.instr] = i
+                    if op.name == "sset" and op.attrs["reg"] in (EXEC_LO, EXEC_HI):
+                        writes_exec.add(op.instr)
+            return last_op, writes_exec
         for i, op in enumerate(self.ops):
             last_op[op.instr] = i
             if op.name == "sset" and op.attrs["reg"] in (EXEC_LO, EXEC_HI):
                 writes_exec.add(op.instr)
         return last_op, writes_exec
+
+    def n_ops(self) -> int:
+        """len(self.ops), without making ops kept lazily."""
+        lazy = self.__dict__.get("_lazy")
+        return len(self.ops) if lazy is None else lazy.hi - lazy.lo
+
+    def set_lazy(self, lazy: LazyOps) -> None:
+        """The block's ops are ``lazy``'s, made when ``ops`` is first read."""
+        self.__dict__["_ops"] = None
+        self.__dict__["_lazy"] = lazy
+
+
+class LazyOps:
+    """Ops [lo, hi) of a block where instructions replayed from frontend/instr_cache are kept as
+    (entry, first value id, instruction) until read (decision 0045, amendment: the tinygrad
+    hook's one-wave pieces read only the instructions' keys of a cached run of pieces).
+
+    ``segs``: the block's segments in op order, each a list ``[ops, replay, n, instr, flags]``:
+    ops made by the frontends (``replay`` None), or an entry's ops not made yet (``ops`` None
+    until read: ``replay()`` makes them once, the very ops ``instr_cache._replay`` makes, value
+    ids and all, and every view of the block reads those same objects); ``n`` the ops, ``instr``
+    and ``flags`` (LAZY_EXEC / LAZY_MODE: its ops write EXEC / MODE) of an entry.
+    ``starts``: each segment's first op index in the block."""
+
+    __slots__ = ("segs", "starts", "lo", "hi")
+
+    def __init__(self, segs: list, starts: list, lo: int, hi: int):
+        self.segs, self.starts, self.lo, self.hi = segs, starts, lo, hi
+
+    def view(self, a: int, b: int) -> LazyOps:
+        """Ops [a, b) of this view."""
+        return LazyOps(self.segs, self.starts, self.lo + a, self.lo + b)
+
+    def items(self):
+        """(op index in the view, segment) of every segment the view overlaps (a made segment may
+        begin before the view or end after it: its ops are sliced by the caller)."""
+        lo, hi, starts, segs = self.lo, self.hi, self.starts, self.segs
+        i = bisect_right(starts, lo) - 1 if starts else 0
+        while i < len(segs) and starts[i] < hi:
+            yield starts[i] - lo, segs[i]
+            i += 1
+
+    def make(self) -> list:
+        out: list = []
+        lo, hi = self.lo, self.hi
+        for at, seg in self.items():
+            ops = seg[0]
+            if ops is None:
+                ops = seg[0] = seg[1]()
+            s = at + lo
+            out.extend(ops[max(lo - s, 0) : hi - s])
+        return out
+
+
+def _get_ops(self) -> list:
+    d = self.__dict__
+    ops = d["_ops"]
+    if ops is None:
+        ops = d["_ops"] = d["_lazy"].make()
+        d["_lazy"] = None
+    return ops
+
+
+def _set_ops(self, ops: list) -> None:
+    self.__dict__["_ops"] = ops
+    self.__dict__["_lazy"] = None
+
+
+# (after @dataclass: its __init__ assigns ``ops`` through this property, and eq/repr/replace read it)
+Block.ops = property(_get_ops, _set_ops)  # type: ignore[assignment]
+
+LAZY_EXEC, LAZY_MODE = 1, 2  # LazyOps segment flags: the entry's ops write EXEC / MODE
 
 
 @dataclass

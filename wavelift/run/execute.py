@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import struct
 import time
 from typing import Any
 from weakref import ref
@@ -112,12 +113,11 @@ def code_hash(program) -> str:
     hit = _CODE_HASHES.get(id(program))
     if hit is not None and hit[0] is program:
         return hit[1]
-    h = hashlib.sha256()
+    words: list = []  # (each offset, then its words: the bytes hashed, as one buffer)
     for ins in program.instructions:
-        h.update(ins.offset.to_bytes(4, "little"))
-        for w in ins.words:
-            h.update(int(w).to_bytes(4, "little"))
-    digest = h.hexdigest()
+        words.append(ins.offset)
+        words.extend(ins.words)
+    digest = hashlib.sha256(struct.pack(f"<{len(words)}I", *words)).hexdigest()
     _CODE_HASHES[id(program)] = (program, digest)  # (holding the program: its id stays its own)
     while len(_CODE_HASHES) > CODE_HASHES:
         del _CODE_HASHES[next(iter(_CODE_HASHES))]

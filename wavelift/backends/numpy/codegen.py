@@ -13,12 +13,13 @@ from __future__ import annotations
 import struct
 import zlib
 from bisect import bisect_left
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import numpy as np
 
 from ...ir.passes.pipeline import liveness, optimize
-from ...ir.program import EXEC_HI, EXEC_LO, MODE_REG, Block, Program, Value, refusal_of
+from ...ir.program import EXEC_HI, EXEC_LO, LAZY_MODE, MODE_REG, Block, Program, Value, refusal_of
 from .expr import EXPR, ExprLowering
 
 
@@ -368,6 +369,9 @@ PIECE_CUT = 2  # a cut before an instruction whose words' CRC-32 is 0 modulo thi
 # runs: a cut whose CRC-32 is 0 modulo PIECE_CUT * PIECE_GROUP also ends a run of pieces, which is
 # compiled as one piece of its own once the same run is seen again (decision 0045 amendment)
 PIECE_GROUP = 8
+# sub-runs: a run not kept is split at the cuts whose CRC-32 is 0 modulo PIECE_CUT * g for each g
+# here in turn, each sub-run kept as a run is (decision 0045 amendment, later)
+PIECE_SUBGROUPS = (4, 2)
 PIECE_LIMIT = 8192  # kept pieces (cleared when full)
 
 
@@ -465,54 +469,69 @@ class PieceCache:
         blk = mb.program.blocks[index]
         if not blk.instrs or len(blk.instrs) < PIECE_MIN_INSTRS or (blk.uses_float and mode & 15):
             return None
-        if any(op.name == "sset" and op.attrs["reg"] == MODE_REG for op in blk.ops):
-            return None  # (the passes specialise a piece for the MODE it starts with)
-        cuts = self._cuts(mb.program, blk)
+        found = self._cuts(mb.program, blk)
+        if found is None:
+            return None  # (MODE written: the passes specialise a piece for the MODE it starts with)
+        cuts, at = found
         if not cuts:
             return None
         live = mb._live(mode)[index]
-        bounds = [0, *cuts, len(blk.ops)]
+        bounds = [0, *cuts, blk.n_ops()]
         # each piece's instructions: from its first op's (the block's first, for the first
         # piece) to before the next piece's (instructions without ops, e.g. s_nop, included)
-        starts = [blk.instrs[0]] + [blk.ops[c].instr for c in cuts] + [blk.instrs[-1] + 1]
+        starts = [blk.instrs[0], *at, blk.instrs[-1] + 1]
         n = len(bounds) - 1
         # runs of pieces: from a cut whose words' CRC-32 is 0 modulo PIECE_CUT * PIECE_GROUP to
         # the next (piece indices k0 <= k < k1)
-        group = PIECE_CUT * PIECE_GROUP
+        # runs of pieces: from a cut whose words' CRC-32 is 0 modulo PIECE_CUT * PIECE_GROUP to
+        # the next; a run not kept is split the same way at the finer PIECE_CUT * PIECE_SUBGROUP
+        # (sub-runs), and a sub-run not kept into its pieces (piece k ends at cut k)
         instructions = mb.program.instructions
-        runs = [0]
-        runs += [
-            k + 1 for k, c in enumerate(cuts) if _cut_crc(instructions[blk.ops[c].instr].words) % group == 0
-        ]
-        runs.append(n)
+        crcs = [_cut_crc(instructions[c].words) for c in at]
+        levels = (PIECE_CUT * PIECE_GROUP, *(PIECE_CUT * g for g in PIECE_SUBGROUPS))
         exec_info = blk.exec_writes()
-        parts = []
-        for r in range(len(runs) - 1):
-            k0, k1 = runs[r], runs[r + 1]
-            lv = live if k1 == n else None
-            if k1 - k0 > 1:
-                # a run seen before is one piece (compiled on its second sighting: a run of
-                # pieces that recurs, e.g. a common prologue, runs without the cuts inside it)
-                sub = self._sub(blk, bounds, starts, k0, k1, k1 == n)
-                key = self._key(mb, sub, mode, lv, sub.instrs[0], (*exec_info, bounds[k0]))
-                if key is not None:
-                    f = self.fns.get(key)
-                    if f is not None:
-                        self.hits += 1
-                    elif key in self.seen:
-                        f = self._piece(mb, sub, mode, lv, key)
-                    else:
-                        if len(self.seen) >= PIECE_LIMIT:
-                            self.seen.clear()
-                        self.seen[key] = True
-                    if f is not None:
-                        parts.append((f, sub.instrs[0]))
-                        continue
-            for k in range(k0, k1):
-                end = k + 1 == n
-                sub = self._sub(blk, bounds, starts, k, k + 1, end)
-                info = (*exec_info, bounds[k])
-                parts.append((self._piece(mb, sub, mode, live if end else None, info=info), sub.instrs[0]))
+        parts: list = []
+
+        def add(k0: int, k1: int, level: int) -> None:
+            # pieces k0 <= k < k1, split at the cuts of ``level`` (their ranges looked up whole)
+            while level < len(levels):
+                m = levels[level]
+                edges = [k0, *(k for k in range(k0 + 1, k1) if crcs[k - 1] % m == 0), k1]
+                if len(edges) > 2 or level == 0:
+                    break
+                level += 1  # (one range, the one just looked up: straight to the next level)
+            else:
+                for k in range(k0, k1):
+                    end = k + 1 == n
+                    sub = self._sub(blk, bounds, starts, k, k + 1, end)
+                    info = (*exec_info, bounds[k])
+                    parts.append(
+                        (self._piece(mb, sub, mode, live if end else None, info=info), sub.instrs[0])
+                    )
+                return
+            for a, b in zip(edges, edges[1:]):
+                if b - a > 1:
+                    # a range seen before is one piece (compiled on its second sighting: a
+                    # sequence that recurs, e.g. a common prologue, runs without the cuts inside)
+                    lv = live if b == n else None
+                    sub = self._sub(blk, bounds, starts, a, b, b == n)
+                    key = self._key(mb, sub, mode, lv, sub.instrs[0], (*exec_info, bounds[a]))
+                    if key is not None:
+                        f = self.fns.get(key)
+                        if f is not None:
+                            self.hits += 1
+                        elif key in self.seen:
+                            f = self._piece(mb, sub, mode, lv, key)
+                        else:
+                            if len(self.seen) >= PIECE_LIMIT:
+                                self.seen.clear()
+                            self.seen[key] = True
+                        if f is not None:
+                            parts.append((f, sub.instrs[0]))
+                            continue
+                add(a, b, level + 1)
+
+        add(0, n, 0)
         fns = tuple(f for f, _ in parts)
         ibs = tuple(ib for _, ib in parts)
         head, tail = fns[:-1], fns[-1]
@@ -533,43 +552,71 @@ class PieceCache:
         sub = object.__new__(Block)  # (dataclasses.replace without its per-field work)
         sub.__dict__.update(blk.__dict__)
         sub.instrs = blk.instrs[bisect_left(blk.instrs, starts[k0]) : bisect_left(blk.instrs, starts[k1])]
-        sub.ops = blk.ops[bounds[k0] : bounds[k1]]
+        lazy = blk.__dict__.get("_lazy")
+        if lazy is None:
+            sub.ops = blk.ops[bounds[k0] : bounds[k1]]
+        else:  # (its ops made only if read: a piece to compile)
+            sub.set_lazy(lazy.view(bounds[k0], bounds[k1]))
         sub.term = blk.term if last else ("jump", -1)
         return sub
 
     @staticmethod
-    def _cuts(program: Program, blk: Block) -> list[int]:
-        """Op indices a piece starts at (never 0): first ops of instructions whose words hash to
-        0 modulo PIECE_CUT, where no value made before is used from there on (terminator
-        included) and each piece holds ops of at least one instruction."""
+    def _cuts(program: Program, blk: Block):
+        """(op indices a piece starts at (never 0), the instruction at each), or None when the
+        block writes MODE.  A cut is at the first op of an instruction whose words hash to 0
+        modulo PIECE_CUT, where no value made before is used from there on (terminator
+        included); each piece holds ops of at least one instruction."""
         # one pass: a cut is a candidate at an instruction's first op (the CRC-32 rule); a use at
         # op j of a value made at op m drops every candidate after m (the uses come in order, so
         # those are the last ones): what is left is where no value made before is used after
         cuts: list[int] = []
+        at: list[int] = []
         made: dict[int, int] = {}  # value id -> the op making it
         prev = None
         instructions = program.instructions
-        for i, op in enumerate(blk.ops):
-            if i and op.instr != prev:
-                words = getattr(instructions[op.instr], "words", None)
-                if words is not None and _cut_before(words):
-                    cuts.append(i)
-            prev = op.instr
-            for x in op.args:
-                if x.__class__ is Value:
-                    m = made.get(x.id)
-                    if m is not None:
-                        while cuts and cuts[-1] > m:
-                            cuts.pop()
-            if op.out is not None:
-                made[op.out.id] = i
+        lazy = blk.__dict__.get("_lazy")
+        segs: Iterable[tuple[int, Any]] = lazy.items() if lazy is not None else ((0, (blk.ops,)),)
+        for i0, seg in segs:
+            ops = seg[0]
+            if ops is None:
+                # an instr_cache entry's ops, not made: every value they use is their own
+                # (instr_cache._entry), so nothing crosses into or out of them
+                if seg[4] & LAZY_MODE:
+                    return None
+                ins = seg[3]
+                if i0 and ins != prev:
+                    words = getattr(instructions[ins], "words", None)
+                    if words is not None and _cut_before(words):
+                        cuts.append(i0)
+                        at.append(ins)
+                prev = ins
+                continue
+            for i, op in enumerate(ops, i0):
+                if i and op.instr != prev:
+                    words = getattr(instructions[op.instr], "words", None)
+                    if words is not None and _cut_before(words):
+                        cuts.append(i)
+                        at.append(op.instr)
+                prev = op.instr
+                for x in op.args:
+                    if x.__class__ is Value:
+                        m = made.get(x.id)
+                        if m is not None:
+                            while cuts and cuts[-1] > m:
+                                cuts.pop()
+                                at.pop()
+                if op.out is not None:
+                    made[op.out.id] = i
+                elif op.name == "sset" and op.attrs["reg"] == MODE_REG:
+                    return None
         for x in blk.term[1:]:
             if isinstance(x, Value):
                 m = made.get(x.id)
                 if m is not None:
                     while cuts and cuts[-1] > m:
                         cuts.pop()
-        return cuts
+                        at.pop()
+        return cuts, at
 
     def _piece(self, mb: ModeBlocks, sub: Block, mode: int, live, key=_NOKEY, info=None):
         base = sub.instrs[0]
@@ -619,7 +666,7 @@ class PieceCache:
             else:
                 keys.append(e[0])
                 n += e[1]
-        if n == len(sub.ops):
+        if n == sub.n_ops():
             pos = (
                 {op.out.id: j for j, op in enumerate(sub.ops) if op.out is not None}
                 if any(isinstance(x, Value) for x in sub.term)
