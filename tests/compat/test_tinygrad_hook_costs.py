@@ -78,3 +78,51 @@ def test_host_mappings_follow_maps_made_and_removed_between_calls():
     assert _mapped(lo)
     m.close()
     assert not _mapped(lo)
+
+
+def _addresses(extra=()):
+    out = [0, 1 << 47, (1 << 64) - 1, 0xFFFFFFFFFF600000, *extra]
+    for lo, hi, _ in tg._host_mappings():
+        out += [lo, hi - 1, hi, max(lo - 1, 0), (lo + hi) // 2]
+    rng = np.random.default_rng(23)
+    out += [int(x) for x in rng.integers(0, 1 << 48, 500, dtype=np.uint64)]
+    return out
+
+
+def test_rw_mappings_asked_of_the_kernel_are_the_texts():
+    """_rw_mappings (PROCMAP_QUERY per address, decision 0045 amendment) gives, for every
+    address, the read-write mapping /proc/self/maps's text gives (_rw_mapping of the text read
+    now): every mapping's ends and their neighbours, random addresses, a read-only mapping and a
+    mapping made and removed between two calls; without the query (an older kernel) it is the
+    text's own."""
+    if tg._query_mapping(0) is False:
+        import pytest
+
+        pytest.skip("this kernel has no PROCMAP_QUERY (the text path is the only one)")
+    ro = mmap.mmap(-1, 1 << 16, prot=mmap.PROT_READ)
+    rw = mmap.mmap(-1, 1 << 16)
+    heap = ctypes.addressof(ctypes.c_char.from_buffer_copy(b"\0"))
+    buf = (ctypes.c_char * 1).from_buffer(rw)
+    a_rw = ctypes.addressof(buf)
+    del buf
+    import re
+
+    text = open("/proc/self/maps").read()
+    lo_ro = [int(m.group(1), 16) for m in re.finditer(r"^([0-9a-f]+)-[0-9a-f]+ r--p", text, re.M)]
+    addrs = _addresses([heap, a_rw, *lo_ro])
+    for mapped in (True, False):
+        query = tg._rw_mappings()
+        tg._host_mappings()  # (the text now; nothing maps or unmaps between the two here)
+        got = [query(a) for a in addrs]
+        assert got == [tg._rw_mapping(a) for a in addrs]
+        assert (query(a_rw) is not None) == mapped and query(0) is None
+        assert lo_ro and all(query(a) is None for a in lo_ro)
+        rw.close()
+        ro.close()
+    saved = tg._PROCMAP[:]
+    try:
+        tg._PROCMAP[:] = [False, None]
+        fallback = tg._rw_mappings()
+        assert fallback is tg._rw_mapping and [fallback(a) for a in addrs] == got
+    finally:
+        tg._PROCMAP[:] = saved

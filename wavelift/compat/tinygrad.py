@@ -179,6 +179,86 @@ def _rw_mapping(p: int):
     return None
 
 
+class _ProcmapQuery(ctypes.Structure):
+    """Linux's struct procmap_query (include/uapi/linux/fs.h, Linux 6.11 on)."""
+
+    _fields_ = [
+        ("size", ctypes.c_uint64),
+        ("query_flags", ctypes.c_uint64),
+        ("query_addr", ctypes.c_uint64),
+        ("vma_start", ctypes.c_uint64),
+        ("vma_end", ctypes.c_uint64),
+        ("vma_flags", ctypes.c_uint64),
+        ("vma_page_size", ctypes.c_uint64),
+        ("vma_offset", ctypes.c_uint64),
+        ("inode", ctypes.c_uint64),
+        ("dev_major", ctypes.c_uint32),
+        ("dev_minor", ctypes.c_uint32),
+        ("vma_name_size", ctypes.c_uint32),
+        ("build_id_size", ctypes.c_uint32),
+        ("vma_name_addr", ctypes.c_uint64),
+        ("build_id_addr", ctypes.c_uint64),
+    ]
+
+
+# PROCMAP_QUERY = _IOWR('f', 17, struct procmap_query): the mapping (VMA) covering an address,
+# asked of /proc/self/maps without the kernel writing its text; PROCMAP_RW: its flags
+# PROCMAP_QUERY_VMA_READABLE | _WRITABLE (the text's "rw" perms)
+PROCMAP_QUERY = (3 << 30) | (ctypes.sizeof(_ProcmapQuery) << 16) | (ord("f") << 8) | 17
+PROCMAP_RW = 0x1 | 0x2
+# (pid, descriptor of /proc/self/maps) once opened; [None]: the kernel has no PROCMAP_QUERY
+_PROCMAP: list = [None, None]
+
+
+def _query_mapping(p: int):
+    """The mapping holding ``p`` as (start, end, read-write?), asked with PROCMAP_QUERY, or
+    None where none holds it; False: the query is not available (the caller reads the text)."""
+    import errno
+    import fcntl
+    import os
+
+    if _PROCMAP[0] is False:
+        return False
+    pid = os.getpid()
+    if _PROCMAP[0] != pid:  # (a forked child's descriptor would ask its parent's mappings)
+        try:
+            fd = os.open("/proc/self/maps", os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            _PROCMAP[0] = False
+            return False
+        _PROCMAP[:] = [pid, fd]
+    q = _ProcmapQuery(size=ctypes.sizeof(_ProcmapQuery), query_flags=0, query_addr=p)
+    try:
+        fcntl.ioctl(_PROCMAP[1], PROCMAP_QUERY, q, True)
+    except OSError as e:
+        if e.errno == errno.ENOENT:  # (no mapping holds it)
+            return None
+        _PROCMAP[0] = False  # (ENOTTY, EINVAL...: a kernel without the query)
+        return False
+    return q.vma_start, q.vma_end, q.vma_flags & PROCMAP_RW == PROCMAP_RW
+
+
+def _rw_mappings():
+    """A function: address -> (start, end) of the read-write mapping holding it, or None, as
+    /proc/self/maps says now (the text's line for it: a mapping is one VMA either way).  Asked
+    of the kernel per address (PROCMAP_QUERY) where it can, else from the text read now."""
+    if _query_mapping(0) is not False:  # (address 0: never mapped; the query answers)
+        memo: dict = {}
+
+        def mapping(p: int):
+            m = memo.get(p, False)
+            if m is False:
+                q = _query_mapping(p) if 0 <= p < 1 << 64 else None
+                if q is False:  # (cannot happen after the probe; the text then)
+                    raise OSError("PROCMAP_QUERY stopped answering")
+                m = memo[p] = None if q is None or not q[2] else q[:2]
+            return m
+
+        return mapping
+    _host_mappings()  # (read now; _rw_mapping looks in it)
+    return _rw_mapping
+
+
 def _near_pointers(
     lib: int, lib_sz: int, args_ptr: int, user: Sequence[int], scan: int = 0
 ) -> list[tuple[int, int]]:
@@ -190,8 +270,7 @@ def _near_pointers(
     pointer starts its own allocation and a scratch base (never a window) shares none with a
     buffer.  Words past the real kernargs are host bytes that may look like pointers: memory
     the kernel was not handed, but only what it writes lands."""
-    _host_mappings()  # (read now; _rw_mapping looks in it)
-    mapping = _rw_mapping
+    mapping = _rw_mappings()
     ptrs = [args_ptr]
     m = mapping(args_ptr)
     if m is not None:
