@@ -25,11 +25,12 @@ MAX_INSTRUCTIONS = 200_000
 # an instruction: decoder._store), its instructions normalized at offsets from its start, and
 # which of them _track reads.  Decoding is a function of those bytes (decode_one's and
 # _normalized's caches rest on the same), so a run found again is the instructions decoding
-# would give.  At most RUNS_MAX keys (cleared when full).
+# would give.  At most RUNS_MAX keys (cleared when full), each with its first RUNS_PER_KEY runs.
 RUN_CUT = 8
 RUN_MIN = 2
 RUN_KEY = 16
 RUNS_MAX = 1 << 12
+RUNS_PER_KEY = 4
 _RUNS: dict = {}
 
 
@@ -173,8 +174,8 @@ def _keep_run(code: bytes, start: int, run: list, target: str, wave64: bool) -> 
     raw = code[start : end + 4]  # (and the dword after: the decoder may have read it)
     key = (target, wave64, raw[:RUN_KEY])
     kept = _RUNS.get(key)
-    if kept is not None and any(k[0] == raw for k in kept):
-        return
+    if kept is not None and (len(kept) >= RUNS_PER_KEY or any(k[0] == raw for k in kept)):
+        return  # (a key's first RUNS_PER_KEY runs: a run that holds new code shares a common start)
     rins = tuple((p - start, moved(i, p - start)) for p, i in run)
     tracked = frozenset(
         j
