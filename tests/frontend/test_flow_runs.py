@@ -73,6 +73,7 @@ def test_kept_runs_give_the_decoded_instructions(monkeypatch):
     cases = [(c, 0) for c in progs] + [(pad + c, len(pad)) for c in progs]
     cases += [(c[:-4] + bad + c[-4:], 0) for c in progs[:2]]
     monkeypatch.setattr(flow, "_RUNS", {})
+    monkeypatch.setattr(flow, "RUNS_PER_KEY", 1 << 10)  # (every run kept: these share a start)
     decoded = []
     orig = flow.decode_one
 
@@ -95,3 +96,15 @@ def test_kept_runs_give_the_decoded_instructions(monkeypatch):
                     assert len(decoded) < len(got[0]) // 2  # (most came from kept runs)
     assert flow._RUNS and refused == 8
     assert len(progs) == 5
+
+
+def test_a_key_keeps_at_most_runs_per_key(monkeypatch):
+    """Runs that share their first 16 bytes (a common start, then new code: each instruction
+    test's) are kept up to RUNS_PER_KEY: a lookup scans no more; the others decode as before."""
+    progs = _programs()
+    monkeypatch.setattr(flow, "_RUNS", {})
+    for _ in range(2):  # (the second time: the same runs, not kept again)
+        for code in progs:
+            assert _call(code, 0x1000, 0) == _fresh(code, 0x1000, 0)
+    assert flow._RUNS and max(len(v) for v in flow._RUNS.values()) <= flow.RUNS_PER_KEY
+    assert any(len(v) == flow.RUNS_PER_KEY for v in flow._RUNS.values())
