@@ -6,8 +6,8 @@ against the same kernels written natively in CUDA.
                               [--jobs N] [--time-limit S] [--repeat N]
 
 (a) fixtures: every dispatch of tests/fixtures (clang kernels x their tests/reference cases,
-    ACO/RADV-LLVM shaders, RADV captures) and every dispatch the scratch tests (tests/scratch)
-    make, run on NumPy lane mode and on CUDA lane mode (and wave mode where the program uses
+    ACO/RADV-LLVM shaders, RADV captures) and every dispatch the scratch tests (tests/scratch and
+    GFX11's) make, run on NumPy lane mode and on CUDA lane mode (and wave mode where the program uses
     scratch); compared bit for bit: refusal code, escape count, write spans, instruction count,
     every byte of guest memory.  One line per dispatch.  basic.cl's atomics kernel is "race-ok"
     when only its order-dependent results differ (which lane's atomic_xchg/cmpxchg came last, as
@@ -76,10 +76,13 @@ def guarded(what):
 
 # ------------------------------------------------------------------------------- fixtures
 SCRATCH_FILE = None  # --scratch-dispatches: a pickle of the recorded scratch-test dispatches
+# the scratch tests whose dispatches are recorded: GFX10's rules and GFX11's (architected flat
+# scratch, 256-byte WAVESIZE units, hand-assembled gfx1100 programs)
+SCRATCH_TESTS = ("scratch", "gfx11/test_gfx11_scratch.py")
 
 
 def scratch_test_dispatches():
-    """Every dispatch the scratch tests make: run tests/scratch under pytest with execute_dispatch
+    """Every dispatch the scratch tests make: run SCRATCH_TESTS under pytest with execute_dispatch
     wrapped to record (memory copy, config) before NumPy runs it. Most scratch tests assemble with
     llvm-mc-19, which a GPU machine may lack; there, --scratch-dispatches loads the dispatches
     recorded on a machine that has it (same option: records when the file does not exist)."""
@@ -126,7 +129,7 @@ def _record_scratch_tests():
                 "--no-header",
                 "-o",
                 "addopts=",
-                str(ROOT / "tests" / "scratch"),
+                *(str(ROOT / "tests" / t) for t in SCRATCH_TESTS),
             ]
         )
     finally:

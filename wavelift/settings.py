@@ -133,6 +133,15 @@ _ALL = [
         "only), `fast` (the fast build only: A/B runs and GPU checks)",
     ),
     Setting(
+        "WAVELIFT_CUDA_SPLIT",
+        str,
+        None,
+        "the fast CUDA build of a big module: `auto` (default: split into parts compiled in "
+        "parallel and linked, on a machine with at least 8 cores), `off` (one unit), `on` (every "
+        "fast build split, into parts of a few blocks, wherever a linker is there: tests and GPU "
+        "checks)",
+    ),
+    Setting(
         "WAVELIFT_CUDA_OCCUPANCY",
         int,
         None,

@@ -504,6 +504,12 @@ GPU_SAMPLE = (
 @pytest.mark.cuda
 @pytest.mark.parametrize("pattern", GPU_SAMPLE)
 def test_gpu_matches_numpy_lane(pattern):
+    gpu_matches_numpy_lane(pattern)
+
+
+def gpu_matches_numpy_lane(pattern):
+    """The first two fixture dispatches named like ``pattern``: CUDA lane mode's refusal, escapes,
+    write spans, instruction count and every byte of memory those of NumPy lane mode."""
     _needs_gpu()
     from wavelift.run.execute import execute_dispatch
 

@@ -221,6 +221,9 @@ def build_module(
     hit = _stored_build(key, program, arch, base) if use_disk else None
     if hit is not None:
         return hit
+    from .compile import warm_split_pool
+
+    warm_split_pool(sum(len(b.ops) for b in program.blocks))
     try:
         src, slots, preloads = generate(
             program,

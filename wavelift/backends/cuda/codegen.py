@@ -39,7 +39,7 @@ from ...ir.program import (
 from ..cfamily.lowering import I32_RESULT, VALUE_EXPR, ValueLowering, is_float
 from ..cfamily.lowering import Unsupported as CudaUnsupported  # refused, never miscomputed
 from ..cfamily.prelude import header, trig_preop_source
-from . import preload
+from . import preload, split
 from .prelude import ATOMIC_OPS, PRELUDE
 
 # parameter words (P[]): the dispatch's numbers, filled by runtime.py
@@ -813,6 +813,7 @@ class Lowering(ValueLowering):
             f"  u32 ic = 0u, lc = 0u, rl = P[{P_BUDGET + 1}] == 0u && P[{P_BUDGET}] < (1u << 20) ? P[{P_BUDGET}] : (1u << 20);",
             "  bool done = wv >= wpg;",
             "  int pc = 0; (void)pc;",
+            split.PROLOGUE_END,
         ]
         if self.has_barrier:
             lines.append("  for (;;) {")
@@ -824,8 +825,10 @@ class Lowering(ValueLowering):
             lines.append("  }")
         else:
             lines.append("  if (done) goto WL_PARK;")
+        lines.append(split.BLOCKS)
         for i, e in enumerate(self.sync_entries()):
             lines += self._lower(i, e)[0]
+        lines.append(split.BLOCKS_END)
         if self.uses_trig_preop:
             lines[1:1] = [trig_preop_source()]
         lines += ["WL_STOP:", "  done = true; goto WL_PARK;", "WL_DONE:", "  done = true; goto WL_PARK;"]

@@ -15,6 +15,7 @@ import concurrent.futures
 import functools
 import hashlib
 import multiprocessing
+import os
 import pathlib
 import re
 import threading
@@ -22,6 +23,7 @@ import time
 
 from ... import settings
 from .. import disk_cache
+from . import split
 
 CODEGEN_VERSION = "wavelift-cuda-4"
 DEFAULT_ARCH = "sm_90"  # H200 / H100; overridden by the device's compute capability
@@ -270,8 +272,135 @@ def tier_for(source: str) -> str:
 
 
 def fast_compile(source: str, arch: str = DEFAULT_ARCH) -> bytes:
-    """-> the first tier's cubin: no occupancy bound, no ptxas report, -Ofast-compile=max."""
-    return _nvrtc_build(source, arch, FAST_OPTIONS)[0]
+    """-> the first tier's cubin: no occupancy bound, no ptxas report, -Ofast-compile=max; split
+    into parts built in parallel where that is faster (split_compile)."""
+    return split_compile(source, arch) or _nvrtc_build(source, arch, FAST_OPTIONS)[0]
+
+
+# ---- split builds (docs/decisions/0009, amendment "split builds") ------------------------------
+# On a machine with SPLIT_MIN_CORES cores or more the fast tier builds a big module as split.py's
+# units, each its own NVRTC program (-rdc) in a pool of processes (threads overlap only partly:
+# 3.9 s against 2.1 s for int64_div's 13 units on the H100 host), and links them with nvJitLink
+# (0.17 s; the driver's linker 1.2 s): the first build waits for the largest part, not the whole.
+# On fewer cores the parts' CPU (about the whole build's) would only queue: one unit.
+SPLIT_MIN_CORES = 8
+# modules at least this big (IR ops) start the pool's processes before their source is generated
+# (build_module: spawning them costs ~1.2 s, generating such a module 1-2 s)
+SPLIT_WARM_OPS = 20_000
+
+
+def split_workers() -> int:
+    """Units compiled at once in a split build; 0: no split (WAVELIFT_CUDA_SPLIT auto | off | on)."""
+    want = settings.get("WAVELIFT_CUDA_SPLIT") or "auto"
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if want == "off" or (want != "on" and cores < SPLIT_MIN_CORES):
+        return 0
+    return max(cores, 2)
+
+
+def split_compile(source: str, arch: str = DEFAULT_ARCH) -> bytes | None:
+    """-> the linked cubin of the source's split units, or None: no split here (too few cores,
+    too small a module, no linker)."""
+    workers = split_workers()
+    small = settings.get("WAVELIFT_CUDA_SPLIT") == "on"
+    units = (
+        split.split_source(source, 64, split.TEST_PART_BYTES if small else split.PART_BYTES)
+        if workers
+        else None
+    )
+    link = linker() if units else None
+    if units is None or link is None:
+        return None
+    # a called function may use no more registers than the kernel's launch bound lets it
+    # (WL_BLOCK_THREADS, the fast tier's one block per SM): the link refuses it otherwise
+    m = re.search(r"^#define WL_BLOCK_THREADS (\d+)$", source, re.M)
+    regs = min(255, 65536 // int(m.group(1)) if m else 64) & ~7
+    opts = (*FAST_OPTIONS, "-rdc=true", f"-maxrregcount={regs}")
+    pool = _split_pool(workers)
+    objs = [f.result()[0] for f in [pool.submit(_nvrtc_build, u, arch, opts) for u in units]]
+    return link(objs, arch)
+
+
+@functools.cache
+def _split_pool(workers: int) -> concurrent.futures.ProcessPoolExecutor:
+    """The processes split builds compile in (spawned: the parent may hold a CUDA context)."""
+    pool = concurrent.futures.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
+    atexit.register(pool.shutdown, wait=False)
+    return pool
+
+
+def warm_split_pool(ir_ops: int) -> None:
+    """Start the split pool's processes (NVRTC loaded) now, in the background, when a module of
+    ``ir_ops`` will likely be built split: they come up while its source is generated."""
+    workers = split_workers()
+    if workers and ir_ops >= SPLIT_WARM_OPS:
+        pool = _split_pool(workers)
+        for _ in range(workers):
+            pool.submit(nvrtc_version)
+
+
+def linker():
+    """The link step of a split build: nvJitLink (no GPU needed; its version at least NVRTC's),
+    else the CUDA driver's (needs the GPU), else None."""
+    try:
+        from cuda.bindings import nvjitlink
+
+        if nvjitlink.version()[0] >= int(nvrtc_version().split(".")[0]):
+            return _nvjitlink
+    except Exception:  # noqa: BLE001 - not installed, or its library does not load
+        pass
+    try:
+        import cupy  # noqa: F401
+        from cuda.bindings import driver  # noqa: F401
+
+        return _driver_link
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def _nvjitlink(objs: list[bytes], arch: str) -> bytes:
+    from cuda.bindings import nvjitlink as nj
+
+    h = nj.create(1, [f"-arch={arch}"])
+    try:
+        for k, o in enumerate(objs):
+            nj.add_data(h, nj.InputType.CUBIN, o, len(o), f"wl_part{k}")
+        try:
+            nj.complete(h)
+        except nj.nvJitLinkError as e:
+            log = bytearray(nj.get_error_log_size(h))
+            nj.get_error_log(h, log)
+            raise CompileError(f"nvJitLink: {e}: {log.decode(errors='replace')[:2000]}") from None
+        out = bytearray(nj.get_linked_cubin_size(h))
+        nj.get_linked_cubin(h, out)
+        return bytes(out)
+    finally:
+        nj.destroy(h)
+
+
+def _driver_link(objs: list[bytes], arch: str) -> bytes:
+    import ctypes
+
+    import cupy
+    from cuda.bindings import driver as cu
+
+    cupy.cuda.runtime.free(0)  # this thread's context current (the driver links in one)
+    err, state = cu.cuLinkCreate(0, [], [])
+    if int(err):
+        raise CompileError(f"cuLinkCreate failed ({err})")
+    try:
+        for k, o in enumerate(objs):
+            (err,) = cu.cuLinkAddData(
+                state, cu.CUjitInputType.CU_JIT_INPUT_CUBIN, o, len(o), f"wl_part{k}".encode(), 0, [], []
+            )
+            if int(err):
+                raise CompileError(f"cuLinkAddData failed ({err})")
+        err, ptr, size = cu.cuLinkComplete(state)
+        if int(err):
+            raise CompileError(f"cuLinkComplete failed ({err})")
+        return ctypes.string_at(int(ptr), int(size))
+    finally:
+        cu.cuLinkDestroy(state)
 
 
 class Upgrade:

@@ -7,44 +7,51 @@ struct WlCtx {
 /* the dispatch's parameter words (runtime._params) and, when there are at most WL_CW windows,
    the window tables: constant memory, so wave-uniform reads cost no registers or memory latency */
 #define WL_CW CONST_WINDOWS
+/* WL_GLOBAL: defined here, or (a part of a split build, compile.split_compile) declared here and
+   defined by the unit holding wl_main */
+#ifdef WL_PART
+#define WL_GLOBAL extern
+#else
+#define WL_GLOBAL
+#endif
 extern "C" {
-__constant__ u32 P[P_WORDS];
+WL_GLOBAL __constant__ u32 P[P_WORDS];
 /* where the kernel reports -- status flags and the first escape's details, the counts, the
    escape records (runtime.py puts the device buffers' addresses here before each launch):
    constant memory, so the rare paths that write them hold no registers in the hot code */
-__constant__ u32* WL_STATUS;
-__constant__ u64* WL_STATS;
-__constant__ u32* WL_ESC;
-__constant__ u64 WL_WS[WL_CW];
-__constant__ u64 WL_WE[WL_CW];
-__constant__ i64 WL_WO[WL_CW];
+WL_GLOBAL __constant__ u32* WL_STATUS;
+WL_GLOBAL __constant__ u64* WL_STATS;
+WL_GLOBAL __constant__ u32* WL_ESC;
+WL_GLOBAL __constant__ u64 WL_WS[WL_CW];
+WL_GLOBAL __constant__ u64 WL_WE[WL_CW];
+WL_GLOBAL __constant__ i64 WL_WO[WL_CW];
 /* per global access (its slot, codegen.Lowering.slot): the window it is expected in, put in
    constant memory by the host before each dispatch (codegen.guesses: the window this access
    last resolved to, in this dispatch's table) as base, limit (window length - access size + 1,
    0: no guess) and arena offset -- an access inside its guess costs a subtraction and a
    compare.  Never trusted: any other address takes wl_res's search. */
-__constant__ u64 WL_GB[WL_NGUESS];
-__constant__ u64 WL_GL[WL_NGUESS];
-__constant__ i64 WL_GO[WL_NGUESS];
+WL_GLOBAL __constant__ u64 WL_GB[WL_NGUESS];
+WL_GLOBAL __constant__ u64 WL_GL[WL_NGUESS];
+WL_GLOBAL __constant__ i64 WL_GO[WL_NGUESS];
 /* per slot of a uniform load: where its guessed window starts in WL_MIRROR, a copy of the
    window made before the dispatch (-1: none).  Uniform loads read the copy from constant
    memory: no memory round trip, and every warp of a wave64 sees the same words without an
    exchange.  The host checks after the dispatch that no copied window was written, else runs
    it again without copies (runtime.py). */
-__constant__ i32 WL_GM[WL_NGUESS];
-__constant__ u32 WL_MIRROR[WL_MIRROR_WORDS];
+WL_GLOBAL __constant__ i32 WL_GM[WL_NGUESS];
+WL_GLOBAL __constant__ u32 WL_MIRROR[WL_MIRROR_WORDS];
 /* per preloadable load (preload.py): whether the host resolved it this dispatch (-1: no; else
    where its words start in WL_PRE, always preload.layout's place); read only by the module's
    WL_PRELOADED 0 build, which the runtime launches when some preload is unresolved */
-__constant__ i32 WL_PO[WL_NPRE];
-__constant__ u32 WL_PRE[WL_PRE_WORDS];
+WL_GLOBAL __constant__ i32 WL_PO[WL_NPRE];
+WL_GLOBAL __constant__ u32 WL_PRE[WL_PRE_WORDS];
 /* per slot: the window it last resolved to, left by any thread of any block or dispatch of this
    module; the host reads it back after a dispatch to make the next one's guesses.  Only a hint:
    each use checks it against this dispatch's tables, so stale or racing values cost a search,
    never a wrong address.  (Straight-line code runs each access once per thread, so a per-thread
    cache of the last window missed on every access; the blocks after the first wave of them hit
    this.) */
-__device__ u32 WL_HINT[WL_NSLOT];
+WL_GLOBAL __device__ u32 WL_HINT[WL_NSLOT];
 }
 /* ix with its low bits spelled as the guest address's (equal: WindowSet places each window at an
    arena offset congruent to its address mod 8), so that for an address the code visibly aligns
@@ -89,12 +96,12 @@ __device__ __forceinline__ bool wl_mirror(u64 addr, bool mask, u32 slot, u32 nb,
 }
 /* the rare paths take plain values: a context passed by reference to a call would live in
    local memory for the whole kernel */
-__device__ __noinline__ void wl_flag_(u32 bit, u32 a, u32 b, u32 blk) {
+static __device__ __noinline__ void wl_flag_(u32 bit, u32 a, u32 b, u32 blk) {
   u32* status = WL_STATUS;
   if (atomicCAS(status + 5, 0u, bit) == 0u) { status[1] = a; status[2] = b; status[3] = blk; }
   atomicOr(status, bit);
 }
-__device__ __noinline__ void wl_escape_(u64 wave, u32 instr, u32 lane, u64 addr, u32 kind) {
+static __device__ __noinline__ void wl_escape_(u64 wave, u32 instr, u32 lane, u64 addr, u32 kind) {
   atomicAdd(WL_STATS + 2, 1ull);
   u32 slot = atomicAdd(WL_STATUS + 4, 1u);
   if (slot < WL_MAX_ESC) {
@@ -104,7 +111,7 @@ __device__ __noinline__ void wl_escape_(u64 wave, u32 instr, u32 lane, u64 addr,
   }
 }
 /* -> the next limit, or 0: stop (past the budget, or another wave flagged the dispatch) */
-__device__ __noinline__ u64 wl_check_(u64 icnt) {
+static __device__ __noinline__ u64 wl_check_(u64 icnt) {
   const u64 budget = (u64)P[P_BUDGET] | ((u64)P[P_BUDGET + 1] << 32);
   if (icnt > budget) { wl_flag_(WL_BUDGET, 0u, 0u, 0u); return 0ull; }
   if (*(volatile u32*)WL_STATUS & WL_STOP_MASK) return 0ull;
@@ -122,13 +129,13 @@ __device__ __forceinline__ void wl_count_(u64 wave, u32 lane, u64 icnt, u32 lc) 
 #define wl_flag(C, bit, a, b, blk) wl_flag_(bit, a, b, blk)
 #define wl_escape(C, instr, lane, addr, kind) wl_escape_((C).wave, instr, lane, addr, kind)
 /* the search path of wl_gload / wl_gstore (called, not inlined, in big programs) */
-__device__ WL_MEMFN void wl_gload_(WlCtx& C, u64 addr, u32 nb, u32* w, u32 words, u32 instr,
+static __device__ WL_MEMFN void wl_gload_(WlCtx& C, u64 addr, u32 nb, u32* w, u32 words, u32 instr,
                                    u32 slot, u32 lane, bool record) {
   i64 ix;
   if (wl_res(C, addr, nb, &ix, slot)) wl_read(C.arena, wl_al(ix, addr), nb, w, words);
   else if (record) wl_escape(C, instr, lane, addr, 0u);
 }
-__device__ WL_MEMFN void wl_gstore_(WlCtx& C, u64 addr, u32 nb, const u32* w, u32 instr, u32 slot,
+static __device__ WL_MEMFN void wl_gstore_(WlCtx& C, u64 addr, u32 nb, const u32* w, u32 instr, u32 slot,
                                     u32 lane) {
   i64 ix;
   if (wl_res(C, addr, nb, &ix, slot)) wl_write(C.arena, C.written, wl_al(ix, addr), nb, w);

@@ -13,11 +13,12 @@ from __future__ import annotations
 from ..cfamily import prelude as cf
 
 # the cfamily qualifiers: every semantics function inlined into the kernel; trig_preop's table
-# in global memory and its function a call (one copy)
+# in global memory and its function a call (one copy per compiled unit: internal linkage, so
+# that the units of a split build link)
 QUALIFIERS = (
     "#define WL_DEVICE __device__ __forceinline__\n"
-    "#define WL_NOINLINE __device__ __noinline__\n"
-    "#define WL_TABLE __device__\n"
+    "#define WL_NOINLINE static __device__ __noinline__\n"
+    "#define WL_TABLE static __device__\n"
 )
 
 PRELUDE = (
