@@ -308,9 +308,12 @@ template <class T> WL_DEVICE T wl_f2i(f64 y, f64 lo, f64 hi) {
 }
 /* the same from f32 (and f16) into 32 bits or fewer, without widening (twice the lanes per vector
    on the host): ``top`` = hi + 1, a power of two, so x >= top saturates exactly where trunc(x) >= hi
-   does (no f32 lies in (top - 1, top)); below it, x <= lo gives lo and (T)x truncates in range */
+   does (no f32 lies in (top - 1, top)); below it, x <= lo gives lo and (T)x truncates in range.
+   NaN fails both x > lo and x <= lo: 0 (for lo == 0, as every unsigned T has, the two selects
+   fold into one: the host's vectors spend a compare and a blend less than a NaN test first) */
 template <class T> WL_DEVICE T wl_f2i(f32 x, f32 lo, f32 top, T hi) {
-  return (x != x) ? (T)0 : ((x >= top) ? hi : ((x <= lo) ? (T)lo : (T)x));
+  const f32 y = x > lo ? x : ((x <= lo) ? lo : 0.0f);
+  return (x >= top) ? hi : (T)y;
 }
 WL_DEVICE u64 wl_f2u64(f64 y) {
   y = trunc(y); if (y != y || y <= 0.0) return 0ull;

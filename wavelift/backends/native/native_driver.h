@@ -110,9 +110,12 @@ extern "C" void wl_drive(WlCtx* C, const WlGrid* G, const u32* user, i64 g0, i64
     C->n = n;
     /* scratch starts zero for every wave (as numpy/scratch.py's) */
     if (C->scr_bytes) memset(C->scr, 0, (size_t)(n * C->scr_bytes));
-    /* registers the program reads start at zero (as a batch's); the rest it never reads */
+    /* registers the program reads start at zero (as a batch's); the rest it never reads.  The
+       local-id rows (v0, and v1/v2 unpacked) wl_setup writes whole, every lane of every wave of
+       the chunk: zeroing them first changed no value (2 of the full-screen shade kernel's 7 rows) */
     for (u32 r : wl_sread) memset(C->S + r * n, 0, 4 * n);
-    for (u32 r : wl_vread) memset(C->V + r * n * WL_L, 0, 4 * n * WL_L);
+    const u32 ids_rows = G->packed ? 1u : G->tidig >= 2 ? 3u : (u32)G->tidig + 1u;
+    for (u32 r : wl_vread) if (r >= ids_rows) memset(C->V + r * n * WL_L, 0, 4 * n * WL_L);
     for (i64 j = 0, k0 = 0; j < ng; k0 += qs[j].waves, j++) {
       const WlGroup& q = qs[j];
       const bool is_full = q.t[0] == full.t[0] && q.t[1] == full.t[1] && q.t[2] == full.t[2];
