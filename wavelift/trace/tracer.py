@@ -203,17 +203,9 @@ def _reachable_candidates32(u: np.ndarray, low: bool, reach: tuple):
 
     if u.size >= 2:
         h = u[1:] & np.uint32(0xFFFF)
-        if regions is not None and all(r0 for r0, _ in regions):
-            # no region 0: a pair in a region has hi16 != 0 (_all_candidates32's test, either
-            # way), so the pairs are those _pair_reach keeps -- tested first on the high halves
-            # alone (few words hold a region's number), then in full on those only
-            i = np.flatnonzero(_in_regions(h, regions))  # type: ignore[arg-type]
-            if i.size:
-                i = i[_pair_reach(u[i], h[i], regions, bounds)]  # type: ignore[index]
-        else:
-            pre = _pair_reach(u[:-1], h, regions, bounds)
-            # _all_candidates32's test: (lo32 | hi16) != 0 with ``low``, else hi16 != 0
-            i = sel((u[:-1] | h) != 0 if low else h != 0, pre)
+        pre = _pair_reach(u[:-1], h, regions, bounds)
+        # _all_candidates32's test: (lo32 | hi16) != 0 with ``low``, else hi16 != 0
+        i = sel((u[:-1] | h) != 0 if low else h != 0, pre)
         inside(u[i].astype(np.uint64) | (h[i].astype(np.uint64) << np.uint64(32)), i)
     radv_hi = RADV48 >> 32
     if regions is None or any(a <= radv_hi <= b for a, b in regions):
