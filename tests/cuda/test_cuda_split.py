@@ -142,3 +142,25 @@ def test_split_build_matches_numpy_lane(pattern, tmp_path, monkeypatch):
     monkeypatch.setattr(cc, "split_compile", lambda s, a: built.append(real(s, a)) or built[-1])
     T.gpu_matches_numpy_lane(pattern)
     assert any(c is not None for c in built), "no split build ran"
+
+
+def test_a_failed_split_build_falls_back_to_one_unit(monkeypatch):
+    """A part NVRTC refuses (never seen) costs the split, not the module: the one-unit fast build
+    is made instead."""
+    import concurrent.futures
+
+    src = _sources(SAMPLES[2])[0][1]
+    built = []
+
+    def fake(source, arch, extra, cubin=True):
+        built.append("-rdc=true" in extra)
+        if "-rdc=true" in extra and "#define WL_PART" in source:
+            raise cc.CompileError("part refused")
+        return b"\x7fELF one unit", ""
+
+    monkeypatch.setenv("WAVELIFT_CUDA_SPLIT", "on")
+    monkeypatch.setattr(cc, "_nvrtc_build", fake)
+    monkeypatch.setattr(cc, "_split_pool", lambda n: concurrent.futures.ThreadPoolExecutor(2))
+    monkeypatch.setattr(cc, "linker", lambda: lambda objs, arch: b"\x7fELF linked")
+    assert cc.fast_compile(src, "sm_90") == b"\x7fELF one unit"
+    assert built[-1] is False and any(built)  # the split was tried, then one unit built

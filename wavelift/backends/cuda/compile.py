@@ -317,8 +317,11 @@ def split_compile(source: str, arch: str = DEFAULT_ARCH) -> bytes | None:
     regs = min(255, 65536 // int(m.group(1)) if m else 64) & ~7
     opts = (*FAST_OPTIONS, "-rdc=true", f"-maxrregcount={regs}")
     pool = _split_pool(workers)
-    objs = [f.result()[0] for f in [pool.submit(_nvrtc_build, u, arch, opts) for u in units]]
-    return link(objs, arch)
+    try:
+        objs = [f.result()[0] for f in [pool.submit(_nvrtc_build, u, arch, opts) for u in units]]
+        return link(objs, arch)
+    except CompileError:  # (never seen) the one-unit build decides: it compiles or says why
+        return None
 
 
 @functools.cache

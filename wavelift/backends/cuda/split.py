@@ -40,7 +40,7 @@ def split_source(src: str, most: int = 64, part_bytes: int = PART_BYTES) -> list
     pro, s1, rest = rest.partition("\n" + PROLOGUE_END + "\n")
     mid, s2, rest = rest.partition("\n" + BLOCKS + "\n")
     body, s3, tail = rest.partition("\n" + BLOCKS_END + "\n")
-    if not (sep and s1 and s2 and s3):
+    if not (sep and s1 and s2 and s3) or "  if (wv < wpg) wl_count_" not in tail:
         return None
     body += "\n"
     labels = list(_LABEL.finditer(body))
