@@ -22,8 +22,8 @@ MAX_INSTRUCTIONS = 200_000
 # sequence is cut the same way at any offset) or before one that is not plain (_plain); a run of
 # at least RUN_MIN instructions and RUN_KEY bytes is kept under (target, wave64, its first
 # RUN_KEY bytes) with its bytes and the dword after them (the decoder may read one dword past
-# an instruction: decoder._store), its instructions normalized at offsets from its start, and
-# which of them _track reads.  Decoding is a function of those bytes (decode_one's and
+# an instruction: decoder._store), its instructions normalized at offsets from its start (each
+# found again goes through _track as a decoded one does).  Decoding is a function of those bytes (decode_one's and
 # _normalized's caches rest on the same), so a run found again is the instructions decoding
 # would give.  At most RUNS_MAX keys (cleared when full), each with its first RUNS_PER_KEY runs.
 RUN_CUT = 8
@@ -61,9 +61,9 @@ def discover(code: bytes, target: str, wave64: bool, base_address: int, entry: i
             if pos == run_at and pos >= 0:  # (a run starts here: one kept with these bytes?)
                 found = _kept_run(code, pos, target, wave64)
                 if found is not None:
-                    _, size, rins, tracked = found
+                    _, size, rins = found
                     stop = False
-                    for j, (rel, r) in enumerate(rins):
+                    for rel, r in rins:
                         p = pos + rel
                         if p in instrs:  # (as below: reached before, from elsewhere)
                             stop = True
@@ -71,8 +71,7 @@ def discover(code: bytes, target: str, wave64: bool, base_address: int, entry: i
                         instrs[p] = moved(r, p)
                         if len(instrs) > MAX_INSTRUCTIONS:
                             raise Refused("program.decode_error", "program has too many instructions")
-                        if j in tracked:
-                            carry = _track(instrs[p], consts, base_address, carry)
+                        carry = _track(instrs[p], consts, base_address, carry)  # (as below)
                     if stop:
                         break
                     pos = run_at = pos + size  # (every instruction of a run falls through)
@@ -125,9 +124,6 @@ def discover(code: bytes, target: str, wave64: bool, base_address: int, entry: i
     return instrs, leaders
 
 
-_TRACKED = frozenset(
-    {"s_getpc_b64", "s_add_u32", "s_addc_u32", "s_sub_u32", "s_mov_b32", "s_sext_i32_i16", "s_mov_b64"}
-)
 _RUN_CRC: dict = {}
 
 
@@ -177,14 +173,9 @@ def _keep_run(code: bytes, start: int, run: list, target: str, wave64: bool) -> 
     if kept is not None and (len(kept) >= RUNS_PER_KEY or any(k[0] == raw for k in kept)):
         return  # (a key's first RUNS_PER_KEY runs: a run that holds new code shares a common start)
     rins = tuple((p - start, moved(i, p - start)) for p, i in run)
-    tracked = frozenset(
-        j
-        for j, (_, i) in enumerate(run)
-        if i.name in _TRACKED or (i.fields.get("sdst") is not None and i.encoding in ("SOP1", "SOP2", "SOPK"))
-    )
     if len(_RUNS) >= RUNS_MAX:
         _RUNS.clear()
-    _RUNS.setdefault(key, []).append((raw, end - start, rins, tracked))
+    _RUNS.setdefault(key, []).append((raw, end - start, rins))
 
 
 # GFX11/GFX12 instructions as the frontends see them, by what the decoder read (decision 0035)

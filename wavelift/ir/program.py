@@ -95,23 +95,21 @@ class Block:
         last_op: dict[int, int] = {}
         writes_exec: set[int] = set()
         lazy = self.__dict__.get("_lazy")
+        made = [(0, self.ops)] if lazy is None else []  # (first op index, ops made)
         if lazy is not None:  # (an entry's ops not made: its count and flags say the same)
             for at, seg in lazy.items():
                 if seg[0] is None:
                     last_op[seg[3]] = at + seg[2] - 1
                     if seg[4] & LAZY_EXEC:
                         writes_exec.add(seg[3])
-                    continue
-                lo = max(-at, 0)
-                for i, op in enumerate(seg[0][lo : lazy.hi - lazy.lo - at], at + lo):
-                    last_op[op.instr] = i
-                    if op.name == "sset" and op.attrs["reg"] in (EXEC_LO, EXEC_HI):
-                        writes_exec.add(op.instr)
-            return last_op, writes_exec
-        for i, op in enumerate(self.ops):
-            last_op[op.instr] = i
-            if op.name == "sset" and op.attrs["reg"] in (EXEC_LO, EXEC_HI):
-                writes_exec.add(op.instr)
+                else:
+                    lo = max(-at, 0)
+                    made.append((at + lo, seg[0][lo : lazy.hi - lazy.lo - at]))
+        for first, ops in made:
+            for i, op in enumerate(ops, first):
+                last_op[op.instr] = i
+                if op.name == "sset" and op.attrs["reg"] in (EXEC_LO, EXEC_HI):
+                    writes_exec.add(op.instr)
         return last_op, writes_exec
 
     def n_ops(self) -> int:

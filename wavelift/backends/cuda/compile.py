@@ -158,15 +158,21 @@ def nvrtc_compile(source: str, arch: str = DEFAULT_ARCH) -> bytes:
 def nvrtc_build(source: str, arch: str = DEFAULT_ARCH, extra: tuple = ()) -> tuple[bytes, str, int]:
     """-> (cubin, NVRTC/ptxas log, the minimum blocks per SM the kept build was bounded to, 0:
     unbounded); ``extra``: more NVRTC options for both builds (tools/cuda_sass.py)."""
-    # generate()'s define (the prelude's "#ifndef" fallback is not a block size)
-    blocks = re.search(r"(?<!#ifndef WL_BLOCK_THREADS\n)#define WL_BLOCK_THREADS (\d+)\n", source)
+    blocks = block_threads(source)
     if blocks:
-        minb = max(1, min(32, occupancy_threads() // int(blocks.group(1))))
+        minb = max(1, min(32, occupancy_threads() // blocks))
         cubin, log = _reported_build(source, arch, (f"-DWL_MIN_BLOCKS={minb}", "--ptxas-options=-v") + extra)
         if not _spills(log):
             return cubin, log, minb
     cubin, log = _nvrtc_build(source, arch, extra)
     return cubin, log, 0
+
+
+def block_threads(source: str) -> int | None:
+    """The launch's block size generate() defined for the source (small programs only), or None
+    (the kernel's "#ifndef" fallback, 1024, is not one)."""
+    m = re.search(r"(?<!#ifndef WL_BLOCK_THREADS\n)#define WL_BLOCK_THREADS (\d+)\n", source)
+    return int(m.group(1)) if m else None
 
 
 def _nvrtc_build(source: str, arch: str, extra: tuple, cubin: bool = True) -> tuple[bytes, str]:
@@ -312,9 +318,8 @@ def split_compile(source: str, arch: str = DEFAULT_ARCH) -> bytes | None:
     if units is None or link is None:
         return None
     # a called function may use no more registers than the kernel's launch bound lets it
-    # (WL_BLOCK_THREADS, the fast tier's one block per SM): the link refuses it otherwise
-    m = re.search(r"^#define WL_BLOCK_THREADS (\d+)$", source, re.M)
-    regs = min(255, 65536 // int(m.group(1)) if m else 64) & ~7
+    # (WL_BLOCK_THREADS, else 1024, at the fast tier's one block per SM): the link refuses it otherwise
+    regs = min(255, 65536 // (block_threads(source) or 1024)) & ~7
     opts = (*FAST_OPTIONS, "-rdc=true", f"-maxrregcount={regs}")
     pool = _split_pool(workers)
     try:
@@ -342,6 +347,7 @@ def warm_split_pool(ir_ops: int) -> None:
             pool.submit(nvrtc_version)
 
 
+@functools.cache
 def linker():
     """The link step of a split build: nvJitLink (no GPU needed; its version at least NVRTC's),
     else the CUDA driver's (needs the GPU), else None."""
