@@ -164,3 +164,30 @@ def test_a_failed_split_build_falls_back_to_one_unit(monkeypatch):
     monkeypatch.setattr(cc, "linker", lambda: lambda objs, arch: b"\x7fELF linked")
     assert cc.fast_compile(src, "sm_90") == b"\x7fELF one unit"
     assert built[-1] is False and any(built)  # the split was tried, then one unit built
+
+
+_CHILD = """
+import concurrent.futures as cf, multiprocessing as mp
+from wavelift.backends.cuda import compile as cc
+
+def job():  # start the split and report pools as builds do, use them, return
+    pools = (cc._split_pool(2), cc._report_pool())
+    return sum(p.submit(abs, -1).result() for p in pools)
+
+if __name__ == "__main__":
+    with cf.ProcessPoolExecutor(1, mp_context=mp.get_context("spawn")) as ex:
+        print(ex.submit(job).result())
+"""
+
+
+def test_a_child_process_with_build_pools_exits(tmp_path):
+    """A multiprocessing child that started the build pools (gpu_check's workers do) exits when
+    it is done: multiprocessing joins a child's children at its exit and runs no atexit there,
+    so the pools must be shut down by its finalizers (a hang here once left gpu_check running
+    after its last line)."""
+    import subprocess
+
+    script = tmp_path / "child.py"
+    script.write_text(_CHILD)
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and r.stdout.split() == ["2"], (r.returncode, r.stdout, r.stderr[-2000:])

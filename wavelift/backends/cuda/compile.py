@@ -10,11 +10,11 @@ source and NVRTC's version; a cubin runs as code, so the cache follows backends/
 
 from __future__ import annotations
 
-import atexit
 import concurrent.futures
 import functools
 import hashlib
 import multiprocessing
+import multiprocessing.util
 import os
 import pathlib
 import re
@@ -122,10 +122,23 @@ def _spills(log: str) -> bool:
 @functools.cache
 def _report_pool() -> concurrent.futures.ProcessPoolExecutor:
     """One spawned process whose NVRTC loads with the CUDA compute cache off (see _reported_build)."""
+    return _spawned_pool(1, settings.disable_cuda_compute_cache)
+
+
+def _spawned_pool(workers: int, initializer=None) -> concurrent.futures.ProcessPoolExecutor:
+    """A pool of spawned processes (the parent may hold a CUDA context), shut down at exit
+    before interpreter teardown (else a traceback at exit) -- in a multiprocessing child too
+    (gpu_check's workers): multiprocessing's exit joins a child's children after its
+    exit-priority finalizers and never runs atexit there, so an atexit-only shutdown hangs it.
+    It runs before the pool's own queue finalizers (priority 10: the thread that feeds the
+    workers closed first, they never hear "stop") and waits for the workers (a build still
+    running is waited for, queued ones dropped)."""
     pool = concurrent.futures.ProcessPoolExecutor(
-        1, mp_context=multiprocessing.get_context("spawn"), initializer=settings.disable_cuda_compute_cache
+        workers, mp_context=multiprocessing.get_context("spawn"), initializer=initializer
     )
-    atexit.register(pool.shutdown, wait=False)  # before interpreter teardown (else a traceback at exit)
+    multiprocessing.util.Finalize(
+        pool, pool.shutdown, kwargs={"wait": True, "cancel_futures": True}, exitpriority=100
+    )
     return pool
 
 
@@ -332,9 +345,7 @@ def split_compile(source: str, arch: str = DEFAULT_ARCH) -> bytes | None:
 @functools.cache
 def _split_pool(workers: int) -> concurrent.futures.ProcessPoolExecutor:
     """The processes split builds compile in (spawned: the parent may hold a CUDA context)."""
-    pool = concurrent.futures.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
-    atexit.register(pool.shutdown, wait=False)
-    return pool
+    return _spawned_pool(workers)
 
 
 def warm_split_pool(ir_ops: int) -> None:
