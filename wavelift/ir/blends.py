@@ -74,7 +74,9 @@ def deferred_blends(ops, defined, term_args=()) -> dict | None:
                 d = defined.get(args[0].id)
                 if d is None or d.name != "and" or all(not hasattr(x, "id") or mid(x) != m for x in d.args):
                     return None
-        elif n in LANEWISE:
+        elif n in LANEWISE or n == "lanes":
+            # (lanes(x), which only the passes emit — forward's ballot_bit: bit `lane` of the
+            # wave32 ballot of b is b — is x in each lane: lowered as x itself by every target)
             if m is not None and op.out is not None:
                 taint[op.out.id] = m
         elif m is not None:

@@ -211,6 +211,50 @@ def test_driver_runs_whole_programs_and_matches_the_scheduler(native_on, monkeyp
     assert got[0].write_spans == got[1].write_spans
 
 
+# out[tid] = v5 before any write of it (0: registers start at zero), then v5 = group + 1 and
+# v7 = group + 2, which the second block stores at out[n + tid] and out[2n + tid]
+READ_BEFORE_WRITE = """
+  s_load_dwordx2 s[4:5], s[0:1], 0x0
+  s_waitcnt lgkmcnt(0)
+  s_lshl_b32 s6, s2, 5
+  v_add_nc_u32 v1, s6, v0
+  v_lshlrev_b32 v1, 2, v1
+  global_store_dword v1, v5, s[4:5]
+  v_add_nc_u32 v5, s2, 1
+  v_add_nc_u32 v7, s2, 2
+  s_cbranch_execz .Lend
+  s_add_u32 s4, s4, {n4}
+  s_addc_u32 s5, s5, 0
+  global_store_dword v1, v5, s[4:5]
+  s_add_u32 s4, s4, {n4}
+  s_addc_u32 s5, s5, 0
+  global_store_dword v1, v7, s[4:5]
+.Lend:
+  s_endpgm
+"""
+
+
+def test_driver_zeroes_the_registers_read_before_written_in_every_chunk(native_on, monkeypatch):
+    """The driver zeroes, for each chunk of workgroups, the registers live at the program's start
+    (v5 here, read before any write); the others (v7, written before its read) keep what the
+    previous chunk left, which no result sees.  200 one-wave groups: four chunks of one state."""
+    runtime = native_on
+    monkeypatch.setattr(runtime, "NATIVE_THREADS", 1)
+    groups = 200
+    n = 32 * groups
+    r = Rig(READ_BEFORE_WRITE.format(n4=4 * n))
+    buf = r.buf(np.full(3 * n, 0xDEADBEEF, np.uint32), "buf")
+    args = r.buf(np.array([buf], np.uint64).view(np.uint32), "kernarg")
+    res = r.run(r.config(user_sgprs=ptr(args), groups=(groups, 1, 1), block=(32, 1, 1)), cache={})
+    assert res.landed, res.refusal
+    assert res.stats["native_driver"]
+    g = np.repeat(np.arange(groups, dtype=np.uint32), 32)
+    got = r.read(buf, np.uint32, 3 * n)
+    np.testing.assert_array_equal(got[:n], np.zeros(n, np.uint32))
+    np.testing.assert_array_equal(got[n : 2 * n], g + 1)
+    np.testing.assert_array_equal(got[2 * n :], g + 2)
+
+
 def test_driver_stops_a_runaway_wave(native_on):
     """The instruction budget holds inside the driver: an endless loop is refused, nothing lands."""
     r = Rig(NEIGHBOUR.replace("  s_endpgm", ".Ltop:\n  v_add_nc_u32 v5, 1, v5\n  s_branch .Ltop\n  s_endpgm"))

@@ -8,13 +8,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from wavelift.frontend.common import ballot, read_lanemask, write_lanemask
 from wavelift.ir import interp
 from wavelift.ir.builder import Builder
 from wavelift.ir.passes.dce import dce
 from wavelift.ir.passes.forward import flushes, forward
 from wavelift.ir.passes.liveness import liveness
 from wavelift.ir.passes.pipeline import PASS_OPS, optimize
-from wavelift.ir.program import EXEC_LO, MODE_REG, Block, Program
+from wavelift.ir.program import EXEC_LO, MODE_REG, VCC_LO, Block, Program
 
 KEEP_DENORMS, FLUSH_ALL = 0x3F0, 0x000
 
@@ -324,6 +325,39 @@ def test_a_register_read_only_after_its_own_masked_write_is_not_live_before():
     # a consumer that sees the lanes off the mask: v1 from before b1 is read through them
     prog = _rewrite_then_read(masked=False)
     assert liveness(prog, 32, KEEP_DENORMS)[0] == (frozenset({6, 7}), frozenset({0, 1}))
+
+
+def _carry_then_read(masked: bool):
+    """As _rewrite_then_read, b1's test reaching EXEC through a carry: v1 is rewritten under EXEC
+    and read back into a 64-bit add whose carry goes to VCC (a ballot of carry & EXEC) and comes
+    back per lane (v_add_co_ci's maskbit of VCC, which forward makes the pass op ``lanes`` of
+    carry & EXEC), then a ballot of a test of the sum to EXEC: of x & EXEC (``masked``) or x."""
+
+    def build(b):
+        b.vset(1, b.bin("add", "u32", b.vget(0), b.sget(6)))
+        r = b.bin("add", "u64", b.cvt("u64", b.vget(1)), b.cvt("u64", b.sget(7)))
+        write_lanemask(b, VCC_LO, ballot(b, b.cmp("ne", "u32", b.hi32(r), b.const("u32", 0))))
+        cin = b.cvt("u64", b.maskbit(read_lanemask(b, VCC_LO)))
+        y = b.lo32(b.bin("add", "u64", b.cvt("u64", b.sget(8)), cin))
+        c = b.cmp("eq", "u32", y, b.sget(9))
+        b.sset(EXEC_LO, b.lo32(ballot(b, c) if masked else b.ballot(c)))
+
+    b0, _ = _block(lambda b: (b.vset(1, b.sget(4)), b.vset(0, b.sget(5))), ("jump", 1), 0)
+    b1, _ = _block(build, ("end",), 1)
+    return Program([b0, b1], [], {0: 0, 4: 1}, max_vgpr=2)
+
+
+def test_a_masked_rewrite_read_through_a_carry_is_not_live_before():
+    # the carry's lanes(x) is x in each lane: lane-wise for deferred_blends, its taint goes on
+    prog = _carry_then_read(masked=True)
+    assert "lanes" in _names(optimize(prog.blocks[1], KEEP_DENORMS, 32))
+    live = liveness(prog, 32, KEEP_DENORMS)
+    assert live[0] == (frozenset({6, 7, 8, 9}), frozenset({0}))
+    kept = optimize(prog.blocks[0], KEEP_DENORMS, 32, live[0])
+    assert [op.attrs["reg"] for op in kept.ops if op.name == "vset"] == [0]
+    # through lanes(x) to a ballot of the lanes off the mask: v1 from before b1 is read
+    prog = _carry_then_read(masked=False)
+    assert liveness(prog, 32, KEEP_DENORMS)[0] == (frozenset({6, 7, 8, 9}), frozenset({0, 1}))
 
 
 def test_setpc_and_mode_blocks_keep_everything():

@@ -51,6 +51,7 @@ from ... import settings
 from ...frontend.program import lane_count_points
 from ...ir.blends import deferred_blends
 from ...ir.numerics import IR_TYPE
+from ...ir.passes.liveness import live_in
 from ...ir.passes.pipeline import optimize
 from ...ir.program import EXEC_HI, EXEC_LO, MODE_REG, Program, refusal_of
 from .. import disk_cache, host
@@ -171,8 +172,10 @@ struct WlGrid { i64 """
 NATIVE_DRIVER = "\n" + header("native_driver.h", __package__)
 
 
-def driver_source(program: Program, wave_size: int) -> str:
-    """The driver for a program whose every block is in the library (numbers only)."""
+def driver_source(program: Program, wave_size: int, entry=None) -> str:
+    """The driver for a program whose every block is in the library (numbers only).
+    ``entry``: the (SGPRs, VGPRs) live at the start of block 0, where every wave starts
+    (ir/passes/liveness.py ``live_in`` of block 0 as it runs); None: unknown."""
     blocks = program.blocks
     consts = {
         "WL_L": wave_size,
@@ -190,8 +193,15 @@ def driver_source(program: Program, wave_size: int) -> str:
     }
     head = "".join(f"static const i64 {k} = {int(v)};\n" for k, v in consts.items())
     # registers read: SGPRs by sget; VGPRs by vget and by vset (inactive lanes keep the old value)
-    sread = sorted({op.attrs["reg"] for b in blocks for op in b.ops if op.name == "sget"}) or [EXEC_LO]
-    vread = sorted({op.attrs["reg"] for b in blocks for op in b.ops if op.name in ("vget", "vset")}) or [0]
+    sregs = {op.attrs["reg"] for b in blocks for op in b.ops if op.name == "sget"}
+    vregs = {op.attrs["reg"] for b in blocks for op in b.ops if op.name in ("vget", "vset")}
+    if entry is not None:
+        # of those, the driver zeroes the ones whose value at the start can be read: the others
+        # are written before any read of them that a result can see (liveness: a VGPR read only
+        # where its own masked write holds sees that write, whatever its other lanes hold)
+        sregs &= entry[0]
+        vregs &= entry[1]
+    sread, vread = sorted(sregs) or [EXEC_LO], sorted(vregs) or [0]
     text = (
         NATIVE_DRIVER.replace("WL_NINSTR", ", ".join(str(len(b.instrs)) for b in blocks))
         .replace("WL_BARRIER", ", ".join("1" if b.term[0] == "barrier" else "0" for b in blocks))
@@ -1192,13 +1202,15 @@ class NativeBlocks:
         gen = BlockSource(wave_size)
         gen.scratch_split = {i for i, ins in enumerate(program.instructions) if ins.encoding == "SCRATCH"}
         gen.looping = looping_blocks(program)
-        parts, names = [], {}
+        parts, names, entry = [], {}, None
         for b in program.blocks:
             if b.uses_float and mode & 15:
                 self.unsupported[b.index] = "rounding mode"
                 continue
             try:
                 blk = optimize(b, mode, wave_size, live[b.index])  # as the NumPy blocks run it
+                if b.index == 0:
+                    entry = live_in(blk.ops, live[0], blk.term)
                 parts.append(gen.block(blk, lane_count_points(program, blk), live[b.index]))
                 names[b.index] = f"wl_b{b.index}"
             except Unsupported as e:
@@ -1221,7 +1233,7 @@ class NativeBlocks:
             + NATIVE_CTX
             + f"static const u32 mode = {mode}u;\n"
             + "\n".join(parts)
-            + (driver_source(program, wave_size) if self._drivable else "")
+            + (driver_source(program, wave_size, entry) if self._drivable else "")
         )
         origin: list = []
         lib = compile_library(self.source, background, origin)

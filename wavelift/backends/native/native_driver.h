@@ -110,9 +110,11 @@ extern "C" void wl_drive(WlCtx* C, const WlGrid* G, const u32* user, i64 g0, i64
     C->n = n;
     /* scratch starts zero for every wave (as numpy/scratch.py's) */
     if (C->scr_bytes) memset(C->scr, 0, (size_t)(n * C->scr_bytes));
-    /* registers the program reads start at zero (as a batch's); the rest it never reads.  The
-       local-id rows (v0, and v1/v2 unpacked) wl_setup writes whole, every lane of every wave of
-       the chunk: zeroing them first changed no value (2 of the full-screen shade kernel's 7 rows) */
+    /* registers whose value at the start the program can read start at zero (as a batch's):
+       those live at block 0's start (driver_source); the rest it writes before any read of them
+       a result can see, so they keep the previous chunk's values.  The local-id rows (v0, and
+       v1/v2 unpacked) wl_setup writes whole, every lane of every wave of the chunk: zeroing them
+       first changed no value */
     for (u32 r : wl_sread) memset(C->S + r * n, 0, 4 * n);
     const u32 ids_rows = G->packed ? 1u : G->tidig >= 2 ? 3u : (u32)G->tidig + 1u;
     for (u32 r : wl_vread) if (r >= ids_rows) memset(C->V + r * n * WL_L, 0, 4 * n * WL_L);
