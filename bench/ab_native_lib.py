@@ -3,7 +3,7 @@
 one process (the same memory, the same windows, the same load: only the library differs).
 
     python bench/ab_native_lib.py dump OUT.cpp [--work shade|collatz] [--mode wave|lane]
-    python bench/ab_native_lib.py ab A.cpp B.cpp ... [--work shade] [--mode wave] [--rounds 8]
+    python bench/ab_native_lib.py ab A.cpp B.cpp ... [--work shade] [--mode wave] [--rounds 8] [--cpu]
 
 ``dump`` writes the source the tree's native tier generates for the workload (the program's one
 library; the tree is the one this script imports: ``--root`` to take another, e.g. a `git
@@ -13,7 +13,9 @@ thread's time) and prints, per source, the median and best over rounds of the dr
 time per launch (Runtime._drive_parts: the native call and its contexts; each round: two
 launches, then the best of three) and the output's SHA-256 prefix at the first and last round.
 A source may be hand-edited (what would a change give?); its driver and block names must be
-the generated ones.
+the generated ones.  ``--cpu`` times the calling thread's CPU time instead of the wall clock:
+with WAVELIFT_THREADS=1 the whole native call runs in that thread, so a loaded host's other
+processes (which take the core away, not the work) move it much less.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ def main() -> int:
     ap.add_argument("--mode", default="wave", choices=("wave", "lane"))
     ap.add_argument("--rounds", type=int, default=8)
     ap.add_argument("--root", default=str(HERE))
+    ap.add_argument("--cpu", action="store_true", help="the calling thread's CPU time (one thread)")
     a = ap.parse_args()
     root = pathlib.Path(a.root).resolve()
     sys.path[:0] = [str(root), str(root / "tests"), str(HERE / "bench")]
@@ -60,11 +63,12 @@ def main() -> int:
 
     native.NativeBlocks._attach = _attach
     drive_parts, times = RT.Runtime._drive_parts, []
+    clock = time.thread_time if a.cpu else time.perf_counter
 
     def _drive_parts(self, *args, **kw):
-        t0 = time.perf_counter()
+        t0 = clock()
         out = drive_parts(self, *args, **kw)
-        times.append(time.perf_counter() - t0)
+        times.append(clock() - t0)
         return out
 
     RT.Runtime._drive_parts = _drive_parts
@@ -108,7 +112,10 @@ def main() -> int:
                 out = dev.download(args[work["out"]], work["args"][work["out"]].dtype)
                 outs[f].add(hashlib.sha256(out.tobytes()).hexdigest()[:12])
     base = statistics.median(got[a.files[0]])
-    print(f"load {os.getloadavg()[0]:.2f}, threads {RT.NATIVE_THREADS}, {a.work} {a.mode}, {a.rounds} rounds")
+    print(
+        f"load {os.getloadavg()[0]:.2f}, threads {RT.NATIVE_THREADS}, {a.work} {a.mode}, {a.rounds} rounds"
+        + (", calling thread's CPU time" if a.cpu else "")
+    )
     for f in a.files:
         m = statistics.median(got[f])
         print(
