@@ -11,8 +11,11 @@ and sound ones by the backend's switches: eager (WAVELIFT_CUDA_BLENDS=eager), oc
 (WAVELIFT_CUDA_OCCUPANCY: the register bound's threads per SM), nopasses (WAVELIFT_CUDA_PASSES=off:
 the IR without the pass pipeline, decision 0028), fast (WAVELIFT_CUDA_TIER=fast: the first
 tier's --Ofast-compile build, never replaced; 0009's 2026-12-05 amendment).
+phase: s_barrier as phases (WAVELIFT_CUDA_BARRIERS=phase: the lowering before decision 0047).
 DISPATCHES: vadd32, vadd64 (full-screen vadd, clang), shade (full-screen shade), collatz (65,536
-lanes of the divergent loop).  Each variant
+lanes of the divergent loop), and bench/kernels/lds.cl's LDS and barrier kernels: matmul16 (1024^2,
+16x16 tiles), stencil5 (1920x1080, 5x5 through an LDS tile), histogram (8.3 M words, LDS atomics),
+reduce1024 and scan256 (4,096 groups).  Each variant
 gets its own module cache; kernel times are the best of three rounds of 30 back-to-back
 launches (WAVELIFT_CUDA_TIMING_REPEAT), interleaved; the native kernel is timed alongside.
 With $OUT set, each module's CUDA source and SASS (cuobjdump) are written there.
@@ -55,6 +58,7 @@ ENV = {
     "occ1024": {"WAVELIFT_CUDA_OCCUPANCY": "1024"},
     "nopasses": {"WAVELIFT_CUDA_PASSES": "off"},  # the IR as the frontends built it (0028)
     "fast": {"WAVELIFT_CUDA_TIER": "fast"},  # the first tier's build only (--Ofast-compile, 0009)
+    "phase": {"WAVELIFT_CUDA_BARRIERS": "phase"},  # s_barrier as phases (before decision 0047)
 }
 VARIANTS.update({k: [] for k in ENV})
 DISPATCHES = {
@@ -62,6 +66,8 @@ DISPATCHES = {
     "vadd64": lambda: G.vadd_dispatch(1920 * 1088, 64),
     "shade": lambda: G.shade_dispatch(1920, 1080),
     "collatz": lambda: G.collatz_dispatch(65536),
+    # bench/kernels/lds.cl: LDS and barriers (issue 24 item 5)
+    **{k: (lambda k=k: G.lds_dispatch(k)) for k in G.LDS_KERNELS},
 }
 
 

@@ -475,6 +475,96 @@ def scratch_game_dispatch(groups, width, steps, wave=64):
     return mem, cfg, bo.address, 4 * n, native
 
 
+# bench/kernels/lds.cl: the LDS and barrier kernels (issue 24 item 5), each with its inputs, its
+# launch and a NumPy reference of its output (exact: integer results, or small-integer floats)
+LDS_KERNELS = ("matmul16", "stencil5", "histogram", "reduce1024", "scan256")
+
+
+def lds_case(name: str, small: bool = False) -> dict:
+    """-> inputs, scalars, groups, block, output words and the expected output of lds.cl's
+    ``name`` at the benchmark's size (``small``: a few groups, for tests on the NumPy backend)."""
+    rng = np.random.default_rng(1024)
+    u32 = lambda n: rng.integers(0, 1 << 32, size=n, dtype=np.uint64).astype(np.uint32)  # noqa: E731
+    if name == "matmul16":
+        n = 32 if small else 1024
+        a = rng.integers(-8, 9, size=(n, n)).astype(np.float32)
+        b = rng.integers(-8, 9, size=(n, n)).astype(np.float32)
+        want = (a.astype(np.int64) @ b.astype(np.int64)).astype(np.float32)
+        return dict(
+            inputs=[a.ravel(), b.ravel()],
+            scalars=[np.uint32(n)],
+            groups=(n // 16, n // 16),
+            block=(16, 16),
+            out_n=n * n,
+            want=want.ravel().view(np.uint32),
+        )
+    if name == "stencil5":
+        w, h = (40, 21) if small else (1920, 1080)
+        img = (rng.integers(0, 1 << 24, size=(h, w))).astype(np.uint32)
+        pad = np.pad(img.astype(np.uint64), 2, mode="edge")
+        want = sum(pad[dy : dy + h, dx : dx + w] for dy in range(5) for dx in range(5))
+        return dict(
+            inputs=[img.ravel()],
+            scalars=[np.uint32(w), np.uint32(h)],
+            groups=(-(-w // 16), -(-h // 16)),
+            block=(16, 16),
+            out_n=w * h,
+            want=(want & 0xFFFFFFFF).astype(np.uint32).ravel(),
+        )
+    if name == "histogram":
+        n, groups = (5000, 3) if small else (1920 * 1080 * 4, 1024)
+        x = u32(n)
+        return dict(
+            inputs=[x],
+            scalars=[np.uint32(n)],
+            groups=(groups,),
+            block=(256,),
+            out_n=256,
+            want=np.bincount(x & 255, minlength=256).astype(np.uint32),
+        )
+    if name == "reduce1024":
+        groups = 3 if small else 4096
+        x = u32(groups * 1024)
+        want = (x.reshape(groups, 1024).astype(np.uint64).sum(axis=1) & 0xFFFFFFFF).astype(np.uint32)
+        return dict(inputs=[x], scalars=[], groups=(groups,), block=(256,), out_n=groups, want=want)
+    if name == "scan256":
+        groups = 3 if small else 4096
+        x = u32(groups * 256)
+        want = (np.cumsum(x.reshape(groups, 256).astype(np.uint64), axis=1) & 0xFFFFFFFF).astype(np.uint32)
+        return dict(
+            inputs=[x], scalars=[], groups=(groups,), block=(256,), out_n=groups * 256, want=want.ravel()
+        )
+    raise KeyError(name)
+
+
+def lds_dispatch(name: str, small: bool = False):
+    """(mem, cfg, output address, output bytes, native spec) of lds.cl's ``name``, as the other
+    bench dispatches; the native spec carries the NumPy reference (``want``)."""
+    import wavelift
+
+    c = lds_case(name, small)
+    cat = Catch()
+    dev = wavelift.Device("gfx1030", execute=cat)
+    k = dev.load_code_object(str(ROOT / "bench" / "kernels" / "lds-gfx1030-O2-w32.hsaco")).kernel(name)
+    bufs = [dev.upload(a) for a in c["inputs"]]
+    out = dev.upload(np.zeros(c["out_n"], np.uint32))
+    k.launch(groups=c["groups"], block=c["block"], args=[*bufs, out, *c["scalars"]])
+    mem, cfg = cat.got[0]
+    grid = tuple(c["groups"]) + (1,) * (2 - len(c["groups"]))
+    block = tuple(c["block"]) + (1,) * (2 - len(c["block"]))
+    native = dict(
+        fn=name,
+        grid=grid,
+        block=block,
+        inputs=c["inputs"],
+        out_n=c["out_n"],
+        scalars=c["scalars"],
+        tolerance=0,
+        want=c["want"],
+    )
+    return mem, cfg, out.address, 4 * c["out_n"], native
+
+
 _NATIVE = {}
 
 
@@ -592,6 +682,10 @@ def bench_one(name, make, args, arch):
             row["native_agrees"] = bool(np.abs(b).max() <= native["tolerance"])
         else:
             row["native_agrees"] = bool(diff.max() == 0)
+    if "want" in native:  # (a NumPy reference: both sides checked against it)
+        row["cuda_equals_reference"] = bool(np.array_equal(cu_out, native["want"]))
+        row["native_equals_reference"] = nat_out is not None and bool(np.array_equal(nat_out, native["want"]))
+        log(f"   reference: CUDA {row['cuda_equals_reference']}, native {row['native_equals_reference']}")
     if nat_s:
         row["translated_over_native"] = dev_best / nat_s
     if not args.skip_numpy and time.perf_counter() - T0 < args.time_limit + 120:
@@ -656,6 +750,8 @@ def benchmarks(args, arch):
             lambda: scratch_game_dispatch((4000 if q else 32400, 1), (4000 if q else 32400) * 8, 64),
         ),
     ]
+    # LDS and barriers (bench/kernels/lds.cl; results against NumPy references too)
+    work += [(f"lds.cl {k} (w32)", lambda k=k: lds_dispatch(k, small=q)) for k in LDS_KERNELS]
     if (ROOT / "tests/fixtures/gfx1030/aco/scratch_game-w32.json").exists():
         work.append(
             (

@@ -119,6 +119,13 @@ _ALL = [
         alias="WL_CUDA_BLENDS",
     ),
     Setting(
+        "WAVELIFT_CUDA_BARRIERS",
+        str,
+        None,
+        "`phase`: CUDA kernels run s_barrier as phases (each wave parks, one block-wide barrier, "
+        "re-entry through a switch) instead of a barrier at the s_barrier itself (A/B runs)",
+    ),
+    Setting(
         "WAVELIFT_CUDA_PASSES",
         str,
         None,

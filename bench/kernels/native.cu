@@ -62,3 +62,86 @@ extern "C" __global__ void vadd(const float *a, const float *b, float *c, unsign
     if (i < n)
         c[i] = a[i] + b[i];
 }
+
+/* lds.cl's kernels (16x16 / 256-thread blocks, as the guest's groups) */
+extern "C" __global__ void matmul16(const float *a, const float *b, float *c, unsigned n)
+{
+    __shared__ float ta[16][16], tb[16][16];
+    unsigned tx = threadIdx.x, ty = threadIdx.y;
+    unsigned col = blockIdx.x * 16u + tx, row = blockIdx.y * 16u + ty;
+    float acc = 0.0f;
+    for (unsigned k0 = 0u; k0 < n; k0 += 16u) {
+        ta[ty][tx] = a[row * n + k0 + tx];
+        tb[ty][tx] = b[(k0 + ty) * n + col];
+        __syncthreads();
+        for (unsigned k = 0u; k < 16u; k++)
+            acc += ta[ty][k] * tb[k][tx];
+        __syncthreads();
+    }
+    c[row * n + col] = acc;
+}
+
+extern "C" __global__ void stencil5(const unsigned *in, unsigned *out, unsigned w, unsigned h)
+{
+    __shared__ unsigned tile[20][20];
+    int lx = threadIdx.x, ly = threadIdx.y, gx = blockIdx.x * 16, gy = blockIdx.y * 16;
+    for (int i = ly * 16 + lx; i < 400; i += 256) {
+        int ty = i / 20, tx = i % 20;
+        int x = min(max(gx + tx - 2, 0), (int)w - 1), y = min(max(gy + ty - 2, 0), (int)h - 1);
+        tile[ty][tx] = in[y * (int)w + x];
+    }
+    __syncthreads();
+    unsigned s = 0u;
+    for (int dy = 0; dy < 5; dy++)
+        for (int dx = 0; dx < 5; dx++)
+            s += tile[ly + dy][lx + dx];
+    int x = gx + lx, y = gy + ly;
+    if (x < (int)w && y < (int)h)
+        out[y * (int)w + x] = s;
+}
+
+extern "C" __global__ void histogram(const unsigned *in, unsigned *hist, unsigned n)
+{
+    __shared__ unsigned bins[256];
+    unsigned l = threadIdx.x;
+    bins[l] = 0u;
+    __syncthreads();
+    for (unsigned i = blockIdx.x * blockDim.x + l; i < n; i += gridDim.x * blockDim.x)
+        atomicAdd(&bins[in[i] & 255u], 1u);
+    __syncthreads();
+    if (bins[l] != 0u)
+        atomicAdd(&hist[l], bins[l]);
+}
+
+extern "C" __global__ void reduce1024(const unsigned *in, unsigned *out)
+{
+    __shared__ unsigned part[256];
+    unsigned l = threadIdx.x;
+    const unsigned *p = in + blockIdx.x * 1024u;
+    part[l] = p[l] + p[l + 256u] + p[l + 512u] + p[l + 768u];
+    __syncthreads();
+    for (unsigned s = 128u; s > 0u; s >>= 1) {
+        if (l < s)
+            part[l] += part[l + s];
+        __syncthreads();
+    }
+    if (l == 0u)
+        out[blockIdx.x] = part[0];
+}
+
+extern "C" __global__ void scan256(const unsigned *in, unsigned *out)
+{
+    __shared__ unsigned buf[2][256];
+    unsigned l = threadIdx.x, g = blockIdx.x * 256u + l, p = 0u;
+    buf[0][l] = in[g];
+    __syncthreads();
+    for (unsigned off = 1u; off < 256u; off <<= 1) {
+        unsigned v = buf[p][l];
+        if (l >= off)
+            v += buf[p][l - off];
+        buf[1u - p][l] = v;
+        p = 1u - p;
+        __syncthreads();
+    }
+    out[g] = buf[p][l];
+}

@@ -135,6 +135,9 @@ class Lowering(ValueLowering):
             for k, op in enumerate(op for b in program.blocks for op in b.ops if op.name == "refuse_if")
         }
         self.eager_blends = settings.get("WAVELIFT_CUDA_BLENDS") == "eager"  # (A/B, tests)
+        # s_barrier as a block-wide barrier where the wave stands (decision 0047), or as the end
+        # of a phase (park, barrier, re-enter through the switch: WAVELIFT_CUDA_BARRIERS=phase)
+        self.phases = self.has_barrier and settings.get("WAVELIFT_CUDA_BARRIERS") == "phase"
         self.skip, self.fwd = _plan(program, wave_size)
         # blocks entered other than by a goto the analyses follow (sync_entries): s_barrier's
         # continuation (and block 0 of a program with barriers: both from the phase switch) and
@@ -483,8 +486,13 @@ class Lowering(ValueLowering):
         elif k == "barrier":
             if term[1] < 0:
                 emit("  " + go(term[1]))
-            else:
+            elif self.phases:
                 emit(f"  pc = {term[1]}; goto WL_PARK;")
+            else:
+                # this wave's share of one round of barrier 0 (bar.red, as the park's; `done`
+                # is false here, and not in a split build's part): the other waves of the group
+                # meet it at their own s_barrier, ended ones at WL_PARK (kernel_source)
+                emit(f"  (void)__syncthreads_and(0); {go(term[1])}")
         elif k == "branch":
             emit(f"  if ({name[term[1].id]}) {go(term[2])} else {go(term[3])}")
         elif k == "end":
@@ -815,7 +823,7 @@ class Lowering(ValueLowering):
             "  int pc = 0; (void)pc;",
             split.PROLOGUE_END,
         ]
-        if self.has_barrier:
+        if self.phases:
             lines.append("  for (;;) {")
             lines.append("  if (!done) {")
             lines.append("  switch (pc) {")
@@ -832,8 +840,13 @@ class Lowering(ValueLowering):
         if self.uses_trig_preop:
             lines[1:1] = [trig_preop_source()]
         lines += ["WL_STOP:", "  done = true; goto WL_PARK;", "WL_DONE:", "  done = true; goto WL_PARK;"]
-        if self.has_barrier:
+        if self.phases:
             lines += ["  }", "WL_PARK:", "  if (__syncthreads_and(done)) break;", "  }"]
+        elif self.has_barrier:
+            # an ended wave takes part in every later round of barrier 0 until all have ended
+            # (a round whose every thread is here: each passes done); so no wave waits on one
+            # that ended, as on the hardware, and none can hang
+            lines += ["WL_PARK:", "  for (;;) { if (__syncthreads_and(done)) break; }"]
         else:
             lines += ["WL_PARK:"]
         lines += ["  if (wv < wpg) wl_count_(C.wave, lane, icnt + ic, lc);", "}"]

@@ -65,7 +65,9 @@ def split_source(src: str, most: int = 64, part_bytes: int = PART_BYTES) -> list
     wv = re.search(r"const u32 WV = (\d+)u;", pro)
     if wv is None:
         return None
-    barrier = "switch (pc)" in mid
+    # a program with s_barrier: ended waves meet the others' barriers at wl_main's loop (a
+    # phase's barrier, or a barrier at the s_barrier itself: codegen, decision 0047)
+    barrier = "__syncthreads_and(done)" in tail
     struct = (
         "struct WlSt { "
         + "".join(f"u32 {r}; " for r in regs)
