@@ -10,7 +10,9 @@ written-map marks on stores); nostats (no instruction/lane count atomics at the 
 and sound ones by the backend's switches: eager (WAVELIFT_CUDA_BLENDS=eager), occ2048 / occ1024
 (WAVELIFT_CUDA_OCCUPANCY: the register bound's threads per SM), nopasses (WAVELIFT_CUDA_PASSES=off:
 the IR without the pass pipeline, decision 0028), fast (WAVELIFT_CUDA_TIER=fast: the first
-tier's --Ofast-compile build, never replaced; 0009's 2026-12-05 amendment).
+tier's --Ofast-compile build, never replaced; 0009's 2026-12-05 amendment); gpb1, gpbauto, gpb2,
+gpb8, gpb16 (WAVELIFT_CUDA_GROUPS_PER_BLOCK: workgroups per CUDA block, decision 0046; base
+follows the environment's setting, auto by default).
 phase: s_barrier as phases (WAVELIFT_CUDA_BARRIERS=phase: the lowering before decision 0047).
 funnel: wl_read loading a second word at every alignment (memory.h before 2026-12-05's branch).
 DISPATCHES: vadd32, vadd64 (full-screen vadd, clang), shade (full-screen shade), collatz (65,536
@@ -50,7 +52,7 @@ VARIANTS = {
     "nowritten": [(r"\(\(u32\*\)q\)\[k\] = 0x01010101u;", "")],
     # (sound) wl_read as before 2026-12-05: a second word loaded and shifted at every alignment
     "funnel": [(r"  if \(sh == 0u\) \{\n.*\n  \} else \{\n(.*)\n  \}", r"\1")],
-    "nostats": [(r"  if \(wv < wpg\) wl_count_\(C\.wave, lane, icnt \+ ic, lc\);", "")],
+    "nostats": [(r"  if \(w[vg] < wpg\) wl_count_\(C\.wave, lane, icnt \+ ic, lc\);", "")],
 }
 VARIANTS["nobar"] = VARIANTS["nostorebar"] + VARIANTS["noexecz"]
 VARIANTS["all"] = VARIANTS["nobar"] + VARIANTS["nowritten"] + VARIANTS["nostats"]
@@ -62,6 +64,12 @@ ENV = {
     "nopasses": {"WAVELIFT_CUDA_PASSES": "off"},  # the IR as the frontends built it (0028)
     "fast": {"WAVELIFT_CUDA_TIER": "fast"},  # the first tier's build only (--Ofast-compile, 0009)
     "phase": {"WAVELIFT_CUDA_BARRIERS": "phase"},  # s_barrier as phases (before decision 0047)
+    # workgroups per CUDA block (decision 0046): one (the kernels before it), auto, or forced
+    "gpb1": {"WAVELIFT_CUDA_GROUPS_PER_BLOCK": "1"},
+    "gpbauto": {"WAVELIFT_CUDA_GROUPS_PER_BLOCK": "auto"},
+    "gpb2": {"WAVELIFT_CUDA_GROUPS_PER_BLOCK": "2"},
+    "gpb8": {"WAVELIFT_CUDA_GROUPS_PER_BLOCK": "8"},
+    "gpb16": {"WAVELIFT_CUDA_GROUPS_PER_BLOCK": "16"},
 }
 VARIANTS.update({k: [] for k in ENV})
 DISPATCHES = {

@@ -156,6 +156,14 @@ _ALL = [
         "backend's OCCUPANCY_THREADS)",
     ),
     Setting(
+        "WAVELIFT_CUDA_GROUPS_PER_BLOCK",
+        str,
+        "auto",
+        "guest workgroups per CUDA block for modules without LDS or s_barrier: `auto` (default: "
+        "about 256 threads a block), `1` (one workgroup a block: the kernels before decision "
+        "0046, A/B runs) or a number (at most 1024 threads and, wave64, 15 waves a block)",
+    ),
+    Setting(
         "WAVELIFT_CUDA_TIMING_REPEAT",
         int,
         0,

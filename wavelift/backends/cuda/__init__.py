@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...ir.program import Program
-from .codegen import CudaUnsupported, baked_params, generate
+from .codegen import CudaUnsupported, baked_params, generate, groups_per_block, source_groups
 from .compile import DEFAULT_ARCH, nvrtc_problem, tiered_compile
 
 
@@ -81,6 +81,15 @@ class Module:
     # the optimising build running in the background while this module is the fast first tier
     # (compile.Upgrade; None: this is the build kept)
     upgrade: Any = field(default=None, repr=False)
+    _groups: int = field(default=0, repr=False)
+
+    @property
+    def groups(self) -> int:
+        """Workgroups per CUDA block this module's kernel runs (its source's WL_GPB: decision
+        0046; the runtime launches what the source says, never the setting)."""
+        if not self._groups:
+            self._groups = source_groups(self.source)
+        return self._groups
 
     def take_upgrade(self) -> bool:
         """Put the optimising build in place of the fast one when it is ready (called between
@@ -232,6 +241,7 @@ def build_module(
             config.scratch_wave_bytes,
             config.program_address if base_address is None else base_address,
             baked_params(config),
+            _groups(config),
         )
     except CudaUnsupported as e:
         raise Refused(
@@ -324,7 +334,8 @@ class CudaBackend:
         return UNSUPPORTED
 
     def key_extra(self, config) -> tuple:
-        return (_baked(config),)  # the dispatch shape its modules fold in (0009)
+        # the dispatch shape its modules fold in (0009) and the workgroups per block (0046)
+        return (_baked(config), _groups(config))
 
     def build_module(self, key, program, config, mode, base_address):
         return build_module(key, program, config, mode, base_address=base_address)
@@ -357,6 +368,15 @@ def _baked(config) -> tuple:
     from .memo import by_config
 
     return by_config("baked", config, baked_params)
+
+
+def _groups(config) -> int:
+    """codegen.groups_per_block for the setting as it is now (kept per config and setting)."""
+    from ... import settings
+    from .memo import by_config
+
+    want = str(settings.get("WAVELIFT_CUDA_GROUPS_PER_BLOCK"))
+    return by_config("groups", config, groups_per_block, want)
 
 
 class _Every:

@@ -3,7 +3,8 @@
 Shape of a module (docs/decisions/0009-cuda.md):
   * one CUDA block per workgroup; wave k of the workgroup is threads [k*W, (k+1)*W) — wave32 is
     one warp, wave64 two warps that meet at a named barrier (``bar.sync 1+k, 64``) for cross-lane
-    ops and between dependent memory accesses;
+    ops and between dependent memory accesses; a program with no LDS op and no s_barrier runs
+    several workgroups a block, each in its own slot of its waves' threads (decision 0046);
   * every SGPR/VGPR the program names is a local variable; scalar state is computed identically
     by every lane of the wave (so it stays uniform), EXEC masks every vector write (``vset``);
   * basic blocks are C labels, terminators are gotos; s_setpc becomes a switch over the decoded
@@ -110,11 +111,23 @@ class Lowering(ValueLowering):
     """The kernel of one program (kernel_source); value ops by cfamily's ValueLowering."""
 
     def __init__(
-        self, program: Program, wave_size: int, mode: str, scratch_wave_bytes: int, base_address: int
+        self,
+        program: Program,
+        wave_size: int,
+        mode: str,
+        scratch_wave_bytes: int,
+        base_address: int,
+        groups: int = 1,
+        slot_threads: int = 0,
     ):
         super().__init__()
         self.p = program
         self.L = wave_size
+        # workgroups per CUDA block (decision 0046), each in its own slot of slot_threads threads
+        # (its waves, whole); 1: one workgroup a block, slot_threads unused
+        self.groups = int(groups)
+        self.slot_threads = int(slot_threads)
+        assert self.groups == 1 or self.slot_threads > 0
         self.mode = mode
         self.wb = int(scratch_wave_bytes)
         self.base = int(base_address)
@@ -736,6 +749,11 @@ class Lowering(ValueLowering):
         # inlined copies (an -O0 program: 20 s -> 4 s); big programs call them instead
         memfn = "__forceinline__" if nmem <= INLINE_MEMORY_OPS else "__noinline__"
         nslot = len(self.slots)
+        N, S = self.groups, self.slot_threads
+        # the wave's index in its workgroup: wv itself with one workgroup a block; with several
+        # (decision 0046) wv is the wave's index in the CUDA block (named barriers, X, wave-mode
+        # scratch) and wg its index in its group (EXEC, TG_SIZE, C.wave, done, the count)
+        gw = "wv" if N == 1 else "wg"
         lines = [
             PRELUDE,
             f"#define WL_MEMFN {memfn}",
@@ -747,6 +765,7 @@ class Lowering(ValueLowering):
             "#ifndef WL_PRELOADED",
             "#define WL_PRELOADED 1",
             "#endif",
+            *([f"#define WL_GPB {N}u"] if N > 1 else []),
             _CTX,
             # (compile.py defines WL_MIN_BLOCKS; generate() WL_BLOCK_THREADS)
             "#ifndef WL_MIN_BLOCKS",
@@ -762,7 +781,16 @@ class Lowering(ValueLowering):
             "    u32* gscr, u64 group_base) {",
             "  extern __shared__ __align__(16) u8 wl_smem[];",
             f"  const u32 WV = {L}u;",
-            "  const u64 g = group_base + (u64)blockIdx.x;",
+            *(
+                ["  const u64 g = group_base + (u64)blockIdx.x;"]
+                if N == 1
+                else [
+                    # the group's slot in the block; the launch's groups are group_base on, in
+                    # blocks of WL_GPB (every launch but the last a multiple of it: runtime._shape)
+                    f"  const u32 wl_gs = threadIdx.x / {S}u;",
+                    "  const u64 g = group_base + (u64)blockIdx.x * WL_GPB + wl_gs;",
+                ]
+            ),
             f"  const u32 gx = P[{P_NGROUPS}], gy = P[{P_NGROUPS + 1}];",
             # the group's x, y, z from its flat index: by multiplying with the divisors'
             # magic numbers (div_magic) while the index fits 32 bits
@@ -777,13 +805,25 @@ class Lowering(ValueLowering):
             f"  const u32 ty = (ptg && gid_y == P[{P_GEND + 1}] - 1u && P[{P_PARTIAL + 1}] > 0u) ? P[{P_PARTIAL + 1}] : P[{P_BLOCK + 1}];",
             f"  const u32 tz = (ptg && gid_z == P[{P_GEND + 2}] - 1u && P[{P_PARTIAL + 2}] > 0u) ? P[{P_PARTIAL + 2}] : P[{P_BLOCK + 2}];",
             "  const u32 threads = tx * ty * tz;",
-            "  const u32 wpg = (threads + WV - 1u) / WV;",
-            "  const u32 t = threadIdx.x, wv = t / WV, lane = t % WV;",
+            *(
+                [
+                    "  const u32 wpg = (threads + WV - 1u) / WV;",
+                    "  const u32 t = threadIdx.x, wv = t / WV, lane = t % WV;",
+                ]
+                if N == 1
+                else [
+                    # a slot past the dispatch's last group has no wave (done, counts nothing)
+                    f"  const bool wl_in = g < (u64)gx * gy * P[{P_NGROUPS + 2}];",
+                    "  const u32 wpg = wl_in ? (threads + WV - 1u) / WV : 0u;",
+                    f"  const u32 t = threadIdx.x - wl_gs * {S}u, wg = t / WV, lane = t % WV, wv = threadIdx.x / WV;",
+                ]
+            ),
             "  WlCtx C;",
             f"  C.W.start = wstart; C.W.end = wend; C.W.off = woff; C.W.n = P[{P_NWIN}];",
             "  C.arena = arena; C.written = written;",
             # (without partial groups every group has the block's number of waves)
-            f"  C.wave = (ptg ? wavebase[g] : g * ((P[{P_BLOCK}] * P[{P_BLOCK + 1}] * P[{P_BLOCK + 2}] + WV - 1u) / WV)) + wv;",
+            f"  C.wave = (ptg ? {'wavebase[g]' if N == 1 else '(wl_in ? wavebase[g] : 0ull)'} : "
+            f"g * ((P[{P_BLOCK}] * P[{P_BLOCK + 1}] * P[{P_BLOCK + 2}] + WV - 1u) / WV)) + {gw};",
             f"  C.gscr = gscr + ((u64)blockIdx.x * (blockDim.x / WV) + wv) * {max(self.wb // 4, 1)}ull;",
             f"  u32* X = (u32*)(wl_smem + P[{P_XOFF}]) + wv * {2 * XWORDS}u; (void)X;",
             "  u32 xo = 0u; (void)xo;",
@@ -807,10 +847,10 @@ class Lowering(ValueLowering):
                 lines.append(
                     f"  if (P[{P_SYS}] == {r}u) s{r} = gid_x; if (P[{P_SYS + 1}] == {r}u) s{r} = gid_y; "
                     f"if (P[{P_SYS + 2}] == {r}u) s{r} = gid_z; if (P[{P_SYS + 3}] == {r}u) s{r} = 0u; "
-                    f"if (P[{P_TG_SIZE}] == {r}u) s{r} = wpg | (wv << 6) | (P[{P_TG_WID20}] ? (wv << 20) : 0u);"
+                    f"if (P[{P_TG_SIZE}] == {r}u) s{r} = wpg | ({gw} << 6) | (P[{P_TG_WID20}] ? ({gw} << 20) : 0u);"
                 )
         lines += [
-            "  { const u32 first = wv * WV; const u32 nact = threads > first ? min(threads - first, WV) : 0u;",
+            f"  {{ const u32 first = {gw} * WV; const u32 nact = threads > first ? min(threads - first, WV) : 0u;",
             "    const u64 m = nact >= 64u ? ~0ull : ((1ull << nact) - 1ull);",
             f"    s{EXEC_LO} = (u32)m; s{EXEC_HI} = {'(u32)(m >> 32)' if L == 64 else '0u'}; }}",
             f"  s{MODE_REG} = P[{P_MODE}];",
@@ -819,7 +859,7 @@ class Lowering(ValueLowering):
             f"    else {{ v0 = lx; if (P[{P_TIDIG}] >= 1u) v1 = ly; if (P[{P_TIDIG}] >= 2u) v2 = lz; }} }}",
             "  u64 icnt = 0ull;",
             f"  u32 ic = 0u, lc = 0u, rl = P[{P_BUDGET + 1}] == 0u && P[{P_BUDGET}] < (1u << 20) ? P[{P_BUDGET}] : (1u << 20);",
-            "  bool done = wv >= wpg;",
+            f"  bool done = {gw} >= wpg;",
             "  int pc = 0; (void)pc;",
             split.PROLOGUE_END,
         ]
@@ -849,7 +889,7 @@ class Lowering(ValueLowering):
             lines += ["WL_PARK:", "  for (;;) { if (__syncthreads_and(done)) break; }"]
         else:
             lines += ["WL_PARK:"]
-        lines += ["  if (wv < wpg) wl_count_(C.wave, lane, icnt + ic, lc);", "}"]
+        lines += [f"  if ({gw} < wpg) wl_count_(C.wave, lane, icnt + ic, lc);", "}"]
         return "\n".join(lines) + "\n"
 
 
@@ -1230,18 +1270,88 @@ def baked_params(cfg) -> tuple:
     return tuple((k, int(w[k])) for k in BAKED)
 
 
+# several workgroups per CUDA block (decision 0046): a block of at most this many threads, and in
+# wave64 at most this many waves (named barriers 1..15: bar.sync 0 is __syncthreads')
+MAX_BLOCK_THREADS = 1024
+MAX_WAVE64_BLOCK_WAVES = 15
+AUTO_BLOCK_THREADS = 256  # WAVELIFT_CUDA_GROUPS_PER_BLOCK=auto: about this many threads a block
+
+
+def _groups_cap(groups: int, full: int, wave_size: int) -> int:
+    """``groups`` workgroups of ``full`` waves in one block, capped at MAX_BLOCK_THREADS threads
+    and (wave64) MAX_WAVE64_BLOCK_WAVES waves; at least 1."""
+    n = min(int(groups), MAX_BLOCK_THREADS // max(full * wave_size, 1))
+    if wave_size == 64:
+        n = min(n, MAX_WAVE64_BLOCK_WAVES // max(full, 1))
+    return max(n, 1)
+
+
+def groups_per_block(config, want: str | None = None) -> int:
+    """Workgroups per CUDA block for a dispatch of ``config`` (decision 0046), from
+    WAVELIFT_CUDA_GROUPS_PER_BLOCK (``want``: that setting's value; auto | 1 | N): 1 where the
+    dispatch has LDS, else auto's about AUTO_BLOCK_THREADS threads a block or N, capped
+    (_groups_cap).  A function of the config's fields and the setting only: the CUDA module key
+    holds it (CudaBackend.key_extra); generate() keeps it only for a program with no LDS op and
+    no s_barrier."""
+    raw = str(settings.get("WAVELIFT_CUDA_GROUPS_PER_BLOCK") if want is None else want).strip().lower()
+    if raw in ("", "auto"):
+        n = None
+    else:
+        try:
+            n = int(raw)
+        except ValueError:
+            n = 0
+        if n < 1:
+            raise ValueError(f"WAVELIFT_CUDA_GROUPS_PER_BLOCK={raw!r} is not auto or a positive number")
+    if config.lds_bytes:
+        return 1
+    L = config.wave_size
+    bx, by, bz = config.block
+    full = max(-(-(bx * by * bz) // L), 1)
+    if n is None:
+        n = AUTO_BLOCK_THREADS // (full * L)
+    return _groups_cap(n, full, L)
+
+
+def uses_lds(program: Program) -> bool:
+    """Some op of ``program`` reads, writes or updates LDS."""
+    return any(
+        op.name in ("load", "store", "atomic") and op.attrs["space"] == "lds"
+        for b in program.blocks
+        for op in b.ops
+    )
+
+
 def generate(
-    program: Program, wave_size: int, mode: str, scratch_wave_bytes: int, base_address: int, baked: tuple = ()
+    program: Program,
+    wave_size: int,
+    mode: str,
+    scratch_wave_bytes: int,
+    base_address: int,
+    baked: tuple = (),
+    groups: int = 1,
 ) -> tuple[str, tuple, tuple]:
     """-> (the module's CUDA source, (bytes per access, mirrorable) of each global access slot,
     preload.find's (loads, plan) for the loads the host may resolve).  The kernel lowers the
     blocks after the IR's passes (``optimized``; WAVELIFT_CUDA_PASSES=off: as the frontends
-    built them, for A/B runs)."""
+    built them, for A/B runs).  ``groups``: workgroups per CUDA block (groups_per_block;
+    decision 0046), kept only where the block size is baked and the program has no LDS op and
+    no s_barrier, capped as groups_per_block caps it; the source says how many it holds
+    (``source_groups``), 1 giving exactly the one-workgroup kernel."""
     if settings.get("WAVELIFT_CUDA_PASSES") != "off":
         program = optimized(program, wave_size, dict(baked).get(P_MODE))
-    low = Lowering(program, wave_size, mode, scratch_wave_bytes, base_address)
-    src = low.kernel_source()
     vals = {int(k): int(v) & 0xFFFFFFFF for k, v in baked}
+    slot = 0
+    if groups > 1:
+        # (s_barrier is a barrier of the whole CUDA block: of all its workgroups)
+        barrier = any(b.term[0] == "barrier" for b in program.blocks)
+        if all(P_BLOCK + i in vals for i in range(3)) and not barrier and not uses_lds(program):
+            full = max(-(-(vals[P_BLOCK] * vals[P_BLOCK + 1] * vals[P_BLOCK + 2]) // wave_size), 1)
+            groups, slot = _groups_cap(groups, full, wave_size), full * wave_size
+        else:
+            groups = 1
+    low = Lowering(program, wave_size, mode, scratch_wave_bytes, base_address, groups, slot)
+    src = low.kernel_source()
     # every read of a baked word becomes its number (the declaration "u32 P[..]" stays)
     src = re.sub(
         r"(?<!u32 )\bP\[(\d+)\]",
@@ -1252,14 +1362,30 @@ def generate(
     # mostly spill under the bound, and trying would double their compile time)
     if all(P_BLOCK + i in vals for i in range(3)) and len(program.instructions) <= OCCUPANCY_MAX_INSTRUCTIONS:
         n = vals[P_BLOCK] * vals[P_BLOCK + 1] * vals[P_BLOCK + 2]
-        src = f"#define WL_BLOCK_THREADS {max(-(-n // wave_size) * wave_size, wave_size)}\n" + src
+        n = max(-(-n // wave_size) * wave_size, wave_size) * low.groups
+        src = f"#define WL_BLOCK_THREADS {n}\n" + src
     return src, tuple(low.slots), low.preloads
 
 
 def kernel_source(
-    program: Program, wave_size: int, mode: str, scratch_wave_bytes: int, base_address: int, baked: tuple = ()
+    program: Program,
+    wave_size: int,
+    mode: str,
+    scratch_wave_bytes: int,
+    base_address: int,
+    baked: tuple = (),
+    groups: int = 1,
 ) -> str:
-    return generate(program, wave_size, mode, scratch_wave_bytes, base_address, baked)[0]
+    return generate(program, wave_size, mode, scratch_wave_bytes, base_address, baked, groups)[0]
+
+
+_GPB = re.compile(r"^#define WL_GPB (\d+)u$", re.M)
+
+
+def source_groups(source: str) -> int:
+    """The workgroups per CUDA block a generated source runs (its WL_GPB; none: 1)."""
+    m = _GPB.search(source)
+    return int(m.group(1)) if m else 1
 
 
 def guesses(slot_nbytes, hints, starts, ends, offs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -182,6 +182,20 @@ def _hits(runs, ranges) -> bool:
     return False
 
 
+def launch_groups(total: int, full: int, wb: int, groups: int = 1) -> int:
+    """Workgroups per launch: all ``total`` in one where the grid and, with wave-mode scratch
+    of ``wb`` bytes a wave (``full`` waves a group), MAX_SCRATCH_BYTES allow; else as many as they
+    allow, a multiple of ``groups`` (the kernel's workgroups per block, decision 0046: each
+    launch but the last fills its blocks, so no group runs in two launches) -- at least
+    ``groups`` (one block's scratch, however big: a launch runs whole blocks)."""
+    most = MAX_GRID * groups
+    if wb:
+        most = min(most, MAX_SCRATCH_BYTES // max(full * wb, 1))
+    if total <= most:
+        return max(total, 1)
+    return max(most // groups * groups, groups)
+
+
 def _no_scratch(res):
     """The one-word scratch array of dispatches without wave-mode scratch (kept: 0029)."""
     if res.spare is None:
@@ -349,11 +363,13 @@ class Runtime:
         return out, complete
 
     # --------------------------------------------------------------------------- running
-    def _shape(self, cfg, mode: str, budget: int, nwin: int) -> tuple:
+    def _shape(self, cfg, mode: str, budget: int, nwin: int, groups: int = 1) -> tuple:
         """(total groups, waves per group (array) or None, full waves per group, waves run,
         the wavebase table (host) or None, shared bytes, P, groups per launch, wave scratch
         bytes): a pure function of the config's fields (its wave size among them), the mode,
-        the budget and the number of windows (kept by memo.by_config; not changed)."""
+        the budget, the number of windows and the module's workgroups per block (``groups``,
+        decision 0046: the exchange areas of all its waves in shared memory, and launches of a
+        multiple of it but the last; kept by memo.by_config; not changed)."""
         total, wpg, full = self._groups()  # (self.cfg is cfg)
         if wpg is None:
             wavebase = None  # (read only with partial groups: codegen C.wave)
@@ -363,19 +379,18 @@ class Runtime:
             wavebase.flags.writeable = False
             waves = int(wpg.sum())
         xoff = (cfg.lds_bytes + 15) // 16 * 16
-        shared = xoff + full * 2 * G.XWORDS * 4
+        shared = xoff + groups * full * 2 * G.XWORDS * 4
         P = G.param_words(cfg, nwin, budget, xoff)
         P.flags.writeable = False
         wb = cfg.scratch_wave_bytes if mode == "wave" else 0
-        per_group = max(full * wb, 1)
-        chunk = max(1, min(MAX_GRID, total, MAX_SCRATCH_BYTES // per_group if wb else MAX_GRID))
-        return total, wpg, full, waves, wavebase, shared, P, chunk, wb
+        return total, wpg, full, waves, wavebase, shared, P, launch_groups(total, full, wb, groups), wb
 
     def run(self):
         cfg, L = self.cfg, self.L
         win = self.win
+        gpb = getattr(self.m, "groups", 1)  # (the module's source says: codegen.source_groups)
         total, wpg, full, waves, wavebase, shared, P, chunk, wb = by_config(
-            "shape", cfg, self._shape, self.mode, self.budget, len(win.starts)
+            "shape", cfg, self._shape, self.mode, self.budget, len(win.starts), gpb
         )
         if total == 0:
             return
@@ -421,7 +436,12 @@ class Runtime:
                 "rep": rep,
                 **views,
             }
-            gscr = cp.zeros(max(chunk * full * wb // 4, 1), cp.uint32) if wb else _no_scratch(res)
+            # (a launch's blocks hold whole slots: the last one may run past chunk, done)
+            gscr = (
+                cp.zeros(max(-(-chunk // gpb) * gpb * full * wb // 4, 1), cp.uint32)
+                if wb
+                else _no_scratch(res)
+            )
 
             def report_to(dd):  # (codegen: WL_STATUS, ...; the same buffer: no copy after the first)
                 words = ptr_words if dd is d else [_pointer_word(dd[n].data.ptr) for n in _REPORT_ORDER]
@@ -441,8 +461,8 @@ class Runtime:
                     if wb and g0:
                         gscr.fill(0)
                     fn(
-                        (n,),
-                        (full * L,),
+                        (-(-n // gpb),),
+                        (gpb * full * L,),
                         (
                             dd["arena"],
                             dd["written"],

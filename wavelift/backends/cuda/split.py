@@ -30,6 +30,9 @@ TEST_PART_BYTES = 2048  # WAVELIFT_CUDA_SPLIT=on: parts of a few blocks (tests, 
 STOP, DONE, PARK = -1, -2, -3  # a part's result besides a block index
 
 _LABEL = re.compile(r"^B(\d+): \{$", re.M)
+# the kernel's last statement, the wave's count (wv: its wave in the group; wg with several
+# workgroups per block, decision 0046)
+_COUNT = re.compile(r"^  if \(w[vg] < wpg\) wl_count_", re.M)
 _GOTO = re.compile(r"goto B(\d+);")
 
 
@@ -40,7 +43,8 @@ def split_source(src: str, most: int = 64, part_bytes: int = PART_BYTES) -> list
     pro, s1, rest = rest.partition("\n" + PROLOGUE_END + "\n")
     mid, s2, rest = rest.partition("\n" + BLOCKS + "\n")
     body, s3, tail = rest.partition("\n" + BLOCKS_END + "\n")
-    if not (sep and s1 and s2 and s3) or "  if (wv < wpg) wl_count_" not in tail:
+    count = _COUNT.search(tail)
+    if not (sep and s1 and s2 and s3) or count is None:
         return None
     body += "\n"
     labels = list(_LABEL.finditer(body))
@@ -75,14 +79,13 @@ def split_source(src: str, most: int = 64, part_bytes: int = PART_BYTES) -> list
         + "u64 icnt; u32 ic, lc, rl, xo, lane, wv, t; int pc; WlCtx* C; u32* X; };\n"
     )
     decl = "".join(f'extern "C" __device__ int wl_part_{k}(WlSt* S, int at);\n' for k in range(len(parts)))
-    units = [_main(head, struct + decl, pro, regs, nscr, barrier, blocks[0][0], owner, tail)]
+    units = [_main(head, struct + decl, pro, regs, nscr, barrier, blocks[0][0], owner, tail[count.start() :])]
     for k, part in enumerate(parts):
         units.append("#define WL_PART 1\n" + head + struct + _part(k, part, owner, regs, nscr, wv.group(1)))
     return units
 
 
-def _main(head, decl, pro, regs, nscr, barrier, first, owner, tail) -> str:
-    count = tail[tail.index("  if (wv < wpg) wl_count_") :]
+def _main(head, decl, pro, regs, nscr, barrier, first, owner, count) -> str:
     put = "".join(f"S.{r} = {r}; " for r in regs)
     if nscr:
         put += f"for (u32 k = 0; k < {nscr}u; k++) S.scr[k] = scr[k]; "
