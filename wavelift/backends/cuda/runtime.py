@@ -2,7 +2,8 @@
 
 Guest memory stays on the device across dispatches (resident.py, decision 0026): the windows
 are gathered, device to device, into an arena laid out as trace/windows.WindowSet lays it out;
-the kernel runs every workgroup as one CUDA block and marks a written-byte map; the written runs
+the kernel runs every workgroup as one CUDA block (or several in one where they share nothing:
+decision 0046) and marks a written-byte map; the written runs
 are found on the device, and one small report (stats, status, escapes, the runs' count) comes
 back, then the runs.  Landing (``land``, called by execute_dispatch only when nothing escaped or
 was refused) copies the written bytes into the device copies; the host's bytes follow lazily.
