@@ -483,10 +483,10 @@ def _block(src: str, b: int) -> str:
     return src.split(f"\nB{b}: {{\n", 1)[1].split("\n}\n", 1)[0]
 
 
-def test_lazy_registers_are_whole_where_a_phase_or_setpc_enters():
-    """Blocks entered from the phase switch (after s_barrier) or by s_setpc start with whole
-    registers: a lazy mask half is fetched before the barrier, the s_setpc, and a goto into
-    such a block; a plain goto keeps it lazy."""
+def test_lazy_registers_are_whole_where_a_phase_or_setpc_enters(monkeypatch):
+    """Blocks entered after s_barrier (where the wave stands, decision 0047, or from the phase
+    switch) or by s_setpc start with whole registers: a lazy mask half is fetched before the
+    barrier, the s_setpc, and a goto into such a block; a plain goto keeps it lazy."""
     from wavelift.backends.cuda.codegen import kernel_source
 
     def src(term0, term1=("end",), setpc=False):
@@ -509,7 +509,11 @@ def test_lazy_registers_are_whole_where_a_phase_or_setpc_enters():
 
     flush = "s126 = X[xo + 0u]; s127 = X[xo + 1u];"
     s = src(("barrier", 1))
+    assert flush in _block(s, 0) and _block(s, 0).index(flush) < _block(s, 0).index("__syncthreads_and(0)")
+    monkeypatch.setenv("WAVELIFT_CUDA_BARRIERS", "phase")
+    s = src(("barrier", 1))
     assert flush in _block(s, 0) and _block(s, 0).index(flush) < _block(s, 0).index("goto WL_PARK")
+    monkeypatch.delenv("WAVELIFT_CUDA_BARRIERS")
     s = src(("setpc", None))
     assert flush in _block(s, 0) and _block(s, 0).index(flush) < _block(s, 0).index("switch")
     s = src(("jump", 1), ("setpc", None))  # block 1 is an s_setpc target
