@@ -8,8 +8,10 @@ Shape of a module (docs/decisions/0009-cuda.md):
   * every SGPR/VGPR the program names is a local variable; scalar state is computed identically
     by every lane of the wave (so it stays uniform), EXEC masks every vector write (``vset``);
   * basic blocks are C labels, terminators are gotos; s_setpc becomes a switch over the decoded
-    block offsets; s_barrier ends a *phase*: every thread of the CUDA block runs its wave until it
-    parks or ends, then ``__syncthreads_and(done)`` — so a barrier can never hang;
+    block offsets; s_barrier is one round of barrier 0 where the wave stands, and an ended wave
+    takes part in every later round until all have ended — so a barrier can never hang
+    (decision 0047; WAVELIFT_CUDA_BARRIERS=phase: s_barrier ends a *phase*, each wave parks and
+    re-enters through a switch);
   * every block adds its instruction count to a per-wave counter; past the budget the wave stops
     and flags the dispatch (and every 2^20 instructions a wave looks whether another one stopped).
 Generated text holds numbers and names made from numbers only — never guest text.
