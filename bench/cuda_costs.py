@@ -14,7 +14,6 @@ tier's --Ofast-compile build, never replaced; 0009's 2026-12-05 amendment); gpb1
 gpb8, gpb16 (WAVELIFT_CUDA_GROUPS_PER_BLOCK: workgroups per CUDA block, decision 0046; base
 follows the environment's setting, auto by default).
 phase: s_barrier as phases (WAVELIFT_CUDA_BARRIERS=phase: the lowering before decision 0047).
-funnel: wl_read loading a second word at every alignment (memory.h before 2026-12-05's branch).
 DISPATCHES: vadd32, vadd64 (full-screen vadd, clang), shade (full-screen shade), collatz (65,536
 lanes of the divergent loop), and bench/kernels/lds.cl's LDS and barrier kernels: matmul16 (1024^2,
 16x16 tiles), stencil5 (1920x1080, 5x5 through an LDS tile), histogram (8.3 M words, LDS atomics),
@@ -50,8 +49,6 @@ VARIANTS = {
         (r"wl_any64\(\(\(u32\)\((t\d+)\) != 0u\), wv \+ 1u\)", r"__any_sync(WL_FULL, ((u32)(\1) != 0u))")
     ],
     "nowritten": [(r"\(\(u32\*\)q\)\[k\] = 0x01010101u;", "")],
-    # (sound) wl_read as before 2026-12-05: a second word loaded and shifted at every alignment
-    "funnel": [(r"  if \(sh == 0u\) \{\n.*\n  \} else \{\n(.*)\n  \}", r"\1")],
     "nostats": [(r"  if \(w[vg] < wpg\) wl_count_\(C\.wave, lane, icnt \+ ic, lc\);", "")],
 }
 VARIANTS["nobar"] = VARIANTS["nostorebar"] + VARIANTS["noexecz"]

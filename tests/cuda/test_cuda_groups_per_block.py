@@ -102,7 +102,7 @@ def test_one_group_per_block_is_the_one_workgroup_source(monkeypatch):
     monkeypatch.setenv(SETTING, "8")
     for cfg, prog, base in cases:
         m = WC.build_module(("k8",), prog, cfg, "lane", arch="sm_90", use_disk=False, base_address=base)
-        lds = G.uses_lds(prog)
+        lds = G.uses_space(prog, "lds")
         assert (m.groups == 1) == lds, (cfg.block, lds)
         assert (m.source == _src(prog, cfg, base, 1)) == lds
         if not lds:
@@ -213,7 +213,7 @@ def test_split_build_of_several_groups(monkeypatch):
     import test_cuda_split as TS
 
     _, prog, cfg, base, _ = T._entry(TS.SAMPLES[2])  # call: scratch, s_setpc
-    assert not G.uses_lds(prog)
+    assert not G.uses_space(prog, "lds")
     src = _src(prog, cfg, base, 8)
     assert G.source_groups(src) > 1
     units = split.split_source(src, 64, split.TEST_PART_BYTES)

@@ -133,7 +133,7 @@ class Lowering(ValueLowering):
         self.mode = mode
         self.wb = int(scratch_wave_bytes)
         self.base = int(base_address)
-        self.has_barrier = any(b.term[0] == "barrier" for b in program.blocks)
+        self.has_barrier = has_barrier(program)
         sregs, vregs = {EXEC_LO, EXEC_HI, MODE_REG}, {0, 1, 2}
         for b in program.blocks:
             for op in b.ops:
@@ -155,8 +155,9 @@ class Lowering(ValueLowering):
         self.phases = self.has_barrier and settings.get("WAVELIFT_CUDA_BARRIERS") == "phase"
         self.skip, self.fwd = _plan(program, wave_size)
         # blocks entered other than by a goto the analyses follow (sync_entries): s_barrier's
-        # continuation (and block 0 of a program with barriers: both from the phase switch) and
-        # every s_setpc target -- by block index
+        # continuation (and block 0 of a program with barriers: both from the phase switch; with
+        # barriers where the wave stands, decision 0047, block 0 is kept here too, which is only
+        # conservative: its entry state is then pending) and every s_setpc target -- by block index
         self.fixed: set[int] = set()
         idx = {b.index for b in program.blocks}
         for b in program.blocks:
@@ -830,11 +831,7 @@ class Lowering(ValueLowering):
             f"  u32* X = (u32*)(wl_smem + P[{P_XOFF}]) + wv * {2 * XWORDS}u; (void)X;",
             "  u32 xo = 0u; (void)xo;",
         ]
-        if self.mode == "lane" and any(
-            op.name in ("load", "store", "atomic") and op.attrs["space"] == "scratch"
-            for b in self.p.blocks
-            for op in b.ops
-        ):
+        if self.mode == "lane" and uses_space(self.p, "scratch"):
             nw = max(self.wb // 4 // L, 1)
             lines.append(f"  u32 scr[{nw}];")
             lines.append(f"  for (u32 k = 0; k < {nw}u; k++) scr[k] = 0u;")
@@ -1315,13 +1312,18 @@ def groups_per_block(config, want: str | None = None) -> int:
     return _groups_cap(n, full, L)
 
 
-def uses_lds(program: Program) -> bool:
-    """Some op of ``program`` reads, writes or updates LDS."""
+def uses_space(program: Program, space: str) -> bool:
+    """Some op of ``program`` reads, writes or updates memory of ``space`` (lds, scratch...)."""
     return any(
-        op.name in ("load", "store", "atomic") and op.attrs["space"] == "lds"
+        op.name in ("load", "store", "atomic") and op.attrs["space"] == space
         for b in program.blocks
         for op in b.ops
     )
+
+
+def has_barrier(program: Program) -> bool:
+    """Some block of ``program`` ends in s_barrier."""
+    return any(b.term[0] == "barrier" for b in program.blocks)
 
 
 def generate(
@@ -1346,8 +1348,11 @@ def generate(
     slot = 0
     if groups > 1:
         # (s_barrier is a barrier of the whole CUDA block: of all its workgroups)
-        barrier = any(b.term[0] == "barrier" for b in program.blocks)
-        if all(P_BLOCK + i in vals for i in range(3)) and not barrier and not uses_lds(program):
+        if (
+            all(P_BLOCK + i in vals for i in range(3))
+            and not has_barrier(program)
+            and not uses_space(program, "lds")
+        ):
             full = max(-(-(vals[P_BLOCK] * vals[P_BLOCK + 1] * vals[P_BLOCK + 2]) // wave_size), 1)
             groups, slot = _groups_cap(groups, full, wave_size), full * wave_size
         else:

@@ -6,16 +6,12 @@ struct WlWin {
 /* nb bytes at base + idx as words (the last one zero-extended): aligned words shifted together,
    so any alignment costs one more load, not a byte loop; that word may lie up to 4 bytes past
    the access (the device arena has 8 spare bytes, LDS is followed by the exchange area) and
-   is not read at an aligned idx (a branch the compiler drops where idx is visibly aligned) */
+   is dropped when idx is visibly aligned */
 __device__ __forceinline__ void wl_read(const u8* base, i64 idx, u32 nb, u32* w, u32 words) {
   const u32* p = (const u32*)(base + (idx & ~(i64)3));
   const u32 sh = 8u * (u32)(idx & 3);
   for (u32 k = 0; k < words; k++) w[k] = 0u;
-  if (sh == 0u) {
-    for (u32 k = 0; k < (nb + 3u) / 4u; k++) w[k] = p[k];
-  } else {
-    for (u32 k = 0; k < (nb + 3u) / 4u; k++) w[k] = __funnelshift_r(p[k], p[k + 1], sh);
-  }
+  for (u32 k = 0; k < (nb + 3u) / 4u; k++) w[k] = __funnelshift_r(p[k], p[k + 1], sh);
   if (nb & 3u) w[(nb - 1u) / 4u] &= (1u << (8u * (nb & 3u))) - 1u;
 }
 __device__ __forceinline__ void wl_write(u8* base, u8* wr, i64 idx, u32 nb, const u32* w) {
