@@ -108,3 +108,20 @@ def test_single_use_memory_traces_the_same_windows():
         assert T.trace(mem, cfg) == want
         assert T.trace(one, cfg) == want
         assert not one.trace_cache and not one.pointer_scans
+
+
+def test_a_chain_of_pointers_places_windows_to_max_depth_and_scans_no_deeper():
+    """b0 -> b1 -> ... -> b5, a pointer at the head of each: windows b0..b{MAX_DEPTH} (depth 0 is
+    the user SGPRs' target), and only the heads of depths below MAX_DEPTH are scanned (the
+    pointers in the last depth's heads would go nowhere)."""
+    mem = GuestMemory()
+    bases = [mem.alloc(256, name=f"b{i}") for i in range(T.MAX_DEPTH + 3)]
+    for a, b in zip(bases, bases[1:]):
+        mem.write(a, np.array([b & 0xFFFFFFFF, b >> 32], np.uint32).tobytes())
+    root = bases[0]
+    cfg = one_wave_config([root & 0xFFFFFFFF, (root >> 32) & 0xFFFF])
+    scanned: list = []
+    got = T._trace(mem, cfg, frozenset(), scanned)
+    assert [w.address for w in got] == bases[: T.MAX_DEPTH + 1]
+    assert [s[0].base for s in scanned] == bases[: T.MAX_DEPTH]
+    assert T.trace(mem, cfg) == got == T.trace_uncached(mem, cfg)

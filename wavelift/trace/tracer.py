@@ -508,6 +508,8 @@ def _trace(memory, config, skip, scanned) -> list[Window]:
                 )
             why = where if off is None else f"pointer in {where}+{off:#x}"
             windows[a.base] = Window(a.base, size, short_name(a.name), f"{why} -> {canonical(addr):#x}")
+            if depth == MAX_DEPTH:
+                continue  # (no depth follows: the pointers in its head would go nowhere)
             if depth == 0 and bc is not None and addr == bc and where == "TA_CS_BC_BASE_ADDR":
                 continue  # the colour table holds no pointers
             src = short_name(a.name) if a.name else hex(a.base)
