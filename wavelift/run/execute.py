@@ -358,16 +358,16 @@ _LATE: tuple | None = None
 
 
 def _late() -> tuple:
-    """(RUN_TARGETS, check_grid, trace, WindowSet, content_stamp): imported on the first
+    """(RUN_TARGETS, check_grid, trace, WindowSet, content_stamp, SHALLOW_DEPTH): imported on the first
     dispatch (not at import: the import graph), then kept (no import statement per dispatch)."""
     global _LATE
     if _LATE is None:
         from ..dispatch.setup import check_grid
         from ..isa.instruction import RUN_TARGETS
-        from ..trace.tracer import content_stamp, trace
+        from ..trace.tracer import SHALLOW_DEPTH, content_stamp, trace
         from ..trace.windows import WindowSet
 
-        _LATE = (RUN_TARGETS, check_grid, trace, WindowSet, content_stamp)
+        _LATE = (RUN_TARGETS, check_grid, trace, WindowSet, content_stamp, SHALLOW_DEPTH)
     return _LATE
 
 
@@ -411,7 +411,7 @@ def execute_dispatch(
     cache = _CACHE if cache is None else cache
     win = None
     try:
-        RUN_TARGETS, check_grid, trace, WindowSet, _ = _late()
+        RUN_TARGETS, check_grid, trace, WindowSet, _, SHALLOW_DEPTH = _late()
         rec = _prepared(memory, config, backend, mode, cache)
         program: Any = None
         if rec is not None:
@@ -455,34 +455,61 @@ def execute_dispatch(
                 cache[key] = module
             tkey = _trace_key(config, program.scratch.tracer_skip)
             _prepare(memory, config, backend, mode, cache, be, program, code_base, key, module, tkey)
+        # the windows: first as deep as most programs reach (tracer.SHALLOW_DEPTH), deeper only
+        # for a program that escaped or was refused there (decision 0048: a run that escaped
+        # landed nothing, and one that did not touched only windows the deeper trace also has)
+        skip = program.scratch.tracer_skip
+        depth = None if program.__dict__.get("_deep_pointers") else SHALLOW_DEPTH
         tell("placing windows")
-        res.windows = trace(memory, config, scratch_roots=program.scratch.tracer_skip, key=tkey)
+        res.windows = trace(memory, config, scratch_roots=skip, key=tkey, depth=depth)
         if deadline is not None:
             deadline.check()  # (before the arena: a replay's time may be up)
-        win = WindowSet(res.windows, memory, **be.window_plan(module))
         if budget is not None:
             stats["budget"] = int(budget)
         else:
             stats["budget"] = rec.budget if rec is not None else default_budget(program, config)
-        rc = backends.RunCounts()
-        tell("running")
-        if progress is not None:
-            rc.progress = lambda done, total: tell(f"running: {done} of {total} workgroups")
-        try:
-            be.run(module, config, win, mode, stats["budget"], deadline, rc)
-        finally:
-            stats.update(
-                waves=rc.waves,
-                instructions=rc.instructions,
-                lane_instructions=rc.lane_instructions,
-                escapes=rc.escape_count,
-            )
-            stats.update(rc.extra)
-            # the runtimes count pcs from the translated code's first byte, which sits before the
-            # program address when callees are placed below the entry (0010); reports count
-            # from the program address
-            shift = config.program_address - code_base
-            res.escapes = [dataclasses.replace(e, pc=e.pc - shift) for e in rc.escapes]
+
+        def attempt(windows):
+            """Run the module over ``windows`` -> (RunCounts, the refusal it raised or None)."""
+            nonlocal win
+            if win is not None:
+                win.release()
+            win = WindowSet(windows, memory, **be.window_plan(module))
+            rc = backends.RunCounts()
+            tell("running")
+            if progress is not None:
+                rc.progress = lambda done, total: tell(f"running: {done} of {total} workgroups")
+            try:
+                be.run(module, config, win, mode, stats["budget"], deadline, rc)
+            except Refused as r:
+                return rc, r
+            return rc, None
+
+        rc, refused = attempt(res.windows)
+        if depth is not None and (refused is not None or rc.escape_count):
+            deeper = trace(memory, config, scratch_roots=skip, key=tkey)
+            if deeper != res.windows:
+                program.__dict__["_deep_pointers"] = True  # (its next dispatches go deep at once)
+                stats["deep_trace"] = True
+                if deadline is not None:
+                    deadline.check()
+                res.windows = deeper
+                tell("placing windows")
+                rc, refused = attempt(deeper)
+        stats.update(
+            waves=rc.waves,
+            instructions=rc.instructions,
+            lane_instructions=rc.lane_instructions,
+            escapes=rc.escape_count,
+        )
+        stats.update(rc.extra)
+        # the runtimes count pcs from the translated code's first byte, which sits before the
+        # program address when callees are placed below the entry (0010); reports count
+        # from the program address
+        shift = config.program_address - code_base
+        res.escapes = [dataclasses.replace(e, pc=e.pc - shift) for e in rc.escapes]
+        if refused is not None:
+            raise refused
         if rc.escape_count:
             e = res.escapes[0]
             raise Refused(

@@ -5,7 +5,7 @@ whose word 1 carries address bits 47:32 in its low half), and every single SGPR 
 pointer whose high half is 0xffff8000 (how RADV passes descriptor-set and push-constant
 pointers).  Each allocation a root points into becomes a window; its first SCAN_BYTES are then
 scanned for more pointers the same way (64-bit words, 32-bit RADV pointers, V# words 0-1), to
-a bounded depth.  Scratch is not traced: the user SGPRs holding the scratch base are left out by
+a bounded depth (execute_dispatch first to SHALLOW_DEPTH, decision 0048).  Scratch is not traced: the user SGPRs holding the scratch base are left out by
 the same test the translation makes (``frontend/scratch.py``, docs/decisions/0008-scratch.md).
 
 Bounded (docs/decisions/0015-bounded-work.md): a scan keeps one candidate per allocation it
@@ -29,6 +29,10 @@ from ..run.result import Window
 RADV_HI = 0xFFFF8000
 SCAN_BYTES = 64 << 10
 MAX_DEPTH = 3
+# execute_dispatch traces this deep first: the user SGPRs' targets (depth 0: kernel arguments,
+# descriptor sets, push constants) and what their heads point to (depth 1: the buffers);
+# deeper only where a run there escaped or was refused (docs/decisions/0048)
+SHALLOW_DEPTH = 1
 MAX_WINDOWS = 256
 MAX_WINDOW_BYTES = 512 << 20  # one window covers at most this much of its allocation
 MAX_DISPATCH_WINDOW_BYTES = 1 << 30  # all of a dispatch's windows (arena and written map: 2x)
@@ -372,7 +376,7 @@ def trace_key(config, scratch_roots=None) -> tuple:
     return (tuple(int(v) for v in config.user_sgprs), skip, getattr(config, "border_color_base", None))
 
 
-def trace(memory, config, program_alloc=None, scratch_roots=None, key=None) -> list[Window]:
+def trace(memory, config, program_alloc=None, scratch_roots=None, key=None, depth=None) -> list[Window]:
     """The windows of a dispatch: the allocations its user SGPRs reach (see the module's doc).
 
     Cached on the memory (``memory.trace_cache``) by the user SGPRs' values and the scratch
@@ -384,12 +388,16 @@ def trace(memory, config, program_alloc=None, scratch_roots=None, key=None) -> l
     decision 0029), else the digest of its scanned head again (read; hashed only where its bytes
     differ from the copy last hashed for that allocation, _same; the stamp is then noted for
     the next check).  A refusal is not cached.  ``key``: trace_key(config,
-    scratch_roots) when the caller has it (execute's prepared record)."""
+    scratch_roots) when the caller has it (execute's prepared record).  ``depth``: windows to
+    that depth only, the last depth's heads not scanned (None: MAX_DEPTH; a shallower trace
+    places a prefix of the deeper one's windows)."""
     if key is None:
         key = trace_key(config, scratch_roots)
     skip = key[1]
     if getattr(memory, "single_use", False):  # (traced once: nothing kept)
-        return _trace(memory, config, skip, None)
+        return _trace(memory, config, skip, None, depth)
+    if depth is not None:
+        key = (*key, depth)
     cache = memory.trace_cache
     hit = cache.get(key)
     if hit is not None:
@@ -407,7 +415,7 @@ def trace(memory, config, program_alloc=None, scratch_roots=None, key=None) -> l
         del cache[key]
     scanned_now: list = []
     gen = memory.generation
-    windows = _trace(memory, config, skip, scanned_now)
+    windows = _trace(memory, config, skip, scanned_now, depth)
     cache[key] = (gen, scanned_now, tuple(windows))
     while len(cache) > TRACE_CACHE:
         del cache[next(iter(cache))]
@@ -451,13 +459,14 @@ def _same(memory, s) -> bool:
     return True
 
 
-def trace_uncached(memory, config, program_alloc=None, scratch_roots=None) -> list[Window]:
+def trace_uncached(memory, config, program_alloc=None, scratch_roots=None, depth=None) -> list[Window]:
     """trace() without its cache (tests compare the two)."""
     skip = frozenset(scratch_sgprs(config)) | frozenset(scratch_roots or ())
-    return _trace(memory, config, skip, None)
+    return _trace(memory, config, skip, None, depth)
 
 
-def _trace(memory, config, skip, scanned) -> list[Window]:
+def _trace(memory, config, skip, scanned, last=None) -> list[Window]:
+    last = MAX_DEPTH if last is None else min(last, MAX_DEPTH)  # (the deepest windows placed)
     windows: dict[int, Window] = {}
     # a scratch-base word takes part in no candidate (not even as half of a neighbour's pair)
     user = np.array([0 if i in skip else v & 0xFFFFFFFF for i, v in enumerate(config.user_sgprs)], np.uint32)
@@ -487,7 +496,7 @@ def _trace(memory, config, skip, scanned) -> list[Window]:
     depth = 0
     total = 0
     hit = _hit_test(memory)
-    while frontier and depth <= MAX_DEPTH:
+    while frontier and depth <= last:
         # allocation -> its first candidate at this depth
         nxt: dict[int, tuple[int, tuple[str, int | None]]] = {}
         for addr, (where, off) in frontier:
@@ -508,7 +517,7 @@ def _trace(memory, config, skip, scanned) -> list[Window]:
                 )
             why = where if off is None else f"pointer in {where}+{off:#x}"
             windows[a.base] = Window(a.base, size, short_name(a.name), f"{why} -> {canonical(addr):#x}")
-            if depth == MAX_DEPTH:
+            if depth == last:
                 continue  # (no depth follows: the pointers in its head would go nowhere)
             if depth == 0 and bc is not None and addr == bc and where == "TA_CS_BC_BASE_ADDR":
                 continue  # the colour table holds no pointers
