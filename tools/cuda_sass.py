@@ -36,6 +36,8 @@ KERNELS = {
     "collatz": lambda: GC.collatz_dispatch(4096),
     "game64": lambda: GC.scratch_game_dispatch((2, 2), 16, 4),
     "game32": lambda: GC.scratch_game_dispatch((2, 2), 16, 4, 32),
+    # bench/kernels/lds.cl: LDS and barriers (issue 24 items 3 and 5)
+    **{k: (lambda k=k: GC.lds_dispatch(k, small=True)) for k in GC.LDS_KERNELS},
 }
 
 
@@ -110,7 +112,8 @@ def main():
             ins = [s for s in sass.splitlines() if re.match(r"\s+/\*[0-9a-f]{4,}\*/", s)]
             line += (
                 f"; SASS {len(ins)} instructions ({sum(' LDG' in s for s in ins)} LDG, "
-                f"{sum(' STG' in s for s in ins)} STG, {sum('BAR' in s for s in ins)} BAR)"
+                f"{sum(' STG' in s for s in ins)} STG, {sum('BAR' in s for s in ins)} BAR, "
+                f"{sum(bool(re.search(r' (LDS|STS|ATOMS)[ .]', s)) for s in ins)} LDS/STS/ATOMS)"
             )
             if args.annotate:
                 (outdir / f"{name}.cu").write_text(src)

@@ -126,6 +126,13 @@ _ALL = [
         "re-entry through a switch) instead of a barrier at the s_barrier itself (A/B runs)",
     ),
     Setting(
+        "WAVELIFT_CUDA_LDS",
+        str,
+        None,
+        "`checked`: CUDA kernels test every LDS access's bounds and read it in the shifted two-word "
+        "form, as before the range analysis of decision 0047's amendment (A/B runs)",
+    ),
+    Setting(
         "WAVELIFT_CUDA_PASSES",
         str,
         None,

@@ -12,6 +12,9 @@ Shape of a module (docs/decisions/0009-cuda.md):
     takes part in every later round until all have ended — so a barrier can never hang
     (decision 0047; WAVELIFT_CUDA_BARRIERS=phase: s_barrier ends a *phase*, each wave parks and
     re-enters through a switch);
+  * an LDS access whose address ldsrange proves inside the (baked) LDS size has no bounds test,
+    one proved aligned is read/written as whole words (decision 0047, amendment "LDS accesses in
+    their direct form"); the others keep the test (one u32 compare) and the shifted form;
   * every block adds its instruction count to a per-wave counter; past the budget the wave stops
     and flags the dispatch (and every 2^20 instructions a wave looks whether another one stopped).
 Generated text holds numbers and names made from numbers only — never guest text.
@@ -42,7 +45,7 @@ from ...ir.program import (
 from ..cfamily.lowering import I32_RESULT, VALUE_EXPR, ValueLowering, is_float
 from ..cfamily.lowering import Unsupported as CudaUnsupported  # refused, never miscomputed
 from ..cfamily.prelude import header, trig_preop_source
-from . import preload, split
+from . import ldsrange, preload, split
 from .prelude import ATOMIC_OPS, PRELUDE
 
 # parameter words (P[]): the dispatch's numbers, filled by runtime.py
@@ -121,6 +124,8 @@ class Lowering(ValueLowering):
         base_address: int,
         groups: int = 1,
         slot_threads: int = 0,
+        shape: dict | None = None,
+        lds_bytes: int | None = None,
     ):
         super().__init__()
         self.p = program
@@ -154,6 +159,15 @@ class Lowering(ValueLowering):
         # of a phase (park, barrier, re-enter through the switch: WAVELIFT_CUDA_BARRIERS=phase)
         self.phases = self.has_barrier and settings.get("WAVELIFT_CUDA_BARRIERS") == "phase"
         self.skip, self.fwd = _plan(program, wave_size)
+        # LDS accesses whose address is proved inside the LDS and/or aligned (ldsrange; decision
+        # 0047, amendment "LDS accesses in their direct form"): id(op) -> the address's value.
+        # lds_bytes: the baked LDS size (None: not baked, no access is proved inside);
+        # WAVELIFT_CUDA_LDS=checked: every access checked and shifted as before (A/B runs)
+        self.lds_checked = settings.get("WAVELIFT_CUDA_LDS") == "checked"
+        self.lds_bytes = None if self.lds_checked else lds_bytes
+        self.lds_addr: dict = {}
+        if not self.lds_checked and uses_space(program, "lds"):
+            self.lds_addr = ldsrange.analyse(program, wave_size, shape, self.skip)
         # blocks entered other than by a goto the analyses follow (sync_entries): s_barrier's
         # continuation (and block 0 of a program with barriers: both from the phase switch; with
         # barriers where the wave stands, decision 0047, block 0 is kept here too, which is only
@@ -529,6 +543,46 @@ class Lowering(ValueLowering):
         return out
 
     # ---------------------------------------------------------------------------- memory
+    def lds_form(self, op, nb: int, addr: str) -> tuple[str, bool]:
+        """(the bounds test to and with the access's mask, "" where none is needed; whether the
+        access may be direct: whole words, or a u8/u16, at an address aligned to min(nb, 4))
+        for an LDS access of nb bytes (decision 0047, amendment "LDS accesses in their direct
+        form").  The same bytes as wl_inside + wl_read / wl_write in every case:
+          * address proved inside (hi + nb <= the baked LDS size): no test;
+          * else, LDS size baked: one 32-bit compare, a <= lds_bytes - nb (a is a u32, so
+            this is wl_inside(a, nb, 0, lds_bytes)); no access fits an LDS smaller than nb;
+          * else wl_inside as before;
+        direct where the address is proved a multiple of min(nb, 4) and nb is 1, 2 or 4k."""
+        v = self.lds_addr.get(id(op))
+        lds = self.lds_bytes
+        addr = f"(u32)({addr})"
+        if v is not None and lds is not None and v.hi + nb <= lds:
+            inside = ""
+        elif lds is not None:
+            inside = f" && ({addr} <= {lds - nb}u)" if lds >= nb else " && false"
+        else:
+            inside = f" && wl_inside((u64){addr}, {nb}u, 0ull, (u64)P[{P_LDS}])"
+        direct = v is not None and (nb in (1, 2) or nb % 4 == 0) and ldsrange.align_of(v) >= min(nb, 4)
+        return inside, direct
+
+    def _lds_direct_read(self, addr: str, nb: int, o: str) -> str:
+        """The nb bytes at the aligned LDS address as the load's words (wl_read's result)."""
+        at = f"(wl_smem + (u32)({addr}))"
+        if nb == 1:
+            return f"{o}_w[0] = (u32)*(const u8*){at};"
+        if nb == 2:
+            return f"{o}_w[0] = (u32)*(const u16*){at};"
+        return " ".join(f"{o}_w[{k}] = ((const u32*){at})[{k}];" for k in range(nb // 4))
+
+    def _lds_direct_write(self, addr: str, nb: int, data) -> str:
+        """The store's nb bytes at the aligned LDS address (wl_write's bytes)."""
+        at = f"(wl_smem + (u32)({addr}))"
+        if nb == 1:
+            return f"*(u8*){at} = (u8)({data[0]});"
+        if nb == 2:
+            return f"*(u16*){at} = (u16)({data[0]});"
+        return " ".join(f"((u32*){at})[{k}] = (u32)({data[k]});" for k in range(nb // 4))
+
     def load(self, op, a, o, emit, before, after, sync, pend):
         sp, nb, words = op.attrs["space"], op.attrs["nbytes"], op.attrs["words"]
         emit(f"  u32 {o}_w[{max(words, 1)}];")
@@ -538,10 +592,11 @@ class Lowering(ValueLowering):
             return
         if sp == "lds":
             before("load")
-            emit(
-                f"  if (({a[1]}) && wl_inside((u64)(u32)({a[0]}), {nb}u, 0ull, (u64)P[{P_LDS}])) "
-                f"wl_read(wl_smem, (i64)(u32)({a[0]}), {nb}u, {o}_w, {words}u);"
-            )
+            inside, direct = self.lds_form(op, nb, a[0])
+            if direct:
+                emit(f"  if (({a[1]}){inside}) {{ {self._lds_direct_read(a[0], nb, o)} }}")
+            else:
+                emit(f"  if (({a[1]}){inside}) wl_read(wl_smem, (i64)(u32)({a[0]}), {nb}u, {o}_w, {words}u);")
             after("load")
             return
         if sp != "global":
@@ -694,10 +749,14 @@ class Lowering(ValueLowering):
         guard = "(lane == 0u) && " if uniform else ""
         dw = "{" + ", ".join(f"(u32)({d})" for d in data) + "}"
         if sp == "lds":
-            emit(
-                f"  if ({guard}({a[1]}) && wl_inside((u64)(u32)({a[0]}), {nb}u, 0ull, (u64)P[{P_LDS}])) "
-                f"{{ const u32 dw[{len(data)}] = {dw}; wl_write(wl_smem, (u8*)0, (i64)(u32)({a[0]}), {nb}u, dw); }}"
-            )
+            inside, direct = self.lds_form(op, nb, a[0])
+            if direct:
+                emit(f"  if ({guard}({a[1]}){inside}) {{ {self._lds_direct_write(a[0], nb, data)} }}")
+            else:
+                emit(
+                    f"  if ({guard}({a[1]}){inside}) "
+                    f"{{ const u32 dw[{len(data)}] = {dw}; wl_write(wl_smem, (u8*)0, (i64)(u32)({a[0]}), {nb}u, dw); }}"
+                )
         elif sp == "global":
             emit(
                 f"  if ({guard}({a[1]})) {{ const u32 dw[{len(data)}] = {dw}; "
@@ -727,9 +786,13 @@ class Lowering(ValueLowering):
                 f"else wl_escape(C, {op.instr}u, lane, (u64)({a[0]}), {KIND['atomic']}u); }}"
             )
         elif sp == "lds":
+            inside, _ = self.lds_form(op, nb, a[0])
+            v = self.lds_addr.get(id(op))
+            # the aligned cell; the address itself where it is proved a multiple of nb
+            aligned = v is not None and ldsrange.align_of(v) >= nb
+            cell = f"(u32)({a[0]})" if aligned else f"((u32)({a[0]}) & ~{nb - 1}u)"
             emit(
-                f"  if (({a[1]}) && wl_inside((u64)(u32)({a[0]}), {nb}u, 0ull, (u64)P[{P_LDS}])) "
-                f"{o} = wl_atomic{bits}(({t}*)(wl_smem + ((u32)({a[0]}) & ~{nb - 1}u)), {code}, {d}, {c});"
+                f"  if (({a[1]}){inside}) {o} = wl_atomic{bits}(({t}*)(wl_smem + {cell}), {code}, {d}, {c});"
             )
         elif sp == "scratch":
             if bits != 32:
@@ -1261,6 +1324,8 @@ BAKED = (
     P_MODE,
     P_TIDIG,
     P_GFX11,
+    # the LDS size: accesses proved inside it need no test (ldsrange; 0047's amendment)
+    P_LDS,
 )
 
 
@@ -1357,7 +1422,20 @@ def generate(
             groups, slot = _groups_cap(groups, full, wave_size), full * wave_size
         else:
             groups = 1
-    low = Lowering(program, wave_size, mode, scratch_wave_bytes, base_address, groups, slot)
+    # the local ids' bounds for ldsrange: only where no group is partial (P_PARTIAL_TG baked 0),
+    # so that every group's thread counts are the baked block's
+    shape = None
+    if vals.get(P_PARTIAL_TG) == 0 and all(
+        k in vals for k in (P_BLOCK, P_BLOCK + 1, P_BLOCK + 2, P_TIDIG, P_GFX11)
+    ):
+        shape = {
+            "block": tuple(vals[P_BLOCK + i] for i in range(3)),
+            "tidig": vals[P_TIDIG],
+            "packed": bool(vals[P_GFX11]),
+        }
+    low = Lowering(
+        program, wave_size, mode, scratch_wave_bytes, base_address, groups, slot, shape, vals.get(P_LDS)
+    )
     src = low.kernel_source()
     # every read of a baked word becomes its number (the declaration "u32 P[..]" stays)
     src = re.sub(

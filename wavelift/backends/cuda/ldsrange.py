@@ -1,0 +1,326 @@
+"""What the CUDA kernel may know of an LDS access's address before it runs (decision 0047,
+amendment "LDS accesses in their direct form"): a forward analysis of the program's u32 values
+over its blocks and registers, each value an interval [lo, hi] of its bits as an unsigned
+number and a congruence (its low ``k`` bits are ``r``).  An access whose address is always
+inside the LDS (hi + nbytes <= lds_bytes) needs no bounds test, one whose address is aligned
+to its size is read or written as whole words instead of the shifted two-word form -- the
+same bytes either way.  Anything the analysis does not follow is "any value", so a form is
+only ever chosen where it is proved.
+
+What the values cover: every lane, active or not (a VGPR write joins the old value with the
+new one; readlane, shuffle and permute read other lanes and are "any value"), every path (a
+block's entry joins its predecessors' exits: gotos, branches, s_barrier's continuation;
+s_setpc's targets and blocks no goto reaches start from "any value" in every register), and
+every value the generated C holds for an IR value (a deferred EXEC blend's raw value is the
+register's new value, covered by the join; a skipped sset leaves the old value, also covered).
+The kernel's start: v0..v2 hold the local ids, bounded by the baked block shape when no group
+is partial (a lane past the group's threads has its z id past the last) or 0 where TIDIG_COMP_CNT leaves them
+unset, every other VGPR 0 (the kernel declares them so); SGPRs are any value.
+Intervals that keep growing around a loop are widened to any value after a few rounds, so the
+analysis ends."""
+
+from __future__ import annotations
+
+M = 0xFFFFFFFF
+TOP_K = 0  # no low bits known
+WIDEN_AFTER = 8  # updates of a block's entry before a still-changing interval becomes any value
+
+
+class V(tuple):
+    """(lo, hi, k, r): a u32 whose value lies in [lo, hi] and whose low k bits are r."""
+
+    __slots__ = ()
+
+    def __new__(cls, lo: int, hi: int, k: int = 0, r: int = 0):
+        k = max(0, min(int(k), 32))
+        r = int(r) & ((1 << k) - 1)
+        lo, hi = max(int(lo), 0), min(int(hi), M)
+        if lo > hi:
+            lo, hi = 0, M
+        return tuple.__new__(cls, (lo, hi, k, r))
+
+    lo = property(lambda s: s[0])
+    hi = property(lambda s: s[1])
+    k = property(lambda s: s[2])
+    r = property(lambda s: s[3])
+
+
+TOP = V(0, M)
+
+
+def const(c: int) -> V:
+    c &= M
+    return V(c, c, 32, c)
+
+
+def join(a: V | None, b: V | None) -> V:
+    if a is None:
+        return b if b is not None else TOP
+    if b is None:
+        return a
+    k = min(a.k, b.k)
+    d = (a.r ^ b.r) & ((1 << k) - 1)
+    if d:
+        k = (d & -d).bit_length() - 1  # the lowest differing bit
+    return V(min(a.lo, b.lo), max(a.hi, b.hi), k, a.r)
+
+
+def _tz(a: V) -> int:
+    """Low bits known zero."""
+    if a.k == 0:
+        return 0
+    return a.k if a.r == 0 else (a.r & -a.r).bit_length() - 1
+
+
+def _bits(hi: int) -> int:
+    """Every value of at most hi has its bits in this mask."""
+    return (1 << hi.bit_length()) - 1
+
+
+def add(a: V, b: V) -> V:
+    k = min(a.k, b.k)
+    r = a.r + b.r
+    if a.hi + b.hi > M:
+        return V(0, M, k, r)
+    return V(a.lo + b.lo, a.hi + b.hi, k, r)
+
+
+def sub(a: V, b: V) -> V:
+    k = min(a.k, b.k)
+    r = a.r - b.r
+    if a.lo < b.hi:
+        return V(0, M, k, r)
+    return V(a.lo - b.hi, a.hi - b.lo, k, r)
+
+
+def mul(a: V, b: V) -> V:
+    tz = min(_tz(a) + _tz(b), 32)
+    if a.hi * b.hi > M:
+        return V(0, M, tz, 0)
+    return V(a.lo * b.lo, a.hi * b.hi, tz, 0)
+
+
+def shl(a: V, s: V) -> V:
+    if s.hi > 31:
+        return TOP
+    if s.lo != s.hi:  # an amount in [s.lo, s.hi]: at least s.lo more low zero bits
+        tz = min(_tz(a) + s.lo, 32)
+        if a.hi << s.hi > M:
+            return V(0, M, tz, 0)
+        return V(a.lo << s.lo, a.hi << s.hi, tz, 0)
+    c = s.lo
+    if a.hi << c > M:
+        return V(0, M, a.k + c, a.r << c)
+    return V(a.lo << c, a.hi << c, a.k + c, a.r << c)
+
+
+def shr(a: V, s: V) -> V:
+    if s.lo != s.hi or s.lo > 31:
+        return V(0, a.hi)  # a logical shift right never grows the value
+    c = s.lo
+    return V(a.lo >> c, a.hi >> c, max(a.k - c, 0), a.r >> c)
+
+
+def and_(a: V, b: V) -> V:
+    hi = min(a.hi, b.hi)
+    k, r = _and_low(a, b)
+    return V(0, hi, k, r)
+
+
+def _and_low(a: V, b: V) -> tuple[int, int]:
+    """Low bits of a & b known: a bit is known where both are known or either is known 0."""
+    k = 0
+    r = 0
+    while k < 32:
+        ka, kb = k < a.k, k < b.k
+        ba, bb = (a.r >> k) & 1 if ka else None, (b.r >> k) & 1 if kb else None
+        if ba == 0 or bb == 0:
+            pass
+        elif ka and kb:
+            r |= 1 << k
+        else:
+            break
+        k += 1
+    return k, r
+
+
+def or_(a: V, b: V) -> V:
+    k = min(a.k, b.k)
+    hi = min(_bits(max(a.hi, b.hi)), a.hi + b.hi)  # a | b <= a + b
+    return V(max(a.lo, b.lo), hi, k, a.r | b.r)
+
+
+def xor(a: V, b: V) -> V:
+    k = min(a.k, b.k)
+    return V(0, _bits(max(a.hi, b.hi)), k, a.r ^ b.r)
+
+
+_BIN = {"add": add, "sub": sub, "mul": mul, "shl": shl, "shr": shr, "and": and_, "or": or_, "xor": xor}
+_INT32 = ("u32", "i32")
+
+
+def value_of(op, val) -> V:
+    """The abstract value of op's result (a u32/i32 op), from its arguments' (``val``: id ->
+    V); any value for everything else."""
+    n, t = op.name, op.type
+    if n == "const":
+        if t not in _INT32:
+            return TOP
+        v = op.attrs["value_np"] if "value_np" in op.attrs else op.attrs["value"]
+        try:
+            return const(int(v))
+        except (TypeError, ValueError):
+            return TOP
+    args = [val.get(x.id, TOP) for x in op.args]
+    if n in _BIN and t in _INT32:
+        return _BIN[n](args[0], args[1])
+    if n == "sar" and t in _INT32 and args[0].hi <= 0x7FFFFFFF:
+        return shr(args[0], args[1])  # a non-negative value: as a logical shift
+    if n in ("min", "max") and t == "u32":
+        a, b = args
+        j = join(a, b)
+        if n == "min":
+            return V(min(a.lo, b.lo), min(a.hi, b.hi), j.k, j.r)
+        return V(max(a.lo, b.lo), max(a.hi, b.hi), j.k, j.r)
+    if n == "select" and t in _INT32:
+        return join(args[1], args[2])
+    if n == "lanes" and t in _INT32:
+        return args[0]
+    if n == "bitcast" and op.attrs["to"] in _INT32 and op.args[0].type in _INT32:
+        return args[0]
+    if n == "cvt" and op.attrs["to"] in ("u32", "i32") and op.args[0].type in ("u8", "u16"):
+        return V(0, (1 << (8 if op.args[0].type == "u8" else 16)) - 1)
+    return TOP
+
+
+def entry_registers(wave_size: int, shape: dict | None) -> dict:
+    """The registers' values at the kernel's start: v0..v2, the local ids, when ``shape`` (the
+    baked block x, y, z, TIDIG_COMP_CNT, packed GFX11 ids) is known; any value elsewhere."""
+    if not shape:
+        return {}
+    bx, by, bz = shape["block"]
+    if min(bx, by, bz) < 1:
+        return {}
+    # (no partial groups: codegen.generate) lx = t % bx, ly = (t / bx) % by, lz = t / (bx*by)
+    # for every thread t of the group's waves, t < wpg * WV: a lane past the group's threads
+    # has its z id past the last
+    wpg = -(-(bx * by * bz) // wave_size)
+    lx, ly, lz = V(0, bx - 1), V(0, by - 1), V(0, (wpg * wave_size - 1) // (bx * by))
+    if shape["packed"]:
+        return {
+            ("v", 0): or_(or_(lx, shl(ly, const(10))), shl(lz, const(20))),
+            ("v", 1): const(0),
+            ("v", 2): const(0),
+        }
+    t = shape["tidig"]
+    return {("v", 0): lx, ("v", 1): ly if t >= 1 else const(0), ("v", 2): lz if t >= 2 else const(0)}
+
+
+def analyse(program, wave_size: int, shape: dict | None, skip=frozenset()) -> dict:
+    """-> {id(op): V of its address} for every LDS load, store and atomic of ``program``."""
+    blocks = program.blocks
+    pos = {b.index: i for i, b in enumerate(blocks)}
+    setpc = any(b.term[0] == "setpc" for b in blocks)
+    targets = {pos[bi] for bi in program.block_at.values() if bi in pos} if setpc else set()
+    entry: list = [None] * len(blocks)
+    updates = [0] * len(blocks)
+    if blocks and 0 not in targets:
+        # the kernel declares every VGPR the program names as 0 (codegen.kernel_source), then
+        # sets v0..v2 to the local ids
+        vregs = {op.attrs["reg"] for b in blocks for op in b.ops if op.name in ("vget", "vset")}
+        entry[0] = {("v", r): const(0) for r in vregs if r > 2}
+        entry[0].update(entry_registers(wave_size, shape))
+    for i in targets:
+        entry[i] = {}  # any value in every register
+
+    def succ(b):
+        t = b.term
+        nxt = t[1:2] if t[0] in ("jump", "mode", "barrier") else t[2:4] if t[0] == "branch" else ()
+        return [pos[x] for x in nxt if isinstance(x, int) and x in pos and pos[x] not in targets]
+
+    out: dict = {}
+
+    def run(i, state, mask=None):
+        """-> the registers after block i from ``state``; with ``mask`` (a b1 value id), the
+        values in the lanes where that mask holds: a VGPR written under it holds the new value
+        there (an access under the same mask reads only those lanes), and the addresses of the
+        block's LDS accesses under that mask go to ``out``."""
+        regs = dict(state)
+        val: dict = {}
+        # VGPR -> (its value before a run of writes under one mask, that mask): the lanes the
+        # mask leaves out hold the value before the run, the others the run's last value
+        run_of: dict = {}
+        for op in blocks[i].ops:
+            n = op.name
+            if n == "sget":
+                val[op.out.id] = regs.get(("s", op.attrs["reg"]), TOP)
+            elif n == "vget":
+                val[op.out.id] = regs.get(("v", op.attrs["reg"]), TOP)
+            elif n in ("sset", "vset"):
+                key = ("s" if n == "sset" else "v", op.attrs["reg"])
+                new = val.get(op.args[0].id, TOP) if op.args[0].type in _INT32 else TOP
+                old = regs.get(key, TOP)
+                if id(op) in skip:  # not written by the kernel (a dead register)
+                    regs[key] = join(old, new)
+                    run_of.pop(key, None)
+                elif n == "sset" or (mask is not None and op.args[1].id == mask):
+                    regs[key] = new
+                    run_of.pop(key, None)
+                else:
+                    m = op.args[1].id
+                    if key not in run_of or run_of[key][1] != m:
+                        run_of[key] = (old, m)
+                    regs[key] = join(run_of[key][0], new)
+            else:
+                if (
+                    mask is not None
+                    and n in ("load", "store", "atomic")
+                    and op.attrs["space"] == "lds"
+                    and op.args[1].id == mask
+                ):
+                    a = op.args[0]
+                    out[id(op)] = val.get(a.id, TOP) if a.type in _INT32 else TOP
+                if op.out is not None:
+                    val[op.out.id] = value_of(op, val)
+        # registers at any value are left out (a missing key is any value)
+        return {k: v for k, v in regs.items() if v != TOP}
+
+    work = [i for i, e in enumerate(entry) if e is not None]
+    while work:
+        i = work.pop()
+        ex = run(i, entry[i])
+        for j in succ(blocks[i]):
+            e = entry[j]
+            if e is None:
+                new = dict(ex)
+            else:
+                new = {k: join(e[k], ex[k]) for k in e.keys() & ex.keys()}
+                new = {k: v for k, v in new.items() if v != TOP}
+            if new != e:
+                updates[j] += 1
+                if e is not None and updates[j] > WIDEN_AFTER:
+                    # widen: an interval still changing becomes any value (its low bits stay)
+                    new = {
+                        k: (v if (v.lo, v.hi) == (e[k].lo, e[k].hi) else V(0, M, v.k, v.r))
+                        for k, v in new.items()
+                    }
+                    new = {k: v for k, v in new.items() if v != TOP}
+                if new != e:
+                    entry[j] = new
+                    work.append(j)
+    # each block again from its entry (a block no goto reaches: any value), once per mask its
+    # LDS accesses are made under
+    for i, e in enumerate(entry):
+        masks = {
+            op.args[1].id
+            for op in blocks[i].ops
+            if op.name in ("load", "store", "atomic") and op.attrs["space"] == "lds"
+        }
+        for m in sorted(masks):
+            run(i, e if e is not None else {}, m)
+    return out
+
+
+def align_of(v: V) -> int:
+    """The largest power of two (at most 16) the value is known to be a multiple of."""
+    return 1 << min(_tz(v), 4)
