@@ -14,8 +14,10 @@ tier's --Ofast-compile build, never replaced; 0009's 2026-12-05 amendment); gpb1
 gpb8, gpb16 (WAVELIFT_CUDA_GROUPS_PER_BLOCK: workgroups per CUDA block, decision 0046; base
 follows the environment's setting, auto by default).
 phase: s_barrier as phases (WAVELIFT_CUDA_BARRIERS=phase: the lowering before decision 0047).
-ldschecked: every LDS access bounds-tested and read in the shifted form (WAVELIFT_CUDA_LDS=checked:
-the lowering before 0047's amendment "LDS accesses in their direct form", the LDS size baked).
+ldschecked, ldsdirect: every LDS access bounds-tested and read in the shifted form
+(WAVELIFT_CUDA_LDS=checked, the default until the direct forms have run on a GPU: the lowering
+before 0047's amendment "LDS accesses in their direct form", the LDS size baked), or the proved
+direct forms (WAVELIFT_CUDA_LDS=direct).
 DISPATCHES: vadd32, vadd64 (full-screen vadd, clang), shade (full-screen shade), collatz (65,536
 lanes of the divergent loop), and bench/kernels/lds.cl's LDS and barrier kernels: matmul16 (1024^2,
 16x16 tiles), stencil5 (1920x1080, 5x5 through an LDS tile), histogram (8.3 M words, LDS atomics),
@@ -65,6 +67,7 @@ ENV = {
     "phase": {"WAVELIFT_CUDA_BARRIERS": "phase"},  # s_barrier as phases (before decision 0047)
     # every LDS access tested and shifted (before 0047's amendment "LDS accesses in their direct form")
     "ldschecked": {"WAVELIFT_CUDA_LDS": "checked"},
+    "ldsdirect": {"WAVELIFT_CUDA_LDS": "direct"},  # the proved forms (0047's amendment)
     # workgroups per CUDA block (decision 0046): one (the kernels before it), auto, or forced
     "gpb1": {"WAVELIFT_CUDA_GROUPS_PER_BLOCK": "1"},
     "gpbauto": {"WAVELIFT_CUDA_GROUPS_PER_BLOCK": "auto"},

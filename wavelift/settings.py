@@ -129,8 +129,10 @@ _ALL = [
         "WAVELIFT_CUDA_LDS",
         str,
         None,
-        "`checked`: CUDA kernels test every LDS access's bounds and read it in the shifted two-word "
-        "form, as before the range analysis of decision 0047's amendment (A/B runs)",
+        "`direct`: CUDA kernels access LDS in the direct forms decision 0047's amendment proves "
+        "(no bounds test where the address is proved inside the LDS, whole aligned words); unset or "
+        "`checked` (the default until those forms have run on a GPU against NumPy): every access "
+        "tested and read in the shifted two-word form",
     ),
     Setting(
         "WAVELIFT_CUDA_PASSES",

@@ -174,7 +174,7 @@ def _lds_lines(src):
 @pytest.fixture(autouse=True)
 def _no_passes(monkeypatch):
     monkeypatch.setenv("WAVELIFT_CUDA_PASSES", "off")  # the ops as built here
-    monkeypatch.delenv("WAVELIFT_CUDA_LDS", raising=False)
+    monkeypatch.setenv("WAVELIFT_CUDA_LDS", "direct")
 
 
 def test_bounded_aligned_address_is_direct_and_unchecked():
@@ -279,12 +279,17 @@ def test_vgpr_written_under_another_mask_is_not_trusted():
     assert all("<= 2044u)" in ln for ln in lines[1:]), lines
 
 
-def test_checked_setting_keeps_every_access_checked(monkeypatch):
-    monkeypatch.setenv("WAVELIFT_CUDA_LDS", "checked")
+@pytest.mark.parametrize("value", ["checked", None])
+def test_checked_setting_keeps_every_access_checked(monkeypatch, value):
+    """`checked`, and the default until the direct forms have run on a GPU against NumPy."""
+    if value is None:
+        monkeypatch.delenv("WAVELIFT_CUDA_LDS", raising=False)
+    else:
+        monkeypatch.setenv("WAVELIFT_CUDA_LDS", value)
     g = _P()
     addr = g.op("shl", "u32", (g.vget(0), g.const("u32", 2)))
     lines = _lds_lines(_source(g.program(addr)))
-    assert all("wl_inside" in ln for ln in lines) and any("wl_read" in ln for ln in lines), lines
+    assert lines and all("wl_inside" in ln for ln in lines) and any("wl_read" in ln for ln in lines), lines
 
 
 # ------------------------------------------------------------------ the benchmark kernels
