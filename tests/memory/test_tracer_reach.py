@@ -125,3 +125,26 @@ def test_a_chain_of_pointers_places_windows_to_max_depth_and_scans_no_deeper():
     assert [w.address for w in got] == bases[: T.MAX_DEPTH + 1]
     assert [s[0].base for s in scanned] == bases[: T.MAX_DEPTH]
     assert T.trace(mem, cfg) == got == T.trace_uncached(mem, cfg)
+
+
+@pytest.mark.parametrize("single", [False, True])
+def test_never_windows_are_neither_windows_nor_reached_through(single):
+    """An allocation in ``memory.never_windows`` (the tinygrad hook's copy of unaligned code) is
+    never a window, though a scanned buffer points into it, and what only it points to is not
+    reached; the rest is traced as without it."""
+
+    def build(never):
+        mem = GuestMemory()
+        mem.single_use = single
+        b0, b1, b2, b3 = (mem.alloc(256, name=f"b{i}") for i in range(4))
+        for src, dst, at in ((b0, b1, 0), (b0, b2, 8), (b1, b3, 0)):
+            mem.write(src + at, np.array([dst & 0xFFFFFFFF, dst >> 32], np.uint32).tobytes())
+        if never:
+            mem.never_windows = {b1}
+        return mem, (b0, b1, b2, b3)
+
+    for never in (False, True):
+        mem, (b0, b1, b2, b3) = build(never)
+        cfg = one_wave_config([b0 & 0xFFFFFFFF, (b0 >> 32) & 0xFFFF])
+        got = {w.address for w in T.trace(mem, cfg)}
+        assert got == ({b0, b2} if never else {b0, b1, b2, b3})

@@ -485,6 +485,9 @@ def _run_asm(
         pc = mem.alloc(
             n, name="code (copied: not 256-byte aligned)", address=UNALIGNED_CODE, data=_host_view(lib, n)
         )
+        # the copy has no host address: no host word points into it, and the tracer neither
+        # makes it a window nor scans for pointers into it (decision 0045, amendment)
+        mem.never_windows = {pc}
     regs, initiator = _registers(
         target, pc, *dims, *block, int(rsrc1), rsrc2, int(rsrc3), int(scratch_size), wave, user
     )

@@ -151,6 +151,9 @@ class GuestMemory:
         # True: made for one dispatch and then dropped (the tinygrad hook's host memory): the
         # tracer keeps nothing on it (no scan or trace cache, no digests of the bytes it scans)
         self.single_use = False
+        # the bases of allocations the tracer never makes windows (nor scans for pointers into):
+        # the tinygrad hook's copy of unaligned code, which has no host address
+        self.never_windows: set[int] = set()
         # None, or the CUDA backend's device copies of these allocations (decision 0026)
         self.resident = None
 
@@ -172,6 +175,7 @@ class GuestMemory:
         self.__dict__.setdefault("_index_log", [])
         self.__dict__.setdefault("trace_cache", {})
         self.__dict__.setdefault("single_use", False)
+        self.__dict__.setdefault("never_windows", set())
 
     def address_index(self):
         """(starts, ends, (lo, hi)): the allocations' 48-bit start and end addresses as uint64

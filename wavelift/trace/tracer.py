@@ -137,6 +137,11 @@ def _reach(memory) -> tuple | None:
     starts, ends, hull = memory.address_index()
     if hull is None:
         return None
+    return _reach_of(starts, ends, hull)
+
+
+def _reach_of(starts: np.ndarray, ends: np.ndarray, hull: tuple) -> tuple:
+    """_reach of allocations given by their sorted 48-bit ``starts`` and ``ends`` and hull."""
     runs: list[list[int]] = []
     for s, e, a, b in zip(
         (starts >> np.uint64(32)).tolist(),
@@ -346,6 +351,41 @@ def _scan(memory, a, hit, scanned=None):
     return _first_per_target(found, hit)
 
 
+def _scan_open(memory, a, starts: np.ndarray, ends: np.ndarray, open_: list[int], low: bool):
+    """A single-use memory's _scan less the candidates into allocations other than ``open_``
+    (indices into the memory's address_index, in base order): those the tracer has made
+    windows already, or scratch backing, which it drops whatever the candidate.  The same
+    (allocation, address, index) entries for the open allocations, in the same order: their
+    reach (_reach_of: hull, regions, runs' hulls) keeps every candidate into them, and each one's
+    first candidate is the first of all candidates into it.  No open allocation: nothing
+    scanned."""
+    if not open_:
+        return []
+    data = _head(memory, a)
+    if not data.size:
+        return []
+    sel = np.array(open_, np.intp)
+    s, e = starts[sel], ends[sel]
+    c, k = _reachable_candidates32(data.view(np.uint32), low, _reach_of(s, e, (int(s[0]), int(e.max()))))
+    if not c.size:
+        return []
+    if len(open_) <= FEW_ALLOCATIONS:
+        firsts = []
+        for t, lo, hi in zip(open_, s.tolist(), e.tolist()):
+            m = (c >= np.uint64(lo)) & (c < np.uint64(hi))
+            j = int(m.argmax())
+            if m[j]:
+                firsts.append((j, t))
+        firsts.sort()
+        return [(t, int(c[j]), int(k[j])) for j, t in firsts]
+    x = np.searchsorted(s, c, side="right").astype(np.int64) - 1
+    x = np.where((x >= 0) & (c < e[np.maximum(x, 0)]), x, -1)
+    i = np.flatnonzero(x >= 0)
+    _, first = np.unique(x[i], return_index=True)
+    i = i[np.sort(first)]
+    return list(zip(sel[x[i]].tolist(), c[i].tolist(), k[i].tolist()))
+
+
 def _hit_test(memory):
     """-> function(uint64 array of 48-bit addresses) -> int64 array: the index of the allocation
     each is inside (in base order), or -1.
@@ -482,6 +522,9 @@ def _trace(memory, config, skip, scanned, last=None) -> list[Window]:
                 a = None
             if a is not None:
                 backing.add(a.base)
+    # allocations a memory says are never windows (the tinygrad hook's copy of unaligned code:
+    # no host address, so no host word points into it; decision 0045, amendment)
+    backing |= getattr(memory, "never_windows", set())
     # a candidate's reason is (where, word offset) -- text only for the windows placed
     frontier: list[tuple[int, tuple[str, int | None]]] = [
         (addr, (f"user SGPR s{i}", None)) for addr, i in _candidates(user, low=_low(memory)) if i not in skip
@@ -496,9 +539,17 @@ def _trace(memory, config, skip, scanned, last=None) -> list[Window]:
     depth = 0
     total = 0
     hit = _hit_test(memory)
+    # a single-use memory's scans look only for the allocations not yet windows (nor scratch
+    # backing): a candidate into one of those is dropped below anyway (_scan_open)
+    single = scanned is None and getattr(memory, "single_use", False)
+    open_: list[int] = []
+    if single:
+        starts, ends, _ = memory.address_index()
+        low = _low(memory)
     while frontier and depth <= last:
         # allocation -> its first candidate at this depth
         nxt: dict[int, tuple[int, tuple[str, int | None]]] = {}
+        placed = []
         for addr, (where, off) in frontier:
             try:
                 a = memory.find(canonical(addr))
@@ -521,8 +572,19 @@ def _trace(memory, config, skip, scanned, last=None) -> list[Window]:
                 continue  # (no depth follows: the pointers in its head would go nowhere)
             if depth == 0 and bc is not None and addr == bc and where == "TA_CS_BC_BASE_ADDR":
                 continue  # the colour table holds no pointers
+            placed.append(a)
+        # the windows placed at this depth scanned after all of them are placed: a scan adds
+        # only to the next depth's frontier, so the order of placing and scanning is the same
+        # (and a single-use memory's scans look for fewer allocations: _scan_open)
+        if single and placed:
+            closed = {b & MASK48 for b in windows} | {b & MASK48 for b in backing}
+            open_ = [t for t, b in enumerate(starts.tolist()) if b not in closed]
+        for a in placed:
             src = short_name(a.name) if a.name else hex(a.base)
-            for t, p, j in _scan(memory, a, hit, scanned):
+            found = (
+                _scan_open(memory, a, starts, ends, open_, low) if single else _scan(memory, a, hit, scanned)
+            )
+            for t, p, j in found:
                 nxt.setdefault(t, (p, (src, 4 * j)))
         frontier = list(nxt.values())
         depth += 1
