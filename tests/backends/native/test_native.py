@@ -336,6 +336,68 @@ def test_driver_threads_give_the_serial_result(native_on, monkeypatch, src, want
         assert getattr(module, "native_serial", False) is serial
 
 
+@pytest.mark.parametrize("late", [False, True])
+@pytest.mark.parametrize(
+    "src, want, serial",
+    [
+        (CHAIN, np.arange(65, dtype=np.uint32), True),
+        (INPLACE, np.arange(2048, dtype=np.uint32) + 5, False),
+    ],
+)
+def test_driver_ranges_claimed_by_whichever_thread(native_on, monkeypatch, src, want, serial, late):
+    """The driver's ranges (several a thread) go to whichever thread claims them first: with
+    the pool's thread held back until the calling thread has claimed every range, the one
+    thread runs them all.  The result is the serial one either way, and so is the race check's
+    answer: it compares ranges, not threads (CHAIN's ranges read what earlier ranges wrote: a
+    race even when one thread ran them in order), so the stats and the program's serial mark do
+    not depend on timing."""
+    import time as _time
+
+    runtime = native_on
+    monkeypatch.setattr(runtime, "NATIVE_THREADS", 2)
+    monkeypatch.setattr(runtime, "NATIVE_THREAD_MIN_WAVES", 0)
+    started: list[float] = []
+    if late:
+        pool = runtime._pool()
+
+        class Late:
+            def submit(self, fn, *args):
+                def held():
+                    _time.sleep(0.2)  # (the calling thread's ranges take microseconds)
+                    started.append(_time.perf_counter())
+                    return fn(*args)
+
+                return pool.submit(held)
+
+        monkeypatch.setattr(runtime, "_pool", lambda: Late())
+    parts_seen: list[int] = []
+    drive_parts = runtime.Runtime._drive_parts
+
+    def counted(self, lib, G, user, nv, group_waves, bounds):
+        parts_seen.append(len(bounds) - 1)
+        return drive_parts(self, lib, G, user, nv, group_waves, bounds)
+
+    monkeypatch.setattr(runtime.Runtime, "_drive_parts", counted)
+    cache = {}
+    r = Rig(src)
+    n = max(len(want), 2048 if src is INPLACE else 65)
+    init = np.arange(n, dtype=np.uint32) if src is INPLACE else np.zeros(n, np.uint32)
+    buf = r.buf(init, "buf")
+    args = r.buf(np.array([buf], np.uint64).view(np.uint32), "kernarg")
+    cfg = r.config(user_sgprs=ptr(args), groups=(64, 1, 1), block=(32, 1, 1))
+    r.mem.view(buf, 4 * n)[:] = init.view(np.uint8)
+    res = r.run(cfg, cache=cache)
+    assert res.landed, res.refusal
+    np.testing.assert_array_equal(r.read(buf, np.uint32, len(want)), want)
+    # the first run: 2 threads x NATIVE_RANGES_PER_THREAD ranges of 4 workgroups
+    assert parts_seen[0] == 2 * runtime.NATIVE_RANGES_PER_THREAD
+    assert res.stats["native_driver"] and res.stats["native_threads"] == (1 if serial else 2)
+    module = next(v for v in cache.values() if hasattr(getattr(v, "blocks", None), "natives"))
+    assert getattr(module, "native_serial", False) is serial
+    # (the held-back thread was started for every run of several ranges, after the others)
+    assert len(started) == (sum(p > 1 for p in parts_seen) if late else 0)
+
+
 def test_driver_threads_without_races_stay_parallel(native_on, monkeypatch):
     from test_basic import vadd_rig
 

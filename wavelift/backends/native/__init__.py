@@ -1195,9 +1195,10 @@ class NativeBlocks:
         ``background``: a library not in the disk cache compiles in a worker thread; until
         ``ready()`` has attached it, no block is native (``pending``)."""
         self.unsupported: dict[int, str] = {}
-        # the driver (wl_drive, wl_waves), when there is one
+        # the driver (wl_drive, wl_waves, wl_drive_ranges), when there is one
         self.drive: _ctypes.CFuncPtr | None = None
         self.waves: _ctypes.CFuncPtr | None = None
+        self.drive_ranges: _ctypes.CFuncPtr | None = None  # wl_drive_ranges
         self.pending: Future | None = None  # the Future of a background compile
         gen = BlockSource(wave_size)
         gen.scratch_split = {i for i, ins in enumerate(program.instructions) if ins.encoding == "SCRATCH"}
@@ -1260,6 +1261,12 @@ class NativeBlocks:
             self.drive.argtypes = (ctypes.c_void_p,) * 3 + (ctypes.c_int64,) * 2
             self.waves.restype = ctypes.c_int64
             self.waves.argtypes = (ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
+            # (a library built from an older driver source has none: Runtime._drive_parts
+            # then claims the ranges in Python)
+            self.drive_ranges = getattr(lib, "wl_drive_ranges", None)
+            if self.drive_ranges is not None:
+                self.drive_ranges.restype = None
+                self.drive_ranges.argtypes = (ctypes.c_void_p,) * 5 + (ctypes.c_int64, ctypes.c_void_p)
         for bi, nm in self._names.items():
             f = getattr(lib, nm)
             f.restype = None

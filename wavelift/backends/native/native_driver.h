@@ -170,3 +170,23 @@ extern "C" void wl_drive(WlCtx* C, const WlGrid* G, const u32* user, i64 g0, i64
     C->wave0 += n;
   }
 }
+/* ranges [b[i], b[i + 1]) of nr, each run by the first thread to claim it (*next, claimed in
+   increasing order: a thread that starts late or loses its core leaves its share to the others;
+   Runtime._drive_parts).  Range i runs in Cs[i]: the calling thread's context T (its register
+   state, LDS, scratch, wave tables: what its earlier ranges' chunks left there is what a later
+   chunk of one range would have found) with range i's own escape records, touch ranges and
+   first wave, which the caller put in Cs[i].  A range that stops (a refusal, a driver stop, a
+   read of a blank window) ends the claims: the caller reports the ranges in order and that
+   range's stop is the dispatch's (every range before it was claimed before it and runs to its
+   end); a range left unclaimed keeps the caller's words (nothing run, no refusal) */
+extern "C" void wl_drive_ranges(const WlCtx* T, WlCtx* Cs, const WlGrid* G, const u32* user, const i64* b, i64 nr,
+                                i64* next) {
+  for (i64 i; (i = __atomic_fetch_add(next, 1, __ATOMIC_RELAXED)) < nr;) {
+    WlCtx* const C = Cs + i;
+    u64* const esc = C->esc; i64* const touch = C->touch; const i64 wave0 = C->wave0;
+    memcpy(C, T, sizeof(WlCtx));
+    C->esc = esc; C->touch = touch; C->wave0 = wave0;
+    wl_drive(C, G, user, b[i], b[i + 1]);
+    if (C->stop || C->refuse >= 0 || C->blank_read) __atomic_store_n(next, nr, __ATOMIC_RELAXED);
+  }
+}

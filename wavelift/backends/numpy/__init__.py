@@ -28,7 +28,8 @@ class Module:
     meta: ModuleMeta
 
     # the native driver's record (0013): its threads' ranges (runtime.thread_split, 0030): the
-    # most even split while native_align is 1, after a race between its threads chunks of at
+    # most even split while native_align is 1 (several ranges a thread, claimed in order: 0013's
+    # amendment of 2026-12-06), after a race between its ranges one a thread, chunks of at
     # least native_align rows (at least doubled at each race), serial once no split is left; the
     # windows it wrote and read so far.  From its second run on, windows it never wrote
     # are aliased (not copied); windows it wrote and never read are blank (not copied either).

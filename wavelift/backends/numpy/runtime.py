@@ -46,6 +46,10 @@ NATIVE_THREAD_MIN_WAVES = 4096
 NATIVE_THREAD_MIN_LOOP_WAVES = 128
 # a thread split may leave its largest range this much above the most even split's (thread_split)
 SPLIT_SLACK = 1.25
+# ranges per thread of a program whose threads have not met (native_align 1): the threads claim
+# them in order as they come free (Runtime._drive_parts), so a thread that starts late or loses
+# its core leaves its share to the others (decision 0013, amended 2026-12-06)
+NATIVE_RANGES_PER_THREAD = 8
 _POOL = None
 # `wavelift trace` sets this to an empty dict to have the state of the first wave that escapes,
 # runs past its budget or jumps off the program recorded into it (_wave_state) and the native
@@ -106,6 +110,15 @@ def thread_split(total: int, row: int, threads: int, align: int = 1) -> tuple[tu
     # the largest a within the slack, then its fewest threads with the smallest largest range
     _, a, b = min((p for p in plans if p[0] <= SPLIT_SLACK * best), key=lambda p: (-p[1], p[0], len(p[2])))
     return tuple(x * unit for x in b[:-1]) + (total,), a
+
+
+class _RangeState:
+    """A driver range's own records (Runtime._drive_parts): escapes and touch ranges."""
+
+    __slots__ = ("esc", "touch")
+
+    def __init__(self, esc, touch):
+        self.esc, self.touch = esc, touch
 
 
 def _pool():
@@ -810,7 +823,10 @@ class Runtime:
         bounds, align = (0, total), 1
         nthreads = min(NATIVE_THREADS, total)
         if not self.m.native_serial and total * group_waves >= least:
-            bounds, align = thread_split(total, cfg.num_groups[0], nthreads, self.m.native_align)
+            # threads that have not met: NATIVE_RANGES_PER_THREAD ranges a thread, claimed in
+            # order (_drive_parts); after a race, one range a thread as before (decision 0030)
+            ranges = nthreads * (NATIVE_RANGES_PER_THREAD if nthreads > 1 and self.m.native_align <= 1 else 1)
+            bounds, align = thread_split(total, cfg.num_groups[0], ranges, self.m.native_align)
         self.native_driver = True
 
         def attempt(bounds):
@@ -829,19 +845,22 @@ class Runtime:
 
         parts = attempt(bounds)
         if len(parts) > 1 and self._races(parts):
-            # this program's threads met: this run again in one thread, and from now on ranges
-            # of power-of-two chunks of rows, at least twice the last (serial once that leaves
-            # one range even for this dispatch: thread_split)
+            # this program's ranges met: this run again in one thread, and from now on one
+            # range a thread, of power-of-two chunks of rows, at least twice the last (serial
+            # once that leaves one range even for this dispatch: thread_split).  The several
+            # ranges a thread of align 1 refine the most even split over the threads (their
+            # bounds include its bounds): as before them, that split counts as the one that met
+            met = bounds if align > 1 else thread_split(total, cfg.num_groups[0], nthreads, 1)[0]
             nxt = 2 * align
             while True:  # (a split that is the one that met is no step)
                 b2, a2 = thread_split(total, cfg.num_groups[0], nthreads, nxt)
-                if len(b2) == 2 or b2 != bounds:
+                if len(b2) == 2 or b2 != met:
                     break
                 nxt = 2 * a2
             self.m.native_align, self.m.native_serial = nxt, len(b2) == 2
             self.win.refill()
             parts = attempt((0, total))
-        self.native_threads = len(parts)
+        self.native_threads = min(NATIVE_THREADS, len(parts))
         self.windows_aliased, self.windows_blank = len(self.win.aliased), len(self.win.blank)
         used = self._touched(parts)[1].any(axis=0)  # [window, read/write]
         self.win.maybe_written = set(np.flatnonzero(used[:, 1]).tolist())
@@ -853,6 +872,9 @@ class Runtime:
         for X, st, start in parts:  # in workgroup order: the serial run's report
             self.waves_run += int(X[C["wave0"]]) - start
             self.instructions += int(X[C["instructions"]])
+            # the escapes a serial run records: the first MAX_ESCAPES in order (each range
+            # recorded up to that many of its own)
+            X[C["esc_n"]] = min(int(X[C["esc_n"]]), max(0, MAX_ESCAPES - len(self.escapes)))
             self.native_after(X, lib.refusals, st.esc, 0)
             stop = int(X[C["stop"]])
             if stop == NT.STOP_BUDGET:
@@ -878,14 +900,22 @@ class Runtime:
         return b + (-b) % 8 + 8
 
     def _drive_parts(self, lib, G, user, nv, group_waves, bounds):
-        """Run workgroups [bounds[i], bounds[i + 1]) in a thread each (thread_split: whole rows
-        of workgroups, so a tiled kernel's threads touch disjoint ranges, _races) -> per range
-        (context words, state, its first wave's index)."""
+        """Run the workgroup ranges [bounds[i], bounds[i + 1]) (thread_split: whole rows of
+        workgroups, so a tiled kernel's ranges touch disjoint bytes, _races) over at most
+        NATIVE_THREADS threads -> per range (context words, state, its first wave's index).
+
+        Each thread claims the next range not yet claimed, in order, and runs it to its end
+        before it claims another: a thread that starts late or loses its core leaves its share
+        to the others.  Each range has its own context words, escape records and touch ranges
+        (the race check is per range, whichever thread ran it); a thread's register state, LDS,
+        scratch and wave tables serve the ranges it runs in turn, as they serve one range's
+        chunks (the driver zeroes what a chunk can read at its start)."""
         cfg, L = self.cfg, self.L
         lds_stride, W = self._lds_stride(), NT.MAX_GROUP_WAVES
-        threads = len(bounds) - 1
-        parts = []
-        for i in range(threads):
+        ranges = len(bounds) - 1
+        threads = min(NATIVE_THREADS, ranges)
+        base = []  # per thread: (context words, state) pointing at its own arrays
+        for _ in range(threads):
             X, st = NT.new_context(
                 self.win,
                 _zeros64(NUM_SREGS * W, np.uint32),
@@ -898,16 +928,57 @@ class Runtime:
                 MAX_ESCAPES - len(self.escapes),
                 self._native_scratch(np.zeros(W * cfg.scratch_wave_bytes + 8, np.uint8)),
             )
+            base.append((X, st))
+        if ranges == 1:
+            X, st = base[0]
+            lib.drive(X.ctypes.data, G.ctypes.data, user.ctypes.data, bounds[0], bounds[1])
+            return [(X, st, 0)]
+        C = NT.CTX
+        st0 = base[0][1]
+        # per range: its own escape records and touch ranges (fresh: empty), its context words
+        # made from the claiming thread's when it is claimed; each range's rows on cache lines
+        # of their own (two threads' ranges next to each other would share a line that both
+        # write at every access: the touch ranges, the counters)
+        esc = _rows64(ranges, st0.esc.size, np.uint64)
+        touch = _rows64(ranges, st0.touch.size, np.int64)
+        touch[:] = st0.touch
+        Xs = _rows64(ranges, len(NT.CTX_FIELDS), np.int64)
+        parts = []
+        for i in range(ranges):
             start = lib.waves(G.ctypes.data, 0, bounds[i]) if i else 0
-            X[NT.CTX["wave0"]] = start
-            parts.append((X, st, start))
+            parts.append((Xs[i], _RangeState(esc[i], touch[i]), start))
+        esc_at, touch_at, X_at = esc.ctypes.data, touch.ctypes.data, Xs.ctypes.data
+        esc_step, touch_step, X_step = esc.strides[0], touch.strides[0], Xs.strides[0]
+        G_at, user_at = G.ctypes.data, user.ctypes.data
+        Xs[:, C["esc"]] = esc_at + esc_step * np.arange(ranges)
+        Xs[:, C["touch"]] = touch_at + touch_step * np.arange(ranges)
+        Xs[:, C["wave0"]] = [p[2] for p in parts]
+        Xs[:, C["refuse"]] = -1  # (a range never claimed: nothing run, nothing refused)
+        if lib.drive_ranges is not None:  # the claims in the library (native_driver.h)
+            b = np.array(bounds, np.int64)
+            claim = np.zeros(1, np.int64)
+            b_at, claim_at = b.ctypes.data, claim.ctypes.data
 
-        def go(i):
-            lib.drive(parts[i][0].ctypes.data, G.ctypes.data, user.ctypes.data, bounds[i], bounds[i + 1])
+            def go(t):
+                lib.drive_ranges(base[t][0].ctypes.data, X_at, G_at, user_at, b_at, ranges, claim_at)
 
-        # the first range in this thread (nothing to hand over or wake), the others in the pool
-        # (ctypes lets go of the GIL during the call)
-        rest = [_pool().submit(go, i) for i in range(1, threads)]
+        else:  # a library from an older source: the claims here (next() holds the GIL)
+            claims = iter(range(ranges))
+
+            def go(t):
+                X0 = base[t][0]
+                for i in claims:
+                    X = Xs[i]
+                    esc_i, touch_i = X[C["esc"]], X[C["touch"]]
+                    X[:] = X0
+                    X[C["esc"]], X[C["touch"]], X[C["wave0"]] = esc_i, touch_i, parts[i][2]
+                    lib.drive(X_at + i * X_step, G_at, user_at, bounds[i], bounds[i + 1])
+                    if X[C["stop"]] or X[C["refuse"]] >= 0 or X[C["blank_read"]]:
+                        break  # (the first stop in order is the dispatch's; see native_driver.h)
+
+        # this thread claims too (nothing to hand over or wake), the others in the pool (ctypes
+        # lets go of the GIL during the call)
+        rest = [_pool().submit(go, t) for t in range(1, threads)]
         go(0)
         for f in rest:
             f.result()
@@ -921,23 +992,22 @@ class Runtime:
         return rng, rng[..., 0] < rng[..., 1]
 
     def _races(self, parts) -> bool:
-        """Whether the threads' order could have mattered: each thread keeps, per window, the
-        arena range it read and the range it wrote (native.wl_touch); a range one thread wrote
-        that meets a range another thread read or wrote could hold a byte both touched."""
-        rng, used = self._touched(parts)
+        """Whether the ranges' order could have mattered: each range keeps, per window, the
+        arena range it read and the range it wrote (native.wl_touch); a range one part wrote
+        that meets a range another part read or wrote could hold a byte both touched.  Parts,
+        not threads: which thread ran which range is timing, the answer must not be."""
+        rng, used = self._touched(parts)  # [part, window, read/write, lo/hi], [part, window, r/w]
         T = len(parts)
-        for k in np.flatnonzero(used[:, :, 1].any(axis=0)).tolist():
-            for t in range(T):
-                for u in range(T):
-                    for kind in (0, 1):
-                        if (
-                            t != u
-                            and used[t, k, 1]
-                            and used[u, k, kind]
-                            and rng[t, k, 1, 0] < rng[u, k, kind, 1]
-                            and rng[u, k, kind, 0] < rng[t, k, 1, 1]
-                        ):
-                            return True
+        wlo, whi, wused = rng[:, None, :, 1, 0], rng[:, None, :, 1, 1], used[:, None, :, 1]  # [t, 1, k]
+        other = ~np.eye(T, dtype=bool)[:, :, None]  # [t, u, 1]
+        for kind in (0, 1):
+            lo, hi, u = (
+                rng[None, :, :, kind, 0],
+                rng[None, :, :, kind, 1],
+                used[None, :, :, kind],
+            )  # [1, u, k]
+            if (other & wused & u & (wlo < hi) & (lo < whi)).any():
+                return True
         return False
 
     def _zeros(self, name, shape, dtype):
@@ -1076,6 +1146,14 @@ def _zeros64(n: int, dtype) -> np.ndarray:
     raw = np.zeros(n * size + 64, np.uint8)
     k = -raw.ctypes.data % 64
     return raw[k : k + n * size].view(dtype)
+
+
+def _rows64(rows: int, n: int, dtype) -> np.ndarray:
+    """A zeroed [rows, n] array whose rows start on 64-byte boundaries (rows that different
+    threads write must not share a cache line)."""
+    size = np.dtype(dtype).itemsize
+    per = -(-n * size // 64) * 64 // size
+    return _zeros64(rows * per, dtype).reshape(rows, per)[:, :n]
 
 
 def _map_addrs(meta, addrs):
