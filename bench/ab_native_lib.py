@@ -95,12 +95,19 @@ def main() -> int:
         lib.wl_drive.argtypes = (ctypes.c_void_p,) * 3 + (ctypes.c_int64,) * 2
         lib.wl_waves.restype = ctypes.c_int64
         lib.wl_waves.argtypes = (ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
-        libs.append(lib)
+        # (a source from before wl_drive_ranges has none: its ranges are then claimed in Python)
+        ranges = getattr(lib, "wl_drive_ranges", None)
+        if ranges is not None:
+            ranges.restype = None
+            ranges.argtypes = (ctypes.c_void_p,) * 5 + (ctypes.c_int64, ctypes.c_void_p)
+        libs.append((lib, ranges))
     got: dict[str, list[float]] = {f: [] for f in a.files}
     outs: dict[str, set[str]] = {f: set() for f in a.files}
     for r in range(a.rounds):
-        for f, lib in zip(a.files, libs):
+        for f, (lib, ranges) in zip(a.files, libs):
             nb.drive, nb.waves = lib.wl_drive, lib.wl_waves
+            if hasattr(nb, "drive_ranges"):
+                nb.drive_ranges = ranges
             launch()
             launch()
             best = []

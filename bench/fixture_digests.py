@@ -14,6 +14,10 @@ unpacked under /tmp), so the same script digests both sides of an A/B:
 
     python bench/fixture_digests.py --root /tmp/old > old.jsonl
     python bench/fixture_digests.py > new.jsonl && diff old.jsonl new.jsonl
+
+`--threads N` runs the native driver in N threads for every dispatch of two or more workgroups
+(as the tier tests do, tests/conftest.py: fixture dispatches are mostly below the automatic
+thresholds), so a change to the driver's thread split is digested too.
 """
 
 from __future__ import annotations
@@ -49,9 +53,15 @@ def _digest(memory) -> str:
     return h.hexdigest()
 
 
-def _work(root: str, tier: str, modes: list[str], index: int) -> list[dict]:
+def _work(root: str, tier: str, modes: list[str], index: int, threads: int = 0) -> list[dict]:
     _setup(pathlib.Path(root), tier)
     import fixture_dispatches as F
+
+    if threads:
+        from wavelift.backends.numpy import runtime
+
+        runtime.NATIVE_THREADS = threads
+        runtime.NATIVE_THREAD_MIN_WAVES = runtime.NATIVE_THREAD_MIN_LOOP_WAVES = 0
 
     from wavelift.run.execute import execute_dispatch
 
@@ -90,13 +100,16 @@ def main() -> int:
     ap.add_argument("--modes", default="wave,lane")
     ap.add_argument("--tiers", default="blocks,native")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument(
+        "--threads", type=int, default=0, help="the native driver's threads from 0 waves (0: as set)"
+    )
     a = ap.parse_args()
     modes = a.modes.split(",")
     with cf.ProcessPoolExecutor(1) as ex:
         n = ex.submit(_count, a.root).result()
     jobs = [(t, i) for t in a.tiers.split(",") for i in range(n)]
     with cf.ProcessPoolExecutor(a.jobs) as ex:
-        futs = [ex.submit(_work, a.root, t, modes, i) for t, i in jobs]
+        futs = [ex.submit(_work, a.root, t, modes, i, a.threads) for t, i in jobs]
         for f in futs:
             for line in f.result():
                 print(json.dumps(line, sort_keys=True), flush=True)
