@@ -212,3 +212,5 @@ class Program:
     # instruction index -> (frontend/instr_cache serial of its key, number of ops) for each
     # instruction whose ops are that key's recipe replayed (set by frontend.program; backends/numpy PieceCache)
     instr_keys: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+    # its accesses reached past tracer.SHALLOW_DEPTH once: traced to MAX_DEPTH from then on (0048)
+    deep_pointers: bool = field(default=False, init=False, repr=False, compare=False)

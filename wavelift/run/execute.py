@@ -459,7 +459,7 @@ def execute_dispatch(
         # for a program that escaped or was refused there (decision 0048: a run that escaped
         # landed nothing, and one that did not touched only windows the deeper trace also has)
         skip = program.scratch.tracer_skip
-        depth = None if program.__dict__.get("_deep_pointers") else SHALLOW_DEPTH
+        depth = None if program.deep_pointers else SHALLOW_DEPTH
         tell("placing windows")
         res.windows = trace(memory, config, scratch_roots=skip, key=tkey, depth=depth)
         if deadline is not None:
@@ -489,7 +489,7 @@ def execute_dispatch(
         if depth is not None and (refused is not None or rc.escape_count):
             deeper = trace(memory, config, scratch_roots=skip, key=tkey)
             if deeper != res.windows:
-                program.__dict__["_deep_pointers"] = True  # (its next dispatches go deep at once)
+                program.deep_pointers = True  # (its next dispatches go deep at once)
                 stats["deep_trace"] = True
                 if deadline is not None:
                     deadline.check()

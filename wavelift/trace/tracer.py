@@ -5,8 +5,9 @@ whose word 1 carries address bits 47:32 in its low half), and every single SGPR 
 pointer whose high half is 0xffff8000 (how RADV passes descriptor-set and push-constant
 pointers).  Each allocation a root points into becomes a window; its first SCAN_BYTES are then
 scanned for more pointers the same way (64-bit words, 32-bit RADV pointers, V# words 0-1), to
-a bounded depth (execute_dispatch first to SHALLOW_DEPTH, decision 0048).  Scratch is not traced: the user SGPRs holding the scratch base are left out by
-the same test the translation makes (``frontend/scratch.py``, docs/decisions/0008-scratch.md).
+a bounded depth (execute_dispatch first to SHALLOW_DEPTH, decision 0048).  Scratch is not
+traced: the user SGPRs holding the scratch base are left out by the same test the translation
+makes (``frontend/scratch.py``, docs/decisions/0008-scratch.md).
 
 Bounded (docs/decisions/0015-bounded-work.md): a scan keeps one candidate per allocation it
 points into (the first: the one whose reason is reported), reasons are made only for the
@@ -366,24 +367,10 @@ def _scan_open(memory, a, starts: np.ndarray, ends: np.ndarray, open_: list[int]
         return []
     sel = np.array(open_, np.intp)
     s, e = starts[sel], ends[sel]
-    c, k = _reachable_candidates32(data.view(np.uint32), low, _reach_of(s, e, (int(s[0]), int(e.max()))))
-    if not c.size:
-        return []
-    if len(open_) <= FEW_ALLOCATIONS:
-        firsts = []
-        for t, lo, hi in zip(open_, s.tolist(), e.tolist()):
-            m = (c >= np.uint64(lo)) & (c < np.uint64(hi))
-            j = int(m.argmax())
-            if m[j]:
-                firsts.append((j, t))
-        firsts.sort()
-        return [(t, int(c[j]), int(k[j])) for j, t in firsts]
-    x = np.searchsorted(s, c, side="right").astype(np.int64) - 1
-    x = np.where((x >= 0) & (c < e[np.maximum(x, 0)]), x, -1)
-    i = np.flatnonzero(x >= 0)
-    _, first = np.unique(x[i], return_index=True)
-    i = i[np.sort(first)]
-    return list(zip(sel[x[i]].tolist(), c[i].tolist(), k[i].tolist()))
+    hull = (int(s[0]), int(e.max()))
+    found = _reachable_candidates32(data.view(np.uint32), low, _reach_of(s, e, hull))
+    # (indices among the open allocations back to the memory's)
+    return [(open_[t], p, j) for t, p, j in _first_per_target(found, _hit_of(s, e, hull))]
 
 
 def _hit_test(memory):
@@ -391,7 +378,12 @@ def _hit_test(memory):
     each is inside (in base order), or -1.
     (An allocation never crosses the canonical hole, so the 48-bit images of the allocations
     keep their order and an address is inside one exactly when its 48 bits are.)"""
-    starts, ends, hull = memory.address_index()  # (kept sorted by the memory, not sorted here)
+    return _hit_of(*memory.address_index())  # (kept sorted by the memory, not sorted here)
+
+
+def _hit_of(starts: np.ndarray, ends: np.ndarray, hull: tuple | None):
+    """_hit_test over the allocations given by their sorted 48-bit ``starts``, ``ends`` and
+    hull (indices into those arrays)."""
 
     def hit(c):
         out = np.full(c.shape, -1, np.int64)

@@ -303,6 +303,18 @@ INPLACE = """
 """
 
 
+def _threads_rig(src, want):
+    """(rig, buffer, its first bytes, words, config) of a 64-workgroup run of ``src`` over one
+    buffer (the threaded-driver tests)."""
+    r = Rig(src)
+    n = max(len(want), 2048 if src is INPLACE else 65)
+    init = np.arange(n, dtype=np.uint32) if src is INPLACE else np.zeros(n, np.uint32)
+    buf = r.buf(init, "buf")
+    args = r.buf(np.array([buf], np.uint64).view(np.uint32), "kernarg")
+    cfg = r.config(user_sgprs=ptr(args), groups=(64, 1, 1), block=(32, 1, 1))
+    return r, buf, init, n, cfg
+
+
 @pytest.mark.parametrize(
     "src, want, serial",
     [
@@ -320,12 +332,7 @@ def test_driver_threads_give_the_serial_result(native_on, monkeypatch, src, want
     monkeypatch.setattr(runtime, "NATIVE_THREADS", 2)
     monkeypatch.setattr(runtime, "NATIVE_THREAD_MIN_WAVES", 0)
     cache = {}
-    r = Rig(src)
-    n = max(len(want), 2048 if src is INPLACE else 65)
-    init = np.arange(n, dtype=np.uint32) if src is INPLACE else np.zeros(n, np.uint32)
-    buf = r.buf(init, "buf")
-    args = r.buf(np.array([buf], np.uint64).view(np.uint32), "kernarg")
-    cfg = r.config(user_sgprs=ptr(args), groups=(64, 1, 1), block=(32, 1, 1))
+    r, buf, init, n, cfg = _threads_rig(src, want)
     for _run in range(2):
         r.mem.view(buf, 4 * n)[:] = init.view(np.uint8)
         res = r.run(cfg, cache=cache)
@@ -379,12 +386,7 @@ def test_driver_ranges_claimed_by_whichever_thread(native_on, monkeypatch, src, 
 
     monkeypatch.setattr(runtime.Runtime, "_drive_parts", counted)
     cache = {}
-    r = Rig(src)
-    n = max(len(want), 2048 if src is INPLACE else 65)
-    init = np.arange(n, dtype=np.uint32) if src is INPLACE else np.zeros(n, np.uint32)
-    buf = r.buf(init, "buf")
-    args = r.buf(np.array([buf], np.uint64).view(np.uint32), "kernarg")
-    cfg = r.config(user_sgprs=ptr(args), groups=(64, 1, 1), block=(32, 1, 1))
+    r, buf, init, n, cfg = _threads_rig(src, want)
     r.mem.view(buf, 4 * n)[:] = init.view(np.uint8)
     res = r.run(cfg, cache=cache)
     assert res.landed, res.refusal

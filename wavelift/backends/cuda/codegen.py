@@ -566,23 +566,29 @@ class Lowering(ValueLowering):
         direct = v is not None and (nb in (1, 2) or nb % 4 == 0) and ldsrange.align_of(v) >= min(nb, 4)
         return inside, direct
 
-    def _lds_direct_read(self, addr: str, nb: int, o: str) -> str:
-        """The nb bytes at the aligned LDS address as the load's words (wl_read's result)."""
+    @staticmethod
+    def _lds_cells(addr: str, nb: int, const: bool) -> list[tuple[str, str]]:
+        """(C type, lvalue) of each piece of the nb bytes at an aligned LDS address: one u8 or
+        u16, or nb / 4 u32 words -- a direct access's reads (``const``) and writes (wl_read's,
+        wl_write's bytes)."""
         at = f"(wl_smem + (u32)({addr}))"
-        if nb == 1:
-            return f"{o}_w[0] = (u32)*(const u8*){at};"
-        if nb == 2:
-            return f"{o}_w[0] = (u32)*(const u16*){at};"
-        return " ".join(f"{o}_w[{k}] = ((const u32*){at})[{k}];" for k in range(nb // 4))
+        q = "const " if const else ""
+        if nb in (1, 2):
+            t = "u8" if nb == 1 else "u16"
+            return [(t, f"*({q}{t}*){at}")]
+        return [("u32", f"(({q}u32*){at})[{k}]") for k in range(nb // 4)]
+
+    def _lds_direct_read(self, addr: str, nb: int, o: str) -> str:
+        """The nb bytes at the aligned LDS address as the load's words."""
+        cells = self._lds_cells(addr, nb, True)
+        return " ".join(
+            f"{o}_w[{k}] = {c};" if t == "u32" else f"{o}_w[{k}] = (u32){c};"
+            for k, (t, c) in enumerate(cells)
+        )
 
     def _lds_direct_write(self, addr: str, nb: int, data) -> str:
-        """The store's nb bytes at the aligned LDS address (wl_write's bytes)."""
-        at = f"(wl_smem + (u32)({addr}))"
-        if nb == 1:
-            return f"*(u8*){at} = (u8)({data[0]});"
-        if nb == 2:
-            return f"*(u16*){at} = (u16)({data[0]});"
-        return " ".join(f"((u32*){at})[{k}] = (u32)({data[k]});" for k in range(nb // 4))
+        """The store's nb bytes at the aligned LDS address."""
+        return " ".join(f"{c} = ({t})({d});" for (t, c), d in zip(self._lds_cells(addr, nb, False), data))
 
     def load(self, op, a, o, emit, before, after, sync, pend):
         sp, nb, words = op.attrs["space"], op.attrs["nbytes"], op.attrs["words"]
