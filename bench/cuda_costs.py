@@ -15,9 +15,8 @@ gpb8, gpb16 (WAVELIFT_CUDA_GROUPS_PER_BLOCK: workgroups per CUDA block, decision
 follows the environment's setting, auto by default).
 phase: s_barrier as phases (WAVELIFT_CUDA_BARRIERS=phase: the lowering before decision 0047).
 ldschecked, ldsdirect: every LDS access bounds-tested and read in the shifted form
-(WAVELIFT_CUDA_LDS=checked, the default until the direct forms have run on a GPU: the lowering
-before 0047's amendment "LDS accesses in their direct form", the LDS size baked), or the proved
-direct forms (WAVELIFT_CUDA_LDS=direct).
+(WAVELIFT_CUDA_LDS=checked: the lowering before 0047's amendment "LDS accesses in their direct
+form"), or the proved direct forms (WAVELIFT_CUDA_LDS=direct, the default).
 DISPATCHES: vadd32, vadd64 (full-screen vadd, clang), shade (full-screen shade), collatz (65,536
 lanes of the divergent loop), and bench/kernels/lds.cl's LDS and barrier kernels: matmul16 (1024^2,
 16x16 tiles), stencil5 (1920x1080, 5x5 through an LDS tile), histogram (8.3 M words, LDS atomics),

@@ -129,10 +129,9 @@ _ALL = [
         "WAVELIFT_CUDA_LDS",
         str,
         None,
-        "`direct`: CUDA kernels access LDS in the direct forms decision 0047's amendment proves "
-        "(no bounds test where the address is proved inside the LDS, whole aligned words); unset or "
-        "`checked` (the default until those forms have run on a GPU against NumPy): every access "
-        "tested and read in the shifted two-word form",
+        "`direct` (the default): CUDA kernels access LDS in the direct forms decision 0047's "
+        "amendment proves (no bounds test where the address is proved inside the LDS, whole aligned "
+        "words); `checked`: every access tested and read in the shifted two-word form (A/B runs)",
     ),
     Setting(
         "WAVELIFT_CUDA_PASSES",

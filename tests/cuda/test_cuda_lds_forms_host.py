@@ -279,17 +279,23 @@ def test_vgpr_written_under_another_mask_is_not_trusted():
     assert all("<= 2044u)" in ln for ln in lines[1:]), lines
 
 
-@pytest.mark.parametrize("value", ["checked", None])
-def test_checked_setting_keeps_every_access_checked(monkeypatch, value):
-    """`checked`, and the default until the direct forms have run on a GPU against NumPy."""
-    if value is None:
-        monkeypatch.delenv("WAVELIFT_CUDA_LDS", raising=False)
-    else:
-        monkeypatch.setenv("WAVELIFT_CUDA_LDS", value)
+def test_checked_setting_keeps_every_access_checked(monkeypatch):
+    """`checked`: the forms before the amendment, for A/B runs."""
+    monkeypatch.setenv("WAVELIFT_CUDA_LDS", "checked")
     g = _P()
     addr = g.op("shl", "u32", (g.vget(0), g.const("u32", 2)))
     lines = _lds_lines(_source(g.program(addr)))
     assert lines and all("wl_inside" in ln for ln in lines) and any("wl_read" in ln for ln in lines), lines
+
+
+def test_direct_forms_are_the_default(monkeypatch):
+    """Unset: the proved forms (they ran equal to NumPy lane mode on the GPU, 2026-12-06)."""
+    monkeypatch.delenv("WAVELIFT_CUDA_LDS", raising=False)
+    g = _P()
+    addr = g.op("shl", "u32", (g.vget(0), g.const("u32", 2)))
+    lines = _lds_lines(_source(g.program(addr)))
+    assert len(lines) == 2, lines
+    assert all("wl_inside" not in ln and "wl_read" not in ln and "wl_write" not in ln for ln in lines), lines
 
 
 # ------------------------------------------------------------------ the benchmark kernels

@@ -162,9 +162,9 @@ class Lowering(ValueLowering):
         # LDS accesses whose address is proved inside the LDS and/or aligned (ldsrange; decision
         # 0047, amendment "LDS accesses in their direct form"): id(op) -> the address's value.
         # lds_bytes: the baked LDS size (None: not baked, no access is proved inside);
-        # WAVELIFT_CUDA_LDS=direct: the proved forms (decision 0047 amendment); the default
-        # keeps every access checked and shifted until the direct forms have run on a GPU
-        self.lds_checked = settings.get("WAVELIFT_CUDA_LDS") != "direct"
+        # the proved forms by default (decision 0047 amendment; equal to NumPy on the GPU);
+        # WAVELIFT_CUDA_LDS=checked keeps every access tested and shifted (A/B runs)
+        self.lds_checked = settings.get("WAVELIFT_CUDA_LDS") == "checked"
         self.lds_bytes = None if self.lds_checked else lds_bytes
         self.lds_addr: dict = {}
         if not self.lds_checked and uses_space(program, "lds"):
