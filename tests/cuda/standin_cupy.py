@@ -106,6 +106,7 @@ def _commit(grid, block, args):
     n = int(n)
     m = np.asarray(mask[:n]) != 0
     dst[:n][m] = src[:n][m]
+    mask[:n] = 0  # (the CUDA source clears the mask bytes it reads)
 
 
 class _RawModule:

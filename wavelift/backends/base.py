@@ -57,6 +57,9 @@ class RunCounts:
     # None, or land() -> (write spans, bytes written): a runtime that lands the dispatch itself
     # (the CUDA backend's device copies, decision 0026); None: the host's WindowSet lands
     land: Any = None
+    # None, or the runtime's plan for running the same dispatch again (runtime.Again: the CUDA
+    # backend), which execute_dispatch keeps once the dispatch has landed
+    again: Any = None
 
 
 class Part(Protocol):
@@ -163,6 +166,7 @@ def run_runtime(Runtime, module, config, windows, mode, budget, deadline, counts
         counts.escapes = list(rt.escapes)
         counts.extra = dict(getattr(rt, "extra_stats", {}))
         counts.land = getattr(rt, "land", None)
+        counts.again = getattr(rt, "again", None)
     return counts
 
 

@@ -76,6 +76,20 @@ class _Again:
     config: Any
 
 
+class _FastLaunch:
+    """A kernel's launch kept for the next one with the same key (Device._keep_fast): the launch
+    key, the launch record made (its fields copied into each new one), the kept stream, the
+    three launch allocations ((free-list key, address): kernargs, packet, IB), the kernargs' and
+    packet's allocations with their device copies' stamps, the IB's bytes, the allocation table
+    generation and the register file's write count after it."""
+
+    __slots__ = ("key", "rec", "again", "pooled", "stamped", "ib_bytes", "generation", "writes")
+
+    def __init__(self, key, rec, again, pooled, stamped, ib_bytes, generation, writes):
+        self.key, self.rec, self.again, self.pooled = key, rec, again, pooled
+        self.stamped, self.ib_bytes, self.generation, self.writes = stamped, ib_bytes, generation, writes
+
+
 _RESULT: Any = None
 
 
@@ -567,6 +581,137 @@ class Device:
                 self.results[:] = new[-1:]
         return new[-1] if new else None
 
+    def _keep_fast(self, k: Kernel, rec: LaunchRecord) -> _FastLaunch | None:
+        """After Kernel ``k``'s launch ``rec`` ran through the full path (record=False): what a
+        launch with the same key may skip, or None.  Kept only when that launch's stream is a
+        kept one (`_again`) whose register file is the one it left, it has no scratch and no
+        dispatch id (no address or number of its own per launch), and its kernargs and packet
+        have device copies (stamps: unchanged, they hold the bytes `put` compared) and its three
+        allocations are the last ones given back to their free lists (the next launch's
+        `launch_alloc` takes them again)."""
+        memo = k._memo
+        if memo is None or k._dispatch_id or rec.scratch.total or not self.fast_launch or self._held:
+            return None
+        skey = (
+            tuple(rec.registers.items()),
+            tuple(map(int, rec.dims)),
+            int(rec.initiator),
+            self.gb_addr_config,
+        )
+        e = self._again.get(skey)
+        if e is None or e.config is not rec.result.config or self._regs._values != e.after:
+            return None
+        mem = self.memory
+        res = mem.resident
+        if res is None:
+            return None
+        plan = memo[1]
+        ka_size, ka_align = plan[6], plan[7]
+        ib_key = (max(len(e.ib), 1), 256, False, "ib")
+        ib = self._pool.get(ib_key)
+        if not ib:
+            return None
+        pooled = (
+            ((ka_size, ka_align, False, f"kernargs:{k.name}"), rec.kernarg_address),
+            ((DISPATCH_PACKET_SIZE, 64, False, f"aql_packet:{k.name}"), rec.packet_address),
+            (ib_key, ib[-1]),
+        )
+        for key, addr in pooled:
+            free = self._pool.get(key)
+            if not free or free[-1] != addr:
+                return None
+        stamped = []
+        for addr in (rec.kernarg_address, rec.packet_address):
+            a = mem.find(addr)
+            st = None if a is None else res.stamp(a)
+            if st is None:
+                return None
+            stamped.append((a, st))
+        ib_bytes = e.ib.tobytes()
+        if mem.read(pooled[2][1], len(ib_bytes)) != ib_bytes:
+            return None
+        return _FastLaunch(memo[0], rec, e, pooled, stamped, ib_bytes, mem.generation, self._regs.writes)
+
+    def _launch_fast(self, k: Kernel, fp: _FastLaunch):
+        """Kernel ``k``'s launch with the key of its kept one ``fp`` (`_keep_fast`), or None
+        (nothing done: the full path).  What the full path would do when nothing it read
+        changed: `prepare` hands out the kept plan, packet and registers; `launch_alloc` takes
+        the same three allocations (the last of their free lists) and `put` writes nothing
+        (the kernargs' and packet's device copies have their stamps, the IB its bytes);
+        `submit_dispatch` finds the kept stream and `replay_writes` takes the register file as it
+        is (no register written since: its write count); the dispatch runs as `_run_again` runs
+        it; the allocations go back to the same places.  Checked: the memory's allocation table,
+        the register file's write count, nothing held, the free lists, the two stamps, the IB's
+        bytes."""
+        mem = self.memory
+        regs = self._regs
+        if (
+            not self.fast_launch
+            or self._held
+            or mem.generation != fp.generation
+            or regs.writes != fp.writes
+            or self._execute is None
+        ):
+            return None
+        pool = self._pool
+        for key, addr in fp.pooled:
+            free = pool.get(key)
+            if not free or free[-1] != addr:
+                return None
+        res = mem.resident
+        if res is None:
+            return None
+        for a, st in fp.stamped:
+            if res.stamp(a) != st:
+                return None
+        if mem.read(fp.pooled[2][1], len(fp.ib_bytes)) != fp.ib_bytes:
+            return None
+        e, t = fp.again, fp.rec
+        regs.writes += e.count  # (replay_writes: the file holds what the stream leaves)
+        index = self.dispatch_count
+        k._fast = None  # (kept again below once the dispatch ran as expected)
+        new: list = []
+        try:
+            try:
+                r = self._execute(mem, e.config, index)
+            except Refused as ex:
+                r = _dispatch_result()(index, e.config, ex.refusal)
+            new.append(r)
+        finally:
+            self.dispatch_count += len(new)
+            if new:
+                self.results[:] = new
+        self.fast_launches += 1
+        rec = LaunchRecord(
+            index=self.launch_count,
+            kernel=t.kernel,
+            kind=t.kind,
+            grid=t.grid,
+            registers=dict(t.registers),
+            initiator=t.initiator,
+            dims=t.dims,
+            user_sgprs=list(t.user_sgprs),
+            pm4=list(e.dwords),
+            program_address=t.program_address,
+            kernarg_address=t.kernarg_address,
+            kernargs=t.kernargs,
+            packet_address=t.packet_address,
+            packet=t.packet,
+            queue_address=t.queue_address,
+            scratch_address=t.scratch_address,
+            scratch=t.scratch,
+            lds_bytes=t.lds_bytes,
+            extra={"kernarg_fill": list(t.extra["kernarg_fill"]), "dynamic_lds": t.extra["dynamic_lds"]},
+            result=r,
+        )
+        self.record_launch(rec)
+        k.last_launch = rec
+        # (kept while the dispatch changed neither the kernargs nor the packet nor the table)
+        if mem.generation == fp.generation and all(res.stamp(a) == st for a, st in fp.stamped):
+            fp.writes = regs.writes
+            k._fast = fp
+        return r
+
     def _run_again(self, e: _Again) -> tuple[bool, Any]:
         """A stream seen before (`submit_dispatch`, record=False) run again without building,
         walking or build_config: when the register file, given the writes that stream made,
@@ -649,6 +794,7 @@ class Kernel:
         # last launch (prepare); whether the kernel takes a dispatch id SGPR (found once)
         self._memo: list | None = None
         self._dispatch_id: bool | None = None
+        self._fast: _FastLaunch | None = None  # record=False: the last launch kept (launch)
 
     @property
     def name(self) -> str:
@@ -674,7 +820,20 @@ class Kernel:
         dynamic_stack: int | None = None,
     ):
         """Dispatch the kernel: `groups` workgroups of `block` work-items, or a `global_size`
-        grid (the last workgroup in a dimension may be partial).  Returns a DispatchResult."""
+        grid (the last workgroup in a dimension may be partial).  Returns a DispatchResult.
+        A Device(record=False) runs a launch that repeats this kernel's last one (the same
+        launch key) from what it kept of it (`_FastLaunch`, `Device._launch_fast`) while
+        nothing that launch's preparation and stream read has changed."""
+        fp = self._fast
+        if fp is not None:
+            a = args if type(args) is list or type(args) is tuple else list(args)
+            dev = self.device
+            key = _launch_key(groups, block, a, global_size, global_offset, dims, dynamic_stack, dev._queue)
+            if key is not None and key == fp.key:
+                got = dev._launch_fast(self, fp)
+                if got is not None:
+                    return got
+            self._fast = None
         rec = self.prepare(
             groups,
             block,
@@ -689,6 +848,8 @@ class Kernel:
         rec.result = result
         self.device.record_launch(rec)
         self.last_launch = rec
+        if not self.device.record and self._memo is not None and result is not None:
+            self._fast = self.device._keep_fast(self, rec)
         return result
 
     def _block(self, block):

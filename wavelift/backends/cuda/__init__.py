@@ -78,6 +78,9 @@ class Module:
     # and the same array object -- kept unchanged by the runtime's memos -- not even compared;
     # 0026, 0029)
     _consts: dict = field(default_factory=dict, repr=False)
+    # a new number whenever put_constant records an array or the module loads again: unchanged,
+    # its constant memory holds what it held (runtime.Again's check)
+    _puts: int = field(default=0, repr=False)
     # the optimising build running in the background while this module is the fast first tier
     # (compile.Upgrade; None: this is the build kept)
     upgrade: Any = field(default=None, repr=False)
@@ -108,6 +111,7 @@ class Module:
         self.compile_s += up.seconds
         self._fn = self._mod = None
         self._consts = {}
+        self._puts += 1
         self._shared = 48 * 1024
         return True
 
@@ -171,6 +175,7 @@ class Module:
         if last is not None and last[0] is host:  # (an array kept unchanged: memo.py, runtime)
             return
         b = host.tobytes()
+        self._puts += 1
         if last is not None and last[1] == b:
             self._consts[name] = (host, b)
             return

@@ -141,6 +141,7 @@ class NumPyOps:
     def commit(self, dst, doff: int, src, soff: int, mask, n: int) -> None:
         m = mask[soff : soff + n] != 0
         dst[doff : doff + n][m] = src[soff : soff + n][m]
+        mask[soff : soff + n] = 0  # (wl_commit clears the map bytes it reads)
 
     def runs(self, written) -> tuple[np.ndarray, np.ndarray]:
         m = np.asarray(written) != 0
@@ -169,11 +170,13 @@ extern "C" __global__ void wl_runs(const unsigned char* w, u64 n, u64* starts, u
     }
   }
 }
-/* the written bytes of src into dst (mask nonzero): a dispatch's landing on the device */
+/* the written bytes of src into dst (mask nonzero): a dispatch's landing on the device; the
+   mask bytes read are cleared (every written byte lies in a landed range: the map is zero after
+   a landing, so the next dispatch need not clear it) */
 extern "C" __global__ void wl_commit(unsigned char* dst, const unsigned char* src,
-                                     const unsigned char* mask, u64 n) {
+                                     unsigned char* mask, u64 n) {
   for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (u64)gridDim.x * blockDim.x)
-    if (mask[i]) dst[i] = src[i];
+    if (mask[i]) { dst[i] = src[i]; mask[i] = 0; }
 }
 """
 
@@ -338,6 +341,18 @@ class Resident:
         # a new number whenever an entry is made or taken away (``entry``, ``pull_all_of``): the
         # same count, the same entry object for each allocation still held (prepare's kept plan)
         self.entry_count = 0
+        # a new number whenever anything a kept dispatch plan (runtime.Again) depends on may
+        # have changed: a host write or pull, an entry made or taken away, a settle, a landing, a
+        # kernel launched into a kept arena, a staging set dropped -- unchanged since a plan's
+        # landing, every device copy, shadow, dirty range and kept arena is as it left them
+        self.changes = 0
+        # written maps a kernel may have marked since their last landing (``clear``): landing
+        # clears the map bytes it reads (wl_commit), so a map that landed is zero again
+        self._dirty_maps: dict = {}
+        self._pairs: dict = {}  # id(report) -> (report, written map, both: one buffer)
+        # run/execute.py's kept runs of dispatches on this memory (its records hold them weakly:
+        # a dropped memory drops them), by id of their config
+        self.kept: dict = {}
 
     def stamp(self, alloc):
         """Something equal to the next stamp of ``alloc`` exactly while its bytes stay the same
@@ -348,7 +363,8 @@ class Resident:
         if e is None or e.shared:
             return None
         if Resident.may_settle(e):  # (most stamps: nothing to settle, no call)
-            self.settle(e, alloc)
+            if self.settle(e, alloc):
+                self.changes += 1
         return e.version
 
     @staticmethod
@@ -357,16 +373,19 @@ class Resident:
         return e.shadow is not None and e.version != e.clean and bool(e.host_dirty)
 
     @staticmethod
-    def settle(e, alloc) -> None:
+    def settle(e, alloc) -> bool:
         """A small allocation the host wrote again with the bytes its device copy holds (a
         Device's kernargs and dispatch packet, rewritten each launch): nothing to upload, and
-        its version goes back to the one those bytes had (the same bytes: the same stamp)."""
+        its version goes back to the one those bytes had (the same bytes: the same stamp).
+        -> whether it settled."""
         if not Resident.may_settle(e):
-            return
+            return False
         data = alloc._data
         if all(np.array_equal(data[lo:hi], e.shadow[lo:hi]) for lo, hi in e.host_dirty.ranges()):
             e.host_dirty = RangeSet()
             e.version = e.clean
+            return True
+        return False
 
     def window_tables(self, win) -> tuple:
         """The device tables (starts, ends, offsets; one spare entry each) of ``win``'s layout,
@@ -393,13 +412,39 @@ class Resident:
         key = (nbytes, report)
         st = self._staging.pop(key, None)
         if st is None:
-            st = (self.ops.zeros(nbytes + 8), self.ops.zeros(nbytes), self.ops.zeros(report))
+            # (the report and the written map in one buffer, the report first at a 16-byte
+            # bound: ``clear`` zeroes both with one memset when the map needs it)
+            at = -(-report // 16) * 16
+            both = self.ops.zeros(at + nbytes)
+            rep, written = both[:report], both[at:]
+            st = (self.ops.zeros(nbytes + 8), written, rep)
+            self._pairs[id(rep)] = (rep, written, both)
         if nbytes <= STAGING_MAX_BYTES:
             self._staging[key] = st
             while len(self._staging) > STAGING:
                 old = self._staging.pop(next(iter(self._staging)))
                 self._arena_state.pop(id(old[0]), None)
+                self._pairs.pop(id(old[2]), None)
+                self._dirty_maps.pop(id(old[1]), None)
+                self.changes += 1
+        else:
+            self._pairs.pop(id(st[2]), None)
         return st
+
+    def clear(self, rep, written) -> None:
+        """Zero a dispatch's report and written map before its kernel, on the stream: one
+        memset of the report, and of the map with it (one buffer: ``staging``) only when a
+        kernel may have marked it since it last landed (a landing clears what it reads)."""
+        if id(written) not in self._dirty_maps:
+            self.ops.clear(rep)
+            return
+        del self._dirty_maps[id(written)]
+        pair = self._pairs.get(id(rep))
+        if pair is not None and pair[0] is rep and pair[1] is written:
+            self.ops.clear(pair[2])
+        else:
+            self.ops.clear(rep)
+            self.ops.clear(written)
 
     def _kept(self, arena) -> bool:
         for st in self._staging.values():  # (a loop: twice per dispatch)
@@ -407,10 +452,14 @@ class Resident:
                 return True
         return False
 
-    def launched(self, arena) -> None:
-        """A kernel may have stored into ``arena``: nothing in it is known to equal the device
-        copies until ``commit`` lands its writes there."""
+    def launched(self, arena, written=None) -> None:
+        """A kernel may have stored into ``arena`` (and marked ``written``): nothing in it is
+        known to equal the device copies until ``commit`` lands its writes there, and the map
+        is not known to be zero (``clear`` clears it whole before the next kernel)."""
         self._arena_state.pop(id(arena), None)
+        if written is not None:
+            self._dirty_maps[id(written)] = written
+        self.changes += 1
 
     def table(self, host):
         """A device copy of the small read-only table ``host`` (the window tables), kept for
@@ -433,6 +482,7 @@ class Resident:
             return
         for lo, hi in e.dev_dirty.take(off, off + n):
             self.ops.download_into(e.buf, lo, alloc._data[lo:hi])
+            self.changes += 1
 
     def touch(self, alloc, off: int, n: int) -> None:
         """The host may write [off, off+n) of ``alloc`` now (current first, then newer)."""
@@ -442,6 +492,7 @@ class Resident:
         self.pull(alloc, off, n)
         e.host_dirty.add(off, off + n)
         e.version = next(_VERSIONS)
+        self.changes += 1
 
     def pull_all(self) -> None:
         for alloc in list(self.entries.keys()):
@@ -456,6 +507,7 @@ class Resident:
             e.host_dirty.add(0, alloc.size)
             self.entries[alloc] = e
             self.entry_count += 1
+            self.changes += 1
             alloc.resident = self
         return e
 
@@ -467,6 +519,7 @@ class Resident:
             other.pull(alloc, 0, alloc.size)
             other.entries.pop(alloc, None)
             other.entry_count += 1
+            other.changes += 1
             alloc.resident = None
 
     def prepare(self, win) -> list:
@@ -578,8 +631,9 @@ class Resident:
         """Land a dispatch that was not refused: the written bytes of each window that has a span
         into its device copy (and the spans noted as newer on the device); -> bytes written.
         Then the arena's windows equal the device copies (``gather`` may skip them)."""
+        self.changes += 1
         if not spans_:
-            self._landed(win, plan, arena)
+            self._landed(win, plan, arena, written)
             return 0
         starts = [w.address for w in win.windows]
         hit: dict[int, list] = {}
@@ -607,10 +661,13 @@ class Resident:
                 else:
                     e.dev_dirty.add(at + d, at + d + size)
                 total += size
-        self._landed(win, plan, arena)
+        self._landed(win, plan, arena, written)
         return total
 
-    def _landed(self, win, plan, arena) -> None:
+    def _landed(self, win, plan, arena, written=None) -> None:
+        # (every marked byte lay in a landed range, whose map bytes wl_commit cleared)
+        if written is not None:
+            self._dirty_maps.pop(id(written), None)
         if self._kept(arena):
             self._arena_state[id(arena)] = (arena, win.layout, [(e, e.version) for e, _ in plan])
 

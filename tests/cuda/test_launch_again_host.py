@@ -1,0 +1,327 @@
+"""A repeated dispatch run again from its kept plan (runtime.Again, execute._again; decision 0029's
+amendment "the repeated dispatch's straight path"), without a GPU (the stand-in CuPy).
+
+(1) Random sessions on one Device of launches of vadd -- the same arguments again, another
+    output buffer, another count, a count that makes the stand-in kernel escape (refused) --,
+    host writes of the inputs (Device.write, a view written and GuestMemory.touched), host reads
+    of the output (a pull) and new allocations between them: every result (refusal, write spans,
+    windows, stats but times) equal to the same session with the kept plans disabled, and every
+    buffer equal to a NumPy-backend Device running the same launches and writes; the plan taken
+    for most repeated launches.  The stand-in kernel checks that the written map is zero when it
+    starts (the map is cleared by landing, and whole after a refused dispatch: Resident.clear).
+(2) Each thing the plan depends on changed between two launches: the launch after takes the
+    full path (and lands what it should), the one after that the plan again.
+(3) One memset per repeated launch (the report; the written map cleared by wl_commit), one
+    read-back, three launches, nothing else.
+"""
+
+from __future__ import annotations
+
+import pathlib
+import sys
+
+import numpy as np
+import pytest
+
+HERE = pathlib.Path(__file__).resolve().parent
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
+
+import standin_cupy as S  # noqa: E402
+from test_host_path import _at, _vadd_from_kernargs  # noqa: E402
+
+from wavelift.driver import device as D  # noqa: E402
+from wavelift.run import execute as X  # noqa: E402
+
+FIX = HERE.parent / "fixtures" / "gfx1030"
+N = 64
+
+
+@pytest.fixture
+def standin():
+    from wavelift.backends.cuda.compile import nvrtc_problem
+
+    if nvrtc_problem():
+        pytest.skip(f"NVRTC: {nvrtc_problem()}")
+    with S.installed() as st:
+        yield st
+
+
+def _checked_kernel():
+    """The kernarg-reading vadd stand-in, which first checks that the written map is zero; an
+    escaping run marks (and scribbles over) the arena's first bytes as well, as a kernel whose
+    other waves stored before one escaped (refused: nothing of it lands)."""
+    inner = _vadd_from_kernargs()
+
+    def kernel(arena, written, ws, we, wo, consts):
+        assert not np.asarray(written).any(), "the written map was not cleared before the kernel"
+        inner(arena, written, ws, we, wo, consts)
+        if int(_at(consts["WL_STATUS"], np.uint32, 16)[4]):
+            arena[:16] = 0x5A
+            written[:16] = 1
+
+    return kernel
+
+
+def _device(backend):
+    import wavelift
+
+    dev = wavelift.Device("gfx1030", backend=backend, mode="lane", record=False)
+    k = dev.load_code_object(str(FIX / "basic-O2-w32-flat.hsaco")).kernel("vadd")
+    return dev, k
+
+
+def _stats(r):
+    return {k: v for k, v in r.stats.items() if k not in ("time_s", "download_s", "device_time_s")}
+
+
+def _record(dev, k):
+    """The launch record's fields (the result aside) and the Device's counts."""
+    t = k.last_launch
+    assert dev.launches == [t] and t.result is dev.results[-1]
+    fields = (t.index, t.kernel, t.grid, t.registers, t.initiator, t.dims, t.user_sgprs, t.pm4)
+    fields += (t.kernarg_address, t.kernargs, t.packet_address, t.packet, t.queue_address)
+    fields += (t.scratch_address, t.scratch, t.lds_bytes, t.extra, t.program_address)
+    pool = {key: list(v) for key, v in dev._pool.items()}
+    return fields, dev.launch_count, dev.dispatch_count, dev._regs.writes, dev._regs.values(), pool
+
+
+def _session(seed, backend, steps, again=True):
+    """Run a random session; -> (per-step records, final buffers)."""
+    rng = np.random.default_rng(seed)
+    dev, k = _device(backend)
+    bufs = [dev.upload(rng.standard_normal(N).astype(np.float32)) for _ in range(4)]
+    out: list = []
+    args = [bufs[0], bufs[1], bufs[2], np.uint32(N)]
+    saved, saved_cache, saved_fast = X._keep_again, X._CACHE, D.Device._keep_fast
+    X._CACHE = {}  # (each session builds its module: the same stats from the first launch)
+    if not again:  # (neither the dispatch's kept run nor the driver's kept launch)
+        X._keep_again = lambda *a, **kw: None  # type: ignore[assignment]
+        D.Device._keep_fast = lambda *a, **kw: None  # type: ignore[method-assign]
+    try:
+        for _ in range(steps):
+            r = rng.random()
+            if r < 0.55:  # the same launch again
+                pass
+            elif r < 0.62:  # another output buffer / another input
+                args = [bufs[int(rng.integers(0, 2))], bufs[1], bufs[int(rng.integers(2, 4))], np.uint32(N)]
+            elif r < 0.67:  # another count (new kernarg bytes)
+                args = [args[0], args[1], args[2], np.uint32(int(rng.integers(1, N + 1)))]
+            elif r < 0.72:  # the host writes an input
+                dev.write(args[int(rng.integers(0, 2))], rng.standard_normal(N).astype(np.float32))
+                out.append(("write",))
+                continue
+            elif r < 0.76:  # a view written, then told (GuestMemory.touched)
+                b = args[0]
+                dev.memory.read(b.address, 8)  # (the host's bytes current first: a pull)
+                v = dev.memory.find(b.address)._data
+                v[:8] = rng.integers(0, 256, 8, dtype=np.uint8)
+                dev.memory.touched(b.address, 8)
+                out.append(("touched",))
+                continue
+            elif r < 0.82:  # the host reads the output (a pull)
+                out.append(("read", dev.download(args[2], np.float32).tobytes()))
+                continue
+            elif r < 0.85:  # a new allocation (the allocation table changes)
+                bufs.append(dev.upload(rng.standard_normal(N).astype(np.float32)))
+                out.append(("alloc",))
+                continue
+            elif r < 0.88:  # an escaping launch (the stand-in's): refused, lands nothing
+                if backend == "cuda":
+                    res = k.launch(
+                        global_size=(N, 1, 1), block=(64, 1, 1), args=[*args[:3], np.uint32(4 * N)]
+                    )
+                    out.append(("escape", res.refusal.code if res.refusal else None, res.write_spans))
+                continue
+            res = k.launch(global_size=(N, 1, 1), block=(64, 1, 1), args=args)
+            out.append(
+                (
+                    "launch",
+                    None if res.refusal is None else res.refusal.code,
+                    list(res.write_spans),
+                    list(res.windows) if backend == "cuda" else None,
+                    _stats(res) if backend == "cuda" else None,
+                    _record(dev, k) if backend == "cuda" else None,
+                )
+            )
+        final = [dev.download(b, np.float32).tobytes() for b in bufs]
+    finally:
+        X._keep_again, X._CACHE = saved, saved_cache  # type: ignore[assignment]
+        D.Device._keep_fast = saved_fast  # type: ignore[method-assign]
+    return out, final
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_sessions_equal_the_full_path_and_numpy(standin, seed):
+    standin.kernel = _checked_kernel()
+    hits = X.AGAIN_HITS[0]
+    fast, fast_final = _session(seed, "cuda", 160)
+    taken = X.AGAIN_HITS[0] - hits
+    full, full_final = _session(seed, "cuda", 160, again=False)
+    assert X.AGAIN_HITS[0] - hits == taken  # (none taken with the plans disabled)
+    assert fast == full
+    assert fast_final == full_final
+    # the buffers as the NumPy backend computes them (escaping launches skipped: they land nothing)
+    ref, ref_final = _session(seed, "numpy", 160)
+    strip = lambda xs: [(x[0], *x[1:3]) if x[0] == "launch" else x for x in xs if x[0] != "escape"]  # noqa: E731
+    assert strip(fast) == strip(ref)
+    assert fast_final == ref_final
+    launches = sum(1 for x in fast if x[0] == "launch")
+    assert taken > launches // 3, (taken, launches)
+
+
+def _launch(k, args):
+    r = k.launch(global_size=(N, 1, 1), block=(64, 1, 1), args=args)
+    assert r.refusal is None, r.refusal
+    return r
+
+
+def test_each_change_takes_the_full_path_once(standin, monkeypatch):
+    standin.kernel = _checked_kernel()
+    dev, k = _device("cuda")
+    a = dev.upload(np.arange(N, dtype=np.float32))
+    b = dev.upload(np.ones(N, np.float32))
+    c = dev.alloc(4 * N)
+    args = [a, b, c, np.uint32(N)]
+    want = np.arange(N, dtype=np.float32) + 1
+
+    def settle():
+        for _ in range(3):
+            _launch(k, args)
+        h = X.AGAIN_HITS[0]
+        _launch(k, args)
+        assert X.AGAIN_HITS[0] == h + 1, "the repeated launch did not take the plan"
+
+    settle()
+    ag = X._PREPARED[id(dev.results[-1].config)].again().ag
+
+    def change_then_check(change, full=True):
+        nonlocal want
+        got = change()
+        if got is not None:
+            want = got
+        h = X.AGAIN_HITS[0]
+        r = _launch(k, args)
+        assert (X.AGAIN_HITS[0] == h) == full, change
+        assert r.write_spans == [(c.address, 4 * N)]
+        assert np.array_equal(dev.download(c, np.float32), want)
+        settle()
+
+    # a host write of an input
+    change_then_check(lambda: (dev.write(a, np.full(N, 2, np.float32)), np.full(N, 3, np.float32))[1])
+    # the host reads the output (the next launch's full path would shadow nothing new, but the
+    # pull is a change: the plan is not taken once)
+    change_then_check(lambda: (dev.download(c, np.float32), None)[1])
+    # a new allocation
+    change_then_check(lambda: (dev.alloc(64), None)[1])
+    # the launched build's constant memory written by someone else (another put_constant)
+    change_then_check(lambda: ag.k.put_constant("P", np.zeros(4, np.uint32)))
+    # the module's hints replaced (equal values, another array: the full path once)
+    assert ag.m.hints is not None
+    change_then_check(lambda: setattr(ag.m, "hints", ag.m.hints.copy()))
+    # the timing knob set: the full path times (and stays full while it is set; its timed
+    # launches run on copies of a map the warm-up marked: the stand-in without the map check)
+    monkeypatch.setenv("WAVELIFT_CUDA_TIMING_REPEAT", "2")
+    standin.kernel = _vadd_from_kernargs()
+    h = X.AGAIN_HITS[0]
+    _launch(k, args)
+    _launch(k, args)
+    assert X.AGAIN_HITS[0] == h
+    monkeypatch.delenv("WAVELIFT_CUDA_TIMING_REPEAT")
+    standin.kernel = _checked_kernel()
+    settle()
+    # a refused launch in between (an escape): the map is cleared whole before the next kernel
+    r = k.launch(global_size=(N, 1, 1), block=(64, 1, 1), args=[a, b, c, np.uint32(4 * N)])
+    assert r.refusal is not None and r.refusal.code == "escape"
+    change_then_check(lambda: None)
+    # a wall-clock limit: the full path (it checks the deadline)
+    monkeypatch.setenv("WAVELIFT_TIME_LIMIT", "100")
+    h = X.AGAIN_HITS[0]
+    _launch(k, args)
+    _launch(k, args)
+    assert X.AGAIN_HITS[0] == h
+    monkeypatch.delenv("WAVELIFT_TIME_LIMIT")
+    settle()
+    # another kernel of the same code object launched between (other kernargs, registers)
+    k2 = dev.load_code_object(str(FIX / "basic-O2-w32-flat.hsaco")).kernel("vadd")
+    d = dev.alloc(4 * N)
+    _launch(k, args)
+    regs_k = dev._regs.values()
+    _launch(k2, [b, b, d, np.uint32(N)])
+    assert dev._regs.values() != regs_k
+    change_then_check(lambda: None)
+    assert dev._regs.values() == regs_k  # (the register file as k's stream leaves it)
+    assert np.array_equal(dev.download(d, np.float32), np.full(N, 2, np.float32))
+    # the driver's kept launch: the kernargs written by the host (c's pointer made d's): the
+    # full path writes them back (the launch's arguments are c's)
+    fast = []
+    real = D.Device._launch_fast
+    monkeypatch.setattr(D.Device, "_launch_fast", lambda self, kk, fp: fast.append(1) or real(self, kk, fp))
+    ka = k.last_launch.kernarg_address
+    _launch(k, args)
+    assert fast and k._fast is not None
+    dev.memory.write(ka + 16, np.array([d.address], np.uint64))
+    dev.write(d, np.zeros(N, np.float32))
+    change_then_check(lambda: None)
+    assert not dev.download(d, np.float32).any()
+    # the IB written by the host: the full path writes it back
+    ib = dev._pool[k._fast.pooled[2][0]][-1]
+    dev.memory.write(ib, np.zeros(8, np.uint8))
+    fast.clear()
+    _launch(k, args)
+    assert k._fast is not None
+    n_before = len(fast)
+    _launch(k, args)
+    assert len(fast) == n_before + 1
+    # a register the stream writes, written by another stream: the stream's writes again
+    regs = dev._regs
+    regs_k = regs.values()
+    regs.write(regs._addr("COMPUTE_RESOURCE_LIMITS"), 5)
+    fast.clear()
+    _launch(k, args)
+    assert regs.values() == regs_k and k._fast is not None
+    # the repeated-launch path switched off: the full path
+    dev.fast_launch = False
+    _launch(k, args)
+    assert k._fast is None
+    dev.fast_launch = True
+    settle()
+
+
+def test_repeated_launch_device_operations(standin):
+    standin.kernel = _checked_kernel()
+    dev, k = _device("cuda")
+    a = dev.upload(np.arange(N, dtype=np.float32))
+    b = dev.upload(np.ones(N, np.float32))
+    c = dev.alloc(4 * N)
+    for _ in range(5):
+        _launch(k, [a, b, c, np.uint32(N)])
+    standin.calls.clear()
+    h = X.AGAIN_HITS[0]
+    for _ in range(20):
+        _launch(k, [a, b, c, np.uint32(N)])
+    assert X.AGAIN_HITS[0] - h == 20
+    calls = dict(standin.calls)
+    assert calls == {"fill": 20, "launch": 60, "get": 20, "memcpy_d2d": 20}, calls
+    assert np.array_equal(dev.download(c, np.float32), np.arange(N, dtype=np.float32) + 1)
+
+
+def test_a_dropped_device_takes_its_kept_runs_along(standin):
+    """The records hold kept runs weakly (the memory's Resident holds them): a Device dropped
+    after repeated launches leaves neither its memory nor its device copies behind."""
+    import gc
+    import weakref
+
+    standin.kernel = _checked_kernel()
+    dev, k = _device("cuda")
+    a = dev.upload(np.arange(N, dtype=np.float32))
+    c = dev.alloc(4 * N)
+    for _ in range(5):
+        _launch(k, [a, a, c, np.uint32(N)])
+    rec = X._PREPARED[id(dev.results[-1].config)]
+    assert rec.again is not None and rec.again() is not None
+    mem = weakref.ref(dev.memory)
+    del dev, k, a, c
+    gc.collect()
+    assert mem() is None
+    assert rec.again() is None
