@@ -286,6 +286,11 @@ def test_each_change_takes_the_full_path_once(standin, monkeypatch):
     assert k._fast is None
     dev.fast_launch = True
     settle()
+    # another GB_ADDR_CONFIG (the stream's key): the full path, whose config has it
+    dev.gb_addr_config = (dev.gb_addr_config or 0) ^ 0x10
+    _launch(k, args)
+    assert dev.results[-1].config.gb_addr_config == dev.gb_addr_config
+    settle()
 
 
 def test_repeated_launch_device_operations(standin):
@@ -325,3 +330,19 @@ def test_a_dropped_device_takes_its_kept_runs_along(standin):
     gc.collect()
     assert mem() is None
     assert rec.again() is None
+
+
+def test_sessions_without_kept_staging(standin, monkeypatch):
+    """Staging sets too large to keep (fresh arrays each dispatch, both cleared as before): no
+    kept run (its arena is not kept), the same results as the full path and NumPy."""
+    from wavelift.backends.cuda import resident as R
+
+    monkeypatch.setattr(R, "STAGING_MAX_BYTES", 0)
+    standin.kernel = _checked_kernel()
+    hits = X.AGAIN_HITS[0]
+    fast, fast_final = _session(4, "cuda", 60)
+    assert X.AGAIN_HITS[0] == hits
+    full, full_final = _session(4, "cuda", 60, again=False)
+    assert fast == full and fast_final == full_final
+    ref, ref_final = _session(4, "numpy", 60)
+    assert fast_final == ref_final

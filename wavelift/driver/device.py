@@ -83,11 +83,22 @@ class _FastLaunch:
     packet's allocations with their device copies' stamps, the IB's bytes, the allocation table
     generation and the register file's write count after it."""
 
-    __slots__ = ("key", "rec", "again", "pooled", "stamped", "ib_bytes", "generation", "writes")
+    __slots__ = (
+        "key",
+        "rec",
+        "again",
+        "pooled",
+        "stamped",
+        "ib_bytes",
+        "generation",
+        "writes",
+        "gb_addr_config",
+    )
 
-    def __init__(self, key, rec, again, pooled, stamped, ib_bytes, generation, writes):
+    def __init__(self, key, rec, again, pooled, stamped, ib_bytes, generation, writes, gb_addr_config):
         self.key, self.rec, self.again, self.pooled = key, rec, again, pooled
         self.stamped, self.ib_bytes, self.generation, self.writes = stamped, ib_bytes, generation, writes
+        self.gb_addr_config = gb_addr_config  # (part of the stream's key)
 
 
 _RESULT: Any = None
@@ -630,7 +641,9 @@ class Device:
         ib_bytes = e.ib.tobytes()
         if mem.read(pooled[2][1], len(ib_bytes)) != ib_bytes:
             return None
-        return _FastLaunch(memo[0], rec, e, pooled, stamped, ib_bytes, mem.generation, self._regs.writes)
+        return _FastLaunch(
+            memo[0], rec, e, pooled, stamped, ib_bytes, mem.generation, self._regs.writes, self.gb_addr_config
+        )
 
     def _launch_fast(self, k: Kernel, fp: _FastLaunch):
         """Kernel ``k``'s launch with the key of its kept one ``fp`` (`_keep_fast`), or None
@@ -640,14 +653,17 @@ class Device:
         (the kernargs' and packet's device copies have their stamps, the IB its bytes);
         `submit_dispatch` finds the kept stream and `replay_writes` takes the register file as it
         is (no register written since: its write count); the dispatch runs as `_run_again` runs
-        it; the allocations go back to the same places.  Checked: the memory's allocation table,
+        it; the allocations go back to the same places.  Checked: record off and the repeated-
+        launch path on, GB_ADDR_CONFIG (in the stream's key), the memory's allocation table,
         the register file's write count, nothing held, the free lists, the two stamps, the IB's
         bytes."""
         mem = self.memory
         regs = self._regs
         if (
             not self.fast_launch
+            or self.record
             or self._held
+            or self.gb_addr_config != fp.gb_addr_config
             or mem.generation != fp.generation
             or regs.writes != fp.writes
             or self._execute is None

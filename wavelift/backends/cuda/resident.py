@@ -435,16 +435,15 @@ class Resident:
         """Zero a dispatch's report and written map before its kernel, on the stream: one
         memset of the report, and of the map with it (one buffer: ``staging``) only when a
         kernel may have marked it since it last landed (a landing clears what it reads)."""
-        if id(written) not in self._dirty_maps:
-            self.ops.clear(rep)
-            return
-        del self._dirty_maps[id(written)]
         pair = self._pairs.get(id(rep))
-        if pair is not None and pair[0] is rep and pair[1] is written:
+        if pair is None or pair[0] is not rep or pair[1] is not written:  # (not kept: both)
+            self.ops.clear(rep)
+            self.ops.clear(written)
+        elif id(written) in self._dirty_maps:
+            del self._dirty_maps[id(written)]
             self.ops.clear(pair[2])
         else:
             self.ops.clear(rep)
-            self.ops.clear(written)
 
     def _kept(self, arena) -> bool:
         for st in self._staging.values():  # (a loop: twice per dispatch)
@@ -457,7 +456,7 @@ class Resident:
         known to equal the device copies until ``commit`` lands its writes there, and the map
         is not known to be zero (``clear`` clears it whole before the next kernel)."""
         self._arena_state.pop(id(arena), None)
-        if written is not None:
+        if written is not None and self._kept(arena):  # (a kept pair's map: ``clear``)
             self._dirty_maps[id(written)] = written
         self.changes += 1
 
