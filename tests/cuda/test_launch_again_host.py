@@ -280,6 +280,17 @@ def test_each_change_takes_the_full_path_once(standin, monkeypatch):
     fast.clear()
     _launch(k, args)
     assert regs.values() == regs_k and k._fast is not None
+    # the caller changes a launch record it was handed: later records are not changed
+    t = k.last_launch
+    before = (dict(t.registers), list(t.user_sgprs), dict(t.extra), list(t.extra["kernarg_fill"]))
+    t.registers["COMPUTE_PGM_LO"] ^= 1
+    t.user_sgprs.append(7)
+    t.extra["kernarg_fill"].append(("x", 0))
+    fast.clear()
+    _launch(k, args)
+    u = k.last_launch
+    assert fast and u is not t and u.index == t.index + 1
+    assert (u.registers, u.user_sgprs, u.extra["kernarg_fill"]) == (before[0], before[1], before[3])
     # the repeated-launch path switched off: the full path
     dev.fast_launch = False
     _launch(k, args)

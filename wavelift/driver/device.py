@@ -641,8 +641,16 @@ class Device:
         ib_bytes = e.ib.tobytes()
         if mem.read(pooled[2][1], len(ib_bytes)) != ib_bytes:
             return None
+        # (the record's fields, its mutable ones copied: the caller holds the record itself)
+        t = dict(rec.__dict__)
+        t["registers"], t["user_sgprs"] = dict(rec.registers), list(rec.user_sgprs)
+        x = rec.extra
+        if set(x) != {"kernarg_fill", "dynamic_lds"}:
+            return None
+        t["extra"] = {"kernarg_fill": list(x["kernarg_fill"]), "dynamic_lds": x["dynamic_lds"]}
+        t["pm4"] = t["result"] = None
         return _FastLaunch(
-            memo[0], rec, e, pooled, stamped, ib_bytes, mem.generation, self._regs.writes, self.gb_addr_config
+            memo[0], t, e, pooled, stamped, ib_bytes, mem.generation, self._regs.writes, self.gb_addr_config
         )
 
     def _launch_fast(self, k: Kernel, fp: _FastLaunch):
@@ -698,28 +706,17 @@ class Device:
             if new:
                 self.results[:] = new
         self.fast_launches += 1
-        rec = LaunchRecord(
-            index=self.launch_count,
-            kernel=t.kernel,
-            kind=t.kind,
-            grid=t.grid,
-            registers=dict(t.registers),
-            initiator=t.initiator,
-            dims=t.dims,
-            user_sgprs=list(t.user_sgprs),
-            pm4=list(e.dwords),
-            program_address=t.program_address,
-            kernarg_address=t.kernarg_address,
-            kernargs=t.kernargs,
-            packet_address=t.packet_address,
-            packet=t.packet,
-            queue_address=t.queue_address,
-            scratch_address=t.scratch_address,
-            scratch=t.scratch,
-            lds_bytes=t.lds_bytes,
-            extra={"kernarg_fill": list(t.extra["kernarg_fill"]), "dynamic_lds": t.extra["dynamic_lds"]},
-            result=r,
-        )
+        # (the kept fields, the mutable ones copied: what prepare's LaunchRecord holds)
+        rec = LaunchRecord.__new__(LaunchRecord)
+        d = rec.__dict__
+        d.update(t)
+        d["index"] = self.launch_count
+        d["registers"] = dict(t["registers"])
+        d["user_sgprs"] = list(t["user_sgprs"])
+        d["pm4"] = list(e.dwords)
+        x = t["extra"]
+        d["extra"] = {"kernarg_fill": list(x["kernarg_fill"]), "dynamic_lds": x["dynamic_lds"]}
+        d["result"] = r
         self.record_launch(rec)
         k.last_launch = rec
         # (kept while the dispatch changed neither the kernargs nor the packet nor the table)
