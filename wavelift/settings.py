@@ -126,6 +126,15 @@ _ALL = [
         "re-entry through a switch) instead of a barrier at the s_barrier itself (A/B runs)",
     ),
     Setting(
+        "WAVELIFT_CUDA_AGAIN",
+        str,
+        None,
+        "`on`: a repeated CUDA dispatch runs from the plan its last landing kept (runtime.Again: "
+        "only the GPU operations and the report read-back) and a written map that landed is not "
+        "cleared again (wl_commit clears it; decision 0029's 2026-12-06 amendment); unset: off, "
+        "until those paths have run on a GPU against NumPy (the stand-in's tests run them)",
+    ),
+    Setting(
         "WAVELIFT_CUDA_LDS",
         str,
         None,

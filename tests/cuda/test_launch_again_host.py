@@ -37,6 +37,12 @@ FIX = HERE.parent / "fixtures" / "gfx1030"
 N = 64
 
 
+@pytest.fixture(autouse=True)
+def _again_on(monkeypatch):
+    """The kept dispatch plans are opt-in until they have run on a GPU (WAVELIFT_CUDA_AGAIN)."""
+    monkeypatch.setenv("WAVELIFT_CUDA_AGAIN", "on")
+
+
 @pytest.fixture
 def standin():
     from wavelift.backends.cuda.compile import nvrtc_problem
@@ -357,3 +363,23 @@ def test_sessions_without_kept_staging(standin, monkeypatch):
     assert fast == full and fast_final == full_final
     ref, ref_final = _session(4, "numpy", 60)
     assert fast_final == ref_final
+
+
+def test_off_by_default_every_launch_takes_the_full_path(standin, monkeypatch):
+    """Unset: no kept dispatch plan, and every written map and report cleared before its kernel
+    (two memsets a launch)."""
+    monkeypatch.delenv("WAVELIFT_CUDA_AGAIN", raising=False)
+    standin.kernel = _checked_kernel()
+    dev, k = _device("cuda")
+    a = dev.upload(np.arange(N, dtype=np.float32))
+    b = dev.upload(np.ones(N, np.float32))
+    c = dev.alloc(4 * N)
+    for _ in range(5):
+        _launch(k, [a, b, c, np.uint32(N)])
+    standin.calls.clear()
+    h = X.AGAIN_HITS[0]
+    for _ in range(10):
+        _launch(k, [a, b, c, np.uint32(N)])
+    assert X.AGAIN_HITS[0] == h
+    assert standin.calls["fill"] == 20, dict(standin.calls)
+    assert np.array_equal(dev.download(c, np.float32), np.arange(N, dtype=np.float32) + 1)

@@ -30,6 +30,8 @@ from typing import Any
 
 import numpy as np
 
+from ... import settings
+
 TABLES = 48  # window tables kept on the device (Resident.table)
 SPAN_CAPACITY = 1 << 14  # runs the first runs() launch has room for (more: a second launch)
 _VERSIONS = itertools.count(1)  # Entry.version
@@ -324,6 +326,9 @@ class Resident:
 
     def __init__(self, ops):
         self.ops = ops
+        # WAVELIFT_CUDA_AGAIN=on: kept dispatch plans (runtime.Again) and written maps left as
+        # their landing cleared them (``clear``); off: every map cleared before each kernel
+        self.again = settings.get("WAVELIFT_CUDA_AGAIN") == "on"
         self.entries: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self._tables: dict = {}  # (dtype, bytes) -> device array (``table``)
         # trace/windows.Layout -> its device window tables (``window_tables``)
@@ -436,7 +441,7 @@ class Resident:
         memset of the report, and of the map with it (one buffer: ``staging``) only when a
         kernel may have marked it since it last landed (a landing clears what it reads)."""
         pair = self._pairs.get(id(rep))
-        if pair is None or pair[0] is not rep or pair[1] is not written:  # (not kept: both)
+        if not self.again or pair is None or pair[0] is not rep or pair[1] is not written:
             self.ops.clear(rep)
             self.ops.clear(written)
         elif id(written) in self._dirty_maps:

@@ -580,7 +580,8 @@ class Runtime:
         self.land = lambda: (spans, res.commit(win, plan, d["arena"], d["written"], spans))
         self.extra_stats["download_s"] = time.perf_counter() - t0
         if (
-            reps_now <= 0
+            res.again
+            and reps_now <= 0
             and not wb
             and total <= chunk
             and not self.escape_count
