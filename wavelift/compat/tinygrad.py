@@ -47,7 +47,10 @@ caller reuses addresses for other kernels (decision 0024).
 from __future__ import annotations
 
 import ctypes
+import errno
+import fcntl
 import gc
+import os
 import struct
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
@@ -100,9 +103,25 @@ def target_for(arch: str) -> str:
     return ARCH_TARGETS.get(arch, arch)
 
 
+class _HostBytes:
+    """NumPy's array interface over host bytes (_host_view): no ctypes array type per size
+    (``c_uint8 * size`` makes and caches a new type for every new size, ~20 us each; the
+    hook's spans have a new size almost every call)."""
+
+    __slots__ = ("__array_interface__",)
+
+    def __init__(self, address: int, size: int):
+        self.__array_interface__ = {
+            "data": (address, False),
+            "shape": (size,),
+            "typestr": "|u1",
+            "version": 3,
+        }
+
+
 def _host_view(address: int, size: int) -> np.ndarray:
     """The host bytes [address, address + size) as a writable uint8 array (no copy)."""
-    return np.ctypeslib.as_array((ctypes.c_uint8 * size).from_address(address))
+    return np.asarray(_HostBytes(address, size))
 
 
 def _merged(ranges: Iterable[Sequence[int]]) -> list[tuple[int, int]]:
@@ -208,15 +227,12 @@ PROCMAP_QUERY = (3 << 30) | (ctypes.sizeof(_ProcmapQuery) << 16) | (ord("f") << 
 PROCMAP_RW = 0x1 | 0x2
 # (pid, descriptor of /proc/self/maps) once opened; [None]: the kernel has no PROCMAP_QUERY
 _PROCMAP: list = [None, None]
+_QUERY = _ProcmapQuery()
 
 
 def _query_mapping(p: int):
     """The mapping holding ``p`` as (start, end, read-write?), asked with PROCMAP_QUERY, or
     None where none holds it; False: the query is not available (the caller reads the text)."""
-    import errno
-    import fcntl
-    import os
-
     if _PROCMAP[0] is False:
         return False
     pid = os.getpid()
@@ -227,7 +243,11 @@ def _query_mapping(p: int):
             _PROCMAP[0] = False
             return False
         _PROCMAP[:] = [pid, fd]
-    q = _ProcmapQuery(size=ctypes.sizeof(_ProcmapQuery), query_flags=0, query_addr=p)
+    # (one query structure, every field the kernel reads set again: size, flags, address, and
+    # no name or build-id buffer; the hook is not re-entrant anyway: PIECES.on, LAZY)
+    q = _QUERY
+    q.size, q.query_flags, q.query_addr = ctypes.sizeof(_ProcmapQuery), 0, p
+    q.vma_name_size = q.build_id_size = q.vma_name_addr = q.build_id_addr = 0
     try:
         fcntl.ioctl(_PROCMAP[1], PROCMAP_QUERY, q, True)
     except OSError as e:
@@ -444,7 +464,9 @@ def _run_asm(
     n_user = (rsrc2 >> 1) & 0x1F
     user = [int(v) & 0xFFFFFFFF for v in user_data][:n_user]
     user += [0] * (n_user - len(user))  # never-written USER_DATA reads 0 (as the mock GPU does)
+    kd0, kd0_span = None, None
     if ranges is None:
+        kd0_span = (int(lib), int(lib) + int(lib_sz))
         kd0 = _find_descriptor(_host_view(int(lib), int(lib_sz)), int(lib), int(lib), rsrc2)
         scan = struct.unpack_from("<I", kd0, 8)[0] if kd0 is not None else 0
         ranges = [(lib, lib_sz), *_near_pointers(int(lib), int(lib_sz), int(args_ptr), user, scan)]
@@ -456,9 +478,12 @@ def _run_asm(
     if code_span is None:
         return _bad("program.bad_address", f"code {lib:#x} is in none of the ranges")
     wave = 32
-    kd = _find_descriptor(
-        _host_view(code_span[0], code_span[1] - code_span[0]), code_span[0], int(lib), rsrc2
-    )
+    if code_span == kd0_span:  # (the same bytes searched the same way: kd0 again)
+        kd = kd0
+    else:
+        kd = _find_descriptor(
+            _host_view(code_span[0], code_span[1] - code_span[0]), code_span[0], int(lib), rsrc2
+        )
     if rsrc1 is None:
         if kd is not None:
             rsrc1 = struct.unpack_from("<I", kd, 48)[0]
