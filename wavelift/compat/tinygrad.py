@@ -57,7 +57,21 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+# what the calls use, imported with this module (as tinygrad's emulator module imports its
+# own): before, the first call imported them (and, where no .pyc is written, compiled their
+# sources), ~0.1-0.35 s inside the first run_asm
+from ..backends.numpy import runtime as _runtime  # noqa: F401 (the NumPy backend's run)
+from ..backends.numpy.codegen import PIECES
+from ..dispatch.setup import MAX_SCRATCH_WAVE_BYTES, build_config, scratch_unit
 from ..errors import Refusal, Refused
+from ..frontend import program as _program  # noqa: F401 (execute_dispatch's translation)
+from ..frontend.instr_cache import LAZY
+from ..isa.instruction import RUN_TARGETS
+from ..memory.guest import GuestMemory
+from ..run.execute import execute_dispatch
+from ..stream import pm4
+from ..stream.registers import RegisterFile, gfx_level
+from ..trace import tracer as _tracer  # noqa: F401 (execute_dispatch's windows)
 
 OK, REFUSED, BAD_CALL = 0, 1, 2
 
@@ -93,8 +107,6 @@ def _bad(code: str, message: str) -> int:
 
 
 def target_level(target: str) -> int:
-    from ..stream.registers import gfx_level
-
     return gfx_level(target)
 
 
@@ -321,8 +333,6 @@ def _cut(spans: list[tuple[int, int]], points: Iterable[int]) -> list[tuple[int,
 
 def _memory(spans: list[tuple[int, int]]):
     """A GuestMemory whose allocations are the host spans themselves (guest = host address)."""
-    from ..memory.guest import GuestMemory
-
     mem = GuestMemory()  # (a host heap below 4 GiB is traced: tracer._low)
     mem.single_use = True  # (one dispatch: the tracer keeps nothing on it)
     for start, end in spans:
@@ -332,10 +342,6 @@ def _memory(spans: list[tuple[int, int]]):
 
 def _registers(target, lib, gx, gy, gz, lx, ly, lz, rsrc1, rsrc2, rsrc3, scratch_size, wave, user_data):
     """The register file tinygrad's AMD runtime writes for this dispatch, and its initiator."""
-    from ..dispatch.setup import scratch_unit
-    from ..stream import pm4
-    from ..stream.registers import RegisterFile, gfx_level
-
     regs = RegisterFile(target)
     regs["COMPUTE_PGM_LO"] = (lib >> 8) & 0xFFFFFFFF
     regs["COMPUTE_PGM_HI"] = (lib >> 40) & 0xFF
@@ -438,10 +444,6 @@ def _run_asm(
     mode,
     budget,
 ) -> int:
-    from ..dispatch.setup import build_config
-    from ..isa.instruction import RUN_TARGETS
-    from ..run.execute import execute_dispatch
-
     target = target_for(arch)
     if target not in RUN_TARGETS:
         return _bad("dispatch.bad_target", f"arch {arch!r}: wavelift runs code for {', '.join(RUN_TARGETS)}")
@@ -455,8 +457,6 @@ def _run_asm(
         # the emulator gives every lane scratch_size bytes whatever SCRATCH_EN says (tinygrad's
         # instruction tests pass RSRC2 0x19c with 64 KiB a lane); on GFX11 SCRATCH_EN adds no
         # SGPR.  At most wavelift's bound a wave: an access past it escapes (refused), never wraps
-        from ..dispatch.setup import MAX_SCRATCH_WAVE_BYTES
-
         rsrc2 |= 1
         scratch_size = min(scratch_size, MAX_SCRATCH_WAVE_BYTES // 64)
     if user_data is None or len(user_data) == 0:  # tinygrad's emulator: the kernarg pointer in s[0:1]
@@ -525,9 +525,6 @@ def _run_asm(
     # shared by programs (decision 0040), where code generation and compile() are most of the cost
     # (and its translation keeps the instructions replayed from the instruction cache as
     # entries, their ops made only where a new piece reads them: decision 0045, amendment)
-    from ..backends.numpy.codegen import PIECES
-    from ..frontend.instr_cache import LAZY
-
     one_wave = dims == (1, 1, 1) and block[0] * block[1] * block[2] <= wave
     was, PIECES.on = PIECES.on, one_wave and PIECES.enabled
     lazy_was, LAZY[0] = LAZY[0], PIECES.on
