@@ -491,6 +491,7 @@ class PieceCache:
         levels = (PIECE_CUT * PIECE_GROUP, *(PIECE_CUT * g for g in PIECE_SUBGROUPS))
         exec_info = blk.exec_writes()
         parts: list = []
+        keyr = self._range_keys(mb, blk, mode, live, bounds, starts, exec_info)
 
         def add(k0: int, k1: int, level: int) -> None:
             # pieces k0 <= k < k1, split at the cuts of ``level`` (their ranges looked up whole)
@@ -503,31 +504,42 @@ class PieceCache:
             else:
                 for k in range(k0, k1):
                     end = k + 1 == n
-                    sub = self._sub(blk, bounds, starts, k, k + 1, end)
-                    info = (*exec_info, bounds[k])
-                    parts.append(
-                        (self._piece(mb, sub, mode, live if end else None, info=info), sub.instrs[0])
-                    )
+                    # (a kept piece found by its key without a sub-block; else _piece, which
+                    # keys it again from the sub-block and compiles it)
+                    key, ib = keyr(k, k + 1)
+                    f = self.fns.get(key) if key is not None and key is not _NOKEY else None
+                    if f is not None:
+                        self.hits += 1
+                    else:
+                        sub = self._sub(blk, bounds, starts, k, k + 1, end)
+                        info = (*exec_info, bounds[k])
+                        f = self._piece(mb, sub, mode, live if end else None, info=info)
+                    parts.append((f, ib))
                 return
             for a, b in zip(edges, edges[1:]):
                 if b - a > 1:
                     # a range seen before is one piece (compiled on its second sighting: a
                     # sequence that recurs, e.g. a common prologue, runs without the cuts inside)
                     lv = live if b == n else None
-                    sub = self._sub(blk, bounds, starts, a, b, b == n)
-                    key = self._key(mb, sub, mode, lv, sub.instrs[0], (*exec_info, bounds[a]))
+                    key, ib = keyr(a, b)
+                    sub = None
+                    if key is _NOKEY:  # (not keyed from the block's tables: from the sub-block)
+                        sub = self._sub(blk, bounds, starts, a, b, b == n)
+                        key = self._key(mb, sub, mode, lv, ib, (*exec_info, bounds[a]))
                     if key is not None:
                         f = self.fns.get(key)
                         if f is not None:
                             self.hits += 1
                         elif key in self.seen:
+                            if sub is None:
+                                sub = self._sub(blk, bounds, starts, a, b, b == n)
                             f = self._piece(mb, sub, mode, lv, key)
                         else:
                             if len(self.seen) >= PIECE_LIMIT:
                                 self.seen.clear()
                             self.seen[key] = True
                         if f is not None:
-                            parts.append((f, sub.instrs[0]))
+                            parts.append((f, ib))
                             continue
                 add(a, b, level + 1)
 
@@ -544,6 +556,78 @@ class PieceCache:
             return tail(R, w, N, mode, tail_ib)
 
         return run
+
+    @staticmethod
+    def _range_keys(mb: ModeBlocks, blk: Block, mode: int, live, bounds: list, starts: list, exec_info):
+        """A function: pieces (k0, k1) of ``blk`` -> (their key, their first instruction): the key
+        ``_key`` gives their sub-block (``_sub``), found from tables of the block made once here
+        (each instruction's instr_cache serial and op count, whether it is a vector instruction
+        or writes EXEC, as prefix sums) instead of a walk over the range's instructions per
+        range looked up; _NOKEY where ``_key`` would look at the ops (a terminator holding
+        values, or not every op of the range from instr_cache keys): the caller asks ``_key``."""
+        instrs = blk.instrs
+        ik = mb.program.instr_keys
+        instructions = mb.program.instructions
+        from ...frontend.program import VECTOR as vector  # (one import a block)
+
+        last_op, writes_exec = exec_info
+        keys: list = []
+        nops = [0]  # (prefix sums: ops of the instructions with a key)
+        vec = [0]  # (prefix sums: vector instructions)
+        writers: list = []  # positions in instrs of the instructions that write EXEC
+        n_ops = v = 0
+        for j, i in enumerate(instrs):
+            e = ik.get(i)
+            if e is None:
+                keys.append(None)
+            else:
+                keys.append(e[0])
+                n_ops += e[1]
+            nops.append(n_ops)
+            if instructions[i].encoding in vector:
+                v += 1
+            vec.append(v)
+            if i in writes_exec:
+                writers.append(j)
+        lv_end = None if live is None else (tuple(sorted(live[0])), tuple(sorted(live[1])))
+        n = len(bounds) - 1
+        term = tuple(_plain(x) for x in blk.term) if not any(isinstance(x, Value) for x in blk.term) else None
+        jump = (_plain("jump"), _plain(-1))  # (a piece before the last: _sub's ("jump", -1))
+        L, uses_float = mb.L, blk.uses_float
+
+        def key(k0: int, k1: int):
+            j0 = bisect_left(instrs, starts[k0])
+            j1 = bisect_left(instrs, starts[k1])
+            ib = instrs[j0]
+            last = k1 == n
+            t = term if last else jump
+            if t is None or _NOKEY in t or nops[j1] - nops[j0] != bounds[k1] - bounds[k0]:
+                return _NOKEY, ib
+            # lane_count_points(program, sub, (*exec_info, bounds[k0])), from the tables
+            first = bounds[k0]
+            points: dict[int, int] = {}
+            start, seg = 0, j0
+            for w in writers[bisect_left(writers, j0) : bisect_left(writers, j1)]:
+                c = vec[w + 1] - vec[seg]
+                if c:
+                    points[start] = points.get(start, 0) + c
+                start, seg = last_op[instrs[w]] + 1 - first, w + 1
+            c = vec[j1] - vec[seg]
+            if c:
+                points[start] = points.get(start, 0) + c
+            lv = lv_end if last else None
+            return (
+                "instrs",
+                mode,
+                L,
+                lv,
+                tuple(sorted(points.items())),
+                uses_float,
+                t,
+                tuple(keys[j0:j1]),
+            ), ib
+
+        return key
 
     @staticmethod
     def _sub(blk: Block, bounds: list, starts: list, k0: int, k1: int, last: bool) -> Block:
