@@ -522,18 +522,18 @@ class PieceCache:
                     # sequence that recurs, e.g. a common prologue, runs without the cuts inside)
                     lv = live if b == n else None
                     key, ib = keyr(a, b)
-                    sub = None
+                    rsub: Block | None = None
                     if key is _NOKEY:  # (not keyed from the block's tables: from the sub-block)
-                        sub = self._sub(blk, bounds, starts, a, b, b == n)
-                        key = self._key(mb, sub, mode, lv, ib, (*exec_info, bounds[a]))
+                        rsub = self._sub(blk, bounds, starts, a, b, b == n)
+                        key = self._key(mb, rsub, mode, lv, ib, (*exec_info, bounds[a]))
                     if key is not None:
                         f = self.fns.get(key)
                         if f is not None:
                             self.hits += 1
                         elif key in self.seen:
-                            if sub is None:
-                                sub = self._sub(blk, bounds, starts, a, b, b == n)
-                            f = self._piece(mb, sub, mode, lv, key)
+                            if rsub is None:
+                                rsub = self._sub(blk, bounds, starts, a, b, b == n)
+                            f = self._piece(mb, rsub, mode, lv, key)
                         else:
                             if len(self.seen) >= PIECE_LIMIT:
                                 self.seen.clear()
