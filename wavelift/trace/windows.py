@@ -163,6 +163,9 @@ class WindowSet:
         )
         self._spans: list[tuple[int, int]] | None = None  # spans() once it has run
         self.maybe_written = None  # indices of the windows a run may have written (None: any)
+        # [lo, hi): arena indices outside which nothing was written, kept by a runtime that says
+        # so (the NumPy runtime's own stores: ``mark``); None: anywhere (spans() looks at all)
+        self.dirty: list[int] | None = None
         if host_arena:
             self.arena, self.written = _take(nbytes)  # written: nonzero = written
             self._copy_in()
@@ -239,18 +242,35 @@ class WindowSet:
         idx = self.offs[kk] + np.where(ok, d, np.uint64(0)).astype(np.int64)
         return np.where(ok, idx, 0), ok
 
+    def mark(self, lo: int, hi: int) -> None:
+        """Arena indices [lo, hi) may have been written (``dirty``)."""
+        d = self.dirty
+        if d is not None:
+            if lo < d[0]:
+                d[0] = lo
+            if hi > d[1]:
+                d[1] = hi
+
     def spans(self) -> list[tuple[int, int]]:
-        """(guest address, size) of every run of written bytes."""
+        """(guest address, size) of every run of written bytes: looked for only where ``dirty``
+        says bytes may be written (the same runs: nothing is written outside it)."""
         out = []
-        for k, (w, o) in enumerate(zip(self.windows, self.offs)):
+        dirty = self.dirty
+        for k, (w, o) in enumerate(zip(self.windows, self.offs.tolist())):
             if self.maybe_written is not None and k not in self.maybe_written:
                 continue
-            m = self.written[o : o + w.size]
+            lo, hi = o, o + w.size
+            if dirty is not None:
+                lo, hi = max(lo, dirty[0]), min(hi, dirty[1])
+                if lo >= hi:
+                    continue
+            m = self.written[lo:hi]
             if not m.size:
                 continue
+            at = w.address + (lo - o)
             # (min / max over the bytes: ~3x faster than count_nonzero, the same two answers)
-            if m.min():  # the whole window (one span, no run search)
-                out.append((w.address, w.size))
+            if m.min():  # all of [lo, hi) (the whole window when dirty covers it): one span
+                out.append((at, hi - lo))
                 continue
             if not m.max():
                 continue
@@ -259,7 +279,7 @@ class WindowSet:
             b = np.concatenate(([0], np.flatnonzero(m[1:] != m[:-1]) + 1, [m.size]))
             on = m[b[:-1]]
             starts, ends = b[:-1][on], b[1:][on]
-            out += [(w.address + int(s), int(e - s)) for s, e in zip(starts.tolist(), ends.tolist())]
+            out += [(at + int(s), int(e - s)) for s, e in zip(starts.tolist(), ends.tolist())]
         self._spans = out
         return out
 

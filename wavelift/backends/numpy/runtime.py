@@ -394,6 +394,7 @@ class Runtime:
                 c = cells + j if j else cells
                 a32[c] = vals(x)
                 w32[c] = 0x01010101  # exactly these 4 bytes are written
+            win.mark(lo + d, hi + d + 4 * len(data))
             return True
         idx = (a.view(np.int64) + d).reshape(-1)
         if full:
@@ -404,6 +405,7 @@ class Runtime:
         pos = idx[:, None] + np.arange(nbytes)
         win.arena[pos] = bytes_
         win.written[pos] = True
+        win.mark(lo + d, hi + d + nbytes)
         return True
 
     def _store_dword(self, addr, mask, x):
@@ -429,6 +431,7 @@ class Runtime:
         cells += d >> 2
         self.win.arena32[cells] = x if full else x[mask]
         self.win.written.view(np.uint32)[cells] = 0x01010101  # exactly these 4 bytes are written
+        self.win.mark(lo + d, hi + d + 4)
         return True
 
     def _space(self, space, w, addr, nbytes):
@@ -575,6 +578,7 @@ class Runtime:
                 v = np.broadcast_to(np.asarray(d, np.uint32), shape)
                 a32[cells + j] = v.reshape(-1) if full else v[sel]
             if written is not None:
+                self.win.dirty = None  # (its range not worked out: spans() looks everywhere)
                 w32 = written.view(np.uint32)
                 for j in range(len(data)):
                     w32[cells + j] = 0x01010101
@@ -586,6 +590,7 @@ class Runtime:
         pos = idx[sel][:, None] + np.arange(nbytes)
         arena[pos] = bytes_
         if written is not None:
+            self.win.dirty = None  # (as above)
             written[pos] = True
 
     def atomic(self, space, instr, op, bits, addr, mask, data, cmp, w, N):
@@ -626,6 +631,7 @@ class Runtime:
         old = atomics.apply(arena.view(t), cells, op, d, c, t)
         out[sel] = old
         if written is not None:  # the nb bytes of each cell, one scatter
+            self.win.dirty = None  # (as in store)
             written.view(t)[cells] = t(0x0101010101010101 if nb == 8 else 0x01010101)
         return out
 
@@ -643,6 +649,11 @@ class Runtime:
         )
         if self.native and self._native_library(self._mode_word()) is NT.COMPILING:
             self.native = False  # this dispatch runs as NumPy blocks throughout
+        if not self.native and self.win.arena is not None:
+            # NumPy blocks only: every write to the written map is one of this runtime's
+            # stores, which mark what they write (WindowSet.mark; a path that does not know
+            # its range drops the bound): spans() looks only there
+            self.win.dirty = [self.win.nbytes, 0]
         nv = max(self.m.program.max_vgpr + 1, 3)
         per_wave = (
             4 * (nv * self.L + NUM_SREGS) + cfg.lds_bytes // max(per_group_waves, 1) + cfg.scratch_wave_bytes
