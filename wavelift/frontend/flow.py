@@ -205,10 +205,19 @@ def _normalized(ins, target: str, wave64: bool, gfx12_: bool):
     return out
 
 
+# the names _track follows (any other instruction at most drops what its SDST held)
+_TRACKED = frozenset(
+    ("s_getpc_b64", "s_add_u32", "s_addc_u32", "s_sub_u32", "s_mov_b32", "s_sext_i32_i16", "s_mov_b64")
+)
+_SOP = frozenset(("SOP1", "SOP2", "SOPK"))
+
+
 def _track(ins, consts, base, carry):
     """Constant-track the SGPRs of a s_getpc_b64 / s_add_u32 / s_addc_u32 / s_mov sequence."""
     n, f = ins.name, ins.fields
     d = f.get("sdst")
+    if n not in _TRACKED and (d is None or ins.encoding not in _SOP):
+        return carry  # (what the last branch below does for it: nothing)
 
     def val(code):
         if code == 255:

@@ -47,6 +47,7 @@ LAZY = [False]
 # names whose frontend reads the instruction's own address (frontend/scalar_alu.py)
 PC_NAMES = frozenset({"s_getpc_b64", "s_setpc_b64", "s_swappc_b64", "s_call_b64"})
 _PLAIN = (int, float, str, bool, type(None))
+_MUBUF = frozenset(("MUBUF", "MTBUF"))
 
 
 def _plain(x) -> bool:
@@ -85,7 +86,24 @@ def translate_one(fe, ins, b) -> None:
     if not ENABLED[0] or b.term is not None:
         fe(ins, b)
         return
-    key = key_of(ins, b)
+    # (key_of's key, made here: one call fewer an instruction)
+    name, enc = ins[6], ins[3]
+    where = None
+    if name in PC_NAMES or enc in _MUBUF:
+        where = key_of(ins, b)[-1]
+    key = (
+        ins[2],
+        ins[1],
+        enc,
+        ins[4],
+        name,
+        ins[10],
+        b.target,
+        b.wave_size,
+        b.gb_addr_config,
+        b.border_color_base,
+        where,
+    )
     hit = _CACHE.get(key)
     keys = getattr(b, "instr_keys", None)
     if hit is not None:
@@ -93,8 +111,16 @@ def translate_one(fe, ins, b) -> None:
         if lazy is None:
             _replay(hit, b)
         else:  # (the same counters and flags as _replay; the ops made when read: lazy_ops)
-            lazy.append((len(b.ops), hit, b._counter[0], b.instr))
-            _counts(hit, b)
+            counter = b._counter
+            lazy.append((len(b.ops), hit, counter[0], b.instr))
+            # (_counts, inline)
+            counter[0] += hit[1]
+            if hit[2] > b.max_vgpr:
+                b.max_vgpr = hit[2]
+            if hit[3]:
+                b.uses_float = True
+            if hit[4]:
+                b.uses_scratch = True
         if keys is not None:
             keys[b.instr] = (hit[5], len(hit[0]))
         return
