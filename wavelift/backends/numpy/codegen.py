@@ -94,11 +94,18 @@ class Lowering(ExprLowering):
             blk = optimize(blk, mode, self.L, live_out)
         st = _Block(lines, mode, self.reads_to_copy(blk))
         counts = self.lane_count_points(blk)
+        # values named by their order in the block (v0, v1, ...), not by their ids: the text
+        # is then a function of the block's ops up to value numbering, so two pieces that
+        # differ only there share their source and its code object (_piece_code)
+        made = 0
         for i, op in enumerate(blk.ops):
             if i in counts:
                 lines.append(counts[i])
             a = [st.name[x.id] for x in op.args]
-            o = f"v{op.out.id}" if op.out is not None else None
+            o = None
+            if op.out is not None:
+                o = f"v{made}"
+                made += 1
             e = BLOCK[op.name](self, st, i, op, a, o)
             if e is None:
                 continue
