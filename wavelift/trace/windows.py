@@ -213,6 +213,7 @@ class WindowSet:
         copy_all), nothing written (a discarded run starts over)."""
         self._copy_in()
         self.written[:] = 0
+        self.dirty = None  # (the run that starts over sets its own bound)
 
     def locate(self, lo: int, hi: int, nbytes: int):
         """-> d (arena index = guest address + d, d % 8 == 0) when every access of ``nbytes`` at

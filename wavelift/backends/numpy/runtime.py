@@ -649,11 +649,11 @@ class Runtime:
         )
         if self.native and self._native_library(self._mode_word()) is NT.COMPILING:
             self.native = False  # this dispatch runs as NumPy blocks throughout
-        if not self.native and self.win.arena is not None:
-            # NumPy blocks only: every write to the written map is one of this runtime's
-            # stores, which mark what they write (WindowSet.mark; a path that does not know
-            # its range drops the bound): spans() looks only there
-            self.win.dirty = [self.win.nbytes, 0]
+        # NumPy blocks only: every write to the written map is one of this runtime's stores,
+        # which mark what they write (WindowSet.mark; a path that does not know its range drops
+        # the bound): spans() looks only there.  Native code: no bound (set anew each run, so a
+        # window set run again never keeps an earlier run's bound)
+        self.win.dirty = [self.win.nbytes, 0] if not self.native and self.win.arena is not None else None
         nv = max(self.m.program.max_vgpr + 1, 3)
         per_wave = (
             4 * (nv * self.L + NUM_SREGS) + cfg.lds_bytes // max(per_group_waves, 1) + cfg.scratch_wave_bytes
