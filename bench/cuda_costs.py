@@ -17,6 +17,9 @@ phase: s_barrier as phases (WAVELIFT_CUDA_BARRIERS=phase: the lowering before de
 ldschecked, ldsdirect: every LDS access bounds-tested and read in the shifted form
 (WAVELIFT_CUDA_LDS=checked: the lowering before 0047's amendment "LDS accesses in their direct
 form"), or the proved direct forms (WAVELIFT_CUDA_LDS=direct, the default).
+spans, spansldsdirect: a block's global loads and stores at known offsets from one base tested
+once against one guessed window (WAVELIFT_CUDA_SPANS=block; 0047's amendment on global accesses at known offsets), alone
+and with the LDS direct forms (compare with base and ldsdirect).
 DISPATCHES: vadd32, vadd64 (full-screen vadd, clang), shade (full-screen shade), collatz (65,536
 lanes of the divergent loop), and bench/kernels/lds.cl's LDS and barrier kernels: matmul16 (1024^2,
 16x16 tiles), stencil5 (1920x1080, 5x5 through an LDS tile), histogram (8.3 M words, LDS atomics),
@@ -67,6 +70,10 @@ ENV = {
     # every LDS access tested and shifted (before 0047's amendment "LDS accesses in their direct form")
     "ldschecked": {"WAVELIFT_CUDA_LDS": "checked"},
     "ldsdirect": {"WAVELIFT_CUDA_LDS": "direct"},  # the proved forms (0047's amendment)
+    # a block's global accesses at known offsets from one base tested once (0009's amendment
+    # 2026-12-06), with and without the LDS direct forms
+    "spans": {"WAVELIFT_CUDA_SPANS": "block"},
+    "spansldsdirect": {"WAVELIFT_CUDA_SPANS": "block", "WAVELIFT_CUDA_LDS": "direct"},
     # workgroups per CUDA block (decision 0046): one (the kernels before it), auto, or forced
     "gpb1": {"WAVELIFT_CUDA_GROUPS_PER_BLOCK": "1"},
     "gpbauto": {"WAVELIFT_CUDA_GROUPS_PER_BLOCK": "auto"},

@@ -41,12 +41,24 @@ KERNELS = {
 }
 
 
+def fixture_dispatch(name):
+    """A fixture dispatch by its test name (tests/cuda/fixture_dispatches.py: e.g.
+    gfx1030/aco/image_blur-w32.bin, gfx1030/stack-O2-w32-flat:spill:small)."""
+    import fixture_dispatches as F
+
+    group = F.aco_dispatches if "/aco/" in name else F.all_dispatches
+    for n, mem, cfg in group():
+        if n == name and cfg is not None:
+            return mem, cfg
+    raise SystemExit(f"no fixture dispatch {name!r}")
+
+
 def module_source(name):
     from test_cuda_backend import translate_dispatch
 
     from wavelift.backends.cuda.codegen import baked_params, generate
 
-    mem, cfg, *_ = KERNELS[name]()
+    mem, cfg, *_ = KERNELS[name]() if name in KERNELS else fixture_dispatch(name)
     prog, base = translate_dispatch(mem, cfg)
     return generate(prog, cfg.wave_size, "lane", cfg.scratch_wave_bytes, base, baked_params(cfg))[0]
 
@@ -86,7 +98,10 @@ def annotate(sass, src):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument(
-        "kernels", nargs="*", metavar="KERNEL", help=f"any of {', '.join(KERNELS)} (default: all)"
+        "kernels",
+        nargs="*",
+        metavar="KERNEL",
+        help=f"any of {', '.join(KERNELS)} (default: all), or a fixture dispatch's test name",
     )
     ap.add_argument("--arch", default="sm_90")
     ap.add_argument(
@@ -95,7 +110,7 @@ def main():
     args = ap.parse_args()
     nvd = os.environ.get("NVDISASM") or shutil.which("nvdisasm")
     outdir = pathlib.Path(tempfile.gettempdir()) / "wavelift-cuda-sass"
-    unknown = [k for k in args.kernels if k not in KERNELS]
+    unknown = [k for k in args.kernels if k not in KERNELS and "/" not in k]
     if unknown:
         ap.error(f"unknown kernel(s) {unknown}; choose from {list(KERNELS)}")
     for name in args.kernels or list(KERNELS):
@@ -103,7 +118,8 @@ def main():
         cubin, regs = build(src, args.arch, args.annotate)
         line = f"{name:8s} {regs}"
         if nvd:
-            path = outdir / f"{name}.cubin"
+            tag = re.sub(r"[^A-Za-z0-9_.-]", "_", name)
+            path = outdir / f"{tag}.cubin"
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(cubin)
             sass = subprocess.run(
@@ -116,8 +132,8 @@ def main():
                 f"{sum(bool(re.search(r' (LDS|STS|ATOMS)[ .]', s)) for s in ins)} LDS/STS/ATOMS)"
             )
             if args.annotate:
-                (outdir / f"{name}.cu").write_text(src)
-                (outdir / f"{name}.sass").write_text(annotate(sass, src))
+                (outdir / f"{tag}.cu").write_text(src)
+                (outdir / f"{tag}.sass").write_text(annotate(sass, src))
         print(line, flush=True)
     if not nvd:
         print("(no nvdisasm: registers and spills only; pip install nvidia-cuda-nvdisasm and set NVDISASM)")

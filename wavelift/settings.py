@@ -143,6 +143,15 @@ _ALL = [
         "words); `checked`: every access tested and read in the shifted two-word form (A/B runs)",
     ),
     Setting(
+        "WAVELIFT_CUDA_SPANS",
+        str,
+        None,
+        "`block`: CUDA kernels test a block's global loads and stores at known offsets from one "
+        "base once, against one guessed window (decision 0047's amendment on global accesses at known "
+        "offsets); unset or "
+        "`access` (the default until that form has run on a GPU against NumPy): a test per access",
+    ),
+    Setting(
         "WAVELIFT_CUDA_PASSES",
         str,
         None,

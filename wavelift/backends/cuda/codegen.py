@@ -45,7 +45,7 @@ from ...ir.program import (
 from ..cfamily.lowering import I32_RESULT, VALUE_EXPR, ValueLowering, is_float
 from ..cfamily.lowering import Unsupported as CudaUnsupported  # refused, never miscomputed
 from ..cfamily.prelude import header, trig_preop_source
-from . import ldsrange, preload, split
+from . import ldsrange, preload, spans, split
 from .prelude import ATOMIC_OPS, PRELUDE
 
 # parameter words (P[]): the dispatch's numbers, filled by runtime.py
@@ -208,6 +208,49 @@ class Lowering(ValueLowering):
                             and len(self.slots) < MAX_GUESSES,
                         )
                     )
+        # global accesses of a block at known offsets from one base, tested once against one
+        # guessed window (spans.py; decision 0047's amendment on global accesses at known offsets): id(op) -> its Span.
+        # WAVELIFT_CUDA_SPANS=block turns it on; the default keeps a test per access until the
+        # grouped form has run on a GPU
+        self.span_of: dict = {}
+        self.span_lead: dict = {}
+        if settings.get("WAVELIFT_CUDA_SPANS") == "block":
+            self.span_of, self.span_lead = spans.find(program, self._groupable)
+
+    def _groupable(self, op) -> bool:
+        """A global load or store that may share its block's window test (spans.find): one that
+        takes wl_gload's / wl_gstore's per-lane path (not preloaded, not mirrored, not a wave64
+        uniform load) and has a window guess (its slot one of the first MAX_GUESSES)."""
+        if id(op) in self.skip or id(op) in self.pre or self.slot[id(op)] >= MAX_GUESSES:
+            return False
+        if op.name == "load":
+            assert op.out is not None
+            return not self.slots[self.slot[id(op)]][1] and not (op.out.uniform and self.L == 64)
+        return True
+
+    def span_member(self, op, b) -> tuple[str, int] | None:
+        """(the name of op's group test, op's offset c from the group's root), when op is in a
+        group whose test its block emitted (at the group's first member, span_test); else None:
+        op keeps its own test."""
+        s = self.span_of.get(id(op))
+        if s is None:
+            return None
+        g = b.spans.get(id(s))
+        return None if g is None else (g, s.members[id(op)])
+
+    def span_test(self, op, b) -> None:
+        """Before a group's first member: the group's one test (wl_span), named for the block
+        (b.spans); not emitted when the root has no plain name here (a lazy wave64 half)."""
+        s = self.span_lead.get(id(op))
+        if s is None or s.root.id not in b.name or s.root.id in b.kind:
+            return
+        g = f"gs{len(b.spans)}"  # (block-local: each block is one C scope)
+        nb = op.attrs["nbytes"]
+        b.emit(
+            f"  u8* {g}_b; const bool {g} = wl_span(C, (u64)({b.name[s.root.id]}), (u64)({s.lo}ll), "
+            f"{s.need - nb + 1}ull, {self.slot[id(op)]}u, {s.align}ull, &{g}_b);"
+        )
+        b.spans[id(s)] = g
 
     # ------------------------------------------------------------------------------ helpers
     def wsync(self) -> str:
@@ -590,7 +633,7 @@ class Lowering(ValueLowering):
         """The store's nb bytes at the aligned LDS address."""
         return " ".join(f"{c} = ({t})({d});" for (t, c), d in zip(self._lds_cells(addr, nb, False), data))
 
-    def load(self, op, a, o, emit, before, after, sync, pend):
+    def load(self, op, a, o, emit, before, after, sync, pend, member=None):
         sp, nb, words = op.attrs["space"], op.attrs["nbytes"], op.attrs["words"]
         emit(f"  u32 {o}_w[{max(words, 1)}];")
         emit(f"  for (u32 k = 0; k < {words}u; k++) {o}_w[k] = 0u;")
@@ -623,12 +666,22 @@ class Lowering(ValueLowering):
             emit("#endif")
             pend[:] = [x or y for x, y in zip(pre_pend, pend)]
             return
-        self._global_load(op, a, o, emit, before, after, sync, pend)
+        self._global_load(op, a, o, emit, before, after, sync, pend, member)
 
-    def _global_load(self, op, a, o, emit, before, after, sync, pend):
+    def _global_load(self, op, a, o, emit, before, after, sync, pend, member=None):
         nb, words = op.attrs["nbytes"], op.attrs["words"]
         uniform = op.out.uniform
         j = self.slot[id(op)]
+        rec = "(lane == 0u)" if uniform else "true"
+        if member is not None:  # its group's test held: direct at the group's pointer; else
+            g, c = member  # the per-access path (wl_gload's, after its direct form)
+            before("load")
+            emit(f"  if ({g} & ({a[1]})) wl_gread_at({g}_b + ({c}ll), {nb}u, {o}_w);")
+            emit(
+                f"  if (({a[1]}) & !{g}) wl_gload_(C, (u64)({a[0]}), {nb}u, {o}_w, {words}u, {op.instr}u, {j}u, lane, {rec});"
+            )
+            after("load")
+            return
         mirrored = self.slots[j][1]
         if mirrored:  # the copy, when there is one: the same in every lane
             before("load")
@@ -650,7 +703,6 @@ class Lowering(ValueLowering):
                 pend[:] = [x or y for x, y in zip(saved, pend)]
             return
         before("load")
-        rec = "(lane == 0u)" if uniform else "true"
         emit(
             f"  wl_gload(C, (u64)({a[0]}), ({a[1]}), {nb}u, {o}_w, {words}u, {op.instr}u, {j}u, lane, {rec});"
         )
@@ -737,7 +789,7 @@ class Lowering(ValueLowering):
         if self.mode == "wave":
             after("load")
 
-    def store(self, op, a, emit, before, after):
+    def store(self, op, a, emit, before, after, member=None):
         sp, nb = op.attrs["space"], op.attrs["nbytes"]
         data = a[2:]
         if sp == "scratch":
@@ -764,6 +816,12 @@ class Lowering(ValueLowering):
                     f"  if ({guard}({a[1]}){inside}) "
                     f"{{ const u32 dw[{len(data)}] = {dw}; wl_write(wl_smem, (u8*)0, (i64)(u32)({a[0]}), {nb}u, dw); }}"
                 )
+        elif sp == "global" and member is not None:  # its group's test held: direct; else per access
+            g, c = member
+            emit(
+                f"  if ({guard}({a[1]})) {{ const u32 dw[{len(data)}] = {dw}; if ({g}) wl_gwrite_at(C, {g}_b + ({c}ll), {nb}u, dw); "
+                f"else wl_gstore_(C, (u64)({a[0]}), {nb}u, dw, {op.instr}u, {self.slot[id(op)]}u, lane); }}"
+            )
         elif sp == "global":
             emit(
                 f"  if ({guard}({a[1]})) {{ const u32 dw[{len(data)}] = {dw}; "
@@ -973,6 +1031,7 @@ class _Blk:
         self.set_sreg, self.pend, self.src, self.defs, self.last = set_sreg, pend, src, defs, last
         self.name, self.ctype, self.words, self.kind = name, ctype, words, kind
         self.consts: dict[int, int] = {}
+        self.spans: dict[int, str] = {}  # id(Span) -> the name of its test in this block
         self.from_reg: dict[int, tuple] = {}
         self.ver: dict[int, int] = {}
         self.lazy: set[int] = set()
@@ -1057,7 +1116,8 @@ def _permute(low, b, op, a, at, o):
 
 def _load(low, b, op, a, at, o):
     assert op.out is not None and o is not None
-    low.load(op, a, o, b.emit, b.before, b.after, b.sync, b.pend)
+    low.span_test(op, b)
+    low.load(op, a, o, b.emit, b.before, b.after, b.sync, b.pend, low.span_member(op, b))
     b.name[op.out.id], b.ctype[op.out.id] = o, "u32"
     b.words[op.out.id] = op.attrs["words"]
     return None
@@ -1085,7 +1145,8 @@ def _vset(low, b, op, a, at, o):
 
 
 def _store(low, b, op, a, at, o):
-    low.store(op, a, b.emit, b.before, b.after)
+    low.span_test(op, b)
+    low.store(op, a, b.emit, b.before, b.after, low.span_member(op, b))
     return None
 
 

@@ -155,6 +155,32 @@ __device__ __forceinline__ bool wl_direct(const WlCtx& C, u64 addr, u32 nb, u32 
   *p = base + addr;
   return (d < WL_GL[slot]) & ((addr & (u64)(nb >= 4u ? 3u : nb - 1u)) == 0ull);
 }
+/* a block's global accesses at root + c, c constants (codegen: spans.find; decision 0047's
+   amendment on global accesses at known offsets): one test for all of them against the
+   guessed window of the first one's slot -- true when [root + lo, root + lo + need) lies
+   inside it and root is a multiple of al, k = need - that slot's access size + 1 (its limit
+   WL_GL is the window's length less its size, plus 1: the span fits where lim >= k and
+   root + lo - base <= lim - k).  Then every member is inside that window and aligned, at
+   *base + c (the arena pointer of root's byte) */
+__device__ __forceinline__ bool wl_span(const WlCtx& C, u64 root, u64 lo, u64 k, u32 slot, u64 al, u8** base) {
+  const u64 lim = WL_GL[slot];
+  const u64 d = root + lo - WL_GB[slot];
+  *base = C.arena + (WL_GO[slot] - (i64)WL_GB[slot]) + root;
+  return (lim >= k) & (d <= lim - k) & ((root & (al - 1ull)) == 0ull);
+}
+/* a member's direct read and write at its pointer (wl_span held): wl_gload's and wl_gstore's
+   direct forms */
+__device__ __forceinline__ void wl_gread_at(const u8* p, u32 nb, u32* w) {
+  if (nb == 1u) w[0] = *p;
+  else if (nb == 2u) w[0] = *(const u16*)p;
+  else for (u32 k = 0; k < nb / 4u; k++) w[k] = ((const u32*)p)[k];
+}
+__device__ __forceinline__ void wl_gwrite_at(const WlCtx& C, u8* p, u32 nb, const u32* w) {
+  u8* q = C.written + (p - C.arena);
+  if (nb == 1u) { *p = (u8)w[0]; *q = 1u; }
+  else if (nb == 2u) { *(u16*)p = (u16)w[0]; *(u16*)q = 0x0101u; }
+  else for (u32 k = 0; k < nb / 4u; k++) { ((u32*)p)[k] = w[k]; ((u32*)q)[k] = 0x01010101u; }
+}
 __device__ __forceinline__ void wl_gload(WlCtx& C, u64 addr, bool mask, u32 nb, u32* w, u32 words,
                                          u32 instr, u32 slot, u32 lane, bool record) {
   u8* p;

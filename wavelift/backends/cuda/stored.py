@@ -6,7 +6,8 @@ The disk cache names a cubin by a hash of the generated source (compile.disk_nam
 meant generating first (the IR's passes and the lowering: 0.2-1.7 s).  This entry, named by
 everything the generation depends on -- the module key, the base address, the arch, NVRTC's
 version, the occupancy bound, CODEGEN_VERSION, the settings that change the generated code
-(WAVELIFT_CUDA_PASSES, WAVELIFT_CUDA_BLENDS, WAVELIFT_CUDA_BARRIERS, WAVELIFT_CUDA_LDS) and a fingerprint of the code that generates it
+(WAVELIFT_CUDA_PASSES, WAVELIFT_CUDA_BLENDS, WAVELIFT_CUDA_BARRIERS, WAVELIFT_CUDA_LDS,
+WAVELIFT_CUDA_SPANS) and a fingerprint of the code that generates it
 (path, size and mtime of each file of the packages the translation, the passes and the lowering
 live in) -- holds what the module needs from the generation: the source's digest, the slots and
 the preloads (the IR ops of ``preload.find``: ``loads`` and ``plan``); the source itself is a
@@ -73,6 +74,7 @@ def entry_name(key, arch: str, base_address: int) -> str:
         str(settings.get("WAVELIFT_CUDA_BLENDS")),
         str(settings.get("WAVELIFT_CUDA_BARRIERS")),
         str(settings.get("WAVELIFT_CUDA_LDS")),
+        str(settings.get("WAVELIFT_CUDA_SPANS")),
         code_fingerprint(),
     ):
         h.update(part.encode())
