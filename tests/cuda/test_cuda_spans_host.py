@@ -335,3 +335,50 @@ def test_group_reads_writes_and_escapes_exactly(spanlib, seed):
                 assert list(out[i]) == list(w.view(np.uint32)), (i, hex(a), nb[i], bool(gs))
         assert (arena[:size] == ref[:size]).all() and (written == ref_written).all()
     assert 40 <= held <= 360  # both paths taken many times
+
+
+# ------------------------------------------------------------------ on a GPU
+@pytest.mark.cuda
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        "aco/image_blur-w32",
+        "aco/image_blur-w64",
+        "stack-O2-w32-flat:spill",
+        "stack-O2-w64-mubuf:spill",
+        "math-O2-w32-flat:double_math",
+    ],
+)
+def test_gpu_grouped_accesses_match_numpy(pattern, monkeypatch):
+    """Fixture dispatches whose modules have groups, twice from one cache: the first dispatch has
+    no window guesses (every group test fails: the per-access path), the second has them (the
+    group tests hold: the direct members); both give NumPy lane mode's refusal, escapes, write
+    spans, instruction count and memory."""
+    import copy
+
+    from test_cuda_backend import _compare, _dispatches, _gpu_problem
+
+    from wavelift.run.execute import execute_dispatch
+
+    monkeypatch.delenv("WAVELIFT_CUDA_PASSES", raising=False)
+    why = _gpu_problem()
+    if why:
+        pytest.skip(f"no CUDA device: {why}")
+    hits = [d for d in _dispatches() if pattern in d[0]][:1]
+    if not hits:
+        pytest.skip(f"no fixture named like {pattern}")
+    for name, mem, cfg in hits:
+        m1 = copy.deepcopy(mem)
+        r1 = execute_dispatch(m1, cfg, backend="numpy", mode="lane", cache={})
+        cache: dict = {}
+        for rnd in range(2):
+            m2 = copy.deepcopy(mem)
+            r2 = execute_dispatch(m2, cfg, backend="cuda", mode="lane", cache=cache)
+            c1 = r1.refusal.code if r1.refusal else None
+            c2 = r2.refusal.code if r2.refusal else None
+            assert c1 == c2, (name, rnd, r1.refusal, r2.refusal)
+            assert r1.stats["escapes"] == r2.stats["escapes"], (name, rnd)
+            if c1 is None:
+                assert r1.write_spans == r2.write_spans, (name, rnd)
+                assert r1.stats["instructions"] == r2.stats["instructions"], (name, rnd)
+                assert not _compare(m1, m2), (name, rnd, _compare(m1, m2)[:3])
