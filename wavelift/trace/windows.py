@@ -162,6 +162,9 @@ class WindowSet:
             else {k for k, w in enumerate(merged) if (w.address, w.size) in blank} - self.aliased
         )
         self._spans: list[tuple[int, int]] | None = None  # spans() once it has run
+        self._marked: list[tuple[int, int]] = []  # of those, the ones whose marks are still set
+        # window -> arena ranges [lo, hi) written, whose marks a runtime cleared (settle)
+        self._settled: dict[int, list[tuple[int, int]]] = {}
         self.maybe_written = None  # indices of the windows a run may have written (None: any)
         # [lo, hi): arena indices outside which nothing was written, kept by a runtime that says
         # so (the NumPy runtime's own stores: ``mark``); None: anywhere (spans() looks at all)
@@ -202,7 +205,7 @@ class WindowSet:
         if self._spans is None:
             self.written[:] = 0
         else:
-            for addr, size in self._spans:
+            for addr, size in self._marked:
                 o = self._index(addr)
                 self.written[o : o + size] = 0
         _give(self.arena, self.written)
@@ -213,7 +216,17 @@ class WindowSet:
         copy_all), nothing written (a discarded run starts over)."""
         self._copy_in()
         self.written[:] = 0
+        self._settled = {}
         self.dirty = None  # (the run that starts over sets its own bound)
+
+    def settle(self, ranges):
+        """``ranges``: (window, arena lo, hi) each wholly written, whose marks the runtime has
+        cleared from the written map (the native driver's wl_settle, done by the thread that
+        wrote them): spans() counts them written without a scan, release() leaves them.  The
+        ranges of one window do not meet (the driver's race check kept the run)."""
+        self._settled = {}
+        for k, lo, hi in ranges:
+            self._settled.setdefault(k, []).append((lo, hi))
 
     def locate(self, lo: int, hi: int, nbytes: int):
         """-> d (arena index = guest address + d, d % 8 == 0) when every access of ``nbytes`` at
@@ -253,16 +266,36 @@ class WindowSet:
                 d[1] = hi
 
     def spans(self) -> list[tuple[int, int]]:
-        """(guest address, size) of every run of written bytes: looked for only where ``dirty``
-        says bytes may be written (the same runs: nothing is written outside it)."""
-        out = []
-        dirty = self.dirty
+        """(guest address, size) of every run of written bytes: taken written without a scan
+        where ``settle`` says so, looked for only inside ``dirty`` where a runtime keeps that
+        bound (the same runs: nothing is written outside it)."""
+        out: list[tuple[int, int]] = []
+        marked = self._marked = []  # (the spans whose marks release() clears)
+        bound = self.dirty
         for k, (w, o) in enumerate(zip(self.windows, self.offs.tolist())):
             if self.maybe_written is not None and k not in self.maybe_written:
                 continue
+            done = self._settled.get(k)
+            if done:  # (the whole window: settled ranges come from native runs)
+                m = self.written[o : o + w.size]
+                done = sorted(done)
+                if (
+                    done[0][0] == o
+                    and done[-1][1] == o + w.size
+                    and all(a[1] == b[0] for a, b in zip(done, done[1:], strict=False))
+                ):
+                    out.append((w.address, w.size))  # settled end to end: no mark left, no scan
+                    continue
+                m = m != 0
+                for lo, hi in done:
+                    m[lo - o : hi - o] = True
+                n = len(out)
+                self._runs(m, w.address, out)
+                marked += out[n:]
+                continue
             lo, hi = o, o + w.size
-            if dirty is not None:
-                lo, hi = max(lo, dirty[0]), min(hi, dirty[1])
+            if bound is not None:
+                lo, hi = max(lo, bound[0]), min(hi, bound[1])
                 if lo >= hi:
                     continue
             m = self.written[lo:hi]
@@ -270,19 +303,26 @@ class WindowSet:
                 continue
             at = w.address + (lo - o)
             # (min / max over the bytes: ~3x faster than count_nonzero, the same two answers)
-            if m.min():  # all of [lo, hi) (the whole window when dirty covers it): one span
+            if m.min():  # all of [lo, hi) (the whole window when the bound covers it): one span
                 out.append((at, hi - lo))
+                marked.append(out[-1])
                 continue
             if not m.max():
                 continue
-            m = m != 0
-            # run boundaries from one comparison of neighbours (no int8 copy, no diff)
-            b = np.concatenate(([0], np.flatnonzero(m[1:] != m[:-1]) + 1, [m.size]))
-            on = m[b[:-1]]
-            starts, ends = b[:-1][on], b[1:][on]
-            out += [(at + int(s), int(e - s)) for s, e in zip(starts.tolist(), ends.tolist())]
+            n = len(out)
+            self._runs(m != 0, at, out)
+            marked += out[n:]
         self._spans = out
         return out
+
+    @staticmethod
+    def _runs(m, address: int, out: list) -> None:
+        """The runs of True in ``m`` (a window's bytes at ``address``) onto ``out``."""
+        # run boundaries from one comparison of neighbours (no int8 copy, no diff)
+        b = np.concatenate(([0], np.flatnonzero(m[1:] != m[:-1]) + 1, [m.size]))
+        on = m[b[:-1]]
+        starts, ends = b[:-1][on], b[1:][on]
+        out += [(address + int(s), int(e - s)) for s, e in zip(starts.tolist(), ends.tolist())]
 
     def _index(self, addr: int) -> int:
         """Arena index of a guest address inside a window."""

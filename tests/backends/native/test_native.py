@@ -303,15 +303,15 @@ INPLACE = """
 """
 
 
-def _threads_rig(src, want):
-    """(rig, buffer, its first bytes, words, config) of a 64-workgroup run of ``src`` over one
-    buffer (the threaded-driver tests)."""
+def _threads_rig(src, want, groups=64):
+    """(rig, buffer, its first bytes, words, config) of a ``groups``-workgroup run of ``src``
+    over one buffer (the threaded-driver tests)."""
     r = Rig(src)
-    n = max(len(want), 2048 if src is INPLACE else 65)
+    n = max(len(want), 32 * groups if src is INPLACE else groups + 1)
     init = np.arange(n, dtype=np.uint32) if src is INPLACE else np.zeros(n, np.uint32)
     buf = r.buf(init, "buf")
     args = r.buf(np.array([buf], np.uint64).view(np.uint32), "kernarg")
-    cfg = r.config(user_sgprs=ptr(args), groups=(64, 1, 1), block=(32, 1, 1))
+    cfg = r.config(user_sgprs=ptr(args), groups=(groups, 1, 1), block=(32, 1, 1))
     return r, buf, init, n, cfg
 
 
@@ -386,18 +386,117 @@ def test_driver_ranges_claimed_by_whichever_thread(native_on, monkeypatch, src, 
 
     monkeypatch.setattr(runtime.Runtime, "_drive_parts", counted)
     cache = {}
-    r, buf, init, n, cfg = _threads_rig(src, want)
+    # (enough one-wave workgroups for every range to hold a whole chunk of 64: no range is
+    # made smaller than a chunk)
+    groups = 2 * runtime.NATIVE_RANGES_PER_THREAD * 64
+    want = (
+        np.arange(groups + 1, dtype=np.uint32)
+        if src is CHAIN
+        else np.arange(32 * groups, dtype=np.uint32) + 5
+    )
+    r, buf, init, n, cfg = _threads_rig(src, want, groups)
     r.mem.view(buf, 4 * n)[:] = init.view(np.uint8)
     res = r.run(cfg, cache=cache)
     assert res.landed, res.refusal
     np.testing.assert_array_equal(r.read(buf, np.uint32, len(want)), want)
-    # the first run: 2 threads x NATIVE_RANGES_PER_THREAD ranges of 4 workgroups
+    # the first run: 2 threads x NATIVE_RANGES_PER_THREAD ranges of a chunk each
     assert parts_seen[0] == 2 * runtime.NATIVE_RANGES_PER_THREAD
     assert res.stats["native_driver"] and res.stats["native_threads"] == (1 if serial else 2)
     module = next(v for v in cache.values() if hasattr(getattr(v, "blocks", None), "natives"))
     assert getattr(module, "native_serial", False) is serial
     # (the held-back thread was started for every run of several ranges, after the others)
     assert len(started) == (sum(p > 1 for p in parts_seen) if late else 0)
+
+
+# buf[i] = i + 7 for thread i < 1280 and every even i above: the first 40 workgroups write all
+# their words, the other 24 every other word
+GAPS = """
+  s_load_dwordx2 s[4:5], s[0:1], 0x0
+  s_waitcnt lgkmcnt(0)
+  s_lshl_b32 s6, s2, 5
+  v_add_nc_u32 v0, s6, v0
+  v_lshlrev_b32 v1, 2, v0
+  v_and_b32 v3, 1, v0
+  v_cmp_eq_u32 s8, 0, v3
+  v_cmp_gt_u32 vcc_lo, 0x500, v0
+  s_or_b32 vcc_lo, vcc_lo, s8
+  s_and_b32 exec_lo, exec_lo, vcc_lo
+  v_add_nc_u32 v2, 7, v0
+  global_store_dword v1, v2, s[4:5]
+  s_endpgm
+"""
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_driver_write_spans_are_the_bytes_written(native_on, monkeypatch, threads):
+    """Each range clears the written map's marks of a write hull it wrote whole as it ends
+    (wl_settle), and the spans count such a hull written without a scan: the spans are still
+    exactly the bytes stored, whether every hull was whole (INPLACE), some were and some had
+    gaps (GAPS: the whole ones' bytes join the scanned runs), or the run was one range."""
+    runtime = native_on
+    monkeypatch.setattr(runtime, "NATIVE_THREADS", threads)
+    monkeypatch.setattr(runtime, "NATIVE_THREAD_MIN_WAVES", 0)
+    n = 2048
+    ids = np.arange(n)
+    for src, wrote, want in (
+        (GAPS, (ids < 1280) | (ids % 2 == 0), ids.astype(np.uint32) + 7),
+        (INPLACE, ids >= 0, ids.astype(np.uint32) + 5),
+    ):
+        r = Rig(src)
+        init = np.arange(n, dtype=np.uint32) if src is INPLACE else np.zeros(n, np.uint32)
+        buf = r.buf(init, "buf")
+        args = r.buf(np.array([buf], np.uint64).view(np.uint32), "kernarg")
+        cfg = r.config(user_sgprs=ptr(args), groups=(64, 1, 1), block=(32, 1, 1))
+        cache = {}
+        for _run in range(2):  # (the second run: the output window no longer copied in)
+            r.mem.view(buf, 4 * n)[:] = init.view(np.uint8)
+            res = r.run(cfg, cache=cache)
+            assert res.landed, res.refusal
+            assert res.stats["native_driver"] and res.stats["native_threads"] == threads
+            np.testing.assert_array_equal(r.read(buf, np.uint32, n), np.where(wrote, want, init))
+            # the runs of written words, as byte spans
+            edges = np.flatnonzero(np.diff(np.concatenate(([0], wrote.astype(np.int8), [0]))))
+            spans = [(buf + 4 * int(a), 4 * int(b - a)) for a, b in zip(edges[::2], edges[1::2])]
+            assert res.write_spans == spans
+            assert res.stats["bytes_written"] == 4 * int(wrote.sum())
+
+
+def test_library_race_check_gives_the_numpy_answer(native_on, monkeypatch):
+    """The library's race check (wl_races, over the ranges' touch rows in place) answers as
+    Runtime._races does, on touch rows drawn at random: empty hulls, reads only, writes that
+    meet or only abut another range's hulls (a hull is [lo, hi): abutting is no race)."""
+    runtime = native_on
+    monkeypatch.setattr(runtime, "NATIVE_THREADS", 2)
+    monkeypatch.setattr(runtime, "NATIVE_THREAD_MIN_WAVES", 0)
+    libs = []
+    met = runtime.Runtime._ranges_met
+
+    def seen(self, lib, parts):
+        libs.append(lib)
+        return met(self, lib, parts)
+
+    monkeypatch.setattr(runtime.Runtime, "_ranges_met", seen)
+    r, buf, init, n, cfg = _threads_rig(INPLACE, np.arange(2048, dtype=np.uint32) + 5)
+    r.mem.view(buf, 4 * n)[:] = init.view(np.uint8)
+    assert r.run(cfg, cache={}).landed
+    lib = libs[0]
+    assert lib.races is not None
+    rng = np.random.default_rng(25)
+    empty = np.array([np.iinfo(np.int64).max, np.iinfo(np.int64).min], np.int64)
+    answers = set()
+    for _ in range(400):
+        nr, nwin = int(rng.integers(2, 9)), int(rng.integers(1, 4))
+        t = np.empty((nr, nwin, 2, 2), np.int64)  # [range, window, read/write, lo/hi]
+        t[..., 0] = rng.integers(0, 40, size=(nr, nwin, 2))
+        t[..., 1] = t[..., 0] + rng.integers(1, 12, size=(nr, nwin, 2))
+        t[rng.random((nr, nwin, 2)) < 0.6] = empty  # most hulls empty (else nearly all meet)
+        rows = runtime._rows64(nr, 4 * nwin, np.int64)  # (padded rows, as _drive_parts makes)
+        rows[:] = t.reshape(nr, -1)
+        parts = [(None, runtime._RangeState(None, rows[i]), 0) for i in range(nr)]
+        want = runtime.Runtime._races(runtime.Runtime, parts)
+        assert bool(lib.races(rows.ctypes.data, rows.strides[0], nr, nwin)) is want
+        answers.add(want)
+    assert answers == {True, False}
 
 
 def test_driver_threads_without_races_stay_parallel(native_on, monkeypatch):

@@ -102,6 +102,8 @@ CTX_FIELDS = (
     ("pcs", "u64*"),  # per wave run: the address an s_setpc/s_swappc block jumps to
     ("bad_pc", "i64"),  # the driver's STOP_BAD_JUMP: the address
     ("bad_block", "i64"),  # and the block that jumped there
+    ("settled", "u8*"),  # per window: the range's written bytes were cleared from the written
+    # map, its write hull wholly written (wl_settle; null: none is)
 )
 CTX = {name: i for i, (name, _) in enumerate(CTX_FIELDS)}
 KIND_NAMES = ("load", "store", "scratch", "atomic")  # escape kinds (wl_escape)
@@ -1199,6 +1201,7 @@ class NativeBlocks:
         self.drive: _ctypes.CFuncPtr | None = None
         self.waves: _ctypes.CFuncPtr | None = None
         self.drive_ranges: _ctypes.CFuncPtr | None = None  # wl_drive_ranges
+        self.races: _ctypes.CFuncPtr | None = None  # wl_races
         self.pending: Future | None = None  # the Future of a background compile
         gen = BlockSource(wave_size)
         gen.scratch_split = {i for i, ins in enumerate(program.instructions) if ins.encoding == "SCRATCH"}
@@ -1263,10 +1266,22 @@ class NativeBlocks:
             self.waves.argtypes = (ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
             # (a library built from an older driver source has none: Runtime._drive_parts
             # then claims the ranges in Python)
+            self.races = getattr(lib, "wl_races", None)
+            if self.races is not None:
+                self.races.restype = ctypes.c_int64
+                self.races.argtypes = (ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64)
             self.drive_ranges = getattr(lib, "wl_drive_ranges", None)
             if self.drive_ranges is not None:
                 self.drive_ranges.restype = None
-                self.drive_ranges.argtypes = (ctypes.c_void_p,) * 5 + (ctypes.c_int64, ctypes.c_void_p)
+                self.drive_ranges.argtypes = (
+                    (ctypes.c_void_p,) * 2
+                    + (ctypes.c_int64,)
+                    + (ctypes.c_void_p,) * 3
+                    + (
+                        ctypes.c_int64,
+                        ctypes.c_void_p,
+                    )
+                )
         for bi, nm in self._names.items():
             f = getattr(lib, nm)
             f.restype = None
@@ -1335,6 +1350,7 @@ def new_context(win, S, V, n, lds, lds_stride, lds_bytes, grp, esc_cap: int, scr
         wkind,
         st.pcs,
     ]
+    st.windows = (alive[0], alive[1], offs, written, wkind)  # (the arrays of the windows' words)
     X = np.zeros(len(CTX_FIELDS), np.int64)
     if scratch is not None:
         arr, wave_bytes, lane_mode = scratch
@@ -1362,6 +1378,35 @@ def new_context(win, S, V, n, lds, lds_stride, lds_bytes, grp, esc_cap: int, scr
         ("pcs", st.pcs.ctypes.data),
     ):
         X[CTX[name]] = v
+    return X, st
+
+
+def thread_context(X0, st0, S, V, lds, grp, scratch=None):
+    """Another thread's context over the windows of ``X0, st0`` (new_context's; the same
+    ``n``, escape capacity, LDS shape): the same words but its own register state ``S``/``V``,
+    LDS, wave groups, scratch (as new_context's), escape records, touch ranges and jump
+    addresses -> (context words, state) -- without working out the windows' words again."""
+    st = types.SimpleNamespace(
+        esc=np.zeros_like(st0.esc),
+        pcs=np.zeros_like(st0.pcs),
+        touch=np.tile(np.array([_I64.max, _I64.min], np.int64), st0.touch.size // 2),
+    )
+    st.windows = st0.windows
+    st.alive = alive = [*st0.windows, S, V, lds, grp, st.esc, st.touch, st.pcs]
+    X = X0.copy()
+    if scratch is not None:
+        alive.append(scratch[0])
+        X[CTX["scr"]] = scratch[0].ctypes.data
+    for name, a in (
+        ("S", S),
+        ("V", V),
+        ("lds", lds),
+        ("grp", grp),
+        ("esc", st.esc),
+        ("touch", st.touch),
+        ("pcs", st.pcs),
+    ):
+        X[CTX[name]] = a.ctypes.data
     return X, st
 
 

@@ -170,23 +170,77 @@ extern "C" void wl_drive(WlCtx* C, const WlGrid* G, const u32* user, i64 g0, i64
     C->wave0 += n;
   }
 }
+/* after range C ran to its end: each window whose write hull (wl_touch) holds written bytes only
+   has them cleared from the written map here, and C->settled[k] set -- the range wrote exactly
+   that hull (WindowSet.settle: spans take it as written, release need not clear it again).  Only
+   where no other range can have marked bytes in the hull: the caller keeps a run whose ranges'
+   write hulls meet another's read or write hull (Runtime._races) for none of this -- that run is
+   discarded and the written map cleared (WindowSet.refill).  Done while the range's bytes are
+   still near in cache, by the thread that ran it: one pass, not spans' scan and release's clear
+   after the threads.  A hull with an unwritten byte is left as it is (spans scan it). */
+static void wl_settle(WlCtx* C) {
+  if (!C->settled) return;
+  for (i64 k = 0; k < C->nwin; k++) {
+    const i64 lo = C->touch[4 * k + 2], hi = C->touch[4 * k + 3];
+    if (lo >= hi) continue;
+    const u8* const p = C->written + lo;
+    const i64 n = hi - lo;
+    u32 all = 1u;
+    for (i64 s = 0; s < n && all; s += 4096) {        /* (stops at the first block with a gap) */
+      const i64 e = n - s < 4096 ? n : s + 4096;
+      u8 m = 0xFFu;
+      for (i64 i = s; i < e; i++) m &= (u8)(p[i] != 0u ? 0xFFu : 0u);
+      all = m != 0u;
+    }
+    if (!all) continue;
+    memset(C->written + lo, 0, (size_t)n);
+    C->settled[k] = 1u;
+  }
+}
 /* ranges [b[i], b[i + 1]) of nr, each run by the first thread to claim it (*next, claimed in
    increasing order: a thread that starts late or loses its core leaves its share to the others;
-   Runtime._drive_parts).  Range i runs in Cs[i]: the calling thread's context T (its register
-   state, LDS, scratch, wave tables: what its earlier ranges' chunks left there is what a later
-   chunk of one range would have found) with range i's own escape records, touch ranges and
-   first wave, which the caller put in Cs[i].  A range that stops (a refusal, a driver stop, a
-   read of a blank window) ends the claims: the caller reports the ranges in order and that
-   range's stop is the dispatch's (every range before it was claimed before it and runs to its
-   end); a range left unclaimed keeps the caller's words (nothing run, no refusal) */
-extern "C" void wl_drive_ranges(const WlCtx* T, WlCtx* Cs, const WlGrid* G, const u32* user, const i64* b, i64 nr,
-                                i64* next) {
+   Runtime._drive_parts).  Range i runs in Cs[i] (the rows step bytes apart): the calling
+   thread's context T (its register state, LDS, scratch, wave tables: what its earlier ranges'
+   chunks left there is what a later chunk of one range would have found) with range i's own
+   escape records, touch ranges, settled windows and first wave, which the caller put in Cs[i].
+   A range that stops (a refusal, a driver stop, a read of a blank window) ends the claims: the
+   caller reports the ranges in order and that range's stop is the dispatch's (every range
+   before it was claimed before it and runs to its end); a range left unclaimed keeps the
+   caller's words (nothing run, no refusal).  A range that ran to its end settles its write
+   hulls (wl_settle, below). */
+extern "C" void wl_drive_ranges(const WlCtx* T, u8* Cs, i64 step, const WlGrid* G, const u32* user, const i64* b,
+                                i64 nr, i64* next) {
   for (i64 i; (i = __atomic_fetch_add(next, 1, __ATOMIC_RELAXED)) < nr;) {
-    WlCtx* const C = Cs + i;
+    WlCtx* const C = (WlCtx*)(Cs + i * step);         /* (rows on cache lines of their own) */
     u64* const esc = C->esc; i64* const touch = C->touch; const i64 wave0 = C->wave0;
+    u8* const settled = C->settled;
     memcpy(C, T, sizeof(WlCtx));
-    C->esc = esc; C->touch = touch; C->wave0 = wave0;
+    C->esc = esc; C->touch = touch; C->wave0 = wave0; C->settled = settled;
     wl_drive(C, G, user, b[i], b[i + 1]);
     if (C->stop || C->refuse >= 0 || C->blank_read) __atomic_store_n(next, nr, __ATOMIC_RELAXED);
+    /* (a range that escaped or stored into an aliased window: its run lands nothing) */
+    else if (!C->esc_count && !C->ro_written) wl_settle(C);
   }
+}
+/* Runtime._races over nr ranges' touch rows (wl_touch; rows step bytes apart, nwin windows): 1
+   when a range's write hull of a window meets another range's read or write hull of it (then a
+   byte both touched may exist and their order could show), else 0 -- the same answer as the
+   Python test, without its array passes */
+extern "C" i64 wl_races(const u8* touch, i64 step, i64 nr, i64 nwin) {
+  for (i64 t = 0; t < nr; t++) {
+    const i64* const a = (const i64*)(touch + t * step);
+    for (i64 k = 0; k < nwin; k++) {
+      const i64 wlo = a[4 * k + 2], whi = a[4 * k + 3];
+      if (wlo >= whi) continue;
+      for (i64 u = 0; u < nr; u++) {
+        if (u == t) continue;
+        const i64* const c = (const i64*)(touch + u * step) + 4 * k;
+        for (i64 kind = 0; kind < 2; kind++) {
+          const i64 lo = c[2 * kind], hi = c[2 * kind + 1];
+          if (lo < hi && wlo < hi && lo < whi) return 1;
+        }
+      }
+    }
+  }
+  return 0;
 }

@@ -49,7 +49,9 @@ SPLIT_SLACK = 1.25
 # ranges per thread of a program whose threads have not met (native_align 1): the threads claim
 # them in order as they come free (Runtime._drive_parts), so a thread that starts late or loses
 # its core leaves its share to the others (decision 0013, amended 2026-12-06)
-NATIVE_RANGES_PER_THREAD = 8
+# 32 (2026-12-06, h85; was 8): a quiet launch's threads ended ~0.4 ms apart with 8 (the last
+# range claimed, ~0.5 ms of work, ran on one thread while the other had none left)
+NATIVE_RANGES_PER_THREAD = 32
 _POOL = None
 # `wavelift trace` sets this to an empty dict to have the state of the first wave that escapes,
 # runs past its budget or jumps off the program recorded into it (_wave_state) and the native
@@ -113,12 +115,13 @@ def thread_split(total: int, row: int, threads: int, align: int = 1) -> tuple[tu
 
 
 class _RangeState:
-    """A driver range's own records (Runtime._drive_parts): escapes and touch ranges."""
+    """A driver range's own records (Runtime._drive_parts): escapes, touch ranges and the
+    windows whose write hull it settled (native_driver.h wl_settle; None: not asked)."""
 
-    __slots__ = ("esc", "touch")
+    __slots__ = ("esc", "touch", "settled")
 
-    def __init__(self, esc, touch):
-        self.esc, self.touch = esc, touch
+    def __init__(self, esc, touch, settled=None):
+        self.esc, self.touch, self.settled = esc, touch, settled
 
 
 def _pool():
@@ -165,6 +168,9 @@ class Runtime:
         self.native_origin = None  # its library's origin: "disk cache" / "compiled"
         self._bufs: dict[str, np.ndarray] = {}  # state arrays reused between batches (_zeros)
         self.progress = None  # progress(workgroups done, of) after each batch (RunCounts.progress)
+        # the driver's ranges' touch rows, context words and settled windows, one range a row
+        # (_drive_parts; None: one range, or not asked)
+        self._touch_rows = self._x_rows = self._settled_rows = None
 
     def count_lanes(self, k, lo, hi):
         """``k`` vector instructions ran under this EXEC (lane_instructions is exact)."""
@@ -836,7 +842,12 @@ class Runtime:
         if not self.m.native_serial and total * group_waves >= least:
             # threads that have not met: NATIVE_RANGES_PER_THREAD ranges a thread, claimed in
             # order (_drive_parts); after a race, one range a thread as before (decision 0030)
-            ranges = nthreads * (NATIVE_RANGES_PER_THREAD if nthreads > 1 and self.m.native_align <= 1 else 1)
+            ranges = nthreads
+            if nthreads > 1 and self.m.native_align <= 1:
+                # (no range smaller than a chunk: a smaller one runs fewer waves per block call)
+                ranges = max(
+                    nthreads, min(nthreads * NATIVE_RANGES_PER_THREAD, total // int(G[NT.GRID["chunk"]]))
+                )
             bounds, align = thread_split(total, cfg.num_groups[0], ranges, self.m.native_align)
         self.native_driver = True
 
@@ -855,7 +866,7 @@ class Runtime:
             return parts
 
         parts = attempt(bounds)
-        if len(parts) > 1 and self._races(parts):
+        if len(parts) > 1 and self._ranges_met(lib, parts):
             # this program's ranges met: this run again in one thread, and from now on one
             # range a thread, of power-of-two chunks of rows, at least twice the last (serial
             # once that leaves one range even for this dispatch: thread_split).  The several
@@ -873,13 +884,41 @@ class Runtime:
             parts = attempt((0, total))
         self.native_threads = min(NATIVE_THREADS, len(parts))
         self.windows_aliased, self.windows_blank = len(self.win.aliased), len(self.win.blank)
-        used = self._touched(parts)[1].any(axis=0)  # [window, read/write]
+        rows = (
+            self._touch_rows if self._touch_rows is not None and len(self._touch_rows) == len(parts) else None
+        )
+        if rows is not None:  # (the ranges' rows in place, one array: no stack of them)
+            rng = rows.reshape(len(parts), -1, 2, 2)
+            used = (rng[..., 0] < rng[..., 1]).any(axis=0)  # [window, read/write]
+        else:
+            used = self._touched(parts)[1].any(axis=0)
         self.win.maybe_written = set(np.flatnonzero(used[:, 1]).tolist())
+        # the write hulls the ranges settled (wl_settle): their bytes written, their marks
+        # cleared; only in a run kept whole (a discarded one was refilled above, and a serial
+        # run settles none)
+        if rows is not None and self._settled_rows is not None:
+            pi, ki = np.nonzero(self._settled_rows)
+            self.win.settle(
+                zip(ki.tolist(), rng[pi, ki, 1, 0].tolist(), rng[pi, ki, 1, 1].tolist(), strict=True)
+            )
+        else:
+            self.win.settle(())
         self.m.driven = True
         ws = self.win.windows
         self.m.written_windows |= {(ws[k].address, ws[k].size) for k in self.win.maybe_written}
         self.m.read_windows |= {(ws[k].address, ws[k].size) for k in np.flatnonzero(used[:, 0]).tolist()}
         C = NT.CTX
+        Xs = self._x_rows if rows is not None else None
+        if Xs is not None and not (
+            Xs[:, C["esc_count"]].any() or Xs[:, C["stop"]].any() or (Xs[:, C["refuse"]] >= 0).any()
+        ):
+            # no range escaped, stopped or refused: the loop below's sums, over the rows at once
+            self.waves_run += int(Xs[:, C["wave0"]].sum()) - sum(p[2] for p in parts)
+            self.instructions += int(Xs[:, C["instructions"]].sum())
+            self.lane_instructions += int(Xs[:, C["lanes"]].sum())
+            self.native_runs += len(parts)
+            Xs[:, C["lanes"]] = 0
+            parts = []
         for X, st, start in parts:  # in workgroup order: the serial run's report
             self.waves_run += int(X[C["wave0"]]) - start
             self.instructions += int(X[C["instructions"]])
@@ -926,20 +965,23 @@ class Runtime:
         ranges = len(bounds) - 1
         threads = min(NATIVE_THREADS, ranges)
         base = []  # per thread: (context words, state) pointing at its own arrays
-        for _ in range(threads):
-            X, st = NT.new_context(
-                self.win,
+        for t in range(threads):
+            state = (
                 _zeros64(NUM_SREGS * W, np.uint32),
                 _zeros64(nv * W * L, np.uint32),
-                W,
                 np.zeros(int(G[NT.GRID["chunk"]]) * lds_stride, np.uint8),
-                lds_stride,
-                cfg.lds_bytes,
                 np.zeros(W, np.int64),
-                MAX_ESCAPES - len(self.escapes),
                 self._native_scratch(np.zeros(W * cfg.scratch_wave_bytes + 8, np.uint8)),
             )
-            base.append((X, st))
+            if t:  # (the first thread's words with this thread's arrays)
+                base.append(NT.thread_context(*base[0], *state))
+                continue
+            S, V, lds, grp, scratch = state
+            esc_cap = MAX_ESCAPES - len(self.escapes)
+            base.append(
+                NT.new_context(self.win, S, V, W, lds, lds_stride, cfg.lds_bytes, grp, esc_cap, scratch)
+            )
+        self._touch_rows = self._settled_rows = self._x_rows = None
         if ranges == 1:
             X, st = base[0]
             lib.drive(X.ctypes.data, G.ctypes.data, user.ctypes.data, bounds[0], bounds[1])
@@ -953,25 +995,32 @@ class Runtime:
         esc = _rows64(ranges, st0.esc.size, np.uint64)
         touch = _rows64(ranges, st0.touch.size, np.int64)
         touch[:] = st0.touch
-        Xs = _rows64(ranges, len(NT.CTX_FIELDS), np.int64)
+        self._touch_rows = touch  # (the race check reads them in place: _ranges_met)
+        settled = _rows64(ranges, st0.touch.size // 4, np.uint8)
+        Xs = self._x_rows = _rows64(ranges, len(NT.CTX_FIELDS), np.int64)
         parts = []
+        G_at, user_at = G.ctypes.data, user.ctypes.data
+        start = 0  # (each range's first wave: the waves of the ranges before it, counted once)
         for i in range(ranges):
-            start = lib.waves(G.ctypes.data, 0, bounds[i]) if i else 0
-            parts.append((Xs[i], _RangeState(esc[i], touch[i]), start))
+            if i:
+                start += lib.waves(G_at, bounds[i - 1], bounds[i])
+            parts.append((Xs[i], _RangeState(esc[i], touch[i], settled[i]), start))
         esc_at, touch_at, X_at = esc.ctypes.data, touch.ctypes.data, Xs.ctypes.data
         esc_step, touch_step, X_step = esc.strides[0], touch.strides[0], Xs.strides[0]
-        G_at, user_at = G.ctypes.data, user.ctypes.data
         Xs[:, C["esc"]] = esc_at + esc_step * np.arange(ranges)
         Xs[:, C["touch"]] = touch_at + touch_step * np.arange(ranges)
         Xs[:, C["wave0"]] = [p[2] for p in parts]
         Xs[:, C["refuse"]] = -1  # (a range never claimed: nothing run, nothing refused)
         if lib.drive_ranges is not None:  # the claims in the library (native_driver.h)
+            # (each range settles its write hulls as it ends: wl_settle)
+            Xs[:, C["settled"]] = settled.ctypes.data + settled.strides[0] * np.arange(ranges)
+            self._settled_rows = settled
             b = np.array(bounds, np.int64)
             claim = np.zeros(1, np.int64)
             b_at, claim_at = b.ctypes.data, claim.ctypes.data
 
             def go(t):
-                lib.drive_ranges(base[t][0].ctypes.data, X_at, G_at, user_at, b_at, ranges, claim_at)
+                lib.drive_ranges(base[t][0].ctypes.data, X_at, X_step, G_at, user_at, b_at, ranges, claim_at)
 
         else:  # a library from an older source: the claims here (next() holds the GIL)
             claims = iter(range(ranges))
@@ -1001,6 +1050,14 @@ class Runtime:
         lo/hi], whether each is non-empty [thread, window, read/write])."""
         rng = np.stack([st.touch.reshape(-1, 2, 2) for _, st, _ in parts])
         return rng, rng[..., 0] < rng[..., 1]
+
+    def _ranges_met(self, lib, parts) -> bool:
+        """_races, by the library's wl_races over the ranges' touch rows where it has one (the
+        same test in one pass, without the array passes' set-up), else in NumPy."""
+        rows = self._touch_rows
+        if getattr(lib, "races", None) is not None and rows is not None and len(rows) == len(parts):
+            return bool(lib.races(rows.ctypes.data, rows.strides[0], len(rows), rows.shape[1] // 4))
+        return self._races(parts)
 
     def _races(self, parts) -> bool:
         """Whether the ranges' order could have mattered: each range keeps, per window, the
