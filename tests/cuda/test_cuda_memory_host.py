@@ -53,16 +53,17 @@ extern "C" void wl_test(const u64* ws, const u64* we, const i64* wo, u32 n,
 """
 
 
-@pytest.fixture(scope="module")
-def memlib(tmp_path_factory):
+def build_memory_lib(tmp_path_factory, name: str, driver: str):
+    """The prelude's address checks and window lookups (shared with the native tier:
+    host.prelude_semantics) compiled for the host by g++ with ``driver`` (C++ calling them)."""
     gxx = shutil.which("g++")
     if not gxx:
         pytest.skip("g++ not installed")
     from wavelift.backends.cuda import codegen as G
     from wavelift.backends.cuda.prelude import PRELUDE
+    from wavelift.backends.host import HOST_SHIM
 
     head = PRELUDE[: PRELUDE.index("/* wave64:")]
-    # the address checks (shared with the native tier: host.prelude_semantics), then windows
     win = PRELUDE[
         PRELUDE.index("/* guest addresses") : PRELUDE.index(
             "/* ----------------------------------------------------------------------- atomics */"
@@ -72,12 +73,10 @@ def memlib(tmp_path_factory):
         f"#define WL_MEMFN __forceinline__\n#define WL_NSLOT {NSLOT}u\n#define WL_NGUESS {NSLOT}u\n"
         "#define WL_MIRROR_WORDS 1u\n#define WL_NPRE 1u\n#define WL_PRE_WORDS 1u\n"
     )
-    d = tmp_path_factory.mktemp("mem")
-    src = d / "mem.cpp"
-    from wavelift.backends.host import HOST_SHIM
-
-    src.write_text(HOST_SHIM + SHIM + head + win + defs + G._CTX + DRIVER)
-    lib = d / "mem.so"
+    d = tmp_path_factory.mktemp(name)
+    src = d / f"{name}.cpp"
+    src.write_text(HOST_SHIM + SHIM + head + win + defs + G._CTX + driver)
+    lib = d / f"{name}.so"
     r = subprocess.run(
         [gxx, "-O1", "-std=c++17", "-w", "-shared", "-fPIC", f"-I{HERE}", str(src), "-o", str(lib)],
         capture_output=True,
@@ -85,6 +84,11 @@ def memlib(tmp_path_factory):
     )
     assert r.returncode == 0, r.stderr[:4000]
     return ctypes.CDLL(str(lib))
+
+
+@pytest.fixture(scope="module")
+def memlib(tmp_path_factory):
+    return build_memory_lib(tmp_path_factory, "mem", DRIVER)
 
 
 def _layout(rng, n):

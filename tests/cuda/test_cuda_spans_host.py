@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import ctypes
 import pathlib
-import shutil
-import subprocess
 import sys
 from types import SimpleNamespace
 
@@ -26,7 +24,7 @@ for p in (ROOT / "bench", HERE):
     if str(p) not in sys.path:
         sys.path.insert(0, str(p))
 
-from test_cuda_memory_host import SHIM, _layout, _where  # noqa: E402
+from test_cuda_memory_host import _layout, _where, build_memory_lib  # noqa: E402
 
 from wavelift.backends.cuda import spans  # noqa: E402
 from wavelift.backends.cuda.codegen import generate  # noqa: E402
@@ -231,34 +229,7 @@ extern "C" int wl_group(const u64* ws, const u64* we, const i64* wo, u32 n,
 
 @pytest.fixture(scope="module")
 def spanlib(tmp_path_factory):
-    gxx = shutil.which("g++")
-    if not gxx:
-        pytest.skip("g++ not installed")
-    from wavelift.backends.cuda import codegen as G
-    from wavelift.backends.cuda.prelude import PRELUDE
-    from wavelift.backends.host import HOST_SHIM
-
-    head = PRELUDE[: PRELUDE.index("/* wave64:")]
-    win = PRELUDE[
-        PRELUDE.index("/* guest addresses") : PRELUDE.index(
-            "/* ----------------------------------------------------------------------- atomics */"
-        )
-    ]
-    defs = (
-        "#define WL_MEMFN __forceinline__\n#define WL_NSLOT 64u\n#define WL_NGUESS 64u\n"
-        "#define WL_MIRROR_WORDS 1u\n#define WL_NPRE 1u\n#define WL_PRE_WORDS 1u\n"
-    )
-    d = tmp_path_factory.mktemp("spans")
-    src = d / "spans.cpp"
-    src.write_text(HOST_SHIM + SHIM + head + win + defs + G._CTX + DRIVER)
-    lib = d / "spans.so"
-    r = subprocess.run(
-        [gxx, "-O1", "-std=c++17", "-w", "-shared", "-fPIC", f"-I{HERE}", str(src), "-o", str(lib)],
-        capture_output=True,
-        text=True,
-    )
-    assert r.returncode == 0, r.stderr[:4000]
-    return ctypes.CDLL(str(lib))
+    return build_memory_lib(tmp_path_factory, "spans", DRIVER)
 
 
 @pytest.mark.parametrize("seed", range(4))

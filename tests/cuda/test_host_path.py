@@ -23,13 +23,11 @@ import pathlib
 import sys
 
 import numpy as np
-import pytest
 
 HERE = pathlib.Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
-import standin_cupy as S  # noqa: E402
 from testpaths import one_wave_config as _config  # noqa: E402
 
 from wavelift.backends.cuda import resident as R  # noqa: E402
@@ -235,16 +233,6 @@ def _at(var, dtype, count):
     return np.ctypeslib.as_array(
         ctypes.cast(ptr, ctypes.POINTER(np.ctypeslib.as_ctypes_type(dtype))), (count,)
     )
-
-
-@pytest.fixture
-def standin():
-    from wavelift.backends.cuda.compile import nvrtc_problem
-
-    if nvrtc_problem():
-        pytest.skip(f"NVRTC: {nvrtc_problem()}")
-    with S.installed() as st:
-        yield st
 
 
 def _device():

@@ -27,7 +27,6 @@ HERE = pathlib.Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
-import standin_cupy as S  # noqa: E402
 from test_host_path import _at, _vadd_from_kernargs  # noqa: E402
 
 from wavelift.driver import device as D  # noqa: E402
@@ -41,16 +40,6 @@ N = 64
 def _again_on(monkeypatch):
     """The kept dispatch plans are opt-in until they have run on a GPU (WAVELIFT_CUDA_AGAIN)."""
     monkeypatch.setenv("WAVELIFT_CUDA_AGAIN", "on")
-
-
-@pytest.fixture
-def standin():
-    from wavelift.backends.cuda.compile import nvrtc_problem
-
-    if nvrtc_problem():
-        pytest.skip(f"NVRTC: {nvrtc_problem()}")
-    with S.installed() as st:
-        yield st
 
 
 def _checked_kernel():
@@ -310,18 +299,25 @@ def test_each_change_takes_the_full_path_once(standin, monkeypatch):
     settle()
 
 
-def test_repeated_launch_device_operations(standin):
+def _warm_vadd(standin):
+    """vadd on the checking stand-in after five launches (its plans kept, where on): -> (Device,
+    kernel, args), the stand-in's call counts cleared."""
     standin.kernel = _checked_kernel()
     dev, k = _device("cuda")
     a = dev.upload(np.arange(N, dtype=np.float32))
     b = dev.upload(np.ones(N, np.float32))
-    c = dev.alloc(4 * N)
+    args = [a, b, dev.alloc(4 * N), np.uint32(N)]
     for _ in range(5):
-        _launch(k, [a, b, c, np.uint32(N)])
+        _launch(k, args)
     standin.calls.clear()
+    return dev, k, args
+
+
+def test_repeated_launch_device_operations(standin):
+    dev, k, (a, b, c, n) = _warm_vadd(standin)
     h = X.AGAIN_HITS[0]
     for _ in range(20):
-        _launch(k, [a, b, c, np.uint32(N)])
+        _launch(k, [a, b, c, n])
     assert X.AGAIN_HITS[0] - h == 20
     calls = dict(standin.calls)
     assert calls == {"fill": 20, "launch": 60, "get": 20, "memcpy_d2d": 20}, calls
@@ -369,17 +365,10 @@ def test_off_by_default_every_launch_takes_the_full_path(standin, monkeypatch):
     """Unset: no kept dispatch plan, and every written map and report cleared before its kernel
     (two memsets a launch)."""
     monkeypatch.delenv("WAVELIFT_CUDA_AGAIN", raising=False)
-    standin.kernel = _checked_kernel()
-    dev, k = _device("cuda")
-    a = dev.upload(np.arange(N, dtype=np.float32))
-    b = dev.upload(np.ones(N, np.float32))
-    c = dev.alloc(4 * N)
-    for _ in range(5):
-        _launch(k, [a, b, c, np.uint32(N)])
-    standin.calls.clear()
+    dev, k, (a, b, c, n) = _warm_vadd(standin)
     h = X.AGAIN_HITS[0]
     for _ in range(10):
-        _launch(k, [a, b, c, np.uint32(N)])
+        _launch(k, [a, b, c, n])
     assert X.AGAIN_HITS[0] == h
     assert standin.calls["fill"] == 20, dict(standin.calls)
     assert np.array_equal(dev.download(c, np.float32), np.arange(N, dtype=np.float32) + 1)

@@ -1,0 +1,26 @@
+"""Fixtures shared by the CUDA tests that run without a GPU."""
+
+from __future__ import annotations
+
+import pathlib
+import sys
+
+import pytest
+
+HERE = pathlib.Path(__file__).resolve().parent
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
+
+
+@pytest.fixture
+def standin():
+    """tests/cuda/standin_cupy.py installed for one test (host arrays for device ones); skipped
+    where NVRTC is missing (the translated kernels are built by NVRTC)."""
+    import standin_cupy as S
+
+    from wavelift.backends.cuda.compile import nvrtc_problem
+
+    if nvrtc_problem():
+        pytest.skip(f"NVRTC: {nvrtc_problem()}")
+    with S.installed() as st:
+        yield st
