@@ -14,7 +14,6 @@ import sys
 import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from test_host_path import standin  # noqa: E402,F401
 from test_resident_host import Dispatch, _memory  # noqa: E402
 
 from wavelift.backends.cuda import resident as R  # noqa: E402
@@ -131,7 +130,7 @@ def test_kept_plan_not_taken_after_a_host_write_or_a_new_entry():
     assert p1 is not None
 
 
-def test_standin_record_follows_the_code_stamp(standin):  # noqa: F811
+def test_standin_record_follows_the_code_stamp(standin):
     """execute_dispatch's prepared record on a memory with device copies (the stand-in CuPy):
     the code allocation's stamp proves the program; the same bytes written again keep the
     record (program_for finds the same program; the stamp is noted again), other bytes (an
