@@ -91,6 +91,23 @@ def memlib(tmp_path_factory):
     return build_memory_lib(tmp_path_factory, "mem", DRIVER)
 
 
+def check_access(a, nb, store, data, out, escaped, layout, ref, ref_written) -> None:
+    """One access of ``nb`` bytes at guest address ``a`` against the window arithmetic: escaped
+    exactly outside every window; a store applied to ``ref`` / ``ref_written``, a load's words
+    ``out`` equal to ``ref``'s bytes."""
+    ix = _where(a, nb, *layout)
+    assert bool(escaped) == (ix is None), (hex(a), nb, ix)
+    if ix is None:
+        return
+    if store:
+        ref[ix : ix + nb] = data.view(np.uint8)[:nb]
+        ref_written[ix : ix + nb] = 1
+    else:
+        want = np.zeros(16, np.uint8)
+        want[:nb] = ref[ix : ix + nb]
+        assert list(out) == list(want.view(np.uint32)), (hex(a), nb)
+
+
 def _layout(rng, n):
     """n windows as WindowSet places them: sorted, apart, each at an arena offset congruent to
     its address mod 8; a few in the upper canonical half."""
@@ -202,16 +219,8 @@ def test_loads_and_stores_hit_exactly_their_bytes(memlib, nwin, seed):
             p(out[i:]),
             p(escaped[i:]),
         )
-        ix = _where(addr[i], nb[i], starts, ends, offs)
-        assert bool(escaped[i]) == (ix is None), (i, hex(addr[i]), nb[i], ix)
-        if ix is None:
-            continue
-        if store[i]:
-            ref[ix : ix + nb[i]] = data[i].view(np.uint8)[: nb[i]]
-            ref_written[ix : ix + nb[i]] = 1
-        else:
-            want = np.zeros(16, np.uint8)
-            want[: nb[i]] = ref[ix : ix + nb[i]]
-            assert list(out[i]) == list(want.view(np.uint32)), (i, hex(addr[i]), nb[i])
+        check_access(
+            addr[i], nb[i], store[i], data[i], out[i], escaped[i], (starts, ends, offs), ref, ref_written
+        )
     assert (arena[:size] == ref[:size]).all()
     assert (written == ref_written).all()

@@ -24,7 +24,7 @@ for p in (ROOT / "bench", HERE):
     if str(p) not in sys.path:
         sys.path.insert(0, str(p))
 
-from test_cuda_memory_host import _layout, _where, build_memory_lib  # noqa: E402
+from test_cuda_memory_host import _layout, build_memory_lib, check_access  # noqa: E402
 
 from wavelift.backends.cuda import spans  # noqa: E402
 from wavelift.backends.cuda.codegen import generate  # noqa: E402
@@ -293,17 +293,9 @@ def test_group_reads_writes_and_escapes_exactly(spanlib, seed):
         held += bool(gs)
         for i in range(count):
             a = (root + c[i]) & M64
-            ix = _where(a, nb[i], starts, ends, offs)
-            assert bool(escaped[i]) == (ix is None), (i, hex(a), nb[i])
-            if ix is None:
-                continue
-            if store[i]:
-                ref[ix : ix + nb[i]] = data[i].view(np.uint8)[: nb[i]]
-                ref_written[ix : ix + nb[i]] = 1
-            else:
-                w = np.zeros(16, np.uint8)
-                w[: nb[i]] = ref[ix : ix + nb[i]]
-                assert list(out[i]) == list(w.view(np.uint32)), (i, hex(a), nb[i], bool(gs))
+            check_access(
+                a, nb[i], store[i], data[i], out[i], escaped[i], (starts, ends, offs), ref, ref_written
+            )
         assert (arena[:size] == ref[:size]).all() and (written == ref_written).all()
     assert 40 <= held <= 360  # both paths taken many times
 
