@@ -129,10 +129,10 @@ _ALL = [
         "WAVELIFT_CUDA_AGAIN",
         str,
         None,
-        "`on`: a repeated CUDA dispatch runs from the plan its last landing kept (runtime.Again: "
-        "only the GPU operations and the report read-back) and a written map that landed is not "
-        "cleared again (wl_commit clears it; decision 0029's 2026-12-06 amendment); unset: off, "
-        "until those paths have run on a GPU against NumPy (the stand-in's tests run them)",
+        "`on` (the default): a repeated CUDA dispatch runs from the plan its last landing kept "
+        "(runtime.Again: only the GPU operations and the report read-back) and a written map that "
+        "landed is not cleared again (wl_commit clears it; decision 0029's 2026-12-06 amendment); "
+        "`off`: every dispatch takes the full path and every map is cleared before its kernel (A/B runs)",
     ),
     Setting(
         "WAVELIFT_CUDA_LDS",
@@ -146,10 +146,9 @@ _ALL = [
         "WAVELIFT_CUDA_SPANS",
         str,
         None,
-        "`block`: CUDA kernels test a block's global loads and stores at known offsets from one "
-        "base once, against one guessed window (decision 0047's amendment on global accesses at known "
-        "offsets); unset or "
-        "`access` (the default until that form has run on a GPU against NumPy): a test per access",
+        "`block` (the default): CUDA kernels test a block's global loads and stores at known offsets "
+        "from one base once, against one guessed window (decision 0047's amendment on global accesses "
+        "at known offsets); `access`: a test per access (A/B runs)",
     ),
     Setting(
         "WAVELIFT_CUDA_PASSES",

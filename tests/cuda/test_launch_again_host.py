@@ -37,9 +37,9 @@ N = 64
 
 
 @pytest.fixture(autouse=True)
-def _again_on(monkeypatch):
-    """The kept dispatch plans are opt-in until they have run on a GPU (WAVELIFT_CUDA_AGAIN)."""
-    monkeypatch.setenv("WAVELIFT_CUDA_AGAIN", "on")
+def _again_default(monkeypatch):
+    """The kept dispatch plans as by default (WAVELIFT_CUDA_AGAIN unset: on)."""
+    monkeypatch.delenv("WAVELIFT_CUDA_AGAIN", raising=False)
 
 
 def _checked_kernel():
@@ -361,10 +361,10 @@ def test_sessions_without_kept_staging(standin, monkeypatch):
     assert fast_final == ref_final
 
 
-def test_off_by_default_every_launch_takes_the_full_path(standin, monkeypatch):
-    """Unset: no kept dispatch plan, and every written map and report cleared before its kernel
-    (two memsets a launch)."""
-    monkeypatch.delenv("WAVELIFT_CUDA_AGAIN", raising=False)
+def test_off_every_launch_takes_the_full_path(standin, monkeypatch):
+    """WAVELIFT_CUDA_AGAIN=off (A/B runs): no kept dispatch plan, and every written map and report
+    cleared before its kernel (two memsets a launch)."""
+    monkeypatch.setenv("WAVELIFT_CUDA_AGAIN", "off")
     dev, k, (a, b, c, n) = _warm_vadd(standin)
     h = X.AGAIN_HITS[0]
     for _ in range(10):

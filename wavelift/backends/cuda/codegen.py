@@ -210,11 +210,10 @@ class Lowering(ValueLowering):
                     )
         # global accesses of a block at known offsets from one base, tested once against one
         # guessed window (spans.py; decision 0047's amendment on global accesses at known offsets): id(op) -> its Span.
-        # WAVELIFT_CUDA_SPANS=block turns it on; the default keeps a test per access until the
-        # grouped form has run on a GPU
+        # WAVELIFT_CUDA_SPANS=access keeps a test per access (A/B runs)
         self.span_of: dict = {}
         self.span_lead: dict = {}
-        if settings.get("WAVELIFT_CUDA_SPANS") == "block":
+        if settings.get("WAVELIFT_CUDA_SPANS") != "access":
             self.span_of, self.span_lead = spans.find(program, self._groupable)
 
     def _groupable(self, op) -> bool:

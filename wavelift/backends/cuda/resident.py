@@ -326,9 +326,9 @@ class Resident:
 
     def __init__(self, ops):
         self.ops = ops
-        # WAVELIFT_CUDA_AGAIN=on: kept dispatch plans (runtime.Again) and written maps left as
-        # their landing cleared them (``clear``); off: every map cleared before each kernel
-        self.again = settings.get("WAVELIFT_CUDA_AGAIN") == "on"
+        # kept dispatch plans (runtime.Again) and written maps left as their landing cleared them
+        # (``clear``); WAVELIFT_CUDA_AGAIN=off: every map cleared before each kernel (A/B runs)
+        self.again = settings.get("WAVELIFT_CUDA_AGAIN") != "off"
         self.entries: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self._tables: dict = {}  # (dtype, bytes) -> device array (``table``)
         # trace/windows.Layout -> its device window tables (``window_tables``)
