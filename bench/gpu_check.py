@@ -582,7 +582,7 @@ def native_module(arch):
         opts = [f"-arch={arch}".encode(), b"-default-device"]
         C._check(nv, nv.nvrtcCompileProgram(prog, len(opts), opts), "native compile", prog)
         _, size = nv.nvrtcGetCUBINSize(prog)
-        buf = b" " * size
+        buf = bytearray(size)  # (NVRTC writes into it: never an immutable bytes object)
         nv.nvrtcGetCUBIN(prog, buf)
         m = cupy.cuda.function.Module()
         m.load(bytes(buf))

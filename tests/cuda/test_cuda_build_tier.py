@@ -289,3 +289,19 @@ def test_launches_run_the_fast_build_then_the_optimising_one(tmp_path, monkeypat
             dev.write(c, np.zeros(n, np.float32))
             launch()
         assert len(loaded) == n_loaded  # loaded once
+
+
+def test_nvrtc_leaves_the_interpreters_bytes_alone():
+    """NVRTC writes its cubin and log into the buffers it is handed; an empty log is one NUL
+    byte, and ``b" " * 1`` is the interpreter's shared b" " itself -- a build must hand it fresh
+    bytearrays (before: every build with an empty log turned b" " into b"\\x00" for the process)."""
+    import test_cuda_backend as T
+
+    if T._nvrtc_problem():
+        pytest.skip(T._nvrtc_problem())
+    from wavelift.backends.cuda import compile as cc
+
+    cubin, log = cc._nvrtc_build('extern "C" __global__ void k(int* p) { p[0] = 1; }', "sm_90", ())
+    assert cubin[:4] == b"\x7fELF" and log.strip("\x00 ") == ""
+    # (every one-byte b" " is that one object: compare its byte's value, not two of them)
+    assert bytes([32])[0] == 32 and b" "[0] == 32

@@ -88,7 +88,7 @@ def _check(nv, res, what, prog=None):
     if prog is not None:
         try:
             _, n = nv.nvrtcGetProgramLogSize(prog)
-            buf = b" " * n
+            buf = bytearray(n)  # (a fresh buffer: see _nvrtc_build)
             nv.nvrtcGetProgramLog(prog, buf)
             log = buf.decode(errors="replace").rstrip("\x00 ")
         except Exception:  # noqa: BLE001
@@ -199,13 +199,16 @@ def _nvrtc_build(source: str, arch: str, extra: tuple, cubin: bool = True) -> tu
     try:
         opts = [f"-arch={arch}".encode()] + [o.encode() for o in OPTIONS + extra]
         _check(nv, nv.nvrtcCompileProgram(prog, len(opts), opts), "nvrtcCompileProgram", prog)
-        buf = b""
+        # NVRTC writes into the buffers it is given: bytearrays, never ``b" " * n`` (an immutable
+        # object; for n == 1, an empty log's NUL, it is the interpreter's shared b" ", which
+        # NVRTC would turn into b"\x00" for the whole process)
+        buf = bytearray()
         if cubin:
             res = _check(nv, nv.nvrtcGetCUBINSize(prog), "nvrtcGetCUBINSize")
-            buf = b" " * res[1]
+            buf = bytearray(res[1])
             _check(nv, nv.nvrtcGetCUBIN(prog, buf), "nvrtcGetCUBIN")
         _, n = nv.nvrtcGetProgramLogSize(prog)
-        lb = b" " * n
+        lb = bytearray(n)
         nv.nvrtcGetProgramLog(prog, lb)
         return bytes(buf), lb.decode(errors="replace")
     finally:
