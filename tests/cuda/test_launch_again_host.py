@@ -372,3 +372,24 @@ def test_off_every_launch_takes_the_full_path(standin, monkeypatch):
     assert X.AGAIN_HITS[0] == h
     assert standin.calls["fill"] == 20, dict(standin.calls)
     assert np.array_equal(dev.download(c, np.float32), np.arange(N, dtype=np.float32) + 1)
+
+
+def test_a_missed_kept_launch_keys_its_arguments_once(standin, monkeypatch):
+    """A launch whose key is not its kept launch's computes the launch key once (the full path
+    takes the one `launch` made), and arguments given as an iterator are read once: the full
+    path gets them, not the iterator `launch` emptied."""
+    dev, k, (a, b, c, n) = _warm_vadd(standin)
+    c2 = dev.alloc(4 * N)
+    assert k._fast is not None
+    made: list = []
+    real = D._launch_key
+    monkeypatch.setattr(D, "_launch_key", lambda *x: made.append(x) or real(*x))
+    r = k.launch(global_size=(N, 1, 1), block=(64, 1, 1), args=iter([a, b, c2, n]))
+    assert r.refusal is None, r.refusal
+    assert len(made) == 1
+    assert np.array_equal(dev.download(c2, np.float32), np.arange(N, dtype=np.float32) + 1)
+    assert k._fast is not None and k._memo is not None
+    fast = dev.fast_launches
+    made.clear()
+    r = k.launch(global_size=(N, 1, 1), block=(64, 1, 1), args=iter([a, b, c2, n]))
+    assert r.refusal is None and dev.fast_launches == fast + 1 and len(made) == 1

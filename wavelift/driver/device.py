@@ -114,6 +114,17 @@ def _dispatch_result():
     return _RESULT
 
 
+def _record_fields(d: dict) -> dict:
+    """A launch record's fields ``d`` (its ``__dict__``) as a new dict, its mutable ones
+    (registers, user SGPRs, extra) copied: a kept launch's record (`Device._keep_fast`) and
+    each record made from it (`_launch_fast`) share none of them."""
+    t = dict(d)
+    t["registers"], t["user_sgprs"] = dict(d["registers"]), list(d["user_sgprs"])
+    x = d["extra"]
+    t["extra"] = {"kernarg_fill": list(x["kernarg_fill"]), "dynamic_lds": x["dynamic_lds"]}
+    return t
+
+
 def _value_key(v):
     """A launch argument (or grid argument) as a hashable value equal exactly when the launch
     builds the same bytes from it, or _NO_KEY: ints, bools, floats (by their bits: -0.0 is not
@@ -627,10 +638,9 @@ class Device:
             ((DISPATCH_PACKET_SIZE, 64, False, f"aql_packet:{k.name}"), rec.packet_address),
             (ib_key, ib[-1]),
         )
-        for key, addr in pooled:
-            free = self._pool.get(key)
-            if not free or free[-1] != addr:
-                return None
+        ib_bytes = e.ib.tobytes()
+        if set(rec.extra) != {"kernarg_fill", "dynamic_lds"} or not self._fast_holds(pooled, (), ib_bytes):
+            return None
         stamped = []
         for addr in (rec.kernarg_address, rec.packet_address):
             a = mem.find(addr)
@@ -638,20 +648,28 @@ class Device:
             if st is None:
                 return None
             stamped.append((a, st))
-        ib_bytes = e.ib.tobytes()
-        if mem.read(pooled[2][1], len(ib_bytes)) != ib_bytes:
-            return None
-        # (the record's fields, its mutable ones copied: the caller holds the record itself)
-        t = dict(rec.__dict__)
-        t["registers"], t["user_sgprs"] = dict(rec.registers), list(rec.user_sgprs)
-        x = rec.extra
-        if set(x) != {"kernarg_fill", "dynamic_lds"}:
-            return None
-        t["extra"] = {"kernarg_fill": list(x["kernarg_fill"]), "dynamic_lds": x["dynamic_lds"]}
+        t = _record_fields(rec.__dict__)  # (copies: the caller holds the record itself)
         t["pm4"] = t["result"] = None
         return _FastLaunch(
             memo[0], t, e, pooled, stamped, ib_bytes, mem.generation, self._regs.writes, self.gb_addr_config
         )
+
+    def _fast_holds(self, pooled, stamped, ib_bytes: bytes) -> bool:
+        """Whether a kept launch's allocations are as it keeps them: each (free-list key,
+        address) of ``pooled`` the last on its free list (the next `launch_alloc` of that key
+        takes it), each (allocation, stamp) of ``stamped`` at that stamp, and the IB (the
+        last of ``pooled``) holding ``ib_bytes``.  (`_keep_fast` and `_launch_fast`.)"""
+        pool = self._pool
+        for key, addr in pooled:
+            free = pool.get(key)
+            if not free or free[-1] != addr:
+                return False
+        if stamped:
+            stamp = self.memory.resident.stamp
+            for a, st in stamped:
+                if stamp(a) != st:
+                    return False
+        return self.memory.read(pooled[2][1], len(ib_bytes)) == ib_bytes
 
     def _launch_fast(self, k: Kernel, fp: _FastLaunch):
         """Kernel ``k``'s launch with the key of its kept one ``fp`` (`_keep_fast`), or None
@@ -677,18 +695,8 @@ class Device:
             or self._execute is None
         ):
             return None
-        pool = self._pool
-        for key, addr in fp.pooled:
-            free = pool.get(key)
-            if not free or free[-1] != addr:
-                return None
         res = mem.resident
-        if res is None:
-            return None
-        for a, st in fp.stamped:
-            if res.stamp(a) != st:
-                return None
-        if mem.read(fp.pooled[2][1], len(fp.ib_bytes)) != fp.ib_bytes:
+        if res is None or not self._fast_holds(fp.pooled, fp.stamped, fp.ib_bytes):
             return None
         e, t = fp.again, fp.rec
         regs.writes += e.count  # (replay_writes: the file holds what the stream leaves)
@@ -706,16 +714,10 @@ class Device:
             if new:
                 self.results[:] = new
         self.fast_launches += 1
-        # (the kept fields, the mutable ones copied: what prepare's LaunchRecord holds)
         rec = LaunchRecord.__new__(LaunchRecord)
-        d = rec.__dict__
-        d.update(t)
+        rec.__dict__ = d = _record_fields(t)  # (prepare's record: the kept fields, copied)
         d["index"] = self.launch_count
-        d["registers"] = dict(t["registers"])
-        d["user_sgprs"] = list(t["user_sgprs"])
         d["pm4"] = list(e.dwords)
-        x = t["extra"]
-        d["extra"] = {"kernarg_fill": list(x["kernarg_fill"]), "dynamic_lds": x["dynamic_lds"]}
         d["result"] = r
         self.record_launch(rec)
         k.last_launch = rec
@@ -838,24 +840,19 @@ class Kernel:
         launch key) from what it kept of it (`_FastLaunch`, `Device._launch_fast`) while
         nothing that launch's preparation and stream read has changed."""
         fp = self._fast
+        args = args if type(args) is list or type(args) is tuple else list(args)
+        key: Any = _NO_KEY  # (not computed yet: prepare computes it)
         if fp is not None:
-            a = args if type(args) is list or type(args) is tuple else list(args)
             dev = self.device
-            key = _launch_key(groups, block, a, global_size, global_offset, dims, dynamic_stack, dev._queue)
+            key = _launch_key(
+                groups, block, args, global_size, global_offset, dims, dynamic_stack, dev._queue
+            )
             if key is not None and key == fp.key:
                 got = dev._launch_fast(self, fp)
                 if got is not None:
                     return got
             self._fast = None
-        rec = self.prepare(
-            groups,
-            block,
-            args,
-            global_size=global_size,
-            global_offset=global_offset,
-            dims=dims,
-            dynamic_stack=dynamic_stack,
-        )
+        rec = self._prepare(groups, block, args, global_size, global_offset, dims, dynamic_stack, key)
         dw, result = self.device.submit_dispatch(rec.registers, rec.dims, rec.initiator)
         rec.pm4 = dw
         rec.result = result
@@ -891,14 +888,22 @@ class Kernel:
         the addresses of the scratch backing, kernargs and packet, and the launch number where
         the kernel takes a dispatch id): a launch that repeats them builds nothing again, and
         the reused allocations are written only where their bytes differ (Device.put)."""
-        dev, kd = self.device, self.info.kd
         args = args if type(args) is list or type(args) is tuple else list(args)
+        return self._prepare(groups, block, args, global_size, global_offset, dims, dynamic_stack, _NO_KEY)
+
+    def _prepare(
+        self, groups, block, args, global_size, global_offset, dims, dynamic_stack, key
+    ) -> LaunchRecord:
+        """`prepare` with ``args`` a list or tuple and ``key`` the launch key (`_launch_key`)
+        when `launch` computed it already (its kept launch did not hold), else _NO_KEY."""
+        dev, kd = self.device, self.info.kd
         # (the queue's address is part of the kernargs; none yet: the full path makes it)
-        key = (
-            None
-            if dev.record or not dev._queue
-            else _launch_key(groups, block, args, global_size, global_offset, dims, dynamic_stack, dev._queue)
-        )
+        if dev.record or not dev._queue:
+            key = None
+        elif key is _NO_KEY:
+            key = _launch_key(
+                groups, block, args, global_size, global_offset, dims, dynamic_stack, dev._queue
+            )
         memo = self._memo
         if key is not None and memo is not None and memo[0] == key:
             plan = memo[1]
