@@ -393,3 +393,86 @@ def test_a_missed_kept_launch_keys_its_arguments_once(standin, monkeypatch):
     made.clear()
     r = k.launch(global_size=(N, 1, 1), block=(64, 1, 1), args=iter([a, b, c2, n]))
     assert r.refusal is None and dev.fast_launches == fast + 1 and len(made) == 1
+
+
+def _pattern_kernel(state):
+    """The checking vadd stand-in whose written map is then cut by ``state["p"]``: 0 all of c
+    (one run), 1 every other byte of it (2N runs: more than the report's INLINE_RUNS, so they
+    come back by the second read), 2 bytes [4, 100) of it, 3 all of c and one byte of the
+    first mirrored range (``state["mirror"]``: arena offset) marked as written with the byte
+    it holds (the full path runs the dispatch again without mirrors)."""
+    inner = _checked_kernel()
+
+    def kernel(arena, written, ws, we, wo, consts):
+        inner(arena, written, ws, we, wo, consts)
+        w = np.asarray(written)
+        marked = np.flatnonzero(w)
+        if not len(marked):
+            return
+        lo, hi = int(marked[0]), int(marked[-1]) + 1
+        p = state["p"]
+        if p == 1:
+            w[lo + 1 : hi : 2] = 0
+        elif p == 2:
+            w[lo : lo + 4] = 0
+            w[lo + 100 : hi] = 0
+        elif p == 3 and state.get("mirror") is not None:
+            w[state["mirror"]] = 1
+
+    return kernel
+
+
+def _pattern_session(again: bool, pats, mirror=None):
+    state = {"p": 0, "mirror": mirror}
+    saved_keep, saved_fast, saved_cache = X._keep_again, D.Device._keep_fast, X._CACHE
+    X._CACHE = {}
+    if not again:
+        X._keep_again = lambda *a, **kw: None  # type: ignore[assignment]
+        D.Device._keep_fast = lambda *a, **kw: None  # type: ignore[method-assign]
+    try:
+        import standin_cupy as S
+
+        S.STATE.kernel = _pattern_kernel(state)
+        dev, k = _device("cuda")
+        a = dev.upload(np.arange(N, dtype=np.float32))
+        b = dev.upload(np.ones(N, np.float32))
+        c = dev.alloc(4 * N)
+        args = [a, b, c, np.uint32(N)]
+        out, hits = [], []
+        for i, p in enumerate(pats):
+            state["p"] = p
+            if p == 3 and state.get("mirror") is None:
+                rec = X._PREPARED.get(id(dev.results[-1].config))
+                kept = rec.again() if rec is not None and rec.again is not None else None
+                if kept is not None and kept.ag.mirrored:
+                    state["mirror"] = kept.ag.mirrored[0][0]
+            h = X.AGAIN_HITS[0]
+            r = k.launch(global_size=(N, 1, 1), block=(64, 1, 1), args=args)
+            hits.append(X.AGAIN_HITS[0] - h)
+            out.append((r.refusal, list(r.write_spans), list(r.windows), _stats(r)))
+            if i % 7 == 6:
+                out.append(("c", dev.download(c, np.float32).tobytes()))
+        return out, hits, state.get("mirror")
+    finally:
+        X._keep_again, D.Device._keep_fast, X._CACHE = saved_keep, saved_fast, saved_cache
+
+
+def test_kept_runs_with_many_runs_other_spans_and_written_mirrors(standin, monkeypatch):
+    """The kept run's own handling of the report (every run inline, or more than INLINE_RUNS
+    read again; other spans each launch with few kept wl_commit calls; a written mirrored
+    range handed to the full path) lands what the full path lands, launch for launch."""
+    from wavelift.backends.cuda import resident as R
+    from wavelift.backends.cuda import runtime as RT
+
+    monkeypatch.setattr(R, "KEPT_COMMITS", 2)
+    pats = [0] * 5 + [1] * 4 + [0, 2, 2, 1, 0, 1, 2, 0] + [1] * 3 + [3, 0, 0, 0, 3] + [2] * 3
+    kept, hits, mirror = _pattern_session(True, pats)
+    full, hits_full, _ = _pattern_session(False, pats, mirror)
+    assert kept == full
+    assert not any(hits_full)
+    many = [h for p, h in zip(pats, hits) if p == 1]
+    assert sum(many) >= 5 and sum(hits) >= 20, hits  # (the kept run took them)
+    assert 2 * N > RT.INLINE_RUNS and any(len(o[1]) == 2 * N for o in kept if o[0] is None)
+    assert mirror is not None  # (vadd's kernargs are mirrored: the rerun was exercised)
+    assert [h for p, h in zip(pats, hits) if p == 3] == [0, 0]
+    assert any(o[3].get("mirror_rerun") for o in kept if o[0] is None)

@@ -331,3 +331,53 @@ def test_window_tables_are_kept_by_their_bytes():
     for k in range(R.TABLES):
         res.table(np.array([k + 10], np.uint64))
     assert res.table(a) is not t  # (dropped after TABLES others)
+
+
+def test_a_stamps_token_holds_only_while_every_stamp_does():
+    """Resident.stamps / holds (a kept plan's check of many stamps at once): after random host
+    writes (some with the bytes the device copy holds: a settle brings the stamp back), views,
+    reads, dispatches landed and refused, entries made and entries taken by another memory's
+    Resident, a token that holds has every allocation at the stamp noted (asked before
+    ``stamp``, which may settle); a token taken with nothing done since holds."""
+    rng = np.random.default_rng(29)
+    for _ in range(12):
+        mem, bases = _memory(rng)
+        res = R.Resident(R.NumPyOps())
+        mem.resident = res
+        Dispatch(res, mem, _windows(mem, bases, rng), rng).win.release()  # (every copy made)
+        held = 0
+        tokens: list = []
+        for _ in range(40):
+            allocs = [mem.find(b) for b in bases]
+            pick = [allocs[int(k)] for k in rng.choice(len(allocs), int(rng.integers(1, 4)), replace=False)]
+            t = res.stamps(pick)
+            if t is not None:
+                assert res.holds(t)  # (nothing since)
+                tokens.append((pick, t))
+            r = rng.random()
+            a = allocs[int(rng.integers(0, len(allocs)))]
+            at = int(rng.integers(0, a.size))
+            n = min(int(rng.integers(1, 64)), a.size - at)
+            if r < 0.2:  # the host writes
+                mem.write(a.base + at, rng.integers(0, 256, n, dtype=np.uint8))
+            elif r < 0.35:  # the host writes back the bytes it holds (settles, where shadowed)
+                mem.write(a.base + at, np.frombuffer(mem.read(a.base + at, n), np.uint8).copy())
+            elif r < 0.45:  # the host reads
+                mem.read(a.base + at, n)
+            elif r < 0.55:  # a new allocation's entry (the entry count moves)
+                b = mem.alloc(64, name="new", data=np.zeros(64, np.uint8))
+                res.entry(mem.find(b))
+            elif r < 0.6:  # another memory's Resident takes an entry
+                R.Resident(R.NumPyOps()).entry(a)
+                a.resident = res
+                res.entry(a)
+            else:  # a dispatch, landed or refused
+                d = Dispatch(res, mem, _windows(mem, bases, rng), rng)
+                if rng.random() < 0.7:
+                    res.commit(d.win, d.plan, d.arena, d.written, d.spans)
+                d.win.release()
+            for pick, t in tokens[-6:]:
+                if res.holds(t):  # (asked first: stamp may settle)
+                    held += 1
+                    assert [res.stamp(x) for x in pick] == [v for _, v in t[1]]
+        assert held

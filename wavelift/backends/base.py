@@ -103,6 +103,11 @@ def get(name: str) -> Backend:
     return b
 
 
+def find(name: str) -> Backend | None:
+    """``get(name)`` for a registered name, else None."""
+    return get(name) if name in _MODULES else None
+
+
 def registered() -> tuple[Backend, ...]:
     return tuple(get(n) for n in names())
 

@@ -639,15 +639,12 @@ class Device:
             (ib_key, ib[-1]),
         )
         ib_bytes = e.ib.tobytes()
-        if set(rec.extra) != {"kernarg_fill", "dynamic_lds"} or not self._fast_holds(pooled, (), ib_bytes):
+        if set(rec.extra) != {"kernarg_fill", "dynamic_lds"} or not self._fast_holds(pooled, None, ib_bytes):
             return None
-        stamped = []
-        for addr in (rec.kernarg_address, rec.packet_address):
-            a = mem.find(addr)
-            st = None if a is None else res.stamp(a)
-            if st is None:
-                return None
-            stamped.append((a, st))
+        allocs = [mem.find(rec.kernarg_address), mem.find(rec.packet_address)]
+        stamped = None if allocs[0] is None or allocs[1] is None else res.stamps(allocs)
+        if stamped is None:
+            return None
         t = _record_fields(rec.__dict__)  # (copies: the caller holds the record itself)
         t["pm4"] = t["result"] = None
         return _FastLaunch(
@@ -657,18 +654,16 @@ class Device:
     def _fast_holds(self, pooled, stamped, ib_bytes: bytes) -> bool:
         """Whether a kept launch's allocations are as it keeps them: each (free-list key,
         address) of ``pooled`` the last on its free list (the next `launch_alloc` of that key
-        takes it), each (allocation, stamp) of ``stamped`` at that stamp, and the IB (the
-        last of ``pooled``) holding ``ib_bytes``.  (`_keep_fast` and `_launch_fast`.)"""
+        takes it), the stamps of ``stamped`` (None: not asked; else a token of the memory's
+        Resident: `Resident.stamps`) held, and the IB (the last of ``pooled``) holding
+        ``ib_bytes``.  (`_keep_fast` and `_launch_fast`.)"""
         pool = self._pool
         for key, addr in pooled:
             free = pool.get(key)
             if not free or free[-1] != addr:
                 return False
-        if stamped:
-            stamp = self.memory.resident.stamp
-            for a, st in stamped:
-                if stamp(a) != st:
-                    return False
+        if stamped is not None and not self.memory.resident.holds(stamped):
+            return False
         return self.memory.read(pooled[2][1], len(ib_bytes)) == ib_bytes
 
     def _launch_fast(self, k: Kernel, fp: _FastLaunch):
@@ -702,17 +697,12 @@ class Device:
         regs.writes += e.count  # (replay_writes: the file holds what the stream leaves)
         index = self.dispatch_count
         k._fast = None  # (kept again below once the dispatch ran as expected)
-        new: list = []
         try:
-            try:
-                r = self._execute(mem, e.config, index)
-            except Refused as ex:
-                r = _dispatch_result()(index, e.config, ex.refusal)
-            new.append(r)
-        finally:
-            self.dispatch_count += len(new)
-            if new:
-                self.results[:] = new
+            r = self._execute(mem, e.config, index)
+        except Refused as ex:
+            r = _dispatch_result()(index, e.config, ex.refusal)
+        self.dispatch_count += 1  # (as `_run_again`: counted once the dispatch has a result)
+        self.results[:] = [r]
         self.fast_launches += 1
         rec = LaunchRecord.__new__(LaunchRecord)
         rec.__dict__ = d = _record_fields(t)  # (prepare's record: the kept fields, copied)
@@ -722,7 +712,7 @@ class Device:
         self.record_launch(rec)
         k.last_launch = rec
         # (kept while the dispatch changed neither the kernargs nor the packet nor the table)
-        if mem.generation == fp.generation and all(res.stamp(a) == st for a, st in fp.stamped):
+        if mem.generation == fp.generation and res.holds(fp.stamped):
             fp.writes = regs.writes
             k._fast = fp
         return r

@@ -166,7 +166,7 @@ def _module_key(program, config, mode, backend):
 
 def _backend(name):
     """The registered backend ``name`` (backends/base.py), or None."""
-    return backends.get(name) if name in backends.names() else None
+    return backends.find(name)
 
 
 def _scratch_abi(config):
@@ -382,8 +382,12 @@ def _keep_again(memory, config, cache, program, tkey, depth, windows, budget, ag
         return
     checks.append((code, rec.stamp))
     if _stamps_hold(memory, checks) and ag.arm():
+        # (the same stamps as a token of the Resident's: checked after each landing at once)
+        token = memory.resident.stamps([a for a, _ in checks])
+        if token is None:
+            return
         kept = _Kept(
-            ag, tuple(windows), budget, program.deep_pointers, checks, frozenset(memory.never_windows)
+            ag, tuple(windows), budget, program.deep_pointers, token, frozenset(memory.never_windows)
         )
         _hold(memory, config, kept)
         rec.again = ref(kept)
@@ -391,15 +395,15 @@ def _keep_again(memory, config, cache, program, tkey, depth, windows, budget, ag
 
 class _Kept:
     """A record's kept run (_keep_again): the backend's plan, the windows, budget and trace depth
-    it ran with, the (allocation, stamp) pairs that must hold and the never-window bases.  Held
-    by the memory's Resident (``kept``), the record holding it weakly: a dropped memory takes
-    its plans, device copies and allocations with it."""
+    it ran with, the stamps that must hold (a token of the Resident's: `Resident.stamps`) and
+    the never-window bases.  Held by the memory's Resident (``kept``), the record holding it
+    weakly: a dropped memory takes its plans, device copies and allocations with it."""
 
-    __slots__ = ("ag", "windows", "budget", "deep", "checks", "never", "__weakref__")
+    __slots__ = ("ag", "windows", "budget", "deep", "token", "never", "__weakref__")
 
-    def __init__(self, ag, windows, budget, deep, checks, never):
+    def __init__(self, ag, windows, budget, deep, token, never):
         self.ag, self.windows, self.budget, self.deep = ag, windows, budget, deep
-        self.checks, self.never = checks, never
+        self.token, self.never = token, never
 
 
 def _hold(memory, config, kept) -> None:
@@ -432,7 +436,7 @@ def _again(rec, memory, budget, cache, res, stats, t0):
     rec.again = None
     if kept is None:
         return None
-    ag, bud, deep, checks = kept.ag, kept.budget, kept.deep, kept.checks
+    ag, bud, deep = kept.ag, kept.budget, kept.deep
     if (
         (bud if budget is None else int(budget)) != bud
         or rec.program.deep_pointers is not deep
@@ -446,14 +450,22 @@ def _again(rec, memory, budget, cache, res, stats, t0):
     spans_, instructions, lane, extra = out
     PREPARED_HITS[0] += 1
     AGAIN_HITS[0] += 1
-    stats["module_cache_hit"] = True
-    stats["budget"] = bud
-    stats.update(waves=ag.waves, instructions=instructions, lane_instructions=lane, escapes=0)
-    stats.update(extra)
+    # (the full path's stats, in its order: its first keys, the budget, the backend's extra)
+    res.stats = stats = {
+        "waves": ag.waves,
+        "instructions": instructions,
+        "lane_instructions": lane,
+        "bytes_written": 0,
+        "escapes": 0,
+        "module_cache_hit": True,
+        "time_s": 0.0,
+        "budget": bud,
+        **extra,
+    }
     spans, stats["bytes_written"] = ag.land(spans_)
     res.windows = list(kept.windows)
     res.write_spans = spans
-    if _stamps_hold(memory, checks) and ag.arm():
+    if memory.resident.holds(kept.token) and ag.arm():
         rec.again = ref(kept)
     stats["time_s"] = time.perf_counter() - t0
     return res

@@ -26,6 +26,7 @@ from __future__ import annotations
 import itertools
 import weakref
 from bisect import bisect_left, bisect_right
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -38,6 +39,7 @@ _VERSIONS = itertools.count(1)  # Entry.version
 SHADOW_BYTES = 4096  # allocations whose device bytes are shadowed on the host (Entry.shadow)
 STAGING = 4  # arenas and written maps kept for the next dispatches (Resident.staging)
 STAGING_MAX_BYTES = 64 << 20  # of at most this many bytes each
+KEPT_COMMITS = 64  # wl_commit calls a kept plan keeps (Resident.commit's ``kept``)
 
 
 class RangeSet:
@@ -145,6 +147,13 @@ class NumPyOps:
         dst[doff : doff + n][m] = src[soff : soff + n][m]
         mask[soff : soff + n] = 0  # (wl_commit clears the map bytes it reads)
 
+    def commit_launch(self, dst, doff: int, src, soff: int, mask, n: int):
+        """``commit`` of these arguments as a call of no arguments, made once (a kept plan's)."""
+        return partial(self.commit, dst, doff, src, soff, mask, n)
+
+    def pinned(self, n: int) -> np.ndarray:
+        return np.zeros(n, np.uint8)
+
     def runs(self, written) -> tuple[np.ndarray, np.ndarray]:
         m = np.asarray(written) != 0
         b = np.flatnonzero(np.diff(np.concatenate(([0], m.view(np.int8), [0]))))
@@ -244,6 +253,41 @@ class CuPyOps:
         if n:
             self._commit(self._grid(n), (256,), (dst[doff:], src[soff:], mask[soff:], np.uint64(n)))
 
+    def commit_launch(self, dst, doff: int, src, soff: int, mask, n: int):
+        """``commit`` of these arguments as a call of no arguments, its grid and argument
+        views made once (a kept plan's: runtime.Again)."""
+        if not n:
+            return _nothing
+        return partial(
+            self._commit, self._grid(n), (256,), (dst[doff:], src[soff:], mask[soff:], np.uint64(n))
+        )
+
+    def runs_call(self, written, count, inline):
+        """``runs_launch(written, count, inline, cleared=True)`` as a call of no arguments, its
+        grid and arguments made once (a kept plan's: runtime.Again); it notes what
+        ``runs_finish`` reads as ``runs_launch`` does."""
+        n = int(written.size)
+        starts, ends = inline
+        cap = int(starts.size)
+        go = partial(
+            self._runs,
+            self._grid(-(-n // 4)),
+            (256,),
+            (written, np.uint64(n), starts, ends, np.uint64(cap), count),
+        )
+        last = (written, count)
+
+        def call() -> None:
+            go()
+            self._last = last
+            self._inline = cap
+
+        return call
+
+    def pinned(self, n: int) -> np.ndarray:
+        """A host array of ``n`` bytes in page-locked memory (a kept report's read-back)."""
+        return np.frombuffer(self.cp.cuda.alloc_pinned_memory(n), np.uint8, n)
+
     def runs_launch(self, written, count, inline=None, cleared: bool = False) -> None:
         """Start wl_runs over ``written``; ``count`` (2 device u32) gets the number of runs,
         which comes back with the dispatch's report; then ``runs_finish``.  ``inline``: None,
@@ -306,13 +350,18 @@ def spans(starts, ends, win) -> list[tuple[int, int]]:
     """The runs (arena offsets, sorted) cut at window bounds as guest (address, size) write spans,
     window by window: what WindowSet.spans finds from the host map.  (The kernel writes only
     inside windows, so a run only crosses from one window into an adjacent one.)"""
-    out: list[tuple[int, int]] = []
     lay = getattr(win, "layout", None)
     offs = lay.offs if lay is not None else [int(o) for o in win.offs]  # (the layout's int list)
-    for s, e in zip(starts.tolist(), ends.tolist()):
+    return spans_of(starts.tolist(), ends.tolist(), offs, win.windows)
+
+
+def spans_of(starts: list, ends: list, offs: list, windows) -> list[tuple[int, int]]:
+    """``spans`` of the runs as sorted int lists, the windows' arena offsets ``offs`` (ints)."""
+    out: list[tuple[int, int]] = []
+    for s, e in zip(starts, ends):
         k = bisect_right(offs, s) - 1
         while s < e:
-            w, o = win.windows[k], offs[k]
+            w, o = windows[k], offs[k]
             stop = min(e, o + w.size)
             out.append((w.address + s - o, stop - s))
             s = stop
@@ -355,6 +404,7 @@ class Resident:
         # clears the map bytes it reads (wl_commit), so a map that landed is zero again
         self._dirty_maps: dict = {}
         self._pairs: dict = {}  # id(report) -> (report, written map, both: one buffer)
+        self._readback: dict = {}  # id(report) -> (report, its host array: ``readback``)
         # run/execute.py's kept runs of dispatches on this memory (its records hold them weakly:
         # a dropped memory drops them), by id of their config
         self.kept: dict = {}
@@ -371,6 +421,32 @@ class Resident:
             if self.settle(e, alloc):
                 self.changes += 1
         return e.version
+
+    def stamps(self, allocs) -> tuple | None:
+        """What ``holds`` checks: each of ``allocs``' device copy and stamp now (None when one
+        has no stamp) and the entry count.  For a kept plan's checks of many stamps at once."""
+        get = self.entries.get
+        pairs = []
+        for a in allocs:
+            st = self.stamp(a)
+            if st is None:
+                return None
+            pairs.append((get(a), st))
+        return self.entry_count, tuple(pairs)
+
+    def holds(self, token) -> bool:
+        """Whether each allocation of ``stamps``' token still has the stamp it had then: no
+        entry made or taken since (the same entry objects: ``entry_count``) and each entry at
+        that version.  (An entry whose version moved is not stamped again here, so a settle
+        that would bring it back is not made: False, where ``stamp`` might give the same
+        number -- the caller's full path then asks ``stamp``.  While its version is the one
+        noted, nothing touched it since, so nothing is there to settle: ``stamp`` gives it.)"""
+        if token[0] != self.entry_count:
+            return False
+        for e, v in token[1]:
+            if e.version != v:
+                return False
+        return True
 
     @staticmethod
     def may_settle(e) -> bool:
@@ -435,6 +511,18 @@ class Resident:
         else:
             self._pairs.pop(id(st[2]), None)
         return st
+
+    def readback(self, rep) -> np.ndarray:
+        """A host array of ``rep``'s size (page-locked memory) to read the report ``rep`` back
+        into (a kept plan's: runtime.Again), kept per report array (the last STAGING)."""
+        hit = self._readback.get(id(rep))
+        if hit is not None and hit[0] is rep:
+            return hit[1]
+        host = self.ops.pinned(int(rep.size))
+        self._readback[id(rep)] = (rep, host)
+        while len(self._readback) > STAGING:
+            del self._readback[next(iter(self._readback))]
+        return host
 
     def clear(self, rep, written) -> None:
         """Zero a dispatch's report and written map before its kernel, on the stream: one
@@ -631,15 +719,18 @@ class Resident:
             self._arena_state[id(arena)] = (arena, win.layout, [(e, e.version) for e, _ in plan])
         return arena
 
-    def commit(self, win, plan, arena, written, spans_) -> int:
+    def commit(self, win, plan, arena, written, spans_, kept=None) -> int:
         """Land a dispatch that was not refused: the written bytes of each window that has a span
         into its device copy (and the spans noted as newer on the device); -> bytes written.
-        Then the arena's windows equal the device copies (``gather`` may skip them)."""
+        Then the arena's windows equal the device copies (``gather`` may skip them).  ``kept``:
+        None, or a kept plan's (window addresses, a dict): its ``wl_commit`` calls are made
+        once per (window, range) there (``ops.commit_launch``; the same window set, plan,
+        arena and map each time: the same arguments)."""
         self.changes += 1
         if not spans_:
             self._landed(win, plan, arena, written)
             return 0
-        starts = [w.address for w in win.windows]
+        starts, calls = kept if kept is not None else ([w.address for w in win.windows], None)
         hit: dict[int, list] = {}
         for addr, size in spans_:
             hit.setdefault(bisect_right(starts, addr) - 1, []).append((addr, size))
@@ -652,7 +743,17 @@ class Resident:
             else:
                 lo = min(a for a, _ in sp) - w.address
                 hi = max(a + n for a, n in sp) - w.address
-            self.ops.commit(e.buf, at + lo, arena, o + lo, written, hi - lo)
+            if calls is None:
+                self.ops.commit(e.buf, at + lo, arena, o + lo, written, hi - lo)
+            else:
+                go = calls.get((k, lo, hi))
+                if go is None:
+                    if len(calls) >= KEPT_COMMITS:
+                        calls.clear()
+                    go = calls[k, lo, hi] = self.ops.commit_launch(
+                        e.buf, at + lo, arena, o + lo, written, hi - lo
+                    )
+                go()
             e.version = next(_VERSIONS)
             e.shadow = e.clean = None  # (the device holds newer bytes)
             # a shared allocation's owner may look at any time: its spans land at once (one
@@ -674,6 +775,10 @@ class Resident:
             self._dirty_maps.pop(id(written), None)
         if self._kept(arena):
             self._arena_state[id(arena)] = (arena, win.layout, [(e, e.version) for e, _ in plan])
+
+
+def _nothing() -> None:
+    pass
 
 
 _OPS: Any = None  # the process's CuPyOps (its kernels compiled once)

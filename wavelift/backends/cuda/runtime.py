@@ -173,9 +173,11 @@ def _hint_address(k) -> tuple[int, int]:
 def _hits(runs, ranges) -> bool:
     """Whether any written run (sorted arena starts, ends) meets one of the (offset, bytes)."""
     starts, ends = runs
-    if not len(starts):
-        return False
-    s, e = starts.tolist(), ends.tolist()
+    return bool(len(starts)) and _meets(starts.tolist(), ends.tolist(), ranges)
+
+
+def _meets(s: list, e: list, ranges) -> bool:
+    """``_hits`` of the runs as sorted int lists."""
     for o, n in ranges:
         k = bisect_right(e, o)  # first run ending after o
         if k < len(s) and s[k] < o + n:
@@ -673,6 +675,19 @@ class Again:
         "cubin",
         "events",
         "changes",
+        "host",
+        "h_status",
+        "h_stats",
+        "h_ins",
+        "h_lane",
+        "h_count",
+        "h_starts",
+        "h_ends",
+        "h_hints",
+        "runs_go",
+        "hint_go",
+        "offs",
+        "kept",
     )
 
     def __init__(self, rt, res, staging, runs, launch, shared):
@@ -694,6 +709,27 @@ class Again:
         self.cubin = rt.extra_stats["cubin"]
         self.events = res.events
         self.changes = None  # (Resident.changes when armed; None: not armed)
+        # what ``run`` does, made once: the report read back into a kept (page-locked) host
+        # array whose views are made here; wl_runs' call and the hints' copy with their
+        # arguments; the windows' arena offsets and addresses and the wl_commit calls (land)
+        rep = self.rep
+        ops = res.ops
+        self.host = h = res.readback(rep)
+        self.h_status = h[STATS_BYTES : STATS_BYTES + 64].view(np.uint32)
+        self.h_stats = h[:STATS_BYTES].view(np.uint64)
+        self.h_ins, self.h_lane = self.h_stats[8::2], self.h_stats[9::2]
+        self.h_count = h[RUNS_AT : RUNS_AT + 4].view(np.uint32)
+        self.h_starts = h[STARTS_AT : STARTS_AT + 8 * INLINE_RUNS].view(np.uint64)
+        self.h_ends = h[ENDS_AT : ENDS_AT + 8 * INLINE_RUNS].view(np.uint64)
+        self.h_hints = h[HINTS_AT : HINTS_AT + 4 * n]
+        self.runs_go = ops.runs_call(self.written, self.count, self.inline)
+        self.hint_go = None
+        if n and min(4 * n, self.hint[1]):
+            ptr, size = self.hint
+            self.hint_go = (rep.data.ptr + HINTS_AT, ptr, min(4 * n, size))
+        lay = getattr(self.win, "layout", None)
+        self.offs = lay.offs if lay is not None else [int(o) for o in self.win.offs]
+        self.kept = ([w.address for w in self.win.windows], {})
 
     def arm(self) -> bool:
         """After this dispatch landed (by the full path or ``run``): whether the next run may
@@ -738,45 +774,41 @@ class Again:
             return None
         self.changes = None
         cp = _cupy()
-        rep, written = self.rep, self.written
-        res.clear(rep, written)
+        written = self.written
+        res.clear(self.rep, written)
         res.launched(self.arena, written)
         start, stop = self.events
         start.record()
         self.fn(self.grid, self.block, self.args, shared_mem=self.shared)
         stop.record()
-        ops = res.ops
-        ops.runs_launch(written, self.count, self.inline, cleared=True)
-        n = self.nslots
-        if n:
-            ptr, size = self.hint
-            ops.copy_global(rep, HINTS_AT, ptr, min(4 * n, size))
-        host = rep.get()  # (waits for the kernel)
+        self.runs_go()
+        if self.hint_go is not None:
+            rt = cp.cuda.runtime
+            dst, src, nb = self.hint_go
+            rt.memcpyAsync(dst, src, nb, rt.memcpyDeviceToDevice, cp.cuda.get_current_stream().ptr)
+        self.rep.get(out=self.host)  # (waits for the kernel)
         extra = {"cubin": self.cubin, "device_time_s": cp.cuda.get_elapsed_time(start, stop) / 1000.0}
         t0 = time.perf_counter()
-        status = host[STATS_BYTES : STATS_BYTES + 64].view(np.uint32)
-        stats = host[:STATS_BYTES].view(np.uint64)
-        if status[0] or status[4] or stats[2]:  # (a flag or an escape: the full path's to tell)
+        status = self.h_status
+        if status[0] or status[4] or self.h_stats[2]:  # (a flag or an escape: the full path's to tell)
             return False
-        runs = ops.runs_finish(
-            int(host[RUNS_AT : RUNS_AT + 4].view(np.uint32)[0]),
-            (
-                host[STARTS_AT : STARTS_AT + 8 * INLINE_RUNS].view(np.uint64),
-                host[ENDS_AT : ENDS_AT + 8 * INLINE_RUNS].view(np.uint64),
-            ),
-        )
-        if self.mirrored and _hits(runs, self.mirrored):
+        c = int(self.h_count[0])
+        if c <= INLINE_RUNS:  # (every run came back with the report: as runs_finish, in lists)
+            s_ = sorted(self.h_starts[:c].tolist())
+            e_ = sorted(self.h_ends[:c].tolist())
+        else:
+            runs = res.ops.runs_finish(c, (self.h_starts, self.h_ends))
+            s_, e_ = runs[0].tolist(), runs[1].tolist()
+        if self.mirrored and _meets(s_, e_, self.mirrored):
             return False
-        if n:
-            h = host[HINTS_AT : HINTS_AT + 4 * n]
-            if h.tobytes() != self.hb32:  # (new guesses next time: the full path makes them)
-                m.hints = h.view(np.uint32).astype(np.int64)
-                self.hints = None
-        spans = R.spans(runs[0], runs[1], self.win)
+        if self.nslots and self.h_hints.tobytes() != self.hb32:  # (new guesses: the full path)
+            m.hints = self.h_hints.view(np.uint32).astype(np.int64)
+            self.hints = None
+        spans = R.spans_of(s_, e_, self.offs, self.win.windows)
         add = np.add.reduce
         extra["download_s"] = time.perf_counter() - t0
-        return spans, int(add(stats[8::2])), int(add(stats[9::2])), extra
+        return spans, int(add(self.h_ins)), int(add(self.h_lane)), extra
 
     def land(self, spans) -> tuple:
         """(spans, bytes written): ``run``'s dispatch landed in the device copies."""
-        return spans, self.res.commit(self.win, self.plan, self.arena, self.written, spans)
+        return spans, self.res.commit(self.win, self.plan, self.arena, self.written, spans, self.kept)
