@@ -24,9 +24,11 @@ host time per tiny dispatch, and a full-screen elementwise pass end to end next 
     the thread's CPU time per launch less the time inside the stand-in's kernels ("host": CPU
     time, so that other work on a shared machine counts less), execute_dispatch's share,
     the operations that would be launches or synchronous copies on a GPU per launch, and the
-    host us per launch of each tenth of the run (flat or not).  ``--ab REV`` runs the same
-    measurement on commit REV too (a git worktree under /tmp, this script run there with
-    ``--tree``) and prints both with their ratio.  No GPU needed.
+    host us per launch of each tenth of the run and of the first and last 1,000 launches, with
+    the process's gc object count and RSS before and after (flat or not).  ``--ab REV`` runs the
+    same measurement on commit REV too (a git worktree under /tmp, or REV itself when it is a
+    directory holding a tree, e.g. a ``git archive``; this script run there with ``--tree``)
+    and prints both with their ratio.  No GPU needed.
 Results print, and go to $OUT/bench_resident.json when $OUT is set.  Exit 2 without a GPU
 (except --host-only).
 """
@@ -34,6 +36,7 @@ Results print, and go to $OUT/bench_resident.json when $OUT is set.  Exit 2 with
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import pathlib
@@ -253,6 +256,17 @@ def host_only(launches: int, quiet: bool = False) -> dict:
         engine.execute_dispatch = real  # type: ignore[assignment]
 
 
+def _rss_kib() -> int:
+    """This process's resident set (KiB; Linux), 0 where /proc does not say."""
+    try:
+        for line in pathlib.Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
 def _host_only(launches: int, quiet: bool, S, inner: dict) -> dict:
     import wavelift
 
@@ -272,6 +286,10 @@ def _host_only(launches: int, quiet: bool, S, inner: dict) -> dict:
         fast0 = getattr(dev, "fast_launches", None)
         tenth = max(1, launches // 10)
         parts = []
+        # (long life: the first and the last 1,000 launches' host time, and what the process holds)
+        edge = min(1000, launches // 2)
+        marks: dict = {}
+        objs0, rss0 = len(gc.get_objects()), _rss_kib()
         ex = 0.0
         dev0 = st.device_s
         t = time.perf_counter()
@@ -280,11 +298,21 @@ def _host_only(launches: int, quiet: bool, S, inner: dict) -> dict:
         for i in range(launches):
             if i % tenth == 0:
                 parts.append((time.thread_time(), st.device_s))
+            if i == edge or i == launches - edge:
+                marks[i] = (time.thread_time(), st.device_s)
             r = k.launch(global_size=(n, 1, 1), block=(64, 1, 1), args=args)
             ex += r.stats["time_s"]
         end = time.perf_counter()
         cpu_end = time.thread_time()
         parts.append((cpu_end, st.device_s))
+        gc.collect()
+        objs1, rss1 = len(gc.get_objects()), _rss_kib()
+        first = ((marks[edge][0] - c0) - (marks[edge][1] - dev0)) / edge * 1e6 if edge else None
+        last = (
+            ((cpu_end - marks[launches - edge][0]) - (st.device_s - marks[launches - edge][1])) / edge * 1e6
+            if edge
+            else None
+        )
         wall = (end - t) / launches
         cpu = (cpu_end - c0) / launches
         device = (st.device_s - dev0) / launches
@@ -306,6 +334,9 @@ def _host_only(launches: int, quiet: bool, S, inner: dict) -> dict:
         "execute_host_us_per_launch": (inner["cpu"] / launches - device) * 1e6,
         "device_calls_per_launch": calls,
         "host_us_per_tenth": pieces,
+        "host_us_first_last_1000": [first, last],
+        "gc_objects_before_after": [objs0, objs1],
+        "rss_kib_before_after": [rss0, rss1],
         # launches that took Device's repeated-launch path (trees that have one)
         "fast_launches": None if fast0 is None else dev.fast_launches - fast0,
     }
@@ -329,7 +360,14 @@ def _print_host(o: dict, label: str = "") -> None:
             else ""
         )
         + "\n  host us per launch by tenths: "
-        + " ".join(f"{x:.1f}" for x in o["host_us_per_tenth"]),
+        + " ".join(f"{x:.1f}" for x in o["host_us_per_tenth"])
+        + (
+            "\n  first / last 1,000 launches: {:.1f} / {:.1f} us host; gc objects {} -> {}; RSS {} -> {} KiB".format(
+                *o["host_us_first_last_1000"], *o["gc_objects_before_after"], *o["rss_kib_before_after"]
+            )
+            if o.get("host_us_first_last_1000", [None])[0] is not None
+            else ""
+        ),
         flush=True,
     )
 
@@ -341,13 +379,16 @@ def ab(rev: str, launches: int, rounds: int) -> dict:
     import subprocess
     import tempfile
 
-    sha = subprocess.run(
-        ["git", "-C", str(HERE.parent), "rev-parse", "--short", rev],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
-    wt = pathlib.Path(tempfile.gettempdir()) / f"wavelift-ab-{sha}"
+    if pathlib.Path(rev).is_dir():  # (a tree itself, e.g. a `git archive` of a commit)
+        sha, wt = rev, pathlib.Path(rev).resolve()
+    else:
+        sha = subprocess.run(
+            ["git", "-C", str(HERE.parent), "rev-parse", "--short", rev],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        wt = pathlib.Path(tempfile.gettempdir()) / f"wavelift-ab-{sha}"
     if not wt.exists():
         subprocess.run(
             ["git", "-C", str(HERE.parent), "worktree", "add", "--detach", str(wt), sha],
@@ -402,7 +443,9 @@ def main():
     ap.add_argument("--scan-head", action="store_true", help="measurement only: scan_head_only()")
     ap.add_argument("--profile", type=int, default=0, help="cProfile N tiny launches")
     ap.add_argument("--host-only", type=int, default=0, help="N tiny launches on the stand-in (no GPU)")
-    ap.add_argument("--ab", default=None, help="with --host-only: also measure commit AB (a worktree)")
+    ap.add_argument(
+        "--ab", default=None, help="with --host-only: also measure commit AB (a worktree), or the tree AB"
+    )
     ap.add_argument("--rounds", type=int, default=3, help="--ab: alternating rounds of each")
     ap.add_argument("--tree", default=None, help="(internal) the wavelift tree to import")
     ap.add_argument("--json", default=None, help="write the results here as well")
