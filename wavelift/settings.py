@@ -135,6 +135,15 @@ _ALL = [
         "`off`: every dispatch takes the full path and every map is cleared before its kernel (A/B runs)",
     ),
     Setting(
+        "WAVELIFT_CUDA_GRAPH",
+        str,
+        None,
+        "`on` (with WAVELIFT_CUDA_AGAIN=on): a kept CUDA dispatch plan captures its GPU operations "
+        "(memset, kernel, wl_runs, hints and report copies) once as a CUDA graph and replays it, one "
+        "launch and one wait; its device_time_s is then the graph's (decision 0029's helper-90 "
+        "amendment); unset: off, until it has run on a GPU",
+    ),
+    Setting(
         "WAVELIFT_CUDA_LDS",
         str,
         None,

@@ -33,6 +33,18 @@ class _State:
         self.kernel = None
         self.device_s = 0.0
         self.calls: Counter = Counter()
+        # a stream capturing (Stream.begin_capture): the operations put on it, not run (a
+        # Graph runs them at each launch); the current stream (None: the default, ptr 0)
+        self.capturing: list | None = None
+        self.stream = None
+
+
+def _captured(op) -> bool:
+    """While a stream captures: ``op`` noted for its graph (True), else False (run it now)."""
+    if STATE.capturing is None:
+        return False
+    STATE.capturing.append(op)
+    return True
 
 
 STATE = _State()
@@ -42,6 +54,8 @@ class FArr(np.ndarray):
     """A 'device' array: host memory with CuPy's few extra methods."""
 
     def fill(self, value):
+        if _captured(lambda: self.fill(value)):
+            return
         STATE.calls["fill"] += 1
         super().fill(value)
 
@@ -81,6 +95,8 @@ def _mk(f, name):
 
 def _timed(f):
     def run(*a, **k):
+        if _captured(lambda: run(*a, **k)):
+            return None
         t = time.thread_time()
         try:
             return f(*a, **k)
@@ -183,9 +199,51 @@ def fake_cupy():
         ctypes.memmove(dst, src, n)
 
     def memcpy_async(dst, src, n, kind, stream):
-        assert kind == 3 and stream == 0
-        STATE.calls["memcpy_d2d"] += 1
+        assert kind in (2, 3) and stream == (0 if STATE.stream is None else STATE.stream.ptr)
+        if _captured(
+            lambda: memcpy_async(dst, src, n, kind, 0 if STATE.stream is None else STATE.stream.ptr)
+        ):
+            return
+        STATE.calls["memcpy_d2d" if kind == 3 else "memcpy_d2h_async"] += 1
         ctypes.memmove(dst, src, n)
+
+    class Graph:
+        def __init__(self, ops):
+            self.ops = ops
+
+        def launch(self, stream=None):
+            STATE.calls["graph_launch"] += 1
+            for op in self.ops:
+                op()
+
+    class Stream:
+        """A stream of its own (ptr 1): while current (``with``), operations go on it; while it
+        captures, they are noted for the Graph ``end_capture`` gives."""
+
+        ptr = 1
+
+        def __init__(self, non_blocking=False):
+            self.outer = None
+
+        def __enter__(self):
+            self.outer, STATE.stream = STATE.stream, self
+            return self
+
+        def __exit__(self, *exc):
+            STATE.stream = self.outer
+
+        def begin_capture(self, mode=None):
+            assert STATE.capturing is None and STATE.stream is self
+            STATE.capturing = []
+
+        def end_capture(self):
+            ops, STATE.capturing = STATE.capturing, None
+            return Graph(ops)
+
+        def synchronize(self):
+            pass
+
+    _default = types.SimpleNamespace(ptr=0, synchronize=lambda: None)
 
     rt = types.SimpleNamespace(
         memcpy=memcpy,
@@ -200,7 +258,8 @@ def fake_cupy():
         get_elapsed_time=lambda a, b: 0.0,
         runtime=rt,
         function=fnmod,
-        get_current_stream=lambda: types.SimpleNamespace(ptr=0, synchronize=lambda: None),
+        get_current_stream=lambda: _default if STATE.stream is None else STATE.stream,
+        Stream=Stream,
         alloc_pinned_memory=lambda n: bytearray(n),
         Device=lambda: types.SimpleNamespace(compute_capability="90"),
     )
@@ -227,6 +286,7 @@ def installed():
         resident._OPS = saved[1]
         cuda.available = saved[2]  # type: ignore[assignment]
         STATE.kernel = None
+        STATE.capturing = STATE.stream = None
 
 
 def vadd_player(memory_addresses, n):

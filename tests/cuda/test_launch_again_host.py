@@ -313,14 +313,22 @@ def _warm_vadd(standin):
     return dev, k, args
 
 
-def test_repeated_launch_device_operations(standin):
+@pytest.mark.parametrize("graph", [False, True])
+def test_repeated_launch_device_operations(standin, monkeypatch, graph):
+    """One by one: the report's memset, the kernel, wl_runs, the hints' copy, the report's
+    read-back (get) and wl_commit at landing.  Captured (WAVELIFT_CUDA_GRAPH=on): one graph
+    launch of all but wl_commit, the report's copy into the host array in it; no get."""
+    if graph:
+        monkeypatch.setenv("WAVELIFT_CUDA_GRAPH", "on")
     dev, k, (a, b, c, n) = _warm_vadd(standin)
     h = X.AGAIN_HITS[0]
     for _ in range(20):
         _launch(k, [a, b, c, n])
     assert X.AGAIN_HITS[0] - h == 20
     calls = dict(standin.calls)
-    assert calls == {"fill": 20, "launch": 60, "get": 20, "memcpy_d2d": 20}, calls
+    want = {"fill": 20, "launch": 60, "memcpy_d2d": 20}
+    want.update({"graph_launch": 20, "memcpy_d2h_async": 20} if graph else {"get": 20})
+    assert calls == want, calls
     assert np.array_equal(dev.download(c, np.float32), np.arange(N, dtype=np.float32) + 1)
 
 
@@ -457,14 +465,19 @@ def _pattern_session(again: bool, pats, mirror=None):
         X._keep_again, D.Device._keep_fast, X._CACHE = saved_keep, saved_fast, saved_cache
 
 
-def test_kept_runs_with_many_runs_other_spans_and_written_mirrors(standin, monkeypatch):
+@pytest.mark.parametrize("graph", [False, True])
+def test_kept_runs_with_many_runs_other_spans_and_written_mirrors(standin, monkeypatch, graph):
     """The kept run's own handling of the report (every run inline, or more than INLINE_RUNS
     read again; other spans each launch with few kept wl_commit calls; a written mirrored
-    range handed to the full path) lands what the full path lands, launch for launch."""
+    range handed to the full path) lands what the full path lands, launch for launch; the same
+    with its operations replayed from a graph (WAVELIFT_CUDA_GRAPH=on)."""
     from wavelift.backends.cuda import resident as R
     from wavelift.backends.cuda import runtime as RT
 
+    if graph:
+        monkeypatch.setenv("WAVELIFT_CUDA_GRAPH", "on")
     monkeypatch.setattr(R, "KEPT_COMMITS", 2)
+    g = standin.calls["graph_launch"]
     pats = [0] * 5 + [1] * 4 + [0, 2, 2, 1, 0, 1, 2, 0] + [1] * 3 + [3, 0, 0, 0, 3] + [2] * 3
     kept, hits, mirror = _pattern_session(True, pats)
     full, hits_full, _ = _pattern_session(False, pats, mirror)
@@ -476,3 +489,60 @@ def test_kept_runs_with_many_runs_other_spans_and_written_mirrors(standin, monke
     assert mirror is not None  # (vadd's kernargs are mirrored: the rerun was exercised)
     assert [h for p, h in zip(pats, hits) if p == 3] == [0, 0]
     assert any(o[3].get("mirror_rerun") for o in kept if o[0] is None)
+    assert (standin.calls["graph_launch"] - g >= sum(hits)) == graph
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_graph_sessions_equal_the_full_path_and_numpy(standin, monkeypatch, seed):
+    """WAVELIFT_CUDA_GRAPH=on: each kept run replays the operations its plan captured once (the
+    stand-in's graph runs the operations noted while its stream captured, in order); the random
+    sessions equal the full path's and the NumPy backend's buffers."""
+    monkeypatch.setenv("WAVELIFT_CUDA_GRAPH", "on")
+    standin.kernel = _checked_kernel()
+    g, hits = standin.calls["graph_launch"], X.AGAIN_HITS[0]
+    fast, fast_final = _session(seed, "cuda", 160)
+    graphs, taken = standin.calls["graph_launch"] - g, X.AGAIN_HITS[0] - hits
+    full, full_final = _session(seed, "cuda", 160, again=False)
+    assert standin.calls["graph_launch"] - g == graphs  # (none without kept runs)
+    assert fast == full and fast_final == full_final
+    ref, ref_final = _session(seed, "numpy", 160)
+    assert fast_final == ref_final
+    assert graphs >= taken > 0, (graphs, taken)  # (escaping kept runs launched one too)
+
+
+def test_graph_capture_refused_runs_one_by_one(standin, monkeypatch):
+    """A stream that cannot capture (an old CuPy, a driver that refuses): the plan runs its
+    operations one by one, as without the setting, and lands the same."""
+    import standin_cupy as S
+
+    monkeypatch.setenv("WAVELIFT_CUDA_GRAPH", "on")
+
+    def refuse(self, mode=None):
+        raise RuntimeError("capture refused")
+
+    cp = sys.modules["cupy"]
+    monkeypatch.setattr(cp.cuda.Stream, "begin_capture", refuse)
+    dev, k, (a, b, c, n) = _warm_vadd(standin)
+    h = X.AGAIN_HITS[0]
+    for _ in range(10):
+        _launch(k, [a, b, c, n])
+    assert X.AGAIN_HITS[0] - h == 10 and S.STATE.capturing is None
+    assert dict(standin.calls) == {"fill": 10, "launch": 30, "get": 10, "memcpy_d2d": 10}, dict(standin.calls)
+    assert np.array_equal(dev.download(c, np.float32), np.arange(N, dtype=np.float32) + 1)
+
+
+def test_a_captured_run_only_where_clear_zeroes_the_report_alone(standin, monkeypatch):
+    """Resident.clears_report_only (what a captured run replays in place of ``clear``): true for
+    a kept run's report and map after its landing; false once a kernel may have marked the map,
+    for another report or map, or with the kept plans off."""
+    dev, k, (a, b, c, n) = _warm_vadd(standin)
+    res = dev.memory.resident
+    ag = X._PREPARED[id(dev.results[-1].config)].again().ag
+    assert res.clears_report_only(ag.rep, ag.written)
+    assert not res.clears_report_only(ag.rep, ag.written[:8])
+    assert not res.clears_report_only(ag.rep.copy(), ag.written)
+    monkeypatch.setattr(res, "again", False)
+    assert not res.clears_report_only(ag.rep, ag.written)
+    monkeypatch.setattr(res, "again", True)
+    res.launched(ag.arena, ag.written)  # (a kernel may have marked the map)
+    assert not res.clears_report_only(ag.rep, ag.written)

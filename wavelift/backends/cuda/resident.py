@@ -262,10 +262,10 @@ class CuPyOps:
             self._commit, self._grid(n), (256,), (dst[doff:], src[soff:], mask[soff:], np.uint64(n))
         )
 
-    def runs_call(self, written, count, inline):
-        """``runs_launch(written, count, inline, cleared=True)`` as a call of no arguments, its
-        grid and arguments made once (a kept plan's: runtime.Again); it notes what
-        ``runs_finish`` reads as ``runs_launch`` does."""
+    def runs_call(self, written, count, inline) -> tuple:
+        """``runs_launch(written, count, inline, cleared=True)`` as two calls of no arguments
+        made once (a kept plan's: runtime.Again): the kernel's launch, its grid and arguments
+        made here, and the note of what ``runs_finish`` reads, as ``runs_launch`` makes it."""
         n = int(written.size)
         starts, ends = inline
         cap = int(starts.size)
@@ -277,12 +277,11 @@ class CuPyOps:
         )
         last = (written, count)
 
-        def call() -> None:
-            go()
+        def note() -> None:
             self._last = last
             self._inline = cap
 
-        return call
+        return go, note
 
     def pinned(self, n: int) -> np.ndarray:
         """A host array of ``n`` bytes in page-locked memory (a kept report's read-back)."""
@@ -537,6 +536,18 @@ class Resident:
             self.ops.clear(pair[2])
         else:
             self.ops.clear(rep)
+
+    def clears_report_only(self, rep, written) -> bool:
+        """Whether ``clear(rep, written)`` would zero the report alone and change nothing else
+        (a kept pair whose map landed): what a captured kept run (runtime.Again) replays."""
+        pair = self._pairs.get(id(rep))
+        return bool(
+            self.again
+            and pair is not None
+            and pair[0] is rep
+            and pair[1] is written
+            and id(written) not in self._dirty_maps
+        )
 
     def _kept(self, arena) -> bool:
         for st in self._staging.values():  # (a loop: twice per dispatch)

@@ -685,6 +685,9 @@ class Again:
         "h_ends",
         "h_hints",
         "runs_go",
+        "runs_note",
+        "graph",
+        "graph_on",
         "hint_go",
         "offs",
         "kept",
@@ -722,7 +725,11 @@ class Again:
         self.h_starts = h[STARTS_AT : STARTS_AT + 8 * INLINE_RUNS].view(np.uint64)
         self.h_ends = h[ENDS_AT : ENDS_AT + 8 * INLINE_RUNS].view(np.uint64)
         self.h_hints = h[HINTS_AT : HINTS_AT + 4 * n]
-        self.runs_go = ops.runs_call(self.written, self.count, self.inline)
+        self.runs_go, self.runs_note = ops.runs_call(self.written, self.count, self.inline)
+        # WAVELIFT_CUDA_GRAPH=on: those GPU operations captured once as a CUDA graph (``_capture``;
+        # None: not yet, False: not to be)
+        self.graph_on = settings.get("WAVELIFT_CUDA_GRAPH") == "on"
+        self.graph = None
         self.hint_go = None
         if n and min(4 * n, self.hint[1]):
             ptr, size = self.hint
@@ -775,18 +782,38 @@ class Again:
         self.changes = None
         cp = _cupy()
         written = self.written
+        start, stop = self.events
+        if self.graph_on and self.graph is not False and res.clears_report_only(self.rep, written):
+            # (the report's memset, the kernel, wl_runs and the hints' and report's copies: one
+            # graph launch and one wait; the host's bookkeeping as below)
+            if self.graph is None:
+                self.graph = self._capture(cp)
+            if self.graph:
+                res.launched(self.arena, written)
+                stream = cp.cuda.get_current_stream()
+                start.record()
+                self.graph.launch(stream)
+                stop.record()
+                self.runs_note()
+                stream.synchronize()  # (the report is in the host array)
+                return self._read(cp, m)
         res.clear(self.rep, written)
         res.launched(self.arena, written)
-        start, stop = self.events
         start.record()
         self.fn(self.grid, self.block, self.args, shared_mem=self.shared)
         stop.record()
         self.runs_go()
+        self.runs_note()
         if self.hint_go is not None:
             rt = cp.cuda.runtime
             dst, src, nb = self.hint_go
             rt.memcpyAsync(dst, src, nb, rt.memcpyDeviceToDevice, cp.cuda.get_current_stream().ptr)
         self.rep.get(out=self.host)  # (waits for the kernel)
+        return self._read(cp, m)
+
+    def _read(self, cp, m):
+        """``run``'s result from the report in the host array (read back)."""
+        start, stop = self.events
         extra = {"cubin": self.cubin, "device_time_s": cp.cuda.get_elapsed_time(start, stop) / 1000.0}
         t0 = time.perf_counter()
         status = self.h_status
@@ -797,7 +824,7 @@ class Again:
             s_ = sorted(self.h_starts[:c].tolist())
             e_ = sorted(self.h_ends[:c].tolist())
         else:
-            runs = res.ops.runs_finish(c, (self.h_starts, self.h_ends))
+            runs = self.res.ops.runs_finish(c, (self.h_starts, self.h_ends))
             s_, e_ = runs[0].tolist(), runs[1].tolist()
         if self.mirrored and _meets(s_, e_, self.mirrored):
             return False
@@ -808,6 +835,31 @@ class Again:
         add = np.add.reduce
         extra["download_s"] = time.perf_counter() - t0
         return spans, int(add(self.h_ins)), int(add(self.h_lane)), extra
+
+    def _capture(self, cp):
+        """``run``'s GPU operations, the report's memset (``clear`` of a kept pair whose map
+        landed: ``Resident.clears_report_only``) to the report's copy into the host array,
+        captured on a stream of its own as a CUDA graph (their arguments are the plan's, fixed),
+        or False where capture fails (this plan then runs them one by one)."""
+        rt = cp.cuda.runtime
+        try:
+            s = cp.cuda.Stream(non_blocking=True)
+            with s:
+                s.begin_capture()
+                try:
+                    self.res.ops.clear(self.rep)
+                    self.fn(self.grid, self.block, self.args, shared_mem=self.shared)
+                    self.runs_go()
+                    if self.hint_go is not None:
+                        dst, src, nb = self.hint_go
+                        rt.memcpyAsync(dst, src, nb, rt.memcpyDeviceToDevice, s.ptr)
+                    h = self.host
+                    rt.memcpyAsync(h.ctypes.data, self.rep.data.ptr, h.size, rt.memcpyDeviceToHost, s.ptr)
+                finally:
+                    graph = s.end_capture()
+            return graph
+        except Exception:  # noqa: BLE001 - no graph (an old CuPy, capture refused): one by one
+            return False
 
     def land(self, spans) -> tuple:
         """(spans, bytes written): ``run``'s dispatch landed in the device copies."""
