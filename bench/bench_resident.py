@@ -29,8 +29,10 @@ host time per tiny dispatch, and a full-screen elementwise pass end to end next 
     same measurement on commit REV too (a git worktree under /tmp, or REV itself when it is a
     directory holding a tree, e.g. a ``git archive``; this script run there with ``--tree``)
     and prints both with their ratio.  No GPU needed.
+(4) --long N: N tiny launches of (3) on one Device, then 1,000-launch blocks alternating between
+    it and a fresh Device (flat over a Device's life, or not), with what the Device holds.
 Results print, and go to $OUT/bench_resident.json when $OUT is set.  Exit 2 without a GPU
-(except --host-only).
+(except --host-only and --long).
 """
 
 from __future__ import annotations
@@ -267,18 +269,24 @@ def _rss_kib() -> int:
     return 0
 
 
-def _host_only(launches: int, quiet: bool, S, inner: dict) -> dict:
+def _tiny_vadd(n: int = 64):
+    """A Device(record=False) on the CUDA backend with clang's vadd and its three buffers of
+    ``n`` floats: (device, kernel, a, b, c, launch arguments)."""
     import wavelift
 
+    dev = wavelift.Device("gfx1030", backend="cuda", mode="lane", record=False)
+    k = dev.load_code_object(str(ROOT / "tests/fixtures/gfx1030/basic-O2-w32-flat.hsaco")).kernel("vadd")
+    a = dev.upload(np.arange(n, dtype=np.float32))
+    b = dev.upload(np.ones(n, np.float32))
+    c = dev.alloc(4 * n)
+    return dev, k, a, b, c, [a, b, c, np.uint32(n)]
+
+
+def _host_only(launches: int, quiet: bool, S, inner: dict) -> dict:
     with S.installed() as st:
-        dev = wavelift.Device("gfx1030", backend="cuda", mode="lane", record=False)
-        k = dev.load_code_object(str(ROOT / "tests/fixtures/gfx1030/basic-O2-w32-flat.hsaco")).kernel("vadd")
         n = 64
-        a = dev.upload(np.arange(n, dtype=np.float32))
-        b = dev.upload(np.ones(n, np.float32))
-        c = dev.alloc(4 * n)
+        dev, k, a, b, c, args = _tiny_vadd(n)
         st.kernel = S.vadd_player((a.address, b.address, c.address), n)
-        args = [a, b, c, np.uint32(n)]
         for _ in range(20):  # (translation, module build, guesses learned)
             r = k.launch(global_size=(n, 1, 1), block=(64, 1, 1), args=args)
             assert r.refusal is None, r.refusal
@@ -342,6 +350,73 @@ def _host_only(launches: int, quiet: bool, S, inner: dict) -> dict:
     }
     if not quiet:
         _print_host(out)
+    return out
+
+
+def long_life(launches: int) -> dict:
+    """--long N (no GPU): N tiny launches on one Device on the stand-in (as --host-only), then
+    1,000-launch blocks alternating between that Device and a fresh one (warmed as the first
+    was), five each: host us per launch of each block (a Device that grew slower with its life
+    would lose to the fresh one under the same load), with the old Device's allocations, free
+    lists and kept runs, the process's gc objects and RSS after the N launches and at the end."""
+    import standin_cupy as S
+
+    def device(st):
+        n = 64
+        dev, k, a, b, c, args = _tiny_vadd(n)
+
+        def go(count):
+            st.kernel = S.vadd_player((a.address, b.address, c.address), n)
+            t0, d0 = time.thread_time(), st.device_s
+            for _ in range(count):
+                r = k.launch(global_size=(n, 1, 1), block=(64, 1, 1), args=args)
+            assert r.refusal is None, r.refusal
+            return ((time.thread_time() - t0) - (st.device_s - d0)) / count * 1e6
+
+        go(20)
+        return dev, c, go
+
+    def held(dev):
+        res = dev.memory.resident
+        return {
+            "allocations": len(dev.memory.allocations),
+            "free_lists": sum(len(v) for v in dev._pool.values()),
+            "kept_runs": len(res.kept) if res is not None and hasattr(res, "kept") else None,
+            "gc_objects": len(gc.get_objects()),
+            "rss_kib": _rss_kib(),
+        }
+
+    with S.installed() as st:
+        old, c_old, go_old = device(st)
+        t = time.perf_counter()
+        first = go_old(launches)
+        after = held(old)
+        fresh, c_new, go_new = device(st)
+        blocks: dict = {"old": [], "fresh": []}
+        for _ in range(5):
+            blocks["old"].append(go_old(1000))
+            blocks["fresh"].append(go_new(1000))
+        end = held(old)
+        for dev, c in ((old, c_old), (fresh, c_new)):
+            assert np.array_equal(dev.download(c, np.float32), np.arange(64, dtype=np.float32) + 1)
+        out = {
+            "launches": launches,
+            "host_us_per_launch": first,
+            "wall_s": time.perf_counter() - t,
+            "after_launches": after,
+            "at_end": end,
+            "blocks_host_us": blocks,
+            "median_old_fresh": [float(np.median(blocks["old"])), float(np.median(blocks["fresh"]))],
+            "fast_launches": getattr(old, "fast_launches", None),
+        }
+    print(
+        f"long life: {launches} tiny launches on one Device, {first:.1f} us host per launch; then 1,000-launch "
+        f"blocks, old / fresh Device: "
+        + " ".join(f"{a:.1f}/{b:.1f}" for a, b in zip(blocks["old"], blocks["fresh"]))
+        + f" (medians {out['median_old_fresh'][0]:.1f} / {out['median_old_fresh'][1]:.1f})\n  held after the "
+        f"launches: {after}\n  held at the end: {end}\n  launches through the kept launch: {out['fast_launches']}",
+        flush=True,
+    )
     return out
 
 
@@ -447,9 +522,17 @@ def main():
         "--ab", default=None, help="with --host-only: also measure commit AB (a worktree), or the tree AB"
     )
     ap.add_argument("--rounds", type=int, default=3, help="--ab: alternating rounds of each")
+    ap.add_argument(
+        "--long", type=int, default=0, help="N launches on one Device, then it against a fresh one"
+    )
     ap.add_argument("--tree", default=None, help="(internal) the wavelift tree to import")
     ap.add_argument("--json", default=None, help="write the results here as well")
     args = ap.parse_args()
+    if args.long:
+        rep = {"long_life": long_life(args.long)}
+        if os.environ.get("OUT"):
+            pathlib.Path(os.environ["OUT"], "bench_resident_long.json").write_text(json.dumps(rep, indent=1))
+        return
     if args.host_only:
         rep = (
             ab(args.ab, args.host_only, args.rounds) if args.ab else {"host_only": host_only(args.host_only)}
