@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import hashlib
 import json
 import os
 import pathlib
@@ -325,7 +326,8 @@ def _host_only(launches: int, quiet: bool, S, inner: dict) -> dict:
         cpu = (cpu_end - c0) / launches
         device = (st.device_s - dev0) / launches
         assert r.refusal is None, r.refusal
-        assert np.array_equal(dev.download(c, np.float32), np.arange(n, dtype=np.float32) + 1)
+        out_c = dev.download(c, np.float32)
+        assert np.array_equal(out_c, np.arange(n, dtype=np.float32) + 1)
         calls = {name: v / launches for name, v in sorted(st.calls.items())}
     pieces = [
         ((t1 - t0) - (d1 - d0)) / tenth * 1e6
@@ -341,6 +343,7 @@ def _host_only(launches: int, quiet: bool, S, inner: dict) -> dict:
         "execute_us_per_launch": ex / launches * 1e6,
         "execute_host_us_per_launch": (inner["cpu"] / launches - device) * 1e6,
         "device_calls_per_launch": calls,
+        "output_sha256": hashlib.sha256(out_c.tobytes()).hexdigest()[:16],
         "host_us_per_tenth": pieces,
         "host_us_first_last_1000": [first, last],
         "gc_objects_before_after": [objs0, objs1],
@@ -434,6 +437,7 @@ def _print_host(o: dict, label: str = "") -> None:
             if o.get("fast_launches") is not None
             else ""
         )
+        + (f"\n  output c sha256 {o['output_sha256']}" if "output_sha256" in o else "")
         + "\n  host us per launch by tenths: "
         + " ".join(f"{x:.1f}" for x in o["host_us_per_tenth"])
         + (
