@@ -108,3 +108,59 @@ def test_gpu_refused_dispatch_leaves_device_and_host_copies():
             assert e.dev_dirty.ranges() in ([], [(0, x.size)]) if x.base == bo.address else True
             assert not e.dev_dirty or x.base == bo.address, x.name
     assert np.array_equal(dev.download(bo, np.float32), 2 * a)
+
+
+def _kept_session(backend: str, steps: int = 120, n: int = 1024) -> tuple[list, int]:
+    """A random session of vadd launches on one Device(record=False) -- the same launch again
+    (most steps), other buffers, host writes of an input, host reads of the output, new
+    allocations --: (what each step gave, the launches that ran from a kept dispatch plan)."""
+    import wavelift
+    from wavelift.run import execute as X
+
+    rng = np.random.default_rng(11)
+    dev = wavelift.Device("gfx1030", backend=backend, mode="lane", record=False)
+    k = _vadd(dev)
+    bufs = [dev.upload(rng.standard_normal(n).astype(np.float32)) for _ in range(4)]
+    args = [bufs[0], bufs[1], bufs[2], np.uint32(n)]
+    seen: list = []
+    hits = X.AGAIN_HITS[0]
+    for _ in range(steps):
+        r = rng.random()
+        if r < 0.1:
+            args = [
+                bufs[int(rng.integers(0, len(bufs)))],
+                bufs[1],
+                bufs[int(rng.integers(2, len(bufs)))],
+                np.uint32(n),
+            ]
+        elif r < 0.18:
+            at = args[0].address + 4 * int(rng.integers(0, n - 8))
+            dev.memory.write(at, rng.standard_normal(8).astype(np.float32))
+            continue
+        elif r < 0.26:
+            seen.append(dev.download(args[2], np.float32).tobytes())
+            continue
+        elif r < 0.3:
+            bufs.append(dev.upload(rng.standard_normal(n).astype(np.float32)))
+            continue
+        res = k.launch(groups=(n // 256,), block=(256,), args=args)
+        assert res.refusal is None, res.refusal
+        seen.append(list(res.write_spans))
+    seen.append([dev.download(b, np.float32).tobytes() for b in bufs])
+    return seen, X.AGAIN_HITS[0] - hits
+
+
+@pytest.mark.parametrize("graph", [False, True])
+def test_gpu_kept_runs_land_as_numpy_does(monkeypatch, graph):
+    """WAVELIFT_CUDA_AGAIN=on, and WAVELIFT_CUDA_GRAPH=on (a kept plan's operations captured as
+    a CUDA graph): repeated launches run from their kept plans amid host writes, host reads, new
+    allocations and other arguments; every step's write spans and reads and every buffer at the
+    end equal the NumPy backend's, and most repeated launches took the kept run."""
+    _needs_gpu()
+    monkeypatch.setenv("WAVELIFT_CUDA_AGAIN", "on")
+    if graph:
+        monkeypatch.setenv("WAVELIFT_CUDA_GRAPH", "on")
+    want, _ = _kept_session("numpy")
+    got, hits = _kept_session("cuda")
+    assert got == want
+    assert hits > 20, hits  # (53 of the 91 launches on the stand-in)
