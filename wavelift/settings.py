@@ -138,7 +138,7 @@ _ALL = [
         "WAVELIFT_CUDA_GRAPH",
         str,
         None,
-        "`on` (with WAVELIFT_CUDA_AGAIN=on): a kept CUDA dispatch plan captures its GPU operations "
+        "`on` (with the kept plans, WAVELIFT_CUDA_AGAIN, on): a kept CUDA dispatch plan captures its GPU operations "
         "(memset, kernel, wl_runs, hints and report copies) once as a CUDA graph and replays it, one "
         "launch and one wait; its device_time_s is then the graph's (decision 0029's helper-90 "
         "amendment); unset: off, until it has run on a GPU",
