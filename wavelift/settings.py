@@ -138,10 +138,10 @@ _ALL = [
         "WAVELIFT_CUDA_GRAPH",
         str,
         None,
-        "`on` (with the kept plans, WAVELIFT_CUDA_AGAIN, on): a kept CUDA dispatch plan captures its GPU operations "
-        "(memset, kernel, wl_runs, hints and report copies) once as a CUDA graph and replays it, one "
-        "launch and one wait; its device_time_s is then the graph's (decision 0029's helper-90 "
-        "amendment); unset: off, until it has run on a GPU",
+        "`on` (the default; with the kept plans, WAVELIFT_CUDA_AGAIN): a kept CUDA dispatch plan "
+        "captures its GPU operations (memset, kernel, wl_runs, hints and report copies) once as a "
+        "CUDA graph and replays it, one launch and one wait; its device_time_s is then the graph's "
+        "(decision 0029's helper-90 amendment); `off`: the operations one by one (A/B runs)",
     ),
     Setting(
         "WAVELIFT_CUDA_LDS",

@@ -318,8 +318,7 @@ def test_repeated_launch_device_operations(standin, monkeypatch, graph):
     """One by one: the report's memset, the kernel, wl_runs, the hints' copy, the report's
     read-back (get) and wl_commit at landing.  Captured (WAVELIFT_CUDA_GRAPH=on): one graph
     launch of all but wl_commit, the report's copy into the host array in it; no get."""
-    if graph:
-        monkeypatch.setenv("WAVELIFT_CUDA_GRAPH", "on")
+    monkeypatch.setenv("WAVELIFT_CUDA_GRAPH", "on" if graph else "off")
     dev, k, (a, b, c, n) = _warm_vadd(standin)
     h = X.AGAIN_HITS[0]
     for _ in range(20):
@@ -474,8 +473,7 @@ def test_kept_runs_with_many_runs_other_spans_and_written_mirrors(standin, monke
     from wavelift.backends.cuda import resident as R
     from wavelift.backends.cuda import runtime as RT
 
-    if graph:
-        monkeypatch.setenv("WAVELIFT_CUDA_GRAPH", "on")
+    monkeypatch.setenv("WAVELIFT_CUDA_GRAPH", "on" if graph else "off")
     monkeypatch.setattr(R, "KEPT_COMMITS", 2)
     g = standin.calls["graph_launch"]
     pats = [0] * 5 + [1] * 4 + [0, 2, 2, 1, 0, 1, 2, 0] + [1] * 3 + [3, 0, 0, 0, 3] + [2] * 3

@@ -158,8 +158,7 @@ def test_gpu_kept_runs_land_as_numpy_does(monkeypatch, graph):
     end equal the NumPy backend's, and most repeated launches took the kept run."""
     _needs_gpu()
     monkeypatch.setenv("WAVELIFT_CUDA_AGAIN", "on")
-    if graph:
-        monkeypatch.setenv("WAVELIFT_CUDA_GRAPH", "on")
+    monkeypatch.setenv("WAVELIFT_CUDA_GRAPH", "on" if graph else "off")
     want, _ = _kept_session("numpy")
     got, hits = _kept_session("cuda")
     assert got == want

@@ -726,9 +726,9 @@ class Again:
         self.h_ends = h[ENDS_AT : ENDS_AT + 8 * INLINE_RUNS].view(np.uint64)
         self.h_hints = h[HINTS_AT : HINTS_AT + 4 * n]
         self.runs_go, self.runs_note = ops.runs_call(self.written, self.count, self.inline)
-        # WAVELIFT_CUDA_GRAPH=on: those GPU operations captured once as a CUDA graph (``_capture``;
-        # None: not yet, False: not to be)
-        self.graph_on = settings.get("WAVELIFT_CUDA_GRAPH") == "on"
+        # those GPU operations captured once as a CUDA graph (``_capture``; None: not yet, False:
+        # not to be); WAVELIFT_CUDA_GRAPH=off runs them one by one (A/B runs)
+        self.graph_on = settings.get("WAVELIFT_CUDA_GRAPH") != "off"
         self.graph = None
         self.hint_go = None
         if n and min(4 * n, self.hint[1]):
