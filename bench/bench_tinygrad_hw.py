@@ -3,6 +3,7 @@ tinygrad's own emulator, and A/B of two wavelift trees on them, in one run.
 
     python bench/bench_tinygrad_hw.py --tinygrad-src /tmp/tgsrc [--old /tmp/old] [--new .]
                                       [--no-emulator] [--files test_sop.py,test_vop1.py] [--json F]
+                                      [--emulator-cache warm|cold] [--wavelift-cache warm|cold]
     python bench/bench_tinygrad_hw.py --tinygrad-src /tmp/tgsrc --record progs.pkl
     python bench/bench_tinygrad_hw.py --replay progs.pkl --old /tmp/old [--new .] [--rounds 3]
 
@@ -25,6 +26,10 @@ process: the cold path alone, and the digest of every output buffer.  Recorded p
 tinygrad's test content: keep them under /tmp, never commit them.
 
 The host's load average is printed with the numbers (a shared machine: compare within one run).
+
+wavelift's pieces on disk (decision 0045, amendment "pieces on disk") are to it what tinygrad's
+compile cache is to the emulator: ``--wavelift-cache cold`` gives each wavelift child an empty one
+(a first run); the default (warm) uses the one earlier runs left.
 """
 
 from __future__ import annotations
@@ -118,12 +123,16 @@ def run_side(
     src: str, side: str, tree: str, files: list[str], record: str | None, cold: bool = False
 ) -> dict:
     """One pytest child: ``side`` is "emulator" or a wavelift tree; ``tree`` goes on its path;
-    ``cold``: tinygrad's compile cache (CACHEDB) a fresh file, as on a first run."""
+    ``cold``: the side's disk cache empty, as on a first run (the emulator: tinygrad's compile
+    cache (CACHEDB) a fresh file; wavelift: its pieces on disk (WAVELIFT_PIECE_CACHE) a fresh
+    directory)."""
     with tempfile.TemporaryDirectory() as d:
         pathlib.Path(d, "wlb_plugin.py").write_text(PLUGIN)
         env = dict(os.environ)
-        if cold:
+        if cold and side == "emulator":
             env["CACHEDB"] = str(pathlib.Path(d, "cache.db"))
+        elif cold:
+            env["WAVELIFT_PIECE_CACHE"] = str(pathlib.Path(d, "pieces"))
         env["PYTHONPATH"] = os.pathsep.join([src, str(pathlib.Path(tree).resolve()), d])
         env["PATH"] = "/usr/lib/llvm-19/bin:" + env.get("PATH", "")
         env["WLB_SIDE"] = "emulator" if side == "emulator" else str(pathlib.Path(tree).resolve())
@@ -143,13 +152,17 @@ def run_side(
     return {"error": (p.stdout + p.stderr)[-2000:]}
 
 
-def replay(progs: str, tree: str) -> dict:
-    p = subprocess.run(
-        [sys.executable, "-c", REPLAY, str(pathlib.Path(tree).resolve()), progs],
-        capture_output=True,
-        text=True,
-        env=dict(os.environ, PYTHONPATH=""),
-    )
+def replay(progs: str, tree: str, cold: bool = False) -> dict:
+    with tempfile.TemporaryDirectory() as d:
+        env = dict(os.environ, PYTHONPATH="")
+        if cold:
+            env["WAVELIFT_PIECE_CACHE"] = str(pathlib.Path(d, "pieces"))
+        p = subprocess.run(
+            [sys.executable, "-c", REPLAY, str(pathlib.Path(tree).resolve()), progs],
+            capture_output=True,
+            text=True,
+            env=env,
+        )
     if p.returncode:
         return {"error": p.stderr[-2000:]}
     return json.loads(p.stdout.splitlines()[-1])
@@ -168,6 +181,13 @@ def main(argv=None) -> int:
         help="the emulator's per-instruction kernels from tinygrad's disk cache (warm: as earlier "
         "runs left it) or compiled afresh into an empty one (cold: a first run, e.g. a fresh CI box)",
     )
+    ap.add_argument(
+        "--wavelift-cache",
+        default="warm",
+        choices=["warm", "cold"],
+        help="wavelift's pieces from its disk cache (warm: as earlier runs left it, "
+        "$WAVELIFT_PIECE_CACHE or ~/.cache/wavelift/pieces) or from an empty one (cold: a first run)",
+    )
     ap.add_argument("--files", default="", help="comma-separated test files of test/amd/hw (default: all)")
     ap.add_argument("--record", help="save the programs the tests hand over (pickle; keep under /tmp)")
     ap.add_argument("--replay", help="replay recorded programs through the hook of each tree")
@@ -181,7 +201,7 @@ def main(argv=None) -> int:
     if a.replay:
         for r in range(a.rounds):
             for name, tree in trees if r % 2 == 0 else trees[::-1]:
-                row = replay(a.replay, tree)
+                row = replay(a.replay, tree, a.wavelift_cache == "cold")
                 res.setdefault(name, []).append(row)
                 print(f"round {r} {name}: {json.dumps(row)}  load {os.getloadavg()[0]:.1f}", flush=True)
         print(f"load average after:  {os.getloadavg()}")
@@ -203,9 +223,8 @@ def main(argv=None) -> int:
         sides += [(n, t, t) for n, t in trees]
         for name, side, tree in sides:
             rec = a.record if name == "new" else None
-            res[name] = run_side(
-                a.tinygrad_src, side, tree, files, rec, side == "emulator" and a.emulator_cache == "cold"
-            )
+            cold = a.emulator_cache == "cold" if side == "emulator" else a.wavelift_cache == "cold"
+            res[name] = run_side(a.tinygrad_src, side, tree, files, rec, cold)
             print(f"{name}: {json.dumps(res[name])}  load {os.getloadavg()[0]:.1f}", flush=True)
         print(f"load average after:  {os.getloadavg()}")
         sec = {n: r["seconds"] for n, r in res.items() if "seconds" in r}

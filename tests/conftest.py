@@ -48,6 +48,15 @@ def _native_cache(tmp_path_factory):
     return tmp_path_factory.mktemp("native-cache")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _piece_cache(tmp_path_factory):
+    """The NumPy backend's pieces on disk (decision 0045, amendment "pieces on disk") go to a
+    directory of this test session's, never the user's cache (child processes inherit it)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("WAVELIFT_PIECE_CACHE", str(tmp_path_factory.mktemp("piece-cache")))
+        yield
+
+
 @pytest.fixture(autouse=True)  # autouse: in every test's closure, parametrized for marked ones
 def tier(request, monkeypatch):
     from wavelift.backends import host, native

@@ -112,6 +112,13 @@ _ALL = [
         "wavelift/cuda; must be private to you)",
     ),
     Setting(
+        "WAVELIFT_PIECE_CACHE",
+        str,
+        None,
+        "directory of the NumPy backend's compiled pieces of one-wave blocks (the tinygrad hook; "
+        "default: $XDG_CACHE_HOME or ~/.cache, then wavelift/pieces; `off`: none; must be private to you)",
+    ),
+    Setting(
         "WAVELIFT_CUDA_BLENDS",
         str,
         None,

@@ -202,6 +202,11 @@ def write(d: pathlib.Path, name: str, suffix: str, data: bytes) -> None:
         pass
 
 
+# (for caches of other layouts under the same rules: backends/numpy/piece_disk.py's packs)
+read_own = _read_own
+write_atomic = _write_atomic
+
+
 def private_temp(prefix: str = "wl-") -> tempfile.TemporaryDirectory:
     """A temp directory only this user can use (mkdtemp: 0700, a fresh name), its place checked
     by the same rules (CacheRefused)."""

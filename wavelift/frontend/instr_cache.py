@@ -38,6 +38,9 @@ from ..ir.program import EXEC_HI, EXEC_LO, LAZY_EXEC, LAZY_MODE, MODE_REG, LazyO
 # instructions share a serial exactly when they share the key
 _CACHE: dict = {}
 _SERIAL = itertools.count()
+# serial -> the key it names (``key_for``: the piece cache on disk names instructions by their keys,
+# which are the same in every process; a serial is not); at most CACHE_MAX, cleared when full
+_KEYS: dict = {}
 CACHE_MAX = 1 << 13  # entries (an instruction's ops each, ~1-2 KB); cleared when full
 ENABLED = [True]  # tests turn it off to compare against fresh translations
 # while on (the tinygrad hook's one-wave dispatches, with backends/numpy PieceCache.on), a hit
@@ -140,8 +143,17 @@ def translate_one(fe, ins, b) -> None:
             _CACHE.clear()
         serial = next(_SERIAL)
         _CACHE[key] = entry + (mv, uf, us, serial, _flags(entry[0]))
+        if len(_KEYS) >= CACHE_MAX:
+            _KEYS.clear()
+        _KEYS[serial] = key
         if keys is not None:
             keys[b.instr] = (serial, len(entry[0]))
+
+
+def key_for(serial: int):
+    """The key that ``serial`` names (a serial is never reused), or None when it is no longer
+    kept."""
+    return _KEYS.get(serial)
 
 
 def _entry(b, start: int, first: int):

@@ -10,7 +10,12 @@ and return the next block index (int or per-wave int array), or for ``setpc`` th
 
 from __future__ import annotations
 
+import hashlib
+import importlib.util
+import marshal
+import pathlib
 import struct
+import sys
 import zlib
 from bisect import bisect_left
 from collections.abc import Callable, Iterable
@@ -18,6 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from ... import settings
+from ...frontend.instr_cache import key_for
 from ...ir.passes.pipeline import liveness, optimize
 from ...ir.program import EXEC_HI, EXEC_LO, LAZY_MODE, MODE_REG, Block, Program, Value, refusal_of
 from .expr import EXPR, ExprLowering
@@ -419,6 +426,122 @@ def _piece_code(src: str, mode: int):
     return code
 
 
+# ---- pieces on disk (decision 0045, amendment "pieces on disk") -------------------------------
+# A piece about to be compiled is first looked for in a disk cache (backends/disk_cache.py: a
+# directory private to this user, each entry checked against its SHA-256), under a name made of
+# its key with every instr_cache serial replaced by the key it names (the same in every process)
+# and of this code's version (the package's sources and tables, Python's bytecode magic, NumPy's
+# version): the code object of its source and its constants K.  What a key holds decides the
+# source within a process (the in-memory cache above rests on that); with the same code, the
+# same in another.
+PIECE_DISK = [True]  # (False: never on disk; tests compare)
+DISK_FORMAT = 1
+_DISK_DIRS: dict = {}  # setting's value -> its piece_disk.PieceDisk, or None (refused, or "off")
+_VERSION: list = [None]  # this code's version (_code_version), made on first use
+_STABLE: dict = {}  # instr_cache serial -> the key it names when its repr is stable, else False
+_SCALAR_KINDS = frozenset("biuf")  # (the constants a disk entry holds: NumPy scalars of these)
+
+
+def _code_version() -> str:
+    """A digest of what makes a piece's code from its key: wavelift's sources and tables (every
+    .py and .json file of the package), Python's bytecode magic and version, NumPy's version."""
+    v = _VERSION[0]
+    if v is None:
+        root = pathlib.Path(__file__).resolve().parents[2]
+        h = hashlib.sha256()
+        for part in (importlib.util.MAGIC_NUMBER, sys.version.encode(), np.__version__.encode()):
+            h.update(part + b"\0")
+        for f in sorted(root.rglob("*")):
+            if f.suffix in (".py", ".json") and "__pycache__" not in f.parts:
+                data = f.read_bytes()
+                h.update(f"{f.relative_to(root)}\0{len(data)}\0".encode())
+                h.update(data)
+        v = _VERSION[0] = h.hexdigest()
+    return v
+
+
+def _reprable(x) -> bool:
+    """Whether repr(x) names x in any process: None, bool, int, str, bytes, float, tuples of them."""
+    t = type(x)
+    if t is tuple:
+        return all(_reprable(y) for y in x)
+    return x is None or t in (bool, int, str, bytes, float)
+
+
+def _disk():
+    """The pieces' disk cache (piece_disk.PieceDisk over the checked directory: decision 0016),
+    or None (refused: a CacheWarning says why; or WAVELIFT_PIECE_CACHE=off)."""
+    where = settings.get("WAVELIFT_PIECE_CACHE")
+    pd = _DISK_DIRS.get(where, False)
+    if pd is False:
+        from .. import disk_cache
+        from .piece_disk import PieceDisk
+
+        d = None if where == "off" else disk_cache.usable_dir("pieces", "WAVELIFT_PIECE_CACHE")
+        pd = _DISK_DIRS[where] = None if d is None else PieceDisk(d)
+    return pd
+
+
+def _disk_name(key) -> str | None:
+    """The disk cache's name of a piece keyed ``key`` (PieceCache._key), or None (not kept on
+    disk: a serial no longer known, or a part whose repr is not the same everywhere)."""
+    if key[0] == "instrs":
+        names = []
+        for s in key[-1]:
+            k = None
+            if s is not None:
+                k = _STABLE.get(s)
+                if k is None:
+                    k = key_for(s)
+                    k = _STABLE[s] = k if k is not None and _reprable(k) else False
+                    if len(_STABLE) >= PIECE_LIMIT:
+                        _STABLE.clear()
+                if k is False:
+                    return None
+            names.append(k)
+        head = key[:-1]
+        if not _reprable(head):
+            return None
+        key = (*head, tuple(names))
+    elif not _reprable(key):
+        return None
+    return hashlib.sha256(f"{_code_version()}\0{DISK_FORMAT}\0{key!r}".encode()).hexdigest()[:40]
+
+
+def _disk_load(pd, name: str, low: Lowering):
+    """The function of entry ``name`` run in ``low``'s namespace with the entry's constants, or
+    None (a miss)."""
+    data = pd.get(name)
+    if data is None:
+        return None
+    try:
+        fmt, fname, code, consts = marshal.loads(data)
+        if fmt != DISK_FORMAT or type(fname) is not str or type(consts) is not tuple:
+            return None
+        low.consts = [np.frombuffer(b, np.dtype(t))[0] for t, b in consts]
+        ns = low.namespace()
+        exec(code, ns)
+        return ns[fname]
+    except Exception:  # noqa: BLE001 - an entry of another form is a miss (compiled and written over)
+        return None
+
+
+def _disk_store(pd, name: str, fname: str, code, consts: list) -> None:
+    """Write entry ``name``: the code and its constants, when every constant is a NumPy scalar that
+    its dtype and bytes give back as the same type and bits (else nothing is written)."""
+    packed = []
+    for c in consts:
+        t = type(c)
+        if not isinstance(c, np.generic) or c.dtype.kind not in _SCALAR_KINDS:
+            return
+        b = c.tobytes()
+        back = np.frombuffer(b, np.dtype(c.dtype.str))[0]
+        if type(back) is not t or back.tobytes() != b:
+            return
+        packed.append((c.dtype.str, b))
+    pd.add(name, marshal.dumps((DISK_FORMAT, fname, code, tuple(packed))))
+
+
 def _cut_crc(words) -> int:
     key = tuple(words)
     r = _CUT_CRC.get(key)
@@ -469,6 +592,7 @@ class PieceCache:
         self.fns: dict = {}
         self.hits = 0
         self.misses = 0
+        self.disk_hits = 0  # (misses whose function came from the disk cache)
         self.seen: dict = {}  # keys of runs of pieces seen once (compiled when seen again)
 
     def block(self, mb: ModeBlocks, index: int, mode: int):
@@ -720,10 +844,20 @@ class PieceCache:
         self.misses += 1
         low = Lowering(mb.program, mb.L)
         low.ib = base
-        src = low.block_source(sub, mode, live)
-        ns = low.namespace()
-        exec(_piece_code(src, mode), ns)
-        f = ns[f"blk_{sub.index}"]
+        d = _disk() if key is not None and PIECE_DISK[0] else None
+        name = _disk_name(key) if d is not None else None
+        f = _disk_load(d, name, low) if name is not None else None
+        if f is not None:
+            self.disk_hits += 1
+        else:
+            src = low.block_source(sub, mode, live)
+            ns = low.namespace()
+            code = _piece_code(src, mode)
+            exec(code, ns)
+            fname = f"blk_{sub.index}"
+            f = ns[fname]
+            if name is not None:
+                _disk_store(d, name, fname, code, low.consts)
         if key is not None:
             if len(self.fns) >= PIECE_LIMIT:
                 self.fns.clear()
