@@ -15,6 +15,8 @@ from wavelift.backends.numpy import codegen, piece_disk
 from wavelift.backends.numpy.codegen import Lowering
 from wavelift.backends.numpy.piece_disk import PieceDisk
 
+V = "ab" * 32  # (a code version)
+
 
 def _name(i: int) -> str:
     return f"{i:040x}"
@@ -45,21 +47,23 @@ def test_pack_round_trip_and_what_is_not_a_pack():
 
 
 def test_entries_written_and_read_back_by_another_reader(tmp_path):
-    a = PieceDisk(tmp_path)
+    a = PieceDisk(tmp_path, V)
     assert a.get(_name(1)) is None
     for i in range(piece_disk.FLUSH + 3):  # (one pack written when FLUSH are pending)
         a.add(_name(i), b"x%d" % i)
     assert len(_packs(tmp_path)) == 1
     a.flush()  # (what atexit would write)
     assert len(_packs(tmp_path)) == 2
-    b = PieceDisk(tmp_path)
+    b = PieceDisk(tmp_path, V)
     assert all(b.get(_name(i)) == b"x%d" % i for i in range(piece_disk.FLUSH + 3))
     for p in _packs(tmp_path):
-        assert os.stat(tmp_path / p).st_mode & 0o777 == 0o600
+        assert p.startswith(V[:16] + "-") and os.stat(tmp_path / p).st_mode & 0o777 == 0o600
+    # another version of the code reads none of them
+    assert PieceDisk(tmp_path, "cd" * 32).get(_name(1)) is None
 
 
 def _one_pack(d, entries) -> str:
-    name = piece_disk._write_pack(d, entries)
+    name = piece_disk._write_pack(d, V, entries)
     assert name is not None
     return name
 
@@ -87,8 +91,8 @@ def test_packs_the_rules_refuse_are_not_read(tmp_path):
     os.symlink(other / lk, tmp_path / lk)
     # a whole pack under a name that is not its digest's
     r = _one_pack(other, {_name(7): b"renamed"})
-    os.rename(other / r, tmp_path / ("0" * 16 + ".pack"))
-    pd = PieceDisk(tmp_path)
+    os.rename(other / r, tmp_path / (V[:16] + "-" + "0" * 16 + ".pack"))
+    pd = PieceDisk(tmp_path, V)
     assert pd.get(_name(1)) == b"good"
     assert [pd.get(_name(i)) for i in range(2, 8)] == [None] * 6
     assert good in _packs(tmp_path)
@@ -97,12 +101,22 @@ def test_packs_the_rules_refuse_are_not_read(tmp_path):
 def test_many_packs_are_merged_into_one(tmp_path):
     names = [_one_pack(tmp_path, {_name(i): b"p%d" % i}) for i in range(piece_disk.PACK_MAX + 1)]
     assert len(_packs(tmp_path)) == len(names)
-    pd = PieceDisk(tmp_path)
+    pd = PieceDisk(tmp_path, V)
     assert pd.get(_name(0)) == b"p0"
     left = _packs(tmp_path)
     assert len(left) == 1 and left[0] not in names
-    again = PieceDisk(tmp_path)
+    again = PieceDisk(tmp_path, V)
     assert all(again.get(_name(i)) == b"p%d" % i for i in range(len(names)))
+
+
+def test_stale_packs_of_other_versions_are_removed(tmp_path):
+    old = piece_disk._write_pack(tmp_path, "cd" * 32, {_name(1): b"old"})
+    recent = piece_disk._write_pack(tmp_path, "ef" * 32, {_name(1): b"recent"})
+    mine = piece_disk._write_pack(tmp_path, V, {_name(1): b"mine"})
+    week = piece_disk.STALE_DAYS * 86400
+    os.utime(tmp_path / old, (os.stat(tmp_path / old).st_atime, os.stat(tmp_path / old).st_mtime - week - 60))
+    assert PieceDisk(tmp_path, V).get(_name(1)) == b"mine"
+    assert _packs(tmp_path) == sorted([recent, mine])
 
 
 CONSTS = [
@@ -120,13 +134,13 @@ CONSTS = [
 
 
 def test_constants_come_back_with_their_types_and_bits(tmp_path):
-    pd = PieceDisk(tmp_path)
+    pd = PieceDisk(tmp_path, V)
     src = "def blk_3(R, w, N, mode, IB):\n    return K\n"
     code = compile(src, "<test>", "exec")
     codegen._disk_store(pd, _name(9), "blk_3", code, list(CONSTS))
     pd.flush()
     low = Lowering(None, 32)
-    f = codegen._disk_load(PieceDisk(tmp_path), _name(9), low)
+    f = codegen._disk_load(PieceDisk(tmp_path, V), _name(9), low)
     got = f(None, None, 1, 0, 0)
     assert [type(x) for x in got] == [type(x) for x in CONSTS]
     assert [x.tobytes() for x in got] == [x.tobytes() for x in CONSTS]

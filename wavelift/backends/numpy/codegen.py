@@ -478,7 +478,7 @@ def _disk():
         from .piece_disk import PieceDisk
 
         d = None if where == "off" else disk_cache.usable_dir("pieces", "WAVELIFT_PIECE_CACHE")
-        pd = _DISK_DIRS[where] = None if d is None else PieceDisk(d)
+        pd = _DISK_DIRS[where] = None if d is None else PieceDisk(d, _code_version())
     return pd
 
 

@@ -4,7 +4,8 @@ A piece (codegen.PieceCache, decision 0040) about to be compiled is first looked
 a name made of its key (codegen._disk_name); a piece compiled is added.  The entries are small
 (a code object and its constants, ~2-4 KB) and many (~2 a tinygrad instruction test), and a file
 each cost more to create than the compile it saves (~0.3 ms a file on this host), so they are
-kept in **packs**: files ``<first 16 hex digits of the SHA-256 of the body>.pack`` holding
+kept in **packs**: files ``<version>-<first 16 hex digits of the SHA-256 of the body>.pack``
+(``version``: the first 16 hex digits of the code's version, codegen._code_version) holding
 ``PACK_MAGIC``, the body's SHA-256 (hex) and a newline, then the body: entries, each its name
 (NAME_BYTES ASCII bytes), its size (4 bytes, little-endian) and its data.
 
@@ -15,10 +16,12 @@ a regular file of this user that nobody else may write, with no second name
 skipped (its entries miss and are compiled again).  A pack is written to a temp file and renamed
 (atomic; named by its content, so two writers of the same entries leave one whole file).
 
-A process reads the packs once, at its first lookup (at most LOAD_MAX bytes of them), and keeps
-their entries in memory; what it adds is written as a new pack when FLUSH entries are pending
-and when the process exits.  When it found more than PACK_MAX packs, it writes their entries as
-one pack and removes the packs it merged (a pack another process removed first is simply gone).
+A process reads its version's packs once, at its first lookup (at most LOAD_MAX bytes of them),
+and keeps their entries in memory; what it adds is written as a new pack when FLUSH entries are
+pending and when the process exits.  When it found more than PACK_MAX packs, it writes their
+entries as one pack and removes the packs it merged (a pack another process removed first is
+simply gone).  Packs of other versions are never read; those not modified for STALE_DAYS are
+removed then.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import hashlib
 import os
 import re
 import struct
+import time
 
 from .. import disk_cache
 
@@ -36,14 +40,16 @@ NAME_BYTES = 40
 FLUSH = 256  # entries added before they are written as a pack
 PACK_MAX = 16  # packs found at load above which they are merged into one
 LOAD_MAX = 256 << 20  # bytes of packs read at most (the rest miss)
-_PACK = re.compile(r"[0-9a-f]{16}\.pack")
+STALE_DAYS = 7  # packs of another version not modified for this long are removed
+_PACK = re.compile(r"([0-9a-f]{16})-([0-9a-f]{16})\.pack")
 
 
 class PieceDisk:
     """Entries (name -> bytes) of one private directory: ``get``, ``add`` (see the module doc)."""
 
-    def __init__(self, d):
+    def __init__(self, d, version: str):
         self.d = d
+        self.version = version[:16]
         self.entries: dict[str, bytes] | None = None  # (read at the first get)
         self.pending: dict[str, bytes] = {}
         self.registered = False
@@ -53,22 +59,31 @@ class PieceDisk:
         merged = []
         total = 0
         try:
-            names = sorted(n for n in os.listdir(self.d) if _PACK.fullmatch(n))
+            found = [m for m in map(_PACK.fullmatch, os.listdir(self.d)) if m]
         except OSError:
-            names = []
+            found = []
+        names = sorted(m.string for m in found if m[1] == self.version)
+        stale = time.time() - STALE_DAYS * 86400
+        for m in found:
+            if m[1] != self.version:
+                try:
+                    if os.lstat(self.d / m.string).st_mtime < stale:
+                        os.unlink(self.d / m.string)
+                except OSError:
+                    pass
         for n in names:
             data = disk_cache.read_own(self.d / n)
             if data is None or total + len(data) > LOAD_MAX:
                 continue
             got = parse(data)
             # (named by its digest: parse checked the body against the one it holds)
-            if got is None or data[len(PACK_MAGIC) : len(PACK_MAGIC) + 16] != n[:16].encode():
+            if got is None or data[len(PACK_MAGIC) : len(PACK_MAGIC) + 16] != n[17:33].encode():
                 continue
             total += len(data)
             entries.update(got)
             merged.append(n)
         if len(merged) > PACK_MAX:
-            name = _write_pack(self.d, entries)
+            name = _write_pack(self.d, self.version, entries)
             if name is not None:
                 for n in merged:
                     if n != name:
@@ -97,7 +112,7 @@ class PieceDisk:
     def flush(self) -> None:
         if self.pending:
             pending, self.pending = self.pending, {}
-            _write_pack(self.d, pending)
+            _write_pack(self.d, self.version, pending)
 
 
 def pack(entries: dict[str, bytes]) -> bytes:
@@ -136,13 +151,13 @@ def parse(data: bytes) -> dict[str, bytes] | None:
     return out
 
 
-def _write_pack(d, entries: dict[str, bytes]) -> str | None:
-    """Write ``entries`` as a pack in ``d`` (atomic); its file name, or None (not written: a cache
-    that cannot be written is not an error)."""
+def _write_pack(d, version: str, entries: dict[str, bytes]) -> str | None:
+    """Write ``entries`` as a pack of ``version`` in ``d`` (atomic); its file name, or None (not
+    written: a cache that cannot be written is not an error)."""
     if not entries:
         return None
     data = pack(entries)
-    name = hashlib.sha256(data[len(PACK_MAGIC) + 65 :]).hexdigest()[:16] + ".pack"
+    name = f"{version[:16]}-{data[len(PACK_MAGIC) : len(PACK_MAGIC) + 16].decode()}.pack"
     try:
         disk_cache.write_atomic(d, name, data)
     except OSError:
