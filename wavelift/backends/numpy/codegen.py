@@ -438,7 +438,7 @@ PIECE_DISK = [True]  # (False: never on disk; tests compare)
 DISK_FORMAT = 1
 _DISK_DIRS: dict = {}  # setting's value -> its piece_disk.PieceDisk, or None (refused, or "off")
 _VERSION: list = [None]  # this code's version (_code_version), made on first use
-_STABLE: dict = {}  # instr_cache serial -> the key it names when its repr is stable, else False
+_STABLE: dict = {}  # instr_cache serial -> a digest of the key it names (its repr), else False
 _SCALAR_KINDS = frozenset("biuf")  # (the constants a disk entry holds: NumPy scalars of these)
 
 
@@ -493,9 +493,14 @@ def _disk_name(key) -> str | None:
                 k = _STABLE.get(s)
                 if k is None:
                     k = key_for(s)
-                    k = _STABLE[s] = k if k is not None and _reprable(k) else False
                     if len(_STABLE) >= PIECE_LIMIT:
                         _STABLE.clear()
+                    # (the instruction's key by its digest: a shorter text to hash per piece)
+                    k = _STABLE[s] = (
+                        hashlib.sha256(repr(k).encode()).hexdigest()[:32]
+                        if k is not None and _reprable(k)
+                        else False
+                    )
                 if k is False:
                     return None
             names.append(k)
@@ -531,14 +536,11 @@ def _disk_store(pd, name: str, fname: str, code, consts: list) -> None:
     its dtype and bytes give back as the same type and bits (else nothing is written)."""
     packed = []
     for c in consts:
-        t = type(c)
-        if not isinstance(c, np.generic) or c.dtype.kind not in _SCALAR_KINDS:
+        # (a NumPy scalar of its dtype's own type: np.frombuffer(its bytes, its dtype)[0] is the
+        # same type with the same bits)
+        if not isinstance(c, np.generic) or type(c) is not c.dtype.type or c.dtype.kind not in _SCALAR_KINDS:
             return
-        b = c.tobytes()
-        back = np.frombuffer(b, np.dtype(c.dtype.str))[0]
-        if type(back) is not t or back.tobytes() != b:
-            return
-        packed.append((c.dtype.str, b))
+        packed.append((c.dtype.str, c.tobytes()))
     pd.add(name, marshal.dumps((DISK_FORMAT, fname, code, tuple(packed))))
 
 
