@@ -188,3 +188,11 @@ def test_off_and_a_refused_directory_mean_no_disk(tmp_path, monkeypatch):
     monkeypatch.setenv("WAVELIFT_PIECE_CACHE", str(tmp_path / "mine"))
     pd = codegen._disk()
     assert isinstance(pd, PieceDisk) and codegen._disk() is pd
+    # the package's files cannot be read (no version): no disk, the dispatch is not failed
+
+    def unreadable():
+        raise PermissionError("no")
+
+    monkeypatch.setattr(codegen, "_code_version", unreadable)
+    monkeypatch.setenv("WAVELIFT_PIECE_CACHE", str(tmp_path / "other"))
+    assert codegen._disk() is None

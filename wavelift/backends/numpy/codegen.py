@@ -427,13 +427,13 @@ def _piece_code(src: str, mode: int):
 
 
 # ---- pieces on disk (decision 0045, amendment "pieces on disk") -------------------------------
-# A piece about to be compiled is first looked for in a disk cache (backends/disk_cache.py: a
-# directory private to this user, each entry checked against its SHA-256), under a name made of
-# its key with every instr_cache serial replaced by the key it names (the same in every process)
-# and of this code's version (the package's sources and tables, Python's bytecode magic, NumPy's
-# version): the code object of its source and its constants K.  What a key holds decides the
-# source within a process (the in-memory cache above rests on that); with the same code, the
-# same in another.
+# A piece about to be compiled is first looked for in a disk cache (piece_disk.py: packs in a
+# directory private to this user, each pack checked whole against its SHA-256: decision 0016's
+# rules), under a name made of its key with every instr_cache serial replaced by a digest of the
+# key it names (the same in every process) and of this code's version (the package's sources and
+# tables, Python's bytecode magic, NumPy's version): the code object of its source and its
+# constants K.  What a key holds decides the source within a process (the in-memory cache above
+# rests on that); with the same code, the same in another.
 PIECE_DISK = [True]  # (False: never on disk; tests compare)
 DISK_FORMAT = 1
 _DISK_DIRS: dict = {}  # setting's value -> its piece_disk.PieceDisk, or None (refused, or "off")
@@ -478,7 +478,11 @@ def _disk():
         from .piece_disk import PieceDisk
 
         d = None if where == "off" else disk_cache.usable_dir("pieces", "WAVELIFT_PIECE_CACHE")
-        pd = _DISK_DIRS[where] = None if d is None else PieceDisk(d, _code_version())
+        try:
+            pd = None if d is None else PieceDisk(d, _code_version())
+        except OSError:  # (the package's files cannot be read: no version, so no disk)
+            pd = None
+        _DISK_DIRS[where] = pd
     return pd
 
 
