@@ -694,15 +694,21 @@ class BlockSource:
         close()
         keep = sorted(keep_regs)
         if keep:
-            out.append(f"  for (u32 lane = 0; lane < {L}u; lane++) {{")
+            # one lane loop per register (decision 0013, amendment h88): each reads and writes
+            # only its own row of V and lane arrays of this wave, so the loops in register order
+            # store what one loop over every register stored; one loop of several rows stayed
+            # scalar (the compiler takes the rows, `__restrict` locals, for possibly aliased)
+            def each(lines):
+                return [f"  for (u32 lane = 0; lane < {L}u; lane++) {x}" for x in lines]
+
             if src is None:
-                out.extend(f"    VR{r}[lane] = {vcur[r].format(l='lane')};" for r in keep)
+                out.extend(each(f"VR{r}[lane] = {vcur[r].format(l='lane')};" for r in keep))
             else:
-                blend = [
-                    f"    {{ const u32 o = VR{r}[lane]; VR{r}[lane] = o ^ ((o ^ (u32)({ref(last[r][0])})) "
+                blend = each(
+                    f"{{ const u32 o = VR{r}[lane]; VR{r}[lane] = o ^ ((o ^ (u32)({ref(last[r][0])})) "
                     f"& (0u - (u32)({ref(last[r][1])}))); }}"
                     for r in keep
-                ]
+                )
                 # masks that are EXEC words (exec ops): when each has every lane on, the
                 # blends are the raw values (a wave with all lanes on skips the blend work)
                 masks = {getattr(last[r][1], "id", None) for r in keep}
@@ -710,11 +716,13 @@ class BlockSource:
                     full = " && ".join(
                         f"(x{m} == {(1 << L) - 1:#x}ull)" for m in sorted(m for m in masks if m is not None)
                     )
-                    out[-1] = f"  if ({full}) for (u32 lane = 0; lane < {L}u; lane++) {{"
-                    out.extend(f"    VR{r}[lane] = (u32)({ref(last[r][0])});" for r in keep)
-                    out.append(f"  }} else for (u32 lane = 0; lane < {L}u; lane++) {{")
-                out.extend(blend)
-            out.append("  }")
+                    out.append(f"  if ({full}) {{")
+                    out.extend(each(f"VR{r}[lane] = (u32)({ref(last[r][0])});" for r in keep))
+                    out.append("  } else {")
+                    out.extend(blend)
+                    out.append("  }")
+                else:
+                    out.extend(blend)
         if len(ops) in counts:
             out.append(f"  lc += (u64){counts[len(ops)]} * (u64)__builtin_popcountll({exec64});")
         k = term[0]
