@@ -499,6 +499,48 @@ def test_library_race_check_gives_the_numpy_answer(native_on, monkeypatch):
     assert answers == {True, False}
 
 
+# c = buf[0] by a uniform (scalar) load, then buf[0] = c + 1 (a lane store, or an atomic add of
+# one per lane: c + 32) and buf[1 + g] = c: each workgroup's load must see the one before's write
+COUNTER = """
+  s_load_dwordx2 s[4:5], s[0:1], 0x0
+  s_waitcnt lgkmcnt(0)
+  s_load_dword s6, s[4:5], 0x0
+  s_waitcnt lgkmcnt(0)
+  v_mov_b32 v1, 0
+{bump}
+  s_lshl_b32 s8, s2, 2
+  v_mov_b32 v3, s6
+  v_mov_b32 v4, s8
+  global_store_dword v4, v3, s[4:5] offset:4
+  s_endpgm
+"""
+BUMPS = {
+    "store": ("  s_add_u32 s7, s6, 1\n  v_mov_b32 v2, s7\n  global_store_dword v1, v2, s[4:5]", 1),
+    "atomic": ("  v_mov_b32 v2, 1\n  global_atomic_add v1, v2, s[4:5]\n  s_waitcnt vmcnt(0)", 32),
+}
+
+
+@pytest.mark.parametrize("bump", sorted(BUMPS))
+def test_remembered_uniform_loads_see_the_block_s_own_stores(native_on, monkeypatch, bump):
+    """A uniform global load is remembered for the waves of one block call (wl_ldm: the kernarg
+    words here, each wave loads them again); a store or atomic of the block into the remembered
+    bytes forgets them, so each workgroup reads what the one before it wrote, as in the serial
+    order (fails when the stores do not forget: every group then reads 0)."""
+    runtime = native_on
+    monkeypatch.setattr(runtime, "NATIVE_THREADS", 1)
+    text, step = BUMPS[bump]
+    groups = 100  # (two chunks of the driver)
+    r = Rig(COUNTER.format(bump=text))
+    buf = r.buf(np.zeros(groups + 1, np.uint32), "buf")
+    args = r.buf(np.array([buf], np.uint64).view(np.uint32), "kernarg")
+    res = r.run(r.config(user_sgprs=ptr(args), groups=(groups, 1, 1), block=(32, 1, 1)), cache={})
+    assert res.landed, res.refusal
+    assert res.stats["native_driver"]
+    got = r.read(buf, np.uint32, groups + 1)
+    assert got[0] == step * groups
+    np.testing.assert_array_equal(got[1:], step * np.arange(groups, dtype=np.uint32))
+
+
 def test_driver_threads_without_races_stay_parallel(native_on, monkeypatch):
     from test_basic import vadd_rig
 

@@ -524,6 +524,10 @@ class BlockSource:
                 *wr,
                 "      } }",
             ]
+        # a global store forgets the remembered loads it may have overwritten (BlockSource.block
+        # fills in the test: the stored bytes lie in arena [lo + d, hi + d + nb); d: WL_NONE,
+        # lane by lane: every one)
+        unmemo = [f"    {UNMEMO}({nb});"] if op.name == "store" else []
         return (
             [
                 "  {",
@@ -547,7 +551,9 @@ class BlockSource:
             + fast
             + ["    } else {"]
             + ["  " + x for x in slow]
-            + ["    }", "  }"]
+            + ["    }"]
+            + unmemo
+            + ["  }"]
         )
 
     # ------------------------------------------------------------------------- lowering
@@ -751,6 +757,10 @@ class BlockSource:
             "  u8* const AR = C->arena; u8* const WR = C->written;",
         ]
         head += [f"  i64 {h} = -1;" for h in hints]
+        # remembered uniform loads (wl_ldm): for the call's waves
+        head += [
+            f"  u32 m{h}ok = 0u; u64 m{h}a = 0ull; i64 m{h}i = 0; u32 m{h}v[{W}];" for h, _, W in st.memos
+        ]
         if st.rings:
             # waves of the first wave's workgroup (the prefetches' stride: one group on)
             head += [f"  u64 p{h}[{self.RING}];" for h in st.rings]
@@ -762,6 +772,7 @@ class BlockSource:
         head += ["  for (i64 kk = 0; kk < N; kk++) {", "  const i64 w = waves ? waves[kk] : kk;"]
         # distinct registers are distinct rows of V: restrict lets the lane loops vectorise
         head += [f"  u32* __restrict const VR{r} = C->V + ({r}ll * n + w) * {L};" for r in vregs]
+        out = _unmemo(out, st.memos)
         full = f"{(1 << L) - 1:#x}ull"
         if (
             st.entry_exec
@@ -791,6 +802,30 @@ class BlockSource:
         return "\n".join(head + decl + out + ["  }", "  C->lanes += (i64)lc;", "}"]) + "\n"
 
 
+UNMEMO = "WL_UNMEMO"  # (a marker: BlockSource.block writes the test in its place)
+UNMEMO_ALL = "WL_UNMEMO_ALL;"
+
+
+def _unmemo(out: list[str], memos) -> list[str]:
+    """The block's statements with its stores' WL_UNMEMO markers written out: each remembered
+    uniform load (hint, bytes) whose arena bytes [m<h>i, + bytes) the store may have covered is
+    forgotten; none remembered: nothing."""
+    res = []
+    for x in out:
+        t = x.strip()
+        if t == UNMEMO_ALL:
+            res += [f"  m{h}ok = 0u;" for h, _, _ in memos]
+        elif t.startswith(UNMEMO + "("):
+            nb = t[len(UNMEMO) + 1 : t.index(")")]
+            res += [
+                f"    if (d == WL_NONE || ((i64)lo + d < m{h}i + {mb} && m{h}i < (i64)hi + d + {nb})) m{h}ok = 0u;"
+                for h, mb, _ in memos
+            ]
+        else:
+            res.append(x)
+    return res
+
+
 class _Blk:
     """What the lowering of one block's ops (BlockSource.block) shares with each op's entry of
     OPS: the block's ops, the value templates and C types, the statement lists and writers."""
@@ -800,6 +835,7 @@ class _Blk:
         self.tmpl, self.ctype, self.out, self.decl, self.hoist = tmpl, ctype, out, decl, hoist
         self.hints, self.vcur, self.exec64 = hints, vcur, exec64
         self.rings: list[str] = []  # global accesses' prefetch rings (BlockSource._lane_access)
+        self.memos: list[tuple[str, int, int]] = []  # remembered uniform loads (hint, bytes, words)
         self.accs: list[str] = []  # the open loop's accumulators (ballot, readlane)
         self.loop_refuse = False  # the open loop refuses (it returns: not run twice)
         self.exec_written = False  # an EXEC word was written (sset) by the ops so far
@@ -923,8 +959,20 @@ def _access(g, b, op, kind, a, at):
     n, L = op.name, g.L
     h = f"h{len(b.hints)}"
     b.hints.append(h)
-    if kind == "s":
+    if kind == "s" and op.attrs["space"] == "global" and op.name == "load":
+        # remembered across the call's waves (native_memory.h wl_ldm; decision 0013, h88)
+        o, W, nb = f"v{op.out.id}", op.attrs["words"], op.attrs["nbytes"]
+        b.tmpl[op.out.id] = o
+        b.memos.append((h, nb, W))
+        b.scalar(f"u32 {o}[{W}] = {{0u}};")
+        b.scalar(
+            f"if ({a[1]}) wl_ldm(C, w, {op.instr}u, (u64)({a[0]}), {nb}u, {W}u, {o}, {h}, "
+            f"m{h}ok, m{h}a, m{h}i, m{h}v);"
+        )
+    elif kind == "s":
         g._scalar_access(op, a, h, b.scalar, b.tmpl)
+        if op.name == "store" and op.attrs["space"] == "global":
+            b.scalar(UNMEMO_ALL)
     else:
         if n == "load":
             b.decl.append(f"  u32 v{op.out.id}[{L}][{op.attrs['words']}];")
@@ -981,6 +1029,7 @@ def _atomic(g, b, op, kind, a, at):
         f"wl_atomic<{T[0]}, {T[1]}>(C, {_SPACES[op.attrs['space']]}u, w, lane, {L}u, {op.instr}u, "
         f"(u64)({a[0]}), {ATOMIC_OPS.index(op.attrs['op'])}u, ({T[0]})({a[2]}), {cmp}, {h}) : 0;"
     )
+    b.out.append(UNMEMO_ALL)
     b.tmpl[op.out.id], b.ctype[op.out.id] = o + "[{l}]", T[0]
 
 

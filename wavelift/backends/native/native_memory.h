@@ -94,6 +94,25 @@ static inline __attribute__((always_inline)) void wl_ld(WlCtx* C, u32 space, i64
   }
   memcpy(out, p, nb);
 }
+/* a uniform global load (wl_ld's space 0) that remembers what it read: within one call of a
+   block, a wave that loads from the address the last successful one did gets those words again
+   (ok: remembered; ma: the address; mi: its arena index; mv: the words).  Exact while nothing
+   stored into those arena bytes since: the block's own global stores and atomics forget what
+   they may have overwritten (BlockSource: WL_UNMEMO), no other code of this range runs during
+   the call, and another range (thread) writing them is a race (the first load touched them:
+   Runtime._races).  Escapes and blank reads are not remembered (each wave reports its own) */
+static inline __attribute__((always_inline)) void wl_ldm(WlCtx* C, i64 w, u32 instr, u64 a, u32 nb, u32 words,
+                                                        u32* out, i64& h, u32& ok, u64& ma, i64& mi, u32* mv) {
+  if (ok && a == ma) { for (u32 k = 0; k < words; k++) out[k] = mv[k]; return; }
+  for (u32 k = 0; k < words; k++) out[k] = 0u;
+  const i64 i = wl_where(C, a, nb, h);
+  if (i == WL_NONE) { wl_escape(C, instr, w, 0u, a, 0u); return; }
+  if (C->wkind[h] == 2u) { C->blank_read = 1; return; }     /* the run is redone with a copy */
+  wl_touch(C, h, 0u, i, i + nb);
+  memcpy(out, C->arena + i, nb);
+  ok = 1u; ma = a; mi = i;
+  for (u32 k = 0; k < words; k++) mv[k] = out[k];
+}
 static inline void wl_st(WlCtx* C, u32 space, i64 w, u32 lane, u32 instr, u64 a, u32 nb,
                          const u32* d, i64& h) {
   if (space == 0u) {
