@@ -1,6 +1,8 @@
 """wavelift/settings.py: the one module that reads the environment, its docs table, old names."""
 
 import ast
+import os
+import random
 import subprocess
 import sys
 import warnings
@@ -81,3 +83,64 @@ def test_old_names_still_work_with_a_deprecation_warning(monkeypatch):
         assert settings.get("WAVELIFT_NATIVE_OPT") == "-O1"
     monkeypatch.setenv("WAVELIFT_NATIVE_OPT", "-O2")  # the new name wins
     assert settings.get("WAVELIFT_NATIVE_OPT") == "-O2"
+
+
+def _raw_by_get(name):
+    """raw() as os.environ.get gives it (the reference for its unset fast path)."""
+    s = settings.SETTINGS[name]
+    value = os.environ.get(name)
+    if value is None and s.alias is not None:
+        value = os.environ.get(s.alias)
+    return value
+
+
+def test_an_unset_name_read_fast_sees_every_change(monkeypatch):
+    """raw() and get() answer "unset" from os.environ's own dict (settings._unset): after each
+    of a random run of writes -- os.environ's item assignment, setdefault, deletion, update and
+    pop, empty values, old names --, for every setting, raw() equals os.environ.get's answer and
+    get() the value that answer gives; with os.environ replaced by another mapping, that
+    mapping is read."""
+    rng = random.Random(24)
+    names = [n for s in settings.SETTINGS.values() for n in (s.name, s.alias) if n is not None]
+    saved = {n: os.environ.get(n) for n in names}
+    assert settings._DATA is not None  # (POSIX CPython: the fast path is what this checks)
+    fast = 0
+    try:
+        for n in names:
+            os.environ.pop(n, None)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            for step in range(400):
+                n = rng.choice(names)
+                how = rng.randrange(5)
+                value = rng.choice(["", " ", "1", "7", "off"])
+                if how == 0:
+                    os.environ[n] = value
+                elif how == 1:
+                    os.environ.pop(n, None)
+                elif how == 2:
+                    os.environ.update({n: value})
+                elif how == 3:
+                    os.environ.setdefault(n, value)
+                elif n in os.environ:
+                    del os.environ[n]
+                for s in settings.SETTINGS.values():
+                    want = _raw_by_get(s.name)
+                    fast += settings._unset(s.name)
+                    assert settings._unset(s.name) == (want is None), (step, s.name)
+                    assert settings.raw(s.name) == want, (step, s.name)
+                    if want is None or not want.strip():
+                        assert settings.get(s.name) == s.default, (step, s.name)
+                    elif s.type is str:
+                        assert settings.get(s.name) == want, (step, s.name)
+    finally:
+        for n, v in saved.items():
+            if v is None:
+                os.environ.pop(n, None)
+            else:
+                os.environ[n] = v
+    assert fast > 0
+    monkeypatch.setattr(os, "environ", {"WAVELIFT_BATCH_WAVES": "64"})
+    assert not settings._unset("WAVELIFT_BATCH_WAVES") and not settings._unset("WAVELIFT_TIME_LIMIT")
+    assert settings.get("WAVELIFT_BATCH_WAVES") == 64
+    assert settings.raw("WAVELIFT_TIME_LIMIT") is None
