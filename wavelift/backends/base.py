@@ -57,6 +57,9 @@ class RunCounts:
     # None, or land() -> (write spans, bytes written): a runtime that lands the dispatch itself
     # (the CUDA backend's device copies, decision 0026); None: the host's WindowSet lands
     land: Any = None
+    # None, or (copy, min bytes): the host's landing copies spans that large with copy (the
+    # NumPy runtime's native driver: streaming stores, decision 0013 amendment h91)
+    stream: Any = None
     # None, or the runtime's plan for running the same dispatch again (runtime.Again: the CUDA
     # backend), which execute_dispatch keeps once the dispatch has landed
     again: Any = None
@@ -171,6 +174,7 @@ def run_runtime(Runtime, module, config, windows, mode, budget, deadline, counts
         counts.escapes = list(rt.escapes)
         counts.extra = dict(getattr(rt, "extra_stats", {}))
         counts.land = getattr(rt, "land", None)
+        counts.stream = getattr(rt, "land_stream", None)
         counts.again = getattr(rt, "again", None)
     return counts
 
@@ -182,6 +186,8 @@ def land(windows, memory, counts: RunCounts) -> tuple[list, int]:
     if counts.land is not None:
         return counts.land()
     spans = windows.spans()
+    if counts.stream is not None:
+        return spans, windows.land(memory, spans, *counts.stream)
     return spans, windows.land(memory, spans)
 
 

@@ -329,11 +329,16 @@ class WindowSet:
         k = bisect_right(self._start_list, addr) - 1
         return addr + self._delta[k]
 
-    def land(self, memory, spans) -> int:
-        """Copy the written bytes into guest memory; -> bytes written."""
+    def land(self, memory, spans, stream=None, stream_min: int = 0) -> int:
+        """Copy the written bytes into guest memory; -> bytes written.  ``stream``: None, or
+        copy(dst, src) of the same bytes with streaming stores (backends/native stream_copy),
+        for the spans of ``stream_min`` bytes or more."""
         total = 0
         for addr, size in spans:
             o = self._index(addr)
-            memory.view(addr, size)[:] = self.arena[o : o + size]
+            if stream is not None and size >= stream_min:
+                stream(memory.view(addr, size), self.arena[o : o + size])
+            else:
+                memory.view(addr, size)[:] = self.arena[o : o + size]
             total += size
         return total

@@ -769,3 +769,58 @@ def test_driver_threads_a_looping_program_below_the_wave_threshold(native_on, mo
     r = k.launch(groups=(w // 8, h // 8), block=(8, 8), args=args)
     assert r.landed and r.stats["native_driver"] and r.stats["waves"] == 256
     assert r.stats["native_threads"] == 1
+
+
+def _stream_copy(monkeypatch):
+    """The streaming copy helper, compiled afresh into the test's cache (the first call starts
+    its background compile and returns None)."""
+    from wavelift.backends import native
+
+    monkeypatch.setattr(native, "_STREAM", [])
+    assert native.stream_copy() is None  # (compiling)
+    native.wait_for_compiles()
+    copy = native.stream_copy()
+    assert copy is not None
+    return copy
+
+
+def test_stream_copy_copies_exactly_the_bytes(native_on, monkeypatch):
+    """Landing's streaming copy (decision 0013, amendment h91): every size around its 16-byte
+    alignment head and 64-byte body, at every destination alignment, writes exactly the source's
+    bytes and nothing either side of them."""
+    copy = _stream_copy(monkeypatch)
+    rng = np.random.default_rng(91)
+    for n in (0, 1, 15, 16, 17, 63, 64, 65, 127, 128, 129, 1000, 4133):
+        for off in range(18):
+            src = rng.integers(0, 256, n + 7, dtype=np.uint8)[7 - off % 7 :][:n]
+            buf = rng.integers(0, 256, n + 64, dtype=np.uint8)
+            want = buf.copy()
+            want[off : off + n] = src
+            copy(buf[off : off + n], src)
+            np.testing.assert_array_equal(buf, want, err_msg=f"n={n} off={off}")
+
+
+def test_driver_lands_large_spans_with_the_streaming_copy(native_on, monkeypatch):
+    """A native-driver dispatch lands its spans of STREAM_MIN bytes or more with the streaming
+    copy (here every span: STREAM_MIN 1), the same bytes as NumPy's copy."""
+    from test_basic import vadd_rig
+
+    from wavelift.backends import native
+
+    copy = _stream_copy(monkeypatch)
+    calls = []
+
+    def counted():
+        def c(dst, src):
+            calls.append(dst.nbytes)
+            copy(dst, src)
+
+        return c
+
+    monkeypatch.setattr(native, "stream_copy", counted)
+    monkeypatch.setattr(native, "STREAM_MIN", 1)
+    r, a, b, pc, cfg = vadd_rig(1000, 16)
+    res = r.run(cfg, cache={})
+    assert res.landed and res.stats["native_driver"]
+    assert calls == [4000]
+    np.testing.assert_array_equal(r.read(pc, np.float32, 1000), a + b)

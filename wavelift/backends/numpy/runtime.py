@@ -276,6 +276,15 @@ class Runtime:
         return self._native_library(mode).get(bi)
 
     @property
+    def land_stream(self):
+        """(copy, min bytes) for the host's landing (backends/base.land) after a native-driver
+        run: large spans with streaming stores (decision 0013, amendment h91); else None."""
+        if not self.native_driver:
+            return None
+        copy = NT.stream_copy()
+        return None if copy is None else (copy, NT.STREAM_MIN)
+
+    @property
     def extra_stats(self):
         if not self.native:
             return {"native": False, **({"native_compiling": True} if self.native_compiling else {})}
