@@ -22,6 +22,7 @@ written, so the host never sees stale bytes and the device never misses a host w
 from __future__ import annotations
 
 import bisect
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -317,6 +318,53 @@ class GuestMemory:
         a = Allocation(base, len(array), name, array, shared=bool(shared))
         self._insert(a)
         return a
+
+    def add_many(self, items: Iterable[tuple[int, np.ndarray, str]], shared: bool = True) -> None:
+        """``add(base, array, name, shared)`` of each (base, array, name) of ``items``, in order:
+        the same allocations, table and checks, in one pass where the memory is empty, every
+        item would pass add()'s checks and none overlaps another (the tinygrad hook's memory of
+        ~40 host spans a call: decision 0045, amendment h93); otherwise one add() per item, so
+        an item add() refuses raises the same error with the items before it added."""
+        items = list(items)
+        cls = type(self)
+        fast = not self._allocs and cls.add is GuestMemory.add and cls._insert is GuestMemory._insert
+        new: list[Allocation] = []
+        if fast:
+            for base, array, name in items:
+                if (
+                    not isinstance(array, np.ndarray)
+                    or array.dtype != np.uint8
+                    or array.ndim != 1
+                    or not array.flags.writeable
+                ):
+                    fast = False
+                    break
+                a = int(base)
+                size = len(array)
+                # _given's and _check_free's tests (a 48-bit or canonical base, positive size,
+                # inside one canonical half, the end a 64-bit number)
+                if a < 0 or a > MASK64 or (a > MASK48 and not is_canonical(a)):
+                    fast = False
+                    break
+                a = canonical(a)
+                if size <= 0 or a + size > _half_end(a) or a + size > MASK64:
+                    fast = False
+                    break
+                new.append(Allocation(a, size, name, array, shared=bool(shared)))
+        if fast:
+            order = sorted(new, key=lambda x: x.base)
+            fast = all(p.end <= q.base for p, q in zip(order, order[1:]))
+        if not fast:
+            for base, array, name in items:
+                self.add(base, array, name, shared=shared)
+            return
+        self._allocs = order
+        self._bases = [x.base for x in order]
+        self.generation += len(new)
+        if self._index_log is not None:
+            self._index_log.extend(new)
+            if len(self._index_log) > 64:
+                self._index_log = None  # (address_index rebuilds)
 
     def free(self, address: int) -> None:
         a = self.find(address)
