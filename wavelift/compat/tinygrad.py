@@ -92,6 +92,10 @@ UNALIGNED_CODE = 0xFFFFF00000000000
 DISPATCH_PACKET = 64  # hsa_kernel_dispatch_packet_t, placed after the kernargs by tinygrad
 ARCH_TARGETS = {"rdna3": "gfx1100", "rdna4": "gfx1201", "cdna": "gfx950"}
 
+# build_config's DispatchConfig (or its Refusal) by the values _registers writes (a frozen config,
+# its system SGPR dict never written after build_config): at most CONFIG_LIMIT, cleared when full
+CONFIG_LIMIT = 4096
+_CONFIGS: dict = {}
 _last: list = [None]  # the last call's DispatchResult (or a Refusal for BAD_CALL)
 
 
@@ -139,14 +143,15 @@ def _host_view(address: int, size: int) -> np.ndarray:
 def _merged(ranges: Iterable[Sequence[int]]) -> list[tuple[int, int]]:
     """(start, end) of the ranges, overlapping ones merged, in address order (touching ones stay
     apart: the tracer keeps one window per allocation, and a scratch base's is never one)."""
-    spans = sorted((int(a), int(a) + int(n)) for a, n in ranges if int(n) > 0)
-    out: list[list[int]] = []
+    spans = sorted([(a, a + n) for a, n in ((int(a), int(n)) for a, n in ranges) if n > 0])
+    out: list[tuple[int, int]] = []
     for s, e in spans:
         if out and s < out[-1][1]:
-            out[-1][1] = max(out[-1][1], e)
+            if e > out[-1][1]:
+                out[-1] = (out[-1][0], e)
         else:
-            out.append([s, e])
-    return [(s, e) for s, e in out]
+            out.append((s, e))
+    return out
 
 
 def _find_descriptor(view: np.ndarray, base: int, lib: int, rsrc2: int) -> bytes | None:
@@ -335,8 +340,7 @@ def _memory(spans: list[tuple[int, int]]):
     """A GuestMemory whose allocations are the host spans themselves (guest = host address)."""
     mem = GuestMemory()  # (a host heap below 4 GiB is traced: tracer._low)
     mem.single_use = True  # (one dispatch: the tracer keeps nothing on it)
-    for start, end in spans:
-        mem.add(start, _host_view(start, end - start), name=f"host {start:#x}")
+    mem.add_many((start, _host_view(start, end - start), f"host {start:#x}") for start, end in spans)
     return mem
 
 
@@ -513,13 +517,22 @@ def _run_asm(
         # the copy has no host address: no host word points into it, and the tracer neither
         # makes it a window nor scans for pointers into it (decision 0045, amendment)
         mem.never_windows = {pc}
-    regs, initiator = _registers(
-        target, pc, *dims, *block, int(rsrc1), rsrc2, int(rsrc3), int(scratch_size), wave, user
-    )
-    try:
-        config = build_config(regs, target, dims=dims, initiator=initiator)
-    except Refused as r:
-        _last[0] = r.refusal
+    # the config (or refusal) is a pure function of what _registers writes: kept by those values
+    ckey = (target, pc, dims, block, int(rsrc1), rsrc2, int(rsrc3), int(scratch_size), wave, tuple(user))
+    config = _CONFIGS.get(ckey)
+    if config is None:
+        regs, initiator = _registers(
+            target, pc, *dims, *block, int(rsrc1), rsrc2, int(rsrc3), int(scratch_size), wave, user
+        )
+        try:
+            config = build_config(regs, target, dims=dims, initiator=initiator)
+        except Refused as r:
+            config = r.refusal
+        if len(_CONFIGS) >= CONFIG_LIMIT:
+            _CONFIGS.clear()
+        _CONFIGS[ckey] = config
+    if isinstance(config, Refusal):
+        _last[0] = config
         return BAD_CALL
     # one wave: a one-shot program (tinygrad's instruction tests) -- its blocks from pieces
     # shared by programs (decision 0040), where code generation and compile() are most of the cost
