@@ -336,11 +336,29 @@ def _cut(spans: list[tuple[int, int]], points: Iterable[int]) -> list[tuple[int,
     return out
 
 
+# (start, host view, name) of each host span a memory was made of, by (start, end): a view is a
+# pointer and a size (no bytes of its own), so the same one serves every call over that span;
+# at most SPAN_LIMIT, cleared when full
+SPAN_LIMIT = 4096
+_SPAN_ITEMS: dict = {}
+
+
 def _memory(spans: list[tuple[int, int]]):
     """A GuestMemory whose allocations are the host spans themselves (guest = host address)."""
     mem = GuestMemory()  # (a host heap below 4 GiB is traced: tracer._low)
     mem.single_use = True  # (one dispatch: the tracer keeps nothing on it)
-    mem.add_many((start, _host_view(start, end - start), f"host {start:#x}") for start, end in spans)
+    items = _SPAN_ITEMS
+    get = items.get
+    out = []
+    for span in spans:
+        item = get(span)
+        if item is None:
+            if len(items) >= SPAN_LIMIT:
+                items.clear()
+            start, end = span
+            item = items[span] = (start, _host_view(start, end - start), f"host {start:#x}")
+        out.append(item)
+    mem.add_many(out)
     return mem
 
 
