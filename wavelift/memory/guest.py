@@ -68,6 +68,18 @@ def _half_end(base: int) -> int:
     return LOW_HALF_END if base < LOW_HALF_END else 1 << 64
 
 
+def _adopted(base: int, array: np.ndarray, name: str, shared: bool) -> Allocation:
+    """``add``'s allocation of ``array`` at ``base``, its array, size and place checked (not
+    what else is in the memory: ``_check_free``'s overlap test)."""
+    if not isinstance(array, np.ndarray) or array.dtype != np.uint8 or array.ndim != 1:
+        raise GuestMemoryError(f"allocation {name!r}: add() needs a 1-D uint8 array")
+    if not array.flags.writeable:
+        raise GuestMemoryError(f"allocation {name!r}: add() needs a writable array")
+    a = _given(base, name)
+    _check_range(a, len(array), name)
+    return Allocation(a, len(array), name, array, shared=bool(shared))
+
+
 class GuestMemoryError(Exception):
     """An access or allocation that the guest address space does not allow."""
 
@@ -81,6 +93,23 @@ def _given(address: int, name: str) -> int:
             f"allocation {name!r}: address {a:#x} is not a canonical 64-bit or a 48-bit address"
         )
     return canonical(a)
+
+
+def _check_range(base: int, size: int, name: str) -> None:
+    """An allocation's size and place alone (not what else is there): positive, canonical,
+    inside one canonical half, the end a 64-bit number."""
+    if size <= 0:
+        raise GuestMemoryError(f"allocation {name!r}: size must be positive, not {size}")
+    if not is_canonical(base):
+        raise GuestMemoryError(f"allocation {name!r}: 0x{base:016x} is not canonical")
+    # inside one canonical half, and the end a 64-bit number (touching the top of the
+    # space would make every window end 2^64: decision 0014)
+    if base + size > _half_end(base) or base + size > MASK64:
+        raise GuestMemoryError(
+            f"allocation {name!r} at 0x{base:016x} size 0x{size:x} leaves the 48-bit address "
+            f"space (crosses the canonical hole at bit 47, wraps or touches the top of the "
+            f"space)"
+        )
 
 
 @dataclass(eq=False)
@@ -219,18 +248,10 @@ class GuestMemory:
         return len(self._allocs)
 
     def _check_free(self, base: int, size: int, name: str) -> None:
-        if size <= 0:
-            raise GuestMemoryError(f"allocation {name!r}: size must be positive, not {size}")
-        if not is_canonical(base):
-            raise GuestMemoryError(f"allocation {name!r}: 0x{base:016x} is not canonical")
-        # inside one canonical half, and the end a 64-bit number (touching the top of the
-        # space would make every window end 2^64: decision 0014)
-        if base + size > _half_end(base) or base + size > MASK64:
-            raise GuestMemoryError(
-                f"allocation {name!r} at 0x{base:016x} size 0x{size:x} leaves the 48-bit address "
-                f"space (crosses the canonical hole at bit 47, wraps or touches the top of the "
-                f"space)"
-            )
+        _check_range(base, size, name)
+        self._check_overlap(base, size, name)
+
+    def _check_overlap(self, base: int, size: int, name: str) -> None:
         i = bisect.bisect_right(self._bases, base)
         for j in (i - 1, i):
             if 0 <= j < len(self._allocs):
@@ -245,9 +266,13 @@ class GuestMemory:
         i = bisect.bisect_right(self._bases, a.base)
         self._bases.insert(i, a.base)
         self._allocs.insert(i, a)
-        self.generation += 1
+        self._added([a])
+
+    def _added(self, new: list) -> None:
+        """The table grew by ``new`` (inserted): the generation and address_index's log."""
+        self.generation += len(new)
         if self._index_log is not None:
-            self._index_log.append(a)
+            self._index_log.extend(new)
             if len(self._index_log) > 64:
                 self._index_log = None  # (address_index rebuilds)
 
@@ -309,13 +334,8 @@ class GuestMemory:
         without copying it.  `shared`: the caller keeps using `array` directly (a device copy
         is refreshed before each dispatch and lands in it at once: decision 0026); False: only
         through this memory."""
-        if not isinstance(array, np.ndarray) or array.dtype != np.uint8 or array.ndim != 1:
-            raise GuestMemoryError(f"allocation {name!r}: add() needs a 1-D uint8 array")
-        if not array.flags.writeable:
-            raise GuestMemoryError(f"allocation {name!r}: add() needs a writable array")
-        base = _given(base, name)
-        self._check_free(base, len(array), name)
-        a = Allocation(base, len(array), name, array, shared=bool(shared))
+        a = _adopted(base, array, name, shared)
+        self._check_overlap(a.base, a.size, name)
         self._insert(a)
         return a
 
@@ -327,44 +347,23 @@ class GuestMemory:
         an item add() refuses raises the same error with the items before it added."""
         items = list(items)
         cls = type(self)
-        fast = not self._allocs and cls.add is GuestMemory.add and cls._insert is GuestMemory._insert
-        new: list[Allocation] = []
-        if fast:
-            for base, array, name in items:
-                if (
-                    not isinstance(array, np.ndarray)
-                    or array.dtype != np.uint8
-                    or array.ndim != 1
-                    or not array.flags.writeable
-                ):
-                    fast = False
-                    break
-                a = int(base)
-                size = len(array)
-                # _given's and _check_free's tests (a 48-bit or canonical base, positive size,
-                # inside one canonical half, the end a 64-bit number)
-                if a < 0 or a > MASK64 or (a > MASK48 and not is_canonical(a)):
-                    fast = False
-                    break
-                a = canonical(a)
-                if size <= 0 or a + size > _half_end(a) or a + size > MASK64:
-                    fast = False
-                    break
-                new.append(Allocation(a, size, name, array, shared=bool(shared)))
-        if fast:
+        new: list[Allocation] = []  # (in the items' order: add()'s order in the index log)
+        order: list[Allocation] = []
+        if not self._allocs and cls.add is GuestMemory.add and cls._insert is GuestMemory._insert:
+            try:
+                new = [_adopted(b, arr, n, shared) for b, arr, n in items]
+            except GuestMemoryError:  # (add() tells which, with the items before it added)
+                new = []
             order = sorted(new, key=lambda x: x.base)
-            fast = all(p.end <= q.base for p, q in zip(order, order[1:]))
-        if not fast:
+            if any(p.end > q.base for p, q in zip(order, order[1:])):
+                order = []
+        if len(order) != len(items) or not items:
             for base, array, name in items:
                 self.add(base, array, name, shared=shared)
             return
         self._allocs = order
         self._bases = [x.base for x in order]
-        self.generation += len(new)
-        if self._index_log is not None:
-            self._index_log.extend(new)
-            if len(self._index_log) > 64:
-                self._index_log = None  # (address_index rebuilds)
+        self._added(new)
 
     def free(self, address: int) -> None:
         a = self.find(address)
