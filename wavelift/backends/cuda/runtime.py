@@ -804,10 +804,7 @@ class Again:
         stop.record()
         self.runs_go()
         self.runs_note()
-        if self.hint_go is not None:
-            rt = cp.cuda.runtime
-            dst, src, nb = self.hint_go
-            rt.memcpyAsync(dst, src, nb, rt.memcpyDeviceToDevice, cp.cuda.get_current_stream().ptr)
+        self._copy_hints(cp, cp.cuda.get_current_stream().ptr)
         self.rep.get(out=self.host)  # (waits for the kernel)
         return self._read(cp, m)
 
@@ -836,6 +833,13 @@ class Again:
         extra["download_s"] = time.perf_counter() - t0
         return spans, int(add(self.h_ins)), int(add(self.h_lane)), extra
 
+    def _copy_hints(self, cp, stream: int) -> None:
+        """The module's guesses (WL_HINT) into the report, on ``stream`` (when it has slots)."""
+        if self.hint_go is not None:
+            rt = cp.cuda.runtime
+            dst, src, nb = self.hint_go
+            rt.memcpyAsync(dst, src, nb, rt.memcpyDeviceToDevice, stream)
+
     def _capture(self, cp):
         """``run``'s GPU operations, the report's memset (``clear`` of a kept pair whose map
         landed: ``Resident.clears_report_only``) to the report's copy into the host array,
@@ -850,9 +854,7 @@ class Again:
                     self.res.ops.clear(self.rep)
                     self.fn(self.grid, self.block, self.args, shared_mem=self.shared)
                     self.runs_go()
-                    if self.hint_go is not None:
-                        dst, src, nb = self.hint_go
-                        rt.memcpyAsync(dst, src, nb, rt.memcpyDeviceToDevice, s.ptr)
+                    self._copy_hints(cp, s.ptr)
                     h = self.host
                     rt.memcpyAsync(h.ctypes.data, self.rep.data.ptr, h.size, rt.memcpyDeviceToHost, s.ptr)
                 finally:
