@@ -29,18 +29,26 @@ template<class T> T atomicAdd(T* p, T v){T o=*p; *p=o+v; return o;}
 template<class T> T atomicOr(T* p, T v){T o=*p; *p=o|v; return o;}
 """
 
+# the drivers' common start: the window tables and guesses in the kernel's variables, one
+# context C over the arena, written map, status, stats and escape buffers (a C macro: it declares
+# locals the driver's loop uses)
+SETUP = r"""
+#define WL_TEST_SETUP() \
+  for (u32 j = 0; j < n && j < WL_CW; j++) { WL_WS[j] = ws[j]; WL_WE[j] = we[j]; WL_WO[j] = wo[j]; } \
+  for (u32 j = 0; j < WL_NGUESS; j++) { WL_GB[j] = gb[j]; WL_GL[j] = gl[j]; WL_GO[j] = go[j]; } \
+  for (u32 j = 0; j < WL_NSLOT; j++) WL_HINT[j] = 0xffffffffu; \
+  u32 status[16] = {0}; u64 stats[8 + 2 * 256] = {0}; u32 esc[8 * 16] = {0}; \
+  WlCtx C; C.W.start = ws; C.W.end = we; C.W.off = wo; C.W.n = n; \
+  C.arena = arena; C.written = written; WL_STATUS = status; WL_STATS = stats; WL_ESC = esc; \
+  C.gscr = 0; C.wave = 0;
+"""
+
 DRIVER = r"""
 extern "C" void wl_test(const u64* ws, const u64* we, const i64* wo, u32 n,
                         const u64* gb, const u64* gl, const i64* go, u8* arena, u8* written,
                         const u64* addr, const u32* nb, const u32* slot, const u32* store,
                         const u32* data, long count, u32* out, u32* escaped) {
-  for (u32 k = 0; k < n && k < WL_CW; k++) { WL_WS[k] = ws[k]; WL_WE[k] = we[k]; WL_WO[k] = wo[k]; }
-  for (u32 j = 0; j < WL_NGUESS; j++) { WL_GB[j] = gb[j]; WL_GL[j] = gl[j]; WL_GO[j] = go[j]; }
-  for (u32 j = 0; j < WL_NSLOT; j++) WL_HINT[j] = 0xffffffffu;
-  u32 status[16] = {0}; u64 stats[8 + 2 * 256] = {0}; u32 esc[8 * 16] = {0};
-  WlCtx C; C.W.start = ws; C.W.end = we; C.W.off = wo; C.W.n = n;
-  C.arena = arena; C.written = written; WL_STATUS = status; WL_STATS = stats; WL_ESC = esc;
-  C.gscr = 0; C.wave = 0;
+  WL_TEST_SETUP();
   for (long i = 0; i < count; i++) {
     const u64 before = stats[2];
     u32 w[4] = {0u, 0u, 0u, 0u};
@@ -75,7 +83,7 @@ def build_memory_lib(tmp_path_factory, name: str, driver: str):
     )
     d = tmp_path_factory.mktemp(name)
     src = d / f"{name}.cpp"
-    src.write_text(HOST_SHIM + SHIM + head + win + defs + G._CTX + driver)
+    src.write_text(HOST_SHIM + SHIM + head + win + defs + G._CTX + SETUP + driver)
     lib = d / f"{name}.so"
     r = subprocess.run(
         [gxx, "-O1", "-std=c++17", "-w", "-shared", "-fPIC", f"-I{HERE}", str(src), "-o", str(lib)],

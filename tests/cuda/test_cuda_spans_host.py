@@ -209,13 +209,7 @@ extern "C" int wl_group(const u64* ws, const u64* we, const i64* wo, u32 n,
                         const u64* gb, const u64* gl, const i64* go, u8* arena, u8* written,
                         u64 root, u64 lo, u64 k, u64 al, const i64* c, const u32* nb,
                         const u32* store, const u32* data, long count, u32* out, u32* escaped) {
-  for (u32 j = 0; j < n && j < WL_CW; j++) { WL_WS[j] = ws[j]; WL_WE[j] = we[j]; WL_WO[j] = wo[j]; }
-  for (u32 j = 0; j < WL_NGUESS; j++) { WL_GB[j] = gb[j]; WL_GL[j] = gl[j]; WL_GO[j] = go[j]; }
-  for (u32 j = 0; j < WL_NSLOT; j++) WL_HINT[j] = 0xffffffffu;
-  u32 status[16] = {0}; u64 stats[8 + 2 * 256] = {0}; u32 esc[8 * 16] = {0};
-  WlCtx C; C.W.start = ws; C.W.end = we; C.W.off = wo; C.W.n = n;
-  C.arena = arena; C.written = written; WL_STATUS = status; WL_STATS = stats; WL_ESC = esc;
-  C.gscr = 0; C.wave = 0;
+  WL_TEST_SETUP();
   u8* gs_b; const bool gs = wl_span(C, root, lo, k, 0u, al, &gs_b);
   for (long i = 0; i < count; i++) {
     const u64 before = stats[2];
