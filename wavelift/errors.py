@@ -38,6 +38,7 @@ CODES: dict[str, str] = {
     "dispatch.user_sgpr": "RSRC2.USER_SGPR is larger than 16",
     "dispatch.budget_exceeded": "a wave ran past its instruction budget (by default sized from the program and the grid)",
     "dispatch.time_exceeded": "the dispatch ran past the wall-clock limit (WAVELIFT_TIME_LIMIT; off by default)",
+    "dispatch.deferred_reach": "a deferred CUDA dispatch that had to run again reached memory it had no device copy of when it was launched (WAVELIFT_CUDA_DEFER=off runs it)",
     "dispatch.windows_too_large": "the windows the program can reach need more bytes than the limit",
     "dispatch.bad_target": "the target is not one wavelift knows",
     "dispatch.bad_register": "a dispatch register holds a value the hardware does not define (TIDIG_COMP_CNT 3, partial > full workgroup, more than 1024 threads per workgroup, LDS over 64 KiB)",

@@ -129,12 +129,47 @@ def _commit(grid, block, args):
     mask[:n] = 0  # (the CUDA source clears the mask bytes it reads)
 
 
+@_timed
+def _gate(grid, block, args):
+    """wl_gate (a deferred dispatch's verdict), as its CUDA source states it."""
+    STATE.calls["launch"] += 1
+    rep, status_at, esc_at, runs_at, starts_at, ends_at, verdict_at, cap, ok, n, sticky = args
+    h = np.asarray(rep)
+    st = h[int(status_at) : int(status_at) + 64].view(np.uint32)
+    c = int(h[int(runs_at) : int(runs_at) + 4].view(np.uint32)[0])
+    if sticky[0]:
+        v = 2
+    elif st[0] or st[4] or h[int(esc_at) : int(esc_at) + 8].view(np.uint64)[0] or c > int(cap):
+        v = 1
+    else:
+        s_ = np.sort(h[int(starts_at) : int(starts_at) + 8 * c].view(np.uint64))
+        e_ = np.sort(h[int(ends_at) : int(ends_at) + 8 * c].view(np.uint64))
+        pairs = np.asarray(ok)[: 2 * int(n)].reshape(-1, 2)
+        inside = [bool(((pairs[:, 0] <= s) & (e <= pairs[:, 1])).any()) for s, e in zip(s_, e_)]
+        v = 0 if all(inside) else 1
+    h[int(verdict_at) : int(verdict_at) + 4].view(np.uint32)[0] = v
+    if v:
+        sticky[0] = 1
+
+
+@_timed
+def _commit_gated(grid, block, args):
+    STATE.calls["launch"] += 1
+    dst, src, mask, n, sticky = args
+    if sticky[0]:
+        return
+    n = int(n)
+    m = np.asarray(mask[:n]) != 0
+    dst[:n][m] = src[:n][m]
+    mask[:n] = 0
+
+
 class _RawModule:
     def __init__(self, code, options=()):
         assert "wl_runs" in code and "wl_commit" in code
 
     def get_function(self, name):
-        return {"wl_runs": _runs, "wl_commit": _commit}[name]
+        return {"wl_runs": _runs, "wl_commit": _commit, "wl_gate": _gate, "wl_commit_gated": _commit_gated}[name]
 
 
 class _Var:

@@ -261,6 +261,7 @@ _PREPARED: dict = {}
 PREPARED = 16
 PREPARED_HITS = [0]  # dispatches that took a prepared record (tests)
 AGAIN_HITS = [0]  # dispatches that ran again from a record's kept run (_again; tests)
+DEFERRED = [0]  # of those, launched without waiting for the GPU (_deferred; tests)
 
 
 class _Prepared:
@@ -425,6 +426,111 @@ def _stamps_hold(memory, checks) -> bool:
     return True
 
 
+def _settled(name: str) -> property:
+    """A DispatchResult field of a deferred dispatch: read once its report is (Resident.flush)."""
+    key = "_" + name
+
+    def get(self):
+        d = self.__dict__
+        if d["_resident"] is not None:
+            d["_resident"].flush()
+        return d[key]
+
+    def put(self, value) -> None:
+        self.__dict__[key] = value
+
+    return property(get, put)
+
+
+class DeferredResult(DispatchResult):
+    """The result of a dispatch launched without waiting for the GPU (WAVELIFT_CUDA_DEFER=on:
+    runtime.Again.defer): reading its refusal, stats, windows, write spans or escapes first
+    reads the reports of the memory's deferred dispatches (Resident.flush), which fills it --
+    from its report where it landed, from the dispatch run again where it did not -- as the
+    result of the dispatch run without deferral."""
+
+    refusal = _settled("refusal")  # type: ignore[assignment]
+    stats = _settled("stats")  # type: ignore[assignment]
+    windows = _settled("windows")  # type: ignore[assignment]
+    write_spans = _settled("write_spans")  # type: ignore[assignment]
+    escapes = _settled("escapes")  # type: ignore[assignment]
+
+    def __init__(self, index, config, resident, waves, budget, windows):
+        DispatchResult.__init__(self, index, config)
+        d = self.__dict__
+        d["_resident"] = resident
+        d["_waves"], d["_budget"], d["_win"] = waves, budget, windows
+
+    def settled(self, spans, instructions: int, lane: int, extra: dict) -> None:
+        """From its report (it landed: Deferred.settle)."""
+        d = self.__dict__
+        d["_resident"] = None
+        # (the kept run's stats, in the full path's key order: execute._again)
+        d["_stats"] = stats = {
+            "waves": d["_waves"],
+            "instructions": instructions,
+            "lane_instructions": lane,
+            "bytes_written": sum(n for _, n in spans),
+            "escapes": 0,
+            "module_cache_hit": True,
+            "time_s": d["_t"],
+            "budget": d["_budget"],
+            **extra,
+        }
+        d["_write_spans"] = spans
+        d["_windows"] = list(d["_win"])
+
+    def replayed(self, r: DispatchResult) -> None:
+        """From the dispatch run again (Deferred.replay)."""
+        d = self.__dict__
+        d["_resident"] = None
+        d["_refusal"], d["_stats"], d["_windows"] = r.refusal, r.stats, r.windows
+        d["_write_spans"], d["_escapes"] = r.write_spans, r.escapes
+
+    def __eq__(self, other):
+        if not isinstance(other, DispatchResult):
+            return NotImplemented
+        f = lambda r: (r.index, r.config, r.refusal, r.stats, r.windows, r.write_spans, r.escapes)  # noqa: E731
+        return f(self) == f(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __reduce__(self):
+        return DispatchResult, (
+            self.index,
+            self.config,
+            self.refusal,
+            self.stats,
+            self.windows,
+            self.write_spans,
+            self.escapes,
+        )
+
+
+def _deferred(rec, memory, config, index, budget, cache, kept, t0):
+    """The dispatch of ``kept`` launched without waiting (runtime.Again.defer), or None."""
+    ag = kept.ag
+    r = DeferredResult(index, config, memory.resident, ag.waves, kept.budget, kept.windows)
+    backend, mode = rec.backend, rec.mode
+
+    def replay():
+        return execute_dispatch(memory, config, index, backend, mode, cache, budget)
+
+    item = ag.defer(r, replay)
+    if item is None:
+        return None
+    PREPARED_HITS[0] += 1
+    AGAIN_HITS[0] += 1
+    DEFERRED[0] += 1
+    r.__dict__["_t"] = time.perf_counter() - t0
+    if memory.resident.holds(kept.token) and ag.arm():
+        rec.again = ref(kept)
+    res = memory.resident
+    if len(res.pending) >= res.depth:
+        res.flush()  # (its reports' host arrays are taken again from the first)
+    return r
+
+
 def _again(rec, memory, budget, cache, res, stats, t0):
     """The dispatch run again from the record's kept run (_keep_again), or None: the full path
     (nothing done, or the backend's run handed it back before landing anything).  What it
@@ -443,6 +549,12 @@ def _again(rec, memory, budget, cache, res, stats, t0):
         or cache.get(rec.key) is not rec.module
         or memory.never_windows != kept.never
     ):
+        return None
+    if ag.defer_on:
+        r = _deferred(rec, memory, res.config, res.index, budget, cache, kept, t0)
+        if r is not None:
+            return r
+    if memory.resident.pending:  # (deferred dispatches before it: the full path reads them)
         return None
     out = ag.run()
     if not out:
@@ -531,6 +643,10 @@ def execute_dispatch(
             again = _again(rec, memory, budget, cache, res, stats, t0)
             if again is not None:
                 return again
+        rs = getattr(memory, "resident", None)
+        if rs is not None and rs.pending:  # (deferred dispatches: read, or run again, first)
+            rs.flush()
+            rec = _prepared(memory, config, backend, mode, cache)  # (a replay may have made another)
         program: Any = None
         if rec is not None:
             # the same config object again, nothing its checks read changed: they pass as they

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from ... import settings
+from ...errors import Refused
 
 TABLES = 48  # window tables kept on the device (Resident.table)
 SPAN_CAPACITY = 1 << 14  # runs the first runs() launch has room for (more: a second launch)
@@ -40,6 +41,7 @@ SHADOW_BYTES = 4096  # allocations whose device bytes are shadowed on the host (
 STAGING = 4  # arenas and written maps kept for the next dispatches (Resident.staging)
 STAGING_MAX_BYTES = 64 << 20  # of at most this many bytes each
 KEPT_COMMITS = 64  # wl_commit calls a kept plan keeps (Resident.commit's ``kept``)
+DEFER_DEPTH = 16  # deferred dispatches in flight before their reports are read (Resident.flush)
 
 
 class RangeSet:
@@ -154,10 +156,44 @@ class NumPyOps:
     def pinned(self, n: int) -> np.ndarray:
         return np.zeros(n, np.uint8)
 
+    def gate_launch(self, rep, at: tuple, ok, sticky):
+        return partial(gate, rep, at, ok, sticky)
+
+    def commit_gated_launch(self, dst, doff: int, src, soff: int, mask, n: int, sticky):
+        def go() -> None:
+            if not sticky[0]:
+                self.commit(dst, doff, src, soff, mask, n)
+
+        return go
+
+    def sync(self) -> None:
+        pass
+
     def runs(self, written) -> tuple[np.ndarray, np.ndarray]:
         m = np.asarray(written) != 0
         b = np.flatnonzero(np.diff(np.concatenate(([0], m.view(np.int8), [0]))))
         return b[0::2].astype(np.int64), b[1::2].astype(np.int64)
+
+
+def gate(rep, at: tuple, ok, sticky) -> None:
+    """wl_gate in NumPy (what its CUDA source states; NumPyOps)."""
+    status_at, esc_at, runs_at, starts_at, ends_at, verdict_at, cap = at
+    h = np.asarray(rep)
+    st = h[status_at : status_at + 64].view(np.uint32)
+    c = int(h[runs_at : runs_at + 4].view(np.uint32)[0])
+    if sticky[0]:
+        v = 2
+    elif st[0] or st[4] or int(h[esc_at : esc_at + 8].view(np.uint64)[0]) or c > cap:
+        v = 1
+    else:
+        s_ = np.sort(h[starts_at : starts_at + 8 * c].view(np.uint64))
+        e_ = np.sort(h[ends_at : ends_at + 8 * c].view(np.uint64))
+        pairs = np.asarray(ok).reshape(-1, 2)
+        inside = lambda s, e: any(lo <= s and e <= hi for lo, hi in pairs)  # noqa: E731
+        v = 0 if all(inside(s, e) for s, e in zip(s_, e_)) else 1
+    h[verdict_at : verdict_at + 4].view(np.uint32)[0] = v
+    if v:
+        sticky[0] = 1
 
 
 _RUNS_SRC = r"""
@@ -189,6 +225,55 @@ extern "C" __global__ void wl_commit(unsigned char* dst, const unsigned char* sr
   for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (u64)gridDim.x * blockDim.x)
     if (mask[i]) { dst[i] = src[i]; mask[i] = 0; }
 }
+/* a deferred dispatch's verdict (one block of 64 threads; cap <= 64): 0 when no dispatch queued
+   before it failed (*sticky zero), its report has no flag (status[0]), no escape record
+   (status[4]) nor count (stats[2]), at most cap runs (all came back inline), and each run (the
+   k-th smallest start with the k-th smallest end) lies inside one of the n ranges
+   [ok[2i], ok[2i+1]) (arena offsets); else 1 (2: an earlier one failed) and *sticky set, so that
+   no later queued dispatch lands either (wl_commit_gated).  The verdict goes into the report's
+   word at verdict_at, read back with it. */
+extern "C" __global__ void wl_gate(unsigned char* rep, u64 status_at, u64 esc_at, u64 runs_at,
+                                   u64 starts_at, u64 ends_at, u64 verdict_at, u64 cap,
+                                   const u64* ok, u64 n, u32* sticky) {
+  __shared__ u64 s_[64], e_[64];
+  __shared__ u32 bad, out;
+  const u32 t = threadIdx.x;
+  const u32* st = (const u32*)(rep + status_at);
+  const u32 c = *(const u32*)(rep + runs_at);
+  if (t == 0) {
+    out = 0u;
+    bad = *sticky ? 2u : ((st[0] | st[4]) != 0u || *(const u64*)(rep + esc_at) != 0ull || c > cap) ? 1u : 0u;
+  }
+  __syncthreads();
+  const u64* S = (const u64*)(rep + starts_at);
+  const u64* E = (const u64*)(rep + ends_at);
+  if (bad == 0u && t < c) {
+    const u64 s = S[t], e = E[t];
+    u32 rs = 0, re = 0;
+    for (u32 j = 0; j < c; j++) { rs += S[j] < s; re += E[j] < e; }  /* (starts distinct, ends too) */
+    s_[rs] = s;
+    e_[re] = e;
+  }
+  __syncthreads();
+  if (bad == 0u && t < c) {
+    bool in = false;
+    for (u64 i = 0; i < n; i++) in |= ok[2 * i] <= s_[t] && e_[t] <= ok[2 * i + 1];
+    if (!in) atomicOr(&out, 1u);
+  }
+  __syncthreads();
+  if (t == 0) {
+    const u32 v = bad ? bad : out;
+    *(u32*)(rep + verdict_at) = v;
+    if (v) *sticky = 1u;
+  }
+}
+/* wl_commit unless *sticky is set (wl_gate: this dispatch or one queued before it failed) */
+extern "C" __global__ void wl_commit_gated(unsigned char* dst, const unsigned char* src,
+                                           unsigned char* mask, u64 n, const u32* sticky) {
+  if (*(volatile const u32*)sticky) return;
+  for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (u64)gridDim.x * blockDim.x)
+    if (mask[i]) { dst[i] = src[i]; mask[i] = 0; }
+}
 """
 
 
@@ -203,6 +288,8 @@ class CuPyOps:
         self._mod = cupy.RawModule(code=_RUNS_SRC, options=("-std=c++14",))
         self._runs = self._mod.get_function("wl_runs")
         self._commit = self._mod.get_function("wl_commit")
+        self._gate = self._mod.get_function("wl_gate")
+        self._commit_gated = self._mod.get_function("wl_commit_gated")
         self._cap = 0
         self._starts = self._ends = None
 
@@ -261,6 +348,29 @@ class CuPyOps:
         return partial(
             self._commit, self._grid(n), (256,), (dst[doff:], src[soff:], mask[soff:], np.uint64(n))
         )
+
+    def gate_launch(self, rep, at: tuple, ok, sticky):
+        """wl_gate over the report ``rep`` as a call of no arguments made once (a deferred
+        plan's: runtime.Again.defer); ``at``: (status, escape count, runs' count, starts, ends,
+        verdict) byte offsets and the inline runs' room; ``ok``: the device u64 table of the
+        ranges runs may lie in (pairs)."""
+        args = (rep, *(np.uint64(x) for x in at), ok, np.uint64(ok.size // 2), sticky)
+        return partial(self._gate, (1,), (64,), args)
+
+    def commit_gated_launch(self, dst, doff: int, src, soff: int, mask, n: int, sticky):
+        """``commit_launch`` that lands nothing while ``sticky`` is set (wl_commit_gated)."""
+        if not n:
+            return _nothing
+        return partial(
+            self._commit_gated,
+            self._grid(n),
+            (256,),
+            (dst[doff:], src[soff:], mask[soff:], np.uint64(n), sticky),
+        )
+
+    def sync(self) -> None:
+        """Wait for the current stream's work (a deferred dispatch's report read: Resident.flush)."""
+        self.cp.cuda.get_current_stream().synchronize()
 
     def runs_call(self, written, count, inline) -> tuple:
         """``runs_launch(written, count, inline, cleared=True)`` as two calls of no arguments
@@ -407,6 +517,13 @@ class Resident:
         # run/execute.py's kept runs of dispatches on this memory (its records hold them weakly:
         # a dropped memory drops them), by id of their config
         self.kept: dict = {}
+        # deferred dispatches (runtime.Deferred, WAVELIFT_CUDA_DEFER=on) launched and not yet read,
+        # in launch order; the device word wl_gate sets when one fails (``flush`` clears it);
+        # whether ``flush`` is reading them (no deferral, no new device copy meanwhile)
+        self.pending: list = []
+        self.depth = DEFER_DEPTH
+        self._sticky = None
+        self.flushing = False
 
     def stamp(self, alloc):
         """Something equal to the next stamp of ``alloc`` exactly while its bytes stay the same
@@ -577,11 +694,68 @@ class Resident:
             del self._tables[next(iter(self._tables))]
         return t
 
+    def sticky(self):
+        """The device word wl_gate sets when a deferred dispatch fails (zero until then)."""
+        if self._sticky is None:
+            self._sticky = self.ops.zeros(4).view(np.uint32)
+        return self._sticky
+
+    def flush(self) -> None:
+        """Read the reports of the deferred dispatches (``pending``), in launch order: each one
+        wl_gate passed landed on the device (its result is filled: ``settle``); from the first
+        one it did not (itself failed, or it was queued after one that did: nothing of either
+        landed), each is undone on the host's side (``fail``) and run again through
+        execute_dispatch (``replay``), so every result is what it would have been without
+        deferral.  Called before the host reads or writes a device copy's allocation, before any
+        dispatch not deferred, when a result is read and when the queue is full."""
+        if not self.pending or self.flushing:
+            return
+        self.flushing = True
+        try:
+            items, self.pending = self.pending, []
+            self.ops.sync()
+            failed = False
+            for it in items:
+                if not failed and it.settle():
+                    continue
+                if not failed:
+                    failed = True
+                    self.ops.clear(self.sticky())  # (on the stream, before any replay's work)
+                    for later in items[items.index(it) :]:
+                        later.fail()
+                it.replay()
+        finally:
+            self.flushing = False
+
+    def landed_deferred(self, win, plan, arena, written, ranges) -> None:
+        """A deferred dispatch's landing as the host books it when it is launched (wl_gate lands
+        it on the device, or nothing of it): each (entry, lo, hi) of ``ranges`` -- the windows
+        it may write -- at a new version and noted newer on the device (only bytes the dispatch
+        wrote differ: a pull of the others takes the bytes the host holds), then the arena as
+        ``commit`` leaves it.  A failed one is undone by ``failed_deferred``."""
+        self.changes += 1
+        for e, lo, hi in ranges:
+            e.version = next(_VERSIONS)
+            e.shadow = e.clean = None
+            e.dev_dirty.add(lo, hi)
+        self._landed(win, plan, arena, written)
+
+    def failed_deferred(self, arena, written, ranges) -> None:
+        """A deferred dispatch that landed nothing: its arena and map as a refused dispatch
+        leaves them (``launched``), its windows' entries at new versions."""
+        self.launched(arena, written)
+        for e, _, _ in ranges:
+            e.version = next(_VERSIONS)
+
     # ---- the host's side (called by guest.py's hooks) ----------------------------------------
     def pull(self, alloc, off: int, n: int) -> None:
         """Make the host's bytes [off, off+n) of ``alloc`` current."""
         e = self.entries.get(alloc)
-        if e is None or not e.dev_dirty:
+        if e is None:
+            return
+        if self.pending:  # (any device copy: a replay may write where the gate let nothing land)
+            self.flush()
+        if not e.dev_dirty:
             return
         for lo, hi in e.dev_dirty.take(off, off + n):
             self.ops.download_into(e.buf, lo, alloc._data[lo:hi])
@@ -592,7 +766,7 @@ class Resident:
         e = self.entries.get(alloc)
         if e is None:
             return
-        self.pull(alloc, off, n)
+        self.pull(alloc, off, n)  # (deferred dispatches read first: ``flush``)
         e.host_dirty.add(off, off + n)
         e.version = next(_VERSIONS)
         self.changes += 1
@@ -605,6 +779,14 @@ class Resident:
     def entry(self, alloc) -> Entry:
         e = self.entries.get(alloc)
         if e is None:
+            if self.flushing:
+                # (a replay reaching an allocation without a device copy: the host may have
+                # written it after the dispatch was launched, unseen -- no hook without a copy)
+                raise Refused(
+                    "dispatch.deferred_reach",
+                    f"a deferred dispatch run again reaches allocation {alloc.name!r}, which had no "
+                    "device copy when it was launched (WAVELIFT_CUDA_DEFER=off runs it)",
+                )
             self.pull_all_of(alloc)
             e = Entry(self.ops.alloc(alloc.size), alloc._data, alloc.shared)
             e.host_dirty.add(0, alloc.size)

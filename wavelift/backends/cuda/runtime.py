@@ -38,6 +38,7 @@ STARTS_AT = RUNS_AT + 8  # then INLINE_RUNS starts and INLINE_RUNS ends (u64)
 ENDS_AT = STARTS_AT + 8 * INLINE_RUNS
 HINTS_AT = ENDS_AT + 8 * INLINE_RUNS  # then WL_HINT (u32 per access slot)
 REPORT_BYTES = HINTS_AT
+VERDICT_AT = STATS_BYTES + 60  # status[15]: a deferred dispatch's wl_gate verdict (0: it landed)
 
 
 class _Mirrored:
@@ -604,6 +605,7 @@ class Runtime:
                 ),
                 shared,
             )
+            self.again.note(spans)
 
     def _raise_flags(self, status):
         flags, first = int(status[0]), int(status[5])
@@ -691,6 +693,9 @@ class Again:
         "hint_go",
         "offs",
         "kept",
+        "defer_on",
+        "wrote",
+        "deferral",
     )
 
     def __init__(self, rt, res, staging, runs, launch, shared):
@@ -737,6 +742,12 @@ class Again:
         lay = getattr(self.win, "layout", None)
         self.offs = lay.offs if lay is not None else [int(o) for o in self.win.offs]
         self.kept = ([w.address for w in self.win.windows], {})
+        # WAVELIFT_CUDA_DEFER=on: repeated runs without waiting (``defer``); the windows the last
+        # landing wrote (``note``: where a deferred run may write); its device calls (None: not
+        # made yet for those windows)
+        self.defer_on = settings.get("WAVELIFT_CUDA_DEFER") == "on"
+        self.wrote: tuple = ()
+        self.deferral = None
 
     def arm(self) -> bool:
         """After this dispatch landed (by the full path or ``run``): whether the next run may
@@ -840,23 +851,27 @@ class Again:
             dst, src, nb = self.hint_go
             rt.memcpyAsync(dst, src, nb, rt.memcpyDeviceToDevice, stream)
 
-    def _capture(self, cp):
+    def _capture(self, cp, deferral=None, host=None):
         """``run``'s GPU operations, the report's memset (``clear`` of a kept pair whose map
         landed: ``Resident.clears_report_only``) to the report's copy into the host array,
         captured on a stream of its own as a CUDA graph (their arguments are the plan's, fixed),
-        or False where capture fails (this plan then runs them one by one)."""
+        or False where capture fails (this plan then runs them one by one).  ``deferral``:
+        ``defer``'s operations instead (``_deferred_ops``), the report into ``host``."""
         rt = cp.cuda.runtime
         try:
             s = cp.cuda.Stream(non_blocking=True)
             with s:
                 s.begin_capture()
                 try:
-                    self.res.ops.clear(self.rep)
-                    self.fn(self.grid, self.block, self.args, shared_mem=self.shared)
-                    self.runs_go()
-                    self._copy_hints(cp, s.ptr)
-                    h = self.host
-                    rt.memcpyAsync(h.ctypes.data, self.rep.data.ptr, h.size, rt.memcpyDeviceToHost, s.ptr)
+                    if deferral is not None:
+                        self._deferred_ops(cp, deferral, host, s.ptr)
+                    else:
+                        self.res.ops.clear(self.rep)
+                        self.fn(self.grid, self.block, self.args, shared_mem=self.shared)
+                        self.runs_go()
+                        self._copy_hints(cp, s.ptr)
+                        h = self.host
+                        rt.memcpyAsync(h.ctypes.data, self.rep.data.ptr, h.size, rt.memcpyDeviceToHost, s.ptr)
                 finally:
                     graph = s.end_capture()
             return graph
@@ -865,4 +880,170 @@ class Again:
 
     def land(self, spans) -> tuple:
         """(spans, bytes written): ``run``'s dispatch landed in the device copies."""
+        self.note(spans)
         return spans, self.res.commit(self.win, self.plan, self.arena, self.written, spans, self.kept)
+
+    def note(self, spans) -> None:
+        """The windows a landing's ``spans`` wrote: where a deferred run may write (``defer``)."""
+        if spans:
+            starts = self.kept[0]
+            wrote = tuple(sorted({bisect_right(starts, a) - 1 for a, _ in spans}))
+            if wrote != self.wrote:
+                self.wrote, self.deferral = wrote, None
+
+    def defer(self, result, replay):
+        """The dispatch again without waiting for the GPU (WAVELIFT_CUDA_DEFER=on), or None
+        (nothing done: ``run`` or the full path).  Its operations as ``run``'s, then wl_gate
+        (its verdict into the report: it landed only if no flag, no escape, every run inline and
+        inside the windows the last landing wrote, less the mirrored ranges, and nothing queued
+        before it failed), the report's copy into this queue place's host array, and
+        wl_commit_gated over each of those windows; the host books the landing at once
+        (``Resident.landed_deferred``) and reads the report later (``Resident.flush``:
+        ``Deferred.settle``, or ``fail`` and ``replay``).  -> the ``Deferred``, queued."""
+        res, k, m = self.res, self.k, self.m
+        if (
+            not self.defer_on
+            or res.flushing
+            or self.changes is None
+            or res.changes != self.changes
+            or k._puts != self.puts
+            or k._fn is not self.fn
+            or m.hints is not self.hints
+            or m.upgrade is not None
+            or k.upgrade is not None
+            or settings.get("WAVELIFT_CUDA_TIMING_REPEAT") > 0
+            or not res.clears_report_only(self.rep, self.written)
+        ):
+            return None
+        d = self.deferral
+        if d is None:
+            d = self.deferral = self._deferral()
+        slot = len(res.pending)
+        cp = _cupy()
+        if len(d["slots"]) <= slot:
+            d["slots"].append(
+                {"host": res.ops.pinned(int(self.rep.size)), "events": (cp.cuda.Event(), cp.cuda.Event()), "graph": None}
+            )
+        sl = d["slots"][slot]
+        self.changes = None
+        res.launched(self.arena, self.written)
+        stream = cp.cuda.get_current_stream()
+        start, stop = sl["events"]
+        if self.graph_on and sl["graph"] is not False:
+            if sl["graph"] is None:
+                sl["graph"] = self._capture(cp, d, sl["host"])
+        start.record()
+        if self.graph_on and sl["graph"]:
+            sl["graph"].launch(stream)
+        else:
+            self._deferred_ops(cp, d, sl["host"], stream.ptr)
+        stop.record()
+        res.landed_deferred(self.win, self.plan, self.arena, self.written, d["ranges"])
+        item = Deferred(self, sl, result, replay)
+        res.pending.append(item)
+        return item
+
+    def _deferral(self) -> dict:
+        """``defer``'s calls, made once per written windows: the ranges a run may write (the
+        windows ``wrote``, adjacent ones merged, less the mirrored ranges) as wl_gate's table,
+        its launch and the wl_commit_gated launch of each window, the entries' ranges the host
+        books, and the queue places' host arrays, events and graphs (made as needed)."""
+        res, ops = self.res, self.res.ops
+        sticky = res.sticky()
+        ok: list[list[int]] = []
+        for k in self.wrote:
+            lo, hi = self.offs[k], self.offs[k] + self.win.windows[k].size
+            if ok and ok[-1][1] == lo:
+                ok[-1][1] = hi
+            else:
+                ok.append([lo, hi])
+        for mlo, mhi in self.mirrored:  # (a mirrored range written: the full path reruns it)
+            cut = []
+            for lo, hi in ok:
+                if mhi <= lo or hi <= mlo:
+                    cut.append([lo, hi])
+                    continue
+                if lo < mlo:
+                    cut.append([lo, mlo])
+                if mhi < hi:
+                    cut.append([mhi, hi])
+            ok = cut
+        table = res.table(np.array([x for r in ok for x in r] or [0, 0], np.uint64))
+        at = (STATS_BYTES, 16, RUNS_AT, STARTS_AT, ENDS_AT, VERDICT_AT, INLINE_RUNS)
+        commits = []
+        ranges = []
+        for k in self.wrote:
+            (e, a), n = self.plan[k], self.win.windows[k].size
+            commits.append(ops.commit_gated_launch(e.buf, a, self.arena, self.offs[k], self.written, n, sticky))
+            ranges.append((e, a, a + n))
+        return {
+            "gate": ops.gate_launch(self.rep, at, table, sticky),
+            "commits": commits,
+            "ranges": ranges,
+            "slots": [],
+        }
+
+    def _deferred_ops(self, cp, d, host, stream: int) -> None:
+        """``defer``'s GPU operations, one by one on ``stream`` (captured once: ``_capture``)."""
+        rt = cp.cuda.runtime
+        self.res.ops.clear(self.rep)
+        self.fn(self.grid, self.block, self.args, shared_mem=self.shared)
+        self.runs_go()
+        self._copy_hints(cp, stream)
+        d["gate"]()
+        rt.memcpyAsync(host.ctypes.data, self.rep.data.ptr, host.size, rt.memcpyDeviceToHost, stream)
+        for go in d["commits"]:
+            go()
+
+
+class Deferred:
+    """A deferred dispatch (``Again.defer``) until its report is read (``Resident.flush``):
+    ``settle`` fills ``result`` from the report when wl_gate let it land; else ``fail`` undoes
+    the host's booking of its landing and ``replay`` runs it again (execute_dispatch) and
+    fills ``result`` from that."""
+
+    __slots__ = ("ag", "slot", "result", "replay_", "t_host")
+
+    def __init__(self, ag, slot, result, replay):
+        self.ag, self.slot, self.result, self.replay_ = ag, slot, result, replay
+        self.t_host = 0.0  # (execute_dispatch's time for the launch: its stats' time_s)
+
+    def settle(self) -> bool:
+        ag, h = self.ag, self.slot["host"]
+        if int(h[VERDICT_AT : VERDICT_AT + 4].view(np.uint32)[0]):
+            return False
+        t0 = time.perf_counter()
+        c = int(h[RUNS_AT : RUNS_AT + 4].view(np.uint32)[0])  # (at most INLINE_RUNS: wl_gate)
+        s_ = sorted(h[STARTS_AT : STARTS_AT + 8 * c].view(np.uint64).tolist())
+        e_ = sorted(h[ENDS_AT : ENDS_AT + 8 * c].view(np.uint64).tolist())
+        m = ag.m
+        if ag.nslots:
+            hints = h[HINTS_AT : HINTS_AT + 4 * ag.nslots]
+            if hints.tobytes() != ag.hb32:  # (new guesses: the next launch takes the full path)
+                m.hints = hints.view(np.uint32).astype(np.int64)
+                ag.hints = None
+        spans = R.spans_of(s_, e_, ag.offs, ag.win.windows)
+        stats = h[:STATS_BYTES].view(np.uint64)
+        add = np.add.reduce
+        start, stop = self.slot["events"]
+        cp = _cupy()
+        self.result.settled(
+            spans,
+            int(add(stats[8::2])),
+            int(add(stats[9::2])),
+            {
+                "cubin": ag.cubin,
+                "device_time_s": cp.cuda.get_elapsed_time(start, stop) / 1000.0,
+                "download_s": time.perf_counter() - t0,
+            },
+        )
+        return True
+
+    def fail(self) -> None:
+        ag = self.ag
+        ag.changes = None
+        ag.res.failed_deferred(ag.arena, ag.written, ag.deferral["ranges"])
+
+    def replay(self) -> None:
+        self.result.replayed(self.replay_())
+

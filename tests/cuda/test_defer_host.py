@@ -1,0 +1,257 @@
+"""Deferred repeated dispatches (WAVELIFT_CUDA_DEFER=on: runtime.Again.defer, Resident.flush;
+decision 0029's helper-96 amendment), without a GPU (the stand-in CuPy).
+
+The stand-in kernel is an accumulator read through the kernargs as vadd's are (c[i] += b[i]),
+with two data-dependent turns that a repeated launch of the same arguments meets on the device
+alone: when c[0] was 3 it also writes a[0] = 100 (a window the last landing did not write:
+wl_gate lets nothing land, the dispatch and every one queued after it run again through the full
+path), and when c[0] was 6 while a[0] is 100 it escapes after scribbling over c's bytes and
+marking them written (refused: nothing of it lands, and the launches after it, the same, are
+refused too until the host writes a).  Every result read only after the session (so that the
+launches queue) is compared with the same session run without deferral and with a NumPy model
+of the guest (each landed dispatch: c += b, the a write; a refused one: nothing).
+"""
+
+from __future__ import annotations
+
+import pathlib
+import sys
+
+import numpy as np
+import pytest
+
+HERE = pathlib.Path(__file__).resolve().parent
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
+
+from test_host_path import _at  # noqa: E402
+
+from wavelift.run import execute as X  # noqa: E402
+
+FIX = HERE.parent / "fixtures" / "gfx1030"
+N = 64
+
+
+def _acc_kernel(held):
+    """``held["dev"]``: the Device (a written map not zero before the kernel only where its
+    Resident's sticky word is set: a dispatch queued after a failed one, which lands nothing)."""
+    from wavelift.backends.cuda import codegen as G
+
+    def kernel(arena, written, ws, we, wo, consts):
+        if np.asarray(written).any():
+            sticky = held["dev"].memory.resident._sticky
+            assert sticky is not None and sticky[0], "the written map was not zero before the kernel"
+        P = consts["P"].view(np.uint32)
+        stats = _at(consts["WL_STATS"], np.uint64, 8 + 512)
+        status = _at(consts["WL_STATUS"], np.uint32, 16)
+        esc = _at(consts["WL_ESC"], np.uint32, 128)
+        starts, ends, offs = np.asarray(ws[:-1]), np.asarray(we[:-1]), np.asarray(wo[:-1])
+
+        def at(addr, nbytes):
+            k = int(np.searchsorted(starts, np.uint64(addr), side="right")) - 1
+            assert k >= 0 and addr + nbytes <= int(ends[k])
+            return int(addr - int(starts[k]) + int(offs[k]))
+
+        ka = int(P[G.P_USER + 2]) | (int(P[G.P_USER + 3]) << 32)
+        o = at(ka, 28)
+        words = np.asarray(arena[o : o + 28]).view(np.uint32)
+        a, b, c = (int(words[2 * i]) | (int(words[2 * i + 1]) << 32) for i in range(3))
+        n = int(words[6])
+        oa, ob, oc = at(a, 4 * n), at(b, 4 * n), at(c, 4 * n)
+        f32 = lambda q: np.asarray(arena[q : q + 4 * n]).view(np.float32).copy()  # noqa: E731
+        av, bv, cv = f32(oa), f32(ob), f32(oc)
+        stats[8] += 7
+        stats[9] += 7 * n
+        if cv[0] == 6.0 and av[0] == 100.0:  # (an escape after other waves stored)
+            arena[oc : oc + 16] = 0x5A
+            written[oc : oc + 16] = 1
+            esc[:8] = [0, 0, 0, 0, 0, 0, 1, 0]
+            status[4] += 1
+            stats[2] += 1
+            return
+        arena[oc : oc + 4 * n] = (cv + bv).view(np.uint8)
+        written[oc : oc + 4 * n] = 1
+        if cv[0] == 3.0:  # (a write into another window)
+            arena[oa : oa + 4] = np.frombuffer(np.float32(100.0).tobytes(), np.uint8)
+            written[oa : oa + 4] = 1
+
+    return kernel
+
+
+def _model_step(a, b, c):
+    """The guest's step (NumPy): -> (refused, a, b, c) after it."""
+    if c[0] == 6.0 and a[0] == 100.0:
+        return True, a, b, c
+    a2 = a.copy()
+    if c[0] == 3.0:
+        a2[0] = 100.0
+    return False, a2, b, c + b
+
+
+def _stats(r):
+    return {k: v for k, v in r.stats.items() if k not in ("time_s", "download_s", "device_time_s")}
+
+
+SCRIPT = (
+    ["launch"] * 12  # (0..3 landed, the a write at the 4th, the escapes from the 7th)
+    + ["write_a"]  # (a[0] = 0: the next launches land again)
+    + ["launch"] * 5
+    + ["read_c"]  # (a host read between launches: the queue is read first)
+    + ["launch"] * 30  # (more than the queue's depth)
+    + ["write_c"]  # (c = 0 again: the a write, and the escape when a[0] is still 100)
+    + ["launch"] * 9
+)
+
+
+def _session(defer: bool, monkeypatch, standin):
+    import wavelift
+
+    monkeypatch.setenv("WAVELIFT_CUDA_DEFER", "on" if defer else "off")
+    saved = X._CACHE
+    X._CACHE = {}
+    try:
+        held: dict = {}
+        standin.kernel = _acc_kernel(held)
+        dev = held["dev"] = wavelift.Device("gfx1030", backend="cuda", mode="lane", record=False)
+        k = dev.load_code_object(str(FIX / "basic-O2-w32-flat.hsaco")).kernel("vadd")
+        a = dev.upload(np.arange(N, dtype=np.float32) + 7)
+        b = dev.upload(np.ones(N, np.float32))
+        c = dev.alloc(4 * N)
+        args = [a, b, c, np.uint32(N)]
+        results, reads, pending = [], [], []
+        d0 = X.DEFERRED[0]
+        for step in SCRIPT:
+            if step == "launch":
+                results.append(k.launch(global_size=(N, 1, 1), block=(64, 1, 1), args=args))
+                pending.append(len(dev.memory.resident.pending))
+            elif step == "write_a":
+                v = dev.download(a, np.float32).copy()
+                v[0] = 0.0
+                dev.write(a, v)
+            elif step == "write_c":
+                dev.write(c, np.zeros(N, np.float32))
+            else:
+                reads.append(dev.download(c, np.float32).copy())
+                assert not dev.memory.resident.pending  # (the read took the queue's reports)
+        deferred = X.DEFERRED[0] - d0
+        out = [
+            (r.refusal.code if r.refusal else None, list(r.write_spans), list(r.windows), _stats(r))
+            for r in results
+        ]
+        final = [dev.download(x, np.float32).copy() for x in (a, b, c)]
+        return out, reads, final, deferred, pending, (a.address, c.address)
+    finally:
+        X._CACHE = saved
+
+
+def test_a_deferred_session_equals_one_without_deferral_and_the_model(standin, monkeypatch):
+    on, on_reads, on_final, deferred, pending, (a_addr, c_addr) = _session(True, monkeypatch, standin)
+    off, off_reads, off_final, none, _, _ = _session(False, monkeypatch, standin)
+    assert none == 0 and deferred > 20, deferred  # (most repeated launches were deferred)
+    assert max(pending) > 4  # (launches queued without their reports read)
+    # the model, launch by launch (every refusal with its reason, every landed span)
+    a = np.arange(N, dtype=np.float32) + 7
+    b = np.ones(N, np.float32)
+    c = np.zeros(N, np.float32)
+    model, reads = [], []
+    for step in SCRIPT:
+        if step == "launch":
+            refused, a2, b, c2 = _model_step(a, b, c)
+            spans = [] if refused else [(c_addr, 4 * N)] + ([(a_addr, 4)] if c[0] == 3.0 else [])
+            model.append(("escape" if refused else None, sorted(spans)))
+            a, c = a2, c2
+        elif step == "write_a":
+            a = a.copy()
+            a[0] = 0.0
+        elif step == "write_c":
+            c = np.zeros(N, np.float32)
+        else:
+            reads.append(c.copy())
+    assert [(o[0], sorted(o[1])) for o in on] == model
+    assert sum(1 for m in model if m[0] == "escape") >= 3
+    assert on == off
+    for x, y, z in zip(on_reads, off_reads, reads):
+        assert np.array_equal(x, z) and np.array_equal(y, z)
+    for x, y, z in zip(on_final, off_final, (a, b, c)):
+        assert np.array_equal(x, z) and np.array_equal(y, z)
+
+
+def _warm(standin, monkeypatch):
+    import wavelift
+
+    from test_host_path import _vadd_from_kernargs
+
+    monkeypatch.setenv("WAVELIFT_CUDA_DEFER", "on")
+    standin.kernel = _vadd_from_kernargs()
+    dev = wavelift.Device("gfx1030", backend="cuda", mode="lane", record=False)
+    k = dev.load_code_object(str(FIX / "basic-O2-w32-flat.hsaco")).kernel("vadd")
+    a = dev.upload(np.arange(N, dtype=np.float32))
+    b = dev.upload(np.ones(N, np.float32))
+    c = dev.alloc(4 * N)
+    args = [a, b, c, np.uint32(N)]
+    for _ in range(4):
+        assert k.launch(global_size=(N, 1, 1), block=(64, 1, 1), args=args).refusal is None
+    return dev, k, args
+
+
+def test_host_reads_writes_and_results_read_the_queue_first(standin, monkeypatch):
+    """A read of a device copy's allocation, a host write, a result's field and a dispatch that is
+    not deferred each read the queued reports first; nothing else does (the launches between)."""
+    dev, k, (a, b, c, n) = _warm(standin, monkeypatch)
+    res = dev.memory.resident
+    go = lambda: k.launch(global_size=(N, 1, 1), block=(64, 1, 1), args=[a, b, c, n])  # noqa: E731
+    rs = [go() for _ in range(3)]
+    assert len(res.pending) == 3 and all(r.__dict__["_resident"] is res for r in rs)
+    assert np.array_equal(dev.download(c, np.float32), np.arange(N, dtype=np.float32) + 1)
+    assert not res.pending and all(r.refusal is None for r in rs)
+    assert [r.write_spans for r in rs] == [[(c.address, 4 * N)]] * 3
+    assert all(r.stats["bytes_written"] == 4 * N and r.stats["instructions"] == 7 for r in rs)
+    # a host write of an input: the queue first, then the next launches see it
+    rs = [go() for _ in range(2)]
+    assert len(res.pending) == 1  # (the first after a read took the full path: the pull changed it)
+    dev.write(b, np.full(N, 2.0, np.float32))
+    assert not res.pending
+    rs = [go() for _ in range(3)]
+    assert len(res.pending) == 2  # (the first after the write took the full path)
+    assert rs[-1].refusal is None and not res.pending  # (a result's field)
+    assert np.array_equal(dev.download(c, np.float32), np.arange(N, dtype=np.float32) + 2)
+    # a dispatch not deferred (other arguments) reads the queue first
+    c2 = dev.alloc(4 * N)
+    rs = [go() for _ in range(3)]
+    assert len(res.pending) == 2
+    r2 = k.launch(global_size=(N, 1, 1), block=(64, 1, 1), args=[a, b, c2, n])
+    assert not res.pending and r2.__dict__.get("_resident") is None
+    assert np.array_equal(dev.download(c2, np.float32), np.arange(N, dtype=np.float32) + 2)
+    # the queue's depth: read when full
+    most = 0
+    for _ in range(2 * res.depth):
+        go()
+        most = max(most, len(res.pending))
+    assert most == res.depth - 1  # (the depth-th launch read the queue)
+
+
+def test_a_refused_deferred_dispatch_lands_nothing_and_later_ones_see_the_earlier_writes(standin, monkeypatch):
+    """Device level: the escaping dispatch's scribbles reach neither the device copy nor the host;
+    the ones queued after it land nothing on the device either (wl_gate's sticky word) until the
+    host has run them again, and then exactly once."""
+    monkeypatch.setenv("WAVELIFT_CUDA_DEFER", "on")
+    import wavelift
+
+    held: dict = {}
+    standin.kernel = _acc_kernel(held)
+    dev = held["dev"] = wavelift.Device("gfx1030", backend="cuda", mode="lane", record=False)
+    k = dev.load_code_object(str(FIX / "basic-O2-w32-flat.hsaco")).kernel("vadd")
+    a = dev.upload(np.full(N, 100.0, np.float32))
+    b = dev.upload(np.ones(N, np.float32))
+    c = dev.alloc(4 * N)
+    dev.write(c, np.full(N, 4.0, np.float32))
+    go = lambda: k.launch(global_size=(N, 1, 1), block=(64, 1, 1), args=[a, b, c, np.uint32(N)])  # noqa: E731
+    rs = [go() for _ in range(5)]  # (4 -> 5 -> 6, then escapes)
+    res = dev.memory.resident
+    e = res.entries[dev.memory.find(c.address)]
+    dev_c = np.asarray(e.buf[: 4 * N]).view(np.float32)
+    assert len(res.pending) >= 2 and dev_c[0] == 6.0  # (on the device: two landed, none after)
+    assert [r.refusal.code if r.refusal else None for r in rs] == [None, None, "escape", "escape", "escape"]
+    assert [r.write_spans for r in rs[2:]] == [[], [], []]
+    assert np.array_equal(dev.download(c, np.float32), np.full(N, 6.0, np.float32))
+    assert np.array_equal(dev_c, np.full(N, 6.0, np.float32))
