@@ -1,7 +1,8 @@
 """Deferred repeated dispatches (WAVELIFT_CUDA_DEFER=on: runtime.Again.defer, Resident.flush;
 decision 0029's helper-96 amendment), without a GPU (the stand-in CuPy).
 
-The stand-in kernel is an accumulator read through the kernargs as vadd's are (c[i] += b[i]),
+The stand-in kernel is an accumulator read through the kernargs as vadd's are (c[i] += b[i] for
+i <= c[0]: the span written grows),
 with two data-dependent turns that a repeated launch of the same arguments meets on the device
 alone: when c[0] was 3 it also writes a[0] = 100 (a window the last landing did not write:
 wl_gate lets nothing land, the dispatch and every one queued after it run again through the full
@@ -69,8 +70,9 @@ def _acc_kernel(held):
             status[4] += 1
             stats[2] += 1
             return
-        arena[oc : oc + 4 * n] = (cv + bv).view(np.uint8)
-        written[oc : oc + 4 * n] = 1
+        m = 4 * (min(int(cv[0]), n - 1) + 1)  # (c[: c[0] + 1] only: the span grows)
+        arena[oc : oc + m] = (cv + bv).view(np.uint8)[:m]
+        written[oc : oc + m] = 1
         if cv[0] == 3.0:  # (a write into another window)
             arena[oa : oa + 4] = np.frombuffer(np.float32(100.0).tobytes(), np.uint8)
             written[oa : oa + 4] = 1
@@ -82,10 +84,12 @@ def _model_step(a, b, c):
     """The guest's step (NumPy): -> (refused, a, b, c) after it."""
     if c[0] == 6.0 and a[0] == 100.0:
         return True, a, b, c
-    a2 = a.copy()
+    a2, c2 = a.copy(), c.copy()
     if c[0] == 3.0:
         a2[0] = 100.0
-    return False, a2, b, c + b
+    m = min(int(c[0]), N - 1) + 1
+    c2[:m] += b[:m]
+    return False, a2, b, c2
 
 
 def _stats(r):
@@ -157,7 +161,8 @@ def test_a_deferred_session_equals_one_without_deferral_and_the_model(standin, m
     for step in SCRIPT:
         if step == "launch":
             refused, a2, b, c2 = _model_step(a, b, c)
-            spans = [] if refused else [(c_addr, 4 * N)] + ([(a_addr, 4)] if c[0] == 3.0 else [])
+            m = 4 * (min(int(c[0]), N - 1) + 1)
+            spans = [] if refused else [(c_addr, m)] + ([(a_addr, 4)] if c[0] == 3.0 else [])
             model.append(("escape" if refused else None, sorted(spans)))
             a, c = a2, c2
         elif step == "write_a":
@@ -253,5 +258,55 @@ def test_a_refused_deferred_dispatch_lands_nothing_and_later_ones_see_the_earlie
     assert len(res.pending) >= 2 and dev_c[0] == 6.0  # (on the device: two landed, none after)
     assert [r.refusal.code if r.refusal else None for r in rs] == [None, None, "escape", "escape", "escape"]
     assert [r.write_spans for r in rs[2:]] == [[], [], []]
-    assert np.array_equal(dev.download(c, np.float32), np.full(N, 6.0, np.float32))
-    assert np.array_equal(dev_c, np.full(N, 6.0, np.float32))
+    want = np.full(N, 4.0, np.float32)
+    want[:5] += 1  # (c[0] was 4: c[:5] written)
+    want[:6] += 1  # (then 5: c[:6])
+    assert np.array_equal(dev.download(c, np.float32), want)
+    assert np.array_equal(dev_c, want)
+
+
+def test_the_gate_table_is_the_written_windows_less_the_mirrored_ranges(standin, monkeypatch):
+    """wl_gate's ranges (Again._deferral): a run may land only inside the windows the last landing
+    wrote, adjacent ones merged, and never in a mirrored range (the full path reruns those
+    without mirrors); every window marked written for the check, against a byte map."""
+    dev, k, args = _warm(standin, monkeypatch)
+    rec = X._PREPARED.get(id(dev.results[-1].config))
+    ag = rec.again().ag
+    assert ag.mirrored  # (vadd's kernargs are mirrored)
+    nb = ag.win.nbytes
+    for wrote in (tuple(range(len(ag.win.windows))), ag.wrote, (0,), tuple(range(1, len(ag.win.windows)))):
+        ag.wrote, ag.deferral = wrote, None
+        d = ag._deferral()
+        table = np.asarray(d["gate"].args[2][8]).astype(np.int64)  # (wl_gate's ok)
+        want = np.zeros(nb + 1, bool)
+        for w in wrote:
+            want[ag.offs[w] : ag.offs[w] + ag.win.windows[w].size] = True
+        for lo, n in ag.mirrored:  # (offset, bytes)
+            want[lo : lo + n] = False
+        got = np.zeros(nb + 1, bool)
+        pairs = table.reshape(-1, 2)
+        for lo, hi in pairs:
+            got[lo:hi] = True
+        assert np.array_equal(got, want), wrote
+        assert all(pairs[i, 1] < pairs[i + 1, 0] for i in range(len(pairs) - 1)), (pairs, ag.offs, ag.mirrored)
+        assert [r[1:] for r in d["ranges"]] == [
+            (ag.plan[w][1], ag.plan[w][1] + ag.win.windows[w].size) for w in wrote
+        ]
+
+
+def test_deferred_runs_with_many_runs_other_spans_and_written_mirrors(standin, monkeypatch):
+    """test_launch_again_host's pattern session with deferral: every run inline or more than
+    INLINE_RUNS (wl_gate: run again), other spans each launch, a written mirrored range (wl_gate:
+    run again, the full path's rerun without mirrors): each result equal to the full path's.
+    (Its results are read launch by launch: each launch's report is read before the next.)"""
+    from test_launch_again_host import _pattern_session
+
+    monkeypatch.setenv("WAVELIFT_CUDA_DEFER", "on")
+    pats = [0] * 5 + [1] * 4 + [0, 2, 2, 1, 0, 1, 2, 0] + [1] * 3 + [3, 0, 0, 0, 3] + [2] * 3
+    d0 = X.DEFERRED[0]
+    kept, hits, mirror = _pattern_session(True, pats)
+    deferred = X.DEFERRED[0] - d0
+    full, _, _ = _pattern_session(False, pats, mirror)
+    assert kept == full
+    assert deferred >= 10 and mirror is not None
+    assert any(o[3].get("mirror_rerun") for o in kept if o[0] is None)

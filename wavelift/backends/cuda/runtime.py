@@ -957,7 +957,8 @@ class Again:
                 ok[-1][1] = hi
             else:
                 ok.append([lo, hi])
-        for mlo, mhi in self.mirrored:  # (a mirrored range written: the full path reruns it)
+        for mlo, mn in self.mirrored:  # (a mirrored range written: the full path reruns it)
+            mhi = mlo + mn
             cut = []
             for lo, hi in ok:
                 if mhi <= lo or hi <= mlo:
