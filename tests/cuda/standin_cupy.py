@@ -169,7 +169,9 @@ class _RawModule:
         assert "wl_runs" in code and "wl_commit" in code
 
     def get_function(self, name):
-        return {"wl_runs": _runs, "wl_commit": _commit, "wl_gate": _gate, "wl_commit_gated": _commit_gated}[name]
+        return {"wl_runs": _runs, "wl_commit": _commit, "wl_gate": _gate, "wl_commit_gated": _commit_gated}[
+            name
+        ]
 
 
 class _Var:

@@ -19,7 +19,6 @@ import pathlib
 import sys
 
 import numpy as np
-import pytest
 
 HERE = pathlib.Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
@@ -182,9 +181,9 @@ def test_a_deferred_session_equals_one_without_deferral_and_the_model(standin, m
 
 
 def _warm(standin, monkeypatch):
-    import wavelift
-
     from test_host_path import _vadd_from_kernargs
+
+    import wavelift
 
     monkeypatch.setenv("WAVELIFT_CUDA_DEFER", "on")
     standin.kernel = _vadd_from_kernargs()
@@ -235,7 +234,9 @@ def test_host_reads_writes_and_results_read_the_queue_first(standin, monkeypatch
     assert most == res.depth - 1  # (the depth-th launch read the queue)
 
 
-def test_a_refused_deferred_dispatch_lands_nothing_and_later_ones_see_the_earlier_writes(standin, monkeypatch):
+def test_a_refused_deferred_dispatch_lands_nothing_and_later_ones_see_the_earlier_writes(
+    standin, monkeypatch
+):
     """Device level: the escaping dispatch's scribbles reach neither the device copy nor the host;
     the ones queued after it land nothing on the device either (wl_gate's sticky word) until the
     host has run them again, and then exactly once."""
@@ -288,7 +289,11 @@ def test_the_gate_table_is_the_written_windows_less_the_mirrored_ranges(standin,
         for lo, hi in pairs:
             got[lo:hi] = True
         assert np.array_equal(got, want), wrote
-        assert all(pairs[i, 1] < pairs[i + 1, 0] for i in range(len(pairs) - 1)), (pairs, ag.offs, ag.mirrored)
+        assert all(pairs[i, 1] < pairs[i + 1, 0] for i in range(len(pairs) - 1)), (
+            pairs,
+            ag.offs,
+            ag.mirrored,
+        )
         assert [r[1:] for r in d["ranges"]] == [
             (ag.plan[w][1], ag.plan[w][1] + ag.win.windows[w].size) for w in wrote
         ]

@@ -50,6 +50,56 @@ def test_gpu_runs_and_commit_equal_the_host_ones(monkeypatch):
             assert not into[:9].any() and not into[9 + size :].any()
 
 
+def test_gpu_gate_and_gated_commit_equal_the_host_ones():
+    """wl_gate (a deferred dispatch's verdict) and wl_commit_gated on random reports -- flags,
+    escapes, run counts up to past the inline room, runs inside and across the ranges, the sticky
+    word set or not -- equal resident.gate and NumPyOps (decision 0029's helper-96 amendment)."""
+    _needs_gpu()
+    import cupy
+
+    from wavelift.backends.cuda import runtime as RT
+
+    gpu, host = R.CuPyOps(), R.NumPyOps()
+    rng = np.random.default_rng(96)
+    at = (RT.STATS_BYTES, 16, RT.RUNS_AT, RT.STARTS_AT, RT.ENDS_AT, RT.VERDICT_AT, RT.INLINE_RUNS)
+    verdicts = set()
+    for trial in range(300):
+        rep = np.zeros(RT.REPORT_BYTES, np.uint8)
+        st = rep[RT.STATS_BYTES : RT.STATS_BYTES + 64].view(np.uint32)
+        st[0] = rng.random() < 0.1
+        st[4] = rng.random() < 0.1
+        rep[16:24].view(np.uint64)[0] = rng.random() < 0.1
+        c = int(rng.integers(0, 72))
+        bounds = np.sort(rng.choice(1 << 16, 2 * c, replace=False)).astype(np.uint64)
+        s_, e_ = bounds[0::2].copy(), bounds[1::2].copy()
+        k = min(c, RT.INLINE_RUNS)
+        rep[RT.RUNS_AT : RT.RUNS_AT + 8].view(np.uint32)[:] = c
+        rep[RT.STARTS_AT : RT.STARTS_AT + 8 * k].view(np.uint64)[:] = rng.permutation(s_)[:k]
+        rep[RT.ENDS_AT : RT.ENDS_AT + 8 * k].view(np.uint64)[:] = rng.permutation(e_)[:k]
+        if rng.random() < 0.5 and c:  # (ranges holding every run, some merged over them)
+            cut = np.sort(rng.choice(c, int(rng.integers(0, c + 1)), replace=False))
+            ok = [x for i in range(c) if i not in cut for x in (int(s_[i]), int(e_[i]))]
+            ok = ok or [0, 0]
+        else:
+            ok = sorted(int(x) for x in rng.choice(1 << 16, 2 * int(rng.integers(1, 6)), replace=False))
+        okt = np.array(ok, np.uint64)
+        sticky_h = np.array([rng.random() < 0.15], np.uint32)
+        d_rep, d_sticky = cupy.asarray(rep), cupy.asarray(sticky_h)
+        gpu.gate_launch(d_rep, at, cupy.asarray(okt), d_sticky)()
+        host.gate_launch(rep, at, okt, sticky_h)()
+        assert np.array_equal(d_rep.get(), rep) and np.array_equal(d_sticky.get(), sticky_h), trial
+        verdicts.add(int(rep[RT.VERDICT_AT : RT.VERDICT_AT + 4].view(np.uint32)[0]))
+        size = 4096
+        w = (rng.random(size) < 0.3).astype(np.uint8)
+        src = rng.integers(0, 256, size, dtype=np.uint8)
+        dst = rng.integers(0, 256, size + 16, dtype=np.uint8)
+        d_dst, d_w = cupy.asarray(dst), cupy.asarray(w)
+        gpu.commit_gated_launch(d_dst, 5, cupy.asarray(src), 3, d_w, size - 3, d_sticky)()
+        host.commit_gated_launch(dst, 5, src, 3, w, size - 3, sticky_h)()
+        assert np.array_equal(d_dst.get(), dst) and np.array_equal(d_w.get(), w), trial
+    assert verdicts == {0, 1, 2}
+
+
 def _vadd(dev, wave=32):
     return dev.load_code_object(
         str(HERE.parent / "fixtures" / "gfx1030" / f"basic-O2-w{wave}-flat.hsaco")
@@ -110,10 +160,11 @@ def test_gpu_refused_dispatch_leaves_device_and_host_copies():
     assert np.array_equal(dev.download(bo, np.float32), 2 * a)
 
 
-def _kept_session(backend: str, steps: int = 120, n: int = 1024) -> tuple[list, int]:
+def _kept_session(backend: str, steps: int = 120, n: int = 1024, late: bool = False) -> tuple[list, int]:
     """A random session of vadd launches on one Device(record=False) -- the same launch again
     (most steps), other buffers, host writes of an input, host reads of the output, new
-    allocations --: (what each step gave, the launches that ran from a kept dispatch plan)."""
+    allocations --: (what each step gave, the launches that ran from a kept dispatch plan).
+    ``late``: each result read only at the end (deferred launches queue meanwhile)."""
     import wavelift
     from wavelift.run import execute as X
 
@@ -144,9 +195,17 @@ def _kept_session(backend: str, steps: int = 120, n: int = 1024) -> tuple[list, 
             bufs.append(dev.upload(rng.standard_normal(n).astype(np.float32)))
             continue
         res = k.launch(groups=(n // 256,), block=(256,), args=args)
+        if late:
+            seen.append(res)
+            continue
         assert res.refusal is None, res.refusal
         seen.append(list(res.write_spans))
     seen.append([dev.download(b, np.float32).tobytes() for b in bufs])
+    if late:
+        for i, x in enumerate(seen[:-1]):
+            if not isinstance(x, bytes):
+                assert x.refusal is None, x.refusal
+                seen[i] = list(x.write_spans)
     return seen, X.AGAIN_HITS[0] - hits
 
 
@@ -163,3 +222,21 @@ def test_gpu_kept_runs_land_as_numpy_does(monkeypatch, graph):
     got, hits = _kept_session("cuda")
     assert got == want
     assert hits > 20, hits  # (53 of the 91 launches on the stand-in)
+
+
+@pytest.mark.parametrize("graph", [False, True])
+def test_gpu_deferred_runs_land_as_numpy_does(monkeypatch, graph):
+    """WAVELIFT_CUDA_DEFER=on (repeated launches not waiting for the GPU; wl_gate and
+    wl_commit_gated land them on the device; the reports read when the host reads memory or at
+    the queue's depth), each result read only at the end: every step's write spans and reads and
+    every buffer equal the NumPy backend's, and most repeated launches were deferred."""
+    _needs_gpu()
+    from wavelift.run import execute as X
+
+    monkeypatch.setenv("WAVELIFT_CUDA_DEFER", "on")
+    monkeypatch.setenv("WAVELIFT_CUDA_GRAPH", "on" if graph else "off")
+    want, _ = _kept_session("numpy")
+    d0 = X.DEFERRED[0]
+    got, _ = _kept_session("cuda", late=True)
+    assert got == want
+    assert X.DEFERRED[0] - d0 > 20, X.DEFERRED[0] - d0

@@ -466,7 +466,7 @@ class DeferredResult(DispatchResult):
         d = self.__dict__
         d["_resident"] = None
         # (the kept run's stats, in the full path's key order: execute._again)
-        d["_stats"] = stats = {
+        d["_stats"] = {
             "waves": d["_waves"],
             "instructions": instructions,
             "lane_instructions": lane,

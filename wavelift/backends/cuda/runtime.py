@@ -922,7 +922,11 @@ class Again:
         cp = _cupy()
         if len(d["slots"]) <= slot:
             d["slots"].append(
-                {"host": res.ops.pinned(int(self.rep.size)), "events": (cp.cuda.Event(), cp.cuda.Event()), "graph": None}
+                {
+                    "host": res.ops.pinned(int(self.rep.size)),
+                    "events": (cp.cuda.Event(), cp.cuda.Event()),
+                    "graph": None,
+                }
             )
         sl = d["slots"][slot]
         self.changes = None
@@ -975,7 +979,9 @@ class Again:
         ranges = []
         for k in self.wrote:
             (e, a), n = self.plan[k], self.win.windows[k].size
-            commits.append(ops.commit_gated_launch(e.buf, a, self.arena, self.offs[k], self.written, n, sticky))
+            commits.append(
+                ops.commit_gated_launch(e.buf, a, self.arena, self.offs[k], self.written, n, sticky)
+            )
             ranges.append((e, a, a + n))
         return {
             "gate": ops.gate_launch(self.rep, at, table, sticky),
@@ -1047,4 +1053,3 @@ class Deferred:
 
     def replay(self) -> None:
         self.result.replayed(self.replay_())
-
