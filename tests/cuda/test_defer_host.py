@@ -315,3 +315,20 @@ def test_deferred_runs_with_many_runs_other_spans_and_written_mirrors(standin, m
     assert kept == full
     assert deferred >= 10 and mirror is not None
     assert any(o[3].get("mirror_rerun") for o in kept if o[0] is None)
+
+
+def test_no_deferral_after_a_landing_of_more_runs_than_come_back_inline(standin, monkeypatch):
+    """A plan whose last landing wrote more runs than the report holds inline is not deferred
+    (wl_gate would fail it, and it would run twice); a landing of fewer defers again."""
+    from wavelift.backends.cuda import runtime as RT
+
+    dev, k, (a, b, c, n) = _warm(standin, monkeypatch)
+    ag = X._PREPARED.get(id(dev.results[-1].config)).again().ag
+    assert ag.wrote
+    ag.note([(c.address + 2 * i, 1) for i in range(RT.INLINE_RUNS + 1)])
+    assert ag.wrote is None and ag.defer(None, None) is None
+    ag.note([(c.address, 4 * N)])
+    assert ag.wrote
+    d0 = X.DEFERRED[0]
+    r = k.launch(global_size=(N, 1, 1), block=(64, 1, 1), args=[a, b, c, n])
+    assert X.DEFERRED[0] == d0 + 1 and r.refusal is None

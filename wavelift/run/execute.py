@@ -463,6 +463,8 @@ class DeferredResult(DispatchResult):
 
     def settled(self, spans, instructions: int, lane: int, extra: dict) -> None:
         """From its report (it landed: Deferred.settle)."""
+        PREPARED_HITS[0] += 1
+        AGAIN_HITS[0] += 1
         d = self.__dict__
         d["_resident"] = None
         # (the kept run's stats, in the full path's key order: execute._again)
@@ -519,9 +521,7 @@ def _deferred(rec, memory, config, index, budget, cache, kept, t0):
     item = ag.defer(r, replay)
     if item is None:
         return None
-    PREPARED_HITS[0] += 1
-    AGAIN_HITS[0] += 1
-    DEFERRED[0] += 1
+    DEFERRED[0] += 1  # (PREPARED_HITS and AGAIN_HITS once it landed: settled)
     r.__dict__["_t"] = time.perf_counter() - t0
     if memory.resident.holds(kept.token) and ag.arm():
         rec.again = ref(kept)

@@ -746,7 +746,7 @@ class Again:
         # landing wrote (``note``: where a deferred run may write); its device calls (None: not
         # made yet for those windows)
         self.defer_on = settings.get("WAVELIFT_CUDA_DEFER") == "on"
-        self.wrote: tuple = ()
+        self.wrote: tuple | None = ()
         self.deferral = None
 
     def arm(self) -> bool:
@@ -884,8 +884,11 @@ class Again:
         return spans, self.res.commit(self.win, self.plan, self.arena, self.written, spans, self.kept)
 
     def note(self, spans) -> None:
-        """The windows a landing's ``spans`` wrote: where a deferred run may write (``defer``)."""
-        if spans:
+        """The windows a landing's ``spans`` wrote: where a deferred run may write (``defer``);
+        None (no deferral) after more runs than come back inline (wl_gate would fail each)."""
+        if len(spans) > INLINE_RUNS:  # (each span at least one run)
+            self.wrote, self.deferral = None, None
+        elif spans:
             starts = self.kept[0]
             wrote = tuple(sorted({bisect_right(starts, a) - 1 for a, _ in spans}))
             if wrote != self.wrote:
@@ -903,6 +906,7 @@ class Again:
         res, k, m = self.res, self.k, self.m
         if (
             not self.defer_on
+            or self.wrote is None
             or res.flushing
             or self.changes is None
             or res.changes != self.changes
@@ -953,6 +957,7 @@ class Again:
         its launch and the wl_commit_gated launch of each window, the entries' ranges the host
         books, and the queue places' host arrays, events and graphs (made as needed)."""
         res, ops = self.res, self.res.ops
+        assert self.wrote is not None  # (``defer``'s check)
         sticky = res.sticky()
         ok: list[list[int]] = []
         for k in self.wrote:
