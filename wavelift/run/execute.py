@@ -456,10 +456,17 @@ class DeferredResult(DispatchResult):
     escapes = _settled("escapes")  # type: ignore[assignment]
 
     def __init__(self, index, config, resident, waves, budget, windows):
-        DispatchResult.__init__(self, index, config)
-        d = self.__dict__
-        d["_resident"] = resident
-        d["_waves"], d["_budget"], d["_win"] = waves, budget, windows
+        # (DispatchResult's fields set here, not through its __init__ and the setters)
+        self.__dict__.update(
+            index=index,
+            config=config,
+            _refusal=None,
+            _escapes=[],
+            _resident=resident,
+            _waves=waves,
+            _budget=budget,
+            _win=windows,
+        )
 
     def settled(self, spans, instructions: int, lane: int, extra: dict) -> None:
         """From its report (it landed: Deferred.settle)."""
@@ -531,7 +538,7 @@ def _deferred(rec, memory, config, index, budget, cache, kept, t0):
     return r
 
 
-def _again(rec, memory, budget, cache, res, stats, t0):
+def _again(rec, memory, config, index, budget, cache, t0):
     """The dispatch run again from the record's kept run (_keep_again), or None: the full path
     (nothing done, or the backend's run handed it back before landing anything).  What it
     skips -- the code's confirmation, the trace, the window set, the backend's preparation -- is
@@ -551,7 +558,7 @@ def _again(rec, memory, budget, cache, res, stats, t0):
     ):
         return None
     if ag.defer_on:
-        r = _deferred(rec, memory, res.config, res.index, budget, cache, kept, t0)
+        r = _deferred(rec, memory, config, index, budget, cache, kept, t0)
         if r is not None:
             return r
     if memory.resident.pending:  # (deferred dispatches before it: the full path reads them)
@@ -563,7 +570,7 @@ def _again(rec, memory, budget, cache, res, stats, t0):
     PREPARED_HITS[0] += 1
     AGAIN_HITS[0] += 1
     # (the full path's stats, in its order: its first keys, the budget, the backend's extra)
-    res.stats = stats = {
+    stats = {
         "waves": ag.waves,
         "instructions": instructions,
         "lane_instructions": lane,
@@ -575,8 +582,7 @@ def _again(rec, memory, budget, cache, res, stats, t0):
         **extra,
     }
     spans, stats["bytes_written"] = ag.land(spans_)
-    res.windows = list(kept.windows)
-    res.write_spans = spans
+    res = DispatchResult(index, config, None, stats, list(kept.windows), spans)
     if memory.resident.holds(kept.token) and ag.arm():
         rec.again = ref(kept)
     stats["time_s"] = time.perf_counter() - t0
@@ -623,26 +629,18 @@ def execute_dispatch(
     if time_limit is None:
         time_limit = time_limit_from_env()
     deadline = Deadline(time_limit) if time_limit else None
-    res = DispatchResult(index, config)
-    stats = {
-        "waves": 0,
-        "instructions": 0,
-        "lane_instructions": 0,
-        "bytes_written": 0,
-        "escapes": 0,
-        "module_cache_hit": False,
-        "time_s": 0.0,
-    }
-    res.stats = stats
     cache = _CACHE if cache is None else cache
     win = None
+    res: DispatchResult | None = None
     try:
         RUN_TARGETS, check_grid, trace, WindowSet, _, SHALLOW_DEPTH = _late()
         rec = _prepared(memory, config, backend, mode, cache)
         if rec is not None and rec.again is not None and progress is None and deadline is None:
-            again = _again(rec, memory, budget, cache, res, stats, t0)
+            again = _again(rec, memory, config, index, budget, cache, t0)
             if again is not None:
                 return again
+        # (made after the kept run, which makes its own: none made to be dropped)
+        res, stats = _fresh(index, config)
         rs = getattr(memory, "resident", None)
         if rs is not None and rs.pending:  # (deferred dispatches: read, or run again, first)
             rs.flush()
@@ -760,11 +758,30 @@ def execute_dispatch(
         if rc.again is not None and progress is None and deadline is None and "deep_trace" not in stats:
             _keep_again(memory, config, cache, program, tkey, depth, res.windows, stats["budget"], rc.again)
     except Refused as r:
+        if res is None:
+            res, stats = _fresh(index, config)
         res.refusal = r.refusal
     except MemoryError:
+        if res is None:
+            res, stats = _fresh(index, config)
         res.refusal = Refusal("dispatch.grid_too_large", "the dispatch does not fit in memory")
     finally:
         if win is not None:
             win.release()  # (its arena serves the next dispatch)
     stats["time_s"] = time.perf_counter() - t0
     return res
+
+
+def _fresh(index, config) -> tuple[DispatchResult, dict]:
+    """A dispatch's result before anything ran, and its stats (in the result)."""
+    res = DispatchResult(index, config)
+    res.stats = stats = {
+        "waves": 0,
+        "instructions": 0,
+        "lane_instructions": 0,
+        "bytes_written": 0,
+        "escapes": 0,
+        "module_cache_hit": False,
+        "time_s": 0.0,
+    }
+    return res, stats

@@ -922,34 +922,32 @@ class Again:
         d = self.deferral
         if d is None:
             d = self.deferral = self._deferral()
-        slot = len(res.pending)
-        cp = _cupy()
-        if len(d["slots"]) <= slot:
-            d["slots"].append(
-                {
-                    "host": res.ops.pinned(int(self.rep.size)),
-                    "events": (cp.cuda.Event(), cp.cuda.Event()),
-                    "graph": None,
-                }
-            )
-        sl = d["slots"][slot]
+        slots, n = d["slots"], len(res.pending)
+        sl = slots[n] if n < len(slots) else self._slot(slots)
         self.changes = None
         res.launched(self.arena, self.written)
+        start, stop = sl.events
+        cp = _cupy()
         stream = cp.cuda.get_current_stream()
-        start, stop = sl["events"]
-        if self.graph_on and sl["graph"] is not False:
-            if sl["graph"] is None:
-                sl["graph"] = self._capture(cp, d, sl["host"])
         start.record()
-        if self.graph_on and sl["graph"]:
-            sl["graph"].launch(stream)
+        if sl.graph:
+            sl.graph.launch(stream)
         else:
-            self._deferred_ops(cp, d, sl["host"], stream.ptr)
+            self._deferred_ops(cp, d, sl.host, stream.ptr)
         stop.record()
         res.landed_deferred(self.win, self.plan, self.arena, self.written, d["ranges"])
         item = Deferred(self, sl, result, replay)
         res.pending.append(item)
         return item
+
+    def _slot(self, slots: list) -> _Slot:
+        """The next queue place of ``defer``: its host array, events and graph (captured)."""
+        cp = _cupy()
+        d = self.deferral
+        sl = _Slot(self, self.res.ops.pinned(int(self.rep.size)), (cp.cuda.Event(), cp.cuda.Event()))
+        sl.graph = self._capture(cp, d, sl.host) if self.graph_on else False
+        slots.append(sl)
+        return sl
 
     def _deferral(self) -> dict:
         """``defer``'s calls, made once per written windows: the ranges a run may write (the
@@ -1008,6 +1006,24 @@ class Again:
             go()
 
 
+class _Slot:
+    """A queue place of a deferred plan (``Again.defer``): the host array its report is copied
+    into and the views read from it (made once), its timing events, its captured graph (False:
+    its operations one by one)."""
+
+    __slots__ = ("host", "events", "graph", "verdict", "count", "starts", "ends", "hints", "ins", "lane")
+
+    def __init__(self, ag, host, events):
+        self.host, self.events, self.graph = host, events, False
+        self.verdict = host[VERDICT_AT : VERDICT_AT + 4].view(np.uint32)
+        self.count = host[RUNS_AT : RUNS_AT + 4].view(np.uint32)
+        self.starts = host[STARTS_AT : STARTS_AT + 8 * INLINE_RUNS].view(np.uint64)
+        self.ends = host[ENDS_AT : ENDS_AT + 8 * INLINE_RUNS].view(np.uint64)
+        self.hints = host[HINTS_AT : HINTS_AT + 4 * ag.nslots]
+        stats = host[:STATS_BYTES].view(np.uint64)
+        self.ins, self.lane = stats[8::2], stats[9::2]
+
+
 class Deferred:
     """A deferred dispatch (``Again.defer``) until its report is read (``Resident.flush``):
     ``settle`` fills ``result`` from the report when wl_gate let it land; else ``fail`` undoes
@@ -1021,31 +1037,25 @@ class Deferred:
         self.t_host = 0.0  # (execute_dispatch's time for the launch: its stats' time_s)
 
     def settle(self) -> bool:
-        ag, h = self.ag, self.slot["host"]
-        if int(h[VERDICT_AT : VERDICT_AT + 4].view(np.uint32)[0]):
+        ag, sl = self.ag, self.slot
+        if sl.verdict[0]:
             return False
         t0 = time.perf_counter()
-        c = int(h[RUNS_AT : RUNS_AT + 4].view(np.uint32)[0])  # (at most INLINE_RUNS: wl_gate)
-        s_ = sorted(h[STARTS_AT : STARTS_AT + 8 * c].view(np.uint64).tolist())
-        e_ = sorted(h[ENDS_AT : ENDS_AT + 8 * c].view(np.uint64).tolist())
-        m = ag.m
-        if ag.nslots:
-            hints = h[HINTS_AT : HINTS_AT + 4 * ag.nslots]
-            if hints.tobytes() != ag.hb32:  # (new guesses: the next launch takes the full path)
-                m.hints = hints.view(np.uint32).astype(np.int64)
-                ag.hints = None
-        spans = R.spans_of(s_, e_, ag.offs, ag.win.windows)
-        stats = h[:STATS_BYTES].view(np.uint64)
+        c = int(sl.count[0])  # (at most INLINE_RUNS: wl_gate)
+        s_ = sorted(sl.starts[:c].tolist())
+        e_ = sorted(sl.ends[:c].tolist())
+        if ag.nslots and sl.hints.tobytes() != ag.hb32:  # (new guesses: the next launch's full path)
+            ag.m.hints = sl.hints.view(np.uint32).astype(np.int64)
+            ag.hints = None
         add = np.add.reduce
-        start, stop = self.slot["events"]
-        cp = _cupy()
+        start, stop = sl.events
         self.result.settled(
-            spans,
-            int(add(stats[8::2])),
-            int(add(stats[9::2])),
+            R.spans_of(s_, e_, ag.offs, ag.win.windows),
+            int(add(sl.ins)),
+            int(add(sl.lane)),
             {
                 "cubin": ag.cubin,
-                "device_time_s": cp.cuda.get_elapsed_time(start, stop) / 1000.0,
+                "device_time_s": _cupy().cuda.get_elapsed_time(start, stop) / 1000.0,
                 "download_s": time.perf_counter() - t0,
             },
         )
