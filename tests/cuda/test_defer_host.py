@@ -326,7 +326,7 @@ def test_no_deferral_after_a_landing_of_more_runs_than_come_back_inline(standin,
     ag = X._PREPARED.get(id(dev.results[-1].config)).again().ag
     assert ag.wrote
     ag.note([(c.address + 2 * i, 1) for i in range(RT.INLINE_RUNS + 1)])
-    assert ag.wrote is None and ag.defer(None, None) is None
+    assert ag.wrote is None and ag.defer(None) is None
     ag.note([(c.address, 4 * N)])
     assert ag.wrote
     d0 = X.DEFERRED[0]

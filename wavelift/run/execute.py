@@ -473,7 +473,7 @@ class DeferredResult(DispatchResult):
         PREPARED_HITS[0] += 1
         AGAIN_HITS[0] += 1
         d = self.__dict__
-        d["_resident"] = None
+        d["_resident"] = d["_args"] = None  # (nothing held for a rerun)
         # (the kept run's stats, in the full path's key order: execute._again)
         d["_stats"] = {
             "waves": d["_waves"],
@@ -489,10 +489,12 @@ class DeferredResult(DispatchResult):
         d["_write_spans"] = spans
         d["_windows"] = list(d["_win"])
 
-    def replayed(self, r: DispatchResult) -> None:
-        """From the dispatch run again (Deferred.replay)."""
+    def rerun(self) -> None:
+        """Run the dispatch again (without deferral: Resident.flush is reading the queue) and
+        take its result (Deferred.replay)."""
         d = self.__dict__
-        d["_resident"] = None
+        r = execute_dispatch(*d["_args"])
+        d["_resident"] = d["_args"] = None
         d["_refusal"], d["_stats"], d["_windows"] = r.refusal, r.stats, r.windows
         d["_write_spans"], d["_escapes"] = r.write_spans, r.escapes
 
@@ -520,12 +522,8 @@ def _deferred(rec, memory, config, index, budget, cache, kept, t0):
     """The dispatch of ``kept`` launched without waiting (runtime.Again.defer), or None."""
     ag = kept.ag
     r = DeferredResult(index, config, memory.resident, ag.waves, kept.budget, kept.windows)
-    backend, mode = rec.backend, rec.mode
-
-    def replay():
-        return execute_dispatch(memory, config, index, backend, mode, cache, budget)
-
-    item = ag.defer(r, replay)
+    r.__dict__["_args"] = (memory, config, index, rec.backend, rec.mode, cache, budget)
+    item = ag.defer(r)
     if item is None:
         return None
     DEFERRED[0] += 1  # (PREPARED_HITS and AGAIN_HITS once it landed: settled)

@@ -738,7 +738,10 @@ class Resident:
             e.version = next(_VERSIONS)
             e.shadow = e.clean = None
             e.dev_dirty.add(lo, hi)
-        self._landed(win, plan, arena, written)
+        # (what ``launched`` then ``_landed`` leave: a kept arena -- a kept plan's, which
+        # ``arm`` found noted -- and its map landed)
+        self._dirty_maps.pop(id(written), None)
+        self._arena_state[id(arena)] = (arena, win.layout, [(e, e.version) for e, _ in plan])
 
     def failed_deferred(self, arena, written, ranges) -> None:
         """A deferred dispatch that landed nothing: its arena and map as a refused dispatch

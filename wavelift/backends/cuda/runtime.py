@@ -894,7 +894,7 @@ class Again:
             if wrote != self.wrote:
                 self.wrote, self.deferral = wrote, None
 
-    def defer(self, result, replay):
+    def defer(self, result):
         """The dispatch again without waiting for the GPU (WAVELIFT_CUDA_DEFER=on), or None
         (nothing done: ``run`` or the full path).  Its operations as ``run``'s, then wl_gate
         (its verdict into the report: it landed only if no flag, no escape, every run inline and
@@ -924,8 +924,7 @@ class Again:
             d = self.deferral = self._deferral()
         slots, n = d["slots"], len(res.pending)
         sl = slots[n] if n < len(slots) else self._slot(slots)
-        self.changes = None
-        res.launched(self.arena, self.written)
+        self.changes = None  # (no ``launched``: ``landed_deferred`` books the arena after it)
         start, stop = sl.events
         cp = _cupy()
         stream = cp.cuda.get_current_stream()
@@ -936,7 +935,7 @@ class Again:
             self._deferred_ops(cp, d, sl.host, stream.ptr)
         stop.record()
         res.landed_deferred(self.win, self.plan, self.arena, self.written, d["ranges"])
-        item = Deferred(self, sl, result, replay)
+        item = Deferred(self, sl, result)
         res.pending.append(item)
         return item
 
@@ -1026,15 +1025,14 @@ class _Slot:
 
 class Deferred:
     """A deferred dispatch (``Again.defer``) until its report is read (``Resident.flush``):
-    ``settle`` fills ``result`` from the report when wl_gate let it land; else ``fail`` undoes
-    the host's booking of its landing and ``replay`` runs it again (execute_dispatch) and
-    fills ``result`` from that."""
+    ``settle`` fills ``result`` (run/execute.DeferredResult) from the report when wl_gate let
+    it land; else ``fail`` undoes the host's booking of its landing and ``replay`` runs it again
+    (the result's ``rerun``: execute_dispatch with its arguments), which fills it."""
 
-    __slots__ = ("ag", "slot", "result", "replay_", "t_host")
+    __slots__ = ("ag", "slot", "result")
 
-    def __init__(self, ag, slot, result, replay):
-        self.ag, self.slot, self.result, self.replay_ = ag, slot, result, replay
-        self.t_host = 0.0  # (execute_dispatch's time for the launch: its stats' time_s)
+    def __init__(self, ag, slot, result):
+        self.ag, self.slot, self.result = ag, slot, result
 
     def settle(self) -> bool:
         ag, sl = self.ag, self.slot
@@ -1067,4 +1065,4 @@ class Deferred:
         ag.res.failed_deferred(ag.arena, ag.written, ag.deferral["ranges"])
 
     def replay(self) -> None:
-        self.result.replayed(self.replay_())
+        self.result.rerun()
