@@ -249,9 +249,15 @@ def fake_cupy():
             self.ops = ops
 
         def launch(self, stream=None):
+            """Its operations in order; all of their time is the device's (STATE.device_s: on a
+            GPU the replay is device work after one launch call), the stand-in's Python too."""
             STATE.calls["graph_launch"] += 1
-            for op in self.ops:
-                op()
+            d0, t = STATE.device_s, time.thread_time()
+            try:
+                for op in self.ops:
+                    op()
+            finally:
+                STATE.device_s = d0 + (time.thread_time() - t)
 
     class Stream:
         """A stream of its own (ptr 1): while current (``with``), operations go on it; while it

@@ -226,6 +226,15 @@ def test_host_reads_writes_and_results_read_the_queue_first(standin, monkeypatch
     r2 = k.launch(global_size=(N, 1, 1), block=(64, 1, 1), args=[a, b, c2, n])
     assert not res.pending and r2.__dict__.get("_resident") is None
     assert np.array_equal(dev.download(c2, np.float32), np.arange(N, dtype=np.float32) + 2)
+    # the allocation table changing (an allocation made or freed) reads the queue first
+    rs = [go() for _ in range(3)]
+    assert len(res.pending) == 2
+    spare = dev.alloc(64)
+    assert not res.pending
+    rs = [go() for _ in range(3)]
+    assert len(res.pending) == 2
+    dev.memory.free(spare.address)
+    assert not res.pending and all(r.refusal is None for r in rs)
     # the queue's depth: read when full
     most = 0
     for _ in range(2 * res.depth):

@@ -262,7 +262,15 @@ class GuestMemory:
                         f"{o.name!r} [0x{o.base:016x}, 0x{o.end:016x})"
                     )
 
+    def _table_changes(self) -> None:
+        """The allocation table is about to change: deferred CUDA dispatches are read first (one
+        that is run again must find the table it was launched with: decision 0029, helper-96)."""
+        r = self.resident
+        if r is not None and r.pending:
+            r.flush()
+
     def _insert(self, a: Allocation) -> None:
+        self._table_changes()
         i = bisect.bisect_right(self._bases, a.base)
         self._bases.insert(i, a.base)
         self._allocs.insert(i, a)
@@ -361,6 +369,7 @@ class GuestMemory:
             for base, array, name in items:
                 self.add(base, array, name, shared=shared)
             return
+        self._table_changes()
         self._allocs = order
         self._bases = [x.base for x in order]
         self._added(new)
@@ -369,6 +378,7 @@ class GuestMemory:
         a = self.find(address)
         if a is None or a.base != canonical(address):
             raise GuestMemoryError(f"free: no allocation starts at 0x{canonical(address):016x}")
+        self._table_changes()
         i = self._allocs.index(a)
         del self._allocs[i], self._bases[i]
         self._fit_from.clear()  # (a gap grew)
