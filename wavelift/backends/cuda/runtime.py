@@ -935,7 +935,7 @@ class Again:
             self._deferred_ops(cp, d, sl.host, stream.ptr)
         stop.record()
         res.landed_deferred(self.win, self.plan, self.arena, self.written, d["ranges"])
-        item = Deferred(self, sl, result)
+        item = Deferred(self, sl, result, d["ranges"])
         res.pending.append(item)
         return item
 
@@ -1029,10 +1029,11 @@ class Deferred:
     it land; else ``fail`` undoes the host's booking of its landing and ``replay`` runs it again
     (the result's ``rerun``: execute_dispatch with its arguments), which fills it."""
 
-    __slots__ = ("ag", "slot", "result")
+    __slots__ = ("ag", "slot", "result", "ranges")
 
-    def __init__(self, ag, slot, result):
-        self.ag, self.slot, self.result = ag, slot, result
+    def __init__(self, ag, slot, result, ranges):
+        # (``ranges``: the (entry, lo, hi) its launch booked: ``fail`` undoes those)
+        self.ag, self.slot, self.result, self.ranges = ag, slot, result, ranges
 
     def settle(self) -> bool:
         ag, sl = self.ag, self.slot
@@ -1062,7 +1063,7 @@ class Deferred:
     def fail(self) -> None:
         ag = self.ag
         ag.changes = None
-        ag.res.failed_deferred(ag.arena, ag.written, ag.deferral["ranges"])
+        ag.res.failed_deferred(ag.arena, ag.written, self.ranges)
 
     def replay(self) -> None:
         self.result.rerun()
