@@ -93,12 +93,15 @@ class _FastLaunch:
         "generation",
         "writes",
         "gb_addr_config",
+        "ib_at",
     )
 
-    def __init__(self, key, rec, again, pooled, stamped, ib_bytes, generation, writes, gb_addr_config):
+    def __init__(self, key, rec, again, pooled, stamped, ib_bytes, generation, writes, gb_addr_config, ib_at):
         self.key, self.rec, self.again, self.pooled = key, rec, again, pooled
         self.stamped, self.ib_bytes, self.generation, self.writes = stamped, ib_bytes, generation, writes
         self.gb_addr_config = gb_addr_config  # (part of the stream's key)
+        # (the IB's allocation and offset in it: the same object while the table's generation is)
+        self.ib_at = ib_at
 
 
 _RESULT: Any = None
@@ -647,16 +650,28 @@ class Device:
             return None
         t = _record_fields(rec.__dict__)  # (copies: the caller holds the record itself)
         t["pm4"] = t["result"] = None
+        ib = mem.find(pooled[2][1])
         return _FastLaunch(
-            memo[0], t, e, pooled, stamped, ib_bytes, mem.generation, self._regs.writes, self.gb_addr_config
+            memo[0],
+            t,
+            e,
+            pooled,
+            stamped,
+            ib_bytes,
+            mem.generation,
+            self._regs.writes,
+            self.gb_addr_config,
+            None if ib is None else (ib, pooled[2][1] - ib.base),
         )
 
-    def _fast_holds(self, pooled, stamped, ib_bytes: bytes) -> bool:
+    def _fast_holds(self, pooled, stamped, ib_bytes: bytes, ib_at=None) -> bool:
         """Whether a kept launch's allocations are as it keeps them: each (free-list key,
         address) of ``pooled`` the last on its free list (the next `launch_alloc` of that key
         takes it), the stamps of ``stamped`` (None: not asked; else a token of the memory's
         Resident: `Resident.stamps`) held, and the IB (the last of ``pooled``) holding
-        ``ib_bytes``.  (`_keep_fast` and `_launch_fast`.)"""
+        ``ib_bytes``.  (`_keep_fast` and `_launch_fast`.)  ``ib_at``: None, or the IB's
+        (allocation, offset), when the allocation table is the one they were found in: its
+        bytes compared there when it has no device copy (nothing to pull: GuestMemory.read's)."""
         pool = self._pool
         for key, addr in pooled:
             free = pool.get(key)
@@ -664,6 +679,9 @@ class Device:
                 return False
         if stamped is not None and not self.memory.resident.holds(stamped):
             return False
+        if ib_at is not None and ib_at[0].resident is None:
+            al, off = ib_at
+            return al._data[off : off + len(ib_bytes)].tobytes() == ib_bytes
         return self.memory.read(pooled[2][1], len(ib_bytes)) == ib_bytes
 
     def _launch_fast(self, k: Kernel, fp: _FastLaunch):
@@ -691,7 +709,8 @@ class Device:
         ):
             return None
         res = mem.resident
-        if res is None or not self._fast_holds(fp.pooled, fp.stamped, fp.ib_bytes):
+        # (the table's generation is the kept one, checked above: fp.ib_at is the IB's place)
+        if res is None or not self._fast_holds(fp.pooled, fp.stamped, fp.ib_bytes, fp.ib_at):
             return None
         e, t = fp.again, fp.rec
         regs.writes += e.count  # (replay_writes: the file holds what the stream leaves)
