@@ -630,6 +630,7 @@ def execute_dispatch(
     cache = _CACHE if cache is None else cache
     win = None
     res: DispatchResult | None = None
+    stats: dict = {}  # (the finally below writes into it whatever raised before _fresh)
     try:
         RUN_TARGETS, check_grid, trace, WindowSet, _, SHALLOW_DEPTH = _late()
         rec = _prepared(memory, config, backend, mode, cache)
