@@ -15,8 +15,13 @@ host time per tiny dispatch, and a full-screen elementwise pass end to end next 
     `device_time_s`), next to bench/kernels/native.cu's shade launched on device-resident
     arrays with the guest's 8x8 blocks and with its best block shape of a few, each timed as
     kernel time (events, back to back) and as wall per pass (launch + synchronize, so a pass
-    ends when its result is there, as ours does).  The outputs are compared (shade's native
+    ends when its result is there, as ours does).  Then a stream: `--passes` launches with
+    nothing read between them and one wait at the end (ours: every result's refusal read after
+    the last launch, which with WAVELIFT_CUDA_DEFER=on is the only wait), wall per pass, next to
+    native's launches back to back and one synchronize.  The outputs are compared (shade's native
     build uses fmad: within 1 per channel, as gpu_check).
+(2b) --vadd N: clang's vadd over N floats (e.g. 2^26 = 67108864) the same ways, against native.cu's
+    vadd at its best block size of 128-1024; the result compared with NumPy's and native's.
 (3) --host-only N: the tiny launches of (1) on the CUDA backend's host path without a GPU:
     tests/cuda/standin_cupy.py stands in for CuPy (device arrays are host arrays; the
     translated kernel is built by NVRTC as on a GPU but not run: a stand-in plays vadd through
@@ -140,7 +145,7 @@ def fullscreen(passes: int, w: int = 1920, h: int = 1080) -> dict:
     r = k.launch(groups=(w // 8, h // 8), block=(8, 8), args=args)
     first = time.perf_counter() - t
     assert r.refusal is None, r.refusal
-    for _ in range(3):  # (window guesses learned)
+    for _ in range(20):  # (window guesses learned, kept plans; deferred: each queue slot's graph)
         k.launch(groups=(w // 8, h // 8), block=(8, 8), args=args)
     ops = _res(dev).ops
     up0, down0 = ops.up, ops.down
@@ -153,6 +158,13 @@ def fullscreen(passes: int, w: int = 1920, h: int = 1080) -> dict:
         kern.append(r.stats.get("device_time_s", float("nan")))
         ex.append(r.stats["time_s"])
     up, down = (ops.up - up0) / passes, (ops.down - down0) / passes
+    # a stream of passes: nothing read between them (WAVELIFT_CUDA_DEFER=on does not wait for the
+    # GPU), every refusal read after the last; wall per pass, as native's stream below
+    t = time.perf_counter()
+    rs = [k.launch(groups=(w // 8, h // 8), block=(8, 8), args=args) for _ in range(passes)]
+    refused = [r.refusal for r in rs if r.refusal is not None]
+    stream = (time.perf_counter() - t) / passes
+    assert not refused, refused[0]
     t = time.perf_counter()
     ours = dev.download(bo, np.uint32)
     dl = time.perf_counter() - t
@@ -180,7 +192,12 @@ def fullscreen(passes: int, w: int = 1920, h: int = 1080) -> dict:
             fn(grid, (bx, by), a)
             cupy.cuda.get_current_stream().synchronize()
             ws.append(time.perf_counter() - t)
-        nat[f"{bx}x{by}"] = {"kernel_s": kt, "wall_s": float(np.median(ws))}
+        t = time.perf_counter()
+        for _ in range(passes):
+            fn(grid, (bx, by), a)
+        cupy.cuda.get_current_stream().synchronize()
+        st = (time.perf_counter() - t) / passes
+        nat[f"{bx}x{by}"] = {"kernel_s": kt, "wall_s": float(np.median(ws)), "stream_s": st}
     diff = np.abs(ours.view(np.uint8).astype(np.int16) - dout.get().view(np.uint8).astype(np.int16))
     best = min(nat, key=lambda s: nat[s]["kernel_s"])
     med = lambda x: float(np.median(x))  # noqa: E731
@@ -191,6 +208,7 @@ def fullscreen(passes: int, w: int = 1920, h: int = 1080) -> dict:
         "ours_wall_s": med(walls),
         "ours_kernel_s": med(kern),
         "ours_execute_s": med(ex),
+        "ours_stream_s": stream,
         "bytes_up_per_pass": up,
         "bytes_down_per_pass": down,
         "download_s": dl,
@@ -208,7 +226,98 @@ def fullscreen(passes: int, w: int = 1920, h: int = 1080) -> dict:
         f"  ratios: wall ours/native(8x8) {out['ours_wall_s'] / g['wall_s']:.2f}x, "
         f"/native(best) {out['ours_wall_s'] / b['wall_s']:.2f}x; kernel ours/native(8x8) "
         f"{out['ours_kernel_s'] / g['kernel_s']:.2f}x, /native(best) {out['ours_kernel_s'] / b['kernel_s']:.2f}x; "
-        f"agrees within 1: {out['agrees_within_1']}",
+        f"agrees within 1: {out['agrees_within_1']}\n"
+        f"  a stream of {passes} passes, one wait at its end: ours {stream * 1e3:.3f} ms a pass, native 8x8 "
+        f"{g['stream_s'] * 1e3:.3f}, best {b['stream_s'] * 1e3:.3f}: {stream / g['stream_s']:.2f}x / "
+        f"{stream / b['stream_s']:.2f}x",
+        flush=True,
+    )
+    return out
+
+
+def big_vadd(n: int, passes: int) -> dict:
+    """clang's vadd over n floats (guest workgroups of 256), data resident, against native.cu's
+    vadd at its best block size of a few: wall per launch (launch + wait), as a stream (one wait
+    at its end), and kernel time (ours: device_time_s; native: events back to back)."""
+    import cupy
+    from gpu_check import native_module
+
+    import wavelift
+
+    dev = wavelift.Device("gfx1030", backend="cuda", mode="lane", record=False)
+    k = dev.load_code_object(str(ROOT / "tests/fixtures/gfx1030/basic-O2-w32-flat.hsaco")).kernel("vadd")
+    rng = np.random.default_rng(26)
+    a_h = rng.standard_normal(n, dtype=np.float32)
+    b_h = rng.standard_normal(n, dtype=np.float32)
+    a, b, c = dev.upload(a_h), dev.upload(b_h), dev.alloc(4 * n)
+    args = [a, b, c, np.uint32(n)]
+    go = lambda: k.launch(global_size=(n, 1, 1), block=(256, 1, 1), args=args)  # noqa: E731
+    for _ in range(20):  # (translation, build, guesses learned, kept plans, queue slots' graphs)
+        assert go().refusal is None
+    walls, kern = [], []
+    for _ in range(passes):
+        t = time.perf_counter()
+        r = go()
+        assert r.refusal is None, r.refusal
+        walls.append(time.perf_counter() - t)
+        kern.append(r.stats.get("device_time_s", float("nan")))
+    t = time.perf_counter()
+    rs = [go() for _ in range(passes)]
+    refused = [r.refusal for r in rs if r.refusal is not None]
+    stream = (time.perf_counter() - t) / passes
+    assert not refused, refused[0]
+    ours = dev.download(c, np.float32)
+    exact = bool(np.array_equal(ours, a_h + b_h))
+
+    fn = native_module(f"sm_{cupy.cuda.Device().compute_capability}").get_function("vadd")
+    da, db, dc = cupy.asarray(a_h), cupy.asarray(b_h), cupy.zeros(n, cupy.float32)
+    nat = {}
+    for bx in (128, 256, 512, 1024):
+        grid, blk, arg = (-(-n // bx),), (bx,), (da, db, dc, np.uint32(n))
+        fn(grid, blk, arg)
+        cupy.cuda.get_current_stream().synchronize()
+        s, e = cupy.cuda.Event(), cupy.cuda.Event()
+        s.record()
+        for _ in range(passes):
+            fn(grid, blk, arg)
+        e.record()
+        e.synchronize()
+        kt = cupy.cuda.get_elapsed_time(s, e) / 1000 / passes
+        ws = []
+        for _ in range(passes):
+            t = time.perf_counter()
+            fn(grid, blk, arg)
+            cupy.cuda.get_current_stream().synchronize()
+            ws.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        for _ in range(passes):
+            fn(grid, blk, arg)
+        cupy.cuda.get_current_stream().synchronize()
+        nat[str(bx)] = {
+            "kernel_s": kt,
+            "wall_s": float(np.median(ws)),
+            "stream_s": (time.perf_counter() - t) / passes,
+        }
+    exact = exact and bool(np.array_equal(dc.get(), ours))
+    best = min(nat, key=lambda s: nat[s]["kernel_s"])
+    bb = nat[best]
+    out = {
+        "n": n,
+        "passes": passes,
+        "ours_wall_s": float(np.median(walls)),
+        "ours_kernel_s": float(np.median(kern)),
+        "ours_stream_s": stream,
+        "native": nat,
+        "native_best_block": best,
+        "exact": exact,
+    }
+    print(
+        f"vadd over {n:,} floats, {passes} passes resident: ours wall {out['ours_wall_s'] * 1e3:.3f} ms, "
+        f"kernel {out['ours_kernel_s'] * 1e3:.3f} ms, stream {stream * 1e3:.3f} ms a pass; native best block "
+        f"{best}: wall {bb['wall_s'] * 1e3:.3f}, kernel {bb['kernel_s'] * 1e3:.3f}, stream "
+        f"{bb['stream_s'] * 1e3:.3f} ms\n  ratios ours/native(best): wall {out['ours_wall_s'] / bb['wall_s']:.2f}x, "
+        f"kernel {out['ours_kernel_s'] / bb['kernel_s']:.2f}x, stream {stream / bb['stream_s']:.2f}x; "
+        f"exact (vs NumPy and native): {exact}",
         flush=True,
     )
     return out
@@ -528,6 +637,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tiny", type=int, default=2000, help="tiny launches timed (0: none)")
     ap.add_argument("--passes", type=int, default=30, help="full-screen passes timed (0: none)")
+    ap.add_argument("--vadd", type=int, default=0, help="vadd over this many floats, e.g. 67108864 (0: none)")
     ap.add_argument("--numpy", action="store_true", help="the tiny launches on the NumPy backend too")
     ap.add_argument("--scan-head", action="store_true", help="measurement only: scan_head_only()")
     ap.add_argument("--profile", type=int, default=0, help="cProfile N tiny launches")
@@ -581,6 +691,8 @@ def main():
             rep["tiny_numpy"] = tiny("numpy", args.tiny)
     if args.passes:
         rep["fullscreen"] = fullscreen(args.passes)
+    if args.vadd:
+        rep["vadd"] = big_vadd(args.vadd, max(args.passes, 10))
     if os.environ.get("OUT"):
         pathlib.Path(os.environ["OUT"], "bench_resident.json").write_text(json.dumps(rep, indent=1))
 

@@ -368,6 +368,31 @@ def test_sessions_without_kept_staging(standin, monkeypatch):
     assert fast_final == ref_final
 
 
+def test_an_evicted_staging_set_takes_its_kept_runs_along(standin, monkeypatch):
+    """Staging sets kept up to STAGING_TOTAL_BYTES together: a dispatch of other sizes evicts the
+    older set, and the kept runs on its arena go with it (they could not run again: Again.arm
+    needs the arena's state), so no evicted arena stays held; both dispatches stay right."""
+    from wavelift.backends.cuda import resident as R
+
+    monkeypatch.setattr(R, "STAGING_TOTAL_BYTES", 1)  # (room for the newest set alone)
+    dev, k, args = _warm_vadd(standin)
+    res = dev.memory.resident
+    arenas = {id(kp.ag.arena) for kp in res.kept.values()}
+    assert len(arenas) == 1
+    n2 = 2 * N
+    a2, b2 = dev.upload(np.arange(n2, dtype=np.float32)), dev.upload(np.ones(n2, np.float32))
+    args2 = [a2, b2, dev.alloc(4 * n2), np.uint32(n2)]
+    for _ in range(3):
+        r = k.launch(global_size=(n2, 1, 1), block=(64, 1, 1), args=args2)
+        assert r.refusal is None, r.refusal
+    assert len(res._staging) == 1
+    assert not arenas & {id(kp.ag.arena) for kp in res.kept.values()}
+    assert res.kept  # (the newer dispatch's own)
+    _launch(k, args)
+    assert np.array_equal(dev.download(args[2], np.float32), np.arange(N, dtype=np.float32) + 1)
+    assert np.array_equal(dev.download(args2[2], np.float32), np.arange(n2, dtype=np.float32) + 1)
+
+
 def test_off_every_launch_takes_the_full_path(standin, monkeypatch):
     """WAVELIFT_CUDA_AGAIN=off (A/B runs): no kept dispatch plan, and every written map and report
     cleared before its kernel (two memsets a launch)."""

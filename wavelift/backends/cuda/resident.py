@@ -39,7 +39,11 @@ SPAN_CAPACITY = 1 << 14  # runs the first runs() launch has room for (more: a se
 _VERSIONS = itertools.count(1)  # Entry.version
 SHADOW_BYTES = 4096  # allocations whose device bytes are shadowed on the host (Entry.shadow)
 STAGING = 4  # arenas and written maps kept for the next dispatches (Resident.staging)
-STAGING_MAX_BYTES = 64 << 20  # of at most this many bytes each
+# of at most this many window bytes each, and together: a big dispatch's arena kept too (its
+# kept plan skips the gather of unchanged windows; a fresh arena per dispatch cost a 2^26-float
+# vadd 12x native's wall, session 43), the device memory they hold bounded
+STAGING_MAX_BYTES = 1 << 30
+STAGING_TOTAL_BYTES = 2 << 30
 KEPT_COMMITS = 64  # wl_commit calls a kept plan keeps (Resident.commit's ``kept``)
 DEFER_DEPTH = 16  # deferred dispatches in flight before their reports are read (Resident.flush)
 
@@ -603,7 +607,7 @@ class Resident:
     def staging(self, nbytes: int, report: int):
         """(arena of nbytes + 8, written map of nbytes, report of ``report`` bytes) device
         arrays for one dispatch: kept for the next dispatches of the same sizes (the last
-        STAGING, each at most STAGING_MAX_BYTES), else fresh.  The arena's bytes outside the
+        STAGING, each at most STAGING_MAX_BYTES, together at most STAGING_TOTAL_BYTES), else fresh.  The arena's bytes outside the
         windows are zero (a kernel stores only inside windows); the caller gathers the windows
         into it and clears the written map and the report before each launch."""
         key = (nbytes, report)
@@ -618,8 +622,13 @@ class Resident:
             self._pairs[id(rep)] = (rep, written, both)
         if nbytes <= STAGING_MAX_BYTES:
             self._staging[key] = st
-            while len(self._staging) > STAGING:
+            while len(self._staging) > 1 and (
+                len(self._staging) > STAGING or sum(k[0] for k in self._staging) > STAGING_TOTAL_BYTES
+            ):
                 old = self._staging.pop(next(iter(self._staging)))
+                for c, kp in list(self.kept.items()):  # (its plans: they could not run again)
+                    if kp.ag.arena is old[0]:
+                        del self.kept[c]
                 self._arena_state.pop(id(old[0]), None)
                 self._pairs.pop(id(old[2]), None)
                 self._dirty_maps.pop(id(old[1]), None)
