@@ -154,12 +154,13 @@ _ALL = [
         "WAVELIFT_CUDA_DEFER",
         str,
         None,
-        "`on`: a kept CUDA dispatch plan's repeated launch does not wait for the GPU: its written "
+        "`on` (the default since it ran on an H100, session 43): a kept CUDA dispatch plan's "
+        "repeated launch does not wait for the GPU: its written "
         "runs land in the device copies gated on the device by its own report (resident.wl_gate; "
         "an escape, a flag, a run outside the windows it wrote last or any earlier failure in the "
         "queue: nothing lands), and the report is read when the host needs memory, a result or "
-        "the queue is full (Resident.flush; decision 0029's helper-96 amendment); unset or `off` "
-        "(the default until it has run on a GPU): each launch waits for its report",
+        "the queue is full (Resident.flush; decision 0029's helper-96 amendment); `off`: each "
+        "launch waits for its report (A/B runs)",
     ),
     Setting(
         "WAVELIFT_CUDA_LDS",

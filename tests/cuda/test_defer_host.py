@@ -106,10 +106,13 @@ SCRIPT = (
 )
 
 
-def _session(defer: bool, monkeypatch, standin):
+def _session(defer: bool | None, monkeypatch, standin):
     import wavelift
 
-    monkeypatch.setenv("WAVELIFT_CUDA_DEFER", "on" if defer else "off")
+    if defer is None:  # (the default)
+        monkeypatch.delenv("WAVELIFT_CUDA_DEFER", raising=False)
+    else:
+        monkeypatch.setenv("WAVELIFT_CUDA_DEFER", "on" if defer else "off")
     saved = X._CACHE
     X._CACHE = {}
     try:
@@ -341,3 +344,13 @@ def test_no_deferral_after_a_landing_of_more_runs_than_come_back_inline(standin,
     d0 = X.DEFERRED[0]
     r = k.launch(global_size=(N, 1, 1), block=(64, 1, 1), args=[a, b, c, n])
     assert X.DEFERRED[0] == d0 + 1 and r.refusal is None
+
+
+def test_deferral_is_the_default(standin, monkeypatch):
+    """WAVELIFT_CUDA_DEFER unset defers (the default since session 43's H100 run): the session
+    queues launches and ends as the one with deferral on."""
+    unset = _session(None, monkeypatch, standin)
+    on = _session(True, monkeypatch, standin)
+    assert unset[3] > 20 and max(unset[4]) > 4
+    assert unset[0] == on[0]
+    assert all(np.array_equal(x, y) for x, y in zip(unset[1] + unset[2], on[1] + on[2], strict=True))

@@ -318,6 +318,7 @@ def test_repeated_launch_device_operations(standin, monkeypatch, graph):
     """One by one: the report's memset, the kernel, wl_runs, the hints' copy, the report's
     read-back (get) and wl_commit at landing.  Captured (WAVELIFT_CUDA_GRAPH=on): one graph
     launch of all but wl_commit, the report's copy into the host array in it; no get."""
+    monkeypatch.setenv("WAVELIFT_CUDA_DEFER", "off")  # (each launch waits: its operations counted)
     monkeypatch.setenv("WAVELIFT_CUDA_GRAPH", "on" if graph else "off")
     dev, k, (a, b, c, n) = _warm_vadd(standin)
     h = X.AGAIN_HITS[0]
@@ -495,6 +496,7 @@ def test_kept_runs_with_many_runs_other_spans_and_written_mirrors(standin, monke
     read again; other spans each launch with few kept wl_commit calls; a written mirrored
     range handed to the full path) lands what the full path lands, launch for launch; the same
     with its operations replayed from a graph (WAVELIFT_CUDA_GRAPH=on)."""
+    monkeypatch.setenv("WAVELIFT_CUDA_DEFER", "off")  # (each launch waits: its operations counted)
     from wavelift.backends.cuda import resident as R
     from wavelift.backends.cuda import runtime as RT
 
@@ -536,6 +538,7 @@ def test_graph_sessions_equal_the_full_path_and_numpy(standin, monkeypatch, seed
 def test_graph_capture_refused_runs_one_by_one(standin, monkeypatch):
     """A stream that cannot capture (an old CuPy, a driver that refuses): the plan runs its
     operations one by one, as without the setting, and lands the same."""
+    monkeypatch.setenv("WAVELIFT_CUDA_DEFER", "off")  # (each launch waits: its operations counted)
     import standin_cupy as S
 
     monkeypatch.setenv("WAVELIFT_CUDA_GRAPH", "on")

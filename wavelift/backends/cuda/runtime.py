@@ -742,10 +742,10 @@ class Again:
         lay = getattr(self.win, "layout", None)
         self.offs = lay.offs if lay is not None else [int(o) for o in self.win.offs]
         self.kept = ([w.address for w in self.win.windows], {})
-        # WAVELIFT_CUDA_DEFER=on: repeated runs without waiting (``defer``); the windows the last
+        # WAVELIFT_CUDA_DEFER (unset or on; `off`: A/B runs): repeated runs without waiting (``defer``); the windows the last
         # landing wrote (``note``: where a deferred run may write); its device calls (None: not
         # made yet for those windows)
-        self.defer_on = settings.get("WAVELIFT_CUDA_DEFER") == "on"
+        self.defer_on = settings.get("WAVELIFT_CUDA_DEFER") != "off"
         self.wrote: tuple | None = ()
         self.deferral = None
 
