@@ -184,12 +184,21 @@ class GuestMemory:
         # the bases of allocations the tracer never makes windows (nor scans for pointers into):
         # the tinygrad hook's copy of unaligned code, which has no host address
         self.never_windows: set[int] = set()
+        # True: the tracer's scans keep nothing and look only for allocations not yet windows
+        # (as a single-use memory's), while its traces are cached (trace_cache): a memory kept
+        # over host bytes that change between dispatches (the tinygrad hook's kept plans)
+        self.open_scans = False
+        # stamps an owner vouches for where no device copy gives one (tracer.content_stamp):
+        # allocation -> a value that changes whenever its bytes may have (the tinygrad hook's
+        # code, compared with a kept copy before each dispatch; decision 0045, amendment h94)
+        self.stamps: dict = {}
         # None, or the CUDA backend's device copies of these allocations (decision 0026)
         self.resident = None
 
     def __getstate__(self):
-        """(a copy is host memory only: the allocations bring their current bytes)"""
-        return {**self.__dict__, "resident": None}
+        """(a copy is host memory only: the allocations bring their current bytes; no owner
+        watches the copy's bytes, so it has no stamps)"""
+        return {**self.__dict__, "resident": None, "stamps": {}}
 
     def __setstate__(self, state):
         """(memories pickled before a field existed get its default)"""
@@ -206,6 +215,8 @@ class GuestMemory:
         self.__dict__.setdefault("trace_cache", {})
         self.__dict__.setdefault("single_use", False)
         self.__dict__.setdefault("never_windows", set())
+        self.__dict__.setdefault("open_scans", False)
+        self.__dict__.setdefault("stamps", {})
 
     def address_index(self):
         """(starts, ends, (lo, hi)): the allocations' 48-bit start and end addresses as uint64

@@ -18,6 +18,7 @@ dispatch (``dispatch.windows_too_large``) before any arena is built.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import weakref
 
@@ -268,6 +269,49 @@ def _all_candidates32(u: np.ndarray, low: bool):
     return np.concatenate(addrs), np.concatenate(idxs)
 
 
+SMALL_WORDS = 64  # a head of at most this many dwords is scanned in Python (_small_firsts)
+
+
+def _small_candidates(u: list[int], low: bool, radv: bool = True) -> list[tuple[int, int]]:
+    """_all_candidates32's (address, index) pairs of the uint32 words ``u`` (Python ints), in
+    its order: pairs, RADV pairs, RADV words, T# words; ``radv=False``: without the two RADV
+    kinds (whose addresses lie in [RADV48, RADV48 + 2^32): a caller whose allocations lie
+    elsewhere).  For a few words: NumPy's per-call cost is most of a small scan."""
+    n = len(u)
+    out = []
+    for i in range(n - 1):
+        w, h = u[i], u[i + 1] & 0xFFFF
+        if h or (low and w):
+            out.append((w | h << 32, i))
+    if radv:
+        for i in range(1, n):
+            if u[i] == RADV_HI:
+                out.append((RADV48 | u[i - 1], i - 1))
+        for i in range(n):
+            if u[i] and u[i] != RADV_HI:
+                out.append((RADV48 | u[i], i))
+    for i in range(n - 3):
+        if u[i + 3] >> 28 >= 8:
+            out.append(((u[i] | (u[i + 1] & 0xFF) << 32) << 8, i))
+    return out
+
+
+def _small_firsts(found, starts: list[int], ends: list[int]) -> list[tuple[int, int, int]]:
+    """_first_per_target of the (address, index) pairs ``found`` over the allocations whose
+    sorted 48-bit ``starts`` and ``ends`` are given (lists): (allocation, address, index) of
+    the first candidate into each, in candidate order."""
+    out = []
+    seen = set()
+    lo, hi = (starts[0], max(ends)) if starts else (0, 0)
+    for a, j in found:
+        if lo <= a < hi:
+            t = bisect.bisect_right(starts, a) - 1
+            if t >= 0 and a < ends[t] and t not in seen:
+                seen.add(t)
+                out.append((t, a, j))
+    return out
+
+
 def _all_candidates64(words: np.ndarray, low: bool = False):
     """_all_candidates, the words taken as 64-bit integers (the definition _all_candidates32
     is held to)."""
@@ -311,9 +355,16 @@ def content_stamp(memory, a):
     """Something that stays equal exactly while the bytes of allocation ``a`` stay the same, or
     None where the memory cannot tell: the device copies' versions (backends/cuda/resident.py
     ``stamp``: a host write through the memory or a dispatch landing in it changes it; decision
-    0029).  A memory without device copies says None (its host writes are not watched)."""
+    0029), else the stamp the memory's owner gives it (``GuestMemory.stamps``: the tinygrad hook
+    compares its code with a copy before each dispatch).  Otherwise None (host writes are not
+    watched)."""
     res = memory.resident
-    return None if res is None else res.stamp(a)
+    if res is not None:
+        return res.stamp(a)
+    # (else a stamp the memory's owner vouches for: GuestMemory.stamps; tuples, never equal to
+    # a device copy's version number)
+    stamps = getattr(memory, "stamps", None)
+    return stamps.get(a) if stamps else None
 
 
 def _scan(memory, a, hit, scanned=None):
@@ -365,12 +416,51 @@ def _scan_open(memory, a, starts: np.ndarray, ends: np.ndarray, open_: list[int]
     data = _head(memory, a)
     if not data.size:
         return []
+    reach, hit, lists = _open_reach(memory, starts, ends, open_)
+    if data.size <= 4 * SMALL_WORDS:  # (a kernarg segment: Python's loop beats NumPy's calls)
+        u = data.view(np.uint32).tolist()
+        found_ = _small_candidates(u, low, _radv_reach(reach))
+        return [(open_[t], p, j) for t, p, j in _small_firsts(found_, *lists)]
+    found = _reachable_candidates32(data.view(np.uint32), low, reach)
+    # (indices among the open allocations back to the memory's)
+    return [(open_[t], p, j) for t, p, j in _first_per_target(found, hit)]
+
+
+# memory -> (allocation table generation, open allocations, (reach, hit test)): the last
+# _open_reach per memory (a kept memory's dispatches open the same allocations again)
+_OPEN_REACH: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _radv_reach(reach) -> bool:
+    """Whether RADV candidates ([RADV48, RADV48 + 2^32)) can be in an allocation of ``reach``
+    (_reach_of): as _reachable_candidates32's region test, less what its hull test drops."""
+    regions = reach[2]
+    radv_hi = RADV48 >> 32
+    return regions is None or any(a <= radv_hi <= b for a, b in regions)
+
+
+def _open_reach(memory, starts: np.ndarray, ends: np.ndarray, open_: list[int]) -> tuple:
+    """(_reach_of, _hit_of, (starts, ends) as lists) of the allocations ``open_`` (indices into
+    ``starts``/``ends``, the memory's address_index): pure functions of those arrays (the
+    allocation table at its generation) and ``open_``, kept for the next scan of the same
+    memory."""
+    key = tuple(open_)
+    gen = memory.generation
+    try:
+        last = _OPEN_REACH.get(memory)
+    except TypeError:  # (a memory that takes no weak reference)
+        last = None
+    if last is not None and last[0] == gen and last[1] == key:
+        return last[2]
     sel = np.array(open_, np.intp)
     s, e = starts[sel], ends[sel]
     hull = (int(s[0]), int(e.max()))
-    found = _reachable_candidates32(data.view(np.uint32), low, _reach_of(s, e, hull))
-    # (indices among the open allocations back to the memory's)
-    return [(open_[t], p, j) for t, p, j in _first_per_target(found, _hit_of(s, e, hull))]
+    out = (_reach_of(s, e, hull), _hit_of(s, e, hull), (s.tolist(), e.tolist()))
+    try:
+        _OPEN_REACH[memory] = (gen, key, out)
+    except TypeError:
+        pass
+    return out
 
 
 def _hit_test(memory):
@@ -519,7 +609,9 @@ def _trace(memory, config, skip, scanned, last=None) -> list[Window]:
     backing |= getattr(memory, "never_windows", set())
     # a candidate's reason is (where, word offset) -- text only for the windows placed
     frontier: list[tuple[int, tuple[str, int | None]]] = [
-        (addr, (f"user SGPR s{i}", None)) for addr, i in _candidates(user, low=_low(memory)) if i not in skip
+        (addr, (f"user SGPR s{i}", None))
+        for addr, i in _small_candidates(user.tolist(), _low(memory))  # (_candidates' pairs, in order)
+        if i not in skip
     ]
     # the border-colour table (TA_CS_BC_BASE_ADDR, decision 0043): guest memory the sampler
     # reads for a REGISTER border colour -- the allocation holding the table's base is a window
@@ -533,7 +625,11 @@ def _trace(memory, config, skip, scanned, last=None) -> list[Window]:
     hit = _hit_test(memory)
     # a single-use memory's scans look only for the allocations not yet windows (nor scratch
     # backing): a candidate into one of those is dropped below anyway (_scan_open)
-    single = scanned is None and getattr(memory, "single_use", False)
+    # (a memory kept over host bytes, open_scans: the same scans, each head's digest recorded
+    # for trace's cache check)
+    single = (scanned is None and getattr(memory, "single_use", False)) or getattr(
+        memory, "open_scans", False
+    )
     open_: list[int] = []
     if single:
         starts, ends, _ = memory.address_index()
@@ -573,9 +669,13 @@ def _trace(memory, config, skip, scanned, last=None) -> list[Window]:
             open_ = [t for t, b in enumerate(starts.tolist()) if b not in closed]
         for a in placed:
             src = short_name(a.name) if a.name else hex(a.base)
-            found = (
-                _scan_open(memory, a, starts, ends, open_, low) if single else _scan(memory, a, hit, scanned)
-            )
+            if single:
+                if scanned is not None:  # (what _scan records: the stamp, then the head's digest)
+                    stamp = content_stamp(memory, a)
+                    scanned.append([a, *_scanned(memory, a), stamp])
+                found = _scan_open(memory, a, starts, ends, open_, low)
+            else:
+                found = _scan(memory, a, hit, scanned)
             for t, p, j in found:
                 nxt.setdefault(t, (p, (src, 4 * j)))
         frontier = list(nxt.values())
