@@ -437,6 +437,10 @@ class _Plan:
 
     __slots__ = ("span", "stamp", "memory", "code", "config", "one_wave")
 
+    def __init__(self, span, stamp, memory, code, config, one_wave: bool):
+        self.span, self.stamp, self.memory, self.code = span, stamp, memory, code
+        self.config, self.one_wave = config, one_wave
+
 
 def _registers(target, lib, gx, gy, gz, lx, ly, lz, rsrc1, rsrc2, rsrc3, scratch_size, wave, user_data):
     """The register file tinygrad's AMD runtime writes for this dispatch, and its initiator."""
@@ -562,7 +566,8 @@ def _run_asm(
     n_user = (rsrc2 >> 1) & 0x1F
     user = [int(v) & 0xFFFFFFFF for v in user_data][:n_user]
     user += [0] * (n_user - len(user))  # never-written USER_DATA reads 0 (as the mock GPU does)
-    plan_key = stamp = None
+    plan_key: tuple | None = None
+    stamp = None
     if KEEP_PLANS and ranges is not None and backend == "numpy":
         rkey = _ranges_key(ranges)
         if rkey is not None:
@@ -656,9 +661,7 @@ def _run_asm(
     # entries, their ops made only where a new piece reads them: decision 0045, amendment)
     one_wave = dims == (1, 1, 1) and block[0] * block[1] * block[2] <= wave
     if plan_key is not None:
-        plan = _Plan()
-        plan.span, plan.stamp, plan.memory, plan.code = code_span, stamp, mem, code
-        plan.config, plan.one_wave = config, one_wave
+        plan = _Plan(code_span, stamp, mem, code, config, one_wave)
         # (the memory's one stamp: its other code spans were not compared for this call)
         mem.stamps = {code: stamp}
         _PLANS[plan_key] = plan

@@ -1,0 +1,101 @@
+"""The tracer's small-head scans (a kernarg segment, the user SGPRs: Python instead of NumPy) give
+the candidates and first candidates of the array forms, and a memory with ``open_scans`` (the
+tinygrad hook's kept memory: open scans, cached traces) traces what ``trace_uncached`` traces,
+again after any byte it read changed (decision 0045, amendment h94)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from testpaths import one_wave_config
+
+from wavelift.memory.guest import GuestMemory
+from wavelift.trace import tracer as T
+
+
+def _words(rng, n, addresses):
+    """n dwords: zeros, noise, pairs of ``addresses``, RADV pointers and T#-looking words."""
+    u = rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
+    u[rng.random(n) < 0.4] = 0
+    for i in range(0, n - 1):
+        k = rng.random()
+        if k < 0.15 and addresses:
+            p = int(rng.choice(addresses)) + int(rng.integers(-8, 64))
+            u[i], u[i + 1] = p & 0xFFFFFFFF, (p >> 32) & 0xFFFFFFFF
+        elif k < 0.2:
+            u[i + 1] = T.RADV_HI
+        elif k < 0.25 and i + 3 < n:
+            u[i + 3] |= np.uint32(0x80000000)
+    return u
+
+
+@pytest.mark.parametrize("low", [False, True])
+def test_small_candidates_are_the_array_forms(low):
+    rng = np.random.default_rng(11)
+    for n in list(range(0, 9)) + [16, 31, 64, 70]:
+        for _ in range(30):
+            u = _words(rng, n, [0x5555_0000_1000, 0x7F00_1234_0000, 0x1000, T.RADV48 | 0x40])
+            a, k = T._all_candidates32(u, low)
+            assert T._small_candidates(u.tolist(), low) == list(zip(a.tolist(), k.tolist()))
+
+
+def test_small_firsts_are_first_per_target():
+    rng = np.random.default_rng(12)
+    for trial in range(200):
+        m = int(rng.integers(1, 12))
+        starts = np.sort(rng.choice(np.arange(1, 4000, dtype=np.uint64), m, replace=False)) * np.uint64(
+            0x1000
+        )
+        sizes = rng.integers(1, 0x1800, m).astype(np.uint64)
+        ends = np.minimum(starts + sizes, np.append(starts[1:], np.uint64(1 << 47)))
+        u = _words(rng, int(rng.integers(0, 64)), [int(s) for s in starts])
+        found = T._small_candidates(u.tolist(), bool(trial % 2))
+        a = np.array([x for x, _ in found], np.uint64)
+        k = np.array([j for _, j in found], np.intp)
+        hull = (int(starts[0]), int(ends.max()))
+        want = T._first_per_target((a, k), T._hit_of(starts, ends, hull))
+        assert T._small_firsts(found, starts.tolist(), ends.tolist()) == want
+
+
+def _memory(seed, open_scans):
+    mem = GuestMemory()
+    mem.open_scans = open_scans
+    r = np.random.default_rng(seed)
+    bases = [mem.alloc(int(r.integers(16, 600)), name=f"b{i}") for i in range(7)]
+    for b in bases:
+        a = mem.find(b)
+        mem.write(b, _words(r, a.size // 4, bases).tobytes())
+    return mem, bases
+
+
+def test_open_scans_memory_traces_the_uncached_windows_and_again_after_a_change(monkeypatch):
+    calls = [0]
+    real = T._trace
+
+    def count(*a, **k):
+        calls[0] += 1
+        return real(*a, **k)
+
+    monkeypatch.setattr(T, "_trace", count)
+    rng = np.random.default_rng(13)
+    for trial in range(30):
+        kept, bases = _memory(trial, True)
+        plain, _ = _memory(trial, False)
+        root = int(rng.choice(bases))
+        cfg = one_wave_config([root & 0xFFFFFFFF, (root >> 32) & 0xFFFF])
+        for depth in (None, T.SHALLOW_DEPTH):
+            for step in range(4):
+                want = T.trace_uncached(plain, cfg, depth=depth)
+                n = calls[0]
+                assert T.trace(kept, cfg, depth=depth) == want
+                again = calls[0]
+                assert T.trace(kept, cfg, depth=depth) == want
+                assert calls[0] == again  # (nothing changed: the cached windows)
+                assert again == n + 1 or step > 0
+                # one byte of a scanned head (the root's or, deeper, another's) changed on both
+                b = int(rng.choice(bases)) if depth is None else root
+                at = b + int(rng.integers(0, 16))
+                v = np.array([rng.integers(0, 256)], np.uint8).tobytes()
+                kept.write(at, v)
+                plain.write(at, v)
+        assert not kept.pointer_scans
