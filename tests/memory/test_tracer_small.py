@@ -99,3 +99,42 @@ def test_open_scans_memory_traces_the_uncached_windows_and_again_after_a_change(
                 kept.write(at, v)
                 plain.write(at, v)
         assert not kept.pointer_scans
+
+
+def test_open_scans_memory_keeps_a_trace_per_first_head(monkeypatch):
+    """A kernarg segment that holds other pointers on each dispatch (a kernel run over several
+    buffer pairs in turn): one trace per set of bytes, each taken again while its bytes are the
+    same, and the windows those bytes reach each time."""
+    calls = [0]
+    real = T._trace
+
+    def count(*a, **k):
+        calls[0] += 1
+        return real(*a, **k)
+
+    monkeypatch.setattr(T, "_trace", count)
+    mem = GuestMemory()
+    mem.open_scans = True
+    args = mem.alloc(64, name="kernargs")
+    bufs = [mem.alloc(256, name=f"b{i}") for i in range(6)]
+    cfg = one_wave_config([args & 0xFFFFFFFF, args >> 32])
+    pairs = [(bufs[i], bufs[i + 1]) for i in range(5)]
+    traced = 0
+    for _ in range(3):
+        for a, b in pairs:
+            mem.write(args, np.array([a, b], np.uint64).tobytes())
+            n = calls[0]
+            got = T.trace(mem, cfg, depth=T.SHALLOW_DEPTH)
+            traced += calls[0] - n
+            assert [w.address for w in got] == sorted([args, a, b])
+            assert got == T.trace_uncached(mem, cfg, depth=T.SHALLOW_DEPTH)
+        assert traced == len(pairs)  # (traced in the first round only)
+    calls[0] = traced
+    # a byte of a kept variant's head changed: traced again, the new windows
+    mem.write(args, np.array([bufs[0], bufs[5]], np.uint64).tobytes())
+    assert [w.address for w in T.trace(mem, cfg, depth=T.SHALLOW_DEPTH)] == sorted([args, bufs[0], bufs[5]])
+    assert calls[0] == len(pairs) + 1
+    # a new allocation (another table): traced again
+    mem.alloc(64, name="late")
+    T.trace(mem, cfg, depth=T.SHALLOW_DEPTH)
+    assert calls[0] == len(pairs) + 2

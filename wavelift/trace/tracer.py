@@ -520,6 +520,8 @@ def trace(memory, config, program_alloc=None, scratch_roots=None, key=None, dept
         return _trace(memory, config, skip, None, depth)
     if depth is not None:
         key = (*key, depth)
+    if getattr(memory, "open_scans", False):
+        return _trace_variants(memory, config, skip, key, depth)
     cache = memory.trace_cache
     hit = cache.get(key)
     if hit is not None:
@@ -541,6 +543,49 @@ def trace(memory, config, program_alloc=None, scratch_roots=None, key=None, dept
     cache[key] = (gen, scanned_now, tuple(windows))
     while len(cache) > TRACE_CACHE:
         del cache[next(iter(cache))]
+    return windows
+
+
+VARIANTS = 64  # _trace_variants: traces kept per key, by the first scanned head's bytes
+VARIANT_HEAD = 4096  # of a first scanned head at most this long (bytes kept as the index)
+
+
+def _trace_variants(memory, config, skip, key, depth) -> list[Window]:
+    """trace's cache for a memory with ``open_scans`` (the tinygrad hook's kept memory, whose
+    kernarg segment holds other pointers on each dispatch of a kernel): per key, traces indexed
+    by the bytes of the first head they scanned.  At one allocation table generation the first
+    allocation scanned is the same for every trace of a key (the user SGPRs' first target:
+    depth 0 is a function of the user SGPRs and the table), so a trace whose first head had the
+    same bytes placed the same windows to depth 1 and scanned the same heads after it, which
+    ``_same`` compares; equal throughout, its windows are the ones tracing again would give."""
+    cache = memory.trace_cache
+    gen = memory.generation
+    entry = cache.get(key)
+    if entry is not None and entry[0] != gen:
+        entry = None
+    head = b""
+    if entry is not None:
+        first = entry[1]
+        head = b"" if first is None else _head(memory, first).tobytes()
+        hit = entry[2].get(head)
+        if hit is not None and all(_same(memory, s) for s in hit[0][1:]):
+            return list(hit[1])
+    scanned: list = []
+    windows = _trace(memory, config, skip, scanned, depth)
+    first = scanned[0][0] if scanned else None
+    if entry is None or entry[1] is not first:
+        entry = (gen, first, {})
+        cache.pop(key, None)
+        cache[key] = entry
+        while len(cache) > TRACE_CACHE:
+            del cache[next(iter(cache))]
+        head = b"" if first is None else _head(memory, first).tobytes()
+    if len(head) <= VARIANT_HEAD:
+        variants = entry[2]
+        variants.pop(head, None)
+        variants[head] = (scanned, tuple(windows))
+        while len(variants) > VARIANTS:
+            del variants[next(iter(variants))]
     return windows
 
 
