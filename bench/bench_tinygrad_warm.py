@@ -5,7 +5,8 @@
 Each round runs one child process per tree, in alternating order (old, new / new, old / ...).
 A child replays every gfx1100 test fixture (tests/fixtures/tinygrad, as bench_tinygrad.py does
 through tests/compat/harness.py) once cold, then ``--reps`` times warm in each of two ways:
-*fresh* buffers (new host blocks each replay, as bench_tinygrad.py's warm column) and *same*
+*fresh* buffers (new host blocks each replay, the earlier replays' kept alive so that no address
+comes back: bench_tinygrad.py's warm column, where every call is new to the hook) and *same*
 buffers (the host blocks of the first replay again: every dispatch repeats one exactly, as a
 runtime that runs the same kernels on the same buffers).  It measures thread CPU inside
 ``run_asm`` and inside the backend's run (``NumpyBackend.run``) per dispatch: the *fixed* cost
@@ -53,6 +54,7 @@ def pooled(size):
     b.view[:] = 0
     return b
 out = {}
+alive = []
 for p in harness.fixtures("gfx1100"):
     fx = harness.load(p)
     row, h = {}, hashlib.sha256()
@@ -68,6 +70,8 @@ for p in harness.fixtures("gfx1100"):
         for _ in range(reps):
             seq[0] = 0
             r = harness.replay(fx, tg.run_asm, keep_code=True)
+            if way == "fresh":
+                alive.append(r)  # (its buffers stay: the next replay's are at new addresses)
             wall += sum(r.seconds)
             n += len(r.codes)
             ok &= all(c == 0 for c in r.codes) and bounds.check(fx.name, r.output, fx.expected(), fx.inputs()) is None

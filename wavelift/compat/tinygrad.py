@@ -379,6 +379,10 @@ CODE_CHECK_MAX = 16 << 20  # a code span larger than this has no stamp (no plan)
 _PLANS: dict = {}
 _MEMORIES: dict = {}
 _CODE: dict = {}  # (start, end) -> (copy of the bytes, stamp)
+# _find_descriptor's answer by (code span, lib, RSRC2), with the code span's stamp it was
+# searched at (a pure function of those bytes and arguments): calls at new ranges over the same
+# loaded code (new buffers) search no more
+_DESCRIPTORS: dict = {}
 _STAMPS = iter(range(1, 1 << 62))
 PLAN_HITS = [0]  # calls that took a kept plan (tests)
 _libc = ctypes.CDLL(None)
@@ -600,12 +604,20 @@ def _run_asm(
         if stamp is None:
             plan_key = None
     wave = 32
+    kd_key = (code_span, int(lib), rsrc2)
     if code_span == kd0_span:  # (the same bytes searched the same way: kd0 again)
         kd = kd0
+    elif stamp is not None and (kept := _DESCRIPTORS.get(kd_key)) is not None and kept[0] == stamp:
+        kd = kept[1]  # (the same bytes, stamped: the same search)
     else:
         kd = _find_descriptor(
             _host_view(code_span[0], code_span[1] - code_span[0]), code_span[0], int(lib), rsrc2
         )
+        if stamp is not None:
+            _DESCRIPTORS.pop(kd_key, None)
+            _DESCRIPTORS[kd_key] = (stamp, kd)
+            while len(_DESCRIPTORS) > PLAN_LIMIT:
+                del _DESCRIPTORS[next(iter(_DESCRIPTORS))]
     if rsrc1 is None:
         if kd is not None:
             rsrc1 = struct.unpack_from("<I", kd, 48)[0]
