@@ -547,7 +547,7 @@ def trace(memory, config, program_alloc=None, scratch_roots=None, key=None, dept
 
 
 VARIANTS = 64  # _trace_variants: traces kept per key, by the first scanned head's bytes
-VARIANT_HEAD = 4096  # of a first scanned head at most this long (bytes kept as the index)
+VARIANT_HEAD = 512  # of a first scanned head at most this long (its bytes are the index)
 
 
 def _trace_variants(memory, config, skip, key, depth) -> list[Window]:
