@@ -52,6 +52,7 @@ import fcntl
 import gc
 import os
 import struct
+import weakref
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 
@@ -436,13 +437,14 @@ def _kept_memory(cut: list[tuple[int, int]]):
 
 
 class _Plan:
-    """What a call's arguments and its code's bytes (``stamp``) gave: the memory, its code
-    allocation, the config and whether it runs as one wave (pieces)."""
+    """What a call's arguments and its code's bytes (``stamp``) gave: the memory (weakly: the
+    kept memories, at most MEMORY_LIMIT, hold it), its code allocation, the config and whether
+    it runs as one wave (pieces)."""
 
     __slots__ = ("span", "stamp", "memory", "code", "config", "one_wave")
 
     def __init__(self, span, stamp, memory, code, config, one_wave: bool):
-        self.span, self.stamp, self.memory, self.code = span, stamp, memory, code
+        self.span, self.stamp, self.memory, self.code = span, stamp, weakref.ref(memory), code
         self.config, self.one_wave = config, one_wave
 
 
@@ -580,10 +582,11 @@ def _run_asm(
             plan = _PLANS.get(plan_key)
             if plan is not None:
                 stamp = _code_stamp(plan.span)
-                if stamp is not None and stamp == plan.stamp:
+                mem = plan.memory()
+                if stamp is not None and stamp == plan.stamp and mem is not None:
                     PLAN_HITS[0] += 1
-                    plan.memory.stamps = {plan.code: stamp}  # (the only one checked now)
-                    return _execute(plan.memory, plan.config, plan.one_wave, backend, mode, budget)
+                    mem.stamps = {plan.code: stamp}  # (the only one checked now)
+                    return _execute(mem, plan.config, plan.one_wave, backend, mode, budget)
                 del _PLANS[plan_key]
     kd0, kd0_span = None, None
     if ranges is None:

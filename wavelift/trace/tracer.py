@@ -557,18 +557,21 @@ def _trace_variants(memory, config, skip, key, depth) -> list[Window]:
     allocation scanned is the same for every trace of a key (the user SGPRs' first target:
     depth 0 is a function of the user SGPRs and the table), so a trace whose first head had the
     same bytes placed the same windows to depth 1 and scanned the same heads after it, which
-    ``_same`` compares; equal throughout, its windows are the ones tracing again would give."""
+    ``_same`` compares; equal throughout, its windows are the ones tracing again would give.
+    A first head longer than VARIANT_HEAD is no index: one trace is kept for it (under None),
+    every head it scanned compared by ``_same``, as ``trace`` does."""
     cache = memory.trace_cache
     gen = memory.generation
     entry = cache.get(key)
     if entry is not None and entry[0] != gen:
         entry = None
-    head = b""
+    head: bytes | None = b""
     if entry is not None:
         first = entry[1]
-        head = b"" if first is None else _head(memory, first).tobytes()
+        head = _first_head(memory, first)
         hit = entry[2].get(head)
-        if hit is not None and all(_same(memory, s) for s in hit[0][1:]):
+        # (a first head too long to index by: the one trace kept, every head compared by _same)
+        if hit is not None and all(_same(memory, s) for s in (hit[0] if head is None else hit[0][1:])):
             return list(hit[1])
     scanned: list = []
     windows = _trace(memory, config, skip, scanned, depth)
@@ -579,14 +582,23 @@ def _trace_variants(memory, config, skip, key, depth) -> list[Window]:
         cache[key] = entry
         while len(cache) > TRACE_CACHE:
             del cache[next(iter(cache))]
-        head = b"" if first is None else _head(memory, first).tobytes()
-    if len(head) <= VARIANT_HEAD:
-        variants = entry[2]
-        variants.pop(head, None)
-        variants[head] = (scanned, tuple(windows))
-        while len(variants) > VARIANTS:
-            del variants[next(iter(variants))]
+        head = _first_head(memory, first)
+    variants = entry[2]
+    variants.pop(head, None)
+    variants[head] = (scanned, tuple(windows))
+    while len(variants) > VARIANTS:
+        del variants[next(iter(variants))]
     return windows
+
+
+def _first_head(memory, a) -> bytes | None:
+    """_trace_variants' index: the bytes of the scanned head of ``a`` (b"" for no scan), or None
+    for a head longer than VARIANT_HEAD (not read here)."""
+    if a is None:
+        return b""
+    if 4 * (min(a.size, SCAN_BYTES) // 4) > VARIANT_HEAD:
+        return None
+    return _head(memory, a).tobytes()
 
 
 # memory -> {allocation base: (n, digest, the head's bytes)}: the last head _same hashed per
