@@ -62,6 +62,14 @@ _ALL = [
         alias="WL_NATIVE_MIN_WAVES",
     ),
     Setting(
+        "WAVELIFT_NATIVE_AFTER_MS",
+        int,
+        20,
+        "under `auto`, a smaller dispatch runs native when its library is ready without making "
+        "its source (loaded, or named by the native index), and asks for it (compiled in the "
+        "background) once its module's NumPy runs have taken this many ms of CPU (0: never)",
+    ),
+    Setting(
         "WAVELIFT_NATIVE_DRIVER",
         str,
         "on",

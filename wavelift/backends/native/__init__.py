@@ -32,6 +32,7 @@ import _ctypes  # (CFuncPtr: the type of a library's function)
 import ctypes
 import functools
 import hashlib
+import json
 import os
 import pathlib
 import platform
@@ -1098,12 +1099,39 @@ def library_name(source: str, cxx: str) -> str:
     return h.hexdigest()[:32]
 
 
+def index_name(version: str, key: tuple, mode: int, wave_size: int) -> str | None:
+    """The native index's name for the library of the program that ``key`` names (parts whose
+    repr is the same in every process: numpy/codegen.ModeBlocks) under ``version`` (a digest of
+    the code that makes a library's source from a program) for ``mode`` and ``wave_size``, with
+    what else goes into the library: compiler (its file's identity rather than its --version,
+    a process's run of which costs ~20-60 ms), flags, host, the blends setting; None: no
+    compiler."""
+    cxx = host.compiler()
+    if cxx is None:
+        return None
+    parts = (
+        "native-index",
+        1,
+        version,
+        key,
+        mode,
+        wave_size,
+        cxx,
+        _identity(cxx),
+        FLAGS,
+        platform.machine(),
+        platform.node(),
+        settings.get("WAVELIFT_NATIVE_BLENDS"),
+    )
+    return hashlib.sha256(repr(parts).encode()).hexdigest()[:32]
+
+
 def compile_library(source: str, background: bool = False, origin: list | None = None):
     """Find in the disk cache (verified: docs/decisions/0016-trusted-caches.md) or compile, then
     load from a private copy of the checked bytes.  ``background``: a library not in the cache is
     compiled in a worker thread and a Future of it is returned at once (the caller runs NumPy
     blocks meanwhile: a large program costs minutes of g++ -O3).  ``origin``, if given, gets
-    where the library comes from appended: "disk cache" or "compiled"."""
+    where the library comes from appended: "disk cache" or "compiled", then its cache name."""
     cxx = host.compiler()
     if cxx is None:
         raise Unsupported("no C++ compiler (clang++ or g++) found")
@@ -1114,7 +1142,7 @@ def compile_library(source: str, background: bool = False, origin: list | None =
     except disk_cache.CacheRefused as e:
         raise Unsupported(f"no private temp directory: {e}") from None
     if origin is not None:
-        origin.append("compiled" if data is None else "disk cache")
+        origin += ["compiled" if data is None else "disk cache", name]
     if data is None and background:
         return _background(cxx, source, name, d)
     return _build_and_load(cxx, source, name, d, data)
@@ -1306,6 +1334,16 @@ def _build(cxx: str, source: str) -> bytes:
 
 
 @functools.cache
+def _identity(cxx: str) -> tuple:
+    """The compiler's file as found on PATH (where its links lead): path, size, mtime, inode."""
+    import shutil
+
+    path = os.path.realpath(shutil.which(cxx) or cxx)
+    st = os.stat(path)
+    return (path, st.st_size, st.st_mtime_ns, st.st_ino)
+
+
+@functools.cache
 def _version(cxx: str) -> str:
     r = subprocess.run([cxx, "--version"], capture_output=True, text=True)
     return r.stdout.split("\n", 1)[0]
@@ -1346,6 +1384,7 @@ class NativeBlocks:
         self.refusals = gen.refusals
         self.fns: dict = {}
         self.source = ""
+        self.library = None  # (none made: no index entry either)
         if not parts:
             return
         # the driver: when every block is here and none changes MODE or jumps to a computed
@@ -1366,10 +1405,58 @@ class NativeBlocks:
         origin: list = []
         lib = compile_library(self.source, background, origin)
         self.origin = origin[0] if origin else None  # "disk cache" or "compiled"
+        self.library = origin[1] if origin else None  # its name in the disk cache
         if isinstance(lib, ctypes.CDLL):
             self._attach(lib)
         else:
             self.pending = lib
+
+    def index_entry(self) -> bytes:
+        """What the native index (index_name) keeps of this library: everything ``_attach`` and
+        the runtime read besides the library itself, which is named by its cache name."""
+        return json.dumps(
+            {
+                "library": self.library,
+                "unsupported": {str(k): v for k, v in self.unsupported.items()},
+                "refusals": self.refusals,
+                "drivable": self._drivable,
+                "names": {str(k): v for k, v in self._names.items()},
+                "setpc": {str(k): v for k, v in self._setpc.items()},
+            },
+            sort_keys=True,
+        ).encode()
+
+    @classmethod
+    def from_index(cls, name: str) -> NativeBlocks | None:
+        """The library the native index names ``name`` (index_name), loaded without making its
+        source, or None: no entry, no library, or either not as the cache's rules want them
+        (decision 0016: the caller then makes the source as before)."""
+        d = cache_dir()
+        if d is None:
+            return None
+        try:
+            raw = disk_cache.read(d, name, ".idx")
+            if raw is None:
+                return None
+            e = json.loads(raw)
+            data = disk_cache.read(d, e["library"], ".so")
+            if data is None:
+                return None
+            self = cls.__new__(cls)
+            self.drive = self.waves = self.drive_ranges = self.races = None
+            self.pending = None
+            self.fns = {}
+            self.source = ""  # (not made: the index names the library its source was built into)
+            self.origin, self.library = "disk cache (index)", e["library"]
+            self.unsupported = {int(k): str(v) for k, v in e["unsupported"].items()}
+            self.refusals = [(int(k), str(a), str(b)) for k, a, b in e["refusals"]]
+            self._drivable = bool(e["drivable"])
+            self._names = {int(k): str(v) for k, v in e["names"].items()}
+            self._setpc = {int(k): bool(v) for k, v in e["setpc"].items()}
+            self._attach(disk_cache.load_library(data))
+            return self
+        except (disk_cache.CacheRefused, OSError, ValueError, KeyError, TypeError, AttributeError):
+            return None  # (a malformed entry: made again and written over)
 
     def ready(self) -> bool:
         """Attach a finished background compile (in the caller's thread, between block runs);
@@ -1503,6 +1590,87 @@ def new_context(win, S, V, n, lds, lds_stride, lds_bytes, grp, esc_cap: int, scr
     ):
         X[CTX[name]] = v
     return X, st
+
+
+class KeptContext:
+    """new_context's words and state for runs of one range, over arrays kept from one run to the
+    next of the same module and shapes (numpy/runtime.py ``_serial_words``; decision 0013,
+    amendment h95): the register state, LDS, wave groups and scratch as a later chunk of one run
+    finds them (the driver zeroes what a chunk can read at its start: native_driver.h), the
+    escape records, jump addresses, touch ranges and window words set anew by ``words`` -- the
+    words new_context makes, without making the arrays and their addresses again."""
+
+    def __init__(self, S, V, n, lds, lds_stride, lds_bytes, grp, esc_cap: int, scratch=None, shape=()):
+        self.shape = shape  # (what the caller matches a kept one by)
+        self.esc = np.zeros(5 * max(esc_cap, 1), np.uint64)
+        self.pcs = np.zeros(max(n, 1), np.uint64)
+        X = np.zeros(len(CTX_FIELDS), np.int64)
+        self.alive = [S, V, lds, grp, self.esc, self.pcs]
+        if scratch is not None:
+            arr, wave_bytes, lane_mode = scratch
+            self.alive.append(arr)
+            X[CTX["scr"]], X[CTX["scr_bytes"]], X[CTX["scr_lane"]] = (
+                arr.ctypes.data,
+                wave_bytes,
+                int(lane_mode),
+            )
+        for name, v in (
+            ("S", S.ctypes.data),
+            ("V", V.ctypes.data),
+            ("n", n),
+            ("lds", lds.ctypes.data),
+            ("lds_stride", lds_stride),
+            ("lds_bytes", lds_bytes),
+            ("grp", grp.ctypes.data),
+            ("esc", self.esc.ctypes.data),
+            ("esc_cap", max(0, esc_cap)),
+            ("refuse", -1),
+            ("pcs", self.pcs.ctypes.data),
+        ):
+            X[CTX[name]] = v
+        self.X0 = X
+        self.nwin = -1
+
+    def _sized(self, nw: int) -> None:
+        self.nwin = nw
+        self.ws, self.we = np.zeros(nw, np.uint64), np.zeros(nw, np.uint64)
+        self.wo, self.wkind = np.zeros(nw, np.int64), np.zeros(nw, np.uint8)
+        self.touch0 = np.tile(np.array([_I64.max, _I64.min], np.int64), 2 * nw)
+        self.touch = self.touch0.copy()
+        self.at = [
+            (CTX[k], a.ctypes.data) for k, a in zip(("ws", "we", "wo", "wkind", "touch"), self._wins())
+        ]
+
+    def _wins(self):
+        return self.ws, self.we, self.wo, self.wkind, self.touch
+
+    def words(self, win):
+        """-> (context words, state) of a run over windows ``win``, as new_context's."""
+        n = len(win.starts)
+        if max(n, 1) != self.nwin:
+            self._sized(max(n, 1))
+        ws, we, wo, wkind, touch = self._wins()
+        ws[:n], we[:n], wo[:n] = win.starts, win.ends, win.offs
+        wkind[:] = 0
+        if win.blank:
+            wkind[list(win.blank)] = 2
+        arena = win.arena.ctypes.data
+        for k in win.aliased:
+            w = win.windows[k]
+            wo[k] = win.memory.view(w.address, w.size).ctypes.data - arena
+            wkind[k] = 1
+        touch[:] = self.touch0
+        self.esc[:] = 0
+        self.pcs[:] = 0
+        written = win.written
+        X = self.X0.copy()
+        for i, a in self.at:
+            X[i] = a
+        X[CTX["arena"]], X[CTX["written"]], X[CTX["nwin"]] = arena, written.ctypes.data, n
+        st = types.SimpleNamespace(esc=self.esc, pcs=self.pcs, touch=touch)
+        st.windows = (ws, we, wo, written, wkind)
+        st.alive = [*self.alive, ws, we, wo, written, wkind, touch]
+        return X, st
 
 
 def thread_context(X0, st0, S, V, lds, grp, scratch=None):

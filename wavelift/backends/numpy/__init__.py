@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from dataclasses import dataclass, field
 
@@ -45,6 +46,14 @@ class Module:
     # whether a wave can run a block twice (runtime.loops, found on the first driver run): such a
     # program's dispatches split over threads from fewer waves (0013)
     loops: bool | None = None
+    # thread CPU seconds its dispatches have spent running NumPy blocks: a dispatch below the
+    # native tier's size asks for its library once they reach NATIVE_AFTER_MS (runtime.py)
+    numpy_seconds: float = 0.0
+    # its last one-range driver run's native.KeptContext (runtime._serial_words; at most one)
+    kept: list = field(default_factory=list)
+    # its last driver run's grid words: [config, (budget, registers, group waves), G, user SGPRs,
+    # system SGPRs] (runtime._grid)
+    grid: list | None = None
 
     def window_plan(self) -> dict:
         """WindowSet's guesses for the next dispatch (keyword arguments; none: copy every window)."""
@@ -67,8 +76,36 @@ def build_module(
     the backends' one signature (backends/base.py).  ``mode`` changes nothing here: the runtime
     takes it."""
     base = config.program_address if base_address is None else base_address
-    blocks = ModeBlocks(program, config.wave_size)
+    blocks = ModeBlocks(program, config.wave_size, _index_key(program, config, base))
     return Module(key, program, blocks, "", ModuleMeta(base, program.block_at))
+
+
+def _index_key(program: Program, config, base: int) -> tuple | None:
+    """The program as every process names it, for the native index (decision 0012, amendment
+    h95): what its translation reads (run/execute.program_for's key) -- the instructions' offsets
+    and words, the entry, target, wave size, scratch ABI, GB_ADDR_CONFIG, border colour base --
+    and the code's address only where the program reads it (an instruction of
+    instr_cache.PC_NAMES: frontend/flow.py, scratch.py, scalar_alu.py read it for those alone),
+    so a kernel loaded elsewhere by another process has the same name; None: a part whose repr
+    is not the same in every process."""
+    from ...frontend.instr_cache import PC_NAMES
+    from ...frontend.scratch import abi
+    from ...run.execute import code_hash
+    from .codegen import _reprable
+
+    sabi = abi(config)
+    pc = any(ins.name in PC_NAMES for ins in program.instructions)
+    key = (
+        code_hash(program),
+        program.blocks[0].start if program.blocks else None,
+        (base, config.program_address) if pc else None,
+        config.target,
+        config.wave_size,
+        tuple(getattr(sabi, f.name) for f in dataclasses.fields(sabi)),
+        config.gb_addr_config,
+        config.border_color_base,
+    )
+    return key if _reprable(key) else None
 
 
 # ---- the backend's declaration (backends/base.py) ---------------------------------------------

@@ -27,6 +27,7 @@ from ... import settings
 from ...frontend.instr_cache import key_for
 from ...ir.passes.pipeline import liveness, optimize
 from ...ir.program import EXEC_HI, EXEC_LO, LAZY_MODE, MODE_REG, Block, Program, Value, refusal_of
+from .. import disk_cache
 from .expr import EXPR, ExprLowering
 
 
@@ -314,13 +315,18 @@ class ModeBlocks:
     """Block functions specialised for one MODE value each, compiled on first use (the
     scheduler runs a group of waves that share MODE; docs/decisions/0006)."""
 
-    def __init__(self, program: Program, wave_size: int):
+    def __init__(self, program: Program, wave_size: int, index_key: tuple | None = None):
+        """``index_key``: the program as every process names it (numpy.build_module), under
+        which the native index keeps its libraries; None: not kept there."""
         self.program = program
         self.L = wave_size
         self.fns: dict = {}
         self.sources: list = []
         self.live: dict = {}  # MODE -> per block, registers live after it
         self.natives: dict = {}  # MODE -> native.NativeBlocks (or the reason there are none)
+        self.index_key = index_key
+        self._indexed: set = set()  # MODEs whose index entry was read or written
+        self._looked: set = set()  # MODEs looked for in the index
 
     def _live(self, mode: int):
         live = self.live.get(mode)
@@ -373,7 +379,42 @@ class ModeBlocks:
                 nb = self.natives[mode] = native.NoNative(str(e))
             except Exception as e:  # noqa: BLE001 - as above
                 nb = self.natives[mode] = native.NoNative(f"internal error: {type(e).__name__}: {e}")
+        if isinstance(nb, native.NativeBlocks) and nb.library and mode not in self._indexed:
+            self._indexed.add(mode)  # (a library made from its source: the index names it)
+            name = self._index_name(mode)
+            d = native.cache_dir() if name else None
+            if name and d is not None:
+                disk_cache.write(d, name, ".idx", nb.index_entry())
         return nb
+
+    def native_known(self, mode: int):
+        """``mode``'s native library when it is there without making its source (decision 0012,
+        amendment h95): attached in this process, or named by the native index and found in
+        the disk cache; else None (nothing is compiled)."""
+        from .. import native
+
+        if mode in self.natives:
+            nb = self.native_library(mode, background=True)
+            return nb if isinstance(nb, native.NativeBlocks) else None
+        if mode in self._looked:
+            return None  # (looked for once)
+        self._looked.add(mode)
+        name = self._index_name(mode)
+        nb = native.NativeBlocks.from_index(name) if name else None
+        if nb is not None:
+            self.natives[mode] = nb
+            self._indexed.add(mode)
+        return nb
+
+    def _index_name(self, mode: int) -> str | None:
+        from .. import native
+
+        if self.index_key is None:
+            return None
+        try:
+            return native.index_name(_code_version(), self.index_key, int(mode), self.L)
+        except OSError:  # (the package's files cannot be read: no version, so no index)
+            return None
 
 
 # ---- pieces: a block's code from parts shared by programs (docs/decisions/0040) ----------------
@@ -443,8 +484,9 @@ _SCALAR_KINDS = frozenset("biuf")  # (the constants a disk entry holds: NumPy sc
 
 
 def _code_version() -> str:
-    """A digest of what makes a piece's code from its key: wavelift's sources and tables (every
-    .py and .json file of the package), Python's bytecode magic and version, NumPy's version."""
+    """A digest of what makes a piece's code from its key, or a native library's source from its
+    program (the native index): wavelift's sources, headers and tables (every .py, .h and .json
+    file of the package), Python's bytecode magic and version, NumPy's version."""
     v = _VERSION[0]
     if v is None:
         root = pathlib.Path(__file__).resolve().parents[2]
@@ -452,7 +494,7 @@ def _code_version() -> str:
         for part in (importlib.util.MAGIC_NUMBER, sys.version.encode(), np.__version__.encode()):
             h.update(part + b"\0")
         for f in sorted(root.rglob("*")):
-            if f.suffix in (".py", ".json") and "__pycache__" not in f.parts:
+            if f.suffix in (".py", ".json", ".h") and "__pycache__" not in f.parts:
                 data = f.read_bytes()
                 h.update(f"{f.relative_to(root)}\0{len(data)}\0".encode())
                 h.update(data)
@@ -474,7 +516,6 @@ def _disk():
     where = settings.get("WAVELIFT_PIECE_CACHE")
     pd = _DISK_DIRS.get(where, False)
     if pd is False:
-        from .. import disk_cache
         from .piece_disk import PieceDisk
 
         d = None if where == "off" else disk_cache.usable_dir("pieces", "WAVELIFT_PIECE_CACHE")

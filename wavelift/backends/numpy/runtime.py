@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import os
+import time
 from collections.abc import Callable
 
 import numpy as np
@@ -33,7 +34,15 @@ BATCH_WAVES = settings.get("WAVELIFT_BATCH_WAVES") or None
 # for every dispatch, compiling first (tests, benchmarks of the tier), "off" never
 NATIVE = settings.get("WAVELIFT_NATIVE")
 NATIVE_MIN_WAVES = settings.get("WAVELIFT_NATIVE_MIN_WAVES")
+# a smaller dispatch under "auto" (decision 0012, amendment h95): native when its MODE's library is
+# ready without making its source (ModeBlocks.native_known), and the library asked for (its
+# source made, compiled in the background) once its module's NumPy runs took NATIVE_AFTER_S of
+# thread CPU (0: never): a program run again and again pays its compile back
+NATIVE_AFTER_S = settings.get("WAVELIFT_NATIVE_AFTER_MS") / 1000
 NATIVE_BATCH_FACTOR = 16
+# a one-range driver run's state arrays and context words kept for the module's next one
+# (native.KeptContext; False: made anew for every run, as before: A/B runs and tests)
+KEEP_CONTEXT = True
 # the native driver (a whole dispatch in one call) for programs whose every block is native;
 # WAVELIFT_NATIVE_DRIVER=off keeps their native blocks under the Python scheduler
 NATIVE_DRIVER = settings.get("WAVELIFT_NATIVE_DRIVER") != "off"
@@ -171,6 +180,7 @@ class Runtime:
         # the driver's ranges' touch rows, context words and settled windows, one range a row
         # (_drive_parts; None: one range, or not asked)
         self._touch_rows = self._x_rows = self._settled_rows = None
+        self._kept = None  # the one-range run's native.KeptContext (_serial_words)
 
     def count_lanes(self, k, lo, hi):
         """``k`` vector instructions ran under this EXEC (lane_instructions is exact)."""
@@ -664,6 +674,30 @@ class Runtime:
         )
         if self.native and self._native_library(self._mode_word()) is NT.COMPILING:
             self.native = False  # this dispatch runs as NumPy blocks throughout
+        elif WAVE_STATE is None and NATIVE == "auto" and not self.native:
+            self.native = self._small_native()
+        if self.native:
+            self._run(total, per_group_waves)
+            return
+        t0 = time.thread_time()
+        try:
+            self._run(total, per_group_waves)
+        finally:
+            self.m.numpy_seconds += time.thread_time() - t0
+
+    def _small_native(self) -> bool:
+        """Whether a dispatch below NATIVE_MIN_WAVES runs native under auto (NATIVE_AFTER_S)."""
+        mode = self._mode_word()
+        lib = self.m.blocks.native_known(mode)
+        if lib is None and NATIVE_AFTER_S and self.m.numpy_seconds >= NATIVE_AFTER_S:
+            lib = self._native_library(mode)  # (its source made; a background compile if new)
+        elif lib is not None:
+            self.native_origin = lib.origin
+        return isinstance(lib, NT.NativeBlocks)
+
+    def _run(self, total, per_group_waves):
+        cfg = self.cfg
+        bx, by, bz = cfg.block
         # NumPy blocks only: every write to the written map is one of this runtime's stores,
         # which mark what they write (WindowSet.mark; a path that does not know its range drops
         # the bound): spans() looks only there.  Native code: no bound (set anew each run, so a
@@ -812,35 +846,7 @@ class Runtime:
         result is the serial one (docs/decisions/0013-native-driver.md): a run whose threads
         touched the same memory where order matters is discarded and run again in one thread."""
         cfg = self.cfg
-        G = np.zeros(len(NT.GRID_FIELDS), np.int64)
-        sysr = cfg.system_sgprs
-        user = np.array([v & 0xFFFFFFFF for v in cfg.user_sgprs] or [0], np.uint32)
-        vals = dict(
-            zip(("gx", "gy", "gz"), cfg.num_groups),
-            **dict(zip(("sx", "sy", "sz"), cfg.group_start)),
-            **dict(zip(("bx", "by", "bz"), cfg.block)),
-            **dict(zip(("px", "py", "pz"), cfg.partial if cfg.partial_tg else cfg.block)),
-            **dict(zip(("ex", "ey", "ez"), cfg.group_end)),
-            partial=int(bool(cfg.partial_tg)),
-            nsreg=NUM_SREGS,
-            nv=nv,
-            packed=int(bool(cfg.packed_local_ids)),
-            tidig=cfg.tidig_comp_cnt,
-            user_n=len(cfg.user_sgprs),
-            sys_x=sysr.get("workgroup_id_x", -1),
-            sys_y=sysr.get("workgroup_id_y", -1),
-            sys_z=sysr.get("workgroup_id_z", -1),
-            sys_tg=sysr.get("tg_size", -1),
-            sys_scratch=sysr.get("scratch_wave_offset", -1),
-            tg_id20=int(cfg.target == "gfx1030"),
-            mode=self._mode_word(),
-            budget=self.budget,
-            chunk=self._chunk_groups(group_waves),
-            deadline=0 if self.deadline is None else self.deadline.ns,
-            code_base=(self.m.meta.base_address + (1 << 63)) % (1 << 64) - (1 << 63),  # (as i64)
-        )
-        for k, v in vals.items():
-            G[NT.GRID[k]] = v
+        G, user = self._grid(nv, group_waves)
         least = NATIVE_THREAD_MIN_WAVES
         if self.m.loops is None:
             self.m.loops = loops(self.m.program)
@@ -899,6 +905,9 @@ class Runtime:
         if rows is not None:  # (the ranges' rows in place, one array: no stack of them)
             rng = rows.reshape(len(parts), -1, 2, 2)
             used = (rng[..., 0] < rng[..., 1]).any(axis=0)  # [window, read/write]
+        elif len(parts) == 1:  # (one range: its own rows, without a stack of them)
+            t = parts[0][1].touch.reshape(-1, 2, 2)
+            used = t[..., 0] < t[..., 1]
         else:
             used = self._touched(parts)[1].any(axis=0)
         self.win.maybe_written = set(np.flatnonzero(used[:, 1]).tolist())
@@ -949,6 +958,94 @@ class Runtime:
                     f"s_setpc/s_swappc at offset {ins.offset:#x} jumps to "
                     f"{int(X[C['bad_pc']]) & 0xFFFFFFFFFFFFFFFF:#x}, not a decoded instruction of the program",
                 )
+        if self._kept is not None and not self.m.kept:
+            self.m.kept.append(self._kept)  # (its run folded in: the next one may take it)
+        self._kept = None
+
+    def _serial_words(self, nv, lds_stride, chunk):
+        """The context words and state of a one-range run (native.KeptContext): over the arrays
+        this module's last one-range run of the same shapes kept (taken from ``Module.kept``,
+        given back by _drive once the run is folded in), else new ones."""
+        cfg, W = self.cfg, NT.MAX_GROUP_WAVES
+        esc_cap = MAX_ESCAPES - len(self.escapes)
+        shape = (
+            nv,
+            self.L,
+            chunk * lds_stride,
+            lds_stride,
+            cfg.lds_bytes,
+            cfg.scratch_wave_bytes,
+            self.mode,
+            esc_cap,
+        )
+        try:
+            k = self.m.kept.pop()  # (atomic: a run in another thread makes its own)
+        except IndexError:
+            k = None
+        if k is None or k.shape != shape:
+            scratch = self._native_scratch(np.zeros(W * cfg.scratch_wave_bytes + 8, np.uint8))
+            k = NT.KeptContext(
+                _zeros64(NUM_SREGS * W, np.uint32),
+                _zeros64(nv * W * self.L, np.uint32),
+                W,
+                np.zeros(chunk * lds_stride, np.uint8),
+                lds_stride,
+                cfg.lds_bytes,
+                np.zeros(W, np.int64),
+                esc_cap,
+                scratch,
+                shape,
+            )
+        self._kept = k
+        return k.words(self.win)
+
+    def _grid(self, nv, group_waves):
+        """The driver's grid words and user SGPRs (native.GRID_FIELDS) -> (G, user): those of
+        this module's last run when its config is the same object with the same system SGPRs
+        (DispatchConfig is frozen but for that dict) and the budget, register count and wave
+        count are the same, and neither has a deadline (Module.grid; the driver only reads them)."""
+        cfg = self.cfg
+        sysr = cfg.system_sgprs
+        kept = self.m.grid
+        if (
+            self.deadline is None
+            and kept is not None
+            and kept[0] is cfg
+            and kept[1] == (self.budget, nv, group_waves)
+            and kept[4] == sysr
+        ):
+            return kept[2], kept[3]
+        G = np.zeros(len(NT.GRID_FIELDS), np.int64)
+        user = np.array([v & 0xFFFFFFFF for v in cfg.user_sgprs] or [0], np.uint32)
+        vals = dict(
+            zip(("gx", "gy", "gz"), cfg.num_groups),
+            **dict(zip(("sx", "sy", "sz"), cfg.group_start)),
+            **dict(zip(("bx", "by", "bz"), cfg.block)),
+            **dict(zip(("px", "py", "pz"), cfg.partial if cfg.partial_tg else cfg.block)),
+            **dict(zip(("ex", "ey", "ez"), cfg.group_end)),
+            partial=int(bool(cfg.partial_tg)),
+            nsreg=NUM_SREGS,
+            nv=nv,
+            packed=int(bool(cfg.packed_local_ids)),
+            tidig=cfg.tidig_comp_cnt,
+            user_n=len(cfg.user_sgprs),
+            sys_x=sysr.get("workgroup_id_x", -1),
+            sys_y=sysr.get("workgroup_id_y", -1),
+            sys_z=sysr.get("workgroup_id_z", -1),
+            sys_tg=sysr.get("tg_size", -1),
+            sys_scratch=sysr.get("scratch_wave_offset", -1),
+            tg_id20=int(cfg.target == "gfx1030"),
+            mode=self._mode_word(),
+            budget=self.budget,
+            chunk=self._chunk_groups(group_waves),
+            deadline=0 if self.deadline is None else self.deadline.ns,
+            code_base=(self.m.meta.base_address + (1 << 63)) % (1 << 64) - (1 << 63),  # (as i64)
+        )
+        for k, v in vals.items():
+            G[NT.GRID[k]] = v
+        if self.deadline is None:
+            self.m.grid = [cfg, (self.budget, nv, group_waves), G, user, dict(sysr)]
+        return G, user
 
     def _chunk_groups(self, group_waves):
         """Workgroups the driver runs together (native.NATIVE_DRIVER)."""
@@ -972,6 +1069,11 @@ class Runtime:
         cfg, L = self.cfg, self.L
         lds_stride, W = self._lds_stride(), NT.MAX_GROUP_WAVES
         ranges = len(bounds) - 1
+        self._touch_rows = self._settled_rows = self._x_rows = None
+        if ranges == 1 and KEEP_CONTEXT:
+            X, st = self._serial_words(nv, lds_stride, int(G[NT.GRID["chunk"]]))
+            lib.drive(X.ctypes.data, G.ctypes.data, user.ctypes.data, bounds[0], bounds[1])
+            return [(X, st, 0)]
         threads = min(NATIVE_THREADS, ranges)
         base = []  # per thread: (context words, state) pointing at its own arrays
         for t in range(threads):
@@ -990,7 +1092,6 @@ class Runtime:
             base.append(
                 NT.new_context(self.win, S, V, W, lds, lds_stride, cfg.lds_bytes, grp, esc_cap, scratch)
             )
-        self._touch_rows = self._settled_rows = self._x_rows = None
         if ranges == 1:
             X, st = base[0]
             lib.drive(X.ctypes.data, G.ctypes.data, user.ctypes.data, bounds[0], bounds[1])

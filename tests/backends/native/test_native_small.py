@@ -1,0 +1,271 @@
+"""The native tier for dispatches below NATIVE_MIN_WAVES (decision 0012, amendment h95): the
+native index names a program's library so a later module (another process's) finds it without
+making its source; its name holds the code's address only where the program reads it; a
+library is asked for once a module's NumPy runs took NATIVE_AFTER_S.  And the one-range driver
+run's kept context (decision 0013, amendment h95): the same bytes, return codes and refusals as
+fresh arrays, run after run of the same module."""
+
+from __future__ import annotations
+
+import re
+import types
+
+import numpy as np
+import pytest
+
+from tests.compat import harness
+from wavelift.backends import host, native
+from wavelift.backends.numpy import _index_key as index_key
+from wavelift.backends.numpy import codegen, runtime
+from wavelift.compat import tinygrad as tg
+from wavelift.run import execute
+
+PROLOGUE = "s_load_b64 s[20:21], s[0:1], 0x0\nv_mov_b32 v255, v0\ns_waitcnt lgkmcnt(0)\n"
+STORE = "v_lshlrev_b32 v240, 2, v255\nglobal_store_b32 v240, v{r}, s[20:21] offset:{off}\n"
+PROGRAMS = [
+    # v5 read before this program writes it (a live-in: the driver zeroes it), then written
+    PROLOGUE
+    + STORE.format(r=5, off=0)
+    + "v_mov_b32 v5, 0x1234\n"
+    + STORE.format(r=5, off=128)
+    + "s_endpgm\n",
+    PROLOGUE
+    + "v_mul_u32_u24 v1, v255, 7\nv_add_nc_u32 v2, v1, 3\n"
+    + STORE.format(r=2, off=0)
+    + "s_endpgm\n",
+    # a store past the output buffer: refused, naming the instruction
+    # (and an image instruction the hardware's EXEC keeps from running: a refuse_if not taken)
+    PROLOGUE
+    + "s_mov_b32 s30, exec_lo\ns_mov_b32 exec_lo, 0\n"
+    + "image_load_pck v[1:4], v0, s[8:15] dmask:0xf dim:SQ_RSRC_IMG_1D\ns_mov_b32 exec_lo, s30\n"
+    + "v_mov_b32 v9, 0x100000\nglobal_store_b32 v9, v255, s[20:21] offset:0\ns_endpgm\n",
+    # the program's own address, stored: s_getpc_b64
+    PROLOGUE
+    + "s_getpc_b64 s[4:5]\nv_mov_b32 v3, s4\nv_mov_b32 v4, s5\n"
+    + STORE.format(r=3, off=0)
+    + STORE.format(r=4, off=128)
+    + "s_endpgm\n",
+]
+
+
+def _assemble(src: str) -> bytes:
+    from tests.execute.asm import HAVE_MC, assemble
+
+    if not HAVE_MC:
+        pytest.skip("llvm-mc-19 not installed")
+    return assemble(src, mcpu="gfx1100")
+
+
+HELD: list = []  # every block made here: no address is used twice
+
+
+def _run(code: bytes, threads: int = 32, buf=None):
+    """One dispatch of ``code`` through the hook (in ``buf``, else a fresh code block: another
+    address each call) -> (return code, output bytes, refusal, stats, code address)."""
+    buf = buf or harness.HostBlock(8192)
+    out = harness.HostBlock(0x1000)
+    args = harness.HostBlock(4096)
+    HELD.extend((buf, out, args))
+    buf.view[: len(code)] = np.frombuffer(code, np.uint8)
+    args.view[:8] = np.frombuffer(np.uint64(out.address).tobytes(), np.uint8)
+    ranges = [(buf.address, 8192), (out.address, 0x1000), (args.address, 4096)]
+    rc = tg.run_asm(buf.address, len(code), 1, 1, 1, threads, 1, 1, args.address, 0x19C, 0, ranges=ranges)
+    res = tg.last_result()
+    ref = res.refusal
+    why = None if ref is None else (ref.code, re.sub(r"address 0x[0-9a-f]+", "", str(ref)))
+    return rc, bytes(out.view), why, dict(res.stats), buf.address
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    if host.compiler() is None:
+        pytest.skip("no host C++ compiler")
+    monkeypatch.setenv("WAVELIFT_NATIVE_CACHE", str(tmp_path / "native"))
+    monkeypatch.setenv("WAVELIFT_NATIVE_OPT", "-O1")  # (a background compile's process too)
+    monkeypatch.setattr(native, "FLAGS", tuple("-O1" if f.startswith("-O") else f for f in native.FLAGS))
+    monkeypatch.setattr(execute, "_CACHE", {})
+    return tmp_path / "native"
+
+
+def _program(src: str, base: int = 0x10000):
+    from wavelift.frontend.program import translate
+
+    return translate(_assemble(src), "gfx1100", 32, base)
+
+
+def test_index_entry_gives_the_library_and_what_the_runtime_reads(cache):
+    prog = _program(PROGRAMS[2])
+    made = codegen.ModeBlocks(prog, 32, ("k", 1))
+    nb = made.native_library(0x300)  # (compiled now: not in the background)
+    assert isinstance(nb, native.NativeBlocks) and nb.source and nb.library
+    assert len(list(cache.glob("*.idx"))) == 1
+    found = codegen.ModeBlocks(prog, 32, ("k", 1)).native_known(0x300)
+    assert isinstance(found, native.NativeBlocks) and found.source == ""  # (no source made)
+    assert found.origin == "disk cache (index)"
+    for f in ("library", "unsupported", "refusals", "_drivable", "_names", "_setpc"):
+        assert getattr(found, f) == getattr(nb, f), f
+    assert found.refusals  # (the image instruction's refuse_if: a part that must come back)
+    assert found.drive is not None and set(found.fns) == set(nb.fns)
+    # another key, another MODE, no key: nothing found (and nothing compiled)
+    assert codegen.ModeBlocks(prog, 32, ("k", 2)).native_known(0x300) is None
+    assert codegen.ModeBlocks(prog, 32, ("k", 1)).native_known(0x301) is None
+    assert codegen.ModeBlocks(prog, 32, None).native_known(0x300) is None
+    # an entry whose library is gone: not used
+    for so in cache.glob(f"{nb.library}*"):
+        so.unlink()
+    assert codegen.ModeBlocks(prog, 32, ("k", 1)).native_known(0x300) is None
+
+
+def test_index_key_holds_the_address_only_where_the_program_reads_it():
+    cfg = types.SimpleNamespace(
+        target="gfx1100",
+        wave_size=32,
+        user_sgprs=(1, 2),
+        scratch_enabled=False,
+        scratch_wave_bytes=0,
+        gfx_level=11,
+        system_sgprs={},
+        gb_addr_config=None,
+        border_color_base=None,
+    )
+    keys = {}
+    for i in (1, 3):
+        for base in (0x10000, 0x7F0000):
+            cfg.program_address = base
+            keys[i, base] = index_key(_program(PROGRAMS[i], base), cfg, base)
+    assert keys[1, 0x10000] == keys[1, 0x7F0000] is not None
+    assert keys[3, 0x10000] != keys[3, 0x7F0000]  # (s_getpc_b64 reads it)
+    assert keys[1, 0x10000] != keys[3, 0x10000]
+
+
+def test_small_dispatch_runs_the_indexed_library_with_the_same_results(cache, monkeypatch):
+    """A module made afresh (as in another process) runs native from the index: the same bytes,
+    return codes and refusals as NumPy blocks; the s_getpc program at another address is not
+    given the library made for the first (its stored address is its own)."""
+    codes = [_assemble(p) for p in PROGRAMS]
+    monkeypatch.setattr(runtime, "NATIVE", "off")
+    want = [_run(c)[:3] for c in codes]
+    monkeypatch.setattr(runtime, "NATIVE", "on")  # (compiles each library, writes its entry)
+    monkeypatch.setattr(execute, "_CACHE", {})
+    assert [_run(c)[:3] for c in codes][:3] == want[:3]  # (the pc program's bytes: its address)
+    monkeypatch.setattr(runtime, "NATIVE", "auto")
+    monkeypatch.setattr(runtime, "NATIVE_AFTER_S", 0)  # (nothing asked for: only the index)
+    for _ in range(2):
+        monkeypatch.setattr(execute, "_CACHE", {})
+        got = [_run(c) for c in codes]
+        for (rc, out, why, stats, _), w, c in zip(got, want, codes, strict=True):
+            if c is codes[3]:
+                assert not stats.get("native")  # (another address: no entry for it)
+            else:
+                assert stats.get("native") and stats.get("native_library") == "disk cache (index)"
+            if c is not codes[3]:
+                assert (rc, out, why) == w
+    assert want[2][0] == tg.REFUSED and want[2][2] is not None
+    assert want[0][1][:4] == bytes(4) and got[0][1][:4] == bytes(4)  # (v5 read as 0)
+
+
+def test_getpc_results_are_their_own_address(cache, monkeypatch):
+    """The s_getpc program's stored pc is that of the run's own code address, NumPy or native
+    from the index: the same offset from the code block's start in every run."""
+    code = _assemble(PROGRAMS[3])
+    monkeypatch.setattr(runtime, "NATIVE", "on")
+    offs = []
+    for _ in range(2):
+        rc, out, _, _, at = _run(code)
+        assert rc == tg.OK
+        pc = int(np.frombuffer(out[:4], np.uint32)[0]) | int(np.frombuffer(out[128:132], np.uint32)[0]) << 32
+        offs.append(pc - at)
+    monkeypatch.setattr(runtime, "NATIVE", "auto")
+    monkeypatch.setattr(runtime, "NATIVE_AFTER_S", 0)
+    monkeypatch.setattr(execute, "_CACHE", {})
+    rc, out, _, stats, at = _run(code)
+    pc = int(np.frombuffer(out[:4], np.uint32)[0]) | int(np.frombuffer(out[128:132], np.uint32)[0]) << 32
+    offs.append(pc - at)
+    assert len(set(offs)) == 1 and 0 < offs[0] < len(code)
+
+
+def test_library_asked_for_after_numpy_runs(cache, monkeypatch):
+    """NATIVE_AFTER_S: a module's dispatch asks for its library once its NumPy runs took that
+    long (compiled in the background); later dispatches run native, with the same bytes."""
+    code = _assemble(PROGRAMS[1])
+    at = harness.HostBlock(8192)  # (one code address: one module, as a loaded program)
+    monkeypatch.setattr(runtime, "NATIVE", "auto")
+    monkeypatch.setattr(runtime, "NATIVE_AFTER_S", 0)
+    first = [_run(code, buf=at) for _ in range(3)]
+    assert not any(s.get("native") for _, _, _, s, _ in first)  # (0: never asked)
+    monkeypatch.setattr(runtime, "NATIVE_AFTER_S", 1e-9)
+    monkeypatch.setattr(execute, "_CACHE", {})
+    runs = [_run(code, buf=at)]  # NumPy; its time counts
+    runs.append(_run(code, buf=at))  # asks: compiling in the background
+    native.wait_for_compiles()
+    runs += [_run(code, buf=at) for _ in range(2)]
+    assert not runs[0][3].get("native")
+    assert runs[-1][3].get("native") and runs[-1][3].get("native_driver")
+    assert {r[:3] for r in runs} == {first[0][:3]}
+
+
+def test_kept_context_gives_what_fresh_arrays_give(cache, monkeypatch):
+    """Run after run of the same modules (and other modules between), the one-range driver run
+    over kept arrays gives the same bytes, return codes and refusals as one over new arrays."""
+    codes = [_assemble(p) for p in PROGRAMS[:3]]
+    monkeypatch.setattr(runtime, "NATIVE", "on")
+    out = {}
+    for keep in (False, True):
+        monkeypatch.setattr(runtime, "KEEP_CONTEXT", keep)
+        monkeypatch.setattr(execute, "_CACHE", {})
+        ats = [harness.HostBlock(8192) for _ in codes]  # (each program at one address: one module)
+        out[keep] = [_run(c, threads, a)[:3] for threads in (32, 16, 32, 5) for c, a in zip(codes, ats)]
+        if keep:
+            mods = [m for m in execute._CACHE.values() if hasattr(m, "kept")]
+            assert any(m.kept for m in mods)  # (the kept path ran)
+    assert out[True] == out[False]
+    assert out[True][0][1][:4] == bytes(4) and out[True][3][1][:4] == bytes(4)  # (v5 zero again)
+
+
+def test_kept_context_words_are_new_contexts(cache, monkeypatch):
+    """KeptContext.words makes new_context's words: every word the same but the addresses of
+    the arrays, whose contents are the same."""
+    seen, kept = [], set()
+    orig = native.KeptContext.words
+
+    def spy(self, win):
+        X, st = orig(self, win)
+        S, V, lds, grp = self.alive[:4]
+        scr = self.alive[6] if len(self.alive) > 6 else None
+        ref = native.new_context(
+            win,
+            S,
+            V,
+            int(X[native.CTX["n"]]),
+            lds,
+            int(X[native.CTX["lds_stride"]]),
+            int(X[native.CTX["lds_bytes"]]),
+            grp,
+            int(X[native.CTX["esc_cap"]]),
+            None if scr is None else (scr, int(X[native.CTX["scr_bytes"]]), bool(X[native.CTX["scr_lane"]])),
+        )
+        # (copies: the run changes the kept arrays)
+        seen.append((X.copy(), [a.copy() for a in (*st.windows, st.touch, st.esc, st.pcs)], ref))
+        kept.add(id(self))
+        return X, st
+
+    monkeypatch.setattr(native.KeptContext, "words", spy)
+    monkeypatch.setattr(runtime, "NATIVE", "on")
+    codes = [_assemble(p) for p in PROGRAMS[:3]]
+    ats = [harness.HostBlock(8192) for _ in codes]
+    for _ in range(3):
+        for c, a in zip(codes, ats):
+            _run(c, buf=a)
+    assert len(seen) >= 9 and len(kept) <= len(seen) - 5  # (contexts kept and used again)
+    C = native.CTX
+    pointers = {"ws", "we", "wo", "touch", "wkind", "pcs", "esc"}
+    for X, arrays, (RX, rst) in seen:
+        for name, i in C.items():
+            if name not in pointers:
+                assert X[i] == RX[i], name
+        n = max(int(X[C["nwin"]]), 1)
+        ws, we, wo, written, wkind, touch, esc, pcs = arrays
+        for a, b in zip((ws, we, wo, written, wkind), rst.windows, strict=True):
+            assert np.array_equal(a[: b.size], b)
+        assert np.array_equal(touch[: 4 * n], rst.touch)
+        assert np.array_equal(esc, rst.esc) and np.array_equal(pcs, rst.pcs)
