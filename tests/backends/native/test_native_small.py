@@ -185,8 +185,8 @@ def test_getpc_results_are_their_own_address(cache, monkeypatch):
 
 
 def test_library_asked_for_after_numpy_runs(cache, monkeypatch):
-    """NATIVE_AFTER_S: a module's dispatch asks for its library once its NumPy runs took that
-    long (compiled in the background); later dispatches run native, with the same bytes."""
+    """NATIVE_AFTER_S: a module's dispatch asks for its library at its end once its NumPy runs
+    took that long (compiled in the background); later dispatches run native, the same bytes."""
     code = _assemble(PROGRAMS[1])
     at = harness.HostBlock(8192)  # (one code address: one module, as a loaded program)
     monkeypatch.setattr(runtime, "NATIVE", "auto")
@@ -195,8 +195,8 @@ def test_library_asked_for_after_numpy_runs(cache, monkeypatch):
     assert not any(s.get("native") for _, _, _, s, _ in first)  # (0: never asked)
     monkeypatch.setattr(runtime, "NATIVE_AFTER_S", 1e-9)
     monkeypatch.setattr(execute, "_CACHE", {})
-    runs = [_run(code, buf=at)]  # NumPy; its time counts
-    runs.append(_run(code, buf=at))  # asks: compiling in the background
+    runs = [_run(code, buf=at)]  # NumPy; then asks: compiling in the background
+    runs.append(_run(code, buf=at))
     native.wait_for_compiles()
     runs += [_run(code, buf=at) for _ in range(2)]
     assert not runs[0][3].get("native")

@@ -395,7 +395,7 @@ class ModeBlocks:
 
         if mode in self.natives:
             nb = self.native_library(mode, background=True)
-            return nb if isinstance(nb, native.NativeBlocks) else None
+            return nb if isinstance(nb, native.NativeBlocks) and nb.fns else None  # (a block runs)
         if mode in self._looked:
             return None  # (looked for once)
         self._looked.add(mode)

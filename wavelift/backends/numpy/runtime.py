@@ -35,9 +35,10 @@ BATCH_WAVES = settings.get("WAVELIFT_BATCH_WAVES") or None
 NATIVE = settings.get("WAVELIFT_NATIVE")
 NATIVE_MIN_WAVES = settings.get("WAVELIFT_NATIVE_MIN_WAVES")
 # a smaller dispatch under "auto" (decision 0012, amendment h95): native when its MODE's library is
-# ready without making its source (ModeBlocks.native_known), and the library asked for (its
-# source made, compiled in the background) once its module's NumPy runs took NATIVE_AFTER_S of
-# thread CPU (0: never): a program run again and again pays its compile back
+# ready without making its source (ModeBlocks.native_known); the library is asked for (its source
+# made, compiled in the background unless on disk) at the end of the dispatch whose NumPy run
+# brings its module's to NATIVE_AFTER_S of thread CPU (0: never): a program that runs that long
+# pays its compile back when it runs again, and one that runs once pays about one more run
 NATIVE_AFTER_S = settings.get("WAVELIFT_NATIVE_AFTER_MS") / 1000
 NATIVE_BATCH_FACTOR = 16
 # a one-range driver run's state arrays and context words kept for the module's next one
@@ -674,26 +675,21 @@ class Runtime:
         )
         if self.native and self._native_library(self._mode_word()) is NT.COMPILING:
             self.native = False  # this dispatch runs as NumPy blocks throughout
-        elif WAVE_STATE is None and NATIVE == "auto" and not self.native:
-            self.native = self._small_native()
-        if self.native:
+        small = WAVE_STATE is None and NATIVE == "auto" and not self.native
+        if small:
+            lib = self.m.blocks.native_known(self._mode_word())
+            if lib is not None:
+                self.native, self.native_origin = True, lib.origin
+        if self.native or not small:
             self._run(total, per_group_waves)
             return
         t0 = time.thread_time()
-        try:
-            self._run(total, per_group_waves)
-        finally:
-            self.m.numpy_seconds += time.thread_time() - t0
-
-    def _small_native(self) -> bool:
-        """Whether a dispatch below NATIVE_MIN_WAVES runs native under auto (NATIVE_AFTER_S)."""
-        mode = self._mode_word()
-        lib = self.m.blocks.native_known(mode)
-        if lib is None and NATIVE_AFTER_S and self.m.numpy_seconds >= NATIVE_AFTER_S:
-            lib = self._native_library(mode)  # (its source made; a background compile if new)
-        elif lib is not None:
-            self.native_origin = lib.origin
-        return isinstance(lib, NT.NativeBlocks)
+        self._run(total, per_group_waves)
+        self.m.numpy_seconds += time.thread_time() - t0
+        if NATIVE_AFTER_S and self.m.numpy_seconds >= NATIVE_AFTER_S:
+            # (after this dispatch's own run: its source made, compiled in the background unless
+            # the disk has it; a later dispatch finds it ready through native_known)
+            self._native_library(self._mode_word())
 
     def _run(self, total, per_group_waves):
         cfg = self.cfg
