@@ -269,3 +269,11 @@ def test_kept_context_words_are_new_contexts(cache, monkeypatch):
             assert np.array_equal(a[: b.size], b)
         assert np.array_equal(touch[: 4 * n], rst.touch)
         assert np.array_equal(esc, rst.esc) and np.array_equal(pcs, rst.pcs)
+
+
+def test_address_of_is_ctypes_data():
+    a = np.arange(4096, dtype=np.uint8)
+    ro = a[8:40].view()
+    ro.flags.writeable = False
+    for x in (a, a[100:300], a[1:2], a[5:5], a[::2], ro, a.view(np.uint32)[3:9], np.zeros((3, 4))[:, 1]):
+        assert native.address_of(x) == x.ctypes.data

@@ -51,9 +51,9 @@ class Module:
     numpy_seconds: float = 0.0
     # its last one-range driver run's native.KeptContext (runtime._serial_words; at most one)
     kept: list = field(default_factory=list)
-    # its last driver run's grid words: [config, (budget, registers, group waves), G, user SGPRs,
-    # system SGPRs] (runtime._grid)
-    grid: list | None = None
+    # its driver runs' grid words, by config id: [config, (budget, registers, group waves), G,
+    # user SGPRs, system SGPRs, (G, its address, the user SGPRs')] (runtime._grid)
+    grids: dict = field(default_factory=dict)
 
     def window_plan(self) -> dict:
         """WindowSet's guesses for the next dispatch (keyword arguments; none: copy every window)."""

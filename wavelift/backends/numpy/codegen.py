@@ -393,6 +393,9 @@ class ModeBlocks:
         the disk cache; else None (nothing is compiled)."""
         from .. import native
 
+        nb = self.natives.get(mode)
+        if type(nb) is native.NativeBlocks and nb.pending is None and nb.fns:
+            return nb  # (attached)
         if mode in self.natives:
             nb = self.native_library(mode, background=True)
             return nb if isinstance(nb, native.NativeBlocks) and nb.fns else None  # (a block runs)

@@ -44,6 +44,7 @@ NATIVE_BATCH_FACTOR = 16
 # a one-range driver run's state arrays and context words kept for the module's next one
 # (native.KeptContext; False: made anew for every run, as before: A/B runs and tests)
 KEEP_CONTEXT = True
+GRIDS = 64  # grid words kept per module (_grid: one per config object; cleared when full)
 # the native driver (a whole dispatch in one call) for programs whose every block is native;
 # WAVELIFT_NATIVE_DRIVER=off keeps their native blocks under the Python scheduler
 NATIVE_DRIVER = settings.get("WAVELIFT_NATIVE_DRIVER") != "off"
@@ -157,10 +158,8 @@ class Runtime:
         self.instructions = 0
         self.lane_instructions = 0
         self.waves_run = 0
-        L = self.L
-        self.LANE = np.arange(L, dtype=np.uint32)[None, :]
-        self.LANE64 = np.arange(L, dtype=np.uint64)[None, :]
-        self.LANEBITS = self.LANE if L == 32 else self.LANE64
+        self.LANE, self.LANE64 = _lanes(self.L)
+        self.LANEBITS = self.LANE if self.L == 32 else self.LANE64
         # group shape -> local-id tables (_local_ids)
         self._lid_cache: dict[tuple[int, int, int], tuple[np.ndarray, ...]] = {}
         self.native = False  # run() decides
@@ -182,6 +181,8 @@ class Runtime:
         # (_drive_parts; None: one range, or not asked)
         self._touch_rows = self._x_rows = self._settled_rows = None
         self._kept = None  # the one-range run's native.KeptContext (_serial_words)
+        self._mode = None  # (_mode_word, once)
+        self._grid_at = None  # (G, its address, the user SGPRs' address): _grid's kept words
 
     def count_lanes(self, k, lo, hi):
         """``k`` vector instructions ran under this EXEC (lane_instructions is exact)."""
@@ -290,8 +291,8 @@ class Runtime:
     def land_stream(self):
         """(copy, min bytes) for the host's landing (backends/base.land) after a native-driver
         run: large spans with streaming stores (decision 0013, amendment h91); else None."""
-        if not self.native_driver:
-            return None
+        if not self.native_driver or self.win.nbytes < NT.STREAM_MIN:
+            return None  # (no span of an arena this small reaches STREAM_MIN: no library asked for)
         copy = NT.stream_copy()
         return None if copy is None else (copy, NT.STREAM_MIN)
 
@@ -700,6 +701,14 @@ class Runtime:
         # window set run again never keeps an earlier run's bound)
         self.win.dirty = [self.win.nbytes, 0] if not self.native and self.win.arena is not None else None
         nv = max(self.m.program.max_vgpr + 1, 3)
+        self.wave_base = 0
+        if self.native and NATIVE_DRIVER and per_group_waves <= NT.MAX_GROUP_WAVES:
+            lib = self._native_library(self._mode_word())
+            if lib.drive is not None:
+                self._drive(lib, nv, total, per_group_waves)
+                if self.progress is not None:
+                    self.progress(total, total)  # (the driver's threads report nothing sooner)
+                return
         per_wave = (
             4 * (nv * self.L + NUM_SREGS) + cfg.lds_bytes // max(per_group_waves, 1) + cfg.scratch_wave_bytes
         )
@@ -709,14 +718,6 @@ class Runtime:
         cap = BATCH_WAVES and BATCH_WAVES * (NATIVE_BATCH_FACTOR if self.native else 1)
         if cap:
             groups_per_batch = max(1, min(groups_per_batch, cap // max(per_group_waves, 1)))
-        self.wave_base = 0
-        if self.native and NATIVE_DRIVER and per_group_waves <= NT.MAX_GROUP_WAVES:
-            lib = self._native_library(self._mode_word())
-            if lib.drive is not None:
-                self._drive(lib, nv, total, per_group_waves)
-                if self.progress is not None:
-                    self.progress(total, total)  # (the driver's threads report nothing sooner)
-                return
         self.win.copy_all()  # (NumPy and native blocks read the arena only)
         for g0 in range(0, total, groups_per_batch):
             g1 = min(total, g0 + groups_per_batch)
@@ -832,8 +833,11 @@ class Runtime:
 
     def _mode_word(self):
         """Every wave's MODE register at its start (our layout: frontend/ir.py MODE_REG)."""
-        cfg = self.cfg
-        return cfg.float_mode | (int(cfg.dx10_clamp) << 8) | (int(cfg.ieee_mode) << 9)
+        m = self._mode
+        if m is None:
+            cfg = self.cfg
+            m = self._mode = cfg.float_mode | (int(cfg.dx10_clamp) << 8) | (int(cfg.ieee_mode) << 9)
+        return m
 
     def _drive(self, lib, nv, total, group_waves):
         """The whole dispatch through the native driver (native.NATIVE_DRIVER): state per
@@ -898,15 +902,18 @@ class Runtime:
         rows = (
             self._touch_rows if self._touch_rows is not None and len(self._touch_rows) == len(parts) else None
         )
-        if rows is not None:  # (the ranges' rows in place, one array: no stack of them)
-            rng = rows.reshape(len(parts), -1, 2, 2)
-            used = (rng[..., 0] < rng[..., 1]).any(axis=0)  # [window, read/write]
-        elif len(parts) == 1:  # (one range: its own rows, without a stack of them)
-            t = parts[0][1].touch.reshape(-1, 2, 2)
-            used = t[..., 0] < t[..., 1]
+        if len(parts) == 1 and rows is None:  # (one range: its few windows' rows as a list)
+            t = parts[0][1].touch.tolist()  # per window: read lo, hi, write lo, hi
+            read = [k for k in range(len(t) // 4) if t[4 * k] < t[4 * k + 1]]
+            written = [k for k in range(len(t) // 4) if t[4 * k + 2] < t[4 * k + 3]]
         else:
-            used = self._touched(parts)[1].any(axis=0)
-        self.win.maybe_written = set(np.flatnonzero(used[:, 1]).tolist())
+            if rows is not None:  # (the ranges' rows in place, one array: no stack of them)
+                rng = rows.reshape(len(parts), -1, 2, 2)
+                used = (rng[..., 0] < rng[..., 1]).any(axis=0)  # [window, read/write]
+            else:
+                used = self._touched(parts)[1].any(axis=0)
+            read, written = np.flatnonzero(used[:, 0]).tolist(), np.flatnonzero(used[:, 1]).tolist()
+        self.win.maybe_written = set(written)
         # the write hulls the ranges settled (wl_settle): their bytes written, their marks
         # cleared; only in a run kept whole (a discarded one was refilled above, and a serial
         # run settles none)
@@ -920,7 +927,7 @@ class Runtime:
         self.m.driven = True
         ws = self.win.windows
         self.m.written_windows |= {(ws[k].address, ws[k].size) for k in self.win.maybe_written}
-        self.m.read_windows |= {(ws[k].address, ws[k].size) for k in np.flatnonzero(used[:, 0]).tolist()}
+        self.m.read_windows |= {(ws[k].address, ws[k].size) for k in read}
         C = NT.CTX
         Xs = self._x_rows if rows is not None else None
         if Xs is not None and not (
@@ -997,12 +1004,12 @@ class Runtime:
 
     def _grid(self, nv, group_waves):
         """The driver's grid words and user SGPRs (native.GRID_FIELDS) -> (G, user): those of
-        this module's last run when its config is the same object with the same system SGPRs
-        (DispatchConfig is frozen but for that dict) and the budget, register count and wave
-        count are the same, and neither has a deadline (Module.grid; the driver only reads them)."""
+        this module's last run with the same config object (held: its id is its own) with the
+        same system SGPRs (DispatchConfig is frozen but for that dict), budget, register count
+        and wave count, neither with a deadline (Module.grids; the driver only reads them)."""
         cfg = self.cfg
         sysr = cfg.system_sgprs
-        kept = self.m.grid
+        kept = self.m.grids.get(id(cfg))
         if (
             self.deadline is None
             and kept is not None
@@ -1010,6 +1017,7 @@ class Runtime:
             and kept[1] == (self.budget, nv, group_waves)
             and kept[4] == sysr
         ):
+            self._grid_at = kept[5]
             return kept[2], kept[3]
         G = np.zeros(len(NT.GRID_FIELDS), np.int64)
         user = np.array([v & 0xFFFFFFFF for v in cfg.user_sgprs] or [0], np.uint32)
@@ -1040,7 +1048,11 @@ class Runtime:
         for k, v in vals.items():
             G[NT.GRID[k]] = v
         if self.deadline is None:
-            self.m.grid = [cfg, (self.budget, nv, group_waves), G, user, dict(sysr)]
+            grids = self.m.grids
+            if len(grids) >= GRIDS:
+                grids.clear()
+            at = (G, G.ctypes.data, user.ctypes.data)
+            grids[id(cfg)] = [cfg, (self.budget, nv, group_waves), G, user, dict(sysr), at]
         return G, user
 
     def _chunk_groups(self, group_waves):
@@ -1068,7 +1080,9 @@ class Runtime:
         self._touch_rows = self._settled_rows = self._x_rows = None
         if ranges == 1 and KEEP_CONTEXT:
             X, st = self._serial_words(nv, lds_stride, int(G[NT.GRID["chunk"]]))
-            lib.drive(X.ctypes.data, G.ctypes.data, user.ctypes.data, bounds[0], bounds[1])
+            at = self._grid_at
+            G_at, user_at = at[1:] if at is not None and at[0] is G else (G.ctypes.data, user.ctypes.data)
+            lib.drive(self._kept.X_at, G_at, user_at, bounds[0], bounds[1])
             return [(X, st, 0)]
         threads = min(NATIVE_THREADS, ranges)
         base = []  # per thread: (context words, state) pointing at its own arrays
@@ -1310,6 +1324,16 @@ class Runtime:
                 pc[w] = nxt
                 if kind == "barrier":
                     waiting[w] = True
+
+
+@functools.cache
+def _lanes(L: int) -> tuple[np.ndarray, np.ndarray]:
+    """The lane indices [1, L] as u32 and u64 (Runtime.LANE, LANE64), made once a wave size,
+    read-only: shared by every runtime."""
+    out = np.arange(L, dtype=np.uint32)[None, :], np.arange(L, dtype=np.uint64)[None, :]
+    for a in out:
+        a.flags.writeable = False
+    return out
 
 
 def _zeros64(n: int, dtype) -> np.ndarray:
