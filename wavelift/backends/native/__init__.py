@@ -1106,7 +1106,7 @@ def index_name(version: str, key: tuple, mode: int, wave_size: int) -> str | Non
     what else goes into the library: compiler (its file's identity rather than its --version,
     a process's run of which costs ~20-60 ms), flags, host, the blends setting; None: no
     compiler."""
-    cxx = host.compiler()
+    cxx = _index_compiler(settings.get("WAVELIFT_CXX"), os.environ.get("PATH"))
     if cxx is None:
         return None
     parts = (
@@ -1334,6 +1334,38 @@ def _build(cxx: str, source: str) -> bytes:
 
 
 @functools.cache
+def _index_compiler(_setting, _path) -> str | None:
+    """host.compiler() for the same setting and PATH (index_name: a lookup costs ~0.1 ms of
+    PATH search otherwise; the name holds the compiler file's identity anyway)."""
+    return host.compiler()
+
+
+# the native index's entries in each cache directory, as listed by this process once (names
+# with a digest file) plus those it wrote: a name not there is not looked for on disk (a program
+# run once, e.g. each of tinygrad's instruction tests, costs no file system call for it)
+_INDEX_NAMES: dict = {}
+
+
+def _index_names(d: pathlib.Path) -> set:
+    names = _INDEX_NAMES.get(str(d))
+    if names is None:
+        try:
+            names = {f[:-7] for f in os.listdir(d) if f.endswith(".sha256")}
+        except OSError:
+            names = set()
+        _INDEX_NAMES[str(d)] = names
+    return names
+
+
+def index_store(name: str, entry: bytes) -> None:
+    """Write the native index's entry ``name`` (NativeBlocks.index_entry) in the cache."""
+    d = cache_dir()
+    if d is not None:
+        disk_cache.write(d, name, ".idx", entry)
+        _index_names(d).add(name)
+
+
+@functools.cache
 def _identity(cxx: str) -> tuple:
     """The compiler's file as found on PATH (where its links lead): path, size, mtime, inode."""
     import shutil
@@ -1431,7 +1463,10 @@ class NativeBlocks:
         """The library the native index names ``name`` (index_name), loaded without making its
         source, or None: no entry, no library, or either not as the cache's rules want them
         (decision 0016: the caller then makes the source as before)."""
-        d = cache_dir()
+        d = _index_dir(settings.get("WAVELIFT_NATIVE_CACHE"), settings.get("XDG_CACHE_HOME"))
+        if d is None or name not in _index_names(d):
+            return None
+        d = cache_dir()  # (checked again where an entry is there to be read)
         if d is None:
             return None
         try:
@@ -1684,6 +1719,13 @@ class KeptContext:
         st.windows = (ws, we, wo, written, wkind)
         st.alive = [*self.alive, ws, we, wo, written, wkind, touch]
         return X, st
+
+
+@functools.cache
+def _index_dir(_setting, _xdg) -> pathlib.Path | None:
+    """cache_dir() for the same settings, checked once a process to list its index entries
+    (from_index checks it again before reading one)."""
+    return cache_dir()
 
 
 def thread_context(X0, st0, S, V, lds, grp, scratch=None):

@@ -382,9 +382,8 @@ class ModeBlocks:
         if isinstance(nb, native.NativeBlocks) and nb.library and mode not in self._indexed:
             self._indexed.add(mode)  # (a library made from its source: the index names it)
             name = self._index_name(mode)
-            d = native.cache_dir() if name else None
-            if name and d is not None:
-                disk_cache.write(d, name, ".idx", nb.index_entry())
+            if name:
+                native.index_store(name, nb.index_entry())
         return nb
 
     def native_known(self, mode: int):
