@@ -1106,7 +1106,7 @@ def index_name(version: str, key: tuple, mode: int, wave_size: int) -> str | Non
     what else goes into the library: compiler (its file's identity rather than its --version,
     a process's run of which costs ~20-60 ms), flags, host, the blends setting; None: no
     compiler."""
-    cxx = _index_compiler(settings.get("WAVELIFT_CXX"), os.environ.get("PATH"))
+    cxx = _index_compiler(settings.get("WAVELIFT_CXX"))
     if cxx is None:
         return None
     parts = (
@@ -1334,9 +1334,10 @@ def _build(cxx: str, source: str) -> bytes:
 
 
 @functools.cache
-def _index_compiler(_setting, _path) -> str | None:
-    """host.compiler() for the same setting and PATH (index_name: a lookup costs ~0.1 ms of
-    PATH search otherwise; the name holds the compiler file's identity anyway)."""
+def _index_compiler(_setting) -> str | None:
+    """host.compiler() once a process for the same setting (index_name: ~0.1 ms of PATH search
+    a lookup otherwise).  A compiler found later on another PATH only changes which entries are
+    looked for: each names a library its own compiler built from the same source."""
     return host.compiler()
 
 
