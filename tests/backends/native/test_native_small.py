@@ -277,3 +277,14 @@ def test_address_of_is_ctypes_data():
     ro.flags.writeable = False
     for x in (a, a[100:300], a[1:2], a[5:5], a[::2], ro, a.view(np.uint32)[3:9], np.zeros((3, 4))[:, 1]):
         assert native.address_of(x) == x.ctypes.data
+
+
+def test_large_contexts_are_not_kept(cache, monkeypatch):
+    """A context over KEEP_MAX_BYTES is made for its run and not held by the module."""
+    code = _assemble(PROGRAMS[1])
+    at = harness.HostBlock(8192)
+    monkeypatch.setattr(runtime, "NATIVE", "on")
+    monkeypatch.setattr(runtime, "KEEP_MAX_BYTES", 0)
+    want = _run(code, buf=at)[:3]
+    assert _run(code, buf=at)[:3] == want
+    assert not any(getattr(m, "kept", None) for m in execute._CACHE.values())

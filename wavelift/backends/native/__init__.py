@@ -1676,6 +1676,7 @@ class KeptContext:
             ("pcs", self.pcs.ctypes.data),
         ):
             X[CTX[name]] = v
+        self.nbytes = sum(a.nbytes for a in self.alive)  # (what keeping it holds)
         self.X0 = X
         self.X = X.copy()  # (the words handed out: one array, its address known)
         self.X_at = self.X.ctypes.data

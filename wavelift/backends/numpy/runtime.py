@@ -45,6 +45,9 @@ NATIVE_BATCH_FACTOR = 16
 # (native.KeptContext; False: made anew for every run, as before: A/B runs and tests)
 KEEP_CONTEXT = True
 GRIDS = 64  # grid words kept per module (_grid: one per config object; cleared when full)
+# the largest context a module keeps (its arrays' bytes: a large scratch or LDS is made anew for
+# each run, as before, rather than held by every cached module)
+KEEP_MAX_BYTES = 8 << 20
 # the native driver (a whole dispatch in one call) for programs whose every block is native;
 # WAVELIFT_NATIVE_DRIVER=off keeps their native blocks under the Python scheduler
 NATIVE_DRIVER = settings.get("WAVELIFT_NATIVE_DRIVER") != "off"
@@ -961,7 +964,7 @@ class Runtime:
                     f"s_setpc/s_swappc at offset {ins.offset:#x} jumps to "
                     f"{int(X[C['bad_pc']]) & 0xFFFFFFFFFFFFFFFF:#x}, not a decoded instruction of the program",
                 )
-        if self._kept is not None and not self.m.kept:
+        if self._kept is not None and not self.m.kept and self._kept.nbytes <= KEEP_MAX_BYTES:
             self.m.kept.append(self._kept)  # (its run folded in: the next one may take it)
         self._kept = None
 
