@@ -57,6 +57,19 @@ def _piece_cache(tmp_path_factory):
         yield
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _native_after_off():
+    """A dispatch below NATIVE_MIN_WAVES does not ask for its native library once its module's
+    NumPy runs took WAVELIFT_NATIVE_AFTER_MS (decision 0012, amendment h95) in the test suite:
+    which tier runs a test's small dispatch (and so its stats) would depend on how fast this host
+    ran the module's earlier dispatches.  Tests of that rule set it themselves."""
+    from wavelift.backends.numpy import runtime
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(runtime, "NATIVE_AFTER_S", 0)
+        yield
+
+
 @pytest.fixture(autouse=True)  # autouse: in every test's closure, parametrized for marked ones
 def tier(request, monkeypatch):
     from wavelift.backends import host, native
