@@ -56,11 +56,13 @@ def fixture_dispatch(name):
 def module_source(name):
     from test_cuda_backend import translate_dispatch
 
-    from wavelift.backends.cuda.codegen import baked_params, generate
+    from wavelift.backends.cuda.codegen import baked_params, generate, groups_per_block
 
     mem, cfg, *_ = KERNELS[name]() if name in KERNELS else fixture_dispatch(name)
     prog, base = translate_dispatch(mem, cfg)
-    return generate(prog, cfg.wave_size, "lane", cfg.scratch_wave_bytes, base, baked_params(cfg))[0]
+    # (workgroups per CUDA block as the backend chooses them: decision 0046)
+    gpb = groups_per_block(cfg)
+    return generate(prog, cfg.wave_size, "lane", cfg.scratch_wave_bytes, base, baked_params(cfg), gpb)[0]
 
 
 def build(src, arch, lineinfo):
@@ -93,6 +95,76 @@ def annotate(sass, src):
         elif s.startswith(".L_"):
             out.append(s)
     return "\n".join(out) + "\n"
+
+
+# the rare paths: a SASS basic block holding an instruction of these functions' bodies (or any
+# call) is cold, as is a block all of whose successors are cold, and what only cold blocks reach
+COLD_FUNCTIONS = ("wl_res", "wl_gload_", "wl_gstore_", "wl_escape_", "wl_check_", "wl_flag_")
+_RECONVERGE = re.compile(r"(BSYNC|BSSY|NOP|WARPSYNC|BRA|BREAK)\b")
+
+
+def _body_lines(src, names):
+    """1-based source lines of the bodies of the named functions"""
+    lines, out = src.splitlines(), set()
+    for i, line in enumerate(lines):
+        m = re.search(r"\b(wl_\w+)\s*\(", line)
+        if "__device__" not in line or not m or m.group(1) not in names:
+            continue
+        depth, j, opened = 0, i, False
+        while j < len(lines):
+            depth += lines[j].count("{") - lines[j].count("}")
+            opened = opened or "{" in lines[j]
+            if opened and depth <= 0:
+                break
+            j += 1
+        out.update(range(i + 1, j + 2))
+    return out
+
+
+def hot_count(annotated, src):
+    """SASS instructions on the hot path of an annotated listing (annotate's output): the basic
+    blocks reachable from the entry through blocks that are not cold (COLD_FUNCTIONS).  For
+    straight-line kernels (vadd, shade) about the instructions a warp issues (Nsight on vadd w32:
+    196 warp instructions per warp, this count 202 on the same tree): a proxy without a GPU."""
+    cold_lines = _body_lines(src, COLD_FUNCTIONS)
+    blocks, labels, closed = [], {}, True
+    for line in annotated.splitlines():
+        if line.startswith(".L_"):
+            labels[line.rstrip(":")] = len(blocks)
+            blocks.append([])
+            closed = False
+            continue
+        m = re.match(r"[0-9a-f]+ (.*?)\s*\| (\d+|None):", line)
+        if not m:
+            continue
+        if closed:
+            blocks.append([])
+        op = m.group(1)
+        blocks[-1].append((op, int(m.group(2)) if m.group(2) != "None" else 0))
+        closed = re.search(r"\b(BRA|EXIT|RET|BREAK)\b", op) is not None
+    succ = []
+    for i, b in enumerate(blocks):
+        last = b[-1][0] if b else ""
+        s = {labels[t] for t in re.findall(r"`\((\.L_\w+)\)", last) if t in labels}
+        if not re.match(r"(BRA|EXIT|RET)\b", last) and i + 1 < len(blocks):
+            s.add(i + 1)
+        succ.append(s)
+    cold = [
+        any("CALL" in op or (ln in cold_lines and not _RECONVERGE.match(op)) for op, ln in b) for b in blocks
+    ]
+    changed = True
+    while changed:
+        changed = False
+        for i, s in enumerate(succ):
+            if not cold[i] and s and all(cold[j] for j in s):
+                cold[i] = changed = True
+    seen, todo = set(), [0]
+    while todo:
+        i = todo.pop()
+        if i < len(blocks) and i not in seen and not cold[i]:
+            seen.add(i)
+            todo.extend(succ[i])
+    return sum(len(blocks[i]) for i in seen)
 
 
 def main():
@@ -132,8 +204,10 @@ def main():
                 f"{sum(bool(re.search(r' (LDS|STS|ATOMS)[ .]', s)) for s in ins)} LDS/STS/ATOMS)"
             )
             if args.annotate:
+                listing = annotate(sass, src)
+                line += f"; hot path {hot_count(listing, src)}"
                 (outdir / f"{tag}.cu").write_text(src)
-                (outdir / f"{tag}.sass").write_text(annotate(sass, src))
+                (outdir / f"{tag}.sass").write_text(listing)
         print(line, flush=True)
     if not nvd:
         print("(no nvdisasm: registers and spills only; pip install nvidia-cuda-nvdisasm and set NVDISASM)")
