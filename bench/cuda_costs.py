@@ -20,6 +20,8 @@ form"), or the proved direct forms (WAVELIFT_CUDA_LDS=direct, the default).
 spans, spansldsdirect: a block's global loads and stores at known offsets from one base tested
 once against one guessed window (WAVELIFT_CUDA_SPANS=block; 0047's amendment on global accesses at known offsets), alone
 and with the LDS direct forms (compare with base and ldsdirect).
+straight: a program without loops (vadd, shade) launched without its blocks' budget checks when
+the budget covers its longest path (WAVELIFT_CUDA_BUDGET=straight; 0009's amendment).
 DISPATCHES: vadd32, vadd64 (full-screen vadd, clang), shade (full-screen shade), collatz (65,536
 lanes of the divergent loop), and bench/kernels/lds.cl's LDS and barrier kernels: matmul16 (1024^2,
 16x16 tiles), stencil5 (1920x1080, 5x5 through an LDS tile), histogram (8.3 M words, LDS atomics),
@@ -74,6 +76,9 @@ ENV = {
     # 2026-12-06), with and without the LDS direct forms
     "spans": {"WAVELIFT_CUDA_SPANS": "block"},
     "spansldsdirect": {"WAVELIFT_CUDA_SPANS": "block", "WAVELIFT_CUDA_LDS": "direct"},
+    # a program without loops launched without per-block budget checks where the budget covers
+    # its longest path (0009's amendment on budget checks of programs without loops)
+    "straight": {"WAVELIFT_CUDA_BUDGET": "straight"},
     # workgroups per CUDA block (decision 0046): one (the kernels before it), auto, or forced
     "gpb1": {"WAVELIFT_CUDA_GROUPS_PER_BLOCK": "1"},
     "gpbauto": {"WAVELIFT_CUDA_GROUPS_PER_BLOCK": "auto"},

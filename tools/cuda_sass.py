@@ -125,7 +125,9 @@ def hot_count(annotated, src):
     """SASS instructions on the hot path of an annotated listing (annotate's output): the basic
     blocks reachable from the entry through blocks that are not cold (COLD_FUNCTIONS).  For
     straight-line kernels (vadd, shade) about the instructions a warp issues (Nsight on vadd w32:
-    196 warp instructions per warp, this count 202 on the same tree): a proxy without a GPU."""
+    196 warp instructions per warp, this count 202 on the same tree): a proxy without a GPU.
+    Where the kernel holds a straight copy of its blocks (WAVELIFT_CUDA_BUDGET=straight), the
+    copy's path (the guard's branch taken)."""
     cold_lines = _body_lines(src, COLD_FUNCTIONS)
     blocks, labels, closed = [], {}, True
     for line in annotated.splitlines():
@@ -142,11 +144,15 @@ def hot_count(annotated, src):
         op = m.group(1)
         blocks[-1].append((op, int(m.group(2)) if m.group(2) != "None" else 0))
         closed = re.search(r"\b(BRA|EXIT|RET|BREAK)\b", op) is not None
+    lines = src.splitlines()
     succ = []
     for i, b in enumerate(blocks):
-        last = b[-1][0] if b else ""
-        s = {labels[t] for t in re.findall(r"`\((\.L_\w+)\)", last) if t in labels}
-        if not re.match(r"(BRA|EXIT|RET)\b", last) and i + 1 < len(blocks):
+        last, ln = b[-1] if b else ("", 0)
+        # (BRA.DIV: the warp is not converged -- it is, at every ballot of this code)
+        s = {labels[t] for t in re.findall(r"`\((\.L_\w+)\)", last) if t in labels and "BRA.DIV" not in last}
+        # (the straight copy's guard, WAVELIFT_CUDA_BUDGET=straight: the copy is what runs)
+        guard = 0 < ln <= len(lines) and "goto U" in lines[ln - 1] and re.match(r"@P\d BRA\b", last)
+        if not re.match(r"(BRA|EXIT|RET)(?![.\w])", last) and i + 1 < len(blocks) and not guard:
             s.add(i + 1)
         succ.append(s)
     cold = [

@@ -179,6 +179,15 @@ _ALL = [
         "words); `checked`: every access tested and read in the shifted two-word form (A/B runs)",
     ),
     Setting(
+        "WAVELIFT_CUDA_BUDGET",
+        str,
+        None,
+        "`straight`: a CUDA kernel of a program without loops (no back edge, no s_setpc, no "
+        "s_barrier) also holds its blocks without the per-block budget checks, entered when the "
+        "wave's budget covers the program's longest path (decision 0009's amendment on budget "
+        "checks); unset or `checked`: a check after every block (the default until run on a GPU)",
+    ),
+    Setting(
         "WAVELIFT_CUDA_SPANS",
         str,
         None,

@@ -31,7 +31,7 @@ class FakeModule:
         self.cwin = 0
         self.compiled_by = "nvrtc"
 
-    def variant(self, preloaded):
+    def variant(self, preloaded, budget=None):
         return self
 
     def put_constant(self, name, host):

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...ir.program import Program
-from .codegen import CudaUnsupported, baked_params, generate, groups_per_block, source_groups
+from .codegen import CudaUnsupported, baked_params, generate, groups_per_block, source_groups, source_straight
 from .compile import DEFAULT_ARCH, nvrtc_problem, tiered_compile
 
 
@@ -85,6 +85,10 @@ class Module:
     # (compile.Upgrade; None: this is the build kept)
     upgrade: Any = field(default=None, repr=False)
     _groups: int = field(default=0, repr=False)
+    # (0: not read yet; straight)
+    _straight: int | None = field(default=0, repr=False)
+    # the builds with WL_BUDGET_CHECKS 1 (variant), by the defines in front of the source
+    _siblings: dict = field(default_factory=dict, repr=False)
 
     @property
     def groups(self) -> int:
@@ -115,32 +119,57 @@ class Module:
         self._shared = 48 * 1024
         return True
 
-    def variant(self, preloaded: bool) -> Module:
+    @property
+    def straight(self) -> int | None:
+        """A straight kernel's longest path (codegen.source_straight: WAVELIFT_CUDA_BUDGET=straight),
+        None for a kernel whose every build checks the budget."""
+        if self._straight == 0:
+            self._straight = source_straight(self.source)
+        return self._straight
+
+    def variant(self, preloaded: bool, budget: int | None = None) -> Module:
         """The module to launch: this one, whose preloads are constants (the host resolved every
         one), or its sibling built with WL_PRELOADED 0 on first use (each preload checked,
-        the kernel's own load where it is unresolved; codegen.Lowering.load).  Each has its own
-        constant memory: the runtime fills the one it launches."""
+        the kernel's own load where it is unresolved; codegen.Lowering.load); and, for a
+        straight kernel and a wave ``budget`` below its longest path, the sibling built with
+        WL_BUDGET_CHECKS 1 (each block's budget check).  Each has its own constant memory: the
+        runtime fills the one it launches."""
         self.take_upgrade()
-        if preloaded or not self.preloads[0]:
+        checks = budget is not None and self.straight is not None and budget < self.straight
+        plain = not preloaded and bool(self.preloads[0])
+        if not plain and not checks:
             return self
-        if self._plain is None:
-            src = "#define WL_PRELOADED 0\n" + self.source
-            cubin, secs, how, up = _compile(self.key, src, self.arch, self.use_disk)
-            self._plain = Module(
-                self.key,
-                self.program,
-                src,
-                self.arch,
-                cubin,
-                secs,
-                how,
-                self.slots,
-                preloads=self.preloads,
-                use_disk=self.use_disk,
-                upgrade=up,
-            )
-        self._plain.take_upgrade()
-        return self._plain
+        defs = ("#define WL_PRELOADED 0\n" if plain else "") + (
+            "#define WL_BUDGET_CHECKS 1\n" if checks else ""
+        )
+        if plain and not checks:
+            if self._plain is None:
+                self._plain = self._sibling(defs)
+            sib = self._plain
+        else:
+            if defs not in self._siblings:
+                self._siblings[defs] = self._sibling(defs)
+            sib = self._siblings[defs]
+        sib.take_upgrade()
+        return sib
+
+    def _sibling(self, defs: str) -> Module:
+        """This module's source built with ``defs`` in front (variant)."""
+        src = defs + self.source
+        cubin, secs, how, up = _compile(self.key, src, self.arch, self.use_disk)
+        return Module(
+            self.key,
+            self.program,
+            src,
+            self.arch,
+            cubin,
+            secs,
+            how,
+            self.slots,
+            preloads=self.preloads,
+            use_disk=self.use_disk,
+            upgrade=up,
+        )
 
     def function(self):
         if self._fn is None:

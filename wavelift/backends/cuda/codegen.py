@@ -158,6 +158,20 @@ class Lowering(ValueLowering):
         # s_barrier as a block-wide barrier where the wave stands (decision 0047), or as the end
         # of a phase (park, barrier, re-enter through the switch: WAVELIFT_CUDA_BARRIERS=phase)
         self.phases = self.has_barrier and settings.get("WAVELIFT_CUDA_BARRIERS") == "phase"
+        # WAVELIFT_CUDA_BUDGET=straight: a small program without loops (straight_path) is a
+        # straight kernel: its blocks' budget checks are the macro WL_BCHK (budget_check), empty
+        # in the build the runtime launches when the wave's budget covers the longest path --
+        # no check could fire there: the count at a block's end is at most that path's and rl,
+        # the count to the next check, starts at min(budget, 2^20) >= it
+        self.straight: int | None = None
+        if (
+            settings.get("WAVELIFT_CUDA_BUDGET") == "straight"
+            and not self.has_barrier
+            and len(program.instructions) <= OCCUPANCY_MAX_INSTRUCTIONS
+        ):
+            most = straight_path(program)
+            if most is not None and most <= STRAIGHT_MOST:
+                self.straight = most
         self.skip, self.fwd = _plan(program, wave_size)
         # LDS accesses whose address is proved inside the LDS and/or aligned (ldsrange; decision
         # 0047, amendment "LDS accesses in their direct form"): id(op) -> the address's value.
@@ -540,12 +554,7 @@ class Lowering(ValueLowering):
         # there; every lane of a wave gets here together (the counts are wave-uniform); in wave64
         # the two warps agree on stopping (one could see another wave's flag before the other)
         emit(f"  ic += {len(blk.instrs)}u;")
-        stop = "nl == 0ull" if L == 32 else "wl_any64(nl == 0ull, wv + 1u)"
-        emit(
-            f"  if (ic > rl) {{ icnt += ic; wl_lanes(C, lc); ic = lc = 0u; "
-            f"const u64 nl = wl_check_(icnt); if ({stop}) goto WL_STOP; "
-            f"rl = (u32)(nl - icnt); }}"
-        )
+        emit(self.budget_check())
 
         def go(bi):
             if bi == -1:
@@ -584,6 +593,19 @@ class Lowering(ValueLowering):
         out.append("}")
         self.exit_pend = (pend[0], pend[1], frozenset(lazy))
         return out
+
+    def budget_check(self) -> str:
+        """The budget check after each block; in a straight kernel (``self.straight``) the macro
+        WL_BCHK, which is this check in the build with budget checks and nothing in the other
+        (kernel_source)."""
+        if self.straight is not None:
+            return "  WL_BCHK"
+        stop = "nl == 0ull" if self.L == 32 else "wl_any64(nl == 0ull, wv + 1u)"
+        return (
+            f"  if (ic > rl) {{ icnt += ic; wl_lanes(C, lc); ic = lc = 0u; "
+            f"const u64 nl = wl_check_(icnt); if ({stop}) goto WL_STOP; "
+            f"rl = (u32)(nl - icnt); }}"
+        )
 
     # ---------------------------------------------------------------------------- memory
     def lds_form(self, op, nb: int, addr: str) -> tuple[str, bool]:
@@ -872,6 +894,28 @@ class Lowering(ValueLowering):
         after("rmw")
 
     # ---------------------------------------------------------------------------- kernel
+    def _straight_header(self) -> list[str]:
+        """A straight kernel's defines (WAVELIFT_CUDA_BUDGET=straight; source_straight): its
+        longest path, and WL_BCHK, the budget check of every block -- nothing unless the source
+        is built with WL_BUDGET_CHECKS 1, the build the runtime launches when the wave's budget is
+        below that path (Module.variant)."""
+        if self.straight is None:
+            return []
+        straight, self.straight = self.straight, None
+        check = self.budget_check().strip()
+        self.straight = straight
+        return [
+            f"#define WL_STRAIGHT {straight}u",
+            "#ifndef WL_BUDGET_CHECKS",
+            "#define WL_BUDGET_CHECKS 0",
+            "#endif",
+            "#if WL_BUDGET_CHECKS",
+            f"#define WL_BCHK {check}",
+            "#else",
+            "#define WL_BCHK",
+            "#endif",
+        ]
+
     def kernel_source(self) -> str:
         L = self.L
         nmem = sum(op.name in ("load", "store", "atomic") for b in self.p.blocks for op in b.ops)
@@ -896,6 +940,7 @@ class Lowering(ValueLowering):
             "#define WL_PRELOADED 1",
             "#endif",
             *([f"#define WL_GPB {N}u"] if N > 1 else []),
+            *self._straight_header(),
             _CTX,
             # (compile.py defines WL_MIN_BLOCKS; generate() WL_BLOCK_THREADS)
             "#ifndef WL_MIN_BLOCKS",
@@ -1017,6 +1062,53 @@ class Lowering(ValueLowering):
             lines += ["WL_PARK:"]
         lines += [f"  if ({gw} < wpg) wl_count_(C.wave, lane, icnt + ic, lc);", "}"]
         return "\n".join(lines) + "\n"
+
+
+# the longest path a straight kernel is made for: rl, the count to the next check, is at most
+# 2^20 (kernel_source's prologue)
+STRAIGHT_MOST = 1 << 20
+
+
+def straight_path(program: Program) -> int | None:
+    """The most instructions a wave counts on any path through ``program`` from its first block
+    (the sum of the len(instrs) of the blocks it runs, as block_source's ``ic += n``), or None
+    where a block can run twice or be reached other than by the gotos followed here (a cycle,
+    s_setpc, s_barrier) or the program is empty."""
+    blocks = program.blocks
+    if not blocks:
+        return None
+    by = {b.index: b for b in blocks}
+    most: dict[int, int] = {}
+    on: set[int] = set()
+
+    def walk(bi: int) -> int | None:
+        if bi in most:
+            return most[bi]
+        if bi in on or bi not in by:  # a cycle (or a goto to no block: never generated)
+            return None
+        b, t = by[bi], by[bi].term
+        if t[0] in ("jump", "mode"):
+            nxt = [t[1]]
+        elif t[0] == "branch":
+            nxt = [t[2], t[3]]
+        elif t[0] == "end":
+            nxt = []
+        else:  # setpc, barrier, anything else
+            return None
+        on.add(bi)
+        best = 0
+        for x in nxt:
+            if x < 0:  # the wave ends (done, or a flag)
+                continue
+            r = walk(x)
+            if r is None:
+                return None
+            best = max(best, r)
+        on.discard(bi)
+        most[bi] = len(b.instrs) + best
+        return most[bi]
+
+    return walk(blocks[0].index)
 
 
 class _Blk:
@@ -1538,6 +1630,16 @@ def source_groups(source: str) -> int:
     """The workgroups per CUDA block a generated source runs (its WL_GPB; none: 1)."""
     m = _GPB.search(source)
     return int(m.group(1)) if m else 1
+
+
+_STRAIGHT = re.compile(r"^#define WL_STRAIGHT (\d+)u$", re.M)
+
+
+def source_straight(source: str) -> int | None:
+    """A straight kernel's longest path (its WL_STRAIGHT: the runtime launches the build with
+    budget checks for a budget below it); None: every build checks the budget."""
+    m = _STRAIGHT.search(source)
+    return int(m.group(1)) if m else None
 
 
 def guesses(slot_nbytes, hints, starts, ends, offs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -266,7 +266,7 @@ class Runtime:
         win = self.win
         self.mirrored = []
         pre, complete = self._preloads(mirror)
-        self.k = self.m.variant(complete)  # the module launched (Module.variant)
+        self.k = self.m.variant(complete, self.budget)  # the module launched (Module.variant)
         put = [("P", P)] + pre
         if len(win.starts) <= G.CONST_WINDOWS:
             put += _window_constants(win)
