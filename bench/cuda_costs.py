@@ -21,7 +21,11 @@ spans, spansldsdirect: a block's global loads and stores at known offsets from o
 once against one guessed window (WAVELIFT_CUDA_SPANS=block; 0047's amendment on global accesses at known offsets), alone
 and with the LDS direct forms (compare with base and ldsdirect).
 straight: a program without loops (vadd, shade) launched without its blocks' budget checks when
-the budget covers its longest path (WAVELIFT_CUDA_BUDGET=straight; 0009's amendment).
+the budget covers its longest path (WAVELIFT_CUDA_BUDGET=straight; 0009's amendment);
+noretest: a global access whose direct form fails searches without testing its guess again
+(WAVELIFT_CUDA_RETEST=off); straightnoretest: both; griddim: a 1-D or 2-D grid's group ids
+without the divisions it needs not (WAVELIFT_CUDA_GRIDDIM=baked); h97: all three, h97gpb8 and
+h97gpb16 with 8 or 16 workgroups a CUDA block.
 DISPATCHES: vadd32, vadd64 (full-screen vadd, clang), shade (full-screen shade), collatz (65,536
 lanes of the divergent loop), and bench/kernels/lds.cl's LDS and barrier kernels: matmul16 (1024^2,
 16x16 tiles), stencil5 (1920x1080, 5x5 through an LDS tile), histogram (8.3 M words, LDS atomics),
@@ -79,12 +83,22 @@ ENV = {
     # a program without loops launched without per-block budget checks where the budget covers
     # its longest path (0009's amendment on budget checks of programs without loops)
     "straight": {"WAVELIFT_CUDA_BUDGET": "straight"},
-    # workgroups per CUDA block (decision 0046): one (the kernels before it), auto, or forced
-    "gpb1": {"WAVELIFT_CUDA_GROUPS_PER_BLOCK": "1"},
-    "gpbauto": {"WAVELIFT_CUDA_GROUPS_PER_BLOCK": "auto"},
-    "gpb2": {"WAVELIFT_CUDA_GROUPS_PER_BLOCK": "2"},
-    "gpb8": {"WAVELIFT_CUDA_GROUPS_PER_BLOCK": "8"},
-    "gpb16": {"WAVELIFT_CUDA_GROUPS_PER_BLOCK": "16"},
+    # wl_gload / wl_gstore's rare path without testing the guess again (0009's amendment h97)
+    "noretest": {"WAVELIFT_CUDA_RETEST": "off"},
+    "straightnoretest": {"WAVELIFT_CUDA_BUDGET": "straight", "WAVELIFT_CUDA_RETEST": "off"},
+    # the group ids of a 1-D / 2-D grid without the divisions it needs not (WAVELIFT_CUDA_GRIDDIM)
+    "griddim": {"WAVELIFT_CUDA_GRIDDIM": "baked"},
+    # all three of 0009's amendment h97, alone and with 8 or 16 workgroups a block (shade: 8x8
+    # groups, 512 or 1024 threads a block -- native's best shape is 32x16)
+    **{
+        f"h97{'' if n is None else 'gpb' + n}": {
+            "WAVELIFT_CUDA_BUDGET": "straight",
+            "WAVELIFT_CUDA_RETEST": "off",
+            "WAVELIFT_CUDA_GRIDDIM": "baked",
+            **({} if n is None else {"WAVELIFT_CUDA_GROUPS_PER_BLOCK": n}),
+        }
+        for n in (None, "8", "16")
+    },
 }
 VARIANTS.update({k: [] for k in ENV})
 DISPATCHES = {

@@ -188,6 +188,23 @@ _ALL = [
         "checks); unset or `checked`: a check after every block (the default until run on a GPU)",
     ),
     Setting(
+        "WAVELIFT_CUDA_RETEST",
+        str,
+        None,
+        "`off`: a CUDA global load or store whose direct access fails goes to the window hint and "
+        "search without testing its window guess again (decision 0009's amendment h97); unset or "
+        "`on`: as before, the default until run on a GPU",
+    ),
+    Setting(
+        "WAVELIFT_CUDA_GRIDDIM",
+        str,
+        None,
+        "`baked`: a CUDA module holds the number of grid dimensions its dispatch uses (1, 2, 3) "
+        "as a number, so a 1-D grid's group ids need no division and a 2-D grid's one (decision "
+        "0009's amendment h97; part of the module key); unset: as before, the default until run on "
+        "a GPU",
+    ),
+    Setting(
         "WAVELIFT_CUDA_SPANS",
         str,
         None,

@@ -18,6 +18,7 @@ from __future__ import annotations
 import copy
 import ctypes
 import dataclasses
+import os
 import pathlib
 import shutil
 import subprocess
@@ -350,13 +351,27 @@ CONFIGS = (
 )
 
 
-@pytest.fixture(scope="module")
-def prologues(tmp_path_factory):
+# WAVELIFT_CUDA_GRIDDIM=baked (decision 0009's amendment h97): the group ids of a 1-D or 2-D grid
+# without the divisions it needs not -- the same starts
+@pytest.fixture(scope="module", params=["", "baked"], ids=["griddim", "griddimbaked"])
+def prologues(tmp_path_factory, request):
     gxx = shutil.which("g++")
     if not gxx:
         pytest.skip("g++ not installed")
     from wavelift.backends.host import COMPILE_FLAGS, prelude_semantics
 
+    old = os.environ.get("WAVELIFT_CUDA_GRIDDIM")
+    os.environ["WAVELIFT_CUDA_GRIDDIM"] = request.param
+    try:
+        return _build_prologues(tmp_path_factory, gxx, COMPILE_FLAGS, prelude_semantics, request.param)
+    finally:
+        if old is None:
+            del os.environ["WAVELIFT_CUDA_GRIDDIM"]
+        else:
+            os.environ["WAVELIFT_CUDA_GRIDDIM"] = old
+
+
+def _build_prologues(tmp_path_factory, gxx, COMPILE_FLAGS, prelude_semantics, griddim):
     out = {}
     for k, (wave, block, start, end, partial, wb) in enumerate(CONFIGS):
         _, cfg, prog, base = _vadd(wave)
@@ -374,6 +389,10 @@ def prologues(tmp_path_factory):
         for want in ("1", "4", "8", "auto"):
             n = G.groups_per_block(cfg, want)
             src = _src(prog, cfg, base, n, mode)
+            dims = G.grid_dims(cfg.num_groups)
+            # (baked: the prologue of the grid's dimensions; else the general one, as before)
+            assert ("gid_x = (u32)g; gid_y = 0u;" in src) == (griddim == "baked" and dims == 1)
+            assert ("gid_y = q; gid_z = 0u;" in src) == (griddim == "baked" and dims == 2)
             d = tmp_path_factory.mktemp(f"pro{k}-{want}")
             (d / "pro.cpp").write_text(prelude_semantics() + SHIM + _host_prologue(src) + RUN)
             so = d / "pro.so"

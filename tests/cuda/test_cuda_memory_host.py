@@ -61,9 +61,10 @@ extern "C" void wl_test(const u64* ws, const u64* we, const i64* wo, u32 n,
 """
 
 
-def build_memory_lib(tmp_path_factory, name: str, driver: str):
+def build_memory_lib(tmp_path_factory, name: str, driver: str, extra: str = ""):
     """The prelude's address checks and window lookups (shared with the native tier:
-    host.prelude_semantics) compiled for the host by g++ with ``driver`` (C++ calling them)."""
+    host.prelude_semantics) compiled for the host by g++ with ``driver`` (C++ calling them);
+    ``extra``: defines before the kernel's context (e.g. codegen's ``#define WL_RETEST 0``)."""
     gxx = shutil.which("g++")
     if not gxx:
         pytest.skip("g++ not installed")
@@ -79,7 +80,7 @@ def build_memory_lib(tmp_path_factory, name: str, driver: str):
     ]
     defs = (
         f"#define WL_MEMFN __forceinline__\n#define WL_NSLOT {NSLOT}u\n#define WL_NGUESS {NSLOT}u\n"
-        "#define WL_MIRROR_WORDS 1u\n#define WL_NPRE 1u\n#define WL_PRE_WORDS 1u\n"
+        "#define WL_MIRROR_WORDS 1u\n#define WL_NPRE 1u\n#define WL_PRE_WORDS 1u\n" + extra
     )
     d = tmp_path_factory.mktemp(name)
     src = d / f"{name}.cpp"
@@ -94,9 +95,10 @@ def build_memory_lib(tmp_path_factory, name: str, driver: str):
     return ctypes.CDLL(str(lib))
 
 
-@pytest.fixture(scope="module")
-def memlib(tmp_path_factory):
-    return build_memory_lib(tmp_path_factory, "mem", DRIVER)
+# WL_RETEST 0 (WAVELIFT_CUDA_RETEST=off): the rare path searches without testing the guess again
+@pytest.fixture(scope="module", params=["", "#define WL_RETEST 0\n"], ids=["retest", "noretest"])
+def memlib(tmp_path_factory, request):
+    return build_memory_lib(tmp_path_factory, "mem", DRIVER, request.param)
 
 
 def check_access(a, nb, store, data, out, escaped, layout, ref, ref_written) -> None:

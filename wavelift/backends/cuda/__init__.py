@@ -274,7 +274,7 @@ def build_module(
             mode,
             config.scratch_wave_bytes,
             config.program_address if base_address is None else base_address,
-            baked_params(config),
+            _baked(config),
             _groups(config),
         )
     except CudaUnsupported as e:
@@ -399,9 +399,11 @@ def _run_imports() -> tuple:
 
 
 def _baked(config) -> tuple:
+    """codegen.baked_params for the settings as they are now (kept per config and setting)."""
+    from ... import settings
     from .memo import by_config
 
-    return by_config("baked", config, baked_params)
+    return by_config("baked", config, baked_params, str(settings.get("WAVELIFT_CUDA_GRIDDIM")))
 
 
 def _groups(config) -> int:

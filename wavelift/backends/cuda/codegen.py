@@ -67,6 +67,7 @@ P_BUDGET = 42  # lo, hi
 P_XOFF = 44  # byte offset of the exchange area in dynamic shared memory
 P_TG_SIZE = 45  # workgroup-info (TG_SIZE) register (0xffffffff: none), 0011
 P_TG_WID20 = 46  # 1: also the wave id in TG_SIZE bits [24:20] (GFX10.3)
+P_GRIDDIM = 47  # the grid's dimensions in use: 1 (gy = gz = 1), 2 (gz = 1) or 3 (grid_dims)
 P_DIV = 48  # group-count divisors gx, gy as (magic, shifts) pairs (div_magic)
 P_WORDS = 56
 CONST_WINDOWS = 128  # window tables up to this size live in constant memory (runtime._set_constants)
@@ -126,9 +127,12 @@ class Lowering(ValueLowering):
         slot_threads: int = 0,
         shape: dict | None = None,
         lds_bytes: int | None = None,
+        griddim: int | None = None,
     ):
         super().__init__()
         self.p = program
+        # the baked grid dimensions (WAVELIFT_CUDA_GRIDDIM=baked: baked_params), None: not baked
+        self.griddim = griddim
         self.L = wave_size
         # workgroups per CUDA block (decision 0046), each in its own slot of slot_threads threads
         # (its waves, whole); 1: one workgroup a block, slot_threads unused
@@ -916,6 +920,26 @@ class Lowering(ValueLowering):
             "#endif",
         ]
 
+    def _group_ids(self) -> list[str]:
+        """The prologue's gid_x, gid_y, gid_z from the flat group index g.  With the grid's
+        dimensions baked (griddim; a group's g < gx * gy * gz): a 1-D grid's g is its x (g < gx <
+        2^32), a 2-D grid's q = g / gx its y (< gy) -- no second division; a slot past the last
+        group (decision 0046) gets other ids than before, but it is done and reads none."""
+        d = f"P[{P_DIV}], P[{P_DIV + 1}]"
+        if self.griddim == 1:
+            return ["  gid_x = (u32)g; gid_y = 0u; gid_z = 0u;"]
+        if self.griddim == 2:
+            return [
+                f"  if (g >> 32 == 0ull) {{ const u32 q = wl_udiv((u32)g, {d}); gid_x = (u32)g - q * gx; gid_y = q; gid_z = 0u; }}",
+                "  else { gid_x = (u32)(g % gx); gid_y = (u32)(g / gx); gid_z = 0u; }",
+            ]
+        return [
+            f"  if (g >> 32 == 0ull) {{ const u32 q = wl_udiv((u32)g, {d}), "
+            f"r = wl_udiv(q, P[{P_DIV + 2}], P[{P_DIV + 3}]);",
+            "    gid_x = (u32)g - q * gx; gid_y = q - r * gy; gid_z = r; }",
+            "  else { gid_x = (u32)(g % gx); gid_y = (u32)((g / gx) % gy); gid_z = (u32)(g / ((u64)gx * gy)); }",
+        ]
+
     def kernel_source(self) -> str:
         L = self.L
         nmem = sum(op.name in ("load", "store", "atomic") for b in self.p.blocks for op in b.ops)
@@ -941,6 +965,8 @@ class Lowering(ValueLowering):
             "#endif",
             *([f"#define WL_GPB {N}u"] if N > 1 else []),
             *self._straight_header(),
+            # (kernel.h: wl_gload / wl_gstore's rare path without the guess's second test)
+            *(["#define WL_RETEST 0"] if settings.get("WAVELIFT_CUDA_RETEST") == "off" else []),
             _CTX,
             # (compile.py defines WL_MIN_BLOCKS; generate() WL_BLOCK_THREADS)
             "#ifndef WL_MIN_BLOCKS",
@@ -970,10 +996,7 @@ class Lowering(ValueLowering):
             # the group's x, y, z from its flat index: by multiplying with the divisors'
             # magic numbers (div_magic) while the index fits 32 bits
             "  u32 gid_x, gid_y, gid_z;",
-            f"  if (g >> 32 == 0ull) {{ const u32 q = wl_udiv((u32)g, P[{P_DIV}], P[{P_DIV + 1}]), "
-            f"r = wl_udiv(q, P[{P_DIV + 2}], P[{P_DIV + 3}]);",
-            "    gid_x = (u32)g - q * gx; gid_y = q - r * gy; gid_z = r; }",
-            "  else { gid_x = (u32)(g % gx); gid_y = (u32)((g / gx) % gy); gid_z = (u32)(g / ((u64)gx * gy)); }",
+            *self._group_ids(),
             f"  gid_x += P[{P_GSTART}]; gid_y += P[{P_GSTART + 1}]; gid_z += P[{P_GSTART + 2}];",
             f"  const bool ptg = P[{P_PARTIAL_TG}] != 0u;",
             f"  const u32 tx = (ptg && gid_x == P[{P_GEND}] - 1u && P[{P_PARTIAL}] > 0u) ? P[{P_PARTIAL}] : P[{P_BLOCK}];",
@@ -1449,9 +1472,16 @@ def param_words(cfg, nwin: int = 0, budget: int = 0, xoff: int = 0) -> np.ndarra
     P[P_BUDGET] = budget & 0xFFFFFFFF
     P[P_BUDGET + 1] = (budget >> 32) & 0xFFFFFFFF
     P[P_XOFF] = xoff
-    gx, gy, _ = cfg.num_groups
+    gx, gy, gz = cfg.num_groups
     P[P_DIV : P_DIV + 4] = div_magic(gx) + div_magic(gy)
+    P[P_GRIDDIM] = grid_dims(cfg.num_groups)
     return P
+
+
+def grid_dims(num_groups) -> int:
+    """The dimensions a grid of ``num_groups`` uses: 1 (gy = gz = 1), 2 (gz = 1) or 3."""
+    _, gy, gz = (int(x) for x in num_groups)
+    return 1 if gy == gz == 1 else 2 if gz == 1 else 3
 
 
 def div_magic(d: int) -> tuple[int, int]:
@@ -1488,9 +1518,13 @@ BAKED = (
 )
 
 
-def baked_params(cfg) -> tuple:
+def baked_params(cfg, griddim: str | None = None) -> tuple:
+    """(P index, value) of the BAKED words, and of P_GRIDDIM where WAVELIFT_CUDA_GRIDDIM (or
+    ``griddim``: that setting's value) is ``baked``: the group ids without the divisions a grid
+    of fewer dimensions needs not (Lowering._group_ids).  Part of the module key."""
     w = param_words(cfg)
-    return tuple((k, int(w[k])) for k in BAKED)
+    want = settings.get("WAVELIFT_CUDA_GRIDDIM") if griddim is None else griddim
+    return tuple((k, int(w[k])) for k in BAKED + ((P_GRIDDIM,) if want == "baked" else ()))
 
 
 # several workgroups per CUDA block (decision 0046): a block of at most this many threads, and in
@@ -1593,7 +1627,16 @@ def generate(
             "packed": bool(vals[P_GFX11]),
         }
     low = Lowering(
-        program, wave_size, mode, scratch_wave_bytes, base_address, groups, slot, shape, vals.get(P_LDS)
+        program,
+        wave_size,
+        mode,
+        scratch_wave_bytes,
+        base_address,
+        groups,
+        slot,
+        shape,
+        vals.get(P_LDS),
+        vals.get(P_GRIDDIM),
     )
     src = low.kernel_source()
     # every read of a baked word becomes its number (the declaration "u32 P[..]" stays)

@@ -57,8 +57,10 @@ WL_GLOBAL __device__ u32 WL_HINT[WL_NSLOT];
    arena offset congruent to its address mod 8), so that for an address the code visibly aligns
    (scalar loads) the compiler drops the unaligned byte path */
 __device__ __forceinline__ i64 wl_al(i64 ix, u64 addr) { return (ix & ~(i64)7) | (i64)(addr & 7ull); }
-__device__ __forceinline__ bool wl_res(WlCtx& C, u64 addr, u32 nb, i64* idx, u32 slot) {
-  if (slot < WL_NGUESS) {                 /* the guess: a window of canonical addresses, so an
+/* guess: false where the caller has just found the address outside its guess or unaligned
+   (wl_gload / wl_gstore with WL_RETEST 0): the search finds the guessed window just as well */
+__device__ __forceinline__ bool wl_res(WlCtx& C, u64 addr, u32 nb, i64* idx, u32 slot, bool guess = true) {
+  if (guess && slot < WL_NGUESS) {        /* the guess: a window of canonical addresses, so an
                                              address inside it is canonical too */
     const u64 d = addr - WL_GB[slot];
     if (d < WL_GL[slot]) { *idx = WL_GO[slot] + (i64)d; return true; }
@@ -130,17 +132,24 @@ __device__ __forceinline__ void wl_count_(u64 wave, u32 lane, u64 icnt, u32 lc) 
 #define wl_escape(C, instr, lane, addr, kind) wl_escape_((C).wave, instr, lane, addr, kind)
 /* the search path of wl_gload / wl_gstore (called, not inlined, in big programs) */
 static __device__ WL_MEMFN void wl_gload_(WlCtx& C, u64 addr, u32 nb, u32* w, u32 words, u32 instr,
-                                   u32 slot, u32 lane, bool record) {
+                                   u32 slot, u32 lane, bool record, bool guess = true) {
   i64 ix;
-  if (wl_res(C, addr, nb, &ix, slot)) wl_read(C.arena, wl_al(ix, addr), nb, w, words);
+  if (wl_res(C, addr, nb, &ix, slot, guess)) wl_read(C.arena, wl_al(ix, addr), nb, w, words);
   else if (record) wl_escape(C, instr, lane, addr, 0u);
 }
 static __device__ WL_MEMFN void wl_gstore_(WlCtx& C, u64 addr, u32 nb, const u32* w, u32 instr, u32 slot,
-                                    u32 lane) {
+                                    u32 lane, bool guess = true) {
   i64 ix;
-  if (wl_res(C, addr, nb, &ix, slot)) wl_write(C.arena, C.written, wl_al(ix, addr), nb, w);
+  if (wl_res(C, addr, nb, &ix, slot, guess)) wl_write(C.arena, C.written, wl_al(ix, addr), nb, w);
   else wl_escape(C, instr, lane, addr, 1u);
 }
+/* WL_RETEST 0 (codegen: WAVELIFT_CUDA_RETEST=off): the rare path of wl_gload / wl_gstore, taken
+   where the direct access is not (outside the guess, unaligned, a size of 3 bytes, no guess),
+   goes to the hint and the search without testing the guess again -- the compiler had hoisted
+   that second 64-bit compare into every load's hot path */
+#ifndef WL_RETEST
+#define WL_RETEST 1
+#endif
 /* an access of 1, 2 or 4k bytes inside its guess at an address aligned to min(nb, 4): true, with
    where its first byte is (windows sit in the arena congruent to their addresses mod 8, so the
    pointer is as aligned as the address; made from C.arena, a kernel parameter, so loads and
@@ -190,7 +199,7 @@ __device__ __forceinline__ void wl_gload(WlCtx& C, u64 addr, bool mask, u32 nb, 
     else if (nb == 2u) w[0] = *(const u16*)p;
     else for (u32 k = 0; k < nb / 4u; k++) w[k] = ((const u32*)p)[k];
   }
-  if (mask & !f) wl_gload_(C, addr, nb, w, words, instr, slot, lane, record);
+  if (mask & !f) wl_gload_(C, addr, nb, w, words, instr, slot, lane, record, WL_RETEST);
 }
 __device__ __forceinline__ void wl_gstore(WlCtx& C, u64 addr, u32 nb, const u32* w, u32 instr,
                                           u32 slot, u32 lane) {
@@ -202,5 +211,5 @@ __device__ __forceinline__ void wl_gstore(WlCtx& C, u64 addr, u32 nb, const u32*
     else for (u32 k = 0; k < nb / 4u; k++) { ((u32*)p)[k] = w[k]; ((u32*)q)[k] = 0x01010101u; }
     return;
   }
-  wl_gstore_(C, addr, nb, w, instr, slot, lane);
+  wl_gstore_(C, addr, nb, w, instr, slot, lane, WL_RETEST);
 }
