@@ -176,7 +176,9 @@ _ALL = [
         None,
         "`direct` (the default): CUDA kernels access LDS in the direct forms decision 0047's "
         "amendment proves (no bounds test where the address is proved inside the LDS, whole aligned "
-        "words); `checked`: every access tested and read in the shifted two-word form (A/B runs)",
+        "words); `checked`: every access tested and read in the shifted two-word form (A/B runs); "
+        "`lanes`: the direct forms with addresses also proved from the values in the lanes EXEC leaves "
+        "active (0047's amendment \"values in the active lanes\"; opt-in until it has run on a GPU)",
     ),
     Setting(
         "WAVELIFT_CUDA_BUDGET",

@@ -329,3 +329,242 @@ def test_benchmark_kernels_direct_forms(name, monkeypatch):
     assert f"P[{P_LDS}]" not in src  # baked
     if _nvrtc_problem() is None:
         check_source(src, "sm_90")
+
+
+# ------------------------------------------------------------------ values in the active lanes
+class _Blocks:
+    """Blocks of IR built op by op (ldsrange.analyse's input): each op appends to the current
+    block; ``end(term)`` closes it."""
+
+    def __init__(self):
+        self.n = 0
+        self.blocks: list = []
+        self.ops: list = []
+        self.access: list = []  # the LDS accesses, in order
+
+    def v(self, t):
+        self.n += 1
+        return Value(self.n, t, False)
+
+    def op(self, name, t, args=(), out=True, **attrs):
+        o = self.v("b1" if name in ("cmp", "exec") else t) if out else None
+        self.ops.append(Op(name, t, tuple(args), dict(attrs), o, 0))
+        return o
+
+    def const(self, value):
+        return self.op("const", "u32", value=value)
+
+    def vget(self, r):
+        return self.op("vget", "u32", reg=r)
+
+    def sget(self, r):
+        return self.op("sget", "u32", reg=r)
+
+    def vset(self, r, x, mask=None):
+        self.op("vset", "u32", (x, mask if mask is not None else self.op("exec", "b1")), out=False, reg=r)
+
+    def sset(self, r, x):
+        self.op("sset", "u32", (x,), out=False, reg=r)
+
+    def exec_from(self, cond):
+        """EXEC = the lanes where cond holds among the active ones (v_cmp + s_and_saveexec)."""
+        b = self.op("and", "b1", (cond, self.op("exec", "b1")))
+        self.sset(126, self.op("lo32", "u32", (self.op("ballot", "u64", (b,)),)))
+
+    def lds_word(self, addr):
+        """A word loaded from LDS at addr (any value) under EXEC."""
+        out = self.op("load", "u32", (addr, self.op("exec", "b1")), space="lds", nbytes=4, words=1)
+        self.access.append(self.ops[-1])
+        return self.op("word", "u32", (out,), k=0)
+
+    def lds_store(self, addr, mask=None):
+        m = mask if mask is not None else self.op("exec", "b1")
+        self.op("store", "u32", (addr, m, self.const(0)), out=False, space="lds", nbytes=4)
+        self.access.append(self.ops[-1])
+
+    def end(self, *term):
+        self.blocks.append(Block(len(self.blocks), 0, instrs=[0], ops=self.ops, term=term))
+        self.ops = []
+
+    def program(self):
+        return Program(self.blocks, [SimpleNamespace(encoding="VOP1")], {0: 0}, 16)
+
+    def addresses(self, lanes=True, wave=32):
+        shape = {"block": (64, 1, 1), "tidig": 0, "packed": False}
+        got = R.analyse(self.program(), wave, shape, frozenset(), lanes)
+        return [got.get(id(op), R.TOP) for op in self.access]
+
+
+def _histogram_shape(g: _Blocks, exec_back: bool, loop_exec: str = "shrink"):
+    """The histogram's loop as the backend sees it: v4 = any value (a loaded word) under EXEC;
+    EXEC = the lanes of a loop test; v4 = 2; in the loop an LDS access at (v5 & 255) << v4 and
+    EXEC made a subset of itself (lanes leave the loop); ``exec_back``: EXEC set to an SGPR
+    (any lanes) before the loop instead."""
+    g.vset(4, g.lds_word(g.const(0)))
+    g.exec_from(g.op("cmp", "u32", (g.sget(9), g.vget(3)), cond="gt"))
+    g.end("jump", 1)
+    g.vset(4, g.const(2))
+    g.vset(5, g.lds_word(g.const(4)))
+    if exec_back:
+        g.sset(126, g.sget(10))
+    g.end("jump", 2)
+    addr = g.op("shl", "u32", (g.op("and", "u32", (g.vget(5), g.const(255))), g.vget(4)))
+    g.lds_store(addr)
+    if loop_exec == "shrink":  # EXEC & ~(lanes done)
+        g.sset(126, g.op("and", "u32", (g.sget(126), g.op("not", "u32", (g.sget(11),)))))
+    else:  # EXEC from an SGPR: lanes may come back
+        g.sset(126, g.sget(11))
+    g.end("branch", g.op("cmp", "u32", (g.sget(126), g.const(0)), cond="ne"), 2, 3)
+    g.end("end")
+
+
+def test_lanes_value_written_under_exec_survives_exec_subsets():
+    """histogram: the shift amount v4 is 2 in every lane the loop runs (written under EXEC,
+    then EXEC only narrowed), though other lanes hold a loaded word: the address is at most
+    255 << 2 with lanes, any value without."""
+    g = _Blocks()
+    _histogram_shape(g, exec_back=False)
+    a = g.addresses()[-1]
+    assert a.hi == 1020 and R.align_of(a) >= 4, a
+    assert g.addresses(lanes=False)[-1].hi == M
+
+
+@pytest.mark.parametrize("where", ["before the loop", "in the loop"])
+def test_lanes_forgotten_when_exec_may_grow(where):
+    """EXEC set from an SGPR (lanes that were off may come back, holding the loaded word in v4):
+    nothing is known of v4 in the active lanes."""
+    g = _Blocks()
+    _histogram_shape(
+        g, exec_back=where == "before the loop", loop_exec="shrink" if where == "before the loop" else "any"
+    )
+    assert g.addresses()[-1].hi == M
+
+
+def test_lanes_write_under_an_older_exec_is_not_trusted():
+    """v4 = 2 under the EXEC read before EXEC was set from an SGPR: the lanes active after it
+    need not have been written."""
+    g = _Blocks()
+    g.vset(4, g.lds_word(g.const(0)))
+    g.vset(5, g.lds_word(g.const(4)))
+    old = g.op("exec", "b1")
+    g.sset(126, g.sget(10))
+    g.vset(4, g.const(2), mask=old)
+    g.lds_store(g.op("shl", "u32", (g.op("and", "u32", (g.vget(5), g.const(255))), g.vget(4))))
+    g.end("end")
+    assert g.addresses()[-1].hi == M
+    # under an EXEC read before it was narrowed, every active lane is written
+    g = _Blocks()
+    g.vset(4, g.lds_word(g.const(0)))
+    g.vset(5, g.lds_word(g.const(4)))
+    old = g.op("exec", "b1")
+    g.exec_from(g.op("cmp", "u32", (g.sget(9), g.vget(3)), cond="gt"))
+    g.vset(4, g.const(2), mask=old)
+    g.lds_store(g.op("shl", "u32", (g.op("and", "u32", (g.vget(5), g.const(255))), g.vget(4))))
+    g.end("end")
+    assert g.addresses()[-1].hi == 1020
+
+
+def _bounded_by(cond, bound=100, rewrite=False, wave=32, ctype="u32", mask_old=False):
+    """v7 = a loaded word; EXEC = lanes where (v7 cond bound); an LDS access at v7 << 2."""
+    g = _Blocks()
+    g.vset(7, g.lds_word(g.const(0)))
+    x = g.vget(7)
+    c = g.op("cmp", ctype, (x, g.const(bound)), cond=cond)
+    if rewrite:  # v7 written between the compare and the EXEC write
+        g.vset(7, g.lds_word(g.const(8)))
+    old = g.op("exec", "b1")
+    g.exec_from(c)
+    g.lds_store(g.op("shl", "u32", (g.vget(7), g.const(2))), mask=old if mask_old else None)
+    g.end("end")
+    return g.addresses(wave=wave)[-1]
+
+
+def test_lanes_exec_from_a_compare_bounds_the_register():
+    assert _bounded_by("lt").hi == 99 * 4
+    assert _bounded_by("le").hi == 100 * 4
+    assert _bounded_by("lt", ctype="i32").hi >= M - 3  # v7 may be negative: no order known
+    # compared the other way round: 100 > v7
+    g = _Blocks()
+    g.vset(7, g.lds_word(g.const(0)))
+    g.exec_from(g.op("cmp", "u32", (g.const(100), g.vget(7)), cond="gt"))
+    g.lds_store(g.op("shl", "u32", (g.vget(7), g.const(2))))
+    g.end("end")
+    assert g.addresses()[-1].hi == 99 * 4
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        dict(cond="gt"),
+        dict(cond="ne"),
+        dict(cond="lt", rewrite=True),
+        dict(cond="lt", wave=64),
+        dict(cond="lt", mask_old=True),
+    ],
+)
+def test_lanes_compare_bounds_only_where_proved(case):
+    """No upper bound from v7 > 100 or v7 != 100; none after v7 was written again; none in
+    wave64 (EXEC's halves are written one at a time); none for an access under the EXEC before
+    the compare (its lanes include those where it failed)."""
+    assert _bounded_by(**case).hi >= M - 3
+
+
+def test_lanes_wave64_exec_halves():
+    """wave64: EXEC_LO = the low half of a ballot of (cond & EXEC) narrows EXEC; EXEC_HI = its
+    low half does not (other lanes' bits)."""
+    for reg, half, known in ((126, "lo32", True), (127, "hi32", True), (127, "lo32", False)):
+        g = _Blocks()
+        g.vset(4, g.lds_word(g.const(0)))
+        g.vset(5, g.lds_word(g.const(4)))
+        g.vset(4, g.const(2))
+        b = g.op("and", "b1", (g.op("cmp", "u32", (g.sget(9), g.vget(3)), cond="gt"), g.op("exec", "b1")))
+        g.sset(reg, g.op(half, "u32", (g.op("ballot", "u64", (b,)),)))
+        g.lds_store(g.op("shl", "u32", (g.op("and", "u32", (g.vget(5), g.const(255))), g.vget(4))))
+        g.end("end")
+        assert (g.addresses(wave=64)[-1].hi == 1020) == known, (reg, half)
+
+
+def test_lanes_setting_proves_the_histogram(monkeypatch):
+    """lds.cl's histogram: its LDS atomic's address (bins[in[i] & 255]) proved inside with
+    WAVELIFT_CUDA_LDS=lanes, tested without; the module compiles (NVRTC to PTX, where
+    installed)."""
+    monkeypatch.delenv("WAVELIFT_CUDA_PASSES", raising=False)
+    import gpu_check as G
+    from test_cuda_backend import _nvrtc_problem, translate_dispatch
+
+    from wavelift.backends.cuda.codegen import baked_params
+    from wavelift.backends.cuda.compile import check_source
+
+    mem, cfg, *_ = G.lds_dispatch("histogram", small=True)
+    prog, base = translate_dispatch(mem, cfg)
+    for mode, tested in (("direct", 1), ("lanes", 0)):
+        monkeypatch.setenv("WAVELIFT_CUDA_LDS", mode)
+        src = generate(prog, cfg.wave_size, "lane", cfg.scratch_wave_bytes, base, baked_params(cfg))[0]
+        atomics = [ln for ln in _lds_lines(src) if "wl_atomic32" in ln]
+        assert len(atomics) == 1
+        assert len(re.findall(r"<= \d+u\)", atomics[0])) == tested and ("& ~3u" in atomics[0]) == bool(
+            tested
+        ), atomics
+        if mode == "lanes" and _nvrtc_problem() is None:
+            check_source(src, "sm_90")
+
+
+def test_ldsrange_tighten_and_refine_keep_every_member():
+    """tighten keeps every member of a value; a compare's bounds keep every a with a cond b."""
+    rng = random.Random(11)
+    vals = _values(rng)
+    for v in vals:
+        t = R.tighten(v)
+        assert t.hi - t.lo <= v.hi - v.lo
+        for x in _concrete(v, rng, 8):
+            assert _member(x, t), (v, t, x)
+    assert R.tighten(R.and_(R.V(0, 2, 32, 2), R.const(31))) == R.const(2)
+    ops = {"lt": lambda x, y: x < y, "le": lambda x, y: x <= y, "gt": lambda x, y: x > y}
+    ops.update({"ge": lambda x, y: x >= y, "eq": lambda x, y: x == y})
+    for cond, f in ops.items():
+        for a, b in itertools.product(vals[:40], vals[:40]):
+            nv = R.meet_bounds(a, *R.refine(cond, a, b))
+            for x in _concrete(a, rng, 4):
+                for y in _concrete(b, rng, 4):
+                    if f(x, y):
+                        assert _member(x, nv), (cond, a, b, x, y, nv)

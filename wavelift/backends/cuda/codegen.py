@@ -186,7 +186,10 @@ class Lowering(ValueLowering):
         self.lds_bytes = None if self.lds_checked else lds_bytes
         self.lds_addr: dict = {}
         if not self.lds_checked and uses_space(program, "lds"):
-            self.lds_addr = ldsrange.analyse(program, wave_size, shape, self.skip)
+            # WAVELIFT_CUDA_LDS=lanes: also the values in the lanes EXEC leaves active (0047's
+            # amendment "values in the active lanes")
+            lanes = settings.get("WAVELIFT_CUDA_LDS") == "lanes"
+            self.lds_addr = ldsrange.analyse(program, wave_size, shape, self.skip, lanes)
         # blocks entered other than by a goto the analyses follow (sync_entries): s_barrier's
         # continuation (and block 0 of a program with barriers: both from the phase switch; with
         # barriers where the wave stands, decision 0047, block 0 is kept here too, which is only

@@ -216,8 +216,48 @@ def entry_registers(wave_size: int, shape: dict | None) -> dict:
     return {("v", 0): lx, ("v", 1): ly if t >= 1 else const(0), ("v", 2): lz if t >= 2 else const(0)}
 
 
-def analyse(program, wave_size: int, shape: dict | None, skip=frozenset()) -> dict:
-    """-> {id(op): V of its address} for every LDS load, store and atomic of ``program``."""
+def tighten(v: V) -> V:
+    """v's interval narrowed to its ends that have its low bits (an and with a constant knows
+    every bit of a small value but not its interval: (x & 31) with x = 2 is [0, 2], bits 2)."""
+    step = 1 << v.k
+    lo = v.lo + ((v.r - v.lo) % step)
+    hi = v.hi - ((v.hi - v.r) % step)
+    return v if lo > hi else V(lo, hi, v.k, v.r)
+
+
+def meet_bounds(a: V, lo: int, hi: int) -> V:
+    """a narrowed to [lo, hi] (a itself where nothing is left: no lane holds such a value)."""
+    lo, hi = max(a.lo, lo), min(a.hi, hi)
+    return a if lo > hi else V(lo, hi, a.k, a.r)
+
+
+def refine(cond: str, a: V, b: V) -> tuple[int, int]:
+    """Bounds of a (u32) in the lanes where ``a cond b`` holds (b in its interval)."""
+    if cond == "lt":
+        return (0, b.hi - 1)
+    if cond == "le":
+        return (0, b.hi)
+    if cond == "gt":
+        return (b.lo + 1, M)
+    if cond == "ge":
+        return (b.lo, M)
+    if cond == "eq":
+        return (b.lo, b.hi)
+    return (0, M)
+
+
+_SWAP = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq"}
+EXEC_REGS = (126, 127)  # EXEC_LO, EXEC_HI (frontend.common)
+
+
+def analyse(program, wave_size: int, shape: dict | None, skip=frozenset(), lanes: bool = False) -> dict:
+    """-> {id(op): V of its address} for every LDS load, store and atomic of ``program``.
+
+    ``lanes`` (WAVELIFT_CUDA_LDS=lanes; decision 0047, amendment "values in the active lanes"):
+    also follow, across blocks, each VGPR's value in the lanes EXEC leaves active -- a write
+    under the whole EXEC sets it there, EXEC made a subset of itself (a ballot of a condition
+    and EXEC, EXEC and a mask) keeps it and the condition's compares narrow it, any other EXEC
+    write forgets it -- and read an access's address there."""
     blocks = program.blocks
     pos = {b.index: i for i, b in enumerate(blocks)}
     setpc = any(b.term[0] == "setpc" for b in blocks)
@@ -228,10 +268,11 @@ def analyse(program, wave_size: int, shape: dict | None, skip=frozenset()) -> di
         # the kernel declares every VGPR the program names as 0 (codegen.kernel_source), then
         # sets v0..v2 to the local ids
         vregs = {op.attrs["reg"] for b in blocks for op in b.ops if op.name in ("vget", "vset")}
-        entry[0] = {("v", r): const(0) for r in vregs if r > 2}
-        entry[0].update(entry_registers(wave_size, shape))
+        regs0 = {("v", r): const(0) for r in vregs if r > 2}
+        regs0.update(entry_registers(wave_size, shape))
+        entry[0] = (regs0, {})
     for i in targets:
-        entry[i] = {}  # any value in every register
+        entry[i] = ({}, {})  # any value in every register
 
     def succ(b):
         t = b.term
@@ -239,27 +280,123 @@ def analyse(program, wave_size: int, shape: dict | None, skip=frozenset()) -> di
         return [pos[x] for x in nxt if isinstance(x, int) and x in pos and pos[x] not in targets]
 
     out: dict = {}
+    exec_halves = EXEC_REGS if wave_size == 64 else EXEC_REGS[:1]
 
-    def run(i, state, mask=None):
-        """-> the registers after block i from ``state``; with ``mask`` (a b1 value id), the
-        values in the lanes where that mask holds: a VGPR written under it holds the new value
-        there (an access under the same mask reads only those lanes), and the addresses of the
-        block's LDS accesses under that mask go to ``out``."""
-        regs = dict(state)
+    def run(i, state, mask=None, record=False):
+        """-> the registers after block i from ``state`` (every lane, the active lanes); with
+        ``mask`` (a b1 value id; not ``lanes``), the values in the lanes where that mask holds: a
+        VGPR written under it holds the new value there (an access under the same mask reads
+        only those lanes), and the addresses of the block's LDS accesses under that mask go to
+        ``out``; with ``record`` (``lanes``), every LDS access's address goes to ``out``."""
+        regs = dict(state[0])
+        act = dict(state[1])  # VGPR -> its value in the lanes the current EXEC holds
         val: dict = {}
         # VGPR -> (its value before a run of writes under one mask, that mask): the lanes the
         # mask leaves out hold the value before the run, the others the run's last value
         run_of: dict = {}
+        # the active lanes' side (lanes): EXEC's writes in this block number its epochs; reset[e]
+        # is the first epoch of e's chain (EXEC only became a subset of itself from there to e),
+        # half[e] the EXEC register whose write began e
+        cur, reset, half = 0, [0], [None]
+        aval: dict = {}  # value id -> its value in the lanes EXEC held when it was made (ep)
+        ep: dict = {}
+        exec_ep: dict = {}  # b1 value id -> the epoch whose EXEC bit it is
+        sub_ep: dict = {}  # b1 value id -> an epoch whose EXEC holds every lane where it holds
+        defs: dict = {}  # value id -> its op
+        src: dict = {}  # value id of a vget -> (register, its version then)
+        ver: dict = {}
+
+        def chain(e1, e2):  # EXEC at e2 is a subset of EXEC at e1
+            return e1 <= e2 and reset[e2] <= e1
+
+        def unchanged(h, e):  # EXEC register h not written since epoch e
+            return all(half[x] != h for x in range(e + 1, cur + 1))
+
+        def at(x, e):  # value x in the lanes of EXEC at epoch e
+            if x.id in aval and chain(ep[x.id], e):
+                return aval[x.id]
+            return val.get(x.id, TOP) if x.type in _INT32 else TOP
+
+        def eff(key):
+            return act.get(key, regs.get(key, TOP))
+
+        def subset(x, h) -> bool:
+            """Every set bit of u32 x is set in EXEC register h now."""
+            d = defs.get(x.id)
+            if d is None:
+                return False
+            if d.name == "sget":
+                return d.attrs["reg"] == h and unchanged(h, ep[x.id])
+            if d.name == "and":
+                return subset(d.args[0], h) or subset(d.args[1], h)
+            if d.name in ("lo32", "hi32") and (d.name == "lo32") == (h == EXEC_REGS[0]):
+                b = defs.get(d.args[0].id)
+                if b is not None and b.name == "ballot":
+                    e = sub_ep.get(b.args[0].id)
+                    return e is not None and unchanged(h, e)
+            return False
+
+        def conjuncts(b):
+            d = defs.get(b.id)
+            if d is not None and d.name == "and" and d.type == "b1":
+                return conjuncts(d.args[0]) + conjuncts(d.args[1])
+            return [d]
+
+        def exec_write(h, x):
+            nonlocal cur, act
+            shrink = subset(x, h)
+            cur += 1
+            reset.append(reset[cur - 1] if shrink else cur)
+            half.append(h)
+            if not shrink:
+                act = {}
+            # wave32: the new EXEC is the lanes where the ballot's condition held -- every
+            # compare of it holds there; narrow a VGPR read by it and not written since
+            d = defs.get(x.id)
+            b = defs.get(d.args[0].id) if d is not None and d.name == "lo32" else None
+            if wave_size != 32 or b is None or b.name != "ballot":
+                return
+            for c in conjuncts(b.args[0]):
+                if c is None or c.name != "cmp" or c.type not in _INT32 or c.attrs.get("cond") not in _SWAP:
+                    continue
+                for j in (0, 1):
+                    a, o = c.args[j], c.args[1 - j]
+                    s = src.get(a.id)
+                    if s is None or ver.get(s[0], 0) != s[1]:
+                        continue
+                    av, ov = eff(s[0]), at(o, cur)
+                    if c.type == "i32" and max(av.hi, ov.hi) > 0x7FFFFFFF:
+                        continue  # (signed order = unsigned order on non-negative values)
+                    cond = c.attrs["cond"] if j == 0 else _SWAP[c.attrs["cond"]]
+                    nv = meet_bounds(av, *refine(cond, av, ov))
+                    if nv != regs.get(s[0], TOP):
+                        act[s[0]] = nv
+
         for op in blocks[i].ops:
             n = op.name
+            o = op.out
+            if o is not None:
+                defs[o.id] = op
+                ep[o.id] = cur
             if n == "sget":
-                val[op.out.id] = regs.get(("s", op.attrs["reg"]), TOP)
+                val[o.id] = regs.get(("s", op.attrs["reg"]), TOP)
             elif n == "vget":
-                val[op.out.id] = regs.get(("v", op.attrs["reg"]), TOP)
+                key = ("v", op.attrs["reg"])
+                val[o.id] = regs.get(key, TOP)
+                if lanes:
+                    src[o.id] = (key, ver.get(key, 0))
+                    aval[o.id] = eff(key)
             elif n in ("sset", "vset"):
                 key = ("s" if n == "sset" else "v", op.attrs["reg"])
                 new = val.get(op.args[0].id, TOP) if op.args[0].type in _INT32 else TOP
                 old = regs.get(key, TOP)
+                if lanes and n == "vset":
+                    m = exec_ep.get(op.args[1].id)
+                    if id(op) in skip or m is None or not chain(m, cur):
+                        act[key] = join(eff(key), new)
+                    else:  # every active lane is written
+                        act[key] = at(op.args[0], cur) if op.args[0].type in _INT32 else TOP
+                    ver[key] = ver.get(key, 0) + 1
                 if id(op) in skip:  # not written by the kernel (a dead register)
                     regs[key] = join(old, new)
                     run_of.pop(key, None)
@@ -271,19 +408,35 @@ def analyse(program, wave_size: int, shape: dict | None, skip=frozenset()) -> di
                     if key not in run_of or run_of[key][1] != m:
                         run_of[key] = (old, m)
                     regs[key] = join(run_of[key][0], new)
+                if lanes and n == "sset" and op.attrs["reg"] in exec_halves and id(op) not in skip:
+                    exec_write(op.attrs["reg"], op.args[0])
+                if lanes and n == "vset":
+                    act = {k: v for k, v in act.items() if v != regs.get(k, TOP)}
             else:
-                if (
-                    mask is not None
-                    and n in ("load", "store", "atomic")
-                    and op.attrs["space"] == "lds"
-                    and op.args[1].id == mask
-                ):
+                if n in ("load", "store", "atomic") and op.attrs["space"] == "lds":
                     a = op.args[0]
-                    out[id(op)] = val.get(a.id, TOP) if a.type in _INT32 else TOP
-                if op.out is not None:
-                    val[op.out.id] = value_of(op, val)
-        # registers at any value are left out (a missing key is any value)
-        return {k: v for k, v in regs.items() if v != TOP}
+                    if mask is not None and op.args[1].id == mask:
+                        out[id(op)] = val.get(a.id, TOP) if a.type in _INT32 else TOP
+                    elif record:  # read in the lanes of the access's mask
+                        e = sub_ep.get(op.args[1].id)
+                        out[id(op)] = (
+                            at(a, e) if e is not None else val.get(a.id, TOP) if a.type in _INT32 else TOP
+                        )
+                if o is not None:
+                    val[o.id] = value_of(op, val)
+                    if lanes:
+                        if n == "exec":
+                            exec_ep[o.id] = sub_ep[o.id] = cur
+                        elif n == "and" and op.type == "b1":
+                            e = [sub_ep[x.id] for x in op.args if x.id in sub_ep]
+                            if e:
+                                sub_ep[o.id] = max(e)  # (either epoch's EXEC holds its lanes)
+                        elif o.type in _INT32 and any(x.id in aval for x in op.args):
+                            aval[o.id] = tighten(value_of(op, {x.id: at(x, cur) for x in op.args}))
+        # registers at any value are left out (a missing key is any value); active-lane values
+        # only where they say more
+        regs = {k: v for k, v in regs.items() if v != TOP}
+        return regs, {k: v for k, v in act.items() if v != regs.get(k, TOP)}
 
     work = [i for i, e in enumerate(entry) if e is not None]
     while work:
@@ -292,22 +445,28 @@ def analyse(program, wave_size: int, shape: dict | None, skip=frozenset()) -> di
         for j in succ(blocks[i]):
             e = entry[j]
             if e is None:
-                new = dict(ex)
+                new = ex
             else:
-                new = {k: join(e[k], ex[k]) for k in e.keys() & ex.keys()}
-                new = {k: v for k, v in new.items() if v != TOP}
+                r = {k: join(e[0][k], ex[0][k]) for k in e[0].keys() & ex[0].keys()}
+                r = {k: v for k, v in r.items() if v != TOP}
+                # a lane active at j's start was active at the end of the block it came from
+                ea = {k: e[1].get(k, e[0].get(k, TOP)) for k in e[1].keys() | ex[1].keys()}
+                xa = {k: ex[1].get(k, ex[0].get(k, TOP)) for k in ea}
+                a = {k: join(ea[k], xa[k]) for k in ea}
+                new = (r, {k: v for k, v in a.items() if v != r.get(k, TOP)})
             if new != e:
                 updates[j] += 1
                 if e is not None and updates[j] > WIDEN_AFTER:
                     # widen: an interval still changing becomes any value (its low bits stay)
-                    new = {
-                        k: (v if (v.lo, v.hi) == (e[k].lo, e[k].hi) else V(0, M, v.k, v.r))
-                        for k, v in new.items()
-                    }
-                    new = {k: v for k, v in new.items() if v != TOP}
+                    new = (_widen(new[0], e[0], {}), _widen(new[1], e[1], e[0]))
+                    new = (new[0], {k: v for k, v in new[1].items() if v != new[0].get(k, TOP)})
                 if new != e:
                     entry[j] = new
                     work.append(j)
+    if lanes:
+        for i, e in enumerate(entry):
+            run(i, e if e is not None else ({}, {}), record=True)
+        return out
     # each block again from its entry (a block no goto reaches: any value), once per mask its
     # LDS accesses are made under
     for i, e in enumerate(entry):
@@ -317,8 +476,18 @@ def analyse(program, wave_size: int, shape: dict | None, skip=frozenset()) -> di
             if op.name in ("load", "store", "atomic") and op.attrs["space"] == "lds"
         }
         for m in sorted(masks):
-            run(i, e if e is not None else {}, m)
+            run(i, e if e is not None else ({}, {}), m)
     return out
+
+
+def _widen(new: dict, old: dict, fallback: dict) -> dict:
+    """Each value of ``new`` whose interval differs from ``old``'s (``fallback``'s where old
+    has none) as any value in its interval's place (its low bits stay)."""
+    w = {}
+    for k, v in new.items():
+        o = old.get(k, fallback.get(k, TOP))
+        w[k] = v if (v.lo, v.hi) == (o.lo, o.hi) else V(0, M, v.k, v.r)
+    return {k: v for k, v in w.items() if v != TOP}
 
 
 def align_of(v: V) -> int:
