@@ -542,9 +542,10 @@ def test_lanes_setting_proves_the_histogram(monkeypatch):
         src = generate(prog, cfg.wave_size, "lane", cfg.scratch_wave_bytes, base, baked_params(cfg))[0]
         atomics = [ln for ln in _lds_lines(src) if "wl_atomic32" in ln]
         assert len(atomics) == 1
-        assert len(re.findall(r"<= \d+u\)", atomics[0])) == tested and ("& ~3u" in atomics[0]) == bool(
-            tested
-        ), atomics
+        assert len(re.findall(r"<= \d+u\)", atomics[0])) == tested, atomics
+        assert ("& ~3u" in atomics[0]) == bool(tested), atomics
+        # the increment: v3 = 1 in every lane of the loop (written before it under EXEC)
+        assert (", 0, (u32)1u, (u32)0)" in atomics[0]) == (mode == "lanes"), atomics
         if mode == "lanes" and _nvrtc_problem() is None:
             check_source(src, "sm_90")
 
@@ -568,3 +569,26 @@ def test_ldsrange_tighten_and_refine_keep_every_member():
                 for y in _concrete(b, rng, 4):
                     if f(x, y):
                         assert _member(x, nv), (cond, a, b, x, y, nv)
+
+
+@pytest.mark.parametrize("exec_back", [False, True])
+def test_lanes_atomic_data_constant_only_where_proved(exec_back):
+    """An LDS atomic's data operand: 1 in the loop's lanes when written under EXEC before EXEC
+    narrowed; not known when EXEC was set from an SGPR in between (lanes holding the loaded
+    word may be active)."""
+    g = _Blocks()
+    g.vset(3, g.lds_word(g.const(0)))
+    g.exec_from(g.op("cmp", "u32", (g.sget(9), g.vget(3)), cond="gt"))
+    g.vset(3, g.const(1))
+    if exec_back:
+        g.sset(126, g.sget(10))
+    g.end("jump", 1)
+    m = g.op("exec", "b1")
+    g.op("atomic", "u32", (g.const(0), m, g.vget(3)), space="lds", op="add", bits=32)
+    g.access.append(g.ops[-1])
+    g.end("end")
+    data: dict = {}
+    shape = {"block": (64, 1, 1), "tidig": 0, "packed": False}
+    R.analyse(g.program(), 32, shape, frozenset(), True, data)
+    v = data[id(g.access[-1])]
+    assert (v == R.const(1)) != exec_back, v

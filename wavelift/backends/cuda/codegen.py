@@ -185,11 +185,14 @@ class Lowering(ValueLowering):
         self.lds_checked = settings.get("WAVELIFT_CUDA_LDS") == "checked"
         self.lds_bytes = None if self.lds_checked else lds_bytes
         self.lds_addr: dict = {}
+        # (lanes) id(op) -> a 32-bit LDS atomic's data operand in its lanes: a constant is
+        # written as one, so that a count (atomic_inc, += 1) is the native shared increment
+        self.lds_data: dict = {}
         if not self.lds_checked and uses_space(program, "lds"):
             # WAVELIFT_CUDA_LDS=lanes: also the values in the lanes EXEC leaves active (0047's
             # amendment "values in the active lanes")
             lanes = settings.get("WAVELIFT_CUDA_LDS") == "lanes"
-            self.lds_addr = ldsrange.analyse(program, wave_size, shape, self.skip, lanes)
+            self.lds_addr = ldsrange.analyse(program, wave_size, shape, self.skip, lanes, self.lds_data)
         # blocks entered other than by a goto the analyses follow (sync_entries): s_barrier's
         # continuation (and block 0 of a program with barriers: both from the phase switch; with
         # barriers where the wave stands, decision 0047, block 0 is kept here too, which is only
@@ -867,6 +870,9 @@ class Lowering(ValueLowering):
         t = "u64" if bits == 64 else "u32"
         nb = bits // 8
         d = f"({t})({a[2]})"
+        dv = self.lds_data.get(id(op)) if sp == "lds" and bits == 32 else None
+        if dv is not None and dv.lo == dv.hi:  # one number in every lane the atomic runs in
+            d = f"({t}){dv.lo}u"
         c = f"({t})({a[3]})" if len(a) > 3 else f"({t})0"
         before("rmw")
         emit(f"  {t} {o} = 0;")

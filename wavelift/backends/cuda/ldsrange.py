@@ -250,8 +250,17 @@ _SWAP = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq"}
 EXEC_REGS = (126, 127)  # EXEC_LO, EXEC_HI (frontend.common)
 
 
-def analyse(program, wave_size: int, shape: dict | None, skip=frozenset(), lanes: bool = False) -> dict:
-    """-> {id(op): V of its address} for every LDS load, store and atomic of ``program``.
+def analyse(
+    program,
+    wave_size: int,
+    shape: dict | None,
+    skip=frozenset(),
+    lanes: bool = False,
+    data: dict | None = None,
+) -> dict:
+    """-> {id(op): V of its address} for every LDS load, store and atomic of ``program``; with
+    ``lanes``, ``data`` (if given) gets {id(op): V of its data operand in its lanes} for every
+    32-bit LDS atomic.
 
     ``lanes`` (WAVELIFT_CUDA_LDS=lanes; decision 0047, amendment "values in the active lanes"):
     also follow, across blocks, each VGPR's value in the lanes EXEC leaves active -- a write
@@ -312,8 +321,8 @@ def analyse(program, wave_size: int, shape: dict | None, skip=frozenset(), lanes
         def unchanged(h, e):  # EXEC register h not written since epoch e
             return all(half[x] != h for x in range(e + 1, cur + 1))
 
-        def at(x, e):  # value x in the lanes of EXEC at epoch e
-            if x.id in aval and chain(ep[x.id], e):
+        def at(x, e):  # value x in the lanes of EXEC at epoch e (-1: in every lane)
+            if e >= 0 and x.id in aval and chain(ep[x.id], e):
                 return aval[x.id]
             return val.get(x.id, TOP) if x.type in _INT32 else TOP
 
@@ -419,9 +428,9 @@ def analyse(program, wave_size: int, shape: dict | None, skip=frozenset(), lanes
                         out[id(op)] = val.get(a.id, TOP) if a.type in _INT32 else TOP
                     elif record:  # read in the lanes of the access's mask
                         e = sub_ep.get(op.args[1].id)
-                        out[id(op)] = (
-                            at(a, e) if e is not None else val.get(a.id, TOP) if a.type in _INT32 else TOP
-                        )
+                        out[id(op)] = at(a, e) if e is not None else at(a, -1)
+                        if n == "atomic" and data is not None:
+                            data[id(op)] = at(op.args[2], e) if e is not None else at(op.args[2], -1)
                 if o is not None:
                     val[o.id] = value_of(op, val)
                     if lanes:
