@@ -14,6 +14,10 @@ tier's --Ofast-compile build, never replaced; 0009's 2026-12-05 amendment); gpb1
 gpb8, gpb16 (WAVELIFT_CUDA_GROUPS_PER_BLOCK: workgroups per CUDA block, decision 0046; base
 follows the environment's setting, auto by default).
 phase: s_barrier as phases (WAVELIFT_CUDA_BARRIERS=phase: the lowering before decision 0047).
+occstep: a module whose occupancy-bounded build spills built again for one block fewer per SM
+(WAVELIFT_CUDA_OCCUPANCY_STEP=32: kept if it spills at most 32 bytes; matmul16 at 48 registers).
+ldslanes: WAVELIFT_CUDA_LDS=lanes (LDS addresses and atomic data also proved in the lanes EXEC
+leaves active: histogram's atomic unchecked, a native shared increment).
 ldschecked, ldsdirect: every LDS access bounds-tested and read in the shifted form
 (WAVELIFT_CUDA_LDS=checked: the lowering before 0047's amendment "LDS accesses in their direct
 form"), or the proved direct forms (WAVELIFT_CUDA_LDS=direct, the default).
@@ -70,6 +74,10 @@ ENV = {
     "eager": {"WAVELIFT_CUDA_BLENDS": "eager"},  # EXEC blends at every VGPR write
     "occ2048": {"WAVELIFT_CUDA_OCCUPANCY": "2048"},  # bound registers for 2048 threads/SM
     "occ1024": {"WAVELIFT_CUDA_OCCUPANCY": "1024"},
+    # a spilling bound build tried again one block fewer per SM, 32 bytes of spill allowed
+    "occstep": {"WAVELIFT_CUDA_OCCUPANCY_STEP": "32"},
+    # LDS addresses also proved in the lanes EXEC leaves active (0047's amendment)
+    "ldslanes": {"WAVELIFT_CUDA_LDS": "lanes"},
     "nopasses": {"WAVELIFT_CUDA_PASSES": "off"},  # the IR as the frontends built it (0028)
     "fast": {"WAVELIFT_CUDA_TIER": "fast"},  # the first tier's build only (--Ofast-compile, 0009)
     "phase": {"WAVELIFT_CUDA_BARRIERS": "phase"},  # s_barrier as phases (before decision 0047)

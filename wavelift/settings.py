@@ -178,7 +178,7 @@ _ALL = [
         "amendment proves (no bounds test where the address is proved inside the LDS, whole aligned "
         "words); `checked`: every access tested and read in the shifted two-word form (A/B runs); "
         "`lanes`: the direct forms with addresses also proved from the values in the lanes EXEC leaves "
-        "active (0047's amendment \"values in the active lanes\"; opt-in until it has run on a GPU)",
+        'active (0047\'s amendment "values in the active lanes"; opt-in until it has run on a GPU)',
     ),
     Setting(
         "WAVELIFT_CUDA_BUDGET",
@@ -243,6 +243,13 @@ _ALL = [
         None,
         "threads per SM that CUDA kernels' registers are bounded for (default: the "
         "backend's OCCUPANCY_THREADS)",
+    ),
+    Setting(
+        "WAVELIFT_CUDA_OCCUPANCY_STEP",
+        int,
+        None,
+        "bytes of spill a CUDA kernel may have when, its build for the occupancy bound spilling, it "
+        "is built again for one block fewer per SM (unset: no second try; the build is unbounded)",
     ),
     Setting(
         "WAVELIFT_CUDA_GROUPS_PER_BLOCK",

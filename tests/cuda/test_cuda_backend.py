@@ -794,6 +794,33 @@ def test_occupancy_bounded_build_unless_it_spills():
     assert bound == 0 and cubin == CC._nvrtc_build(plain, "sm_90", ())[0]
 
 
+@pytest.mark.parametrize("step, spill, kept", [(None, 20, 0), ("32", 20, 5), ("32", 40, 0), ("16", 20, 0)])
+def test_occupancy_step_one_block_fewer(monkeypatch, step, spill, kept):
+    """WAVELIFT_CUDA_OCCUPANCY_STEP: a bound build (6 blocks of 256 threads) that spills is
+    built again for 5 and kept if it spills at most the setting's bytes; else (or unset) the
+    unbounded build.  ptxas's reports stand in (no NVRTC needed)."""
+    from wavelift.backends.cuda import compile as CC
+
+    tried = []
+
+    def fake(source, arch, extra):
+        minb = int(extra[0].split("=")[1])
+        tried.append(minb)
+        b = 48 if minb == 6 else spill
+        return f"cubin{minb}".encode(), f"Function properties for wl_main\n {b} bytes spill stores"
+
+    monkeypatch.setattr(CC, "_reported_build", fake)
+    monkeypatch.setattr(CC, "_nvrtc_build", lambda s, a, e: (b"unbounded", ""))
+    if step is None:
+        monkeypatch.delenv("WAVELIFT_CUDA_OCCUPANCY_STEP", raising=False)
+    else:
+        monkeypatch.setenv("WAVELIFT_CUDA_OCCUPANCY_STEP", step)
+    monkeypatch.delenv("WAVELIFT_CUDA_OCCUPANCY", raising=False)
+    cubin, _, bound = CC.nvrtc_build("#define WL_BLOCK_THREADS 256\n", "sm_90")
+    assert tried == ([6] if step is None else [6, 5])
+    assert bound == kept and cubin == (b"cubin5" if kept else b"unbounded")
+
+
 def test_runtime_packs_preloads_and_guards_their_bytes():
     """runtime._preloads (no GPU needed): each resolved load's words go to WL_PRE in turn, its
     WL_PO entry says where; the bytes read join the written check (self.mirrored); all resolved

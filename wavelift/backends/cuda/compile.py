@@ -112,11 +112,11 @@ def occupancy_threads() -> int:
 SPILL_OK_BYTES = 16
 
 
-def _spills(log: str) -> bool:
-    """ptxas -v said wl_main spills more than SPILL_OK_BYTES (other functions' lines are not
+def _spills(log: str, ok: int = SPILL_OK_BYTES) -> bool:
+    """ptxas -v said wl_main spills more than ``ok`` bytes (other functions' lines are not
     counted)."""
     m = re.search(r"Function properties for wl_main\s*\n[^\n]*?(\d+) bytes spill stores", log)
-    return m is None or int(m.group(1)) > SPILL_OK_BYTES
+    return m is None or int(m.group(1)) > ok
 
 
 @functools.cache
@@ -177,6 +177,17 @@ def nvrtc_build(source: str, arch: str = DEFAULT_ARCH, extra: tuple = ()) -> tup
         cubin, log = _reported_build(source, arch, (f"-DWL_MIN_BLOCKS={minb}", "--ptxas-options=-v") + extra)
         if not _spills(log):
             return cubin, log, minb
+        # WAVELIFT_CUDA_OCCUPANCY_STEP (bytes; opt-in until measured): one block fewer per SM
+        # before giving the bound up -- 256-thread blocks at 48 registers (5 blocks, 1280
+        # threads) rather than unbounded (matmul16: 56 registers, 4 blocks), a small spill
+        # allowed, as a refill from L1 may cost less than a quarter of the warps
+        step = settings.get("WAVELIFT_CUDA_OCCUPANCY_STEP")
+        if step is not None and minb > 1:
+            cubin, log = _reported_build(
+                source, arch, (f"-DWL_MIN_BLOCKS={minb - 1}", "--ptxas-options=-v") + extra
+            )
+            if not _spills(log, step):
+                return cubin, log, minb - 1
     cubin, log = _nvrtc_build(source, arch, extra)
     return cubin, log, 0
 

@@ -71,6 +71,7 @@ def entry_name(key, arch: str, base_address: int) -> str:
         arch,
         nvrtc_version(),
         str(occupancy_threads()),
+        str(settings.get("WAVELIFT_CUDA_OCCUPANCY_STEP")),
         str(settings.get("WAVELIFT_CUDA_PASSES")),
         str(settings.get("WAVELIFT_CUDA_BLENDS")),
         str(settings.get("WAVELIFT_CUDA_BARRIERS")),
