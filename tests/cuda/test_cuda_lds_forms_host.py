@@ -592,3 +592,87 @@ def test_lanes_atomic_data_constant_only_where_proved(exec_back):
     R.analyse(g.program(), 32, shape, frozenset(), True, data)
     v = data[id(g.access[-1])]
     assert (v == R.const(1)) != exec_back, v
+
+
+def test_lanes_every_lane_address_and_full_exec():
+    """``every``: an access's address in every lane.  v7 = lx << 2 under EXEC: in the lanes
+    EXEC leaves out v7 keeps its old value (any: a loaded word), so nothing is known there --
+    unless EXEC holds every lane (a group that fills its waves: 64 threads, wave32), and not
+    after EXEC was narrowed."""
+
+    def case(narrow, block=(64, 1, 1)):
+        g = _Blocks()
+        g.vset(7, g.lds_word(g.const(0)))
+        if narrow:
+            g.exec_from(g.op("cmp", "u32", (g.sget(9), g.vget(3)), cond="gt"))
+        g.vset(7, g.op("shl", "u32", (g.vget(0), g.const(2))))
+        g.lds_word(g.vget(7))
+        g.end("end")
+        every: dict = {}
+        shape = {"block": block, "tidig": 0, "packed": False}
+        out = R.analyse(g.program(), 32, shape, frozenset(), True, None, every)
+        return out[id(g.access[-1])], every[id(g.access[-1])]
+
+    act, ev = case(False)
+    assert act.hi == 252 and ev.hi == 252  # a full EXEC: every lane is written
+    act, ev = case(True)
+    assert act.hi == 252 and ev.hi >= M - 3
+    act, ev = case(False, block=(48, 1, 1))  # 48 threads: the second wave has 16 lanes
+    assert act.hi == 47 * 4 and ev.hi >= M - 3
+    # the default analysis knows nothing of EXEC's value at the start
+    assert R.exec_at_start(32, {"block": (64, 1, 1), "tidig": 0, "packed": False}) == {("s", 126): R.const(M)}
+    assert R.exec_at_start(64, {"block": (48, 1, 1), "tidig": 0, "packed": False}) == {}
+
+
+def test_lanes_loads_read_everywhere_only_where_proved(monkeypatch):
+    """WAVELIFT_CUDA_LDS=lanes: an LDS load whose address is inside the LDS in every lane reads
+    in every thread and keeps the word where its mask holds (a select); aligned in its own
+    lanes only, the read's address has its low bits cleared; not inside in every lane (a loaded
+    word in the lanes EXEC leaves out), the load stays under its mask."""
+    monkeypatch.setenv("WAVELIFT_CUDA_LDS", "lanes")
+
+    def lines(narrow, shift, old_lx=False):
+        g = _P()
+        m = g.v("b1")
+        g.ops.append(Op("exec", "b1", (), {}, m, 0))
+        first = g.v("u32")
+        g.ops.append(
+            Op("load", "u32", (g.const("u32", 0), m), {"space": "lds", "nbytes": 4, "words": 1}, first, 0)
+        )
+        old = g.vget(0) if old_lx else g.op("word", "u32", (first,), k=0)
+        g.ops.append(Op("vset", "u32", (old, m), {"reg": 7}, None, 0))
+        if narrow:  # EXEC = lanes where s9 > v3
+            c = g.op("cmp", "u32", (g.op("sget", "u32", reg=9), g.vget(3)), cond="gt")
+            b = g.v("b1")
+            g.ops.append(Op("exec", "b1", (), {}, b, 0))
+            bb = g.op("and", "b1", (c, b))
+            g.ops.append(
+                Op(
+                    "sset",
+                    "u32",
+                    (g.op("lo32", "u32", (g.op("ballot", "u64", (bb,)),)),),
+                    {"reg": 126},
+                    None,
+                    0,
+                )
+            )
+        m2 = g.v("b1")
+        g.ops.append(Op("exec", "b1", (), {}, m2, 0))
+        x = g.op("and", "u32", (g.vget(0), g.const("u32", 63))) if shift else g.vget(0)
+        g.ops.append(Op("vset", "u32", (g.op("shl", "u32", (x, g.const("u32", 2))), m2), {"reg": 7}, None, 0))
+        out = g.v("u32")
+        g.ops.append(Op("load", "u32", (g.vget(7), m2), {"space": "lds", "nbytes": 4, "words": 1}, out, 0))
+        prog = Program(
+            [Block(0, 0, instrs=[0], ops=g.ops, term=("end",))], [SimpleNamespace(encoding="VOP1")], {0: 0}, 8
+        )
+        return _lds_lines(_source(prog))
+
+    full = lines(False, False)  # 64 threads in wave32: EXEC full, every lane written
+    assert "x_ : 0u" in full[-1] and "& ~3u" not in full[-1] and "if (" not in full[-1], full
+    part = lines(True, False)  # other lanes hold the loaded word in v7: not inside there
+    assert "x_ : 0u" not in part[-1] and part[-1].startswith("if ("), part
+    # v7 = lx in the other lanes: inside there, not aligned -- read at v7 & ~3 (v7 in its lanes)
+    part = lines(True, False, old_lx=True)
+    assert "x_ : 0u" in part[-1] and "& ~3u" in part[-1], part
+    # the first load (address 0) reads everywhere in both
+    assert "x_ : 0u" in part[0] and "x_ : 0u" in full[0]

@@ -188,11 +188,18 @@ class Lowering(ValueLowering):
         # (lanes) id(op) -> a 32-bit LDS atomic's data operand in its lanes: a constant is
         # written as one, so that a count (atomic_inc, += 1) is the native shared increment
         self.lds_data: dict = {}
+        # (lanes) id(op) -> an LDS access's address in every lane, active or not: a load proved
+        # inside and aligned there reads in every thread and keeps the word where its mask
+        # holds (0 elsewhere, as before) -- a select, not a branch around each load (NVVM
+        # rebuilt the shared window's address inside each one: 3 SASS instructions a load)
+        self.lds_every: dict = {}
         if not self.lds_checked and uses_space(program, "lds"):
             # WAVELIFT_CUDA_LDS=lanes: also the values in the lanes EXEC leaves active (0047's
             # amendment "values in the active lanes")
             lanes = settings.get("WAVELIFT_CUDA_LDS") == "lanes"
-            self.lds_addr = ldsrange.analyse(program, wave_size, shape, self.skip, lanes, self.lds_data)
+            self.lds_addr = ldsrange.analyse(
+                program, wave_size, shape, self.skip, lanes, self.lds_data, self.lds_every
+            )
         # blocks entered other than by a goto the analyses follow (sync_entries): s_barrier's
         # continuation (and block 0 of a program with barriers: both from the phase switch; with
         # barriers where the wave stands, decision 0047, block 0 is kept here too, which is only
@@ -640,6 +647,18 @@ class Lowering(ValueLowering):
         direct = v is not None and (nb in (1, 2) or nb % 4 == 0) and ldsrange.align_of(v) >= min(nb, 4)
         return inside, direct
 
+    def _lds_everywhere(self, op, nb: int, addr: str) -> str | None:
+        """For a direct LDS load (its address aligned to min(nb, 4) in its lanes): an address
+        the load may read at in every thread -- inside the (baked) LDS in every lane, active
+        or not (lds_every), and aligned there (the address itself, or with its low bits
+        cleared: equal in the load's lanes) -- or None."""
+        ev = self.lds_every.get(id(op))
+        lds = self.lds_bytes
+        if ev is None or lds is None or ev.hi + nb > lds:
+            return None
+        al = min(nb, 4)
+        return addr if ldsrange.align_of(ev) >= al or al == 1 else f"((u32)({addr}) & ~{al - 1}u)"
+
     @staticmethod
     def _lds_cells(addr: str, nb: int, const: bool) -> list[tuple[str, str]]:
         """(C type, lvalue) of each piece of the nb bytes at an aligned LDS address: one u8 or
@@ -674,7 +693,11 @@ class Lowering(ValueLowering):
         if sp == "lds":
             before("load")
             inside, direct = self.lds_form(op, nb, a[0])
-            if direct:
+            every = self._lds_everywhere(op, nb, a[0]) if direct else None
+            if every is not None:
+                for k, (_, c) in enumerate(self._lds_cells(every, nb, True)):
+                    emit(f"  {{ const u32 x_ = (u32){c}; {o}_w[{k}] = ({a[1]}) ? x_ : 0u; }}")
+            elif direct:
                 emit(f"  if (({a[1]}){inside}) {{ {self._lds_direct_read(a[0], nb, o)} }}")
             else:
                 emit(f"  if (({a[1]}){inside}) wl_read(wl_smem, (i64)(u32)({a[0]}), {nb}u, {o}_w, {words}u);")

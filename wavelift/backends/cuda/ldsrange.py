@@ -250,6 +250,18 @@ _SWAP = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq"}
 EXEC_REGS = (126, 127)  # EXEC_LO, EXEC_HI (frontend.common)
 
 
+def exec_at_start(wave_size: int, shape: dict | None) -> dict:
+    """EXEC at the kernel's start, when known: the wave's lanes inside its group -- all of
+    them when the group fills its waves (codegen.kernel_source sets s126 / s127 from the lanes
+    below the group's threads; ``shape`` is given only where no group is partial)."""
+    if not shape or min(shape["block"]) < 1:
+        return {}
+    bx, by, bz = shape["block"]
+    if (bx * by * bz) % wave_size:
+        return {}
+    return {("s", 126 + h): const(M) for h in range(wave_size // 32)}
+
+
 def analyse(
     program,
     wave_size: int,
@@ -257,10 +269,12 @@ def analyse(
     skip=frozenset(),
     lanes: bool = False,
     data: dict | None = None,
+    every: dict | None = None,
 ) -> dict:
     """-> {id(op): V of its address} for every LDS load, store and atomic of ``program``; with
     ``lanes``, ``data`` (if given) gets {id(op): V of its data operand in its lanes} for every
-    32-bit LDS atomic.
+    LDS atomic and ``every`` (if given) {id(op): V of its address in every lane, active or
+    not} for every LDS access.
 
     ``lanes`` (WAVELIFT_CUDA_LDS=lanes; decision 0047, amendment "values in the active lanes"):
     also follow, across blocks, each VGPR's value in the lanes EXEC leaves active -- a write
@@ -279,6 +293,8 @@ def analyse(
         vregs = {op.attrs["reg"] for b in blocks for op in b.ops if op.name in ("vget", "vset")}
         regs0 = {("v", r): const(0) for r in vregs if r > 2}
         regs0.update(entry_registers(wave_size, shape))
+        if lanes:
+            regs0.update(exec_at_start(wave_size, shape))
         entry[0] = (regs0, {})
     for i in targets:
         entry[i] = ({}, {})  # any value in every register
@@ -307,6 +323,8 @@ def analyse(
         # is the first epoch of e's chain (EXEC only became a subset of itself from there to e),
         # half[e] the EXEC register whose write began e
         cur, reset, half = 0, [0], [None]
+        # full[e]: EXEC at epoch e holds every lane of the wave (its registers all ones)
+        full = [all(regs.get(("s", h)) == const(M) for h in exec_halves)]
         aval: dict = {}  # value id -> its value in the lanes EXEC held when it was made (ep)
         ep: dict = {}
         exec_ep: dict = {}  # b1 value id -> the epoch whose EXEC bit it is
@@ -357,6 +375,7 @@ def analyse(
             cur += 1
             reset.append(reset[cur - 1] if shrink else cur)
             half.append(h)
+            full.append(all(regs.get(("s", r)) == const(M) for r in exec_halves))
             if not shrink:
                 act = {}
             # wave32: the new EXEC is the lanes where the ballot's condition held -- every
@@ -429,6 +448,8 @@ def analyse(
                     elif record:  # read in the lanes of the access's mask
                         e = sub_ep.get(op.args[1].id)
                         out[id(op)] = at(a, e) if e is not None else at(a, -1)
+                        if every is not None:  # (under a full EXEC every lane is active)
+                            every[id(op)] = at(a, e) if e is not None and full[e] else at(a, -1)
                         if n == "atomic" and data is not None:
                             data[id(op)] = at(op.args[2], e) if e is not None else at(op.args[2], -1)
                 if o is not None:
