@@ -668,11 +668,13 @@ def test_lanes_loads_read_everywhere_only_where_proved(monkeypatch):
         return _lds_lines(_source(prog))
 
     full = lines(False, False)  # 64 threads in wave32: EXEC full, every lane written
-    assert "x_ : 0u" in full[-1] and "& ~3u" not in full[-1] and "if (" not in full[-1], full
+    # (its mask holds in every lane: the word itself, no select)
+    assert "x_ : 0u" not in full[-1] and "& ~3u" not in full[-1] and "if (" not in full[-1], full
+    assert "_w[0] = (u32)((const u32*)(wl_smem" in full[-1], full
     part = lines(True, False)  # other lanes hold the loaded word in v7: not inside there
     assert "x_ : 0u" not in part[-1] and part[-1].startswith("if ("), part
     # v7 = lx in the other lanes: inside there, not aligned -- read at v7 & ~3 (v7 in its lanes)
     part = lines(True, False, old_lx=True)
     assert "x_ : 0u" in part[-1] and "& ~3u" in part[-1], part
-    # the first load (address 0) reads everywhere in both
-    assert "x_ : 0u" in part[0] and "x_ : 0u" in full[0]
+    # the first load (address 0, under the whole EXEC of the start) reads everywhere in both
+    assert all(ln.startswith("t") and "_w[0] = (u32)((const u32*)" in ln for ln in (part[0], full[0]))

@@ -193,12 +193,15 @@ class Lowering(ValueLowering):
         # holds (0 elsewhere, as before) -- a select, not a branch around each load (NVVM
         # rebuilt the shared window's address inside each one: 3 SASS instructions a load)
         self.lds_every: dict = {}
+        # (lanes) the LDS accesses whose mask holds in every lane (EXEC known whole): such a
+        # load's word needs no select
+        self.lds_whole: set = set()
         if not self.lds_checked and uses_space(program, "lds"):
             # WAVELIFT_CUDA_LDS=lanes: also the values in the lanes EXEC leaves active (0047's
             # amendment "values in the active lanes")
             lanes = settings.get("WAVELIFT_CUDA_LDS") == "lanes"
             self.lds_addr = ldsrange.analyse(
-                program, wave_size, shape, self.skip, lanes, self.lds_data, self.lds_every
+                program, wave_size, shape, self.skip, lanes, self.lds_data, self.lds_every, self.lds_whole
             )
         # blocks entered other than by a goto the analyses follow (sync_entries): s_barrier's
         # continuation (and block 0 of a program with barriers: both from the phase switch; with
@@ -696,7 +699,10 @@ class Lowering(ValueLowering):
             every = self._lds_everywhere(op, nb, a[0]) if direct else None
             if every is not None:
                 for k, (_, c) in enumerate(self._lds_cells(every, nb, True)):
-                    emit(f"  {{ const u32 x_ = (u32){c}; {o}_w[{k}] = ({a[1]}) ? x_ : 0u; }}")
+                    if id(op) in self.lds_whole:
+                        emit(f"  {o}_w[{k}] = (u32){c};")
+                    else:
+                        emit(f"  {{ const u32 x_ = (u32){c}; {o}_w[{k}] = ({a[1]}) ? x_ : 0u; }}")
             elif direct:
                 emit(f"  if (({a[1]}){inside}) {{ {self._lds_direct_read(a[0], nb, o)} }}")
             else:

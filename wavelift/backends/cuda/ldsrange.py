@@ -270,11 +270,13 @@ def analyse(
     lanes: bool = False,
     data: dict | None = None,
     every: dict | None = None,
+    whole: set | None = None,
 ) -> dict:
     """-> {id(op): V of its address} for every LDS load, store and atomic of ``program``; with
     ``lanes``, ``data`` (if given) gets {id(op): V of its data operand in its lanes} for every
-    LDS atomic and ``every`` (if given) {id(op): V of its address in every lane, active or
-    not} for every LDS access.
+    LDS atomic, ``every`` (if given) {id(op): V of its address in every lane, active or
+    not} for every LDS access and ``whole`` (if given) the id(op) of each LDS access whose
+    mask is an EXEC that holds every lane of the wave.
 
     ``lanes`` (WAVELIFT_CUDA_LDS=lanes; decision 0047, amendment "values in the active lanes"):
     also follow, across blocks, each VGPR's value in the lanes EXEC leaves active -- a write
@@ -450,6 +452,9 @@ def analyse(
                         out[id(op)] = at(a, e) if e is not None else at(a, -1)
                         if every is not None:  # (under a full EXEC every lane is active)
                             every[id(op)] = at(a, e) if e is not None and full[e] else at(a, -1)
+                        w = exec_ep.get(op.args[1].id)
+                        if whole is not None and w is not None and full[w]:
+                            whole.add(id(op))
                         if n == "atomic" and data is not None:
                             data[id(op)] = at(op.args[2], e) if e is not None else at(op.args[2], -1)
                 if o is not None:
