@@ -108,6 +108,9 @@ ENV = {
         for n in (None, "8", "16")
     },
 }
+# session 43's opt-in settings together (h97's three, h98's LDS values in the active lanes and
+# occupancy step)
+ENV["s43"] = {**ENV["h97"], **ENV["ldslanes"], **ENV["occstep"]}
 VARIANTS.update({k: [] for k in ENV})
 DISPATCHES = {
     "vadd32": lambda: G.vadd_dispatch(1920 * 1088),
