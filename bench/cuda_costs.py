@@ -111,6 +111,13 @@ ENV = {
 # session 43's opt-in settings together (h97's three, h98's LDS values in the active lanes and
 # occupancy step)
 ENV["s43"] = {**ENV["h97"], **ENV["ldslanes"], **ENV["occstep"]}
+# those of them made default after the H100 run of session 43 (straight kernels, the grid's
+# dimensions baked, LDS values in the active lanes)
+ENV["s43d"] = {
+    "WAVELIFT_CUDA_BUDGET": "straight",
+    "WAVELIFT_CUDA_GRIDDIM": "baked",
+    "WAVELIFT_CUDA_LDS": "lanes",
+}
 VARIANTS.update({k: [] for k in ENV})
 DISPATCHES = {
     "vadd32": lambda: G.vadd_dispatch(1920 * 1088),
