@@ -92,6 +92,12 @@ class Refused(Exception):
         super().__init__(str(self.refusal))
 
 
+class DeferredLost(RuntimeError):
+    """Reading the result of a deferred CUDA dispatch whose report could not be read, or that
+    could not be run again, because reading the queue raised (Resident.flush: the exception
+    went to the caller that read it; decision 0029, helper-96 amendment)."""
+
+
 class UserError(Exception):
     """A problem the user can fix (missing file, bad option); printed as one line."""
 

@@ -354,3 +354,59 @@ def test_deferral_is_the_default(standin, monkeypatch):
     assert unset[3] > 20 and max(unset[4]) > 4
     assert unset[0] == on[0]
     assert all(np.array_equal(x, y) for x, y in zip(unset[1] + unset[2], on[1] + on[2], strict=True))
+
+
+def test_an_exception_while_the_queue_is_read_leaves_no_result_that_did_not_run(standin, monkeypatch):
+    """Running a failed deferred dispatch again raises (a device error, an interrupt): the
+    exception reaches the caller that read the queue, and the results of the dispatches not
+    settled or run again by then -- the failed one and those queued after it -- raise
+    DeferredLost when read (no refusal of None for a dispatch that never landed); their bookings
+    are undone, so the device copies, the host and the launches after them are right."""
+    import pytest
+
+    import wavelift
+    from wavelift.errors import DeferredLost
+
+    monkeypatch.setenv("WAVELIFT_CUDA_DEFER", "on")
+    held: dict = {}
+    standin.kernel = _acc_kernel(held)
+    dev = held["dev"] = wavelift.Device("gfx1030", backend="cuda", mode="lane", record=False)
+    k = dev.load_code_object(str(FIX / "basic-O2-w32-flat.hsaco")).kernel("vadd")
+    a = dev.upload(np.full(N, 100.0, np.float32))
+    b = dev.upload(np.ones(N, np.float32))
+    c = dev.alloc(4 * N)
+    dev.write(c, np.full(N, 4.0, np.float32))
+    go = lambda: k.launch(global_size=(N, 1, 1), block=(64, 1, 1), args=[a, b, c, np.uint32(N)])  # noqa: E731
+    rs = [go() for _ in range(5)]  # (4 -> 5 -> 6, then escapes: run again at the flush)
+    res = dev.memory.resident
+    assert all(r.__dict__.get("_resident") is res for r in rs[2:])  # (queued)
+    real = X.execute_dispatch
+
+    def boom(*args, **kw):
+        raise RuntimeError("lost the device")
+
+    monkeypatch.setattr(X, "execute_dispatch", boom)
+    with pytest.raises(RuntimeError, match="lost the device"):
+        dev.download(c, np.float32)
+    monkeypatch.setattr(X, "execute_dispatch", real)
+    assert not res.pending
+    assert [r.refusal for r in rs[:2]] == [None, None]
+    for r in rs[2:]:
+        with pytest.raises(DeferredLost):
+            r.refusal  # noqa: B018
+        with pytest.raises(DeferredLost):
+            r.write_spans  # noqa: B018
+    want = np.full(N, 4.0, np.float32)
+    want[:5] += 1
+    want[:6] += 1
+    assert np.array_equal(dev.download(c, np.float32), want)
+    assert go().refusal.code == "escape"  # (a[0] is 100 and c[0] 6)
+    v = dev.download(a, np.float32).copy()
+    v[0] = 0.0
+    dev.write(a, v)
+    rs = [go() for _ in range(3)]
+    assert [r.refusal for r in rs] == [None] * 3
+    want[:7] += 1
+    want[:8] += 1
+    want[:9] += 1
+    assert np.array_equal(dev.download(c, np.float32), want)

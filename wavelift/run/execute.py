@@ -16,7 +16,7 @@ from weakref import ref
 
 from .. import settings
 from ..backends import base as backends
-from ..errors import Refusal, Refused
+from ..errors import DeferredLost, Refusal, Refused
 from .result import DispatchResult
 
 # The default instruction budget of a wave (docs/decisions/0015-bounded-work.md): counted
@@ -434,6 +434,11 @@ def _settled(name: str) -> property:
         d = self.__dict__
         if d["_resident"] is not None:
             d["_resident"].flush()
+        lost = d.get("_lost")
+        if lost is not None:
+            raise DeferredLost(
+                f"a deferred dispatch was not run: reading the queue raised {lost!r}"
+            ) from lost
         return d[key]
 
     def put(self, value) -> None:
@@ -497,6 +502,12 @@ class DeferredResult(DispatchResult):
         d["_resident"] = d["_args"] = None
         d["_refusal"], d["_stats"], d["_windows"] = r.refusal, r.stats, r.windows
         d["_write_spans"], d["_escapes"] = r.write_spans, r.escapes
+
+    def lost(self, exc: BaseException) -> None:
+        """Neither settled nor run again: Resident.flush raised ``exc`` (its fields raise)."""
+        d = self.__dict__
+        d["_resident"] = d["_args"] = None
+        d["_lost"] = exc
 
     def __eq__(self, other):
         if not isinstance(other, DispatchResult):

@@ -720,19 +720,30 @@ class Resident:
         if not self.pending or self.flushing:
             return
         self.flushing = True
+        items, self.pending = self.pending, []
+        done, failed = 0, False
         try:
-            items, self.pending = self.pending, []
             self.ops.sync()
-            failed = False
             for it in items:
                 if not failed and it.settle():
+                    done += 1
                     continue
                 if not failed:
                     failed = True
                     self.ops.clear(self.sticky())  # (on the stream, before any replay's work)
-                    for later in items[items.index(it) :]:
+                    for later in items[done:]:
                         later.fail()
                 it.replay()
+                done += 1
+        except BaseException as exc:
+            # (the rest neither settled nor run again: booked as failed -- the device copies
+            # hold what landed, the host pulls it -- and their results lost: never a refusal
+            # of None for a dispatch that did not land; the exception is the caller's)
+            if not failed:
+                self.ops.clear(self.sticky())
+            for it in items[done:]:
+                it.lose(exc)
+            raise
         finally:
             self.flushing = False
 

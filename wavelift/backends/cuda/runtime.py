@@ -1067,3 +1067,9 @@ class Deferred:
 
     def replay(self) -> None:
         self.result.rerun()
+
+    def lose(self, exc: BaseException) -> None:
+        """Neither settled nor run again (``Resident.flush`` raised): its booking undone, its
+        result lost (reading it raises DeferredLost)."""
+        self.fail()
+        self.result.lost(exc)
