@@ -246,15 +246,12 @@ def test_host_reads_writes_and_results_read_the_queue_first(standin, monkeypatch
     assert most == res.depth - 1  # (the depth-th launch read the queue)
 
 
-def test_a_refused_deferred_dispatch_lands_nothing_and_later_ones_see_the_earlier_writes(
-    standin, monkeypatch
-):
-    """Device level: the escaping dispatch's scribbles reach neither the device copy nor the host;
-    the ones queued after it land nothing on the device either (wl_gate's sticky word) until the
-    host has run them again, and then exactly once."""
-    monkeypatch.setenv("WAVELIFT_CUDA_DEFER", "on")
+def _escaping(standin, monkeypatch):
+    """A deferring Device of the accumulator with a[0] = 100 and c = 4: its launches land 4 -> 5
+    -> 6, then escape (nothing lands) until the host writes a.  -> (Device, launch, a, c)."""
     import wavelift
 
+    monkeypatch.setenv("WAVELIFT_CUDA_DEFER", "on")
     held: dict = {}
     standin.kernel = _acc_kernel(held)
     dev = held["dev"] = wavelift.Device("gfx1030", backend="cuda", mode="lane", record=False)
@@ -264,6 +261,16 @@ def test_a_refused_deferred_dispatch_lands_nothing_and_later_ones_see_the_earlie
     c = dev.alloc(4 * N)
     dev.write(c, np.full(N, 4.0, np.float32))
     go = lambda: k.launch(global_size=(N, 1, 1), block=(64, 1, 1), args=[a, b, c, np.uint32(N)])  # noqa: E731
+    return dev, go, a, c
+
+
+def test_a_refused_deferred_dispatch_lands_nothing_and_later_ones_see_the_earlier_writes(
+    standin, monkeypatch
+):
+    """Device level: the escaping dispatch's scribbles reach neither the device copy nor the host;
+    the ones queued after it land nothing on the device either (wl_gate's sticky word) until the
+    host has run them again, and then exactly once."""
+    dev, go, a, c = _escaping(standin, monkeypatch)
     rs = [go() for _ in range(5)]  # (4 -> 5 -> 6, then escapes)
     res = dev.memory.resident
     e = res.entries[dev.memory.find(c.address)]
@@ -364,19 +371,9 @@ def test_an_exception_while_the_queue_is_read_leaves_no_result_that_did_not_run(
     are undone, so the device copies, the host and the launches after them are right."""
     import pytest
 
-    import wavelift
     from wavelift.errors import DeferredLost
 
-    monkeypatch.setenv("WAVELIFT_CUDA_DEFER", "on")
-    held: dict = {}
-    standin.kernel = _acc_kernel(held)
-    dev = held["dev"] = wavelift.Device("gfx1030", backend="cuda", mode="lane", record=False)
-    k = dev.load_code_object(str(FIX / "basic-O2-w32-flat.hsaco")).kernel("vadd")
-    a = dev.upload(np.full(N, 100.0, np.float32))
-    b = dev.upload(np.ones(N, np.float32))
-    c = dev.alloc(4 * N)
-    dev.write(c, np.full(N, 4.0, np.float32))
-    go = lambda: k.launch(global_size=(N, 1, 1), block=(64, 1, 1), args=[a, b, c, np.uint32(N)])  # noqa: E731
+    dev, go, a, c = _escaping(standin, monkeypatch)
     rs = [go() for _ in range(5)]  # (4 -> 5 -> 6, then escapes: run again at the flush)
     res = dev.memory.resident
     assert all(r.__dict__.get("_resident") is res for r in rs[2:])  # (queued)

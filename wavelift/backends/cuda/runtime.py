@@ -773,22 +773,29 @@ class Again:
         self.changes = res.changes
         return True
 
-    def run(self):
-        """The dispatch again: None when the plan does not hold (nothing done); False when
-        it ran but its report needs the full path (an escape, a flag, a mirrored range
-        written: nothing landed, the arena forgotten, so the full path starts afresh); else
-        (spans, instructions, lane instructions, extra stats) -- land with ``land``."""
-        res, k, m = self.res, self.k, self.m
-        if (
+    def _holds(self) -> bool:
+        """Whether this plan may run again (``run``, ``defer``): armed (``arm``), nothing on the
+        device side changed since (the Resident's changes, the module's constants, function,
+        hints and upgrades), no timing repeats."""
+        k, m = self.k, self.m
+        return not (
             self.changes is None
-            or res.changes != self.changes
+            or self.res.changes != self.changes
             or k._puts != self.puts
             or k._fn is not self.fn
             or m.hints is not self.hints
             or m.upgrade is not None
             or k.upgrade is not None
             or settings.get("WAVELIFT_CUDA_TIMING_REPEAT") > 0
-        ):
+        )
+
+    def run(self):
+        """The dispatch again: None when the plan does not hold (nothing done); False when
+        it ran but its report needs the full path (an escape, a flag, a mirrored range
+        written: nothing landed, the arena forgotten, so the full path starts afresh); else
+        (spans, instructions, lane instructions, extra stats) -- land with ``land``."""
+        res, m = self.res, self.m
+        if not self._holds():
             return None
         self.changes = None
         cp = _cupy()
@@ -903,19 +910,12 @@ class Again:
         wl_commit_gated over each of those windows; the host books the landing at once
         (``Resident.landed_deferred``) and reads the report later (``Resident.flush``:
         ``Deferred.settle``, or ``fail`` and ``replay``).  -> the ``Deferred``, queued."""
-        res, k, m = self.res, self.k, self.m
+        res = self.res
         if (
             not self.defer_on
             or self.wrote is None
             or res.flushing
-            or self.changes is None
-            or res.changes != self.changes
-            or k._puts != self.puts
-            or k._fn is not self.fn
-            or m.hints is not self.hints
-            or m.upgrade is not None
-            or k.upgrade is not None
-            or settings.get("WAVELIFT_CUDA_TIMING_REPEAT") > 0
+            or not self._holds()
             or not res.clears_report_only(self.rep, self.written)
         ):
             return None
