@@ -407,3 +407,30 @@ def test_an_exception_while_the_queue_is_read_leaves_no_result_that_did_not_run(
     want[:8] += 1
     want[:9] += 1
     assert np.array_equal(dev.download(c, np.float32), want)
+
+
+def test_the_queue_is_read_after_the_stream_its_dispatches_went_on(standin, monkeypatch):
+    """Deferred dispatches launched while another stream is current (``with stream:``): the queue
+    is read after that stream's work (not the stream current when it is read: their reports are
+    not in the host arrays before it), and a launch on another stream is not queued behind them
+    (no order between the two streams on the device): it reads the queue first."""
+    import sys
+
+    dev, k, (a, b, c, n) = _warm(standin, monkeypatch)
+    res = dev.memory.resident
+    cp = sys.modules["cupy"]
+    s = cp.cuda.Stream(non_blocking=True)
+    synced: list = []
+    monkeypatch.setattr(type(s), "synchronize", lambda self: synced.append(self))
+    go = lambda: k.launch(global_size=(N, 1, 1), block=(64, 1, 1), args=[a, b, c, n])  # noqa: E731
+    with s:
+        rs = [go() for _ in range(3)]
+    assert len(res.pending) >= 2 and not synced
+    r = go()  # (the default stream)
+    assert synced == [s]  # (the queue read, after its stream)
+    assert r.__dict__.get("_resident") is None and not res.pending  # (not queued behind them)
+    with s:
+        rs += [go() for _ in range(3)]
+    assert rs[-1].refusal is None and synced[1:] == [s]  # (a result's field)
+    assert all(x.refusal is None and x.write_spans == [(c.address, 4 * N)] for x in rs + [r])
+    assert np.array_equal(dev.download(c, np.float32), np.arange(N, dtype=np.float32) + 1)

@@ -170,7 +170,7 @@ class NumPyOps:
 
         return go
 
-    def sync(self) -> None:
+    def sync(self, stream=None) -> None:
         pass
 
     def runs(self, written) -> tuple[np.ndarray, np.ndarray]:
@@ -372,9 +372,10 @@ class CuPyOps:
             (dst[doff:], src[soff:], mask[soff:], np.uint64(n), sticky),
         )
 
-    def sync(self) -> None:
-        """Wait for the current stream's work (a deferred dispatch's report read: Resident.flush)."""
-        self.cp.cuda.get_current_stream().synchronize()
+    def sync(self, stream=None) -> None:
+        """Wait for ``stream``'s work (None: the current stream's; the deferred dispatches'
+        reports read: Resident.flush)."""
+        (self.cp.cuda.get_current_stream() if stream is None else stream).synchronize()
 
     def runs_call(self, written, count, inline) -> tuple:
         """``runs_launch(written, count, inline, cleared=True)`` as two calls of no arguments
@@ -528,6 +529,8 @@ class Resident:
         self.depth = DEFER_DEPTH
         self._sticky = None
         self.flushing = False
+        # the stream they were launched on (a deferral on another one waits: runtime.Again.defer)
+        self.stream = None
 
     def stamp(self, alloc):
         """Something equal to the next stamp of ``alloc`` exactly while its bytes stay the same
@@ -721,9 +724,10 @@ class Resident:
             return
         self.flushing = True
         items, self.pending = self.pending, []
+        stream, self.stream = self.stream, None
         done, failed = 0, False
         try:
-            self.ops.sync()
+            self.ops.sync(stream)  # (theirs: the reports are in the host arrays after it)
             for it in items:
                 if not failed and it.settle():
                     done += 1

@@ -911,10 +911,14 @@ class Again:
         (``Resident.landed_deferred``) and reads the report later (``Resident.flush``:
         ``Deferred.settle``, or ``fail`` and ``replay``).  -> the ``Deferred``, queued."""
         res = self.res
+        cp = _cupy()
+        stream = cp.cuda.get_current_stream()
         if (
             not self.defer_on
             or self.wrote is None
             or res.flushing
+            # (the queue on another stream: no order between the two on the device)
+            or (res.pending and res.stream.ptr != stream.ptr)
             or not self._holds()
             or not res.clears_report_only(self.rep, self.written)
         ):
@@ -926,8 +930,6 @@ class Again:
         sl = slots[n] if n < len(slots) else self._slot(slots)
         self.changes = None  # (no ``launched``: ``landed_deferred`` books the arena after it)
         start, stop = sl.events
-        cp = _cupy()
-        stream = cp.cuda.get_current_stream()
         start.record()
         if sl.graph:
             sl.graph.launch(stream)
@@ -937,6 +939,7 @@ class Again:
         res.landed_deferred(self.win, self.plan, self.arena, self.written, d["ranges"])
         item = Deferred(self, sl, result, d["ranges"])
         res.pending.append(item)
+        res.stream = stream
         return item
 
     def _slot(self, slots: list) -> _Slot:
