@@ -173,21 +173,22 @@ _ALL = [
     Setting(
         "WAVELIFT_CUDA_LDS",
         str,
-        None,
-        "`direct` (the default): CUDA kernels access LDS in the direct forms decision 0047's "
-        "amendment proves (no bounds test where the address is proved inside the LDS, whole aligned "
-        "words); `checked`: every access tested and read in the shifted two-word form (A/B runs); "
-        "`lanes`: the direct forms with addresses also proved from the values in the lanes EXEC leaves "
-        'active (0047\'s amendment "values in the active lanes"; opt-in until it has run on a GPU)',
+        "lanes",
+        "`lanes` (the default since session 43's H100 run): CUDA kernels access LDS in the direct "
+        "forms with addresses also proved from the values in the lanes EXEC leaves active (0047's "
+        'amendment "values in the active lanes"); `direct`: the direct forms decision 0047\'s '
+        "amendment proves from whole-wave values (no bounds test where the address is proved inside "
+        "the LDS, whole aligned words); `checked`: every access tested and read in the shifted "
+        "two-word form (A/B runs)",
     ),
     Setting(
         "WAVELIFT_CUDA_BUDGET",
         str,
-        None,
-        "`straight`: a CUDA kernel of a program without loops (no back edge, no s_setpc, no "
-        "s_barrier) also holds its blocks without the per-block budget checks, entered when the "
-        "wave's budget covers the program's longest path (decision 0009's amendment on budget "
-        "checks); unset or `checked`: a check after every block (the default until run on a GPU)",
+        "straight",
+        "`straight` (the default since session 43's H100 run): a CUDA kernel of a program without "
+        "loops (no back edge, no s_setpc, no s_barrier) also holds its blocks without the per-block "
+        "budget checks, entered when the wave's budget covers the program's longest path (decision "
+        "0009's amendment on budget checks); `checked`: a check after every block (A/B runs)",
     ),
     Setting(
         "WAVELIFT_CUDA_RETEST",
@@ -200,11 +201,11 @@ _ALL = [
     Setting(
         "WAVELIFT_CUDA_GRIDDIM",
         str,
-        None,
-        "`baked`: a CUDA module holds the number of grid dimensions its dispatch uses (1, 2, 3) "
-        "as a number, so a 1-D grid's group ids need no division and a 2-D grid's one (decision "
-        "0009's amendment h97; part of the module key); unset: as before, the default until run on "
-        "a GPU",
+        "baked",
+        "`baked` (the default since session 43's H100 run): a CUDA module holds the number of grid "
+        "dimensions its dispatch uses (1, 2, 3) as a number, so a 1-D grid's group ids need no "
+        "division and a 2-D grid's one (decision 0009's amendment h97; part of the module key); "
+        "`off`: the dimensions read from the parameters (A/B runs)",
     ),
     Setting(
         "WAVELIFT_CUDA_SPANS",
