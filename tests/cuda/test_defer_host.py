@@ -24,7 +24,7 @@ HERE = pathlib.Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
-from test_host_path import _at  # noqa: E402
+from test_host_path import _report_arrays  # noqa: E402
 
 from wavelift.run import execute as X  # noqa: E402
 
@@ -41,11 +41,7 @@ def _acc_kernel(held):
         if np.asarray(written).any():
             sticky = held["dev"].memory.resident._sticky
             assert sticky is not None and sticky[0], "the written map was not zero before the kernel"
-        P = consts["P"].view(np.uint32)
-        stats = _at(consts["WL_STATS"], np.uint64, 8 + 512)
-        status = _at(consts["WL_STATUS"], np.uint32, 16)
-        esc = _at(consts["WL_ESC"], np.uint32, 128)
-        starts, ends, offs = np.asarray(ws[:-1]), np.asarray(we[:-1]), np.asarray(wo[:-1])
+        P, stats, status, esc, starts, ends, offs = _report_arrays(consts, ws, we, wo)
 
         def at(addr, nbytes):
             k = int(np.searchsorted(starts, np.uint64(addr), side="right")) - 1

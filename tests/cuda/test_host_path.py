@@ -192,11 +192,7 @@ def _vadd_from_kernargs(n_max=1 << 16):
     from wavelift.backends.cuda import codegen as G
 
     def kernel(arena, written, ws, we, wo, consts):
-        P = consts["P"].view(np.uint32)
-        stats = _at(consts["WL_STATS"], np.uint64, 8 + 512)
-        status = _at(consts["WL_STATUS"], np.uint32, 16)
-        esc = _at(consts["WL_ESC"], np.uint32, 128)
-        starts, ends, offs = np.asarray(ws[:-1]), np.asarray(we[:-1]), np.asarray(wo[:-1])
+        P, stats, status, esc, starts, ends, offs = _report_arrays(consts, ws, we, wo)
 
         def at(addr, nbytes):
             k = int(np.searchsorted(starts, np.uint64(addr), side="right")) - 1
@@ -224,6 +220,21 @@ def _vadd_from_kernargs(n_max=1 << 16):
         stats[8] += 7
 
     return kernel
+
+
+def _report_arrays(consts, ws, we, wo) -> tuple:
+    """What a stand-in kernel reads and writes besides the arena: its parameter words, the
+    report's stats, status and escape records (through their pointer constants), and the window
+    tables without their sentinel."""
+    return (
+        consts["P"].view(np.uint32),
+        _at(consts["WL_STATS"], np.uint64, 8 + 512),
+        _at(consts["WL_STATUS"], np.uint32, 16),
+        _at(consts["WL_ESC"], np.uint32, 128),
+        np.asarray(ws[:-1]),
+        np.asarray(we[:-1]),
+        np.asarray(wo[:-1]),
+    )
 
 
 def _at(var, dtype, count):

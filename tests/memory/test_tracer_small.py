@@ -68,7 +68,8 @@ def _memory(seed, open_scans):
     return mem, bases
 
 
-def test_open_scans_memory_traces_the_uncached_windows_and_again_after_a_change(monkeypatch):
+def _count_traces(monkeypatch) -> list:
+    """[the number of full traces made from now on] (the tracer's _trace counted)."""
     calls = [0]
     real = T._trace
 
@@ -77,6 +78,11 @@ def test_open_scans_memory_traces_the_uncached_windows_and_again_after_a_change(
         return real(*a, **k)
 
     monkeypatch.setattr(T, "_trace", count)
+    return calls
+
+
+def test_open_scans_memory_traces_the_uncached_windows_and_again_after_a_change(monkeypatch):
+    calls = _count_traces(monkeypatch)
     rng = np.random.default_rng(13)
     for trial in range(30):
         kept, bases = _memory(trial, True)
@@ -105,14 +111,7 @@ def test_open_scans_memory_keeps_a_trace_per_first_head(monkeypatch):
     """A kernarg segment that holds other pointers on each dispatch (a kernel run over several
     buffer pairs in turn): one trace per set of bytes, each taken again while its bytes are the
     same, and the windows those bytes reach each time."""
-    calls = [0]
-    real = T._trace
-
-    def count(*a, **k):
-        calls[0] += 1
-        return real(*a, **k)
-
-    monkeypatch.setattr(T, "_trace", count)
+    calls = _count_traces(monkeypatch)
     mem = GuestMemory()
     mem.open_scans = True
     args = mem.alloc(64, name="kernargs")
