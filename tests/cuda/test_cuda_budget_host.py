@@ -159,12 +159,12 @@ def _expanded(src):
 
 @pytest.mark.parametrize("name", ["vadd32", "vadd64", "shade"])
 def test_the_build_with_checks_is_todays_kernel(monkeypatch, name):
-    monkeypatch.delenv("WAVELIFT_CUDA_BUDGET", raising=False)
-    old, prog, cfg = _source(name)
     monkeypatch.setenv("WAVELIFT_CUDA_BUDGET", "checked")
-    assert _source(name)[0] == old  # (`checked`: as unset)
+    old, prog, cfg = _source(name)
     monkeypatch.setenv("WAVELIFT_CUDA_BUDGET", "straight")
     new = _source(name)[0]
+    monkeypatch.delenv("WAVELIFT_CUDA_BUDGET", raising=False)
+    assert _source(name)[0] == new  # (unset: `straight`, the default since session 43)
     assert "WL_BCHK" not in old and "WL_STRAIGHT" not in old
     nblocks = len(re.findall(r"^B\d+: \{$", old, re.M))
     assert old.count("  if (ic > rl) {") == nblocks > 1
@@ -179,7 +179,7 @@ def test_the_build_with_checks_is_todays_kernel(monkeypatch, name):
 
 @pytest.mark.parametrize("name", ["collatz"])
 def test_programs_with_loops_keep_their_checks(monkeypatch, name):
-    monkeypatch.delenv("WAVELIFT_CUDA_BUDGET", raising=False)
+    monkeypatch.setenv("WAVELIFT_CUDA_BUDGET", "checked")
     old = _source(name)[0]
     monkeypatch.setenv("WAVELIFT_CUDA_BUDGET", "straight")
     assert _source(name)[0] == old and G.source_straight(old) is None

@@ -353,7 +353,7 @@ CONFIGS = (
 
 # WAVELIFT_CUDA_GRIDDIM=baked (decision 0009's amendment h97): the group ids of a 1-D or 2-D grid
 # without the divisions it needs not -- the same starts
-@pytest.fixture(scope="module", params=["", "baked"], ids=["griddim", "griddimbaked"])
+@pytest.fixture(scope="module", params=["off", "baked"], ids=["griddim", "griddimbaked"])
 def prologues(tmp_path_factory, request):
     gxx = shutil.which("g++")
     if not gxx:

@@ -178,7 +178,8 @@ def test_missing_cubin_generates(env):
         ("WAVELIFT_CUDA_BLENDS", "eager"),
         ("WAVELIFT_CUDA_OCCUPANCY", "1024"),
         ("WAVELIFT_CUDA_OCCUPANCY_STEP", "32"),
-        ("WAVELIFT_CUDA_LDS", "lanes"),
+        ("WAVELIFT_CUDA_LDS", "direct"),  # (`lanes` is the default)
+        ("WAVELIFT_CUDA_BUDGET", "checked"),  # (`straight` is)
     ],
 )
 def test_changed_setting_misses(env, monkeypatch, change):

@@ -522,11 +522,14 @@ def test_lazy_registers_are_whole_where_a_phase_or_setpc_enters(monkeypatch):
     assert "X[" not in _block(s, 0) and "X[" not in _block(s, 1)
 
 
-def test_vadd_wave64_exec_ballot_is_not_exchanged():
+def test_vadd_wave64_exec_ballot_is_not_exchanged(monkeypatch):
     """vadd w64 (v_cmp, s_and_saveexec, s_cbranch_execz): the EXEC mask stays each warp's own
     half -- no exchange-area round for it; the execz branch is one bar.red.or; the vector
-    block's EXEC predication and lane counts read the own half."""
+    block's EXEC predication and lane counts read the own half (the kernel with its per-block
+    budget checks: WAVELIFT_CUDA_BUDGET=checked)."""
     import sys
+
+    monkeypatch.setenv("WAVELIFT_CUDA_BUDGET", "checked")
 
     sys.path.insert(0, str(__import__("pathlib").Path(__file__).parent))
     from test_cuda_backend import _programs
