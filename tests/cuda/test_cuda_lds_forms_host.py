@@ -137,6 +137,16 @@ class _P:
         self.ops.append(Op("vget", "u32", (), {"reg": r}, out, 0))
         return out
 
+    def word_at_zero(self):
+        """(EXEC, the load of LDS word 0 under it): a value only a load gives (any number)."""
+        m = self.v("b1")
+        self.ops.append(Op("exec", "b1", (), {}, m, 0))
+        first = self.v("u32")
+        self.ops.append(
+            Op("load", "u32", (self.const("u32", 0), m), {"space": "lds", "nbytes": 4, "words": 1}, first, 0)
+        )
+        return m, first
+
     def program(self, addr, nbytes=4, space="lds"):
         m = self.v("b1")
         self.ops.append(Op("exec", "b1", (), {}, m, 0))
@@ -229,12 +239,7 @@ def test_unaligned_address_keeps_the_shifted_form():
 def test_address_from_memory_is_checked_and_shifted():
     """An address read from LDS itself is any value: the bounds test and the shifted form."""
     g = _P()
-    m = g.v("b1")
-    g.ops.append(Op("exec", "b1", (), {}, m, 0))
-    first = g.v("u32")
-    g.ops.append(
-        Op("load", "u32", (g.const("u32", 0), m), {"space": "lds", "nbytes": 4, "words": 1}, first, 0)
-    )
+    _, first = g.word_at_zero()
     addr = g.op("word", "u32", (first,), k=0)
     lines = _lds_lines(_source(g.program(addr)))
     assert len(lines) == 3, lines
@@ -633,12 +638,7 @@ def test_lanes_loads_read_everywhere_only_where_proved(monkeypatch):
 
     def lines(narrow, shift, old_lx=False):
         g = _P()
-        m = g.v("b1")
-        g.ops.append(Op("exec", "b1", (), {}, m, 0))
-        first = g.v("u32")
-        g.ops.append(
-            Op("load", "u32", (g.const("u32", 0), m), {"space": "lds", "nbytes": 4, "words": 1}, first, 0)
-        )
+        m, first = g.word_at_zero()
         old = g.vget(0) if old_lx else g.op("word", "u32", (first,), k=0)
         g.ops.append(Op("vset", "u32", (old, m), {"reg": 7}, None, 0))
         if narrow:  # EXEC = lanes where s9 > v3
