@@ -93,3 +93,12 @@ def test_no_disk_no_cache_directory(nvrtc):
     calls, d = nvrtc
     assert cc.cached_compile(KEY, SOURCE, ARCH, use_disk=False)[2] == "nvrtc"
     assert not d.exists()
+
+
+def test_occupancy_step_names_another_cubin(monkeypatch):
+    """WAVELIFT_CUDA_OCCUPANCY_STEP picks the build's WL_MIN_BLOCKS, not the source: the cubin's
+    entry name holds it (a warm cache would otherwise give the other build's cubin)."""
+    monkeypatch.delenv("WAVELIFT_CUDA_OCCUPANCY_STEP", raising=False)
+    plain = cc.disk_name(KEY, ARCH, SOURCE)
+    monkeypatch.setenv("WAVELIFT_CUDA_OCCUPANCY_STEP", "32")
+    assert cc.disk_name(KEY, ARCH, SOURCE) != plain

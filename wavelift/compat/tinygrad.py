@@ -573,15 +573,16 @@ def _run_asm(
     user = [int(v) & 0xFFFFFFFF for v in user_data][:n_user]
     user += [0] * (n_user - len(user))  # never-written USER_DATA reads 0 (as the mock GPU does)
     plan_key: tuple | None = None
-    stamp = None
-    if KEEP_PLANS and ranges is not None and backend == "numpy":
+    stamp, stamped = None, None
+    # (unaligned code runs from a copy the memory holds: never a plan)
+    if KEEP_PLANS and ranges is not None and backend == "numpy" and int(lib) % 256 == 0:
         rkey = _ranges_key(ranges)
         if rkey is not None:
             plan_key = (target, int(lib), int(lib_sz), dims, block, int(args_ptr), rsrc2, scratch_size)
             plan_key += (tuple(user), rkey, None if rsrc1 is None else int(rsrc1), int(rsrc3), mode, budget)
             plan = _PLANS.get(plan_key)
             if plan is not None:
-                stamp = _code_stamp(plan.span)
+                stamp, stamped = _code_stamp(plan.span), plan.span
                 mem = plan.memory()
                 if stamp is not None and stamp == plan.stamp and mem is not None:
                     PLAN_HITS[0] += 1
@@ -602,8 +603,10 @@ def _run_asm(
     if code_span is None:
         return _bad("program.bad_address", f"code {lib:#x} is in none of the ranges")
     if plan_key is not None:
-        # (the code's bytes stamped before the descriptor search and the program read them)
-        stamp = _code_stamp(code_span)
+        # (the code's bytes stamped before the descriptor search and the program read them;
+        # once only where a stale plan's check just stamped the same span)
+        if stamp is None or stamped != code_span:
+            stamp = _code_stamp(code_span)
         if stamp is None:
             plan_key = None
     wave = 32
@@ -635,8 +638,6 @@ def _run_asm(
     cuts = [int(args_ptr)]
     if kd is not None:
         cuts.append(int(args_ptr) + -(-(struct.unpack_from("<I", kd, 8)[0] + DISPATCH_PACKET) // 64) * 64)
-    if plan_key is not None and int(lib) % 256:
-        plan_key = None  # (unaligned code runs from a copy the memory holds: no plan)
     try:
         cut = _cut(spans, cuts)
         mem = _memory(cut) if plan_key is None else _kept_memory(cut)

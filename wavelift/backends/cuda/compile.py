@@ -248,6 +248,8 @@ def disk_name(key, arch: str, source: str, source_digest: str | None = None) -> 
         arch,
         nvrtc_version(),
         str(occupancy_threads()),
+        # (it picks the build's WL_MIN_BLOCKS, not the source: a cubin of either is another)
+        str(settings.get("WAVELIFT_CUDA_OCCUPANCY_STEP")),
         source_digest,
     ):
         h.update(part.encode())

@@ -41,7 +41,8 @@ SHADOW_BYTES = 4096  # allocations whose device bytes are shadowed on the host (
 STAGING = 4  # arenas and written maps kept for the next dispatches (Resident.staging)
 # of at most this many window bytes each, and together: a big dispatch's arena kept too (its
 # kept plan skips the gather of unchanged windows; a fresh arena per dispatch cost a 2^26-float
-# vadd 12x native's wall, session 43), the device memory they hold bounded
+# vadd 12x native's wall, session 43), the device memory they hold bounded (counted in window
+# bytes: a set's arena and written map hold about twice that)
 STAGING_MAX_BYTES = 1 << 30
 STAGING_TOTAL_BYTES = 2 << 30
 KEPT_COMMITS = 64  # wl_commit calls a kept plan keeps (Resident.commit's ``kept``)
@@ -743,10 +744,13 @@ class Resident:
             # (the rest neither settled nor run again: booked as failed -- the device copies
             # hold what landed, the host pulls it -- and their results lost: never a refusal
             # of None for a dispatch that did not land; the exception is the caller's)
-            if not failed:
-                self.ops.clear(self.sticky())
             for it in items[done:]:
                 it.lose(exc)
+            if not failed:  # (after the results are lost: a faulted device may raise here too)
+                try:
+                    self.ops.clear(self.sticky())
+                except Exception:  # noqa: BLE001 - the first exception is the caller's
+                    pass
             raise
         finally:
             self.flushing = False

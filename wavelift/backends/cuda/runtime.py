@@ -33,6 +33,8 @@ MAX_GRID = (1 << 31) - 1
 # [9 + 2k] instruction counts of slot k), status (16 u32), escapes (16 x 8 u32), runs (2 u32)
 STATS_BYTES = 8 * (8 + 2 * 256)
 INLINE_RUNS = 64  # written runs that come back with the report (more: a second readback)
+if INLINE_RUNS > 64:  # (resident.wl_gate checks them in one block of 64 threads: 64 at most)
+    raise ImportError("INLINE_RUNS > 64: resident.wl_gate would pass runs it never checked")
 RUNS_AT = STATS_BYTES + 576  # the runs' count (2 u32; 8 bytes)
 STARTS_AT = RUNS_AT + 8  # then INLINE_RUNS starts and INLINE_RUNS ends (u64)
 ENDS_AT = STARTS_AT + 8 * INLINE_RUNS
@@ -893,7 +895,7 @@ class Again:
     def note(self, spans) -> None:
         """The windows a landing's ``spans`` wrote: where a deferred run may write (``defer``);
         None (no deferral) after more runs than come back inline (wl_gate would fail each)."""
-        if len(spans) > INLINE_RUNS:  # (each span at least one run)
+        if len(spans) > INLINE_RUNS:  # (spans: never fewer than runs, so this errs safe)
             self.wrote, self.deferral = None, None
         elif spans:
             starts = self.kept[0]
@@ -911,14 +913,13 @@ class Again:
         (``Resident.landed_deferred``) and reads the report later (``Resident.flush``:
         ``Deferred.settle``, or ``fail`` and ``replay``).  -> the ``Deferred``, queued."""
         res = self.res
+        if not self.defer_on or self.wrote is None or res.flushing:
+            return None  # (before any CuPy call: a repeated launch that cannot defer pays nothing)
         cp = _cupy()
         stream = cp.cuda.get_current_stream()
         if (
-            not self.defer_on
-            or self.wrote is None
-            or res.flushing
             # (the queue on another stream: no order between the two on the device)
-            or (res.pending and res.stream.ptr != stream.ptr)
+            (res.pending and res.stream.ptr != stream.ptr)
             or not self._holds()
             or not res.clears_report_only(self.rep, self.written)
         ):
