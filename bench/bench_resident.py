@@ -20,6 +20,8 @@ host time per tiny dispatch, and a full-screen elementwise pass end to end next 
     the last launch, which with WAVELIFT_CUDA_DEFER=on is the only wait), wall per pass, next to
     native's launches back to back and one synchronize.  The outputs are compared (shade's native
     build uses fmad: within 1 per channel, as gpu_check).
+    --stencil: lds.cl's 5x5 stencil through an LDS tile (16x16 groups) the same ways, next to
+    native.cu's stencil5 (written for 16x16 blocks: its only shape); exact against NumPy and native.
 (2b) --vadd N: clang's vadd over N floats (e.g. 2^26 = 67108864) the same ways, against native.cu's
     vadd at its best block size of 128-1024; the result compared with NumPy's and native's.
 (3) --host-only N: the tiny launches of (1) on the CUDA backend's host path without a GPU:
@@ -127,107 +129,162 @@ def tiny(backend: str, launches: int) -> dict:
     return out
 
 
-def fullscreen(passes: int, w: int = 1920, h: int = 1080) -> dict:
+def _ours(go, passes: int) -> dict:
+    """Our launches of ``go`` (data resident, warmed up by the caller): wall per pass (launch and
+    its result), kernel time per pass (``device_time_s``), execute_dispatch's time, and a stream
+    of ``passes`` launches with nothing read between them and every refusal read after the last
+    (with WAVELIFT_CUDA_DEFER=on the only wait), wall per pass."""
+    walls, kern, ex = [], [], []
+    for _ in range(passes):
+        t = time.perf_counter()
+        r = go()
+        walls.append(time.perf_counter() - t)
+        assert r.refusal is None, r.refusal
+        kern.append(r.stats.get("device_time_s", float("nan")))
+        ex.append(r.stats.get("time_s", float("nan")))
+    t = time.perf_counter()
+    rs = [go() for _ in range(passes)]
+    refused = [r.refusal for r in rs if r.refusal is not None]
+    stream = (time.perf_counter() - t) / passes
+    assert not refused, refused[0]
+    med = lambda x: float(np.median(x))  # noqa: E731
+    return {
+        "ours_wall_s": med(walls),
+        "ours_kernel_s": med(kern),
+        "ours_execute_s": med(ex),
+        "ours_stream_s": stream,
+    }
+
+
+def _native(fn, grid, blk, arg, passes: int) -> dict:
+    """A native kernel on device-resident arrays: kernel time (events around ``passes`` launches
+    back to back), wall per pass (launch + synchronize, so a pass ends when its result is there,
+    as ours does) and a stream (launches back to back, one synchronize)."""
+    import cupy
+
+    sync = cupy.cuda.get_current_stream().synchronize
+    fn(grid, blk, arg)
+    sync()
+    s, e = cupy.cuda.Event(), cupy.cuda.Event()
+    s.record()
+    for _ in range(passes):
+        fn(grid, blk, arg)
+    e.record()
+    e.synchronize()
+    kt = cupy.cuda.get_elapsed_time(s, e) / 1000 / passes
+    ws = []
+    for _ in range(max(passes, 20)):
+        t = time.perf_counter()
+        fn(grid, blk, arg)
+        sync()
+        ws.append(time.perf_counter() - t)
+    t = time.perf_counter()
+    for _ in range(passes):
+        fn(grid, blk, arg)
+    sync()
+    return {"kernel_s": kt, "wall_s": float(np.median(ws)), "stream_s": (time.perf_counter() - t) / passes}
+
+
+def _pass_case(name: str, w: int, h: int) -> dict:
+    """A full-screen pass: bench.cl's shade (the guest's 8x8 groups; native at those and at a few
+    shapes) or lds.cl's 5x5 stencil through an LDS tile (16x16 groups; native.cu's is written
+    for 16x16 blocks, its only shape); inputs, scalars, launch, code object and how the result is
+    compared (shade's native build uses fmad: within 1 per channel, as gpu_check; the stencil:
+    exact, against NumPy too)."""
+    rng = np.random.default_rng(1080)
+    if name == "shade":
+        px = rng.integers(0, 1 << 32, size=w * h, dtype=np.uint64).astype(np.uint32)
+        wt = rng.uniform(0.0, 2.0, w * h).astype(np.float32)
+        return dict(
+            hsaco="bench/kernels/bench-gfx1030-O2-w32.hsaco",
+            inputs=[px, wt],
+            scalars=[np.uint32(w), np.uint32(h), np.float32(1.25), np.float32(-8.0)],
+            block=(8, 8),
+            shapes=SHAPES,
+            want=None,
+        )
+    from gpu_check import lds_case
+
+    c = lds_case("stencil5")
+    assert (w, h) == (1920, 1080), "lds_case's stencil5 is 1920x1080"
+    return dict(
+        hsaco="bench/kernels/lds-gfx1030-O2-w32.hsaco",
+        inputs=c["inputs"],
+        scalars=c["scalars"],
+        block=(16, 16),
+        shapes=((16, 16),),
+        want=c["want"],
+    )
+
+
+def fullscreen(passes: int, name: str = "shade", w: int = 1920, h: int = 1080) -> dict:
     import cupy
     from gpu_check import native_module
 
     import wavelift
 
-    rng = np.random.default_rng(1080)
-    px = rng.integers(0, 1 << 32, size=w * h, dtype=np.uint64).astype(np.uint32)
-    wt = rng.uniform(0.0, 2.0, w * h).astype(np.float32)
+    c = _pass_case(name, w, h)
     dev = wavelift.Device("gfx1030", backend="cuda", mode="lane", record=False)
-    k = dev.load_code_object(str(ROOT / "bench" / "kernels" / "bench-gfx1030-O2-w32.hsaco")).kernel("shade")
-    bp, bw, bo = dev.upload(px), dev.upload(wt), dev.alloc(4 * w * h)
-    scal = [np.uint32(w), np.uint32(h), np.float32(1.25), np.float32(-8.0)]
-    args = [bp, bw, bo] + scal
+    k = dev.load_code_object(str(ROOT / c["hsaco"])).kernel(name)
+    bufs = [dev.upload(a) for a in c["inputs"]]
+    bo = dev.alloc(4 * w * h)
+    bx, by = c["block"]
+    groups = (-(-w // bx), -(-h // by))
+    args = bufs + [bo] + c["scalars"]
+    go = lambda: k.launch(groups=groups, block=(bx, by), args=args)  # noqa: E731
     t = time.perf_counter()
-    r = k.launch(groups=(w // 8, h // 8), block=(8, 8), args=args)
+    r = go()
     first = time.perf_counter() - t
     assert r.refusal is None, r.refusal
     for _ in range(20):  # (window guesses learned, kept plans; deferred: each queue slot's graph)
-        k.launch(groups=(w // 8, h // 8), block=(8, 8), args=args)
+        go()
     ops = _res(dev).ops
     up0, down0 = ops.up, ops.down
-    walls, kern, ex = [], [], []
-    for _ in range(passes):
-        t = time.perf_counter()
-        r = k.launch(groups=(w // 8, h // 8), block=(8, 8), args=args)
-        walls.append(time.perf_counter() - t)
-        assert r.refusal is None, r.refusal
-        kern.append(r.stats.get("device_time_s", float("nan")))
-        ex.append(r.stats["time_s"])
-    up, down = (ops.up - up0) / passes, (ops.down - down0) / passes
-    # a stream of passes: nothing read between them (WAVELIFT_CUDA_DEFER=on does not wait for the
-    # GPU), every refusal read after the last; wall per pass, as native's stream below
+    ours = _ours(go, passes)
+    up, down = (ops.up - up0) / (2 * passes), (ops.down - down0) / (2 * passes)
     t = time.perf_counter()
-    rs = [k.launch(groups=(w // 8, h // 8), block=(8, 8), args=args) for _ in range(passes)]
-    refused = [r.refusal for r in rs if r.refusal is not None]
-    stream = (time.perf_counter() - t) / passes
-    assert not refused, refused[0]
-    t = time.perf_counter()
-    ours = dev.download(bo, np.uint32)
+    got = dev.download(bo, np.uint32)
     dl = time.perf_counter() - t
 
-    fn = native_module(f"sm_{cupy.cuda.Device().compute_capability}").get_function("shade")
-    dpx, dwt = cupy.asarray(px), cupy.asarray(wt)
+    fn = native_module(f"sm_{cupy.cuda.Device().compute_capability}").get_function(name)
+    ins = [cupy.asarray(a) for a in c["inputs"]]
     dout = cupy.zeros(w * h, cupy.uint32)
     nat = {}
-    for bx, by in SHAPES:
-        grid = (-(-w // bx), -(-h // by))
-        a = (dpx, dwt, dout) + tuple(scal)
-        fn(grid, (bx, by), a)
-        cupy.cuda.get_current_stream().synchronize()
-        s, e = cupy.cuda.Event(), cupy.cuda.Event()
-        reps = 50
-        s.record()
-        for _ in range(reps):
-            fn(grid, (bx, by), a)
-        e.record()
-        e.synchronize()
-        kt = cupy.cuda.get_elapsed_time(s, e) / 1000 / reps
-        ws = []
-        for _ in range(20):
-            t = time.perf_counter()
-            fn(grid, (bx, by), a)
-            cupy.cuda.get_current_stream().synchronize()
-            ws.append(time.perf_counter() - t)
-        t = time.perf_counter()
-        for _ in range(passes):
-            fn(grid, (bx, by), a)
-        cupy.cuda.get_current_stream().synchronize()
-        st = (time.perf_counter() - t) / passes
-        nat[f"{bx}x{by}"] = {"kernel_s": kt, "wall_s": float(np.median(ws)), "stream_s": st}
-    diff = np.abs(ours.view(np.uint8).astype(np.int16) - dout.get().view(np.uint8).astype(np.int16))
+    for sx, sy in c["shapes"]:
+        nat[f"{sx}x{sy}"] = _native(
+            fn, (-(-w // sx), -(-h // sy)), (sx, sy), (*ins, dout, *c["scalars"]), passes
+        )
+    if c["want"] is None:
+        diff = np.abs(got.view(np.uint8).astype(np.int16) - dout.get().view(np.uint8).astype(np.int16))
+        agrees = bool(diff.max() <= 1)
+    else:
+        agrees = bool(np.array_equal(got, c["want"]) and np.array_equal(dout.get(), c["want"]))
     best = min(nat, key=lambda s: nat[s]["kernel_s"])
-    med = lambda x: float(np.median(x))  # noqa: E731
     out = {
+        "kernel": name,
         "size": [w, h],
         "passes": passes,
         "first_launch_s": first,
-        "ours_wall_s": med(walls),
-        "ours_kernel_s": med(kern),
-        "ours_execute_s": med(ex),
-        "ours_stream_s": stream,
+        **ours,
         "bytes_up_per_pass": up,
         "bytes_down_per_pass": down,
         "download_s": dl,
         "native": nat,
         "native_best_shape": best,
-        "agrees_within_1": bool(diff.max() <= 1),
+        "agrees": agrees,
     }
-    g, b = nat["8x8"], nat[best]
+    g, b, stream = nat[f"{bx}x{by}"], nat[best], ours["ours_stream_s"]
     print(
-        f"shade {w}x{h}, {passes} passes resident: ours {out['ours_wall_s'] * 1e3:.3f} ms wall per pass "
+        f"{name} {w}x{h}, {passes} passes resident: ours {out['ours_wall_s'] * 1e3:.3f} ms wall per pass "
         f"(execute {out['ours_execute_s'] * 1e3:.3f}), kernel {out['ours_kernel_s'] * 1e3:.3f} ms; "
         f"{up:.0f} B up, {down:.0f} B down per pass; download at the end {dl * 1e3:.2f} ms\n"
-        f"  native 8x8: kernel {g['kernel_s'] * 1e3:.3f} ms, wall {g['wall_s'] * 1e3:.3f} ms; "
+        f"  native {bx}x{by}: kernel {g['kernel_s'] * 1e3:.3f} ms, wall {g['wall_s'] * 1e3:.3f} ms; "
         f"best {best}: kernel {b['kernel_s'] * 1e3:.3f} ms, wall {b['wall_s'] * 1e3:.3f} ms\n"
-        f"  ratios: wall ours/native(8x8) {out['ours_wall_s'] / g['wall_s']:.2f}x, "
-        f"/native(best) {out['ours_wall_s'] / b['wall_s']:.2f}x; kernel ours/native(8x8) "
+        f"  ratios: wall ours/native({bx}x{by}) {out['ours_wall_s'] / g['wall_s']:.2f}x, "
+        f"/native(best) {out['ours_wall_s'] / b['wall_s']:.2f}x; kernel ours/native({bx}x{by}) "
         f"{out['ours_kernel_s'] / g['kernel_s']:.2f}x, /native(best) {out['ours_kernel_s'] / b['kernel_s']:.2f}x; "
-        f"agrees within 1: {out['agrees_within_1']}\n"
-        f"  a stream of {passes} passes, one wait at its end: ours {stream * 1e3:.3f} ms a pass, native 8x8 "
+        f"{'agrees within 1' if c['want'] is None else 'exact (vs NumPy and native)'}: {agrees}\n"
+        f"  a stream of {passes} passes, one wait at its end: ours {stream * 1e3:.3f} ms a pass, native {bx}x{by} "
         f"{g['stream_s'] * 1e3:.3f}, best {b['stream_s'] * 1e3:.3f}: {stream / g['stream_s']:.2f}x / "
         f"{stream / b['stream_s']:.2f}x",
         flush=True,
@@ -254,63 +311,20 @@ def big_vadd(n: int, passes: int) -> dict:
     go = lambda: k.launch(global_size=(n, 1, 1), block=(256, 1, 1), args=args)  # noqa: E731
     for _ in range(20):  # (translation, build, guesses learned, kept plans, queue slots' graphs)
         assert go().refusal is None
-    walls, kern = [], []
-    for _ in range(passes):
-        t = time.perf_counter()
-        r = go()
-        assert r.refusal is None, r.refusal
-        walls.append(time.perf_counter() - t)
-        kern.append(r.stats.get("device_time_s", float("nan")))
-    t = time.perf_counter()
-    rs = [go() for _ in range(passes)]
-    refused = [r.refusal for r in rs if r.refusal is not None]
-    stream = (time.perf_counter() - t) / passes
-    assert not refused, refused[0]
-    ours = dev.download(c, np.float32)
-    exact = bool(np.array_equal(ours, a_h + b_h))
+    o = _ours(go, passes)
+    got = dev.download(c, np.float32)
+    exact = bool(np.array_equal(got, a_h + b_h))
 
     fn = native_module(f"sm_{cupy.cuda.Device().compute_capability}").get_function("vadd")
     da, db, dc = cupy.asarray(a_h), cupy.asarray(b_h), cupy.zeros(n, cupy.float32)
-    nat = {}
-    for bx in (128, 256, 512, 1024):
-        grid, blk, arg = (-(-n // bx),), (bx,), (da, db, dc, np.uint32(n))
-        fn(grid, blk, arg)
-        cupy.cuda.get_current_stream().synchronize()
-        s, e = cupy.cuda.Event(), cupy.cuda.Event()
-        s.record()
-        for _ in range(passes):
-            fn(grid, blk, arg)
-        e.record()
-        e.synchronize()
-        kt = cupy.cuda.get_elapsed_time(s, e) / 1000 / passes
-        ws = []
-        for _ in range(passes):
-            t = time.perf_counter()
-            fn(grid, blk, arg)
-            cupy.cuda.get_current_stream().synchronize()
-            ws.append(time.perf_counter() - t)
-        t = time.perf_counter()
-        for _ in range(passes):
-            fn(grid, blk, arg)
-        cupy.cuda.get_current_stream().synchronize()
-        nat[str(bx)] = {
-            "kernel_s": kt,
-            "wall_s": float(np.median(ws)),
-            "stream_s": (time.perf_counter() - t) / passes,
-        }
-    exact = exact and bool(np.array_equal(dc.get(), ours))
-    best = min(nat, key=lambda s: nat[s]["kernel_s"])
-    bb = nat[best]
-    out = {
-        "n": n,
-        "passes": passes,
-        "ours_wall_s": float(np.median(walls)),
-        "ours_kernel_s": float(np.median(kern)),
-        "ours_stream_s": stream,
-        "native": nat,
-        "native_best_block": best,
-        "exact": exact,
+    nat = {
+        str(bx): _native(fn, (-(-n // bx),), (bx,), (da, db, dc, np.uint32(n)), passes)
+        for bx in (128, 256, 512, 1024)
     }
+    exact = exact and bool(np.array_equal(dc.get(), got))
+    best = min(nat, key=lambda s: nat[s]["kernel_s"])
+    bb, stream = nat[best], o["ours_stream_s"]
+    out = {"n": n, "passes": passes, **o, "native": nat, "native_best_block": best, "exact": exact}
     print(
         f"vadd over {n:,} floats, {passes} passes resident: ours wall {out['ours_wall_s'] * 1e3:.3f} ms, "
         f"kernel {out['ours_kernel_s'] * 1e3:.3f} ms, stream {stream * 1e3:.3f} ms a pass; native best block "
@@ -638,6 +652,7 @@ def main():
     ap.add_argument("--tiny", type=int, default=2000, help="tiny launches timed (0: none)")
     ap.add_argument("--passes", type=int, default=30, help="full-screen passes timed (0: none)")
     ap.add_argument("--vadd", type=int, default=0, help="vadd over this many floats, e.g. 67108864 (0: none)")
+    ap.add_argument("--stencil", action="store_true", help="lds.cl's 5x5 stencil passes too (1920x1080)")
     ap.add_argument("--numpy", action="store_true", help="the tiny launches on the NumPy backend too")
     ap.add_argument("--scan-head", action="store_true", help="measurement only: scan_head_only()")
     ap.add_argument("--profile", type=int, default=0, help="cProfile N tiny launches")
@@ -691,6 +706,8 @@ def main():
             rep["tiny_numpy"] = tiny("numpy", args.tiny)
     if args.passes:
         rep["fullscreen"] = fullscreen(args.passes)
+        if args.stencil:
+            rep["stencil5"] = fullscreen(args.passes, "stencil5")
     if args.vadd:
         rep["vadd"] = big_vadd(args.vadd, max(args.passes, 10))
     if os.environ.get("OUT"):
