@@ -137,3 +137,25 @@ def test_open_scans_memory_keeps_a_trace_per_first_head(monkeypatch):
     mem.alloc(64, name="late")
     T.trace(mem, cfg, depth=T.SHALLOW_DEPTH)
     assert calls[0] == len(pairs) + 2
+    # (the variants in a store of their own: trace_cache's entries keep the one shape, (generation,
+    # scanned heads, windows), that execute._keep_again reads)
+    assert not mem.trace_cache
+    ((gen, first, variants),) = mem.trace_variants.values()
+    assert gen == mem.generation and first.base == args and len(variants) == 1
+
+
+def test_trace_cache_and_variants_keep_their_own_shapes():
+    """A memory that traces both ways over its life (open_scans switched on after plain traces)
+    keeps each kind in its own store: neither reads the other's entries."""
+    mem, bases = _memory(3, False)
+    cfg = one_wave_config([bases[0] & 0xFFFFFFFF, (bases[0] >> 32) & 0xFFFF])
+    want = T.trace_uncached(mem, cfg)
+    assert T.trace(mem, cfg) == want
+    assert len(mem.trace_cache) == 1 and not mem.trace_variants
+    mem.open_scans = True
+    assert T.trace(mem, cfg) == want
+    assert T.trace(mem, cfg) == want
+    (entry,) = mem.trace_cache.values()
+    assert len(entry) == 3 and entry[2] == tuple(want)
+    ((gen, first, variants),) = mem.trace_variants.values()
+    assert isinstance(variants, dict) and first.base == bases[0]

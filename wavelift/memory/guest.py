@@ -176,8 +176,13 @@ class GuestMemory:
         self.generation = 0
         self._index: tuple | None = None  # address_index(), with the generation it is for
         self._index_log: list | None = []  # allocations added since _index was built
-        # the tracer's windows per (user data, scratch roots): tracer.trace
+        # the tracer's windows per (user data, scratch roots): tracer.trace, as
+        # (generation, scanned heads, windows)
         self.trace_cache: dict = {}
+        # an open_scans memory's traces instead (tracer._trace_variants): per the same key,
+        # (generation, first allocation scanned, {its head's bytes: (scanned heads, windows)});
+        # a store of their own, so that no reader of trace_cache meets the other shape
+        self.trace_variants: dict = {}
         # True: made for one dispatch and then dropped (the tinygrad hook's host memory): the
         # tracer keeps nothing on it (no scan or trace cache, no digests of the bytes it scans)
         self.single_use = False
@@ -213,6 +218,7 @@ class GuestMemory:
         self.__dict__.setdefault("_index", None)
         self.__dict__.setdefault("_index_log", [])
         self.__dict__.setdefault("trace_cache", {})
+        self.__dict__.setdefault("trace_variants", {})
         self.__dict__.setdefault("single_use", False)
         self.__dict__.setdefault("never_windows", set())
         self.__dict__.setdefault("open_scans", False)

@@ -559,8 +559,9 @@ def _trace_variants(memory, config, skip, key, depth) -> list[Window]:
     same bytes placed the same windows to depth 1 and scanned the same heads after it, which
     ``_same`` compares; equal throughout, its windows are the ones tracing again would give.
     A first head longer than VARIANT_HEAD is no index: one trace is kept for it (under None),
-    every head it scanned compared by ``_same``, as ``trace`` does."""
-    cache = memory.trace_cache
+    every head it scanned compared by ``_same``, as ``trace`` does.  Kept in
+    ``memory.trace_variants`` (not trace_cache, whose entries are (gen, scanned, windows))."""
+    cache = memory.trace_variants
     gen = memory.generation
     entry = cache.get(key)
     if entry is not None and entry[0] != gen:
