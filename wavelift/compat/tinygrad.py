@@ -47,6 +47,7 @@ caller reuses addresses for other kernels (decision 0024).
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import errno
 import fcntl
 import gc
@@ -97,6 +98,8 @@ ARCH_TARGETS = {"rdna3": "gfx1100", "rdna4": "gfx1201", "cdna": "gfx950"}
 # its system SGPR dict never written after build_config): at most CONFIG_LIMIT, cleared when full
 CONFIG_LIMIT = 4096
 _CONFIGS: dict = {}
+# the config of the same values with the user SGPRs zero, by their count (_config)
+_CONFIG_SHAPES: dict = {}
 _last: list = [None]  # the last call's DispatchResult (or a Refusal for BAD_CALL)
 
 
@@ -326,7 +329,7 @@ def _near_pointers(
     return out
 
 
-def _cut(spans: list[tuple[int, int]], points: Iterable[int]) -> list[tuple[int, int]]:
+def _cut(spans: Sequence[tuple[int, int]], points: Iterable[int]) -> list[tuple[int, int]]:
     """``spans`` (start, end) with each point strictly inside one made a boundary."""
     out = list(spans)
     for p in sorted(set(points)):
@@ -344,7 +347,7 @@ SPAN_LIMIT = 4096
 _SPAN_ITEMS: dict = {}
 
 
-def _memory(spans: list[tuple[int, int]]):
+def _memory(spans: Sequence[tuple[int, int]]):
     """A GuestMemory whose allocations are the host spans themselves (guest = host address)."""
     mem = GuestMemory()  # (a host heap below 4 GiB is traced: tracer._low)
     mem.single_use = True  # (one dispatch: the tracer keeps nothing on it)
@@ -410,6 +413,19 @@ def _code_stamp(span: tuple[int, int]):
     return stamp
 
 
+# _merged's spans by the ranges (rkey), and _cut's by the ranges and the cut points: pure
+# functions of those ints, so a dispatch over the same ranges (a replay's other kernels, new
+# kernargs) merges and cuts no more; at most PLAN_LIMIT each, oldest dropped first
+_SPANS: dict = {}
+_CUTS: dict = {}
+
+
+def _keep(store: dict, key, value) -> None:
+    store[key] = value
+    while len(store) > PLAN_LIMIT:
+        del store[next(iter(store))]
+
+
 def _ranges_key(ranges) -> tuple | None:
     """``ranges`` as a tuple of (int, int) pairs when it is a list or tuple of such pairs (what
     a plan is kept by), else None (no plan: the call takes the full path)."""
@@ -421,7 +437,7 @@ def _ranges_key(ranges) -> tuple | None:
     return tuple(ranges)
 
 
-def _kept_memory(cut: list[tuple[int, int]]):
+def _kept_memory(cut: Sequence[tuple[int, int]]):
     """The kept memory over the host spans ``cut`` (made, and kept by them, when new): traced
     with open scans and cached traces, never single-use."""
     key = tuple(cut)
@@ -469,6 +485,41 @@ def _registers(target, lib, gx, gy, gz, lx, ly, lz, rsrc1, rsrc2, rsrc3, scratch
         regs[f"COMPUTE_NUM_THREAD_{axis}"] = n
     regs["COMPUTE_DIM_X"], regs["COMPUTE_DIM_Y"], regs["COMPUTE_DIM_Z"] = gx, gy, gz
     return regs, pm4.initiator(wave32=(wave == 32), force_start_at_000=True, order_mode=False)
+
+
+def _config(target, pc, dims, block, rsrc1, rsrc2, rsrc3, scratch_size, wave, user):
+    """build_config's DispatchConfig (or its Refusal) for what _registers writes.
+
+    Kept by those values (_CONFIGS); a miss there (new buffers: other kernarg and scratch
+    addresses in the user SGPRs) takes the config of the same values but the user SGPRs'
+    (_CONFIG_SHAPES, by their count) with the user SGPRs put in: build_config copies the
+    USER_DATA values into ``user_sgprs`` and reads them for nothing else (whether each was
+    written: all are, zeros included; their count is RSRC2's), so the two are equal (checked
+    against build_config in tests/compat/test_tinygrad_warm.py)."""
+    user = tuple(user)
+    ckey = (target, pc, dims, block, rsrc1, rsrc2, rsrc3, scratch_size, wave, user)
+    config = _CONFIGS.get(ckey)
+    if config is not None:
+        return config
+    skey = ckey[:-1] + (len(user),)
+    shape = _CONFIG_SHAPES.get(skey)
+    if shape is None:
+        regs, initiator = _registers(
+            target, pc, *dims, *block, rsrc1, rsrc2, rsrc3, scratch_size, wave, (0,) * len(user)
+        )
+        try:
+            shape = build_config(regs, target, dims=dims, initiator=initiator)
+        except Refused as r:
+            shape = r.refusal
+        if len(_CONFIG_SHAPES) >= CONFIG_LIMIT:
+            _CONFIG_SHAPES.clear()
+        _CONFIG_SHAPES[skey] = shape
+    # (a refusal names no user SGPR value; the system SGPR dict is shared, never written)
+    config = shape if isinstance(shape, Refusal) else dataclasses.replace(shape, user_sgprs=user)
+    if len(_CONFIGS) >= CONFIG_LIMIT:
+        _CONFIGS.clear()
+    _CONFIGS[ckey] = config
+    return config
 
 
 def run_asm(
@@ -573,6 +624,7 @@ def _run_asm(
     user = [int(v) & 0xFFFFFFFF for v in user_data][:n_user]
     user += [0] * (n_user - len(user))  # never-written USER_DATA reads 0 (as the mock GPU does)
     plan_key: tuple | None = None
+    rkey: tuple | None = None  # (the ranges as ints: what _SPANS and _CUTS are kept by)
     stamp, stamped = None, None
     # (unaligned code runs from a copy the memory holds: never a plan)
     if KEEP_PLANS and ranges is not None and backend == "numpy" and int(lib) % 256 == 0:
@@ -596,7 +648,11 @@ def _run_asm(
         scan = struct.unpack_from("<I", kd0, 8)[0] if kd0 is not None else 0
         ranges = [(lib, lib_sz), *_near_pointers(int(lib), int(lib_sz), int(args_ptr), user, scan)]
     try:
-        spans = _merged(ranges)
+        spans = None if rkey is None else _SPANS.get(rkey)
+        if spans is None:
+            spans = tuple(_merged(ranges))
+            if rkey is not None:
+                _keep(_SPANS, rkey, spans)
     except (TypeError, ValueError) as e:
         return _bad("dispatch.bad_address", f"ranges: {e}")
     code_span = next(((s, e) for s, e in spans if s <= lib < e), None)
@@ -639,7 +695,12 @@ def _run_asm(
     if kd is not None:
         cuts.append(int(args_ptr) + -(-(struct.unpack_from("<I", kd, 8)[0] + DISPATCH_PACKET) // 64) * 64)
     try:
-        cut = _cut(spans, cuts)
+        cutkey = None if rkey is None else (rkey, *cuts)
+        cut = None if cutkey is None else _CUTS.get(cutkey)
+        if cut is None:
+            cut = tuple(_cut(spans, cuts))
+            if cutkey is not None:
+                _keep(_CUTS, cutkey, cut)
         mem = _memory(cut) if plan_key is None else _kept_memory(cut)
     except Exception as e:  # non-canonical ranges
         return _bad("dispatch.bad_address", f"ranges: {e}")
@@ -654,20 +715,7 @@ def _run_asm(
         # the copy has no host address: no host word points into it, and the tracer neither
         # makes it a window nor scans for pointers into it (decision 0045, amendment)
         mem.never_windows = {pc}
-    # the config (or refusal) is a pure function of what _registers writes: kept by those values
-    ckey = (target, pc, dims, block, int(rsrc1), rsrc2, int(rsrc3), int(scratch_size), wave, tuple(user))
-    config = _CONFIGS.get(ckey)
-    if config is None:
-        regs, initiator = _registers(
-            target, pc, *dims, *block, int(rsrc1), rsrc2, int(rsrc3), int(scratch_size), wave, user
-        )
-        try:
-            config = build_config(regs, target, dims=dims, initiator=initiator)
-        except Refused as r:
-            config = r.refusal
-        if len(_CONFIGS) >= CONFIG_LIMIT:
-            _CONFIGS.clear()
-        _CONFIGS[ckey] = config
+    config = _config(target, pc, dims, block, int(rsrc1), rsrc2, int(rsrc3), int(scratch_size), wave, user)
     if isinstance(config, Refusal):
         _last[0] = config
         return BAD_CALL
