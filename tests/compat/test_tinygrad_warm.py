@@ -45,7 +45,7 @@ def test_config_over_other_user_sgprs_is_build_configs():
     put in, fails here); a refused one (a 2048-thread workgroup) refused the same way."""
     rng = random.Random(7)
     shapes = []
-    for rsrc2 in (0x8C, 0x19C, 0x19D, 0x9C | 1 << 15, 0x20):
+    for rsrc2 in (0x8C, 0x19C, 0x19D, 0x9C | 1 << 15, 0x20, 0x3E):  # (0x3E: 31 user SGPRs)
         for dims, block in (
             ((4, 1, 1), (64, 1, 1)),
             ((1, 1, 1), (32, 1, 1)),
@@ -141,3 +141,17 @@ def test_a_config_refusal_is_refused_again_from_the_kept_shape():
         codes.append((rc, tg.last_result().code))
     assert codes == [(tg.BAD_CALL, "dispatch.bad_register")] * 3
     assert len(tg._CONFIGS) == 3 and len(tg._CONFIG_SHAPES) == 1
+
+
+def test_more_user_sgprs_than_there_are_is_a_bad_call():
+    """RSRC2.USER_SGPR 31 (more USER_DATA registers than there are): BAD_CALL with
+    build_config's refusal, nothing raised out of run_asm (before: KeyError), again after."""
+    code = harness.HostBlock(4096)
+    ctypes.memmove(code.address, bytes.fromhex("0000b0bf") * 4, 16)  # (s_endpgm)
+    args = harness.HostBlock(256)
+    ranges = [(code.address, code.size), (args.address, args.size)]
+    for user in ([1] * 31, [2] * 20):
+        rc = tg.run_asm(
+            code.address, code.size, 1, 1, 1, 32, 1, 1, args.address, 0x3E, 0, "rdna3", user, ranges=ranges
+        )
+        assert (rc, tg.last_result().code) == (tg.BAD_CALL, "dispatch.user_sgpr")

@@ -64,7 +64,7 @@ import numpy as np
 # sources), ~0.1-0.35 s inside the first run_asm
 from ..backends.numpy import runtime as _runtime  # noqa: F401 (the NumPy backend's run)
 from ..backends.numpy.codegen import PIECES
-from ..dispatch.setup import MAX_SCRATCH_WAVE_BYTES, build_config, scratch_unit
+from ..dispatch.setup import MAX_SCRATCH_WAVE_BYTES, MAX_USER_SGPRS, build_config, scratch_unit
 from ..errors import Refusal, Refused
 from ..frontend import program as _program  # noqa: F401 (execute_dispatch's translation)
 from ..frontend.instr_cache import LAZY
@@ -479,7 +479,9 @@ def _registers(target, lib, gx, gy, gz, lx, ly, lz, rsrc1, rsrc2, rsrc3, scratch
         if gfx_level(target) == 11:  # architected flat scratch: the base is the module's own
             regs["COMPUTE_DISPATCH_SCRATCH_BASE_LO"] = 0
             regs["COMPUTE_DISPATCH_SCRATCH_BASE_HI"] = 0
-    for i, v in enumerate(user_data):
+    # (the USER_DATA registers there are: RSRC2 may ask for more, which build_config refuses by
+    # name -- before, writing a 17th raised KeyError out of run_asm)
+    for i, v in enumerate(user_data[:MAX_USER_SGPRS]):
         regs[f"COMPUTE_USER_DATA_{i}"] = int(v) & 0xFFFFFFFF
     for axis, n in zip("XYZ", (lx, ly, lz)):
         regs[f"COMPUTE_NUM_THREAD_{axis}"] = n
