@@ -199,6 +199,15 @@ _ALL = [
         "`on`: as before, the default until run on a GPU",
     ),
     Setting(
+        "WAVELIFT_CUDA_WAVESYNC",
+        str,
+        None,
+        "`spaces`: a CUDA kernel's wave sync between a wave's memory accesses is placed only "
+        "between accesses of the same memory (the LDS, or global and scratch), none between an LDS "
+        "access and a global one (decision 0047's amendment h101); unset: every access waits for "
+        "every pending one, the default until run on a GPU",
+    ),
+    Setting(
         "WAVELIFT_CUDA_GRIDDIM",
         str,
         "baked",

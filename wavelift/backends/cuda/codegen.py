@@ -80,6 +80,9 @@ OCCUPANCY_MAX_INSTRUCTIONS = 256  # programs up to this size try the occupancy b
 # the half at xo, meets at one named barrier, reads, and flips xo: the next write to this half
 # comes after the next exchange's barrier, which both warps pass only after this read
 XWORDS = 132
+# the pending-state bits of every memory (Lowering.space_bits: 1 the LDS, 2 the others; those
+# shifted left by 2: an atomic add or sub whose value nobody reads, pending)
+SYNC_ALL = 15
 KIND = {"load": 0, "store": 1, "atomic": 2, "scratch": 3}
 WL_REFUSE = 16  # status flag: a refuse_if op held (status[1] = instruction, [2] = its ordinal)
 KIND_NAMES = {v: k for k, v in KIND.items()}
@@ -183,6 +186,22 @@ class Lowering(ValueLowering):
         # the proved forms by default (decision 0047 amendment; equal to NumPy on the GPU);
         # WAVELIFT_CUDA_LDS=checked keeps every access tested and shifted (A/B runs)
         self.lds_checked = settings.get("WAVELIFT_CUDA_LDS") == "checked"
+        # the memories a wave sync orders, as bits of the pending state (block_source's pend):
+        # WAVELIFT_CUDA_WAVESYNC=spaces keeps the LDS (shared memory) apart from the rest
+        # (global and scratch: the arena's or global buffers), which no LDS address reaches --
+        # an access waits only for the pending ones of its own memory (0047's amendment h101);
+        # unset, one memory: every access waits for every pending one (the bits all set)
+        self.sync_spaces = settings.get("WAVELIFT_CUDA_WAVESYNC") == "spaces"
+        # (with it) the values a kept op or a terminator reads: an atomic add / sub whose value
+        # is not among them commutes with another such one (the memory ends the same in either
+        # order, and no lane sees the value between), so no sync is placed between two of them
+        self.read_values: set[int] = set()
+        if self.sync_spaces:
+            for b in program.blocks:
+                for op in b.ops:
+                    if id(op) not in self.skip:
+                        self.read_values.update(x.id for x in op.args if hasattr(x, "id"))
+                self.read_values.update(x.id for x in b.term[1:] if hasattr(x, "id"))
         self.lds_bytes = None if self.lds_checked else lds_bytes
         self.lds_addr: dict = {}
         # (lanes) id(op) -> a 32-bit LDS atomic's data operand in its lanes: a constant is
@@ -297,6 +316,12 @@ class Lowering(ValueLowering):
             return f"__any_sync(WL_FULL, {cond})"
         return f"wl_any64({cond}, wv + 1u)"
 
+    def space_bits(self, space: str) -> int:
+        """The pending-state bits an access to ``space`` sets and waits for (sync_spaces)."""
+        if not self.sync_spaces:
+            return SYNC_ALL
+        return 1 if space == "lds" else 2
+
     def exec_bit(self) -> str:
         if self.L == 32:
             return f"(((s{EXEC_LO} >> lane) & 1u) != 0u)"
@@ -318,13 +343,27 @@ class Lowering(ValueLowering):
         blocks = self.p.blocks
         pos = {b.index: i for i, b in enumerate(blocks)}
         none: frozenset[int] = frozenset()
-        top = (True, True, none)
+        top = (SYNC_ALL, SYNC_ALL, none)
         entry: list = [None] * len(blocks)
         fixed = {pos[bi] for bi in self.fixed}
+        calm: set[int] = set()
+        if self.sync_spaces and not self.phases:
+            # (0047's amendment h101) barriers where the wave stands: an s_barrier's continuation
+            # is entered from its bar.red, which orders memory as a sync does, so that edge
+            # brings nothing pending (as the kernel's start brings nothing to block 0); their
+            # other gotos are followed.  s_setpc's targets stay pending.
+            setpc = set()
+            if any(b.term[0] == "setpc" for b in blocks):
+                setpc = {pos[bi] for bi in self.p.block_at.values() if bi in pos}
+            met = {pos[b.term[1]] for b in blocks if b.term[0] == "barrier" and b.term[1] in pos}
+            calm = (met | ({0} if blocks else set())) - setpc
+            fixed -= calm
         for i in fixed:
             entry[i] = top
+        for i in calm:
+            entry[i] = (0, 0, none)
         if blocks and entry[0] is None:
-            entry[0] = (False, False, none)
+            entry[0] = (0, 0, none)
 
         def succ(b):
             t = b.term
@@ -338,7 +377,7 @@ class Lowering(ValueLowering):
             ex = self._lower(i, entry[i])[1]
             for j in succ(blocks[i]):
                 e = entry[j]
-                new = ex if e is None else (e[0] or ex[0], e[1] or ex[1], e[2] | ex[2])
+                new = ex if e is None else (e[0] | ex[0], e[1] | ex[1], e[2] | ex[2])
                 if new != e:
                     entry[j] = new
                     work.append(j)
@@ -352,7 +391,7 @@ class Lowering(ValueLowering):
             self._lowered[key] = (lines, self.exit_pend)
         return self._lowered[key]
 
-    def block_source(self, blk: Block, entry: tuple = (True, True)) -> list[str]:
+    def block_source(self, blk: Block, entry: tuple = (SYNC_ALL, SYNC_ALL)) -> list[str]:
         """The block's C++ lines, its wave syncs placed for the sync state ``entry``
         (sync_entries: store pending, access pending and, in wave64, the registers holding a
         lazy mask half); the state at its end is left in ``self.exit_pend``.
@@ -394,7 +433,8 @@ class Lowering(ValueLowering):
         name: dict[int, str] = {}
         ctype: dict[int, str] = {}
         words: dict[int, int] = {}
-        pend = [entry[0], entry[1]]  # [store since last sync, load since last sync]
+        # [stores since the last sync, loads since it]: bits of the memories (space_bits)
+        pend = [int(entry[0]), int(entry[1])]
         lazy = set(entry[2]) if len(entry) > 2 else set()
         kind: dict[int, str] = {}  # value id -> "split" | "t0" | "t1" | "orh" (wave64)
         consts: dict[int, int] = {}  # value id -> integer constant
@@ -403,7 +443,7 @@ class Lowering(ValueLowering):
 
         def sync():
             emit("  " + self.wsync())
-            pend[0] = pend[1] = False
+            pend[0] = pend[1] = 0
 
         def set_sreg(r, value, half: bool):
             """SGPR r = value; ``half``: the warp's own half of a wave64 mask (lazy)."""
@@ -485,15 +525,31 @@ class Lowering(ValueLowering):
                 return "sset"
             return None
 
-        def before(kind):  # kind: "load" | "store" | "rmw"
-            if kind in ("load", "rmw") and pend[0] or kind in ("store", "rmw") and (pend[0] or pend[1]):
+        def before(kind, space):
+            """kind: "load" | "store" | "rmw" | "add" (an atomic add / sub whose value nobody
+            reads: it waits for no other such one); space: the op's memory."""
+            m = self.space_bits(space)
+            w = m | m << 2  # its stores and adds
+            if kind == "add":
+                if (pend[0] | pend[1]) & m:
+                    sync()
+            elif (
+                kind in ("load", "rmw")
+                and pend[0] & w
+                or kind in ("store", "rmw")
+                and (pend[0] | pend[1]) & w
+            ):
                 sync()
 
-        def after(kind):
+        def after(kind, space):
+            m = self.space_bits(space)
+            if kind == "add":
+                pend[0] |= m << 2
+                return
             if kind in ("load", "rmw"):
-                pend[1] = True
+                pend[1] |= m
             if kind in ("store", "rmw"):
-                pend[0] = True
+                pend[0] |= m
 
         st = _Blk(blk, emit, sync, before, after, set_sreg, pend, src, defs, last, name, ctype, words, kind)
         st.consts, st.from_reg, st.ver, st.lazy = consts, from_reg, ver, lazy
@@ -529,7 +585,7 @@ class Lowering(ValueLowering):
                 }[k]
                 neg = "!" if op.attrs["cond"] == "eq" else ""
                 emit(f"  const b1 {o} = {neg}wl_any64({own}, wv + 1u);")
-                pend[0] = pend[1] = False  # bar.red orders memory as bar.sync does
+                pend[0] = pend[1] = 0  # bar.red orders memory as bar.sync does
                 name[op.out.id], ctype[op.out.id] = o, "b1"
                 continue
             if lz == "orh2":
@@ -694,7 +750,7 @@ class Lowering(ValueLowering):
             self.scratch_load(op, a, o, nb, emit, before, after)
             return
         if sp == "lds":
-            before("load")
+            before("load", "lds")
             inside, direct = self.lds_form(op, nb, a[0])
             every = self._lds_everywhere(op, nb, a[0]) if direct else None
             if every is not None:
@@ -707,7 +763,7 @@ class Lowering(ValueLowering):
                 emit(f"  if (({a[1]}){inside}) {{ {self._lds_direct_read(a[0], nb, o)} }}")
             else:
                 emit(f"  if (({a[1]}){inside}) wl_read(wl_smem, (i64)(u32)({a[0]}), {nb}u, {o}_w, {words}u);")
-            after("load")
+            after("load", "lds")
             return
         if sp != "global":
             raise CudaUnsupported(f"load {sp}")
@@ -724,7 +780,7 @@ class Lowering(ValueLowering):
             self._global_load(op, a, o, emit, before, after, sync, pend)
             emit("  }")
             emit("#endif")
-            pend[:] = [x or y for x, y in zip(pre_pend, pend)]
+            pend[:] = [x | y for x, y in zip(pre_pend, pend)]
             return
         self._global_load(op, a, o, emit, before, after, sync, pend, member)
 
@@ -735,22 +791,22 @@ class Lowering(ValueLowering):
         rec = "(lane == 0u)" if uniform else "true"
         if member is not None:  # its group's test held: direct at the group's pointer; else
             g, c = member  # the per-access path (wl_gload's, after its direct form)
-            before("load")
+            before("load", "global")
             emit(f"  if ({g} & ({a[1]})) wl_gread_at({g}_b + ({c}ll), {nb}u, {o}_w);")
             emit(
                 f"  if (({a[1]}) & !{g}) wl_gload_(C, (u64)({a[0]}), {nb}u, {o}_w, {words}u, {op.instr}u, {j}u, lane, {rec});"
             )
-            after("load")
+            after("load", "global")
             return
         mirrored = self.slots[j][1]
         if mirrored:  # the copy, when there is one: the same in every lane
-            before("load")
+            before("load", "global")
             saved = list(pend)  # the syncs below run only without the copy
             emit(f"  if (!wl_mirror((u64)({a[0]}), ({a[1]}), {j}u, {nb}u, {o}_w)) {{")
         if uniform and self.L == 64:
             if words > 64:
                 raise CudaUnsupported("uniform load wider than 64 words")
-            before("load")
+            before("load", "global")
             emit(
                 f"  if (lane == 0u) {{ wl_gload(C, (u64)({a[0]}), ({a[1]}), {nb}u, {o}_w, {words}u, {op.instr}u, {j}u, 0u, true);"
                 f" for (u32 k = 0; k < {words}u; k++) X[xo + k] = {o}_w[k]; }}"
@@ -760,16 +816,16 @@ class Lowering(ValueLowering):
             emit(f"  xo ^= {XWORDS}u;")
             if mirrored:
                 emit("  }")
-                pend[:] = [x or y for x, y in zip(saved, pend)]
+                pend[:] = [x | y for x, y in zip(saved, pend)]
             return
-        before("load")
+        before("load", "global")
         emit(
             f"  wl_gload(C, (u64)({a[0]}), ({a[1]}), {nb}u, {o}_w, {words}u, {op.instr}u, {j}u, lane, {rec});"
         )
-        after("load")
+        after("load", "global")
         if mirrored:
             emit("  }")
-            pend[:] = [x or y for x, y in zip(saved, pend)]
+            pend[:] = [x | y for x, y in zip(saved, pend)]
 
     # scratch (docs/decisions/0008-scratch.md, backends/numpy/scratch.py): wave-relative byte
     # addresses are u64 (a wild offset never wraps onto a valid one); an access is in range,
@@ -842,12 +898,12 @@ class Lowering(ValueLowering):
 
     def scratch_load(self, op, a, o, nb, emit, before, after):
         if self.mode == "wave":
-            before("load")
+            before("load", "scratch")
         emit(
             f"  if ({a[1]}) {{ const u64 sa = (u64)({a[0]}); {self._scratch_read(op, 'sa', nb, o + '_w[0]')} }}"
         )
         if self.mode == "wave":
-            after("load")
+            after("load", "scratch")
 
     def store(self, op, a, emit, before, after, member=None):
         sp, nb = op.attrs["space"], op.attrs["nbytes"]
@@ -856,14 +912,14 @@ class Lowering(ValueLowering):
             if len(data) != 1 or nb > 4:
                 raise CudaUnsupported("scratch store wider than a dword")
             if self.mode == "wave":
-                before("store")
+                before("store", "scratch")
             emit(
                 f"  if ({a[1]}) {{ const u64 sa = (u64)({a[0]}); {self._scratch_write(op, 'sa', nb, data[0])} }}"
             )
             if self.mode == "wave":
-                after("store")
+                after("store", "scratch")
             return
-        before("store")
+        before("store", sp)
         uniform = all(x.uniform for x in op.args)
         guard = "(lane == 0u) && " if uniform else ""
         dw = "{" + ", ".join(f"(u32)({d})" for d in data) + "}"
@@ -889,7 +945,7 @@ class Lowering(ValueLowering):
             )
         else:
             raise CudaUnsupported(f"store {sp}")
-        after("store")
+        after("store", sp)
 
     def atomic(self, op, a, at, o, emit, before, after):
         sp, bits = op.attrs["space"], op.attrs["bits"]
@@ -903,7 +959,9 @@ class Lowering(ValueLowering):
         if dv is not None and dv.lo == dv.hi:  # one number in every lane the atomic runs in
             d = f"({t}){dv.lo}u"
         c = f"({t})({a[3]})" if len(a) > 3 else f"({t})0"
-        before("rmw")
+        unread = self.sync_spaces and op.attrs["op"] in ("add", "sub") and op.out.id not in self.read_values
+        rmw = "add" if unread else "rmw"
+        before(rmw, sp)
         emit(f"  {t} {o} = 0;")
         if sp == "global":
             # the aligned cell the atomic works on: those are the bytes checked
@@ -933,7 +991,7 @@ class Lowering(ValueLowering):
             )
         else:
             raise CudaUnsupported(f"atomic on {sp}")
-        after("rmw")
+        after(rmw, sp)
 
     # ---------------------------------------------------------------------------- kernel
     def _straight_header(self) -> list[str]:
