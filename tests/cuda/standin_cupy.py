@@ -120,6 +120,20 @@ def _runs(grid, block, args):
 
 
 @_timed
+def _runs_touched(grid, block, args):
+    """wl_runs_touched: resident.runs_in_chunks (its source's statement in NumPy)."""
+    from wavelift.backends.cuda.resident import runs_in_chunks
+
+    STATE.calls["launch"] += 1
+    w, n, starts, ends, cap, count, touched, shift = args
+    s, e = runs_in_chunks(np.asarray(w[: int(n)]), touched, int(shift))
+    count[0], count[1] = s.size, e.size
+    k = min(s.size, int(cap))
+    starts[:k] = s[::-1][:k]  # (any order: the host sorts)
+    ends[:k] = e[::-1][:k]
+
+
+@_timed
 def _commit(grid, block, args):
     STATE.calls["launch"] += 1
     dst, src, mask, n = args
@@ -169,9 +183,13 @@ class _RawModule:
         assert "wl_runs" in code and "wl_commit" in code
 
     def get_function(self, name):
-        return {"wl_runs": _runs, "wl_commit": _commit, "wl_gate": _gate, "wl_commit_gated": _commit_gated}[
-            name
-        ]
+        return {
+            "wl_runs": _runs,
+            "wl_runs_touched": _runs_touched,
+            "wl_commit": _commit,
+            "wl_gate": _gate,
+            "wl_commit_gated": _commit_gated,
+        }[name]
 
 
 class _Var:

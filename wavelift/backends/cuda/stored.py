@@ -82,6 +82,8 @@ def entry_name(key, arch: str, base_address: int) -> str:
         *(["budget=straight"] if settings.get("WAVELIFT_CUDA_BUDGET") == "straight" else []),
         *(["retest=off"] if settings.get("WAVELIFT_CUDA_RETEST") == "off" else []),
         *(["wavesync=spaces"] if settings.get("WAVELIFT_CUDA_WAVESYNC") == "spaces" else []),
+
+        *(["touched=on"] if settings.get("WAVELIFT_CUDA_TOUCHED") == "on" else []),
     ):
         h.update(part.encode())
         h.update(b"\0")
