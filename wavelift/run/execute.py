@@ -147,21 +147,40 @@ def module_key(program, config, mode, backend):
 
 
 def _module_key(program, config, mode, backend):
-    key = (
-        code_hash(program),
+    key = translation_parts(program, config) + (
         config.program_address,
-        config.target,
-        config.wave_size,
         mode,
         backend,
         config.scratch_wave_bytes,
         config.float_mode,
-        _scratch_abi(config),
-        config.gb_addr_config,  # image swizzle patterns (frontend/image.py)
-        config.border_color_base,  # REGISTER border colours (frontend/sample.py, decision 0043)
     )
     be = _backend(backend)
     return key + be.key_extra(config) if be is not None else key
+
+
+def translation_inputs(config) -> tuple:
+    """What a translation reads of the dispatch besides its code bytes and where they lie:
+    the target, wave size, scratch ABI (its fields: 0008), GB_ADDR_CONFIG (image swizzle
+    patterns: frontend/image.py) and border colour base (REGISTER border colours:
+    frontend/sample.py, decision 0043) -- the arguments program_for hands translate.  Every key
+    of a translated program holds them (program_for's, module_key, and through
+    translation_parts the NumPy backend's native index key, shared on disk by every process):
+    an input translate is given is added here, once."""
+    sabi = _scratch_abi(config)
+    return (
+        config.target,
+        config.wave_size,
+        tuple(getattr(sabi, f.name) for f in dataclasses.fields(sabi)),
+        config.gb_addr_config,
+        config.border_color_base,
+    )
+
+
+def translation_parts(program, config) -> tuple:
+    """Everything ``program``'s translation was made from but where its code lies: its
+    instructions' offsets and words (code_hash), its entry's offset, translation_inputs."""
+    entry = program.blocks[0].start if program.blocks else None
+    return (code_hash(program), entry) + translation_inputs(config)
 
 
 def _backend(name):
@@ -197,7 +216,7 @@ def program_for(memory, config, cache=None):
         and content_stamp(memory, code) == last[6]
     ):
         return last[7]
-    sabi = _scratch_abi(config)
+    inputs = translation_inputs(config)
     # the code's allocation unchanged since its bytes were last decoded here (a device copy's
     # stamp: decision 0029): the same program, without reading and hashing up to 8 MiB again
     a = memory.find(config.program_address)
@@ -205,8 +224,7 @@ def program_for(memory, config, cache=None):
     last[:] = [None] * 8
     skey = None
     if stamp is not None:
-        skey = (id(cache), a.base, a.size, stamp, config.program_address, config.target, config.wave_size)
-        skey += (sabi, config.gb_addr_config, config.border_color_base)
+        skey = (id(cache), a.base, a.size, stamp, config.program_address) + inputs
         hit = _STAMPED.get(skey)
         if hit is not None and hit[0] is cache:
             last[:] = [
@@ -221,16 +239,7 @@ def program_for(memory, config, cache=None):
             last.append((hit[1], hit[2]))
             return hit[1], hit[2]
     code, code_base, entry = _program_bytes(memory, config)
-    pkey = (
-        "program",
-        hashlib.sha256(code).hexdigest(),
-        config.program_address,
-        config.target,
-        config.wave_size,
-        sabi,
-        config.gb_addr_config,
-        config.border_color_base,
-    )
+    pkey = ("program", hashlib.sha256(code).hexdigest(), config.program_address) + inputs
     program = cache.get(pkey)
     if program is None:
         program = translate(
@@ -238,7 +247,7 @@ def program_for(memory, config, cache=None):
             config.target,
             config.wave_size,
             code_base,
-            scratch_abi=sabi,
+            scratch_abi=_scratch_abi(config),
             entry=entry,
             gb_addr_config=config.gb_addr_config,
             border_color_base=config.border_color_base,

@@ -116,8 +116,8 @@ def test_index_entry_gives_the_library_and_what_the_runtime_reads(cache):
     assert codegen.ModeBlocks(prog, 32, ("k", 1)).native_known(0x300) is None
 
 
-def test_index_key_holds_the_address_only_where_the_program_reads_it():
-    cfg = types.SimpleNamespace(
+def _config(**over):
+    parts = dict(
         target="gfx1100",
         wave_size=32,
         user_sgprs=(1, 2),
@@ -127,7 +127,14 @@ def test_index_key_holds_the_address_only_where_the_program_reads_it():
         system_sgprs={},
         gb_addr_config=None,
         border_color_base=None,
+        program_address=0x10000,
+        float_mode=0,
     )
+    return types.SimpleNamespace(**(parts | over))
+
+
+def test_index_key_holds_the_address_only_where_the_program_reads_it():
+    cfg = _config()
     keys = {}
     for i in (1, 3):
         for base in (0x10000, 0x7F0000):
@@ -136,6 +143,34 @@ def test_index_key_holds_the_address_only_where_the_program_reads_it():
     assert keys[1, 0x10000] == keys[1, 0x7F0000] is not None
     assert keys[3, 0x10000] != keys[3, 0x7F0000]  # (s_getpc_b64 reads it)
     assert keys[1, 0x10000] != keys[3, 0x10000]
+
+
+def test_a_translation_part_changes_the_module_key_and_the_index_key(monkeypatch):
+    """What a translation is made from is listed once (execute.translation_parts): a part
+    changed changes the module key and the native index key (shared on disk by every process),
+    and a part added to translation_inputs reaches both."""
+    prog = _program(PROGRAMS[1])
+
+    def keys(cfg, p=prog):
+        return execute._module_key(p, cfg, "wave", "numpy"), index_key(p, cfg, cfg.program_address)
+
+    k0 = keys(_config())
+    assert None not in k0
+    changed = [
+        keys(_config(target="gfx1101")),
+        keys(_config(wave_size=64)),
+        keys(_config(user_sgprs=(1, 2, 3))),  # (the scratch ABI: its user SGPR count)
+        keys(_config(system_sgprs={"scratch_wave_offset": 7})),  # (its wave offset SGPR)
+        keys(_config(gb_addr_config=0x26010011)),
+        keys(_config(border_color_base=0x40000)),
+        keys(_config(), _program(PROGRAMS[0])),
+    ]
+    for i, (mk, ik) in enumerate(changed):
+        assert mk != k0[0] and ik != k0[1], i
+    inputs = execute.translation_inputs
+    monkeypatch.setattr(execute, "translation_inputs", lambda cfg: inputs(cfg) + (cfg.new_part,))
+    one, two = keys(_config(new_part=1)), keys(_config(new_part=2))
+    assert one[0] != two[0] and one[1] != two[1]
 
 
 def test_small_dispatch_runs_the_indexed_library_with_the_same_results(cache, monkeypatch):
