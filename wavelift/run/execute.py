@@ -158,15 +158,17 @@ def _module_key(program, config, mode, backend):
     return key + be.key_extra(config) if be is not None else key
 
 
-def translation_inputs(config) -> tuple:
+def translation_inputs(config, sabi=None) -> tuple:
     """What a translation reads of the dispatch besides its code bytes and where they lie:
     the target, wave size, scratch ABI (its fields: 0008), GB_ADDR_CONFIG (image swizzle
     patterns: frontend/image.py) and border colour base (REGISTER border colours:
     frontend/sample.py, decision 0043) -- the arguments program_for hands translate.  Every key
     of a translated program holds them (program_for's, module_key, and through
     translation_parts the NumPy backend's native index key, shared on disk by every process):
-    an input translate is given is added here, once."""
-    sabi = _scratch_abi(config)
+    an input translate is given is added here, once.  (``sabi``: the scratch ABI, where the
+    caller has it.)"""
+    if sabi is None:
+        sabi = _scratch_abi(config)
     return (
         config.target,
         config.wave_size,
@@ -216,7 +218,8 @@ def program_for(memory, config, cache=None):
         and content_stamp(memory, code) == last[6]
     ):
         return last[7]
-    inputs = translation_inputs(config)
+    sabi = _scratch_abi(config)
+    inputs = translation_inputs(config, sabi)
     # the code's allocation unchanged since its bytes were last decoded here (a device copy's
     # stamp: decision 0029): the same program, without reading and hashing up to 8 MiB again
     a = memory.find(config.program_address)
@@ -247,7 +250,7 @@ def program_for(memory, config, cache=None):
             config.target,
             config.wave_size,
             code_base,
-            scratch_abi=_scratch_abi(config),
+            scratch_abi=sabi,
             entry=entry,
             gb_addr_config=config.gb_addr_config,
             border_color_base=config.border_color_base,
