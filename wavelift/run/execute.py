@@ -491,18 +491,10 @@ class DeferredResult(DispatchResult):
         AGAIN_HITS[0] += 1
         d = self.__dict__
         d["_resident"] = d["_args"] = None  # (nothing held for a rerun)
-        # (the kept run's stats, in the full path's key order: execute._again)
-        d["_stats"] = {
-            "waves": d["_waves"],
-            "instructions": instructions,
-            "lane_instructions": lane,
-            "bytes_written": sum(n for _, n in spans),
-            "escapes": 0,
-            "module_cache_hit": True,
-            "time_s": d["_t"],
-            "budget": d["_budget"],
-            **extra,
-        }
+        bytes_written = sum(n for _, n in spans)
+        d["_stats"] = _stats(
+            d["_waves"], instructions, lane, bytes_written, True, d["_t"], d["_budget"], extra
+        )
         d["_write_spans"] = spans
         d["_windows"] = list(d["_win"])
 
@@ -590,18 +582,7 @@ def _again(rec, memory, config, index, budget, cache, t0):
     spans_, instructions, lane, extra = out
     PREPARED_HITS[0] += 1
     AGAIN_HITS[0] += 1
-    # (the full path's stats, in its order: its first keys, the budget, the backend's extra)
-    stats = {
-        "waves": ag.waves,
-        "instructions": instructions,
-        "lane_instructions": lane,
-        "bytes_written": 0,
-        "escapes": 0,
-        "module_cache_hit": True,
-        "time_s": 0.0,
-        "budget": bud,
-        **extra,
-    }
+    stats = _stats(ag.waves, instructions, lane, 0, True, 0.0, bud, extra)
     spans, stats["bytes_written"] = ag.land(spans_)
     res = DispatchResult(index, config, None, stats, list(kept.windows), spans)
     if memory.resident.holds(kept.token) and ag.arm():
@@ -797,13 +778,27 @@ def execute_dispatch(
 def _fresh(index, config) -> tuple[DispatchResult, dict]:
     """A dispatch's result before anything ran, and its stats (in the result)."""
     res = DispatchResult(index, config)
-    res.stats = stats = {
-        "waves": 0,
-        "instructions": 0,
-        "lane_instructions": 0,
-        "bytes_written": 0,
-        "escapes": 0,
-        "module_cache_hit": False,
-        "time_s": 0.0,
-    }
+    res.stats = stats = _stats()
     return res, stats
+
+
+def _stats(
+    waves=0, instructions=0, lane=0, written=0, hit=False, time_s=0.0, budget=None, extra=None
+) -> dict:
+    """A dispatch's stats in the full path's key order: its first keys (_fresh's), then -- a run
+    again from a kept one (_again, DeferredResult.settled), which has them all at once -- the
+    budget and the backend's extra."""
+    stats = {
+        "waves": waves,
+        "instructions": instructions,
+        "lane_instructions": lane,
+        "bytes_written": written,
+        "escapes": 0,
+        "module_cache_hit": hit,
+        "time_s": time_s,
+    }
+    if budget is not None:
+        stats["budget"] = budget
+    if extra:
+        stats.update(extra)
+    return stats
