@@ -133,14 +133,18 @@ def _runs_touched(grid, block, args):
     ends[:k] = e[::-1][:k]
 
 
-@_timed
-def _commit(grid, block, args):
-    STATE.calls["launch"] += 1
-    dst, src, mask, n = args
+def _land(dst, src, mask, n):
+    """wl_commit's and wl_commit_gated's body (the CUDA source's ``commit``)."""
     n = int(n)
     m = np.asarray(mask[:n]) != 0
     dst[:n][m] = src[:n][m]
     mask[:n] = 0  # (the CUDA source clears the mask bytes it reads)
+
+
+@_timed
+def _commit(grid, block, args):
+    STATE.calls["launch"] += 1
+    _land(*args)
 
 
 @_timed
@@ -169,13 +173,9 @@ def _gate(grid, block, args):
 @_timed
 def _commit_gated(grid, block, args):
     STATE.calls["launch"] += 1
-    dst, src, mask, n, sticky = args
-    if sticky[0]:
-        return
-    n = int(n)
-    m = np.asarray(mask[:n]) != 0
-    dst[:n][m] = src[:n][m]
-    mask[:n] = 0
+    *landing, sticky = args
+    if not sticky[0]:
+        _land(*landing)
 
 
 class _RawModule:

@@ -29,6 +29,7 @@ if str(HERE) not in sys.path:
 
 from test_host_path import _at, _vadd_from_kernargs  # noqa: E402
 
+from wavelift.backends.cuda import resident as RES  # noqa: E402
 from wavelift.driver import device as D  # noqa: E402
 from wavelift.run import execute as X  # noqa: E402
 
@@ -328,6 +329,32 @@ def test_repeated_launch_device_operations(standin, monkeypatch, graph):
     calls = dict(standin.calls)
     want = {"fill": 20, "launch": 60, "memcpy_d2d": 20}
     want.update({"graph_launch": 20, "memcpy_d2h_async": 20} if graph else {"get": 20})
+    assert calls == want, calls
+    assert np.array_equal(dev.download(c, np.float32), np.arange(N, dtype=np.float32) + 1)
+
+
+@pytest.mark.parametrize("graph", [False, True])
+def test_deferred_launch_device_operations(standin, monkeypatch, graph):
+    """Deferred (WAVELIFT_CUDA_DEFER on): one by one, the report's memset, the kernel, wl_runs,
+    the hints' copy, wl_gate, the report's copy into a queue place's host array and
+    wl_commit_gated over the one window vadd writes; captured (WAVELIFT_CUDA_GRAPH=on), one
+    graph launch of them all.  No read-back: reading the queue's reports (Resident.flush) adds
+    no device operation."""
+    monkeypatch.setenv("WAVELIFT_CUDA_DEFER", "on")
+    monkeypatch.setenv("WAVELIFT_CUDA_GRAPH", "on" if graph else "off")
+    dev, k, (a, b, c, n) = _warm_vadd(standin)
+    res = dev.memory.resident
+    res.flush()
+    standin.calls.clear()
+    d, h = X.DEFERRED[0], X.AGAIN_HITS[0]
+    for _ in range(3 * RES.DEFER_DEPTH):  # (the queue full twice: read, and the host arrays again)
+        _launch(k, [a, b, c, n])
+    res.flush()
+    launches = 3 * RES.DEFER_DEPTH
+    assert (X.DEFERRED[0] - d, X.AGAIN_HITS[0] - h) == (launches, launches)
+    calls = dict(standin.calls)
+    want = {"fill": launches, "launch": 4 * launches, "memcpy_d2d": launches, "memcpy_d2h_async": launches}
+    want.update({"graph_launch": launches} if graph else {})
     assert calls == want, calls
     assert np.array_equal(dev.download(c, np.float32), np.arange(N, dtype=np.float32) + 1)
 

@@ -92,16 +92,22 @@ def test_open_scans_memory_traces_the_uncached_windows_and_again_after_a_change(
         for depth in (None, T.SHALLOW_DEPTH):
             for step in range(4):
                 want = T.trace_uncached(plain, cfg, depth=depth)
+                scanned: list = []  # (the heads this trace scans)
+                T._trace(plain, cfg, T.trace_key(cfg)[1], scanned, depth)
                 n = calls[0]
                 assert T.trace(kept, cfg, depth=depth) == want
                 again = calls[0]
                 assert T.trace(kept, cfg, depth=depth) == want
                 assert calls[0] == again  # (nothing changed: the cached windows)
-                assert again == n + 1 or step > 0
-                # one byte of a scanned head (the root's or, deeper, another's) changed on both
-                b = int(rng.choice(bases)) if depth is None else root
+                # traced again every step: the first at this depth, then after one byte of a head
+                # each kept trace scanned changed (below: never back to bytes a trace saw)
+                assert again == n + 1
+                # one byte of a head this trace scanned (the root's or, deeper, another's)
+                # changed on both, by a bit of its own each step
+                b = int(rng.choice([s[0].base for s in scanned])) if depth is None else root
+                assert b in {s[0].base for s in scanned}
                 at = b + int(rng.integers(0, 16))
-                v = np.array([rng.integers(0, 256)], np.uint8).tobytes()
+                v = bytes([plain.read(at, 1)[0] ^ (1 << step)])
                 kept.write(at, v)
                 plain.write(at, v)
         assert not kept.pointer_scans

@@ -147,21 +147,42 @@ def module_key(program, config, mode, backend):
 
 
 def _module_key(program, config, mode, backend):
-    key = (
-        code_hash(program),
+    key = translation_parts(program, config) + (
         config.program_address,
-        config.target,
-        config.wave_size,
         mode,
         backend,
         config.scratch_wave_bytes,
         config.float_mode,
-        _scratch_abi(config),
-        config.gb_addr_config,  # image swizzle patterns (frontend/image.py)
-        config.border_color_base,  # REGISTER border colours (frontend/sample.py, decision 0043)
     )
     be = _backend(backend)
     return key + be.key_extra(config) if be is not None else key
+
+
+def translation_inputs(config, sabi=None) -> tuple:
+    """What a translation reads of the dispatch besides its code bytes and where they lie:
+    the target, wave size, scratch ABI (its fields: 0008), GB_ADDR_CONFIG (image swizzle
+    patterns: frontend/image.py) and border colour base (REGISTER border colours:
+    frontend/sample.py, decision 0043) -- the arguments program_for hands translate.  Every key
+    of a translated program holds them (program_for's, module_key, and through
+    translation_parts the NumPy backend's native index key, shared on disk by every process):
+    an input translate is given is added here, once.  (``sabi``: the scratch ABI, where the
+    caller has it.)"""
+    if sabi is None:
+        sabi = _scratch_abi(config)
+    return (
+        config.target,
+        config.wave_size,
+        tuple(getattr(sabi, f.name) for f in dataclasses.fields(sabi)),
+        config.gb_addr_config,
+        config.border_color_base,
+    )
+
+
+def translation_parts(program, config) -> tuple:
+    """Everything ``program``'s translation was made from but where its code lies: its
+    instructions' offsets and words (code_hash), its entry's offset, translation_inputs."""
+    entry = program.blocks[0].start if program.blocks else None
+    return (code_hash(program), entry) + translation_inputs(config)
 
 
 def _backend(name):
@@ -198,6 +219,7 @@ def program_for(memory, config, cache=None):
     ):
         return last[7]
     sabi = _scratch_abi(config)
+    inputs = translation_inputs(config, sabi)
     # the code's allocation unchanged since its bytes were last decoded here (a device copy's
     # stamp: decision 0029): the same program, without reading and hashing up to 8 MiB again
     a = memory.find(config.program_address)
@@ -205,8 +227,7 @@ def program_for(memory, config, cache=None):
     last[:] = [None] * 8
     skey = None
     if stamp is not None:
-        skey = (id(cache), a.base, a.size, stamp, config.program_address, config.target, config.wave_size)
-        skey += (sabi, config.gb_addr_config, config.border_color_base)
+        skey = (id(cache), a.base, a.size, stamp, config.program_address) + inputs
         hit = _STAMPED.get(skey)
         if hit is not None and hit[0] is cache:
             last[:] = [
@@ -221,16 +242,7 @@ def program_for(memory, config, cache=None):
             last.append((hit[1], hit[2]))
             return hit[1], hit[2]
     code, code_base, entry = _program_bytes(memory, config)
-    pkey = (
-        "program",
-        hashlib.sha256(code).hexdigest(),
-        config.program_address,
-        config.target,
-        config.wave_size,
-        sabi,
-        config.gb_addr_config,
-        config.border_color_base,
-    )
+    pkey = ("program", hashlib.sha256(code).hexdigest(), config.program_address) + inputs
     program = cache.get(pkey)
     if program is None:
         program = translate(
@@ -479,18 +491,10 @@ class DeferredResult(DispatchResult):
         AGAIN_HITS[0] += 1
         d = self.__dict__
         d["_resident"] = d["_args"] = None  # (nothing held for a rerun)
-        # (the kept run's stats, in the full path's key order: execute._again)
-        d["_stats"] = {
-            "waves": d["_waves"],
-            "instructions": instructions,
-            "lane_instructions": lane,
-            "bytes_written": sum(n for _, n in spans),
-            "escapes": 0,
-            "module_cache_hit": True,
-            "time_s": d["_t"],
-            "budget": d["_budget"],
-            **extra,
-        }
+        bytes_written = sum(n for _, n in spans)
+        d["_stats"] = _stats(
+            d["_waves"], instructions, lane, bytes_written, True, d["_t"], d["_budget"], extra
+        )
         d["_write_spans"] = spans
         d["_windows"] = list(d["_win"])
 
@@ -578,18 +582,7 @@ def _again(rec, memory, config, index, budget, cache, t0):
     spans_, instructions, lane, extra = out
     PREPARED_HITS[0] += 1
     AGAIN_HITS[0] += 1
-    # (the full path's stats, in its order: its first keys, the budget, the backend's extra)
-    stats = {
-        "waves": ag.waves,
-        "instructions": instructions,
-        "lane_instructions": lane,
-        "bytes_written": 0,
-        "escapes": 0,
-        "module_cache_hit": True,
-        "time_s": 0.0,
-        "budget": bud,
-        **extra,
-    }
+    stats = _stats(ag.waves, instructions, lane, 0, True, 0.0, bud, extra)
     spans, stats["bytes_written"] = ag.land(spans_)
     res = DispatchResult(index, config, None, stats, list(kept.windows), spans)
     if memory.resident.holds(kept.token) and ag.arm():
@@ -785,13 +778,27 @@ def execute_dispatch(
 def _fresh(index, config) -> tuple[DispatchResult, dict]:
     """A dispatch's result before anything ran, and its stats (in the result)."""
     res = DispatchResult(index, config)
-    res.stats = stats = {
-        "waves": 0,
-        "instructions": 0,
-        "lane_instructions": 0,
-        "bytes_written": 0,
-        "escapes": 0,
-        "module_cache_hit": False,
-        "time_s": 0.0,
-    }
+    res.stats = stats = _stats()
     return res, stats
+
+
+def _stats(
+    waves=0, instructions=0, lane=0, written=0, hit=False, time_s=0.0, budget=None, extra=None
+) -> dict:
+    """A dispatch's stats in the full path's key order: its first keys (_fresh's), then -- a run
+    again from a kept one (_again, DeferredResult.settled), which has them all at once -- the
+    budget and the backend's extra."""
+    stats = {
+        "waves": waves,
+        "instructions": instructions,
+        "lane_instructions": lane,
+        "bytes_written": written,
+        "escapes": 0,
+        "module_cache_hit": hit,
+        "time_s": time_s,
+    }
+    if budget is not None:
+        stats["budget"] = budget
+    if extra:
+        stats.update(extra)
+    return stats

@@ -116,8 +116,8 @@ def test_index_entry_gives_the_library_and_what_the_runtime_reads(cache):
     assert codegen.ModeBlocks(prog, 32, ("k", 1)).native_known(0x300) is None
 
 
-def test_index_key_holds_the_address_only_where_the_program_reads_it():
-    cfg = types.SimpleNamespace(
+def _config(**over):
+    parts = dict(
         target="gfx1100",
         wave_size=32,
         user_sgprs=(1, 2),
@@ -127,7 +127,50 @@ def test_index_key_holds_the_address_only_where_the_program_reads_it():
         system_sgprs={},
         gb_addr_config=None,
         border_color_base=None,
+        program_address=0x10000,
+        float_mode=0,
     )
+    return types.SimpleNamespace(**(parts | over))
+
+
+def test_a_stale_index_entry_is_not_used_and_an_attach_error_is_not_hidden(cache, monkeypatch):
+    """from_index gives None for an entry the library does not match (a block function it names
+    missing from it, a block without its s_setpc flag) or that is not JSON of
+    index_entry's form; an error attaching a library that matches its entry is raised."""
+    import json
+
+    from wavelift.backends import disk_cache
+
+    prog = _program(PROGRAMS[1])
+    made = codegen.ModeBlocks(prog, 32, ("k", 3))
+    nb = made.native_library(0x300)
+    assert isinstance(nb, native.NativeBlocks) and nb._drivable and nb._names
+    name, good = made._index_name(0x300), json.loads(nb.index_entry())
+    assert native.NativeBlocks.from_index(name) is not None
+    bi = next(iter(good["names"]))
+    stale = [
+        good | {"names": good["names"] | {bi: "wl_b99"}},
+        good | {"names": good["names"] | {"99": "wl_b0"}},
+    ]
+    for e in stale:
+        disk_cache.write(native.cache_dir(), name, ".idx", json.dumps(e).encode())
+        assert native.NativeBlocks.from_index(name) is None, e
+    for raw in (b"[1, 2]", b"{", json.dumps(good | {"setpc": []}).encode()):
+        disk_cache.write(native.cache_dir(), name, ".idx", raw)
+        assert native.NativeBlocks.from_index(name) is None, raw
+    disk_cache.write(native.cache_dir(), name, ".idx", json.dumps(good).encode())
+    assert native.NativeBlocks.from_index(name) is not None
+
+    def broken(self, lib):
+        raise AttributeError("a defect in _attach")
+
+    monkeypatch.setattr(native.NativeBlocks, "_attach", broken)
+    with pytest.raises(AttributeError, match="a defect"):
+        native.NativeBlocks.from_index(name)
+
+
+def test_index_key_holds_the_address_only_where_the_program_reads_it():
+    cfg = _config()
     keys = {}
     for i in (1, 3):
         for base in (0x10000, 0x7F0000):
@@ -136,6 +179,34 @@ def test_index_key_holds_the_address_only_where_the_program_reads_it():
     assert keys[1, 0x10000] == keys[1, 0x7F0000] is not None
     assert keys[3, 0x10000] != keys[3, 0x7F0000]  # (s_getpc_b64 reads it)
     assert keys[1, 0x10000] != keys[3, 0x10000]
+
+
+def test_a_translation_part_changes_the_module_key_and_the_index_key(monkeypatch):
+    """What a translation is made from is listed once (execute.translation_parts): a part
+    changed changes the module key and the native index key (shared on disk by every process),
+    and a part added to translation_inputs reaches both."""
+    prog = _program(PROGRAMS[1])
+
+    def keys(cfg, p=prog):
+        return execute._module_key(p, cfg, "wave", "numpy"), index_key(p, cfg, cfg.program_address)
+
+    k0 = keys(_config())
+    assert None not in k0
+    changed = [
+        keys(_config(target="gfx1101")),
+        keys(_config(wave_size=64)),
+        keys(_config(user_sgprs=(1, 2, 3))),  # (the scratch ABI: its user SGPR count)
+        keys(_config(system_sgprs={"scratch_wave_offset": 7})),  # (its wave offset SGPR)
+        keys(_config(gb_addr_config=0x26010011)),
+        keys(_config(border_color_base=0x40000)),
+        keys(_config(), _program(PROGRAMS[0])),
+    ]
+    for i, (mk, ik) in enumerate(changed):
+        assert mk != k0[0] and ik != k0[1], i
+    inputs = execute.translation_inputs
+    monkeypatch.setattr(execute, "translation_inputs", lambda cfg: inputs(cfg) + (cfg.new_part,))
+    one, two = keys(_config(new_part=1)), keys(_config(new_part=2))
+    assert one[0] != two[0] and one[1] != two[1]
 
 
 def test_small_dispatch_runs_the_indexed_library_with_the_same_results(cache, monkeypatch):
@@ -223,8 +294,9 @@ def test_kept_context_gives_what_fresh_arrays_give(cache, monkeypatch):
 
 
 def test_kept_context_words_are_new_contexts(cache, monkeypatch):
-    """KeptContext.words makes new_context's words: every word the same but the addresses of
-    the arrays, whose contents are the same."""
+    """KeptContext.words of a context kept from earlier runs makes a fresh context's words
+    (new_context's): every word the same but the addresses of the arrays, whose contents are
+    the same."""
     seen, kept = [], set()
     orig = native.KeptContext.words
 
@@ -232,8 +304,7 @@ def test_kept_context_words_are_new_contexts(cache, monkeypatch):
         X, st = orig(self, win)
         S, V, lds, grp = self.alive[:4]
         scr = self.alive[6] if len(self.alive) > 6 else None
-        ref = native.new_context(
-            win,
+        ref = native.KeptContext(  # (new_context's words: a fresh one's, not spied on)
             S,
             V,
             int(X[native.CTX["n"]]),
@@ -244,6 +315,7 @@ def test_kept_context_words_are_new_contexts(cache, monkeypatch):
             int(X[native.CTX["esc_cap"]]),
             None if scr is None else (scr, int(X[native.CTX["scr_bytes"]]), bool(X[native.CTX["scr_lane"]])),
         )
+        ref = orig(ref, win)
         # (copies: the run changes the kept arrays)
         seen.append((X.copy(), [a.copy() for a in (*st.windows, st.touch, st.esc, st.pcs)], ref))
         kept.add(id(self))
@@ -269,6 +341,42 @@ def test_kept_context_words_are_new_contexts(cache, monkeypatch):
             assert np.array_equal(a[: b.size], b)
         assert np.array_equal(touch[: 4 * n], rst.touch)
         assert np.array_equal(esc, rst.esc) and np.array_equal(pcs, rst.pcs)
+
+
+@pytest.mark.parametrize("lane", [None, False, True])
+def test_context_words_point_at_their_arrays(lane):
+    """new_context's words, a KeptContext's again and another thread's (thread_context): each
+    array's word its address, scratch's three words those of the scratch given (none without),
+    the numbers as given; every array in the state's ``alive``."""
+    C = native.CTX
+    S, V, lds = np.zeros(64, np.uint32), np.zeros(512, np.uint32), np.zeros(72, np.uint8)
+    grp, written = np.zeros(2, np.int64), np.zeros(2, np.uint8)
+    scr = None if lane is None else (np.zeros(264, np.uint8), 128, lane)
+    win = types.SimpleNamespace(
+        starts=[0x1000, 0x2000], ends=[0x1100, 0x2040], offs=[0, 256], blank={1}, aliased=(),
+        windows=[], memory=None, arena=np.zeros(512, np.uint8), written=written,
+    )  # fmt: skip
+    k = native.KeptContext(S, V, 2, lds, 32, 24, grp, 7, scr)
+    words = [native.new_context(win, S, V, 2, lds, 32, 24, grp, 7, scr), k.words(win), k.words(win)]
+    own = (np.zeros_like(S), np.zeros_like(V), np.zeros_like(lds), np.zeros_like(grp))
+    oscr = None if scr is None else (np.zeros_like(scr[0]), 128, lane)
+    words.append(native.thread_context(*words[0], *own, oscr))
+    for i, (X, st) in enumerate(words):
+        s, v, l, g, sc = (*own, oscr) if i == 3 else (S, V, lds, grp, scr)
+        arrays = dict(S=s, V=v, lds=l, grp=g, esc=st.esc, pcs=st.pcs, touch=st.touch, arena=win.arena)
+        arrays |= dict(zip(("ws", "we", "wo", "written", "wkind"), st.windows, strict=True))
+        for name, a in arrays.items():
+            assert X[C[name]] == a.ctypes.data, (i, name)
+            assert any(b is a for b in st.alive) or name == "arena", (i, name)
+        assert list(st.windows[0][:2]) == win.starts and list(st.windows[1][:2]) == win.ends
+        assert list(st.windows[2][:2]) == win.offs and list(st.windows[4][:2]) == [0, 2]
+        assert st.esc.size == 35 and st.pcs.size == 2 and st.touch.size == 8
+        assert [int(X[C[n]]) for n in ("n", "lds_stride", "lds_bytes", "esc_cap", "refuse", "nwin")] == [
+            2, 32, 24, 7, -1, 2,
+        ]  # fmt: skip
+        got = [int(X[C[n]]) for n in ("scr", "scr_bytes", "scr_lane")]
+        assert got == ([0, 0, 0] if sc is None else [sc[0].ctypes.data, 128, int(lane)]), i
+        assert sc is None or any(b is sc[0] for b in st.alive)
 
 
 def test_address_of_is_ctypes_data():

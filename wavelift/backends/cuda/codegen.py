@@ -170,16 +170,16 @@ class Lowering(ValueLowering):
         # straight kernel: its blocks' budget checks are the macro WL_BCHK (budget_check), empty
         # in the build the runtime launches when the wave's budget covers the longest path --
         # no check could fire there: the count at a block's end is at most that path's and rl,
-        # the count to the next check, starts at min(budget, 2^20) >= it
+        # the count to the next check, starts at min(budget, 2^20) >= it.  (That path runs each
+        # instruction once at most: <= OCCUPANCY_MAX_INSTRUCTIONS, far below 2^20.  Nor does a
+        # wave then poll the stop flag, which wl_check_ reads: decision 0009, amendment h103.)
         self.straight: int | None = None
         if (
             settings.get("WAVELIFT_CUDA_BUDGET") == "straight"
             and not self.has_barrier
             and len(program.instructions) <= OCCUPANCY_MAX_INSTRUCTIONS
         ):
-            most = straight_path(program)
-            if most is not None and most <= STRAIGHT_MOST:
-                self.straight = most
+            self.straight = straight_path(program)
         self.skip, self.fwd = _plan(program, wave_size)
         # LDS accesses whose address is proved inside the LDS and/or aligned (ldsrange; decision
         # 0047, amendment "LDS accesses in their direct form"): id(op) -> the address's value.
@@ -1188,11 +1188,6 @@ class Lowering(ValueLowering):
             lines += ["WL_PARK:"]
         lines += [f"  if ({gw} < wpg) wl_count_(C.wave, lane, icnt + ic, lc);", "}"]
         return "\n".join(lines) + "\n"
-
-
-# the longest path a straight kernel is made for: rl, the count to the next check, is at most
-# 2^20 (kernel_source's prologue)
-STRAIGHT_MOST = 1 << 20
 
 
 def straight_path(program: Program) -> int | None:

@@ -275,10 +275,14 @@ extern "C" __global__ void wl_runs_touched(const unsigned char* w, u64 n, u64* s
 /* the written bytes of src into dst (mask nonzero): a dispatch's landing on the device; the
    mask bytes read are cleared (every written byte lies in a landed range: the map is zero after
    a landing, so the next dispatch need not clear it) */
-extern "C" __global__ void wl_commit(unsigned char* dst, const unsigned char* src,
-                                     unsigned char* mask, u64 n) {
+static __device__ __forceinline__ void commit(unsigned char* dst, const unsigned char* src,
+                                              unsigned char* mask, u64 n) {
   for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (u64)gridDim.x * blockDim.x)
     if (mask[i]) { dst[i] = src[i]; mask[i] = 0; }
+}
+extern "C" __global__ void wl_commit(unsigned char* dst, const unsigned char* src,
+                                     unsigned char* mask, u64 n) {
+  commit(dst, src, mask, n);
 }
 /* a deferred dispatch's verdict (one block of 64 threads; cap <= 64): 0 when no dispatch queued
    before it failed (*sticky zero), its report has no flag (status[0]), no escape record
@@ -326,8 +330,7 @@ extern "C" __global__ void wl_gate(unsigned char* rep, u64 status_at, u64 esc_at
 extern "C" __global__ void wl_commit_gated(unsigned char* dst, const unsigned char* src,
                                            unsigned char* mask, u64 n, const u32* sticky) {
   if (*(volatile const u32*)sticky) return;
-  for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (u64)gridDim.x * blockDim.x)
-    if (mask[i]) { dst[i] = src[i]; mask[i] = 0; }
+  commit(dst, src, mask, n);
 }
 """
 

@@ -709,12 +709,7 @@ class Again:
         "host",
         "h_status",
         "h_stats",
-        "h_ins",
-        "h_lane",
-        "h_count",
-        "h_starts",
-        "h_ends",
-        "h_hints",
+        "own",
         "runs_go",
         "runs_note",
         "graph",
@@ -754,11 +749,7 @@ class Again:
         self.host = h = res.readback(rep)
         self.h_status = h[STATS_BYTES : STATS_BYTES + 64].view(np.uint32)
         self.h_stats = h[:STATS_BYTES].view(np.uint64)
-        self.h_ins, self.h_lane = self.h_stats[8::2], self.h_stats[9::2]
-        self.h_count = h[RUNS_AT : RUNS_AT + 4].view(np.uint32)
-        self.h_starts = h[STARTS_AT : STARTS_AT + 8 * INLINE_RUNS].view(np.uint64)
-        self.h_ends = h[ENDS_AT : ENDS_AT + 8 * INLINE_RUNS].view(np.uint64)
-        self.h_hints = h[HINTS_AT : HINTS_AT + 4 * n]
+        self.own = _Slot(self, h, res.events)  # (its views of the report, as a queue place's)
         self.runs_go, self.runs_note = ops.runs_call(
             self.written, self.count, self.inline, _touched(rt.m, res, self.written)
         )
@@ -825,7 +816,7 @@ class Again:
         it ran but its report needs the full path (an escape, a flag, a mirrored range
         written: nothing landed, the arena forgotten, so the full path starts afresh); else
         (spans, instructions, lane instructions, extra stats) -- land with ``land``."""
-        res, m = self.res, self.m
+        res = self.res
         if not self._holds():
             return None
         self.changes = None
@@ -845,7 +836,7 @@ class Again:
                 stop.record()
                 self.runs_note()
                 stream.synchronize()  # (the report is in the host array)
-                return self._read(cp, m)
+                return self._read(cp)
         res.clear(self.rep, written)
         res.launched(self.arena, written)
         start.record()
@@ -855,32 +846,39 @@ class Again:
         self.runs_note()
         self._copy_hints(cp, cp.cuda.get_current_stream().ptr)
         self.rep.get(out=self.host)  # (waits for the kernel)
-        return self._read(cp, m)
+        return self._read(cp)
 
-    def _read(self, cp, m):
+    def _read(self, cp):
         """``run``'s result from the report in the host array (read back)."""
-        start, stop = self.events
-        extra = {"cubin": self.cubin, "device_time_s": cp.cuda.get_elapsed_time(start, stop) / 1000.0}
         t0 = time.perf_counter()
         status = self.h_status
         if status[0] or status[4] or self.h_stats[2]:  # (a flag or an escape: the full path's to tell)
             return False
-        c = int(self.h_count[0])
+        own = self.own
+        c = int(own.count[0])
         if c <= INLINE_RUNS:  # (every run came back with the report: as runs_finish, in lists)
-            s_ = sorted(self.h_starts[:c].tolist())
-            e_ = sorted(self.h_ends[:c].tolist())
+            s_, e_ = own.runs(c)
         else:
-            runs = self.res.ops.runs_finish(c, (self.h_starts, self.h_ends))
+            runs = self.res.ops.runs_finish(c, (own.starts, own.ends))
             s_, e_ = runs[0].tolist(), runs[1].tolist()
         if self.mirrored and _meets(s_, e_, self.mirrored):
             return False
-        if self.nslots and self.h_hints.tobytes() != self.hb32:  # (new guesses: the full path)
-            m.hints = self.h_hints.view(np.uint32).astype(np.int64)
+        return self._landing(cp, own, s_, e_, t0)
+
+    def _landing(self, cp, sl, s_, e_, t0: float) -> tuple:
+        """(spans, instructions, lane instructions, extra stats) of a run that lands, from its
+        report in ``sl``'s host array (``_read``: this plan's own; ``Deferred.settle``: a queue
+        place's) and its runs' sorted starts ``s_`` and ends ``e_``; new guesses in the report
+        go to the module (the next launch's full path)."""
+        if self.nslots and sl.hints.tobytes() != self.hb32:
+            self.m.hints = sl.hints.view(np.uint32).astype(np.int64)
             self.hints = None
+        start, stop = sl.events
+        extra = {"cubin": self.cubin, "device_time_s": cp.cuda.get_elapsed_time(start, stop) / 1000.0}
         spans = R.spans_of(s_, e_, self.offs, self.win.windows)
         add = np.add.reduce
         extra["download_s"] = time.perf_counter() - t0
-        return spans, int(add(self.h_ins)), int(add(self.h_lane)), extra
+        return spans, int(add(sl.ins)), int(add(sl.lane)), extra
 
     def _copy_hints(self, cp, stream: int) -> None:
         """The module's guesses (WL_HINT) into the report, on ``stream`` (when it has slots)."""
@@ -1039,9 +1037,9 @@ class Again:
 
 
 class _Slot:
-    """A queue place of a deferred plan (``Again.defer``): the host array its report is copied
-    into and the views read from it (made once), its timing events, its captured graph (False:
-    its operations one by one)."""
+    """A queue place of a deferred plan (``Again.defer``; and a plan's own report: ``Again.own``):
+    the host array its report is copied into and the views read from it (made once), its
+    timing events, its captured graph (False: its operations one by one)."""
 
     __slots__ = ("host", "events", "graph", "verdict", "count", "starts", "ends", "hints", "ins", "lane")
 
@@ -1054,6 +1052,11 @@ class _Slot:
         self.hints = host[HINTS_AT : HINTS_AT + 4 * ag.nslots]
         stats = host[:STATS_BYTES].view(np.uint64)
         self.ins, self.lane = stats[8::2], stats[9::2]
+
+    def runs(self, c: int) -> tuple[list, list]:
+        """The report's ``c`` runs (all inline: ``c`` <= INLINE_RUNS) -> (starts, ends), each
+        sorted (as runs_finish: threads write them in any order)."""
+        return sorted(self.starts[:c].tolist()), sorted(self.ends[:c].tolist())
 
 
 class Deferred:
@@ -1069,28 +1072,14 @@ class Deferred:
         self.ag, self.slot, self.result, self.ranges = ag, slot, result, ranges
 
     def settle(self) -> bool:
+        """Fill the result from the report where wl_gate let the dispatch land (True), else
+        False (``fail`` and ``replay`` then)."""
         ag, sl = self.ag, self.slot
         if sl.verdict[0]:
             return False
         t0 = time.perf_counter()
-        c = int(sl.count[0])  # (at most INLINE_RUNS: wl_gate)
-        s_ = sorted(sl.starts[:c].tolist())
-        e_ = sorted(sl.ends[:c].tolist())
-        if ag.nslots and sl.hints.tobytes() != ag.hb32:  # (new guesses: the next launch's full path)
-            ag.m.hints = sl.hints.view(np.uint32).astype(np.int64)
-            ag.hints = None
-        add = np.add.reduce
-        start, stop = sl.events
-        self.result.settled(
-            R.spans_of(s_, e_, ag.offs, ag.win.windows),
-            int(add(sl.ins)),
-            int(add(sl.lane)),
-            {
-                "cubin": ag.cubin,
-                "device_time_s": _cupy().cuda.get_elapsed_time(start, stop) / 1000.0,
-                "download_s": time.perf_counter() - t0,
-            },
-        )
+        s_, e_ = sl.runs(int(sl.count[0]))  # (at most INLINE_RUNS: wl_gate)
+        self.result.settled(*ag._landing(_cupy(), sl, s_, e_, t0))
         return True
 
     def fail(self) -> None:

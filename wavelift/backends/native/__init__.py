@@ -1387,17 +1387,29 @@ class NativeBlocks:
     library compiled on first use; ``get`` -> a callable with the NumPy block's signature, or
     None (the block stays a NumPy block)."""
 
-    def __init__(self, program: Program, wave_size: int, mode: int, live, background: bool = False):
-        """``live``: per block, the registers live after it for this MODE (ir/passes liveness).
-        ``background``: a library not in the disk cache compiles in a worker thread; until
-        ``ready()`` has attached it, no block is native (``pending``)."""
+    def _start(self) -> None:
+        """The fields of one with no library attached (yet): no block native, no driver."""
         self.unsupported: dict[int, str] = {}
+        self.refusals: list = []
         # the driver (wl_drive, wl_waves, wl_drive_ranges), when there is one
         self.drive: _ctypes.CFuncPtr | None = None
         self.waves: _ctypes.CFuncPtr | None = None
         self.drive_ranges: _ctypes.CFuncPtr | None = None  # wl_drive_ranges
         self.races: _ctypes.CFuncPtr | None = None  # wl_races
         self.pending: Future | None = None  # the Future of a background compile
+        self.fns: dict = {}
+        self.source = ""
+        self.origin: str | None = None  # "disk cache", "compiled" or "disk cache (index)"
+        self.library = None  # its name in the disk cache (none made: no index entry either)
+        self._drivable = False
+        self._names: dict[int, str] = {}  # block -> its function's name in the library
+        self._setpc: dict[int, bool] = {}  # block -> whether it ends in s_setpc
+
+    def __init__(self, program: Program, wave_size: int, mode: int, live, background: bool = False):
+        """``live``: per block, the registers live after it for this MODE (ir/passes liveness).
+        ``background``: a library not in the disk cache compiles in a worker thread; until
+        ``ready()`` has attached it, no block is native (``pending``)."""
+        self._start()
         gen = BlockSource(wave_size)
         gen.scratch_split = {i for i, ins in enumerate(program.instructions) if ins.encoding == "SCRATCH"}
         gen.looping = looping_blocks(program)
@@ -1415,9 +1427,6 @@ class NativeBlocks:
             except Unsupported as e:
                 self.unsupported[b.index] = str(e)
         self.refusals = gen.refusals
-        self.fns: dict = {}
-        self.source = ""
-        self.library = None  # (none made: no index entry either)
         if not parts:
             return
         # the driver: when every block is here and none changes MODE or jumps to a computed
@@ -1472,27 +1481,26 @@ class NativeBlocks:
             return None
         try:
             raw = disk_cache.read(d, name, ".idx")
-            if raw is None:
-                return None
-            e = json.loads(raw)
-            data = disk_cache.read(d, e["library"], ".so")
-            if data is None:
-                return None
-            self = cls.__new__(cls)
-            self.drive = self.waves = self.drive_ranges = self.races = None
-            self.pending = None
-            self.fns = {}
-            self.source = ""  # (not made: the index names the library its source was built into)
-            self.origin, self.library = "disk cache (index)", e["library"]
-            self.unsupported = {int(k): str(v) for k, v in e["unsupported"].items()}
-            self.refusals = [(int(k), str(a), str(b)) for k, a, b in e["refusals"]]
-            self._drivable = bool(e["drivable"])
-            self._names = {int(k): str(v) for k, v in e["names"].items()}
-            self._setpc = {int(k): bool(v) for k, v in e["setpc"].items()}
-            self._attach(disk_cache.load_library(data))
-            return self
+            e = None if raw is None else _index_fields(raw)
         except (disk_cache.CacheRefused, OSError, ValueError, KeyError, TypeError, AttributeError):
             return None  # (a malformed entry: made again and written over)
+        if e is None:
+            return None
+        try:
+            data = disk_cache.read(d, e["library"], ".so")
+            lib = None if data is None else disk_cache.load_library(data)
+        except (disk_cache.CacheRefused, OSError):
+            return None  # (a library that cannot be loaded: made again)
+        wanted = [*e["names"].values(), *(("wl_drive", "wl_waves") if e["drivable"] else ())]
+        if lib is None or e["names"].keys() - e["setpc"].keys() or not all(hasattr(lib, f) for f in wanted):
+            return None  # (a stale entry: a library without a function it names)
+        self = cls.__new__(cls)
+        self._start()
+        self.origin = "disk cache (index)"  # (no source made: the index names its library)
+        self.library, self.unsupported, self.refusals = e["library"], e["unsupported"], e["refusals"]
+        self._drivable, self._names, self._setpc = e["drivable"], e["names"], e["setpc"]
+        self._attach(lib)
+        return self
 
     def ready(self) -> bool:
         """Attach a finished background compile (in the caller's thread, between block runs);
@@ -1557,6 +1565,20 @@ class NativeBlocks:
         return self.fns.get(index)
 
 
+def _index_fields(raw: bytes) -> dict:
+    """index_entry's fields read back from ``raw``, typed; an entry not of that form raises
+    ValueError, KeyError, TypeError or AttributeError."""
+    e = json.loads(raw)
+    return dict(
+        library=str(e["library"]),
+        unsupported={int(k): str(v) for k, v in e["unsupported"].items()},
+        refusals=[(int(k), str(a), str(b)) for k, a, b in e["refusals"]],
+        drivable=bool(e["drivable"]),
+        names={int(k): str(v) for k, v in e["names"].items()},
+        setpc={int(k): bool(v) for k, v in e["setpc"].items()},
+    )
+
+
 _I64 = np.iinfo(np.int64)
 
 
@@ -1565,67 +1587,23 @@ def new_context(win, S, V, n, lds, lds_stride, lds_bytes, grp, esc_cap: int, scr
     flags, ``state.alive`` every array the words point into (keep it).  S/V: state of ``n``
     waves; grp: each wave's group (its LDS at lds + grp * lds_stride); ``esc_cap``: how many
     escapes may still be recorded; ``scratch``: (u8 array holding wave w's private bytes at
-    w * wave bytes, wave bytes, lane mode) when the program has scratch."""
-    st = types.SimpleNamespace(
-        esc=np.zeros(5 * max(esc_cap, 1), np.uint64),
-        pcs=np.zeros(max(n, 1), np.uint64),
-        # empty ranges [max, min): an aliased window's offsets are negative, so no start value
-        # above them may stand for 'nothing touched'
-        touch=np.tile(np.array([_I64.max, _I64.min], np.int64), 2 * max(len(win.starts), 1)),
-    )
-    written = win.written
-    # an aliased window's "arena offset" reaches its guest memory (native code adds it to the
-    # arena pointer; only loads use it)
-    offs = np.array(win.offs, np.int64)
-    wkind = np.zeros(max(len(win.starts), 1), np.uint8)
-    wkind[list(win.blank)] = 2
-    for k in win.aliased:
-        w = win.windows[k]
-        offs[k] = win.memory.view(w.address, w.size).ctypes.data - win.arena.ctypes.data
-        wkind[k] = 1
-    st.alive = alive = [
-        np.ascontiguousarray(win.starts, np.uint64),
-        np.ascontiguousarray(win.ends, np.uint64),
-        offs,
-        np.ascontiguousarray(grp, np.int64),
-        S,
-        V,
-        lds,
-        written,
-        st.esc,
-        st.touch,
-        wkind,
-        st.pcs,
-    ]
-    st.windows = (alive[0], alive[1], offs, written, wkind)  # (the arrays of the windows' words)
-    X = np.zeros(len(CTX_FIELDS), np.int64)
+    w * wave bytes, wave bytes, lane mode) when the program has scratch.  (A KeptContext made
+    for this run alone: one place builds a context's words.)"""
+    return KeptContext(S, V, n, lds, lds_stride, lds_bytes, grp, esc_cap, scratch).words(win)
+
+
+def _own_words(X, S, V, lds, grp, esc, pcs, scratch) -> list:
+    """Set in ``X`` the words of the arrays a context does not share with another thread's
+    (register state, LDS, wave groups, escape records, jump addresses, scratch: new_context's
+    ``scratch``) -> those arrays (the words point into them: keep them)."""
+    alive = [S, V, lds, grp, esc, pcs]
+    for name, a in zip(("S", "V", "lds", "grp", "esc", "pcs"), alive, strict=True):
+        X[CTX[name]] = address_of(a)
     if scratch is not None:
         arr, wave_bytes, lane_mode = scratch
         alive.append(arr)
-        X[CTX["scr"]], X[CTX["scr_bytes"]], X[CTX["scr_lane"]] = arr.ctypes.data, wave_bytes, int(lane_mode)
-    for name, v in (
-        ("S", S.ctypes.data),
-        ("V", V.ctypes.data),
-        ("n", n),
-        ("arena", win.arena.ctypes.data),
-        ("written", written.ctypes.data),
-        ("ws", alive[0].ctypes.data),
-        ("we", alive[1].ctypes.data),
-        ("wo", alive[2].ctypes.data),
-        ("nwin", len(win.starts)),
-        ("lds", lds.ctypes.data),
-        ("lds_stride", lds_stride),
-        ("lds_bytes", lds_bytes),
-        ("grp", alive[3].ctypes.data),
-        ("esc", st.esc.ctypes.data),
-        ("esc_cap", max(0, esc_cap)),
-        ("refuse", -1),
-        ("touch", st.touch.ctypes.data),
-        ("wkind", wkind.ctypes.data),
-        ("pcs", st.pcs.ctypes.data),
-    ):
-        X[CTX[name]] = v
-    return X, st
+        X[CTX["scr"]], X[CTX["scr_bytes"]], X[CTX["scr_lane"]] = address_of(arr), wave_bytes, int(lane_mode)
+    return alive
 
 
 _ARENA, _WRITTEN, _NWIN = CTX["arena"], CTX["written"], CTX["nwin"]
@@ -1653,29 +1631,10 @@ class KeptContext:
         self.esc = np.zeros(5 * max(esc_cap, 1), np.uint64)
         self.pcs = np.zeros(max(n, 1), np.uint64)
         X = np.zeros(len(CTX_FIELDS), np.int64)
-        self.alive = [S, V, lds, grp, self.esc, self.pcs]
-        if scratch is not None:
-            arr, wave_bytes, lane_mode = scratch
-            self.alive.append(arr)
-            X[CTX["scr"]], X[CTX["scr_bytes"]], X[CTX["scr_lane"]] = (
-                arr.ctypes.data,
-                wave_bytes,
-                int(lane_mode),
-            )
-        for name, v in (
-            ("S", S.ctypes.data),
-            ("V", V.ctypes.data),
-            ("n", n),
-            ("lds", lds.ctypes.data),
-            ("lds_stride", lds_stride),
-            ("lds_bytes", lds_bytes),
-            ("grp", grp.ctypes.data),
-            ("esc", self.esc.ctypes.data),
-            ("esc_cap", max(0, esc_cap)),
-            ("refuse", -1),
-            ("pcs", self.pcs.ctypes.data),
-        ):
-            X[CTX[name]] = v
+        grp = np.ascontiguousarray(grp, np.int64)
+        self.alive = _own_words(X, S, V, lds, grp, self.esc, self.pcs, scratch)
+        X[CTX["n"]], X[CTX["lds_stride"]], X[CTX["lds_bytes"]] = n, lds_stride, lds_bytes
+        X[CTX["esc_cap"]], X[CTX["refuse"]] = max(0, esc_cap), -1
         self.nbytes = sum(a.nbytes for a in self.alive)  # (what keeping it holds)
         self.X0 = X
         self.X = X.copy()  # (the words handed out: one array, its address known)
@@ -1686,10 +1645,12 @@ class KeptContext:
         self.nwin = nw
         self.ws, self.we = np.zeros(nw, np.uint64), np.zeros(nw, np.uint64)
         self.wo, self.wkind = np.zeros(nw, np.int64), np.zeros(nw, np.uint8)
+        # empty ranges [max, min): an aliased window's offsets are negative, so no start value
+        # above them may stand for 'nothing touched'
         self.touch0 = np.tile(np.array([_I64.max, _I64.min], np.int64), 2 * nw)
         self.touch = self.touch0.copy()
         for k, a in zip(("ws", "we", "wo", "wkind", "touch"), self._wins(), strict=True):
-            self.X0[CTX[k]] = a.ctypes.data
+            self.X0[CTX[k]] = address_of(a)
 
     def _wins(self):
         return self.ws, self.we, self.wo, self.wkind, self.touch
@@ -1706,6 +1667,8 @@ class KeptContext:
         if win.blank:
             wkind[list(win.blank)] = 2
         arena = address_of(win.arena)
+        # an aliased window's "arena offset" reaches its guest memory (native code adds it to
+        # the arena pointer; only loads use it)
         for k in win.aliased:
             w = win.windows[k]
             wo[k] = address_of(win.memory.view(w.address, w.size)) - arena
@@ -1741,21 +1704,10 @@ def thread_context(X0, st0, S, V, lds, grp, scratch=None):
         touch=np.tile(np.array([_I64.max, _I64.min], np.int64), st0.touch.size // 2),
     )
     st.windows = st0.windows
-    st.alive = alive = [*st0.windows, S, V, lds, grp, st.esc, st.touch, st.pcs]
     X = X0.copy()
-    if scratch is not None:
-        alive.append(scratch[0])
-        X[CTX["scr"]] = scratch[0].ctypes.data
-    for name, a in (
-        ("S", S),
-        ("V", V),
-        ("lds", lds),
-        ("grp", grp),
-        ("esc", st.esc),
-        ("touch", st.touch),
-        ("pcs", st.pcs),
-    ):
-        X[CTX[name]] = a.ctypes.data
+    own = _own_words(X, S, V, lds, grp, st.esc, st.pcs, scratch)
+    X[CTX["touch"]] = st.touch.ctypes.data
+    st.alive = [*st0.windows, *own, st.touch]
     return X, st
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 from dataclasses import dataclass, field
 
@@ -82,29 +81,17 @@ def build_module(
 
 def _index_key(program: Program, config, base: int) -> tuple | None:
     """The program as every process names it, for the native index (decision 0012, amendment
-    h95): what its translation reads (run/execute.program_for's key) -- the instructions' offsets
-    and words, the entry, target, wave size, scratch ABI, GB_ADDR_CONFIG, border colour base --
-    and the code's address only where the program reads it (an instruction of
+    h95): what its translation was made from (run/execute.translation_parts, which module_key
+    holds too) and the code's address only where the program reads it (an instruction of
     instr_cache.PC_NAMES: frontend/flow.py, scratch.py, scalar_alu.py read it for those alone),
     so a kernel loaded elsewhere by another process has the same name; None: a part whose repr
     is not the same in every process."""
     from ...frontend.instr_cache import PC_NAMES
-    from ...frontend.scratch import abi
-    from ...run.execute import code_hash
+    from ...run.execute import translation_parts
     from .codegen import _reprable
 
-    sabi = abi(config)
     pc = any(ins.name in PC_NAMES for ins in program.instructions)
-    key = (
-        code_hash(program),
-        program.blocks[0].start if program.blocks else None,
-        (base, config.program_address) if pc else None,
-        config.target,
-        config.wave_size,
-        tuple(getattr(sabi, f.name) for f in dataclasses.fields(sabi)),
-        config.gb_addr_config,
-        config.border_color_base,
-    )
+    key = translation_parts(program, config) + ((base, config.program_address) if pc else None,)
     return key if _reprable(key) else None
 
 
