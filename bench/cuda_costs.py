@@ -30,7 +30,8 @@ noretest: a global access whose direct form fails searches without testing its g
 (WAVELIFT_CUDA_RETEST=off); straightnoretest: both; griddim: a 1-D or 2-D grid's group ids
 without the divisions it needs not (WAVELIFT_CUDA_GRIDDIM=baked); h97: all three, h97gpb8 and
 h97gpb16 with 8 or 16 workgroups a CUDA block.  wavesync: a wave sync only between two accesses
-of one memory, the LDS or global and scratch (WAVELIFT_CUDA_WAVESYNC=spaces; 0047's amendment h101).
+of one memory, the LDS or global and scratch (WAVELIFT_CUDA_WAVESYNC=spaces; 0047's amendment h101);
+commute: that and none between two atomic adds whose values nobody reads (=commute).
 DISPATCHES: vadd32, vadd64 (full-screen vadd, clang), shade (full-screen shade), collatz (65,536
 lanes of the divergent loop), and bench/kernels/lds.cl's LDS and barrier kernels: matmul16 (1024^2,
 16x16 tiles), stencil5 (1920x1080, 5x5 through an LDS tile), histogram (8.3 M words, LDS atomics),
@@ -112,6 +113,7 @@ ENV = {
 # wave syncs only between accesses of one memory (LDS apart from global and scratch;
 # WAVELIFT_CUDA_WAVESYNC=spaces, 0047's amendment h101)
 ENV["wavesync"] = {"WAVELIFT_CUDA_WAVESYNC": "spaces"}
+ENV["commute"] = {"WAVELIFT_CUDA_WAVESYNC": "commute"}  # also none between unread atomic adds
 # session 43's opt-in settings together (h97's three, h98's LDS values in the active lanes and
 # occupancy step)
 ENV["s43"] = {**ENV["h97"], **ENV["ldslanes"], **ENV["occstep"]}

@@ -214,8 +214,10 @@ _ALL = [
         None,
         "`spaces`: a CUDA kernel's wave sync between a wave's memory accesses is placed only "
         "between accesses of the same memory (the LDS, or global and scratch), none between an LDS "
-        "access and a global one (decision 0047's amendment h101); unset: every access waits for "
-        "every pending one, the default until run on a GPU",
+        "access and a global one, and none from an s_barrier's bar.red where the wave stands "
+        "(decision 0047's amendment h101); `commute`: that, and none between two atomic adds or "
+        "subs whose values nobody reads (they commute; a racing wave may see a sum no in-order run "
+        "gives); unset: every access waits for every pending one, the default until run on a GPU",
     ),
     Setting(
         "WAVELIFT_CUDA_GRIDDIM",

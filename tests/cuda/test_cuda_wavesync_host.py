@@ -1,8 +1,9 @@
-"""Wave syncs by memory (WAVELIFT_CUDA_WAVESYNC=spaces; decision 0047's amendment h101): a wave
-sync (``__syncwarp``, wave64's named barrier) stands between two accesses of one memory where
-either writes, and -- with the setting -- none is placed for an access of the other memory (the
-LDS is shared memory, global and scratch are the arena's or global buffers: no LDS address
-reaches them).  Checked without a GPU on the generated source: random one-block programs of
+"""Wave syncs by memory (WAVELIFT_CUDA_WAVESYNC=spaces / commute; decision 0047's amendment
+h101): a wave sync (``__syncwarp``, wave64's named barrier) stands between two accesses of one
+memory where either writes, and -- with the setting -- none is placed for an access of the other
+memory (the LDS is shared memory, global and scratch are the arena's or global buffers: no LDS
+address reaches them); with ``commute`` none between two atomic adds / subs whose values nobody
+reads.  Checked without a GPU on the generated source: random one-block programs of
 LDS and global loads, stores and atomics (wave32 and wave64), every conflicting pair of accesses
 has a sync between them, and each sync is placed only where the rule asks for one (both
 settings: unset keeps every access ordered after every pending one); lds.cl's histogram loop
@@ -115,10 +116,10 @@ def _events(src: str, n: int) -> list[int]:
     return out
 
 
-def _conflict(a, b) -> bool:
-    """Two accesses of one memory that a wave sync must order: not both loads, and not both
-    atomic adds / subs whose values nobody reads (those commute)."""
-    return a[0] == b[0] and {a[1], b[1]} not in ({"load"}, {"add"})
+def _conflict(a, b, commute: bool) -> bool:
+    """Two accesses of one memory that a wave sync must order: not both loads, and (commute)
+    not both atomic adds / subs whose values nobody reads."""
+    return a[0] == b[0] and {a[1], b[1]} not in (({"load"}, {"add"}) if commute else ({"load"},))
 
 
 @pytest.fixture(autouse=True)
@@ -128,13 +129,13 @@ def _no_passes(monkeypatch):
 
 
 @pytest.mark.parametrize("wave", [32, 64])
-@pytest.mark.parametrize("spaces", [False, True])
-def test_syncs_order_every_conflict_and_only_those(monkeypatch, wave, spaces):
+@pytest.mark.parametrize("how", [None, "spaces", "commute"])
+def test_syncs_order_every_conflict_and_only_those(monkeypatch, wave, how):
     """Every two accesses of one memory with a write among them have a sync between them; a
     sync is placed before an access only where an access since the last sync conflicts with it
     (with the setting: of the same memory; unset: any memory, as before)."""
-    if spaces:
-        monkeypatch.setenv(SETTING, "spaces")
+    if how:
+        monkeypatch.setenv(SETTING, how)
     else:
         monkeypatch.delenv(SETTING, raising=False)
     mixed_pairs = 0
@@ -145,10 +146,13 @@ def test_syncs_order_every_conflict_and_only_those(monkeypatch, wave, spaces):
         before = _events(_source(prog, wave), len(acc))
         for j in range(len(acc)):
             for i in range(j):
-                if _conflict(acc[i], acc[j]):
+                if _conflict(acc[i], acc[j], how == "commute"):
                     assert before[i] < before[j], (seed, acc, before, i, j)
         # where the rule places them: before j iff an access since the last sync asks for one
-        ask = _conflict if spaces else (lambda x, y: "load" != x[1] or "load" != y[1])  # (as before)
+        if how:
+            ask = lambda x, y: _conflict(x, y, how == "commute")  # noqa: E731
+        else:  # as before: any two accesses, one not a load
+            ask = lambda x, y: "load" != x[1] or "load" != y[1]  # noqa: E731
         want, start, n = [], 0, 0
         for j in range(len(acc)):
             if any(ask(acc[i], acc[j]) for i in range(start, j)):
@@ -213,12 +217,14 @@ def _histogram_loop(monkeypatch, setting):
     return loop
 
 
-def test_histogram_loop_keeps_no_sync(monkeypatch):
-    """lds.cl's histogram loop (a global load, an LDS atomic): two syncs unset, none with the
-    setting (the two accesses' memories differ, the LDS atomic's value is read by nobody, and
-    the barrier before the loop orders what came before it)."""
+def test_histogram_loop_syncs(monkeypatch):
+    """lds.cl's histogram loop (a global load, an LDS atomic): two syncs unset; `spaces` one
+    (the LDS atomic after the last iteration's; none for the global load: the memories differ,
+    and the barrier before the loop orders what came before it); `commute` none (the atomic's
+    value is read by nobody)."""
     assert len(SYNC.findall(_histogram_loop(monkeypatch, None))) == 2
-    assert len(SYNC.findall(_histogram_loop(monkeypatch, "spaces"))) == 0
+    assert len(SYNC.findall(_histogram_loop(monkeypatch, "spaces"))) == 1
+    assert len(SYNC.findall(_histogram_loop(monkeypatch, "commute"))) == 0
 
 
 def test_entry_name_follows_the_setting(monkeypatch):
@@ -231,13 +237,16 @@ def test_entry_name_follows_the_setting(monkeypatch):
     monkeypatch.delenv(SETTING, raising=False)
     off = stored.entry_name(("k",), "sm_90", 0)
     monkeypatch.setenv(SETTING, "spaces")
-    assert stored.entry_name(("k",), "sm_90", 0) != off
+    spaces = stored.entry_name(("k",), "sm_90", 0)
+    monkeypatch.setenv(SETTING, "commute")
+    assert len({off, spaces, stored.entry_name(("k",), "sm_90", 0)}) == 3
 
 
 @pytest.mark.cuda
+@pytest.mark.parametrize("how", ["spaces", "commute"])
 @pytest.mark.parametrize("mode", ["lane", "wave"])
 @pytest.mark.parametrize("name", ["histogram", "matmul16", "reduce1024", "scan256", "stencil5"])
-def test_lds_kernels_with_the_setting_on_cuda(name, mode, monkeypatch, tmp_path):
+def test_lds_kernels_with_the_setting_on_cuda(name, mode, how, monkeypatch, tmp_path):
     import gpu_check as G
     from test_cuda_backend import _gpu_problem
 
@@ -248,7 +257,7 @@ def test_lds_kernels_with_the_setting_on_cuda(name, mode, monkeypatch, tmp_path)
         pytest.skip(f"no CUDA device: {why}")
     monkeypatch.delenv("WAVELIFT_CUDA_PASSES", raising=False)
     monkeypatch.setenv("WAVELIFT_CUDA_LDS", "lanes")
-    monkeypatch.setenv(SETTING, "spaces")
+    monkeypatch.setenv(SETTING, how)
     monkeypatch.setenv("WAVELIFT_CUDA_CACHE", str(tmp_path))
     mem, cfg, out, nbytes, native = G.lds_dispatch(name, small=True)
     r = execute_dispatch(mem, cfg, backend="cuda", mode=mode, cache={})

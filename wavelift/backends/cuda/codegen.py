@@ -192,12 +192,16 @@ class Lowering(ValueLowering):
         # (global and scratch: the arena's or global buffers), which no LDS address reaches --
         # an access waits only for the pending ones of its own memory (0047's amendment h101);
         # unset, one memory: every access waits for every pending one (the bits all set)
-        self.sync_spaces = settings.get("WAVELIFT_CUDA_WAVESYNC") == "spaces"
-        # (with it) the values a kept op or a terminator reads: an atomic add / sub whose value
-        # is not among them commutes with another such one (the memory ends the same in either
-        # order, and no lane sees the value between), so no sync is placed between two of them
+        how = settings.get("WAVELIFT_CUDA_WAVESYNC")
+        self.sync_spaces = how in ("spaces", "commute")
+        # (WAVELIFT_CUDA_WAVESYNC=commute, also) the values a kept op or a terminator reads: an
+        # atomic add / sub whose value is not among them commutes with another such one (the
+        # memory ends the same in either order, and no lane of the wave sees the value between),
+        # so no sync is placed between two of them -- a racing wave reading the word between
+        # may see a sum no in-order run gives (hence a value of its own)
         self.read_values: set[int] = set()
-        if self.sync_spaces:
+        self.sync_commute = how == "commute"
+        if self.sync_commute:
             for b in program.blocks:
                 for op in b.ops:
                     if id(op) not in self.skip:
@@ -960,7 +964,7 @@ class Lowering(ValueLowering):
         if dv is not None and dv.lo == dv.hi:  # one number in every lane the atomic runs in
             d = f"({t}){dv.lo}u"
         c = f"({t})({a[3]})" if len(a) > 3 else f"({t})0"
-        unread = self.sync_spaces and op.attrs["op"] in ("add", "sub") and op.out.id not in self.read_values
+        unread = self.sync_commute and op.attrs["op"] in ("add", "sub") and op.out.id not in self.read_values
         rmw = "add" if unread else "rmw"
         before(rmw, sp)
         emit(f"  {t} {o} = 0;")

@@ -81,8 +81,11 @@ def entry_name(key, arch: str, base_address: int) -> str:
         # (only where it changes the code: the names of entries made without it stay)
         *(["budget=straight"] if settings.get("WAVELIFT_CUDA_BUDGET") == "straight" else []),
         *(["retest=off"] if settings.get("WAVELIFT_CUDA_RETEST") == "off" else []),
-        *(["wavesync=spaces"] if settings.get("WAVELIFT_CUDA_WAVESYNC") == "spaces" else []),
-
+        *(
+            [f"wavesync={settings.get('WAVELIFT_CUDA_WAVESYNC')}"]
+            if settings.get("WAVELIFT_CUDA_WAVESYNC")
+            else []
+        ),
         *(["touched=on"] if settings.get("WAVELIFT_CUDA_TOUCHED") == "on" else []),
     ):
         h.update(part.encode())
