@@ -211,8 +211,8 @@ class TouchModule(FakeModule):
 
 @pytest.fixture
 def trig(monkeypatch, request):
-    from test_cuda_backend import _vadd_dispatch, translate_dispatch
     from standin_cupy import fake_cupy
+    from test_cuda_backend import _vadd_dispatch, translate_dispatch
 
     from wavelift.backends import cuda
 
