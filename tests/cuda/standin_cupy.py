@@ -128,9 +128,9 @@ def _runs_touched(grid, block, args):
     w, n, starts, ends, cap, count, touched, shift = args
     s, e = runs_in_chunks(np.asarray(w[: int(n)]), touched, int(shift))
     count[0], count[1] = s.size, e.size
-    k = min(s.size, int(cap))
+    k, ke = min(s.size, int(cap)), min(e.size, int(cap))
     starts[:k] = s[::-1][:k]  # (any order: the host sorts)
-    ends[:k] = e[::-1][:k]
+    ends[:ke] = e[::-1][:ke]
 
 
 def _land(dst, src, mask, n):

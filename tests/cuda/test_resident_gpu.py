@@ -240,3 +240,64 @@ def test_gpu_deferred_runs_land_as_numpy_does(monkeypatch, graph):
     got, _ = _kept_session("cuda", late=True)
     assert got == want
     assert X.DEFERRED[0] - d0 > 20, X.DEFERRED[0] - d0
+
+
+def test_gpu_runs_touched_equal_their_numpy_statement(monkeypatch):
+    """wl_runs_touched (WAVELIFT_CUDA_TOUCHED) on random maps and flags -- every marked chunk
+    flagged or not, stale flags, runs across chunk edges, more runs than room (the second,
+    whole scan) -- equals resident.runs_in_chunks, and clears the flags it took."""
+    _needs_gpu()
+    import cupy
+
+    monkeypatch.setattr(R, "SPAN_CAPACITY", 16)
+    gpu = R.CuPyOps()
+    rng = np.random.default_rng(102)
+    for size in (8, 4096, 1 << 18, 3 << 20):
+        for p in (0.0, 0.001, 0.3, 1.0):
+            w = (rng.random(size) < p).astype(np.uint8)
+            nch = -(-size >> R.TOUCH_SHIFT)
+            marked = np.array([w[c << R.TOUCH_SHIFT : (c + 1) << R.TOUCH_SHIFT].any() for c in range(nch)])
+            for cover in (True, False):
+                flags = (marked | (rng.random(nch) < 0.3)).astype(np.uint8)
+                if not cover:
+                    flags &= rng.random(nch) < 0.5
+                hflags = np.concatenate((flags, np.zeros(8, np.uint8)))
+                dflags = cupy.asarray(hflags)
+                count = cupy.zeros(2, cupy.uint32)
+                gpu.runs_launch(cupy.asarray(w), count, touched=dflags)
+                hs, he = R.runs_in_chunks(w, hflags, R.TOUCH_SHIFT)
+                c = count.get()
+                assert (int(c[0]), int(c[1])) == (hs.size, he.size), (size, p, cover)
+                if cover:
+                    ws, we = gpu.runs_finish(int(c[0]))
+                    assert np.array_equal(ws, hs) and np.array_equal(we, he), (size, p)
+                assert not dflags.get().any()
+
+
+def test_gpu_touched_vadd_lands_as_numpy_does(monkeypatch):
+    """WAVELIFT_CUDA_TOUCHED=on: vadd over 300,000 floats (windows of many 64 KiB chunks, at
+    arena offsets off the chunk edges), the same launch kept and deferred, partial grids (the
+    last chunks untouched), chained through the outputs: every buffer equals NumPy's."""
+    _needs_gpu()
+    import wavelift
+
+    monkeypatch.setenv("WAVELIFT_CUDA_TOUCHED", "on")
+    n = 300_000
+    rng = np.random.default_rng(7)
+    a0 = rng.standard_normal(n).astype(np.float32)
+    got = {}
+    for backend in ("numpy", "cuda"):
+        dev = wavelift.Device("gfx1030", backend=backend, mode="lane", record=False)
+        k = _vadd(dev)
+        bufs = [dev.upload(a0), dev.alloc(4 * n), dev.alloc(4 * n)]
+        for step in range(9):
+            x, y, z = bufs[step % 3], bufs[(step + 1) % 3], bufs[(step + 2) % 3]
+            groups = -(-n // 256) - (0 if step % 2 else 100 * step)
+            for _ in range(3):  # (again: kept / deferred)
+                r = k.launch(groups=(groups,), block=(256,), args=[x, x, z, np.uint32(n)])
+                assert r.refusal is None, r.refusal
+            r = k.launch(groups=(groups,), block=(256,), args=[z, x, y, np.uint32(n)])
+            assert r.refusal is None, r.refusal
+        got[backend] = [dev.download(b, np.uint32) for b in bufs]
+    for u, v in zip(got["numpy"], got["cuda"]):
+        assert np.array_equal(u, v)

@@ -56,6 +56,7 @@ WL_GLOBAL __device__ u32 WL_HINT[WL_NSLOT];
 /* WL_TOUCH (WAVELIFT_CUDA_TOUCHED=on): the written map's touched flags, a byte per
    2^WL_TOUCH_SHIFT-byte chunk (runtime.py puts their device address here with the report's) */
 WL_GLOBAL __constant__ u8* WL_TOUCHED;
+static_assert(WL_TOUCH_SHIFT >= 4, "a store (at most 16 bytes) must span at most two chunks");
 #endif
 }
 /* a store's n bytes marked at arena index ix: under WL_TOUCH the touched flag of the chunk of its

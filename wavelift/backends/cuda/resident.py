@@ -439,7 +439,8 @@ class CuPyOps:
         makes it."""
         starts, ends = inline
         cap = int(starts.size)
-        go = partial(*self._runs_args(written, starts, ends, count, touched))
+        fn, grid, block, args = self._runs_args(written, starts, ends, count, touched)
+        go = partial(fn, grid, block, args)
         last = (written, count)
 
         def note() -> None:
