@@ -700,7 +700,10 @@ class Runtime:
         m.numpy_runs += 1
         if NATIVE_AFTER_S and (
             m.numpy_seconds >= NATIVE_AFTER_S
-            or (m.numpy_runs >= 2 and len(m.program.instructions) * NATIVE_SOURCE_S_PER_INSTR <= NATIVE_AFTER_S)
+            or (
+                m.numpy_runs >= 2
+                and len(m.program.instructions) * NATIVE_SOURCE_S_PER_INSTR <= NATIVE_AFTER_S
+            )
         ):
             # (after this dispatch's own run: its source made, compiled in the background unless
             # the disk has it; a later dispatch finds it ready through native_known)
