@@ -67,7 +67,8 @@ _ALL = [
         20,
         "under `auto`, a smaller dispatch runs native when its library is ready without making "
         "its source (loaded, or named by the native index), and asks for it (compiled in the "
-        "background) once its module's NumPy runs have taken this many ms of CPU (0: never)",
+        "background) once its module's NumPy runs have taken this many ms of CPU, or at its second "
+        "NumPy run when its source is expected to cost less than that (0: never)",
     ),
     Setting(
         "WAVELIFT_NATIVE_DRIVER",

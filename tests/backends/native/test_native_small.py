@@ -275,6 +275,43 @@ def test_library_asked_for_after_numpy_runs(cache, monkeypatch):
     assert {r[:3] for r in runs} == {first[0][:3]}
 
 
+def _asked() -> list:
+    """Per cached module: whether its library was asked for (a MODE's entry made)."""
+    return [bool(m.blocks.natives) for m in execute._CACHE.values() if hasattr(m, "numpy_runs")]
+
+
+def test_small_program_asks_at_its_second_numpy_run(cache, monkeypatch):
+    """A program whose source is expected to cost under NATIVE_AFTER_S (NATIVE_SOURCE_S_PER_INSTR
+    an instruction) asks for its library at the end of its second NumPy run, not its first,
+    however little those runs took (amendment h104); a larger one (by the estimate) asks
+    nothing; later dispatches run native with the NumPy blocks' bytes."""
+    code = _assemble(PROGRAMS[1])
+    at = harness.HostBlock(8192)  # (one code address: one module, as a loaded program)
+    monkeypatch.setattr(runtime, "NATIVE", "off")
+    want = _run(code, buf=at)[:3]
+    monkeypatch.setattr(runtime, "NATIVE", "auto")
+    monkeypatch.setattr(runtime, "NATIVE_AFTER_S", 0)  # (0: never, this rule too)
+    monkeypatch.setattr(execute, "_CACHE", {})
+    never = [_run(code, buf=at) for _ in range(3)]
+    assert _asked() == [False]
+    monkeypatch.setattr(runtime, "NATIVE_AFTER_S", 1000.0)  # (the time rule never asks here)
+    monkeypatch.setattr(runtime, "NATIVE_SOURCE_S_PER_INSTR", 1000.0)  # (too large a source)
+    monkeypatch.setattr(execute, "_CACHE", {})
+    big = [_run(code, buf=at) for _ in range(3)]
+    assert _asked() == [False] and not any(r[3].get("native") for r in big)
+    monkeypatch.setattr(runtime, "NATIVE_SOURCE_S_PER_INSTR", 0.00025)
+    monkeypatch.setattr(execute, "_CACHE", {})
+    runs = [_run(code, buf=at)]
+    assert _asked() == [False]  # (dispatched once: nothing asked)
+    runs.append(_run(code, buf=at))
+    assert _asked() == [True]
+    native.wait_for_compiles()
+    runs += [_run(code, buf=at) for _ in range(2)]
+    assert not runs[0][3].get("native") and not runs[1][3].get("native")
+    assert runs[-1][3].get("native") and runs[-1][3].get("native_driver")
+    assert {r[:3] for r in runs + big + never} == {want}
+
+
 def test_kept_context_gives_what_fresh_arrays_give(cache, monkeypatch):
     """Run after run of the same modules (and other modules between), the one-range driver run
     over kept arrays gives the same bytes, return codes and refusals as one over new arrays."""

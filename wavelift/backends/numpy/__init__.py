@@ -48,6 +48,7 @@ class Module:
     # thread CPU seconds its dispatches have spent running NumPy blocks: a dispatch below the
     # native tier's size asks for its library once they reach NATIVE_AFTER_MS (runtime.py)
     numpy_seconds: float = 0.0
+    numpy_runs: int = 0  # ... and how many (a small program asks at its second: runtime.py)
     # its last one-range driver run's native.KeptContext (runtime._serial_words; at most one)
     kept: list = field(default_factory=list)
     # its driver runs' grid words, by config id: [config, (budget, registers, group waves), G,

@@ -40,6 +40,12 @@ NATIVE_MIN_WAVES = settings.get("WAVELIFT_NATIVE_MIN_WAVES")
 # brings its module's to NATIVE_AFTER_S of thread CPU (0: never): a program that runs that long
 # pays its compile back when it runs again, and one that runs once pays about one more run
 NATIVE_AFTER_S = settings.get("WAVELIFT_NATIVE_AFTER_MS") / 1000
+# ... or at the end of its second (or later) NumPy run when its source is expected to cost less
+# than NATIVE_AFTER_S (this many seconds an instruction: 0.1-0.4 ms measured at load ~4.6, sort's
+# programs 1.4-11 ms, sin_cos 450 ms; amendment h104): a program dispatched again is one a
+# workload repeats (sort's passes, a training step, the next process: the index), and asking then
+# costs no more than the time rule already accepts.  A program dispatched once asks nothing
+NATIVE_SOURCE_S_PER_INSTR = 0.00025
 NATIVE_BATCH_FACTOR = 16
 # a one-range driver run's state arrays and context words kept for the module's next one
 # (native.KeptContext; False: made anew for every run, as before: A/B runs and tests)
@@ -689,8 +695,16 @@ class Runtime:
             return
         t0 = time.thread_time()
         self._run(total, per_group_waves)
-        self.m.numpy_seconds += time.thread_time() - t0
-        if NATIVE_AFTER_S and self.m.numpy_seconds >= NATIVE_AFTER_S:
+        m = self.m
+        m.numpy_seconds += time.thread_time() - t0
+        m.numpy_runs += 1
+        if NATIVE_AFTER_S and (
+            m.numpy_seconds >= NATIVE_AFTER_S
+            or (
+                m.numpy_runs >= 2
+                and len(m.program.instructions) * NATIVE_SOURCE_S_PER_INSTR <= NATIVE_AFTER_S
+            )
+        ):
             # (after this dispatch's own run: its source made, compiled in the background unless
             # the disk has it; a later dispatch finds it ready through native_known)
             self._native_library(self._mode_word())
