@@ -66,6 +66,10 @@ class FakeModule:
         f32 = lambda o: np.asarray(arena[o : o + 4 * n]).view(np.float32)  # noqa: E731
         arena[c : c + 4 * n] = (f32(a) + f32(b)).view(np.uint8)
         written[c : c + 4 * n] = 1
+        self._report()
+
+    def _report(self):
+        """The kernel's report: its instruction count and, with ``escape``, one escape."""
         stats = np.ctypeslib.as_array(
             ctypes.cast(int(self.consts["WL_STATS"][0]), ctypes.POINTER(ctypes.c_uint64)), (8 + 512,)
         )

@@ -193,20 +193,7 @@ class TouchModule(FakeModule):
                 first = ch if first is None else first
                 if not self.forget or ch == first:
                     flags[ch] = 1
-        stats = np.ctypeslib.as_array(
-            ctypes.cast(int(self.consts["WL_STATS"][0]), ctypes.POINTER(ctypes.c_uint64)), (8 + 512,)
-        )
-        stats[8] += 7
-        if self.escape:
-            status = np.ctypeslib.as_array(
-                ctypes.cast(int(self.consts["WL_STATUS"][0]), ctypes.POINTER(ctypes.c_uint32)), (16,)
-            )
-            esc = np.ctypeslib.as_array(
-                ctypes.cast(int(self.consts["WL_ESC"][0]), ctypes.POINTER(ctypes.c_uint32)), (128,)
-            )
-            stats[2] += 1
-            status[4] = 1
-            esc[:8] = [0, 0, 0, 3, 0x1000, 0, 1, 0]
+        self._report()
 
 
 @pytest.fixture
