@@ -24,7 +24,7 @@ HERE = pathlib.Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
-from test_host_path import _report_arrays  # noqa: E402
+from test_host_path import _cubin_on_disk, _report_arrays  # noqa: E402
 
 from wavelift.run import execute as X  # noqa: E402
 
@@ -109,6 +109,7 @@ def _session(defer: bool | None, monkeypatch, standin):
         monkeypatch.delenv("WAVELIFT_CUDA_DEFER", raising=False)
     else:
         monkeypatch.setenv("WAVELIFT_CUDA_DEFER", "on" if defer else "off")
+    _cubin_on_disk()  # (each session's build finds its cubin on disk: the same stats)
     saved = X._CACHE
     X._CACHE = {}
     try:

@@ -254,6 +254,29 @@ def _device():
     return dev, k
 
 
+def _cubin_on_disk():
+    """vadd's module built once, by a launch of its own on a Device of its own with a module
+    cache of its own (the stand-in kernel none: nothing runs), so that its cubin is in the disk
+    cache before a session that builds the module again (a fresh execute._CACHE) is compared
+    from its first launch on with another such session: a cold cache's first build says
+    stats["cubin"] == "compiled", every later one "disk cache" (the first of the compared
+    sessions differed from the second where no earlier test or xdist worker had built vadd with
+    the code generation of the tree: the first test of a file, now and then)."""
+    import standin_cupy as S
+
+    from wavelift.run import execute
+
+    saved = execute._CACHE, S.STATE.kernel
+    execute._CACHE, S.STATE.kernel = {}, None
+    try:
+        dev, k = _device()
+        a, c = dev.upload(np.zeros(64, np.float32)), dev.alloc(256)
+        r = k.launch(global_size=(64, 1, 1), block=(64, 1, 1), args=[a, a, c, np.uint32(64)])
+        assert r.refusal is None, r.refusal
+    finally:
+        execute._CACHE, S.STATE.kernel = saved
+
+
 def test_standin_launches_land_and_pointer_changes_are_seen(standin):
     dev, k = _device()
     n = 64
