@@ -602,3 +602,30 @@ def test_a_captured_run_only_where_clear_zeroes_the_report_alone(standin, monkey
     monkeypatch.setattr(res, "again", True)
     res.launched(ag.arena, ag.written)  # (a kernel may have marked the map)
     assert not res.clears_report_only(ag.rep, ag.written)
+
+
+def test_code_without_a_device_copy_gets_a_stamp(standin):
+    """A program that reads nothing from its code object (lds.cl's kernels: no window on it) left
+    its code's allocation without a device copy, so without a stamp, so its kept plan was never
+    made (the 5x5 stencil ran the full path every pass): _keep_again stamps it by a copy made
+    for it, whose version a host write of the code moves, as any copy's; none while the Resident
+    replays deferred dispatches."""
+    standin.kernel = _checked_kernel()
+    dev, k = _device("cuda")
+    a, b, c = dev.upload(np.arange(N, dtype=np.float32)), dev.upload(np.ones(N, np.float32)), dev.alloc(4 * N)
+    _launch(k, [a, b, c, np.uint32(N)])
+    mem, res = dev.memory, dev.memory.resident
+    code_at = mem.alloc(256, name="code without a window")  # (no dispatch reaches it)
+    code = mem.find(code_at)
+    assert res.stamp(code) is None
+    st = X._code_stamp(mem, code)
+    assert st is not None and res.stamp(code) == st and X._code_stamp(mem, code) == st
+    token = res.stamps([code])
+    mem.write(code_at, b"\x01\x02")
+    assert res.stamp(code) != st and not res.holds(token)
+    other = mem.find(mem.alloc(256, name="another"))
+    res.flushing = True
+    try:
+        assert X._code_stamp(mem, other) is None and res.stamp(other) is None
+    finally:
+        res.flushing = False

@@ -393,6 +393,8 @@ def _keep_again(memory, config, cache, program, tkey, depth, windows, budget, ag
     code = rec.code()
     if code is None:
         return
+    if rec.stamp is None:
+        rec.stamp = _code_stamp(memory, code)
     checks.append((code, rec.stamp))
     if _stamps_hold(memory, checks) and ag.arm():
         # (the same stamps as a token of the Resident's: checked after each landing at once)
@@ -404,6 +406,20 @@ def _keep_again(memory, config, cache, program, tkey, depth, windows, budget, ag
         )
         _hold(memory, config, kept)
         rec.again = ref(kept)
+
+
+def _code_stamp(memory, code):
+    """A stamp for the code's allocation when it has none: a device copy made for it (never
+    uploaded: no window holds it), whose version a host write through the memory moves as any
+    copy's.  A program that reads nothing from its code object had no copy of it, so no stamp,
+    so its kept plan was never made: lds.cl's 5x5 stencil ran the full path on every pass
+    (0.30 ms a pass against a kept plan's ~0.04, session 44).  None while the Resident replays
+    deferred dispatches (no copy is made then: Resident.entry refuses)."""
+    res = memory.resident
+    if res is None or res.flushing:
+        return None
+    res.entry(code)
+    return res.stamp(code)
 
 
 class _Kept:
