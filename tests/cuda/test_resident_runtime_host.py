@@ -86,19 +86,25 @@ class FakeModule:
             esc[:8] = [0, 0, 0, 3, 0x1000, 0, 1, 0]
 
 
-@pytest.fixture
-def rig(monkeypatch):
+def rig_with(monkeypatch, module=None):
+    """A 32-float vadd dispatch on the CUDA backend's host path: the stand-in CuPy
+    (standin_cupy.py) and ``module`` (a FakeModule class) playing the translated kernel."""
     from wavelift.backends import cuda
     from wavelift.backends.cuda import resident
 
-    monkeypatch.setitem(sys.modules, "cupy", S.fake_cupy())  # the stand-in CuPy (standin_cupy.py)
+    monkeypatch.setitem(sys.modules, "cupy", S.fake_cupy())
     monkeypatch.setattr(resident, "_OPS", None)
     monkeypatch.setattr(cuda, "available", lambda: True)
     mem, cfg, (a, b, c), n = _vadd_dispatch(32)
     prog, _ = translate_dispatch(mem, cfg)
-    fm = FakeModule(prog, a, b, c, n)
+    fm = (module or FakeModule)(prog, a, b, c, n)
     monkeypatch.setattr(cuda, "build_module", lambda *x, **k: fm)
     return mem, cfg, (a, b, c), n, fm
+
+
+@pytest.fixture
+def rig(monkeypatch):
+    return rig_with(monkeypatch)
 
 
 def _run(mem, cfg):

@@ -153,7 +153,7 @@ def test_stores_flag_exactly_the_chunks_they_mark(touchlib, seed):
 
 
 # ------------------------------------------------------------------ the runtime's landing
-from test_resident_runtime_host import FakeModule, _run  # noqa: E402
+from test_resident_runtime_host import FakeModule, _run, rig_with  # noqa: E402
 
 
 class TouchModule(FakeModule):
@@ -198,21 +198,9 @@ class TouchModule(FakeModule):
 
 @pytest.fixture
 def trig(monkeypatch, request):
-    from standin_cupy import fake_cupy
-    from test_cuda_backend import _vadd_dispatch, translate_dispatch
-
-    from wavelift.backends import cuda
-
     monkeypatch.setenv("WAVELIFT_CUDA_TOUCHED", "on")
     monkeypatch.setattr(R, "TOUCH_SHIFT", request.param)  # (small chunks: many edges)
-    monkeypatch.setitem(sys.modules, "cupy", fake_cupy())
-    monkeypatch.setattr(R, "_OPS", None)
-    monkeypatch.setattr(cuda, "available", lambda: True)
-    mem, cfg, (a, b, c), n = _vadd_dispatch(32)
-    prog, _ = translate_dispatch(mem, cfg)
-    fm = TouchModule(prog, a, b, c, n)
-    monkeypatch.setattr(cuda, "build_module", lambda *x, **k: fm)
-    return mem, cfg, (a, b, c), n, fm
+    return rig_with(monkeypatch, TouchModule)
 
 
 def _spans(keep, c):
