@@ -169,16 +169,7 @@ class TouchModule(FakeModule):
         self.forget = False
 
     def _kernel(self, grid, block, args, shared_mem=0):
-        arena, written, ws, we, wo, wavebase, gscr, g0 = args
-
-        def at(addr):
-            k = int(np.searchsorted(ws[:-1], np.uint64(addr), side="right")) - 1
-            return int(addr - int(ws[k]) + int(wo[k]))
-
-        a, b, c = (at(x) for x in self.addr)
-        n = self.n
-        f32 = lambda o: np.asarray(arena[o : o + 4 * n]).view(np.float32)  # noqa: E731
-        out = f32(a) + f32(b)
+        arena, written, c, out = self._operands(args)
         idx = np.flatnonzero(self.keep)
         tp = int(self.consts["WL_TOUCHED"][0])
         flags = np.ctypeslib.as_array(
