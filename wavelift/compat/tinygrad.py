@@ -69,6 +69,7 @@ from ..errors import Refusal, Refused
 from ..frontend import program as _program  # noqa: F401 (execute_dispatch's translation)
 from ..frontend.instr_cache import LAZY
 from ..isa.instruction import RUN_TARGETS
+from ..kept import keep
 from ..memory.guest import GuestMemory
 from ..run.execute import execute_dispatch
 from ..stream import pm4
@@ -107,14 +108,9 @@ class _Bounded(dict):
 
 
 def _keep(store: _Bounded, key, value):
-    """``value`` kept in ``store`` at ``key`` as its newest entry (a replaced one too), the oldest
-    dropped past the store's limit; -> value.  The one eviction rule of the caches here: the
-    first put in goes first; a hit refreshes nothing (it stays one dict lookup on the warm path)."""
-    store.pop(key, None)
-    store[key] = value
-    while len(store) > store.limit:
-        del store[next(iter(store))]
-    return value
+    """``value`` kept in ``store`` as its newest entry, past the store's limit the entry put in
+    first dropped (kept.keep: a hit refreshes nothing); -> value."""
+    return keep(store, key, value, store.limit)
 
 
 # build_config's DispatchConfig (or its Refusal) by the values _registers writes (a frozen config,
