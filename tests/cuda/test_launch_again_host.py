@@ -629,3 +629,75 @@ def test_code_without_a_device_copy_gets_a_stamp(standin):
         assert X._code_stamp(mem, other) is None and res.stamp(other) is None
     finally:
         res.flushing = False
+
+
+def _stencil_player(in_at: int, out_at: int, w: int, h: int):
+    """A stand-in kernel for lds.cl's stencil5 (out = the 5x5 sum of in, edges clamped, mod
+    2^32) played through the window tables it is handed (the input read, the output stored)."""
+
+    def kernel(arena, written, ws, we, wo, consts):
+        starts, n = np.asarray(ws[:-1]), 4 * w * h
+
+        def at(addr):
+            k = int(np.searchsorted(starts, np.uint64(addr), side="right")) - 1
+            assert k >= 0 and addr + n <= int(we[k]), "no window holds the buffer"
+            return int(addr - int(starts[k]) + int(wo[k]))
+
+        i, o = at(in_at), at(out_at)
+        img = np.asarray(arena[i : i + n]).view(np.uint32).reshape(h, w).astype(np.uint64)
+        pad = np.pad(img, 2, mode="edge")
+        s = sum(pad[dy : dy + h, dx : dx + w] for dy in range(5) for dx in range(5))
+        arena[o : o + n] = (s & 0xFFFFFFFF).astype(np.uint32).view(np.uint8).ravel()
+        written[o : o + n] = 1
+
+    return kernel
+
+
+def test_code_no_window_holds_takes_its_kept_plan(standin):
+    """lds.cl's stencil5 (bench/kernels/lds-gfx1030-O2-w32.hsaco) reads no constant from its
+    code object, so no window holds its code and the dispatch leaves it no device copy: its
+    repeated launches take the kept plan all the same, as vadd's do (execute._code_stamp;
+    before it, every pass ran the full path: this fails), and land what the full path lands; a
+    host read of the output or write of the input takes the full path once, then the plan."""
+    import wavelift
+
+    w, h = 40, 21
+    rng = np.random.default_rng(5)
+    imgs = [rng.integers(0, 1 << 24, size=(h, w), dtype=np.uint32) for _ in range(2)]
+
+    def want(img):  # (NumPy, independently of the stand-in: a loop over the 25 taps)
+        pad, s = np.pad(img.astype(np.uint64), 2, mode="edge"), np.zeros((h, w), np.uint64)
+        for dy in range(5):
+            for dx in range(5):
+                s += pad[dy : dy + h, dx : dx + w]
+        return (s & 0xFFFFFFFF).astype(np.uint32)
+
+    dev = wavelift.Device("gfx1030", backend="cuda", mode="lane", record=False)
+    hsaco = HERE.parents[1] / "bench" / "kernels" / "lds-gfx1030-O2-w32.hsaco"
+    k = dev.load_code_object(str(hsaco)).kernel("stencil5")
+    src, out = dev.upload(imgs[0]), dev.alloc(4 * w * h)
+    standin.kernel = _stencil_player(src.address, out.address, w, h)
+    args = [src, out, np.uint32(w), np.uint32(h)]
+
+    def launches(img, taken):
+        """Three launches (no host read between them: a pull is a change), then the output."""
+        before, got = X.AGAIN_HITS[0], []
+        for _ in range(3):
+            r = k.launch(groups=(-(-w // 16), -(-h // 16)), block=(16, 16), args=args)
+            assert r.refusal is None, r.refusal
+            got.append(X.AGAIN_HITS[0] - before)
+        assert got == taken
+        assert np.array_equal(dev.download(out, np.uint32).reshape(h, w), want(img))
+        return r
+
+    # (as vadd's: the first launch makes the prepared record, the second keeps its run, the
+    # third takes it)
+    r = launches(imgs[0], [0, 0, 1])
+    code = dev.memory.find(r.config.program_address)
+    assert code is not None and r.windows
+    assert all(
+        win.address + win.size <= code.base or win.address >= code.base + code.size for win in r.windows
+    )
+    launches(imgs[0], [0, 1, 2])  # (after the pull: the full path once)
+    dev.write(src, imgs[1])
+    launches(imgs[1], [0, 1, 2])

@@ -274,6 +274,26 @@ def test_scratch_backing_and_tmpring():
     assert alloc.size >= c.tmpring_waves * c.scratch_wave_bytes
 
 
+@pytest.mark.parametrize(
+    ("target", "total", "want"),
+    [
+        ("gfx1030", 1, (1, 1)),
+        ("gfx1030", 6, (6, 6)),
+        ("gfx1030", 10**6, (2560, 2560)),  # (capped at 32 * 80 CUs)
+        ("gfx1100", 1, (1, 6)),  # (WAVES per shader engine: a slot on each of the 6)
+        ("gfx1100", 7, (2, 12)),
+        ("gfx1100", 10**6, (512, 3072)),  # (32 * 96 CUs over 6 SEs)
+        ("gfx1101", 100, (34, 102)),
+    ],
+)
+def test_scratch_waves_per_target(target, total, want):
+    """TMPRING_SIZE.WAVES and the backing's wave slots (hsa.scratch_waves, shared by the HSA
+    launch's plan_scratch and the ACO launch): ROCr's rule by hand."""
+    from wavelift.driver import hsa
+
+    assert hsa.scratch_waves(target, total) == want
+
+
 def test_launch_errors():
     dev, lco = _basic()
     k = lco.kernel("vadd")

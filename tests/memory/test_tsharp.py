@@ -130,3 +130,10 @@ def test_every_format_value_decodes():
         "SRGB",
     }
     assert T.img_format(300) is None
+
+
+def test_unnamed_bits_per_word():
+    """tsharp.unnamed_bits (the reserved bits of T# and S# words, written once): per word of
+    the range, the bits no (word, lo, hi) place covers."""
+    places = [(0, 0, 3), (0, 8, 8), (1, 0, 31), (3, 4, 7)]
+    assert T.unnamed_bits(places, range(3)) == {0: 0xFFFFFEF0, 1: 0, 2: 0xFFFFFFFF}

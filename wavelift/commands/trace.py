@@ -425,15 +425,7 @@ def format_wave_state(st: dict, user_sgprs: int) -> list[str]:
 
 
 def _stats_line(s: dict) -> str:
-    keys = [
-        "waves",
-        "instructions",
-        "lane_instructions",
-        "bytes_written",
-        "escapes",
-        "module_cache_hit",
-        "time_s",
-    ]
+    from ..run.report import STAT_KEYS  # (the report's stats, in its order)
     from .common import module_cache_text
 
     return "  " + ", ".join(
@@ -442,7 +434,7 @@ def _stats_line(s: dict) -> str:
         else f"module cache {module_cache_text(s)}"
         if k == "module_cache_hit"
         else f"{k} {s[k]}"
-        for k in keys
+        for k in STAT_KEYS
         if k in s
     )
 

@@ -69,6 +69,7 @@ from ..errors import Refusal, Refused
 from ..frontend import program as _program  # noqa: F401 (execute_dispatch's translation)
 from ..frontend.instr_cache import LAZY
 from ..isa.instruction import RUN_TARGETS
+from ..kept import keep
 from ..memory.guest import GuestMemory
 from ..run.execute import execute_dispatch
 from ..stream import pm4
@@ -94,12 +95,30 @@ UNALIGNED_CODE = 0xFFFFF00000000000
 DISPATCH_PACKET = 64  # hsa_kernel_dispatch_packet_t, placed after the kernargs by tinygrad
 ARCH_TARGETS = {"rdna3": "gfx1100", "rdna4": "gfx1201", "cdna": "gfx950"}
 
+
+class _Bounded(dict):
+    """One of this module's caches: a dict of at most ``limit`` entries (its bound, named where
+    the cache is made), filled through _keep only."""
+
+    __slots__ = ("limit",)
+
+    def __init__(self, limit: int) -> None:
+        super().__init__()
+        self.limit = limit
+
+
+def _keep(store: _Bounded, key, value):
+    """``value`` kept in ``store`` as its newest entry, past the store's limit the entry put in
+    first dropped (kept.keep: a hit refreshes nothing); -> value."""
+    return keep(store, key, value, store.limit)
+
+
 # build_config's DispatchConfig (or its Refusal) by the values _registers writes (a frozen config,
-# its system SGPR dict never written after build_config): at most CONFIG_LIMIT, cleared when full
+# its system SGPR dict never written after build_config); CONFIG_LIMIT: configs kept (each cache)
 CONFIG_LIMIT = 4096
-_CONFIGS: dict = {}
+_CONFIGS = _Bounded(CONFIG_LIMIT)
 # the config of the same values with the user SGPRs zero, by their count (_config)
-_CONFIG_SHAPES: dict = {}
+_CONFIG_SHAPES = _Bounded(CONFIG_LIMIT)
 _last: list = [None]  # the last call's DispatchResult (or a Refusal for BAD_CALL)
 
 
@@ -341,10 +360,9 @@ def _cut(spans: Sequence[tuple[int, int]], points: Iterable[int]) -> list[tuple[
 
 
 # (start, host view, name) of each host span a memory was made of, by (start, end): a view is a
-# pointer and a size (no bytes of its own), so the same one serves every call over that span;
-# at most SPAN_LIMIT, cleared when full
-SPAN_LIMIT = 4096
-_SPAN_ITEMS: dict = {}
+# pointer and a size (no bytes of its own), so the same one serves every call over that span
+SPAN_LIMIT = 4096  # host spans with a kept view
+_SPAN_ITEMS = _Bounded(SPAN_LIMIT)
 
 
 def _memory(spans: Sequence[tuple[int, int]]):
@@ -357,10 +375,8 @@ def _memory(spans: Sequence[tuple[int, int]]):
     for span in spans:
         item = get(span)
         if item is None:
-            if len(items) >= SPAN_LIMIT:
-                items.clear()
             start, end = span
-            item = items[span] = (start, _host_view(start, end - start), f"host {start:#x}")
+            item = _keep(items, span, (start, _host_view(start, end - start), f"host {start:#x}"))
         out.append(item)
     mem.add_many(out)
     return mem
@@ -376,17 +392,17 @@ def _memory(spans: Sequence[tuple[int, int]]):
 # prepared record (decision 0029's stamps), and the memory's trace cache (open_scans) keeps
 # the windows while the heads the tracer read are the same bytes (tracer.trace: compared).
 KEEP_PLANS = True
-PLAN_LIMIT = 256  # plans kept (by call arguments), oldest dropped first
-MEMORY_LIMIT = 8  # memories kept (by host spans), oldest dropped first
-CODE_LIMIT = 64  # code spans with a kept copy, oldest dropped first
+PLAN_LIMIT = 256  # plans kept (by call arguments); also descriptors, spans and cuts kept
+MEMORY_LIMIT = 8  # memories kept (by host spans)
+CODE_LIMIT = 64  # code spans with a kept copy
 CODE_CHECK_MAX = 16 << 20  # a code span larger than this has no stamp (no plan)
-_PLANS: dict = {}
-_MEMORIES: dict = {}
-_CODE: dict = {}  # (start, end) -> (copy of the bytes, stamp)
+_PLANS = _Bounded(PLAN_LIMIT)
+_MEMORIES = _Bounded(MEMORY_LIMIT)
+_CODE = _Bounded(CODE_LIMIT)  # (start, end) -> (copy of the bytes, stamp)
 # _find_descriptor's answer by (code span, lib, RSRC2), with the code span's stamp it was
 # searched at (a pure function of those bytes and arguments): calls at new ranges over the same
 # loaded code (new buffers) search no more
-_DESCRIPTORS: dict = {}
+_DESCRIPTORS = _Bounded(PLAN_LIMIT)
 _STAMPS = iter(range(1, 1 << 62))
 PLAN_HITS = [0]  # calls that took a kept plan (tests)
 _libc = ctypes.CDLL(None)
@@ -406,24 +422,15 @@ def _code_stamp(span: tuple[int, int]):
         return kept[1]
     copy = _host_view(start, n).tobytes()
     stamp = ("host code", next(_STAMPS))  # (a tuple: never a device copy's version number)
-    _CODE.pop(span, None)
-    _CODE[span] = (copy, stamp)
-    while len(_CODE) > CODE_LIMIT:
-        del _CODE[next(iter(_CODE))]
+    _keep(_CODE, span, (copy, stamp))
     return stamp
 
 
 # _merged's spans by the ranges (rkey), and _cut's by the ranges and the cut points: pure
 # functions of those ints, so a dispatch over the same ranges (a replay's other kernels, new
-# kernargs) merges and cuts no more; at most PLAN_LIMIT each, oldest dropped first
-_SPANS: dict = {}
-_CUTS: dict = {}
-
-
-def _keep(store: dict, key, value) -> None:
-    store[key] = value
-    while len(store) > PLAN_LIMIT:
-        del store[next(iter(store))]
+# kernargs) merges and cuts no more
+_SPANS = _Bounded(PLAN_LIMIT)
+_CUTS = _Bounded(PLAN_LIMIT)
 
 
 def _ranges_key(ranges) -> tuple | None:
@@ -446,9 +453,7 @@ def _kept_memory(cut: Sequence[tuple[int, int]]):
         mem = _memory(cut)
         mem.single_use = False
         mem.open_scans = True
-        _MEMORIES[key] = mem
-        while len(_MEMORIES) > MEMORY_LIMIT:
-            del _MEMORIES[next(iter(_MEMORIES))]
+        _keep(_MEMORIES, key, mem)
     return mem
 
 
@@ -513,15 +518,10 @@ def _config(target, pc, dims, block, rsrc1, rsrc2, rsrc3, scratch_size, wave, us
             shape = build_config(regs, target, dims=dims, initiator=initiator)
         except Refused as r:
             shape = r.refusal
-        if len(_CONFIG_SHAPES) >= CONFIG_LIMIT:
-            _CONFIG_SHAPES.clear()
-        _CONFIG_SHAPES[skey] = shape
+        _keep(_CONFIG_SHAPES, skey, shape)
     # (a refusal names no user SGPR value; the system SGPR dict is shared, never written)
     config = shape if isinstance(shape, Refusal) else dataclasses.replace(shape, user_sgprs=user)
-    if len(_CONFIGS) >= CONFIG_LIMIT:
-        _CONFIGS.clear()
-    _CONFIGS[ckey] = config
-    return config
+    return _keep(_CONFIGS, ckey, config)
 
 
 def run_asm(
@@ -678,10 +678,7 @@ def _run_asm(
             _host_view(code_span[0], code_span[1] - code_span[0]), code_span[0], int(lib), rsrc2
         )
         if stamp is not None:
-            _DESCRIPTORS.pop(kd_key, None)
-            _DESCRIPTORS[kd_key] = (stamp, kd)
-            while len(_DESCRIPTORS) > PLAN_LIMIT:
-                del _DESCRIPTORS[next(iter(_DESCRIPTORS))]
+            _keep(_DESCRIPTORS, kd_key, (stamp, kd))
     if rsrc1 is None:
         if kd is not None:
             rsrc1 = struct.unpack_from("<I", kd, 48)[0]
@@ -730,9 +727,7 @@ def _run_asm(
         plan = _Plan(code_span, stamp, mem, code, config, one_wave)
         # (the memory's one stamp: its other code spans were not compared for this call)
         mem.stamps = {code: stamp}
-        _PLANS[plan_key] = plan
-        while len(_PLANS) > PLAN_LIMIT:
-            del _PLANS[next(iter(_PLANS))]
+        _keep(_PLANS, plan_key, plan)
     return _execute(mem, config, one_wave, backend, mode, budget)
 
 

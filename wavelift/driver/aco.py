@@ -23,7 +23,7 @@ import numpy as np
 from ..errors import UserError
 from ..memory import tsharp
 from ..stream import pm4
-from .hsa import TARGETS, LaunchError, align_up, ceil_div, make_grid
+from .hsa import TARGETS, LaunchError, align_up, ceil_div, make_grid, scratch_waves
 from .launch import Buffer, LaunchRecord
 
 
@@ -352,13 +352,7 @@ class AcoShader:
                 * gy
                 * gz
             )
-            slots = max(1, min(total_waves, 32 * t["cus"]))
-            if self.gfx11:
-                waves = min(ceil_div(slots, t["ses"]), 0xFFF)
-                slots = waves * t["ses"]
-            else:
-                waves = min(slots, 0xFFF)
-                slots = waves
+            waves, slots = scratch_waves(dev.target, total_waves)
             scratch_va = dev.scratch_window(slots * wave_bytes)
             tmpring = waves | (wavesize << 12)
         else:

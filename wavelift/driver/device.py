@@ -22,6 +22,7 @@ import numpy as np
 
 from ..backends import base as backends
 from ..errors import Refused, UserError
+from ..kept import keep
 from ..stream import pm4
 from .aco import AcoShader
 from .codeobject import CodeObject, CodeObjectError, KernelInfo
@@ -517,10 +518,7 @@ class Device:
         learned: list[_Again] = []
         result = self._run(dw, learn=learned)
         if learned:
-            self._again.pop(key, None)
-            self._again[key] = learned[0]
-            while len(self._again) > AGAIN_ENTRIES:
-                self._again.pop(next(iter(self._again)))
+            keep(self._again, key, learned[0], AGAIN_ENTRIES)
         return dw, result
 
     def record_launch(self, rec: LaunchRecord) -> None:

@@ -110,15 +110,21 @@ def plan_scratch(
             f"{per_lane} bytes of private memory per work-item need "
             f"{wavesize * unit} bytes per wave, more than TMPRING_SIZE can say"
         )
-    cap = 32 * t["cus"]
-    slots = max(1, min(total_waves, cap))
-    if t["gfx11"]:  # WAVES counts per shader engine on GFX11
-        waves = min(ceil_div(slots, t["ses"]), 0xFFF)
-        slots = waves * t["ses"]
-    else:
-        waves = min(slots, 0xFFF)
-        slots = waves
+    waves, slots = scratch_waves(target, total_waves)
     return ScratchPlan(per_lane, wavesize * unit, wavesize, waves, slots, slots * wavesize * unit)
+
+
+def scratch_waves(target: str, total_waves: int) -> tuple[int, int]:
+    """(TMPRING_SIZE.WAVES, wave slots the backing holds) for a dispatch of ``total_waves``
+    waves: min(those waves, 32 * CUs) slots (at least one); on GFX11 WAVES counts per shader
+    engine, so the slots are rounded up to a multiple of the SEs."""
+    t = TARGETS[target]
+    slots = max(1, min(total_waves, 32 * t["cus"]))
+    if t["gfx11"]:
+        waves = min(ceil_div(slots, t["ses"]), 0xFFF)
+        return waves, waves * t["ses"]
+    waves = min(slots, 0xFFF)
+    return waves, waves
 
 
 def scratch_buffer_descriptor(target: str, base: int, num_records: int, wave_size: int) -> list[int]:

@@ -113,6 +113,15 @@ class Chip:
         return self.z_tail_fix and kind == "Z"
 
 
+def pipe_bank_mask(chip: Chip, blk: int) -> int:
+    """The offset bits within a 2^``blk``-byte block that an XOR mode's pipe/bank XOR flips:
+    the pipe bits and up to four bank bits above them, from bit 8."""
+    pipe_mask = (1 << chip.pipes_log2) - 1
+    bank_bits = max(0, min(blk - 8 - chip.pipes_log2 - 2, 4))
+    bank_mask = ((1 << bank_bits) - 1) << (chip.pipes_log2 + 2)
+    return ((pipe_mask | bank_mask) << 8) & ((1 << blk) - 1)
+
+
 def mode_kind(sw_mode: int, gfx11: bool = False) -> tuple[int, str, bool] | None:
     """(block size log2, S/D/R/Z, XOR) from the mode's name, or None (linear, unknown, VAR)."""
     name = sw_mode_names(gfx11).get(sw_mode)
@@ -420,12 +429,7 @@ def mode_facts(chip: Chip, sw_mode: int, rsrc: int, bpe_log2: int) -> ModeFacts 
         fit_w //= b[bpe_log2][0] // b[2][0]
         fit_h //= b[bpe_log2][1] // b[2][1]
     unit = [(8, 4), (4, 4), (4, 4), (4, 2), (2, 2)][bpe_log2] if thick else B256[bpe_log2]
-    xor_mask = 0
-    if xor:
-        pipe_mask = (1 << chip.pipes_log2) - 1
-        bank_bits = max(0, min(blk - 8 - chip.pipes_log2 - 2, 4))
-        bank_mask = ((1 << bank_bits) - 1) << (chip.pipes_log2 + 2)
-        xor_mask = ((pipe_mask | bank_mask) << 8) & ((1 << blk) - 1)
+    xor_mask = pipe_bank_mask(chip, blk) if xor else 0
     assert blk % 2 == 0  # (addrlib swaps tail coordinates for odd blocks: VAR modes, refused)
     return ModeFacts(
         blk,
@@ -507,10 +511,7 @@ def address(chip: Chip, s: Surface, x, y, z, mip: int = 0, pipe_bank_xor: int = 
     px, py, pz = (x, y, z) if mi.tail is None else (x + u(mi.tail[0]), y + u(mi.tail[1]), z + u(mi.tail[2]))
     off = block_offset(pattern, px, py, pz)
     if xor:
-        pipe_mask = (1 << chip.pipes_log2) - 1
-        bank_bits = max(0, min(blk - 8 - chip.pipes_log2 - 2, 4))
-        bank_mask = ((1 << bank_bits) - 1) << (chip.pipes_log2 + 2)
-        off ^= u(((pipe_bank_xor & (pipe_mask | bank_mask)) << 8) & ((1 << blk) - 1))
+        off ^= u((pipe_bank_xor << 8) & pipe_bank_mask(chip, blk))
     thick = is_thick(s.rsrc, s.sw_mode, chip.gfx11)
     slice_size, slice_id = (u(info.slice_size * bd), z // u(bd)) if thick else (u(info.slice_size), z)
     return slice_size * slice_id + u(mi.offset) + (blk_idx << u(blk)) + off

@@ -63,14 +63,7 @@ def reserved(gfx11: bool = False) -> dict[int, int]:
     else:
         names = {n for g in (False, True) for n, _w, _lo, _hi in tsharp._fields("ssharp", g)}
         places = [field_bits(n) for n in names]
-    out = {}
-    for w in range(4):
-        used = 0
-        for fw, lo, hi in places:
-            if fw == w:
-                used |= ((1 << (hi - lo + 1)) - 1) << lo
-        out[w] = ~used & 0xFFFFFFFF
-    return out
+    return tsharp.unnamed_bits(places, range(4))
 
 
 @cache

@@ -95,17 +95,22 @@ def field_bits11(name: str) -> tuple[int, int, int]:
     return _fields11()[name]
 
 
-@cache
-def reserved11() -> dict[int, int]:
-    """Per T# word 1..6, the bits no GFX11 field names (reserved)."""
+def unnamed_bits(places, words: range) -> dict[int, int]:
+    """Per descriptor word in ``words``, the bits no field place (word, lo, hi) covers."""
     out = {}
-    for w in range(1, 7):
+    for w in words:
         used = 0
-        for fw, lo, hi in _fields11().values():
+        for fw, lo, hi in places:
             if fw == w:
                 used |= ((1 << (hi - lo + 1)) - 1) << lo
         out[w] = ~used & 0xFFFFFFFF
     return out
+
+
+@cache
+def reserved11() -> dict[int, int]:
+    """Per T# word 1..6, the bits no GFX11 field names (reserved)."""
+    return unnamed_bits(_fields11().values(), range(1, 7))
 
 
 @cache

@@ -17,6 +17,7 @@ from weakref import ref
 from .. import settings
 from ..backends import base as backends
 from ..errors import DeferredLost, Refusal, Refused
+from ..kept import keep
 from .result import DispatchResult
 
 # The default instruction budget of a wave (docs/decisions/0015-bounded-work.md): counted
@@ -118,9 +119,8 @@ def code_hash(program) -> str:
         words.append(ins.offset)
         words.extend(ins.words)
     digest = hashlib.sha256(struct.pack(f"<{len(words)}I", *words)).hexdigest()
-    _CODE_HASHES[id(program)] = (program, digest)  # (holding the program: its id stays its own)
-    while len(_CODE_HASHES) > CODE_HASHES:
-        del _CODE_HASHES[next(iter(_CODE_HASHES))]
+    # (holding the program: its id stays its own)
+    keep(_CODE_HASHES, id(program), (program, digest), CODE_HASHES)
     return digest
 
 
@@ -259,9 +259,7 @@ def program_for(memory, config, cache=None):
     if skey is not None:
         last[:] = [config, ref(memory), cache, memory.generation, dict(config.system_sgprs), ref(a), stamp]
         last.append((program, code_base))
-        _STAMPED[skey] = (cache, program, code_base)
-        while len(_STAMPED) > STAMPED:
-            del _STAMPED[next(iter(_STAMPED))]
+        keep(_STAMPED, skey, (cache, program, code_base), STAMPED)
     return program, code_base
 
 
@@ -364,10 +362,7 @@ def _prepare(memory, config, backend, mode, cache, be, program, code_base, key, 
     rec.program, rec.code_base, rec.key, rec.module, rec.tkey = program, code_base, key, module, tkey
     rec.budget = default_budget(program, config)
     rec.again = None
-    _PREPARED.pop(id(config), None)
-    _PREPARED[id(config)] = rec
-    while len(_PREPARED) > PREPARED:
-        del _PREPARED[next(iter(_PREPARED))]
+    keep(_PREPARED, id(config), rec, PREPARED)
 
 
 _LATE: tuple | None = None
@@ -436,11 +431,7 @@ class _Kept:
 
 
 def _hold(memory, config, kept) -> None:
-    held = memory.resident.kept
-    held.pop(id(config), None)
-    held[id(config)] = kept
-    while len(held) > PREPARED:
-        del held[next(iter(held))]
+    keep(memory.resident.kept, id(config), kept, PREPARED)
 
 
 def _stamps_hold(memory, checks) -> bool:

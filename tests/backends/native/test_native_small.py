@@ -312,6 +312,30 @@ def test_small_program_asks_at_its_second_numpy_run(cache, monkeypatch):
     assert {r[:3] for r in runs + big + never} == {want}
 
 
+def test_small_program_estimate_is_found_once(cache, monkeypatch):
+    """The small-program rule's estimate (runtime.source_estimate_s) is found once per module and
+    kept on it (Module.source_s), not again at each NumPy run after the first; a program too
+    large by it asks at none of five runs."""
+    code = _assemble(PROGRAMS[1])
+    at = harness.HostBlock(8192)  # (one code address: one module)
+    calls = []
+
+    def estimate(program):
+        calls.append(program)
+        return 2000.0  # (over NATIVE_AFTER_S: never asks)
+
+    monkeypatch.setattr(runtime, "NATIVE", "auto")
+    monkeypatch.setattr(runtime, "NATIVE_AFTER_S", 1000.0)  # (the time rule never asks here)
+    monkeypatch.setattr(runtime, "source_estimate_s", estimate)
+    monkeypatch.setattr(execute, "_CACHE", {})
+    for _ in range(5):
+        assert _run(code, buf=at)[0] == tg.OK
+    assert _asked() == [False]
+    (m,) = [m for m in execute._CACHE.values() if hasattr(m, "source_s")]
+    assert m.numpy_runs == 5 and m.source_s == 2000.0
+    assert len(calls) == 1 and calls[0] is m.program
+
+
 def test_kept_context_gives_what_fresh_arrays_give(cache, monkeypatch):
     """Run after run of the same modules (and other modules between), the one-range driver run
     over kept arrays gives the same bytes, return codes and refusals as one over new arrays."""

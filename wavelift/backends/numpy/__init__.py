@@ -49,6 +49,7 @@ class Module:
     # native tier's size asks for its library once they reach NATIVE_AFTER_MS (runtime.py)
     numpy_seconds: float = 0.0
     numpy_runs: int = 0  # ... and how many (a small program asks at its second: runtime.py)
+    source_s: float | None = None  # its native source's expected cost (runtime._source_s; once)
     # its last one-range driver run's native.KeptContext (runtime._serial_words; at most one)
     kept: list = field(default_factory=list)
     # its driver runs' grid words, by config id: [config, (budget, registers, group waves), G,

@@ -93,6 +93,19 @@ def loops(program) -> bool:
     return False
 
 
+def source_estimate_s(program) -> float:
+    """The seconds its native source is expected to cost (NATIVE_SOURCE_S_PER_INSTR an
+    instruction: amendment h104)."""
+    return len(program.instructions) * NATIVE_SOURCE_S_PER_INSTR
+
+
+def _source_s(m) -> float:
+    """source_estimate_s of the module's program, found once and kept on the (cached) module."""
+    if m.source_s is None:
+        m.source_s = source_estimate_s(m.program)
+    return m.source_s
+
+
 @functools.lru_cache(maxsize=256)
 def thread_split(total: int, row: int, threads: int, align: int = 1) -> tuple[tuple[int, ...], int]:
     """The native driver's workgroup ranges for at most ``threads`` threads -> (bounds 0 = b0 <
@@ -699,11 +712,7 @@ class Runtime:
         m.numpy_seconds += time.thread_time() - t0
         m.numpy_runs += 1
         if NATIVE_AFTER_S and (
-            m.numpy_seconds >= NATIVE_AFTER_S
-            or (
-                m.numpy_runs >= 2
-                and len(m.program.instructions) * NATIVE_SOURCE_S_PER_INSTR <= NATIVE_AFTER_S
-            )
+            m.numpy_seconds >= NATIVE_AFTER_S or (m.numpy_runs >= 2 and _source_s(m) <= NATIVE_AFTER_S)
         ):
             # (after this dispatch's own run: its source made, compiled in the background unless
             # the disk has it; a later dispatch finds it ready through native_known)
