@@ -546,18 +546,23 @@ def trace(memory, config, program_alloc=None, scratch_roots=None, key=None, dept
     return windows
 
 
-VARIANTS = 64  # _trace_variants: traces kept per key, by the first scanned head's bytes
-VARIANT_HEAD = 512  # of a first scanned head at most this long (its bytes are the index)
+VARIANTS = 64  # _trace_variants: traces kept per key, by what the first scanned head gave
+VARIANT_HEAD = 512  # of a first scanned head at most this long (its scan's result is the index)
 
 
 def _trace_variants(memory, config, skip, key, depth) -> list[Window]:
     """trace's cache for a memory with ``open_scans`` (the tinygrad hook's kept memory, whose
-    kernarg segment holds other pointers on each dispatch of a kernel): per key, traces indexed
-    by the bytes of the first head they scanned.  At one allocation table generation the first
-    allocation scanned is the same for every trace of a key (the user SGPRs' first target:
-    depth 0 is a function of the user SGPRs and the table), so a trace whose first head had the
-    same bytes placed the same windows to depth 1 and scanned the same heads after it, which
-    ``_same`` compares; equal throughout, its windows are the ones tracing again would give.
+    kernarg segment holds other pointers, and other values, on each dispatch of a kernel): per
+    key, traces indexed by what the first head they scanned gave -- its scan's result
+    (_scan_open's (allocation, address, index) entries) against the allocations open at that
+    scan.  At one allocation table generation the first allocation scanned and the allocations
+    open at its scan are the same for every trace of a key (depth 0 is a function of the user
+    SGPRs and the table; they are kept with the entry), and _trace reads that head through its
+    scan's result alone, so a trace whose first scan gave the same entries placed the same
+    windows to depth 1 and scanned the same heads after it, which ``_same`` compares; equal
+    throughout, its windows are the ones tracing again would give.  (Indexed by the result
+    rather than the bytes: a kernel dispatched with new scalar arguments -- a sort's stage
+    numbers -- and the same buffers scans to the same entries; amendment h107 of decision 0045.)
     A first head longer than VARIANT_HEAD is no index: one trace is kept for it (under None),
     every head it scanned compared by ``_same``, as ``trace`` does.  Kept in
     ``memory.trace_variants`` (not trace_cache, whose entries are (gen, scanned, windows))."""
@@ -566,40 +571,46 @@ def _trace_variants(memory, config, skip, key, depth) -> list[Window]:
     entry = cache.get(key)
     if entry is not None and entry[0] != gen:
         entry = None
-    head: bytes | None = b""
+    index: tuple | None = ()
     if entry is not None:
-        first = entry[1]
-        head = _first_head(memory, first)
-        hit = entry[2].get(head)
+        index = _first_index(memory, entry[1], entry[3])
+        hit = entry[2].get(index)
         # (a first head too long to index by: the one trace kept, every head compared by _same)
-        if hit is not None and all(_same(memory, s) for s in (hit[0] if head is None else hit[0][1:])):
+        if hit is not None and all(_same(memory, s) for s in (hit[0] if index is None else hit[0][1:])):
+            VARIANT_HITS[0] += 1
             return list(hit[1])
     scanned: list = []
-    windows = _trace(memory, config, skip, scanned, depth)
+    opened: list = []
+    windows = _trace(memory, config, skip, scanned, depth, opened)
     first = scanned[0][0] if scanned else None
     if entry is None or entry[1] is not first:
-        entry = (gen, first, {})
+        entry = (gen, first, {}, opened[0] if opened else ())
         cache.pop(key, None)
         cache[key] = entry
         while len(cache) > TRACE_CACHE:
             del cache[next(iter(cache))]
-        head = _first_head(memory, first)
+        index = _first_index(memory, first, entry[3])
     variants = entry[2]
-    variants.pop(head, None)
-    variants[head] = (scanned, tuple(windows))
+    variants.pop(index, None)
+    variants[index] = (scanned, tuple(windows))
     while len(variants) > VARIANTS:
         del variants[next(iter(variants))]
     return windows
 
 
-def _first_head(memory, a) -> bytes | None:
-    """_trace_variants' index: the bytes of the scanned head of ``a`` (b"" for no scan), or None
-    for a head longer than VARIANT_HEAD (not read here)."""
+VARIANT_HITS = [0]  # traces _trace_variants took from a kept one (tests)
+
+
+def _first_index(memory, a, open_: tuple) -> tuple | None:
+    """_trace_variants' index: () for no scan; None for a head longer than VARIANT_HEAD (not
+    read here); else the first scan's result -- _scan_open of allocation ``a`` against the
+    allocations ``open_`` (what _trace's first scan was given), as _trace computes it."""
     if a is None:
-        return b""
+        return ()
     if 4 * (min(a.size, SCAN_BYTES) // 4) > VARIANT_HEAD:
         return None
-    return _head(memory, a).tobytes()
+    starts, ends, _ = memory.address_index()
+    return tuple(_scan_open(memory, a, starts, ends, list(open_), _low(memory)))
 
 
 # memory -> {allocation base: (n, digest, the head's bytes)}: the last head _same hashed per
@@ -645,7 +656,9 @@ def trace_uncached(memory, config, program_alloc=None, scratch_roots=None, depth
     return _trace(memory, config, skip, None, depth)
 
 
-def _trace(memory, config, skip, scanned, last=None) -> list[Window]:
+def _trace(memory, config, skip, scanned, last=None, opened=None) -> list[Window]:
+    """``opened``: a list that gets the allocations open at the first scan (an open_scans or
+    single-use memory's: _scan_open's ``open_``, as a tuple; _trace_variants' index)."""
     last = MAX_DEPTH if last is None else min(last, MAX_DEPTH)  # (the deepest windows placed)
     windows: dict[int, Window] = {}
     # a scratch-base word takes part in no candidate (not even as half of a neighbour's pair)
@@ -731,6 +744,8 @@ def _trace(memory, config, skip, scanned, last=None) -> list[Window]:
                 if scanned is not None:  # (what _scan records: the stamp, then the head's digest)
                     stamp = content_stamp(memory, a)
                     scanned.append([a, *_scanned(memory, a), stamp])
+                if opened is not None and not opened:
+                    opened.append(tuple(open_))
                 found = _scan_open(memory, a, starts, ends, open_, low)
             else:
                 found = _scan(memory, a, hit, scanned)
