@@ -572,8 +572,11 @@ def _trace_variants(memory, config, skip, key, depth) -> list[Window]:
     if entry is not None and entry[0] != gen:
         entry = None
     index: tuple | None = ()
+    known = None  # (the first scan's allocations open and result, for _trace: not scanned twice)
     if entry is not None:
         index = _first_index(memory, entry[1], entry[3])
+        if index:
+            known = (entry[1], entry[3], index)
         hit = entry[2].get(index)
         # (a first head too long to index by: the one trace kept, every head compared by _same)
         if hit is not None and all(_same(memory, s) for s in (hit[0] if index is None else hit[0][1:])):
@@ -581,7 +584,7 @@ def _trace_variants(memory, config, skip, key, depth) -> list[Window]:
             return list(hit[1])
     scanned: list = []
     opened: list = []
-    windows = _trace(memory, config, skip, scanned, depth, opened)
+    windows = _trace(memory, config, skip, scanned, depth, opened, known)
     first = scanned[0][0] if scanned else None
     if entry is None or entry[1] is not first:
         entry = (gen, first, {}, opened[0] if opened else ())
@@ -656,9 +659,12 @@ def trace_uncached(memory, config, program_alloc=None, scratch_roots=None, depth
     return _trace(memory, config, skip, None, depth)
 
 
-def _trace(memory, config, skip, scanned, last=None, opened=None) -> list[Window]:
+def _trace(memory, config, skip, scanned, last=None, opened=None, known=None) -> list[Window]:
     """``opened``: a list that gets the allocations open at the first scan (an open_scans or
-    single-use memory's: _scan_open's ``open_``, as a tuple; _trace_variants' index)."""
+    single-use memory's: _scan_open's ``open_``, as a tuple; _trace_variants' index).
+    ``known``: (allocation, open allocations, result) of a _scan_open made at this allocation
+    table just now (_trace_variants' index): the first scan's result where it scans that
+    allocation with the same open allocations (the same scan, not made twice)."""
     last = MAX_DEPTH if last is None else min(last, MAX_DEPTH)  # (the deepest windows placed)
     windows: dict[int, Window] = {}
     # a scratch-base word takes part in no candidate (not even as half of a neighbour's pair)
@@ -746,7 +752,12 @@ def _trace(memory, config, skip, scanned, last=None, opened=None) -> list[Window
                     scanned.append([a, *_scanned(memory, a), stamp])
                 if opened is not None and not opened:
                     opened.append(tuple(open_))
-                found = _scan_open(memory, a, starts, ends, open_, low)
+                    if known is not None and a is known[0] and opened[0] == known[1]:
+                        found = list(known[2])
+                    else:
+                        found = _scan_open(memory, a, starts, ends, open_, low)
+                else:
+                    found = _scan_open(memory, a, starts, ends, open_, low)
             else:
                 found = _scan(memory, a, hit, scanned)
             for t, p, j in found:
