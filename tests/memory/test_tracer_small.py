@@ -154,7 +154,7 @@ def test_open_scans_memory_keeps_a_trace_per_first_head(monkeypatch):
     # (the variants in a store of their own: trace_cache's entries keep the one shape, (generation,
     # scanned heads, windows), that execute._keep_again reads)
     assert not mem.trace_cache
-    ((gen, first, variants, _opened),) = mem.trace_variants.values()
+    ((gen, first, variants, _opened, _heads),) = mem.trace_variants.values()
     assert gen == mem.generation and first.base == args and len(variants) == 1
 
 
@@ -171,7 +171,7 @@ def test_trace_cache_and_variants_keep_their_own_shapes():
     assert T.trace(mem, cfg) == want
     (entry,) = mem.trace_cache.values()
     assert len(entry) == 3 and entry[2] == tuple(want)
-    ((gen, first, variants, _opened),) = mem.trace_variants.values()
+    ((gen, first, variants, _opened, _heads),) = mem.trace_variants.values()
     assert isinstance(variants, dict) and first.base == bases[0]
 
 

@@ -561,21 +561,27 @@ def _trace_variants(memory, config, skip, key, depth) -> list[Window]:
     scan's result alone, so a trace whose first scan gave the same entries placed the same
     windows to depth 1 and scanned the same heads after it, which ``_same`` compares; equal
     throughout, its windows are the ones tracing again would give.  (Indexed by the result
-    rather than the bytes: a kernel dispatched with new scalar arguments -- a sort's stage
-    numbers -- and the same buffers scans to the same entries; amendment h107 of decision 0045.)
-    A first head longer than VARIANT_HEAD is no index: one trace is kept for it (under None),
-    every head it scanned compared by ``_same``, as ``trace`` does.  Kept in
-    ``memory.trace_variants`` (not trace_cache, whose entries are (gen, scanned, windows))."""
+    rather than the bytes: a kernel dispatched with new scalar arguments and the same pointers
+    scans to the same entries; decision 0045, amendment h107.)  The result is kept by the
+    head's bytes too (a head seen before: no scan).  A first head longer than VARIANT_HEAD is
+    no index: one trace is kept for it (under None), every head it scanned compared by
+    ``_same``, as ``trace`` does.  Kept in ``memory.trace_variants`` (not trace_cache, whose
+    entries are (gen, scanned, windows)): (generation, first allocation, {index: (scanned,
+    windows)}, the allocations open at its scan, {head bytes: index})."""
     cache = memory.trace_variants
     gen = memory.generation
     entry = cache.get(key)
     if entry is not None and entry[0] != gen:
         entry = None
     index: tuple | None = ()
-    known = None  # (the first scan's allocations open and result, for _trace: not scanned twice)
+    known = None  # (the first scan's allocation, open allocations and result: not scanned twice)
+    head: bytes | None = b""
     if entry is not None:
-        index = _first_index(memory, entry[1], entry[3])
-        if index:
+        head = _first_head(memory, entry[1])
+        index = None if head is None else entry[4].get(head)
+        if index is None and head is not None:
+            index = _first_index(memory, entry[1], entry[3])
+            _remember(entry[4], head, index)
             known = (entry[1], entry[3], index)
         hit = entry[2].get(index)
         # (a first head too long to index by: the one trace kept, every head compared by _same)
@@ -587,31 +593,46 @@ def _trace_variants(memory, config, skip, key, depth) -> list[Window]:
     windows = _trace(memory, config, skip, scanned, depth, opened, known)
     first = scanned[0][0] if scanned else None
     if entry is None or entry[1] is not first:
-        entry = (gen, first, {}, opened[0] if opened else ())
+        entry = (gen, first, {}, opened[0] if opened else (), {})
         cache.pop(key, None)
         cache[key] = entry
         while len(cache) > TRACE_CACHE:
             del cache[next(iter(cache))]
-        index = _first_index(memory, first, entry[3])
-    variants = entry[2]
-    variants.pop(index, None)
-    variants[index] = (scanned, tuple(windows))
-    while len(variants) > VARIANTS:
-        del variants[next(iter(variants))]
+        head = _first_head(memory, first)
+        index = None if head is None else _first_index(memory, first, entry[3])
+        if head is not None:
+            _remember(entry[4], head, index)
+    _remember(entry[2], index, (scanned, tuple(windows)))
     return windows
 
 
 VARIANT_HITS = [0]  # traces _trace_variants took from a kept one (tests)
 
 
-def _first_index(memory, a, open_: tuple) -> tuple | None:
-    """_trace_variants' index: () for no scan; None for a head longer than VARIANT_HEAD (not
-    read here); else the first scan's result -- _scan_open of allocation ``a`` against the
-    allocations ``open_`` (what _trace's first scan was given), as _trace computes it."""
+def _remember(store: dict, key, value) -> None:
+    """``store[key] = value``, the newest last, at most VARIANTS kept (oldest dropped first)."""
+    store.pop(key, None)
+    store[key] = value
+    while len(store) > VARIANTS:
+        del store[next(iter(store))]
+
+
+def _first_head(memory, a) -> bytes | None:
+    """The bytes of the scanned head of ``a`` (b"" for no scan), or None for a head longer than
+    VARIANT_HEAD (not read here)."""
     if a is None:
-        return ()
+        return b""
     if 4 * (min(a.size, SCAN_BYTES) // 4) > VARIANT_HEAD:
         return None
+    return _head(memory, a).tobytes()
+
+
+def _first_index(memory, a, open_: tuple) -> tuple:
+    """_trace_variants' index of a head of at most VARIANT_HEAD bytes: () for no scan, else the
+    first scan's result -- _scan_open of allocation ``a`` against the allocations ``open_``
+    (what _trace's first scan was given), as _trace computes it."""
+    if a is None:
+        return ()
     starts, ends, _ = memory.address_index()
     return tuple(_scan_open(memory, a, starts, ends, list(open_), _low(memory)))
 
@@ -668,7 +689,8 @@ def _trace(memory, config, skip, scanned, last=None, opened=None, known=None) ->
     last = MAX_DEPTH if last is None else min(last, MAX_DEPTH)  # (the deepest windows placed)
     windows: dict[int, Window] = {}
     # a scratch-base word takes part in no candidate (not even as half of a neighbour's pair)
-    user = np.array([0 if i in skip else v & 0xFFFFFFFF for i, v in enumerate(config.user_sgprs)], np.uint32)
+    # (uint32 words as Python ints: what _small_candidates reads)
+    user = [0 if i in skip else int(v) & 0xFFFFFFFF for i, v in enumerate(config.user_sgprs)]
     # the allocation the scratch base points into is the scratch backing: never a window, even
     # when some other word happens to look like a pointer into it
     backing = set()
@@ -687,7 +709,7 @@ def _trace(memory, config, skip, scanned, last=None, opened=None, known=None) ->
     # a candidate's reason is (where, word offset) -- text only for the windows placed
     frontier: list[tuple[int, tuple[str, int | None]]] = [
         (addr, (f"user SGPR s{i}", None))
-        for addr, i in _small_candidates(user.tolist(), _low(memory))  # (_candidates' pairs, in order)
+        for addr, i in _small_candidates(user, _low(memory))  # (_candidates' pairs, in order)
         if i not in skip
     ]
     # the border-colour table (TA_CS_BC_BASE_ADDR, decision 0043): guest memory the sampler
