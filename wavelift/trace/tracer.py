@@ -495,7 +495,7 @@ def trace_key(config, scratch_roots=None) -> tuple:
     values, the SGPRs never traced) -- a pure function of the two (the config is frozen but for
     its system SGPR dict, which scratch_sgprs reads: a caller keeping the key compares it)."""
     skip = frozenset(scratch_sgprs(config)) | frozenset(scratch_roots or ())
-    return (tuple(int(v) for v in config.user_sgprs), skip, getattr(config, "border_color_base", None))
+    return (tuple(map(int, config.user_sgprs)), skip, getattr(config, "border_color_base", None))
 
 
 def trace(memory, config, program_alloc=None, scratch_roots=None, key=None, depth=None) -> list[Window]:
