@@ -437,7 +437,9 @@ def test_large_contexts_are_not_kept(cache, monkeypatch):
 
 # one block, every instruction of it under the MODE's rounding (FP_ROUND, MODE bits 3:0): under a
 # MODE that rounds other than to nearest the tier lowers no block of it ("rounding mode")
-FLOAT_ONLY = PROLOGUE + "v_cvt_f32_u32 v1, v255\nv_add_f32 v2, v1, v1\n" + STORE.format(r=2, off=0) + "s_endpgm\n"
+FLOAT_ONLY = (
+    PROLOGUE + "v_cvt_f32_u32 v1, v255\nv_add_f32 v2, v1, v1\n" + STORE.format(r=2, off=0) + "s_endpgm\n"
+)
 
 
 def _counting_sources(monkeypatch) -> list:
