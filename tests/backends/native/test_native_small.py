@@ -494,3 +494,36 @@ def test_a_background_compile_writes_its_index_entry_when_done(cache, monkeypatc
     for f in ("library", "unsupported", "refusals", "_drivable", "_names", "_setpc"):
         assert getattr(found, f) == getattr(nb, f), f
     assert set(found.fns) == set(nb.fns) and found.drive is not None
+
+
+def test_grid_words_are_shared_by_configs_of_the_same_registers(cache, monkeypatch):
+    """The driver's grid words (runtime._grid) of a config object the module has not run --
+    the tinygrad hook's next kernarg address: new user SGPR values -- are those of an earlier
+    config of the same registers (one array, read-only), equal to the words made afresh for it;
+    a config of other registers (another block) has its own (decision 0035, amendment h107)."""
+    code = _assemble(PROGRAMS[1])
+    at = harness.HostBlock(8192)  # (one code address: one module)
+    monkeypatch.setattr(runtime, "NATIVE", "on")
+
+    def grids():
+        (m,) = [m for m in execute._CACHE.values() if hasattr(m, "grids")]
+        return m.grids
+
+    fresh = []
+    for _ in range(3):  # (each made afresh: nothing kept before the run)
+        for m in execute._CACHE.values():
+            getattr(m, "grids", {}).clear()
+        fresh.append((_run(code, buf=at), [v[2].copy() for k, v in grids().items() if type(k) is int]))
+    assert all(r[0][:3] == fresh[0][0][:3] for r in fresh) and fresh[0][0][3].get("native_driver")
+    assert all(len(w) == 1 and np.array_equal(w[0], fresh[0][1][0]) for _, w in fresh)
+    grids().clear()
+    kept = [_run(code, buf=at) for _ in range(3)]  # (new user SGPRs each: new config objects)
+    assert {r[:3] for r in kept} == {fresh[0][0][:3]}
+    per_config = [v for k, v in grids().items() if type(k) is int]
+    assert len(per_config) == 3 and len({id(v[2]) for v in per_config}) == 1
+    assert np.array_equal(per_config[0][2], fresh[0][1][0]) and not per_config[0][2].flags.writeable
+    assert len({tuple(v[3]) for v in per_config}) == 3  # (each config's own user SGPRs)
+    other = _run(code, threads=64, buf=at)  # (two waves: other registers, other words)
+    assert other[0] == tg.OK
+    words = [v for k, v in grids().items() if type(k) is tuple]
+    assert len(words) == 2 and not np.array_equal(words[0], words[1])
