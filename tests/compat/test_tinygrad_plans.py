@@ -252,3 +252,40 @@ def test_repeated_replays_of_every_fixture_match_tinygrads_cpu(monkeypatch):
                 hits, calls = hits + tg.PLAN_HITS[0] - h, calls + len(run.codes)
         pool.blocks.clear()
     assert calls >= 30 and hits == calls  # (every call of the later replays took its plan)
+
+
+def test_new_values_beside_the_same_pointers_take_the_kept_trace(monkeypatch):
+    """A word of the kernarg segment's allocation that is no pointer (past the kernargs and the
+    dispatch packet: bytes the tracer scans and the kernel never reads) changed on a kept plan:
+    the same pointers, so the kept windows, no trace (decision 0045, amendment h107); the result
+    still tinygrad's.  The word made a pointer into another range: traced again, and that range
+    is a window."""
+    pool, traces = Pool(monkeypatch), Traces(monkeypatch)
+    fx = _fixture("where_arange")
+    run, (args, kw) = pool.replay(fx)
+    assert run.codes == [tg.OK]
+    ka = args[8]
+    (seg,) = [w for w in tg.last_result().windows if w.address == ka]
+    assert seg.size >= 96  # (kernargs, packet, then padding to 64 bytes)
+    word = ctypes.c_uint64.from_address(ka + seg.size - 8)
+    a, out = _buf(run, 39), _buf(run, 40)
+    # (the buffers' bytes the same before each call: an earlier test may have made the program
+    # trace deep at once -- decision 0048 --, whose trace scans their heads too)
+    a[:] = np.random.default_rng(9).standard_normal(64).astype(np.float32)
+    n = None
+    for step in range(5):
+        # (no range can hold it: 2^47 and up is no user-space address; the low dword's low half 0,
+        # so no pair with the word before it is a candidate either -- a value below 4 GiB could
+        # be a host block's address: the harness maps its blocks there)
+        word.value = 1 << 47 | (0x1234 + step) << 16
+        assert not any(s <= word.value < s + n for s, n in kw["ranges"])
+        out[:] = 7
+        assert tg.run_asm(*args, **kw) == tg.OK
+        np.testing.assert_array_equal(out, _where_arange(a))
+        n = traces.n if n is None else n  # (counted from the first call over these bytes)
+    assert traces.n == n  # (fails where the kept traces are found by the head's bytes alone)
+    other = next(b for b in pool.blocks.values() if b.size == 1 << 16 and b.address != ka)
+    word.value = other.address
+    assert tg.run_asm(*args, **kw) == tg.OK
+    assert traces.n == n + 1 and other.address in [w.address for w in tg.last_result().windows]
+    np.testing.assert_array_equal(out, _where_arange(a))

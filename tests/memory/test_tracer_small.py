@@ -90,6 +90,7 @@ def test_open_scans_memory_traces_the_uncached_windows_and_again_after_a_change(
         root = int(rng.choice(bases))
         cfg = one_wave_config([root & 0xFFFFFFFF, (root >> 32) & 0xFFFF])
         for depth in (None, T.SHALLOW_DEPTH):
+            first_only = None  # (the last change: in the first head scanned, and the windows before it)
             for step in range(4):
                 want = T.trace_uncached(plain, cfg, depth=depth)
                 scanned: list = []  # (the heads this trace scans)
@@ -100,12 +101,19 @@ def test_open_scans_memory_traces_the_uncached_windows_and_again_after_a_change(
                 assert T.trace(kept, cfg, depth=depth) == want
                 assert calls[0] == again  # (nothing changed: the cached windows)
                 # traced again every step: the first at this depth, then after one byte of a head
-                # each kept trace scanned changed (below: never back to bytes a trace saw)
-                assert again == n + 1
+                # each kept trace scanned changed (below: never back to bytes a trace saw) --
+                # but for a change in the first head scanned that leaves the uncached windows
+                # (their reasons: each pointer's value and word) as they were: that head is
+                # read through its scan's result when it is at most VARIANT_HEAD bytes (decision
+                # 0045, amendment h107)
+                kept_trace = first_only is not None and first_only == want
+                assert again == n + (0 if kept_trace else 1)
                 # one byte of a head this trace scanned (the root's or, deeper, another's)
                 # changed on both, by a bit of its own each step
                 b = int(rng.choice([s[0].base for s in scanned])) if depth is None else root
                 assert b in {s[0].base for s in scanned}
+                head = scanned[0][0]
+                first_only = want if b == head.base and head.size // 4 * 4 <= T.VARIANT_HEAD else None
                 at = b + int(rng.integers(0, 16))
                 v = bytes([plain.read(at, 1)[0] ^ (1 << step)])
                 kept.write(at, v)
@@ -146,7 +154,7 @@ def test_open_scans_memory_keeps_a_trace_per_first_head(monkeypatch):
     # (the variants in a store of their own: trace_cache's entries keep the one shape, (generation,
     # scanned heads, windows), that execute._keep_again reads)
     assert not mem.trace_cache
-    ((gen, first, variants),) = mem.trace_variants.values()
+    ((gen, first, variants, _opened, _heads),) = mem.trace_variants.values()
     assert gen == mem.generation and first.base == args and len(variants) == 1
 
 
@@ -163,5 +171,35 @@ def test_trace_cache_and_variants_keep_their_own_shapes():
     assert T.trace(mem, cfg) == want
     (entry,) = mem.trace_cache.values()
     assert len(entry) == 3 and entry[2] == tuple(want)
-    ((gen, first, variants),) = mem.trace_variants.values()
+    ((gen, first, variants, _opened, _heads),) = mem.trace_variants.values()
     assert isinstance(variants, dict) and first.base == bases[0]
+
+
+def test_open_scans_memory_keeps_a_trace_over_new_scalar_arguments(monkeypatch):
+    """A kernel dispatched again with the same buffers and new scalar arguments (a sort's stage
+    numbers in its kernarg segment): the kept trace is taken (its first head scans to the same
+    pointers), with the windows trace_uncached gives; a scalar that now looks like a pointer
+    into another allocation traces again and reaches it (decision 0045, amendment h107)."""
+    calls = _count_traces(monkeypatch)
+    mem = GuestMemory()
+    mem.open_scans = True
+    args = mem.alloc(64, name="kernargs")
+    bufs = [mem.alloc(256, name=f"b{i}") for i in range(3)]
+    cfg = one_wave_config([args & 0xFFFFFFFF, args >> 32])
+    traced = 0
+    for stage in range(6):
+        mem.write(
+            args, np.array([bufs[0], bufs[1], stage | (7 - stage) << 32, 1 << stage], np.uint64).tobytes()
+        )
+        n = calls[0]
+        got = T.trace(mem, cfg, depth=T.SHALLOW_DEPTH)
+        traced += calls[0] - n
+        assert got == T.trace_uncached(mem, cfg, depth=T.SHALLOW_DEPTH)
+        assert [w.address for w in got] == sorted([args, bufs[0], bufs[1]])
+    assert traced == 1
+    # the scalar word now bufs[2]'s address: traced again, and bufs[2] is a window
+    mem.write(args + 16, np.array([bufs[2]], np.uint64).tobytes())
+    n = calls[0]
+    got = T.trace(mem, cfg, depth=T.SHALLOW_DEPTH)
+    assert calls[0] == n + 1 and got == T.trace_uncached(mem, cfg, depth=T.SHALLOW_DEPTH)
+    assert [w.address for w in got] == sorted([args, *bufs])

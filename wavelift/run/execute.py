@@ -158,6 +158,9 @@ def _module_key(program, config, mode, backend):
     return key + be.key_extra(config) if be is not None else key
 
 
+_ABI_FIELDS: dict = {}  # the scratch ABI's dataclass -> its field names (translation_inputs)
+
+
 def translation_inputs(config, sabi=None) -> tuple:
     """What a translation reads of the dispatch besides its code bytes and where they lie:
     the target, wave size, scratch ABI (its fields: 0008), GB_ADDR_CONFIG (image swizzle
@@ -169,10 +172,13 @@ def translation_inputs(config, sabi=None) -> tuple:
     caller has it.)"""
     if sabi is None:
         sabi = _scratch_abi(config)
+    names = _ABI_FIELDS.get(type(sabi))
+    if names is None:  # (its field names once a class: dataclasses.fields costs ~5 us a call)
+        names = _ABI_FIELDS[type(sabi)] = tuple(f.name for f in dataclasses.fields(sabi))
     return (
         config.target,
         config.wave_size,
-        tuple(getattr(sabi, f.name) for f in dataclasses.fields(sabi)),
+        tuple([getattr(sabi, n) for n in names]),
         config.gb_addr_config,
         config.border_color_base,
     )

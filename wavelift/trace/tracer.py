@@ -495,7 +495,7 @@ def trace_key(config, scratch_roots=None) -> tuple:
     values, the SGPRs never traced) -- a pure function of the two (the config is frozen but for
     its system SGPR dict, which scratch_sgprs reads: a caller keeping the key compares it)."""
     skip = frozenset(scratch_sgprs(config)) | frozenset(scratch_roots or ())
-    return (tuple(int(v) for v in config.user_sgprs), skip, getattr(config, "border_color_base", None))
+    return (tuple(map(int, config.user_sgprs)), skip, getattr(config, "border_color_base", None))
 
 
 def trace(memory, config, program_alloc=None, scratch_roots=None, key=None, depth=None) -> list[Window]:
@@ -546,60 +546,95 @@ def trace(memory, config, program_alloc=None, scratch_roots=None, key=None, dept
     return windows
 
 
-VARIANTS = 64  # _trace_variants: traces kept per key, by the first scanned head's bytes
-VARIANT_HEAD = 512  # of a first scanned head at most this long (its bytes are the index)
+VARIANTS = 64  # _trace_variants: traces kept per key, by what the first scanned head gave
+VARIANT_HEAD = 512  # of a first scanned head at most this long (its scan's result is the index)
 
 
 def _trace_variants(memory, config, skip, key, depth) -> list[Window]:
     """trace's cache for a memory with ``open_scans`` (the tinygrad hook's kept memory, whose
-    kernarg segment holds other pointers on each dispatch of a kernel): per key, traces indexed
-    by the bytes of the first head they scanned.  At one allocation table generation the first
-    allocation scanned is the same for every trace of a key (the user SGPRs' first target:
-    depth 0 is a function of the user SGPRs and the table), so a trace whose first head had the
-    same bytes placed the same windows to depth 1 and scanned the same heads after it, which
-    ``_same`` compares; equal throughout, its windows are the ones tracing again would give.
-    A first head longer than VARIANT_HEAD is no index: one trace is kept for it (under None),
-    every head it scanned compared by ``_same``, as ``trace`` does.  Kept in
-    ``memory.trace_variants`` (not trace_cache, whose entries are (gen, scanned, windows))."""
+    kernarg segment holds other pointers, and other values, on each dispatch of a kernel): per
+    key, traces indexed by what the first head they scanned gave -- its scan's result
+    (_scan_open's (allocation, address, index) entries) against the allocations open at that
+    scan.  At one allocation table generation the first allocation scanned and the allocations
+    open at its scan are the same for every trace of a key (depth 0 is a function of the user
+    SGPRs and the table; they are kept with the entry), and _trace reads that head through its
+    scan's result alone, so a trace whose first scan gave the same entries placed the same
+    windows to depth 1 and scanned the same heads after it, which ``_same`` compares; equal
+    throughout, its windows are the ones tracing again would give.  (Indexed by the result
+    rather than the bytes: a kernel dispatched with new scalar arguments and the same pointers
+    scans to the same entries; decision 0045, amendment h107.)  The result is kept by the
+    head's bytes too (a head seen before: no scan).  A first head longer than VARIANT_HEAD is
+    no index: one trace is kept for it (under None), every head it scanned compared by
+    ``_same``, as ``trace`` does.  Kept in ``memory.trace_variants`` (not trace_cache, whose
+    entries are (gen, scanned, windows)): (generation, first allocation, {index: (scanned,
+    windows)}, the allocations open at its scan, {head bytes: index})."""
     cache = memory.trace_variants
     gen = memory.generation
     entry = cache.get(key)
     if entry is not None and entry[0] != gen:
         entry = None
+    index: tuple | None = ()
+    known = None  # (the first scan's allocation, open allocations and result: not scanned twice)
     head: bytes | None = b""
     if entry is not None:
-        first = entry[1]
-        head = _first_head(memory, first)
-        hit = entry[2].get(head)
+        head = _first_head(memory, entry[1])
+        index = None if head is None else entry[4].get(head)
+        if index is None and head is not None:
+            index = _first_index(memory, entry[1], entry[3])
+            _remember(entry[4], head, index)
+            known = (entry[1], entry[3], index)
+        hit = entry[2].get(index)
         # (a first head too long to index by: the one trace kept, every head compared by _same)
-        if hit is not None and all(_same(memory, s) for s in (hit[0] if head is None else hit[0][1:])):
+        if hit is not None and all(_same(memory, s) for s in (hit[0] if index is None else hit[0][1:])):
+            VARIANT_HITS[0] += 1
             return list(hit[1])
     scanned: list = []
-    windows = _trace(memory, config, skip, scanned, depth)
+    opened: list = []
+    windows = _trace(memory, config, skip, scanned, depth, opened, known)
     first = scanned[0][0] if scanned else None
     if entry is None or entry[1] is not first:
-        entry = (gen, first, {})
+        entry = (gen, first, {}, opened[0] if opened else (), {})
         cache.pop(key, None)
         cache[key] = entry
         while len(cache) > TRACE_CACHE:
             del cache[next(iter(cache))]
         head = _first_head(memory, first)
-    variants = entry[2]
-    variants.pop(head, None)
-    variants[head] = (scanned, tuple(windows))
-    while len(variants) > VARIANTS:
-        del variants[next(iter(variants))]
+        index = None if head is None else _first_index(memory, first, entry[3])
+        if head is not None:
+            _remember(entry[4], head, index)
+    _remember(entry[2], index, (scanned, tuple(windows)))
     return windows
 
 
+VARIANT_HITS = [0]  # traces _trace_variants took from a kept one (tests)
+
+
+def _remember(store: dict, key, value) -> None:
+    """``store[key] = value``, the newest last, at most VARIANTS kept (oldest dropped first)."""
+    store.pop(key, None)
+    store[key] = value
+    while len(store) > VARIANTS:
+        del store[next(iter(store))]
+
+
 def _first_head(memory, a) -> bytes | None:
-    """_trace_variants' index: the bytes of the scanned head of ``a`` (b"" for no scan), or None
-    for a head longer than VARIANT_HEAD (not read here)."""
+    """The bytes of the scanned head of ``a`` (b"" for no scan), or None for a head longer than
+    VARIANT_HEAD (not read here)."""
     if a is None:
         return b""
     if 4 * (min(a.size, SCAN_BYTES) // 4) > VARIANT_HEAD:
         return None
     return _head(memory, a).tobytes()
+
+
+def _first_index(memory, a, open_: tuple) -> tuple:
+    """_trace_variants' index of a head of at most VARIANT_HEAD bytes: () for no scan, else the
+    first scan's result -- _scan_open of allocation ``a`` against the allocations ``open_``
+    (what _trace's first scan was given), as _trace computes it."""
+    if a is None:
+        return ()
+    starts, ends, _ = memory.address_index()
+    return tuple(_scan_open(memory, a, starts, ends, list(open_), _low(memory)))
 
 
 # memory -> {allocation base: (n, digest, the head's bytes)}: the last head _same hashed per
@@ -645,11 +680,17 @@ def trace_uncached(memory, config, program_alloc=None, scratch_roots=None, depth
     return _trace(memory, config, skip, None, depth)
 
 
-def _trace(memory, config, skip, scanned, last=None) -> list[Window]:
+def _trace(memory, config, skip, scanned, last=None, opened=None, known=None) -> list[Window]:
+    """``opened``: a list that gets the allocations open at the first scan (an open_scans or
+    single-use memory's: _scan_open's ``open_``, as a tuple; _trace_variants' index).
+    ``known``: (allocation, open allocations, result) of a _scan_open made at this allocation
+    table just now (_trace_variants' index): the first scan's result where it scans that
+    allocation with the same open allocations (the same scan, not made twice)."""
     last = MAX_DEPTH if last is None else min(last, MAX_DEPTH)  # (the deepest windows placed)
     windows: dict[int, Window] = {}
     # a scratch-base word takes part in no candidate (not even as half of a neighbour's pair)
-    user = np.array([0 if i in skip else v & 0xFFFFFFFF for i, v in enumerate(config.user_sgprs)], np.uint32)
+    # (uint32 words as Python ints: what _small_candidates reads)
+    user = [0 if i in skip else int(v) & 0xFFFFFFFF for i, v in enumerate(config.user_sgprs)]
     # the allocation the scratch base points into is the scratch backing: never a window, even
     # when some other word happens to look like a pointer into it
     backing = set()
@@ -668,7 +709,7 @@ def _trace(memory, config, skip, scanned, last=None) -> list[Window]:
     # a candidate's reason is (where, word offset) -- text only for the windows placed
     frontier: list[tuple[int, tuple[str, int | None]]] = [
         (addr, (f"user SGPR s{i}", None))
-        for addr, i in _small_candidates(user.tolist(), _low(memory))  # (_candidates' pairs, in order)
+        for addr, i in _small_candidates(user, _low(memory))  # (_candidates' pairs, in order)
         if i not in skip
     ]
     # the border-colour table (TA_CS_BC_BASE_ADDR, decision 0043): guest memory the sampler
@@ -731,7 +772,14 @@ def _trace(memory, config, skip, scanned, last=None) -> list[Window]:
                 if scanned is not None:  # (what _scan records: the stamp, then the head's digest)
                     stamp = content_stamp(memory, a)
                     scanned.append([a, *_scanned(memory, a), stamp])
-                found = _scan_open(memory, a, starts, ends, open_, low)
+                if opened is not None and not opened:
+                    opened.append(tuple(open_))
+                    if known is not None and a is known[0] and opened[0] == known[1]:
+                        found = list(known[2])
+                    else:
+                        found = _scan_open(memory, a, starts, ends, open_, low)
+                else:
+                    found = _scan_open(memory, a, starts, ends, open_, low)
             else:
                 found = _scan(memory, a, hit, scanned)
             for t, p, j in found:

@@ -457,3 +457,97 @@ def test_large_contexts_are_not_kept(cache, monkeypatch):
     want = _run(code, buf=at)[:3]
     assert _run(code, buf=at)[:3] == want
     assert not any(getattr(m, "kept", None) for m in execute._CACHE.values())
+
+
+# one block, every instruction of it under the MODE's rounding (FP_ROUND, MODE bits 3:0): under a
+# MODE that rounds other than to nearest the tier lowers no block of it ("rounding mode")
+FLOAT_ONLY = (
+    PROLOGUE + "v_cvt_f32_u32 v1, v255\nv_add_f32 v2, v1, v1\n" + STORE.format(r=2, off=0) + "s_endpgm\n"
+)
+
+
+def _counting_sources(monkeypatch) -> list:
+    """[one entry per NativeBlocks made from a program] (its source made: what the index spares)."""
+    made: list = []
+    real = native.NativeBlocks.__init__
+
+    def count(self, *a, **k):
+        made.append(1)
+        real(self, *a, **k)
+
+    monkeypatch.setattr(native.NativeBlocks, "__init__", count)
+    return made
+
+
+def test_a_program_the_tier_lowers_nothing_of_is_indexed(cache, monkeypatch):
+    """No block lowered (each one's reason kept): the index keeps that, so a later process's
+    module (its listing read afresh) finds it without lowering the program again, runs NumPy
+    blocks and asks for nothing; another MODE, whose blocks lower, is not that entry (decision
+    0012, amendment h107)."""
+    prog = _program(FLOAT_ONLY)
+    nb = codegen.ModeBlocks(prog, 32, ("k", 1)).native_library(0x301)
+    assert isinstance(nb, native.NativeBlocks) and nb.nothing_lowered and nb.library is None and not nb.fns
+    assert set(nb.unsupported.values()) == {"rounding mode"}
+    assert len(list(cache.glob("*.idx"))) == 1
+    monkeypatch.setattr(native, "_INDEX_NAMES", {})  # (a later process lists the entries anew)
+    made = _counting_sources(monkeypatch)
+    later = codegen.ModeBlocks(prog, 32, ("k", 1))
+    assert later.native_known(0x301) is None  # (NumPy blocks)
+    got = later.native_library(0x301, background=True)  # (the ask at a second NumPy run)
+    assert made == [] and got.nothing_lowered and got.unsupported == nb.unsupported and not got.fns
+    assert got.origin == "native index (nothing lowered)"
+    assert codegen.ModeBlocks(prog, 32, ("k", 1)).native_known(0x300) is None and made == []
+    other = codegen.ModeBlocks(prog, 32, ("k", 1)).native_library(0x300)
+    assert made == [1] and other.fns and not other.nothing_lowered
+
+
+def test_a_background_compile_writes_its_index_entry_when_done(cache, monkeypatch):
+    """A library compiled in the background: its index entry is on disk once the compile is
+    done, though its module never asks again (the process may end first): a later process finds
+    it through the index with what the source-made one has (decision 0012, amendment h107)."""
+    prog = _program(PROGRAMS[1])
+    made = codegen.ModeBlocks(prog, 32, ("k", 3))
+    assert made.native_library(0x300, background=True) is native.COMPILING
+    native.wait_for_compiles()
+    assert len(list(cache.glob("*.idx"))) == 1
+    monkeypatch.setattr(native, "_INDEX_NAMES", {})
+    found = codegen.ModeBlocks(prog, 32, ("k", 3)).native_known(0x300)
+    assert isinstance(found, native.NativeBlocks) and found.origin == "disk cache (index)"
+    nb = made.native_library(0x300)  # (attached now)
+    assert nb.fns and nb.library
+    for f in ("library", "unsupported", "refusals", "_drivable", "_names", "_setpc"):
+        assert getattr(found, f) == getattr(nb, f), f
+    assert set(found.fns) == set(nb.fns) and found.drive is not None
+
+
+def test_grid_words_are_shared_by_configs_of_the_same_registers(cache, monkeypatch):
+    """The driver's grid words (runtime._grid) of a config object the module has not run --
+    the tinygrad hook's next kernarg address: new user SGPR values -- are those of an earlier
+    config of the same registers (one array, read-only), equal to the words made afresh for it;
+    a config of other registers (another block) has its own (decision 0035, amendment h107)."""
+    code = _assemble(PROGRAMS[1])
+    at = harness.HostBlock(8192)  # (one code address: one module)
+    monkeypatch.setattr(runtime, "NATIVE", "on")
+
+    def grids():
+        (m,) = [m for m in execute._CACHE.values() if hasattr(m, "grids")]
+        return m.grids
+
+    fresh = []
+    for _ in range(3):  # (each made afresh: nothing kept before the run)
+        for m in execute._CACHE.values():
+            getattr(m, "grids", {}).clear()
+        fresh.append((_run(code, buf=at), [v[2].copy() for k, v in grids().items() if type(k) is int]))
+    assert all(r[0][:3] == fresh[0][0][:3] for r in fresh) and fresh[0][0][3].get("native_driver")
+    assert all(len(w) == 1 and np.array_equal(w[0], fresh[0][1][0]) for _, w in fresh)
+    grids().clear()
+    kept = [_run(code, buf=at) for _ in range(3)]  # (new user SGPRs each: new config objects)
+    assert {r[:3] for r in kept} == {fresh[0][0][:3]}
+    per_config = [v for k, v in grids().items() if type(k) is int]
+    assert len(per_config) == 3 and len({id(v[2]) for v in per_config}) == 1
+    assert np.array_equal(per_config[0][2], fresh[0][1][0]) and not per_config[0][2].flags.writeable
+    assert len({tuple(v[3]) for v in per_config}) == 3  # (each config's own user SGPRs)
+    other = _run(code, threads=64, buf=at)  # (two waves: other registers, other words)
+    assert other[0] == tg.OK
+    words = [v for k, v in grids().items() if type(k) is tuple]
+    assert len(words) == 2 and not np.array_equal(words[0], words[1])

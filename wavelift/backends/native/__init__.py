@@ -1126,12 +1126,15 @@ def index_name(version: str, key: tuple, mode: int, wave_size: int) -> str | Non
     return hashlib.sha256(repr(parts).encode()).hexdigest()[:32]
 
 
-def compile_library(source: str, background: bool = False, origin: list | None = None):
+def compile_library(source: str, background: bool = False, origin: list | None = None, index=None):
     """Find in the disk cache (verified: docs/decisions/0016-trusted-caches.md) or compile, then
     load from a private copy of the checked bytes.  ``background``: a library not in the cache is
     compiled in a worker thread and a Future of it is returned at once (the caller runs NumPy
     blocks meanwhile: a large program costs minutes of g++ -O3).  ``origin``, if given, gets
-    where the library comes from appended: "disk cache" or "compiled", then its cache name."""
+    where the library comes from appended: "disk cache" or "compiled", then its cache name.
+    ``index``: (the native index's name, a function: library cache name -> its entry) -- a
+    background compile writes that entry as soon as the library is on disk (decision 0012,
+    amendment h107; the caller writes it otherwise, when it attaches the library)."""
     cxx = host.compiler()
     if cxx is None:
         raise Unsupported("no C++ compiler (clang++ or g++) found")
@@ -1144,7 +1147,8 @@ def compile_library(source: str, background: bool = False, origin: list | None =
     if origin is not None:
         origin += ["compiled" if data is None else "disk cache", name]
     if data is None and background:
-        return _background(cxx, source, name, d)
+        entry = None if index is None or d is None else (index[0], index[1](name))
+        return _background(cxx, source, name, d, entry)
     return _build_and_load(cxx, source, name, d, data)
 
 
@@ -1164,11 +1168,13 @@ _QUEUED = [0]  # compiles queued and not finished (under _DONE)
 _DONE = threading.Condition()
 
 
-def _background(cxx: str, source: str, name: str, d) -> Future:
+def _background(cxx: str, source: str, name: str, d, index=None) -> Future:
     """Queue a background compile (one at a time: each is a whole C++ compiler run) -> a Future
     of the loaded library.  With a disk cache the compiler runs in a process of its own that
     stores the library there, so a run that ends first still leaves it for the next run (at
-    exit, compiles not yet started are dropped)."""
+    exit, compiles not yet started are dropped).  ``index``: (name, entry) of the native index,
+    written by that process right after the library (a run that ends while it compiles still
+    leaves the next run an entry: it makes no source for it)."""
     global _COMPILES
     if _COMPILES is None:
         _COMPILES = queue.SimpleQueue()
@@ -1176,19 +1182,19 @@ def _background(cxx: str, source: str, name: str, d) -> Future:
     fut: Future = Future()
     with _DONE:
         _QUEUED[0] += 1
-    _COMPILES.put((fut, cxx, source, name, d))
+    _COMPILES.put((fut, cxx, source, name, d, index))
     return fut
 
 
 def _compile_worker() -> None:
     assert _COMPILES is not None
     while True:
-        fut, cxx, source, name, d = _COMPILES.get()
+        fut, cxx, source, name, d, index = _COMPILES.get()
         try:
             if d is None:
                 fut.set_result(_build_and_load(cxx, source, name, d))
             else:
-                _store_in_child(source, d, name)
+                _store_in_child(source, d, name, index)
                 data = disk_cache.read(d, name, ".so")
                 fut.set_result(
                     disk_cache.load_library(data)
@@ -1205,14 +1211,15 @@ def _compile_worker() -> None:
 _STORE = "from wavelift.backends import native; native.store_main()"
 
 
-def _store_in_child(source: str, d, name: str) -> None:
+def _store_in_child(source: str, d, name: str, index=None) -> None:
     """Compile ``source`` into the disk cache entry ``name`` in a process of its own (its own
-    session: it is not killed with this one).  Only numbers and our own text reach it."""
+    session: it is not killed with this one), then write the native index's entry ``index``
+    ((name, entry bytes): our own JSON) when given.  Only numbers and our own text reach it."""
     env = settings.environment()
     root = str(pathlib.Path(__file__).resolve().parents[3])  # (where ``wavelift`` is)
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     p = subprocess.Popen(
-        [sys.executable, "-c", _STORE, str(d), name],
+        [sys.executable, "-c", _STORE, str(d), name, *(() if index is None else (index[0],))],
         stdin=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -1220,7 +1227,8 @@ def _store_in_child(source: str, d, name: str) -> None:
         start_new_session=True,
         text=True,
     )
-    _, err = p.communicate(source, timeout=COMPILE_TIMEOUT_S + 60)
+    text = source if index is None else source + "\0" + index[1].decode()
+    _, err = p.communicate(text, timeout=COMPILE_TIMEOUT_S + 60)
     if p.returncode != 0:
         raise Unsupported(
             err.strip().splitlines()[-1] if err.strip() else f"background compile exited with {p.returncode}"
@@ -1228,9 +1236,12 @@ def _store_in_child(source: str, d, name: str) -> None:
 
 
 def store_main() -> None:
-    """The background compile's process: source on stdin -> the disk cache entry argv[1:3]."""
+    """The background compile's process: source on stdin -> the disk cache entry argv[1:3]; with
+    an index name argv[3], the native index's entry (after a NUL on stdin) written after it."""
     d, name = pathlib.Path(sys.argv[1]), sys.argv[2]
-    source = sys.stdin.read()
+    source, entry = sys.stdin.read(), None
+    if len(sys.argv) > 3:
+        source, _, entry = source.partition("\0")
     cxx = host.compiler()
     if cxx is None or library_name(source, cxx) != name:
         raise SystemExit("the background compile's compiler or source differs from its caller's")
@@ -1238,6 +1249,14 @@ def store_main() -> None:
         disk_cache.write(d, name, ".so", _build(cxx, source))
     except (Unsupported, disk_cache.CacheRefused) as e:
         raise SystemExit(str(e)) from None
+    if entry is not None and re.fullmatch("[0-9a-f]{32}", sys.argv[3]):
+        # (an entry of index_entry's form naming this library; else none: the caller writes
+        # one when it attaches the library, as without this)
+        try:
+            if _index_fields(entry.encode())["library"] == name:
+                disk_cache.write(d, sys.argv[3], ".idx", entry.encode())
+        except (ValueError, KeyError, TypeError, AttributeError, disk_cache.CacheRefused, OSError):
+            pass
 
 
 # Landing's copy of a large written span with non-temporal stores (decision 0013, amendment
@@ -1401,14 +1420,20 @@ class NativeBlocks:
         self.source = ""
         self.origin: str | None = None  # "disk cache", "compiled" or "disk cache (index)"
         self.library = None  # its name in the disk cache (none made: no index entry either)
+        # no block lowered (each one's reason in ``unsupported``): what the native index keeps
+        # of it (an entry without a library), so that a later process makes no source for it
+        self.nothing_lowered = False
         self._drivable = False
         self._names: dict[int, str] = {}  # block -> its function's name in the library
         self._setpc: dict[int, bool] = {}  # block -> whether it ends in s_setpc
 
-    def __init__(self, program: Program, wave_size: int, mode: int, live, background: bool = False):
+    def __init__(
+        self, program: Program, wave_size: int, mode: int, live, background: bool = False, index=None
+    ):
         """``live``: per block, the registers live after it for this MODE (ir/passes liveness).
         ``background``: a library not in the disk cache compiles in a worker thread; until
-        ``ready()`` has attached it, no block is native (``pending``)."""
+        ``ready()`` has attached it, no block is native (``pending``).  ``index``: its native
+        index name (ModeBlocks), whose entry the background compile writes once it is done."""
         self._start()
         gen = BlockSource(wave_size)
         gen.scratch_split = {i for i, ins in enumerate(program.instructions) if ins.encoding == "SCRATCH"}
@@ -1428,6 +1453,7 @@ class NativeBlocks:
                 self.unsupported[b.index] = str(e)
         self.refusals = gen.refusals
         if not parts:
+            self.nothing_lowered = bool(self.unsupported)
             return
         # the driver: when every block is here and none changes MODE or jumps to a computed
         # address (what the driver schedules is then exactly the program)
@@ -1445,7 +1471,8 @@ class NativeBlocks:
             + (driver_source(program, wave_size, entry) if self._drivable else "")
         )
         origin: list = []
-        lib = compile_library(self.source, background, origin)
+        entry = None if index is None else (index, self.index_entry)
+        lib = compile_library(self.source, background, origin, entry)
         self.origin = origin[0] if origin else None  # "disk cache" or "compiled"
         self.library = origin[1] if origin else None  # its name in the disk cache
         if isinstance(lib, ctypes.CDLL):
@@ -1453,12 +1480,13 @@ class NativeBlocks:
         else:
             self.pending = lib
 
-    def index_entry(self) -> bytes:
+    def index_entry(self, library: str | None = None) -> bytes:
         """What the native index (index_name) keeps of this library: everything ``_attach`` and
-        the runtime read besides the library itself, which is named by its cache name."""
+        the runtime read besides the library itself, which is named by its cache name
+        (``library``, else its own; None: nothing lowered, no library)."""
         return json.dumps(
             {
-                "library": self.library,
+                "library": library or self.library,
                 "unsupported": {str(k): v for k, v in self.unsupported.items()},
                 "refusals": self.refusals,
                 "drivable": self._drivable,
@@ -1486,6 +1514,14 @@ class NativeBlocks:
             return None  # (a malformed entry: made again and written over)
         if e is None:
             return None
+        if e["library"] is None:  # (nothing lowered: no library, each block's reason kept)
+            if not e["unsupported"] or e["names"] or e["drivable"]:
+                return None
+            self = cls.__new__(cls)
+            self._start()
+            self.origin = "native index (nothing lowered)"
+            self.unsupported, self.nothing_lowered = e["unsupported"], True
+            return self
         try:
             data = disk_cache.read(d, e["library"], ".so")
             lib = None if data is None else disk_cache.load_library(data)
@@ -1570,7 +1606,7 @@ def _index_fields(raw: bytes) -> dict:
     ValueError, KeyError, TypeError or AttributeError."""
     e = json.loads(raw)
     return dict(
-        library=str(e["library"]),
+        library=None if e["library"] is None else str(e["library"]),
         unsupported={int(k): str(v) for k, v in e["unsupported"].items()},
         refusals=[(int(k), str(a), str(b)) for k, a, b in e["refusals"]],
         drivable=bool(e["drivable"]),

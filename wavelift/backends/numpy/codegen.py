@@ -363,8 +363,10 @@ class ModeBlocks:
 
         nb = self.natives.get(mode)
         if nb is None:
+            # (a background compile writes the index entry itself once the library is on disk)
+            index = self._index_name(mode) if background else None
             try:
-                nb = native.NativeBlocks(self.program, self.L, int(mode), self._live(mode), background)
+                nb = native.NativeBlocks(self.program, self.L, int(mode), self._live(mode), background, index)
             except native.Unsupported as e:
                 nb = native.NoNative(str(e))
             except Exception as e:  # noqa: BLE001 - a tier bug must not fail the dispatch:
@@ -379,8 +381,14 @@ class ModeBlocks:
                 nb = self.natives[mode] = native.NoNative(str(e))
             except Exception as e:  # noqa: BLE001 - as above
                 nb = self.natives[mode] = native.NoNative(f"internal error: {type(e).__name__}: {e}")
-        if isinstance(nb, native.NativeBlocks) and nb.library and mode not in self._indexed:
-            self._indexed.add(mode)  # (a library made from its source: the index names it)
+        if (
+            isinstance(nb, native.NativeBlocks)
+            and (nb.library or nb.nothing_lowered)
+            and mode not in self._indexed
+        ):
+            # (a library made from its source: the index names it; or no block lowered: the index
+            # says so, and a later process makes no source for it -- decision 0012, amendment h107)
+            self._indexed.add(mode)
             name = self._index_name(mode)
             if name:
                 native.index_store(name, nb.index_entry())
@@ -406,6 +414,8 @@ class ModeBlocks:
         if nb is not None:
             self.natives[mode] = nb
             self._indexed.add(mode)
+            if nb.nothing_lowered:
+                return None  # (NumPy blocks, and nothing asked for: native_library has it)
         return nb
 
     def _index_name(self, mode: int) -> str | None:

@@ -50,7 +50,7 @@ NATIVE_BATCH_FACTOR = 16
 # a one-range driver run's state arrays and context words kept for the module's next one
 # (native.KeptContext; False: made anew for every run, as before: A/B runs and tests)
 KEEP_CONTEXT = True
-GRIDS = 64  # grid words kept per module (_grid: one per config object; cleared when full)
+GRIDS = 64  # grid words kept per module (_grid: per config object and per registers; cleared when full)
 # the largest context a module keeps (its arrays' bytes: a large scratch or LDS is made anew for
 # each run, as before, rather than held by every cached module)
 KEEP_MAX_BYTES = 8 << 20
@@ -1045,8 +1045,35 @@ class Runtime:
         ):
             self._grid_at = kept[5]
             return kept[2], kept[3]
-        G = np.zeros(len(NT.GRID_FIELDS), np.int64)
         user = np.array([v & 0xFFFFFFFF for v in cfg.user_sgprs] or [0], np.uint32)
+        # G by everything ``vals`` below reads (another config object of the same registers
+        # but the user SGPRs' values -- the tinygrad hook's next kernarg address -- has the
+        # same G; only ``user`` is its own)
+        vkey = None
+        if self.deadline is None:
+            vkey = (
+                "words",
+                cfg.num_groups,
+                cfg.group_start,
+                cfg.block,
+                cfg.partial,
+                bool(cfg.partial_tg),
+                cfg.group_end,
+                bool(cfg.packed_local_ids),
+                cfg.tidig_comp_cnt,
+                len(cfg.user_sgprs),
+                tuple(sorted(sysr.items())),
+                cfg.target,
+                cfg.lds_bytes,
+                self._mode_word(),
+                self.budget,
+                nv,
+                group_waves,
+            )
+            G = self.m.grids.get(vkey)
+            if G is not None:
+                return self._keep_grid(cfg, nv, group_waves, G, user, vkey)
+        G = np.zeros(len(NT.GRID_FIELDS), np.int64)
         vals = dict(
             zip(("gx", "gy", "gz"), cfg.num_groups),
             **dict(zip(("sx", "sy", "sz"), cfg.group_start)),
@@ -1073,12 +1100,19 @@ class Runtime:
         )
         for k, v in vals.items():
             G[NT.GRID[k]] = v
-        if self.deadline is None:
-            grids = self.m.grids
-            if len(grids) >= GRIDS:
-                grids.clear()
-            at = (G, G.ctypes.data, user.ctypes.data)
-            grids[id(cfg)] = [cfg, (self.budget, nv, group_waves), G, user, dict(sysr), at]
+        if vkey is not None:
+            G.flags.writeable = False  # (shared by config objects: never written after this)
+            return self._keep_grid(cfg, nv, group_waves, G, user, vkey)
+        return G, user
+
+    def _keep_grid(self, cfg, nv, group_waves, G, user, vkey):
+        """Keep ``G`` (by ``vkey``) and this config object's words (by its id) for _grid."""
+        grids = self.m.grids
+        if len(grids) >= GRIDS:
+            grids.clear()
+        grids[vkey] = G
+        at = self._grid_at = (G, G.ctypes.data, user.ctypes.data)
+        grids[id(cfg)] = [cfg, (self.budget, nv, group_waves), G, user, dict(cfg.system_sgprs), at]
         return G, user
 
     def _chunk_groups(self, group_waves):
