@@ -7,8 +7,9 @@ what each instruction is for -- without a GPU (issue 24: the LDS/barrier kernels
 For each kernel: the module as the backend generates it (tools/cuda_sass.py: NVRTC with the
 backend's options and occupancy rule, sm_90), its SASS by nvdisasm with line info, and
 
-* the whole module: instructions, registers, the hot path (tools/cuda_sass.hot_count: the blocks
-  reachable without entering the rare paths -- window search, escapes, budget call, flags);
+* the whole module: instructions, registers, the hot path (tools/cuda_sass.hot_blocks: the blocks
+  reachable without entering the rare paths -- window search, escapes, budget call, flags --
+  less the NaN sides of float tests: nan_sides);
 * each loop of the hot path (a hot branch back to a hot block at a lower address, the hot blocks
   between): its hot instructions, and how many of them each concern of the translation costs,
   by the generated source line they come from (CATEGORIES, first match wins).
@@ -40,7 +41,7 @@ CATEGORIES = [
     ("written", ("wl_touch",), r"written|0x01010101"),
     ("global", (), r"^(LDG|STG|ATOMG|REDG)"),
     ("window", ("wl_direct", "wl_span", "wl_gload", "wl_gstore", "wl_gread_at", "wl_gwrite_at"), None),
-    ("fma-nan", ("wl_nfma", "wl_fma", "wl_q", "wl_dnan"), None),
+    ("fma-nan", ("wl_nfma", "wl_fma", "wl_q", "wl_dnan"), r"if \((t\d+n) != \1\)"),
     ("lds", ("wl_atomic32",), r"wl_smem|^(LDS|STS|ATOMS)"),
     ("sync", (), r"__syncwarp|__syncthreads|__ballot|bar\.sync|^(BAR|WARPSYNC|VOTE)"),
     ("exec-test", (), r">> lane\) & 1u"),
@@ -88,8 +89,35 @@ def category(op, ln, lines, owner):
     return "other"
 
 
-NAN_SIDE = ("wl_nfma", "wl_q", "wl_dnan")
-_KEEP = r"(FFMA|DFMA|BSYNC|BSSY)\b"
+def nan_sides(listing):
+    """[(address of the branch, address of its target)] of each NaN test's skip: an
+    ``FSETP.NAN.AND Pn, PT, Rx, Rx`` and later in its block ``@!Pn BRA`` forward"""
+    at, rows, pending = {}, [], None
+    for line in listing.splitlines():
+        if line.startswith(".L_"):
+            pending = line.rstrip(":")
+            continue
+        m = re.match(r"([0-9a-f]+) (.*?)\s*\|", line)
+        if m:
+            a = int(m.group(1), 16)
+            if pending:
+                at[pending], pending = a, None
+            rows.append((a, m.group(2)))
+    out, test = [], {}
+    for a, op in rows:
+        m = re.match(r"FSETP\.NAN\.AND (P\d), PT, (R\d+), \2, PT", op)
+        if m:
+            test[m.group(1)] = a
+            continue
+        m = re.match(r"@!(P\d) BRA `\((\.L_\w+)\)", op)
+        if m and m.group(1) in test and at.get(m.group(2), 0) > a:
+            out.append((a, at[m.group(2)]))
+        if re.search(r"\b(BRA|EXIT|RET)\b", op):
+            test = {}
+        else:
+            for p in re.findall(r"^(?:@!?P\d )?\S+ (P\d),", op):
+                test.pop(p, None)
+    return out
 
 
 def loops(blocks, succ, hot):
@@ -118,22 +146,18 @@ def report(name, nvd, outdir):
 def count(name, src, listing, regs=""):
     blocks, succ, hot = CS.hot_blocks(listing, src)
     lines, owner = src.splitlines(), _functions(src)
+    sides = nan_sides(listing)
+    # (the NaN side of a float result's test -- FSETP.NAN.AND Pn, PT, Rx, Rx, then @!Pn BRA
+    # over it: wl_nfma's choice of NaN, a chain's exact run again (nanchain) -- runs only on a
+    # NaN result: left out of the hot counts, counted apart)
+    nan = {i for i in hot if blocks[i] and any(a < blocks[i][0][0] < b for a, b in sides)}
     total = sum(len(b) for b in blocks)
-    nhot = sum(len(blocks[i]) for i in hot)
+    nhot = sum(len(blocks[i]) for i in hot - nan)
     m = re.search(r"Used (\d+) registers", regs)
     spill = regs.split("Used")[0].strip()
     print(f"{name}: {total} SASS, hot path {nhot}" + (f", {m.group(1)} registers ({spill})" if m else ""))
     for head, latch in loops(blocks, succ, hot):
         lo, hi = blocks[head][0][0], blocks[latch][-1][0]
-        # (a block all of whose instructions choose the NaN of an fma whose result is NaN --
-        # wl_nfma's slow side, no FFMA, no reconvergence -- runs only on a NaN: left out)
-        nan = {
-            i
-            for i in hot
-            if blocks[i]
-            and all(owner.get(ln) in NAN_SIDE and not re.match(_KEEP, op) for _, op, ln in blocks[i])
-        }
-        # (the test r == r after the FFMA stays: its block holds the FFMA)
         ins = [x for i in sorted(hot - nan) for x in blocks[i] if lo <= x[0] <= hi]
         slow = sum(len(blocks[i]) for i in nan if lo <= blocks[i][0][0] <= hi)
         cats = collections.Counter(category(op, ln, lines, owner) for _, op, ln in ins)
@@ -145,7 +169,7 @@ def count(name, src, listing, regs=""):
         )
         print(
             f"  loop {lo:04x}-{hi:04x}: {len(ins)} hot"
-            + (f" (+{slow} on NaN-choosing sides)" if slow else "")
+            + (f" (+{slow} on the NaN sides of float tests)" if slow else "")
             + " ("
             + ", ".join(f"{k} {v}" for k, v in kinds.most_common())
             + ")\n    "
