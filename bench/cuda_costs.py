@@ -32,6 +32,11 @@ without the divisions it needs not (WAVELIFT_CUDA_GRIDDIM=baked); h97: all three
 h97gpb16 with 8 or 16 workgroups a CUDA block.  wavesync: a wave sync only between two accesses
 of one memory, the LDS or global and scratch (WAVELIFT_CUDA_WAVESYNC=spaces; 0047's amendment h101);
 commute: that and none between two atomic adds whose values nobody reads (=commute).
+execknown: EXEC bits and lane counts as constants where the LDS analysis proves EXEC whole
+(WAVELIFT_CUDA_EXEC=known; 0047's amendment h106); execspaces: that and wavesync; nanchain,
+nanchain8, nanchain16: f32 fma chains of at most 4, 8, 16 fmas tested for NaN once at their end
+(WAVELIFT_CUDA_NAN=chain, chain8, chain16; same amendment);
+h106: execknown and nanchain; h106spaces: those and wavesync.
 DISPATCHES: vadd32, vadd64 (full-screen vadd, clang), shade (full-screen shade), collatz (65,536
 lanes of the divergent loop), and bench/kernels/lds.cl's LDS and barrier kernels: matmul16 (1024^2,
 16x16 tiles), stencil5 (1920x1080, 5x5 through an LDS tile), histogram (8.3 M words, LDS atomics),
@@ -114,6 +119,17 @@ ENV = {
 # WAVELIFT_CUDA_WAVESYNC=spaces, 0047's amendment h101)
 ENV["wavesync"] = {"WAVELIFT_CUDA_WAVESYNC": "spaces"}
 ENV["commute"] = {"WAVELIFT_CUDA_WAVESYNC": "commute"}  # also none between unread atomic adds
+# EXEC bits and lane counts as constants where EXEC is proved whole (WAVELIFT_CUDA_EXEC=known;
+# 0047's amendment h106), alone and with the wave syncs by memory
+ENV["execknown"] = {"WAVELIFT_CUDA_EXEC": "known"}
+ENV["execspaces"] = {"WAVELIFT_CUDA_EXEC": "known", "WAVELIFT_CUDA_WAVESYNC": "spaces"}
+# f32 fma chains tested for NaN at their end (WAVELIFT_CUDA_NAN=chain; 0047's amendment h106),
+# alone and with the two above
+ENV["nanchain"] = {"WAVELIFT_CUDA_NAN": "chain"}  # (chains of at most 4 fmas)
+ENV["nanchain8"] = {"WAVELIFT_CUDA_NAN": "chain8"}
+ENV["nanchain16"] = {"WAVELIFT_CUDA_NAN": "chain16"}
+ENV["h106"] = {"WAVELIFT_CUDA_EXEC": "known", "WAVELIFT_CUDA_NAN": "chain"}
+ENV["h106spaces"] = {**ENV["h106"], "WAVELIFT_CUDA_WAVESYNC": "spaces"}
 # session 43's opt-in settings together (h97's three, h98's LDS values in the active lanes and
 # occupancy step)
 ENV["s43"] = {**ENV["h97"], **ENV["ldslanes"], **ENV["occstep"]}

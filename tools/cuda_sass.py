@@ -100,7 +100,7 @@ def annotate(sass, src):
 # the rare paths: a SASS basic block holding an instruction of these functions' bodies (or any
 # call) is cold, as is a block all of whose successors are cold, and what only cold blocks reach
 COLD_FUNCTIONS = ("wl_res", "wl_gload_", "wl_gstore_", "wl_escape_", "wl_check_", "wl_flag_")
-_RECONVERGE = re.compile(r"(BSYNC|BSSY|NOP|WARPSYNC|BRA|BREAK)\b")
+_RECONVERGE = re.compile(r"(BSYNC|BSSY|NOP|WARPSYNC|BRA|BREAK|YIELD)\b")
 
 
 def _body_lines(src, names):
@@ -121,13 +121,12 @@ def _body_lines(src, names):
     return out
 
 
-def hot_count(annotated, src):
-    """SASS instructions on the hot path of an annotated listing (annotate's output): the basic
-    blocks reachable from the entry through blocks that are not cold (COLD_FUNCTIONS).  For
-    straight-line kernels (vadd, shade) about the instructions a warp issues (Nsight on vadd w32:
-    196 warp instructions per warp, this count 202 on the same tree): a proxy without a GPU.
-    Where the kernel holds a straight copy of its blocks (WAVELIFT_CUDA_BUDGET=straight), the
-    copy's path (the guard's branch taken)."""
+def hot_blocks(annotated, src):
+    """The SASS basic blocks of an annotated listing (annotate's output) and which are hot: ->
+    (blocks, succ, hot), blocks a list of [(address, op, source line)], succ each block's
+    successors, hot the set of blocks reachable from the entry through blocks that are not cold
+    (COLD_FUNCTIONS; hot_count).  Where the kernel holds a straight copy of its blocks
+    (WAVELIFT_CUDA_BUDGET=straight), the copy's path (the guard's branch taken)."""
     cold_lines = _body_lines(src, COLD_FUNCTIONS)
     blocks, labels, closed = [], {}, True
     for line in annotated.splitlines():
@@ -136,18 +135,18 @@ def hot_count(annotated, src):
             blocks.append([])
             closed = False
             continue
-        m = re.match(r"[0-9a-f]+ (.*?)\s*\| (\d+|None):", line)
+        m = re.match(r"([0-9a-f]+) (.*?)\s*\| (\d+|None):", line)
         if not m:
             continue
         if closed:
             blocks.append([])
-        op = m.group(1)
-        blocks[-1].append((op, int(m.group(2)) if m.group(2) != "None" else 0))
+        op = m.group(2)
+        blocks[-1].append((int(m.group(1), 16), op, int(m.group(3)) if m.group(3) != "None" else 0))
         closed = re.search(r"\b(BRA|EXIT|RET|BREAK)\b", op) is not None
     lines = src.splitlines()
     succ = []
     for i, b in enumerate(blocks):
-        last, ln = b[-1] if b else ("", 0)
+        _, last, ln = b[-1] if b else (0, "", 0)
         # (BRA.DIV: the warp is not converged -- it is, at every ballot of this code)
         s = {labels[t] for t in re.findall(r"`\((\.L_\w+)\)", last) if t in labels and "BRA.DIV" not in last}
         # (the straight copy's guard, WAVELIFT_CUDA_BUDGET=straight: the copy is what runs)
@@ -156,7 +155,8 @@ def hot_count(annotated, src):
             s.add(i + 1)
         succ.append(s)
     cold = [
-        any("CALL" in op or (ln in cold_lines and not _RECONVERGE.match(op)) for op, ln in b) for b in blocks
+        any("CALL" in op or (ln in cold_lines and not _RECONVERGE.match(op)) for _, op, ln in b)
+        for b in blocks
     ]
     changed = True
     while changed:
@@ -170,7 +170,16 @@ def hot_count(annotated, src):
         if i < len(blocks) and i not in seen and not cold[i]:
             seen.add(i)
             todo.extend(succ[i])
-    return sum(len(blocks[i]) for i in seen)
+    return blocks, succ, seen
+
+
+def hot_count(annotated, src):
+    """SASS instructions on the hot path of an annotated listing (annotate's output): the basic
+    blocks reachable from the entry through blocks that are not cold (COLD_FUNCTIONS).  For
+    straight-line kernels (vadd, shade) about the instructions a warp issues (Nsight on vadd w32:
+    196 warp instructions per warp, this count 202 on the same tree): a proxy without a GPU."""
+    blocks, _, hot = hot_blocks(annotated, src)
+    return sum(len(blocks[i]) for i in hot)
 
 
 def main():

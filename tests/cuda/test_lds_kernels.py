@@ -75,3 +75,57 @@ def test_barrier_lowerings_generate_and_compile(name, monkeypatch):
     if _nvrtc_problem() is None:
         for src in srcs.values():
             check_source(src, "sm_90")
+
+
+def _matmul16_with_nans():
+    """(mem, cfg, output address, bytes) of lds.cl's matmul16 (small) with NaNs of several
+    payloads and signs, infinities and zeros in A and B: rows of C whose chains meet a NaN, an
+    invalid product (0 * inf) or inf - inf"""
+    import wavelift
+
+    c = G.lds_case("matmul16", True)
+    a, b = (x.copy() for x in c["inputs"])
+    rng = np.random.default_rng(106)
+    for arr, n in ((a, 40), (b, 40)):
+        at = rng.choice(arr.size, n, replace=False)
+        bits = [0x7FC00000, 0xFFC00000, 0x7F800001, 0xFFA00005, 0x7FC12345, 0x7F800000, 0xFF800000, 0x0]
+        arr.view(np.uint32)[at] = rng.choice(np.array(bits, np.uint32), n)
+    cat = G.Catch()
+    dev = wavelift.Device("gfx1030", execute=cat)
+    k = dev.load_code_object(str(ROOT / "bench" / "kernels" / "lds-gfx1030-O2-w32.hsaco")).kernel("matmul16")
+    bufs = [dev.upload(x) for x in (a, b)]
+    out = dev.upload(np.zeros(c["out_n"], np.uint32))
+    k.launch(groups=c["groups"], block=c["block"], args=[*bufs, out, *c["scalars"]])
+    mem, cfg = cat.got[0]
+    return mem, cfg, out.address, 4 * c["out_n"]
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("nan", ["", "chain", "chain16"])
+def test_matmul16_nans_on_cuda(nan, monkeypatch, tmp_path):
+    """WAVELIFT_CUDA_NAN (decision 0047's amendment h106): fma chains tested for NaN at their
+    end give the NaN bits the NumPy backend gives (RDNA's rule) where NaNs, infinities and
+    zeros meet in the multiply-adds -- the end's run again, bit for bit"""
+    import copy
+
+    from test_cuda_backend import _gpu_problem
+
+    why = _gpu_problem()
+    if why:
+        pytest.skip(f"no CUDA device: {why}")
+    mem, cfg, out, nbytes = _matmul16_with_nans()
+    ref = copy.deepcopy(mem)
+    r = execute_dispatch(ref, cfg, backend="numpy", mode="lane", cache={})
+    assert r.refusal is None, r.refusal
+    want = np.frombuffer(ref.read(out, nbytes), np.uint32)
+    assert (want & 0x7FFFFFFF > 0x7F800000).sum() > 10  # (NaNs reached C)
+    if nan:
+        monkeypatch.setenv("WAVELIFT_CUDA_NAN", nan)
+    else:
+        monkeypatch.delenv("WAVELIFT_CUDA_NAN", raising=False)
+    monkeypatch.setenv("WAVELIFT_CUDA_CACHE", str(tmp_path))
+    r = execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache={})
+    assert r.refusal is None, r.refusal
+    got = np.frombuffer(mem.read(out, nbytes), np.uint32)
+    bad = np.flatnonzero(got != want)
+    assert not bad.size, (nan, bad[:8], got[bad[:8]], want[bad[:8]])

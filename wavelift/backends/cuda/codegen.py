@@ -45,7 +45,7 @@ from ...ir.program import (
 from ..cfamily.lowering import I32_RESULT, VALUE_EXPR, ValueLowering, is_float
 from ..cfamily.lowering import Unsupported as CudaUnsupported  # refused, never miscomputed
 from ..cfamily.prelude import header, trig_preop_source
-from . import ldsrange, preload, spans, split
+from . import ldsrange, nanchain, preload, spans, split
 from .prelude import ATOMIC_OPS, PRELUDE
 from .resident import TOUCH_SHIFT
 
@@ -220,12 +220,29 @@ class Lowering(ValueLowering):
         # (lanes) the LDS accesses whose mask holds in every lane (EXEC known whole): such a
         # load's word needs no select
         self.lds_whole: set = set()
-        if not self.lds_checked and uses_space(program, "lds"):
+        # (lanes, WAVELIFT_CUDA_EXEC=known) (block index, op position) where EXEC is known to
+        # hold every lane of the wave: an EXEC bit there is 1 and a lane count 32 a warp (0047's
+        # amendment h106)
+        self.exec_whole: set = set()
+        # f32 fma chains tested for NaN at their end (nanchain; 0047's amendment h106)
+        nan = str(settings.get("WAVELIFT_CUDA_NAN") or "")
+        m = re.fullmatch(r"chain(\d*)", nan)
+        self.nan_chain = (int(m.group(1)) if m.group(1) else 4) if m else 0
+        known = settings.get("WAVELIFT_CUDA_EXEC") == "known"
+        if not self.lds_checked and (uses_space(program, "lds") or known):
             # WAVELIFT_CUDA_LDS=lanes: also the values in the lanes EXEC leaves active (0047's
             # amendment "values in the active lanes")
             lanes = settings.get("WAVELIFT_CUDA_LDS") == "lanes"
             self.lds_addr = ldsrange.analyse(
-                program, wave_size, shape, self.skip, lanes, self.lds_data, self.lds_every, self.lds_whole
+                program,
+                wave_size,
+                shape,
+                self.skip,
+                lanes,
+                self.lds_data,
+                self.lds_every,
+                self.lds_whole,
+                self.exec_whole if known else None,
             )
         # blocks entered other than by a goto the analyses follow (sync_entries): s_barrier's
         # continuation (and block 0 of a program with barriers: both from the phase switch; with
@@ -434,6 +451,16 @@ class Lowering(ValueLowering):
             if self.eager_blends
             else deferred_blends(blk.ops, defs, [x for x in blk.term[1:] if hasattr(x, "id")])
         )
+        # (WAVELIFT_CUDA_NAN=chain) f32 fmas whose NaN test waits for their chain's end
+        # (nanchain): operand value id -> the inner fma whose result it is
+        inner_of = (
+            nanchain.chains(
+                blk.ops, [x for x in blk.term[1:] if hasattr(x, "id")], src, self.skip, self.nan_chain
+            )
+            if self.nan_chain
+            else {}
+        )
+        inner_ops = {id(op) for op in inner_of.values()}
         last: dict[int, tuple] = {}  # VGPR -> (raw value, mask) of its last deferred write
         name: dict[int, str] = {}
         ctype: dict[int, str] = {}
@@ -560,10 +587,17 @@ class Lowering(ValueLowering):
         st.consts, st.from_reg, st.ver, st.lazy = consts, from_reg, ver, lazy
         for i, op in enumerate(blk.ops):
             if i in counts:
-                emit(f"  lc += (u32){pc} * {counts[i]}u;")
+                lanes_here = "32u" if (blk.index, i) in self.exec_whole else f"(u32){pc}"
+                emit(f"  lc += {lanes_here} * {counts[i]}u;")
             if id(op) in self.skip:
                 continue
             n = op.name
+            if n == "exec" and (blk.index, i) in self.exec_whole:
+                # EXEC known whole here: its bit is 1 in every lane (each warp's own half of it)
+                assert op.out is not None
+                emit(f"  const b1 t{op.out.id} = true; /* EXEC whole */")
+                name[op.out.id], ctype[op.out.id] = f"t{op.out.id}", "b1"
+                continue
             lower = OPS[n]  # (KeyError: an op of no entry)
             if id(op) in self.fwd:  # bit `lane` of the ballot of b: b itself
                 assert op.out is not None  # (a maskbit: a value op)
@@ -610,7 +644,17 @@ class Lowering(ValueLowering):
                     ot = op.attrs["to"]
                 elif n == "bitcast":
                     ot = op.attrs["to"]
-            e = lower(self, st, op, a, at, o)
+            e: str | None
+            if n == "fma" and id(op) in inner_ops:
+                e = f"__fmaf_rn({a[0]}, {a[1]}, {a[2]})"  # (tested at its chain's end)
+            elif n == "fma" and any(x.id in inner_of for x in op.args):
+                # a chain's end: a NaN here may have come from any fma of the chain -- all
+                # of it again with each fma's NaN test
+                emit(f"  f32 {o}n = __fmaf_rn({a[0]}, {a[1]}, {a[2]});")
+                emit(f"  if ({o}n != {o}n) {o}n = {nanchain.exact(op, inner_of, name)};")
+                e = f"{o}n"
+            else:
+                e = lower(self, st, op, a, at, o)
             if e is None:
                 continue
             assert op.out is not None and o is not None and ot is not None  # (a value op: typed above)
@@ -629,7 +673,8 @@ class Lowering(ValueLowering):
         if lazy and (k in ("barrier", "setpc") or any(bi in self.fixed for bi in nxt)):
             flush()  # entered from the phase switch / s_setpc: whole state
         if len(blk.ops) in counts:
-            emit(f"  lc += (u32){pc} * {counts[len(blk.ops)]}u;")
+            lanes_here = "32u" if (blk.index, len(blk.ops)) in self.exec_whole else f"(u32){pc}"
+            emit(f"  lc += {lanes_here} * {counts[len(blk.ops)]}u;")
         # count and check the budget, then the terminator
         # 32-bit counts since the last check (cheap in loops), folded into the 64-bit totals
         # there; every lane of a wave gets here together (the counts are wave-uniform); in wave64

@@ -271,12 +271,15 @@ def analyse(
     data: dict | None = None,
     every: dict | None = None,
     whole: set | None = None,
+    exec_whole: set | None = None,
 ) -> dict:
     """-> {id(op): V of its address} for every LDS load, store and atomic of ``program``; with
     ``lanes``, ``data`` (if given) gets {id(op): V of its data operand in its lanes} for every
     LDS atomic, ``every`` (if given) {id(op): V of its address in every lane, active or
     not} for every LDS access and ``whole`` (if given) the id(op) of each LDS access whose
-    mask is an EXEC that holds every lane of the wave.
+    mask is an EXEC that holds every lane of the wave; with ``lanes``, ``exec_whole`` (if given)
+    gets (block index, op position) of each place where EXEC holds every lane of the wave before
+    that op (position len(ops): the block's end) -- EXEC's registers all ones in every path.
 
     ``lanes`` (WAVELIFT_CUDA_LDS=lanes; decision 0047, amendment "values in the active lanes"):
     also follow, across blocks, each VGPR's value in the lanes EXEC leaves active -- a write
@@ -402,7 +405,9 @@ def analyse(
                     if nv != regs.get(s[0], TOP):
                         act[s[0]] = nv
 
-        for op in blocks[i].ops:
+        for k, op in enumerate(blocks[i].ops):
+            if record and exec_whole is not None and all(regs.get(("s", h)) == const(M) for h in exec_halves):
+                exec_whole.add((blocks[i].index, k))
             n = op.name
             o = op.out
             if o is not None:
@@ -468,6 +473,8 @@ def analyse(
                                 sub_ep[o.id] = max(e)  # (either epoch's EXEC holds its lanes)
                         elif o.type in _INT32 and any(x.id in aval for x in op.args):
                             aval[o.id] = tighten(value_of(op, {x.id: at(x, cur) for x in op.args}))
+        if record and exec_whole is not None and all(regs.get(("s", h)) == const(M) for h in exec_halves):
+            exec_whole.add((blocks[i].index, len(blocks[i].ops)))
         # registers at any value are left out (a missing key is any value); active-lane values
         # only where they say more
         regs = {k: v for k, v in regs.items() if v != TOP}

@@ -8,7 +8,8 @@ everything the generation depends on -- the module key, the base address, the ar
 version, the occupancy bound, CODEGEN_VERSION, the settings that change the generated code
 (WAVELIFT_CUDA_PASSES, WAVELIFT_CUDA_BLENDS, WAVELIFT_CUDA_BARRIERS, WAVELIFT_CUDA_LDS,
 WAVELIFT_CUDA_SPANS, WAVELIFT_CUDA_BUDGET,
-WAVELIFT_CUDA_RETEST, WAVELIFT_CUDA_WAVESYNC) and a fingerprint of the code that generates it
+WAVELIFT_CUDA_RETEST, WAVELIFT_CUDA_WAVESYNC, WAVELIFT_CUDA_EXEC,
+WAVELIFT_CUDA_NAN) and a fingerprint of the code that generates it
 (path, size and mtime of each file of the packages the translation, the passes and the lowering
 live in) -- holds what the module needs from the generation: the source's digest, the slots and
 the preloads (the IR ops of ``preload.find``: ``loads`` and ``plan``); the source itself is a
@@ -87,6 +88,8 @@ def entry_name(key, arch: str, base_address: int) -> str:
             else []
         ),
         *(["touched=on"] if settings.get("WAVELIFT_CUDA_TOUCHED") == "on" else []),
+        *(["exec=known"] if settings.get("WAVELIFT_CUDA_EXEC") == "known" else []),
+        *([f"nan={settings.get('WAVELIFT_CUDA_NAN')}"] if settings.get("WAVELIFT_CUDA_NAN") else []),
     ):
         h.update(part.encode())
         h.update(b"\0")
