@@ -193,6 +193,12 @@ def value_of(op, val) -> V:
     return TOP
 
 
+class Lanes(dict):
+    """The values of an op's arguments in the lanes EXEC leaves active: what analyse hands its
+    ``value`` in place of the table of every lane's values (an evaluator that looks past the
+    arguments tells the two apart by this type)."""
+
+
 def entry_registers(wave_size: int, shape: dict | None) -> dict:
     """The registers' values at the kernel's start: v0..v2, the local ids, when ``shape`` (the
     baked block x, y, z, TIDIG_COMP_CNT, packed GFX11 ids) is known; any value elsewhere."""
@@ -219,6 +225,8 @@ def entry_registers(wave_size: int, shape: dict | None) -> dict:
 def tighten(v: V) -> V:
     """v's interval narrowed to its ends that have its low bits (an and with a constant knows
     every bit of a small value but not its interval: (x & 31) with x = 2 is [0, 2], bits 2)."""
+    if not isinstance(v, V):  # (another analysis's value: globalrange's 64-bit ones)
+        return v
     step = 1 << v.k
     lo = v.lo + ((v.r - v.lo) % step)
     hi = v.hi - ((v.hi - v.r) % step)
@@ -271,12 +279,21 @@ def analyse(
     data: dict | None = None,
     every: dict | None = None,
     whole: set | None = None,
+    value=value_of,
+    types=_INT32,
+    sregs: dict | None = None,
+    spaces=("lds",),
 ) -> dict:
     """-> {id(op): V of its address} for every LDS load, store and atomic of ``program``; with
     ``lanes``, ``data`` (if given) gets {id(op): V of its data operand in its lanes} for every
     LDS atomic, ``every`` (if given) {id(op): V of its address in every lane, active or
     not} for every LDS access and ``whole`` (if given) the id(op) of each LDS access whose
     mask is an EXEC that holds every lane of the wave.
+
+    The same analysis serves other addresses (globalrange.py): ``value`` evaluates an op from
+    its arguments' values (value_of's signature), ``types`` are the value types it gives values
+    of (their values are read wherever an op's argument is one), ``sregs`` are SGPR values at the
+    kernel's start ({register: V}) and ``spaces`` the memories whose accesses are recorded.
 
     ``lanes`` (WAVELIFT_CUDA_LDS=lanes; decision 0047, amendment "values in the active lanes"):
     also follow, across blocks, each VGPR's value in the lanes EXEC leaves active -- a write
@@ -295,6 +312,7 @@ def analyse(
         vregs = {op.attrs["reg"] for b in blocks for op in b.ops if op.name in ("vget", "vset")}
         regs0 = {("v", r): const(0) for r in vregs if r > 2}
         regs0.update(entry_registers(wave_size, shape))
+        regs0.update({("s", r): v for r, v in (sregs or {}).items()})
         if lanes:
             regs0.update(exec_at_start(wave_size, shape))
         entry[0] = (regs0, {})
@@ -344,7 +362,7 @@ def analyse(
         def at(x, e):  # value x in the lanes of EXEC at epoch e (-1: in every lane)
             if e >= 0 and x.id in aval and chain(ep[x.id], e):
                 return aval[x.id]
-            return val.get(x.id, TOP) if x.type in _INT32 else TOP
+            return val.get(x.id, TOP) if x.type in types else TOP
 
         def eff(key):
             return act.get(key, regs.get(key, TOP))
@@ -443,10 +461,10 @@ def analyse(
                 if lanes and n == "vset":
                     act = {k: v for k, v in act.items() if v != regs.get(k, TOP)}
             else:
-                if n in ("load", "store", "atomic") and op.attrs["space"] == "lds":
+                if n in ("load", "store", "atomic") and op.attrs["space"] in spaces:
                     a = op.args[0]
                     if mask is not None and op.args[1].id == mask:
-                        out[id(op)] = val.get(a.id, TOP) if a.type in _INT32 else TOP
+                        out[id(op)] = val.get(a.id, TOP) if a.type in types else TOP
                     elif record:  # read in the lanes of the access's mask
                         e = sub_ep.get(op.args[1].id)
                         out[id(op)] = at(a, e) if e is not None else at(a, -1)
@@ -458,7 +476,7 @@ def analyse(
                         if n == "atomic" and data is not None:
                             data[id(op)] = at(op.args[2], e) if e is not None else at(op.args[2], -1)
                 if o is not None:
-                    val[o.id] = value_of(op, val)
+                    val[o.id] = value(op, val)
                     if lanes:
                         if n == "exec":
                             exec_ep[o.id] = sub_ep[o.id] = cur
@@ -466,8 +484,8 @@ def analyse(
                             e = [sub_ep[x.id] for x in op.args if x.id in sub_ep]
                             if e:
                                 sub_ep[o.id] = max(e)  # (either epoch's EXEC holds its lanes)
-                        elif o.type in _INT32 and any(x.id in aval for x in op.args):
-                            aval[o.id] = tighten(value_of(op, {x.id: at(x, cur) for x in op.args}))
+                        if n != "exec" and o.type in types and any(x.id in aval for x in op.args):
+                            aval[o.id] = tighten(value(op, Lanes({x.id: at(x, cur) for x in op.args})))
         # registers at any value are left out (a missing key is any value); active-lane values
         # only where they say more
         regs = {k: v for k, v in regs.items() if v != TOP}
@@ -508,7 +526,7 @@ def analyse(
         masks = {
             op.args[1].id
             for op in blocks[i].ops
-            if op.name in ("load", "store", "atomic") and op.attrs["space"] == "lds"
+            if op.name in ("load", "store", "atomic") and op.attrs["space"] in spaces
         }
         for m in sorted(masks):
             run(i, e if e is not None else ({}, {}), m)
