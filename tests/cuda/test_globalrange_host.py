@@ -9,7 +9,6 @@ from __future__ import annotations
 import pathlib
 import sys
 
-import numpy as np
 import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
@@ -183,8 +182,8 @@ def test_a_negative_sign_extension_is_not_followed():
 # ---- the runtime: a first dispatch's guesses ------------------------------------------------
 
 
-def _first_guesses(rig, monkeypatch, prove: str):
-    mem, cfg, (a, b, c), n, fm = rig
+def _first_guesses(the_rig, monkeypatch, prove: str):
+    mem, cfg, (a, b, c), n, fm = the_rig
     monkeypatch.setenv("WAVELIFT_CUDA_PROVE", prove)
     program, _ = O.program_for(mem, cfg)
     low = G.optimized(program, cfg.wave_size, dict(G.baked_params(cfg)).get(G.P_MODE))

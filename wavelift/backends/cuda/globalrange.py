@@ -108,7 +108,9 @@ class Values:
             return self._b1(op, args)
         if rt in ("u64", "i64"):
             return self._u64(op, args)
-        if n in ("lo32", "hi32") or (n == "cvt" and op.args[0].type in ("u64", "i64") and rt in ("u32", "i32")):
+        if n in ("lo32", "hi32") or (
+            n == "cvt" and op.args[0].type in ("u64", "i64") and rt in ("u32", "i32")
+        ):
             a = _w(args[0])
             if n == "hi32":
                 return V(a.lo >> 32, a.hi >> 32)
@@ -298,9 +300,7 @@ def dispatch_registers(config) -> dict:
 
     sys_ = config.system_sgprs
     fixed = set(sys_.values())
-    out = {
-        r: L.const(int(v)) for r, v in enumerate(config.user_sgprs[:USER_SGPRS]) if r not in fixed
-    }
+    out = {r: L.const(int(v)) for r, v in enumerate(config.user_sgprs[:USER_SGPRS]) if r not in fixed}
     for d, axis in enumerate("xyz"):
         r = sys_.get(f"workgroup_id_{axis}")
         if r is not None:

@@ -109,7 +109,9 @@ def _proved_hints(m, cfg, win, pre: list) -> np.ndarray:
         po, words = pre[0][1], pre[1][1]
         got = [None if at < 0 else words[at : at + op.attrs["words"]] for op, at in zip(loads, po.tolist())]
     else:
-        got = P_.evaluate(loads, plan, low, cfg.wave_size, cfg.user_sgprs, set(cfg.system_sgprs.values()), win)[0]
+        got = P_.evaluate(
+            loads, plan, low, cfg.wave_size, cfg.user_sgprs, set(cfg.system_sgprs.values()), win
+        )[0]
     for j, k in enumerate(GR.prove_dispatch(low, cfg, win, loads, got)):
         if k is not None:
             out[j] = k
