@@ -108,6 +108,11 @@ class Values:
             return self._b1(op, args)
         if rt in ("u64", "i64"):
             return self._u64(op, args)
+        return L.tighten(self._u32(op, val, args))
+
+    def _u32(self, op, val, args) -> V:
+        n, t = op.name, op.type
+        rt = op.out.type if op.out is not None else t
         if n in ("lo32", "hi32") or (
             n == "cvt" and op.args[0].type in ("u64", "i64") and rt in ("u32", "i32")
         ):
@@ -255,16 +260,21 @@ def prove(
     sregs: dict,
     words: dict,
     windows: list,
+    ids: dict | None = None,
 ) -> list:
     """-> for each global access of ``program`` (slot order), the index in ``windows`` (sorted,
     non-overlapping (start, end) pairs) of the window every lane of every group accesses it in,
     or None where that is not proved.  ``shape``: the block (ldsrange.entry_registers; None
     where a group may be partial); ``sregs``: {SGPR: V} at the kernel's start (user SGPRs as
     constants, workgroup ids bounded); ``words``: {value id of a uniform load: its words} for
-    the loads the host preloaded."""
+    the loads the host preloaded; ``ids``: the block's shape where ``shape`` is None (a partial
+    group's active lanes' local ids are inside it)."""
     acc = global_accesses(program)
     if not acc:
         return []
+    # the local ids of the lanes a group starts with (its EXEC) are inside the block even where
+    # the group is partial (then the other lanes' are not known: shape None)
+    active = L.entry_registers(wave_size, shape or ids)
     got = L.analyse(
         program,
         wave_size,
@@ -274,6 +284,7 @@ def prove(
         types=TYPES,
         sregs=sregs,
         spaces=("global",),
+        active=active,
     )
     starts = [s for s, _ in windows]
     out: list = []
@@ -308,19 +319,17 @@ def dispatch_registers(config) -> dict:
     return out
 
 
-def block_shape(config) -> dict | None:
-    """ldsrange's shape of ``config``'s block (None where the last group may be partial),
-    as codegen.generate gives it."""
+def block_shape(config, partial: bool = False) -> dict | None:
+    """ldsrange's shape of ``config``'s block (codegen.generate's), None where a group is
+    partial (``partial``: the shape all the same): here from the grid itself, so a dispatch
+    that allows partial groups (PARTIAL_TG_EN) but whose last group is whole has its local ids
+    bounded too."""
     from . import codegen as G
 
     vals = dict(G.baked_params(config))
-    if vals.get(G.P_PARTIAL_TG) != 0:
+    if not partial and config.partial_tg and any(0 < p < b for p, b in zip(config.partial, config.block)):
         return None
-    return {
-        "block": tuple(vals[G.P_BLOCK + i] for i in range(3)),
-        "tidig": vals[G.P_TIDIG],
-        "packed": bool(vals[G.P_GFX11]),
-    }
+    return {"block": tuple(config.block), "tidig": vals[G.P_TIDIG], "packed": bool(vals[G.P_GFX11])}
 
 
 def prove_dispatch(program, config, windows, loads=None, words=None) -> list:
@@ -335,4 +344,12 @@ def prove_dispatch(program, config, windows, loads=None, words=None) -> list:
         words, _ = P_.evaluate(loads, plan, program, config.wave_size, config.user_sgprs, fixed, windows)
     known = {op.out.id: w for op, w in zip(loads, words or ()) if w is not None}
     wins = [(int(s), int(e)) for s, e in zip(windows.starts, windows.ends)]
-    return prove(program, config.wave_size, block_shape(config), dispatch_registers(config), known, wins)
+    return prove(
+        program,
+        config.wave_size,
+        block_shape(config),
+        dispatch_registers(config),
+        known,
+        wins,
+        block_shape(config, partial=True),
+    )

@@ -283,6 +283,7 @@ def analyse(
     types=_INT32,
     sregs: dict | None = None,
     spaces=("lds",),
+    active: dict | None = None,
 ) -> dict:
     """-> {id(op): V of its address} for every LDS load, store and atomic of ``program``; with
     ``lanes``, ``data`` (if given) gets {id(op): V of its data operand in its lanes} for every
@@ -293,7 +294,8 @@ def analyse(
     The same analysis serves other addresses (globalrange.py): ``value`` evaluates an op from
     its arguments' values (value_of's signature), ``types`` are the value types it gives values
     of (their values are read wherever an op's argument is one), ``sregs`` are SGPR values at the
-    kernel's start ({register: V}) and ``spaces`` the memories whose accesses are recorded.
+    kernel's start ({register: V}) and ``spaces`` the memories whose accesses are recorded;
+    ``active`` (with ``lanes``): {("v", r): V} of VGPRs in the lanes EXEC holds at the start.
 
     ``lanes`` (WAVELIFT_CUDA_LDS=lanes; decision 0047, amendment "values in the active lanes"):
     also follow, across blocks, each VGPR's value in the lanes EXEC leaves active -- a write
@@ -315,7 +317,8 @@ def analyse(
         regs0.update({("s", r): v for r, v in (sregs or {}).items()})
         if lanes:
             regs0.update(exec_at_start(wave_size, shape))
-        entry[0] = (regs0, {})
+        act0 = {k: v for k, v in (active or {}).items() if lanes and v != regs0.get(k, TOP)}
+        entry[0] = (regs0, act0)
     for i in targets:
         entry[i] = ({}, {})  # any value in every register
 
