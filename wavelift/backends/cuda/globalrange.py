@@ -319,21 +319,47 @@ def dispatch_registers(config) -> dict:
     return out
 
 
-def block_shape(config, partial: bool = False) -> dict | None:
-    """ldsrange's shape of ``config``'s block (codegen.generate's), None where a group is
-    partial (``partial``: the shape all the same): here from the grid itself, so a dispatch
-    that allows partial groups (PARTIAL_TG_EN) but whose last group is whole has its local ids
-    bounded too."""
+def block_shape(config) -> dict:
+    """ldsrange's shape of ``config``'s whole block (codegen.generate's)."""
     from . import codegen as G
 
     vals = dict(G.baked_params(config))
-    if not partial and config.partial_tg and any(0 < p < b for p, b in zip(config.partial, config.block)):
-        return None
     return {"block": tuple(config.block), "tidig": vals[G.P_TIDIG], "packed": bool(vals[G.P_GFX11])}
 
 
+def group_cases(config) -> list:
+    """The dispatch's groups as cases that together cover them: (SGPR seeds, shape in every lane
+    or None, shape in the lanes a group starts with) each.  Where a dimension's last group is
+    partial (the grid's own partial dims decide, not PARTIAL_TG_EN), its groups split into the
+    whole ones (ids first .. last - 1, the block's shape in every lane) and the last one (its
+    partial size, in the lanes it starts with only: the others' ids are not known)."""
+    from itertools import product
+
+    regs0, shape = dispatch_registers(config), block_shape(config)
+    sys_ = config.system_sgprs
+    dims = [d for d in range(3) if config.partial_tg and 0 < config.partial[d] < config.block[d]]
+    out = []
+    for pick in product((False, True), repeat=len(dims)):  # (True: that dimension's last group)
+        regs, block = dict(regs0), list(config.block)
+        for d, last in zip(dims, pick):
+            s, e = config.group_start[d], config.group_end[d]
+            lo, hi = (e - 1, e - 1) if last else (s, e - 2)
+            if lo > hi:
+                break
+            r = sys_.get(f"workgroup_id_{'xyz'[d]}")
+            if r is not None:
+                regs[r] = V(lo, hi)
+            if last:
+                block[d] = config.partial[d]
+        else:
+            sh = {**shape, "block": tuple(block)}
+            out.append((regs, None if any(pick) else sh, sh))
+    return out
+
+
 def prove_dispatch(program, config, windows, loads=None, words=None) -> list:
-    """prove() for a dispatch of ``config`` whose windows are the WindowSet ``windows``;
+    """prove() for a dispatch of ``config`` whose windows are the WindowSet ``windows``, once per
+    group case (group_cases): a slot's window where every case proves the same one;
     ``program``: the IR the CUDA kernel lowers (codegen.optimized); ``loads`` / ``words``:
     preload.find's loads of it and their words (preload.evaluate), else evaluated here."""
     from . import preload as P_
@@ -344,12 +370,8 @@ def prove_dispatch(program, config, windows, loads=None, words=None) -> list:
         words, _ = P_.evaluate(loads, plan, program, config.wave_size, config.user_sgprs, fixed, windows)
     known = {op.out.id: w for op, w in zip(loads, words or ()) if w is not None}
     wins = [(int(s), int(e)) for s, e in zip(windows.starts, windows.ends)]
-    return prove(
-        program,
-        config.wave_size,
-        block_shape(config),
-        dispatch_registers(config),
-        known,
-        wins,
-        block_shape(config, partial=True),
-    )
+    out: list | None = None
+    for regs, shape, ids in group_cases(config):
+        got = prove(program, config.wave_size, shape, regs, known, wins, ids)
+        out = got if out is None else [a if a == b else None for a, b in zip(out, got)]
+    return out if out is not None else [None] * len(global_accesses(program))
