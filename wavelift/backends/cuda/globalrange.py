@@ -83,16 +83,21 @@ class Values:
     """The evaluator ldsrange.analyse runs (its ``value``): ldsrange.value_of for u32 values,
     plus b1 and 64-bit values; ``words``: {value id of a preloaded load: its words}."""
 
-    def __init__(self, words: dict):
+    def __init__(self, words: dict, wave_size: int):
         self.words = words
-        self.defs: dict = {}  # value id -> its op (the carry rule looks one op back)
+        self.L = wave_size
+        self.defs: dict = {}  # value id -> its op (the carry rule looks a few ops back)
         self.val: dict = {}  # the table this op is evaluated from
-        self.full: dict = {}  # the last table of every lane's values (this block's run)
+
+    def look(self, x):
+        """Value x in the lanes of the table this op is evaluated from (every lane's: the
+        block's whole table; ldsrange.Lanes: looked up in the same lanes)."""
+        if isinstance(self.val, L.Lanes):
+            return self.val.look(x)
+        return self.val.get(x.id, WTOP if x.type in ("u64", "i64") else TOP)
 
     def __call__(self, op, val):
         self.val = val
-        if not isinstance(val, L.Lanes):
-            self.full = val
         o = op.out
         if o is not None:
             self.defs[o.id] = op
@@ -149,7 +154,31 @@ class Values:
             return L.join(args[1], args[2]) if max(args[1].hi, args[2].hi) <= 1 else BOOL
         if n == "cmp":
             return self._compare(op, args)
+        if n == "maskbit":
+            # a lane's own bit of a ballot (wave64: through its two halves packed again, as a
+            # carry in VCC is read back) is the ballot's operand in that lane
+            b = self._ballot_of(op.args[0])
+            if b is not None:
+                v = self.look(b.args[0])
+                return v if v.hi <= 1 else BOOL
         return BOOL
+
+    def _ballot_of(self, x):
+        """The ballot op whose lane bits u64 x holds, bit for bit in the wave's lanes."""
+        d = self.defs.get(x.id)
+        if d is not None and d.name == "ballot":
+            return d
+        if d is None or d.name != "pack64":
+            return None
+        lo, hi = (self.defs.get(y.id) for y in d.args)
+        if lo is None or lo.name != "lo32":
+            return None
+        b = self.defs.get(lo.args[0].id)
+        if b is None or b.name != "ballot":
+            return None
+        if self.L == 32 or (hi is not None and hi.name == "hi32" and hi.args[0].id == lo.args[0].id):
+            return b
+        return None
 
     def _compare(self, op, args) -> V:
         cond, t = op.attrs["cond"], op.type
@@ -175,10 +204,8 @@ class Values:
 
     def _no_wrap(self, add_op) -> bool:
         """The u32 add's operands' intervals cannot pass 2^32 in the lanes of the table the
-        compare is evaluated from: an operand's value there (a compare's operand), else its
-        value in every lane (ldsrange.analyse evaluates an op in every lane first, in the same
-        block run, so ``full`` is that run's table)."""
-        a, b = (self.val[x.id] if x.id in self.val else self.full.get(x.id, TOP) for x in add_op.args)
+        compare is evaluated from."""
+        a, b = (self.look(x) for x in add_op.args)
         a, b = (x if y.type != "b1" or x.hi <= 1 else BOOL for x, y in zip((a, b), add_op.args))
         return not isinstance(a, W) and not isinstance(b, W) and a.hi + b.hi <= L.M
 
@@ -280,11 +307,12 @@ def prove(
         wave_size,
         shape,
         lanes=True,
-        value=Values(words),
+        value=Values(words, wave_size),
         types=TYPES,
         sregs=sregs,
         spaces=("global",),
         active=active,
+        ballots64=True,
     )
     starts = [s for s, _ in windows]
     out: list = []

@@ -21,6 +21,8 @@ analysis ends."""
 
 from __future__ import annotations
 
+import functools
+
 M = 0xFFFFFFFF
 TOP_K = 0  # no low bits known
 WIDEN_AFTER = 8  # updates of a block's entry before a still-changing interval becomes any value
@@ -195,8 +197,12 @@ def value_of(op, val) -> V:
 
 class Lanes(dict):
     """The values of an op's arguments in the lanes EXEC leaves active: what analyse hands its
-    ``value`` in place of the table of every lane's values (an evaluator that looks past the
-    arguments tells the two apart by this type)."""
+    ``value`` in place of the table of every lane's values; ``look(x)`` gives any other value's
+    there (for an evaluator that looks past the arguments)."""
+
+    def __init__(self, values: dict, look):
+        super().__init__(values)
+        self.look = look
 
 
 def entry_registers(wave_size: int, shape: dict | None) -> dict:
@@ -284,6 +290,7 @@ def analyse(
     sregs: dict | None = None,
     spaces=("lds",),
     active: dict | None = None,
+    ballots64: bool = False,
 ) -> dict:
     """-> {id(op): V of its address} for every LDS load, store and atomic of ``program``; with
     ``lanes``, ``data`` (if given) gets {id(op): V of its data operand in its lanes} for every
@@ -295,7 +302,11 @@ def analyse(
     its arguments' values (value_of's signature), ``types`` are the value types it gives values
     of (their values are read wherever an op's argument is one), ``sregs`` are SGPR values at the
     kernel's start ({register: V}) and ``spaces`` the memories whose accesses are recorded;
-    ``active`` (with ``lanes``): {("v", r): V} of VGPRs in the lanes EXEC holds at the start.
+    ``active`` (with ``lanes``): {("v", r): V} of VGPRs in the lanes EXEC holds at the start;
+    ``ballots64`` (with ``lanes``): an EXEC written as a ballot's word and-ed with other bits
+    (s_and_saveexec) narrows as the ballot's word alone does (the lanes are a subset of the
+    ballot's), and a wave64 EXEC written as both halves of one ballot, one write after the
+    other, as wave32's one write does.
 
     ``lanes`` (WAVELIFT_CUDA_LDS=lanes; decision 0047, amendment "values in the active lanes"):
     also follow, across blocks, each VGPR's value in the lanes EXEC leaves active -- a write
@@ -346,6 +357,7 @@ def analyse(
         # is the first epoch of e's chain (EXEC only became a subset of itself from there to e),
         # half[e] the EXEC register whose write began e
         cur, reset, half = 0, [0], [None]
+        wrote: list = [None]  # the value each epoch's EXEC write wrote
         # full[e]: EXEC at epoch e holds every lane of the wave (its registers all ones)
         full = [all(regs.get(("s", h)) == const(M) for h in exec_halves)]
         aval: dict = {}  # value id -> its value in the lanes EXEC held when it was made (ep)
@@ -392,20 +404,47 @@ def analyse(
                 return conjuncts(d.args[0]) + conjuncts(d.args[1])
             return [d]
 
+        def ballot_of(x, word):
+            """The ballot whose ``word`` (lo32 / hi32) u32 x is, alone or and-ed with other
+            bits (ballots64), else None."""
+            d = defs.get(x.id)
+            if d is None:
+                return None
+            if d.name == word:
+                b = defs.get(d.args[0].id)
+                return b if b is not None and b.name == "ballot" else None
+            if d.name == "and" and d.type in _INT32:
+                return ballot_of(d.args[0], word) or ballot_of(d.args[1], word)
+            return None
+
         def exec_write(h, x):
             nonlocal cur, act
             shrink = subset(x, h)
             cur += 1
             reset.append(reset[cur - 1] if shrink else cur)
             half.append(h)
+            wrote.append(x)
             full.append(all(regs.get(("s", r)) == const(M) for r in exec_halves))
             if not shrink:
                 act = {}
             # wave32: the new EXEC is the lanes where the ballot's condition held -- every
             # compare of it holds there; narrow a VGPR read by it and not written since
             d = defs.get(x.id)
-            b = defs.get(d.args[0].id) if d is not None and d.name == "lo32" else None
-            if wave_size != 32 or b is None or b.name != "ballot":
+            if not ballots64:
+                b = defs.get(d.args[0].id) if d is not None and d.name == "lo32" else None
+            elif wave_size == 32:
+                b = ballot_of(x, "lo32")
+            else:
+                # the other half of the same ballot written just before: the whole EXEC is now
+                # (a subset of) that ballot's lanes
+                w = "lo32" if h == EXEC_REGS[0] else "hi32"
+                b = ballot_of(x, w)
+                p = wrote[cur - 1]
+                if p is None or half[cur - 1] in (None, h):
+                    b = None
+                elif b is not ballot_of(p, "hi32" if w == "lo32" else "lo32"):
+                    b = None
+            if b is None or b.name != "ballot":
                 return
             for c in conjuncts(b.args[0]):
                 if c is None or c.name != "cmp" or c.type not in _INT32 or c.attrs.get("cond") not in _SWAP:
@@ -488,7 +527,8 @@ def analyse(
                             if e:
                                 sub_ep[o.id] = max(e)  # (either epoch's EXEC holds its lanes)
                         if n != "exec" and o.type in types and any(x.id in aval for x in op.args):
-                            aval[o.id] = tighten(value(op, Lanes({x.id: at(x, cur) for x in op.args})))
+                            lk = functools.partial(at, e=cur)
+                            aval[o.id] = tighten(value(op, Lanes({x.id: lk(x) for x in op.args}, lk)))
         # registers at any value are left out (a missing key is any value); active-lane values
         # only where they say more
         regs = {k: v for k, v in regs.items() if v != TOP}
