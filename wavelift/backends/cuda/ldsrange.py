@@ -431,7 +431,7 @@ def analyse(
             # compare of it holds there; narrow a VGPR read by it and not written since
             d = defs.get(x.id)
             if not ballots64:
-                b = defs.get(d.args[0].id) if d is not None and d.name == "lo32" else None
+                b = defs.get(d.args[0].id) if wave_size == 32 and d is not None and d.name == "lo32" else None
             elif wave_size == 32:
                 b = ballot_of(x, "lo32")
             else:
