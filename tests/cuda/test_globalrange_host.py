@@ -179,6 +179,46 @@ def test_a_negative_sign_extension_is_not_followed():
     assert _prove(b, {**sregs, 2: V(0, 0x80000000)}) == [None]
 
 
+def _narrowed(wave, halves, cond="lt", other=None):
+    """EXEC = the lanes where v0 cond 100 (a ballot of it and EXEC, each written half and-ed with
+    the old EXEC: s_and_saveexec; ``halves``: the EXEC registers written, ``other``: a second
+    condition whose ballot gives EXEC_HI), then a store at BASE + 4 * v0 read after it (the
+    window: 400 bytes, so only v0 < 100 fits)."""
+    b = _B()
+    ex = b.op("exec", "b1", uniform=False)
+    v0 = b.op("vget", "u32", reg=0, uniform=False)
+
+    def ballot(c):
+        return b.op("ballot", "u64", b.op("and", "b1", b.op("cmp", "u32", v0, b.c("u32", 100), cond=c), ex))
+
+    bal = ballot(cond)
+    bal_hi = bal if other is None else ballot(other)
+    for reg in halves:
+        word = b.op("lo32" if reg == 126 else "hi32", "u32", bal if reg == 126 else bal_hi)
+        b.effect("sset", "u32", b.op("and", "u32", word, b.op("sget", "u32", reg=reg)), reg=reg)
+    m = b.op("exec", "b1", uniform=False)
+    off = b.op("shl", "u32", b.op("vget", "u32", reg=0, uniform=False), b.c("u32", 2))
+    lo = b.op("add", "u32", b.op("sget", "u32", reg=0), off)
+    hi = b.op("add", "u32", b.op("sget", "u32", reg=1), b.op("cmp", "u32", lo, off, cond="lt"))
+    _store_at(b, lo, hi, mask=m)
+    shape = {"block": (128, 1, 1), "tidig": 0, "packed": False}
+    sregs = {0: const(BASE & 0xFFFFFFFF), 1: const(BASE >> 32)}
+    return GR.prove(b.program(), wave, shape, sregs, {}, [(BASE, BASE + 400)])
+
+
+def test_an_exec_narrowed_by_a_bounds_test_proves_the_index():
+    assert _narrowed(32, (126,)) == [0]
+    assert _narrowed(64, (126, 127)) == [0]
+    assert _narrowed(64, (127, 126)) == [0]
+
+
+def test_an_exec_that_does_not_bound_the_index_proves_nothing():
+    assert _narrowed(32, (126,), cond="gt") == [None]  # (v0 > 100: no upper bound)
+    assert _narrowed(64, (126,)) == [None]  # (EXEC_HI still the old lanes)
+    assert _narrowed(64, (126, 127), other="gt") == [None]  # (the halves of two ballots)
+    assert _narrowed(32, ()) == [None]  # (no narrowing: v0 up to 127)
+
+
 # ---- the runtime: a first dispatch's guesses ------------------------------------------------
 
 
