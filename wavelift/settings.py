@@ -240,6 +240,15 @@ _ALL = [
         "tested, the default until run on a GPU",
     ),
     Setting(
+        "WAVELIFT_CUDA_PROVE",
+        str,
+        None,
+        "`on`: a CUDA module's first dispatch (no window hints learned yet) takes the window "
+        "guesses of the global accesses globalrange proves inside one window on this dispatch's "
+        "values (decision 0049's amendment h110; guesses are checked in the kernel); unset or "
+        "`off`: no guesses on a first dispatch, the default until measured on a GPU",
+    ),
+    Setting(
         "WAVELIFT_CUDA_GRIDDIM",
         str,
         "baked",

@@ -21,6 +21,8 @@ analysis ends."""
 
 from __future__ import annotations
 
+import functools
+
 M = 0xFFFFFFFF
 TOP_K = 0  # no low bits known
 WIDEN_AFTER = 8  # updates of a block's entry before a still-changing interval becomes any value
@@ -193,6 +195,16 @@ def value_of(op, val) -> V:
     return TOP
 
 
+class Lanes(dict):
+    """The values of an op's arguments in the lanes EXEC leaves active: what analyse hands its
+    ``value`` in place of the table of every lane's values; ``look(x)`` gives any other value's
+    there (for an evaluator that looks past the arguments)."""
+
+    def __init__(self, values: dict, look):
+        super().__init__(values)
+        self.look = look
+
+
 def entry_registers(wave_size: int, shape: dict | None) -> dict:
     """The registers' values at the kernel's start: v0..v2, the local ids, when ``shape`` (the
     baked block x, y, z, TIDIG_COMP_CNT, packed GFX11 ids) is known; any value elsewhere."""
@@ -219,6 +231,8 @@ def entry_registers(wave_size: int, shape: dict | None) -> dict:
 def tighten(v: V) -> V:
     """v's interval narrowed to its ends that have its low bits (an and with a constant knows
     every bit of a small value but not its interval: (x & 31) with x = 2 is [0, 2], bits 2)."""
+    if not isinstance(v, V):  # (another analysis's value: globalrange's 64-bit ones)
+        return v
     step = 1 << v.k
     lo = v.lo + ((v.r - v.lo) % step)
     hi = v.hi - ((v.hi - v.r) % step)
@@ -272,6 +286,12 @@ def analyse(
     every: dict | None = None,
     whole: set | None = None,
     exec_whole: set | None = None,
+    value=value_of,
+    types=_INT32,
+    sregs: dict | None = None,
+    spaces=("lds",),
+    active: dict | None = None,
+    ballots64: bool = False,
 ) -> dict:
     """-> {id(op): V of its address} for every LDS load, store and atomic of ``program``; with
     ``lanes``, ``data`` (if given) gets {id(op): V of its data operand in its lanes} for every
@@ -280,6 +300,16 @@ def analyse(
     mask is an EXEC that holds every lane of the wave; with ``lanes``, ``exec_whole`` (if given)
     gets (block index, op position) of each place where EXEC holds every lane of the wave before
     that op (position len(ops): the block's end) -- EXEC's registers all ones in every path.
+
+    The same analysis serves other addresses (globalrange.py): ``value`` evaluates an op from
+    its arguments' values (value_of's signature), ``types`` are the value types it gives values
+    of (their values are read wherever an op's argument is one), ``sregs`` are SGPR values at the
+    kernel's start ({register: V}) and ``spaces`` the memories whose accesses are recorded;
+    ``active`` (with ``lanes``): {("v", r): V} of VGPRs in the lanes EXEC holds at the start;
+    ``ballots64`` (with ``lanes``): an EXEC written as a ballot's word and-ed with other bits
+    (s_and_saveexec) narrows as the ballot's word alone does (the lanes are a subset of the
+    ballot's), and a wave64 EXEC written as both halves of one ballot, one write after the
+    other, as wave32's one write does.
 
     ``lanes`` (WAVELIFT_CUDA_LDS=lanes; decision 0047, amendment "values in the active lanes"):
     also follow, across blocks, each VGPR's value in the lanes EXEC leaves active -- a write
@@ -298,9 +328,11 @@ def analyse(
         vregs = {op.attrs["reg"] for b in blocks for op in b.ops if op.name in ("vget", "vset")}
         regs0 = {("v", r): const(0) for r in vregs if r > 2}
         regs0.update(entry_registers(wave_size, shape))
+        regs0.update({("s", r): v for r, v in (sregs or {}).items()})
         if lanes:
             regs0.update(exec_at_start(wave_size, shape))
-        entry[0] = (regs0, {})
+        act0 = {k: v for k, v in (active or {}).items() if lanes and v != regs0.get(k, TOP)}
+        entry[0] = (regs0, act0)
     for i in targets:
         entry[i] = ({}, {})  # any value in every register
 
@@ -328,6 +360,7 @@ def analyse(
         # is the first epoch of e's chain (EXEC only became a subset of itself from there to e),
         # half[e] the EXEC register whose write began e
         cur, reset, half = 0, [0], [None]
+        wrote: list = [None]  # the value each epoch's EXEC write wrote
         # full[e]: EXEC at epoch e holds every lane of the wave (its registers all ones)
         full = [all(regs.get(("s", h)) == const(M) for h in exec_halves)]
         aval: dict = {}  # value id -> its value in the lanes EXEC held when it was made (ep)
@@ -347,7 +380,7 @@ def analyse(
         def at(x, e):  # value x in the lanes of EXEC at epoch e (-1: in every lane)
             if e >= 0 and x.id in aval and chain(ep[x.id], e):
                 return aval[x.id]
-            return val.get(x.id, TOP) if x.type in _INT32 else TOP
+            return val.get(x.id, TOP) if x.type in types else TOP
 
         def eff(key):
             return act.get(key, regs.get(key, TOP))
@@ -374,20 +407,47 @@ def analyse(
                 return conjuncts(d.args[0]) + conjuncts(d.args[1])
             return [d]
 
+        def ballot_of(x, word):
+            """The ballot whose ``word`` (lo32 / hi32) u32 x is, alone or and-ed with other
+            bits (ballots64), else None."""
+            d = defs.get(x.id)
+            if d is None:
+                return None
+            if d.name == word:
+                b = defs.get(d.args[0].id)
+                return b if b is not None and b.name == "ballot" else None
+            if d.name == "and" and d.type in _INT32:
+                return ballot_of(d.args[0], word) or ballot_of(d.args[1], word)
+            return None
+
         def exec_write(h, x):
             nonlocal cur, act
             shrink = subset(x, h)
             cur += 1
             reset.append(reset[cur - 1] if shrink else cur)
             half.append(h)
+            wrote.append(x)
             full.append(all(regs.get(("s", r)) == const(M) for r in exec_halves))
             if not shrink:
                 act = {}
             # wave32: the new EXEC is the lanes where the ballot's condition held -- every
             # compare of it holds there; narrow a VGPR read by it and not written since
             d = defs.get(x.id)
-            b = defs.get(d.args[0].id) if d is not None and d.name == "lo32" else None
-            if wave_size != 32 or b is None or b.name != "ballot":
+            if not ballots64:
+                b = defs.get(d.args[0].id) if wave_size == 32 and d is not None and d.name == "lo32" else None
+            elif wave_size == 32:
+                b = ballot_of(x, "lo32")
+            else:
+                # the other half of the same ballot written just before: the whole EXEC is now
+                # (a subset of) that ballot's lanes
+                w = "lo32" if h == EXEC_REGS[0] else "hi32"
+                b = ballot_of(x, w)
+                p = wrote[cur - 1]
+                if p is None or half[cur - 1] in (None, h):
+                    b = None
+                elif b is not ballot_of(p, "hi32" if w == "lo32" else "lo32"):
+                    b = None
+            if b is None or b.name != "ballot":
                 return
             for c in conjuncts(b.args[0]):
                 if c is None or c.name != "cmp" or c.type not in _INT32 or c.attrs.get("cond") not in _SWAP:
@@ -448,10 +508,10 @@ def analyse(
                 if lanes and n == "vset":
                     act = {k: v for k, v in act.items() if v != regs.get(k, TOP)}
             else:
-                if n in ("load", "store", "atomic") and op.attrs["space"] == "lds":
+                if n in ("load", "store", "atomic") and op.attrs["space"] in spaces:
                     a = op.args[0]
                     if mask is not None and op.args[1].id == mask:
-                        out[id(op)] = val.get(a.id, TOP) if a.type in _INT32 else TOP
+                        out[id(op)] = val.get(a.id, TOP) if a.type in types else TOP
                     elif record:  # read in the lanes of the access's mask
                         e = sub_ep.get(op.args[1].id)
                         out[id(op)] = at(a, e) if e is not None else at(a, -1)
@@ -463,7 +523,7 @@ def analyse(
                         if n == "atomic" and data is not None:
                             data[id(op)] = at(op.args[2], e) if e is not None else at(op.args[2], -1)
                 if o is not None:
-                    val[o.id] = value_of(op, val)
+                    val[o.id] = value(op, val)
                     if lanes:
                         if n == "exec":
                             exec_ep[o.id] = sub_ep[o.id] = cur
@@ -471,8 +531,9 @@ def analyse(
                             e = [sub_ep[x.id] for x in op.args if x.id in sub_ep]
                             if e:
                                 sub_ep[o.id] = max(e)  # (either epoch's EXEC holds its lanes)
-                        elif o.type in _INT32 and any(x.id in aval for x in op.args):
-                            aval[o.id] = tighten(value_of(op, {x.id: at(x, cur) for x in op.args}))
+                        if n != "exec" and o.type in types and any(x.id in aval for x in op.args):
+                            lk = functools.partial(at, e=cur)
+                            aval[o.id] = tighten(value(op, Lanes({x.id: lk(x) for x in op.args}, lk)))
         if record and exec_whole is not None and all(regs.get(("s", h)) == const(M) for h in exec_halves):
             exec_whole.add((blocks[i].index, len(blocks[i].ops)))
         # registers at any value are left out (a missing key is any value); active-lane values
@@ -515,7 +576,7 @@ def analyse(
         masks = {
             op.args[1].id
             for op in blocks[i].ops
-            if op.name in ("load", "store", "atomic") and op.attrs["space"] == "lds"
+            if op.name in ("load", "store", "atomic") and op.attrs["space"] in spaces
         }
         for m in sorted(masks):
             run(i, e if e is not None else ({}, {}), m)

@@ -90,6 +90,34 @@ def _guesses(m, hints, win, hb=None):
     return g
 
 
+def _proved_hints(m, cfg, win, pre: list) -> np.ndarray:
+    """globalrange's windows of module ``m``'s slots for this dispatch (-1: not proved), from
+    the program its kernel lowers (codegen.optimized again: the module keeps only the slots)
+    and the words of the preloads the runtime resolved (``pre``: WL_PO / WL_PRE), when the
+    program's slots and preloads are the module's (else none proved, or evaluated again)."""
+    from . import globalrange as GR
+
+    n = len(m.slots)
+    out = np.full(n, -1, np.int64)
+    low = G.optimized(m.program, cfg.wave_size, dict(G.baked_params(cfg)).get(G.P_MODE))
+    acc = GR.global_accesses(low)
+    if [GR.access_bytes(op) for op in acc] != [nb for nb, _ in m.slots]:
+        return out  # (not the module's numbering: nothing claimed)
+    loads, plan = P_.find(low)
+    mine = [(op.instr, op.attrs["nbytes"], op.attrs["words"]) for op in loads]
+    if pre and mine == [(op.instr, op.attrs["nbytes"], op.attrs["words"]) for op in m.preloads[0]]:
+        po, words = pre[0][1], pre[1][1]
+        got = [None if at < 0 else words[at : at + op.attrs["words"]] for op, at in zip(loads, po.tolist())]
+    else:
+        got = P_.evaluate(
+            loads, plan, low, cfg.wave_size, cfg.user_sgprs, set(cfg.system_sgprs.values()), win
+        )[0]
+    for j, k in enumerate(GR.prove_dispatch(low, cfg, win, loads, got)):
+        if k is not None:
+            out[j] = k
+    return out
+
+
 _WINDOW_CONSTANTS: dict = {}  # id(layout) -> (layout, [(name, array)]): WL_WS/WL_WE/WL_WO
 
 
@@ -294,7 +322,7 @@ class Runtime:
             put += _window_constants(win)
         m = self.m
         if m.slots:
-            hints = m.hints if m.hints is not None else np.full(len(m.slots), -1, np.int64)
+            hints = m.hints if m.hints is not None else self._first_hints(pre)
             hb = hints.tobytes()
             g = _guesses(m, hints, win, hb)
             put += list(zip(("WL_GB", "WL_GL", "WL_GO"), g))
@@ -311,6 +339,20 @@ class Runtime:
                     continue
             if host.size:
                 k.put_constant(name, host if host.flags.c_contiguous else np.ascontiguousarray(host))
+
+    def _first_hints(self, pre: list) -> np.ndarray:
+        """The hints of a module's first dispatch (none learned yet): -1 (no guess) in every
+        slot, or, with WAVELIFT_CUDA_PROVE=on, the window globalrange proves each access lies
+        in on this dispatch's values (``pre``: _preloads' constants, whose words it takes).
+        Guesses are checked in the kernel, never trusted (0009), so this is exact either way."""
+        m = self.m
+        n = len(m.slots)
+        if settings.get("WAVELIFT_CUDA_PROVE") != "on":
+            return np.full(n, -1, np.int64)
+        got = getattr(self, "_proved", None)  # (a rerun without mirrors: the same guesses)
+        if got is None:
+            got = self._proved = _proved_hints(m, self.cfg, self.win, pre)
+        return got
 
     def _mirrors(self, hints, hb: bytes, g, mirror: bool) -> tuple:
         """codegen.mirrors of this dispatch (WL_GM, WL_MIRROR words, the arena ranges copied),

@@ -1,0 +1,65 @@
+#!/usr/bin/env python3
+"""How much of the fixture dispatches globalrange proves (decision 0049's amendment h110), each
+proof checked against the NumPy backend's record of the accesses (tests/cuda/globalrange_oracle.py).
+
+    python bench/globalrange_coverage.py [--only PATTERN] [--scratch]
+
+One line per dispatch: slots proved / global access slots, "BAD ..." for an access outside
+the window claimed for its slot (none may appear); then the totals: dispatches, dispatches
+with every slot proved, slots proved.  ``--scratch``: also the scratch tests' dispatches
+(bench/gpu_check.py records them by running those tests; llvm-mc-19 needed)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import pathlib
+import sys
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT / "tests" / "cuda"), str(ROOT / "tests"), str(ROOT / "bench"), str(ROOT)]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--only", default="")
+    ap.add_argument("--scratch", action="store_true")
+    args = ap.parse_args()
+    import globalrange_oracle as O
+    from fixture_dispatches import clang_dispatches
+
+    t0 = time.time()
+    print("load average", os.getloadavg())
+    ds = clang_dispatches()
+    if args.scratch:
+        import gpu_check
+
+        ds += gpu_check.scratch_test_dispatches()
+    nd = full = none = slots = proved = bad = 0
+    for name, mem, cfg in ds:
+        if args.only not in name:
+            continue
+        try:
+            n, p, b = O.check(name, mem, cfg)
+        except Exception as e:  # noqa: BLE001 - a dispatch the oracle cannot run: said, not counted
+            print(f"{name}: not checked ({type(e).__name__}: {e})")
+            continue
+        nd += 1
+        full += n > 0 and n == p
+        none += n == 0
+        slots += n
+        proved += p
+        bad += len(b)
+        print(f"{name}: {p}/{n}" + (f" BAD {b}" if b else ""))
+    print(
+        f"dispatches {nd} (with no global access {none}), every slot proved {full}; "
+        f"slots proved {proved} / {slots}; accesses outside their proved window {bad}; "
+        f"{time.time() - t0:.0f} s"
+    )
+    print("load average", os.getloadavg())
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

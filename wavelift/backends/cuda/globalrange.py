@@ -1,0 +1,405 @@
+"""Which window each global access of a dispatch lies in, proved before it runs (decision 0049,
+step 3; its amendment h110 lists what is followed).
+
+ldsrange's forward analysis (its intervals and congruences of u32 values, its driver over
+blocks, registers and the lanes EXEC leaves active), seeded with this dispatch's values -- the
+user SGPRs, the workgroup-id SGPRs bounded by the grid, the local ids by the block, the words of
+the uniform loads the host preloads (preload.evaluate) -- and given the ops of 64-bit addresses:
+a u64 value is an interval ``W`` of 64-bit integers (pack64 of two u32 intervals, zero and
+non-negative sign extension, +, -, and / or with constants, constant shifts, *), and a b1 value
+an interval inside [0, 1], so that a carry (``q < p`` of ``q = p + y``, the form the passes
+narrow v_add_co_u32 / v_add_co_ci_u32 / s_add_u32 / s_addc_u32 to, or ``hi32(zext + zext) != 0``)
+is known 0 where the operands' intervals cannot overflow.  A global access is proved inside
+window k when its bytes (an atomic's: the aligned cell the backends check) lie inside [start,
+end) of window k for every value of its address's interval; anything not followed is any value,
+so such an access is unproved (None).
+
+What a proof assumes: the preloaded words are the bytes the loads read (a store of the same
+dispatch to them voids it: the runtime's rerun without preloads, 0049's "stores disjoint from
+every preloaded byte"), and the registers start as the CUDA kernel and the NumPy backend start
+them (ldsrange.analyse: VGPRs other than the local ids 0).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+
+from . import ldsrange as L
+from .ldsrange import TOP, V
+
+M64 = (1 << 64) - 1
+CANON_LOW = 1 << 47  # windows below: addresses there are their own canonical form
+CANON_HIGH = 0xFFFF800000000000  # (and at or above this)
+
+
+class W(tuple):
+    """(lo, hi): a u64 whose value lies in [lo, hi]."""
+
+    __slots__ = ()
+
+    def __new__(cls, lo: int, hi: int):
+        lo, hi = max(int(lo), 0), min(int(hi), M64)
+        if lo > hi:
+            lo, hi = 0, M64
+        return tuple.__new__(cls, (lo, hi))
+
+    lo = property(lambda s: s[0])
+    hi = property(lambda s: s[1])
+
+
+WTOP = W(0, M64)
+FALSE, TRUE, BOOL = V(0, 0, 32, 0), V(1, 1, 32, 1), V(0, 1)
+TYPES = ("u32", "i32", "u64", "i64", "b1")
+
+
+def _w(x) -> W:
+    """x as a 64-bit interval (a u32 value zero-extended)."""
+    if isinstance(x, W):
+        return x
+    if isinstance(x, V):
+        return W(x.lo, x.hi)
+    return WTOP
+
+
+def _cmp(cond: str, a, b) -> V:
+    """b1 of ``a cond b`` where the intervals decide it, else [0, 1]."""
+    if cond == "lt":
+        return TRUE if a.hi < b.lo else FALSE if a.lo >= b.hi else BOOL
+    if cond == "le":
+        return TRUE if a.hi <= b.lo else FALSE if a.lo > b.hi else BOOL
+    if cond == "gt":
+        return _cmp("lt", b, a)
+    if cond == "ge":
+        return _cmp("le", b, a)
+    if cond == "eq":
+        return TRUE if a.lo == a.hi == b.lo == b.hi else FALSE if a.hi < b.lo or b.hi < a.lo else BOOL
+    if cond == "ne":
+        e = _cmp("eq", a, b)
+        return BOOL if e == BOOL else FALSE if e == TRUE else TRUE
+    return BOOL
+
+
+class Values:
+    """The evaluator ldsrange.analyse runs (its ``value``): ldsrange.value_of for u32 values,
+    plus b1 and 64-bit values; ``words``: {value id of a preloaded load: its words}."""
+
+    def __init__(self, words: dict, wave_size: int):
+        self.words = words
+        self.L = wave_size
+        self.defs: dict = {}  # value id -> its op (the carry rule looks a few ops back)
+        self.val: dict = {}  # the table this op is evaluated from
+
+    def look(self, x):
+        """Value x in the lanes of the table this op is evaluated from (every lane's: the
+        block's whole table; ldsrange.Lanes: looked up in the same lanes)."""
+        if isinstance(self.val, L.Lanes):
+            return self.val.look(x)
+        return self.val.get(x.id, WTOP if x.type in ("u64", "i64") else TOP)
+
+    def __call__(self, op, val):
+        self.val = val
+        o = op.out
+        if o is not None:
+            self.defs[o.id] = op
+        n, t = op.name, op.type
+        rt = o.type if o is not None else t
+        args = [val.get(x.id, WTOP if x.type in ("u64", "i64") else TOP) for x in op.args]
+        if n == "word":
+            w = self.words.get(op.args[0].id)
+            return TOP if w is None else L.const(int(w[op.attrs["k"]]))
+        if n == "lanes":
+            return args[0]
+        if rt == "b1":
+            return self._b1(op, args)
+        if rt in ("u64", "i64"):
+            return self._u64(op, args)
+        return L.tighten(self._u32(op, val, args))
+
+    def _u32(self, op, val, args) -> V:
+        n, t = op.name, op.type
+        rt = op.out.type if op.out is not None else t
+        if n in ("lo32", "hi32") or (
+            n == "cvt" and op.args[0].type in ("u64", "i64") and rt in ("u32", "i32")
+        ):
+            a = _w(args[0])
+            if n == "hi32":
+                return V(a.lo >> 32, a.hi >> 32)
+            return V(a.lo & L.M, a.hi & L.M) if a.lo >> 32 == a.hi >> 32 else TOP
+        if n == "cvt" and op.args[0].type == "b1" and rt in ("u32", "i32"):
+            a = args[0]
+            return a if a.hi <= 1 else BOOL
+        if n == "mulhi" and t == "u32":  # (monotone in both unsigned operands)
+            a, b = args
+            return V((a.lo * b.lo) >> 32, (a.hi * b.hi) >> 32)
+        if n in ("add", "sub", "and", "or", "xor", "select") and any(x.type == "b1" for x in op.args[-2:]):
+            # a carry added as 0 / 1 (the passes' narrowed v_add_co_ci_u32): its interval
+            args = [a if x.type != "b1" or a.hi <= 1 else BOOL for a, x in zip(args, op.args)]
+            return L.value_of(op, {x.id: a for x, a in zip(op.args, args)})
+        return L.value_of(op, val)
+
+    def _b1(self, op, args) -> V:
+        n = op.name
+        if n == "const":
+            v = op.attrs["value_np"] if "value_np" in op.attrs else op.attrs.get("value")
+            return BOOL if v is None else TRUE if bool(v) else FALSE
+        if n in ("and", "or") and len(args) == 2:
+            a, b = (x if x.hi <= 1 else BOOL for x in args)
+            if n == "and":
+                return FALSE if FALSE in (a, b) else TRUE if a == b == TRUE else BOOL
+            return TRUE if TRUE in (a, b) else FALSE if a == b == FALSE else BOOL
+        if n == "not":
+            a = args[0]
+            return TRUE if a == FALSE else FALSE if a == TRUE else BOOL
+        if n == "select":
+            return L.join(args[1], args[2]) if max(args[1].hi, args[2].hi) <= 1 else BOOL
+        if n == "cmp":
+            return self._compare(op, args)
+        if n == "maskbit":
+            # a lane's own bit of a ballot (wave64: through its two halves packed again, as a
+            # carry in VCC is read back) is the ballot's operand in that lane
+            b = self._ballot_of(op.args[0])
+            if b is not None:
+                v = self.look(b.args[0])
+                return v if v.hi <= 1 else BOOL
+        return BOOL
+
+    def _ballot_of(self, x):
+        """The ballot op whose lane bits u64 x holds, bit for bit in the wave's lanes."""
+        d = self.defs.get(x.id)
+        if d is not None and d.name == "ballot":
+            return d
+        if d is None or d.name != "pack64":
+            return None
+        lo, hi = (self.defs.get(y.id) for y in d.args)
+        if lo is None or lo.name != "lo32":
+            return None
+        b = self.defs.get(lo.args[0].id)
+        if b is None or b.name != "ballot":
+            return None
+        if self.L == 32 or (hi is not None and hi.name == "hi32" and hi.args[0].id == lo.args[0].id):
+            return b
+        return None
+
+    def _compare(self, op, args) -> V:
+        cond, t = op.attrs["cond"], op.type
+        a, b = args
+        if t in ("u64", "i64"):
+            a, b = _w(a), _w(b)
+            if t == "i64" and max(a.hi, b.hi) >= 1 << 63:
+                return BOOL
+        elif t == "i32" and max(a.hi, b.hi) > 0x7FFFFFFF:
+            return BOOL  # (signed order = unsigned order on non-negative values only)
+        elif t not in ("u32", "i32"):
+            return BOOL
+        got = _cmp(cond, a, b)
+        if got == BOOL and cond in ("lt", "gt") and t == "u32":
+            # a carry: q < p (or p > q) of q = p + y (either order) is false where p + y cannot
+            # pass 2^32 -- q is then the true sum, at least p
+            q, p = (op.args[0], op.args[1]) if cond == "lt" else (op.args[1], op.args[0])
+            d = self.defs.get(q.id)
+            if d is not None and d.name == "add" and d.type == "u32" and p.id in (d.args[0].id, d.args[1].id):
+                if self._no_wrap(d):
+                    return FALSE
+        return got
+
+    def _no_wrap(self, add_op) -> bool:
+        """The u32 add's operands' intervals cannot pass 2^32 in the lanes of the table the
+        compare is evaluated from."""
+        a, b = (self.look(x) for x in add_op.args)
+        a, b = (x if y.type != "b1" or x.hi <= 1 else BOOL for x, y in zip((a, b), add_op.args))
+        return not isinstance(a, W) and not isinstance(b, W) and a.hi + b.hi <= L.M
+
+    def _u64(self, op, args) -> W:
+        n = op.name
+        if n == "const":
+            v = op.attrs["value_np"] if "value_np" in op.attrs else op.attrs.get("value")
+            try:
+                c = int(v) & M64
+            except (TypeError, ValueError):
+                return WTOP
+            return W(c, c)
+        if n == "pack64":
+            lo, hi = args
+            return W(hi.lo << 32 | lo.lo, hi.hi << 32 | lo.hi)
+        if n == "cvt":
+            src = op.args[0].type
+            a = args[0]
+            if src in ("u32", "u8", "u16") or (src == "b1" and a.hi <= 1):
+                return W(a.lo, a.hi)
+            if src == "i32" and a.hi <= 0x7FFFFFFF:  # a non-negative value: as a zero extension
+                return W(a.lo, a.hi)
+            if src in ("u64", "i64"):
+                return _w(a)
+            return WTOP
+        if n == "bitcast" and op.args[0].type in ("u64", "i64"):
+            return _w(args[0])
+        if n == "select":
+            a, b = _w(args[1]), _w(args[2])
+            return W(min(a.lo, b.lo), max(a.hi, b.hi))
+        if len(args) != 2:
+            return WTOP
+        a, b = _w(args[0]), _w(args[1])
+        if n == "add":
+            for x, y in ((a, b), (b, a)):
+                if y.lo == y.hi and y.lo >= 1 << 63:  # + a negative constant: a subtraction
+                    d = (1 << 64) - y.lo
+                    return W(x.lo - d, x.hi - d) if x.lo >= d else WTOP
+            return W(a.lo + b.lo, a.hi + b.hi) if a.hi + b.hi <= M64 else WTOP
+        if n == "sub":
+            return W(a.lo - b.hi, a.hi - b.lo) if a.lo >= b.hi else WTOP
+        if n == "mul":
+            return W(a.lo * b.lo, a.hi * b.hi) if a.hi * b.hi <= M64 else WTOP
+        if n in ("shl", "shr") and b.lo == b.hi and b.lo < 64:
+            s = b.lo
+            if n == "shr":
+                return W(a.lo >> s, a.hi >> s)
+            return W(a.lo << s, a.hi << s) if a.hi << s <= M64 else WTOP
+        if n == "and":
+            for x, y in ((a, b), (b, a)):
+                # a mask of high ones (~3: an s_load's alignment): monotone
+                if y.lo == y.hi and ((~y.lo & M64) + 1) & (~y.lo & M64) == 0:
+                    return W(x.lo & y.lo, x.hi & y.lo)
+            return W(0, min(a.hi, b.hi))
+        if n == "or":
+            return W(max(a.lo, b.lo), min((1 << max(a.hi, b.hi).bit_length()) - 1, a.hi + b.hi))
+        return WTOP
+
+
+def global_accesses(program) -> list:
+    """The global loads, stores and atomics of ``program`` in slot order (codegen.Lowering.slot:
+    blocks in order, ops in order)."""
+    return [
+        op
+        for b in program.blocks
+        for op in b.ops
+        if op.name in ("load", "store", "atomic") and op.attrs["space"] == "global"
+    ]
+
+
+def access_bytes(op) -> int:
+    return op.attrs["nbytes"] if op.name != "atomic" else op.attrs["bits"] // 8
+
+
+def prove(
+    program,
+    wave_size: int,
+    shape: dict | None,
+    sregs: dict,
+    words: dict,
+    windows: list,
+    ids: dict | None = None,
+) -> list:
+    """-> for each global access of ``program`` (slot order), the index in ``windows`` (sorted,
+    non-overlapping (start, end) pairs) of the window every lane of every group accesses it in,
+    or None where that is not proved.  ``shape``: the block (ldsrange.entry_registers; None
+    where a group may be partial); ``sregs``: {SGPR: V} at the kernel's start (user SGPRs as
+    constants, workgroup ids bounded); ``words``: {value id of a uniform load: its words} for
+    the loads the host preloaded; ``ids``: the block's shape where ``shape`` is None (a partial
+    group's active lanes' local ids are inside it)."""
+    acc = global_accesses(program)
+    if not acc:
+        return []
+    # the local ids of the lanes a group starts with (its EXEC) are inside the block even where
+    # the group is partial (then the other lanes' are not known: shape None)
+    active = L.entry_registers(wave_size, shape or ids)
+    got = L.analyse(
+        program,
+        wave_size,
+        shape,
+        lanes=True,
+        value=Values(words, wave_size),
+        types=TYPES,
+        sregs=sregs,
+        spaces=("global",),
+        active=active,
+        ballots64=True,
+    )
+    starts = [s for s, _ in windows]
+    out: list = []
+    for op in acc:
+        a = got.get(id(op))
+        nb = access_bytes(op)
+        a = _w(a) if a is not None else WTOP
+        lo, hi = a.lo, a.hi
+        if op.name == "atomic":  # the aligned cell is what the backends check (and touch)
+            lo, hi = lo & ~(nb - 1), hi & ~(nb - 1)
+        k = bisect_right(starts, lo) - 1
+        ok = k >= 0 and hi + nb <= windows[k][1]
+        if ok:
+            s, e = windows[k]
+            ok = e > s and (e <= CANON_LOW or s >= CANON_HIGH)
+        out.append(k if ok else None)
+    return out
+
+
+def dispatch_registers(config) -> dict:
+    """{SGPR: V} at the kernel's start for ``config``: the user SGPRs (those no system value
+    takes) as their values, the workgroup ids as [first, last] of the grid's groups."""
+    from .preload import USER_SGPRS
+
+    sys_ = config.system_sgprs
+    fixed = set(sys_.values())
+    out = {r: L.const(int(v)) for r, v in enumerate(config.user_sgprs[:USER_SGPRS]) if r not in fixed}
+    for d, axis in enumerate("xyz"):
+        r = sys_.get(f"workgroup_id_{axis}")
+        if r is not None:
+            out[r] = V(config.group_start[d], config.group_end[d] - 1)
+    return out
+
+
+def block_shape(config) -> dict:
+    """ldsrange's shape of ``config``'s whole block (codegen.generate's)."""
+    from . import codegen as G
+
+    vals = dict(G.baked_params(config))
+    return {"block": tuple(config.block), "tidig": vals[G.P_TIDIG], "packed": bool(vals[G.P_GFX11])}
+
+
+def group_cases(config) -> list:
+    """The dispatch's groups as cases that together cover them: (SGPR seeds, shape in every lane
+    or None, shape in the lanes a group starts with) each.  Where a dimension's last group is
+    partial (the grid's own partial dims decide, not PARTIAL_TG_EN), its groups split into the
+    whole ones (ids first .. last - 1, the block's shape in every lane) and the last one (its
+    partial size, in the lanes it starts with only: the others' ids are not known)."""
+    from itertools import product
+
+    regs0, shape = dispatch_registers(config), block_shape(config)
+    sys_ = config.system_sgprs
+    dims = [d for d in range(3) if config.partial_tg and 0 < config.partial[d] < config.block[d]]
+    out = []
+    for pick in product((False, True), repeat=len(dims)):  # (True: that dimension's last group)
+        regs, block = dict(regs0), list(config.block)
+        for d, last in zip(dims, pick):
+            s, e = config.group_start[d], config.group_end[d]
+            lo, hi = (e - 1, e - 1) if last else (s, e - 2)
+            if lo > hi:
+                break
+            r = sys_.get(f"workgroup_id_{'xyz'[d]}")
+            if r is not None:
+                regs[r] = V(lo, hi)
+            if last:
+                block[d] = config.partial[d]
+        else:
+            sh = {**shape, "block": tuple(block)}
+            out.append((regs, None if any(pick) else sh, sh))
+    return out
+
+
+def prove_dispatch(program, config, windows, loads=None, words=None) -> list:
+    """prove() for a dispatch of ``config`` whose windows are the WindowSet ``windows``, once per
+    group case (group_cases): a slot's window where every case proves the same one;
+    ``program``: the IR the CUDA kernel lowers (codegen.optimized); ``loads`` / ``words``:
+    preload.find's loads of it and their words (preload.evaluate), else evaluated here."""
+    from . import preload as P_
+
+    if loads is None:
+        loads, plan = P_.find(program)
+        fixed = set(config.system_sgprs.values())
+        words, _ = P_.evaluate(loads, plan, program, config.wave_size, config.user_sgprs, fixed, windows)
+    known = {op.out.id: w for op, w in zip(loads, words or ()) if w is not None}
+    wins = [(int(s), int(e)) for s, e in zip(windows.starts, windows.ends)]
+    out: list | None = None
+    for regs, shape, ids in group_cases(config):
+        got = prove(program, config.wave_size, shape, regs, known, wins, ids)
+        out = got if out is None else [a if a == b else None for a, b in zip(out, got)]
+    return out if out is not None else [None] * len(global_accesses(program))
