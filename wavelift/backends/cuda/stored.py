@@ -87,7 +87,6 @@ def entry_name(key, arch: str, base_address: int) -> str:
             if settings.get("WAVELIFT_CUDA_WAVESYNC")
             else []
         ),
-        *(["touched=on"] if settings.get("WAVELIFT_CUDA_TOUCHED") == "on" else []),
         *(["exec=known"] if settings.get("WAVELIFT_CUDA_EXEC") == "known" else []),
         *([f"nan={settings.get('WAVELIFT_CUDA_NAN')}"] if settings.get("WAVELIFT_CUDA_NAN") else []),
     ):
