@@ -50,30 +50,11 @@ CATEGORIES = [
 ]
 
 
-def _body_lines(src, names):
-    """1-based source lines of the bodies of the named helpers (__device__ or WL_DEVICE ones;
-    tools/cuda_sass._body_lines knows only the first)"""
-    lines, out = src.splitlines(), set()
-    for i, line in enumerate(lines):
-        m = re.search(r"\b(wl_\w+)\s*\(", line)
-        if not re.search(r"__device__|WL_DEVICE", line) or not m or m.group(1) not in names:
-            continue
-        depth, j, opened = 0, i, False
-        while j < len(lines):
-            depth += lines[j].count("{") - lines[j].count("}")
-            opened = opened or "{" in lines[j]
-            if opened and depth <= 0:
-                break
-            j += 1
-        out.update(range(i + 1, j + 2))
-    return out
-
-
 def _functions(src):
     """source line (1-based) -> the wl_ helper whose body holds it"""
     owner = {}
     for name in {f for _, fs, _ in CATEGORIES for f in fs}:
-        for ln in _body_lines(src, (name,)):
+        for ln in CS._body_lines(src, (name,), marks=r"__device__|WL_DEVICE"):
             owner.setdefault(ln, name)
     return owner
 

@@ -103,12 +103,13 @@ COLD_FUNCTIONS = ("wl_res", "wl_gload_", "wl_gstore_", "wl_escape_", "wl_check_"
 _RECONVERGE = re.compile(r"(BSYNC|BSSY|NOP|WARPSYNC|BRA|BREAK|YIELD)\b")
 
 
-def _body_lines(src, names):
-    """1-based source lines of the bodies of the named functions"""
+def _body_lines(src, names, marks=r"__device__"):
+    """1-based source lines of the bodies of the named functions (those whose line matches
+    ``marks``: bench/sass_costs.py adds the prelude's WL_DEVICE helpers)"""
     lines, out = src.splitlines(), set()
     for i, line in enumerate(lines):
         m = re.search(r"\b(wl_\w+)\s*\(", line)
-        if "__device__" not in line or not m or m.group(1) not in names:
+        if not re.search(marks, line) or not m or m.group(1) not in names:
             continue
         depth, j, opened = 0, i, False
         while j < len(lines):
