@@ -151,16 +151,6 @@ _ALL = [
         "`off`: every dispatch takes the full path and every map is cleared before its kernel (A/B runs)",
     ),
     Setting(
-        "WAVELIFT_CUDA_TOUCHED",
-        str,
-        None,
-        "`on`: a CUDA kernel also marks a touched flag per 64 KiB chunk of its written map "
-        "(test, then set: no write where it is set) and wl_runs scans only the touched chunks, "
-        "clearing their flags -- a dispatch's landing reads the map of what it wrote, not of "
-        "every window it reads (decision 0029's amendment h102); unset or `off`: every map "
-        "scanned whole, the default until run on a GPU",
-    ),
-    Setting(
         "WAVELIFT_CUDA_GRAPH",
         str,
         None,

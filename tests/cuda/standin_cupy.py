@@ -119,20 +119,6 @@ def _runs(grid, block, args):
     ends[:k] = e[::-1][:k]
 
 
-@_timed
-def _runs_touched(grid, block, args):
-    """wl_runs_touched: resident.runs_in_chunks (its source's statement in NumPy)."""
-    from wavelift.backends.cuda.resident import runs_in_chunks
-
-    STATE.calls["launch"] += 1
-    w, n, starts, ends, cap, count, touched, shift = args
-    s, e = runs_in_chunks(np.asarray(w[: int(n)]), touched, int(shift))
-    count[0], count[1] = s.size, e.size
-    k, ke = min(s.size, int(cap)), min(e.size, int(cap))
-    starts[:k] = s[::-1][:k]  # (any order: the host sorts)
-    ends[:ke] = e[::-1][:ke]
-
-
 def _land(dst, src, mask, n):
     """wl_commit's and wl_commit_gated's body (the CUDA source's ``commit``)."""
     n = int(n)
@@ -183,13 +169,9 @@ class _RawModule:
         assert "wl_runs" in code and "wl_commit" in code
 
     def get_function(self, name):
-        return {
-            "wl_runs": _runs,
-            "wl_runs_touched": _runs_touched,
-            "wl_commit": _commit,
-            "wl_gate": _gate,
-            "wl_commit_gated": _commit_gated,
-        }[name]
+        return {"wl_runs": _runs, "wl_commit": _commit, "wl_gate": _gate, "wl_commit_gated": _commit_gated}[
+            name
+        ]
 
 
 class _Var:

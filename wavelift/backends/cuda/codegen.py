@@ -47,7 +47,6 @@ from ..cfamily.lowering import Unsupported as CudaUnsupported  # refused, never 
 from ..cfamily.prelude import header, trig_preop_source
 from . import ldsrange, preload, spans, split
 from .prelude import ATOMIC_OPS, PRELUDE
-from .resident import TOUCH_SHIFT
 
 # parameter words (P[]): the dispatch's numbers, filled by runtime.py
 P_USER = 0  # 16 user SGPRs
@@ -973,7 +972,7 @@ class Lowering(ValueLowering):
             emit(
                 f"  if ({a[1]}) {{ i64 ix; if (wl_res(C, (u64)({a[0]}) & ~{nb - 1}ull, {nb}u, &ix, {self.slot[id(op)]}u)) {{ "
                 f"{o} = wl_atomic{bits}(({t}*)(C.arena + ix), {code}, {d}, {c}); "
-                f"for (u32 k = 0; k < {nb}u; k++) C.written[ix + k] = 1u; wl_touch(ix, {nb}u); }} "
+                f"for (u32 k = 0; k < {nb}u; k++) C.written[ix + k] = 1u; }} "
                 f"else wl_escape(C, {op.instr}u, lane, (u64)({a[0]}), {KIND['atomic']}u); }}"
             )
         elif sp == "lds":
@@ -1068,12 +1067,6 @@ class Lowering(ValueLowering):
             *self._straight_header(),
             # (kernel.h: wl_gload / wl_gstore's rare path without the guess's second test)
             *(["#define WL_RETEST 0"] if settings.get("WAVELIFT_CUDA_RETEST") == "off" else []),
-            # (kernel.h: the written map's touched flag per chunk, WL_TOUCHED; resident.TOUCH_SHIFT)
-            *(
-                ["#define WL_TOUCH 1", f"#define WL_TOUCH_SHIFT {TOUCH_SHIFT}"]
-                if settings.get("WAVELIFT_CUDA_TOUCHED") == "on"
-                else []
-            ),
             _CTX,
             # (compile.py defines WL_MIN_BLOCKS; generate() WL_BLOCK_THREADS)
             "#ifndef WL_MIN_BLOCKS",

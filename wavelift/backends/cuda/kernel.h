@@ -52,26 +52,6 @@ WL_GLOBAL __constant__ u32 WL_PRE[WL_PRE_WORDS];
    cache of the last window missed on every access; the blocks after the first wave of them hit
    this.) */
 WL_GLOBAL __device__ u32 WL_HINT[WL_NSLOT];
-#ifdef WL_TOUCH
-/* WL_TOUCH (WAVELIFT_CUDA_TOUCHED=on): the written map's touched flags, a byte per
-   2^WL_TOUCH_SHIFT-byte chunk (runtime.py puts their device address here with the report's) */
-WL_GLOBAL __constant__ u8* WL_TOUCHED;
-static_assert(WL_TOUCH_SHIFT >= 4, "a store (at most 16 bytes) must span at most two chunks");
-#endif
-}
-/* a store's n bytes marked at arena index ix: under WL_TOUCH the touched flag of the chunk of its
-   first and of its last byte (n <= 16, less than a chunk: no chunk between them), each read first
-   so that a flag already set costs no write -- wl_runs scans only touched chunks and clears their
-   flags (resident.py); nothing otherwise */
-__device__ __forceinline__ void wl_touch(i64 ix, u32 n) {
-#ifdef WL_TOUCH
-  u8* const a = WL_TOUCHED + ((u64)ix >> WL_TOUCH_SHIFT);
-  u8* const b = WL_TOUCHED + ((u64)(ix + (i64)n - 1) >> WL_TOUCH_SHIFT);
-  if (!*a) *a = 1u;
-  if (b != a && !*b) *b = 1u;
-#else
-  (void)ix; (void)n;
-#endif
 }
 /* ix with its low bits spelled as the guest address's (equal: WindowSet places each window at an
    arena offset congruent to its address mod 8), so that for an address the code visibly aligns
@@ -160,11 +140,7 @@ static __device__ WL_MEMFN void wl_gload_(WlCtx& C, u64 addr, u32 nb, u32* w, u3
 static __device__ WL_MEMFN void wl_gstore_(WlCtx& C, u64 addr, u32 nb, const u32* w, u32 instr, u32 slot,
                                     u32 lane, bool guess = true) {
   i64 ix;
-  if (wl_res(C, addr, nb, &ix, slot, guess)) {
-    const i64 j = wl_al(ix, addr);
-    wl_write(C.arena, C.written, j, nb, w);
-    wl_touch(j, nb);
-  }
+  if (wl_res(C, addr, nb, &ix, slot, guess)) wl_write(C.arena, C.written, wl_al(ix, addr), nb, w);
   else wl_escape(C, instr, lane, addr, 1u);
 }
 /* WL_RETEST 0 (codegen: WAVELIFT_CUDA_RETEST=off): the rare path of wl_gload / wl_gstore, taken
@@ -213,7 +189,6 @@ __device__ __forceinline__ void wl_gwrite_at(const WlCtx& C, u8* p, u32 nb, cons
   if (nb == 1u) { *p = (u8)w[0]; *q = 1u; }
   else if (nb == 2u) { *(u16*)p = (u16)w[0]; *(u16*)q = 0x0101u; }
   else for (u32 k = 0; k < nb / 4u; k++) { ((u32*)p)[k] = w[k]; ((u32*)q)[k] = 0x01010101u; }
-  wl_touch(p - C.arena, nb);
 }
 __device__ __forceinline__ void wl_gload(WlCtx& C, u64 addr, bool mask, u32 nb, u32* w, u32 words,
                                          u32 instr, u32 slot, u32 lane, bool record) {
@@ -234,7 +209,6 @@ __device__ __forceinline__ void wl_gstore(WlCtx& C, u64 addr, u32 nb, const u32*
     if (nb == 1u) { *p = (u8)w[0]; *q = 1u; }
     else if (nb == 2u) { *(u16*)p = (u16)w[0]; *(u16*)q = 0x0101u; }
     else for (u32 k = 0; k < nb / 4u; k++) { ((u32*)p)[k] = w[k]; ((u32*)q)[k] = 0x01010101u; }
-    wl_touch(p - C.arena, nb);
     return;
   }
   wl_gstore_(C, addr, nb, w, instr, slot, lane, WL_RETEST);

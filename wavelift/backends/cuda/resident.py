@@ -45,18 +45,8 @@ STAGING = 4  # arenas and written maps kept for the next dispatches (Resident.st
 # bytes: a set's arena and written map hold about twice that)
 STAGING_MAX_BYTES = 1 << 30
 STAGING_TOTAL_BYTES = 2 << 30
-# WAVELIFT_CUDA_TOUCHED=on: a touched flag (a byte) per 2^TOUCH_SHIFT bytes of a written map,
-# set by the kernel's stores (kernel.h wl_touch), after the map in its buffer (``staging``);
-# wl_runs_touched scans only the chunks whose flag is set
-TOUCH_SHIFT = 16
 KEPT_COMMITS = 64  # wl_commit calls a kept plan keeps (Resident.commit's ``kept``)
 DEFER_DEPTH = 16  # deferred dispatches in flight before their reports are read (Resident.flush)
-
-
-def touch_bytes(nbytes: int) -> int:
-    """The touched flags of a written map of ``nbytes``: one per 2^TOUCH_SHIFT bytes (whole 8s)."""
-    chunks = (nbytes + (1 << TOUCH_SHIFT) - 1) >> TOUCH_SHIFT
-    return (chunks + 7) // 8 * 8
 
 
 class RangeSet:
@@ -184,29 +174,10 @@ class NumPyOps:
     def sync(self, stream=None) -> None:
         pass
 
-    def runs(self, written, touched=None) -> tuple[np.ndarray, np.ndarray]:
-        """``touched``: wl_runs_touched (``runs_in_chunks``), the flags cleared."""
-        if touched is not None:
-            return runs_in_chunks(written, touched)
+    def runs(self, written) -> tuple[np.ndarray, np.ndarray]:
         m = np.asarray(written) != 0
         b = np.flatnonzero(np.diff(np.concatenate(([0], m.view(np.int8), [0]))))
         return b[0::2].astype(np.int64), b[1::2].astype(np.int64)
-
-
-def runs_in_chunks(written, touched, shift: int = TOUCH_SHIFT) -> tuple[np.ndarray, np.ndarray]:
-    """wl_runs_touched in NumPy (what its CUDA source states): the run starts and ends wl_runs
-    finds at the bytes of the chunks of 2^shift bytes whose touched flag is set -- each byte
-    tested against its real neighbours, in whatever chunk -- and those flags cleared."""
-    w = np.asarray(written) != 0
-    n = w.size
-    nch = -(-n >> shift)
-    flag = np.repeat(np.asarray(touched[:nch]) != 0, 1 << shift)[:n]
-    touched[:nch] = 0
-    prev = np.concatenate(([False], w[:-1]))
-    nxt = np.concatenate((w[1:], [False]))
-    starts = np.flatnonzero(w & ~prev & flag)
-    ends = np.flatnonzero(w & ~nxt & flag) + 1
-    return starts.astype(np.int64), ends.astype(np.int64)
 
 
 def gate(rep, at: tuple, ok, sticky) -> None:
@@ -253,24 +224,6 @@ extern "C" __global__ void wl_runs(const unsigned char* w, u64 n, u64* starts, u
                                    u32* count) {
   for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; 4 * i < n; i += (u64)gridDim.x * blockDim.x)
     wl_runs_at(w, n, 4 * i, starts, ends, cap, count);
-}
-/* wl_runs over the chunks of 2^shift bytes whose touched flag is set (a kernel marks a chunk's
-   flag with every map byte it marks in it: the map is zero in the others -- a map a kernel
-   marked and that did not land is cleared whole before its next kernel), each flag cleared as its
-   chunk is taken (a second scan of the same map is a whole one: runs_finish) */
-extern "C" __global__ void wl_runs_touched(const unsigned char* w, u64 n, u64* starts, u64* ends,
-                                           u64 cap, u32* count, unsigned char* touched, u32 shift) {
-  __shared__ u32 f;
-  const u64 nch = (n + (1ull << shift) - 1) >> shift;
-  for (u64 c = blockIdx.x; c < nch; c += gridDim.x) {
-    __syncthreads();  /* (f of the last chunk read by every thread) */
-    if (threadIdx.x == 0) { f = touched[c]; if (f) touched[c] = 0; }
-    __syncthreads();
-    if (!f) continue;
-    const u64 lo = c << shift, hi = min(n, lo + (1ull << shift));
-    for (u64 b = lo + 4 * (u64)threadIdx.x; b < hi; b += 4 * (u64)blockDim.x)
-      wl_runs_at(w, n, b, starts, ends, cap, count);
-  }
 }
 /* the written bytes of src into dst (mask nonzero): a dispatch's landing on the device; the
    mask bytes read are cleared (every written byte lies in a landed range: the map is zero after
@@ -345,7 +298,6 @@ class CuPyOps:
         self.up = self.down = 0
         self._mod = cupy.RawModule(code=_RUNS_SRC, options=("-std=c++14",))
         self._runs = self._mod.get_function("wl_runs")
-        self._runs_touched = self._mod.get_function("wl_runs_touched")
         self._commit = self._mod.get_function("wl_commit")
         self._gate = self._mod.get_function("wl_gate")
         self._commit_gated = self._mod.get_function("wl_commit_gated")
@@ -432,15 +384,19 @@ class CuPyOps:
         reports read: Resident.flush)."""
         (self.cp.cuda.get_current_stream() if stream is None else stream).synchronize()
 
-    def runs_call(self, written, count, inline, touched=None) -> tuple:
-        """``runs_launch(written, count, inline, cleared=True, touched=touched)`` as two calls
-        of no arguments made once (a kept plan's: runtime.Again): the kernel's launch, its grid
-        and arguments made here, and the note of what ``runs_finish`` reads, as ``runs_launch``
-        makes it."""
+    def runs_call(self, written, count, inline) -> tuple:
+        """``runs_launch(written, count, inline, cleared=True)`` as two calls of no arguments
+        made once (a kept plan's: runtime.Again): the kernel's launch, its grid and arguments
+        made here, and the note of what ``runs_finish`` reads, as ``runs_launch`` makes it."""
+        n = int(written.size)
         starts, ends = inline
         cap = int(starts.size)
-        fn, grid, block, args = self._runs_args(written, starts, ends, count, touched)
-        go = partial(fn, grid, block, args)
+        go = partial(
+            self._runs,
+            self._grid(-(-n // 4)),
+            (256,),
+            (written, np.uint64(n), starts, ends, np.uint64(cap), count),
+        )
         last = (written, count)
 
         def note() -> None:
@@ -453,45 +409,30 @@ class CuPyOps:
         """A host array of ``n`` bytes in page-locked memory (a kept report's read-back)."""
         return np.frombuffer(self.cp.cuda.alloc_pinned_memory(n), np.uint8, n)
 
-    def _runs_args(self, written, starts, ends, count, touched) -> tuple:
-        """(kernel, grid, block, arguments) of wl_runs over ``written``, or of wl_runs_touched
-        over its chunks flagged in ``touched`` (a block per chunk)."""
-        n, cap = int(written.size), int(starts.size)
-        if touched is None:
-            return (
-                self._runs,
-                self._grid(-(-n // 4)),
-                (256,),
-                (written, np.uint64(n), starts, ends, np.uint64(cap), count),
-            )
-        return (
-            self._runs_touched,
-            (max(1, min(-(-n >> TOUCH_SHIFT), 8192)),),
-            (256,),
-            (written, np.uint64(n), starts, ends, np.uint64(cap), count, touched, np.uint32(TOUCH_SHIFT)),
-        )
-
-    def runs_launch(self, written, count, inline=None, cleared: bool = False, touched=None) -> None:
+    def runs_launch(self, written, count, inline=None, cleared: bool = False) -> None:
         """Start wl_runs over ``written``; ``count`` (2 device u32) gets the number of runs,
         which comes back with the dispatch's report; then ``runs_finish``.  ``inline``: None,
         or (starts, ends) device u64 arrays inside the report: room for that many runs, which
         then come back with it (more: runs_finish runs the scan again with room for all).
         ``cleared``: the caller has zeroed ``count`` on the stream since anything last wrote it
-        (the runtime's report, cleared before each launch: no memset here).  ``touched``: the
-        map's touched flags (WAVELIFT_CUDA_TOUCHED): only flagged chunks are scanned, their flags
-        cleared (the second scan, if any, is a whole one)."""
+        (the runtime's report, cleared before each launch: no memset here)."""
         if not cleared:
             count.fill(0)
+        n = int(written.size)
         if inline is not None:
             starts, ends = inline
+            cap = int(starts.size)
         else:
             if self._cap < SPAN_CAPACITY:
                 self._grow(SPAN_CAPACITY)
-            starts, ends = self._starts, self._ends
-        fn, grid, block, args = self._runs_args(written, starts, ends, count, touched)
-        fn(grid, block, args)
+            starts, ends, cap = self._starts, self._ends, self._cap
+        self._runs(
+            self._grid(-(-n // 4)),
+            (256,),
+            (written, np.uint64(n), starts, ends, np.uint64(cap), count),
+        )
         self._last = (written, count)
-        self._inline = int(starts.size) if inline is not None else 0
+        self._inline = cap if inline is not None else 0
 
     def _grow(self, cap: int) -> None:
         self._cap = cap
@@ -520,9 +461,9 @@ class CuPyOps:
         e.sort()
         return s, e
 
-    def runs(self, written, touched=None) -> tuple[np.ndarray, np.ndarray]:
+    def runs(self, written) -> tuple[np.ndarray, np.ndarray]:
         count = self.cp.zeros(2, self.cp.uint32)
-        self.runs_launch(written, count, touched=touched)
+        self.runs_launch(written, count)
         return self.runs_finish(int(count[0].get()))
 
 
@@ -583,9 +524,6 @@ class Resident:
         # written maps a kernel may have marked since their last landing (``clear``): landing
         # clears the map bytes it reads (wl_commit), so a map that landed is zero again
         self._dirty_maps: dict = {}
-        # id(written map) -> (the map, its touched flags: ``staging``, ``touched``)
-        self._touched: dict = {}
-        self._big = 0  # (the key in it of the last staging set not kept: ``staging``)
         self._pairs: dict = {}  # id(report) -> (report, written map, both: one buffer)
         self._readback: dict = {}  # id(report) -> (report, its host array: ``readback``)
         # run/execute.py's kept runs of dispatches on this memory (its records hold them weakly:
@@ -685,16 +623,13 @@ class Resident:
         key = (nbytes, report)
         st = self._staging.pop(key, None)
         if st is None:
-            # (the report, the written map and its touched flags -- a byte per 2^TOUCH_SHIFT
-            # map bytes, there for any module built with WAVELIFT_CUDA_TOUCHED -- in one buffer,
-            # the report first at a 16-byte bound: ``clear`` zeroes them with one memset when
-            # the map needs it)
+            # (the report and the written map in one buffer, the report first at a 16-byte
+            # bound: ``clear`` zeroes both with one memset when the map needs it)
             at = -(-report // 16) * 16
-            both = self.ops.zeros(at + nbytes + touch_bytes(nbytes))
-            rep, written = both[:report], both[at : at + nbytes]
+            both = self.ops.zeros(at + nbytes)
+            rep, written = both[:report], both[at:]
             st = (self.ops.zeros(nbytes + 8), written, rep)
             self._pairs[id(rep)] = (rep, written, both)
-            self._touched[id(written)] = (written, both[at + nbytes :])
         if nbytes <= STAGING_MAX_BYTES:
             self._staging[key] = st
             while len(self._staging) > 1 and (
@@ -707,22 +642,10 @@ class Resident:
                 self._arena_state.pop(id(old[0]), None)
                 self._pairs.pop(id(old[2]), None)
                 self._dirty_maps.pop(id(old[1]), None)
-                self._touched.pop(id(old[1]), None)
                 self.changes += 1
         else:
             self._pairs.pop(id(st[2]), None)
-            # (its flags only while it is the last one: a dispatch not kept finishes first)
-            t = self._touched.pop(id(st[1]), None)
-            if t is not None:
-                self._touched.pop(self._big, None)
-                self._big = id(st[1])
-                self._touched[self._big] = t
         return st
-
-    def touched(self, written):
-        """The touched flags of the written map ``written`` (``staging``'s), None for another."""
-        t = self._touched.get(id(written))
-        return t[1] if t is not None and t[0] is written else None
 
     def readback(self, rep) -> np.ndarray:
         """A host array of ``rep``'s size (page-locked memory) to read the report ``rep`` back

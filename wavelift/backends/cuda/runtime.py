@@ -111,7 +111,7 @@ def _window_constants(win) -> list:
     return out
 
 
-_REPORT_NAMES = {"status": "WL_STATUS", "stats": "WL_STATS", "esc": "WL_ESC", "touched": "WL_TOUCHED"}
+_REPORT_NAMES = {"status": "WL_STATUS", "stats": "WL_STATS", "esc": "WL_ESC"}
 _REPORT_ORDER = ("status", "stats", "esc")
 _POINTER_WORDS: dict = {}  # device address -> its one-word uint64 array (never changed)
 
@@ -152,26 +152,6 @@ def _report_views(rep, cp) -> tuple:
     while len(_VIEWS) > 16:
         del _VIEWS[next(iter(_VIEWS))]
     return out
-
-
-_TOUCH_BUILT: dict = {}  # id(module) -> (module, whether its source defines WL_TOUCH)
-
-
-def _touched(k, res, written):
-    """The touched flags of ``written`` (Resident.touched) when ``k``'s kernel marks them
-    (built with WAVELIFT_CUDA_TOUCHED=on: kernel.h's WL_TOUCH), else None (wl_runs scans the
-    map whole: the setting follows the module, never the other way round)."""
-    hit = _TOUCH_BUILT.get(id(k))
-    if hit is None or hit[0] is not k:
-        hit = _TOUCH_BUILT[id(k)] = (k, "\n#define WL_TOUCH 1\n" in getattr(k, "source", ""))
-        while len(_TOUCH_BUILT) > GUESSES:
-            del _TOUCH_BUILT[next(iter(_TOUCH_BUILT))]
-    if not hit[1]:
-        return None
-    t = res.touched(written)
-    if t is None:  # (every staging set has them: the kernel would mark through a stale pointer)
-        raise RuntimeError("a written map without touched flags for a WL_TOUCH kernel")
-    return t
 
 
 _HINT_AT: dict = {}  # id(module) -> (module, its loaded CUDA module, (WL_HINT's address, size))
@@ -445,9 +425,6 @@ class Runtime:
         else:
             wb_dev = res.table(wavebase) if wavebase.size <= 4096 else cp.asarray(wavebase)
         views, count, inline, ptr_words = _report_views(rep, cp)
-        touched = _touched(self.m, res, written)
-        if touched is not None:  # (WL_TOUCHED: its address put with the report's)
-            ptr_words = [*ptr_words, _pointer_word(touched.data.ptr)]
         # (the hints the guesses are made from: a plan holds while the next ones are the same)
         hints_in = None if not nslots or m.hints is None else m.hints.tobytes()
         reps_now = settings.get("WAVELIFT_CUDA_TIMING_REPEAT")
@@ -477,14 +454,10 @@ class Runtime:
             )
 
             def report_to(dd):  # (codegen: WL_STATUS, ...; the same buffer: no copy after the first)
-                words = (
-                    ptr_words
-                    if dd is d
-                    else [_pointer_word(dd[n].data.ptr) for n in _REPORT_ORDER] + ptr_words[3:]
-                )
+                words = ptr_words if dd is d else [_pointer_word(dd[n].data.ptr) for n in _REPORT_ORDER]
                 k = self.k
                 kept = getattr(k, "_consts", None)  # (put_constant's skip of the same array, inline)
-                for name, word in zip(_REPORT_ORDER + ("touched",), words):
+                for name, word in zip(_REPORT_ORDER, words):
                     cname = _REPORT_NAMES[name]
                     if kept is not None:
                         last = kept.get(cname)
@@ -549,7 +522,7 @@ class Runtime:
             # back with the report, and so do the hints the accesses resolved to
             # (count lies in the report, cleared above on the stream; the kernel writes only
             # the report's status, stats and escapes: it is still zero)
-            res.ops.runs_launch(written, count, inline, cleared=True, touched=touched)
+            res.ops.runs_launch(written, count, inline, cleared=True)
             if nslots:
                 ptr, size = _hint_address(self.k)
                 res.ops.copy_global(rep, HINTS_AT, ptr, min(4 * nslots, size))
@@ -750,9 +723,7 @@ class Again:
         self.h_status = h[STATS_BYTES : STATS_BYTES + 64].view(np.uint32)
         self.h_stats = h[:STATS_BYTES].view(np.uint64)
         self.own = _Slot(self, h, res.events)  # (its views of the report, as a queue place's)
-        self.runs_go, self.runs_note = ops.runs_call(
-            self.written, self.count, self.inline, _touched(rt.m, res, self.written)
-        )
+        self.runs_go, self.runs_note = ops.runs_call(self.written, self.count, self.inline)
         # those GPU operations captured once as a CUDA graph (``_capture``; None: not yet, False:
         # not to be); WAVELIFT_CUDA_GRAPH=off runs them one by one (A/B runs)
         self.graph_on = settings.get("WAVELIFT_CUDA_GRAPH") != "off"

@@ -86,7 +86,6 @@ def entry_name(key, arch: str, base_address: int) -> str:
             if settings.get("WAVELIFT_CUDA_WAVESYNC")
             else []
         ),
-        *(["touched=on"] if settings.get("WAVELIFT_CUDA_TOUCHED") == "on" else []),
     ):
         h.update(part.encode())
         h.update(b"\0")
