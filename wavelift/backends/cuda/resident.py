@@ -200,6 +200,13 @@ def land(dst, src, mask, o: int, n: int, table) -> None:
     read (the masked copy it replaced: tests/cuda/test_resident_host.py)."""
     t = np.asarray(table)
     c = int(t[0])
+    if c <= 8:  # (few runs: a slice each)
+        for s, e in zip(t[1 : 1 + 3 * c : 3].tolist(), t[2 : 2 + 3 * c : 3].tolist()):
+            lo, hi = max(s, o), min(e, o + n)
+            if lo < hi:
+                dst[lo - o : hi - o] = src[lo:hi]
+                mask[lo:hi] = 0
+        return
     lo = np.maximum(t[1 : 1 + 3 * c : 3].astype(np.int64), o)
     hi = np.minimum(t[2 : 2 + 3 * c : 3].astype(np.int64), o + n)
     keep = lo < hi
