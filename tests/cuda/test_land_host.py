@@ -323,3 +323,36 @@ def test_compiled_gate_equals_its_numpy_statement(lib):
             )
             assert np.array_equal(dst, want) and not m.any(), trial
     assert verdicts == {0, 1, 2}
+
+
+def test_source_compiles_as_cuda_device_code(tmp_path):
+    """resident.py's CUDA source compiled as CUDA device code by clang (PTX for sm_90, no CUDA
+    headers: the few builtins it uses declared here) -- what NVRTC will see on a GPU: every
+    kernel is there and wl_land's wide pieces are 16-byte loads and stores."""
+    clang = shutil.which("clang++-19") or shutil.which("/usr/lib/llvm-19/bin/clang++")
+    if not clang:
+        pytest.skip("clang++ 19 not installed")
+    head = r"""#include <__clang_cuda_builtin_vars.h>
+#define __device__ __attribute__((device))
+#define __global__ __attribute__((global))
+#define __shared__ __attribute__((shared))
+#define __forceinline__ __inline__ __attribute__((always_inline))
+struct __attribute__((aligned(16))) uint4 { unsigned x, y, z, w; };
+__device__ inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { uint4 r = {x, y, z, w}; return r; }
+__device__ unsigned atomicAdd(unsigned* p, unsigned v);
+__device__ unsigned atomicOr(unsigned* p, unsigned v);
+__device__ void __syncthreads();
+"""
+    src, ptx = tmp_path / "runs.cu", tmp_path / "runs.ptx"
+    src.write_text(head + R._RUNS_SRC)
+    r = subprocess.run(
+        [clang, "-x", "cuda", "--cuda-device-only", "-nocudainc", "-nocudalib", "--cuda-gpu-arch=sm_90"]
+        + ["-std=c++14", "-O2", "-Wno-unknown-cuda-version", "-S", str(src), "-o", str(ptx)],
+        capture_output=True,
+        text=True,
+    )
+    assert r.returncode == 0, r.stderr[:4000]
+    text = ptx.read_text()
+    for name in ("wl_runs", "wl_land", "wl_gate", "wl_land_gated"):
+        assert f".entry {name}(" in text, name
+    assert "ld.global.v4.u32" in text and "st.global.v4.u32" in text

@@ -331,10 +331,10 @@ extern "C" __global__ void wl_land(unsigned char* dst, const unsigned char* src,
    [ok[2i], ok[2i+1]) (arena offsets); else 1 (2: an earlier one failed) and *sticky set, so that
    no later queued dispatch lands either (wl_land_gated).  The verdict goes into the report's
    word at verdict_at, read back with it; where it is 0 the runs, sorted, go into the run table
-   land (room for cap runs) that wl_land_gated lands from. */
+   runs (room for cap runs) that wl_land_gated lands from. */
 extern "C" __global__ void wl_gate(unsigned char* rep, u64 status_at, u64 esc_at, u64 runs_at,
                                    u64 starts_at, u64 ends_at, u64 verdict_at, u64 cap,
-                                   const u64* ok, u64 n, u32* sticky, u64* land) {
+                                   const u64* ok, u64 n, u32* sticky, u64* runs) {
   __shared__ u64 s_[64], e_[64];
   __shared__ u32 bad, out;
   const u32 t = threadIdx.x;
@@ -369,11 +369,11 @@ extern "C" __global__ void wl_gate(unsigned char* rep, u64 status_at, u64 esc_at
       u64 pieces = 0;
       for (u32 j = 0; j < c; j++) {
         pieces += ((e_[j] + 15) >> 4) - (s_[j] >> 4);
-        land[1 + 3 * j] = s_[j];
-        land[2 + 3 * j] = e_[j];
-        land[3 + 3 * j] = pieces;
+        runs[1 + 3 * j] = s_[j];
+        runs[2 + 3 * j] = e_[j];
+        runs[3 + 3 * j] = pieces;
       }
-      land[0] = c;
+      runs[0] = c;
     }
   }
 }
