@@ -14,8 +14,8 @@ there and marks its written-byte map.  ``runs`` finds the written runs on the de
 their list comes back), ``spans`` cuts them at window bounds into guest write spans (the spans
 WindowSet.spans finds on the host), and only after the host has seen that nothing escaped and
 nothing was refused does ``commit`` copy the written bytes into the device copies (a copy of
-the spans' bytes on the device, ``wl_land``: no map byte read) and record them as dev_dirty.  A refused dispatch leaves the device copies
-and the host's bytes as they were.
+the spans' bytes on the device, ``wl_land``: no map byte read) and record them as dev_dirty.
+A refused dispatch leaves the device copies and the host's bytes as they were.
 
 The device is an object with a few array operations (``Ops``): CuPyOps on a GPU, NumPyOps (host
 arrays standing in for device ones) for the tests of this bookkeeping without a GPU.
@@ -197,7 +197,7 @@ def land(dst, src, mask, o: int, n: int, table) -> None:
     """wl_land in NumPy (what its CUDA source states): each run's bytes inside the window [o, o + n)
     of ``src`` into ``dst`` (arena index o at dst[0]) and their ``mask`` bytes cleared -- every
     byte of a run is a written one (runs: the maximal spans of nonzero map bytes), so no mask is
-    read (the masked copy it replaced: tests/cuda/test_resident_host.py)."""
+    read (the masked copy it replaced: tests/cuda/test_land_host.py, test_resident_host.py)."""
     t = np.asarray(table)
     c = int(t[0])
     if c <= 8:  # (few runs: a slice each)
