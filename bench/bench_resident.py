@@ -27,7 +27,7 @@ host time per tiny dispatch, and a full-screen elementwise pass end to end next 
 (3) --host-only N: the tiny launches of (1) on the CUDA backend's host path without a GPU:
     tests/cuda/standin_cupy.py stands in for CuPy (device arrays are host arrays; the
     translated kernel is built by NVRTC as on a GPU but not run: a stand-in plays vadd through
-    the window tables it is handed; wl_runs/wl_commit in NumPy).  Reported: wall us per launch,
+    the window tables it is handed; wl_runs/wl_land in NumPy).  Reported: wall us per launch,
     the thread's CPU time per launch less the time inside the stand-in's kernels ("host": CPU
     time, so that other work on a shared machine counts less), execute_dispatch's share,
     the operations that would be launches or synchronous copies on a GPU per launch, and the

@@ -147,7 +147,7 @@ _ALL = [
         None,
         "`on` (the default): a repeated CUDA dispatch runs from the plan its last landing kept "
         "(runtime.Again: only the GPU operations and the report read-back) and a written map that "
-        "landed is not cleared again (wl_commit clears it; decision 0029's 2026-12-06 amendment); "
+        "landed is not cleared again (its landing, wl_land, clears it; decision 0029's 2026-12-06 amendment); "
         "`off`: every dispatch takes the full path and every map is cleared before its kernel (A/B runs)",
     ),
     Setting(

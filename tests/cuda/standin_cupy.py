@@ -2,7 +2,7 @@
 
 Device arrays are host arrays (``FArr``: NumPy with CuPy's ``get``/``set``/``data.ptr``), copies
 are ``memmove``, events do nothing, ``RawModule`` gives resident.py's two kernels written in
-NumPy (``wl_runs``, ``wl_commit``: what their CUDA source states), and
+NumPy (``wl_runs``, ``wl_land``, ``wl_gate``: what their CUDA source states), and
 ``cuda.function.Module`` loads any cubin and hands out a translated kernel that does not run:
 ``STATE.kernel`` (None: the launch is skipped; or a callable (arena, written, wstart, wend,
 woff, consts: the module's variables by name, host byte arrays) standing in for the kernel,
@@ -119,25 +119,24 @@ def _runs(grid, block, args):
     ends[:k] = e[::-1][:k]
 
 
-def _land(dst, src, mask, n):
-    """wl_commit's and wl_commit_gated's body (the CUDA source's ``commit``)."""
-    n = int(n)
-    m = np.asarray(mask[:n]) != 0
-    dst[:n][m] = src[:n][m]
-    mask[:n] = 0  # (the CUDA source clears the mask bytes it reads)
+def _landing(dst, src, mask, o, n, t):
+    """wl_land's and wl_land_gated's body: resident.land (the CUDA source's statement in NumPy)."""
+    from wavelift.backends.cuda.resident import land
+
+    land(dst, src, mask, int(o), int(n), t)
 
 
 @_timed
-def _commit(grid, block, args):
+def _land(grid, block, args):
     STATE.calls["launch"] += 1
-    _land(*args)
+    _landing(*args)
 
 
 @_timed
 def _gate(grid, block, args):
     """wl_gate (a deferred dispatch's verdict), as its CUDA source states it."""
     STATE.calls["launch"] += 1
-    rep, status_at, esc_at, runs_at, starts_at, ends_at, verdict_at, cap, ok, n, sticky = args
+    rep, status_at, esc_at, runs_at, starts_at, ends_at, verdict_at, cap, ok, n, sticky, table = args
     h = np.asarray(rep)
     st = h[int(status_at) : int(status_at) + 64].view(np.uint32)
     c = int(h[int(runs_at) : int(runs_at) + 4].view(np.uint32)[0])
@@ -154,24 +153,27 @@ def _gate(grid, block, args):
     h[int(verdict_at) : int(verdict_at) + 4].view(np.uint32)[0] = v
     if v:
         sticky[0] = 1
+    else:
+        from wavelift.backends.cuda.resident import run_table
+
+        t = run_table(s_, e_)
+        table[: t.size] = t
 
 
 @_timed
-def _commit_gated(grid, block, args):
+def _land_gated(grid, block, args):
     STATE.calls["launch"] += 1
     *landing, sticky = args
     if not sticky[0]:
-        _land(*landing)
+        _landing(*landing)
 
 
 class _RawModule:
     def __init__(self, code, options=()):
-        assert "wl_runs" in code and "wl_commit" in code
+        assert "wl_runs" in code and "wl_land" in code
 
     def get_function(self, name):
-        return {"wl_runs": _runs, "wl_commit": _commit, "wl_gate": _gate, "wl_commit_gated": _commit_gated}[
-            name
-        ]
+        return {"wl_runs": _runs, "wl_land": _land, "wl_gate": _gate, "wl_land_gated": _land_gated}[name]
 
 
 class _Var:

@@ -11,7 +11,7 @@ amendment "the repeated dispatch's straight path"), without a GPU (the stand-in 
     starts (the map is cleared by landing, and whole after a refused dispatch: Resident.clear).
 (2) Each thing the plan depends on changed between two launches: the launch after takes the
     full path (and lands what it should), the one after that the plan again.
-(3) One memset per repeated launch (the report; the written map cleared by wl_commit), one
+(3) One memset per repeated launch (the report; the written map cleared by wl_land), one
     read-back, three launches, nothing else.
 """
 
@@ -319,8 +319,8 @@ def _warm_vadd(standin):
 @pytest.mark.parametrize("graph", [False, True])
 def test_repeated_launch_device_operations(standin, monkeypatch, graph):
     """One by one: the report's memset, the kernel, wl_runs, the hints' copy, the report's
-    read-back (get) and wl_commit at landing.  Captured (WAVELIFT_CUDA_GRAPH=on): one graph
-    launch of all but wl_commit, the report's copy into the host array in it; no get."""
+    read-back (get) and wl_land at landing.  Captured (WAVELIFT_CUDA_GRAPH=on): one graph
+    launch of all but wl_land, the report's copy into the host array in it; no get."""
     monkeypatch.setenv("WAVELIFT_CUDA_DEFER", "off")  # (each launch waits: its operations counted)
     monkeypatch.setenv("WAVELIFT_CUDA_GRAPH", "on" if graph else "off")
     dev, k, (a, b, c, n) = _warm_vadd(standin)
@@ -339,7 +339,7 @@ def test_repeated_launch_device_operations(standin, monkeypatch, graph):
 def test_deferred_launch_device_operations(standin, monkeypatch, graph):
     """Deferred (WAVELIFT_CUDA_DEFER on): one by one, the report's memset, the kernel, wl_runs,
     the hints' copy, wl_gate, the report's copy into a queue place's host array and
-    wl_commit_gated over the one window vadd writes; captured (WAVELIFT_CUDA_GRAPH=on), one
+    wl_land_gated over the one window vadd writes; captured (WAVELIFT_CUDA_GRAPH=on), one
     graph launch of them all.  No read-back: reading the queue's reports (Resident.flush) adds
     no device operation."""
     monkeypatch.setenv("WAVELIFT_CUDA_DEFER", "on")
@@ -523,7 +523,7 @@ def _pattern_session(again: bool, pats, mirror=None):
 @pytest.mark.parametrize("graph", [False, True])
 def test_kept_runs_with_many_runs_other_spans_and_written_mirrors(standin, monkeypatch, graph):
     """The kept run's own handling of the report (every run inline, or more than INLINE_RUNS
-    read again; other spans each launch with few kept wl_commit calls; a written mirrored
+    read again; other spans each launch with few kept wl_land calls; a written mirrored
     range handed to the full path) lands what the full path lands, launch for launch; the same
     with its operations replayed from a graph (WAVELIFT_CUDA_GRAPH=on)."""
     monkeypatch.setenv("WAVELIFT_CUDA_DEFER", "off")  # (each launch waits: its operations counted)

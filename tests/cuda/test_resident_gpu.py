@@ -1,6 +1,6 @@
 """Device-resident guest memory on a GPU (backends/cuda/resident.py, decision 0026); each test
 skips without CuPy or a device.  The bookkeeping itself is tested without a GPU in
-test_resident_host.py; here the device kernels (written runs, the masked commit) are held to
+test_resident_host.py; here the device kernels (written runs, the landing over them) are held to
 NumPyOps, and a Device's stream of dispatches to NumPy's results."""
 
 from __future__ import annotations
@@ -23,7 +23,17 @@ def _needs_gpu():
         pytest.skip(f"no CUDA device: {why}")
 
 
-def test_gpu_runs_and_commit_equal_the_host_ones(monkeypatch):
+def _masked(dst, doff, src, soff, mask, n):
+    """The masked commit wl_land replaced (the oracle): each byte whose map byte is nonzero."""
+    m = mask[soff : soff + n] != 0
+    dst[doff : doff + n][m] = src[soff : soff + n][m]
+    mask[soff : soff + n] = 0
+
+
+def test_gpu_runs_and_land_equal_the_host_ones(monkeypatch):
+    """wl_runs and wl_land on random maps up to 1 MiB (more runs than room: the second launch):
+    the runs NumPyOps finds; the landing of a window over them (its device copy at every
+    alignment mod 16) equal to NumPyOps' and to the masked commit, the map zero in the window."""
     _needs_gpu()
     import cupy
 
@@ -38,22 +48,28 @@ def test_gpu_runs_and_commit_equal_the_host_ones(monkeypatch):
             ws, we = gpu.runs(cupy.asarray(w))
             hs, he = host.runs(w)
             assert np.array_equal(ws, hs) and np.array_equal(we, he), (size, p)
+            t = R.run_table(hs, he)
             src = rng.integers(0, 256, size, dtype=np.uint8)
             dst = rng.integers(0, 256, size + 16, dtype=np.uint8)
-            d_dst = cupy.asarray(dst)
-            gpu.commit(d_dst, 5, cupy.asarray(src), 3, cupy.asarray(w), size - 3)
-            host.commit(dst, 5, src, 3, w, size - 3)
-            assert np.array_equal(d_dst.get(), dst), (size, p)
+            doff = int(rng.integers(0, 16))
+            want, w_want = dst.copy(), w.copy()
+            d_dst, d_w = cupy.asarray(dst), cupy.asarray(w)
+            gpu.land(d_dst, doff, cupy.asarray(src), d_w, 3, size - 3, cupy.asarray(t))
+            host.land(dst, doff, src, w, 3, size - 3, t)
+            _masked(want, doff, src, 3, w_want, size - 3)
+            assert np.array_equal(d_dst.get(), dst) and np.array_equal(dst, want), (size, p, doff)
+            assert np.array_equal(d_w.get(), w) and np.array_equal(w, w_want), (size, p)
             into = np.zeros(size + 32, np.uint8)
             gpu.download_into(d_dst, 7, into[9 : 9 + size])
             assert np.array_equal(into[9 : 9 + size], dst[7 : 7 + size])
             assert not into[:9].any() and not into[9 + size :].any()
 
 
-def test_gpu_gate_and_gated_commit_equal_the_host_ones():
-    """wl_gate (a deferred dispatch's verdict) and wl_commit_gated on random reports -- flags,
-    escapes, run counts up to past the inline room, runs inside and across the ranges, the sticky
-    word set or not -- equal resident.gate and NumPyOps (decision 0029's helper-96 amendment)."""
+def test_gpu_gate_and_gated_land_equal_the_host_ones():
+    """wl_gate (a deferred dispatch's verdict and run table) and wl_land_gated on random reports
+    -- flags, escapes, run counts up to past the inline room, runs inside and across the ranges,
+    the sticky word set or not -- equal resident.gate and NumPyOps (decision 0029's helper-96
+    amendment; the run table: 0026's amendment h109)."""
     _needs_gpu()
     import cupy
 
@@ -63,6 +79,7 @@ def test_gpu_gate_and_gated_commit_equal_the_host_ones():
     rng = np.random.default_rng(96)
     at = (RT.STATS_BYTES, 16, RT.RUNS_AT, RT.STARTS_AT, RT.ENDS_AT, RT.VERDICT_AT, RT.INLINE_RUNS)
     verdicts = set()
+    size = 4096
     for trial in range(300):
         rep = np.zeros(RT.REPORT_BYTES, np.uint8)
         st = rep[RT.STATS_BYTES : RT.STATS_BYTES + 64].view(np.uint32)
@@ -70,7 +87,7 @@ def test_gpu_gate_and_gated_commit_equal_the_host_ones():
         st[4] = rng.random() < 0.1
         rep[16:24].view(np.uint64)[0] = rng.random() < 0.1
         c = int(rng.integers(0, 72))
-        bounds = np.sort(rng.choice(1 << 16, 2 * c, replace=False)).astype(np.uint64)
+        bounds = np.sort(rng.choice(size, 2 * c, replace=False)).astype(np.uint64)
         s_, e_ = bounds[0::2].copy(), bounds[1::2].copy()
         k = min(c, RT.INLINE_RUNS)
         rep[RT.RUNS_AT : RT.RUNS_AT + 8].view(np.uint32)[:] = c
@@ -81,22 +98,29 @@ def test_gpu_gate_and_gated_commit_equal_the_host_ones():
             ok = [x for i in range(c) if i not in cut for x in (int(s_[i]), int(e_[i]))]
             ok = ok or [0, 0]
         else:
-            ok = sorted(int(x) for x in rng.choice(1 << 16, 2 * int(rng.integers(1, 6)), replace=False))
+            ok = sorted(int(x) for x in rng.choice(size, 2 * int(rng.integers(1, 6)), replace=False))
         okt = np.array(ok, np.uint64)
         sticky_h = np.array([rng.random() < 0.15], np.uint32)
-        d_rep, d_sticky = cupy.asarray(rep), cupy.asarray(sticky_h)
-        gpu.gate_launch(d_rep, at, cupy.asarray(okt), d_sticky)()
-        host.gate_launch(rep, at, okt, sticky_h)()
+        table = np.zeros(1 + 3 * RT.INLINE_RUNS, np.uint64)
+        d_rep, d_sticky, d_table = cupy.asarray(rep), cupy.asarray(sticky_h), cupy.asarray(table)
+        gpu.gate_launch(d_rep, at, cupy.asarray(okt), d_sticky, d_table)()
+        host.gate_launch(rep, at, okt, sticky_h, table)()
         assert np.array_equal(d_rep.get(), rep) and np.array_equal(d_sticky.get(), sticky_h), trial
+        assert np.array_equal(d_table.get(), table), trial
         verdicts.add(int(rep[RT.VERDICT_AT : RT.VERDICT_AT + 4].view(np.uint32)[0]))
-        size = 4096
-        w = (rng.random(size) < 0.3).astype(np.uint8)
+        w = np.zeros(size, np.uint8)  # (the map the runs came from)
+        for s, e in zip(s_, e_):
+            w[s:e] = 1
         src = rng.integers(0, 256, size, dtype=np.uint8)
         dst = rng.integers(0, 256, size + 16, dtype=np.uint8)
+        want, w_want = dst.copy(), w.copy()
+        if not sticky_h[0]:
+            _masked(want, 5, src, 3, w_want, size - 3)
         d_dst, d_w = cupy.asarray(dst), cupy.asarray(w)
-        gpu.commit_gated_launch(d_dst, 5, cupy.asarray(src), 3, d_w, size - 3, d_sticky)()
-        host.commit_gated_launch(dst, 5, src, 3, w, size - 3, sticky_h)()
+        gpu.land_gated_launch(d_dst, 5, cupy.asarray(src), d_w, 3, size - 3, d_table, d_sticky)()
+        host.land_gated_launch(dst, 5, src, w, 3, size - 3, table, sticky_h)()
         assert np.array_equal(d_dst.get(), dst) and np.array_equal(d_w.get(), w), trial
+        assert np.array_equal(dst, want) and np.array_equal(w, w_want), trial
     assert verdicts == {0, 1, 2}
 
 
@@ -227,7 +251,7 @@ def test_gpu_kept_runs_land_as_numpy_does(monkeypatch, graph):
 @pytest.mark.parametrize("graph", [False, True])
 def test_gpu_deferred_runs_land_as_numpy_does(monkeypatch, graph):
     """WAVELIFT_CUDA_DEFER=on (repeated launches not waiting for the GPU; wl_gate and
-    wl_commit_gated land them on the device; the reports read when the host reads memory or at
+    wl_land_gated land them on the device; the reports read when the host reads memory or at
     the queue's depth), each result read only at the end: every step's write spans and reads and
     every buffer equal the NumPy backend's, and most repeated launches were deferred."""
     _needs_gpu()

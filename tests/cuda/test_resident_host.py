@@ -168,6 +168,45 @@ def test_lazy_landing_against_memory_that_lands_at_once():
             assert (a.data == b.data).all()
 
 
+def test_commit_lands_what_the_masked_commit_lands():
+    """Resident.commit (wl_land over the spans' run table, decision 0026's amendment h109) against
+    the masked commit it replaced, written here: each window's bytes whose map byte is nonzero
+    into its device copy, the map cleared -- on random maps (scattered bytes, runs, whole
+    windows, runs across the two adjacent windows of one allocation), by the full path and a
+    kept plan's (the same window set, plan, arena and map each round; spans repeated or not)."""
+    rng = np.random.default_rng(109)
+    for trial in range(12):
+        mem, bases = _memory(rng)
+        res = R.Resident(R.NumPyOps())
+        mem.resident = res
+        d = Dispatch(res, mem, _windows(mem, bases, rng), rng)
+        kept = ([w.address for w in d.win.windows], {}) if trial % 2 else None
+        last = None
+        for rnd in range(8):
+            if rnd % 3 == 2 and last is not None:  # (the same stores again: a kept table reused)
+                d.arena[:], d.written[:] = last
+            else:
+                d.written[:] = 0
+                p = rng.choice([0.002, 0.1, 0.6, 1.0])
+                for w, o in zip(d.win.windows, d.win.offs.tolist()):
+                    if rng.random() < 0.5:
+                        d.written[o : o + w.size] = rng.random(w.size) < p
+                d.arena[:] = rng.integers(0, 256, d.arena.size, dtype=np.uint8)
+                last = (d.arena.copy(), d.written.copy())
+            want = {id(e): e.buf.copy() for e, _ in d.plan}
+            m = d.written.copy()
+            for (e, at), w, o in zip(d.plan, d.win.windows, d.win.offs.tolist()):
+                sel = m[o : o + w.size] != 0
+                want[id(e)][at : at + w.size][sel] = d.arena[o : o + w.size][sel]
+            spans = R.spans(*res.ops.runs(d.written), d.win)
+            landed = res.commit(d.win, d.plan, d.arena, d.written, spans, kept)
+            assert landed == int((m != 0).sum())  # (bytes written: every marked byte)
+            for e, _ in d.plan:
+                assert np.array_equal(e.buf, want[id(e)]), (trial, rnd)
+            assert not d.written.any()
+        d.win.release()
+
+
 def test_refused_dispatch_leaves_device_and_host_untouched():
     rng = np.random.default_rng(7)
     mem, bases = _memory(rng)

@@ -1,6 +1,6 @@
 """The CUDA runtime's host side with resident memory (runtime.py, resident.py: decision 0026) run
 without a GPU: a stand-in ``cupy`` whose device arrays are host arrays and whose kernels are
-Python (wl_runs, wl_commit as resident.py's CUDA source states them; the translated kernel
+Python (wl_runs, wl_land as resident.py's CUDA source states them; the translated kernel
 plays vadd through the window tables it is given, and can flag an escape).  What this guards is
 the glue: the report buffer's layout, the window tables, gather, the runs, landing through
 execute_dispatch, lazy pulls, and a refused dispatch changing nothing.  Oracle: NumPy's a + b."""

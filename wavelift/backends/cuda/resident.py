@@ -13,9 +13,9 @@ into an arena laid out as trace/windows.WindowSet lays the host one, and the ker
 there and marks its written-byte map.  ``runs`` finds the written runs on the device (only
 their list comes back), ``spans`` cuts them at window bounds into guest write spans (the spans
 WindowSet.spans finds on the host), and only after the host has seen that nothing escaped and
-nothing was refused does ``commit`` copy the written bytes into the device copies (a masked
-copy on the device) and record them as dev_dirty.  A refused dispatch leaves the device copies
-and the host's bytes as they were.
+nothing was refused does ``commit`` copy the written bytes into the device copies (a copy of
+the spans' bytes on the device, ``wl_land``: no map byte read) and record them as dev_dirty.
+A refused dispatch leaves the device copies and the host's bytes as they were.
 
 The device is an object with a few array operations (``Ops``): CuPyOps on a GPU, NumPyOps (host
 arrays standing in for device ones) for the tests of this bookkeeping without a GPU.
@@ -45,7 +45,7 @@ STAGING = 4  # arenas and written maps kept for the next dispatches (Resident.st
 # bytes: a set's arena and written map hold about twice that)
 STAGING_MAX_BYTES = 1 << 30
 STAGING_TOTAL_BYTES = 2 << 30
-KEPT_COMMITS = 64  # wl_commit calls a kept plan keeps (Resident.commit's ``kept``)
+KEPT_COMMITS = 64  # wl_land calls a kept plan keeps (Resident.commit's ``kept``)
 DEFER_DEPTH = 16  # deferred dispatches in flight before their reports are read (Resident.flush)
 
 
@@ -149,25 +149,25 @@ class NumPyOps:
     def copy(self, dst, doff: int, src, soff: int, n: int) -> None:
         dst[doff : doff + n] = src[soff : soff + n]
 
-    def commit(self, dst, doff: int, src, soff: int, mask, n: int) -> None:
-        m = mask[soff : soff + n] != 0
-        dst[doff : doff + n][m] = src[soff : soff + n][m]
-        mask[soff : soff + n] = 0  # (wl_commit clears the map bytes it reads)
+    def land(self, dst, doff: int, src, mask, o: int, n: int, table, pieces=None) -> None:
+        """wl_land: the run table's bytes of the window [o, o + n) of ``src`` (the arena) into
+        ``dst`` at ``doff`` (arena index o there), their ``mask`` bytes cleared (``land``)."""
+        land(dst[doff:], src, mask, o, n, table)
 
-    def commit_launch(self, dst, doff: int, src, soff: int, mask, n: int):
-        """``commit`` of these arguments as a call of no arguments, made once (a kept plan's)."""
-        return partial(self.commit, dst, doff, src, soff, mask, n)
+    def land_launch(self, dst, doff: int, src, mask, o: int, n: int, table, pieces=None):
+        """``land`` of these arguments as a call of no arguments, made once (a kept plan's)."""
+        return partial(self.land, dst, doff, src, mask, o, n, table)
 
     def pinned(self, n: int) -> np.ndarray:
         return np.zeros(n, np.uint8)
 
-    def gate_launch(self, rep, at: tuple, ok, sticky):
-        return partial(gate, rep, at, ok, sticky)
+    def gate_launch(self, rep, at: tuple, ok, sticky, table):
+        return partial(gate, rep, at, ok, sticky, table)
 
-    def commit_gated_launch(self, dst, doff: int, src, soff: int, mask, n: int, sticky):
+    def land_gated_launch(self, dst, doff: int, src, mask, o: int, n: int, table, sticky):
         def go() -> None:
             if not sticky[0]:
-                self.commit(dst, doff, src, soff, mask, n)
+                self.land(dst, doff, src, mask, o, n, table)
 
         return go
 
@@ -180,12 +180,53 @@ class NumPyOps:
         return b[0::2].astype(np.int64), b[1::2].astype(np.int64)
 
 
-def gate(rep, at: tuple, ok, sticky) -> None:
-    """wl_gate in NumPy (what its CUDA source states; NumPyOps)."""
+def run_table(starts, ends) -> np.ndarray:
+    """The run table wl_land lands from (uint64): the count c, then per run (sorted, disjoint
+    arena ranges) its start, its end and the pieces -- 16-byte arena blocks [16q, 16q + 16) --
+    that it and the runs before it meet."""
+    s = np.asarray(starts, np.uint64)
+    e = np.asarray(ends, np.uint64)
+    t = np.empty(1 + 3 * s.size, np.uint64)
+    t[0] = s.size
+    t[1::3], t[2::3] = s, e
+    t[3::3] = np.cumsum(((e + np.uint64(15)) >> np.uint64(4)) - (s >> np.uint64(4)), dtype=np.uint64)
+    return t
+
+
+def land(dst, src, mask, o: int, n: int, table) -> None:
+    """wl_land in NumPy (what its CUDA source states): each run's bytes inside the window [o, o + n)
+    of ``src`` into ``dst`` (arena index o at dst[0]) and their ``mask`` bytes cleared -- every
+    byte of a run is a written one (runs: the maximal spans of nonzero map bytes), so no mask is
+    read (the masked copy it replaced: tests/cuda/test_land_host.py, test_resident_host.py)."""
+    t = np.asarray(table)
+    c = int(t[0])
+    if c <= 8:  # (few runs: a slice each)
+        for s, e in zip(t[1 : 1 + 3 * c : 3].tolist(), t[2 : 2 + 3 * c : 3].tolist()):
+            lo, hi = max(s, o), min(e, o + n)
+            if lo < hi:
+                dst[lo - o : hi - o] = src[lo:hi]
+                mask[lo:hi] = 0
+        return
+    lo = np.maximum(t[1 : 1 + 3 * c : 3].astype(np.int64), o)
+    hi = np.minimum(t[2 : 2 + 3 * c : 3].astype(np.int64), o + n)
+    keep = lo < hi
+    lo, hi = lo[keep], hi[keep]
+    if not lo.size:
+        return
+    size = hi - lo
+    ix = np.arange(int(size.sum())) + np.repeat(lo - np.cumsum(size) + size, size)
+    dst[ix - o] = src[ix]
+    mask[ix] = 0
+
+
+def gate(rep, at: tuple, ok, sticky, table) -> None:
+    """wl_gate in NumPy (what its CUDA source states; NumPyOps): the verdict, and where it is 0
+    the runs as the run table wl_land_gated lands from (``table``, room for ``cap`` runs)."""
     status_at, esc_at, runs_at, starts_at, ends_at, verdict_at, cap = at
     h = np.asarray(rep)
     st = h[status_at : status_at + 64].view(np.uint32)
     c = int(h[runs_at : runs_at + 4].view(np.uint32)[0])
+    s_ = e_ = None
     if sticky[0]:
         v = 2
     elif st[0] or st[4] or int(h[esc_at : esc_at + 8].view(np.uint64)[0]) or c > cap:
@@ -199,6 +240,9 @@ def gate(rep, at: tuple, ok, sticky) -> None:
     h[verdict_at : verdict_at + 4].view(np.uint32)[0] = v
     if v:
         sticky[0] = 1
+    else:
+        t = run_table(s_, e_)
+        table[: t.size] = t
 
 
 _RUNS_SRC = r"""
@@ -225,28 +269,72 @@ extern "C" __global__ void wl_runs(const unsigned char* w, u64 n, u64* starts, u
   for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; 4 * i < n; i += (u64)gridDim.x * blockDim.x)
     wl_runs_at(w, n, 4 * i, starts, ends, cap, count);
 }
-/* the written bytes of src into dst (mask nonzero): a dispatch's landing on the device; the
-   mask bytes read are cleared (every written byte lies in a landed range: the map is zero after
-   a landing, so the next dispatch need not clear it) */
-static __device__ __forceinline__ void commit(unsigned char* dst, const unsigned char* src,
-                                              unsigned char* mask, u64 n) {
-  for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (u64)gridDim.x * blockDim.x)
-    if (mask[i]) { dst[i] = src[i]; mask[i] = 0; }
+/* a dispatch's landing over its runs (decision 0026's amendment h109).  t: a run table
+   (resident.run_table) -- t[0] the count c, then per run j its arena start t[1 + 3j] and end
+   t[2 + 3j] (sorted, disjoint) and t[3 + 3j] the pieces (16-byte arena blocks [16q, 16q + 16))
+   that runs 0..j meet.  Every byte of a run was written (runs: the maximal spans of nonzero map
+   bytes, wl_runs), so no map byte is read: each run's bytes inside the window [o, o + n) go from
+   src (the arena) to dst (dst[0]: arena index o) and their map bytes are cleared, one piece per
+   thread at a time -- a piece wholly inside its run and the window as 16 bytes at once (the map
+   becomes zero where the dispatch marked it: the next dispatch need not clear it) */
+__device__ __forceinline__ u64 wl_above(const u64* t, u64 lo, u64 hi, u32 f, u64 x) {
+  /* the first run j in [lo, hi) whose field f (0 start, 1 end, 2 pieces so far) exceeds x, else hi */
+  while (lo < hi) {
+    const u64 m = lo + (hi - lo) / 2;
+    if (t[1 + 3 * m + f] > x) hi = m; else lo = m + 1;
+  }
+  return lo;
 }
-extern "C" __global__ void wl_commit(unsigned char* dst, const unsigned char* src,
-                                     unsigned char* mask, u64 n) {
-  commit(dst, src, mask, n);
+static __device__ __forceinline__ void land(unsigned char* dst, const unsigned char* src,
+                                            unsigned char* mask, u64 o, u64 n, const u64* t) {
+  const u64 c = t[0], top = o + n;
+  const u64 j0 = wl_above(t, 0, c, 1, o);        /* the first run ending after o */
+  const u64 j1 = wl_above(t, j0, c, 0, top - 1); /* the first starting at or after o + n */
+  if (j0 >= j1) return;
+  /* (t[3j]: the pieces of the runs before j) the pieces of the window's bytes of runs j0..j1-1 */
+  const u64 s0 = t[1 + 3 * j0], s1 = t[1 + 3 * (j1 - 1)], e1 = t[2 + 3 * (j1 - 1)];
+  const u64 p0 = (j0 ? t[3 * j0] : 0) + ((s0 > o ? s0 : o) >> 4) - (s0 >> 4);
+  const u64 p1 = (j1 > 1 ? t[3 * (j1 - 1)] : 0) + (((e1 < top ? e1 : top) + 15) >> 4) - (s1 >> 4);
+  const bool wide = (((u64)src | (u64)mask) & 15u) == 0u;
+  const u64 da = ((u64)dst - o) & 15u; /* (dst's address of arena index 0, mod 16) */
+  for (u64 p = p0 + (u64)blockIdx.x * blockDim.x + threadIdx.x; p < p1; p += (u64)gridDim.x * blockDim.x) {
+    const u64 j = wl_above(t, j0, j1, 2, p);
+    const u64 s = t[1 + 3 * j], e = t[2 + 3 * j];
+    const u64 b = ((s >> 4) + p - (j ? t[3 * j] : 0)) << 4;
+    u64 lo = s > b ? s : b, hi = e < b + 16 ? e : b + 16;
+    lo = lo > o ? lo : o;
+    hi = hi < top ? hi : top;
+    if (wide && lo == b && hi == b + 16) {
+      const uint4 v = *(const uint4*)(src + b);
+      *(uint4*)(mask + b) = make_uint4(0u, 0u, 0u, 0u);
+      unsigned char* q = dst + (b - o);
+      if (da == 0) *(uint4*)q = v;
+      else if ((da & 7u) == 0) {
+        ((u64*)q)[0] = (u64)v.x | ((u64)v.y << 32);
+        ((u64*)q)[1] = (u64)v.z | ((u64)v.w << 32);
+      } else if ((da & 3u) == 0) {
+        ((u32*)q)[0] = v.x; ((u32*)q)[1] = v.y; ((u32*)q)[2] = v.z; ((u32*)q)[3] = v.w;
+      } else for (u32 k = 0; k < 16; k++) q[k] = src[b + k];
+    } else {
+      for (u64 i = lo; i < hi; i++) { dst[i - o] = src[i]; mask[i] = 0; }
+    }
+  }
+}
+extern "C" __global__ void wl_land(unsigned char* dst, const unsigned char* src, unsigned char* mask,
+                                   u64 o, u64 n, const u64* t) {
+  land(dst, src, mask, o, n, t);
 }
 /* a deferred dispatch's verdict (one block of 64 threads; cap <= 64): 0 when no dispatch queued
    before it failed (*sticky zero), its report has no flag (status[0]), no escape record
    (status[4]) nor count (stats[2]), at most cap runs (all came back inline), and each run (the
    k-th smallest start with the k-th smallest end) lies inside one of the n ranges
    [ok[2i], ok[2i+1]) (arena offsets); else 1 (2: an earlier one failed) and *sticky set, so that
-   no later queued dispatch lands either (wl_commit_gated).  The verdict goes into the report's
-   word at verdict_at, read back with it. */
+   no later queued dispatch lands either (wl_land_gated).  The verdict goes into the report's
+   word at verdict_at, read back with it; where it is 0 the runs, sorted, go into the run table
+   runs (room for cap runs) that wl_land_gated lands from. */
 extern "C" __global__ void wl_gate(unsigned char* rep, u64 status_at, u64 esc_at, u64 runs_at,
                                    u64 starts_at, u64 ends_at, u64 verdict_at, u64 cap,
-                                   const u64* ok, u64 n, u32* sticky) {
+                                   const u64* ok, u64 n, u32* sticky, u64* runs) {
   __shared__ u64 s_[64], e_[64];
   __shared__ u32 bad, out;
   const u32 t = threadIdx.x;
@@ -277,13 +365,25 @@ extern "C" __global__ void wl_gate(unsigned char* rep, u64 status_at, u64 esc_at
     const u32 v = bad ? bad : out;
     *(u32*)(rep + verdict_at) = v;
     if (v) *sticky = 1u;
+    else {
+      u64 pieces = 0;
+      for (u32 j = 0; j < c; j++) {
+        pieces += ((e_[j] + 15) >> 4) - (s_[j] >> 4);
+        runs[1 + 3 * j] = s_[j];
+        runs[2 + 3 * j] = e_[j];
+        runs[3 + 3 * j] = pieces;
+      }
+      runs[0] = c;
+    }
   }
 }
-/* wl_commit unless *sticky is set (wl_gate: this dispatch or one queued before it failed) */
-extern "C" __global__ void wl_commit_gated(unsigned char* dst, const unsigned char* src,
-                                           unsigned char* mask, u64 n, const u32* sticky) {
+/* wl_land unless *sticky is set (wl_gate: this dispatch or one queued before it failed; else
+   wl_gate wrote the run table t) */
+extern "C" __global__ void wl_land_gated(unsigned char* dst, const unsigned char* src,
+                                         unsigned char* mask, u64 o, u64 n, const u64* t,
+                                         const u32* sticky) {
   if (*(volatile const u32*)sticky) return;
-  commit(dst, src, mask, n);
+  land(dst, src, mask, o, n, t);
 }
 """
 
@@ -298,9 +398,9 @@ class CuPyOps:
         self.up = self.down = 0
         self._mod = cupy.RawModule(code=_RUNS_SRC, options=("-std=c++14",))
         self._runs = self._mod.get_function("wl_runs")
-        self._commit = self._mod.get_function("wl_commit")
+        self._land = self._mod.get_function("wl_land")
         self._gate = self._mod.get_function("wl_gate")
-        self._commit_gated = self._mod.get_function("wl_commit_gated")
+        self._land_gated = self._mod.get_function("wl_land_gated")
         self._cap = 0
         self._starts = self._ends = None
 
@@ -347,36 +447,40 @@ class CuPyOps:
     def _grid(n: int) -> tuple[int, ...]:
         return (max(1, min(-(-n // 256), 8192)),)
 
-    def commit(self, dst, doff: int, src, soff: int, mask, n: int) -> None:
-        if n:
-            self._commit(self._grid(n), (256,), (dst[doff:], src[soff:], mask[soff:], np.uint64(n)))
+    def land(self, dst, doff: int, src, mask, o: int, n: int, table, pieces=None) -> None:
+        """wl_land over the run table ``table`` (device uint64): the runs' bytes of the window
+        [o, o + n) of the arena ``src`` into ``dst`` at ``doff`` (arena index o there), their
+        bytes of the written map ``mask`` cleared; ``pieces``: how many 16-byte pieces the
+        window's runs meet when the caller knows (the grid), else at most the window's."""
+        self.land_launch(dst, doff, src, mask, o, n, table, pieces)()
 
-    def commit_launch(self, dst, doff: int, src, soff: int, mask, n: int):
-        """``commit`` of these arguments as a call of no arguments, its grid and argument
-        views made once (a kept plan's: runtime.Again)."""
-        if not n:
+    def land_launch(self, dst, doff: int, src, mask, o: int, n: int, table, pieces=None):
+        """``land`` of these arguments as a call of no arguments, its grid and argument views
+        made once (a kept plan's: runtime.Again)."""
+        if not n or pieces == 0:
             return _nothing
-        return partial(
-            self._commit, self._grid(n), (256,), (dst[doff:], src[soff:], mask[soff:], np.uint64(n))
-        )
+        grid = self._grid(-(-n // 16) + 1 if pieces is None else pieces)
+        return partial(self._land, grid, (256,), (dst[doff:], src, mask, np.uint64(o), np.uint64(n), table))
 
-    def gate_launch(self, rep, at: tuple, ok, sticky):
+    def gate_launch(self, rep, at: tuple, ok, sticky, table):
         """wl_gate over the report ``rep`` as a call of no arguments made once (a deferred
         plan's: runtime.Again.defer); ``at``: (status, escape count, runs' count, starts, ends,
         verdict) byte offsets and the inline runs' room; ``ok``: the device u64 table of the
-        ranges runs may lie in (pairs)."""
-        args = (rep, *(np.uint64(x) for x in at), ok, np.uint64(ok.size // 2), sticky)
+        ranges runs may lie in (pairs); ``table``: the run table it writes when the dispatch
+        may land (device uint64, room for the inline runs: wl_land_gated's)."""
+        args = (rep, *(np.uint64(x) for x in at), ok, np.uint64(ok.size // 2), sticky, table)
         return partial(self._gate, (1,), (64,), args)
 
-    def commit_gated_launch(self, dst, doff: int, src, soff: int, mask, n: int, sticky):
-        """``commit_launch`` that lands nothing while ``sticky`` is set (wl_commit_gated)."""
+    def land_gated_launch(self, dst, doff: int, src, mask, o: int, n: int, table, sticky):
+        """``land_launch`` that lands nothing while ``sticky`` is set (wl_land_gated: the run
+        table is wl_gate's, its grid as for the whole window)."""
         if not n:
             return _nothing
         return partial(
-            self._commit_gated,
-            self._grid(n),
+            self._land_gated,
+            self._grid(-(-n // 16) + 1),
             (256,),
-            (dst[doff:], src[soff:], mask[soff:], np.uint64(n), sticky),
+            (dst[doff:], src, mask, np.uint64(o), np.uint64(n), table, sticky),
         )
 
     def sync(self, stream=None) -> None:
@@ -522,7 +626,7 @@ class Resident:
         # landing, every device copy, shadow, dirty range and kept arena is as it left them
         self.changes = 0
         # written maps a kernel may have marked since their last landing (``clear``): landing
-        # clears the map bytes it reads (wl_commit), so a map that landed is zero again
+        # clears the map bytes of the runs it lands (wl_land), so a map that landed is zero again
         self._dirty_maps: dict = {}
         self._pairs: dict = {}  # id(report) -> (report, written map, both: one buffer)
         self._readback: dict = {}  # id(report) -> (report, its host array: ``readback``)
@@ -535,6 +639,7 @@ class Resident:
         self.pending: list = []
         self.depth = DEFER_DEPTH
         self._sticky = None
+        self._gate_runs = None
         self.flushing = False
         # the stream they were launched on (a deferral on another one waits: runtime.Again.defer)
         self.stream = None
@@ -718,6 +823,18 @@ class Resident:
         if self._sticky is None:
             self._sticky = self.ops.zeros(4).view(np.uint32)
         return self._sticky
+
+    def gate_runs(self, cap: int):
+        """The run table wl_gate writes when a deferred dispatch may land and its wl_land_gated
+        calls land from (device uint64, room for ``cap`` runs): one for every plan -- the
+        queue's dispatches run one after another on one stream (``stream``), each dispatch's
+        gate before its landings and after the last one's."""
+        t = self._gate_runs
+        if t is None:
+            t = self._gate_runs = self.ops.zeros(8 * (1 + 3 * cap)).view(np.uint64)
+        elif t.size < 1 + 3 * cap:  # (never made again: captured graphs hold its address)
+            raise ValueError("a gate's run table with room for more runs than the first one")
+        return t
 
     def flush(self) -> None:
         """Read the reports of the deferred dispatches (``pending``), in launch order: each one
@@ -950,45 +1067,68 @@ class Resident:
         return arena
 
     def commit(self, win, plan, arena, written, spans_, kept=None) -> int:
-        """Land a dispatch that was not refused: the written bytes of each window that has a span
+        """Land a dispatch that was not refused: the spans' bytes of each window that has one
         into its device copy (and the spans noted as newer on the device); -> bytes written.
-        Then the arena's windows equal the device copies (``gather`` may skip them).  ``kept``:
-        None, or a kept plan's (window addresses, a dict): its ``wl_commit`` calls are made
-        once per (window, range) there (``ops.commit_launch``; the same window set, plan,
+        Then the arena's windows equal the device copies (``gather`` may skip them).  One
+        ``wl_land`` per window over the run table of the spans at their arena offsets (every
+        byte of a span was written: no map byte read; its map bytes cleared).  ``kept``: None,
+        or a kept plan's (window addresses, a dict): the run table of the last spans and the
+        wl_land calls over it are kept there (``ops.land_launch``; the same window set, plan,
         arena and map each time: the same arguments)."""
         self.changes += 1
         if not spans_:
             self._landed(win, plan, arena, written)
             return 0
         starts, calls = kept if kept is not None else ([w.address for w in win.windows], None)
-        hit: dict[int, list] = {}
-        for addr, size in spans_:
-            hit.setdefault(bisect_right(starts, addr) - 1, []).append((addr, size))
+        last = calls.get("spans") if calls is not None else None
+        if last is not None and last[0] == spans_:
+            hit, table, pieces = last[1:]
+        else:
+            hit = {}
+            for addr, size in spans_:
+                hit.setdefault(bisect_right(starts, addr) - 1, []).append((addr, size))
+            # (spans_ is in arena order -- runs sorted, cut window by window --, so the table's
+            # runs are sorted and each window's are consecutive)
+            lay = getattr(win, "layout", None)
+            offs = lay.offs if lay is not None else [int(o) for o in win.offs]
+            a_s, a_e = [], []
+            for k, sp in hit.items():
+                d = offs[k] - win.windows[k].address
+                for addr, size in sp:
+                    a_s.append(addr + d)
+                    a_e.append(addr + d + size)
+            host = run_table(a_s, a_e)
+            table = self.table(host)
+            pend = host[3::3].tolist()
+            pieces, i = {}, 0
+            for k, sp in hit.items():
+                j = i + len(sp)
+                pieces[k] = int(pend[j - 1]) - (int(pend[i - 1]) if i else 0)
+                i = j
+            if calls is not None:
+                if len(calls) >= KEPT_COMMITS:
+                    calls.clear()
+                calls["spans"] = (list(spans_), hit, table, pieces)
         total = 0
         for k, sp in hit.items():
             w, o, (e, at) = win.windows[k], int(win.offs[k]), plan[k]
-            if len(sp) == 1:  # (one span: its own bounds, no generators)
-                lo = sp[0][0] - w.address
-                hi = lo + sp[0][1]
-            else:
-                lo = min(a for a, _ in sp) - w.address
-                hi = max(a + n for a, n in sp) - w.address
             if calls is None:
-                self.ops.commit(e.buf, at + lo, arena, o + lo, written, hi - lo)
+                self.ops.land(e.buf, at, arena, written, o, w.size, table, pieces[k])
             else:
-                go = calls.get((k, lo, hi))
+                go = calls.get((k, id(table)))  # (the call holds the table: its id stays its own)
                 if go is None:
-                    if len(calls) >= KEPT_COMMITS:
-                        calls.clear()
-                    go = calls[k, lo, hi] = self.ops.commit_launch(
-                        e.buf, at + lo, arena, o + lo, written, hi - lo
+                    go = calls[k, id(table)] = self.ops.land_launch(
+                        e.buf, at, arena, written, o, w.size, table, pieces[k]
                     )
                 go()
             e.version = next(_VERSIONS)
             e.shadow = e.clean = None  # (the device holds newer bytes)
             # a shared allocation's owner may look at any time: its spans land at once (one
             # download of the range they cover)
-            got = self.ops.download(e.buf, at + lo, hi - lo) if e.shared else None
+            got, lo = None, 0
+            if e.shared:
+                lo = min(a for a, _ in sp) - w.address
+                got = self.ops.download(e.buf, at + lo, max(a + n for a, n in sp) - w.address - lo)
             for addr, size in sp:
                 d = addr - w.address
                 if got is not None:
@@ -1000,7 +1140,7 @@ class Resident:
         return total
 
     def _landed(self, win, plan, arena, written=None) -> None:
-        # (every marked byte lay in a landed range, whose map bytes wl_commit cleared)
+        # (every marked byte lay in a landed span, whose map bytes wl_land cleared)
         if written is not None:
             self._dirty_maps.pop(id(written), None)
         if self._kept(arena):

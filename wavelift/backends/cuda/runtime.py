@@ -758,7 +758,7 @@ class Again:
         self.changes = None  # (Resident.changes when armed; None: not armed)
         # what ``run`` does, made once: the report read back into a kept (page-locked) host
         # array whose views are made here; wl_runs' call and the hints' copy with their
-        # arguments; the windows' arena offsets and addresses and the wl_commit calls (land)
+        # arguments; the windows' arena offsets and addresses and the wl_land calls (land)
         rep = self.rep
         ops = res.ops
         self.host = h = res.readback(rep)
@@ -949,7 +949,7 @@ class Again:
         (its verdict into the report: it landed only if no flag, no escape, every run inline and
         inside the windows the last landing wrote, less the mirrored ranges, and nothing queued
         before it failed), the report's copy into this queue place's host array, and
-        wl_commit_gated over each of those windows; the host books the landing at once
+        wl_land_gated over each of those windows; the host books the landing at once
         (``Resident.landed_deferred``) and reads the report later (``Resident.flush``:
         ``Deferred.settle``, or ``fail`` and ``replay``).  -> the ``Deferred``, queued."""
         res = self.res
@@ -995,7 +995,7 @@ class Again:
     def _deferral(self) -> dict:
         """``defer``'s calls, made once per written windows: the ranges a run may write (the
         windows ``wrote``, adjacent ones merged, less the mirrored ranges) as wl_gate's table,
-        its launch and the wl_commit_gated launch of each window, the entries' ranges the host
+        its launch and the wl_land_gated launch of each window, the entries' ranges the host
         books, and the queue places' host arrays, events and graphs (made as needed)."""
         res, ops = self.res, self.res.ops
         assert self.wrote is not None  # (``defer``'s check)
@@ -1021,16 +1021,17 @@ class Again:
             ok = cut
         table = res.table(np.array([x for r in ok for x in r] or [0, 0], np.uint64))
         at = (STATS_BYTES, 16, RUNS_AT, STARTS_AT, ENDS_AT, VERDICT_AT, INLINE_RUNS)
+        runs = res.gate_runs(INLINE_RUNS)  # (wl_gate's run table, wl_land_gated's)
         commits = []
         ranges = []
         for k in self.wrote:
             (e, a), n = self.plan[k], self.win.windows[k].size
             commits.append(
-                ops.commit_gated_launch(e.buf, a, self.arena, self.offs[k], self.written, n, sticky)
+                ops.land_gated_launch(e.buf, a, self.arena, self.written, self.offs[k], n, runs, sticky)
             )
             ranges.append((e, a, a + n))
         return {
-            "gate": ops.gate_launch(self.rep, at, table, sticky),
+            "gate": ops.gate_launch(self.rep, at, table, sticky, runs),
             "commits": commits,
             "ranges": ranges,
             "slots": [],

@@ -1,0 +1,358 @@
+"""The landing over runs (resident.py wl_land / wl_land_gated / wl_gate's run table, decision
+0026's amendment h109) without a GPU: the NumPy statement (resident.land, run_table) and
+resident.py's CUDA source itself, compiled for the host by g++ (blocks and threads played one
+after another, wl_gate's 64 threads as host threads at a barrier), held to the masked commit it
+replaced (every byte whose map byte is nonzero copied, the map cleared over the window: written
+here, independent of the code under test) on random maps -- runs across window edges, windows at
+every offset mod 16, device copies at every alignment, grids from one thread up -- and to
+NumPyOps.runs / resident.gate for wl_runs and wl_gate."""
+
+from __future__ import annotations
+
+import ctypes
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+from wavelift.backends.cuda import resident as R
+
+# CUDA's few names the source uses, for the host: a block's threads share its __shared__
+# variables (statics: one block runs at a time), atomics are atomic (wl_gate's threads are real)
+SHIM = r"""
+#include <cstdint>
+#include <pthread.h>
+#define __device__
+#define __forceinline__ inline
+#define __global__
+#define __shared__ static
+struct wl_dim3 { unsigned x; };
+static thread_local wl_dim3 threadIdx, blockIdx;
+static wl_dim3 blockDim, gridDim;
+static pthread_barrier_t wl_bar;
+static inline void __syncthreads() { pthread_barrier_wait(&wl_bar); }
+struct __attribute__((aligned(16))) uint4 { unsigned x, y, z, w; };
+static inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { return uint4{x, y, z, w}; }
+template <class T> T atomicAdd(T* p, T v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
+template <class T> T atomicOr(T* p, T v) { return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST); }
+"""
+
+DRIVER = r"""
+/* a launch: each block's threads one after another (wl_land and wl_runs never wait) */
+#define WL_PLAY(CALL) \
+  blockDim.x = block; gridDim.x = grid; \
+  for (unsigned b = 0; b < grid; b++) for (unsigned h = 0; h < block; h++) { \
+    blockIdx.x = b; threadIdx.x = h; CALL; }
+extern "C" void t_land(unsigned grid, unsigned block, unsigned char* dst, const unsigned char* src,
+                       unsigned char* mask, u64 o, u64 n, const u64* t, const u32* sticky) {
+  if (sticky) { WL_PLAY(wl_land_gated(dst, src, mask, o, n, t, sticky)) }
+  else { WL_PLAY(wl_land(dst, src, mask, o, n, t)) }
+}
+extern "C" void t_runs(unsigned grid, unsigned block, const unsigned char* w, u64 n, u64* starts,
+                       u64* ends, u64 cap, u32* count) {
+  WL_PLAY(wl_runs(w, n, starts, ends, cap, count))
+}
+/* wl_gate: one block of 64 threads, run as 64 host threads meeting at its __syncthreads */
+static unsigned char* g_rep; static const u64* g_at; static const u64* g_ok; static u64 g_n;
+static u32* g_sticky; static u64* g_land;
+static void* gate_thread(void* arg) {
+  threadIdx.x = (unsigned)(uintptr_t)arg; blockIdx.x = 0;
+  wl_gate(g_rep, g_at[0], g_at[1], g_at[2], g_at[3], g_at[4], g_at[5], g_at[6], g_ok, g_n, g_sticky, g_land);
+  return 0;
+}
+extern "C" void t_gate(unsigned char* rep, const u64* at, const u64* ok, u64 n, u32* sticky, u64* land) {
+  g_rep = rep; g_at = at; g_ok = ok; g_n = n; g_sticky = sticky; g_land = land;
+  blockDim.x = 64; gridDim.x = 1;
+  pthread_barrier_init(&wl_bar, 0, 64);
+  pthread_t th[64];
+  for (unsigned i = 0; i < 64; i++) pthread_create(&th[i], 0, gate_thread, (void*)(uintptr_t)i);
+  for (unsigned i = 0; i < 64; i++) pthread_join(th[i], 0);
+  pthread_barrier_destroy(&wl_bar);
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def lib(tmp_path_factory):
+    gxx = shutil.which("g++")
+    if not gxx:
+        pytest.skip("g++ not installed")
+    d = tmp_path_factory.mktemp("land")
+    src = d / "land.cpp"
+    src.write_text(SHIM + R._RUNS_SRC + DRIVER)
+    so = d / "land.so"
+    r = subprocess.run(
+        [
+            gxx,
+            "-O1",
+            "-std=c++17",
+            "-fno-strict-aliasing",
+            "-shared",
+            "-fPIC",
+            "-pthread",
+            str(src),
+            "-o",
+            str(so),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert r.returncode == 0, r.stderr[:4000]
+    return ctypes.CDLL(str(so))
+
+
+def _p(a):
+    return ctypes.c_void_p(a.ctypes.data)
+
+
+def _aligned(n: int, shift: int = 0) -> np.ndarray:
+    """n bytes starting ``shift`` bytes past a 16-byte bound."""
+    raw = np.zeros(n + 64, np.uint8)
+    at = (-raw.ctypes.data) % 16 + shift
+    return raw[at : at + n]
+
+
+def _table(s, e) -> np.ndarray:
+    """run_table's table followed by junk -- a run over every byte, as a table entry past the
+    last one would read it -- so that a kernel reading past the count lands bytes never written."""
+    t = R.run_table(s, e)
+    return np.concatenate((t, np.array([0, 1 << 40, 1 << 40] * 4, np.uint64)))
+
+
+def _masked(dst, doff, src, mask, o, n):
+    """The masked commit wl_land replaced (the oracle): each byte of the window [o, o + n) whose
+    map byte is nonzero into dst at doff, the map cleared over the window."""
+    m = mask[o : o + n] != 0
+    dst[doff : doff + n][m] = src[o : o + n][m]
+    mask[o : o + n] = 0
+
+
+def _case(rng, size: int):
+    """A map over ``size`` arena bytes marked only inside windows (the kernel writes nowhere
+    else) -- windows at random offsets, some adjacent (a run across their edge) -- with runs of
+    every length from scattered bytes to whole windows; -> (map, [(offset, size)] windows)."""
+    wins, pos = [], int(rng.integers(0, 40))
+    while pos < size - 1:
+        n = int(rng.integers(1, max(2, size // 3)))
+        n = min(n, size - pos)
+        wins.append((pos, n))
+        pos += n + (0 if rng.random() < 0.4 else int(rng.integers(1, 40)))
+    w = np.zeros(size, np.uint8)
+    for o, n in wins:
+        kind = rng.random()
+        if kind < 0.2:
+            w[o : o + n] = 1  # (written whole: one run)
+        elif kind < 0.5:
+            w[o : o + n] = rng.random(n) < rng.choice([0.02, 0.5, 0.95])
+        elif kind < 0.8:
+            for _ in range(int(rng.integers(0, 8))):
+                lo = o + int(rng.integers(0, n))
+                w[lo : min(o + n, lo + int(rng.integers(1, 80)))] = rng.integers(1, 256)
+    return w, wins
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_numpy_land_equals_the_masked_commit(seed):
+    """resident.land over the runs wl_runs finds (NumPyOps.runs), window by window, lands what the
+    masked commit lands and leaves the map zero (every marked byte lies in a window)."""
+    rng = np.random.default_rng(seed)
+    size = int(rng.choice([8, 64, 1000, 5000]))
+    w, wins = _case(rng, size)
+    src = rng.integers(0, 256, size, dtype=np.uint8)
+    s, e = R.NumPyOps().runs(w)
+    t = R.run_table(s, e)
+    m_old, m_new = w.copy(), w.copy()
+    for o, n in wins:
+        doff = int(rng.integers(0, 20))
+        dst = rng.integers(0, 256, n + 40, dtype=np.uint8)
+        want = dst.copy()
+        _masked(want, doff, src, m_old, o, n)
+        R.land(dst[doff:], src, m_new, o, n, t)
+        assert np.array_equal(dst, want), (seed, o, n)
+    assert np.array_equal(m_new, m_old) and not m_new.any()
+
+
+def test_run_table_counts_the_pieces_runs_meet():
+    t = R.run_table([0, 15, 17, 40], [1, 17, 18, 72])
+    assert t.tolist() == [4, 0, 1, 1, 15, 17, 3, 17, 18, 4, 40, 72, 7]
+    assert R.run_table([], []).tolist() == [0]
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_compiled_land_equals_the_masked_commit(lib, seed):
+    """resident.py's wl_land (and wl_land_gated with the sticky word clear), compiled: every
+    window's landing equals the masked commit's -- the device copy at each alignment mod 16 (the
+    16-, 8-, 4-byte and byte stores), the arena and map off a 16-byte bound (byte copies only),
+    grids of one thread up to more threads than pieces -- and the map is zero after; with the
+    sticky word set wl_land_gated lands nothing."""
+    rng = np.random.default_rng(100 + seed)
+    size = int(rng.choice([8, 64, 1000, 5000]))
+    w0, wins = _case(rng, size)
+    shift = 0 if seed % 4 else int(rng.integers(1, 16))
+    src, mask = _aligned(size, shift), _aligned(size, shift)
+    src[:] = rng.integers(0, 256, size, dtype=np.uint8)
+    mask[:] = w0
+    s, e = R.NumPyOps().runs(w0)
+    t = _table(s, e)
+    oracle = w0.copy()
+    gated = seed % 3 == 1
+    sticky = np.zeros(1, np.uint32)
+    for i, (o, n) in enumerate(wins):
+        da = (seed + 5 * i) % 16
+        dst = _aligned(n + 40, da)
+        dst[:] = rng.integers(0, 256, n + 40, dtype=np.uint8)
+        want = dst.copy()
+        _masked(want, 3, src, oracle, o, n)
+        grid, block = [(1, 1), (3, 7), (4, 32), (64, 256)][(seed + i) % 4]
+        lib.t_land(
+            grid,
+            block,
+            _p(dst[3:]),
+            _p(src),
+            _p(mask),
+            ctypes.c_uint64(o),
+            ctypes.c_uint64(n),
+            _p(t),
+            _p(sticky) if gated else None,
+        )
+        assert np.array_equal(dst, want), (seed, o, n, da, grid, block)
+    assert np.array_equal(mask, oracle) and not mask.any()
+    # a set sticky word: nothing lands, the map stays
+    mask[:] = w0
+    sticky[0] = 1
+    for o, n in wins:
+        dst = _aligned(n, 0)
+        dst[:] = 7
+        lib.t_land(
+            8, 32, _p(dst), _p(src), _p(mask), ctypes.c_uint64(o), ctypes.c_uint64(n), _p(t), _p(sticky)
+        )
+        assert (dst == 7).all()
+    assert np.array_equal(mask, w0)
+
+
+def test_compiled_land_copies_a_large_run_in_wide_pieces(lib):
+    """One run over most of a 1 MiB window (vadd's shape), the device copy 8 and 4 bytes off a
+    16-byte bound, a grid with fewer threads than pieces: every byte lands, the map is zero."""
+    rng = np.random.default_rng(7)
+    size = 1 << 20
+    src, mask = _aligned(size), _aligned(size)
+    src[:] = rng.integers(0, 256, size, dtype=np.uint8)
+    for da, (lo, hi) in ((8, (3, size - 5)), (4, (16, size)), (0, (0, size))):
+        mask[:] = 0
+        mask[lo:hi] = 1
+        t = _table([lo], [hi])
+        dst = _aligned(size, da)
+        dst[:] = 0xEE
+        want = dst.copy()
+        want[lo:hi] = src[lo:hi]
+        lib.t_land(5, 64, _p(dst), _p(src), _p(mask), ctypes.c_uint64(0), ctypes.c_uint64(size), _p(t), None)
+        assert np.array_equal(dst, want), da
+        assert not mask.any()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_compiled_runs_equal_numpyops(lib, seed):
+    """wl_runs compiled (any grid): the runs NumPyOps.runs finds, the count past the room too."""
+    rng = np.random.default_rng(200 + seed)
+    size = 8 * int(rng.integers(1, 600))
+    w, _ = _case(rng, size)
+    cap = int(rng.choice([4, 1 << 14]))
+    starts, ends = np.zeros(cap, np.uint64), np.zeros(cap, np.uint64)
+    count = np.zeros(2, np.uint32)
+    grid, block = [(1, 1), (2, 64), (9, 32)][seed % 3]
+    lib.t_runs(
+        grid, block, _p(w), ctypes.c_uint64(size), _p(starts), _p(ends), ctypes.c_uint64(cap), _p(count)
+    )
+    s, e = R.NumPyOps().runs(w)
+    assert count.tolist() == [s.size, e.size]
+    if s.size <= cap:
+        assert sorted(starts[: s.size].tolist()) == s.tolist()
+        assert sorted(ends[: e.size].tolist()) == e.tolist()
+
+
+def test_compiled_gate_equals_its_numpy_statement(lib):
+    """wl_gate compiled (64 threads at a barrier) on random reports -- flags, escapes, counts past
+    the room, runs inside and across the ranges, the sticky word set or not -- gives resident.gate's
+    verdict, sticky word and run table; the table lands what the masked commit lands."""
+    from wavelift.backends.cuda import runtime as RT
+
+    rng = np.random.default_rng(96)
+    at = (RT.STATS_BYTES, 16, RT.RUNS_AT, RT.STARTS_AT, RT.ENDS_AT, RT.VERDICT_AT, RT.INLINE_RUNS)
+    verdicts = set()
+    for trial in range(150):
+        rep = np.zeros(RT.REPORT_BYTES, np.uint8)
+        st = rep[RT.STATS_BYTES : RT.STATS_BYTES + 64].view(np.uint32)
+        st[0] = rng.random() < 0.05
+        st[4] = rng.random() < 0.05
+        rep[16:24].view(np.uint64)[0] = rng.random() < 0.05
+        c = int(rng.integers(0, 70))
+        bounds = np.sort(rng.choice(4096, 2 * c, replace=False)).astype(np.uint64)
+        s_, e_ = bounds[0::2].copy(), bounds[1::2].copy()
+        k = min(c, RT.INLINE_RUNS)
+        rep[RT.RUNS_AT : RT.RUNS_AT + 8].view(np.uint32)[:] = c
+        rep[RT.STARTS_AT : RT.STARTS_AT + 8 * k].view(np.uint64)[:] = rng.permutation(s_)[:k]
+        rep[RT.ENDS_AT : RT.ENDS_AT + 8 * k].view(np.uint64)[:] = rng.permutation(e_)[:k]
+        ok = [0, 4096] if rng.random() < 0.7 else sorted(int(x) for x in rng.choice(4096, 4, replace=False))
+        okt = np.array(ok, np.uint64)
+        sticky = np.array([rng.random() < 0.1], np.uint32)
+        table = np.full(1 + 3 * RT.INLINE_RUNS, 0xAB, np.uint64)
+        h_rep, h_sticky, h_table = rep.copy(), sticky.copy(), table.copy()
+        lib.t_gate(
+            _p(rep),
+            _p(np.array(at, np.uint64)),
+            _p(okt),
+            ctypes.c_uint64(okt.size // 2),
+            _p(sticky),
+            _p(table),
+        )
+        R.gate(h_rep, at, okt, h_sticky, h_table)
+        assert np.array_equal(rep, h_rep) and np.array_equal(sticky, h_sticky), trial
+        v = int(rep[RT.VERDICT_AT : RT.VERDICT_AT + 4].view(np.uint32)[0])
+        verdicts.add(v)
+        assert np.array_equal(table, h_table), trial
+        if v == 0:  # (its table lands the runs' bytes: as the masked commit over a map of them)
+            w = np.zeros(4096, np.uint8)
+            for s, e in zip(s_, e_):
+                w[s:e] = 1
+            src = rng.integers(0, 256, 4096, dtype=np.uint8)
+            dst, want, m = np.zeros(4096, np.uint8), np.zeros(4096, np.uint8), w.copy()
+            _masked(want, 0, src, w, 0, 4096)
+            lib.t_land(
+                4, 32, _p(dst), _p(src), _p(m), ctypes.c_uint64(0), ctypes.c_uint64(4096), _p(table), None
+            )
+            assert np.array_equal(dst, want) and not m.any(), trial
+    assert verdicts == {0, 1, 2}
+
+
+def test_source_compiles_as_cuda_device_code(tmp_path):
+    """resident.py's CUDA source compiled as CUDA device code by clang (PTX for sm_90, no CUDA
+    headers: the few builtins it uses declared here) -- what NVRTC will see on a GPU: every
+    kernel is there and wl_land's wide pieces are 16-byte loads and stores."""
+    clang = shutil.which("clang++-19") or shutil.which("/usr/lib/llvm-19/bin/clang++")
+    if not clang:
+        pytest.skip("clang++ 19 not installed")
+    head = r"""#include <__clang_cuda_builtin_vars.h>
+#define __device__ __attribute__((device))
+#define __global__ __attribute__((global))
+#define __shared__ __attribute__((shared))
+#define __forceinline__ __inline__ __attribute__((always_inline))
+struct __attribute__((aligned(16))) uint4 { unsigned x, y, z, w; };
+__device__ inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { uint4 r = {x, y, z, w}; return r; }
+__device__ unsigned atomicAdd(unsigned* p, unsigned v);
+__device__ unsigned atomicOr(unsigned* p, unsigned v);
+__device__ void __syncthreads();
+"""
+    src, ptx = tmp_path / "runs.cu", tmp_path / "runs.ptx"
+    src.write_text(head + R._RUNS_SRC)
+    r = subprocess.run(
+        [clang, "-x", "cuda", "--cuda-device-only", "-nocudainc", "-nocudalib", "--cuda-gpu-arch=sm_90"]
+        + ["-std=c++14", "-O2", "-Wno-unknown-cuda-version", "-S", str(src), "-o", str(ptx)],
+        capture_output=True,
+        text=True,
+    )
+    assert r.returncode == 0, r.stderr[:4000]
+    text = ptx.read_text()
+    for name in ("wl_runs", "wl_land", "wl_gate", "wl_land_gated"):
+        assert f".entry {name}(" in text, name
+    assert "ld.global.v4.u32" in text and "st.global.v4.u32" in text
