@@ -25,6 +25,7 @@ import weakref
 import numpy as np
 
 from ..errors import Refused
+from ..kept import keep
 from ..memory.guest import canonical
 from ..run.result import Window
 
@@ -540,9 +541,7 @@ def trace(memory, config, program_alloc=None, scratch_roots=None, key=None, dept
     scanned_now: list = []
     gen = memory.generation
     windows = _trace(memory, config, skip, scanned_now, depth)
-    cache[key] = (gen, scanned_now, tuple(windows))
-    while len(cache) > TRACE_CACHE:
-        del cache[next(iter(cache))]
+    keep(cache, key, (gen, scanned_now, tuple(windows)), TRACE_CACHE)
     return windows
 
 
@@ -594,10 +593,7 @@ def _trace_variants(memory, config, skip, key, depth) -> list[Window]:
     first = scanned[0][0] if scanned else None
     if entry is None or entry[1] is not first:
         entry = (gen, first, {}, opened[0] if opened else (), {})
-        cache.pop(key, None)
-        cache[key] = entry
-        while len(cache) > TRACE_CACHE:
-            del cache[next(iter(cache))]
+        keep(cache, key, entry, TRACE_CACHE)
         head = _first_head(memory, first)
         index = None if head is None else _first_index(memory, first, entry[3])
         if head is not None:
@@ -611,10 +607,7 @@ VARIANT_HITS = [0]  # traces _trace_variants took from a kept one (tests)
 
 def _remember(store: dict, key, value) -> None:
     """``store[key] = value``, the newest last, at most VARIANTS kept (oldest dropped first)."""
-    store.pop(key, None)
-    store[key] = value
-    while len(store) > VARIANTS:
-        del store[next(iter(store))]
+    keep(store, key, value, VARIANTS)
 
 
 def _first_head(memory, a) -> bytes | None:

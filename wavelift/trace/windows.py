@@ -17,6 +17,7 @@ from bisect import bisect_right
 
 import numpy as np
 
+from ..kept import keep
 from ..memory.guest import holds, is_canonical
 from ..run.result import Window
 
@@ -125,10 +126,8 @@ def _layout(windows) -> Layout:
     # (s_load_dwordx16: 64 bytes) must stay inside the arena
     pos = max(pos + 8, 64)
     out = Layout(merged, offs, pos + (-pos) % 8)
-    _LAYOUTS[key] = out
+    keep(_LAYOUTS, key, out, LAYOUTS)
     _LAST[:] = [key, out]
-    while len(_LAYOUTS) > LAYOUTS:
-        del _LAYOUTS[next(iter(_LAYOUTS))]
     return out
 
 
