@@ -51,6 +51,23 @@ def translate_dispatch(memory, config):
     return translate(code, config.target, config.wave_size, base, **kw), base
 
 
+def lds_kernel_source(name, monkeypatch, settings: dict) -> str:
+    """The CUDA source of gpu_check's LDS dispatch ``name`` (small) under ``settings`` (env name
+    -> value, None: unset)."""
+    import gpu_check as G
+
+    from wavelift.backends.cuda.codegen import baked_params, generate
+
+    for k, v in settings.items():
+        if v is None:
+            monkeypatch.delenv(k, raising=False)
+        else:
+            monkeypatch.setenv(k, v)
+    mem, cfg, *_ = G.lds_dispatch(name, small=True)
+    prog, base = translate_dispatch(mem, cfg)
+    return generate(prog, cfg.wave_size, "lane", cfg.scratch_wave_bytes, base, baked_params(cfg))[0]
+
+
 @functools.lru_cache(maxsize=1)
 def _dispatches():
     return [d for d in F.all_dispatches() if d[1] is not None]

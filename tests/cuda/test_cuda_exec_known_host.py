@@ -22,7 +22,6 @@ for p in (ROOT / "bench", ROOT / "tests" / "cuda"):
 from test_cuda_lds_forms_host import _Blocks  # noqa: E402
 
 from wavelift.backends.cuda import ldsrange as R  # noqa: E402
-from wavelift.backends.cuda.codegen import generate  # noqa: E402
 
 
 def _whole(g: _Blocks, block=(64, 1, 1), wave=32, shape=True):
@@ -111,20 +110,13 @@ def test_loop(shrinks):
 
 
 def _kernel_source(name, monkeypatch, setting):
-    import gpu_check as G
-    from test_cuda_backend import translate_dispatch
+    from test_cuda_backend import lds_kernel_source
 
-    from wavelift.backends.cuda.codegen import baked_params
-
-    monkeypatch.delenv("WAVELIFT_CUDA_PASSES", raising=False)
-    monkeypatch.delenv("WAVELIFT_CUDA_LDS", raising=False)
-    if setting:
-        monkeypatch.setenv("WAVELIFT_CUDA_EXEC", setting)
-    else:
-        monkeypatch.delenv("WAVELIFT_CUDA_EXEC", raising=False)
-    mem, cfg, *_ = G.lds_dispatch(name, small=True)
-    prog, base = translate_dispatch(mem, cfg)
-    return generate(prog, cfg.wave_size, "lane", cfg.scratch_wave_bytes, base, baked_params(cfg))[0]
+    return lds_kernel_source(
+        name,
+        monkeypatch,
+        {"WAVELIFT_CUDA_PASSES": None, "WAVELIFT_CUDA_LDS": None, "WAVELIFT_CUDA_EXEC": setting},
+    )
 
 
 def _blocks_of(src):

@@ -203,20 +203,13 @@ def test_chain_rule_gives_the_reference_bits():
 
 # ------------------------------------------------------------------ matmul16
 def _source(name, monkeypatch, setting):
-    import gpu_check as G
-    from test_cuda_backend import translate_dispatch
+    from test_cuda_backend import lds_kernel_source
 
-    from wavelift.backends.cuda.codegen import baked_params, generate
-
-    monkeypatch.delenv("WAVELIFT_CUDA_PASSES", raising=False)
-    monkeypatch.delenv("WAVELIFT_CUDA_BLENDS", raising=False)
-    if setting:
-        monkeypatch.setenv("WAVELIFT_CUDA_NAN", setting)
-    else:
-        monkeypatch.delenv("WAVELIFT_CUDA_NAN", raising=False)
-    mem, cfg, *_ = G.lds_dispatch(name, small=True)
-    prog, base = translate_dispatch(mem, cfg)
-    return generate(prog, cfg.wave_size, "lane", cfg.scratch_wave_bytes, base, baked_params(cfg))[0]
+    return lds_kernel_source(
+        name,
+        monkeypatch,
+        {"WAVELIFT_CUDA_PASSES": None, "WAVELIFT_CUDA_BLENDS": None, "WAVELIFT_CUDA_NAN": setting},
+    )
 
 
 @pytest.mark.parametrize("setting, bare, ends", [("chain", 11, [2, 2, 4, 4, 4]), ("chain16", 14, [6, 10])])
