@@ -155,3 +155,22 @@ def test_more_user_sgprs_than_there_are_is_a_bad_call():
             code.address, code.size, 1, 1, 1, 32, 1, 1, args.address, 0x3E, 0, "rdna3", user, ranges=ranges
         )
         assert (rc, tg.last_result().code) == (tg.BAD_CALL, "dispatch.user_sgpr")
+
+
+def test_fresh_buffers_take_execute_records_by_shape():
+    """sort replayed over fresh buffers (each kernel's next launch: a new config object, its
+    kernarg and scratch addresses new): after the first replay no execute record is built by
+    the full path -- each is made from the record of its config's shape (decision 0035,
+    amendment h113) -- and every result is tinygrad's CPU device's."""
+    from wavelift.run import execute as E
+
+    fx = _fixture("sort")
+    keep = []
+    for i in range(3):
+        made, hits = E.PREPARED_MADE[0], E.SHAPED_HITS[0]
+        run = harness.replay(fx, tg.run_asm, keep_code=True)
+        keep.append(run)  # (alive: the next replay's buffers are at other addresses)
+        assert all(c == tg.OK for c in run.codes), run.codes
+        assert bounds.check(fx.name, run.output, fx.expected(), fx.inputs()) is None
+        if i:
+            assert E.PREPARED_MADE[0] == made and E.SHAPED_HITS[0] >= hits + 10

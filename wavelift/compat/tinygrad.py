@@ -47,7 +47,6 @@ caller reuses addresses for other kernels (decision 0024).
 from __future__ import annotations
 
 import ctypes
-import dataclasses
 import errno
 import fcntl
 import gc
@@ -520,8 +519,20 @@ def _config(target, pc, dims, block, rsrc1, rsrc2, rsrc3, scratch_size, wave, us
             shape = r.refusal
         _keep(_CONFIG_SHAPES, skey, shape)
     # (a refusal names no user SGPR value; the system SGPR dict is shared, never written)
-    config = shape if isinstance(shape, Refusal) else dataclasses.replace(shape, user_sgprs=user)
+    config = shape if isinstance(shape, Refusal) else _with_user(shape, user)
     return _keep(_CONFIGS, ckey, config)
+
+
+def _with_user(shape, user: tuple):
+    """``dataclasses.replace(shape, user_sgprs=user)`` without its __init__ call (~6 us of a
+    plan-missing call: the config has ~27 fields): a new object of the same class whose fields
+    are ``shape``'s, the user SGPRs ``user`` (DispatchConfig has no __post_init__ nor slots;
+    checked equal to replace in tests/compat/test_tinygrad_warm.py)."""
+    config = object.__new__(type(shape))
+    d = vars(config)
+    d.update(vars(shape))
+    d["user_sgprs"] = user
+    return config
 
 
 def run_asm(

@@ -94,6 +94,20 @@ class DispatchConfig:
         return grid_waves(self.num_groups, self.block, self.wave_size)
 
 
+def shape_fields(config) -> tuple:
+    """Every field of ``config`` as a hashable tuple (the system SGPR dict as its items) but the
+    user SGPRs' values, which stand as their count: equal for two dispatches of one kernel over
+    other buffers (new kernarg and scratch addresses in the user SGPRs).  A step that reads a
+    user SGPR's value besides their count is keyed by that value beside this tuple (the scratch
+    ABI reads user SGPR 1's swizzle bits: frontend/scratch.abi, in execute's translation
+    inputs).  A field that is not hashable (a list where a tuple is declared) makes the tuple
+    unhashable: the caller keeps nothing by it."""
+    d = dict(vars(config))
+    d["user_sgprs"] = len(d["user_sgprs"])
+    d["system_sgprs"] = tuple(sorted(d["system_sgprs"].items()))
+    return tuple(d.values())
+
+
 def grid_waves(groups, block, wave_size: int) -> int:
     """Waves a grid runs (a partial workgroup's counted as a full one's: at most)."""
     return groups[0] * groups[1] * groups[2] * -(-(block[0] * block[1] * block[2]) // wave_size)

@@ -16,6 +16,7 @@ from weakref import ref
 
 from .. import settings
 from ..backends import base as backends
+from ..dispatch.config import shape_fields
 from ..errors import DeferredLost, Refusal, Refused
 from ..kept import keep
 from .result import DispatchResult
@@ -196,10 +197,15 @@ def _backend(name):
     return backends.find(name)
 
 
-def _scratch_abi(config):
-    from ..frontend.scratch import abi
+_ABI: list = []  # frontend.scratch.abi, imported on the first call (not at import: the import graph)
 
-    return abi(config)
+
+def _scratch_abi(config):
+    if not _ABI:
+        from ..frontend.scratch import abi
+
+        _ABI.append(abi)
+    return _ABI[0](config)
 
 
 def program_for(memory, config, cache=None):
@@ -328,7 +334,82 @@ def _prepared(memory, config, backend, mode, cache):
         or _backend(backend) is not rec.be
         or rec.be.available() is not True
     ):
+        return _shaped(memory, config, backend, mode, cache)
+    return rec
+
+
+# execute_dispatch's records by the config's shape (decision 0035, amendment h113): what the full
+# path found for a config object, kept by everything those steps read but the user SGPRs' values
+# (_shape_key) -- a new config object of the same shape (the tinygrad hook's next launch of a
+# kernel: new kernarg and buffer addresses in its user SGPRs) takes it as a record of its own,
+# only its trace key made anew (the trace reads every user SGPR's value)
+_SHAPED: dict = {}
+SHAPED = 64
+SHAPED_HITS = [0]  # records made from a record of the same shape (tests)
+PREPARED_MADE = [0]  # records made by the full path (tests)
+
+
+def _shape_key(memory, config, backend, mode, cache, be) -> tuple | None:
+    """The key of _SHAPED for a dispatch, or None where it has none (a code allocation without a
+    content stamp: its bytes are read and decoded by program_for on every new config object).
+    It holds every input of the steps a record skips but the user SGPRs' values: the cache
+    object, backend and mode names, the code's allocation (base, size) and content stamp (the
+    same bytes: program_for's program; stamps are unique across memories, decision 0029), every
+    config field with the user SGPRs as their count (dispatch/config.shape_fields: the grid, the
+    registers, the system SGPRs, the program address...), the translation inputs (the scratch
+    ABI, which reads user SGPR 1's swizzle bits: a user SGPR value that is part of the shape)
+    and the backend's key_extra (its settings)."""
+    a = memory.find(config.program_address)
+    stamp = None if a is None else _late()[4](memory, a)
+    if stamp is None:
         return None
+    return (
+        id(cache),
+        backend,
+        mode,
+        a.base,
+        a.size,
+        stamp,
+        type(config),
+        shape_fields(config),
+        translation_inputs(config),
+        be.key_extra(config),
+    )
+
+
+def _shaped(memory, config, backend, mode, cache):
+    """A record for ``config`` made from the record of its shape (_SHAPED), or None: the same
+    cache and registered backend objects, the backend available and the module still cached
+    under the key; the code's allocation on this memory (_shape_key: its stamp) and the trace
+    key of this config's user SGPRs."""
+    be = _backend(backend)
+    if be is None:
+        return None
+    skey = _shape_key(memory, config, backend, mode, cache, be)
+    try:
+        t = None if skey is None else _SHAPED.get(skey)
+    except TypeError:  # (a field that cannot be hashed: no record by shape)
+        return None
+    if (
+        t is None
+        or t[0] is not cache
+        or t[1] is not be
+        or be.available() is not True
+        or cache.get(t[4]) is not t[5]
+    ):
+        return None
+    SHAPED_HITS[0] += 1
+    _, _, program, code_base, key, module, skip, budget = t
+    rec = _Prepared()
+    rec.config, rec.system, rec.memory = config, dict(config.system_sgprs), ref(memory)
+    rec.backend, rec.mode, rec.be, rec.cache = backend, mode, be, cache
+    rec.gen = memory.generation
+    rec.code, rec.stamp = ref(memory.find(config.program_address)), skey[5]  # (found: _shape_key)
+    rec.program, rec.code_base, rec.key, rec.module = program, code_base, key, module
+    rec.tkey = _trace_key(config, None, skip)
+    rec.budget = budget
+    rec.again = None
+    keep(_PREPARED, id(config), rec, PREPARED)
     return rec
 
 
@@ -369,6 +450,13 @@ def _prepare(memory, config, backend, mode, cache, be, program, code_base, key, 
     rec.budget = default_budget(program, config)
     rec.again = None
     keep(_PREPARED, id(config), rec, PREPARED)
+    PREPARED_MADE[0] += 1
+    skey = _shape_key(memory, config, backend, mode, cache, be)
+    if skey is not None and skey[5] == rec.stamp:  # (the stamp the program was read at)
+        try:
+            keep(_SHAPED, skey, (cache, be, program, code_base, key, module, tkey[1], rec.budget), SHAPED)
+        except TypeError:  # (a field that cannot be hashed: kept by the config object only)
+            pass
 
 
 _LATE: tuple | None = None
@@ -618,10 +706,15 @@ def _late() -> tuple:
     return _LATE
 
 
-def _trace_key(config, roots) -> tuple:
-    from ..trace.tracer import trace_key
+_TRACE_KEY: list = []  # tracer.trace_key, imported on the first call (as _ABI)
 
-    return trace_key(config, roots)
+
+def _trace_key(config, roots, skip=None) -> tuple:
+    if not _TRACE_KEY:
+        from ..trace.tracer import trace_key
+
+        _TRACE_KEY.append(trace_key)
+    return _TRACE_KEY[0](config, roots, skip)
 
 
 def execute_dispatch(

@@ -491,11 +491,15 @@ def _hit_of(starts: np.ndarray, ends: np.ndarray, hull: tuple | None):
     return hit
 
 
-def trace_key(config, scratch_roots=None) -> tuple:
+def trace_key(config, scratch_roots=None, skip=None) -> tuple:
     """trace's cache key of a dispatch with ``config`` and ``scratch_roots``: (the user SGPRs'
     values, the SGPRs never traced) -- a pure function of the two (the config is frozen but for
-    its system SGPR dict, which scratch_sgprs reads: a caller keeping the key compares it)."""
-    skip = frozenset(scratch_sgprs(config)) | frozenset(scratch_roots or ())
+    its system SGPR dict, which scratch_sgprs reads: a caller keeping the key compares it).
+    ``skip``: the SGPRs never traced, where the caller kept them from another key of the same
+    config shape and scratch roots (execute's records by shape: scratch_sgprs reads the config's
+    scratch ABI only)."""
+    if skip is None:
+        skip = frozenset(scratch_sgprs(config)) | frozenset(scratch_roots or ())
     return (tuple(map(int, config.user_sgprs)), skip, getattr(config, "border_color_base", None))
 
 

@@ -549,5 +549,5 @@ def test_grid_words_are_shared_by_configs_of_the_same_registers(cache, monkeypat
     assert len({tuple(v[3]) for v in per_config}) == 3  # (each config's own user SGPRs)
     other = _run(code, threads=64, buf=at)  # (two waves: other registers, other words)
     assert other[0] == tg.OK
-    words = [v for k, v in grids().items() if type(k) is tuple]
+    words = [v[0] for k, v in grids().items() if type(k) is tuple]  # ((G, its address))
     assert len(words) == 2 and not np.array_equal(words[0], words[1])

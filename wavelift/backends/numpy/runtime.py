@@ -18,6 +18,7 @@ import numpy as np
 from ... import settings
 from ...errors import Refused
 from ...ir.program import EXEC_HI, EXEC_LO, MODE_REG, NUM_SREGS
+from ...kept import keep
 from ...memory.guest import holds
 from ...run.result import Escape
 from .. import native as NT
@@ -50,7 +51,7 @@ NATIVE_BATCH_FACTOR = 16
 # a one-range driver run's state arrays and context words kept for the module's next one
 # (native.KeptContext; False: made anew for every run, as before: A/B runs and tests)
 KEEP_CONTEXT = True
-GRIDS = 64  # grid words kept per module (_grid: per config object and per registers; cleared when full)
+GRIDS = 64  # grid words kept per module (_grid: per config object and per registers; kept.keep)
 # the largest context a module keeps (its arrays' bytes: a large scratch or LDS is made anew for
 # each run, as before, rather than held by every cached module)
 KEEP_MAX_BYTES = 8 << 20
@@ -1070,9 +1071,9 @@ class Runtime:
                 nv,
                 group_waves,
             )
-            G = self.m.grids.get(vkey)
-            if G is not None:
-                return self._keep_grid(cfg, nv, group_waves, G, user, vkey)
+            words = self.m.grids.get(vkey)
+            if words is not None:
+                return self._keep_grid(cfg, nv, group_waves, words, user, vkey)
         G = np.zeros(len(NT.GRID_FIELDS), np.int64)
         vals = dict(
             zip(("gx", "gy", "gz"), cfg.num_groups),
@@ -1102,17 +1103,21 @@ class Runtime:
             G[NT.GRID[k]] = v
         if vkey is not None:
             G.flags.writeable = False  # (shared by config objects: never written after this)
-            return self._keep_grid(cfg, nv, group_waves, G, user, vkey)
+            return self._keep_grid(cfg, nv, group_waves, (G, G.ctypes.data), user, vkey)
         return G, user
 
-    def _keep_grid(self, cfg, nv, group_waves, G, user, vkey):
-        """Keep ``G`` (by ``vkey``) and this config object's words (by its id) for _grid."""
+    def _keep_grid(self, cfg, nv, group_waves, words, user, vkey):
+        """Keep ``words`` -- (G, its address): a config object of the same registers takes the
+        address too (``ctypes.data`` of a read-only array, ~2 us) -- by ``vkey``, and this config
+        object's words by its id, for _grid (kept.keep: the oldest dropped past GRIDS)."""
         grids = self.m.grids
-        if len(grids) >= GRIDS:
-            grids.clear()
-        grids[vkey] = G
-        at = self._grid_at = (G, G.ctypes.data, user.ctypes.data)
-        grids[id(cfg)] = [cfg, (self.budget, nv, group_waves), G, user, dict(cfg.system_sgprs), at]
+        G, at_G = words
+        keep(grids, vkey, words, GRIDS)
+        # (the user SGPRs' array is new and writable: native.address_of, ~0.5 us)
+        at = self._grid_at = (G, at_G, NT.address_of(user))
+        keep(
+            grids, id(cfg), [cfg, (self.budget, nv, group_waves), G, user, dict(cfg.system_sgprs), at], GRIDS
+        )
         return G, user
 
     def _chunk_groups(self, group_waves):
