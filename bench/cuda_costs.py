@@ -36,7 +36,8 @@ execknown: EXEC bits and lane counts as constants where the LDS analysis proves 
 (WAVELIFT_CUDA_EXEC=known; 0047's amendment h106); execspaces: that and wavesync; nanchain,
 nanchain8, nanchain16: f32 fma chains of at most 4, 8, 16 fmas tested for NaN once at their end
 (WAVELIFT_CUDA_NAN=chain, chain8, chain16; same amendment);
-h106: execknown and nanchain; h106spaces: those and wavesync.
+h106: execknown and nanchain (the default since session 46); h106spaces: those and wavesync;
+pre46: neither (WAVELIFT_CUDA_EXEC=every, WAVELIFT_CUDA_NAN=every).
 DISPATCHES: vadd32, vadd64 (full-screen vadd, clang), shade (full-screen shade), collatz (65,536
 lanes of the divergent loop), and bench/kernels/lds.cl's LDS and barrier kernels: matmul16 (1024^2,
 16x16 tiles), stencil5 (1920x1080, 5x5 through an LDS tile), histogram (8.3 M words, LDS atomics),
@@ -130,6 +131,8 @@ ENV["nanchain8"] = {"WAVELIFT_CUDA_NAN": "chain8"}
 ENV["nanchain16"] = {"WAVELIFT_CUDA_NAN": "chain16"}
 ENV["h106"] = {"WAVELIFT_CUDA_EXEC": "known", "WAVELIFT_CUDA_NAN": "chain"}
 ENV["h106spaces"] = {**ENV["h106"], "WAVELIFT_CUDA_WAVESYNC": "spaces"}
+# the forms before session 46 made h106's two the default (EXEC tested, every fma NaN-tested)
+ENV["pre46"] = {"WAVELIFT_CUDA_EXEC": "every", "WAVELIFT_CUDA_NAN": "every"}
 # session 43's opt-in settings together (h97's three, h98's LDS values in the active lanes and
 # occupancy step)
 ENV["s43"] = {**ENV["h97"], **ENV["ldslanes"], **ENV["occstep"]}

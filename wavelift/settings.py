@@ -213,21 +213,22 @@ _ALL = [
     Setting(
         "WAVELIFT_CUDA_EXEC",
         str,
-        None,
-        "`known`: where the LDS analysis (WAVELIFT_CUDA_LDS=lanes) proves EXEC holds every lane of "
-        "the wave, a CUDA kernel's EXEC bit is the constant 1 and its lane count 32 a warp, not "
-        "tested and counted from EXEC (decision 0047's amendment h106); unset: as before, the "
-        "default until run on a GPU",
+        "known",
+        "`known` (the default since session 46's H100 gpu_check): where the LDS analysis "
+        "(WAVELIFT_CUDA_LDS=lanes) proves EXEC holds every lane of the wave, a CUDA kernel's EXEC "
+        "bit is the constant 1 and its lane count 32 a warp, not tested and counted from EXEC "
+        "(decision 0047's amendment h106); `every`: every EXEC bit tested and lane count counted "
+        "(A/B runs)",
     ),
     Setting(
         "WAVELIFT_CUDA_NAN",
         str,
-        None,
-        "`chain` (or `chainN`): a CUDA kernel's f32 fmas whose result only feeds another fma of "
-        "the block (matmul16's multiply-adds through the accumulator) are bare __fmaf_rn, in "
-        "chains of at most 4 (N) fmas whose last one is tested for NaN, the chain done again with "
-        "each fma's NaN choice where it is NaN (decision 0047's amendment h106); unset: every fma "
-        "tested, the default until run on a GPU",
+        "chain",
+        "`chain` (the default since session 46's H100 gpu_check; or `chainN`): a CUDA kernel's f32 "
+        "fmas whose result only feeds another fma of the block (matmul16's multiply-adds through "
+        "the accumulator) are bare __fmaf_rn, in chains of at most 4 (N) fmas whose last one is "
+        "tested for NaN, the chain done again with each fma's NaN choice where it is NaN (decision "
+        "0047's amendment h106); `every`: every fma tested (A/B runs)",
     ),
     Setting(
         "WAVELIFT_CUDA_PROVE",

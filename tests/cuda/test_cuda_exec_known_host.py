@@ -1,9 +1,9 @@
-"""EXEC known whole (opt-in WAVELIFT_CUDA_EXEC=known; decision 0047's amendment h106): where the
+"""EXEC known whole (WAVELIFT_CUDA_EXEC=known, the default; decision 0047's amendment h106): where the
 LDS analysis (ldsrange, lanes) proves EXEC holds every lane of the wave, the kernel's EXEC bit is
 the constant 1 and its lane count 32 a warp.  ldsrange's places are checked against programs whose
 EXEC is known by construction (whole at the start of a group that fills its waves; narrowed by a
 compare, set from an SGPR, shrunk in a loop, a partial group: not whole), and the benchmark
-kernels' sources: constants only where EXEC cannot change, the unset setting's source unchanged.
+kernels' sources: constants only where EXEC cannot change, `every`'s source as before the setting (unset is `known`, the default).
 No GPU: source text, and NVRTC to PTX where installed."""
 
 from __future__ import annotations
@@ -131,7 +131,7 @@ EXEC_CONST = re.compile(r"const b1 t\d+ = true; /\* EXEC whole \*/")
 
 @pytest.mark.parametrize("name", ["matmul16", "histogram", "stencil5", "reduce1024", "scan256"])
 def test_benchmark_kernels(name, monkeypatch):
-    """lds.cl's kernels (no partial groups): unset, no EXEC bit or lane count is a constant;
+    """lds.cl's kernels (no partial groups): `every`, no EXEC bit or lane count is a constant;
     known, every one before the first EXEC write of a block whose EXEC the kernel never changed
     on the way in is -- matmul16's tile loop entirely (EXEC never written), the histogram's loop
     not at all (its EXEC shrinks each iteration: a wrong proof there would drop lanes)."""
@@ -139,10 +139,11 @@ def test_benchmark_kernels(name, monkeypatch):
 
     from wavelift.backends.cuda.compile import check_source
 
-    old = _kernel_source(name, monkeypatch, None)
+    old = _kernel_source(name, monkeypatch, "every")
     assert not EXEC_CONST.search(old) and "lc += 32u *" not in old
     src = _kernel_source(name, monkeypatch, "known")
     assert src != old
+    assert _kernel_source(name, monkeypatch, None) == src  # (known is the default)
     # the same text but for the EXEC bits and lane counts made constants
     norm = EXEC_TEST.sub("E", EXEC_CONST.sub("E", src))
     norm = re.sub(r"lc \+= (32u|\(u32\)__popc\(s126\)) \*", "lc += N *", norm)

@@ -1,4 +1,4 @@
-"""f32 fma chains tested for NaN at their end (opt-in WAVELIFT_CUDA_NAN=chain; decision 0047's
+"""f32 fma chains tested for NaN at their end (WAVELIFT_CUDA_NAN=chain, the default; decision 0047's
 amendment h106): nanchain finds inner fmas only where the result reaches one fma operand bit for
 bit and nowhere else (hand-built blocks, each way out of a chain refused); the lowering's rule
 (bare fmas, the end tested, the chain again where it is NaN) gives the NumPy reference's bits
@@ -215,16 +215,18 @@ def _source(name, monkeypatch, setting):
 @pytest.mark.parametrize("setting, bare, ends", [("chain", 11, [2, 2, 4, 4, 4]), ("chain16", 14, [6, 10])])
 def test_matmul16_chains(setting, bare, ends, monkeypatch):
     """matmul16's 16 multiply-adds a tile (10 in one block, 6 in the next): in chains of at
-    most 4 (16), the ends tested, each with its chain again in wl_fma; unset, every one wl_fma
+    most 4 (16), the ends tested, each with its chain again in wl_fma; `every`, every one wl_fma
     as before; it compiles"""
     from test_cuda_backend import _nvrtc_problem
 
     from wavelift.backends.cuda.compile import check_source
 
-    old = _source("matmul16", monkeypatch, None)
+    old = _source("matmul16", monkeypatch, "every")
     body = old[old.index("//@wl-blocks") :]
     assert len(re.findall(r"= wl_fma\(", body)) == 16 and "__fmaf_rn" not in body
     src = _source("matmul16", monkeypatch, setting)
+    if setting == "chain":
+        assert _source("matmul16", monkeypatch, None) == src  # (chain is the default)
     body = src[src.index("//@wl-blocks") :]
     assert len(re.findall(r"const f32 t\d+ = __fmaf_rn\(", body)) == bare
     got = re.findall(r"if \((t\d+n) != \1\) \1 = (wl_fma\(.*\));", body)

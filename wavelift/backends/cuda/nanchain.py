@@ -1,4 +1,4 @@
-"""Chains of f32 fmas tested for NaN once, at their end (opt-in WAVELIFT_CUDA_NAN=chain; decision
+"""Chains of f32 fmas tested for NaN once, at their end (WAVELIFT_CUDA_NAN=chain, the default since session 46; decision
 0047's amendment h106).
 
 Each ``wl_fma`` is ``__fmaf_rn`` and a test of its result for NaN (the AMD NaN a NaN result must
