@@ -347,6 +347,23 @@ def installed():
         STATE.capturing = STATE.stream = None
 
 
+def mark(written, lo: int, hi: int, value: int = 1, step: int = 1) -> None:
+    """A stand-in kernel's marks of arena bytes lo, lo + step, ... below hi in the written map it
+    is handed, set (``value`` 1) or cleared (0), in the map's form: one byte per arena byte, or
+    a bit map's bits (WAVELIFT_CUDA_MAP=bits: the module's source says which, Module.map_bits;
+    bit i & 31 of word i >> 5, the words little-endian)."""
+    if written.dtype.itemsize != 4:
+        written[lo:hi:step] = value
+        return
+    bits = np.asarray(written).view(np.uint8)
+    idx = np.arange(lo, hi, step)
+    one = np.left_shift(1, idx & 7).astype(np.uint8)
+    if value:
+        np.bitwise_or.at(bits, idx >> 3, one)
+    else:
+        np.bitwise_and.at(bits, idx >> 3, ~one)
+
+
 def vadd_player(memory_addresses, n):
     """A stand-in kernel for vadd (c = a + b over n floats) played through the window tables it
     is handed (as the translated kernel finds them: window by guest address)."""
@@ -362,11 +379,6 @@ def vadd_player(memory_addresses, n):
         a, b, c = at(a_), at(b_), at(c_)
         f32 = lambda o: np.asarray(arena[o : o + 4 * n]).view(np.float32)  # noqa: E731
         arena[c : c + 4 * n] = (f32(a) + f32(b)).view(np.uint8)
-        if written.dtype.itemsize == 4:  # (a bit map, little-endian words: Module.map_bits)
-            bits = np.asarray(written).view(np.uint8)
-            idx = np.arange(c, c + 4 * n)
-            np.bitwise_or.at(bits, idx >> 3, np.left_shift(1, idx & 7).astype(np.uint8))
-        else:
-            written[c : c + 4 * n] = 1
+        mark(written, c, c + 4 * n)
 
     return kernel
