@@ -24,8 +24,8 @@ HERE = pathlib.Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
-from test_host_path import _cubin_on_disk, _report_arrays  # noqa: E402
 from standin_cupy import mark  # noqa: E402
+from test_host_path import _cubin_on_disk, _report_arrays  # noqa: E402
 
 from wavelift.run import execute as X  # noqa: E402
 

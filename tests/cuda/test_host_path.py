@@ -28,8 +28,8 @@ HERE = pathlib.Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
-from testpaths import one_wave_config as _config  # noqa: E402
 from standin_cupy import mark  # noqa: E402
+from testpaths import one_wave_config as _config  # noqa: E402
 
 from wavelift.backends.cuda import resident as R  # noqa: E402
 from wavelift.memory.guest import GuestMemory  # noqa: E402

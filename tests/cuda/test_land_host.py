@@ -563,7 +563,9 @@ def test_compiled_bit_map_landing_equals_the_masked_commit(lib, seed):
     cap = 1 << 14
     starts, ends = np.zeros(cap, np.uint64), np.zeros(cap, np.uint64)
     count = np.zeros(2, np.uint32)
-    lib.t_runs_bits(3, 32, _p(bm), ctypes.c_uint64(bm.size), _p(starts), _p(ends), ctypes.c_uint64(cap), _p(count))
+    lib.t_runs_bits(
+        3, 32, _p(bm), ctypes.c_uint64(bm.size), _p(starts), _p(ends), ctypes.c_uint64(cap), _p(count)
+    )
     s = np.sort(starts[: count[0]]).astype(np.int64)
     e = np.sort(ends[: count[1]]).astype(np.int64)
     t = _table(s, e)
@@ -623,7 +625,9 @@ def test_compiled_land_bits_copies_a_large_run_in_wide_pieces(lib):
         dst[:] = 0xEE
         want = dst.copy()
         want[lo:hi] = src[lo:hi]
-        lib.t_land_bits(5, 64, _p(dst), _p(src), _p(bm), ctypes.c_uint64(0), ctypes.c_uint64(size), _p(t), None)
+        lib.t_land_bits(
+            5, 64, _p(dst), _p(src), _p(bm), ctypes.c_uint64(0), ctypes.c_uint64(size), _p(t), None
+        )
         assert np.array_equal(dst, want), da
         assert not bm.any()
 

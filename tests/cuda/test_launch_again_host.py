@@ -27,8 +27,8 @@ HERE = pathlib.Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
-from test_host_path import _at, _cubin_on_disk, _vadd_from_kernargs  # noqa: E402
 from standin_cupy import mark  # noqa: E402
+from test_host_path import _at, _cubin_on_disk, _vadd_from_kernargs  # noqa: E402
 
 from wavelift.backends.cuda import resident as RES  # noqa: E402
 from wavelift.driver import device as D  # noqa: E402

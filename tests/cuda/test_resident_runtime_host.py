@@ -16,8 +16,9 @@ import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import standin_cupy as S  # noqa: E402
-from wavelift.backends.cuda.codegen import map_bits  # noqa: E402
 from test_cuda_backend import _vadd_dispatch, translate_dispatch  # noqa: E402
+
+from wavelift.backends.cuda.codegen import map_bits  # noqa: E402
 
 
 class FakeModule:
