@@ -104,6 +104,7 @@ static wl_tid threadIdx = {0u};
 static inline unsigned __activemask() { return 1u; }
 static inline unsigned __match_any_sync(unsigned m, unsigned long long) { return m & 1u; }
 static inline unsigned __reduce_or_sync(unsigned, unsigned v) { return v; }
+static inline int __any_sync(unsigned, int p) { return p != 0; }
 #define WL_MAP_BITS 1
 """
 

@@ -66,6 +66,9 @@ static unsigned __match_any_sync(unsigned mask, unsigned long long v) {
   return wl_meet(mask, v, [v](unsigned long long r, unsigned j, unsigned long long x) {
     return x == v ? r | (1ull << j) : r; });
 }
+static int __any_sync(unsigned mask, int p) {
+  return (int)wl_meet(mask, p != 0, [](unsigned long long r, unsigned, unsigned long long x) { return r | x; });
+}
 static unsigned __reduce_or_sync(unsigned mask, unsigned v) {
   return wl_meet(mask, v, [](unsigned long long r, unsigned, unsigned long long x) { return r | x; });
 }

@@ -13,8 +13,9 @@ __device__ __forceinline__ void wl_or_warp(u32* p, u32 v) {
   if (v != 0u) atomicOr(p, v);
 #endif
 }
-/* the bits of arena bytes [ix, ix + nb): 32 bytes at a time, each piece in at most two words
-   (every lane of the warp calls wl_or_warp for both, so the lanes meet at each) */
+/* the bits of arena bytes [ix, ix + nb): 32 bytes at a time, each piece in at most two words;
+   the lanes meet for the second word only where one of them reaches it (__any_sync: a uniform
+   branch, so every lane of the meeting is there -- aligned word stores skip it) */
 __device__ __forceinline__ void wl_mark_bits(u8* wr, i64 ix, u32 nb) {
   for (u32 k = 0; k < nb; k += 32u) {
     const u64 i = (u64)ix + k;
@@ -22,6 +23,6 @@ __device__ __forceinline__ void wl_mark_bits(u8* wr, i64 ix, u32 nb) {
     const u64 b = ((c == 32u ? 0xFFFFFFFFull : (1ull << c) - 1ull)) << (u32)(i & 31u);
     u32* m = (u32*)wr + (i >> 5);
     wl_or_warp(m, (u32)b);
-    wl_or_warp(m + 1, (u32)(b >> 32));
+    if (__any_sync(__activemask(), (u32)(b >> 32) != 0u)) wl_or_warp(m + 1, (u32)(b >> 32));
   }
 }
