@@ -718,7 +718,7 @@ class Resident:
         self._tables: dict = {}  # (dtype, bytes) -> device array (``table``)
         # trace/windows.Layout -> its device window tables (``window_tables``)
         self._layout_tables: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-        self._staging: dict = {}  # (arena bytes, report bytes) -> arrays (``staging``)
+        self._staging: dict = {}  # (arena bytes, report bytes, bit map) -> arrays (``staging``)
         # id(kept arena) -> (arena, layout, [(entry, version) per window]): the windows as the
         # device copies held them at those versions are in the arena (``gather`` skips them)
         self._arena_state: dict = {}
