@@ -110,7 +110,9 @@ def _timed(f):
 def _runs(grid, block, args):
     STATE.calls["launch"] += 1
     w, n, starts, ends, cap, count = args
-    m = np.asarray(w[: int(n)]) != 0
+    from wavelift.backends.cuda.resident import map_flags
+
+    m = map_flags(w[: int(n)])  # (n: bytes, or a bit map's words: wl_runs_bits)
     b = np.flatnonzero(np.diff(np.concatenate(([0], m.view(np.int8), [0]))))
     s, e = b[0::2], b[1::2]
     count[0], count[1] = s.size, e.size
@@ -133,8 +135,9 @@ def _land(grid, block, args):
 
 
 @_timed
-def _gate(grid, block, args):
-    """wl_gate (a deferred dispatch's verdict), as its CUDA source states it."""
+def _gate(grid, block, args, shift=4):
+    """wl_gate (a deferred dispatch's verdict), as its CUDA source states it (``shift``: the
+    run table's pieces, 5 for wl_gate_bits)."""
     STATE.calls["launch"] += 1
     rep, status_at, esc_at, runs_at, starts_at, ends_at, verdict_at, cap, ok, n, sticky, table = args
     h = np.asarray(rep)
@@ -156,7 +159,7 @@ def _gate(grid, block, args):
     else:
         from wavelift.backends.cuda.resident import run_table
 
-        t = run_table(s_, e_)
+        t = run_table(s_, e_, shift)
         table[: t.size] = t
 
 
@@ -173,7 +176,17 @@ class _RawModule:
         assert "wl_runs" in code and "wl_land" in code
 
     def get_function(self, name):
-        return {"wl_runs": _runs, "wl_land": _land, "wl_gate": _gate, "wl_land_gated": _land_gated}[name]
+        return {
+            "wl_runs": _runs,
+            "wl_land": _land,
+            "wl_gate": _gate,
+            "wl_land_gated": _land_gated,
+            # (the bit map's: the NumPy statements read the map's form from its element type)
+            "wl_runs_bits": _runs,
+            "wl_land_bits": _land,
+            "wl_gate_bits": lambda grid, block, args: _gate(grid, block, args, 5),
+            "wl_land_gated_bits": _land_gated,
+        }[name]
 
 
 class _Var:
@@ -334,6 +347,23 @@ def installed():
         STATE.capturing = STATE.stream = None
 
 
+def mark(written, lo: int, hi: int, value: int = 1, step: int = 1) -> None:
+    """A stand-in kernel's marks of arena bytes lo, lo + step, ... below hi in the written map it
+    is handed, set (``value`` 1) or cleared (0), in the map's form: one byte per arena byte, or
+    a bit map's bits (WAVELIFT_CUDA_MAP=bits: the module's source says which, Module.map_bits;
+    bit i & 31 of word i >> 5, the words little-endian)."""
+    if written.dtype.itemsize != 4:
+        written[lo:hi:step] = value
+        return
+    bits = np.asarray(written).view(np.uint8)
+    idx = np.arange(lo, hi, step)
+    one = np.left_shift(1, idx & 7).astype(np.uint8)
+    if value:
+        np.bitwise_or.at(bits, idx >> 3, one)
+    else:
+        np.bitwise_and.at(bits, idx >> 3, ~one)
+
+
 def vadd_player(memory_addresses, n):
     """A stand-in kernel for vadd (c = a + b over n floats) played through the window tables it
     is handed (as the translated kernel finds them: window by guest address)."""
@@ -349,6 +379,6 @@ def vadd_player(memory_addresses, n):
         a, b, c = at(a_), at(b_), at(c_)
         f32 = lambda o: np.asarray(arena[o : o + 4 * n]).view(np.float32)  # noqa: E731
         arena[c : c + 4 * n] = (f32(a) + f32(b)).view(np.uint8)
-        written[c : c + 4 * n] = 1
+        mark(written, c, c + 4 * n)
 
     return kernel

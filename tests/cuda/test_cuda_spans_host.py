@@ -24,7 +24,7 @@ for p in (ROOT / "bench", HERE):
     if str(p) not in sys.path:
         sys.path.insert(0, str(p))
 
-from test_cuda_memory_host import _layout, build_memory_lib, check_access  # noqa: E402
+from test_cuda_memory_host import ONE_LANE, _layout, build_memory_lib, check_access  # noqa: E402
 
 from wavelift.backends.cuda import spans  # noqa: E402
 from wavelift.backends.cuda.codegen import generate  # noqa: E402
@@ -225,9 +225,12 @@ extern "C" int wl_group(const u64* ws, const u64* we, const i64* wo, u32 n,
 """
 
 
-@pytest.fixture(scope="module")
-def spanlib(tmp_path_factory):
-    return build_memory_lib(tmp_path_factory, "spans", DRIVER)
+# the byte map, and WL_MAP_BITS 1 (WAVELIFT_CUDA_MAP=bits: wl_gwrite_at marks bits, one lane)
+@pytest.fixture(scope="module", params=["", ONE_LANE], ids=["bytes", "bits"])
+def spanlib(tmp_path_factory, request):
+    lib = build_memory_lib(tmp_path_factory, "spans", DRIVER, request.param)
+    lib.map_bits = request.param is ONE_LANE
+    return lib
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -294,7 +297,12 @@ def test_group_reads_writes_and_escapes_exactly(spanlib, seed):
             check_access(
                 a, nb[i], store[i], data[i], out[i], escaped[i], (starts, ends, offs), ref, ref_written
             )
-        assert (arena[:size] == ref[:size]).all() and (written == ref_written).all()
+        assert (arena[:size] == ref[:size]).all()
+        if spanlib.map_bits:  # (the oracle's bytes as bits: NumPy's packbits, little-endian)
+            want = np.packbits(ref_written != 0, bitorder="little")
+            assert (written[: want.size] == want).all() and not written[want.size :].any()
+        else:
+            assert (written == ref_written).all()
     assert 40 <= held <= 360  # both paths taken many times
 
 

@@ -24,6 +24,7 @@ HERE = pathlib.Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
+from standin_cupy import mark  # noqa: E402
 from test_host_path import _cubin_on_disk, _report_arrays  # noqa: E402
 
 from wavelift.run import execute as X  # noqa: E402
@@ -60,17 +61,17 @@ def _acc_kernel(held):
         stats[9] += 7 * n
         if cv[0] == 6.0 and av[0] == 100.0:  # (an escape after other waves stored)
             arena[oc : oc + 16] = 0x5A
-            written[oc : oc + 16] = 1
+            mark(written, oc, oc + 16)
             esc[:8] = [0, 0, 0, 0, 0, 0, 1, 0]
             status[4] += 1
             stats[2] += 1
             return
         m = 4 * (min(int(cv[0]), n - 1) + 1)  # (c[: c[0] + 1] only: the span grows)
         arena[oc : oc + m] = (cv + bv).view(np.uint8)[:m]
-        written[oc : oc + m] = 1
+        mark(written, oc, oc + m)
         if cv[0] == 3.0:  # (a write into another window)
             arena[oa : oa + 4] = np.frombuffer(np.float32(100.0).tobytes(), np.uint8)
-            written[oa : oa + 4] = 1
+            mark(written, oa, oa + 4)
 
     return kernel
 

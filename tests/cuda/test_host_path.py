@@ -28,6 +28,7 @@ HERE = pathlib.Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
+from standin_cupy import mark  # noqa: E402
 from testpaths import one_wave_config as _config  # noqa: E402
 
 from wavelift.backends.cuda import resident as R  # noqa: E402
@@ -216,7 +217,7 @@ def _vadd_from_kernargs(n_max=1 << 16):
             return
         f32 = lambda q: np.asarray(arena[q : q + 4 * n]).view(np.float32)  # noqa: E731
         arena[oc : oc + 4 * n] = (f32(oa) + f32(ob)).view(np.uint8)
-        written[oc : oc + 4 * n] = 1
+        mark(written, oc, oc + 4 * n)
         stats[8] += 7
 
     return kernel
@@ -445,7 +446,7 @@ def test_standin_more_runs_than_the_report_holds(standin):
         k_ = int(np.searchsorted(np.asarray(ws[:-1]), np.uint64(c.address), side="right")) - 1
         o = int(c.address - int(ws[k_]) + int(wo[k_]))
         for i in range(1, n, 2):  # (odd floats: not written after all)
-            written[o + 4 * i : o + 4 * i + 4] = 0
+            mark(written, o + 4 * i, o + 4 * i + 4, 0)
 
     standin.kernel = every_other
     standin.calls.clear()

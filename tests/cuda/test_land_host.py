@@ -10,6 +10,7 @@ NumPyOps.runs / resident.gate for wl_runs and wl_gate."""
 from __future__ import annotations
 
 import ctypes
+import pathlib
 import shutil
 import subprocess
 
@@ -36,7 +37,48 @@ struct __attribute__((aligned(16))) uint4 { unsigned x, y, z, w; };
 static inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { return uint4{x, y, z, w}; }
 template <class T> T atomicAdd(T* p, T v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
 template <class T> T atomicOr(T* p, T v) { return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST); }
+template <class T> T atomicAnd(T* p, T v) { return __atomic_fetch_and(p, v, __ATOMIC_SEQ_CST); }
+static inline int __ffs(int x) { return __builtin_ffs(x); }
+/* a warp's lanes as host threads (mapbits.h's marking): the lanes of one store instruction that
+   are active run together, each warp intrinsic a meeting of exactly those threads -- every lane
+   posts its value, all meet, each reads the values of the lanes its mask names (checking that
+   every one of them passed the same mask, its own lane among them), all meet again */
+struct WlWarp {
+  pthread_barrier_t bar; unsigned active; unsigned long long v[32]; unsigned m[32]; int bad;
+};
+static WlWarp wl_warp;
+static inline unsigned __activemask() { return wl_warp.active; }
+template <class F> static unsigned wl_meet(unsigned mask, unsigned long long v, F f) {
+  const unsigned l = threadIdx.x & 31u;
+  wl_warp.v[l] = v; wl_warp.m[l] = mask;
+  pthread_barrier_wait(&wl_warp.bar);
+  unsigned long long r = 0;
+  if (!((mask >> l) & 1u) || (mask & ~wl_warp.active)) __atomic_store_n(&wl_warp.bad, 1, __ATOMIC_SEQ_CST);
+  for (unsigned j = 0; j < 32; j++)
+    if ((mask >> j) & 1u) {
+      if (wl_warp.m[j] != mask) __atomic_store_n(&wl_warp.bad, 1, __ATOMIC_SEQ_CST);
+      r = f(r, j, wl_warp.v[j]);
+    }
+  pthread_barrier_wait(&wl_warp.bar);
+  return (unsigned)r;
+}
+static unsigned __match_any_sync(unsigned mask, unsigned long long v) {
+  return wl_meet(mask, v, [v](unsigned long long r, unsigned j, unsigned long long x) {
+    return x == v ? r | (1ull << j) : r; });
+}
+static int __any_sync(unsigned mask, int p) {
+  return (int)wl_meet(mask, p != 0, [](unsigned long long r, unsigned, unsigned long long x) { return r | x; });
+}
+static unsigned __reduce_or_sync(unsigned mask, unsigned v) {
+  return wl_meet(mask, v, [](unsigned long long r, unsigned, unsigned long long x) { return r | x; });
+}
 """
+
+# mapbits.h (the kernel's marking), after the types it names
+MAPBITS = (
+    "\ntypedef unsigned char u8;\ntypedef long long i64;\n"
+    + (pathlib.Path(R.__file__).parent / "mapbits.h").read_text()
+)
 
 DRIVER = r"""
 /* a launch: each block's threads one after another (wl_land and wl_runs never wait) */
@@ -49,6 +91,36 @@ extern "C" void t_land(unsigned grid, unsigned block, unsigned char* dst, const 
   if (sticky) { WL_PLAY(wl_land_gated(dst, src, mask, o, n, t, sticky)) }
   else { WL_PLAY(wl_land(dst, src, mask, o, n, t)) }
 }
+extern "C" void t_land_bits(unsigned grid, unsigned block, unsigned char* dst, const unsigned char* src,
+                            u32* mask, u64 o, u64 n, const u64* t, const u32* sticky) {
+  if (sticky) { WL_PLAY(wl_land_gated_bits(dst, src, mask, o, n, t, sticky)) }
+  else { WL_PLAY(wl_land_bits(dst, src, mask, o, n, t)) }
+}
+extern "C" void t_runs_bits(unsigned grid, unsigned block, const u32* w, u64 nw, u64* starts,
+                            u64* ends, u64 cap, u32* count) {
+  WL_PLAY(wl_runs_bits(w, nw, starts, ends, cap, count))
+}
+/* one store instruction of a warp: lane l (bit l of active) marks [ix[l], ix[l] + nb) of the bit
+   map wr (mapbits.h's wl_mark_bits), the active lanes as threads run together (threadIdx.x: the
+   warp's lane, in warp ``warp`` of the block); -> whether every intrinsic's mask was sound */
+static u8* m_wr; static const i64* m_ix; static u32 m_nb, m_warp;
+static void* mark_thread(void* arg) {
+  const unsigned l = (unsigned)(uintptr_t)arg;
+  threadIdx.x = 32 * m_warp + l; blockIdx.x = 0;
+  wl_mark_bits(m_wr, m_ix[l], m_nb);
+  return 0;
+}
+extern "C" int t_mark(u8* wr, const i64* ix, u32 nb, u32 active, u32 warp) {
+  m_wr = wr; m_ix = ix; m_nb = nb; m_warp = warp;
+  wl_warp.active = active; wl_warp.bad = 0;
+  pthread_barrier_init(&wl_warp.bar, 0, (unsigned)__builtin_popcount(active));
+  pthread_t th[32]; unsigned n = 0;
+  for (unsigned l = 0; l < 32; l++)
+    if ((active >> l) & 1u) pthread_create(&th[n++], 0, mark_thread, (void*)(uintptr_t)l);
+  for (unsigned i = 0; i < n; i++) pthread_join(th[i], 0);
+  pthread_barrier_destroy(&wl_warp.bar);
+  return wl_warp.bad;
+}
 extern "C" void t_runs(unsigned grid, unsigned block, const unsigned char* w, u64 n, u64* starts,
                        u64* ends, u64 cap, u32* count) {
   WL_PLAY(wl_runs(w, n, starts, ends, cap, count))
@@ -56,13 +128,16 @@ extern "C" void t_runs(unsigned grid, unsigned block, const unsigned char* w, u6
 /* wl_gate: one block of 64 threads, run as 64 host threads meeting at its __syncthreads */
 static unsigned char* g_rep; static const u64* g_at; static const u64* g_ok; static u64 g_n;
 static u32* g_sticky; static u64* g_land;
+static int g_bits;
 static void* gate_thread(void* arg) {
   threadIdx.x = (unsigned)(uintptr_t)arg; blockIdx.x = 0;
-  wl_gate(g_rep, g_at[0], g_at[1], g_at[2], g_at[3], g_at[4], g_at[5], g_at[6], g_ok, g_n, g_sticky, g_land);
+  if (g_bits) wl_gate_bits(g_rep, g_at[0], g_at[1], g_at[2], g_at[3], g_at[4], g_at[5], g_at[6], g_ok, g_n, g_sticky, g_land);
+  else wl_gate(g_rep, g_at[0], g_at[1], g_at[2], g_at[3], g_at[4], g_at[5], g_at[6], g_ok, g_n, g_sticky, g_land);
   return 0;
 }
-extern "C" void t_gate(unsigned char* rep, const u64* at, const u64* ok, u64 n, u32* sticky, u64* land) {
-  g_rep = rep; g_at = at; g_ok = ok; g_n = n; g_sticky = sticky; g_land = land;
+extern "C" void t_gate(unsigned char* rep, const u64* at, const u64* ok, u64 n, u32* sticky, u64* land,
+                       int bits) {
+  g_rep = rep; g_at = at; g_ok = ok; g_n = n; g_sticky = sticky; g_land = land; g_bits = bits;
   blockDim.x = 64; gridDim.x = 1;
   pthread_barrier_init(&wl_bar, 0, 64);
   pthread_t th[64];
@@ -80,7 +155,7 @@ def lib(tmp_path_factory):
         pytest.skip("g++ not installed")
     d = tmp_path_factory.mktemp("land")
     src = d / "land.cpp"
-    src.write_text(SHIM + R._RUNS_SRC + DRIVER)
+    src.write_text(SHIM + R._RUNS_SRC + MAPBITS + DRIVER)
     so = d / "land.so"
     r = subprocess.run(
         [
@@ -271,13 +346,15 @@ def test_compiled_runs_equal_numpyops(lib, seed):
         assert sorted(ends[: e.size].tolist()) == e.tolist()
 
 
-def test_compiled_gate_equals_its_numpy_statement(lib):
+@pytest.mark.parametrize("bits", [False, True], ids=["bytes", "bits"])
+def test_compiled_gate_equals_its_numpy_statement(lib, bits):
     """wl_gate compiled (64 threads at a barrier) on random reports -- flags, escapes, counts past
     the room, runs inside and across the ranges, the sticky word set or not -- gives resident.gate's
-    verdict, sticky word and run table; the table lands what the masked commit lands."""
+    verdict, sticky word and run table; the table lands what the masked commit lands.  ``bits``:
+    wl_gate_bits (32-byte pieces) and wl_land_bits over a bit map."""
     from wavelift.backends.cuda import runtime as RT
 
-    rng = np.random.default_rng(96)
+    rng = np.random.default_rng(96 + bits)
     at = (RT.STATS_BYTES, 16, RT.RUNS_AT, RT.STARTS_AT, RT.ENDS_AT, RT.VERDICT_AT, RT.INLINE_RUNS)
     verdicts = set()
     for trial in range(150):
@@ -305,8 +382,9 @@ def test_compiled_gate_equals_its_numpy_statement(lib):
             ctypes.c_uint64(okt.size // 2),
             _p(sticky),
             _p(table),
+            ctypes.c_int(bits),
         )
-        R.gate(h_rep, at, okt, h_sticky, h_table)
+        R.gate(h_rep, at, okt, h_sticky, h_table, 5 if bits else 4)
         assert np.array_equal(rep, h_rep) and np.array_equal(sticky, h_sticky), trial
         v = int(rep[RT.VERDICT_AT : RT.VERDICT_AT + 4].view(np.uint32)[0])
         verdicts.add(v)
@@ -316,13 +394,315 @@ def test_compiled_gate_equals_its_numpy_statement(lib):
             for s, e in zip(s_, e_):
                 w[s:e] = 1
             src = rng.integers(0, 256, 4096, dtype=np.uint8)
-            dst, want, m = np.zeros(4096, np.uint8), np.zeros(4096, np.uint8), w.copy()
+            dst, want = np.zeros(4096, np.uint8), np.zeros(4096, np.uint8)
+            m = _bitmap(w) if bits else w.copy()
             _masked(want, 0, src, w, 0, 4096)
-            lib.t_land(
+            (lib.t_land_bits if bits else lib.t_land)(
                 4, 32, _p(dst), _p(src), _p(m), ctypes.c_uint64(0), ctypes.c_uint64(4096), _p(table), None
             )
             assert np.array_equal(dst, want) and not m.any(), trial
     assert verdicts == {0, 1, 2}
+
+
+# ---------------------------------------------------------------- the bit map (0049, h111)
+
+
+def _bitmap(flags) -> np.ndarray:
+    """The bit map of a byte map (the oracle: NumPy's packbits, little-endian bit order --
+    bit i & 31 of word i >> 5 for byte i), as 32-bit words."""
+    f = np.asarray(flags) != 0
+    f = np.concatenate((f, np.zeros(-f.size % 32, bool)))
+    return np.packbits(f, bitorder="little").view(np.uint32).copy()
+
+
+def test_run_table_counts_32_byte_pieces():
+    t = R.run_table([0, 15, 31, 40, 64], [1, 17, 33, 72, 65], 5)
+    assert t.tolist() == [5, 0, 1, 1, 15, 17, 2, 31, 33, 4, 40, 72, 6, 64, 65, 7]
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_numpy_bit_map_statements_equal_the_byte_map(seed):
+    """NumPyOps.runs over a bit map finds the byte map's runs, and resident.land over a bit map
+    (with a 32-byte-piece run table) lands what the masked commit lands and leaves every bit
+    clear -- the NumPy statements the stand-in devices run for WAVELIFT_CUDA_MAP=bits."""
+    rng = np.random.default_rng(300 + seed)
+    size = int(rng.choice([8, 64, 1000, 5000]))
+    w, wins = _case(rng, size)
+    bm = _bitmap(w)
+    s, e = R.NumPyOps().runs(w)
+    sb, eb = R.NumPyOps().runs(bm)
+    assert sb.tolist() == s.tolist() and eb.tolist() == e.tolist()
+    assert np.array_equal(R.map_flags(bm)[:size], w != 0) and not R.map_flags(bm)[size:].any()
+    src = rng.integers(0, 256, size, dtype=np.uint8)
+    t = R.run_table(s, e, 5)
+    oracle = w.copy()
+    for o, n in wins:
+        dst = rng.integers(0, 256, n, dtype=np.uint8)
+        want = dst.copy()
+        _masked(want, 0, src, oracle, o, n)
+        R.land(dst, src, bm, o, n, t)
+        assert np.array_equal(dst, want), (seed, o, n)
+    assert not bm.any()
+
+
+# store instructions' sizes: sub-word, word, the 8-, 12- and 16-byte stores (an atomic's cell is
+# 4 or 8 bytes at its own alignment)
+STORE_SIZES = (1, 2, 3, 4, 8, 12, 16)
+
+
+def _stores(rng, size: int, wins, count: int):
+    """``count`` store instructions of a warp, each (nb, active lanes mask, the lanes' arena
+    indices) -- every lane's bytes inside one window (wl_res: the kernel stores nowhere else):
+    consecutive lanes (vadd's shape, crossing 32-byte words), every lane at one address
+    (overlapping), random lanes, lanes at a window's end (the arena's last window reaches its end)."""
+    out = []
+    for _ in range(count):
+        nb = int(rng.choice(STORE_SIZES))
+        okw = [(o, n) for o, n in wins if n >= nb]
+        if not okw:
+            continue
+        r = rng.random()
+        active = 0xFFFFFFFF if r < 0.4 else int(rng.integers(1, 1 << 32))
+        ix = np.zeros(32, np.int64)
+        how = rng.random()
+        o, n = okw[int(rng.integers(0, len(okw)))]
+        base = o + int(rng.integers(0, n - nb + 1))
+        for lane in range(32):
+            if how < 0.35:  # consecutive (a stride of nb, or of 4 for sub-word stores)
+                a = base + lane * (nb if rng.random() < 0.9 else max(nb, 4))
+            elif how < 0.5:
+                a = base
+            elif how < 0.7:
+                a = o + n - nb - int(rng.integers(0, 3))
+            else:
+                o2, n2 = okw[int(rng.integers(0, len(okw)))]
+                a = o2 + int(rng.integers(0, n2 - nb + 1))
+                o, n = o2, n2
+            # (inside the window the lane's address lies in, else in the first one it fits)
+            if not any(ow <= a and a + nb <= ow + nw for ow, nw in wins):
+                a = base
+            ix[lane] = a
+        out.append((nb, active, ix))
+    return out
+
+
+def _mark(lib, bm, stores, warp: int = 0):
+    for nb, active, ix in stores:
+        bad = lib.t_mark(_p(bm), _p(ix), ctypes.c_uint32(nb), ctypes.c_uint32(active), ctypes.c_uint32(warp))
+        assert bad == 0, "a warp intrinsic's mask named a lane that was not there"
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_compiled_bit_marking_equals_the_byte_map(lib, seed):
+    """mapbits.h's wl_mark_bits compiled, each store instruction's active lanes run as threads
+    meeting at every __match_any_sync / __reduce_or_sync (an atomicOr by each group's lowest
+    lane): after random store patterns -- sub-word and unaligned stores, lanes overlapping, runs
+    over 32-bit word and 32-byte piece bounds, stores at the arena's end -- the bit map is
+    exactly the byte map's bits (each lane's bytes marked, nothing else)."""
+    rng = np.random.default_rng(400 + seed)
+    size = int(rng.choice([64, 1000, 2056, 5000]))
+    _, wins = _case(rng, size)
+    wins = [(o, n) for o, n in wins if o + n <= size] + ([(size - 40, 40)] if seed % 2 else [])
+    wins = sorted(set(wins))
+    stores = _stores(rng, size, wins, 60)
+    ref = np.zeros(size, np.uint8)
+    for nb, active, ix in stores:
+        for lane in range(32):
+            if active >> lane & 1:
+                ref[ix[lane] : ix[lane] + nb] = 1
+    bm = np.zeros(R.map_words(size), np.uint32)
+    _mark(lib, bm, stores, seed % 4)
+    assert np.array_equal(bm, _bitmap(ref))
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_compiled_runs_bits_equal_the_byte_runs(lib, seed):
+    """wl_runs_bits compiled (any grid) over the bit map of a byte map: the runs NumPyOps.runs
+    finds over the byte map (count past the room too) -- runs across words, a run over the
+    arena's last byte."""
+    rng = np.random.default_rng(500 + seed)
+    size = 8 * int(rng.integers(1, 600))
+    w, _ = _case(rng, size)
+    if seed % 2:
+        w[size - int(rng.integers(1, 70)) :] = 1  # (a run ending at the arena's end)
+    bm = _bitmap(w)
+    cap = int(rng.choice([4, 1 << 14]))
+    starts, ends = np.zeros(cap, np.uint64), np.zeros(cap, np.uint64)
+    count = np.zeros(2, np.uint32)
+    grid, block = [(1, 1), (2, 64), (9, 32)][seed % 3]
+    lib.t_runs_bits(
+        grid, block, _p(bm), ctypes.c_uint64(bm.size), _p(starts), _p(ends), ctypes.c_uint64(cap), _p(count)
+    )
+    s, e = R.NumPyOps().runs(w)
+    assert count.tolist() == [s.size, e.size]
+    if s.size <= cap:
+        assert sorted(starts[: s.size].tolist()) == s.tolist()
+        assert sorted(ends[: e.size].tolist()) == e.tolist()
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_compiled_bit_map_landing_equals_the_masked_commit(lib, seed):
+    """The whole bit-map path compiled: random warp stores marked by wl_mark_bits, their runs
+    found by wl_runs_bits, a 32-byte-piece run table, wl_land_bits (or wl_land_gated_bits with
+    the sticky word clear) per window -- the device copy at each alignment, the arena off a
+    16-byte bound, grids of one thread up: every window lands what the masked commit over the
+    byte map lands, and the bit map is zero after (what was set is cleared, nothing more
+    needed); with the sticky word set nothing lands and the map stays."""
+    rng = np.random.default_rng(600 + seed)
+    size = int(rng.choice([64, 1000, 2056, 5000]))
+    _, wins = _case(rng, size)
+    if seed % 3 == 0 and wins and wins[-1][0] + wins[-1][1] < size:  # (a window at the arena's end)
+        o, _n = wins[-1]
+        wins[-1] = (o, size - o)
+    stores = _stores(rng, size, wins, 40)
+    ref = np.zeros(size, np.uint8)
+    for nb, active, ix in stores:
+        for lane in range(32):
+            if active >> lane & 1:
+                ref[ix[lane] : ix[lane] + nb] = 1
+    bm = np.zeros(R.map_words(size), np.uint32)
+    _mark(lib, bm, stores)
+    marked = bm.copy()
+    cap = 1 << 14
+    starts, ends = np.zeros(cap, np.uint64), np.zeros(cap, np.uint64)
+    count = np.zeros(2, np.uint32)
+    lib.t_runs_bits(
+        3, 32, _p(bm), ctypes.c_uint64(bm.size), _p(starts), _p(ends), ctypes.c_uint64(cap), _p(count)
+    )
+    s = np.sort(starts[: count[0]]).astype(np.int64)
+    e = np.sort(ends[: count[1]]).astype(np.int64)
+    t = _table(s, e)
+    t[: 1 + 3 * s.size] = R.run_table(s, e, 5)
+    shift = 0 if seed % 4 else int(rng.integers(1, 16))
+    src = _aligned(size, shift)
+    src[:] = rng.integers(0, 256, size, dtype=np.uint8)
+    oracle = ref.copy()
+    gated = seed % 3 == 1
+    sticky = np.zeros(1, np.uint32)
+    for i, (o, n) in enumerate(wins):
+        da = (seed + 5 * i) % 16
+        dst = _aligned(n + 40, da)
+        dst[:] = rng.integers(0, 256, n + 40, dtype=np.uint8)
+        want = dst.copy()
+        _masked(want, 3, src, oracle, o, n)
+        grid, block = [(1, 1), (3, 7), (4, 32), (64, 256)][(seed + i) % 4]
+        lib.t_land_bits(
+            grid,
+            block,
+            _p(dst[3:]),
+            _p(src),
+            _p(bm),
+            ctypes.c_uint64(o),
+            ctypes.c_uint64(n),
+            _p(t),
+            _p(sticky) if gated else None,
+        )
+        assert np.array_equal(dst, want), (seed, o, n, da, grid, block)
+    assert not oracle.any() and not bm.any()
+    bm[:] = marked
+    sticky[0] = 1
+    for o, n in wins:
+        dst = _aligned(n, 0)
+        dst[:] = 7
+        lib.t_land_bits(
+            8, 32, _p(dst), _p(src), _p(bm), ctypes.c_uint64(o), ctypes.c_uint64(n), _p(t), _p(sticky)
+        )
+        assert (dst == 7).all()
+    assert np.array_equal(bm, marked)
+
+
+def test_compiled_land_bits_copies_a_large_run_in_wide_pieces(lib):
+    """One run over most of a 1 MiB window, the device copy 8, 4 and 0 bytes off a 16-byte bound,
+    fewer threads than pieces: every byte lands, the bit map is zero."""
+    rng = np.random.default_rng(8)
+    size = 1 << 20
+    src = _aligned(size)
+    src[:] = rng.integers(0, 256, size, dtype=np.uint8)
+    for da, (lo, hi) in ((8, (3, size - 5)), (4, (32, size)), (0, (0, size)), (12, (17, 49))):
+        f = np.zeros(size, np.uint8)
+        f[lo:hi] = 1
+        bm = _bitmap(f)
+        t = _table([lo], [hi])
+        t[:4] = R.run_table([lo], [hi], 5)
+        dst = _aligned(size, da)
+        dst[:] = 0xEE
+        want = dst.copy()
+        want[lo:hi] = src[lo:hi]
+        lib.t_land_bits(
+            5, 64, _p(dst), _p(src), _p(bm), ctypes.c_uint64(0), ctypes.c_uint64(size), _p(t), None
+        )
+        assert np.array_equal(dst, want), da
+        assert not bm.any()
+
+
+def _ptx(src: str) -> str:
+    """NVRTC's PTX of ``src`` for sm_90 with the backend's options (optimised, as a module is)."""
+    from wavelift.backends.cuda import compile as CC
+
+    nv = CC._nvrtc()
+    if nv is None:
+        pytest.skip(f"NVRTC: {CC.nvrtc_problem()}")
+    res = nv.nvrtcCreateProgram(src.encode(), b"t.cu", 0, [], [])
+    prog = res[1]
+    try:
+        opts = [b"-arch=compute_90"] + [o.encode() for o in CC.OPTIONS]
+        r = nv.nvrtcCompileProgram(prog, len(opts), opts)
+        if int(r[0]) != 0:
+            _, n = nv.nvrtcGetProgramLogSize(prog)
+            log = bytearray(n)
+            nv.nvrtcGetProgramLog(prog, log)
+            pytest.fail(log.decode(errors="replace")[:4000])
+        _, n = nv.nvrtcGetPTXSize(prog)
+        buf = bytearray(n)
+        nv.nvrtcGetPTX(prog, buf)
+        return buf.decode(errors="replace")
+    finally:
+        nv.nvrtcDestroyProgram(prog)
+
+
+def test_runs_source_compiles_with_nvrtc():
+    """resident.py's source through NVRTC (as CuPy's RawModule compiles it on a GPU): every
+    kernel of both map forms is there; the bit map's landing clears partial words with an
+    atomic and-, its scan finds bits with one instruction per run edge."""
+    text = _ptx(R._RUNS_SRC)
+    for name in ("wl_runs", "wl_land", "wl_gate", "wl_land_gated") + tuple(
+        f"{k}_bits" for k in ("wl_runs", "wl_land", "wl_gate", "wl_land_gated")
+    ):
+        assert f".entry {name}(" in text, name
+    assert "atom.global.and.b32" in text
+
+
+@pytest.mark.parametrize("form", ["bytes", "bits"])
+def test_generated_kernels_mark_the_map_of_the_setting(form, monkeypatch):
+    """Generated kernels under WAVELIFT_CUDA_MAP (clang fixtures with global stores and a global
+    atomic) compile with NVRTC to PTX for sm_90; ``bits``: their source says WL_MAP_BITS 1
+    (Module.map_bits), the PTX marks through match.any / redux.sync / atom.or and stores no map
+    byte; ``bytes``: none of it (today's kernel); the setting is part of the module key."""
+    import fixture_dispatches as F
+    from test_cuda_backend import translate_dispatch
+
+    from wavelift.backends.cuda import BACKEND
+    from wavelift.backends.cuda.codegen import baked_params, generate, source_map_bits
+
+    monkeypatch.setenv("WAVELIFT_CUDA_MAP", form)
+    wanted = {"vadd", "atomics"}
+    seen = set()
+    for name, mem, cfg in F.clang_dispatches():
+        kern = name.split(":")[1]
+        if kern not in wanted - seen or "-O2-w32" not in name:
+            continue
+        seen.add(kern)
+        prog, base = translate_dispatch(mem, cfg)
+        src = generate(prog, cfg.wave_size, "lane", cfg.scratch_wave_bytes, base, baked_params(cfg))[0]
+        assert source_map_bits(src) == (form == "bits")
+        assert BACKEND.key_extra(cfg)[-1] == form
+        text = _ptx(src)
+        marks = ("match.any.sync.b64", "redux.sync.or.b32", "atom.global.or.b32")
+        if form == "bits":
+            assert all(m in text for m in marks), (name, [m for m in marks if m not in text])
+        else:
+            assert not any(m in text for m in marks[:2]), name
+    assert seen == wanted, seen
 
 
 def test_source_compiles_as_cuda_device_code(tmp_path):
@@ -341,6 +721,8 @@ struct __attribute__((aligned(16))) uint4 { unsigned x, y, z, w; };
 __device__ inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { uint4 r = {x, y, z, w}; return r; }
 __device__ unsigned atomicAdd(unsigned* p, unsigned v);
 __device__ unsigned atomicOr(unsigned* p, unsigned v);
+__device__ unsigned atomicAnd(unsigned* p, unsigned v);
+__device__ int __ffs(int x);
 __device__ void __syncthreads();
 """
     src, ptx = tmp_path / "runs.cu", tmp_path / "runs.ptx"
@@ -355,4 +737,5 @@ __device__ void __syncthreads();
     text = ptx.read_text()
     for name in ("wl_runs", "wl_land", "wl_gate", "wl_land_gated"):
         assert f".entry {name}(" in text, name
+        assert f".entry {name}_bits(" in text, name
     assert "ld.global.v4.u32" in text and "st.global.v4.u32" in text

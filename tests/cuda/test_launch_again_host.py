@@ -27,6 +27,7 @@ HERE = pathlib.Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
+from standin_cupy import mark  # noqa: E402
 from test_host_path import _at, _cubin_on_disk, _vadd_from_kernargs  # noqa: E402
 
 from wavelift.backends.cuda import resident as RES  # noqa: E402
@@ -54,7 +55,7 @@ def _checked_kernel():
         inner(arena, written, ws, we, wo, consts)
         if int(_at(consts["WL_STATUS"], np.uint32, 16)[4]):
             arena[:16] = 0x5A
-            written[:16] = 1
+            mark(written, 0, 16)
 
     return kernel
 
@@ -467,19 +468,18 @@ def _pattern_kernel(state):
 
     def kernel(arena, written, ws, we, wo, consts):
         inner(arena, written, ws, we, wo, consts)
-        w = np.asarray(written)
-        marked = np.flatnonzero(w)
+        marked = np.flatnonzero(RES.map_flags(written))
         if not len(marked):
             return
         lo, hi = int(marked[0]), int(marked[-1]) + 1
         p = state["p"]
         if p == 1:
-            w[lo + 1 : hi : 2] = 0
+            mark(written, lo + 1, hi, 0, 2)
         elif p == 2:
-            w[lo : lo + 4] = 0
-            w[lo + 100 : hi] = 0
+            mark(written, lo, lo + 4, 0)
+            mark(written, lo + 100, hi, 0)
         elif p == 3 and state.get("mirror") is not None:
-            w[state["mirror"]] = 1
+            mark(written, state["mirror"], state["mirror"] + 1)
 
     return kernel
 
@@ -648,7 +648,7 @@ def _stencil_player(in_at: int, out_at: int, w: int, h: int):
         pad = np.pad(img, 2, mode="edge")
         s = sum(pad[dy : dy + h, dx : dx + w] for dy in range(5) for dx in range(5))
         arena[o : o + n] = (s & 0xFFFFFFFF).astype(np.uint32).view(np.uint8).ravel()
-        written[o : o + n] = 1
+        mark(written, o, o + n)
 
     return kernel
 

@@ -65,6 +65,74 @@ def test_gpu_runs_and_land_equal_the_host_ones(monkeypatch):
             assert not into[:9].any() and not into[9 + size :].any()
 
 
+def _bitmap(flags) -> np.ndarray:
+    """The bit map of a byte map (NumPy's packbits, little-endian: bit i & 31 of word i >> 5)."""
+    f = np.asarray(flags) != 0
+    f = np.concatenate((f, np.zeros(-f.size % 32, bool)))
+    return np.packbits(f, bitorder="little").view(np.uint32).copy()
+
+
+def test_gpu_bit_map_runs_and_land_equal_the_byte_map(monkeypatch):
+    """WAVELIFT_CUDA_MAP=bits' device kernels (decision 0049's amendment h111): wl_runs_bits over
+    the bit map of a random byte map finds the byte map's runs (more runs than room: the second
+    launch); wl_land_bits over a 32-byte-piece run table lands what the masked commit lands at
+    every alignment of the device copy and clears exactly the window's bits; wl_gate_bits'
+    table through wl_land_gated_bits the same."""
+    _needs_gpu()
+    import cupy
+
+    monkeypatch.setattr(R, "SPAN_CAPACITY", 16)
+    gpu, host = R.CuPyOps(), R.NumPyOps()
+    rng = np.random.default_rng(111)
+    for size in (8, 64, 4096, 1 << 20):
+        for p in (0.0, 0.001, 0.3, 0.97, 1.0):
+            w = (rng.random(size) < p).astype(np.uint8)
+            if size > 8 and p < 1:
+                w[:3] = 1
+            ws, we = gpu.runs(cupy.asarray(_bitmap(w)))
+            hs, he = host.runs(w)
+            assert np.array_equal(ws, hs) and np.array_equal(we, he), (size, p)
+            t = R.run_table(hs, he, 5)
+            src = rng.integers(0, 256, size, dtype=np.uint8)
+            dst = rng.integers(0, 256, size + 16, dtype=np.uint8)
+            doff = int(rng.integers(0, 16))
+            want, w_want = dst.copy(), w.copy()
+            _masked(want, doff, src, 3, w_want, size - 3)
+            d_dst, d_w = cupy.asarray(dst), cupy.asarray(_bitmap(w))
+            gpu.land(d_dst, doff, cupy.asarray(src), d_w, 3, size - 3, cupy.asarray(t))
+            assert np.array_equal(d_dst.get(), want), (size, p, doff)
+            assert np.array_equal(d_w.get(), _bitmap(w_want)), (size, p)
+    from wavelift.backends.cuda import runtime as RT
+
+    at = (RT.STATS_BYTES, 16, RT.RUNS_AT, RT.STARTS_AT, RT.ENDS_AT, RT.VERDICT_AT, RT.INLINE_RUNS)
+    size = 4096
+    for trial in range(100):
+        c = int(rng.integers(0, 60))
+        bounds = np.sort(rng.choice(size, 2 * c, replace=False)).astype(np.uint64)
+        s_, e_ = bounds[0::2].copy(), bounds[1::2].copy()
+        rep = np.zeros(RT.REPORT_BYTES, np.uint8)
+        rep[RT.RUNS_AT : RT.RUNS_AT + 8].view(np.uint32)[:] = c
+        rep[RT.STARTS_AT : RT.STARTS_AT + 8 * c].view(np.uint64)[:] = rng.permutation(s_)
+        rep[RT.ENDS_AT : RT.ENDS_AT + 8 * c].view(np.uint64)[:] = rng.permutation(e_)
+        okt = np.array([0, size], np.uint64)
+        sticky_h = np.zeros(1, np.uint32)
+        table = np.zeros(1 + 3 * RT.INLINE_RUNS, np.uint64)
+        d_rep, d_sticky, d_table = cupy.asarray(rep), cupy.asarray(sticky_h), cupy.asarray(table)
+        gpu.gate_launch(d_rep, at, cupy.asarray(okt), d_sticky, d_table, True)()
+        host.gate_launch(rep, at, okt, sticky_h, table, True)()
+        assert np.array_equal(d_table.get(), table) and not sticky_h[0], trial
+        w = np.zeros(size, np.uint8)
+        for s, e in zip(s_, e_):
+            w[s:e] = 1
+        src = rng.integers(0, 256, size, dtype=np.uint8)
+        dst = rng.integers(0, 256, size + 16, dtype=np.uint8)
+        want, w_want = dst.copy(), w.copy()
+        _masked(want, 5, src, 3, w_want, size - 3)
+        d_dst, d_w = cupy.asarray(dst), cupy.asarray(_bitmap(w))
+        gpu.land_gated_launch(d_dst, 5, cupy.asarray(src), d_w, 3, size - 3, d_table, d_sticky)()
+        assert np.array_equal(d_dst.get(), want) and np.array_equal(d_w.get(), _bitmap(w_want)), trial
+
+
 def test_gpu_gate_and_gated_land_equal_the_host_ones():
     """wl_gate (a deferred dispatch's verdict and run table) and wl_land_gated on random reports
     -- flags, escapes, run counts up to past the inline room, runs inside and across the ranges,

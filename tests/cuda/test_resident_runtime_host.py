@@ -18,6 +18,8 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import standin_cupy as S  # noqa: E402
 from test_cuda_backend import _vadd_dispatch, translate_dispatch  # noqa: E402
 
+from wavelift.backends.cuda.codegen import map_bits  # noqa: E402
+
 
 class FakeModule:
     """A translated module whose kernel is vadd played in Python through its window tables."""
@@ -30,6 +32,7 @@ class FakeModule:
         self.puts: list = []
         self.cwin = 0
         self.compiled_by = "nvrtc"
+        self.map_bits = map_bits()  # (its kernel marks the map of the setting: Module.map_bits)
 
     def variant(self, preloaded, budget=None):
         return self
@@ -70,7 +73,7 @@ class FakeModule:
     def _kernel(self, grid, block, args, shared_mem=0):
         arena, written, c, out = self._operands(args)
         arena[c : c + 4 * self.n] = out.view(np.uint8)
-        written[c : c + 4 * self.n] = 1
+        S.mark(written, c, c + 4 * self.n)
         self._report()
 
     def _report(self):

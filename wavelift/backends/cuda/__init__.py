@@ -14,7 +14,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...ir.program import Program
-from .codegen import CudaUnsupported, baked_params, generate, groups_per_block, source_groups, source_straight
+from .codegen import (
+    CudaUnsupported,
+    baked_params,
+    generate,
+    groups_per_block,
+    map_bits,
+    source_groups,
+    source_map_bits,
+    source_straight,
+)
 from .compile import DEFAULT_ARCH, nvrtc_problem, tiered_compile
 
 
@@ -85,6 +94,7 @@ class Module:
     # (compile.Upgrade; None: this is the build kept)
     upgrade: Any = field(default=None, repr=False)
     _groups: int = field(default=0, repr=False)
+    _map_bits: bool | None = field(default=None, repr=False)
     # (0: not read yet; straight)
     _straight: int | None = field(default=0, repr=False)
     # the builds with WL_BUDGET_CHECKS 1 (variant), by the defines in front of the source
@@ -118,6 +128,14 @@ class Module:
         self._puts += 1
         self._shared = 48 * 1024
         return True
+
+    @property
+    def map_bits(self) -> bool:
+        """Whether this module's kernel marks its written map as bits (its source's WL_MAP_BITS:
+        decision 0049's amendment h111; the runtime follows the source, never the setting)."""
+        if self._map_bits is None:
+            self._map_bits = source_map_bits(self.source)
+        return self._map_bits
 
     @property
     def straight(self) -> int | None:
@@ -368,8 +386,9 @@ class CudaBackend:
         return UNSUPPORTED
 
     def key_extra(self, config) -> tuple:
-        # the dispatch shape its modules fold in (0009) and the workgroups per block (0046)
-        return (_baked(config), _groups(config))
+        # the dispatch shape its modules fold in (0009), the workgroups per block (0046) and the
+        # written map's form (0049's amendment h111: bits or bytes)
+        return (_baked(config), _groups(config), "bits" if map_bits() else "bytes")
 
     def build_module(self, key, program, config, mode, base_address):
         return build_module(key, program, config, mode, base_address=base_address)

@@ -186,6 +186,8 @@ class Lowering(ValueLowering):
         # the proved forms by default (decision 0047 amendment; equal to NumPy on the GPU);
         # WAVELIFT_CUDA_LDS=checked keeps every access tested and shifted (A/B runs)
         self.lds_checked = settings.get("WAVELIFT_CUDA_LDS") == "checked"
+        # the written map as bits (kernel.h's WL_MAP_BITS; decision 0049's amendment h111)
+        self.map_bits = map_bits()
         # the memories a wave sync orders, as bits of the pending state (block_source's pend):
         # WAVELIFT_CUDA_WAVESYNC=spaces keeps the LDS (shared memory) apart from the rest
         # (global and scratch: the arena's or global buffers), which no LDS address reaches --
@@ -1017,8 +1019,12 @@ class Lowering(ValueLowering):
             emit(
                 f"  if ({a[1]}) {{ i64 ix; if (wl_res(C, (u64)({a[0]}) & ~{nb - 1}ull, {nb}u, &ix, {self.slot[id(op)]}u)) {{ "
                 f"{o} = wl_atomic{bits}(({t}*)(C.arena + ix), {code}, {d}, {c}); "
-                f"for (u32 k = 0; k < {nb}u; k++) C.written[ix + k] = 1u; }} "
-                f"else wl_escape(C, {op.instr}u, lane, (u64)({a[0]}), {KIND['atomic']}u); }}"
+                + (
+                    f"wl_mark_bits(C.written, ix, {nb}u); }} "
+                    if self.map_bits
+                    else f"for (u32 k = 0; k < {nb}u; k++) C.written[ix + k] = 1u; }} "
+                )
+                + f"else wl_escape(C, {op.instr}u, lane, (u64)({a[0]}), {KIND['atomic']}u); }}"
             )
         elif sp == "lds":
             inside, _ = self.lds_form(op, nb, a[0])
@@ -1112,6 +1118,7 @@ class Lowering(ValueLowering):
             *self._straight_header(),
             # (kernel.h: wl_gload / wl_gstore's rare path without the guess's second test)
             *(["#define WL_RETEST 0"] if settings.get("WAVELIFT_CUDA_RETEST") == "off" else []),
+            *(["#define WL_MAP_BITS 1"] if self.map_bits else []),
             _CTX,
             # (compile.py defines WL_MIN_BLOCKS; generate() WL_BLOCK_THREADS)
             "#ifndef WL_MIN_BLOCKS",
@@ -1444,7 +1451,7 @@ OPS: dict[str, Callable[..., str | None]] = {
 
 _CTX = "\n" + header("kernel.h", __package__).replace("P_WORDS", str(P_WORDS)).replace(
     "CONST_WINDOWS", str(CONST_WINDOWS)
-).replace("P_BUDGET", str(P_BUDGET))
+).replace("P_BUDGET", str(P_BUDGET)).replace("MAPBITS_H", header("mapbits.h", __package__))
 
 
 # registers that may hold a lazy wave64 mask half (block_source): s0-s105, VCC, EXEC -- not M0,
@@ -1813,6 +1820,21 @@ def source_groups(source: str) -> int:
     """The workgroups per CUDA block a generated source runs (its WL_GPB; none: 1)."""
     m = _GPB.search(source)
     return int(m.group(1)) if m else 1
+
+
+def map_bits() -> bool:
+    """Whether modules generated now mark a written-map bit per stored byte (WAVELIFT_CUDA_MAP=bits:
+    decision 0049's amendment h111) rather than a byte; part of the module key."""
+    return settings.get("WAVELIFT_CUDA_MAP") == "bits"
+
+
+def source_map_bits(source: str) -> bool:
+    """Whether a generated source marks its written map as bits (its WL_MAP_BITS 1): the runtime
+    sizes, scans and lands the map as the kernel marks it, never by the setting."""
+    return _MAP_BITS.search(source) is not None
+
+
+_MAP_BITS = re.compile(r"^#define WL_MAP_BITS 1$", re.M)
 
 
 _STRAIGHT = re.compile(r"^#define WL_STRAIGHT (\d+)u$", re.M)

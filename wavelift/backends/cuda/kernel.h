@@ -4,6 +4,14 @@
 struct WlCtx {
   WlWin W; u8* arena; u8* written; u32* gscr; u64 wave;
 };
+/* the written map: WL_MAP_BITS 0, one byte per arena byte (nonzero: stored); 1, one bit
+   (WAVELIFT_CUDA_MAP=bits: mapbits.h, decision 0049's amendment h111) */
+#ifndef WL_MAP_BITS
+#define WL_MAP_BITS 0
+#endif
+#if WL_MAP_BITS
+MAPBITS_H
+#endif
 /* the dispatch's parameter words (runtime._params) and, when there are at most WL_CW windows,
    the window tables: constant memory, so wave-uniform reads cost no registers or memory latency */
 #define WL_CW CONST_WINDOWS
@@ -140,8 +148,14 @@ static __device__ WL_MEMFN void wl_gload_(WlCtx& C, u64 addr, u32 nb, u32* w, u3
 static __device__ WL_MEMFN void wl_gstore_(WlCtx& C, u64 addr, u32 nb, const u32* w, u32 instr, u32 slot,
                                     u32 lane, bool guess = true) {
   i64 ix;
+#if WL_MAP_BITS
+  const bool in = wl_res(C, addr, nb, &ix, slot, guess);
+  if (in) { ix = wl_al(ix, addr); wl_write(C.arena, (u8*)0, ix, nb, w); wl_mark_bits(C.written, ix, nb); }
+  else wl_escape(C, instr, lane, addr, 1u);
+#else
   if (wl_res(C, addr, nb, &ix, slot, guess)) wl_write(C.arena, C.written, wl_al(ix, addr), nb, w);
   else wl_escape(C, instr, lane, addr, 1u);
+#endif
 }
 /* WL_RETEST 0 (codegen: WAVELIFT_CUDA_RETEST=off): the rare path of wl_gload / wl_gstore, taken
    where the direct access is not (outside the guess, unaligned, a size of 3 bytes, no guess),
@@ -185,10 +199,17 @@ __device__ __forceinline__ void wl_gread_at(const u8* p, u32 nb, u32* w) {
   else for (u32 k = 0; k < nb / 4u; k++) w[k] = ((const u32*)p)[k];
 }
 __device__ __forceinline__ void wl_gwrite_at(const WlCtx& C, u8* p, u32 nb, const u32* w) {
+#if WL_MAP_BITS
+  if (nb == 1u) *p = (u8)w[0];
+  else if (nb == 2u) *(u16*)p = (u16)w[0];
+  else for (u32 k = 0; k < nb / 4u; k++) ((u32*)p)[k] = w[k];
+  wl_mark_bits(C.written, p - C.arena, nb);
+#else
   u8* q = C.written + (p - C.arena);
   if (nb == 1u) { *p = (u8)w[0]; *q = 1u; }
   else if (nb == 2u) { *(u16*)p = (u16)w[0]; *(u16*)q = 0x0101u; }
   else for (u32 k = 0; k < nb / 4u; k++) { ((u32*)p)[k] = w[k]; ((u32*)q)[k] = 0x01010101u; }
+#endif
 }
 __device__ __forceinline__ void wl_gload(WlCtx& C, u64 addr, bool mask, u32 nb, u32* w, u32 words,
                                          u32 instr, u32 slot, u32 lane, bool record) {
@@ -205,10 +226,14 @@ __device__ __forceinline__ void wl_gstore(WlCtx& C, u64 addr, u32 nb, const u32*
                                           u32 slot, u32 lane) {
   u8* p;
   if (wl_direct(C, addr, nb, slot, &p)) {
+#if WL_MAP_BITS
+    wl_gwrite_at(C, p, nb, w);
+#else
     u8* q = C.written + (p - C.arena);
     if (nb == 1u) { *p = (u8)w[0]; *q = 1u; }
     else if (nb == 2u) { *(u16*)p = (u16)w[0]; *(u16*)q = 0x0101u; }
     else for (u32 k = 0; k < nb / 4u; k++) { ((u32*)p)[k] = w[k]; ((u32*)q)[k] = 0x01010101u; }
+#endif
     return;
   }
   wl_gstore_(C, addr, nb, w, instr, slot, lane, WL_RETEST);

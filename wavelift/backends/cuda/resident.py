@@ -24,6 +24,7 @@ arrays standing in for device ones) for the tests of this bookkeeping without a 
 from __future__ import annotations
 
 import itertools
+import sys
 import weakref
 from bisect import bisect_left, bisect_right
 from functools import partial
@@ -161,8 +162,8 @@ class NumPyOps:
     def pinned(self, n: int) -> np.ndarray:
         return np.zeros(n, np.uint8)
 
-    def gate_launch(self, rep, at: tuple, ok, sticky, table):
-        return partial(gate, rep, at, ok, sticky, table)
+    def gate_launch(self, rep, at: tuple, ok, sticky, table, bits: bool = False):
+        return partial(gate, rep, at, ok, sticky, table, 5 if bits else 4)
 
     def land_gated_launch(self, dst, doff: int, src, mask, o: int, n: int, table, sticky):
         def go() -> None:
@@ -175,37 +176,79 @@ class NumPyOps:
         pass
 
     def runs(self, written) -> tuple[np.ndarray, np.ndarray]:
-        m = np.asarray(written) != 0
+        m = map_flags(written)
         b = np.flatnonzero(np.diff(np.concatenate(([0], m.view(np.int8), [0]))))
         return b[0::2].astype(np.int64), b[1::2].astype(np.int64)
 
 
-def run_table(starts, ends) -> np.ndarray:
+def is_bits(written) -> bool:
+    """Whether a written map is the bit form (WAVELIFT_CUDA_MAP=bits, decision 0049's amendment
+    h111): 32-bit words, bit i & 31 of word i >> 5 for arena byte i; else one byte per arena
+    byte (nonzero: written).  The map's element type is its form (Resident.staging makes it)."""
+    return written.dtype.itemsize == 4
+
+
+def map_words(nbytes: int) -> int:
+    """The words of a bit map over an arena of ``nbytes`` bytes."""
+    return -(-nbytes // 32)
+
+
+def piece_shift(written) -> int:
+    """log2 of the arena bytes a landing piece covers: 16 with a byte map, 32 -- one map word,
+    cleared by one thread with a store -- with a bit map."""
+    return 5 if is_bits(written) else 4
+
+
+def run_table(starts, ends, shift: int = 4) -> np.ndarray:
     """The run table wl_land lands from (uint64): the count c, then per run (sorted, disjoint
-    arena ranges) its start, its end and the pieces -- 16-byte arena blocks [16q, 16q + 16) --
-    that it and the runs before it meet."""
+    arena ranges) its start, its end and the pieces -- arena blocks [Pq, Pq + P), P = 2^shift
+    (piece_shift: 16 bytes, 32 for a bit map) -- that it and the runs before it meet."""
     s = np.asarray(starts, np.uint64)
     e = np.asarray(ends, np.uint64)
     t = np.empty(1 + 3 * s.size, np.uint64)
     t[0] = s.size
     t[1::3], t[2::3] = s, e
-    t[3::3] = np.cumsum(((e + np.uint64(15)) >> np.uint64(4)) - (s >> np.uint64(4)), dtype=np.uint64)
+    sh, up = np.uint64(shift), np.uint64((1 << shift) - 1)
+    t[3::3] = np.cumsum(((e + up) >> sh) - (s >> sh), dtype=np.uint64)
     return t
+
+
+def map_flags(written) -> np.ndarray:
+    """A host map (either form) as one bool per arena byte (a bit map: its words' bits, so a
+    multiple of 32 of them; none past the arena is ever set)."""
+    w = np.asarray(written)
+    if is_bits(w):
+        return np.unpackbits(w.view(np.uint8), bitorder="little").view(np.bool_)
+    return w != 0
+
+
+def _clear_bits(mask, ix) -> None:
+    """Clear the bit map ``mask``'s bits of the arena bytes ``ix`` (an int array; the words as
+    little-endian bytes: bit i & 7 of byte i >> 3 is bit i & 31 of word i >> 5)."""
+    if sys.byteorder != "little":  # pragma: no cover
+        raise RuntimeError("the bit map's host statement assumes a little-endian host")
+    u8 = mask.view(np.uint8)
+    np.bitwise_and.at(u8, ix >> 3, ~(np.left_shift(1, ix & 7)).astype(np.uint8))
 
 
 def land(dst, src, mask, o: int, n: int, table) -> None:
     """wl_land in NumPy (what its CUDA source states): each run's bytes inside the window [o, o + n)
-    of ``src`` into ``dst`` (arena index o at dst[0]) and their ``mask`` bytes cleared -- every
-    byte of a run is a written one (runs: the maximal spans of nonzero map bytes), so no mask is
-    read (the masked copy it replaced: tests/cuda/test_land_host.py, test_resident_host.py)."""
+    of ``src`` into ``dst`` (arena index o at dst[0]) and their ``mask`` bytes (a bit map: bits)
+    cleared -- every byte of a run is a written one (runs: the maximal spans of marked bytes), so
+    no mask is read (the masked copy it replaced: tests/cuda/test_land_host.py,
+    test_resident_host.py)."""
     t = np.asarray(table)
     c = int(t[0])
+    bits = is_bits(mask)
     if c <= 8:  # (few runs: a slice each)
         for s, e in zip(t[1 : 1 + 3 * c : 3].tolist(), t[2 : 2 + 3 * c : 3].tolist()):
             lo, hi = max(s, o), min(e, o + n)
             if lo < hi:
                 dst[lo - o : hi - o] = src[lo:hi]
-                mask[lo:hi] = 0
+                if bits:
+                    _clear_bits(mask, np.arange(lo, hi))
+                else:
+                    mask[lo:hi] = 0
         return
     lo = np.maximum(t[1 : 1 + 3 * c : 3].astype(np.int64), o)
     hi = np.minimum(t[2 : 2 + 3 * c : 3].astype(np.int64), o + n)
@@ -216,12 +259,16 @@ def land(dst, src, mask, o: int, n: int, table) -> None:
     size = hi - lo
     ix = np.arange(int(size.sum())) + np.repeat(lo - np.cumsum(size) + size, size)
     dst[ix - o] = src[ix]
-    mask[ix] = 0
+    if bits:
+        _clear_bits(mask, ix)
+    else:
+        mask[ix] = 0
 
 
-def gate(rep, at: tuple, ok, sticky, table) -> None:
+def gate(rep, at: tuple, ok, sticky, table, shift: int = 4) -> None:
     """wl_gate in NumPy (what its CUDA source states; NumPyOps): the verdict, and where it is 0
-    the runs as the run table wl_land_gated lands from (``table``, room for ``cap`` runs)."""
+    the runs as the run table wl_land_gated lands from (``table``, room for ``cap`` runs;
+    ``shift``: its pieces', piece_shift -- wl_gate_bits for a bit map)."""
     status_at, esc_at, runs_at, starts_at, ends_at, verdict_at, cap = at
     h = np.asarray(rep)
     st = h[status_at : status_at + 64].view(np.uint32)
@@ -241,7 +288,7 @@ def gate(rep, at: tuple, ok, sticky, table) -> None:
     if v:
         sticky[0] = 1
     else:
-        t = run_table(s_, e_)
+        t = run_table(s_, e_, shift)
         table[: t.size] = t
 
 
@@ -269,14 +316,41 @@ extern "C" __global__ void wl_runs(const unsigned char* w, u64 n, u64* starts, u
   for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; 4 * i < n; i += (u64)gridDim.x * blockDim.x)
     wl_runs_at(w, n, 4 * i, starts, ends, cap, count);
 }
+/* the same over a bit map (decision 0049's amendment h111): arena byte j written where bit j & 31
+   of w[j >> 5] is set, w[0, nw) -- a run starts at a set bit whose bit before (the word before's
+   bit 31 for bit 0) is clear and ends after a set bit whose next is clear */
+extern "C" __global__ void wl_runs_bits(const u32* w, u64 nw, u64* starts, u64* ends, u64 cap,
+                                        u32* count) {
+  for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < nw; i += (u64)gridDim.x * blockDim.x) {
+    const u32 x = w[i];
+    if (x == 0u) continue;
+    const u32 prev = i > 0 ? w[i - 1] : 0u, next = i + 1 < nw ? w[i + 1] : 0u;
+    u32 st = x & ~((x << 1) | (prev >> 31)), en = x & ~((x >> 1) | (next << 31));
+    while (st) {
+      const u32 k = (u32)__ffs((int)st) - 1u;
+      st &= st - 1u;
+      const u32 s = atomicAdd(&count[0], 1u);
+      if (s < cap) starts[s] = 32 * i + k;
+    }
+    while (en) {
+      const u32 k = (u32)__ffs((int)en) - 1u;
+      en &= en - 1u;
+      const u32 e = atomicAdd(&count[1], 1u);
+      if (e < cap) ends[e] = 32 * i + k + 1;
+    }
+  }
+}
 /* a dispatch's landing over its runs (decision 0026's amendment h109).  t: a run table
    (resident.run_table) -- t[0] the count c, then per run j its arena start t[1 + 3j] and end
-   t[2 + 3j] (sorted, disjoint) and t[3 + 3j] the pieces (16-byte arena blocks [16q, 16q + 16))
-   that runs 0..j meet.  Every byte of a run was written (runs: the maximal spans of nonzero map
+   t[2 + 3j] (sorted, disjoint) and t[3 + 3j] the pieces (arena blocks [Pq, Pq + P), P = 2^SH)
+   that runs 0..j meet.  Every byte of a run was written (runs: the maximal spans of marked
    bytes, wl_runs), so no map byte is read: each run's bytes inside the window [o, o + n) go from
-   src (the arena) to dst (dst[0]: arena index o) and their map bytes are cleared, one piece per
+   src (the arena) to dst (dst[0]: arena index o) and their marks are cleared, one piece per
    thread at a time -- a piece wholly inside its run and the window as 16 bytes at once (the map
-   becomes zero where the dispatch marked it: the next dispatch need not clear it) */
+   becomes zero where the dispatch marked it: the next dispatch need not clear it).  SH 4: a
+   byte map, 16-byte pieces; SH 5: a bit map (32-bit words), 32-byte pieces, so that a whole
+   piece's word is cleared by one store and only a piece's part (a run's or window's edge, where
+   another thread may clear the word's other bits) takes an atomicAnd */
 __device__ __forceinline__ u64 wl_above(const u64* t, u64 lo, u64 hi, u32 f, u64 x) {
   /* the first run j in [lo, hi) whose field f (0 start, 1 end, 2 pieces so far) exceeds x, else hi */
   while (lo < hi) {
@@ -285,44 +359,57 @@ __device__ __forceinline__ u64 wl_above(const u64* t, u64 lo, u64 hi, u32 f, u64
   }
   return lo;
 }
+template <u32 SH>
 static __device__ __forceinline__ void land(unsigned char* dst, const unsigned char* src,
                                             unsigned char* mask, u64 o, u64 n, const u64* t) {
+  const u64 P = 1ull << SH;
   const u64 c = t[0], top = o + n;
   const u64 j0 = wl_above(t, 0, c, 1, o);        /* the first run ending after o */
   const u64 j1 = wl_above(t, j0, c, 0, top - 1); /* the first starting at or after o + n */
   if (j0 >= j1) return;
   /* (t[3j]: the pieces of the runs before j) the pieces of the window's bytes of runs j0..j1-1 */
   const u64 s0 = t[1 + 3 * j0], s1 = t[1 + 3 * (j1 - 1)], e1 = t[2 + 3 * (j1 - 1)];
-  const u64 p0 = (j0 ? t[3 * j0] : 0) + ((s0 > o ? s0 : o) >> 4) - (s0 >> 4);
-  const u64 p1 = (j1 > 1 ? t[3 * (j1 - 1)] : 0) + (((e1 < top ? e1 : top) + 15) >> 4) - (s1 >> 4);
-  const bool wide = (((u64)src | (u64)mask) & 15u) == 0u;
+  const u64 p0 = (j0 ? t[3 * j0] : 0) + ((s0 > o ? s0 : o) >> SH) - (s0 >> SH);
+  const u64 p1 = (j1 > 1 ? t[3 * (j1 - 1)] : 0) + (((e1 < top ? e1 : top) + P - 1) >> SH) - (s1 >> SH);
+  const bool wide = (((u64)src | (SH == 4 ? (u64)mask : 0ull)) & 15u) == 0u;
   const u64 da = ((u64)dst - o) & 15u; /* (dst's address of arena index 0, mod 16) */
   for (u64 p = p0 + (u64)blockIdx.x * blockDim.x + threadIdx.x; p < p1; p += (u64)gridDim.x * blockDim.x) {
     const u64 j = wl_above(t, j0, j1, 2, p);
     const u64 s = t[1 + 3 * j], e = t[2 + 3 * j];
-    const u64 b = ((s >> 4) + p - (j ? t[3 * j] : 0)) << 4;
-    u64 lo = s > b ? s : b, hi = e < b + 16 ? e : b + 16;
+    const u64 b = ((s >> SH) + p - (j ? t[3 * j] : 0)) << SH;
+    u64 lo = s > b ? s : b, hi = e < b + P ? e : b + P;
     lo = lo > o ? lo : o;
     hi = hi < top ? hi : top;
-    if (wide && lo == b && hi == b + 16) {
-      const uint4 v = *(const uint4*)(src + b);
-      *(uint4*)(mask + b) = make_uint4(0u, 0u, 0u, 0u);
-      unsigned char* q = dst + (b - o);
-      if (da == 0) *(uint4*)q = v;
-      else if ((da & 7u) == 0) {
-        ((u64*)q)[0] = (u64)v.x | ((u64)v.y << 32);
-        ((u64*)q)[1] = (u64)v.z | ((u64)v.w << 32);
-      } else if ((da & 3u) == 0) {
-        ((u32*)q)[0] = v.x; ((u32*)q)[1] = v.y; ((u32*)q)[2] = v.z; ((u32*)q)[3] = v.w;
-      } else for (u32 k = 0; k < 16; k++) q[k] = src[b + k];
-    } else {
+    if (wide && lo == b && hi == b + P) {
+      if (SH == 4) *(uint4*)(mask + b) = make_uint4(0u, 0u, 0u, 0u);
+      else ((u32*)mask)[b >> 5] = 0u;
+      for (u64 h = b; h < b + P; h += 16) {
+        const uint4 v = *(const uint4*)(src + h);
+        unsigned char* q = dst + (h - o);
+        if (da == 0) *(uint4*)q = v;
+        else if ((da & 7u) == 0) {
+          ((u64*)q)[0] = (u64)v.x | ((u64)v.y << 32);
+          ((u64*)q)[1] = (u64)v.z | ((u64)v.w << 32);
+        } else if ((da & 3u) == 0) {
+          ((u32*)q)[0] = v.x; ((u32*)q)[1] = v.y; ((u32*)q)[2] = v.z; ((u32*)q)[3] = v.w;
+        } else for (u32 k = 0; k < 16; k++) q[k] = src[h + k];
+      }
+    } else if (SH == 4) {
       for (u64 i = lo; i < hi; i++) { dst[i - o] = src[i]; mask[i] = 0; }
+    } else if (lo < hi) {
+      for (u64 i = lo; i < hi; i++) dst[i - o] = src[i];
+      const u32 k = (u32)(hi - lo);
+      atomicAnd((u32*)mask + (b >> 5), ~((k == 32u ? 0xFFFFFFFFu : (1u << k) - 1u) << (u32)(lo - b)));
     }
   }
 }
 extern "C" __global__ void wl_land(unsigned char* dst, const unsigned char* src, unsigned char* mask,
                                    u64 o, u64 n, const u64* t) {
-  land(dst, src, mask, o, n, t);
+  land<4>(dst, src, mask, o, n, t);
+}
+extern "C" __global__ void wl_land_bits(unsigned char* dst, const unsigned char* src, u32* mask,
+                                        u64 o, u64 n, const u64* t) {
+  land<5>(dst, src, (unsigned char*)mask, o, n, t);
 }
 /* a deferred dispatch's verdict (one block of 64 threads; cap <= 64): 0 when no dispatch queued
    before it failed (*sticky zero), its report has no flag (status[0]), no escape record
@@ -331,10 +418,12 @@ extern "C" __global__ void wl_land(unsigned char* dst, const unsigned char* src,
    [ok[2i], ok[2i+1]) (arena offsets); else 1 (2: an earlier one failed) and *sticky set, so that
    no later queued dispatch lands either (wl_land_gated).  The verdict goes into the report's
    word at verdict_at, read back with it; where it is 0 the runs, sorted, go into the run table
-   runs (room for cap runs) that wl_land_gated lands from. */
-extern "C" __global__ void wl_gate(unsigned char* rep, u64 status_at, u64 esc_at, u64 runs_at,
-                                   u64 starts_at, u64 ends_at, u64 verdict_at, u64 cap,
-                                   const u64* ok, u64 n, u32* sticky, u64* runs) {
+   runs (room for cap runs; pieces of 2^SH bytes: wl_gate for wl_land_gated, wl_gate_bits for
+   wl_land_gated_bits) that wl_land_gated lands from. */
+template <u32 SH>
+static __device__ __forceinline__ void gate(unsigned char* rep, u64 status_at, u64 esc_at, u64 runs_at,
+                                            u64 starts_at, u64 ends_at, u64 verdict_at, u64 cap,
+                                            const u64* ok, u64 n, u32* sticky, u64* runs) {
   __shared__ u64 s_[64], e_[64];
   __shared__ u32 bad, out;
   const u32 t = threadIdx.x;
@@ -368,7 +457,7 @@ extern "C" __global__ void wl_gate(unsigned char* rep, u64 status_at, u64 esc_at
     else {
       u64 pieces = 0;
       for (u32 j = 0; j < c; j++) {
-        pieces += ((e_[j] + 15) >> 4) - (s_[j] >> 4);
+        pieces += ((e_[j] + (1ull << SH) - 1) >> SH) - (s_[j] >> SH);
         runs[1 + 3 * j] = s_[j];
         runs[2 + 3 * j] = e_[j];
         runs[3 + 3 * j] = pieces;
@@ -377,13 +466,29 @@ extern "C" __global__ void wl_gate(unsigned char* rep, u64 status_at, u64 esc_at
     }
   }
 }
+extern "C" __global__ void wl_gate(unsigned char* rep, u64 status_at, u64 esc_at, u64 runs_at,
+                                   u64 starts_at, u64 ends_at, u64 verdict_at, u64 cap,
+                                   const u64* ok, u64 n, u32* sticky, u64* runs) {
+  gate<4>(rep, status_at, esc_at, runs_at, starts_at, ends_at, verdict_at, cap, ok, n, sticky, runs);
+}
+extern "C" __global__ void wl_gate_bits(unsigned char* rep, u64 status_at, u64 esc_at, u64 runs_at,
+                                        u64 starts_at, u64 ends_at, u64 verdict_at, u64 cap,
+                                        const u64* ok, u64 n, u32* sticky, u64* runs) {
+  gate<5>(rep, status_at, esc_at, runs_at, starts_at, ends_at, verdict_at, cap, ok, n, sticky, runs);
+}
 /* wl_land unless *sticky is set (wl_gate: this dispatch or one queued before it failed; else
    wl_gate wrote the run table t) */
 extern "C" __global__ void wl_land_gated(unsigned char* dst, const unsigned char* src,
                                          unsigned char* mask, u64 o, u64 n, const u64* t,
                                          const u32* sticky) {
   if (*(volatile const u32*)sticky) return;
-  land(dst, src, mask, o, n, t);
+  land<4>(dst, src, mask, o, n, t);
+}
+extern "C" __global__ void wl_land_gated_bits(unsigned char* dst, const unsigned char* src,
+                                              u32* mask, u64 o, u64 n, const u64* t,
+                                              const u32* sticky) {
+  if (*(volatile const u32*)sticky) return;
+  land<5>(dst, src, (unsigned char*)mask, o, n, t);
 }
 """
 
@@ -397,10 +502,12 @@ class CuPyOps:
         self.cp = cupy
         self.up = self.down = 0
         self._mod = cupy.RawModule(code=_RUNS_SRC, options=("-std=c++14",))
-        self._runs = self._mod.get_function("wl_runs")
-        self._land = self._mod.get_function("wl_land")
-        self._gate = self._mod.get_function("wl_gate")
-        self._land_gated = self._mod.get_function("wl_land_gated")
+        # (per map form, by is_bits: bytes, bits -- decision 0049's amendment h111)
+        get = self._mod.get_function
+        self._runs = (get("wl_runs"), get("wl_runs_bits"))
+        self._land = (get("wl_land"), get("wl_land_bits"))
+        self._gate = (get("wl_gate"), get("wl_gate_bits"))
+        self._land_gated = (get("wl_land_gated"), get("wl_land_gated_bits"))
         self._cap = 0
         self._starts = self._ends = None
 
@@ -459,17 +566,21 @@ class CuPyOps:
         made once (a kept plan's: runtime.Again)."""
         if not n or pieces == 0:
             return _nothing
-        grid = self._grid(-(-n // 16) + 1 if pieces is None else pieces)
-        return partial(self._land, grid, (256,), (dst[doff:], src, mask, np.uint64(o), np.uint64(n), table))
+        bits = is_bits(mask)
+        grid = self._grid((n >> piece_shift(mask)) + 2 if pieces is None else pieces)
+        return partial(
+            self._land[bits], grid, (256,), (dst[doff:], src, mask, np.uint64(o), np.uint64(n), table)
+        )
 
-    def gate_launch(self, rep, at: tuple, ok, sticky, table):
+    def gate_launch(self, rep, at: tuple, ok, sticky, table, bits: bool = False):
         """wl_gate over the report ``rep`` as a call of no arguments made once (a deferred
         plan's: runtime.Again.defer); ``at``: (status, escape count, runs' count, starts, ends,
         verdict) byte offsets and the inline runs' room; ``ok``: the device u64 table of the
         ranges runs may lie in (pairs); ``table``: the run table it writes when the dispatch
-        may land (device uint64, room for the inline runs: wl_land_gated's)."""
+        may land (device uint64, room for the inline runs: wl_land_gated's); ``bits``: the
+        dispatch's map is a bit map (the table's pieces are 32 bytes: wl_gate_bits)."""
         args = (rep, *(np.uint64(x) for x in at), ok, np.uint64(ok.size // 2), sticky, table)
-        return partial(self._gate, (1,), (64,), args)
+        return partial(self._gate[bool(bits)], (1,), (64,), args)
 
     def land_gated_launch(self, dst, doff: int, src, mask, o: int, n: int, table, sticky):
         """``land_launch`` that lands nothing while ``sticky`` is set (wl_land_gated: the run
@@ -477,8 +588,8 @@ class CuPyOps:
         if not n:
             return _nothing
         return partial(
-            self._land_gated,
-            self._grid(-(-n // 16) + 1),
+            self._land_gated[is_bits(mask)],
+            self._grid((n >> piece_shift(mask)) + 2),
             (256,),
             (dst[doff:], src, mask, np.uint64(o), np.uint64(n), table, sticky),
         )
@@ -496,8 +607,8 @@ class CuPyOps:
         starts, ends = inline
         cap = int(starts.size)
         go = partial(
-            self._runs,
-            self._grid(-(-n // 4)),
+            self._runs[is_bits(written)],
+            self._grid(n if is_bits(written) else -(-n // 4)),
             (256,),
             (written, np.uint64(n), starts, ends, np.uint64(cap), count),
         )
@@ -530,8 +641,8 @@ class CuPyOps:
             if self._cap < SPAN_CAPACITY:
                 self._grow(SPAN_CAPACITY)
             starts, ends, cap = self._starts, self._ends, self._cap
-        self._runs(
-            self._grid(-(-n // 4)),
+        self._runs[is_bits(written)](
+            self._grid(n if is_bits(written) else -(-n // 4)),
             (256,),
             (written, np.uint64(n), starts, ends, np.uint64(cap), count),
         )
@@ -607,7 +718,7 @@ class Resident:
         self._tables: dict = {}  # (dtype, bytes) -> device array (``table``)
         # trace/windows.Layout -> its device window tables (``window_tables``)
         self._layout_tables: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-        self._staging: dict = {}  # (arena bytes, report bytes) -> arrays (``staging``)
+        self._staging: dict = {}  # (arena bytes, report bytes, bit map) -> arrays (``staging``)
         # id(kept arena) -> (arena, layout, [(entry, version) per window]): the windows as the
         # device copies held them at those versions are in the arena (``gather`` skips them)
         self._arena_state: dict = {}
@@ -719,20 +830,24 @@ class Resident:
             self._layout_tables[lay] = t
         return t
 
-    def staging(self, nbytes: int, report: int):
-        """(arena of nbytes + 8, written map of nbytes, report of ``report`` bytes) device
-        arrays for one dispatch: kept for the next dispatches of the same sizes (the last
+    def staging(self, nbytes: int, report: int, bits: bool = False):
+        """(arena of nbytes + 8, written map, report of ``report`` bytes) device arrays for one
+        dispatch -- the map one byte per arena byte, or with ``bits`` (the module's form:
+        Module.map_bits) map_words(nbytes) uint32 words of one bit per byte (is_bits):
+        kept for the next dispatches of the same sizes and form (the last
         STAGING, each at most STAGING_MAX_BYTES, together at most STAGING_TOTAL_BYTES), else fresh.  The arena's bytes outside the
         windows are zero (a kernel stores only inside windows); the caller gathers the windows
         into it and clears the written map and the report before each launch."""
-        key = (nbytes, report)
+        key = (nbytes, report, bool(bits))
         st = self._staging.pop(key, None)
         if st is None:
             # (the report and the written map in one buffer, the report first at a 16-byte
             # bound: ``clear`` zeroes both with one memset when the map needs it)
             at = -(-report // 16) * 16
-            both = self.ops.zeros(at + nbytes)
+            both = self.ops.zeros(at + (4 * map_words(nbytes) if bits else nbytes))
             rep, written = both[:report], both[at:]
+            if bits:
+                written = written.view(np.uint32)
             st = (self.ops.zeros(nbytes + 8), written, rep)
             self._pairs[id(rep)] = (rep, written, both)
         if nbytes <= STAGING_MAX_BYTES:
@@ -1097,7 +1212,7 @@ class Resident:
                 for addr, size in sp:
                     a_s.append(addr + d)
                     a_e.append(addr + d + size)
-            host = run_table(a_s, a_e)
+            host = run_table(a_s, a_e, piece_shift(written))
             table = self.table(host)
             pend = host[3::3].tolist()
             pieces, i = {}, 0

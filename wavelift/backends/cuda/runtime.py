@@ -458,7 +458,8 @@ class Runtime:
         nslots = len(m.slots)
         # the report: stats, status, escapes, the runs' count, the first INLINE_RUNS runs and
         # the window hints -- one readback per dispatch (decision 0029)
-        arena, written, rep = res.staging(win.nbytes, REPORT_BYTES + 4 * nslots)
+        # (the map in the form the module's kernel marks: Module.map_bits)
+        arena, written, rep = res.staging(win.nbytes, REPORT_BYTES + 4 * nslots, m.map_bits)
         wstart, wend, woff = res.window_tables(win)
         if wpg is None:
             if res.zero_word is None:  # (the same one-word table every time)
@@ -1031,7 +1032,7 @@ class Again:
             )
             ranges.append((e, a, a + n))
         return {
-            "gate": ops.gate_launch(self.rep, at, table, sticky, runs),
+            "gate": ops.gate_launch(self.rep, at, table, sticky, runs, R.is_bits(self.written)),
             "commits": commits,
             "ranges": ranges,
             "slots": [],
