@@ -270,3 +270,38 @@ def test_no_guesses_where_the_slots_are_not_the_programs(rig, monkeypatch):  # n
     assert r.refusal is None, r.refusal
     lim = {name: h for name, h in fm.puts}["WL_GL"]
     assert not lim[:3].any()
+
+
+def test_the_proof_lowers_the_program_once_per_module(rig, monkeypatch):  # noqa: F811
+    # a module read from the disk (no kept program): the first proof lowers it, the next
+    # first dispatch (its hints cleared) proves on the program the module now keeps
+    mem, cfg, _, _, fm = rig
+    calls = []
+    real = G.optimized
+    monkeypatch.setattr(G, "optimized", lambda *a: calls.append(1) or real(*a))
+    base, lim, acc, _ = _first_guesses(rig, monkeypatch, "on")
+    n = len(calls)  # (_first_guesses lowers once itself)
+    assert fm.lowered is not None and (lim[: len(acc)] > 0).all()
+    fm.hints = None
+    r = _run(mem, cfg)
+    assert r.refusal is None, r.refusal
+    assert len(calls) == n
+    assert ({k: h for k, h in fm.puts}["WL_GL"][: len(acc)] > 0).all()
+
+
+def test_the_proof_takes_the_program_the_module_kept(rig, monkeypatch):  # noqa: F811
+    # build_module keeps generate's program (Module.lowered): the proof lowers nothing
+    mem, cfg, _, _, fm = rig
+    program, _ = O.program_for(mem, cfg)
+    fm.lowered = G.lowered(program, cfg.wave_size, G.baked_params(cfg))
+    acc = GR.global_accesses(fm.lowered)
+    fm.slots = tuple((GR.access_bytes(op), False) for op in acc)
+
+    def no(*a):
+        raise AssertionError("lowered again")
+
+    monkeypatch.setattr(G, "optimized", no)
+    monkeypatch.setenv("WAVELIFT_CUDA_PROVE", "on")
+    r = _run(mem, cfg)
+    assert r.refusal is None, r.refusal
+    assert ({k: h for k, h in fm.puts}["WL_GL"][: len(acc)] > 0).all()
