@@ -302,11 +302,7 @@ def prove(
     # the local ids of the lanes a group starts with (its EXEC) are inside the block even where
     # the group is partial (then the other lanes' are not known: shape None)
     active = L.entry_registers(wave_size, shape or ids)
-    got = L.analyse(
-        program,
-        wave_size,
-        shape,
-        lanes=True,
+    spec = L.Spec(
         value=Values(words, wave_size),
         types=TYPES,
         sregs=sregs,
@@ -314,6 +310,7 @@ def prove(
         active=active,
         ballots64=True,
     )
+    got = L.analyse(program, wave_size, shape, lanes=True, spec=spec)
     starts = [s for s, _ in windows]
     out: list = []
     for op in acc:
