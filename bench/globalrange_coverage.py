@@ -31,8 +31,8 @@ def main() -> int:
     ap.add_argument("--captures", action="store_true")
     ap.add_argument("--no-clang", action="store_true")
     args = ap.parse_args()
-    import globalrange_oracle as O
     import fixture_dispatches as F
+    import globalrange_oracle as O
 
     t0 = time.time()
     print("load average", os.getloadavg())
