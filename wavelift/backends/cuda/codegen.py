@@ -1741,7 +1741,7 @@ def generate(
     base_address: int,
     baked: tuple = (),
     groups: int = 1,
-    low: Program | None = None,
+    lowered_program: Program | None = None,
 ) -> tuple[str, tuple, tuple]:
     """-> (the module's CUDA source, (bytes per access, mirrorable) of each global access slot,
     preload.find's (loads, plan) for the loads the host may resolve).  The kernel lowers the
@@ -1749,9 +1749,10 @@ def generate(
     built them, for A/B runs).  ``groups``: workgroups per CUDA block (groups_per_block;
     decision 0046), kept only where the block size is baked and the program has no LDS op and
     no s_barrier, capped as groups_per_block caps it; the source says how many it holds
-    (``source_groups``), 1 giving exactly the one-workgroup kernel.  ``low``: ``lowered``'s
-    program for these arguments where the caller made it (build_module: the module keeps it)."""
-    program = lowered(program, wave_size, baked) if low is None else low
+    (``source_groups``), 1 giving exactly the one-workgroup kernel.  ``lowered_program``:
+    ``lowered``'s program for these arguments where the caller made it (build_module: the module
+    keeps it)."""
+    program = lowered(program, wave_size, baked) if lowered_program is None else lowered_program
     vals = {int(k): int(v) & 0xFFFFFFFF for k, v in baked}
     slot = 0
     if groups > 1:

@@ -165,6 +165,12 @@ class Values:
         in its lanes the offset is below NUM_RECORDS (the frontend's range check: a lane out of
         range accesses nothing) -- and the address is evaluated again from the narrowed
         values; None where no lane can access (no claim)."""
+        given = look
+
+        def look(x):  # (a 64-bit value the table lacks: any value, never a u32 interval)
+            v = given(x)
+            return v if x.type not in ("u64", "i64") or isinstance(v, W) else WTOP
+
         narrowed: dict = {}
         for c, holds in self._facts(op.args[1], look, True, 0):
             cond = c.attrs["cond"] if holds else _NEGATE.get(c.attrs["cond"])
