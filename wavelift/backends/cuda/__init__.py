@@ -269,6 +269,7 @@ def build_module(
     base_address: int | None = None,
 ) -> Module:
     """Generate and compile the module (raises Refused for what this backend cannot lower)."""
+    from ... import settings
     from ...errors import Refused
 
     if mode not in ("wave", "lane"):
@@ -316,7 +317,8 @@ def build_module(
         preloads=preloads,
         use_disk=use_disk,
         upgrade=up,
-        lowered=low,
+        # (kept where the first dispatch's proof will read it: a second IR beside the program)
+        lowered=low if settings.get("WAVELIFT_CUDA_PROVE") == "on" else None,
     )
 
 
