@@ -2,12 +2,14 @@
 """How much of the fixture dispatches globalrange proves (decision 0049's amendment h110), each
 proof checked against the NumPy backend's record of the accesses (tests/cuda/globalrange_oracle.py).
 
-    python bench/globalrange_coverage.py [--only PATTERN] [--scratch]
+    python bench/globalrange_coverage.py [--only PATTERN] [--scratch] [--aco] [--captures]
 
 One line per dispatch: slots proved / global access slots, "BAD ..." for an access outside
 the window claimed for its slot (none may appear); then the totals: dispatches, dispatches
 with every slot proved, slots proved.  ``--scratch``: also the scratch tests' dispatches
-(bench/gpu_check.py records them by running those tests; llvm-mc-19 needed)."""
+(bench/gpu_check.py records them by running those tests; llvm-mc-19 needed); ``--aco``: also
+the ACO / RADV-LLVM shaders' dispatches (buffer accesses through V#s), ``--captures``: the RADV
+captures' (fixture_dispatches)."""
 
 from __future__ import annotations
 
@@ -25,13 +27,20 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--only", default="")
     ap.add_argument("--scratch", action="store_true")
+    ap.add_argument("--aco", action="store_true")
+    ap.add_argument("--captures", action="store_true")
+    ap.add_argument("--no-clang", action="store_true")
     args = ap.parse_args()
+    import fixture_dispatches as F
     import globalrange_oracle as O
-    from fixture_dispatches import clang_dispatches
 
     t0 = time.time()
     print("load average", os.getloadavg())
-    ds = clang_dispatches()
+    ds = [] if args.no_clang else F.clang_dispatches()
+    if args.aco:
+        ds += [d for d in F.aco_dispatches() if d[1] is not None]
+    if args.captures:
+        ds += F.capture_dispatches()
     if args.scratch:
         import gpu_check
 

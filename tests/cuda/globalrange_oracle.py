@@ -64,7 +64,7 @@ def recorded_run(mem, cfg):
 def proof_of(mem, cfg):
     """(the program CUDA lowers, its global accesses, the proof, the windows [(start, end)])."""
     program, _ = program_for(mem, cfg)
-    low = G.optimized(program, cfg.wave_size, dict(G.baked_params(cfg)).get(G.P_MODE))
+    low = G.lowered(program, cfg.wave_size, G.baked_params(cfg))
     windows = trace(mem, cfg, scratch_roots=program.scratch.tracer_skip)
     win = WindowSet(windows, mem)
     try:

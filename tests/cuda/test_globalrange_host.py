@@ -9,6 +9,7 @@ from __future__ import annotations
 import pathlib
 import sys
 
+import numpy as np
 import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
@@ -270,3 +271,123 @@ def test_no_guesses_where_the_slots_are_not_the_programs(rig, monkeypatch):  # n
     assert r.refusal is None, r.refusal
     lim = {name: h for name, h in fm.puts}["WL_GL"]
     assert not lim[:3].any()
+
+
+def test_the_proof_lowers_the_program_once_per_module(rig, monkeypatch):  # noqa: F811
+    # a module read from the disk (no kept program): the first proof lowers it, the next
+    # first dispatch (its hints cleared) proves on the program the module now keeps
+    mem, cfg, _, _, fm = rig
+    calls = []
+    real = G.optimized
+    monkeypatch.setattr(G, "optimized", lambda *a: calls.append(1) or real(*a))
+    base, lim, acc, _ = _first_guesses(rig, monkeypatch, "on")
+    n = len(calls)  # (_first_guesses lowers once itself)
+    assert fm.lowered is not None and (lim[: len(acc)] > 0).all()
+    fm.hints = None
+    r = _run(mem, cfg)
+    assert r.refusal is None, r.refusal
+    assert len(calls) == n
+    assert ({k: h for k, h in fm.puts}["WL_GL"][: len(acc)] > 0).all()
+
+
+def test_the_proof_takes_the_program_the_module_kept(rig, monkeypatch):  # noqa: F811
+    # build_module keeps generate's program (Module.lowered): the proof lowers nothing
+    mem, cfg, _, _, fm = rig
+    program, _ = O.program_for(mem, cfg)
+    fm.lowered = G.lowered(program, cfg.wave_size, G.baked_params(cfg))
+    acc = GR.global_accesses(fm.lowered)
+    fm.slots = tuple((GR.access_bytes(op), False) for op in acc)
+
+    def no(*a):
+        raise AssertionError("lowered again")
+
+    monkeypatch.setattr(G, "optimized", no)
+    monkeypatch.setenv("WAVELIFT_CUDA_PROVE", "on")
+    r = _run(mem, cfg)
+    assert r.refusal is None, r.refusal
+    assert ({k: h for k, h in fm.puts}["WL_GL"][: len(acc)] > 0).all()
+
+
+# ---- an access's mask narrows its address: MUBUF's range check --------------------------------
+
+
+def _ranged_store(nrec, scale=4, cond="ge", join="and", ex_first=True):
+    """A store at BASE + rel, rel = lid * ``scale`` (u64), under EXEC and not (rel ``cond``
+    ``nrec``) -- the frontend's MUBUF mask (mubuf: a lane out of range accesses nothing);
+    ``join``: "or" makes the mask a disjunction (nothing implied)."""
+    b = _B()
+    ex = b.op("exec", "b1", uniform=False)
+    lid = b.op("vget", "u32", reg=0, uniform=False)
+    rel = b.op("cvt", "u64", b.op("mul", "u32", lid, b.c("u32", scale)), to="u64")
+    oob = b.op("cmp", "u64", rel, b.op("cvt", "u64", b.op("sget", "u32", reg=2), to="u64"), cond=cond)
+    ok = b.op("not", "b1", oob)
+    mask = b.op(join, "b1", ex, ok) if ex_first else b.op(join, "b1", ok, ex)
+    base = b.op("pack64", "u64", b.op("sget", "u32", reg=0), b.op("sget", "u32", reg=1))
+    b.effect("store", "u32", b.op("add", "u64", base, rel), mask, b.c("u32", 0), space="global", nbytes=4)
+    sregs = {0: const(BASE & 0xFFFFFFFF), 1: const(BASE >> 32)}
+    if nrec is not None:
+        sregs[2] = const(nrec)
+    shape = {"block": (2048, 1, 1), "tidig": 0, "packed": False}  # (lid * 4 up to 8 KiB: past a's window)
+    return GR.prove(b.program(), 32, shape, sregs, {}, WIN)
+
+
+def test_a_range_checked_offset_is_proved_by_num_records():
+    # lanes past NUM_RECORDS access nothing: the rest lie in a's 4 KiB window, the last whole
+    # word at 4092 (the offset a multiple of 4, its narrowed end too)
+    assert _ranged_store(4096) == [0]
+    assert _ranged_store(4093) == [0]
+    assert _ranged_store(4096, ex_first=False) == [0]
+    assert _ranged_store(4096, cond="gt") == [None]  # (rel <= 4096: the word at 4096 leaves it)
+    assert _ranged_store(4095, cond="gt") == [0]
+
+
+def test_a_range_that_does_not_bound_the_offset_proves_nothing():
+    assert _ranged_store(4097) == [None]  # (a word at 4096: past the window's end)
+    assert _ranged_store(8192) == [None]
+    assert _ranged_store(None) == [None]  # (NUM_RECORDS not known)
+    assert _ranged_store(4096, join="or") == [None]  # (the mask implies no compare)
+    assert _ranged_store(4096, cond="ne") == [None]
+    assert _ranged_store(4096, scale=3) == [None]  # (an offset of 4095: its word leaves the window)
+    assert _ranged_store(0) == [None]  # (no lane in range: nothing claimed)
+
+
+def _mubuf_rig(nrec, *, alloc=256, block=128, nrec_loaded=False):
+    """A wave32 buffer_store_dword of each lane's id at 4 * lid (offen) through a raw V# in
+    s[0:3] (OOB_SELECT 3) over an ``alloc``-byte buffer; ``nrec_loaded``: NUM_RECORDS read
+    with s_load from an address that depends on the workgroup id (not a preload: not known)."""
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "execute"))
+    from asm import HAVE_MC
+    from harness import Rig
+
+    if not HAVE_MC:
+        pytest.skip("llvm-mc-19 not installed")
+    load = "s_lshl_b32 s8, s6, 2\n s_load_dword s2, s[4:5], s8\n s_waitcnt lgkmcnt(0)" if nrec_loaded else ""
+    r = Rig(f"""
+        {load}
+        v_lshlrev_b32 v1, 2, v0
+        buffer_store_dword v0, v1, s[0:3], 0 offen
+        s_endpgm
+    """)
+    buf = r.buf(np.zeros(alloc // 4, np.uint32), "buf")
+    cnt = r.buf(np.full(4, nrec, np.uint32), "nrec")
+    vsharp = [buf & 0xFFFFFFFF, (buf >> 32) & 0xFFFF, nrec, 0x31016FAC]
+    cfg = r.config(user_sgprs=vsharp + [cnt & 0xFFFFFFFF, cnt >> 32], block=(block, 1, 1))
+    return r.mem, cfg, buf
+
+
+def test_a_mubuf_store_is_proved_by_its_descriptors_range():
+    # 128 lanes, 64 in range: the others dropped by the range check (NumPy records no access
+    # for them; the oracle checks every recorded one against the claim)
+    mem, cfg, _ = _mubuf_rig(256)
+    n, proved, bad = O.check("mubuf", mem, cfg)
+    assert not bad and n == proved == 1
+    mem, cfg, _ = _mubuf_rig(64, alloc=256)  # (a range inside the buffer)
+    n, proved, bad = O.check("mubuf", mem, cfg)
+    assert not bad and n == proved == 1
+
+
+def test_a_mubuf_store_past_its_window_or_with_unknown_words_is_not_proved():
+    mem, cfg, _ = _mubuf_rig(512, alloc=256)  # (the V#'s range crosses the window's end)
+    assert O.proof_of(mem, cfg)[2] == [None]
+    mem, cfg, _ = _mubuf_rig(256, nrec_loaded=True)  # (NUM_RECORDS not known before the run)
+    assert O.proof_of(mem, cfg)[2][-1] is None

@@ -26,6 +26,7 @@ class FakeModule:
 
     def __init__(self, program, a, b, c, n):
         self.program, self.slots, self.hints, self.preloads = program, (), None, ((), ())
+        self.lowered = self.proof_input = None  # (as a module read from the disk)
         self.addr, self.n = (a, b, c), n
         self.consts: dict = {}
         self.escape = False

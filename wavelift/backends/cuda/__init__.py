@@ -19,6 +19,7 @@ from .codegen import (
     baked_params,
     generate,
     groups_per_block,
+    lowered,
     map_bits,
     source_groups,
     source_map_bits,
@@ -78,6 +79,11 @@ class Module:
     slots: tuple = ()  # per global access slot: (size, uniform load) (codegen.guesses)
     hints: object = None  # WL_HINT read back after the last dispatch (None: none yet)
     preloads: tuple = ((), ())  # preload.find(program): (loads, plan) (runtime._preloads)
+    # the program its kernel lowers (codegen.lowered: generate's), kept for globalrange's proof
+    # (runtime._proof_input); None for a module read from the disk until the proof lowers it once
+    lowered: Program | None = field(default=None, repr=False)
+    # runtime._proof_input's (lowered program, its preload.find, its slots are the module's)
+    proof_input: Any = field(default=None, repr=False)
     use_disk: bool = True
     _plain: Module | None = field(default=None, repr=False)
     _fn: Any = field(default=None, repr=False)  # a cupy Function, a cupy Module (CuPy has no types)
@@ -187,6 +193,7 @@ class Module:
             preloads=self.preloads,
             use_disk=self.use_disk,
             upgrade=up,
+            lowered=self.lowered,
         )
 
     def function(self):
@@ -273,6 +280,7 @@ def build_module(
     base_address: int | None = None,
 ) -> Module:
     """Generate and compile the module (raises Refused for what this backend cannot lower)."""
+    from ... import settings
     from ...errors import Refused
 
     if mode not in ("wave", "lane"):
@@ -286,14 +294,17 @@ def build_module(
 
     warm_split_pool(sum(len(b.ops) for b in program.blocks))
     try:
+        baked = _baked(config)
+        low = lowered(program, config.wave_size, baked)
         src, slots, preloads = generate(
             program,
             config.wave_size,
             mode,
             config.scratch_wave_bytes,
             config.program_address if base_address is None else base_address,
-            _baked(config),
+            baked,
             _groups(config),
+            low,
         )
     except CudaUnsupported as e:
         raise Refused(
@@ -306,7 +317,19 @@ def build_module(
 
         stored.write(cache_dir(), key, arch, base, src, slots, preloads)
     return Module(
-        key, program, src, arch, cubin, secs, how, slots, preloads=preloads, use_disk=use_disk, upgrade=up
+        key,
+        program,
+        src,
+        arch,
+        cubin,
+        secs,
+        how,
+        slots,
+        preloads=preloads,
+        use_disk=use_disk,
+        upgrade=up,
+        # (kept where the first dispatch's proof will read it: a second IR beside the program)
+        lowered=low if settings.get("WAVELIFT_CUDA_PROVE") == "on" else None,
     )
 
 

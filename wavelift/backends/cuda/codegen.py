@@ -111,6 +111,15 @@ def optimized(program: Program, wave_size: int, mode_reg: int | None) -> Program
     return out
 
 
+def lowered(program: Program, wave_size: int, baked: tuple = ()) -> Program:
+    """The program a kernel of ``program`` with these baked words lowers: ``optimized`` for its
+    baked MODE (WAVELIFT_CUDA_PASSES=off: the program as the frontends built it, for A/B runs).
+    The module keeps it (Module.lowered): globalrange proves its accesses' windows on it."""
+    if settings.get("WAVELIFT_CUDA_PASSES") == "off":
+        return program
+    return optimized(program, wave_size, dict(baked).get(P_MODE))
+
+
 def _zext32(op) -> bool:
     """op widens a u32 to u64."""
     return op is not None and op.name == "cvt" and op.attrs["to"] == "u64" and op.args[0].type == "u32"
@@ -1739,6 +1748,7 @@ def generate(
     base_address: int,
     baked: tuple = (),
     groups: int = 1,
+    lowered_program: Program | None = None,
 ) -> tuple[str, tuple, tuple]:
     """-> (the module's CUDA source, (bytes per access, mirrorable) of each global access slot,
     preload.find's (loads, plan) for the loads the host may resolve).  The kernel lowers the
@@ -1746,9 +1756,10 @@ def generate(
     built them, for A/B runs).  ``groups``: workgroups per CUDA block (groups_per_block;
     decision 0046), kept only where the block size is baked and the program has no LDS op and
     no s_barrier, capped as groups_per_block caps it; the source says how many it holds
-    (``source_groups``), 1 giving exactly the one-workgroup kernel."""
-    if settings.get("WAVELIFT_CUDA_PASSES") != "off":
-        program = optimized(program, wave_size, dict(baked).get(P_MODE))
+    (``source_groups``), 1 giving exactly the one-workgroup kernel.  ``lowered_program``:
+    ``lowered``'s program for these arguments where the caller made it (build_module: the module
+    keeps it)."""
+    program = lowered(program, wave_size, baked) if lowered_program is None else lowered_program
     vals = {int(k): int(v) & 0xFFFFFFFF for k, v in baked}
     slot = 0
     if groups > 1:

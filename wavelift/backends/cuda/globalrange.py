@@ -79,6 +79,37 @@ def _cmp(cond: str, a, b) -> V:
     return BOOL
 
 
+_NEGATE = {"lt": "ge", "le": "gt", "gt": "le", "ge": "lt", "eq": "ne", "ne": "eq"}
+_SWAP = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq", "ne": "ne"}
+
+
+def _meet(x, cond: str | None, y, tz: int):
+    """x (a V or W) narrowed to the values for which ``x cond y`` can hold (y in its interval),
+    its ends moved to multiples of 2^tz (x's low tz bits are zero); None: no value can."""
+    if cond is None or cond == "ne":
+        return x
+    lo, hi = x.lo, x.hi
+    if cond == "lt":
+        hi = min(hi, y.hi - 1)
+    elif cond == "le":
+        hi = min(hi, y.hi)
+    elif cond == "gt":
+        lo = max(lo, y.lo + 1)
+    elif cond == "ge":
+        lo = max(lo, y.lo)
+    elif cond == "eq":
+        lo, hi = max(lo, y.lo), min(hi, y.hi)
+    else:
+        return x
+    step = 1 << min(tz, 64)
+    lo, hi = -(-lo // step) * step, hi // step * step
+    if lo > hi:
+        return None
+    if isinstance(x, W):
+        return W(lo, hi)
+    return L.tighten(V(lo, hi, x.k, x.r))
+
+
 class Values:
     """The evaluator ldsrange.analyse runs (its ``value``): ldsrange.value_of for u32 values,
     plus b1 and 64-bit values; ``words``: {value id of a preloaded load: its words}."""
@@ -109,11 +140,128 @@ class Values:
             return TOP if w is None else L.const(int(w[op.attrs["k"]]))
         if n == "lanes":
             return args[0]
+        if n == "select" and rt in TYPES:
+            c = args[0]
+            if isinstance(c, V) and c.lo == c.hi <= 1:
+                # a condition that holds (or fails) in every lane of the table: its one arm
+                # (a V#'s SWIZZLE_ENABLE / ADD_TID_ENABLE / OOB_SELECT read from known words)
+                x = args[1] if c.lo else args[2]
+                if rt == "b1":
+                    return x if isinstance(x, V) and x.hi <= 1 else BOOL
+                if rt in ("u64", "i64"):
+                    return _w(x)
+                return L.tighten(x) if isinstance(x, V) else TOP
         if rt == "b1":
             return self._b1(op, args)
         if rt in ("u64", "i64"):
             return self._u64(op, args)
         return L.tighten(self._u32(op, val, args))
+
+    def address(self, op, look):
+        """The address of access ``op`` in the lanes its mask holds (ldsrange.Spec.address;
+        ``look``: a value in the lanes of the EXEC the mask is a subset of): the compares the
+        mask is a conjunction of (through not / and / or and selects of a decided condition)
+        narrow the values they compare -- a MUBUF access's mask is EXEC and not out of range, so
+        in its lanes the offset is below NUM_RECORDS (the frontend's range check: a lane out of
+        range accesses nothing) -- and the address is evaluated again from the narrowed
+        values; None where no lane can access (no claim)."""
+        given = look
+
+        def look(x):  # (a 64-bit value the table lacks: any value, never a u32 interval)
+            v = given(x)
+            return v if x.type not in ("u64", "i64") or isinstance(v, W) else WTOP
+
+        narrowed: dict = {}
+        for c, holds in self._facts(op.args[1], look, True, 0):
+            cond = c.attrs["cond"] if holds else _NEGATE.get(c.attrs["cond"])
+            if cond is None:
+                continue
+            x, y = c.args
+            a, b = narrowed.get(x.id, look(x)), narrowed.get(y.id, look(y))
+            if c.type in ("u64", "i64"):
+                a, b = _w(a), _w(b)
+                if c.type == "i64" and max(a.hi, b.hi) >= 1 << 63:
+                    continue
+            elif c.type not in ("u32", "i32") or (c.type == "i32" and max(a.hi, b.hi) > 0x7FFFFFFF):
+                continue
+            for v, o, cnd in ((x, b, cond), (y, a, _SWAP.get(cond))):
+                cur = narrowed.get(v.id, look(v))
+                got = _meet(cur, cnd, o, self._tz(v, look, 0))
+                if got is None:
+                    return None  # (the mask holds in no lane)
+                narrowed[v.id] = got
+        if not narrowed:
+            return look(op.args[0])
+        memo: dict = {}
+
+        def ev(x, depth=0):
+            if x.id in narrowed:
+                return narrowed[x.id]
+            if x.id in memo:
+                return memo[x.id]
+            d = self.defs.get(x.id)
+            if d is None or depth > 64 or not d.args:
+                got = look(x)
+            else:
+                args = {y.id: ev(y, depth + 1) for y in d.args}
+                if all(args[y.id] is look(y) or args[y.id] == look(y) for y in d.args):
+                    got = look(x)  # (nothing narrowed below: the value as the analysis has it)
+                else:
+                    got = self(d, L.Lanes(args, lambda z: narrowed.get(z.id, look(z))))
+                    self.val = {}
+            memo[x.id] = got
+            return got
+
+        return ev(op.args[0])
+
+    def _facts(self, x, look, holds: bool, depth: int) -> list:
+        """(cmp op, whether it holds) for each compare that b1 ``x`` holding (``holds``; else
+        failing) implies in a lane."""
+        d = self.defs.get(x.id)
+        if d is None or depth > 16:
+            return []
+        n = d.name
+        if n == "cmp":
+            return [(d, holds)]
+        if n == "not":
+            return self._facts(d.args[0], look, not holds, depth + 1)
+        if (n == "and" and holds) or (n == "or" and not holds):
+            return [f for y in d.args for f in self._facts(y, look, holds, depth + 1)]
+        if n == "select":
+            c = look(d.args[0])
+            if isinstance(c, V) and c.lo == c.hi <= 1:
+                return self._facts(d.args[1 if c.lo else 2], look, holds, depth + 1)
+        return []
+
+    def _tz(self, x, look, depth: int) -> int:
+        """Low bits of value x known zero in the lanes (at most 64)."""
+        v = look(x)
+        if isinstance(v, V):
+            return L._tz(v) if v.k else 0
+        if v.lo == v.hi:
+            return 64 if v.lo == 0 else (v.lo & -v.lo).bit_length() - 1
+        d = self.defs.get(x.id)
+        if d is None or depth > 32:
+            return 0
+        n, a = d.name, d.args
+        if n in ("cvt", "bitcast") and len(a) == 1:
+            return min(self._tz(a[0], look, depth + 1), 64)
+        if n in ("add", "sub", "or") and len(a) == 2:
+            return min(self._tz(a[0], look, depth + 1), self._tz(a[1], look, depth + 1))
+        if n == "and" and len(a) == 2:
+            return max(self._tz(a[0], look, depth + 1), self._tz(a[1], look, depth + 1))
+        if n == "mul" and len(a) == 2:
+            return min(self._tz(a[0], look, depth + 1) + self._tz(a[1], look, depth + 1), 64)
+        if n == "shl" and len(a) == 2:
+            s = _w(look(a[1]))
+            if s.lo == s.hi < 64:
+                return min(self._tz(a[0], look, depth + 1) + s.lo, 64)
+        if n == "select" and len(a) == 3:
+            return min(self._tz(a[1], look, depth + 1), self._tz(a[2], look, depth + 1))
+        if n == "pack64":
+            t = self._tz(a[0], look, depth + 1)
+            return t if t < 32 else 32 + min(self._tz(a[1], look, depth + 1), 32)
+        return 0
 
     def _u32(self, op, val, args) -> V:
         n, t = op.name, op.type
@@ -249,6 +397,12 @@ class Values:
             return W(a.lo - b.hi, a.hi - b.lo) if a.lo >= b.hi else WTOP
         if n == "mul":
             return W(a.lo * b.lo, a.hi * b.hi) if a.hi * b.hi <= M64 else WTOP
+        if n == "sar" and b.lo == b.hi and b.lo < 64:
+            s = b.lo
+            if a.lo == a.hi:  # (a constant: its sign extension, sext48's high canonical half)
+                x = a.lo - (1 << 64) if a.lo >> 63 else a.lo
+                return W((x >> s) & M64, (x >> s) & M64)
+            return W(a.lo >> s, a.hi >> s) if a.hi >> 63 == 0 else WTOP  # (non-negative)
         if n in ("shl", "shr") and b.lo == b.hi and b.lo < 64:
             s = b.lo
             if n == "shr":
@@ -302,18 +456,17 @@ def prove(
     # the local ids of the lanes a group starts with (its EXEC) are inside the block even where
     # the group is partial (then the other lanes' are not known: shape None)
     active = L.entry_registers(wave_size, shape or ids)
-    got = L.analyse(
-        program,
-        wave_size,
-        shape,
-        lanes=True,
-        value=Values(words, wave_size),
+    values = Values(words, wave_size)
+    spec = L.Spec(
+        value=values,
         types=TYPES,
         sregs=sregs,
         spaces=("global",),
         active=active,
         ballots64=True,
+        address=values.address,
     )
+    got = L.analyse(program, wave_size, shape, lanes=True, spec=spec)
     starts = [s for s, _ in windows]
     out: list = []
     for op in acc:

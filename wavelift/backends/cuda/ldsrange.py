@@ -22,6 +22,8 @@ analysis ends."""
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
 M = 0xFFFFFFFF
 TOP_K = 0  # no low bits known
@@ -276,6 +278,34 @@ def exec_at_start(wave_size: int, shape: dict | None) -> dict:
     return {("s", 126 + h): const(M) for h in range(wave_size // 32)}
 
 
+@dataclass(frozen=True)
+class Spec:
+    """What an analysis is seeded with and follows (analyse's ``spec``: the one place that says
+    it; LDS is the LDS forms', globalrange.prove builds the global accesses' one).
+
+    ``value`` evaluates an op from its arguments' values (value_of's signature); ``types``: the
+    value types it gives values of (their values are read wherever an op's argument is one);
+    ``sregs``: SGPR values at the kernel's start ({register: V}); ``spaces``: the memories whose
+    accesses are recorded; ``active`` (with ``lanes``): {("v", r): V} of VGPRs in the lanes EXEC
+    holds at the start; ``ballots64`` (with ``lanes``): an EXEC written as a ballot's word and-ed
+    with other bits (s_and_saveexec) narrows as the ballot's word alone does (the lanes are a
+    subset of the ballot's), and a wave64 EXEC written as both halves of one ballot, one write
+    after the other, as wave32's one write does; ``address`` (with ``lanes``): an access's
+    address value from the op and ``look`` (a value in the lanes of the access's mask), None:
+    ``look`` of its address operand."""
+
+    value: Callable = value_of
+    types: tuple = _INT32
+    sregs: Mapping | None = None
+    spaces: tuple = ("lds",)
+    active: Mapping | None = None
+    ballots64: bool = False
+    address: Callable | None = None
+
+
+LDS = Spec()
+
+
 def analyse(
     program,
     wave_size: int,
@@ -286,12 +316,7 @@ def analyse(
     every: dict | None = None,
     whole: set | None = None,
     exec_whole: set | None = None,
-    value=value_of,
-    types=_INT32,
-    sregs: dict | None = None,
-    spaces=("lds",),
-    active: dict | None = None,
-    ballots64: bool = False,
+    spec: Spec = LDS,
 ) -> dict:
     """-> {id(op): V of its address} for every LDS load, store and atomic of ``program``; with
     ``lanes``, ``data`` (if given) gets {id(op): V of its data operand in its lanes} for every
@@ -301,21 +326,15 @@ def analyse(
     gets (block index, op position) of each place where EXEC holds every lane of the wave before
     that op (position len(ops): the block's end) -- EXEC's registers all ones in every path.
 
-    The same analysis serves other addresses (globalrange.py): ``value`` evaluates an op from
-    its arguments' values (value_of's signature), ``types`` are the value types it gives values
-    of (their values are read wherever an op's argument is one), ``sregs`` are SGPR values at the
-    kernel's start ({register: V}) and ``spaces`` the memories whose accesses are recorded;
-    ``active`` (with ``lanes``): {("v", r): V} of VGPRs in the lanes EXEC holds at the start;
-    ``ballots64`` (with ``lanes``): an EXEC written as a ballot's word and-ed with other bits
-    (s_and_saveexec) narrows as the ballot's word alone does (the lanes are a subset of the
-    ballot's), and a wave64 EXEC written as both halves of one ballot, one write after the
-    other, as wave32's one write does.
+    The same analysis serves other addresses (globalrange.py): ``spec`` (Spec) says what it is
+    seeded with, how it evaluates and which accesses it records.
 
     ``lanes`` (WAVELIFT_CUDA_LDS=lanes; decision 0047, amendment "values in the active lanes"):
     also follow, across blocks, each VGPR's value in the lanes EXEC leaves active -- a write
     under the whole EXEC sets it there, EXEC made a subset of itself (a ballot of a condition
     and EXEC, EXEC and a mask) keeps it and the condition's compares narrow it, any other EXEC
     write forgets it -- and read an access's address there."""
+    value, types, spaces, ballots64 = spec.value, spec.types, spec.spaces, spec.ballots64
     blocks = program.blocks
     pos = {b.index: i for i, b in enumerate(blocks)}
     setpc = any(b.term[0] == "setpc" for b in blocks)
@@ -328,10 +347,10 @@ def analyse(
         vregs = {op.attrs["reg"] for b in blocks for op in b.ops if op.name in ("vget", "vset")}
         regs0 = {("v", r): const(0) for r in vregs if r > 2}
         regs0.update(entry_registers(wave_size, shape))
-        regs0.update({("s", r): v for r, v in (sregs or {}).items()})
+        regs0.update({("s", r): v for r, v in (spec.sregs or {}).items()})
         if lanes:
             regs0.update(exec_at_start(wave_size, shape))
-        act0 = {k: v for k, v in (active or {}).items() if lanes and v != regs0.get(k, TOP)}
+        act0 = {k: v for k, v in (spec.active or {}).items() if lanes and v != regs0.get(k, TOP)}
         entry[0] = (regs0, act0)
     for i in targets:
         entry[i] = ({}, {})  # any value in every register
@@ -514,7 +533,8 @@ def analyse(
                         out[id(op)] = val.get(a.id, TOP) if a.type in types else TOP
                     elif record:  # read in the lanes of the access's mask
                         e = sub_ep.get(op.args[1].id)
-                        out[id(op)] = at(a, e) if e is not None else at(a, -1)
+                        lk = functools.partial(at, e=e if e is not None else -1)
+                        out[id(op)] = lk(a) if spec.address is None else spec.address(op, lk)
                         if every is not None:  # (under a full EXEC every lane is active)
                             every[id(op)] = at(a, e) if e is not None and full[e] else at(a, -1)
                         w = exec_ep.get(op.args[1].id)

@@ -90,20 +90,34 @@ def _guesses(m, hints, win, hb=None):
     return g
 
 
+def _proof_input(m, cfg) -> tuple:
+    """(the program module ``m``'s kernel lowers, its preload.find, whether its global accesses
+    are the module's slots), kept on the module: the program generate lowered (Module.lowered),
+    or, for a module read from the disk, lowered here once (codegen.lowered)."""
+    from . import globalrange as GR
+
+    got = m.proof_input
+    if got is None:
+        low = m.lowered
+        if low is None:
+            low = m.lowered = G.lowered(m.program, cfg.wave_size, G.baked_params(cfg))
+        same = [GR.access_bytes(op) for op in GR.global_accesses(low)] == [nb for nb, _ in m.slots]
+        got = m.proof_input = (low, P_.find(low), same)
+    return got
+
+
 def _proved_hints(m, cfg, win, pre: list) -> np.ndarray:
-    """globalrange's windows of module ``m``'s slots for this dispatch (-1: not proved), from
-    the program its kernel lowers (codegen.optimized again: the module keeps only the slots)
-    and the words of the preloads the runtime resolved (``pre``: WL_PO / WL_PRE), when the
-    program's slots and preloads are the module's (else none proved, or evaluated again)."""
+    """globalrange's windows of module ``m``'s slots for this dispatch (-1: not proved), on the
+    program its kernel lowers (_proof_input) and the words of the preloads the runtime resolved
+    (``pre``: WL_PO / WL_PRE), when the program's slots and preloads are the module's (else none
+    proved, or evaluated again)."""
     from . import globalrange as GR
 
     n = len(m.slots)
     out = np.full(n, -1, np.int64)
-    low = G.optimized(m.program, cfg.wave_size, dict(G.baked_params(cfg)).get(G.P_MODE))
-    acc = GR.global_accesses(low)
-    if [GR.access_bytes(op) for op in acc] != [nb for nb, _ in m.slots]:
+    low, (loads, plan), same = _proof_input(m, cfg)
+    if not same:
         return out  # (not the module's numbering: nothing claimed)
-    loads, plan = P_.find(low)
     mine = [(op.instr, op.attrs["nbytes"], op.attrs["words"]) for op in loads]
     if pre and mine == [(op.instr, op.attrs["nbytes"], op.attrs["words"]) for op in m.preloads[0]]:
         po, words = pre[0][1], pre[1][1]
