@@ -33,9 +33,9 @@ from reference import pocl  # noqa: E402
 MANIFEST = json.loads((TESTS / "fixtures" / "manifest.json").read_text())
 CLANG = [b for b in MANIFEST["binaries"] if b["kind"] == "clang"]
 MODES = ("wave", "lane")
-# The default run covers the whole matrix in wave mode and lane mode on gfx1030 -O2 (w32/w64 x
-# MUBUF/flat); the other lane-mode variants are marked slow with the large shapes
-# (`pytest -m "slow or not slow"` runs everything).
+# The default run covers the whole matrix in wave mode (but HEAVY_DEFAULT below) and lane mode
+# on gfx1030 -O2 (w32/w64 x MUBUF/flat); the other lane-mode variants are marked slow with the
+# large shapes (`pytest -m "slow or not slow"` runs everything).
 LANE_DEFAULT = ("gfx1030", "O2")
 # Tiers (tests/conftest.py): NumPy blocks run every test above.  The native tier ("native", with
 # its driver, and "native-blocks", its blocks under the Python scheduler; one compile serves both)
@@ -54,6 +54,11 @@ NATIVE_DEFAULT = (
     "gfx1010/stack-O0-w64-mubuf",
 )
 NATIVE_COMPILE_HEAVY = {("O2", "spill"), ("O2", "private_bytes")}
+# divergent_loop at -O0 (its loop through scratch) takes 10-25 s a variant on NumPy blocks, a
+# fifth of this file's time (h114, loaded 2-core host): by default two of its eight -O0 variants
+# run, gfx1030 w32 flat and gfx1010 w64 mubuf (each target, wave size and scratch kind once);
+# the other six under `slow`.  Every other basic-O0 kernel still runs on all eight variants.
+HEAVY_DEFAULT = {("O0", "divergent_loop"): ("gfx1030/basic-O0-w32-flat", "gfx1010/basic-O0-w64-mubuf")}
 
 
 def _variant(b) -> str:
@@ -69,6 +74,8 @@ def _engine_params():
                         slow = case.shape.slow or (
                             mode == "lane" and (b["target"], b["opt_level"]) != LANE_DEFAULT
                         )
+                        heavy = HEAVY_DEFAULT.get((b["opt_level"], kname))
+                        slow = slow or (heavy is not None and _variant(b) not in heavy)
                         if tier != "numpy":
                             slow = slow or (
                                 _variant(b) not in NATIVE_DEFAULT
