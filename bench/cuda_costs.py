@@ -38,6 +38,10 @@ nanchain8, nanchain16: f32 fma chains of at most 4, 8, 16 fmas tested for NaN on
 (WAVELIFT_CUDA_NAN=chain, chain8, chain16; same amendment);
 h106: execknown and nanchain (the default since session 46); h106spaces: those and wavesync;
 pre46: neither (WAVELIFT_CUDA_EXEC=every, WAVELIFT_CUDA_NAN=every).
+atomics: a block's EXEC blends deferred to its end across an atomic under their mask
+(WAVELIFT_CUDA_BLENDS=atomics; 0047's amendment h115); hoist: the window bases of the global
+accesses in loops made once in the prologue (WAVELIFT_CUDA_HOIST=loops; same amendment); h115:
+h106 and both; h115more: that, wavesync and noretest.
 DISPATCHES: vadd32, vadd64 (full-screen vadd, clang), shade (full-screen shade), collatz (65,536
 lanes of the divergent loop), and bench/kernels/lds.cl's LDS and barrier kernels: matmul16 (1024^2,
 16x16 tiles), stencil5 (1920x1080, 5x5 through an LDS tile), histogram (8.3 M words, LDS atomics),
@@ -133,6 +137,15 @@ ENV["h106"] = {"WAVELIFT_CUDA_EXEC": "known", "WAVELIFT_CUDA_NAN": "chain"}
 ENV["h106spaces"] = {**ENV["h106"], "WAVELIFT_CUDA_WAVESYNC": "spaces"}
 # the forms before session 46 made h106's two the default (EXEC tested, every fma NaN-tested)
 ENV["pre46"] = {"WAVELIFT_CUDA_EXEC": "every", "WAVELIFT_CUDA_NAN": "every"}
+
+# a block's EXEC blends deferred across atomics (WAVELIFT_CUDA_BLENDS=atomics) and the window
+# bases of global accesses in loops made once (WAVELIFT_CUDA_HOIST=loops; 0047's amendment h115),
+# alone and with h106's two; h115more: those and the earlier opt-ins that bear on these loops
+# (wavesync, and no second guess test on a failed direct access: WAVELIFT_CUDA_RETEST=off)
+ENV["atomics"] = {"WAVELIFT_CUDA_BLENDS": "atomics"}
+ENV["hoist"] = {"WAVELIFT_CUDA_HOIST": "loops"}
+ENV["h115"] = {**ENV["h106"], **ENV["atomics"], **ENV["hoist"]}
+ENV["h115more"] = {**ENV["h115"], "WAVELIFT_CUDA_WAVESYNC": "spaces", "WAVELIFT_CUDA_RETEST": "off"}
 # session 43's opt-in settings together (h97's three, h98's LDS values in the active lanes and
 # occupancy step)
 ENV["s43"] = {**ENV["h97"], **ENV["ldslanes"], **ENV["occstep"]}

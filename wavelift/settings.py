@@ -131,7 +131,9 @@ _ALL = [
         "WAVELIFT_CUDA_BLENDS",
         str,
         None,
-        "`eager`: CUDA kernels blend VGPR writes with EXEC at every write (A/B runs)",
+        "`eager`: CUDA kernels blend VGPR writes with EXEC at every write (A/B runs); `atomics`: "
+        "a block's blends are also deferred to its end across an atomic under their mask (decision "
+        "0047's amendment h115); unset: deferred except across atomics, the default until run on a GPU",
         alias="WL_CUDA_BLENDS",
     ),
     Setting(
@@ -229,6 +231,14 @@ _ALL = [
         "the accumulator) are bare __fmaf_rn, in chains of at most 4 (N) fmas whose last one is "
         "tested for NaN, the chain done again with each fma's NaN choice where it is NaN (decision "
         "0047's amendment h106); `every`: every fma tested (A/B runs)",
+    ),
+    Setting(
+        "WAVELIFT_CUDA_HOIST",
+        str,
+        None,
+        "`loops`: a CUDA kernel makes the window bases of the global loads and stores in loops (at "
+        "most 8) once in its prologue, not at every access (decision 0047's amendment h115); "
+        "unset: at the access, the default until run on a GPU",
     ),
     Setting(
         "WAVELIFT_CUDA_PROVE",

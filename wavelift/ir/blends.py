@@ -13,7 +13,7 @@ from .program import EXEC_HI, EXEC_LO
 LANEWISE = PURE_OPS | {"fin", "fout"}
 
 
-def deferred_blends(ops, defined, term_args=()) -> dict | None:
+def deferred_blends(ops, defined, term_args=(), atomics: bool = False) -> dict | None:
     """Register writes whose EXEC blend can wait until the block's end, or None.
 
     A vset under mask m stores the raw value; a later read of the register uses it as is.
@@ -26,7 +26,14 @@ def deferred_blends(ops, defined, term_args=()) -> dict | None:
     blends at every write.  ``term_args``: the values the block's terminator reads (a
     tainted one -> None).  Returns vget output id -> the raw value it reads.  Both the CUDA
     kernel (a thread per lane: a select per write otherwise) and the host's native blocks
-    (native/) lower by it."""
+    (native/) lower by it.
+
+    ``atomics``: an atomic under m is consumed as a load or store is (its address, data and
+    compare are used only in the lanes its mask runs; its result, the old value, is clean) --
+    for a target whose atomic runs only in its mask's lanes and leaves 0 in the others (the
+    CUDA kernel's, WAVELIFT_CUDA_BLENDS=atomics; decision 0047's amendment h115).  Off: a
+    block with a tainted atomic blends at every write, as before (the native tier, liveness:
+    which then keeps more registers live, never fewer)."""
     taint: dict[int, int] = {}  # value id -> the mask id it is tainted by
     reg: dict[int, tuple] = {}  # VGPR -> (raw value, mask id) of its last write
     src: dict[int, object] = {}
@@ -66,9 +73,9 @@ def deferred_blends(ops, defined, term_args=()) -> dict | None:
             ):
                 return None
             reg[op.attrs["reg"]] = (v, mid(mask))
-        elif n in ("load", "store"):
+        elif n in ("load", "store") or n == "atomic" and atomics:
             if m is not None and (t(args[1]) is not None or m != mid(args[1])):
-                return None  # (a load's result is clean: inactive lanes read 0)
+                return None  # (a load's or atomic's result is clean: inactive lanes read 0)
         elif n == "ballot":
             if m is not None:
                 d = defined.get(args[0].id)

@@ -73,6 +73,7 @@ P_WORDS = 56
 CONST_WINDOWS = 128  # window tables up to this size live in constant memory (runtime._set_constants)
 
 MAX_GUESSES = 1024  # global accesses with a window guess in constant memory (guesses)
+HOIST_SLOTS = 8  # window bases made in the prologue (WAVELIFT_CUDA_HOIST=loops): registers
 MIRROR_BYTES = 16384  # constant memory for copies of the windows uniform loads read (mirrors)
 INLINE_MEMORY_OPS = 48  # programs with more global/LDS accesses call the memory helpers
 OCCUPANCY_MAX_INSTRUCTIONS = 256  # programs up to this size try the occupancy bound (compile.py)
@@ -171,6 +172,10 @@ class Lowering(ValueLowering):
             for k, op in enumerate(op for b in program.blocks for op in b.ops if op.name == "refuse_if")
         }
         self.eager_blends = settings.get("WAVELIFT_CUDA_BLENDS") == "eager"  # (A/B, tests)
+        # WAVELIFT_CUDA_BLENDS=atomics: a block's blends also deferred across an atomic under
+        # their mask (deferred_blends's ``atomics``: an atomic is lowered ``if (mask) ...`` with
+        # its result 0 elsewhere; decision 0047's amendment h115) -- the histogram's loop
+        self.atomic_blends = settings.get("WAVELIFT_CUDA_BLENDS") == "atomics"
         # s_barrier as a block-wide barrier where the wave stands (decision 0047), or as the end
         # of a phase (park, barrier, re-enter through the switch: WAVELIFT_CUDA_BARRIERS=phase)
         self.phases = self.has_barrier and settings.get("WAVELIFT_CUDA_BARRIERS") == "phase"
@@ -300,6 +305,24 @@ class Lowering(ValueLowering):
         self.span_lead: dict = {}
         if settings.get("WAVELIFT_CUDA_SPANS") != "access":
             self.span_of, self.span_lead = spans.find(program, self._groupable)
+        # WAVELIFT_CUDA_HOIST=loops: the window bases (wl_gbase) of the guessed slots of global
+        # loads and stores in loops, made once in the prologue (wl_gp<slot>) instead of at each
+        # access (decision 0047's amendment h115); at most HOIST_SLOTS (registers)
+        self.hoisted: set[int] = set()
+        if settings.get("WAVELIFT_CUDA_HOIST") == "loops":
+            looped = loop_blocks(program)
+            for b in program.blocks:
+                for op in b.ops if b.index in looped else ():
+                    j = self.slot.get(id(op))
+                    if (
+                        j is not None
+                        and op.name in ("load", "store")
+                        and j < MAX_GUESSES
+                        and id(op) not in self.pre
+                        and id(op) not in self.span_of  # (a group's member: its group's base)
+                        and len(self.hoisted) < HOIST_SLOTS
+                    ):
+                        self.hoisted.add(j)
 
     def _groupable(self, op) -> bool:
         """A global load or store that may share its block's window test (spans.find): one that
@@ -459,7 +482,9 @@ class Lowering(ValueLowering):
         src = (
             None
             if self.eager_blends
-            else deferred_blends(blk.ops, defs, [x for x in blk.term[1:] if hasattr(x, "id")])
+            else deferred_blends(
+                blk.ops, defs, [x for x in blk.term[1:] if hasattr(x, "id")], atomics=self.atomic_blends
+            )
         )
         # (WAVELIFT_CUDA_NAN=chain) f32 fmas whose NaN test waits for their chain's end
         # (nanchain): operand value id -> the inner fma whose result it is
@@ -844,6 +869,10 @@ class Lowering(ValueLowering):
             return
         self._global_load(op, a, o, emit, before, after, sync, pend, member)
 
+    def _gload(self, j: int) -> str:
+        """The call of slot j's load up to its address: with its hoisted window base, or not."""
+        return f"wl_gload_b(C, wl_gp{j}, " if j in self.hoisted else "wl_gload(C, "
+
     def _global_load(self, op, a, o, emit, before, after, sync, pend, member=None):
         nb, words = op.attrs["nbytes"], op.attrs["words"]
         uniform = op.out.uniform
@@ -868,7 +897,7 @@ class Lowering(ValueLowering):
                 raise CudaUnsupported("uniform load wider than 64 words")
             before("load", "global")
             emit(
-                f"  if (lane == 0u) {{ wl_gload(C, (u64)({a[0]}), ({a[1]}), {nb}u, {o}_w, {words}u, {op.instr}u, {j}u, 0u, true);"
+                f"  if (lane == 0u) {{ {self._gload(j)}(u64)({a[0]}), ({a[1]}), {nb}u, {o}_w, {words}u, {op.instr}u, {j}u, 0u, true);"
                 f" for (u32 k = 0; k < {words}u; k++) X[xo + k] = {o}_w[k]; }}"
             )
             sync()
@@ -880,7 +909,7 @@ class Lowering(ValueLowering):
             return
         before("load", "global")
         emit(
-            f"  wl_gload(C, (u64)({a[0]}), ({a[1]}), {nb}u, {o}_w, {words}u, {op.instr}u, {j}u, lane, {rec});"
+            f"  {self._gload(j)}(u64)({a[0]}), ({a[1]}), {nb}u, {o}_w, {words}u, {op.instr}u, {j}u, lane, {rec});"
         )
         after("load", "global")
         if mirrored:
@@ -999,9 +1028,11 @@ class Lowering(ValueLowering):
                 f"else wl_gstore_(C, (u64)({a[0]}), {nb}u, dw, {op.instr}u, {self.slot[id(op)]}u, lane); }}"
             )
         elif sp == "global":
+            j = self.slot[id(op)]
+            st = f"wl_gstore_b(C, wl_gp{j}, " if j in self.hoisted else "wl_gstore(C, "
             emit(
                 f"  if ({guard}({a[1]})) {{ const u32 dw[{len(data)}] = {dw}; "
-                f"wl_gstore(C, (u64)({a[0]}), {nb}u, dw, {op.instr}u, {self.slot[id(op)]}u, lane); }}"
+                f"{st}(u64)({a[0]}), {nb}u, dw, {op.instr}u, {j}u, lane); }}"
             )
         else:
             raise CudaUnsupported(f"store {sp}")
@@ -1180,6 +1211,7 @@ class Lowering(ValueLowering):
             "  WlCtx C;",
             f"  C.W.start = wstart; C.W.end = wend; C.W.off = woff; C.W.n = P[{P_NWIN}];",
             "  C.arena = arena; C.written = written;",
+            *(f"  u8* wl_gp{j} = wl_gbase(C, {j}u); WL_KEEP(wl_gp{j});" for j in sorted(self.hoisted)),
             # (without partial groups every group has the block's number of waves)
             f"  C.wave = (ptg ? {'wavebase[g]' if N == 1 else '(wl_in ? wavebase[g] : 0ull)'} : "
             f"g * ((P[{P_BLOCK}] * P[{P_BLOCK + 1}] * P[{P_BLOCK + 2}] + WV - 1u) / WV)) + {gw};",
@@ -1246,6 +1278,59 @@ class Lowering(ValueLowering):
             lines += ["WL_PARK:"]
         lines += [f"  if ({gw} < wpg) wl_count_(C.wave, lane, icnt + ic, lc);", "}"]
         return "\n".join(lines) + "\n"
+
+
+def loop_blocks(program: Program) -> set[int]:
+    """The blocks of ``program`` that can run again without leaving the kernel: on a cycle of
+    its gotos (jump, branch, barrier), or a target of s_setpc (any of them may be)."""
+    by = {b.index: b for b in program.blocks}
+    succ: dict[int, list[int]] = {}
+    for b in program.blocks:
+        t = b.term
+        nxt = t[1:2] if t[0] in ("jump", "mode", "barrier") else t[2:4] if t[0] == "branch" else ()
+        succ[b.index] = [x for x in nxt if isinstance(x, int) and x in by]
+    out = (
+        {bi for bi in program.block_at.values() if bi in by}
+        if any(b.term[0] == "setpc" for b in program.blocks)
+        else set()
+    )
+    # on a cycle: a self-goto, or a strongly connected component of more than one block
+    # (Kosaraju: finishing order on the gotos, then components on the reversed ones)
+    order: list[int] = []
+    seen: set[int] = set()
+    for root in by:
+        if root in seen:
+            continue
+        seen.add(root)
+        stack = [(root, iter(succ[root]))]
+        while stack:
+            bi, it = stack[-1]
+            nx = next((x for x in it if x not in seen), None)
+            if nx is None:
+                order.append(bi)
+                stack.pop()
+            else:
+                seen.add(nx)
+                stack.append((nx, iter(succ[nx])))
+    pred: dict[int, list[int]] = {bi: [] for bi in by}
+    for bi, xs in succ.items():
+        for x in xs:
+            pred[x].append(bi)
+    comp: dict[int, int] = {}
+    for root in reversed(order):
+        if root in comp:
+            continue
+        members, work = [root], [root]
+        comp[root] = root
+        while work:
+            for x in pred[work.pop()]:
+                if x not in comp:
+                    comp[x] = root
+                    members.append(x)
+                    work.append(x)
+        if len(members) > 1 or root in succ[root]:
+            out.update(members)
+    return out
 
 
 def straight_path(program: Program) -> int | None:

@@ -164,17 +164,33 @@ static __device__ WL_MEMFN void wl_gstore_(WlCtx& C, u64 addr, u32 nb, const u32
 #ifndef WL_RETEST
 #define WL_RETEST 1
 #endif
+/* the guessed window's base in the arena, less its address: one uniform value, so an access's
+   pointer is a single 64-bit add to its address, made in parallel with the bounds test (a slot
+   without a guess: never used).  Codegen hoists the bases of the slots in loops into the
+   kernel's prologue and passes them to wl_gload_b / wl_gstore_b (WAVELIFT_CUDA_HOIST=loops;
+   decision 0047's amendment h115); wl_gload / wl_gstore make it at the access */
+__device__ __forceinline__ u8* wl_gbase(const WlCtx& C, u32 slot) {
+  return slot < WL_NGUESS ? C.arena + (WL_GO[slot] - (i64)WL_GB[slot]) : C.arena;
+}
+/* a hoisted base (codegen's prologue): opaque (WL_KEEP), else the compiler makes it again at
+   each access from constant memory to spare its registers; a pointer from it is then generic to
+   the compiler, so a direct access says its pointer -- inside the arena, where it is used -- is
+   global (WL_GLOBAL_AT): global loads and stores, as from C.arena */
+#ifdef __CUDA_ARCH__
+#define WL_KEEP(x) asm("" : "+l"(x))
+#define WL_GLOBAL_AT(p) __builtin_assume(__isGlobal(p))
+#else
+#define WL_KEEP(x) ((void)0)
+#define WL_GLOBAL_AT(p) ((void)0)
+#endif
 /* an access of 1, 2 or 4k bytes inside its guess at an address aligned to min(nb, 4): true, with
-   where its first byte is (windows sit in the arena congruent to their addresses mod 8, so the
-   pointer is as aligned as the address; made from C.arena, a kernel parameter, so loads and
-   stores are global, not generic).  No branch: the loads after it stay in one basic block, where
-   the compiler issues the next access's load before waiting for this one's value */
-__device__ __forceinline__ bool wl_direct(const WlCtx& C, u64 addr, u32 nb, u32 slot, u8** p) {
+   where its first byte is, base + addr (windows sit in the arena congruent to their addresses
+   mod 8, so the pointer is as aligned as the address; made from C.arena, a kernel parameter, so
+   loads and stores are global, not generic).  No branch: the loads after it stay in one basic
+   block, where the compiler issues the next access's load before waiting for this one's value */
+__device__ __forceinline__ bool wl_direct(u8* base, u64 addr, u32 nb, u32 slot, u8** p) {
   if (slot >= WL_NGUESS || !(nb == 1u || nb == 2u || (nb & 3u) == 0u)) return false;
   const u64 d = addr - WL_GB[slot];
-  /* the window's base in the arena, less its address: one uniform value, so the pointer is a
-     single 64-bit add to addr, made in parallel with the bounds test */
-  u8* const base = C.arena + (WL_GO[slot] - (i64)WL_GB[slot]);
   *p = base + addr;
   return (d < WL_GL[slot]) & ((addr & (u64)(nb >= 4u ? 3u : nb - 1u)) == 0ull);
 }
@@ -211,21 +227,27 @@ __device__ __forceinline__ void wl_gwrite_at(const WlCtx& C, u8* p, u32 nb, cons
   else for (u32 k = 0; k < nb / 4u; k++) { ((u32*)p)[k] = w[k]; ((u32*)q)[k] = 0x01010101u; }
 #endif
 }
-__device__ __forceinline__ void wl_gload(WlCtx& C, u64 addr, bool mask, u32 nb, u32* w, u32 words,
-                                         u32 instr, u32 slot, u32 lane, bool record) {
+__device__ __forceinline__ void wl_gload_b(WlCtx& C, u8* base, u64 addr, bool mask, u32 nb, u32* w,
+                                           u32 words, u32 instr, u32 slot, u32 lane, bool record) {
   u8* p;
-  const bool f = wl_direct(C, addr, nb, slot, &p) & mask;
+  const bool f = wl_direct(base, addr, nb, slot, &p) & mask;
   if (f) {
+    WL_GLOBAL_AT(p);
     if (nb == 1u) w[0] = *p;
     else if (nb == 2u) w[0] = *(const u16*)p;
     else for (u32 k = 0; k < nb / 4u; k++) w[k] = ((const u32*)p)[k];
   }
   if (mask & !f) wl_gload_(C, addr, nb, w, words, instr, slot, lane, record, WL_RETEST);
 }
-__device__ __forceinline__ void wl_gstore(WlCtx& C, u64 addr, u32 nb, const u32* w, u32 instr,
-                                          u32 slot, u32 lane) {
+__device__ __forceinline__ void wl_gload(WlCtx& C, u64 addr, bool mask, u32 nb, u32* w, u32 words,
+                                         u32 instr, u32 slot, u32 lane, bool record) {
+  wl_gload_b(C, wl_gbase(C, slot), addr, mask, nb, w, words, instr, slot, lane, record);
+}
+__device__ __forceinline__ void wl_gstore_b(WlCtx& C, u8* base, u64 addr, u32 nb, const u32* w,
+                                            u32 instr, u32 slot, u32 lane) {
   u8* p;
-  if (wl_direct(C, addr, nb, slot, &p)) {
+  if (wl_direct(base, addr, nb, slot, &p)) {
+    WL_GLOBAL_AT(p);
 #if WL_MAP_BITS
     wl_gwrite_at(C, p, nb, w);
 #else
@@ -237,4 +259,8 @@ __device__ __forceinline__ void wl_gstore(WlCtx& C, u64 addr, u32 nb, const u32*
     return;
   }
   wl_gstore_(C, addr, nb, w, instr, slot, lane, WL_RETEST);
+}
+__device__ __forceinline__ void wl_gstore(WlCtx& C, u64 addr, u32 nb, const u32* w, u32 instr,
+                                          u32 slot, u32 lane) {
+  wl_gstore_b(C, wl_gbase(C, slot), addr, nb, w, instr, slot, lane);
 }

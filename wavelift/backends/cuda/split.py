@@ -128,6 +128,12 @@ def _part(k, part, owner, regs, nscr, wv) -> str:
         get += f"u32 scr[{nscr}]; for (u32 k = 0; k < {nscr}u; k++) scr[k] = S->scr[k]; "
         put += f"for (u32 k = 0; k < {nscr}u; k++) S->scr[k] = scr[k]; "
     entry = " ".join(f"case {bi}: goto B{bi};" for bi, _ in part)
+    # the hoisted window bases the part's accesses use (WAVELIFT_CUDA_HOIST=loops), made again
+    # here as wl_main's prologue makes them
+    get += "".join(
+        f"u8* wl_gp{j} = wl_gbase(C, {j}u); WL_KEEP(wl_gp{j}); "
+        for j in sorted(set(re.findall(r"\bwl_gp(\d+)\b", text)), key=int)
+    )
     return (
         f'extern "C" __device__ __noinline__ int wl_part_{k}(WlSt* S, int at) {{\n'
         "  extern __shared__ __align__(16) u8 wl_smem[]; (void)wl_smem;\n"

@@ -88,6 +88,7 @@ def entry_name(key, arch: str, base_address: int) -> str:
             else []
         ),
         *(["exec=known"] if settings.get("WAVELIFT_CUDA_EXEC") == "known" else []),
+        *(["hoist=loops"] if settings.get("WAVELIFT_CUDA_HOIST") == "loops" else []),
         *([f"nan={settings.get('WAVELIFT_CUDA_NAN')}"] if settings.get("WAVELIFT_CUDA_NAN") else []),
     ):
         h.update(part.encode())
