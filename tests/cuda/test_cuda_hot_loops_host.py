@@ -26,31 +26,14 @@ for p in (ROOT / "bench", ROOT / "tests" / "cuda"):
     if str(p) not in sys.path:
         sys.path.insert(0, str(p))
 
+from ir_ops import Ops  # noqa: E402
+
 from wavelift.ir.blends import deferred_blends  # noqa: E402
-from wavelift.ir.program import Op, Value  # noqa: E402
 
 
-class _Ops:
-    def __init__(self):
-        self.n = 0
-        self.ops: list = []
-        self.mask = self.op("exec", "b1")
-
-    def op(self, name, t, args=(), out=True, **attrs):
-        o = None
-        if out:
-            self.n += 1
-            o = Value(self.n, "b1" if name in ("exec", "cmp") else t, False)
-        self.ops.append(Op(name, t, tuple(args), dict(attrs), o, 0))
-        return o
-
-    def vset(self, reg, x, mask=None):
-        self.op("vset", "u32", (x, self.mask if mask is None else mask), out=False, reg=reg)
-
+class _Ops(Ops):
     def blends(self, atomics):
-        return deferred_blends(
-            self.ops, {op.out.id: op for op in self.ops if op.out is not None}, (), atomics
-        )
+        return deferred_blends(self.ops, self.values(), (), atomics)
 
 
 def _histogram_step(mask_of_atomic=None, data_reg=3):

@@ -21,26 +21,14 @@ for p in (ROOT / "bench", ROOT / "tests" / "cuda"):
     if str(p) not in sys.path:
         sys.path.insert(0, str(p))
 
+from ir_ops import Ops  # noqa: E402
+
 from wavelift.backends.cuda import nanchain  # noqa: E402
 from wavelift.ir import numerics as H  # noqa: E402
 from wavelift.ir.blends import deferred_blends  # noqa: E402
-from wavelift.ir.program import Op, Value  # noqa: E402
 
 
-class _Ops:
-    def __init__(self):
-        self.n = 0
-        self.ops: list = []
-        self.mask = self.op("exec", "b1")
-
-    def op(self, name, t, args=(), out=True, **attrs):
-        o = None
-        if out:
-            self.n += 1
-            o = Value(self.n, attrs.get("to", "b1" if name == "exec" else t), False)
-        self.ops.append(Op(name, t, tuple(args), dict(attrs), o, 0))
-        return o
-
+class _Ops(Ops):
     def f32_of(self, reg):
         return self.op("bitcast", "u32", (self.op("vget", "u32", reg=reg),), to="f32")
 
@@ -53,11 +41,8 @@ class _Ops:
         self.vset(acc_reg, self.op("bitcast", "f32", (r,), to="u32"))
         return r
 
-    def vset(self, reg, x):
-        self.op("vset", "u32", (x, self.mask), out=False, reg=reg)
-
     def inner(self, term=()):
-        src = deferred_blends(self.ops, {op.out.id: op for op in self.ops if op.out is not None}, term)
+        src = deferred_blends(self.ops, self.values(), term)
         got = nanchain.chains(self.ops, term, src)
         return {id(op) for op in got.values()}
 
