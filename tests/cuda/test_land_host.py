@@ -254,6 +254,36 @@ def test_run_table_counts_the_pieces_runs_meet():
     assert R.run_table([], []).tolist() == [0]
 
 
+def _land_every_window(land, rng, seed, wins, src, mp, t, oracle, marked):
+    """``land`` (t_land or t_land_bits) each window of ``wins`` from the arena ``src`` over the
+    map ``mp`` (bytes or bits) with the run table ``t``: each lands what the masked commit over
+    ``oracle`` (the byte map, cleared as it lands) lands -- the device copy at each alignment mod
+    16, grids of one thread up, gated on a clear sticky word for every third seed -- and the map
+    is zero after; then, the map set to ``marked`` again and the sticky word set, nothing lands
+    and the map stays."""
+    gated = seed % 3 == 1
+    sticky = np.zeros(1, np.uint32)
+    for i, (o, n) in enumerate(wins):
+        da = (seed + 5 * i) % 16
+        dst = _aligned(n + 40, da)
+        dst[:] = rng.integers(0, 256, n + 40, dtype=np.uint8)
+        want = dst.copy()
+        _masked(want, 3, src, oracle, o, n)
+        grid, block = [(1, 1), (3, 7), (4, 32), (64, 256)][(seed + i) % 4]
+        sk = _p(sticky) if gated else None
+        land(grid, block, _p(dst[3:]), _p(src), _p(mp), ctypes.c_uint64(o), ctypes.c_uint64(n), _p(t), sk)
+        assert np.array_equal(dst, want), (seed, o, n, da, grid, block)
+    assert not oracle.any() and not mp.any()
+    mp[:] = marked
+    sticky[0] = 1
+    for o, n in wins:
+        dst = _aligned(n, 0)
+        dst[:] = 7
+        land(8, 32, _p(dst), _p(src), _p(mp), ctypes.c_uint64(o), ctypes.c_uint64(n), _p(t), _p(sticky))
+        assert (dst == 7).all()
+    assert np.array_equal(mp, marked)
+
+
 @pytest.mark.parametrize("seed", range(24))
 def test_compiled_land_equals_the_masked_commit(lib, seed):
     """resident.py's wl_land (and wl_land_gated with the sticky word clear), compiled: every
@@ -270,40 +300,7 @@ def test_compiled_land_equals_the_masked_commit(lib, seed):
     mask[:] = w0
     s, e = R.NumPyOps().runs(w0)
     t = _table(s, e)
-    oracle = w0.copy()
-    gated = seed % 3 == 1
-    sticky = np.zeros(1, np.uint32)
-    for i, (o, n) in enumerate(wins):
-        da = (seed + 5 * i) % 16
-        dst = _aligned(n + 40, da)
-        dst[:] = rng.integers(0, 256, n + 40, dtype=np.uint8)
-        want = dst.copy()
-        _masked(want, 3, src, oracle, o, n)
-        grid, block = [(1, 1), (3, 7), (4, 32), (64, 256)][(seed + i) % 4]
-        lib.t_land(
-            grid,
-            block,
-            _p(dst[3:]),
-            _p(src),
-            _p(mask),
-            ctypes.c_uint64(o),
-            ctypes.c_uint64(n),
-            _p(t),
-            _p(sticky) if gated else None,
-        )
-        assert np.array_equal(dst, want), (seed, o, n, da, grid, block)
-    assert np.array_equal(mask, oracle) and not mask.any()
-    # a set sticky word: nothing lands, the map stays
-    mask[:] = w0
-    sticky[0] = 1
-    for o, n in wins:
-        dst = _aligned(n, 0)
-        dst[:] = 7
-        lib.t_land(
-            8, 32, _p(dst), _p(src), _p(mask), ctypes.c_uint64(o), ctypes.c_uint64(n), _p(t), _p(sticky)
-        )
-        assert (dst == 7).all()
-    assert np.array_equal(mask, w0)
+    _land_every_window(lib.t_land, rng, seed, wins, src, mask, t, w0.copy(), w0)
 
 
 def test_compiled_land_copies_a_large_run_in_wide_pieces(lib):
@@ -576,39 +573,7 @@ def test_compiled_bit_map_landing_equals_the_masked_commit(lib, seed):
     shift = 0 if seed % 4 else int(rng.integers(1, 16))
     src = _aligned(size, shift)
     src[:] = rng.integers(0, 256, size, dtype=np.uint8)
-    oracle = ref.copy()
-    gated = seed % 3 == 1
-    sticky = np.zeros(1, np.uint32)
-    for i, (o, n) in enumerate(wins):
-        da = (seed + 5 * i) % 16
-        dst = _aligned(n + 40, da)
-        dst[:] = rng.integers(0, 256, n + 40, dtype=np.uint8)
-        want = dst.copy()
-        _masked(want, 3, src, oracle, o, n)
-        grid, block = [(1, 1), (3, 7), (4, 32), (64, 256)][(seed + i) % 4]
-        lib.t_land_bits(
-            grid,
-            block,
-            _p(dst[3:]),
-            _p(src),
-            _p(bm),
-            ctypes.c_uint64(o),
-            ctypes.c_uint64(n),
-            _p(t),
-            _p(sticky) if gated else None,
-        )
-        assert np.array_equal(dst, want), (seed, o, n, da, grid, block)
-    assert not oracle.any() and not bm.any()
-    bm[:] = marked
-    sticky[0] = 1
-    for o, n in wins:
-        dst = _aligned(n, 0)
-        dst[:] = 7
-        lib.t_land_bits(
-            8, 32, _p(dst), _p(src), _p(bm), ctypes.c_uint64(o), ctypes.c_uint64(n), _p(t), _p(sticky)
-        )
-        assert (dst == 7).all()
-    assert np.array_equal(bm, marked)
+    _land_every_window(lib.t_land_bits, rng, seed, wins, src, bm, t, ref.copy(), marked)
 
 
 def test_compiled_land_bits_copies_a_large_run_in_wide_pieces(lib):
