@@ -254,6 +254,16 @@ def test_run_table_counts_the_pieces_runs_meet():
     assert R.run_table([], []).tolist() == [0]
 
 
+def _byte_map(size, stores):
+    """the byte map the stores of ``_stores`` mark: 1 at each byte an active lane stores"""
+    ref = np.zeros(size, np.uint8)
+    for nb, active, ix in stores:
+        for lane in range(32):
+            if active >> lane & 1:
+                ref[ix[lane] : ix[lane] + nb] = 1
+    return ref
+
+
 def _land_every_window(land, rng, seed, wins, src, mp, t, oracle, marked):
     """``land`` (t_land or t_land_bits) each window of ``wins`` from the arena ``src`` over the
     map ``mp`` (bytes or bits) with the run table ``t``: each lands what the masked commit over
@@ -502,11 +512,7 @@ def test_compiled_bit_marking_equals_the_byte_map(lib, seed):
     wins = [(o, n) for o, n in wins if o + n <= size] + ([(size - 40, 40)] if seed % 2 else [])
     wins = sorted(set(wins))
     stores = _stores(rng, size, wins, 60)
-    ref = np.zeros(size, np.uint8)
-    for nb, active, ix in stores:
-        for lane in range(32):
-            if active >> lane & 1:
-                ref[ix[lane] : ix[lane] + nb] = 1
+    ref = _byte_map(size, stores)
     bm = np.zeros(R.map_words(size), np.uint32)
     _mark(lib, bm, stores, seed % 4)
     assert np.array_equal(bm, _bitmap(ref))
@@ -552,11 +558,7 @@ def test_compiled_bit_map_landing_equals_the_masked_commit(lib, seed):
         o, _n = wins[-1]
         wins[-1] = (o, size - o)
     stores = _stores(rng, size, wins, 40)
-    ref = np.zeros(size, np.uint8)
-    for nb, active, ix in stores:
-        for lane in range(32):
-            if active >> lane & 1:
-                ref[ix[lane] : ix[lane] + nb] = 1
+    ref = _byte_map(size, stores)
     bm = np.zeros(R.map_words(size), np.uint32)
     _mark(lib, bm, stores)
     marked = bm.copy()
