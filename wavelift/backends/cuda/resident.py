@@ -1341,7 +1341,7 @@ class Resident:
         starts, calls = kept if kept is not None else ([w.address for w in win.windows], None)
         last = calls.get("spans") if calls is not None else None
         if last is not None and last[0] == spans_:
-            hit, table, pieces = last[1:]
+            hit, table, lands = last[1:]
         else:
             hit = {}
             for addr, size in spans_:
@@ -1364,11 +1364,12 @@ class Resident:
                 j = i + len(sp)
                 pieces[k] = int(pend[j - 1]) - (int(pend[i - 1]) if i else 0)
                 i = j
+            lands = self._landings(win, plan, hit, pieces)
             if calls is not None:
                 if len(calls) >= KEPT_COMMITS:
                     calls.clear()
-                calls["spans"] = (list(spans_), hit, table, pieces)
-        for k, dst, doff, o, n, p in self._landings(win, plan, hit, pieces):
+                calls["spans"] = (list(spans_), hit, table, lands)
+        for k, dst, doff, o, n, p in lands:
             if calls is None:
                 self.ops.land(dst, doff, arena, written, o, n, table, p)
             else:
