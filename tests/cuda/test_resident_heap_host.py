@@ -23,11 +23,11 @@ from wavelift.trace.windows import WindowSet
 
 
 def _check_layout(h, live):
-    """Every live range ≡ its address mod 8, inside the buffer, its HEAP_SPARE bytes after it
+    """Every live range ≡ its address mod 16 (so mod 8), inside the buffer, its HEAP_SPARE bytes after it
     free of every other copy; the model's bytes in it."""
     spans = sorted((off, off + size + R.HEAP_SPARE, addr, data) for off, (size, addr, data) in live.items())
     for i, (lo, hi, addr, data) in enumerate(spans):
-        assert lo % 8 == addr % 8
+        assert lo % R.HEAP_ALIGN == addr % R.HEAP_ALIGN and R.HEAP_ALIGN % 8 == 0
         assert 0 <= lo and hi <= h.top <= h.cap == h.buf.size
         if i:
             assert spans[i - 1][1] <= lo  # (the one before and its spare bytes end before it)
@@ -60,7 +60,7 @@ def test_heap_placement_growth_and_reuse_against_a_model():
                 h.buf[off : off + size] = data
                 if h.cap != cap:  # (grown: no free range had room)
                     need = size + R.HEAP_SPARE
-                    assert all(lo + (addr - lo) % 8 + need > hi for lo, hi in free_before)
+                    assert all(lo + (addr - lo) % R.HEAP_ALIGN + need > hi for lo, hi in free_before)
                     assert moves and moves[-1] == h.cap and h.moves == len(moves)
                 live[off] = (size, addr, data)
             _check_layout(h, live)
@@ -156,10 +156,33 @@ def test_window_heap_offsets_are_their_copies_places(heap):
         )
 
 
+def test_the_kernel_indexes_the_heap_by_the_heap_tables(heap):
+    """Resident.heap_tables: a guest address x of window k at heap index x - start[k] + off[k]
+    (the kernel's arithmetic over its window tables, unchanged) holds x's guest byte; the
+    spare bytes after the last window lie inside the heap."""
+    rng = np.random.default_rng(490)
+    mem, bases = _memory(rng)
+    res = R.Resident(R.NumPyOps())
+    mem.resident = res
+    for _ in range(5):
+        win = WindowSet(_windows(bases, rng), mem, host_arena=False)
+        plan = res.prepare(win)
+        starts, ends, offs = (np.asarray(t)[:-1] for t in res.heap_tables(win, plan))
+        buf = res.heap.buf
+        for _ in range(200):
+            w = win.windows[int(rng.integers(0, len(win.windows)))]
+            x = w.address + int(rng.integers(0, w.size))
+            k = int(np.searchsorted(starts, np.uint64(x), side="right")) - 1
+            assert starts[k] <= x < ends[k]
+            ix = x - int(starts[k]) + int(offs[k])
+            assert buf[ix] == mem.read(x, 1)[0]
+        assert max(int(o) + w.size for o, w in zip(offs, win.windows)) + R.HEAP_SPARE <= buf.size
+
+
 def test_without_the_setting_there_is_no_heap(monkeypatch):
     monkeypatch.delenv("WAVELIFT_CUDA_HEAP", raising=False)
     res = R.Resident(R.NumPyOps())
-    assert res.heap is None and res.heap_offsets([]) is None
+    assert res.heap is None and res.heap_offsets([]) is None and res.heap_tables(None, []) is None
 
 
 def test_gather_copies_windows_of_one_copy_together(heap):

@@ -141,13 +141,17 @@ class Entry:
 
 HEAP_MIN = 1 << 20  # a heap's first size in bytes (it doubles, or more, as it grows)
 HEAP_SPARE = 8  # bytes after each device copy in a heap (as after WindowSet's arena: wl_read)
+# a copy's heap offset ≡ its guest address mod this: mod 8 as WindowSet places windows (so a
+# window's heap offset can be its arena offset), and mod 16 so that wl_land's 16-byte stores
+# line up as they did with an array per allocation (256-byte aligned) of a 16-aligned allocation
+HEAP_ALIGN = 16
 
 
 class Heap:
     """One growing device buffer holding every device copy of a Resident (decision 0049, step
     2; WAVELIFT_CUDA_HEAP=one): each copy a range [off, off + size) placed ≡ its allocation's
-    guest address mod 8 -- as WindowSet places windows, so a window's heap offset can be its
-    arena offset -- with HEAP_SPARE bytes after it that no other copy takes.  ``place`` takes
+    guest address mod HEAP_ALIGN (16, so mod 8 as WindowSet places windows: a window's heap
+    offset can be its arena offset) with HEAP_SPARE bytes after it that no other copy takes.  ``place`` takes
     the first free range that fits, else the top, growing the buffer (a new one, the bytes
     below the top copied, on the stream: ``moves`` counts it and ``on_move`` is called, so that
     whoever kept a device address of the old buffer drops it); ``release`` (an Entry's
@@ -181,13 +185,13 @@ class Heap:
         """A range for a copy of ``size`` bytes of guest address ``address`` -> its offset."""
         self._drain()
         need = size + HEAP_SPARE
-        want = address % 8
+        want = address % HEAP_ALIGN
         for lo, hi in zip(self.free.lo, self.free.hi):
-            s = lo + (want - lo) % 8
+            s = lo + (want - lo) % HEAP_ALIGN
             if s + need <= hi:
                 self.free.take(s, s + need)  # (the parts before and after stay free)
                 return s
-        s = self.top + (want - self.top) % 8
+        s = self.top + (want - self.top) % HEAP_ALIGN
         if s + need > self.cap:
             self._grow(s + need)
         self.free.add(self.top, s)  # (the few bytes before it: free, merged with neighbours)
@@ -1425,6 +1429,17 @@ class Resident:
         if self.heap is None:
             return None
         return [e.off + at for e, at in plan]
+
+    def heap_tables(self, win, plan) -> tuple | None:
+        """The window tables of ``win`` (starts, ends, offsets; device, one spare entry each)
+        with the heap offsets for offsets: what the kernel, unchanged, would index the heap by
+        (``arena = heap``, decision 0049 step 4: address - start + offset), kept by their
+        bytes (``table``); None without a heap."""
+        hofs = self.heap_offsets(plan)
+        if hofs is None:
+            return None
+        starts, ends, _ = self.window_tables(win)
+        return starts, ends, self.table(np.array(hofs + [0], np.int64))
 
     def _moved(self) -> None:
         """The heap moved (Heap.on_move): every kept plan goes -- its landing calls, deferred
