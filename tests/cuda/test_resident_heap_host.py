@@ -330,3 +330,22 @@ def test_refused_dispatch_leaves_the_heap_untouched(heap):
     assert np.array_equal(res.heap.buf, before)
     assert all(np.array_equal(a._data, h) for a, h in zip(mem, host))
     assert not any(res.entries[a].dev_dirty for a in mem)
+
+
+def test_deferred_dispatches_are_read_before_a_new_copy_is_placed(heap, monkeypatch):
+    """A new device copy may move the heap, and deferred dispatches' launches hold its addresses:
+    ``Resident.entry`` reads them (``flush``) before placing the copy."""
+    rng = np.random.default_rng(12)
+    mem, bases = _memory(rng)
+    res = R.Resident(R.NumPyOps())
+    mem.resident = res
+    seen = []
+
+    def flush():
+        seen.append((res.heap.moves, res.heap.top))
+        res.pending = []
+
+    monkeypatch.setattr(res, "flush", flush)
+    res.pending = [object()]
+    res.prepare(WindowSet([Window(bases[0], 64, "a0", "t")], mem, host_arena=False))
+    assert seen == [(0, 0)]  # (before the first copy: nothing placed, nothing moved)
