@@ -263,9 +263,10 @@ _ALL = [
         str,
         "off",
         "`one`: a Resident's device copies are ranges of one growing device buffer (each placed "
-        "≡ its guest address mod 8, 8 spare bytes after it; decision 0049's step 2, amendment "
-        "h119), gathered from and landed into there; `off` (the default until measured on a GPU): "
-        "a device array per allocation",
+        "≡ its guest address mod 16, so mod 8 as WindowSet places windows, 8 spare bytes after it; "
+        "decision 0049's step 2, amendment h119), gathered from and landed into there -- the kernel "
+        "still runs on the arena; `off` (the default until measured on a GPU): a device array per "
+        "allocation",
     ),
     Setting(
         "WAVELIFT_CUDA_GRIDDIM",

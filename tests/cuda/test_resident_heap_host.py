@@ -349,3 +349,57 @@ def test_deferred_dispatches_are_read_before_a_new_copy_is_placed(heap, monkeypa
     res.pending = [object()]
     res.prepare(WindowSet([Window(bases[0], 64, "a0", "t")], mem, host_arena=False))
     assert seen == [(0, 0)]  # (before the first copy: nothing placed, nothing moved)
+
+
+def _record_moves(monkeypatch) -> list:
+    """Each heap move's (kept plans held, launches queued) as Resident._moved finds them."""
+    moves: list = []
+    real = R.Resident._moved
+
+    def moved(self):
+        moves.append((len(self.kept), len(self.pending)))
+        real(self)
+
+    monkeypatch.setattr(R.Resident, "_moved", moved)
+    return moves
+
+
+def test_the_deferred_session_on_a_heap(standin, monkeypatch):
+    """test_defer_host's session against its model (the stand-in CuPy: the runtime, kept plans,
+    deferred launches, wl_gate, refusals) with every copy in a heap that starts at 64 bytes."""
+    import test_defer_host as D
+
+    monkeypatch.setenv("WAVELIFT_CUDA_HEAP", "one")
+    monkeypatch.setattr(R, "HEAP_MIN", 64)
+    moves = _record_moves(monkeypatch)
+    D.test_a_deferred_session_equals_one_without_deferral_and_the_model(standin, monkeypatch)
+    assert moves and all(p == 0 for _, p in moves)
+
+
+def test_launches_on_a_heap_that_moves_amid_kept_and_deferred_plans(standin, monkeypatch):
+    """Repeated launches (kept plans, deferred) and, between them, a launch into a new allocation
+    larger than the heap's room, which moves the heap: every result is a + b, the old launch's
+    plan is made again after each move, and no move happens with launches queued."""
+    import test_defer_host as D
+
+    monkeypatch.setenv("WAVELIFT_CUDA_HEAP", "one")
+    monkeypatch.setattr(R, "HEAP_MIN", 64)
+    moves = _record_moves(monkeypatch)
+    dev, k, (a, b, c, n) = D._warm(standin, monkeypatch)
+    res = dev.memory.resident
+    want = np.arange(D.N, dtype=np.float32) + 1
+    go = lambda out: k.launch(global_size=(D.N, 1, 1), block=(64, 1, 1), args=[a, b, out, n])  # noqa: E731
+    for big in (1 << 14, 1 << 16, 1 << 18):
+        rs = [go(c) for _ in range(3)]
+        assert res.pending  # (deferred: queued)
+        before = res.heap.moves
+        out = dev.alloc(big)
+        r = go(out)
+        assert r.refusal is None, r.refusal
+        assert res.heap.moves > before and res.heap.cap > big
+        assert np.array_equal(dev.download(out, np.float32)[: D.N], want)
+        rs += [go(c) for _ in range(4)]
+        assert all(x.refusal is None for x in rs)
+        assert np.array_equal(dev.download(c, np.float32), want)
+    assert any(kept for kept, _ in moves)  # (moved while kept plans were held)
+    assert all(p == 0 for _, p in moves)

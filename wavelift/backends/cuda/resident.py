@@ -139,7 +139,7 @@ class Entry:
         return h.buf, self.off + off
 
 
-HEAP_MIN = 1 << 20  # a heap's first size in bytes (it doubles, or more, as it grows)
+HEAP_MIN = 1 << 20  # a heap's first size and the grain of its sizes (it doubles, or more, as it grows)
 HEAP_SPARE = 8  # bytes after each device copy in a heap (as after WindowSet's arena: wl_read)
 # a copy's heap offset ≡ its guest address mod this: mod 8 as WindowSet places windows (so a
 # window's heap offset can be its arena offset), and mod 16 so that wl_land's 16-byte stores
@@ -151,14 +151,15 @@ class Heap:
     """One growing device buffer holding every device copy of a Resident (decision 0049, step
     2; WAVELIFT_CUDA_HEAP=one): each copy a range [off, off + size) placed ≡ its allocation's
     guest address mod HEAP_ALIGN (16, so mod 8 as WindowSet places windows: a window's heap
-    offset can be its arena offset) with HEAP_SPARE bytes after it that no other copy takes.  ``place`` takes
-    the first free range that fits, else the top, growing the buffer (a new one, the bytes
-    below the top copied, on the stream: ``moves`` counts it and ``on_move`` is called, so that
-    whoever kept a device address of the old buffer drops it); ``release`` (an Entry's
-    finalizer) gives a range back, noted and merged at the next ``place`` (a finalizer may run
-    in the middle of anything).  ``on_move``: a weak reference to the call (WeakMethod).  ``written``: a written map over the whole heap (one byte per
-    byte, or with ``bits`` one bit: resident.is_bits), made on first use and grown with the
-    buffer -- what a dispatch running on the heap itself marks (step 4; nothing marks it yet)."""
+    offset can be its arena offset), with HEAP_SPARE bytes after it that no other copy takes.
+    ``place`` takes the first free range that fits, else the top, growing the buffer (a new
+    one, the bytes below the top copied, on the stream: ``moves`` counts it and ``on_move`` --
+    a weak reference to a call (WeakMethod) -- is called, so that whoever kept a device address
+    of the old buffer drops it); ``release`` (an Entry's finalizer) gives a range back, noted
+    and merged at the next ``place`` (a finalizer may run in the middle of anything).
+    ``written``: a written map over the whole heap (one byte per byte, or with ``bits`` one
+    bit: is_bits), made on first use and grown with the buffer -- what a dispatch running on
+    the heap itself would mark (step 4; nothing marks it yet)."""
 
     def __init__(self, ops, bits: bool = False):
         self.ops = ops
@@ -217,7 +218,7 @@ class Heap:
         return self.top - sum(hi - lo for lo, hi in self.free.ranges())
 
     def _grow(self, need: int) -> None:
-        cap = max(HEAP_MIN, 2 * self.cap, -(-need // 4096) * 4096)
+        cap = max(2 * self.cap, -(-need // HEAP_MIN) * HEAP_MIN)  # (HEAP_MIN at least)
         buf = self.ops.alloc(cap)
         if self.top:
             self.ops.copy(buf, 0, self.buf, 0, self.top)  # (the copies' bytes; on the stream)
