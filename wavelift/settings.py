@@ -259,6 +259,16 @@ _ALL = [
         "GPU): one map byte per stored byte",
     ),
     Setting(
+        "WAVELIFT_CUDA_HEAP",
+        str,
+        "off",
+        "`one`: a Resident's device copies are ranges of one growing device buffer (each placed "
+        "≡ its guest address mod 16, so mod 8 as WindowSet places windows, 8 spare bytes after it; "
+        "decision 0049's step 2, amendment h119), gathered from and landed into there -- the kernel "
+        "still runs on the arena; `off` (the default until measured on a GPU): a device array per "
+        "allocation",
+    ),
+    Setting(
         "WAVELIFT_CUDA_GRIDDIM",
         str,
         "baked",

@@ -332,3 +332,46 @@ def test_gpu_deferred_runs_land_as_numpy_does(monkeypatch, graph):
     got, _ = _kept_session("cuda", late=True)
     assert got == want
     assert X.DEFERRED[0] - d0 > 20, X.DEFERRED[0] - d0
+
+
+def test_gpu_heap_keeps_copies_across_growth(monkeypatch):
+    """WAVELIFT_CUDA_HEAP=one's Heap on the device (decision 0049's amendment h119): random
+    places, uploads and releases from a small first size, so that it grows many times; every
+    live copy's bytes read back as written, and the heap's bit map keeps its marks."""
+    _needs_gpu()
+    monkeypatch.setattr(R, "HEAP_MIN", 4096)
+    rng = np.random.default_rng(119)
+    h = R.Heap(R.CuPyOps(), bits=True)
+    m = h.written
+    live: dict = {}
+    for step in range(80):
+        if live and rng.random() < 0.3:
+            off = list(live)[int(rng.integers(0, len(live)))]
+            h.release(off, live.pop(off).size)
+            continue
+        size = int(rng.integers(1, 40000))
+        off = h.place(size, int(rng.integers(0, 1 << 40)))
+        data = rng.integers(0, 256, size, dtype=np.uint8)
+        h.ops.upload(h.buf, off, data)
+        live[off] = data
+        if step == 0:
+            m = h.written
+            m[:1] = 0x5A5A5A5A
+        for o, d in live.items():
+            assert np.array_equal(h.buf[o : o + d.size].get(), d), step
+    assert h.moves > 3 and int(h.written[:1].get()[0]) == 0x5A5A5A5A
+
+
+@pytest.mark.parametrize("defer", [False, True])
+def test_gpu_kept_and_deferred_runs_on_a_growing_heap(monkeypatch, defer):
+    """The kept and deferred sessions above with every device copy in one heap that starts at
+    4 KiB, so that new allocations move it amid kept plans and queued launches: every step
+    equals the NumPy backend's."""
+    _needs_gpu()
+    monkeypatch.setattr(R, "HEAP_MIN", 4096)
+    monkeypatch.setenv("WAVELIFT_CUDA_HEAP", "one")
+    monkeypatch.setenv("WAVELIFT_CUDA_AGAIN", "on")
+    monkeypatch.setenv("WAVELIFT_CUDA_DEFER", "on" if defer else "off")
+    want, _ = _kept_session("numpy")
+    got, _ = _kept_session("cuda", late=defer)
+    assert got == want

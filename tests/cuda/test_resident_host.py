@@ -20,6 +20,14 @@ from wavelift.run.result import Window
 from wavelift.trace.windows import WindowSet
 
 
+@pytest.fixture(autouse=True, params=["off", "one"])
+def heap(request, monkeypatch):
+    """Each test with a device array per allocation and with one device heap per Resident
+    (WAVELIFT_CUDA_HEAP=one, decision 0049 step 2: test_resident_heap_host.py)."""
+    monkeypatch.setenv("WAVELIFT_CUDA_HEAP", request.param)
+    return request.param
+
+
 def test_rangeset_against_a_bit_array():
     rng = np.random.default_rng(26)
     for _ in range(200):

@@ -21,6 +21,14 @@ from test_cuda_backend import _vadd_dispatch, translate_dispatch  # noqa: E402
 from wavelift.backends.cuda.codegen import map_bits  # noqa: E402
 
 
+@pytest.fixture(autouse=True, params=["off", "one"])
+def heap(request, monkeypatch):
+    """Each test with a device array per allocation and with one device heap per Resident
+    (WAVELIFT_CUDA_HEAP=one, decision 0049 step 2: test_resident_heap_host.py)."""
+    monkeypatch.setenv("WAVELIFT_CUDA_HEAP", request.param)
+    return request.param
+
+
 class FakeModule:
     """A translated module whose kernel is vadd played in Python through its window tables."""
 
@@ -122,12 +130,17 @@ def _run(mem, cfg):
     return execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache={})
 
 
-def test_runtime_lands_lazily_and_chains(rig):
+def test_runtime_lands_lazily_and_chains(rig, heap):
     mem, cfg, (a, b, c), n, fm = rig
     av = np.frombuffer(mem.read(a, 4 * n), np.float32).copy()
     bv = np.frombuffer(mem.read(b, 4 * n), np.float32).copy()
     r = _run(mem, cfg)
     assert r.refusal is None, r.refusal
+    res = mem.resident
+    if heap == "one":  # (every device copy a range of the one heap: the stand-in's device array)
+        assert res.heap is not None and all(e.heap is res.heap for e in res.entries.values())
+    else:
+        assert res.heap is None
     assert r.write_spans == [(c, 4 * n)] and r.stats["bytes_written"] == 4 * n
     assert r.stats["instructions"] == 7
     alloc_c = mem.find(c)

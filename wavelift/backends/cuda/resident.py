@@ -100,10 +100,14 @@ class RangeSet:
 class Entry:
     """One allocation's device copy and which of its bytes are newer where; ``host`` is the
     allocation's host array, ``shared`` whether its owner uses it behind the memory's back
-    (Allocation.shared: uploaded whole before each dispatch, landed in at once)."""
+    (Allocation.shared: uploaded whole before each dispatch, landed in at once).  The copy is
+    its own device array (``buf``), or with WAVELIFT_CUDA_HEAP=one the bytes [off, off + size)
+    of its Resident's ``heap`` (``buf`` is then a view made when asked: the heap may move)."""
 
-    def __init__(self, buf, host, shared: bool):
-        self.buf = buf
+    def __init__(self, buf, host, shared: bool, heap: Heap | None = None, off: int = 0):
+        self._buf = buf
+        self.heap = heap
+        self.off = off
         self.host = host
         self.shared = shared
         self.host_dirty = RangeSet()
@@ -117,6 +121,116 @@ class Entry:
         # while nothing newer is on the device, and the version its bytes had then (``settle``)
         self.shadow: np.ndarray | None = None
         self.clean: int | None = None
+
+    @property
+    def buf(self):
+        """The device copy as one device array (a view of the heap's buffer now)."""
+        h = self.heap
+        if h is None:
+            return self._buf
+        return h.buf[self.off : self.off + self.host.size]
+
+    def at(self, off: int) -> tuple:
+        """(device array, index) of the copy's byte ``off``: for the device operations, which
+        take an array and an offset (the heap's buffer as it is now, never a kept view)."""
+        h = self.heap
+        if h is None:
+            return self._buf, off
+        return h.buf, self.off + off
+
+
+HEAP_MIN = 1 << 20  # a heap's first size and the grain of its sizes (it doubles, or more, as it grows)
+HEAP_SPARE = 8  # bytes after each device copy in a heap (as after WindowSet's arena: wl_read)
+# a copy's heap offset ≡ its guest address mod this: mod 8 as WindowSet places windows (so a
+# window's heap offset can be its arena offset), and mod 16 so that wl_land's 16-byte stores
+# line up as they did with an array per allocation (256-byte aligned) of a 16-aligned allocation
+HEAP_ALIGN = 16
+
+
+class Heap:
+    """One growing device buffer holding every device copy of a Resident (decision 0049, step
+    2; WAVELIFT_CUDA_HEAP=one): each copy a range [off, off + size) placed ≡ its allocation's
+    guest address mod HEAP_ALIGN (16, so mod 8 as WindowSet places windows: a window's heap
+    offset can be its arena offset), with HEAP_SPARE bytes after it that no other copy takes.
+    ``place`` takes the first free range that fits, else the top, growing the buffer (a new
+    one, the bytes below the top copied, on the stream: ``moves`` counts it and ``on_move`` --
+    a weak reference to a call (WeakMethod) -- is called, so that whoever kept a device address
+    of the old buffer drops it); ``release`` (an Entry's finalizer) gives a range back, noted
+    and merged at the next ``place`` (a finalizer may run in the middle of anything).
+    ``written``: a written map over the whole heap (one byte per byte, or with ``bits`` one
+    bit: is_bits), made on first use and grown with the buffer -- what a dispatch running on
+    the heap itself would mark (step 4; nothing marks it yet)."""
+
+    def __init__(self, ops, bits: bool = False):
+        self.ops = ops
+        self.bits = bool(bits)
+        self.cap = 0
+        self.buf = None
+        self.top = 0  # [0, top): placed at some time; the free ranges lie below it
+        self.free = RangeSet()
+        self._freed: list[tuple[int, int]] = []
+        self._map = None  # (the map's bytes: ``written`` is its view in the map's form)
+        self.moves = 0
+        self.on_move = None
+
+    def map_bytes(self, n: int) -> int:
+        return 4 * map_words(n) if self.bits else n
+
+    @property
+    def written(self):
+        if self._map is None:
+            self._map = self.ops.zeros(max(self.map_bytes(self.cap), 4))
+        return self._map.view(np.uint32) if self.bits else self._map
+
+    def place(self, size: int, address: int) -> int:
+        """A range for a copy of ``size`` bytes of guest address ``address`` -> its offset."""
+        self._drain()
+        need = size + HEAP_SPARE
+        want = address % HEAP_ALIGN
+        for lo, hi in zip(self.free.lo, self.free.hi):
+            s = lo + (want - lo) % HEAP_ALIGN
+            if s + need <= hi:
+                self.free.take(s, s + need)  # (the parts before and after stay free)
+                return s
+        s = self.top + (want - self.top) % HEAP_ALIGN
+        if s + need > self.cap:
+            self._grow(s + need)
+        self.free.add(self.top, s)  # (the few bytes before it: free, merged with neighbours)
+        self.top = s + need
+        return s
+
+    def release(self, off: int, size: int) -> None:
+        """Give back the range ``place`` gave a copy of ``size`` bytes (at the next place)."""
+        self._freed.append((off, off + size + HEAP_SPARE))
+
+    def _drain(self) -> None:
+        while self._freed:
+            lo, hi = self._freed.pop()
+            self.free.add(lo, hi)
+        if self.free and self.free.hi[-1] == self.top:  # (a free end: the top comes down)
+            lo = self.free.lo[-1]
+            self.free.take(lo, self.top)
+            self.top = lo
+
+    def used(self) -> int:
+        """Bytes placed and not released (the spare bytes and padding included)."""
+        self._drain()
+        return self.top - sum(hi - lo for lo, hi in self.free.ranges())
+
+    def _grow(self, need: int) -> None:
+        cap = max(2 * self.cap, -(-need // HEAP_MIN) * HEAP_MIN)  # (HEAP_MIN at least)
+        buf = self.ops.alloc(cap)
+        if self.top:
+            self.ops.copy(buf, 0, self.buf, 0, self.top)  # (the copies' bytes; on the stream)
+        if self._map is not None:
+            m = self.ops.zeros(self.map_bytes(cap))
+            self.ops.copy(m, 0, self._map, 0, self.map_bytes(self.cap))
+            self._map = m
+        self.buf, self.cap = buf, cap
+        self.moves += 1
+        call = self.on_move() if self.on_move is not None else None
+        if call is not None:
+            call()
 
 
 class NumPyOps:
@@ -754,6 +868,13 @@ class Resident:
         self.flushing = False
         # the stream they were launched on (a deferral on another one waits: runtime.Again.defer)
         self.stream = None
+        # WAVELIFT_CUDA_HEAP=one: every device copy a range of one Heap (decision 0049, step 2)
+        self.heap: Heap | None = None
+        if settings.get("WAVELIFT_CUDA_HEAP") == "one":
+            self.heap = Heap(ops, settings.get("WAVELIFT_CUDA_MAP") == "bits")
+            # (weakly: the entries' finalizers hold the heap, which must not hold this memory's
+            # Resident -- and through its kept runs the memory -- alive)
+            self.heap.on_move = weakref.WeakMethod(self._moved)
 
     def stamp(self, alloc):
         """Something equal to the next stamp of ``alloc`` exactly while its bytes stay the same
@@ -1027,7 +1148,7 @@ class Resident:
         if not e.dev_dirty:
             return
         for lo, hi in e.dev_dirty.take(off, off + n):
-            self.ops.download_into(e.buf, lo, alloc._data[lo:hi])
+            self.ops.download_into(*e.at(lo), alloc._data[lo:hi])
             self.changes += 1
 
     def touch(self, alloc, off: int, n: int) -> None:
@@ -1057,7 +1178,17 @@ class Resident:
                     "device copy when it was launched (WAVELIFT_CUDA_DEFER=off runs it)",
                 )
             self.pull_all_of(alloc)
-            e = Entry(self.ops.alloc(alloc.size), alloc._data, alloc.shared)
+            h = self.heap
+            if h is None:
+                e = Entry(self.ops.alloc(alloc.size), alloc._data, alloc.shared)
+            else:
+                if self.pending:  # (their launches hold heap addresses: read before it may move)
+                    self.flush()
+                off = h.place(alloc.size, alloc.base)
+                e = Entry(None, alloc._data, alloc.shared, h, off)
+                # (the range goes back when nothing holds the entry: no plan, arena note or
+                # kept run can reach it then)
+                weakref.finalize(e, h.release, off, alloc.size)
             e.host_dirty.add(0, alloc.size)
             self.entries[alloc] = e
             self.entry_count += 1
@@ -1140,7 +1271,7 @@ class Resident:
                     self.settle(e, alloc)
                 up = e.host_dirty.take(0, alloc.size)
                 for lo, hi in up:
-                    self.ops.upload(e.buf, lo, alloc._data[lo:hi])
+                    self.ops.upload(*e.at(lo), alloc._data[lo:hi])
                 if (
                     not e.shared
                     and alloc.size <= SHADOW_BYTES
@@ -1169,13 +1300,31 @@ class Resident:
         offs = lay.offs if lay is not None else [int(o) for o in win.offs]  # (as spans: ints)
         windows = win.windows
         copied = known is None
+        run = None  # (a heap's windows to copy as one range: arena offset, heap offset, bytes)
         for k, (e, at) in enumerate(plan):
             if known is not None:
                 was = known[k]
                 if was[0] is e and was[1] == e.version:
+                    if run is not None:
+                        self.ops.copy(arena, run[0], self.heap.buf, run[1], run[2])
+                        run = None
                     continue  # (there already: the device copy has not changed since)
-            self.ops.copy(arena, offs[k], e.buf, at, windows[k].size)
             copied = True
+            if e.heap is None:
+                self.ops.copy(arena, offs[k], e.buf, at, windows[k].size)
+                continue
+            # (windows next to each other in the arena and at the same distance in the heap --
+            # parts of one allocation -- go as one copy; the bytes between them are that
+            # allocation's, which no access reads: the kernel reads and writes only in windows)
+            h = e.off + at
+            if run is not None and offs[k] - run[0] == h - run[1]:
+                run = (run[0], run[1], offs[k] + windows[k].size - run[0])
+                continue
+            if run is not None:
+                self.ops.copy(arena, run[0], self.heap.buf, run[1], run[2])
+            run = (offs[k], h, windows[k].size)
+        if run is not None:
+            self.ops.copy(arena, run[0], self.heap.buf, run[1], run[2])
         # (nothing copied: the state noted is already this plan's entries at these versions)
         if copied and self._kept(arena):
             self._arena_state[id(arena)] = (arena, win.layout, [(e, e.version) for e, _ in plan])
@@ -1197,7 +1346,7 @@ class Resident:
         starts, calls = kept if kept is not None else ([w.address for w in win.windows], None)
         last = calls.get("spans") if calls is not None else None
         if last is not None and last[0] == spans_:
-            hit, table, pieces = last[1:]
+            hit, table, lands = last[1:]
         else:
             hit = {}
             for addr, size in spans_:
@@ -1220,22 +1369,25 @@ class Resident:
                 j = i + len(sp)
                 pieces[k] = int(pend[j - 1]) - (int(pend[i - 1]) if i else 0)
                 i = j
+            lands = self._landings(win, plan, hit, pieces)
             if calls is not None:
                 if len(calls) >= KEPT_COMMITS:
                     calls.clear()
-                calls["spans"] = (list(spans_), hit, table, pieces)
-        total = 0
-        for k, sp in hit.items():
-            w, o, (e, at) = win.windows[k], int(win.offs[k]), plan[k]
+                calls["spans"] = (list(spans_), hit, table, lands)
+        for k, dst, doff, o, n, p in lands:
             if calls is None:
-                self.ops.land(e.buf, at, arena, written, o, w.size, table, pieces[k])
+                self.ops.land(dst, doff, arena, written, o, n, table, p)
             else:
-                go = calls.get((k, id(table)))  # (the call holds the table: its id stays its own)
+                # (the call holds the table and the device array: their ids stay their own)
+                go = calls.get((k, id(table), id(dst)))
                 if go is None:
-                    go = calls[k, id(table)] = self.ops.land_launch(
-                        e.buf, at, arena, written, o, w.size, table, pieces[k]
+                    go = calls[k, id(table), id(dst)] = self.ops.land_launch(
+                        dst, doff, arena, written, o, n, table, p
                     )
                 go()
+        total = 0
+        for k, sp in hit.items():
+            w, (e, at) = win.windows[k], plan[k]
             e.version = next(_VERSIONS)
             e.shadow = e.clean = None  # (the device holds newer bytes)
             # a shared allocation's owner may look at any time: its spans land at once (one
@@ -1243,7 +1395,7 @@ class Resident:
             got, lo = None, 0
             if e.shared:
                 lo = min(a for a, _ in sp) - w.address
-                got = self.ops.download(e.buf, at + lo, max(a + n for a, n in sp) - w.address - lo)
+                got = self.ops.download(*e.at(at + lo), max(a + n for a, n in sp) - w.address - lo)
             for addr, size in sp:
                 d = addr - w.address
                 if got is not None:
@@ -1253,6 +1405,49 @@ class Resident:
                 total += size
         self._landed(win, plan, arena, written)
         return total
+
+    def _landings(self, win, plan, hit: dict, pieces: dict) -> list:
+        """commit's wl_land calls: (first window, device array, offset there of arena index o,
+        o, bytes n, pieces) -- one per written window, or with a heap one per written windows
+        next to each other at the same distance in the arena and the heap (parts of one
+        allocation: a landing over [o, o + n) lands only runs, and runs lie only in windows)."""
+        out: list = []
+        offs = win.layout.offs if getattr(win, "layout", None) is not None else [int(o) for o in win.offs]
+        for k in hit:  # (in arena order: spans_ is)
+            (e, at), o, n = plan[k], offs[k], win.windows[k].size
+            dst, doff = e.at(at)
+            last = out[-1] if out else None
+            if e.heap is not None and last is not None and last[1] is dst and doff - last[2] == o - last[3]:
+                out[-1] = (last[0], dst, last[2], last[3], o + n - last[3], last[5] + pieces[k])
+            else:
+                out.append((k, dst, doff, o, n, pieces[k]))
+        return out
+
+    def heap_offsets(self, plan) -> list[int] | None:
+        """Each window's offset in the heap (its device copy's offset there plus the window's
+        in its allocation), ≡ the window's address mod 8 as its arena offset is: the window
+        offsets of a dispatch run with arena = heap (decision 0049, step 4); None without a heap."""
+        if self.heap is None:
+            return None
+        return [e.off + at for e, at in plan]
+
+    def heap_tables(self, win, plan) -> tuple | None:
+        """The window tables of ``win`` (starts, ends, offsets; device, one spare entry each)
+        with the heap offsets for offsets: what the kernel, unchanged, would index the heap by
+        (``arena = heap``, decision 0049 step 4: address - start + offset), kept by their
+        bytes (``table``); None without a heap."""
+        hofs = self.heap_offsets(plan)
+        if hofs is None:
+            return None
+        starts, ends, _ = self.window_tables(win)
+        return starts, ends, self.table(np.array(hofs + [0], np.int64))
+
+    def _moved(self) -> None:
+        """The heap moved (Heap.on_move): every kept plan goes -- its landing calls, deferred
+        calls and captured graphs hold addresses in the old buffer -- and nothing noted since
+        the last change holds (``changes``)."""
+        self.changes += 1
+        self.kept.clear()
 
     def _landed(self, win, plan, arena, written=None) -> None:
         # (every marked byte lay in a landed span, whose map bytes wl_land cleared)

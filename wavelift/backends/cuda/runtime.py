@@ -1042,7 +1042,7 @@ class Again:
         for k in self.wrote:
             (e, a), n = self.plan[k], self.win.windows[k].size
             commits.append(
-                ops.land_gated_launch(e.buf, a, self.arena, self.written, self.offs[k], n, runs, sticky)
+                ops.land_gated_launch(*e.at(a), self.arena, self.written, self.offs[k], n, runs, sticky)
             )
             ranges.append((e, a, a + n))
         return {
