@@ -24,3 +24,15 @@ def standin():
         pytest.skip(f"NVRTC: {nvrtc_problem()}")
     with S.installed() as st:
         yield st
+
+
+@pytest.fixture
+def young_gc():
+    """For a test whose gc.collect() must free what it made: the worker's older objects (earlier
+    tests' caches of translated programs) frozen first, so a collection walks only this test's
+    -- a full one took 13-33 s a call late in a worker's life."""
+    import gc
+
+    gc.freeze()
+    yield
+    gc.unfreeze()

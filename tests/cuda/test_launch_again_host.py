@@ -362,7 +362,7 @@ def test_deferred_launch_device_operations(standin, monkeypatch, graph):
     assert np.array_equal(dev.download(c, np.float32), np.arange(N, dtype=np.float32) + 1)
 
 
-def test_a_dropped_device_takes_its_kept_runs_along(standin):
+def test_a_dropped_device_takes_its_kept_runs_along(standin, young_gc):
     """The records hold kept runs weakly (the memory's Resident holds them): a Device dropped
     after repeated launches leaves neither its memory nor its device copies behind."""
     import gc

@@ -242,7 +242,7 @@ def test_growth_keeps_device_copies_and_drops_kept_plans(heap):
         assert (a.data == b.data).all()
 
 
-def test_freed_allocations_give_their_range_back(heap):
+def test_freed_allocations_give_their_range_back(heap, young_gc):
     """An allocation freed and forgotten drops its copy; its range is free again and taken by
     the next copy that fits (the buffer does not grow)."""
     rng = np.random.default_rng(3)

@@ -301,7 +301,7 @@ def test_old_pickled_allocations_load():
 
 
 @pytest.mark.parametrize("seed", range(3))
-def test_an_allocation_freed_drops_its_copy(seed):
+def test_an_allocation_freed_drops_its_copy(seed, young_gc):
     import gc
 
     rng = np.random.default_rng(seed)
