@@ -42,6 +42,9 @@ atomics: a block's EXEC blends deferred to its end across an atomic under their 
 (WAVELIFT_CUDA_BLENDS=atomics; 0047's amendment h115); hoist: the window bases of the global
 accesses in loops made once in the prologue (WAVELIFT_CUDA_HOIST=loops; same amendment); h115:
 h106 and both; h115more: that, wavesync and noretest.
+ldsbase: the LDS window's shared address made once in the prologue and kept, each direct LDS
+access from it (WAVELIFT_CUDA_LDSBASE=kept; 0047's amendment h118); h115spaces: h115 and
+wavesync; h118: h115spaces and ldsbase.
 DISPATCHES: vadd32, vadd64 (full-screen vadd, clang), shade (full-screen shade), collatz (65,536
 lanes of the divergent loop), and bench/kernels/lds.cl's LDS and barrier kernels: matmul16 (1024^2,
 16x16 tiles), stencil5 (1920x1080, 5x5 through an LDS tile), histogram (8.3 M words, LDS atomics),
@@ -146,6 +149,11 @@ ENV["atomics"] = {"WAVELIFT_CUDA_BLENDS": "atomics"}
 ENV["hoist"] = {"WAVELIFT_CUDA_HOIST": "loops"}
 ENV["h115"] = {**ENV["h106"], **ENV["atomics"], **ENV["hoist"]}
 ENV["h115more"] = {**ENV["h115"], "WAVELIFT_CUDA_WAVESYNC": "spaces", "WAVELIFT_CUDA_RETEST": "off"}
+# the LDS window's shared address made once and kept (WAVELIFT_CUDA_LDSBASE=kept; 0047's
+# amendment h118), alone; h115spaces: h115 and wavesync; h118: those and ldsbase
+ENV["ldsbase"] = {"WAVELIFT_CUDA_LDSBASE": "kept"}
+ENV["h115spaces"] = {**ENV["h115"], **ENV["wavesync"]}
+ENV["h118"] = {**ENV["h115spaces"], **ENV["ldsbase"]}
 # session 43's opt-in settings together (h97's three, h98's LDS values in the active lanes and
 # occupancy step)
 ENV["s43"] = {**ENV["h97"], **ENV["ldslanes"], **ENV["occstep"]}

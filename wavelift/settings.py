@@ -241,6 +241,15 @@ _ALL = [
         "unset: at the access, the default until run on a GPU",
     ),
     Setting(
+        "WAVELIFT_CUDA_LDSBASE",
+        str,
+        None,
+        "`kept`: a CUDA kernel makes the LDS window's shared address once in its prologue and "
+        "reaches each direct LDS access from it (decision 0047's amendment h118); unset: from "
+        "wl_smem at the access (NVVM may make the address again inside a predicated access in a "
+        "loop), the default until run on a GPU",
+    ),
+    Setting(
         "WAVELIFT_CUDA_PROVE",
         str,
         None,

@@ -223,6 +223,14 @@ class Lowering(ValueLowering):
                         self.read_values.update(x.id for x in op.args if hasattr(x, "id"))
                 self.read_values.update(x.id for x in b.term[1:] if hasattr(x, "id"))
         self.lds_bytes = None if self.lds_checked else lds_bytes
+        # WAVELIFT_CUDA_LDSBASE=kept: the LDS window's shared address made once in the prologue
+        # and kept in a register (wl_sb, by an empty asm as WL_KEEP keeps the window bases), each
+        # direct LDS access at __cvta_shared_to_generic(wl_sb + offset) -- the byte wl_smem +
+        # offset names (cvta's round trip), still a shared access to NVVM and ptxas (LDS, STS,
+        # ATOMS); unset, NVVM may make the window's address (S2R SR_CgaCtaId, MOV, LEA) again
+        # inside a predicated access of a loop, every iteration (the histogram's atomic with
+        # WAVESYNC=spaces; 0047's amendment h118)
+        self.lds_kept = settings.get("WAVELIFT_CUDA_LDSBASE") == "kept"
         self.lds_addr: dict = {}
         # (lanes) id(op) -> a 32-bit LDS atomic's data operand in its lanes: a constant is
         # written as one, so that a count (atomic_inc, += 1) is the native shared increment
@@ -803,12 +811,18 @@ class Lowering(ValueLowering):
         al = min(nb, 4)
         return addr if ldsrange.align_of(ev) >= al or al == 1 else f"((u32)({addr}) & ~{al - 1}u)"
 
-    @staticmethod
-    def _lds_cells(addr: str, nb: int, const: bool) -> list[tuple[str, str]]:
+    def smem(self, off: str) -> str:
+        """The u8* of the LDS byte at offset ``off`` (a u32 expression): wl_smem + off, or
+        (WAVELIFT_CUDA_LDSBASE=kept) the same byte from the kept shared address wl_sb."""
+        if self.lds_kept:
+            return f"((u8*)__cvta_shared_to_generic(wl_sb + {off}))"
+        return f"(wl_smem + {off})"
+
+    def _lds_cells(self, addr: str, nb: int, const: bool) -> list[tuple[str, str]]:
         """(C type, lvalue) of each piece of the nb bytes at an aligned LDS address: one u8 or
         u16, or nb / 4 u32 words -- a direct access's reads (``const``) and writes (wl_read's,
         wl_write's bytes)."""
-        at = f"(wl_smem + (u32)({addr}))"
+        at = self.smem(f"(u32)({addr})")
         q = "const " if const else ""
         if nb in (1, 2):
             t = "u8" if nb == 1 else "u16"
@@ -1072,9 +1086,7 @@ class Lowering(ValueLowering):
             # the aligned cell; the address itself where it is proved a multiple of nb
             aligned = v is not None and ldsrange.align_of(v) >= nb
             cell = f"(u32)({a[0]})" if aligned else f"((u32)({a[0]}) & ~{nb - 1}u)"
-            emit(
-                f"  if (({a[1]}){inside}) {o} = wl_atomic{bits}(({t}*)(wl_smem + {cell}), {code}, {d}, {c});"
-            )
+            emit(f"  if (({a[1]}){inside}) {o} = wl_atomic{bits}(({t}*){self.smem(cell)}, {code}, {d}, {c});")
         elif sp == "scratch":
             if bits != 32:
                 raise CudaUnsupported("64-bit atomic on scratch")
@@ -1212,6 +1224,7 @@ class Lowering(ValueLowering):
             f"  C.W.start = wstart; C.W.end = wend; C.W.off = woff; C.W.n = P[{P_NWIN}];",
             "  C.arena = arena; C.written = written;",
             *(f"  u8* wl_gp{j} = wl_gbase(C, {j}u); WL_KEEP(wl_gp{j});" for j in sorted(self.hoisted)),
+            *([f"  {split.LDS_BASE}"] if self.lds_kept else []),
             # (without partial groups every group has the block's number of waves)
             f"  C.wave = (ptg ? {'wavebase[g]' if N == 1 else '(wl_in ? wavebase[g] : 0ull)'} : "
             f"g * ((P[{P_BLOCK}] * P[{P_BLOCK + 1}] * P[{P_BLOCK + 2}] + WV - 1u) / WV)) + {gw};",

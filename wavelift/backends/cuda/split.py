@@ -26,6 +26,10 @@ PROLOGUE_END = "//@wl-prologue-end"
 BLOCKS = "//@wl-blocks"
 BLOCKS_END = "//@wl-blocks-end"
 PART_BYTES = 100_000  # block source per part (int64_div's 1.9 MB: ~20 parts; one of its blocks is 156 kB)
+# (WAVELIFT_CUDA_LDSBASE=kept; decision 0047's amendment h118) the LDS window's shared address,
+# made once and kept in a register (the empty asm: else NVVM makes it again inside each
+# predicated access of a loop): wl_main's prologue, and a part whose blocks use it
+LDS_BASE = 'u32 wl_sb = (u32)__cvta_generic_to_shared(wl_smem); asm("" : "+r"(wl_sb));'
 TEST_PART_BYTES = 2048  # WAVELIFT_CUDA_SPLIT=on: parts of a few blocks (tests, GPU checks)
 STOP, DONE, PARK = -1, -2, -3  # a part's result besides a block index
 
@@ -128,6 +132,8 @@ def _part(k, part, owner, regs, nscr, wv) -> str:
         get += f"u32 scr[{nscr}]; for (u32 k = 0; k < {nscr}u; k++) scr[k] = S->scr[k]; "
         put += f"for (u32 k = 0; k < {nscr}u; k++) S->scr[k] = scr[k]; "
     entry = " ".join(f"case {bi}: goto B{bi};" for bi, _ in part)
+    if re.search(r"\bwl_sb\b", text):  # (WAVELIFT_CUDA_LDSBASE=kept) as wl_main's prologue
+        get += LDS_BASE + " "
     # the hoisted window bases the part's accesses use (WAVELIFT_CUDA_HOIST=loops), made again
     # here as wl_main's prologue makes them
     get += "".join(
