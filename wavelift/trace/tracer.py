@@ -599,7 +599,9 @@ def _trace_variants(memory, config, skip, key, depth) -> list[Window]:
         entry = (gen, first, {}, opened[0] if opened else (), {})
         keep(cache, key, entry, TRACE_CACHE)
         head = _first_head(memory, first)
-        index = None if head is None else _first_index(memory, first, entry[3])
+        # (the index is _first_index(memory, first, entry[3]): the scan _trace made of ``first``
+        # against those open allocations just now, at this table and these bytes -- not made twice)
+        index = None if head is None else (opened[1] if opened else ())
         if head is not None:
             _remember(entry[4], head, index)
     _remember(entry[2], index, (scanned, tuple(windows)))
@@ -679,7 +681,8 @@ def trace_uncached(memory, config, program_alloc=None, scratch_roots=None, depth
 
 def _trace(memory, config, skip, scanned, last=None, opened=None, known=None) -> list[Window]:
     """``opened``: a list that gets the allocations open at the first scan (an open_scans or
-    single-use memory's: _scan_open's ``open_``, as a tuple; _trace_variants' index).
+    single-use memory's: _scan_open's ``open_``, as a tuple) and then that scan's result (a
+    tuple of _scan_open's entries: _trace_variants' index).
     ``known``: (allocation, open allocations, result) of a _scan_open made at this allocation
     table just now (_trace_variants' index): the first scan's result where it scans that
     allocation with the same open allocations (the same scan, not made twice)."""
@@ -775,6 +778,7 @@ def _trace(memory, config, skip, scanned, last=None, opened=None, known=None) ->
                         found = list(known[2])
                     else:
                         found = _scan_open(memory, a, starts, ends, open_, low)
+                    opened.append(tuple(found))  # (the first scan's result: the variants' index)
                 else:
                     found = _scan_open(memory, a, starts, ends, open_, low)
             else:
