@@ -691,6 +691,7 @@ def _trace(memory, config, skip, scanned, last=None, opened=None, known=None) ->
     # a scratch-base word takes part in no candidate (not even as half of a neighbour's pair)
     # (uint32 words as Python ints: what _small_candidates reads)
     user = [0 if i in skip else int(v) & 0xFFFFFFFF for i, v in enumerate(config.user_sgprs)]
+    low = _low(memory)  # (a function of the allocation table, which a trace does not change)
     # the allocation the scratch base points into is the scratch backing: never a window, even
     # when some other word happens to look like a pointer into it
     backing = set()
@@ -709,7 +710,7 @@ def _trace(memory, config, skip, scanned, last=None, opened=None, known=None) ->
     # a candidate's reason is (where, word offset) -- text only for the windows placed
     frontier: list[tuple[int, tuple[str, int | None]]] = [
         (addr, (f"user SGPR s{i}", None))
-        for addr, i in _small_candidates(user, _low(memory))  # (_candidates' pairs, in order)
+        for addr, i in _small_candidates(user, low)  # (_candidates' pairs, in order)
         if i not in skip
     ]
     # the border-colour table (TA_CS_BC_BASE_ADDR, decision 0043): guest memory the sampler
@@ -721,7 +722,6 @@ def _trace(memory, config, skip, scanned, last=None, opened=None, known=None) ->
         frontier.append((bc, ("TA_CS_BC_BASE_ADDR", None)))
     depth = 0
     total = 0
-    hit = _hit_test(memory)
     # a single-use memory's scans look only for the allocations not yet windows (nor scratch
     # backing): a candidate into one of those is dropped below anyway (_scan_open)
     # (a memory kept over host bytes, open_scans: the same scans, each head's digest recorded
@@ -732,7 +732,8 @@ def _trace(memory, config, skip, scanned, last=None, opened=None, known=None) ->
     open_: list[int] = []
     if single:
         starts, ends, _ = memory.address_index()
-        low = _low(memory)
+    else:
+        hit = _hit_test(memory)  # (_scan's; a single-use or open_scans memory's scans: _scan_open)
     while frontier and depth <= last:
         # allocation -> its first candidate at this depth
         nxt: dict[int, tuple[int, tuple[str, int | None]]] = {}
