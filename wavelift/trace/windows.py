@@ -193,12 +193,14 @@ class WindowSet:
         """The windows' bytes from guest memory (aliased ones stay there, blank ones are not
         copied), zeros between and after them."""
         pos = 0
-        for k, (w, o) in enumerate(zip(self.windows, self.offs.tolist())):
-            self.arena[pos:o] = 0
-            if k not in self.aliased and k not in self.blank:
-                self.arena[o : o + w.size] = self.memory.view(w.address, w.size)
+        arena, view, skip = self.arena, self.memory.view, self.aliased | self.blank
+        for k, (w, o) in enumerate(zip(self.windows, self.layout.offs)):
+            if o > pos:  # (a gap: windows are placed 8-aligned mod their addresses)
+                arena[pos:o] = 0
+            if k not in skip:
+                arena[o : o + w.size] = view(w.address, w.size)
             pos = o + w.size
-        self.arena[pos:] = 0
+        arena[pos:] = 0
 
     def copy_all(self):
         """Copy the aliased and blank windows in: every window is in the arena as guest memory
