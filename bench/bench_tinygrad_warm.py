@@ -4,7 +4,9 @@
 
 Each round runs one child process per tree, in alternating order (old, new / new, old / ...).
 A child replays every gfx1100 test fixture (tests/fixtures/tinygrad, as bench_tinygrad.py does
-through tests/compat/harness.py) once cold, then ``--reps`` times warm in each of two ways:
+through tests/compat/harness.py) once cold, then once warm over new buffers -- *first*: the
+replay bench_tinygrad.py's warm column times, the first of each kernel on new buffers after its
+cold one --, then ``--reps`` times warm in each of two ways:
 *fresh* buffers (new host blocks each replay, the earlier replays' kept alive so that no address
 comes back: bench_tinygrad.py's warm column, where every call is new to the hook) and *same*
 buffers (the host blocks of the first replay again: every dispatch repeats one exactly, as a
@@ -58,27 +60,31 @@ alive = []
 for p in harness.fixtures("gfx1100"):
     fx = harness.load(p)
     row, h = {}, hashlib.sha256()
-    for way in ("fresh", "same"):
+    for way in ("first", "fresh", "same"):
         harness.HostBlock = pooled if way == "same" else HB
         pool.clear()
         seq[0] = 0
-        harness.replay(fx, tg.run_asm, keep_code=True)  # (cold in the first way; the same blocks' first plan in the second)
+        if way != "fresh":  # (cold before the first way; the same blocks' first plan in the third)
+            # (its buffers held through the first way's replay, as bench_tinygrad.py holds them)
+            cold = harness.replay(fx, tg.run_asm, keep_code=True)
         for k in T:
             T[k] = 0
         wall = n = 0
         ok = True
-        for _ in range(reps):
+        for _ in range(1 if way == "first" else reps):
             seq[0] = 0
             r = harness.replay(fx, tg.run_asm, keep_code=True)
-            if way == "fresh":
+            if way != "same":
                 alive.append(r)  # (its buffers stay: the next replay's are at new addresses)
             wall += sum(r.seconds)
             n += len(r.codes)
             ok &= all(c == 0 for c in r.codes) and bounds.check(fx.name, r.output, fx.expected(), fx.inputs()) is None
             h.update(bytes(r.codes)); h.update(r.output.tobytes())
-        row[way] = {"n": n // reps, "wall_ms": wall / reps * 1e3, "cpu_ms": T["run_asm"] / reps / 1e6,
+        k = 1 if way == "first" else reps
+        row[way] = {"n": n // k, "wall_ms": wall / k * 1e3, "cpu_ms": T["run_asm"] / k / 1e6,
                     "fixed_us": (T["run_asm"] - T["backend"]) / n / 1e3, "backend_us": T["backend"] / n / 1e3, "ok": ok}
     harness.HostBlock = HB
+    cold = None
     row["digest"] = h.hexdigest()[:16]
     out[fx.name] = row
 print(json.dumps(out))
@@ -101,10 +107,21 @@ def main(argv=None) -> int:
     ap.add_argument("--new", default=str(pathlib.Path(__file__).resolve().parents[1]))
     ap.add_argument("--rounds", type=int, default=4)
     ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument(
+        "--warmup",
+        type=int,
+        default=0,
+        help="unmeasured child runs per tree first (each tree's piece cache and native index "
+        "filled: a tree whose sources changed makes its native sources again in its first runs)",
+    )
     a = ap.parse_args(argv)
     trees = {"old": os.path.abspath(a.old), "new": os.path.abspath(a.new)}
     caches = {k: f"/tmp/bench_tinygrad_warm-cache-{os.getpid()}-{k}" for k in trees}
     print(f"old = {trees['old']}, new = {trees['new']}; load before {os.getloadavg()}")
+    for i in range(a.warmup):
+        for k in trees:
+            child(trees[k], 1, caches[k])
+            print(f"warm-up {i} {k} done, load {os.getloadavg()[0]:.2f}", flush=True)
     res: dict = {"old": [], "new": []}
     for r in range(a.rounds):
         order = ("old", "new") if r % 2 == 0 else ("new", "old")
@@ -112,8 +129,17 @@ def main(argv=None) -> int:
             res[k].append(child(trees[k], a.reps, caches[k]))
             print(f"round {r} {k} done, load {os.getloadavg()[0]:.2f}", flush=True)
     print(f"load after {os.getloadavg()}")
+    for way in ("first", "fresh", "same"):
+        med = {k: sorted(sum(x[fx][way]["cpu_ms"] for fx in x) for x in res[k]) for k in res}
+        print(
+            f"{way}: CPU ms a replay of all fixtures, per round: "
+            + "; ".join(
+                f"{k} {' '.join(f'{v:.2f}' for v in med[k])} (median {med[k][len(med[k]) // 2]:.2f})"
+                for k in med
+            )
+        )
     best = lambda k, fx, way, f: min(x[fx][way][f] for x in res[k])  # noqa: E731
-    for way in ("fresh", "same"):
+    for way in ("first", "fresh", "same"):
         print(
             f"\n## {way} buffers: per warm replay, best over rounds (CPU = thread time inside run_asm); "
             "per dispatch: fixed = run_asm - backend run, µs"

@@ -174,3 +174,39 @@ def test_fresh_buffers_take_execute_records_by_shape():
         assert bounds.check(fx.name, run.output, fx.expected(), fx.inputs()) is None
         if i:
             assert E.PREPARED_MADE[0] == made and E.SHAPED_HITS[0] >= hits + 10
+
+
+@pytest.mark.parametrize("name", ["softmax", "matmul", "sigmoid_gelu"])
+def test_a_first_replay_over_fresh_buffers_runs_each_dispatch_once(monkeypatch, name, _native_cache):
+    """A kernel's first dispatch over new buffers after its cold one (bench_tinygrad's warm
+    column): its windows are all under windows.GUESS_MIN_BYTES, so the native driver guesses
+    nothing about them and runs each dispatch once -- before, it aliased every window at a new
+    address (never written there), the kernel's store into one was dropped and the run done
+    again (decision 0035, amendment h117).  Results are tinygrad's CPU device's."""
+    from wavelift.backends import host, native
+    from wavelift.backends.numpy import runtime
+
+    if host.compiler() is None:
+        pytest.skip("no host C++ compiler (clang++-19 / g++): the native tier is not available")
+    runs = [0]
+    real = runtime.Runtime._drive_parts
+
+    def count(self, *args):
+        runs[0] += 1
+        return real(self, *args)
+
+    monkeypatch.setattr(runtime.Runtime, "_drive_parts", count)
+    # (the driver whatever the disk cache holds; the test run's own cache, -O1 as conftest's tier)
+    monkeypatch.setattr(runtime, "NATIVE", "on")
+    monkeypatch.setenv("WAVELIFT_NATIVE_CACHE", str(_native_cache))
+    monkeypatch.setattr(native, "FLAGS", tuple("-O1" if f.startswith("-O") else f for f in native.FLAGS))
+    fx = _fixture(name)
+    keep = []
+    for _ in range(3):
+        runs[0] = 0
+        run = harness.replay(fx, tg.run_asm, keep_code=True)
+        keep.append(run)  # (alive: the next replay's buffers are at other addresses)
+        assert all(c == tg.OK for c in run.codes), run.codes
+        assert bounds.check(fx.name, run.output, fx.expected(), fx.inputs()) is None
+        assert tg.last_result().stats.get("native_driver")
+        assert runs[0] == len(run.codes)

@@ -203,3 +203,33 @@ def test_open_scans_memory_keeps_a_trace_over_new_scalar_arguments(monkeypatch):
     got = T.trace(mem, cfg, depth=T.SHALLOW_DEPTH)
     assert calls[0] == n + 1 and got == T.trace_uncached(mem, cfg, depth=T.SHALLOW_DEPTH)
     assert [w.address for w in got] == sorted([args, *bufs])
+
+
+def test_a_new_key_scans_its_first_head_once(monkeypatch):
+    """The first trace of a key on an open_scans memory (the hook's memory over new buffers)
+    indexes its variants by the first scan _trace made, not by a second scan of the same head
+    (decision 0035, amendment h117): every scanned head scanned once; the index is that scan's
+    result (a later trace with new scalar words beside the same pointers takes the kept trace)."""
+    scans: list = []
+    real = T._scan_open
+
+    def count(memory, a, *rest):
+        scans.append(a.base)
+        return real(memory, a, *rest)
+
+    monkeypatch.setattr(T, "_scan_open", count)
+    mem = GuestMemory()
+    mem.open_scans = True
+    args = mem.alloc(64, name="kernargs")
+    bufs = [mem.alloc(256, name=f"b{i}") for i in range(2)]
+    cfg = one_wave_config([args & 0xFFFFFFFF, args >> 32])
+    mem.write(args, np.array([bufs[0], bufs[1], 5, 6], np.uint64).tobytes())
+    got = T.trace(mem, cfg)  # (to MAX_DEPTH: the buffers' heads scanned too)
+    assert sorted(scans) == sorted(set(scans)) and args in scans
+    assert got == T.trace_uncached(mem, cfg)
+    entry = mem.trace_variants[next(iter(mem.trace_variants))]
+    assert list(entry[2]) == [T._first_index(mem, mem.find(args), entry[3])]
+    mem.write(args + 16, np.array([7, 8], np.uint64).tobytes())
+    calls = _count_traces(monkeypatch)
+    again = T.trace(mem, cfg)
+    assert calls[0] == 0 and again == T.trace_uncached(mem, cfg)

@@ -176,3 +176,35 @@ def test_no_stamp_no_record_by_shape():
     made, hits = _counts()
     E.execute_dispatch(mem, dataclasses.replace(r.config), 0, "numpy", "wave")
     assert _counts() == (made + 1, hits)
+
+
+def test_a_first_launch_works_out_its_shape_key_once(monkeypatch):
+    """A config of a new shape: _shaped's miss hands its key and code allocation to the full
+    path's _prepare (decision 0035, amendment h117: before, _prepare made the key again and the
+    allocation was looked up twice); the record kept by that key serves the next config."""
+    dev, k, a, b = _vadd()
+    c0 = dev.alloc(1024)
+    r = k.launch(global_size=(256, 1, 1), block=(64, 1, 1), args=[a, b, c0, np.uint32(256)])
+    assert r.refusal is None, r.refusal
+    outs = [dev.alloc(1024) for _ in range(2)]
+    configs = [_moved_kernargs(dev, r.config, c) for c in outs]
+    mem = _stamped(dev, configs[0])
+    keys: list = []
+    real = E._shape_key
+
+    def count(*args):
+        key = real(*args)
+        keys.append(key)
+        return key
+
+    monkeypatch.setattr(E, "_shape_key", count)
+    made, hits = _counts()
+    first = E.execute_dispatch(mem, configs[0], 0, "numpy", "wave")
+    assert _counts() == (made + 1, hits) and len(keys) == 1 and keys[0] is not None
+    second = E.execute_dispatch(mem, configs[1], 0, "numpy", "wave")
+    assert _counts() == (made + 1, hits + 1) and len(keys) == 2 and keys[1] == keys[0]
+    monkeypatch.undo()
+    for got, cfg, c in zip((first, second), configs, outs, strict=True):
+        assert got.refusal is None and got.write_spans == [(c.address, 1024)]
+        assert _view(got) == _view(_full(monkeypatch, mem, cfg))
+        assert np.array_equal(dev.download(c, np.float32), np.arange(256, dtype=np.float32) + 2)

@@ -197,15 +197,9 @@ def _backend(name):
     return backends.find(name)
 
 
-_ABI: list = []  # frontend.scratch.abi, imported on the first call (not at import: the import graph)
-
-
 def _scratch_abi(config):
-    if not _ABI:
-        from ..frontend.scratch import abi
-
-        _ABI.append(abi)
-    return _ABI[0](config)
+    """frontend.scratch.abi(config) (imported once: _late)."""
+    return _late()[6](config)
 
 
 def program_for(memory, config, cache=None):
@@ -314,13 +308,15 @@ class _Prepared:
     )
 
 
-def _prepared(memory, config, backend, mode, cache):
+def _prepared(memory, config, backend, mode, cache, miss=None):
     """The prepared record of ``config`` when the checks before translation would pass as they
     did for it and nothing the record's lookups read changed, or None (the full path).  The
     same config object (its one mutable field, the system SGPR dict, compared), memory at the
     same allocation table generation, cache object, backend and mode names and registered
     backend object, which is available now: the target and grid checks, pure functions of the
-    config, pass again.  The program and the module are confirmed by ``_confirm``."""
+    config, pass again.  The program and the module are confirmed by ``_confirm``.  ``miss``:
+    None, or a list that a miss of the shape's record (_shaped) sets to [shape key, code
+    allocation] for the full path's _prepare (not worked out twice)."""
     rec = _PREPARED.get(id(config))
     if (
         rec is None
@@ -334,7 +330,7 @@ def _prepared(memory, config, backend, mode, cache):
         or _backend(backend) is not rec.be
         or rec.be.available() is not True
     ):
-        return _shaped(memory, config, backend, mode, cache)
+        return _shaped(memory, config, backend, mode, cache, miss)
     return rec
 
 
@@ -349,7 +345,7 @@ SHAPED_HITS = [0]  # records made from a record of the same shape (tests)
 PREPARED_MADE = [0]  # records made by the full path (tests)
 
 
-def _shape_key(memory, config, backend, mode, cache, be) -> tuple | None:
+def _shape_key(memory, config, backend, mode, cache, be, a) -> tuple | None:
     """The key of _SHAPED for a dispatch, or None where it has none (a code allocation without a
     content stamp: its bytes are read and decoded by program_for on every new config object).
     It holds every input of the steps a record skips but the user SGPRs' values: the cache
@@ -358,8 +354,8 @@ def _shape_key(memory, config, backend, mode, cache, be) -> tuple | None:
     config field with the user SGPRs as their count (dispatch/config.shape_fields: the grid, the
     registers, the system SGPRs, the program address...), the translation inputs (the scratch
     ABI, which reads user SGPR 1's swizzle bits: a user SGPR value that is part of the shape)
-    and the backend's key_extra (its settings)."""
-    a = memory.find(config.program_address)
+    and the backend's key_extra (its settings).  ``a``: the code's allocation (memory.find of
+    the program address, or None)."""
     stamp = None if a is None else _late()[4](memory, a)
     if stamp is None:
         return None
@@ -377,15 +373,19 @@ def _shape_key(memory, config, backend, mode, cache, be) -> tuple | None:
     )
 
 
-def _shaped(memory, config, backend, mode, cache):
+def _shaped(memory, config, backend, mode, cache, miss=None):
     """A record for ``config`` made from the record of its shape (_SHAPED), or None: the same
     cache and registered backend objects, the backend available and the module still cached
     under the key; the code's allocation on this memory (_shape_key: its stamp) and the trace
-    key of this config's user SGPRs."""
+    key of this config's user SGPRs.  A miss puts [the shape key, the code's allocation] in
+    ``miss`` (a list: _prepared's)."""
     be = _backend(backend)
     if be is None:
         return None
-    skey = _shape_key(memory, config, backend, mode, cache, be)
+    a = memory.find(config.program_address)
+    skey = _shape_key(memory, config, backend, mode, cache, be, a)
+    if miss is not None:
+        miss[:] = [skey, a]
     try:
         t = None if skey is None else _SHAPED.get(skey)
     except TypeError:  # (a field that cannot be hashed: no record by shape)
@@ -404,7 +404,7 @@ def _shaped(memory, config, backend, mode, cache):
     rec.config, rec.system, rec.memory = config, dict(config.system_sgprs), ref(memory)
     rec.backend, rec.mode, rec.be, rec.cache = backend, mode, be, cache
     rec.gen = memory.generation
-    rec.code, rec.stamp = ref(memory.find(config.program_address)), skey[5]  # (found: _shape_key)
+    rec.code, rec.stamp = ref(a), skey[5]  # (a stamp: the allocation was found)
     rec.program, rec.code_base, rec.key, rec.module = program, code_base, key, module
     rec.tkey = _trace_key(config, None, skip)
     rec.budget = budget
@@ -435,15 +435,17 @@ def _confirm(rec, memory, config, cache) -> tuple:
     return program, code_base, cache.get(rec.key) is rec.module
 
 
-def _prepare(memory, config, backend, mode, cache, be, program, code_base, key, module, tkey):
-    """Record what the full path found for ``config`` (execute_dispatch; _prepared checks it)."""
-    from ..trace.tracer import content_stamp
-
+def _prepare(memory, config, backend, mode, cache, be, program, code_base, key, module, tkey, miss=()):
+    """Record what the full path found for ``config`` (execute_dispatch; _prepared checks it).
+    ``miss``: what _shaped's miss found for this dispatch ([shape key, code allocation]), else
+    empty: the key is worked out here."""
+    content_stamp = _late()[4]
     rec = _Prepared()
     rec.config, rec.system, rec.memory = config, dict(config.system_sgprs), ref(memory)
     rec.backend, rec.mode, rec.be, rec.cache = backend, mode, be, cache
     rec.gen = memory.generation
-    a = memory.find(config.program_address)
+    # (the allocation table is the one _shaped looked in: program_for adds no allocation)
+    a = miss[1] if miss else memory.find(config.program_address)
     rec.code = ref(a) if a is not None else (lambda: None)
     rec.stamp = None if a is None else content_stamp(memory, a)
     rec.program, rec.code_base, rec.key, rec.module, rec.tkey = program, code_base, key, module, tkey
@@ -451,7 +453,11 @@ def _prepare(memory, config, backend, mode, cache, be, program, code_base, key, 
     rec.again = None
     keep(_PREPARED, id(config), rec, PREPARED)
     PREPARED_MADE[0] += 1
-    skey = _shape_key(memory, config, backend, mode, cache, be)
+    # (a key made before program_for read the code holds its stamp then: kept only when it is
+    # the stamp now, so the code read was that content; no key then: made now, as without it)
+    skey = (
+        miss[0] if miss and miss[0] is not None else _shape_key(memory, config, backend, mode, cache, be, a)
+    )
     if skey is not None and skey[5] == rec.stamp:  # (the stamp the program was read at)
         try:
             keep(_SHAPED, skey, (cache, be, program, code_base, key, module, tkey[1], rec.budget), SHAPED)
@@ -693,28 +699,24 @@ def _again(rec, memory, config, index, budget, cache, t0):
 
 
 def _late() -> tuple:
-    """(RUN_TARGETS, check_grid, trace, WindowSet, content_stamp, SHALLOW_DEPTH): imported on the first
-    dispatch (not at import: the import graph), then kept (no import statement per dispatch)."""
+    """(RUN_TARGETS, check_grid, trace, WindowSet, content_stamp, SHALLOW_DEPTH, scratch.abi,
+    trace_key): imported on the first use (not at import: the import graph), then kept (no
+    import statement per dispatch: ~1 us each, several a dispatch)."""
     global _LATE
     if _LATE is None:
         from ..dispatch.setup import check_grid
+        from ..frontend.scratch import abi
         from ..isa.instruction import RUN_TARGETS
-        from ..trace.tracer import SHALLOW_DEPTH, content_stamp, trace
+        from ..trace.tracer import SHALLOW_DEPTH, content_stamp, trace, trace_key
         from ..trace.windows import WindowSet
 
-        _LATE = (RUN_TARGETS, check_grid, trace, WindowSet, content_stamp, SHALLOW_DEPTH)
+        _LATE = (RUN_TARGETS, check_grid, trace, WindowSet, content_stamp, SHALLOW_DEPTH, abi, trace_key)
     return _LATE
 
 
-_TRACE_KEY: list = []  # tracer.trace_key, imported on the first call (as _ABI)
-
-
 def _trace_key(config, roots, skip=None) -> tuple:
-    if not _TRACE_KEY:
-        from ..trace.tracer import trace_key
-
-        _TRACE_KEY.append(trace_key)
-    return _TRACE_KEY[0](config, roots, skip)
+    """tracer.trace_key (imported once: _late)."""
+    return _late()[7](config, roots, skip)
 
 
 def execute_dispatch(
@@ -742,8 +744,9 @@ def execute_dispatch(
     res: DispatchResult | None = None
     stats: dict = {}  # (the finally below writes into it whatever raised before _fresh)
     try:
-        RUN_TARGETS, check_grid, trace, WindowSet, _, SHALLOW_DEPTH = _late()
-        rec = _prepared(memory, config, backend, mode, cache)
+        RUN_TARGETS, check_grid, trace, WindowSet, _, SHALLOW_DEPTH, _, _ = _late()
+        miss: list = []  # (what a miss of the shape's record found: _prepare takes it)
+        rec = _prepared(memory, config, backend, mode, cache, miss)
         if rec is not None and rec.again is not None and progress is None and deadline is None:
             again = _again(rec, memory, config, index, budget, cache, t0)
             if again is not None:
@@ -753,7 +756,8 @@ def execute_dispatch(
         rs = getattr(memory, "resident", None)
         if rs is not None and rs.pending:  # (deferred dispatches: read, or run again, first)
             rs.flush()
-            rec = _prepared(memory, config, backend, mode, cache)  # (a replay may have made another)
+            miss = []  # (what the flush changed is looked at again)
+            rec = _prepared(memory, config, backend, mode, cache, miss)  # (a replay may have made another)
         program: Any = None
         if rec is not None:
             # the same config object again, nothing its checks read changed: they pass as they
@@ -795,7 +799,7 @@ def execute_dispatch(
                 module = be.build_module(key, program, config, mode, code_base)
                 cache[key] = module
             tkey = _trace_key(config, program.scratch.tracer_skip)
-            _prepare(memory, config, backend, mode, cache, be, program, code_base, key, module, tkey)
+            _prepare(memory, config, backend, mode, cache, be, program, code_base, key, module, tkey, miss)
         # the windows: first as deep as most programs reach (tracer.SHALLOW_DEPTH), deeper only
         # for a program that escaped or was refused there (decision 0048: a run that escaped
         # landed nothing, and one that did not touched only windows the deeper trace also has)

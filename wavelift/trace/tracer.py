@@ -599,7 +599,9 @@ def _trace_variants(memory, config, skip, key, depth) -> list[Window]:
         entry = (gen, first, {}, opened[0] if opened else (), {})
         keep(cache, key, entry, TRACE_CACHE)
         head = _first_head(memory, first)
-        index = None if head is None else _first_index(memory, first, entry[3])
+        # (the index is _first_index(memory, first, entry[3]): the scan _trace made of ``first``
+        # against those open allocations just now, at this table and these bytes -- not made twice)
+        index = None if head is None else (opened[1] if opened else ())
         if head is not None:
             _remember(entry[4], head, index)
     _remember(entry[2], index, (scanned, tuple(windows)))
@@ -679,7 +681,8 @@ def trace_uncached(memory, config, program_alloc=None, scratch_roots=None, depth
 
 def _trace(memory, config, skip, scanned, last=None, opened=None, known=None) -> list[Window]:
     """``opened``: a list that gets the allocations open at the first scan (an open_scans or
-    single-use memory's: _scan_open's ``open_``, as a tuple; _trace_variants' index).
+    single-use memory's: _scan_open's ``open_``, as a tuple) and then that scan's result (a
+    tuple of _scan_open's entries: _trace_variants' index).
     ``known``: (allocation, open allocations, result) of a _scan_open made at this allocation
     table just now (_trace_variants' index): the first scan's result where it scans that
     allocation with the same open allocations (the same scan, not made twice)."""
@@ -688,6 +691,7 @@ def _trace(memory, config, skip, scanned, last=None, opened=None, known=None) ->
     # a scratch-base word takes part in no candidate (not even as half of a neighbour's pair)
     # (uint32 words as Python ints: what _small_candidates reads)
     user = [0 if i in skip else int(v) & 0xFFFFFFFF for i, v in enumerate(config.user_sgprs)]
+    low = _low(memory)  # (a function of the allocation table, which a trace does not change)
     # the allocation the scratch base points into is the scratch backing: never a window, even
     # when some other word happens to look like a pointer into it
     backing = set()
@@ -706,7 +710,7 @@ def _trace(memory, config, skip, scanned, last=None, opened=None, known=None) ->
     # a candidate's reason is (where, word offset) -- text only for the windows placed
     frontier: list[tuple[int, tuple[str, int | None]]] = [
         (addr, (f"user SGPR s{i}", None))
-        for addr, i in _small_candidates(user, _low(memory))  # (_candidates' pairs, in order)
+        for addr, i in _small_candidates(user, low)  # (_candidates' pairs, in order)
         if i not in skip
     ]
     # the border-colour table (TA_CS_BC_BASE_ADDR, decision 0043): guest memory the sampler
@@ -718,7 +722,6 @@ def _trace(memory, config, skip, scanned, last=None, opened=None, known=None) ->
         frontier.append((bc, ("TA_CS_BC_BASE_ADDR", None)))
     depth = 0
     total = 0
-    hit = _hit_test(memory)
     # a single-use memory's scans look only for the allocations not yet windows (nor scratch
     # backing): a candidate into one of those is dropped below anyway (_scan_open)
     # (a memory kept over host bytes, open_scans: the same scans, each head's digest recorded
@@ -729,7 +732,8 @@ def _trace(memory, config, skip, scanned, last=None, opened=None, known=None) ->
     open_: list[int] = []
     if single:
         starts, ends, _ = memory.address_index()
-        low = _low(memory)
+    else:
+        hit = _hit_test(memory)  # (_scan's; a single-use or open_scans memory's scans: _scan_open)
     while frontier and depth <= last:
         # allocation -> its first candidate at this depth
         nxt: dict[int, tuple[int, tuple[str, int | None]]] = {}
@@ -775,6 +779,7 @@ def _trace(memory, config, skip, scanned, last=None, opened=None, known=None) ->
                         found = list(known[2])
                     else:
                         found = _scan_open(memory, a, starts, ends, open_, low)
+                    opened.append(tuple(found))  # (the first scan's result: the variants' index)
                 else:
                     found = _scan_open(memory, a, starts, ends, open_, low)
             else:

@@ -89,6 +89,13 @@ class Layout:
         return t
 
 
+# the smallest window a guess leaves out of the arena (aliased or blank, WindowSet): copying a
+# smaller one in costs less than the guess's own set-up (the native words of an aliased window:
+# its guest view, ~3-4 us a window, against ~1 us to copy a few KiB), and a guess that fails
+# costs a run redone (decision 0035, amendment h117)
+GUESS_MIN_BYTES = 16 << 10
+
+
 # (the window objects of the last _layout call, and its layout): the trace cache hands out the
 # same Window objects for a repeated launch (frozen: the same objects, the same values)
 _LAST: list = [(), None]
@@ -138,7 +145,8 @@ class WindowSet:
         ``alias_except``: None, or the (address, size) of windows that must be in the arena while
         every other window is *aliased*: left in guest memory, read there and never stored to;
         ``blank``: None, or the (address, size) of windows that are in the arena but not copied
-        in (their bytes are arbitrary): stored to and never read.
+        in (their bytes are arbitrary): stored to and never read.  Either guess only about a
+        window of at least GUESS_MIN_BYTES: a smaller one is copied in.
         ``host_arena``: False for a runtime that keeps the arena and the written map itself
         (the CUDA backend's device-resident memory, decision 0029): only the layout (windows,
         offsets, ``nbytes``, the address tables) is made; ``arena``/``written`` are None and
@@ -150,15 +158,19 @@ class WindowSet:
         self.memory = memory
         # (the layout's read-only tables, shared: made once per window list)
         self.offs, self.starts, self.ends, self._start_list, self._end_list, self._delta = lay.arrays()
+        least = GUESS_MIN_BYTES
         self.aliased = (
             set()
             if alias_except is None
-            else {k for k, w in enumerate(merged) if (w.address, w.size) not in alias_except}
+            else {
+                k for k, w in enumerate(merged) if w.size >= least and (w.address, w.size) not in alias_except
+            }
         )
         self.blank = (
             set()
             if blank is None
-            else {k for k, w in enumerate(merged) if (w.address, w.size) in blank} - self.aliased
+            else {k for k, w in enumerate(merged) if w.size >= least and (w.address, w.size) in blank}
+            - self.aliased
         )
         self._spans: list[tuple[int, int]] | None = None  # spans() once it has run
         self._marked: list[tuple[int, int]] = []  # of those, the ones whose marks are still set
@@ -181,12 +193,14 @@ class WindowSet:
         """The windows' bytes from guest memory (aliased ones stay there, blank ones are not
         copied), zeros between and after them."""
         pos = 0
-        for k, (w, o) in enumerate(zip(self.windows, self.offs.tolist())):
-            self.arena[pos:o] = 0
-            if k not in self.aliased and k not in self.blank:
-                self.arena[o : o + w.size] = self.memory.view(w.address, w.size)
+        arena, view, skip = self.arena, self.memory.view, self.aliased | self.blank
+        for k, (w, o) in enumerate(zip(self.windows, self.layout.offs)):
+            if o > pos:  # (a gap: windows are placed 8-aligned mod their addresses)
+                arena[pos:o] = 0
+            if k not in skip:
+                arena[o : o + w.size] = view(w.address, w.size)
             pos = o + w.size
-        self.arena[pos:] = 0
+        arena[pos:] = 0
 
     def copy_all(self):
         """Copy the aliased and blank windows in: every window is in the arena as guest memory

@@ -554,12 +554,18 @@ def test_driver_threads_without_races_stay_parallel(native_on, monkeypatch):
     assert res.write_spans == [(pc, 4000)]
 
 
+# vadd's elements in the guess tests: each buffer a window of windows.GUESS_MIN_BYTES (a smaller
+# window is copied in, never guessed about)
+GUESSED = 4096
+
+
 def test_driver_aliases_windows_it_never_wrote_and_copies_when_that_changes(native_on):
     """From a program's second driver run on, windows it never wrote are read in place (not
-    copied); a store into one is dropped, the run redone with copies, and the result is exact."""
+    copied); a store into one is dropped, the run redone with copies, and the result is exact.
+    (Buffers of GUESS_MIN_BYTES: a smaller window is always copied in.)"""
     from test_basic import vadd_rig
 
-    r, a, b, pc, cfg = vadd_rig(1000, 16)
+    r, a, b, pc, cfg = vadd_rig(GUESSED, GUESSED // 64)
     cache = {}
     res = r.run(cfg, cache=cache)  # copies everything, learns: c is written
     module = next(v for v in cache.values() if hasattr(v, "written_windows"))
@@ -567,7 +573,7 @@ def test_driver_aliases_windows_it_never_wrote_and_copies_when_that_changes(nati
     assert res.stats["windows_aliased"] == 0
     res = r.run(cfg, cache=cache)  # a, b (and the kernel arguments) aliased
     assert res.landed and module.alias_ok and res.stats["windows_aliased"] >= 2
-    np.testing.assert_array_equal(r.read(pc, np.float32, 1000), a + b)
+    np.testing.assert_array_equal(r.read(pc, np.float32, GUESSED), a + b)
     # the same program now writes into a (never written before: aliased, so the run is redone)
     pa = ptr(int(cfg.user_sgprs[0]) | int(cfg.user_sgprs[1]) << 32)
     kern = int(pa[0]) | int(pa[1]) << 32
@@ -577,8 +583,8 @@ def test_driver_aliases_windows_it_never_wrote_and_copies_when_that_changes(nati
     res = r.run(cfg, cache=cache)
     assert res.landed, res.refusal
     assert not module.alias_ok and res.stats["windows_aliased"] == 0
-    np.testing.assert_array_equal(r.read(int(words[0]) | int(words[1]) << 32, np.float32, 1000), a + b)
-    assert r.read(pc, np.float32, 1000).tolist() == (a + b).tolist()  # untouched this time
+    np.testing.assert_array_equal(r.read(int(words[0]) | int(words[1]) << 32, np.float32, GUESSED), a + b)
+    assert r.read(pc, np.float32, GUESSED).tolist() == (a + b).tolist()  # untouched this time
 
 
 def test_driver_leaves_windows_it_only_wrote_blank_and_copies_when_that_changes(native_on):
@@ -586,7 +592,7 @@ def test_driver_leaves_windows_it_only_wrote_blank_and_copies_when_that_changes(
     (only the bytes it stores land); a read of one stops the run, which is redone with copies."""
     from test_basic import vadd_rig
 
-    r, a, b, pc, cfg = vadd_rig(1000, 16)
+    r, a, b, pc, cfg = vadd_rig(GUESSED, GUESSED // 64)
     cache = {}
     res = r.run(cfg, cache=cache)
     module = next(v for v in cache.values() if hasattr(v, "written_windows"))
@@ -596,18 +602,45 @@ def test_driver_leaves_windows_it_only_wrote_blank_and_copies_when_that_changes(
     words = r.read(kern, np.uint32, 7).copy()
     a_addr = int(words[0]) | int(words[1]) << 32
     a2 = (a * 3).astype(np.float32)
-    r.mem.view(a_addr, 4000)[:] = a2.view(np.uint8)
-    r.mem.view(pc, 4000)[:] = np.full(1000, 7, np.float32).view(np.uint8)
+    r.mem.view(a_addr, 4 * GUESSED)[:] = a2.view(np.uint8)
+    r.mem.view(pc, 4 * GUESSED)[:] = np.full(GUESSED, 7, np.float32).view(np.uint8)
     res = r.run(cfg, cache=cache)  # c blank: its old bytes never read
     assert res.landed and module.blank_ok and res.stats["windows_blank"] == 1
-    np.testing.assert_array_equal(r.read(pc, np.float32, 1000), a2 + b)
+    np.testing.assert_array_equal(r.read(pc, np.float32, GUESSED), a2 + b)
     # the program now reads c (a := c): the run reads a blank window, is redone with copies
     words[0:2] = words[4:6]
     r.mem.view(kern, 28)[:] = words.view(np.uint8)
     res = r.run(cfg, cache=cache)
     assert res.landed, res.refusal
     assert not module.blank_ok and res.stats["windows_blank"] == 0
-    np.testing.assert_array_equal(r.read(pc, np.float32, 1000), (a2 + b) + b)
+    np.testing.assert_array_equal(r.read(pc, np.float32, GUESSED), (a2 + b) + b)
+
+
+def test_driver_copies_windows_under_the_guess_size_in(native_on, monkeypatch):
+    """Windows under GUESS_MIN_BYTES are copied in on every run, never aliased nor left blank
+    (their copy costs less than a guess's set-up; decision 0035, amendment h117): a program
+    dispatched again runs once a dispatch (no guess to fail), with the same results."""
+    from test_basic import vadd_rig
+
+    runtime = native_on
+    r, a, b, pc, cfg = vadd_rig(1000, 16)
+    cache: dict = {}
+    runs = [0]
+    real = runtime.Runtime._drive_parts
+
+    def count(self, *args):
+        runs[0] += 1
+        return real(self, *args)
+
+    monkeypatch.setattr(runtime.Runtime, "_drive_parts", count)
+    for _ in range(3):
+        res = r.run(cfg, cache=cache)
+        assert res.landed and res.stats["native_driver"]
+        assert res.stats["windows_aliased"] == 0 and res.stats["windows_blank"] == 0
+        np.testing.assert_array_equal(r.read(pc, np.float32, 1000), a + b)
+    assert runs[0] == 3
+    module = next(v for v in cache.values() if hasattr(v, "written_windows"))
+    assert module.alias_ok and module.blank_ok  # (no guess made, so none failed)
 
 
 # Deferred EXEC blends (ir.blends.deferred_blends): in the branch's block, v1, v2 and v5 are

@@ -192,10 +192,13 @@ class NumpyBackend:
         return module.window_plan()
 
     def run(self, module, config, windows, mode, budget, deadline=None, counts=None):
-        from ..base import run_runtime
-        from .runtime import Runtime
+        if not _RUN:  # (imported on the first run, not at import: the import graph; then kept)
+            from ..base import run_runtime
+            from .runtime import Runtime
 
-        return run_runtime(Runtime, module, config, windows, mode, budget, deadline, counts)
+            _RUN[:] = [run_runtime, Runtime]
+        return _RUN[0](_RUN[1], module, config, windows, mode, budget, deadline, counts)
 
 
+_RUN: list = []  # [base.run_runtime, runtime.Runtime] (NumpyBackend.run)
 BACKEND = NumpyBackend()
