@@ -13,7 +13,6 @@ import pickle
 import numpy as np
 import pytest
 
-from wavelift.backends.cuda import _EVERY
 from wavelift.backends.cuda import resident as R
 from wavelift.memory.guest import GuestMemory
 from wavelift.run.result import Window
@@ -100,10 +99,10 @@ class Dispatch:
     random bytes at random places in the windows."""
 
     def __init__(self, res, mem, windows, rng):
-        self.win = WindowSet(windows, mem, blank=_EVERY)
+        self.win = WindowSet(windows, mem, host_arena=False)  # (the arena is the device's)
         self.plan = res.prepare(self.win)
         self.arena = res.gather(self.win, self.plan)
-        self.written = res.ops.zeros(self.win.arena.size)
+        self.written = res.ops.zeros(self.win.nbytes)
         self.stores = []
         for _ in range(int(rng.integers(0, 6))):
             w = self.win.windows[int(rng.integers(0, len(self.win.windows)))]

@@ -457,14 +457,6 @@ def _groups(config) -> int:
     return by_config("groups", config, groups_per_block, want)
 
 
-class _Every:
-    """Holds every window (WindowSet's ``blank``: none is copied into the host arena)."""
-
-    def __contains__(self, item) -> bool:
-        return True
-
-
-_EVERY = _Every()
 BACKEND = CudaBackend()
 
 
