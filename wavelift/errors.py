@@ -68,6 +68,7 @@ CODES: dict[str, str] = {
     # execution
     "escape": "an access outside every window (or outside the wave's scratch)",
     "backend.unavailable": "the selected backend cannot run here",
+    "backend.bad_report": "the CUDA kernel's report names what the module cannot have flagged (a refusal's ordinal or instruction outside its tables): an internal defect, refused so that nothing of the run lands",
 }
 
 

@@ -228,6 +228,12 @@ def test_refuse_if_is_wave_uniform_and_named_on_the_host():
         Runtime._raise_flags(rt, status)
     assert e.value.refusal.code == "image.unsupported_layout"
     assert e.value.refusal.message == "offset 0x0: op_0 (a test)"
+    # a report naming a refuse_if or instruction the module does not have: refused by name, never
+    # an IndexError (session 47's gpu_check met one under opt-in settings)
+    for a, b in ((0, 1), (len(prog.instructions), 0)):
+        with pytest.raises(Refused) as e:
+            Runtime._raise_flags(rt, [G_FLAGS["refuse"], a, b, 0, 0, G_FLAGS["refuse"]])
+        assert e.value.refusal.code == "backend.bad_report"
 
 
 def test_scratch_split_only_for_flat_scratch():

@@ -687,6 +687,12 @@ class Runtime:
             raise Refused("program.bad_address", "control runs past the decoded program")
         if first & G_FLAGS["refuse"]:  # a refuse_if op held (as Runtime.refuse_at)
             table = G.refusal_table(prog)
+            if b >= len(table) or a >= len(prog.instructions):  # (never guessed: named, refused)
+                raise Refused(
+                    "backend.bad_report",
+                    f"refuse_if {b} at instruction {a} flagged; the module has {len(table)} "
+                    f"refuse_if ops and {len(prog.instructions)} instructions",
+                )
             _, why, code = table[b]
             ins = prog.instructions[a]
             raise Refused(code, f"offset {ins.offset:#x}: {ins.text} ({why})")
