@@ -140,6 +140,9 @@ ENV["h106"] = {"WAVELIFT_CUDA_EXEC": "known", "WAVELIFT_CUDA_NAN": "chain"}
 ENV["h106spaces"] = {**ENV["h106"], "WAVELIFT_CUDA_WAVESYNC": "spaces"}
 # the forms before session 46 made h106's two the default (EXEC tested, every fma NaN-tested)
 ENV["pre46"] = {"WAVELIFT_CUDA_EXEC": "every", "WAVELIFT_CUDA_NAN": "every"}
+# the forms before session 47 made h115's two the default (blends not deferred across atomics,
+# window bases at the access)
+ENV["pre47"] = {"WAVELIFT_CUDA_BLENDS": "blocks", "WAVELIFT_CUDA_HOIST": "access"}
 
 # a block's EXEC blends deferred across atomics (WAVELIFT_CUDA_BLENDS=atomics) and the window
 # bases of global accesses in loops made once (WAVELIFT_CUDA_HOIST=loops; 0047's amendment h115),

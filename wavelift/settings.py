@@ -130,10 +130,11 @@ _ALL = [
     Setting(
         "WAVELIFT_CUDA_BLENDS",
         str,
-        None,
-        "`eager`: CUDA kernels blend VGPR writes with EXEC at every write (A/B runs); `atomics`: "
-        "a block's blends are also deferred to its end across an atomic under their mask (decision "
-        "0047's amendment h115); unset: deferred except across atomics, the default until run on a GPU",
+        "atomics",
+        "`atomics` (the default since session 47's H100 gpu_check): a block's VGPR blends with EXEC "
+        "are deferred to its end, also across an atomic under their mask (decision 0047's amendment "
+        "h115); `blocks`: deferred except across atomics (the form before); `eager`: blended at "
+        "every write (A/B runs)",
         alias="WL_CUDA_BLENDS",
     ),
     Setting(
@@ -235,10 +236,10 @@ _ALL = [
     Setting(
         "WAVELIFT_CUDA_HOIST",
         str,
-        None,
-        "`loops`: a CUDA kernel makes the window bases of the global loads and stores in loops (at "
-        "most 8) once in its prologue, not at every access (decision 0047's amendment h115); "
-        "unset: at the access, the default until run on a GPU",
+        "loops",
+        "`loops` (the default since session 47's H100 gpu_check): a CUDA kernel makes the window "
+        "bases of the global loads and stores in loops (at most 8) once in its prologue, not at "
+        "every access (decision 0047's amendment h115); `access`: at the access (the form before)",
     ),
     Setting(
         "WAVELIFT_CUDA_LDSBASE",

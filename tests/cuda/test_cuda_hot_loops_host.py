@@ -111,8 +111,8 @@ def _source(name, monkeypatch, **env):
     base = {
         "WAVELIFT_CUDA_PASSES": None,
         "WAVELIFT_CUDA_LDS": None,
-        "WAVELIFT_CUDA_BLENDS": None,
-        "WAVELIFT_CUDA_HOIST": None,
+        "WAVELIFT_CUDA_BLENDS": "blocks",  # (the forms before h115's, the defaults since session 47)
+        "WAVELIFT_CUDA_HOIST": "access",
     }
     return lds_kernel_source(name, monkeypatch, {**base, **env})
 

@@ -193,7 +193,7 @@ def _source(name, monkeypatch, setting):
     return lds_kernel_source(
         name,
         monkeypatch,
-        {"WAVELIFT_CUDA_PASSES": None, "WAVELIFT_CUDA_BLENDS": None, "WAVELIFT_CUDA_NAN": setting},
+        {"WAVELIFT_CUDA_PASSES": None, "WAVELIFT_CUDA_BLENDS": "blocks", "WAVELIFT_CUDA_NAN": setting},
     )
 
 
