@@ -35,17 +35,17 @@ def test_only_settings_reads_the_environment():
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
                 os_names |= {a.asname for a in node.names if a.name == "os" and a.asname}
+        rel = path.relative_to(ROOT)
         for node in ast.walk(tree):
-            where = f"{path.relative_to(ROOT)}:{getattr(node, 'lineno', 0)}"
             if isinstance(node, ast.ImportFrom) and node.module == "os":
-                found += [where for a in node.names if a.name in ENV_READS]
+                found += [f"{rel}:{node.lineno}" for a in node.names if a.name in ENV_READS]
             elif (
                 isinstance(node, ast.Attribute)
                 and node.attr in ENV_READS
                 and isinstance(node.value, ast.Name)
                 and node.value.id in os_names
             ):
-                found.append(where)
+                found.append(f"{rel}:{node.lineno}")
     assert not found, f"read the environment through wavelift/settings.py: {found}"
 
 

@@ -20,10 +20,9 @@ import ctypes
 import dataclasses
 import os
 import pathlib
-import shutil
-import subprocess
 import sys
 
+import host_build  # (tests/cuda/host_build.py: the g++ build rig)
 import numpy as np
 import pytest
 
@@ -357,15 +356,13 @@ CONFIGS = (
 # without the divisions it needs not -- the same starts
 @pytest.fixture(scope="module", params=["off", "baked"], ids=["griddim", "griddimbaked"])
 def prologues(tmp_path_factory, request):
-    gxx = shutil.which("g++")
-    if not gxx:
-        pytest.skip("g++ not installed")
+    host_build.gxx()
     from wavelift.backends.host import COMPILE_FLAGS, prelude_semantics
 
     old = os.environ.get("WAVELIFT_CUDA_GRIDDIM")
     os.environ["WAVELIFT_CUDA_GRIDDIM"] = request.param
     try:
-        return _build_prologues(tmp_path_factory, gxx, COMPILE_FLAGS, prelude_semantics, request.param)
+        return _build_prologues(tmp_path_factory, COMPILE_FLAGS, prelude_semantics, request.param)
     finally:
         if old is None:
             del os.environ["WAVELIFT_CUDA_GRIDDIM"]
@@ -373,7 +370,7 @@ def prologues(tmp_path_factory, request):
             os.environ["WAVELIFT_CUDA_GRIDDIM"] = old
 
 
-def _build_prologues(tmp_path_factory, gxx, COMPILE_FLAGS, prelude_semantics, griddim):
+def _build_prologues(tmp_path_factory, COMPILE_FLAGS, prelude_semantics, griddim):
     out = {}
     for k, (wave, block, start, end, partial, wb) in enumerate(CONFIGS):
         _, cfg, prog, base = _vadd(wave)
@@ -395,16 +392,11 @@ def _build_prologues(tmp_path_factory, gxx, COMPILE_FLAGS, prelude_semantics, gr
             # (baked: the prologue of the grid's dimensions; else the general one, as before)
             assert ("gid_x = (u32)g; gid_y = 0u;" in src) == (griddim == "baked" and dims == 1)
             assert ("gid_y = q; gid_z = 0u;" in src) == (griddim == "baked" and dims == 2)
-            d = tmp_path_factory.mktemp(f"pro{k}-{want}")
-            (d / "pro.cpp").write_text(prelude_semantics() + SHIM + _host_prologue(src) + RUN)
-            so = d / "pro.so"
-            r = subprocess.run(
-                [gxx, *COMPILE_FLAGS, "-O1", "-o", str(so), str(d / "pro.cpp")],
-                capture_output=True,
-                text=True,
+            source = prelude_semantics() + SHIM + _host_prologue(src) + RUN
+            lib = host_build.load(
+                tmp_path_factory.mktemp(f"pro{k}-{want}"), "pro", source, (*COMPILE_FLAGS, "-O1")
             )
-            assert r.returncode == 0, r.stderr[-4000:]
-            out[(k, want)] = (cfg, mode, G.source_groups(src), ctypes.CDLL(str(so)))
+            out[(k, want)] = (cfg, mode, G.source_groups(src), lib)
     return out
 
 

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import ctypes
 import pathlib
-import shutil
-import subprocess
 
+import host_build  # (tests/cuda/host_build.py: the g++ build rig)
 import numpy as np
 import pytest
 
@@ -65,9 +64,7 @@ def build_memory_lib(tmp_path_factory, name: str, driver: str, extra: str = ""):
     """The prelude's address checks and window lookups (shared with the native tier:
     host.prelude_semantics) compiled for the host by g++ with ``driver`` (C++ calling them);
     ``extra``: defines before the kernel's context (e.g. codegen's ``#define WL_RETEST 0``)."""
-    gxx = shutil.which("g++")
-    if not gxx:
-        pytest.skip("g++ not installed")
+    host_build.gxx()
     from wavelift.backends.cuda import codegen as G
     from wavelift.backends.cuda.prelude import PRELUDE
     from wavelift.backends.host import HOST_SHIM
@@ -82,17 +79,9 @@ def build_memory_lib(tmp_path_factory, name: str, driver: str, extra: str = ""):
         f"#define WL_MEMFN __forceinline__\n#define WL_NSLOT {NSLOT}u\n#define WL_NGUESS {NSLOT}u\n"
         "#define WL_MIRROR_WORDS 1u\n#define WL_NPRE 1u\n#define WL_PRE_WORDS 1u\n" + extra
     )
-    d = tmp_path_factory.mktemp(name)
-    src = d / f"{name}.cpp"
-    src.write_text(HOST_SHIM + SHIM + head + win + defs + G._CTX + SETUP + driver)
-    lib = d / f"{name}.so"
-    r = subprocess.run(
-        [gxx, "-O1", "-std=c++17", "-w", "-shared", "-fPIC", f"-I{HERE}", str(src), "-o", str(lib)],
-        capture_output=True,
-        text=True,
-    )
-    assert r.returncode == 0, r.stderr[:4000]
-    return ctypes.CDLL(str(lib))
+    source = HOST_SHIM + SHIM + head + win + defs + G._CTX + SETUP + driver
+    flags = ("-O1", "-std=c++17", "-w", "-shared", "-fPIC", f"-I{HERE}")
+    return host_build.load(tmp_path_factory.mktemp(name), name, source, flags)
 
 
 # WL_MAP_BITS 1 (WAVELIFT_CUDA_MAP=bits): the map as bits (mapbits.h), each access here one

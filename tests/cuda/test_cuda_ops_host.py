@@ -16,10 +16,9 @@ from __future__ import annotations
 
 import ctypes
 import pathlib
-import shutil
-import subprocess
 import sys
 
+import host_build  # (tests/cuda/host_build.py: the g++ build rig)
 import numpy as np
 import pytest
 
@@ -226,9 +225,7 @@ def _bits(x, width):
 
 @pytest.fixture(scope="module")
 def lowered(tmp_path_factory):
-    gxx = shutil.which("g++")
-    if not gxx:
-        pytest.skip("g++ not installed")
+    host_build.gxx()
     from wavelift.backends import host
     from wavelift.backends.cfamily.lowering import I32_RESULT, ValueLowering
 
@@ -250,29 +247,9 @@ def lowered(tmp_path_factory):
             f"{decl}    const {ot} r = {e};\n    out[i] = wl_to_bits<{ot}>(r);\n  }}\n}}\n"
         )
         kinds.append(ot)
-    d = tmp_path_factory.mktemp("ops")
-    src = d / "ops.cpp"
-    src.write_text(host.prelude_semantics() + SHIM_EXTRA + "".join(fns))
-    lib = d / "ops.so"
-    r = subprocess.run(
-        [
-            gxx,
-            "-O1",
-            "-ffp-contract=off",
-            "-std=c++17",
-            "-w",
-            "-shared",
-            "-fPIC",
-            f"-I{HERE}",
-            str(src),
-            "-o",
-            str(lib),
-        ],
-        capture_output=True,
-        text=True,
-    )
-    assert r.returncode == 0, r.stderr[:4000]
-    return ctypes.CDLL(str(lib)), ops, kinds
+    flags = ("-O1", "-ffp-contract=off", "-std=c++17", "-w", "-shared", "-fPIC", f"-I{HERE}")
+    source = host.prelude_semantics() + SHIM_EXTRA + "".join(fns)
+    return host_build.load(tmp_path_factory.mktemp("ops"), "ops", source, flags), ops, kinds
 
 
 def test_every_fixture_value_op_variant_is_checked(lowered):

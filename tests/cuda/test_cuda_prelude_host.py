@@ -6,9 +6,9 @@ g++.  (The NaN fix-ups the GPU needs are no-ops on x86, which makes NaNs this wa
 from __future__ import annotations
 
 import pathlib
-import shutil
 import subprocess
 
+import host_build  # (tests/cuda/host_build.py: the g++ build rig)
 import numpy as np
 import pytest
 
@@ -46,28 +46,18 @@ int main() {
 
 @pytest.fixture(scope="module")
 def helper_exe(tmp_path_factory):
-    gxx = shutil.which("g++")
-    if not gxx:
-        pytest.skip("g++ not installed")
+    host_build.gxx()
     from wavelift.backends import host
     from wavelift.backends.cuda.prelude import PRELUDE
 
-    d = tmp_path_factory.mktemp("prelude")
-    src = d / "t.cpp"
     rd = PRELUDE[
         PRELUDE.index("__device__ __forceinline__ void wl_read(") : PRELUDE.index(
             "__device__ __forceinline__ void wl_write("
         )
     ]
-    src.write_text(host.CUDA_KEYWORDS + host.prelude_semantics() + rd + MAIN)  # (wl_read: CUDA text)
-    exe = d / "t"
-    r = subprocess.run(
-        [gxx, "-O1", "-ffp-contract=off", "-std=c++17", "-w", f"-I{HERE}", str(src), "-o", str(exe)],
-        capture_output=True,
-        text=True,
-    )
-    assert r.returncode == 0, r.stderr[:3000]
-    return exe
+    source = host.CUDA_KEYWORDS + host.prelude_semantics() + rd + MAIN  # (wl_read: CUDA text)
+    flags = ("-O1", "-ffp-contract=off", "-std=c++17", "-w", f"-I{HERE}")
+    return host_build.build(tmp_path_factory.mktemp("prelude"), "t", source, flags, exe=True)
 
 
 def _run(exe, lines):
@@ -250,20 +240,13 @@ def test_minmax_with_a_constant_is_wl_fmin_fmax(tmp_path):
                     body.append(
                         f"  o[k++] = __float_as_uint({e}); o[k++] = __float_as_uint(wl_{n}({a[0]}, {a[1]}));"
                     )
-    src = tmp_path / "m.cpp"
-    src.write_text(
+    source = (
         host.prelude_semantics() + 'extern "C" void t(const u32* in, u32* out, long n) {\n'
         "  for (long i = 0; i < n; i++) { const f32 x = __uint_as_float(in[i]); u32* o = out + i * "
         f"{2 * len(body)}; int k = 0;\n" + "\n".join(body) + "\n  }\n}\n"
     )
-    so = tmp_path / "m.so"
-    r = subprocess.run(
-        [cxx, "-O2", "-march=native", "-fno-trapping-math", *host.COMPILE_FLAGS, str(src), "-o", str(so)],
-        capture_output=True,
-        text=True,
-    )
-    assert r.returncode == 0, r.stderr[:3000]
-    lib = ctypes.CDLL(str(so))
+    flags = ("-O2", "-march=native", "-fno-trapping-math", *host.COMPILE_FLAGS)
+    lib = host_build.load(tmp_path, "m", source, flags, cxx=cxx)
     out = np.zeros((len(xs), len(body), 2), np.uint32)
     lib.t(ctypes.c_void_p(xs.ctypes.data), ctypes.c_void_p(out.ctypes.data), ctypes.c_long(len(xs)))
     assert len(used) == 2 * 2 * (len(consts) - 2)  # every case but NaN and each one's zero, both orders

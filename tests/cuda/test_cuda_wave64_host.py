@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import ctypes
 import random
-import shutil
-import subprocess
 from types import SimpleNamespace
 
+import host_build  # (tests/cuda/host_build.py: the g++ build rig)
 import numpy as np
 import pytest
 
@@ -392,24 +391,14 @@ def _lane_fn(k, prog):
 
 @pytest.fixture(scope="module")
 def programs(tmp_path_factory):
-    gxx = shutil.which("g++")
-    if not gxx:
-        pytest.skip("g++ not installed")
+    host_build.gxx()
     from wavelift.backends.host import COMPILE_FLAGS, prelude_semantics
 
     progs = [Gen(seed).program() for seed in range(NPROG)]
     fns = [_lane_fn(k, p) for k, p in enumerate(progs)]
     src = prelude_semantics() + HOST + "".join(f for f, _ in fns)
-    d = tmp_path_factory.mktemp("wave64")
-    (d / "w64.cpp").write_text(src)
-    so = d / "w64.so"
-    r = subprocess.run(
-        [gxx, *COMPILE_FLAGS, "-O1", "-pthread", "-o", str(so), str(d / "w64.cpp")],
-        capture_output=True,
-        text=True,
-    )
-    assert r.returncode == 0, r.stderr[-4000:]
-    return ctypes.CDLL(str(so)), progs, [low for _, low in fns]
+    lib = host_build.load(tmp_path_factory.mktemp("wave64"), "w64", src, (*COMPILE_FLAGS, "-O1", "-pthread"))
+    return lib, progs, [low for _, low in fns]
 
 
 def _inputs(seed):

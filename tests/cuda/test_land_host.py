@@ -14,6 +14,7 @@ import pathlib
 import shutil
 import subprocess
 
+import host_build  # (tests/cuda/host_build.py: the g++ build rig)
 import numpy as np
 import pytest
 
@@ -150,31 +151,10 @@ extern "C" void t_gate(unsigned char* rep, const u64* at, const u64* ok, u64 n, 
 
 @pytest.fixture(scope="module")
 def lib(tmp_path_factory):
-    gxx = shutil.which("g++")
-    if not gxx:
-        pytest.skip("g++ not installed")
-    d = tmp_path_factory.mktemp("land")
-    src = d / "land.cpp"
-    src.write_text(SHIM + R._RUNS_SRC + MAPBITS + DRIVER)
-    so = d / "land.so"
-    r = subprocess.run(
-        [
-            gxx,
-            "-O1",
-            "-std=c++17",
-            "-fno-strict-aliasing",
-            "-shared",
-            "-fPIC",
-            "-pthread",
-            str(src),
-            "-o",
-            str(so),
-        ],
-        capture_output=True,
-        text=True,
+    flags = ("-O1", "-std=c++17", "-fno-strict-aliasing", "-shared", "-fPIC", "-pthread")
+    return host_build.load(
+        tmp_path_factory.mktemp("land"), "land", SHIM + R._RUNS_SRC + MAPBITS + DRIVER, flags
     )
-    assert r.returncode == 0, r.stderr[:4000]
-    return ctypes.CDLL(str(so))
 
 
 def _p(a):

@@ -310,7 +310,10 @@ def test_an_allocation_freed_drops_its_copy(seed, young_gc):
     Dispatch(res, mem, _windows(mem, bases, rng), rng).win.release()
     n = len(res.entries)
     mem.free(bases[2])
-    gc.collect()
+    if len(res.entries) != n - 1:
+        # (a copy held by a reference cycle goes at the next collection; a full one costs ~10 s
+        # over a test worker's heap, so it runs only where the reference count did not free it)
+        gc.collect()
     assert len(res.entries) == n - 1
 
 

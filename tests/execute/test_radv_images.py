@@ -599,7 +599,7 @@ def _programs(names, tmp_path):
     from wavelift.run.execute import module_key
     from wavelift.run.result import DispatchResult
 
-    out, seen = [], set()
+    out, seen, translated = [], set(), {}
     for name in names:
         got = []
 
@@ -611,9 +611,13 @@ def _programs(names, tmp_path):
         for memory, cfg in got:
             r = X._program_bytes(memory, cfg)
             code, base, entry = r if isinstance(r, tuple) else (r, cfg.program_address, 0)
-            prog = translate(
-                code, cfg.target, cfg.wave_size, base, entry=entry, gb_addr_config=cfg.gb_addr_config
-            )
+            # (a capture dispatches few programs many times: each is translated once)
+            at = (bytes(code), cfg.target, cfg.wave_size, base, entry, cfg.gb_addr_config)
+            if at not in translated:
+                translated[at] = translate(
+                    code, cfg.target, cfg.wave_size, base, entry=entry, gb_addr_config=cfg.gb_addr_config
+                )
+            prog = translated[at]
             k = module_key(prog, cfg, "lane", "cuda")
             if k not in seen:
                 seen.add(k)
@@ -636,29 +640,32 @@ def test_cuda_kernels_of_the_image_captures_generate(names, tmp_path):
     """The CUDA backend's kernel source for every program of the image captures (navi21 w32/w64,
     navi10; RADV's meta shaders and ours), both modes, without guest text.  Running them needs an
     NVIDIA GPU (not here: tests/cuda's GPU tests); NVRTC compiles them with -m slow."""
-    from wavelift.backends.cuda.codegen import kernel_source
+    from wavelift.backends.cuda.codegen import generate, lowered
 
     progs = _programs(names, tmp_path)
     assert len(progs) >= 4
     for name, prog, cfg, base in progs:
         texts = {ins.text for ins in prog.instructions if len(ins.text) >= 8}
+        low = lowered(prog, cfg.wave_size)  # (the IR's passes, once for both modes: build_module's way)
         for m in ("lane", "wave"):
-            src = kernel_source(prog, cfg.wave_size, m, cfg.scratch_wave_bytes, base)
+            src = generate(prog, cfg.wave_size, m, cfg.scratch_wave_bytes, base, lowered_program=low)[0]
             assert src.isascii() and not [t for t in texts if t in src], name
 
 
 @pytest.mark.slow
 def test_cuda_kernels_of_the_image_captures_compile(tmp_path):
     """NVRTC compiles every one of them to PTX (sm_90), both modes: minutes on two cores."""
-    from wavelift.backends.cuda.codegen import generate
+    from wavelift.backends.cuda.codegen import generate, lowered
     from wavelift.backends.cuda.compile import check_source, nvrtc_problem
 
     why = nvrtc_problem()
     if why:
         pytest.skip(f"NVRTC unavailable: {why}")
     for _name, prog, cfg, base in _programs(NAMES_ALL, tmp_path):
+        low = lowered(prog, cfg.wave_size)
         for m in ("lane", "wave"):
-            check_source(generate(prog, cfg.wave_size, m, cfg.scratch_wave_bytes, base)[0], "sm_90")
+            src = generate(prog, cfg.wave_size, m, cfg.scratch_wave_bytes, base, lowered_program=low)[0]
+            check_source(src, "sm_90")
 
 
 def test_3d_tsharp_ignores_base_array():

@@ -45,7 +45,11 @@ CASES = {
 
 
 def native_default(test_id: str) -> bool:
-    return "rgba16f" in test_id and "w32-gfx1030-wave" in test_id
+    """The ACO shaders (half.comp and sampling.comp: ~1 MB of C++ each) take the native compiler
+    ~100 s on a shared machine: their native runs are slow (their NumPy runs are default); the
+    hand-written d16 and a16 forms (one image instruction a program, below) run natively by
+    default: the tests whose only parameter is the tier."""
+    return test_id in ("native", "native-blocks")
 
 
 def run_wavelift(shader, target, mode, fmt, texels, samp, c):
@@ -173,9 +177,12 @@ def test_the_fixture_holds_the_d16_and_a16_forms():
 
 
 # ---- hand-written forms: the rounding at ties, and the refusals ------------------------------
-def test_d16_rounds_to_nearest_even_at_ties():
+# (the tiers tests here are the default native runs of the d16 and a16 forms: native_default)
+@pytest.mark.tiers
+def test_d16_rounds_to_nearest_even_at_ties(tier):
     """rgba16f texels read as f32 are exact f16s; rgba8 point samples x / 255 give f32 values
-    between f16s: d16 must equal NumPy's RTNE of the f32 sample for every 8-bit value."""
+    between f16s: d16 must equal NumPy's RTNE of the f32 sample (and of the f32 gather) for every
+    8-bit value."""
     tex = np.zeros((H, 64, 4), np.uint8)
     vals = np.arange(256, dtype=np.uint8)
     rng = np.random.default_rng(3)
@@ -189,9 +196,15 @@ def test_d16_rounds_to_nearest_even_at_ties():
     np.testing.assert_array_equal(halves(h).view(np.uint16), f16_of(f32).view(np.uint16))
     # and the f32 samples are x / 255 correctly rounded, so some of them are not f16s
     assert (f16_of(f32).astype(np.float32).view(np.uint32) != f32).any()
+    g32_res, g32 = run_asm("image_gather4_lz dmask:0x2", 2, 4, [s, t], tex, sampler=samp)
+    g16_res, g16 = run_asm("image_gather4_lz dmask:0x2 d16", 2, 2, [s, t], tex, sampler=samp)
+    assert g32_res.landed and g16_res.landed, (g32_res.refusal, g16_res.refusal)
+    np.testing.assert_array_equal(halves(g16).view(np.uint16), f16_of(g32).view(np.uint16))
+    assert (f16_of(g32).astype(np.float32).view(np.uint32) != g32).any()
 
 
-def test_a16_coordinates_widen_exactly():
+@pytest.mark.tiers
+def test_a16_coordinates_widen_exactly(tier):
     tex = np.random.default_rng(4).integers(0, 256, (H, 64, 4), dtype=np.uint8)
     rng = np.random.default_rng(5)
     s16 = rng.uniform(0.01, 0.99, N).astype(np.float16)
@@ -206,6 +219,27 @@ def test_a16_coordinates_widen_exactly():
         return
     assert ra.landed, ra.refusal
     np.testing.assert_array_equal(a, f)
+    # image_sample_l a16 (the LOD an f16 too; point mag, linear min: its sign picks the filter)
+    # and image_gather4_lz a16 d16 equal their 32-bit forms at the widened values
+    lod16 = rng.choice([-2.5, -1.25, 1.5, 2.25], N).astype(np.float16)
+    lsamp = asm_sampler(0, 0, 0, 1)
+    rl16, l16 = run_asm(
+        "image_sample_l dmask:0xf a16",
+        2,
+        4,
+        [packed, lod16.view(np.uint16).astype(np.uint32)],
+        tex,
+        sampler=lsamp,
+    )
+    rl32, l32 = run_asm(
+        "image_sample_l dmask:0xf", 3, 4, [s32, t32, lod16.astype(np.float32)], tex, sampler=lsamp
+    )
+    assert rl16.landed and rl32.landed, (rl16.refusal, rl32.refusal)
+    np.testing.assert_array_equal(l16, l32)
+    rg16, g16 = run_asm("image_gather4_lz dmask:0x4 a16 d16", 1, 2, [packed], tex, sampler=samp)
+    rg32, g32 = run_asm("image_gather4_lz dmask:0x4", 2, 4, [s32, t32], tex, sampler=samp)
+    assert rg16.landed and rg32.landed, (rg16.refusal, rg32.refusal)
+    np.testing.assert_array_equal(halves(g16).view(np.uint16), f16_of(g32).view(np.uint16))
 
 
 @pytest.mark.parametrize(
