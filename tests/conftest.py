@@ -70,6 +70,23 @@ def _native_after_off():
         yield
 
 
+@pytest.fixture
+def driver_runs(monkeypatch) -> list:
+    """[the number of runs of the native driver (numpy runtime's Runtime._drive_parts)] from
+    here on: a dispatch whose guesses failed runs it twice."""
+    from wavelift.backends.numpy import runtime
+
+    runs = [0]
+    real = runtime.Runtime._drive_parts
+
+    def count(self, *args):
+        runs[0] += 1
+        return real(self, *args)
+
+    monkeypatch.setattr(runtime.Runtime, "_drive_parts", count)
+    return runs
+
+
 @pytest.fixture(autouse=True)  # autouse: in every test's closure, parametrized for marked ones
 def tier(request, monkeypatch):
     from wavelift.backends import host, native

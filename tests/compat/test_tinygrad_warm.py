@@ -177,7 +177,9 @@ def test_fresh_buffers_take_execute_records_by_shape():
 
 
 @pytest.mark.parametrize("name", ["softmax", "matmul", "sigmoid_gelu"])
-def test_a_first_replay_over_fresh_buffers_runs_each_dispatch_once(monkeypatch, name, _native_cache):
+def test_a_first_replay_over_fresh_buffers_runs_each_dispatch_once(
+    monkeypatch, name, _native_cache, driver_runs
+):
     """A kernel's first dispatch over new buffers after its cold one (bench_tinygrad's warm
     column): its windows are all under windows.GUESS_MIN_BYTES, so the native driver guesses
     nothing about them and runs each dispatch once -- before, it aliased every window at a new
@@ -188,14 +190,7 @@ def test_a_first_replay_over_fresh_buffers_runs_each_dispatch_once(monkeypatch, 
 
     if host.compiler() is None:
         pytest.skip("no host C++ compiler (clang++-19 / g++): the native tier is not available")
-    runs = [0]
-    real = runtime.Runtime._drive_parts
-
-    def count(self, *args):
-        runs[0] += 1
-        return real(self, *args)
-
-    monkeypatch.setattr(runtime.Runtime, "_drive_parts", count)
+    runs = driver_runs
     # (the driver whatever the disk cache holds; the test run's own cache, -O1 as conftest's tier)
     monkeypatch.setattr(runtime, "NATIVE", "on")
     monkeypatch.setenv("WAVELIFT_NATIVE_CACHE", str(_native_cache))

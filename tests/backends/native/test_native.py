@@ -616,23 +616,15 @@ def test_driver_leaves_windows_it_only_wrote_blank_and_copies_when_that_changes(
     np.testing.assert_array_equal(r.read(pc, np.float32, GUESSED), (a2 + b) + b)
 
 
-def test_driver_copies_windows_under_the_guess_size_in(native_on, monkeypatch):
+def test_driver_copies_windows_under_the_guess_size_in(native_on, driver_runs):
     """Windows under GUESS_MIN_BYTES are copied in on every run, never aliased nor left blank
     (their copy costs less than a guess's set-up; decision 0035, amendment h117): a program
     dispatched again runs once a dispatch (no guess to fail), with the same results."""
     from test_basic import vadd_rig
 
-    runtime = native_on
     r, a, b, pc, cfg = vadd_rig(1000, 16)
     cache: dict = {}
-    runs = [0]
-    real = runtime.Runtime._drive_parts
-
-    def count(self, *args):
-        runs[0] += 1
-        return real(self, *args)
-
-    monkeypatch.setattr(runtime.Runtime, "_drive_parts", count)
+    runs = driver_runs
     for _ in range(3):
         res = r.run(cfg, cache=cache)
         assert res.landed and res.stats["native_driver"]
