@@ -133,16 +133,3 @@ def test_split_parts_make_the_lds_base(monkeypatch):
         else:
             assert not re.search(r"\bwl_sb\b", body)
     assert users
-
-
-def test_entry_name_follows_the_setting(monkeypatch):
-    from wavelift.backends.cuda import stored
-
-    monkeypatch.setattr(stored, "code_fingerprint", lambda: "f")
-    import wavelift.backends.cuda.compile as cc
-
-    monkeypatch.setattr(cc, "nvrtc_version", lambda: "12.0")
-    monkeypatch.delenv(SETTING, raising=False)
-    off = stored.entry_name(("k",), "sm_90", 0)
-    monkeypatch.setenv(SETTING, "kept")
-    assert stored.entry_name(("k",), "sm_90", 0) != off

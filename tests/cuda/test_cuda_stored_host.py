@@ -182,6 +182,11 @@ def test_missing_cubin_generates(env):
         ("WAVELIFT_CUDA_OCCUPANCY_STEP", "32"),
         ("WAVELIFT_CUDA_LDS", "direct"),  # (`lanes` is the default)
         ("WAVELIFT_CUDA_BUDGET", "checked"),  # (`straight` is)
+        ("WAVELIFT_CUDA_EXEC", "every"),  # (`known` is)
+        ("WAVELIFT_CUDA_NAN", "every"),  # (`chain` is)
+        ("WAVELIFT_CUDA_WAVESYNC", "spaces"),
+        ("WAVELIFT_CUDA_WAVESYNC", "commute"),
+        ("WAVELIFT_CUDA_LDSBASE", "kept"),
     ],
 )
 def test_changed_setting_misses(env, monkeypatch, change):

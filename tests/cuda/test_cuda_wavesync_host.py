@@ -227,21 +227,6 @@ def test_histogram_loop_syncs(monkeypatch):
     assert len(SYNC.findall(_histogram_loop(monkeypatch, "commute"))) == 0
 
 
-def test_entry_name_follows_the_setting(monkeypatch):
-    from wavelift.backends.cuda import stored
-
-    monkeypatch.setattr(stored, "code_fingerprint", lambda: "f")
-    import wavelift.backends.cuda.compile as cc
-
-    monkeypatch.setattr(cc, "nvrtc_version", lambda: "12.0")
-    monkeypatch.delenv(SETTING, raising=False)
-    off = stored.entry_name(("k",), "sm_90", 0)
-    monkeypatch.setenv(SETTING, "spaces")
-    spaces = stored.entry_name(("k",), "sm_90", 0)
-    monkeypatch.setenv(SETTING, "commute")
-    assert len({off, spaces, stored.entry_name(("k",), "sm_90", 0)}) == 3
-
-
 @pytest.mark.cuda
 @pytest.mark.parametrize("how", ["spaces", "commute"])
 @pytest.mark.parametrize("mode", ["lane", "wave"])
