@@ -567,7 +567,6 @@ REASONS = (
     "budget",  # the longest path is longer than the wave's budget
     "refuse_if",  # an instruction that refuses at run time (its refusal code)
     "scratch",  # a scratch access: its window test may escape
-    "image",  # an image access (not followed by the proof)
     "rounding",  # a float op under a MODE the kernel refuses (float.rounding_mode)
     "global_access",  # a global access not proved inside one window for every lane
     "store_preloaded",  # a store into a window whose words the host preloaded
@@ -676,10 +675,8 @@ def unrefusable(program, config, windows, found=None, budget: int | None = None)
     if any(op.name == "refuse_if" for op in ops):
         return "refuse_if"
     mem = [op for op in ops if op.name in ("load", "store", "atomic")]
-    if any(op.attrs.get("space") == "scratch" for op in mem):
-        return "scratch"
-    if any(op.name.startswith("image") or op.attrs.get("space") == "image" for op in ops):
-        return "image"
+    if any(op.attrs.get("space") not in ("global", "lds") for op in mem):
+        return "scratch"  # (the IR's third space; image accesses are global loads and stores)
     if any(b.uses_float for b in reach):
         writes = any(
             b.term[0] == "mode" or any(op.name == "sset" and op.attrs["reg"] == G.MODE_REG for op in b.ops)
