@@ -3,14 +3,14 @@
 proof checked against the NumPy backend's record of the accesses (tests/cuda/globalrange_oracle.py).
 
     python bench/globalrange_coverage.py [--only PATTERN] [--scratch] [--aco] [--captures]
-                                         [--unrefusable]
+                                         [--targets] [--unrefusable]
 
 One line per dispatch: slots proved / global access slots, "BAD ..." for an access outside
 the window claimed for its slot (none may appear); then the totals: dispatches, dispatches
 with every slot proved, slots proved.  ``--scratch``: also the scratch tests' dispatches
 (bench/gpu_check.py records them by running those tests; llvm-mc-19 needed); ``--aco``: also
 the ACO / RADV-LLVM shaders' dispatches (buffer accesses through V#s), ``--captures``: the RADV
-captures' (fixture_dispatches).  ``--unrefusable``: also whether each dispatch is proved
+captures' (fixture_dispatches), ``--targets``: the GFX11 / GFX12 clang builds' (tests/clang_targets.py).  ``--unrefusable``: also whether each dispatch is proved
 unrefusable (globalrange.unrefusable, 0049's amendment h124: "unrefusable" or its first reason),
 each proved one run on NumPy in lane mode ("LANDED" or "BAD: refused / escaped" -- none may
 appear), and the counts per reason."""
@@ -35,6 +35,7 @@ def main() -> int:
     ap.add_argument("--captures", action="store_true")
     ap.add_argument("--no-clang", action="store_true")
     ap.add_argument("--unrefusable", action="store_true")
+    ap.add_argument("--targets", action="store_true")
     args = ap.parse_args()
     import fixture_dispatches as F
     import globalrange_oracle as O
@@ -42,6 +43,8 @@ def main() -> int:
     t0 = time.time()
     print("load average", os.getloadavg())
     ds = [] if args.no_clang else F.clang_dispatches()
+    if args.targets:
+        ds += F.clang_target_dispatches()
     if args.aco:
         ds += [d for d in F.aco_dispatches() if d[1] is not None]
     if args.captures:
