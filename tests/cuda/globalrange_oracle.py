@@ -103,3 +103,15 @@ def check(name, mem, cfg) -> tuple[int, int, list]:
             if not inside.all():
                 bad.append((name, instr, hex(lo), hex(hi), nb, [(hex(s), hex(e)) for s, e in ranges]))
     return len(acc), sum(k is not None for k in proof), bad
+
+
+def unrefusable_of(mem, cfg, budget=None):
+    """globalrange.unrefusable of a dispatch, on the program CUDA lowers and the windows its
+    trace finds (as proof_of)."""
+    program, _ = program_for(mem, cfg)
+    low = G.lowered(program, cfg.wave_size, G.baked_params(cfg))
+    win = WindowSet(trace(mem, cfg, scratch_roots=program.scratch.tracer_skip), mem)
+    try:
+        return GR.unrefusable(low, cfg, win, budget=budget)
+    finally:
+        win.release()

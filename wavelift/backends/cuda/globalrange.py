@@ -556,3 +556,154 @@ def prove_dispatch(program, config, windows, loads=None, words=None) -> list:
         got = prove(program, config.wave_size, shape, regs, known, wins, ids)
         out = got if out is None else [a if a == b else None for a, b in zip(out, got)]
     return out if out is not None else [None] * len(global_accesses(program))
+
+
+# unrefusable()'s reasons, in the order they are tested (decision 0049's amendment h124)
+REASONS = (
+    "wave64_waves",  # a wave64 group of more than 15 waves: refused before the launch
+    "setpc",  # s_setpc / s_swappc: a jump the host cannot follow (program.bad_jump)
+    "bad_address",  # a goto past the decoded program (program.bad_address)
+    "loop",  # a back edge: a wave may run past its budget (dispatch.budget_exceeded)
+    "budget",  # the longest path is longer than the wave's budget
+    "refuse_if",  # an instruction that refuses at run time (its refusal code)
+    "scratch",  # a scratch access: its window test may escape
+    "rounding",  # a float op under a MODE the kernel refuses (float.rounding_mode)
+    "global_access",  # a global access not proved inside one window for every lane
+    "store_preloaded",  # a store into a window whose words the host preloaded
+    "store_mirrored",  # a store into a window a uniform load reads (a mirror: a rerun)
+)
+
+
+def _paths(program) -> tuple[str | None, int]:
+    """(None, the most instructions a wave counts on any path from the first block) where the
+    reachable blocks form no cycle, no s_setpc ends one and no goto leaves the program; else
+    (the reason, 0).  Unlike codegen.straight_path, a barrier is a plain goto here (it stops
+    no wave for good)."""
+    blocks = program.blocks
+    by = {b.index: b for b in blocks}
+    most: dict[int, int] = {}
+    on: set[int] = set()
+    why: list[str] = []
+
+    def nxt(b) -> list[int]:
+        t = b.term
+        if t[0] in ("jump", "mode", "barrier"):
+            return [t[1]]
+        if t[0] == "branch":
+            return [t[2], t[3]]
+        if t[0] == "end":
+            return []
+        why.append("setpc" if t[0] == "setpc" else "bad_address")
+        return []
+
+    # iterative depth-first walk (programs of thousands of blocks): most[bi] after its successors
+    if not blocks:
+        return None, 0
+    stack = [(blocks[0].index, False)]
+    while stack and not why:
+        bi, done = stack.pop()
+        if done:
+            on.discard(bi)
+            b = by[bi]
+            most[bi] = len(b.instrs) + max((most[x] for x in nxt(b) if x >= 0), default=0)
+            continue
+        if bi in most:
+            continue
+        if bi in on:
+            return "loop", 0
+        b = by.get(bi)
+        if b is None:
+            return "bad_address", 0
+        on.add(bi)
+        stack.append((bi, True))
+        for x in nxt(b):
+            if x == -1:
+                continue  # (the wave ends)
+            if x < 0 or x not in by:
+                return "bad_address", 0
+            if x in on:
+                return "loop", 0
+            if x not in most:
+                stack.append((x, False))
+    if why:
+        return why[0], 0
+    return None, most[blocks[0].index]
+
+
+def _reachable(program) -> list:
+    by = {b.index: b for b in program.blocks}
+    seen: set[int] = set()
+    work = [program.blocks[0].index] if program.blocks else []
+    while work:
+        bi = work.pop()
+        if bi in seen or bi not in by:
+            continue
+        seen.add(bi)
+        t = by[bi].term
+        work += [
+            x for x in (t[1:2] if t[0] in ("jump", "mode", "barrier") else t[2:4] if t[0] == "branch" else ())
+        ]
+    return [b for b in program.blocks if b.index in seen]
+
+
+def unrefusable(program, config, windows, found=None, budget: int | None = None) -> str | None:
+    """Whether a dispatch of ``config`` over the WindowSet ``windows`` is proved unrefusable on
+    the CUDA backend (decision 0049, step 3; its amendment h124): None where it is, else the
+    first reason (REASONS) it is not.  ``program``: the IR the kernel lowers (codegen.lowered);
+    ``found``: preload.find of it (else found here); ``budget``:
+    the wave's instruction budget (None: not tested -- a straight path is at most the program's
+    instructions, far below any default budget).
+
+    Proved means: no wave can raise a flag the kernel reports (runtime._raise_flags: budget, bad
+    jump, bad address, rounding MODE, refuse_if) nor record an escape (a global access outside
+    every window, a scratch access outside the lane's scratch), and no store can hit a byte the
+    kernel read from a copy made before it ran (a preloaded word, a mirrored window: the host
+    reruns the dispatch then).  Pure host code: nothing runs it in the launch path yet (step 4:
+    in place)."""
+    from . import codegen as G
+    from . import preload as P_
+
+    if config.wave_size == 64 and -(-(config.block[0] * config.block[1] * config.block[2]) // 64) > 15:
+        return "wave64_waves"
+    why, longest = _paths(program)
+    if why is not None:
+        return why
+    if budget is not None and longest > budget:
+        return "budget"
+    reach = _reachable(program)
+    ops = [op for b in reach for op in b.ops]
+    if any(op.name == "refuse_if" for op in ops):
+        return "refuse_if"
+    mem = [op for op in ops if op.name in ("load", "store", "atomic")]
+    if any(op.attrs.get("space") not in ("global", "lds") for op in mem):
+        return "scratch"  # (the IR's third space; image accesses are global loads and stores)
+    if any(b.uses_float for b in reach):
+        writes = any(
+            b.term[0] == "mode" or any(op.name == "sset" and op.attrs["reg"] == G.MODE_REG for op in b.ops)
+            for b in reach
+        )
+        if writes or int(config.float_mode) & 15:
+            return "rounding"
+    acc = global_accesses(program)
+    loads, plan = P_.find(program) if found is None else found
+    fixed = set(config.system_sgprs.values())
+    words, ranges = P_.evaluate(loads, plan, program, config.wave_size, config.user_sgprs, fixed, windows)
+    proof = prove_dispatch(program, config, windows, loads, words)
+    if any(k is None for k in proof):
+        return "global_access"
+    # the windows holding the preloaded words (``ranges``: their arena ranges, each inside one
+    # window) and those of the uniform whole-word loads a mirror may copy (codegen's mirrorable
+    # slots; step 4 launches with these proved windows as their guesses)
+    wins = [(int(o), int(o) + int(e) - int(s)) for s, e, o in zip(windows.starts, windows.ends, windows.offs)]
+    pre = {k for o, n in ranges for k, (a, b) in enumerate(wins) if a <= o and o + n <= b}
+    mirrored = {
+        k
+        for op, k in zip(acc, proof)
+        if op.name == "load" and op.out is not None and op.out.uniform and access_bytes(op) % 4 == 0
+    }
+    stored = {k for op, k in zip(acc, proof) if op.name != "load"}
+    if stored & pre:
+        return "store_preloaded"
+    if stored & mirrored:
+        return "store_mirrored"
+    return None

@@ -1,0 +1,240 @@
+"""globalrange.unrefusable (decision 0049 step 3, its amendment h124): whether a CUDA dispatch is
+proved unrefusable.  Real dispatches as bench/bench_resident.py launches them, programs that must
+not be proved (each for its own reason, the refusal confirmed on the NumPy backend where NumPy
+refuses it too), and soundness: every proved dispatch of the gfx1030 -O2 clang fixtures runs on
+NumPy in lane mode and lands with no escape (the oracle: the NumPy backend, independent of the
+proof)."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import pathlib
+import sys
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "bench"))
+
+import globalrange_oracle as O  # noqa: E402
+from fixture_dispatches import _Catch, clang_dispatches  # noqa: E402
+
+from wavelift.backends.cuda import globalrange as GR  # noqa: E402
+from wavelift.ir.program import Op, Value  # noqa: E402
+from wavelift.run.execute import execute_dispatch, program_for  # noqa: E402
+
+VADD = "tests/fixtures/gfx1030/basic-O2-w32-flat.hsaco"
+
+
+def _caught(path, kname, launch) -> list:
+    """(memory, config) of each dispatch ``launch(dev, kernel)`` makes (nothing runs)."""
+    import wavelift
+
+    c = _Catch()
+    dev = wavelift.Device("gfx1030", execute=c)
+    launch(dev, dev.load_code_object(str(ROOT / path)).kernel(kname))
+    assert c.got
+    return c.got
+
+
+def _vadd(n, grid=None, count=None, block=64):
+    """clang's vadd over n-float buffers, launched over ``grid`` lanes with its n = ``count``."""
+
+    def go(dev, k):
+        a = dev.upload(np.arange(n, dtype=np.float32))
+        b = dev.upload(np.ones(n, np.float32))
+        c = dev.alloc(4 * n)
+        k.launch(global_size=(grid or n, 1, 1), block=(block, 1, 1), args=[a, b, c, np.uint32(count or n)])
+
+    return _caught(VADD, "vadd", go)
+
+
+def _numpy(mem, cfg):
+    return execute_dispatch(copy.deepcopy(mem), cfg, backend="numpy", mode="lane")
+
+
+def _why(mem, cfg, **kw):
+    return O.unrefusable_of(copy.deepcopy(mem), cfg, **kw)
+
+
+# --- real dispatches (bench_resident.py's) ------------------------------------------------
+
+
+def test_vadd_as_the_bench_launches_it_is_proved():
+    # tiny (64 floats, groups of 64) and big (2^20 here: the bench's 2^26 is 768 MiB of guest
+    # memory; the proof is the same intervals), groups of 256
+    for mem, cfg in _vadd(64) + _vadd(1 << 20, block=256):
+        assert _why(mem, cfg) is None
+
+
+def _pass(name):
+    import bench_resident as BR
+
+    c = BR._pass_case(name, 1920, 1080)
+
+    def go(dev, k):
+        bufs = [dev.upload(a) for a in c["inputs"]]
+        bx, by = c["block"]
+        args = bufs + [dev.alloc(4 * 1920 * 1080)] + c["scalars"]
+        k.launch(groups=(-(-1920 // bx), -(-1080 // by)), block=(bx, by), args=args)
+
+    return _caught(c["hsaco"], name, go)
+
+
+def test_shade_is_proved_and_stencil5_is_not_its_tile_loop():
+    (mem, cfg), *_ = _pass("shade")
+    assert _why(mem, cfg) is None
+    (mem, cfg), *_ = _pass("stencil5")
+    # (lds.cl: the tile's load loop `for (i = ...; i < 400; i += 256)` runs at most twice, but a
+    # back edge is a back edge: no bound on trip counts is followed)
+    assert _why(mem, cfg) == "loop"
+
+
+# --- what must not be proved --------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def dispatches():
+    return clang_dispatches()
+
+
+def _named(dispatches, prefix):
+    got = [(m, c) for n, m, c in dispatches if n.startswith(prefix + ":")]
+    assert got, prefix
+    return got
+
+
+@pytest.mark.parametrize(
+    "prefix, why",
+    [
+        ("gfx1030/basic-O2-w32-flat:divergent_loop", "loop"),
+        ("gfx1030/basic-O2-w64-mubuf:divergent_loop", "loop"),
+        ("gfx1030/basic-O0-w32-flat:vadd", "scratch"),  # (every -O0 pointer goes through scratch)
+        ("gfx1030/math-O2-w32-flat:private_bytes", "scratch"),  # (its global accesses proved)
+        ("gfx1030/stack-O2-w32-flat:call", "setpc"),
+        ("gfx1030/math-O2-w32-flat:int64_math", "global_access"),  # (a grid-stride pointer)
+    ],
+)
+def test_fixtures_that_are_not_proved(dispatches, prefix, why):
+    for mem, cfg in _named(dispatches, prefix):
+        assert _why(mem, cfg) == why
+
+
+def test_an_access_that_can_leave_its_window_is_not_proved():
+    # a grid past the buffers with vadd's bounds test at n: proved (the test holds the lanes
+    # past n); n past the buffers: not, and NumPy indeed does not land it
+    for mem, cfg in _vadd(1000, grid=2048):
+        assert _why(mem, cfg) is None
+        assert _numpy(mem, cfg).refusal is None
+    for mem, cfg in _vadd(1000, grid=1 << 16, count=1 << 16):
+        assert _why(mem, cfg) == "global_access"
+        r = _numpy(mem, cfg)
+        assert r.refusal is not None or r.escapes
+
+
+def test_a_float_program_under_a_rounding_mode_is_not_proved():
+    (mem, cfg), *_ = _vadd(64)
+    cfg = dataclasses.replace(cfg, rsrc1=cfg.rsrc1 | (1 << 12))  # MODE.FP_ROUND = 1
+    assert cfg.float_mode & 15
+    assert _why(mem, cfg) == "rounding"
+
+
+def test_budget_and_wave64_group_size():
+    (mem, cfg), *_ = _vadd(64)
+    assert _why(mem, cfg, budget=1 << 20) is None
+    assert _why(mem, cfg, budget=3) == "budget"  # (vadd's path is longer than 3 instructions)
+    r = execute_dispatch(copy.deepcopy(mem), cfg, backend="numpy", mode="lane", budget=3)
+    assert r.refusal is not None and r.refusal.code == "dispatch.budget_exceeded"
+    big = dataclasses.replace(cfg, wave_size=64, block=(1024, 1, 1))
+    assert _why(mem, big) == "wave64_waves"  # (16 waves: the CUDA backend's limit is 15)
+
+
+def test_a_reachable_refuse_if_is_not_proved():
+    (mem, cfg), *_ = _vadd(64)
+    program, _ = program_for(mem, cfg)
+    from wavelift.backends.cuda import codegen as G
+    from wavelift.trace.tracer import trace
+    from wavelift.trace.windows import WindowSet
+
+    low = G.lowered(program, cfg.wave_size, G.baked_params(cfg))
+    win = WindowSet(trace(mem, cfg, scratch_roots=program.scratch.tracer_skip), mem)
+    try:
+        assert GR.unrefusable(low, cfg, win) is None
+        low = copy.deepcopy(low)  # (the frontends' own program where the passes are off)
+        f = Value(1 << 30, "b1", True)
+        b0 = low.blocks[0]
+        b0.ops[:0] = [
+            Op("const", "b1", (), {"value": False}, f, b0.instrs[0]),
+            Op("refuse_if", "b1", (f,), {"why": "test", "code": "test.refusal"}, None, b0.instrs[0]),
+        ]
+        assert GR.unrefusable(low, cfg, win) == "refuse_if"
+    finally:
+        win.release()
+
+
+def _rig(src, nbuf=64, groups=1):
+    """A wave32 program over two buffers: buf's address in s[0:1], out's in s[2:3], the
+    workgroup id in s4; buf holds 0..nbuf-1."""
+    sys.path.insert(0, str(ROOT / "tests" / "execute"))
+    from asm import HAVE_MC
+    from harness import Rig
+
+    if not HAVE_MC:
+        pytest.skip("llvm-mc-19 not installed")
+    r = Rig(src)
+    buf = r.buf(np.arange(nbuf, dtype=np.uint32), "buf")
+    out = r.buf(np.zeros(nbuf, np.uint32), "out")
+    cfg = r.config(
+        user_sgprs=[buf & 0xFFFFFFFF, buf >> 32, out & 0xFFFFFFFF, out >> 32], groups=(groups, 1, 1)
+    )
+    return r.mem, cfg
+
+
+STORE = """
+    s_waitcnt lgkmcnt(0)
+    v_mov_b32 v1, s6
+    v_mov_b32 v2, 0
+    global_store_dword v2, v1, s[{to}]
+    s_endpgm
+"""
+
+
+def test_a_store_into_a_preloaded_or_mirrored_word_is_not_proved():
+    # a uniform load at a dispatch constant (buf's first word: a preload), stored to out (proved)
+    # or back to buf's first word (the word the host preloaded: a rerun without preloads)
+    preload = "s_load_dword s6, s[0:1], 0x0\n" + STORE
+    mem, cfg = _rig(preload.format(to="2:3"))
+    assert _why(mem, cfg) is None
+    assert _numpy(mem, cfg).refusal is None
+    mem, cfg = _rig(preload.format(to="0:1"))
+    assert _why(mem, cfg) == "store_preloaded"
+    # a uniform load at buf + 4 x the group id (not a preload: a system SGPR), proved inside buf:
+    # a mirror may copy buf, so a store there means a rerun without mirrors
+    mirror = "s_lshl_b32 s7, s4, 2\ns_load_dword s6, s[0:1], s7\n" + STORE
+    mem, cfg = _rig(mirror.format(to="2:3"), groups=4)
+    assert _why(mem, cfg) is None
+    mem, cfg = _rig(mirror.format(to="0:1"), groups=4)
+    assert _why(mem, cfg) == "store_mirrored"
+
+
+# --- soundness ------------------------------------------------------------------------------
+
+# the gfx1030 -O2 kernels whose every global access is proved (0049 h110's coverage), with no
+# loop, scratch or s_setpc in their source: each must be proved in all four builds
+PROVED = {"vadd", "lds_reduce", "double_math", "lane_ops"}
+
+
+def test_every_proved_fixture_dispatch_lands_on_numpy(dispatches):
+    got = set()
+    for name, mem, cfg in dispatches:
+        if not name.startswith("gfx1030/") or "-O2-" not in name:
+            continue
+        if _why(mem, cfg) is not None:
+            continue
+        got.add(name.split(":")[1])
+        r = _numpy(mem, cfg)
+        assert r.refusal is None and not r.escapes, (name, r.refusal, r.escapes)
+    assert got >= PROVED, got
