@@ -284,12 +284,7 @@ def test_commit_lands_into_heap_ranges_what_the_masked_commit_lands(heap):
         ops.land = lambda *a: (lands.append(a), real(*a))
         kept = ([w.address for w in d.win.windows], {}) if trial % 2 else None
         for _ in range(6):
-            d.written[:] = 0
-            p = rng.choice([0.002, 0.1, 0.6, 1.0])
-            for w, o in zip(d.win.windows, d.win.offs.tolist()):
-                if rng.random() < 0.6:
-                    d.written[o : o + w.size] = rng.random(w.size) < p
-            d.arena[:] = rng.integers(0, 256, d.arena.size, dtype=np.uint8)
+            d.scribble(rng, 0.6)
             want = res.heap.buf.copy()
             m = d.written.copy()
             for (e, at), w, o in zip(d.plan, d.win.windows, d.win.offs.tolist()):

@@ -115,6 +115,16 @@ class Dispatch:
             self.stores.append((w.address + at, v))
         self.spans = R.spans(*res.ops.runs(self.written), self.win)
 
+    def scribble(self, rng, share: float) -> None:
+        """The kernel stored again: each window, at odds ``share``, has a random part of its bytes
+        marked written (one density of a few for the whole dispatch); the arena is random."""
+        self.written[:] = 0
+        p = rng.choice([0.002, 0.1, 0.6, 1.0])
+        for w, o in zip(self.win.windows, self.win.offs.tolist()):
+            if rng.random() < share:
+                self.written[o : o + w.size] = rng.random(w.size) < p
+        self.arena[:] = rng.integers(0, 256, self.arena.size, dtype=np.uint8)
+
     def sees(self, ref) -> bool:
         """The arena holds what guest memory held at the dispatch's start (ref: landed at once)."""
         return all(
@@ -193,12 +203,7 @@ def test_commit_lands_what_the_masked_commit_lands():
             if rnd % 3 == 2 and last is not None:  # (the same stores again: a kept table reused)
                 d.arena[:], d.written[:] = last
             else:
-                d.written[:] = 0
-                p = rng.choice([0.002, 0.1, 0.6, 1.0])
-                for w, o in zip(d.win.windows, d.win.offs.tolist()):
-                    if rng.random() < 0.5:
-                        d.written[o : o + w.size] = rng.random(w.size) < p
-                d.arena[:] = rng.integers(0, 256, d.arena.size, dtype=np.uint8)
+                d.scribble(rng, 0.5)
                 last = (d.arena.copy(), d.written.copy())
             want = {id(e): e.buf.copy() for e, _ in d.plan}
             m = d.written.copy()
