@@ -159,6 +159,19 @@ def check_program(backend: Part, program) -> None:
                 )
 
 
+_RUNTIMES: dict[str, Any] = {}  # backend package -> its runtime.Runtime (run_backend)
+
+
+def run_backend(package: str, module, config, windows, mode, budget, deadline, counts) -> RunCounts:
+    """run_runtime with the Runtime of ``package``'s runtime module: imported on the backend's
+    first run (not at import: the import graph; CUDA's runtime imports CuPy's users), then kept
+    (no import statement per dispatch)."""
+    rt = _RUNTIMES.get(package)
+    if rt is None:
+        rt = _RUNTIMES[package] = importlib.import_module(".runtime", package).Runtime
+    return run_runtime(rt, module, config, windows, mode, budget, deadline, counts)
+
+
 def run_runtime(Runtime, module, config, windows, mode, budget, deadline, counts) -> RunCounts:
     """Run a runtime class with the (module, config, windows, mode, budget) constructor and
     run(), which both backends' runtimes share; ``counts`` filled even when it raises."""

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...ir.program import Program
+from ..base import run_backend
 from .codegen import (
     CudaUnsupported,
     baked_params,
@@ -422,22 +423,7 @@ class CudaBackend:
         return {"host_arena": False}
 
     def run(self, module, config, windows, mode, budget, deadline=None, counts=None):
-        run_runtime, Runtime = _RUN or _run_imports()
-        return run_runtime(Runtime, module, config, windows, mode, budget, deadline, counts)
-
-
-_RUN: tuple | None = None
-
-
-def _run_imports() -> tuple:
-    """(base.run_runtime, runtime.Runtime): imported on the first run (not at import: the
-    runtime imports CuPy's users), then kept (no import statement per dispatch)."""
-    global _RUN
-    from ..base import run_runtime
-    from .runtime import Runtime
-
-    _RUN = (run_runtime, Runtime)
-    return _RUN
+        return run_backend(__package__, module, config, windows, mode, budget, deadline, counts)
 
 
 def _baked(config) -> tuple:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from ...ir.ops import OPS
 from ...ir.program import Program
+from ..base import run_backend
 from .codegen import ModeBlocks
 
 
@@ -192,13 +193,7 @@ class NumpyBackend:
         return module.window_plan()
 
     def run(self, module, config, windows, mode, budget, deadline=None, counts=None):
-        if not _RUN:  # (imported on the first run, not at import: the import graph; then kept)
-            from ..base import run_runtime
-            from .runtime import Runtime
-
-            _RUN[:] = [run_runtime, Runtime]
-        return _RUN[0](_RUN[1], module, config, windows, mode, budget, deadline, counts)
+        return run_backend(__package__, module, config, windows, mode, budget, deadline, counts)
 
 
-_RUN: list = []  # [base.run_runtime, runtime.Runtime] (NumpyBackend.run)
 BACKEND = NumpyBackend()
