@@ -71,25 +71,36 @@ def _moved_kernargs(dev, cfg, c):
     return dataclasses.replace(cfg, user_sgprs=tuple(u))
 
 
-def test_new_buffers_of_the_same_shape_take_the_record(monkeypatch):
-    """vadd over new output buffers, each through new kernargs (new user SGPR values, a new
-    config object each): one record built by the full path, the others made from it; each
-    writes its own buffer with a + b, as the full path does."""
+def _moved_launches(n):
+    """A vadd launch, then ``n`` configs of it over new output buffers through new kernargs,
+    and the memory stamped for the first."""
     dev, k, a, b = _vadd()
     c0 = dev.alloc(1024)
     r = k.launch(global_size=(256, 1, 1), block=(64, 1, 1), args=[a, b, c0, np.uint32(256)])
     assert r.refusal is None, r.refusal
-    outs = [dev.alloc(1024) for _ in range(4)]
+    outs = [dev.alloc(1024) for _ in range(n)]
     configs = [_moved_kernargs(dev, r.config, c) for c in outs]
+    return dev, configs, outs, _stamped(dev, configs[0])
+
+
+def _as_full_path(monkeypatch, dev, mem, results, configs, outs):
+    """Each result wrote its own buffer with a + b, as the full path does."""
+    for got, cfg, c in zip(results, configs, outs, strict=True):
+        assert got.refusal is None and got.write_spans == [(c.address, 1024)]
+        assert _view(got) == _view(_full(monkeypatch, mem, cfg))
+        assert np.array_equal(dev.download(c, np.float32), np.arange(256, dtype=np.float32) + 2)
+
+
+def test_new_buffers_of_the_same_shape_take_the_record(monkeypatch):
+    """vadd over new output buffers, each through new kernargs (new user SGPR values, a new
+    config object each): one record built by the full path, the others made from it; each
+    writes its own buffer with a + b, as the full path does."""
+    dev, configs, outs, mem = _moved_launches(4)
     assert len({c.user_sgprs for c in configs}) == 4
-    mem = _stamped(dev, configs[0])
     made, hits = _counts()
     rs = [E.execute_dispatch(mem, cfg, 0, "numpy", "wave") for cfg in configs]
     assert _counts() == (made + 1, hits + 3)
-    for r, cfg, c in zip(rs, configs, outs, strict=True):
-        assert r.refusal is None and r.write_spans == [(c.address, 1024)]
-        assert _view(r) == _view(_full(monkeypatch, mem, cfg))
-        assert np.array_equal(dev.download(c, np.float32), np.arange(256, dtype=np.float32) + 2)
+    _as_full_path(monkeypatch, dev, mem, rs, configs, outs)
     # the records by shape hold each config's own trace key (its user SGPRs)
     recs = [E._PREPARED[id(cfg)] for cfg in configs]
     assert [r.tkey[0] for r in recs] == [tuple(cfg.user_sgprs) for cfg in configs]
@@ -182,13 +193,7 @@ def test_a_first_launch_works_out_its_shape_key_once(monkeypatch):
     """A config of a new shape: _shaped's miss hands its key and code allocation to the full
     path's _prepare (decision 0035, amendment h117: before, _prepare made the key again and the
     allocation was looked up twice); the record kept by that key serves the next config."""
-    dev, k, a, b = _vadd()
-    c0 = dev.alloc(1024)
-    r = k.launch(global_size=(256, 1, 1), block=(64, 1, 1), args=[a, b, c0, np.uint32(256)])
-    assert r.refusal is None, r.refusal
-    outs = [dev.alloc(1024) for _ in range(2)]
-    configs = [_moved_kernargs(dev, r.config, c) for c in outs]
-    mem = _stamped(dev, configs[0])
+    dev, configs, outs, mem = _moved_launches(2)
     keys: list = []
     real = E._shape_key
 
@@ -204,7 +209,4 @@ def test_a_first_launch_works_out_its_shape_key_once(monkeypatch):
     second = E.execute_dispatch(mem, configs[1], 0, "numpy", "wave")
     assert _counts() == (made + 1, hits + 1) and len(keys) == 2 and keys[1] == keys[0]
     monkeypatch.undo()
-    for got, cfg, c in zip((first, second), configs, outs, strict=True):
-        assert got.refusal is None and got.write_spans == [(c.address, 1024)]
-        assert _view(got) == _view(_full(monkeypatch, mem, cfg))
-        assert np.array_equal(dev.download(c, np.float32), np.arange(256, dtype=np.float32) + 2)
+    _as_full_path(monkeypatch, dev, mem, (first, second), configs, outs)
