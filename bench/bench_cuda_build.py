@@ -156,13 +156,12 @@ print(json.dumps(out))
 def _fresh(what: str, name: str, mode: str, cache: str) -> dict:
     env = dict(os.environ, CUDA_CACHE_DISABLE="1", PYTHONPATH="", WAVELIFT_CUDA_CACHE=cache)
     env["WAVELIFT_CUDA_TIER"] = "off"  # the fill builds the optimising build (the one cached)
-    r = subprocess.run(
-        [sys.executable, "-c", FRESH, str(HERE), what, name, mode],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=900,
-    )
+    return _json_child([FRESH, str(HERE), what, name, mode], env)
+
+
+def _json_child(args: list, env: dict) -> dict:
+    """``python -c args...`` in a child: its last stdout line as JSON, or the error it ended with."""
+    r = subprocess.run([sys.executable, "-c", *args], capture_output=True, text=True, env=env, timeout=900)
     if r.returncode != 0:
         return {"error": r.stderr.strip().splitlines()[-1] if r.stderr.strip() else f"rc {r.returncode}"}
     return json.loads(r.stdout.strip().splitlines()[-1])
@@ -175,16 +174,7 @@ _MEMCFG: dict = {}
 def _child(tree: str, what: str, src_path: str, cache: str) -> dict:
     env = dict(os.environ, CUDA_CACHE_DISABLE="1", PYTHONPATH="")
     env.pop("WAVELIFT_CUDA_TIER", None)
-    r = subprocess.run(
-        [sys.executable, "-c", CHILD, tree, what, src_path, cache],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=900,
-    )
-    if r.returncode != 0:
-        return {"error": r.stderr.strip().splitlines()[-1] if r.stderr.strip() else f"rc {r.returncode}"}
-    return json.loads(r.stdout.strip().splitlines()[-1])
+    return _json_child([CHILD, tree, what, src_path, cache], env)
 
 
 def _worktree(rev: str) -> pathlib.Path:
