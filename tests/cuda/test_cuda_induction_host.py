@@ -103,6 +103,11 @@ def _loop_ops(how: str = "") -> tuple[_G, Value]:
         (g.op("add", "u32", (g.sget(1), hi)), g.op("lanes", "b1", (g.op("and", "b1", (carry, g.mask)),))),
     )
     addr = g.op("pack64", "u64", (low, high))
+    if how == "u64 shift":  # (the same address as a u64 shift and add of the register pairs)
+        pair = g.op("pack64", "u64", (v0, v1))
+        addr = g.op(
+            "add", "u64", (g.op("pack64", "u64", (s0, g.sget(1))), g.op("shl", "u64", (pair, g.c(2))))
+        )
     lmask = g.op("cmp", "u32", (g.vget(2), g.c(0)), cond="ne") if how == "another mask" else g.mask
     w = g.op("load", "u32", (addr, lmask), space="global", nbytes=4, words=1)
     g.vset(7, g.op("add", "u32", (g.vget(7), g.op("word", "u32", (w,), k=0))))
@@ -137,8 +142,9 @@ def _find(prog, wave=32):
     return induction.find(prog, wave, lambda op: True)
 
 
-def test_histogram_shape_is_found():
-    plans = _find(_program())
+@pytest.mark.parametrize("how", ["", "u64 shift"])
+def test_histogram_shape_is_found(how):
+    plans = _find(_program(how))
     assert list(plans) == [0] and len(plans[0]) == 1
     p = plans[0][0]
     # (s1:s0) + ((v1:v0) << 2) = s0 + 2^32 s1 + 2^34 v1 + 4 v0
@@ -199,10 +205,9 @@ def _run_block(blk, regs, mem):
             r = regs.get(("s", EXEC_LO), 0) & 1
         elif n == "add":
             r = (v(a[0]) + v(a[1])) & m
-        elif n == "shl":
-            r = (v(a[0]) << (v(a[1]) & 31)) & m
-        elif n == "shr":
-            r = v(a[0]) >> (v(a[1]) & 31)
+        elif n in ("shl", "shr"):
+            k = v(a[1]) & (63 if m == M64 else 31)
+            r = (v(a[0]) << k) & m if n == "shl" else v(a[0]) >> k
         elif n in ("or", "and"):
             r = (v(a[0]) | v(a[1])) if n == "or" else (v(a[0]) & v(a[1]))
         elif n == "not":
@@ -257,11 +262,16 @@ def _edge_u32(rng):
     return rng.choice([0, 1, 2, 3, M32, M32 - 1, M32 - 3, 1 << 31, (1 << 30) - 1, rng.getrandbits(32)])
 
 
-def test_histogram_plan_against_its_ops():
-    """lds.cl's histogram: the load's address is base + stride * r in the lane, and a lane that
-    stays in EXEC has r' < n, on random and edge register values (a wrong stride, base or bound
-    in the plan fails here)."""
-    blk, p = _histogram_loop()
+@pytest.mark.parametrize("which", ["lds.cl", "built", "built u64 shift"])
+def test_plan_against_the_ops(which):
+    """lds.cl's histogram and the hand-built loops: the load's address is base + stride * r in
+    the lane, and a lane that stays in EXEC has r' < n, on random and edge register values (a
+    wrong stride, base or bound in the plan fails here)."""
+    if which == "lds.cl":
+        blk, p = _histogram_loop()
+    else:
+        prog = _program(which[6:])
+        blk, p = prog.blocks[0], _find(prog)[0][0]
     regs_used = sorted({(op.name[0], op.attrs["reg"]) for op in blk.ops if op.name in ("vget", "sget")})
     rng = random.Random(127)
     stayed = 0
@@ -308,11 +318,14 @@ static inline void __syncwarp() {}
 """
 
 
-def _loop_source(k, monkeypatch, hoist):
+LOOPS = {"pair": "", "u64": "u64 shift"}  # (hand-built shapes: _loop_ops's ``how``)
+
+
+def _loop_source(k, monkeypatch, hoist, how):
     from wavelift.backends.cuda.codegen import P_BUDGET, Lowering
 
     monkeypatch.setenv("WAVELIFT_CUDA_HOIST", hoist)
-    low = Lowering(_program(), 32, "lane", 0, 0)
+    low = Lowering(_program(how), 32, "lane", 0, 0)
     body = []
     for i, e in enumerate(low.sync_entries()):
         body += low._versioned(i, e) if low.p.blocks[i].index in low.induction else low._lower(i, e)[0]
@@ -330,7 +343,10 @@ def looplib(tmp_path_factory):
 
     mp = pytest.MonkeyPatch()
     try:
-        drivers = _loop_source("tested", mp, "loops") + _loop_source("hoisted", mp, "induction")
+        drivers = "".join(
+            _loop_source(f"tested_{k}", mp, "loops", how) + _loop_source(f"hoisted_{k}", mp, "induction", how)
+            for k, how in LOOPS.items()
+        )
     finally:
         mp.undo()
     return build_memory_lib(tmp_path_factory, "induction", HOST + drivers)
@@ -379,7 +395,8 @@ def _direct_expected(regs, tables):
     return all(((a - int(gb[0])) & M64) < int(gl[0]) and a % 4 == 0 for a in addrs)
 
 
-def test_loop_is_exact_on_the_host(looplib):
+@pytest.mark.parametrize("shape", list(LOOPS))
+def test_loop_is_exact_on_the_host(looplib, shape):
     rng = random.Random(1270)
     cases = []
     for guess in ("right", "stale", "none", "short"):
@@ -397,8 +414,8 @@ def test_loop_is_exact_on_the_host(looplib):
         # (v1 << 34 moves the base: the window sits where base + 4 i lands)
         win_len = 4 * 48
         tables = _tables(start, win_len, guess)
-        a = _run(looplib, "tested", tables, regs)
-        b = _run(looplib, "hoisted", tables, regs)
+        a = _run(looplib, f"tested_{shape}", tables, regs)
+        b = _run(looplib, f"hoisted_{shape}", tables, regs)
         assert a[0][:4] == b[0][:4], (guess, hex(start), regs, a[0], b[0])
         assert (a[1] == b[1]).all() and (a[2] == b[2]).all(), (guess, hex(start), regs)
         want = _direct_expected(regs, tables)

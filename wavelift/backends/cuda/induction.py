@@ -20,8 +20,9 @@ holds: a u32 value is ``lo(E)`` (``E mod 2^32``) or ``hi(E)`` (``E``'s high word
 (each in [0, 2^32)).  The guest's 64-bit address add -- ``L = A + B``, ``k = L < B`` (the carry,
 anded with the EXEC bit), ``H = C + D + k``, ``pack64(L, H)`` -- becomes one u64 add of
 affine forms; a 64-bit shift of a register pair ``(q:r) << c`` as ``lo(2^c r)`` and
-``(q << c) | (r >> (32 - c))``.  Anything else is unknown, and a load whose address is unknown
-keeps its per-iteration test."""
+``(q << c) | (r >> (32 - c))``; u64 adds, shifts and multiplies by constants, and lo32 / hi32 of a
+u64, follow the forms.  Anything else is unknown, and a load whose address is unknown keeps its
+per-iteration test."""
 
 from __future__ import annotations
 
@@ -152,8 +153,11 @@ class _Walk:
             out = ("w", e) if e is not None else None
         elif op.type == "u32" and n in ("add", "shl", "shr", "or"):
             out = self._u32(n, [self.s(x) for x in a], a)
-        elif op.type == "u64" and n in ("add", "pack64"):
+        elif op.type == "u64" and n in ("add", "pack64", "shl", "mul"):
             out = self._u64(n, [self.s(x) for x in a])
+        elif n in ("lo32", "hi32") and a[0].type == "u64":
+            x = self.s(a[0])
+            out = ("lo" if n == "lo32" else "hi", x[1]) if x is not None and x[0] == "w" else None
         if op.out is not None and out is not None:
             self.sym[op.out.id] = out
 
@@ -217,6 +221,13 @@ class _Walk:
             return None
         if n == "add" and s[0][0] == "w" and s[1][0] == "w":
             return ("w", _add(s[0][1], s[1][1]))
+        if n == "mul" and s[1][0] == "w" and not s[0][1][1]:
+            s = [s[1], s[0]]
+        if n in ("shl", "mul") and s[0][0] == "w" and s[1][0] in ("w", "lo") and not s[1][1][1]:
+            k = s[1][1][0]  # (a constant: a shift below 64, or a factor)
+            if n == "mul":
+                return ("w", _scale(s[0][1], k))
+            return ("w", _scale(s[0][1], 1 << k)) if k < 64 else None
         if n == "pack64":
             lo, hi = s
             if lo[0] != "lo":
