@@ -239,7 +239,11 @@ _ALL = [
         "loops",
         "`loops` (the default since session 47's H100 gpu_check): a CUDA kernel makes the window "
         "bases of the global loads and stores in loops (at most 8) once in its prologue, not at "
-        "every access (decision 0047's amendment h115); `access`: at the access (the form before)",
+        "every access (decision 0047's amendment h115); `induction`: that, and a global load of a "
+        "one-block wave32 loop at base + stride * r (r a register the loop's exit bounds) tested "
+        "once where the loop is entered for every address it can reach, the loop's copy reading it "
+        "directly when that holds, else tested each iteration as before (0047's amendment h127); "
+        "`access`: at the access (the form before)",
     ),
     Setting(
         "WAVELIFT_CUDA_LDSBASE",

@@ -178,6 +178,7 @@ def test_missing_cubin_generates(env):
         ("WAVELIFT_CUDA_BLENDS", "eager"),
         ("WAVELIFT_CUDA_BLENDS", "blocks"),  # (`atomics` is the default)
         ("WAVELIFT_CUDA_HOIST", "access"),  # (`loops` is)
+        ("WAVELIFT_CUDA_HOIST", "induction"),
         ("WAVELIFT_CUDA_OCCUPANCY", "1024"),
         ("WAVELIFT_CUDA_OCCUPANCY_STEP", "32"),
         ("WAVELIFT_CUDA_LDS", "direct"),  # (`lanes` is the default)

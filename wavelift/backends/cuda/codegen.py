@@ -45,7 +45,7 @@ from ...ir.program import (
 from ..cfamily.lowering import I32_RESULT, VALUE_EXPR, ValueLowering, is_float
 from ..cfamily.lowering import Unsupported as CudaUnsupported  # refused, never miscomputed
 from ..cfamily.prelude import header, trig_preop_source
-from . import ldsrange, nanchain, preload, spans, split
+from . import induction, ldsrange, nanchain, preload, spans, split
 from .prelude import ATOMIC_OPS, PRELUDE
 
 # parameter words (P[]): the dispatch's numbers, filled by runtime.py
@@ -317,7 +317,8 @@ class Lowering(ValueLowering):
         # loads and stores in loops, made once in the prologue (wl_gp<slot>) instead of at each
         # access (decision 0047's amendment h115); at most HOIST_SLOTS (registers)
         self.hoisted: set[int] = set()
-        if settings.get("WAVELIFT_CUDA_HOIST") == "loops":
+        hoist = settings.get("WAVELIFT_CUDA_HOIST")
+        if hoist in ("loops", "induction"):
             looped = loop_blocks(program)
             for b in program.blocks:
                 for op in b.ops if b.index in looped else ():
@@ -331,6 +332,18 @@ class Lowering(ValueLowering):
                         and len(self.hoisted) < HOIST_SLOTS
                     ):
                         self.hoisted.add(j)
+        # WAVELIFT_CUDA_HOIST=induction (also the bases above): the global loads of a one-block
+        # loop at base + stride * r, r a VGPR the loop's exit bounds by n, tested once where the
+        # loop is entered for every address it can reach; a copy of the block reads them
+        # directly when that holds (induction.py; decision 0047's amendment h127)
+        self.induction: dict[int, list] = {}
+        if hoist == "induction" and not self.phases:
+            self.induction = induction.find(
+                program,
+                wave_size,
+                lambda op: self._groupable(op) and id(op) not in self.span_of,
+            )
+        self._direct: set[int] = set()  # (the copy being lowered) ids of its direct loads
 
     def _groupable(self, op) -> bool:
         """A global load or store that may share its block's window test (spans.find): one that
@@ -446,13 +459,58 @@ class Lowering(ValueLowering):
                     work.append(j)
         return [top if e is None else e for e in entry]
 
-    def _lower(self, i: int, entry: tuple):
-        """-> (block_source's lines, exit state) of block i for this entry state (cached)."""
-        key = (i, entry)
+    def _lower(self, i: int, entry: tuple, direct: bool = False):
+        """-> (block_source's lines, exit state) of block i for this entry state (cached);
+        ``direct``: its copy with the induction plans' loads direct (self.induction)."""
+        key = (i, entry, direct)
         if key not in self._lowered:
-            lines = self.block_source(self.p.blocks[i], entry)
+            blk = self.p.blocks[i]
+            if direct:
+                self._direct = {id(p.op) for p in self.induction[blk.index]}
+            try:
+                lines = self.block_source(blk, entry)
+            finally:
+                self._direct = set()
             self._lowered[key] = (lines, self.exit_pend)
         return self._lowered[key]
+
+    def _versioned(self, i: int, entry: tuple) -> list[str]:
+        """Block i of an induction plan (WAVELIFT_CUDA_HOIST=induction): where the loop is
+        entered (its label: every goto from outside, a switch's case), each active lane's
+        addresses the loop can reach are tested once against the loads' guesses -- the first,
+        base + stride * r, and the range [base, base + stride * (n - 1)] the exit leaves it
+        (induction.py) -- and the wave runs the copy B<i>_h with those loads direct when every
+        lane passes; else the block as before (B<i>_t: each iteration tested).  The two copies
+        count, sync and blend alike (one lowering but for the loads' form)."""
+        blk = self.p.blocks[i]
+        b = blk.index
+        tested = self._lower(i, entry)[0]
+        direct = self._lower(i, entry, True)[0]
+        # the loop's own goto stays in its copy (go() writes exactly this text)
+        back = f"goto B{b};"
+        guard = ["  { bool ok_ = true;"]
+        for p in self.induction[b]:
+            j = self.slot[id(p.op)]
+            nb = p.op.attrs["nbytes"]
+            al = 4 if nb >= 4 else nb
+            guard.append(
+                f"    {{ const u64 b_ = {induction.c_expr(p.base)}, d_ = b_ - WL_GB[{j}u], lim_ = WL_GL[{j}u];"
+                f" const u32 n_ = (u32){induction.c_expr(p.bound)};"
+                f" const u64 span_ = {p.stride}ull * (u64)(n_ - 1u);"
+                f" ok_ = ok_ && (d_ + {p.stride}ull * (u64)v{p.reg} < lim_)"
+                f" && (n_ == 0u || (span_ < lim_ && d_ < lim_ - span_))"
+                + (f" && ((b_ & {al - 1}ull) == 0ull)" if al > 1 else "")
+                + "; }"
+            )
+        guard.append(f"    if (__all_sync(WL_FULL, !{self.exec_bit()} || ok_)) goto B{b}_h; }}")
+        return [
+            tested[0],
+            *guard,
+            f"B{b}_t: ;",
+            *(x.replace(back, f"goto B{b}_t;") for x in tested[1:]),
+            f"B{b}_h: {{",
+            *(x.replace(back, f"goto B{b}_h;") for x in direct[1:]),
+        ]
 
     def block_source(self, blk: Block, entry: tuple = (SYNC_ALL, SYNC_ALL)) -> list[str]:
         """The block's C++ lines, its wave syncs placed for the sync state ``entry``
@@ -922,9 +980,15 @@ class Lowering(ValueLowering):
                 pend[:] = [x | y for x, y in zip(saved, pend)]
             return
         before("load", "global")
-        emit(
-            f"  {self._gload(j)}(u64)({a[0]}), ({a[1]}), {nb}u, {o}_w, {words}u, {op.instr}u, {j}u, lane, {rec});"
-        )
+        if id(op) in self._direct:  # (the induction copy: every address it reads was tested)
+            base = f"wl_gp{j}" if j in self.hoisted else f"wl_gbase(C, {j}u)"
+            emit(
+                f"  if ({a[1]}) {{ const u8* p_ = {base} + (u64)({a[0]}); WL_GLOBAL_AT(p_); wl_gread_at(p_, {nb}u, {o}_w); }}"
+            )
+        else:
+            emit(
+                f"  {self._gload(j)}(u64)({a[0]}), ({a[1]}), {nb}u, {o}_w, {words}u, {op.instr}u, {j}u, lane, {rec});"
+            )
         after("load", "global")
         if mirrored:
             emit("  }")
@@ -1275,7 +1339,9 @@ class Lowering(ValueLowering):
             lines.append("  if (done) goto WL_PARK;")
         lines.append(split.BLOCKS)
         for i, e in enumerate(self.sync_entries()):
-            lines += self._lower(i, e)[0]
+            lines += (
+                self._versioned(i, e) if self.p.blocks[i].index in self.induction else self._lower(i, e)[0]
+            )
         lines.append(split.BLOCKS_END)
         if self.uses_trig_preop:
             lines[1:1] = [trig_preop_source()]

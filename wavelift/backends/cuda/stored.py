@@ -9,7 +9,7 @@ version, the occupancy bound, CODEGEN_VERSION, the settings that change the gene
 (WAVELIFT_CUDA_PASSES, WAVELIFT_CUDA_BLENDS, WAVELIFT_CUDA_BARRIERS, WAVELIFT_CUDA_LDS,
 WAVELIFT_CUDA_SPANS, WAVELIFT_CUDA_BUDGET,
 WAVELIFT_CUDA_RETEST, WAVELIFT_CUDA_WAVESYNC, WAVELIFT_CUDA_EXEC,
-WAVELIFT_CUDA_NAN, WAVELIFT_CUDA_HOIST, WAVELIFT_CUDA_LDSBASE) and a fingerprint of the code that generates it
+WAVELIFT_CUDA_NAN, WAVELIFT_CUDA_HOIST (loops, induction), WAVELIFT_CUDA_LDSBASE) and a fingerprint of the code that generates it
 (path, size and mtime of each file of the packages the translation, the passes and the lowering
 live in) -- holds what the module needs from the generation: the source's digest, the slots and
 the preloads (the IR ops of ``preload.find``: ``loads`` and ``plan``); the source itself is a
@@ -89,6 +89,7 @@ def entry_name(key, arch: str, base_address: int) -> str:
         ),
         *(["exec=known"] if settings.get("WAVELIFT_CUDA_EXEC") == "known" else []),
         *(["hoist=loops"] if settings.get("WAVELIFT_CUDA_HOIST") == "loops" else []),
+        *(["hoist=induction"] if settings.get("WAVELIFT_CUDA_HOIST") == "induction" else []),
         *(["ldsbase=kept"] if settings.get("WAVELIFT_CUDA_LDSBASE") == "kept" else []),
         *([f"nan={settings.get('WAVELIFT_CUDA_NAN')}"] if settings.get("WAVELIFT_CUDA_NAN") else []),
     ):
