@@ -45,6 +45,7 @@ h106 and both; h115more: that, wavesync and noretest.
 ldsbase: the LDS window's shared address made once in the prologue and kept, each direct LDS
 access from it (WAVELIFT_CUDA_LDSBASE=kept; 0047's amendment h118); h115spaces: h115 and
 wavesync; h118: h115spaces and ldsbase.
+induction: HOIST=induction (below) alone, on the defaults.
 h127: h118 with a one-block loop's global load at base + stride * r tested once where the loop is
 entered for every address it reaches, its copy reading it directly (WAVELIFT_CUDA_HOIST=induction;
 0047's amendment h127).
@@ -163,6 +164,7 @@ ENV["h118"] = {**ENV["h115spaces"], **ENV["ldsbase"]}
 # a one-block loop's global load at base + stride * r tested once for the loop's whole range
 # (WAVELIFT_CUDA_HOIST=induction, which also hoists the bases as `loops`; 0047's amendment h127)
 ENV["h127"] = {**ENV["h118"], "WAVELIFT_CUDA_HOIST": "induction"}
+ENV["induction"] = {"WAVELIFT_CUDA_HOIST": "induction"}  # (alone, on the defaults)
 # session 43's opt-in settings together (h97's three, h98's LDS values in the active lanes and
 # occupancy step)
 ENV["s43"] = {**ENV["h97"], **ENV["ldslanes"], **ENV["occstep"]}
