@@ -92,7 +92,6 @@ def _programs(wanted):
     """(name, mode, program, config, base) of each wanted fixture program."""
     import fixture_dispatches as F
 
-    from wavelift.frontend.program import translate
     from wavelift.run import execute as X
 
     names = {n for n, _ in wanted}
@@ -105,13 +104,10 @@ def _programs(wanted):
     for name, mem, cfg in disp:
         if name not in names or name in found or mem is None:
             continue
-        r = X._program_bytes(mem, cfg)
-        code, base, entry = r if isinstance(r, tuple) else (r, cfg.program_address, 0)
-        kw = {"scratch_abi": X._scratch_abi(cfg)}
-        if entry:
-            kw["entry"] = entry
+        # (execute's own translation: the program the module key names, decision 0049's h128)
+        prog, base = X.program_for(mem, cfg, cache={})
         _MEMCFG[name] = (mem, cfg)
-        found[name] = (translate(code, cfg.target, cfg.wave_size, base, **kw), cfg, base)
+        found[name] = (prog, cfg, base)
     return [(n, m, *found[n]) for n, m in wanted if n in found]
 
 
@@ -122,18 +118,12 @@ sys.path.insert(0, tree); sys.path.insert(0, tree + "/bench"); sys.path.insert(0
 sys.path.insert(0, tree + "/tests/cuda")
 import bench_cuda_build as B
 [(_, _, prog0, cfg, base)] = B._programs(((name, mode),))
-from wavelift.frontend.program import translate
 from wavelift.run import execute as X
 def cpu():
     r = resource.getrusage(resource.RUSAGE_SELF)
     return r.ru_utime + r.ru_stime
-r = X._program_bytes(*B._MEMCFG[name])
-code, b2, entry = r if isinstance(r, tuple) else (r, cfg.program_address, 0)
-kw = {"scratch_abi": X._scratch_abi(cfg)}
-if entry:
-    kw["entry"] = entry
 c0, t0 = cpu(), time.perf_counter()
-prog = translate(code, cfg.target, cfg.wave_size, b2, **kw)
+prog, b2 = X.program_for(B._MEMCFG[name][0], cfg, cache={})  # (execute's translation, again)
 out = {"tr_cpu": cpu() - c0, "tr_wall": time.perf_counter() - t0}
 key = X.module_key(prog, cfg, mode, "cuda")
 import wavelift.backends.cuda as C

@@ -181,7 +181,7 @@ def test_a_first_replay_over_fresh_buffers_runs_each_dispatch_once(
     monkeypatch, name, _native_cache, driver_runs
 ):
     """A kernel's first dispatch over new buffers after its cold one (bench_tinygrad's warm
-    column): its windows are all under windows.GUESS_MIN_BYTES, so the native driver guesses
+    column): its windows are all under the NumPy backend's GUESS_MIN_BYTES, so the native driver guesses
     nothing about them and runs each dispatch once -- before, it aliased every window at a new
     address (never written there), the kernel's store into one was dropped and the run done
     again (decision 0035, amendment h117).  Results are tinygrad's CPU device's."""

@@ -37,18 +37,15 @@ def _gpu_problem():
 
 
 def translate_dispatch(memory, config):
-    """The program execute_dispatch would build for this dispatch: (program, base address)."""
-    from wavelift.frontend.program import translate
-    from wavelift.run import execute as X
+    """The program execute_dispatch runs for this dispatch and the guest address its code was
+    read from: execute.program_for's own translation (a fresh one: callers may change it).  A
+    module key takes the translation's inputs (GB_ADDR_CONFIG, the border colour base, the
+    scratch ABI) from the config, so a program translated with fewer of them would be compiled
+    and stored under the key of another program -- gpu_check's workers precompile from this
+    (decision 0049's amendment h128)."""
+    from wavelift.run.execute import program_for
 
-    r = X._program_bytes(memory, config)
-    code, base, entry = r if isinstance(r, tuple) else (r, config.program_address, 0)
-    kw = {}
-    if hasattr(X, "_scratch_abi"):
-        kw["scratch_abi"] = X._scratch_abi(config)
-    if entry:
-        kw["entry"] = entry
-    return translate(code, config.target, config.wave_size, base, **kw), base
+    return program_for(memory, config, cache={})
 
 
 def lds_kernel_source(name, monkeypatch, settings: dict) -> str:

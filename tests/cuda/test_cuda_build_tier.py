@@ -61,7 +61,6 @@ def _vadd_program():
 
     import wavelift
     from wavelift.errors import Refusal
-    from wavelift.frontend.program import translate
     from wavelift.run import execute as X
     from wavelift.run.result import DispatchResult
 
@@ -78,10 +77,8 @@ def _vadd_program():
     bufs = [dev.upload(np.arange(1000, dtype=np.float32)) for _ in range(2)] + [dev.alloc(4000)]
     k.launch(groups=(4,), block=(256,), args=bufs + [np.uint32(1000)])
     mem, cfg = got[0]
-    r = X._program_bytes(mem, cfg)
-    code, base, entry = r if isinstance(r, tuple) else (r, cfg.program_address, 0)
-    kw = {"entry": entry} if entry else {}
-    return translate(code, cfg.target, cfg.wave_size, base, scratch_abi=X._scratch_abi(cfg), **kw), cfg, base
+    prog, base = X.program_for(mem, cfg, cache={})  # (the program its module key names)
+    return prog, cfg, base
 
 
 def _vadd_module(monkeypatch, tmp_path, tier="auto"):

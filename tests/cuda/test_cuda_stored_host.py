@@ -9,6 +9,7 @@ import hashlib
 import json
 import os
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -226,3 +227,63 @@ def test_no_disk_never_reads_or_writes(env):
     build_module(key, prog, cfg, "lane", arch=ARCH, base_address=base, use_disk=False)
     build_module(key, prog, cfg, "lane", arch=ARCH, base_address=base, use_disk=False)
     assert calls == [1, 1] and not (tmp / "cuda").exists()
+
+
+# where a refuse_if op is numbered in a generated source (codegen's _refuse_if: instruction, ordinal)
+_REFUSE_SITE = re.compile(r"wl_flag\(C, WL_REFUSE, (\d+)u, (\d+)u")
+
+
+def test_gpu_check_precompiles_the_program_execute_runs(monkeypatch, tmp_path):
+    """bench/gpu_check.py's workers build each fixture dispatch's module from
+    test_cuda_backend.translate_dispatch into the disk cache its GPU half's execute_dispatch then
+    finds by the module key alone: the stored source must be that of the program execute runs.
+    gfx1030's ACO descriptor_types (an image store: its translation reads GB_ADDR_CONFIG) through
+    the stand-in device, its kernel reporting NumPy's refusal (image.unsupported_format at the
+    image store) by the stored source's numbering: the host names it as NumPy does, and the
+    launched source numbers its refuse_if ops as the host's table.  Before (session 47's bad
+    report with WAVELIFT_CUDA_MAP=bits, decision 0049's amendment h128): translate_dispatch
+    translated without GB_ADDR_CONFIG, 78 refuse_if ops against execute's 75, and the host read
+    ordinal 76 in a table of 75 (backend.bad_report)."""
+    import copy
+    import ctypes
+
+    import fixture_dispatches as F
+    import numpy as np
+    import standin_cupy as S
+    from test_cuda_backend import translate_dispatch
+
+    import wavelift.backends.cuda as C
+    from wavelift.run.execute import execute_dispatch, module_key
+
+    monkeypatch.setattr(cc, "nvrtc_compile", _fake_nvrtc)
+    monkeypatch.setattr(cc, "warm_split_pool", lambda ops: None)  # (no pool of processes)
+    monkeypatch.setenv("WAVELIFT_CUDA_CACHE", str(tmp_path / "cuda"))
+    monkeypatch.setenv("WAVELIFT_CUDA_TIER", "off")
+    name = "gfx1030/aco/descriptor_types-w32.bin"
+    mem, cfg = next((m, c) for n, m, c in F.aco_dispatches() if n == name)
+    want = execute_dispatch(copy.deepcopy(mem), cfg, backend="numpy", mode="lane", cache={}).refusal
+    assert want is not None and want.code == "image.unsupported_format"
+    # the worker: the module compiled (the stand-in NVRTC) and stored under the dispatch's key
+    prog, base = translate_dispatch(copy.deepcopy(mem), cfg)
+    C.build_module(module_key(prog, cfg, "lane", "cuda"), prog, cfg, "lane", arch=ARCH, base_address=base)
+    table = codegen.refusal_table(prog)  # (what the stored source numbers)
+    at = prog.instructions
+    named = [(code, f"offset {at[i].offset:#x}: {at[i].text} ({why})") for i, why, code in table]
+    k = named.index((want.code, want.message))  # (runtime._raise_flags's name of refuse_if k)
+
+    def kernel(arena, written, ws, we, wo, consts):  # (the kernel's wl_flag_ of refuse_if k)
+        status = (ctypes.c_uint32 * 16).from_address(int(consts["WL_STATUS"][:8].view(np.uint64)[0]))
+        status[0] |= codegen.WL_REFUSE
+        status[5], status[1], status[2], status[3] = codegen.WL_REFUSE, table[k][0], k, 0
+
+    launched = []
+    real = C._stored_build
+    monkeypatch.setattr(C, "_stored_build", lambda *a: launched.append(real(*a)) or launched[-1])
+    with S.installed() as state:
+        state.kernel = kernel
+        got = execute_dispatch(copy.deepcopy(mem), cfg, backend="cuda", mode="lane", cache={}).refusal
+    assert [m.compiled_by for m in launched] == ["disk"]  # (the worker's module: the path under test)
+    assert got is not None and (got.code, got.message) == (want.code, want.message)
+    m = launched[0]
+    sites = [(int(a), int(b)) for a, b in _REFUSE_SITE.findall(m.source)]
+    assert sites == [(ins, j) for j, (ins, _, _) in enumerate(codegen.refusal_table(m.program))]

@@ -121,7 +121,7 @@ def test_a_chain_of_pointers_places_windows_to_max_depth_and_scans_no_deeper():
     root = bases[0]
     cfg = one_wave_config([root & 0xFFFFFFFF, (root >> 32) & 0xFFFF])
     scanned: list = []
-    got = T._trace(mem, cfg, frozenset(), scanned)
+    got, _ = T._trace(mem, cfg, frozenset(), scanned)
     assert [w.address for w in got] == bases[: T.MAX_DEPTH + 1]
     assert [s[0].base for s in scanned] == bases[: T.MAX_DEPTH]
     assert T.trace(mem, cfg) == got == T.trace_uncached(mem, cfg)

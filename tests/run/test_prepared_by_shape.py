@@ -39,7 +39,7 @@ def _stamped(dev, cfg):
 
 def _full(monkeypatch, mem, cfg):
     """The dispatch through the full path (no record of either kind)."""
-    monkeypatch.setattr(E, "_prepared", lambda *a: None)
+    monkeypatch.setattr(E, "_prepared", lambda *a: (None, None))
     try:
         return E.execute_dispatch(mem, cfg, 0, "numpy", "wave")
     finally:

@@ -57,7 +57,7 @@ def test_same_config_object_takes_the_record_and_equals_the_full_path(monkeypatc
     r1 = E.execute_dispatch(dev.memory, cfg, 0, "numpy", "wave")
     r2 = E.execute_dispatch(dev.memory, cfg, 0, "numpy", "wave")
     assert _hits() == h + 2
-    monkeypatch.setattr(E, "_prepared", lambda *a: None)
+    monkeypatch.setattr(E, "_prepared", lambda *a: (None, None))
     r3 = E.execute_dispatch(dev.memory, cfg, 0, "numpy", "wave")
     assert _view(r1) == _view(r2) == _view(r3)
     assert r1.stats["module_cache_hit"] and r3.stats["module_cache_hit"]
@@ -127,7 +127,7 @@ def test_code_rewritten_between_dispatches_is_read_again(monkeypatch):
     mem.write(cfg.program_address, np.array([0xBF810000], "<u4").view(np.uint8))
     r = E.execute_dispatch(mem, cfg, 0, "numpy", "wave")
     assert _hits() == h and r.refusal is None and r.write_spans == []
-    monkeypatch.setattr(E, "_prepared", lambda *a: None)
+    monkeypatch.setattr(E, "_prepared", lambda *a: (None, None))
     assert _view(E.execute_dispatch(mem, cfg, 0, "numpy", "wave")) == _view(r)
     monkeypatch.undo()
     mem.write(code.base, old)
@@ -138,7 +138,7 @@ def test_code_rewritten_between_dispatches_is_read_again(monkeypatch):
     # undecodable words at the entry: the same refusal as the full path
     mem.write(cfg.program_address, np.full(16, 0xFF, np.uint8))
     r = E.execute_dispatch(mem, cfg, 0, "numpy", "wave")
-    monkeypatch.setattr(E, "_prepared", lambda *a: None)
+    monkeypatch.setattr(E, "_prepared", lambda *a: (None, None))
     assert r.refusal is not None
     assert _view(E.execute_dispatch(mem, cfg, 0, "numpy", "wave")) == _view(r)
     assert off >= 0
@@ -182,7 +182,7 @@ def _script(seed: int):
 
 def _session(seed: int, prepared: bool, monkeypatch):
     if not prepared:
-        monkeypatch.setattr(E, "_prepared", lambda *a: None)
+        monkeypatch.setattr(E, "_prepared", lambda *a: (None, None))
     seen: list = []
     dev, co = _device(seen)
     vadd = co.kernel("vadd")
@@ -246,7 +246,7 @@ def _both(monkeypatch, mem, cfg):
     out = []
     for disabled in (False, True):
         if disabled:
-            monkeypatch.setattr(E, "_prepared", lambda *a: None)
+            monkeypatch.setattr(E, "_prepared", lambda *a: (None, None))
         told: list = []
         r = E.execute_dispatch(mem, cfg, 0, "numpy", "wave", progress=told.append)
         out.append((_view(r), told))

@@ -308,15 +308,15 @@ class _Prepared:
     )
 
 
-def _prepared(memory, config, backend, mode, cache, miss=None):
-    """The prepared record of ``config`` when the checks before translation would pass as they
-    did for it and nothing the record's lookups read changed, or None (the full path).  The
-    same config object (its one mutable field, the system SGPR dict, compared), memory at the
-    same allocation table generation, cache object, backend and mode names and registered
-    backend object, which is available now: the target and grid checks, pure functions of the
-    config, pass again.  The program and the module are confirmed by ``_confirm``.  ``miss``:
-    None, or a list that a miss of the shape's record (_shaped) sets to [shape key, code
-    allocation] for the full path's _prepare (not worked out twice)."""
+def _prepared(memory, config, backend, mode, cache):
+    """(the prepared record of ``config`` when the checks before translation would pass as they
+    did for it and nothing the record's lookups read changed, or None: the full path; what a
+    miss of the shape's record found, _shaped's, for the full path's _prepare: not worked out
+    twice).  The same config object (its one mutable field, the system SGPR dict, compared),
+    memory at the same allocation table generation, cache object, backend and mode names and
+    registered backend object, which is available now: the target and grid checks, pure
+    functions of the config, pass again.  The program and the module are confirmed by
+    ``_confirm``."""
     rec = _PREPARED.get(id(config))
     if (
         rec is None
@@ -330,8 +330,8 @@ def _prepared(memory, config, backend, mode, cache, miss=None):
         or _backend(backend) is not rec.be
         or rec.be.available() is not True
     ):
-        return _shaped(memory, config, backend, mode, cache, miss)
-    return rec
+        return _shaped(memory, config, backend, mode, cache)
+    return rec, None
 
 
 # execute_dispatch's records by the config's shape (decision 0035, amendment h113): what the full
@@ -373,23 +373,22 @@ def _shape_key(memory, config, backend, mode, cache, be, a) -> tuple | None:
     )
 
 
-def _shaped(memory, config, backend, mode, cache, miss=None):
-    """A record for ``config`` made from the record of its shape (_SHAPED), or None: the same
-    cache and registered backend objects, the backend available and the module still cached
-    under the key; the code's allocation on this memory (_shape_key: its stamp) and the trace
-    key of this config's user SGPRs.  A miss puts [the shape key, the code's allocation] in
-    ``miss`` (a list: _prepared's)."""
+def _shaped(memory, config, backend, mode, cache):
+    """(a record for ``config`` made from the record of its shape (_SHAPED), or None; what the
+    lookup found: (the shape key, the code's allocation), or None where it found nothing):
+    the same cache and registered backend objects, the backend available and the module still
+    cached under the key; the code's allocation on this memory (_shape_key: its stamp) and the
+    trace key of this config's user SGPRs."""
     be = _backend(backend)
     if be is None:
-        return None
+        return None, None
     a = memory.find(config.program_address)
     skey = _shape_key(memory, config, backend, mode, cache, be, a)
-    if miss is not None:
-        miss[:] = [skey, a]
+    found = (skey, a)
     try:
         t = None if skey is None else _SHAPED.get(skey)
     except TypeError:  # (a field that cannot be hashed: no record by shape)
-        return None
+        return None, found
     if (
         t is None
         or t[0] is not cache
@@ -397,7 +396,7 @@ def _shaped(memory, config, backend, mode, cache, miss=None):
         or be.available() is not True
         or cache.get(t[4]) is not t[5]
     ):
-        return None
+        return None, found
     SHAPED_HITS[0] += 1
     _, _, program, code_base, key, module, skip, budget = t
     rec = _Prepared()
@@ -410,7 +409,7 @@ def _shaped(memory, config, backend, mode, cache, miss=None):
     rec.budget = budget
     rec.again = None
     keep(_PREPARED, id(config), rec, PREPARED)
-    return rec
+    return rec, found
 
 
 def _confirm(rec, memory, config, cache) -> tuple:
@@ -435,17 +434,17 @@ def _confirm(rec, memory, config, cache) -> tuple:
     return program, code_base, cache.get(rec.key) is rec.module
 
 
-def _prepare(memory, config, backend, mode, cache, be, program, code_base, key, module, tkey, miss=()):
+def _prepare(memory, config, backend, mode, cache, be, program, code_base, key, module, tkey, found=None):
     """Record what the full path found for ``config`` (execute_dispatch; _prepared checks it).
-    ``miss``: what _shaped's miss found for this dispatch ([shape key, code allocation]), else
-    empty: the key is worked out here."""
+    ``found``: what _shaped's lookup found for this dispatch ((shape key, code allocation)),
+    else None: the key is worked out here."""
     content_stamp = _late()[4]
     rec = _Prepared()
     rec.config, rec.system, rec.memory = config, dict(config.system_sgprs), ref(memory)
     rec.backend, rec.mode, rec.be, rec.cache = backend, mode, be, cache
     rec.gen = memory.generation
     # (the allocation table is the one _shaped looked in: program_for adds no allocation)
-    a = miss[1] if miss else memory.find(config.program_address)
+    a = found[1] if found else memory.find(config.program_address)
     rec.code = ref(a) if a is not None else (lambda: None)
     rec.stamp = None if a is None else content_stamp(memory, a)
     rec.program, rec.code_base, rec.key, rec.module, rec.tkey = program, code_base, key, module, tkey
@@ -456,7 +455,9 @@ def _prepare(memory, config, backend, mode, cache, be, program, code_base, key, 
     # (a key made before program_for read the code holds its stamp then: kept only when it is
     # the stamp now, so the code read was that content; no key then: made now, as without it)
     skey = (
-        miss[0] if miss and miss[0] is not None else _shape_key(memory, config, backend, mode, cache, be, a)
+        found[0]
+        if found and found[0] is not None
+        else _shape_key(memory, config, backend, mode, cache, be, a)
     )
     if skey is not None and skey[5] == rec.stamp:  # (the stamp the program was read at)
         try:
@@ -745,8 +746,8 @@ def execute_dispatch(
     stats: dict = {}  # (the finally below writes into it whatever raised before _fresh)
     try:
         RUN_TARGETS, check_grid, trace, WindowSet, _, SHALLOW_DEPTH, _, _ = _late()
-        miss: list = []  # (what a miss of the shape's record found: _prepare takes it)
-        rec = _prepared(memory, config, backend, mode, cache, miss)
+        # (found: what a miss of the shape's record found -- _prepare takes it)
+        rec, found = _prepared(memory, config, backend, mode, cache)
         if rec is not None and rec.again is not None and progress is None and deadline is None:
             again = _again(rec, memory, config, index, budget, cache, t0)
             if again is not None:
@@ -756,8 +757,8 @@ def execute_dispatch(
         rs = getattr(memory, "resident", None)
         if rs is not None and rs.pending:  # (deferred dispatches: read, or run again, first)
             rs.flush()
-            miss = []  # (what the flush changed is looked at again)
-            rec = _prepared(memory, config, backend, mode, cache, miss)  # (a replay may have made another)
+            # (a replay may have made another record; what the flush changed is looked at again)
+            rec, found = _prepared(memory, config, backend, mode, cache)
         program: Any = None
         if rec is not None:
             # the same config object again, nothing its checks read changed: they pass as they
@@ -799,7 +800,7 @@ def execute_dispatch(
                 module = be.build_module(key, program, config, mode, code_base)
                 cache[key] = module
             tkey = _trace_key(config, program.scratch.tracer_skip)
-            _prepare(memory, config, backend, mode, cache, be, program, code_base, key, module, tkey, miss)
+            _prepare(memory, config, backend, mode, cache, be, program, code_base, key, module, tkey, found)
         # the windows: first as deep as most programs reach (tracer.SHALLOW_DEPTH), deeper only
         # for a program that escaped or was refused there (decision 0048: a run that escaped
         # landed nothing, and one that did not touched only windows the deeper trace also has)

@@ -522,7 +522,7 @@ def trace(memory, config, program_alloc=None, scratch_roots=None, key=None, dept
         key = trace_key(config, scratch_roots)
     skip = key[1]
     if getattr(memory, "single_use", False):  # (traced once: nothing kept)
-        return _trace(memory, config, skip, None, depth)
+        return _trace(memory, config, skip, None, depth)[0]
     if depth is not None:
         key = (*key, depth)
     if getattr(memory, "open_scans", False):
@@ -544,7 +544,7 @@ def trace(memory, config, program_alloc=None, scratch_roots=None, key=None, dept
         del cache[key]
     scanned_now: list = []
     gen = memory.generation
-    windows = _trace(memory, config, skip, scanned_now, depth)
+    windows = _trace(memory, config, skip, scanned_now, depth)[0]
     keep(cache, key, (gen, scanned_now, tuple(windows)), TRACE_CACHE)
     return windows
 
@@ -592,8 +592,7 @@ def _trace_variants(memory, config, skip, key, depth) -> list[Window]:
             VARIANT_HITS[0] += 1
             return list(hit[1])
     scanned: list = []
-    opened: list = []
-    windows = _trace(memory, config, skip, scanned, depth, opened, known)
+    windows, opened = _trace(memory, config, skip, scanned, depth, known)
     first = scanned[0][0] if scanned else None
     if entry is None or entry[1] is not first:
         entry = (gen, first, {}, opened[0] if opened else (), {})
@@ -676,13 +675,13 @@ def _same(memory, s) -> bool:
 def trace_uncached(memory, config, program_alloc=None, scratch_roots=None, depth=None) -> list[Window]:
     """trace() without its cache (tests compare the two)."""
     skip = frozenset(scratch_sgprs(config)) | frozenset(scratch_roots or ())
-    return _trace(memory, config, skip, None, depth)
+    return _trace(memory, config, skip, None, depth)[0]
 
 
-def _trace(memory, config, skip, scanned, last=None, opened=None, known=None) -> list[Window]:
-    """``opened``: a list that gets the allocations open at the first scan (an open_scans or
-    single-use memory's: _scan_open's ``open_``, as a tuple) and then that scan's result (a
-    tuple of _scan_open's entries: _trace_variants' index).
+def _trace(memory, config, skip, scanned, last=None, known=None) -> tuple[list[Window], tuple | None]:
+    """-> (the windows, sorted by address; the first scan of an open_scans or single-use memory:
+    (the allocations open at it -- _scan_open's ``open_`` --, its result -- _scan_open's
+    entries: _trace_variants' index --), both tuples, or None where no such scan was made).
     ``known``: (allocation, open allocations, result) of a _scan_open made at this allocation
     table just now (_trace_variants' index): the first scan's result where it scans that
     allocation with the same open allocations (the same scan, not made twice)."""
@@ -730,6 +729,7 @@ def _trace(memory, config, skip, scanned, last=None, opened=None, known=None) ->
         memory, "open_scans", False
     )
     open_: list[int] = []
+    opened: tuple | None = None  # (the first scan: open allocations, result)
     if single:
         starts, ends, _ = memory.address_index()
     else:
@@ -773,13 +773,13 @@ def _trace(memory, config, skip, scanned, last=None, opened=None, known=None) ->
                 if scanned is not None:  # (what _scan records: the stamp, then the head's digest)
                     stamp = content_stamp(memory, a)
                     scanned.append([a, *_scanned(memory, a), stamp])
-                if opened is not None and not opened:
-                    opened.append(tuple(open_))
-                    if known is not None and a is known[0] and opened[0] == known[1]:
+                if opened is None:
+                    was = tuple(open_)
+                    if known is not None and a is known[0] and was == known[1]:
                         found = list(known[2])
                     else:
                         found = _scan_open(memory, a, starts, ends, open_, low)
-                    opened.append(tuple(found))  # (the first scan's result: the variants' index)
+                    opened = (was, tuple(found))  # (the first scan's result: the variants' index)
                 else:
                     found = _scan_open(memory, a, starts, ends, open_, low)
             else:
@@ -788,4 +788,4 @@ def _trace(memory, config, skip, scanned, last=None, opened=None, known=None) ->
                 nxt.setdefault(t, (p, (src, 4 * j)))
         frontier = list(nxt.values())
         depth += 1
-    return sorted(windows.values(), key=lambda w: w.address)
+    return sorted(windows.values(), key=lambda w: w.address), opened

@@ -89,13 +89,6 @@ class Layout:
         return t
 
 
-# the smallest window a guess leaves out of the arena (aliased or blank, WindowSet): copying a
-# smaller one in costs less than the guess's own set-up (the native words of an aliased window:
-# its guest view, ~3-4 us a window, against ~1 us to copy a few KiB), and a guess that fails
-# costs a run redone (decision 0035, amendment h117)
-GUESS_MIN_BYTES = 16 << 10
-
-
 # (the window objects of the last _layout call, and its layout): the trace cache hands out the
 # same Window objects for a repeated launch (frozen: the same objects, the same values)
 _LAST: list = [(), None]
@@ -139,14 +132,23 @@ def _layout(windows) -> Layout:
 
 
 class WindowSet:
-    def __init__(self, windows: list[Window], memory, alias_except=None, blank=None, host_arena: bool = True):
+    def __init__(
+        self,
+        windows: list[Window],
+        memory,
+        alias_except=None,
+        blank=None,
+        guess_min: int = 0,
+        host_arena: bool = True,
+    ):
         """For a runtime that can tell when these guesses fail (the native driver: 0013), and
         ``copy_all`` copies them in for one that cannot:
         ``alias_except``: None, or the (address, size) of windows that must be in the arena while
         every other window is *aliased*: left in guest memory, read there and never stored to;
         ``blank``: None, or the (address, size) of windows that are in the arena but not copied
-        in (their bytes are arbitrary): stored to and never read.  Either guess only about a
-        window of at least GUESS_MIN_BYTES: a smaller one is copied in.
+        in (their bytes are arbitrary): stored to and never read;
+        ``guess_min``: the smallest window either guess takes (the caller's policy, its backend's
+        window plan); a smaller one is copied in.
         ``host_arena``: False for a runtime that keeps the arena and the written map itself
         (the CUDA backend's device-resident memory, decision 0029): only the layout (windows,
         offsets, ``nbytes``, the address tables) is made; ``arena``/``written`` are None and
@@ -158,7 +160,7 @@ class WindowSet:
         self.memory = memory
         # (the layout's read-only tables, shared: made once per window list)
         self.offs, self.starts, self.ends, self._start_list, self._end_list, self._delta = lay.arrays()
-        least = GUESS_MIN_BYTES
+        least = guess_min
         self.aliased = (
             set()
             if alias_except is None

@@ -554,7 +554,7 @@ def test_driver_threads_without_races_stay_parallel(native_on, monkeypatch):
     assert res.write_spans == [(pc, 4000)]
 
 
-# vadd's elements in the guess tests: each buffer a window of windows.GUESS_MIN_BYTES (a smaller
+# vadd's elements in the guess tests: each buffer a window of the NumPy backend's GUESS_MIN_BYTES (a smaller
 # window is copied in, never guessed about)
 GUESSED = 4096
 

@@ -589,3 +589,27 @@ def test_windows_placed_congruent_mod_8():
     for start, off, end in zip(ws.starts.tolist(), ws.offs.tolist(), ws.ends.tolist()):
         assert (off - start) % 8 == 0
         assert ws.arena[off : off + (end - start)].tolist() == list(mem.view(start, end - start))
+
+
+def test_window_guesses_are_the_callers_and_the_numpy_plan_sets_their_floor():
+    """WindowSet aliases and leaves blank exactly the windows its caller's guesses name, of any
+    size from ``guess_min`` up (a smaller one is copied in); the floor is the NumPy backend's
+    policy, in its window plan (GUESS_MIN_BYTES: decision 0035's amendment h117).  Before, the
+    floor was WindowSet's own and a caller's guesses about small windows were dropped silently."""
+    from wavelift.backends.numpy import GUESS_MIN_BYTES, Module
+
+    mem, wins = _memory()
+    written = {(A, 0x1000)}  # A written, never read; B, C and HI read only
+    ws = WindowSet(wins, mem, alias_except=written, blank=written)
+    assert (ws.aliased, ws.blank) == ({1, 2, 3}, {0})
+    ws = WindowSet(wins, mem, alias_except=written, blank=written, guess_min=0x400)
+    assert (ws.aliased, ws.blank) == ({1, 3}, {0})  # C (512 bytes) copied in
+    ws = WindowSet(wins, mem, alias_except=written, blank=written, guess_min=GUESS_MIN_BYTES)
+    assert (ws.aliased, ws.blank) == (set(), set())
+    m = Module(("k",), None, None, "", None)
+    assert m.window_plan() == {}  # (no driver run yet: copy every window)
+    m.driven, m.written_windows = True, set(written)
+    plan = m.window_plan()
+    assert plan == dict(alias_except=written, blank=written, guess_min=GUESS_MIN_BYTES)
+    m.alias_ok = m.blank_ok = False
+    assert m.window_plan() == dict(alias_except=None, blank=None, guess_min=GUESS_MIN_BYTES)

@@ -20,6 +20,13 @@ class ModuleMeta:
         return self.block_at.get(a - self.base_address, -2)
 
 
+# the smallest window the native driver's guesses leave out of the arena (aliased or blank:
+# Module.window_plan): copying a smaller one in costs less than the guess's own set-up (the
+# native words of an aliased window: its guest view, ~3-4 us a window, against ~1 us to copy a
+# few KiB), and a guess that fails costs a run redone (decision 0035, amendment h117)
+GUESS_MIN_BYTES = 16 << 10
+
+
 @dataclass
 class Module:
     key: tuple
@@ -58,12 +65,14 @@ class Module:
     grids: dict = field(default_factory=dict)
 
     def window_plan(self) -> dict:
-        """WindowSet's guesses for the next dispatch (keyword arguments; none: copy every window)."""
+        """WindowSet's guesses for the next dispatch (keyword arguments; none: copy every window),
+        each only about windows of at least GUESS_MIN_BYTES."""
         if not self.driven:
             return {}
         return dict(
             alias_except=self.written_windows if self.alias_ok else None,
             blank=self.written_windows - self.read_windows if self.blank_ok else None,
+            guess_min=GUESS_MIN_BYTES,
         )
 
     def block(self, index: int, mode: int):
