@@ -135,6 +135,9 @@ def _ours(go, passes: int) -> dict:
     of ``passes`` launches with nothing read between them and every refusal read after the last
     (with WAVELIFT_CUDA_DEFER=on the only wait), wall per pass."""
     walls, kern, ex = [], [], []
+    # (how each timed launch ran: "proved" in place, or why not -- globalrange.REASONS --, "-":
+    # not asked, WAVELIFT_CUDA_INPLACE off or no heap; decision 0049 step 4, amendment h125)
+    places: dict = {}
     for _ in range(passes):
         t = time.perf_counter()
         r = go()
@@ -143,17 +146,23 @@ def _ours(go, passes: int) -> dict:
         assert refusal is None, refusal
         kern.append(r.stats.get("device_time_s", float("nan")))
         ex.append(r.stats.get("time_s", float("nan")))
+        p = r.stats.get("in_place", "-")
+        places[p] = places.get(p, 0) + 1
     t = time.perf_counter()
     rs = [go() for _ in range(passes)]
     refused = [r.refusal for r in rs if r.refusal is not None]
     stream = (time.perf_counter() - t) / passes
     assert not refused, refused[0]
+    for r in rs:
+        p = r.stats.get("in_place", "-")
+        places[p] = places.get(p, 0) + 1
     med = lambda x: float(np.median(x))  # noqa: E731
     return {
         "ours_wall_s": med(walls),
         "ours_kernel_s": med(kern),
         "ours_execute_s": med(ex),
         "ours_stream_s": stream,
+        "in_place": places,
     }
 
 
@@ -287,7 +296,7 @@ def fullscreen(passes: int, name: str = "shade", w: int = 1920, h: int = 1080) -
         f"{'agrees within 1' if c['want'] is None else 'exact (vs NumPy and native)'}: {agrees}\n"
         f"  a stream of {passes} passes, one wait at its end: ours {stream * 1e3:.3f} ms a pass, native {bx}x{by} "
         f"{g['stream_s'] * 1e3:.3f}, best {b['stream_s'] * 1e3:.3f}: {stream / g['stream_s']:.2f}x / "
-        f"{stream / b['stream_s']:.2f}x",
+        f"{stream / b['stream_s']:.2f}x; in place: {ours['in_place']}",
         flush=True,
     )
     return out
@@ -332,7 +341,7 @@ def big_vadd(n: int, passes: int) -> dict:
         f"{best}: wall {bb['wall_s'] * 1e3:.3f}, kernel {bb['kernel_s'] * 1e3:.3f}, stream "
         f"{bb['stream_s'] * 1e3:.3f} ms\n  ratios ours/native(best): wall {out['ours_wall_s'] / bb['wall_s']:.2f}x, "
         f"kernel {out['ours_kernel_s'] / bb['kernel_s']:.2f}x, stream {stream / bb['stream_s']:.2f}x; "
-        f"exact (vs NumPy and native): {exact}",
+        f"exact (vs NumPy and native): {exact}; in place: {o['in_place']}",
         flush=True,
     )
     return out
