@@ -450,7 +450,8 @@ def _pass_launch(dev, name: str, w: int, h: int):
 
 
 def test_gpu_in_place_pass_and_a_loop_kernel_on_the_arena(in_place):
-    """shade over 256x120 (a 2-D grid, partial groups) runs in place and equals NumPy; lds.cl's
+    """shade over 256x120 (a 2-D grid of 32x15 groups; at 250x118 its partial groups are not proved:
+    `global_access`) runs in place and equals NumPy; lds.cl's
     stencil5 (a loop: not proved) runs on the arena and equals its reference."""
     _needs_gpu()
     import wavelift
