@@ -59,8 +59,14 @@ class Player(FakeModule):
         arena, written, ws, we, wo, _, _, g0 = args
         assert int(g0) == 0  # (one launch: the player runs the whole dispatch)
         self.launches.append((arena, written, np.array(wo)))
+        r = execute_dispatch(copy.deepcopy(self.model), self.cfg, backend="numpy", mode="lane")
+        if r.refusal is not None:  # (an escape: the kernel reports it and stores nothing)
+            assert r.refusal.code == "escape", r.refusal
+            self.escape, self.spans = True, []
+            self._report()
+            self.escape = False
+            return
         r = execute_dispatch(self.model, self.cfg, backend="numpy", mode="lane")
-        assert r.refusal is None, r.refusal
         starts = np.asarray(ws[:-1])
         for addr, size in r.write_spans:
             k = int(np.searchsorted(starts, np.uint64(addr), side="right")) - 1
@@ -107,12 +113,16 @@ def _same_memory(mem, model) -> None:
         assert bytes(mem.read(x.base, x.size)) == bytes(model.read(x.base, x.size)), x.name
 
 
-def _vadd(n=1000, block=64):
+def _vadd(n=1000, block=64, lanes=None, count=None):
     def go(dev, k):
         a = dev.upload(np.arange(n, dtype=np.float32), name="a")
         b = dev.upload(np.full(n, 0.5, np.float32), name="b")
         c = dev.alloc(4 * n)
-        k.launch(global_size=(n, 1, 1), block=(block, 1, 1), args=[a, b, c, np.uint32(n)])
+        k.launch(
+            global_size=(lanes or n, 1, 1),
+            block=(block, 1, 1),
+            args=[a, b, c, np.uint32(count or lanes or n)],
+        )
 
     (mem, cfg), *_ = _caught(VADD, "vadd", go)
     return mem, cfg
@@ -210,6 +220,48 @@ def _offs(mem, r):
     from wavelift.trace.windows import WindowSet
 
     return WindowSet(r.windows, mem, host_arena=False).offs
+
+
+def _count_at(mem) -> int:
+    """The address of vadd's count in its kernel arguments (after the a, b, c pointers)."""
+    a, b = (next(x for x in mem if x.name == nm).base for nm in ("a", "b"))
+    pat = np.array([a, b], np.uint64).tobytes()
+    for x in mem:
+        at = bytes(x._data).find(pat)
+        if at >= 0:
+            return x.base + at + 24
+    raise AssertionError("no kernel arguments")
+
+
+def test_a_refused_dispatch_not_proved_changes_nothing(monkeypatch):
+    """vadd over 1,024 lanes of 256-float buffers with n = 256 runs in place; the host then
+    writes n = 1,024 into its kernel arguments: the kept proof no longer holds (the preloaded
+    word changed), the predicate says `global_access`, the dispatch runs on the arena and is
+    refused `escape` (NumPy refuses it too) -- no device and no host byte changed."""
+    mem, cfg = _vadd(256, lanes=1024, count=256)
+    fm = rig(monkeypatch, mem, cfg)
+    r = _run(mem, cfg)
+    assert r.refusal is None and r.stats["in_place"] == "proved", r.refusal
+    at = _count_at(mem)
+    for m in (mem, fm.model):
+        m.write(at, np.array([1024], np.uint32))
+    res = mem.resident
+    r = _run(mem, cfg)  # (its upload of the new count first: then nothing may change)
+    assert r.refusal is not None and r.refusal.code == "escape", r.refusal
+    assert r.stats["in_place"] == "global_access"
+    heap0, host0 = np.array(res.heap.buf), {x.base: bytes(x._data) for x in mem}
+    dirty0 = {x.base: e.dev_dirty.ranges() for x, e in res.entries.items()}
+    r = _run(mem, cfg)
+    assert r.refusal is not None and r.refusal.code == "escape", r.refusal
+    assert np.array_equal(np.array(res.heap.buf), heap0)
+    assert {x.base: bytes(x._data) for x in mem} == host0
+    assert {x.base: e.dev_dirty.ranges() for x, e in res.entries.items()} == dirty0
+    assert all(e.broken is None for e in res.entries.values())
+    for m in (mem, fm.model):
+        m.write(at, np.array([256], np.uint32))
+    r = _run(mem, cfg)  # (proved again: in place)
+    assert r.refusal is None and r.stats["in_place"] == "proved", r.refusal
+    _same_memory(mem, fm.model)
 
 
 def test_in_place_off_by_default_and_without_the_heap(monkeypatch):
