@@ -51,9 +51,17 @@ class Player(FakeModule):
 
     def __init__(self, program, model, cfg):
         super().__init__(program, 0, 0, 0, 0)
-        self.model, self.cfg = model, cfg
+        # (the NumPy runs take a copy of the config: execute keeps its records by config object,
+        # and the CUDA dispatch's record must stay its own)
+        self.model, self.cfg = model, copy.deepcopy(cfg)
         self.launches: list = []  # (arena, map, offsets) of each launch
         self.sleep = 0.0
+        # (what a kept plan checks of a module: its loaded function, constant writes, upgrades)
+        self._fn, self._puts, self.upgrade = self._kernel, 0, None
+
+    def put_constant(self, name, host):
+        super().put_constant(name, host)
+        self._puts += 1
 
     def _kernel(self, grid, block, args, shared_mem=0):
         arena, written, ws, we, wo, _, _, g0 = args
@@ -106,6 +114,19 @@ def _heap_windows(mem, r) -> list:
         e = res.entries[a]
         out.append((e.off + w.address - a.base, e.off + w.address - a.base + w.size))
     return out
+
+
+def _consistent(mem) -> None:
+    """Every device copy holds its allocation's host bytes wherever the device holds nothing
+    newer, and nothing the host wrote waits to go up (a dispatch's windows: prepare's uploads)."""
+    res = mem.resident
+    for x, e in res.entries.items():
+        dev = np.array(res.heap.buf[e.off : e.off + x.size])
+        same = np.ones(x.size, bool)
+        for lo, hi in e.dev_dirty.ranges():
+            same[lo:hi] = False
+        assert not e.host_dirty, x.name
+        assert np.array_equal(dev[same], x._data[same]), x.name
 
 
 def _same_memory(mem, model) -> None:
@@ -177,6 +198,7 @@ def test_a_proved_dispatch_runs_in_place(monkeypatch, make):
     assert [int(x) for x in wo[:-1]] == [lo for lo, _ in _heap_windows(mem, r)]
     assert not res._staging  # (no arena gathered, nothing committed)
     assert not R.map_flags(res.heap.written).any()  # (its marks cleared)
+    _consistent(mem)
     # the write spans are exactly NumPy's, and the bytes stand on the device only
     assert r.write_spans == fm.spans and r.stats["bytes_written"] == sum(n for _, n in fm.spans)
     for addr, size in r.write_spans:
@@ -372,3 +394,77 @@ def test_the_time_limit_is_checked_before_an_in_place_launch_only(monkeypatch):
     assert r.refusal is not None and r.refusal.code == "dispatch.time_exceeded", r.refusal
     assert not fm.launches
     assert {x.base: bytes(mem.read(x.base, x.size)) for x in mem} == before
+
+
+def test_repeated_dispatches_in_place_run_from_a_kept_plan(monkeypatch):
+    """The same dispatch again (the same config object and cache: execute's kept run) runs from
+    runtime.InPlace -- the kernel on the heap, its runs booked -- amid host writes (which send it
+    through the full path once); every result equals the model's; a wrong proof found by a kept
+    run makes the copies unusable and the dispatch is refused `backend.proof`, and the next too."""
+    from wavelift.run import execute as X
+
+    mem, cfg = _vadd(256)
+    fm = rig(monkeypatch, mem, cfg)
+    cache: dict = {}
+    h0 = X.AGAIN_HITS[0]
+    a = next(x for x in mem if x.name == "a")
+    for i in range(8):
+        if i == 4:
+            for m in (mem, fm.model):
+                m.write(a.base + 8, np.full(8, 3, np.uint8))
+        r = execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache)
+        assert r.refusal is None and r.stats["in_place"] == "proved", r.refusal
+        assert r.write_spans == fm.spans and r.stats["bytes_written"] == 4 * 256
+        assert fm.launches[-1][0] is mem.resident.heap.buf
+        assert not R.map_flags(mem.resident.heap.written).any()
+        _consistent(mem)
+    assert len(fm.launches) == 8
+    assert X.AGAIN_HITS[0] - h0 >= 5, X.AGAIN_HITS[0] - h0  # (all but the first and the one after the write)
+    _same_memory(mem, fm.model)
+    for _ in range(2):
+        r = execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache)
+        assert r.refusal is None
+    h1 = X.AGAIN_HITS[0]
+    fm.escape = True
+    fm.model = copy.deepcopy(fm.model)
+    r = execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache)
+    assert r.refusal is not None and r.refusal.code == "backend.proof", r.refusal
+    assert X.AGAIN_HITS[0] == h1  # (the kept run found it and handed it to the full path)
+    n = len(fm.launches)
+    r = execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache)
+    assert r.refusal is not None and r.refusal.code == "backend.proof", r.refusal
+    assert len(fm.launches) == n
+    c_addr, c_size = fm.spans[0]
+    with pytest.raises(Exception, match="backend.proof"):
+        mem.read(c_addr, c_size)
+
+
+@pytest.mark.parametrize("defer", ["off", "on"])
+def test_a_session_in_place_equals_numpy(standin, monkeypatch, setting, defer):
+    """test_resident_gpu's kept session (random vadd launches on one Device amid host writes, host
+    reads and new allocations; results read at once) on the stand-in device, with the real
+    translated module (NVRTC) and test_host_path's vadd stand-in, which reads the kernel
+    arguments and a and b from the arena it is launched with and stores c there -- here the
+    heap, from 4 KiB (it moves amid the kept plans): every step equals the NumPy backend's, and
+    most repeated launches ran from their kept in-place plans (deferral on or off: in-place
+    plans do not defer)."""
+    from test_host_path import _vadd_from_kernargs
+    from test_resident_gpu import _kept_session
+
+    monkeypatch.setattr(R, "HEAP_MIN", 4096)
+    monkeypatch.setenv("WAVELIFT_CUDA_DEFER", defer)
+    want, _ = _kept_session("numpy")
+    standin.kernel = _vadd_from_kernargs()
+    booked = [0]
+    landed = R.Resident.landed_in_place
+
+    def counted(self, *a):
+        booked[0] += 1
+        return landed(self, *a)
+
+    monkeypatch.setattr(R.Resident, "landed_in_place", counted)
+    got, hits = _kept_session("cuda")
+    assert got == want
+    launches = sum(1 for x in got[:-1] if isinstance(x, list))
+    assert booked[0] == launches, (booked[0], launches)  # (every launch in place)
+    assert hits > 30, hits

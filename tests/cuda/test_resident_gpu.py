@@ -427,11 +427,13 @@ def test_gpu_in_place_stream_lands_as_numpy_does(in_place):
 
 def test_gpu_in_place_session_lands_as_numpy_does(in_place):
     """The kept session's random launches, host writes, reads and new allocations, in place on a
-    heap that grows from 4 KiB: every step equals the NumPy backend's."""
+    heap that grows from 4 KiB: every step equals the NumPy backend's, and repeated launches ran
+    from their kept in-place plans (runtime.InPlace)."""
     _needs_gpu()
     want, _ = _kept_session("numpy")
-    got, _ = _kept_session("cuda")
+    got, hits = _kept_session("cuda")
     assert got == want
+    assert hits > 10, hits
 
 
 def _pass_launch(dev, name: str, w: int, h: int):

@@ -315,6 +315,7 @@ class Runtime:
         self.again = None  # the plan to run this dispatch again (Again), when it may have one
         self.plan = None  # resident.Resident.prepare's plan, once made (run)
         self.deadline = None  # (execute's: run_runtime sets it; checked before an in-place launch)
+        self.preloaded: list = []  # (in place: the preloaded words' heap ranges, for InPlace)
         # where the module's cubin came from (the run table's "disk hit": commands/common.py)
         self.extra_stats: dict = {
             "cubin": "disk cache" if getattr(module, "compiled_by", "") == "disk" else "compiled"
@@ -663,6 +664,26 @@ class Runtime:
         d = attempt(True)
         if place is not None:
             self._landed_in_place(res, d, place)
+            if (
+                res.again
+                and not wb
+                and total <= chunk
+                and hints_in == (m.hints.tobytes() if nslots else None)
+                and getattr(self.k, "_fn", None) is not None
+                and hasattr(self.k, "_puts")
+            ):
+                self.again = InPlace(
+                    self,
+                    res,
+                    rep,
+                    (count, inline),
+                    (
+                        (-(-total // gpb),),
+                        (gpb * full * L,),
+                        (arena, written, wstart, wend, woff, wb_dev, gscr0, np.uint64(0)),
+                    ),
+                    shared,
+                )
             return
         # a mirrored window this dispatch wrote: its uniform loads may have read stale copies,
         # so the dispatch runs again, from the same arena, without mirrors (codegen.mirrors)
@@ -751,6 +772,7 @@ class Runtime:
         spans, total = res.landed_in_place(win, plan, s_, e_)
         self.land = lambda: (spans, total)
         self.extra_stats["download_s"] = time.perf_counter() - t0
+        self.preloaded = pre
 
     def _take_report(self, host) -> np.ndarray:
         """The report's hints (the module's next guesses), counts and escapes taken into this
@@ -1190,6 +1212,169 @@ class Again:
         rt.memcpyAsync(host.ctypes.data, self.rep.data.ptr, host.size, rt.memcpyDeviceToHost, stream)
         for go in d["commits"]:
             go()
+
+
+class InPlace:
+    """A dispatch that ran in place (decision 0049 step 4, amendment h125), kept to run again
+    as it ran -- what ``Again`` is to the arena path, for execute's ``_again``: ``run`` issues
+    the report's memset, the kernel on the heap, wl_runs over the heap's map and the hints' copy,
+    reads the report back, clears the runs' hull and books them (``Resident.landed_in_place``),
+    while nothing it depends on changed since it was armed (``Resident.changes`` -- a host write,
+    a landing, a heap move --, the build's constants and function, the module's hints, no
+    upgrade, no timing repeat, the setting still on).  The proof holds while those do: the same
+    record (config, program, windows, budget: execute checks), the same preloaded words (no
+    change since).  A report with a flag, an escape or a run over a preloaded word makes its
+    copies unusable (``Resident.broke_in_place``) and hands the dispatch to the full path, which
+    refuses it ``backend.proof``.  No deferral (a proved dispatch needs no gate: step 5's)."""
+
+    __slots__ = (
+        "res",
+        "m",
+        "k",
+        "fn",
+        "win",
+        "plan",
+        "entries",
+        "rep",
+        "count",
+        "inline",
+        "grid",
+        "block",
+        "args",
+        "shared",
+        "nslots",
+        "hint",
+        "hints",
+        "hb32",
+        "pre",
+        "puts",
+        "waves",
+        "cubin",
+        "events",
+        "buf",
+        "changes",
+        "booked",
+    )
+    defer_on = False  # (execute's _again asks)
+    arena = None  # (Resident.staging's eviction looks for a kept plan's staging arena: none)
+
+    def __init__(self, rt, res, rep, runs, launch, shared):
+        self.res, self.m, self.k = res, rt.m, rt.k
+        self.fn = rt.k._fn
+        self.win, self.plan = rt.win, rt.plan
+        self.entries = list({id(e): e for e, _ in rt.plan}.values())
+        self.rep = rep
+        self.count, self.inline = runs
+        self.grid, self.block, self.args = launch
+        self.shared = shared
+        self.nslots = n = len(rt.m.slots)
+        self.hint = _hint_address(rt.k) if n else None
+        self.hints = rt.m.hints
+        self.hb32 = rt.m.hints.astype(np.uint32).tobytes() if n else b""
+        self.pre = list(rt.preloaded)
+        self.puts = rt.k._puts
+        self.waves = rt.waves_run
+        self.cubin = rt.extra_stats["cubin"]
+        self.events = res.events
+        self.buf = launch[2][0]  # (the heap's buffer it runs on: a move drops the plan anyway)
+        self.changes = None
+        self.booked: tuple = ([], 0)
+
+    def arm(self) -> bool:
+        """After this dispatch landed: whether the next run may skip the full path's steps --
+        ``Resident.prepare`` would upload nothing and make no shadow, no copy is unusable, the
+        heap is the one it ran on -- noting ``Resident.changes``."""
+        res = self.res
+        self.changes = None
+        for e in self.entries:
+            if (
+                e.shared
+                or e.host_dirty.lo
+                or e.broken is not None
+                or (e.shadow is None and e.small and not e.dev_dirty.lo)
+            ):
+                return False
+        if res.heap is None or res.heap.buf is not self.buf or self.win.memory.resident is not res:
+            return False
+        if self.m.hints is not self.hints:
+            return False
+        self.changes = res.changes
+        return True
+
+    def _holds(self) -> bool:
+        k, m = self.k, self.m
+        return not (
+            self.changes is None
+            or self.res.changes != self.changes
+            or k._puts != self.puts
+            or k._fn is not self.fn
+            or m.hints is not self.hints
+            or m.upgrade is not None
+            or k.upgrade is not None
+            or settings.get("WAVELIFT_CUDA_TIMING_REPEAT") > 0
+            or settings.get("WAVELIFT_CUDA_INPLACE") != "proved"
+        )
+
+    def run(self):
+        """The dispatch again, in place: None when the plan does not hold (nothing done); False
+        when its report showed a failed proof (its copies made unusable: the full path refuses
+        it); else (spans, instructions, lane instructions, extra stats), booked already --
+        ``land`` hands them on."""
+        res = self.res
+        if not self._holds():
+            return None
+        self.changes = None
+        cp = _cupy()
+        ops = res.ops
+        start, stop = self.events
+        ops.clear(self.rep)
+        start.record()
+        self.fn(self.grid, self.block, self.args, shared_mem=self.shared)
+        stop.record()
+        ops.runs_launch(self.args[1], self.count, self.inline, cleared=True)
+        if self.hint is not None:
+            ptr, size = self.hint
+            ops.copy_global(self.rep, HINTS_AT, ptr, min(4 * self.nslots, size))
+        host = self.rep.get()  # (waits for the kernel)
+        t0 = time.perf_counter()
+        runs = ops.runs_finish(
+            int(host[RUNS_AT : RUNS_AT + 4].view(np.uint32)[0]),
+            (
+                host[STARTS_AT : STARTS_AT + 8 * INLINE_RUNS].view(np.uint64),
+                host[ENDS_AT : ENDS_AT + 8 * INLINE_RUNS].view(np.uint64),
+            ),
+        )
+        s_, e_ = runs[0].tolist(), runs[1].tolist()
+        res.clear_heap_runs(s_, e_)
+        status = host[STATS_BYTES : STATS_BYTES + 64].view(np.uint32)
+        stats = host[:STATS_BYTES].view(np.uint64)
+        if status[0] or status[4] or stats[2] or (self.pre and _meets(s_, e_, self.pre)):
+            res.broke_in_place(
+                self.plan,
+                s_,
+                e_,
+                "a dispatch run again in place on a proof that it cannot be refused reported a flag, "
+                "an escape or a store into a preloaded word; the device copies it ran on are unusable",
+            )
+            return False
+        if self.nslots:
+            hints = host[HINTS_AT : HINTS_AT + 4 * self.nslots]
+            if hints.tobytes() != self.hb32:
+                self.m.hints = hints.view(np.uint32).astype(np.int64)
+                self.hints = None
+        self.booked = res.landed_in_place(self.win, self.plan, s_, e_)
+        add = np.add.reduce
+        extra = {
+            "cubin": self.cubin,
+            "device_time_s": cp.cuda.get_elapsed_time(start, stop) / 1000.0,
+            "in_place": "proved",
+            "download_s": time.perf_counter() - t0,
+        }
+        return self.booked[0], int(add(stats[8::2])), int(add(stats[9::2])), extra
+
+    def land(self, spans) -> tuple:
+        """(spans, bytes written): ``run`` booked them (the bytes stand on the device)."""
+        return self.booked
 
 
 class _Slot:
