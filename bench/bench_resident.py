@@ -90,16 +90,19 @@ def tiny(backend: str, launches: int) -> dict:
     tenth = max(1, launches // 10)
     marks = []
     rs = []
+    places: dict = {}
     for i in range(launches):
         if i % tenth == 0:
             marks.append(time.perf_counter())
         rs.append(k.launch(global_size=(n, 1, 1), block=(64, 1, 1), args=args))
         if len(rs) == 1024:  # (stats read a batch at a time: WAVELIFT_CUDA_DEFER=on waits then)
             ex += sum(r.stats["time_s"] for r in rs)
+            _places(places, rs)
             rs.clear()
     assert k.last_launch.result.refusal is None  # (WAVELIFT_CUDA_DEFER=on: the last reports read)
     end = time.perf_counter()
     ex += sum(r.stats["time_s"] for r in rs)
+    _places(places, rs)
     wall = (end - t) / launches
     tenths = [(b - a) / tenth * 1e6 for a, b in zip(marks, marks[1:] + [end])][: launches // tenth]
     assert np.array_equal(dev.download(c, np.float32), np.arange(n, dtype=np.float32) + 1)
@@ -110,6 +113,7 @@ def tiny(backend: str, launches: int) -> dict:
         "execute_us_per_launch": ex / launches * 1e6,
         "dispatches_per_s": 1 / wall,
         "wall_us_per_launch_by_tenths": tenths,
+        "in_place": places,
     }
     if ops:
         out["bytes_up_per_launch"] = (ops.up - up0) / launches
@@ -123,10 +127,19 @@ def tiny(backend: str, launches: int) -> dict:
             else ""
         )
         + "\n  wall us per launch by tenths: "
-        + " ".join(f"{x:.0f}" for x in tenths),
+        + " ".join(f"{x:.0f}" for x in tenths)
+        + f"; in place: {places}",
         flush=True,
     )
     return out
+
+
+def _places(places: dict, rs) -> None:
+    """Count how each result's launch ran (stats' ``in_place``: "proved", the predicate's reason
+    it was not proved, or "-" where not asked: decision 0049 step 4, amendment h125)."""
+    for r in rs:
+        p = r.stats.get("in_place", "-")
+        places[p] = places.get(p, 0) + 1
 
 
 def _ours(go, passes: int) -> dict:
@@ -146,16 +159,13 @@ def _ours(go, passes: int) -> dict:
         assert refusal is None, refusal
         kern.append(r.stats.get("device_time_s", float("nan")))
         ex.append(r.stats.get("time_s", float("nan")))
-        p = r.stats.get("in_place", "-")
-        places[p] = places.get(p, 0) + 1
+        _places(places, [r])
     t = time.perf_counter()
     rs = [go() for _ in range(passes)]
     refused = [r.refusal for r in rs if r.refusal is not None]
     stream = (time.perf_counter() - t) / passes
     assert not refused, refused[0]
-    for r in rs:
-        p = r.stats.get("in_place", "-")
-        places[p] = places.get(p, 0) + 1
+    _places(places, rs)
     med = lambda x: float(np.median(x))  # noqa: E731
     return {
         "ours_wall_s": med(walls),
