@@ -1254,6 +1254,7 @@ class InPlace:
         "buf",
         "changes",
         "booked",
+        "host",
     )
     defer_on = False  # (execute's _again asks)
     arena = None  # (Resident.staging's eviction looks for a kept plan's staging arena: none)
@@ -1279,6 +1280,7 @@ class InPlace:
         self.buf = launch[2][0]  # (the heap's buffer it runs on: a move drops the plan anyway)
         self.changes = None
         self.booked: tuple = ([], 0)
+        self.host = res.readback(rep)  # (the report read back into a kept page-locked array)
 
     def arm(self) -> bool:
         """After this dispatch landed: whether the next run may skip the full path's steps --
@@ -1335,7 +1337,7 @@ class InPlace:
         if self.hint is not None:
             ptr, size = self.hint
             ops.copy_global(self.rep, HINTS_AT, ptr, min(4 * self.nslots, size))
-        host = self.rep.get()  # (waits for the kernel)
+        host = self.rep.get(out=self.host)  # (waits for the kernel)
         t0 = time.perf_counter()
         runs = ops.runs_finish(
             int(host[RUNS_AT : RUNS_AT + 4].view(np.uint32)[0]),
