@@ -90,16 +90,19 @@ def tiny(backend: str, launches: int) -> dict:
     tenth = max(1, launches // 10)
     marks = []
     rs = []
+    places: dict = {}
     for i in range(launches):
         if i % tenth == 0:
             marks.append(time.perf_counter())
         rs.append(k.launch(global_size=(n, 1, 1), block=(64, 1, 1), args=args))
         if len(rs) == 1024:  # (stats read a batch at a time: WAVELIFT_CUDA_DEFER=on waits then)
             ex += sum(r.stats["time_s"] for r in rs)
+            _places(places, rs)
             rs.clear()
     assert k.last_launch.result.refusal is None  # (WAVELIFT_CUDA_DEFER=on: the last reports read)
     end = time.perf_counter()
     ex += sum(r.stats["time_s"] for r in rs)
+    _places(places, rs)
     wall = (end - t) / launches
     tenths = [(b - a) / tenth * 1e6 for a, b in zip(marks, marks[1:] + [end])][: launches // tenth]
     assert np.array_equal(dev.download(c, np.float32), np.arange(n, dtype=np.float32) + 1)
@@ -110,6 +113,7 @@ def tiny(backend: str, launches: int) -> dict:
         "execute_us_per_launch": ex / launches * 1e6,
         "dispatches_per_s": 1 / wall,
         "wall_us_per_launch_by_tenths": tenths,
+        "in_place": places,
     }
     if ops:
         out["bytes_up_per_launch"] = (ops.up - up0) / launches
@@ -123,10 +127,19 @@ def tiny(backend: str, launches: int) -> dict:
             else ""
         )
         + "\n  wall us per launch by tenths: "
-        + " ".join(f"{x:.0f}" for x in tenths),
+        + " ".join(f"{x:.0f}" for x in tenths)
+        + f"; in place: {places}",
         flush=True,
     )
     return out
+
+
+def _places(places: dict, rs) -> None:
+    """Count how each result's launch ran (stats' ``in_place``: "proved", the predicate's reason
+    it was not proved, or "-" where not asked: decision 0049 step 4, amendment h125)."""
+    for r in rs:
+        p = r.stats.get("in_place", "-")
+        places[p] = places.get(p, 0) + 1
 
 
 def _ours(go, passes: int) -> dict:
@@ -135,6 +148,9 @@ def _ours(go, passes: int) -> dict:
     of ``passes`` launches with nothing read between them and every refusal read after the last
     (with WAVELIFT_CUDA_DEFER=on the only wait), wall per pass."""
     walls, kern, ex = [], [], []
+    # (how each timed launch ran: "proved" in place, or why not -- globalrange.REASONS --, "-":
+    # not asked, WAVELIFT_CUDA_INPLACE off or no heap; decision 0049 step 4, amendment h125)
+    places: dict = {}
     for _ in range(passes):
         t = time.perf_counter()
         r = go()
@@ -143,6 +159,7 @@ def _ours(go, passes: int) -> dict:
         assert refusal is None, refusal
         kern.append(r.stats.get("device_time_s", float("nan")))
         ex.append(r.stats.get("time_s", float("nan")))
+        _places(places, [r])
     t = time.perf_counter()
     rs = [go() for _ in range(passes)]
     refused = [r.refusal for r in rs if r.refusal is not None]
@@ -158,6 +175,7 @@ def _ours(go, passes: int) -> dict:
         b2b = r.stats.get("device_time_s", float("nan"))
     finally:
         del os.environ["WAVELIFT_CUDA_TIMING_REPEAT"]
+    _places(places, rs)
     med = lambda x: float(np.median(x))  # noqa: E731
     return {
         "ours_wall_s": med(walls),
@@ -165,6 +183,7 @@ def _ours(go, passes: int) -> dict:
         "ours_kernel_b2b_s": b2b,
         "ours_execute_s": med(ex),
         "ours_stream_s": stream,
+        "in_place": places,
     }
 
 
@@ -300,7 +319,7 @@ def fullscreen(passes: int, name: str = "shade", w: int = 1920, h: int = 1080) -
         f"{'agrees within 1' if c['want'] is None else 'exact (vs NumPy and native)'}: {agrees}\n"
         f"  a stream of {passes} passes, one wait at its end: ours {stream * 1e3:.3f} ms a pass, native {bx}x{by} "
         f"{g['stream_s'] * 1e3:.3f}, best {b['stream_s'] * 1e3:.3f}: {stream / g['stream_s']:.2f}x / "
-        f"{stream / b['stream_s']:.2f}x",
+        f"{stream / b['stream_s']:.2f}x; in place: {ours['in_place']}",
         flush=True,
     )
     return out
@@ -346,7 +365,7 @@ def big_vadd(n: int, passes: int) -> dict:
         f"{bb['stream_s'] * 1e3:.3f} ms\n  ratios ours/native(best): wall {out['ours_wall_s'] / bb['wall_s']:.2f}x, "
         f"kernel {out['ours_kernel_s'] / bb['kernel_s']:.2f}x (back to back {out['ours_kernel_b2b_s'] * 1e3:.3f} ms: "
         f"{out['ours_kernel_b2b_s'] / bb['kernel_s']:.2f}x), stream {stream / bb['stream_s']:.2f}x; "
-        f"exact (vs NumPy and native): {exact}",
+        f"exact (vs NumPy and native): {exact}; in place: {o['in_place']}",
         flush=True,
     )
     return out

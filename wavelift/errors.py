@@ -69,6 +69,7 @@ CODES: dict[str, str] = {
     "escape": "an access outside every window (or outside the wave's scratch)",
     "backend.unavailable": "the selected backend cannot run here",
     "backend.bad_report": "the CUDA kernel's report names what the module cannot have flagged (a refusal's ordinal or instruction outside its tables): an internal defect, refused so that nothing of the run lands",
+    "backend.proof": "a CUDA dispatch run in place on a proof that it cannot be refused flagged or escaped (WAVELIFT_CUDA_INPLACE=proved): an internal defect; the device copies it ran on are unusable after (every later dispatch on them is refused)",
 }
 
 

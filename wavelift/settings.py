@@ -283,6 +283,17 @@ _ALL = [
         "allocation",
     ),
     Setting(
+        "WAVELIFT_CUDA_INPLACE",
+        str,
+        "off",
+        "`proved`: with WAVELIFT_CUDA_HEAP=one, a CUDA dispatch that globalrange.unrefusable proves "
+        "cannot be refused runs on the device heap itself -- no gather, no landing copy; its "
+        "written runs in the heap's map are its write spans (decision 0049's step 4, amendment "
+        "h125); a flag or escape in such a dispatch is refused `backend.proof` and its device "
+        "copies are unusable after; `off` (the default until measured on a GPU): every dispatch "
+        "runs on the arena",
+    ),
+    Setting(
         "WAVELIFT_CUDA_GRIDDIM",
         str,
         "baked",

@@ -375,3 +375,156 @@ def test_gpu_kept_and_deferred_runs_on_a_growing_heap(monkeypatch, defer):
     want, _ = _kept_session("numpy")
     got, _ = _kept_session("cuda", late=defer)
     assert got == want
+
+
+# ---- in place (WAVELIFT_CUDA_INPLACE=proved: decision 0049 step 4, its amendment h125) ----------
+
+
+@pytest.fixture
+def in_place(monkeypatch, request):
+    """In place on, on a heap that starts small (it grows amid the dispatches), with the map
+    form ``request.param`` (default bits)."""
+    monkeypatch.setattr(R, "HEAP_MIN", 4096)
+    monkeypatch.setenv("WAVELIFT_CUDA_INPLACE", "proved")
+    monkeypatch.setenv("WAVELIFT_CUDA_HEAP", "one")
+    monkeypatch.setenv("WAVELIFT_CUDA_MAP", getattr(request, "param", "bits"))
+
+
+@pytest.mark.parametrize("in_place", ["bytes", "bits"], indirect=True)
+def test_gpu_in_place_stream_lands_as_numpy_does(in_place):
+    """test_gpu_stream_of_dispatches_lands_as_numpy_does's chain, every dispatch proved and run
+    on the heap (no arena): every write span and buffer equal to the NumPy backend's, and the
+    heap's map zero after each."""
+    _needs_gpu()
+    import wavelift
+
+    rng = np.random.default_rng(125)
+    n = 4096
+    a0 = rng.standard_normal(n).astype(np.float32)
+    got: dict = {}
+    for backend in ("numpy", "cuda"):
+        dev = wavelift.Device("gfx1030", backend=backend, mode="lane", record=False)
+        k = _vadd(dev)
+        bufs = [dev.upload(a0), dev.alloc(4 * n), dev.alloc(4 * n)]
+        spans = []
+        for step in range(12):
+            x, y, z = bufs[step % 3], bufs[(step + 1) % 3], bufs[(step + 2) % 3]
+            if step % 5 == 4:
+                dev.memory.write(x.address + 4 * 100, np.full(50, step, np.float32))
+            for groups, a in (((n // 256,), [x, x, z]), ((n // 256 - 2,), [z, x, y])):
+                r = k.launch(groups=groups, block=(256,), args=a + [np.uint32(n)])
+                assert r.refusal is None, r.refusal
+                spans.append(list(r.write_spans))
+                if backend == "cuda":
+                    assert r.stats["in_place"] == "proved"
+                    heap = dev.memory.resident.heap
+                    assert not R.map_flags(heap.written.get()).any()
+        got[backend] = (spans, [dev.download(b, np.uint32) for b in bufs])
+    assert got["cuda"][0] == got["numpy"][0]
+    for u, v in zip(got["numpy"][1], got["cuda"][1]):
+        assert np.array_equal(u, v)
+
+
+def test_gpu_in_place_session_lands_as_numpy_does(in_place):
+    """The kept session's random launches, host writes, reads and new allocations, in place on a
+    heap that grows from 4 KiB: every step equals the NumPy backend's, and repeated launches ran
+    from their kept in-place plans (runtime.InPlace)."""
+    _needs_gpu()
+    want, _ = _kept_session("numpy")
+    got, hits = _kept_session("cuda")
+    assert got == want
+    assert hits > 10, hits
+
+
+def _pass_launch(dev, name: str, w: int, h: int):
+    import sys
+
+    sys.path.insert(0, str(HERE.parents[1] / "bench"))
+    import bench_resident as BR
+
+    c = BR._pass_case(name, w, h)
+    k = dev.load_code_object(str(HERE.parents[1] / c["hsaco"])).kernel(name)
+    bufs = [dev.upload(a) for a in c["inputs"]]
+    out = dev.alloc(4 * w * h)
+    bx, by = c["block"]
+    r = k.launch(groups=(-(-w // bx), -(-h // by)), block=(bx, by), args=bufs + [out] + c["scalars"])
+    return r, dev.download(out, np.uint32)
+
+
+def test_gpu_in_place_pass_and_a_loop_kernel_on_the_arena(in_place):
+    """shade over 256x120 (a 2-D grid of 32x15 groups; at 250x118 its partial groups are not proved:
+    `global_access`) runs in place and equals NumPy; lds.cl's
+    stencil5 (a loop: not proved) runs on the arena and equals its reference."""
+    _needs_gpu()
+    import wavelift
+
+    got = {}
+    for backend in ("numpy", "cuda"):
+        dev = wavelift.Device("gfx1030", backend=backend, mode="lane", record=False)
+        r, out = _pass_launch(dev, "shade", 256, 120)
+        assert r.refusal is None, r.refusal
+        got[backend] = (list(r.write_spans), out)
+        if backend == "cuda":
+            assert r.stats["in_place"] == "proved"
+    assert got["cuda"][0] == got["numpy"][0] and np.array_equal(got["cuda"][1], got["numpy"][1])
+    import sys
+
+    sys.path.insert(0, str(HERE.parents[1] / "bench"))
+    from gpu_check import lds_case
+
+    dev = wavelift.Device("gfx1030", backend="cuda", mode="lane", record=False)
+    r, out = _pass_launch(dev, "stencil5", 1920, 1080)
+    assert r.refusal is None, r.refusal
+    assert r.stats["in_place"] == "loop"
+    assert np.array_equal(out, lds_case("stencil5")["want"])
+
+
+def test_gpu_in_place_escaping_dispatch_not_proved_and_a_wrong_proof(in_place, monkeypatch):
+    """An escaping vadd (16n lanes over n floats) is not proved: the arena path refuses it
+    `escape` and changes no copy.  The same dispatch with the predicate forced to prove it runs
+    on the heap: the kernel's window test stops every escaping store (no heap byte outside the
+    windows changes), it is refused `backend.proof`, and every later dispatch on its copies too."""
+    _needs_gpu()
+    import wavelift
+    from wavelift.backends.cuda import runtime as RT
+
+    dev = wavelift.Device("gfx1030", backend="cuda", mode="lane", record=False)
+    k = _vadd(dev)
+    n = 4096
+    a = np.arange(n, dtype=np.float32)
+    ba, bb, bo = dev.upload(a), dev.upload(a), dev.alloc(4 * n)
+    r = k.launch(groups=(n // 256,), block=(256,), args=[ba, bb, bo, np.uint32(n)])
+    assert r.refusal is None and r.stats["in_place"] == "proved", r.refusal
+    res = dev.memory.resident
+
+    def copies():  # (the three buffers' device copies, from the heap)
+        h = res.heap.buf.get()
+        out = []
+        for buf in (ba, bb, bo):
+            e = res.entries[dev.memory.find(buf.address)]
+            out.append(h[e.off : e.off + 4 * n].view(np.float32).copy())
+        return out
+
+    r = k.launch(groups=(16 * n // 256,), block=(256,), args=[ba, bb, bo, np.uint32(16 * n)])
+    assert r.refusal is not None and r.refusal.code == "escape", r.refusal
+    assert r.stats["in_place"] == "global_access"
+    for got, want in zip(copies(), (a, a, 2 * a)):
+        assert np.array_equal(got, want)
+    monkeypatch.setattr(RT, "_unrefusable", lambda *x: None)
+    heap0 = res.heap.buf.get()
+    r = k.launch(groups=(16 * n // 256,), block=(256,), args=[ba, bb, bo, np.uint32(16 * n)])
+    assert r.refusal is not None and r.refusal.code == "backend.proof", r.refusal
+    # its copies (the buffers', the kernel arguments' and packet's) unusable; no other heap byte
+    # changed, and in the buffers only bo's first n floats were written (with the same sums)
+    broken = [(x, e) for x, e in res.entries.items() if e.broken is not None]
+    assert {x.base for x, _ in broken} >= {dev.memory.find(b.address).base for b in (ba, bb, bo)}
+    heap1 = res.heap.buf.get()[: heap0.size]
+    outside = np.ones(heap0.size, bool)
+    for x, e in broken:
+        outside[e.off : e.off + x.size] = False
+    assert np.array_equal(heap1[outside], heap0[outside])
+    for got, want in zip(copies(), (a, a, 2 * a)):
+        assert np.array_equal(got, want)
+    assert not R.map_flags(res.heap.written.get()).any()
+    r = k.launch(groups=(n // 256,), block=(256,), args=[ba, bb, bo, np.uint32(n)])
+    assert r.refusal is not None and r.refusal.code == "backend.proof", r.refusal

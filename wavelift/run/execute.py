@@ -832,7 +832,10 @@ def execute_dispatch(
             return rc, None
 
         rc, refused = attempt(res.windows)
-        if depth is not None and (refused is not None or rc.escape_count):
+        # (a failed proof of a dispatch run in place is never run again: its device copies are
+        # unusable -- the CUDA backend, decision 0049 step 4)
+        proof = refused is not None and refused.refusal.code == "backend.proof"
+        if depth is not None and not proof and (refused is not None or rc.escape_count):
             deeper = trace(memory, config, scratch_roots=skip, key=tkey)
             if deeper != res.windows:
                 program.deep_pointers = True  # (its next dispatches go deep at once)
@@ -864,8 +867,10 @@ def execute_dispatch(
                 f"{e.kind} at pc {e.pc:#x} ({e.instruction}) wave {e.wave} "
                 f"lane {e.lane} address {e.address:#x}",
             )
-        if deadline is not None:
-            deadline.check()  # (a backend that cannot stop on it; nothing has landed)
+        if deadline is not None and rc.extra.get("in_place") != "proved":
+            # (a backend that cannot stop on it; nothing has landed -- except a dispatch run in
+            # place, whose bytes stand already: its backend checked the time before its launch)
+            deadline.check()
         tell("landing")
         spans, stats["bytes_written"] = backends.land(win, memory, rc)
         res.write_spans = spans

@@ -121,6 +121,11 @@ class Entry:
         # while nothing newer is on the device, and the version its bytes had then (``settle``)
         self.shadow: np.ndarray | None = None
         self.clean: int | None = None
+        # a dispatch run in place on a proof that failed (decision 0049 step 4) ran on this
+        # copy: why (every later dispatch on it is refused ``backend.proof``), and the bytes
+        # whose only current copy it may have overwritten (a host read of them is refused too)
+        self.broken: str | None = None
+        self.lost = RangeSet()
 
     @property
     def buf(self):
@@ -870,6 +875,7 @@ class Resident:
         self.stream = None
         # WAVELIFT_CUDA_HEAP=one: every device copy a range of one Heap (decision 0049, step 2)
         self.heap: Heap | None = None
+        self._reports: dict = {}  # (bytes -> an in-place dispatch's report: ``report``)
         if settings.get("WAVELIFT_CUDA_HEAP") == "one":
             self.heap = Heap(ops, settings.get("WAVELIFT_CUDA_MAP") == "bits")
             # (weakly: the entries' finalizers hold the heap, which must not hold this memory's
@@ -1145,6 +1151,8 @@ class Resident:
             return
         if self.pending:  # (any device copy: a replay may write where the gate let nothing land)
             self.flush()
+        if e.lost and any(lo < off + n and off < hi for lo, hi in e.lost.ranges()):
+            raise Refused("backend.proof", f"{e.broken}; the bytes read were lost with it")
         if not e.dev_dirty:
             return
         for lo, hi in e.dev_dirty.take(off, off + n):
@@ -1441,6 +1449,85 @@ class Resident:
             return None
         starts, ends, _ = self.window_tables(win)
         return starts, ends, self.table(np.array(hofs + [0], np.int64))
+
+    # ---- in place (WAVELIFT_CUDA_INPLACE=proved: decision 0049 step 4) ------------------------
+    def report(self, nbytes: int):
+        """A report of ``nbytes`` for a dispatch run in place (no arena, so no staging set),
+        kept for the next (the caller clears it before each kernel)."""
+        r = self._reports.get(nbytes)
+        if r is None:
+            r = self._reports[nbytes] = self.ops.zeros(nbytes)
+        return r
+
+    def clear_heap_runs(self, starts: list, ends: list) -> None:
+        """Zero the heap map's marks of an in-place run's runs (sorted heap offsets): one memset
+        of the map over their hull -- exact, since the map holds no mark but this run's (every
+        in-place run clears its own; nothing else marks it), so every map byte or word the hull
+        meets holds only marks of these runs."""
+        h = self.heap
+        if h is None or not starts:
+            return
+        lo, hi = starts[0], ends[-1]
+        if h.bits:
+            lo, hi = lo >> 5, -(-hi // 32)
+        self.ops.clear(h.written[lo:hi])
+
+    def _heap_windows(self, win, plan) -> tuple:
+        """(heap starts sorted, [(heap start, heap end, window index)] in that order) of
+        ``win``'s windows as ``plan`` places them in the heap."""
+        hofs = self.heap_offsets(plan) or []
+        ws = sorted((o, o + w.size, k) for k, (o, w) in enumerate(zip(hofs, win.windows)))
+        return [x[0] for x in ws], ws
+
+    def _runs_by_window(self, win, plan, starts: list, ends: list) -> dict:
+        """The runs (heap offsets) cut at window bounds -> {window index: [(lo, hi) heap]}."""
+        firsts, ws = self._heap_windows(win, plan)
+        out: dict = {}
+        for s, e in zip(starts, ends):
+            i = max(bisect_right(firsts, s) - 1, 0)
+            while i < len(ws) and ws[i][0] < e:
+                lo, hi = max(s, ws[i][0]), min(e, ws[i][1])
+                if lo < hi:
+                    out.setdefault(ws[i][2], []).append((lo, hi))
+                i += 1
+        return out
+
+    def landed_in_place(self, win, plan, starts: list, ends: list) -> tuple[list, int]:
+        """Book a dispatch that ran in place on the heap: its runs (sorted heap offsets; a
+        proved dispatch stores only inside windows) cut at window bounds as its write spans
+        (in address order, as ``spans``), each noted newer on the device (the host pulls it
+        when it reads: as ``commit``'s), its entries at new versions -> (spans, bytes)."""
+        self.changes += 1
+        hofs = self.heap_offsets(plan) or []
+        spans_: list[tuple[int, int]] = []
+        total = 0
+        for k, cut in sorted(self._runs_by_window(win, plan, starts, ends).items()):
+            w, (e, at) = win.windows[k], plan[k]
+            e.version = next(_VERSIONS)
+            e.shadow = e.clean = None  # (the device holds newer bytes)
+            for lo, hi in cut:
+                d = lo - hofs[k]
+                e.dev_dirty.add(at + d, at + d + hi - lo)
+                spans_.append((w.address + d, hi - lo))
+                total += hi - lo
+        return spans_, total
+
+    def broke_in_place(self, plan, starts: list, ends: list, why: str) -> None:
+        """A dispatch ran in place on a proof that failed: each of its device copies unusable
+        (``broken``: every later dispatch on it refused), the bytes it wrote (runs, sorted heap
+        offsets) whose only current copy was the device's noted ``lost`` (a host read of them
+        refused), the rest of the host's bytes still good (the copy's other newer bytes come
+        home when read, as before)."""
+        self.changes += 1
+        for e in {id(e): e for e, _ in plan}.values():
+            e.version = next(_VERSIONS)
+            e.shadow = e.clean = None
+            name = next((a.name for a, x in self.entries.items() if x is e), "?")
+            e.broken = f"{why} (allocation {name!r})"
+            for s, t in zip(starts, ends):
+                lo, hi = max(s - e.off, 0), min(t - e.off, e.host.size)
+                for a, b in e.dev_dirty.take(lo, hi) if lo < hi else ():
+                    e.lost.add(a, b)
 
     def _moved(self) -> None:
         """The heap moved (Heap.on_move): every kept plan goes -- its landing calls, deferred

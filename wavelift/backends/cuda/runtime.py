@@ -16,6 +16,7 @@ from __future__ import annotations
 import sys
 import time
 from bisect import bisect_right
+from typing import Any
 
 import numpy as np
 
@@ -74,16 +75,17 @@ GUESSES = 64
 _MIRRORS: dict = {}
 
 
-def _guesses(m, hints, win, hb=None):
+def _guesses(m, hints, win, hb=None, offs=None):
     """codegen.guesses for module ``m``'s slots, ``hints`` (``hb``: their bytes) and ``win``'s
     tables, kept for the next dispatch with the same module, layout and hints (the arrays are
-    not changed)."""
-    key = (id(m), id(win.layout))
+    not changed); ``offs``: the windows' offsets when not the arena's (a tuple: the heap's, in
+    place)."""
+    key = (id(m), id(win.layout)) if offs is None else (id(m), id(win.layout), offs)
     hb = hints.tobytes() if hb is None else hb
     hit = _GUESSES.get(key)
     if hit is not None and hit[0] is m and hit[1] is win.layout and hit[2] == hb:
         return hit[3]
-    g = G.guesses([nb for nb, _ in m.slots], hints, win.starts, win.ends, win.offs)
+    g = G.guesses([nb for nb, _ in m.slots], hints, win.starts, win.ends, win.offs if offs is None else offs)
     _GUESSES[key] = (m, win.layout, hb, g)
     while len(_GUESSES) > GUESSES:
         del _GUESSES[next(iter(_GUESSES))]
@@ -132,22 +134,58 @@ def _proved_hints(m, cfg, win, pre: list) -> np.ndarray:
     return out
 
 
-_WINDOW_CONSTANTS: dict = {}  # id(layout) -> (layout, [(name, array)]): WL_WS/WL_WE/WL_WO
+_UNREFUSABLE: dict = {}  # (module id, layout id, budget, config fields) -> (module, layout, words, why)
 
 
-def _window_constants(win) -> list:
+def _unrefusable(m, cfg, win, budget: int) -> str | None:
+    """globalrange.unrefusable of this dispatch (None: proved), on the program module ``m``'s
+    kernel lowers (_proof_input) with its preload.find, ``win`` (the dispatch's own WindowSet)
+    and ``budget``; kept while the module, layout, config, budget and the preloaded words the
+    proof read (preload.evaluate: memoised, the words read again) are the same (0049 h124's
+    "keep a proof only while what it was made on holds")."""
+    from . import globalrange as GR
+    from .memo import config_key
+
+    low, found, _ = _proof_input(m, cfg)
+    loads, pplan = found
+    words = P_.evaluate(
+        loads, pplan, low, cfg.wave_size, cfg.user_sgprs, set(cfg.system_sgprs.values()), win
+    )[0]
+    sig = tuple(None if w is None else w.tobytes() for w in words)
+    try:
+        key: tuple | None = (id(m), id(win.layout), int(budget), config_key(cfg))
+        hash(key)
+    except TypeError:  # (a config field that cannot be hashed: proved again)
+        key = None
+    hit = _UNREFUSABLE.get(key) if key is not None else None
+    if hit is not None and hit[0] is m and hit[1] is win.layout and hit[2] == sig:
+        return hit[3]
+    why = GR.unrefusable(low, cfg, win, found, budget)
+    if key is not None:
+        _UNREFUSABLE[key] = (m, win.layout, sig, why)
+        while len(_UNREFUSABLE) > GUESSES:
+            del _UNREFUSABLE[next(iter(_UNREFUSABLE))]
+    return why
+
+
+_WINDOW_CONSTANTS: dict = {}  # (id(layout), offs) -> (layout, [(name, array)]): WL_WS/WL_WE/WL_WO
+
+
+def _window_constants(win, offs=None) -> list:
     """The window tables as constants, kept per layout (a pure function of it; the arrays are
-    not changed, so Module.put_constant skips them by identity on a repeated launch)."""
+    not changed, so Module.put_constant skips them by identity on a repeated launch);
+    ``offs``: the windows' offsets when not the arena's (a tuple: the heap's, in place)."""
     lay = win.layout
-    hit = _WINDOW_CONSTANTS.get(id(lay))
+    key = (id(lay), offs)
+    hit = _WINDOW_CONSTANTS.get(key)
     if hit is not None and hit[0] is lay:
         return hit[1]
     out = [
         ("WL_WS", np.asarray(win.starts, np.uint64)),
         ("WL_WE", np.asarray(win.ends, np.uint64)),
-        ("WL_WO", np.asarray(win.offs, np.int64)),
+        ("WL_WO", np.asarray(win.offs if offs is None else offs, np.int64)),
     ]
-    _WINDOW_CONSTANTS[id(lay)] = (lay, out)
+    _WINDOW_CONSTANTS[key] = (lay, out)
     while len(_WINDOW_CONSTANTS) > GUESSES:
         del _WINDOW_CONSTANTS[next(iter(_WINDOW_CONSTANTS))]
     return out
@@ -273,9 +311,11 @@ class Runtime:
         self.instructions = 0
         self.lane_instructions = 0
         self.waves_run = 0
-        self.land = None  # () -> (spans, bytes): the dispatch's landing (resident.Resident.commit)
+        self.land: Any = None  # () -> (spans, bytes): the dispatch's landing (resident.Resident.commit)
         self.again = None  # the plan to run this dispatch again (Again), when it may have one
         self.plan = None  # resident.Resident.prepare's plan, once made (run)
+        self.deadline = None  # (execute's: run_runtime sets it; checked before an in-place launch)
+        self.preloaded: list = []  # (in place: the preloaded words' heap ranges, for InPlace)
         # where the module's cubin came from (the run table's "disk hit": commands/common.py)
         self.extra_stats: dict = {
             "cubin": "disk cache" if getattr(module, "compiled_by", "") == "disk" else "compiled"
@@ -301,27 +341,30 @@ class Runtime:
         tz = np.where((gid_z == ez - 1) & (pz > 0), pz, bz)
         return total, -(-(tx * ty * tz) // L), full
 
-    def _set_constants(self, P: np.ndarray, mirror: bool = True) -> None:
+    def _set_constants(self, P: np.ndarray, mirror: bool = True, offs: tuple | None = None) -> None:
         """The kernel's constant memory: P, the window tables when they fit (codegen WL_CW;
         the global tables are passed in every case and used beyond that), the accesses' window
         guesses and (``mirror``) copies of the windows uniform loads read (codegen.mirrors) and
         the preloads' words -- in the build launched (self.k: the module's own when every
-        preload resolved, else its checked build); self.mirrored: the bytes to check after it."""
+        preload resolved, else its checked build); self.mirrored: the bytes to check after it.
+        ``offs``: a dispatch run in place (decision 0049 step 4): the windows' heap offsets
+        for the tables and guesses, no mirrors (the proof's ``store_mirrored`` row assumes
+        a mirror copies only a proved window: none is simpler), the preloads as evaluated."""
         win = self.win
         self.mirrored = []
-        pre, complete = self._preloads(mirror)
+        pre, complete = self._preloads(mirror or offs is not None)
         self.k = self.m.variant(complete, self.budget)  # the module launched (Module.variant)
         put = [("P", P)] + pre
         if len(win.starts) <= G.CONST_WINDOWS:
-            put += _window_constants(win)
+            put += _window_constants(win, offs)
         m = self.m
         if m.slots:
             hints = m.hints if m.hints is not None else self._first_hints(pre)
             hb = hints.tobytes()
-            g = _guesses(m, hints, win, hb)
+            g = _guesses(m, hints, win, hb, offs)
             put += list(zip(("WL_GB", "WL_GL", "WL_GO"), g))
             if any(u for _, u in m.slots):
-                gm, words, copied = self._mirrors(hints, hb, g, mirror)
+                gm, words, copied = self._mirrors(hints, hb, g, mirror and offs is None)
                 self.mirrored += copied
                 put += [("WL_GM", gm), ("WL_MIRROR", words)]
         k = self.k
@@ -468,13 +511,26 @@ class Runtime:
 
         res = R.for_memory(win.memory)
         plan = self.plan = res.prepare(win)  # (what the host changed goes up)
+        for e, _ in plan:  # (a copy a failed proof left unusable: decision 0049 step 4)
+            if e.broken is not None:
+                raise Refused("backend.proof", e.broken)
         m = self.m
         nslots = len(m.slots)
+        reps_now = settings.get("WAVELIFT_CUDA_TIMING_REPEAT")
+        # in place (WAVELIFT_CUDA_INPLACE=proved): the heap's buffer and map for arena and map,
+        # its offsets for the windows' (decision 0049 step 4); else the arena
+        place = self._in_place(res, plan, reps_now)
         # the report: stats, status, escapes, the runs' count, the first INLINE_RUNS runs and
         # the window hints -- one readback per dispatch (decision 0029)
         # (the map in the form the module's kernel marks: Module.map_bits)
-        arena, written, rep = res.staging(win.nbytes, REPORT_BYTES + 4 * nslots, m.map_bits)
-        wstart, wend, woff = res.window_tables(win)
+        if place is None:
+            arena, written, rep = res.staging(win.nbytes, REPORT_BYTES + 4 * nslots, m.map_bits)
+            wstart, wend, woff = res.window_tables(win)
+        else:
+            heap = res.heap
+            assert heap is not None  # (_in_place's)
+            arena, written, rep = heap.buf, heap.written, res.report(REPORT_BYTES + 4 * nslots)
+            wstart, wend, woff = res.heap_tables(win, plan)
         if wpg is None:
             if res.zero_word is None:  # (the same one-word table every time)
                 res.zero_word = res.table(np.zeros(1, np.uint64))
@@ -484,17 +540,19 @@ class Runtime:
         views, count, inline, ptr_words = _report_views(rep, cp)
         # (the hints the guesses are made from: a plan holds while the next ones are the same)
         hints_in = None if not nslots or m.hints is None else m.hints.tobytes()
-        reps_now = settings.get("WAVELIFT_CUDA_TIMING_REPEAT")
         gscr0 = None if wb else _no_scratch(res)
 
         def attempt(mirror: bool) -> dict:
-            self._set_constants(P, mirror)
+            self._set_constants(P, mirror, place)
             fn = self.k.function()
             if shared > 48 * 1024:
                 self.k.set_shared(fn, shared)
-            res.clear(rep, written)  # (the map too when a kernel marked it since it landed)
+            if place is None:
+                res.clear(rep, written)  # (the map too when a kernel marked it since it landed)
+            else:
+                res.ops.clear(rep)  # (the heap's map is zero: every in-place run clears its marks)
             d = {
-                "arena": res.gather(win, plan, arena),
+                "arena": res.gather(win, plan, arena) if place is None else arena,
                 "written": written,
                 "wstart": wstart,
                 "wend": wend,
@@ -571,7 +629,12 @@ class Runtime:
                 if wb:
                     gscr.fill(0)
             report_to(d)
-            res.launched(arena, written)  # (its windows no longer known to equal the device copies)
+            if place is None:
+                res.launched(arena, written)  # (its windows no longer known to equal the device copies)
+            elif self.deadline is not None:
+                # (in place, the time limit is checked before the launch, never after: a
+                # dispatch whose bytes stand on the device is not refused for its time)
+                self.deadline.check()
             start.record()
             launch_all(d)
             stop.record()
@@ -594,46 +657,41 @@ class Runtime:
                     host[ENDS_AT : ENDS_AT + 8 * INLINE_RUNS].view(np.uint64),
                 ),
             )
-            d["spans"] = R.spans(runs[0], runs[1], win)
+            d["spans"] = R.spans(runs[0], runs[1], win) if place is None else None
             d["runs"] = runs
             return d
 
         d = attempt(True)
+        if place is not None:
+            self._landed_in_place(res, d, place)
+            if (
+                res.again
+                and not wb
+                and total <= chunk
+                and hints_in == (m.hints.tobytes() if nslots else None)
+                and getattr(self.k, "_fn", None) is not None
+                and hasattr(self.k, "_puts")
+            ):
+                self.again = InPlace(
+                    self,
+                    res,
+                    rep,
+                    (count, inline),
+                    (
+                        (-(-total // gpb),),
+                        (gpb * full * L,),
+                        (arena, written, wstart, wend, woff, wb_dev, gscr0, np.uint64(0)),
+                    ),
+                    shared,
+                )
+            return
         # a mirrored window this dispatch wrote: its uniform loads may have read stale copies,
         # so the dispatch runs again, from the same arena, without mirrors (codegen.mirrors)
         if self.mirrored and _hits(d["runs"], self.mirrored):
             self.extra_stats["mirror_rerun"] = True
             d = attempt(False)
         t0 = time.perf_counter()
-        host = d["host"]
-        if nslots:  # (the windows the accesses last resolved to: the next dispatch's guesses)
-            m.hints = host[HINTS_AT : HINTS_AT + 4 * nslots].view(np.uint32).astype(np.int64)
-        status = host[STATS_BYTES : STATS_BYTES + 64].view(np.uint32)
-        stats = host[:STATS_BYTES].view(np.uint64)
-        # (slot k: [8 + 2k], [9 + 2k]; two strided uint64 sums -- what a reshape's axis-0 sum
-        # gives, in a third of its time --, by the ufunc's reduce: no Python wrapper)
-        add = np.add.reduce
-        self.instructions, self.lane_instructions = int(add(stats[8::2])), int(add(stats[9::2]))
-        self.escape_count = int(stats[2])
-        recorded = min(int(status[4]), 16)
-        esc = (
-            host[STATS_BYTES + 64 : STATS_BYTES + 64 + 32 * recorded].view(np.uint32).reshape(recorded, 8)
-            if recorded
-            else ()
-        )
-        prog = self.m.program
-        for e in esc:
-            ins = prog.instructions[int(e[0])]
-            self.escapes.append(
-                Escape(
-                    ins.offset,
-                    ins.text,
-                    int(e[1]) | (int(e[2]) << 32),
-                    int(e[3]),
-                    int(e[4]) | (int(e[5]) << 32),
-                    G.KIND_NAMES[int(e[6])],
-                )
-            )
+        status = self._take_report(d["host"])
         self._raise_flags(status)
         spans = d["spans"]
         # landing, when execute_dispatch lands (nothing escaped or was refused): on the device
@@ -665,6 +723,91 @@ class Runtime:
                 shared,
             )
             self.again.note(spans)
+
+    def _in_place(self, res, plan, reps: int) -> tuple | None:
+        """The windows' heap offsets (a tuple) where this dispatch runs in place (decision 0049
+        step 4: WAVELIFT_CUDA_INPLACE=proved, a heap whose map has the module's form, no shared
+        allocation -- its owner reads at once --, no timing repeats, and proved unrefusable on
+        this WindowSet, the program the kernel lowers and this budget); else None."""
+        if res.heap is None or reps > 0 or settings.get("WAVELIFT_CUDA_INPLACE") != "proved":
+            return None
+        if res.heap.bits != bool(self.m.map_bits) or any(e.shared for e, _ in plan):
+            return None
+        why = _unrefusable(self.m, self.cfg, self.win, self.budget)
+        self.extra_stats["in_place"] = why or "proved"
+        if why is not None:
+            return None
+        return tuple(res.heap_offsets(plan) or ())
+
+    def _landed_in_place(self, res, d: dict, hofs: tuple) -> None:
+        """An in-place run's report: its runs (heap offsets) cleared from the heap's map, then
+        either booked as its write spans, newer on the device (``land`` only hands them on:
+        they stand already), or -- a flag, an escape or a store into a preloaded word, none of
+        which a proved dispatch can have -- refused ``backend.proof`` with its device copies
+        made unusable (Resident.broke_in_place: nothing possibly wrong ever lands)."""
+        win, plan = self.win, self.plan
+        t0 = time.perf_counter()
+        status = self._take_report(d["host"])
+        s_, e_ = d["runs"][0].tolist(), d["runs"][1].tolist()
+        res.clear_heap_runs(s_, e_)
+        offs = win.offs.tolist()
+        pre = []  # (the preloaded words' arena ranges at their windows' heap offsets)
+        for o, n in self.mirrored:
+            k = bisect_right(offs, o) - 1
+            pre.append((hofs[k] + o - offs[k], n))
+        bad = []
+        if int(status[0]):
+            bad.append(f"flags {int(status[0]):#x}")
+        if self.escape_count:
+            bad.append(f"{self.escape_count} escape(s)")
+        if pre and _meets(s_, e_, pre):
+            bad.append("a store into a preloaded word")
+        if bad:
+            why = (
+                f"a dispatch run in place on a proof that it cannot be refused reported {', '.join(bad)}; "
+                "the device copies it ran on are unusable"
+            )
+            res.broke_in_place(plan, s_, e_, why)
+            raise Refused("backend.proof", why)
+        spans, total = res.landed_in_place(win, plan, s_, e_)
+        self.land = lambda: (spans, total)
+        self.extra_stats["download_s"] = time.perf_counter() - t0
+        self.preloaded = pre
+
+    def _take_report(self, host) -> np.ndarray:
+        """The report's hints (the module's next guesses), counts and escapes taken into this
+        runtime -> its status words."""
+        m = self.m
+        nslots = len(m.slots)
+        if nslots:  # (the windows the accesses last resolved to: the next dispatch's guesses)
+            m.hints = host[HINTS_AT : HINTS_AT + 4 * nslots].view(np.uint32).astype(np.int64)
+        status = host[STATS_BYTES : STATS_BYTES + 64].view(np.uint32)
+        stats = host[:STATS_BYTES].view(np.uint64)
+        # (slot k: [8 + 2k], [9 + 2k]; two strided uint64 sums -- what a reshape's axis-0 sum
+        # gives, in a third of its time --, by the ufunc's reduce: no Python wrapper)
+        add = np.add.reduce
+        self.instructions, self.lane_instructions = int(add(stats[8::2])), int(add(stats[9::2]))
+        self.escape_count = int(stats[2])
+        recorded = min(int(status[4]), 16)
+        esc = (
+            host[STATS_BYTES + 64 : STATS_BYTES + 64 + 32 * recorded].view(np.uint32).reshape(recorded, 8)
+            if recorded
+            else ()
+        )
+        prog = self.m.program
+        for e in esc:
+            ins = prog.instructions[int(e[0])]
+            self.escapes.append(
+                Escape(
+                    ins.offset,
+                    ins.text,
+                    int(e[1]) | (int(e[2]) << 32),
+                    int(e[3]),
+                    int(e[4]) | (int(e[5]) << 32),
+                    G.KIND_NAMES[int(e[6])],
+                )
+            )
+        return status
 
     def _raise_flags(self, status):
         flags, first = int(status[0]), int(status[5])
@@ -1069,6 +1212,171 @@ class Again:
         rt.memcpyAsync(host.ctypes.data, self.rep.data.ptr, host.size, rt.memcpyDeviceToHost, stream)
         for go in d["commits"]:
             go()
+
+
+class InPlace:
+    """A dispatch that ran in place (decision 0049 step 4, amendment h125), kept to run again
+    as it ran -- what ``Again`` is to the arena path, for execute's ``_again``: ``run`` issues
+    the report's memset, the kernel on the heap, wl_runs over the heap's map and the hints' copy,
+    reads the report back, clears the runs' hull and books them (``Resident.landed_in_place``),
+    while nothing it depends on changed since it was armed (``Resident.changes`` -- a host write,
+    a landing, a heap move --, the build's constants and function, the module's hints, no
+    upgrade, no timing repeat, the setting still on).  The proof holds while those do: the same
+    record (config, program, windows, budget: execute checks), the same preloaded words (no
+    change since).  A report with a flag, an escape or a run over a preloaded word makes its
+    copies unusable (``Resident.broke_in_place``) and hands the dispatch to the full path, which
+    refuses it ``backend.proof``.  No deferral (a proved dispatch needs no gate: step 5's)."""
+
+    __slots__ = (
+        "res",
+        "m",
+        "k",
+        "fn",
+        "win",
+        "plan",
+        "entries",
+        "rep",
+        "count",
+        "inline",
+        "grid",
+        "block",
+        "args",
+        "shared",
+        "nslots",
+        "hint",
+        "hints",
+        "hb32",
+        "pre",
+        "puts",
+        "waves",
+        "cubin",
+        "events",
+        "buf",
+        "changes",
+        "booked",
+        "host",
+    )
+    defer_on = False  # (execute's _again asks)
+    arena = None  # (Resident.staging's eviction looks for a kept plan's staging arena: none)
+
+    def __init__(self, rt, res, rep, runs, launch, shared):
+        self.res, self.m, self.k = res, rt.m, rt.k
+        self.fn = rt.k._fn
+        self.win, self.plan = rt.win, rt.plan
+        self.entries = list({id(e): e for e, _ in rt.plan}.values())
+        self.rep = rep
+        self.count, self.inline = runs
+        self.grid, self.block, self.args = launch
+        self.shared = shared
+        self.nslots = n = len(rt.m.slots)
+        self.hint = _hint_address(rt.k) if n else None
+        self.hints = rt.m.hints
+        self.hb32 = rt.m.hints.astype(np.uint32).tobytes() if n else b""
+        self.pre = list(rt.preloaded)
+        self.puts = rt.k._puts
+        self.waves = rt.waves_run
+        self.cubin = rt.extra_stats["cubin"]
+        self.events = res.events
+        self.buf = launch[2][0]  # (the heap's buffer it runs on: a move drops the plan anyway)
+        self.changes = None
+        self.booked: tuple = ([], 0)
+        self.host = res.readback(rep)  # (the report read back into a kept page-locked array)
+
+    def arm(self) -> bool:
+        """After this dispatch landed: whether the next run may skip the full path's steps --
+        ``Resident.prepare`` would upload nothing and make no shadow, no copy is unusable, the
+        heap is the one it ran on -- noting ``Resident.changes``."""
+        res = self.res
+        self.changes = None
+        for e in self.entries:
+            if (
+                e.shared
+                or e.host_dirty.lo
+                or e.broken is not None
+                or (e.shadow is None and e.small and not e.dev_dirty.lo)
+            ):
+                return False
+        if res.heap is None or res.heap.buf is not self.buf or self.win.memory.resident is not res:
+            return False
+        if self.m.hints is not self.hints:
+            return False
+        self.changes = res.changes
+        return True
+
+    def _holds(self) -> bool:
+        k, m = self.k, self.m
+        return not (
+            self.changes is None
+            or self.res.changes != self.changes
+            or k._puts != self.puts
+            or k._fn is not self.fn
+            or m.hints is not self.hints
+            or m.upgrade is not None
+            or k.upgrade is not None
+            or settings.get("WAVELIFT_CUDA_TIMING_REPEAT") > 0
+            or settings.get("WAVELIFT_CUDA_INPLACE") != "proved"
+        )
+
+    def run(self):
+        """The dispatch again, in place: None when the plan does not hold (nothing done); False
+        when its report showed a failed proof (its copies made unusable: the full path refuses
+        it); else (spans, instructions, lane instructions, extra stats), booked already --
+        ``land`` hands them on."""
+        res = self.res
+        if not self._holds():
+            return None
+        self.changes = None
+        cp = _cupy()
+        ops = res.ops
+        start, stop = self.events
+        ops.clear(self.rep)
+        start.record()
+        self.fn(self.grid, self.block, self.args, shared_mem=self.shared)
+        stop.record()
+        ops.runs_launch(self.args[1], self.count, self.inline, cleared=True)
+        if self.hint is not None:
+            ptr, size = self.hint
+            ops.copy_global(self.rep, HINTS_AT, ptr, min(4 * self.nslots, size))
+        host = self.rep.get(out=self.host)  # (waits for the kernel)
+        t0 = time.perf_counter()
+        runs = ops.runs_finish(
+            int(host[RUNS_AT : RUNS_AT + 4].view(np.uint32)[0]),
+            (
+                host[STARTS_AT : STARTS_AT + 8 * INLINE_RUNS].view(np.uint64),
+                host[ENDS_AT : ENDS_AT + 8 * INLINE_RUNS].view(np.uint64),
+            ),
+        )
+        s_, e_ = runs[0].tolist(), runs[1].tolist()
+        res.clear_heap_runs(s_, e_)
+        status = host[STATS_BYTES : STATS_BYTES + 64].view(np.uint32)
+        stats = host[:STATS_BYTES].view(np.uint64)
+        if status[0] or status[4] or stats[2] or (self.pre and _meets(s_, e_, self.pre)):
+            res.broke_in_place(
+                self.plan,
+                s_,
+                e_,
+                "a dispatch run again in place on a proof that it cannot be refused reported a flag, "
+                "an escape or a store into a preloaded word; the device copies it ran on are unusable",
+            )
+            return False
+        if self.nslots:
+            hints = host[HINTS_AT : HINTS_AT + 4 * self.nslots]
+            if hints.tobytes() != self.hb32:
+                self.m.hints = hints.view(np.uint32).astype(np.int64)
+                self.hints = None
+        self.booked = res.landed_in_place(self.win, self.plan, s_, e_)
+        add = np.add.reduce
+        extra = {
+            "cubin": self.cubin,
+            "device_time_s": cp.cuda.get_elapsed_time(start, stop) / 1000.0,
+            "in_place": "proved",
+            "download_s": time.perf_counter() - t0,
+        }
+        return self.booked[0], int(add(stats[8::2])), int(add(stats[9::2])), extra
+
+    def land(self, spans) -> tuple:
+        """(spans, bytes written): ``run`` booked them (the bytes stand on the device)."""
+        return self.booked
 
 
 class _Slot:

@@ -1,0 +1,470 @@
+"""Dispatches proved unrefusable run in place on the device heap (WAVELIFT_CUDA_INPLACE=proved,
+decision 0049 step 4, its amendment h125), on the CUDA backend's host path without a GPU: the
+stand-in ``cupy`` (standin_cupy.py) and a stand-in kernel that plays the dispatch through the
+arena, map and window tables it is handed -- it runs the dispatch on the NumPy backend (lane
+mode) over a model memory kept in step with the test's, and stores the model's written bytes
+where the tables it was launched with put their addresses, marking the map.  So the oracle is
+the NumPy backend, and what is checked is the glue: which dispatches run in place (the real
+proof on the real program), the heap as arena and map, the heap offsets as window offsets,
+the runs as write spans, lazy landing, the failed proof's refusal and unusable copies, and the
+deadline."""
+
+from __future__ import annotations
+
+import copy
+import pathlib
+import sys
+import time
+
+import numpy as np
+import pytest
+
+HERE = pathlib.Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(ROOT / "bench"))
+import standin_cupy as S  # noqa: E402
+from test_cuda_backend import translate_dispatch  # noqa: E402
+from test_resident_runtime_host import FakeModule  # noqa: E402
+from test_unrefusable_host import VADD, _caught  # noqa: E402
+
+from wavelift.backends.cuda import resident as R  # noqa: E402
+from wavelift.backends.cuda import runtime as RT  # noqa: E402
+from wavelift.run.execute import execute_dispatch  # noqa: E402
+
+
+@pytest.fixture(autouse=True, params=["bytes", "bits"])
+def setting(request, monkeypatch):
+    """In place on, on the heap, with either map form (the heap's map and the module's kernel
+    take the setting's form: both work the same way here)."""
+    monkeypatch.setenv("WAVELIFT_CUDA_INPLACE", "proved")
+    monkeypatch.setenv("WAVELIFT_CUDA_HEAP", "one")
+    monkeypatch.setenv("WAVELIFT_CUDA_MAP", request.param)
+    return request.param
+
+
+class Player(FakeModule):
+    """A module whose kernel plays its dispatch on the NumPy backend over ``model`` (a copy of
+    the memory, kept in step), storing the written bytes through the tables it is launched with
+    (arena, map, window starts, offsets) and marking them; ``escape``: its report has an escape
+    too (what a wrong proof would show)."""
+
+    def __init__(self, program, model, cfg):
+        super().__init__(program, 0, 0, 0, 0)
+        # (the NumPy runs take a copy of the config: execute keeps its records by config object,
+        # and the CUDA dispatch's record must stay its own)
+        self.model, self.cfg = model, copy.deepcopy(cfg)
+        self.launches: list = []  # (arena, map, offsets) of each launch
+        self.sleep = 0.0
+        # (what a kept plan checks of a module: its loaded function, constant writes, upgrades)
+        self._fn, self._puts, self.upgrade = self._kernel, 0, None
+
+    def put_constant(self, name, host):
+        super().put_constant(name, host)
+        self._puts += 1
+
+    def _kernel(self, grid, block, args, shared_mem=0):
+        arena, written, ws, we, wo, _, _, g0 = args
+        assert int(g0) == 0  # (one launch: the player runs the whole dispatch)
+        self.launches.append((arena, written, np.array(wo)))
+        r = execute_dispatch(copy.deepcopy(self.model), self.cfg, backend="numpy", mode="lane")
+        if r.refusal is not None:  # (an escape: the kernel reports it and stores nothing)
+            assert r.refusal.code == "escape", r.refusal
+            self.escape, self.spans = True, []
+            self._report()
+            self.escape = False
+            return
+        r = execute_dispatch(self.model, self.cfg, backend="numpy", mode="lane")
+        starts = np.asarray(ws[:-1])
+        for addr, size in r.write_spans:
+            k = int(np.searchsorted(starts, np.uint64(addr), side="right")) - 1
+            assert addr + size <= int(we[k])
+            o = addr - int(starts[k]) + int(wo[k])
+            arena[o : o + size] = np.frombuffer(self.model.read(addr, size), np.uint8)
+            S.mark(written, o, o + size)
+        self.spans = r.write_spans
+        self._report()
+        time.sleep(self.sleep)
+
+
+def rig(monkeypatch, mem, cfg):
+    """``mem``, ``cfg`` on the CUDA backend's host path with a Player for its module."""
+    from wavelift.backends import cuda
+
+    monkeypatch.setitem(sys.modules, "cupy", S.fake_cupy())
+    monkeypatch.setattr(R, "_OPS", None)
+    monkeypatch.setattr(cuda, "available", lambda: True)
+    monkeypatch.setattr(RT, "_UNREFUSABLE", {})
+    prog, _ = translate_dispatch(mem, cfg)
+    fm = Player(prog, copy.deepcopy(mem), cfg)
+    monkeypatch.setattr(cuda, "build_module", lambda *x, **k: fm)
+    return fm
+
+
+def _run(mem, cfg, **kw):
+    return execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache={}, **kw)
+
+
+def _heap_windows(mem, r) -> list:
+    """(heap lo, hi) of each window of the dispatch's device copies."""
+    res = mem.resident
+    out = []
+    for w in r.windows:
+        a = mem.find(w.address, w.size)
+        e = res.entries[a]
+        out.append((e.off + w.address - a.base, e.off + w.address - a.base + w.size))
+    return out
+
+
+def _consistent(mem) -> None:
+    """Every device copy holds its allocation's host bytes wherever the device holds nothing
+    newer, and nothing the host wrote waits to go up (a dispatch's windows: prepare's uploads)."""
+    res = mem.resident
+    for x, e in res.entries.items():
+        dev = np.array(res.heap.buf[e.off : e.off + x.size])
+        same = np.ones(x.size, bool)
+        for lo, hi in e.dev_dirty.ranges():
+            same[lo:hi] = False
+        assert not e.host_dirty, x.name
+        assert np.array_equal(dev[same], x._data[same]), x.name
+
+
+def _same_memory(mem, model) -> None:
+    for x in model:
+        assert bytes(mem.read(x.base, x.size)) == bytes(model.read(x.base, x.size)), x.name
+
+
+def _vadd(n=1000, block=64, lanes=None, count=None):
+    def go(dev, k):
+        a = dev.upload(np.arange(n, dtype=np.float32), name="a")
+        b = dev.upload(np.full(n, 0.5, np.float32), name="b")
+        c = dev.alloc(4 * n)
+        k.launch(
+            global_size=(lanes or n, 1, 1),
+            block=(block, 1, 1),
+            args=[a, b, c, np.uint32(count or lanes or n)],
+        )
+
+    (mem, cfg), *_ = _caught(VADD, "vadd", go)
+    return mem, cfg
+
+
+def _shade(w=64, h=32):
+    import bench_resident as BR
+
+    c = BR._pass_case("shade", w, h)
+
+    def go(dev, k):
+        bufs = [dev.upload(a) for a in c["inputs"]]
+        bx, by = c["block"]
+        k.launch(
+            groups=(-(-w // bx), -(-h // by)),
+            block=(bx, by),
+            args=bufs + [dev.alloc(4 * w * h)] + c["scalars"],
+        )
+
+    (mem, cfg), *_ = _caught(c["hsaco"], "shade", go)
+    return mem, cfg
+
+
+def _divergent_loop():
+    from reference import cases as C
+
+    got = []
+    for case in C.cases_for("divergent_loop", 32):
+        if case.shape.name != "small":
+            continue
+
+        def go(dev, k, case=case):
+            args = [dev.upload(a.value, name=a.name) if a.is_buffer else a.value for a in case.args()]
+            k.launch(**case.shape.launch_kwargs(), args=args)
+
+        got += _caught(VADD, "divergent_loop", go)
+    return got[0]
+
+
+@pytest.mark.parametrize("make", [_vadd, _shade], ids=["vadd", "shade"])
+def test_a_proved_dispatch_runs_in_place(monkeypatch, make):
+    mem, cfg = make()
+    fm = rig(monkeypatch, mem, cfg)
+    before = {x.base: x._data.copy() for x in mem}
+    r = _run(mem, cfg)
+    assert r.refusal is None, r.refusal
+    assert r.stats["in_place"] == "proved"
+    res = mem.resident
+    # the kernel ran on the heap itself: its buffer, its map, the copies' heap offsets
+    ((arena, written, wo),) = fm.launches
+    assert arena is res.heap.buf and written is not None and R.is_bits(written) == res.heap.bits
+    assert [int(x) for x in wo[:-1]] == [lo for lo, _ in _heap_windows(mem, r)]
+    assert not res._staging  # (no arena gathered, nothing committed)
+    assert not R.map_flags(res.heap.written).any()  # (its marks cleared)
+    _consistent(mem)
+    # the write spans are exactly NumPy's, and the bytes stand on the device only
+    assert r.write_spans == fm.spans and r.stats["bytes_written"] == sum(n for _, n in fm.spans)
+    for addr, size in r.write_spans:
+        x = mem.find(addr, size)
+        assert np.array_equal(x._data, before[x.base])  # (not landed on the host yet)
+        e = res.entries[x]
+        assert e.dev_dirty.ranges() == [(addr - x.base, addr - x.base + size)]
+    _same_memory(mem, fm.model)  # (lazily, on read: equal to the NumPy backend's)
+    assert all(not e.dev_dirty for e in res.entries.values())
+
+
+def test_dispatches_in_place_chain_and_see_host_writes(monkeypatch):
+    mem, cfg = _vadd(256)
+    fm = rig(monkeypatch, mem, cfg)
+    for i in range(3):
+        r = _run(mem, cfg)
+        assert r.refusal is None and r.stats["in_place"] == "proved", r.refusal
+        # the host writes an input between dispatches: both memories
+        x = next(x for x in mem if x.name == "a")
+        for m in (mem, fm.model):
+            m.write(x.base + 4 * i, np.full(4 + i, i + 7, np.uint8))
+    _same_memory(mem, fm.model)
+    assert len(fm.launches) == 3 and all(arena is mem.resident.heap.buf for arena, _, _ in fm.launches)
+
+
+def test_a_dispatch_not_proved_takes_the_arena(monkeypatch):
+    mem, cfg = _divergent_loop()
+    fm = rig(monkeypatch, mem, cfg)
+    r = _run(mem, cfg)
+    assert r.refusal is None, r.refusal
+    assert r.stats["in_place"] == "loop"
+    res = mem.resident
+    ((arena, _, wo),) = fm.launches
+    assert arena is not res.heap.buf and res._staging
+    assert [int(x) for x in wo[:-1]] == [int(o) for o in _offs(mem, r)]
+    assert r.write_spans == fm.spans
+    _same_memory(mem, fm.model)
+
+
+def _offs(mem, r):
+    from wavelift.trace.windows import WindowSet
+
+    return WindowSet(r.windows, mem, host_arena=False).offs
+
+
+def _count_at(mem) -> int:
+    """The address of vadd's count in its kernel arguments (after the a, b, c pointers)."""
+    a, b = (next(x for x in mem if x.name == nm).base for nm in ("a", "b"))
+    pat = np.array([a, b], np.uint64).tobytes()
+    for x in mem:
+        at = bytes(x._data).find(pat)
+        if at >= 0:
+            return x.base + at + 24
+    raise AssertionError("no kernel arguments")
+
+
+def test_a_refused_dispatch_not_proved_changes_nothing(monkeypatch):
+    """vadd over 1,024 lanes of 256-float buffers with n = 256 runs in place; the host then
+    writes n = 1,024 into its kernel arguments: the kept proof no longer holds (the preloaded
+    word changed), the predicate says `global_access`, the dispatch runs on the arena and is
+    refused `escape` (NumPy refuses it too) -- no device and no host byte changed."""
+    mem, cfg = _vadd(256, lanes=1024, count=256)
+    fm = rig(monkeypatch, mem, cfg)
+    r = _run(mem, cfg)
+    assert r.refusal is None and r.stats["in_place"] == "proved", r.refusal
+    at = _count_at(mem)
+    for m in (mem, fm.model):
+        m.write(at, np.array([1024], np.uint32))
+    res = mem.resident
+    r = _run(mem, cfg)  # (its upload of the new count first: then nothing may change)
+    assert r.refusal is not None and r.refusal.code == "escape", r.refusal
+    assert r.stats["in_place"] == "global_access"
+    heap0, host0 = np.array(res.heap.buf), {x.base: bytes(x._data) for x in mem}
+    dirty0 = {x.base: e.dev_dirty.ranges() for x, e in res.entries.items()}
+    r = _run(mem, cfg)
+    assert r.refusal is not None and r.refusal.code == "escape", r.refusal
+    assert np.array_equal(np.array(res.heap.buf), heap0)
+    assert {x.base: bytes(x._data) for x in mem} == host0
+    assert {x.base: e.dev_dirty.ranges() for x, e in res.entries.items()} == dirty0
+    assert all(e.broken is None for e in res.entries.values())
+    for m in (mem, fm.model):
+        m.write(at, np.array([256], np.uint32))
+    r = _run(mem, cfg)  # (proved again: in place)
+    assert r.refusal is None and r.stats["in_place"] == "proved", r.refusal
+    _same_memory(mem, fm.model)
+
+
+def test_in_place_off_by_default_and_without_the_heap(monkeypatch):
+    for env in ({"WAVELIFT_CUDA_INPLACE": None}, {"WAVELIFT_CUDA_HEAP": "off"}):
+        for k, v in env.items():
+            if v is None:
+                monkeypatch.delenv(k)
+            else:
+                monkeypatch.setenv(k, v)
+        mem, cfg = _vadd(64)
+        fm = rig(monkeypatch, mem, cfg)
+        r = _run(mem, cfg)
+        assert r.refusal is None and "in_place" not in r.stats
+        ((arena, _, _),) = fm.launches
+        assert mem.resident.heap is None or arena is not mem.resident.heap.buf
+        _same_memory(mem, fm.model)
+        monkeypatch.setenv("WAVELIFT_CUDA_INPLACE", "proved")
+        monkeypatch.setenv("WAVELIFT_CUDA_HEAP", "one")
+
+
+def test_a_wrong_proof_is_refused_and_its_copies_are_unusable(monkeypatch):
+    """An escaping dispatch proved by a wrong predicate: refused ``backend.proof``, no heap byte
+    outside its windows changed, every later dispatch on its copies refused, a host read of the
+    bytes only the device held refused, the others' host bytes good."""
+    mem, cfg = _vadd(256)
+    fm = rig(monkeypatch, mem, cfg)
+    r = _run(mem, cfg)  # (in place, rightly: c newer on the device only)
+    assert r.refusal is None and r.stats["in_place"] == "proved"
+    c_addr, c_size = r.write_spans[0]
+    inputs = {x.base: bytes(mem.read(x.base, x.size)) for x in mem if x.base != mem.find(c_addr).base}
+    res = mem.resident
+    heap0 = np.array(res.heap.buf)
+    wins = _heap_windows(mem, r)
+    monkeypatch.setattr(RT, "_unrefusable", lambda *a: None)  # (the wrong proof)
+    fm.escape = True
+    fm.model = copy.deepcopy(fm.model)
+    r = _run(mem, cfg)
+    assert r.refusal is not None and r.refusal.code == "backend.proof", r.refusal
+    assert "escape" in r.refusal.message
+    assert not r.write_spans
+    outside = np.ones(heap0.size, bool)
+    for lo, hi in wins:
+        outside[lo:hi] = False
+    assert np.array_equal(np.array(res.heap.buf)[outside], heap0[outside])
+    assert not R.map_flags(res.heap.written).any()
+    fm.escape = False
+    n = len(fm.launches)
+    r = _run(mem, cfg)  # (the next dispatch on those copies: refused before any launch)
+    assert r.refusal is not None and r.refusal.code == "backend.proof", r.refusal
+    assert len(fm.launches) == n
+    with pytest.raises(Exception, match="backend.proof"):  # (c: its only current copy overwritten)
+        mem.read(c_addr, c_size)
+    for base, data in inputs.items():  # (the inputs: the host's bytes are current)
+        x = mem.find(base)
+        assert bytes(x._data) == data
+
+
+def test_a_store_into_a_preloaded_word_is_a_failed_proof(monkeypatch):
+    """The runs meeting a preloaded word (the kernel read a copy of it) fail the proof."""
+    mem, cfg = _vadd(64)
+    fm = rig(monkeypatch, mem, cfg)
+    fm.preloads = ((), ())
+
+    def preloads(self, enabled):  # (c's first word preloaded: a store there voids the proof)
+        self.mirrored += [
+            (int(self.win.offs[k]), 4)
+            for k in range(len(self.win.windows))
+            if self.win.windows[k].size == 256
+        ]
+        return [], True
+
+    monkeypatch.setattr(RT.Runtime, "_preloads", preloads)
+    r = _run(mem, cfg)
+    assert r.refusal is not None and r.refusal.code == "backend.proof", r.refusal
+    assert "preloaded" in r.refusal.message
+
+
+def test_the_time_limit_is_checked_before_an_in_place_launch_only(monkeypatch):
+    # a kernel that outlasts the limit: in place it has landed (no refusal: its bytes stand)...
+    mem, cfg = _vadd(64)
+    fm = rig(monkeypatch, mem, cfg)
+    fm.sleep = 0.3
+    r = _run(mem, cfg, time_limit=0.2)
+    assert r.refusal is None and r.stats["in_place"] == "proved", r.refusal
+    _same_memory(mem, fm.model)
+    # ... on the arena it is refused and lands nothing
+    monkeypatch.setenv("WAVELIFT_CUDA_INPLACE", "off")
+    mem, cfg = _vadd(64)
+    fm = rig(monkeypatch, mem, cfg)
+    fm.sleep = 0.3
+    before = {x.base: bytes(x._data) for x in mem}
+    r = _run(mem, cfg, time_limit=0.2)
+    assert r.refusal is not None and r.refusal.code == "dispatch.time_exceeded", r.refusal
+    assert {x.base: bytes(mem.read(x.base, x.size)) for x in mem} == before
+    # the time up before the launch: an in-place dispatch is refused and changes nothing
+    monkeypatch.setenv("WAVELIFT_CUDA_INPLACE", "proved")
+    mem, cfg = _vadd(64)
+    fm = rig(monkeypatch, mem, cfg)
+    slow = RT._unrefusable
+
+    def late(*a):
+        time.sleep(0.3)
+        return slow(*a)
+
+    monkeypatch.setattr(RT, "_unrefusable", late)
+    before = {x.base: bytes(x._data) for x in mem}
+    r = _run(mem, cfg, time_limit=0.2)
+    assert r.refusal is not None and r.refusal.code == "dispatch.time_exceeded", r.refusal
+    assert not fm.launches
+    assert {x.base: bytes(mem.read(x.base, x.size)) for x in mem} == before
+
+
+def test_repeated_dispatches_in_place_run_from_a_kept_plan(monkeypatch):
+    """The same dispatch again (the same config object and cache: execute's kept run) runs from
+    runtime.InPlace -- the kernel on the heap, its runs booked -- amid host writes (which send it
+    through the full path once); every result equals the model's; a wrong proof found by a kept
+    run makes the copies unusable and the dispatch is refused `backend.proof`, and the next too."""
+    from wavelift.run import execute as X
+
+    mem, cfg = _vadd(256)
+    fm = rig(monkeypatch, mem, cfg)
+    cache: dict = {}
+    h0 = X.AGAIN_HITS[0]
+    a = next(x for x in mem if x.name == "a")
+    for i in range(8):
+        if i == 4:
+            for m in (mem, fm.model):
+                m.write(a.base + 8, np.full(8, 3, np.uint8))
+        r = execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache)
+        assert r.refusal is None and r.stats["in_place"] == "proved", r.refusal
+        assert r.write_spans == fm.spans and r.stats["bytes_written"] == 4 * 256
+        assert fm.launches[-1][0] is mem.resident.heap.buf
+        assert not R.map_flags(mem.resident.heap.written).any()
+        _consistent(mem)
+    assert len(fm.launches) == 8
+    assert X.AGAIN_HITS[0] - h0 >= 5, X.AGAIN_HITS[0] - h0  # (all but the first and the one after the write)
+    _same_memory(mem, fm.model)
+    for _ in range(2):
+        r = execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache)
+        assert r.refusal is None
+    h1 = X.AGAIN_HITS[0]
+    fm.escape = True
+    fm.model = copy.deepcopy(fm.model)
+    r = execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache)
+    assert r.refusal is not None and r.refusal.code == "backend.proof", r.refusal
+    assert X.AGAIN_HITS[0] == h1  # (the kept run found it and handed it to the full path)
+    n = len(fm.launches)
+    r = execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache)
+    assert r.refusal is not None and r.refusal.code == "backend.proof", r.refusal
+    assert len(fm.launches) == n
+    c_addr, c_size = fm.spans[0]
+    with pytest.raises(Exception, match="backend.proof"):
+        mem.read(c_addr, c_size)
+
+
+@pytest.mark.parametrize("defer", ["off", "on"])
+def test_a_session_in_place_equals_numpy(standin, monkeypatch, setting, defer):
+    """test_resident_gpu's kept session (random vadd launches on one Device amid host writes, host
+    reads and new allocations; results read at once) on the stand-in device, with the real
+    translated module (NVRTC) and test_host_path's vadd stand-in, which reads the kernel
+    arguments and a and b from the arena it is launched with and stores c there -- here the
+    heap, from 4 KiB (it moves amid the kept plans): every step equals the NumPy backend's, and
+    most repeated launches ran from their kept in-place plans (deferral on or off: in-place
+    plans do not defer)."""
+    from test_host_path import _vadd_from_kernargs
+    from test_resident_gpu import _kept_session
+
+    monkeypatch.setattr(R, "HEAP_MIN", 4096)
+    monkeypatch.setenv("WAVELIFT_CUDA_DEFER", defer)
+    want, _ = _kept_session("numpy")
+    standin.kernel = _vadd_from_kernargs()
+    booked = [0]
+    landed = R.Resident.landed_in_place
+
+    def counted(self, *a):
+        booked[0] += 1
+        return landed(self, *a)
+
+    monkeypatch.setattr(R.Resident, "landed_in_place", counted)
+    got, hits = _kept_session("cuda")
+    assert got == want
+    launches = sum(1 for x in got[:-1] if isinstance(x, list))
+    assert booked[0] == launches, (booked[0], launches)  # (every launch in place)
+    assert hits > 30, hits
