@@ -574,76 +574,59 @@ REASONS = (
 )
 
 
-def _paths(program) -> tuple[str | None, int]:
-    """(None, the most instructions a wave counts on any path from the first block) where the
-    reachable blocks form no cycle, no s_setpc ends one and no goto leaves the program; else
-    (the reason, 0).  Unlike codegen.straight_path, a barrier is a plain goto here (it stops
-    no wave for good)."""
+def _next(b) -> list[int] | str:
+    """Block b's successors (-1: the wave ends), or the reason they cannot be followed.  A barrier
+    is a plain goto here (it stops no wave for good; unlike codegen.straight_path)."""
+    t = b.term
+    if t[0] in ("jump", "mode", "barrier"):
+        return [t[1]]
+    if t[0] == "branch":
+        return [t[2], t[3]]
+    if t[0] == "end":
+        return []
+    return "setpc" if t[0] == "setpc" else "bad_address"
+
+
+def _paths(program) -> tuple[str | None, int, list]:
+    """(None, the most instructions a wave counts on any path from the first block, the blocks
+    reached) where the reachable blocks form no cycle, no s_setpc ends one and no goto leaves the
+    program; else (the reason, 0, [])."""
     blocks = program.blocks
     by = {b.index: b for b in blocks}
     most: dict[int, int] = {}
     on: set[int] = set()
-    why: list[str] = []
-
-    def nxt(b) -> list[int]:
-        t = b.term
-        if t[0] in ("jump", "mode", "barrier"):
-            return [t[1]]
-        if t[0] == "branch":
-            return [t[2], t[3]]
-        if t[0] == "end":
-            return []
-        why.append("setpc" if t[0] == "setpc" else "bad_address")
-        return []
-
-    # iterative depth-first walk (programs of thousands of blocks): most[bi] after its successors
     if not blocks:
-        return None, 0
+        return None, 0, []
+    # iterative depth-first walk (programs of thousands of blocks): most[bi] after its successors
     stack = [(blocks[0].index, False)]
-    while stack and not why:
+    while stack:
         bi, done = stack.pop()
+        b = by.get(bi)
+        if b is None:
+            return "bad_address", 0, []
+        nxt = _next(b)
+        if isinstance(nxt, str):
+            return nxt, 0, []
         if done:
             on.discard(bi)
-            b = by[bi]
-            most[bi] = len(b.instrs) + max((most[x] for x in nxt(b) if x >= 0), default=0)
+            most[bi] = len(b.instrs) + max((most[x] for x in nxt if x >= 0), default=0)
             continue
         if bi in most:
             continue
         if bi in on:
-            return "loop", 0
-        b = by.get(bi)
-        if b is None:
-            return "bad_address", 0
+            return "loop", 0, []
         on.add(bi)
         stack.append((bi, True))
-        for x in nxt(b):
+        for x in nxt:
             if x == -1:
                 continue  # (the wave ends)
             if x < 0 or x not in by:
-                return "bad_address", 0
+                return "bad_address", 0, []
             if x in on:
-                return "loop", 0
+                return "loop", 0, []
             if x not in most:
                 stack.append((x, False))
-    if why:
-        return why[0], 0
-    return None, most[blocks[0].index]
-
-
-def _reachable(program) -> list:
-    by = {b.index: b for b in program.blocks}
-    seen: set[int] = set()
-    work = [program.blocks[0].index] if program.blocks else []
-    while work:
-        bi = work.pop()
-        if bi in seen or bi not in by:
-            continue
-        seen.add(bi)
-        t = by[bi].term
-        work += [
-            x for x in (t[1:2] if t[0] in ("jump", "mode", "barrier") else t[2:4] if t[0] == "branch" else ())
-        ]
-    return [b for b in program.blocks if b.index in seen]
+    return None, most[blocks[0].index], [b for b in blocks if b.index in most]
 
 
 def unrefusable(program, config, windows, found=None, budget: int | None = None) -> str | None:
@@ -665,12 +648,11 @@ def unrefusable(program, config, windows, found=None, budget: int | None = None)
 
     if config.wave_size == 64 and -(-(config.block[0] * config.block[1] * config.block[2]) // 64) > 15:
         return "wave64_waves"
-    why, longest = _paths(program)
+    why, longest, reach = _paths(program)
     if why is not None:
         return why
     if budget is not None and longest > budget:
         return "budget"
-    reach = _reachable(program)
     ops = [op for b in reach for op in b.ops]
     if any(op.name == "refuse_if" for op in ops):
         return "refuse_if"
