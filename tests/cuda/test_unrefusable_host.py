@@ -52,8 +52,8 @@ def _vadd(n, grid=None, count=None, block=64):
     return _caught(VADD, "vadd", go)
 
 
-def _numpy(mem, cfg):
-    return execute_dispatch(copy.deepcopy(mem), cfg, backend="numpy", mode="lane")
+def _numpy(mem, cfg, budget=None):
+    return execute_dispatch(copy.deepcopy(mem), cfg, backend="numpy", mode="lane", budget=budget)
 
 
 def _why(mem, cfg, **kw):
@@ -84,13 +84,25 @@ def _pass(name):
     return _caught(c["hsaco"], name, go)
 
 
-def test_shade_is_proved_and_stencil5_is_not_its_tile_loop():
+def test_shade_is_proved_and_stencil5s_tile_loop_is_bounded():
     (mem, cfg), *_ = _pass("shade")
     assert _why(mem, cfg) is None
     (mem, cfg), *_ = _pass("stencil5")
-    # (lds.cl: the tile's load loop `for (i = ...; i < 400; i += 256)` runs at most twice, but a
-    # back edge is a back edge: no bound on trip counts is followed)
-    assert _why(mem, cfg) == "loop"
+    # (lds.cl: the tile's load loop `for (i = lid; i < 400; i += 256)` -- a wave32 lane loop, i
+    # from 0..255 -- runs at most twice: its path is 9 + 18 + 2 x 30 + 6 + 6 + 43 + 1 = 143
+    # instructions; the load inside it, at clamped coordinates, is not proved (amendment h126))
+    most: list = []
+    assert _why(mem, cfg, longest=most) == "global_access"
+    assert most == [143]
+    assert _why(mem, cfg, budget=143) == "global_access"
+    assert _why(mem, cfg, budget=142) == "budget"
+    # NumPy counts the same: the first wave runs the loop twice
+    assert _numpy(mem, cfg, budget=143).refusal is None
+    assert _numpy(mem, cfg, budget=142).refusal.code == "dispatch.budget_exceeded"
+    # the store after the loop is proved (its EXEC: the ballots of both bounds tests and-ed)
+    _, acc, proof, _ = O.proof_of(copy.deepcopy(mem), cfg)
+    assert [op.name for op in acc] == ["load", "load", "load", "store"]
+    assert proof[3] is not None
 
 
 # --- what must not be proved --------------------------------------------------------------
@@ -220,6 +232,55 @@ def test_a_store_into_a_preloaded_or_mirrored_word_is_not_proved():
     assert _why(mem, cfg) == "store_mirrored"
 
 
+LOOP = """
+    s_mov_b32 s8, {start}
+  loop:
+    s_add_u32 s8, s8, {step}
+    s_cmp_lt_u32 s8, {bound}
+    s_cbranch_scc1 loop
+    v_mov_b32 v1, s8
+    v_mov_b32 v2, 0
+    global_store_dword v2, v1, s[2:3]
+    s_endpgm
+"""
+
+
+def test_a_uniform_loop_is_bounded_by_its_trip_count():
+    # s8 = 0, 10 times s8 += 1 while s8 < 10: 1 + 10 x 3 + 4 instructions, as NumPy counts them
+    mem, cfg = _rig(LOOP.format(start=0, step=1, bound=10))
+    most: list = []
+    assert _why(mem, cfg, longest=most) is None
+    assert most == [35]
+    assert _numpy(mem, cfg, budget=35).refusal is None
+    assert _why(mem, cfg, budget=34) == "budget"
+    assert _numpy(mem, cfg, budget=34).refusal.code == "dispatch.budget_exceeded"
+    # counting down: s8 = 100, s8 -= 7 while s8 >= 10 (a negative step): 13 rounds (100 - 7 x 13
+    # = 9); with s8 >= 3 a value 3..6 that goes on would wrap, so no bound is claimed
+    down = LOOP.replace("s_cmp_lt_u32", "s_cmp_ge_u32")
+    mem, cfg = _rig(down.format(start=100, step="-7", bound=10))
+    most = []
+    assert _why(mem, cfg, longest=most) is None
+    assert most == [1 + 13 * 3 + 4]
+    assert _numpy(mem, cfg, budget=most[0]).refusal is None
+    assert _numpy(mem, cfg, budget=most[0] - 1).refusal.code == "dispatch.budget_exceeded"
+    mem, cfg = _rig(down.format(start=100, step="-7", bound=3))
+    assert _why(mem, cfg) == "loop"
+
+
+def test_a_loop_that_could_wrap_or_has_no_bound_is_not_proved():
+    # s8 += 256 while s8 < 0xfffffff0: a value that goes on may pass 2^32 (wrap-around), so no
+    # trip count is claimed; NumPy runs it past any budget (2^24 rounds)
+    mem, cfg = _rig(LOOP.format(start=0, step=256, bound="0xfffffff0"))
+    assert _why(mem, cfg) == "loop"
+    assert _numpy(mem, cfg).refusal.code == "dispatch.budget_exceeded"
+    # the bound a word read from memory per lane and made uniform (v_readfirstlane: not followed)
+    mem, cfg = _rig(
+        "global_load_dword v3, v0, s[0:1]\ns_waitcnt vmcnt(0)\nv_readfirstlane_b32 s9, v3\n"
+        + LOOP.format(start=0, step=1, bound="s9")
+    )
+    assert _why(mem, cfg) == "loop"
+
+
 # --- soundness ------------------------------------------------------------------------------
 
 # the gfx1030 -O2 kernels whose every global access is proved (0049 h110's coverage), with no
@@ -232,9 +293,11 @@ def test_every_proved_fixture_dispatch_lands_on_numpy(dispatches):
     for name, mem, cfg in dispatches:
         if not name.startswith("gfx1030/") or "-O2-" not in name:
             continue
-        if _why(mem, cfg) is not None:
+        most: list = []
+        if _why(mem, cfg, longest=most) is not None:
             continue
         got.add(name.split(":")[1])
-        r = _numpy(mem, cfg)
+        # (lands within the path count the proof claims: a loop's bound is no undercount)
+        r = _numpy(mem, cfg, budget=most[0])
         assert r.refusal is None and not r.escapes, (name, r.refusal, r.escapes)
     assert got >= PROVED, got

@@ -442,6 +442,7 @@ def prove(
     words: dict,
     windows: list,
     ids: dict | None = None,
+    facts: list | None = None,
 ) -> list:
     """-> for each global access of ``program`` (slot order), the index in ``windows`` (sorted,
     non-overlapping (start, end) pairs) of the window every lane of every group accesses it in,
@@ -449,9 +450,10 @@ def prove(
     where a group may be partial); ``sregs``: {SGPR: V} at the kernel's start (user SGPRs as
     constants, workgroup ids bounded); ``words``: {value id of a uniform load: its words} for
     the loads the host preloaded; ``ids``: the block's shape where ``shape`` is None (a partial
-    group's active lanes' local ids are inside it)."""
+    group's active lanes' local ids are inside it); ``facts`` (if given) gets the analysis's
+    values and block exits (ldsrange.analyse's ``facts``: what loop bounds read)."""
     acc = global_accesses(program)
-    if not acc:
+    if not acc and facts is None:
         return []
     # the local ids of the lanes a group starts with (its EXEC) are inside the block even where
     # the group is partial (then the other lanes' are not known: shape None)
@@ -466,7 +468,10 @@ def prove(
         ballots64=True,
         address=values.address,
     )
-    got = L.analyse(program, wave_size, shape, lanes=True, spec=spec)
+    seen: tuple = ({}, {})
+    got = L.analyse(program, wave_size, shape, lanes=True, spec=spec, facts=seen)
+    if facts is not None:
+        facts.append(seen)
     starts = [s for s, _ in windows]
     out: list = []
     for op in acc:
@@ -538,11 +543,12 @@ def group_cases(config) -> list:
     return out
 
 
-def prove_dispatch(program, config, windows, loads=None, words=None) -> list:
+def prove_dispatch(program, config, windows, loads=None, words=None, facts=None) -> list:
     """prove() for a dispatch of ``config`` whose windows are the WindowSet ``windows``, once per
     group case (group_cases): a slot's window where every case proves the same one;
     ``program``: the IR the CUDA kernel lowers (codegen.optimized); ``loads`` / ``words``:
-    preload.find's loads of it and their words (preload.evaluate), else evaluated here."""
+    preload.find's loads of it and their words (preload.evaluate), else evaluated here;
+    ``facts``: prove's, one entry per group case."""
     from . import preload as P_
 
     if loads is None:
@@ -553,7 +559,7 @@ def prove_dispatch(program, config, windows, loads=None, words=None) -> list:
     wins = [(int(s), int(e)) for s, e in zip(windows.starts, windows.ends)]
     out: list | None = None
     for regs, shape, ids in group_cases(config):
-        got = prove(program, config.wave_size, shape, regs, known, wins, ids)
+        got = prove(program, config.wave_size, shape, regs, known, wins, ids, facts)
         out = got if out is None else [a if a == b else None for a, b in zip(out, got)]
     return out if out is not None else [None] * len(global_accesses(program))
 
@@ -587,55 +593,351 @@ def _next(b) -> list[int] | str:
     return "setpc" if t[0] == "setpc" else "bad_address"
 
 
-def _paths(program) -> tuple[str | None, int, list]:
+def _paths(program, trips=None) -> tuple[str | None, int, list]:
     """(None, the most instructions a wave counts on any path from the first block, the blocks
-    reached) where the reachable blocks form no cycle, no s_setpc ends one and no goto leaves the
-    program; else (the reason, 0, [])."""
+    reached), else (the reason, 0, []): an s_setpc or a goto out of the program reached, or a
+    cycle that is not a natural loop with one back edge whose runs per entry ``trips(header
+    block, its blocks, the blocks outside it that enter it)`` bounds (None: not bounded; ``trips`` None: no loop is).  A loop counts
+    its bound times its longest path from its header (its inner loops so counted), then the
+    longest path from the block it leaves to (decision 0049's amendment h126)."""
     blocks = program.blocks
-    by = {b.index: b for b in blocks}
-    most: dict[int, int] = {}
-    on: set[int] = set()
     if not blocks:
         return None, 0, []
-    # iterative depth-first walk (programs of thousands of blocks): most[bi] after its successors
-    stack = [(blocks[0].index, False)]
-    while stack:
-        bi, done = stack.pop()
+    by = {b.index: b for b in blocks}
+    first = blocks[0].index
+    succ: dict[int, list[int]] = {}
+    work = [first]
+    while work:
+        bi = work.pop()
+        if bi in succ:
+            continue
         b = by.get(bi)
         if b is None:
             return "bad_address", 0, []
         nxt = _next(b)
         if isinstance(nxt, str):
             return nxt, 0, []
-        if done:
-            on.discard(bi)
-            most[bi] = len(b.instrs) + max((most[x] for x in nxt if x >= 0), default=0)
-            continue
-        if bi in most:
-            continue
-        if bi in on:
+        if any(x < -1 or (x >= 0 and x not in by) for x in nxt):
+            return "bad_address", 0, []
+        succ[bi] = [x for x in nxt if x >= 0]  # (-1: the wave ends)
+        work += succ[bi]
+    # back edges: to a block on the depth-first walk's stack
+    back: dict[int, list[int]] = {}
+    state = {first: 1}
+    walk = [(first, iter(succ[first]))]
+    while walk:
+        bi, it = walk[-1]
+        x = next(it, None)
+        if x is None:
+            state[bi] = 2
+            walk.pop()
+        elif state.get(x) == 1:
+            back.setdefault(x, []).append(bi)
+        elif x not in state:
+            state[x] = 1
+            walk.append((x, iter(succ[x])))
+    pred: dict[int, list[int]] = {}
+    for bi, xs in succ.items():
+        for x in xs:
+            pred.setdefault(x, []).append(bi)
+    body: dict[int, set[int]] = {}
+    for h, tails in back.items():
+        if trips is None or len(tails) != 1:
             return "loop", 0, []
-        on.add(bi)
-        stack.append((bi, True))
-        for x in nxt:
-            if x == -1:
-                continue  # (the wave ends)
-            if x < 0 or x not in by:
-                return "bad_address", 0, []
-            if x in on:
+        # the natural loop: h and the blocks that reach the tail without passing h; reaching the
+        # first block (other than h) means h does not dominate the tail: not a natural loop
+        got, work = {h}, [tails[0]]
+        while work:
+            bi = work.pop()
+            if bi in got:
+                continue
+            if bi == first:
                 return "loop", 0, []
-            if x not in most:
-                stack.append((x, False))
-    return None, most[blocks[0].index], [b for b in blocks if b.index in most]
+            got.add(bi)
+            work += pred.get(bi, [])
+        body[h] = got
+    order = sorted(body, key=lambda h: len(body[h]))  # (inner loops first)
+    for i, h in enumerate(order):
+        if any(body[h] & body[g] and not body[h] <= body[g] for g in order[i + 1 :]):
+            return "loop", 0, []
+    rep: dict[int, int] = {}  # block -> the header of the largest loop counted that holds it
+    cost: dict[int, int] = {}  # a counted loop's header -> its instructions per entry
+    out: dict[int, list[int]] = {}  # ... -> the blocks it leaves to
+
+    def longest(start: int, region, head) -> int | None:
+        """The most instructions from ``start`` over ``region`` (blocks; counted loops as one
+        node), not taking edges into ``head`` (the loop's back edge); None: a cycle is left."""
+
+        def nxt(n):
+            return {rep.get(x, x) for x in (out[n] if n in cost else succ[n]) if x in region and x != head}
+
+        memo: dict[int, int] = {}
+        on: set[int] = set()
+        stack = [(start, False)]
+        while stack:
+            n, done = stack.pop()
+            if done:
+                on.discard(n)
+                own = cost[n] if n in cost else len(by[n].instrs)
+                memo[n] = own + max((memo[x] for x in nxt(n)), default=0)
+                continue
+            if n in memo:
+                continue
+            on.add(n)
+            stack.append((n, True))
+            for x in nxt(n):
+                if x in on:
+                    return None
+                if x not in memo:
+                    stack.append((x, False))
+        return memo[start]
+
+    for h in order:
+        assert trips is not None
+        entries = [by[p] for p in pred.get(h, []) if p not in body[h]]
+        n, each = trips(by[h], body[h], entries), longest(h, body[h], h)
+        if n is None or each is None:
+            return "loop", 0, []
+        cost[h] = n * each
+        out[h] = [x for bi in body[h] for x in succ[bi] if x not in body[h]]
+        rep.update(dict.fromkeys(body[h], h))
+    most = longest(rep.get(first, first), succ.keys(), None)
+    if most is None:
+        return "loop", 0, []
+    return None, most, [b for b in blocks if b.index in succ]
 
 
-def unrefusable(program, config, windows, found=None, budget: int | None = None) -> str | None:
+def _const(op) -> int | None:
+    """The integer a const op holds (None: op is not one)."""
+    if op is None or op.name != "const":
+        return None
+    try:
+        return int(op.attrs["value_np"] if "value_np" in op.attrs else op.attrs["value"])
+    except (TypeError, ValueError):
+        return None
+
+
+def _dom(v, signed: bool) -> tuple[int, int]:
+    """u32 interval v as integers of the compare's order (signed: i32 values)."""
+    v = v if isinstance(v, V) else TOP
+    if not signed or v.hi <= 0x7FFFFFFF:
+        return v.lo, v.hi
+    if v.lo > 0x7FFFFFFF:
+        return v.lo - (1 << 32), v.hi - (1 << 32)
+    return -(1 << 31), (1 << 31) - 1
+
+
+def loop_trips(b, wave_size: int, entries: list, facts: list) -> int | None:
+    """The most times one-block loop ``b`` (a branch back to itself) runs per entry, or None where
+    that is not proved (decision 0049's amendment h126).  Two forms: a **uniform** loop whose
+    branch condition is (or, going on where it fails, negates) a u32 / i32 compare of an SGPR,
+    and a wave32 **lane loop** that goes on while the EXEC it writes last -- ``EXEC & ~(Y)``,
+    its only EXEC write -- is not 0, Y holding the ballot of a compare (alone or and-ed with the
+    lane's EXEC bit): a lane goes on only where that compare failed.  The compare reads an
+    **induction register** at the block's start (before any write of it in the block) or that
+    value plus a constant d, and the register's last write in the block (an SGPR's, or a VGPR's
+    under the block's EXEC) is that value plus the same d; the other side is a **bound** whose
+    interval the analysis knows (not all of u32).  From the register's interval at the loop's
+    entry (the entering blocks' exits, in their active lanes) and the bound's, the loop runs at
+    most 2 + (U - start.lo) // d times for d > 0 (once where start.lo > U; U: the largest start
+    value of a round that goes on), mirrored for d < 0, where no value that goes on can pass
+    the ends of the compare's order (32-bit: no wrap-around); ``facts``: the analysis's (values, exits) per group case (prove's), the
+    most over them."""
+    t = b.term
+    if t[0] != "branch" or (t[2] == b.index) == (t[3] == b.index) or not entries or not facts:
+        return None
+    ops = b.ops
+    defs = {op.out.id: op for op in ops if op.out is not None}
+    at = {id(op): k for k, op in enumerate(ops)}
+    writes: dict = {}  # (kind, register) -> positions of its writes
+    for k, op in enumerate(ops):
+        if op.name in ("sset", "vset"):
+            writes.setdefault((op.name[0], op.attrs["reg"]), []).append(k)
+
+    def strip(x):
+        d = defs.get(x.id)
+        while d is not None and d.name in ("bitcast", "lanes") and len(d.args) == 1:
+            x = d.args[0]
+            d = defs.get(x.id)
+        return x, d
+
+    def start(x):
+        """The register u32 x reads at the block's start, or None."""
+        x, d = strip(x)
+        if d is None or d.name not in ("sget", "vget"):
+            return None
+        key = (d.name[0], d.attrs["reg"])
+        return key if at[id(d)] < min(writes.get(key, [len(ops)])) else None
+
+    def step(x):
+        """(register, d) where u32 x is a register's start value + d, else None."""
+        x, d = strip(x)
+        if d is None or d.name not in ("add", "sub") or d.type not in ("u32", "i32"):
+            return None
+        for v, c in ((d.args[0], d.args[1]), (d.args[1], d.args[0])) if d.name == "add" else [d.args]:
+            k, n = start(v), _const(defs.get(strip(c)[0].id))
+            if k is not None and n is not None:
+                n &= L.M
+                n = n - (1 << 32) if n >> 31 else n
+                return k, (n if d.name == "add" else -n)
+        return None
+
+    exec_ops = [k for k, op in enumerate(ops) if op.name == "exec"]
+
+    def whole(w) -> bool:  # a write every lane that goes on takes: an SGPR's, a VGPR's under EXEC
+        m = defs.get(w.args[1].id) if w.name == "vset" else None
+        return w.name == "sset" or (m is not None and m.name == "exec")
+
+    def written(key):
+        """The value register ``key`` holds at the block's end in every lane that goes on (its
+        last write), through copies of registers written before in the block; None where that
+        is not known."""
+        ks = writes.get(key)
+        if not ks or not whole(ops[ks[-1]]):
+            return None
+        x = ops[ks[-1]].args[0]
+        for _ in range(8):
+            x, d = strip(x)
+            if d is None or d.name not in ("sget", "vget"):
+                return x
+            ks = [k for k in writes.get((d.name[0], d.attrs["reg"]), []) if k < at[id(d)]]
+            if not ks:
+                return x  # (a register's start value)
+            if not whole(ops[ks[-1]]):
+                return None
+            x = ops[ks[-1]].args[0]
+        return None
+
+    def dropped(x) -> list:
+        """The compares whose lanes the EXEC ``x`` = EXEC & ~Y leaves out: those Y holds the
+        ballot of (alone, or and-ed with the lane's EXEC bit), through ors."""
+        a = defs.get(x.id)
+        if a is None or a.name != "and" or a.type != "u32":
+            return []
+        for e, n in ((a.args[0], a.args[1]), (a.args[1], a.args[0])):
+            ed, nd = defs.get(e.id), defs.get(n.id)
+            if ed is None or ed.name != "sget" or ed.attrs["reg"] != L.EXEC_REGS[0]:
+                continue
+            if nd is None or nd.name != "not":
+                continue
+            out, work = [], [nd.args[0]]
+            while work:
+                y = defs.get(work.pop().id)
+                if y is not None and y.name == "or":
+                    work += list(y.args)
+                bd = defs.get(y.args[0].id) if y is not None and y.name == "lo32" else None
+                if bd is None or bd.name != "ballot":
+                    continue
+                cb = strip(bd.args[0])[1]
+                if cb is not None and cb.name == "and" and cb.type == "b1":
+                    p, q = (strip(v)[1] for v in cb.args)
+                    cb = (
+                        p
+                        if q is not None and q.name == "exec"
+                        else q
+                        if p is not None and p.name == "exec"
+                        else None
+                    )
+                if cb is not None and cb.name == "cmp":
+                    out.append(cb)
+            return out
+        return []
+
+    cond, again = t[1], t[2] == b.index
+    c = defs.get(cond.id)
+    tests: list = []  # (compare, whether it holds) in every round (every lane) that goes on
+    exec_w = [k for k, op in enumerate(ops) if op.name == "sset" and op.attrs["reg"] in L.EXEC_REGS]
+    if c is None or c.name != "cmp":
+        return None
+    if c.type in ("u32", "i32") and not exec_w:
+        tests.append((c, again))  # (uniform: the induction register must be an SGPR, below)
+    elif c.attrs["cond"] in ("eq", "ne") and wave_size == 32 and len(exec_w) == 1:
+        # a lane loop: goes on while its one EXEC write, after every use of the block's EXEC,
+        # leaves a lane
+        x, z = c.args
+        last = ops[exec_w[0]]
+        if (
+            (c.attrs["cond"] == "ne") == again
+            and _const(defs.get(z.id)) == 0
+            and last.attrs["reg"] == L.EXEC_REGS[0]
+            and last.args[0].id == x.id
+            and all(k < exec_w[0] for k in exec_ops)
+        ):
+            tests += [(cb, False) for cb in dropped(x)]
+    best: int | None = None
+    for cmp_, holds in tests:
+        cnd = cmp_.attrs["cond"] if holds else _NEGATE.get(cmp_.attrs["cond"])
+        if cnd not in ("lt", "le", "gt", "ge") or cmp_.type not in ("u32", "i32"):
+            continue
+        for j in (0, 1):  # (the induction register on either side)
+            x, bound = cmp_.args[j], cmp_.args[1 - j]
+            key, new = start(x), False
+            if key is not None:  # the start value compared; its step is the last write's
+                w = written(key)
+                s_ = step(w) if w is not None else None
+            else:  # the start value plus d compared, and written
+                s_, new = step(x), True
+                w = written(s_[0]) if s_ is not None else None
+                if w is None or step(w) != s_:
+                    continue
+            if s_ is None or (key is not None and s_[0] != key) or (not exec_w and s_[0][0] != "s"):
+                continue  # (a uniform loop's induction register is an SGPR)
+            key, d = s_
+            bd = defs.get(bound.id)
+            got = []
+            for values, exits in facts:
+                bv = (
+                    L.value_of(bd, {}) if bd is not None and bd.name == "const" else values.get(bound.id, TOP)
+                )
+                sv = None
+                for p in entries:
+                    regs, act = exits.get(p.index, ({}, {}))
+                    v = act.get(key, regs.get(key, TOP))
+                    sv = v if sv is None else L.join(sv, v)
+                n = _rounds(d, cnd if j == 0 else _SWAP[cnd], new, cmp_.type == "i32", bv, sv)
+                if n is None:
+                    break
+                got.append(n)
+            else:
+                if got:
+                    best = max(got) if best is None else min(best, max(got))
+    return best
+
+
+def _rounds(d: int, cond: str, new: bool, signed: bool, bound, start) -> int | None:
+    """loop_trips' count of one group case: an induction value stepping by d from ``start``
+    (V) goes on only while ``value cond bound`` (``new``: the value after the step is compared);
+    None where the bound is not known or a value that goes on could pass an end of the order."""
+    if not isinstance(bound, V) or (bound.lo, bound.hi) == (0, L.M) or d == 0:
+        return None  # (a bound the analysis knows nothing of)
+    lo_end, hi_end = (-(1 << 31), (1 << 31) - 1) if signed else (0, L.M)
+    blo, bhi = _dom(bound, signed)
+    slo, shi = _dom(start, signed)
+    if d > 0 and cond in ("lt", "le"):
+        u = bhi - 1 if cond == "lt" else bhi  # (the largest value compared that goes on)
+        if (max(shi, u) if new else u) + d > hi_end:
+            return None
+        u -= d if new else 0
+        return 1 if slo > u else 2 + (u - slo) // d
+    if d < 0 and cond in ("gt", "ge"):
+        lb = blo + 1 if cond == "gt" else blo
+        if (min(slo, lb) if new else lb) + d < lo_end:
+            return None
+        lb -= d if new else 0
+        return 1 if shi < lb else 2 + (shi - lb) // -d
+    return None
+
+
+def unrefusable(
+    program, config, windows, found=None, budget: int | None = None, longest: list | None = None
+) -> str | None:
     """Whether a dispatch of ``config`` over the WindowSet ``windows`` is proved unrefusable on
     the CUDA backend (decision 0049, step 3; its amendment h124): None where it is, else the
     first reason (REASONS) it is not.  ``program``: the IR the kernel lowers (codegen.lowered);
-    ``found``: preload.find of it (else found here); ``budget``:
-    the wave's instruction budget (None: not tested -- a straight path is at most the program's
-    instructions, far below any default budget).
+    ``found``: preload.find of it (else found here); ``budget``: the wave's instruction budget
+    (None: the dispatch's default, execute.default_budget), against the longest path (a loop
+    proved bounded counted its bound times: loop_trips, amendment h126); ``longest`` (if given)
+    gets that path's count where the path row is passed.
 
     Proved means: no wave can raise a flag the kernel reports (runtime._raise_flags: budget, bad
     jump, bad address, rounding MODE, refuse_if) nor record an escape (a global access outside
@@ -648,10 +950,30 @@ def unrefusable(program, config, windows, found=None, budget: int | None = None)
 
     if config.wave_size == 64 and -(-(config.block[0] * config.block[1] * config.block[2]) // 64) > 15:
         return "wave64_waves"
-    why, longest, reach = _paths(program)
+    from ...run.execute import default_budget  # (lazily: the run path imports the backends)
+
+    loads, plan = P_.find(program) if found is None else found
+    fixed = set(config.system_sgprs.values())
+    made: list = []  # the analysis's results, made once: (proof, words, ranges, facts)
+
+    def proved() -> tuple:
+        if not made:
+            words, ranges = P_.evaluate(
+                loads, plan, program, config.wave_size, config.user_sgprs, fixed, windows
+            )
+            facts: list = []
+            made.append((prove_dispatch(program, config, windows, loads, words, facts), words, ranges, facts))
+        return made[0]
+
+    def trips(b, body, entries):  # (one-block loops only)
+        return loop_trips(b, config.wave_size, entries, proved()[3]) if len(body) == 1 else None
+
+    why, most, reach = _paths(program, trips)
     if why is not None:
         return why
-    if budget is not None and longest > budget:
+    if longest is not None:
+        longest.append(most)
+    if most > (default_budget(program, config) if budget is None else budget):
         return "budget"
     ops = [op for b in reach for op in b.ops]
     if any(op.name == "refuse_if" for op in ops):
@@ -667,10 +989,7 @@ def unrefusable(program, config, windows, found=None, budget: int | None = None)
         if writes or int(config.float_mode) & 15:
             return "rounding"
     acc = global_accesses(program)
-    loads, plan = P_.find(program) if found is None else found
-    fixed = set(config.system_sgprs.values())
-    words, ranges = P_.evaluate(loads, plan, program, config.wave_size, config.user_sgprs, fixed, windows)
-    proof = prove_dispatch(program, config, windows, loads, words)
+    proof, _, ranges, _ = proved()
     if any(k is None for k in proof):
         return "global_access"
     # the windows holding the preloaded words (``ranges``: their arena ranges, each inside one

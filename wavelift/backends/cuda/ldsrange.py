@@ -317,6 +317,7 @@ def analyse(
     whole: set | None = None,
     exec_whole: set | None = None,
     spec: Spec = LDS,
+    facts: tuple | None = None,
 ) -> dict:
     """-> {id(op): V of its address} for every LDS load, store and atomic of ``program``; with
     ``lanes``, ``data`` (if given) gets {id(op): V of its data operand in its lanes} for every
@@ -327,7 +328,10 @@ def analyse(
     that op (position len(ops): the block's end) -- EXEC's registers all ones in every path.
 
     The same analysis serves other addresses (globalrange.py): ``spec`` (Spec) says what it is
-    seeded with, how it evaluates and which accesses it records.
+    seeded with, how it evaluates and which accesses it records; with ``lanes``, ``facts`` (if
+    given: two dicts) gets {value id: its value in every lane} and {block index: (registers in
+    every lane, in the active lanes) at its end}, each block run from its final entry (what
+    globalrange's loop bounds read).
 
     ``lanes`` (WAVELIFT_CUDA_LDS=lanes; decision 0047, amendment "values in the active lanes"):
     also follow, across blocks, each VGPR's value in the lanes EXEC leaves active -- a write
@@ -439,6 +443,16 @@ def analyse(
                 return ballot_of(d.args[0], word) or ballot_of(d.args[1], word)
             return None
 
+        def ballots_of(x):
+            """Every ballot whose low word u32 x and-s with other bits."""
+            d = defs.get(x.id)
+            if d is not None and d.name == "lo32":
+                b = defs.get(d.args[0].id)
+                return [b] if b is not None and b.name == "ballot" else []
+            if d is not None and d.name == "and" and d.type in _INT32:
+                return ballots_of(d.args[0]) + ballots_of(d.args[1])
+            return []
+
         def exec_write(h, x):
             nonlocal cur, act
             shrink = subset(x, h)
@@ -468,11 +482,16 @@ def analyse(
                     b = None
             if b is None or b.name != "ballot":
                 return
-            for c in conjuncts(b.args[0]):
+            # (wave32: every ballot the written word and-s together holds the lanes)
+            bs = ballots_of(x) if ballots64 and wave_size == 32 else [b]
+            for c in (c for b in bs for c in conjuncts(b.args[0])):
                 if c is None or c.name != "cmp" or c.type not in _INT32 or c.attrs.get("cond") not in _SWAP:
                     continue
                 for j in (0, 1):
                     a, o = c.args[j], c.args[1 - j]
+                    d = defs.get(a.id)
+                    if ballots64 and d is not None and d.name == "bitcast" and d.args[0].type in _INT32:
+                        a = d.args[0]  # (an i32 compare of a register: its bits; globalrange's only)
                     s = src.get(a.id)
                     if s is None or ver.get(s[0], 0) != s[1]:
                         continue
@@ -559,7 +578,11 @@ def analyse(
         # registers at any value are left out (a missing key is any value); active-lane values
         # only where they say more
         regs = {k: v for k, v in regs.items() if v != TOP}
-        return regs, {k: v for k, v in act.items() if v != regs.get(k, TOP)}
+        got = regs, {k: v for k, v in act.items() if v != regs.get(k, TOP)}
+        if record and facts is not None:
+            facts[0].update(val)
+            facts[1][blocks[i].index] = got
+        return got
 
     work = [i for i, e in enumerate(entry) if e is not None]
     while work:
