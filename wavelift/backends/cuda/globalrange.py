@@ -118,6 +118,7 @@ class Values:
         self.words = words
         self.L = wave_size
         self.defs: dict = {}  # value id -> its op (the carry rule looks a few ops back)
+        self.copies: dict = {}  # ldsrange.Spec.copies (a select's arms follow VGPR copies)
         self.val: dict = {}  # the table this op is evaluated from
 
     def look(self, x):
@@ -155,6 +156,13 @@ class Values:
             return self._b1(op, args)
         if rt in ("u64", "i64"):
             return self._u64(op, args)
+        if n == "select" and isinstance(val, L.Lanes) and val.within is not None:
+            plain = self._u32(op, val, args)
+            if plain.hi == L.M:  # (only where the plain join knows no bound: it costs a walk)
+                got = self._select(op, val)
+                if got is not None:
+                    return L.tighten(got)
+            return L.tighten(plain)
         return L.tighten(self._u32(op, val, args))
 
     def address(self, op, look):
@@ -171,10 +179,20 @@ class Values:
             v = given(x)
             return v if x.type not in ("u64", "i64") or isinstance(v, W) else WTOP
 
+        narrowed = self._narrow(op.args[1], True, look)
+        if narrowed is None:
+            return None  # (the mask holds in no lane)
+        if not narrowed:
+            return look(op.args[0])
+        return self._under(op.args[0], narrowed, look, None)
+
+    def _narrow(self, cond, holds: bool, look) -> dict | None:
+        """{value id: its value narrowed} by the compares b1 ``cond`` being ``holds`` implies in a
+        lane (an i32 / u32 bitcast's operand narrowed with it); None: it holds in no lane."""
         narrowed: dict = {}
-        for c, holds in self._facts(op.args[1], look, True, 0):
-            cond = c.attrs["cond"] if holds else _NEGATE.get(c.attrs["cond"])
-            if cond is None:
+        for c, h in self._facts(cond, look, holds, 0):
+            cond_ = c.attrs["cond"] if h else _NEGATE.get(c.attrs["cond"])
+            if cond_ is None:
                 continue
             x, y = c.args
             a, b = narrowed.get(x.id, look(x)), narrowed.get(y.id, look(y))
@@ -184,15 +202,35 @@ class Values:
                     continue
             elif c.type not in ("u32", "i32") or (c.type == "i32" and max(a.hi, b.hi) > 0x7FFFFFFF):
                 continue
-            for v, o, cnd in ((x, b, cond), (y, a, _SWAP.get(cond))):
+            for v, o, cnd in ((x, b, cond_), (y, a, _SWAP.get(cond_))):
                 cur = narrowed.get(v.id, look(v))
                 got = _meet(cur, cnd, o, self._tz(v, look, 0))
                 if got is None:
-                    return None  # (the mask holds in no lane)
+                    return None
                 narrowed[v.id] = got
-        if not narrowed:
-            return look(op.args[0])
+                d = self.defs.get(v.id)
+                if d is not None and d.name == "bitcast" and d.args[0].type in ("u32", "i32"):
+                    src = d.args[0]  # (the same bits)
+                    if src.id in narrowed:
+                        s_ = narrowed[src.id]
+                        got = (
+                            V(max(s_.lo, got.lo), min(s_.hi, got.hi))
+                            if s_.lo <= got.hi and got.lo <= s_.hi
+                            else None
+                        )
+                        if got is None:
+                            return None
+                    narrowed[src.id] = got
+        return narrowed
+
+    def _under(self, x, narrowed: dict, look, within):
+        """Value x evaluated again from the ``narrowed`` values (look: the others); ``within``
+        (a Lanes'): a VGPR read whose copy holds in these lanes is the value copied
+        (ldsrange.Spec.copies), else None: reads are as the analysis has them."""
         memo: dict = {}
+
+        def inner(z):
+            return narrowed.get(z.id, look(z))
 
         def ev(x, depth=0):
             if x.id in narrowed:
@@ -200,19 +238,44 @@ class Values:
             if x.id in memo:
                 return memo[x.id]
             d = self.defs.get(x.id)
-            if d is None or depth > 64 or not d.args:
+            cp = self.copies.get(x.id) if within is not None else None
+            if cp is not None and depth <= 64 and within(cp[1]):
+                got = ev(cp[0], depth + 1)  # (a VGPR read: the value the block copied there)
+            elif d is None or depth > 64 or not d.args:
                 got = look(x)
             else:
                 args = {y.id: ev(y, depth + 1) for y in d.args}
                 if all(args[y.id] is look(y) or args[y.id] == look(y) for y in d.args):
                     got = look(x)  # (nothing narrowed below: the value as the analysis has it)
                 else:
-                    got = self(d, L.Lanes(args, lambda z: narrowed.get(z.id, look(z))))
+                    got = self(d, L.Lanes(args, inner, within))
                     self.val = {}
             memo[x.id] = got
             return got
 
-        return ev(op.args[0])
+        return ev(x)
+
+    def _select(self, op, val):
+        """A u32 select in the lanes of ``val`` (a Lanes): each arm evaluated again in the lanes
+        its condition takes it in (its compares narrow the values they compare, through the
+        VGPR copies the block made); None where nothing is learnt."""
+        given = val.look
+
+        def look(x):
+            v = given(x)
+            return v if x.type not in ("u64", "i64") or isinstance(v, W) else WTOP
+
+        arms = []
+        for holds, x in ((True, op.args[1]), (False, op.args[2])):
+            nar = self._narrow(op.args[0], holds, look)
+            if nar is None:
+                continue  # (no lane takes this arm)
+            v = self._under(x, nar, look, val.within) if nar else look(x)
+            if not isinstance(v, V):
+                return None
+            arms.append(v)
+        self.val = val
+        return L.join(*arms) if len(arms) == 2 else arms[0] if arms else None
 
     def _facts(self, x, look, holds: bool, depth: int) -> list:
         """(cmp op, whether it holds) for each compare that b1 ``x`` holding (``holds``; else
@@ -225,6 +288,8 @@ class Values:
             return [(d, holds)]
         if n == "not":
             return self._facts(d.args[0], look, not holds, depth + 1)
+        if n == "lanes":
+            return self._facts(d.args[0], look, holds, depth + 1)
         if (n == "and" and holds) or (n == "or" and not holds):
             return [f for y in d.args for f in self._facts(y, look, holds, depth + 1)]
         if n == "select":
@@ -283,6 +348,20 @@ class Values:
             # a carry added as 0 / 1 (the passes' narrowed v_add_co_ci_u32): its interval
             args = [a if x.type != "b1" or a.hi <= 1 else BOOL for a, x in zip(args, op.args)]
             return L.value_of(op, {x.id: a for x, a in zip(op.args, args)})
+        if (
+            n == "add"
+            and len(args) == 2
+            and all(isinstance(a, V) for a in args)
+            and args[0].lo + args[1].lo > L.M
+        ):
+            # every sum passes 2^32 once (x + a negative constant): the interval less 2^32
+            a, b = args
+            return V(a.lo + b.lo - (1 << 32), a.hi + b.hi - (1 << 32))
+        if n in ("min", "max") and t == "i32" and all(isinstance(a, V) for a in args):
+            a, b = args
+            if (a.hi <= 0x7FFFFFFF and b.hi <= 0x7FFFFFFF) or (a.lo > 0x7FFFFFFF and b.lo > 0x7FFFFFFF):
+                f = min if n == "min" else max  # (one sign on both sides: the unsigned order)
+                return V(f(a.lo, b.lo), f(a.hi, b.hi))
         return L.value_of(op, val)
 
     def _b1(self, op, args) -> V:
@@ -467,6 +546,7 @@ def prove(
         active=active,
         ballots64=True,
         address=values.address,
+        copies=values.copies,
     )
     seen: tuple = ({}, {})
     got = L.analyse(program, wave_size, shape, lanes=True, spec=spec, facts=seen)

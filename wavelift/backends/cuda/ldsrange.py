@@ -200,11 +200,13 @@ def value_of(op, val) -> V:
 class Lanes(dict):
     """The values of an op's arguments in the lanes EXEC leaves active: what analyse hands its
     ``value`` in place of the table of every lane's values; ``look(x)`` gives any other value's
-    there (for an evaluator that looks past the arguments)."""
+    there (for an evaluator that looks past the arguments); ``within(token)``: whether a copy
+    (Spec.copies' entry) holds in these lanes (None: none does)."""
 
-    def __init__(self, values: dict, look):
+    def __init__(self, values: dict, look, within=None):
         super().__init__(values)
         self.look = look
+        self.within = within
 
 
 def entry_registers(wave_size: int, shape: dict | None) -> dict:
@@ -292,7 +294,10 @@ class Spec:
     subset of the ballot's), and a wave64 EXEC written as both halves of one ballot, one write
     after the other, as wave32's one write does; ``address`` (with ``lanes``): an access's
     address value from the op and ``look`` (a value in the lanes of the access's mask), None:
-    ``look`` of its address operand."""
+    ``look`` of its address operand; ``copies`` (with ``lanes``, if given) gets {value id of a
+    vget: (the value the block wrote to that VGPR last, under an EXEC holding every lane the
+    vget's EXEC holds, a token)}: the vget is that value in the lanes of a Lanes whose
+    ``within(token)`` holds (globalrange's selects follow it)."""
 
     value: Callable = value_of
     types: tuple = _INT32
@@ -301,6 +306,7 @@ class Spec:
     active: Mapping | None = None
     ballots64: bool = False
     address: Callable | None = None
+    copies: dict | None = None
 
 
 LDS = Spec()
@@ -392,6 +398,7 @@ def analyse(
         sub_ep: dict = {}  # b1 value id -> an epoch whose EXEC holds every lane where it holds
         defs: dict = {}  # value id -> its op
         src: dict = {}  # value id of a vget -> (register, its version then)
+        last: dict = {}  # VGPR -> (the value its last write took in every lane of EXEC then, epoch)
         ver: dict = {}
 
         def chain(e1, e2):  # EXEC at e2 is a subset of EXEC at e1
@@ -519,6 +526,10 @@ def analyse(
                 if lanes:
                     src[o.id] = (key, ver.get(key, 0))
                     aval[o.id] = eff(key)
+                    if spec.copies is not None and key in last:
+                        spec.copies[o.id] = (last[key][0], (i, last[key][1]))
+                    elif spec.copies is not None:
+                        spec.copies.pop(o.id, None)
             elif n in ("sset", "vset"):
                 key = ("s" if n == "sset" else "v", op.attrs["reg"])
                 new = val.get(op.args[0].id, TOP) if op.args[0].type in _INT32 else TOP
@@ -527,8 +538,10 @@ def analyse(
                     m = exec_ep.get(op.args[1].id)
                     if id(op) in skip or m is None or not chain(m, cur):
                         act[key] = join(eff(key), new)
+                        last.pop(key, None)
                     else:  # every active lane is written
                         act[key] = at(op.args[0], cur) if op.args[0].type in _INT32 else TOP
+                        last[key] = (op.args[0], m)
                     ver[key] = ver.get(key, 0) + 1
                 if id(op) in skip:  # not written by the kernel (a dead register)
                     regs[key] = join(old, new)
@@ -572,7 +585,10 @@ def analyse(
                                 sub_ep[o.id] = max(e)  # (either epoch's EXEC holds its lanes)
                         if n != "exec" and o.type in types and any(x.id in aval for x in op.args):
                             lk = functools.partial(at, e=cur)
-                            aval[o.id] = tighten(value(op, Lanes({x.id: lk(x) for x in op.args}, lk)))
+                            # (a copy made in block i under the EXEC of epoch e0 holds in
+                            # these lanes where this EXEC is a subset of that one)
+                            within = functools.partial(_within, i, cur, chain)
+                            aval[o.id] = tighten(value(op, Lanes({x.id: lk(x) for x in op.args}, lk, within)))
         if record and exec_whole is not None and all(regs.get(("s", h)) == const(M) for h in exec_halves):
             exec_whole.add((blocks[i].index, len(blocks[i].ops)))
         # registers at any value are left out (a missing key is any value); active-lane values
@@ -624,6 +640,11 @@ def analyse(
         for m in sorted(masks):
             run(i, e if e is not None else ({}, {}), m)
     return out
+
+
+def _within(i: int, cur: int, chain, token) -> bool:
+    """Lanes.within of block i's EXEC at epoch ``cur`` for a copy's (block, epoch) token."""
+    return token[0] == i and chain(token[1], cur)
 
 
 def _widen(new: dict, old: dict, fallback: dict) -> dict:
