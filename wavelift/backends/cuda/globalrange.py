@@ -350,6 +350,7 @@ class Values:
             return L.value_of(op, {x.id: a for x, a in zip(op.args, args)})
         if (
             n == "add"
+            and t in ("u32", "i32")
             and len(args) == 2
             and all(isinstance(a, V) for a in args)
             and args[0].lo + args[1].lo > L.M
@@ -929,7 +930,7 @@ def loop_trips(b, wave_size: int, entries: list, facts: list) -> int | None:
     exec_w = [k for k, op in enumerate(ops) if op.name == "sset" and op.attrs["reg"] in L.EXEC_REGS]
     if c is None or c.name != "cmp":
         return None
-    if c.type in ("u32", "i32") and not exec_w:
+    if c.type in ("u32", "i32") and cond.uniform and not exec_w:
         tests.append((c, again))  # (uniform: the induction register must be an SGPR, below)
     elif c.attrs["cond"] in ("eq", "ne") and wave_size == 32 and len(exec_w) == 1:
         # a lane loop: goes on while its one EXEC write, after every use of the block's EXEC,
