@@ -20,7 +20,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
 
 import globalrange_oracle as O  # noqa: E402
-from fixture_dispatches import _Catch, clang_dispatches  # noqa: E402
+from fixture_dispatches import _Catch, clang_dispatches, pass_dispatches  # noqa: E402
 
 from wavelift.backends.cuda import globalrange as GR  # noqa: E402
 from wavelift.ir.program import Op, Value  # noqa: E402
@@ -70,24 +70,10 @@ def test_vadd_as_the_bench_launches_it_is_proved():
         assert _why(mem, cfg) is None
 
 
-def _pass(name):
-    import bench_resident as BR
-
-    c = BR._pass_case(name, 1920, 1080)
-
-    def go(dev, k):
-        bufs = [dev.upload(a) for a in c["inputs"]]
-        bx, by = c["block"]
-        args = bufs + [dev.alloc(4 * 1920 * 1080)] + c["scalars"]
-        k.launch(groups=(-(-1920 // bx), -(-1080 // by)), block=(bx, by), args=args)
-
-    return _caught(c["hsaco"], name, go)
-
-
 def test_shade_and_stencil5_are_proved():
-    (mem, cfg), *_ = _pass("shade")
+    (mem, cfg), *_ = pass_dispatches("shade")
     assert _why(mem, cfg) is None
-    (mem, cfg), *_ = _pass("stencil5")
+    (mem, cfg), *_ = pass_dispatches("stencil5")
     # (lds.cl: the tile's load loop `for (i = lid; i < 400; i += 256)` -- a wave32 lane loop, i
     # from 0..255 -- runs at most twice: its path is 9 + 18 + 2 x 30 + 6 + 6 + 43 + 1 = 143
     # instructions (amendment h126))
