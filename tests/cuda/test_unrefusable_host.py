@@ -304,6 +304,60 @@ def test_a_loop_that_could_wrap_or_has_no_bound_is_not_proved():
     assert _why(mem, cfg) == "loop"
 
 
+LANES = """
+    v_mov_b32 v1, 10
+    s_mov_b32 s11, 0
+  loop:
+    v_cmp_eq_u32 vcc_lo, 0, v1
+    v_add_nc_u32 v1, -1, v1
+    s_or_b32 s11, vcc_lo, s11
+    s_andn2_b32 exec_lo, exec_lo, s11
+    s_cbranch_execnz loop
+    s_or_b32 exec_lo, exec_lo, s11
+    v_mov_b32 v2, 0
+    global_store_dword v2, v1, s[2:3]
+    s_endpgm
+"""
+
+
+def test_a_loop_that_counts_to_its_bound_is_bounded(dispatches):
+    # private_array (-O2): `s2 -= 1` until s2 == 0 (s_cmp_eq_u32, s_cbranch_scc0); the path it
+    # claims is the one NumPy counts (it lands with that budget, not with one less); its scratch
+    # array is what stops it
+    for mem, cfg in _named(dispatches, "gfx1030/basic-O2-w32-flat:private_array"):
+        most: list = []
+        assert _why(mem, cfg, longest=most) == "scratch"
+        assert _numpy(mem, cfg, budget=most[0]).refusal is None
+        assert _numpy(mem, cfg, budget=most[0] - 1).refusal.code == "dispatch.budget_exceeded"
+    ne = LOOP.replace("s_cmp_lt_u32", "s_cmp_lg_u32")
+    mem, cfg = _rig(ne.format(start=10, step=-1, bound=0))
+    most = []
+    assert _why(mem, cfg, longest=most) is None
+    assert most == [1 + 10 * 3 + 4]
+    assert _numpy(mem, cfg, budget=most[0]).refusal is None
+    assert _numpy(mem, cfg, budget=most[0] - 1).refusal.code == "dispatch.budget_exceeded"
+    # a wave32 lane loop testing the value before its step: v1 = 10 .. 0, 11 rounds
+    mem, cfg = _rig(LANES)
+    most = []
+    assert _why(mem, cfg, longest=most) is None
+    assert most == [2 + 11 * 5 + 4]
+    assert _numpy(mem, cfg, budget=most[0]).refusal is None
+    assert _numpy(mem, cfg, budget=most[0] - 1).refusal.code == "dispatch.budget_exceeded"
+    # from 0 down it wraps first (2^32 rounds); by 2 from 11 it steps over 0: no count claimed,
+    # and NumPy indeed runs past its budget
+    for start, step in ((0, -1), (11, -2)):
+        mem, cfg = _rig(ne.format(start=start, step=step, bound=0))
+        assert _why(mem, cfg) == "loop"
+        assert _numpy(mem, cfg).refusal.code == "dispatch.budget_exceeded"
+    # a bound that changes from round to round ([4, 5]: s9 ^= 1) may never be met
+    moving = ne.format(start=10, step=-1, bound="s9").replace(
+        "  loop:\n", "    s_mov_b32 s9, 5\n  loop:\n    s_xor_b32 s9, s9, 1\n"
+    )
+    mem, cfg = _rig(moving)
+    assert _why(mem, cfg) == "loop"
+    assert _numpy(mem, cfg).refusal.code == "dispatch.budget_exceeded"
+
+
 # --- soundness ------------------------------------------------------------------------------
 
 # the gfx1030 -O2 kernels whose every global access is proved (0049 h110's coverage), with no

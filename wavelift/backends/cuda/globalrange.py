@@ -926,6 +926,8 @@ def loop_trips(b, wave_size: int, entries: list, facts: list) -> int | None:
 
     cond, again = t[1], t[2] == b.index
     c = defs.get(cond.id)
+    while c is not None and c.name == "not" and c.type == "b1":  # (s_cbranch_scc0: the negation)
+        c, again = defs.get(c.args[0].id), not again
     tests: list = []  # (compare, whether it holds) in every round (every lane) that goes on
     exec_w = [k for k, op in enumerate(ops) if op.name == "sset" and op.attrs["reg"] in L.EXEC_REGS]
     if c is None or c.name != "cmp":
@@ -948,7 +950,7 @@ def loop_trips(b, wave_size: int, entries: list, facts: list) -> int | None:
     best: int | None = None
     for cmp_, holds in tests:
         cnd = cmp_.attrs["cond"] if holds else _NEGATE.get(cmp_.attrs["cond"])
-        if cnd not in ("lt", "le", "gt", "ge") or cmp_.type not in ("u32", "i32"):
+        if cnd not in ("lt", "le", "gt", "ge", "ne") or cmp_.type not in ("u32", "i32"):
             continue
         for j in (0, 1):  # (the induction register on either side)
             x, bound = cmp_.args[j], cmp_.args[1 - j]
@@ -965,6 +967,14 @@ def loop_trips(b, wave_size: int, entries: list, facts: list) -> int | None:
                 continue  # (a uniform loop's induction register is an SGPR)
             key, d = s_
             bd = defs.get(bound.id)
+            if cnd == "ne":  # (met only by a bound the same in every round)
+                sd = strip(bound)[1]
+                fixed = sd is not None and (
+                    sd.name == "const"
+                    or (sd.name in ("sget", "vget") and not writes.get((sd.name[0], sd.attrs["reg"])))
+                )
+                if not fixed:
+                    continue
             got = []
             for values, exits in facts:
                 bv = (
@@ -975,7 +985,7 @@ def loop_trips(b, wave_size: int, entries: list, facts: list) -> int | None:
                     regs, act = exits.get(p.index, ({}, {}))
                     v = act.get(key, regs.get(key, TOP))
                     sv = v if sv is None else L.join(sv, v)
-                n = _rounds(d, cnd if j == 0 else _SWAP[cnd], new, cmp_.type == "i32", bv, sv)
+                n = _rounds(d, cnd if j == 0 else _SWAP.get(cnd, cnd), new, cmp_.type == "i32", bv, sv)
                 if n is None:
                     break
                 got.append(n)
@@ -991,6 +1001,13 @@ def _rounds(d: int, cond: str, new: bool, signed: bool, bound, start) -> int | N
     None where the bound is not known or a value that goes on could pass an end of the order."""
     if not isinstance(bound, V) or (bound.lo, bound.hi) == (0, L.M) or d == 0:
         return None  # (a bound the analysis knows nothing of)
+    if cond == "ne" and d in (1, -1):
+        # going on until the value meets the bound: a step of one meets it before it wraps
+        # where every start lies on the step's side of every bound (the compare's bits: u32)
+        (blo, bhi), (slo, shi) = _dom(bound, False), _dom(start, False)
+        if d < 0:
+            return shi - blo + (0 if new else 1) if slo - (1 if new else 0) >= bhi else None
+        return bhi - slo + (0 if new else 1) if shi + (1 if new else 0) <= blo else None
     lo_end, hi_end = (-(1 << 31), (1 << 31) - 1) if signed else (0, L.M)
     blo, bhi = _dom(bound, signed)
     slo, shi = _dom(start, signed)
