@@ -811,19 +811,26 @@ def _dom(v, signed: bool) -> tuple[int, int]:
 def loop_trips(b, wave_size: int, entries: list, facts: list) -> int | None:
     """The most times one-block loop ``b`` (a branch back to itself) runs per entry, or None where
     that is not proved (decision 0049's amendment h126).  Two forms: a **uniform** loop whose
-    branch condition is (or, going on where it fails, negates) a u32 / i32 compare of an SGPR,
-    and a wave32 **lane loop** that goes on while the EXEC it writes last -- ``EXEC & ~(Y)``,
-    its only EXEC write -- is not 0, Y holding the ballot of a compare (alone or and-ed with the
-    lane's EXEC bit): a lane goes on only where that compare failed.  The compare reads an
-    **induction register** at the block's start (before any write of it in the block) or that
-    value plus a constant d, and the register's last write in the block (an SGPR's, or a VGPR's
-    under the block's EXEC) is that value plus the same d; the other side is a **bound** whose
-    interval the analysis knows (not all of u32).  From the register's interval at the loop's
-    entry (the entering blocks' exits, in their active lanes) and the bound's, the loop runs at
-    most 2 + (U - start.lo) // d times for d > 0 (once where start.lo > U; U: the largest start
-    value of a round that goes on), mirrored for d < 0, where no value that goes on can pass
-    the ends of the compare's order (32-bit: no wrap-around); ``facts``: the analysis's (values, exits) per group case (prove's), the
-    most over them."""
+    uniform branch condition is (or negates) a u32 / i32 compare, and a wave32 **lane loop**
+    that goes on while the EXEC it writes -- ``EXEC & ~(Y)``, its only EXEC write, after every
+    read of the lanes' EXEC bit -- is not 0, Y holding (through ors) the ballot of a compare
+    alone or and-ed with the lane's EXEC bit: a lane goes on only where that compare failed.
+    The compare reads an **induction register** (a uniform loop's: an SGPR) at the block's
+    start (before any write of it in the block) or that value plus a constant d, and the
+    register's last write in the block (an SGPR's, or a VGPR's under the block's EXEC, through
+    copies made in the block) is that value plus the same d; the other side is a **bound**
+    whose interval the analysis knows (not all of u32).  From the register's interval at the
+    loop's entry (the entering blocks' exits, in their active lanes) and the bound's:
+
+    * <, <=, >, >= (going on while the value is at most U, stepping up; mirrored): at most
+      2 + (U - start.lo) // d rounds (1 where start.lo > U), where no value that goes on can
+      pass an end of the compare's order (32-bit: no wrap-around);
+    * != with d = +-1 and a bound the same in every round (a constant, a register the loop
+      does not write): the value meets the bound before it wraps where every start lies on
+      the step's side of every bound; at most the farthest distance (+1 testing the value
+      before its step).
+
+    ``facts``: the analysis's (values, exits) per group case (prove's): the most over them."""
     t = b.term
     if t[0] != "branch" or (t[2] == b.index) == (t[3] == b.index) or not entries or not facts:
         return None
