@@ -3,16 +3,18 @@
 proof checked against the NumPy backend's record of the accesses (tests/cuda/globalrange_oracle.py).
 
     python bench/globalrange_coverage.py [--only PATTERN] [--scratch] [--aco] [--captures]
-                                         [--targets] [--unrefusable]
+                                         [--targets] [--resident] [--unrefusable]
 
 One line per dispatch: slots proved / global access slots, "BAD ..." for an access outside
 the window claimed for its slot (none may appear); then the totals: dispatches, dispatches
 with every slot proved, slots proved.  ``--scratch``: also the scratch tests' dispatches
 (bench/gpu_check.py records them by running those tests; llvm-mc-19 needed); ``--aco``: also
 the ACO / RADV-LLVM shaders' dispatches (buffer accesses through V#s), ``--captures``: the RADV
-captures' (fixture_dispatches), ``--targets``: the GFX11 / GFX12 clang builds' (tests/clang_targets.py).  ``--unrefusable``: also whether each dispatch is proved
-unrefusable (globalrange.unrefusable, 0049's amendment h124: "unrefusable" or its first reason),
-each proved one run on NumPy in lane mode ("LANDED" or "BAD: refused / escaped" -- none may
+captures' (fixture_dispatches), ``--targets``: the GFX11 / GFX12 clang builds'
+(tests/clang_targets.py), ``--resident``: bench/bench_resident.py's (shade and stencil5 at
+1920x1080, vadd over 2^20 floats).  ``--unrefusable``: also whether each dispatch is proved
+unrefusable (globalrange.unrefusable, 0049's amendments h124 / h126: "unrefusable" or its first
+reason), each proved one run on NumPy in lane mode ("LANDED" or "BAD: refused / escaped" -- none may
 appear), and the counts per reason."""
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ def main() -> int:
     ap.add_argument("--no-clang", action="store_true")
     ap.add_argument("--unrefusable", action="store_true")
     ap.add_argument("--targets", action="store_true")
+    ap.add_argument("--resident", action="store_true")
     args = ap.parse_args()
     import fixture_dispatches as F
     import globalrange_oracle as O
@@ -45,6 +48,8 @@ def main() -> int:
     ds = [] if args.no_clang else F.clang_dispatches()
     if args.targets:
         ds += F.clang_target_dispatches()
+    if args.resident:
+        ds += F.resident_dispatches()
     if args.aco:
         ds += [d for d in F.aco_dispatches() if d[1] is not None]
     if args.captures:

@@ -174,5 +174,39 @@ def capture_dispatches(dirs=CAPTURE_DIRS, pattern="*.wlcap"):
     return out
 
 
+def pass_dispatches(name: str, w: int = 1920, h: int = 1080) -> list:
+    """(memory, config) of bench/bench_resident.py's full-screen pass ``name`` (shade, stencil5)
+    at w x h, launched as the bench launches it."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    import bench_resident as BR
+
+    import wavelift
+
+    c = BR._pass_case(name, w, h)
+    catch = _Catch()
+    dev = wavelift.Device("gfx1030", execute=catch)
+    k = dev.load_code_object(str(ROOT / c["hsaco"])).kernel(name)
+    bx, by = c["block"]
+    args = [dev.upload(a) for a in c["inputs"]] + [dev.alloc(4 * w * h)] + c["scalars"]
+    k.launch(groups=(-(-w // bx), -(-h // by)), block=(bx, by), args=args)
+    return catch.got
+
+
+def resident_dispatches():
+    """(name, memory, config) of bench/bench_resident.py's dispatches: its passes at 1920x1080
+    and vadd over 2^20 floats in groups of 256 (its 2^26 is 768 MiB of guest memory: the same
+    intervals)."""
+    import wavelift
+
+    out = [(f"bench_resident:{n}", m, c) for n in ("shade", "stencil5") for m, c in pass_dispatches(n)]
+    catch = _Catch()
+    dev = wavelift.Device("gfx1030", execute=catch)
+    k = dev.load_code_object(str(ROOT / "tests/fixtures/gfx1030/basic-O2-w32-flat.hsaco")).kernel("vadd")
+    n = 1 << 20
+    a, b = dev.upload(np.arange(n, dtype=np.float32)), dev.upload(np.ones(n, np.float32))
+    k.launch(global_size=(n, 1, 1), block=(256, 1, 1), args=[a, b, dev.alloc(4 * n), np.uint32(n)])
+    return out + [("bench_resident:vadd", m, c) for m, c in catch.got]
+
+
 def all_dispatches():
     return clang_dispatches() + aco_dispatches() + capture_dispatches()

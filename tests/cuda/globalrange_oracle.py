@@ -105,13 +105,13 @@ def check(name, mem, cfg) -> tuple[int, int, list]:
     return len(acc), sum(k is not None for k in proof), bad
 
 
-def unrefusable_of(mem, cfg, budget=None):
+def unrefusable_of(mem, cfg, budget=None, longest=None):
     """globalrange.unrefusable of a dispatch, on the program CUDA lowers and the windows its
     trace finds (as proof_of)."""
     program, _ = program_for(mem, cfg)
     low = G.lowered(program, cfg.wave_size, G.baked_params(cfg))
     win = WindowSet(trace(mem, cfg, scratch_roots=program.scratch.tracer_skip), mem)
     try:
-        return GR.unrefusable(low, cfg, win, budget=budget)
+        return GR.unrefusable(low, cfg, win, budget=budget, longest=longest)
     finally:
         win.release()

@@ -20,7 +20,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
 
 import globalrange_oracle as O  # noqa: E402
-from fixture_dispatches import _Catch, clang_dispatches  # noqa: E402
+from fixture_dispatches import _Catch, clang_dispatches, pass_dispatches  # noqa: E402
 
 from wavelift.backends.cuda import globalrange as GR  # noqa: E402
 from wavelift.ir.program import Op, Value  # noqa: E402
@@ -52,8 +52,8 @@ def _vadd(n, grid=None, count=None, block=64):
     return _caught(VADD, "vadd", go)
 
 
-def _numpy(mem, cfg):
-    return execute_dispatch(copy.deepcopy(mem), cfg, backend="numpy", mode="lane")
+def _numpy(mem, cfg, budget=None):
+    return execute_dispatch(copy.deepcopy(mem), cfg, backend="numpy", mode="lane", budget=budget)
 
 
 def _why(mem, cfg, **kw):
@@ -70,27 +70,28 @@ def test_vadd_as_the_bench_launches_it_is_proved():
         assert _why(mem, cfg) is None
 
 
-def _pass(name):
-    import bench_resident as BR
-
-    c = BR._pass_case(name, 1920, 1080)
-
-    def go(dev, k):
-        bufs = [dev.upload(a) for a in c["inputs"]]
-        bx, by = c["block"]
-        args = bufs + [dev.alloc(4 * 1920 * 1080)] + c["scalars"]
-        k.launch(groups=(-(-1920 // bx), -(-1080 // by)), block=(bx, by), args=args)
-
-    return _caught(c["hsaco"], name, go)
-
-
-def test_shade_is_proved_and_stencil5_is_not_its_tile_loop():
-    (mem, cfg), *_ = _pass("shade")
+def test_shade_and_stencil5_are_proved():
+    (mem, cfg), *_ = pass_dispatches("shade")
     assert _why(mem, cfg) is None
-    (mem, cfg), *_ = _pass("stencil5")
-    # (lds.cl: the tile's load loop `for (i = ...; i < 400; i += 256)` runs at most twice, but a
-    # back edge is a back edge: no bound on trip counts is followed)
-    assert _why(mem, cfg) == "loop"
+    (mem, cfg), *_ = pass_dispatches("stencil5")
+    # (lds.cl: the tile's load loop `for (i = lid; i < 400; i += 256)` -- a wave32 lane loop, i
+    # from 0..255 -- runs at most twice: its path is 9 + 18 + 2 x 30 + 6 + 6 + 43 + 1 = 143
+    # instructions (amendment h126))
+    most: list = []
+    assert _why(mem, cfg, longest=most) is None
+    assert most == [143]
+    assert _why(mem, cfg, budget=143) is None
+    assert _why(mem, cfg, budget=142) == "budget"
+    # NumPy counts the same: the first wave runs the loop twice
+    assert _numpy(mem, cfg, budget=143).refusal is None
+    assert _numpy(mem, cfg, budget=142).refusal.code == "dispatch.budget_exceeded"
+    # every access proved, and every one NumPy makes inside its proved window: the load in the
+    # loop at clamped coordinates (each clamp's select narrowed by its own compare) and the
+    # store after it (its EXEC: the ballots of both bounds tests and-ed)
+    _, acc, proof, _ = O.proof_of(copy.deepcopy(mem), cfg)
+    assert [op.name for op in acc] == ["load", "load", "load", "store"]
+    assert None not in proof
+    assert O.check("stencil5", mem, cfg) == (4, 4, [])
 
 
 # --- what must not be proved --------------------------------------------------------------
@@ -220,6 +221,143 @@ def test_a_store_into_a_preloaded_or_mirrored_word_is_not_proved():
     assert _why(mem, cfg) == "store_mirrored"
 
 
+CLAMP = """
+    v_mov_b32 v9, 0x4000
+    v_cmp_gt_u32 vcc_lo, 16, v0
+    s_and_saveexec_b32 s10, vcc_lo
+    v_add_nc_u32 v9, -2, v0
+    {before}
+    v_cmp_lt_i32 vcc_lo, 1, v0
+    v_cndmask_b32 v1, 0, v9, vcc_lo
+    v_lshlrev_b32 v1, 2, v1
+    global_load_dword v2, v1, s[0:1]
+    {after}
+    v_lshlrev_b32 v3, 2, v0
+    s_waitcnt vmcnt(0)
+    global_store_dword v3, v2, s[2:3]
+    s_endpgm
+"""
+
+
+def test_a_select_follows_a_vgpr_copy_only_in_the_lanes_that_made_it():
+    # v9 = 0x4000 in every lane, then v0 - 2 in lanes 0..15; the load reads buf[v0 > 1 ? v9 : 0]
+    # (stencil5's clamp): under the same EXEC the arm is v0 - 2 with v0 > 1, inside buf --
+    # proved, and it lands; with EXEC restored first, lanes 16..31 read buf[0x4000] -- not
+    # proved, and NumPy indeed records escapes
+    restore = "s_or_b32 exec_lo, exec_lo, s10"
+    mem, cfg = _rig(CLAMP.format(before="", after=restore))
+    assert _why(mem, cfg) is None
+    r = _numpy(mem, cfg)
+    assert r.refusal is None and not r.escapes
+    mem, cfg = _rig(CLAMP.format(before=restore, after=""))
+    assert _why(mem, cfg) == "global_access"
+    r = _numpy(mem, cfg)
+    assert r.refusal is not None or r.escapes
+
+
+LOOP = """
+    s_mov_b32 s8, {start}
+  loop:
+    s_add_u32 s8, s8, {step}
+    s_cmp_lt_u32 s8, {bound}
+    s_cbranch_scc1 loop
+    v_mov_b32 v1, s8
+    v_mov_b32 v2, 0
+    global_store_dword v2, v1, s[2:3]
+    s_endpgm
+"""
+
+
+def test_a_uniform_loop_is_bounded_by_its_trip_count():
+    # s8 = 0, 10 times s8 += 1 while s8 < 10: 1 + 10 x 3 + 4 instructions, as NumPy counts them
+    mem, cfg = _rig(LOOP.format(start=0, step=1, bound=10))
+    most: list = []
+    assert _why(mem, cfg, longest=most) is None
+    assert most == [35]
+    assert _numpy(mem, cfg, budget=35).refusal is None
+    assert _why(mem, cfg, budget=34) == "budget"
+    assert _numpy(mem, cfg, budget=34).refusal.code == "dispatch.budget_exceeded"
+    # counting down: s8 = 100, s8 -= 7 while s8 >= 10 (a negative step): 13 rounds (100 - 7 x 13
+    # = 9); with s8 >= 3 a value 3..6 that goes on would wrap, so no bound is claimed
+    down = LOOP.replace("s_cmp_lt_u32", "s_cmp_ge_u32")
+    mem, cfg = _rig(down.format(start=100, step="-7", bound=10))
+    most = []
+    assert _why(mem, cfg, longest=most) is None
+    assert most == [1 + 13 * 3 + 4]
+    assert _numpy(mem, cfg, budget=most[0]).refusal is None
+    assert _numpy(mem, cfg, budget=most[0] - 1).refusal.code == "dispatch.budget_exceeded"
+    mem, cfg = _rig(down.format(start=100, step="-7", bound=3))
+    assert _why(mem, cfg) == "loop"
+
+
+def test_a_loop_that_could_wrap_or_has_no_bound_is_not_proved():
+    # s8 += 256 while s8 < 0xfffffff0: a value that goes on may pass 2^32 (wrap-around), so no
+    # trip count is claimed; NumPy runs it past any budget (2^24 rounds)
+    mem, cfg = _rig(LOOP.format(start=0, step=256, bound="0xfffffff0"))
+    assert _why(mem, cfg) == "loop"
+    assert _numpy(mem, cfg).refusal.code == "dispatch.budget_exceeded"
+    # the bound a word read from memory per lane and made uniform (v_readfirstlane: not followed)
+    mem, cfg = _rig(
+        "global_load_dword v3, v0, s[0:1]\ns_waitcnt vmcnt(0)\nv_readfirstlane_b32 s9, v3\n"
+        + LOOP.format(start=0, step=1, bound="s9")
+    )
+    assert _why(mem, cfg) == "loop"
+
+
+LANES = """
+    v_mov_b32 v1, 10
+    s_mov_b32 s11, 0
+  loop:
+    v_cmp_eq_u32 vcc_lo, 0, v1
+    v_add_nc_u32 v1, -1, v1
+    s_or_b32 s11, vcc_lo, s11
+    s_andn2_b32 exec_lo, exec_lo, s11
+    s_cbranch_execnz loop
+    s_or_b32 exec_lo, exec_lo, s11
+    v_mov_b32 v2, 0
+    global_store_dword v2, v1, s[2:3]
+    s_endpgm
+"""
+
+
+def test_a_loop_that_counts_to_its_bound_is_bounded(dispatches):
+    # private_array (-O2): `s2 -= 1` until s2 == 0 (s_cmp_eq_u32, s_cbranch_scc0); the path it
+    # claims is the one NumPy counts (it lands with that budget, not with one less); its scratch
+    # array is what stops it
+    for mem, cfg in _named(dispatches, "gfx1030/basic-O2-w32-flat:private_array"):
+        most: list = []
+        assert _why(mem, cfg, longest=most) == "scratch"
+        assert _numpy(mem, cfg, budget=most[0]).refusal is None
+        assert _numpy(mem, cfg, budget=most[0] - 1).refusal.code == "dispatch.budget_exceeded"
+    ne = LOOP.replace("s_cmp_lt_u32", "s_cmp_lg_u32")
+    mem, cfg = _rig(ne.format(start=10, step=-1, bound=0))
+    most = []
+    assert _why(mem, cfg, longest=most) is None
+    assert most == [1 + 10 * 3 + 4]
+    assert _numpy(mem, cfg, budget=most[0]).refusal is None
+    assert _numpy(mem, cfg, budget=most[0] - 1).refusal.code == "dispatch.budget_exceeded"
+    # a wave32 lane loop testing the value before its step: v1 = 10 .. 0, 11 rounds
+    mem, cfg = _rig(LANES)
+    most = []
+    assert _why(mem, cfg, longest=most) is None
+    assert most == [2 + 11 * 5 + 4]
+    assert _numpy(mem, cfg, budget=most[0]).refusal is None
+    assert _numpy(mem, cfg, budget=most[0] - 1).refusal.code == "dispatch.budget_exceeded"
+    # from 0 down it wraps first (2^32 rounds); by 2 from 11 it steps over 0: no count claimed,
+    # and NumPy indeed runs past its budget
+    for start, step in ((0, -1), (11, -2)):
+        mem, cfg = _rig(ne.format(start=start, step=step, bound=0))
+        assert _why(mem, cfg) == "loop"
+        assert _numpy(mem, cfg).refusal.code == "dispatch.budget_exceeded"
+    # a bound that changes from round to round ([4, 5]: s9 ^= 1) may never be met
+    moving = ne.format(start=10, step=-1, bound="s9").replace(
+        "  loop:\n", "    s_mov_b32 s9, 5\n  loop:\n    s_xor_b32 s9, s9, 1\n"
+    )
+    mem, cfg = _rig(moving)
+    assert _why(mem, cfg) == "loop"
+    assert _numpy(mem, cfg).refusal.code == "dispatch.budget_exceeded"
+
+
 # --- soundness ------------------------------------------------------------------------------
 
 # the gfx1030 -O2 kernels whose every global access is proved (0049 h110's coverage), with no
@@ -232,9 +370,11 @@ def test_every_proved_fixture_dispatch_lands_on_numpy(dispatches):
     for name, mem, cfg in dispatches:
         if not name.startswith("gfx1030/") or "-O2-" not in name:
             continue
-        if _why(mem, cfg) is not None:
+        most: list = []
+        if _why(mem, cfg, longest=most) is not None:
             continue
         got.add(name.split(":")[1])
-        r = _numpy(mem, cfg)
+        # (lands within the path count the proof claims: a loop's bound is no undercount)
+        r = _numpy(mem, cfg, budget=most[0])
         assert r.refusal is None and not r.escapes, (name, r.refusal, r.escapes)
     assert got >= PROVED, got

@@ -118,6 +118,7 @@ class Values:
         self.words = words
         self.L = wave_size
         self.defs: dict = {}  # value id -> its op (the carry rule looks a few ops back)
+        self.copies: dict = {}  # ldsrange.Spec.copies (a select's arms follow VGPR copies)
         self.val: dict = {}  # the table this op is evaluated from
 
     def look(self, x):
@@ -155,6 +156,13 @@ class Values:
             return self._b1(op, args)
         if rt in ("u64", "i64"):
             return self._u64(op, args)
+        if n == "select" and isinstance(val, L.Lanes) and val.within is not None:
+            plain = self._u32(op, val, args)
+            if plain.hi == L.M:  # (only where the plain join knows no bound: it costs a walk)
+                got = self._select(op, val)
+                if got is not None:
+                    return L.tighten(got)
+            return L.tighten(plain)
         return L.tighten(self._u32(op, val, args))
 
     def address(self, op, look):
@@ -171,10 +179,20 @@ class Values:
             v = given(x)
             return v if x.type not in ("u64", "i64") or isinstance(v, W) else WTOP
 
+        narrowed = self._narrow(op.args[1], True, look)
+        if narrowed is None:
+            return None  # (the mask holds in no lane)
+        if not narrowed:
+            return look(op.args[0])
+        return self._under(op.args[0], narrowed, look, None)
+
+    def _narrow(self, cond, holds: bool, look) -> dict | None:
+        """{value id: its value narrowed} by the compares b1 ``cond`` being ``holds`` implies in a
+        lane (an i32 / u32 bitcast's operand narrowed with it); None: it holds in no lane."""
         narrowed: dict = {}
-        for c, holds in self._facts(op.args[1], look, True, 0):
-            cond = c.attrs["cond"] if holds else _NEGATE.get(c.attrs["cond"])
-            if cond is None:
+        for c, h in self._facts(cond, look, holds, 0):
+            cond_ = c.attrs["cond"] if h else _NEGATE.get(c.attrs["cond"])
+            if cond_ is None:
                 continue
             x, y = c.args
             a, b = narrowed.get(x.id, look(x)), narrowed.get(y.id, look(y))
@@ -184,15 +202,35 @@ class Values:
                     continue
             elif c.type not in ("u32", "i32") or (c.type == "i32" and max(a.hi, b.hi) > 0x7FFFFFFF):
                 continue
-            for v, o, cnd in ((x, b, cond), (y, a, _SWAP.get(cond))):
+            for v, o, cnd in ((x, b, cond_), (y, a, _SWAP.get(cond_))):
                 cur = narrowed.get(v.id, look(v))
                 got = _meet(cur, cnd, o, self._tz(v, look, 0))
                 if got is None:
-                    return None  # (the mask holds in no lane)
+                    return None
                 narrowed[v.id] = got
-        if not narrowed:
-            return look(op.args[0])
+                d = self.defs.get(v.id)
+                if d is not None and d.name == "bitcast" and d.args[0].type in ("u32", "i32"):
+                    src = d.args[0]  # (the same bits)
+                    if src.id in narrowed:
+                        s_ = narrowed[src.id]
+                        got = (
+                            V(max(s_.lo, got.lo), min(s_.hi, got.hi))
+                            if s_.lo <= got.hi and got.lo <= s_.hi
+                            else None
+                        )
+                        if got is None:
+                            return None
+                    narrowed[src.id] = got
+        return narrowed
+
+    def _under(self, x, narrowed: dict, look, within):
+        """Value x evaluated again from the ``narrowed`` values (look: the others); ``within``
+        (a Lanes'): a VGPR read whose copy holds in these lanes is the value copied
+        (ldsrange.Spec.copies), else None: reads are as the analysis has them."""
         memo: dict = {}
+
+        def inner(z):
+            return narrowed.get(z.id, look(z))
 
         def ev(x, depth=0):
             if x.id in narrowed:
@@ -200,19 +238,44 @@ class Values:
             if x.id in memo:
                 return memo[x.id]
             d = self.defs.get(x.id)
-            if d is None or depth > 64 or not d.args:
+            cp = self.copies.get(x.id) if within is not None else None
+            if cp is not None and depth <= 64 and within(cp[1]):
+                got = ev(cp[0], depth + 1)  # (a VGPR read: the value the block copied there)
+            elif d is None or depth > 64 or not d.args:
                 got = look(x)
             else:
                 args = {y.id: ev(y, depth + 1) for y in d.args}
                 if all(args[y.id] is look(y) or args[y.id] == look(y) for y in d.args):
                     got = look(x)  # (nothing narrowed below: the value as the analysis has it)
                 else:
-                    got = self(d, L.Lanes(args, lambda z: narrowed.get(z.id, look(z))))
+                    got = self(d, L.Lanes(args, inner, within))
                     self.val = {}
             memo[x.id] = got
             return got
 
-        return ev(op.args[0])
+        return ev(x)
+
+    def _select(self, op, val):
+        """A u32 select in the lanes of ``val`` (a Lanes): each arm evaluated again in the lanes
+        its condition takes it in (its compares narrow the values they compare, through the
+        VGPR copies the block made); None where nothing is learnt."""
+        given = val.look
+
+        def look(x):
+            v = given(x)
+            return v if x.type not in ("u64", "i64") or isinstance(v, W) else WTOP
+
+        arms = []
+        for holds, x in ((True, op.args[1]), (False, op.args[2])):
+            nar = self._narrow(op.args[0], holds, look)
+            if nar is None:
+                continue  # (no lane takes this arm)
+            v = self._under(x, nar, look, val.within) if nar else look(x)
+            if not isinstance(v, V):
+                return None
+            arms.append(v)
+        self.val = val
+        return L.join(*arms) if len(arms) == 2 else arms[0] if arms else None
 
     def _facts(self, x, look, holds: bool, depth: int) -> list:
         """(cmp op, whether it holds) for each compare that b1 ``x`` holding (``holds``; else
@@ -225,6 +288,8 @@ class Values:
             return [(d, holds)]
         if n == "not":
             return self._facts(d.args[0], look, not holds, depth + 1)
+        if n == "lanes":
+            return self._facts(d.args[0], look, holds, depth + 1)
         if (n == "and" and holds) or (n == "or" and not holds):
             return [f for y in d.args for f in self._facts(y, look, holds, depth + 1)]
         if n == "select":
@@ -283,6 +348,21 @@ class Values:
             # a carry added as 0 / 1 (the passes' narrowed v_add_co_ci_u32): its interval
             args = [a if x.type != "b1" or a.hi <= 1 else BOOL for a, x in zip(args, op.args)]
             return L.value_of(op, {x.id: a for x, a in zip(op.args, args)})
+        if (
+            n == "add"
+            and t in ("u32", "i32")
+            and len(args) == 2
+            and all(isinstance(a, V) for a in args)
+            and args[0].lo + args[1].lo > L.M
+        ):
+            # every sum passes 2^32 once (x + a negative constant): the interval less 2^32
+            a, b = args
+            return V(a.lo + b.lo - (1 << 32), a.hi + b.hi - (1 << 32))
+        if n in ("min", "max") and t == "i32" and all(isinstance(a, V) for a in args):
+            a, b = args
+            if (a.hi <= 0x7FFFFFFF and b.hi <= 0x7FFFFFFF) or (a.lo > 0x7FFFFFFF and b.lo > 0x7FFFFFFF):
+                f = min if n == "min" else max  # (one sign on both sides: the unsigned order)
+                return V(f(a.lo, b.lo), f(a.hi, b.hi))
         return L.value_of(op, val)
 
     def _b1(self, op, args) -> V:
@@ -442,6 +522,7 @@ def prove(
     words: dict,
     windows: list,
     ids: dict | None = None,
+    facts: list | None = None,
 ) -> list:
     """-> for each global access of ``program`` (slot order), the index in ``windows`` (sorted,
     non-overlapping (start, end) pairs) of the window every lane of every group accesses it in,
@@ -449,9 +530,10 @@ def prove(
     where a group may be partial); ``sregs``: {SGPR: V} at the kernel's start (user SGPRs as
     constants, workgroup ids bounded); ``words``: {value id of a uniform load: its words} for
     the loads the host preloaded; ``ids``: the block's shape where ``shape`` is None (a partial
-    group's active lanes' local ids are inside it)."""
+    group's active lanes' local ids are inside it); ``facts`` (if given) gets the analysis's
+    values and block exits (ldsrange.analyse's ``facts``: what loop bounds read)."""
     acc = global_accesses(program)
-    if not acc:
+    if not acc and facts is None:
         return []
     # the local ids of the lanes a group starts with (its EXEC) are inside the block even where
     # the group is partial (then the other lanes' are not known: shape None)
@@ -465,8 +547,12 @@ def prove(
         active=active,
         ballots64=True,
         address=values.address,
+        copies=values.copies,
     )
-    got = L.analyse(program, wave_size, shape, lanes=True, spec=spec)
+    seen: tuple = ({}, {})
+    got = L.analyse(program, wave_size, shape, lanes=True, spec=spec, facts=seen)
+    if facts is not None:
+        facts.append(seen)
     starts = [s for s, _ in windows]
     out: list = []
     for op in acc:
@@ -538,11 +624,12 @@ def group_cases(config) -> list:
     return out
 
 
-def prove_dispatch(program, config, windows, loads=None, words=None) -> list:
+def prove_dispatch(program, config, windows, loads=None, words=None, facts=None) -> list:
     """prove() for a dispatch of ``config`` whose windows are the WindowSet ``windows``, once per
     group case (group_cases): a slot's window where every case proves the same one;
     ``program``: the IR the CUDA kernel lowers (codegen.optimized); ``loads`` / ``words``:
-    preload.find's loads of it and their words (preload.evaluate), else evaluated here."""
+    preload.find's loads of it and their words (preload.evaluate), else evaluated here;
+    ``facts``: prove's, one entry per group case."""
     from . import preload as P_
 
     if loads is None:
@@ -553,7 +640,7 @@ def prove_dispatch(program, config, windows, loads=None, words=None) -> list:
     wins = [(int(s), int(e)) for s, e in zip(windows.starts, windows.ends)]
     out: list | None = None
     for regs, shape, ids in group_cases(config):
-        got = prove(program, config.wave_size, shape, regs, known, wins, ids)
+        got = prove(program, config.wave_size, shape, regs, known, wins, ids, facts)
         out = got if out is None else [a if a == b else None for a, b in zip(out, got)]
     return out if out is not None else [None] * len(global_accesses(program))
 
@@ -574,85 +661,388 @@ REASONS = (
 )
 
 
-def _paths(program) -> tuple[str | None, int]:
-    """(None, the most instructions a wave counts on any path from the first block) where the
-    reachable blocks form no cycle, no s_setpc ends one and no goto leaves the program; else
-    (the reason, 0).  Unlike codegen.straight_path, a barrier is a plain goto here (it stops
-    no wave for good)."""
-    blocks = program.blocks
-    by = {b.index: b for b in blocks}
-    most: dict[int, int] = {}
-    on: set[int] = set()
-    why: list[str] = []
-
-    def nxt(b) -> list[int]:
-        t = b.term
-        if t[0] in ("jump", "mode", "barrier"):
-            return [t[1]]
-        if t[0] == "branch":
-            return [t[2], t[3]]
-        if t[0] == "end":
-            return []
-        why.append("setpc" if t[0] == "setpc" else "bad_address")
+def _next(b) -> list[int] | str:
+    """Block b's successors (-1: the wave ends), or the reason they cannot be followed.  A barrier
+    is a plain goto here (it stops no wave for good; unlike codegen.straight_path)."""
+    t = b.term
+    if t[0] in ("jump", "mode", "barrier"):
+        return [t[1]]
+    if t[0] == "branch":
+        return [t[2], t[3]]
+    if t[0] == "end":
         return []
+    return "setpc" if t[0] == "setpc" else "bad_address"
 
-    # iterative depth-first walk (programs of thousands of blocks): most[bi] after its successors
+
+def _paths(program, trips=None) -> tuple[str | None, int, list]:
+    """(None, the most instructions a wave counts on any path from the first block, the blocks
+    reached), else (the reason, 0, []): an s_setpc or a goto out of the program reached, or a
+    cycle that is not a natural loop with one back edge whose runs per entry ``trips(header
+    block, its blocks, the blocks outside it that enter it)`` bounds (None: not bounded; ``trips`` None: no loop is).  A loop counts
+    its bound times its longest path from its header (its inner loops so counted), then the
+    longest path from the block it leaves to (decision 0049's amendment h126)."""
+    blocks = program.blocks
     if not blocks:
-        return None, 0
-    stack = [(blocks[0].index, False)]
-    while stack and not why:
-        bi, done = stack.pop()
-        if done:
-            on.discard(bi)
-            b = by[bi]
-            most[bi] = len(b.instrs) + max((most[x] for x in nxt(b) if x >= 0), default=0)
-            continue
-        if bi in most:
-            continue
-        if bi in on:
-            return "loop", 0
-        b = by.get(bi)
-        if b is None:
-            return "bad_address", 0
-        on.add(bi)
-        stack.append((bi, True))
-        for x in nxt(b):
-            if x == -1:
-                continue  # (the wave ends)
-            if x < 0 or x not in by:
-                return "bad_address", 0
-            if x in on:
-                return "loop", 0
-            if x not in most:
-                stack.append((x, False))
-    if why:
-        return why[0], 0
-    return None, most[blocks[0].index]
-
-
-def _reachable(program) -> list:
-    by = {b.index: b for b in program.blocks}
-    seen: set[int] = set()
-    work = [program.blocks[0].index] if program.blocks else []
+        return None, 0, []
+    by = {b.index: b for b in blocks}
+    first = blocks[0].index
+    succ: dict[int, list[int]] = {}
+    work = [first]
     while work:
         bi = work.pop()
-        if bi in seen or bi not in by:
+        if bi in succ:
             continue
-        seen.add(bi)
-        t = by[bi].term
-        work += [
-            x for x in (t[1:2] if t[0] in ("jump", "mode", "barrier") else t[2:4] if t[0] == "branch" else ())
-        ]
-    return [b for b in program.blocks if b.index in seen]
+        b = by.get(bi)
+        if b is None:
+            return "bad_address", 0, []
+        nxt = _next(b)
+        if isinstance(nxt, str):
+            return nxt, 0, []
+        if any(x < -1 or (x >= 0 and x not in by) for x in nxt):
+            return "bad_address", 0, []
+        succ[bi] = [x for x in nxt if x >= 0]  # (-1: the wave ends)
+        work += succ[bi]
+    # back edges: to a block on the depth-first walk's stack
+    back: dict[int, list[int]] = {}
+    state = {first: 1}
+    walk = [(first, iter(succ[first]))]
+    while walk:
+        bi, it = walk[-1]
+        x = next(it, None)
+        if x is None:
+            state[bi] = 2
+            walk.pop()
+        elif state.get(x) == 1:
+            back.setdefault(x, []).append(bi)
+        elif x not in state:
+            state[x] = 1
+            walk.append((x, iter(succ[x])))
+    pred: dict[int, list[int]] = {}
+    for bi, xs in succ.items():
+        for x in xs:
+            pred.setdefault(x, []).append(bi)
+    body: dict[int, set[int]] = {}
+    for h, tails in back.items():
+        if trips is None or len(tails) != 1:
+            return "loop", 0, []
+        # the natural loop: h and the blocks that reach the tail without passing h; reaching the
+        # first block (other than h) means h does not dominate the tail: not a natural loop
+        got, work = {h}, [tails[0]]
+        while work:
+            bi = work.pop()
+            if bi in got:
+                continue
+            if bi == first:
+                return "loop", 0, []
+            got.add(bi)
+            work += pred.get(bi, [])
+        body[h] = got
+    order = sorted(body, key=lambda h: len(body[h]))  # (inner loops first)
+    for i, h in enumerate(order):
+        if any(body[h] & body[g] and not body[h] <= body[g] for g in order[i + 1 :]):
+            return "loop", 0, []
+    rep: dict[int, int] = {}  # block -> the header of the largest loop counted that holds it
+    cost: dict[int, int] = {}  # a counted loop's header -> its instructions per entry
+    out: dict[int, list[int]] = {}  # ... -> the blocks it leaves to
+
+    def longest(start: int, region, head) -> int | None:
+        """The most instructions from ``start`` over ``region`` (blocks; counted loops as one
+        node), not taking edges into ``head`` (the loop's back edge); None: a cycle is left."""
+
+        def nxt(n):
+            return {rep.get(x, x) for x in (out[n] if n in cost else succ[n]) if x in region and x != head}
+
+        memo: dict[int, int] = {}
+        on: set[int] = set()
+        stack = [(start, False)]
+        while stack:
+            n, done = stack.pop()
+            if done:
+                on.discard(n)
+                own = cost[n] if n in cost else len(by[n].instrs)
+                memo[n] = own + max((memo[x] for x in nxt(n)), default=0)
+                continue
+            if n in memo:
+                continue
+            on.add(n)
+            stack.append((n, True))
+            for x in nxt(n):
+                if x in on:
+                    return None
+                if x not in memo:
+                    stack.append((x, False))
+        return memo[start]
+
+    for h in order:
+        assert trips is not None
+        entries = [by[p] for p in pred.get(h, []) if p not in body[h]]
+        n, each = trips(by[h], body[h], entries), longest(h, body[h], h)
+        if n is None or each is None:
+            return "loop", 0, []
+        cost[h] = n * each
+        out[h] = [x for bi in body[h] for x in succ[bi] if x not in body[h]]
+        rep.update(dict.fromkeys(body[h], h))
+    most = longest(rep.get(first, first), succ.keys(), None)
+    if most is None:
+        return "loop", 0, []
+    return None, most, [b for b in blocks if b.index in succ]
 
 
-def unrefusable(program, config, windows, found=None, budget: int | None = None) -> str | None:
+def _const(op) -> int | None:
+    """The integer a const op holds (None: op is not one)."""
+    if op is None or op.name != "const":
+        return None
+    try:
+        return int(op.attrs["value_np"] if "value_np" in op.attrs else op.attrs["value"])
+    except (TypeError, ValueError):
+        return None
+
+
+def _dom(v, signed: bool) -> tuple[int, int]:
+    """u32 interval v as integers of the compare's order (signed: i32 values)."""
+    v = v if isinstance(v, V) else TOP
+    if not signed or v.hi <= 0x7FFFFFFF:
+        return v.lo, v.hi
+    if v.lo > 0x7FFFFFFF:
+        return v.lo - (1 << 32), v.hi - (1 << 32)
+    return -(1 << 31), (1 << 31) - 1
+
+
+def loop_trips(b, wave_size: int, entries: list, facts: list) -> int | None:
+    """The most times one-block loop ``b`` (a branch back to itself) runs per entry, or None where
+    that is not proved (decision 0049's amendment h126).  Two forms: a **uniform** loop whose
+    uniform branch condition is (or negates) a u32 / i32 compare, and a wave32 **lane loop**
+    that goes on while the EXEC it writes -- ``EXEC & ~(Y)``, its only EXEC write, after every
+    read of the lanes' EXEC bit -- is not 0, Y holding (through ors) the ballot of a compare
+    alone or and-ed with the lane's EXEC bit: a lane goes on only where that compare failed.
+    The compare reads an **induction register** (a uniform loop's: an SGPR) at the block's
+    start (before any write of it in the block) or that value plus a constant d, and the
+    register's last write in the block (an SGPR's, or a VGPR's under the block's EXEC, through
+    copies made in the block) is that value plus the same d; the other side is a **bound**
+    whose interval the analysis knows (not all of u32).  From the register's interval at the
+    loop's entry (the entering blocks' exits, in their active lanes) and the bound's:
+
+    * <, <=, >, >= (going on while the value is at most U, stepping up; mirrored): at most
+      2 + (U - start.lo) // d rounds (1 where start.lo > U), where no value that goes on can
+      pass an end of the compare's order (32-bit: no wrap-around);
+    * != with d = +-1 and a bound the same in every round (a constant, a register the loop
+      does not write): the value meets the bound before it wraps where every start lies on
+      the step's side of every bound; at most the farthest distance (+1 testing the value
+      before its step).
+
+    ``facts``: the analysis's (values, exits) per group case (prove's): the most over them."""
+    t = b.term
+    if t[0] != "branch" or (t[2] == b.index) == (t[3] == b.index) or not entries or not facts:
+        return None
+    ops = b.ops
+    defs = {op.out.id: op for op in ops if op.out is not None}
+    at = {id(op): k for k, op in enumerate(ops)}
+    writes: dict = {}  # (kind, register) -> positions of its writes
+    for k, op in enumerate(ops):
+        if op.name in ("sset", "vset"):
+            writes.setdefault((op.name[0], op.attrs["reg"]), []).append(k)
+
+    def strip(x):
+        d = defs.get(x.id)
+        while d is not None and d.name in ("bitcast", "lanes") and len(d.args) == 1:
+            x = d.args[0]
+            d = defs.get(x.id)
+        return x, d
+
+    def start(x):
+        """The register u32 x reads at the block's start, or None."""
+        x, d = strip(x)
+        if d is None or d.name not in ("sget", "vget"):
+            return None
+        key = (d.name[0], d.attrs["reg"])
+        return key if at[id(d)] < min(writes.get(key, [len(ops)])) else None
+
+    def step(x):
+        """(register, d) where u32 x is a register's start value + d, else None."""
+        x, d = strip(x)
+        if d is None or d.name not in ("add", "sub") or d.type not in ("u32", "i32"):
+            return None
+        for v, c in ((d.args[0], d.args[1]), (d.args[1], d.args[0])) if d.name == "add" else [d.args]:
+            k, n = start(v), _const(defs.get(strip(c)[0].id))
+            if k is not None and n is not None:
+                n &= L.M
+                n = n - (1 << 32) if n >> 31 else n
+                return k, (n if d.name == "add" else -n)
+        return None
+
+    exec_ops = [k for k, op in enumerate(ops) if op.name == "exec"]
+
+    def whole(w) -> bool:  # a write every lane that goes on takes: an SGPR's, a VGPR's under EXEC
+        m = defs.get(w.args[1].id) if w.name == "vset" else None
+        return w.name == "sset" or (m is not None and m.name == "exec")
+
+    def written(key):
+        """The value register ``key`` holds at the block's end in every lane that goes on (its
+        last write), through copies of registers written before in the block; None where that
+        is not known."""
+        ks = writes.get(key)
+        if not ks or not whole(ops[ks[-1]]):
+            return None
+        x = ops[ks[-1]].args[0]
+        for _ in range(8):
+            x, d = strip(x)
+            if d is None or d.name not in ("sget", "vget"):
+                return x
+            ks = [k for k in writes.get((d.name[0], d.attrs["reg"]), []) if k < at[id(d)]]
+            if not ks:
+                return x  # (a register's start value)
+            if not whole(ops[ks[-1]]):
+                return None
+            x = ops[ks[-1]].args[0]
+        return None
+
+    def dropped(x) -> list:
+        """The compares whose lanes the EXEC ``x`` = EXEC & ~Y leaves out: those Y holds the
+        ballot of (alone, or and-ed with the lane's EXEC bit), through ors."""
+        a = defs.get(x.id)
+        if a is None or a.name != "and" or a.type != "u32":
+            return []
+        for e, n in ((a.args[0], a.args[1]), (a.args[1], a.args[0])):
+            ed, nd = defs.get(e.id), defs.get(n.id)
+            if ed is None or ed.name != "sget" or ed.attrs["reg"] != L.EXEC_REGS[0]:
+                continue
+            if nd is None or nd.name != "not":
+                continue
+            out, work = [], [nd.args[0]]
+            while work:
+                y = defs.get(work.pop().id)
+                if y is not None and y.name == "or":
+                    work += list(y.args)
+                bd = defs.get(y.args[0].id) if y is not None and y.name == "lo32" else None
+                if bd is None or bd.name != "ballot":
+                    continue
+                cb = strip(bd.args[0])[1]
+                if cb is not None and cb.name == "and" and cb.type == "b1":
+                    p, q = (strip(v)[1] for v in cb.args)
+                    cb = (
+                        p
+                        if q is not None and q.name == "exec"
+                        else q
+                        if p is not None and p.name == "exec"
+                        else None
+                    )
+                if cb is not None and cb.name == "cmp":
+                    out.append(cb)
+            return out
+        return []
+
+    cond, again = t[1], t[2] == b.index
+    c = defs.get(cond.id)
+    while c is not None and c.name == "not" and c.type == "b1":  # (s_cbranch_scc0: the negation)
+        c, again = defs.get(c.args[0].id), not again
+    tests: list = []  # (compare, whether it holds) in every round (every lane) that goes on
+    exec_w = [k for k, op in enumerate(ops) if op.name == "sset" and op.attrs["reg"] in L.EXEC_REGS]
+    if c is None or c.name != "cmp":
+        return None
+    if c.type in ("u32", "i32") and cond.uniform and not exec_w:
+        tests.append((c, again))  # (uniform: the induction register must be an SGPR, below)
+    elif c.attrs["cond"] in ("eq", "ne") and wave_size == 32 and len(exec_w) == 1:
+        # a lane loop: goes on while its one EXEC write, after every use of the block's EXEC,
+        # leaves a lane
+        x, z = c.args
+        last = ops[exec_w[0]]
+        if (
+            (c.attrs["cond"] == "ne") == again
+            and _const(defs.get(z.id)) == 0
+            and last.attrs["reg"] == L.EXEC_REGS[0]
+            and last.args[0].id == x.id
+            and all(k < exec_w[0] for k in exec_ops)
+        ):
+            tests += [(cb, False) for cb in dropped(x)]
+    best: int | None = None
+    for cmp_, holds in tests:
+        cnd = cmp_.attrs["cond"] if holds else _NEGATE.get(cmp_.attrs["cond"])
+        if cnd not in ("lt", "le", "gt", "ge", "ne") or cmp_.type not in ("u32", "i32"):
+            continue
+        for j in (0, 1):  # (the induction register on either side)
+            x, bound = cmp_.args[j], cmp_.args[1 - j]
+            key, new = start(x), False
+            if key is not None:  # the start value compared; its step is the last write's
+                w = written(key)
+                s_ = step(w) if w is not None else None
+            else:  # the start value plus d compared, and written
+                s_, new = step(x), True
+                w = written(s_[0]) if s_ is not None else None
+                if w is None or step(w) != s_:
+                    continue
+            if s_ is None or (key is not None and s_[0] != key) or (not exec_w and s_[0][0] != "s"):
+                continue  # (a uniform loop's induction register is an SGPR)
+            key, d = s_
+            bd = defs.get(bound.id)
+            if cnd == "ne":  # (met only by a bound the same in every round)
+                sd = strip(bound)[1]
+                fixed = sd is not None and (
+                    sd.name == "const"
+                    or (sd.name in ("sget", "vget") and not writes.get((sd.name[0], sd.attrs["reg"])))
+                )
+                if not fixed:
+                    continue
+            got = []
+            for values, exits in facts:
+                bv = (
+                    L.value_of(bd, {}) if bd is not None and bd.name == "const" else values.get(bound.id, TOP)
+                )
+                sv = None
+                for p in entries:
+                    regs, act = exits.get(p.index, ({}, {}))
+                    v = act.get(key, regs.get(key, TOP))
+                    sv = v if sv is None else L.join(sv, v)
+                n = _rounds(d, cnd if j == 0 else _SWAP.get(cnd, cnd), new, cmp_.type == "i32", bv, sv)
+                if n is None:
+                    break
+                got.append(n)
+            else:
+                if got:
+                    best = max(got) if best is None else min(best, max(got))
+    return best
+
+
+def _rounds(d: int, cond: str, new: bool, signed: bool, bound, start) -> int | None:
+    """loop_trips' count of one group case: an induction value stepping by d from ``start``
+    (V) goes on only while ``value cond bound`` (``new``: the value after the step is compared);
+    None where the bound is not known or a value that goes on could pass an end of the order."""
+    if not isinstance(bound, V) or (bound.lo, bound.hi) == (0, L.M) or d == 0:
+        return None  # (a bound the analysis knows nothing of)
+    if cond == "ne" and d in (1, -1):
+        # going on until the value meets the bound: a step of one meets it before it wraps
+        # where every start lies on the step's side of every bound (the compare's bits: u32)
+        (blo, bhi), (slo, shi) = _dom(bound, False), _dom(start, False)
+        if d < 0:
+            return shi - blo + (0 if new else 1) if slo - (1 if new else 0) >= bhi else None
+        return bhi - slo + (0 if new else 1) if shi + (1 if new else 0) <= blo else None
+    lo_end, hi_end = (-(1 << 31), (1 << 31) - 1) if signed else (0, L.M)
+    blo, bhi = _dom(bound, signed)
+    slo, shi = _dom(start, signed)
+    if d > 0 and cond in ("lt", "le"):
+        u = bhi - 1 if cond == "lt" else bhi  # (the largest value compared that goes on)
+        if (max(shi, u) if new else u) + d > hi_end:
+            return None
+        u -= d if new else 0
+        return 1 if slo > u else 2 + (u - slo) // d
+    if d < 0 and cond in ("gt", "ge"):
+        lb = blo + 1 if cond == "gt" else blo
+        if (min(slo, lb) if new else lb) + d < lo_end:
+            return None
+        lb -= d if new else 0
+        return 1 if shi < lb else 2 + (shi - lb) // -d
+    return None
+
+
+def unrefusable(
+    program, config, windows, found=None, budget: int | None = None, longest: list | None = None
+) -> str | None:
     """Whether a dispatch of ``config`` over the WindowSet ``windows`` is proved unrefusable on
     the CUDA backend (decision 0049, step 3; its amendment h124): None where it is, else the
     first reason (REASONS) it is not.  ``program``: the IR the kernel lowers (codegen.lowered);
-    ``found``: preload.find of it (else found here); ``budget``:
-    the wave's instruction budget (None: not tested -- a straight path is at most the program's
-    instructions, far below any default budget).
+    ``found``: preload.find of it (else found here); ``budget``: the wave's instruction budget
+    (None: the dispatch's default, execute.default_budget), against the longest path (a loop
+    proved bounded counted its bound times: loop_trips, amendment h126); ``longest`` (if given)
+    gets that path's count where the path row is passed.
 
     Proved means: no wave can raise a flag the kernel reports (runtime._raise_flags: budget, bad
     jump, bad address, rounding MODE, refuse_if) nor record an escape (a global access outside
@@ -665,12 +1055,31 @@ def unrefusable(program, config, windows, found=None, budget: int | None = None)
 
     if config.wave_size == 64 and -(-(config.block[0] * config.block[1] * config.block[2]) // 64) > 15:
         return "wave64_waves"
-    why, longest = _paths(program)
+    from ...run.execute import default_budget  # (lazily: the run path imports the backends)
+
+    loads, plan = P_.find(program) if found is None else found
+    fixed = set(config.system_sgprs.values())
+    made: list = []  # the analysis's results, made once: (proof, words, ranges, facts)
+
+    def proved() -> tuple:
+        if not made:
+            words, ranges = P_.evaluate(
+                loads, plan, program, config.wave_size, config.user_sgprs, fixed, windows
+            )
+            facts: list = []
+            made.append((prove_dispatch(program, config, windows, loads, words, facts), words, ranges, facts))
+        return made[0]
+
+    def trips(b, body, entries):  # (one-block loops only)
+        return loop_trips(b, config.wave_size, entries, proved()[3]) if len(body) == 1 else None
+
+    why, most, reach = _paths(program, trips)
     if why is not None:
         return why
-    if budget is not None and longest > budget:
+    if longest is not None:
+        longest.append(most)
+    if most > (default_budget(program, config) if budget is None else budget):
         return "budget"
-    reach = _reachable(program)
     ops = [op for b in reach for op in b.ops]
     if any(op.name == "refuse_if" for op in ops):
         return "refuse_if"
@@ -685,10 +1094,7 @@ def unrefusable(program, config, windows, found=None, budget: int | None = None)
         if writes or int(config.float_mode) & 15:
             return "rounding"
     acc = global_accesses(program)
-    loads, plan = P_.find(program) if found is None else found
-    fixed = set(config.system_sgprs.values())
-    words, ranges = P_.evaluate(loads, plan, program, config.wave_size, config.user_sgprs, fixed, windows)
-    proof = prove_dispatch(program, config, windows, loads, words)
+    proof, _, ranges, _ = proved()
     if any(k is None for k in proof):
         return "global_access"
     # the windows holding the preloaded words (``ranges``: their arena ranges, each inside one

@@ -200,11 +200,13 @@ def value_of(op, val) -> V:
 class Lanes(dict):
     """The values of an op's arguments in the lanes EXEC leaves active: what analyse hands its
     ``value`` in place of the table of every lane's values; ``look(x)`` gives any other value's
-    there (for an evaluator that looks past the arguments)."""
+    there (for an evaluator that looks past the arguments); ``within(token)``: whether a copy
+    (Spec.copies' entry) holds in these lanes (None: none does)."""
 
-    def __init__(self, values: dict, look):
+    def __init__(self, values: dict, look, within=None):
         super().__init__(values)
         self.look = look
+        self.within = within
 
 
 def entry_registers(wave_size: int, shape: dict | None) -> dict:
@@ -292,7 +294,10 @@ class Spec:
     subset of the ballot's), and a wave64 EXEC written as both halves of one ballot, one write
     after the other, as wave32's one write does; ``address`` (with ``lanes``): an access's
     address value from the op and ``look`` (a value in the lanes of the access's mask), None:
-    ``look`` of its address operand."""
+    ``look`` of its address operand; ``copies`` (with ``lanes``, if given) gets {value id of a
+    vget: (the value the block wrote to that VGPR last, under an EXEC holding every lane the
+    vget's EXEC holds, a token)}: the vget is that value in the lanes of a Lanes whose
+    ``within(token)`` holds (globalrange's selects follow it)."""
 
     value: Callable = value_of
     types: tuple = _INT32
@@ -301,6 +306,7 @@ class Spec:
     active: Mapping | None = None
     ballots64: bool = False
     address: Callable | None = None
+    copies: dict | None = None
 
 
 LDS = Spec()
@@ -317,6 +323,7 @@ def analyse(
     whole: set | None = None,
     exec_whole: set | None = None,
     spec: Spec = LDS,
+    facts: tuple | None = None,
 ) -> dict:
     """-> {id(op): V of its address} for every LDS load, store and atomic of ``program``; with
     ``lanes``, ``data`` (if given) gets {id(op): V of its data operand in its lanes} for every
@@ -327,7 +334,10 @@ def analyse(
     that op (position len(ops): the block's end) -- EXEC's registers all ones in every path.
 
     The same analysis serves other addresses (globalrange.py): ``spec`` (Spec) says what it is
-    seeded with, how it evaluates and which accesses it records.
+    seeded with, how it evaluates and which accesses it records; with ``lanes``, ``facts`` (if
+    given: two dicts) gets {value id: its value in every lane} and {block index: (registers in
+    every lane, in the active lanes) at its end}, each block run from its final entry (what
+    globalrange's loop bounds read).
 
     ``lanes`` (WAVELIFT_CUDA_LDS=lanes; decision 0047, amendment "values in the active lanes"):
     also follow, across blocks, each VGPR's value in the lanes EXEC leaves active -- a write
@@ -388,6 +398,7 @@ def analyse(
         sub_ep: dict = {}  # b1 value id -> an epoch whose EXEC holds every lane where it holds
         defs: dict = {}  # value id -> its op
         src: dict = {}  # value id of a vget -> (register, its version then)
+        last: dict = {}  # VGPR -> (the value its last write took in every lane of EXEC then, epoch)
         ver: dict = {}
 
         def chain(e1, e2):  # EXEC at e2 is a subset of EXEC at e1
@@ -439,6 +450,16 @@ def analyse(
                 return ballot_of(d.args[0], word) or ballot_of(d.args[1], word)
             return None
 
+        def ballots_of(x):
+            """Every ballot whose low word u32 x and-s with other bits."""
+            d = defs.get(x.id)
+            if d is not None and d.name == "lo32":
+                b = defs.get(d.args[0].id)
+                return [b] if b is not None and b.name == "ballot" else []
+            if d is not None and d.name == "and" and d.type in _INT32:
+                return ballots_of(d.args[0]) + ballots_of(d.args[1])
+            return []
+
         def exec_write(h, x):
             nonlocal cur, act
             shrink = subset(x, h)
@@ -468,11 +489,16 @@ def analyse(
                     b = None
             if b is None or b.name != "ballot":
                 return
-            for c in conjuncts(b.args[0]):
+            # (wave32: every ballot the written word and-s together holds the lanes)
+            bs = ballots_of(x) if ballots64 and wave_size == 32 else [b]
+            for c in (c for b in bs for c in conjuncts(b.args[0])):
                 if c is None or c.name != "cmp" or c.type not in _INT32 or c.attrs.get("cond") not in _SWAP:
                     continue
                 for j in (0, 1):
                     a, o = c.args[j], c.args[1 - j]
+                    d = defs.get(a.id)
+                    if ballots64 and d is not None and d.name == "bitcast" and d.args[0].type in _INT32:
+                        a = d.args[0]  # (an i32 compare of a register: its bits; globalrange's only)
                     s = src.get(a.id)
                     if s is None or ver.get(s[0], 0) != s[1]:
                         continue
@@ -500,6 +526,10 @@ def analyse(
                 if lanes:
                     src[o.id] = (key, ver.get(key, 0))
                     aval[o.id] = eff(key)
+                    if spec.copies is not None and key in last:
+                        spec.copies[o.id] = (last[key][0], (i, last[key][1]))
+                    elif spec.copies is not None:
+                        spec.copies.pop(o.id, None)
             elif n in ("sset", "vset"):
                 key = ("s" if n == "sset" else "v", op.attrs["reg"])
                 new = val.get(op.args[0].id, TOP) if op.args[0].type in _INT32 else TOP
@@ -508,8 +538,10 @@ def analyse(
                     m = exec_ep.get(op.args[1].id)
                     if id(op) in skip or m is None or not chain(m, cur):
                         act[key] = join(eff(key), new)
+                        last.pop(key, None)
                     else:  # every active lane is written
                         act[key] = at(op.args[0], cur) if op.args[0].type in _INT32 else TOP
+                        last[key] = (op.args[0], m)
                     ver[key] = ver.get(key, 0) + 1
                 if id(op) in skip:  # not written by the kernel (a dead register)
                     regs[key] = join(old, new)
@@ -553,13 +585,20 @@ def analyse(
                                 sub_ep[o.id] = max(e)  # (either epoch's EXEC holds its lanes)
                         if n != "exec" and o.type in types and any(x.id in aval for x in op.args):
                             lk = functools.partial(at, e=cur)
-                            aval[o.id] = tighten(value(op, Lanes({x.id: lk(x) for x in op.args}, lk)))
+                            # (a copy made in block i under the EXEC of epoch e0 holds in
+                            # these lanes where this EXEC is a subset of that one)
+                            within = functools.partial(_within, i, cur, chain)
+                            aval[o.id] = tighten(value(op, Lanes({x.id: lk(x) for x in op.args}, lk, within)))
         if record and exec_whole is not None and all(regs.get(("s", h)) == const(M) for h in exec_halves):
             exec_whole.add((blocks[i].index, len(blocks[i].ops)))
         # registers at any value are left out (a missing key is any value); active-lane values
         # only where they say more
         regs = {k: v for k, v in regs.items() if v != TOP}
-        return regs, {k: v for k, v in act.items() if v != regs.get(k, TOP)}
+        got = regs, {k: v for k, v in act.items() if v != regs.get(k, TOP)}
+        if record and facts is not None:
+            facts[0].update(val)
+            facts[1][blocks[i].index] = got
+        return got
 
     work = [i for i, e in enumerate(entry) if e is not None]
     while work:
@@ -601,6 +640,11 @@ def analyse(
         for m in sorted(masks):
             run(i, e if e is not None else ({}, {}), m)
     return out
+
+
+def _within(i: int, cur: int, chain, token) -> bool:
+    """Lanes.within of block i's EXEC at epoch ``cur`` for a copy's (block, epoch) token."""
+    return token[0] == i and chain(token[1], cur)
 
 
 def _widen(new: dict, old: dict, fallback: dict) -> dict:
