@@ -845,7 +845,77 @@ class Runtime:
 G_FLAGS = {"budget": 1, "bad_jump": 2, "bad_address": 4, "rounding": 8, "refuse": G.WL_REFUSE}
 
 
-class Again:
+class _Kept:
+    """What a kept plan (``Again`` on the arena, ``InPlace`` on the heap) holds of the dispatch
+    that armed it -- module, launched build and function, window set and device copies' plan,
+    report, runs' arrays, launch arguments, the hints its guesses came from -- and the test that
+    nothing it depends on changed since it was armed (``_holds``)."""
+
+    __slots__ = (
+        "res",
+        "m",
+        "k",
+        "fn",
+        "win",
+        "plan",
+        "entries",
+        "rep",
+        "count",
+        "inline",
+        "grid",
+        "block",
+        "args",
+        "shared",
+        "nslots",
+        "hint",
+        "hints",
+        "hb32",
+        "puts",
+        "waves",
+        "cubin",
+        "events",
+        "changes",
+        "host",
+    )
+
+    def __init__(self, rt, res, rep, runs, launch, shared):
+        self.res, self.m, self.k = res, rt.m, rt.k
+        self.fn = rt.k._fn
+        self.win, self.plan = rt.win, rt.plan
+        self.entries = list({id(e): e for e, _ in rt.plan}.values())
+        self.rep = rep
+        self.count, self.inline = runs
+        self.grid, self.block, self.args = launch
+        self.shared = shared
+        self.nslots = n = len(rt.m.slots)
+        self.hint = _hint_address(rt.k) if n else None
+        self.hints = rt.m.hints
+        self.hb32 = rt.m.hints.astype(np.uint32).tobytes() if n else b""
+        self.puts = rt.k._puts
+        self.waves = rt.waves_run
+        self.cubin = rt.extra_stats["cubin"]
+        self.events = res.events
+        self.changes = None  # (Resident.changes when armed; None: not armed)
+        self.host = res.readback(rep)  # (the report read back into a kept page-locked array)
+
+    def _holds(self) -> bool:
+        """Whether this plan may run again (``run``; ``Again.defer``): armed (``arm``), nothing
+        on the device side changed since (the Resident's changes, the module's constants,
+        function, hints and upgrades), no timing repeats."""
+        k, m = self.k, self.m
+        return not (
+            self.changes is None
+            or self.res.changes != self.changes
+            or k._puts != self.puts
+            or k._fn is not self.fn
+            or m.hints is not self.hints
+            or m.upgrade is not None
+            or k.upgrade is not None
+            or settings.get("WAVELIFT_CUDA_TIMING_REPEAT") > 0
+        )
+
+
+class Again(_Kept):
     """A dispatch that landed, kept to run again as it ran (issue 24: a repeated launch's
     straight path): its module, launched build and function, window set and device copies'
     plan, staging arrays, launch arguments, report views and the hints its guesses came from.
@@ -859,33 +929,9 @@ class Again:
     upload nothing and make no shadow, and that the kept arena holds every window)."""
 
     __slots__ = (
-        "res",
-        "m",
-        "k",
-        "fn",
-        "win",
-        "plan",
-        "entries",
         "arena",
         "written",
-        "rep",
-        "count",
-        "inline",
-        "grid",
-        "block",
-        "args",
-        "shared",
-        "nslots",
-        "hint",
-        "hints",
-        "hb32",
         "mirrored",
-        "puts",
-        "waves",
-        "cubin",
-        "events",
-        "changes",
-        "host",
         "h_status",
         "h_stats",
         "own",
@@ -902,30 +948,15 @@ class Again:
     )
 
     def __init__(self, rt, res, staging, runs, launch, shared):
-        self.res, self.m, self.k = res, rt.m, rt.k
-        self.fn = rt.k._fn
-        self.win, self.plan = rt.win, rt.plan
-        self.entries = list({id(e): e for e, _ in rt.plan}.values())
-        self.arena, self.written, self.rep = staging
-        self.count, self.inline = runs
-        self.grid, self.block, self.args = launch
-        self.shared = shared
-        self.nslots = n = len(rt.m.slots)
-        self.hint = _hint_address(rt.k) if n else None
-        self.hints = rt.m.hints
-        self.hb32 = rt.m.hints.astype(np.uint32).tobytes() if n else b""
+        self.arena, self.written, rep = staging
+        super().__init__(rt, res, rep, runs, launch, shared)
         self.mirrored = list(rt.mirrored)
-        self.puts = rt.k._puts
-        self.waves = rt.waves_run
-        self.cubin = rt.extra_stats["cubin"]
-        self.events = res.events
-        self.changes = None  # (Resident.changes when armed; None: not armed)
-        # what ``run`` does, made once: the report read back into a kept (page-locked) host
-        # array whose views are made here; wl_runs' call and the hints' copy with their
+        # what ``run`` does, made once: the views of the report's kept host array (_Kept's
+        # read-back); wl_runs' call and the hints' copy with their
         # arguments; the windows' arena offsets and addresses and the wl_land calls (land)
         rep = self.rep
         ops = res.ops
-        self.host = h = res.readback(rep)
+        h = self.host
         self.h_status = h[STATS_BYTES : STATS_BYTES + 64].view(np.uint32)
         self.h_stats = h[:STATS_BYTES].view(np.uint64)
         self.own = _Slot(self, h, res.events)  # (its views of the report, as a queue place's)
@@ -935,6 +966,7 @@ class Again:
         self.graph_on = settings.get("WAVELIFT_CUDA_GRAPH") != "off"
         self.graph = None
         self.hint_go = None
+        n = self.nslots
         if n and min(4 * n, self.hint[1]):
             ptr, size = self.hint
             self.hint_go = (rep.data.ptr + HINTS_AT, ptr, min(4 * n, size))
@@ -971,22 +1003,6 @@ class Again:
             return False
         self.changes = res.changes
         return True
-
-    def _holds(self) -> bool:
-        """Whether this plan may run again (``run``, ``defer``): armed (``arm``), nothing on the
-        device side changed since (the Resident's changes, the module's constants, function,
-        hints and upgrades), no timing repeats."""
-        k, m = self.k, self.m
-        return not (
-            self.changes is None
-            or self.res.changes != self.changes
-            or k._puts != self.puts
-            or k._fn is not self.fn
-            or m.hints is not self.hints
-            or m.upgrade is not None
-            or k.upgrade is not None
-            or settings.get("WAVELIFT_CUDA_TIMING_REPEAT") > 0
-        )
 
     def run(self):
         """The dispatch again: None when the plan does not hold (nothing done); False when
@@ -1214,7 +1230,7 @@ class Again:
             go()
 
 
-class InPlace:
+class InPlace(_Kept):
     """A dispatch that ran in place (decision 0049 step 4, amendment h125), kept to run again
     as it ran -- what ``Again`` is to the arena path, for execute's ``_again``: ``run`` issues
     the report's memset, the kernel on the heap, wl_runs over the heap's map and the hints' copy,
@@ -1228,59 +1244,18 @@ class InPlace:
     refuses it ``backend.proof``.  No deferral (a proved dispatch needs no gate: step 5's)."""
 
     __slots__ = (
-        "res",
-        "m",
-        "k",
-        "fn",
-        "win",
-        "plan",
-        "entries",
-        "rep",
-        "count",
-        "inline",
-        "grid",
-        "block",
-        "args",
-        "shared",
-        "nslots",
-        "hint",
-        "hints",
-        "hb32",
         "pre",
-        "puts",
-        "waves",
-        "cubin",
-        "events",
         "buf",
-        "changes",
         "booked",
-        "host",
     )
     defer_on = False  # (execute's _again asks)
     arena = None  # (Resident.staging's eviction looks for a kept plan's staging arena: none)
 
     def __init__(self, rt, res, rep, runs, launch, shared):
-        self.res, self.m, self.k = res, rt.m, rt.k
-        self.fn = rt.k._fn
-        self.win, self.plan = rt.win, rt.plan
-        self.entries = list({id(e): e for e, _ in rt.plan}.values())
-        self.rep = rep
-        self.count, self.inline = runs
-        self.grid, self.block, self.args = launch
-        self.shared = shared
-        self.nslots = n = len(rt.m.slots)
-        self.hint = _hint_address(rt.k) if n else None
-        self.hints = rt.m.hints
-        self.hb32 = rt.m.hints.astype(np.uint32).tobytes() if n else b""
+        super().__init__(rt, res, rep, runs, launch, shared)
         self.pre = list(rt.preloaded)
-        self.puts = rt.k._puts
-        self.waves = rt.waves_run
-        self.cubin = rt.extra_stats["cubin"]
-        self.events = res.events
         self.buf = launch[2][0]  # (the heap's buffer it runs on: a move drops the plan anyway)
-        self.changes = None
         self.booked: tuple = ([], 0)
-        self.host = res.readback(rep)  # (the report read back into a kept page-locked array)
 
     def arm(self) -> bool:
         """After this dispatch landed: whether the next run may skip the full path's steps --
@@ -1304,18 +1279,7 @@ class InPlace:
         return True
 
     def _holds(self) -> bool:
-        k, m = self.k, self.m
-        return not (
-            self.changes is None
-            or self.res.changes != self.changes
-            or k._puts != self.puts
-            or k._fn is not self.fn
-            or m.hints is not self.hints
-            or m.upgrade is not None
-            or k.upgrade is not None
-            or settings.get("WAVELIFT_CUDA_TIMING_REPEAT") > 0
-            or settings.get("WAVELIFT_CUDA_INPLACE") != "proved"
-        )
+        return super()._holds() and settings.get("WAVELIFT_CUDA_INPLACE") == "proved"
 
     def run(self):
         """The dispatch again, in place: None when the plan does not hold (nothing done); False
