@@ -198,6 +198,19 @@ def _vadd(dev, wave=32):
     ).kernel("vadd")
 
 
+def _vadd_landed(n=4096):
+    """A CUDA Device and vadd's launch over n floats (a + a into a new buffer): (device, kernel,
+    n, a, (a's copy, a's second copy, the output), the launch's result)."""
+    import wavelift
+
+    dev = wavelift.Device("gfx1030", backend="cuda", mode="lane", record=False)
+    k = _vadd(dev)
+    a = np.arange(n, dtype=np.float32)
+    bufs = dev.upload(a), dev.upload(a), dev.alloc(4 * n)
+    r = k.launch(groups=(n // 256,), block=(256,), args=[*bufs, np.uint32(n)])
+    return dev, k, n, a, bufs, r
+
+
 def test_gpu_stream_of_dispatches_lands_as_numpy_does():
     """A chain of dispatches each reading what the one before wrote, host writes between some,
     no host read until the end: every buffer equals the NumPy backend's."""
@@ -228,14 +241,8 @@ def test_gpu_stream_of_dispatches_lands_as_numpy_does():
 def test_gpu_refused_dispatch_leaves_device_and_host_copies():
     """An escape after landed dispatches: the device copies and the host's bytes as they were."""
     _needs_gpu()
-    import wavelift
 
-    dev = wavelift.Device("gfx1030", backend="cuda", mode="lane", record=False)
-    k = _vadd(dev)
-    n = 4096
-    a = np.arange(n, dtype=np.float32)
-    ba, bb, bo = dev.upload(a), dev.upload(a), dev.alloc(4 * n)
-    r = k.launch(groups=(n // 256,), block=(256,), args=[ba, bb, bo, np.uint32(n)])
+    dev, k, n, a, (ba, bb, bo), r = _vadd_landed()
     assert r.refusal is None, r.refusal
     res = dev.memory.resident
     dev_before = {x.base: e.buf[: x.size].get() for x, e in res.entries.items()}
@@ -486,15 +493,9 @@ def test_gpu_in_place_escaping_dispatch_not_proved_and_a_wrong_proof(in_place, m
     on the heap: the kernel's window test stops every escaping store (no heap byte outside the
     windows changes), it is refused `backend.proof`, and every later dispatch on its copies too."""
     _needs_gpu()
-    import wavelift
     from wavelift.backends.cuda import runtime as RT
 
-    dev = wavelift.Device("gfx1030", backend="cuda", mode="lane", record=False)
-    k = _vadd(dev)
-    n = 4096
-    a = np.arange(n, dtype=np.float32)
-    ba, bb, bo = dev.upload(a), dev.upload(a), dev.alloc(4 * n)
-    r = k.launch(groups=(n // 256,), block=(256,), args=[ba, bb, bo, np.uint32(n)])
+    dev, k, n, a, (ba, bb, bo), r = _vadd_landed()
     assert r.refusal is None and r.stats["in_place"] == "proved", r.refusal
     res = dev.memory.resident
 
