@@ -100,6 +100,14 @@ class DeferredLost(RuntimeError):
     went to the caller that read it; decision 0029, helper-96 amendment)."""
 
 
+class OtherTranslation(RuntimeError):
+    """A module key asked for a program with a dispatch whose translation inputs (target, wave
+    size, scratch ABI, GB_ADDR_CONFIG, border colour base) are not the ones the program was
+    translated with: the key would name another program's module (decision 0049, h129).  A
+    caller's defect, never a dispatch's: execute translates with the dispatch's own inputs
+    (program_for), so this is not a refusal."""
+
+
 class UserError(Exception):
     """A problem the user can fix (missing file, bad option); printed as one line."""
 

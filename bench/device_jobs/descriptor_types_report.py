@@ -34,7 +34,11 @@ if os.environ.get("H128_MODE") == "old":
         kw = {"scratch_abi": X._scratch_abi(config)}
         if entry:
             kw["entry"] = entry
-        return translate(code, config.target, config.wave_size, base, **kw), base
+        prog = translate(code, config.target, config.wave_size, base, **kw)
+        # (before h129 a program had no record of its inputs: execute.translation_parts's
+        # guard would refuse this one at its module key, which is the point of the guard)
+        prog.made_with = None
+        return prog, base
 
     test_cuda_backend.translate_dispatch = old_translate
 

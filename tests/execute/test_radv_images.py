@@ -594,7 +594,6 @@ def _programs(names, tmp_path):
     """Unique (capture, program, config, base) over the captures' dispatches, caught before they
     run (RADV's meta shaders and ours)."""
     from wavelift.errors import Refusal
-    from wavelift.frontend.program import translate
     from wavelift.run import execute as X
     from wavelift.run.execute import module_key
     from wavelift.run.result import DispatchResult
@@ -609,15 +608,10 @@ def _programs(names, tmp_path):
 
         replay(capture(name, tmp_path), execute=catch)
         for memory, cfg in got:
-            r = X._program_bytes(memory, cfg)
-            code, base, entry = r if isinstance(r, tuple) else (r, cfg.program_address, 0)
-            # (a capture dispatches few programs many times: each is translated once)
-            at = (bytes(code), cfg.target, cfg.wave_size, base, entry, cfg.gb_addr_config)
-            if at not in translated:
-                translated[at] = translate(
-                    code, cfg.target, cfg.wave_size, base, entry=entry, gb_addr_config=cfg.gb_addr_config
-                )
-            prog = translated[at]
+            # the program the dispatch runs, with all its translation inputs (module_key names
+            # them: decision 0049, h129); a capture dispatches few programs many times: the one
+            # cache translates each once
+            prog, base = X.program_for(memory, cfg, cache=translated)
             k = module_key(prog, cfg, "lane", "cuda")
             if k not in seen:
                 seen.add(k)

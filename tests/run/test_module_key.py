@@ -74,3 +74,67 @@ def test_gb_addr_config_is_in_the_program_and_module_keys():
     )
     keys = {execute.module_key(p, c, "wave", "numpy") for p, c in ((p0, config), (p1, c1), (p2, c2))}
     assert len(keys) == 3
+
+
+def test_a_key_refuses_a_program_translated_with_other_inputs():
+    """A module key names the config's translation inputs; a program translated with others
+    (session 47's gpu_check workers: no GB_ADDR_CONFIG) would be compiled and found under the key
+    of another program.  The key refuses it (decision 0049, h129), for each backend's key and the
+    NumPy native index key; the program made for the config keys as before."""
+    import dataclasses
+
+    import pytest
+
+    from wavelift.backends.numpy import _index_key as index_key
+    from wavelift.errors import OtherTranslation
+    from wavelift.frontend.program import translate
+
+    memory, config = _first(FIXTURES / "captures/radv-push_consts_ubo-w32.wlcap")
+    c1 = dataclasses.replace(config, gb_addr_config=0x444)
+    own, _ = execute.program_for(memory, c1, cache={})
+    r = execute._program_bytes(memory, c1)
+    code, base, entry = r if isinstance(r, tuple) else (r, c1.program_address, 0)
+    sabi = execute._scratch_abi(c1)
+    # without GB_ADDR_CONFIG (the config has one): another program under c1's key
+    other = translate(code, c1.target, c1.wave_size, base, scratch_abi=sabi, entry=entry)
+    assert execute.code_hash(other) == execute.code_hash(own)  # the same bytes: only the inputs differ
+    for backend in ("numpy", "cuda"):
+        with pytest.raises(OtherTranslation, match="GB_ADDR_CONFIG"):
+            execute.module_key(other, c1, "lane", backend)
+        execute.module_key(own, c1, "lane", backend)
+    with pytest.raises(OtherTranslation):
+        index_key(other, c1, c1.program_address)
+    # the same bytes translated with every input the config has: the config's program
+    same = translate(code, c1.target, c1.wave_size, base, scratch_abi=sabi, entry=entry, gb_addr_config=0x444)
+    assert execute.module_key(same, c1, "lane", "numpy") == execute.module_key(own, c1, "lane", "numpy")
+    # a border colour base or a wave size the config does not have: refused too
+    for kw in ({"border_color_base": 0x1000}, {}):
+        w = 64 if not kw else c1.wave_size
+        p = translate(code, c1.target, w, base, scratch_abi=sabi, entry=entry, gb_addr_config=0x444, **kw)
+        with pytest.raises(OtherTranslation):
+            execute.module_key(p, c1, "wave", "numpy")
+
+
+def test_a_disabled_scratch_abi_is_no_scratch_abi_and_hand_built_programs_are_not_checked():
+    """translate's plan is the same for no scratch ABI and a disabled one (scratch.plan), so a
+    program translated without one keys under a config whose ABI is disabled; a program that was
+    not translated (Program.made_with None) has no inputs to disagree with (0049, h129)."""
+    import dataclasses
+
+    from wavelift.frontend.program import translate
+
+    memory, config = _first(FIXTURES / "captures/radv-push_consts_ubo-w32.wlcap")
+    assert not execute._scratch_abi(config).enabled
+    r = execute._program_bytes(memory, config)
+    code, base, entry = r if isinstance(r, tuple) else (r, config.program_address, 0)
+    bare = translate(code, config.target, config.wave_size, base, entry=entry)
+    own, _ = execute.program_for(memory, config, cache={})
+    assert execute.module_key(bare, config, "lane", "numpy") == execute.module_key(
+        own, config, "lane", "numpy"
+    )
+    hand = dataclasses.replace(own)  # (replace leaves made_with unset: as a hand-built program)
+    assert hand.made_with is None
+    other = dataclasses.replace(config, gb_addr_config=0x444, border_color_base=0x1000)
+    assert execute.module_key(hand, other, "lane", "numpy") != execute.module_key(
+        hand, config, "lane", "numpy"
+    )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from ..errors import Refused
 from ..ir.builder import Builder
 from ..ir.program import Block, Program
@@ -172,7 +174,19 @@ def translate(
     prog = Program(blocks, table, block_at, max_vgpr, uses_scratch=uses_scratch)
     prog.scratch = splan
     prog.instr_keys = instr_keys
+    prog.made_with = made_with(target, wave_size, scratch_abi, gb_addr_config, border_color_base)
     return prog
+
+
+def made_with(target, wave_size, scratch_abi, gb_addr_config, border_color_base) -> tuple:
+    """The inputs a translation depends on besides its code, as Program.made_with records them:
+    the scratch ABI as ``scratch.plan`` reads it (its fields where enabled; None, absent or
+    disabled, both give the empty plan).  execute.translation_parts compares it with the
+    dispatch's (decision 0049, h129): a module key names the config's inputs."""
+    sabi = None
+    if scratch_abi is not None and scratch_abi.enabled:
+        sabi = dataclasses.astuple(scratch_abi)
+    return (target, wave_size, sabi, gb_addr_config, border_color_base)
 
 
 def _resolve(term, block_at, nxt):

@@ -214,3 +214,6 @@ class Program:
     instr_keys: dict = field(default_factory=dict, init=False, repr=False, compare=False)
     # its accesses reached past tracer.SHALLOW_DEPTH once: traced to MAX_DEPTH from then on (0048)
     deep_pointers: bool = field(default=False, init=False, repr=False, compare=False)
+    # what translate was given besides the code (frontend.program.made_with), None where the
+    # program was not translated (hand-built): execute.translation_parts checks it (0049, h129)
+    made_with: tuple | None = field(default=None, init=False, repr=False, compare=False)

@@ -17,7 +17,7 @@ from weakref import ref
 from .. import settings
 from ..backends import base as backends
 from ..dispatch.config import shape_fields
-from ..errors import DeferredLost, Refusal, Refused
+from ..errors import DeferredLost, OtherTranslation, Refusal, Refused
 from ..kept import keep
 from .result import DispatchResult
 
@@ -187,9 +187,28 @@ def translation_inputs(config, sabi=None) -> tuple:
 
 def translation_parts(program, config) -> tuple:
     """Everything ``program``'s translation was made from but where its code lies: its
-    instructions' offsets and words (code_hash), its entry's offset, translation_inputs."""
+    instructions' offsets and words (code_hash), its entry's offset, translation_inputs.
+    Raises OtherTranslation where ``program`` was translated with other inputs than
+    ``config``'s (Program.made_with): the key names the config's, so it would name another
+    program (0049, h129).  A program without a record (hand-built) is not checked: no input
+    went into it, so none can disagree."""
     entry = program.blocks[0].start if program.blocks else None
-    return (code_hash(program), entry) + translation_inputs(config)
+    inputs = translation_inputs(config)
+    made = program.made_with
+    if made is not None and made != _as_made(inputs):
+        raise OtherTranslation(
+            f"the program was translated with {made} (target, wave size, enabled scratch ABI, "
+            f"GB_ADDR_CONFIG, border colour base); the dispatch's are {_as_made(inputs)}: "
+            "translate it with execute.program_for"
+        )
+    return (code_hash(program), entry) + inputs
+
+
+def _as_made(inputs) -> tuple:
+    """translation_inputs as Program.made_with has them (frontend.program.made_with): the
+    scratch ABI's fields only where enabled (its first field)."""
+    sabi = inputs[2]
+    return inputs[:2] + (sabi if sabi[0] else None,) + inputs[3:]
 
 
 def _backend(name):

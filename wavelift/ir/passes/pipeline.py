@@ -64,4 +64,5 @@ def optimize_program(program: Program, mode: int | None, wave_size: int) -> Prog
         blocks.append(dataclasses.replace(o, ops=ops, term=tuple(v(x) for x in o.term)))
     optimised = dataclasses.replace(program, blocks=blocks)
     optimised.scratch = program.scratch  # (set after construction: replace does not carry it)
+    optimised.made_with = program.made_with
     return optimised
