@@ -661,29 +661,29 @@ class Runtime:
             d["runs"] = runs
             return d
 
-        d = attempt(True)
-        if place is not None:
-            self._landed_in_place(res, d, place)
-            if (
+        def keepable() -> bool:
+            """Whether the dispatch, its report taken, may be kept to run again as it ran (a
+            kept plan: ``Again`` on the arena, ``InPlace`` on the heap): one launch, no wave
+            scratch, the guesses it ran with still the module's, a loaded build."""
+            return bool(
                 res.again
                 and not wb
                 and total <= chunk
                 and hints_in == (m.hints.tobytes() if nslots else None)
                 and getattr(self.k, "_fn", None) is not None
                 and hasattr(self.k, "_puts")
-            ):
-                self.again = InPlace(
-                    self,
-                    res,
-                    rep,
-                    (count, inline),
-                    (
-                        (-(-total // gpb),),
-                        (gpb * full * L,),
-                        (arena, written, wstart, wend, woff, wb_dev, gscr0, np.uint64(0)),
-                    ),
-                    shared,
-                )
+            )
+
+        launch = (
+            (-(-total // gpb),),
+            (gpb * full * L,),
+            (arena, written, wstart, wend, woff, wb_dev, gscr0, np.uint64(0)),
+        )
+        d = attempt(True)
+        if place is not None:
+            self._landed_in_place(res, d, place)
+            if keepable():
+                self.again = InPlace(self, res, rep, (count, inline), launch, shared)
             return
         # a mirrored window this dispatch wrote: its uniform loads may have read stale copies,
         # so the dispatch runs again, from the same arena, without mirrors (codegen.mirrors)
@@ -699,29 +699,8 @@ class Runtime:
         # dispatch before the next one starts)
         self.land = lambda: (spans, res.commit(win, plan, d["arena"], d["written"], spans))
         self.extra_stats["download_s"] = time.perf_counter() - t0
-        if (
-            res.again
-            and reps_now <= 0
-            and not wb
-            and total <= chunk
-            and not self.escape_count
-            and "mirror_rerun" not in self.extra_stats
-            and hints_in == (m.hints.tobytes() if nslots else None)
-            and getattr(self.k, "_fn", None) is not None
-            and hasattr(self.k, "_puts")
-        ):
-            self.again = Again(
-                self,
-                res,
-                (arena, written, rep),
-                (count, inline),
-                (
-                    (-(-total // gpb),),
-                    (gpb * full * L,),
-                    (arena, written, wstart, wend, woff, wb_dev, gscr0, np.uint64(0)),
-                ),
-                shared,
-            )
+        if reps_now <= 0 and not self.escape_count and "mirror_rerun" not in self.extra_stats and keepable():
+            self.again = Again(self, res, (arena, written, rep), (count, inline), launch, shared)
             self.again.note(spans)
 
     def _in_place(self, res, plan, reps: int) -> tuple | None:
