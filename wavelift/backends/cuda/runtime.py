@@ -22,6 +22,7 @@ import numpy as np
 
 from ... import settings
 from ...errors import Refused
+from ...kept import keep
 from ...run.result import Escape
 from . import codegen as G
 from . import preload as P_
@@ -162,9 +163,7 @@ def _unrefusable(m, cfg, win, budget: int) -> str | None:
         return hit[3]
     why = GR.unrefusable(low, cfg, win, found, budget)
     if key is not None:
-        _UNREFUSABLE[key] = (m, win.layout, sig, why)
-        while len(_UNREFUSABLE) > GUESSES:
-            del _UNREFUSABLE[next(iter(_UNREFUSABLE))]
+        keep(_UNREFUSABLE, key, (m, win.layout, sig, why), GUESSES)
     return why
 
 
