@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import functools
 import pathlib
+import re
 import sys
 
 import numpy as np
@@ -940,7 +941,7 @@ def _syncs_before_first_access(src: str, block: int) -> int:
     """Wave syncs in block ``block`` of a wave64 module before its first global access."""
     body = src.split(f"\nB{block}: {{\n", 1)[1].split("\n}\n", 1)[0]
     # (wl_gload_b / wl_gstore_b: an access in a loop from its hoisted window base, HOIST=loops)
-    first = min(i for i in (body.find("wl_gload"), body.find("wl_gstore")) if i >= 0)
+    first = re.search(r"\bwl_g(load|store)(_b)?\(", body).start()
     return body[:first].count("bar.sync")
 
 

@@ -549,7 +549,7 @@ def prove(
         address=values.address,
         copies=values.copies,
     )
-    seen: tuple = ({}, {})
+    seen: tuple | None = ({}, {}) if facts is not None else None  # (kept only where asked)
     got = L.analyse(program, wave_size, shape, lanes=True, spec=spec, facts=seen)
     if facts is not None:
         facts.append(seen)
