@@ -788,16 +788,6 @@ def _paths(program, trips=None) -> tuple[str | None, int, list]:
     return None, most, [b for b in blocks if b.index in succ]
 
 
-def _const(op) -> int | None:
-    """The integer a const op holds (None: op is not one)."""
-    if op is None or op.name != "const":
-        return None
-    try:
-        return int(op.attrs["value_np"] if "value_np" in op.attrs else op.attrs["value"])
-    except (TypeError, ValueError):
-        return None
-
-
 def _dom(v, signed: bool) -> tuple[int, int]:
     """u32 interval v as integers of the compare's order (signed: i32 values)."""
     v = v if isinstance(v, V) else TOP
@@ -863,7 +853,7 @@ def loop_trips(b, wave_size: int, entries: list, facts: list) -> int | None:
         if d is None or d.name not in ("add", "sub") or d.type not in ("u32", "i32"):
             return None
         for v, c in ((d.args[0], d.args[1]), (d.args[1], d.args[0])) if d.name == "add" else [d.args]:
-            k, n = start(v), _const(defs.get(strip(c)[0].id))
+            k, n = start(v), L.const_int(defs.get(strip(c)[0].id))
             if k is not None and n is not None:
                 n &= L.M
                 n = n - (1 << 32) if n >> 31 else n
@@ -948,7 +938,7 @@ def loop_trips(b, wave_size: int, entries: list, facts: list) -> int | None:
         last = ops[exec_w[0]]
         if (
             (c.attrs["cond"] == "ne") == again
-            and _const(defs.get(z.id)) == 0
+            and L.const_int(defs.get(z.id)) == 0
             and last.attrs["reg"] == L.EXEC_REGS[0]
             and last.args[0].id == x.id
             and all(k < exec_w[0] for k in exec_ops)

@@ -27,6 +27,7 @@ per-iteration test."""
 from __future__ import annotations
 
 from ...ir.program import EXEC_LO
+from .ldsrange import const_int
 
 M64 = (1 << 64) - 1
 M32 = (1 << 32) - 1
@@ -78,16 +79,6 @@ def _exact(sym) -> tuple | None:
     return None
 
 
-def _const(op) -> int | None:
-    if op is None or op.name != "const":
-        return None
-    v = op.attrs["value_np"] if "value_np" in op.attrs else op.attrs.get("value")
-    try:
-        return int(v)
-    except (TypeError, ValueError):
-        return None
-
-
 class Plan:
     """One load of a loop block tested once: its op, the induction VGPR r, the stride, the
     address's base (an affine form without r) and the bound n (lane runs again => r < n)."""
@@ -136,7 +127,7 @@ class _Walk:
         elif n == "exec":
             out = ("exec",) if ("s", EXEC_LO) not in self.regs else None
         elif n == "const":
-            k = _const(op)
+            k = const_int(op)
             if k is not None:
                 out = {"u32": ("lo", _aff(k & M32)), "u64": ("w", _aff(k))}.get(op.type)
                 if op.type == "b1" and k:

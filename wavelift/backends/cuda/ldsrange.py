@@ -163,18 +163,24 @@ _BIN = {"add": add, "sub": sub, "mul": mul, "shl": shl, "shr": shr, "and": and_,
 _INT32 = ("u32", "i32")
 
 
+def const_int(op) -> int | None:
+    """The integer a const op holds (None: ``op`` is not one, or holds no integer)."""
+    if op is None or op.name != "const":
+        return None
+    v = op.attrs["value_np"] if "value_np" in op.attrs else op.attrs.get("value")
+    try:
+        return int(v)
+    except (TypeError, ValueError):
+        return None
+
+
 def value_of(op, val) -> V:
     """The abstract value of op's result (a u32/i32 op), from its arguments' (``val``: id ->
     V); any value for everything else."""
     n, t = op.name, op.type
     if n == "const":
-        if t not in _INT32:
-            return TOP
-        v = op.attrs["value_np"] if "value_np" in op.attrs else op.attrs["value"]
-        try:
-            return const(int(v))
-        except (TypeError, ValueError):
-            return TOP
+        c = const_int(op) if t in _INT32 else None
+        return TOP if c is None else const(c)
     args = [val.get(x.id, TOP) for x in op.args]
     if n in _BIN and t in _INT32:
         return _BIN[n](args[0], args[1])
