@@ -854,6 +854,9 @@ class _Kept:
         "events",
         "changes",
         "host",
+        "h_status",
+        "h_stats",
+        "own",
     )
 
     def __init__(self, rt, res, rep, runs, launch, shared):
@@ -874,7 +877,20 @@ class _Kept:
         self.cubin = rt.extra_stats["cubin"]
         self.events = res.events
         self.changes = None  # (Resident.changes when armed; None: not armed)
-        self.host = res.readback(rep)  # (the report read back into a kept page-locked array)
+        # the report read back into a kept page-locked host array, and its views, made once
+        self.host = h = res.readback(rep)
+        self.h_status = h[STATS_BYTES : STATS_BYTES + 64].view(np.uint32)
+        self.h_stats = h[:STATS_BYTES].view(np.uint64)
+        self.own = _Slot(self, h, res.events)  # (its views of the report, as a queue place's)
+
+    def _runs(self) -> tuple[list, list]:
+        """The runs of the report in ``own`` (read back): sorted starts and ends."""
+        own = self.own
+        c = int(own.count[0])
+        if c <= INLINE_RUNS:  # (every run came back with the report: as runs_finish, in lists)
+            return own.runs(c)
+        runs = self.res.ops.runs_finish(c, (own.starts, own.ends))
+        return runs[0].tolist(), runs[1].tolist()
 
     def _holds(self) -> bool:
         """Whether this plan may run again (``run``; ``Again.defer``): armed (``arm``), nothing
@@ -910,9 +926,6 @@ class Again(_Kept):
         "arena",
         "written",
         "mirrored",
-        "h_status",
-        "h_stats",
-        "own",
         "runs_go",
         "runs_note",
         "graph",
@@ -929,15 +942,10 @@ class Again(_Kept):
         self.arena, self.written, rep = staging
         super().__init__(rt, res, rep, runs, launch, shared)
         self.mirrored = list(rt.mirrored)
-        # what ``run`` does, made once: the views of the report's kept host array (_Kept's
-        # read-back); wl_runs' call and the hints' copy with their
+        # what ``run`` does, made once: wl_runs' call and the hints' copy with their
         # arguments; the windows' arena offsets and addresses and the wl_land calls (land)
         rep = self.rep
         ops = res.ops
-        h = self.host
-        self.h_status = h[STATS_BYTES : STATS_BYTES + 64].view(np.uint32)
-        self.h_stats = h[:STATS_BYTES].view(np.uint64)
-        self.own = _Slot(self, h, res.events)  # (its views of the report, as a queue place's)
         self.runs_go, self.runs_note = ops.runs_call(self.written, self.count, self.inline)
         # those GPU operations captured once as a CUDA graph (``_capture``; None: not yet, False:
         # not to be); WAVELIFT_CUDA_GRAPH=off runs them one by one (A/B runs)
@@ -1026,12 +1034,7 @@ class Again(_Kept):
         if status[0] or status[4] or self.h_stats[2]:  # (a flag or an escape: the full path's to tell)
             return False
         own = self.own
-        c = int(own.count[0])
-        if c <= INLINE_RUNS:  # (every run came back with the report: as runs_finish, in lists)
-            s_, e_ = own.runs(c)
-        else:
-            runs = self.res.ops.runs_finish(c, (own.starts, own.ends))
-            s_, e_ = runs[0].tolist(), runs[1].tolist()
+        s_, e_ = self._runs()
         if self.mirrored and _meets(s_, e_, self.mirrored):
             return False
         return self._landing(cp, own, s_, e_, t0)
@@ -1279,20 +1282,12 @@ class InPlace(_Kept):
         if self.hint is not None:
             ptr, size = self.hint
             ops.copy_global(self.rep, HINTS_AT, ptr, min(4 * self.nslots, size))
-        host = self.rep.get(out=self.host)  # (waits for the kernel)
+        self.rep.get(out=self.host)  # (waits for the kernel)
         t0 = time.perf_counter()
-        runs = ops.runs_finish(
-            int(host[RUNS_AT : RUNS_AT + 4].view(np.uint32)[0]),
-            (
-                host[STARTS_AT : STARTS_AT + 8 * INLINE_RUNS].view(np.uint64),
-                host[ENDS_AT : ENDS_AT + 8 * INLINE_RUNS].view(np.uint64),
-            ),
-        )
-        s_, e_ = runs[0].tolist(), runs[1].tolist()
+        s_, e_ = self._runs()
         res.clear_heap_runs(s_, e_)
-        status = host[STATS_BYTES : STATS_BYTES + 64].view(np.uint32)
-        stats = host[:STATS_BYTES].view(np.uint64)
-        if status[0] or status[4] or stats[2] or (self.pre and _meets(s_, e_, self.pre)):
+        status, own = self.h_status, self.own
+        if status[0] or status[4] or self.h_stats[2] or (self.pre and _meets(s_, e_, self.pre)):
             res.broke_in_place(
                 self.plan,
                 s_,
@@ -1301,11 +1296,9 @@ class InPlace(_Kept):
                 "an escape or a store into a preloaded word; the device copies it ran on are unusable",
             )
             return False
-        if self.nslots:
-            hints = host[HINTS_AT : HINTS_AT + 4 * self.nslots]
-            if hints.tobytes() != self.hb32:
-                self.m.hints = hints.view(np.uint32).astype(np.int64)
-                self.hints = None
+        if self.nslots and own.hints.tobytes() != self.hb32:
+            self.m.hints = own.hints.view(np.uint32).astype(np.int64)
+            self.hints = None
         self.booked = res.landed_in_place(self.win, self.plan, s_, e_)
         add = np.add.reduce
         extra = {
@@ -1314,7 +1307,7 @@ class InPlace(_Kept):
             "in_place": "proved",
             "download_s": time.perf_counter() - t0,
         }
-        return self.booked[0], int(add(stats[8::2])), int(add(stats[9::2])), extra
+        return self.booked[0], int(add(own.ins)), int(add(own.lane)), extra
 
     def land(self, spans) -> tuple:
         """(spans, bytes written): ``run`` booked them (the bytes stand on the device)."""
