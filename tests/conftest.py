@@ -71,20 +71,31 @@ def _native_after_off():
 
 
 @pytest.fixture
-def driver_runs(monkeypatch) -> list:
-    """[the number of runs of the native driver (numpy runtime's Runtime._drive_parts)] from
-    here on: a dispatch whose guesses failed runs it twice."""
+def calls(monkeypatch):
+    """calls(owner, name) -> a list that gets the arguments of every later call of ``owner.name``
+    (a module's function or a class's method, which still runs): what a test counts or reads."""
+
+    def watch(owner, name: str) -> list:
+        seen: list = []
+        real = getattr(owner, name)
+
+        def call(*args, **kwargs):
+            seen.append(args)
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(owner, name, call)
+        return seen
+
+    return watch
+
+
+@pytest.fixture
+def driver_runs(calls) -> list:
+    """The runs of the native driver (numpy runtime's Runtime._drive_parts) from here on, one
+    entry each: a dispatch whose guesses failed runs it twice."""
     from wavelift.backends.numpy import runtime
 
-    runs = [0]
-    real = runtime.Runtime._drive_parts
-
-    def count(self, *args):
-        runs[0] += 1
-        return real(self, *args)
-
-    monkeypatch.setattr(runtime.Runtime, "_drive_parts", count)
-    return runs
+    return calls(runtime.Runtime, "_drive_parts")
 
 
 @pytest.fixture(autouse=True)  # autouse: in every test's closure, parametrized for marked ones

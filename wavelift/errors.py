@@ -72,6 +72,10 @@ CODES: dict[str, str] = {
     "backend.proof": "a CUDA dispatch run in place on a proof that it cannot be refused flagged or escaped (WAVELIFT_CUDA_INPLACE=proved): an internal defect; the device copies it ran on are unusable after (every later dispatch on them is refused)",
 }
 
+# the codes no other way of running the dispatch may undo (execute's deeper trace): their run
+# broke what another would run on (backend.proof: the device copies are unusable)
+FINAL: frozenset[str] = frozenset({"backend.proof"})
+
 
 @dataclass(frozen=True)
 class Refusal:
@@ -81,6 +85,11 @@ class Refusal:
     def __post_init__(self):
         if self.code not in CODES:
             raise ValueError(f"unregistered refusal code {self.code!r}")
+
+    @property
+    def final(self) -> bool:
+        """Whether the dispatch may not be run again another way (FINAL)."""
+        return self.code in FINAL
 
     def __str__(self) -> str:
         return f"{self.code}: {self.message}"

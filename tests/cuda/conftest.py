@@ -27,6 +27,16 @@ def standin():
 
 
 @pytest.fixture
+def arena_path(monkeypatch):
+    """WAVELIFT_CUDA_INPLACE=off whatever the environment or the default says, for a test of the
+    arena path: its stand-in kernel reports escapes or mirror hits the real program cannot have
+    (in place, where the real program is proved, that is a failed proof: ``backend.proof``), or
+    it counts what only the arena path has (kept arena plans, staging sets, deferrals, graphs,
+    mirrors, reruns).  In place is tested by test_inplace_host.py (decision 0049 step 4)."""
+    monkeypatch.setenv("WAVELIFT_CUDA_INPLACE", "off")
+
+
+@pytest.fixture
 def young_gc():
     """For a test whose gc.collect() must free what it made: the worker's older objects (earlier
     tests' caches of translated programs) frozen first, so a collection walks only this test's

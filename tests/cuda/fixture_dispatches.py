@@ -174,21 +174,26 @@ def capture_dispatches(dirs=CAPTURE_DIRS, pattern="*.wlcap"):
     return out
 
 
-def pass_dispatches(name: str, w: int = 1920, h: int = 1080) -> list:
-    """(memory, config) of bench/bench_resident.py's full-screen pass ``name`` (shade, stencil5)
-    at w x h, launched as the bench launches it."""
+def launch_pass(dev, name: str, w: int, h: int) -> tuple:
+    """bench/bench_resident.py's full-screen pass ``name`` (shade, stencil5) at w x h, launched on
+    ``dev`` as the bench launches it -> (the launch's result, its output buffer)."""
     sys.path.insert(0, str(ROOT / "bench"))
     import bench_resident as BR
 
-    import wavelift
-
     c = BR._pass_case(name, w, h)
-    catch = _Catch()
-    dev = wavelift.Device("gfx1030", execute=catch)
     k = dev.load_code_object(str(ROOT / c["hsaco"])).kernel(name)
     bx, by = c["block"]
-    args = [dev.upload(a) for a in c["inputs"]] + [dev.alloc(4 * w * h)] + c["scalars"]
-    k.launch(groups=(-(-w // bx), -(-h // by)), block=(bx, by), args=args)
+    bufs = [dev.upload(a) for a in c["inputs"]]
+    out = dev.alloc(4 * w * h)
+    return k.launch(groups=(-(-w // bx), -(-h // by)), block=(bx, by), args=bufs + [out] + c["scalars"]), out
+
+
+def pass_dispatches(name: str, w: int = 1920, h: int = 1080) -> list:
+    """(memory, config) of launch_pass's dispatch (nothing runs)."""
+    import wavelift
+
+    catch = _Catch()
+    launch_pass(wavelift.Device("gfx1030", execute=catch), name, w, h)
     return catch.got
 
 

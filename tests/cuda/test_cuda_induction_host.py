@@ -21,7 +21,7 @@ Checked without a GPU:
 * the source: histogram holds the test before its loop, the tested block as before, and a copy
   whose load is direct; matmul16, stencil5, reduce1024 and scan256 (no such load) are the
   HOIST=loops source byte for byte; NVRTC compiles it (where installed); a split build keeps
-  the copy in its block's part; the module entry's name follows the setting.
+  the copy in its block's part (the module entry's name follows the setting: test_cuda_stored_host).
 
 On a GPU: devjobs/h127.sh (the CUDA tests with the setting on, the LDS kernels against NumPy
 among them; cuda_costs.py's h127 variant)."""
@@ -487,16 +487,6 @@ def test_split_keeps_the_copy_in_its_part(monkeypatch):
     assert f"case {b}: goto B{b};" in part and f"\nB{b}_h: {{" in part and f"B{b}_t: ;" in part
     body = part[part.index("wl_part_") :]
     assert body.index("WlCtx& C = *S->C;") < body.index("u8* wl_gp") < body.index("B" + b + "_h: {")
-
-
-def test_entry_name_follows_the_setting(monkeypatch):
-    from wavelift.backends.cuda import stored
-
-    names = set()
-    for v in ("loops", "induction"):
-        monkeypatch.setenv("WAVELIFT_CUDA_HOIST", v)
-        names.add(stored.entry_name(("k",), "sm_90", 0))
-    assert len(names) == 2
 
 
 @pytest.mark.cuda

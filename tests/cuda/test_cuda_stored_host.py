@@ -173,30 +173,31 @@ def test_missing_cubin_generates(env):
 
 
 @pytest.mark.parametrize(
-    "change",
+    "setting, values",
     [
-        ("WAVELIFT_CUDA_PASSES", "off"),
-        ("WAVELIFT_CUDA_BLENDS", "eager"),
-        ("WAVELIFT_CUDA_BLENDS", "blocks"),  # (`atomics` is the default)
-        ("WAVELIFT_CUDA_HOIST", "access"),  # (`loops` is)
-        ("WAVELIFT_CUDA_HOIST", "induction"),
-        ("WAVELIFT_CUDA_OCCUPANCY", "1024"),
-        ("WAVELIFT_CUDA_OCCUPANCY_STEP", "32"),
-        ("WAVELIFT_CUDA_LDS", "direct"),  # (`lanes` is the default)
-        ("WAVELIFT_CUDA_BUDGET", "checked"),  # (`straight` is)
-        ("WAVELIFT_CUDA_EXEC", "every"),  # (`known` is)
-        ("WAVELIFT_CUDA_NAN", "every"),  # (`chain` is)
-        ("WAVELIFT_CUDA_WAVESYNC", "spaces"),
-        ("WAVELIFT_CUDA_WAVESYNC", "commute"),
-        ("WAVELIFT_CUDA_LDSBASE", "kept"),
+        ("WAVELIFT_CUDA_PASSES", ("off",)),
+        ("WAVELIFT_CUDA_BLENDS", ("eager", "blocks")),  # (`atomics` is the default)
+        ("WAVELIFT_CUDA_HOIST", ("access", "induction")),  # (`loops` is)
+        ("WAVELIFT_CUDA_OCCUPANCY", ("1024",)),
+        ("WAVELIFT_CUDA_OCCUPANCY_STEP", ("32",)),
+        ("WAVELIFT_CUDA_LDS", ("direct",)),  # (`lanes` is the default)
+        ("WAVELIFT_CUDA_BUDGET", ("checked",)),  # (`straight` is)
+        ("WAVELIFT_CUDA_EXEC", ("every",)),  # (`known` is)
+        ("WAVELIFT_CUDA_NAN", ("every",)),  # (`chain` is)
+        ("WAVELIFT_CUDA_WAVESYNC", ("spaces", "commute")),
+        ("WAVELIFT_CUDA_LDSBASE", ("kept",)),
     ],
 )
-def test_changed_setting_misses(env, monkeypatch, change):
+def test_changed_setting_misses(env, monkeypatch, setting, values):
+    """The settings a stored build is keyed by, in one place: under each value in turn a build
+    misses every entry stored before it (the default's and the other values': each value names
+    an entry of its own)."""
     build, calls, key, tmp = env
     build()
-    monkeypatch.setenv(*change)
-    build()
-    assert calls == [1, 1]
+    for v in values:
+        monkeypatch.setenv(setting, v)
+        build()
+    assert calls == [1] * (1 + len(values))
 
 
 def test_changed_key_arch_nvrtc_or_code_misses(env, monkeypatch):

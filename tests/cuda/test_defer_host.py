@@ -19,6 +19,7 @@ import pathlib
 import sys
 
 import numpy as np
+import pytest
 
 HERE = pathlib.Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
@@ -31,6 +32,8 @@ from wavelift.run import execute as X  # noqa: E402
 
 FIX = HERE.parent / "fixtures" / "gfx1030"
 N = 64
+# (deferral is the arena path's: a dispatch run in place is never deferred -- decision 0049 step 4)
+pytestmark = pytest.mark.usefixtures("arena_path")
 
 
 def _acc_kernel(held):

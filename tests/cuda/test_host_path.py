@@ -23,6 +23,7 @@ import pathlib
 import sys
 
 import numpy as np
+import pytest
 
 HERE = pathlib.Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
@@ -315,6 +316,7 @@ def test_standin_launches_land_and_pointer_changes_are_seen(standin):
     assert standin.calls["set"] == 0, dict(standin.calls)
 
 
+@pytest.mark.usefixtures("arena_path")
 def test_standin_escaping_launch_changes_no_memory(standin):
     dev, k = _device()
     n = 64

@@ -24,9 +24,10 @@ ROOT = HERE.parents[1]
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT / "bench"))
 import standin_cupy as S  # noqa: E402
+from fixture_dispatches import pass_dispatches  # noqa: E402
 from test_cuda_backend import translate_dispatch  # noqa: E402
 from test_resident_runtime_host import FakeModule  # noqa: E402
-from test_unrefusable_host import VADD, _caught  # noqa: E402
+from test_unrefusable_host import VADD, _caught, _vadd  # noqa: E402
 
 from wavelift.backends.cuda import resident as R  # noqa: E402
 from wavelift.backends.cuda import runtime as RT  # noqa: E402
@@ -134,37 +135,8 @@ def _same_memory(mem, model) -> None:
         assert bytes(mem.read(x.base, x.size)) == bytes(model.read(x.base, x.size)), x.name
 
 
-def _vadd(n=1000, block=64, lanes=None, count=None):
-    def go(dev, k):
-        a = dev.upload(np.arange(n, dtype=np.float32), name="a")
-        b = dev.upload(np.full(n, 0.5, np.float32), name="b")
-        c = dev.alloc(4 * n)
-        k.launch(
-            global_size=(lanes or n, 1, 1),
-            block=(block, 1, 1),
-            args=[a, b, c, np.uint32(count or lanes or n)],
-        )
-
-    (mem, cfg), *_ = _caught(VADD, "vadd", go)
-    return mem, cfg
-
-
-def _shade(w=64, h=32):
-    import bench_resident as BR
-
-    c = BR._pass_case("shade", w, h)
-
-    def go(dev, k):
-        bufs = [dev.upload(a) for a in c["inputs"]]
-        bx, by = c["block"]
-        k.launch(
-            groups=(-(-w // bx), -(-h // by)),
-            block=(bx, by),
-            args=bufs + [dev.alloc(4 * w * h)] + c["scalars"],
-        )
-
-    (mem, cfg), *_ = _caught(c["hsaco"], "shade", go)
-    return mem, cfg
+def _shade():
+    return pass_dispatches("shade", 64, 32)[0]
 
 
 def _divergent_loop():
@@ -260,7 +232,7 @@ def test_a_refused_dispatch_not_proved_changes_nothing(monkeypatch):
     writes n = 1,024 into its kernel arguments: the kept proof no longer holds (the preloaded
     word changed), the predicate says `global_access`, the dispatch runs on the arena and is
     refused `escape` (NumPy refuses it too) -- no device and no host byte changed."""
-    mem, cfg = _vadd(256, lanes=1024, count=256)
+    mem, cfg = _vadd(256, grid=1024, count=256)
     fm = rig(monkeypatch, mem, cfg)
     r = _run(mem, cfg)
     assert r.refusal is None and r.stats["in_place"] == "proved", r.refusal
@@ -440,7 +412,7 @@ def test_repeated_dispatches_in_place_run_from_a_kept_plan(monkeypatch):
 
 
 @pytest.mark.parametrize("defer", ["off", "on"])
-def test_a_session_in_place_equals_numpy(standin, monkeypatch, setting, defer):
+def test_a_session_in_place_equals_numpy(standin, monkeypatch, calls, setting, defer):
     """test_resident_gpu's kept session (random vadd launches on one Device amid host writes, host
     reads and new allocations; results read at once) on the stand-in device, with the real
     translated module (NVRTC) and test_host_path's vadd stand-in, which reads the kernel
@@ -455,16 +427,9 @@ def test_a_session_in_place_equals_numpy(standin, monkeypatch, setting, defer):
     monkeypatch.setenv("WAVELIFT_CUDA_DEFER", defer)
     want, _ = _kept_session("numpy")
     standin.kernel = _vadd_from_kernargs()
-    booked = [0]
-    landed = R.Resident.landed_in_place
-
-    def counted(self, *a):
-        booked[0] += 1
-        return landed(self, *a)
-
-    monkeypatch.setattr(R.Resident, "landed_in_place", counted)
+    booked = calls(R.Resident, "landed_in_place")
     got, hits = _kept_session("cuda")
     assert got == want
     launches = sum(1 for x in got[:-1] if isinstance(x, list))
-    assert booked[0] == launches, (booked[0], launches)  # (every launch in place)
+    assert len(booked) == launches, (len(booked), launches)  # (every launch in place)
     assert hits > 30, hits

@@ -150,6 +150,7 @@ def _session(seed, backend, steps, again=True):
     return out, final
 
 
+@pytest.mark.usefixtures("arena_path")
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_sessions_equal_the_full_path_and_numpy(standin, seed):
     standin.kernel = _checked_kernel()
@@ -175,6 +176,7 @@ def _launch(k, args):
     return r
 
 
+@pytest.mark.usefixtures("arena_path")
 def test_each_change_takes_the_full_path_once(standin, monkeypatch):
     standin.kernel = _checked_kernel()
     dev, k = _device("cuda")
@@ -317,6 +319,7 @@ def _warm_vadd(standin):
     return dev, k, args
 
 
+@pytest.mark.usefixtures("arena_path")
 @pytest.mark.parametrize("graph", [False, True])
 def test_repeated_launch_device_operations(standin, monkeypatch, graph):
     """One by one: the report's memset, the kernel, wl_runs, the hints' copy, the report's
@@ -336,6 +339,7 @@ def test_repeated_launch_device_operations(standin, monkeypatch, graph):
     assert np.array_equal(dev.download(c, np.float32), np.arange(N, dtype=np.float32) + 1)
 
 
+@pytest.mark.usefixtures("arena_path")
 @pytest.mark.parametrize("graph", [False, True])
 def test_deferred_launch_device_operations(standin, monkeypatch, graph):
     """Deferred (WAVELIFT_CUDA_DEFER on): one by one, the report's memset, the kernel, wl_runs,
@@ -383,6 +387,7 @@ def test_a_dropped_device_takes_its_kept_runs_along(standin, young_gc):
     assert rec.again() is None
 
 
+@pytest.mark.usefixtures("arena_path")
 def test_sessions_without_kept_staging(standin, monkeypatch):
     """Staging sets too large to keep (fresh arrays each dispatch, both cleared as before): no
     kept run (its arena is not kept), the same results as the full path and NumPy."""
@@ -399,6 +404,7 @@ def test_sessions_without_kept_staging(standin, monkeypatch):
     assert fast_final == ref_final
 
 
+@pytest.mark.usefixtures("arena_path")
 def test_an_evicted_staging_set_takes_its_kept_runs_along(standin, monkeypatch):
     """Staging sets kept up to STAGING_TOTAL_BYTES together: a dispatch of other sizes evicts the
     older set, and the kept runs on its arena go with it (they could not run again: Again.arm
@@ -520,6 +526,7 @@ def _pattern_session(again: bool, pats, mirror=None):
         X._keep_again, D.Device._keep_fast, X._CACHE = saved_keep, saved_fast, saved_cache
 
 
+@pytest.mark.usefixtures("arena_path")
 @pytest.mark.parametrize("graph", [False, True])
 def test_kept_runs_with_many_runs_other_spans_and_written_mirrors(standin, monkeypatch, graph):
     """The kept run's own handling of the report (every run inline, or more than INLINE_RUNS
@@ -547,6 +554,7 @@ def test_kept_runs_with_many_runs_other_spans_and_written_mirrors(standin, monke
     assert (standin.calls["graph_launch"] - g >= sum(hits)) == graph
 
 
+@pytest.mark.usefixtures("arena_path")
 @pytest.mark.parametrize("seed", [1, 2])
 def test_graph_sessions_equal_the_full_path_and_numpy(standin, monkeypatch, seed):
     """WAVELIFT_CUDA_GRAPH=on: each kept run replays the operations its plan captured once (the
@@ -565,6 +573,7 @@ def test_graph_sessions_equal_the_full_path_and_numpy(standin, monkeypatch, seed
     assert graphs >= taken > 0, (graphs, taken)  # (escaping kept runs launched one too)
 
 
+@pytest.mark.usefixtures("arena_path")
 def test_graph_capture_refused_runs_one_by_one(standin, monkeypatch):
     """A stream that cannot capture (an old CuPy, a driver that refuses): the plan runs its
     operations one by one, as without the setting, and lands the same."""
@@ -587,6 +596,7 @@ def test_graph_capture_refused_runs_one_by_one(standin, monkeypatch):
     assert np.array_equal(dev.download(c, np.float32), np.arange(N, dtype=np.float32) + 1)
 
 
+@pytest.mark.usefixtures("arena_path")
 def test_a_captured_run_only_where_clear_zeroes_the_report_alone(standin, monkeypatch):
     """Resident.clears_report_only (what a captured run replays in place of ``clear``): true for
     a kept run's report and map after its landing; false once a kernel may have marked the map,

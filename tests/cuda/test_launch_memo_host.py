@@ -9,6 +9,7 @@ import pathlib
 import sys
 
 import numpy as np
+import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from test_resident_runtime_host import _run, rig  # noqa: E402,F401
@@ -21,6 +22,7 @@ def _mirror_words(fm):
     return [h for name, h in fm.puts if name == "WL_MIRROR"]
 
 
+@pytest.mark.usefixtures("arena_path")
 def test_mirror_words_follow_the_mirrored_windows_versions(rig, monkeypatch):  # noqa: F811
     """A uniform-load slot guessed into a's window: its mirror (a's bytes) is made once and kept
     while a's device copy keeps its version; a host write to a, a dispatch landing in a, and

@@ -211,30 +211,37 @@ def _vadd_landed(n=4096):
     return dev, k, n, a, bufs, r
 
 
-def test_gpu_stream_of_dispatches_lands_as_numpy_does():
-    """A chain of dispatches each reading what the one before wrote, host writes between some,
-    no host read until the end: every buffer equals the NumPy backend's."""
-    _needs_gpu()
+def _chain(backend: str, seed: int, each=None) -> tuple[list, list]:
+    """A chain of vadd dispatches on one Device, each reading what the one before wrote, host
+    writes between some, no host read until the end -> (each dispatch's write spans, every
+    buffer at the end); ``each(dev, result)`` after each dispatch."""
     import wavelift
 
-    rng = np.random.default_rng(5)
+    rng = np.random.default_rng(seed)
     n = 4096
-    a0 = rng.standard_normal(n).astype(np.float32)
-    got = {}
-    for backend in ("numpy", "cuda"):
-        dev = wavelift.Device("gfx1030", backend=backend, mode="lane", record=False)
-        k = _vadd(dev)
-        bufs = [dev.upload(a0), dev.alloc(4 * n), dev.alloc(4 * n)]
-        for step in range(12):
-            x, y, z = bufs[step % 3], bufs[(step + 1) % 3], bufs[(step + 2) % 3]
-            if step % 5 == 4:  # the host changes part of one (goes up as a dirty range)
-                dev.memory.write(x.address + 4 * 100, np.full(50, step, np.float32))
-            r = k.launch(groups=(n // 256,), block=(256,), args=[x, x, z, np.uint32(n)])
+    dev = wavelift.Device("gfx1030", backend=backend, mode="lane", record=False)
+    k = _vadd(dev)
+    bufs = [dev.upload(rng.standard_normal(n).astype(np.float32)), dev.alloc(4 * n), dev.alloc(4 * n)]
+    spans = []
+    for step in range(12):
+        x, y, z = bufs[step % 3], bufs[(step + 1) % 3], bufs[(step + 2) % 3]
+        if step % 5 == 4:  # the host changes part of one (goes up as a dirty range)
+            dev.memory.write(x.address + 4 * 100, np.full(50, step, np.float32))
+        for groups, a in (((n // 256,), [x, x, z]), ((n // 256 - 2,), [z, x, y])):
+            r = k.launch(groups=groups, block=(256,), args=a + [np.uint32(n)])
             assert r.refusal is None, r.refusal
-            r = k.launch(groups=(n // 256 - 2,), block=(256,), args=[z, x, y, np.uint32(n)])
-            assert r.refusal is None, r.refusal
-        got[backend] = [dev.download(b, np.uint32) for b in bufs]
-    for u, v in zip(got["numpy"], got["cuda"]):
+            spans.append(list(r.write_spans))
+            if each is not None:
+                each(dev, r)
+    return spans, [dev.download(b, np.uint32) for b in bufs]
+
+
+def test_gpu_stream_of_dispatches_lands_as_numpy_does():
+    """_chain: every buffer equals the NumPy backend's."""
+    _needs_gpu()
+    _, want = _chain("numpy", 5)
+    _, got = _chain("cuda", 5)
+    for u, v in zip(want, got):
         assert np.array_equal(u, v)
 
 
@@ -399,36 +406,18 @@ def in_place(monkeypatch, request):
 
 @pytest.mark.parametrize("in_place", ["bytes", "bits"], indirect=True)
 def test_gpu_in_place_stream_lands_as_numpy_does(in_place):
-    """test_gpu_stream_of_dispatches_lands_as_numpy_does's chain, every dispatch proved and run
-    on the heap (no arena): every write span and buffer equal to the NumPy backend's, and the
-    heap's map zero after each."""
+    """_chain, every dispatch proved and run on the heap (no arena): every write span and buffer
+    equal to the NumPy backend's, and the heap's map zero after each."""
     _needs_gpu()
-    import wavelift
 
-    rng = np.random.default_rng(125)
-    n = 4096
-    a0 = rng.standard_normal(n).astype(np.float32)
-    got: dict = {}
-    for backend in ("numpy", "cuda"):
-        dev = wavelift.Device("gfx1030", backend=backend, mode="lane", record=False)
-        k = _vadd(dev)
-        bufs = [dev.upload(a0), dev.alloc(4 * n), dev.alloc(4 * n)]
-        spans = []
-        for step in range(12):
-            x, y, z = bufs[step % 3], bufs[(step + 1) % 3], bufs[(step + 2) % 3]
-            if step % 5 == 4:
-                dev.memory.write(x.address + 4 * 100, np.full(50, step, np.float32))
-            for groups, a in (((n // 256,), [x, x, z]), ((n // 256 - 2,), [z, x, y])):
-                r = k.launch(groups=groups, block=(256,), args=a + [np.uint32(n)])
-                assert r.refusal is None, r.refusal
-                spans.append(list(r.write_spans))
-                if backend == "cuda":
-                    assert r.stats["in_place"] == "proved"
-                    heap = dev.memory.resident.heap
-                    assert not R.map_flags(heap.written.get()).any()
-        got[backend] = (spans, [dev.download(b, np.uint32) for b in bufs])
-    assert got["cuda"][0] == got["numpy"][0]
-    for u, v in zip(got["numpy"][1], got["cuda"][1]):
+    def on_the_heap(dev, r):
+        assert r.stats["in_place"] == "proved"
+        assert not R.map_flags(dev.memory.resident.heap.written.get()).any()
+
+    want = _chain("numpy", 125)
+    got = _chain("cuda", 125, on_the_heap)
+    assert got[0] == want[0]
+    for u, v in zip(want[1], got[1]):
         assert np.array_equal(u, v)
 
 
@@ -444,17 +433,9 @@ def test_gpu_in_place_session_lands_as_numpy_does(in_place):
 
 
 def _pass_launch(dev, name: str, w: int, h: int):
-    import sys
+    from fixture_dispatches import launch_pass
 
-    sys.path.insert(0, str(HERE.parents[1] / "bench"))
-    import bench_resident as BR
-
-    c = BR._pass_case(name, w, h)
-    k = dev.load_code_object(str(HERE.parents[1] / c["hsaco"])).kernel(name)
-    bufs = [dev.upload(a) for a in c["inputs"]]
-    out = dev.alloc(4 * w * h)
-    bx, by = c["block"]
-    r = k.launch(groups=(-(-w // bx), -(-h // by)), block=(bx, by), args=bufs + [out] + c["scalars"])
+    r, out = launch_pass(dev, name, w, h)
     return r, dev.download(out, np.uint32)
 
 

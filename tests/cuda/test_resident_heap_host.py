@@ -359,6 +359,7 @@ def _record_moves(monkeypatch) -> list:
     return moves
 
 
+@pytest.mark.usefixtures("arena_path")
 def test_the_deferred_session_on_a_heap(standin, monkeypatch):
     """test_defer_host's session against its model (the stand-in CuPy: the runtime, kept plans,
     deferred launches, wl_gate, refusals) with every copy in a heap that starts at 64 bytes."""
@@ -371,6 +372,7 @@ def test_the_deferred_session_on_a_heap(standin, monkeypatch):
     assert moves and all(p == 0 for _, p in moves)
 
 
+@pytest.mark.usefixtures("arena_path")
 def test_launches_on_a_heap_that_moves_amid_kept_and_deferred_plans(standin, monkeypatch):
     """Repeated launches (kept plans, deferred) and, between them, a launch into a new allocation
     larger than the heap's room, which moves the heap: every result is a + b, the old launch's

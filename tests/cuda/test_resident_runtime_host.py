@@ -156,6 +156,7 @@ def test_runtime_lands_lazily_and_chains(rig, heap):
     assert np.array_equal(np.frombuffer(mem.read(c, 4 * n), np.float32), av + c1)
 
 
+@pytest.mark.usefixtures("arena_path")
 def test_runtime_refused_dispatch_changes_nothing(rig):
     mem, cfg, (a, b, c), n, fm = rig
     r = _run(mem, cfg)
@@ -178,6 +179,7 @@ def test_runtime_refused_dispatch_changes_nothing(rig):
     assert np.array_equal(np.frombuffer(mem.read(c, 4 * n), np.float32), av + bv)
 
 
+@pytest.mark.usefixtures("arena_path")
 def test_runtime_mirror_of_device_data_and_its_rerun(rig):
     """A uniform-load slot whose guessed window is c (written by the last dispatch, on the
     device only): the mirror copies c's current bytes (pulled for it), the dispatch writes c,

@@ -68,21 +68,8 @@ def _memory(seed, open_scans):
     return mem, bases
 
 
-def _count_traces(monkeypatch) -> list:
-    """[the number of full traces made from now on] (the tracer's _trace counted)."""
-    calls = [0]
-    real = T._trace
-
-    def count(*a, **k):
-        calls[0] += 1
-        return real(*a, **k)
-
-    monkeypatch.setattr(T, "_trace", count)
-    return calls
-
-
-def test_open_scans_memory_traces_the_uncached_windows_and_again_after_a_change(monkeypatch):
-    calls = _count_traces(monkeypatch)
+def test_open_scans_memory_traces_the_uncached_windows_and_again_after_a_change(calls):
+    traces = calls(T, "_trace")
     rng = np.random.default_rng(13)
     for trial in range(30):
         kept, bases = _memory(trial, True)
@@ -95,11 +82,11 @@ def test_open_scans_memory_traces_the_uncached_windows_and_again_after_a_change(
                 want = T.trace_uncached(plain, cfg, depth=depth)
                 scanned: list = []  # (the heads this trace scans)
                 T._trace(plain, cfg, T.trace_key(cfg)[1], scanned, depth)
-                n = calls[0]
+                n = len(traces)
                 assert T.trace(kept, cfg, depth=depth) == want
-                again = calls[0]
+                again = len(traces)
                 assert T.trace(kept, cfg, depth=depth) == want
-                assert calls[0] == again  # (nothing changed: the cached windows)
+                assert len(traces) == again  # (nothing changed: the cached windows)
                 # traced again every step: the first at this depth, then after one byte of a head
                 # each kept trace scanned changed (below: never back to bytes a trace saw) --
                 # but for a change in the first head scanned that leaves the uncached windows
@@ -121,11 +108,11 @@ def test_open_scans_memory_traces_the_uncached_windows_and_again_after_a_change(
         assert not kept.pointer_scans
 
 
-def test_open_scans_memory_keeps_a_trace_per_first_head(monkeypatch):
+def test_open_scans_memory_keeps_a_trace_per_first_head(calls):
     """A kernarg segment that holds other pointers on each dispatch (a kernel run over several
     buffer pairs in turn): one trace per set of bytes, each taken again while its bytes are the
     same, and the windows those bytes reach each time."""
-    calls = _count_traces(monkeypatch)
+    traces = calls(T, "_trace")
     mem = GuestMemory()
     mem.open_scans = True
     args = mem.alloc(64, name="kernargs")
@@ -136,21 +123,21 @@ def test_open_scans_memory_keeps_a_trace_per_first_head(monkeypatch):
     for _ in range(3):
         for a, b in pairs:
             mem.write(args, np.array([a, b], np.uint64).tobytes())
-            n = calls[0]
+            n = len(traces)
             got = T.trace(mem, cfg, depth=T.SHALLOW_DEPTH)
-            traced += calls[0] - n
+            traced += len(traces) - n
             assert [w.address for w in got] == sorted([args, a, b])
             assert got == T.trace_uncached(mem, cfg, depth=T.SHALLOW_DEPTH)
         assert traced == len(pairs)  # (traced in the first round only)
-    calls[0] = traced
+    n = len(traces)
     # a byte of a kept variant's head changed: traced again, the new windows
     mem.write(args, np.array([bufs[0], bufs[5]], np.uint64).tobytes())
     assert [w.address for w in T.trace(mem, cfg, depth=T.SHALLOW_DEPTH)] == sorted([args, bufs[0], bufs[5]])
-    assert calls[0] == len(pairs) + 1
+    assert len(traces) == n + 1
     # a new allocation (another table): traced again
     mem.alloc(64, name="late")
     T.trace(mem, cfg, depth=T.SHALLOW_DEPTH)
-    assert calls[0] == len(pairs) + 2
+    assert len(traces) == n + 2
     # (the variants in a store of their own: trace_cache's entries keep the one shape, (generation,
     # scanned heads, windows), that execute._keep_again reads)
     assert not mem.trace_cache
@@ -175,12 +162,12 @@ def test_trace_cache_and_variants_keep_their_own_shapes():
     assert isinstance(variants, dict) and first.base == bases[0]
 
 
-def test_open_scans_memory_keeps_a_trace_over_new_scalar_arguments(monkeypatch):
+def test_open_scans_memory_keeps_a_trace_over_new_scalar_arguments(calls):
     """A kernel dispatched again with the same buffers and new scalar arguments (a sort's stage
     numbers in its kernarg segment): the kept trace is taken (its first head scans to the same
     pointers), with the windows trace_uncached gives; a scalar that now looks like a pointer
     into another allocation traces again and reaches it (decision 0045, amendment h107)."""
-    calls = _count_traces(monkeypatch)
+    traces = calls(T, "_trace")
     mem = GuestMemory()
     mem.open_scans = True
     args = mem.alloc(64, name="kernargs")
@@ -191,33 +178,26 @@ def test_open_scans_memory_keeps_a_trace_over_new_scalar_arguments(monkeypatch):
         mem.write(
             args, np.array([bufs[0], bufs[1], stage | (7 - stage) << 32, 1 << stage], np.uint64).tobytes()
         )
-        n = calls[0]
+        n = len(traces)
         got = T.trace(mem, cfg, depth=T.SHALLOW_DEPTH)
-        traced += calls[0] - n
+        traced += len(traces) - n
         assert got == T.trace_uncached(mem, cfg, depth=T.SHALLOW_DEPTH)
         assert [w.address for w in got] == sorted([args, bufs[0], bufs[1]])
     assert traced == 1
     # the scalar word now bufs[2]'s address: traced again, and bufs[2] is a window
     mem.write(args + 16, np.array([bufs[2]], np.uint64).tobytes())
-    n = calls[0]
+    n = len(traces)
     got = T.trace(mem, cfg, depth=T.SHALLOW_DEPTH)
-    assert calls[0] == n + 1 and got == T.trace_uncached(mem, cfg, depth=T.SHALLOW_DEPTH)
+    assert len(traces) == n + 1 and got == T.trace_uncached(mem, cfg, depth=T.SHALLOW_DEPTH)
     assert [w.address for w in got] == sorted([args, *bufs])
 
 
-def test_a_new_key_scans_its_first_head_once(monkeypatch):
+def test_a_new_key_scans_its_first_head_once(calls):
     """The first trace of a key on an open_scans memory (the hook's memory over new buffers)
     indexes its variants by the first scan _trace made, not by a second scan of the same head
     (decision 0035, amendment h117): every scanned head scanned once; the index is that scan's
     result (a later trace with new scalar words beside the same pointers takes the kept trace)."""
-    scans: list = []
-    real = T._scan_open
-
-    def count(memory, a, *rest):
-        scans.append(a.base)
-        return real(memory, a, *rest)
-
-    monkeypatch.setattr(T, "_scan_open", count)
+    scan_calls = calls(T, "_scan_open")  # (memory, allocation, ...)
     mem = GuestMemory()
     mem.open_scans = True
     args = mem.alloc(64, name="kernargs")
@@ -225,11 +205,12 @@ def test_a_new_key_scans_its_first_head_once(monkeypatch):
     cfg = one_wave_config([args & 0xFFFFFFFF, args >> 32])
     mem.write(args, np.array([bufs[0], bufs[1], 5, 6], np.uint64).tobytes())
     got = T.trace(mem, cfg)  # (to MAX_DEPTH: the buffers' heads scanned too)
+    scans = [a.base for _, a, *_ in scan_calls]
     assert sorted(scans) == sorted(set(scans)) and args in scans
     assert got == T.trace_uncached(mem, cfg)
     entry = mem.trace_variants[next(iter(mem.trace_variants))]
     assert list(entry[2]) == [T._first_index(mem, mem.find(args), entry[3])]
     mem.write(args + 16, np.array([7, 8], np.uint64).tobytes())
-    calls = _count_traces(monkeypatch)
+    traces = calls(T, "_trace")
     again = T.trace(mem, cfg)
-    assert calls[0] == 0 and again == T.trace_uncached(mem, cfg)
+    assert not traces and again == T.trace_uncached(mem, cfg)

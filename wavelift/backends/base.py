@@ -63,6 +63,9 @@ class RunCounts:
     # None, or the runtime's plan for running the same dispatch again (runtime.Again: the CUDA
     # backend), which execute_dispatch keeps once the dispatch has landed
     again: Any = None
+    # True: the run's bytes stand already (the CUDA backend in place, decision 0049 step 4), so
+    # nothing checked after the run (execute's time limit) may refuse it
+    landed: bool = False
 
 
 class Part(Protocol):
@@ -177,7 +180,9 @@ def run_runtime(Runtime, module, config, windows, mode, budget, deadline, counts
     run(), which both backends' runtimes share; ``counts`` filled even when it raises."""
     counts = RunCounts() if counts is None else counts
     rt = Runtime(module, config, windows, mode, budget)
-    rt.deadline = deadline  # (the NumPy runtime stops on it; CUDA: execute checks)
+    # (the NumPy runtime stops on it; the CUDA one checks it before a launch in place, and
+    # execute after the run where nothing landed yet)
+    rt.deadline = deadline
     rt.progress = counts.progress  # (runtimes that report workgroups done call it)
     try:
         rt.run()
@@ -189,6 +194,7 @@ def run_runtime(Runtime, module, config, windows, mode, budget, deadline, counts
         counts.land = getattr(rt, "land", None)
         counts.stream = getattr(rt, "land_stream", None)
         counts.again = getattr(rt, "again", None)
+        counts.landed = getattr(rt, "landed", False)
     return counts
 
 

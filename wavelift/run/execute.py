@@ -851,10 +851,8 @@ def execute_dispatch(
             return rc, None
 
         rc, refused = attempt(res.windows)
-        # (a failed proof of a dispatch run in place is never run again: its device copies are
-        # unusable -- the CUDA backend, decision 0049 step 4)
-        proof = refused is not None and refused.refusal.code == "backend.proof"
-        if depth is not None and not proof and (refused is not None or rc.escape_count):
+        final = refused is not None and refused.refusal.final  # (never run again: errors.FINAL)
+        if depth is not None and not final and (refused is not None or rc.escape_count):
             deeper = trace(memory, config, scratch_roots=skip, key=tkey)
             if deeper != res.windows:
                 program.deep_pointers = True  # (its next dispatches go deep at once)
@@ -886,9 +884,9 @@ def execute_dispatch(
                 f"{e.kind} at pc {e.pc:#x} ({e.instruction}) wave {e.wave} "
                 f"lane {e.lane} address {e.address:#x}",
             )
-        if deadline is not None and rc.extra.get("in_place") != "proved":
-            # (a backend that cannot stop on it; nothing has landed -- except a dispatch run in
-            # place, whose bytes stand already: its backend checked the time before its launch)
+        if deadline is not None and not rc.landed:
+            # (a backend that cannot stop on it; nothing has landed -- a run whose bytes stand
+            # already had its time checked by its backend before its launch)
             deadline.check()
         tell("landing")
         spans, stats["bytes_written"] = backends.land(win, memory, rc)

@@ -484,20 +484,7 @@ FLOAT_ONLY = (
 )
 
 
-def _counting_sources(monkeypatch) -> list:
-    """[one entry per NativeBlocks made from a program] (its source made: what the index spares)."""
-    made: list = []
-    real = native.NativeBlocks.__init__
-
-    def count(self, *a, **k):
-        made.append(1)
-        real(self, *a, **k)
-
-    monkeypatch.setattr(native.NativeBlocks, "__init__", count)
-    return made
-
-
-def test_a_program_the_tier_lowers_nothing_of_is_indexed(cache, monkeypatch):
+def test_a_program_the_tier_lowers_nothing_of_is_indexed(cache, monkeypatch, calls):
     """No block lowered (each one's reason kept): the index keeps that, so a later process's
     module (its listing read afresh) finds it without lowering the program again, runs NumPy
     blocks and asks for nothing; another MODE, whose blocks lower, is not that entry (decision
@@ -508,15 +495,15 @@ def test_a_program_the_tier_lowers_nothing_of_is_indexed(cache, monkeypatch):
     assert set(nb.unsupported.values()) == {"rounding mode"}
     assert len(list(cache.glob("*.idx"))) == 1
     monkeypatch.setattr(native, "_INDEX_NAMES", {})  # (a later process lists the entries anew)
-    made = _counting_sources(monkeypatch)
+    made = calls(native.NativeBlocks, "__init__")  # (a NativeBlocks made from a program: its source made)
     later = codegen.ModeBlocks(prog, 32, ("k", 1))
     assert later.native_known(0x301) is None  # (NumPy blocks)
     got = later.native_library(0x301, background=True)  # (the ask at a second NumPy run)
-    assert made == [] and got.nothing_lowered and got.unsupported == nb.unsupported and not got.fns
+    assert not made and got.nothing_lowered and got.unsupported == nb.unsupported and not got.fns
     assert got.origin == "native index (nothing lowered)"
-    assert codegen.ModeBlocks(prog, 32, ("k", 1)).native_known(0x300) is None and made == []
+    assert codegen.ModeBlocks(prog, 32, ("k", 1)).native_known(0x300) is None and not made
     other = codegen.ModeBlocks(prog, 32, ("k", 1)).native_library(0x300)
-    assert made == [1] and other.fns and not other.nothing_lowered
+    assert len(made) == 1 and other.fns and not other.nothing_lowered
 
 
 def test_a_background_compile_writes_its_index_entry_when_done(cache, monkeypatch):

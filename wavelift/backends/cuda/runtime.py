@@ -681,6 +681,7 @@ class Runtime:
         d = attempt(True)
         if place is not None:
             self._landed_in_place(res, d, place)
+            self.landed = True  # (its bytes stand: RunCounts.landed)
             if keepable():
                 self.again = InPlace(self, res, rep, (count, inline), launch, shared)
             return
