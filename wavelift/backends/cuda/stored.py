@@ -91,6 +91,7 @@ def entry_name(key, arch: str, base_address: int) -> str:
         *(["hoist=loops"] if settings.get("WAVELIFT_CUDA_HOIST") == "loops" else []),
         *(["hoist=induction"] if settings.get("WAVELIFT_CUDA_HOIST") == "induction" else []),
         *(["ldsbase=kept"] if settings.get("WAVELIFT_CUDA_LDSBASE") == "kept" else []),
+        *(["occupancy=full"] if settings.get("WAVELIFT_CUDA_OCCUPANCY_FULL") == "on" else []),
         *([f"nan={settings.get('WAVELIFT_CUDA_NAN')}"] if settings.get("WAVELIFT_CUDA_NAN") else []),
     ):
         h.update(part.encode())
