@@ -803,12 +803,15 @@ SPILLER = r"""extern "C" __global__ void __launch_bounds__(1024, 2) wl_main(floa
 """
 
 
-def test_occupancy_bounded_build_unless_it_spills():
+def test_occupancy_bounded_build_unless_it_spills(monkeypatch):
     """compile.nvrtc_compile: a small program's module names its block size; vadd then fits
     1536 threads per SM (≤ 40 registers, no spills) and that build is the one kept; a build
     that spills more than SPILL_OK_BYTES (64 live values in 32 registers) counts as spilling;
     without a block size there is one, unbounded, build."""
     import re
+
+    # (the usual bound: WAVELIFT_CUDA_OCCUPANCY_FULL=on would keep vadd's 8-block build)
+    monkeypatch.delenv("WAVELIFT_CUDA_OCCUPANCY_FULL", raising=False)
 
     why = _nvrtc_problem()
     if why:
