@@ -49,6 +49,8 @@ induction: HOIST=induction (below) alone, on the defaults.
 h127: h118 with a one-block loop's global load at base + stride * r tested once where the loop is
 entered for every address it reaches, its copy reading it directly (WAVELIFT_CUDA_HOIST=induction;
 0047's amendment h127).
+full: a module first built for a full SM (WAVELIFT_CUDA_OCCUPANCY_FULL=on; 0047's amendment h136);
+h136: that and induction.
 DISPATCHES: vadd32, vadd64 (full-screen vadd, clang), shade (full-screen shade), collatz (65,536
 lanes of the divergent loop), and bench/kernels/lds.cl's LDS and barrier kernels: matmul16 (1024^2,
 16x16 tiles), stencil5 (1920x1080, 5x5 through an LDS tile), histogram (8.3 M words, LDS atomics),
@@ -165,6 +167,11 @@ ENV["h118"] = {**ENV["h115spaces"], **ENV["ldsbase"]}
 # (WAVELIFT_CUDA_HOIST=induction, which also hoists the bases as `loops`; 0047's amendment h127)
 ENV["h127"] = {**ENV["h118"], "WAVELIFT_CUDA_HOIST": "induction"}
 ENV["induction"] = {"WAVELIFT_CUDA_HOIST": "induction"}  # (alone, on the defaults)
+# a module first built for a full SM (2048 threads on sm_90: 8 blocks of 256), kept when it spills
+# at most SPILL_OK_BYTES (WAVELIFT_CUDA_OCCUPANCY_FULL=on; 0047's amendment h136), alone; h136:
+# that and HOIST=induction (the histogram then 32 registers, all 1024 blocks resident at once)
+ENV["full"] = {"WAVELIFT_CUDA_OCCUPANCY_FULL": "on"}
+ENV["h136"] = {**ENV["induction"], **ENV["full"]}
 # session 43's opt-in settings together (h97's three, h98's LDS values in the active lanes and
 # occupancy step)
 ENV["s43"] = {**ENV["h97"], **ENV["ldslanes"], **ENV["occstep"]}

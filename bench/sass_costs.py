@@ -150,7 +150,12 @@ def count(name, src, listing, regs=""):
     nhot = sum(len(blocks[i]) for i in hot - nan)
     m = re.search(r"Used (\d+) registers", regs)
     spill = regs.split("Used")[0].strip()
-    print(f"{name}: {total} SASS, hot path {nhot}" + (f", {m.group(1)} registers ({spill})" if m else ""))
+    bound = re.search(r"\((bounded: \d+ blocks|unbounded)\)", regs)
+    print(
+        f"{name}: {total} SASS, hot path {nhot}"
+        + (f", {m.group(1)} registers ({spill})" if m else "")
+        + (f", {bound.group(1)}" if bound else "")
+    )
     for head, latch in loops(blocks, succ, hot):
         lo, hi = blocks[head][0][0], blocks[latch][-1][0]
         ins = [x for i in sorted(hot - nan) for x in blocks[i] if lo <= x[0] <= hi]
@@ -159,7 +164,7 @@ def count(name, src, listing, regs=""):
         kinds = collections.Counter(
             k
             for _, op, _ in ins
-            for k in ("LDG", "STG", "LDS", "STS", "ATOMS", "BAR", "FFMA")
+            for k in ("LDG", "STG", "LDS", "STS", "ATOMS", "BAR", "FFMA", "LDL", "STL")
             if re.search(rf"\b{k}\b", op)
         )
         print(

@@ -803,12 +803,15 @@ SPILLER = r"""extern "C" __global__ void __launch_bounds__(1024, 2) wl_main(floa
 """
 
 
-def test_occupancy_bounded_build_unless_it_spills():
+def test_occupancy_bounded_build_unless_it_spills(monkeypatch):
     """compile.nvrtc_compile: a small program's module names its block size; vadd then fits
     1536 threads per SM (≤ 40 registers, no spills) and that build is the one kept; a build
     that spills more than SPILL_OK_BYTES (64 live values in 32 registers) counts as spilling;
     without a block size there is one, unbounded, build."""
     import re
+
+    # (the usual bound: WAVELIFT_CUDA_OCCUPANCY_FULL=on would keep vadd's 8-block build)
+    monkeypatch.delenv("WAVELIFT_CUDA_OCCUPANCY_FULL", raising=False)
 
     why = _nvrtc_problem()
     if why:
@@ -859,6 +862,40 @@ def test_occupancy_step_one_block_fewer(monkeypatch, step, spill, kept):
     cubin, _, bound = CC.nvrtc_build("#define WL_BLOCK_THREADS 256\n", "sm_90")
     assert tried == ([6] if step is None else [6, 5])
     assert bound == kept and cubin == (b"cubin5" if kept else b"unbounded")
+
+
+@pytest.mark.parametrize(
+    "full, arch, spill, tried, kept",
+    [
+        (None, "sm_90", 0, [6], 6),  # unset: no try for a full SM
+        ("on", "sm_90", 16, [8], 8),  # a full SM's build spilling at most SPILL_OK_BYTES is kept
+        ("on", "sm_90", 20, [8, 6], 6),  # more: the usual bound
+        ("on", "sm_86", 0, [6], 6),  # 1536 threads fill an sm_86 SM already
+        ("on", "sm_75", 0, [6], 6),  # (1024 there: fewer than the bound's; no try)
+    ],
+)
+def test_occupancy_full_first(monkeypatch, full, arch, spill, tried, kept):
+    """WAVELIFT_CUDA_OCCUPANCY_FULL=on (0047's amendment h136): a module of 256-thread blocks is
+    first built for a full SM (8 blocks on sm_90) and kept when it spills at most SPILL_OK_BYTES;
+    else the usual bound (6 blocks for 1536 threads).  ptxas's reports stand in."""
+    from wavelift.backends.cuda import compile as CC
+
+    seen = []
+
+    def fake(source, arch, extra):
+        minb = int(extra[0].split("=")[1])
+        seen.append(minb)
+        b = spill if minb == 8 else 0
+        return f"cubin{minb}".encode(), f"Function properties for wl_main\n {b} bytes spill stores"
+
+    monkeypatch.setattr(CC, "_reported_build", fake)
+    monkeypatch.setattr(CC, "_nvrtc_build", lambda s, a, e: (b"unbounded", ""))
+    for k in ("WAVELIFT_CUDA_OCCUPANCY", "WAVELIFT_CUDA_OCCUPANCY_STEP", "WAVELIFT_CUDA_OCCUPANCY_FULL"):
+        monkeypatch.delenv(k, raising=False)
+    if full:
+        monkeypatch.setenv("WAVELIFT_CUDA_OCCUPANCY_FULL", full)
+    cubin, _, bound = CC.nvrtc_build("#define WL_BLOCK_THREADS 256\n", arch)
+    assert seen == tried and bound == kept and cubin == f"cubin{kept}".encode()
 
 
 def test_runtime_packs_preloads_and_guards_their_bytes():

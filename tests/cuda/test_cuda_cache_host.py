@@ -102,3 +102,12 @@ def test_occupancy_step_names_another_cubin(monkeypatch):
     plain = cc.disk_name(KEY, ARCH, SOURCE)
     monkeypatch.setenv("WAVELIFT_CUDA_OCCUPANCY_STEP", "32")
     assert cc.disk_name(KEY, ARCH, SOURCE) != plain
+
+
+def test_occupancy_full_names_another_cubin(monkeypatch):
+    """WAVELIFT_CUDA_OCCUPANCY_FULL=on picks the build's WL_MIN_BLOCKS as the step does: its own
+    cubin entry (0047's amendment h136)."""
+    monkeypatch.delenv("WAVELIFT_CUDA_OCCUPANCY_FULL", raising=False)
+    plain = cc.disk_name(KEY, ARCH, SOURCE)
+    monkeypatch.setenv("WAVELIFT_CUDA_OCCUPANCY_FULL", "on")
+    assert cc.disk_name(KEY, ARCH, SOURCE) != plain

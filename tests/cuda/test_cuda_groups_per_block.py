@@ -188,12 +188,13 @@ def test_shared_bytes_hold_every_waves_exchange_area():
 
 
 @pytest.mark.parametrize("wave", [32, 64])
-def test_sources_with_several_groups_compile(wave):
+def test_sources_with_several_groups_compile(wave, monkeypatch):
     """NVRTC builds GPB 4, 8 and auto sources of a wave32 and a wave64 program, occupancy-bounded
     for the whole block, and a wave-mode scratch program (ACO, 8x8 groups)."""
     why = T._nvrtc_problem()
     if why:
         pytest.skip(f"NVRTC unavailable: {why}")
+    monkeypatch.delenv("WAVELIFT_CUDA_OCCUPANCY_FULL", raising=False)  # (the usual bound's blocks)
     _, cfg, prog, base = _vadd(wave)
     small = dataclasses.replace(cfg, block=(48, 1, 1))
     for want in ("4", "8", "auto"):

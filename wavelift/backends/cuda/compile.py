@@ -100,6 +100,15 @@ def _check(nv, res, what, prog=None):
 # (codegen's WL_MIN_BLOCKS, through __launch_bounds__: at most 40 registers), which hides memory
 # latency better; where ptxas must spill for that, it is compiled again without the bound.
 OCCUPANCY_THREADS = 1536
+# the most resident threads an SM holds, by arch (CUDA's occupancy table; others: 2048).  With
+# WAVELIFT_CUDA_OCCUPANCY_FULL=on a module is first built for that many (0047's amendment h136):
+# a grid of one round at a full SM takes two at 1536 (lds.cl's histogram: 1024 blocks of 256 on
+# 132 SMs, 8 an SM resident at once against 6), and its blocks' loops wait on memory, not issue.
+FULL_SM_THREADS = {"sm_75": 1024, "sm_86": 1536, "sm_87": 1536, "sm_89": 1536, "sm_120": 1536}
+
+
+def full_sm_threads(arch: str) -> int:
+    return FULL_SM_THREADS.get(arch.replace("compute_", "sm_"), 2048)
 
 
 def occupancy_threads() -> int:
@@ -174,6 +183,13 @@ def nvrtc_build(source: str, arch: str = DEFAULT_ARCH, extra: tuple = ()) -> tup
     blocks = block_threads(source)
     if blocks:
         minb = max(1, min(32, occupancy_threads() // blocks))
+        full = max(1, min(32, full_sm_threads(arch) // blocks))
+        if settings.get("WAVELIFT_CUDA_OCCUPANCY_FULL") == "on" and full > minb:
+            cubin, log = _reported_build(
+                source, arch, (f"-DWL_MIN_BLOCKS={full}", "--ptxas-options=-v") + extra
+            )
+            if not _spills(log):
+                return cubin, log, full
         cubin, log = _reported_build(source, arch, (f"-DWL_MIN_BLOCKS={minb}", "--ptxas-options=-v") + extra)
         if not _spills(log):
             return cubin, log, minb
@@ -248,8 +264,9 @@ def disk_name(key, arch: str, source: str, source_digest: str | None = None) -> 
         arch,
         nvrtc_version(),
         str(occupancy_threads()),
-        # (it picks the build's WL_MIN_BLOCKS, not the source: a cubin of either is another)
+        # (they pick the build's WL_MIN_BLOCKS, not the source: a cubin of either is another)
         str(settings.get("WAVELIFT_CUDA_OCCUPANCY_STEP")),
+        *(["occupancy=full"] if settings.get("WAVELIFT_CUDA_OCCUPANCY_FULL") == "on" else []),
         source_digest,
     ):
         h.update(part.encode())

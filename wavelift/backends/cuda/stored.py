@@ -5,7 +5,7 @@ amendment 2026-12-05).
 The disk cache names a cubin by a hash of the generated source (compile.disk_name), so finding it
 meant generating first (the IR's passes and the lowering: 0.2-1.7 s).  This entry, named by
 everything the generation depends on -- the module key, the base address, the arch, NVRTC's
-version, the occupancy bound, CODEGEN_VERSION, the settings that change the generated code
+version, the occupancy bound (and WAVELIFT_CUDA_OCCUPANCY_STEP / _FULL), CODEGEN_VERSION, the settings that change the generated code
 (WAVELIFT_CUDA_PASSES, WAVELIFT_CUDA_BLENDS, WAVELIFT_CUDA_BARRIERS, WAVELIFT_CUDA_LDS,
 WAVELIFT_CUDA_SPANS, WAVELIFT_CUDA_BUDGET,
 WAVELIFT_CUDA_RETEST, WAVELIFT_CUDA_WAVESYNC, WAVELIFT_CUDA_EXEC,
@@ -91,6 +91,7 @@ def entry_name(key, arch: str, base_address: int) -> str:
         *(["hoist=loops"] if settings.get("WAVELIFT_CUDA_HOIST") == "loops" else []),
         *(["hoist=induction"] if settings.get("WAVELIFT_CUDA_HOIST") == "induction" else []),
         *(["ldsbase=kept"] if settings.get("WAVELIFT_CUDA_LDSBASE") == "kept" else []),
+        *(["occupancy=full"] if settings.get("WAVELIFT_CUDA_OCCUPANCY_FULL") == "on" else []),
         *([f"nan={settings.get('WAVELIFT_CUDA_NAN')}"] if settings.get("WAVELIFT_CUDA_NAN") else []),
     ):
         h.update(part.encode())
