@@ -87,8 +87,9 @@ class Player(FakeModule):
         time.sleep(self.sleep)
 
 
-def rig(monkeypatch, mem, cfg):
-    """``mem``, ``cfg`` on the CUDA backend's host path with a Player for its module."""
+def rig(monkeypatch, mem, cfg, player=None):
+    """``mem``, ``cfg`` on the CUDA backend's host path with a Player (or ``player``, a class of
+    them) for its module."""
     from wavelift.backends import cuda
 
     monkeypatch.setitem(sys.modules, "cupy", S.fake_cupy())
@@ -96,7 +97,7 @@ def rig(monkeypatch, mem, cfg):
     monkeypatch.setattr(cuda, "available", lambda: True)
     monkeypatch.setattr(RT, "_UNREFUSABLE", {})
     prog, _ = translate_dispatch(mem, cfg)
-    fm = Player(prog, copy.deepcopy(mem), cfg)
+    fm = (player or Player)(prog, copy.deepcopy(mem), cfg)
     monkeypatch.setattr(cuda, "build_module", lambda *x, **k: fm)
     return fm
 
@@ -468,3 +469,98 @@ def test_a_session_in_place_equals_numpy(standin, monkeypatch, setting, defer):
     launches = sum(1 for x in got[:-1] if isinstance(x, list))
     assert booked[0] == launches, (booked[0], launches)  # (every launch in place)
     assert hits > 30, hits
+
+
+def _words(fm, name: str, dtype, n: int) -> np.ndarray:
+    """The report's words ``name`` (WL_STATS, WL_STATUS) as the kernel finds them (a pointer in
+    constant memory: FakeModule._report's way)."""
+    import ctypes
+
+    ptr = ctypes.cast(int(fm.consts[name][0]), ctypes.POINTER(np.ctypeslib.as_ctypes_type(dtype)))
+    return np.ctypeslib.as_array(ptr, (n,))
+
+
+class Faulty(Player):
+    """A Player whose report shows one fault after its run (``fault``): ``recorded``, an
+    escape recorded (status[4]) but not counted; ``counted``, an escape counted (the stats'
+    escape count) but none recorded; ``outside``, a written byte marked in the heap map just
+    past its lowest window (the copy's spare bytes: inside the windows' hull, in no window).
+    None of them a proved dispatch can have; each alone must be a failed proof."""
+
+    fault = None
+
+    def _kernel(self, grid, block, args, shared_mem=0):
+        super()._kernel(grid, block, args, shared_mem)
+        if self.fault == "recorded":
+            _words(self, "WL_STATUS", np.uint32, 16)[4] = 1
+        elif self.fault == "counted":
+            _words(self, "WL_STATS", np.uint64, 8)[2] += 1
+        elif self.fault == "outside":
+            _, written, ws, we, wo, *_ = args
+            k = int(np.argmin(np.asarray(wo[:-1])))
+            end = int(wo[k]) + int(we[k]) - int(ws[k])
+            S.mark(written, end, end + 1)
+
+
+@pytest.mark.parametrize("fault", ["recorded", "counted", "outside"])
+@pytest.mark.parametrize("kept", [False, True], ids=["full", "kept"])
+def test_each_fault_alone_is_a_failed_proof_on_either_path(monkeypatch, fault, kept):
+    """The failed proof's checks are one (runtime._settle_in_place) on the full path and in a
+    kept in-place run: an escape recorded but not counted, one counted but not recorded, and a
+    store marked outside every window each make the dispatch `backend.proof` with its copies
+    unusable (the next dispatch refused before any launch), the heap map zero after; a kept run
+    hands the dispatch to the full path (no kept hit)."""
+    from wavelift.run import execute as X
+
+    mem, cfg = _vadd(256)
+    fm = rig(monkeypatch, mem, cfg, Faulty)
+    cache: dict = {}
+    if kept:
+        for _ in range(3):
+            r = execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache)
+            assert r.refusal is None and r.stats["in_place"] == "proved", r.refusal
+    h0 = X.AGAIN_HITS[0]
+    fm.fault = fault
+    fm.model = copy.deepcopy(fm.model)
+    r = execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache)
+    assert r.refusal is not None and r.refusal.code == "backend.proof", r.refusal
+    assert X.AGAIN_HITS[0] == h0
+    assert not R.map_flags(mem.resident.heap.written).any()
+    n = len(fm.launches)
+    r = execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache)
+    assert r.refusal is not None and r.refusal.code == "backend.proof", r.refusal
+    assert len(fm.launches) == n
+
+
+def test_the_runs_scan_reads_only_the_windows_map(monkeypatch, setting):
+    """An in-place dispatch's wl_runs reads the heap map over its windows' hull only, not the
+    whole heap's (h134: nothing per launch proportional to the heap): with a 3 MiB copy placed
+    below the dispatch's, every scan -- full path and kept runs -- is under a tenth of the map,
+    and the runs found there, moved to heap offsets, give the write spans and bytes of the model."""
+    mem, cfg = _vadd(256)
+    fm = rig(monkeypatch, mem, cfg)
+    res = R.for_memory(mem)
+    pad = mem.find(mem.alloc(3 << 20, name="pad", address=0x7000_0000_0000))  # (no pointer reaches it)
+    e = res.entry(pad)
+    for lo, hi in e.host_dirty.take(0, pad.size):  # (up, as a dispatch's prepare would)
+        res.ops.upload(*e.at(lo), pad._data[lo:hi])
+    assert res.heap.cap >= 3 << 20
+    seen: list = []
+    launch = R.CuPyOps.runs_launch
+
+    def scans(self, written, *a, **k):
+        seen.append(int(written.size))
+        return launch(self, written, *a, **k)
+
+    monkeypatch.setattr(R.CuPyOps, "runs_launch", scans)
+    cache: dict = {}
+    for _ in range(4):
+        r = execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache)
+        assert r.refusal is None and r.stats["in_place"] == "proved", r.refusal
+        assert r.write_spans == fm.spans and r.stats["bytes_written"] == 4 * 256
+        assert not R.map_flags(res.heap.written).any()
+        _consistent(mem)
+    whole = int(res.heap.written.size)
+    assert len(seen) == 4 and max(seen) * 10 < whole, (seen, whole)
+    assert min(e.off for e in res.entries.values() if e is not res.entries[pad]) >= 3 << 20
+    _same_memory(mem, fm.model)

@@ -145,7 +145,7 @@ def _unrefusable(m, cfg, win, budget: int) -> str | None:
     proof read (preload.evaluate: memoised, the words read again) are the same (0049 h124's
     "keep a proof only while what it was made on holds")."""
     from . import globalrange as GR
-    from .memo import config_key
+    from .memo import key_of
 
     low, found, _ = _proof_input(m, cfg)
     loads, pplan = found
@@ -153,11 +153,10 @@ def _unrefusable(m, cfg, win, budget: int) -> str | None:
         loads, pplan, low, cfg.wave_size, cfg.user_sgprs, set(cfg.system_sgprs.values()), win
     )[0]
     sig = tuple(None if w is None else w.tobytes() for w in words)
-    try:
-        key: tuple | None = (id(m), id(win.layout), int(budget), config_key(cfg))
-        hash(key)
-    except TypeError:  # (a config field that cannot be hashed: proved again)
-        key = None
+    # (the config's key as by_config keeps it for the config object last seen: run's "shape"
+    # look-up made it; None where a field cannot be hashed: proved again)
+    ck = key_of(cfg)
+    key = None if ck is None else (id(m), id(win.layout), int(budget), ck)
     hit = _UNREFUSABLE.get(key) if key is not None else None
     if hit is not None and hit[0] is m and hit[1] is win.layout and hit[2] == sig:
         return hit[3]
@@ -288,6 +287,35 @@ def _no_scratch(res):
     return res.spare
 
 
+def _settle_in_place(res, win, plan, placed, pre: list, status, escapes: int, s_: list, e_: list):
+    """An in-place run's report read (decision 0049 step 4), the one place its proof is checked:
+    its runs (sorted heap offsets) cleared from the heap's map, then -- a flag (status[0]), an
+    escape (recorded, status[4], or counted, ``escapes``), a run meeting a preloaded word
+    (``pre``: heap ranges) or a store outside its windows, none of which a proved dispatch can
+    have -- its device copies made unusable (Resident.broke_in_place: nothing possibly wrong
+    ever lands) -> the refusal's text (``backend.proof``); else its runs booked as its write
+    spans, newer on the device (Resident.landed_in_place) -> (spans, bytes)."""
+    res.clear_heap_runs(s_, e_)
+    cut = placed.cut(win.windows, s_, e_)
+    bad = []
+    if int(status[0]):
+        bad.append(f"flags {int(status[0]):#x}")
+    if escapes or int(status[4]):
+        bad.append(f"{max(escapes, int(status[4]))} escape(s)")
+    if pre and _meets(s_, e_, pre):
+        bad.append("a store into a preloaded word")
+    if sum(hi - lo for _, lo, hi in cut) != sum(e_) - sum(s_):
+        bad.append("a store outside its windows")
+    if bad:
+        why = (
+            f"a dispatch run in place on a proof that it cannot be refused reported {', '.join(bad)}; "
+            "the device copies it ran on are unusable"
+        )
+        res.broke_in_place(plan, s_, e_, why)
+        return why
+    return res.landed_in_place(win, plan, placed, cut)
+
+
 def _cupy():
     """The cupy module: the one ``import cupy`` gives (sys.modules' first; no import statement
     per dispatch once it is there -- a stand-in installed there is the one taken)."""
@@ -314,7 +342,6 @@ class Runtime:
         self.again = None  # the plan to run this dispatch again (Again), when it may have one
         self.plan = None  # resident.Resident.prepare's plan, once made (run)
         self.deadline = None  # (execute's: run_runtime sets it; checked before an in-place launch)
-        self.preloaded: list = []  # (in place: the preloaded words' heap ranges, for InPlace)
         # where the module's cubin came from (the run table's "disk hit": commands/common.py)
         self.extra_stats: dict = {
             "cubin": "disk cache" if getattr(module, "compiled_by", "") == "disk" else "compiled"
@@ -529,7 +556,7 @@ class Runtime:
             heap = res.heap
             assert heap is not None  # (_in_place's)
             arena, written, rep = heap.buf, heap.written, res.report(REPORT_BYTES + 4 * nslots)
-            wstart, wend, woff = res.heap_tables(win, plan)
+            wstart, wend, woff = res.heap_tables(win, plan, place)
         if wpg is None:
             if res.zero_word is None:  # (the same one-word table every time)
                 res.zero_word = res.table(np.zeros(1, np.uint64))
@@ -542,7 +569,7 @@ class Runtime:
         gscr0 = None if wb else _no_scratch(res)
 
         def attempt(mirror: bool) -> dict:
-            self._set_constants(P, mirror, place)
+            self._set_constants(P, mirror, None if place is None else place.offs)
             fn = self.k.function()
             if shared > 48 * 1024:
                 self.k.set_shared(fn, shared)
@@ -641,7 +668,8 @@ class Runtime:
             # back with the report, and so do the hints the accesses resolved to
             # (count lies in the report, cleared above on the stream; the kernel writes only
             # the report's status, stats and escapes: it is still zero)
-            res.ops.runs_launch(written, count, inline, cleared=True)
+            # (in place: over the map of the windows' hull only, not the whole heap's)
+            res.ops.runs_launch(written if place is None else place.scan, count, inline, cleared=True)
             if nslots:
                 ptr, size = _hint_address(self.k)
                 res.ops.copy_global(rep, HINTS_AT, ptr, min(4 * nslots, size))
@@ -680,9 +708,9 @@ class Runtime:
         )
         d = attempt(True)
         if place is not None:
-            self._landed_in_place(res, d, place)
+            pre = self._landed_in_place(res, d, place)
             if keepable():
-                self.again = InPlace(self, res, rep, (count, inline), launch, shared)
+                self.again = InPlace(self, res, rep, (count, inline), launch, shared, place, pre)
             return
         # a mirrored window this dispatch wrote: its uniform loads may have read stale copies,
         # so the dispatch runs again, from the same arena, without mirrors (codegen.mirrors)
@@ -702,11 +730,11 @@ class Runtime:
             self.again = Again(self, res, (arena, written, rep), (count, inline), launch, shared)
             self.again.note(spans)
 
-    def _in_place(self, res, plan, reps: int) -> tuple | None:
-        """The windows' heap offsets (a tuple) where this dispatch runs in place (decision 0049
-        step 4: WAVELIFT_CUDA_INPLACE=proved, a heap whose map has the module's form, no shared
-        allocation -- its owner reads at once --, no timing repeats, and proved unrefusable on
-        this WindowSet, the program the kernel lowers and this budget); else None."""
+    def _in_place(self, res, plan, reps: int):
+        """The windows as placed in the heap (resident.Placed) where this dispatch runs in place
+        (decision 0049 step 4: WAVELIFT_CUDA_INPLACE=proved, a heap whose map has the module's
+        form, no shared allocation -- its owner reads at once --, no timing repeats, and proved
+        unrefusable on this WindowSet, the program the kernel lowers and this budget); else None."""
         if res.heap is None or reps > 0 or settings.get("WAVELIFT_CUDA_INPLACE") != "proved":
             return None
         if res.heap.bits != bool(self.m.map_bits) or any(e.shared for e, _ in plan):
@@ -715,42 +743,26 @@ class Runtime:
         self.extra_stats["in_place"] = why or "proved"
         if why is not None:
             return None
-        return tuple(res.heap_offsets(plan) or ())
+        return res.placed(self.win, plan)
 
-    def _landed_in_place(self, res, d: dict, hofs: tuple) -> None:
-        """An in-place run's report: its runs (heap offsets) cleared from the heap's map, then
-        either booked as its write spans, newer on the device (``land`` only hands them on:
-        they stand already), or -- a flag, an escape or a store into a preloaded word, none of
-        which a proved dispatch can have -- refused ``backend.proof`` with its device copies
-        made unusable (Resident.broke_in_place: nothing possibly wrong ever lands)."""
-        win, plan = self.win, self.plan
+    def _landed_in_place(self, res, d: dict, placed) -> list:
+        """An in-place run's report: settled (``_settle_in_place``: booked, or refused
+        ``backend.proof`` with its device copies made unusable) -> the preloaded words' heap
+        ranges (its kept plan checks its runs against them)."""
         t0 = time.perf_counter()
         status = self._take_report(d["host"])
-        s_, e_ = d["runs"][0].tolist(), d["runs"][1].tolist()
-        res.clear_heap_runs(s_, e_)
-        offs = win.offs.tolist()
+        offs = self.win.offs.tolist()
         pre = []  # (the preloaded words' arena ranges at their windows' heap offsets)
         for o, n in self.mirrored:
             k = bisect_right(offs, o) - 1
-            pre.append((hofs[k] + o - offs[k], n))
-        bad = []
-        if int(status[0]):
-            bad.append(f"flags {int(status[0]):#x}")
-        if self.escape_count:
-            bad.append(f"{self.escape_count} escape(s)")
-        if pre and _meets(s_, e_, pre):
-            bad.append("a store into a preloaded word")
-        if bad:
-            why = (
-                f"a dispatch run in place on a proof that it cannot be refused reported {', '.join(bad)}; "
-                "the device copies it ran on are unusable"
-            )
-            res.broke_in_place(plan, s_, e_, why)
-            raise Refused("backend.proof", why)
-        spans, total = res.landed_in_place(win, plan, s_, e_)
-        self.land = lambda: (spans, total)
+            pre.append((placed.offs[k] + o - offs[k], n))
+        s_, e_ = placed.runs(d["runs"][0].tolist(), d["runs"][1].tolist())
+        got = _settle_in_place(res, self.win, self.plan, placed, pre, status, self.escape_count, s_, e_)
+        if isinstance(got, str):
+            raise Refused("backend.proof", got)
+        self.land = lambda: got
         self.extra_stats["download_s"] = time.perf_counter() - t0
-        self.preloaded = pre
+        return pre
 
     def _take_report(self, host) -> np.ndarray:
         """The report's hints (the module's next guesses), counts and escapes taken into this
@@ -1225,6 +1237,7 @@ class InPlace(_Kept):
     refuses it ``backend.proof``.  No deferral (a proved dispatch needs no gate: step 5's)."""
 
     __slots__ = (
+        "placed",
         "pre",
         "buf",
         "booked",
@@ -1232,9 +1245,11 @@ class InPlace(_Kept):
     defer_on = False  # (execute's _again asks)
     arena = None  # (Resident.staging's eviction looks for a kept plan's staging arena: none)
 
-    def __init__(self, rt, res, rep, runs, launch, shared):
+    def __init__(self, rt, res, rep, runs, launch, shared, placed, pre: list):
         super().__init__(rt, res, rep, runs, launch, shared)
-        self.pre = list(rt.preloaded)
+        # (its windows in the heap and its map range, and the preloaded words' heap ranges: as
+        # the full path found them; a heap move drops the plan)
+        self.placed, self.pre = placed, pre
         self.buf = launch[2][0]  # (the heap's buffer it runs on: a move drops the plan anyway)
         self.booked: tuple = ([], 0)
 
@@ -1278,28 +1293,23 @@ class InPlace(_Kept):
         start.record()
         self.fn(self.grid, self.block, self.args, shared_mem=self.shared)
         stop.record()
-        ops.runs_launch(self.args[1], self.count, self.inline, cleared=True)
+        ops.runs_launch(self.placed.scan, self.count, self.inline, cleared=True)
         if self.hint is not None:
             ptr, size = self.hint
             ops.copy_global(self.rep, HINTS_AT, ptr, min(4 * self.nslots, size))
         self.rep.get(out=self.host)  # (waits for the kernel)
         t0 = time.perf_counter()
-        s_, e_ = self._runs()
-        res.clear_heap_runs(s_, e_)
-        status, own = self.h_status, self.own
-        if status[0] or status[4] or self.h_stats[2] or (self.pre and _meets(s_, e_, self.pre)):
-            res.broke_in_place(
-                self.plan,
-                s_,
-                e_,
-                "a dispatch run again in place on a proof that it cannot be refused reported a flag, "
-                "an escape or a store into a preloaded word; the device copies it ran on are unusable",
-            )
+        s_, e_ = self.placed.runs(*self._runs())
+        own = self.own
+        got = _settle_in_place(
+            res, self.win, self.plan, self.placed, self.pre, self.h_status, int(self.h_stats[2]), s_, e_
+        )
+        if isinstance(got, str):
             return False
         if self.nslots and own.hints.tobytes() != self.hb32:
             self.m.hints = own.hints.view(np.uint32).astype(np.int64)
             self.hints = None
-        self.booked = res.landed_in_place(self.win, self.plan, s_, e_)
+        self.booked = got
         add = np.add.reduce
         extra = {
             "cubin": self.cubin,
