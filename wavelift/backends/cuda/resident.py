@@ -1181,15 +1181,22 @@ class Resident:
         it may write -- at a new version and noted newer on the device (only bytes the dispatch
         wrote differ: a pull of the others takes the bytes the host holds), then the arena as
         ``commit`` leaves it.  A failed one is undone by ``failed_deferred``."""
+        self.launched_in_place(ranges)
+        # (what ``launched`` then ``_landed`` leave: a kept arena -- a kept plan's, which
+        # ``arm`` found noted -- and its map landed)
+        self._dirty_maps.pop(id(written), None)
+        self._arena_state[id(arena)] = (arena, win.layout, [(e, e.version) for e, _ in plan])
+
+    def launched_in_place(self, ranges) -> None:
+        """What a deferred launch books at once, whatever its report will say: each (entry, lo,
+        hi) of ``ranges`` -- the windows it may write -- at a new version and noted newer on the
+        device (only bytes it wrote differ: a pull of the others takes the bytes the host holds);
+        ``changes`` moved."""
         self.changes += 1
         for e, lo, hi in ranges:
             e.version = next(_VERSIONS)
             e.shadow = e.clean = None
             e.dev_dirty.add(lo, hi)
-        # (what ``launched`` then ``_landed`` leave: a kept arena -- a kept plan's, which
-        # ``arm`` found noted -- and its map landed)
-        self._dirty_maps.pop(id(written), None)
-        self._arena_state[id(arena)] = (arena, win.layout, [(e, e.version) for e, _ in plan])
 
     def failed_deferred(self, arena, written, ranges) -> None:
         """A deferred dispatch that landed nothing: its arena and map as a refused dispatch
@@ -1563,8 +1570,9 @@ class Resident:
         for e in {id(e): e for e, _ in plan}.values():
             e.version = next(_VERSIONS)
             e.shadow = e.clean = None
-            name = next((a.name for a, x in self.entries.items() if x is e), "?")
-            e.broken = f"{why} (allocation {name!r})"
+            if e.broken is None:  # (the first failure's words)
+                name = next((a.name for a, x in self.entries.items() if x is e), "?")
+                e.broken = f"{why} (allocation {name!r})"
             for s, t in zip(starts, ends):
                 lo, hi = max(s - e.off, 0), min(t - e.off, e.host.size)
                 for a, b in e.dev_dirty.take(lo, hi) if lo < hi else ():

@@ -287,15 +287,19 @@ def _no_scratch(res):
     return res.spare
 
 
-def _settle_in_place(res, win, plan, placed, pre: list, status, escapes: int, s_: list, e_: list):
+def _settle_in_place(
+    res, win, plan, placed, pre: list, status, escapes: int, s_: list, e_: list, cleared: bool = False
+):
     """An in-place run's report read (decision 0049 step 4), the one place its proof is checked:
     its runs (sorted heap offsets) cleared from the heap's map, then -- a flag (status[0]), an
     escape (recorded, status[4], or counted, ``escapes``), a run meeting a preloaded word
     (``pre``: heap ranges) or a store outside its windows, none of which a proved dispatch can
     have -- its device copies made unusable (Resident.broke_in_place: nothing possibly wrong
     ever lands) -> the refusal's text (``backend.proof``); else its runs booked as its write
-    spans, newer on the device (Resident.landed_in_place) -> (spans, bytes)."""
-    res.clear_heap_runs(s_, e_)
+    spans, newer on the device (Resident.landed_in_place) -> (spans, bytes).  ``cleared``: the
+    map over the windows' hull was cleared on the device after the runs scan (a deferred run)."""
+    if not cleared:
+        res.clear_heap_runs(s_, e_)
     cut = placed.cut(win.windows, s_, e_)
     bad = []
     if int(status[0]):
@@ -711,6 +715,7 @@ class Runtime:
             pre = self._landed_in_place(res, d, place)
             if keepable():
                 self.again = InPlace(self, res, rep, (count, inline), launch, shared, place, pre)
+                self.again.note(self.land()[0])
             return
         # a mirrored window this dispatch wrote: its uniform loads may have read stale copies,
         # so the dispatch runs again, from the same arena, without mirrors (codegen.mirrors)
@@ -869,6 +874,7 @@ class _Kept:
         "h_status",
         "h_stats",
         "own",
+        "hint_go",
     )
 
     def __init__(self, rt, res, rep, runs, launch, shared):
@@ -894,6 +900,35 @@ class _Kept:
         self.h_status = h[STATS_BYTES : STATS_BYTES + 64].view(np.uint32)
         self.h_stats = h[:STATS_BYTES].view(np.uint64)
         self.own = _Slot(self, h, res.events)  # (its views of the report, as a queue place's)
+        # (the hints' copy into the report: the device addresses, made once)
+        self.hint_go = None
+        if n and min(4 * n, self.hint[1]):
+            ptr, size = self.hint
+            self.hint_go = (rep.data.ptr + HINTS_AT, ptr, min(4 * n, size))
+
+    def _copy_hints(self, cp, stream: int) -> None:
+        """The module's guesses (WL_HINT) into the report, on ``stream`` (when it has slots)."""
+        if self.hint_go is not None:
+            rt = cp.cuda.runtime
+            dst, src, nb = self.hint_go
+            rt.memcpyAsync(dst, src, nb, rt.memcpyDeviceToDevice, stream)
+
+    @staticmethod
+    def _captured(cp, go):
+        """The GPU operations ``go(stream pointer)`` issues, captured on a stream of their own as
+        a CUDA graph (their arguments fixed), or False where capture fails (the plan then runs
+        them one by one)."""
+        try:
+            s = cp.cuda.Stream(non_blocking=True)
+            with s:
+                s.begin_capture()
+                try:
+                    go(s.ptr)
+                finally:
+                    graph = s.end_capture()
+            return graph
+        except Exception:  # noqa: BLE001 - no graph (an old CuPy, capture refused): one by one
+            return False
 
     def _runs(self) -> tuple[list, list]:
         """The runs of the report in ``own`` (read back): sorted starts and ends."""
@@ -942,7 +977,6 @@ class Again(_Kept):
         "runs_note",
         "graph",
         "graph_on",
-        "hint_go",
         "offs",
         "kept",
         "defer_on",
@@ -963,11 +997,6 @@ class Again(_Kept):
         # not to be); WAVELIFT_CUDA_GRAPH=off runs them one by one (A/B runs)
         self.graph_on = settings.get("WAVELIFT_CUDA_GRAPH") != "off"
         self.graph = None
-        self.hint_go = None
-        n = self.nslots
-        if n and min(4 * n, self.hint[1]):
-            ptr, size = self.hint
-            self.hint_go = (rep.data.ptr + HINTS_AT, ptr, min(4 * n, size))
         lay = getattr(self.win, "layout", None)
         self.offs = lay.offs if lay is not None else [int(o) for o in self.win.offs]
         self.kept = ([w.address for w in self.win.windows], {})
@@ -1066,39 +1095,25 @@ class Again(_Kept):
         extra["download_s"] = time.perf_counter() - t0
         return spans, int(add(sl.ins)), int(add(sl.lane)), extra
 
-    def _copy_hints(self, cp, stream: int) -> None:
-        """The module's guesses (WL_HINT) into the report, on ``stream`` (when it has slots)."""
-        if self.hint_go is not None:
-            rt = cp.cuda.runtime
-            dst, src, nb = self.hint_go
-            rt.memcpyAsync(dst, src, nb, rt.memcpyDeviceToDevice, stream)
-
     def _capture(self, cp, deferral=None, host=None):
         """``run``'s GPU operations, the report's memset (``clear`` of a kept pair whose map
         landed: ``Resident.clears_report_only``) to the report's copy into the host array,
-        captured on a stream of its own as a CUDA graph (their arguments are the plan's, fixed),
-        or False where capture fails (this plan then runs them one by one).  ``deferral``:
-        ``defer``'s operations instead (``_deferred_ops``), the report into ``host``."""
+        captured as a CUDA graph (``_captured``), or False.  ``deferral``: ``defer``'s
+        operations instead (``_deferred_ops``), the report into ``host``."""
         rt = cp.cuda.runtime
-        try:
-            s = cp.cuda.Stream(non_blocking=True)
-            with s:
-                s.begin_capture()
-                try:
-                    if deferral is not None:
-                        self._deferred_ops(cp, deferral, host, s.ptr)
-                    else:
-                        self.res.ops.clear(self.rep)
-                        self.fn(self.grid, self.block, self.args, shared_mem=self.shared)
-                        self.runs_go()
-                        self._copy_hints(cp, s.ptr)
-                        h = self.host
-                        rt.memcpyAsync(h.ctypes.data, self.rep.data.ptr, h.size, rt.memcpyDeviceToHost, s.ptr)
-                finally:
-                    graph = s.end_capture()
-            return graph
-        except Exception:  # noqa: BLE001 - no graph (an old CuPy, capture refused): one by one
-            return False
+
+        def go(stream: int) -> None:
+            if deferral is not None:
+                self._deferred_ops(cp, deferral, host, stream)
+                return
+            self.res.ops.clear(self.rep)
+            self.fn(self.grid, self.block, self.args, shared_mem=self.shared)
+            self.runs_go()
+            self._copy_hints(cp, stream)
+            h = self.host
+            rt.memcpyAsync(h.ctypes.data, self.rep.data.ptr, h.size, rt.memcpyDeviceToHost, stream)
+
+        return self._captured(cp, go)
 
     def land(self, spans) -> tuple:
         """(spans, bytes written): ``run``'s dispatch landed in the device copies."""
@@ -1226,23 +1241,32 @@ class Again(_Kept):
 class InPlace(_Kept):
     """A dispatch that ran in place (decision 0049 step 4, amendment h125), kept to run again
     as it ran -- what ``Again`` is to the arena path, for execute's ``_again``: ``run`` issues
-    the report's memset, the kernel on the heap, wl_runs over the heap's map and the hints' copy,
-    reads the report back, clears the runs' hull and books them (``Resident.landed_in_place``),
-    while nothing it depends on changed since it was armed (``Resident.changes`` -- a host write,
-    a landing, a heap move --, the build's constants and function, the module's hints, no
-    upgrade, no timing repeat, the setting still on).  The proof holds while those do: the same
-    record (config, program, windows, budget: execute checks), the same preloaded words (no
-    change since).  A report with a flag, an escape or a run over a preloaded word makes its
-    copies unusable (``Resident.broke_in_place``) and hands the dispatch to the full path, which
-    refuses it ``backend.proof``.  No deferral (a proved dispatch needs no gate: step 5's)."""
+    the report's memset, the kernel on the heap, wl_runs over the heap map of its windows' hull
+    (``Placed.scan``), the hints' copy and the report's read-back (one captured graph), then
+    clears the runs' hull and books them (``_settle_in_place``), while nothing it depends on
+    changed since it was armed (``Resident.changes`` -- a host write, a landing, a heap move
+    --, the build's constants and function, the module's hints, no upgrade, no timing repeat,
+    the setting still on).  The proof holds while those do: the same record (config, program,
+    windows, budget: execute checks), the same preloaded words (no change since).  A report with
+    a flag, an escape, a run over a preloaded word or outside its windows makes its copies
+    unusable (``Resident.broke_in_place``) and hands the dispatch to the full path, which
+    refuses it ``backend.proof``.  ``defer``: the same without waiting (step 5, amendment h134)."""
 
     __slots__ = (
         "placed",
         "pre",
         "buf",
         "booked",
+        "defer_on",
+        "graph_on",
+        "graph",
+        "runs_go",
+        "runs_note",
+        "starts",
+        "wrote",
+        "wrote_ks",
+        "slots",
     )
-    defer_on = False  # (execute's _again asks)
     arena = None  # (Resident.staging's eviction looks for a kept plan's staging arena: none)
 
     def __init__(self, rt, res, rep, runs, launch, shared, placed, pre: list):
@@ -1252,6 +1276,17 @@ class InPlace(_Kept):
         self.placed, self.pre = placed, pre
         self.buf = launch[2][0]  # (the heap's buffer it runs on: a move drops the plan anyway)
         self.booked: tuple = ([], 0)
+        # WAVELIFT_CUDA_DEFER (unset or on) / WAVELIFT_CUDA_GRAPH (unset or on), as Again's
+        self.defer_on = settings.get("WAVELIFT_CUDA_DEFER") != "off"
+        self.graph_on = settings.get("WAVELIFT_CUDA_GRAPH") != "off"
+        self.graph = None  # (``run``'s operations captured: None not yet, False not to be)
+        self.runs_go, self.runs_note = res.ops.runs_call(placed.scan, self.count, self.inline)
+        self.starts = [w.address for w in self.win.windows]
+        # (entry, lo, hi) of the windows the last landing wrote: what a deferred run books at its
+        # launch (``note``; None: no deferral); the queue places (``_slot``)
+        self.wrote: list | None = None
+        self.wrote_ks: frozenset = frozenset()
+        self.slots: list = []
 
     def arm(self) -> bool:
         """After this dispatch landed: whether the next run may skip the full path's steps --
@@ -1277,6 +1312,34 @@ class InPlace(_Kept):
     def _holds(self) -> bool:
         return super()._holds() and settings.get("WAVELIFT_CUDA_INPLACE") == "proved"
 
+    def note(self, spans) -> None:
+        """The windows a landing's ``spans`` wrote, as (entry, lo, hi): what a deferred run books
+        at its launch; None (no deferral) after more than half the runs that come back with a
+        report (a deferred run's runs must all come back: its map is cleared on the device)."""
+        if len(spans) > INLINE_RUNS // 2:  # (spans: never fewer than runs)
+            self.wrote = None
+            return
+        ks = sorted({bisect_right(self.starts, a) - 1 for a, _ in spans})
+        self.wrote_ks = frozenset(ks)
+        self.wrote = [
+            (self.plan[k][0], self.plan[k][1], self.plan[k][1] + self.win.windows[k].size) for k in ks
+        ]
+
+    def _ops(self, cp, host, stream: int, clear_map: bool) -> None:
+        """The GPU operations of a run: the report's memset, the kernel on the heap, wl_runs over
+        the windows' map, the hints' copy, the report into ``host``; ``clear_map`` (a deferred
+        run): then the map over the windows' hull zeroed -- exact with no look at the runs, since
+        it holds no mark but this run's (every in-place run clears its own)."""
+        rt = cp.cuda.runtime
+        ops = self.res.ops
+        ops.clear(self.rep)
+        self.fn(self.grid, self.block, self.args, shared_mem=self.shared)
+        self.runs_go()
+        self._copy_hints(cp, stream)
+        rt.memcpyAsync(host.ctypes.data, self.rep.data.ptr, host.size, rt.memcpyDeviceToHost, stream)
+        if clear_map:
+            ops.clear(self.placed.scan)
+
     def run(self):
         """The dispatch again, in place: None when the plan does not hold (nothing done); False
         when its report showed a failed proof (its copies made unusable: the full path refuses
@@ -1287,17 +1350,20 @@ class InPlace(_Kept):
             return None
         self.changes = None
         cp = _cupy()
-        ops = res.ops
+        stream = cp.cuda.get_current_stream()
         start, stop = self.events
-        ops.clear(self.rep)
+        if self.graph is None:
+            self.graph = (
+                self._captured(cp, lambda s: self._ops(cp, self.host, s, False)) if self.graph_on else False
+            )
         start.record()
-        self.fn(self.grid, self.block, self.args, shared_mem=self.shared)
+        if self.graph:
+            self.graph.launch(stream)
+        else:
+            self._ops(cp, self.host, stream.ptr, False)
         stop.record()
-        ops.runs_launch(self.placed.scan, self.count, self.inline, cleared=True)
-        if self.hint is not None:
-            ptr, size = self.hint
-            ops.copy_global(self.rep, HINTS_AT, ptr, min(4 * self.nslots, size))
-        self.rep.get(out=self.host)  # (waits for the kernel)
+        self.runs_note()  # (what runs_finish reads, where more runs than come back inline)
+        res.ops.sync(stream)  # (the report is in the host array)
         t0 = time.perf_counter()
         s_, e_ = self.placed.runs(*self._runs())
         own = self.own
@@ -1306,10 +1372,9 @@ class InPlace(_Kept):
         )
         if isinstance(got, str):
             return False
-        if self.nslots and own.hints.tobytes() != self.hb32:
-            self.m.hints = own.hints.view(np.uint32).astype(np.int64)
-            self.hints = None
+        self._hints_from(own)
         self.booked = got
+        self.note(got[0])
         add = np.add.reduce
         extra = {
             "cubin": self.cubin,
@@ -1319,9 +1384,58 @@ class InPlace(_Kept):
         }
         return self.booked[0], int(add(own.ins)), int(add(own.lane)), extra
 
+    def _hints_from(self, sl) -> None:
+        """New guesses in a report (``sl``'s host array) go to the module (the next launch's
+        full path)."""
+        if self.nslots and sl.hints.tobytes() != self.hb32:
+            self.m.hints = sl.hints.view(np.uint32).astype(np.int64)
+            self.hints = None
+
     def land(self, spans) -> tuple:
         """(spans, bytes written): ``run`` booked them (the bytes stand on the device)."""
         return self.booked
+
+    def defer(self, result):
+        """The dispatch again without waiting for the GPU (decision 0049 step 5: a proved
+        dispatch needs no gate), or None (nothing done: ``run`` or the full path).  ``_ops``
+        with the map cleared on the device, into this queue place's host array (one graph
+        launch); the host books at once only what the launch makes true whatever the report
+        says -- the windows the last landing wrote newer on the device at new versions
+        (``Resident.launched_in_place``: a pull of their unwritten bytes takes the bytes the host
+        holds) -- and reads the report later (``Resident.flush``): ``DeferredInPlace.settle``
+        checks the proof and books the runs (``_settle_in_place``) before ``result`` is filled,
+        so nothing reads the dispatch as landed before its report was read.  -> the item, queued."""
+        res = self.res
+        if not self.defer_on or self.wrote is None or res.flushing:
+            return None
+        cp = _cupy()
+        stream = cp.cuda.get_current_stream()
+        # (a queue holds one plan's launches: any other launch booked moves ``changes``, so this
+        # plan does not hold after an arena plan's deferral, nor theirs after this one's)
+        if (res.pending and res.stream.ptr != stream.ptr) or not self._holds():
+            return None
+        n = len(res.pending)
+        sl = self.slots[n] if n < len(self.slots) else self._slot(cp)
+        self.changes = None
+        start, stop = sl.events
+        start.record()
+        if sl.graph:
+            sl.graph.launch(stream)
+        else:
+            self._ops(cp, sl.host, stream.ptr, True)
+        stop.record()
+        res.launched_in_place(self.wrote)
+        item = DeferredInPlace(self, sl, result, (self.wrote, self.wrote_ks))
+        res.pending.append(item)
+        res.stream = stream
+        return item
+
+    def _slot(self, cp) -> _Slot:
+        """The next queue place of ``defer``: its host array, events and graph (captured)."""
+        sl = _Slot(self, self.res.ops.pinned(int(self.rep.size)), (cp.cuda.Event(), cp.cuda.Event()))
+        sl.graph = self._captured(cp, lambda s: self._ops(cp, sl.host, s, True)) if self.graph_on else False
+        self.slots.append(sl)
+        return sl
 
 
 class _Slot:
@@ -1329,7 +1443,20 @@ class _Slot:
     the host array its report is copied into and the views read from it (made once), its
     timing events, its captured graph (False: its operations one by one)."""
 
-    __slots__ = ("host", "events", "graph", "verdict", "count", "starts", "ends", "hints", "ins", "lane")
+    __slots__ = (
+        "host",
+        "events",
+        "graph",
+        "verdict",
+        "count",
+        "starts",
+        "ends",
+        "hints",
+        "ins",
+        "lane",
+        "status",
+        "stats",
+    )
 
     def __init__(self, ag, host, events):
         self.host, self.events, self.graph = host, events, False
@@ -1338,8 +1465,9 @@ class _Slot:
         self.starts = host[STARTS_AT : STARTS_AT + 8 * INLINE_RUNS].view(np.uint64)
         self.ends = host[ENDS_AT : ENDS_AT + 8 * INLINE_RUNS].view(np.uint64)
         self.hints = host[HINTS_AT : HINTS_AT + 4 * ag.nslots]
-        stats = host[:STATS_BYTES].view(np.uint64)
+        self.stats = stats = host[:STATS_BYTES].view(np.uint64)
         self.ins, self.lane = stats[8::2], stats[9::2]
+        self.status = host[STATS_BYTES : STATS_BYTES + 64].view(np.uint32)
 
     def runs(self, c: int) -> tuple[list, list]:
         """The report's ``c`` runs (all inline: ``c`` <= INLINE_RUNS) -> (starts, ends), each
@@ -1383,3 +1511,65 @@ class Deferred:
         result lost (reading it raises DeferredLost)."""
         self.fail()
         self.result.lost(exc)
+
+
+class DeferredInPlace(Deferred):
+    """A deferred in-place dispatch (``InPlace.defer``) until its report is read
+    (``Resident.flush``).  ``settle`` checks what the proof promised (``_settle_in_place``: no
+    flag, no escape, no run over a preloaded word or outside its windows, and every run back
+    with the report) and, where it held, books the runs and fills ``result``; else False.
+    ``fail`` (that one, or any queued after it: they ran on the copies it spoiled) makes the
+    copies unusable and the bytes it wrote unreadable where the device held the only current
+    copy (``Resident.broke_in_place`` over its runs, or its whole windows where they did not
+    come back) -- the bytes stand, there are no pre-images -- and ``replay`` runs it again
+    through the full path, which refuses it ``backend.proof`` (its copies unusable)."""
+
+    __slots__ = ()
+
+    def settle(self) -> bool:
+        ag, sl = self.ag, self.slot
+        c = int(sl.count[0])
+        if c > INLINE_RUNS:  # (runs not all back, and the map is clear: unknowable spans)
+            return False
+        t0 = time.perf_counter()
+        s_, e_ = ag.placed.runs(*sl.runs(c))
+        res = ag.res
+        armed = ag.changes is not None and ag.changes == res.changes
+        got = _settle_in_place(
+            res, ag.win, ag.plan, ag.placed, ag.pre, sl.status, int(sl.stats[2]), s_, e_, cleared=True
+        )
+        if isinstance(got, str):
+            return False
+        # (runs only in the windows its launch booked: nothing new to the plan or its record's
+        # checks, made after that booking -- it stays armed; else the full path looks again)
+        if armed and {k for k, _, _ in ag.placed.cut(ag.win.windows, s_, e_)} <= self.ranges[1]:
+            ag.changes = res.changes
+        ag._hints_from(sl)
+        ag.note(got[0])
+        start, stop = sl.events
+        extra = {
+            "cubin": ag.cubin,
+            "device_time_s": _cupy().cuda.get_elapsed_time(start, stop) / 1000.0,
+            "in_place": "proved",
+            "download_s": time.perf_counter() - t0,
+        }
+        add = np.add.reduce
+        self.result.settled(got[0], int(add(sl.ins)), int(add(sl.lane)), extra)
+        return True
+
+    def fail(self) -> None:
+        ag, sl = self.ag, self.slot
+        ag.changes = None
+        c = int(sl.count[0])
+        if c <= INLINE_RUNS:
+            s_, e_ = ag.placed.runs(*sl.runs(c))
+        else:  # (where it wrote is not known: every byte of its windows)
+            pairs = sorted((o, o + w.size) for o, w in zip(ag.placed.offs, ag.win.windows))
+            s_, e_ = [lo for lo, _ in pairs], [hi for _, hi in pairs]
+        ag.res.broke_in_place(
+            ag.plan,
+            s_,
+            e_,
+            "a deferred dispatch run in place reported a failed proof, more runs than its report "
+            "holds, or ran after one that did; the device copies it ran on are unusable",
+        )
