@@ -797,3 +797,35 @@ def test_a_deferred_run_whose_runs_do_not_come_back_is_refused(monkeypatch):
     with pytest.raises(Exception, match="backend.proof"):
         mem.read(*fm.spans[0])
     assert not R.map_flags(mem.resident.heap.written).any()
+
+
+def test_more_runs_than_come_back_inline_in_a_waited_run(monkeypatch):
+    """With deferral off, a dispatch whose kernel marks every other byte of its output (512 runs:
+    more than come back with the report, so wl_runs runs again over the windows' map, its
+    offsets moved to the heap's) lands those bytes as its spans on the full path and from its
+    kept plan alike, its copies placed above a 3 MiB one; the map zero after each."""
+    monkeypatch.setenv("WAVELIFT_CUDA_DEFER", "off")
+    mem, cfg = _vadd(256)
+    fm = rig(monkeypatch, mem, cfg)
+    res = R.for_memory(mem)
+    pad = mem.find(mem.alloc(3 << 20, name="pad", address=0x7000_0000_0000))
+    res.entry(pad)
+    real = fm._kernel
+
+    def sparse(grid, block, args, shared_mem=0):
+        real(grid, block, args, shared_mem)
+        _, written, ws, we, wo, *_ = args
+        k = int(np.searchsorted(np.asarray(ws[:-1]), np.uint64(fm.spans[0][0]), side="right")) - 1
+        lo = int(wo[k]) + fm.spans[0][0] - int(ws[k])
+        S.mark(written, lo + 1, lo + fm.spans[0][1], value=0, step=2)
+
+    fm._kernel = sparse
+    cache: dict = {}
+    h0 = __import__("wavelift.run.execute", fromlist=["x"]).AGAIN_HITS[0]
+    for _ in range(3):
+        r = execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache)
+        assert r.refusal is None and r.stats["in_place"] == "proved", r.refusal
+        c_addr, c_size = fm.spans[0]
+        assert r.write_spans == [(c_addr + i, 1) for i in range(0, c_size, 2)]
+        assert not R.map_flags(res.heap.written).any()
+    assert __import__("wavelift.run.execute", fromlist=["x"]).AGAIN_HITS[0] - h0 >= 1
