@@ -772,6 +772,22 @@ def test_a_deferred_launch_books_its_windows_at_once(monkeypatch):
     assert r.refusal is None and r.write_spans == fm.spans
 
 
+def _sparse(fm) -> None:
+    """From now on ``fm``'s kernel marks only every other byte of its output (the first span it
+    writes) in the map it is handed: 512 runs over vadd's 256 floats, more than come back
+    inline with the report."""
+    real = fm._kernel
+
+    def sparse(grid, block, args, shared_mem=0):
+        real(grid, block, args, shared_mem)
+        _, written, ws, we, wo, *_ = args
+        k = int(np.searchsorted(np.asarray(ws[:-1]), np.uint64(fm.spans[0][0]), side="right")) - 1
+        lo = int(wo[k]) + fm.spans[0][0] - int(ws[k])
+        S.mark(written, lo + 1, lo + fm.spans[0][1], value=0, step=2)
+
+    fm._kernel = sparse
+
+
 def test_a_deferred_run_whose_runs_do_not_come_back_is_refused(monkeypatch):
     """A deferred in-place launch that writes more runs than come back with its report (its map
     cleared on the device: its spans can no longer be known) is refused `backend.proof` with its
@@ -781,16 +797,7 @@ def test_a_deferred_run_whose_runs_do_not_come_back_is_refused(monkeypatch):
     cache: dict = {}
     for _ in range(2):
         assert execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache).refusal is None
-    real = fm._kernel
-
-    def sparse(grid, block, args, shared_mem=0):
-        real(grid, block, args, shared_mem)
-        _, written, ws, we, wo, *_ = args
-        k = int(np.searchsorted(np.asarray(ws[:-1]), np.uint64(fm.spans[0][0]), side="right")) - 1
-        lo = int(wo[k]) + fm.spans[0][0] - int(ws[k])
-        S.mark(written, lo + 1, lo + fm.spans[0][1], value=0, step=2)  # (every other byte: 512 runs)
-
-    fm._kernel = sparse
+    _sparse(fm)
     r = execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache)
     assert mem.resident.pending
     assert r.refusal is not None and r.refusal.code == "backend.proof", r.refusal
@@ -810,22 +817,15 @@ def test_more_runs_than_come_back_inline_in_a_waited_run(monkeypatch):
     res = R.for_memory(mem)
     pad = mem.find(mem.alloc(3 << 20, name="pad", address=0x7000_0000_0000))
     res.entry(pad)
-    real = fm._kernel
-
-    def sparse(grid, block, args, shared_mem=0):
-        real(grid, block, args, shared_mem)
-        _, written, ws, we, wo, *_ = args
-        k = int(np.searchsorted(np.asarray(ws[:-1]), np.uint64(fm.spans[0][0]), side="right")) - 1
-        lo = int(wo[k]) + fm.spans[0][0] - int(ws[k])
-        S.mark(written, lo + 1, lo + fm.spans[0][1], value=0, step=2)
-
-    fm._kernel = sparse
+    _sparse(fm)
     cache: dict = {}
-    h0 = __import__("wavelift.run.execute", fromlist=["x"]).AGAIN_HITS[0]
+    from wavelift.run import execute as X
+
+    h0 = X.AGAIN_HITS[0]
     for _ in range(3):
         r = execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache)
         assert r.refusal is None and r.stats["in_place"] == "proved", r.refusal
         c_addr, c_size = fm.spans[0]
         assert r.write_spans == [(c_addr + i, 1) for i in range(0, c_size, 2)]
         assert not R.map_flags(res.heap.written).any()
-    assert __import__("wavelift.run.execute", fromlist=["x"]).AGAIN_HITS[0] - h0 >= 1
+    assert X.AGAIN_HITS[0] - h0 >= 1

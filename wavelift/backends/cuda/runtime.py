@@ -1340,6 +1340,17 @@ class InPlace(_Kept):
         if clear_map:
             ops.clear(self.placed.scan)
 
+    def _launch(self, cp, stream, graph, host, clear_map: bool, events) -> None:
+        """``_ops`` on ``stream`` between the timing ``events``: one launch of ``graph`` where
+        it was captured, else one by one."""
+        start, stop = events
+        start.record()
+        if graph:
+            graph.launch(stream)
+        else:
+            self._ops(cp, host, stream.ptr, clear_map)
+        stop.record()
+
     def run(self):
         """The dispatch again, in place: None when the plan does not hold (nothing done); False
         when its report showed a failed proof (its copies made unusable: the full path refuses
@@ -1356,12 +1367,7 @@ class InPlace(_Kept):
             self.graph = (
                 self._captured(cp, lambda s: self._ops(cp, self.host, s, False)) if self.graph_on else False
             )
-        start.record()
-        if self.graph:
-            self.graph.launch(stream)
-        else:
-            self._ops(cp, self.host, stream.ptr, False)
-        stop.record()
+        self._launch(cp, stream, self.graph, self.host, False, self.events)
         self.runs_note()  # (what runs_finish reads, where more runs than come back inline)
         res.ops.sync(stream)  # (the report is in the host array)
         t0 = time.perf_counter()
@@ -1417,13 +1423,7 @@ class InPlace(_Kept):
         n = len(res.pending)
         sl = self.slots[n] if n < len(self.slots) else self._slot(cp)
         self.changes = None
-        start, stop = sl.events
-        start.record()
-        if sl.graph:
-            sl.graph.launch(stream)
-        else:
-            self._ops(cp, sl.host, stream.ptr, True)
-        stop.record()
+        self._launch(cp, stream, sl.graph, sl.host, True, sl.events)
         res.launched_in_place(self.wrote)
         item = DeferredInPlace(self, sl, result, (self.wrote, self.wrote_ks))
         res.pending.append(item)
