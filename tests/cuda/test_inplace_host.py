@@ -58,7 +58,16 @@ class Player(FakeModule):
         self.launches: list = []  # (arena, map, offsets) of each launch
         self.sleep = 0.0
         # (what a kept plan checks of a module: its loaded function, constant writes, upgrades)
-        self._fn, self._puts, self.upgrade = self._kernel, 0, None
+        self._fn, self._puts, self.upgrade = self._launch, 0, None
+
+    def function(self):
+        return self._fn
+
+    def _launch(self, grid, block, args, shared_mem=0):
+        """The kernel's launch as the stand-in's launches are: noted, not run, while a stream
+        captures a graph (then run at each of its launches)."""
+        if not S._captured(lambda: self._kernel(grid, block, args, shared_mem)):
+            self._kernel(grid, block, args, shared_mem)
 
     def put_constant(self, name, host):
         super().put_constant(name, host)
@@ -88,8 +97,9 @@ class Player(FakeModule):
         time.sleep(self.sleep)
 
 
-def rig(monkeypatch, mem, cfg):
-    """``mem``, ``cfg`` on the CUDA backend's host path with a Player for its module."""
+def rig(monkeypatch, mem, cfg, player=None):
+    """``mem``, ``cfg`` on the CUDA backend's host path with a Player (or ``player``, a class of
+    them) for its module."""
     from wavelift.backends import cuda
 
     monkeypatch.setitem(sys.modules, "cupy", S.fake_cupy())
@@ -97,7 +107,7 @@ def rig(monkeypatch, mem, cfg):
     monkeypatch.setattr(cuda, "available", lambda: True)
     monkeypatch.setattr(RT, "_UNREFUSABLE", {})
     prog, _ = translate_dispatch(mem, cfg)
-    fm = Player(prog, copy.deepcopy(mem), cfg)
+    fm = (player or Player)(prog, copy.deepcopy(mem), cfg)
     monkeypatch.setattr(cuda, "build_module", lambda *x, **k: fm)
     return fm
 
@@ -411,25 +421,376 @@ def test_repeated_dispatches_in_place_run_from_a_kept_plan(monkeypatch):
         mem.read(c_addr, c_size)
 
 
-@pytest.mark.parametrize("defer", ["off", "on"])
+@pytest.mark.parametrize("defer", ["off", "on", "late"])
 def test_a_session_in_place_equals_numpy(standin, monkeypatch, calls, setting, defer):
     """test_resident_gpu's kept session (random vadd launches on one Device amid host writes, host
-    reads and new allocations; results read at once) on the stand-in device, with the real
-    translated module (NVRTC) and test_host_path's vadd stand-in, which reads the kernel
-    arguments and a and b from the arena it is launched with and stores c there -- here the
-    heap, from 4 KiB (it moves amid the kept plans): every step equals the NumPy backend's, and
-    most repeated launches ran from their kept in-place plans (deferral on or off: in-place
-    plans do not defer)."""
+    reads and new allocations) on the stand-in device, with the real translated module (NVRTC)
+    and test_host_path's vadd stand-in, which reads the kernel arguments and a and b from the
+    arena it is launched with and stores c there -- here the heap, from 4 KiB (it moves amid the
+    kept plans): every step equals the NumPy backend's, and most repeated launches ran from
+    their kept in-place plans -- deferred (``on``: results read at once; ``late``: each read
+    only at the end, so the queue fills) or waited for (``off``)."""
     from test_host_path import _vadd_from_kernargs
     from test_resident_gpu import _kept_session
 
+    from wavelift.run import execute as X
+
     monkeypatch.setattr(R, "HEAP_MIN", 4096)
-    monkeypatch.setenv("WAVELIFT_CUDA_DEFER", defer)
+    monkeypatch.setenv("WAVELIFT_CUDA_DEFER", "off" if defer == "off" else "on")
     want, _ = _kept_session("numpy")
     standin.kernel = _vadd_from_kernargs()
     booked = calls(R.Resident, "landed_in_place")
-    got, hits = _kept_session("cuda")
+    d0 = X.DEFERRED[0]
+    got, hits = _kept_session("cuda", late=defer == "late")
     assert got == want
     launches = sum(1 for x in got[:-1] if isinstance(x, list))
     assert len(booked) == launches, (len(booked), launches)  # (every launch in place)
     assert hits > 30, hits
+    deferred = X.DEFERRED[0] - d0
+    assert deferred > 20 if defer != "off" else deferred == 0, deferred
+
+
+def _words(fm, name: str, dtype, n: int) -> np.ndarray:
+    """The report's words ``name`` (WL_STATS, WL_STATUS) as the kernel finds them (a pointer in
+    constant memory: FakeModule._report's way)."""
+    import ctypes
+
+    ptr = ctypes.cast(int(fm.consts[name][0]), ctypes.POINTER(np.ctypeslib.as_ctypes_type(dtype)))
+    return np.ctypeslib.as_array(ptr, (n,))
+
+
+class Faulty(Player):
+    """A Player whose report shows one fault after its run (``fault``): ``recorded``, an
+    escape recorded (status[4]) but not counted; ``counted``, an escape counted (the stats'
+    escape count) but none recorded; ``outside``, a written byte marked in the heap map just
+    past its lowest window (the copy's spare bytes: inside the windows' hull, in no window).
+    None of them a proved dispatch can have; each alone must be a failed proof."""
+
+    fault = None
+
+    def _kernel(self, grid, block, args, shared_mem=0):
+        super()._kernel(grid, block, args, shared_mem)
+        if self.fault == "recorded":
+            _words(self, "WL_STATUS", np.uint32, 16)[4] = 1
+        elif self.fault == "counted":
+            _words(self, "WL_STATS", np.uint64, 8)[2] += 1
+        elif self.fault == "outside":
+            _, written, ws, we, wo, *_ = args
+            k = int(np.argmin(np.asarray(wo[:-1])))
+            end = int(wo[k]) + int(we[k]) - int(ws[k])
+            S.mark(written, end, end + 1)
+
+
+@pytest.mark.parametrize("fault", ["recorded", "counted", "outside"])
+@pytest.mark.parametrize("kept", [False, True], ids=["full", "kept"])
+def test_each_fault_alone_is_a_failed_proof_on_either_path(monkeypatch, fault, kept):
+    """The failed proof's checks are one (runtime._settle_in_place) on the full path and in a
+    kept in-place run: an escape recorded but not counted, one counted but not recorded, and a
+    store marked outside every window each make the dispatch `backend.proof` with its copies
+    unusable (the next dispatch refused before any launch), the heap map zero after; a kept run
+    hands the dispatch to the full path (no kept hit)."""
+    from wavelift.run import execute as X
+
+    mem, cfg = _vadd(256)
+    fm = rig(monkeypatch, mem, cfg, Faulty)
+    cache: dict = {}
+    if kept:
+        for _ in range(3):
+            r = execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache)
+            assert r.refusal is None and r.stats["in_place"] == "proved", r.refusal
+    h0 = X.AGAIN_HITS[0]
+    fm.fault = fault
+    fm.model = copy.deepcopy(fm.model)
+    r = execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache)
+    assert r.refusal is not None and r.refusal.code == "backend.proof", r.refusal
+    assert X.AGAIN_HITS[0] == h0
+    assert not R.map_flags(mem.resident.heap.written).any()
+    n = len(fm.launches)
+    r = execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache)
+    assert r.refusal is not None and r.refusal.code == "backend.proof", r.refusal
+    assert len(fm.launches) == n
+
+
+def test_the_runs_scan_reads_only_the_windows_map(monkeypatch, setting):
+    """An in-place dispatch's wl_runs reads the heap map over its windows' hull only, not the
+    whole heap's (h134: nothing per launch proportional to the heap): with a 3 MiB copy placed
+    below the dispatch's, every scan -- full path and kept runs -- is under a tenth of the map,
+    and the runs found there, moved to heap offsets, give the write spans and bytes of the model."""
+    mem, cfg = _vadd(256)
+    fm = rig(monkeypatch, mem, cfg)
+    res = R.for_memory(mem)
+    pad = mem.find(mem.alloc(3 << 20, name="pad", address=0x7000_0000_0000))  # (no pointer reaches it)
+    e = res.entry(pad)
+    for lo, hi in e.host_dirty.take(0, pad.size):  # (up, as a dispatch's prepare would)
+        res.ops.upload(*e.at(lo), pad._data[lo:hi])
+    assert res.heap.cap >= 3 << 20
+    seen: list = []  # (the map each wl_runs launch -- made at once, or for a kept plan -- reads)
+    for name in ("runs_launch", "runs_call"):
+        real = getattr(R.CuPyOps, name)
+
+        def scans(self, written, *a, real=real, **k):
+            seen.append(int(written.size))
+            return real(self, written, *a, **k)
+
+        monkeypatch.setattr(R.CuPyOps, name, scans)
+    cache: dict = {}
+    for _ in range(4):
+        r = execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache)
+        assert r.refusal is None and r.stats["in_place"] == "proved", r.refusal
+        assert r.write_spans == fm.spans and r.stats["bytes_written"] == 4 * 256
+        assert not R.map_flags(res.heap.written).any()
+        _consistent(mem)
+    whole = int(res.heap.written.size)
+    assert seen and max(seen) * 10 < whole, (seen, whole)
+    assert min(e.off for e in res.entries.values() if e is not res.entries[pad]) >= 3 << 20
+    _same_memory(mem, fm.model)
+
+
+# ---- step 5: proved dispatches deferred (InPlace.defer, DeferredInPlace; amendment h134) -------
+
+
+def _syncs(monkeypatch) -> list:
+    """A counter of the host's waits for the device: ops.sync (a kept run's and a queue's
+    read), and the stand-in's synchronous reads (an array's get, a synchronous copy to the host)."""
+    n = [0]
+    real = R.CuPyOps.sync
+
+    def sync(self, stream=None):
+        n[0] += 1
+        return real(self, stream)
+
+    monkeypatch.setattr(R.CuPyOps, "sync", sync)
+    return [n, S.STATE.calls]
+
+
+def _waits(c) -> int:
+    n, calls = c
+    return n[0] + calls["get"] + calls["memcpy_d2h"]
+
+
+@pytest.mark.parametrize("defer", ["off", "on"])
+def test_a_stream_of_proved_dispatches_waits_once_a_queue(monkeypatch, defer):
+    """32 launches of a proved dispatch with one cache: with deferral on, after the first (full
+    path) and second (kept, waited for) they queue with no wait each -- the host waits once per
+    DEFER_DEPTH launches (Resident.flush) -- and every result (read after the stream) equals
+    the model's, the map zero, the copies consistent; with it off, a wait per launch."""
+    from wavelift.run import execute as X
+
+    monkeypatch.setenv("WAVELIFT_CUDA_DEFER", defer)
+    mem, cfg = _vadd(256)
+    fm = rig(monkeypatch, mem, cfg)
+    cache: dict = {}
+    c = _syncs(monkeypatch)
+    d0 = X.DEFERRED[0]
+    rs = [execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache) for _ in range(2)]
+    w0 = _waits(c)
+    rs += [execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache) for _ in range(32)]
+    waits = _waits(c) - w0
+    for r in rs:
+        assert r.refusal is None and r.stats["in_place"] == "proved", r.refusal
+        assert r.write_spans == fm.spans and r.stats["bytes_written"] == 4 * 256
+    assert len(fm.launches) == 34
+    assert not R.map_flags(mem.resident.heap.written).any()
+    _consistent(mem)
+    _same_memory(mem, fm.model)
+    if defer == "on":
+        assert X.DEFERRED[0] - d0 >= 30, X.DEFERRED[0] - d0
+        assert waits <= 32 // R.DEFER_DEPTH + 1, waits
+    else:
+        assert X.DEFERRED[0] == d0 and waits >= 32, waits
+
+
+def test_deferred_dispatches_amid_host_writes_and_reads_equal_the_model(monkeypatch):
+    """Deferred in-place launches with host writes of an input and host reads of the output
+    between them (each read or write first reads the queue: Resident.pull / touch): every read
+    and every result equals the model's (the NumPy backend's), and most launches deferred."""
+    from wavelift.run import execute as X
+
+    mem, cfg = _vadd(256)
+    fm = rig(monkeypatch, mem, cfg)
+    cache: dict = {}
+    a = next(x for x in mem if x.name == "a")
+    c_addr, c_size = 0, 0
+    d0 = X.DEFERRED[0]
+    rs = []
+    for i in range(40):
+        if i % 7 == 3:
+            for m in (mem, fm.model):
+                m.write(a.base + 4 * i, np.full(8, i, np.uint8))
+        if i % 5 == 4 and c_size:
+            assert bytes(mem.read(c_addr, c_size)) == bytes(fm.model.read(c_addr, c_size))
+        r = execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache)
+        rs.append((r, list(fm.spans)))
+        c_addr, c_size = fm.spans[0]
+    for r, spans in rs:
+        assert r.refusal is None and r.stats["in_place"] == "proved", r.refusal
+        assert r.write_spans == spans
+    assert X.DEFERRED[0] - d0 >= 20, X.DEFERRED[0] - d0
+    _consistent(mem)
+    _same_memory(mem, fm.model)
+
+
+def test_a_failed_proof_found_in_a_deferred_chain(monkeypatch):
+    """A chain of deferred in-place launches whose sixth reports an escape (a wrong proof) and
+    stores nothing: its result is not filled before its report is read (no stats, queued); once
+    read, the five before it landed as the model's, it and every one after are refused
+    `backend.proof`, the next dispatch is refused before any launch, and the output -- which
+    only the refused launches after it wrote on the device since the fifth -- is unreadable
+    (not their bytes), the inputs intact."""
+    from wavelift.run.execute import DeferredResult
+
+    mem, cfg = _vadd(256)
+    fm = rig(monkeypatch, mem, cfg, Faulty)
+    cache: dict = {}
+    for _ in range(2):
+        assert execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache).refusal is None
+    good = copy.deepcopy(fm.model)
+    real = fm._kernel
+    launched = [0]
+
+    def kernel(grid, block, args, shared_mem=0):
+        launched[0] += 1
+        if launched[0] != 6:
+            return real(grid, block, args, shared_mem)
+        fm.escape = True  # (the sixth stores nothing and reports an escape)
+        fm._report()
+        fm.escape = False
+
+    fm._kernel = kernel
+    rs = [execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache) for _ in range(10)]
+    assert all(isinstance(r, DeferredResult) for r in rs)
+    assert "_stats" not in rs[5].__dict__ and mem.resident.pending  # (not read: not landed)
+    for r in rs[:5]:
+        assert r.refusal is None and r.write_spans == fm.spans, r.refusal
+    for r in rs[5:]:
+        assert r.refusal is not None and r.refusal.code == "backend.proof", r.refusal
+    n = len(fm.launches)
+    r = execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache)
+    assert r.refusal is not None and r.refusal.code == "backend.proof" and len(fm.launches) == n
+    c_addr, c_size = fm.spans[0]
+    with pytest.raises(Exception, match="backend.proof"):
+        mem.read(c_addr, c_size)
+    for x in good:
+        if x.name in ("a", "b"):
+            assert bytes(mem.read(x.base, x.size)) == bytes(good.read(x.base, x.size))
+    assert not R.map_flags(mem.resident.heap.written).any()
+
+
+def test_the_heap_moves_amid_a_deferred_chain(monkeypatch):
+    """Deferred in-place launches, then a new device copy that outgrows the heap (it moves:
+    the queue is read first, the kept plans dropped), then more launches (the full path once,
+    then kept and deferred again, on the new buffer): every result equals the model's, no
+    launch ran on the old buffer after the move, the map zero, the copies consistent."""
+    from wavelift.run import execute as X
+
+    monkeypatch.setattr(R, "HEAP_MIN", 4096)
+    mem, cfg = _vadd(256)
+    fm = rig(monkeypatch, mem, cfg)
+    cache: dict = {}
+    # (allocated first: a new allocation reads the queue itself -- GuestMemory._table_changes)
+    big = mem.find(mem.alloc(64 << 10, name="big", address=0x7000_0000_0000))
+    rs = [execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache) for _ in range(6)]
+    res = mem.resident
+    assert res.pending
+    moves, old = res.heap.moves, res.heap.buf
+    n = len(fm.launches)
+    queued: list = []  # (the queue's length as the heap moves: on a GPU the growth's copy and a
+    grow = R.Heap._grow  # queued launch on another stream would race; none is left by then)
+
+    def growing(self, need):
+        queued.append(len(res.pending))
+        return grow(self, need)
+
+    monkeypatch.setattr(R.Heap, "_grow", growing)
+    res.entry(big)
+    assert queued == [0] and res.heap.moves > moves and res.heap.buf is not old
+    d0 = X.DEFERRED[0]
+    rs += [execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache) for _ in range(6)]
+    assert all(lau[0] is res.heap.buf for lau in fm.launches[n:])
+    assert X.DEFERRED[0] - d0 >= 3
+    for r in rs:
+        assert r.refusal is None and r.write_spans == fm.spans, r.refusal
+    e = res.entries[big]
+    for lo, hi in e.host_dirty.take(0, big.size):  # (up, as a dispatch's prepare would)
+        res.ops.upload(*e.at(lo), big._data[lo:hi])
+    assert not R.map_flags(res.heap.written).any()
+    _consistent(mem)
+    _same_memory(mem, fm.model)
+
+
+def test_a_deferred_launch_books_its_windows_at_once(monkeypatch):
+    """What a deferred in-place launch books before its report is read: its output's copy at a
+    new stamp (the tracer's caches and the kept runs' checks see it), newer on the device, and
+    the Resident's ``changes`` moved (no other kept plan runs on what it saw before)."""
+    mem, cfg = _vadd(256)
+    fm = rig(monkeypatch, mem, cfg)
+    cache: dict = {}
+    for _ in range(2):
+        assert execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache).refusal is None
+    res = mem.resident
+    c = mem.find(*fm.spans[0])
+    st, ch = res.stamp(c), res.changes
+    r = execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache)
+    assert res.pending and "_stats" not in r.__dict__
+    assert res.stamp(c) != st and res.changes != ch
+    assert res.entries[c].dev_dirty.ranges() == [(0, c.size)]
+    assert r.refusal is None and r.write_spans == fm.spans
+
+
+def _sparse(fm) -> None:
+    """From now on ``fm``'s kernel marks only every other byte of its output (the first span it
+    writes) in the map it is handed: 512 runs over vadd's 256 floats, more than come back
+    inline with the report."""
+    real = fm._kernel
+
+    def sparse(grid, block, args, shared_mem=0):
+        real(grid, block, args, shared_mem)
+        _, written, ws, we, wo, *_ = args
+        k = int(np.searchsorted(np.asarray(ws[:-1]), np.uint64(fm.spans[0][0]), side="right")) - 1
+        lo = int(wo[k]) + fm.spans[0][0] - int(ws[k])
+        S.mark(written, lo + 1, lo + fm.spans[0][1], value=0, step=2)
+
+    fm._kernel = sparse
+
+
+def test_a_deferred_run_whose_runs_do_not_come_back_is_refused(monkeypatch):
+    """A deferred in-place launch that writes more runs than come back with its report (its map
+    cleared on the device: its spans can no longer be known) is refused `backend.proof` with its
+    copies unusable and its output unreadable -- never landed with a part of its spans."""
+    mem, cfg = _vadd(256)
+    fm = rig(monkeypatch, mem, cfg)
+    cache: dict = {}
+    for _ in range(2):
+        assert execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache).refusal is None
+    _sparse(fm)
+    r = execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache)
+    assert mem.resident.pending
+    assert r.refusal is not None and r.refusal.code == "backend.proof", r.refusal
+    with pytest.raises(Exception, match="backend.proof"):
+        mem.read(*fm.spans[0])
+    assert not R.map_flags(mem.resident.heap.written).any()
+
+
+def test_more_runs_than_come_back_inline_in_a_waited_run(monkeypatch):
+    """With deferral off, a dispatch whose kernel marks every other byte of its output (512 runs:
+    more than come back with the report, so wl_runs runs again over the windows' map, its
+    offsets moved to the heap's) lands those bytes as its spans on the full path and from its
+    kept plan alike, its copies placed above a 3 MiB one; the map zero after each."""
+    monkeypatch.setenv("WAVELIFT_CUDA_DEFER", "off")
+    mem, cfg = _vadd(256)
+    fm = rig(monkeypatch, mem, cfg)
+    res = R.for_memory(mem)
+    pad = mem.find(mem.alloc(3 << 20, name="pad", address=0x7000_0000_0000))
+    res.entry(pad)
+    _sparse(fm)
+    cache: dict = {}
+    from wavelift.run import execute as X
+
+    h0 = X.AGAIN_HITS[0]
+    for _ in range(3):
+        r = execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache)
+        assert r.refusal is None and r.stats["in_place"] == "proved", r.refusal
+        c_addr, c_size = fm.spans[0]
+        assert r.write_spans == [(c_addr + i, 1) for i in range(0, c_size, 2)]
+        assert not R.map_flags(res.heap.written).any()
+    assert X.AGAIN_HITS[0] - h0 >= 1

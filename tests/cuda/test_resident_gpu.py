@@ -511,3 +511,18 @@ def test_gpu_in_place_escaping_dispatch_not_proved_and_a_wrong_proof(in_place, m
     assert not R.map_flags(res.heap.written.get()).any()
     r = k.launch(groups=(n // 256,), block=(256,), args=[ba, bb, bo, np.uint32(n)])
     assert r.refusal is not None and r.refusal.code == "backend.proof", r.refusal
+
+
+def test_gpu_in_place_deferred_session_read_late(in_place, monkeypatch):
+    """0049 step 5 (amendment h134): the kept session in place with every result read only at
+    the end, so deferred in-place launches queue (no wait each; the heap map over the windows
+    cleared on the device): every step equals the NumPy backend's, and most launches deferred."""
+    _needs_gpu()
+    from wavelift.run import execute as X
+
+    monkeypatch.setenv("WAVELIFT_CUDA_DEFER", "on")
+    want, _ = _kept_session("numpy", late=True)
+    d0 = X.DEFERRED[0]
+    got, _ = _kept_session("cuda", late=True)
+    assert got == want
+    assert X.DEFERRED[0] - d0 > 20, X.DEFERRED[0] - d0

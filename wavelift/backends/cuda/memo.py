@@ -22,28 +22,35 @@ def config_key(config) -> tuple:
     )
 
 
+def key_of(config) -> tuple | None:
+    """``config_key(config)``, kept for the config object last seen (while its system SGPR
+    dict is the same: a repeated launch pays no walk of its fields), or None where a field
+    cannot be hashed."""
+    last = _LAST
+    if last[0] is config and last[1] == getattr(config, "system_sgprs", None):
+        return last[2]
+    try:
+        ck = config_key(config)
+        hash(ck)
+    except TypeError:
+        return None
+    sg = getattr(config, "system_sgprs", None)
+    last[:] = [config, dict(sg) if isinstance(sg, dict) else sg, ck, {}]
+    return ck
+
+
 def by_config(what: str, config, make, *extra):
     """``make(config, *extra)``, kept per (what, config's fields, extra): the caller must not
     change what it gets."""
-    last = _LAST
-    if last[0] is config and last[1] == getattr(config, "system_sgprs", None):
-        near = last[3]
-        sub = (what,) + extra
-        hit = near.get(sub)
-        if hit is not None:
-            return hit
-        key = (what, last[2]) + extra
-    else:
-        try:
-            ck = config_key(config)
-            hash(ck)
-        except TypeError:  # (a field that cannot be hashed: worked out, not kept)
-            return make(config, *extra)
-        sg = getattr(config, "system_sgprs", None)
-        last[:] = [config, dict(sg) if isinstance(sg, dict) else sg, ck, {}]
-        near = last[3]
-        sub = (what,) + extra
-        key = (what, ck) + extra
+    ck = key_of(config)
+    if ck is None:  # (a field that cannot be hashed: worked out, not kept)
+        return make(config, *extra)
+    near = _LAST[3]
+    sub = (what,) + extra
+    hit = near.get(sub)
+    if hit is not None:
+        return hit
+    key = (what, ck) + extra
     try:
         hit = _BY_CONFIG.get(key)
     except TypeError:  # (an extra that cannot be hashed)

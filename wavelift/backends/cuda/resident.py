@@ -803,25 +803,80 @@ class CuPyOps:
 
 def spans(starts, ends, win) -> list[tuple[int, int]]:
     """The runs (arena offsets, sorted) cut at window bounds as guest (address, size) write spans,
-    window by window: what WindowSet.spans finds from the host map.  (The kernel writes only
-    inside windows, so a run only crosses from one window into an adjacent one.)"""
+    window by window: what WindowSet.spans finds from the host map."""
     lay = getattr(win, "layout", None)
     offs = lay.offs if lay is not None else [int(o) for o in win.offs]  # (the layout's int list)
     return spans_of(starts.tolist(), ends.tolist(), offs, win.windows)
 
 
 def spans_of(starts: list, ends: list, offs: list, windows) -> list[tuple[int, int]]:
-    """``spans`` of the runs as sorted int lists, the windows' arena offsets ``offs`` (ints)."""
-    out: list[tuple[int, int]] = []
+    """``spans`` of the runs as sorted int lists, the windows' arena offsets ``offs`` (ints, in
+    window order: the arena's order)."""
+    return cut_spans(cut_runs(starts, ends, offs, offs, windows), offs, windows)
+
+
+def cut_runs(starts: list, ends: list, firsts: list, offs: list, windows, order=None) -> list:
+    """The runs (sorted int lists of offsets into an arena or the heap) cut at the bounds of
+    the windows placed at ``offs`` (window order) -> [(window index, lo, hi)] in offset order;
+    ``firsts``: those offsets sorted, ``order[i]`` the window at ``firsts[i]`` (None: ``offs``
+    is sorted already).  A piece outside every window is left out (a kernel stores only inside
+    windows: the caller compares the pieces' bytes with the runs' where it must know)."""
+    out = []
+    n = len(firsts)
     for s, e in zip(starts, ends):
-        k = bisect_right(offs, s) - 1
-        while s < e:
-            w, o = windows[k], offs[k]
-            stop = min(e, o + w.size)
-            out.append((w.address + s - o, stop - s))
-            s = stop
-            k += 1
+        i = bisect_right(firsts, s) - 1
+        if i < 0:
+            i = 0
+        while i < n and firsts[i] < e:
+            k = i if order is None else order[i]
+            o = offs[k]
+            lo, hi = max(s, o), min(e, o + windows[k].size)
+            if lo < hi:
+                out.append((k, lo, hi))
+            i += 1
     return out
+
+
+def cut_spans(cut: list, offs: list, windows) -> list[tuple[int, int]]:
+    """``cut_runs``' pieces as guest (address, size) write spans, in the pieces' order."""
+    return [(windows[k].address + lo - offs[k], hi - lo) for k, lo, hi in cut]
+
+
+class Placed:
+    """A dispatch's windows as its plan places them in the heap (an in-place dispatch's: decision
+    0049 step 4), worked out once per dispatch and kept by its kept plan: ``offs`` each window's
+    heap offset (window order), ``firsts`` / ``order`` those sorted and the window at each, and
+    the heap map's range over their hull (``scan``: the view wl_runs reads, so a run's heap
+    offset is its offset in the view plus ``base``) -- nothing an in-place dispatch does per
+    launch is proportional to the heap's size, only to its windows' hull (h134)."""
+
+    __slots__ = ("offs", "firsts", "order", "scan", "base", "mlo", "mhi")
+
+    def __init__(self, heap, plan, windows):
+        self.offs = offs = tuple(e.off + at for e, at in plan)
+        self.order = sorted(range(len(offs)), key=offs.__getitem__)
+        self.firsts = [offs[k] for k in self.order]
+        lo = min(offs, default=0)
+        hi = max((o + w.size for o, w in zip(offs, windows)), default=0)
+        if heap.bits:  # (whole words: the words at the hull's ends hold no other dispatch's marks)
+            lo, hi = lo >> 5, -(-hi // 32)
+            self.base = lo << 5
+        else:
+            self.base = lo
+        hi = max(hi, lo + 1)
+        self.mlo, self.mhi = lo, hi
+        self.scan = heap.written[lo:hi]
+
+    def runs(self, starts: list, ends: list) -> tuple[list, list]:
+        """wl_runs' runs over ``scan`` (offsets in it) as heap offsets."""
+        b = self.base
+        if not b:
+            return starts, ends
+        return [x + b for x in starts], [x + b for x in ends]
+
+    def cut(self, windows, starts: list, ends: list) -> list:
+        """``cut_runs`` of the runs (sorted heap offsets) at these windows."""
+        return cut_runs(starts, ends, self.firsts, self.offs, windows, self.order)
 
 
 class Resident:
@@ -1126,15 +1181,22 @@ class Resident:
         it may write -- at a new version and noted newer on the device (only bytes the dispatch
         wrote differ: a pull of the others takes the bytes the host holds), then the arena as
         ``commit`` leaves it.  A failed one is undone by ``failed_deferred``."""
+        self.launched_in_place(ranges)
+        # (what ``launched`` then ``_landed`` leave: a kept arena -- a kept plan's, which
+        # ``arm`` found noted -- and its map landed)
+        self._dirty_maps.pop(id(written), None)
+        self._arena_state[id(arena)] = (arena, win.layout, [(e, e.version) for e, _ in plan])
+
+    def launched_in_place(self, ranges) -> None:
+        """What a deferred launch books at once, whatever its report will say: each (entry, lo,
+        hi) of ``ranges`` -- the windows it may write -- at a new version and noted newer on the
+        device (only bytes it wrote differ: a pull of the others takes the bytes the host holds);
+        ``changes`` moved."""
         self.changes += 1
         for e, lo, hi in ranges:
             e.version = next(_VERSIONS)
             e.shadow = e.clean = None
             e.dev_dirty.add(lo, hi)
-        # (what ``launched`` then ``_landed`` leave: a kept arena -- a kept plan's, which
-        # ``arm`` found noted -- and its map landed)
-        self._dirty_maps.pop(id(written), None)
-        self._arena_state[id(arena)] = (arena, win.layout, [(e, e.version) for e, _ in plan])
 
     def failed_deferred(self, arena, written, ranges) -> None:
         """A deferred dispatch that landed nothing: its arena and map as a refused dispatch
@@ -1439,16 +1501,20 @@ class Resident:
             return None
         return [e.off + at for e, at in plan]
 
-    def heap_tables(self, win, plan) -> tuple | None:
+    def placed(self, win, plan) -> Placed | None:
+        """``win``'s windows as ``plan`` places them in the heap (``Placed``); None without one."""
+        return None if self.heap is None else Placed(self.heap, plan, win.windows)
+
+    def heap_tables(self, win, plan, placed: Placed | None = None) -> tuple | None:
         """The window tables of ``win`` (starts, ends, offsets; device, one spare entry each)
         with the heap offsets for offsets: what the kernel, unchanged, would index the heap by
         (``arena = heap``, decision 0049 step 4: address - start + offset), kept by their
-        bytes (``table``); None without a heap."""
-        hofs = self.heap_offsets(plan)
+        bytes (``table``); None without a heap.  ``placed``: the offsets worked out already."""
+        hofs = self.heap_offsets(plan) if placed is None else placed.offs
         if hofs is None:
             return None
         starts, ends, _ = self.window_tables(win)
-        return starts, ends, self.table(np.array(hofs + [0], np.int64))
+        return starts, ends, self.table(np.array(list(hofs) + [0], np.int64))
 
     # ---- in place (WAVELIFT_CUDA_INPLACE=proved: decision 0049 step 4) ------------------------
     def report(self, nbytes: int):
@@ -1472,44 +1538,26 @@ class Resident:
             lo, hi = lo >> 5, -(-hi // 32)
         self.ops.clear(h.written[lo:hi])
 
-    def _heap_windows(self, win, plan) -> tuple:
-        """(heap starts sorted, [(heap start, heap end, window index)] in that order) of
-        ``win``'s windows as ``plan`` places them in the heap."""
-        hofs = self.heap_offsets(plan) or []
-        ws = sorted((o, o + w.size, k) for k, (o, w) in enumerate(zip(hofs, win.windows)))
-        return [x[0] for x in ws], ws
-
-    def _runs_by_window(self, win, plan, starts: list, ends: list) -> dict:
-        """The runs (heap offsets) cut at window bounds -> {window index: [(lo, hi) heap]}."""
-        firsts, ws = self._heap_windows(win, plan)
-        out: dict = {}
-        for s, e in zip(starts, ends):
-            i = max(bisect_right(firsts, s) - 1, 0)
-            while i < len(ws) and ws[i][0] < e:
-                lo, hi = max(s, ws[i][0]), min(e, ws[i][1])
-                if lo < hi:
-                    out.setdefault(ws[i][2], []).append((lo, hi))
-                i += 1
-        return out
-
-    def landed_in_place(self, win, plan, starts: list, ends: list) -> tuple[list, int]:
-        """Book a dispatch that ran in place on the heap: its runs (sorted heap offsets; a
-        proved dispatch stores only inside windows) cut at window bounds as its write spans
-        (in address order, as ``spans``), each noted newer on the device (the host pulls it
-        when it reads: as ``commit``'s), its entries at new versions -> (spans, bytes)."""
+    def landed_in_place(self, win, plan, placed: Placed, cut: list) -> tuple[list, int]:
+        """Book a dispatch that ran in place on the heap: its runs cut at its windows
+        (``Placed.cut``: a proved dispatch stores only inside windows) as its write spans (in
+        address order, as ``spans``), each noted newer on the device (the host pulls it when it
+        reads: as ``commit``'s), its entries at new versions -> (spans, bytes)."""
         self.changes += 1
-        hofs = self.heap_offsets(plan) or []
+        hofs = placed.offs
         spans_: list[tuple[int, int]] = []
         total = 0
-        for k, cut in sorted(self._runs_by_window(win, plan, starts, ends).items()):
+        last = None
+        for k, lo, hi in sorted(cut):  # (window order: address order; in a window, heap order)
             w, (e, at) = win.windows[k], plan[k]
-            e.version = next(_VERSIONS)
-            e.shadow = e.clean = None  # (the device holds newer bytes)
-            for lo, hi in cut:
-                d = lo - hofs[k]
-                e.dev_dirty.add(at + d, at + d + hi - lo)
-                spans_.append((w.address + d, hi - lo))
-                total += hi - lo
+            if k != last:
+                last = k
+                e.version = next(_VERSIONS)
+                e.shadow = e.clean = None  # (the device holds newer bytes)
+            d = lo - hofs[k]
+            e.dev_dirty.add(at + d, at + d + hi - lo)
+            spans_.append((w.address + d, hi - lo))
+            total += hi - lo
         return spans_, total
 
     def broke_in_place(self, plan, starts: list, ends: list, why: str) -> None:
@@ -1522,8 +1570,9 @@ class Resident:
         for e in {id(e): e for e, _ in plan}.values():
             e.version = next(_VERSIONS)
             e.shadow = e.clean = None
-            name = next((a.name for a, x in self.entries.items() if x is e), "?")
-            e.broken = f"{why} (allocation {name!r})"
+            if e.broken is None:  # (the first failure's words)
+                name = next((a.name for a, x in self.entries.items() if x is e), "?")
+                e.broken = f"{why} (allocation {name!r})"
             for s, t in zip(starts, ends):
                 lo, hi = max(s - e.off, 0), min(t - e.off, e.host.size)
                 for a, b in e.dev_dirty.take(lo, hi) if lo < hi else ():

@@ -145,7 +145,7 @@ def _unrefusable(m, cfg, win, budget: int) -> str | None:
     proof read (preload.evaluate: memoised, the words read again) are the same (0049 h124's
     "keep a proof only while what it was made on holds")."""
     from . import globalrange as GR
-    from .memo import config_key
+    from .memo import key_of
 
     low, found, _ = _proof_input(m, cfg)
     loads, pplan = found
@@ -153,11 +153,10 @@ def _unrefusable(m, cfg, win, budget: int) -> str | None:
         loads, pplan, low, cfg.wave_size, cfg.user_sgprs, set(cfg.system_sgprs.values()), win
     )[0]
     sig = tuple(None if w is None else w.tobytes() for w in words)
-    try:
-        key: tuple | None = (id(m), id(win.layout), int(budget), config_key(cfg))
-        hash(key)
-    except TypeError:  # (a config field that cannot be hashed: proved again)
-        key = None
+    # (the config's key as by_config keeps it for the config object last seen: run's "shape"
+    # look-up made it; None where a field cannot be hashed: proved again)
+    ck = key_of(cfg)
+    key = None if ck is None else (id(m), id(win.layout), int(budget), ck)
     hit = _UNREFUSABLE.get(key) if key is not None else None
     if hit is not None and hit[0] is m and hit[1] is win.layout and hit[2] == sig:
         return hit[3]
@@ -288,6 +287,39 @@ def _no_scratch(res):
     return res.spare
 
 
+def _settle_in_place(
+    res, win, plan, placed, pre: list, status, escapes: int, s_: list, e_: list, cleared: bool = False
+):
+    """An in-place run's report read (decision 0049 step 4), the one place its proof is checked:
+    its runs (sorted heap offsets) cleared from the heap's map, then -- a flag (status[0]), an
+    escape (recorded, status[4], or counted, ``escapes``), a run meeting a preloaded word
+    (``pre``: heap ranges) or a store outside its windows, none of which a proved dispatch can
+    have -- its device copies made unusable (Resident.broke_in_place: nothing possibly wrong
+    ever lands) -> the refusal's text (``backend.proof``); else its runs booked as its write
+    spans, newer on the device (Resident.landed_in_place) -> (spans, bytes).  ``cleared``: the
+    map over the windows' hull was cleared on the device after the runs scan (a deferred run)."""
+    if not cleared:
+        res.clear_heap_runs(s_, e_)
+    cut = placed.cut(win.windows, s_, e_)
+    bad = []
+    if int(status[0]):
+        bad.append(f"flags {int(status[0]):#x}")
+    if escapes or int(status[4]):
+        bad.append(f"{max(escapes, int(status[4]))} escape(s)")
+    if pre and _meets(s_, e_, pre):
+        bad.append("a store into a preloaded word")
+    if sum(hi - lo for _, lo, hi in cut) != sum(e_) - sum(s_):
+        bad.append("a store outside its windows")
+    if bad:
+        why = (
+            f"a dispatch run in place on a proof that it cannot be refused reported {', '.join(bad)}; "
+            "the device copies it ran on are unusable"
+        )
+        res.broke_in_place(plan, s_, e_, why)
+        return why
+    return res.landed_in_place(win, plan, placed, cut)
+
+
 def _cupy():
     """The cupy module: the one ``import cupy`` gives (sys.modules' first; no import statement
     per dispatch once it is there -- a stand-in installed there is the one taken)."""
@@ -314,7 +346,6 @@ class Runtime:
         self.again = None  # the plan to run this dispatch again (Again), when it may have one
         self.plan = None  # resident.Resident.prepare's plan, once made (run)
         self.deadline = None  # (execute's: run_runtime sets it; checked before an in-place launch)
-        self.preloaded: list = []  # (in place: the preloaded words' heap ranges, for InPlace)
         # where the module's cubin came from (the run table's "disk hit": commands/common.py)
         self.extra_stats: dict = {
             "cubin": "disk cache" if getattr(module, "compiled_by", "") == "disk" else "compiled"
@@ -529,7 +560,7 @@ class Runtime:
             heap = res.heap
             assert heap is not None  # (_in_place's)
             arena, written, rep = heap.buf, heap.written, res.report(REPORT_BYTES + 4 * nslots)
-            wstart, wend, woff = res.heap_tables(win, plan)
+            wstart, wend, woff = res.heap_tables(win, plan, place)
         if wpg is None:
             if res.zero_word is None:  # (the same one-word table every time)
                 res.zero_word = res.table(np.zeros(1, np.uint64))
@@ -542,7 +573,7 @@ class Runtime:
         gscr0 = None if wb else _no_scratch(res)
 
         def attempt(mirror: bool) -> dict:
-            self._set_constants(P, mirror, place)
+            self._set_constants(P, mirror, None if place is None else place.offs)
             fn = self.k.function()
             if shared > 48 * 1024:
                 self.k.set_shared(fn, shared)
@@ -641,7 +672,8 @@ class Runtime:
             # back with the report, and so do the hints the accesses resolved to
             # (count lies in the report, cleared above on the stream; the kernel writes only
             # the report's status, stats and escapes: it is still zero)
-            res.ops.runs_launch(written, count, inline, cleared=True)
+            # (in place: over the map of the windows' hull only, not the whole heap's)
+            res.ops.runs_launch(written if place is None else place.scan, count, inline, cleared=True)
             if nslots:
                 ptr, size = _hint_address(self.k)
                 res.ops.copy_global(rep, HINTS_AT, ptr, min(4 * nslots, size))
@@ -680,10 +712,11 @@ class Runtime:
         )
         d = attempt(True)
         if place is not None:
-            self._landed_in_place(res, d, place)
+            pre = self._landed_in_place(res, d, place)
             self.landed = True  # (its bytes stand: RunCounts.landed)
             if keepable():
-                self.again = InPlace(self, res, rep, (count, inline), launch, shared)
+                self.again = InPlace(self, res, rep, (count, inline), launch, shared, place, pre)
+                self.again.note(self.land()[0])
             return
         # a mirrored window this dispatch wrote: its uniform loads may have read stale copies,
         # so the dispatch runs again, from the same arena, without mirrors (codegen.mirrors)
@@ -703,11 +736,11 @@ class Runtime:
             self.again = Again(self, res, (arena, written, rep), (count, inline), launch, shared)
             self.again.note(spans)
 
-    def _in_place(self, res, plan, reps: int) -> tuple | None:
-        """The windows' heap offsets (a tuple) where this dispatch runs in place (decision 0049
-        step 4: WAVELIFT_CUDA_INPLACE=proved, a heap whose map has the module's form, no shared
-        allocation -- its owner reads at once --, no timing repeats, and proved unrefusable on
-        this WindowSet, the program the kernel lowers and this budget); else None."""
+    def _in_place(self, res, plan, reps: int):
+        """The windows as placed in the heap (resident.Placed) where this dispatch runs in place
+        (decision 0049 step 4: WAVELIFT_CUDA_INPLACE=proved, a heap whose map has the module's
+        form, no shared allocation -- its owner reads at once --, no timing repeats, and proved
+        unrefusable on this WindowSet, the program the kernel lowers and this budget); else None."""
         if res.heap is None or reps > 0 or settings.get("WAVELIFT_CUDA_INPLACE") != "proved":
             return None
         if res.heap.bits != bool(self.m.map_bits) or any(e.shared for e, _ in plan):
@@ -716,42 +749,26 @@ class Runtime:
         self.extra_stats["in_place"] = why or "proved"
         if why is not None:
             return None
-        return tuple(res.heap_offsets(plan) or ())
+        return res.placed(self.win, plan)
 
-    def _landed_in_place(self, res, d: dict, hofs: tuple) -> None:
-        """An in-place run's report: its runs (heap offsets) cleared from the heap's map, then
-        either booked as its write spans, newer on the device (``land`` only hands them on:
-        they stand already), or -- a flag, an escape or a store into a preloaded word, none of
-        which a proved dispatch can have -- refused ``backend.proof`` with its device copies
-        made unusable (Resident.broke_in_place: nothing possibly wrong ever lands)."""
-        win, plan = self.win, self.plan
+    def _landed_in_place(self, res, d: dict, placed) -> list:
+        """An in-place run's report: settled (``_settle_in_place``: booked, or refused
+        ``backend.proof`` with its device copies made unusable) -> the preloaded words' heap
+        ranges (its kept plan checks its runs against them)."""
         t0 = time.perf_counter()
         status = self._take_report(d["host"])
-        s_, e_ = d["runs"][0].tolist(), d["runs"][1].tolist()
-        res.clear_heap_runs(s_, e_)
-        offs = win.offs.tolist()
+        offs = self.win.offs.tolist()
         pre = []  # (the preloaded words' arena ranges at their windows' heap offsets)
         for o, n in self.mirrored:
             k = bisect_right(offs, o) - 1
-            pre.append((hofs[k] + o - offs[k], n))
-        bad = []
-        if int(status[0]):
-            bad.append(f"flags {int(status[0]):#x}")
-        if self.escape_count:
-            bad.append(f"{self.escape_count} escape(s)")
-        if pre and _meets(s_, e_, pre):
-            bad.append("a store into a preloaded word")
-        if bad:
-            why = (
-                f"a dispatch run in place on a proof that it cannot be refused reported {', '.join(bad)}; "
-                "the device copies it ran on are unusable"
-            )
-            res.broke_in_place(plan, s_, e_, why)
-            raise Refused("backend.proof", why)
-        spans, total = res.landed_in_place(win, plan, s_, e_)
-        self.land = lambda: (spans, total)
+            pre.append((placed.offs[k] + o - offs[k], n))
+        s_, e_ = placed.runs(d["runs"][0].tolist(), d["runs"][1].tolist())
+        got = _settle_in_place(res, self.win, self.plan, placed, pre, status, self.escape_count, s_, e_)
+        if isinstance(got, str):
+            raise Refused("backend.proof", got)
+        self.land = lambda: got
         self.extra_stats["download_s"] = time.perf_counter() - t0
-        self.preloaded = pre
+        return pre
 
     def _take_report(self, host) -> np.ndarray:
         """The report's hints (the module's next guesses), counts and escapes taken into this
@@ -858,6 +875,7 @@ class _Kept:
         "h_status",
         "h_stats",
         "own",
+        "hint_go",
     )
 
     def __init__(self, rt, res, rep, runs, launch, shared):
@@ -883,6 +901,35 @@ class _Kept:
         self.h_status = h[STATS_BYTES : STATS_BYTES + 64].view(np.uint32)
         self.h_stats = h[:STATS_BYTES].view(np.uint64)
         self.own = _Slot(self, h, res.events)  # (its views of the report, as a queue place's)
+        # (the hints' copy into the report: the device addresses, made once)
+        self.hint_go = None
+        if n and min(4 * n, self.hint[1]):
+            ptr, size = self.hint
+            self.hint_go = (rep.data.ptr + HINTS_AT, ptr, min(4 * n, size))
+
+    def _copy_hints(self, cp, stream: int) -> None:
+        """The module's guesses (WL_HINT) into the report, on ``stream`` (when it has slots)."""
+        if self.hint_go is not None:
+            rt = cp.cuda.runtime
+            dst, src, nb = self.hint_go
+            rt.memcpyAsync(dst, src, nb, rt.memcpyDeviceToDevice, stream)
+
+    @staticmethod
+    def _captured(cp, go):
+        """The GPU operations ``go(stream pointer)`` issues, captured on a stream of their own as
+        a CUDA graph (their arguments fixed), or False where capture fails (the plan then runs
+        them one by one)."""
+        try:
+            s = cp.cuda.Stream(non_blocking=True)
+            with s:
+                s.begin_capture()
+                try:
+                    go(s.ptr)
+                finally:
+                    graph = s.end_capture()
+            return graph
+        except Exception:  # noqa: BLE001 - no graph (an old CuPy, capture refused): one by one
+            return False
 
     def _runs(self) -> tuple[list, list]:
         """The runs of the report in ``own`` (read back): sorted starts and ends."""
@@ -931,7 +978,6 @@ class Again(_Kept):
         "runs_note",
         "graph",
         "graph_on",
-        "hint_go",
         "offs",
         "kept",
         "defer_on",
@@ -952,11 +998,6 @@ class Again(_Kept):
         # not to be); WAVELIFT_CUDA_GRAPH=off runs them one by one (A/B runs)
         self.graph_on = settings.get("WAVELIFT_CUDA_GRAPH") != "off"
         self.graph = None
-        self.hint_go = None
-        n = self.nslots
-        if n and min(4 * n, self.hint[1]):
-            ptr, size = self.hint
-            self.hint_go = (rep.data.ptr + HINTS_AT, ptr, min(4 * n, size))
         lay = getattr(self.win, "layout", None)
         self.offs = lay.offs if lay is not None else [int(o) for o in self.win.offs]
         self.kept = ([w.address for w in self.win.windows], {})
@@ -1055,39 +1096,25 @@ class Again(_Kept):
         extra["download_s"] = time.perf_counter() - t0
         return spans, int(add(sl.ins)), int(add(sl.lane)), extra
 
-    def _copy_hints(self, cp, stream: int) -> None:
-        """The module's guesses (WL_HINT) into the report, on ``stream`` (when it has slots)."""
-        if self.hint_go is not None:
-            rt = cp.cuda.runtime
-            dst, src, nb = self.hint_go
-            rt.memcpyAsync(dst, src, nb, rt.memcpyDeviceToDevice, stream)
-
     def _capture(self, cp, deferral=None, host=None):
         """``run``'s GPU operations, the report's memset (``clear`` of a kept pair whose map
         landed: ``Resident.clears_report_only``) to the report's copy into the host array,
-        captured on a stream of its own as a CUDA graph (their arguments are the plan's, fixed),
-        or False where capture fails (this plan then runs them one by one).  ``deferral``:
-        ``defer``'s operations instead (``_deferred_ops``), the report into ``host``."""
+        captured as a CUDA graph (``_captured``), or False.  ``deferral``: ``defer``'s
+        operations instead (``_deferred_ops``), the report into ``host``."""
         rt = cp.cuda.runtime
-        try:
-            s = cp.cuda.Stream(non_blocking=True)
-            with s:
-                s.begin_capture()
-                try:
-                    if deferral is not None:
-                        self._deferred_ops(cp, deferral, host, s.ptr)
-                    else:
-                        self.res.ops.clear(self.rep)
-                        self.fn(self.grid, self.block, self.args, shared_mem=self.shared)
-                        self.runs_go()
-                        self._copy_hints(cp, s.ptr)
-                        h = self.host
-                        rt.memcpyAsync(h.ctypes.data, self.rep.data.ptr, h.size, rt.memcpyDeviceToHost, s.ptr)
-                finally:
-                    graph = s.end_capture()
-            return graph
-        except Exception:  # noqa: BLE001 - no graph (an old CuPy, capture refused): one by one
-            return False
+
+        def go(stream: int) -> None:
+            if deferral is not None:
+                self._deferred_ops(cp, deferral, host, stream)
+                return
+            self.res.ops.clear(self.rep)
+            self.fn(self.grid, self.block, self.args, shared_mem=self.shared)
+            self.runs_go()
+            self._copy_hints(cp, stream)
+            h = self.host
+            rt.memcpyAsync(h.ctypes.data, self.rep.data.ptr, h.size, rt.memcpyDeviceToHost, stream)
+
+        return self._captured(cp, go)
 
     def land(self, spans) -> tuple:
         """(spans, bytes written): ``run``'s dispatch landed in the device copies."""
@@ -1215,29 +1242,52 @@ class Again(_Kept):
 class InPlace(_Kept):
     """A dispatch that ran in place (decision 0049 step 4, amendment h125), kept to run again
     as it ran -- what ``Again`` is to the arena path, for execute's ``_again``: ``run`` issues
-    the report's memset, the kernel on the heap, wl_runs over the heap's map and the hints' copy,
-    reads the report back, clears the runs' hull and books them (``Resident.landed_in_place``),
-    while nothing it depends on changed since it was armed (``Resident.changes`` -- a host write,
-    a landing, a heap move --, the build's constants and function, the module's hints, no
-    upgrade, no timing repeat, the setting still on).  The proof holds while those do: the same
-    record (config, program, windows, budget: execute checks), the same preloaded words (no
-    change since).  A report with a flag, an escape or a run over a preloaded word makes its
-    copies unusable (``Resident.broke_in_place``) and hands the dispatch to the full path, which
-    refuses it ``backend.proof``.  No deferral (a proved dispatch needs no gate: step 5's)."""
+    the report's memset, the kernel on the heap, wl_runs over the heap map of its windows' hull
+    (``Placed.scan``), the hints' copy and the report's read-back (one captured graph), then
+    clears the runs' hull and books them (``_settle_in_place``), while nothing it depends on
+    changed since it was armed (``Resident.changes`` -- a host write, a landing, a heap move
+    --, the build's constants and function, the module's hints, no upgrade, no timing repeat,
+    the setting still on).  The proof holds while those do: the same record (config, program,
+    windows, budget: execute checks), the same preloaded words (no change since).  A report with
+    a flag, an escape, a run over a preloaded word or outside its windows makes its copies
+    unusable (``Resident.broke_in_place``) and hands the dispatch to the full path, which
+    refuses it ``backend.proof``.  ``defer``: the same without waiting (step 5, amendment h134)."""
 
     __slots__ = (
+        "placed",
         "pre",
         "buf",
         "booked",
+        "defer_on",
+        "graph_on",
+        "graph",
+        "runs_go",
+        "runs_note",
+        "starts",
+        "wrote",
+        "wrote_ks",
+        "slots",
     )
-    defer_on = False  # (execute's _again asks)
     arena = None  # (Resident.staging's eviction looks for a kept plan's staging arena: none)
 
-    def __init__(self, rt, res, rep, runs, launch, shared):
+    def __init__(self, rt, res, rep, runs, launch, shared, placed, pre: list):
         super().__init__(rt, res, rep, runs, launch, shared)
-        self.pre = list(rt.preloaded)
+        # (its windows in the heap and its map range, and the preloaded words' heap ranges: as
+        # the full path found them; a heap move drops the plan)
+        self.placed, self.pre = placed, pre
         self.buf = launch[2][0]  # (the heap's buffer it runs on: a move drops the plan anyway)
         self.booked: tuple = ([], 0)
+        # WAVELIFT_CUDA_DEFER (unset or on) / WAVELIFT_CUDA_GRAPH (unset or on), as Again's
+        self.defer_on = settings.get("WAVELIFT_CUDA_DEFER") != "off"
+        self.graph_on = settings.get("WAVELIFT_CUDA_GRAPH") != "off"
+        self.graph = None  # (``run``'s operations captured: None not yet, False not to be)
+        self.runs_go, self.runs_note = res.ops.runs_call(placed.scan, self.count, self.inline)
+        self.starts = [w.address for w in self.win.windows]
+        # (entry, lo, hi) of the windows the last landing wrote: what a deferred run books at its
+        # launch (``note``; None: no deferral); the queue places (``_slot``)
+        self.wrote: list | None = None
+        self.wrote_ks: frozenset = frozenset()
+        self.slots: list = []
 
     def arm(self) -> bool:
         """After this dispatch landed: whether the next run may skip the full path's steps --
@@ -1263,6 +1313,45 @@ class InPlace(_Kept):
     def _holds(self) -> bool:
         return super()._holds() and settings.get("WAVELIFT_CUDA_INPLACE") == "proved"
 
+    def note(self, spans) -> None:
+        """The windows a landing's ``spans`` wrote, as (entry, lo, hi): what a deferred run books
+        at its launch; None (no deferral) after more than half the runs that come back with a
+        report (a deferred run's runs must all come back: its map is cleared on the device)."""
+        if len(spans) > INLINE_RUNS // 2:  # (spans: never fewer than runs)
+            self.wrote = None
+            return
+        ks = sorted({bisect_right(self.starts, a) - 1 for a, _ in spans})
+        self.wrote_ks = frozenset(ks)
+        self.wrote = [
+            (self.plan[k][0], self.plan[k][1], self.plan[k][1] + self.win.windows[k].size) for k in ks
+        ]
+
+    def _ops(self, cp, host, stream: int, clear_map: bool) -> None:
+        """The GPU operations of a run: the report's memset, the kernel on the heap, wl_runs over
+        the windows' map, the hints' copy, the report into ``host``; ``clear_map`` (a deferred
+        run): then the map over the windows' hull zeroed -- exact with no look at the runs, since
+        it holds no mark but this run's (every in-place run clears its own)."""
+        rt = cp.cuda.runtime
+        ops = self.res.ops
+        ops.clear(self.rep)
+        self.fn(self.grid, self.block, self.args, shared_mem=self.shared)
+        self.runs_go()
+        self._copy_hints(cp, stream)
+        rt.memcpyAsync(host.ctypes.data, self.rep.data.ptr, host.size, rt.memcpyDeviceToHost, stream)
+        if clear_map:
+            ops.clear(self.placed.scan)
+
+    def _launch(self, cp, stream, graph, host, clear_map: bool, events) -> None:
+        """``_ops`` on ``stream`` between the timing ``events``: one launch of ``graph`` where
+        it was captured, else one by one."""
+        start, stop = events
+        start.record()
+        if graph:
+            graph.launch(stream)
+        else:
+            self._ops(cp, host, stream.ptr, clear_map)
+        stop.record()
+
     def run(self):
         """The dispatch again, in place: None when the plan does not hold (nothing done); False
         when its report showed a failed proof (its copies made unusable: the full path refuses
@@ -1273,34 +1362,26 @@ class InPlace(_Kept):
             return None
         self.changes = None
         cp = _cupy()
-        ops = res.ops
+        stream = cp.cuda.get_current_stream()
         start, stop = self.events
-        ops.clear(self.rep)
-        start.record()
-        self.fn(self.grid, self.block, self.args, shared_mem=self.shared)
-        stop.record()
-        ops.runs_launch(self.args[1], self.count, self.inline, cleared=True)
-        if self.hint is not None:
-            ptr, size = self.hint
-            ops.copy_global(self.rep, HINTS_AT, ptr, min(4 * self.nslots, size))
-        self.rep.get(out=self.host)  # (waits for the kernel)
-        t0 = time.perf_counter()
-        s_, e_ = self._runs()
-        res.clear_heap_runs(s_, e_)
-        status, own = self.h_status, self.own
-        if status[0] or status[4] or self.h_stats[2] or (self.pre and _meets(s_, e_, self.pre)):
-            res.broke_in_place(
-                self.plan,
-                s_,
-                e_,
-                "a dispatch run again in place on a proof that it cannot be refused reported a flag, "
-                "an escape or a store into a preloaded word; the device copies it ran on are unusable",
+        if self.graph is None:
+            self.graph = (
+                self._captured(cp, lambda s: self._ops(cp, self.host, s, False)) if self.graph_on else False
             )
+        self._launch(cp, stream, self.graph, self.host, False, self.events)
+        self.runs_note()  # (what runs_finish reads, where more runs than come back inline)
+        res.ops.sync(stream)  # (the report is in the host array)
+        t0 = time.perf_counter()
+        s_, e_ = self.placed.runs(*self._runs())
+        own = self.own
+        got = _settle_in_place(
+            res, self.win, self.plan, self.placed, self.pre, self.h_status, int(self.h_stats[2]), s_, e_
+        )
+        if isinstance(got, str):
             return False
-        if self.nslots and own.hints.tobytes() != self.hb32:
-            self.m.hints = own.hints.view(np.uint32).astype(np.int64)
-            self.hints = None
-        self.booked = res.landed_in_place(self.win, self.plan, s_, e_)
+        self._hints_from(own)
+        self.booked = got
+        self.note(got[0])
         add = np.add.reduce
         extra = {
             "cubin": self.cubin,
@@ -1310,9 +1391,52 @@ class InPlace(_Kept):
         }
         return self.booked[0], int(add(own.ins)), int(add(own.lane)), extra
 
+    def _hints_from(self, sl) -> None:
+        """New guesses in a report (``sl``'s host array) go to the module (the next launch's
+        full path)."""
+        if self.nslots and sl.hints.tobytes() != self.hb32:
+            self.m.hints = sl.hints.view(np.uint32).astype(np.int64)
+            self.hints = None
+
     def land(self, spans) -> tuple:
         """(spans, bytes written): ``run`` booked them (the bytes stand on the device)."""
         return self.booked
+
+    def defer(self, result):
+        """The dispatch again without waiting for the GPU (decision 0049 step 5: a proved
+        dispatch needs no gate), or None (nothing done: ``run`` or the full path).  ``_ops``
+        with the map cleared on the device, into this queue place's host array (one graph
+        launch); the host books at once only what the launch makes true whatever the report
+        says -- the windows the last landing wrote newer on the device at new versions
+        (``Resident.launched_in_place``: a pull of their unwritten bytes takes the bytes the host
+        holds) -- and reads the report later (``Resident.flush``): ``DeferredInPlace.settle``
+        checks the proof and books the runs (``_settle_in_place``) before ``result`` is filled,
+        so nothing reads the dispatch as landed before its report was read.  -> the item, queued."""
+        res = self.res
+        if not self.defer_on or self.wrote is None or res.flushing:
+            return None
+        cp = _cupy()
+        stream = cp.cuda.get_current_stream()
+        # (a queue holds one plan's launches: any other launch booked moves ``changes``, so this
+        # plan does not hold after an arena plan's deferral, nor theirs after this one's)
+        if (res.pending and res.stream.ptr != stream.ptr) or not self._holds():
+            return None
+        n = len(res.pending)
+        sl = self.slots[n] if n < len(self.slots) else self._slot(cp)
+        self.changes = None
+        self._launch(cp, stream, sl.graph, sl.host, True, sl.events)
+        res.launched_in_place(self.wrote)
+        item = DeferredInPlace(self, sl, result, (self.wrote, self.wrote_ks))
+        res.pending.append(item)
+        res.stream = stream
+        return item
+
+    def _slot(self, cp) -> _Slot:
+        """The next queue place of ``defer``: its host array, events and graph (captured)."""
+        sl = _Slot(self, self.res.ops.pinned(int(self.rep.size)), (cp.cuda.Event(), cp.cuda.Event()))
+        sl.graph = self._captured(cp, lambda s: self._ops(cp, sl.host, s, True)) if self.graph_on else False
+        self.slots.append(sl)
+        return sl
 
 
 class _Slot:
@@ -1320,7 +1444,20 @@ class _Slot:
     the host array its report is copied into and the views read from it (made once), its
     timing events, its captured graph (False: its operations one by one)."""
 
-    __slots__ = ("host", "events", "graph", "verdict", "count", "starts", "ends", "hints", "ins", "lane")
+    __slots__ = (
+        "host",
+        "events",
+        "graph",
+        "verdict",
+        "count",
+        "starts",
+        "ends",
+        "hints",
+        "ins",
+        "lane",
+        "status",
+        "stats",
+    )
 
     def __init__(self, ag, host, events):
         self.host, self.events, self.graph = host, events, False
@@ -1329,8 +1466,9 @@ class _Slot:
         self.starts = host[STARTS_AT : STARTS_AT + 8 * INLINE_RUNS].view(np.uint64)
         self.ends = host[ENDS_AT : ENDS_AT + 8 * INLINE_RUNS].view(np.uint64)
         self.hints = host[HINTS_AT : HINTS_AT + 4 * ag.nslots]
-        stats = host[:STATS_BYTES].view(np.uint64)
+        self.stats = stats = host[:STATS_BYTES].view(np.uint64)
         self.ins, self.lane = stats[8::2], stats[9::2]
+        self.status = host[STATS_BYTES : STATS_BYTES + 64].view(np.uint32)
 
     def runs(self, c: int) -> tuple[list, list]:
         """The report's ``c`` runs (all inline: ``c`` <= INLINE_RUNS) -> (starts, ends), each
@@ -1374,3 +1512,65 @@ class Deferred:
         result lost (reading it raises DeferredLost)."""
         self.fail()
         self.result.lost(exc)
+
+
+class DeferredInPlace(Deferred):
+    """A deferred in-place dispatch (``InPlace.defer``) until its report is read
+    (``Resident.flush``).  ``settle`` checks what the proof promised (``_settle_in_place``: no
+    flag, no escape, no run over a preloaded word or outside its windows, and every run back
+    with the report) and, where it held, books the runs and fills ``result``; else False.
+    ``fail`` (that one, or any queued after it: they ran on the copies it spoiled) makes the
+    copies unusable and the bytes it wrote unreadable where the device held the only current
+    copy (``Resident.broke_in_place`` over its runs, or its whole windows where they did not
+    come back) -- the bytes stand, there are no pre-images -- and ``replay`` runs it again
+    through the full path, which refuses it ``backend.proof`` (its copies unusable)."""
+
+    __slots__ = ()
+
+    def settle(self) -> bool:
+        ag, sl = self.ag, self.slot
+        c = int(sl.count[0])
+        if c > INLINE_RUNS:  # (runs not all back, and the map is clear: unknowable spans)
+            return False
+        t0 = time.perf_counter()
+        s_, e_ = ag.placed.runs(*sl.runs(c))
+        res = ag.res
+        armed = ag.changes is not None and ag.changes == res.changes
+        got = _settle_in_place(
+            res, ag.win, ag.plan, ag.placed, ag.pre, sl.status, int(sl.stats[2]), s_, e_, cleared=True
+        )
+        if isinstance(got, str):
+            return False
+        # (runs only in the windows its launch booked: nothing new to the plan or its record's
+        # checks, made after that booking -- it stays armed; else the full path looks again)
+        if armed and {k for k, _, _ in ag.placed.cut(ag.win.windows, s_, e_)} <= self.ranges[1]:
+            ag.changes = res.changes
+        ag._hints_from(sl)
+        ag.note(got[0])
+        start, stop = sl.events
+        extra = {
+            "cubin": ag.cubin,
+            "device_time_s": _cupy().cuda.get_elapsed_time(start, stop) / 1000.0,
+            "in_place": "proved",
+            "download_s": time.perf_counter() - t0,
+        }
+        add = np.add.reduce
+        self.result.settled(got[0], int(add(sl.ins)), int(add(sl.lane)), extra)
+        return True
+
+    def fail(self) -> None:
+        ag, sl = self.ag, self.slot
+        ag.changes = None
+        c = int(sl.count[0])
+        if c <= INLINE_RUNS:
+            s_, e_ = ag.placed.runs(*sl.runs(c))
+        else:  # (where it wrote is not known: every byte of its windows)
+            pairs = sorted((o, o + w.size) for o, w in zip(ag.placed.offs, ag.win.windows))
+            s_, e_ = [lo for lo, _ in pairs], [hi for _, hi in pairs]
+        ag.res.broke_in_place(
+            ag.plan,
+            s_,
+            e_,
+            "a deferred dispatch run in place reported a failed proof, more runs than its report "
+            "holds, or ran after one that did; the device copies it ran on are unusable",
+        )
