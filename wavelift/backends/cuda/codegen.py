@@ -441,9 +441,8 @@ class Lowering(ValueLowering):
         if blocks and entry[0] is None:
             entry[0] = (0, 0, none)
 
-        def succ(b):
-            t = b.term
-            nxt = t[1:2] if t[0] in ("jump", "mode") else t[2:4] if t[0] == "branch" else ()
+        def succ(b):  # (not s_barrier's continuation: entered from the phase switch or calm)
+            nxt = () if b.term[0] == "barrier" else b.successors() or ()
             return [pos[x] for x in nxt if x in pos and pos[x] not in fixed]
 
         self._lowered: dict = {}
@@ -770,7 +769,7 @@ class Lowering(ValueLowering):
         for x in term[1:]:
             if hasattr(x, "id") and x.id in kind:
                 whole(x)  # a setpc target (a branch condition is a b1)
-        nxt = term[1:2] if k in ("jump", "mode") else term[2:4] if k == "branch" else ()
+        nxt = blk.successors() or ()
         if lazy and (k in ("barrier", "setpc") or any(bi in self.fixed for bi in nxt)):
             flush()  # entered from the phase switch / s_setpc: whole state
         if len(blk.ops) in counts:
@@ -1365,9 +1364,7 @@ def loop_blocks(program: Program) -> set[int]:
     by = {b.index: b for b in program.blocks}
     succ: dict[int, list[int]] = {}
     for b in program.blocks:
-        t = b.term
-        nxt = t[1:2] if t[0] in ("jump", "mode", "barrier") else t[2:4] if t[0] == "branch" else ()
-        succ[b.index] = [x for x in nxt if isinstance(x, int) and x in by]
+        succ[b.index] = [x for x in b.successors() or () if x in by]
     out = (
         {bi for bi in program.block_at.values() if bi in by}
         if any(b.term[0] == "setpc" for b in program.blocks)
@@ -1429,14 +1426,9 @@ def straight_path(program: Program) -> int | None:
             return most[bi]
         if bi in on or bi not in by:  # a cycle (or a goto to no block: never generated)
             return None
-        b, t = by[bi], by[bi].term
-        if t[0] in ("jump", "mode"):
-            nxt = [t[1]]
-        elif t[0] == "branch":
-            nxt = [t[2], t[3]]
-        elif t[0] == "end":
-            nxt = []
-        else:  # setpc, barrier, anything else
+        b = by[bi]
+        nxt = None if b.term[0] == "barrier" else b.successors()
+        if nxt is None:  # setpc, barrier, anything else
             return None
         on.add(bi)
         best = 0
@@ -1689,14 +1681,8 @@ def _plan(program: Program, wave_size: int) -> tuple[set, dict]:
     nb = len(blocks)
 
     def succ(blk):
-        t = blk.term
-        k = t[0]
-        if k == "setpc":
-            return None
-        if k == "end":
-            return []
-        nxt = (t[2], t[3]) if k == "branch" else (t[1],)
-        return [x for x in nxt if 0 <= x < nb]
+        nxt = blk.successors()
+        return None if nxt is None else [x for x in nxt if 0 <= x < nb]
 
     def scan(blk, live_out):
         """-> (registers live at the block's start, ops it may skip) given those live after."""

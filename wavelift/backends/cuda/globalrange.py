@@ -661,19 +661,6 @@ REASONS = (
 )
 
 
-def _next(b) -> list[int] | str:
-    """Block b's successors (-1: the wave ends), or the reason they cannot be followed.  A barrier
-    is a plain goto here (it stops no wave for good; unlike codegen.straight_path)."""
-    t = b.term
-    if t[0] in ("jump", "mode", "barrier"):
-        return [t[1]]
-    if t[0] == "branch":
-        return [t[2], t[3]]
-    if t[0] == "end":
-        return []
-    return "setpc" if t[0] == "setpc" else "bad_address"
-
-
 def _paths(program, trips=None) -> tuple[str | None, int, list]:
     """(None, the most instructions a wave counts on any path from the first block, the blocks
     reached), else (the reason, 0, []): an s_setpc or a goto out of the program reached, or a
@@ -695,9 +682,11 @@ def _paths(program, trips=None) -> tuple[str | None, int, list]:
         b = by.get(bi)
         if b is None:
             return "bad_address", 0, []
-        nxt = _next(b)
-        if isinstance(nxt, str):
-            return nxt, 0, []
+        # (a barrier is a plain goto here: it stops no wave for good; unlike
+        # codegen.straight_path)
+        nxt = b.successors()
+        if nxt is None:
+            return "setpc" if b.term[0] == "setpc" else "bad_address", 0, []
         if any(x < -1 or (x >= 0 and x not in by) for x in nxt):
             return "bad_address", 0, []
         succ[bi] = [x for x in nxt if x >= 0]  # (-1: the wave ends)

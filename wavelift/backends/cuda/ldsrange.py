@@ -371,10 +371,8 @@ def analyse(
     for i in targets:
         entry[i] = ({}, {})  # any value in every register
 
-    def succ(b):
-        t = b.term
-        nxt = t[1:2] if t[0] in ("jump", "mode", "barrier") else t[2:4] if t[0] == "branch" else ()
-        return [pos[x] for x in nxt if isinstance(x, int) and x in pos and pos[x] not in targets]
+    def succ(b):  # (s_setpc's targets start from any value: ``targets``)
+        return [pos[x] for x in b.successors() or () if x in pos and pos[x] not in targets]
 
     out: dict = {}
     exec_halves = EXEC_REGS if wave_size == 64 else EXEC_REGS[:1]
