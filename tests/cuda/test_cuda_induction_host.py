@@ -525,3 +525,45 @@ def test_histogram_on_cuda_with_its_guesses(prove, monkeypatch, tmp_path):
         assert r.refusal is None, r.refusal
         got = np.frombuffer(mem.read(out, nbytes), np.uint32)
         assert (got == native["want"]).all()
+
+
+# ------------------------------------------------------------------ the lane loop's exit, read once
+def _exit_block(ys, late_bit=False):
+    """A block whose EXEC_LO write is EXEC & ~Y1 & ~Y2 ... (nested to the left), Yi the ballot of
+    compare i and-ed with the lane's EXEC bit (``late_bit``: the last one's bit read after the
+    write); -> (block, the compares)."""
+    g = _G()
+    e = g.sget(EXEC_LO)
+    cmps = [g.op("cmp", "u32", (g.sget(9 + i), g.vget(i)), cond="le") for i in range(ys)]
+    new = e
+    for i, c in enumerate(cmps):
+        bit = g.op("lanes", "b1", (g.mask,))
+        if late_bit and i == ys - 1:
+            g.sset(EXEC_LO, new)  # (an earlier write: the bit read after it is not the entry's)
+            bit = g.op("exec", "b1")
+        y = g.op("lo32", "u32", (g.op("ballot", "u64", (g.op("and", "b1", (c, bit)),)),))
+        new = g.op("and", "u32", (new, g.op("not", "u32", (y,))))
+    g.sset(EXEC_LO, new)
+    return Block(0, 0, ops=g.ops, term=("branch", g.c(1, "b1"), 0, 1)), cmps
+
+
+def test_lane_loop_exits_is_the_one_reader():
+    """induction.find and globalrange.loop_trips read a lane loop's exit through
+    induction.lane_loop_exits (they kept two parsers before, accepting different forms): the
+    histogram's exit gives its compare, the exits and-ed in turn give each compare, the EXEC bit
+    read through a copy counts, one read after an EXEC write does not, and an EXEC kept drops no lane and one not
+    made from the block's entry EXEC is no lane loop's exit."""
+    from wavelift.backends.cuda import globalrange
+
+    blk = _program().blocks[0]
+    last, cmps = induction.lane_loop_exits(blk)
+    assert last is [op for op in blk.ops if op.name == "sset"][-1]
+    assert [c.attrs["cond"] for c in cmps] == ["le"] and cmps[0].args[0].type == "u32"
+    for ys in (1, 2, 3):
+        b, want = _exit_block(ys)
+        assert [c.out for c in induction.lane_loop_exits(b)[1]] == want
+    b, want = _exit_block(2, late_bit=True)
+    assert [c.out for c in induction.lane_loop_exits(b)[1]] == want[:1]
+    assert induction.lane_loop_exits(_program("exec kept").blocks[0])[1] == []  # (drops no lane)
+    assert induction.lane_loop_exits(_program("exec not from its entry").blocks[0]) is None
+    assert globalrange.lane_loop_exits is induction.lane_loop_exits

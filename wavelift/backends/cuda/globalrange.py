@@ -25,6 +25,7 @@ from __future__ import annotations
 from bisect import bisect_right
 
 from . import ldsrange as L
+from .induction import lane_loop_exits, one_block_loop
 from .ldsrange import TOP, V
 
 M64 = (1 << 64) - 1
@@ -793,7 +794,8 @@ def loop_trips(b, wave_size: int, entries: list, facts: list) -> int | None:
     uniform branch condition is (or negates) a u32 / i32 compare, and a wave32 **lane loop**
     that goes on while the EXEC it writes -- ``EXEC & ~(Y)``, its only EXEC write, after every
     read of the lanes' EXEC bit -- is not 0, Y holding (through ors) the ballot of a compare
-    alone or and-ed with the lane's EXEC bit: a lane goes on only where that compare failed.
+    alone or and-ed with the lane's EXEC bit (induction.lane_loop_exits, the form's one reader):
+    a lane goes on only where that compare failed.
     The compare reads an **induction register** (a uniform loop's: an SGPR) at the block's
     start (before any write of it in the block) or that value plus a constant d, and the
     register's last write in the block (an SGPR's, or a VGPR's under the block's EXEC, through
@@ -811,7 +813,7 @@ def loop_trips(b, wave_size: int, entries: list, facts: list) -> int | None:
 
     ``facts``: the analysis's (values, exits) per group case (prove's): the most over them."""
     t = b.term
-    if t[0] != "branch" or (t[2] == b.index) == (t[3] == b.index) or not entries or not facts:
+    if not one_block_loop(b) or not entries or not facts:
         return None
     ops = b.ops
     defs = {op.out.id: op for op in ops if op.out is not None}
@@ -875,41 +877,6 @@ def loop_trips(b, wave_size: int, entries: list, facts: list) -> int | None:
             x = ops[ks[-1]].args[0]
         return None
 
-    def dropped(x) -> list:
-        """The compares whose lanes the EXEC ``x`` = EXEC & ~Y leaves out: those Y holds the
-        ballot of (alone, or and-ed with the lane's EXEC bit), through ors."""
-        a = defs.get(x.id)
-        if a is None or a.name != "and" or a.type != "u32":
-            return []
-        for e, n in ((a.args[0], a.args[1]), (a.args[1], a.args[0])):
-            ed, nd = defs.get(e.id), defs.get(n.id)
-            if ed is None or ed.name != "sget" or ed.attrs["reg"] != L.EXEC_REGS[0]:
-                continue
-            if nd is None or nd.name != "not":
-                continue
-            out, work = [], [nd.args[0]]
-            while work:
-                y = defs.get(work.pop().id)
-                if y is not None and y.name == "or":
-                    work += list(y.args)
-                bd = defs.get(y.args[0].id) if y is not None and y.name == "lo32" else None
-                if bd is None or bd.name != "ballot":
-                    continue
-                cb = strip(bd.args[0])[1]
-                if cb is not None and cb.name == "and" and cb.type == "b1":
-                    p, q = (strip(v)[1] for v in cb.args)
-                    cb = (
-                        p
-                        if q is not None and q.name == "exec"
-                        else q
-                        if p is not None and p.name == "exec"
-                        else None
-                    )
-                if cb is not None and cb.name == "cmp":
-                    out.append(cb)
-            return out
-        return []
-
     cond, again = t[1], t[2] == b.index
     c = defs.get(cond.id)
     while c is not None and c.name == "not" and c.type == "b1":  # (s_cbranch_scc0: the negation)
@@ -924,15 +891,16 @@ def loop_trips(b, wave_size: int, entries: list, facts: list) -> int | None:
         # a lane loop: goes on while its one EXEC write, after every use of the block's EXEC,
         # leaves a lane
         x, z = c.args
-        last = ops[exec_w[0]]
+        exits = lane_loop_exits(b)
         if (
             (c.attrs["cond"] == "ne") == again
             and L.const_int(defs.get(z.id)) == 0
-            and last.attrs["reg"] == L.EXEC_REGS[0]
-            and last.args[0].id == x.id
+            and exits is not None
+            and exits[0] is ops[exec_w[0]]
+            and exits[0].args[0].id == x.id
             and all(k < exec_w[0] for k in exec_ops)
         ):
-            tests += [(cb, False) for cb in dropped(x)]
+            tests += [(cb, False) for cb in exits[1]]
     best: int | None = None
     for cmp_, holds in tests:
         cnd = cmp_.attrs["cond"] if holds else _NEGATE.get(cmp_.attrs["cond"])
