@@ -213,12 +213,7 @@ class Values:
                 if d is not None and d.name == "bitcast" and d.args[0].type in ("u32", "i32"):
                     src = d.args[0]  # (the same bits)
                     if src.id in narrowed:
-                        s_ = narrowed[src.id]
-                        got = (
-                            V(max(s_.lo, got.lo), min(s_.hi, got.hi))
-                            if s_.lo <= got.hi and got.lo <= s_.hi
-                            else None
-                        )
+                        got = _meet(narrowed[src.id], "eq", got, 0)
                         if got is None:
                             return None
                     narrowed[src.id] = got
@@ -349,21 +344,6 @@ class Values:
             # a carry added as 0 / 1 (the passes' narrowed v_add_co_ci_u32): its interval
             args = [a if x.type != "b1" or a.hi <= 1 else BOOL for a, x in zip(args, op.args)]
             return L.value_of(op, {x.id: a for x, a in zip(op.args, args)})
-        if (
-            n == "add"
-            and t in ("u32", "i32")
-            and len(args) == 2
-            and all(isinstance(a, V) for a in args)
-            and args[0].lo + args[1].lo > L.M
-        ):
-            # every sum passes 2^32 once (x + a negative constant): the interval less 2^32
-            a, b = args
-            return V(a.lo + b.lo - (1 << 32), a.hi + b.hi - (1 << 32))
-        if n in ("min", "max") and t == "i32" and all(isinstance(a, V) for a in args):
-            a, b = args
-            if (a.hi <= 0x7FFFFFFF and b.hi <= 0x7FFFFFFF) or (a.lo > 0x7FFFFFFF and b.lo > 0x7FFFFFFF):
-                f = min if n == "min" else max  # (one sign on both sides: the unsigned order)
-                return V(f(a.lo, b.lo), f(a.hi, b.hi))
         return L.value_of(op, val)
 
     def _b1(self, op, args) -> V:

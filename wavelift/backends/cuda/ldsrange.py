@@ -84,6 +84,8 @@ def _bits(hi: int) -> int:
 def add(a: V, b: V) -> V:
     k = min(a.k, b.k)
     r = a.r + b.r
+    if a.lo + b.lo > M:  # every sum passes 2^32 once (x + a negative constant): less 2^32
+        return V(a.lo + b.lo - (1 << 32), a.hi + b.hi - (1 << 32), k, r)
     if a.hi + b.hi > M:
         return V(0, M, k, r)
     return V(a.lo + b.lo, a.hi + b.hi, k, r)
@@ -186,7 +188,11 @@ def value_of(op, val) -> V:
         return _BIN[n](args[0], args[1])
     if n == "sar" and t in _INT32 and args[0].hi <= 0x7FFFFFFF:
         return shr(args[0], args[1])  # a non-negative value: as a logical shift
-    if n in ("min", "max") and t == "u32":
+    if n in ("min", "max") and (
+        t == "u32"
+        # (i32: one sign on both sides, where the signed order is the unsigned one)
+        or (t == "i32" and (all(x.hi <= 0x7FFFFFFF for x in args) or all(x.lo > 0x7FFFFFFF for x in args)))
+    ):
         a, b = args
         j = join(a, b)
         if n == "min":
