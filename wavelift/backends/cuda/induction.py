@@ -140,7 +140,7 @@ class _Walk:
             e = _exact(self.s(a[0]))
             out = ("w", e) if e is not None else None
         elif op.type == "u32" and n in ("add", "shl", "shr", "or"):
-            out = self._u32(n, [self.s(x) for x in a], a)
+            out = self._u32(n, [self.s(x) for x in a])
         elif op.type == "u64" and n in ("add", "pack64", "shl", "mul"):
             out = self._u64(n, [self.s(x) for x in a])
         elif n in ("lo32", "hi32") and a[0].type == "u64":
@@ -161,7 +161,7 @@ class _Walk:
             return None
         return ("carry", x, y)
 
-    def _u32(self, n, s, args):
+    def _u32(self, n, s):
         if any(x is None for x in s):
             return None
         if n == "add":
@@ -307,8 +307,9 @@ def lane_loop_exits(blk) -> tuple | None:
     return (last, cmps) if entry else None
 
 
-def _invariant(e: tuple, written: set, but=None) -> bool:
-    return all(a == but or a not in written for a, _ in e[1])
+def _invariant(e: tuple, written: set) -> bool:
+    """Every atom of affine form e is a register the block does not write."""
+    return all(a not in written for a, _ in e[1])
 
 
 def find(program, wave_size: int, eligible) -> dict[int, list[Plan]]:

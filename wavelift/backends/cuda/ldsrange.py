@@ -410,6 +410,7 @@ def analyse(
         src: dict = {}  # value id of a vget -> (register, its version then)
         last: dict = {}  # VGPR -> (the value its last write took in every lane of EXEC then, epoch)
         ver: dict = {}
+        looks: tuple = (None,)  # (epoch, at() there, Lanes.within there) of the last evaluated op
 
         def chain(e1, e2):  # EXEC at e2 is a subset of EXEC at e1
             return e1 <= e2 and reset[e2] <= e1
@@ -594,11 +595,16 @@ def analyse(
                             if e:
                                 sub_ep[o.id] = max(e)  # (either epoch's EXEC holds its lanes)
                         if n != "exec" and o.type in types and any(x.id in aval for x in op.args):
-                            lk = functools.partial(at, e=cur)
-                            # (a copy made in block i under the EXEC of epoch e0 holds in
-                            # these lanes where this EXEC is a subset of that one)
-                            within = functools.partial(_within, i, cur, chain)
-                            aval[o.id] = tighten(value(op, Lanes({x.id: lk(x) for x in op.args}, lk, within)))
+                            if looks[0] != cur:  # (made once per EXEC epoch, not per op)
+                                # (a copy made in block i under the EXEC of epoch e0 holds in
+                                # these lanes where this EXEC is a subset of that one)
+                                looks = (
+                                    cur,
+                                    functools.partial(at, e=cur),
+                                    functools.partial(_within, i, cur, chain),
+                                )
+                            lk = looks[1]
+                            aval[o.id] = tighten(value(op, Lanes({x.id: lk(x) for x in op.args}, lk, looks[2])))
         if record and exec_whole is not None and all(regs.get(("s", h)) == const(M) for h in exec_halves):
             exec_whole.add((blocks[i].index, len(blocks[i].ops)))
         # registers at any value are left out (a missing key is any value); active-lane values
