@@ -604,7 +604,9 @@ def analyse(
                                     functools.partial(_within, i, cur, chain),
                                 )
                             lk = looks[1]
-                            aval[o.id] = tighten(value(op, Lanes({x.id: lk(x) for x in op.args}, lk, looks[2])))
+                            aval[o.id] = tighten(
+                                value(op, Lanes({x.id: lk(x) for x in op.args}, lk, looks[2]))
+                            )
         if record and exec_whole is not None and all(regs.get(("s", h)) == const(M) for h in exec_halves):
             exec_whole.add((blocks[i].index, len(blocks[i].ops)))
         # registers at any value are left out (a missing key is any value); active-lane values
