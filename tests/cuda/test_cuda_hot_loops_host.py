@@ -167,9 +167,10 @@ def test_loop_blocks():
     from types import SimpleNamespace as NS
 
     from wavelift.backends.cuda.codegen import loop_blocks
+    from wavelift.ir.program import Block
 
     def prog(terms, block_at=None):
-        blocks = [NS(index=i, term=t) for i, t in enumerate(terms)]
+        blocks = [Block(i, 0, term=t) for i, t in enumerate(terms)]
         return NS(blocks=blocks, block_at=block_at or {})
 
     assert loop_blocks(prog([("jump", 1), ("branch", None, 1, 2), ("end",)])) == {1}
@@ -185,6 +186,7 @@ def test_loop_blocks_random_graphs():
     from types import SimpleNamespace as NS
 
     from wavelift.backends.cuda.codegen import loop_blocks
+    from wavelift.ir.program import Block
 
     rng = random.Random(115)
     for _ in range(300):
@@ -196,7 +198,7 @@ def test_loop_blocks_random_graphs():
             terms.append(
                 ("end",) if k < 0.1 else ("jump", pick()) if k < 0.5 else ("branch", None, pick(), pick())
             )
-        blocks = [NS(index=i, term=t) for i, t in enumerate(terms)]
+        blocks = [Block(i, 0, term=t) for i, t in enumerate(terms)]
 
         def succ(i):
             t = terms[i]

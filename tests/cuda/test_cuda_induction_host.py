@@ -451,7 +451,8 @@ def test_histogram_source(monkeypatch):
     m = re.search(r"\nB(\d+): \{\n(  \{ bool ok_ = true;\n.*?goto B\1_h; \}\n)B\1_t: ;\n", new, re.S)
     assert m, "no test before the loop"
     b, guard = m.group(1), m.group(2)
-    assert "WL_GB[" in guard and "WL_GL[" in guard and "__all_sync(WL_FULL" in guard
+    # (each range tested by wl_span, the test a group of a block's accesses shares)
+    assert guard.count("wl_span(C, b_, ") == 2 and "__all_sync(WL_FULL" in guard
     tested = new[m.end() : new.index(f"\nB{b}_h: {{\n")]
     copy = new[new.index(f"\nB{b}_h: {{\n") + len(f"\nB{b}_h: {{\n") :].split("\n}\n")[0]
     # back to HOIST=loops: no test, no label, no copy
@@ -462,7 +463,7 @@ def test_histogram_source(monkeypatch):
     loads_c = [x for x in copy.splitlines() if "wl_gread_at" in x]
     assert len(loads_t) == 1 and len(loads_c) == 1 and "wl_gload" not in copy and "wl_res" not in copy
     j = re.search(r"wl_gload_b\(C, wl_gp(\d+), ", loads_t[0]).group(1)
-    assert f"wl_gp{j} + " in loads_c[0] and f"WL_GB[{j}u]" in guard
+    assert f"wl_gp{j} + " in loads_c[0] and guard.count(f"ull, {j}u, 4ull, &p_)") == 2
     assert (
         tested.replace(loads_t[0], "").replace(f"goto B{b}_t;", "")
         == copy.replace(loads_c[0], "").replace(f"goto B{b}_h;", "") + "\n}"
@@ -515,3 +516,45 @@ def test_histogram_on_cuda_with_its_guesses(prove, monkeypatch, tmp_path):
         assert r.refusal is None, r.refusal
         got = np.frombuffer(mem.read(out, nbytes), np.uint32)
         assert (got == native["want"]).all()
+
+
+# ------------------------------------------------------------------ the lane loop's exit, read once
+def _exit_block(ys, late_bit=False):
+    """A block whose EXEC_LO write is EXEC & ~Y1 & ~Y2 ... (nested to the left), Yi the ballot of
+    compare i and-ed with the lane's EXEC bit (``late_bit``: the last one's bit read after the
+    write); -> (block, the compares)."""
+    g = _G()
+    e = g.sget(EXEC_LO)
+    cmps = [g.op("cmp", "u32", (g.sget(9 + i), g.vget(i)), cond="le") for i in range(ys)]
+    new = e
+    for i, c in enumerate(cmps):
+        bit = g.op("lanes", "b1", (g.mask,))
+        if late_bit and i == ys - 1:
+            g.sset(EXEC_LO, new)  # (an earlier write: the bit read after it is not the entry's)
+            bit = g.op("exec", "b1")
+        y = g.op("lo32", "u32", (g.op("ballot", "u64", (g.op("and", "b1", (c, bit)),)),))
+        new = g.op("and", "u32", (new, g.op("not", "u32", (y,))))
+    g.sset(EXEC_LO, new)
+    return Block(0, 0, ops=g.ops, term=("branch", g.c(1, "b1"), 0, 1)), cmps
+
+
+def test_lane_loop_exits_is_the_one_reader():
+    """induction.find and globalrange.loop_trips read a lane loop's exit through
+    induction.lane_loop_exits (they kept two parsers before, accepting different forms): the
+    histogram's exit gives its compare, the exits and-ed in turn give each compare, the EXEC bit
+    read through a copy counts, one read after an EXEC write does not, and an EXEC kept drops no lane and one not
+    made from the block's entry EXEC is no lane loop's exit."""
+    from wavelift.backends.cuda import globalrange
+
+    blk = _program().blocks[0]
+    last, cmps = induction.lane_loop_exits(blk)
+    assert last is [op for op in blk.ops if op.name == "sset"][-1]
+    assert [c.attrs["cond"] for c in cmps] == ["le"] and cmps[0].args[0].type == "u32"
+    for ys in (1, 2, 3):
+        b, want = _exit_block(ys)
+        assert [c.out for c in induction.lane_loop_exits(b)[1]] == want
+    b, want = _exit_block(2, late_bit=True)
+    assert [c.out for c in induction.lane_loop_exits(b)[1]] == want[:1]
+    assert induction.lane_loop_exits(_program("exec kept").blocks[0])[1] == []  # (drops no lane)
+    assert induction.lane_loop_exits(_program("exec not from its entry").blocks[0]) is None
+    assert globalrange.lane_loop_exits is induction.lane_loop_exits

@@ -678,3 +678,37 @@ def test_lanes_loads_read_everywhere_only_where_proved(monkeypatch):
     assert "x_ : 0u" in part[-1] and "& ~3u" in part[-1], part
     # the first load (address 0, under the whole EXEC of the start) reads everywhere in both
     assert all(ln.startswith("t") and "_w[0] = (u32)((const u32*)" in ln for ln in (part[0], full[0]))
+
+
+def test_ldsrange_wrap_once_and_signed_min_max():
+    """ldsrange.value_of's u32 add that passes 2^32 in every sum (x + a negative constant) and
+    its i32 min / max with one sign on both sides (their one place: globalrange kept them apart
+    before) keep an interval, holding every concrete result (i32 min / max by the signed order)."""
+    rng = random.Random(135)
+
+    def op(name, t):
+        a, b = Value(1, t, False), Value(2, t, False)
+        return Op(name, t, (a, b), {}, Value(3, t, False), 0), a, b
+
+    def signed(x):
+        return x - (1 << 32) if x >> 31 else x
+
+    add, a, b = op("add", "u32")
+    got = R.value_of(add, {a.id: R.V(1, 10), b.id: R.const(M)})  # (x - 1)
+    assert (got.lo, got.hi) == (0, 9)
+    vals = [R.V(0, 5), R.V(7, 0x7FFFFFFF, 2, 3), R.V(0x80000000, 0x80000010), R.V(M - 9, M), R.const(M)]
+    for name in ("add", "min", "max"):
+        t = "u32" if name == "add" else "i32"
+        o, a, b = op(name, t)
+        for x, y in itertools.product(vals, vals):
+            got = R.value_of(o, {a.id: x, b.id: y})
+            if name != "add" and (x.hi <= 0x7FFFFFFF) != (y.hi <= 0x7FFFFFFF):
+                assert got == R.TOP  # (signs differ: the unsigned order is not the signed one)
+                continue
+            if name != "add" or x.lo + y.lo > M:  # (a sum that may or may not wrap: any value)
+                assert got.hi - got.lo < M // 2, (name, x, y, got)
+            f = {"min": min, "max": max}.get(name)
+            for p in _concrete(x, rng, 6):
+                for q in _concrete(y, rng, 6):
+                    z = (p + q) & M if f is None else f(signed(p), signed(q)) & M
+                    assert _member(z, got), (name, x, y, p, q, z, got)

@@ -238,3 +238,22 @@ def test_every_terminator_lowers(pid, part):
             part.lower(_terminator_program(kind))
         except part.refused as e:
             assert tier and str(e) == kind, f"{pid}: terminator {kind}: {e}"
+
+
+def test_successors_follow_every_terminator():
+    """Block.successors, the one successor rule of the analyses (liveness, preload, ldsrange,
+    globalrange, codegen's): every kind of ops.TERMINATORS answers its targets as named, only
+    s_setpc's (a run-time address) is unknown -- a new terminator kind must be given its rule."""
+    cond = program.Value(0, "b1", True)  # (a branch condition / s_setpc address: not a target)
+    made = {
+        "jump": (("jump", 3), (3,)),
+        "branch": (("branch", cond, 5, 2), (5, 2)),
+        "end": (("end",), ()),
+        "barrier": (("barrier", 4), (4,)),
+        "setpc": (("setpc", cond), None),
+        "mode": (("mode", 1), (1,)),
+    }
+    assert set(made) == set(ops.TERMINATORS)
+    for kind, (term, want) in made.items():
+        assert program.Block(0, 0, term=term).successors() == want, kind
+    assert program.Block(0, 0, term=("nonesuch", 1)).successors() is None

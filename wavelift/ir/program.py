@@ -89,6 +89,22 @@ class Block:
     valu: int = 0  # vector instructions (for lane_instructions)
     uses_float: bool = False
 
+    def successors(self) -> tuple | None:
+        """The blocks the terminator goes on to, as it names them (a block index; -1: the wave
+        ends; below -1: a goto past the decoded program), s_barrier's continuation and a MODE
+        change's next block included; None after s_setpc (any of program.block_at's blocks)
+        or a terminator this table does not know.  The one successor rule: each analysis
+        filters these (its own block positions, the edges it treats apart)."""
+        t = self.term
+        k = t[0]
+        if k == "branch":
+            return (t[2], t[3])
+        if k in ("jump", "barrier", "mode"):
+            return (t[1],)
+        if k == "end":
+            return ()
+        return None
+
     def exec_writes(self) -> tuple[dict[int, int], set[int]]:
         """(instruction -> index of its last op here, the instructions that write EXEC): where
         the segments of lane_count_points end."""

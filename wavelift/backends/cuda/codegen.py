@@ -344,6 +344,7 @@ class Lowering(ValueLowering):
                 lambda op: self._groupable(op) and id(op) not in self.span_of,
             )
         self._direct: set[int] = set()  # (the copy being lowered) ids of its direct loads
+        self._back: str | None = None  # (the copy being lowered) the label of its loop's goto
 
     def _groupable(self, op) -> bool:
         """A global load or store that may share its block's window test (spans.find): one that
@@ -441,9 +442,8 @@ class Lowering(ValueLowering):
         if blocks and entry[0] is None:
             entry[0] = (0, 0, none)
 
-        def succ(b):
-            t = b.term
-            nxt = t[1:2] if t[0] in ("jump", "mode") else t[2:4] if t[0] == "branch" else ()
+        def succ(b):  # (not s_barrier's continuation: entered from the phase switch or calm)
+            nxt = () if b.term[0] == "barrier" else b.successors() or ()
             return [pos[x] for x in nxt if x in pos and pos[x] not in fixed]
 
         self._lowered: dict = {}
@@ -467,10 +467,12 @@ class Lowering(ValueLowering):
             blk = self.p.blocks[i]
             if direct:
                 self._direct = {id(p.op) for p in self.induction[blk.index]}
+            if blk.index in self.induction:  # (its loop's own goto stays in its copy: _versioned)
+                self._back = f"B{blk.index}_{'h' if direct else 't'}"
             try:
                 lines = self.block_source(blk, entry)
             finally:
-                self._direct = set()
+                self._direct, self._back = set(), None
             self._lowered[key] = (lines, self.exit_pend)
         return self._lowered[key]
 
@@ -486,31 +488,22 @@ class Lowering(ValueLowering):
         b = blk.index
         tested = self._lower(i, entry)[0]
         direct = self._lower(i, entry, True)[0]
-        # the loop's own goto stays in its copy (go() writes exactly this text)
-        back = f"goto B{b};"
+        # each range is wl_span's test (a group's one test) of the load's guess: the first
+        # address, base + stride * r (its first byte: k = 1), and [base, base + stride * (n - 1)]
+        # (k = that span + 1; below 2^63: stride < 2^31), base aligned to the access
         guard = ["  { bool ok_ = true;"]
         for p in self.induction[b]:
             j = self.slot[id(p.op)]
             nb = p.op.attrs["nbytes"]
             al = 4 if nb >= 4 else nb
             guard.append(
-                f"    {{ const u64 b_ = {induction.c_expr(p.base)}, d_ = b_ - WL_GB[{j}u], lim_ = WL_GL[{j}u];"
-                f" const u32 n_ = (u32){induction.c_expr(p.bound)};"
-                f" const u64 span_ = {p.stride}ull * (u64)(n_ - 1u);"
-                f" ok_ = ok_ && (d_ + {p.stride}ull * (u64)v{p.reg} < lim_)"
-                f" && (n_ == 0u || (span_ < lim_ && d_ < lim_ - span_))"
-                + (f" && ((b_ & {al - 1}ull) == 0ull)" if al > 1 else "")
-                + "; }"
+                f"    {{ const u64 b_ = {induction.c_expr(p.base)}; const u32 n_ = (u32){induction.c_expr(p.bound)}; u8* p_;"
+                f" ok_ = ok_ && wl_span(C, b_, {p.stride}ull * (u64)v{p.reg}, 1ull, {j}u, {al}ull, &p_)"
+                f" && (n_ == 0u || wl_span(C, b_, 0ull, {p.stride}ull * (u64)(n_ - 1u) + 1ull, {j}u, {al}ull, &p_)); }}"
             )
         guard.append(f"    if (__all_sync(WL_FULL, !{self.exec_bit()} || ok_)) goto B{b}_h; }}")
-        return [
-            tested[0],
-            *guard,
-            f"B{b}_t: ;",
-            *(x.replace(back, f"goto B{b}_t;") for x in tested[1:]),
-            f"B{b}_h: {{",
-            *(x.replace(back, f"goto B{b}_h;") for x in direct[1:]),
-        ]
+        # (each copy's loop goto is to its own label: _lower's self._back)
+        return [tested[0], *guard, f"B{b}_t: ;", *tested[1:], f"B{b}_h: {{", *direct[1:]]
 
     def block_source(self, blk: Block, entry: tuple = (SYNC_ALL, SYNC_ALL)) -> list[str]:
         """The block's C++ lines, its wave syncs placed for the sync state ``entry``
@@ -770,7 +763,7 @@ class Lowering(ValueLowering):
         for x in term[1:]:
             if hasattr(x, "id") and x.id in kind:
                 whole(x)  # a setpc target (a branch condition is a b1)
-        nxt = term[1:2] if k in ("jump", "mode") else term[2:4] if k == "branch" else ()
+        nxt = blk.successors() or ()
         if lazy and (k in ("barrier", "setpc") or any(bi in self.fixed for bi in nxt)):
             flush()  # entered from the phase switch / s_setpc: whole state
         if len(blk.ops) in counts:
@@ -784,6 +777,8 @@ class Lowering(ValueLowering):
         emit(self.budget_check())
 
         def go(bi):
+            if bi == blk.index and self._back is not None:
+                return f"goto {self._back};"
             if bi == -1:
                 return "goto WL_DONE;"
             if bi < 0:
@@ -1365,9 +1360,7 @@ def loop_blocks(program: Program) -> set[int]:
     by = {b.index: b for b in program.blocks}
     succ: dict[int, list[int]] = {}
     for b in program.blocks:
-        t = b.term
-        nxt = t[1:2] if t[0] in ("jump", "mode", "barrier") else t[2:4] if t[0] == "branch" else ()
-        succ[b.index] = [x for x in nxt if isinstance(x, int) and x in by]
+        succ[b.index] = [x for x in b.successors() or () if x in by]
     out = (
         {bi for bi in program.block_at.values() if bi in by}
         if any(b.term[0] == "setpc" for b in program.blocks)
@@ -1429,14 +1422,9 @@ def straight_path(program: Program) -> int | None:
             return most[bi]
         if bi in on or bi not in by:  # a cycle (or a goto to no block: never generated)
             return None
-        b, t = by[bi], by[bi].term
-        if t[0] in ("jump", "mode"):
-            nxt = [t[1]]
-        elif t[0] == "branch":
-            nxt = [t[2], t[3]]
-        elif t[0] == "end":
-            nxt = []
-        else:  # setpc, barrier, anything else
+        b = by[bi]
+        nxt = None if b.term[0] == "barrier" else b.successors()
+        if nxt is None:  # setpc, barrier, anything else
             return None
         on.add(bi)
         best = 0
@@ -1689,14 +1677,8 @@ def _plan(program: Program, wave_size: int) -> tuple[set, dict]:
     nb = len(blocks)
 
     def succ(blk):
-        t = blk.term
-        k = t[0]
-        if k == "setpc":
-            return None
-        if k == "end":
-            return []
-        nxt = (t[2], t[3]) if k == "branch" else (t[1],)
-        return [x for x in nxt if 0 <= x < nb]
+        nxt = blk.successors()
+        return None if nxt is None else [x for x in nxt if 0 <= x < nb]
 
     def scan(blk, live_out):
         """-> (registers live at the block's start, ops it may skip) given those live after."""

@@ -25,6 +25,7 @@ from __future__ import annotations
 from bisect import bisect_right
 
 from . import ldsrange as L
+from .induction import lane_loop_exits, one_block_loop
 from .ldsrange import TOP, V
 
 M64 = (1 << 64) - 1
@@ -212,12 +213,7 @@ class Values:
                 if d is not None and d.name == "bitcast" and d.args[0].type in ("u32", "i32"):
                     src = d.args[0]  # (the same bits)
                     if src.id in narrowed:
-                        s_ = narrowed[src.id]
-                        got = (
-                            V(max(s_.lo, got.lo), min(s_.hi, got.hi))
-                            if s_.lo <= got.hi and got.lo <= s_.hi
-                            else None
-                        )
+                        got = _meet(narrowed[src.id], "eq", got, 0)
                         if got is None:
                             return None
                     narrowed[src.id] = got
@@ -348,21 +344,6 @@ class Values:
             # a carry added as 0 / 1 (the passes' narrowed v_add_co_ci_u32): its interval
             args = [a if x.type != "b1" or a.hi <= 1 else BOOL for a, x in zip(args, op.args)]
             return L.value_of(op, {x.id: a for x, a in zip(op.args, args)})
-        if (
-            n == "add"
-            and t in ("u32", "i32")
-            and len(args) == 2
-            and all(isinstance(a, V) for a in args)
-            and args[0].lo + args[1].lo > L.M
-        ):
-            # every sum passes 2^32 once (x + a negative constant): the interval less 2^32
-            a, b = args
-            return V(a.lo + b.lo - (1 << 32), a.hi + b.hi - (1 << 32))
-        if n in ("min", "max") and t == "i32" and all(isinstance(a, V) for a in args):
-            a, b = args
-            if (a.hi <= 0x7FFFFFFF and b.hi <= 0x7FFFFFFF) or (a.lo > 0x7FFFFFFF and b.lo > 0x7FFFFFFF):
-                f = min if n == "min" else max  # (one sign on both sides: the unsigned order)
-                return V(f(a.lo, b.lo), f(a.hi, b.hi))
         return L.value_of(op, val)
 
     def _b1(self, op, args) -> V:
@@ -661,19 +642,6 @@ REASONS = (
 )
 
 
-def _next(b) -> list[int] | str:
-    """Block b's successors (-1: the wave ends), or the reason they cannot be followed.  A barrier
-    is a plain goto here (it stops no wave for good; unlike codegen.straight_path)."""
-    t = b.term
-    if t[0] in ("jump", "mode", "barrier"):
-        return [t[1]]
-    if t[0] == "branch":
-        return [t[2], t[3]]
-    if t[0] == "end":
-        return []
-    return "setpc" if t[0] == "setpc" else "bad_address"
-
-
 def _paths(program, trips=None) -> tuple[str | None, int, list]:
     """(None, the most instructions a wave counts on any path from the first block, the blocks
     reached), else (the reason, 0, []): an s_setpc or a goto out of the program reached, or a
@@ -695,9 +663,11 @@ def _paths(program, trips=None) -> tuple[str | None, int, list]:
         b = by.get(bi)
         if b is None:
             return "bad_address", 0, []
-        nxt = _next(b)
-        if isinstance(nxt, str):
-            return nxt, 0, []
+        # (a barrier is a plain goto here: it stops no wave for good; unlike
+        # codegen.straight_path)
+        nxt = b.successors()
+        if nxt is None:
+            return "setpc" if b.term[0] == "setpc" else "bad_address", 0, []
         if any(x < -1 or (x >= 0 and x not in by) for x in nxt):
             return "bad_address", 0, []
         succ[bi] = [x for x in nxt if x >= 0]  # (-1: the wave ends)
@@ -804,7 +774,8 @@ def loop_trips(b, wave_size: int, entries: list, facts: list) -> int | None:
     uniform branch condition is (or negates) a u32 / i32 compare, and a wave32 **lane loop**
     that goes on while the EXEC it writes -- ``EXEC & ~(Y)``, its only EXEC write, after every
     read of the lanes' EXEC bit -- is not 0, Y holding (through ors) the ballot of a compare
-    alone or and-ed with the lane's EXEC bit: a lane goes on only where that compare failed.
+    alone or and-ed with the lane's EXEC bit (induction.lane_loop_exits, the form's one reader):
+    a lane goes on only where that compare failed.
     The compare reads an **induction register** (a uniform loop's: an SGPR) at the block's
     start (before any write of it in the block) or that value plus a constant d, and the
     register's last write in the block (an SGPR's, or a VGPR's under the block's EXEC, through
@@ -822,7 +793,7 @@ def loop_trips(b, wave_size: int, entries: list, facts: list) -> int | None:
 
     ``facts``: the analysis's (values, exits) per group case (prove's): the most over them."""
     t = b.term
-    if t[0] != "branch" or (t[2] == b.index) == (t[3] == b.index) or not entries or not facts:
+    if not one_block_loop(b) or not entries or not facts:
         return None
     ops = b.ops
     defs = {op.out.id: op for op in ops if op.out is not None}
@@ -886,41 +857,6 @@ def loop_trips(b, wave_size: int, entries: list, facts: list) -> int | None:
             x = ops[ks[-1]].args[0]
         return None
 
-    def dropped(x) -> list:
-        """The compares whose lanes the EXEC ``x`` = EXEC & ~Y leaves out: those Y holds the
-        ballot of (alone, or and-ed with the lane's EXEC bit), through ors."""
-        a = defs.get(x.id)
-        if a is None or a.name != "and" or a.type != "u32":
-            return []
-        for e, n in ((a.args[0], a.args[1]), (a.args[1], a.args[0])):
-            ed, nd = defs.get(e.id), defs.get(n.id)
-            if ed is None or ed.name != "sget" or ed.attrs["reg"] != L.EXEC_REGS[0]:
-                continue
-            if nd is None or nd.name != "not":
-                continue
-            out, work = [], [nd.args[0]]
-            while work:
-                y = defs.get(work.pop().id)
-                if y is not None and y.name == "or":
-                    work += list(y.args)
-                bd = defs.get(y.args[0].id) if y is not None and y.name == "lo32" else None
-                if bd is None or bd.name != "ballot":
-                    continue
-                cb = strip(bd.args[0])[1]
-                if cb is not None and cb.name == "and" and cb.type == "b1":
-                    p, q = (strip(v)[1] for v in cb.args)
-                    cb = (
-                        p
-                        if q is not None and q.name == "exec"
-                        else q
-                        if p is not None and p.name == "exec"
-                        else None
-                    )
-                if cb is not None and cb.name == "cmp":
-                    out.append(cb)
-            return out
-        return []
-
     cond, again = t[1], t[2] == b.index
     c = defs.get(cond.id)
     while c is not None and c.name == "not" and c.type == "b1":  # (s_cbranch_scc0: the negation)
@@ -935,15 +871,16 @@ def loop_trips(b, wave_size: int, entries: list, facts: list) -> int | None:
         # a lane loop: goes on while its one EXEC write, after every use of the block's EXEC,
         # leaves a lane
         x, z = c.args
-        last = ops[exec_w[0]]
+        exits = lane_loop_exits(b)
         if (
             (c.attrs["cond"] == "ne") == again
             and L.const_int(defs.get(z.id)) == 0
-            and last.attrs["reg"] == L.EXEC_REGS[0]
-            and last.args[0].id == x.id
+            and exits is not None
+            and exits[0] is ops[exec_w[0]]
+            and exits[0].args[0].id == x.id
             and all(k < exec_w[0] for k in exec_ops)
         ):
-            tests += [(cb, False) for cb in dropped(x)]
+            tests += [(cb, False) for cb in exits[1]]
     best: int | None = None
     for cmp_, holds in tests:
         cnd = cmp_.attrs["cond"] if holds else _NEGATE.get(cmp_.attrs["cond"])

@@ -104,7 +104,6 @@ class _Walk:
         self.defs = {op.out.id: op for op in blk.ops if op.out is not None}
         self.regs: dict = {}  # ("v" | "s", reg) -> sym written by the block so far
         self.written: set = set()
-        self.entry_exec: set[int] = set()  # ids of sget(EXEC_LO) values read before any sset of it
         for op in blk.ops:
             self.step(op)
 
@@ -117,8 +116,6 @@ class _Walk:
         if n in ("vget", "sget"):
             key = (n[0], op.attrs["reg"])
             out = self.regs[key] if key in self.regs else ("lo", _atom(key))
-            if n == "sget" and op.attrs["reg"] == EXEC_LO and key not in self.regs:
-                self.entry_exec.add(op.out.id)
         elif n in ("vset", "sset"):
             key = (n[0], op.attrs["reg"])
             self.written.add(key)
@@ -143,7 +140,7 @@ class _Walk:
             e = _exact(self.s(a[0]))
             out = ("w", e) if e is not None else None
         elif op.type == "u32" and n in ("add", "shl", "shr", "or"):
-            out = self._u32(n, [self.s(x) for x in a], a)
+            out = self._u32(n, [self.s(x) for x in a])
         elif op.type == "u64" and n in ("add", "pack64", "shl", "mul"):
             out = self._u64(n, [self.s(x) for x in a])
         elif n in ("lo32", "hi32") and a[0].type == "u64":
@@ -164,7 +161,7 @@ class _Walk:
             return None
         return ("carry", x, y)
 
-    def _u32(self, n, s, args):
+    def _u32(self, n, s):
         if any(x is None for x in s):
             return None
         if n == "add":
@@ -232,50 +229,87 @@ class _Walk:
 
 
 # ------------------------------------------------------------------ the loop's exit
-def _bounds(w: _Walk, mask) -> tuple[bool, list]:
-    """(a lane in ``mask`` was in the entry EXEC, [cmp ops false in such a lane])"""
-    d = w.defs.get(mask.id) if hasattr(mask, "id") else None
-    if d is None:
+def one_block_loop(b) -> bool:
+    """Block b ends in a branch back to itself (its other target leaves it)."""
+    t = b.term
+    return t[0] == "branch" and (t[2] == b.index) != (t[3] == b.index)
+
+
+def lane_loop_exits(blk) -> tuple | None:
+    """The exit of a wave32 lane loop in block ``blk``: (its last EXEC_LO write, the compares
+    whose lanes that write drops), where the write is ``EXEC & ~(Y)`` -- the EXEC the block was
+    entered with, and-ed (u32, in any nesting) with the not of Y and any other bits -- and Y
+    holds, through ors, the low word of the ballot of a compare, alone or and-ed with the lane's
+    EXEC bit as the block was entered: a lane still in EXEC after the write had every such
+    compare false.  None: no EXEC_LO write, or not that form.  The one reader of this form
+    (induction.find's bounds, globalrange.loop_trips' lane loops); copies through ``lanes`` /
+    ``bitcast`` are followed in the ballot's operand."""
+    ops = blk.ops
+    writes = [k for k, op in enumerate(ops) if op.name == "sset" and op.attrs["reg"] == EXEC_LO]
+    if not writes:
+        return None
+    first = writes[0]
+    defs = {op.out.id: op for op in ops if op.out is not None}
+    at = {id(op): k for k, op in enumerate(ops)}
+
+    def op_of(x):
+        return defs.get(x.id) if hasattr(x, "id") else None
+
+    def strip(x):
+        d = op_of(x)
+        while d is not None and d.name in ("lanes", "bitcast") and len(d.args) == 1:
+            d = op_of(d.args[0])
+        return d
+
+    def exec_bit(x) -> bool:  # the lane's EXEC bit as the block was entered
+        d = strip(x)
+        return d is not None and d.name == "exec" and at[id(d)] < first
+
+    def false(b) -> list:  # the compares false in a lane of the entry EXEC where b1 b is
+        d = strip(b)
+        if d is None:
+            return []
+        if d.name == "and" and d.type == "b1":
+            for x, y in ((d.args[0], d.args[1]), (d.args[1], d.args[0])):
+                if exec_bit(y):
+                    return false(x)
+            return []
+        return [d] if d.name == "cmp" else []
+
+    def outside(y) -> list:  # the compares false in a lane of the entry EXEC not in u32 y
+        d = op_of(y)
+        if d is None:
+            return []
+        if d.name == "or" and d.type == "u32":
+            return outside(d.args[0]) + outside(d.args[1])
+        if d.name == "lo32":
+            b = op_of(d.args[0])
+            if b is not None and b.name == "ballot":
+                return false(b.args[0])
+        return []
+
+    def bounds(x) -> tuple[bool, list]:  # (u32 x's lanes lie in the entry EXEC, compares)
+        d = op_of(x)
+        if d is None:
+            return False, []
+        if d.name == "sget" and d.attrs["reg"] == EXEC_LO and at[id(d)] < first:
+            return True, []
+        if d.name == "and" and d.type == "u32":
+            e0, c0 = bounds(d.args[0])
+            e1, c1 = bounds(d.args[1])
+            return e0 or e1, c0 + c1
+        if d.name == "not" and d.type == "u32":
+            return False, outside(d.args[0])
         return False, []
-    if mask.id in w.entry_exec:
-        return True, []
-    if d.name == "and" and d.type == "u32":
-        e0, c0 = _bounds(w, d.args[0])
-        e1, c1 = _bounds(w, d.args[1])
-        return e0 or e1, c0 + c1
-    if d.name == "not" and d.type == "u32":
-        return False, _outside(w, d.args[0])
-    return False, []
+
+    last = ops[writes[-1]]
+    entry, cmps = bounds(last.args[0])
+    return (last, cmps) if entry else None
 
 
-def _outside(w: _Walk, y) -> list:
-    """cmp ops false in a lane of the entry EXEC that is not in ``y``"""
-    d = w.defs.get(y.id) if hasattr(y, "id") else None
-    if d is None:
-        return []
-    if d.name == "or" and d.type == "u32":
-        return _outside(w, d.args[0]) + _outside(w, d.args[1])
-    if d.name == "lo32":
-        b = w.defs.get(d.args[0].id)
-        if b is not None and b.name == "ballot":
-            return _false(w, b.args[0])
-    return []
-
-
-def _false(w: _Walk, b) -> list:
-    d = w.defs.get(b.id) if hasattr(b, "id") else None
-    if d is None:
-        return []
-    if d.name == "and" and d.type == "b1":
-        for x, y in ((d.args[0], d.args[1]), (d.args[1], d.args[0])):
-            if w.s(y) == ("exec",):  # (the lane is in the entry EXEC: its bit holds)
-                return _false(w, x)
-        return []
-    return [d] if d.name == "cmp" else []
-
-
-def _invariant(e: tuple, written: set, but=None) -> bool:
-    return all(a == but or a not in written for a, _ in e[1])
+def _invariant(e: tuple, written: set) -> bool:
+    """Every atom of affine form e is a register the block does not write."""
+    return all(a not in written for a, _ in e[1])
 
 
 def find(program, wave_size: int, eligible) -> dict[int, list[Plan]]:
@@ -285,22 +319,16 @@ def find(program, wave_size: int, eligible) -> dict[int, list[Plan]]:
         return {}
     out: dict[int, list[Plan]] = {}
     for b in program.blocks:
-        t = b.term
-        if t[0] != "branch" or (t[2] == b.index) == (t[3] == b.index):
+        if not one_block_loop(b):
             continue
         loads = [op for op in b.ops if op.name == "load" and op.attrs["space"] == "global" and eligible(op)]
         if not loads:
             continue
+        exits = lane_loop_exits(b)
+        if exits is None:
+            continue  # (EXEC unchanged or not a lane loop's: nothing bounds the loop's registers)
+        cmps = exits[1]
         w = _Walk(b)
-        exec_new = None
-        for op in b.ops:
-            if op.name == "sset" and op.attrs["reg"] == EXEC_LO:
-                exec_new = op.args[0]
-        if exec_new is None:
-            continue  # (EXEC unchanged: nothing bounds the loop's registers)
-        entry, cmps = _bounds(w, exec_new)
-        if not entry:
-            continue
         plans = []
         for op in loads:
             nb = op.attrs["nbytes"]

@@ -84,6 +84,8 @@ def _bits(hi: int) -> int:
 def add(a: V, b: V) -> V:
     k = min(a.k, b.k)
     r = a.r + b.r
+    if a.lo + b.lo > M:  # every sum passes 2^32 once (x + a negative constant): less 2^32
+        return V(a.lo + b.lo - (1 << 32), a.hi + b.hi - (1 << 32), k, r)
     if a.hi + b.hi > M:
         return V(0, M, k, r)
     return V(a.lo + b.lo, a.hi + b.hi, k, r)
@@ -186,7 +188,11 @@ def value_of(op, val) -> V:
         return _BIN[n](args[0], args[1])
     if n == "sar" and t in _INT32 and args[0].hi <= 0x7FFFFFFF:
         return shr(args[0], args[1])  # a non-negative value: as a logical shift
-    if n in ("min", "max") and t == "u32":
+    if n in ("min", "max") and (
+        t == "u32"
+        # (i32: one sign on both sides, where the signed order is the unsigned one)
+        or (t == "i32" and (all(x.hi <= 0x7FFFFFFF for x in args) or all(x.lo > 0x7FFFFFFF for x in args)))
+    ):
         a, b = args
         j = join(a, b)
         if n == "min":
@@ -371,10 +377,8 @@ def analyse(
     for i in targets:
         entry[i] = ({}, {})  # any value in every register
 
-    def succ(b):
-        t = b.term
-        nxt = t[1:2] if t[0] in ("jump", "mode", "barrier") else t[2:4] if t[0] == "branch" else ()
-        return [pos[x] for x in nxt if isinstance(x, int) and x in pos and pos[x] not in targets]
+    def succ(b):  # (s_setpc's targets start from any value: ``targets``)
+        return [pos[x] for x in b.successors() or () if x in pos and pos[x] not in targets]
 
     out: dict = {}
     exec_halves = EXEC_REGS if wave_size == 64 else EXEC_REGS[:1]
@@ -406,6 +410,7 @@ def analyse(
         src: dict = {}  # value id of a vget -> (register, its version then)
         last: dict = {}  # VGPR -> (the value its last write took in every lane of EXEC then, epoch)
         ver: dict = {}
+        looks: tuple = (None,)  # (epoch, at() there, Lanes.within there) of the last evaluated op
 
         def chain(e1, e2):  # EXEC at e2 is a subset of EXEC at e1
             return e1 <= e2 and reset[e2] <= e1
@@ -590,11 +595,18 @@ def analyse(
                             if e:
                                 sub_ep[o.id] = max(e)  # (either epoch's EXEC holds its lanes)
                         if n != "exec" and o.type in types and any(x.id in aval for x in op.args):
-                            lk = functools.partial(at, e=cur)
-                            # (a copy made in block i under the EXEC of epoch e0 holds in
-                            # these lanes where this EXEC is a subset of that one)
-                            within = functools.partial(_within, i, cur, chain)
-                            aval[o.id] = tighten(value(op, Lanes({x.id: lk(x) for x in op.args}, lk, within)))
+                            if looks[0] != cur:  # (made once per EXEC epoch, not per op)
+                                # (a copy made in block i under the EXEC of epoch e0 holds in
+                                # these lanes where this EXEC is a subset of that one)
+                                looks = (
+                                    cur,
+                                    functools.partial(at, e=cur),
+                                    functools.partial(_within, i, cur, chain),
+                                )
+                            lk = looks[1]
+                            aval[o.id] = tighten(
+                                value(op, Lanes({x.id: lk(x) for x in op.args}, lk, looks[2]))
+                            )
         if record and exec_whole is not None and all(regs.get(("s", h)) == const(M) for h in exec_halves):
             exec_whole.add((blocks[i].index, len(blocks[i].ops)))
         # registers at any value are left out (a missing key is any value); active-lane values

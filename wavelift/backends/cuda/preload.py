@@ -61,14 +61,6 @@ _OPS = {
 _INT = frozenset(("b1", *INTS))
 
 
-def _succ(blk, nb):
-    t = blk.term
-    if t[0] == "end":
-        return []
-    nxt = (t[2], t[3]) if t[0] == "branch" else (t[1],)
-    return [x for x in nxt if 0 <= x < nb]
-
-
 def find(program: Program) -> tuple[list, list]:
     """-> (the qualifying loads in program order, the ops ``evaluate`` runs: every op their
     addresses and masks need, in program order)."""
@@ -79,8 +71,9 @@ def find(program: Program) -> tuple[list, list]:
     written = [{op.attrs["reg"] for op in b.ops if op.name == "sset"} for b in blocks]
     preds: list[list[int]] = [[] for _ in blocks]
     for b in blocks:
-        for s in _succ(b, nb):
-            preds[s].append(b.index)
+        for s in b.successors() or ():  # (no s_setpc here)
+            if 0 <= s < nb:
+                preds[s].append(b.index)
     # registers holding their dispatch value at each block's start (a must-analysis from the
     # entry, block 0, whose start holds them all unless a branch returns to it)
     user = frozenset(range(USER_SGPRS))

@@ -44,17 +44,8 @@ def liveness(program: Program, wave_size: int, mode: int | None) -> list:
     n = len(program.blocks)
     succ = []
     for b in program.blocks:
-        term = b.term  # (forward substitutes the terminator's values, never its kind or targets)
-        k = term[0]
-        t = (
-            None
-            if k in ("setpc", "mode")
-            else ()
-            if k == "end"
-            else (term[2], term[3])
-            if k == "branch"
-            else (term[1],)
-        )
+        # (forward substitutes the terminator's values, never its kind or targets)
+        t = None if b.term[0] == "mode" else b.successors()
         succ.append(None if t is None else [x for x in t if 0 <= x < n])
     # only a successor's live-in is ever read: the forward op lists of the blocks no block
     # continues to (a one-block program's only block, a loop-free entry) are never made
