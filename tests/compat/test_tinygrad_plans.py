@@ -66,20 +66,6 @@ class Pool:
         return run, calls[-1]
 
 
-class Traces:
-    """Counts tracer._trace calls (a trace the cache did not answer)."""
-
-    def __init__(self, monkeypatch):
-        self.n = 0
-        real = tracer._trace
-
-        def count(*a, **k):
-            self.n += 1
-            return real(*a, **k)
-
-        monkeypatch.setattr(tracer, "_trace", count)
-
-
 def _where_arange(a: np.ndarray) -> np.ndarray:
     return np.where(a > 0, a, np.arange(a.size, dtype=np.float32)).astype(np.float32)
 
@@ -88,12 +74,12 @@ def _buf(run, bid: int, n: int = 64) -> np.ndarray:
     return run.blocks[bid].view[: 4 * n].view(np.float32)
 
 
-def test_repeated_dispatch_takes_its_plan_and_the_traced_windows(monkeypatch):
-    pool, traces = Pool(monkeypatch), Traces(monkeypatch)
+def test_repeated_dispatch_takes_its_plan_and_the_traced_windows(monkeypatch, calls):
+    pool, traces = Pool(monkeypatch), calls(tracer, "_trace")  # (traces the cache did not answer)
     fx = _fixture("where_arange")
     run, (args, kw) = pool.replay(fx)
     assert run.codes == [tg.OK] and bounds.check(fx.name, run.output, fx.expected(), fx.inputs()) is None
-    hits, n = tg.PLAN_HITS[0], traces.n
+    hits, n = tg.PLAN_HITS[0], len(traces)
     a, out = _buf(run, 39), _buf(run, 40)
     rng = np.random.default_rng(5)
     for step in range(4):
@@ -104,7 +90,7 @@ def test_repeated_dispatch_takes_its_plan_and_the_traced_windows(monkeypatch):
         assert tg.run_asm(*args, **kw) == tg.OK
         np.testing.assert_array_equal(out, _where_arange(a))
         assert tg.PLAN_HITS[0] == hits + step + 1
-    assert traces.n == n  # (every byte the tracer read unchanged: no trace)
+    assert len(traces) == n  # (every byte the tracer read unchanged: no trace)
     # the same result with no plan kept at all
     monkeypatch.setattr(tg, "KEEP_PLANS", False)
     out[:] = 7
@@ -114,14 +100,14 @@ def test_repeated_dispatch_takes_its_plan_and_the_traced_windows(monkeypatch):
 
 
 @pytest.mark.parametrize("stale", [False, True])
-def test_a_changed_pointer_is_traced_again(monkeypatch, stale):
+def test_a_changed_pointer_is_traced_again(monkeypatch, calls, stale):
     """The kernargs' output pointer moved to another buffer of the same ranges: the same call
     arguments (the plan), but a byte the tracer read differs, so it traces again: the windows
     are those the new pointers reach and the result lands in the new buffer only.  ``stale``:
     a trace cache that compares no bytes (a deliberately wrong reuse of the old windows):
     then the windows are not the new ones (the run escapes them: decision 0048's deeper trace
     repeats it, so the bytes still land right -- the windows say what was reused)."""
-    pool, traces = Pool(monkeypatch), Traces(monkeypatch)
+    pool, traces = Pool(monkeypatch), calls(tracer, "_trace")  # (traces the cache did not answer)
     if stale:  # (the windows the key gave last, whatever the bytes: a cache that compares nothing)
         real, given = tracer._trace_variants, {}
 
@@ -139,7 +125,7 @@ def test_a_changed_pointer_is_traced_again(monkeypatch, stale):
     ka = args[8]  # (the kernarg pointer: [out, in])
     other = next(b for b in pool.blocks.values() if b.size == 1 << 16 and b.address != ka)  # scratch
     assert any(s == other.address for s, _ in kw["ranges"])
-    hits, n = tg.PLAN_HITS[0], traces.n
+    hits, n = tg.PLAN_HITS[0], len(traces)
     ctypes.c_uint64.from_address(ka).value = other.address
     rc = tg.run_asm(*args, **kw)
     assert tg.PLAN_HITS[0] == hits + 1
@@ -151,7 +137,7 @@ def test_a_changed_pointer_is_traced_again(monkeypatch, stale):
     if stale:
         assert not current
         return
-    assert rc == tg.OK and traces.n == n + 1 and current
+    assert rc == tg.OK and len(traces) == n + 1 and current
     np.testing.assert_array_equal(got, _where_arange(a))
     np.testing.assert_array_equal(out, first)  # (the old output not written again)
     # and back: the first pointer, traced again, lands there
@@ -254,13 +240,13 @@ def test_repeated_replays_of_every_fixture_match_tinygrads_cpu(monkeypatch):
     assert calls >= 30 and hits == calls  # (every call of the later replays took its plan)
 
 
-def test_new_values_beside_the_same_pointers_take_the_kept_trace(monkeypatch):
+def test_new_values_beside_the_same_pointers_take_the_kept_trace(monkeypatch, calls):
     """A word of the kernarg segment's allocation that is no pointer (past the kernargs and the
     dispatch packet: bytes the tracer scans and the kernel never reads) changed on a kept plan:
     the same pointers, so the kept windows, no trace (decision 0045, amendment h107); the result
     still tinygrad's.  The word made a pointer into another range: traced again, and that range
     is a window."""
-    pool, traces = Pool(monkeypatch), Traces(monkeypatch)
+    pool, traces = Pool(monkeypatch), calls(tracer, "_trace")  # (traces the cache did not answer)
     fx = _fixture("where_arange")
     run, (args, kw) = pool.replay(fx)
     assert run.codes == [tg.OK]
@@ -282,10 +268,10 @@ def test_new_values_beside_the_same_pointers_take_the_kept_trace(monkeypatch):
         out[:] = 7
         assert tg.run_asm(*args, **kw) == tg.OK
         np.testing.assert_array_equal(out, _where_arange(a))
-        n = traces.n if n is None else n  # (counted from the first call over these bytes)
-    assert traces.n == n  # (fails where the kept traces are found by the head's bytes alone)
+        n = len(traces) if n is None else n  # (counted from the first call over these bytes)
+    assert len(traces) == n  # (fails where the kept traces are found by the head's bytes alone)
     other = next(b for b in pool.blocks.values() if b.size == 1 << 16 and b.address != ka)
     word.value = other.address
     assert tg.run_asm(*args, **kw) == tg.OK
-    assert traces.n == n + 1 and other.address in [w.address for w in tg.last_result().windows]
+    assert len(traces) == n + 1 and other.address in [w.address for w in tg.last_result().windows]
     np.testing.assert_array_equal(out, _where_arange(a))

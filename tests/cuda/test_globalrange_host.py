@@ -273,20 +273,18 @@ def test_no_guesses_where_the_slots_are_not_the_programs(rig, monkeypatch):  # n
     assert not lim[:3].any()
 
 
-def test_the_proof_lowers_the_program_once_per_module(rig, monkeypatch):  # noqa: F811
+def test_the_proof_lowers_the_program_once_per_module(rig, monkeypatch, calls):  # noqa: F811
     # a module read from the disk (no kept program): the first proof lowers it, the next
     # first dispatch (its hints cleared) proves on the program the module now keeps
     mem, cfg, _, _, fm = rig
-    calls = []
-    real = G.optimized
-    monkeypatch.setattr(G, "optimized", lambda *a: calls.append(1) or real(*a))
+    lowered = calls(G, "optimized")
     base, lim, acc, _ = _first_guesses(rig, monkeypatch, "on")
-    n = len(calls)  # (_first_guesses lowers once itself)
+    n = len(lowered)  # (_first_guesses lowers once itself)
     assert fm.lowered is not None and (lim[: len(acc)] > 0).all()
     fm.hints = None
     r = _run(mem, cfg)
     assert r.refusal is None, r.refusal
-    assert len(calls) == n
+    assert len(lowered) == n
     assert ({k: h for k, h in fm.puts}["WL_GL"][: len(acc)] > 0).all()
 
 

@@ -549,27 +549,19 @@ def test_the_runs_scan_reads_only_the_windows_map(monkeypatch, setting):
 # ---- step 5: proved dispatches deferred (InPlace.defer, DeferredInPlace; amendment h134) -------
 
 
-def _syncs(monkeypatch) -> list:
+def _syncs(calls) -> list:
     """A counter of the host's waits for the device: ops.sync (a kept run's and a queue's
     read), and the stand-in's synchronous reads (an array's get, a synchronous copy to the host)."""
-    n = [0]
-    real = R.CuPyOps.sync
-
-    def sync(self, stream=None):
-        n[0] += 1
-        return real(self, stream)
-
-    monkeypatch.setattr(R.CuPyOps, "sync", sync)
-    return [n, S.STATE.calls]
+    return [calls(R.CuPyOps, "sync"), S.STATE.calls]
 
 
 def _waits(c) -> int:
-    n, calls = c
-    return n[0] + calls["get"] + calls["memcpy_d2h"]
+    syncs, reads = c
+    return len(syncs) + reads["get"] + reads["memcpy_d2h"]
 
 
 @pytest.mark.parametrize("defer", ["off", "on"])
-def test_a_stream_of_proved_dispatches_waits_once_a_queue(monkeypatch, defer):
+def test_a_stream_of_proved_dispatches_waits_once_a_queue(monkeypatch, calls, defer):
     """32 launches of a proved dispatch with one cache: with deferral on, after the first (full
     path) and second (kept, waited for) they queue with no wait each -- the host waits once per
     DEFER_DEPTH launches (Resident.flush) -- and every result (read after the stream) equals
@@ -580,7 +572,7 @@ def test_a_stream_of_proved_dispatches_waits_once_a_queue(monkeypatch, defer):
     mem, cfg = _vadd(256)
     fm = rig(monkeypatch, mem, cfg)
     cache: dict = {}
-    c = _syncs(monkeypatch)
+    c = _syncs(calls)
     d0 = X.DEFERRED[0]
     rs = [execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache) for _ in range(2)]
     w0 = _waits(c)

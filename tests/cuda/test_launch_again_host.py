@@ -177,7 +177,7 @@ def _launch(k, args):
 
 
 @pytest.mark.usefixtures("arena_path")
-def test_each_change_takes_the_full_path_once(standin, monkeypatch):
+def test_each_change_takes_the_full_path_once(standin, monkeypatch, calls):
     standin.kernel = _checked_kernel()
     dev, k = _device("cuda")
     a = dev.upload(np.arange(N, dtype=np.float32))
@@ -255,9 +255,7 @@ def test_each_change_takes_the_full_path_once(standin, monkeypatch):
     assert np.array_equal(dev.download(d, np.float32), np.full(N, 2, np.float32))
     # the driver's kept launch: the kernargs written by the host (c's pointer made d's): the
     # full path writes them back (the launch's arguments are c's)
-    fast = []
-    real = D.Device._launch_fast
-    monkeypatch.setattr(D.Device, "_launch_fast", lambda self, kk, fp: fast.append(1) or real(self, kk, fp))
+    fast = calls(D.Device, "_launch_fast")
     ka = k.last_launch.kernarg_address
     _launch(k, args)
     assert fast and k._fast is not None
@@ -443,16 +441,14 @@ def test_off_every_launch_takes_the_full_path(standin, monkeypatch):
     assert np.array_equal(dev.download(c, np.float32), np.arange(N, dtype=np.float32) + 1)
 
 
-def test_a_missed_kept_launch_keys_its_arguments_once(standin, monkeypatch):
+def test_a_missed_kept_launch_keys_its_arguments_once(standin, calls):
     """A launch whose key is not its kept launch's computes the launch key once (the full path
     takes the one `launch` made), and arguments given as an iterator are read once: the full
     path gets them, not the iterator `launch` emptied."""
     dev, k, (a, b, c, n) = _warm_vadd(standin)
     c2 = dev.alloc(4 * N)
     assert k._fast is not None
-    made: list = []
-    real = D._launch_key
-    monkeypatch.setattr(D, "_launch_key", lambda *x: made.append(x) or real(*x))
+    made = calls(D, "_launch_key")
     r = k.launch(global_size=(N, 1, 1), block=(64, 1, 1), args=iter([a, b, c2, n]))
     assert r.refusal is None, r.refusal
     assert len(made) == 1

@@ -23,15 +23,13 @@ def _mirror_words(fm):
 
 
 @pytest.mark.usefixtures("arena_path")
-def test_mirror_words_follow_the_mirrored_windows_versions(rig, monkeypatch):  # noqa: F811
+def test_mirror_words_follow_the_mirrored_windows_versions(rig, monkeypatch, calls):  # noqa: F811
     """A uniform-load slot guessed into a's window: its mirror (a's bytes) is made once and kept
     while a's device copy keeps its version; a host write to a, a dispatch landing in a, and
     other hints each make it again, equal to a's bytes as guest memory holds them."""
     mem, cfg, (a, b, c), n, fm = rig
     monkeypatch.setattr(RT, "_MIRRORS", {})
-    calls = []
-    real = G.mirrors
-    monkeypatch.setattr(G, "mirrors", lambda *x, **k: calls.append(1) or real(*x, **k))
+    made = calls(G, "mirrors")
     fm.slots = ((4, True),)
     hint_to = [a]  # the window every slot resolves to (WL_HINT): a's
     kernel = fm._kernel
@@ -59,18 +57,18 @@ def test_mirror_words_follow_the_mirrored_windows_versions(rig, monkeypatch):  #
 
     run_and_words()  # (learns the hint)
     _, w = run_and_words()
-    assert len(calls) == 2
+    assert len(made) == 2
     check(w)
-    n_calls = len(calls)
+    n_made = len(made)
     for _ in range(3):  # nothing changed: kept
         r, w = run_and_words()
         check(w)
         assert not r.stats.get("mirror_rerun")
-    assert len(calls) == n_calls
+    assert len(made) == n_made
     # a host write to a: made again, with the new bytes
     mem.write(a, np.full(4, 7, np.uint8))
     _, w = run_and_words()
-    assert len(calls) == n_calls + 1
+    assert len(made) == n_made + 1
     check(w)
     # a dispatch landing in a (a = b + b, on the device): it wrote its mirrored window, so it ran
     # again without mirrors; the next dispatch's mirror holds a's new (device) bytes
@@ -78,12 +76,12 @@ def test_mirror_words_follow_the_mirrored_windows_versions(rig, monkeypatch):  #
     r, _ = run_and_words()
     assert r.stats.get("mirror_rerun")
     fm.addr = (a, b, c)
-    n_calls = len(calls)
+    n_made = len(made)
     _, w = run_and_words()
-    assert len(calls) == n_calls + 1
+    assert len(made) == n_made + 1
     check(w)
     _, w = run_and_words()
-    assert len(calls) == n_calls + 1  # (kept again)
+    assert len(made) == n_made + 1  # (kept again)
     # other hints (the slot now guessed into b's window): another key
     hint_to[0] = b
     run_and_words()  # (learns it)
@@ -124,7 +122,7 @@ def test_window_tables_are_the_layouts_and_follow_the_window_list():
                 arr[0] = 1
 
 
-def test_program_for_keeps_the_last_stamped_find(monkeypatch):
+def test_program_for_keeps_the_last_stamped_find(monkeypatch, calls):
     """run/execute.program_for's last find (config object, memory, cache, allocation table, the
     code allocation's stamp) is given again only while each of those is the same; changing any
     one of them finds the program again (the scratch ABI worked out, the code read where its
@@ -142,10 +140,7 @@ def test_program_for_keeps_the_last_stamped_find(monkeypatch):
     mem.resident.entry(code)  # (a device copy: the code's allocation has a stamp)
     monkeypatch.setattr(E, "_LAST_PROGRAM", [None] * 8)
     monkeypatch.setattr(E, "_STAMPED", {})
-    found, read = [], []
-    abi, pb = E._scratch_abi, E._program_bytes
-    monkeypatch.setattr(E, "_scratch_abi", lambda c: found.append(1) or abi(c))
-    monkeypatch.setattr(E, "_program_bytes", lambda m, c: read.append(1) or pb(m, c))
+    found, read = calls(E, "_scratch_abi"), calls(E, "_program_bytes")
     cache: dict = {}
 
     def words(p):

@@ -30,19 +30,17 @@ def _same(a, b):
 
 
 @pytest.mark.parametrize("wave", [32, 64])
-def test_memo_follows_the_bytes_read(wave, monkeypatch):
+def test_memo_follows_the_bytes_read(wave, monkeypatch, calls):
     monkeypatch.setattr(preload, "_MEMO", {})
     mem, cfg, (a, b, c), n = _vadd_dispatch(wave)
     prog, _ = translate_dispatch(mem, cfg)
     loads, plan = preload.find(prog)
     win = WindowSet(trace(mem, cfg), mem)
-    calls = []
-    real = preload._evaluate
-    monkeypatch.setattr(preload, "_evaluate", lambda *x: calls.append(1) or real(*x))
+    evaluated = calls(preload, "_evaluate")
     fixed = set(cfg.system_sgprs.values())
     first = preload.evaluate(loads, plan, prog, wave, cfg.user_sgprs, fixed, win)
     again = preload.evaluate(loads, plan, prog, wave, cfg.user_sgprs, fixed, win)
-    assert len(calls) == 1  # (kept)
+    assert len(evaluated) == 1  # (kept)
     assert _same(first[0], again[0]) and first[1] == again[1]
     # every word a load read, changed in turn (n, the pointers, the packet's sizes): evaluated
     # again, and equal to a fresh evaluation
@@ -56,9 +54,9 @@ def test_memo_follows_the_bytes_read(wave, monkeypatch):
         assert _same(got[0], want[0]) and got[1] == want[1]
         assert not _same(got[0], first[0]) or got[1] != first[1]
         mem.write(addr, old)
-    n_calls = len(calls)
+    n_evaluated = len(evaluated)
     # other user SGPRs: another key
     other = list(cfg.user_sgprs)
     other[0] ^= 0x100
     preload.evaluate(loads, plan, prog, wave, other, fixed, win)
-    assert len(calls) == n_calls + 1
+    assert len(evaluated) == n_evaluated + 1

@@ -49,85 +49,78 @@ def _script(seed: int):
     return steps
 
 
-def _session(keep: bool, seed: int):
+def _session(keep: bool, seed: int, plans: list):
+    """-> (each step's results, the configs executed, how many launches Kernel._plan planned);
+    ``plans``: the calls fixture's list of Kernel._plan's calls (cleared here)."""
     dev, co, seen = _device()
     vadd, private = co.kernel("vadd"), co.kernel("private_array")
     rng = np.random.default_rng(seed + 7)
     bufs = [dev.upload(rng.standard_normal(128).astype(np.float32)) for _ in range(3)]
-    plans = []
-    real = D.Kernel._plan
-
-    def counted(self, *a):
-        plans.append(self.name)
-        return real(self, *a)
-
-    D.Kernel._plan = counted  # type: ignore[method-assign]
+    plans.clear()
     out = []
-    try:
-        for step in _script(seed):
-            if not keep:
-                vadd._memo = private._memo = None
-            if step[0] == "scribble":
-                # the host writes over a launch allocation (kernargs, packet, IB) between launches
-                rec = dev.launches[-1] if dev.launches else None
-                if rec is None:
-                    continue
-                addr = (rec.kernarg_address, rec.packet_address, rec.kernarg_address + 8)[step[1]]
-                dev.memory.write(addr, bytes([step[2]]) * 8)
-                out.append(("scribble",))
+    for step in _script(seed):
+        if not keep:
+            vadd._memo = private._memo = None
+        if step[0] == "scribble":
+            # the host writes over a launch allocation (kernargs, packet, IB) between launches
+            rec = dev.launches[-1] if dev.launches else None
+            if rec is None:
                 continue
-            if step[0] == "private":
-                r = private.launch(
-                    global_size=(step[1] * step[2], 1, 1),
-                    block=(step[1], 1, 1),
-                    args=[bufs[1], bufs[2], np.uint32(step[2])],
-                )
-            else:
-                _, n, block, picks, count, kind, offset = step
-                a, b, c = (bufs[i] for i in picks)
-                cnt = (np.uint32(count), count, np.int32(count))[kind]
-                r = vadd.launch(
-                    global_size=(n, 1, 1),
-                    block=(block, 1, 1),
-                    global_offset=(offset, 0, 0),
-                    args=[a, b, c, cnt],
-                )
-            rec = dev.launches[-1]
-            mem = [(x.base, x.size, bytes(x.data)) for x in dev.memory.allocations]
-            fields = (
-                rec.registers,
-                rec.user_sgprs,
-                rec.kernargs,
-                rec.packet,
-                rec.kernarg_address,
-                rec.packet_address,
-                rec.scratch_address,
-                rec.scratch,
-                rec.grid,
-                rec.lds_bytes,
-                rec.extra,
-                rec.initiator,
-                rec.dims,
+            addr = (rec.kernarg_address, rec.packet_address, rec.kernarg_address + 8)[step[1]]
+            dev.memory.write(addr, bytes([step[2]]) * 8)
+            out.append(("scribble",))
+            continue
+        if step[0] == "private":
+            r = private.launch(
+                global_size=(step[1] * step[2], 1, 1),
+                block=(step[1], 1, 1),
+                args=[bufs[1], bufs[2], np.uint32(step[2])],
             )
-            # the launch allocations hold what the record says, whatever was written over them
-            assert dev.memory.read(rec.kernarg_address, len(rec.kernargs)) == rec.kernargs
-            assert dev.memory.read(rec.packet_address, len(rec.packet)) == rec.packet
-            out.append((fields, r.refusal, r.write_spans, mem, dev._regs.snapshot()))
-    finally:
-        D.Kernel._plan = real  # type: ignore[method-assign]
-    return out, seen, plans
+        else:
+            _, n, block, picks, count, kind, offset = step
+            a, b, c = (bufs[i] for i in picks)
+            cnt = (np.uint32(count), count, np.int32(count))[kind]
+            r = vadd.launch(
+                global_size=(n, 1, 1),
+                block=(block, 1, 1),
+                global_offset=(offset, 0, 0),
+                args=[a, b, c, cnt],
+            )
+        rec = dev.launches[-1]
+        mem = [(x.base, x.size, bytes(x.data)) for x in dev.memory.allocations]
+        fields = (
+            rec.registers,
+            rec.user_sgprs,
+            rec.kernargs,
+            rec.packet,
+            rec.kernarg_address,
+            rec.packet_address,
+            rec.scratch_address,
+            rec.scratch,
+            rec.grid,
+            rec.lds_bytes,
+            rec.extra,
+            rec.initiator,
+            rec.dims,
+        )
+        # the launch allocations hold what the record says, whatever was written over them
+        assert dev.memory.read(rec.kernarg_address, len(rec.kernargs)) == rec.kernargs
+        assert dev.memory.read(rec.packet_address, len(rec.packet)) == rec.packet
+        out.append((fields, r.refusal, r.write_spans, mem, dev._regs.snapshot()))
+    return out, seen, len(plans)
 
 
-def test_kept_plan_equals_the_full_path():
+def test_kept_plan_equals_the_full_path(calls):
+    plans = calls(D.Kernel, "_plan")
     for seed in (3, 4):
-        kept, seen_k, plans_k = _session(True, seed)
-        full, seen_f, plans_f = _session(False, seed)
+        kept, seen_k, plans_k = _session(True, seed, plans)
+        full, seen_f, plans_f = _session(False, seed, plans)
         assert len(kept) == len(full)
         for a, b in zip(kept, full):
             assert a == b
         assert seen_k == seen_f
         launches = sum(1 for s in _script(seed) if s[0] != "scribble")
-        assert len(plans_f) == launches  # (the full path plans every launch)
+        assert plans_f == launches  # (the full path plans every launch)
         # the kept plan was used, and only for launches that repeat the last one's arguments
         # exactly the launches that repeat the arguments of the same kernel's last launch
         # (not the Device's first launch: it makes the queue, whose address the kernargs hold)
@@ -139,7 +132,7 @@ def test_kept_plan_equals_the_full_path():
                 repeats += last.get(s[0]) == s
                 last[s[0]] = None if first else s
                 first = False
-        assert launches - len(plans_k) == repeats > 0
+        assert launches - plans_k == repeats > 0
 
 
 def test_each_input_of_the_plan_is_part_of_its_key():
@@ -185,17 +178,10 @@ def test_value_keys():
     assert D._launch_key(None, None, [np.zeros(2)], None, (0, 0, 0), None, None, 1) is None
 
 
-def test_put_writes_only_what_differs():
+def test_put_writes_only_what_differs(calls):
     dev, _, _ = _device()
     addr = dev._alloc(64, "x")
-    writes = []
-    real = dev.memory.view
-
-    def view(address, n):
-        writes.append((address, n))
-        return real(address, n)
-
-    dev.memory.view = view  # type: ignore[method-assign]
+    writes = calls(dev.memory, "view")
     dev.put(addr, 64, b"abc")
     assert writes and dev.memory.read(addr, 64) == b"abc" + bytes(61)
     writes.clear()

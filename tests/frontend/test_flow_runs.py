@@ -66,7 +66,7 @@ def _fresh(code, base, entry):
         flow._RUNS, flow._keep_run = saved
 
 
-def test_kept_runs_give_the_decoded_instructions(monkeypatch):
+def test_kept_runs_give_the_decoded_instructions(monkeypatch, calls):
     progs = _programs()
     pad = bytes.fromhex("00008fbf") * 3  # s_nop 0 x 3: the same bytes at other offsets
     bad = bytes.fromhex("000102a3")  # (no instruction: a decode refusal after the runs)
@@ -74,14 +74,7 @@ def test_kept_runs_give_the_decoded_instructions(monkeypatch):
     cases += [(c[:-4] + bad + c[-4:], 0) for c in progs[:2]]
     monkeypatch.setattr(flow, "_RUNS", {})
     monkeypatch.setattr(flow, "RUNS_PER_KEY", 1 << 10)  # (every run kept: these share a start)
-    decoded = []
-    orig = flow.decode_one
-
-    def count(*a, **k):
-        decoded.append(1)
-        return orig(*a, **k)
-
-    monkeypatch.setattr(flow, "decode_one", count)
+    decoded = calls(flow, "decode_one")
     refused = 0
     for rounds in range(2):  # (the second round: every run kept)
         for code, entry in cases:

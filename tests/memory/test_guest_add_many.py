@@ -56,15 +56,13 @@ def _spans(rng: random.Random, n: int, base: int) -> list[tuple[int, np.ndarray,
 
 @pytest.mark.parametrize("seed", range(20))
 @pytest.mark.parametrize("n", [1, 5, 43, 64, 65, 130])
-def test_same_memory_as_one_add_per_item(seed, n, monkeypatch):
+def test_same_memory_as_one_add_per_item(seed, n, calls):
     rng = random.Random(seed * 1000 + n)
     base = rng.choice([0x1000, 0x7F00_0000_0000, 0x5555_0000_0000, HIGH_HALF + 0x1000])
     items = _spans(rng, n, base)
     rng.shuffle(items)  # (any order: add() sorts by base too)
     shared = rng.random() < 0.5
-    checks = []
-    real = GuestMemory._check_overlap
-    monkeypatch.setattr(GuestMemory, "_check_overlap", lambda m, *a: checks.append(a) or real(m, *a))
+    checks = calls(GuestMemory, "_check_overlap")
     a, b = _both(items, shared=shared)
     assert a[0] is None and a == b
     assert len(checks) == n  # (the one-add() side only: add_many took its one pass)

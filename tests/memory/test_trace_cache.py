@@ -85,17 +85,15 @@ def _rig():
     return mem, a, b, args
 
 
-def test_a_hit_does_not_trace(monkeypatch):
+def test_a_hit_does_not_trace(calls):
     mem, a, b, args = _rig()
-    calls = []
-    real = tracer._trace
-    monkeypatch.setattr(tracer, "_trace", lambda *x: calls.append(1) or real(*x))
+    traced = calls(tracer, "_trace")
     for _ in range(3):
         tracer.trace(mem, _config(_ptr(args)))
-    assert len(calls) == 1
+    assert len(traced) == 1
     mem.write_u32(args + 32, 7)  # scanned bytes: traced again
     tracer.trace(mem, _config(_ptr(args)))
-    assert len(calls) == 2
+    assert len(traced) == 2
 
 
 def test_scanned_bytes_changed():

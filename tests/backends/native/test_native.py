@@ -455,25 +455,18 @@ def test_driver_write_spans_are_the_bytes_written(native_on, monkeypatch, thread
             assert res.stats["bytes_written"] == 4 * int(wrote.sum())
 
 
-def test_library_race_check_gives_the_numpy_answer(native_on, monkeypatch):
+def test_library_race_check_gives_the_numpy_answer(native_on, monkeypatch, calls):
     """The library's race check (wl_races, over the ranges' touch rows in place) answers as
     Runtime._races does, on touch rows drawn at random: empty hulls, reads only, writes that
     meet or only abut another range's hulls (a hull is [lo, hi): abutting is no race)."""
     runtime = native_on
     monkeypatch.setattr(runtime, "NATIVE_THREADS", 2)
     monkeypatch.setattr(runtime, "NATIVE_THREAD_MIN_WAVES", 0)
-    libs = []
-    met = runtime.Runtime._ranges_met
-
-    def seen(self, lib, parts):
-        libs.append(lib)
-        return met(self, lib, parts)
-
-    monkeypatch.setattr(runtime.Runtime, "_ranges_met", seen)
+    met = calls(runtime.Runtime, "_ranges_met")  # (self, lib, parts) each
     r, buf, init, n, cfg = _threads_rig(INPLACE, np.arange(2048, dtype=np.uint32) + 5)
     r.mem.view(buf, 4 * n)[:] = init.view(np.uint8)
     assert r.run(cfg, cache={}).landed
-    lib = libs[0]
+    lib = met[0][1]
     assert lib.races is not None
     rng = np.random.default_rng(25)
     empty = np.array([np.iinfo(np.int64).max, np.iinfo(np.int64).min], np.int64)

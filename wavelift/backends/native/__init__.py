@@ -247,16 +247,16 @@ ATOMIC_OPS = (
 
 def looping_blocks(program: Program) -> set[int]:
     """Blocks a wave may run more than once, or more: every block from a back edge's target
-    (a jump, branch or barrier to the block itself or an earlier one) to its source -- every
-    cycle's blocks lie within such ranges --, and all of them when a block ends in s_setpc."""
+    (Block.successors: a jump, branch, barrier or MODE end to the block itself or an earlier
+    one) to its source -- every cycle's blocks lie within such ranges --, and all of them when a
+    block ends in s_setpc."""
     out: set[int] = set()
     for b in program.blocks:
-        kind, *rest = b.term
-        if kind == "setpc":
+        nxt = b.successors()
+        if nxt is None:
             return {x.index for x in program.blocks}
-        targets = rest[1:] if kind == "branch" else rest
-        for t in targets:
-            if isinstance(t, int) and 0 <= t <= b.index:
+        for t in nxt:
+            if 0 <= t <= b.index:
                 out.update(range(t, b.index + 1))
     return out
 

@@ -83,13 +83,10 @@ WAVE_STATE: dict | None = None
 
 def loops(program) -> bool:
     """Whether a wave can run a block twice: a branch, jump, barrier or MODE end to the block
-    itself or an earlier one, or an s_setpc (its target is a run-time value)."""
+    itself or an earlier one (Block.successors), or an s_setpc (its target is a run-time value)."""
     for b in program.blocks:
-        kind, *rest = b.term
-        if kind == "setpc":
-            return True
-        targets = rest[1:] if kind == "branch" else rest
-        if any(isinstance(t, int) and 0 <= t <= b.index for t in targets):
+        nxt = b.successors()
+        if nxt is None or any(0 <= t <= b.index for t in nxt):
             return True
     return False
 
