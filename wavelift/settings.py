@@ -266,11 +266,11 @@ _ALL = [
     Setting(
         "WAVELIFT_CUDA_MAP",
         str,
-        "bytes",
-        "`bits`: a CUDA kernel marks one written-map bit per arena byte it stores (warp-aggregated "
+        "bits",
+        "`bits` (the default since session 49: the CUDA tests and a partial gpu_check equal on an "
+        "H100): a CUDA kernel marks one written-map bit per arena byte it stores (warp-aggregated "
         "atomicOr on 32-bit words), wl_runs scans words and wl_land lands 32-byte pieces (decision "
-        "0049's amendment h111; part of the module key); `bytes` (the default until measured on a "
-        "GPU): one map byte per stored byte",
+        "0049's amendment h111; part of the module key); `bytes`: one map byte per stored byte",
     ),
     Setting(
         "WAVELIFT_CUDA_HEAP",
