@@ -894,11 +894,41 @@ def test_every_deferred_run_through_the_aside(monkeypatch):
     _same_memory(mem, fm.model)
 
 
+def test_two_plans_share_the_queue_places_asides(monkeypatch):
+    """Two kept in-place plans of one memory (the same dispatch under two config objects: two
+    records) queue in turn -- a queue holds one plan's launches -- on the same asides (one per
+    place, the Resident's), launches scattering now and then (even words, odd words): all exact,
+    the asides one per place."""
+    mem, cfg = _vadd(256)
+    fm = rig(monkeypatch, mem, cfg)
+    cfg2 = copy.deepcopy(cfg)
+    cache: dict = {}
+    for c in (cfg, cfg2):
+        for _ in range(2):
+            assert execute_dispatch(mem, c, backend="cuda", mode="lane", cache=cache).refusal is None
+    spans = _strided(fm, {i: 4 * (i % 2) for i in range(1, 40, 3)})
+    rs, plans = [], []
+    for c in (cfg, cfg2, cfg, cfg2):
+        for _ in range(5):
+            rs.append(execute_dispatch(mem, c, backend="cuda", mode="lane", cache=cache))
+            if mem.resident.pending and mem.resident.pending[-1].ag not in plans:
+                plans.append(mem.resident.pending[-1].ag)
+    assert len(plans) >= 2 and all(p.slots for p in plans)  # (a switch arms a new plan)
+    for p in plans:
+        for i, sl in enumerate(p.slots):
+            assert np.shares_memory(sl.kept, mem.resident._asides[i])
+    assert len(mem.resident._asides) == max(len(p.slots) for p in plans)
+    for r, want in zip(rs, spans):
+        assert r.refusal is None and r.write_spans == want, r.refusal
+    _unbroken(mem)
+    _same_memory(mem, fm.model)
+
+
 def test_the_asides_memory_bounds_a_plans_queue(monkeypatch):
-    """Each queue place of an in-place plan holds an aside as large as its windows' map; with
-    ASIDE_BYTES below one aside the plan queues one launch at a time (it reads the queue before
-    the next): still deferred and exact where every other launch scatters, one place, one
-    aside; with the default, sixteen places at most, the asides within the bound."""
+    """Each queue place of an in-place plan takes an aside as large as its windows' map; with
+    ASIDE_BYTES below DEFER_DEPTH of them the plan queues one launch at a time (it reads the queue
+    before the next): still deferred and exact where every other launch scatters, one place, one
+    aside; with the default, sixteen places, the asides within the bound."""
     from wavelift.run import execute as X
 
     for bound, depth in ((1, 1), (R.ASIDE_BYTES, R.DEFER_DEPTH)):
@@ -918,6 +948,7 @@ def test_the_asides_memory_bounds_a_plans_queue(monkeypatch):
         scan = int(ag.placed.scan.nbytes)
         assert all(int(sl.kept.nbytes) == scan for sl in ag.slots)
         assert depth * scan <= max(bound, scan)
+        assert sum(int(x.nbytes) for x in mem.resident._asides) == depth * scan
         for r, want in zip(rs, spans):
             assert r.refusal is None and r.write_spans == want, r.refusal
         assert X.DEFERRED[0] - d0 == 24

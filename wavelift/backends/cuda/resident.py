@@ -48,9 +48,9 @@ STAGING_MAX_BYTES = 1 << 30
 STAGING_TOTAL_BYTES = 2 << 30
 KEPT_COMMITS = 64  # wl_land calls a kept plan keeps (Resident.commit's ``kept``)
 DEFER_DEPTH = 16  # deferred dispatches in flight before their reports are read (Resident.flush)
-# device bytes a kept in-place plan's queue places may hold as asides (runtime.InPlace: one copy of
-# its windows' map per place, for a deferred run whose runs overflow the report's room -- h137);
-# a plan whose map is larger queues one launch at a time (a place, one aside)
+# the device bytes of the queue places' asides beyond the first (Resident.aside: a copy of a
+# deferred in-place run's windows' map, kept where its runs overflow the report's room -- h137): an
+# in-place plan queues DEFER_DEPTH launches where that many of its maps fit, else one at a time
 ASIDE_BYTES = 64 << 20
 
 
@@ -959,6 +959,7 @@ class Resident:
         # WAVELIFT_CUDA_HEAP=one: every device copy a range of one Heap (decision 0049, step 2)
         self.heap: Heap | None = None
         self._reports: dict = {}  # (bytes -> an in-place dispatch's report: ``report``)
+        self._asides: list = []  # (the queue places' asides, by place: ``aside``)
         if settings.get("WAVELIFT_CUDA_HEAP") == "one":
             self.heap = Heap(ops, settings.get("WAVELIFT_CUDA_MAP") == "bits")
             # (weakly: the entries' finalizers hold the heap, which must not hold this memory's
@@ -1552,6 +1553,18 @@ class Resident:
         if r is None:
             r = self._reports[nbytes] = self.ops.zeros(nbytes)
         return r
+
+    def aside(self, place: int, nbytes: int):
+        """Queue place ``place``'s aside (device bytes, ``nbytes`` at least): one per place for
+        every in-place plan -- the queue holds one plan's launches at a time (any launch's booking
+        moves ``changes``), so a place's aside serves one queued launch.  A larger one replaces a
+        smaller (the plans whose graphs hold the smaller keep it until they go)."""
+        a = self._asides
+        while len(a) <= place:
+            a.append(None)
+        if a[place] is None or a[place].nbytes < nbytes:
+            a[place] = self.ops.alloc(nbytes)
+        return a[place][:nbytes]
 
     def clear_heap_runs(self, starts: list, ends: list) -> None:
         """Zero the heap map's marks of an in-place run's runs (sorted heap offsets): one memset

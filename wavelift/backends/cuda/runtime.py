@@ -1291,9 +1291,10 @@ class InPlace(_Kept):
         self.wrote: list | None = None
         self.wrote_ks: frozenset = frozenset()
         self.slots: list = []
-        # (queue places: each holds an aside as large as the windows' map, ASIDE_BYTES in all, or
-        # one place where the map alone is larger -- the device memory deferral costs, bounded)
-        self.depth = max(1, min(R.DEFER_DEPTH, R.ASIDE_BYTES // max(int(placed.scan.nbytes), 1)))
+        # (its queue places: each needs an aside as large as the windows' map -- Resident.aside --
+        # so DEFER_DEPTH of them where they fit in ASIDE_BYTES, else one: the memory bounded)
+        fits = R.DEFER_DEPTH * int(placed.scan.nbytes) <= R.ASIDE_BYTES
+        self.depth = R.DEFER_DEPTH if fits else 1
 
     def arm(self) -> bool:
         """After this dispatch landed: whether the next run may skip the full path's steps --
@@ -1442,12 +1443,13 @@ class InPlace(_Kept):
         return item
 
     def _slot(self, cp) -> _Slot:
-        """The next queue place of ``defer``: its host array, events, aside (a device array as
-        large as the windows' map, which wl_aside fills when the runs overflow the report's
-        room; ``aside`` on the slot: its view in the map's form) and graph (captured)."""
-        ops, scan = self.res.ops, self.placed.scan
+        """The next queue place of ``defer``: its host array, events, aside (``kept``: the
+        place's Resident.aside as large as the windows' map, in the map's form, which wl_aside --
+        ``aside``, the call -- fills when the runs overflow the report's room) and graph."""
+        res, scan = self.res, self.placed.scan
+        ops = res.ops
         sl = _Slot(self, ops.pinned(int(self.rep.size)), (cp.cuda.Event(), cp.cuda.Event()))
-        sl.kept = ops.alloc(int(scan.nbytes)).view(scan.dtype)
+        sl.kept = res.aside(len(self.slots), int(scan.nbytes)).view(scan.dtype)
         sl.aside = ops.aside_call(scan, sl.kept, self.count, self.room)
         sl.graph = self._captured(cp, lambda s: self._ops(cp, sl.host, s, sl.aside)) if self.graph_on else False
         self.slots.append(sl)
