@@ -1371,9 +1371,7 @@ class InPlace(_Kept):
         stream = cp.cuda.get_current_stream()
         start, stop = self.events
         if self.graph is None:
-            self.graph = (
-                self._captured(cp, lambda s: self._ops(cp, self.host, s)) if self.graph_on else False
-            )
+            self.graph = self._captured(cp, lambda s: self._ops(cp, self.host, s)) if self.graph_on else False
         self._launch(cp, stream, self.graph, self.host, None, self.events)
         self.runs_note()  # (what runs_finish reads, where more runs than come back inline)
         res.ops.sync(stream)  # (the report is in the host array)
@@ -1451,7 +1449,9 @@ class InPlace(_Kept):
         sl = _Slot(self, ops.pinned(int(self.rep.size)), (cp.cuda.Event(), cp.cuda.Event()))
         sl.kept = res.aside(len(self.slots), int(scan.nbytes)).view(scan.dtype)
         sl.aside = ops.aside_call(scan, sl.kept, self.count, self.room)
-        sl.graph = self._captured(cp, lambda s: self._ops(cp, sl.host, s, sl.aside)) if self.graph_on else False
+        sl.graph = (
+            self._captured(cp, lambda s: self._ops(cp, sl.host, s, sl.aside)) if self.graph_on else False
+        )
         self.slots.append(sl)
         return sl
 
