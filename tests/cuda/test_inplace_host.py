@@ -924,6 +924,37 @@ def test_two_plans_share_the_queue_places_asides(monkeypatch):
     _same_memory(mem, fm.model)
 
 
+def test_a_device_fault_reading_an_aside_loses_the_rest_honestly(monkeypatch):
+    """Reading the queue fails on the device where it scans a scattering launch's aside (the
+    flush raises): that launch and the one after it are lost (their results raise), each booked
+    as a failed proof -- over its whole windows, where its runs cannot be read -- so the output
+    is unreadable and the next dispatch refused before any launch; the launch before them landed."""
+    mem, cfg = _vadd(256)
+    fm = rig(monkeypatch, mem, cfg)
+    cache: dict = {}
+    for _ in range(2):
+        assert execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache).refusal is None
+    spans = _strided(fm, {2, 3})
+    rs = [execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache) for _ in range(3)]
+
+    def fault(self, written):
+        raise RuntimeError("a device fault")
+
+    monkeypatch.setattr(R.CuPyOps, "runs", fault)
+    with pytest.raises(RuntimeError, match="a device fault"):
+        rs[0].refusal
+    assert rs[0].refusal is None and rs[0].write_spans == spans[0]
+    for r in rs[1:]:
+        with pytest.raises(Exception, match="a device fault"):
+            r.refusal
+    assert all(e.broken is not None for e in mem.resident.entries.values() if e.dev_dirty or e.lost)
+    with pytest.raises(Exception, match="backend.proof"):
+        mem.read(*fm.spans[0])
+    n = len(fm.launches)
+    r = execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache)
+    assert r.refusal is not None and r.refusal.code == "backend.proof" and len(fm.launches) == n
+
+
 def test_the_asides_memory_bounds_a_plans_queue(monkeypatch):
     """Each queue place of an in-place plan takes an aside as large as its windows' map; with
     ASIDE_BYTES below DEFER_DEPTH of them the plan queues one launch at a time (it reads the queue

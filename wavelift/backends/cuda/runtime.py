@@ -1590,7 +1590,11 @@ class DeferredInPlace(Deferred):
     def fail(self) -> None:
         ag = self.ag
         ag.changes = None
-        s_, e_ = self._runs()
+        try:
+            s_, e_ = self._runs()
+        except Exception:  # noqa: BLE001 - (a faulted device: ``lose``) where it wrote is not known
+            pairs = sorted((o, o + w.size) for o, w in zip(ag.placed.offs, ag.win.windows))
+            s_, e_ = [lo for lo, _ in pairs], [hi for _, hi in pairs]
         ag.res.broke_in_place(
             ag.plan,
             s_,
