@@ -2,7 +2,7 @@
 
 Device arrays are host arrays (``FArr``: NumPy with CuPy's ``get``/``set``/``data.ptr``), copies
 are ``memmove``, events do nothing, ``RawModule`` gives resident.py's two kernels written in
-NumPy (``wl_runs``, ``wl_land``, ``wl_gate``: what their CUDA source states), and
+NumPy (``wl_runs``, ``wl_land``, ``wl_gate``, ``wl_aside``: what their CUDA source states), and
 ``cuda.function.Module`` loads any cubin and hands out a translated kernel that does not run:
 ``STATE.kernel`` (None: the launch is skipped; or a callable (arena, written, wstart, wend,
 woff, consts: the module's variables by name, host byte arrays) standing in for the kernel,
@@ -171,6 +171,18 @@ def _land_gated(grid, block, args):
         _landing(*landing)
 
 
+@_timed
+def _aside(grid, block, args):
+    """wl_aside, as its CUDA source states it: the map range zeroed, copied to the aside first
+    where the runs' count passed the room."""
+    STATE.calls["launch"] += 1
+    w, nw, aside, count, cap = args
+    n = int(nw)
+    if int(count[0]) > int(cap):
+        aside[:n] = w[:n]
+    w[:n] = 0
+
+
 class _RawModule:
     def __init__(self, code, options=()):
         assert "wl_runs" in code and "wl_land" in code
@@ -181,6 +193,7 @@ class _RawModule:
             "wl_land": _land,
             "wl_gate": _gate,
             "wl_land_gated": _land_gated,
+            "wl_aside": _aside,
             # (the bit map's: the NumPy statements read the map's form from its element type)
             "wl_runs_bits": _runs,
             "wl_land_bits": _land,

@@ -745,22 +745,238 @@ def _sparse(fm) -> None:
     fm._kernel = sparse
 
 
-def test_a_deferred_run_whose_runs_do_not_come_back_is_refused(monkeypatch):
-    """A deferred in-place launch that writes more runs than come back with its report (its map
-    cleared on the device: its spans can no longer be known) is refused `backend.proof` with its
-    copies unusable and its output unreadable -- never landed with a part of its spans."""
+def _strided(fm, which=None) -> list:
+    """From now on the launches of ``fm`` numbered (from 1, here on) in ``which`` (None: all)
+    store and mark only every other 4-byte word of the output (its first span, as the last launch
+    wrote it), the even ones -- or the odd ones where ``which`` (a dict) maps the launch to 4: 128 runs over vadd's 256 floats, more than come back with the report -- a dispatch
+    whose data-dependent stores scatter.  The model keeps the words they did not store (it is what
+    the device holds).  -> the write spans of each launch, appended as they run."""
+    real = fm._kernel
+    addr, size = fm.spans[0]
+    n = [0]
+    spans: list = []
+
+    def kernel(grid, block, args, shared_mem=0):
+        n[0] += 1
+        arena, written, ws, we, wo, *_ = args
+        k = int(np.searchsorted(np.asarray(ws[:-1]), np.uint64(addr), side="right")) - 1
+        lo = int(wo[k]) + addr - int(ws[k])
+        dev, model = np.array(arena[lo : lo + size]), fm.model.read(addr, size)
+        real(grid, block, args, shared_mem)
+        if which is not None and n[0] not in which:
+            spans.append(list(fm.spans))
+            return
+        at = which.get(n[0], 0) if isinstance(which, dict) else 0
+        for i in range(4 - at, size, 8):
+            arena[lo + i : lo + i + 4] = dev[i : i + 4]
+            S.mark(written, lo + i, lo + i + 4, value=0)
+            fm.model.write(addr + i, np.frombuffer(model[i : i + 4], np.uint8))
+        spans.append([(addr + i, 4) for i in range(at, size, 8)])
+
+    fm._kernel = kernel
+    return spans
+
+
+def test_the_runs_scan_is_whole_words(setting):
+    """``Placed.scan`` (what wl_runs reads and wl_aside copies and clears as 32-bit words) starts
+    and ends on whole words of the map -- 8 bytes of a byte map (wl_runs reads 4-byte words and
+    the byte after), 32-bit words of a bit map -- for windows at any heap offset; its offsets plus
+    ``base`` are heap offsets."""
+    import types
+
+    heap = R.Heap(R.NumPyOps(), setting == "bits")
+    heap._grow(1 << 12)
+    w = types.SimpleNamespace
+    for lo, n in ((3, 5), (8, 1), (13, 100), (1000, 17), (64, 64)):
+        placed = R.Placed(heap, [(w(off=lo), 0), (w(off=lo + n + 6), 0)], [w(size=n), w(size=3)])
+        scan = placed.scan
+        assert scan.nbytes % 8 == 0 if setting == "bytes" else scan.nbytes % 4 == 0
+        first = (scan.ctypes.data - heap.written.ctypes.data) * (8 if setting == "bits" else 1)
+        assert first == placed.base and placed.base % (32 if setting == "bits" else 8) == 0
+        assert placed.base <= lo and lo + n + 9 <= placed.base + scan.size * (32 if setting == "bits" else 1)
+
+
+def _unbroken(mem) -> None:
+    for e in mem.resident.entries.values():
+        assert e.broken is None and not e.lost, e.broken
+
+
+def test_deferred_runs_past_the_reports_room_land_exactly(monkeypatch):
+    """A chain of ten deferred in-place launches in one queue whose third and sixth store every
+    other word of the output, the even words and the odd ones (128 runs each: more than the report's room, so wl_aside keeps their map
+    in their queue places' asides and the host scans those -- amendment h137): every result is
+    exact (its write spans each launch's own, none refused), nothing is unusable, the launches
+    after each are exact too, the map zero, the bytes the model's."""
+    from wavelift.run import execute as X
+    from wavelift.run.execute import DeferredResult
+
     mem, cfg = _vadd(256)
     fm = rig(monkeypatch, mem, cfg)
     cache: dict = {}
     for _ in range(2):
         assert execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache).refusal is None
-    _sparse(fm)
+    spans = _strided(fm, {3: 0, 6: 4})
+    d0 = X.DEFERRED[0]
+    rs, most = [], 0
+    for _ in range(10):
+        rs.append(execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache))
+        most = max(most, len(mem.resident.pending))
+    assert all(isinstance(r, DeferredResult) for r in rs) and most == 10  # (one queue)
+    assert len(spans[2]) == len(spans[5]) == 128 > RT.INLINE_RUNS and spans[2] != spans[5]
+    for r, want in zip(rs, spans):
+        assert r.refusal is None and r.stats["in_place"] == "proved", r.refusal
+        assert r.write_spans == want and r.stats["bytes_written"] == sum(n for _, n in want)
+    assert X.DEFERRED[0] - d0 == 10
+    _unbroken(mem)
     r = execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache)
-    assert mem.resident.pending
-    assert r.refusal is not None and r.refusal.code == "backend.proof", r.refusal
+    assert r.refusal is None and r.write_spans == spans[-1]
+    assert not R.map_flags(mem.resident.heap.written).any()
+    _consistent(mem)
+    _same_memory(mem, fm.model)
+
+
+def test_a_dispatch_whose_every_launch_scatters_is_deferred_exactly(monkeypatch):
+    """Every launch stores every other word (128 runs), each result read before the next launch:
+    each is deferred all the same (no arming condition on the last landing's span count: its runs
+    come back through the aside) and exact; the map zero, the bytes the model's."""
+    from wavelift.run import execute as X
+
+    mem, cfg = _vadd(256)
+    fm = rig(monkeypatch, mem, cfg)
+    cache: dict = {}
+    assert execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache).refusal is None
+    spans = _strided(fm)
+    d0 = X.DEFERRED[0]
+    for i in range(8):
+        r = execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache)
+        assert r.refusal is None and r.write_spans == spans[i], r.refusal
+    assert X.DEFERRED[0] - d0 >= 6, X.DEFERRED[0] - d0
+    _unbroken(mem)
+    assert not R.map_flags(mem.resident.heap.written).any()
+    _consistent(mem)
+    _same_memory(mem, fm.model)
+
+
+def test_every_deferred_run_through_the_aside(monkeypatch):
+    """With no room for runs in a deferred run's report (``InPlace.room`` 0: what the GPU test
+    sets, so that a real kernel's single run takes the aside), 30 deferred launches amid host
+    writes of an input and reads of the output: every result exact, the map zero, the bytes the
+    model's -- each run found by the host in its place's aside."""
+    from wavelift.run import execute as X
+
+    monkeypatch.setattr(RT.InPlace, "room", 0)
+    mem, cfg = _vadd(256)
+    fm = rig(monkeypatch, mem, cfg)
+    cache: dict = {}
+    a = next(x for x in mem if x.name == "a")
+    d0, rs = X.DEFERRED[0], []
+    for i in range(30):
+        if i % 7 == 3:
+            for m in (mem, fm.model):
+                m.write(a.base + 4 * i, np.full(8, i, np.uint8))
+        if i % 11 == 10:
+            assert bytes(mem.read(*fm.spans[0])) == bytes(fm.model.read(*fm.spans[0]))
+        rs.append((execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache), list(fm.spans)))
+    for r, want in rs:
+        assert r.refusal is None and r.write_spans == want, r.refusal
+    assert X.DEFERRED[0] - d0 >= 20, X.DEFERRED[0] - d0
+    _unbroken(mem)
+    assert not R.map_flags(mem.resident.heap.written).any()
+    _consistent(mem)
+    _same_memory(mem, fm.model)
+
+
+def test_two_plans_share_the_queue_places_asides(monkeypatch):
+    """Two kept in-place plans of one memory (the same dispatch under two config objects: two
+    records) queue in turn -- a queue holds one plan's launches -- on the same asides (one per
+    place, the Resident's), launches scattering now and then (even words, odd words): all exact,
+    the asides one per place."""
+    mem, cfg = _vadd(256)
+    fm = rig(monkeypatch, mem, cfg)
+    cfg2 = copy.deepcopy(cfg)
+    cache: dict = {}
+    for c in (cfg, cfg2):
+        for _ in range(2):
+            assert execute_dispatch(mem, c, backend="cuda", mode="lane", cache=cache).refusal is None
+    spans = _strided(fm, {i: 4 * (i % 2) for i in range(1, 40, 3)})
+    rs, plans = [], []
+    for c in (cfg, cfg2, cfg, cfg2):
+        for _ in range(5):
+            rs.append(execute_dispatch(mem, c, backend="cuda", mode="lane", cache=cache))
+            if mem.resident.pending and mem.resident.pending[-1].ag not in plans:
+                plans.append(mem.resident.pending[-1].ag)
+    assert len(plans) >= 2 and all(p.slots for p in plans)  # (a switch arms a new plan)
+    for p in plans:
+        for i, sl in enumerate(p.slots):
+            assert np.shares_memory(sl.kept, mem.resident._asides[i])
+    assert len(mem.resident._asides) == max(len(p.slots) for p in plans)
+    for r, want in zip(rs, spans):
+        assert r.refusal is None and r.write_spans == want, r.refusal
+    _unbroken(mem)
+    _same_memory(mem, fm.model)
+
+
+def test_a_device_fault_reading_an_aside_loses_the_rest_honestly(monkeypatch):
+    """Reading the queue fails on the device where it scans a scattering launch's aside (the
+    flush raises): that launch and the one after it are lost (their results raise), each booked
+    as a failed proof -- over its whole windows, where its runs cannot be read -- so the output
+    is unreadable and the next dispatch refused before any launch; the launch before them landed."""
+    mem, cfg = _vadd(256)
+    fm = rig(monkeypatch, mem, cfg)
+    cache: dict = {}
+    for _ in range(2):
+        assert execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache).refusal is None
+    spans = _strided(fm, {2, 3})
+    rs = [execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache) for _ in range(3)]
+
+    def fault(self, written):
+        raise RuntimeError("a device fault")
+
+    monkeypatch.setattr(R.CuPyOps, "runs", fault)
+    with pytest.raises(RuntimeError, match="a device fault"):
+        rs[0].refusal
+    assert rs[0].refusal is None and rs[0].write_spans == spans[0]
+    for r in rs[1:]:
+        with pytest.raises(Exception, match="a device fault"):
+            r.refusal
+    assert all(e.broken is not None for e in mem.resident.entries.values() if e.dev_dirty or e.lost)
     with pytest.raises(Exception, match="backend.proof"):
         mem.read(*fm.spans[0])
-    assert not R.map_flags(mem.resident.heap.written).any()
+    n = len(fm.launches)
+    r = execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache)
+    assert r.refusal is not None and r.refusal.code == "backend.proof" and len(fm.launches) == n
+
+
+def test_the_asides_memory_bounds_a_plans_queue(monkeypatch):
+    """Each queue place of an in-place plan takes an aside as large as its windows' map; with
+    ASIDE_BYTES below DEFER_DEPTH of them the plan queues one launch at a time (it reads the queue
+    before the next): still deferred and exact where every other launch scatters, one place, one
+    aside; with the default, sixteen places, the asides within the bound."""
+    from wavelift.run import execute as X
+
+    for bound, depth in ((1, 1), (R.ASIDE_BYTES, R.DEFER_DEPTH)):
+        monkeypatch.setattr(R, "ASIDE_BYTES", bound)
+        mem, cfg = _vadd(256)
+        fm = rig(monkeypatch, mem, cfg)
+        cache: dict = {}
+        for _ in range(2):
+            assert execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache).refusal is None
+        spans = _strided(fm, set(range(1, 40, 2)))
+        d0, rs, most = X.DEFERRED[0], [], 0
+        for _ in range(24):
+            rs.append(execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache))
+            most = max(most, len(mem.resident.pending))
+        ag = mem.resident.pending[0].ag
+        assert 1 <= most <= depth and ag.depth == depth and len(ag.slots) == depth, (most, len(ag.slots))
+        scan = int(ag.placed.scan.nbytes)
+        assert all(int(sl.kept.nbytes) == scan for sl in ag.slots)
+        assert depth * scan <= max(bound, scan)
+        assert sum(int(x.nbytes) for x in mem.resident._asides) == depth * scan
+        for r, want in zip(rs, spans):
+            assert r.refusal is None and r.write_spans == want, r.refusal
+        assert X.DEFERRED[0] - d0 == 24
+        _unbroken(mem)
+        _same_memory(mem, fm.model)
 
 
 def test_more_runs_than_come_back_inline_in_a_waited_run(monkeypatch):

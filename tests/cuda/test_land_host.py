@@ -126,6 +126,10 @@ extern "C" void t_runs(unsigned grid, unsigned block, const unsigned char* w, u6
                        u64* ends, u64 cap, u32* count) {
   WL_PLAY(wl_runs(w, n, starts, ends, cap, count))
 }
+extern "C" void t_aside(unsigned grid, unsigned block, u32* w, u64 nw, u32* aside, const u32* count,
+                        u64 cap) {
+  WL_PLAY(wl_aside(w, nw, aside, count, cap))
+}
 /* wl_gate: one block of 64 threads, run as 64 host threads meeting at its __syncthreads */
 static unsigned char* g_rep; static const u64* g_at; static const u64* g_ok; static u64 g_n;
 static u32* g_sticky; static u64* g_land;
@@ -311,6 +315,31 @@ def test_compiled_land_copies_a_large_run_in_wide_pieces(lib):
         lib.t_land(5, 64, _p(dst), _p(src), _p(mask), ctypes.c_uint64(0), ctypes.c_uint64(size), _p(t), None)
         assert np.array_equal(dst, want), da
         assert not mask.any()
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_compiled_aside_keeps_an_overflowing_map(lib, seed):
+    """wl_aside compiled (any grid; amendment h137): the map range zeroed, and copied to the aside
+    first exactly where the runs' count passed the room (count 0..2 x cap; the count at the room
+    keeps nothing), the aside untouched else -- so the runs of the aside are the map's, which a
+    wl_runs over it finds again (NumPyOps.runs)."""
+    rng = np.random.default_rng(300 + seed)
+    nw = int(rng.integers(1, 3000))
+    w0 = np.where(rng.random(nw) < 0.3, rng.integers(0, 1 << 32, nw, dtype=np.uint64), 0).astype(np.uint32)
+    grid, block = [(1, 1), (2, 64), (9, 32), (64, 256)][seed % 4]
+    cap = 64
+    for c in (0, cap, cap + 1, 2 * cap):
+        w = w0.copy()
+        aside = np.full(nw, 0xA5A5A5A5, np.uint32)
+        count = np.array([c, c], np.uint32)
+        lib.t_aside(grid, block, _p(w), ctypes.c_uint64(nw), _p(aside), _p(count), ctypes.c_uint64(cap))
+        assert not w.any(), (seed, c)
+        if c > cap:
+            assert np.array_equal(aside, w0), (seed, c)
+            for a, b in zip(R.NumPyOps().runs(aside), R.NumPyOps().runs(w0)):
+                assert np.array_equal(a, b)
+        else:
+            assert (aside == 0xA5A5A5A5).all(), (seed, c)
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -612,7 +641,7 @@ def test_runs_source_compiles_with_nvrtc():
     kernel of both map forms is there; the bit map's landing clears partial words with an
     atomic and-, its scan finds bits with one instruction per run edge."""
     text = _ptx(R._RUNS_SRC)
-    for name in ("wl_runs", "wl_land", "wl_gate", "wl_land_gated") + tuple(
+    for name in ("wl_runs", "wl_land", "wl_gate", "wl_land_gated", "wl_aside") + tuple(
         f"{k}_bits" for k in ("wl_runs", "wl_land", "wl_gate", "wl_land_gated")
     ):
         assert f".entry {name}(" in text, name
@@ -685,4 +714,5 @@ __device__ void __syncthreads();
     for name in ("wl_runs", "wl_land", "wl_gate", "wl_land_gated"):
         assert f".entry {name}(" in text, name
         assert f".entry {name}_bits(" in text, name
+    assert ".entry wl_aside(" in text
     assert "ld.global.v4.u32" in text and "st.global.v4.u32" in text

@@ -526,3 +526,49 @@ def test_gpu_in_place_deferred_session_read_late(in_place, monkeypatch):
     got, _ = _kept_session("cuda", late=True)
     assert got == want
     assert X.DEFERRED[0] - d0 > 20, X.DEFERRED[0] - d0
+
+
+def test_gpu_aside_keeps_an_overflowing_map():
+    """wl_aside (amendment h137) on the GPU, either map form: the map range zeroed, copied to the
+    aside first exactly where the runs' count passed the room (else the aside untouched), and
+    wl_runs over the aside finds the map's runs (NumPyOps')."""
+    _needs_gpu()
+    import cupy
+
+    gpu, host = R.CuPyOps(), R.NumPyOps()
+    rng = np.random.default_rng(137)
+    for size in (64, 4096, 1 << 20):
+        for p in (0.001, 0.3, 0.97):
+            w = (rng.random(size) < p).astype(np.uint8)
+            for m in (w, _bitmap(w)):
+                for c in (0, 64, 65, 1 << 20):
+                    d_w = cupy.asarray(m)
+                    aside = cupy.full(m.size, 0xA5 if m.dtype == np.uint8 else 0xA5A5A5A5, m.dtype)
+                    count = cupy.asarray(np.array([c, c], np.uint32))
+                    gpu.aside_call(d_w, aside, count, 64)()
+                    assert not d_w.get().any(), (size, p, c)
+                    if c <= 64:
+                        assert (aside.get() == aside.get()[0]).all() and aside.get()[0] != 0
+                        continue
+                    assert np.array_equal(aside.get(), m), (size, p, c)
+                    got, want = gpu.runs(aside), host.runs(w)
+                    assert all(np.array_equal(a, b) for a, b in zip(got, want)), (size, p, c)
+
+
+@pytest.mark.parametrize("in_place", ["bytes", "bits"], indirect=True)
+def test_gpu_in_place_deferred_runs_through_the_aside(in_place, monkeypatch):
+    """The kept session in place, results read only at the end, with no room for runs in a
+    deferred run's report (``InPlace.room`` 0): every deferred launch's runs are found by the host
+    in its queue place's aside, which wl_aside filled on the device before clearing the map --
+    every step equals the NumPy backend's, most launches deferred, nothing unusable."""
+    _needs_gpu()
+    from wavelift.backends.cuda import runtime as RT
+    from wavelift.run import execute as X
+
+    monkeypatch.setenv("WAVELIFT_CUDA_DEFER", "on")
+    monkeypatch.setattr(RT.InPlace, "room", 0)
+    want, _ = _kept_session("numpy", late=True)
+    d0 = X.DEFERRED[0]
+    got, _ = _kept_session("cuda", late=True)
+    assert got == want
+    assert X.DEFERRED[0] - d0 > 20, X.DEFERRED[0] - d0

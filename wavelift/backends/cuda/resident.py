@@ -48,6 +48,10 @@ STAGING_MAX_BYTES = 1 << 30
 STAGING_TOTAL_BYTES = 2 << 30
 KEPT_COMMITS = 64  # wl_land calls a kept plan keeps (Resident.commit's ``kept``)
 DEFER_DEPTH = 16  # deferred dispatches in flight before their reports are read (Resident.flush)
+# the device bytes of the queue places' asides beyond the first (Resident.aside: a copy of a
+# deferred in-place run's windows' map, kept where its runs overflow the report's room -- h137): an
+# in-place plan queues DEFER_DEPTH launches where that many of its maps fit, else one at a time
+ASIDE_BYTES = 64 << 20
 
 
 class RangeSet:
@@ -184,7 +188,7 @@ class Heap:
     @property
     def written(self):
         if self._map is None:
-            self._map = self.ops.zeros(max(self.map_bytes(self.cap), 4))
+            self._map = self.ops.zeros(max(self.map_bytes(self.cap), 8))
         return self._map.view(np.uint32) if self.bits else self._map
 
     def place(self, size: int, address: int) -> int:
@@ -459,6 +463,19 @@ extern "C" __global__ void wl_runs_bits(const u32* w, u64 nw, u64* starts, u64* 
     }
   }
 }
+/* a deferred in-place run's map after wl_runs (decision 0049, amendment h137): w[0, nw) -- the
+   windows' map, holding only this run's marks -- zeroed (the next run's map must hold only its
+   own), and first, where wl_runs counted more runs than the report has room for (count[0] > cap:
+   they did not all come back), copied to aside[0, nw), the queue place's own, which the host scans
+   for the exact runs when it reads the report.  Words of 32 bits either map form (a byte map's
+   range is whole 8-byte pieces: Placed) */
+extern "C" __global__ void wl_aside(u32* w, u64 nw, u32* aside, const u32* count, u64 cap) {
+  const bool keep = *count > cap;
+  for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < nw; i += (u64)gridDim.x * blockDim.x) {
+    if (keep) aside[i] = w[i];
+    w[i] = 0u;
+  }
+}
 /* a dispatch's landing over its runs (decision 0026's amendment h109).  t: a run table
    (resident.run_table) -- t[0] the count c, then per run j its arena start t[1 + 3j] and end
    t[2 + 3j] (sorted, disjoint) and t[3 + 3j] the pieces (arena blocks [Pq, Pq + P), P = 2^SH)
@@ -627,6 +644,7 @@ class CuPyOps:
         self._land = (get("wl_land"), get("wl_land_bits"))
         self._gate = (get("wl_gate"), get("wl_gate_bits"))
         self._land_gated = (get("wl_land_gated"), get("wl_land_gated_bits"))
+        self._aside = get("wl_aside")
         self._cap = 0
         self._starts = self._ends = None
 
@@ -739,6 +757,14 @@ class CuPyOps:
 
         return go, note
 
+    def aside_call(self, written, aside, count, cap: int):
+        """wl_aside as a call of no arguments made once (a queue place's: runtime.InPlace):
+        ``written`` (a map range, whole 32-bit words) zeroed, copied to ``aside`` (as large)
+        first where ``count`` (device u32: wl_runs' count) passed ``cap``."""
+        w, a = written.view(self.cp.uint32), aside.view(self.cp.uint32)
+        n = int(w.size)
+        return partial(self._aside, self._grid(n), (256,), (w, np.uint64(n), a, count, np.uint64(cap)))
+
     def pinned(self, n: int) -> np.ndarray:
         """A host array of ``n`` bytes in page-locked memory (a kept report's read-back)."""
         return np.frombuffer(self.cp.cuda.alloc_pinned_memory(n), np.uint8, n)
@@ -798,7 +824,7 @@ class CuPyOps:
     def runs(self, written) -> tuple[np.ndarray, np.ndarray]:
         count = self.cp.zeros(2, self.cp.uint32)
         self.runs_launch(written, count)
-        return self.runs_finish(int(count[0].get()))
+        return self.runs_finish(int(count[:1].get()[0]))
 
 
 def spans(starts, ends, win) -> list[tuple[int, int]]:
@@ -858,12 +884,14 @@ class Placed:
         self.firsts = [offs[k] for k in self.order]
         lo = min(offs, default=0)
         hi = max((o + w.size for o, w in zip(offs, windows)), default=0)
-        if heap.bits:  # (whole words: the words at the hull's ends hold no other dispatch's marks)
-            lo, hi = lo >> 5, -(-hi // 32)
+        # (whole words, whole 8-byte pieces of a byte map -- what wl_runs reads and wl_aside
+        # copies: the words or bytes at the hull's ends hold no other dispatch's marks)
+        if heap.bits:
+            lo, hi = lo >> 5, max(-(-hi // 32), (lo >> 5) + 1)
             self.base = lo << 5
         else:
+            lo, hi = lo & ~7, max(-(-hi // 8) * 8, (lo & ~7) + 8)
             self.base = lo
-        hi = max(hi, lo + 1)
         self.mlo, self.mhi = lo, hi
         self.scan = heap.written[lo:hi]
 
@@ -931,6 +959,7 @@ class Resident:
         # WAVELIFT_CUDA_HEAP=one: every device copy a range of one Heap (decision 0049, step 2)
         self.heap: Heap | None = None
         self._reports: dict = {}  # (bytes -> an in-place dispatch's report: ``report``)
+        self._asides: list = []  # (the queue places' asides, by place: ``aside``)
         if settings.get("WAVELIFT_CUDA_HEAP") == "one":
             self.heap = Heap(ops, settings.get("WAVELIFT_CUDA_MAP") == "bits")
             # (weakly: the entries' finalizers hold the heap, which must not hold this memory's
@@ -1524,6 +1553,18 @@ class Resident:
         if r is None:
             r = self._reports[nbytes] = self.ops.zeros(nbytes)
         return r
+
+    def aside(self, place: int, nbytes: int):
+        """Queue place ``place``'s aside (device bytes, ``nbytes`` at least): one per place for
+        every in-place plan -- the queue holds one plan's launches at a time (any launch's booking
+        moves ``changes``), so a place's aside serves one queued launch.  A larger one replaces a
+        smaller (the plans whose graphs hold the smaller keep it until they go)."""
+        a = self._asides
+        while len(a) <= place:
+            a.append(None)
+        if a[place] is None or a[place].nbytes < nbytes:
+            a[place] = self.ops.alloc(nbytes)
+        return a[place][:nbytes]
 
     def clear_heap_runs(self, starts: list, ends: list) -> None:
         """Zero the heap map's marks of an in-place run's runs (sorted heap offsets): one memset

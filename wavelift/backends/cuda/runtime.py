@@ -1267,8 +1267,11 @@ class InPlace(_Kept):
         "wrote",
         "wrote_ks",
         "slots",
+        "depth",
     )
     arena = None  # (Resident.staging's eviction looks for a kept plan's staging arena: none)
+    # the runs a deferred run's report holds for the host; more: its place's aside (``_slot``)
+    room = INLINE_RUNS
 
     def __init__(self, rt, res, rep, runs, launch, shared, placed, pre: list):
         super().__init__(rt, res, rep, runs, launch, shared)
@@ -1288,6 +1291,10 @@ class InPlace(_Kept):
         self.wrote: list | None = None
         self.wrote_ks: frozenset = frozenset()
         self.slots: list = []
+        # (its queue places: each needs an aside as large as the windows' map -- Resident.aside --
+        # so DEFER_DEPTH of them where they fit in ASIDE_BYTES, else one: the memory bounded)
+        fits = R.DEFER_DEPTH * int(placed.scan.nbytes) <= R.ASIDE_BYTES
+        self.depth = R.DEFER_DEPTH if fits else 1
 
     def arm(self) -> bool:
         """After this dispatch landed: whether the next run may skip the full path's steps --
@@ -1315,22 +1322,21 @@ class InPlace(_Kept):
 
     def note(self, spans) -> None:
         """The windows a landing's ``spans`` wrote, as (entry, lo, hi): what a deferred run books
-        at its launch; None (no deferral) after more than half the runs that come back with a
-        report (a deferred run's runs must all come back: its map is cleared on the device)."""
-        if len(spans) > INLINE_RUNS // 2:  # (spans: never fewer than runs)
-            self.wrote = None
-            return
+        at its launch (however many runs: a deferred run's that do not come back with its report
+        are in its place's aside -- ``_slot``)."""
         ks = sorted({bisect_right(self.starts, a) - 1 for a, _ in spans})
         self.wrote_ks = frozenset(ks)
         self.wrote = [
             (self.plan[k][0], self.plan[k][1], self.plan[k][1] + self.win.windows[k].size) for k in ks
         ]
 
-    def _ops(self, cp, host, stream: int, clear_map: bool) -> None:
+    def _ops(self, cp, host, stream: int, aside=None) -> None:
         """The GPU operations of a run: the report's memset, the kernel on the heap, wl_runs over
-        the windows' map, the hints' copy, the report into ``host``; ``clear_map`` (a deferred
-        run): then the map over the windows' hull zeroed -- exact with no look at the runs, since
-        it holds no mark but this run's (every in-place run clears its own)."""
+        the windows' map, the hints' copy, the report into ``host``; ``aside`` (a deferred run:
+        its queue place's wl_aside call) then the map over the windows' hull zeroed -- exact with
+        no look at the runs, since it holds no mark but this run's (every in-place run clears its
+        own) -- and first copied to the place's aside where the runs overflow the report's room
+        (amendment h137: the host finds them there, exact, when it reads the report)."""
         rt = cp.cuda.runtime
         ops = self.res.ops
         ops.clear(self.rep)
@@ -1338,10 +1344,10 @@ class InPlace(_Kept):
         self.runs_go()
         self._copy_hints(cp, stream)
         rt.memcpyAsync(host.ctypes.data, self.rep.data.ptr, host.size, rt.memcpyDeviceToHost, stream)
-        if clear_map:
-            ops.clear(self.placed.scan)
+        if aside is not None:
+            aside()
 
-    def _launch(self, cp, stream, graph, host, clear_map: bool, events) -> None:
+    def _launch(self, cp, stream, graph, host, aside, events) -> None:
         """``_ops`` on ``stream`` between the timing ``events``: one launch of ``graph`` where
         it was captured, else one by one."""
         start, stop = events
@@ -1349,7 +1355,7 @@ class InPlace(_Kept):
         if graph:
             graph.launch(stream)
         else:
-            self._ops(cp, host, stream.ptr, clear_map)
+            self._ops(cp, host, stream.ptr, aside)
         stop.record()
 
     def run(self):
@@ -1365,10 +1371,8 @@ class InPlace(_Kept):
         stream = cp.cuda.get_current_stream()
         start, stop = self.events
         if self.graph is None:
-            self.graph = (
-                self._captured(cp, lambda s: self._ops(cp, self.host, s, False)) if self.graph_on else False
-            )
-        self._launch(cp, stream, self.graph, self.host, False, self.events)
+            self.graph = self._captured(cp, lambda s: self._ops(cp, self.host, s)) if self.graph_on else False
+        self._launch(cp, stream, self.graph, self.host, None, self.events)
         self.runs_note()  # (what runs_finish reads, where more runs than come back inline)
         res.ops.sync(stream)  # (the report is in the host array)
         t0 = time.perf_counter()
@@ -1405,8 +1409,9 @@ class InPlace(_Kept):
     def defer(self, result):
         """The dispatch again without waiting for the GPU (decision 0049 step 5: a proved
         dispatch needs no gate), or None (nothing done: ``run`` or the full path).  ``_ops``
-        with the map cleared on the device, into this queue place's host array (one graph
-        launch); the host books at once only what the launch makes true whatever the report
+        with the map cleared on the device (kept first in the place's aside where its runs
+        overflow the report's room), into this queue place's host array (one graph launch; the
+        queue read first where this plan's ``depth`` places are taken); the host books at once only what the launch makes true whatever the report
         says -- the windows the last landing wrote newer on the device at new versions
         (``Resident.launched_in_place``: a pull of their unwritten bytes takes the bytes the host
         holds) -- and reads the report later (``Resident.flush``): ``DeferredInPlace.settle``
@@ -1419,12 +1424,16 @@ class InPlace(_Kept):
         stream = cp.cuda.get_current_stream()
         # (a queue holds one plan's launches: any other launch booked moves ``changes``, so this
         # plan does not hold after an arena plan's deferral, nor theirs after this one's)
-        if (res.pending and res.stream.ptr != stream.ptr) or not self._holds():
+        if res.pending and res.stream.ptr != stream.ptr:
+            return None
+        if len(res.pending) >= self.depth:  # (its places all taken: read them -- ``depth``)
+            res.flush()
+        if not self._holds():
             return None
         n = len(res.pending)
         sl = self.slots[n] if n < len(self.slots) else self._slot(cp)
         self.changes = None
-        self._launch(cp, stream, sl.graph, sl.host, True, sl.events)
+        self._launch(cp, stream, sl.graph, sl.host, sl.aside, sl.events)
         res.launched_in_place(self.wrote)
         item = DeferredInPlace(self, sl, result, (self.wrote, self.wrote_ks))
         res.pending.append(item)
@@ -1432,9 +1441,17 @@ class InPlace(_Kept):
         return item
 
     def _slot(self, cp) -> _Slot:
-        """The next queue place of ``defer``: its host array, events and graph (captured)."""
-        sl = _Slot(self, self.res.ops.pinned(int(self.rep.size)), (cp.cuda.Event(), cp.cuda.Event()))
-        sl.graph = self._captured(cp, lambda s: self._ops(cp, sl.host, s, True)) if self.graph_on else False
+        """The next queue place of ``defer``: its host array, events, aside (``kept``: the
+        place's Resident.aside as large as the windows' map, in the map's form, which wl_aside --
+        ``aside``, the call -- fills when the runs overflow the report's room) and graph."""
+        res, scan = self.res, self.placed.scan
+        ops = res.ops
+        sl = _Slot(self, ops.pinned(int(self.rep.size)), (cp.cuda.Event(), cp.cuda.Event()))
+        sl.kept = res.aside(len(self.slots), int(scan.nbytes)).view(scan.dtype)
+        sl.aside = ops.aside_call(scan, sl.kept, self.count, self.room)
+        sl.graph = (
+            self._captured(cp, lambda s: self._ops(cp, sl.host, s, sl.aside)) if self.graph_on else False
+        )
         self.slots.append(sl)
         return sl
 
@@ -1457,10 +1474,14 @@ class _Slot:
         "lane",
         "status",
         "stats",
+        "aside",
+        "kept",
     )
 
     def __init__(self, ag, host, events):
         self.host, self.events, self.graph = host, events, False
+        # (an in-place plan's place: its wl_aside call and the aside it fills -- InPlace._slot)
+        self.aside = self.kept = None
         self.verdict = host[VERDICT_AT : VERDICT_AT + 4].view(np.uint32)
         self.count = host[RUNS_AT : RUNS_AT + 4].view(np.uint32)
         self.starts = host[STARTS_AT : STARTS_AT + 8 * INLINE_RUNS].view(np.uint64)
@@ -1516,24 +1537,32 @@ class Deferred:
 
 class DeferredInPlace(Deferred):
     """A deferred in-place dispatch (``InPlace.defer``) until its report is read
-    (``Resident.flush``).  ``settle`` checks what the proof promised (``_settle_in_place``: no
-    flag, no escape, no run over a preloaded word or outside its windows, and every run back
-    with the report) and, where it held, books the runs and fills ``result``; else False.
-    ``fail`` (that one, or any queued after it: they ran on the copies it spoiled) makes the
-    copies unusable and the bytes it wrote unreadable where the device held the only current
-    copy (``Resident.broke_in_place`` over its runs, or its whole windows where they did not
-    come back) -- the bytes stand, there are no pre-images -- and ``replay`` runs it again
-    through the full path, which refuses it ``backend.proof`` (its copies unusable)."""
+    (``Resident.flush``).  Its runs are exact however many: the report's, or where they passed
+    its room the runs of its map as its queue place's aside kept it (``_runs``, amendment h137).
+    ``settle`` checks what the proof promised (``_settle_in_place``: no flag, no escape, no run
+    over a preloaded word or outside its windows) and, where it held, books the runs and fills
+    ``result``; else False.  ``fail`` (that one, or any queued after it: they ran on the copies
+    it spoiled) makes the copies unusable and the bytes it wrote unreadable where the device held
+    the only current copy (``Resident.broke_in_place`` over its runs) -- the bytes stand, there
+    are no pre-images -- and ``replay`` runs it again through the full path, which refuses it
+    ``backend.proof`` (its copies unusable)."""
 
     __slots__ = ()
 
-    def settle(self) -> bool:
+    def _runs(self) -> tuple[list, list]:
+        """Its runs (sorted heap offsets): the report's, or where they overflowed its room the
+        runs of its map as wl_aside kept it in the place's aside (the map itself was cleared)."""
         ag, sl = self.ag, self.slot
         c = int(sl.count[0])
-        if c > INLINE_RUNS:  # (runs not all back, and the map is clear: unknowable spans)
-            return False
+        if c <= ag.room:
+            return ag.placed.runs(*sl.runs(c))
+        s, e = ag.res.ops.runs(sl.kept)
+        return ag.placed.runs(s.tolist(), e.tolist())
+
+    def settle(self) -> bool:
+        ag, sl = self.ag, self.slot
         t0 = time.perf_counter()
-        s_, e_ = ag.placed.runs(*sl.runs(c))
+        s_, e_ = self._runs()
         res = ag.res
         armed = ag.changes is not None and ag.changes == res.changes
         got = _settle_in_place(
@@ -1559,18 +1588,17 @@ class DeferredInPlace(Deferred):
         return True
 
     def fail(self) -> None:
-        ag, sl = self.ag, self.slot
+        ag = self.ag
         ag.changes = None
-        c = int(sl.count[0])
-        if c <= INLINE_RUNS:
-            s_, e_ = ag.placed.runs(*sl.runs(c))
-        else:  # (where it wrote is not known: every byte of its windows)
+        try:
+            s_, e_ = self._runs()
+        except Exception:  # noqa: BLE001 - (a faulted device: ``lose``) where it wrote is not known
             pairs = sorted((o, o + w.size) for o, w in zip(ag.placed.offs, ag.win.windows))
             s_, e_ = [lo for lo, _ in pairs], [hi for _, hi in pairs]
         ag.res.broke_in_place(
             ag.plan,
             s_,
             e_,
-            "a deferred dispatch run in place reported a failed proof, more runs than its report "
-            "holds, or ran after one that did; the device copies it ran on are unusable",
+            "a deferred dispatch run in place reported a failed proof, or ran after one that did; "
+            "the device copies it ran on are unusable",
         )
