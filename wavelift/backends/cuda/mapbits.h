@@ -33,10 +33,8 @@ __device__ __forceinline__ bool wl_mark_span(u8* wr, i64 ix, u32 nb) {
      from i0: s = 32 j - (i0 & 31) -- small numbers, 32-bit */
   const int s = (int)(lane << 5) - (int)(i0 & 31u), a = s > 0 ? s : 0;
   const int e = s + 32 < (int)(32u * nb) ? s + 32 : (int)(32u * nb);
-  if (a < e) {
-    const u32 c = (u32)(e - a);
-    atomicOr((u32*)wr + (i0 >> 5) + lane, (c == 32u ? 0xFFFFFFFFu : (1u << c) - 1u) << (u32)(a - s));
-  }
+  if (a < e)  /* (e - a: 1 to 32 bytes) */
+    atomicOr((u32*)wr + (i0 >> 5) + lane, (0xFFFFFFFFu >> (u32)(32 - (e - a))) << (u32)(a - s));
   return true;
 }
 /* the bits of arena bytes [ix, ix + nb): 32 bytes at a time, each piece in at most two words;
