@@ -20,7 +20,8 @@ __device__ __forceinline__ void wl_or_warp(u32* p, u32 v) {
    atomicOr per word met and no __match_any_sync (the general form's MATCH.ANY.U64, two REDUX
    and a vote: most of a bit-marking store's cost).  -> false, nothing marked, for any other
    store (a lane off, another stride, wider), which takes the general form below.  The tests are
-   warp-uniform: every lane sees one __activemask and one __all_sync. */
+   warp-uniform: every lane sees one __activemask and one __all_sync, and nb is the call site's
+   constant (codegen passes `{nb}u`; lanes that meet here came through one call). */
 #ifndef WL_MARK_SPAN
 #define WL_MARK_SPAN 0
 #endif
