@@ -723,7 +723,9 @@ def test_span_marking_setting_is_in_the_source_and_the_key(form, monkeypatch):
     from wavelift.backends.cuda import BACKEND
     from wavelift.backends.cuda.codegen import baked_params, generate
 
-    name, mem, cfg = next(d for d in F.clang_dispatches() if d[0].startswith("gfx1030/basic-O2-w32-flat:vadd"))
+    name, mem, cfg = next(
+        d for d in F.clang_dispatches() if d[0].startswith("gfx1030/basic-O2-w32-flat:vadd")
+    )
     prog, base = translate_dispatch(mem, cfg)
     monkeypatch.setenv("WAVELIFT_CUDA_MAP", form)
     plain = generate(prog, cfg.wave_size, "lane", cfg.scratch_wave_bytes, base, baked_params(cfg))[0]
