@@ -51,6 +51,8 @@ entered for every address it reaches, its copy reading it directly (WAVELIFT_CUD
 0047's amendment h127).
 full: a module first built for a full SM (WAVELIFT_CUDA_OCCUPANCY_FULL=on; 0047's amendment h136);
 h136: that and induction.
+bits: the written map as bits (WAVELIFT_CUDA_MAP=bits; 0049's amendment h111); bitspan: that,
+a unit-stride warp store marking its range a word per lane (WAVELIFT_CUDA_MAPMARK=span; h139).
 DISPATCHES: vadd32, vadd64 (full-screen vadd, clang), shade (full-screen shade), collatz (65,536
 lanes of the divergent loop), and bench/kernels/lds.cl's LDS and barrier kernels: matmul16 (1024^2,
 16x16 tiles), stencil5 (1920x1080, 5x5 through an LDS tile), histogram (8.3 M words, LDS atomics),
@@ -172,6 +174,11 @@ ENV["induction"] = {"WAVELIFT_CUDA_HOIST": "induction"}  # (alone, on the defaul
 # that and HOIST=induction (the histogram then 32 registers, all 1024 blocks resident at once)
 ENV["full"] = {"WAVELIFT_CUDA_OCCUPANCY_FULL": "on"}
 ENV["h136"] = {**ENV["induction"], **ENV["full"]}
+# the written map as bits (WAVELIFT_CUDA_MAP=bits: warp-aggregated atomicOr, 0049's amendment
+# h111), and with a unit-stride warp store's range marked a word per lane, no __match_any_sync
+# (WAVELIFT_CUDA_MAPMARK=span; 0049's amendment h139); base: the byte map
+ENV["bits"] = {"WAVELIFT_CUDA_MAP": "bits"}
+ENV["bitspan"] = {**ENV["bits"], "WAVELIFT_CUDA_MAPMARK": "span"}
 # session 43's opt-in settings together (h97's three, h98's LDS values in the active lanes and
 # occupancy step)
 ENV["s43"] = {**ENV["h97"], **ENV["ldslanes"], **ENV["occstep"]}

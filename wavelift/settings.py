@@ -273,6 +273,16 @@ _ALL = [
         "0049's amendment h111; part of the module key); `bytes`: one map byte per stored byte",
     ),
     Setting(
+        "WAVELIFT_CUDA_MAPMARK",
+        str,
+        None,
+        "`span`: with WAVELIFT_CUDA_MAP=bits, a CUDA kernel's store whose 32 lanes write "
+        "consecutive places (lane l at ix0 + l nb, nb <= 16) marks the one range they cover, "
+        "a word per lane, without __match_any_sync (decision 0049's amendment h139; part of the "
+        "module key); any other store, and unset (the default until timed on a GPU): the "
+        "warp-aggregated form",
+    ),
+    Setting(
         "WAVELIFT_CUDA_HEAP",
         str,
         "off",

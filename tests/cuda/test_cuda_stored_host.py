@@ -187,6 +187,7 @@ def test_missing_cubin_generates(env):
         ("WAVELIFT_CUDA_WAVESYNC", ("spaces", "commute")),
         ("WAVELIFT_CUDA_LDSBASE", ("kept",)),
         ("WAVELIFT_CUDA_OCCUPANCY_FULL", ("on",)),
+        ("WAVELIFT_CUDA_MAPMARK", ("span",)),
     ],
 )
 def test_changed_setting_misses(env, monkeypatch, setting, values):

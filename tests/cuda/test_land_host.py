@@ -49,7 +49,7 @@ struct WlWarp {
 };
 static WlWarp wl_warp;
 static inline unsigned __activemask() { return wl_warp.active; }
-template <class F> static unsigned wl_meet(unsigned mask, unsigned long long v, F f) {
+template <class F> static unsigned long long wl_meet(unsigned mask, unsigned long long v, F f) {
   const unsigned l = threadIdx.x & 31u;
   wl_warp.v[l] = v; wl_warp.m[l] = mask;
   pthread_barrier_wait(&wl_warp.bar);
@@ -61,18 +61,28 @@ template <class F> static unsigned wl_meet(unsigned mask, unsigned long long v, 
       r = f(r, j, wl_warp.v[j]);
     }
   pthread_barrier_wait(&wl_warp.bar);
-  return (unsigned)r;
+  return r;
 }
+static unsigned wl_matches;  /* __match_any_sync's calls: the general marking form's */
 static unsigned __match_any_sync(unsigned mask, unsigned long long v) {
-  return wl_meet(mask, v, [v](unsigned long long r, unsigned j, unsigned long long x) {
+  __atomic_fetch_add(&wl_matches, 1u, __ATOMIC_SEQ_CST);
+  return (unsigned)wl_meet(mask, v, [v](unsigned long long r, unsigned j, unsigned long long x) {
     return x == v ? r | (1ull << j) : r; });
 }
 static int __any_sync(unsigned mask, int p) {
   return (int)wl_meet(mask, p != 0, [](unsigned long long r, unsigned, unsigned long long x) { return r | x; });
 }
 static unsigned __reduce_or_sync(unsigned mask, unsigned v) {
-  return wl_meet(mask, v, [](unsigned long long r, unsigned, unsigned long long x) { return r | x; });
+  return (unsigned)wl_meet(mask, v, [](unsigned long long r, unsigned, unsigned long long x) { return r | x; });
 }
+static int __all_sync(unsigned mask, int p) {
+  return !wl_meet(mask, p != 0, [](unsigned long long r, unsigned, unsigned long long x) { return r | (x == 0); });
+}
+static unsigned long long __shfl_sync(unsigned mask, unsigned long long v, int src) {
+  return wl_meet(mask, v, [src](unsigned long long r, unsigned j, unsigned long long x) {
+    return j == (unsigned)src ? x : r; });
+}
+extern "C" unsigned t_matches() { return wl_matches; }
 """
 
 # mapbits.h (the kernel's marking), after the types it names
@@ -153,12 +163,21 @@ extern "C" void t_gate(unsigned char* rep, const u64* at, const u64* ok, u64 n, 
 """
 
 
+_FLAGS = ("-O1", "-std=c++17", "-fno-strict-aliasing", "-shared", "-fPIC", "-pthread")
+
+
 @pytest.fixture(scope="module")
 def lib(tmp_path_factory):
-    flags = ("-O1", "-std=c++17", "-fno-strict-aliasing", "-shared", "-fPIC", "-pthread")
     return host_build.load(
-        tmp_path_factory.mktemp("land"), "land", SHIM + R._RUNS_SRC + MAPBITS + DRIVER, flags
+        tmp_path_factory.mktemp("land"), "land", SHIM + R._RUNS_SRC + MAPBITS + DRIVER, _FLAGS
     )
+
+
+@pytest.fixture(scope="module")
+def lib_span(tmp_path_factory):
+    """the same with mapbits.h's span form on (codegen's WL_MARK_SPAN 1: WAVELIFT_CUDA_MAPMARK=span)"""
+    src = SHIM + "#define WL_MARK_SPAN 1\n" + R._RUNS_SRC + MAPBITS + DRIVER
+    return host_build.load(tmp_path_factory.mktemp("land_span"), "land_span", src, _FLAGS)
 
 
 def _p(a):
@@ -527,6 +546,46 @@ def test_compiled_bit_marking_equals_the_byte_map(lib, seed):
     assert np.array_equal(bm, _bitmap(ref))
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_compiled_span_marking_equals_the_byte_map(lib_span, seed):
+    """mapbits.h's span form (WL_MARK_SPAN 1, decision 0049's amendment h139) compiled: whole-warp
+    unit-stride stores (lane l at ix0 + l nb: every store size, ix0 at every offset in a 32-byte
+    word, ranges crossing words and ending at the arena's end) mark through it alone -- no
+    __match_any_sync --, and near misses (a lane off, a lane a byte away, nb 32) through the
+    general form; after all of them the bit map is exactly the byte map's bits.  Then the
+    random stores of the general test, on the same build, equal the byte map too."""
+    rng = np.random.default_rng(900 + seed)
+    size = 4096
+    spans, misses = [], []
+    for nb in STORE_SIZES:
+        for _ in range(12):
+            ix0 = int(rng.integers(0, size - 32 * nb + 1)) if rng.random() < 0.8 else size - 32 * nb
+            spans.append((nb, 0xFFFFFFFF, ix0 + nb * np.arange(32, dtype=np.int64)))
+            ix = ix0 + nb * np.arange(32, dtype=np.int64)
+            lane = int(rng.integers(0, 32))
+            if rng.random() < 0.5:
+                misses.append((nb, 0xFFFFFFFF & ~(1 << lane), ix))
+            else:
+                ix = ix.copy()
+                ix[lane] = ix[lane] - 1 if ix[lane] > 0 else ix[lane] + 1
+                misses.append((nb, 0xFFFFFFFF, ix))
+    ix0 = int(rng.integers(0, size - 32 * 32 + 1))  # (32 bytes a lane: wider than the span form)
+    misses.append((32, 0xFFFFFFFF, ix0 + 32 * np.arange(32, dtype=np.int64)))
+    bm = np.zeros(R.map_words(size), np.uint32)
+    before = lib_span.t_matches()
+    _mark(lib_span, bm, spans, seed % 4)
+    assert lib_span.t_matches() == before, "a unit-stride warp store took the general form"
+    assert np.array_equal(bm, _bitmap(_byte_map(size, spans)))
+    _mark(lib_span, bm, misses, seed % 4)
+    assert lib_span.t_matches() > before
+    assert np.array_equal(bm, _bitmap(_byte_map(size, spans + misses)))
+    _, wins = _case(rng, size)
+    stores = _stores(rng, size, sorted(set((o, n) for o, n in wins if o + n <= size)), 60)
+    bm = np.zeros(R.map_words(size), np.uint32)
+    _mark(lib_span, bm, stores, seed % 4)
+    assert np.array_equal(bm, _bitmap(_byte_map(size, stores)))
+
+
 @pytest.mark.parametrize("seed", range(8))
 def test_compiled_runs_bits_equal_the_byte_runs(lib, seed):
     """wl_runs_bits compiled (any grid) over the bit map of a byte map: the runs NumPyOps.runs
@@ -679,6 +738,37 @@ def test_generated_kernels_mark_the_map_of_the_setting(form, monkeypatch):
         else:
             assert not any(m in text for m in marks[:2]), name
     assert seen == wanted, seen
+
+
+@pytest.mark.parametrize("form", ["bytes", "bits"])
+def test_span_marking_setting_is_in_the_source_and_the_key(form, monkeypatch):
+    """WAVELIFT_CUDA_MAPMARK=span (decision 0049's amendment h139): with the bit map, clang's vadd's
+    source says WL_MARK_SPAN 1, its PTX marks through the span form (shfl.sync.idx, vote.sync.all)
+    beside the general one (match.any), and the module key says so; with the byte map the setting
+    changes neither the source nor the key."""
+    import fixture_dispatches as F
+    from test_cuda_backend import translate_dispatch
+
+    from wavelift.backends.cuda import BACKEND
+    from wavelift.backends.cuda.codegen import baked_params, generate
+
+    name, mem, cfg = next(
+        d for d in F.clang_dispatches() if d[0].startswith("gfx1030/basic-O2-w32-flat:vadd")
+    )
+    prog, base = translate_dispatch(mem, cfg)
+    monkeypatch.setenv("WAVELIFT_CUDA_MAP", form)
+    plain = generate(prog, cfg.wave_size, "lane", cfg.scratch_wave_bytes, base, baked_params(cfg))[0]
+    key = BACKEND.key_extra(cfg)
+    monkeypatch.setenv("WAVELIFT_CUDA_MAPMARK", "span")
+    src = generate(prog, cfg.wave_size, "lane", cfg.scratch_wave_bytes, base, baked_params(cfg))[0]
+    if form == "bytes":
+        assert src == plain and BACKEND.key_extra(cfg) == key
+        return
+    assert "#define WL_MARK_SPAN 1" in src and "#define WL_MARK_SPAN 1" not in plain
+    assert BACKEND.key_extra(cfg)[-1] == "bits+span" and key[-1] == "bits"
+    text, before = _ptx(src), _ptx(plain)
+    assert all(m in text for m in ("shfl.sync.idx", "vote.sync.all", "match.any.sync.b64")), name
+    assert "shfl.sync.idx" not in before
 
 
 def test_source_compiles_as_cuda_device_code(tmp_path):

@@ -22,6 +22,7 @@ from .codegen import (
     groups_per_block,
     lowered,
     map_bits,
+    mark_span,
     source_groups,
     source_map_bits,
     source_straight,
@@ -412,7 +413,12 @@ class CudaBackend:
     def key_extra(self, config) -> tuple:
         # the dispatch shape its modules fold in (0009), the workgroups per block (0046) and the
         # written map's form (0049's amendment h111: bits or bytes)
-        return (_baked(config), _groups(config), "bits" if map_bits() else "bytes")
+        # (and, with bits, how a unit-stride store marks it: 0049's amendment h139)
+        return (
+            _baked(config),
+            _groups(config),
+            ("bits+span" if mark_span() else "bits") if map_bits() else "bytes",
+        )
 
     def build_module(self, key, program, config, mode, base_address):
         return build_module(key, program, config, mode, base_address=base_address)

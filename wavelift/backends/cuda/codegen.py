@@ -1230,6 +1230,8 @@ class Lowering(ValueLowering):
             # (kernel.h: wl_gload / wl_gstore's rare path without the guess's second test)
             *(["#define WL_RETEST 0"] if settings.get("WAVELIFT_CUDA_RETEST") == "off" else []),
             *(["#define WL_MAP_BITS 1"] if self.map_bits else []),
+            # (mapbits.h: a unit-stride warp store marks its one range; 0049's amendment h139)
+            *(["#define WL_MARK_SPAN 1"] if self.map_bits and mark_span() else []),
             _CTX,
             # (compile.py defines WL_MIN_BLOCKS; generate() WL_BLOCK_THREADS)
             "#ifndef WL_MIN_BLOCKS",
@@ -1983,6 +1985,13 @@ def map_bits() -> bool:
     """Whether modules generated now mark a written-map bit per stored byte (WAVELIFT_CUDA_MAP=bits:
     decision 0049's amendment h111) rather than a byte; part of the module key."""
     return settings.get("WAVELIFT_CUDA_MAP") == "bits"
+
+
+def mark_span() -> bool:
+    """Whether modules generated now mark a unit-stride warp store's range in one step
+    (WAVELIFT_CUDA_MAPMARK=span, with the bit map: decision 0049's amendment h139); part of the
+    module key."""
+    return settings.get("WAVELIFT_CUDA_MAPMARK") == "span"
 
 
 def source_map_bits(source: str) -> bool:

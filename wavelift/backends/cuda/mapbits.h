@@ -13,10 +13,36 @@ __device__ __forceinline__ void wl_or_warp(u32* p, u32 v) {
   if (v != 0u) atomicOr(p, v);
 #endif
 }
+/* WL_MARK_SPAN 1 (codegen: WAVELIFT_CUDA_MAPMARK=span; decision 0049's amendment h139): a whole
+   warp storing nb <= 16 bytes a lane at consecutive places -- lane l at ix0 + l nb, vadd's shape
+   and any unit-stride store's -- marks one range [ix0, ix0 + 32 nb), the union of the lanes'
+   bytes: lane j sets that range's bits of map word (ix0 >> 5) + j (at most 17 words), one
+   atomicOr per word met and no __match_any_sync (the general form's MATCH.ANY.U64, two REDUX
+   and a vote: most of a bit-marking store's cost).  -> false, nothing marked, for any other
+   store (a lane off, another stride, wider), which takes the general form below.  The tests are
+   warp-uniform: every lane sees one __activemask and one __all_sync, and nb is the call site's
+   constant (codegen passes `{nb}u`; lanes that meet here came through one call). */
+#ifndef WL_MARK_SPAN
+#define WL_MARK_SPAN 0
+#endif
+__device__ __forceinline__ bool wl_mark_span(u8* wr, i64 ix, u32 nb) {
+  if (nb > 16u || __activemask() != 0xFFFFFFFFu) return false;
+  const u32 lane = threadIdx.x & 31u;
+  const u64 i0 = (u64)__shfl_sync(0xFFFFFFFFu, (unsigned long long)ix, 0);
+  if (!__all_sync(0xFFFFFFFFu, (u64)ix == i0 + (u64)(lane * nb))) return false;
+  /* lane j's word (lane 0's: i0's) holds bytes [s, s + 32) of the range [0, 32 nb), counted
+     from i0: s = 32 j - (i0 & 31) -- small numbers, 32-bit */
+  const int s = (int)(lane << 5) - (int)(i0 & 31u), a = s > 0 ? s : 0;
+  const int e = s + 32 < (int)(32u * nb) ? s + 32 : (int)(32u * nb);
+  if (a < e)  /* (e - a: 1 to 32 bytes) */
+    atomicOr((u32*)wr + (i0 >> 5) + lane, (0xFFFFFFFFu >> (u32)(32 - (e - a))) << (u32)(a - s));
+  return true;
+}
 /* the bits of arena bytes [ix, ix + nb): 32 bytes at a time, each piece in at most two words;
    the lanes meet for the second word only where one of them reaches it (__any_sync: a uniform
    branch, so every lane of the meeting is there -- aligned word stores skip it) */
 __device__ __forceinline__ void wl_mark_bits(u8* wr, i64 ix, u32 nb) {
+  if (WL_MARK_SPAN && wl_mark_span(wr, ix, nb)) return;
   for (u32 k = 0; k < nb; k += 32u) {
     const u64 i = (u64)ix + k;
     const u32 c = nb - k < 32u ? nb - k : 32u;
