@@ -176,8 +176,10 @@ ENV["full"] = {"WAVELIFT_CUDA_OCCUPANCY_FULL": "on"}
 ENV["h136"] = {**ENV["induction"], **ENV["full"]}
 # the written map as bits (WAVELIFT_CUDA_MAP=bits: warp-aggregated atomicOr, 0049's amendment
 # h111), and with a unit-stride warp store's range marked a word per lane, no __match_any_sync
-# (WAVELIFT_CUDA_MAPMARK=span; 0049's amendment h139); base: the byte map
+# (WAVELIFT_CUDA_MAPMARK=span; 0049's amendment h139); bytes: the byte map (base: the defaults,
+# the bit map since session 49)
 ENV["bits"] = {"WAVELIFT_CUDA_MAP": "bits"}
+ENV["bytes"] = {"WAVELIFT_CUDA_MAP": "bytes"}
 ENV["bitspan"] = {**ENV["bits"], "WAVELIFT_CUDA_MAPMARK": "span"}
 # session 43's opt-in settings together (h97's three, h98's LDS values in the active lanes and
 # occupancy step)
