@@ -69,7 +69,7 @@ CODES: dict[str, str] = {
     "escape": "an access outside every window (or outside the wave's scratch)",
     "backend.unavailable": "the selected backend cannot run here",
     "backend.bad_report": "the CUDA kernel's report names what the module cannot have flagged (a refusal's ordinal or instruction outside its tables): an internal defect, refused so that nothing of the run lands",
-    "backend.proof": "a CUDA dispatch run in place on a proof that it cannot be refused flagged or escaped (WAVELIFT_CUDA_INPLACE=proved): an internal defect; the device copies it ran on are unusable after (every later dispatch on them is refused)",
+    "backend.proof": "a CUDA dispatch run in place on a proof that it cannot be refused flagged, escaped, stored into a preloaded word or outside its windows (WAVELIFT_CUDA_INPLACE=proved): an internal defect; the device copies it ran on are unusable after (every later dispatch on them is refused, and a host read of bytes only the device held); also every deferred dispatch queued after such a one (decision 0049, amendments h134, h137)",
 }
 
 # the codes no other way of running the dispatch may undo (execute's deeper trace): their run
