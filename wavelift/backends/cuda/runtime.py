@@ -1473,7 +1473,8 @@ class InPlace(_Kept):
 
 
 class _Slot:
-    """A queue place of a deferred plan (``Again.defer``; and a plan's own report: ``Again.own``):
+    """A queue place of a deferred plan (``Again.defer``, ``InPlace.defer``; and a kept plan's
+    own report: ``_Kept.own``):
     the host array its report is copied into and the views read from it (made once), its
     timing events, its captured graph (False: its operations one by one)."""
 
