@@ -473,7 +473,9 @@ def test_an_escape_record_the_module_cannot_make_is_a_bad_report(field):
     from wavelift.errors import Refused
 
     rt = RT.Runtime.__new__(RT.Runtime)
-    rt.m = SimpleNamespace(slots=[], program=SimpleNamespace(instructions=[SimpleNamespace(offset=0, text="x")]))
+    rt.m = SimpleNamespace(
+        slots=[], program=SimpleNamespace(instructions=[SimpleNamespace(offset=0, text="x")])
+    )
     rt.escapes = []
     host = np.zeros(RT.REPORT_BYTES, np.uint8)
     host[RT.STATS_BYTES : RT.STATS_BYTES + 64].view(np.uint32)[4] = 1  # (one record)
