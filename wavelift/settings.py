@@ -289,8 +289,9 @@ _ALL = [
         "`one`: a Resident's device copies are ranges of one growing device buffer (each placed "
         "≡ its guest address mod 16, so mod 8 as WindowSet places windows, 8 spare bytes after it; "
         "decision 0049's step 2, amendment h119), gathered from and landed into there -- the kernel "
-        "still runs on the arena; `off` (the default until measured on a GPU): a device array per "
-        "allocation",
+        "runs on the arena, unless WAVELIFT_CUDA_INPLACE=proved runs it on the heap; `off` (the "
+        "default until a full gpu_check runs with it: the CUDA tests pass with it on an H100, "
+        "sessions 48 and 49): a device array per allocation",
     ),
     Setting(
         "WAVELIFT_CUDA_INPLACE",
@@ -299,9 +300,11 @@ _ALL = [
         "`proved`: with WAVELIFT_CUDA_HEAP=one, a CUDA dispatch that globalrange.unrefusable proves "
         "cannot be refused runs on the device heap itself -- no gather, no landing copy; its "
         "written runs in the heap's map are its write spans (decision 0049's step 4, amendment "
-        "h125); a flag or escape in such a dispatch is refused `backend.proof` and its device "
-        "copies are unusable after; `off` (the default until measured on a GPU): every dispatch "
-        "runs on the arena",
+        "h125), its repeated launches deferred without a gate (amendments h134, h137); a flag, an "
+        "escape, a store into a preloaded word or outside its windows in such a dispatch is "
+        "refused `backend.proof` and its device copies are unusable after; `off` (the default "
+        "until a full gpu_check runs with it: exact on an H100 in session 49's resident tests and "
+        "bench_resident): every dispatch runs on the arena",
     ),
     Setting(
         "WAVELIFT_CUDA_GRIDDIM",

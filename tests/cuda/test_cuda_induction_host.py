@@ -538,6 +538,24 @@ def _exit_block(ys, late_bit=False):
     return Block(0, 0, ops=g.ops, term=("branch", g.c(1, "b1"), 0, 1)), cmps
 
 
+def test_a_ballot_after_an_exec_write_bounds_no_lane():
+    """A ballot made after an earlier EXEC write in the block (of a compare alone: no EXEC bit
+    to read) holds only the lanes that EXEC kept: a lane of the entry EXEC outside it is not in
+    Y, so the exit's ``entry EXEC & ~Y`` keeps it whatever its compare -- that compare bounds no
+    lane (the earlier compares still do)."""
+    g = _G()
+    e = g.sget(EXEC_LO)
+    c0 = g.op("cmp", "u32", (g.sget(9), g.vget(0)), cond="le")
+    y0 = g.op("lo32", "u32", (g.op("ballot", "u64", (c0,)),))
+    g.sset(EXEC_LO, g.op("and", "u32", (e, g.sget(20))))  # (a narrower EXEC for the next ballot)
+    c1 = g.op("cmp", "u32", (g.sget(10), g.vget(1)), cond="le")
+    y1 = g.op("lo32", "u32", (g.op("ballot", "u64", (c1,)),))
+    y = g.op("or", "u32", (y0, y1))
+    g.sset(EXEC_LO, g.op("and", "u32", (e, g.op("not", "u32", (y,)))))
+    b = Block(0, 0, ops=g.ops, term=("branch", g.c(1, "b1"), 0, 1))
+    assert [c.out for c in induction.lane_loop_exits(b)[1]] == [c0]
+
+
 def test_lane_loop_exits_is_the_one_reader():
     """induction.find and globalrange.loop_trips read a lane loop's exit through
     induction.lane_loop_exits (they kept two parsers before, accepting different forms): the

@@ -460,3 +460,31 @@ def test_standin_more_runs_than_the_report_holds(standin):
     want = np.full(n, -1, np.float32)
     want[0::2] = np.arange(0, n, 2, dtype=np.float32) + 1
     assert np.array_equal(dev.download(c, np.float32), want)
+
+
+@pytest.mark.parametrize("field", ["instruction", "kind"])
+def test_an_escape_record_the_module_cannot_make_is_a_bad_report(field):
+    """An escape record naming an instruction past the program's or an access kind codegen does
+    not have is refused `backend.bad_report` (nothing lands), never an IndexError / KeyError out
+    of the report's read."""
+    from types import SimpleNamespace
+
+    from wavelift.backends.cuda import runtime as RT
+    from wavelift.errors import Refused
+
+    rt = RT.Runtime.__new__(RT.Runtime)
+    rt.m = SimpleNamespace(
+        slots=[], program=SimpleNamespace(instructions=[SimpleNamespace(offset=0, text="x")])
+    )
+    rt.escapes = []
+    host = np.zeros(RT.REPORT_BYTES, np.uint8)
+    host[RT.STATS_BYTES : RT.STATS_BYTES + 64].view(np.uint32)[4] = 1  # (one record)
+    rec = host[RT.STATS_BYTES + 64 : RT.STATS_BYTES + 96].view(np.uint32)
+    rec[6] = min(RT.G.KIND_NAMES)  # (a kind codegen has)
+    if field == "instruction":
+        rec[0] = 1
+    else:
+        rec[6] = max(RT.G.KIND_NAMES) + 1
+    with pytest.raises(Refused) as got:
+        rt._take_report(host)
+    assert got.value.refusal.code == "backend.bad_report", got.value

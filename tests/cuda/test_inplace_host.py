@@ -463,7 +463,9 @@ class Faulty(Player):
     """A Player whose report shows one fault after its run (``fault``): ``recorded``, an
     escape recorded (status[4]) but not counted; ``counted``, an escape counted (the stats'
     escape count) but none recorded; ``outside``, a written byte marked in the heap map just
-    past its lowest window (the copy's spare bytes: inside the windows' hull, in no window).
+    past its lowest window (the copy's spare bytes: inside the windows' hull, in no window);
+    ``garbled``, an escape recorded whose instruction is none of the program's (a report the
+    module cannot make: read after the proof's checks, never before them).
     None of them a proved dispatch can have; each alone must be a failed proof."""
 
     fault = None
@@ -474,6 +476,9 @@ class Faulty(Player):
             _words(self, "WL_STATUS", np.uint32, 16)[4] = 1
         elif self.fault == "counted":
             _words(self, "WL_STATS", np.uint64, 8)[2] += 1
+        elif self.fault == "garbled":  # (recorded, its instruction none of the program's)
+            _words(self, "WL_STATUS", np.uint32, 16)[4] = 1
+            _words(self, "WL_ESC", np.uint32, 8)[0] = 0xFFFFFFFF
         elif self.fault == "outside":
             _, written, ws, we, wo, *_ = args
             k = int(np.argmin(np.asarray(wo[:-1])))
@@ -481,7 +486,7 @@ class Faulty(Player):
             S.mark(written, end, end + 1)
 
 
-@pytest.mark.parametrize("fault", ["recorded", "counted", "outside"])
+@pytest.mark.parametrize("fault", ["recorded", "counted", "outside", "garbled"])
 @pytest.mark.parametrize("kept", [False, True], ids=["full", "kept"])
 def test_each_fault_alone_is_a_failed_proof_on_either_path(monkeypatch, fault, kept):
     """The failed proof's checks are one (runtime._settle_in_place) on the full path and in a

@@ -239,9 +239,9 @@ def lane_loop_exits(blk) -> tuple | None:
     """The exit of a wave32 lane loop in block ``blk``: (its last EXEC_LO write, the compares
     whose lanes that write drops), where the write is ``EXEC & ~(Y)`` -- the EXEC the block was
     entered with, and-ed (u32, in any nesting) with the not of Y and any other bits -- and Y
-    holds, through ors, the low word of the ballot of a compare, alone or and-ed with the lane's
-    EXEC bit as the block was entered: a lane still in EXEC after the write had every such
-    compare false.  None: no EXEC_LO write, or not that form.  The one reader of this form
+    holds, through ors, the low word of the ballot -- made before the block's first EXEC_LO
+    write -- of a compare, alone or and-ed with the lane's EXEC bit as the block was entered: a
+    lane still in EXEC after the write had every such compare false.  None: no EXEC_LO write, or not that form.  The one reader of this form
     (induction.find's bounds, globalrange.loop_trips' lane loops); copies through ``lanes`` /
     ``bitcast`` are followed in the ballot's operand."""
     ops = blk.ops
@@ -284,7 +284,10 @@ def lane_loop_exits(blk) -> tuple | None:
             return outside(d.args[0]) + outside(d.args[1])
         if d.name == "lo32":
             b = op_of(d.args[0])
-            if b is not None and b.name == "ballot":
+            # (made under the entry EXEC, before any write of it: a ballot after one holds only
+            # the lanes that EXEC kept, and the others of the entry EXEC go on whatever their
+            # compare)
+            if b is not None and b.name == "ballot" and at[id(b)] < first:
                 return false(b.args[0])
         return []
 

@@ -1168,8 +1168,12 @@ class Resident:
         one it did not (itself failed, or it was queued after one that did: nothing of either
         landed), each is undone on the host's side (``fail``) and run again through
         execute_dispatch (``replay``), so every result is what it would have been without
-        deferral.  Called before the host reads or writes a device copy's allocation, before any
-        dispatch not deferred, when a result is read and when the queue is full."""
+        deferral.  A deferred in-place dispatch (runtime.DeferredInPlace) has no gate: its bytes
+        stand; it settles where its proof held, and from the first that did not, each one's
+        copies are made unusable (``fail``: broke_in_place) and its replay is refused
+        ``backend.proof``, as each would have been without deferral.  Called before the host
+        reads or writes a device copy's allocation, before any dispatch not deferred, when a
+        result is read and when the queue is full."""
         if not self.pending or self.flushing:
             return
         self.flushing = True

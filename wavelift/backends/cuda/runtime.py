@@ -756,16 +756,26 @@ class Runtime:
         ``backend.proof`` with its device copies made unusable) -> the preloaded words' heap
         ranges (its kept plan checks its runs against them)."""
         t0 = time.perf_counter()
-        status = self._take_report(d["host"])
+        host = d["host"]
         offs = self.win.offs.tolist()
         pre = []  # (the preloaded words' arena ranges at their windows' heap offsets)
         for o, n in self.mirrored:
             k = bisect_right(offs, o) - 1
             pre.append((placed.offs[k] + o - offs[k], n))
         s_, e_ = placed.runs(d["runs"][0].tolist(), d["runs"][1].tolist())
-        got = _settle_in_place(res, self.win, self.plan, placed, pre, status, self.escape_count, s_, e_)
+        # (the proof's checks first, on the status words and the escape count alone: nothing
+        # else of the report -- an escape record the module cannot make -- may stop the run
+        # before its runs are cleared and, where it failed, its copies made unusable)
+        status = host[STATS_BYTES : STATS_BYTES + 64].view(np.uint32)
+        escapes = int(host[:STATS_BYTES].view(np.uint64)[2])
+        got = _settle_in_place(res, self.win, self.plan, placed, pre, status, escapes, s_, e_)
         if isinstance(got, str):
+            try:  # (the escapes' details for the result, where the report's records name them)
+                self._take_report(host)
+            except Refused:  # (backend.bad_report: the failed proof is the refusal)
+                pass
             raise Refused("backend.proof", got)
+        self._take_report(host)
         self.land = lambda: got
         self.extra_stats["download_s"] = time.perf_counter() - t0
         return pre
@@ -792,6 +802,12 @@ class Runtime:
         )
         prog = self.m.program
         for e in esc:
+            if int(e[0]) >= len(prog.instructions) or int(e[6]) not in G.KIND_NAMES:
+                raise Refused(
+                    "backend.bad_report",
+                    f"an escape record names instruction {int(e[0])} and access kind {int(e[6])}; "
+                    f"the module has {len(prog.instructions)} instructions",
+                )
             ins = prog.instructions[int(e[0])]
             self.escapes.append(
                 Escape(
@@ -1457,7 +1473,8 @@ class InPlace(_Kept):
 
 
 class _Slot:
-    """A queue place of a deferred plan (``Again.defer``; and a plan's own report: ``Again.own``):
+    """A queue place of a deferred plan (``Again.defer``, ``InPlace.defer``; and a kept plan's
+    own report: ``_Kept.own``):
     the host array its report is copied into and the views read from it (made once), its
     timing events, its captured graph (False: its operations one by one)."""
 
