@@ -939,11 +939,11 @@ def test_a_device_fault_reading_an_aside_loses_the_rest_honestly(monkeypatch):
 
     monkeypatch.setattr(R.CuPyOps, "runs", fault)
     with pytest.raises(RuntimeError, match="a device fault"):
-        rs[0].refusal
+        _ = rs[0].refusal
     assert rs[0].refusal is None and rs[0].write_spans == spans[0]
     for r in rs[1:]:
         with pytest.raises(Exception, match="a device fault"):
-            r.refusal
+            _ = r.refusal
     assert all(e.broken is not None for e in mem.resident.entries.values() if e.dev_dirty or e.lost)
     with pytest.raises(Exception, match="backend.proof"):
         mem.read(*fm.spans[0])
@@ -1007,3 +1007,44 @@ def test_more_runs_than_come_back_inline_in_a_waited_run(monkeypatch):
         assert r.write_spans == [(c_addr + i, 1) for i in range(0, c_size, 2)]
         assert not R.map_flags(res.heap.written).any()
     assert X.AGAIN_HITS[0] - h0 >= 1
+
+
+@pytest.mark.parametrize("kept", [False, True], ids=["full", "kept"])
+def test_an_error_between_an_in_place_launch_and_its_settle_breaks_the_copies(monkeypatch, kept):
+    """An error after an in-place launch and before its report is settled (a device fault while
+    the runs are read) leaves no usable copy behind: the heap's bytes may have changed and nothing
+    says which, so the copies the run used are unusable (the next dispatch refused `backend.proof`
+    before any launch), the output's device-only bytes unreadable, and the hull's map cleared --
+    on the full path and in a kept in-place run (runtime._lost_in_place)."""
+    monkeypatch.setenv("WAVELIFT_CUDA_DEFER", "off")
+    mem, cfg = _vadd(256)
+    fm = rig(monkeypatch, mem, cfg)
+    cache: dict = {}
+    for _ in range(3 if kept else 1):
+        r = execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache)
+        assert r.refusal is None and r.stats["in_place"] == "proved", r.refusal
+
+    owner, name = (RT.InPlace, "_runs") if kept else (R.CuPyOps, "runs_finish")
+    real, faults = getattr(owner, name), [1]
+
+    def fault(*a, **k):  # (once)
+        if faults:
+            faults.pop()
+            raise RuntimeError("device fault reading the runs")
+        return real(*a, **k)
+
+    monkeypatch.setattr(owner, name, fault)
+    if not kept:
+        cache.clear()
+    n = len(fm.launches)
+    with pytest.raises(RuntimeError, match="device fault"):
+        execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache)
+    assert len(fm.launches) == n + 1 and not faults  # (it launched: the heap may have changed)
+    assert not R.map_flags(mem.resident.heap.written).any()
+    n = len(fm.launches)
+    r = execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache)
+    assert r.refusal is not None and r.refusal.code == "backend.proof", r.refusal
+    assert len(fm.launches) == n
+    c_addr, c_size = fm.spans[0]
+    with pytest.raises(Exception, match="backend.proof"):
+        mem.read(c_addr, c_size)

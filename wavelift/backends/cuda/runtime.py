@@ -320,6 +320,24 @@ def _settle_in_place(
     return res.landed_in_place(win, plan, placed, cut)
 
 
+def _lost_in_place(res, plan, placed, exc: BaseException) -> None:
+    """An in-place run whose report could not be settled (an error between its launch and
+    ``_settle_in_place``: a device fault, a failed copy): its runs are unknown, so every device
+    copy it ran on is made unusable and the bytes only the device held in its windows' hull are
+    lost (``Resident.broke_in_place``) -- the heap's bytes may have changed and nothing tells
+    which --, and the hull's map cleared where the device still answers (no later run may read
+    these marks as its own)."""
+    lo, hi = placed.mlo, placed.mhi
+    if res.heap is not None and res.heap.bits:
+        lo, hi = lo << 5, hi << 5
+    why = f"an in-place run's report could not be read ({type(exc).__name__}: {exc}); the device copies it ran on are unusable"
+    res.broke_in_place(plan, [lo], [hi], why)
+    try:
+        res.ops.clear(placed.scan)
+    except Exception:  # noqa: BLE001 - the device may be gone: the copies are broken already
+        pass
+
+
 def _cupy():
     """The cupy module: the one ``import cupy`` gives (sys.modules' first; no import statement
     per dispatch once it is there -- a stand-in installed there is the one taken)."""
@@ -667,6 +685,7 @@ class Runtime:
                 self.deadline.check()
             start.record()
             launch_all(d)
+            launched.append(place)  # (in place: the heap's bytes may change from here on)
             stop.record()
             # the written runs, found on the device: their count and the first INLINE_RUNS come
             # back with the report, and so do the hints the accesses resolved to
@@ -710,9 +729,18 @@ class Runtime:
             (gpb * full * L,),
             (arena, written, wstart, wend, woff, wb_dev, gscr0, np.uint64(0)),
         )
-        d = attempt(True)
+        launched: list = []
+        try:
+            d = attempt(True)
+            if place is not None:
+                pre = self._landed_in_place(res, d, place)
+        except Refused:  # (settled: booked or made unusable, with its reason)
+            raise
+        except BaseException as exc:
+            if place is not None and launched:
+                _lost_in_place(res, self.plan, place, exc)
+            raise
         if place is not None:
-            pre = self._landed_in_place(res, d, place)
             self.landed = True  # (its bytes stand: RunCounts.landed)
             if keepable():
                 self.again = InPlace(self, res, rep, (count, inline), launch, shared, place, pre)
@@ -1389,14 +1417,19 @@ class InPlace(_Kept):
         if self.graph is None:
             self.graph = self._captured(cp, lambda s: self._ops(cp, self.host, s)) if self.graph_on else False
         self._launch(cp, stream, self.graph, self.host, None, self.events)
-        self.runs_note()  # (what runs_finish reads, where more runs than come back inline)
-        res.ops.sync(stream)  # (the report is in the host array)
         t0 = time.perf_counter()
-        s_, e_ = self.placed.runs(*self._runs())
+        try:
+            self.runs_note()  # (what runs_finish reads, where more runs than come back inline)
+            res.ops.sync(stream)  # (the report is in the host array)
+            t0 = time.perf_counter()
+            s_, e_ = self.placed.runs(*self._runs())
+            got = _settle_in_place(
+                res, self.win, self.plan, self.placed, self.pre, self.h_status, int(self.h_stats[2]), s_, e_
+            )
+        except BaseException as exc:
+            _lost_in_place(res, self.plan, self.placed, exc)
+            raise
         own = self.own
-        got = _settle_in_place(
-            res, self.win, self.plan, self.placed, self.pre, self.h_status, int(self.h_stats[2]), s_, e_
-        )
         if isinstance(got, str):
             return False
         self._hints_from(own)
