@@ -806,6 +806,15 @@ def _unbroken(mem) -> None:
         assert e.broken is None and not e.lost, e.broken
 
 
+def _exact_after(mem, model) -> None:
+    """A chain's end: no copy unusable, the heap map zero, every device copy consistent with its
+    host bytes, the memory the model's."""
+    _unbroken(mem)
+    assert not R.map_flags(mem.resident.heap.written).any()
+    _consistent(mem)
+    _same_memory(mem, model)
+
+
 def test_deferred_runs_past_the_reports_room_land_exactly(monkeypatch):
     """A chain of ten deferred in-place launches in one queue whose third and sixth store every
     other word of the output, the even words and the odd ones (128 runs each: more than the report's room, so wl_aside keeps their map
@@ -856,10 +865,7 @@ def test_a_dispatch_whose_every_launch_scatters_is_deferred_exactly(monkeypatch)
         r = execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache)
         assert r.refusal is None and r.write_spans == spans[i], r.refusal
     assert X.DEFERRED[0] - d0 >= 6, X.DEFERRED[0] - d0
-    _unbroken(mem)
-    assert not R.map_flags(mem.resident.heap.written).any()
-    _consistent(mem)
-    _same_memory(mem, fm.model)
+    _exact_after(mem, fm.model)
 
 
 def test_every_deferred_run_through_the_aside(monkeypatch):
@@ -885,10 +891,7 @@ def test_every_deferred_run_through_the_aside(monkeypatch):
     for r, want in rs:
         assert r.refusal is None and r.write_spans == want, r.refusal
     assert X.DEFERRED[0] - d0 >= 20, X.DEFERRED[0] - d0
-    _unbroken(mem)
-    assert not R.map_flags(mem.resident.heap.written).any()
-    _consistent(mem)
-    _same_memory(mem, fm.model)
+    _exact_after(mem, fm.model)
 
 
 def test_two_plans_share_the_queue_places_asides(monkeypatch):
