@@ -116,6 +116,18 @@ def _run(mem, cfg, **kw):
     return execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache={}, **kw)
 
 
+def _unusable_after(mem, cfg, fm, cache) -> None:
+    """After a run whose copies were made unusable: the next dispatch on them refused
+    `backend.proof` before any launch, and the output (newer on the device only) unreadable."""
+    n = len(fm.launches)
+    r = execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache)
+    assert r.refusal is not None and r.refusal.code == "backend.proof", r.refusal
+    assert len(fm.launches) == n
+    c_addr, c_size = fm.spans[0]
+    with pytest.raises(Exception, match="backend.proof"):
+        mem.read(c_addr, c_size)
+
+
 def _heap_windows(mem, r) -> list:
     """(heap lo, hi) of each window of the dispatch's device copies."""
     res = mem.resident
@@ -412,13 +424,7 @@ def test_repeated_dispatches_in_place_run_from_a_kept_plan(monkeypatch):
     r = execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache)
     assert r.refusal is not None and r.refusal.code == "backend.proof", r.refusal
     assert X.AGAIN_HITS[0] == h1  # (the kept run found it and handed it to the full path)
-    n = len(fm.launches)
-    r = execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache)
-    assert r.refusal is not None and r.refusal.code == "backend.proof", r.refusal
-    assert len(fm.launches) == n
-    c_addr, c_size = fm.spans[0]
-    with pytest.raises(Exception, match="backend.proof"):
-        mem.read(c_addr, c_size)
+    _unusable_after(mem, cfg, fm, cache)
 
 
 @pytest.mark.parametrize("defer", ["off", "on", "late"])
@@ -1044,10 +1050,4 @@ def test_an_error_between_an_in_place_launch_and_its_settle_breaks_the_copies(mo
         execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache)
     assert len(fm.launches) == n + 1 and not faults  # (it launched: the heap may have changed)
     assert not R.map_flags(mem.resident.heap.written).any()
-    n = len(fm.launches)
-    r = execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache)
-    assert r.refusal is not None and r.refusal.code == "backend.proof", r.refusal
-    assert len(fm.launches) == n
-    c_addr, c_size = fm.spans[0]
-    with pytest.raises(Exception, match="backend.proof"):
-        mem.read(c_addr, c_size)
+    _unusable_after(mem, cfg, fm, cache)
