@@ -1417,7 +1417,6 @@ class InPlace(_Kept):
         if self.graph is None:
             self.graph = self._captured(cp, lambda s: self._ops(cp, self.host, s)) if self.graph_on else False
         self._launch(cp, stream, self.graph, self.host, None, self.events)
-        t0 = time.perf_counter()
         try:
             self.runs_note()  # (what runs_finish reads, where more runs than come back inline)
             res.ops.sync(stream)  # (the report is in the host array)
