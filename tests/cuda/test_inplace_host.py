@@ -152,6 +152,20 @@ def _consistent(mem) -> None:
         assert np.array_equal(dev[same], x._data[same]), x.name
 
 
+def _seen(mem) -> dict:
+    """What a read of each allocation would give, by base, found without pulling: its host
+    bytes, the device's where the device holds newer ones."""
+    res = mem.resident
+    heap = np.array(res.heap.buf)
+    out = {}
+    for x, e in res.entries.items():
+        data = x._data.copy()
+        for lo, hi in e.dev_dirty.ranges():
+            data[lo:hi] = heap[e.off + lo : e.off + hi]
+        out[x.base] = bytes(data)
+    return {x.base: out.get(x.base, bytes(x._data)) for x in mem}
+
+
 def _same_memory(mem, model) -> None:
     for x in model:
         assert bytes(mem.read(x.base, x.size)) == bytes(model.read(x.base, x.size)), x.name
@@ -531,19 +545,20 @@ def test_each_fault_alone_is_a_failed_proof_on_either_path(monkeypatch, fault, k
 
 
 @pytest.mark.parametrize("how", ["full", "kept", "deferred"])
-def test_a_run_outside_every_window_is_a_bad_report_on_the_arena_path(monkeypatch, how):
+def test_a_run_outside_every_window_is_a_bad_report_on_the_arena_path(monkeypatch, calls, how):
     """In place off: a report whose written map marks a byte outside every window (the arena's
     spare tail) -- which no kernel marks: it stores only through its windows -- refuses the
     dispatch `backend.bad_report` (resident.outside, the check in place's failed proof makes
-    too) with nothing of it landed: the device copies, host bytes and device-newer ranges as
-    before it, on the full path, in a kept arena run and in a deferred one (wl_gate fails it,
-    the full path refuses it); the next dispatch, its report sound, lands exactly (the stray
-    mark did not stay in the map)."""
+    too) with nothing of it landed: the device copies and what each allocation reads as before
+    it, on the full path, in a kept arena run (Again.run) and in a deferred one (wl_gate fails
+    it, the full path refuses it); the next dispatch, its report sound, lands exactly (the
+    stray mark did not stay in the map)."""
     monkeypatch.setenv("WAVELIFT_CUDA_INPLACE", "off")
     if how != "deferred":
         monkeypatch.setenv("WAVELIFT_CUDA_DEFER", "off")
     mem, cfg = _vadd(256)
     fm = rig(monkeypatch, mem, cfg, Faulty)
+    again_runs = calls(RT.Again, "run")
     cache: dict = {}
     for _ in range(1 if how == "full" else 3):
         r = execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache)
@@ -551,9 +566,9 @@ def test_a_run_outside_every_window_is_a_bad_report_on_the_arena_path(monkeypatc
     if how == "full":
         cache.clear()
     res = mem.resident
-    host0 = {x.base: bytes(mem.read(x.base, x.size)) for x in mem}  # (the host current: pulled)
-    heap0 = np.array(res.heap.buf)
-    assert not any(e.dev_dirty for e in res.entries.values())
+    # (nothing pulled: a read would move the plan's Resident and no kept run would hold)
+    heap0, seen0 = np.array(res.heap.buf), _seen(mem)
+    calls0 = len(again_runs)
     # (the refused run's kernel plays a model whose input a differs: its c, had it landed,
     # would differ from the copies' -- then the model as the memory is again)
     good, fm.model = fm.model, copy.deepcopy(fm.model)
@@ -562,15 +577,15 @@ def test_a_run_outside_every_window_is_a_bad_report_on_the_arena_path(monkeypatc
     fm.fault = "tail"
     n = len(fm.launches)
     r = execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache)
-    fm.model = good
     assert r.refusal is not None and r.refusal.code == "backend.bad_report", r.refusal
     assert "outside every window" in r.refusal.message and not r.write_spans
+    fm.model = good  # (after the refusal is read: a deferred run's replay plays it too)
     assert len(fm.launches) > n  # (it ran: its report refused it)
+    if how != "deferred":  # (kept: refused in the kept run itself; full: no kept run)
+        assert len(again_runs) == calls0 + (how == "kept")
     assert np.array_equal(np.array(res.heap.buf), heap0)
-    assert {x.base: bytes(x._data) for x in mem} == host0
-    if how != "deferred":  # (a deferred launch books its windows newer at once: wl_gate failed it)
-        assert not any(e.dev_dirty for e in res.entries.values())
-    assert {x.base: bytes(mem.read(x.base, x.size)) for x in mem} == host0
+    assert _seen(mem) == seen0  # (the host's bytes where current, the device's where newer)
+    assert {x.base: bytes(mem.read(x.base, x.size)) for x in mem} == seen0
     fm.fault = None
     r = execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache)
     assert r.refusal is None and r.write_spans == fm.spans, r.refusal
