@@ -324,9 +324,9 @@ def _lost_in_place(res, plan, placed, exc: BaseException) -> None:
     """An in-place run whose report could not be settled (an error between its launch and
     ``_settle_in_place``: a device fault, a failed copy): its runs are unknown, so every device
     copy it ran on is made unusable and the bytes only the device held in its windows' hull
-    (``Placed.hull``) are lost (``Resident.broke_in_place``) -- the heap's bytes may have changed and nothing tells
-    which --, and the hull's map cleared where the device still answers (no later run may read
-    these marks as its own)."""
+    (``Placed.hull``) are lost (``Resident.broke_in_place``) -- the heap's bytes may have
+    changed and nothing tells which --, and the hull's map cleared where the device still
+    answers (no later run may read these marks as its own)."""
     lo, hi = placed.hull
     why = f"an in-place run's report could not be read ({type(exc).__name__}: {exc}); the device copies it ran on are unusable"
     res.broke_in_place(plan, [lo], [hi], why)
