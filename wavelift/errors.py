@@ -68,7 +68,7 @@ CODES: dict[str, str] = {
     # execution
     "escape": "an access outside every window (or outside the wave's scratch)",
     "backend.unavailable": "the selected backend cannot run here",
-    "backend.bad_report": "the CUDA kernel's report names what the module cannot have flagged (a refusal's ordinal or instruction outside its tables): an internal defect, refused so that nothing of the run lands",
+    "backend.bad_report": "the CUDA kernel's report names what the module cannot have flagged (a refusal's ordinal or instruction outside its tables) or written (a byte marked outside every window, on the arena path): an internal defect, refused so that nothing of the run lands",
     "backend.proof": "a CUDA dispatch run in place on a proof that it cannot be refused flagged, escaped, or stored into a preloaded word or outside its windows (WAVELIFT_CUDA_INPLACE=proved): an internal defect; the device copies it ran on are unusable after (every later dispatch on them is refused, and so is a host read of bytes only the device held); also every deferred in-place dispatch queued after such a one, and a deferred one whose runs could not be read back (a device fault reading its aside; decision 0049, amendments h134, h137)",
 }
 

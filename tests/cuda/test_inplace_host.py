@@ -152,6 +152,20 @@ def _consistent(mem) -> None:
         assert np.array_equal(dev[same], x._data[same]), x.name
 
 
+def _seen(mem) -> dict:
+    """What a read of each allocation would give, by base, found without pulling: its host
+    bytes, the device's where the device holds newer ones."""
+    res = mem.resident
+    heap = np.array(res.heap.buf)
+    out = {}
+    for x, e in res.entries.items():
+        data = x._data.copy()
+        for lo, hi in e.dev_dirty.ranges():
+            data[lo:hi] = heap[e.off + lo : e.off + hi]
+        out[x.base] = bytes(data)
+    return {x.base: out.get(x.base, bytes(x._data)) for x in mem}
+
+
 def _same_memory(mem, model) -> None:
     for x in model:
         assert bytes(mem.read(x.base, x.size)) == bytes(model.read(x.base, x.size)), x.name
@@ -473,8 +487,9 @@ class Faulty(Player):
     escape count) but none recorded; ``outside``, a written byte marked in the heap map just
     past its lowest window (the copy's spare bytes: inside the windows' hull, in no window);
     ``garbled``, an escape recorded whose instruction is none of the program's (a report the
-    module cannot make: read after the proof's checks, never before them).
-    None of them a proved dispatch can have; each alone must be a failed proof."""
+    module cannot make: read after the proof's checks, never before them); ``tail``, a written
+    byte marked just past its highest window (on the arena path: the arena's spare tail, in no
+    window).  None of them a proved dispatch can have; each alone must be a failed proof."""
 
     fault = None
 
@@ -490,6 +505,11 @@ class Faulty(Player):
         elif self.fault == "outside":
             _, written, ws, we, wo, *_ = args
             k = int(np.argmin(np.asarray(wo[:-1])))
+            end = int(wo[k]) + int(we[k]) - int(ws[k])
+            S.mark(written, end, end + 1)
+        elif self.fault == "tail":
+            _, written, ws, we, wo, *_ = args
+            k = int(np.argmax(np.asarray(wo[:-1])))
             end = int(wo[k]) + int(we[k]) - int(ws[k])
             S.mark(written, end, end + 1)
 
@@ -522,6 +542,56 @@ def test_each_fault_alone_is_a_failed_proof_on_either_path(monkeypatch, fault, k
     r = execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache)
     assert r.refusal is not None and r.refusal.code == "backend.proof", r.refusal
     assert len(fm.launches) == n
+
+
+@pytest.mark.parametrize("how", ["full", "kept", "deferred"])
+def test_a_run_outside_every_window_is_a_bad_report_on_the_arena_path(monkeypatch, calls, how):
+    """In place off: a report whose written map marks a byte outside every window (the arena's
+    spare tail) -- which no kernel marks: it stores only through its windows -- refuses the
+    dispatch `backend.bad_report` (resident.outside, the check in place's failed proof makes
+    too) with nothing of it landed: the device copies and what each allocation reads as before
+    it, on the full path, in a kept arena run (Again.run) and in a deferred one (wl_gate fails
+    it, the full path refuses it); the next dispatch, its report sound, lands exactly (the
+    stray mark did not stay in the map)."""
+    monkeypatch.setenv("WAVELIFT_CUDA_INPLACE", "off")
+    if how != "deferred":
+        monkeypatch.setenv("WAVELIFT_CUDA_DEFER", "off")
+    mem, cfg = _vadd(256)
+    fm = rig(monkeypatch, mem, cfg, Faulty)
+    again_runs = calls(RT.Again, "run")
+    cache: dict = {}
+    for _ in range(1 if how == "full" else 3):
+        r = execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache)
+        assert r.refusal is None and "in_place" not in r.stats, r.refusal
+    if how == "full":
+        cache.clear()
+    res = mem.resident
+    # (nothing pulled: a read would move the plan's Resident and no kept run would hold)
+    heap0, seen0 = np.array(res.heap.buf), _seen(mem)
+    calls0 = len(again_runs)
+    # (the refused run's kernel plays a model whose input a differs: its c, had it landed,
+    # would differ from the copies' -- then the model as the memory is again)
+    good, fm.model = fm.model, copy.deepcopy(fm.model)
+    a = next(x for x in fm.model if x.name == "a")
+    fm.model.write(a.base, np.full(16, 0x41, np.uint8))
+    fm.fault = "tail"
+    n = len(fm.launches)
+    r = execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache)
+    assert r.refusal is not None and r.refusal.code == "backend.bad_report", r.refusal
+    assert "outside every window" in r.refusal.message and not r.write_spans
+    fm.model = good  # (after the refusal is read: a deferred run's replay plays it too)
+    assert len(fm.launches) > n  # (it ran: its report refused it)
+    if how != "deferred":  # (kept: refused in the kept run itself; full: no kept run)
+        assert len(again_runs) == calls0 + (how == "kept")
+    assert np.array_equal(np.array(res.heap.buf), heap0)
+    assert _seen(mem) == seen0  # (the host's bytes where current, the device's where newer)
+    assert {x.base: bytes(mem.read(x.base, x.size)) for x in mem} == seen0
+    fm.fault = None
+    r = execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache)
+    assert r.refusal is None and r.write_spans == fm.spans, r.refusal
+    _unbroken(mem)
+    _consistent(mem)
+    _same_memory(mem, fm.model)
 
 
 def test_the_runs_scan_reads_only_the_windows_map(monkeypatch, setting):
@@ -800,13 +870,20 @@ def test_the_runs_scan_is_whole_words(setting):
     heap = R.Heap(R.NumPyOps(), setting == "bits")
     heap._grow(1 << 12)
     w = types.SimpleNamespace
+    g = 32 if setting == "bits" else 8  # (heap bytes a map word covers, at least)
     for lo, n in ((3, 5), (8, 1), (13, 100), (1000, 17), (64, 64)):
-        placed = R.Placed(heap, [(w(off=lo), 0), (w(off=lo + n + 6), 0)], [w(size=n), w(size=3)])
-        scan = placed.scan
-        assert scan.nbytes % 8 == 0 if setting == "bytes" else scan.nbytes % 4 == 0
-        first = (scan.ctypes.data - heap.written.ctypes.data) * (8 if setting == "bits" else 1)
-        assert first == placed.base and placed.base % (32 if setting == "bits" else 8) == 0
-        assert placed.base <= lo and lo + n + 9 <= placed.base + scan.size * (32 if setting == "bits" else 1)
+        # (the windows in either order: the highest first, as a plan may place them)
+        for spots in (((lo, n), (lo + n + 6, 3)), ((lo + n + 6, 3), (lo, n))):
+            placed = R.Placed(heap, [(w(off=o), 0) for o, _ in spots], [w(size=m) for _, m in spots])
+            scan, (h_lo, h_hi) = placed.scan, placed.hull
+            assert scan.nbytes % 8 == 0 if setting == "bytes" else scan.nbytes % 4 == 0
+            first = (scan.ctypes.data - heap.written.ctypes.data) * (8 if setting == "bits" else 1)
+            # the hull is what the scan covers, whole words, every window in it, no word to spare
+            assert (first, first + scan.size * (g if setting == "bits" else 1)) == (h_lo, h_hi)
+            assert h_lo % g == 0 and h_hi % g == 0
+            assert h_lo <= lo and lo + n + 9 <= h_hi
+            assert lo - h_lo < g and h_hi - (lo + n + 9) < g
+            assert placed.runs([0], [1]) == ([h_lo], [h_lo + 1])
 
 
 def _unbroken(mem) -> None:

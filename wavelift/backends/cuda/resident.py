@@ -191,6 +191,12 @@ class Heap:
             self._map = self.ops.zeros(max(self.map_bytes(self.cap), 8))
         return self._map.view(np.uint32) if self.bits else self._map
 
+    def map_over(self, lo: int, hi: int):
+        """The written map over heap bytes [lo, hi): with ``bits`` every word they meet."""
+        if self.bits:
+            return self.written[lo >> 5 : -(-hi // 32)]
+        return self.written[lo:hi]
+
     def place(self, size: int, address: int) -> int:
         """A range for a copy of ``size`` bytes of guest address ``address`` -> its offset."""
         self._drain()
@@ -837,16 +843,25 @@ def spans(starts, ends, win) -> list[tuple[int, int]]:
 
 def spans_of(starts: list, ends: list, offs: list, windows) -> list[tuple[int, int]]:
     """``spans`` of the runs as sorted int lists, the windows' arena offsets ``offs`` (ints, in
-    window order: the arena's order)."""
-    return cut_spans(cut_runs(starts, ends, offs, offs, windows), offs, windows)
+    window order: the arena's order); a run outside every window (``outside``: only a broken
+    report has one) refuses the dispatch ``backend.bad_report`` before anything of it lands."""
+    cut = cut_runs(starts, ends, offs, offs, windows)
+    n = outside(cut, starts, ends)
+    if n:
+        raise Refused(
+            "backend.bad_report",
+            f"the written map marks {n} arena byte(s) outside every window; a kernel stores only through its windows",
+        )
+    return cut_spans(cut, offs, windows)
 
 
 def cut_runs(starts: list, ends: list, firsts: list, offs: list, windows, order=None) -> list:
     """The runs (sorted int lists of offsets into an arena or the heap) cut at the bounds of
     the windows placed at ``offs`` (window order) -> [(window index, lo, hi)] in offset order;
     ``firsts``: those offsets sorted, ``order[i]`` the window at ``firsts[i]`` (None: ``offs``
-    is sorted already).  A piece outside every window is left out (a kernel stores only inside
-    windows: the caller compares the pieces' bytes with the runs' where it must know)."""
+    is sorted already).  A piece outside every window is left out: ``outside`` counts those
+    bytes, which a kernel never marks (it stores only through its windows), so every caller
+    refuses a report with any (a broken report: nothing of it lands)."""
     out = []
     n = len(firsts)
     for s, e in zip(starts, ends):
@@ -863,6 +878,13 @@ def cut_runs(starts: list, ends: list, firsts: list, offs: list, windows, order=
     return out
 
 
+def outside(cut: list, starts: list, ends: list) -> int:
+    """The bytes of the runs (sorted, disjoint) that ``cut_runs``' pieces ``cut`` leave out:
+    marked outside every window.  The one check of both paths (h144): the arena's refuses
+    ``backend.bad_report`` (``spans_of``), in place's is a failed proof (runtime._settle_in_place)."""
+    return sum(ends) - sum(starts) - sum(hi - lo for _, lo, hi in cut)
+
+
 def cut_spans(cut: list, offs: list, windows) -> list[tuple[int, int]]:
     """``cut_runs``' pieces as guest (address, size) write spans, in the pieces' order."""
     return [(windows[k].address + lo - offs[k], hi - lo) for k, lo, hi in cut]
@@ -871,33 +893,30 @@ def cut_spans(cut: list, offs: list, windows) -> list[tuple[int, int]]:
 class Placed:
     """A dispatch's windows as its plan places them in the heap (an in-place dispatch's: decision
     0049 step 4), worked out once per dispatch and kept by its kept plan: ``offs`` each window's
-    heap offset (window order), ``firsts`` / ``order`` those sorted and the window at each, and
-    the heap map's range over their hull (``scan``: the view wl_runs reads, so a run's heap
-    offset is its offset in the view plus ``base``) -- nothing an in-place dispatch does per
-    launch is proportional to the heap's size, only to its windows' hull (h134)."""
+    heap offset (window order), ``firsts`` / ``order`` those sorted and the window at each,
+    ``hull`` the heap bytes [lo, hi) covering every window, widened to whole words of the map
+    (32 bytes a word of a bit map, 8-byte pieces of a byte map: what wl_runs reads and wl_aside
+    copies; the map at the hull's ends holds no other dispatch's marks), and ``scan`` the map
+    over the hull (the view wl_runs reads, so a run's heap offset is its offset in the view
+    plus ``hull[0]``) -- nothing an in-place dispatch does per launch is proportional to the
+    heap's size, only to its windows' hull (h134).  The hull is also where a run whose runs
+    cannot be read may have written (runtime._lost_in_place, DeferredInPlace.fail: h144)."""
 
-    __slots__ = ("offs", "firsts", "order", "scan", "base", "mlo", "mhi")
+    __slots__ = ("offs", "firsts", "order", "scan", "hull")
 
     def __init__(self, heap, plan, windows):
         self.offs = offs = tuple(e.off + at for e, at in plan)
         self.order = sorted(range(len(offs)), key=offs.__getitem__)
         self.firsts = [offs[k] for k in self.order]
-        lo = min(offs, default=0)
-        hi = max((o + w.size for o, w in zip(offs, windows)), default=0)
-        # (whole words, whole 8-byte pieces of a byte map -- what wl_runs reads and wl_aside
-        # copies: the words or bytes at the hull's ends hold no other dispatch's marks)
-        if heap.bits:
-            lo, hi = lo >> 5, max(-(-hi // 32), (lo >> 5) + 1)
-            self.base = lo << 5
-        else:
-            lo, hi = lo & ~7, max(-(-hi // 8) * 8, (lo & ~7) + 8)
-            self.base = lo
-        self.mlo, self.mhi = lo, hi
-        self.scan = heap.written[lo:hi]
+        g = 32 if heap.bits else 8
+        lo = min(offs, default=0) // g * g
+        hi = max(-(-max((o + w.size for o, w in zip(offs, windows)), default=0) // g) * g, lo + g)
+        self.hull = (lo, hi)
+        self.scan = heap.map_over(lo, hi)
 
     def runs(self, starts: list, ends: list) -> tuple[list, list]:
         """wl_runs' runs over ``scan`` (offsets in it) as heap offsets."""
-        b = self.base
+        b = self.hull[0]
         if not b:
             return starts, ends
         return [x + b for x in starts], [x + b for x in ends]
@@ -1578,10 +1597,7 @@ class Resident:
         h = self.heap
         if h is None or not starts:
             return
-        lo, hi = starts[0], ends[-1]
-        if h.bits:
-            lo, hi = lo >> 5, -(-hi // 32)
-        self.ops.clear(h.written[lo:hi])
+        self.ops.clear(h.map_over(starts[0], ends[-1]))
 
     def landed_in_place(self, win, plan, placed: Placed, cut: list) -> tuple[list, int]:
         """Book a dispatch that ran in place on the heap: its runs cut at its windows

@@ -308,7 +308,7 @@ def _settle_in_place(
         bad.append(f"{max(escapes, int(status[4]))} escape(s)")
     if pre and _meets(s_, e_, pre):
         bad.append("a store into a preloaded word")
-    if sum(hi - lo for _, lo, hi in cut) != sum(e_) - sum(s_):
+    if R.outside(cut, s_, e_):
         bad.append("a store outside its windows")
     if bad:
         why = (
@@ -323,13 +323,11 @@ def _settle_in_place(
 def _lost_in_place(res, plan, placed, exc: BaseException) -> None:
     """An in-place run whose report could not be settled (an error between its launch and
     ``_settle_in_place``: a device fault, a failed copy): its runs are unknown, so every device
-    copy it ran on is made unusable and the bytes only the device held in its windows' hull are
-    lost (``Resident.broke_in_place``) -- the heap's bytes may have changed and nothing tells
-    which --, and the hull's map cleared where the device still answers (no later run may read
-    these marks as its own)."""
-    lo, hi = placed.mlo, placed.mhi
-    if res.heap is not None and res.heap.bits:
-        lo, hi = lo << 5, hi << 5
+    copy it ran on is made unusable and the bytes only the device held in its windows' hull
+    (``Placed.hull``) are lost (``Resident.broke_in_place``) -- the heap's bytes may have
+    changed and nothing tells which --, and the hull's map cleared where the device still
+    answers (no later run may read these marks as its own)."""
+    lo, hi = placed.hull
     why = f"an in-place run's report could not be read ({type(exc).__name__}: {exc}); the device copies it ran on are unusable"
     res.broke_in_place(plan, [lo], [hi], why)
     try:
@@ -1642,8 +1640,8 @@ class DeferredInPlace(Deferred):
         try:
             s_, e_ = self._runs()
         except Exception:  # noqa: BLE001 - (a faulted device: ``lose``) where it wrote is not known
-            pairs = sorted((o, o + w.size) for o, w in zip(ag.placed.offs, ag.win.windows))
-            s_, e_ = [lo for lo, _ in pairs], [hi for _, hi in pairs]
+            lo, hi = ag.placed.hull  # (as ``_lost_in_place``: Placed.hull)
+            s_, e_ = [lo], [hi]
         ag.res.broke_in_place(
             ag.plan,
             s_,
