@@ -38,11 +38,6 @@ HOISTS = (None, "induction")
 FULL_VALUES = (None, "on", "auto")
 
 
-def ptxas(log: str) -> dict:
-    """wl_main's line of ptxas -v: registers, stack, spill stores/loads (bytes)."""
-    return CC.ptxas_report(log)
-
-
 def row(name: str, src: str, nvd: str | None, outdir: pathlib.Path) -> str:
     threads = CC.block_threads(src)
     if not threads:
@@ -56,7 +51,7 @@ def row(name: str, src: str, nvd: str | None, outdir: pathlib.Path) -> str:
             continue
         extra = ("--ptxas-options=-v", "-lineinfo") + ((f"-DWL_MIN_BLOCKS={bound}",) if bound else ())
         cubin, log = CC._nvrtc_build(src, ARCH, extra)
-        r = ptxas(log)
+        r = CC.ptxas_report(log)
         logs[what] = log
         p = f"{what}{f' {bound}' if bound else ''}: {r['registers']} regs, stack {r['stack']}, spill {r['stores']}/{r['loads']}"
         if what == "full" and nvd:
@@ -70,35 +65,26 @@ def row(name: str, src: str, nvd: str | None, outdir: pathlib.Path) -> str:
 
 
 def _kept(src, value, logs):
-    """the bound nvrtc_build keeps with WAVELIFT_CUDA_OCCUPANCY_FULL=value, the builds' reports
-    given (no NVRTC call: the logs above stand in)."""
-    saved = os.environ.get("WAVELIFT_CUDA_OCCUPANCY_FULL")
-    real = CC._reported_build
-    threads = CC.block_threads(src)
-    minb = max(1, min(32, CC.occupancy_threads() // threads))
+    """the bound compile.nvrtc_build keeps with WAVELIFT_CUDA_OCCUPANCY_FULL=value (None: unset),
+    its builds' reports being ``logs`` (no NVRTC call: the logs made above stand in)."""
+    minb = max(1, min(32, CC.occupancy_threads() // CC.block_threads(src)))
+    saved = (os.environ.get("WAVELIFT_CUDA_OCCUPANCY_FULL"), CC._reported_build, CC._nvrtc_build)
 
-    def fake(source, arch, extra):
+    def reported(source, arch, extra):
         b = int(next(e for e in extra if e.startswith("-DWL_MIN_BLOCKS=")).split("=")[1])
         return b"", logs["usual" if b == minb else "full"]
 
+    os.environ.pop("WAVELIFT_CUDA_OCCUPANCY_FULL", None)
+    if value is not None:
+        os.environ["WAVELIFT_CUDA_OCCUPANCY_FULL"] = value
+    CC._reported_build, CC._nvrtc_build = reported, (lambda s, a, e: (b"", ""))
     try:
-        if value is None:
-            os.environ.pop("WAVELIFT_CUDA_OCCUPANCY_FULL", None)
-        else:
-            os.environ["WAVELIFT_CUDA_OCCUPANCY_FULL"] = value
-        CC._reported_build = fake
-        real_unbounded = CC._nvrtc_build
-        CC._nvrtc_build = lambda s, a, e: (b"", "")
-        try:
-            return CC.nvrtc_build(src, ARCH)[2]
-        finally:
-            CC._nvrtc_build = real_unbounded
+        return CC.nvrtc_build(src, ARCH)[2]
     finally:
-        CC._reported_build = real
-        if saved is None:
-            os.environ.pop("WAVELIFT_CUDA_OCCUPANCY_FULL", None)
-        else:
-            os.environ["WAVELIFT_CUDA_OCCUPANCY_FULL"] = saved
+        CC._reported_build, CC._nvrtc_build = saved[1], saved[2]
+        os.environ.pop("WAVELIFT_CUDA_OCCUPANCY_FULL", None)
+        if saved[0] is not None:
+            os.environ["WAVELIFT_CUDA_OCCUPANCY_FULL"] = saved[0]
 
 
 def _loop_spills(name, src, cubin, nvd, outdir):
@@ -152,10 +138,21 @@ def main():
     nvd = (os.environ.get("NVDISASM") or shutil.which("nvdisasm")) if args.nvdisasm else None
     if args.nvdisasm and not nvd:
         raise SystemExit("--nvdisasm: no nvdisasm on PATH or in NVDISASM")
-    names = args.kernels or ["matmul16", "stencil5", "histogram", "reduce1024", "scan256", "shade", "vadd32", "vadd64"]
+    names = args.kernels or [
+        "matmul16",
+        "stencil5",
+        "histogram",
+        "reduce1024",
+        "scan256",
+        "shade",
+        "vadd32",
+        "vadd64",
+    ]
     names = names + (largest_fixtures(args.largest) if args.largest else [])
     outdir = pathlib.Path(tempfile.mkdtemp(prefix="wavelift-occupancy-"))
-    print(f"# {ARCH}, NVRTC {CC.nvrtc_version()}; usual bound {CC.occupancy_threads()} threads an SM, full {CC.full_sm_threads(ARCH)}")
+    print(
+        f"# {ARCH}, NVRTC {CC.nvrtc_version()}; usual bound {CC.occupancy_threads()} threads an SM, full {CC.full_sm_threads(ARCH)}"
+    )
     print("# per build: blocks an SM, wl_main's registers, stack frame bytes, spill stores/loads bytes")
     for hoist in HOISTS:
         if hoist:

@@ -941,7 +941,9 @@ def test_ptxas_report_reads_wl_main_only():
     want = {"stack": 16, "stores": 16, "loads": 52, "registers": 32}
     assert CC.ptxas_report(HISTOGRAM_FULL_LOG) == want
     assert CC.ptxas_report(_ptxas_log(16, 16, 52, 32)) == want  # (the stand-in's format is ptxas's)
-    helper_first = _PTXAS_HELPERS.replace(" 0 bytes spill stores", " 99 bytes spill stores") + _ptxas_log(0, 0, 0, 40)
+    helper_first = _PTXAS_HELPERS.replace(" 0 bytes spill stores", " 99 bytes spill stores") + _ptxas_log(
+        0, 0, 0, 40
+    )
     assert CC.ptxas_report(helper_first) == {"stack": 0, "stores": 0, "loads": 0, "registers": 40}
     assert CC.ptxas_report(_PTXAS_HELPERS) is None and CC._spills(_PTXAS_HELPERS)
 

@@ -101,7 +101,8 @@ def _check(nv, res, what, prog=None):
 # latency better; where ptxas must spill for that, it is compiled again without the bound.
 OCCUPANCY_THREADS = 1536
 # the most resident threads an SM holds, by arch (CUDA's occupancy table; others: 2048).  With
-# WAVELIFT_CUDA_OCCUPANCY_FULL=on a module is first built for that many (0047's amendment h136):
+# WAVELIFT_CUDA_OCCUPANCY_FULL=on or auto a module is first built for that many (0047's amendments
+# h136, h143):
 # a grid of one round at a full SM takes two at 1536 (lds.cl's histogram: 1024 blocks of 256 on
 # 132 SMs, 8 an SM resident at once against 6), and its blocks' loops wait on memory, not issue.
 FULL_SM_THREADS = {"sm_75": 1024, "sm_86": 1536, "sm_87": 1536, "sm_89": 1536, "sm_120": 1536}
