@@ -51,6 +51,8 @@ entered for every address it reaches, its copy reading it directly (WAVELIFT_CUD
 0047's amendment h127).
 full: a module first built for a full SM (WAVELIFT_CUDA_OCCUPANCY_FULL=on; 0047's amendment h136);
 h136: that and induction.
+occauto: the full SM's build kept only without any spill (WAVELIFT_CUDA_OCCUPANCY_FULL=auto;
+0047's amendment h143); h143: that and induction.
 bits: the written map as bits (WAVELIFT_CUDA_MAP=bits; 0049's amendment h111); bitspan: that,
 a unit-stride warp store marking its range a word per lane (WAVELIFT_CUDA_MAPMARK=span; h139).
 DISPATCHES: vadd32, vadd64 (full-screen vadd, clang), shade (full-screen shade), collatz (65,536
@@ -174,6 +176,10 @@ ENV["induction"] = {"WAVELIFT_CUDA_HOIST": "induction"}  # (alone, on the defaul
 # that and HOIST=induction (the histogram then 32 registers, all 1024 blocks resident at once)
 ENV["full"] = {"WAVELIFT_CUDA_OCCUPANCY_FULL": "on"}
 ENV["h136"] = {**ENV["induction"], **ENV["full"]}
+# the full SM's build kept only where ptxas reports no spill (OCCUPANCY_FULL=auto; 0047's
+# amendment h143), alone and with HOIST=induction
+ENV["occauto"] = {"WAVELIFT_CUDA_OCCUPANCY_FULL": "auto"}
+ENV["h143"] = {**ENV["induction"], **ENV["occauto"]}
 # the written map as bits (WAVELIFT_CUDA_MAP=bits: warp-aggregated atomicOr, 0049's amendment
 # h111), and with a unit-stride warp store's range marked a word per lane, no __match_any_sync
 # (WAVELIFT_CUDA_MAPMARK=span; 0049's amendment h139); bytes: the byte map (base: the defaults,

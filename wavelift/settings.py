@@ -360,7 +360,9 @@ _ALL = [
         "`on`: a CUDA kernel is first built for a full SM (the arch's most resident threads, 2048 "
         "on sm_90), kept when it spills at most as much as the occupancy bound's build may; else "
         "the usual rule (decision 0047's amendment h136: lds.cl's histogram, 1024 blocks of 256, "
-        "resident at once at 8 blocks an SM, in two rounds at 6); unset: no such try",
+        "resident at once at 8 blocks an SM, in two rounds at 6); `auto`: the same try, kept only "
+        "when ptxas reports no spill at all (amendment h143: a spill's place is not in ptxas's "
+        "report, and stencil5's lands in its loop); unset or `off`: no such try",
     ),
     Setting(
         "WAVELIFT_CUDA_OCCUPANCY_STEP",

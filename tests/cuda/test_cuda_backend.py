@@ -837,6 +837,27 @@ def test_occupancy_bounded_build_unless_it_spills(monkeypatch):
     assert bound == 0 and cubin == CC._nvrtc_build(plain, "sm_90", ())[0]
 
 
+# ptxas -v's report of a module as NVRTC 12.9 gives it (bench/results/
+# occupancy-2026-12-07-s50-h143-ptxas.txt): wl_main's properties, then its helpers'
+_PTXAS_HELPERS = "".join(
+    f"ptxas info    : Function properties for _ZN48_INTERNAL_00000000_18_wavelift_module_cu_wl_main{f}\n"
+    "ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+    for f in ("10wl_escape_Eyjjyj", "8wl_flag_Ejjjj", "9wl_check_Ey")
+)
+
+
+def _ptxas_log(stack, stores, loads, regs):
+    return (
+        "ptxas info    : Compiling entry function 'wl_main' for 'sm_90'\n"
+        "ptxas info    : Function properties for wl_main\n"
+        f"ptxas         .     {stack} bytes stack frame, {stores} bytes spill stores, {loads} bytes spill loads\n"
+        f"ptxas info    : Used {regs} registers, used 1 barriers"
+        + (f", {stack} bytes cumulative stack size" if stack else "")
+        + "\nptxas info    : Compile time = 169.354 ms\n"
+        + _PTXAS_HELPERS
+    )
+
+
 @pytest.mark.parametrize("step, spill, kept", [(None, 20, 0), ("32", 20, 5), ("32", 40, 0), ("16", 20, 0)])
 def test_occupancy_step_one_block_fewer(monkeypatch, step, spill, kept):
     """WAVELIFT_CUDA_OCCUPANCY_STEP: a bound build (6 blocks of 256 threads) that spills is
@@ -850,7 +871,7 @@ def test_occupancy_step_one_block_fewer(monkeypatch, step, spill, kept):
         minb = int(extra[0].split("=")[1])
         tried.append(minb)
         b = 48 if minb == 6 else spill
-        return f"cubin{minb}".encode(), f"Function properties for wl_main\n {b} bytes spill stores"
+        return f"cubin{minb}".encode(), _ptxas_log(b, b, b, 40)
 
     monkeypatch.setattr(CC, "_reported_build", fake)
     monkeypatch.setattr(CC, "_nvrtc_build", lambda s, a, e: (b"unbounded", ""))
@@ -886,7 +907,7 @@ def test_occupancy_full_first(monkeypatch, full, arch, spill, tried, kept):
         minb = int(extra[0].split("=")[1])
         seen.append(minb)
         b = spill if minb == 8 else 0
-        return f"cubin{minb}".encode(), f"Function properties for wl_main\n {b} bytes spill stores"
+        return f"cubin{minb}".encode(), _ptxas_log(b, b, b, 32 if minb == 8 else 40)
 
     monkeypatch.setattr(CC, "_reported_build", fake)
     monkeypatch.setattr(CC, "_nvrtc_build", lambda s, a, e: (b"unbounded", ""))
@@ -896,6 +917,113 @@ def test_occupancy_full_first(monkeypatch, full, arch, spill, tried, kept):
         monkeypatch.setenv("WAVELIFT_CUDA_OCCUPANCY_FULL", full)
     cubin, _, bound = CC.nvrtc_build("#define WL_BLOCK_THREADS 256\n", arch)
     assert seen == tried and bound == kept and cubin == f"cubin{kept}".encode()
+
+
+# wl_main's report for lds.cl's histogram with HOIST=induction bounded for a full SM (8 blocks of
+# 256 on sm_90), verbatim from NVRTC 12.9 (bench/results/occupancy-2026-12-07-s50-h143-ptxas.txt)
+HISTOGRAM_FULL_LOG = """\
+ptxas info    : 18 bytes gmem
+ptxas info    : Compiling entry function 'wl_main' for 'sm_90'
+ptxas info    : Function properties for wl_main
+ptxas         .     16 bytes stack frame, 16 bytes spill stores, 52 bytes spill loads
+ptxas info    : Used 32 registers, used 1 barriers, 16 bytes cumulative stack size
+ptxas info    : Compile time = 171.004 ms
+ptxas info    : Function properties for _ZN48_INTERNAL_00000000_18_wavelift_module_cu_wl_main10wl_escape_Eyjjyj
+ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+"""
+
+
+def test_ptxas_report_reads_wl_main_only():
+    """compile.ptxas_report: wl_main's registers, stack and spill bytes from ptxas -v's log; a
+    helper's lines are not wl_main's; no wl_main report: None (read as spilling)."""
+    from wavelift.backends.cuda import compile as CC
+
+    want = {"stack": 16, "stores": 16, "loads": 52, "registers": 32}
+    assert CC.ptxas_report(HISTOGRAM_FULL_LOG) == want
+    assert CC.ptxas_report(_ptxas_log(16, 16, 52, 32)) == want  # (the stand-in's format is ptxas's)
+    helper_first = _PTXAS_HELPERS.replace(" 0 bytes spill stores", " 99 bytes spill stores") + _ptxas_log(
+        0, 0, 0, 40
+    )
+    assert CC.ptxas_report(helper_first) == {"stack": 0, "stores": 0, "loads": 0, "registers": 40}
+    assert CC.ptxas_report(_PTXAS_HELPERS) is None and CC._spills(_PTXAS_HELPERS)
+
+
+# (stack, stores, loads, registers) of the full SM's build, HOIST=induction, NVRTC 12.9
+# (bench/results/occupancy-2026-12-07-s50-h143-ptxas.txt): the histogram's spill sits outside its
+# loops, stencil5's three reloads in its loop (nvdisasm); ptxas's totals cannot tell them apart
+FULL_REPORTS = {
+    "histogram": (16, 16, 52, 32),
+    "stencil5": (16, 16, 24, 32),
+    "matmul16": (40, 44, 76, 32),
+    "reduce1024": (0, 0, 0, 30),
+}
+
+
+@pytest.mark.parametrize(
+    "mode, module, kept",
+    [
+        ("on", "histogram", 8),  # at most SPILL_OK_BYTES: kept (h136)
+        ("on", "stencil5", 8),  # the same 16 bytes: kept, and slower on the H100 (session 49)
+        ("on", "matmul16", 6),
+        ("on", "reduce1024", 8),
+        ("auto", "histogram", 6),  # any spill: the usual bound
+        ("auto", "stencil5", 6),
+        ("auto", "matmul16", 6),
+        ("auto", "reduce1024", 8),  # no spill: a full SM
+        ("off", "reduce1024", 6),
+    ],
+)
+def test_occupancy_full_auto_only_without_spill(monkeypatch, mode, module, kept):
+    """WAVELIFT_CUDA_OCCUPANCY_FULL=auto (0047's amendment h143): the full SM's build is kept only
+    when ptxas reports no spill stores or loads; `on` keeps up to SPILL_OK_BYTES; `off` tries no
+    full SM.  The reports are real ones (FULL_REPORTS); the usual bound's build spills nothing."""
+    from wavelift.backends.cuda import compile as CC
+
+    def fake(source, arch, extra):
+        minb = int(extra[0].split("=")[1])
+        log = _ptxas_log(*FULL_REPORTS[module]) if minb == 8 else _ptxas_log(0, 0, 0, 40)
+        return f"cubin{minb}".encode(), log
+
+    monkeypatch.setattr(CC, "_reported_build", fake)
+    monkeypatch.setattr(CC, "_nvrtc_build", lambda s, a, e: (b"unbounded", ""))
+    for k in ("WAVELIFT_CUDA_OCCUPANCY", "WAVELIFT_CUDA_OCCUPANCY_STEP"):
+        monkeypatch.delenv(k, raising=False)
+    monkeypatch.setenv("WAVELIFT_CUDA_OCCUPANCY_FULL", mode)
+    cubin, _, bound = CC.nvrtc_build("#define WL_BLOCK_THREADS 256\n", "sm_90")
+    assert bound == kept and cubin == f"cubin{kept}".encode()
+
+
+def test_occupancy_full_refuses_unknown_values(monkeypatch):
+    """An OCCUPANCY_FULL value other than on, auto or off is refused, not read as off."""
+    from wavelift.backends.cuda import compile as CC
+
+    monkeypatch.setenv("WAVELIFT_CUDA_OCCUPANCY_FULL", "yes")
+    with pytest.raises(ValueError, match="OCCUPANCY_FULL"):
+        CC.nvrtc_build("#define WL_BLOCK_THREADS 256\n", "sm_90")
+
+
+@pytest.mark.parametrize(
+    "setting, values",
+    [
+        ("WAVELIFT_CUDA_OCCUPANCY_FULL", ("on", "auto")),
+        ("WAVELIFT_CUDA_OCCUPANCY_STEP", ("32",)),
+        ("WAVELIFT_CUDA_OCCUPANCY", ("2048",)),
+    ],
+)
+def test_occupancy_settings_are_in_the_module_key(monkeypatch, setting, values):
+    """The occupancy settings pick a build's register bound (not its source): the module key
+    holds them (CudaBackend.key_extra), so a module cached in memory under one value is not
+    reused under another (0047's amendment h143)."""
+    from wavelift.backends.cuda import BACKEND
+
+    mem, cfg, _, _ = _vadd_dispatch(32)
+    for k in ("WAVELIFT_CUDA_OCCUPANCY", "WAVELIFT_CUDA_OCCUPANCY_STEP", "WAVELIFT_CUDA_OCCUPANCY_FULL"):
+        monkeypatch.delenv(k, raising=False)
+    keys = [BACKEND.key_extra(cfg)]
+    for v in values:
+        monkeypatch.setenv(setting, v)
+        keys.append(BACKEND.key_extra(cfg))
+    assert len(set(keys)) == len(keys)
 
 
 def test_runtime_packs_preloads_and_guards_their_bytes():

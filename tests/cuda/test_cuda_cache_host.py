@@ -105,9 +105,13 @@ def test_occupancy_step_names_another_cubin(monkeypatch):
 
 
 def test_occupancy_full_names_another_cubin(monkeypatch):
-    """WAVELIFT_CUDA_OCCUPANCY_FULL=on picks the build's WL_MIN_BLOCKS as the step does: its own
-    cubin entry (0047's amendment h136)."""
+    """WAVELIFT_CUDA_OCCUPANCY_FULL=on or auto picks the build's WL_MIN_BLOCKS as the step does:
+    each its own cubin entry (0047's amendments h136, h143); off is unset's."""
     monkeypatch.delenv("WAVELIFT_CUDA_OCCUPANCY_FULL", raising=False)
-    plain = cc.disk_name(KEY, ARCH, SOURCE)
-    monkeypatch.setenv("WAVELIFT_CUDA_OCCUPANCY_FULL", "on")
-    assert cc.disk_name(KEY, ARCH, SOURCE) != plain
+    names = [cc.disk_name(KEY, ARCH, SOURCE)]
+    for v in ("on", "auto"):
+        monkeypatch.setenv("WAVELIFT_CUDA_OCCUPANCY_FULL", v)
+        names.append(cc.disk_name(KEY, ARCH, SOURCE))
+    assert len(set(names)) == 3
+    monkeypatch.setenv("WAVELIFT_CUDA_OCCUPANCY_FULL", "off")
+    assert cc.disk_name(KEY, ARCH, SOURCE) == names[0]

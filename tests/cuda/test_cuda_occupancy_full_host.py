@@ -6,7 +6,9 @@ round, where native.cu's kernel (12 registers) holds all 1024 at once.  With the
 module (HOIST=induction) is built for a full SM: 8 blocks, at most 32 registers, its small spill
 outside the loop its blocks run (checked in the SASS where nvdisasm is there); matmul16's full
 build spills more than SPILL_OK_BYTES, so it keeps the usual bound.  The rule itself, on ptxas
-reports standing in: tests/cuda/test_cuda_backend.py::test_occupancy_full_first."""
+reports standing in: tests/cuda/test_cuda_backend.py::test_occupancy_full_first.  `auto` keeps
+the full SM's build only without spill (amendment h143): not stencil5's, whose reloads sit in its
+loop, nor (its 16 bytes) the histogram's; reduce1024's."""
 
 from __future__ import annotations
 
@@ -35,7 +37,7 @@ def _nvrtc_or_skip():
         pytest.skip(f"NVRTC unavailable: {why}")
 
 
-def _build(monkeypatch, name, full):
+def _build(monkeypatch, name, full, mode="on"):
     import cuda_sass as CS
 
     from wavelift.backends.cuda import compile as CC
@@ -44,20 +46,20 @@ def _build(monkeypatch, name, full):
     for k in ("WAVELIFT_CUDA_OCCUPANCY", "WAVELIFT_CUDA_OCCUPANCY_STEP", "WAVELIFT_CUDA_OCCUPANCY_FULL"):
         monkeypatch.delenv(k, raising=False)
     if full:
-        monkeypatch.setenv("WAVELIFT_CUDA_OCCUPANCY_FULL", "on")
+        monkeypatch.setenv("WAVELIFT_CUDA_OCCUPANCY_FULL", mode)
     src = CS.module_source(name)
     cubin, log, bound = CC.nvrtc_build(src, "sm_90", ("--ptxas-options=-v", "-lineinfo"))
     regs = int(re.search(r"Function properties for wl_main[\s\S]*?Used (\d+) registers", log).group(1))
-    return src, cubin, bound, regs
+    return src, cubin, bound, regs, CC.ptxas_report(log)
 
 
 def test_histogram_fills_the_sm_and_matmul16_keeps_its_bound(monkeypatch):
     _nvrtc_or_skip()
-    _, _, bound, regs = _build(monkeypatch, "histogram", False)
+    _, _, bound, regs, _ = _build(monkeypatch, "histogram", False)
     assert (bound, regs) == (6, 40)  # (the usual bound: 6 blocks of 256 an SM)
-    _, _, bound, regs = _build(monkeypatch, "histogram", True)
+    _, _, bound, regs, _ = _build(monkeypatch, "histogram", True)
     assert bound == 8 and regs <= 32  # 8 blocks: 2048 threads, 65,536 registers
-    _, _, bound, _ = _build(monkeypatch, "matmul16", True)
+    _, _, bound, _, _ = _build(monkeypatch, "matmul16", True)
     assert bound == 6
 
 
@@ -72,7 +74,7 @@ def test_histogram_full_build_spills_outside_its_loops(monkeypatch, tmp_path):
     import cuda_sass as CS
     import sass_costs as SC
 
-    src, cubin, bound, _ = _build(monkeypatch, "histogram", True)
+    src, cubin, bound, _, _ = _build(monkeypatch, "histogram", True)
     assert bound == 8
     (tmp_path / "m.cubin").write_bytes(cubin)
     sass = subprocess.run(
@@ -87,3 +89,16 @@ def test_histogram_full_build_spills_outside_its_loops(monkeypatch, tmp_path):
         lo, hi = blocks[head][0][0], blocks[latch][-1][0]
         ops = [op for i in hot for a, op, _ in blocks[i] if lo <= a <= hi]
         assert not [op for op in ops if re.search(r"\b(LDL|STL)\b", op)], (hex(lo), hex(hi))
+
+
+def test_auto_keeps_a_full_sm_only_without_spill(monkeypatch):
+    """WAVELIFT_CUDA_OCCUPANCY_FULL=auto (0047's amendment h143) on real builds: stencil5's full
+    SM's build spills (its reloads in its loop: slower on the H100) and is not kept, where `on`
+    keeps it; reduce1024's spills nothing and is kept (8 blocks of 256, at most 32 registers)."""
+    _nvrtc_or_skip()
+    _, _, bound, _, _ = _build(monkeypatch, "stencil5", True, "auto")
+    assert bound == 6
+    _, _, bound, regs, report = _build(monkeypatch, "reduce1024", True, "auto")
+    assert bound == 8 and regs <= 32 and report["stores"] == report["loads"] == 0
+    _, _, bound, _, report = _build(monkeypatch, "stencil5", True, "on")
+    assert bound == 8 and 0 < report["stores"] <= 16  # (what `on` keeps and auto does not)

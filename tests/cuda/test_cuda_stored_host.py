@@ -186,7 +186,7 @@ def test_missing_cubin_generates(env):
         ("WAVELIFT_CUDA_NAN", ("every",)),  # (`chain` is)
         ("WAVELIFT_CUDA_WAVESYNC", ("spaces", "commute")),
         ("WAVELIFT_CUDA_LDSBASE", ("kept",)),
-        ("WAVELIFT_CUDA_OCCUPANCY_FULL", ("on",)),
+        ("WAVELIFT_CUDA_OCCUPANCY_FULL", ("on", "auto")),
         ("WAVELIFT_CUDA_MAPMARK", ("span",)),
     ],
 )

@@ -413,10 +413,15 @@ class CudaBackend:
     def key_extra(self, config) -> tuple:
         # the dispatch shape its modules fold in (0009), the workgroups per block (0046) and the
         # written map's form (0049's amendment h111: bits or bytes)
-        # (and, with bits, how a unit-stride store marks it: 0049's amendment h139)
+        # (and, with bits, how a unit-stride store marks it: 0049's amendment h139); the
+        # occupancy settings pick the build's register bound, not the source: a module cached in
+        # memory under one is not another's build (0047's amendment h143)
+        from .compile import occupancy_settings
+
         return (
             _baked(config),
             _groups(config),
+            occupancy_settings(),
             ("bits+span" if mark_span() else "bits") if map_bits() else "bytes",
         )
 

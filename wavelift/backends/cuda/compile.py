@@ -101,7 +101,8 @@ def _check(nv, res, what, prog=None):
 # latency better; where ptxas must spill for that, it is compiled again without the bound.
 OCCUPANCY_THREADS = 1536
 # the most resident threads an SM holds, by arch (CUDA's occupancy table; others: 2048).  With
-# WAVELIFT_CUDA_OCCUPANCY_FULL=on a module is first built for that many (0047's amendment h136):
+# WAVELIFT_CUDA_OCCUPANCY_FULL=on or auto a module is first built for that many (0047's amendments
+# h136, h143):
 # a grid of one round at a full SM takes two at 1536 (lds.cl's histogram: 1024 blocks of 256 on
 # 132 SMs, 8 an SM resident at once against 6), and its blocks' loops wait on memory, not issue.
 FULL_SM_THREADS = {"sm_75": 1024, "sm_86": 1536, "sm_87": 1536, "sm_89": 1536, "sm_120": 1536}
@@ -109,6 +110,17 @@ FULL_SM_THREADS = {"sm_75": 1024, "sm_86": 1536, "sm_87": 1536, "sm_89": 1536, "
 
 def full_sm_threads(arch: str) -> int:
     return FULL_SM_THREADS.get(arch.replace("compute_", "sm_"), 2048)
+
+
+def occupancy_full() -> str | None:
+    """WAVELIFT_CUDA_OCCUPANCY_FULL: None (unset or `off`: no build for a full SM), `on` (kept when
+    it spills at most SPILL_OK_BYTES) or `auto` (kept when it spills nothing: _full_kept)."""
+    v = (settings.get("WAVELIFT_CUDA_OCCUPANCY_FULL") or "").strip().lower()
+    if v in ("", "off"):
+        return None
+    if v not in ("on", "auto"):
+        raise ValueError(f"WAVELIFT_CUDA_OCCUPANCY_FULL={v!r} is not on, auto or off")
+    return v
 
 
 def occupancy_threads() -> int:
@@ -121,11 +133,39 @@ def occupancy_threads() -> int:
 SPILL_OK_BYTES = 16
 
 
+_WL_MAIN = re.compile(
+    r"Function properties for wl_main\s*\n[^\n]*?(\d+) bytes stack frame, (\d+) bytes spill stores, "
+    r"(\d+) bytes spill loads\s*\n[^\n]*?Used (\d+) registers"
+)
+
+
+def ptxas_report(log: str) -> dict | None:
+    """wl_main's lines of ptxas -v (other functions' are not counted): registers, and bytes of
+    stack frame, spill stores and spill loads; None: no report."""
+    m = _WL_MAIN.search(log)
+    if m is None:
+        return None
+    return dict(zip(("stack", "stores", "loads", "registers"), map(int, m.groups())))
+
+
 def _spills(log: str, ok: int = SPILL_OK_BYTES) -> bool:
-    """ptxas -v said wl_main spills more than ``ok`` bytes (other functions' lines are not
-    counted)."""
-    m = re.search(r"Function properties for wl_main\s*\n[^\n]*?(\d+) bytes spill stores", log)
-    return m is None or int(m.group(1)) > ok
+    """ptxas -v said wl_main spills more than ``ok`` bytes (stores), or said nothing."""
+    r = ptxas_report(log)
+    return r is None or r["stores"] > ok
+
+
+def _full_kept(log: str, mode: str) -> bool:
+    """The full SM's build is kept (occupancy_full's ``mode``): `on`, as the usual bound's, at most
+    SPILL_OK_BYTES of spill stores; `auto`, no spill at all.  ptxas's totals do not say where a
+    spill lands, and the two modules the setting was measured on cannot be told apart by them
+    (0047's amendment h143: lds.cl's histogram, with HOIST=induction, and stencil5 both 32
+    registers, 16 bytes stored; the histogram's reloads sit outside its loops and pay for a
+    resident grid, stencil5's three are in its loop and cost it 12 %): `auto` takes a full SM
+    only where that costs no local memory traffic anywhere."""
+    if mode == "on":
+        return not _spills(log)
+    r = ptxas_report(log)
+    return r is not None and r["stores"] == 0 and r["loads"] == 0
 
 
 @functools.cache
@@ -184,11 +224,12 @@ def nvrtc_build(source: str, arch: str = DEFAULT_ARCH, extra: tuple = ()) -> tup
     if blocks:
         minb = max(1, min(32, occupancy_threads() // blocks))
         full = max(1, min(32, full_sm_threads(arch) // blocks))
-        if settings.get("WAVELIFT_CUDA_OCCUPANCY_FULL") == "on" and full > minb:
+        mode = occupancy_full()
+        if mode and full > minb:
             cubin, log = _reported_build(
                 source, arch, (f"-DWL_MIN_BLOCKS={full}", "--ptxas-options=-v") + extra
             )
-            if not _spills(log):
+            if _full_kept(log, mode):
                 return cubin, log, full
         cubin, log = _reported_build(source, arch, (f"-DWL_MIN_BLOCKS={minb}", "--ptxas-options=-v") + extra)
         if not _spills(log):
@@ -252,6 +293,19 @@ def check_source(source: str, arch: str = DEFAULT_ARCH) -> None:
     _nvrtc_build(source, arch.replace("sm_", "compute_"), ("-G",), cubin=False)
 
 
+def occupancy_settings() -> tuple:
+    """What picks a build's register bound (occupancy_threads, WAVELIFT_CUDA_OCCUPANCY_STEP,
+    occupancy_full): part of the module key (CudaBackend.key_extra)."""
+    return (occupancy_threads(), settings.get("WAVELIFT_CUDA_OCCUPANCY_STEP"), occupancy_full())
+
+
+def occupancy_full_parts() -> list[str]:
+    """The stored entry's and the cubin's name parts for WAVELIFT_CUDA_OCCUPANCY_FULL (none
+    unset: the names made without it stay)."""
+    mode = occupancy_full()
+    return [] if mode is None else ["occupancy=full"] if mode == "on" else [f"occupancy=full-{mode}"]
+
+
 def disk_name(key, arch: str, source: str, source_digest: str | None = None) -> str:
     """The cubin's entry name; ``source_digest``: the source's SHA-256 when the caller has it
     (stored.py: the digest its source entry was checked against)."""
@@ -266,7 +320,7 @@ def disk_name(key, arch: str, source: str, source_digest: str | None = None) -> 
         str(occupancy_threads()),
         # (they pick the build's WL_MIN_BLOCKS, not the source: a cubin of either is another)
         str(settings.get("WAVELIFT_CUDA_OCCUPANCY_STEP")),
-        *(["occupancy=full"] if settings.get("WAVELIFT_CUDA_OCCUPANCY_FULL") == "on" else []),
+        *occupancy_full_parts(),
         source_digest,
     ):
         h.update(part.encode())

@@ -62,7 +62,7 @@ def code_fingerprint() -> str:
 
 
 def entry_name(key, arch: str, base_address: int) -> str:
-    from .compile import CODEGEN_VERSION, nvrtc_version, occupancy_threads
+    from .compile import CODEGEN_VERSION, nvrtc_version, occupancy_full_parts, occupancy_threads
 
     h = hashlib.sha256()
     for part in (
@@ -93,7 +93,7 @@ def entry_name(key, arch: str, base_address: int) -> str:
         *(["hoist=induction"] if settings.get("WAVELIFT_CUDA_HOIST") == "induction" else []),
         *(["ldsbase=kept"] if settings.get("WAVELIFT_CUDA_LDSBASE") == "kept" else []),
         *(["mapmark=span"] if settings.get("WAVELIFT_CUDA_MAPMARK") == "span" else []),
-        *(["occupancy=full"] if settings.get("WAVELIFT_CUDA_OCCUPANCY_FULL") == "on" else []),
+        *occupancy_full_parts(),
         *([f"nan={settings.get('WAVELIFT_CUDA_NAN')}"] if settings.get("WAVELIFT_CUDA_NAN") else []),
     ):
         h.update(part.encode())
