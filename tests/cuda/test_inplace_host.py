@@ -809,6 +809,80 @@ def test_the_runs_scan_is_whole_words(setting):
         assert placed.base <= lo and lo + n + 9 <= placed.base + scan.size * (32 if setting == "bits" else 1)
 
 
+def _booked(windows, plan, offs, cut) -> tuple:
+    """Resident.landed_in_place's booking of ``cut`` worked out afresh (its loop before h145
+    kept it: Placed.booking)."""
+    rows, spans, total, last = [], [], 0, None
+    for k, lo, hi in sorted(cut):
+        (e, at), d = plan[k], lo - offs[k]
+        rows.append((k != last, e, at + d, at + d + hi - lo))
+        last = k
+        spans.append((windows[k].address + d, hi - lo))
+        total += hi - lo
+    return rows, spans, total, frozenset(k for k, _, _ in cut)
+
+
+def test_a_placings_last_cut_and_booking_are_kept_while_the_runs_are_the_same(setting):
+    """``Placed.cut`` and ``Placed.booking`` hand out their last answer again for the same runs,
+    windows and plan (a stream's launches write the same runs) and work out a new one for any
+    other: over random runs that often repeat, windows and plans copied or changed, every answer
+    equals ``cut_runs``' and a booking worked out afresh."""
+    import types
+
+    rng = np.random.default_rng(145)
+    heap = R.Heap(R.NumPyOps(), setting == "bits")
+    heap._grow(1 << 12)
+    w = types.SimpleNamespace
+    sizes = [40, 8, 100, 24]
+    offs = [300, 64, 140, 400]  # (heap offsets, not in window order)
+    entries = [w(off=o - 16, name=i) for i, o in enumerate(offs)]
+    plan = [(e, 16) for e in entries]
+    windows = [w(size=n, address=0x1000 * (k + 1)) for k, n in enumerate(sizes)]
+    placed = R.Placed(heap, plan, windows)
+    last = None
+    for _ in range(300):
+        if last is None or rng.random() < 0.3:
+            cuts = np.sort(rng.choice(np.arange(60, 440), size=2 * int(rng.integers(1, 5)), replace=False))
+            runs = [int(x) for x in cuts[0::2]], [int(x) for x in cuts[1::2]]
+        else:
+            runs = list(last[0]), list(last[1])  # (the same runs: new lists)
+        if rng.random() < 0.1:
+            windows = [w(size=x.size, address=x.address + 0x100 * int(rng.integers(0, 2))) for x in windows]
+        if rng.random() < 0.1:
+            plan = [(entries[(k + int(rng.integers(0, 2))) % 4], at) for k, (_, at) in enumerate(plan)]
+        cut = placed.cut(windows, *runs)
+        assert cut == R.cut_runs(*runs, placed.firsts, placed.offs, windows, placed.order)
+        if last is not None and runs == last[:2] and windows is last[2]:
+            assert cut is last[3]  # (kept)
+        assert placed.booking(windows, plan, cut) == _booked(windows, plan, placed.offs, cut)
+        if rng.random() < 0.2:  # (the same cut at windows elsewhere: a booking of its own)
+            moved = [w(size=x.size, address=x.address + 0x40) for x in windows]
+            assert placed.booking(moved, plan, cut) == _booked(moved, plan, placed.offs, cut)
+        last = (*runs, windows, cut)
+
+
+def test_a_kept_in_place_plan_notes_the_windows_each_landing_wrote(monkeypatch):
+    """``InPlace.note`` keeps what a deferred launch books (``wrote``) while the windows a
+    landing wrote are the same and makes it anew for others: after each of a random run of
+    notes, ``wrote`` is the (entry, lo, hi) of exactly the windows noted last."""
+    from wavelift.run import execute as X
+
+    mem, cfg = _vadd(256)
+    rig(monkeypatch, mem, cfg)
+    cache: dict = {}
+    for _ in range(2):
+        assert execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache).refusal is None
+    ag = X._PREPARED[id(cfg)].again().ag
+    assert isinstance(ag, RT.InPlace) and len(ag.win.windows) >= 3
+    n = len(ag.win.windows)
+    rng = np.random.default_rng(24)
+    for _ in range(60):
+        ks = frozenset(int(k) for k in rng.choice(n, size=int(rng.integers(0, 3)), replace=False))
+        ag.note(ks)
+        want = [(ag.plan[k][0], ag.plan[k][1], ag.plan[k][1] + ag.win.windows[k].size) for k in sorted(ks)]
+        assert ag.wrote == want and ag.wrote_ks == ks
+
+
 def _unbroken(mem) -> None:
     for e in mem.resident.entries.values():
         assert e.broken is None and not e.lost, e.broken

@@ -612,13 +612,14 @@ class DeferredResult(DispatchResult):
             _win=windows,
         )
 
-    def settled(self, spans, instructions: int, lane: int, extra: dict) -> None:
-        """From its report (it landed: Deferred.settle)."""
+    def settled(self, spans, instructions: int, lane: int, extra: dict, written: int | None = None) -> None:
+        """From its report (it landed: Deferred.settle); ``written``: the spans' bytes where the
+        caller has them summed."""
         PREPARED_HITS[0] += 1
         AGAIN_HITS[0] += 1
         d = self.__dict__
         d["_resident"] = d["_args"] = None  # (nothing held for a rerun)
-        bytes_written = sum(n for _, n in spans)
+        bytes_written = sum(n for _, n in spans) if written is None else written
         d["_stats"] = _stats(
             d["_waves"], instructions, lane, bytes_written, True, d["_t"], d["_budget"], extra
         )

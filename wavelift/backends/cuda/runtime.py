@@ -296,7 +296,8 @@ def _settle_in_place(
     (``pre``: heap ranges) or a store outside its windows, none of which a proved dispatch can
     have -- its device copies made unusable (Resident.broke_in_place: nothing possibly wrong
     ever lands) -> the refusal's text (``backend.proof``); else its runs booked as its write
-    spans, newer on the device (Resident.landed_in_place) -> (spans, bytes).  ``cleared``: the
+    spans, newer on the device (Resident.landed_in_place) -> (spans, bytes, the indices of the
+    windows they wrote).  ``cleared``: the
     map over the windows' hull was cleared on the device after the runs scan (a deferred run)."""
     if not cleared:
         res.clear_heap_runs(s_, e_)
@@ -733,7 +734,7 @@ class Runtime:
         try:
             d = attempt(True)
             if place is not None:
-                pre = self._landed_in_place(res, d, place)
+                pre, wrote = self._landed_in_place(res, d, place)
         except Refused:  # (settled: booked or made unusable, with its reason)
             raise
         except BaseException as exc:
@@ -744,7 +745,7 @@ class Runtime:
             self.landed = True  # (its bytes stand: RunCounts.landed)
             if keepable():
                 self.again = InPlace(self, res, rep, (count, inline), launch, shared, place, pre)
-                self.again.note(self.land()[0])
+                self.again.note(wrote)
             return
         # a mirrored window this dispatch wrote: its uniform loads may have read stale copies,
         # so the dispatch runs again, from the same arena, without mirrors (codegen.mirrors)
@@ -779,10 +780,10 @@ class Runtime:
             return None
         return res.placed(self.win, plan)
 
-    def _landed_in_place(self, res, d: dict, placed) -> list:
+    def _landed_in_place(self, res, d: dict, placed) -> tuple:
         """An in-place run's report: settled (``_settle_in_place``: booked, or refused
-        ``backend.proof`` with its device copies made unusable) -> the preloaded words' heap
-        ranges (its kept plan checks its runs against them)."""
+        ``backend.proof`` with its device copies made unusable) -> (the preloaded words' heap
+        ranges -- its kept plan checks its runs against them --, the windows it wrote)."""
         t0 = time.perf_counter()
         host = d["host"]
         offs = self.win.offs.tolist()
@@ -804,9 +805,10 @@ class Runtime:
                 pass
             raise Refused("backend.proof", got)
         self._take_report(host)
-        self.land = lambda: got
+        booked = got[0], got[1]
+        self.land = lambda: booked
         self.extra_stats["download_s"] = time.perf_counter() - t0
-        return pre
+        return pre, got[2]
 
     def _take_report(self, host) -> np.ndarray:
         """The report's hints (the module's next guesses), counts and escapes taken into this
@@ -1307,7 +1309,6 @@ class InPlace(_Kept):
         "graph",
         "runs_go",
         "runs_note",
-        "starts",
         "wrote",
         "wrote_ks",
         "slots",
@@ -1329,7 +1330,6 @@ class InPlace(_Kept):
         self.graph_on = settings.get("WAVELIFT_CUDA_GRAPH") != "off"
         self.graph = None  # (``run``'s operations captured: None not yet, False not to be)
         self.runs_go, self.runs_note = res.ops.runs_call(placed.scan, self.count, self.inline)
-        self.starts = [w.address for w in self.win.windows]
         # (entry, lo, hi) of the windows the last landing wrote: what a deferred run books at its
         # launch (``note``; None: no deferral); the queue places (``_slot``)
         self.wrote: list | None = None
@@ -1364,14 +1364,17 @@ class InPlace(_Kept):
     def _holds(self) -> bool:
         return super()._holds() and settings.get("WAVELIFT_CUDA_INPLACE") == "proved"
 
-    def note(self, spans) -> None:
-        """The windows a landing's ``spans`` wrote, as (entry, lo, hi): what a deferred run books
-        at its launch (however many runs: a deferred run's that do not come back with its report
-        are in its place's aside -- ``_slot``)."""
-        ks = sorted({bisect_right(self.starts, a) - 1 for a, _ in spans})
-        self.wrote_ks = frozenset(ks)
+    def note(self, ks: frozenset) -> None:
+        """The windows a landing wrote (``ks``: their indices, as Resident.landed_in_place gives
+        them), as (entry, lo, hi): what a deferred run books at its launch (however many runs: a
+        deferred run's that do not come back with its report are in its place's aside --
+        ``_slot``).  The same windows as the last landing's: the list made then (a pure function
+        of them and the plan's fixed windows and entries; never changed)."""
+        if ks == self.wrote_ks and self.wrote is not None:
+            return
+        self.wrote_ks = ks
         self.wrote = [
-            (self.plan[k][0], self.plan[k][1], self.plan[k][1] + self.win.windows[k].size) for k in ks
+            (self.plan[k][0], self.plan[k][1], self.plan[k][1] + self.win.windows[k].size) for k in sorted(ks)
         ]
 
     def _ops(self, cp, host, stream: int, aside=None) -> None:
@@ -1432,8 +1435,8 @@ class InPlace(_Kept):
         if isinstance(got, str):
             return False
         self._hints_from(own)
-        self.booked = got
-        self.note(got[0])
+        self.booked = got[0], got[1]
+        self.note(got[2])
         add = np.add.reduce
         extra = {
             "cubin": self.cubin,
@@ -1619,12 +1622,13 @@ class DeferredInPlace(Deferred):
         )
         if isinstance(got, str):
             return False
+        spans, written, ks = got
         # (runs only in the windows its launch booked: nothing new to the plan or its record's
         # checks, made after that booking -- it stays armed; else the full path looks again)
-        if armed and {k for k, _, _ in ag.placed.cut(ag.win.windows, s_, e_)} <= self.ranges[1]:
+        if armed and ks <= self.ranges[1]:
             ag.changes = res.changes
         ag._hints_from(sl)
-        ag.note(got[0])
+        ag.note(ks)
         start, stop = sl.events
         extra = {
             "cubin": ag.cubin,
@@ -1633,7 +1637,7 @@ class DeferredInPlace(Deferred):
             "download_s": time.perf_counter() - t0,
         }
         add = np.add.reduce
-        self.result.settled(got[0], int(add(sl.ins)), int(add(sl.lane)), extra)
+        self.result.settled(spans, int(add(sl.ins)), int(add(sl.lane)), extra, written)
         return True
 
     def fail(self) -> None:
