@@ -460,6 +460,67 @@ def test_a_missed_kept_launch_keys_its_arguments_once(standin, calls):
     assert r.refusal is None and dev.fast_launches == fast + 1 and len(made) == 1
 
 
+def _objects_session(seed: int, keep: bool, made: list) -> tuple:
+    """Random vadd launches on one argument list changed in place between them -- an input or the
+    output replaced by another buffer or the same one, the count by a NumPy scalar (the kept
+    one, an equal new one, another) or a Python int -- on a grid given by one tuple, a new equal
+    one or another, amid host writes and reads: (each launch's refusal, spans, stats and record
+    and each read; how many launches keyed their arguments, ``made`` counting the keyings).
+    ``keep``: the driver's kept launch on (else every launch takes the full path)."""
+    rng = np.random.default_rng(seed)
+    saved, saved_cache = D.Device._keep_fast, X._CACHE
+    X._CACHE = {}
+    _cubin_on_disk()
+    if not keep:
+        D.Device._keep_fast = lambda *a, **kw: None  # type: ignore[method-assign]
+    try:
+        dev, k = _device("cuda")
+        bufs = [dev.upload(rng.standard_normal(N).astype(np.float32)) for _ in range(3)]
+        bufs.append(dev.alloc(4 * N))
+        args = [bufs[0], bufs[1], bufs[3], np.uint32(N)]
+        grid = (N, 1, 1)
+        out, keyed = [], 0
+        for _ in range(90):
+            u = rng.random()
+            if u < 0.08:
+                args[int(rng.integers(0, 3))] = bufs[int(rng.integers(0, 4))]
+            elif u < 0.16:
+                v = int(rng.integers(1, N + 1))
+                args[3] = (np.uint32(v), v, np.uint32(N), args[3])[int(rng.integers(0, 4))]
+            elif u < 0.2:
+                grid = (N, 1, 1) if rng.random() < 0.5 else (N // 2, 1, 1)  # (a new tuple)
+            elif u < 0.24:
+                dev.write(bufs[int(rng.integers(0, 3))], rng.standard_normal(4).astype(np.float32))
+            elif u < 0.28:
+                out.append(dev.download(args[2], np.float32).tobytes())
+            m = len(made)
+            r = k.launch(global_size=grid, block=(64, 1, 1), args=args)
+            keyed += len(made) > m
+            # (the second grid's module is built in each session: how is no concern here)
+            stats = {n: v for n, v in _stats(r).items() if n not in ("cubin", "module_cache_hit")}
+            out.append((r.refusal, list(r.write_spans), stats, _record(dev, k)))
+        out.append([dev.download(b, np.float32).tobytes() for b in bufs])
+        return out, keyed
+    finally:
+        D.Device._keep_fast, X._CACHE = saved, saved_cache  # type: ignore[method-assign]
+
+
+@pytest.mark.usefixtures("arena_path")
+def test_a_launch_of_the_very_argument_objects_is_not_keyed_again(standin, calls):
+    """A launch whose argument objects are the very ones of a launch found to have its kept
+    launch's key, each of fixed value (driver/device.py ``_seen``), takes that key without working
+    it out again; any object replaced -- in the same argument list, by an equal one too -- is
+    keyed afresh: a session on one argument list changed in place equals the same session with
+    the driver's kept launch off, and most of its launches were not keyed."""
+    standin.kernel = _checked_kernel()
+    made = calls(D, "_launch_key")
+    for seed in (5, 6):
+        fast, keyed = _objects_session(seed, True, made)
+        full, _ = _objects_session(seed, False, made)
+        assert fast == full
+        assert keyed < 90 // 2, keyed
+
+
 def _pattern_kernel(state):
     """The checking vadd stand-in whose written map is then cut by ``state["p"]``: 0 all of c
     (one run), 1 every other byte of it (2N runs: more than the report's INLINE_RUNS, so they

@@ -82,9 +82,11 @@ class _FastLaunch:
     key, the launch record made (its fields copied into each new one), the kept stream, the
     three launch allocations ((free-list key, address): kernargs, packet, IB), the kernargs' and
     packet's allocations with their device copies' stamps, the IB's bytes, the allocation table
-    generation and the register file's write count after it."""
+    generation and the register file's write count after it; and ``seen``, the argument objects
+    of a launch found to have its key (`_seen`; None: none yet, or not all of fixed value)."""
 
     __slots__ = (
+        "seen",
         "key",
         "rec",
         "again",
@@ -98,6 +100,7 @@ class _FastLaunch:
     )
 
     def __init__(self, key, rec, again, pooled, stamped, ib_bytes, generation, writes, gb_addr_config, ib_at):
+        self.seen: tuple | None = None
         self.key, self.rec, self.again, self.pooled = key, rec, again, pooled
         self.stamped, self.ib_bytes, self.generation, self.writes = stamped, ib_bytes, generation, writes
         self.gb_addr_config = gb_addr_config  # (part of the stream's key)
@@ -156,6 +159,35 @@ def _value_key(v):
 _NO_KEY = ("no key",)
 
 
+def _fixed(v) -> bool:
+    """Whether ``v`` is an object whose launch key (`_value_key`) can never change: an int,
+    bool, float, None, Buffer (frozen; keyed by its address), NumPy number or bool scalar
+    (immutable; keyed by type and bytes), or a tuple of ints."""
+    t = type(v)
+    if t is int or t is Buffer or t is bool or t is float or v is None:
+        return True
+    if t is tuple:
+        for x in v:
+            if type(x) is not int:
+                return False
+        return True
+    return isinstance(v, (np.number, np.bool_))
+
+
+def _seen(groups, block, args, global_size, global_offset, dims, dynamic_stack, queue) -> tuple | None:
+    """A launch's argument objects as `Kernel.launch` compares them by identity with a kept
+    launch's (`_FastLaunch.seen`: the same objects, all of fixed value, have the same key), or
+    None where one is not of fixed value (a list, an array: its contents may change)."""
+    grid = (groups, block, global_size, global_offset, dims, dynamic_stack, queue)
+    for v in grid:
+        if not _fixed(v):
+            return None
+    for a in args:
+        if not _fixed(a):
+            return None
+    return (*grid, tuple(args))
+
+
 def _launch_key(groups, block, args, global_size, global_offset, dims, dynamic_stack, queue):
     """Kernel.prepare's key: everything its plan reads besides the kernel itself, or None."""
     ak = []
@@ -174,6 +206,16 @@ def _launch_key(groups, block, args, global_size, global_offset, dims, dynamic_s
             ak.append(x)
     k = _grid_key((groups, block, global_size, global_offset, dims, dynamic_stack, queue))
     return None if k is _NO_KEY else (k, tuple(ak))
+
+
+def _same(args, seen: tuple) -> bool:
+    """Whether ``args`` holds the very objects of ``seen``, in order."""
+    if len(args) != len(seen):
+        return False
+    for a, b in zip(args, seen):
+        if a is not b:
+            return False
+    return True
 
 
 def _grid_key(v: tuple):
@@ -851,13 +893,35 @@ class Kernel:
         key: Any = _NO_KEY  # (not computed yet: prepare computes it)
         if fp is not None:
             dev = self.device
-            key = _launch_key(
-                groups, block, args, global_size, global_offset, dims, dynamic_stack, dev._queue
-            )
-            if key is not None and key == fp.key:
+            seen = fp.seen
+            if (
+                seen is not None
+                and groups is seen[0]
+                and block is seen[1]
+                and global_size is seen[2]
+                and global_offset is seen[3]
+                and dims is seen[4]
+                and dynamic_stack is seen[5]
+                and dev._queue is seen[6]
+                and _same(args, seen[7])
+            ):
+                # (the very objects of a launch that had the kept key, each of fixed value:
+                # the key they make is that one, worked out again for nothing)
+                key = fp.key
                 got = dev._launch_fast(self, fp)
                 if got is not None:
                     return got
+            else:
+                key = _launch_key(
+                    groups, block, args, global_size, global_offset, dims, dynamic_stack, dev._queue
+                )
+                if key is not None and key == fp.key:
+                    got = dev._launch_fast(self, fp)
+                    if got is not None:
+                        fp.seen = _seen(
+                            groups, block, args, global_size, global_offset, dims, dynamic_stack, dev._queue
+                        )
+                        return got
             self._fast = None
         rec = self._prepare(groups, block, args, global_size, global_offset, dims, dynamic_stack, key)
         dw, result = self.device.submit_dispatch(rec.registers, rec.dims, rec.initiator)
