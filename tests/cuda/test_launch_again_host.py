@@ -17,6 +17,7 @@ amendment "the repeated dispatch's straight path"), without a GPU (the stand-in 
 
 from __future__ import annotations
 
+import dataclasses
 import pathlib
 import sys
 
@@ -32,6 +33,7 @@ from test_host_path import _at, _cubin_on_disk, _vadd_from_kernargs  # noqa: E40
 
 from wavelift.backends.cuda import resident as RES  # noqa: E402
 from wavelift.driver import device as D  # noqa: E402
+from wavelift.driver.hsa import LaunchError  # noqa: E402
 from wavelift.run import execute as X  # noqa: E402
 
 FIX = HERE.parent / "fixtures" / "gfx1030"
@@ -480,13 +482,24 @@ def _objects_session(seed: int, keep: bool, made: list) -> tuple:
         args = [bufs[0], bufs[1], bufs[3], np.uint32(N)]
         grid = (N, 1, 1)
         out, keyed = [], 0
-        for _ in range(90):
+        # (first, counts of each kind in turn: an int three times, then an equal float and bool
+        # -- other keys, refused or not as the full path does -- and NumPy scalars)
+        fixed = [N] * 3 + [float(N), True, np.uint32(N), np.int32(N), np.uint32(N)] * 3
+        for i in range(len(fixed) + 90):
             u = rng.random()
-            if u < 0.08:
+            if i < len(fixed):
+                args[3] = fixed[i]
+            elif u < 0.08:
                 args[int(rng.integers(0, 3))] = bufs[int(rng.integers(0, 4))]
             elif u < 0.16:
-                v = int(rng.integers(1, N + 1))
-                args[3] = (np.uint32(v), v, np.uint32(N), args[3])[int(rng.integers(0, 4))]
+                v = int(args[3]) if rng.random() < 0.5 else int(rng.integers(1, N + 1))
+                # (an equal value of another type: another key -- a float cannot fill a uint)
+                args[3] = (np.uint32(v), v, np.uint32(N), args[3], float(v), np.int32(v))[
+                    int(rng.integers(0, 6))
+                ]
+            elif u < 0.18:  # (a Buffer of the same address: the same key)
+                i = int(rng.integers(0, 3))
+                args[i] = dataclasses.replace(args[i], name="again")
             elif u < 0.2:
                 grid = (N, 1, 1) if rng.random() < 0.5 else (N // 2, 1, 1)  # (a new tuple)
             elif u < 0.24:
@@ -494,8 +507,13 @@ def _objects_session(seed: int, keep: bool, made: list) -> tuple:
             elif u < 0.28:
                 out.append(dev.download(args[2], np.float32).tobytes())
             m = len(made)
-            r = k.launch(global_size=grid, block=(64, 1, 1), args=args)
-            keyed += len(made) > m
+            try:
+                r = k.launch(global_size=grid, block=(64, 1, 1), args=args)
+            except LaunchError as e:
+                out.append(str(e))
+                continue
+            finally:
+                keyed += len(made) > m
             # (the second grid's module is built in each session: how is no concern here)
             stats = {n: v for n, v in _stats(r).items() if n not in ("cubin", "module_cache_hit")}
             out.append((r.refusal, list(r.write_spans), stats, _record(dev, k)))

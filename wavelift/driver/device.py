@@ -208,12 +208,40 @@ def _launch_key(groups, block, args, global_size, global_offset, dims, dynamic_s
     return None if k is _NO_KEY else (k, tuple(ak))
 
 
-def _same(args, seen: tuple) -> bool:
-    """Whether ``args`` holds the very objects of ``seen``, in order."""
-    if len(args) != len(seen):
+def _same_key(x, y) -> bool:
+    """Whether ``x`` makes the launch key that ``y`` makes (``y`` of fixed value: `_fixed`;
+    asked where ``x is y`` is false): an int, a Buffer at the same address, a tuple of ints, a
+    NumPy scalar of the same type and bytes; None, a bool or a float: the same object only."""
+    t = type(y)
+    if t is int:
+        return type(x) is int and x == y
+    if t is Buffer:
+        return type(x) is Buffer and x.address == y.address
+    if t is tuple:
+        if type(x) is not tuple or len(x) != len(y):
+            return False
+        for v in x:
+            if type(v) is not int:
+                return False
+        return x == y
+    if t is not bool and t is not float and y is not None:  # (a NumPy number or bool scalar)
+        return type(x) is t and x.tobytes() == y.tobytes()
+    return False
+
+
+def _same_launch(seen: tuple, groups, block, args, global_size, global_offset, dims, dynamic_stack, queue):
+    """Whether a launch's arguments make the key of the launch whose objects ``seen`` holds
+    (`_seen`): each the same object, or one that makes the same key (`_same_key`) -- the key
+    compared a value at a time, nothing made."""
+    grid = (groups, block, global_size, global_offset, dims, dynamic_stack, queue)
+    for x, y in zip(grid, seen):
+        if x is not y and not _same_key(x, y):
+            return False
+    given = seen[7]
+    if len(args) != len(given):
         return False
-    for a, b in zip(args, seen):
-        if a is not b:
+    for x, y in zip(args, given):
+        if x is not y and not _same_key(x, y):
             return False
     return True
 
@@ -894,19 +922,11 @@ class Kernel:
         if fp is not None:
             dev = self.device
             seen = fp.seen
-            if (
-                seen is not None
-                and groups is seen[0]
-                and block is seen[1]
-                and global_size is seen[2]
-                and global_offset is seen[3]
-                and dims is seen[4]
-                and dynamic_stack is seen[5]
-                and dev._queue is seen[6]
-                and _same(args, seen[7])
+            if seen is not None and _same_launch(
+                seen, groups, block, args, global_size, global_offset, dims, dynamic_stack, dev._queue
             ):
-                # (the very objects of a launch that had the kept key, each of fixed value:
-                # the key they make is that one, worked out again for nothing)
+                # (the objects of a launch that had the kept key, each of fixed value, or ones
+                # that make the same key: that key, not worked out again)
                 key = fp.key
                 got = dev._launch_fast(self, fp)
                 if got is not None:
