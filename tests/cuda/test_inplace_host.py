@@ -31,6 +31,7 @@ from test_unrefusable_host import VADD, _caught, _vadd  # noqa: E402
 
 from wavelift.backends.cuda import resident as R  # noqa: E402
 from wavelift.backends.cuda import runtime as RT  # noqa: E402
+from wavelift.run import execute as X  # noqa: E402
 from wavelift.run.execute import execute_dispatch  # noqa: E402
 
 
@@ -353,6 +354,48 @@ def test_a_store_into_a_preloaded_word_is_a_failed_proof(monkeypatch):
     r = _run(mem, cfg)
     assert r.refusal is not None and r.refusal.code == "backend.proof", r.refusal
     assert "preloaded" in r.refusal.message
+
+
+@pytest.mark.parametrize("defer", ["off", "on"])
+def test_a_store_into_a_preloaded_word_fails_a_kept_run(monkeypatch, defer):
+    """A kept in-place run (waited for, or deferred) whose runs meet a preloaded word -- here a's
+    first, which no run stores but this one -- fails the proof, after runs of the same plan that
+    did not: what the runs are to the preloaded words is looked at anew for other runs (kept per
+    cut: runtime._settle_in_place's facts)."""
+    monkeypatch.setenv("WAVELIFT_CUDA_DEFER", defer)
+    mem, cfg = _vadd(256)
+    fm = rig(monkeypatch, mem, cfg)
+    a = next(x for x in mem if x.name == "a")
+
+    def preloads(self, enabled):  # (a's first word preloaded)
+        self.mirrored += [
+            (int(self.win.offs[k]), 4) for k, w in enumerate(self.win.windows) if w.address == a.base
+        ]
+        return [], True
+
+    monkeypatch.setattr(RT.Runtime, "_preloads", preloads)
+    real, store = fm._kernel, [False]
+
+    def kernel(grid, block, args, shared_mem=0):
+        real(grid, block, args, shared_mem)
+        if store[0]:  # (a's first byte marked written: its bytes unchanged, the run is what counts)
+            _, written, ws, _, wo, *_ = args
+            k = int(np.searchsorted(np.asarray(ws[:-1]), np.uint64(a.base), side="right")) - 1
+            S.mark(written, int(wo[k]), int(wo[k]) + 1)
+
+    fm._kernel = kernel
+    cache: dict = {}
+    rs = [execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache) for _ in range(5)]
+    for r in rs:
+        assert r.refusal is None and r.stats["in_place"] == "proved", r.refusal
+    assert X.AGAIN_HITS[0] and X._PREPARED[id(cfg)].again().ag.pre
+    store[0] = True
+    fm.model = copy.deepcopy(fm.model)
+    r = execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache)
+    assert r.refusal is not None and r.refusal.code == "backend.proof", r.refusal
+    assert "preloaded" in r.refusal.message
+    assert not R.map_flags(mem.resident.heap.written).any()
+    _unusable_after(mem, cfg, fm, cache)
 
 
 def test_the_time_limit_is_checked_before_an_in_place_launch_only(monkeypatch):
@@ -721,6 +764,40 @@ def test_the_heap_moves_amid_a_deferred_chain(monkeypatch):
     assert not R.map_flags(res.heap.written).any()
     _consistent(mem)
     _same_memory(mem, fm.model)
+
+
+def test_deferred_results_counts_are_their_own_read_late(monkeypatch):
+    """A deferred in-place result's instruction counts are summed when its stats are first read
+    (DeferredResult.settled_counted) from a copy of its report's: 40 launches, each reporting
+    counts of its own in slots of its own, read after the whole stream (each queue place's host
+    array served later launches by then) -- every result has its launch's counts, and its stats
+    are the keys, in order, and values of a launch waited for."""
+    mem, cfg = _vadd(256)
+    fm = rig(monkeypatch, mem, cfg)
+    real, n = fm._report, [0]
+
+    def report():
+        real()
+        stats = _words(fm, "WL_STATS", np.uint64, 8 + 512)
+        i = n[0] = n[0] + 1
+        stats[8 + 2 * (i % 256)] += i
+        stats[9 + 2 * (i % 7)] += 3 * i
+
+    fm._report = report
+    cache: dict = {}
+    d0 = X.DEFERRED[0]
+    rs = [execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache) for _ in range(40)]
+    assert X.DEFERRED[0] - d0 >= 30
+    for i, r in enumerate(rs, 1):
+        assert r.refusal is None, r.refusal
+        assert (r.stats["instructions"], r.stats["lane_instructions"]) == (7 + i, 3 * i), i
+    monkeypatch.setenv("WAVELIFT_CUDA_DEFER", "off")
+    w = execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache)
+    assert w.refusal is None and w.stats["in_place"] == "proved"
+    for r in rs[5:]:
+        assert list(r.stats) == list(w.stats)
+        same = ("waves", "bytes_written", "escapes", "module_cache_hit", "budget", "cubin", "in_place")
+        assert [r.stats[k] for k in same] == [w.stats[k] for k in same]
 
 
 def test_a_deferred_launch_books_its_windows_at_once(monkeypatch):

@@ -586,6 +586,27 @@ def _settled(name: str) -> property:
     return property(get, put)
 
 
+def _settled_stats() -> property:
+    """DeferredResult.stats: ``_settled``'s, the dict made at its first read where the result was
+    settled with its report's counts not yet summed (``settled_counted``: a stream whose stats
+    nobody reads does not sum them)."""
+    plain = _settled("stats")
+    read = plain.fget
+
+    def get(self):
+        st = read(self)
+        if st is None:
+            d = self.__dict__
+            counted, counts, written, extra = d.pop("_counts")
+            instructions, lane = counted(counts)
+            st = d["_stats"] = _stats(
+                d["_waves"], instructions, lane, written, True, d["_t"], d["_budget"], extra
+            )
+        return st
+
+    return property(get, plain.fset)
+
+
 class DeferredResult(DispatchResult):
     """The result of a dispatch launched without waiting for the GPU (WAVELIFT_CUDA_DEFER=on:
     runtime.Again.defer): reading its refusal, stats, windows, write spans or escapes first
@@ -594,7 +615,7 @@ class DeferredResult(DispatchResult):
     result of the dispatch run without deferral."""
 
     refusal = _settled("refusal")  # type: ignore[assignment]
-    stats = _settled("stats")  # type: ignore[assignment]
+    stats = _settled_stats()  # type: ignore[assignment]
     windows = _settled("windows")  # type: ignore[assignment]
     write_spans = _settled("write_spans")  # type: ignore[assignment]
     escapes = _settled("escapes")  # type: ignore[assignment]
@@ -612,17 +633,28 @@ class DeferredResult(DispatchResult):
             _win=windows,
         )
 
-    def settled(self, spans, instructions: int, lane: int, extra: dict, written: int | None = None) -> None:
-        """From its report (it landed: Deferred.settle); ``written``: the spans' bytes where the
-        caller has them summed."""
+    def settled(self, spans, instructions: int, lane: int, extra: dict) -> None:
+        """From its report (it landed: Deferred.settle)."""
         PREPARED_HITS[0] += 1
         AGAIN_HITS[0] += 1
         d = self.__dict__
         d["_resident"] = d["_args"] = None  # (nothing held for a rerun)
-        bytes_written = sum(n for _, n in spans) if written is None else written
+        bytes_written = sum(n for _, n in spans)
         d["_stats"] = _stats(
             d["_waves"], instructions, lane, bytes_written, True, d["_t"], d["_budget"], extra
         )
+        d["_write_spans"] = spans
+        d["_windows"] = list(d["_win"])
+
+    def settled_counted(self, spans, written: int, counted, counts, extra: dict) -> None:
+        """``settled``, its instruction and lane instruction counts ``counted(counts)`` (a copy
+        of its report's counts) when its stats are first read."""
+        PREPARED_HITS[0] += 1
+        AGAIN_HITS[0] += 1
+        d = self.__dict__
+        d["_resident"] = d["_args"] = None  # (nothing held for a rerun)
+        d["_counts"] = (counted, counts, written, extra)
+        d["_stats"] = None
         d["_write_spans"] = spans
         d["_windows"] = list(d["_win"])
 

@@ -878,7 +878,7 @@ class Placed:
     offset is its offset in the view plus ``base``) -- nothing an in-place dispatch does per
     launch is proportional to the heap's size, only to its windows' hull (h134)."""
 
-    __slots__ = ("offs", "firsts", "order", "scan", "base", "mlo", "mhi", "_cut", "_booking")
+    __slots__ = ("offs", "firsts", "order", "scan", "base", "mlo", "mhi", "_cut", "_booking", "facts")
 
     def __init__(self, heap, plan, windows):
         self.offs = offs = tuple(e.off + at for e, at in plan)
@@ -899,6 +899,7 @@ class Placed:
         # (the last ``cut`` and ``booking``: a stream of launches writes the same runs each time)
         self._cut: tuple | None = None
         self._booking: tuple | None = None
+        self.facts: tuple | None = None  # (runtime._settle_in_place's, by the cut they are of)
 
     def runs(self, starts: list, ends: list) -> tuple[list, list]:
         """wl_runs' runs over ``scan`` (offsets in it) as heap offsets."""

@@ -302,14 +302,20 @@ def _settle_in_place(
     if not cleared:
         res.clear_heap_runs(s_, e_)
     cut = placed.cut(win.windows, s_, e_)
+    # (what the runs are to the preloaded words and the windows, once per cut: the same cut
+    # object is the same runs -- Placed.cut)
+    facts = placed.facts
+    if facts is None or facts[0] is not cut or facts[1] != pre:
+        inside = sum(hi - lo for _, lo, hi in cut) == sum(e_) - sum(s_)
+        facts = placed.facts = (cut, list(pre), bool(pre) and _meets(s_, e_, pre), not inside)
     bad = []
-    if int(status[0]):
+    if status[0]:
         bad.append(f"flags {int(status[0]):#x}")
-    if escapes or int(status[4]):
+    if escapes or status[4]:
         bad.append(f"{max(escapes, int(status[4]))} escape(s)")
-    if pre and _meets(s_, e_, pre):
+    if facts[2]:
         bad.append("a store into a preloaded word")
-    if sum(hi - lo for _, lo, hi in cut) != sum(e_) - sum(s_):
+    if facts[3]:
         bad.append("a store outside its windows")
     if bad:
         why = (
@@ -337,6 +343,14 @@ def _lost_in_place(res, plan, placed, exc: BaseException) -> None:
         res.ops.clear(placed.scan)
     except Exception:  # noqa: BLE001 - the device may be gone: the copies are broken already
         pass
+
+
+def _counted(counts: bytes) -> tuple[int, int]:
+    """A report's per-slot counts (its stats from word 8, as bytes) -> (instructions, lane
+    instructions): slot k's at words 2k and 2k + 1, summed as uint64 (as ``_take_report``)."""
+    c = np.frombuffer(counts, np.uint64)
+    add = np.add.reduce
+    return int(add(c[0::2])), int(add(c[1::2]))
 
 
 def _cupy():
@@ -1526,6 +1540,7 @@ class _Slot:
         "lane",
         "status",
         "stats",
+        "counts",
         "aside",
         "kept",
     )
@@ -1541,6 +1556,7 @@ class _Slot:
         self.hints = host[HINTS_AT : HINTS_AT + 4 * ag.nslots]
         self.stats = stats = host[:STATS_BYTES].view(np.uint64)
         self.ins, self.lane = stats[8::2], stats[9::2]
+        self.counts = host[64:STATS_BYTES]  # (stats' words from 8 on: the per-slot counts)
         self.status = host[STATS_BYTES : STATS_BYTES + 64].view(np.uint32)
 
     def runs(self, c: int) -> tuple[list, list]:
@@ -1636,8 +1652,9 @@ class DeferredInPlace(Deferred):
             "in_place": "proved",
             "download_s": time.perf_counter() - t0,
         }
-        add = np.add.reduce
-        self.result.settled(spans, int(add(sl.ins)), int(add(sl.lane)), extra, written)
+        # (the counts copied -- the place's host array serves a later launch -- and summed when
+        # the stats are read: a stream's results are mostly read for their refusal alone)
+        self.result.settled_counted(spans, written, _counted, sl.counts.tobytes(), extra)
         return True
 
     def fail(self) -> None:
