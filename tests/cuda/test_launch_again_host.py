@@ -283,15 +283,22 @@ def test_each_change_takes_the_full_path_once(standin, monkeypatch, calls):
     assert regs.values() == regs_k and k._fast is not None
     # the caller changes a launch record it was handed: later records are not changed
     t = k.last_launch
-    before = (dict(t.registers), list(t.user_sgprs), dict(t.extra), list(t.extra["kernarg_fill"]))
+    before = (
+        dict(t.registers),
+        list(t.user_sgprs),
+        dict(t.extra),
+        list(t.extra["kernarg_fill"]),
+        list(t.pm4),
+    )
     t.registers["COMPUTE_PGM_LO"] ^= 1
     t.user_sgprs.append(7)
     t.extra["kernarg_fill"].append(("x", 0))
+    t.pm4.append(0)
     fast.clear()
     _launch(k, args)
     u = k.last_launch
     assert fast and u is not t and u.index == t.index + 1
-    assert (u.registers, u.user_sgprs, u.extra["kernarg_fill"]) == (before[0], before[1], before[3])
+    assert (u.registers, u.user_sgprs, u.extra["kernarg_fill"], u.pm4) == (*before[:2], *before[3:])
     # the repeated-launch path switched off: the full path
     dev.fast_launch = False
     _launch(k, args)
@@ -460,6 +467,48 @@ def test_a_missed_kept_launch_keys_its_arguments_once(standin, calls):
     made.clear()
     r = k.launch(global_size=(N, 1, 1), block=(64, 1, 1), args=iter([a, b, c2, n]))
     assert r.refusal is None and dev.fast_launches == fast + 1 and len(made) == 1
+
+
+def test_a_kept_launchs_record_copies_its_fields_when_read(standin):
+    """A record made by the driver's kept launch has its mutable fields (registers, user SGPRs,
+    extra, pm4) copied from the kept ones at their first read (LaunchRecord.__getattr__): equal
+    to the full path's record of the launch, its own objects, a field the caller set before
+    the first read kept, and it survives copy and pickle."""
+    import copy
+    import pickle
+
+    dev, k, args = _warm_vadd(standin)
+    fast = dev.fast_launches
+    _launch(k, args)
+    t = k.last_launch
+    assert dev.fast_launches == fast + 1 and "_kept" in t.__dict__  # (nothing copied yet)
+    t.registers = {"mine": 1}  # (set before any read)
+    kept = (list(t.user_sgprs), copy.deepcopy(t.extra), list(t.pm4))
+    assert t.registers == {"mine": 1} and kept[0] and kept[2] and "_kept" not in t.__dict__
+    t.user_sgprs.append(7)  # (the caller changes the fields it read: later records do not)
+    t.extra["kernarg_fill"].append(("x", 0))
+    t.pm4.append(0)
+    _launch(k, args)
+    u = k.last_launch
+    assert (u.user_sgprs, u.extra, u.pm4) == kept and "mine" not in u.registers
+    regs = dict(u.registers)
+    u.registers["COMPUTE_PGM_LO"] ^= 1
+    _launch(k, args)
+    w = k.last_launch
+    assert w.registers == regs
+    _launch(k, args)
+    w = k.last_launch  # (none of its fields read yet)
+    for x in (copy.copy(w), copy.deepcopy(w), pickle.loads(pickle.dumps(w))):
+        assert x == w and x.pm4 == w.pm4 and x.extra == w.extra
+    dev.fast_launch = False
+    _launch(k, args)
+    full = k.last_launch
+    assert "_kept" not in full.__dict__
+    v = copy.copy(w)
+    v.index, v.result = full.index, full.result
+    assert v == full
+    with pytest.raises(AttributeError):
+        w.no_such_field  # noqa: B018
 
 
 def _objects_session(seed: int, keep: bool, made: list) -> tuple:

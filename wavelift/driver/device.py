@@ -41,7 +41,7 @@ from .hsa import (
     make_grid,
     plan_scratch,
 )
-from .launch import Buffer, LaunchRecord
+from .launch import _MUTABLE, Buffer, LaunchRecord, record_fields
 
 WINDOW_HI = 0xFFFF8000  # address32_hi of RADV on GFX9+ (radv_null_winsys.c:153)
 WINDOW_BASE = WINDOW_HI << 32
@@ -87,6 +87,7 @@ class _FastLaunch:
 
     __slots__ = (
         "seen",
+        "fixed",
         "key",
         "rec",
         "again",
@@ -102,6 +103,8 @@ class _FastLaunch:
     def __init__(self, key, rec, again, pooled, stamped, ib_bytes, generation, writes, gb_addr_config, ib_at):
         self.seen: tuple | None = None
         self.key, self.rec, self.again, self.pooled = key, rec, again, pooled
+        # (its record's fields but the mutable ones, which `record_fields` copies: a new record's dict)
+        self.fixed = {k: v for k, v in rec.items() if k not in _MUTABLE}
         self.stamped, self.ib_bytes, self.generation, self.writes = stamped, ib_bytes, generation, writes
         self.gb_addr_config = gb_addr_config  # (part of the stream's key)
         # (the IB's allocation and offset in it: the same object while the table's generation is)
@@ -119,17 +122,6 @@ def _dispatch_result():
 
         _RESULT = DispatchResult
     return _RESULT
-
-
-def _record_fields(d: dict) -> dict:
-    """A launch record's fields ``d`` (its ``__dict__``) as a new dict, its mutable ones
-    (registers, user SGPRs, extra) copied: a kept launch's record (`Device._keep_fast`) and
-    each record made from it (`_launch_fast`) share none of them."""
-    t = dict(d)
-    t["registers"], t["user_sgprs"] = dict(d["registers"]), list(d["user_sgprs"])
-    x = d["extra"]
-    t["extra"] = {"kernarg_fill": list(x["kernarg_fill"]), "dynamic_lds": x["dynamic_lds"]}
-    return t
 
 
 def _value_key(v):
@@ -233,10 +225,16 @@ def _same_launch(seen: tuple, groups, block, args, global_size, global_offset, d
     """Whether a launch's arguments make the key of the launch whose objects ``seen`` holds
     (`_seen`): each the same object, or one that makes the same key (`_same_key`) -- the key
     compared a value at a time, nothing made."""
-    grid = (groups, block, global_size, global_offset, dims, dynamic_stack, queue)
-    for x, y in zip(grid, seen):
-        if x is not y and not _same_key(x, y):
-            return False
+    if not (
+        (groups is seen[0] or _same_key(groups, seen[0]))
+        and (block is seen[1] or _same_key(block, seen[1]))
+        and (global_size is seen[2] or _same_key(global_size, seen[2]))
+        and (global_offset is seen[3] or _same_key(global_offset, seen[3]))
+        and (dims is seen[4] or _same_key(dims, seen[4]))
+        and (dynamic_stack is seen[5] or _same_key(dynamic_stack, seen[5]))
+        and (queue is seen[6] or _same_key(queue, seen[6]))
+    ):
+        return False
     given = seen[7]
     if len(args) != len(given):
         return False
@@ -716,7 +714,7 @@ class Device:
         stamped = None if allocs[0] is None or allocs[1] is None else res.stamps(allocs)
         if stamped is None:
             return None
-        t = _record_fields(rec.__dict__)  # (copies: the caller holds the record itself)
+        t = record_fields(rec.__dict__)  # (copies: the caller holds the record itself)
         t["pm4"] = t["result"] = None
         ib = mem.find(pooled[2][1])
         return _FastLaunch(
@@ -792,10 +790,11 @@ class Device:
         self.results[:] = [r]
         self.fast_launches += 1
         rec = LaunchRecord.__new__(LaunchRecord)
-        rec.__dict__ = d = _record_fields(t)  # (prepare's record: the kept fields, copied)
+        # (prepare's record: the kept fields, the mutable ones copied at their first read)
+        rec.__dict__ = d = fp.fixed.copy()
         d["index"] = self.launch_count
-        d["pm4"] = list(e.dwords)
         d["result"] = r
+        d["_kept"] = (t, e.dwords)
         self.record_launch(rec)
         k.last_launch = rec
         # (kept while the dispatch changed neither the kernargs nor the packet nor the table)

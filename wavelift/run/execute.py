@@ -620,18 +620,20 @@ class DeferredResult(DispatchResult):
     write_spans = _settled("write_spans")  # type: ignore[assignment]
     escapes = _settled("escapes")  # type: ignore[assignment]
 
-    def __init__(self, index, config, resident, waves, budget, windows):
-        # (DispatchResult's fields set here, not through its __init__ and the setters)
-        self.__dict__.update(
-            index=index,
-            config=config,
-            _refusal=None,
-            _escapes=[],
-            _resident=resident,
-            _waves=waves,
-            _budget=budget,
-            _win=windows,
-        )
+    def __init__(self, index, config, resident, waves, budget, windows, args=None):
+        # (DispatchResult's fields set here, not through its __init__ and the setters; ``args``:
+        # execute_dispatch's, for a rerun)
+        self.__dict__ = {
+            "index": index,
+            "config": config,
+            "_refusal": None,
+            "_escapes": [],
+            "_resident": resident,
+            "_waves": waves,
+            "_budget": budget,
+            "_win": windows,
+            "_args": args,
+        }
 
     def settled(self, spans, instructions: int, lane: int, extra: dict) -> None:
         """From its report (it landed: Deferred.settle)."""
@@ -696,8 +698,8 @@ class DeferredResult(DispatchResult):
 def _deferred(rec, memory, config, index, budget, cache, kept, t0):
     """The dispatch of ``kept`` launched without waiting (runtime.Again.defer), or None."""
     ag = kept.ag
-    r = DeferredResult(index, config, memory.resident, ag.waves, kept.budget, kept.windows)
-    r.__dict__["_args"] = (memory, config, index, rec.backend, rec.mode, cache, budget)
+    args = (memory, config, index, rec.backend, rec.mode, cache, budget)
+    r = DeferredResult(index, config, memory.resident, ag.waves, kept.budget, kept.windows, args)
     item = ag.defer(r)
     if item is None:
         return None
