@@ -1562,6 +1562,8 @@ class _Slot:
     def runs(self, c: int) -> tuple[list, list]:
         """The report's ``c`` runs (all inline: ``c`` <= INLINE_RUNS) -> (starts, ends), each
         sorted (as runs_finish: threads write them in any order)."""
+        if c == 1:  # (a stream's common report: one run, nothing to sort)
+            return [int(self.starts[0])], [int(self.ends[0])]
         return sorted(self.starts[:c].tolist()), sorted(self.ends[:c].tolist())
 
 
