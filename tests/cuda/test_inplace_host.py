@@ -800,6 +800,40 @@ def test_deferred_results_counts_are_their_own_read_late(monkeypatch):
         assert [r.stats[k] for k in same] == [w.stats[k] for k in same]
 
 
+def test_a_plan_arms_without_looking_only_right_after_its_own_booking(monkeypatch):
+    """``InPlace.arm`` skips its look at the entries only where ``Resident.changes`` moved by the
+    plan's own deferred launch alone (``booked_at``): right after ``defer`` it arms; after a
+    host write between the booking and the arming (the input host-dirty), it looks and does not
+    arm, and the next dispatch takes the full path and is exact."""
+    mem, cfg = _vadd(256)
+    fm = rig(monkeypatch, mem, cfg)
+    cache: dict = {}
+    for _ in range(3):
+        assert execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache).refusal is None
+    ag = X._PREPARED[id(cfg)].again().ag
+    res = mem.resident
+    look = []
+    real_entries = ag.entries
+    monkeypatch.setattr(
+        ag, "entries", type("E", (), {"__iter__": lambda s: look.append(1) or iter(real_entries)})()
+    )
+    for host_write in (False, True):
+        assert ag.arm() and ag._holds()
+        look.clear()
+        r = X.DeferredResult(0, cfg, res, ag.waves, 0, [], (mem, cfg, 0, "cuda", "lane", cache, None))
+        assert ag.defer(r) is not None and ag.booked_at == res.changes
+        a = next(x for x in mem if x.name == "a")
+        if host_write:
+            for m in (mem, fm.model):
+                m.write(a.base + 4, np.full(4, 9, np.uint8))
+        assert ag.arm() is (not host_write) and bool(look) is host_write
+        res.flush()
+        assert r.refusal is None and r.write_spans == fm.spans
+    r = execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache)
+    assert r.refusal is None and r.write_spans == fm.spans
+    _exact_after(mem, fm.model)
+
+
 def test_a_deferred_launch_books_its_windows_at_once(monkeypatch):
     """What a deferred in-place launch books before its report is read: its output's copy at a
     new stamp (the tracer's caches and the kept runs' checks see it), newer on the device, and

@@ -1327,6 +1327,7 @@ class InPlace(_Kept):
         "wrote_ks",
         "slots",
         "depth",
+        "booked_at",
     )
     arena = None  # (Resident.staging's eviction looks for a kept plan's staging arena: none)
     # the runs a deferred run's report holds for the host; more: its place's aside (``_slot``)
@@ -1334,6 +1335,8 @@ class InPlace(_Kept):
 
     def __init__(self, rt, res, rep, runs, launch, shared, placed, pre: list):
         super().__init__(rt, res, rep, runs, launch, shared)
+        # (Resident.changes right after ``defer`` booked a launch of this armed plan: ``arm``)
+        self.booked_at: int | None = None
         # (its windows in the heap and its map range, and the preloaded words' heap ranges: as
         # the full path found them; a heap move drops the plan)
         self.placed, self.pre = placed, pre
@@ -1357,9 +1360,17 @@ class InPlace(_Kept):
     def arm(self) -> bool:
         """After this dispatch landed: whether the next run may skip the full path's steps --
         ``Resident.prepare`` would upload nothing and make no shadow, no copy is unusable, the
-        heap is the one it ran on -- noting ``Resident.changes``."""
+        heap is the one it ran on -- noting ``Resident.changes``.  Where nothing but this plan's own
+        deferred launch (``defer``: armed then, its windows booked) changed since -- ``changes``
+        moved by that booking alone --, what the entries' look found then holds: the booking
+        leaves no entry shared, host-dirty or unusable, and each it booked newer on the device."""
         res = self.res
+        booked, self.booked_at = self.booked_at, None
         self.changes = None
+        if booked == res.changes and res.heap is not None and res.heap.buf is self.buf:
+            if self.win.memory.resident is res and self.m.hints is self.hints:
+                self.changes = booked
+                return True
         for e in self.entries:
             if (
                 e.shared
@@ -1500,6 +1511,7 @@ class InPlace(_Kept):
         self.changes = None
         self._launch(cp, stream, sl.graph, sl.host, sl.aside, sl.events)
         res.launched_in_place(self.wrote)
+        self.booked_at = res.changes
         item = DeferredInPlace(self, sl, result, (self.wrote, self.wrote_ks))
         res.pending.append(item)
         res.stream = stream
