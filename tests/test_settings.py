@@ -144,3 +144,43 @@ def test_an_unset_name_read_fast_sees_every_change(monkeypatch):
     assert not settings._unset("WAVELIFT_BATCH_WAVES") and not settings._unset("WAVELIFT_TIME_LIMIT")
     assert settings.get("WAVELIFT_BATCH_WAVES") == 64
     assert settings.raw("WAVELIFT_TIME_LIMIT") is None
+
+
+def test_a_read_again_sees_every_write(monkeypatch):
+    """get() keeps its last answer of a name while os.environ's dict holds the very objects it
+    read (settings._GOT): another value, the same text written again, a deletion, an empty
+    value, the old name and a bad value are each seen at the next read; a value read through
+    the old name, or a bad one, is never kept."""
+    n, old = "WAVELIFT_BATCH_WAVES", "WL_BATCH_WAVES"
+    monkeypatch.delenv(old, raising=False)
+    monkeypatch.setenv(n, "64")
+    assert settings.get(n) == 64
+    kept = settings._GOT[n]
+    assert kept[-1] == 64 and settings.get(n) == 64 and settings._GOT[n] is kept  # (read from it)
+    monkeypatch.setenv(n, "32")
+    assert settings.get(n) == 32
+    os.environ[n] = "32"  # (the same text: a new object in the dict, read again)
+    assert settings.get(n) == 32 and settings._GOT[n] is not kept
+    os.environ.update({n: "16"})
+    assert settings.get(n) == 16
+    monkeypatch.setenv(n, "")
+    assert settings.get(n) == 1024
+    monkeypatch.delenv(n)
+    assert settings.get(n) == 1024
+    monkeypatch.setattr(settings, "_warned", set())
+    monkeypatch.setenv(old, "8")
+    with pytest.warns(DeprecationWarning):
+        assert settings.get(n) == 8
+    assert settings.get(n) == 8 and settings._GOT.get(n, (None,) * 6)[-1] != 8  # (never kept)
+    monkeypatch.setenv(n, "4")  # (the new name wins)
+    assert settings.get(n) == 4
+    monkeypatch.delenv(old)
+    assert settings.get(n) == 4
+    monkeypatch.setenv(n, "many")
+    for _ in range(2):
+        with pytest.raises(ValueError, match="is not an integer"):
+            settings.get(n)
+    monkeypatch.setenv(n, "2")
+    assert settings.get(n) == 2
+    monkeypatch.setattr(os, "environ", {n: "1"})  # (another mapping: read, not kept)
+    assert settings.get(n) == 1

@@ -31,6 +31,7 @@ from test_unrefusable_host import VADD, _caught, _vadd  # noqa: E402
 
 from wavelift.backends.cuda import resident as R  # noqa: E402
 from wavelift.backends.cuda import runtime as RT  # noqa: E402
+from wavelift.run import execute as X  # noqa: E402
 from wavelift.run.execute import execute_dispatch  # noqa: E402
 
 
@@ -367,6 +368,48 @@ def test_a_store_into_a_preloaded_word_is_a_failed_proof(monkeypatch):
     r = _run(mem, cfg)
     assert r.refusal is not None and r.refusal.code == "backend.proof", r.refusal
     assert "preloaded" in r.refusal.message
+
+
+@pytest.mark.parametrize("defer", ["off", "on"])
+def test_a_store_into_a_preloaded_word_fails_a_kept_run(monkeypatch, defer):
+    """A kept in-place run (waited for, or deferred) whose runs meet a preloaded word -- here a's
+    first, which no run stores but this one -- fails the proof, after runs of the same plan that
+    did not: what the runs are to the preloaded words is looked at anew for other runs (kept per
+    cut: runtime._settle_in_place's facts)."""
+    monkeypatch.setenv("WAVELIFT_CUDA_DEFER", defer)
+    mem, cfg = _vadd(256)
+    fm = rig(monkeypatch, mem, cfg)
+    a = next(x for x in mem if x.name == "a")
+
+    def preloads(self, enabled):  # (a's first word preloaded)
+        self.mirrored += [
+            (int(self.win.offs[k]), 4) for k, w in enumerate(self.win.windows) if w.address == a.base
+        ]
+        return [], True
+
+    monkeypatch.setattr(RT.Runtime, "_preloads", preloads)
+    real, store = fm._kernel, [False]
+
+    def kernel(grid, block, args, shared_mem=0):
+        real(grid, block, args, shared_mem)
+        if store[0]:  # (a's first byte marked written: its bytes unchanged, the run is what counts)
+            _, written, ws, _, wo, *_ = args
+            k = int(np.searchsorted(np.asarray(ws[:-1]), np.uint64(a.base), side="right")) - 1
+            S.mark(written, int(wo[k]), int(wo[k]) + 1)
+
+    fm._kernel = kernel
+    cache: dict = {}
+    rs = [execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache) for _ in range(5)]
+    for r in rs:
+        assert r.refusal is None and r.stats["in_place"] == "proved", r.refusal
+    assert X.AGAIN_HITS[0] and X._PREPARED[id(cfg)].again().ag.pre
+    store[0] = True
+    fm.model = copy.deepcopy(fm.model)
+    r = execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache)
+    assert r.refusal is not None and r.refusal.code == "backend.proof", r.refusal
+    assert "preloaded" in r.refusal.message
+    assert not R.map_flags(mem.resident.heap.written).any()
+    _unusable_after(mem, cfg, fm, cache)
 
 
 def test_the_time_limit_is_checked_before_an_in_place_launch_only(monkeypatch):
@@ -793,6 +836,74 @@ def test_the_heap_moves_amid_a_deferred_chain(monkeypatch):
     _same_memory(mem, fm.model)
 
 
+def test_deferred_results_counts_are_their_own_read_late(monkeypatch):
+    """A deferred in-place result's instruction counts are summed when its stats are first read
+    (DeferredResult.settled_counted) from a copy of its report's: 40 launches, each reporting
+    counts of its own in slots of its own, read after the whole stream (each queue place's host
+    array served later launches by then) -- every result has its launch's counts, and its stats
+    are the keys, in order, and values of a launch waited for."""
+    mem, cfg = _vadd(256)
+    fm = rig(monkeypatch, mem, cfg)
+    real, n = fm._report, [0]
+
+    def report():
+        real()
+        stats = _words(fm, "WL_STATS", np.uint64, 8 + 512)
+        i = n[0] = n[0] + 1
+        stats[8 + 2 * (i % 256)] += i
+        stats[9 + 2 * (i % 7)] += 3 * i
+
+    fm._report = report
+    cache: dict = {}
+    d0 = X.DEFERRED[0]
+    rs = [execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache) for _ in range(40)]
+    assert X.DEFERRED[0] - d0 >= 30
+    for i, r in enumerate(rs, 1):
+        assert r.refusal is None, r.refusal
+        assert (r.stats["instructions"], r.stats["lane_instructions"]) == (7 + i, 3 * i), i
+    monkeypatch.setenv("WAVELIFT_CUDA_DEFER", "off")
+    w = execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache)
+    assert w.refusal is None and w.stats["in_place"] == "proved"
+    for r in rs[5:]:
+        assert list(r.stats) == list(w.stats)
+        same = ("waves", "bytes_written", "escapes", "module_cache_hit", "budget", "cubin", "in_place")
+        assert [r.stats[k] for k in same] == [w.stats[k] for k in same]
+
+
+def test_a_plan_arms_without_looking_only_right_after_its_own_booking(monkeypatch):
+    """``InPlace.arm`` skips its look at the entries only where ``Resident.changes`` moved by the
+    plan's own deferred launch alone (``booked_at``): right after ``defer`` it arms; after a
+    host write between the booking and the arming (the input host-dirty), it looks and does not
+    arm, and the next dispatch takes the full path and is exact."""
+    mem, cfg = _vadd(256)
+    fm = rig(monkeypatch, mem, cfg)
+    cache: dict = {}
+    for _ in range(3):
+        assert execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache).refusal is None
+    ag = X._PREPARED[id(cfg)].again().ag
+    res = mem.resident
+    look = []
+    real_entries = ag.entries
+    monkeypatch.setattr(
+        ag, "entries", type("E", (), {"__iter__": lambda s: look.append(1) or iter(real_entries)})()
+    )
+    for host_write in (False, True):
+        assert ag.arm() and ag._holds()
+        look.clear()
+        r = X.DeferredResult(0, cfg, res, ag.waves, 0, [], (mem, cfg, 0, "cuda", "lane", cache, None))
+        assert ag.defer(r) is not None and ag.booked_at == res.changes
+        a = next(x for x in mem if x.name == "a")
+        if host_write:
+            for m in (mem, fm.model):
+                m.write(a.base + 4, np.full(4, 9, np.uint8))
+        assert ag.arm() is (not host_write) and bool(look) is host_write
+        res.flush()
+        assert r.refusal is None and r.write_spans == fm.spans
+    r = execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache)
+    assert r.refusal is None and r.write_spans == fm.spans
+    _exact_after(mem, fm.model)
+
+
 def test_a_deferred_launch_books_its_windows_at_once(monkeypatch):
     """What a deferred in-place launch books before its report is read: its output's copy at a
     new stamp (the tracer's caches and the kept runs' checks see it), newer on the device, and
@@ -884,6 +995,80 @@ def test_the_runs_scan_is_whole_words(setting):
             assert h_lo <= lo and lo + n + 9 <= h_hi
             assert lo - h_lo < g and h_hi - (lo + n + 9) < g
             assert placed.runs([0], [1]) == ([h_lo], [h_lo + 1])
+
+
+def _booked(windows, plan, offs, cut) -> tuple:
+    """Resident.landed_in_place's booking of ``cut`` worked out afresh (its loop before h145
+    kept it: Placed.booking)."""
+    rows, spans, total, last = [], [], 0, None
+    for k, lo, hi in sorted(cut):
+        (e, at), d = plan[k], lo - offs[k]
+        rows.append((k != last, e, at + d, at + d + hi - lo))
+        last = k
+        spans.append((windows[k].address + d, hi - lo))
+        total += hi - lo
+    return rows, spans, total, frozenset(k for k, _, _ in cut)
+
+
+def test_a_placings_last_cut_and_booking_are_kept_while_the_runs_are_the_same(setting):
+    """``Placed.cut`` and ``Placed.booking`` hand out their last answer again for the same runs,
+    windows and plan (a stream's launches write the same runs) and work out a new one for any
+    other: over random runs that often repeat, windows and plans copied or changed, every answer
+    equals ``cut_runs``' and a booking worked out afresh."""
+    import types
+
+    rng = np.random.default_rng(145)
+    heap = R.Heap(R.NumPyOps(), setting == "bits")
+    heap._grow(1 << 12)
+    w = types.SimpleNamespace
+    sizes = [40, 8, 100, 24]
+    offs = [300, 64, 140, 400]  # (heap offsets, not in window order)
+    entries = [w(off=o - 16, name=i) for i, o in enumerate(offs)]
+    plan = [(e, 16) for e in entries]
+    windows = [w(size=n, address=0x1000 * (k + 1)) for k, n in enumerate(sizes)]
+    placed = R.Placed(heap, plan, windows)
+    last = None
+    for _ in range(300):
+        if last is None or rng.random() < 0.3:
+            cuts = np.sort(rng.choice(np.arange(60, 440), size=2 * int(rng.integers(1, 5)), replace=False))
+            runs = [int(x) for x in cuts[0::2]], [int(x) for x in cuts[1::2]]
+        else:
+            runs = list(last[0]), list(last[1])  # (the same runs: new lists)
+        if rng.random() < 0.1:
+            windows = [w(size=x.size, address=x.address + 0x100 * int(rng.integers(0, 2))) for x in windows]
+        if rng.random() < 0.1:
+            plan = [(entries[(k + int(rng.integers(0, 2))) % 4], at) for k, (_, at) in enumerate(plan)]
+        cut = placed.cut(windows, *runs)
+        assert cut == R.cut_runs(*runs, placed.firsts, placed.offs, windows, placed.order)
+        if last is not None and runs == last[:2] and windows is last[2]:
+            assert cut is last[3]  # (kept)
+        assert placed.booking(windows, plan, cut) == _booked(windows, plan, placed.offs, cut)
+        if rng.random() < 0.2:  # (the same cut at windows elsewhere: a booking of its own)
+            moved = [w(size=x.size, address=x.address + 0x40) for x in windows]
+            assert placed.booking(moved, plan, cut) == _booked(moved, plan, placed.offs, cut)
+        last = (*runs, windows, cut)
+
+
+def test_a_kept_in_place_plan_notes_the_windows_each_landing_wrote(monkeypatch):
+    """``InPlace.note`` keeps what a deferred launch books (``wrote``) while the windows a
+    landing wrote are the same and makes it anew for others: after each of a random run of
+    notes, ``wrote`` is the (entry, lo, hi) of exactly the windows noted last."""
+    from wavelift.run import execute as X
+
+    mem, cfg = _vadd(256)
+    rig(monkeypatch, mem, cfg)
+    cache: dict = {}
+    for _ in range(2):
+        assert execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache).refusal is None
+    ag = X._PREPARED[id(cfg)].again().ag
+    assert isinstance(ag, RT.InPlace) and len(ag.win.windows) >= 3
+    n = len(ag.win.windows)
+    rng = np.random.default_rng(24)
+    for _ in range(60):
+        ks = frozenset(int(k) for k in rng.choice(n, size=int(rng.integers(0, 3)), replace=False))
+        ag.note(ks)
+        want = [(ag.plan[k][0], ag.plan[k][1], ag.plan[k][1] + ag.win.windows[k].size) for k in sorted(ks)]
+        assert ag.wrote == want and ag.wrote_ks == ks
 
 
 def _unbroken(mem) -> None:

@@ -17,6 +17,7 @@ amendment "the repeated dispatch's straight path"), without a GPU (the stand-in 
 
 from __future__ import annotations
 
+import dataclasses
 import pathlib
 import sys
 
@@ -32,6 +33,7 @@ from test_host_path import _at, _cubin_on_disk, _vadd_from_kernargs  # noqa: E40
 
 from wavelift.backends.cuda import resident as RES  # noqa: E402
 from wavelift.driver import device as D  # noqa: E402
+from wavelift.driver.hsa import LaunchError  # noqa: E402
 from wavelift.run import execute as X  # noqa: E402
 
 FIX = HERE.parent / "fixtures" / "gfx1030"
@@ -281,15 +283,22 @@ def test_each_change_takes_the_full_path_once(standin, monkeypatch, calls):
     assert regs.values() == regs_k and k._fast is not None
     # the caller changes a launch record it was handed: later records are not changed
     t = k.last_launch
-    before = (dict(t.registers), list(t.user_sgprs), dict(t.extra), list(t.extra["kernarg_fill"]))
+    before = (
+        dict(t.registers),
+        list(t.user_sgprs),
+        dict(t.extra),
+        list(t.extra["kernarg_fill"]),
+        list(t.pm4),
+    )
     t.registers["COMPUTE_PGM_LO"] ^= 1
     t.user_sgprs.append(7)
     t.extra["kernarg_fill"].append(("x", 0))
+    t.pm4.append(0)
     fast.clear()
     _launch(k, args)
     u = k.last_launch
     assert fast and u is not t and u.index == t.index + 1
-    assert (u.registers, u.user_sgprs, u.extra["kernarg_fill"]) == (before[0], before[1], before[3])
+    assert (u.registers, u.user_sgprs, u.extra["kernarg_fill"], u.pm4) == (*before[:2], *before[3:])
     # the repeated-launch path switched off: the full path
     dev.fast_launch = False
     _launch(k, args)
@@ -458,6 +467,125 @@ def test_a_missed_kept_launch_keys_its_arguments_once(standin, calls):
     made.clear()
     r = k.launch(global_size=(N, 1, 1), block=(64, 1, 1), args=iter([a, b, c2, n]))
     assert r.refusal is None and dev.fast_launches == fast + 1 and len(made) == 1
+
+
+def test_a_kept_launchs_record_copies_its_fields_when_read(standin):
+    """A record made by the driver's kept launch has its mutable fields (registers, user SGPRs,
+    extra, pm4) copied from the kept ones at their first read (LaunchRecord.__getattr__): equal
+    to the full path's record of the launch, its own objects, a field the caller set before
+    the first read kept, and it survives copy and pickle."""
+    import copy
+    import pickle
+
+    dev, k, args = _warm_vadd(standin)
+    fast = dev.fast_launches
+    _launch(k, args)
+    t = k.last_launch
+    assert dev.fast_launches == fast + 1 and "_kept" in t.__dict__  # (nothing copied yet)
+    t.registers = {"mine": 1}  # (set before any read)
+    kept = (list(t.user_sgprs), copy.deepcopy(t.extra), list(t.pm4))
+    assert t.registers == {"mine": 1} and kept[0] and kept[2] and "_kept" not in t.__dict__
+    t.user_sgprs.append(7)  # (the caller changes the fields it read: later records do not)
+    t.extra["kernarg_fill"].append(("x", 0))
+    t.pm4.append(0)
+    _launch(k, args)
+    u = k.last_launch
+    assert (u.user_sgprs, u.extra, u.pm4) == kept and "mine" not in u.registers
+    regs = dict(u.registers)
+    u.registers["COMPUTE_PGM_LO"] ^= 1
+    _launch(k, args)
+    w = k.last_launch
+    assert w.registers == regs
+    _launch(k, args)
+    w = k.last_launch  # (none of its fields read yet)
+    for x in (copy.copy(w), copy.deepcopy(w), pickle.loads(pickle.dumps(w))):
+        assert x == w and x.pm4 == w.pm4 and x.extra == w.extra
+    dev.fast_launch = False
+    _launch(k, args)
+    full = k.last_launch
+    assert "_kept" not in full.__dict__
+    v = copy.copy(w)
+    v.index, v.result = full.index, full.result
+    assert v == full
+    with pytest.raises(AttributeError):
+        w.no_such_field  # noqa: B018
+
+
+def _objects_session(seed: int, keep: bool, made: list) -> tuple:
+    """Random vadd launches on one argument list changed in place between them -- an input or the
+    output replaced by another buffer or the same one, the count by a NumPy scalar (the kept
+    one, an equal new one, another) or a Python int -- on a grid given by one tuple, a new equal
+    one or another, amid host writes and reads: (each launch's refusal, spans, stats and record
+    and each read; how many launches keyed their arguments, ``made`` counting the keyings).
+    ``keep``: the driver's kept launch on (else every launch takes the full path)."""
+    rng = np.random.default_rng(seed)
+    saved, saved_cache = D.Device._keep_fast, X._CACHE
+    X._CACHE = {}
+    _cubin_on_disk()
+    if not keep:
+        D.Device._keep_fast = lambda *a, **kw: None  # type: ignore[method-assign]
+    try:
+        dev, k = _device("cuda")
+        bufs = [dev.upload(rng.standard_normal(N).astype(np.float32)) for _ in range(3)]
+        bufs.append(dev.alloc(4 * N))
+        args = [bufs[0], bufs[1], bufs[3], np.uint32(N)]
+        grid = (N, 1, 1)
+        out, keyed = [], 0
+        # (first, counts of each kind in turn: an int three times, then an equal float and bool
+        # -- other keys, refused or not as the full path does -- and NumPy scalars)
+        fixed = [N] * 3 + [float(N), True, np.uint32(N), np.int32(N), np.uint32(N)] * 3
+        for i in range(len(fixed) + 90):
+            u = rng.random()
+            if i < len(fixed):
+                args[3] = fixed[i]
+            elif u < 0.08:
+                args[int(rng.integers(0, 3))] = bufs[int(rng.integers(0, 4))]
+            elif u < 0.16:
+                v = int(args[3]) if rng.random() < 0.5 else int(rng.integers(1, N + 1))
+                # (an equal value of another type: another key -- a float cannot fill a uint)
+                args[3] = (np.uint32(v), v, np.uint32(N), args[3], float(v), np.int32(v))[
+                    int(rng.integers(0, 6))
+                ]
+            elif u < 0.18:  # (a Buffer of the same address: the same key)
+                i = int(rng.integers(0, 3))
+                args[i] = dataclasses.replace(args[i], name="again")
+            elif u < 0.2:
+                grid = (N, 1, 1) if rng.random() < 0.5 else (N // 2, 1, 1)  # (a new tuple)
+            elif u < 0.24:
+                dev.write(bufs[int(rng.integers(0, 3))], rng.standard_normal(4).astype(np.float32))
+            elif u < 0.28:
+                out.append(dev.download(args[2], np.float32).tobytes())
+            m = len(made)
+            try:
+                r = k.launch(global_size=grid, block=(64, 1, 1), args=args)
+            except LaunchError as e:
+                out.append(str(e))
+                continue
+            finally:
+                keyed += len(made) > m
+            # (the second grid's module is built in each session: how is no concern here)
+            stats = {n: v for n, v in _stats(r).items() if n not in ("cubin", "module_cache_hit")}
+            out.append((r.refusal, list(r.write_spans), stats, _record(dev, k)))
+        out.append([dev.download(b, np.float32).tobytes() for b in bufs])
+        return out, keyed
+    finally:
+        D.Device._keep_fast, X._CACHE = saved, saved_cache  # type: ignore[method-assign]
+
+
+@pytest.mark.usefixtures("arena_path")
+def test_a_launch_of_the_very_argument_objects_is_not_keyed_again(standin, calls):
+    """A launch whose argument objects are the very ones of a launch found to have its kept
+    launch's key, each of fixed value (driver/device.py ``_seen``), takes that key without working
+    it out again; any object replaced -- in the same argument list, by an equal one too -- is
+    keyed afresh: a session on one argument list changed in place equals the same session with
+    the driver's kept launch off, and most of its launches were not keyed."""
+    standin.kernel = _checked_kernel()
+    made = calls(D, "_launch_key")
+    for seed in (5, 6):
+        fast, keyed = _objects_session(seed, True, made)
+        full, _ = _objects_session(seed, False, made)
+        assert fast == full
+        assert keyed < 90 // 2, keyed
 
 
 def _pattern_kernel(state):

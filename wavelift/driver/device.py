@@ -41,7 +41,7 @@ from .hsa import (
     make_grid,
     plan_scratch,
 )
-from .launch import Buffer, LaunchRecord
+from .launch import _MUTABLE, Buffer, LaunchRecord, record_fields
 
 WINDOW_HI = 0xFFFF8000  # address32_hi of RADV on GFX9+ (radv_null_winsys.c:153)
 WINDOW_BASE = WINDOW_HI << 32
@@ -82,9 +82,12 @@ class _FastLaunch:
     key, the launch record made (its fields copied into each new one), the kept stream, the
     three launch allocations ((free-list key, address): kernargs, packet, IB), the kernargs' and
     packet's allocations with their device copies' stamps, the IB's bytes, the allocation table
-    generation and the register file's write count after it."""
+    generation and the register file's write count after it; and ``seen``, the argument objects
+    of a launch found to have its key (`_seen`; None: none yet, or not all of fixed value)."""
 
     __slots__ = (
+        "seen",
+        "fixed",
         "key",
         "rec",
         "again",
@@ -98,7 +101,10 @@ class _FastLaunch:
     )
 
     def __init__(self, key, rec, again, pooled, stamped, ib_bytes, generation, writes, gb_addr_config, ib_at):
+        self.seen: tuple | None = None
         self.key, self.rec, self.again, self.pooled = key, rec, again, pooled
+        # (its record's fields but the mutable ones, which `record_fields` copies: a new record's dict)
+        self.fixed = {k: v for k, v in rec.items() if k not in _MUTABLE}
         self.stamped, self.ib_bytes, self.generation, self.writes = stamped, ib_bytes, generation, writes
         self.gb_addr_config = gb_addr_config  # (part of the stream's key)
         # (the IB's allocation and offset in it: the same object while the table's generation is)
@@ -116,17 +122,6 @@ def _dispatch_result():
 
         _RESULT = DispatchResult
     return _RESULT
-
-
-def _record_fields(d: dict) -> dict:
-    """A launch record's fields ``d`` (its ``__dict__``) as a new dict, its mutable ones
-    (registers, user SGPRs, extra) copied: a kept launch's record (`Device._keep_fast`) and
-    each record made from it (`_launch_fast`) share none of them."""
-    t = dict(d)
-    t["registers"], t["user_sgprs"] = dict(d["registers"]), list(d["user_sgprs"])
-    x = d["extra"]
-    t["extra"] = {"kernarg_fill": list(x["kernarg_fill"]), "dynamic_lds": x["dynamic_lds"]}
-    return t
 
 
 def _value_key(v):
@@ -156,6 +151,35 @@ def _value_key(v):
 _NO_KEY = ("no key",)
 
 
+def _fixed(v) -> bool:
+    """Whether ``v`` is an object whose launch key (`_value_key`) can never change: an int,
+    bool, float, None, Buffer (frozen; keyed by its address), NumPy number or bool scalar
+    (immutable; keyed by type and bytes), or a tuple of ints."""
+    t = type(v)
+    if t is int or t is Buffer or t is bool or t is float or v is None:
+        return True
+    if t is tuple:
+        for x in v:
+            if type(x) is not int:
+                return False
+        return True
+    return isinstance(v, (np.number, np.bool_))
+
+
+def _seen(groups, block, args, global_size, global_offset, dims, dynamic_stack, queue) -> tuple | None:
+    """A launch's argument objects as `Kernel.launch` compares them by identity with a kept
+    launch's (`_FastLaunch.seen`: the same objects, all of fixed value, have the same key), or
+    None where one is not of fixed value (a list, an array: its contents may change)."""
+    grid = (groups, block, global_size, global_offset, dims, dynamic_stack, queue)
+    for v in grid:
+        if not _fixed(v):
+            return None
+    for a in args:
+        if not _fixed(a):
+            return None
+    return (*grid, tuple(args))
+
+
 def _launch_key(groups, block, args, global_size, global_offset, dims, dynamic_stack, queue):
     """Kernel.prepare's key: everything its plan reads besides the kernel itself, or None."""
     ak = []
@@ -174,6 +198,50 @@ def _launch_key(groups, block, args, global_size, global_offset, dims, dynamic_s
             ak.append(x)
     k = _grid_key((groups, block, global_size, global_offset, dims, dynamic_stack, queue))
     return None if k is _NO_KEY else (k, tuple(ak))
+
+
+def _same_key(x, y) -> bool:
+    """Whether ``x`` makes the launch key that ``y`` makes (``y`` of fixed value: `_fixed`;
+    asked where ``x is y`` is false): an int, a Buffer at the same address, a tuple of ints, a
+    NumPy scalar of the same type and bytes; None, a bool or a float: the same object only."""
+    t = type(y)
+    if t is int:
+        return type(x) is int and x == y
+    if t is Buffer:
+        return type(x) is Buffer and x.address == y.address
+    if t is tuple:
+        if type(x) is not tuple or len(x) != len(y):
+            return False
+        for v in x:
+            if type(v) is not int:
+                return False
+        return x == y
+    if t is not bool and t is not float and y is not None:  # (a NumPy number or bool scalar)
+        return type(x) is t and x.tobytes() == y.tobytes()
+    return False
+
+
+def _same_launch(seen: tuple, groups, block, args, global_size, global_offset, dims, dynamic_stack, queue):
+    """Whether a launch's arguments make the key of the launch whose objects ``seen`` holds
+    (`_seen`): each the same object, or one that makes the same key (`_same_key`) -- the key
+    compared a value at a time, nothing made."""
+    if not (
+        (groups is seen[0] or _same_key(groups, seen[0]))
+        and (block is seen[1] or _same_key(block, seen[1]))
+        and (global_size is seen[2] or _same_key(global_size, seen[2]))
+        and (global_offset is seen[3] or _same_key(global_offset, seen[3]))
+        and (dims is seen[4] or _same_key(dims, seen[4]))
+        and (dynamic_stack is seen[5] or _same_key(dynamic_stack, seen[5]))
+        and (queue is seen[6] or _same_key(queue, seen[6]))
+    ):
+        return False
+    given = seen[7]
+    if len(args) != len(given):
+        return False
+    for x, y in zip(args, given):
+        if x is not y and not _same_key(x, y):
+            return False
+    return True
 
 
 def _grid_key(v: tuple):
@@ -646,7 +714,7 @@ class Device:
         stamped = None if allocs[0] is None or allocs[1] is None else res.stamps(allocs)
         if stamped is None:
             return None
-        t = _record_fields(rec.__dict__)  # (copies: the caller holds the record itself)
+        t = record_fields(rec.__dict__)  # (copies: the caller holds the record itself)
         t["pm4"] = t["result"] = None
         ib = mem.find(pooled[2][1])
         return _FastLaunch(
@@ -722,10 +790,11 @@ class Device:
         self.results[:] = [r]
         self.fast_launches += 1
         rec = LaunchRecord.__new__(LaunchRecord)
-        rec.__dict__ = d = _record_fields(t)  # (prepare's record: the kept fields, copied)
+        # (prepare's record: the kept fields, the mutable ones copied at their first read)
+        rec.__dict__ = d = fp.fixed.copy()
         d["index"] = self.launch_count
-        d["pm4"] = list(e.dwords)
         d["result"] = r
+        d["_kept"] = (t, e.dwords)
         self.record_launch(rec)
         k.last_launch = rec
         # (kept while the dispatch changed neither the kernargs nor the packet nor the table)
@@ -851,13 +920,27 @@ class Kernel:
         key: Any = _NO_KEY  # (not computed yet: prepare computes it)
         if fp is not None:
             dev = self.device
-            key = _launch_key(
-                groups, block, args, global_size, global_offset, dims, dynamic_stack, dev._queue
-            )
-            if key is not None and key == fp.key:
+            seen = fp.seen
+            if seen is not None and _same_launch(
+                seen, groups, block, args, global_size, global_offset, dims, dynamic_stack, dev._queue
+            ):
+                # (the objects of a launch that had the kept key, each of fixed value, or ones
+                # that make the same key: that key, not worked out again)
+                key = fp.key
                 got = dev._launch_fast(self, fp)
                 if got is not None:
                     return got
+            else:
+                key = _launch_key(
+                    groups, block, args, global_size, global_offset, dims, dynamic_stack, dev._queue
+                )
+                if key is not None and key == fp.key:
+                    got = dev._launch_fast(self, fp)
+                    if got is not None:
+                        fp.seen = _seen(
+                            groups, block, args, global_size, global_offset, dims, dynamic_stack, dev._queue
+                        )
+                        return got
             self._fast = None
         rec = self._prepare(groups, block, args, global_size, global_offset, dims, dynamic_stack, key)
         dw, result = self.device.submit_dispatch(rec.registers, rec.dims, rec.initiator)

@@ -586,6 +586,27 @@ def _settled(name: str) -> property:
     return property(get, put)
 
 
+def _settled_stats() -> property:
+    """DeferredResult.stats: ``_settled``'s, the dict made at its first read where the result was
+    settled with its report's counts not yet summed (``settled_counted``: a stream whose stats
+    nobody reads does not sum them)."""
+    plain = _settled("stats")
+    read = plain.fget
+
+    def get(self):
+        st = read(self)
+        if st is None:
+            d = self.__dict__
+            counted, counts, written, extra = d.pop("_counts")
+            instructions, lane = counted(counts)
+            st = d["_stats"] = _stats(
+                d["_waves"], instructions, lane, written, True, d["_t"], d["_budget"], extra
+            )
+        return st
+
+    return property(get, plain.fset)
+
+
 class DeferredResult(DispatchResult):
     """The result of a dispatch launched without waiting for the GPU (WAVELIFT_CUDA_DEFER=on:
     runtime.Again.defer): reading its refusal, stats, windows, write spans or escapes first
@@ -594,23 +615,25 @@ class DeferredResult(DispatchResult):
     result of the dispatch run without deferral."""
 
     refusal = _settled("refusal")  # type: ignore[assignment]
-    stats = _settled("stats")  # type: ignore[assignment]
+    stats = _settled_stats()  # type: ignore[assignment]
     windows = _settled("windows")  # type: ignore[assignment]
     write_spans = _settled("write_spans")  # type: ignore[assignment]
     escapes = _settled("escapes")  # type: ignore[assignment]
 
-    def __init__(self, index, config, resident, waves, budget, windows):
-        # (DispatchResult's fields set here, not through its __init__ and the setters)
-        self.__dict__.update(
-            index=index,
-            config=config,
-            _refusal=None,
-            _escapes=[],
-            _resident=resident,
-            _waves=waves,
-            _budget=budget,
-            _win=windows,
-        )
+    def __init__(self, index, config, resident, waves, budget, windows, args=None):
+        # (DispatchResult's fields set here, not through its __init__ and the setters; ``args``:
+        # execute_dispatch's, for a rerun)
+        self.__dict__ = {
+            "index": index,
+            "config": config,
+            "_refusal": None,
+            "_escapes": [],
+            "_resident": resident,
+            "_waves": waves,
+            "_budget": budget,
+            "_win": windows,
+            "_args": args,
+        }
 
     def settled(self, spans, instructions: int, lane: int, extra: dict) -> None:
         """From its report (it landed: Deferred.settle)."""
@@ -622,6 +645,18 @@ class DeferredResult(DispatchResult):
         d["_stats"] = _stats(
             d["_waves"], instructions, lane, bytes_written, True, d["_t"], d["_budget"], extra
         )
+        d["_write_spans"] = spans
+        d["_windows"] = list(d["_win"])
+
+    def settled_counted(self, spans, written: int, counted, counts, extra: dict) -> None:
+        """``settled``, its instruction and lane instruction counts ``counted(counts)`` (a copy
+        of its report's counts) when its stats are first read."""
+        PREPARED_HITS[0] += 1
+        AGAIN_HITS[0] += 1
+        d = self.__dict__
+        d["_resident"] = d["_args"] = None  # (nothing held for a rerun)
+        d["_counts"] = (counted, counts, written, extra)
+        d["_stats"] = None
         d["_write_spans"] = spans
         d["_windows"] = list(d["_win"])
 
@@ -663,8 +698,8 @@ class DeferredResult(DispatchResult):
 def _deferred(rec, memory, config, index, budget, cache, kept, t0):
     """The dispatch of ``kept`` launched without waiting (runtime.Again.defer), or None."""
     ag = kept.ag
-    r = DeferredResult(index, config, memory.resident, ag.waves, kept.budget, kept.windows)
-    r.__dict__["_args"] = (memory, config, index, rec.backend, rec.mode, cache, budget)
+    args = (memory, config, index, rec.backend, rec.mode, cache, budget)
+    r = DeferredResult(index, config, memory.resident, ag.waves, kept.budget, kept.windows, args)
     item = ag.defer(r)
     if item is None:
         return None

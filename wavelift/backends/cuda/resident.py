@@ -74,6 +74,8 @@ class RangeSet:
         if hi <= lo:
             return
         i = bisect_left(self.hi, lo)  # first range ending at or after lo (touching merges)
+        if i < len(self.lo) and self.lo[i] <= lo and hi <= self.hi[i]:
+            return  # (inside that range already: a repeated in-place launch's windows)
         j = bisect_right(self.lo, hi)  # ranges starting at or before hi
         if i < j:
             lo, hi = min(lo, self.lo[i]), max(hi, self.hi[j - 1])
@@ -902,7 +904,7 @@ class Placed:
     heap's size, only to its windows' hull (h134).  The hull is also where a run whose runs
     cannot be read may have written (runtime._lost_in_place, DeferredInPlace.fail: h144)."""
 
-    __slots__ = ("offs", "firsts", "order", "scan", "hull")
+    __slots__ = ("offs", "firsts", "order", "scan", "hull", "_cut", "_booking", "facts")
 
     def __init__(self, heap, plan, windows):
         self.offs = offs = tuple(e.off + at for e, at in plan)
@@ -913,6 +915,10 @@ class Placed:
         hi = max(-(-max((o + w.size for o, w in zip(offs, windows)), default=0) // g) * g, lo + g)
         self.hull = (lo, hi)
         self.scan = heap.map_over(lo, hi)
+        # (the last ``cut`` and ``booking``: a stream of launches writes the same runs each time)
+        self._cut: tuple | None = None
+        self._booking: tuple | None = None
+        self.facts: tuple | None = None  # (runtime._settle_in_place's, by the cut they are of)
 
     def runs(self, starts: list, ends: list) -> tuple[list, list]:
         """wl_runs' runs over ``scan`` (offsets in it) as heap offsets."""
@@ -922,8 +928,34 @@ class Placed:
         return [x + b for x in starts], [x + b for x in ends]
 
     def cut(self, windows, starts: list, ends: list) -> list:
-        """``cut_runs`` of the runs (sorted heap offsets) at these windows."""
-        return cut_runs(starts, ends, self.firsts, self.offs, windows, self.order)
+        """``cut_runs`` of the runs (sorted heap offsets; lists not changed after) at these
+        windows -- the list handed out last time where the runs and windows are the same (a
+        pure function of them and this placing; the caller does not change it)."""
+        last = self._cut
+        if last is not None and last[0] is windows and last[1] == starts and last[2] == ends:
+            return last[3]
+        cut = cut_runs(starts, ends, self.firsts, self.offs, windows, self.order)
+        self._cut = (windows, starts, ends, cut)
+        return cut
+
+    def booking(self, windows, plan, cut: list) -> tuple:
+        """What booking ``cut`` (``cut``'s list) writes, worked out once per cut list: ([(whether
+        the piece is its window's first, entry, lo, hi in the entry)], write spans in address
+        order, bytes, the windows' indices) -- ``Resident.landed_in_place``."""
+        last = self._booking
+        if last is not None and last[0] is cut and last[1] is windows and last[2] is plan:
+            return last[3]
+        rows, spans_, total, last_k = [], [], 0, None
+        for k, lo, hi in sorted(cut):  # (window order: address order; in a window, heap order)
+            w, (e, at) = windows[k], plan[k]
+            d = lo - self.offs[k]
+            rows.append((k != last_k, e, at + d, at + d + hi - lo))
+            last_k = k
+            spans_.append((w.address + d, hi - lo))
+            total += hi - lo
+        got = (rows, spans_, total, frozenset(k for k, _, _ in cut))
+        self._booking = (cut, windows, plan, got)
+        return got
 
 
 class Resident:
@@ -1599,27 +1631,20 @@ class Resident:
             return
         self.ops.clear(h.map_over(starts[0], ends[-1]))
 
-    def landed_in_place(self, win, plan, placed: Placed, cut: list) -> tuple[list, int]:
+    def landed_in_place(self, win, plan, placed: Placed, cut: list) -> tuple[list, int, frozenset]:
         """Book a dispatch that ran in place on the heap: its runs cut at its windows
         (``Placed.cut``: a proved dispatch stores only inside windows) as its write spans (in
         address order, as ``spans``), each noted newer on the device (the host pulls it when it
-        reads: as ``commit``'s), its entries at new versions -> (spans, bytes)."""
+        reads: as ``commit``'s), its entries at new versions -> (spans, bytes, the indices of
+        the windows it wrote)."""
         self.changes += 1
-        hofs = placed.offs
-        spans_: list[tuple[int, int]] = []
-        total = 0
-        last = None
-        for k, lo, hi in sorted(cut):  # (window order: address order; in a window, heap order)
-            w, (e, at) = win.windows[k], plan[k]
-            if k != last:
-                last = k
+        rows, spans_, total, ks = placed.booking(win.windows, plan, cut)
+        for first, e, lo, hi in rows:
+            if first:  # (each window's entry once, as its first piece is booked)
                 e.version = next(_VERSIONS)
                 e.shadow = e.clean = None  # (the device holds newer bytes)
-            d = lo - hofs[k]
-            e.dev_dirty.add(at + d, at + d + hi - lo)
-            spans_.append((w.address + d, hi - lo))
-            total += hi - lo
-        return spans_, total
+            e.dev_dirty.add(lo, hi)
+        return list(spans_), total, ks
 
     def broke_in_place(self, plan, starts: list, ends: list, why: str) -> None:
         """A dispatch ran in place on a proof that failed: each of its device copies unusable

@@ -296,19 +296,25 @@ def _settle_in_place(
     (``pre``: heap ranges) or a store outside its windows, none of which a proved dispatch can
     have -- its device copies made unusable (Resident.broke_in_place: nothing possibly wrong
     ever lands) -> the refusal's text (``backend.proof``); else its runs booked as its write
-    spans, newer on the device (Resident.landed_in_place) -> (spans, bytes).  ``cleared``: the
+    spans, newer on the device (Resident.landed_in_place) -> (spans, bytes, the indices of the
+    windows they wrote).  ``cleared``: the
     map over the windows' hull was cleared on the device after the runs scan (a deferred run)."""
     if not cleared:
         res.clear_heap_runs(s_, e_)
     cut = placed.cut(win.windows, s_, e_)
+    # (what the runs are to the preloaded words and the windows, once per cut: the same cut
+    # object is the same runs -- Placed.cut)
+    facts = placed.facts
+    if facts is None or facts[0] is not cut or facts[1] != pre:
+        facts = placed.facts = (cut, list(pre), bool(pre) and _meets(s_, e_, pre), R.outside(cut, s_, e_))
     bad = []
-    if int(status[0]):
+    if status[0]:
         bad.append(f"flags {int(status[0]):#x}")
-    if escapes or int(status[4]):
+    if escapes or status[4]:
         bad.append(f"{max(escapes, int(status[4]))} escape(s)")
-    if pre and _meets(s_, e_, pre):
+    if facts[2]:
         bad.append("a store into a preloaded word")
-    if R.outside(cut, s_, e_):
+    if facts[3]:
         bad.append("a store outside its windows")
     if bad:
         why = (
@@ -334,6 +340,14 @@ def _lost_in_place(res, plan, placed, exc: BaseException) -> None:
         res.ops.clear(placed.scan)
     except Exception:  # noqa: BLE001 - the device may be gone: the copies are broken already
         pass
+
+
+def _counted(counts: bytes) -> tuple[int, int]:
+    """A report's per-slot counts (its stats from word 8, as bytes) -> (instructions, lane
+    instructions): slot k's at words 2k and 2k + 1, summed as uint64 (as ``_take_report``)."""
+    c = np.frombuffer(counts, np.uint64)
+    add = np.add.reduce
+    return int(add(c[0::2])), int(add(c[1::2]))
 
 
 def _cupy():
@@ -731,7 +745,7 @@ class Runtime:
         try:
             d = attempt(True)
             if place is not None:
-                pre = self._landed_in_place(res, d, place)
+                pre, wrote = self._landed_in_place(res, d, place)
         except Refused:  # (settled: booked or made unusable, with its reason)
             raise
         except BaseException as exc:
@@ -742,7 +756,7 @@ class Runtime:
             self.landed = True  # (its bytes stand: RunCounts.landed)
             if keepable():
                 self.again = InPlace(self, res, rep, (count, inline), launch, shared, place, pre)
-                self.again.note(self.land()[0])
+                self.again.note(wrote)
             return
         # a mirrored window this dispatch wrote: its uniform loads may have read stale copies,
         # so the dispatch runs again, from the same arena, without mirrors (codegen.mirrors)
@@ -777,10 +791,10 @@ class Runtime:
             return None
         return res.placed(self.win, plan)
 
-    def _landed_in_place(self, res, d: dict, placed) -> list:
+    def _landed_in_place(self, res, d: dict, placed) -> tuple:
         """An in-place run's report: settled (``_settle_in_place``: booked, or refused
-        ``backend.proof`` with its device copies made unusable) -> the preloaded words' heap
-        ranges (its kept plan checks its runs against them)."""
+        ``backend.proof`` with its device copies made unusable) -> (the preloaded words' heap
+        ranges -- its kept plan checks its runs against them --, the windows it wrote)."""
         t0 = time.perf_counter()
         host = d["host"]
         offs = self.win.offs.tolist()
@@ -802,9 +816,10 @@ class Runtime:
                 pass
             raise Refused("backend.proof", got)
         self._take_report(host)
-        self.land = lambda: got
+        booked = got[0], got[1]
+        self.land = lambda: booked
         self.extra_stats["download_s"] = time.perf_counter() - t0
-        return pre
+        return pre, got[2]
 
     def _take_report(self, host) -> np.ndarray:
         """The report's hints (the module's next guesses), counts and escapes taken into this
@@ -1305,11 +1320,11 @@ class InPlace(_Kept):
         "graph",
         "runs_go",
         "runs_note",
-        "starts",
         "wrote",
         "wrote_ks",
         "slots",
         "depth",
+        "booked_at",
     )
     arena = None  # (Resident.staging's eviction looks for a kept plan's staging arena: none)
     # the runs a deferred run's report holds for the host; more: its place's aside (``_slot``)
@@ -1317,6 +1332,8 @@ class InPlace(_Kept):
 
     def __init__(self, rt, res, rep, runs, launch, shared, placed, pre: list):
         super().__init__(rt, res, rep, runs, launch, shared)
+        # (Resident.changes right after ``defer`` booked a launch of this armed plan: ``arm``)
+        self.booked_at: int | None = None
         # (its windows in the heap and its map range, and the preloaded words' heap ranges: as
         # the full path found them; a heap move drops the plan)
         self.placed, self.pre = placed, pre
@@ -1327,7 +1344,6 @@ class InPlace(_Kept):
         self.graph_on = settings.get("WAVELIFT_CUDA_GRAPH") != "off"
         self.graph = None  # (``run``'s operations captured: None not yet, False not to be)
         self.runs_go, self.runs_note = res.ops.runs_call(placed.scan, self.count, self.inline)
-        self.starts = [w.address for w in self.win.windows]
         # (entry, lo, hi) of the windows the last landing wrote: what a deferred run books at its
         # launch (``note``; None: no deferral); the queue places (``_slot``)
         self.wrote: list | None = None
@@ -1341,9 +1357,17 @@ class InPlace(_Kept):
     def arm(self) -> bool:
         """After this dispatch landed: whether the next run may skip the full path's steps --
         ``Resident.prepare`` would upload nothing and make no shadow, no copy is unusable, the
-        heap is the one it ran on -- noting ``Resident.changes``."""
+        heap is the one it ran on -- noting ``Resident.changes``.  Where nothing but this plan's own
+        deferred launch (``defer``: armed then, its windows booked) changed since -- ``changes``
+        moved by that booking alone --, what the entries' look found then holds: the booking
+        leaves no entry shared, host-dirty or unusable, and each it booked newer on the device."""
         res = self.res
+        booked, self.booked_at = self.booked_at, None
         self.changes = None
+        if booked == res.changes and res.heap is not None and res.heap.buf is self.buf:
+            if self.win.memory.resident is res and self.m.hints is self.hints:
+                self.changes = booked
+                return True
         for e in self.entries:
             if (
                 e.shared
@@ -1362,14 +1386,17 @@ class InPlace(_Kept):
     def _holds(self) -> bool:
         return super()._holds() and settings.get("WAVELIFT_CUDA_INPLACE") == "proved"
 
-    def note(self, spans) -> None:
-        """The windows a landing's ``spans`` wrote, as (entry, lo, hi): what a deferred run books
-        at its launch (however many runs: a deferred run's that do not come back with its report
-        are in its place's aside -- ``_slot``)."""
-        ks = sorted({bisect_right(self.starts, a) - 1 for a, _ in spans})
-        self.wrote_ks = frozenset(ks)
+    def note(self, ks: frozenset) -> None:
+        """The windows a landing wrote (``ks``: their indices, as Resident.landed_in_place gives
+        them), as (entry, lo, hi): what a deferred run books at its launch (however many runs: a
+        deferred run's that do not come back with its report are in its place's aside --
+        ``_slot``).  The same windows as the last landing's: the list made then (a pure function
+        of them and the plan's fixed windows and entries; never changed)."""
+        if ks == self.wrote_ks and self.wrote is not None:
+            return
+        self.wrote_ks = ks
         self.wrote = [
-            (self.plan[k][0], self.plan[k][1], self.plan[k][1] + self.win.windows[k].size) for k in ks
+            (self.plan[k][0], self.plan[k][1], self.plan[k][1] + self.win.windows[k].size) for k in sorted(ks)
         ]
 
     def _ops(self, cp, host, stream: int, aside=None) -> None:
@@ -1430,8 +1457,8 @@ class InPlace(_Kept):
         if isinstance(got, str):
             return False
         self._hints_from(own)
-        self.booked = got
-        self.note(got[0])
+        self.booked = got[0], got[1]
+        self.note(got[2])
         add = np.add.reduce
         extra = {
             "cubin": self.cubin,
@@ -1481,6 +1508,7 @@ class InPlace(_Kept):
         self.changes = None
         self._launch(cp, stream, sl.graph, sl.host, sl.aside, sl.events)
         res.launched_in_place(self.wrote)
+        self.booked_at = res.changes
         item = DeferredInPlace(self, sl, result, (self.wrote, self.wrote_ks))
         res.pending.append(item)
         res.stream = stream
@@ -1521,6 +1549,7 @@ class _Slot:
         "lane",
         "status",
         "stats",
+        "counts",
         "aside",
         "kept",
     )
@@ -1536,11 +1565,14 @@ class _Slot:
         self.hints = host[HINTS_AT : HINTS_AT + 4 * ag.nslots]
         self.stats = stats = host[:STATS_BYTES].view(np.uint64)
         self.ins, self.lane = stats[8::2], stats[9::2]
+        self.counts = host[64:STATS_BYTES]  # (stats' words from 8 on: the per-slot counts)
         self.status = host[STATS_BYTES : STATS_BYTES + 64].view(np.uint32)
 
     def runs(self, c: int) -> tuple[list, list]:
         """The report's ``c`` runs (all inline: ``c`` <= INLINE_RUNS) -> (starts, ends), each
         sorted (as runs_finish: threads write them in any order)."""
+        if c == 1:  # (a stream's common report: one run, nothing to sort)
+            return [int(self.starts[0])], [int(self.ends[0])]
         return sorted(self.starts[:c].tolist()), sorted(self.ends[:c].tolist())
 
 
@@ -1617,12 +1649,13 @@ class DeferredInPlace(Deferred):
         )
         if isinstance(got, str):
             return False
+        spans, written, ks = got
         # (runs only in the windows its launch booked: nothing new to the plan or its record's
         # checks, made after that booking -- it stays armed; else the full path looks again)
-        if armed and {k for k, _, _ in ag.placed.cut(ag.win.windows, s_, e_)} <= self.ranges[1]:
+        if armed and ks <= self.ranges[1]:
             ag.changes = res.changes
         ag._hints_from(sl)
-        ag.note(got[0])
+        ag.note(ks)
         start, stop = sl.events
         extra = {
             "cubin": ag.cubin,
@@ -1630,8 +1663,9 @@ class DeferredInPlace(Deferred):
             "in_place": "proved",
             "download_s": time.perf_counter() - t0,
         }
-        add = np.add.reduce
-        self.result.settled(got[0], int(add(sl.ins)), int(add(sl.lane)), extra)
+        # (the counts copied -- the place's host array serves a later launch -- and summed when
+        # the stats are read: a stream's results are mostly read for their refusal alone)
+        self.result.settled_counted(spans, written, _counted, sl.counts.tobytes(), extra)
         return True
 
     def fail(self) -> None:
