@@ -2,13 +2,10 @@
  * next to the translated RDNA programs (same arithmetic as bench/kernels/bench.cl and
  * tests/fixtures/glsl/scratch_game.comp).  Compiled at run time with NVRTC (-arch of the GPU,
  * default NVRTC options: -O3, fmad on), timed with CUDA events. */
-extern "C" __global__ void shade(const unsigned *px, const float *w, unsigned *out,
-                                 unsigned width, unsigned height, float gain, float bias)
+// bench.cl's shade for one pixel (the kernels below differ only in which pixel a thread takes)
+static __device__ __forceinline__ void shade_px(const unsigned *px, const float *w, unsigned *out, unsigned i,
+                                                float gain, float bias)
 {
-    unsigned x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
-    if (x >= width || y >= height)
-        return;
-    unsigned i = y * width + x;
     unsigned p = px[i];
     float k = w[i] * gain;
     unsigned r = p & 255u, g = (p >> 8) & 255u, b = (p >> 16) & 255u, a = p >> 24;
@@ -16,6 +13,15 @@ extern "C" __global__ void shade(const unsigned *px, const float *w, unsigned *o
     unsigned g2 = (unsigned)fminf(fmaxf((float)g * k + bias, 0.0f), 255.0f);
     unsigned b2 = (unsigned)fminf(fmaxf((float)b * k + bias, 0.0f), 255.0f);
     out[i] = r2 | (g2 << 8) | (b2 << 16) | (a << 24);
+}
+
+extern "C" __global__ void shade(const unsigned *px, const float *w, unsigned *out,
+                                 unsigned width, unsigned height, float gain, float bias)
+{
+    unsigned x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x >= width || y >= height)
+        return;
+    shade_px(px, w, out, y * width + x, gain, bias);
 }
 
 // shade's body in the guest's layout: 8x8 tiles, blockDim.x / 64 of them a 1-D block (decision
@@ -27,14 +33,7 @@ extern "C" __global__ void shade_tiles(const unsigned *px, const float *w, unsig
     unsigned x = (tile % tiles_x) * 8u + threadIdx.x % 8u, y = (tile / tiles_x) * 8u + (threadIdx.x / 8u) % 8u;
     if (x >= width || y >= height)
         return;
-    unsigned i = y * width + x;
-    unsigned p = px[i];
-    float k = w[i] * gain;
-    unsigned r = p & 255u, g = (p >> 8) & 255u, b = (p >> 16) & 255u, a = p >> 24;
-    unsigned r2 = (unsigned)fminf(fmaxf((float)r * k + bias, 0.0f), 255.0f);
-    unsigned g2 = (unsigned)fminf(fmaxf((float)g * k + bias, 0.0f), 255.0f);
-    unsigned b2 = (unsigned)fminf(fmaxf((float)b * k + bias, 0.0f), 255.0f);
-    out[i] = r2 | (g2 << 8) | (b2 << 16) | (a << 24);
+    shade_px(px, w, out, y * width + x, gain, bias);
 }
 
 extern "C" __global__ void collatz(const unsigned *start, unsigned *steps, unsigned cap)
