@@ -75,23 +75,44 @@ def _dispatches():
 def _programs():
     """Unique (name, program, config, base, modes) over all fixture dispatches; translation
     failures (decoder/frontend gaps, the NumPy backend refuses them too) are kept as strings."""
-    from wavelift.errors import Refused
     from wavelift.run.execute import module_key
 
     out, seen = [], set()
     for name, mem, cfg in _dispatches():
-        try:
-            prog, base = translate_dispatch(mem, cfg)
-        except Refused as e:
-            out.append((name, None, cfg, 0, str(e)))
-            continue
-        modes = ("lane", "wave") if prog.uses_scratch else ("lane",)
-        k = module_key(prog, cfg, "lane", "cuda")
-        if k in seen:
-            continue
-        seen.add(k)
-        out.append((name, prog, cfg, base, modes))
+        entry = _translated(name, mem, cfg)
+        if entry[1] is not None:
+            k = module_key(entry[1], cfg, "lane", "cuda")
+            if k in seen:
+                continue
+            seen.add(k)
+        out.append(entry)
     return out
+
+
+def _translated(name, mem, cfg) -> tuple:
+    """One entry of _programs(): (name, program, config, base, modes), or (name, None, config,
+    0, the refusal) where translation refuses."""
+    from wavelift.errors import Refused
+
+    try:
+        prog, base = translate_dispatch(mem, cfg)
+    except Refused as e:
+        return (name, None, cfg, 0, str(e))
+    return (name, prog, cfg, base, ("lane", "wave") if prog.uses_scratch else ("lane",))
+
+
+@functools.cache
+def _named(name) -> tuple:
+    """_entry(name) translating only that fixture dispatch: for tests that need a few programs by
+    name (_programs() translates all ~235, 45-50 s on the 2-core CI, paid again by every xdist
+    worker that runs such a test)."""
+    hit = next(((m, c) for n, m, c in _dispatches() if n == name), None)
+    if hit is None:
+        pytest.fail(f"no fixture dispatch named {name}")
+    entry = _translated(name, *hit)
+    if entry[1] is None:
+        pytest.fail(f"translation refused: {entry[4]}")
+    return entry
 
 
 @functools.lru_cache(maxsize=1)
