@@ -394,11 +394,17 @@ def _build_prologues(tmp_path_factory, COMPILE_FLAGS, prelude_semantics, griddim
             assert ("gid_x = (u32)g; gid_y = 0u;" in src) == (griddim == "baked" and dims == 1)
             assert ("gid_y = q; gid_z = 0u;" in src) == (griddim == "baked" and dims == 2)
             source = prelude_semantics() + SHIM + _host_prologue(src) + RUN
-            lib = host_build.load(
-                tmp_path_factory.mktemp(f"pro{k}-{want}"), "pro", source, (*COMPILE_FLAGS, "-O1")
-            )
-            out[(k, want)] = (cfg, mode, G.source_groups(src), lib)
+            if source not in _PROLOGUE_LIBS:  # (auto is often 4; 3-D grids bake nothing)
+                _PROLOGUE_LIBS[source] = host_build.load(
+                    tmp_path_factory.mktemp(f"pro{k}-{want}"), "pro", source, (*COMPILE_FLAGS, "-O1")
+                )
+            out[(k, want)] = (cfg, mode, G.source_groups(src), _PROLOGUE_LIBS[source])
     return out
+
+
+# the host builds by source: 26 distinct of the 40 (config, setting, griddim) prologues, ~1 s of
+# g++ each (every test sets P before it runs one)
+_PROLOGUE_LIBS: dict = {}
 
 
 @pytest.mark.parametrize("want", ["1", "4", "8", "auto"])
