@@ -75,23 +75,44 @@ def _dispatches():
 def _programs():
     """Unique (name, program, config, base, modes) over all fixture dispatches; translation
     failures (decoder/frontend gaps, the NumPy backend refuses them too) are kept as strings."""
-    from wavelift.errors import Refused
     from wavelift.run.execute import module_key
 
     out, seen = [], set()
     for name, mem, cfg in _dispatches():
-        try:
-            prog, base = translate_dispatch(mem, cfg)
-        except Refused as e:
-            out.append((name, None, cfg, 0, str(e)))
-            continue
-        modes = ("lane", "wave") if prog.uses_scratch else ("lane",)
-        k = module_key(prog, cfg, "lane", "cuda")
-        if k in seen:
-            continue
-        seen.add(k)
-        out.append((name, prog, cfg, base, modes))
+        entry = _translated(name, mem, cfg)
+        if entry[1] is not None:
+            k = module_key(entry[1], cfg, "lane", "cuda")
+            if k in seen:
+                continue
+            seen.add(k)
+        out.append(entry)
     return out
+
+
+def _translated(name, mem, cfg) -> tuple:
+    """One entry of _programs(): (name, program, config, base, modes), or (name, None, config,
+    0, the refusal) where translation refuses."""
+    from wavelift.errors import Refused
+
+    try:
+        prog, base = translate_dispatch(mem, cfg)
+    except Refused as e:
+        return (name, None, cfg, 0, str(e))
+    return (name, prog, cfg, base, ("lane", "wave") if prog.uses_scratch else ("lane",))
+
+
+@functools.cache
+def _named(name) -> tuple:
+    """_entry(name) translating only that fixture dispatch: for tests that need a few programs by
+    name (_programs() translates all ~235, 45-50 s on the 2-core CI, paid again by every xdist
+    worker that runs such a test)."""
+    hit = next(((m, c) for n, m, c in _dispatches() if n == name), None)
+    if hit is None:
+        pytest.fail(f"no fixture dispatch named {name}")
+    entry = _translated(name, *hit)
+    if entry[1] is None:
+        pytest.fail(f"translation refused: {entry[4]}")
+    return entry
 
 
 @functools.lru_cache(maxsize=1)
@@ -249,10 +270,68 @@ def _entry(name):
     return entry
 
 
-@pytest.mark.parametrize("name", _program_names())
+def _axes(name: str) -> set:
+    """What a fixture dispatch's name says of its program: its kernel, folders (target, aco,
+    captures, radv-llvm), wave size and, for clang's binaries, suite, -O level and addressing."""
+    path = name.split("#")[0].split(":")[0]
+    *dirs, leaf = path.split("/")
+    kernel = _kernel_of(name).removeprefix("radv-")  # a capture's: its ACO shader's
+    for target in ("navi10", "gfx1100"):
+        if kernel.endswith("-" + target):
+            kernel = kernel.removesuffix("-" + target)
+            dirs.append(target)  # (the target a capture names)
+    out = {("kernel", kernel), ("wave", "64" if "-w64" in leaf else "32")}
+    out |= {("dir", d) for d in dirs}
+    if ":" in name:  # 'basic-O2-w32-flat'
+        out |= {("binary", p) for p in leaf.split("-")}
+    return out
+
+
+def _codegen_sample() -> list:
+    """test_codegen's programs in the default run: in _program_names()' order, each one that holds
+    an axis value (_axes) that none before it held (31 of 235 in session 50).  Lowering every
+    program took 120-270 s of one xdist worker on the 2-core CI (int64_div's alone 5-15 s);
+    test_codegen_every_program does all of them under -m slow."""
+    seen, out = set(), []
+    for name in _program_names():
+        if not _axes(name) <= seen:
+            seen |= _axes(name)
+            out.append(name)
+    return out
+
+
+def test_codegen_sample_holds_every_axis():
+    """The default run's sample holds every axis value of the fixture programs' names (each of
+    these read by _axes, so the check is not vacuous)."""
+    names, sample = _program_names(), _codegen_sample()
+    held = set().union(*map(_axes, sample))
+    assert held == set().union(*map(_axes, names))
+    want = {
+        ("binary", "O2"),
+        ("binary", "mubuf"),
+        ("wave", "64"),
+        ("dir", "gfx1100"),
+        ("kernel", "int64_div"),
+    }
+    assert want <= held, want - held
+    assert set(sample) < set(names) and len(sample) <= len(names) // 3, (len(sample), len(names))
+
+
+@pytest.mark.parametrize("name", _codegen_sample())
 def test_codegen(name):
-    """Every fixture program lowers to CUDA C++ (and, using scratch, in both modes); the text
-    holds no instruction text of the guest program."""
+    """Fixture programs lower to CUDA C++ (and, using scratch, in both modes); the text holds no
+    instruction text of the guest program.  The default run's sample (_codegen_sample)."""
+    _lowers(name)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", _program_names())
+def test_codegen_every_program(name):
+    """test_codegen over every fixture program (-m slow: ~235, 2-4 min on 2 cores)."""
+    _lowers(name)
+
+
+def _lowers(name):
     from wavelift.backends.cuda.codegen import kernel_source
 
     _, prog, cfg, base, modes = _entry(name)

@@ -92,7 +92,7 @@ def test_one_group_per_block_is_the_one_workgroup_source(monkeypatch):
     monkeypatch.setenv(SETTING, "1")
     cases = [_vadd(32)[1:], _vadd(64)[1:]]
     for name in ("gfx1010/aco/scratch_game-w64.bin", "gfx1010/aco/lds_reduce-w64.bin"):
-        _, prog, cfg, base, _ = T._entry(name)
+        _, prog, cfg, base, _ = T._named(name)
         cases.append((cfg, prog, base))
     for cfg, prog, base in cases:
         for mode in ("lane", "wave") if prog.uses_scratch else ("lane",):
@@ -123,7 +123,7 @@ def test_generate_keeps_groups_only_where_it_may():
     plain = G.generate(prog, 32, "lane", 0, base, (), 4)[0]  # no baked block: one a block
     assert G.source_groups(plain) == 1
     for name in ("gfx1010/aco/lds_reduce-w64.bin",):  # LDS and s_barrier
-        _, p, c, b, _ = T._entry(name)
+        _, p, c, b, _ = T._named(name)
         assert G.source_groups(_src(p, c, b, 8)) == 1
 
 
@@ -215,7 +215,7 @@ def test_split_build_of_several_groups(monkeypatch):
     link where nvJitLink is there."""
     import test_cuda_split as TS
 
-    _, prog, cfg, base, _ = T._entry(TS.SAMPLES[2])  # call: scratch, s_setpc
+    _, prog, cfg, base, _ = T._named(TS.SAMPLES[2])  # call: scratch, s_setpc
     assert not G.uses_space(prog, "lds")
     src = _src(prog, cfg, base, 8)
     assert G.source_groups(src) > 1
@@ -394,11 +394,17 @@ def _build_prologues(tmp_path_factory, COMPILE_FLAGS, prelude_semantics, griddim
             assert ("gid_x = (u32)g; gid_y = 0u;" in src) == (griddim == "baked" and dims == 1)
             assert ("gid_y = q; gid_z = 0u;" in src) == (griddim == "baked" and dims == 2)
             source = prelude_semantics() + SHIM + _host_prologue(src) + RUN
-            lib = host_build.load(
-                tmp_path_factory.mktemp(f"pro{k}-{want}"), "pro", source, (*COMPILE_FLAGS, "-O1")
-            )
-            out[(k, want)] = (cfg, mode, G.source_groups(src), lib)
+            if source not in _PROLOGUE_LIBS:  # (auto is often 4; 3-D grids bake nothing)
+                _PROLOGUE_LIBS[source] = host_build.load(
+                    tmp_path_factory.mktemp(f"pro{k}-{want}"), "pro", source, (*COMPILE_FLAGS, "-O1")
+                )
+            out[(k, want)] = (cfg, mode, G.source_groups(src), _PROLOGUE_LIBS[source])
     return out
+
+
+# the host builds by source: 26 distinct of the 40 (config, setting, griddim) prologues, ~1 s of
+# g++ each (every test sets P before it runs one)
+_PROLOGUE_LIBS: dict = {}
 
 
 @pytest.mark.parametrize("want", ["1", "4", "8", "auto"])

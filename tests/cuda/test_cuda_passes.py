@@ -73,8 +73,9 @@ def test_a_program_that_writes_mode_is_optimised_for_any_mode():
     assert "sget" not in names and "fin" not in names
 
 
-# every program's lowering runs in the default run through test_cuda_backend.test_codegen (which
-# lowers after the passes too); this sweep adds the id and refuse_if checks (~2-4 min on 2 cores)
+# every program's lowering (after the passes too) runs in test_cuda_backend.test_codegen: its
+# sample by default, test_codegen_every_program under -m slow; this sweep adds the id and
+# refuse_if checks (~2-4 min on 2 cores)
 @pytest.mark.slow
 def test_every_fixture_program_lowers_after_the_passes():
     """Every fixture program (both modes where it uses scratch) lowers with its dispatch's baked

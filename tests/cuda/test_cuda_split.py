@@ -38,7 +38,7 @@ _BACK = re.compile(r"\{ wl_nx = (\d+); goto WL_OUT; \}")
 def _sources(name):
     from wavelift.backends.cuda.codegen import baked_params, generate
 
-    _, prog, cfg, base, modes = T._entry(name)
+    _, prog, cfg, base, modes = T._named(name)
     return [
         (m, generate(prog, cfg.wave_size, m, cfg.scratch_wave_bytes, base, baked_params(cfg))[0])
         for m in modes

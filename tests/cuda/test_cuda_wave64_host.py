@@ -521,13 +521,14 @@ def test_vadd_wave64_exec_ballot_is_not_exchanged(monkeypatch):
     monkeypatch.setenv("WAVELIFT_CUDA_BUDGET", "checked")
 
     sys.path.insert(0, str(__import__("pathlib").Path(__file__).parent))
-    from test_cuda_backend import _programs
+    from test_cuda_backend import _named, _untranslated_names
 
     from wavelift.backends.cuda.codegen import kernel_source
 
-    for name, prog, cfg, base, _ in _programs():
-        if prog is None or "vadd" not in name or "basic-O2-w64" not in name:
+    for name in _untranslated_names():
+        if "vadd" not in name or "basic-O2-w64" not in name:
             continue
+        name, prog, cfg, base, _ = _named(name)
         src = kernel_source(prog, cfg.wave_size, "lane", cfg.scratch_wave_bytes, base)
         entry = _block(src, prog.blocks[0].index)
         assert "__ballot_sync(WL_FULL" in entry and "X[xo + 128u" not in entry, name

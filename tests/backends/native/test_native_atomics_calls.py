@@ -263,11 +263,24 @@ KERNELS = [
     ("tests/fixtures/gfx1030/stack-O2-w32-flat.hsaco", "call"),
     ("tests/fixtures/gfx1030/stack-O0-w64-mubuf.hsaco", "call"),
 ]
+# -m slow: atomics at -O0 w64 mubuf (its native build 50-100 s, a third of this file in the
+# default run).  By default atomics run every block native at -O2 here and (wave64, mubuf) in
+# test_fixture_kernels' gfx1030 basic-O2-w64-mubuf native case; -O0 w64 mubuf every block native
+# in stack-O0-w64-mubuf's call here.
+SLOW_KERNELS = {("tests/fixtures/gfx1030/basic-O0-w64-mubuf.hsaco", "atomics")}
 
 
 @pytest.mark.skipif(host.compiler() is None, reason="no host C++ compiler")
 @pytest.mark.parametrize("mode", ["wave", "lane"])
-@pytest.mark.parametrize("path,kname", KERNELS, ids=[f"{pathlib.Path(p).stem}-{k}" for p, k in KERNELS])
+@pytest.mark.parametrize(
+    "path,kname",
+    [
+        pytest.param(
+            p, k, id=f"{pathlib.Path(p).stem}-{k}", marks=[pytest.mark.slow] * ((p, k) in SLOW_KERNELS)
+        )
+        for p, k in KERNELS
+    ],
+)
 def test_clang_kernel_runs_native(path, kname, mode, monkeypatch, _native_cache):
     """Every block native (the driver, and native blocks under the scheduler); the outputs equal
     the NumPy blocks' and pass the kernel's reference check (order-dependent atomics results by

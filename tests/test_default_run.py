@@ -1,0 +1,25 @@
+"""The default test run's options (docs/decisions/0031-default-test-run.md): `-m 'not slow'`
+leaves the long tests to `-m slow`, pytest-xdist runs each file on one worker, and a mark that is
+not registered is an error -- a misspelt `slow` would otherwise put a long test into the default
+run with only a warning."""
+
+import shlex
+import tomllib
+
+from testpaths import ROOT
+
+
+def _ini() -> dict:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]
+
+
+def test_default_run_options():
+    opts = shlex.split(_ini()["addopts"])
+    assert opts[opts.index("-m") + 1] == "not slow"
+    assert "--strict-markers" in opts
+    assert opts[opts.index("-n") + 1] == "auto" and opts[opts.index("--dist") + 1] == "loadfile"
+
+
+def test_the_marks_are_registered():
+    names = {m.split(":")[0].strip() for m in _ini()["markers"]}
+    assert {"slow", "cuda", "tiers"} <= names
