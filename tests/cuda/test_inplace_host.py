@@ -295,19 +295,29 @@ def test_a_refused_dispatch_not_proved_changes_nothing(monkeypatch):
     _same_memory(mem, fm.model)
 
 
-def test_in_place_off_by_default_and_without_the_heap(monkeypatch):
-    for env in ({"WAVELIFT_CUDA_INPLACE": None}, {"WAVELIFT_CUDA_HEAP": "off"}):
+def test_in_place_by_default_off_by_either_setting(monkeypatch):
+    """Both settings unset (the defaults since session 50): in place on the heap; either one off:
+    the arena."""
+    for env in (
+        {"WAVELIFT_CUDA_INPLACE": None, "WAVELIFT_CUDA_HEAP": None},
+        {"WAVELIFT_CUDA_INPLACE": "off"},
+        {"WAVELIFT_CUDA_HEAP": "off"},
+    ):
         for k, v in env.items():
             if v is None:
-                monkeypatch.delenv(k)
+                monkeypatch.delenv(k, raising=False)
             else:
                 monkeypatch.setenv(k, v)
         mem, cfg = _vadd(64)
         fm = rig(monkeypatch, mem, cfg)
         r = _run(mem, cfg)
-        assert r.refusal is None and "in_place" not in r.stats
         ((arena, _, _),) = fm.launches
-        assert mem.resident.heap is None or arena is not mem.resident.heap.buf
+        if "off" in env.values():
+            assert r.refusal is None and "in_place" not in r.stats
+            assert mem.resident.heap is None or arena is not mem.resident.heap.buf
+        else:
+            assert r.refusal is None and r.stats.get("in_place") == "proved", (r.refusal, r.stats)
+            assert arena is mem.resident.heap.buf
         _same_memory(mem, fm.model)
         monkeypatch.setenv("WAVELIFT_CUDA_INPLACE", "proved")
         monkeypatch.setenv("WAVELIFT_CUDA_HEAP", "one")

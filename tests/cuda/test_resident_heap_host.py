@@ -179,8 +179,10 @@ def test_the_kernel_indexes_the_heap_by_the_heap_tables(heap):
         assert max(int(o) + w.size for o, w in zip(offs, win.windows)) + R.HEAP_SPARE <= buf.size
 
 
-def test_without_the_setting_there_is_no_heap(monkeypatch):
+def test_a_heap_by_default_and_none_with_the_setting_off(monkeypatch):
     monkeypatch.delenv("WAVELIFT_CUDA_HEAP", raising=False)
+    assert R.Resident(R.NumPyOps()).heap is not None  # (the default since session 50)
+    monkeypatch.setenv("WAVELIFT_CUDA_HEAP", "off")
     res = R.Resident(R.NumPyOps())
     assert res.heap is None and res.heap_offsets([]) is None and res.heap_tables(None, []) is None
 
