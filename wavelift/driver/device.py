@@ -758,7 +758,7 @@ class Device:
                     return False
             if fp is not None:
                 fp.pool_at = self._pool_moves
-        if stamped is not None and not self.memory.resident.holds(stamped):
+        if stamped is not None and not self.capture.memory.resident.holds(stamped):
             return False
         if ib_at is not None and ib_at[0].resident is None:
             return ib_at[1].tobytes() == ib_bytes
@@ -776,7 +776,7 @@ class Device:
         launch path on, GB_ADDR_CONFIG (in the stream's key), the memory's allocation table,
         the register file's write count, nothing held, the free lists, the two stamps, the IB's
         bytes."""
-        mem = self.memory
+        mem = self.capture.memory  # (the memory property's, without its call)
         regs = self._regs
         if (
             not self.fast_launch

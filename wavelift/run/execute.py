@@ -346,7 +346,7 @@ def _prepared(memory, config, backend, mode, cache):
         or rec.backend != backend
         or rec.mode != mode
         or rec.system != config.system_sgprs
-        or _backend(backend) is not rec.be
+        or backends.find(backend) is not rec.be
         or rec.be.available() is not True
     ):
         return _shaped(memory, config, backend, mode, cache)
