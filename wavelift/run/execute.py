@@ -697,17 +697,16 @@ class DeferredResult(DispatchResult):
 
 def _deferred(rec, memory, config, index, budget, cache, kept, t0):
     """The dispatch of ``kept`` launched without waiting (runtime.Again.defer), or None."""
-    ag = kept.ag
+    ag, res = kept.ag, memory.resident
     args = (memory, config, index, rec.backend, rec.mode, cache, budget)
-    r = DeferredResult(index, config, memory.resident, ag.waves, kept.budget, kept.windows, args)
+    r = DeferredResult(index, config, res, ag.waves, kept.budget, kept.windows, args)
     item = ag.defer(r)
     if item is None:
         return None
     DEFERRED[0] += 1  # (PREPARED_HITS and AGAIN_HITS once it landed: settled)
     r.__dict__["_t"] = time.perf_counter() - t0
-    if memory.resident.holds(kept.token) and ag.arm():
+    if res.holds(kept.token) and ag.arm():
         rec.again = ref(kept)
-    res = memory.resident
     if len(res.pending) >= res.depth:
         res.flush()  # (its reports' host arrays are taken again from the first)
     return r
@@ -799,13 +798,13 @@ def execute_dispatch(
     res: DispatchResult | None = None
     stats: dict = {}  # (the finally below writes into it whatever raised before _fresh)
     try:
-        RUN_TARGETS, check_grid, trace, WindowSet, _, SHALLOW_DEPTH, _, _ = _late()
         # (found: what a miss of the shape's record found -- _prepare takes it)
         rec, found = _prepared(memory, config, backend, mode, cache)
         if rec is not None and rec.again is not None and progress is None and deadline is None:
             again = _again(rec, memory, config, index, budget, cache, t0)
             if again is not None:
                 return again
+        RUN_TARGETS, check_grid, trace, WindowSet, _, SHALLOW_DEPTH, _, _ = _late()  # (the full path's)
         # (made after the kept run, which makes its own: none made to be dropped)
         res, stats = _fresh(index, config)
         rs = getattr(memory, "resident", None)
