@@ -271,6 +271,7 @@ def test_each_change_takes_the_full_path_once(standin, monkeypatch, calls):
     fast.clear()
     _launch(k, args)
     assert k._fast is not None
+    assert dev.memory.read(ib, len(k._fast.ib_bytes)) == k._fast.ib_bytes  # (written back: the full path)
     n_before = len(fast)
     _launch(k, args)
     assert len(fast) == n_before + 1
