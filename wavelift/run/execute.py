@@ -147,6 +147,25 @@ def module_key(program, config, mode, backend):
     return _module_key(program, config, mode, backend)
 
 
+class ModuleKey(tuple):
+    """A module key: a tuple (equal to, and hashing as, the plain tuple of its parts) that keeps
+    its hash -- a kept run looks its module up in the cache under it every launch (``_again``),
+    and a tuple's hash is worked out anew each time (16 parts, some nested: ~0.5-1 us).  Its
+    parts are immutable (it hashes), so the hash never changes.  Copied and pickled as the plain
+    tuple: a string's hash differs between processes."""
+
+    def __new__(cls, parts: tuple):
+        key = tuple.__new__(cls, parts)
+        key._hash = tuple.__hash__(key)
+        return key
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __reduce__(self):
+        return tuple, (tuple(self),)
+
+
 def _module_key(program, config, mode, backend):
     key = translation_parts(program, config) + (
         config.program_address,
@@ -156,7 +175,7 @@ def _module_key(program, config, mode, backend):
         config.float_mode,
     )
     be = _backend(backend)
-    return key + be.key_extra(config) if be is not None else key
+    return ModuleKey(key + be.key_extra(config) if be is not None else key)
 
 
 _ABI_FIELDS: dict = {}  # the scratch ABI's dataclass -> its field names (translation_inputs)
