@@ -184,3 +184,44 @@ def test_a_read_again_sees_every_write(monkeypatch):
     assert settings.get(n) == 2
     monkeypatch.setattr(os, "environ", {n: "1"})  # (another mapping: read, not kept)
     assert settings.get(n) == 1
+
+
+def test_raw_keeps_its_answer_only_while_the_environment_holds_it(monkeypatch):
+    """raw() keeps its last text of a name as get() does (settings._RAW, the same test): each
+    write is seen at the next read, a text read through the old name is never kept; and
+    execute's time limit, read through it every dispatch, sees each write."""
+    from wavelift.run.execute import time_limit_from_env
+
+    n, old = "WAVELIFT_BATCH_WAVES", "WL_BATCH_WAVES"
+    monkeypatch.delenv(old, raising=False)
+    monkeypatch.setenv(n, "64")
+    assert settings.raw(n) == "64"
+    kept = settings._RAW[n]
+    assert settings.raw(n) == "64" and settings._RAW[n] is kept  # (read from it)
+    monkeypatch.setenv(n, "32")
+    assert settings.raw(n) == "32"
+    os.environ[n] = "32"  # (the same text: a new object in the dict, read again)
+    assert settings.raw(n) == "32" and settings._RAW[n] is not kept
+    monkeypatch.delenv(n)
+    assert settings.raw(n) is None
+    monkeypatch.setattr(settings, "_warned", set())
+    monkeypatch.setenv(old, "8")
+    with pytest.warns(DeprecationWarning):
+        assert settings.raw(n) == "8"
+    assert settings._RAW.get(n, (None,) * 6)[-1] != "8"  # (never kept)
+    monkeypatch.setenv(n, "4")  # (the new name wins)
+    assert settings.raw(n) == "4"
+    monkeypatch.setattr(os, "environ", {n: "1"})  # (another mapping: read, not kept)
+    assert settings.raw(n) == "1"
+    monkeypatch.undo()
+    t = "WAVELIFT_TIME_LIMIT"
+    monkeypatch.delenv(t, raising=False)
+    assert time_limit_from_env() is None
+    for text, want in (("2.5", 2.5), ("0", None), ("7", 7.0), ("", None), ("7", 7.0)):
+        monkeypatch.setenv(t, text)
+        assert time_limit_from_env() == want and time_limit_from_env() == want
+    monkeypatch.setenv(t, "-1")
+    with pytest.raises(ValueError, match="number of seconds"):
+        time_limit_from_env()
+    monkeypatch.delenv(t)
+    assert time_limit_from_env() is None

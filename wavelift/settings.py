@@ -453,7 +453,22 @@ def _unset(name: str) -> bool:
 
 def raw(name: str) -> str | None:
     """The variable's text as the environment has it (None: unset), read now; through its old
-    WL_ name, with a DeprecationWarning, when only that is set."""
+    WL_ name, with a DeprecationWarning, when only that is set.  (Kept as get's answers are:
+    ``_kept``.)"""
+    got = _RAW.get(name)
+    if got is not None:  # (``_keep``'s test, inline: a call less on every dispatch)
+        data, k, v, old, w, value = got
+        if (
+            os.environ is _ENV
+            and _ENV._data is data  # type: ignore[attr-defined]
+            and data.get(k) is v
+            and (old is None or data.get(old) is w)
+        ):
+            return value
+    return _keep(_RAW, name, _raw)
+
+
+def _raw(name: str) -> str | None:
     s = SETTINGS[name]
     if _unset(name):
         return None
@@ -463,25 +478,45 @@ def raw(name: str) -> str | None:
         if value is not None and s.alias not in _warned:
             _warned.add(s.alias)
             warnings.warn(
-                f"{s.alias} is deprecated: set {name} instead (same values)", DeprecationWarning, stacklevel=3
+                f"{s.alias} is deprecated: set {name} instead (same values)", DeprecationWarning, stacklevel=5
             )
     return value
 
 
-# get()'s last answer per name, with os.environ's dict and the objects it held under the name and
-# its old name then (None: absent): while that dict holds those very objects the variable is as it
-# was -- every write through os.environ stores a new bytes object (``encodevalue``; bytes never
-# change) and the ones kept here are held, so their ids are not reused -- and so is the answer
-# (~0.3 us in place of ~1.8 for a set name: in place's check of every launch).  Only where
+# get()'s (and raw()'s) last answer per name, with os.environ's dict and the objects it held under
+# the name and its old name then (None: absent): while that dict holds those very objects the
+# variable is as it was -- every write through os.environ stores a new bytes object
+# (``encodevalue``; bytes never change) and the ones kept here are held, so their ids are not
+# reused -- and so is the answer (~0.3 us in place of ~1.8 for a set name: in place's check of
+# every launch; raw: execute_dispatch's WAVELIFT_TIME_LIMIT, every dispatch).  Only where
 # _unset's look is valid (os.environ and its dict the ones seen at import); a value read through
 # the old name (its DeprecationWarning) or a bad one (its ValueError) is never kept.
 _GOT: dict[str, tuple] = {}
+_RAW: dict[str, tuple] = {}
+
+
+def _keep(table: dict, name: str, read):
+    """``read(name)``, kept in ``table`` as (os.environ's dict, the name's key there, the object
+    under it, the old name's key or None, the object under that, the answer) where that can be
+    known (see _unset) and it was not read through the old name.  The answer stands while that
+    dict holds those very objects (get and raw test it inline: a call less per read)."""
+    data = _DATA
+    if data is None or os.environ is not _ENV or _ENV._data is not data:  # type: ignore[attr-defined]
+        return read(name)
+    keys = _KEYS[name]
+    # (the objects first: a write while the value is read leaves them older than it, not newer)
+    k, old = keys[0], keys[1] if len(keys) > 1 else None
+    v, w = data.get(k), None if old is None else data.get(old)
+    value = read(name)
+    if v is not None or w is None:  # (not read through the old name)
+        table[name] = (data, k, v, old, w, value)
+    return value
 
 
 def get(name: str):
     """The setting's value, read now: its type when set, its default when unset or empty."""
     got = _GOT.get(name)
-    if got is not None:
+    if got is not None:  # (``_keep``'s test, inline)
         data, k, v, old, w, value = got
         if (
             os.environ is _ENV
@@ -490,24 +525,14 @@ def get(name: str):
             and (old is None or data.get(old) is w)
         ):
             return value
-    data = _DATA
-    if data is None or os.environ is not _ENV or _ENV._data is not data:  # type: ignore[attr-defined]
-        return _get(name)
-    keys = _KEYS[name]
-    # (the objects first: a write while the value is read leaves them older than it, not newer)
-    k, old = keys[0], keys[1] if len(keys) > 1 else None
-    v, w = data.get(k), None if old is None else data.get(old)
-    value = _get(name)
-    if v is not None or w is None:  # (not read through the old name)
-        _GOT[name] = (data, k, v, old, w, value)
-    return value
+    return _keep(_GOT, name, _get)
 
 
 def _get(name: str):
     s = SETTINGS[name]
     if _unset(name):
         return s.default
-    value = raw(name)
+    value = _raw(name)
     if value is None or not value.strip():
         return s.default
     if s.type is str:

@@ -271,6 +271,7 @@ def test_each_change_takes_the_full_path_once(standin, monkeypatch, calls):
     fast.clear()
     _launch(k, args)
     assert k._fast is not None
+    assert dev.memory.read(ib, len(k._fast.ib_bytes)) == k._fast.ib_bytes  # (written back: the full path)
     n_before = len(fast)
     _launch(k, args)
     assert len(fast) == n_before + 1
@@ -467,6 +468,37 @@ def test_a_missed_kept_launch_keys_its_arguments_once(standin, calls):
     made.clear()
     r = k.launch(global_size=(N, 1, 1), block=(64, 1, 1), args=iter([a, b, c2, n]))
     assert r.refusal is None and dev.fast_launches == fast + 1 and len(made) == 1
+
+
+def test_a_kept_launch_looks_at_the_free_lists_again_after_they_moved(standin, calls):
+    """The driver's kept launch finds its three allocations the last of their free lists
+    without looking while nothing was taken from or given to them (Device._pool_moves); once
+    something was -- here two IBs taken and given back in the other order, the allocation table
+    and the held list as they were -- it looks: its IB is not the last, so the full path (which
+    takes the other IB), then kept again on that one."""
+    dev, k, args = _warm_vadd(standin)
+    fp = k._fast
+    ib_key, ib = fp.pooled[2]
+    size, data = ib_key[0], fp.ib_bytes  # (each IB taken holds the stream's bytes: only the lists differ)
+    assert dev.launch_alloc(size, "ib", data=data) == ib  # (its IB; then a second one, new)
+    dev.launch_alloc(size, "ib", data=data)
+    dev._give_back()  # (free: [.., ib, new])
+    _launch(k, args)  # (the table moved: the full path, kept on the new one)
+    full = calls(D.Kernel, "_prepare")
+    _launch(k, args)
+    assert not full
+    ib = k._fast.pooled[2][1]
+    gen = dev.memory.generation
+    first = dev.launch_alloc(size, "ib", data=data)
+    second = dev.launch_alloc(size, "ib", data=data)
+    assert first == ib and second != ib and dev.memory.generation == gen
+    dev._give_back()  # (given back in the order taken: its IB no longer the last)
+    assert dev._pool[ib_key][-1] == second and not dev._held
+    _launch(k, args)
+    assert len(full) == 1 and k._fast is not None and k._fast.pooled[2][1] == second  # (the full path)
+    _launch(k, args)
+    assert len(full) == 1  # (kept again)
+    assert np.array_equal(dev.download(args[2], np.float32), np.arange(N, dtype=np.float32) + 1)
 
 
 def test_a_kept_launchs_record_copies_its_fields_when_read(standin):

@@ -138,3 +138,22 @@ def test_a_disabled_scratch_abi_is_no_scratch_abi_and_hand_built_programs_are_no
     assert execute.module_key(hand, other, "lane", "numpy") != execute.module_key(
         hand, config, "lane", "numpy"
     )
+
+
+def test_a_module_key_keeps_its_hash_and_is_the_plain_tuple_elsewhere():
+    """module_key's key (execute.ModuleKey) hashes and compares as the plain tuple of its parts --
+    a cache filled under either finds the module under the other -- keeps that hash (worked out
+    once: a kept run looks its module up every launch), and is copied and pickled as the plain
+    tuple (a string's hash differs between processes: no kept hash leaves the process)."""
+    import copy
+    import pickle
+
+    memory, config = _first(FIXTURES / "captures/radv-int64_div-w32.wlcap")
+    prog, _ = execute.program_for(memory, config, cache={})
+    key = execute.module_key(prog, config, "wave", "numpy")
+    plain = tuple(key)
+    assert type(key) is execute.ModuleKey and key == plain and hash(key) == hash(plain)
+    assert {key: 1}[plain] == 1 and {plain: 2}[key] == 2
+    for other in (pickle.loads(pickle.dumps(key)), copy.copy(key), copy.deepcopy(key)):
+        assert type(other) is tuple and other == plain
+    assert "_hash" not in pickle.dumps(key).decode("latin-1")

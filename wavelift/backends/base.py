@@ -111,7 +111,10 @@ def get(name: str) -> Backend:
 
 def find(name: str) -> Backend | None:
     """``get(name)`` for a registered name, else None."""
-    return get(name) if name in _MODULES else None
+    if name not in _MODULES:
+        return None
+    b = _LOADED.get(name)  # (get's first step inline: every dispatch asks)
+    return get(name) if b is None else b
 
 
 def registered() -> tuple[Backend, ...]:

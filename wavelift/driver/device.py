@@ -98,6 +98,7 @@ class _FastLaunch:
         "writes",
         "gb_addr_config",
         "ib_at",
+        "pool_at",
     )
 
     def __init__(self, key, rec, again, pooled, stamped, ib_bytes, generation, writes, gb_addr_config, ib_at):
@@ -107,8 +108,11 @@ class _FastLaunch:
         self.fixed = {k: v for k, v in rec.items() if k not in _MUTABLE}
         self.stamped, self.ib_bytes, self.generation, self.writes = stamped, ib_bytes, generation, writes
         self.gb_addr_config = gb_addr_config  # (part of the stream's key)
-        # (the IB's allocation and offset in it: the same object while the table's generation is)
+        # (the IB's allocation and a view of its bytes there: the same while the table's generation is)
         self.ib_at = ib_at
+        # (`Device._pool_moves` when the free lists were last found as ``pooled`` says: while it
+        # is the same, no free list was taken from or given to since -- `_fast_holds`)
+        self.pool_at = -1
 
 
 _RESULT: Any = None
@@ -328,6 +332,9 @@ class Device:
         # record=False: free launch-scoped allocations by (size, align, window, name), and those the
         # launch being prepared or run holds (given back when its stream has run: _run)
         self._pool: dict[tuple[int, int, bool, str], list[int]] = {}
+        # a new number whenever a free list of _pool is taken from or given to (launch_alloc,
+        # _give_back: the only writers): a kept launch's look at them stands while it is the same
+        self._pool_moves = 0
         self._held: list[tuple[tuple[int, int, bool, str], int]] = []
         # allocations made since _initial was brought up to date, and the memory generation
         # then (record=True: _run snapshots only those, not every allocation)
@@ -378,6 +385,7 @@ class Device:
         key = (size, align, window, label)
         free = self._pool.get(key)
         if free:
+            self._pool_moves += 1
             addr = free.pop()
             self.put(addr, size, data)
         else:
@@ -416,6 +424,7 @@ class Device:
         v[n:] = 0
 
     def _give_back(self) -> None:
+        self._pool_moves += 1
         for key, addr in self._held:
             self._pool.setdefault(key, []).append(addr)
         self._held.clear()
@@ -727,27 +736,32 @@ class Device:
             mem.generation,
             self._regs.writes,
             self.gb_addr_config,
-            None if ib is None else (ib, pooled[2][1] - ib.base),
+            None if ib is None else (ib, ib._data[pooled[2][1] - ib.base :][: len(ib_bytes)]),
         )
 
-    def _fast_holds(self, pooled, stamped, ib_bytes: bytes, ib_at=None) -> bool:
+    def _fast_holds(self, pooled, stamped, ib_bytes: bytes, ib_at=None, fp=None) -> bool:
         """Whether a kept launch's allocations are as it keeps them: each (free-list key,
         address) of ``pooled`` the last on its free list (the next `launch_alloc` of that key
         takes it), the stamps of ``stamped`` (None: not asked; else a token of the memory's
         Resident: `Resident.stamps`) held, and the IB (the last of ``pooled``) holding
         ``ib_bytes``.  (`_keep_fast` and `_launch_fast`.)  ``ib_at``: None, or the IB's
-        (allocation, offset), when the allocation table is the one they were found in: its
-        bytes compared there when it has no device copy (nothing to pull: GuestMemory.read's)."""
-        pool = self._pool
-        for key, addr in pooled:
-            free = pool.get(key)
-            if not free or free[-1] != addr:
-                return False
-        if stamped is not None and not self.memory.resident.holds(stamped):
+        (allocation, view of its bytes in the allocation's array), when the allocation table is
+        the one they were found in: its bytes compared there when it has no device copy (nothing
+        to pull: GuestMemory.read's; an allocation's array is never replaced).  ``fp``: the kept
+        launch, whose ``pool_at`` says the free lists were found so while `_pool_moves` is the
+        same (nothing taken from or given to them since: not looked at again)."""
+        if fp is None or fp.pool_at != self._pool_moves:
+            pool = self._pool
+            for key, addr in pooled:
+                free = pool.get(key)
+                if not free or free[-1] != addr:
+                    return False
+            if fp is not None:
+                fp.pool_at = self._pool_moves
+        if stamped is not None and not self.capture.memory.resident.holds(stamped):
             return False
         if ib_at is not None and ib_at[0].resident is None:
-            al, off = ib_at
-            return al._data[off : off + len(ib_bytes)].tobytes() == ib_bytes
+            return ib_at[1].tobytes() == ib_bytes
         return self.memory.read(pooled[2][1], len(ib_bytes)) == ib_bytes
 
     def _launch_fast(self, k: Kernel, fp: _FastLaunch):
@@ -762,7 +776,7 @@ class Device:
         launch path on, GB_ADDR_CONFIG (in the stream's key), the memory's allocation table,
         the register file's write count, nothing held, the free lists, the two stamps, the IB's
         bytes."""
-        mem = self.memory
+        mem = self.capture.memory  # (the memory property's, without its call)
         regs = self._regs
         if (
             not self.fast_launch
@@ -776,7 +790,7 @@ class Device:
             return None
         res = mem.resident
         # (the table's generation is the kept one, checked above: fp.ib_at is the IB's place)
-        if res is None or not self._fast_holds(fp.pooled, fp.stamped, fp.ib_bytes, fp.ib_at):
+        if res is None or not self._fast_holds(fp.pooled, fp.stamped, fp.ib_bytes, fp.ib_at, fp):
             return None
         e, t = fp.again, fp.rec
         regs.writes += e.count  # (replay_writes: the file holds what the stream leaves)

@@ -147,6 +147,25 @@ def module_key(program, config, mode, backend):
     return _module_key(program, config, mode, backend)
 
 
+class ModuleKey(tuple):
+    """A module key: a tuple (equal to, and hashing as, the plain tuple of its parts) that keeps
+    its hash -- a kept run looks its module up in the cache under it every launch (``_again``),
+    and a tuple's hash is worked out anew each time (16 parts, some nested: ~0.5-1 us).  Its
+    parts are immutable (it hashes), so the hash never changes.  Copied and pickled as the plain
+    tuple: a string's hash differs between processes."""
+
+    def __new__(cls, parts: tuple):
+        key = tuple.__new__(cls, parts)
+        key._hash = tuple.__hash__(key)
+        return key
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __reduce__(self):
+        return tuple, (tuple(self),)
+
+
 def _module_key(program, config, mode, backend):
     key = translation_parts(program, config) + (
         config.program_address,
@@ -156,7 +175,7 @@ def _module_key(program, config, mode, backend):
         config.float_mode,
     )
     be = _backend(backend)
-    return key + be.key_extra(config) if be is not None else key
+    return ModuleKey(key + be.key_extra(config) if be is not None else key)
 
 
 _ABI_FIELDS: dict = {}  # the scratch ABI's dataclass -> its field names (translation_inputs)
@@ -346,7 +365,7 @@ def _prepared(memory, config, backend, mode, cache):
         or rec.backend != backend
         or rec.mode != mode
         or rec.system != config.system_sgprs
-        or _backend(backend) is not rec.be
+        or backends.find(backend) is not rec.be
         or rec.be.available() is not True
     ):
         return _shaped(memory, config, backend, mode, cache)
@@ -697,17 +716,16 @@ class DeferredResult(DispatchResult):
 
 def _deferred(rec, memory, config, index, budget, cache, kept, t0):
     """The dispatch of ``kept`` launched without waiting (runtime.Again.defer), or None."""
-    ag = kept.ag
+    ag, res = kept.ag, memory.resident
     args = (memory, config, index, rec.backend, rec.mode, cache, budget)
-    r = DeferredResult(index, config, memory.resident, ag.waves, kept.budget, kept.windows, args)
+    r = DeferredResult(index, config, res, ag.waves, kept.budget, kept.windows, args)
     item = ag.defer(r)
     if item is None:
         return None
     DEFERRED[0] += 1  # (PREPARED_HITS and AGAIN_HITS once it landed: settled)
     r.__dict__["_t"] = time.perf_counter() - t0
-    if memory.resident.holds(kept.token) and ag.arm():
+    if res.holds(kept.token) and ag.arm():
         rec.again = ref(kept)
-    res = memory.resident
     if len(res.pending) >= res.depth:
         res.flush()  # (its reports' host arrays are taken again from the first)
     return r
@@ -799,13 +817,13 @@ def execute_dispatch(
     res: DispatchResult | None = None
     stats: dict = {}  # (the finally below writes into it whatever raised before _fresh)
     try:
-        RUN_TARGETS, check_grid, trace, WindowSet, _, SHALLOW_DEPTH, _, _ = _late()
         # (found: what a miss of the shape's record found -- _prepare takes it)
         rec, found = _prepared(memory, config, backend, mode, cache)
         if rec is not None and rec.again is not None and progress is None and deadline is None:
             again = _again(rec, memory, config, index, budget, cache, t0)
             if again is not None:
                 return again
+        RUN_TARGETS, check_grid, trace, WindowSet, _, SHALLOW_DEPTH, _, _ = _late()  # (the full path's)
         # (made after the kept run, which makes its own: none made to be dropped)
         res, stats = _fresh(index, config)
         rs = getattr(memory, "resident", None)

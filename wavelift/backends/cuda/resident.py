@@ -925,6 +925,8 @@ class Placed:
         b = self.hull[0]
         if not b:
             return starts, ends
+        if len(starts) == 1:  # (a stream's common report: one run, no comprehension)
+            return [starts[0] + b], [ends[0] + b]
         return [x + b for x in starts], [x + b for x in ends]
 
     def cut(self, windows, starts: list, ends: list) -> list:

@@ -43,6 +43,9 @@ ENDS_AT = STARTS_AT + 8 * INLINE_RUNS
 HINTS_AT = ENDS_AT + 8 * INLINE_RUNS  # then WL_HINT (u32 per access slot)
 REPORT_BYTES = HINTS_AT
 VERDICT_AT = STATS_BYTES + 60  # status[15]: a deferred dispatch's wl_gate verdict (0: it landed)
+# (a report's scalars as indices of its host array's u32 / u64 words: _Slot.words, dwords)
+_RUNS_WORD, _VERDICT_WORD = RUNS_AT // 4, VERDICT_AT // 4
+_ESCAPES_DWORD, _START_DWORD, _END_DWORD = 2, STARTS_AT // 8, ENDS_AT // 8
 
 
 class _Mirrored:
@@ -929,8 +932,6 @@ class _Kept:
         "events",
         "changes",
         "host",
-        "h_status",
-        "h_stats",
         "own",
         "hint_go",
     )
@@ -955,8 +956,6 @@ class _Kept:
         self.changes = None  # (Resident.changes when armed; None: not armed)
         # the report read back into a kept page-locked host array, and its views, made once
         self.host = h = res.readback(rep)
-        self.h_status = h[STATS_BYTES : STATS_BYTES + 64].view(np.uint32)
-        self.h_stats = h[:STATS_BYTES].view(np.uint64)
         self.own = _Slot(self, h, res.events)  # (its views of the report, as a queue place's)
         # (the hints' copy into the report: the device addresses, made once)
         self.hint_go = None
@@ -991,16 +990,20 @@ class _Kept:
     def _runs(self) -> tuple[list, list]:
         """The runs of the report in ``own`` (read back): sorted starts and ends."""
         own = self.own
-        c = int(own.count[0])
+        c = own.words[_RUNS_WORD]
         if c <= INLINE_RUNS:  # (every run came back with the report: as runs_finish, in lists)
             return own.runs(c)
         runs = self.res.ops.runs_finish(c, (own.starts, own.ends))
         return runs[0].tolist(), runs[1].tolist()
 
+    # (an in-place plan holds only while WAVELIFT_CUDA_INPLACE=proved: ``_holds``)
+    IN_PLACE = False
+
     def _holds(self) -> bool:
         """Whether this plan may run again (``run``; ``Again.defer``): armed (``arm``), nothing
         on the device side changed since (the Resident's changes, the module's constants,
-        function, hints and upgrades), no timing repeats."""
+        function, hints and upgrades), no timing repeats; in place (``InPlace``), the setting
+        still on.  (One method for both: a call less per launch.)"""
         k, m = self.k, self.m
         return not (
             self.changes is None
@@ -1011,6 +1014,7 @@ class _Kept:
             or m.upgrade is not None
             or k.upgrade is not None
             or settings.get("WAVELIFT_CUDA_TIMING_REPEAT") > 0
+            or (self.IN_PLACE and settings.get("WAVELIFT_CUDA_INPLACE") != "proved")
         )
 
 
@@ -1129,10 +1133,12 @@ class Again(_Kept):
     def _read(self, cp):
         """``run``'s result from the report in the host array (read back)."""
         t0 = time.perf_counter()
-        status = self.h_status
-        if status[0] or status[4] or self.h_stats[2]:  # (a flag or an escape: the full path's to tell)
-            return False
         own = self.own
+        status = own.status
+        if (
+            status[0] or status[4] or own.dwords[_ESCAPES_DWORD]
+        ):  # (a flag or an escape: the full path's to tell)
+            return False
         s_, e_ = self._runs()
         if self.mirrored and _meets(s_, e_, self.mirrored):
             return False
@@ -1310,6 +1316,8 @@ class InPlace(_Kept):
     unusable (``Resident.broke_in_place``) and hands the dispatch to the full path, which
     refuses it ``backend.proof``.  ``defer``: the same without waiting (step 5, amendment h134)."""
 
+    IN_PLACE = True
+
     __slots__ = (
         "placed",
         "pre",
@@ -1383,9 +1391,6 @@ class InPlace(_Kept):
         self.changes = res.changes
         return True
 
-    def _holds(self) -> bool:
-        return super()._holds() and settings.get("WAVELIFT_CUDA_INPLACE") == "proved"
-
     def note(self, ks: frozenset) -> None:
         """The windows a landing wrote (``ks``: their indices, as Resident.landed_in_place gives
         them), as (entry, lo, hi): what a deferred run books at its launch (however many runs: a
@@ -1448,7 +1453,15 @@ class InPlace(_Kept):
             t0 = time.perf_counter()
             s_, e_ = self.placed.runs(*self._runs())
             got = _settle_in_place(
-                res, self.win, self.plan, self.placed, self.pre, self.h_status, int(self.h_stats[2]), s_, e_
+                res,
+                self.win,
+                self.plan,
+                self.placed,
+                self.pre,
+                self.own.status,
+                self.own.dwords[_ESCAPES_DWORD],
+                s_,
+                e_,
             )
         except BaseException as exc:
             _lost_in_place(res, self.plan, self.placed, exc)
@@ -1540,8 +1553,8 @@ class _Slot:
         "host",
         "events",
         "graph",
-        "verdict",
-        "count",
+        "words",
+        "dwords",
         "starts",
         "ends",
         "hints",
@@ -1558,21 +1571,24 @@ class _Slot:
         self.host, self.events, self.graph = host, events, False
         # (an in-place plan's place: its wl_aside call and the aside it fills -- InPlace._slot)
         self.aside = self.kept = None
-        self.verdict = host[VERDICT_AT : VERDICT_AT + 4].view(np.uint32)
-        self.count = host[RUNS_AT : RUNS_AT + 4].view(np.uint32)
+        # (the report's words read one at a time -- count, verdict, status, escapes, a lone run --
+        # through memoryviews: a Python int each, no NumPy scalar made; a settle reads several)
+        head = memoryview(host)[:HINTS_AT]
+        self.words, self.dwords = head.cast("I"), head.cast("Q")
         self.starts = host[STARTS_AT : STARTS_AT + 8 * INLINE_RUNS].view(np.uint64)
         self.ends = host[ENDS_AT : ENDS_AT + 8 * INLINE_RUNS].view(np.uint64)
         self.hints = host[HINTS_AT : HINTS_AT + 4 * ag.nslots]
         self.stats = stats = host[:STATS_BYTES].view(np.uint64)
         self.ins, self.lane = stats[8::2], stats[9::2]
         self.counts = host[64:STATS_BYTES]  # (stats' words from 8 on: the per-slot counts)
-        self.status = host[STATS_BYTES : STATS_BYTES + 64].view(np.uint32)
+        self.status = self.words[STATS_BYTES // 4 : STATS_BYTES // 4 + 16]
 
     def runs(self, c: int) -> tuple[list, list]:
         """The report's ``c`` runs (all inline: ``c`` <= INLINE_RUNS) -> (starts, ends), each
         sorted (as runs_finish: threads write them in any order)."""
         if c == 1:  # (a stream's common report: one run, nothing to sort)
-            return [int(self.starts[0])], [int(self.ends[0])]
+            q = self.dwords
+            return [q[_START_DWORD]], [q[_END_DWORD]]
         return sorted(self.starts[:c].tolist()), sorted(self.ends[:c].tolist())
 
 
@@ -1592,10 +1608,10 @@ class Deferred:
         """Fill the result from the report where wl_gate let the dispatch land (True), else
         False (``fail`` and ``replay`` then)."""
         ag, sl = self.ag, self.slot
-        if sl.verdict[0]:
+        if sl.words[_VERDICT_WORD]:
             return False
         t0 = time.perf_counter()
-        s_, e_ = sl.runs(int(sl.count[0]))  # (at most INLINE_RUNS: wl_gate)
+        s_, e_ = sl.runs(sl.words[_RUNS_WORD])  # (at most INLINE_RUNS: wl_gate)
         self.result.settled(*ag._landing(_cupy(), sl, s_, e_, t0))
         return True
 
@@ -1632,7 +1648,7 @@ class DeferredInPlace(Deferred):
         """Its runs (sorted heap offsets): the report's, or where they overflowed its room the
         runs of its map as wl_aside kept it in the place's aside (the map itself was cleared)."""
         ag, sl = self.ag, self.slot
-        c = int(sl.count[0])
+        c = sl.words[_RUNS_WORD]
         if c <= ag.room:
             return ag.placed.runs(*sl.runs(c))
         s, e = ag.res.ops.runs(sl.kept)
@@ -1645,7 +1661,16 @@ class DeferredInPlace(Deferred):
         res = ag.res
         armed = ag.changes is not None and ag.changes == res.changes
         got = _settle_in_place(
-            res, ag.win, ag.plan, ag.placed, ag.pre, sl.status, int(sl.stats[2]), s_, e_, cleared=True
+            res,
+            ag.win,
+            ag.plan,
+            ag.placed,
+            ag.pre,
+            sl.status,
+            sl.dwords[_ESCAPES_DWORD],
+            s_,
+            e_,
+            cleared=True,
         )
         if isinstance(got, str):
             return False
