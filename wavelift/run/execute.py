@@ -154,6 +154,8 @@ class ModuleKey(tuple):
     parts are immutable (it hashes), so the hash never changes.  Copied and pickled as the plain
     tuple: a string's hash differs between processes."""
 
+    _hash: int
+
     def __new__(cls, parts: tuple):
         key = tuple.__new__(cls, parts)
         key._hash = tuple.__hash__(key)
