@@ -12,7 +12,9 @@ export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name --format=csv,noheader
 timeout 200 python -m pytest -q -m cuda tests/cuda -p no:cacheprovider -n 0 -x -q > $OUT/cuda_tests.txt 2>&1
 echo "cuda tests rc $?"; tail -3 $OUT/cuda_tests.txt
-OUT=$OUT/host bash bench/device_jobs/h147_host_path.sh > /dev/null 2>&1; grep -h -E "us per launch|a pass" $OUT/host/after1.txt $OUT/host/before.txt 2>/dev/null | head -8
+rm -rf /tmp/host && OUT=/tmp/host bash bench/device_jobs/h147_host_path.sh > /dev/null 2>&1
+cat /tmp/host/device.txt /tmp/host/after1.txt /tmp/host/before.txt /tmp/host/after2.txt /tmp/host/tests.txt > $OUT/host_path.txt 2>&1
+grep -E "us per launch|a pass" $OUT/host_path.txt | head -8
 SD=""; [ -f devjobs/scratch.pkl.gz ] && SD="--scratch-dispatches devjobs/scratch.pkl.gz"
 timeout $((590 - SECONDS)) python bench/gpu_check.py --skip-bench --time-limit $((520 - SECONDS)) $SD > $OUT/gpu_check.txt 2>&1
 echo "gpu_check rc $?"; grep -E "fixtures:|errors:|DIFFERENT" $OUT/gpu_check.txt | head
