@@ -121,6 +121,16 @@ def lowered(program: Program, wave_size: int, baked: tuple = ()) -> Program:
     return optimized(program, wave_size, dict(baked).get(P_MODE))
 
 
+def f2i_rzi(frm: str, to: str, a: str) -> str | None:
+    """WAVELIFT_CUDA_F2I=cvt: f32 (f16, widened exactly) -> u32 / i32 as one cvt.rzi, which
+    truncates, clamps to the destination's range and makes NaN 0 -- cfamily's wl_f2i result
+    (tests/cuda/test_cuda_lean_gpu.py: every f32 bit pattern), without its compares and selects
+    (0009's amendment h146).  None: another conversion (wl_f2i's narrower types stay)."""
+    if frm in ("f32", "f16") and to in ("u32", "i32"):
+        return f"__float2{'uint' if to == 'u32' else 'int'}_rz(wl_f({a}))"
+    return None
+
+
 def _zext32(op) -> bool:
     """op widens a u32 to u64."""
     return op is not None and op.name == "cvt" and op.attrs["to"] == "u64" and op.args[0].type == "u32"
@@ -400,11 +410,10 @@ class Lowering(ValueLowering):
         return 1 if space == "lds" else 2
 
     def cvt(self, frm: str, to: str, a: str) -> str:
-        # WAVELIFT_CUDA_F2I=cvt: f32 (f16) -> u32 / i32 as one cvt.rzi, which truncates, clamps
-        # to the destination's range and makes NaN 0 -- wl_f2i's result, without its compares
-        # and selects (0009's amendment h146)
-        if frm in ("f32", "f16") and to in ("u32", "i32") and settings.get("WAVELIFT_CUDA_F2I") == "cvt":
-            return f"__float2{'uint' if to == 'u32' else 'int'}_rz(wl_f({a}))"
+        if settings.get("WAVELIFT_CUDA_F2I") == "cvt":
+            e = f2i_rzi(frm, to, a)
+            if e is not None:
+                return e
         return super().cvt(frm, to, a)
 
     def exec_bit(self) -> str:

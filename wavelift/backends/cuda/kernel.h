@@ -136,21 +136,25 @@ __device__ __forceinline__ void wl_count_(u64 wave, u32 lane, u64 icnt, u32 lc) 
   if ((lane & 31u) == 0u) atomicAdd(WL_STATS + 9 + 2 * sl, (u64)lc);
 }
 #define wl_lanes(C, lc) wl_count_((C).wave, lane, 0ull, lc)
-/* WAVELIFT_CUDA_STATS=block (codegen: a kernel without s_barrier or LDS, whose every thread ends
+/* WAVELIFT_CUDA_STATS=block (codegen: a kernel without barriers or LDS, whose every thread ends
    here): the same counts, each warp's (its wave's instructions in the wave's first warp, and its
    lanes') summed through shared memory after one __syncthreads, then added by warp 0 in two
    atomics (instructions, lanes) to slot blockIdx.x % 256: the host sums the slots, so which slot
    holds a count changes nothing, and the block adds 2, not 2 a wave */
+#ifdef WL_BLOCK_THREADS
+#define WL_COUNT_SLOTS (2u * ((WL_BLOCK_THREADS + 31u) / 32u))
+#else
+#define WL_COUNT_SLOTS 64u
+#endif
 __device__ __forceinline__ void wl_count_block(bool in, u32 lane, u64 icnt, u32 lc) {
-  constexpr u32 n = 2u * (WL_BLOCK_THREADS / 32u);
-  __shared__ u64 wl_sc[n];
-  const u32 w = threadIdx.x >> 5, l = threadIdx.x & 31u;
+  __shared__ u64 wl_sc[WL_COUNT_SLOTS];  /* (the launch's block when baked, else the largest) */
+  const u32 w = threadIdx.x >> 5, l = threadIdx.x & 31u, n = 2u * ((blockDim.x + 31u) >> 5);
   if (l == 0u) { wl_sc[2u * w] = (in && lane == 0u) ? icnt : 0ull; wl_sc[2u * w + 1u] = in ? (u64)lc : 0ull; }
   __syncthreads();
   if (w != 0u) return;
   u64 v = l < n ? wl_sc[l] : 0ull;
-  if (n > 32u && l + 32u < n) v += wl_sc[l + 32u];  /* (entries l and l + 32: one parity) */
-  for (u32 o = (n > 32u ? 32u : n) / 2u; o >= 2u; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+  if (WL_COUNT_SLOTS > 32u && l + 32u < n) v += wl_sc[l + 32u];  /* (entries l and l + 32: one parity) */
+  for (u32 o = (WL_COUNT_SLOTS > 32u ? 32u : WL_COUNT_SLOTS) / 2u; o >= 2u; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
   if (l < 2u && v) atomicAdd(WL_STATS + 8 + 2 * (blockIdx.x & 255u) + l, v);  /* lane 0: instructions, 1: lanes */
 }
 #define wl_flag(C, bit, a, b, blk) wl_flag_(bit, a, b, blk)
