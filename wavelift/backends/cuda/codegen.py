@@ -1377,7 +1377,7 @@ class Lowering(ValueLowering):
         ):
             # every thread of the block gets here (no s_barrier rounds, no LDS beside the
             # static counts): one pair of atomics a CUDA block (0009's amendment h146)
-            lines += [f"  wl_count_block({gw} < wpg, lane, icnt + ic, lc);", "}"]
+            lines += ["  wl_count_block(lane < 32u, icnt + ic, lc);", "}"]
         else:
             lines += [f"  if ({gw} < wpg) wl_count_(C.wave, lane, icnt + ic, lc);", "}"]
         return "\n".join(lines) + "\n"

@@ -137,8 +137,9 @@ __device__ __forceinline__ void wl_count_(u64 wave, u32 lane, u64 icnt, u32 lc) 
 }
 #define wl_lanes(C, lc) wl_count_((C).wave, lane, 0ull, lc)
 /* WAVELIFT_CUDA_STATS=block (codegen: a kernel without barriers or LDS, whose every thread ends
-   here): the same counts, each warp's (its wave's instructions in the wave's first warp, and its
-   lanes') summed through shared memory after one __syncthreads, then added by warp 0 in two
+   here): the same counts, each warp's (its wave's instructions in the wave's first warp -- first:
+   codegen's lane < 32 --, and its lanes'; zero in a wave past the group's, which ran no block)
+   summed through shared memory after one __syncthreads, then added by warp 0 in two
    atomics (instructions, lanes) to slot blockIdx.x % 256: the host sums the slots, so which slot
    holds a count changes nothing, and the block adds 2, not 2 a wave */
 #ifdef WL_BLOCK_THREADS
@@ -146,10 +147,10 @@ __device__ __forceinline__ void wl_count_(u64 wave, u32 lane, u64 icnt, u32 lc) 
 #else
 #define WL_COUNT_SLOTS 64u
 #endif
-__device__ __forceinline__ void wl_count_block(bool in, u32 lane, u64 icnt, u32 lc) {
+__device__ __forceinline__ void wl_count_block(bool first, u64 icnt, u32 lc) {
   __shared__ u64 wl_sc[WL_COUNT_SLOTS];  /* (the launch's block when baked, else the largest) */
   const u32 w = threadIdx.x >> 5, l = threadIdx.x & 31u, n = 2u * ((blockDim.x + 31u) >> 5);
-  if (l == 0u) { wl_sc[2u * w] = (in && lane == 0u) ? icnt : 0ull; wl_sc[2u * w + 1u] = in ? (u64)lc : 0ull; }
+  if (l == 0u) { wl_sc[2u * w] = first ? icnt : 0ull; wl_sc[2u * w + 1u] = (u64)lc; }
   __syncthreads();
   if (w != 0u) return;
   u64 v = l < n ? wl_sc[l] : 0ull;
