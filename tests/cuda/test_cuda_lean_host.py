@@ -26,7 +26,9 @@ def _program(emit, wave_size=32):
 def _put(b, v):
     # (a global store keeps the value: the passes drop a VGPR write nobody reads)
     at = b.const("u64", 0x1000 + 4 * len(b.ops))
-    b.effect("store", "u32", at, b.exec(), v if v.type == "u32" else b.bitcast("u32", v), space="global", nbytes=4)
+    b.effect(
+        "store", "u32", at, b.exec(), v if v.type == "u32" else b.bitcast("u32", v), space="global", nbytes=4
+    )
 
 
 def _body(src):
@@ -80,7 +82,15 @@ def test_f2i_cvt_is_one_conversion(monkeypatch):
 
 
 def _lds_store(b):
-    b.effect("store", "u32", b.bin("shl", "u32", b.lane_id(), b.const("u32", 2)), b.exec(), b.lane_id(), space="lds", nbytes=4)
+    b.effect(
+        "store",
+        "u32",
+        b.bin("shl", "u32", b.lane_id(), b.const("u32", 2)),
+        b.exec(),
+        b.lane_id(),
+        space="lds",
+        nbytes=4,
+    )
 
 
 def test_block_stats_only_where_every_thread_ends_the_kernel(monkeypatch):
