@@ -995,7 +995,7 @@ class Lowering(ValueLowering):
         if id(op) in self._direct:  # (the induction copy: every address it reads was tested)
             base = f"wl_gp{j}" if j in self.hoisted else f"wl_gbase(C, {j}u)"
             emit(
-                f"  if ({a[1]}) {{ const u8* p_ = {base} + (u64)({a[0]}); WL_GLOBAL_AT(p_); wl_gread_at(p_, {nb}u, {o}_w); }}"
+                f"  if ({a[1]}) {{ const u8* p_ = {base} + ((u64)({a[0]}) - WL_GB[{j}u]); WL_GLOBAL_AT(p_); wl_gread_at(p_, {nb}u, {o}_w); }}"
             )
         else:
             emit(

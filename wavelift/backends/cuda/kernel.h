@@ -142,6 +142,7 @@ __device__ __forceinline__ void wl_count_(u64 wave, u32 lane, u64 icnt, u32 lc) 
    summed through shared memory after one __syncthreads, then added by warp 0 in two
    atomics (instructions, lanes) to slot blockIdx.x % 256: the host sums the slots, so which slot
    holds a count changes nothing, and the block adds 2, not 2 a wave */
+#ifdef __CUDA_ARCH__  /* (the host build of tests/cuda, g++, has no shared memory: never used there) */
 #ifdef WL_BLOCK_THREADS
 #define WL_COUNT_SLOTS (2u * ((WL_BLOCK_THREADS + 31u) / 32u))
 #else
@@ -158,6 +159,7 @@ __device__ __forceinline__ void wl_count_block(bool first, u64 icnt, u32 lc) {
   for (u32 o = (WL_COUNT_SLOTS > 32u ? 32u : WL_COUNT_SLOTS) / 2u; o >= 2u; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
   if (l < 2u && v) atomicAdd(WL_STATS + 8 + 2 * (blockIdx.x & 255u) + l, v);  /* lane 0: instructions, 1: lanes */
 }
+#endif
 #define wl_flag(C, bit, a, b, blk) wl_flag_(bit, a, b, blk)
 #define wl_escape(C, instr, lane, addr, kind) wl_escape_((C).wave, instr, lane, addr, kind)
 /* the search path of wl_gload / wl_gstore (called, not inlined, in big programs) */
