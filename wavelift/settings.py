@@ -283,6 +283,25 @@ _ALL = [
         "warp-aggregated form",
     ),
     Setting(
+        "WAVELIFT_CUDA_F2I",
+        str,
+        None,
+        "`cvt`: a CUDA kernel's f32 -> u32 / i32 conversion (truncating, NaN 0, saturating) is "
+        "one cvt.rzi (__float2uint_rz / __float2int_rz: PTX clamps float-to-integer results to "
+        "the destination range and makes NaN 0), not wl_f2i's compares and selects (decision "
+        "0009's amendment h146; part of the module key); unset (the default until checked on a "
+        "GPU): wl_f2i",
+    ),
+    Setting(
+        "WAVELIFT_CUDA_STATS",
+        str,
+        None,
+        "`block`: a CUDA kernel without s_barrier adds its waves' instruction and lane counts at "
+        "its end once per CUDA block (the warps' counts summed through shared memory, one "
+        "__syncthreads), not two 64-bit atomics per wave (decision 0009's amendment h146; part "
+        "of the module key); unset (the default until timed on a GPU): per wave",
+    ),
+    Setting(
         "WAVELIFT_CUDA_HEAP",
         str,
         "one",

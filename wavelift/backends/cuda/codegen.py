@@ -42,7 +42,7 @@ from ...ir.program import (
     Program,
     refusal_of,
 )
-from ..cfamily.lowering import I32_RESULT, VALUE_EXPR, ValueLowering, is_float
+from ..cfamily.lowering import I32_RESULT, VALUE_EXPR, ValueLowering, is_float, minmax_const
 from ..cfamily.lowering import Unsupported as CudaUnsupported  # refused, never miscomputed
 from ..cfamily.prelude import header, trig_preop_source
 from . import induction, ldsrange, nanchain, preload, spans, split
@@ -119,6 +119,16 @@ def lowered(program: Program, wave_size: int, baked: tuple = ()) -> Program:
     if settings.get("WAVELIFT_CUDA_PASSES") == "off":
         return program
     return optimized(program, wave_size, dict(baked).get(P_MODE))
+
+
+def f2i_rzi(frm: str, to: str, a: str) -> str | None:
+    """WAVELIFT_CUDA_F2I=cvt: f32 (f16, widened exactly) -> u32 / i32 as one cvt.rzi, which
+    truncates, clamps to the destination's range and makes NaN 0 -- cfamily's wl_f2i result
+    (tests/cuda/test_cuda_lean_gpu.py: every f32 bit pattern), without its compares and selects
+    (0009's amendment h146).  None: another conversion (wl_f2i's narrower types stay)."""
+    if frm in ("f32", "f16") and to in ("u32", "i32"):
+        return f"__float2{'uint' if to == 'u32' else 'int'}_rz(wl_f({a}))"
+    return None
 
 
 def _zext32(op) -> bool:
@@ -398,6 +408,13 @@ class Lowering(ValueLowering):
         if not self.sync_spaces:
             return SYNC_ALL
         return 1 if space == "lds" else 2
+
+    def cvt(self, frm: str, to: str, a: str) -> str:
+        if settings.get("WAVELIFT_CUDA_F2I") == "cvt":
+            e = f2i_rzi(frm, to, a)
+            if e is not None:
+                return e
+        return super().cvt(frm, to, a)
 
     def exec_bit(self) -> str:
         if self.L == 32:
@@ -978,7 +995,7 @@ class Lowering(ValueLowering):
         if id(op) in self._direct:  # (the induction copy: every address it reads was tested)
             base = f"wl_gp{j}" if j in self.hoisted else f"wl_gbase(C, {j}u)"
             emit(
-                f"  if ({a[1]}) {{ const u8* p_ = {base} + (u64)({a[0]}); WL_GLOBAL_AT(p_); wl_gread_at(p_, {nb}u, {o}_w); }}"
+                f"  if ({a[1]}) {{ const u8* p_ = {base} + ((u64)({a[0]}) - WL_GB[{j}u]); WL_GLOBAL_AT(p_); wl_gread_at(p_, {nb}u, {o}_w); }}"
             )
         else:
             emit(
@@ -1352,7 +1369,17 @@ class Lowering(ValueLowering):
             lines += ["WL_PARK:", "  for (;;) { if (__syncthreads_and(done)) break; }"]
         else:
             lines += ["WL_PARK:"]
-        lines += [f"  if ({gw} < wpg) wl_count_(C.wave, lane, icnt + ic, lc);", "}"]
+        if (
+            settings.get("WAVELIFT_CUDA_STATS") == "block"
+            and not self.phases
+            and not self.has_barrier
+            and not uses_space(self.p, "lds")
+        ):
+            # every thread of the block gets here (no s_barrier rounds, no LDS beside the
+            # static counts): one pair of atomics a CUDA block (0009's amendment h146)
+            lines += ["  wl_count_block(lane < 32u, icnt + ic, lc);", "}"]
+        else:
+            lines += [f"  if ({gw} < wpg) wl_count_(C.wave, lane, icnt + ic, lc);", "}"]
         return "\n".join(lines) + "\n"
 
 
@@ -1455,6 +1482,7 @@ class _Blk:
         self.set_sreg, self.pend, self.src, self.defs, self.last = set_sreg, pend, src, defs, last
         self.name, self.ctype, self.words, self.kind = name, ctype, words, kind
         self.consts: dict[int, int] = {}
+        self.fconsts: dict[int, str] = {}  # f32 constants of the block: value id -> its literal
         self.spans: dict[int, str] = {}  # id(Span) -> the name of its test in this block
         self.from_reg: dict[int, tuple] = {}
         self.ver: dict[int, int] = {}
@@ -1473,7 +1501,18 @@ def _value(low, b, op, a, at, o):
         assert op.out is not None
         v = op.attrs["value_np"] if "value_np" in op.attrs else op.attrs["value"]  # (passes: value_np)
         b.consts[op.out.id] = int(v) & ((1 << BITS[t]) - 1)
+    elif op.name == "const" and t == "f32":
+        assert op.out is not None
+        b.fconsts[op.out.id] = e
     return e
+
+
+def _fminmax(low, b, op, a, at, o):
+    # an f32 min/max with a constant operand the passes named (a const op of the block): the
+    # plain compare of minmax_const where it is exact, as for a literal operand (2 SASS
+    # instructions, not wl_fmin/wl_fmax's 8: NaN and signed-zero tests)
+    lits = [b.fconsts.get(x.id, s) for x, s in zip(op.args, a)]
+    return minmax_const(op.name, lits) or _value(low, b, op, a, at, o)
 
 
 def _add(low, b, op, a, at, o):
@@ -1592,6 +1631,8 @@ def _refuse_if(low, b, op, a, at, o):
 OPS: dict[str, Callable[..., str | None]] = {
     **{n: _value for n in VALUE_EXPR},
     "add": _add,
+    "fmin": _fminmax,
+    "fmax": _fminmax,
     "sget": _sget,
     "vget": _vget,
     "lane_id": lambda low, b, op, a, at, o: "lane",

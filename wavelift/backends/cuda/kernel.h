@@ -136,6 +136,30 @@ __device__ __forceinline__ void wl_count_(u64 wave, u32 lane, u64 icnt, u32 lc) 
   if ((lane & 31u) == 0u) atomicAdd(WL_STATS + 9 + 2 * sl, (u64)lc);
 }
 #define wl_lanes(C, lc) wl_count_((C).wave, lane, 0ull, lc)
+/* WAVELIFT_CUDA_STATS=block (codegen: a kernel without barriers or LDS, whose every thread ends
+   here): the same counts, each warp's (its wave's instructions in the wave's first warp -- first:
+   codegen's lane < 32 --, and its lanes'; zero in a wave past the group's, which ran no block)
+   summed through shared memory after one __syncthreads, then added by warp 0 in two
+   atomics (instructions, lanes) to slot blockIdx.x % 256: the host sums the slots, so which slot
+   holds a count changes nothing, and the block adds 2, not 2 a wave */
+#ifdef __CUDA_ARCH__  /* (the host build of tests/cuda, g++, has no shared memory: never used there) */
+#ifdef WL_BLOCK_THREADS
+#define WL_COUNT_SLOTS (2u * ((WL_BLOCK_THREADS + 31u) / 32u))
+#else
+#define WL_COUNT_SLOTS 64u
+#endif
+__device__ __forceinline__ void wl_count_block(bool first, u64 icnt, u32 lc) {
+  __shared__ u64 wl_sc[WL_COUNT_SLOTS];  /* (the launch's block when baked, else the largest) */
+  const u32 w = threadIdx.x >> 5, l = threadIdx.x & 31u, n = 2u * ((blockDim.x + 31u) >> 5);
+  if (l == 0u) { wl_sc[2u * w] = first ? icnt : 0ull; wl_sc[2u * w + 1u] = (u64)lc; }
+  __syncthreads();
+  if (w != 0u) return;
+  u64 v = l < n ? wl_sc[l] : 0ull;
+  if (WL_COUNT_SLOTS > 32u && l + 32u < n) v += wl_sc[l + 32u];  /* (entries l and l + 32: one parity) */
+  for (u32 o = (WL_COUNT_SLOTS > 32u ? 32u : WL_COUNT_SLOTS) / 2u; o >= 2u; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+  if (l < 2u && v) atomicAdd(WL_STATS + 8 + 2 * (blockIdx.x & 255u) + l, v);  /* lane 0: instructions, 1: lanes */
+}
+#endif
 #define wl_flag(C, bit, a, b, blk) wl_flag_(bit, a, b, blk)
 #define wl_escape(C, instr, lane, addr, kind) wl_escape_((C).wave, instr, lane, addr, kind)
 /* the search path of wl_gload / wl_gstore (called, not inlined, in big programs) */
@@ -164,13 +188,14 @@ static __device__ WL_MEMFN void wl_gstore_(WlCtx& C, u64 addr, u32 nb, const u32
 #ifndef WL_RETEST
 #define WL_RETEST 1
 #endif
-/* the guessed window's base in the arena, less its address: one uniform value, so an access's
-   pointer is a single 64-bit add to its address, made in parallel with the bounds test (a slot
+/* the guessed window's base in the arena: one uniform value, so an access's pointer is a single
+   64-bit add to its offset in the window, d = addr - WL_GB, which the bounds test makes anyway
+   (base + addr less WL_GB in the arena: one 64-bit add fewer per access than adding addr; a slot
    without a guess: never used).  Codegen hoists the bases of the slots in loops into the
    kernel's prologue and passes them to wl_gload_b / wl_gstore_b (WAVELIFT_CUDA_HOIST=loops;
    decision 0047's amendment h115); wl_gload / wl_gstore make it at the access */
 __device__ __forceinline__ u8* wl_gbase(const WlCtx& C, u32 slot) {
-  return slot < WL_NGUESS ? C.arena + (WL_GO[slot] - (i64)WL_GB[slot]) : C.arena;
+  return slot < WL_NGUESS ? C.arena + WL_GO[slot] : C.arena;
 }
 /* a hoisted base (codegen's prologue): opaque (WL_KEEP), else the compiler makes it again at
    each access from constant memory to spare its registers; a pointer from it is then generic to
@@ -184,14 +209,14 @@ __device__ __forceinline__ u8* wl_gbase(const WlCtx& C, u32 slot) {
 #define WL_GLOBAL_AT(p) ((void)0)
 #endif
 /* an access of 1, 2 or 4k bytes inside its guess at an address aligned to min(nb, 4): true, with
-   where its first byte is, base + addr (windows sit in the arena congruent to their addresses
+   where its first byte is, base + (addr - WL_GB) (windows sit in the arena congruent to their addresses
    mod 8, so the pointer is as aligned as the address; made from C.arena, a kernel parameter, so
    loads and stores are global, not generic).  No branch: the loads after it stay in one basic
    block, where the compiler issues the next access's load before waiting for this one's value */
 __device__ __forceinline__ bool wl_direct(u8* base, u64 addr, u32 nb, u32 slot, u8** p) {
   if (slot >= WL_NGUESS || !(nb == 1u || nb == 2u || (nb & 3u) == 0u)) return false;
   const u64 d = addr - WL_GB[slot];
-  *p = base + addr;
+  *p = base + d;
   return (d < WL_GL[slot]) & ((addr & (u64)(nb >= 4u ? 3u : nb - 1u)) == 0ull);
 }
 /* a block's global accesses at root + c, c constants (codegen: spans.find; decision 0047's
