@@ -474,17 +474,7 @@ def raw(name: str) -> str | None:
     """The variable's text as the environment has it (None: unset), read now; through its old
     WL_ name, with a DeprecationWarning, when only that is set.  (Kept as get's answers are:
     ``_kept``.)"""
-    got = _RAW.get(name)
-    if got is not None:  # (``_keep``'s test, inline: a call less on every dispatch)
-        data, k, v, old, w, value = got
-        if (
-            os.environ is _ENV
-            and _ENV._data is data  # type: ignore[attr-defined]
-            and data.get(k) is v
-            and (old is None or data.get(old) is w)
-        ):
-            return value
-    return _keep(_RAW, name, _raw)
+    return _kept(_RAW, name, _raw)
 
 
 def _raw(name: str) -> str | None:
@@ -514,11 +504,27 @@ _GOT: dict[str, tuple] = {}
 _RAW: dict[str, tuple] = {}
 
 
+def _kept(table: dict, name: str, read):
+    """``table``'s answer for ``name`` while os.environ's dict holds the objects it was read from,
+    else ``read(name)`` kept anew (``_keep``)."""
+    got = table.get(name)
+    if got is not None:
+        data, k, v, old, w, value = got
+        if (
+            os.environ is _ENV
+            and _ENV._data is data  # type: ignore[attr-defined]
+            and data.get(k) is v
+            and (old is None or data.get(old) is w)
+        ):
+            return value
+    return _keep(table, name, read)
+
+
 def _keep(table: dict, name: str, read):
     """``read(name)``, kept in ``table`` as (os.environ's dict, the name's key there, the object
     under it, the old name's key or None, the object under that, the answer) where that can be
     known (see _unset) and it was not read through the old name.  The answer stands while that
-    dict holds those very objects (get and raw test it inline: a call less per read)."""
+    dict holds those very objects (``_kept``)."""
     data = _DATA
     if data is None or os.environ is not _ENV or _ENV._data is not data:  # type: ignore[attr-defined]
         return read(name)
@@ -534,17 +540,7 @@ def _keep(table: dict, name: str, read):
 
 def get(name: str):
     """The setting's value, read now: its type when set, its default when unset or empty."""
-    got = _GOT.get(name)
-    if got is not None:  # (``_keep``'s test, inline)
-        data, k, v, old, w, value = got
-        if (
-            os.environ is _ENV
-            and _ENV._data is data  # type: ignore[attr-defined]
-            and data.get(k) is v
-            and (old is None or data.get(old) is w)
-        ):
-            return value
-    return _keep(_GOT, name, _get)
+    return _kept(_GOT, name, _get)
 
 
 def _get(name: str):
