@@ -628,6 +628,10 @@ def _settled_stats() -> property:
     return property(get, plain.fset)
 
 
+def _as_counted(counts: tuple) -> tuple:
+    return counts  # (DeferredResult.settled: counts already summed)
+
+
 class DeferredResult(DispatchResult):
     """The result of a dispatch launched without waiting for the GPU (WAVELIFT_CUDA_DEFER=on:
     runtime.Again.defer): reading its refusal, stats, windows, write spans or escapes first
@@ -658,16 +662,7 @@ class DeferredResult(DispatchResult):
 
     def settled(self, spans, instructions: int, lane: int, extra: dict) -> None:
         """From its report (it landed: Deferred.settle)."""
-        PREPARED_HITS[0] += 1
-        AGAIN_HITS[0] += 1
-        d = self.__dict__
-        d["_resident"] = d["_args"] = None  # (nothing held for a rerun)
-        bytes_written = sum(n for _, n in spans)
-        d["_stats"] = _stats(
-            d["_waves"], instructions, lane, bytes_written, True, d["_t"], d["_budget"], extra
-        )
-        d["_write_spans"] = spans
-        d["_windows"] = list(d["_win"])
+        self.settled_counted(spans, sum(n for _, n in spans), _as_counted, (instructions, lane), extra)
 
     def settled_counted(self, spans, written: int, counted, counts, extra: dict) -> None:
         """``settled``, its instruction and lane instruction counts ``counted(counts)`` (a copy
