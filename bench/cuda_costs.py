@@ -55,7 +55,8 @@ occauto: the full SM's build kept only without any spill (WAVELIFT_CUDA_OCCUPANC
 0047's amendment h143); h143: that and induction.
 bits: the written map as bits (WAVELIFT_CUDA_MAP=bits; 0049's amendment h111); bitspan: that,
 a unit-stride warp store marking its range a word per lane (WAVELIFT_CUDA_MAPMARK=span; h139).
-f2i: f32 -> u32 / i32 as one cvt.rzi (WAVELIFT_CUDA_F2I=cvt; 0009's amendment h146); statsblock:
+f2i: f32 -> u32 / i32 as one cvt.rzi (WAVELIFT_CUDA_F2I=cvt, the default since session 51; f2iwl: wl_f2i's
+compares; 0009's amendment h146); statsblock:
 the instruction and lane counts added once a CUDA block (WAVELIFT_CUDA_STATS=block; same
 amendment); h146: both; h146noretest: both and noretest.
 DISPATCHES: vadd32, vadd64 (full-screen vadd, clang), shade (full-screen shade), collatz (65,536
@@ -204,6 +205,7 @@ ENV["s43d"] = {
 # added once a CUDA block, not two 64-bit atomics a wave (WAVELIFT_CUDA_STATS=block); both; and
 # both with RETEST=off (the guess tested once an access: 2 SASS instructions fewer each)
 ENV["f2i"] = {"WAVELIFT_CUDA_F2I": "cvt"}
+ENV["f2iwl"] = {"WAVELIFT_CUDA_F2I": "wl"}  # (cvt is the default since session 51: wl_f2i)
 ENV["statsblock"] = {"WAVELIFT_CUDA_STATS": "block"}
 ENV["h146"] = {**ENV["f2i"], **ENV["statsblock"]}
 ENV["h146noretest"] = {**ENV["h146"], "WAVELIFT_CUDA_RETEST": "off"}

@@ -285,12 +285,13 @@ _ALL = [
     Setting(
         "WAVELIFT_CUDA_F2I",
         str,
-        None,
-        "`cvt`: a CUDA kernel's f32 -> u32 / i32 conversion (truncating, NaN 0, saturating) is "
-        "one cvt.rzi (__float2uint_rz / __float2int_rz: PTX clamps float-to-integer results to "
-        "the destination range and makes NaN 0), not wl_f2i's compares and selects (decision "
-        "0009's amendment h146; part of the module key); unset (the default until checked on a "
-        "GPU): wl_f2i",
+        "cvt",
+        "`cvt` (the default since session 51: on an H100 the every-f32 check passed and "
+        "test_cuda_backend's GPU comparisons with NumPy hold with it): a CUDA kernel's f32 -> "
+        "u32 / i32 conversion (truncating, NaN 0, saturating) is one cvt.rzi (__float2uint_rz / "
+        "__float2int_rz: PTX clamps float-to-integer results to the destination range and makes "
+        "NaN 0), not wl_f2i's compares and selects (decision 0009's amendments h146, session 51; "
+        "part of the module key); `wl`: wl_f2i (the form before session 51)",
     ),
     Setting(
         "WAVELIFT_CUDA_STATS",

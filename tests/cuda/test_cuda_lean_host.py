@@ -71,10 +71,10 @@ def _conversions(b):
 
 
 def test_f2i_cvt_is_one_conversion(monkeypatch):
-    monkeypatch.delenv("WAVELIFT_CUDA_F2I", raising=False)
+    monkeypatch.setenv("WAVELIFT_CUDA_F2I", "wl")
     plain = _body(_source(_program(_conversions)))
     assert plain.count("wl_f2i<") == 3 and "__float2" not in plain
-    monkeypatch.setenv("WAVELIFT_CUDA_F2I", "cvt")
+    monkeypatch.delenv("WAVELIFT_CUDA_F2I", raising=False)  # (the default since session 51)
     src = _source(_program(_conversions))
     body = _body(src)
     assert "__float2uint_rz(" in body and "__float2int_rz(" in body and body.count("wl_f2i<u16>") == 1
