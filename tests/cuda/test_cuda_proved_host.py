@@ -9,6 +9,7 @@ the NumPy backend).  On a GPU: test_cuda_proved_gpu.py."""
 from __future__ import annotations
 
 import copy
+import ctypes
 import re
 import shutil
 import subprocess
@@ -130,6 +131,10 @@ class LeanPlayer(Player):
         self.built.append(proved)
         return self
 
+    def global_address(self, name):  # (the lean build's WL_HINT: what the runtime put there)
+        h = self.consts.get("WL_HINT") if self.built and self.built[-1] else None
+        return super().global_address(name) if h is None else (h.ctypes.data, h.nbytes)
+
 
 def _rigged(monkeypatch, mem, cfg, slots):
     return rig(monkeypatch, mem, cfg, lambda p, model, c: LeanPlayer(p, model, c, slots))
@@ -209,3 +214,141 @@ def test_lean_hints_only_where_every_slot_has_a_proved_window(monkeypatch):
     monkeypatch.delenv("WAVELIFT_CUDA_PROVED")
     monkeypatch.setattr(G, "MAX_GUESSES", 1024)
     assert RT._lean_hints(_M(3), [2, 0, 1]) is None
+
+
+def test_repeated_lean_dispatches_run_from_a_kept_plan(monkeypatch, vadd):
+    """The same dispatch again runs from its kept in-place plan (runtime.InPlace) with the lean
+    build it was armed with, the stats saying so, amid a host write (the full path once) -- as
+    often as the module's own build does."""
+    from wavelift.run import execute as X
+    from wavelift.run.execute import execute_dispatch
+
+    mem0, cfg, (_, _, slots) = vadd
+    hits = {}
+    for lean in (False, True):
+        if lean:
+            monkeypatch.setenv("WAVELIFT_CUDA_PROVED", "lean")
+        mem = copy.deepcopy(mem0)
+        fm = _rigged(monkeypatch, mem, cfg, slots)
+        cache: dict = {}
+        h0 = X.AGAIN_HITS[0]
+        a = next(x for x in mem if x.name == "a")
+        for i in range(6):
+            if i == 3:
+                for m in (mem, fm.model):
+                    m.write(a.base + 8, np.full(8, 3, np.uint8))
+            r = execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache)
+            assert r.refusal is None and r.stats["in_place"] == "proved", r.refusal
+            assert r.stats.get("build") == ("lean" if lean else None) and r.write_spans == fm.spans
+        assert set(fm.built) == {lean} and len(fm.launches) == 6
+        hits[lean] = X.AGAIN_HITS[0] - h0
+        _same_memory(mem, fm.model)
+    assert hits[True] == hits[False] >= 3, hits
+
+
+# ------------------------------------------------------------- the lean access on the host
+# (test_cuda_memory_host.py's rig: kernel.h's accesses compiled by g++, the lean build's define
+# in front; each access is one call, so the oracle follows the stores in order)
+LEAN_DRIVER = r"""
+extern "C" void wl_test(const u64* ws, const u64* we, const i64* wo, u32 n,
+                        const u64* gb, const u64* gl, const i64* go, u8* arena, u8* written,
+                        const u64* addr, const u32* nb, const u32* slot, const u32* store,
+                        const u32* data, const u32* init, long count, u32* out, u32* flagged, u32* misc) {
+  WL_TEST_SETUP();
+  for (long i = 0; i < count; i++) {
+    status[0] = 0u; status[5] = 0u;
+    u32 w[4] = {init[i], init[i], init[i], init[i]};
+    if (store[i]) wl_gstore(C, addr[i], nb[i], data + 4 * i, 7u, slot[i], 0u);
+    else wl_gload(C, addr[i], true, nb[i], w, 4u, 7u, slot[i], 0u, true);
+    for (int k = 0; k < 4; k++) out[4 * i + k] = w[k];
+    flagged[i] = status[0];
+  }
+  u32 h = 0u;
+  for (u32 j = 0; j < WL_NSLOT; j++) h |= (u32)(WL_HINT[j] != 0xffffffffu);
+  misc[0] = h; misc[1] = (u32)stats[2]; misc[2] = status[4];
+}
+"""
+
+
+@pytest.fixture(scope="module", params=["bytes", "bits"])
+def leanlib(tmp_path_factory, request):
+    from test_cuda_memory_host import ONE_LANE, build_memory_lib
+
+    extra = WC.PROVED_DEFINE + (ONE_LANE if request.param == "bits" else "")
+    lib = build_memory_lib(tmp_path_factory, "lean", LEAN_DRIVER, extra)
+    lib.map_bits = request.param == "bits"
+    return lib
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_a_lean_access_lands_inside_its_guess_and_only_flags_outside(leanlib, seed):
+    """Each slot's guess a window (its "proof"), addresses anywhere (inside it at any alignment,
+    in another window, straddling, non-canonical): an access inside its guess -- aligned or not,
+    3 or 12 bytes -- reads or writes exactly its bytes; any other sets the proof flag (32) and
+    nothing else: a load reads zero, a store stores nothing, no escape is recorded or counted,
+    no hint written."""
+    from test_cuda_memory_host import NSLOT, SIZES, _accesses, _layout
+
+    lib = leanlib
+    rng = np.random.default_rng(seed)
+    nwin = 12
+    starts, ends, offs, size = _layout(rng, nwin)
+    count = 2000
+    slot_size = rng.choice(SIZES, NSLOT)
+    slot = rng.integers(0, NSLOT, count).astype(np.uint32)
+    addr, nb = _accesses(rng, starts, ends, slot_size[slot])
+    guess = rng.integers(0, nwin, NSLOT)
+    gb, gl, go = (np.zeros(NSLOT, np.uint64), np.zeros(NSLOT, np.uint64), np.zeros(NSLOT, np.int64))
+    for j, k in enumerate(guess):
+        gb[j], go[j] = starts[k], offs[k]
+        gl[j] = max(ends[k] - starts[k] - int(slot_size[j]) + 1, 0)
+    # (most accesses inside their slot's guess: the proved case; the rest a wrong proof)
+    for i in range(count):
+        k = int(guess[slot[i]])
+        if rng.random() < 0.6 and ends[k] - starts[k] >= nb[i]:
+            addr[i] = starts[k] + int(rng.integers(0, ends[k] - starts[k] - nb[i] + 1))
+    store = (rng.random(count) < 0.4).astype(np.uint32)
+    data = rng.integers(0, 1 << 32, (count, 4), dtype=np.uint64).astype(np.uint32)
+    arena = rng.integers(0, 256, size + 8, dtype=np.uint8)
+    ref = arena.copy()
+    written = np.zeros(size + 8, np.uint8)
+    ref_written = np.zeros_like(written)
+    out = np.zeros((count, 4), np.uint32)
+    flagged = np.zeros(count, np.uint32)
+    misc = np.zeros(4, np.uint32)
+    init = np.where(rng.random(count) < 0.5, 0xA5A5A5A5, 0).astype(np.uint32)
+    u64 = lambda x: np.ascontiguousarray(np.asarray(x, dtype=np.uint64))  # noqa: E731
+    p = lambda x: x.ctypes.data_as(ctypes.c_void_p)  # noqa: E731
+    ws, we, wo = u64(starts), u64(ends), np.asarray(offs, np.int64)
+    A, NB = u64(addr), np.asarray(nb, np.uint32)
+    inside = 0
+    for i in range(count):
+        k = int(guess[slot[i]])
+        hit = starts[k] <= addr[i] and addr[i] + nb[i] <= ends[k]
+        if hit:
+            init[i] = 0  # (a load inside: its bytes, zero beyond them)
+        args = [p(x) for x in (ws, we, wo)] + [ctypes.c_uint(nwin)] + [p(x) for x in (gb, gl, go, arena, written)]
+        args += [p(x[i:]) for x in (A, NB, slot, store, data, init)] + [ctypes.c_long(1)]
+        lib.wl_test(*args, p(out[i:]), p(flagged[i:]), p(misc))
+        if not hit:
+            assert flagged[i] == 32, (hex(addr[i]), nb[i], flagged[i])
+            assert store[i] or not out[i].any(), (hex(addr[i]), nb[i], out[i])  # (a load reads zero)
+            continue
+        inside += 1
+        assert flagged[i] == 0, (hex(addr[i]), nb[i])
+        ix = offs[k] + addr[i] - starts[k]
+        if store[i]:
+            ref[ix : ix + nb[i]] = data[i].view(np.uint8)[: nb[i]]
+            ref_written[ix : ix + nb[i]] = 1
+        else:
+            want = np.zeros(16, np.uint8)
+            want[: nb[i]] = ref[ix : ix + nb[i]]
+            assert list(out[i]) == list(want.view(np.uint32)), (hex(addr[i]), nb[i])
+    assert 0.4 * count < inside < 0.9 * count, inside
+    assert (arena[:size] == ref[:size]).all()  # (no store outside its guess changed a byte)
+    if lib.map_bits:
+        want = np.packbits(ref_written != 0, bitorder="little")
+        assert (written[: want.size] == want).all() and not written[want.size :].any()
+    else:
+        assert (written == ref_written).all()
+    assert misc.tolist()[:3] == [0, 0, 0]  # (no hint, no escape count, no escape record)

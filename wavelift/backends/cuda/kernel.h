@@ -78,8 +78,10 @@ __device__ __forceinline__ i64 wl_al(i64 ix, u64 addr) { return (ix & ~(i64)7) |
 #endif
 #define WL_PROOF 32u
 #if WL_PROVED
+/* guess: false where the caller has just found the address outside its guess (wl_gload_b /
+   wl_gstore_b: WL_REGUESS) */
 __device__ __forceinline__ bool wl_res(WlCtx& C, u64 addr, u32 nb, i64* idx, u32 slot, bool guess = true) {
-  if (slot >= WL_NGUESS) return false;  /* (never launched so: the runtime's rule) */
+  if (!guess || slot >= WL_NGUESS) return false;  /* (no guess: never launched so, the runtime's rule) */
   const u64 d = addr - WL_GB[slot];
   if (d < WL_GL[slot]) { *idx = WL_GO[slot] + (i64)d; return true; }
   return false;
@@ -220,6 +222,16 @@ static __device__ WL_MEMFN void wl_gstore_(WlCtx& C, u64 addr, u32 nb, const u32
 #ifndef WL_RETEST
 #define WL_RETEST 1
 #endif
+/* whether wl_gload_b's / wl_gstore_b's rare path tests the guess again: WL_RETEST; in the lean
+   build (WL_PROVED) only where the direct form did not take the access for its shape (unaligned,
+   3 bytes) -- an aligned access of its shape failed the window test itself, and the compiler
+   keeps no second 64-bit compare in the hot path for it (the alignment test's serves) */
+#if WL_PROVED
+#define WL_REGUESS(addr, nb) \
+  (!((nb) == 1u || (nb) == 2u || ((nb) & 3u) == 0u) || ((addr) & (u64)((nb) >= 4u ? 3u : (nb) - 1u)) != 0ull)
+#else
+#define WL_REGUESS(addr, nb) WL_RETEST
+#endif
 /* the guessed window's base in the arena: one uniform value, so an access's pointer is a single
    64-bit add to its offset in the window, d = addr - WL_GB, which the bounds test makes anyway
    (base + addr less WL_GB in the arena: one 64-bit add fewer per access than adding addr; a slot
@@ -294,7 +306,7 @@ __device__ __forceinline__ void wl_gload_b(WlCtx& C, u8* base, u64 addr, bool ma
     else if (nb == 2u) w[0] = *(const u16*)p;
     else for (u32 k = 0; k < nb / 4u; k++) w[k] = ((const u32*)p)[k];
   }
-  if (mask & !f) wl_gload_(C, addr, nb, w, words, instr, slot, lane, record, WL_RETEST);
+  if (mask & !f) wl_gload_(C, addr, nb, w, words, instr, slot, lane, record, WL_REGUESS(addr, nb));
 }
 __device__ __forceinline__ void wl_gload(WlCtx& C, u64 addr, bool mask, u32 nb, u32* w, u32 words,
                                          u32 instr, u32 slot, u32 lane, bool record) {
@@ -315,7 +327,7 @@ __device__ __forceinline__ void wl_gstore_b(WlCtx& C, u8* base, u64 addr, u32 nb
 #endif
     return;
   }
-  wl_gstore_(C, addr, nb, w, instr, slot, lane, WL_RETEST);
+  wl_gstore_(C, addr, nb, w, instr, slot, lane, WL_REGUESS(addr, nb));
 }
 __device__ __forceinline__ void wl_gstore(WlCtx& C, u64 addr, u32 nb, const u32* w, u32 instr,
                                           u32 slot, u32 lane) {

@@ -1374,6 +1374,7 @@ class InPlace(_Kept):
         "slots",
         "depth",
         "booked_at",
+        "lean",
     )
     arena = None  # (Resident.staging's eviction looks for a kept plan's staging arena: none)
     # the runs a deferred run's report holds for the host; more: its place's aside (``_slot``)
@@ -1383,6 +1384,8 @@ class InPlace(_Kept):
         super().__init__(rt, res, rep, runs, launch, shared)
         # (Resident.changes right after ``defer`` booked a launch of this armed plan: ``arm``)
         self.booked_at: int | None = None
+        # (its build: the lean one, WAVELIFT_CUDA_PROVED=lean -- the stats say so -- or the module's)
+        self.lean = rt.lean is not None
         # (its windows in the heap and its map range, and the preloaded words' heap ranges: as
         # the full path found them; a heap move drops the plan)
         self.placed, self.pre = placed, pre
@@ -1520,6 +1523,8 @@ class InPlace(_Kept):
             "in_place": "proved",
             "download_s": time.perf_counter() - t0,
         }
+        if self.lean:
+            extra["build"] = "lean"
         return self.booked[0], int(add(own.ins)), int(add(own.lane)), extra
 
     def _hints_from(self, sl) -> None:
@@ -1729,6 +1734,8 @@ class DeferredInPlace(Deferred):
             "in_place": "proved",
             "download_s": time.perf_counter() - t0,
         }
+        if ag.lean:
+            extra["build"] = "lean"
         # (the counts copied -- the place's host array serves a later launch -- and summed when
         # the stats are read: a stream's results are mostly read for their refusal alone)
         self.result.settled_counted(spans, written, _counted, sl.counts.tobytes(), extra)
