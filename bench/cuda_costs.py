@@ -55,6 +55,8 @@ occauto: the full SM's build kept only without any spill (WAVELIFT_CUDA_OCCUPANC
 0047's amendment h143); h143: that and induction.
 bits: the written map as bits (WAVELIFT_CUDA_MAP=bits; 0049's amendment h111); bitspan: that,
 a unit-stride warp store marking its range a word per lane (WAVELIFT_CUDA_MAPMARK=span; h139).
+proved: the lean build of a dispatch in place on a proof (WAVELIFT_CUDA_PROVED=lean; 0049's
+amendment h148; timed on the arena with the proved windows as guesses, as timing repeats are).
 f2i: f32 -> u32 / i32 as one cvt.rzi (WAVELIFT_CUDA_F2I=cvt, the default since session 51; f2iwl: wl_f2i's
 compares; 0009's amendment h146); statsblock:
 the instruction and lane counts added once a CUDA block (WAVELIFT_CUDA_STATS=block; same
@@ -209,6 +211,11 @@ ENV["f2iwl"] = {"WAVELIFT_CUDA_F2I": "wl"}  # (cvt is the default since session 
 ENV["statsblock"] = {"WAVELIFT_CUDA_STATS": "block"}
 ENV["h146"] = {**ENV["f2i"], **ENV["statsblock"]}
 ENV["h146noretest"] = {**ENV["h146"], "WAVELIFT_CUDA_RETEST": "off"}
+# 0049's amendment h148: the lean build a dispatch run in place on a proof launches
+# (WAVELIFT_CUDA_PROVED=lean): no search, hint or escape record behind a failed window test.
+# Timing repeats never run in place, so its timed launches run on the arena as every variant's
+# do, with the lean build and the proved windows as guesses, as in place (main: ``run``)
+ENV["proved"] = {"WAVELIFT_CUDA_PROVED": "lean"}
 VARIANTS.update({k: [] for k in ENV})
 DISPATCHES = {
     "vadd32": lambda: G.vadd_dispatch(1920 * 1088),
@@ -235,6 +242,22 @@ def main():
         return src, slots, pre
 
     WC.generate = variant
+    import wavelift.backends.cuda.runtime as RT
+
+    plain_run = RT.Runtime.run
+
+    def run(rt):  # (``proved``: the lean build where the dispatch is proved, timed or not)
+        if current[0] == "proved":
+            windows: list = []
+            if RT._unrefusable(rt.m, rt.cfg, rt.win, rt.budget, windows) is None:
+                rt.lean = RT._lean_hints(rt.m, windows)
+            if rt.lean is None:
+                print("   (proved: this dispatch is not proved whole: the module's own build)")
+            else:
+                rt.m.hints = rt.lean
+        return plain_run(rt)
+
+    RT.Runtime.run = run
     arch = WC.device_arch()
     for d in which:
         mem, cfg, _, _, native = DISPATCHES[d]()

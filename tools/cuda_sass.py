@@ -195,6 +195,11 @@ def main():
     ap.add_argument(
         "--annotate", action="store_true", help="write $TMPDIR/wavelift-cuda-sass/<kernel>.sass (and .cu)"
     )
+    ap.add_argument(
+        "--proved",
+        action="store_true",
+        help="the lean build a dispatch run in place on a proof launches (WL_PROVED: decision 0049's amendment h148)",
+    )
     args = ap.parse_args()
     nvd = os.environ.get("NVDISASM") or shutil.which("nvdisasm")
     outdir = pathlib.Path(tempfile.gettempdir()) / "wavelift-cuda-sass"
@@ -203,6 +208,10 @@ def main():
         ap.error(f"unknown kernel(s) {unknown}; choose from {list(KERNELS)}")
     for name in args.kernels or list(KERNELS):
         src = module_source(name)
+        if args.proved:
+            from wavelift.backends.cuda import PROVED_DEFINE
+
+            src = PROVED_DEFINE + src
         cubin, regs = build(src, args.arch, args.annotate)
         line = f"{name:8s} {regs}"
         if nvd:

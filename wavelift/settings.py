@@ -327,6 +327,17 @@ _ALL = [
         "runs on the arena (the default before session 50)",
     ),
     Setting(
+        "WAVELIFT_CUDA_PROVED",
+        str,
+        None,
+        "`lean`: a CUDA dispatch run in place on a proof (WAVELIFT_CUDA_INPLACE=proved), every "
+        "global access's slot with a proved window, launches its module's lean build (WL_PROVED: "
+        "each access's guess its proved window; one outside it only sets the proof flag -- the run "
+        "is refused `backend.proof` -- with no search, hint or escape record; decision 0049's "
+        "amendment h148; part of the module key); unset (the default until timed on a GPU): the "
+        "module's own build",
+    ),
+    Setting(
         "WAVELIFT_CUDA_GRIDDIM",
         str,
         "baked",

@@ -29,6 +29,17 @@ from .codegen import (
 )
 from .compile import DEFAULT_ARCH, nvrtc_problem, tiered_compile
 
+# the lean build's define in front of a module's source (kernel.h's WL_PROVED; Module.variant)
+PROVED_DEFINE = "#define WL_PROVED 1\n"
+
+
+def proved_lean() -> bool:
+    """WAVELIFT_CUDA_PROVED=lean: a dispatch run in place on a proof launches its module's lean
+    build (decision 0049's amendment h148; part of the module key)."""
+    from ... import settings
+
+    return settings.get("WAVELIFT_CUDA_PROVED") == "lean"
+
 
 def _gpu_problem() -> str | None:
     try:
@@ -153,22 +164,25 @@ class Module:
             self._straight = source_straight(self.source)
         return self._straight
 
-    def variant(self, preloaded: bool, budget: int | None = None) -> Module:
+    def variant(self, preloaded: bool, budget: int | None = None, proved: bool = False) -> Module:
         """The module to launch: this one, whose preloads are constants (the host resolved every
         one), or its sibling built with WL_PRELOADED 0 on first use (each preload checked,
         the kernel's own load where it is unresolved; codegen.Lowering.load); and, for a
         straight kernel and a wave ``budget`` below its longest path, the sibling built with
-        WL_BUDGET_CHECKS 1 (each block's budget check).  Each has its own constant memory: the
-        runtime fills the one it launches."""
+        WL_BUDGET_CHECKS 1 (each block's budget check); ``proved``: the lean build (PROVED_DEFINE,
+        for a dispatch in place on a proof: Runtime._lean).  Each has its own constant memory:
+        the runtime fills the one it launches."""
         self.take_upgrade()
         checks = budget is not None and self.straight is not None and budget < self.straight
         plain = not preloaded and bool(self.preloads[0])
-        if not plain and not checks:
+        if not plain and not checks and not proved:
             return self
-        defs = ("#define WL_PRELOADED 0\n" if plain else "") + (
-            "#define WL_BUDGET_CHECKS 1\n" if checks else ""
+        defs = (
+            ("#define WL_PRELOADED 0\n" if plain else "")
+            + ("#define WL_BUDGET_CHECKS 1\n" if checks else "")
+            + (PROVED_DEFINE if proved else "")
         )
-        if plain and not checks:
+        if plain and not checks and not proved:
             if self._plain is None:
                 self._plain = self._sibling(defs)
             sib = self._plain
@@ -416,6 +430,7 @@ class CudaBackend:
         # (and, with bits, how a unit-stride store marks it: 0049's amendment h139); the
         # occupancy settings pick the build's register bound, not the source: a module cached in
         # memory under one is not another's build (0047's amendment h143)
+        # (and whether a proved in-place dispatch launches the lean build: 0049's amendment h148)
         from .compile import occupancy_settings
 
         return (
@@ -423,7 +438,7 @@ class CudaBackend:
             _groups(config),
             occupancy_settings(),
             ("bits+span" if mark_span() else "bits") if map_bits() else "bytes",
-        )
+        ) + (("proved=lean",) if proved_lean() else ())
 
     def build_module(self, key, program, config, mode, base_address):
         return build_module(key, program, config, mode, base_address=base_address)

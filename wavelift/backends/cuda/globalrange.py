@@ -961,7 +961,13 @@ def _rounds(d: int, cond: str, new: bool, signed: bool, bound, start) -> int | N
 
 
 def unrefusable(
-    program, config, windows, found=None, budget: int | None = None, longest: list | None = None
+    program,
+    config,
+    windows,
+    found=None,
+    budget: int | None = None,
+    longest: list | None = None,
+    windows_out: list | None = None,
 ) -> str | None:
     """Whether a dispatch of ``config`` over the WindowSet ``windows`` is proved unrefusable on
     the CUDA backend (decision 0049, step 3; its amendment h124): None where it is, else the
@@ -969,7 +975,8 @@ def unrefusable(
     ``found``: preload.find of it (else found here); ``budget``: the wave's instruction budget
     (None: the dispatch's default, execute.default_budget), against the longest path (a loop
     proved bounded counted its bound times: loop_trips, amendment h126); ``longest`` (if given)
-    gets that path's count where the path row is passed.
+    gets that path's count where the path row is passed; ``windows_out`` (if given) the proved window
+    of each global access (global_accesses' order) where it is proved.
 
     Proved means: no wave can raise a flag the kernel reports (runtime._raise_flags: budget, bad
     jump, bad address, rounding MODE, refuse_if) nor record an escape (a global access outside
@@ -1039,4 +1046,6 @@ def unrefusable(
         return "store_preloaded"
     if stored & mirrored:
         return "store_mirrored"
+    if windows_out is not None:
+        windows_out.extend(proof)
     return None

@@ -65,6 +65,28 @@ WL_GLOBAL __device__ u32 WL_HINT[WL_NSLOT];
    arena offset congruent to its address mod 8), so that for an address the code visibly aligns
    (scalar loads) the compiler drops the unaligned byte path */
 __device__ __forceinline__ i64 wl_al(i64 ix, u64 addr) { return (ix & ~(i64)7) | (i64)(addr & 7ull); }
+/* WL_PROVED 1: the lean build (Module.variant's proved sibling, WAVELIFT_CUDA_PROVED=lean;
+   decision 0049's amendment h148), launched only for a dispatch run in place on a proof, every
+   slot's guess its proved window (runtime.Runtime._lean).  An access outside its guess can then
+   only be a wrong proof: its rare path sets WL_PROOF in status[0] -- the in-place run is refused
+   backend.proof -- and touches nothing (a load reads zero, a store stores nothing): no search,
+   no hint, no escape record.  The window test stays (the guest is untrusted), and an access
+   inside its guess that the direct form does not take (unaligned, 3 bytes) still lands by the
+   byte path.  WL_HINT is never written: the runtime puts the proved windows there. */
+#ifndef WL_PROVED
+#define WL_PROVED 0
+#endif
+#define WL_PROOF 32u
+#if WL_PROVED
+/* guess: false where the caller has just found the address outside its guess (wl_gload_b /
+   wl_gstore_b: WL_REGUESS) */
+__device__ __forceinline__ bool wl_res(WlCtx& C, u64 addr, u32 nb, i64* idx, u32 slot, bool guess = true) {
+  if (!guess || slot >= WL_NGUESS) return false;  /* (no guess: never launched so, the runtime's rule) */
+  const u64 d = addr - WL_GB[slot];
+  if (d < WL_GL[slot]) { *idx = WL_GO[slot] + (i64)d; return true; }
+  return false;
+}
+#else
 /* guess: false where the caller has just found the address outside its guess or unaligned
    (wl_gload / wl_gstore with WL_RETEST 0): the search finds the guessed window just as well */
 __device__ __forceinline__ bool wl_res(WlCtx& C, u64 addr, u32 nb, i64* idx, u32 slot, bool guess = true) {
@@ -94,6 +116,7 @@ __device__ __forceinline__ bool wl_res(WlCtx& C, u64 addr, u32 nb, i64* idx, u32
   *idx = (c ? WL_WO[k] : __ldg(C.W.off + k)) + (i64)(a - s);
   return true;
 }
+#endif
 /* a uniform load of nb (a multiple of 4) bytes from the mirror: true when it was there (or
    masked off), with the words in w */
 __device__ __forceinline__ bool wl_mirror(u64 addr, bool mask, u32 slot, u32 nb, u32* w) {
@@ -111,6 +134,12 @@ static __device__ __noinline__ void wl_flag_(u32 bit, u32 a, u32 b, u32 blk) {
   if (atomicCAS(status + 5, 0u, bit) == 0u) { status[1] = a; status[2] = b; status[3] = blk; }
   atomicOr(status, bit);
 }
+#if WL_PROVED
+/* (an access outside its proved window: the proof was wrong) */
+static __device__ __noinline__ void wl_escape_(u64 wave, u32 instr, u32 lane, u64 addr, u32 kind) {
+  wl_flag_(WL_PROOF, instr, lane, kind);
+}
+#else
 static __device__ __noinline__ void wl_escape_(u64 wave, u32 instr, u32 lane, u64 addr, u32 kind) {
   atomicAdd(WL_STATS + 2, 1ull);
   u32 slot = atomicAdd(WL_STATUS + 4, 1u);
@@ -120,6 +149,7 @@ static __device__ __noinline__ void wl_escape_(u64 wave, u32 instr, u32 lane, u6
     e[4] = (u32)addr; e[5] = (u32)(addr >> 32); e[6] = kind;
   }
 }
+#endif
 /* -> the next limit, or 0: stop (past the budget, or another wave flagged the dispatch) */
 static __device__ __noinline__ u64 wl_check_(u64 icnt) {
   const u64 budget = (u64)P[P_BUDGET] | ((u64)P[P_BUDGET + 1] << 32);
@@ -167,7 +197,11 @@ static __device__ WL_MEMFN void wl_gload_(WlCtx& C, u64 addr, u32 nb, u32* w, u3
                                    u32 slot, u32 lane, bool record, bool guess = true) {
   i64 ix;
   if (wl_res(C, addr, nb, &ix, slot, guess)) wl_read(C.arena, wl_al(ix, addr), nb, w, words);
+#if WL_PROVED
+  else { for (u32 k = 0; k < words; k++) w[k] = 0u; wl_escape(C, instr, lane, addr, 0u); }
+#else
   else if (record) wl_escape(C, instr, lane, addr, 0u);
+#endif
 }
 static __device__ WL_MEMFN void wl_gstore_(WlCtx& C, u64 addr, u32 nb, const u32* w, u32 instr, u32 slot,
                                     u32 lane, bool guess = true) {
@@ -187,6 +221,16 @@ static __device__ WL_MEMFN void wl_gstore_(WlCtx& C, u64 addr, u32 nb, const u32
    that second 64-bit compare into every load's hot path */
 #ifndef WL_RETEST
 #define WL_RETEST 1
+#endif
+/* whether wl_gload_b's / wl_gstore_b's rare path tests the guess again: WL_RETEST; in the lean
+   build (WL_PROVED) only where the direct form did not take the access for its shape (unaligned,
+   3 bytes) -- an aligned access of its shape failed the window test itself, and the compiler
+   keeps no second 64-bit compare in the hot path for it (the alignment test's serves) */
+#if WL_PROVED
+#define WL_REGUESS(addr, nb) \
+  (!((nb) == 1u || (nb) == 2u || ((nb) & 3u) == 0u) || ((addr) & (u64)((nb) >= 4u ? 3u : (nb) - 1u)) != 0ull)
+#else
+#define WL_REGUESS(addr, nb) WL_RETEST
 #endif
 /* the guessed window's base in the arena: one uniform value, so an access's pointer is a single
    64-bit add to its offset in the window, d = addr - WL_GB, which the bounds test makes anyway
@@ -262,7 +306,7 @@ __device__ __forceinline__ void wl_gload_b(WlCtx& C, u8* base, u64 addr, bool ma
     else if (nb == 2u) w[0] = *(const u16*)p;
     else for (u32 k = 0; k < nb / 4u; k++) w[k] = ((const u32*)p)[k];
   }
-  if (mask & !f) wl_gload_(C, addr, nb, w, words, instr, slot, lane, record, WL_RETEST);
+  if (mask & !f) wl_gload_(C, addr, nb, w, words, instr, slot, lane, record, WL_REGUESS(addr, nb));
 }
 __device__ __forceinline__ void wl_gload(WlCtx& C, u64 addr, bool mask, u32 nb, u32* w, u32 words,
                                          u32 instr, u32 slot, u32 lane, bool record) {
@@ -283,7 +327,7 @@ __device__ __forceinline__ void wl_gstore_b(WlCtx& C, u8* base, u64 addr, u32 nb
 #endif
     return;
   }
-  wl_gstore_(C, addr, nb, w, instr, slot, lane, WL_RETEST);
+  wl_gstore_(C, addr, nb, w, instr, slot, lane, WL_REGUESS(addr, nb));
 }
 __device__ __forceinline__ void wl_gstore(WlCtx& C, u64 addr, u32 nb, const u32* w, u32 instr,
                                           u32 slot, u32 lane) {

@@ -138,15 +138,18 @@ def _proved_hints(m, cfg, win, pre: list) -> np.ndarray:
     return out
 
 
-_UNREFUSABLE: dict = {}  # (module id, layout id, budget, config fields) -> (module, layout, words, why)
+# (module id, layout id, budget, config fields) -> (module, layout, words, why, the proved window of
+# each access slot of the program the proof ran on -- globalrange.unrefusable's ``windows``)
+_UNREFUSABLE: dict = {}
 
 
-def _unrefusable(m, cfg, win, budget: int) -> str | None:
+def _unrefusable(m, cfg, win, budget: int, windows: list | None = None) -> str | None:
     """globalrange.unrefusable of this dispatch (None: proved), on the program module ``m``'s
     kernel lowers (_proof_input) with its preload.find, ``win`` (the dispatch's own WindowSet)
     and ``budget``; kept while the module, layout, config, budget and the preloaded words the
     proof read (preload.evaluate: memoised, the words read again) are the same (0049 h124's
-    "keep a proof only while what it was made on holds")."""
+    "keep a proof only while what it was made on holds").  ``windows`` (if given) gets the
+    proved window of each access slot of that program where it is proved."""
     from . import globalrange as GR
     from .memo import key_of
 
@@ -162,11 +165,33 @@ def _unrefusable(m, cfg, win, budget: int) -> str | None:
     key = None if ck is None else (id(m), id(win.layout), int(budget), ck)
     hit = _UNREFUSABLE.get(key) if key is not None else None
     if hit is not None and hit[0] is m and hit[1] is win.layout and hit[2] == sig:
+        if windows is not None:
+            windows.extend(hit[4])
         return hit[3]
-    why = GR.unrefusable(low, cfg, win, found, budget)
+    got: list = []
+    why = GR.unrefusable(low, cfg, win, found, budget, windows_out=got)
     if key is not None:
-        keep(_UNREFUSABLE, key, (m, win.layout, sig, why), GUESSES)
+        keep(_UNREFUSABLE, key, (m, win.layout, sig, why, tuple(got)), GUESSES)
+    if windows is not None:
+        windows.extend(got)
     return why
+
+
+def _lean_hints(m, windows: list) -> np.ndarray | None:
+    """The guesses a dispatch in place on a proof launches module ``m``'s lean build with
+    (WAVELIFT_CUDA_PROVED=lean; decision 0049's amendment h148): the proved window of every
+    access slot (``windows``: _unrefusable's), or None -- the module's own build -- where the
+    setting is off, the module has no slot, a slot has no guess (past codegen.MAX_GUESSES) or
+    no proved window, or the program the proof ran on is not numbered as the module's slots
+    (_proof_input's ``same``): the lean build's rare path finds no other window."""
+    from . import proved_lean
+
+    n = len(m.slots)
+    if not n or n > G.MAX_GUESSES or len(windows) != n or not proved_lean():
+        return None
+    if any(k is None for k in windows) or not m.proof_input[2]:
+        return None
+    return np.asarray(windows, np.int64)
 
 
 _WINDOW_CONSTANTS: dict = {}  # (id(layout), offs) -> (layout, [(name, array)]): WL_WS/WL_WE/WL_WO
@@ -379,6 +404,9 @@ class Runtime:
         self.again = None  # the plan to run this dispatch again (Again), when it may have one
         self.plan = None  # resident.Resident.prepare's plan, once made (run)
         self.deadline = None  # (execute's: run_runtime sets it; checked before an in-place launch)
+        # the proved window of each access slot where an in-place dispatch launches the lean
+        # build (_in_place: _lean_hints), else None
+        self.lean: np.ndarray | None = None
         # where the module's cubin came from (the run table's "disk hit": commands/common.py)
         self.extra_stats: dict = {
             "cubin": "disk cache" if getattr(module, "compiled_by", "") == "disk" else "compiled"
@@ -416,8 +444,16 @@ class Runtime:
         win = self.win
         self.mirrored = []
         pre, complete = self._preloads(mirror or offs is not None)
-        self.k = self.m.variant(complete, self.budget)  # the module launched (Module.variant)
+        lean = self.lean  # (set by _in_place only: bench/cuda_costs.py's ``proved`` sets it too)
+        # the module launched (Module.variant): with ``lean``, its lean build (h148)
+        self.k = (
+            self.m.variant(complete, self.budget)
+            if lean is None
+            else self.m.variant(complete, self.budget, True)
+        )
         put = [("P", P)] + pre
+        if lean is not None:  # (never written by the lean build: the hints read back are these)
+            put.append(("WL_HINT", lean.astype(np.uint32)))
         if len(win.starts) <= G.CONST_WINDOWS:
             put += _window_constants(win, offs)
         m = self.m
@@ -788,10 +824,19 @@ class Runtime:
             return None
         if res.heap.bits != bool(self.m.map_bits) or any(e.shared for e, _ in plan):
             return None
-        why = _unrefusable(self.m, self.cfg, self.win, self.budget)
+        windows: list = []
+        why = _unrefusable(self.m, self.cfg, self.win, self.budget, windows)
         self.extra_stats["in_place"] = why or "proved"
         if why is not None:
             return None
+        m = self.m
+        self.lean = lean = _lean_hints(m, windows)
+        if lean is not None:
+            self.extra_stats["build"] = "lean"
+            # (the guesses are the proved windows: the module's hints, so that a kept plan's
+            # hints are what it ran with; the same array while they are equal)
+            if m.hints is None or not np.array_equal(m.hints, lean):
+                m.hints = lean
         return res.placed(self.win, plan)
 
     def _landed_in_place(self, res, d: dict, placed) -> tuple:
@@ -1333,6 +1378,7 @@ class InPlace(_Kept):
         "slots",
         "depth",
         "booked_at",
+        "lean",
     )
     arena = None  # (Resident.staging's eviction looks for a kept plan's staging arena: none)
     # the runs a deferred run's report holds for the host; more: its place's aside (``_slot``)
@@ -1342,6 +1388,8 @@ class InPlace(_Kept):
         super().__init__(rt, res, rep, runs, launch, shared)
         # (Resident.changes right after ``defer`` booked a launch of this armed plan: ``arm``)
         self.booked_at: int | None = None
+        # (its build: the lean one, WAVELIFT_CUDA_PROVED=lean -- the stats say so -- or the module's)
+        self.lean = rt.lean is not None
         # (its windows in the heap and its map range, and the preloaded words' heap ranges: as
         # the full path found them; a heap move drops the plan)
         self.placed, self.pre = placed, pre
@@ -1479,6 +1527,8 @@ class InPlace(_Kept):
             "in_place": "proved",
             "download_s": time.perf_counter() - t0,
         }
+        if self.lean:
+            extra["build"] = "lean"
         return self.booked[0], int(add(own.ins)), int(add(own.lane)), extra
 
     def _hints_from(self, sl) -> None:
@@ -1688,6 +1738,8 @@ class DeferredInPlace(Deferred):
             "in_place": "proved",
             "download_s": time.perf_counter() - t0,
         }
+        if ag.lean:
+            extra["build"] = "lean"
         # (the counts copied -- the place's host array serves a later launch -- and summed when
         # the stats are read: a stream's results are mostly read for their refusal alone)
         self.result.settled_counted(spans, written, _counted, sl.counts.tobytes(), extra)

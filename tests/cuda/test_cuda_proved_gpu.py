@@ -1,0 +1,154 @@
+"""The lean build of a dispatch run in place on a proof (WAVELIFT_CUDA_PROVED=lean, decision
+0049's amendment h148) on a GPU; each test skips without CuPy or a device.  The fixture
+dispatches the predicate proves run in place with the lean build and equal the NumPy backend's
+lane mode; a wrong proof (a store's guess narrowed by hand: its window test fails for half the
+lanes) is refused `backend.proof`, its failed stores store nothing and nothing lands.  Without a
+GPU: test_cuda_proved_host.py."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+
+from wavelift.backends.cuda import _gpu_problem
+from wavelift.backends.cuda import resident as R
+
+pytestmark = pytest.mark.cuda
+
+
+def _needs_gpu():
+    why = _gpu_problem()
+    if why:
+        pytest.skip(f"no CUDA device: {why}")
+
+
+@pytest.fixture(autouse=True)
+def lean(monkeypatch):
+    monkeypatch.setattr(R, "HEAP_MIN", 4096)
+    monkeypatch.setenv("WAVELIFT_CUDA_INPLACE", "proved")
+    monkeypatch.setenv("WAVELIFT_CUDA_HEAP", "one")
+    monkeypatch.setenv("WAVELIFT_CUDA_PROVED", "lean")
+
+
+def test_gpu_lean_fixture_dispatches_equal_numpy():
+    """Every gfx1030 clang -O2 fixture dispatch: where it runs in place (proved), with the lean
+    build, its write spans and every allocation's bytes equal the NumPy backend's lane mode
+    (vadd, lds_reduce, double_math and lane_ops among them); shade 256x120 the same."""
+    _needs_gpu()
+    from fixture_dispatches import clang_dispatches, launch_pass
+
+    from wavelift.run.execute import execute_dispatch
+
+    ran, lean = set(), set()
+    for name, mem, cfg in clang_dispatches():
+        if cfg is None or not name.startswith("gfx1030/") or "-O2-" not in name:
+            continue
+        want_mem = copy.deepcopy(mem)
+        want = execute_dispatch(want_mem, cfg, backend="numpy", mode="lane")
+        got_mem = copy.deepcopy(mem)
+        got = execute_dispatch(got_mem, cfg, backend="cuda", mode="lane")
+        if got.stats.get("in_place") != "proved":
+            continue
+        assert got.refusal is None and want.refusal is None, (name, got.refusal, want.refusal)
+        assert got.write_spans == want.write_spans, name
+        for x in want_mem:
+            assert bytes(got_mem.read(x.base, x.size)) == bytes(want_mem.read(x.base, x.size)), (name, x.name)
+        ran.add(name.split(":")[1])
+        if got.stats.get("build") == "lean":  # (else a slot without a proved window)
+            lean.add(name.split(":")[1])
+    assert lean >= {"vadd", "lds_reduce", "double_math", "lane_ops"}, (ran, lean)
+    import wavelift
+
+    out = {}
+    for backend in ("numpy", "cuda"):
+        dev = wavelift.Device("gfx1030", backend=backend, mode="lane", record=False)
+        r, buf = launch_pass(dev, "shade", 256, 120)
+        assert r.refusal is None, r.refusal
+        out[backend] = (list(r.write_spans), dev.download(buf, np.uint32))
+        if backend == "cuda":
+            assert r.stats["in_place"] == "proved" and r.stats["build"] == "lean", r.stats
+    assert out["cuda"][0] == out["numpy"][0] and np.array_equal(out["cuda"][1], out["numpy"][1])
+
+
+def test_gpu_lean_stream_and_kept_plans_equal_numpy():
+    """test_resident_gpu's chain of vadd dispatches (host writes between, kept and deferred
+    in-place plans): every one lean and in place, each write span and every buffer equal to the
+    NumPy backend's, the heap's map zero after each."""
+    _needs_gpu()
+    from test_resident_gpu import _chain
+
+    def lean_in_place(dev, r):
+        assert r.stats["in_place"] == "proved" and r.stats["build"] == "lean", r.stats
+        assert not R.map_flags(dev.memory.resident.heap.written.get()).any()
+
+    want = _chain("numpy", 148)
+    got = _chain("cuda", 148, lean_in_place)
+    assert got[0] == want[0]
+    for u, v in zip(want[1], got[1]):
+        assert np.array_equal(u, v)
+
+
+def test_gpu_lean_wrong_proof_is_refused_and_nothing_lands(monkeypatch):
+    """vadd in place with the lean build, then again after a host write with its store's guess
+    narrowed by hand to the first half of the output (a wrong proof, as far as the kernel can
+    tell): refused `backend.proof`; the lanes whose store failed the window test stored nothing
+    (the output's second half on the device as before), no heap byte outside the windows
+    changed, the map zero; the output cannot be read and the next dispatch on the copies is
+    refused before any launch."""
+    _needs_gpu()
+    from test_resident_gpu import _vadd_landed
+
+    from wavelift.backends.cuda import globalrange as GR
+    from wavelift.backends.cuda import runtime as RT
+
+    dev, k, n, a, (ba, bb, bo), r = _vadd_landed()
+    assert r.refusal is None and r.stats["in_place"] == "proved" and r.stats["build"] == "lean", r.stats
+    res = dev.memory.resident
+
+    def copy_of(buf):
+        h = res.heap.buf.get()
+        e = res.entries[dev.memory.find(buf.address)]
+        return h[e.off : e.off + 4 * n].view(np.float32).copy()
+
+    assert np.array_equal(copy_of(bo), 2 * a)
+    plain = RT._guesses
+
+    def narrowed(m, hints, win, hb=None, offs=None):
+        gb, gl, go = plain(m, hints, win, hb, offs)
+        gl = gl.copy()
+        acc = GR.global_accesses(RT._proof_input(m, cfg_of[0])[0])
+        (j,) = [j for j, op in enumerate(acc) if op.name == "store"]
+        gl[j] = 2 * n  # (the window's first 2n bytes: half of the n floats)
+        return gb, gl, go
+
+    cfg_of = [None]
+    real_run = RT.Runtime.run
+
+    def run(rt):
+        cfg_of[0] = rt.cfg
+        return real_run(rt)
+
+    monkeypatch.setattr(RT.Runtime, "run", run)
+    monkeypatch.setattr(RT, "_guesses", narrowed)
+    dev.memory.write(ba.address, np.ones(n, np.float32))  # (the full path again: a host write)
+    heap0 = res.heap.buf.get()
+    r = k.launch(groups=(n // 256,), block=(256,), args=[ba, bb, bo, np.uint32(n)])
+    assert r.refusal is not None and r.refusal.code == "backend.proof", r.refusal
+    got = copy_of(bo)
+    assert np.array_equal(got[: n // 2], 1 + a[: n // 2])  # (in its guess: stored, in place)
+    assert np.array_equal(got[n // 2 :], 2 * a[n // 2 :])  # (outside: stored nothing)
+    broken = [(x, e) for x, e in res.entries.items() if e.broken is not None]
+    assert dev.memory.find(bo.address).base in {x.base for x, _ in broken}
+    heap1 = res.heap.buf.get()[: heap0.size]
+    outside = np.ones(heap0.size, bool)
+    for x, e in broken:
+        outside[e.off : e.off + x.size] = False
+    assert np.array_equal(heap1[outside], heap0[outside])
+    assert not R.map_flags(res.heap.written.get()).any()
+    with pytest.raises(Exception, match="backend.proof"):
+        dev.download(bo, np.float32)
+    monkeypatch.setattr(RT, "_guesses", plain)
+    r = k.launch(groups=(n // 256,), block=(256,), args=[ba, bb, bo, np.uint32(n)])
+    assert r.refusal is not None and r.refusal.code == "backend.proof", r.refusal

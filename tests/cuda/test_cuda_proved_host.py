@@ -1,0 +1,371 @@
+"""The lean build of a dispatch run in place on a proof (WAVELIFT_CUDA_PROVED=lean, decision
+0049's amendment h148), without a GPU: the setting is in the module key; the lean build
+(kernel.h's WL_PROVED) has no search, hint or escape record behind an access's failed window
+test -- only the proof flag --, and compiles (NVRTC); the runtime launches it, with every slot's
+proved window as its guess, only for a dispatch in place on a proof whose every slot has a
+proved window (the stand-in CuPy and test_inplace_host's Player, which plays the dispatch on
+the NumPy backend).  On a GPU: test_cuda_proved_gpu.py."""
+
+from __future__ import annotations
+
+import copy
+import ctypes
+import re
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+from test_inplace_host import Player, _divergent_loop, _run, _same_memory, rig
+from test_unrefusable_host import _vadd
+
+from wavelift.backends import cuda as WC
+from wavelift.backends.cuda import codegen as G
+from wavelift.backends.cuda import runtime as RT
+
+
+@pytest.fixture(autouse=True)
+def in_place(monkeypatch):
+    monkeypatch.setenv("WAVELIFT_CUDA_INPLACE", "proved")
+    monkeypatch.setenv("WAVELIFT_CUDA_HEAP", "one")
+    monkeypatch.delenv("WAVELIFT_CUDA_PROVED", raising=False)
+
+
+def _generated(mem, cfg) -> tuple:
+    """(program, the module's source, its slots) of the dispatch, as build_module makes them."""
+    from test_cuda_backend import translate_dispatch
+
+    prog, base = translate_dispatch(mem, cfg)
+    src, slots, _ = G.generate(
+        prog,
+        cfg.wave_size,
+        "lane",
+        cfg.scratch_wave_bytes,
+        base,
+        G.baked_params(cfg),
+        G.groups_per_block(cfg),
+    )
+    return prog, src, slots
+
+
+@pytest.fixture(scope="module")
+def vadd():
+    mem, cfg = _vadd(1000)
+    return mem, cfg, _generated(mem, cfg)
+
+
+# ------------------------------------------------------------------------- the module key
+def test_the_setting_is_in_the_module_key(monkeypatch, vadd):
+    from wavelift.backends.cuda import stored
+
+    _, cfg, _ = vadd
+    plain = WC.BACKEND.key_extra(cfg)
+    monkeypatch.setenv("WAVELIFT_CUDA_PROVED", "lean")
+    lean = WC.BACKEND.key_extra(cfg)
+    assert lean != plain and lean[: len(plain)] == plain  # (off: the keys made before)
+    assert stored.entry_name(("k",) + lean, "sm_90", 0) != stored.entry_name(("k",) + plain, "sm_90", 0)
+
+
+def test_the_lean_build_is_a_sibling_built_with_its_define(monkeypatch):
+    built = []
+
+    def fake_compile(key, src, arch, use_disk):
+        built.append(src)
+        return b"cubin", 0.0, "fake", None
+
+    monkeypatch.setattr(WC, "_compile", fake_compile)
+    pre = ((object(),), ())
+    m = WC.Module(("k",), None, "kernel\n", "sm_90", b"", 0.0, "fake", (), preloads=pre)
+    k = m.variant(True, None, True)
+    assert k is not m and k.source == WC.PROVED_DEFINE + "kernel\n" and m.variant(True, None, True) is k
+    k0 = m.variant(False, None, True)  # (with an unresolved preload: both defines)
+    assert k0.source == "#define WL_PRELOADED 0\n" + WC.PROVED_DEFINE + "kernel\n"
+    assert m.variant(True) is m and len(built) == 2
+
+
+# ---------------------------------------------------------------------------- the source
+# what the rare path of the module's own build does and the lean build must not: the hint read
+# and written, the binary search over the window starts (constant or global tables), the
+# non-canonical address test, the escape record and count
+_SEARCH = (
+    "WL_HINT[slot]",
+    "WL_WS[mid]",
+    "__ldg(C.W.start + mid)",
+    "wl_is_canon(addr)",
+    "WL_ESC + slot",
+    "WL_STATS + 2",
+)
+
+
+def _preprocessed(src: str) -> str:
+    cpp = shutil.which("cpp")
+    if cpp is None:
+        pytest.skip("no C preprocessor (cpp)")
+    out = subprocess.run([cpp, "-P", "-x", "c++", "-"], input=src, capture_output=True, text=True, check=True)
+    return out.stdout
+
+
+def test_the_lean_source_has_no_search_path(vadd):
+    _, _, (_, src, _) = vadd
+    plain, lean = _preprocessed(src), _preprocessed(WC.PROVED_DEFINE + src)
+    assert all(s in plain for s in _SEARCH)  # (the oracle: the module's own build has them)
+    assert not [s for s in _SEARCH if s in lean]
+    # a failed window test sets the proof flag (status[0]: backend.proof in place), a load that
+    # fails it reads zero
+    esc = re.search(r"void wl_escape_\([^)]*\) \{(.*?)\n\}", lean, re.S).group(1)
+    assert "wl_flag_(32u" in esc and "atomicAdd" not in esc
+    assert "w[k] = 0u;" in re.search(r"void wl_gload_\(.*?\n\}", lean, re.S).group(0)
+    # the window test stays: the direct access's, and the rare path's (an unaligned access
+    # inside its guess still lands, by the byte path)
+    for fn in ("wl_direct", "wl_res"):
+        assert "d < WL_GL[slot]" in re.search(rf"bool {fn}\(.*?\n\}}", lean, re.S).group(0), fn
+
+
+def test_nvrtc_compiles_the_lean_build(vadd):
+    from wavelift.backends.cuda.compile import nvrtc_compile, nvrtc_problem
+
+    if nvrtc_problem():
+        pytest.skip(f"NVRTC: {nvrtc_problem()}")
+    _, _, (_, src, _) = vadd
+    lean, plain = nvrtc_compile(WC.PROVED_DEFINE + src, "sm_90"), nvrtc_compile(src, "sm_90")
+    assert lean[:4] == b"\x7fELF" and len(lean) < len(plain)  # (the search's code is gone)
+
+
+# --------------------------------------------------------------------------- the runtime
+class LeanPlayer(Player):
+    """A Player with the module's real slots, noting which build each launch asks for."""
+
+    def __init__(self, program, model, cfg, slots=()):
+        super().__init__(program, model, cfg)
+        self.slots = slots
+        self.built: list = []
+
+    def variant(self, preloaded, budget=None, proved=False):
+        self.built.append(proved)
+        return self
+
+    def global_address(self, name):  # (the lean build's WL_HINT: what the runtime put there)
+        h = self.consts.get("WL_HINT") if self.built and self.built[-1] else None
+        return super().global_address(name) if h is None else (h.ctypes.data, h.nbytes)
+
+
+def _rigged(monkeypatch, mem, cfg, slots):
+    return rig(monkeypatch, mem, cfg, lambda p, model, c: LeanPlayer(p, model, c, slots))
+
+
+def test_a_proved_dispatch_in_place_launches_the_lean_build(monkeypatch, vadd):
+    mem0, cfg, (_, _, slots) = vadd
+    monkeypatch.setenv("WAVELIFT_CUDA_PROVED", "lean")
+    mem = copy.deepcopy(mem0)
+    fm = _rigged(monkeypatch, mem, cfg, slots)
+    r = _run(mem, cfg)
+    assert r.refusal is None, r.refusal
+    assert r.stats["in_place"] == "proved" and r.stats["build"] == "lean"
+    assert fm.built == [True]
+    # every slot's guess is its proved window (a guess in each; WL_HINT holds them, the hints
+    # the module reads back) -- the windows the accesses do lie in: a, b, c and the arguments
+    hint = fm.consts["WL_HINT"]
+    assert hint.dtype == np.uint32 and len(hint) == len(slots)
+    starts = sorted(w.address for w in r.windows)
+    assert [int(x) for x in fm.consts["WL_GB"][: len(slots)]] == [starts[k] for k in hint]
+    assert (fm.consts["WL_GL"][: len(slots)] > 0).all()
+    # the store's: the window its write spans lie in (c's)
+    ends = {w.address: w.address + w.size for w in r.windows}
+    (j,) = [j for j, op in enumerate(_accesses(fm, cfg)) if op.name == "store"]
+    lo = starts[hint[j]]
+    assert r.write_spans and all(lo <= a and a + n <= ends[lo] for a, n in r.write_spans)
+    _same_memory(mem, fm.model)
+
+
+def _accesses(fm, cfg):
+    from wavelift.backends.cuda import globalrange as GR
+
+    return GR.global_accesses(RT._proof_input(fm, cfg)[0])
+
+
+def test_the_module_build_without_the_setting_or_the_proof(monkeypatch, vadd):
+    mem0, cfg, (_, _, slots) = vadd
+    # the setting off: the module's own build, in place as before
+    mem = copy.deepcopy(mem0)
+    fm = _rigged(monkeypatch, mem, cfg, slots)
+    r = _run(mem, cfg)
+    assert r.refusal is None and r.stats["in_place"] == "proved" and "build" not in r.stats
+    assert fm.built == [False] and "WL_HINT" not in fm.consts
+    _same_memory(mem, fm.model)
+    # on, a dispatch not proved (a loop): the arena, the module's own build
+    monkeypatch.setenv("WAVELIFT_CUDA_PROVED", "lean")
+    mem, cfg2 = _divergent_loop()
+    fm = _rigged(monkeypatch, mem, cfg2, _generated(mem, cfg2)[2])
+    r = _run(mem, cfg2)
+    assert r.refusal is None and r.stats["in_place"] == "loop" and "build" not in r.stats
+    assert fm.built == [False]
+    # on, in place, but a slot the proof does not cover (its program numbered otherwise than the
+    # module's slots: nothing claimed): the module's own build
+    mem = copy.deepcopy(mem0)
+    fm = _rigged(monkeypatch, mem, cfg, slots[:-1] + ((slots[-1][0] + 4, False),))
+    r = _run(mem, cfg)
+    assert r.refusal is None and r.stats["in_place"] == "proved" and "build" not in r.stats
+    assert fm.built == [False]
+    _same_memory(mem, fm.model)
+
+
+class _M:
+    def __init__(self, n, same=True):
+        self.slots = tuple((4, False) for _ in range(n))
+        self.proof_input = (None, None, same)
+
+
+def test_lean_hints_only_where_every_slot_has_a_proved_window(monkeypatch):
+    monkeypatch.setenv("WAVELIFT_CUDA_PROVED", "lean")
+    assert RT._lean_hints(_M(3), [2, 0, 1]).tolist() == [2, 0, 1]
+    assert RT._lean_hints(_M(3), [2, None, 1]) is None  # (a slot not proved)
+    assert RT._lean_hints(_M(3), [2, 0]) is None  # (not the module's slots)
+    assert RT._lean_hints(_M(3, same=False), [2, 0, 1]) is None
+    assert RT._lean_hints(_M(0), []) is None  # (no access: nothing to gain)
+    monkeypatch.setattr(G, "MAX_GUESSES", 2)  # (a slot past the guesses has none)
+    assert RT._lean_hints(_M(3), [2, 0, 1]) is None
+    monkeypatch.delenv("WAVELIFT_CUDA_PROVED")
+    monkeypatch.setattr(G, "MAX_GUESSES", 1024)
+    assert RT._lean_hints(_M(3), [2, 0, 1]) is None
+
+
+def test_repeated_lean_dispatches_run_from_a_kept_plan(monkeypatch, vadd):
+    """The same dispatch again runs from its kept in-place plan (runtime.InPlace) with the lean
+    build it was armed with, the stats saying so, amid a host write (the full path once) -- as
+    often as the module's own build does."""
+    from wavelift.run import execute as X
+    from wavelift.run.execute import execute_dispatch
+
+    mem0, cfg, (_, _, slots) = vadd
+    hits = {}
+    for lean in (False, True):
+        if lean:
+            monkeypatch.setenv("WAVELIFT_CUDA_PROVED", "lean")
+        mem = copy.deepcopy(mem0)
+        fm = _rigged(monkeypatch, mem, cfg, slots)
+        cache: dict = {}
+        h0 = X.AGAIN_HITS[0]
+        a = next(x for x in mem if x.name == "a")
+        for i in range(6):
+            if i == 3:
+                for m in (mem, fm.model):
+                    m.write(a.base + 8, np.full(8, 3, np.uint8))
+            r = execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache)
+            assert r.refusal is None and r.stats["in_place"] == "proved", r.refusal
+            assert r.stats.get("build") == ("lean" if lean else None) and r.write_spans == fm.spans
+        assert set(fm.built) == {lean} and len(fm.launches) == 6
+        hits[lean] = X.AGAIN_HITS[0] - h0
+        _same_memory(mem, fm.model)
+    assert hits[True] == hits[False] >= 3, hits
+
+
+# ------------------------------------------------------------- the lean access on the host
+# (test_cuda_memory_host.py's rig: kernel.h's accesses compiled by g++, the lean build's define
+# in front; each access is one call, so the oracle follows the stores in order)
+LEAN_DRIVER = r"""
+extern "C" void wl_test(const u64* ws, const u64* we, const i64* wo, u32 n,
+                        const u64* gb, const u64* gl, const i64* go, u8* arena, u8* written,
+                        const u64* addr, const u32* nb, const u32* slot, const u32* store,
+                        const u32* data, const u32* init, long count, u32* out, u32* flagged, u32* misc) {
+  WL_TEST_SETUP();
+  for (long i = 0; i < count; i++) {
+    status[0] = 0u; status[5] = 0u;
+    u32 w[4] = {init[i], init[i], init[i], init[i]};
+    if (store[i]) wl_gstore(C, addr[i], nb[i], data + 4 * i, 7u, slot[i], 0u);
+    else wl_gload(C, addr[i], true, nb[i], w, 4u, 7u, slot[i], 0u, true);
+    for (int k = 0; k < 4; k++) out[4 * i + k] = w[k];
+    flagged[i] = status[0];
+  }
+  u32 h = 0u;
+  for (u32 j = 0; j < WL_NSLOT; j++) h |= (u32)(WL_HINT[j] != 0xffffffffu);
+  misc[0] = h; misc[1] = (u32)stats[2]; misc[2] = status[4];
+}
+"""
+
+
+@pytest.fixture(scope="module", params=["bytes", "bits"])
+def leanlib(tmp_path_factory, request):
+    from test_cuda_memory_host import ONE_LANE, build_memory_lib
+
+    extra = WC.PROVED_DEFINE + (ONE_LANE if request.param == "bits" else "")
+    lib = build_memory_lib(tmp_path_factory, "lean", LEAN_DRIVER, extra)
+    lib.map_bits = request.param == "bits"
+    return lib
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_a_lean_access_lands_inside_its_guess_and_only_flags_outside(leanlib, seed):
+    """Each slot's guess a window (its "proof"), addresses anywhere (inside it at any alignment,
+    in another window, straddling, non-canonical): an access inside its guess -- aligned or not,
+    3 or 12 bytes -- reads or writes exactly its bytes; any other sets the proof flag (32) and
+    nothing else: a load reads zero, a store stores nothing, no escape is recorded or counted,
+    no hint written."""
+    from test_cuda_memory_host import NSLOT, SIZES, _accesses, _layout
+
+    lib = leanlib
+    rng = np.random.default_rng(seed)
+    nwin = 12
+    starts, ends, offs, size = _layout(rng, nwin)
+    count = 2000
+    slot_size = rng.choice(SIZES, NSLOT)
+    slot = rng.integers(0, NSLOT, count).astype(np.uint32)
+    addr, nb = _accesses(rng, starts, ends, slot_size[slot])
+    guess = rng.integers(0, nwin, NSLOT)
+    gb, gl, go = (np.zeros(NSLOT, np.uint64), np.zeros(NSLOT, np.uint64), np.zeros(NSLOT, np.int64))
+    for j, k in enumerate(guess):
+        gb[j], go[j] = starts[k], offs[k]
+        gl[j] = max(ends[k] - starts[k] - int(slot_size[j]) + 1, 0)
+    # (most accesses inside their slot's guess: the proved case; the rest a wrong proof)
+    for i in range(count):
+        k = int(guess[slot[i]])
+        if rng.random() < 0.6 and ends[k] - starts[k] >= nb[i]:
+            addr[i] = starts[k] + int(rng.integers(0, ends[k] - starts[k] - nb[i] + 1))
+    store = (rng.random(count) < 0.4).astype(np.uint32)
+    data = rng.integers(0, 1 << 32, (count, 4), dtype=np.uint64).astype(np.uint32)
+    arena = rng.integers(0, 256, size + 8, dtype=np.uint8)
+    ref = arena.copy()
+    written = np.zeros(size + 8, np.uint8)
+    ref_written = np.zeros_like(written)
+    out = np.zeros((count, 4), np.uint32)
+    flagged = np.zeros(count, np.uint32)
+    misc = np.zeros(4, np.uint32)
+    init = np.where(rng.random(count) < 0.5, 0xA5A5A5A5, 0).astype(np.uint32)
+    u64 = lambda x: np.ascontiguousarray(np.asarray(x, dtype=np.uint64))  # noqa: E731
+    p = lambda x: x.ctypes.data_as(ctypes.c_void_p)  # noqa: E731
+    ws, we, wo = u64(starts), u64(ends), np.asarray(offs, np.int64)
+    A, NB = u64(addr), np.asarray(nb, np.uint32)
+    inside = 0
+    for i in range(count):
+        k = int(guess[slot[i]])
+        hit = starts[k] <= addr[i] and addr[i] + nb[i] <= ends[k]
+        if hit:
+            init[i] = 0  # (a load inside: its bytes, zero beyond them)
+        args = (
+            [p(x) for x in (ws, we, wo)]
+            + [ctypes.c_uint(nwin)]
+            + [p(x) for x in (gb, gl, go, arena, written)]
+        )
+        args += [p(x[i:]) for x in (A, NB, slot, store, data, init)] + [ctypes.c_long(1)]
+        lib.wl_test(*args, p(out[i:]), p(flagged[i:]), p(misc))
+        if not hit:
+            assert flagged[i] == 32, (hex(addr[i]), nb[i], flagged[i])
+            assert store[i] or not out[i].any(), (hex(addr[i]), nb[i], out[i])  # (a load reads zero)
+            continue
+        inside += 1
+        assert flagged[i] == 0, (hex(addr[i]), nb[i])
+        ix = offs[k] + addr[i] - starts[k]
+        if store[i]:
+            ref[ix : ix + nb[i]] = data[i].view(np.uint8)[: nb[i]]
+            ref_written[ix : ix + nb[i]] = 1
+        else:
+            want = np.zeros(16, np.uint8)
+            want[: nb[i]] = ref[ix : ix + nb[i]]
+            assert list(out[i]) == list(want.view(np.uint32)), (hex(addr[i]), nb[i])
+    assert 0.4 * count < inside < 0.9 * count, inside
+    assert (arena[:size] == ref[:size]).all()  # (no store outside its guess changed a byte)
+    if lib.map_bits:
+        want = np.packbits(ref_written != 0, bitorder="little")
+        assert (written[: want.size] == want).all() and not written[want.size :].any()
+    else:
+        assert (written == ref_written).all()
+    assert misc.tolist()[:3] == [0, 0, 0]  # (no hint, no escape count, no escape record)
