@@ -114,9 +114,10 @@ def _record_scratch_tests():
     got = []
     orig = X.execute_dispatch
 
-    def rec(memory, config, index=0, backend="numpy", mode="wave", cache=None, **kw):
+    def rec(memory, config, index=0, backend="numpy", mode="wave", cache=None, *more, **kw):
+        # (*more: execute_dispatch's later parameters, which replay's fast call passes by place)
         got.append((f"scratch-test#{len(got)}:{mode}", copy.deepcopy(memory), config))
-        return orig(memory, config, index, backend, mode, cache, **kw)
+        return orig(memory, config, index, backend, mode, cache, *more, **kw)
 
     X.execute_dispatch = rec
     try:
