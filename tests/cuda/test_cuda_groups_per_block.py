@@ -20,6 +20,7 @@ import ctypes
 import dataclasses
 import os
 import pathlib
+import re
 import sys
 
 import host_build  # (tests/cuda/host_build.py: the g++ build rig)
@@ -245,6 +246,9 @@ struct WlDim { u32 x, y, z; };
 static WlDim threadIdx, blockIdx, blockDim;
 static u32 P[64];
 u8 wl_smem[1 << 20];
+/* the prologue's assumption (a thread index below the block), checked: a broken one counted */
+static u32 wl_broken;
+#define WL_ASSUME(c) (wl_broken += (c) ? 0u : 1u)
 struct Rec {
   u64 g, wave, gscr, x;
   u32 done, count, bar, lane, gw, wpg, gid[3], exec[2], v[3];
@@ -253,6 +257,7 @@ struct Rec {
 
 RUN = r"""
 extern "C" void wl_set_p(const u32* p) { for (int k = 0; k < 64; k++) P[k] = p[k]; }
+extern "C" u32 wl_assumed_wrong() { return wl_broken; }
 extern "C" void wl_run(u64 g0, u32 blocks, u32 bdim, const u64* wavebase, u32* gscr, Rec* out) {
   blockDim.x = bdim; blockDim.y = blockDim.z = 1u;
   for (u32 b = 0; b < blocks; b++)
@@ -305,8 +310,11 @@ def _host_prologue(src: str) -> str:
         f"  R->exec[0] = s{EXEC_LO}; R->exec[1] = s{EXEC_HI}; R->v[0] = v0; R->v[1] = v1; R->v[2] = v2;\n"
     )
     gpb = G.source_groups(src)
+    bt = re.search(r"^#define WL_BLOCK_THREADS (\d+)$", src, re.M)
+    assert bt is not None  # (generate's: the launch's block, for __launch_bounds__)
     return (
         (f"#define WL_GPB {gpb}u\n" if gpb > 1 else "")
+        + f"#define WL_BLOCK_THREADS {bt.group(1)}u\n"
         + "static void wl_pro(Rec* R, "
         + src[i + len(head) : j]
         + "\n"
@@ -466,11 +474,58 @@ def test_prologue_starts_every_lane_once(prologues, k, want, monkeypatch):
             per_block.setdefault(("s", rc.gscr), set()).add((rc.g, rc.gw))
         assert all(len(v) == 1 for v in per_block.values()), "a barrier, area or slot shared"
     assert seen.keys() == model.keys()
+    assert lib.wl_assumed_wrong() == 0  # (every launched thread's index below WL_BLOCK_THREADS)
     for key, (gid, wave, ex, *ids) in model.items():
         got = seen[key]
         assert got[:3] == (gid, wave, ex), (key, got, (gid, wave, ex))
         if ids[0] is not None:  # (a lane past the group's threads: its ids are not read)
             assert got[3:] == ids[0], (key, got[3:], ids[0])
+
+
+# grids whose last launch's slots run past 2^32 - 1 (decision 0009's amendment h149): the group
+# index in 32 bits only where every slot's fits (codegen.narrow_groups), else in 64
+HUGE = (
+    ((1 << 32) - 1026, 1, True),  # the last group 2^32 - 1027: any block's slots below 2^32 - 2
+    ((1 << 32) - 1023, 1, False),  # a block of 1024 slots at the last group reaches 2^32 - 1
+    ((1 << 32) - 2, 1, False),  # (here the last block's slots are 2^32 - 3 .. 2^32)
+    (1 << 16, 1 << 16, False),  # 2-D, 2^32 groups
+)
+
+
+@pytest.mark.parametrize("griddim", ["baked", "off"])
+@pytest.mark.parametrize("gx, gy, narrow", HUGE)
+def test_prologue_group_index_near_2_32(tmp_path, monkeypatch, gx, gy, narrow, griddim):
+    """The last block of a grid of about 2^32 groups, 4 to a block, launched at the last group:
+    its first slot runs that group (its index and ids the 64-bit ones), the slots past it are
+    done -- none wraps to a low group (the 32-bit index where a slot's would not fit)."""
+    host_build.gxx()
+    from wavelift.backends.host import COMPILE_FLAGS, prelude_semantics
+
+    monkeypatch.setenv("WAVELIFT_CUDA_GRIDDIM", griddim)
+    _, cfg, prog, base = _vadd(32)
+    cfg = dataclasses.replace(cfg, block=(8, 8, 1), group_start=(0, 0, 0), group_end=(gx, gy, 1))
+    total = gx * gy
+    src = _src(prog, cfg, base, 4)
+    assert G.narrow_groups(cfg.num_groups) == narrow
+    assert ("(u32)group_base" in src) == (narrow and griddim == "baked")
+    assert G.source_groups(src) == 4
+    lib = host_build.load(tmp_path, "pro", prelude_semantics() + SHIM + _host_prologue(src) + RUN, (*COMPILE_FLAGS, "-O1"))
+    P = G.param_words(cfg, 0, 1 << 20, 0)
+    lib.wl_set_p(np.ascontiguousarray(P, np.uint32).ctypes.data_as(ctypes.c_void_p))
+    bdim = 4 * 2 * 32
+    recs = (_Rec * bdim)()
+    wbt = np.full(64, POISON, np.uint64)
+    gscr = np.zeros(1, np.uint32)
+    g0 = total - 1
+    lib.wl_run(ctypes.c_uint64(g0), ctypes.c_uint32(1), ctypes.c_uint32(bdim),
+               wbt.ctypes.data_as(ctypes.c_void_p), gscr.ctypes.data_as(ctypes.c_void_p), recs)
+    for t, rc in enumerate(recs):
+        if t < 64:  # (the first slot: the last group, two full waves)
+            assert not rc.done and rc.count and rc.g == g0, (t, rc.g)
+            assert tuple(rc.gid) == (g0 % gx, g0 // gx, 0)
+            assert rc.wave == g0 * 2 + t // 32
+        else:
+            assert rc.done and not rc.count, (t, rc.g)
 
 
 # ---- on a GPU ------------------------------------------------------------------------------

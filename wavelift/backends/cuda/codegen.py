@@ -69,7 +69,9 @@ P_TG_SIZE = 45  # workgroup-info (TG_SIZE) register (0xffffffff: none), 0011
 P_TG_WID20 = 46  # 1: also the wave id in TG_SIZE bits [24:20] (GFX10.3)
 P_GRIDDIM = 47  # the grid's dimensions in use: 1 (gy = gz = 1), 2 (gz = 1) or 3 (grid_dims)
 P_DIV = 48  # group-count divisors gx, gy as (magic, shifts) pairs (div_magic)
-P_WORDS = 56
+P_NTOTAL = 56  # the groups, gx * gy * gz mod 2^64, lo, hi: made here, not by every thread
+P_NARROW = 58  # 1: every group index a launch's slot takes fits 32 bits (narrow_groups)
+P_WORDS = 59
 CONST_WINDOWS = 128  # window tables up to this size live in constant memory (runtime._set_constants)
 
 MAX_GUESSES = 1024  # global accesses with a window guess in constant memory (guesses)
@@ -151,11 +153,14 @@ class Lowering(ValueLowering):
         shape: dict | None = None,
         lds_bytes: int | None = None,
         griddim: int | None = None,
+        narrow: bool = False,
     ):
         super().__init__()
         self.p = program
         # the baked grid dimensions (WAVELIFT_CUDA_GRIDDIM=baked: baked_params), None: not baked
         self.griddim = griddim
+        # the group index in 32 bits (P_NARROW baked 1 with them: narrow_groups)
+        self.narrow = narrow
         self.L = wave_size
         # workgroups per CUDA block (decision 0046), each in its own slot of slot_threads threads
         # (its waves, whole); 1: one workgroup a block, slot_threads unused
@@ -1199,6 +1204,13 @@ class Lowering(ValueLowering):
             "#endif",
         ]
 
+    def _group_index(self, rel: str) -> str:
+        """The flat group index g of a thread's slot, ``rel`` past the launch's first
+        (group_base): in 32 bits where narrow (the same number: it fits), else in 64."""
+        if self.narrow:
+            return f"(u64)((u32)group_base + (u32)({rel}))"
+        return f"group_base + {rel}"
+
     def _group_ids(self) -> list[str]:
         """The prologue's gid_x, gid_y, gid_z from the flat group index g.  With the grid's
         dimensions baked (griddim; a group's g < gx * gy * gz): a 1-D grid's g is its x (g < gx <
@@ -1264,14 +1276,19 @@ class Lowering(ValueLowering):
             "    u32* gscr, u64 group_base) {",
             "  extern __shared__ __align__(16) u8 wl_smem[];",
             f"  const u32 WV = {L}u;",
+            # (a thread index is below the launch's block, which __launch_bounds__ holds it to:
+            # the compiler then knows, e.g., that a one-group block has no wave past its group's)
+            "  WL_ASSUME(threadIdx.x < WL_BLOCK_THREADS);",
+            # (narrow: every index the launch's slots take fits 32 bits, so g's upper word is 0
+            # and the compiler drops the 64-bit forms of the group ids, wl_in and C.wave)
             *(
-                ["  const u64 g = group_base + (u64)blockIdx.x;"]
+                [f"  const u64 g = {self._group_index('(u64)blockIdx.x')};"]
                 if N == 1
                 else [
                     # the group's slot in the block; the launch's groups are group_base on, in
                     # blocks of WL_GPB (every launch but the last a multiple of it: runtime._shape)
                     f"  const u32 wl_gs = threadIdx.x / {S}u;",
-                    "  const u64 g = group_base + (u64)blockIdx.x * WL_GPB + wl_gs;",
+                    f"  const u64 g = {self._group_index('(u64)blockIdx.x * WL_GPB + wl_gs')};",
                 ]
             ),
             f"  const u32 gx = P[{P_NGROUPS}], gy = P[{P_NGROUPS + 1}];",
@@ -1293,7 +1310,7 @@ class Lowering(ValueLowering):
                 if N == 1
                 else [
                     # a slot past the dispatch's last group has no wave (done, counts nothing)
-                    f"  const bool wl_in = g < (u64)gx * gy * P[{P_NGROUPS + 2}];",
+                    f"  const bool wl_in = {'(u32)g < P[%d]' % P_NTOTAL if self.narrow else 'g < ((u64)P[%d] | (u64)P[%d] << 32)' % (P_NTOTAL, P_NTOTAL + 1)};",
                     "  const u32 wpg = wl_in ? (threads + WV - 1u) / WV : 0u;",
                     f"  const u32 t = threadIdx.x - wl_gs * {S}u, wg = t / WV, lane = t % WV, wv = threadIdx.x / WV;",
                 ]
@@ -1820,7 +1837,20 @@ def param_words(cfg, nwin: int = 0, budget: int = 0, xoff: int = 0) -> np.ndarra
     gx, gy, gz = cfg.num_groups
     P[P_DIV : P_DIV + 4] = div_magic(gx) + div_magic(gy)
     P[P_GRIDDIM] = grid_dims(cfg.num_groups)
+    total = (int(gx) * int(gy) * int(gz)) & 0xFFFFFFFFFFFFFFFF  # (the kernel's u64 product was)
+    P[P_NTOTAL] = total & 0xFFFFFFFF
+    P[P_NTOTAL + 1] = total >> 32
+    P[P_NARROW] = int(narrow_groups(cfg.num_groups))
     return P
+
+
+def narrow_groups(num_groups) -> bool:
+    """Whether every group index a launch of a grid of ``num_groups`` gives a thread's slot fits
+    32 bits: the launches (runtime.launch_all) take group_base + block * groups a block + slot
+    for each of their blocks, at most total + MAX_BLOCK_THREADS - 1 (a block holds at most
+    MAX_BLOCK_THREADS slots, the last launch's last block some past the last group)."""
+    gx, gy, gz = (int(x) for x in num_groups)
+    return gx * gy * gz + MAX_BLOCK_THREADS <= 1 << 32
 
 
 def grid_dims(num_groups) -> int:
@@ -1864,12 +1894,13 @@ BAKED = (
 
 
 def baked_params(cfg, griddim: str | None = None) -> tuple:
-    """(P index, value) of the BAKED words, and of P_GRIDDIM where WAVELIFT_CUDA_GRIDDIM (or
-    ``griddim``: that setting's value) is ``baked``: the group ids without the divisions a grid
-    of fewer dimensions needs not (Lowering._group_ids).  Part of the module key."""
+    """(P index, value) of the BAKED words, and of P_GRIDDIM and P_NARROW where
+    WAVELIFT_CUDA_GRIDDIM (or ``griddim``: that setting's value) is ``baked``: the group ids
+    without the divisions a grid of fewer dimensions needs not (Lowering._group_ids), the group
+    index in 32 bits where it fits (narrow_groups).  Part of the module key."""
     w = param_words(cfg)
     want = settings.get("WAVELIFT_CUDA_GRIDDIM") if griddim is None else griddim
-    return tuple((k, int(w[k])) for k in BAKED + ((P_GRIDDIM,) if want == "baked" else ()))
+    return tuple((k, int(w[k])) for k in BAKED + ((P_GRIDDIM, P_NARROW) if want == "baked" else ()))
 
 
 # several workgroups per CUDA block (decision 0046): a block of at most this many threads, and in
@@ -1984,6 +2015,7 @@ def generate(
         shape,
         vals.get(P_LDS),
         vals.get(P_GRIDDIM),
+        vals.get(P_NARROW) == 1,
     )
     src = low.kernel_source()
     # every read of a baked word becomes its number (the declaration "u32 P[..]" stays)

@@ -244,13 +244,16 @@ __device__ __forceinline__ u8* wl_gbase(const WlCtx& C, u32 slot) {
 /* a hoisted base (codegen's prologue): opaque (WL_KEEP), else the compiler makes it again at
    each access from constant memory to spare its registers; a pointer from it is then generic to
    the compiler, so a direct access says its pointer -- inside the arena, where it is used -- is
-   global (WL_GLOBAL_AT): global loads and stores, as from C.arena */
+   global (WL_GLOBAL_AT): global loads and stores, as from C.arena.  WL_ASSUME: a fact the
+   device compiler may build on (codegen's prologue: a thread index is below the block) */
 #ifdef __CUDA_ARCH__
 #define WL_KEEP(x) asm("" : "+l"(x))
 #define WL_GLOBAL_AT(p) __builtin_assume(__isGlobal(p))
+#define WL_ASSUME(c) __builtin_assume(c)
 #else
 #define WL_KEEP(x) ((void)0)
 #define WL_GLOBAL_AT(p) ((void)0)
+#define WL_ASSUME(c) ((void)0)
 #endif
 /* an access of 1, 2 or 4k bytes inside its guess at an address aligned to min(nb, 4): true, with
    where its first byte is, base + (addr - WL_GB) (windows sit in the arena congruent to their addresses
