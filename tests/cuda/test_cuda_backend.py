@@ -1172,12 +1172,12 @@ def test_constants_guard_preloaded_and_mirrored_bytes():
     mod.variant = lambda complete, budget=None: mod if complete else plain
     rt = Runtime(mod, cfg, win, "lane", 1000)
     P = np.zeros(64, np.uint32)
-    rt._set_constants(P, True)
+    rt._set_constants(P, 0, True)
     assert rt.k is mod and ("own", "WL_PRE") in put
     window = (int(win.offs[k]), int(win.ends[k]) - int(win.starts[k]))
     assert window in rt.mirrored  # the mirrored window
     assert sum(r != window for r in rt.mirrored) == 4  # and the 4 preloads' bytes
-    rt._set_constants(P, False)
+    rt._set_constants(P, 0, False)
     assert rt.k is plain and rt.mirrored == [] and ("plain", "WL_PO") in put
 
 

@@ -28,13 +28,15 @@ template<class T> T atomicAdd(T* p, T v){T o=*p; *p=o+v; return o;}
 template<class T> T atomicOr(T* p, T v){T o=*p; *p=o|v; return o;}
 """
 
-# the drivers' common start: the window tables and guesses in the kernel's variables, one
+# the drivers' common start: the window tables and guesses in the kernel's variables (WL_GA as
+# kernel.h defines it, for this arena: codegen.guess_pointers is held to it by test_cuda_backend), one
 # context C over the arena, written map, status, stats and escape buffers (a C macro: it declares
 # locals the driver's loop uses)
 SETUP = r"""
 #define WL_TEST_SETUP() \
   for (u32 j = 0; j < n && j < WL_CW; j++) { WL_WS[j] = ws[j]; WL_WE[j] = we[j]; WL_WO[j] = wo[j]; } \
   for (u32 j = 0; j < WL_NGUESS; j++) { WL_GB[j] = gb[j]; WL_GL[j] = gl[j]; WL_GO[j] = go[j]; } \
+  for (u32 j = 0; j < WL_NGUESS; j++) WL_GA[j] = gl[j] ? (u64)arena + (u64)go[j] - gb[j] : 0ull; \
   for (u32 j = 0; j < WL_NSLOT; j++) WL_HINT[j] = 0xffffffffu; \
   u32 status[16] = {0}; u64 stats[8 + 2 * 256] = {0}; u32 esc[8 * 16] = {0}; \
   WlCtx C; C.W.start = ws; C.W.end = we; C.W.off = wo; C.W.n = n; \

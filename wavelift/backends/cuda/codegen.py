@@ -2111,3 +2111,14 @@ def guesses(slot_nbytes, hints, starts, ends, offs) -> tuple[np.ndarray, np.ndar
     lim[:n] = np.where(ok, e - s - nb + np.uint64(1), np.uint64(0))
     off[:n] = np.where(ok, np.asarray(offs, np.int64)[k], 0)
     return base, lim, off
+
+
+def guess_pointers(g, arena: int) -> np.ndarray:
+    """WL_GA of a dispatch's guesses ``g`` (guesses': WL_GB, WL_GL, WL_GO) for a launch on the
+    arena (or heap) at device address ``arena``: each guessed window's arena address less its
+    base, arena + WL_GO - WL_GB mod 2^64, so that a load's pointer is WL_GA + addr (kernel.h's
+    wl_gload); 0 where there is no guess (limit 0: never read)."""
+    base, lim, off = g
+    with np.errstate(over="ignore"):
+        ga = np.uint64(int(arena) & 0xFFFFFFFFFFFFFFFF) + off.astype(np.uint64) - base
+    return np.where(lim > 0, ga, np.uint64(0))

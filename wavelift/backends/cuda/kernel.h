@@ -41,6 +41,10 @@ WL_GLOBAL __constant__ i64 WL_WO[WL_CW];
 WL_GLOBAL __constant__ u64 WL_GB[WL_NGUESS];
 WL_GLOBAL __constant__ u64 WL_GL[WL_NGUESS];
 WL_GLOBAL __constant__ i64 WL_GO[WL_NGUESS];
+/* and the guessed window's arena address less its base, arena + WL_GO - WL_GB mod 2^64 (0: no
+   guess), made by the host with the device address of the arena (or heap) the launch runs on
+   (runtime._set_constants): a load's pointer is one 64-bit add, WL_GA + addr */
+WL_GLOBAL __constant__ u64 WL_GA[WL_NGUESS];
 /* per slot of a uniform load: where its guessed window starts in WL_MIRROR, a copy of the
    window made before the dispatch (-1: none).  Uniform loads read the copy from constant
    memory: no memory round trip, and every warp of a wave64 sees the same words without an
@@ -250,20 +254,23 @@ __device__ __forceinline__ u8* wl_gbase(const WlCtx& C, u32 slot) {
 #define WL_KEEP(x) asm("" : "+l"(x))
 #define WL_GLOBAL_AT(p) __builtin_assume(__isGlobal(p))
 #define WL_ASSUME(c) __builtin_assume(c)
+/* a global address made from numbers (WL_GA + addr): said global, so its accesses are */
+#define wl_global_at(a) ((u8*)__cvta_global_to_generic((size_t)(a)))
 #else
 #define WL_KEEP(x) ((void)0)
 #define WL_GLOBAL_AT(p) ((void)0)
 #define WL_ASSUME(c) ((void)0)
+#define wl_global_at(a) ((u8*)(a))
 #endif
 /* an access of 1, 2 or 4k bytes inside its guess at an address aligned to min(nb, 4): true, with
-   where its first byte is, base + (addr - WL_GB) (windows sit in the arena congruent to their addresses
-   mod 8, so the pointer is as aligned as the address; made from C.arena, a kernel parameter, so
-   loads and stores are global, not generic).  No branch: the loads after it stay in one basic
+   where its first byte is, base + (addr - WL_GB), or WL_GA + addr with ga (windows sit in
+   the arena congruent to their addresses mod 8, so the pointer is as aligned as the address;
+   its access says it is global, WL_GLOBAL_AT: global loads and stores, not generic).  No branch: the loads after it stay in one basic
    block, where the compiler issues the next access's load before waiting for this one's value */
-__device__ __forceinline__ bool wl_direct(u8* base, u64 addr, u32 nb, u32 slot, u8** p) {
+__device__ __forceinline__ bool wl_direct(u8* base, u64 addr, u32 nb, u32 slot, u8** p, bool ga = false) {
   if (slot >= WL_NGUESS || !(nb == 1u || nb == 2u || (nb & 3u) == 0u)) return false;
   const u64 d = addr - WL_GB[slot];
-  *p = base + d;
+  *p = ga ? wl_global_at(WL_GA[slot] + addr) : base + d;
   return (d < WL_GL[slot]) & ((addr & (u64)(nb >= 4u ? 3u : nb - 1u)) == 0ull);
 }
 /* a block's global accesses at root + c, c constants (codegen: spans.find; decision 0047's
@@ -300,9 +307,10 @@ __device__ __forceinline__ void wl_gwrite_at(const WlCtx& C, u8* p, u32 nb, cons
 #endif
 }
 __device__ __forceinline__ void wl_gload_b(WlCtx& C, u8* base, u64 addr, bool mask, u32 nb, u32* w,
-                                           u32 words, u32 instr, u32 slot, u32 lane, bool record) {
+                                           u32 words, u32 instr, u32 slot, u32 lane, bool record,
+                                           bool ga = false) {
   u8* p;
-  const bool f = wl_direct(base, addr, nb, slot, &p) & mask;
+  const bool f = wl_direct(base, addr, nb, slot, &p, ga) & mask;
   if (f) {
     WL_GLOBAL_AT(p);
     if (nb == 1u) w[0] = *p;
@@ -311,9 +319,11 @@ __device__ __forceinline__ void wl_gload_b(WlCtx& C, u8* base, u64 addr, bool ma
   }
   if (mask & !f) wl_gload_(C, addr, nb, w, words, instr, slot, lane, record, WL_REGUESS(addr, nb));
 }
+/* (a load outside a loop: its pointer WL_GA + addr, one add fewer than from the window's base,
+   which a store keeps: its map index is then the pointer less the arena, folded) */
 __device__ __forceinline__ void wl_gload(WlCtx& C, u64 addr, bool mask, u32 nb, u32* w, u32 words,
                                          u32 instr, u32 slot, u32 lane, bool record) {
-  wl_gload_b(C, wl_gbase(C, slot), addr, mask, nb, w, words, instr, slot, lane, record);
+  wl_gload_b(C, C.arena, addr, mask, nb, w, words, instr, slot, lane, record, true);
 }
 __device__ __forceinline__ void wl_gstore_b(WlCtx& C, u8* base, u64 addr, u32 nb, const u32* w,
                                             u32 instr, u32 slot, u32 lane) {

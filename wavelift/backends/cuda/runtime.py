@@ -72,6 +72,8 @@ _PRELOADS: dict = {}
 PRELOADS = 64
 _GUESSES: dict = {}  # (module id, layout id) -> (module, layout, hints bytes, guesses' arrays)
 GUESSES = 64
+# _pointers' results: (id of the guesses' arrays, arena device address) -> (guesses, WL_GA)
+_POINTERS: dict = {}
 
 
 # runtime._mirrors' results: (module id, layout id, hints bytes, mirror) -> (module, layout,
@@ -94,6 +96,23 @@ def _guesses(m, hints, win, hb=None, offs=None):
     while len(_GUESSES) > GUESSES:
         del _GUESSES[next(iter(_GUESSES))]
     return g
+
+
+def _pointers(g, arena: int) -> np.ndarray:
+    """codegen.guess_pointers of the guesses ``g`` (_guesses': kept, never changed) for the arena
+    at device address ``arena``, kept while both are the same (the array is not changed:
+    put_constant skips it by identity).  The address is part of the key: a launch on another
+    arena or heap -- or on copies, the timing repeats -- gets its own WL_GA."""
+    key = (id(g), arena)
+    hit = _POINTERS.get(key)
+    if hit is not None and hit[0] is g:
+        return hit[1]
+    ga = G.guess_pointers(g, arena)
+    ga.flags.writeable = False
+    _POINTERS[key] = (g, ga)
+    while len(_POINTERS) > GUESSES:
+        del _POINTERS[next(iter(_POINTERS))]
+    return ga
 
 
 def _proof_input(m, cfg) -> tuple:
@@ -403,6 +422,7 @@ class Runtime:
         self.land: Any = None  # () -> (spans, bytes): the dispatch's landing (resident.Resident.commit)
         self.again = None  # the plan to run this dispatch again (Again), when it may have one
         self.plan = None  # resident.Resident.prepare's plan, once made (run)
+        self.guessed = None  # the guesses' arrays _set_constants put last (None: no slots)
         self.deadline = None  # (execute's: run_runtime sets it; checked before an in-place launch)
         # the proved window of each access slot where an in-place dispatch launches the lean
         # build (_in_place: _lean_hints), else None
@@ -432,15 +452,19 @@ class Runtime:
         tz = np.where((gid_z == ez - 1) & (pz > 0), pz, bz)
         return total, -(-(tx * ty * tz) // L), full
 
-    def _set_constants(self, P: np.ndarray, mirror: bool = True, offs: tuple | None = None) -> None:
+    def _set_constants(
+        self, P: np.ndarray, arena: int, mirror: bool = True, offs: tuple | None = None
+    ) -> None:
         """The kernel's constant memory: P, the window tables when they fit (codegen WL_CW;
         the global tables are passed in every case and used beyond that), the accesses' window
-        guesses and (``mirror``) copies of the windows uniform loads read (codegen.mirrors) and
+        guesses (with their pointers for the launch's arena at device address ``arena``:
+        WL_GA) and (``mirror``) copies of the windows uniform loads read (codegen.mirrors) and
         the preloads' words -- in the build launched (self.k: the module's own when every
         preload resolved, else its checked build); self.mirrored: the bytes to check after it.
         ``offs``: a dispatch run in place (decision 0049 step 4): the windows' heap offsets
-        for the tables and guesses, no mirrors (the proof's ``store_mirrored`` row assumes
-        a mirror copies only a proved window: none is simpler), the preloads as evaluated."""
+        for the tables and guesses (``arena``: the heap's), no mirrors (the proof's
+        ``store_mirrored`` row assumes a mirror copies only a proved window: none is simpler),
+        the preloads as evaluated."""
         win = self.win
         self.mirrored = []
         pre, complete = self._preloads(mirror or offs is not None)
@@ -460,8 +484,9 @@ class Runtime:
         if m.slots:
             hints = m.hints if m.hints is not None else self._first_hints(pre)
             hb = hints.tobytes()
-            g = _guesses(m, hints, win, hb, offs)
+            g = self.guessed = _guesses(m, hints, win, hb, offs)
             put += list(zip(("WL_GB", "WL_GL", "WL_GO"), g))
+            put.append(("WL_GA", _pointers(g, arena)))
             if any(u for _, u in m.slots):
                 gm, words, copied = self._mirrors(hints, hb, g, mirror and offs is None)
                 self.mirrored += copied
@@ -475,6 +500,12 @@ class Runtime:
                     continue
             if host.size:
                 k.put_constant(name, host if host.flags.c_contiguous else np.ascontiguousarray(host))
+
+    def _point(self, arena) -> None:
+        """WL_GA for a launch of the guesses set last (_set_constants) on the device array
+        ``arena`` (the timing repeats' copies, then the dispatch's own again)."""
+        if self.guessed is not None:
+            self.k.put_constant("WL_GA", _pointers(self.guessed, arena.data.ptr))
 
     def _first_hints(self, pre: list) -> np.ndarray:
         """The hints of a module's first dispatch (none learned yet): -1 (no guess) in every
@@ -642,7 +673,8 @@ class Runtime:
         gscr0 = None if wb else _no_scratch(res)
 
         def attempt(mirror: bool) -> dict:
-            self._set_constants(P, mirror, None if place is None else place.offs)
+            # (WL_GA: for the arena launched, the staging one gather fills, or the heap)
+            self._set_constants(P, arena.data.ptr, mirror, None if place is None else place.offs)
             fn = self.k.function()
             if shared > 48 * 1024:
                 self.k.set_shared(fn, shared)
@@ -717,6 +749,7 @@ class Runtime:
                     "esc": r2[STATS_BYTES + 64 : STATS_BYTES + 576].view(cp.uint32),
                 }
                 report_to(dd)
+                self._point(dd["arena"])  # (the loads' pointers into the copy)
                 launch_all(dd)  # warm-up
                 start.record()
                 for _ in range(reps):
@@ -724,6 +757,7 @@ class Runtime:
                 stop.record()
                 stop.synchronize()
                 self.extra_stats["device_time_s"] = cp.cuda.get_elapsed_time(start, stop) / 1000.0 / reps
+                self._point(d["arena"])
                 del dd
                 if wb:
                     gscr.fill(0)
