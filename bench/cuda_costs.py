@@ -61,6 +61,9 @@ f2i: f32 -> u32 / i32 as one cvt.rzi (WAVELIFT_CUDA_F2I=cvt, the default since s
 compares; 0009's amendment h146); statsblock:
 the instruction and lane counts added once a CUDA block (WAVELIFT_CUDA_STATS=block; same
 amendment); h146: both; h146noretest: both and noretest.
+pre149: the kernel as before 0009's amendment h149 (sound): the group index in 64 bits, the group
+total multiplied by every thread, no thread index assumed below the block, a load's pointer from
+its window's base, not the host-made WL_GA (compare with base, which has them).
 DISPATCHES: vadd32, vadd64 (full-screen vadd, clang), shade (full-screen shade), collatz (65,536
 lanes of the divergent loop), and bench/kernels/lds.cl's LDS and barrier kernels: matmul16 (1024^2,
 16x16 tiles), stencil5 (1920x1080, 5x5 through an LDS tile), histogram (8.3 M words, LDS atomics),
@@ -98,6 +101,18 @@ VARIANTS = {
     "nowritten": [(r"\(\(u32\*\)q\)\[k\] = 0x01010101u;", "")],
     "nostats": [(r"  if \(w[vg] < wpg\) wl_count_\(C\.wave, lane, icnt \+ ic, lc\);", "")],
 }
+# the prologue and loads before 0009's amendment h149 (sound: the same numbers): no thread index
+# assumed, the group index in 64 bits, the group total multiplied in every thread, a load's
+# pointer from its window's base (WL_GA unused)
+VARIANTS["pre149"] = [
+    (r"  WL_ASSUME\(threadIdx\.x < WL_BLOCK_THREADS\);\n", ""),
+    (r"const u64 g = \(u64\)\(\(u32\)group_base \+ \(u32\)\((.*)\)\);", r"const u64 g = group_base + \1;"),
+    (r"const bool wl_in = [^;]*;", "const bool wl_in = g < (u64)gx * gy * P[23];"),
+    (
+        r"wl_gload_b\(C, C\.arena, addr, mask, nb, w, words, instr, slot, lane, record, true\);",
+        "wl_gload_b(C, wl_gbase(C, slot), addr, mask, nb, w, words, instr, slot, lane, record);",
+    ),
+]
 VARIANTS["nobar"] = VARIANTS["nostorebar"] + VARIANTS["noexecz"]
 VARIANTS["all"] = VARIANTS["nobar"] + VARIANTS["nowritten"] + VARIANTS["nostats"]
 # variants made by the backend's own switches (sound: A/B of a code-generation choice)
