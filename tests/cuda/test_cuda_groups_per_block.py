@@ -509,7 +509,9 @@ def test_prologue_group_index_near_2_32(tmp_path, monkeypatch, gx, gy, narrow, g
     assert G.narrow_groups(cfg.num_groups) == narrow
     assert ("(u32)group_base" in src) == (narrow and griddim == "baked")
     assert G.source_groups(src) == 4
-    lib = host_build.load(tmp_path, "pro", prelude_semantics() + SHIM + _host_prologue(src) + RUN, (*COMPILE_FLAGS, "-O1"))
+    lib = host_build.load(
+        tmp_path, "pro", prelude_semantics() + SHIM + _host_prologue(src) + RUN, (*COMPILE_FLAGS, "-O1")
+    )
     P = G.param_words(cfg, 0, 1 << 20, 0)
     lib.wl_set_p(np.ascontiguousarray(P, np.uint32).ctypes.data_as(ctypes.c_void_p))
     bdim = 4 * 2 * 32
@@ -517,8 +519,14 @@ def test_prologue_group_index_near_2_32(tmp_path, monkeypatch, gx, gy, narrow, g
     wbt = np.full(64, POISON, np.uint64)
     gscr = np.zeros(1, np.uint32)
     g0 = total - 1
-    lib.wl_run(ctypes.c_uint64(g0), ctypes.c_uint32(1), ctypes.c_uint32(bdim),
-               wbt.ctypes.data_as(ctypes.c_void_p), gscr.ctypes.data_as(ctypes.c_void_p), recs)
+    lib.wl_run(
+        ctypes.c_uint64(g0),
+        ctypes.c_uint32(1),
+        ctypes.c_uint32(bdim),
+        wbt.ctypes.data_as(ctypes.c_void_p),
+        gscr.ctypes.data_as(ctypes.c_void_p),
+        recs,
+    )
     for t, rc in enumerate(recs):
         if t < 64:  # (the first slot: the last group, two full waves)
             assert not rc.done and rc.count and rc.g == g0, (t, rc.g)

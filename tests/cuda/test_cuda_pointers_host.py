@@ -42,7 +42,11 @@ def test_guess_pointers_name_the_arena_byte_of_every_guessed_address():
         assert int(ga[4]) == 0 and int(ga[5]) == 0 and not int(g[1][4]) and not int(g[1][5])
         for j in range(4):
             k = int(hints[j])
-            for a in (starts[k], ends[k] - nb[j], starts[k] + int(rng.integers(0, ends[k] - nb[j] - starts[k] + 1))):
+            for a in (
+                starts[k],
+                ends[k] - nb[j],
+                starts[k] + int(rng.integers(0, ends[k] - nb[j] - starts[k] + 1)),
+            ):
                 assert int(g[0][j]) <= a < int(g[0][j]) + int(g[1][j])  # (inside the guess)
                 assert (int(ga[j]) + a) & M64 == (arena + offs[k] + a - starts[k]) & M64, (j, hex(a))
 
