@@ -1243,6 +1243,12 @@ class Lowering(ValueLowering):
         # (decision 0046) wv is the wave's index in the CUDA block (named barriers, X, wave-mode
         # scratch) and wg its index in its group (EXEC, TG_SIZE, C.wave, done, the count)
         gw = "wv" if N == 1 else "wg"
+        # a slot inside the dispatch: its index below the group total the host made (P_NTOTAL)
+        in_grid = (
+            f"(u32)g < P[{P_NTOTAL}]"
+            if self.narrow
+            else f"g < ((u64)P[{P_NTOTAL}] | (u64)P[{P_NTOTAL + 1}] << 32)"
+        )
         lines = [
             PRELUDE,
             f"#define WL_MEMFN {memfn}",
@@ -1310,7 +1316,7 @@ class Lowering(ValueLowering):
                 if N == 1
                 else [
                     # a slot past the dispatch's last group has no wave (done, counts nothing)
-                    f"  const bool wl_in = {'(u32)g < P[%d]' % P_NTOTAL if self.narrow else 'g < ((u64)P[%d] | (u64)P[%d] << 32)' % (P_NTOTAL, P_NTOTAL + 1)};",
+                    f"  const bool wl_in = {in_grid};",
                     "  const u32 wpg = wl_in ? (threads + WV - 1u) / WV : 0u;",
                     f"  const u32 t = threadIdx.x - wl_gs * {S}u, wg = t / WV, lane = t % WV, wv = threadIdx.x / WV;",
                 ]

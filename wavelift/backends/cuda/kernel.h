@@ -265,8 +265,9 @@ __device__ __forceinline__ u8* wl_gbase(const WlCtx& C, u32 slot) {
 /* an access of 1, 2 or 4k bytes inside its guess at an address aligned to min(nb, 4): true, with
    where its first byte is, base + (addr - WL_GB), or WL_GA + addr with ga (windows sit in
    the arena congruent to their addresses mod 8, so the pointer is as aligned as the address;
-   its access says it is global, WL_GLOBAL_AT: global loads and stores, not generic).  No branch: the loads after it stay in one basic
-   block, where the compiler issues the next access's load before waiting for this one's value */
+   its access says it is global, WL_GLOBAL_AT: global loads and stores, not generic).  No
+   branch: the loads after it stay in one basic block, where the compiler issues the next
+   access's load before waiting for this one's value */
 __device__ __forceinline__ bool wl_direct(u8* base, u64 addr, u32 nb, u32 slot, u8** p, bool ga = false) {
   if (slot >= WL_NGUESS || !(nb == 1u || nb == 2u || (nb & 3u) == 0u)) return false;
   const u64 d = addr - WL_GB[slot];
