@@ -343,8 +343,9 @@ _ALL = [
         "baked",
         "`baked` (the default since session 43's H100 run): a CUDA module holds the number of grid "
         "dimensions its dispatch uses (1, 2, 3) as a number, so a 1-D grid's group ids need no "
-        "division and a 2-D grid's one (decision 0009's amendment h97; part of the module key); "
-        "`off`: the dimensions read from the parameters (A/B runs)",
+        "division and a 2-D grid's one (decision 0009's amendment h97; part of the module key), "
+        "and whether every group index its launches take fits 32 bits: then the kernel makes it "
+        "in 32 (0009's amendment h149); `off`: the dimensions read from the parameters (A/B runs)",
     ),
     Setting(
         "WAVELIFT_CUDA_SPANS",
