@@ -174,8 +174,9 @@ def test_value_keys():
     assert k((1, 2)) != k([1, 2]) and k((1, 2)) == k((1, 2))
     assert k(Buffer(0x1000, 4)) == k(Buffer(0x1000, 8)) != k(Buffer(0x2000, 4))  # (the address only)
     assert k(D.Local(16)) != k(D.Local(32))
-    assert D._launch_key(None, None, [object()], None, (0, 0, 0), None, None, 1) is None
-    assert D._launch_key(None, None, [np.zeros(2)], None, (0, 0, 0), None, None, 1) is None
+    grid = D._grid_of(None, None, None, (0, 0, 0), None, None, 1)
+    assert D._launch_key(grid, [object()]) is None
+    assert D._launch_key(grid, [np.zeros(2)]) is None
 
 
 def test_put_writes_only_what_differs(calls):
