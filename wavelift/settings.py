@@ -455,25 +455,28 @@ _ALL = [
 SETTINGS: dict[str, Setting] = {s.name: s for s in _ALL}
 _warned: set[str] = set()
 
+
 # An unset name, read without the two KeyErrors that os.environ.get raises and catches for it
 # (~0.7 us at no load, ~2.3 at load 5; a repeated launch reads two), and a set one's last answer
 # kept (_kept): both read os.environ's own dict (``_data``) where it is known to be all that
 # os.environ reads (_direct: found so at import, on a private instance of its class, never
 # assumed), and only while os.environ and that dict are the ones found then.  Elsewhere -- another
 # Python, another mapping put in os.environ's place -- every read takes os.environ.get.
-_ENV_ATTRS = {"encodekey", "decodekey", "encodevalue", "decodevalue", "_data"}
-
-
 def _direct(env) -> dict | None:
     """``env``'s dict of encoded names to encoded values where reading ``env`` is reading that
     dict as it is now and nothing else, else None.  Found on a private instance of ``env``'s
     class over a dict of its own (nothing written to the environment): a name put in that dict,
     replaced or taken out is seen by the instance's ``get``, ``[]`` and ``in`` at once; ``env``
-    is exactly os._Environ (no subclass) with only its own attributes (no method replaced on
-    the instance); its values are immutable (bytes or str: a value the same object or equal to
-    a kept one is that value)."""
+    is exactly os._Environ (no subclass) whose ``get`` is its class's (none put on the instance;
+    looked at without ``vars``, which would make CPython keep the instance's attributes in a
+    dict of their own: each ``_data`` read ~27 -> ~45 ns); its values are immutable (bytes or
+    str: a value the same object as or equal to a kept one is that value)."""
     try:
-        if type(env) is not os._Environ or set(vars(env)) != _ENV_ATTRS or type(env._data) is not dict:  # type: ignore[attr-defined]
+        if (
+            type(env) is not os._Environ
+            or getattr(env.get, "__func__", None) is not os._Environ.get
+            or type(env._data) is not dict  # type: ignore[attr-defined]
+        ):
             return None
         mine: dict = {}
         probe = os._Environ(mine, env.encodekey, env.decodekey, env.encodevalue, env.decodevalue)
@@ -556,12 +559,12 @@ def _kept(table: dict, name: str, read):
     got = table.get(name)
     if got is not None:
         data, k, v, old, w, value = got
-        # (each value the same object first -- on CPython every write stores a new one --, else equal)
+        # (each value the same object: no write since; else an equal one: the same text written again)
         if (
             os.environ is _ENV
             and _ENV._data is data  # type: ignore[attr-defined]
-            and ((x := data.get(k)) is v or x == v)
-            and (old is None or (y := data.get(old)) is w or y == w)
+            and (data.get(k) is v or data.get(k) == v)
+            and (old is None or data.get(old) is w or data.get(old) == w)
         ):
             return value
     return _keep(table, name, read)
