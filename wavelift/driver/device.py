@@ -249,16 +249,23 @@ def _launch_key(grid: tuple, args):
 def _same_launch(seen: tuple, grid: tuple, args) -> bool:
     """Whether a launch's arguments (``grid``: `_grid_of`'s) make the key of the launch whose
     objects ``seen`` holds (`_seen`): each the same object, or one that makes the same key
-    (`_same_key`) -- the key compared a value at a time, nothing made."""
-    for x, y in zip(grid, seen[0]):
-        if x is not y and not _same_key(x, y):
-            return False
-    given = seen[1]
+    (`_same_key`) -- the key compared a value at a time, nothing made.  (Indexed loops: faster
+    than zip's in 3.11, and this runs every launch.)"""
+    kept, given = seen
     if len(args) != len(given):
         return False
-    for x, y in zip(args, given):
+    i = 0
+    for x in grid:
+        y = kept[i]
         if x is not y and not _same_key(x, y):
             return False
+        i += 1
+    i = 0
+    for x in args:
+        y = given[i]
+        if x is not y and not _same_key(x, y):
+            return False
+        i += 1
     return True
 
 
