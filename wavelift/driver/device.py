@@ -249,8 +249,9 @@ def _launch_key(grid: tuple, args):
 def _same_launch(seen: tuple, grid: tuple, args) -> bool:
     """Whether a launch's arguments (``grid``: `_grid_of`'s) make the key of the launch whose
     objects ``seen`` holds (`_seen`): each the same object, or one that makes the same key
-    (`_same_key`) -- the key compared a value at a time, nothing made.  (Indexed loops: faster
-    than zip's in 3.11, and this runs every launch.)"""
+    (`_same_key`) -- the key compared a value at a time, nothing made.  (This runs every launch:
+    indexed loops, faster than zip's in 3.11; two of them, not one over itertools.chain of a flat
+    kept tuple: ~0.83 against ~0.99 us, timeit, h151.)"""
     kept, given = seen
     if len(args) != len(given):
         return False
