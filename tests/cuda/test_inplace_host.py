@@ -1034,6 +1034,28 @@ def test_a_placings_runs_are_the_reports_runs_plus_its_hull_base(setting):
     assert lone > 100  # (the lone run's own path taken often)
 
 
+def test_a_reports_runs_read_alike_on_the_lone_runs_path():
+    """``_Slot.runs`` (a lone run read through the report's memoryview, the common report's: a
+    measured fast path) gives the report's inline runs as sorted lists of Python ints, the same as
+    the general form's, for every run count up to INLINE_RUNS and 64-bit offsets."""
+    import types
+
+    rng = np.random.default_rng(151)
+    host = np.zeros(RT.REPORT_BYTES + 16, np.uint8)
+    sl = RT._Slot(types.SimpleNamespace(nslots=4), host, None)
+    lone = 0
+    for _ in range(300):
+        c = int(rng.integers(1, RT.INLINE_RUNS + 1)) if rng.random() < 0.5 else 1
+        starts = rng.integers(0, 1 << 40, RT.INLINE_RUNS, dtype=np.uint64)
+        ends = rng.integers(0, 1 << 40, RT.INLINE_RUNS, dtype=np.uint64)
+        sl.starts[:], sl.ends[:] = starts, ends
+        got = sl.runs(c)
+        assert got == (sorted(int(x) for x in starts[:c]), sorted(int(x) for x in ends[:c])), c
+        assert all(type(x) is int for x in got[0] + got[1])
+        lone += c == 1
+    assert lone > 100
+
+
 def _booked(windows, plan, offs, cut) -> tuple:
     """Resident.landed_in_place's booking of ``cut`` worked out afresh (its loop before h145
     kept it: Placed.booking)."""

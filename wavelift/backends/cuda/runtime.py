@@ -1676,7 +1676,10 @@ class _Slot:
     def runs(self, c: int) -> tuple[list, list]:
         """The report's ``c`` runs (all inline: ``c`` <= INLINE_RUNS) -> (starts, ends), each
         sorted (as runs_finish: threads write them in any order)."""
-        if c == 1:  # (a stream's common report: one run, nothing to sort)
+        # (a stream's common report, once a launch: one run, nothing to sort, read through the
+        # memoryview -- measured ~0.19 us against ~0.65 for the general form (timeit, h151); the
+        # same lists: tests/cuda/test_inplace_host.py)
+        if c == 1:
             q = self.dwords
             return [q[_START_DWORD]], [q[_END_DWORD]]
         return sorted(self.starts[:c].tolist()), sorted(self.ends[:c].tolist())
