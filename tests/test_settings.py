@@ -5,6 +5,7 @@ import os
 import random
 import subprocess
 import sys
+import types
 import warnings
 
 import pytest
@@ -158,9 +159,11 @@ def test_a_read_again_sees_every_write(monkeypatch):
     kept = settings._GOT[n]
     assert kept[-1] == 64 and settings.get(n) == 64 and settings._GOT[n] is kept  # (read from it)
     monkeypatch.setenv(n, "32")
-    assert settings.get(n) == 32
-    os.environ[n] = "32"  # (the same text: a new object in the dict, read again)
     assert settings.get(n) == 32 and settings._GOT[n] is not kept
+    kept = settings._GOT[n]
+    os.environ[n] = "32"  # (the same text in a new object: an equal value, the answer kept)
+    assert os.environ._data[os.fsencode(n)] is not kept[2]
+    assert settings.get(n) == 32 and settings._GOT[n] is kept
     os.environ.update({n: "16"})
     assert settings.get(n) == 16
     monkeypatch.setenv(n, "")
@@ -199,9 +202,10 @@ def test_raw_keeps_its_answer_only_while_the_environment_holds_it(monkeypatch):
     kept = settings._RAW[n]
     assert settings.raw(n) == "64" and settings._RAW[n] is kept  # (read from it)
     monkeypatch.setenv(n, "32")
-    assert settings.raw(n) == "32"
-    os.environ[n] = "32"  # (the same text: a new object in the dict, read again)
     assert settings.raw(n) == "32" and settings._RAW[n] is not kept
+    kept = settings._RAW[n]
+    os.environ[n] = "32"  # (the same text in a new object: an equal value, the answer kept)
+    assert settings.raw(n) == "32" and settings._RAW[n] is kept
     monkeypatch.delenv(n)
     assert settings.raw(n) is None
     monkeypatch.setattr(settings, "_warned", set())
@@ -225,3 +229,88 @@ def test_raw_keeps_its_answer_only_while_the_environment_holds_it(monkeypatch):
         time_limit_from_env()
     monkeypatch.delenv(t)
     assert time_limit_from_env() is None
+
+
+def _caching_getitem(monkeypatch):
+    """os._Environ reading as another Python's might: each name's first value, kept."""
+    seen: dict = {}
+
+    def getitem(self, key):
+        k = (id(self._data), key)
+        if k not in seen:
+            seen[k] = self.decodevalue(self._data[self.encodekey(key)])
+        return seen[k]
+
+    monkeypatch.setattr(os._Environ, "__getitem__", getitem)
+
+
+def test_os_environs_dict_is_read_directly_only_where_it_is_all_that_is_read(monkeypatch):
+    """settings._direct: os.environ's own dict on this (POSIX CPython) Python -- the fast path
+    is on --, and None wherever reading os.environ might be anything but reading that dict as
+    it is now: not os._Environ itself, a method replaced on the instance, values that can
+    change in place, a dict that is not a dict, reads that keep what they read."""
+    env = os.environ
+    assert settings._direct(env) is env._data and settings._DATA is env._data
+
+    def like(**kw):
+        parts = dict(data=dict(env._data), encodekey=env.encodekey, decodekey=env.decodekey)
+        parts |= dict(encodevalue=env.encodevalue, decodevalue=env.decodevalue) | kw
+        return os._Environ(
+            parts["data"], parts["encodekey"], parts["decodekey"], parts["encodevalue"], parts["decodevalue"]
+        )
+
+    assert settings._direct(like()) is not None  # (the same internals: the control)
+    assert settings._direct({}) is None and settings._direct(dict(env)) is None
+    assert (
+        settings._direct(
+            type("Sub", (os._Environ,), {})(
+                dict(env._data),
+                *[getattr(env, a) for a in ("encodekey", "decodekey", "encodevalue", "decodevalue")],
+            )
+        )
+        is None
+    )
+    odd = like()
+    odd.get = lambda *a: None
+    assert settings._direct(odd) is None
+    assert settings._direct(like(encodevalue=lambda v: bytearray(v.encode()))) is None
+    assert settings._direct(like(data=types.MappingProxyType({}))) is None
+    assert settings._direct(like(encodekey=None)) is None  # (raises inside: refused, not raised)
+    _caching_getitem(monkeypatch)
+    assert settings._direct(like()) is None and settings._direct(env) is None
+
+
+def test_without_the_direct_read_every_read_takes_os_environ(monkeypatch):
+    """Where _direct found no dict to read (another Python), get() and raw() read os.environ
+    every time and keep nothing: each write, deletion and replacement is seen at once."""
+    monkeypatch.setattr(settings, "_DATA", None)
+    monkeypatch.setattr(settings, "_GOT", {})
+    monkeypatch.setattr(settings, "_RAW", {})
+    n, old = "WAVELIFT_BATCH_WAVES", "WL_BATCH_WAVES"
+    monkeypatch.delenv(old, raising=False)
+    monkeypatch.delenv(n, raising=False)
+    assert settings.get(n) == 1024 and settings.raw(n) is None and not settings._unset(n)
+    for text, want in (("64", 64), ("32", 32), ("32", 32), ("", 1024), (" 8 ", 8)):
+        os.environ[n] = text
+        assert settings.get(n) == want and settings.raw(n) == text
+    del os.environ[n]
+    assert settings.get(n) == 1024 and settings.raw(n) is None
+    monkeypatch.setattr(os, "environ", {n: "2"})
+    assert settings.get(n) == 2 and settings.raw(n) == "2"
+    assert settings._GOT == {} and settings._RAW == {}
+
+
+def test_os_environs_dict_replaced_is_seen_at_once(monkeypatch):
+    """os.environ's dict replaced by another (its writes go there from then on): the kept answers
+    are not read (they name the old dict), nor the direct "unset"; each read takes os.environ."""
+    n = "WAVELIFT_BATCH_WAVES"
+    monkeypatch.setenv(n, "64")
+    assert settings.get(n) == 64 and settings.raw(n) == "64"
+    data = dict(os.environ._data)
+    data[os.fsencode(n)] = b"16"
+    monkeypatch.setattr(os.environ, "_data", data)
+    assert settings.get(n) == 16 and settings.raw(n) == "16" and not settings._unset("WAVELIFT_TIME_LIMIT")
+    os.environ[n] = "8"
+    assert settings.get(n) == 8 and settings.raw(n) == "8"
+    del os.environ[n]
+    assert settings.get(n) == 1024 and settings.raw(n) is None

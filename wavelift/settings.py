@@ -456,24 +456,62 @@ _ALL = [
 SETTINGS: dict[str, Setting] = {s.name: s for s in _ALL}
 _warned: set[str] = set()
 
+
 # An unset name, read without the two KeyErrors that os.environ.get raises and catches for it
-# (~0.7 us at no load, ~2.3 at load 5; a repeated launch reads two): on POSIX CPython os.environ
-# is an os._Environ whose ``_data`` dict holds each variable under its name's fsencoded bytes
-# (``__getitem__`` is ``_data[encodekey(name)]``, and every write goes through it), so a name
-# and its alias absent there are unset.  Only ever an answer of "unset": a name found there, a
-# replaced os.environ or ``_data``, or another platform take os.environ.get as before.
+# (~0.7 us at no load, ~2.3 at load 5; a repeated launch reads two), and a set one's last answer
+# kept (_kept): both read os.environ's own dict (``_data``) where it is known to be all that
+# os.environ reads (_direct: found so at import, on a private instance of its class, never
+# assumed), and only while os.environ and that dict are the ones found then.  Elsewhere -- another
+# Python, another mapping put in os.environ's place -- every read takes os.environ.get.
+def _direct(env) -> dict | None:
+    """``env``'s dict of encoded names to encoded values where reading ``env`` is reading that
+    dict as it is now and nothing else, else None.  Found on a private instance of ``env``'s
+    class over a dict of its own (nothing written to the environment): a name put in that dict,
+    replaced or taken out is seen by the instance's ``get``, ``[]`` and ``in`` at once; ``env``
+    is exactly os._Environ (no subclass) whose ``get`` is its class's (none put on the instance;
+    looked at without ``vars``, which would make CPython keep the instance's attributes in a
+    dict of their own: each ``_data`` read ~27 -> ~45 ns); its values are immutable (bytes or
+    str: a value the same object as or equal to a kept one is that value)."""
+    try:
+        if (
+            type(env) is not os._Environ
+            or getattr(env.get, "__func__", None) is not os._Environ.get
+            or type(env._data) is not dict  # type: ignore[attr-defined]
+        ):
+            return None
+        mine: dict = {}
+        probe = os._Environ(mine, env.encodekey, env.decodekey, env.encodevalue, env.decodevalue)
+        name = "WAVELIFT_SETTINGS_PROBE"
+        key = env.encodekey(name)
+        if probe.get(name) is not None or name in probe:
+            return None
+        for text in ("1", "2", ""):
+            value = env.encodevalue(text)
+            if type(value) not in (bytes, str):
+                return None
+            mine[key] = value
+            if probe.get(name) != text or probe[name] != text or name not in probe:
+                return None
+        del mine[key]
+        if probe.get(name) is not None or name in probe:
+            return None
+    except Exception:  # noqa: BLE001 - (internals other than these: read through os.environ)
+        return None
+    return env._data  # type: ignore[attr-defined]
+
+
 _ENV = os.environ
-_DATA = getattr(_ENV, "_data", None) if os.name == "posix" and type(_ENV) is os._Environ else None
-if not isinstance(_DATA, dict):
-    _DATA = None
-_KEYS: dict[str, tuple[bytes, ...]] = {
-    s.name: tuple(os.fsencode(n) for n in (s.name, s.alias) if n is not None) for s in _ALL
-}
+_DATA = _direct(_ENV)
+_KEYS: dict[str, tuple] = (
+    {}
+    if _DATA is None
+    else {s.name: tuple(_ENV.encodekey(n) for n in (s.name, s.alias) if n is not None) for s in _ALL}  # type: ignore[attr-defined]
+)
 
 
 def _unset(name: str) -> bool:
-    """True: neither ``name`` nor its old name is in the environment now (see _DATA); False: set,
-    or not known this way."""
+    """True: neither ``name`` nor its old name is in the environment now (see _direct); False:
+    set, or not known this way."""
     data = _DATA
     if data is None or os.environ is not _ENV or _ENV._data is not data:  # type: ignore[attr-defined]
         return False
@@ -505,44 +543,44 @@ def _raw(name: str) -> str | None:
     return value
 
 
-# get()'s (and raw()'s) last answer per name, with os.environ's dict and the objects it held under
-# the name and its old name then (None: absent): while that dict holds those very objects the
-# variable is as it was -- every write through os.environ stores a new bytes object
-# (``encodevalue``; bytes never change) and the ones kept here are held, so their ids are not
-# reused -- and so is the answer (~0.3 us in place of ~1.8 for a set name: in place's check of
-# every launch; raw: execute_dispatch's WAVELIFT_TIME_LIMIT, every dispatch).  Only where
-# _unset's look is valid (os.environ and its dict the ones seen at import); a value read through
-# the old name (its DeprecationWarning) or a bad one (its ValueError) is never kept.
+# get()'s (and raw()'s) last answer per name, with os.environ's dict and the values it held under
+# the name and its old name then (None: absent): while that dict holds the same values (the same
+# objects, or equal ones: an answer is a function of those two values alone), so is the answer
+# (~0.3 us in place of ~1.8 for a set name: in place's check of every launch; raw: execute_dispatch's
+# WAVELIFT_TIME_LIMIT, every dispatch).  Only where _direct found that dict to be what os.environ
+# reads, and while os.environ and its dict are the ones found; a value read through the old name
+# (its DeprecationWarning) or a bad one (its ValueError) is never kept.
 _GOT: dict[str, tuple] = {}
 _RAW: dict[str, tuple] = {}
 
 
 def _kept(table: dict, name: str, read):
-    """``table``'s answer for ``name`` while os.environ's dict holds the objects it was read from,
+    """``table``'s answer for ``name`` while os.environ's dict holds the values it was read from,
     else ``read(name)`` kept anew (``_keep``)."""
     got = table.get(name)
     if got is not None:
         data, k, v, old, w, value = got
+        # (each value the same object: no write since; else an equal one: the same text written again)
         if (
             os.environ is _ENV
             and _ENV._data is data  # type: ignore[attr-defined]
-            and data.get(k) is v
-            and (old is None or data.get(old) is w)
+            and (data.get(k) is v or data.get(k) == v)
+            and (old is None or data.get(old) is w or data.get(old) == w)
         ):
             return value
     return _keep(table, name, read)
 
 
 def _keep(table: dict, name: str, read):
-    """``read(name)``, kept in ``table`` as (os.environ's dict, the name's key there, the object
-    under it, the old name's key or None, the object under that, the answer) where that can be
-    known (see _unset) and it was not read through the old name.  The answer stands while that
-    dict holds those very objects (``_kept``)."""
+    """``read(name)``, kept in ``table`` as (os.environ's dict, the name's key there, the value
+    under it, the old name's key or None, the value under that, the answer) where that can be
+    known (see _direct) and it was not read through the old name.  The answer stands while
+    that dict holds those values (``_kept``)."""
     data = _DATA
     if data is None or os.environ is not _ENV or _ENV._data is not data:  # type: ignore[attr-defined]
         return read(name)
     keys = _KEYS[name]
-    # (the objects first: a write while the value is read leaves them older than it, not newer)
+    # (the values first: a write while the answer is read leaves them older than it, not newer)
     k, old = keys[0], keys[1] if len(keys) > 1 else None
     v, w = data.get(k), None if old is None else data.get(old)
     value = read(name)

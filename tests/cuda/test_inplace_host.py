@@ -1007,6 +1007,55 @@ def test_the_runs_scan_is_whole_words(setting):
             assert placed.runs([0], [1]) == ([h_lo], [h_lo + 1])
 
 
+def test_a_placings_runs_are_the_reports_runs_plus_its_hull_base(setting):
+    """``Placed.runs`` (a lone run added on its own path, the common report's: a measured fast
+    path) gives the report's runs plus the hull's first heap offset, as new lists where that is
+    not 0, for any number of runs and windows anywhere in the heap."""
+    import types
+
+    rng = np.random.default_rng(151)
+    heap = R.Heap(R.NumPyOps(), setting == "bits")
+    heap._grow(1 << 16)
+    w = types.SimpleNamespace
+    lone = 0
+    for _ in range(400):
+        at = int(rng.integers(0, 1 << 15)) if rng.random() < 0.8 else int(rng.integers(0, 8))
+        placed = R.Placed(heap, [(w(off=at), 0)], [w(size=int(rng.integers(1, 4096)))])
+        b = placed.hull[0]
+        n = int(rng.choice([0, 1, 1, 1, 2, 5]))
+        cuts = np.sort(rng.choice(np.arange(0, 1 << 13), size=2 * n, replace=False))
+        starts, ends = [int(x) for x in cuts[0::2]], [int(x) for x in cuts[1::2]]
+        was = (list(starts), list(ends))
+        got = placed.runs(starts, ends)
+        assert got == ([x + b for x in was[0]], [x + b for x in was[1]]), (b, was)
+        assert (starts, ends) == was  # (the report's lists not changed)
+        assert all(type(x) is int for x in got[0] + got[1])
+        lone += n == 1 and b != 0
+    assert lone > 100  # (the lone run's own path taken often)
+
+
+def test_a_reports_runs_read_alike_on_the_lone_runs_path():
+    """``_Slot.runs`` (a lone run read through the report's memoryview, the common report's: a
+    measured fast path) gives the report's inline runs as sorted lists of Python ints, the same as
+    the general form's, for every run count up to INLINE_RUNS and 64-bit offsets."""
+    import types
+
+    rng = np.random.default_rng(151)
+    host = np.zeros(RT.REPORT_BYTES + 16, np.uint8)
+    sl = RT._Slot(types.SimpleNamespace(nslots=4), host, None)
+    lone = 0
+    for _ in range(300):
+        c = int(rng.integers(1, RT.INLINE_RUNS + 1)) if rng.random() < 0.5 else 1
+        starts = rng.integers(0, 1 << 40, RT.INLINE_RUNS, dtype=np.uint64)
+        ends = rng.integers(0, 1 << 40, RT.INLINE_RUNS, dtype=np.uint64)
+        sl.starts[:], sl.ends[:] = starts, ends
+        got = sl.runs(c)
+        assert got == (sorted(int(x) for x in starts[:c]), sorted(int(x) for x in ends[:c])), c
+        assert all(type(x) is int for x in got[0] + got[1])
+        lone += c == 1
+    assert lone > 100
+
+
 def _booked(windows, plan, offs, cut) -> tuple:
     """Resident.landed_in_place's booking of ``cut`` worked out afresh (its loop before h145
     kept it: Placed.booking)."""

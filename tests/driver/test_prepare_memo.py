@@ -11,7 +11,7 @@ from testpaths import FIXTURES
 
 import wavelift
 from wavelift.driver import device as D
-from wavelift.driver.launch import Buffer
+from wavelift.driver.launch import _MUTABLE, Buffer, record_fields
 from wavelift.run.replay import default_execute
 
 
@@ -174,8 +174,9 @@ def test_value_keys():
     assert k((1, 2)) != k([1, 2]) and k((1, 2)) == k((1, 2))
     assert k(Buffer(0x1000, 4)) == k(Buffer(0x1000, 8)) != k(Buffer(0x2000, 4))  # (the address only)
     assert k(D.Local(16)) != k(D.Local(32))
-    assert D._launch_key(None, None, [object()], None, (0, 0, 0), None, None, 1) is None
-    assert D._launch_key(None, None, [np.zeros(2)], None, (0, 0, 0), None, None, 1) is None
+    grid = D._grid_of(None, None, None, (0, 0, 0), None, None, 1)
+    assert D._launch_key(grid, [object()]) is None
+    assert D._launch_key(grid, [np.zeros(2)]) is None
 
 
 def test_put_writes_only_what_differs(calls):
@@ -218,3 +219,28 @@ def test_replay_writes_when_the_file_already_holds_the_result():
     assert not r.replay_writes({0xB904: 4}, 1, after)  # (writes that disagree with `after`)
     assert not r.replay_writes({0xB908: 4}, 1, after)  # (a register `after` does not hold)
     assert r.writes == 4 and r.values() == after
+
+
+def test_a_records_copy_shares_no_mutable_field():
+    """launch.record_fields (a kept launch's record, and each record made from it: the kept
+    records themselves are tests/cuda/test_launch_again_host.py's) copies every field of a launch
+    record that can change in place -- exactly the ones _MUTABLE names, pm4 made from the stream's
+    dwords --, each equal and shared with nothing, extra's whole contents too."""
+    dev, co, _ = _device()
+    vadd = co.kernel("vadd")
+    a, c = dev.upload(np.arange(64, dtype=np.float32)), dev.alloc(256)
+    recs = []
+    for n in (64, 64, 32):
+        vadd.launch(global_size=(n, 1, 1), block=(32, 1, 1), args=[a, a, c, np.uint32(n)])
+        recs.append(vadd.last_launch)
+    mutable = (dict, list, set, bytearray, np.ndarray)
+    for rec in recs:
+        got = {k: getattr(rec, k) for k in _MUTABLE}
+        for k, v in vars(rec).items():
+            assert not isinstance(v, mutable) or k in _MUTABLE, k  # (a new mutable field: in _MUTABLE)
+        t = record_fields(vars(rec))
+        for k in _MUTABLE[:-1]:
+            assert t[k] == got[k] and t[k] is not got[k], k
+        for k, v in got["extra"].items():
+            assert t["extra"][k] == v and (not isinstance(v, mutable) or t["extra"][k] is not v), k
+        assert t["extra"].keys() == got["extra"].keys()

@@ -925,7 +925,10 @@ class Placed:
         b = self.hull[0]
         if not b:
             return starts, ends
-        if len(starts) == 1:  # (a stream's common report: one run, no comprehension)
+        # (a stream's common report, once a launch: one run, added without the comprehensions
+        # -- a function call each in 3.11 -- measured ~0.2 us against ~0.55 by timeit (h151);
+        # the same lists as the general form: tests/cuda/test_inplace_host.py)
+        if len(starts) == 1:
             return [starts[0] + b], [ends[0] + b]
         return [x + b for x in starts], [x + b for x in ends]
 
