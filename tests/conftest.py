@@ -1,3 +1,4 @@
+import gc
 import pathlib
 import sys
 
@@ -12,6 +13,29 @@ from testpaths import FIXTURES, ROOT, have_tool  # noqa: E402,F401
 @pytest.fixture(scope="session")
 def fixtures_dir() -> pathlib.Path:
     return FIXTURES
+
+
+# ---- the cyclic garbage collector (decision 0031, amendment h150) -----------------------------
+# A worker's heap grows to millions of objects (module caches of translated programs, collected
+# items), and each full collection walks all of it: 1.4-2.3 s at 2-3 million objects, 13-33 s
+# late in a loaded CI worker (tests/cuda/conftest.py young_gc).  Python's default young threshold
+# (700 allocations) promotes the translator's and the passes' short-lived objects, which then
+# set off those full collections (16-17 a file here, 15-20 % of its time).  A larger young
+# generation lets them die by reference count first; nothing a test checks depends on when the
+# collector runs (the tests that need a collection call gc.collect).
+
+
+def pytest_configure(config):
+    gc.set_threshold(10_000, 10, 10)
+
+
+def pytest_sessionfinish(session):
+    """pytest's own session cleanup collects five times over (unraisable exceptions); after one
+    collection here, which finalises every cycle left (their unraisable exceptions are reported as
+    before), the heap that no longer changes is frozen, so those five walk only what is made
+    after it (8-12 s a worker at 2-3 million objects, the end of every xdist worker's run)."""
+    gc.collect()
+    gc.freeze()
 
 
 # ---- NumPy backend tiers (docs/decisions/0012-native-tier.md) ----------------------------------

@@ -23,3 +23,12 @@ def test_default_run_options():
 def test_the_marks_are_registered():
     names = {m.split(":")[0].strip() for m in _ini()["markers"]}
     assert {"slow", "cuda", "tiers"} <= names
+
+
+def test_the_collector_keeps_young_objects_longer():
+    """tests/conftest.py's collector thresholds (amendment h150): a young generation of 10,000
+    allocations, so the short-lived objects of translation and the passes die by reference count
+    instead of setting off full collections of the worker's whole heap."""
+    import gc
+
+    assert gc.get_threshold() == (10_000, 10, 10)

@@ -103,15 +103,25 @@ def _translated(name, mem, cfg) -> tuple:
 
 @functools.cache
 def _named(name) -> tuple:
-    """_entry(name) translating only that fixture dispatch: for tests that need a few programs by
-    name (_programs() translates all ~235, 45-50 s on the 2-core CI, paid again by every xdist
-    worker that runs such a test)."""
+    """_programs()'s entry ``name``, translating only that fixture dispatch: what every default
+    test takes (_programs() translates all ~235, 45-50 s on the 2-core CI, paid again by every
+    xdist worker that runs such a test; only -m slow's sweeps take it)."""
     hit = next(((m, c) for n, m, c in _dispatches() if n == name), None)
     if hit is None:
         pytest.fail(f"no fixture dispatch named {name}")
     entry = _translated(name, *hit)
     if entry[1] is None:
         pytest.fail(f"translation refused: {entry[4]}")
+    return entry
+
+
+# a program of fewer than 200 instructions, for tests of what a build does with any program
+SMALL = "gfx1010/basic-O2-w32-flat:divergent_loop:small"
+
+
+def _small() -> tuple:
+    entry = _named(SMALL)
+    assert len(entry[1].instructions) < 200, (SMALL, len(entry[1].instructions))
     return entry
 
 
@@ -182,6 +192,10 @@ def test_available_names_what_is_missing():
         assert any(w in ok for w in ("CuPy", "CUDA", "cuda", "NVRTC", "device")), ok
 
 
+# -m slow: translating every fixture program takes 35-50 s of one xdist worker on the 2-core
+# CI.  By default test_codegen translates its sample (every axis value of the names, by
+# _named) and the NumPy execution tests translate the dispatches they run.
+@pytest.mark.slow
 def test_fixture_programs_translate():
     progs = _programs()
     assert len(progs) >= 40, len(progs)
@@ -189,13 +203,36 @@ def test_fixture_programs_translate():
     assert not refused, refused[:5]  # every fixture runs on NumPy; CUDA gets them all
 
 
+@pytest.mark.slow
 def test_program_names_are_the_programs():
     """The names test_codegen is parametrized with (found without translating) are exactly the
-    translated programs' (deduplicated by module_key), in the same order."""
+    translated programs' (deduplicated by module_key), in the same order (-m slow: it translates
+    every program)."""
     assert list(_untranslated_names()) == [p[0] for p in _programs()]
 
 
 COMPILE_SAMPLE_MAX = 15
+# _compile_sample()'s choice, recorded: choosing translates every program (35-50 s), so the
+# default run compiles these by name and checks that they still hold every feature
+# (test_compile_sample_is_representative); test_compile_sample_is_the_rules_choice (-m slow)
+# checks that the rule still picks exactly these
+COMPILE_SAMPLE = (
+    "captures/radv-fullscreen-indirect-w32.wlcap#0",
+    "captures/radv-push_consts_ubo-w32.wlcap#0",
+    "captures/radv-scratch_game-chained-w64.wlcap#0",
+    "gfx1010/aco/lds_reduce-w64.bin",
+    "gfx1010/aco/push_consts_ubo-w64.bin",
+    "gfx1010/aco/scratch_game-w64.bin",
+    "gfx1030/aco/subgroup_ops-w32.bin",
+    "gfx1030/basic-O2-w32-flat:atomics:small",
+    "gfx1030/basic-O2-w32-flat:divergent_loop:small",
+    "gfx1030/basic-O2-w32-flat:vadd:small",
+    "gfx1030/math-O2-w32-flat:double_math:small",
+    "gfx1030/math-O2-w32-flat:lane_ops:small",
+    "gfx1030/stack-O2-w32-flat:call:small",
+    "gfx1100/captures/radv-push_consts_ubo-gfx1100-w32.wlcap#0",
+    "gfx1100/captures/radv-scratch_game-chained-gfx1100-w64.wlcap#0",
+)
 # programs larger than this are compiled under -m slow only (test_codegen_compiles): ACO's
 # descriptor_types (~19,000 IR ops, the smallest with refuse_if) takes NVRTC 45-130 s; every op,
 # refuse_if included, is NVRTC-compiled in the default run by test_cuda_ops.
@@ -259,15 +296,6 @@ def _compile_sample() -> tuple:
         if c[0][1] not in chosen:
             chosen.append(c[0][1])
     return tuple(sorted(chosen[:COMPILE_SAMPLE_MAX]))
-
-
-def _entry(name):
-    entry = next((p for p in _programs() if p[0] == name), None)
-    if entry is None:
-        pytest.fail(f"fixture enumeration failed: {name}")
-    if entry[1] is None:
-        pytest.fail(f"translation refused: {entry[4]}")
-    return entry
 
 
 def _axes(name: str) -> set:
@@ -334,7 +362,7 @@ def test_codegen_every_program(name):
 def _lowers(name):
     from wavelift.backends.cuda.codegen import kernel_source
 
-    _, prog, cfg, base, modes = _entry(name)
+    _, prog, cfg, base, modes = _named(name)
     texts = {ins.text for ins in prog.instructions if len(ins.text) >= 8}
     for m in modes:
         src = kernel_source(prog, cfg.wave_size, m, cfg.scratch_wave_bytes, base)
@@ -344,7 +372,7 @@ def _lowers(name):
 
 
 def _compiles(name, tmp_path, monkeypatch):
-    _, prog, cfg, base, modes = _entry(name)
+    _, prog, cfg, base, modes = _named(name)
     why = _nvrtc_problem()
     if why:
         pytest.skip(f"NVRTC unavailable: {why}")
@@ -360,22 +388,30 @@ def _compiles(name, tmp_path, monkeypatch):
             assert full is not None and full[:4] == b"\x7fELF", mod.upgrade.error
 
 
-@pytest.mark.parametrize("k", range(COMPILE_SAMPLE_MAX))
-def test_codegen_compiles_sample(k, tmp_path, monkeypatch):
-    """NVRTC compiles a representative subset in the default run (_compile_sample): its k-th
-    program (an index, not its name: choosing them translates every program, too slow for
-    collection)."""
-    sample = _compile_sample()
-    assert len(sample) == COMPILE_SAMPLE_MAX, sample  # (test_compile_sample_is_representative)
-    _compiles(sample[k], tmp_path, monkeypatch)
+@pytest.mark.parametrize("name", COMPILE_SAMPLE)
+def test_codegen_compiles_sample(name, tmp_path, monkeypatch):
+    """NVRTC compiles a representative subset in the default run (COMPILE_SAMPLE)."""
+    _compiles(name, tmp_path, monkeypatch)
 
 
 def test_compile_sample_is_representative():
-    names = _compile_sample()
-    assert 5 <= len(names) <= COMPILE_SAMPLE_MAX, names
+    """The recorded sample holds every codegen feature, one program per kernel, each small
+    enough for the default run."""
+    names = COMPILE_SAMPLE
+    assert len(names) == COMPILE_SAMPLE_MAX, names
     assert len({_kernel_of(n) for n in names}) == len(names)  # one per kernel
-    progs = {p[0]: p for p in _programs()}
-    feats = set().union(*(_features(progs[n][1], progs[n][2]) for n in names))
+    progs = [_named(n) for n in names]
+    big = [p[0] for p in progs if sum(len(b.ops) for b in p[1].blocks) > COMPILE_SAMPLE_OPS]
+    assert not big, big
+    feats = set().union(*(_features(p[1], p[2]) for p in progs))
+    assert feats == set(_FEATURES), sorted(set(_FEATURES) - feats)
+
+
+@pytest.mark.slow
+def test_compile_sample_is_the_rules_choice():
+    """_compile_sample() over every program still picks the recorded COMPILE_SAMPLE, and no
+    feature of the programs it may pick from is missing from it."""
+    assert _compile_sample() == COMPILE_SAMPLE
     have = set().union(
         *(
             _features(p[1], p[2])
@@ -383,6 +419,7 @@ def test_compile_sample_is_representative():
             if p[1] is not None and sum(len(b.ops) for b in p[1].blocks) <= COMPILE_SAMPLE_OPS
         )
     )
+    feats = set().union(*(_features(_named(n)[1], _named(n)[2]) for n in COMPILE_SAMPLE))
     assert feats == have & set(_FEATURES), sorted((have & set(_FEATURES)) - feats)
 
 
@@ -446,9 +483,7 @@ def test_disk_cache_hit(tmp_path, monkeypatch):
     from wavelift.backends.cuda import build_module
     from wavelift.run.execute import module_key
 
-    name, prog, cfg, base, modes = next(
-        p for p in _programs() if p[1] is not None and len(p[1].instructions) < 200
-    )
+    name, prog, cfg, base, modes = _small()
     key = module_key(prog, cfg, "lane", "cuda")
     a = build_module(key, prog, cfg, "lane", arch="sm_90", base_address=base)
     b = build_module(key, prog, cfg, "lane", arch="sm_90", base_address=base)
@@ -495,9 +530,7 @@ def test_dispatch_shape_is_folded_and_keyed():
     from wavelift.backends.cuda import codegen as G
     from wavelift.run.execute import module_key
 
-    name, prog, cfg, base, modes = next(
-        p for p in _programs() if p[1] is not None and len(p[1].instructions) < 200
-    )
+    name, prog, cfg, base, modes = _small()
     src = G.kernel_source(prog, cfg.wave_size, "lane", cfg.scratch_wave_bytes, base, G.baked_params(cfg))
     read = {int(k) for k in re.findall(r"(?<!u32 )\bP\[(\d+)\]", src)}
     assert not read & set(G.BAKED), sorted(read & set(G.BAKED))
@@ -567,17 +600,13 @@ def test_carry_masks_are_not_exchanged():
     with named barriers) is lowered for it, and a mask nobody reads is not made at all."""
     from wavelift.backends.cuda.codegen import kernel_source
 
-    for name, prog, cfg, base, _ in _programs():
-        if prog is None or "vadd" not in name or "basic-O2" not in name:
-            continue
-        src = kernel_source(prog, cfg.wave_size, "lane", cfg.scratch_wave_bytes, base)
-        maskbits = sum(op.name == "maskbit" for b in prog.blocks for op in b.ops)
-        ballots = sum(op.name == "ballot" for b in prog.blocks for op in b.ops)
-        assert maskbits >= 2 and ballots >= 4, name  # the carry chain is in the program
-        lowered = src.count("__ballot_sync(")
-        assert lowered <= ballots - 3, (name, lowered, ballots)
-        return
-    pytest.fail("no basic-O2 vadd fixture")
+    name, prog, cfg, base, _ = _named("gfx1010/basic-O2-w32-flat:vadd:small")
+    src = kernel_source(prog, cfg.wave_size, "lane", cfg.scratch_wave_bytes, base)
+    maskbits = sum(op.name == "maskbit" for b in prog.blocks for op in b.ops)
+    ballots = sum(op.name == "ballot" for b in prog.blocks for op in b.ops)
+    assert maskbits >= 2 and ballots >= 4, name  # the carry chain is in the program
+    lowered = src.count("__ballot_sync(")
+    assert lowered <= ballots - 3, (name, lowered, ballots)
 
 
 def test_constants_are_bit_exact():
@@ -1249,18 +1278,12 @@ def test_vadd_wave64_loads_after_the_ballot_need_no_sync():
     warp's loads)."""
     from wavelift.backends.cuda.codegen import kernel_source
 
-    for name, prog, cfg, base, _ in _programs():
-        if prog is None or "vadd" not in name or "basic-O2-w64" not in name:
-            continue
-        src = kernel_source(prog, cfg.wave_size, "lane", cfg.scratch_wave_bytes, base)
-        blk = next(
-            b.index for b in prog.blocks if any(op.name == "load" and not op.out.uniform for op in b.ops)
-        )
-        body = src.split(f"\nB{blk}: {{\n", 1)[1].split("\n}\n", 1)[0]
-        lines = body.split("\n")
-        first = next(i for i, x in enumerate(lines) if x.endswith(", lane, true);"))
-        assert "bar.sync" not in lines[first - 1], name  # (was: a sync before the load)
-        # the uniform loads' exchanges (when not preloaded) and the store's sync
-        assert body.count("bar.sync") == body.count("if (lane == 0u) { wl_gload(") + 1, name
-        return
-    pytest.fail("no basic-O2 w64 vadd fixture")
+    name, prog, cfg, base, _ = _named("gfx1010/basic-O2-w64-flat:vadd:small")
+    src = kernel_source(prog, cfg.wave_size, "lane", cfg.scratch_wave_bytes, base)
+    blk = next(b.index for b in prog.blocks if any(op.name == "load" and not op.out.uniform for op in b.ops))
+    body = src.split(f"\nB{blk}: {{\n", 1)[1].split("\n}\n", 1)[0]
+    lines = body.split("\n")
+    first = next(i for i, x in enumerate(lines) if x.endswith(", lane, true);"))
+    assert "bar.sync" not in lines[first - 1], name  # (was: a sync before the load)
+    # the uniform loads' exchanges (when not preloaded) and the store's sync
+    assert body.count("bar.sync") == body.count("if (lane == 0u) { wl_gload(") + 1, name

@@ -1,4 +1,5 @@
-"""The CUDA backend's lowering of every pure value op that the fixture programs and the per-opcode
+"""The CUDA backend's lowering of every pure value op that the fixture programs (by default
+test_cuda_backend's codegen sample: -m slow checks that it holds every variant) and the per-opcode
 ALU programs (tests/execute/alu_cases.py) contain, compiled for the host (g++, through wavelift/backends/host.py's shim) and run on the same operands as the NumPy
 backend's lowering of that op: bit for bit equal.  Instruction semantics are written once per
 backend, so this is what keeps the two lowerings in step without a GPU; bench/gpu_check.py does
@@ -68,12 +69,22 @@ template <> inline unsigned long long wl_to_bits<bool>(bool x) { return x ? 1ull
 """
 
 
-def _programs():
-    """Every fixture program (test_cuda_backend's translation of each fixture dispatch) and, with
-    llvm-mc-19, a program per arithmetic VALU opcode (tests/execute's alu cases, both targets)."""
+def _fixture_programs(every=False):
+    """test_cuda_backend's codegen sample of the fixture programs (every axis value of their
+    names: 31 of ~235, translated by name), or with ``every`` all of them (35-50 s of
+    translation: -m slow's test_the_sample_holds_every_fixture_variant checks that the sample
+    holds every variant the others do)."""
     import test_cuda_backend as T
 
-    progs = [p for _, p, *_ in T._programs() if p is not None]
+    if every:
+        return [p for _, p, *_ in T._programs() if p is not None]
+    return [T._named(n)[1] for n in T._codegen_sample()]
+
+
+def _programs():
+    """The fixture programs' sample (_fixture_programs) and, with llvm-mc-19, a program per
+    arithmetic VALU opcode (tests/execute's alu cases, both targets)."""
+    progs = _fixture_programs()
     sys.path.insert(0, str(HERE.parent / "execute"))
     from asm import HAVE_MC
 
@@ -89,24 +100,33 @@ def _programs():
     return progs
 
 
-def _variants():
-    """Distinct (op name, type, argument types, attrs) of the pure value ops in _programs(), with
-    one op each."""
+def _harvest(progs) -> dict:
+    """Distinct (op name, type, argument types, attrs) of the pure value ops in ``progs`` -> one
+    op each."""
     from wavelift.backends.cuda.codegen import VALUE_EXPR
 
     seen: dict = {}
-    for prog in _programs():
+    for prog in progs:
         for b in prog.blocks:
             for op in b.ops:
                 if op.name not in VALUE_EXPR or op.name == "const" or op.out is None:
                     continue
-                key = (
-                    op.name,
-                    op.type,
-                    tuple(x.type for x in op.args),
-                    tuple(sorted((k, repr(v)) for k, v in op.attrs.items())),
-                )
-                seen.setdefault(key, op)
+                seen.setdefault(_key(op), op)
+    return seen
+
+
+def _key(op) -> tuple:
+    return (
+        op.name,
+        op.type,
+        tuple(x.type for x in op.args),
+        tuple(sorted((k, repr(v)) for k, v in op.attrs.items())),
+    )
+
+
+def _variants():
+    """_harvest(_programs()), in key order."""
+    seen = _harvest(_programs())
     return [seen[k] for k in sorted(seen)]
 
 
@@ -259,6 +279,16 @@ def test_every_fixture_value_op_variant_is_checked(lowered):
     names = {op.name for op in ops}
     assert {"add", "and", "shl", "cmp", "select", "cvt", "pack64", "fadd", "fmul", "fma"} <= names
     assert len(ops) > 100
+
+
+@pytest.mark.slow
+def test_the_sample_holds_every_fixture_variant(lowered):
+    """Every value-op variant of every fixture program is among those the default run checks
+    (the sample's and the ALU programs'), so the checks below cover them all."""
+    every = _harvest(_fixture_programs(every=True))
+    checked = {_key(op) for op in lowered[1]}
+    assert len(every) > 100
+    assert set(every) <= checked, sorted(set(every) - checked)[:10]
 
 
 def _numpy_env():

@@ -9,6 +9,15 @@ pytestmark = pytest.mark.tiers  # NumPy blocks and the native tier (tests/confte
 
 FIX = pathlib.Path(__file__).resolve().parents[1] / "fixtures" / "gfx1030"
 BASIC = sorted(FIX.glob("basic-*.hsaco"))
+# The native tier's -O0 builds take 5-13 s each (2-core host): by default the -O2 variants and
+# basic-O0-w32-mubuf run native (tests/test_fixture_kernels.py's default builds -O0 w32 flat and
+# gfx1010 w64 mubuf, tests/scratch/test_scratch_native.py -O0 w64 flat); the other -O0 builds
+# under -m slow.  NumPy blocks run every variant by default.
+NATIVE_O0_DEFAULT = "basic-O0-w32-mubuf"
+
+
+def native_default(test_id: str) -> bool:
+    return "-O0-" not in test_id or test_id.endswith(NATIVE_O0_DEFAULT)
 
 
 def _device():
