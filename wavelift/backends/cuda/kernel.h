@@ -35,9 +35,11 @@ WL_GLOBAL __constant__ u64* WL_STATS;
    address, and the host reads the same report */
 #ifdef WL_WIDE_SLOTS
 WL_GLOBAL __constant__ u64* WL_WIDE;
-#define WL_COUNT_AT(k) (WL_WIDE + 2u * ((u32)(k) & (WL_WIDE_SLOTS - 1u)))
+#define WL_COUNTS WL_WIDE
+#define WL_COUNT_MASK (WL_WIDE_SLOTS - 1u)
 #else
-#define WL_COUNT_AT(k) (WL_STATS + 8 + 2u * ((u32)(k) & 255u))
+#define WL_COUNTS (WL_STATS + 8)
+#define WL_COUNT_MASK 255u
 #endif
 WL_GLOBAL __constant__ u32* WL_ESC;
 WL_GLOBAL __constant__ u64 WL_WS[WL_CW];
@@ -175,16 +177,16 @@ static __device__ __noinline__ u64 wl_check_(u64 icnt) {
    slot wave % WL_WIDE_SLOTS) and per warp (wave64: its EXEC half) its lane instructions (9 + 2k);
    lane counts go out at each budget check, so no 64-bit total is held in registers */
 __device__ __forceinline__ void wl_count_(u64 wave, u32 lane, u64 icnt, u32 lc) {
-  u64* const at = WL_COUNT_AT(wave);
-  if (lane == 0u && icnt) atomicAdd(at, icnt);
-  if ((lane & 31u) == 0u) atomicAdd(at + 1, (u64)lc);
+  const u32 sl = (u32)wave & WL_COUNT_MASK;
+  if (lane == 0u && icnt) atomicAdd(WL_COUNTS + 2 * sl, icnt);
+  if ((lane & 31u) == 0u) atomicAdd(WL_COUNTS + 1 + 2 * sl, (u64)lc);
 }
 #define wl_lanes(C, lc) wl_count_((C).wave, lane, 0ull, lc)
 /* WAVELIFT_CUDA_STATS=block (codegen: a kernel without barriers or LDS, whose every thread ends
    here): the same counts, each warp's (its wave's instructions in the wave's first warp -- first:
    codegen's lane < 32 --, and its lanes'; zero in a wave past the group's, which ran no block)
    summed through shared memory after one __syncthreads, then added by warp 0 in two
-   atomics (instructions, lanes) to slot blockIdx.x % 256 (WL_COUNT_AT's): the host sums the
+   atomics (instructions, lanes) to slot blockIdx.x % 256 (WL_COUNTS'): the host sums the
    slots, so which slot holds a count changes nothing, and the block adds 2, not 2 a wave */
 #ifdef __CUDA_ARCH__  /* (the host build of tests/cuda, g++, has no shared memory: never used there) */
 #ifdef WL_BLOCK_THREADS
@@ -201,7 +203,7 @@ __device__ __forceinline__ void wl_count_block(bool first, u64 icnt, u32 lc) {
   u64 v = l < n ? wl_sc[l] : 0ull;
   if (WL_COUNT_SLOTS > 32u && l + 32u < n) v += wl_sc[l + 32u];  /* (entries l and l + 32: one parity) */
   for (u32 o = (WL_COUNT_SLOTS > 32u ? 32u : WL_COUNT_SLOTS) / 2u; o >= 2u; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
-  if (l < 2u && v) atomicAdd(WL_COUNT_AT(blockIdx.x) + l, v);  /* lane 0: instructions, 1: lanes */
+  if (l < 2u && v) atomicAdd(WL_COUNTS + 2 * (blockIdx.x & WL_COUNT_MASK) + l, v);  /* lane 0: instructions, 1: lanes */
 }
 #endif
 #define wl_flag(C, bit, a, b, blk) wl_flag_(bit, a, b, blk)

@@ -486,7 +486,7 @@ extern "C" __global__ void wl_aside(u32* w, u64 nw, u32* aside, const u32* count
   }
 }
 /* WAVELIFT_CUDA_COUNT_SLOTS > 256 (decision 0009's amendment h152): a kernel's counts in its
-   own buffer wide (kernel.h's WL_COUNT_AT: slot k's instructions at word 2k, lanes at 2k + 1),
+   own buffer wide (kernel.h's WL_COUNTS: slot k's instructions at word 2k, lanes at 2k + 1),
    groups x 256 slots, added into the report's 256 (stats[8 + t] += wide[512g + t] over every
    group g) and zeroed for the next launch.  Blocks of 512 threads, thread t word t of each
    group (the loads coalesced): block i sums groups [FOLD i, FOLD (i + 1)) and adds once, so
