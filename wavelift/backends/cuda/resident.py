@@ -654,7 +654,10 @@ extern "C" __global__ void wl_land_gated_bits(unsigned char* dst, const unsigned
 
 
 # wl_fold's groups of 256 count slots a block sums (its WL_FOLD: the grid the host launches)
-FOLD_GROUPS = int(re.search(r"^#define WL_FOLD (\d+)ull$", _RUNS_SRC, re.M).group(1))
+_FOLD = re.search(r"^#define WL_FOLD (\d+)ull$", _RUNS_SRC, re.M)
+if _FOLD is None:
+    raise ImportError("resident._RUNS_SRC has no WL_FOLD: wl_fold's grid is unknown")
+FOLD_GROUPS = int(_FOLD.group(1))
 
 
 class CuPyOps:
