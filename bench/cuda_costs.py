@@ -64,6 +64,11 @@ amendment); h146: both; h146noretest: both and noretest.
 pre149: the kernel as before 0009's amendment h149 (sound): the group index in 64 bits, the group
 total multiplied by every thread, no thread index assumed below the block, a load's pointer from
 its window's base, not the host-made WL_GA (compare with base, which has them).
+slots1024, slots4096, slots16384: the waves' counts added to 1024 / 4096 / 16384 slots of a buffer
+of their own, wave % N, folded into the report's 256 by wl_fold after each launch
+(WAVELIFT_CUDA_COUNT_SLOTS; 0009's amendment h152; sound): fewer waves on one address.  Their
+times include wl_fold's launch (it is timed with the kernel's); wl_fold alone is timed before the
+dispatches ("wl_fold N slots: ... us", back to back) for subtracting.
 DISPATCHES: vadd32, vadd64 (full-screen vadd, clang), shade (full-screen shade), collatz (65,536
 lanes of the divergent loop), and bench/kernels/lds.cl's LDS and barrier kernels: matmul16 (1024^2,
 16x16 tiles), stencil5 (1920x1080, 5x5 through an LDS tile), histogram (8.3 M words, LDS atomics),
@@ -231,6 +236,8 @@ ENV["h146noretest"] = {**ENV["h146"], "WAVELIFT_CUDA_RETEST": "off"}
 # Timing repeats never run in place, so its timed launches run on the arena as every variant's
 # do, with the lean build and the proved windows as guesses, as in place (main: ``run``)
 ENV["proved"] = {"WAVELIFT_CUDA_PROVED": "lean"}
+# 0009's amendment h152: the counts in N slots (wave % N) of their own, folded into the report's 256
+ENV.update({f"slots{n}": {"WAVELIFT_CUDA_COUNT_SLOTS": str(n)} for n in (1024, 4096, 16384)})
 VARIANTS.update({k: [] for k in ENV})
 DISPATCHES = {
     "vadd32": lambda: G.vadd_dispatch(1920 * 1088),
@@ -273,6 +280,12 @@ def main():
         return plain_run(rt)
 
     RT.Runtime.run = run
+    for v in names:  # (wl_fold alone first, as the slotsN variants' times include it)
+        n = int(ENV.get(v, {}).get("WAVELIFT_CUDA_COUNT_SLOTS", 256))
+        if n > 256:
+            print(
+                f"wl_fold {n} slots: {time_fold(n) * 1e6:.2f} us (back to back, best of 3 x 30)", flush=True
+            )
     arch = WC.device_arch()
     for d in which:
         mem, cfg, _, _, native = DISPATCHES[d]()
@@ -308,6 +321,29 @@ def main():
             + "  ".join(f"{v} {b * 1e6:.1f} us ({b / nat:.2f}x)" for v, b in best.items()),
             flush=True,
         )
+
+
+def time_fold(n: int) -> float:
+    """resident.py's wl_fold over ``n`` count slots (zero: the sums as after a kernel), seconds a
+    launch: 30 back to back between two events, best of 3."""
+    import cupy as cp
+
+    from wavelift.backends.cuda import resident as R
+
+    ops = R.CuPyOps()
+    wide, stats = cp.zeros(2 * n, cp.uint64), cp.zeros(8 + 512, cp.uint64)
+    go = ops.fold_call(wide, n // 256, stats)
+    go()
+    a, b = cp.cuda.Event(), cp.cuda.Event()
+    best = float("inf")
+    for _ in range(3):
+        a.record()
+        for _ in range(30):
+            go()
+        b.record()
+        b.synchronize()
+        best = min(best, cp.cuda.get_elapsed_time(a, b) / 1000.0 / 30)
+    return best
 
 
 if __name__ == "__main__":

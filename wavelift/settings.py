@@ -303,6 +303,17 @@ _ALL = [
         "of the module key); unset (the default until timed on a GPU): per wave",
     ),
     Setting(
+        "WAVELIFT_CUDA_COUNT_SLOTS",
+        int,
+        256,
+        "the slots a CUDA kernel's waves add their instruction and lane counts to, wave (or, "
+        "with WAVELIFT_CUDA_STATS=block, CUDA block) mod N: a power of two from 256 to 65536; "
+        "more than 256 lie in a device buffer of their own that a small kernel after each "
+        "launch (resident.py's wl_fold) sums into the report's 256 and zeroes, so fewer waves add "
+        "to one address and the host reads the same report (decision 0009's amendment h152; "
+        "part of the module key); 256 (the default until timed on a GPU): the report's own",
+    ),
+    Setting(
         "WAVELIFT_CUDA_HEAP",
         str,
         "one",

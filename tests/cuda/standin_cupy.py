@@ -2,7 +2,8 @@
 
 Device arrays are host arrays (``FArr``: NumPy with CuPy's ``get``/``set``/``data.ptr``), copies
 are ``memmove``, events do nothing, ``RawModule`` gives resident.py's two kernels written in
-NumPy (``wl_runs``, ``wl_land``, ``wl_gate``, ``wl_aside``: what their CUDA source states), and
+NumPy (``wl_runs``, ``wl_land``, ``wl_gate``, ``wl_aside``, ``wl_fold``: what their CUDA source
+states), and
 ``cuda.function.Module`` loads any cubin and hands out a translated kernel that does not run:
 ``STATE.kernel`` (None: the launch is skipped; or a callable (arena, written, wstart, wend,
 woff, consts: the module's variables by name, host byte arrays) standing in for the kernel,
@@ -183,6 +184,17 @@ def _aside(grid, block, args):
     w[:n] = 0
 
 
+@_timed
+def _fold(grid, block, args):
+    """wl_fold, as its CUDA source states it: every group of 256 count slots added into the
+    report's (from word 8), then zeroed."""
+    STATE.calls["launch"] += 1
+    wide, groups, stats = args
+    w = np.asarray(wide)[: 512 * int(groups)].reshape(int(groups), 512)
+    stats[8 : 8 + 512] += w.sum(axis=0, dtype=np.uint64)
+    w[:] = 0
+
+
 class _RawModule:
     def __init__(self, code, options=()):
         assert "wl_runs" in code and "wl_land" in code
@@ -194,6 +206,7 @@ class _RawModule:
             "wl_gate": _gate,
             "wl_land_gated": _land_gated,
             "wl_aside": _aside,
+            "wl_fold": _fold,
             # (the bit map's: the NumPy statements read the map's form from its element type)
             "wl_runs_bits": _runs,
             "wl_land_bits": _land,

@@ -188,6 +188,7 @@ def test_missing_cubin_generates(env):
         ("WAVELIFT_CUDA_LDSBASE", ("kept",)),
         ("WAVELIFT_CUDA_OCCUPANCY_FULL", ("on", "auto")),
         ("WAVELIFT_CUDA_MAPMARK", ("span",)),
+        ("WAVELIFT_CUDA_COUNT_SLOTS", ("1024", "16384")),
     ],
 )
 def test_changed_setting_misses(env, monkeypatch, setting, values):

@@ -186,11 +186,12 @@ def test_layout_only_windowset_equals_the_host_one():
 # ---- end to end with the stand-in device -------------------------------------------------------
 
 
-def _vadd_from_kernargs(n_max=1 << 16):
+def _vadd_from_kernargs(n_max=1 << 16, count=7):
     """A stand-in for clang's vadd (basic.cl: c[i] = a[i] + b[i] for i < n) that reads what the
     real kernel reads: the kernarg pointer from the user SGPRs (P), a, b, c and n from the
     kernarg buffer in the arena, each address resolved through the window tables; an address in
-    no window is an escape (recorded in the report as the kernel does; nothing stored)."""
+    no window is an escape (recorded in the report as the kernel does; nothing stored);
+    ``count``: the instructions it adds to the report's slot 0 (0: none)."""
     from wavelift.backends.cuda import codegen as G
 
     def kernel(arena, written, ws, we, wo, consts):
@@ -219,7 +220,7 @@ def _vadd_from_kernargs(n_max=1 << 16):
         f32 = lambda q: np.asarray(arena[q : q + 4 * n]).view(np.float32)  # noqa: E731
         arena[oc : oc + 4 * n] = (f32(oa) + f32(ob)).view(np.uint8)
         mark(written, oc, oc + 4 * n)
-        stats[8] += 7
+        stats[8] += count
 
     return kernel
 

@@ -700,7 +700,7 @@ def test_runs_source_compiles_with_nvrtc():
     kernel of both map forms is there; the bit map's landing clears partial words with an
     atomic and-, its scan finds bits with one instruction per run edge."""
     text = _ptx(R._RUNS_SRC)
-    for name in ("wl_runs", "wl_land", "wl_gate", "wl_land_gated", "wl_aside") + tuple(
+    for name in ("wl_runs", "wl_land", "wl_gate", "wl_land_gated", "wl_aside", "wl_fold") + tuple(
         f"{k}_bits" for k in ("wl_runs", "wl_land", "wl_gate", "wl_land_gated")
     ):
         assert f".entry {name}(" in text, name
@@ -786,6 +786,7 @@ def test_source_compiles_as_cuda_device_code(tmp_path):
 struct __attribute__((aligned(16))) uint4 { unsigned x, y, z, w; };
 __device__ inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { uint4 r = {x, y, z, w}; return r; }
 __device__ unsigned atomicAdd(unsigned* p, unsigned v);
+__device__ unsigned long long atomicAdd(unsigned long long* p, unsigned long long v);
 __device__ unsigned atomicOr(unsigned* p, unsigned v);
 __device__ unsigned atomicAnd(unsigned* p, unsigned v);
 __device__ int __ffs(int x);

@@ -42,6 +42,7 @@ class FakeModule:
         self.cwin = 0
         self.compiled_by = "nvrtc"
         self.map_bits = map_bits()  # (its kernel marks the map of the setting: Module.map_bits)
+        self.count_slots = 256  # (its counts in the report's own slots: Module.count_slots)
 
     def variant(self, preloaded, budget=None):
         return self

@@ -16,13 +16,16 @@ from typing import Any
 from ...ir.program import Program
 from ..base import run_backend
 from .codegen import (
+    COUNT_SLOTS,
     CudaUnsupported,
     baked_params,
+    count_slots,
     generate,
     groups_per_block,
     lowered,
     map_bits,
     mark_span,
+    source_count_slots,
     source_groups,
     source_map_bits,
     source_straight,
@@ -114,6 +117,7 @@ class Module:
     upgrade: Any = field(default=None, repr=False)
     _groups: int = field(default=0, repr=False)
     _map_bits: bool | None = field(default=None, repr=False)
+    _count_slots: int = field(default=0, repr=False)  # (0: not read yet; count_slots)
     # (0: not read yet; straight)
     _straight: int | None = field(default=0, repr=False)
     # the builds with WL_BUDGET_CHECKS 1 (variant), by the defines in front of the source
@@ -155,6 +159,14 @@ class Module:
         if self._map_bits is None:
             self._map_bits = source_map_bits(self.source)
         return self._map_bits
+
+    @property
+    def count_slots(self) -> int:
+        """The slots this module's kernel adds its counts to (its source's WL_WIDE_SLOTS, else
+        the report's 256: decision 0009's amendment h152; the runtime follows the source)."""
+        if not self._count_slots:
+            self._count_slots = source_count_slots(self.source)
+        return self._count_slots
 
     @property
     def straight(self) -> int | None:
@@ -431,14 +443,21 @@ class CudaBackend:
         # occupancy settings pick the build's register bound, not the source: a module cached in
         # memory under one is not another's build (0047's amendment h143)
         # (and whether a proved in-place dispatch launches the lean build: 0049's amendment h148)
+        # (and the count slots other than the report's: 0009's amendment h152 -- the runtime
+        # follows a module's source, so this only makes a changed setting take effect)
         from .compile import occupancy_settings
 
+        slots = count_slots()
         return (
-            _baked(config),
-            _groups(config),
-            occupancy_settings(),
-            ("bits+span" if mark_span() else "bits") if map_bits() else "bytes",
-        ) + (("proved=lean",) if proved_lean() else ())
+            (
+                _baked(config),
+                _groups(config),
+                occupancy_settings(),
+                ("bits+span" if mark_span() else "bits") if map_bits() else "bytes",
+            )
+            + (("proved=lean",) if proved_lean() else ())
+            + ((f"slots={slots}",) if slots != COUNT_SLOTS else ())
+        )
 
     def build_module(self, key, program, config, mode, base_address):
         return build_module(key, program, config, mode, base_address=base_address)

@@ -1265,6 +1265,8 @@ class Lowering(ValueLowering):
             # (kernel.h: wl_gload / wl_gstore's rare path without the guess's second test)
             *(["#define WL_RETEST 0"] if settings.get("WAVELIFT_CUDA_RETEST") == "off" else []),
             *(["#define WL_MAP_BITS 1"] if self.map_bits else []),
+            # (kernel.h: the counts in WL_WIDE's slots, folded into the report's after the launch)
+            *([f"#define WL_WIDE_SLOTS {count_slots()}u"] if count_slots() != COUNT_SLOTS else []),
             # (mapbits.h: a unit-stride warp store marks its one range; 0049's amendment h139)
             *(["#define WL_MARK_SPAN 1"] if self.map_bits and mark_span() else []),
             _CTX,
@@ -2071,6 +2073,30 @@ def mark_span() -> bool:
     (WAVELIFT_CUDA_MAPMARK=span, with the bit map: decision 0049's amendment h139); part of the
     module key."""
     return settings.get("WAVELIFT_CUDA_MAPMARK") == "span"
+
+
+COUNT_SLOTS = 256  # the report's count slots (runtime.STATS_BYTES), the host's one read
+
+
+def count_slots() -> int:
+    """The slots modules generated now add their waves' counts to (WAVELIFT_CUDA_COUNT_SLOTS:
+    a power of two from 256 to 65536; decision 0009's amendment h152); part of the module key.
+    More than the report's 256 lie in a device buffer of their own, folded into the report's
+    after each launch (resident.py's wl_fold), so fewer waves add to one address."""
+    n = settings.get("WAVELIFT_CUDA_COUNT_SLOTS")
+    if n < COUNT_SLOTS or n > 65536 or n & (n - 1):
+        raise ValueError(f"WAVELIFT_CUDA_COUNT_SLOTS={n}: not a power of two from 256 to 65536")
+    return n
+
+
+_WIDE = re.compile(r"^#define WL_WIDE_SLOTS (\d+)u$", re.M)
+
+
+def source_count_slots(source: str) -> int:
+    """The count slots a generated source adds to (its WL_WIDE_SLOTS; none: the report's 256):
+    the runtime folds them as the kernel adds them, never by the setting."""
+    m = _WIDE.search(source)
+    return int(m.group(1)) if m else COUNT_SLOTS
 
 
 def source_map_bits(source: str) -> bool:

@@ -29,6 +29,18 @@ WL_GLOBAL __constant__ u32 P[P_WORDS];
    constant memory, so the rare paths that write them hold no registers in the hot code */
 WL_GLOBAL __constant__ u32* WL_STATUS;
 WL_GLOBAL __constant__ u64* WL_STATS;
+/* WL_WIDE_SLOTS (WAVELIFT_CUDA_COUNT_SLOTS > 256, decision 0009's amendment h152): the counts'
+   slots are WL_WIDE's, a device buffer of their own, zero at each launch, which resident.py's
+   wl_fold sums into the report's slot k % 256 after it (and zeroes): fewer waves meet on one
+   address, and the host reads the same report */
+#ifdef WL_WIDE_SLOTS
+WL_GLOBAL __constant__ u64* WL_WIDE;
+#define WL_COUNTS WL_WIDE
+#define WL_COUNT_MASK (WL_WIDE_SLOTS - 1u)
+#else
+#define WL_COUNTS (WL_STATS + 8)
+#define WL_COUNT_MASK 255u
+#endif
 WL_GLOBAL __constant__ u32* WL_ESC;
 WL_GLOBAL __constant__ u64 WL_WS[WL_CW];
 WL_GLOBAL __constant__ u64 WL_WE[WL_CW];
@@ -161,21 +173,21 @@ static __device__ __noinline__ u64 wl_check_(u64 icnt) {
   if (*(volatile u32*)WL_STATUS & WL_STOP_MASK) return 0ull;
   u64 nl = icnt + (1ull << 20); return nl < budget ? nl : budget;
 }
-/* the stats: per wave, its instructions in slot wave % 256 (8 + 2k) and per warp (wave64: its
-   EXEC half) its lane instructions (9 + 2k); lane counts go out at each budget check, so no
-   64-bit total is held in registers */
+/* the stats: per wave, its instructions in slot wave % 256 (8 + 2k; WL_WIDE_SLOTS: WL_WIDE's
+   slot wave % WL_WIDE_SLOTS) and per warp (wave64: its EXEC half) its lane instructions (9 + 2k);
+   lane counts go out at each budget check, so no 64-bit total is held in registers */
 __device__ __forceinline__ void wl_count_(u64 wave, u32 lane, u64 icnt, u32 lc) {
-  const u32 sl = (u32)(wave & 255ull);
-  if (lane == 0u && icnt) atomicAdd(WL_STATS + 8 + 2 * sl, icnt);
-  if ((lane & 31u) == 0u) atomicAdd(WL_STATS + 9 + 2 * sl, (u64)lc);
+  const u32 sl = (u32)wave & WL_COUNT_MASK;
+  if (lane == 0u && icnt) atomicAdd(WL_COUNTS + 2 * sl, icnt);
+  if ((lane & 31u) == 0u) atomicAdd(WL_COUNTS + 1 + 2 * sl, (u64)lc);
 }
 #define wl_lanes(C, lc) wl_count_((C).wave, lane, 0ull, lc)
 /* WAVELIFT_CUDA_STATS=block (codegen: a kernel without barriers or LDS, whose every thread ends
    here): the same counts, each warp's (its wave's instructions in the wave's first warp -- first:
    codegen's lane < 32 --, and its lanes'; zero in a wave past the group's, which ran no block)
    summed through shared memory after one __syncthreads, then added by warp 0 in two
-   atomics (instructions, lanes) to slot blockIdx.x % 256: the host sums the slots, so which slot
-   holds a count changes nothing, and the block adds 2, not 2 a wave */
+   atomics (instructions, lanes) to slot blockIdx.x % 256 (WL_COUNTS'): the host sums the
+   slots, so which slot holds a count changes nothing, and the block adds 2, not 2 a wave */
 #ifdef __CUDA_ARCH__  /* (the host build of tests/cuda, g++, has no shared memory: never used there) */
 #ifdef WL_BLOCK_THREADS
 #define WL_COUNT_SLOTS (2u * ((WL_BLOCK_THREADS + 31u) / 32u))
@@ -191,7 +203,7 @@ __device__ __forceinline__ void wl_count_block(bool first, u64 icnt, u32 lc) {
   u64 v = l < n ? wl_sc[l] : 0ull;
   if (WL_COUNT_SLOTS > 32u && l + 32u < n) v += wl_sc[l + 32u];  /* (entries l and l + 32: one parity) */
   for (u32 o = (WL_COUNT_SLOTS > 32u ? 32u : WL_COUNT_SLOTS) / 2u; o >= 2u; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
-  if (l < 2u && v) atomicAdd(WL_STATS + 8 + 2 * (blockIdx.x & 255u) + l, v);  /* lane 0: instructions, 1: lanes */
+  if (l < 2u && v) atomicAdd(WL_COUNTS + 2 * (blockIdx.x & WL_COUNT_MASK) + l, v);  /* lane 0: instructions, 1: lanes */
 }
 #endif
 #define wl_flag(C, bit, a, b, blk) wl_flag_(bit, a, b, blk)

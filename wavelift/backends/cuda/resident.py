@@ -24,6 +24,7 @@ arrays standing in for device ones) for the tests of this bookkeeping without a 
 from __future__ import annotations
 
 import itertools
+import re
 import sys
 import weakref
 from bisect import bisect_left, bisect_right
@@ -484,6 +485,21 @@ extern "C" __global__ void wl_aside(u32* w, u64 nw, u32* aside, const u32* count
     w[i] = 0u;
   }
 }
+/* WAVELIFT_CUDA_COUNT_SLOTS > 256 (decision 0009's amendment h152): a kernel's counts in its
+   own buffer wide (kernel.h's WL_COUNTS: slot k's instructions at word 2k, lanes at 2k + 1),
+   groups x 256 slots, added into the report's 256 (stats[8 + t] += wide[512g + t] over every
+   group g) and zeroed for the next launch.  Blocks of 512 threads, thread t word t of each
+   group (the loads coalesced): block i sums groups [FOLD i, FOLD (i + 1)) and adds once, so
+   at most groups / FOLD blocks meet on one word */
+#define WL_FOLD 8ull
+extern "C" __global__ void wl_fold(u64* wide, u64 groups, u64* stats) {
+  u64 s = 0ull;
+  for (u64 g = WL_FOLD * blockIdx.x; g < groups && g < WL_FOLD * (blockIdx.x + 1ull); g++) {
+    s += wide[512ull * g + threadIdx.x];
+    wide[512ull * g + threadIdx.x] = 0ull;
+  }
+  if (s) atomicAdd(stats + 8 + threadIdx.x, s);
+}
 /* a dispatch's landing over its runs (decision 0026's amendment h109).  t: a run table
    (resident.run_table) -- t[0] the count c, then per run j its arena start t[1 + 3j] and end
    t[2 + 3j] (sorted, disjoint) and t[3 + 3j] the pieces (arena blocks [Pq, Pq + P), P = 2^SH)
@@ -637,6 +653,13 @@ extern "C" __global__ void wl_land_gated_bits(unsigned char* dst, const unsigned
 """
 
 
+# wl_fold's groups of 256 count slots a block sums (its WL_FOLD: the grid the host launches)
+_FOLD = re.search(r"^#define WL_FOLD (\d+)ull$", _RUNS_SRC, re.M)
+if _FOLD is None:
+    raise ImportError("resident._RUNS_SRC has no WL_FOLD: wl_fold's grid is unknown")
+FOLD_GROUPS = int(_FOLD.group(1))
+
+
 class CuPyOps:
     """The device operations with CuPy, all on the current stream (ordered with the launches)."""
 
@@ -653,6 +676,7 @@ class CuPyOps:
         self._gate = (get("wl_gate"), get("wl_gate_bits"))
         self._land_gated = (get("wl_land_gated"), get("wl_land_gated_bits"))
         self._aside = get("wl_aside")
+        self._fold = get("wl_fold")
         self._cap = 0
         self._starts = self._ends = None
 
@@ -772,6 +796,12 @@ class CuPyOps:
         w, a = written.view(self.cp.uint32), aside.view(self.cp.uint32)
         n = int(w.size)
         return partial(self._aside, self._grid(n), (256,), (w, np.uint64(n), a, count, np.uint64(cap)))
+
+    def fold_call(self, wide, groups: int, stats):
+        """wl_fold as a call of no arguments made once: the count slots ``wide`` (device u64,
+        ``groups`` x 512 words, zero again after) added into the report's ``stats`` (its u64
+        view: the slots from word 8) -- decision 0009's amendment h152."""
+        return partial(self._fold, (-(-groups // FOLD_GROUPS),), (512,), (wide, np.uint64(groups), stats))
 
     def pinned(self, n: int) -> np.ndarray:
         """A host array of ``n`` bytes in page-locked memory (a kept report's read-back)."""
@@ -1015,6 +1045,7 @@ class Resident:
         # WAVELIFT_CUDA_HEAP=one: every device copy a range of one Heap (decision 0049, step 2)
         self.heap: Heap | None = None
         self._reports: dict = {}  # (bytes -> an in-place dispatch's report: ``report``)
+        self._counts: dict = {}  # (slots -> a wide-count kernel's slots: ``counts``)
         self._asides: list = []  # (the queue places' asides, by place: ``aside``)
         if settings.get("WAVELIFT_CUDA_HEAP") == "one":
             self.heap = Heap(ops, settings.get("WAVELIFT_CUDA_MAP") == "bits")
@@ -1613,6 +1644,14 @@ class Resident:
         if r is None:
             r = self._reports[nbytes] = self.ops.zeros(nbytes)
         return r
+
+    def counts(self, slots: int):
+        """The count slots of a kernel with ``slots`` of them (kernel.h's WL_WIDE: 2 u64 a slot,
+        zero between launches -- wl_fold zeroes them), one kept buffer per number of slots."""
+        c = self._counts.get(slots)
+        if c is None:
+            c = self._counts[slots] = self.ops.zeros(16 * slots).view(np.uint64)
+        return c
 
     def aside(self, place: int, nbytes: int):
         """Queue place ``place``'s aside (device bytes, ``nbytes`` at least): one per place for

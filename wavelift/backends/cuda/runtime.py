@@ -397,6 +397,26 @@ def _counted(counts: bytes) -> tuple[int, int]:
     return int(add(c[0::2])), int(add(c[1::2]))
 
 
+def _fold(k, res, stats):
+    """wl_fold's call adding the count slots of the build ``k`` (kernel.h's WL_WIDE_SLOTS) into
+    a report's (``stats``: its u64 view), to run after each launch before the report is read;
+    None where the kernel adds to the report's own 256 (decision 0009's amendment h152)."""
+    n = k.count_slots
+    if n == G.COUNT_SLOTS:
+        return None
+    return res.ops.fold_call(res.counts(n), n // G.COUNT_SLOTS, stats)
+
+
+def _then(first, then):
+    """``first`` then ``then``: one call of no arguments (a kept plan's ``runs_go``)."""
+
+    def go() -> None:
+        first()
+        then()
+
+    return go
+
+
 def _cupy():
     """The cupy module: the one ``import cupy`` gives (sys.modules' first; no import statement
     per dispatch once it is there -- a stand-in installed there is the one taken)."""
@@ -699,6 +719,10 @@ class Runtime:
                 else _no_scratch(res)
             )
 
+            # (the count slots of a kernel with more than the report's: folded into dd's
+            # report after its launches, timed with them -- 0009's amendment h152)
+            wide = None if self.k.count_slots == G.COUNT_SLOTS else res.counts(self.k.count_slots)
+
             def report_to(dd):  # (codegen: WL_STATUS, ...; the same buffer: no copy after the first)
                 words = ptr_words if dd is d else [_pointer_word(dd[n].data.ptr) for n in _REPORT_ORDER]
                 k = self.k
@@ -710,6 +734,8 @@ class Runtime:
                         if last is not None and last[0] is word:
                             continue
                     k.put_constant(cname, word)
+                if wide is not None:
+                    k.put_constant("WL_WIDE", _pointer_word(wide.data.ptr))
 
             def launch_all(dd):
                 for g0 in range(0, total, chunk):
@@ -731,6 +757,8 @@ class Runtime:
                         ),
                         shared_mem=shared,
                     )
+                if wide is not None:
+                    _fold(self.k, res, dd["stats"])()
 
             # benchmarks only: time N back-to-back launches on copies (so that the host's launch
             # latency is not counted); the dispatch's own results come from the launch after them
@@ -1154,6 +1182,9 @@ class Again(_Kept):
         rep = self.rep
         ops = res.ops
         self.runs_go, self.runs_note = ops.runs_call(self.written, self.count, self.inline)
+        fold = _fold(self.k, res, rep[:STATS_BYTES].view(np.uint64))
+        if fold is not None:  # (the kernel's count slots into the report first: 0009, h152)
+            self.runs_go = _then(fold, self.runs_go)
         # those GPU operations captured once as a CUDA graph (``_capture``; None: not yet, False:
         # not to be); WAVELIFT_CUDA_GRAPH=off runs them one by one (A/B runs)
         self.graph_on = settings.get("WAVELIFT_CUDA_GRAPH") != "off"
@@ -1449,6 +1480,9 @@ class InPlace(_Kept):
         self.graph_on = settings.get("WAVELIFT_CUDA_GRAPH") != "off"
         self.graph = None  # (``run``'s operations captured: None not yet, False not to be)
         self.runs_go, self.runs_note = res.ops.runs_call(placed.scan, self.count, self.inline)
+        fold = _fold(self.k, res, self.rep[:STATS_BYTES].view(np.uint64))
+        if fold is not None:  # (the kernel's count slots into the report first: 0009, h152)
+            self.runs_go = _then(fold, self.runs_go)
         # (entry, lo, hi) of the windows the last landing wrote: what a deferred run books at its
         # launch (``note``; None: no deferral); the queue places (``_slot``)
         self.wrote: list | None = None

@@ -10,7 +10,8 @@ version, the occupancy bound (and WAVELIFT_CUDA_OCCUPANCY_STEP / _FULL), CODEGEN
 WAVELIFT_CUDA_SPANS, WAVELIFT_CUDA_BUDGET,
 WAVELIFT_CUDA_RETEST, WAVELIFT_CUDA_WAVESYNC, WAVELIFT_CUDA_EXEC,
 WAVELIFT_CUDA_NAN, WAVELIFT_CUDA_HOIST (loops, induction), WAVELIFT_CUDA_LDSBASE,
-WAVELIFT_CUDA_MAPMARK, WAVELIFT_CUDA_F2I, WAVELIFT_CUDA_STATS) and a fingerprint of the code that generates it
+WAVELIFT_CUDA_MAPMARK, WAVELIFT_CUDA_F2I, WAVELIFT_CUDA_STATS,
+WAVELIFT_CUDA_COUNT_SLOTS) and a fingerprint of the code that generates it
 (path, size and mtime of each file of the packages the translation, the passes and the lowering
 live in) -- holds what the module needs from the generation: the source's digest, the slots and
 the preloads (the IR ops of ``preload.find``: ``loads`` and ``plan``); the source itself is a
@@ -62,6 +63,7 @@ def code_fingerprint() -> str:
 
 
 def entry_name(key, arch: str, base_address: int) -> str:
+    from .codegen import COUNT_SLOTS, count_slots
     from .compile import CODEGEN_VERSION, nvrtc_version, occupancy_full_parts, occupancy_threads
 
     h = hashlib.sha256()
@@ -95,6 +97,7 @@ def entry_name(key, arch: str, base_address: int) -> str:
         *(["mapmark=span"] if settings.get("WAVELIFT_CUDA_MAPMARK") == "span" else []),
         *(["f2i=cvt"] if settings.get("WAVELIFT_CUDA_F2I") == "cvt" else []),
         *(["stats=block"] if settings.get("WAVELIFT_CUDA_STATS") == "block" else []),
+        *([f"slots={count_slots()}"] if count_slots() != COUNT_SLOTS else []),
         *occupancy_full_parts(),
         *([f"nan={settings.get('WAVELIFT_CUDA_NAN')}"] if settings.get("WAVELIFT_CUDA_NAN") else []),
     ):
