@@ -92,9 +92,7 @@ def _guesses(m, hints, win, hb=None, offs=None):
     if hit is not None and hit[0] is m and hit[1] is win.layout and hit[2] == hb:
         return hit[3]
     g = G.guesses([nb for nb, _ in m.slots], hints, win.starts, win.ends, win.offs if offs is None else offs)
-    _GUESSES[key] = (m, win.layout, hb, g)
-    while len(_GUESSES) > GUESSES:
-        del _GUESSES[next(iter(_GUESSES))]
+    keep(_GUESSES, key, (m, win.layout, hb, g), GUESSES)
     return g
 
 
@@ -109,9 +107,7 @@ def _pointers(g, arena: int) -> np.ndarray:
         return hit[1]
     ga = G.guess_pointers(g, arena)
     ga.flags.writeable = False
-    _POINTERS[key] = (g, ga)
-    while len(_POINTERS) > GUESSES:
-        del _POINTERS[next(iter(_POINTERS))]
+    keep(_POINTERS, key, (g, ga), GUESSES)
     return ga
 
 
@@ -230,9 +226,7 @@ def _window_constants(win, offs=None) -> list:
         ("WL_WE", np.asarray(win.ends, np.uint64)),
         ("WL_WO", np.asarray(win.offs if offs is None else offs, np.int64)),
     ]
-    _WINDOW_CONSTANTS[key] = (lay, out)
-    while len(_WINDOW_CONSTANTS) > GUESSES:
-        del _WINDOW_CONSTANTS[next(iter(_WINDOW_CONSTANTS))]
+    keep(_WINDOW_CONSTANTS, key, (lay, out), GUESSES)
     return out
 
 
@@ -246,9 +240,7 @@ def _pointer_word(ptr: int) -> np.ndarray:
     report buffer: Module.put_constant skips it by identity)."""
     w = _POINTER_WORDS.get(ptr)
     if w is None:
-        w = _POINTER_WORDS[ptr] = np.array([ptr], np.uint64)
-        while len(_POINTER_WORDS) > 4 * GUESSES:
-            del _POINTER_WORDS[next(iter(_POINTER_WORDS))]
+        w = keep(_POINTER_WORDS, ptr, np.array([ptr], np.uint64), 4 * GUESSES)
     return w
 
 
@@ -273,9 +265,7 @@ def _report_views(rep, cp) -> tuple:
         rep[ENDS_AT : ENDS_AT + 8 * INLINE_RUNS].view(cp.uint64),
     )
     out = (views, count, inline, [_pointer_word(views[n].data.ptr) for n in _REPORT_ORDER])
-    _VIEWS[id(rep)] = (rep, out)
-    while len(_VIEWS) > 16:
-        del _VIEWS[next(iter(_VIEWS))]
+    keep(_VIEWS, id(rep), (rep, out), 16)
     return out
 
 
@@ -292,9 +282,7 @@ def _hint_address(k) -> tuple[int, int]:
     at = k.global_address("WL_HINT")
     mod = getattr(k, "_mod", None)  # (loaded by then)
     if mod is not None:
-        _HINT_AT[id(k)] = (k, mod, at)
-        while len(_HINT_AT) > GUESSES:
-            del _HINT_AT[next(iter(_HINT_AT))]
+        keep(_HINT_AT, id(k), (k, mod, at), GUESSES)
     return at
 
 
@@ -541,9 +529,12 @@ class Runtime:
         src = _Mirrored(win, ks)
         out = G.mirrors(m.slots, hints, g[1], win.starts, win.ends, win.offs, src, enabled=mirror)
         if plan is not None and all(not plan[k][0].shared for k in ks):
-            _MIRRORS[key] = (m, win.layout, [(k, plan[k][0], plan[k][0].version) for k in sorted(ks)], out)
-            while len(_MIRRORS) > GUESSES:
-                del _MIRRORS[next(iter(_MIRRORS))]
+            keep(
+                _MIRRORS,
+                key,
+                (m, win.layout, [(k, plan[k][0], plan[k][0].version) for k in sorted(ks)], out),
+                GUESSES,
+            )
         return out
 
     def _preloads(self, enabled: bool) -> tuple[list, bool]:
@@ -586,16 +577,19 @@ class Runtime:
             offs = self.win.offs.tolist()
             read = sorted({bisect_right(offs, o) - 1 for o, _ in ranges})
             if all(not self.plan[k][0].shared for k in read):
-                _PRELOADS[key] = (
-                    m,
-                    self.win.layout,
-                    [(k, self.plan[k][0], self.plan[k][0].version) for k in read],
-                    out,
-                    list(ranges),
-                    complete,
+                keep(
+                    _PRELOADS,
+                    key,
+                    (
+                        m,
+                        self.win.layout,
+                        [(k, self.plan[k][0], self.plan[k][0].version) for k in read],
+                        out,
+                        list(ranges),
+                        complete,
+                    ),
+                    PRELOADS,
                 )
-                while len(_PRELOADS) > PRELOADS:
-                    del _PRELOADS[next(iter(_PRELOADS))]
         return out, complete
 
     # --------------------------------------------------------------------------- running
