@@ -209,16 +209,10 @@ def test_both_builds_compile(monkeypatch):
 
 
 # ------------------------------------------------------------------ the build launched
-def test_variant_launches_the_checks_below_the_longest_path(monkeypatch):
+def test_variant_launches_the_checks_below_the_longest_path(fake_builds):
     import wavelift.backends.cuda as WC
 
-    built = []
-
-    def fake_compile(key, src, arch, use_disk):
-        built.append(src)
-        return b"cubin", 0.0, "fake", None
-
-    monkeypatch.setattr(WC, "_compile", fake_compile)
+    built = fake_builds
     src = "#define WL_STRAIGHT 26u\nkernel\n"
     pre = ((object(),), ())  # one preload: WL_PRELOADED 0 when unresolved
     m = WC.Module(("k",), None, src, "sm_90", b"", 0.0, "fake", (), preloads=pre)

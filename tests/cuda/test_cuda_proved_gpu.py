@@ -11,17 +11,11 @@ import copy
 
 import numpy as np
 import pytest
+from test_cuda_backend import _needs_gpu
 
-from wavelift.backends.cuda import _gpu_problem
 from wavelift.backends.cuda import resident as R
 
 pytestmark = pytest.mark.cuda
-
-
-def _needs_gpu():
-    why = _gpu_problem()
-    if why:
-        pytest.skip(f"no CUDA device: {why}")
 
 
 @pytest.fixture(autouse=True)
@@ -77,17 +71,13 @@ def test_gpu_lean_stream_and_kept_plans_equal_numpy():
     in-place plans): every one lean and in place, each write span and every buffer equal to the
     NumPy backend's, the heap's map zero after each."""
     _needs_gpu()
-    from test_resident_gpu import _chain
+    from test_resident_gpu import chain_as_numpy
 
     def lean_in_place(dev, r):
         assert r.stats["in_place"] == "proved" and r.stats["build"] == "lean", r.stats
         assert not R.map_flags(dev.memory.resident.heap.written.get()).any()
 
-    want = _chain("numpy", 148)
-    got = _chain("cuda", 148, lean_in_place)
-    assert got[0] == want[0]
-    for u, v in zip(want[1], got[1]):
-        assert np.array_equal(u, v)
+    chain_as_numpy(148, lean_in_place)
 
 
 def test_gpu_lean_wrong_proof_is_refused_and_nothing_lands(monkeypatch):

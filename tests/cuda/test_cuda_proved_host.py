@@ -66,14 +66,8 @@ def test_the_setting_is_in_the_module_key(monkeypatch, vadd):
     assert stored.entry_name(("k",) + lean, "sm_90", 0) != stored.entry_name(("k",) + plain, "sm_90", 0)
 
 
-def test_the_lean_build_is_a_sibling_built_with_its_define(monkeypatch):
-    built = []
-
-    def fake_compile(key, src, arch, use_disk):
-        built.append(src)
-        return b"cubin", 0.0, "fake", None
-
-    monkeypatch.setattr(WC, "_compile", fake_compile)
+def test_the_lean_build_is_a_sibling_built_with_its_define(fake_builds):
+    built = fake_builds
     pre = ((object(),), ())
     m = WC.Module(("k",), None, "kernel\n", "sm_90", b"", 0.0, "fake", (), preloads=pre)
     k = m.variant(True, None, True)

@@ -325,14 +325,12 @@ def test_gpu_grouped_accesses_match_numpy(pattern, monkeypatch):
     spans, instruction count and memory."""
     import copy
 
-    from test_cuda_backend import _compare, _dispatches, _gpu_problem
+    from test_cuda_backend import _compare, _dispatches, _needs_gpu
 
     from wavelift.run.execute import execute_dispatch
 
     monkeypatch.delenv("WAVELIFT_CUDA_PASSES", raising=False)
-    why = _gpu_problem()
-    if why:
-        pytest.skip(f"no CUDA device: {why}")
+    _needs_gpu()
     hits = [d for d in _dispatches() if pattern in d[0]][:1]
     if not hits:
         pytest.skip(f"no fixture named like {pattern}")

@@ -9,18 +9,12 @@ import pathlib
 
 import numpy as np
 import pytest
+from test_cuda_backend import _needs_gpu
 
-from wavelift.backends.cuda import _gpu_problem
 from wavelift.backends.cuda import resident as R
 
 HERE = pathlib.Path(__file__).resolve().parent
 pytestmark = pytest.mark.cuda
-
-
-def _needs_gpu():
-    why = _gpu_problem()
-    if why:
-        pytest.skip(f"no CUDA device: {why}")
 
 
 def _masked(dst, doff, src, soff, mask, n):
@@ -236,6 +230,16 @@ def _chain(backend: str, seed: int, each=None) -> tuple[list, list]:
     return spans, [dev.download(b, np.uint32) for b in bufs]
 
 
+def chain_as_numpy(seed: int, each) -> None:
+    """_chain on the CUDA backend (``each`` after each dispatch) against the NumPy backend's:
+    every dispatch's write spans and every buffer at the end equal."""
+    want = _chain("numpy", seed)
+    got = _chain("cuda", seed, each)
+    assert got[0] == want[0]
+    for u, v in zip(want[1], got[1]):
+        assert np.array_equal(u, v)
+
+
 def test_gpu_stream_of_dispatches_lands_as_numpy_does():
     """_chain: every buffer equals the NumPy backend's."""
     _needs_gpu()
@@ -414,11 +418,7 @@ def test_gpu_in_place_stream_lands_as_numpy_does(in_place):
         assert r.stats["in_place"] == "proved"
         assert not R.map_flags(dev.memory.resident.heap.written.get()).any()
 
-    want = _chain("numpy", 125)
-    got = _chain("cuda", 125, on_the_heap)
-    assert got[0] == want[0]
-    for u, v in zip(want[1], got[1]):
-        assert np.array_equal(u, v)
+    chain_as_numpy(125, on_the_heap)
 
 
 def test_gpu_in_place_session_lands_as_numpy_does(in_place):
