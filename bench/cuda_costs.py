@@ -263,13 +263,9 @@ def main():
 
     def run(rt):  # (``proved``: the lean build where the dispatch is proved, timed or not)
         if current[0] == "proved":
-            windows: list = []
-            if RT._unrefusable(rt.m, rt.cfg, rt.win, rt.budget, windows) is None:
-                rt.lean = RT._lean_hints(rt.m, windows)
+            rt._prove()
             if rt.lean is None:
                 print("   (proved: this dispatch is not proved whole: the module's own build)")
-            else:
-                rt.m.hints = rt.lean
         return plain_run(rt)
 
     RT.Runtime.run = run

@@ -456,7 +456,7 @@ class Runtime:
         win = self.win
         self.mirrored = []
         pre, complete = self._preloads(mirror or offs is not None)
-        lean = self.lean  # (set by _in_place only: bench/cuda_costs.py's ``proved`` sets it too)
+        lean = self.lean  # (set by _prove only: _in_place's, or bench/cuda_costs.py's ``proved``)
         # the module launched (Module.variant): with ``lean``, its lean build (h148)
         self.k = (
             self.m.variant(complete, self.budget)
@@ -852,20 +852,28 @@ class Runtime:
             return None
         if res.heap.bits != bool(self.m.map_bits) or any(e.shared for e, _ in plan):
             return None
-        windows: list = []
-        why = _unrefusable(self.m, self.cfg, self.win, self.budget, windows)
+        why = self._prove()
         self.extra_stats["in_place"] = why or "proved"
         if why is not None:
             return None
-        m = self.m
-        self.lean = lean = _lean_hints(m, windows)
-        if lean is not None:
+        if self.lean is not None:
             self.extra_stats["build"] = "lean"
-            # (the guesses are the proved windows: the module's hints, so that a kept plan's
-            # hints are what it ran with; the same array while they are equal)
-            if m.hints is None or not np.array_equal(m.hints, lean):
-                m.hints = lean
         return res.placed(self.win, plan)
+
+    def _prove(self) -> str | None:
+        """_unrefusable of this dispatch (None: proved) and, where proved, the build it launches:
+        self.lean (_lean_hints: the lean build's guesses, else None) -- with the lean build, the
+        module's hints are the proved windows, so that a kept plan's hints are what it ran with
+        (the same array while they are equal).  _in_place's, and bench/cuda_costs.py's
+        ``proved`` (its timed launches on the arena)."""
+        windows: list = []
+        why = _unrefusable(self.m, self.cfg, self.win, self.budget, windows)
+        if why is None:
+            m = self.m
+            self.lean = lean = _lean_hints(m, windows)
+            if lean is not None and (m.hints is None or not np.array_equal(m.hints, lean)):
+                m.hints = lean
+        return why
 
     def _landed_in_place(self, res, d: dict, placed) -> tuple:
         """An in-place run's report: settled (``_settle_in_place``: booked, or refused
