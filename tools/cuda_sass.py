@@ -54,15 +54,15 @@ def fixture_dispatch(name):
 
 
 def module_source(name):
+    """The source of kernel ``name``'s module as the backend generates it (the settings as they
+    are: the baked words, the workgroups per CUDA block of decision 0046)."""
     from test_cuda_backend import translate_dispatch
 
-    from wavelift.backends.cuda.codegen import baked_params, generate, groups_per_block
+    from wavelift.backends import cuda as WC
 
     mem, cfg, *_ = KERNELS[name]() if name in KERNELS else fixture_dispatch(name)
     prog, base = translate_dispatch(mem, cfg)
-    # (workgroups per CUDA block as the backend chooses them: decision 0046)
-    gpb = groups_per_block(cfg)
-    return generate(prog, cfg.wave_size, "lane", cfg.scratch_wave_bytes, base, baked_params(cfg), gpb)[0]
+    return WC.module_source(prog, cfg, base_address=base)[0]
 
 
 def build(src, arch, lineinfo):

@@ -28,6 +28,7 @@ for p in (ROOT / "bench", HERE):
     if str(p) not in sys.path:
         sys.path.insert(0, str(p))
 
+from wavelift.backends import cuda as WC  # noqa: E402
 from wavelift.backends.cuda import codegen as G  # noqa: E402
 from wavelift.ir.program import Block, Program  # noqa: E402
 
@@ -136,16 +137,7 @@ def _source(name):
         "collatz": lambda: GC.collatz_dispatch(4096),
     }[name]()
     prog, base = translate_dispatch(mem, cfg)
-    src = G.generate(
-        prog,
-        cfg.wave_size,
-        "lane",
-        cfg.scratch_wave_bytes,
-        base,
-        G.baked_params(cfg),
-        G.groups_per_block(cfg),
-    )[0]
-    return src, prog, cfg
+    return WC.module_source(prog, cfg, base_address=base)[0], prog, cfg
 
 
 def _expanded(src):
@@ -210,8 +202,6 @@ def test_both_builds_compile(monkeypatch):
 
 # ------------------------------------------------------------------ the build launched
 def test_variant_launches_the_checks_below_the_longest_path(fake_builds):
-    import wavelift.backends.cuda as WC
-
     built = fake_builds
     src = "#define WL_STRAIGHT 26u\nkernel\n"
     pre = ((object(),), ())  # one preload: WL_PRELOADED 0 when unresolved

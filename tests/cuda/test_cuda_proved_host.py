@@ -36,15 +36,7 @@ def _generated(mem, cfg) -> tuple:
     from test_cuda_backend import translate_dispatch
 
     prog, base = translate_dispatch(mem, cfg)
-    src, slots, _ = G.generate(
-        prog,
-        cfg.wave_size,
-        "lane",
-        cfg.scratch_wave_bytes,
-        base,
-        G.baked_params(cfg),
-        G.groups_per_block(cfg),
-    )
+    src, slots, _, _ = WC.module_source(prog, cfg, base_address=base)
     return prog, src, slots
 
 
