@@ -16,6 +16,7 @@ import host_build  # (tests/cuda/host_build.py: the g++ build rig)
 import numpy as np
 import pytest
 
+from wavelift.backends.cuda import codegen as G
 from wavelift.backends.cuda.codegen import CONST_WINDOWS
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -29,7 +30,8 @@ template<class T> T atomicOr(T* p, T v){T o=*p; *p=o|v; return o;}
 """
 
 # the drivers' common start: the window tables and guesses in the kernel's variables (WL_GA as
-# kernel.h defines it, for this arena: codegen.guess_pointers is held to it by test_cuda_backend), one
+# kernel.h defines it, for this arena: test_loads_and_stores_hit_exactly_their_bytes holds it to
+# codegen.guess_pointers, what the runtime puts there), one
 # context C over the arena, written map, status, stats and escape buffers (a C macro: it declares
 # locals the driver's loop uses)
 SETUP = r"""
@@ -246,6 +248,9 @@ def test_loads_and_stores_hit_exactly_their_bytes(memlib, nwin, seed):
             addr[i], nb[i], store[i], data[i], out[i], escaped[i], (starts, ends, offs), ref, ref_written
         )
     assert (arena[:size] == ref[:size]).all()
+    # (SETUP's WL_GA, which the loads above went through, is the runtime's for these guesses)
+    ga = np.ctypeslib.as_array((ctypes.c_uint64 * NSLOT).in_dll(lib, "WL_GA"))
+    assert np.array_equal(ga, G.guess_pointers((gb, gl, go), arena.ctypes.data))
     if lib.map_bits:  # (the oracle's bytes as bits: NumPy's packbits, little-endian bit order)
         want = np.packbits(ref_written != 0, bitorder="little")
         assert (written[: want.size] == want).all() and not written[want.size :].any()
