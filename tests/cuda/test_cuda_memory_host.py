@@ -133,6 +133,18 @@ def check_access(a, nb, store, data, out, escaped, layout, ref, ref_written) -> 
         assert list(out) == list(want.view(np.uint32)), (hex(a), nb)
 
 
+def check_memory(lib, arena, ref, written, ref_written, size) -> None:
+    """After a run of accesses: the arena's first ``size`` bytes are ``ref``'s (the bytes check_access
+    stored) and the written map marks exactly ``ref_written``'s bytes -- as bits where ``lib``
+    keeps the map as bits (the oracle: NumPy's packbits, little-endian bit order)."""
+    assert (arena[:size] == ref[:size]).all()
+    if lib.map_bits:
+        want = np.packbits(ref_written != 0, bitorder="little")
+        assert (written[: want.size] == want).all() and not written[want.size :].any()
+    else:
+        assert (written == ref_written).all()
+
+
 def _layout(rng, n):
     """n windows as WindowSet places them: sorted, apart, each at an arena offset congruent to
     its address mod 8; a few in the upper canonical half."""
@@ -247,12 +259,7 @@ def test_loads_and_stores_hit_exactly_their_bytes(memlib, nwin, seed):
         check_access(
             addr[i], nb[i], store[i], data[i], out[i], escaped[i], (starts, ends, offs), ref, ref_written
         )
-    assert (arena[:size] == ref[:size]).all()
+    check_memory(lib, arena, ref, written, ref_written, size)
     # (SETUP's WL_GA, which the loads above went through, is the runtime's for these guesses)
     ga = np.ctypeslib.as_array((ctypes.c_uint64 * NSLOT).in_dll(lib, "WL_GA"))
     assert np.array_equal(ga, G.guess_pointers((gb, gl, go), arena.ctypes.data))
-    if lib.map_bits:  # (the oracle's bytes as bits: NumPy's packbits, little-endian bit order)
-        want = np.packbits(ref_written != 0, bitorder="little")
-        assert (written[: want.size] == want).all() and not written[want.size :].any()
-    else:
-        assert (written == ref_written).all()
