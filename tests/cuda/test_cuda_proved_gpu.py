@@ -31,7 +31,8 @@ def test_gpu_lean_fixture_dispatches_equal_numpy():
     build, its write spans and every allocation's bytes equal the NumPy backend's lane mode
     (vadd, lds_reduce, double_math and lane_ops among them); shade 256x120 the same."""
     _needs_gpu()
-    from fixture_dispatches import clang_dispatches, launch_pass
+    from fixture_dispatches import clang_dispatches
+    from test_resident_gpu import pass_as_numpy
 
     from wavelift.run.execute import execute_dispatch
 
@@ -53,17 +54,11 @@ def test_gpu_lean_fixture_dispatches_equal_numpy():
         if got.stats.get("build") == "lean":  # (else a slot without a proved window)
             lean.add(name.split(":")[1])
     assert lean >= {"vadd", "lds_reduce", "double_math", "lane_ops"}, (ran, lean)
-    import wavelift
 
-    out = {}
-    for backend in ("numpy", "cuda"):
-        dev = wavelift.Device("gfx1030", backend=backend, mode="lane", record=False)
-        r, buf = launch_pass(dev, "shade", 256, 120)
-        assert r.refusal is None, r.refusal
-        out[backend] = (list(r.write_spans), dev.download(buf, np.uint32))
-        if backend == "cuda":
-            assert r.stats["in_place"] == "proved" and r.stats["build"] == "lean", r.stats
-    assert out["cuda"][0] == out["numpy"][0] and np.array_equal(out["cuda"][1], out["numpy"][1])
+    def lean_in_place(r):
+        assert r.stats["in_place"] == "proved" and r.stats["build"] == "lean", r.stats
+
+    pass_as_numpy("shade", 256, 120, lean_in_place)
 
 
 def test_gpu_lean_stream_and_kept_plans_equal_numpy():

@@ -439,24 +439,36 @@ def _pass_launch(dev, name: str, w: int, h: int):
     return r, dev.download(out, np.uint32)
 
 
+def pass_as_numpy(name: str, w: int, h: int, check) -> None:
+    """launch_pass's ``name`` at w x h on the NumPy and the CUDA backend (``check(result)`` on
+    CUDA's): neither refused, the write spans and the output equal."""
+    import wavelift
+
+    got = {}
+    for backend in ("numpy", "cuda"):
+        dev = wavelift.Device("gfx1030", backend=backend, mode="lane", record=False)
+        r, out = _pass_launch(dev, name, w, h)
+        assert r.refusal is None, r.refusal
+        got[backend] = (list(r.write_spans), out)
+        if backend == "cuda":
+            check(r)
+    assert got["cuda"][0] == got["numpy"][0] and np.array_equal(got["cuda"][1], got["numpy"][1])
+
+
 def test_gpu_in_place_pass_and_a_bounded_loop_kernel(in_place):
     """shade over 256x120 (a 2-D grid of 32x15 groups; at 250x118 its partial groups are not proved:
     `global_access`) runs in place and equals NumPy; lds.cl's stencil5 (LDS, barriers and a tile
     loop of at most two rounds: proved since 0049's amendment h126) runs in place too and equals
     its reference.  (The arena path of a dispatch not proved: the escaping vadd below.)"""
     _needs_gpu()
+    import sys
+
     import wavelift
 
-    got = {}
-    for backend in ("numpy", "cuda"):
-        dev = wavelift.Device("gfx1030", backend=backend, mode="lane", record=False)
-        r, out = _pass_launch(dev, "shade", 256, 120)
-        assert r.refusal is None, r.refusal
-        got[backend] = (list(r.write_spans), out)
-        if backend == "cuda":
-            assert r.stats["in_place"] == "proved"
-    assert got["cuda"][0] == got["numpy"][0] and np.array_equal(got["cuda"][1], got["numpy"][1])
-    import sys
+    def proved(r):
+        assert r.stats["in_place"] == "proved"
+
+    pass_as_numpy("shade", 256, 120, proved)
 
     sys.path.insert(0, str(HERE.parents[1] / "bench"))
     from gpu_check import lds_case
