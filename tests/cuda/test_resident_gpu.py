@@ -439,6 +439,18 @@ def _pass_launch(dev, name: str, w: int, h: int):
     return r, dev.download(out, np.uint32)
 
 
+def unusable_alone_changed(res, heap0) -> list:
+    """After a refused proof: the (allocation, entry) pairs it made unusable (``broken``), no heap
+    byte outside them changed from ``heap0`` (the heap before the launch)."""
+    broken = [(x, e) for x, e in res.entries.items() if e.broken is not None]
+    heap1 = res.heap.buf.get()[: heap0.size]
+    outside = np.ones(heap0.size, bool)
+    for x, e in broken:
+        outside[e.off : e.off + x.size] = False
+    assert np.array_equal(heap1[outside], heap0[outside])
+    return broken
+
+
 def pass_as_numpy(name: str, w: int, h: int, check) -> None:
     """launch_pass's ``name`` at w x h on the NumPy and the CUDA backend (``check(result)`` on
     CUDA's): neither refused, the write spans and the output equal."""
@@ -511,13 +523,8 @@ def test_gpu_in_place_escaping_dispatch_not_proved_and_a_wrong_proof(in_place, m
     assert r.refusal is not None and r.refusal.code == "backend.proof", r.refusal
     # its copies (the buffers', the kernel arguments' and packet's) unusable; no other heap byte
     # changed, and in the buffers only bo's first n floats were written (with the same sums)
-    broken = [(x, e) for x, e in res.entries.items() if e.broken is not None]
+    broken = unusable_alone_changed(res, heap0)
     assert {x.base for x, _ in broken} >= {dev.memory.find(b.address).base for b in (ba, bb, bo)}
-    heap1 = res.heap.buf.get()[: heap0.size]
-    outside = np.ones(heap0.size, bool)
-    for x, e in broken:
-        outside[e.off : e.off + x.size] = False
-    assert np.array_equal(heap1[outside], heap0[outside])
     for got, want in zip(copies(), (a, a, 2 * a)):
         assert np.array_equal(got, want)
     assert not R.map_flags(res.heap.written.get()).any()
