@@ -116,6 +116,16 @@ def memlib(tmp_path_factory, request):
     return lib
 
 
+def u64(x) -> np.ndarray:
+    """``x`` as a contiguous uint64 array (a driver's u64* argument)."""
+    return np.ascontiguousarray(np.asarray(x, dtype=np.uint64))
+
+
+def p(x):
+    """A NumPy array's data as a driver's pointer argument."""
+    return x.ctypes.data_as(ctypes.c_void_p)
+
+
 def check_access(a, nb, store, data, out, escaped, layout, ref, ref_written) -> None:
     """One access of ``nb`` bytes at guest address ``a`` against the window arithmetic: escaped
     exactly outside every window; a store applied to ``ref`` / ``ref_written``, a load's words
@@ -230,8 +240,6 @@ def test_loads_and_stores_hit_exactly_their_bytes(memlib, nwin, seed):
     written = np.zeros(size + 8, np.uint8)
     out = np.zeros((count, 4), np.uint32)
     escaped = np.zeros(count, np.uint32)
-    u64 = lambda x: np.ascontiguousarray(np.asarray(x, dtype=np.uint64))  # noqa: E731
-    p = lambda x: x.ctypes.data_as(ctypes.c_void_p)  # noqa: E731
     ws, we, wo = u64(starts), u64(ends), np.asarray(offs, np.int64)
     A, NB = u64(addr), np.asarray(nb, np.uint32)
     # one access per call, so the reference can follow stores in order

@@ -286,7 +286,7 @@ def test_a_lean_access_lands_inside_its_guess_and_only_flags_outside(leanlib, se
     3 or 12 bytes -- reads or writes exactly its bytes; any other sets the proof flag (32) and
     nothing else: a load reads zero, a store stores nothing, no escape is recorded or counted,
     no hint written."""
-    from test_cuda_memory_host import NSLOT, SIZES, _accesses, _layout, check_access, check_memory
+    from test_cuda_memory_host import NSLOT, SIZES, _accesses, _layout, check_access, check_memory, p, u64
 
     lib = leanlib
     rng = np.random.default_rng(seed)
@@ -316,8 +316,6 @@ def test_a_lean_access_lands_inside_its_guess_and_only_flags_outside(leanlib, se
     flagged = np.zeros(count, np.uint32)
     misc = np.zeros(4, np.uint32)
     init = np.where(rng.random(count) < 0.5, 0xA5A5A5A5, 0).astype(np.uint32)
-    u64 = lambda x: np.ascontiguousarray(np.asarray(x, dtype=np.uint64))  # noqa: E731
-    p = lambda x: x.ctypes.data_as(ctypes.c_void_p)  # noqa: E731
     ws, we, wo = u64(starts), u64(ends), np.asarray(offs, np.int64)
     A, NB = u64(addr), np.asarray(nb, np.uint32)
     inside = 0

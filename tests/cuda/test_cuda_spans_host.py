@@ -24,7 +24,7 @@ for p in (ROOT / "bench", HERE):
     if str(p) not in sys.path:
         sys.path.insert(0, str(p))
 
-from test_cuda_memory_host import ONE_LANE, _layout, build_memory_lib, check_access, check_memory  # noqa: E402
+from test_cuda_memory_host import ONE_LANE, _layout, build_memory_lib, check_access, check_memory, p, u64  # noqa: E402
 
 from wavelift.backends.cuda import spans  # noqa: E402
 from wavelift.backends.cuda.codegen import generate  # noqa: E402
@@ -241,8 +241,6 @@ def test_group_reads_writes_and_escapes_exactly(spanlib, seed):
     ref = arena.copy()
     written = np.zeros(size + 8, np.uint8)
     ref_written = written.copy()
-    u64 = lambda x: np.ascontiguousarray(np.asarray(x, dtype=np.uint64))  # noqa: E731
-    p = lambda x: x.ctypes.data_as(ctypes.c_void_p)  # noqa: E731
     ws, we, wo = u64(starts), u64(ends), np.asarray(offs, np.int64)
     held = 0
     for _ in range(400):
