@@ -188,12 +188,11 @@ def test_straight_vadd_longest_path_is_its_three_blocks(monkeypatch):
 
 
 def test_both_builds_compile(monkeypatch):
-    from test_cuda_backend import _nvrtc_problem
+    from test_cuda_backend import _needs_nvrtc
 
     from wavelift.backends.cuda.compile import check_source
 
-    if _nvrtc_problem() is not None:
-        pytest.skip(_nvrtc_problem())
+    _needs_nvrtc()
     monkeypatch.setenv("WAVELIFT_CUDA_BUDGET", "straight")
     src = _source("vadd64")[0]
     check_source(src, "sm_90")

@@ -108,10 +108,11 @@ def test_the_lean_source_has_no_search_path(vadd):
 
 
 def test_nvrtc_compiles_the_lean_build(vadd):
-    from wavelift.backends.cuda.compile import nvrtc_compile, nvrtc_problem
+    from test_cuda_backend import _needs_nvrtc
 
-    if nvrtc_problem():
-        pytest.skip(f"NVRTC: {nvrtc_problem()}")
+    from wavelift.backends.cuda.compile import nvrtc_compile
+
+    _needs_nvrtc()
     _, _, (_, src, _) = vadd
     lean, plain = nvrtc_compile(WC.PROVED_DEFINE + src, "sm_90"), nvrtc_compile(src, "sm_90")
     assert lean[:4] == b"\x7fELF" and len(lean) < len(plain)  # (the search's code is gone)

@@ -173,12 +173,11 @@ def test_base_and_offset_follows_constant_adds():
 
 def test_grouped_module_compiles():
     """The grouped form through NVRTC to PTX (where installed)."""
-    from test_cuda_backend import _nvrtc_problem
+    from test_cuda_backend import _needs_nvrtc
 
     from wavelift.backends.cuda.compile import check_source
 
-    if _nvrtc_problem() is not None:
-        pytest.skip(_nvrtc_problem())
+    _needs_nvrtc()
     g = _P()
     r = g.pair(2)
     a, b = g.load(g.at(r, 0), 1), g.load(g.at(r, 4), 16)
