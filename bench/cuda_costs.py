@@ -89,6 +89,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gpu_check as G  # noqa: E402
 
 import wavelift.backends.cuda as WC  # noqa: E402
+from wavelift.backends.cuda.codegen import P_NGROUPS  # noqa: E402
 from wavelift.run.execute import execute_dispatch  # noqa: E402
 
 VARIANTS = {
@@ -112,7 +113,7 @@ VARIANTS = {
 VARIANTS["pre149"] = [
     (r"  WL_ASSUME\(threadIdx\.x < WL_BLOCK_THREADS\);\n", ""),
     (r"const u64 g = \(u64\)\(\(u32\)group_base \+ \(u32\)\((.*)\)\);", r"const u64 g = group_base + \1;"),
-    (r"const bool wl_in = [^;]*;", "const bool wl_in = g < (u64)gx * gy * P[23];"),
+    (r"const bool wl_in = [^;]*;", f"const bool wl_in = g < (u64)gx * gy * P[{P_NGROUPS + 2}];"),
     (
         r"wl_gload_b\(C, C\.arena, addr, mask, nb, w, words, instr, slot, lane, record, true\);",
         "wl_gload_b(C, wl_gbase(C, slot), addr, mask, nb, w, words, instr, slot, lane, record);",
@@ -270,13 +271,9 @@ def main():
 
     def run(rt):  # (``proved``: the lean build where the dispatch is proved, timed or not)
         if current[0] == "proved":
-            windows: list = []
-            if RT._unrefusable(rt.m, rt.cfg, rt.win, rt.budget, windows) is None:
-                rt.lean = RT._lean_hints(rt.m, windows)
+            rt._prove()
             if rt.lean is None:
                 print("   (proved: this dispatch is not proved whole: the module's own build)")
-            else:
-                rt.m.hints = rt.lean
         return plain_run(rt)
 
     RT.Runtime.run = run

@@ -21,8 +21,6 @@ import argparse
 import os
 import pathlib
 import re
-import shutil
-import subprocess
 import sys
 import tempfile
 
@@ -90,10 +88,7 @@ def _kept(src, value, logs):
 def _loop_spills(name, src, cubin, nvd, outdir):
     import sass_costs as SC
 
-    tag = re.sub(r"[^A-Za-z0-9_.-]", "_", name)
-    path = outdir / f"{tag}-full.cubin"
-    path.write_bytes(cubin)
-    sass = subprocess.run([nvd, "-c", "-g", str(path)], capture_output=True, text=True, check=True).stdout
+    sass = CS.disassemble(nvd, cubin, outdir / f"{CS.tag_of(name)}-full.cubin")
     listing = CS.annotate(sass, src)
     blocks, succ, hot = CS.hot_blocks(listing, src)
     out = []
@@ -135,7 +130,7 @@ def main():
     ap.add_argument("--largest", type=int, default=0)
     ap.add_argument("--nvdisasm", action="store_true")
     args = ap.parse_args()
-    nvd = (os.environ.get("NVDISASM") or shutil.which("nvdisasm")) if args.nvdisasm else None
+    nvd = CS.nvdisasm() if args.nvdisasm else None
     if args.nvdisasm and not nvd:
         raise SystemExit("--nvdisasm: no nvdisasm on PATH or in NVDISASM")
     names = args.kernels or [

@@ -24,8 +24,6 @@ import collections
 import os
 import pathlib
 import re
-import shutil
-import subprocess
 import sys
 import tempfile
 
@@ -128,10 +126,8 @@ def loops(blocks, succ, hot):
 def report(name, nvd, outdir):
     src = CS.module_source(name)
     cubin, regs = CS.build(src, "sm_90", True)
-    tag = re.sub(r"[^A-Za-z0-9_.-]", "_", name)
-    path = outdir / f"{tag}.cubin"
-    path.write_bytes(cubin)
-    sass = subprocess.run([nvd, "-c", "-g", str(path)], capture_output=True, text=True, check=True).stdout
+    tag = CS.tag_of(name)
+    sass = CS.disassemble(nvd, cubin, outdir / f"{tag}.cubin")
     listing = CS.annotate(sass, src)
     (outdir / f"{tag}.cu").write_text(src)
     (outdir / f"{tag}.sass").write_text(listing)
@@ -178,7 +174,7 @@ def count(name, src, listing, regs=""):
 
 
 def main():
-    nvd = os.environ.get("NVDISASM") or shutil.which("nvdisasm")
+    nvd = CS.nvdisasm()
     if not nvd:
         raise SystemExit(
             "needs nvdisasm (pip nvidia-cuda-nvdisasm: nvidia/cu13/bin/nvdisasm) on PATH or in NVDISASM"

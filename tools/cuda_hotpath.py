@@ -33,6 +33,10 @@ CATS = [
 ]
 
 
+# the prelude's float NaN tests (a NaN result's fix-up behind each; wl_q, wl_dnan: the fix-ups)
+NAN_TESTS = ("wl_q", "wl_dnan", "wl_nf1", "wl_nf2", "wl_nf3", "wl_nfma")
+
+
 def fn_lines(src, names):
     return CS._body_lines(src, names, marks=r"WL_DEVICE|__device__|template")
 
@@ -56,7 +60,7 @@ def categorize(src):
         fn_lines(src, ("wl_gbase", "wl_direct", "wl_gload_b", "wl_gload", "wl_span", "wl_gread_at")),
         "global access: guess test + address",
     )
-    put(fn_lines(src, ("wl_q", "wl_dnan", "wl_nf1", "wl_nf2", "wl_nf3", "wl_nfma")), "float NaN fix-up tests")
+    put(fn_lines(src, NAN_TESTS), "float NaN fix-up tests")
     put(fn_lines(src, ("wl_fmin", "wl_fmax")), "fmin/fmax")
     put(fn_lines(src, ("wl_f2i",)), "f2i")
     put(fn_lines(src, ("wl_udiv",)), "prologue")
@@ -92,7 +96,7 @@ def common(ann, src):
     wl_dnan), the second map word (a 4-byte aligned lane never crosses a 32-bit map word), and
     for STATS=block the warp-0-only tail counted at 1/8 (8 warps a block)"""
     blocks, succ, hot = CS.hot_blocks(ann, src)
-    naner = fn_lines(src, ("wl_q", "wl_dnan"))
+    naner = fn_lines(src, NAN_TESTS[:2])
     lines = src.splitlines()
     second = {i + 1 for i, l in enumerate(lines) if "wl_or_warp(m + 1" in l}
     tail = set()
@@ -102,7 +106,7 @@ def common(ann, src):
             while not lines[j].startswith("}"):
                 tail.add(j + 1)
                 j += 1
-    nanfn = fn_lines(src, ("wl_q", "wl_dnan", "wl_nf1", "wl_nf2", "wl_nf3", "wl_nfma"))
+    nanfn = fn_lines(src, NAN_TESTS)
     # a NaN test's fall-through (its result is NaN): the blocks from the test's branch to its
     # target (the succ of the branch other than the next block)
     nanpath = set()

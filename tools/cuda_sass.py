@@ -54,15 +54,15 @@ def fixture_dispatch(name):
 
 
 def module_source(name):
+    """The source of kernel ``name``'s module as the backend generates it (the settings as they
+    are: the baked words, the workgroups per CUDA block of decision 0046)."""
     from test_cuda_backend import translate_dispatch
 
-    from wavelift.backends.cuda.codegen import baked_params, generate, groups_per_block
+    from wavelift.backends import cuda as WC
 
     mem, cfg, *_ = KERNELS[name]() if name in KERNELS else fixture_dispatch(name)
     prog, base = translate_dispatch(mem, cfg)
-    # (workgroups per CUDA block as the backend chooses them: decision 0046)
-    gpb = groups_per_block(cfg)
-    return generate(prog, cfg.wave_size, "lane", cfg.scratch_wave_bytes, base, baked_params(cfg), gpb)[0]
+    return WC.module_source(prog, cfg, base_address=base)[0]
 
 
 def build(src, arch, lineinfo):
@@ -78,6 +78,24 @@ def _wl_main(log):
     i = log.find("Function properties for wl_main")
     part = log[i:].splitlines()[1:3]
     return " ".join(x.replace("ptxas", "").replace("info", "").strip(" .:") for x in part)
+
+
+def nvdisasm():
+    """The nvdisasm to run: NVDISASM, else PATH's; None: none."""
+    return os.environ.get("NVDISASM") or shutil.which("nvdisasm")
+
+
+def disassemble(nvd, cubin, path):
+    """nvdisasm -c -g (line info: annotate) of ``cubin``, first written to ``path`` (kept beside
+    the listings) -> the SASS text."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(cubin)
+    return subprocess.run([nvd, "-c", "-g", str(path)], capture_output=True, text=True, check=True).stdout
+
+
+def tag_of(name):
+    """A kernel's name as a file name (a fixture's test name has slashes and colons)."""
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", name)
 
 
 def annotate(sass, src):
@@ -201,7 +219,7 @@ def main():
         help="the lean build a dispatch run in place on a proof launches (WL_PROVED: decision 0049's amendment h148)",
     )
     args = ap.parse_args()
-    nvd = os.environ.get("NVDISASM") or shutil.which("nvdisasm")
+    nvd = nvdisasm()
     outdir = pathlib.Path(tempfile.gettempdir()) / "wavelift-cuda-sass"
     unknown = [k for k in args.kernels if k not in KERNELS and "/" not in k]
     if unknown:
@@ -215,13 +233,8 @@ def main():
         cubin, regs = build(src, args.arch, args.annotate)
         line = f"{name:8s} {regs}"
         if nvd:
-            tag = re.sub(r"[^A-Za-z0-9_.-]", "_", name)
-            path = outdir / f"{tag}.cubin"
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(cubin)
-            sass = subprocess.run(
-                [nvd, "-c", "-g", str(path)], capture_output=True, text=True, check=True
-            ).stdout
+            tag = tag_of(name)
+            sass = disassemble(nvd, cubin, outdir / f"{tag}.cubin")
             ins = [s for s in sass.splitlines() if re.match(r"\s+/\*[0-9a-f]{4,}\*/", s)]
             line += (
                 f"; SASS {len(ins)} instructions ({sum(' LDG' in s for s in ins)} LDG, "

@@ -46,3 +46,19 @@ def young_gc():
     gc.freeze()
     yield
     gc.unfreeze()
+
+
+@pytest.fixture
+def fake_builds(monkeypatch):
+    """The CUDA backend's compile step (``_compile``) replaced by one that builds nothing and
+    records each source it was given: -> that list (a Module's siblings without NVRTC)."""
+    import wavelift.backends.cuda as WC
+
+    built: list = []
+
+    def fake_compile(key, src, arch, use_disk):
+        built.append(src)
+        return b"cubin", 0.0, "fake", None
+
+    monkeypatch.setattr(WC, "_compile", fake_compile)
+    return built

@@ -30,6 +30,12 @@ def _nvrtc_problem():
     return nvrtc_problem()
 
 
+def _needs_nvrtc():
+    why = _nvrtc_problem()
+    if why:
+        pytest.skip(f"NVRTC: {why}")
+
+
 def _gpu_problem():
     from wavelift.backends import cuda
 

@@ -28,6 +28,7 @@ for p in (ROOT / "bench", HERE):
     if str(p) not in sys.path:
         sys.path.insert(0, str(p))
 
+from wavelift.backends import cuda as WC  # noqa: E402
 from wavelift.backends.cuda import codegen as G  # noqa: E402
 from wavelift.ir.program import Block, Program  # noqa: E402
 
@@ -136,16 +137,7 @@ def _source(name):
         "collatz": lambda: GC.collatz_dispatch(4096),
     }[name]()
     prog, base = translate_dispatch(mem, cfg)
-    src = G.generate(
-        prog,
-        cfg.wave_size,
-        "lane",
-        cfg.scratch_wave_bytes,
-        base,
-        G.baked_params(cfg),
-        G.groups_per_block(cfg),
-    )[0]
-    return src, prog, cfg
+    return WC.module_source(prog, cfg, base_address=base)[0], prog, cfg
 
 
 def _expanded(src):
@@ -196,12 +188,11 @@ def test_straight_vadd_longest_path_is_its_three_blocks(monkeypatch):
 
 
 def test_both_builds_compile(monkeypatch):
-    from test_cuda_backend import _nvrtc_problem
+    from test_cuda_backend import _needs_nvrtc
 
     from wavelift.backends.cuda.compile import check_source
 
-    if _nvrtc_problem() is not None:
-        pytest.skip(_nvrtc_problem())
+    _needs_nvrtc()
     monkeypatch.setenv("WAVELIFT_CUDA_BUDGET", "straight")
     src = _source("vadd64")[0]
     check_source(src, "sm_90")
@@ -209,16 +200,8 @@ def test_both_builds_compile(monkeypatch):
 
 
 # ------------------------------------------------------------------ the build launched
-def test_variant_launches_the_checks_below_the_longest_path(monkeypatch):
-    import wavelift.backends.cuda as WC
-
-    built = []
-
-    def fake_compile(key, src, arch, use_disk):
-        built.append(src)
-        return b"cubin", 0.0, "fake", None
-
-    monkeypatch.setattr(WC, "_compile", fake_compile)
+def test_variant_launches_the_checks_below_the_longest_path(fake_builds):
+    built = fake_builds
     src = "#define WL_STRAIGHT 26u\nkernel\n"
     pre = ((object(),), ())  # one preload: WL_PRELOADED 0 when unresolved
     m = WC.Module(("k",), None, src, "sm_90", b"", 0.0, "fake", (), preloads=pre)

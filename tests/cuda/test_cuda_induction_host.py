@@ -498,13 +498,11 @@ def test_histogram_on_cuda_with_its_guesses(prove, monkeypatch, tmp_path):
     fails and the tested block runs; the later ones with the guesses the first left, so the copy
     with the direct load runs -- each equal to the NumPy reference."""
     import gpu_check as G
-    from test_cuda_backend import _gpu_problem
+    from test_cuda_backend import _needs_gpu
 
     from wavelift.run.execute import execute_dispatch
 
-    why = _gpu_problem()
-    if why:
-        pytest.skip(f"no CUDA device: {why}")
+    _needs_gpu()
     monkeypatch.setenv("WAVELIFT_CUDA_HOIST", "induction")
     monkeypatch.setenv("WAVELIFT_CUDA_CACHE", str(tmp_path))
     if prove:

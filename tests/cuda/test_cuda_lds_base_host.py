@@ -103,10 +103,9 @@ def _accesses(ptx: str) -> dict:
 
 @pytest.mark.parametrize("name", ["histogram", "matmul16", "stencil5"])
 def test_kept_accesses_stay_shared(name, monkeypatch):
-    from test_cuda_backend import _nvrtc_problem
+    from test_cuda_backend import _needs_nvrtc
 
-    if _nvrtc_problem() is not None:
-        pytest.skip(_nvrtc_problem())
+    _needs_nvrtc()
     old = _accesses(_ptx(_source(name, monkeypatch, False)))
     new = _accesses(_ptx(_source(name, monkeypatch, True)))
     # (NVVM may merge the kept form's reads into wider ones -- matmul16's tile rows as

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import types
 
-import pytest
-
 from wavelift.ir.builder import Builder
 from wavelift.ir.program import Block, Program
 
@@ -36,10 +34,11 @@ def _body(src):
 
 
 def _compiles(src):
-    from wavelift.backends.cuda.compile import nvrtc_compile, nvrtc_problem
+    from test_cuda_backend import _needs_nvrtc
 
-    if nvrtc_problem():
-        pytest.skip(f"NVRTC: {nvrtc_problem()}")
+    from wavelift.backends.cuda.compile import nvrtc_compile
+
+    _needs_nvrtc()
     assert nvrtc_compile(src, "sm_90")[:4] == b"\x7fELF"
 
 

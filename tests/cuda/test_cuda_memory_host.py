@@ -16,6 +16,7 @@ import host_build  # (tests/cuda/host_build.py: the g++ build rig)
 import numpy as np
 import pytest
 
+from wavelift.backends.cuda import codegen as G
 from wavelift.backends.cuda.codegen import CONST_WINDOWS
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -29,7 +30,8 @@ template<class T> T atomicOr(T* p, T v){T o=*p; *p=o|v; return o;}
 """
 
 # the drivers' common start: the window tables and guesses in the kernel's variables (WL_GA as
-# kernel.h defines it, for this arena: codegen.guess_pointers is held to it by test_cuda_backend), one
+# kernel.h defines it, for this arena: test_loads_and_stores_hit_exactly_their_bytes holds it to
+# codegen.guess_pointers, what the runtime puts there), one
 # context C over the arena, written map, status, stats and escape buffers (a C macro: it declares
 # locals the driver's loop uses)
 SETUP = r"""
@@ -114,6 +116,16 @@ def memlib(tmp_path_factory, request):
     return lib
 
 
+def u64(x) -> np.ndarray:
+    """``x`` as a contiguous uint64 array (a driver's u64* argument)."""
+    return np.ascontiguousarray(np.asarray(x, dtype=np.uint64))
+
+
+def p(x):
+    """A NumPy array's data as a driver's pointer argument."""
+    return x.ctypes.data_as(ctypes.c_void_p)
+
+
 def check_access(a, nb, store, data, out, escaped, layout, ref, ref_written) -> None:
     """One access of ``nb`` bytes at guest address ``a`` against the window arithmetic: escaped
     exactly outside every window; a store applied to ``ref`` / ``ref_written``, a load's words
@@ -129,6 +141,18 @@ def check_access(a, nb, store, data, out, escaped, layout, ref, ref_written) -> 
         want = np.zeros(16, np.uint8)
         want[:nb] = ref[ix : ix + nb]
         assert list(out) == list(want.view(np.uint32)), (hex(a), nb)
+
+
+def check_memory(lib, arena, ref, written, ref_written, size) -> None:
+    """After a run of accesses: the arena's first ``size`` bytes are ``ref``'s (the bytes check_access
+    stored) and the written map marks exactly ``ref_written``'s bytes -- as bits where ``lib``
+    keeps the map as bits (the oracle: NumPy's packbits, little-endian bit order)."""
+    assert (arena[:size] == ref[:size]).all()
+    if lib.map_bits:
+        want = np.packbits(ref_written != 0, bitorder="little")
+        assert (written[: want.size] == want).all() and not written[want.size :].any()
+    else:
+        assert (written == ref_written).all()
 
 
 def _layout(rng, n):
@@ -216,8 +240,6 @@ def test_loads_and_stores_hit_exactly_their_bytes(memlib, nwin, seed):
     written = np.zeros(size + 8, np.uint8)
     out = np.zeros((count, 4), np.uint32)
     escaped = np.zeros(count, np.uint32)
-    u64 = lambda x: np.ascontiguousarray(np.asarray(x, dtype=np.uint64))  # noqa: E731
-    p = lambda x: x.ctypes.data_as(ctypes.c_void_p)  # noqa: E731
     ws, we, wo = u64(starts), u64(ends), np.asarray(offs, np.int64)
     A, NB = u64(addr), np.asarray(nb, np.uint32)
     # one access per call, so the reference can follow stores in order
@@ -245,9 +267,7 @@ def test_loads_and_stores_hit_exactly_their_bytes(memlib, nwin, seed):
         check_access(
             addr[i], nb[i], store[i], data[i], out[i], escaped[i], (starts, ends, offs), ref, ref_written
         )
-    assert (arena[:size] == ref[:size]).all()
-    if lib.map_bits:  # (the oracle's bytes as bits: NumPy's packbits, little-endian bit order)
-        want = np.packbits(ref_written != 0, bitorder="little")
-        assert (written[: want.size] == want).all() and not written[want.size :].any()
-    else:
-        assert (written == ref_written).all()
+    check_memory(lib, arena, ref, written, ref_written, size)
+    # (SETUP's WL_GA, which the loads above went through, is the runtime's for these guesses)
+    ga = np.ctypeslib.as_array((ctypes.c_uint64 * NSLOT).in_dll(lib, "WL_GA"))
+    assert np.array_equal(ga, G.guess_pointers((gb, gl, go), arena.ctypes.data))

@@ -11,17 +11,11 @@ import copy
 
 import numpy as np
 import pytest
+from test_cuda_backend import _needs_gpu
 
-from wavelift.backends.cuda import _gpu_problem
 from wavelift.backends.cuda import resident as R
 
 pytestmark = pytest.mark.cuda
-
-
-def _needs_gpu():
-    why = _gpu_problem()
-    if why:
-        pytest.skip(f"no CUDA device: {why}")
 
 
 @pytest.fixture(autouse=True)
@@ -37,7 +31,8 @@ def test_gpu_lean_fixture_dispatches_equal_numpy():
     build, its write spans and every allocation's bytes equal the NumPy backend's lane mode
     (vadd, lds_reduce, double_math and lane_ops among them); shade 256x120 the same."""
     _needs_gpu()
-    from fixture_dispatches import clang_dispatches, launch_pass
+    from fixture_dispatches import clang_dispatches
+    from test_resident_gpu import pass_as_numpy
 
     from wavelift.run.execute import execute_dispatch
 
@@ -59,17 +54,11 @@ def test_gpu_lean_fixture_dispatches_equal_numpy():
         if got.stats.get("build") == "lean":  # (else a slot without a proved window)
             lean.add(name.split(":")[1])
     assert lean >= {"vadd", "lds_reduce", "double_math", "lane_ops"}, (ran, lean)
-    import wavelift
 
-    out = {}
-    for backend in ("numpy", "cuda"):
-        dev = wavelift.Device("gfx1030", backend=backend, mode="lane", record=False)
-        r, buf = launch_pass(dev, "shade", 256, 120)
-        assert r.refusal is None, r.refusal
-        out[backend] = (list(r.write_spans), dev.download(buf, np.uint32))
-        if backend == "cuda":
-            assert r.stats["in_place"] == "proved" and r.stats["build"] == "lean", r.stats
-    assert out["cuda"][0] == out["numpy"][0] and np.array_equal(out["cuda"][1], out["numpy"][1])
+    def lean_in_place(r):
+        assert r.stats["in_place"] == "proved" and r.stats["build"] == "lean", r.stats
+
+    pass_as_numpy("shade", 256, 120, lean_in_place)
 
 
 def test_gpu_lean_stream_and_kept_plans_equal_numpy():
@@ -77,17 +66,13 @@ def test_gpu_lean_stream_and_kept_plans_equal_numpy():
     in-place plans): every one lean and in place, each write span and every buffer equal to the
     NumPy backend's, the heap's map zero after each."""
     _needs_gpu()
-    from test_resident_gpu import _chain
+    from test_resident_gpu import chain_as_numpy
 
     def lean_in_place(dev, r):
         assert r.stats["in_place"] == "proved" and r.stats["build"] == "lean", r.stats
         assert not R.map_flags(dev.memory.resident.heap.written.get()).any()
 
-    want = _chain("numpy", 148)
-    got = _chain("cuda", 148, lean_in_place)
-    assert got[0] == want[0]
-    for u, v in zip(want[1], got[1]):
-        assert np.array_equal(u, v)
+    chain_as_numpy(148, lean_in_place)
 
 
 def test_gpu_lean_wrong_proof_is_refused_and_nothing_lands(monkeypatch):
@@ -98,7 +83,7 @@ def test_gpu_lean_wrong_proof_is_refused_and_nothing_lands(monkeypatch):
     changed, the map zero; the output cannot be read and the next dispatch on the copies is
     refused before any launch."""
     _needs_gpu()
-    from test_resident_gpu import _vadd_landed
+    from test_resident_gpu import _vadd_landed, unusable_alone_changed
 
     from wavelift.backends.cuda import globalrange as GR
     from wavelift.backends.cuda import runtime as RT
@@ -139,13 +124,8 @@ def test_gpu_lean_wrong_proof_is_refused_and_nothing_lands(monkeypatch):
     got = copy_of(bo)
     assert np.array_equal(got[: n // 2], 1 + a[: n // 2])  # (in its guess: stored, in place)
     assert np.array_equal(got[n // 2 :], 2 * a[n // 2 :])  # (outside: stored nothing)
-    broken = [(x, e) for x, e in res.entries.items() if e.broken is not None]
+    broken = unusable_alone_changed(res, heap0)
     assert dev.memory.find(bo.address).base in {x.base for x, _ in broken}
-    heap1 = res.heap.buf.get()[: heap0.size]
-    outside = np.ones(heap0.size, bool)
-    for x, e in broken:
-        outside[e.off : e.off + x.size] = False
-    assert np.array_equal(heap1[outside], heap0[outside])
     assert not R.map_flags(res.heap.written.get()).any()
     with pytest.raises(Exception, match="backend.proof"):
         dev.download(bo, np.float32)

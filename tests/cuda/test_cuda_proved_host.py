@@ -36,15 +36,7 @@ def _generated(mem, cfg) -> tuple:
     from test_cuda_backend import translate_dispatch
 
     prog, base = translate_dispatch(mem, cfg)
-    src, slots, _ = G.generate(
-        prog,
-        cfg.wave_size,
-        "lane",
-        cfg.scratch_wave_bytes,
-        base,
-        G.baked_params(cfg),
-        G.groups_per_block(cfg),
-    )
+    src, slots, _, _ = WC.module_source(prog, cfg, base_address=base)
     return prog, src, slots
 
 
@@ -66,14 +58,8 @@ def test_the_setting_is_in_the_module_key(monkeypatch, vadd):
     assert stored.entry_name(("k",) + lean, "sm_90", 0) != stored.entry_name(("k",) + plain, "sm_90", 0)
 
 
-def test_the_lean_build_is_a_sibling_built_with_its_define(monkeypatch):
-    built = []
-
-    def fake_compile(key, src, arch, use_disk):
-        built.append(src)
-        return b"cubin", 0.0, "fake", None
-
-    monkeypatch.setattr(WC, "_compile", fake_compile)
+def test_the_lean_build_is_a_sibling_built_with_its_define(fake_builds):
+    built = fake_builds
     pre = ((object(),), ())
     m = WC.Module(("k",), None, "kernel\n", "sm_90", b"", 0.0, "fake", (), preloads=pre)
     k = m.variant(True, None, True)
@@ -122,10 +108,11 @@ def test_the_lean_source_has_no_search_path(vadd):
 
 
 def test_nvrtc_compiles_the_lean_build(vadd):
-    from wavelift.backends.cuda.compile import nvrtc_compile, nvrtc_problem
+    from test_cuda_backend import _needs_nvrtc
 
-    if nvrtc_problem():
-        pytest.skip(f"NVRTC: {nvrtc_problem()}")
+    from wavelift.backends.cuda.compile import nvrtc_compile
+
+    _needs_nvrtc()
     _, _, (_, src, _) = vadd
     lean, plain = nvrtc_compile(WC.PROVED_DEFINE + src, "sm_90"), nvrtc_compile(src, "sm_90")
     assert lean[:4] == b"\x7fELF" and len(lean) < len(plain)  # (the search's code is gone)
@@ -300,7 +287,7 @@ def test_a_lean_access_lands_inside_its_guess_and_only_flags_outside(leanlib, se
     3 or 12 bytes -- reads or writes exactly its bytes; any other sets the proof flag (32) and
     nothing else: a load reads zero, a store stores nothing, no escape is recorded or counted,
     no hint written."""
-    from test_cuda_memory_host import NSLOT, SIZES, _accesses, _layout
+    from test_cuda_memory_host import NSLOT, SIZES, _accesses, _layout, check_access, check_memory, p, u64
 
     lib = leanlib
     rng = np.random.default_rng(seed)
@@ -330,8 +317,6 @@ def test_a_lean_access_lands_inside_its_guess_and_only_flags_outside(leanlib, se
     flagged = np.zeros(count, np.uint32)
     misc = np.zeros(4, np.uint32)
     init = np.where(rng.random(count) < 0.5, 0xA5A5A5A5, 0).astype(np.uint32)
-    u64 = lambda x: np.ascontiguousarray(np.asarray(x, dtype=np.uint64))  # noqa: E731
-    p = lambda x: x.ctypes.data_as(ctypes.c_void_p)  # noqa: E731
     ws, we, wo = u64(starts), u64(ends), np.asarray(offs, np.int64)
     A, NB = u64(addr), np.asarray(nb, np.uint32)
     inside = 0
@@ -353,19 +338,9 @@ def test_a_lean_access_lands_inside_its_guess_and_only_flags_outside(leanlib, se
             continue
         inside += 1
         assert flagged[i] == 0, (hex(addr[i]), nb[i])
-        ix = offs[k] + addr[i] - starts[k]
-        if store[i]:
-            ref[ix : ix + nb[i]] = data[i].view(np.uint8)[: nb[i]]
-            ref_written[ix : ix + nb[i]] = 1
-        else:
-            want = np.zeros(16, np.uint8)
-            want[: nb[i]] = ref[ix : ix + nb[i]]
-            assert list(out[i]) == list(want.view(np.uint32)), (hex(addr[i]), nb[i])
+        # (inside its guess, a window: its bytes by the window arithmetic, no escape)
+        check_access(addr[i], nb[i], store[i], data[i], out[i], 0, (starts, ends, offs), ref, ref_written)
     assert 0.4 * count < inside < 0.9 * count, inside
-    assert (arena[:size] == ref[:size]).all()  # (no store outside its guess changed a byte)
-    if lib.map_bits:
-        want = np.packbits(ref_written != 0, bitorder="little")
-        assert (written[: want.size] == want).all() and not written[want.size :].any()
-    else:
-        assert (written == ref_written).all()
+    # (no store outside its guess changed a byte or a mark)
+    check_memory(lib, arena, ref, written, ref_written, size)
     assert misc.tolist()[:3] == [0, 0, 0]  # (no hint, no escape count, no escape record)

@@ -24,7 +24,7 @@ for p in (ROOT / "bench", HERE):
     if str(p) not in sys.path:
         sys.path.insert(0, str(p))
 
-from test_cuda_memory_host import ONE_LANE, _layout, build_memory_lib, check_access  # noqa: E402
+from test_cuda_memory_host import ONE_LANE, _layout, build_memory_lib, check_access, check_memory, p, u64  # noqa: E402
 
 from wavelift.backends.cuda import spans  # noqa: E402
 from wavelift.backends.cuda.codegen import generate  # noqa: E402
@@ -173,12 +173,11 @@ def test_base_and_offset_follows_constant_adds():
 
 def test_grouped_module_compiles():
     """The grouped form through NVRTC to PTX (where installed)."""
-    from test_cuda_backend import _nvrtc_problem
+    from test_cuda_backend import _needs_nvrtc
 
     from wavelift.backends.cuda.compile import check_source
 
-    if _nvrtc_problem() is not None:
-        pytest.skip(_nvrtc_problem())
+    _needs_nvrtc()
     g = _P()
     r = g.pair(2)
     a, b = g.load(g.at(r, 0), 1), g.load(g.at(r, 4), 16)
@@ -241,8 +240,6 @@ def test_group_reads_writes_and_escapes_exactly(spanlib, seed):
     ref = arena.copy()
     written = np.zeros(size + 8, np.uint8)
     ref_written = written.copy()
-    u64 = lambda x: np.ascontiguousarray(np.asarray(x, dtype=np.uint64))  # noqa: E731
-    p = lambda x: x.ctypes.data_as(ctypes.c_void_p)  # noqa: E731
     ws, we, wo = u64(starts), u64(ends), np.asarray(offs, np.int64)
     held = 0
     for _ in range(400):
@@ -297,12 +294,7 @@ def test_group_reads_writes_and_escapes_exactly(spanlib, seed):
             check_access(
                 a, nb[i], store[i], data[i], out[i], escaped[i], (starts, ends, offs), ref, ref_written
             )
-        assert (arena[:size] == ref[:size]).all()
-        if spanlib.map_bits:  # (the oracle's bytes as bits: NumPy's packbits, little-endian)
-            want = np.packbits(ref_written != 0, bitorder="little")
-            assert (written[: want.size] == want).all() and not written[want.size :].any()
-        else:
-            assert (written == ref_written).all()
+        check_memory(spanlib, arena, ref, written, ref_written, size)
     assert 40 <= held <= 360  # both paths taken many times
 
 
@@ -325,14 +317,12 @@ def test_gpu_grouped_accesses_match_numpy(pattern, monkeypatch):
     spans, instruction count and memory."""
     import copy
 
-    from test_cuda_backend import _compare, _dispatches, _gpu_problem
+    from test_cuda_backend import _compare, _dispatches, _needs_gpu
 
     from wavelift.run.execute import execute_dispatch
 
     monkeypatch.delenv("WAVELIFT_CUDA_PASSES", raising=False)
-    why = _gpu_problem()
-    if why:
-        pytest.skip(f"no CUDA device: {why}")
+    _needs_gpu()
     hits = [d for d in _dispatches() if pattern in d[0]][:1]
     if not hits:
         pytest.skip(f"no fixture named like {pattern}")

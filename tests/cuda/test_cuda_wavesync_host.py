@@ -233,13 +233,11 @@ def test_histogram_loop_syncs(monkeypatch):
 @pytest.mark.parametrize("name", ["histogram", "matmul16", "reduce1024", "scan256", "stencil5"])
 def test_lds_kernels_with_the_setting_on_cuda(name, mode, how, monkeypatch, tmp_path):
     import gpu_check as G
-    from test_cuda_backend import _gpu_problem
+    from test_cuda_backend import _needs_gpu
 
     from wavelift.run.execute import execute_dispatch
 
-    why = _gpu_problem()
-    if why:
-        pytest.skip(f"no CUDA device: {why}")
+    _needs_gpu()
     monkeypatch.delenv("WAVELIFT_CUDA_PASSES", raising=False)
     monkeypatch.setenv("WAVELIFT_CUDA_LDS", "lanes")
     monkeypatch.setenv(SETTING, how)

@@ -555,14 +555,10 @@ class Faulty(Player):
         elif self.fault == "garbled":  # (recorded, its instruction none of the program's)
             _words(self, "WL_STATUS", np.uint32, 16)[4] = 1
             _words(self, "WL_ESC", np.uint32, 8)[0] = 0xFFFFFFFF
-        elif self.fault == "outside":
+        elif self.fault in ("outside", "tail"):  # (the byte just past the lowest / highest window)
             _, written, ws, we, wo, *_ = args
-            k = int(np.argmin(np.asarray(wo[:-1])))
-            end = int(wo[k]) + int(we[k]) - int(ws[k])
-            S.mark(written, end, end + 1)
-        elif self.fault == "tail":
-            _, written, ws, we, wo, *_ = args
-            k = int(np.argmax(np.asarray(wo[:-1])))
+            pick = np.argmin if self.fault == "outside" else np.argmax
+            k = int(pick(np.asarray(wo[:-1])))
             end = int(wo[k]) + int(we[k]) - int(ws[k])
             S.mark(written, end, end + 1)
 

@@ -40,11 +40,9 @@ def test_lds_kernel_on_numpy(name, mode):
 @pytest.mark.parametrize("mode", ["lane", "wave"])
 @pytest.mark.parametrize("name", G.LDS_KERNELS)
 def test_lds_kernel_on_cuda(name, mode, barriers, monkeypatch, tmp_path):
-    from test_cuda_backend import _gpu_problem
+    from test_cuda_backend import _needs_gpu
 
-    why = _gpu_problem()
-    if why:
-        pytest.skip(f"no CUDA device: {why}")
+    _needs_gpu()
     monkeypatch.setenv("WAVELIFT_CUDA_BARRIERS", barriers)
     monkeypatch.setenv("WAVELIFT_CUDA_CACHE", str(tmp_path))
     _run(name, "cuda", mode)
@@ -108,11 +106,9 @@ def test_matmul16_nans_on_cuda(nan, monkeypatch, tmp_path):
     zeros meet in the multiply-adds -- the end's run again, bit for bit"""
     import copy
 
-    from test_cuda_backend import _gpu_problem
+    from test_cuda_backend import _needs_gpu
 
-    why = _gpu_problem()
-    if why:
-        pytest.skip(f"no CUDA device: {why}")
+    _needs_gpu()
     mem, cfg, out, nbytes = _matmul16_with_nans()
     ref = copy.deepcopy(mem)
     r = execute_dispatch(ref, cfg, backend="numpy", mode="lane", cache={})

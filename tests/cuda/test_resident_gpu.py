@@ -9,18 +9,12 @@ import pathlib
 
 import numpy as np
 import pytest
+from test_cuda_backend import _needs_gpu
 
-from wavelift.backends.cuda import _gpu_problem
 from wavelift.backends.cuda import resident as R
 
 HERE = pathlib.Path(__file__).resolve().parent
 pytestmark = pytest.mark.cuda
-
-
-def _needs_gpu():
-    why = _gpu_problem()
-    if why:
-        pytest.skip(f"no CUDA device: {why}")
 
 
 def _masked(dst, doff, src, soff, mask, n):
@@ -236,6 +230,16 @@ def _chain(backend: str, seed: int, each=None) -> tuple[list, list]:
     return spans, [dev.download(b, np.uint32) for b in bufs]
 
 
+def chain_as_numpy(seed: int, each) -> None:
+    """_chain on the CUDA backend (``each`` after each dispatch) against the NumPy backend's:
+    every dispatch's write spans and every buffer at the end equal."""
+    want = _chain("numpy", seed)
+    got = _chain("cuda", seed, each)
+    assert got[0] == want[0]
+    for u, v in zip(want[1], got[1]):
+        assert np.array_equal(u, v)
+
+
 def test_gpu_stream_of_dispatches_lands_as_numpy_does():
     """_chain: every buffer equals the NumPy backend's."""
     _needs_gpu()
@@ -414,11 +418,7 @@ def test_gpu_in_place_stream_lands_as_numpy_does(in_place):
         assert r.stats["in_place"] == "proved"
         assert not R.map_flags(dev.memory.resident.heap.written.get()).any()
 
-    want = _chain("numpy", 125)
-    got = _chain("cuda", 125, on_the_heap)
-    assert got[0] == want[0]
-    for u, v in zip(want[1], got[1]):
-        assert np.array_equal(u, v)
+    chain_as_numpy(125, on_the_heap)
 
 
 def test_gpu_in_place_session_lands_as_numpy_does(in_place):
@@ -439,24 +439,48 @@ def _pass_launch(dev, name: str, w: int, h: int):
     return r, dev.download(out, np.uint32)
 
 
+def unusable_alone_changed(res, heap0) -> list:
+    """After a refused proof: the (allocation, entry) pairs it made unusable (``broken``), no heap
+    byte outside them changed from ``heap0`` (the heap before the launch)."""
+    broken = [(x, e) for x, e in res.entries.items() if e.broken is not None]
+    heap1 = res.heap.buf.get()[: heap0.size]
+    outside = np.ones(heap0.size, bool)
+    for x, e in broken:
+        outside[e.off : e.off + x.size] = False
+    assert np.array_equal(heap1[outside], heap0[outside])
+    return broken
+
+
+def pass_as_numpy(name: str, w: int, h: int, check) -> None:
+    """launch_pass's ``name`` at w x h on the NumPy and the CUDA backend (``check(result)`` on
+    CUDA's): neither refused, the write spans and the output equal."""
+    import wavelift
+
+    got = {}
+    for backend in ("numpy", "cuda"):
+        dev = wavelift.Device("gfx1030", backend=backend, mode="lane", record=False)
+        r, out = _pass_launch(dev, name, w, h)
+        assert r.refusal is None, r.refusal
+        got[backend] = (list(r.write_spans), out)
+        if backend == "cuda":
+            check(r)
+    assert got["cuda"][0] == got["numpy"][0] and np.array_equal(got["cuda"][1], got["numpy"][1])
+
+
 def test_gpu_in_place_pass_and_a_bounded_loop_kernel(in_place):
     """shade over 256x120 (a 2-D grid of 32x15 groups; at 250x118 its partial groups are not proved:
     `global_access`) runs in place and equals NumPy; lds.cl's stencil5 (LDS, barriers and a tile
     loop of at most two rounds: proved since 0049's amendment h126) runs in place too and equals
     its reference.  (The arena path of a dispatch not proved: the escaping vadd below.)"""
     _needs_gpu()
+    import sys
+
     import wavelift
 
-    got = {}
-    for backend in ("numpy", "cuda"):
-        dev = wavelift.Device("gfx1030", backend=backend, mode="lane", record=False)
-        r, out = _pass_launch(dev, "shade", 256, 120)
-        assert r.refusal is None, r.refusal
-        got[backend] = (list(r.write_spans), out)
-        if backend == "cuda":
-            assert r.stats["in_place"] == "proved"
-    assert got["cuda"][0] == got["numpy"][0] and np.array_equal(got["cuda"][1], got["numpy"][1])
-    import sys
+    def proved(r):
+        assert r.stats["in_place"] == "proved"
+
+    pass_as_numpy("shade", 256, 120, proved)
 
     sys.path.insert(0, str(HERE.parents[1] / "bench"))
     from gpu_check import lds_case
@@ -499,13 +523,8 @@ def test_gpu_in_place_escaping_dispatch_not_proved_and_a_wrong_proof(in_place, m
     assert r.refusal is not None and r.refusal.code == "backend.proof", r.refusal
     # its copies (the buffers', the kernel arguments' and packet's) unusable; no other heap byte
     # changed, and in the buffers only bo's first n floats were written (with the same sums)
-    broken = [(x, e) for x, e in res.entries.items() if e.broken is not None]
+    broken = unusable_alone_changed(res, heap0)
     assert {x.base for x, _ in broken} >= {dev.memory.find(b.address).base for b in (ba, bb, bo)}
-    heap1 = res.heap.buf.get()[: heap0.size]
-    outside = np.ones(heap0.size, bool)
-    for x, e in broken:
-        outside[e.off : e.off + x.size] = False
-    assert np.array_equal(heap1[outside], heap0[outside])
     for got, want in zip(copies(), (a, a, 2 * a)):
         assert np.array_equal(got, want)
     assert not R.map_flags(res.heap.written.get()).any()

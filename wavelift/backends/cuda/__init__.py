@@ -322,18 +322,7 @@ def build_module(
 
     warm_split_pool(sum(len(b.ops) for b in program.blocks))
     try:
-        baked = _baked(config)
-        low = lowered(program, config.wave_size, baked)
-        src, slots, preloads = generate(
-            program,
-            config.wave_size,
-            mode,
-            config.scratch_wave_bytes,
-            config.program_address if base_address is None else base_address,
-            baked,
-            _groups(config),
-            low,
-        )
+        src, slots, preloads, low = module_source(program, config, mode, base)
     except CudaUnsupported as e:
         raise Refused(
             "backend.unavailable", f"the CUDA backend does not lower this program ({e}); use backend='numpy'"
@@ -469,6 +458,21 @@ class CudaBackend:
 
     def run(self, module, config, windows, mode, budget, deadline=None, counts=None):
         return run_backend(__package__, module, config, windows, mode, budget, deadline, counts)
+
+
+def module_source(program, config, mode: str = "lane", base_address: int | None = None) -> tuple:
+    """codegen.generate of ``program`` for ``config`` as build_module makes a module's, with the
+    settings as they are now (the baked words, the workgroups per block) -> (source, slots,
+    preloads, the lowered program it was made from); ``base_address``: where the code was read
+    from (default the config's program address).  The tools and tests that inspect a module's
+    source take it from here."""
+    baked = _baked(config)
+    low = lowered(program, config.wave_size, baked)
+    base = config.program_address if base_address is None else base_address
+    src, slots, preloads = generate(
+        program, config.wave_size, mode, config.scratch_wave_bytes, base, baked, _groups(config), low
+    )
+    return src, slots, preloads, low
 
 
 def _baked(config) -> tuple:

@@ -242,9 +242,12 @@ static __device__ WL_MEMFN void wl_gstore_(WlCtx& C, u64 addr, u32 nb, const u32
    build (WL_PROVED) only where the direct form did not take the access for its shape (unaligned,
    3 bytes) -- an aligned access of its shape failed the window test itself, and the compiler
    keeps no second 64-bit compare in the hot path for it (the alignment test's serves) */
+/* the accesses the direct form (wl_direct) takes for their shape: 1, 2 or 4k bytes, at an
+   address aligned to min(nb, 4) */
+#define WL_DIRECT_SIZE(nb) ((nb) == 1u || (nb) == 2u || ((nb) & 3u) == 0u)
+#define WL_DIRECT_ALIGNED(addr, nb) (((addr) & (u64)((nb) >= 4u ? 3u : (nb) - 1u)) == 0ull)
 #if WL_PROVED
-#define WL_REGUESS(addr, nb) \
-  (!((nb) == 1u || (nb) == 2u || ((nb) & 3u) == 0u) || ((addr) & (u64)((nb) >= 4u ? 3u : (nb) - 1u)) != 0ull)
+#define WL_REGUESS(addr, nb) (!WL_DIRECT_SIZE(nb) || !WL_DIRECT_ALIGNED(addr, nb))
 #else
 #define WL_REGUESS(addr, nb) WL_RETEST
 #endif
@@ -281,10 +284,10 @@ __device__ __forceinline__ u8* wl_gbase(const WlCtx& C, u32 slot) {
    branch: the loads after it stay in one basic block, where the compiler issues the next
    access's load before waiting for this one's value */
 __device__ __forceinline__ bool wl_direct(u8* base, u64 addr, u32 nb, u32 slot, u8** p, bool ga = false) {
-  if (slot >= WL_NGUESS || !(nb == 1u || nb == 2u || (nb & 3u) == 0u)) return false;
+  if (slot >= WL_NGUESS || !WL_DIRECT_SIZE(nb)) return false;
   const u64 d = addr - WL_GB[slot];
   *p = ga ? wl_global_at(WL_GA[slot] + addr) : base + d;
-  return (d < WL_GL[slot]) & ((addr & (u64)(nb >= 4u ? 3u : nb - 1u)) == 0ull);
+  return (d < WL_GL[slot]) & WL_DIRECT_ALIGNED(addr, nb);
 }
 /* a block's global accesses at root + c, c constants (codegen: spans.find; decision 0047's
    amendment on global accesses at known offsets): one test for all of them against the

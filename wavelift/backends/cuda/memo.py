@@ -6,6 +6,8 @@ against a copy of its one mutable field (the system SGPR dict)."""
 
 from __future__ import annotations
 
+from ...kept import keep
+
 _BY_CONFIG: dict = {}
 BY_CONFIG = 256
 
@@ -56,9 +58,7 @@ def by_config(what: str, config, make, *extra):
     except TypeError:  # (an extra that cannot be hashed)
         return make(config, *extra)
     if hit is None:
-        hit = _BY_CONFIG[key] = make(config, *extra)
-        while len(_BY_CONFIG) > BY_CONFIG:
-            del _BY_CONFIG[next(iter(_BY_CONFIG))]
+        hit = keep(_BY_CONFIG, key, make(config, *extra), BY_CONFIG)
     if len(near) < 64:
         near[sub] = hit
     return hit

@@ -26,6 +26,7 @@ import numpy as np
 from ...ir import interp
 from ...ir.ops import INTS
 from ...ir.program import Op, Program
+from ...kept import keep
 
 USER_SGPRS = 16  # user SGPRs the kernel takes from its parameters (codegen P_USER)
 MAX_PRELOADS = 256  # loads with a WL_PO entry
@@ -181,9 +182,9 @@ def evaluate(loads, plan, program: Program, wave_size: int, user_sgprs, fixed_re
             return [None if w is None else w.copy() for w in hit[2]], list(hit[3])
     read: list = []
     words, ranges = _evaluate(loads, plan, user_sgprs, fixed_regs, windows, read)
-    _MEMO[key] = (plan, read, [None if w is None else w.copy() for w in words], list(ranges))
-    while len(_MEMO) > MEMO_ENTRIES:
-        del _MEMO[next(iter(_MEMO))]
+    keep(
+        _MEMO, key, (plan, read, [None if w is None else w.copy() for w in words], list(ranges)), MEMO_ENTRIES
+    )
     return words, ranges
 
 

@@ -92,9 +92,7 @@ def _guesses(m, hints, win, hb=None, offs=None):
     if hit is not None and hit[0] is m and hit[1] is win.layout and hit[2] == hb:
         return hit[3]
     g = G.guesses([nb for nb, _ in m.slots], hints, win.starts, win.ends, win.offs if offs is None else offs)
-    _GUESSES[key] = (m, win.layout, hb, g)
-    while len(_GUESSES) > GUESSES:
-        del _GUESSES[next(iter(_GUESSES))]
+    keep(_GUESSES, key, (m, win.layout, hb, g), GUESSES)
     return g
 
 
@@ -109,9 +107,7 @@ def _pointers(g, arena: int) -> np.ndarray:
         return hit[1]
     ga = G.guess_pointers(g, arena)
     ga.flags.writeable = False
-    _POINTERS[key] = (g, ga)
-    while len(_POINTERS) > GUESSES:
-        del _POINTERS[next(iter(_POINTERS))]
+    keep(_POINTERS, key, (g, ga), GUESSES)
     return ga
 
 
@@ -230,9 +226,7 @@ def _window_constants(win, offs=None) -> list:
         ("WL_WE", np.asarray(win.ends, np.uint64)),
         ("WL_WO", np.asarray(win.offs if offs is None else offs, np.int64)),
     ]
-    _WINDOW_CONSTANTS[key] = (lay, out)
-    while len(_WINDOW_CONSTANTS) > GUESSES:
-        del _WINDOW_CONSTANTS[next(iter(_WINDOW_CONSTANTS))]
+    keep(_WINDOW_CONSTANTS, key, (lay, out), GUESSES)
     return out
 
 
@@ -246,9 +240,7 @@ def _pointer_word(ptr: int) -> np.ndarray:
     report buffer: Module.put_constant skips it by identity)."""
     w = _POINTER_WORDS.get(ptr)
     if w is None:
-        w = _POINTER_WORDS[ptr] = np.array([ptr], np.uint64)
-        while len(_POINTER_WORDS) > 4 * GUESSES:
-            del _POINTER_WORDS[next(iter(_POINTER_WORDS))]
+        w = keep(_POINTER_WORDS, ptr, np.array([ptr], np.uint64), 4 * GUESSES)
     return w
 
 
@@ -273,9 +265,7 @@ def _report_views(rep, cp) -> tuple:
         rep[ENDS_AT : ENDS_AT + 8 * INLINE_RUNS].view(cp.uint64),
     )
     out = (views, count, inline, [_pointer_word(views[n].data.ptr) for n in _REPORT_ORDER])
-    _VIEWS[id(rep)] = (rep, out)
-    while len(_VIEWS) > 16:
-        del _VIEWS[next(iter(_VIEWS))]
+    keep(_VIEWS, id(rep), (rep, out), 16)
     return out
 
 
@@ -292,9 +282,7 @@ def _hint_address(k) -> tuple[int, int]:
     at = k.global_address("WL_HINT")
     mod = getattr(k, "_mod", None)  # (loaded by then)
     if mod is not None:
-        _HINT_AT[id(k)] = (k, mod, at)
-        while len(_HINT_AT) > GUESSES:
-            del _HINT_AT[next(iter(_HINT_AT))]
+        keep(_HINT_AT, id(k), (k, mod, at), GUESSES)
     return at
 
 
@@ -488,7 +476,7 @@ class Runtime:
         win = self.win
         self.mirrored = []
         pre, complete = self._preloads(mirror or offs is not None)
-        lean = self.lean  # (set by _in_place only: bench/cuda_costs.py's ``proved`` sets it too)
+        lean = self.lean  # (set by _prove only: _in_place's, or bench/cuda_costs.py's ``proved``)
         # the module launched (Module.variant): with ``lean``, its lean build (h148)
         self.k = (
             self.m.variant(complete, self.budget)
@@ -561,9 +549,12 @@ class Runtime:
         src = _Mirrored(win, ks)
         out = G.mirrors(m.slots, hints, g[1], win.starts, win.ends, win.offs, src, enabled=mirror)
         if plan is not None and all(not plan[k][0].shared for k in ks):
-            _MIRRORS[key] = (m, win.layout, [(k, plan[k][0], plan[k][0].version) for k in sorted(ks)], out)
-            while len(_MIRRORS) > GUESSES:
-                del _MIRRORS[next(iter(_MIRRORS))]
+            keep(
+                _MIRRORS,
+                key,
+                (m, win.layout, [(k, plan[k][0], plan[k][0].version) for k in sorted(ks)], out),
+                GUESSES,
+            )
         return out
 
     def _preloads(self, enabled: bool) -> tuple[list, bool]:
@@ -606,16 +597,19 @@ class Runtime:
             offs = self.win.offs.tolist()
             read = sorted({bisect_right(offs, o) - 1 for o, _ in ranges})
             if all(not self.plan[k][0].shared for k in read):
-                _PRELOADS[key] = (
-                    m,
-                    self.win.layout,
-                    [(k, self.plan[k][0], self.plan[k][0].version) for k in read],
-                    out,
-                    list(ranges),
-                    complete,
+                keep(
+                    _PRELOADS,
+                    key,
+                    (
+                        m,
+                        self.win.layout,
+                        [(k, self.plan[k][0], self.plan[k][0].version) for k in read],
+                        out,
+                        list(ranges),
+                        complete,
+                    ),
+                    PRELOADS,
                 )
-                while len(_PRELOADS) > PRELOADS:
-                    del _PRELOADS[next(iter(_PRELOADS))]
         return out, complete
 
     # --------------------------------------------------------------------------- running
@@ -886,20 +880,28 @@ class Runtime:
             return None
         if res.heap.bits != bool(self.m.map_bits) or any(e.shared for e, _ in plan):
             return None
-        windows: list = []
-        why = _unrefusable(self.m, self.cfg, self.win, self.budget, windows)
+        why = self._prove()
         self.extra_stats["in_place"] = why or "proved"
         if why is not None:
             return None
-        m = self.m
-        self.lean = lean = _lean_hints(m, windows)
-        if lean is not None:
+        if self.lean is not None:
             self.extra_stats["build"] = "lean"
-            # (the guesses are the proved windows: the module's hints, so that a kept plan's
-            # hints are what it ran with; the same array while they are equal)
-            if m.hints is None or not np.array_equal(m.hints, lean):
-                m.hints = lean
         return res.placed(self.win, plan)
+
+    def _prove(self) -> str | None:
+        """_unrefusable of this dispatch (None: proved) and, where proved, the build it launches:
+        self.lean (_lean_hints: the lean build's guesses, else None) -- with the lean build, the
+        module's hints are the proved windows, so that a kept plan's hints are what it ran with
+        (the same array while they are equal).  _in_place's, and bench/cuda_costs.py's
+        ``proved`` (its timed launches on the arena)."""
+        windows: list = []
+        why = _unrefusable(self.m, self.cfg, self.win, self.budget, windows)
+        if why is None:
+            m = self.m
+            self.lean = lean = _lean_hints(m, windows)
+            if lean is not None and (m.hints is None or not np.array_equal(m.hints, lean)):
+                m.hints = lean
+        return why
 
     def _landed_in_place(self, res, d: dict, placed) -> tuple:
         """An in-place run's report: settled (``_settle_in_place``: booked, or refused
