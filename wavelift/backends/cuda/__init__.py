@@ -17,6 +17,7 @@ from ...ir.program import Program
 from ..base import run_backend
 from .codegen import (
     COUNT_SLOTS,
+    PROVED_DEFINE,
     CudaUnsupported,
     baked_params,
     count_slots,
@@ -25,23 +26,13 @@ from .codegen import (
     lowered,
     map_bits,
     mark_span,
+    proved_lean,
     source_count_slots,
     source_groups,
     source_map_bits,
     source_straight,
 )
 from .compile import DEFAULT_ARCH, nvrtc_problem, tiered_compile
-
-# the lean build's define in front of a module's source (kernel.h's WL_PROVED; Module.variant)
-PROVED_DEFINE = "#define WL_PROVED 1\n"
-
-
-def proved_lean() -> bool:
-    """WAVELIFT_CUDA_PROVED=lean: a dispatch run in place on a proof launches its module's lean
-    build (decision 0049's amendment h148; part of the module key)."""
-    from ... import settings
-
-    return settings.get("WAVELIFT_CUDA_PROVED") == "lean"
 
 
 def _gpu_problem() -> str | None:

@@ -123,6 +123,17 @@ def lowered(program: Program, wave_size: int, baked: tuple = ()) -> Program:
     return optimized(program, wave_size, dict(baked).get(P_MODE))
 
 
+# the lean build's define in front of a module's source (kernel.h's WL_PROVED; Module.variant)
+PROVED_DEFINE = "#define WL_PROVED 1\n"
+
+
+def proved_lean() -> bool:
+    """WAVELIFT_CUDA_PROVED=lean: a dispatch run in place on a proof launches its module's lean
+    build (decision 0049's amendment h148; part of the module key).  Here, not in the package's
+    __init__, so the runtime reads it without an import cycle."""
+    return settings.get("WAVELIFT_CUDA_PROVED") == "lean"
+
+
 def f2i_rzi(frm: str, to: str, a: str) -> str | None:
     """WAVELIFT_CUDA_F2I=cvt: f32 (f16, widened exactly) -> u32 / i32 as one cvt.rzi, which
     truncates, clamps to the destination's range and makes NaN 0 -- cfamily's wl_f2i result

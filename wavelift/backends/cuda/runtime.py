@@ -199,10 +199,8 @@ def _lean_hints(m, windows: list) -> np.ndarray | None:
     setting is off, the module has no slot, a slot has no guess (past codegen.MAX_GUESSES) or
     no proved window, or the program the proof ran on is not numbered as the module's slots
     (_proof_input's ``same``): the lean build's rare path finds no other window."""
-    from . import proved_lean
-
     n = len(m.slots)
-    if not n or n > G.MAX_GUESSES or len(windows) != n or not proved_lean():
+    if not n or n > G.MAX_GUESSES or len(windows) != n or not G.proved_lean():
         return None
     if any(k is None for k in windows) or not m.proof_input[2]:
         return None
