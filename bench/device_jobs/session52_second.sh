@@ -1,0 +1,12 @@
+#!/bin/bash
+# Session 52's second GPU call (~9.5 minutes): 1. every CUDA GPU test (h152's count slots, h153's
+# folded GPU test scaffolding -- none of which ran on a GPU in session 51 -- and everything else);
+# 2. the in-place gpu_check's rows sessions 50-51 did not reach (part of gfx1030's ACO rows,
+# RADV-LLVM's and the captures').
+export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
+nvidia-smi --query-gpu=name --format=csv,noheader
+timeout 240 python -m pytest -q -m cuda tests/cuda -p no:cacheprovider -n 0 > $OUT/cuda_tests.txt 2>&1
+echo "cuda tests rc $?"; grep -E "passed|failed|FAILED" $OUT/cuda_tests.txt | tail -8
+L=$((570 - SECONDS)); timeout $L python bench/gpu_check.py --skip-bench --time-limit $((L - 40)) \
+    --only gfx1030/aco/,radv-llvm,captures > $OUT/gpu_check.txt 2>&1
+echo "gpu_check rc $?"; grep -E "fixtures:|errors:" $OUT/gpu_check.txt
