@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .passes.pipeline import liveness, optimize
+from .passes.pipeline import Passes
 from .program import Block, Op, Program, Value
 
 
@@ -57,8 +57,8 @@ def block_text(blk: Block, live_out=None) -> list[str]:
 
 def program_text(program: Program, wave_size: int, mode: int) -> list[str]:
     """Lines of every block of ``program`` after the passes, for MODE value ``mode``."""
-    live = liveness(program, wave_size, mode)
+    passes = Passes(program, mode, wave_size)
     lines = []
     for b in program.blocks:
-        lines += block_text(optimize(b, mode, wave_size, live[b.index]), live[b.index])
+        lines += block_text(passes.block(b.index), passes.live[b.index])
     return lines

@@ -197,6 +197,83 @@ def test_any_mode_leaves_mode_reads_and_flushes_to_the_backend():
         assert "sget" not in _names(optimize(_block(build)[0], mode, 32))
 
 
+def _loop_program():
+    """b0 -> b1 (a loop on itself) -> b2: every block but b0 follows another."""
+
+    def build(b):
+        b.vset(1, b.bitcast("u32", b.emit("fadd", "f32", b.const("f32", 1.0), b.const("f32", 2.0))))
+        b.sset(3, b.bin("add", "u32", b.sget(4), b.const("u32", 0)))
+        b.sset(5, b.sget(6))
+        return b.cmp("eq", "u32", b.sget(3), b.const("u32", 1))
+
+    b0 = Block(0, 0, ops=_block(build)[0].ops, term=("jump", 1))
+    b1 = _block(build, term=lambda c: ("branch", c, 1, 2), index=1)[0]
+    b2 = _block(lambda b: b.sset(EXEC_LO, b.sget(3)), index=2)[0]
+    return Program([b0, b1, b2], [], {0: 0}, max_vgpr=4)
+
+
+def test_passes_run_forward_once_a_block_and_give_what_optimize_gives(monkeypatch):
+    """pipeline.Passes: liveness, then every block after the passes (what the NumPy block, the
+    native tier and optimize_program lower), with forward run once per block, not once for
+    liveness and again per lowering; the blocks and live sets are liveness's and optimize's."""
+    from wavelift.ir.dump import block_text
+    from wavelift.ir.passes import liveness as liveness_module
+    from wavelift.ir.passes import pipeline
+
+    prog = _loop_program()
+    for mode in (KEEP_DENORMS, FLUSH_ALL, None):
+        live = liveness(prog, 32, mode)
+        want = [block_text(optimize(b, mode, 32, live[b.index]), live[b.index]) for b in prog.blocks]
+        calls = []
+        for module in (pipeline, liveness_module):
+            monkeypatch.setattr(
+                module, "forward", lambda blk, *a: calls.append(blk.index) or forward(blk, *a)
+            )
+        p = pipeline.Passes(prog, mode, 32)
+        assert p.live == live
+        for _ in range(2):  # (the NumPy block, then the native tier's library)
+            assert [block_text(p.block(b.index), p.live[b.index]) for b in prog.blocks] == want
+        assert sorted(calls) == [0, 1, 2]
+        monkeypatch.undo()
+
+
+def test_passes_compute_a_changed_block_again():
+    """A block's kept results hold only while it is the same Block with the same ops and
+    terminator: one replaced, or whose ops or terminator changed, gets its passes again."""
+    from wavelift.ir.dump import block_text, op_text
+    from wavelift.ir.passes.pipeline import Passes
+
+    prog = _loop_program()
+    p = Passes(prog, KEEP_DENORMS, 32)
+    live = p.live
+    p.forward(2)  # (kept: liveness walked b2)
+    before = block_text(p.block(1), live[1])
+    b1 = prog.blocks[1]
+    bd = Builder([100], 32)  # (value ids apart from the program's)
+    bd.sset(3, bd.sget(7))
+    other = Block(1, 0, ops=bd.ops, term=("jump", 2))
+    for change in ("ops", "term", "block"):
+        if change == "ops":
+            b1.ops.extend(other.ops)
+        elif change == "term":
+            b1.term = ("jump", 2)
+        else:
+            bd = Builder([200], 32)
+            bd.sset(4, bd.sget(8))
+            prog.blocks[1] = Block(1, 0, ops=bd.ops, term=("jump", 2))
+        got = p.block(1)
+        assert block_text(got, live[1]) == block_text(
+            optimize(prog.blocks[1], KEEP_DENORMS, 32, live[1]), live[1]
+        )
+        assert block_text(got, live[1]) != before
+        before = block_text(got, live[1])
+    # forward's kept result (made by liveness) of a block whose ops changed is made again
+    texts = lambda fw: [op_text(op) for op in fw[0]] + [repr(fw[1])]  # noqa: E731
+    kept = texts(p.forward(2))
+    prog.blocks[2].ops.pop()
+    assert texts(p.forward(2)) == texts(forward(prog.blocks[2], KEEP_DENORMS, 32)) != kept
+
+
 def test_optimize_program_is_optimize_per_block_with_program_wide_value_ids():
     """pipeline.optimize_program: each block as ``optimize`` makes it with the registers live
     after it, the values the passes made renumbered so that no two blocks share an id."""

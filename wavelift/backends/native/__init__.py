@@ -53,7 +53,6 @@ from ...frontend.program import lane_count_points
 from ...ir.blends import deferred_blends
 from ...ir.numerics import IR_TYPE
 from ...ir.passes.liveness import live_in
-from ...ir.passes.pipeline import optimize
 from ...ir.program import EXEC_HI, EXEC_LO, MODE_REG, Program, refusal_of
 from .. import disk_cache, host
 from ..cfamily import lowering as cf
@@ -1428,9 +1427,10 @@ class NativeBlocks:
         self._setpc: dict[int, bool] = {}  # block -> whether it ends in s_setpc
 
     def __init__(
-        self, program: Program, wave_size: int, mode: int, live, background: bool = False, index=None
+        self, program: Program, wave_size: int, mode: int, passes, background: bool = False, index=None
     ):
-        """``live``: per block, the registers live after it for this MODE (ir/passes liveness).
+        """``passes``: the ir/passes pipeline.Passes of this program and MODE (the blocks after
+        the passes, the registers live after each), shared with the NumPy blocks.
         ``background``: a library not in the disk cache compiles in a worker thread; until
         ``ready()`` has attached it, no block is native (``pending``).  ``index``: its native
         index name (ModeBlocks), whose entry the background compile writes once it is done."""
@@ -1439,12 +1439,13 @@ class NativeBlocks:
         gen.scratch_split = {i for i, ins in enumerate(program.instructions) if ins.encoding == "SCRATCH"}
         gen.looping = looping_blocks(program)
         parts, names, entry = [], {}, None
+        live = passes.live
         for b in program.blocks:
             if b.uses_float and mode & 15:
                 self.unsupported[b.index] = "rounding mode"
                 continue
             try:
-                blk = optimize(b, mode, wave_size, live[b.index])  # as the NumPy blocks run it
+                blk = passes.block(b.index)  # as the NumPy blocks run it
                 if b.index == 0:
                     entry = live_in(blk.ops, live[0], blk.term)
                 parts.append(gen.block(blk, lane_count_points(program, blk), live[b.index]))

@@ -202,7 +202,10 @@ class NumpyBackend:
         return module.window_plan()
 
     def run(self, module, config, windows, mode, budget, deadline=None, counts=None):
-        return run_backend(__package__, module, config, windows, mode, budget, deadline, counts)
+        try:
+            return run_backend(__package__, module, config, windows, mode, budget, deadline, counts)
+        finally:
+            module.blocks.settle()
 
 
 BACKEND = NumpyBackend()

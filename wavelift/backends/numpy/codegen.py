@@ -25,7 +25,7 @@ import numpy as np
 
 from ... import settings
 from ...frontend.instr_cache import key_for
-from ...ir.passes.pipeline import liveness, optimize
+from ...ir.passes.pipeline import Passes, optimize
 from ...ir.program import EXEC_HI, EXEC_LO, LAZY_MODE, MODE_REG, Block, Program, Value, refusal_of
 from .. import disk_cache
 from .expr import EXPR, ExprLowering
@@ -89,7 +89,10 @@ class Lowering(ExprLowering):
                 out.add(i)
         return out
 
-    def block_source(self, blk: Block, mode=None, live_out=None) -> str:
+    def block_source(self, blk: Block, mode=None, live_out=None, optimised: Block | None = None) -> str:
+        """The source of ``blk``'s function for MODE ``mode`` (None: any, no passes), after the
+        passes with ``live_out`` after it; ``optimised``: that block already through the passes
+        (pipeline.Passes ``block``)."""
         head = "R, w, N, mode" if self.ib is None else "R, w, N, mode, IB"
         lines = [f"def blk_{blk.index}({head}):", "    S = R.S; V = R.V"]
         if blk.uses_float:
@@ -98,7 +101,9 @@ class Lowering(ExprLowering):
                 lines.append(f"    if mode & 15: R.refuse_rounding(mode, w, {first})")
             elif mode & 15:
                 lines.append(f"    R.refuse_rounding(mode, w, {first})")
-        if mode is not None:
+        if optimised is not None:
+            blk = optimised
+        elif mode is not None:
             blk = optimize(blk, mode, self.L, live_out)
         st = _Block(lines, mode, self.reads_to_copy(blk))
         counts = self.lane_count_points(blk)
@@ -322,17 +327,30 @@ class ModeBlocks:
         self.L = wave_size
         self.fns: dict = {}
         self.sources: list = []
-        self.live: dict = {}  # MODE -> per block, registers live after it
+        self.passes: dict = {}  # MODE -> its pipeline.Passes (liveness, each block's passes once)
         self.natives: dict = {}  # MODE -> native.NativeBlocks (or the reason there are none)
         self.index_key = index_key
         self._indexed: set = set()  # MODEs whose index entry was read or written
         self._looked: set = set()  # MODEs looked for in the index
 
+    def _passes(self, mode: int) -> Passes:
+        p = self.passes.get(mode)
+        if p is None:
+            p = self.passes[mode] = Passes(self.program, int(mode), self.L)
+        return p
+
+    def settle(self) -> None:
+        """Drop the passes' kept blocks (the end of a dispatch): they are made for the blocks a
+        dispatch compiles and the native library it asks for (pipeline.Passes: once, not once
+        per user); held on by a cached module they cost as much memory as its IR (h154: 158k
+        objects, 20 MB over 30 fixture programs).  What a later dispatch compiles (a block
+        reached later, the library asked for after NATIVE_AFTER_MS) makes them again."""
+        for p in self.passes.values():
+            p.drop()
+
     def _live(self, mode: int):
-        live = self.live.get(mode)
-        if live is None:
-            live = self.live[mode] = liveness(self.program, self.L, int(mode))
-        return live
+        """Per block, the registers live after it for ``mode``."""
+        return self._passes(mode).live
 
     def get(self, index: int, mode: int):
         f = self.fns.get((index, mode))
@@ -341,9 +359,9 @@ class ModeBlocks:
             if f is not None:
                 self.fns[(index, mode)] = f
         if f is None:
-            live = self._live(mode)
+            p = self._passes(mode)
             low = Lowering(self.program, self.L)
-            src = low.block_source(self.program.blocks[index], int(mode), live[index])
+            src = low.block_source(self.program.blocks[index], int(mode), p.live[index], p.block(index))
             ns = low.namespace()
             exec(compile(src, f"<wavelift-block-{index}-mode-{mode:#x}>", "exec"), ns)
             f = self.fns[(index, mode)] = ns[f"blk_{index}"]
@@ -366,7 +384,9 @@ class ModeBlocks:
             # (a background compile writes the index entry itself once the library is on disk)
             index = self._index_name(mode) if background else None
             try:
-                nb = native.NativeBlocks(self.program, self.L, int(mode), self._live(mode), background, index)
+                nb = native.NativeBlocks(
+                    self.program, self.L, int(mode), self._passes(mode), background, index
+                )
             except native.Unsupported as e:
                 nb = native.NoNative(str(e))
             except Exception as e:  # noqa: BLE001 - a tier bug must not fail the dispatch:

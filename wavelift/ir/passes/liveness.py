@@ -36,11 +36,13 @@ def live_in(keep, live_out, term=()):
     return frozenset(sin | (live_out[0] - written)), frozenset(vin)
 
 
-def liveness(program: Program, wave_size: int, mode: int | None) -> list:
+def liveness(program: Program, wave_size: int, mode: int | None, passes=None) -> list:
     """Per block, (SGPRs, VGPRs) live after it (None: unknown, all) when every block runs
     optimised for ``mode`` (None: any MODE, passes/forward.py): the least fixpoint over the
     blocks' forward op lists.  Blocks ending in setpc (unknown target) or a MODE change (the
-    next block runs in another MODE) keep everything."""
+    next block runs in another MODE) keep everything.  ``passes``: the pipeline.Passes of
+    (``program``, ``mode``, ``wave_size``) that computes each block's forward and dce results
+    and keeps them for the blocks' lowering (None: computed here and dropped)."""
     n = len(program.blocks)
     succ = []
     for b in program.blocks:
@@ -49,7 +51,13 @@ def liveness(program: Program, wave_size: int, mode: int | None) -> list:
         succ.append(None if t is None else [x for x in t if 0 <= x < n])
     # only a successor's live-in is ever read: the forward op lists of the blocks no block
     # continues to (a one-block program's only block, a loop-free entry) are never made
-    fw = {j: forward(program.blocks[j], mode, wave_size) for j in sorted({j for t in succ if t for j in t})}
+    follow = sorted({j for t in succ if t for j in t})
+    if passes is None:
+        fw = {j: forward(program.blocks[j], mode, wave_size) for j in follow}
+        kept = lambda i, lo: dce(*fw[i], lo)  # noqa: E731
+    else:
+        fw = {j: passes.forward(j) for j in follow}
+        kept = lambda i, lo: passes.dce(i, fw[i], lo)  # noqa: E731
     live: list = [(frozenset(), frozenset())] * n
 
     def out(i):
@@ -70,7 +78,7 @@ def liveness(program: Program, wave_size: int, mode: int | None) -> list:
             if i not in fw:
                 continue
             lo = out(i)
-            li = live_in(dce(*fw[i], lo), lo, fw[i][1])
+            li = live_in(kept(i, lo), lo, fw[i][1])
             if li != live[i]:
                 live[i], changed = li, True
     return [out(i) for i in range(n)]

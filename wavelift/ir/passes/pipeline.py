@@ -27,7 +27,7 @@ from .liveness import liveness
 PASS_OPS = frozenset({"lanes"})  # ops only the passes emit (never in the IR the frontends build):
 # lanes(x) is uniform x broadcast to every lane of a per-lane value
 
-__all__ = ["PASS_OPS", "liveness", "optimize", "optimize_program"]
+__all__ = ["PASS_OPS", "Passes", "liveness", "optimize", "optimize_program"]
 
 
 def optimize(blk: Block, mode: int | None, wave_size: int, live_out=None) -> Block:
@@ -37,17 +37,96 @@ def optimize(blk: Block, mode: int | None, wave_size: int, live_out=None) -> Blo
     return dataclasses.replace(blk, ops=dce(ops, term, live_out), term=term)
 
 
+class Passes:
+    """The passes over the blocks of one program for one MODE value (None: any) and wave size,
+    each result computed once: liveness's fixpoint walks every block that follows another
+    through forward and dce, and the block's lowering (the NumPy block, the native tier's
+    library, the CUDA kernel) wants that same block after the passes -- before this, forward
+    ran again for each of them (two or three times a block: ~57 % of a module's build time in
+    h154's profile).  ``live`` is liveness's result and ``block(i)`` is
+    ``optimize(blocks[i], mode, wave_size, live[i])``, the very same ops (shared: nothing
+    changes an op after the passes make it).
+
+    A block's results are kept with what they were computed from -- the Block at that index,
+    its terminator and its ops (each the same object, in order) -- and reused only while the
+    block still holds those: a block changed or replaced is computed again, never given a stale
+    result (the IR is not changed after translation; ModeBlocks kept ``live`` per MODE on that
+    before).  ``block(i)`` drops the forward and dce results it was made from; ``drop()`` the
+    rest (a module keeps its results through one dispatch: numpy ModeBlocks.settle)."""
+
+    def __init__(self, program: Program, mode: int | None, wave_size: int) -> None:
+        self.program = program
+        self.mode = mode
+        self.wave_size = wave_size
+        self._live: list | None = None
+        self._fw: dict = {}  # block index -> (Block, its ops, its term, forward's (ops, term))
+        self._kept: dict = {}  # block index -> (forward's result, live_out, dce's ops) last made
+        self._done: dict = {}  # block index -> (Block, its ops, its term, the optimised Block)
+
+    @staticmethod
+    def _holds(hit, blk: Block) -> bool:
+        return hit[0] is blk and hit[2] == blk.term and hit[1] == blk.ops
+
+    @property
+    def live(self) -> list:
+        """Per block, the registers live after it (``liveness``)."""
+        if self._live is None:
+            self._live = liveness(self.program, self.wave_size, self.mode, self)
+        return self._live
+
+    def forward(self, index: int) -> tuple[list[Op], tuple]:
+        """forward(blocks[index], mode, wave_size)."""
+        blk = self.program.blocks[index]
+        hit = self._fw.get(index)
+        if hit is not None and self._holds(hit, blk):
+            return hit[3]
+        ops = list(blk.ops)
+        out = forward(blk, self.mode, self.wave_size)
+        self._fw[index] = (blk, ops, blk.term, out)
+        return out
+
+    def dce(self, index: int, fw: tuple, live_out) -> list[Op]:
+        """dce(*fw, live_out), where ``fw`` is ``forward(index)``: the last one made for the block
+        is kept (liveness's last round asks for each block's final live_out, block() again)."""
+        hit = self._kept.get(index)
+        if hit is not None and hit[0] is fw and hit[1] == live_out:
+            return hit[2]
+        keep = dce(fw[0], fw[1], live_out)
+        self._kept[index] = (fw, live_out, keep)
+        return keep
+
+    def drop(self) -> None:
+        """Forget the blocks' kept results (``live`` stays): whatever asks for one later makes
+        it again."""
+        self._fw, self._kept, self._done = {}, {}, {}
+
+    def block(self, index: int) -> Block:
+        """Block ``index`` after the passes, with the registers live after it."""
+        blk = self.program.blocks[index]
+        hit = self._done.get(index)
+        if hit is not None and self._holds(hit, blk):
+            return hit[3]
+        live_out = self.live[index]
+        ops = list(blk.ops)
+        fw = self.forward(index)
+        out = dataclasses.replace(blk, ops=self.dce(index, fw, live_out), term=fw[1])
+        self._done[index] = (blk, ops, blk.term, out)
+        self._fw.pop(index, None)
+        self._kept.pop(index, None)
+        return out
+
+
 def optimize_program(program: Program, mode: int | None, wave_size: int) -> Program:
     """Every block of ``program`` after the passes for ``mode`` (None: any), each with the
     registers live after it: the whole program at once, for a backend that lowers all of it
     together (CUDA: one kernel).  The values the passes make are numbered per block
     (cse.ValueTable.FIRST_NEW); here they are renumbered so that, as in the frontends' IR, no
     two blocks share a value id (the CUDA host evaluates preloads over several blocks)."""
-    live = liveness(program, wave_size, mode)
+    passes = Passes(program, mode, wave_size)
     fresh = ValueTable.FIRST_NEW
     blocks = []
     for b in program.blocks:
-        o = optimize(b, mode, wave_size, live[b.index])
+        o = passes.block(b.index)
         new: dict[int, Value] = {}
 
         def v(x):
