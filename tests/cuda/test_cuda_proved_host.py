@@ -164,6 +164,33 @@ def test_a_proved_dispatch_in_place_launches_the_lean_build(monkeypatch, vadd):
     _same_memory(mem, fm.model)
 
 
+def test_the_lean_build_guesses_its_proved_windows_whatever_the_hints_hold(monkeypatch, vadd):
+    """The lean build's guesses are the proved windows (Runtime.lean), not whatever the module's
+    hints hold when the constants are put: a kept plan settling between the proof and the launch
+    rewrites m.hints (session 51's review, F1) -- then the lean kernel would flag every access
+    outside its guess and refuse a dispatch that is proved."""
+    mem0, cfg, (_, _, slots) = vadd
+    monkeypatch.setenv("WAVELIFT_CUDA_PROVED", "lean")
+    mem = copy.deepcopy(mem0)
+    fm = _rigged(monkeypatch, mem, cfg, slots)
+    prove = RT.Runtime._prove
+
+    def prove_then_hints_move(self):
+        why = prove(self)
+        if self.lean is not None:  # (what _Kept._hints_from would write: other guesses)
+            self.m.hints = np.full(len(self.lean), len(self.win.starts), np.int64)
+        return why
+
+    monkeypatch.setattr(RT.Runtime, "_prove", prove_then_hints_move)
+    r = _run(mem, cfg)
+    assert r.refusal is None, r.refusal
+    assert r.stats["build"] == "lean"
+    hint = fm.consts["WL_HINT"]
+    starts = sorted(w.address for w in r.windows)
+    assert [int(x) for x in fm.consts["WL_GB"][: len(slots)]] == [starts[k] for k in hint]
+    _same_memory(mem, fm.model)
+
+
 def _accesses(fm, cfg):
     from wavelift.backends.cuda import globalrange as GR
 

@@ -488,7 +488,8 @@ class Runtime:
             put += _window_constants(win, offs)
         m = self.m
         if m.slots:
-            hints = m.hints if m.hints is not None else self._first_hints(pre)
+            # (the lean build's guesses are its proved windows, whatever m.hints holds by now)
+            hints = lean if lean is not None else m.hints if m.hints is not None else self._first_hints(pre)
             hb = hints.tobytes()
             g = self.guessed = _guesses(m, hints, win, hb, offs)
             put += list(zip(("WL_GB", "WL_GL", "WL_GO"), g))

@@ -47,11 +47,11 @@ class Passes:
     ``optimize(blocks[i], mode, wave_size, live[i])``, the very same ops (shared: nothing
     changes an op after the passes make it).
 
-    A block's results are kept with what they were computed from -- the Block at that index,
-    its terminator and its ops (each the same object, in order) -- and reused only while the
-    block still holds those: a block changed or replaced is computed again, never given a stale
-    result (the IR is not changed after translation; ModeBlocks kept ``live`` per MODE on that
-    before).  ``block(i)`` drops the forward and dce results it was made from; ``drop()`` the
+    The results assume the IR is not changed after translation (ModeBlocks kept ``live`` per
+    MODE on that before): ``live`` is never computed again.  The per-block check guards only a
+    block's own forward and dce results -- kept with the Block at that index, its terminator and
+    its ops (each the same object, in order), and computed again where the block no longer holds
+    those -- not the other blocks' live sets a change would move.  ``block(i)`` drops the forward and dce results it was made from; ``drop()`` the
     rest (a module keeps its results through one dispatch: numpy ModeBlocks.settle)."""
 
     def __init__(self, program: Program, mode: int | None, wave_size: int) -> None:
