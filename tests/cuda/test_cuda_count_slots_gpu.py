@@ -7,8 +7,7 @@ the per-wave atomics and with WAVELIFT_CUDA_STATS=block.  Skips without CuPy or 
 from __future__ import annotations
 
 import pytest
-
-from wavelift.backends.cuda import _gpu_problem
+from test_cuda_backend import _needs_gpu
 
 pytestmark = pytest.mark.cuda
 
@@ -20,9 +19,7 @@ _NUMPY: dict = {}  # fixture name -> NumPy's result (one run: the oracle of ever
 
 @pytest.mark.parametrize("slots, stats", [(1024, None), (4096, "block"), (16384, None)])
 def test_count_slots_count_as_numpy(slots, stats, monkeypatch):
-    why = _gpu_problem()
-    if why:
-        pytest.skip(f"no CUDA device: {why}")
+    _needs_gpu()
     import copy
 
     from test_cuda_backend import _dispatches
