@@ -1260,6 +1260,7 @@ class Lowering(ValueLowering):
             if self.narrow
             else f"g < ((u64)P[{P_NTOTAL}] | (u64)P[{P_NTOTAL + 1}] << 32)"
         )
+        wide = count_slots()
         lines = [
             PRELUDE,
             f"#define WL_MEMFN {memfn}",
@@ -1277,7 +1278,7 @@ class Lowering(ValueLowering):
             *(["#define WL_RETEST 0"] if settings.get("WAVELIFT_CUDA_RETEST") == "off" else []),
             *(["#define WL_MAP_BITS 1"] if self.map_bits else []),
             # (kernel.h: the counts in WL_WIDE's slots, folded into the report's after the launch)
-            *([f"#define WL_WIDE_SLOTS {count_slots()}u"] if count_slots() != COUNT_SLOTS else []),
+            *([f"#define WL_WIDE_SLOTS {wide}u"] if wide != COUNT_SLOTS else []),
             # (mapbits.h: a unit-stride warp store marks its one range; 0049's amendment h139)
             *(["#define WL_MARK_SPAN 1"] if self.map_bits and mark_span() else []),
             _CTX,
