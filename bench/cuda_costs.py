@@ -52,7 +52,8 @@ entered for every address it reaches, its copy reading it directly (WAVELIFT_CUD
 full: a module first built for a full SM (WAVELIFT_CUDA_OCCUPANCY_FULL=on; 0047's amendment h136);
 h136: that and induction.
 occauto: the full SM's build kept only without any spill (WAVELIFT_CUDA_OCCUPANCY_FULL=auto;
-0047's amendment h143); h143: that and induction.
+0047's amendment h143); h143: that and induction.  h136's two are the defaults since session 52;
+pre52: the defaults before (HOIST=loops, OCCUPANCY_FULL=off).
 bits: the written map as bits (WAVELIFT_CUDA_MAP=bits; 0049's amendment h111); bitspan: that,
 a unit-stride warp store marking its range a word per lane (WAVELIFT_CUDA_MAPMARK=span; h139).
 proved: the lean build of a dispatch in place on a proof (WAVELIFT_CUDA_PROVED=lean; 0049's
@@ -207,6 +208,8 @@ ENV["h136"] = {**ENV["induction"], **ENV["full"]}
 # amendment h143), alone and with HOIST=induction
 ENV["occauto"] = {"WAVELIFT_CUDA_OCCUPANCY_FULL": "auto"}
 ENV["h143"] = {**ENV["induction"], **ENV["occauto"]}
+# the defaults before session 52 (HOIST=loops, no full-SM build): h136's two are the defaults since
+ENV["pre52"] = {"WAVELIFT_CUDA_HOIST": "loops", "WAVELIFT_CUDA_OCCUPANCY_FULL": "off"}
 # the written map as bits (WAVELIFT_CUDA_MAP=bits: warp-aggregated atomicOr, 0049's amendment
 # h111), and with a unit-stride warp store's range marked a word per lane, no __match_any_sync
 # (WAVELIFT_CUDA_MAPMARK=span; 0049's amendment h139); bytes: the byte map (base: the defaults,

@@ -5,11 +5,11 @@
     python3 bench/occupancy_ptxas.py [KERNEL ...] [--largest N] [--nvdisasm]
 
 For each module (tools/cuda_sass.module_source: the backend's generation, sm_90) under the
-default HOIST and HOIST=induction: its block's threads, and per build -- the usual bound
+HOIST=loops and HOIST=induction (the default since session 52): its block's threads, and per build -- the usual bound
 (compile.occupancy_threads, 1536 threads an SM), the full SM (compile.full_sm_threads, 2048) and
 unbounded -- the blocks an SM it names, and ptxas -v's registers, stack frame and spill
 stores/loads for wl_main; then the bound compile.nvrtc_build keeps under each
-WAVELIFT_CUDA_OCCUPANCY_FULL value (unset, on, auto).  With --nvdisasm (NVDISASM=/path or on
+WAVELIFT_CUDA_OCCUPANCY_FULL value (off, on -- the default since session 52 -- and auto).  With --nvdisasm (NVDISASM=/path or on
 PATH) also the LDL/STL in the hot loops of the full build (bench/sass_costs.loops): where its
 spill lands.  KERNEL: tools/cuda_sass.KERNELS (default: lds.cl's five, shade, vadd32, vadd64)
 or fixture dispatch test names; --largest N adds the N largest clang fixture programs that take
@@ -32,8 +32,8 @@ import cuda_sass as CS  # noqa: E402
 from wavelift.backends.cuda import compile as CC  # noqa: E402
 
 ARCH = "sm_90"
-HOISTS = (None, "induction")
-FULL_VALUES = (None, "on", "auto")
+HOISTS = ("loops", "induction")
+FULL_VALUES = ("off", "on", "auto")
 
 
 def row(name: str, src: str, nvd: str | None, outdir: pathlib.Path) -> str:

@@ -236,13 +236,13 @@ _ALL = [
     Setting(
         "WAVELIFT_CUDA_HOIST",
         str,
-        "loops",
-        "`loops` (the default since session 47's H100 gpu_check): a CUDA kernel makes the window "
-        "bases of the global loads and stores in loops (at most 8) once in its prologue, not at "
-        "every access (decision 0047's amendment h115); `induction`: that, and a global load of a "
+        "induction",
+        "`induction` (the default since session 52's H100 run): `loops`, and a global load of a "
         "one-block wave32 loop at base + stride * r (r a register the loop's exit bounds) tested "
         "once where the loop is entered for every address it can reach, the loop's copy reading it "
         "directly when that holds, else tested each iteration as before (0047's amendment h127); "
+        "`loops`: a CUDA kernel makes the window bases of the global loads and stores in loops (at "
+        "most 8) once in its prologue, not at every access (decision 0047's amendment h115); "
         "`access`: at the access (the form before)",
     ),
     Setting(
@@ -399,13 +399,13 @@ _ALL = [
     Setting(
         "WAVELIFT_CUDA_OCCUPANCY_FULL",
         str,
-        None,
-        "`on`: a CUDA kernel is first built for a full SM (the arch's most resident threads, 2048 "
+        "on",
+        "`on` (the default since session 52's H100 run): a CUDA kernel is first built for a full SM (the arch's most resident threads, 2048 "
         "on sm_90), kept when it spills at most as much as the occupancy bound's build may; else "
         "the usual rule (decision 0047's amendment h136: lds.cl's histogram, 1024 blocks of 256, "
         "resident at once at 8 blocks an SM, in two rounds at 6); `auto`: the same try, kept only "
         "when ptxas reports no spill at all (amendment h143: a spill's place is not in ptxas's "
-        "report, and stencil5's lands in its loop); unset or `off`: no such try",
+        "report, and stencil5's lands in its loop); `off`: no such try",
     ),
     Setting(
         "WAVELIFT_CUDA_OCCUPANCY_STEP",

@@ -924,8 +924,8 @@ def test_occupancy_bounded_build_unless_it_spills(monkeypatch):
     without a block size there is one, unbounded, build."""
     import re
 
-    # (the usual bound: WAVELIFT_CUDA_OCCUPANCY_FULL=on would keep vadd's 8-block build)
-    monkeypatch.delenv("WAVELIFT_CUDA_OCCUPANCY_FULL", raising=False)
+    # (the usual bound: WAVELIFT_CUDA_OCCUPANCY_FULL=on, the default, would keep vadd's 8-block build)
+    monkeypatch.setenv("WAVELIFT_CUDA_OCCUPANCY_FULL", "off")
 
     why = _nvrtc_problem()
     if why:
@@ -994,6 +994,7 @@ def test_occupancy_step_one_block_fewer(monkeypatch, step, spill, kept):
     else:
         monkeypatch.setenv("WAVELIFT_CUDA_OCCUPANCY_STEP", step)
     monkeypatch.delenv("WAVELIFT_CUDA_OCCUPANCY", raising=False)
+    monkeypatch.setenv("WAVELIFT_CUDA_OCCUPANCY_FULL", "off")  # (the usual bound first)
     cubin, _, bound = CC.nvrtc_build("#define WL_BLOCK_THREADS 256\n", "sm_90")
     assert tried == ([6] if step is None else [6, 5])
     assert bound == kept and cubin == (b"cubin5" if kept else b"unbounded")
@@ -1002,7 +1003,8 @@ def test_occupancy_step_one_block_fewer(monkeypatch, step, spill, kept):
 @pytest.mark.parametrize(
     "full, arch, spill, tried, kept",
     [
-        (None, "sm_90", 0, [6], 6),  # unset: no try for a full SM
+        ("off", "sm_90", 0, [6], 6),  # off: no try for a full SM
+        (None, "sm_90", 16, [8], 8),  # unset: `on`, the default since session 52
         ("on", "sm_90", 16, [8], 8),  # a full SM's build spilling at most SPILL_OK_BYTES is kept
         ("on", "sm_90", 20, [8, 6], 6),  # more: the usual bound
         ("on", "sm_86", 0, [6], 6),  # 1536 threads fill an sm_86 SM already
@@ -1119,7 +1121,7 @@ def test_occupancy_full_refuses_unknown_values(monkeypatch):
 @pytest.mark.parametrize(
     "setting, values",
     [
-        ("WAVELIFT_CUDA_OCCUPANCY_FULL", ("on", "auto")),
+        ("WAVELIFT_CUDA_OCCUPANCY_FULL", ("off", "auto")),  # (unset: `on`)
         ("WAVELIFT_CUDA_OCCUPANCY_STEP", ("32",)),
         ("WAVELIFT_CUDA_OCCUPANCY", ("2048",)),
     ],

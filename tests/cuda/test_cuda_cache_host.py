@@ -106,8 +106,8 @@ def test_occupancy_step_names_another_cubin(monkeypatch):
 
 def test_occupancy_full_names_another_cubin(monkeypatch):
     """WAVELIFT_CUDA_OCCUPANCY_FULL=on or auto picks the build's WL_MIN_BLOCKS as the step does:
-    each its own cubin entry (0047's amendments h136, h143); off is unset's."""
-    monkeypatch.delenv("WAVELIFT_CUDA_OCCUPANCY_FULL", raising=False)
+    each its own cubin entry (0047's amendments h136, h143); unset is `on`'s (the default)."""
+    monkeypatch.setenv("WAVELIFT_CUDA_OCCUPANCY_FULL", "off")
     names = [cc.disk_name(KEY, ARCH, SOURCE)]
     for v in ("on", "auto"):
         monkeypatch.setenv("WAVELIFT_CUDA_OCCUPANCY_FULL", v)

@@ -310,6 +310,8 @@ def test_benchmark_kernels_direct_forms(name, monkeypatch):
     unchecked (the tiles' addresses come from the local ids), the others mostly; every module
     compiles (NVRTC to PTX, where installed)."""
     monkeypatch.delenv("WAVELIFT_CUDA_PASSES", raising=False)
+    # (HOIST=induction, the default, gives a loop a second, direct copy: the counts are one copy's)
+    monkeypatch.setenv("WAVELIFT_CUDA_HOIST", "loops")
     import gpu_check as G
     from test_cuda_backend import _nvrtc_problem, translate_dispatch
 
@@ -534,6 +536,7 @@ def test_lanes_setting_proves_the_histogram(monkeypatch):
     WAVELIFT_CUDA_LDS=lanes, tested without; the module compiles (NVRTC to PTX, where
     installed)."""
     monkeypatch.delenv("WAVELIFT_CUDA_PASSES", raising=False)
+    monkeypatch.setenv("WAVELIFT_CUDA_HOIST", "loops")  # (one copy of the loop: see above)
     import gpu_check as G
     from test_cuda_backend import _nvrtc_problem, translate_dispatch
 

@@ -177,7 +177,7 @@ def test_missing_cubin_generates(env):
     [
         ("WAVELIFT_CUDA_PASSES", ("off",)),
         ("WAVELIFT_CUDA_BLENDS", ("eager", "blocks")),  # (`atomics` is the default)
-        ("WAVELIFT_CUDA_HOIST", ("access", "induction")),  # (`loops` is)
+        ("WAVELIFT_CUDA_HOIST", ("access", "loops")),  # (`induction` is)
         ("WAVELIFT_CUDA_OCCUPANCY", ("1024",)),
         ("WAVELIFT_CUDA_OCCUPANCY_STEP", ("32",)),
         ("WAVELIFT_CUDA_LDS", ("direct",)),  # (`lanes` is the default)
@@ -186,7 +186,7 @@ def test_missing_cubin_generates(env):
         ("WAVELIFT_CUDA_NAN", ("every",)),  # (`chain` is)
         ("WAVELIFT_CUDA_WAVESYNC", ("spaces", "commute")),
         ("WAVELIFT_CUDA_LDSBASE", ("kept",)),
-        ("WAVELIFT_CUDA_OCCUPANCY_FULL", ("on", "auto")),
+        ("WAVELIFT_CUDA_OCCUPANCY_FULL", ("off", "auto")),  # (`on` is)
         ("WAVELIFT_CUDA_MAPMARK", ("span",)),
         ("WAVELIFT_CUDA_COUNT_SLOTS", ("1024", "16384")),
     ],
