@@ -56,6 +56,8 @@ occauto: the full SM's build kept only without any spill (WAVELIFT_CUDA_OCCUPANC
 pre52: the defaults before (HOIST=loops, OCCUPANCY_FULL=off).
 bits: the written map as bits (WAVELIFT_CUDA_MAP=bits; 0049's amendment h111); bitspan: that,
 a unit-stride warp store marking its range a word per lane (WAVELIFT_CUDA_MAPMARK=span; h139).
+mapatomic: every bit-map word by atomicOr (WAVELIFT_CUDA_MAPFILL=atomic), the kernels before 0049's
+session-52 amendment (base: a word a warp store covers whole set by a plain store).
 proved: the lean build of a dispatch in place on a proof (WAVELIFT_CUDA_PROVED=lean; 0049's
 amendment h148; timed on the arena with the proved windows as guesses, as timing repeats are).
 f2i: f32 -> u32 / i32 as one cvt.rzi (WAVELIFT_CUDA_F2I=cvt, the default since session 51; f2iwl: wl_f2i's
@@ -217,6 +219,9 @@ ENV["pre52"] = {"WAVELIFT_CUDA_HOIST": "loops", "WAVELIFT_CUDA_OCCUPANCY_FULL": 
 ENV["bits"] = {"WAVELIFT_CUDA_MAP": "bits"}
 ENV["bytes"] = {"WAVELIFT_CUDA_MAP": "bytes"}
 ENV["bitspan"] = {**ENV["bits"], "WAVELIFT_CUDA_MAPMARK": "span"}
+# every bit-map word by atomicOr (WAVELIFT_CUDA_MAPFILL=atomic), the kernels before 0049's
+# session-52 amendment; base stores a word its warp store covers whole
+ENV["mapatomic"] = {"WAVELIFT_CUDA_MAPFILL": "atomic"}
 # session 43's opt-in settings together (h97's three, h98's LDS values in the active lanes and
 # occupancy step)
 ENV["s43"] = {**ENV["h97"], **ENV["ldslanes"], **ENV["occstep"]}

@@ -273,6 +273,16 @@ _ALL = [
         "0049's amendment h111; part of the module key); `bytes`: one map byte per stored byte",
     ),
     Setting(
+        "WAVELIFT_CUDA_MAPFILL",
+        str,
+        "store",
+        "`store` (the default since session 52): with WAVELIFT_CUDA_MAP=bits, a written-map word "
+        "whose 32 bits one warp store sets all is set by a plain store of all ones, not an "
+        "atomicOr (decision 0049's session-52 amendment: exact, and no DRAM read of the map's "
+        "line where the data's stream evicted it from L2); `atomic`: every word by atomicOr (the "
+        "kernels before, A/B runs); part of the module key",
+    ),
+    Setting(
         "WAVELIFT_CUDA_MAPMARK",
         str,
         None,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import pathlib
+import re
 import shutil
 import subprocess
 
@@ -83,6 +84,10 @@ static unsigned long long __shfl_sync(unsigned mask, unsigned long long v, int s
     return j == (unsigned)src ? x : r; });
 }
 extern "C" unsigned t_matches() { return wl_matches; }
+/* mapbits.h's whole-word store (WL_MAP_FILL_STORE), counted; atomic beside the lanes' atomicOr */
+static unsigned wl_fills;
+#define WL_MAP_FILL(p) (__atomic_fetch_add(&wl_fills, 1u, __ATOMIC_SEQ_CST), __atomic_store_n((p), 0xFFFFFFFFu, __ATOMIC_SEQ_CST))
+extern "C" unsigned t_fills() { return wl_fills; }
 """
 
 # mapbits.h (the kernel's marking), after the types it names
@@ -586,6 +591,40 @@ def test_compiled_span_marking_equals_the_byte_map(lib_span, seed):
     assert np.array_equal(bm, _bitmap(_byte_map(size, stores)))
 
 
+@pytest.fixture(scope="module")
+def lib_atomic(tmp_path_factory):
+    """mapbits.h with every map word set by atomicOr (WL_MAP_FILL_STORE 0: WAVELIFT_CUDA_MAPFILL=atomic)"""
+    src = SHIM + "#define WL_MAP_FILL_STORE 0\n" + R._RUNS_SRC + MAPBITS + DRIVER
+    return host_build.load(tmp_path_factory.mktemp("land_atomic"), "land_atomic", src, _FLAGS)
+
+
+@pytest.mark.parametrize("form", ["general", "span", "atomic"])
+def test_whole_map_words_are_stored_not_ored(lib, lib_span, lib_atomic, form):
+    """mapbits.h's WL_MAP_FILL_STORE (decision 0049's session-52 amendment): a map word one warp
+    store covers whole is set by a store of all ones -- 4 words for a warp's 32 x 4 bytes at a
+    32-byte bound, 3 when it starts 4 bytes past one (the two end words partial: atomicOr) --
+    in the general form and the span form, none with WL_MAP_FILL_STORE 0; the words it stores
+    over held other bits already, and with random stores after, the bit map is exactly the byte
+    map's bits."""
+    lib_ = {"general": lib, "span": lib_span, "atomic": lib_atomic}[form]
+    size = 4096
+    lanes = 4 * np.arange(32, dtype=np.int64)
+    early = [(1, 1, np.array([64 + 5] + [0] * 31, np.int64))]  # (a bit in a word filled later)
+    stores = [(4, 0xFFFFFFFF, 64 + lanes), (4, 0xFFFFFFFF, 1028 + lanes)]
+    bm = np.zeros(R.map_words(size), np.uint32)
+    _mark(lib_, bm, early)
+    before = lib_.t_fills()
+    _mark(lib_, bm, stores[:1])
+    assert lib_.t_fills() - before == (0 if form == "atomic" else 4)
+    _mark(lib_, bm, stores[1:])
+    assert lib_.t_fills() - before == (0 if form == "atomic" else 7)
+    rng = np.random.default_rng(52)
+    _, wins = _case(rng, size)
+    more = _stores(rng, size, sorted(set((o, n) for o, n in wins if o + n <= size)), 60)
+    _mark(lib_, bm, more)
+    assert np.array_equal(bm, _bitmap(_byte_map(size, early + stores + more)))
+
+
 @pytest.mark.parametrize("seed", range(8))
 def test_compiled_runs_bits_equal_the_byte_runs(lib, seed):
     """wl_runs_bits compiled (any grid) over the bit map of a byte map: the runs NumPyOps.runs
@@ -769,6 +808,42 @@ def test_span_marking_setting_is_in_the_source_and_the_key(form, monkeypatch):
     text, before = _ptx(src), _ptx(plain)
     assert all(m in text for m in ("shfl.sync.idx", "vote.sync.all", "match.any.sync.b64")), name
     assert "shfl.sync.idx" not in before
+
+
+@pytest.mark.parametrize("form", ["bytes", "bits"])
+def test_map_fill_setting_is_in_the_source_and_the_key(form, monkeypatch):
+    """WAVELIFT_CUDA_MAPFILL (decision 0049's session-52 amendment): with the bit map, clang's vadd's
+    PTX sets a whole map word by a relaxed gpu-scope store (`store`, the default) beside the
+    partial words' atomic or; `atomic` says WL_MAP_FILL_STORE 0 in the source and the key, and its
+    PTX has no such store; with the byte map the setting changes neither; a value other than the
+    two is refused."""
+    import fixture_dispatches as F
+    from test_cuda_backend import translate_dispatch
+
+    from wavelift.backends.cuda import BACKEND
+    from wavelift.backends.cuda.codegen import baked_params, generate
+
+    name, mem, cfg = next(
+        d for d in F.clang_dispatches() if d[0].startswith("gfx1030/basic-O2-w32-flat:vadd")
+    )
+    prog, base = translate_dispatch(mem, cfg)
+    gen = lambda: generate(prog, cfg.wave_size, "lane", cfg.scratch_wave_bytes, base, baked_params(cfg))[0]  # noqa: E731
+    monkeypatch.setenv("WAVELIFT_CUDA_MAP", form)
+    monkeypatch.delenv("WAVELIFT_CUDA_MAPFILL", raising=False)
+    plain, key = gen(), BACKEND.key_extra(cfg)
+    monkeypatch.setenv("WAVELIFT_CUDA_MAPFILL", "atomic")
+    src = gen()
+    if form == "bytes":
+        assert src == plain and BACKEND.key_extra(cfg) == key
+        return
+    assert "#define WL_MAP_FILL_STORE 0" in src and "WL_MAP_FILL_STORE 0" not in plain
+    assert BACKEND.key_extra(cfg)[-1] == "bits+atomic" and key[-1] == "bits"
+    text, before = _ptx(src), _ptx(plain)
+    assert "st.relaxed.gpu" in before and "st.relaxed.gpu" not in text, name
+    assert re.search(r"\b(red|atom)\.(global\.)?(or|gpu)", before) and re.search(r"\b(red|atom)\.", text)
+    monkeypatch.setenv("WAVELIFT_CUDA_MAPFILL", "yes")
+    with pytest.raises(ValueError, match="MAPFILL"):
+        gen()
 
 
 def test_source_compiles_as_cuda_device_code(tmp_path):

@@ -25,6 +25,7 @@ from .codegen import (
     groups_per_block,
     lowered,
     map_bits,
+    map_fill_store,
     mark_span,
     proved_lean,
     source_count_slots,
@@ -433,7 +434,11 @@ class CudaBackend:
                 _baked(config),
                 _groups(config),
                 occupancy_settings(),
-                ("bits+span" if mark_span() else "bits") if map_bits() else "bytes",
+                (
+                    "bits" + ("+span" if mark_span() else "") + ("" if map_fill_store() else "+atomic")
+                    if map_bits()
+                    else "bytes"
+                ),
             )
             + (("proved=lean",) if proved_lean() else ())
             + ((f"slots={slots}",) if slots != COUNT_SLOTS else ())

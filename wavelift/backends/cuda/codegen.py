@@ -1281,6 +1281,8 @@ class Lowering(ValueLowering):
             *([f"#define WL_WIDE_SLOTS {wide}u"] if wide != COUNT_SLOTS else []),
             # (mapbits.h: a unit-stride warp store marks its one range; 0049's amendment h139)
             *(["#define WL_MARK_SPAN 1"] if self.map_bits and mark_span() else []),
+            # (mapbits.h: every map word by atomicOr, WAVELIFT_CUDA_MAPFILL=atomic; 0049, session 52)
+            *(["#define WL_MAP_FILL_STORE 0"] if self.map_bits and not map_fill_store() else []),
             _CTX,
             # (compile.py defines WL_MIN_BLOCKS; generate() WL_BLOCK_THREADS)
             "#ifndef WL_MIN_BLOCKS",
@@ -2078,6 +2080,16 @@ def map_bits() -> bool:
     """Whether modules generated now mark a written-map bit per stored byte (WAVELIFT_CUDA_MAP=bits:
     decision 0049's amendment h111) rather than a byte; part of the module key."""
     return settings.get("WAVELIFT_CUDA_MAP") == "bits"
+
+
+def map_fill_store() -> bool:
+    """Whether modules generated now set a whole written-map word by a store (mapbits.h's
+    WL_MAP_FILL_STORE; WAVELIFT_CUDA_MAPFILL, `store` unless `atomic`: decision 0049's session-52
+    amendment); part of the module key."""
+    v = settings.get("WAVELIFT_CUDA_MAPFILL")
+    if v not in ("store", "atomic"):
+        raise ValueError(f"WAVELIFT_CUDA_MAPFILL={v!r} is not store or atomic")
+    return v == "store"
 
 
 def mark_span() -> bool:

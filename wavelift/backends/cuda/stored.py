@@ -10,7 +10,7 @@ version, the occupancy bound (and WAVELIFT_CUDA_OCCUPANCY_STEP / _FULL), CODEGEN
 WAVELIFT_CUDA_SPANS, WAVELIFT_CUDA_BUDGET,
 WAVELIFT_CUDA_RETEST, WAVELIFT_CUDA_WAVESYNC, WAVELIFT_CUDA_EXEC,
 WAVELIFT_CUDA_NAN, WAVELIFT_CUDA_HOIST (loops, induction), WAVELIFT_CUDA_LDSBASE,
-WAVELIFT_CUDA_MAPMARK, WAVELIFT_CUDA_F2I, WAVELIFT_CUDA_STATS,
+WAVELIFT_CUDA_MAPMARK, WAVELIFT_CUDA_MAPFILL, WAVELIFT_CUDA_F2I, WAVELIFT_CUDA_STATS,
 WAVELIFT_CUDA_COUNT_SLOTS) and a fingerprint of the code that generates it
 (path, size and mtime of each file of the packages the translation, the passes and the lowering
 live in) -- holds what the module needs from the generation: the source's digest, the slots and
@@ -95,6 +95,7 @@ def entry_name(key, arch: str, base_address: int) -> str:
         *(["hoist=induction"] if settings.get("WAVELIFT_CUDA_HOIST") == "induction" else []),
         *(["ldsbase=kept"] if settings.get("WAVELIFT_CUDA_LDSBASE") == "kept" else []),
         *(["mapmark=span"] if settings.get("WAVELIFT_CUDA_MAPMARK") == "span" else []),
+        *(["mapfill=atomic"] if settings.get("WAVELIFT_CUDA_MAPFILL") == "atomic" else []),
         *(["f2i=cvt"] if settings.get("WAVELIFT_CUDA_F2I") == "cvt" else []),
         *(["stats=block"] if settings.get("WAVELIFT_CUDA_STATS") == "block" else []),
         *([f"slots={count_slots()}"] if count_slots() != COUNT_SLOTS else []),
