@@ -1,22 +1,27 @@
 #!/bin/bash
-# Session 52's second GPU call (~9.5 minutes): 1. every CUDA GPU test (h152's count slots, h153's
-# folded GPU test scaffolding -- none of which ran on a GPU in session 51 -- and everything else);
-# 2. the in-place gpu_check's rows sessions 50-51 did not reach (part of gfx1030's ACO rows,
-# RADV-LLVM's and the captures').
+# Session 52's second GPU call (~9.5 minutes), on the new defaults (HOIST=induction, OCCUPANCY_FULL=on,
+# MAPFILL=store): 1. every CUDA GPU test (also h152's count slots and h153's folded scaffolding, which
+# never ran on a GPU); 2. where a stream of resident shade passes waits (cProfile; nsys where found);
+# 3. MAPFILL=store against atomic: cuda_costs on the streaming kernels, bench_resident's vadd 2^26.
+# The in-place gpu_check's unreached rows: session52_third.sh.
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name --format=csv,noheader
-timeout 240 python -m pytest -q -m cuda tests/cuda -p no:cacheprovider -n 0 > $OUT/cuda_tests.txt 2>&1
-echo "cuda tests rc $?"; grep -E "passed|failed|FAILED" $OUT/cuda_tests.txt | tail -8
-# where a stream of resident shade passes waits (session 52: stream 54 us a pass = host + kernel?)
-timeout 90 python3 bench/device_jobs/stream_profile.py 50 > $OUT/stream_profile.txt 2>&1
+timeout 230 python -m pytest -q -m cuda tests/cuda -p no:cacheprovider -n 0 -x > $OUT/cuda_tests.txt 2>&1
+echo "cuda tests rc $?"; grep -E "passed|failed|FAILED|Error" $OUT/cuda_tests.txt | tail -8
+env -u OUT timeout 100 python3 bench/cuda_costs.py base,mapatomic vadd32,vadd64,shade,histogram > $OUT/cuda_costs_fill.txt 2>&1
+echo "cuda_costs rc $?"; grep -E "us \(" $OUT/cuda_costs_fill.txt
+for f in store atomic; do
+  echo "== MAPFILL=$f" >> $OUT/vadd26.txt
+  WAVELIFT_CUDA_MAPFILL=$f timeout 70 python3 bench/bench_resident.py --tiny 0 --passes 0 --vadd 67108864 >> $OUT/vadd26.txt 2>&1
+done
+grep -E "==|vadd over|ratios" $OUT/vadd26.txt | cut -c1-330
+timeout 60 python3 bench/device_jobs/stream_profile.py 50 > $OUT/stream_profile.txt 2>&1
 echo "stream_profile rc $?"; grep -E "^round|nsys" $OUT/stream_profile.txt
 NSYS=$(command -v nsys || ls /usr/local/cuda/bin/nsys /opt/nvidia/nsight-systems/*/bin/nsys 2>/dev/null | head -1)
-if [ -n "$NSYS" ]; then
-  timeout 120 $NSYS profile --trace=cuda --sample=none --cpuctxsw=none -o /tmp/sp -f true \
+if [ -n "$NSYS" ] && [ $SECONDS -lt 430 ]; then
+  timeout 90 $NSYS profile --trace=cuda --sample=none --cpuctxsw=none -o /tmp/sp -f true \
       python3 bench/device_jobs/stream_profile.py 20 > /dev/null 2>&1
-  timeout 60 $NSYS stats -q --report cuda_gpu_kern_sum,cuda_api_sum --format table /tmp/sp.nsys-rep > $OUT/nsys.txt 2>&1
-  timeout 40 $NSYS stats -q --report cuda_gpu_trace /tmp/sp.nsys-rep 2>&1 | tail -80 >> $OUT/nsys.txt
+  timeout 40 $NSYS stats -q --report cuda_gpu_kern_sum,cuda_api_sum --format table /tmp/sp.nsys-rep > $OUT/nsys.txt 2>&1
+  timeout 30 $NSYS stats -q --report cuda_gpu_trace /tmp/sp.nsys-rep 2>&1 | tail -80 >> $OUT/nsys.txt
+  head -40 $OUT/nsys.txt
 fi
-L=$((570 - SECONDS)); timeout $L python bench/gpu_check.py --skip-bench --time-limit $((L - 40)) \
-    --only gfx1030/aco/,radv-llvm,captures > $OUT/gpu_check.txt 2>&1
-echo "gpu_check rc $?"; grep -E "fixtures:|errors:" $OUT/gpu_check.txt
