@@ -8,11 +8,12 @@ export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name --format=csv,noheader
 timeout 230 python -m pytest -q -m cuda tests/cuda -p no:cacheprovider -n 0 -x > $OUT/cuda_tests.txt 2>&1
 echo "cuda tests rc $?"; grep -E "passed|failed|FAILED|Error" $OUT/cuda_tests.txt | tail -8
-env -u OUT timeout 100 python3 bench/cuda_costs.py base,mapatomic vadd32,vadd64,shade,histogram > $OUT/cuda_costs_fill.txt 2>&1
+env -u OUT timeout 80 python3 bench/cuda_costs.py base,mapatomic vadd32,vadd64,shade > $OUT/cuda_costs_fill.txt 2>&1
 echo "cuda_costs rc $?"; grep -E "us \(" $OUT/cuda_costs_fill.txt
-for f in store atomic; do
+for f in store atomic store+lean; do
   echo "== MAPFILL=$f" >> $OUT/vadd26.txt
-  WAVELIFT_CUDA_MAPFILL=$f timeout 70 python3 bench/bench_resident.py --tiny 0 --passes 0 --vadd 67108864 >> $OUT/vadd26.txt 2>&1
+  WAVELIFT_CUDA_MAPFILL=${f%+lean} WAVELIFT_CUDA_PROVED=$([ $f = store+lean ] && echo lean) \
+      timeout 60 python3 bench/bench_resident.py --tiny 0 --passes 0 --vadd 67108864 >> $OUT/vadd26.txt 2>&1
 done
 grep -E "==|vadd over|ratios" $OUT/vadd26.txt | cut -c1-330
 timeout 60 python3 bench/device_jobs/stream_profile.py 50 > $OUT/stream_profile.txt 2>&1
