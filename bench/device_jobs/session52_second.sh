@@ -16,8 +16,10 @@ for f in store atomic store+lean; do
       timeout 60 python3 bench/bench_resident.py --tiny 0 --passes 0 --vadd 67108864 >> $OUT/vadd26.txt 2>&1
 done
 grep -E "==|vadd over|ratios" $OUT/vadd26.txt | cut -c1-330
-timeout 60 python3 bench/device_jobs/stream_profile.py 50 > $OUT/stream_profile.txt 2>&1
+timeout 45 python3 bench/device_jobs/stream_profile.py 50 > $OUT/stream_profile.txt 2>&1
 echo "stream_profile rc $?"; grep -E "^round|nsys" $OUT/stream_profile.txt
+echo "== --whole (a full queue read whole: before session 52)" >> $OUT/stream_profile.txt
+timeout 40 python3 bench/device_jobs/stream_profile.py 50 --whole 2>&1 | grep -E "^round" | tee -a $OUT/stream_profile.txt
 NSYS=$(command -v nsys || ls /usr/local/cuda/bin/nsys /opt/nvidia/nsight-systems/*/bin/nsys 2>/dev/null | head -1)
 if [ -n "$NSYS" ] && [ $SECONDS -lt 430 ]; then
   timeout 90 $NSYS profile --trace=cuda --sample=none --cpuctxsw=none -o /tmp/sp -f true \

@@ -20,7 +20,12 @@ import bench_resident as BR  # noqa: E402
 
 import wavelift  # noqa: E402
 
-passes = int(sys.argv[1]) if len(sys.argv) > 1 else 50
+passes = int(sys.argv[1]) if len(sys.argv) > 1 and sys.argv[1].isdigit() else 50
+if "--whole" in sys.argv:  # (A/B: a full queue read whole, as before session 52's ``front``)
+    from wavelift.backends.cuda import resident as R
+
+    _flush = R.Resident.flush
+    R.Resident.flush = lambda self, front=0: _flush(self)
 w, h = 1920, 1080
 c = BR._pass_case("shade", w, h)
 dev = wavelift.Device("gfx1030", backend="cuda", mode="lane", record=False)

@@ -286,6 +286,32 @@ def test_a_refused_deferred_dispatch_lands_nothing_and_later_ones_see_the_earlie
     assert np.array_equal(dev_c, want)
 
 
+@pytest.mark.parametrize("depth", [2, 3, 4])
+def test_a_refused_deferred_dispatch_read_with_a_full_queues_oldest(standin, monkeypatch, depth):
+    """The same with a queue of 2-4 places: a full queue reads its oldest half (Resident.flush's
+    ``front``), the newer launches left queued, so the escaping launch is read while later ones
+    are still queued -- they all fail and run again in order: the refusals, the host's bytes and
+    the device copy as without deferral, and the places taken in turn (never two queued
+    launches in one)."""
+    from wavelift.backends.cuda import resident as R
+
+    monkeypatch.setattr(R, "DEFER_DEPTH", depth)
+    dev, go, a, c = _escaping(standin, monkeypatch)
+    rs = [go()]
+    res = dev.memory.resident
+    assert res.depth == depth
+    for _ in range(6):
+        rs.append(go())
+        assert len({id(it.slot) for it in res.pending}) == len(res.pending) < depth
+    assert [r.refusal.code if r.refusal else None for r in rs] == [None, None] + ["escape"] * 5
+    want = np.full(N, 4.0, np.float32)
+    want[:5] += 1
+    want[:6] += 1
+    assert np.array_equal(dev.download(c, np.float32), want)
+    e = res.entries[dev.memory.find(c.address)]
+    assert np.array_equal(np.asarray(e.buf[: 4 * N]).view(np.float32), want)
+
+
 def test_the_gate_table_is_the_written_windows_less_the_mirrored_ranges(standin, monkeypatch):
     """wl_gate's ranges (Again._deferral): a run may land only inside the windows the last landing
     wrote, adjacent ones merged, and never in a mirrored range (the full path reruns those

@@ -724,6 +724,40 @@ def test_a_stream_of_proved_dispatches_waits_once_a_queue(monkeypatch, calls, de
         assert X.DEFERRED[0] == d0 and waits >= 32, waits
 
 
+def test_a_full_queue_reads_its_oldest_half_and_leaves_the_rest_running(monkeypatch, calls):
+    """A queue of 4 places (DEFER_DEPTH patched): a stream of deferred in-place launches never
+    waits for the whole device -- a full queue reads its oldest two, after the second's launch
+    finished (its event), the newer ones left queued -- so the queue holds 2 then 3 launches,
+    the places taken in turn (no two queued launches share one, four made in all); every
+    result equals the model's.  Fails with the whole queue read when full (a stream sync)."""
+    from wavelift.backends.cuda import runtime as RT
+
+    monkeypatch.setattr(R, "DEFER_DEPTH", 4)
+    mem, cfg = _vadd(256)
+    fm = rig(monkeypatch, mem, cfg)
+    cache: dict = {}
+    rs = [execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache) for _ in range(2)]
+    waited: list = []
+    real_wait = RT.Deferred.wait
+    monkeypatch.setattr(RT.Deferred, "wait", lambda self: (waited.append(self), real_wait(self))[1])
+    syncs = calls(R.CuPyOps, "sync")
+    res, lens = mem.resident, []
+    for _ in range(13):
+        rs.append(execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache))
+        lens.append(len(res.pending))
+        assert len({id(it.slot) for it in res.pending}) == len(res.pending)
+    assert lens == [1, 2, 3] + [2, 3] * 5, lens  # (a launch filling the queue reads two)
+    assert not syncs and len(waited) == 5
+    ag = res.pending[0].ag
+    assert ag.depth == 4 and len(ag.slots) == 4
+    for r in rs:
+        assert r.refusal is None and r.stats["in_place"] == "proved", r.refusal
+        assert r.write_spans == fm.spans
+    assert len(syncs) == 1  # (the results read: the rest of the queue at once)
+    _consistent(mem)
+    _same_memory(mem, fm.model)
+
+
 def test_deferred_dispatches_amid_host_writes_and_reads_equal_the_model(monkeypatch):
     """Deferred in-place launches with host writes of an input and host reads of the output
     between them (each read or write first reads the queue: Resident.pull / touch): every read
@@ -754,15 +788,18 @@ def test_deferred_dispatches_amid_host_writes_and_reads_equal_the_model(monkeypa
     _same_memory(mem, fm.model)
 
 
-def test_a_failed_proof_found_in_a_deferred_chain(monkeypatch):
+@pytest.mark.parametrize("depth", [R.DEFER_DEPTH, 4, 2])
+def test_a_failed_proof_found_in_a_deferred_chain(monkeypatch, depth):
     """A chain of deferred in-place launches whose sixth reports an escape (a wrong proof) and
     stores nothing: its result is not filled before its report is read (no stats, queued); once
     read, the five before it landed as the model's, it and every one after are refused
     `backend.proof`, the next dispatch is refused before any launch, and the output -- which
     only the refused launches after it wrote on the device since the fifth -- is unreadable
-    (not their bytes), the inputs intact."""
+    (not their bytes), the inputs intact.  Queues of 4 and 2 places: the failed one is read
+    with a full queue's oldest (Resident.flush's ``front``), later ones still queued."""
     from wavelift.run.execute import DeferredResult
 
+    monkeypatch.setattr(R, "DEFER_DEPTH", depth)
     mem, cfg = _vadd(256)
     fm = rig(monkeypatch, mem, cfg, Faulty)
     cache: dict = {}
@@ -782,8 +819,12 @@ def test_a_failed_proof_found_in_a_deferred_chain(monkeypatch):
 
     fm._kernel = kernel
     rs = [execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache) for _ in range(10)]
-    assert all(isinstance(r, DeferredResult) for r in rs)
-    assert "_stats" not in rs[5].__dict__ and mem.resident.pending  # (not read: not landed)
+    if depth > 10:  # (the whole chain queued)
+        assert all(isinstance(r, DeferredResult) for r in rs)
+        assert "_stats" not in rs[5].__dict__ and mem.resident.pending  # (not read: not landed)
+    else:  # (read with a full queue's oldest: the launches after it take the full path, refused)
+        assert all(isinstance(r, DeferredResult) for r in rs[:6])
+        assert not isinstance(rs[-1], DeferredResult)
     for r in rs[:5]:
         assert r.refusal is None and r.write_spans == fm.spans, r.refusal
     for r in rs[5:]:

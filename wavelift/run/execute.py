@@ -724,7 +724,7 @@ def _deferred(rec, memory, config, index, budget, cache, kept, t0):
     if res.holds(kept.token) and ag.arm():
         rec.again = ref(kept)
     if len(res.pending) >= res.depth:
-        res.flush()  # (its reports' host arrays are taken again from the first)
+        res.flush(front=res.depth // 2)  # (the oldest half read: their places are taken again)
     return r
 
 

@@ -1249,7 +1249,7 @@ class Resident:
             raise ValueError("a gate's run table with room for more runs than the first one")
         return t
 
-    def flush(self) -> None:
+    def flush(self, front: int = 0) -> None:
         """Read the reports of the deferred dispatches (``pending``), in launch order: each one
         wl_gate passed landed on the device (its result is filled: ``settle``); from the first
         one it did not (itself failed, or it was queued after one that did: nothing of either
@@ -1260,7 +1260,13 @@ class Resident:
         copies are made unusable (``fail``: broke_in_place) and its replay is refused
         ``backend.proof``, as each would have been without deferral.  Called before the host
         reads or writes a device copy's allocation, before any dispatch not deferred, when a
-        result is read and when the queue is full."""
+        result is read and when the queue is full.
+
+        ``front`` (the queue full: runtime's deferrals): only the oldest ``front`` are read,
+        after the last of them finished (its stop event), the others left running and queued --
+        the device is never drained to read a full queue (a stream of passes kept the GPU idle
+        while the host read all sixteen reports: session 52).  Where one of them did not settle,
+        the device is waited for and every later one fails as in a whole flush."""
         if not self.pending or self.flushing:
             return
         self.flushing = True
@@ -1268,13 +1274,23 @@ class Resident:
         stream, self.stream = self.stream, None
         done, failed = 0, False
         try:
-            self.ops.sync(stream)  # (theirs: the reports are in the host arrays after it)
+            if 0 < front < len(items):
+                items[front - 1].wait()  # (the reports of items[:front] are in their host arrays)
+                self.pending, self.stream = items[front:], stream
+                items = items[:front]
+            else:
+                self.ops.sync(stream)  # (theirs: the reports are in the host arrays after it)
             for it in items:
                 if not failed and it.settle():
                     done += 1
                     continue
                 if not failed:
                     failed = True
+                    if self.pending:  # (the later ones ran on what this one left: all fail --
+                        # read on in this loop: the list it walks, extended)
+                        items.extend(self.pending)
+                        self.pending, self.stream = [], None
+                        self.ops.sync(stream)
                     self.ops.clear(self.sticky())  # (on the stream, before any replay's work)
                     for later in items[done:]:
                         later.fail()
@@ -1283,7 +1299,15 @@ class Resident:
         except BaseException as exc:
             # (the rest neither settled nor run again: booked as failed -- the device copies
             # hold what landed, the host pulls it -- and their results lost: never a refusal
-            # of None for a dispatch that did not land; the exception is the caller's)
+            # of None for a dispatch that did not land; the exception is the caller's); the
+            # ones a ``front`` read left queued with them, once the device is done with them
+            if self.pending:
+                items = items + self.pending
+                self.pending, self.stream = [], None
+                try:
+                    self.ops.sync(stream)
+                except Exception:  # noqa: BLE001 - the first exception is the caller's
+                    pass
             for it in items[done:]:
                 it.lose(exc)
             if not failed:  # (after the results are lost: a faulted device may raise here too)

@@ -1345,7 +1345,10 @@ class Again(_Kept):
         d = self.deferral
         if d is None:
             d = self.deferral = self._deferral()
-        slots, n = d["slots"], len(res.pending)
+        # (its places in turn: the queue holds this plan's latest launches, fewer than depth --
+        # Resident.flush reads its oldest first --, so the place depth launches back is free)
+        slots, n = d["slots"], d["next"] % res.depth
+        d["next"] += 1
         sl = slots[n] if n < len(slots) else self._slot(slots)
         self.changes = None  # (no ``launched``: ``landed_deferred`` books the arena after it)
         start, stop = sl.events
@@ -1413,6 +1416,7 @@ class Again(_Kept):
             "commits": commits,
             "ranges": ranges,
             "slots": [],
+            "next": 0,
         }
 
     def _deferred_ops(self, cp, d, host, stream: int) -> None:
@@ -1457,6 +1461,7 @@ class InPlace(_Kept):
         "wrote",
         "wrote_ks",
         "slots",
+        "ring",
         "depth",
         "booked_at",
         "lean",
@@ -1489,6 +1494,7 @@ class InPlace(_Kept):
         self.wrote: list | None = None
         self.wrote_ks: frozenset = frozenset()
         self.slots: list = []
+        self.ring = 0  # (the next queue place: ``defer``)
         # (its queue places: each needs an aside as large as the windows' map -- Resident.aside --
         # so DEFER_DEPTH of them where they fit in ASIDE_BYTES, else one: the memory bounded)
         fits = R.DEFER_DEPTH * int(placed.scan.nbytes) <= R.ASIDE_BYTES
@@ -1637,11 +1643,13 @@ class InPlace(_Kept):
         # plan does not hold after an arena plan's deferral, nor theirs after this one's)
         if res.pending and res.stream.ptr != stream.ptr:
             return None
-        if len(res.pending) >= self.depth:  # (its places all taken: read them -- ``depth``)
-            res.flush()
+        if len(res.pending) >= self.depth:  # (its places all taken: read the oldest -- ``depth``)
+            res.flush(front=max(1, self.depth // 2))
         if not self._holds():
             return None
-        n = len(res.pending)
+        # (its places in turn, as Again.defer's: the one ``depth`` launches back is read)
+        n = self.ring % self.depth
+        self.ring += 1
         sl = self.slots[n] if n < len(self.slots) else self._slot(cp)
         self.changes = None
         self._launch(cp, stream, sl.graph, sl.host, sl.aside, sl.events)
@@ -1742,6 +1750,11 @@ class Deferred:
         s_, e_ = sl.runs(sl.words[_RUNS_WORD])  # (at most INLINE_RUNS: wl_gate)
         self.result.settled(*ag._landing(_cupy(), sl, s_, e_, t0))
         return True
+
+    def wait(self) -> None:
+        """Until its launch finished (its report in its place's host array: Resident.flush's
+        ``front``)."""
+        self.slot.events[1].synchronize()
 
     def fail(self) -> None:
         ag = self.ag
