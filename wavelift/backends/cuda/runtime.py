@@ -207,6 +207,29 @@ def _lean_hints(m, windows: list) -> np.ndarray | None:
     return np.asarray(windows, np.int64)
 
 
+_WRITABLE: dict = {}  # (id(program), proved windows) -> (program, globalrange.written_windows)
+
+
+def _writable(m, windows: list) -> frozenset:
+    """The windows module ``m``'s lean build can store into on the proved ``windows`` (each
+    access slot's, all proved: _lean_hints held) -- globalrange.written_windows of the program
+    the proof ran on, kept by it and the windows.  In place, only their map is scanned and
+    cleared (decision 0049's amendment h157): the lean build flags an access outside its proved
+    window and makes none, so no other window's map can hold a mark.  The module's own build
+    may store into any window its search finds (a proof wrong about a window lands unflagged):
+    its runs are scanned over every window (None)."""
+    low = m.proof_input[0]
+    key = (id(low), tuple(windows))
+    hit = _WRITABLE.get(key)
+    if hit is not None and hit[0] is low:
+        return hit[1]
+    from . import globalrange as GR
+
+    got = GR.written_windows(low, windows)
+    keep(_WRITABLE, key, (low, got), GUESSES)
+    return got
+
+
 _WINDOW_CONSTANTS: dict = {}  # (id(layout), offs) -> (layout, [(name, array)]): WL_WS/WL_WE/WL_WO
 
 
@@ -369,8 +392,8 @@ def _lost_in_place(res, plan, placed, exc: BaseException) -> None:
     lo, hi = placed.hull
     why = f"an in-place run's report could not be read ({type(exc).__name__}: {exc}); the device copies it ran on are unusable"
     res.broke_in_place(plan, [lo], [hi], why)
-    try:
-        res.ops.clear(placed.scan)
+    try:  # (the whole hull's map, not only ``scan``'s: nothing is known of this run)
+        res.ops.clear(res.heap.map_over(lo, hi))
     except Exception:  # noqa: BLE001 - the device may be gone: the copies are broken already
         pass
 
@@ -433,6 +456,8 @@ class Runtime:
         # the proved window of each access slot where an in-place dispatch launches the lean
         # build (_in_place: _lean_hints), else None
         self.lean: np.ndarray | None = None
+        # the windows the lean build can store into (_writable), where it launches; else None
+        self.writable: frozenset | None = None
         # where the module's cubin came from (the run table's "disk hit": commands/common.py)
         self.extra_stats: dict = {
             "cubin": "disk cache" if getattr(module, "compiled_by", "") == "disk" else "compiled"
@@ -885,7 +910,7 @@ class Runtime:
             return None
         if self.lean is not None:
             self.extra_stats["build"] = "lean"
-        return res.placed(self.win, plan)
+        return res.placed(self.win, plan, self.writable)
 
     def _prove(self) -> str | None:
         """_unrefusable of this dispatch (None: proved) and, where proved, the build it launches:
@@ -900,6 +925,7 @@ class Runtime:
             self.lean = lean = _lean_hints(m, windows)
             if lean is not None and (m.hints is None or not np.array_equal(m.hints, lean)):
                 m.hints = lean
+            self.writable = None if lean is None else _writable(m, windows)
         return why
 
     def _landed_in_place(self, res, d: dict, placed) -> tuple:
