@@ -24,11 +24,11 @@ sys.path.insert(0, str(ROOT / "tests" / "cuda"))
 sys.path.insert(0, str(ROOT / "bench"))
 
 
-def _measure(build: str, vadd: int, w: int, h: int) -> list:
+def _measure(vadd: int, w: int, h: int) -> list:
     import standin_cupy as S
-    import wavelift
     from fixture_dispatches import launch_pass
 
+    import wavelift
     from wavelift.backends.cuda import resident as R
 
     got: list = []
@@ -68,9 +68,7 @@ def _measure(build: str, vadd: int, w: int, h: int) -> list:
                     rows.append((label, where, r.stats.get("build"), None))
                     continue
                 win, p, wr, hull_map = got[-1]
-                wins = [
-                    (win.windows[k].size, wr is None or k in wr) for k in range(len(win.windows))
-                ]
+                wins = [(win.windows[k].size, wr is None or k in wr) for k in range(len(win.windows))]
                 rows.append((label, where, r.stats.get("build"), (wins, hull_map, int(p.scan.nbytes))))
                 del dev, r
     finally:
@@ -92,7 +90,7 @@ def main():
         else:
             os.environ.pop("WAVELIFT_CUDA_PROVED", None)
         print(f"# build: {build} (WAVELIFT_CUDA_PROVED={'lean' if build == 'lean' else 'unset'})")
-        for label, where, built, m in _measure(build, o.vadd, w, h):
+        for label, where, built, m in _measure(o.vadd, w, h):
             if m is None:
                 print(f"{label}: in place: {where}; not in place: nothing scanned in the heap")
                 continue

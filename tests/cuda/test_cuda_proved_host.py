@@ -394,7 +394,16 @@ def test_written_windows_take_a_span_groups_first_members_window():
         b = g.load(q)  # slot 2: another root, alone
         if atomic:  # slot 3
             out = g.v("u32")
-            g.ops.append(Op("atomic", "u32", (g.pair(10), g.m, b), {"space": "global", "bits": 32, "op": "add"}, out, 0))
+            g.ops.append(
+                Op(
+                    "atomic",
+                    "u32",
+                    (g.pair(10), g.m, b),
+                    {"space": "global", "bits": 32, "op": "add"},
+                    out,
+                    0,
+                )
+            )
         return g.program([a, b])
 
     src = _block(_source(make(False)))
@@ -461,12 +470,17 @@ def test_a_lean_dispatch_scans_only_the_map_of_the_windows_it_stores_into(monkey
         assert 0 < len(got) < 8  # (the full path's placings; the kept plans keep theirs)
         spots = _heap_windows(mem, r)
         ends = {w.address: w.address + w.size for w in r.windows}
-        (c_at,) = {k for k, w in enumerate(r.windows) if any(w.address <= x < ends[w.address] for x, _ in fm.spans)}
+        (c_at,) = {
+            k for k, w in enumerate(r.windows) if any(w.address <= x < ends[w.address] for x, _ in fm.spans)
+        }
         for p in got:
             if lean:
                 lo, hi = spots[c_at]
                 assert p.marks == (lo // g * g, -(-hi // g) * g)
-                assert p.marks != p.hull and p.scan.nbytes < 0.5 * R.Heap.map_over(mem.resident.heap, *p.hull).nbytes
+                assert (
+                    p.marks != p.hull
+                    and p.scan.nbytes < 0.5 * R.Heap.map_over(mem.resident.heap, *p.hull).nbytes
+                )
             else:
                 assert p.marks == p.hull
                 assert all(p.hull[0] <= lo and hi <= p.hull[1] for lo, hi in spots)
@@ -526,7 +540,9 @@ def test_a_flagged_lean_run_lands_nothing_and_its_marks_are_found(monkeypatch, v
     res = mem.resident
     spots = _heap_windows(mem, r)
     ends = {w.address: w.address + w.size for w in r.windows}
-    (c_at,) = {k for k, w in enumerate(r.windows) if any(w.address <= x < ends[w.address] for x, _ in fm.spans)}
+    (c_at,) = {
+        k for k, w in enumerate(r.windows) if any(w.address <= x < ends[w.address] for x, _ in fm.spans)
+    }
     ins = {x.name: bytes(mem.read(x.base, x.size)) for x in mem if x.name in ("a", "b")}
     heap0 = np.array(res.heap.buf)
     fm.flag = True
@@ -580,4 +596,3 @@ def test_the_module_build_scans_every_window_a_store_may_reach(monkeypatch, vadd
         assert sorted(r.write_spans) == sorted(fm.spans + [(a.base, 1)])
         assert not R.map_flags(mem.resident.heap.written).any()
         _same_memory(mem, fm.model)
-

@@ -946,9 +946,9 @@ class Placed:
         self.hull = self._words(heap, [(o, o + w.size) for o, w in zip(offs, windows)])
         if written is None:
             self.marks = self.hull
-        else:  # (no window it can mark: one word of the hull, which stays zero)
-            got = [(offs[k], offs[k] + windows[k].size) for k in sorted(written)]
-            self.marks = self._words(heap, got) if got else (self.hull[0], self.hull[0] + (32 if heap.bits else 8))
+        else:  # (no window it can mark: the hull's first word, which stays zero)
+            got = [(offs[k], offs[k] + windows[k].size) for k in written]
+            self.marks = self._words(heap, got or [(self.hull[0], self.hull[0])])
         self.scan = heap.map_over(*self.marks)
         # (the last ``cut`` and ``booking``: a stream of launches writes the same runs each time)
         self._cut: tuple | None = None

@@ -354,7 +354,7 @@ def _settle_in_place(
     ever lands) -> the refusal's text (``backend.proof``); else its runs booked as its write
     spans, newer on the device (Resident.landed_in_place) -> (spans, bytes, the indices of the
     windows they wrote).  ``cleared``: the
-    map over the windows' hull was cleared on the device after the runs scan (a deferred run)."""
+    map it scans (``Placed.scan``) was cleared on the device after the runs scan (a deferred run)."""
     if not cleared:
         res.clear_heap_runs(s_, e_)
     cut = placed.cut(win.windows, s_, e_)
@@ -822,7 +822,8 @@ class Runtime:
             # back with the report, and so do the hints the accesses resolved to
             # (count lies in the report, cleared above on the stream; the kernel writes only
             # the report's status, stats and escapes: it is still zero)
-            # (in place: over the map of the windows' hull only, not the whole heap's)
+            # (in place: over ``Placed.scan`` only -- the windows' hull, or the lean build's those
+            # it can store into --, not the whole heap's)
             res.ops.runs_launch(written if place is None else place.scan, count, inline, cleared=True)
             if nslots:
                 ptr, size = _hint_address(self.k)
@@ -1458,10 +1459,10 @@ class InPlace(_Kept):
     """A dispatch that ran in place (decision 0049 step 4, amendment h125), kept to run again
     as it ran -- what ``Again`` is to the arena path, for execute's ``_again``: ``run`` issues
     the report's memset, the kernel on the heap, wl_runs over the heap map of its windows' hull
-    (``Placed.scan``), the hints' copy and the report's read-back (one captured graph), then
-    clears the runs' hull and books them (``_settle_in_place``), while nothing it depends on
-    changed since it was armed (``Resident.changes`` -- a host write, a landing, a heap move
-    --, the build's constants and function, the module's hints, no upgrade, no timing repeat,
+    -- the lean build's: of the windows it can store into -- (``Placed.scan``), the hints' copy
+    and the report's read-back (one captured graph), then clears the runs' hull and books them
+    (``_settle_in_place``), while nothing it depends on changed since it was armed
+    (``Resident.changes`` -- a host write, a landing, a heap move --, the build's constants and function, the module's hints, no upgrade, no timing repeat,
     the setting still on).  The proof holds while those do: the same record (config, program,
     windows, budget: execute checks), the same preloaded words (no change since).  A report with
     a flag, an escape, a run over a preloaded word or outside its windows makes its copies
@@ -1564,8 +1565,8 @@ class InPlace(_Kept):
 
     def _ops(self, cp, host, stream: int, aside=None) -> None:
         """The GPU operations of a run: the report's memset, the kernel on the heap, wl_runs over
-        the windows' map, the hints' copy, the report into ``host``; ``aside`` (a deferred run:
-        its queue place's wl_aside call) then the map over the windows' hull zeroed -- exact with
+        the windows' map (``Placed.scan``), the hints' copy, the report into ``host``; ``aside`` (a
+        deferred run: its queue place's wl_aside call) then that map zeroed -- exact with
         no look at the runs, since it holds no mark but this run's (every in-place run clears its
         own) -- and first copied to the place's aside where the runs overflow the report's room
         (amendment h137: the host finds them there, exact, when it reads the report)."""
