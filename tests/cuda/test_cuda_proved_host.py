@@ -371,3 +371,228 @@ def test_a_lean_access_lands_inside_its_guess_and_only_flags_outside(leanlib, se
     # (no store outside its guess changed a byte or a mark)
     check_memory(lib, arena, ref, written, ref_written, size)
     assert misc.tolist()[:3] == [0, 0, 0]  # (no hint, no escape count, no escape record)
+
+
+# ------------------------------------------- the map scanned: the windows it can store into
+# (decision 0049's amendment h157: in place, the lean build's runs are scanned and cleared over
+# the windows it can store into; the module's own build's over every window)
+def test_written_windows_take_a_span_groups_first_members_window():
+    """globalrange.written_windows: a store's or atomic's proved window, and, for a store in a
+    span group (spans.find: one root, one block), the window of every member with its root --
+    the group's test is its first member's guess, here a load's, and the store is written
+    through it (the generated source says so: the oracle).  A load on another root: not."""
+    from test_cuda_spans_host import _P, _block, _source
+
+    from wavelift.backends.cuda import globalrange as GR
+    from wavelift.ir.program import Op
+
+    def make(atomic: bool):
+        g = _P()
+        r, q = g.pair(2), g.pair(6)
+        a = g.load(g.at(r, 0))  # slot 0: the group's first member (a load)
+        g.store(g.at(r, 8), a)  # slot 1
+        b = g.load(q)  # slot 2: another root, alone
+        if atomic:  # slot 3
+            out = g.v("u32")
+            g.ops.append(
+                Op(
+                    "atomic",
+                    "u32",
+                    (g.pair(10), g.m, b),
+                    {"space": "global", "bits": 32, "op": "add"},
+                    out,
+                    0,
+                )
+            )
+        return g.program([a, b])
+
+    src = _block(_source(make(False)))
+    # (the store written through the group's pointer, whose test is slot 0's guess)
+    assert "&gs0_b)" in src and ", 0u, 4ull, &gs0_b)" in src and "wl_gwrite_at(C, gs0_b + (8ll)" in src, src
+    prog = make(False)
+    # (a proof that puts the store apart from its group's first member: what a wrong proof
+    # would say -- the lean kernel would then write it through window 5's pointer)
+    assert GR.written_windows(prog, [5, 6, 7]) == {5, 6}
+    assert GR.written_windows(prog, [6, 6, 7]) == {6}
+    assert GR.written_windows(make(True), [5, 6, 7, 9]) == {5, 6, 9}
+
+
+def _placings(monkeypatch) -> list:
+    from wavelift.backends.cuda import resident as R
+
+    got: list = []
+    made = R.Resident.placed
+
+    def placed(self, win, plan, *a):
+        p = made(self, win, plan, *a)
+        got.append(p)
+        return p
+
+    monkeypatch.setattr(R.Resident, "placed", placed)
+    return got
+
+
+@pytest.mark.parametrize("form", ["bytes", "bits"])
+def test_a_lean_dispatch_scans_only_the_map_of_the_windows_it_stores_into(monkeypatch, vadd, form):
+    """vadd in place with the lean build: its runs scan (and a deferred run's wl_aside copies and
+    clears) the map over c's window only -- whole words, exactly -- not a's, b's or the
+    arguments'; the store into c is found and lands (write spans NumPy's, every byte the model's,
+    the map zero after), kept and deferred runs alike.  With the module's own build, the hull of
+    every window, as before."""
+    from test_inplace_host import _heap_windows
+
+    from wavelift.backends.cuda import resident as R
+    from wavelift.run.execute import execute_dispatch
+
+    monkeypatch.setenv("WAVELIFT_CUDA_MAP", form)
+    mem0, cfg, (_, _, slots) = vadd
+    g = 32 if form == "bits" else 8
+    for lean in (True, False):
+        if lean:
+            monkeypatch.setenv("WAVELIFT_CUDA_PROVED", "lean")
+        else:
+            monkeypatch.delenv("WAVELIFT_CUDA_PROVED", raising=False)
+        mem = copy.deepcopy(mem0)
+        fm = _rigged(monkeypatch, mem, cfg, slots)
+        got = _placings(monkeypatch)
+        cache: dict = {}
+        a = next(x for x in mem if x.name == "a")
+        for i in range(8):
+            if i == 4:  # (a host write: the full path once, then kept and deferred again)
+                for m in (mem, fm.model):
+                    m.write(a.base + 12, np.full(8, i, np.uint8))
+            r = execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache)
+            assert r.refusal is None and r.stats["in_place"] == "proved", r.refusal
+            assert r.stats.get("build") == ("lean" if lean else None)
+            assert r.write_spans == fm.spans
+        _same_memory(mem, fm.model)
+        assert not R.map_flags(mem.resident.heap.written).any()
+        assert 0 < len(got) < 8  # (the full path's placings; the kept plans keep theirs)
+        spots = _heap_windows(mem, r)
+        ends = {w.address: w.address + w.size for w in r.windows}
+        (c_at,) = {
+            k for k, w in enumerate(r.windows) if any(w.address <= x < ends[w.address] for x, _ in fm.spans)
+        }
+        for p in got:
+            if lean:
+                lo, hi = spots[c_at]
+                assert p.marks == (lo // g * g, -(-hi // g) * g)
+                assert (
+                    p.marks != p.hull
+                    and p.scan.nbytes < 0.5 * R.Heap.map_over(mem.resident.heap, *p.hull).nbytes
+                )
+            else:
+                assert p.marks == p.hull
+                assert all(p.hull[0] <= lo and hi <= p.hull[1] for lo, hi in spots)
+
+
+class FlaggingLean(LeanPlayer):
+    """A lean Player whose run is a wrong proof: it stores c's first half (marked) and then flags
+    WL_PROOF (what the lean kernel does for an access outside its proved window: stores nothing
+    there)."""
+
+    flag = False
+
+    def _kernel(self, grid, block, args, shared_mem=0):
+        if not self.flag:
+            return super()._kernel(grid, block, args, shared_mem)
+        import standin_cupy as S
+        from test_inplace_host import _words
+
+        from wavelift.run.execute import execute_dispatch
+
+        arena, written, ws, we, wo, *_ = args
+        self.launches.append((arena, written, np.array(wo)))
+        r = execute_dispatch(copy.deepcopy(self.model), self.cfg, backend="numpy", mode="lane")
+        starts = np.asarray(ws[:-1])
+        for addr, size in r.write_spans:
+            half = size // 2
+            k = int(np.searchsorted(starts, np.uint64(addr), side="right")) - 1
+            o = addr - int(starts[k]) + int(wo[k])
+            arena[o : o + half] = 0xEE
+            S.mark(written, o, o + half)
+        self._report()
+        st = _words(self, "WL_STATUS", np.uint32, 16)
+        st[0] |= 32
+        st[5] = 32
+
+
+@pytest.mark.parametrize("kept", [False, True], ids=["full", "kept"])
+def test_a_flagged_lean_run_lands_nothing_and_its_marks_are_found(monkeypatch, vadd, kept):
+    """A lean run in place whose report flags a wrong proof, after storing part of c: refused
+    `backend.proof` on the full path or handed to it from a kept run -- nothing booked as landed,
+    its marks (in c's map: the scan's) all found and cleared (the map zero), no heap byte outside
+    c's window changed, c unreadable, a and b as they were, the next dispatch refused before any
+    launch."""
+    from test_inplace_host import _heap_windows, _unusable_after
+
+    from wavelift.backends.cuda import resident as R
+    from wavelift.run.execute import execute_dispatch
+
+    monkeypatch.setenv("WAVELIFT_CUDA_PROVED", "lean")
+    mem0, cfg, (_, _, slots) = vadd
+    mem = copy.deepcopy(mem0)
+    fm = rig(monkeypatch, mem, cfg, lambda p, model, c: FlaggingLean(p, model, c, slots))
+    cache: dict = {}
+    for _ in range(3 if kept else 1):
+        r = execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache)
+        assert r.refusal is None and r.stats["build"] == "lean", r.refusal
+    res = mem.resident
+    spots = _heap_windows(mem, r)
+    ends = {w.address: w.address + w.size for w in r.windows}
+    (c_at,) = {
+        k for k, w in enumerate(r.windows) if any(w.address <= x < ends[w.address] for x, _ in fm.spans)
+    }
+    ins = {x.name: bytes(mem.read(x.base, x.size)) for x in mem if x.name in ("a", "b")}
+    heap0 = np.array(res.heap.buf)
+    fm.flag = True
+    r = execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache)
+    assert r.refusal is not None and r.refusal.code == "backend.proof", r.refusal
+    assert not R.map_flags(res.heap.written).any()
+    heap1 = np.array(res.heap.buf)
+    lo, hi = spots[c_at]
+    changed = np.flatnonzero(heap0 != heap1)
+    assert len(changed) and ((changed >= lo) & (changed < hi)).all()
+    assert {x.name: bytes(mem.read(x.base, x.size)) for x in mem if x.name in ("a", "b")} == ins
+    _unusable_after(mem, cfg, fm, cache)
+
+
+class StrayPlayer(LeanPlayer):
+    """The module's own build as a wrong proof would leave it: its search finds a store's
+    address in a window the proof says the dispatch only reads (a's first byte) and stores there
+    -- no flag, no escape (kernel.h's wl_res: any window)."""
+
+    def _kernel(self, grid, block, args, shared_mem=0):
+        import standin_cupy as S
+
+        super()._kernel(grid, block, args, shared_mem)
+        arena, written, ws, we, wo, *_ = args
+        a = next(x for x in self.model if x.name == "a")
+        k = int(np.searchsorted(np.asarray(ws[:-1]), np.uint64(a.base), side="right")) - 1
+        o = a.base - int(ws[k]) + int(wo[k])
+        arena[o] = (int(arena[o]) + 1) & 255
+        self.model.write(a.base, np.array([arena[o]], np.uint8))
+        S.mark(written, o, o + 1)
+
+
+@pytest.mark.parametrize("form", ["bytes", "bits"])
+def test_the_module_build_scans_every_window_a_store_may_reach(monkeypatch, vadd, form):
+    """With the module's own build a store the proof puts in c may land in another window (its
+    search finds any, unflagged): its runs are scanned over every window, so such a store is still
+    found and booked as written (read back as the model's), and the map is zero after -- the
+    reason the scan is narrowed only for the lean build (h157)."""
+    from wavelift.backends.cuda import resident as R
+    from wavelift.run.execute import execute_dispatch
+
+    monkeypatch.setenv("WAVELIFT_CUDA_MAP", form)
+    mem0, cfg, (_, _, slots) = vadd
+    mem = copy.deepcopy(mem0)
+    fm = rig(monkeypatch, mem, cfg, lambda p, model, c: StrayPlayer(p, model, c, slots))
+    a = next(x for x in mem if x.name == "a")
+    cache: dict = {}
+    for _ in range(4):
+        r = execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache)
+        assert r.refusal is None and r.stats["in_place"] == "proved" and "build" not in r.stats, r.refusal
+        assert sorted(r.write_spans) == sorted(fm.spans + [(a.base, 1)])
+        assert not R.map_flags(mem.resident.heap.written).any()
+        _same_memory(mem, fm.model)

@@ -1044,6 +1044,44 @@ def test_the_runs_scan_is_whole_words(setting):
             assert placed.runs([0], [1]) == ([h_lo], [h_lo + 1])
 
 
+def test_the_scan_covers_only_the_windows_its_build_can_store_into(setting):
+    """With ``written`` (the windows its launched build can store into: the lean build's,
+    h157) ``Placed.scan`` is the map over those windows only -- whole words, no word to spare at
+    either end, the windows it only reads outside it where no map word is shared --, runs are
+    offsets in it (``marks[0]`` their base), and ``hull`` still covers every window (where an
+    unreadable run may have written); None: the scan is the hull, as before; no window: one
+    word.  (One range: a window it only reads between two it writes is scanned.)"""
+    import types
+
+    heap = R.Heap(R.NumPyOps(), setting == "bits")
+    heap._grow(1 << 14)
+    w = types.SimpleNamespace
+    g = 32 if setting == "bits" else 8
+    spots = ((100, 1000), (1200, 2000), (3300, 700))  # (heap offset, bytes) in window order
+    plan, wins = [(w(off=o), 0) for o, _ in spots], [w(size=n) for _, n in spots]
+    full = R.Placed(heap, plan, wins)
+    assert full.marks == full.hull == (96, 4000)
+    for written in ({1}, {0}, {2}, {0, 2}, {1, 2}, set()):
+        placed = R.Placed(heap, plan, wins, frozenset(written))
+        assert placed.hull == full.hull  # (every window: where losses are taken)
+        lo, hi = placed.marks
+        scan = placed.scan
+        first = (scan.ctypes.data - heap.written.ctypes.data) * (8 if setting == "bits" else 1)
+        assert (first, first + scan.size * (g if setting == "bits" else 1)) == (lo, hi)
+        mine = [spots[k] for k in sorted(written)] or [(full.hull[0], 1)]
+        assert lo == min(o for o, _ in mine) // g * g
+        assert hi == max(-(-max(o + n for o, n in mine) // g) * g, lo + g)
+        # (a window it only reads, below or above those it writes, lies outside the scan but for
+        # a word shared at its edge; one between them is scanned: the scan is one range)
+        for k in set(range(3)) - written:
+            o, n = spots[k]
+            if o + n <= min(a for a, _ in mine) or o >= max(a + m for a, m in mine):
+                assert o + n <= lo + g or o >= hi - g, (written, k)
+        assert placed.runs([0, 40], [8, 48]) == ([lo, lo + 40], [lo + 8, lo + 48])
+    # (the middle window's 2000 bytes of the hull's 3904: their map only)
+    assert R.Placed(heap, plan, wins, frozenset({1})).scan.nbytes < 0.52 * full.scan.nbytes
+
+
 def test_a_placings_runs_are_the_reports_runs_plus_its_hull_base(setting):
     """``Placed.runs`` (a lone run added on its own path, the common report's: a measured fast
     path) gives the report's runs plus the hull's first heap offset, as new lists where that is

@@ -27,6 +27,7 @@ from bisect import bisect_right
 from . import ldsrange as L
 from .induction import lane_loop_exits, one_block_loop
 from .ldsrange import TOP, V
+from .spans import base_and_offset
 
 M64 = (1 << 64) - 1
 CANON_LOW = 1 << 47  # windows below: addresses there are their own canonical form
@@ -489,6 +490,35 @@ def global_accesses(program) -> list:
         for op in b.ops
         if op.name in ("load", "store", "atomic") and op.attrs["space"] == "global"
     ]
+
+
+def written_windows(program, proof) -> frozenset:
+    """The windows the lean build of ``program`` (kernel.h's WL_PROVED: every slot's guess its
+    proved window, an access outside it flagged and not made) can store into, given ``proof``
+    (each global access's proved window, global_accesses' order; every one proved): a store's or
+    atomic's own, and that of every global load or store whose address has the same root as a
+    store's in its block (spans.base_and_offset) -- codegen's span groups (spans.find) test their
+    first member's guess, which may be a load's, and write every member through it.  A superset
+    of what the lean kernel can mark, whatever the proof: decision 0049's amendment h157."""
+    at = {id(op): j for j, op in enumerate(global_accesses(program))}
+    out = set()
+    for b in program.blocks:
+        defs = {op.out.id: op for op in b.ops if op.out is not None}
+        roots: dict = {}  # root value id -> ([proved windows], whether a store is among them)
+        for op in b.ops:
+            j = at.get(id(op))
+            if j is None:
+                continue
+            if op.name == "atomic":  # (never grouped: its own guess)
+                out.add(proof[j])
+                continue
+            got = roots.setdefault(base_and_offset(op.args[0], defs)[0].id, [[], False])
+            got[0].append(proof[j])
+            got[1] = got[1] or op.name == "store"
+        for ks, stored in roots.values():
+            if stored:
+                out.update(ks)
+    return frozenset(out)
 
 
 def access_bytes(op) -> int:

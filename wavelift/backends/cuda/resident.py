@@ -928,31 +928,44 @@ class Placed:
     heap offset (window order), ``firsts`` / ``order`` those sorted and the window at each,
     ``hull`` the heap bytes [lo, hi) covering every window, widened to whole words of the map
     (32 bytes a word of a bit map, 8-byte pieces of a byte map: what wl_runs reads and wl_aside
-    copies; the map at the hull's ends holds no other dispatch's marks), and ``scan`` the map
-    over the hull (the view wl_runs reads, so a run's heap offset is its offset in the view
-    plus ``hull[0]``) -- nothing an in-place dispatch does per launch is proportional to the
-    heap's size, only to its windows' hull (h134).  The hull is also where a run whose runs
-    cannot be read may have written (runtime._lost_in_place, DeferredInPlace.fail: h144)."""
+    copies; the map at the hull's ends holds no other dispatch's marks), ``marks`` the same over
+    the windows its kernel can mark (``written``: their indices, the lean build's -- h157 --;
+    None: every window, so ``marks`` is ``hull``), and ``scan`` the map over ``marks`` (the view
+    wl_runs reads and wl_aside copies and clears, so a run's heap offset is its offset in the
+    view plus ``marks[0]``) -- nothing an in-place dispatch does per launch is proportional to
+    the heap's size (h134), nor to the windows it only reads where its build cannot mark them
+    (h157).  The hull is where a run whose runs cannot be read may have written
+    (runtime._lost_in_place, DeferredInPlace.fail: h144)."""
 
-    __slots__ = ("offs", "firsts", "order", "scan", "hull", "_cut", "_booking", "facts")
+    __slots__ = ("offs", "firsts", "order", "scan", "hull", "marks", "_cut", "_booking", "facts")
 
-    def __init__(self, heap, plan, windows):
+    def __init__(self, heap, plan, windows, written: frozenset | None = None):
         self.offs = offs = tuple(e.off + at for e, at in plan)
         self.order = sorted(range(len(offs)), key=offs.__getitem__)
         self.firsts = [offs[k] for k in self.order]
-        g = 32 if heap.bits else 8
-        lo = min(offs, default=0) // g * g
-        hi = max(-(-max((o + w.size for o, w in zip(offs, windows)), default=0) // g) * g, lo + g)
-        self.hull = (lo, hi)
-        self.scan = heap.map_over(lo, hi)
+        self.hull = self._words(heap, [(o, o + w.size) for o, w in zip(offs, windows)])
+        if written is None:
+            self.marks = self.hull
+        else:  # (no window it can mark: the hull's first word, which stays zero)
+            got = [(offs[k], offs[k] + windows[k].size) for k in written]
+            self.marks = self._words(heap, got or [(self.hull[0], self.hull[0])])
+        self.scan = heap.map_over(*self.marks)
         # (the last ``cut`` and ``booking``: a stream of launches writes the same runs each time)
         self._cut: tuple | None = None
         self._booking: tuple | None = None
         self.facts: tuple | None = None  # (runtime._settle_in_place's, by the cut they are of)
 
+    @staticmethod
+    def _words(heap, ranges: list) -> tuple[int, int]:
+        """The heap bytes [lo, hi) covering ``ranges`` (heap lo, hi), widened to whole words of
+        the map (at least one)."""
+        g = 32 if heap.bits else 8
+        lo = min((a for a, _ in ranges), default=0) // g * g
+        return lo, max(-(-max((b for _, b in ranges), default=0) // g) * g, lo + g)
+
     def runs(self, starts: list, ends: list) -> tuple[list, list]:
         """wl_runs' runs over ``scan`` (offsets in it) as heap offsets."""
-        b = self.hull[0]
+        b = self.marks[0]
         if not b:
             return starts, ends
         # (a stream's common report, once a launch: one run, added without the comprehensions
@@ -1645,9 +1658,10 @@ class Resident:
             return None
         return [e.off + at for e, at in plan]
 
-    def placed(self, win, plan) -> Placed | None:
-        """``win``'s windows as ``plan`` places them in the heap (``Placed``); None without one."""
-        return None if self.heap is None else Placed(self.heap, plan, win.windows)
+    def placed(self, win, plan, written: frozenset | None = None) -> Placed | None:
+        """``win``'s windows as ``plan`` places them in the heap (``Placed``; ``written``: the
+        windows its kernel can mark, None: any); None without a heap."""
+        return None if self.heap is None else Placed(self.heap, plan, win.windows, written)
 
     def heap_tables(self, win, plan, placed: Placed | None = None) -> tuple | None:
         """The window tables of ``win`` (starts, ends, offsets; device, one spare entry each)

@@ -207,6 +207,29 @@ def _lean_hints(m, windows: list) -> np.ndarray | None:
     return np.asarray(windows, np.int64)
 
 
+_WRITABLE: dict = {}  # (id(program), proved windows) -> (program, globalrange.written_windows)
+
+
+def _writable(m, windows: list) -> frozenset:
+    """The windows module ``m``'s lean build can store into on the proved ``windows`` (each
+    access slot's, all proved: _lean_hints held) -- globalrange.written_windows of the program
+    the proof ran on, kept by it and the windows.  In place, only their map is scanned and
+    cleared (decision 0049's amendment h157): the lean build flags an access outside its proved
+    window and makes none, so no other window's map can hold a mark.  The module's own build
+    may store into any window its search finds (a proof wrong about a window lands unflagged):
+    its runs are scanned over every window (None)."""
+    low = m.proof_input[0]
+    key = (id(low), tuple(windows))
+    hit = _WRITABLE.get(key)
+    if hit is not None and hit[0] is low:
+        return hit[1]
+    from . import globalrange as GR
+
+    got = GR.written_windows(low, windows)
+    keep(_WRITABLE, key, (low, got), GUESSES)
+    return got
+
+
 _WINDOW_CONSTANTS: dict = {}  # (id(layout), offs) -> (layout, [(name, array)]): WL_WS/WL_WE/WL_WO
 
 
@@ -331,7 +354,7 @@ def _settle_in_place(
     ever lands) -> the refusal's text (``backend.proof``); else its runs booked as its write
     spans, newer on the device (Resident.landed_in_place) -> (spans, bytes, the indices of the
     windows they wrote).  ``cleared``: the
-    map over the windows' hull was cleared on the device after the runs scan (a deferred run)."""
+    map it scans (``Placed.scan``) was cleared on the device after the runs scan (a deferred run)."""
     if not cleared:
         res.clear_heap_runs(s_, e_)
     cut = placed.cut(win.windows, s_, e_)
@@ -369,8 +392,8 @@ def _lost_in_place(res, plan, placed, exc: BaseException) -> None:
     lo, hi = placed.hull
     why = f"an in-place run's report could not be read ({type(exc).__name__}: {exc}); the device copies it ran on are unusable"
     res.broke_in_place(plan, [lo], [hi], why)
-    try:
-        res.ops.clear(placed.scan)
+    try:  # (the whole hull's map, not only ``scan``'s: nothing is known of this run)
+        res.ops.clear(res.heap.map_over(lo, hi))
     except Exception:  # noqa: BLE001 - the device may be gone: the copies are broken already
         pass
 
@@ -433,6 +456,8 @@ class Runtime:
         # the proved window of each access slot where an in-place dispatch launches the lean
         # build (_in_place: _lean_hints), else None
         self.lean: np.ndarray | None = None
+        # the windows the lean build can store into (_writable), where it launches; else None
+        self.writable: frozenset | None = None
         # where the module's cubin came from (the run table's "disk hit": commands/common.py)
         self.extra_stats: dict = {
             "cubin": "disk cache" if getattr(module, "compiled_by", "") == "disk" else "compiled"
@@ -797,7 +822,8 @@ class Runtime:
             # back with the report, and so do the hints the accesses resolved to
             # (count lies in the report, cleared above on the stream; the kernel writes only
             # the report's status, stats and escapes: it is still zero)
-            # (in place: over the map of the windows' hull only, not the whole heap's)
+            # (in place: over ``Placed.scan`` only -- the windows' hull, or the lean build's those
+            # it can store into --, not the whole heap's)
             res.ops.runs_launch(written if place is None else place.scan, count, inline, cleared=True)
             if nslots:
                 ptr, size = _hint_address(self.k)
@@ -885,7 +911,7 @@ class Runtime:
             return None
         if self.lean is not None:
             self.extra_stats["build"] = "lean"
-        return res.placed(self.win, plan)
+        return res.placed(self.win, plan, self.writable)
 
     def _prove(self) -> str | None:
         """_unrefusable of this dispatch (None: proved) and, where proved, the build it launches:
@@ -900,6 +926,7 @@ class Runtime:
             self.lean = lean = _lean_hints(m, windows)
             if lean is not None and (m.hints is None or not np.array_equal(m.hints, lean)):
                 m.hints = lean
+            self.writable = None if lean is None else _writable(m, windows)
         return why
 
     def _landed_in_place(self, res, d: dict, placed) -> tuple:
@@ -1436,10 +1463,10 @@ class InPlace(_Kept):
     """A dispatch that ran in place (decision 0049 step 4, amendment h125), kept to run again
     as it ran -- what ``Again`` is to the arena path, for execute's ``_again``: ``run`` issues
     the report's memset, the kernel on the heap, wl_runs over the heap map of its windows' hull
-    (``Placed.scan``), the hints' copy and the report's read-back (one captured graph), then
-    clears the runs' hull and books them (``_settle_in_place``), while nothing it depends on
-    changed since it was armed (``Resident.changes`` -- a host write, a landing, a heap move
-    --, the build's constants and function, the module's hints, no upgrade, no timing repeat,
+    -- the lean build's: of the windows it can store into -- (``Placed.scan``), the hints' copy
+    and the report's read-back (one captured graph), then clears the runs' hull and books them
+    (``_settle_in_place``), while nothing it depends on changed since it was armed
+    (``Resident.changes`` -- a host write, a landing, a heap move --, the build's constants and function, the module's hints, no upgrade, no timing repeat,
     the setting still on).  The proof holds while those do: the same record (config, program,
     windows, budget: execute checks), the same preloaded words (no change since).  A report with
     a flag, an escape, a run over a preloaded word or outside its windows makes its copies
@@ -1544,8 +1571,8 @@ class InPlace(_Kept):
 
     def _ops(self, cp, host, stream: int, aside=None) -> None:
         """The GPU operations of a run: the report's memset, the kernel on the heap, wl_runs over
-        the windows' map, the hints' copy, the report into ``host``; ``aside`` (a deferred run:
-        its queue place's wl_aside call) then the map over the windows' hull zeroed -- exact with
+        the windows' map (``Placed.scan``), the hints' copy, the report into ``host``; ``aside`` (a
+        deferred run: its queue place's wl_aside call) then that map zeroed -- exact with
         no look at the runs, since it holds no mark but this run's (every in-place run clears its
         own) -- and first copied to the place's aside where the runs overflow the report's room
         (amendment h137: the host finds them there, exact, when it reads the report)."""
