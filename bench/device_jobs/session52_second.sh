@@ -2,8 +2,8 @@
 # Session 52's second GPU call (~9.5 minutes), on the new defaults (HOIST=induction, OCCUPANCY_FULL=on,
 # MAPFILL=store): 1. every CUDA GPU test (also h152's count slots and h153's folded scaffolding, which
 # never ran on a GPU); 2. where a stream of resident shade passes waits (cProfile; nsys where found);
-# 3. MAPFILL=store against atomic: cuda_costs on the streaming kernels, bench_resident's vadd 2^26.
-# The in-place gpu_check's unreached rows: session52_third.sh.
+# 3. MAPFILL=store against atomic: cuda_costs on the streaming kernels, bench_resident's vadd 2^26;
+# 4. the in-place gpu_check's unreached rows for the time left.
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name --format=csv,noheader
 timeout 230 python -m pytest -q -m cuda tests/cuda -p no:cacheprovider -n 0 -x > $OUT/cuda_tests.txt 2>&1
@@ -20,11 +20,10 @@ timeout 45 python3 bench/device_jobs/stream_profile.py 50 > $OUT/stream_profile.
 echo "stream_profile rc $?"; grep -E "^round|nsys" $OUT/stream_profile.txt
 echo "== --whole (a full queue read whole: before session 52)" >> $OUT/stream_profile.txt
 timeout 40 python3 bench/device_jobs/stream_profile.py 50 --whole 2>&1 | grep -E "^round" | tee -a $OUT/stream_profile.txt
-NSYS=$(command -v nsys || ls /usr/local/cuda/bin/nsys /opt/nvidia/nsight-systems/*/bin/nsys 2>/dev/null | head -1)
-if [ -n "$NSYS" ] && [ $SECONDS -lt 430 ]; then
-  timeout 90 $NSYS profile --trace=cuda --sample=none --cpuctxsw=none -o /tmp/sp -f true \
-      python3 bench/device_jobs/stream_profile.py 20 > /dev/null 2>&1
-  timeout 40 $NSYS stats -q --report cuda_gpu_kern_sum,cuda_api_sum --format table /tmp/sp.nsys-rep > $OUT/nsys.txt 2>&1
-  timeout 30 $NSYS stats -q --report cuda_gpu_trace /tmp/sp.nsys-rep 2>&1 | tail -80 >> $OUT/nsys.txt
-  head -40 $OUT/nsys.txt
+# then the in-place gpu_check's unreached rows for the time left (session52_third.sh: the rest)
+L=$((585 - SECONDS))
+if [ $L -gt 90 ]; then
+  timeout $L python bench/gpu_check.py --skip-bench --time-limit $((L - 30)) \
+      --only gfx1030/aco/,radv-llvm,captures > $OUT/gpu_check.txt 2>&1
+  echo "gpu_check rc $?"; grep -E "fixtures:|errors:|DIFFERENT" $OUT/gpu_check.txt | tail -8
 fi
