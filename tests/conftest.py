@@ -94,6 +94,17 @@ def _native_after_off():
         yield
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _passes_check():
+    """A block changed after its liveness ran fails the test (ir/passes/pipeline.CHECK): the live
+    sets are never computed again, which holds only while nothing changes the IR after translation."""
+    from wavelift.ir.passes import pipeline
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(pipeline, "CHECK", True)
+        yield
+
+
 @pytest.fixture
 def calls(monkeypatch):
     """calls(owner, name) -> a list that gets the arguments of every later call of ``owner.name``

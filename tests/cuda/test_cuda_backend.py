@@ -1206,7 +1206,7 @@ def test_constants_guard_preloaded_and_mirrored_bytes():
         hints=np.full(len(slots), k, np.int64),  # uniform loads: kernarg window
         put_constant=lambda name, host: put.__setitem__(("own", name), host),
     )
-    mod.variant = lambda complete, budget=None: mod if complete else plain
+    mod.variant = lambda complete, budget=None, proved=False: mod if complete else plain
     rt = Runtime(mod, cfg, win, "lane", 1000)
     P = np.zeros(64, np.uint32)
     rt._set_constants(P, 0, True)

@@ -44,7 +44,7 @@ class FakeModule:
         self.map_bits = map_bits()  # (its kernel marks the map of the setting: Module.map_bits)
         self.count_slots = 256  # (its counts in the report's own slots: Module.count_slots)
 
-    def variant(self, preloaded, budget=None):
+    def variant(self, preloaded, budget=None, proved=False):
         return self
 
     def put_constant(self, name, host):

@@ -619,17 +619,13 @@ def _settled_stats() -> property:
         if st is None:
             d = self.__dict__
             counted, counts, written, extra = d.pop("_counts")
-            instructions, lane = counted(counts)
+            instructions, lane = counts if counted is None else counted(counts)
             st = d["_stats"] = _stats(
                 d["_waves"], instructions, lane, written, True, d["_t"], d["_budget"], extra
             )
         return st
 
     return property(get, plain.fset)
-
-
-def _as_counted(counts: tuple) -> tuple:
-    return counts  # (DeferredResult.settled: counts already summed)
 
 
 class DeferredResult(DispatchResult):
@@ -662,11 +658,12 @@ class DeferredResult(DispatchResult):
 
     def settled(self, spans, instructions: int, lane: int, extra: dict) -> None:
         """From its report (it landed: Deferred.settle)."""
-        self.settled_counted(spans, sum(n for _, n in spans), _as_counted, (instructions, lane), extra)
+        self.settled_counted(spans, sum(n for _, n in spans), None, (instructions, lane), extra)
 
     def settled_counted(self, spans, written: int, counted, counts, extra: dict) -> None:
         """``settled``, its instruction and lane instruction counts ``counted(counts)`` (a copy
-        of its report's counts) when its stats are first read."""
+        of its report's counts) when its stats are first read; ``counted`` None: ``counts`` is
+        them, summed already (``settled``)."""
         PREPARED_HITS[0] += 1
         AGAIN_HITS[0] += 1
         d = self.__dict__

@@ -237,12 +237,15 @@ def test_passes_run_forward_once_a_block_and_give_what_optimize_gives(monkeypatc
         monkeypatch.undo()
 
 
-def test_passes_compute_a_changed_block_again():
+def test_passes_compute_a_changed_block_again(monkeypatch):
     """A block's kept results hold only while it is the same Block with the same ops and
-    terminator: one replaced, or whose ops or terminator changed, gets its passes again."""
+    terminator: one replaced, or whose ops or terminator changed, gets its passes again (with
+    pipeline.CHECK off, as outside the tests: on, the change raises -- the next test)."""
     from wavelift.ir.dump import block_text, op_text
+    from wavelift.ir.passes import pipeline
     from wavelift.ir.passes.pipeline import Passes
 
+    monkeypatch.setattr(pipeline, "CHECK", False)
     prog = _loop_program()
     p = Passes(prog, KEEP_DENORMS, 32)
     live = p.live
@@ -272,6 +275,50 @@ def test_passes_compute_a_changed_block_again():
     kept = texts(p.forward(2))
     prog.blocks[2].ops.pop()
     assert texts(p.forward(2)) == texts(forward(prog.blocks[2], KEEP_DENORMS, 32)) != kept
+
+
+def test_a_block_changed_after_liveness_raises_with_check_on(monkeypatch):
+    """pipeline.CHECK (on in the tests): ``live`` is never computed again, so a block replaced,
+    or whose terminator or ops changed, after liveness ran raises where the passes next look --
+    that block's ``block()``, any block's at ``drop()`` (a dispatch's end) -- as does a block
+    added; an unchanged program does not, and ops kept lazily that liveness never read are not
+    made by the check."""
+    from wavelift.ir.passes import pipeline
+    from wavelift.ir.passes.pipeline import Passes
+    from wavelift.ir.program import LazyOps
+
+    monkeypatch.setattr(pipeline, "CHECK", True)
+    prog = _loop_program()
+    b0 = prog.blocks[0].ops  # (b0 follows no block: liveness never reads its ops)
+    prog.blocks[0].set_lazy(LazyOps([[None, lambda: b0, len(b0), 0, 0]], [0], 0, len(b0)))
+    p = Passes(prog, KEEP_DENORMS, 32)
+    p.block(1)
+    p.drop()
+    assert prog.blocks[0].__dict__["_lazy"] is not None
+    for i in range(3):  # (made again after drop: unchanged, nothing raises)
+        p.block(i)
+    p.drop()
+    extra = Builder([100], 32)
+    extra.sset(3, extra.sget(7))
+
+    def replace(prog):
+        prog.blocks[1] = Block(1, 0, ops=extra.ops, term=("jump", 2))
+
+    changes = {
+        "ops": lambda prog: prog.blocks[1].ops.extend(extra.ops),
+        "op": lambda prog: prog.blocks[1].ops.__setitem__(0, extra.ops[0]),
+        "term": lambda prog: setattr(prog.blocks[1], "term", ("jump", 2)),
+        "block": replace,
+        "added": lambda prog: prog.blocks.append(Block(3, 0, ops=list(extra.ops))),
+    }
+    for name, change in changes.items():
+        for where in ("block", "drop"):
+            prog = _loop_program()
+            p = Passes(prog, KEEP_DENORMS, 32)
+            p.block(1)  # (its kept result: a change makes it again, and that looks)
+            change(prog)
+            with pytest.raises(AssertionError, match="after liveness"):
+                p.block(2 if name == "added" else 1) if where == "block" else p.drop()
 
 
 def test_optimize_program_is_optimize_per_block_with_program_wide_value_ids():

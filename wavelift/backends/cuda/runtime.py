@@ -501,11 +501,7 @@ class Runtime:
         pre, complete = self._preloads(mirror or offs is not None)
         lean = self.lean  # (set by _prove only: _in_place's, or bench/cuda_costs.py's ``proved``)
         # the module launched (Module.variant): with ``lean``, its lean build (h148)
-        self.k = (
-            self.m.variant(complete, self.budget)
-            if lean is None
-            else self.m.variant(complete, self.budget, True)
-        )
+        self.k = self.m.variant(complete, self.budget, lean is not None)
         put = [("P", P)] + pre
         if lean is not None:  # (never written by the lean build: the hints read back are these)
             put.append(("WL_HINT", lean.astype(np.uint32)))

@@ -29,6 +29,11 @@ PASS_OPS = frozenset({"lanes"})  # ops only the passes emit (never in the IR the
 
 __all__ = ["PASS_OPS", "Passes", "liveness", "optimize", "optimize_program"]
 
+# On (the tests: tests/conftest.py), Passes keeps each block as liveness read it and raises where a
+# block changed after that (Passes._check): ``live`` is never computed again, so a change to the
+# IR after translation would lower blocks with stale live sets, silently.  Off, nothing is kept.
+CHECK = False
+
 
 def optimize(blk: Block, mode: int | None, wave_size: int, live_out=None) -> Block:
     """``blk`` after the passes, for MODE value ``mode`` (None: any); ``live_out``: the registers
@@ -51,8 +56,10 @@ class Passes:
     MODE on that before): ``live`` is never computed again.  The per-block check guards only a
     block's own forward and dce results -- kept with the Block at that index, its terminator and
     its ops (each the same object, in order), and computed again where the block no longer holds
-    those -- not the other blocks' live sets a change would move.  ``block(i)`` drops the forward and dce results it was made from; ``drop()`` the
-    rest (a module keeps its results through one dispatch: numpy ModeBlocks.settle)."""
+    those -- not the other blocks' live sets a change would move (with CHECK on, a change is an
+    error: ``_check``).  ``block(i)`` drops the forward and dce results it was made from;
+    ``drop()`` the rest (a module keeps its results through one dispatch: numpy
+    ModeBlocks.settle)."""
 
     def __init__(self, program: Program, mode: int | None, wave_size: int) -> None:
         self.program = program
@@ -62,6 +69,7 @@ class Passes:
         self._fw: dict = {}  # block index -> (Block, its ops, its term, forward's (ops, term))
         self._kept: dict = {}  # block index -> (forward's result, live_out, dce's ops) last made
         self._done: dict = {}  # block index -> (Block, its ops, its term, the optimised Block)
+        self._seen: list | None = None  # (CHECK) per block (Block, its term, its ops or None)
 
     @staticmethod
     def _holds(hit, blk: Block) -> bool:
@@ -72,7 +80,28 @@ class Passes:
         """Per block, the registers live after it (``liveness``)."""
         if self._live is None:
             self._live = liveness(self.program, self.wave_size, self.mode, self)
+            if CHECK:  # (ops not made yet -- kept lazily, so not read by liveness: None)
+                self._seen = [
+                    (b, b.term, None if b.__dict__.get("_lazy") is not None else list(b.ops))
+                    for b in self.program.blocks
+                ]
         return self._live
+
+    def _check(self, index: int | None = None) -> None:
+        """(CHECK) Raise where block ``index`` (None: any block) is not the Block, terminator
+        and ops (each the same object, in order) liveness read: ``live`` would be stale."""
+        seen, blocks = self._seen, self.program.blocks
+        assert seen is not None
+        if len(blocks) != len(seen):
+            raise AssertionError(f"Passes: {len(seen)} blocks became {len(blocks)} after liveness")
+        for i in range(len(seen)) if index is None else (index,):
+            blk, term, ops = seen[i]
+            b = blocks[i]
+            if b is not blk or b.term != term or (ops is not None and b.ops != ops):
+                raise AssertionError(
+                    f"Passes: block {i} changed after liveness (its live sets, never computed "
+                    "again, would be stale: the IR must not change after translation)"
+                )
 
     def forward(self, index: int) -> tuple[list[Op], tuple]:
         """forward(blocks[index], mode, wave_size)."""
@@ -98,6 +127,8 @@ class Passes:
     def drop(self) -> None:
         """Forget the blocks' kept results (``live`` stays): whatever asks for one later makes
         it again."""
+        if self._seen is not None:
+            self._check()
         self._fw, self._kept, self._done = {}, {}, {}
 
     def block(self, index: int) -> Block:
@@ -107,6 +138,8 @@ class Passes:
         if hit is not None and self._holds(hit, blk):
             return hit[3]
         live_out = self.live[index]
+        if self._seen is not None:
+            self._check(index)
         ops = list(blk.ops)
         fw = self.forward(index)
         out = dataclasses.replace(blk, ops=self.dce(index, fw, live_out), term=fw[1])
