@@ -779,44 +779,9 @@ def test_generated_kernels_mark_the_map_of_the_setting(form, monkeypatch):
     assert seen == wanted, seen
 
 
-@pytest.mark.parametrize("form", ["bytes", "bits"])
-def test_span_marking_setting_is_in_the_source_and_the_key(form, monkeypatch):
-    """WAVELIFT_CUDA_MAPMARK=span (decision 0049's amendment h139): with the bit map, clang's vadd's
-    source says WL_MARK_SPAN 1, its PTX marks through the span form (shfl.sync.idx, vote.sync.all)
-    beside the general one (match.any), and the module key says so; with the byte map the setting
-    changes neither the source nor the key."""
-    import fixture_dispatches as F
-    from test_cuda_backend import translate_dispatch
-
-    from wavelift.backends.cuda import BACKEND
-    from wavelift.backends.cuda.codegen import baked_params, generate
-
-    name, mem, cfg = next(
-        d for d in F.clang_dispatches() if d[0].startswith("gfx1030/basic-O2-w32-flat:vadd")
-    )
-    prog, base = translate_dispatch(mem, cfg)
-    monkeypatch.setenv("WAVELIFT_CUDA_MAP", form)
-    plain = generate(prog, cfg.wave_size, "lane", cfg.scratch_wave_bytes, base, baked_params(cfg))[0]
-    key = BACKEND.key_extra(cfg)
-    monkeypatch.setenv("WAVELIFT_CUDA_MAPMARK", "span")
-    src = generate(prog, cfg.wave_size, "lane", cfg.scratch_wave_bytes, base, baked_params(cfg))[0]
-    if form == "bytes":
-        assert src == plain and BACKEND.key_extra(cfg) == key
-        return
-    assert "#define WL_MARK_SPAN 1" in src and "#define WL_MARK_SPAN 1" not in plain
-    assert BACKEND.key_extra(cfg)[-1] == "bits+span" and key[-1] == "bits"
-    text, before = _ptx(src), _ptx(plain)
-    assert all(m in text for m in ("shfl.sync.idx", "vote.sync.all", "match.any.sync.b64")), name
-    assert "shfl.sync.idx" not in before
-
-
-@pytest.mark.parametrize("form", ["bytes", "bits"])
-def test_map_fill_setting_is_in_the_source_and_the_key(form, monkeypatch):
-    """WAVELIFT_CUDA_MAPFILL (decision 0049's session-52 amendment): with the bit map, clang's vadd's
-    PTX sets a whole map word by a relaxed gpu-scope store (`store`, the default) beside the
-    partial words' atomic or; `atomic` says WL_MAP_FILL_STORE 0 in the source and the key, and its
-    PTX has no such store; with the byte map the setting changes neither; a value other than the
-    two is refused."""
+def _vadd_sources(monkeypatch, form: str, setting: str, value: str):
+    """clang's vadd's module source and key under WAVELIFT_CUDA_MAP=``form`` with ``setting``
+    unset and then ``value`` -> (name, source before, after, key before, after, generate)."""
     import fixture_dispatches as F
     from test_cuda_backend import translate_dispatch
 
@@ -829,15 +794,42 @@ def test_map_fill_setting_is_in_the_source_and_the_key(form, monkeypatch):
     prog, base = translate_dispatch(mem, cfg)
     gen = lambda: generate(prog, cfg.wave_size, "lane", cfg.scratch_wave_bytes, base, baked_params(cfg))[0]  # noqa: E731
     monkeypatch.setenv("WAVELIFT_CUDA_MAP", form)
-    monkeypatch.delenv("WAVELIFT_CUDA_MAPFILL", raising=False)
+    monkeypatch.delenv(setting, raising=False)
     plain, key = gen(), BACKEND.key_extra(cfg)
-    monkeypatch.setenv("WAVELIFT_CUDA_MAPFILL", "atomic")
-    src = gen()
+    monkeypatch.setenv(setting, value)
+    return name, plain, gen(), key, BACKEND.key_extra(cfg), gen
+
+
+@pytest.mark.parametrize("form", ["bytes", "bits"])
+def test_span_marking_setting_is_in_the_source_and_the_key(form, monkeypatch):
+    """WAVELIFT_CUDA_MAPMARK=span (decision 0049's amendment h139): with the bit map, clang's vadd's
+    source says WL_MARK_SPAN 1, its PTX marks through the span form (shfl.sync.idx, vote.sync.all)
+    beside the general one (match.any), and the module key says so; with the byte map the setting
+    changes neither the source nor the key."""
+    name, plain, src, key, after, _ = _vadd_sources(monkeypatch, form, "WAVELIFT_CUDA_MAPMARK", "span")
     if form == "bytes":
-        assert src == plain and BACKEND.key_extra(cfg) == key
+        assert src == plain and after == key
+        return
+    assert "#define WL_MARK_SPAN 1" in src and "#define WL_MARK_SPAN 1" not in plain
+    assert after[-1] == "bits+span" and key[-1] == "bits"
+    text, before = _ptx(src), _ptx(plain)
+    assert all(m in text for m in ("shfl.sync.idx", "vote.sync.all", "match.any.sync.b64")), name
+    assert "shfl.sync.idx" not in before
+
+
+@pytest.mark.parametrize("form", ["bytes", "bits"])
+def test_map_fill_setting_is_in_the_source_and_the_key(form, monkeypatch):
+    """WAVELIFT_CUDA_MAPFILL (decision 0049's session-52 amendment): with the bit map, clang's vadd's
+    PTX sets a whole map word by a relaxed gpu-scope store (`store`, the default) beside the
+    partial words' atomic or; `atomic` says WL_MAP_FILL_STORE 0 in the source and the key, and its
+    PTX has no such store; with the byte map the setting changes neither; a value other than the
+    two is refused."""
+    name, plain, src, key, after, gen = _vadd_sources(monkeypatch, form, "WAVELIFT_CUDA_MAPFILL", "atomic")
+    if form == "bytes":
+        assert src == plain and after == key
         return
     assert "#define WL_MAP_FILL_STORE 0" in src and "WL_MAP_FILL_STORE 0" not in plain
-    assert BACKEND.key_extra(cfg)[-1] == "bits+atomic" and key[-1] == "bits"
+    assert after[-1] == "bits+atomic" and key[-1] == "bits"
     text, before = _ptx(src), _ptx(plain)
     assert "st.relaxed.gpu" in before and "st.relaxed.gpu" not in text, name
     assert re.search(r"\b(red|atom)\.(global\.)?(or|gpu)", before) and re.search(r"\b(red|atom)\.", text)
