@@ -152,6 +152,10 @@ def count(name, src, listing, regs=""):
         + (f", {m.group(1)} registers ({spill})" if m else "")
         + (f", {bound.group(1)}" if bound else "")
     )
+    # (the whole hot path by concern: a streaming kernel has no loop, its one pass is the cost)
+    every = [x for i in sorted(hot - nan) for x in blocks[i]]
+    cats = collections.Counter(category(op, ln, lines, owner) for _, op, ln in every)
+    print("  hot path: " + ", ".join(f"{k} {v}" for k, v in cats.most_common()))
     for head, latch in loops(blocks, succ, hot):
         lo, hi = blocks[head][0][0], blocks[latch][-1][0]
         ins = [x for i in sorted(hot - nan) for x in blocks[i] if lo <= x[0] <= hi]
