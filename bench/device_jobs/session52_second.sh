@@ -6,7 +6,7 @@
 # 4. the in-place gpu_check's unreached rows for the time left.
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name --format=csv,noheader
-timeout 230 python -m pytest -q -m cuda tests/cuda -p no:cacheprovider -n 0 -x > $OUT/cuda_tests.txt 2>&1
+timeout 230 python -m pytest -q -m cuda tests/cuda -p no:cacheprovider -n 0 > $OUT/cuda_tests.txt 2>&1
 echo "cuda tests rc $?"; grep -E "passed|failed|FAILED|Error" $OUT/cuda_tests.txt | tail -8
 env -u OUT timeout 80 python3 bench/cuda_costs.py base,mapatomic vadd32,vadd64,shade > $OUT/cuda_costs_fill.txt 2>&1
 echo "cuda_costs rc $?"; grep -E "us \(" $OUT/cuda_costs_fill.txt
