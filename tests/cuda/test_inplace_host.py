@@ -758,6 +758,43 @@ def test_a_full_queue_reads_its_oldest_half_and_leaves_the_rest_running(monkeypa
     _same_memory(mem, fm.model)
 
 
+def test_an_interrupted_wait_for_a_full_queues_oldest_reads_no_report_before_the_device(
+    monkeypatch, calls
+):
+    """A full queue's wait for its oldest half (Resident.flush's ``front``: Deferred.wait) that
+    raises -- an interrupt, a fault -- loses every queued launch, each made a failed proof over
+    the runs its report names (DeferredInPlace.fail): the stream is waited for first, where the
+    device answers, so no report is read while its launch may still run (a report read early
+    holds its place's last launch's runs, and the bytes this one wrote stay readable).  Fails
+    with the queue's stream left unwaited."""
+    from wavelift.run.execute import DeferredLost
+
+    monkeypatch.setattr(R, "DEFER_DEPTH", 4)
+    mem, cfg = _vadd(256)
+    rig(monkeypatch, mem, cfg)
+    cache: dict = {}
+    for _ in range(2):
+        assert execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache).refusal is None
+    rs = [execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache) for _ in range(3)]
+    assert len(mem.resident.pending) == 3
+    seen: list = []
+
+    def wait(self):
+        raise KeyboardInterrupt
+
+    real_fail = RT.DeferredInPlace.fail
+    monkeypatch.setattr(RT.Deferred, "wait", wait)
+    monkeypatch.setattr(R.CuPyOps, "sync", lambda self, stream=None: seen.append("sync"))
+    monkeypatch.setattr(RT.DeferredInPlace, "fail", lambda self: (seen.append("fail"), real_fail(self))[1])
+    with pytest.raises(KeyboardInterrupt):
+        execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache)
+    assert not mem.resident.pending and seen.count("fail") == 4, seen
+    assert seen[0] == "sync", seen  # (the device done with every queued launch before a report is read)
+    for r in rs:
+        with pytest.raises(DeferredLost):
+            _ = r.refusal
+
+
 def test_deferred_dispatches_amid_host_writes_and_reads_equal_the_model(monkeypatch):
     """Deferred in-place launches with host writes of an input and host reads of the output
     between them (each read or write first reads the queue: Resident.pull / touch): every read

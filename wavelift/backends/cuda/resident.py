@@ -1313,14 +1313,15 @@ class Resident:
             # (the rest neither settled nor run again: booked as failed -- the device copies
             # hold what landed, the host pulls it -- and their results lost: never a refusal
             # of None for a dispatch that did not land; the exception is the caller's); the
-            # ones a ``front`` read left queued with them, once the device is done with them
-            if self.pending:
-                items = items + self.pending
-                self.pending, self.stream = [], None
-                try:
-                    self.ops.sync(stream)
-                except Exception:  # noqa: BLE001 - the first exception is the caller's
-                    pass
+            # ones a ``front`` read left queued with them -- all once the device is done with
+            # them, where it answers: ``lose`` reads their reports (a wait for the oldest that
+            # raised left any of them running)
+            items = items + self.pending
+            self.pending, self.stream = [], None
+            try:
+                self.ops.sync(stream)
+            except Exception:  # noqa: BLE001 - the first exception is the caller's
+                pass
             for it in items[done:]:
                 it.lose(exc)
             if not failed:  # (after the results are lost: a faulted device may raise here too)
