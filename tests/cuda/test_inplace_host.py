@@ -758,9 +758,7 @@ def test_a_full_queue_reads_its_oldest_half_and_leaves_the_rest_running(monkeypa
     _same_memory(mem, fm.model)
 
 
-def test_an_interrupted_wait_for_a_full_queues_oldest_reads_no_report_before_the_device(
-    monkeypatch, calls
-):
+def test_an_interrupted_wait_for_a_full_queues_oldest_reads_no_report_before_the_device(monkeypatch):
     """A full queue's wait for its oldest half (Resident.flush's ``front``: Deferred.wait) that
     raises -- an interrupt, a fault -- loses every queued launch, each made a failed proof over
     the runs its report names (DeferredInPlace.fail): the stream is waited for first, where the
