@@ -1320,8 +1320,8 @@ class Resident:
             self.pending, self.stream = [], None
             try:
                 self.ops.sync(stream)
-            except Exception:  # noqa: BLE001 - the first exception is the caller's
-                pass
+            except BaseException:  # noqa: BLE001 - the first exception is the caller's (a second
+                pass  # interrupt here still loses every one below)
             for it in items[done:]:
                 it.lose(exc)
             if not failed:  # (after the results are lost: a faulted device may raise here too)
