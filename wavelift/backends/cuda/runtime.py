@@ -1370,9 +1370,10 @@ class Again(_Kept):
             d = self.deferral = self._deferral()
         # (its places in turn: the queue holds this plan's latest launches, fewer than depth --
         # Resident.flush reads its oldest first --, so the place depth launches back is free)
+        # (advanced once the place exists: a place whose making raised leaves the turn as it was)
         slots, n = d["slots"], d["next"] % res.depth
-        d["next"] += 1
         sl = slots[n] if n < len(slots) else self._slot(slots)
+        d["next"] += 1
         self.changes = None  # (no ``launched``: ``landed_deferred`` books the arena after it)
         start, stop = sl.events
         start.record()
@@ -1672,8 +1673,8 @@ class InPlace(_Kept):
             return None
         # (its places in turn, as Again.defer's: the one ``depth`` launches back is read)
         n = self.ring % self.depth
-        self.ring += 1
         sl = self.slots[n] if n < len(self.slots) else self._slot(cp)
+        self.ring += 1
         self.changes = None
         self._launch(cp, stream, sl.graph, sl.host, sl.aside, sl.events)
         res.launched_in_place(self.wrote)
