@@ -28,6 +28,7 @@ import re
 import sys
 import weakref
 from bisect import bisect_left, bisect_right
+from collections.abc import Sequence
 from functools import partial
 from typing import Any
 
@@ -887,7 +888,7 @@ def spans_of(starts: list, ends: list, offs: list, windows) -> list[tuple[int, i
     return cut_spans(cut, offs, windows)
 
 
-def cut_runs(starts: list, ends: list, firsts: list, offs: list, windows, order=None) -> list:
+def cut_runs(starts: list, ends: list, firsts: list, offs: Sequence[int], windows, order=None) -> list:
     """The runs (sorted int lists of offsets into an arena or the heap) cut at the bounds of
     the windows placed at ``offs`` (window order) -> [(window index, lo, hi)] in offset order;
     ``firsts``: those offsets sorted, ``order[i]`` the window at ``firsts[i]`` (None: ``offs``
