@@ -694,7 +694,7 @@ def test_in_place_windows_keep_their_guest_alignment(monkeypatch, setting):
     assert len(r.windows) >= 4  # (a, b, c and the kernel's arguments: copies before c's)
     for w, o in zip(r.windows, wo[:-1].tolist()):
         assert (o - w.address) % 256 == 0, (w.name, hex(w.address), o)
-    (c_addr, _), = r.write_spans
+    ((c_addr, _),) = r.write_spans
     assert c_addr % 128 == 0  # (so c's stores are whole lines and its map marks whole words)
 
 
