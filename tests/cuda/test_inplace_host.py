@@ -678,6 +678,26 @@ def test_the_runs_scan_reads_only_the_windows_map(monkeypatch, setting):
     _same_memory(mem, fm.model)
 
 
+def test_in_place_windows_keep_their_guest_alignment(monkeypatch, setting):
+    """In place, every window lies in the heap at its guest address mod 256 (resident.HEAP_ALIGN),
+    as it would in an array per allocation (256-byte aligned): a warp's 128 bytes at a 128-aligned
+    guest address are one 128-byte line of whole 32-byte sectors and -- the bit map -- whole map
+    words, each set by a plain store and not an atomicOr (mapbits.h's WL_MAP_FILL_STORE).  With
+    copies placed mod 16 only, each copy's 8 spare bytes moved the next one by 16: bench_resident's
+    vadd over 2^26 floats wrote c at 16 mod 32 (half-word marks, an atomicOr at each end of every
+    warp's store), in place ~0.35 ms a pass slower than the same kernel on the arena (session 52)."""
+    mem, cfg = _vadd(1 << 12, block=256)
+    fm = rig(monkeypatch, mem, cfg)
+    r = _run(mem, cfg)
+    assert r.refusal is None and r.stats["in_place"] == "proved", r.refusal
+    ((_, _, wo),) = fm.launches
+    assert len(r.windows) >= 4  # (a, b, c and the kernel's arguments: copies before c's)
+    for w, o in zip(r.windows, wo[:-1].tolist()):
+        assert (o - w.address) % 256 == 0, (w.name, hex(w.address), o)
+    ((c_addr, _),) = r.write_spans
+    assert c_addr % 128 == 0  # (so c's stores are whole lines and its map marks whole words)
+
+
 # ---- step 5: proved dispatches deferred (InPlace.defer, DeferredInPlace; amendment h134) -------
 
 

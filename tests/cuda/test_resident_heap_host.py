@@ -23,7 +23,7 @@ from wavelift.trace.windows import WindowSet
 
 
 def _check_layout(h, live):
-    """Every live range ≡ its address mod 16 (so mod 8), inside the buffer, its HEAP_SPARE bytes after it
+    """Every live range ≡ its address mod HEAP_ALIGN (so mod 8), inside the buffer, its HEAP_SPARE bytes after it
     free of every other copy; the model's bytes in it."""
     spans = sorted((off, off + size + R.HEAP_SPARE, addr, data) for off, (size, addr, data) in live.items())
     for i, (lo, hi, addr, data) in enumerate(spans):

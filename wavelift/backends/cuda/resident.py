@@ -155,15 +155,19 @@ class Entry:
 HEAP_MIN = 1 << 20  # a heap's first size and the grain of its sizes (it doubles, or more, as it grows)
 HEAP_SPARE = 8  # bytes after each device copy in a heap (as after WindowSet's arena: wl_read)
 # a copy's heap offset ≡ its guest address mod this: mod 8 as WindowSet places windows (so a
-# window's heap offset can be its arena offset), and mod 16 so that wl_land's 16-byte stores
-# line up as they did with an array per allocation (256-byte aligned) of a 16-aligned allocation
-HEAP_ALIGN = 16
+# window's heap offset can be its arena offset), and mod 256 so that every access lines up as it
+# did with an array per allocation (cudaMalloc's 256-byte bound) of a 256-aligned allocation --
+# wl_land's 16-byte stores, the loads' 32-byte sectors and 128-byte lines, and the bit map's
+# words (32 bytes each: a warp's aligned store sets whole words by plain stores, mapbits.h).  Mod
+# 16 (before), each copy's HEAP_SPARE bytes moved the next by 16: vadd's c at 16 mod 32, every
+# warp's marks two half words by atomicOr, in place ~0.35 ms slower over 2^26 floats (0049 h159)
+HEAP_ALIGN = 256
 
 
 class Heap:
     """One growing device buffer holding every device copy of a Resident (decision 0049, step
     2; WAVELIFT_CUDA_HEAP=one): each copy a range [off, off + size) placed ≡ its allocation's
-    guest address mod HEAP_ALIGN (16, so mod 8 as WindowSet places windows: a window's heap
+    guest address mod HEAP_ALIGN (256, so mod 8 as WindowSet places windows: a window's heap
     offset can be its arena offset), with HEAP_SPARE bytes after it that no other copy takes.
     ``place`` takes the first free range that fits, else the top, growing the buffer (a new
     one, the bytes below the top copied, on the stream: ``moves`` counts it and ``on_move`` --
