@@ -416,12 +416,17 @@ def _fold(k, res, stats):
     return res.ops.fold_call(res.counts(n), n // G.COUNT_SLOTS, stats)
 
 
-def _then(first, then):
-    """``first`` then ``then``: one call of no arguments (a kept plan's ``runs_go``)."""
+def _folded_runs(k, res, rep, runs_go):
+    """A kept plan's ``runs_go``: wl_runs' call, after wl_fold's of its build ``k``'s count slots
+    into the report ``rep`` where it has more than the report's (``_fold``): one call of no
+    arguments."""
+    fold = _fold(k, res, rep[:STATS_BYTES].view(np.uint64))
+    if fold is None:
+        return runs_go
 
     def go() -> None:
-        first()
-        then()
+        fold()
+        runs_go()
 
     return go
 
@@ -1205,10 +1210,8 @@ class Again(_Kept):
         # arguments; the windows' arena offsets and addresses and the wl_land calls (land)
         rep = self.rep
         ops = res.ops
-        self.runs_go, self.runs_note = ops.runs_call(self.written, self.count, self.inline)
-        fold = _fold(self.k, res, rep[:STATS_BYTES].view(np.uint64))
-        if fold is not None:  # (the kernel's count slots into the report first: 0009, h152)
-            self.runs_go = _then(fold, self.runs_go)
+        go, self.runs_note = ops.runs_call(self.written, self.count, self.inline)
+        self.runs_go = _folded_runs(self.k, res, rep, go)  # (0009, h152)
         # those GPU operations captured once as a CUDA graph (``_capture``; None: not yet, False:
         # not to be); WAVELIFT_CUDA_GRAPH=off runs them one by one (A/B runs)
         self.graph_on = settings.get("WAVELIFT_CUDA_GRAPH") != "off"
@@ -1509,10 +1512,8 @@ class InPlace(_Kept):
         self.defer_on = settings.get("WAVELIFT_CUDA_DEFER") != "off"
         self.graph_on = settings.get("WAVELIFT_CUDA_GRAPH") != "off"
         self.graph = None  # (``run``'s operations captured: None not yet, False not to be)
-        self.runs_go, self.runs_note = res.ops.runs_call(placed.scan, self.count, self.inline)
-        fold = _fold(self.k, res, self.rep[:STATS_BYTES].view(np.uint64))
-        if fold is not None:  # (the kernel's count slots into the report first: 0009, h152)
-            self.runs_go = _then(fold, self.runs_go)
+        go, self.runs_note = res.ops.runs_call(placed.scan, self.count, self.inline)
+        self.runs_go = _folded_runs(self.k, res, self.rep, go)  # (0009, h152)
         # (entry, lo, hi) of the windows the last landing wrote: what a deferred run books at its
         # launch (``note``; None: no deferral); the queue places (``_slot``)
         self.wrote: list | None = None
@@ -1668,7 +1669,7 @@ class InPlace(_Kept):
         if res.pending and res.stream.ptr != stream.ptr:
             return None
         if len(res.pending) >= self.depth:  # (its places all taken: read the oldest -- ``depth``)
-            res.flush(front=max(1, self.depth // 2))
+            res.flush(front=self.depth // 2)  # (0 at depth 1: the whole queue, one launch)
         if not self._holds():
             return None
         # (its places in turn, as Again.defer's: the one ``depth`` launches back is read)
