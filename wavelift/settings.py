@@ -330,7 +330,8 @@ _ALL = [
         "`one` (the default since session 50: gpu_check with it and in place on an H100 -- 670 of "
         "710 fixture dispatches and all 253 scratch-test dispatches equal, none different): a "
         "Resident's device copies are ranges of one growing device buffer (each placed "
-        "≡ its guest address mod 16, so mod 8 as WindowSet places windows, 8 spare bytes after it; "
+        "≡ its guest address mod 256 -- resident.HEAP_ALIGN, amendment h159 --, so mod 8 as WindowSet places "
+        "windows, 8 spare bytes after it; "
         "decision 0049's step 2, amendment h119), gathered from and landed into there -- the kernel "
         "runs on the arena, unless WAVELIFT_CUDA_INPLACE=proved runs it on the heap; `off`: a device "
         "array per allocation (the default before session 50)",
