@@ -310,14 +310,18 @@ _ALL = [
         "`block`: a CUDA kernel without s_barrier adds its waves' instruction and lane counts at "
         "its end once per CUDA block (the warps' counts summed through shared memory, one "
         "__syncthreads), not two 64-bit atomics per wave (decision 0009's amendment h146; part "
-        "of the module key); unset (the default until timed on a GPU): per wave",
+        "of the module key); `last`: the same kernels add them once per CUDA block without a "
+        "barrier at the end -- each warp adds its counts to the block's shared sums and the warp "
+        "that ends last adds them to the report (zeroed after one __syncthreads at the kernel's "
+        "start; decision 0009's amendment h162; part of the module key); unset (the default "
+        "until timed on a GPU): per wave",
     ),
     Setting(
         "WAVELIFT_CUDA_COUNT_SLOTS",
         int,
         256,
         "the slots a CUDA kernel's waves add their instruction and lane counts to, wave (or, "
-        "with WAVELIFT_CUDA_STATS=block, CUDA block) mod N: a power of two from 256 to 65536; "
+        "with WAVELIFT_CUDA_STATS=block or last, CUDA block) mod N: a power of two from 256 to 65536; "
         "more than 256 lie in a device buffer of their own that a small kernel after each "
         "launch (resident.py's wl_fold) sums into the report's 256 and zeroes, so fewer waves add "
         "to one address and the host reads the same report (decision 0009's amendment h152; "

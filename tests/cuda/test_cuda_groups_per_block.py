@@ -230,6 +230,27 @@ def test_split_build_of_several_groups(monkeypatch):
         assert cubin is not None and cubin[:4] == b"\x7fELF" and b"wl_part_1" in cubin
 
 
+
+@pytest.mark.parametrize("stats", ["block", "last"])
+def test_split_build_with_the_block_count(monkeypatch, stats):
+    """WAVELIFT_CUDA_STATS=block / last: split.py reads the block's count line too (before h162
+    such a module had no split build), and keeps it with the prologue (last: its shared sums and
+    their zeroing) in wl_main's unit; the units build and link where nvJitLink is there."""
+    import test_cuda_split as TS
+
+    monkeypatch.setenv("WAVELIFT_CUDA_STATS", stats)
+    _, prog, cfg, base, _ = T._named(TS.SAMPLES[2])
+    src = _src(prog, cfg, base, 8)
+    units = split.split_source(src, 64, split.TEST_PART_BYTES)
+    assert units is not None and len(units) >= 3
+    count = f"  wl_count_{stats}({'wl_cs, ' if stats == 'last' else ''}lane < 32u, icnt + ic, lc);\n}}"
+    assert units[0].endswith(count + "\n") and not any(count in u for u in units[1:])
+    assert ("wl_count_last_init(wl_cs);" in units[0]) == (stats == "last")
+    if TS._nvjitlink_problem() is None:
+        monkeypatch.setenv("WAVELIFT_CUDA_SPLIT", "on")
+        cubin = cc.split_compile(src, "sm_90")
+        assert cubin is not None and cubin[:4] == b"\x7fELF" and b"wl_part_1" in cubin
+
 # ---- the prologue, run on the host ------------------------------------------------------------
 
 SHIM = r"""

@@ -103,3 +103,28 @@ def test_block_stats_only_where_every_thread_ends_the_kernel(monkeypatch):
     # (a program with LDS: its shared memory is the module's own; the count stays per wave)
     lds = _body(_source(_program(_lds_store)))
     assert "wl_count_(C.wave" in lds and "wl_count_block(" not in lds
+
+
+def test_last_stats_only_where_every_thread_ends_the_kernel(monkeypatch):
+    """WAVELIFT_CUDA_STATS=last (0009's amendment h162): the block's shared sums zeroed in the
+    prologue (its one __syncthreads) and the count by the warp that ends last, no barrier at the
+    end; where block would not apply (LDS), per wave and no shared sums.  In the PTX: the adds
+    and the arrival on shared memory at CTA scope, one barrier (the prologue's)."""
+    from test_land_host import _ptx
+
+    from wavelift.backends.cuda import split
+
+    prog = _program(lambda b: _put(b, b.lane_id()))
+    monkeypatch.setenv("WAVELIFT_CUDA_STATS", "last")
+    src = _source(prog)
+    body = _body(src)
+    init = "  __shared__ u32 wl_cs[3]; wl_count_last_init(wl_cs);\n"
+    assert body.count(init) == 1 and body.index(init) < body.index(split.PROLOGUE_END)
+    assert body.endswith("  wl_count_last(wl_cs, lane < 32u, icnt + ic, lc);\n}\n")
+    assert "wl_count_(C.wave" not in body and "wl_count_block(" not in body
+    _compiles(src)
+    ptx = _ptx(src)
+    assert "red.relaxed.cta.shared::cta.add.u32" in ptx and "atom.acq_rel.cta.shared::cta.add.u32" in ptx
+    assert ptx.count("bar.sync") + ptx.count("barrier.sync") == 1
+    lds = _body(_source(_program(_lds_store)))
+    assert "wl_count_(C.wave" in lds and "wl_cs" not in lds and "wl_count_last" not in lds

@@ -1261,6 +1261,13 @@ class Lowering(ValueLowering):
             else f"g < ((u64)P[{P_NTOTAL}] | (u64)P[{P_NTOTAL + 1}] << 32)"
         )
         wide = count_slots()
+        # the counts added once a CUDA block (WAVELIFT_CUDA_STATS=block or last) where every
+        # thread of it reaches the end: no s_barrier rounds, no LDS beside the counts' own
+        stats = settings.get("WAVELIFT_CUDA_STATS")
+        once = (
+            stats if stats in ("block", "last") and not self.phases and not self.has_barrier
+            and not uses_space(self.p, "lds") else None
+        )
         lines = [
             PRELUDE,
             f"#define WL_MEMFN {memfn}",
@@ -1378,6 +1385,8 @@ class Lowering(ValueLowering):
             f"  u32 ic = 0u, lc = 0u, rl = P[{P_BUDGET + 1}] == 0u && P[{P_BUDGET}] < (1u << 20) ? P[{P_BUDGET}] : (1u << 20);",
             f"  bool done = {gw} >= wpg;",
             "  int pc = 0; (void)pc;",
+            # (STATS=last: the block's shared sums zeroed before any warp can end)
+            *(["  __shared__ u32 wl_cs[3]; wl_count_last_init(wl_cs);"] if once == "last" else []),
             split.PROLOGUE_END,
         ]
         if self.phases:
@@ -1408,15 +1417,13 @@ class Lowering(ValueLowering):
             lines += ["WL_PARK:", "  for (;;) { if (__syncthreads_and(done)) break; }"]
         else:
             lines += ["WL_PARK:"]
-        if (
-            settings.get("WAVELIFT_CUDA_STATS") == "block"
-            and not self.phases
-            and not self.has_barrier
-            and not uses_space(self.p, "lds")
-        ):
-            # every thread of the block gets here (no s_barrier rounds, no LDS beside the
-            # static counts): one pair of atomics a CUDA block (0009's amendment h146)
+        if once == "block":
+            # every thread of the block gets here: one pair of atomics a CUDA block after a
+            # barrier (0009's amendment h146)
             lines += ["  wl_count_block(lane < 32u, icnt + ic, lc);", "}"]
+        elif once == "last":
+            # the same pair, added by the block's last warp to end (0009's amendment h162)
+            lines += ["  wl_count_last(wl_cs, lane < 32u, icnt + ic, lc);", "}"]
         else:
             lines += [f"  if ({gw} < wpg) wl_count_(C.wave, lane, icnt + ic, lc);", "}"]
         return "\n".join(lines) + "\n"

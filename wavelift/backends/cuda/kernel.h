@@ -206,6 +206,45 @@ __device__ __forceinline__ void wl_count_block(bool first, u64 icnt, u32 lc) {
   if (l < 2u && v) atomicAdd(WL_COUNTS + 2 * (blockIdx.x & WL_COUNT_MASK) + l, v);  /* lane 0: instructions, 1: lanes */
 }
 #endif
+/* WAVELIFT_CUDA_STATS=last (the same kernels as block; decision 0009's amendment h162): no
+   barrier at the end -- each warp's lane 0 adds its counts (as block's) to the block's shared
+   sums cs[0] (instructions) and cs[1] (lanes) and then arrives at cs[2] (acq_rel: its adds are
+   seen by whoever arrives after it); the warp that arrives last adds the sums to slot
+   blockIdx.x % 256 by the two 64-bit atomics.  cs: wl_main's, zeroed in its prologue
+   (wl_count_last_init: one __syncthreads where the warps start together, not where they end
+   apart).  The sums are 32-bit (shared 64-bit adds are a compare-and-swap loop in SASS): a warp
+   whose count is 2^26 or more adds it to the slot itself, so at most 32 warps of less than
+   2^26 each never carry out of 32 bits.  WL_SADD / WL_SARRIVE / WL_SLOAD: the shared memory
+   operations (the host build of tests/cuda defines its own) */
+#ifdef __CUDA_ARCH__
+#define WL_SADD(p, v) asm volatile("red.relaxed.cta.shared::cta.add.u32 [%0], %1;" :: "r"((u32)__cvta_generic_to_shared(p)), "r"(v) : "memory")
+__device__ __forceinline__ u32 wl_sarrive_(u32* p) {
+  u32 o; asm volatile("atom.acq_rel.cta.shared::cta.add.u32 %0, [%1], 1;" : "=r"(o) : "r"((u32)__cvta_generic_to_shared(p)) : "memory");
+  return o;
+}
+#define WL_SARRIVE(p) wl_sarrive_(p)
+#define WL_SLOAD(p) (*(volatile u32*)(p))
+#endif
+#ifdef WL_SADD
+#define WL_LAST_BIG (1u << 26)
+__device__ __forceinline__ void wl_count_last_init(u32* cs) {
+  if (threadIdx.x == 0u) { cs[0] = 0u; cs[1] = 0u; cs[2] = 0u; }
+  __syncthreads();
+}
+__device__ __forceinline__ void wl_count_last(u32* cs, bool first, u64 icnt, u32 lc) {
+  if ((threadIdx.x & 31u) != 0u) return;
+  u64* const slot = WL_COUNTS + 2 * (blockIdx.x & WL_COUNT_MASK);
+  if (!first) icnt = 0ull;
+  if (icnt >= WL_LAST_BIG) { atomicAdd(slot, icnt); icnt = 0ull; }
+  if (lc >= WL_LAST_BIG) { atomicAdd(slot + 1, (u64)lc); lc = 0u; }
+  if (icnt) WL_SADD(cs, (u32)icnt);
+  if (lc) WL_SADD(cs + 1, lc);
+  if (WL_SARRIVE(cs + 2) != ((blockDim.x + 31u) >> 5) - 1u) return;
+  const u32 ti = WL_SLOAD(cs), tl = WL_SLOAD(cs + 1);
+  if (ti) atomicAdd(slot, (u64)ti);
+  if (tl) atomicAdd(slot + 1, (u64)tl);
+}
+#endif
 #define wl_flag(C, bit, a, b, blk) wl_flag_(bit, a, b, blk)
 #define wl_escape(C, instr, lane, addr, kind) wl_escape_((C).wave, instr, lane, addr, kind)
 /* the search path of wl_gload / wl_gstore (called, not inlined, in big programs) */

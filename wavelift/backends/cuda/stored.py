@@ -97,7 +97,11 @@ def entry_name(key, arch: str, base_address: int) -> str:
         *(["mapmark=span"] if settings.get("WAVELIFT_CUDA_MAPMARK") == "span" else []),
         *(["mapfill=atomic"] if settings.get("WAVELIFT_CUDA_MAPFILL") == "atomic" else []),
         *(["f2i=cvt"] if settings.get("WAVELIFT_CUDA_F2I") == "cvt" else []),
-        *(["stats=block"] if settings.get("WAVELIFT_CUDA_STATS") == "block" else []),
+        *(
+            [f"stats={settings.get('WAVELIFT_CUDA_STATS')}"]
+            if settings.get("WAVELIFT_CUDA_STATS") in ("block", "last")
+            else []
+        ),
         *([f"slots={count_slots()}"] if count_slots() != COUNT_SLOTS else []),
         *occupancy_full_parts(),
         *([f"nan={settings.get('WAVELIFT_CUDA_NAN')}"] if settings.get("WAVELIFT_CUDA_NAN") else []),
