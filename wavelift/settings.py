@@ -311,10 +311,11 @@ _ALL = [
         "its end once per CUDA block (the warps' counts summed through shared memory, one "
         "__syncthreads), not two 64-bit atomics per wave (decision 0009's amendment h146; part "
         "of the module key); `last`: the same kernels add them once per CUDA block without a "
-        "barrier at the end -- each warp adds its counts to the block's shared sums and the warp "
-        "that ends last adds them to the report (zeroed after one __syncthreads at the kernel's "
-        "start; decision 0009's amendment h162; part of the module key); unset (the default "
-        "until timed on a GPU): per wave",
+        "barrier at the end -- each warp adds its counts to one shared word of the block and the "
+        "warp that ends last adds the block's to the report (the word zeroed after one "
+        "__syncthreads at the kernel's start); `pair`: every kernel adds them per wave as one "
+        "atomic instruction of two lanes, not two (both: decision 0009's amendment h162; part "
+        "of the module key); unset (the default until timed on a GPU): per wave, two atomics",
     ),
     Setting(
         "WAVELIFT_CUDA_COUNT_SLOTS",

@@ -43,6 +43,15 @@ extern "C" void wl_test(const u64* wave, const u32* lane, const u64* icnt, const
       for (u32 t = 0; t < 512u; t++) { blockIdx.x = b; threadIdx.x = t; wl_fold(wide, groups, stats); }
   for (int j = 0; j < 8 + 2 * 256; j++) out[j] = stats[j];
 }
+/* wl_count_pair (WAVELIFT_CUDA_STATS=pair) over the given calls into the report's stats */
+extern "C" void wl_test_pair(const u64* wave, const u32* lane, const u64* icnt, const u32* lc, long count,
+                             u64* out) {
+  static u64 stats[8 + 2 * 256];
+  for (int j = 0; j < 8 + 2 * 256; j++) stats[j] = 0ull;
+  WL_STATS = stats;
+  for (long i = 0; i < count; i++) wl_count_pair(wave[i], lane[i], icnt[i], lc[i]);
+  for (int j = 0; j < 8 + 2 * 256; j++) out[j] = stats[j];
+}
 """
 
 
@@ -105,6 +114,28 @@ def _want(calls) -> np.ndarray:
     j = (lane & 31) == 0
     np.add.at(out, 9 + 2 * k[j], lc[j].astype(np.uint64))
     return out
+
+
+@pytest.mark.parametrize("width", [32, 64])
+def test_pair_counts_are_the_per_wave_counts(libs, width):
+    """WAVELIFT_CUDA_STATS=pair (0009's amendment h162): the kernel's end call from every thread
+    of every wave (its instructions and each warp's lanes the same in all its lanes, as the
+    kernel holds them; waves that ran nothing too) leaves the report's stats as wl_count_'s rule
+    does -- instructions once a wave (a wave64's second warp adds none), lanes once a warp."""
+    rng = np.random.default_rng(width)
+    waves = 700
+    w = np.repeat(np.arange(waves, dtype=np.uint64) + np.uint64(rng.integers(0, 1 << 40)), width)
+    lane = np.tile(np.arange(width, dtype=np.uint32), waves)
+    per_wave = rng.integers(0, 1 << 40, waves).astype(np.uint64)
+    per_wave[rng.random(waves) < 0.2] = 0
+    icnt = np.repeat(per_wave, width)
+    lc = np.repeat(rng.integers(0, 1 << 31, waves * width // 32).astype(np.uint32), 32)
+    calls = [np.ascontiguousarray(c) for c in (w, lane, icnt, lc)]
+    p = lambda a: a.ctypes.data_as(ctypes.c_void_p)  # noqa: E731
+    out = np.zeros(8 + 512, np.uint64)
+    libs[256].wl_test_pair(*(p(c) for c in calls), ctypes.c_long(w.size), p(out))
+    assert np.array_equal(out, _want(calls))
+    assert out[8::2].sum() == per_wave.sum() and out[9::2].sum() == lc[::32].astype(np.uint64).sum()
 
 
 @pytest.mark.parametrize("n", SLOTS)

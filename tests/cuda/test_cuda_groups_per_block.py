@@ -243,9 +243,9 @@ def test_split_build_with_the_block_count(monkeypatch, stats):
     src = _src(prog, cfg, base, 8)
     units = split.split_source(src, 64, split.TEST_PART_BYTES)
     assert units is not None and len(units) >= 3
-    count = f"  wl_count_{stats}({'wl_cs, ' if stats == 'last' else ''}lane < 32u, icnt + ic, lc);\n}}"
+    count = f"  wl_count_{stats}({'&wl_cs, ' if stats == 'last' else ''}lane < 32u, icnt + ic, lc);\n}}"
     assert units[0].endswith(count + "\n") and not any(count in u for u in units[1:])
-    assert ("wl_count_last_init(wl_cs);" in units[0]) == (stats == "last")
+    assert ("wl_count_last_init(&wl_cs);" in units[0]) == (stats == "last")
     if TS._nvjitlink_problem() is None:
         monkeypatch.setenv("WAVELIFT_CUDA_SPLIT", "on")
         cubin = cc.split_compile(src, "sm_90")

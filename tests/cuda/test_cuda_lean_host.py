@@ -106,10 +106,10 @@ def test_block_stats_only_where_every_thread_ends_the_kernel(monkeypatch):
 
 
 def test_last_stats_only_where_every_thread_ends_the_kernel(monkeypatch):
-    """WAVELIFT_CUDA_STATS=last (0009's amendment h162): the block's shared sums zeroed in the
+    """WAVELIFT_CUDA_STATS=last (0009's amendment h162): the block's shared word zeroed in the
     prologue (its one __syncthreads) and the count by the warp that ends last, no barrier at the
-    end; where block would not apply (LDS), per wave and no shared sums.  In the PTX: the adds
-    and the arrival on shared memory at CTA scope, one barrier (the prologue's)."""
+    end; where block would not apply (LDS), per wave and no shared word.  In the PTX: one
+    barrier (the prologue's) and the arrival's compare-and-swap on shared memory."""
     from test_land_host import _ptx
 
     from wavelift.backends.cuda import split
@@ -118,13 +118,31 @@ def test_last_stats_only_where_every_thread_ends_the_kernel(monkeypatch):
     monkeypatch.setenv("WAVELIFT_CUDA_STATS", "last")
     src = _source(prog)
     body = _body(src)
-    init = "  __shared__ u32 wl_cs[3]; wl_count_last_init(wl_cs);\n"
+    init = "  __shared__ u64 wl_cs; wl_count_last_init(&wl_cs);\n"
     assert body.count(init) == 1 and body.index(init) < body.index(split.PROLOGUE_END)
-    assert body.endswith("  wl_count_last(wl_cs, lane < 32u, icnt + ic, lc);\n}\n")
+    assert body.endswith("  wl_count_last(&wl_cs, lane < 32u, icnt + ic, lc);\n}\n")
     assert "wl_count_(C.wave" not in body and "wl_count_block(" not in body
     _compiles(src)
     ptx = _ptx(src)
-    assert "red.relaxed.cta.shared::cta.add.u32" in ptx and "atom.acq_rel.cta.shared::cta.add.u32" in ptx
-    assert ptx.count("bar.sync") + ptx.count("barrier.sync") == 1
+    assert "atom.shared.cas.b64" in ptx and ptx.count("bar.sync") + ptx.count("barrier.sync") == 1
     lds = _body(_source(_program(_lds_store)))
     assert "wl_count_(C.wave" in lds and "wl_cs" not in lds and "wl_count_last" not in lds
+
+
+def test_pair_stats_in_every_kernel(monkeypatch):
+    """WAVELIFT_CUDA_STATS=pair (0009's amendment h162): the per-wave count's call is
+    wl_count_pair's, LDS or not (no barrier, so every kernel may); its one atomic instruction
+    of two lanes in the PTX (the per-wave form has two)."""
+    from test_land_host import _ptx
+
+    monkeypatch.setenv("WAVELIFT_CUDA_STATS", "pair")
+    for prog in (_program(lambda b: _put(b, b.lane_id())), _program(_lds_store)):
+        body = _body(_source(prog))
+        assert body.endswith("  if (wv < wpg) wl_count_pair(C.wave, lane, icnt + ic, lc);\n}\n")
+        assert "wl_count_(C.wave" not in body and "wl_cs" not in body
+    src = _source(_program(lambda b: _put(b, b.lane_id())))
+    _compiles(src)
+    red = lambda ptx: ptx.count("red.global.add.u64") + ptx.count("atom.global.add.u64")  # noqa: E731
+    pair = red(_ptx(src))
+    monkeypatch.delenv("WAVELIFT_CUDA_STATS")
+    assert red(_ptx(_source(_program(lambda b: _put(b, b.lane_id()))))) == pair + 1

@@ -1386,7 +1386,7 @@ class Lowering(ValueLowering):
             f"  bool done = {gw} >= wpg;",
             "  int pc = 0; (void)pc;",
             # (STATS=last: the block's shared sums zeroed before any warp can end)
-            *(["  __shared__ u32 wl_cs[3]; wl_count_last_init(wl_cs);"] if once == "last" else []),
+            *(["  __shared__ u64 wl_cs; wl_count_last_init(&wl_cs);"] if once == "last" else []),
             split.PROLOGUE_END,
         ]
         if self.phases:
@@ -1423,9 +1423,11 @@ class Lowering(ValueLowering):
             lines += ["  wl_count_block(lane < 32u, icnt + ic, lc);", "}"]
         elif once == "last":
             # the same pair, added by the block's last warp to end (0009's amendment h162)
-            lines += ["  wl_count_last(wl_cs, lane < 32u, icnt + ic, lc);", "}"]
+            lines += ["  wl_count_last(&wl_cs, lane < 32u, icnt + ic, lc);", "}"]
         else:
-            lines += [f"  if ({gw} < wpg) wl_count_(C.wave, lane, icnt + ic, lc);", "}"]
+            # (STATS=pair: both counts in one atomic instruction of two lanes; 0009's amendment h162)
+            count = "wl_count_pair" if stats == "pair" else "wl_count_"
+            lines += [f"  if ({gw} < wpg) {count}(C.wave, lane, icnt + ic, lc);", "}"]
         return "\n".join(lines) + "\n"
 
 

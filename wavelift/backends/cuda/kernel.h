@@ -182,6 +182,14 @@ __device__ __forceinline__ void wl_count_(u64 wave, u32 lane, u64 icnt, u32 lc) 
   if ((lane & 31u) == 0u) atomicAdd(WL_COUNTS + 1 + 2 * sl, (u64)lc);
 }
 #define wl_lanes(C, lc) wl_count_((C).wave, lane, 0ull, lc)
+/* WAVELIFT_CUDA_STATS=pair (any kernel; decision 0009's amendment h162): the same two adds at the
+   kernel's end as one atomic instruction of two lanes -- the warp's lane 0 its wave's
+   instructions (the wave's lane 0 only), its lane 1 the warp's lanes, into the slot's two
+   adjacent words: one request of the warp to the slot's sector, not two */
+__device__ __forceinline__ void wl_count_pair(u64 wave, u32 lane, u64 icnt, u32 lc) {
+  const u32 l = lane & 31u, ix = 2u * ((u32)wave & WL_COUNT_MASK) + l;
+  if (lane == 0u || l == 1u) atomicAdd(WL_COUNTS + ix, l ? (u64)lc : icnt);
+}
 /* WAVELIFT_CUDA_STATS=block (codegen: a kernel without barriers or LDS, whose every thread ends
    here): the same counts, each warp's (its wave's instructions in the wave's first warp -- first:
    codegen's lane < 32 --, and its lanes'; zero in a wave past the group's, which ran no block)
@@ -207,42 +215,51 @@ __device__ __forceinline__ void wl_count_block(bool first, u64 icnt, u32 lc) {
 }
 #endif
 /* WAVELIFT_CUDA_STATS=last (the same kernels as block; decision 0009's amendment h162): no
-   barrier at the end -- each warp's lane 0 adds its counts (as block's) to the block's shared
-   sums cs[0] (instructions) and cs[1] (lanes) and then arrives at cs[2] (acq_rel: its adds are
-   seen by whoever arrives after it); the warp that arrives last adds the sums to slot
-   blockIdx.x % 256 by the two 64-bit atomics.  cs: wl_main's, zeroed in its prologue
-   (wl_count_last_init: one __syncthreads where the warps start together, not where they end
-   apart).  The sums are 32-bit (shared 64-bit adds are a compare-and-swap loop in SASS): a warp
-   whose count is 2^26 or more adds it to the slot itself, so at most 32 warps of less than
-   2^26 each never carry out of 32 bits.  WL_SADD / WL_SARRIVE / WL_SLOAD: the shared memory
-   operations (the host build of tests/cuda defines its own) */
+   barrier at the end -- each warp's lane 0 adds its counts (as block's: its wave's instructions
+   in the wave's first warp, its lanes) and its arrival to the block's one shared word cs, which
+   holds the arrivals in bits 0-5, the lanes in 6-34 and the instructions in 35-63; the warp
+   that arrives last (the arrivals before it: the block's warps less one) has every other warp's
+   counts in what its add returned -- one word, so no fence -- and adds the block's to slot
+   blockIdx.x % 256 by the two 64-bit atomics.  A warp whose count is 2^24 or more adds its
+   counts to the slot itself: at most 32 warps of less than 2^24 each never carry out of a field.
+   cs: wl_main's, zeroed in its prologue (wl_count_last_init: one __syncthreads where the warps
+   start together, not where they end apart).  WL_SARRIVE(p, v): the shared add (the host build
+   of tests/cuda defines its own) */
 #ifdef __CUDA_ARCH__
-#define WL_SADD(p, v) asm volatile("red.relaxed.cta.shared::cta.add.u32 [%0], %1;" :: "r"((u32)__cvta_generic_to_shared(p)), "r"(v) : "memory")
-__device__ __forceinline__ u32 wl_sarrive_(u32* p) {
-  u32 o; asm volatile("atom.acq_rel.cta.shared::cta.add.u32 %0, [%1], 1;" : "=r"(o) : "r"((u32)__cvta_generic_to_shared(p)) : "memory");
-  return o;
+/* (a compare-and-swap loop of its own, in PTX: the add's own, atomicAdd_block, is one too in
+   SASS, with ptxas's warp aggregation around it -- ~20 instructions for the one lane that adds,
+   and NVVM's loop ~6 moves more) */
+__device__ __forceinline__ u64 wl_sarrive_(u64* p, u64 v) {
+  u64 old;
+  asm volatile("{ .reg .pred wl_p; .reg .b64 wl_n, wl_s;\n\t"
+               "ld.volatile.shared.b64 %0, [%1];\n"
+               "WL_ARRIVE:\n\t"
+               "add.u64 wl_n, %0, %2;\n\t"
+               "atom.shared.cas.b64 wl_s, [%1], %0, wl_n;\n\t"
+               "setp.ne.u64 wl_p, wl_s, %0;\n\t"
+               "mov.b64 %0, wl_s;\n\t"
+               "@wl_p bra WL_ARRIVE; }"
+               : "=&l"(old) : "r"((u32)__cvta_generic_to_shared(p)), "l"(v) : "memory");
+  return old;
 }
-#define WL_SARRIVE(p) wl_sarrive_(p)
-#define WL_SLOAD(p) (*(volatile u32*)(p))
+#define WL_SARRIVE(p, v) wl_sarrive_((p), (v))
 #endif
-#ifdef WL_SADD
-#define WL_LAST_BIG (1u << 26)
-__device__ __forceinline__ void wl_count_last_init(u32* cs) {
-  if (threadIdx.x == 0u) { cs[0] = 0u; cs[1] = 0u; cs[2] = 0u; }
+#ifdef WL_SARRIVE
+#define WL_LAST_BIG 24
+__device__ __forceinline__ void wl_count_last_init(u64* cs) {
+  if (threadIdx.x == 0u) *cs = 0ull;
   __syncthreads();
 }
-__device__ __forceinline__ void wl_count_last(u32* cs, bool first, u64 icnt, u32 lc) {
+__device__ __forceinline__ void wl_count_last(u64* cs, bool first, u64 icnt, u32 lc) {
   if ((threadIdx.x & 31u) != 0u) return;
-  u64* const slot = WL_COUNTS + 2 * (blockIdx.x & WL_COUNT_MASK);
   if (!first) icnt = 0ull;
-  if (icnt >= WL_LAST_BIG) { atomicAdd(slot, icnt); icnt = 0ull; }
-  if (lc >= WL_LAST_BIG) { atomicAdd(slot + 1, (u64)lc); lc = 0u; }
-  if (icnt) WL_SADD(cs, (u32)icnt);
-  if (lc) WL_SADD(cs + 1, lc);
-  if (WL_SARRIVE(cs + 2) != ((blockDim.x + 31u) >> 5) - 1u) return;
-  const u32 ti = WL_SLOAD(cs), tl = WL_SLOAD(cs + 1);
-  if (ti) atomicAdd(slot, (u64)ti);
-  if (tl) atomicAdd(slot + 1, (u64)tl);
+  if ((icnt | (u64)lc) >> WL_LAST_BIG) { wl_count_(blockIdx.x, 0u, icnt, lc); icnt = 0ull; lc = 0u; }
+  const u64 mine = (icnt << 35) | ((u64)lc << 6);
+  const u64 all = WL_SARRIVE(cs, mine | 1ull) + mine;
+  if ((u32)all % 64u != ((blockDim.x + 31u) >> 5) - 1u) return;
+  u64* const slot = WL_COUNTS + 2 * (blockIdx.x & WL_COUNT_MASK);
+  atomicAdd(slot, all >> 35);
+  atomicAdd(slot + 1, (all >> 6) & ((1ull << 29) - 1ull));
 }
 #endif
 #define wl_flag(C, bit, a, b, blk) wl_flag_(bit, a, b, blk)
