@@ -64,6 +64,9 @@ f2i: f32 -> u32 / i32 as one cvt.rzi (WAVELIFT_CUDA_F2I=cvt, the default since s
 compares; 0009's amendment h146); statsblock:
 the instruction and lane counts added once a CUDA block (WAVELIFT_CUDA_STATS=block; same
 amendment); h146: both; h146noretest: both and noretest.
+statslast: the counts added once a CUDA block by its warp that ends last, through one shared word,
+no barrier at the end (WAVELIFT_CUDA_STATS=last; 0009's amendment h162); statspair: per wave, both
+counts in one atomic instruction of two lanes (WAVELIFT_CUDA_STATS=pair; same amendment).
 pre149: the kernel as before 0009's amendment h149 (sound): the group index in 64 bits, the group
 total multiplied by every thread, no thread index assumed below the block, a load's pointer from
 its window's base, not the host-made WL_GA (compare with base, which has them).
@@ -247,6 +250,10 @@ ENV["h146noretest"] = {**ENV["h146"], "WAVELIFT_CUDA_RETEST": "off"}
 ENV["proved"] = {"WAVELIFT_CUDA_PROVED": "lean"}
 # 0009's amendment h152: the counts in N slots (wave % N) of their own, folded into the report's 256
 ENV.update({f"slots{n}": {"WAVELIFT_CUDA_COUNT_SLOTS": str(n)} for n in (1024, 4096, 16384)})
+# 0009's amendment h162: the counts once a CUDA block by the warp that ends last, no barrier at
+# the end (WAVELIFT_CUDA_STATS=last); per wave as one atomic instruction of two lanes (=pair)
+ENV["statslast"] = {"WAVELIFT_CUDA_STATS": "last"}
+ENV["statspair"] = {"WAVELIFT_CUDA_STATS": "pair"}
 VARIANTS.update({k: [] for k in ENV})
 DISPATCHES = {
     "vadd32": lambda: G.vadd_dispatch(1920 * 1088),

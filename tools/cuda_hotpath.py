@@ -49,7 +49,10 @@ def categorize(src):
         for l in ls:
             cat.setdefault(l, c)
 
-    put(fn_lines(src, ("wl_count_", "wl_count_block")), "stats (end)")
+    put(
+        fn_lines(src, ("wl_count_", "wl_count_block", "wl_count_last", "wl_sarrive_", "wl_count_pair")),
+        "stats (end)",
+    )
     put(
         fn_lines(
             src, ("wl_mark_bits", "wl_mark_span", "wl_or_warp", "wl_gwrite_at", "wl_gstore_b", "wl_gstore")

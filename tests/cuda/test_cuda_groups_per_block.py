@@ -230,7 +230,6 @@ def test_split_build_of_several_groups(monkeypatch):
         assert cubin is not None and cubin[:4] == b"\x7fELF" and b"wl_part_1" in cubin
 
 
-
 @pytest.mark.parametrize("stats", ["block", "last"])
 def test_split_build_with_the_block_count(monkeypatch, stats):
     """WAVELIFT_CUDA_STATS=block / last: split.py reads the block's count line too (before h162
@@ -250,6 +249,7 @@ def test_split_build_with_the_block_count(monkeypatch, stats):
         monkeypatch.setenv("WAVELIFT_CUDA_SPLIT", "on")
         cubin = cc.split_compile(src, "sm_90")
         assert cubin is not None and cubin[:4] == b"\x7fELF" and b"wl_part_1" in cubin
+
 
 # ---- the prologue, run on the host ------------------------------------------------------------
 

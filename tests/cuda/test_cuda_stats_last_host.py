@@ -120,8 +120,15 @@ def play(lib, blocks, rng):
         tid = np.arange(bdim, dtype=np.uint32) if every else np.arange(0, bdim, 32, dtype=np.uint32)
         spin = rng.integers(0, 40, tid.size).astype(np.uint32)
         n = lib.t_block(
-            ctypes.c_uint32(b), ctypes.c_uint32(bdim), _p(tid), ctypes.c_uint32(tid.size), _p(spin),
-            _p(icnt), _p(lc), _p(first), ctypes.c_uint32(int(rng.integers(1, 2**32))),
+            ctypes.c_uint32(b),
+            ctypes.c_uint32(bdim),
+            _p(tid),
+            ctypes.c_uint32(tid.size),
+            _p(spin),
+            _p(icnt),
+            _p(lc),
+            _p(first),
+            ctypes.c_uint32(int(rng.integers(1, 2**32))),
         )
         atomics.append(n)
         ins = sum(int(i) for i, _, f in warps if f)

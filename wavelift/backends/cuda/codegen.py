@@ -1265,8 +1265,12 @@ class Lowering(ValueLowering):
         # thread of it reaches the end: no s_barrier rounds, no LDS beside the counts' own
         stats = settings.get("WAVELIFT_CUDA_STATS")
         once = (
-            stats if stats in ("block", "last") and not self.phases and not self.has_barrier
-            and not uses_space(self.p, "lds") else None
+            stats
+            if stats in ("block", "last")
+            and not self.phases
+            and not self.has_barrier
+            and not uses_space(self.p, "lds")
+            else None
         )
         lines = [
             PRELUDE,
@@ -1308,6 +1312,9 @@ class Lowering(ValueLowering):
             # (a thread index is below the launch's block, which __launch_bounds__ holds it to:
             # the compiler then knows, e.g., that a one-group block has no wave past its group's)
             "  WL_ASSUME(threadIdx.x < WL_BLOCK_THREADS);",
+            # (STATS=last: the block's shared word zeroed before any warp can end -- first, where
+            # the warps meet soonest and the barrier splits none of the prologue)
+            *(["  __shared__ u64 wl_cs; wl_count_last_init(&wl_cs);"] if once == "last" else []),
             # (narrow: every index the launch's slots take fits 32 bits, so g's upper word is 0
             # and the compiler drops the 64-bit forms of the group ids, wl_in and C.wave)
             *(
@@ -1385,8 +1392,6 @@ class Lowering(ValueLowering):
             f"  u32 ic = 0u, lc = 0u, rl = P[{P_BUDGET + 1}] == 0u && P[{P_BUDGET}] < (1u << 20) ? P[{P_BUDGET}] : (1u << 20);",
             f"  bool done = {gw} >= wpg;",
             "  int pc = 0; (void)pc;",
-            # (STATS=last: the block's shared sums zeroed before any warp can end)
-            *(["  __shared__ u64 wl_cs; wl_count_last_init(&wl_cs);"] if once == "last" else []),
             split.PROLOGUE_END,
         ]
         if self.phases:
