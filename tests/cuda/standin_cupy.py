@@ -345,7 +345,7 @@ def fake_cupy():
         get_current_stream=lambda: _default if STATE.stream is None else STATE.stream,
         Stream=Stream,
         alloc_pinned_memory=lambda n: bytearray(n),
-        Device=lambda: types.SimpleNamespace(compute_capability="90"),
+        Device=lambda: types.SimpleNamespace(compute_capability="90", attributes={"MultiProcessorCount": 2}),
     )
     return cp
 
