@@ -501,11 +501,14 @@ extern "C" __global__ void wl_runs_bits(const u32* w, u64 nw, u64* starts, u64* 
   const u32 lane = threadIdx.x & 31u;
   for (u64 q = (u64)blockIdx.x * blockDim.x + threadIdx.x; q - lane < nq; q += (u64)gridDim.x * blockDim.x) {
     const u64 j = 4 * q;
+    /* (the warp's end lanes' word beyond, loaded first: in flight with the quad, not after it;
+       j = 0: j - 1 wraps, past hi: 0) */
+    const u32 out = lane == 0u ? wl_word(b, j - 1, a, hi) : lane == 31u ? wl_word(b, j + 4, a, hi) : 0u;
     const uint4 v = j >= a && j + 4 <= hi ? *(const uint4*)(b + j)
         : make_uint4(wl_word(b, j, a, hi), wl_word(b, j + 1, a, hi), wl_word(b, j + 2, a, hi), wl_word(b, j + 3, a, hi));
     u32 p = __shfl_up_sync(WL_FULL, v.w, 1), n = __shfl_down_sync(WL_FULL, v.x, 1);
-    if (lane == 0u) p = wl_word(b, j - 1, a, hi);  /* (j = 0: j - 1 wraps, past hi: 0) */
-    if (lane == 31u) n = wl_word(b, j + 4, a, hi);
+    if (lane == 0u) p = out;
+    if (lane == 31u) n = out;
     const uint4 s = make_uint4(WL_STARTS(v.x, p), WL_STARTS(v.y, v.x), WL_STARTS(v.z, v.y), WL_STARTS(v.w, v.z));
     const uint4 e = make_uint4(WL_ENDS(v.x, v.y), WL_ENDS(v.y, v.z), WL_ENDS(v.z, v.w), WL_ENDS(v.w, n));
     if (!__any_sync(WL_FULL, (s.x | s.y | s.z | s.w | e.x | e.y | e.z | e.w) != 0u)) continue;
