@@ -3,7 +3,9 @@
 SCRIPT ARGS...`` runs SCRIPT (bench_resident.py, inplace_nodes.py) as __main__ in this process
 with ``old`` = main's wl_runs_bits and wl_aside before h161 (a 32-bit word a thread, its
 neighbours read from memory, an atomicAdd an edge; the clear by 4-byte stores; a word a thread up
-to 8192 blocks) put in place of h161's, ``new`` as the tree has them.  The old kernels are kept
+to 8192 blocks) put in place of h161's, ``new`` as the tree has them.  Both copy the hints by
+wl_runs' launch (h161's fold: the old scan takes wl_hints too), so the A/B is the scan and the
+clear alone; the hints' memcpy node main had is gone from both.  The old kernels are kept
 here, not in the product (resident.py has one form of each)."""
 
 import runpy
@@ -13,7 +15,8 @@ import wavelift.backends.cuda.resident as R
 
 OLD = r"""
 extern "C" __global__ void wl_runs_bits_old(const u32* w, u64 nw, u64* starts, u64* ends, u64 cap,
-                                            u32* count) {
+                                            u32* count, const unsigned char* hs, unsigned char* hd, u64 hn) {
+  wl_hints(hs, hd, hn);
   for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < nw; i += (u64)gridDim.x * blockDim.x) {
     const u32 x = w[i];
     if (x == 0u) continue;

@@ -127,14 +127,17 @@ extern "C" void t_land_bits(unsigned grid, unsigned block, unsigned char* dst, c
    as the warp's; warps one after another); -> whether every intrinsic's mask was sound */
 static const u32* r_w; static u64 r_nw, r_cap; static u64* r_starts; static u64* r_ends;
 static u32* r_count; static unsigned r_block, r_warp;
+static const unsigned char* r_hs; static unsigned char* r_hd; static u64 r_hn;
 static void* runs_thread(void* arg) {
   threadIdx.x = 32 * r_warp + (unsigned)(uintptr_t)arg; blockIdx.x = r_block;
-  wl_runs_bits(r_w, r_nw, r_starts, r_ends, r_cap, r_count);
+  wl_runs_bits(r_w, r_nw, r_starts, r_ends, r_cap, r_count, r_hs, r_hd, r_hn);
   return 0;
 }
-extern "C" int t_runs_bits(unsigned grid, unsigned block, const u32* w, u64 nw, u64* starts,
-                           u64* ends, u64 cap, u32* count) {
+extern "C" int t_runs_bits_hints(unsigned grid, unsigned block, const u32* w, u64 nw, u64* starts,
+                                 u64* ends, u64 cap, u32* count, const unsigned char* hs,
+                                 unsigned char* hd, u64 hn) {
   r_w = w; r_nw = nw; r_starts = starts; r_ends = ends; r_cap = cap; r_count = count;
+  r_hs = hs; r_hd = hd; r_hn = hn;
   blockDim.x = block; gridDim.x = grid;
   int bad = 0;
   for (r_block = 0; r_block < grid; r_block++)
@@ -148,6 +151,10 @@ extern "C" int t_runs_bits(unsigned grid, unsigned block, const u32* w, u64 nw, 
       bad |= wl_warp.bad;
     }
   return bad;
+}
+extern "C" int t_runs_bits(unsigned grid, unsigned block, const u32* w, u64 nw, u64* starts,
+                           u64* ends, u64 cap, u32* count) {
+  return t_runs_bits_hints(grid, block, w, nw, starts, ends, cap, count, 0, 0, 0);
 }
 /* one store instruction of a warp: lane l (bit l of active) marks [ix[l], ix[l] + nb) of the bit
    map wr (mapbits.h's wl_mark_bits), the active lanes as threads run together (threadIdx.x: the
@@ -170,9 +177,14 @@ extern "C" int t_mark(u8* wr, const i64* ix, u32 nb, u32 active, u32 warp) {
   pthread_barrier_destroy(&wl_warp.bar);
   return wl_warp.bad;
 }
+extern "C" void t_runs_hints(unsigned grid, unsigned block, const unsigned char* w, u64 n, u64* starts,
+                             u64* ends, u64 cap, u32* count, const unsigned char* hs,
+                             unsigned char* hd, u64 hn) {
+  WL_PLAY(wl_runs(w, n, starts, ends, cap, count, hs, hd, hn))
+}
 extern "C" void t_runs(unsigned grid, unsigned block, const unsigned char* w, u64 n, u64* starts,
                        u64* ends, u64 cap, u32* count) {
-  WL_PLAY(wl_runs(w, n, starts, ends, cap, count))
+  t_runs_hints(grid, block, w, n, starts, ends, cap, count, 0, 0, 0);
 }
 extern "C" void t_aside(unsigned grid, unsigned block, u32* w, u64 nw, u32* aside, const u32* count,
                         u64 cap) {
@@ -692,6 +704,49 @@ def test_compiled_runs_bits_equal_the_byte_runs(lib, seed):
         assert sorted(ends[: e.size].tolist()) == e.tolist()
 
 
+@pytest.mark.parametrize("bits", [False, True], ids=["bytes", "bits"])
+def test_compiled_runs_copy_the_hints_into_the_report(lib, bits):
+    """wl_runs / wl_runs_bits compiled with the hints' copy folded into their launch (h161): the
+    hn bytes of WL_HINT land at the report's place, every grid from one warp up, the bytes either
+    side untouched, the runs as without it (NumPyOps.runs); hn 0 copies nothing."""
+    rng = np.random.default_rng(161 + bits)
+    for hn, (grid, block) in (
+        (0, (1, 32)),
+        (4, (1, 32)),
+        (28, (2, 64)),
+        (4 * 700, (3, 32)),
+        (4 * 2049, (2, 256)),
+    ):
+        w = (rng.random(512) < 0.4).astype(np.uint8)
+        m = _bitmap(w) if bits else w
+        hs = rng.integers(0, 256, hn + 1, dtype=np.uint8)
+        rep = np.full(hn + 64, 0xEE, np.uint8)
+        starts, ends = np.zeros(1 << 10, np.uint64), np.zeros(1 << 10, np.uint64)
+        count = np.zeros(2, np.uint32)
+        call = lib.t_runs_bits_hints if bits else lib.t_runs_hints
+        r = call(
+            grid,
+            block,
+            _p(m),
+            ctypes.c_uint64(m.size),
+            _p(starts),
+            _p(ends),
+            ctypes.c_uint64(1 << 10),
+            _p(count),
+            _p(hs),
+            _p(rep[32:]),
+            ctypes.c_uint64(hn),
+        )
+        assert not (bits and r)
+        assert np.array_equal(rep[32 : 32 + hn], hs[:hn]), (bits, hn)
+        assert (rep[:32] == 0xEE).all() and (rep[32 + hn :] == 0xEE).all(), (bits, hn)
+        s, e = R.NumPyOps().runs(w)
+        assert count.tolist() == [s.size, e.size]
+        assert (
+            sorted(starts[: s.size].tolist()) == s.tolist() and sorted(ends[: e.size].tolist()) == e.tolist()
+        )
+
+
 def _guarded_view(nw: int, a: int) -> tuple[np.ndarray, np.ndarray]:
     """A map view of ``nw`` words starting ``a`` words past a 16-byte bound, in a buffer whose
     words before and after it are all ones -> (buffer, view): a kernel that reads or writes
@@ -721,7 +776,12 @@ def _bits_map(rng, kind: str, nw: int, a: int, block: int) -> np.ndarray:
             f[pos : pos + run] = True
             pos += run + int(rng.integers(1, 3000))
     else:
-        cuts = [32 * (g * q - a) + d for g in (1, 4, 128, 4 * block) for q in range(n // (32 * g) + 2) for d in (-1, 0, 1)]
+        cuts = [
+            32 * (g * q - a) + d
+            for g in (1, 4, 128, 4 * block)
+            for q in range(n // (32 * g) + 2)
+            for d in (-1, 0, 1)
+        ]
         cuts = sorted({c for c in cuts if 0 <= c <= n})
         pick = np.sort(rng.choice(cuts, size=2 * (len(cuts) // 3), replace=False))
         for lo, hi in zip(pick[0::2], pick[1::2]):
@@ -756,7 +816,14 @@ def test_compiled_runs_bits_over_quads_warps_and_blocks(lib, kind, a):
             ends = np.full(cap + 8, 0xEEEE, np.uint64)
             count = np.zeros(2, np.uint32)
             bad = lib.t_runs_bits(
-                grid, block, _p(view), ctypes.c_uint64(nw), _p(starts), _p(ends), ctypes.c_uint64(cap), _p(count)
+                grid,
+                block,
+                _p(view),
+                ctypes.c_uint64(nw),
+                _p(starts),
+                _p(ends),
+                ctypes.c_uint64(cap),
+                _p(count),
             )
             assert not bad
             assert np.array_equal(raw, before)

@@ -610,7 +610,11 @@ def test_gpu_bit_runs_and_aside_on_views_at_every_word_offset(monkeypatch):
                 count = cupy.asarray(np.array([got[0].size] * 2, np.uint32))
                 gpu.aside_call(view, aside, count, 64)()
                 r = raw.get()
-                assert not r[a : a + nw].any() and (r[:a] == 0xFFFFFFFF).all() and (r[a + nw :] == 0xFFFFFFFF).all()
+                assert (
+                    not r[a : a + nw].any()
+                    and (r[:a] == 0xFFFFFFFF).all()
+                    and (r[a + nw :] == 0xFFFFFFFF).all()
+                )
                 ar = araw.get()
                 if got[0].size > 64:
                     assert np.array_equal(ar[3 - a : 3 - a + nw], m), (nw, a, kind)

@@ -452,8 +452,16 @@ __device__ __forceinline__ void wl_runs_at(const unsigned char* w, u64 n, u64 b,
     if (j + 1 == n || !w[j + 1]) { const u32 e = atomicAdd(&count[1], 1u); if (e < cap) ends[e] = j + 1; }
   }
 }
+/* the module's guesses (WL_HINT: hn bytes at hs) into the report at hd, by wl_runs' launch
+   (amendment h161: a graph node less a pass, at the copy's place in the stream -- after the
+   kernel, before the report's read-back; hn 0: none) */
+__device__ __forceinline__ void wl_hints(const unsigned char* hs, unsigned char* hd, u64 hn) {
+  for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < hn; i += (u64)gridDim.x * blockDim.x)
+    hd[i] = hs[i];
+}
 extern "C" __global__ void wl_runs(const unsigned char* w, u64 n, u64* starts, u64* ends, u64 cap,
-                                   u32* count) {
+                                   u32* count, const unsigned char* hs, unsigned char* hd, u64 hn) {
+  wl_hints(hs, hd, hn);
   for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; 4 * i < n; i += (u64)gridDim.x * blockDim.x)
     wl_runs_at(w, n, 4 * i, starts, ends, cap, count);
 }
@@ -495,7 +503,8 @@ __device__ __forceinline__ void wl_put(uint4 e, u64 at, u32 add, u64* out, u64 c
 #define WL_STARTS(x, p) ((x) & ~(((x) << 1) | ((p) >> 31)))
 #define WL_ENDS(x, n) ((x) & ~(((x) >> 1) | ((n) << 31)))
 extern "C" __global__ void wl_runs_bits(const u32* w, u64 nw, u64* starts, u64* ends, u64 cap,
-                                        u32* count) {
+                                        u32* count, const unsigned char* hs, unsigned char* hd, u64 hn) {
+  wl_hints(hs, hd, hn);
   const u64 a = ((u64)w >> 2) & 3u, hi = nw + a, nq = (hi + 3) >> 2;
   const u32* b = w - a;
   const u32 lane = threadIdx.x & 31u;
@@ -743,14 +752,6 @@ class CuPyOps:
         """Zero a device array (a memset on the stream: no wait)."""
         buf.fill(0)
 
-    def copy_global(self, dst, doff: int, ptr: int, n: int) -> None:
-        """``n`` bytes at device address ``ptr`` (a module's variable) into ``dst`` at ``doff``,
-        on the stream (no wait)."""
-        if n:
-            rt = self.cp.cuda.runtime
-            stream = self.cp.cuda.get_current_stream().ptr
-            rt.memcpyAsync(dst.data.ptr + doff, ptr, n, rt.memcpyDeviceToDevice, stream)
-
     def upload(self, buf, off: int, host) -> None:
         buf[off : off + host.size].set(np.ascontiguousarray(host))
         self.up += host.size
@@ -829,10 +830,11 @@ class CuPyOps:
         reports read: Resident.flush)."""
         (self.cp.cuda.get_current_stream() if stream is None else stream).synchronize()
 
-    def runs_call(self, written, count, inline) -> tuple:
-        """``runs_launch(written, count, inline, cleared=True)`` as two calls of no arguments
-        made once (a kept plan's: runtime.Again): the kernel's launch, its grid and arguments
-        made here, and the note of what ``runs_finish`` reads, as ``runs_launch`` makes it."""
+    def runs_call(self, written, count, inline, hints=None) -> tuple:
+        """``runs_launch(written, count, inline, cleared=True, hints)`` as two calls of no
+        arguments made once (a kept plan's: runtime.Again): the kernel's launch, its grid and
+        arguments made here, and the note of what ``runs_finish`` reads, as ``runs_launch``
+        makes it."""
         n = int(written.size)
         starts, ends = inline
         cap = int(starts.size)
@@ -840,7 +842,7 @@ class CuPyOps:
             self._runs[is_bits(written)],
             self._runs_grid(written),
             (256,),
-            (written, np.uint64(n), starts, ends, np.uint64(cap), count),
+            (written, np.uint64(n), starts, ends, np.uint64(cap), count, *_hint_args(hints)),
         )
         last = (written, count)
 
@@ -874,13 +876,15 @@ class CuPyOps:
         """A host array of ``n`` bytes in page-locked memory (a kept report's read-back)."""
         return np.frombuffer(self.cp.cuda.alloc_pinned_memory(n), np.uint8, n)
 
-    def runs_launch(self, written, count, inline=None, cleared: bool = False) -> None:
+    def runs_launch(self, written, count, inline=None, cleared: bool = False, hints=None) -> None:
         """Start wl_runs over ``written``; ``count`` (2 device u32) gets the number of runs,
         which comes back with the dispatch's report; then ``runs_finish``.  ``inline``: None,
         or (starts, ends) device u64 arrays inside the report: room for that many runs, which
         then come back with it (more: runs_finish runs the scan again with room for all).
         ``cleared``: the caller has zeroed ``count`` on the stream since anything last wrote it
-        (the runtime's report, cleared before each launch: no memset here)."""
+        (the runtime's report, cleared before each launch: no memset here).  ``hints``: None,
+        or (report address, WL_HINT's address, bytes): the module's guesses copied into the
+        report by the same launch (wl_hints)."""
         if not cleared:
             count.fill(0)
         n = int(written.size)
@@ -894,7 +898,7 @@ class CuPyOps:
         self._runs[is_bits(written)](
             self._runs_grid(written),
             (256,),
-            (written, np.uint64(n), starts, ends, np.uint64(cap), count),
+            (written, np.uint64(n), starts, ends, np.uint64(cap), count, *_hint_args(hints)),
         )
         self._last = (written, count)
         self._inline = cap if inline is not None else 0
@@ -930,6 +934,16 @@ class CuPyOps:
         count = self.cp.zeros(2, self.cp.uint32)
         self.runs_launch(written, count)
         return self.runs_finish(int(count[:1].get()[0]))
+
+
+def _hint_args(hints) -> tuple:
+    """wl_runs' last three arguments: WL_HINT's address, the report's place for it, the bytes
+    (``hints``: (report address, WL_HINT's address, bytes), as runtime's ``hint_go``; None:
+    no copy)."""
+    if hints is None:
+        return np.uint64(0), np.uint64(0), np.uint64(0)
+    dst, src, nb = hints
+    return np.uint64(src), np.uint64(dst), np.uint64(nb)
 
 
 def spans(starts, ends, win) -> list[tuple[int, int]]:
