@@ -574,6 +574,32 @@ def test_gpu_aside_keeps_an_overflowing_map():
                     assert all(np.array_equal(a, b) for a, b in zip(got, want)), (size, p, c)
 
 
+def test_gpu_runs_copy_the_hints_into_the_report():
+    """wl_runs and wl_runs_bits with the hints' copy folded into their launch (h161: the
+    addresses passed as u64 arguments, as runtime's ``hint_go``): the bytes land at the report's
+    place and nowhere else, the runs as without it."""
+    _needs_gpu()
+    import cupy
+
+    gpu, host = R.CuPyOps(), R.NumPyOps()
+    rng = np.random.default_rng(1610)
+    for nb in (4, 28, 4 * 3000):
+        w = (rng.random(4096) < 0.3).astype(np.uint8)
+        for m in (w, _bitmap(w)):
+            src = cupy.asarray(rng.integers(0, 256, nb, dtype=np.uint8))
+            rep = cupy.full(nb + 64, 0xEE, cupy.uint8)
+            count = cupy.zeros(2, cupy.uint32)
+            gpu.runs_launch(cupy.asarray(m), count, hints=(rep.data.ptr + 32, src.data.ptr, nb))
+            got = gpu.runs_finish(int(count[:1].get()[0]))
+            r = rep.get()
+            assert (
+                np.array_equal(r[32 : 32 + nb], src.get())
+                and (r[:32] == 0xEE).all()
+                and (r[32 + nb :] == 0xEE).all()
+            )
+            assert all(np.array_equal(a, b) for a, b in zip(got, host.runs(w))), nb
+
+
 def test_gpu_bit_runs_and_aside_on_views_at_every_word_offset(monkeypatch):
     """wl_runs_bits and wl_aside as h161 made them (16 bytes a thread, the neighbours' words by
     shuffle, grid-stride over the device-sized grid) on bit-map views 0..3 words past a 16-byte
