@@ -474,7 +474,7 @@ extern "C" __global__ void wl_runs(const unsigned char* w, u64 n, u64* starts, u
    ends), and a warp with no run edge -- a map all ones inside a run, or all zero -- does nothing
    more; one with edges takes its room by one atomicAdd per kind.  The loop is the warp's (its
    shuffles): blockDim.x a multiple of 32, any grid */
-#define WL_FULL 0xFFFFFFFFu
+#define WL_FULL 0xffffffffu  /* (as cfamily/types.h spells it: a redefinition the same) */
 __device__ __forceinline__ u32 wl_word(const u32* b, u64 j, u64 lo, u64 hi) {
   return j >= lo && j < hi ? b[j] : 0u;
 }
