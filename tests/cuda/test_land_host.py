@@ -83,6 +83,17 @@ static unsigned long long __shfl_sync(unsigned mask, unsigned long long v, int s
   return wl_meet(mask, v, [src](unsigned long long r, unsigned j, unsigned long long x) {
     return j == (unsigned)src ? x : r; });
 }
+static unsigned __shfl_up_sync(unsigned mask, unsigned v, unsigned d) {
+  const unsigned l = threadIdx.x & 31u;
+  return (unsigned)wl_meet(mask, v, [l, d, v](unsigned long long r, unsigned j, unsigned long long x) {
+    return l < d ? (unsigned long long)v : j + d == l ? x : r; });
+}
+static unsigned __shfl_down_sync(unsigned mask, unsigned v, unsigned d) {
+  const unsigned l = threadIdx.x & 31u;
+  return (unsigned)wl_meet(mask, v, [l, d, v](unsigned long long r, unsigned j, unsigned long long x) {
+    return l + d > 31u ? (unsigned long long)v : j == l + d ? x : r; });
+}
+static inline int __popc(unsigned x) { return __builtin_popcount(x); }
 extern "C" unsigned t_matches() { return wl_matches; }
 /* mapbits.h's whole-word store (WL_MAP_FILL_STORE), counted; atomic beside the lanes' atomicOr */
 static unsigned wl_fills;
@@ -112,9 +123,38 @@ extern "C" void t_land_bits(unsigned grid, unsigned block, unsigned char* dst, c
   if (sticky) { WL_PLAY(wl_land_gated_bits(dst, src, mask, o, n, t, sticky)) }
   else { WL_PLAY(wl_land_bits(dst, src, mask, o, n, t)) }
 }
-extern "C" void t_runs_bits(unsigned grid, unsigned block, const u32* w, u64 nw, u64* starts,
-                            u64* ends, u64 cap, u32* count) {
-  WL_PLAY(wl_runs_bits(w, nw, starts, ends, cap, count))
+/* wl_runs_bits: each warp's 32 lanes as host threads run together (its shuffles and votes meet
+   as the warp's; warps one after another); -> whether every intrinsic's mask was sound */
+static const u32* r_w; static u64 r_nw, r_cap; static u64* r_starts; static u64* r_ends;
+static u32* r_count; static unsigned r_block, r_warp;
+static const unsigned char* r_hs; static unsigned char* r_hd; static u64 r_hn;
+static void* runs_thread(void* arg) {
+  threadIdx.x = 32 * r_warp + (unsigned)(uintptr_t)arg; blockIdx.x = r_block;
+  wl_runs_bits(r_w, r_nw, r_starts, r_ends, r_cap, r_count, r_hs, r_hd, r_hn);
+  return 0;
+}
+extern "C" int t_runs_bits_hints(unsigned grid, unsigned block, const u32* w, u64 nw, u64* starts,
+                                 u64* ends, u64 cap, u32* count, const unsigned char* hs,
+                                 unsigned char* hd, u64 hn) {
+  r_w = w; r_nw = nw; r_starts = starts; r_ends = ends; r_cap = cap; r_count = count;
+  r_hs = hs; r_hd = hd; r_hn = hn;
+  blockDim.x = block; gridDim.x = grid;
+  int bad = 0;
+  for (r_block = 0; r_block < grid; r_block++)
+    for (r_warp = 0; r_warp < block / 32; r_warp++) {
+      wl_warp.active = 0xFFFFFFFFu; wl_warp.bad = 0;
+      pthread_barrier_init(&wl_warp.bar, 0, 32);
+      pthread_t th[32];
+      for (unsigned l = 0; l < 32; l++) pthread_create(&th[l], 0, runs_thread, (void*)(uintptr_t)l);
+      for (unsigned l = 0; l < 32; l++) pthread_join(th[l], 0);
+      pthread_barrier_destroy(&wl_warp.bar);
+      bad |= wl_warp.bad;
+    }
+  return bad;
+}
+extern "C" int t_runs_bits(unsigned grid, unsigned block, const u32* w, u64 nw, u64* starts,
+                           u64* ends, u64 cap, u32* count) {
+  return t_runs_bits_hints(grid, block, w, nw, starts, ends, cap, count, 0, 0, 0);
 }
 /* one store instruction of a warp: lane l (bit l of active) marks [ix[l], ix[l] + nb) of the bit
    map wr (mapbits.h's wl_mark_bits), the active lanes as threads run together (threadIdx.x: the
@@ -137,9 +177,14 @@ extern "C" int t_mark(u8* wr, const i64* ix, u32 nb, u32 active, u32 warp) {
   pthread_barrier_destroy(&wl_warp.bar);
   return wl_warp.bad;
 }
+extern "C" void t_runs_hints(unsigned grid, unsigned block, const unsigned char* w, u64 n, u64* starts,
+                             u64* ends, u64 cap, u32* count, const unsigned char* hs,
+                             unsigned char* hd, u64 hn) {
+  WL_PLAY(wl_runs(w, n, starts, ends, cap, count, hs, hd, hn))
+}
 extern "C" void t_runs(unsigned grid, unsigned block, const unsigned char* w, u64 n, u64* starts,
                        u64* ends, u64 cap, u32* count) {
-  WL_PLAY(wl_runs(w, n, starts, ends, cap, count))
+  t_runs_hints(grid, block, w, n, starts, ends, cap, count, 0, 0, 0);
 }
 extern "C" void t_aside(unsigned grid, unsigned block, u32* w, u64 nw, u32* aside, const u32* count,
                         u64 cap) {
@@ -341,27 +386,35 @@ def test_compiled_land_copies_a_large_run_in_wide_pieces(lib):
         assert not mask.any()
 
 
-@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("seed", range(12))
 def test_compiled_aside_keeps_an_overflowing_map(lib, seed):
     """wl_aside compiled (any grid; amendment h137): the map range zeroed, and copied to the aside
     first exactly where the runs' count passed the room (count 0..2 x cap; the count at the room
     keeps nothing), the aside untouched else -- so the runs of the aside are the map's, which a
-    wl_runs over it finds again (NumPyOps.runs)."""
+    wl_runs over it finds again (NumPyOps.runs).  The map a view 0..3 words past a 16-byte bound
+    (h161: its clear by 16-byte stores from the first bound, head and tail words alone) and the
+    aside at another offset, lengths of 1 word up at every residue mod 4: no word either side of
+    either written."""
     rng = np.random.default_rng(300 + seed)
-    nw = int(rng.integers(1, 3000))
+    nw = int(rng.integers(1, 8)) if seed % 3 == 0 else int(rng.integers(1, 750)) * 4 + seed % 4
+    a, b = seed % 4, (seed // 4 + 1) % 4
     w0 = np.where(rng.random(nw) < 0.3, rng.integers(0, 1 << 32, nw, dtype=np.uint64), 0).astype(np.uint32)
     grid, block = [(1, 1), (2, 64), (9, 32), (64, 256)][seed % 4]
     cap = 64
     for c in (0, cap, cap + 1, 2 * cap):
-        w = w0.copy()
-        aside = np.full(nw, 0xA5A5A5A5, np.uint32)
+        raw, w = _guarded_view(nw, a)
+        w[:] = w0
+        araw, aside = _guarded_view(nw, b)
+        aside[:] = 0xA5A5A5A5
         count = np.array([c, c], np.uint32)
         lib.t_aside(grid, block, _p(w), ctypes.c_uint64(nw), _p(aside), _p(count), ctypes.c_uint64(cap))
         assert not w.any(), (seed, c)
+        assert (raw[: 4 + a] == 0xFFFFFFFF).all() and (raw[4 + a + nw :] == 0xFFFFFFFF).all(), (seed, c)
+        assert (araw[: 4 + b] == 0xFFFFFFFF).all() and (araw[4 + b + nw :] == 0xFFFFFFFF).all(), (seed, c)
         if c > cap:
             assert np.array_equal(aside, w0), (seed, c)
-            for a, b in zip(R.NumPyOps().runs(aside), R.NumPyOps().runs(w0)):
-                assert np.array_equal(a, b)
+            for x, y in zip(R.NumPyOps().runs(aside.copy()), R.NumPyOps().runs(w0)):
+                assert np.array_equal(x, y)
         else:
             assert (aside == 0xA5A5A5A5).all(), (seed, c)
 
@@ -639,15 +692,150 @@ def test_compiled_runs_bits_equal_the_byte_runs(lib, seed):
     cap = int(rng.choice([4, 1 << 14]))
     starts, ends = np.zeros(cap, np.uint64), np.zeros(cap, np.uint64)
     count = np.zeros(2, np.uint32)
-    grid, block = [(1, 1), (2, 64), (9, 32)][seed % 3]
-    lib.t_runs_bits(
+    grid, block = [(1, 32), (2, 64), (9, 32)][seed % 3]  # (blockDim a multiple of 32: h161)
+    bad = lib.t_runs_bits(
         grid, block, _p(bm), ctypes.c_uint64(bm.size), _p(starts), _p(ends), ctypes.c_uint64(cap), _p(count)
     )
+    assert not bad
     s, e = R.NumPyOps().runs(w)
     assert count.tolist() == [s.size, e.size]
     if s.size <= cap:
         assert sorted(starts[: s.size].tolist()) == s.tolist()
         assert sorted(ends[: e.size].tolist()) == e.tolist()
+
+
+@pytest.mark.parametrize("bits", [False, True], ids=["bytes", "bits"])
+def test_compiled_runs_copy_the_hints_into_the_report(lib, bits):
+    """wl_runs / wl_runs_bits compiled with the hints' copy folded into their launch (h161): the
+    hn bytes of WL_HINT land at the report's place, every grid from one warp up, the bytes either
+    side untouched, the runs as without it (NumPyOps.runs); hn 0 copies nothing."""
+    rng = np.random.default_rng(161 + bits)
+    for hn, (grid, block) in (
+        (0, (1, 32)),
+        (4, (1, 32)),
+        (28, (2, 64)),
+        (4 * 700, (3, 32)),
+        (4 * 2049, (2, 256)),
+    ):
+        w = (rng.random(512) < 0.4).astype(np.uint8)
+        m = _bitmap(w) if bits else w
+        hs = rng.integers(0, 256, hn + 1, dtype=np.uint8)
+        rep = np.full(hn + 64, 0xEE, np.uint8)
+        starts, ends = np.zeros(1 << 10, np.uint64), np.zeros(1 << 10, np.uint64)
+        count = np.zeros(2, np.uint32)
+        call = lib.t_runs_bits_hints if bits else lib.t_runs_hints
+        r = call(
+            grid,
+            block,
+            _p(m),
+            ctypes.c_uint64(m.size),
+            _p(starts),
+            _p(ends),
+            ctypes.c_uint64(1 << 10),
+            _p(count),
+            _p(hs),
+            _p(rep[32:]),
+            ctypes.c_uint64(hn),
+        )
+        assert not (bits and r)
+        assert np.array_equal(rep[32 : 32 + hn], hs[:hn]), (bits, hn)
+        assert (rep[:32] == 0xEE).all() and (rep[32 + hn :] == 0xEE).all(), (bits, hn)
+        s, e = R.NumPyOps().runs(w)
+        assert count.tolist() == [s.size, e.size]
+        assert (
+            sorted(starts[: s.size].tolist()) == s.tolist() and sorted(ends[: e.size].tolist()) == e.tolist()
+        )
+
+
+def _guarded_view(nw: int, a: int) -> tuple[np.ndarray, np.ndarray]:
+    """A map view of ``nw`` words starting ``a`` words past a 16-byte bound, in a buffer whose
+    words before and after it are all ones -> (buffer, view): a kernel that reads or writes
+    outside the view meets them (an edge scan sees runs there, a clear's guard words change)."""
+    raw = _aligned(4 * (nw + 12)).view(np.uint32)
+    raw[:] = 0xFFFFFFFF
+    return raw, raw[4 + a : 4 + a + nw]
+
+
+def _bits_map(rng, kind: str, nw: int, a: int, block: int) -> np.ndarray:
+    """A bit map of ``nw`` words (as bools, 32 a word) for wl_runs_bits' split of the work: the
+    view ``a`` words past its 16-byte bound, so the kernel's quads start at word 4q - a, its warps'
+    at 128q - a, its blocks' at 4 block q - a.  ``random``: every bit at random (edges at every bit
+    of every word); ``ones``: all ones (one run over every thread); ``long``: runs and gaps of up to
+    thousands of bits (runs over many threads, warps, blocks); ``edges``: runs starting and ending
+    at, one before and one after the bound of a word, a quad, a warp or a block."""
+    n = 32 * nw
+    f = np.zeros(n, np.bool_)
+    if kind == "random":
+        f[:] = rng.random(n) < rng.choice([0.05, 0.5, 0.95])
+    elif kind == "ones":
+        f[:] = True
+    elif kind == "long":
+        pos = int(rng.integers(0, 40))
+        while pos < n:
+            run = int(rng.integers(1, 5000))
+            f[pos : pos + run] = True
+            pos += run + int(rng.integers(1, 3000))
+    else:
+        cuts = [
+            32 * (g * q - a) + d
+            for g in (1, 4, 128, 4 * block)
+            for q in range(n // (32 * g) + 2)
+            for d in (-1, 0, 1)
+        ]
+        cuts = sorted({c for c in cuts if 0 <= c <= n})
+        pick = np.sort(rng.choice(cuts, size=2 * (len(cuts) // 3), replace=False))
+        for lo, hi in zip(pick[0::2], pick[1::2]):
+            f[lo:hi] = True
+    return f
+
+
+@pytest.mark.parametrize("a", range(4))
+@pytest.mark.parametrize("kind", ["random", "ones", "long", "edges"])
+def test_compiled_runs_bits_over_quads_warps_and_blocks(lib, kind, a):
+    """wl_runs_bits compiled (warps' lanes as threads meeting at each shuffle and vote; h161):
+    maps with edges at every bit, all ones, runs over many threads and blocks, edges at every
+    word, quad, warp and block bound; views 0..3 words past a 16-byte bound, lengths at every
+    residue mod 4 (a last, partial quad alone in its warp too), a grid-stride loop of several
+    rounds -- the starts, ends and count NumPyOps.runs
+    finds; with less room than runs the count still the runs', the room holding distinct runs'
+    edges and nothing written past it; the map and the all-ones words either side of the view
+    unchanged (none read: a word outside would add or hide an edge)."""
+    rng = np.random.default_rng(700 + 10 * a + len(kind))
+    for trial in range(4):
+        grid, block = [(1, 32), (2, 64), (3, 256), (5, 32)][(trial + a) % 4]
+        nw = int(rng.integers(1, 900)) * 4 + (trial + a) % 4 if trial else int(rng.integers(1, 9))
+        if trial == 3:  # (the last quad, partial, a warp's first lane)
+            nw = 128 * int(rng.integers(1, 8)) + 1 + a % 3 - a
+        raw, view = _guarded_view(nw, a)
+        f = _bits_map(rng, kind, nw, a, block)
+        view[:] = np.packbits(f, bitorder="little").view(np.uint32)
+        before = raw.copy()
+        want_s, want_e = R.NumPyOps().runs(view.copy())
+        for cap in (1 << 16, max(1, want_s.size // 3)):
+            starts = np.full(cap + 8, 0xEEEE, np.uint64)
+            ends = np.full(cap + 8, 0xEEEE, np.uint64)
+            count = np.zeros(2, np.uint32)
+            bad = lib.t_runs_bits(
+                grid,
+                block,
+                _p(view),
+                ctypes.c_uint64(nw),
+                _p(starts),
+                _p(ends),
+                ctypes.c_uint64(cap),
+                _p(count),
+            )
+            assert not bad
+            assert np.array_equal(raw, before)
+            assert count.tolist() == [want_s.size, want_e.size], (kind, a, nw, grid, block)
+            k = min(cap, want_s.size)
+            got_s, got_e = np.sort(starts[:k]).astype(np.int64), np.sort(ends[:k]).astype(np.int64)
+            assert (starts[k:] == 0xEEEE).all() and (ends[k:] == 0xEEEE).all()
+            if k == want_s.size:
+                assert np.array_equal(got_s, want_s) and np.array_equal(got_e, want_e), (kind, a, nw)
+            else:
+                assert np.unique(got_s).size == k and np.isin(got_s, want_s).all()
+                assert np.unique(got_e).size == k and np.isin(got_e, want_e).all()
 
 
 @pytest.mark.parametrize("seed", range(24))
@@ -672,7 +860,7 @@ def test_compiled_bit_map_landing_equals_the_masked_commit(lib, seed):
     cap = 1 << 14
     starts, ends = np.zeros(cap, np.uint64), np.zeros(cap, np.uint64)
     count = np.zeros(2, np.uint32)
-    lib.t_runs_bits(
+    assert not lib.t_runs_bits(
         3, 32, _p(bm), ctypes.c_uint64(bm.size), _p(starts), _p(ends), ctypes.c_uint64(cap), _p(count)
     )
     s = np.sort(starts[: count[0]]).astype(np.int64)
@@ -744,6 +932,7 @@ def test_runs_source_compiles_with_nvrtc():
     ):
         assert f".entry {name}(" in text, name
     assert "atom.global.and.b32" in text
+    _quads_in(text)
 
 
 @pytest.mark.parametrize("form", ["bytes", "bits"])
@@ -858,6 +1047,11 @@ __device__ unsigned atomicOr(unsigned* p, unsigned v);
 __device__ unsigned atomicAnd(unsigned* p, unsigned v);
 __device__ int __ffs(int x);
 __device__ void __syncthreads();
+__device__ inline int __popc(unsigned x) { return __builtin_popcount(x); }
+__device__ inline unsigned __shfl_up_sync(unsigned m, unsigned v, unsigned d) { return __nvvm_shfl_sync_up_i32(m, v, d, 0); }
+__device__ inline unsigned __shfl_down_sync(unsigned m, unsigned v, unsigned d) { return __nvvm_shfl_sync_down_i32(m, v, d, 0x1f); }
+__device__ inline unsigned __shfl_sync(unsigned m, unsigned v, int l) { return __nvvm_shfl_sync_idx_i32(m, v, l, 0x1f); }
+__device__ inline int __any_sync(unsigned m, int p) { return __nvvm_vote_any_sync(m, p); }
 """
     src, ptx = tmp_path / "runs.cu", tmp_path / "runs.ptx"
     src.write_text(head + R._RUNS_SRC)
@@ -874,3 +1068,19 @@ __device__ void __syncthreads();
         assert f".entry {name}_bits(" in text, name
     assert ".entry wl_aside(" in text
     assert "ld.global.v4.u32" in text and "st.global.v4.u32" in text
+
+
+def _entry(ptx: str, name: str) -> str:
+    """The PTX of kernel ``name`` (to the next entry: its functions are inlined)."""
+    at = ptx.index(f".entry {name}(")
+    nxt = ptx.find(".entry ", at + 1)
+    return ptx[at : nxt if nxt > 0 else len(ptx)]
+
+
+def _quads_in(ptx: str) -> None:
+    """h161's forms: wl_runs_bits loads 16 bytes a thread, its neighbours' words by shuffle and a
+    warp's edges in one vote; wl_aside clears by 16-byte stores."""
+    runs, aside = _entry(ptx, "wl_runs_bits"), _entry(ptx, "wl_aside")
+    assert re.search(r"ld\.global(\.nc)?\.v4\.u32", runs), "wl_runs_bits: no 16-byte load"
+    assert "shfl.sync.up" in runs and "shfl.sync.down" in runs and "vote.sync.any" in runs
+    assert "st.global.v4.u32" in aside, "wl_aside: no 16-byte store"

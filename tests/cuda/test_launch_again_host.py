@@ -330,8 +330,8 @@ def _warm_vadd(standin):
 @pytest.mark.usefixtures("arena_path")
 @pytest.mark.parametrize("graph", [False, True])
 def test_repeated_launch_device_operations(standin, monkeypatch, graph):
-    """One by one: the report's memset, the kernel, wl_runs, the hints' copy, the report's
-    read-back (get) and wl_land at landing.  Captured (WAVELIFT_CUDA_GRAPH=on): one graph
+    """One by one: the report's memset, the kernel, wl_runs (the hints' copy by its launch: h161,
+    no copy of its own), the report's read-back (get) and wl_land at landing.  Captured (WAVELIFT_CUDA_GRAPH=on): one graph
     launch of all but wl_land, the report's copy into the host array in it; no get."""
     monkeypatch.setenv("WAVELIFT_CUDA_DEFER", "off")  # (each launch waits: its operations counted)
     monkeypatch.setenv("WAVELIFT_CUDA_GRAPH", "on" if graph else "off")
@@ -341,7 +341,7 @@ def test_repeated_launch_device_operations(standin, monkeypatch, graph):
         _launch(k, [a, b, c, n])
     assert X.AGAIN_HITS[0] - h == 20
     calls = dict(standin.calls)
-    want = {"fill": 20, "launch": 60, "memcpy_d2d": 20}
+    want = {"fill": 20, "launch": 60}
     want.update({"graph_launch": 20, "memcpy_d2h_async": 20} if graph else {"get": 20})
     assert calls == want, calls
     assert np.array_equal(dev.download(c, np.float32), np.arange(N, dtype=np.float32) + 1)
@@ -350,8 +350,8 @@ def test_repeated_launch_device_operations(standin, monkeypatch, graph):
 @pytest.mark.usefixtures("arena_path")
 @pytest.mark.parametrize("graph", [False, True])
 def test_deferred_launch_device_operations(standin, monkeypatch, graph):
-    """Deferred (WAVELIFT_CUDA_DEFER on): one by one, the report's memset, the kernel, wl_runs,
-    the hints' copy, wl_gate, the report's copy into a queue place's host array and
+    """Deferred (WAVELIFT_CUDA_DEFER on): one by one, the report's memset, the kernel, wl_runs
+    with the hints' copy (h161), wl_gate, the report's copy into a queue place's host array and
     wl_land_gated over the one window vadd writes; captured (WAVELIFT_CUDA_GRAPH=on), one
     graph launch of them all.  No read-back: reading the queue's reports (Resident.flush) adds
     no device operation."""
@@ -368,7 +368,7 @@ def test_deferred_launch_device_operations(standin, monkeypatch, graph):
     launches = 3 * RES.DEFER_DEPTH
     assert (X.DEFERRED[0] - d, X.AGAIN_HITS[0] - h) == (launches, launches)
     calls = dict(standin.calls)
-    want = {"fill": launches, "launch": 4 * launches, "memcpy_d2d": launches, "memcpy_d2h_async": launches}
+    want = {"fill": launches, "launch": 4 * launches, "memcpy_d2h_async": launches}
     want.update({"graph_launch": launches} if graph else {})
     assert calls == want, calls
     assert np.array_equal(dev.download(c, np.float32), np.arange(N, dtype=np.float32) + 1)
@@ -748,7 +748,7 @@ def test_graph_capture_refused_runs_one_by_one(standin, monkeypatch):
     for _ in range(10):
         _launch(k, [a, b, c, n])
     assert X.AGAIN_HITS[0] - h == 10 and S.STATE.capturing is None
-    assert dict(standin.calls) == {"fill": 10, "launch": 30, "get": 10, "memcpy_d2d": 10}, dict(standin.calls)
+    assert dict(standin.calls) == {"fill": 10, "launch": 30, "get": 10}, dict(standin.calls)
     assert np.array_equal(dev.download(c, np.float32), np.arange(N, dtype=np.float32) + 1)
 
 

@@ -574,6 +574,82 @@ def test_gpu_aside_keeps_an_overflowing_map():
                     assert all(np.array_equal(a, b) for a, b in zip(got, want)), (size, p, c)
 
 
+def test_gpu_runs_copy_the_hints_into_the_report():
+    """wl_runs and wl_runs_bits with the hints' copy folded into their launch (h161: the
+    addresses passed as u64 arguments, as runtime's ``hint_go``): the bytes land at the report's
+    place and nowhere else, the runs as without it."""
+    _needs_gpu()
+    import cupy
+
+    gpu, host = R.CuPyOps(), R.NumPyOps()
+    rng = np.random.default_rng(1610)
+    for nb in (4, 28, 4 * 3000):
+        w = (rng.random(4096) < 0.3).astype(np.uint8)
+        for m in (w, _bitmap(w)):
+            src = cupy.asarray(rng.integers(0, 256, nb, dtype=np.uint8))
+            rep = cupy.full(nb + 64, 0xEE, cupy.uint8)
+            count = cupy.zeros(2, cupy.uint32)
+            gpu.runs_launch(cupy.asarray(m), count, hints=(rep.data.ptr + 32, src.data.ptr, nb))
+            got = gpu.runs_finish(int(count[:1].get()[0]))
+            r = rep.get()
+            assert (
+                np.array_equal(r[32 : 32 + nb], src.get())
+                and (r[:32] == 0xEE).all()
+                and (r[32 + nb :] == 0xEE).all()
+            )
+            assert all(np.array_equal(a, b) for a, b in zip(got, host.runs(w))), nb
+
+
+def test_gpu_bit_runs_and_aside_on_views_at_every_word_offset(monkeypatch):
+    """wl_runs_bits and wl_aside as h161 made them (16 bytes a thread, the neighbours' words by
+    shuffle, grid-stride over the device-sized grid) on bit-map views 0..3 words past a 16-byte
+    bound -- as ``Placed.scan`` is a view of the heap's map -- between all-ones words: random
+    bits, all ones, long runs; lengths at every residue mod 4, up to 3M words (several rounds
+    of the grid): CuPyOps.runs equals NumPyOps' (room for 16 runs: the second launch past it),
+    no word outside the view read or written; wl_aside zeroes exactly the view, copying it to an
+    aside (at another offset) only where the count passed the room."""
+    _needs_gpu()
+    import cupy
+
+    monkeypatch.setattr(R, "SPAN_CAPACITY", 16)
+    gpu, host = R.CuPyOps(), R.NumPyOps()
+    rng = np.random.default_rng(161)
+    for nw in (1, 2, 3, 5, 130, 4099, 1 << 16, 3 * (1 << 20) + 1):
+        for a in range(4):
+            for kind in ("random", "ones", "long") if nw < 1 << 20 else ("ones", "long"):
+                if kind == "random":
+                    f = rng.random(32 * nw) < 0.3
+                elif kind == "ones":
+                    f = np.ones(32 * nw, np.bool_)
+                else:
+                    f = np.zeros(32 * nw, np.bool_)
+                    for lo in rng.integers(0, 32 * nw, 20):
+                        f[lo : lo + int(rng.integers(1, 1 << 16))] = True
+                m = np.packbits(f, bitorder="little").view(np.uint32)
+                raw = cupy.full(nw + 8, 0xFFFFFFFF, cupy.uint32)  # (256-aligned: the view a words past)
+                view = raw[a : a + nw]
+                view.set(m)
+                got, want = gpu.runs(view), host.runs(m)
+                assert all(np.array_equal(x, y) for x, y in zip(got, want)), (nw, a, kind)
+                araw = cupy.full(nw + 8, 0xA5A5A5A5, cupy.uint32)
+                aside = araw[3 - a : 3 - a + nw]
+                count = cupy.asarray(np.array([got[0].size] * 2, np.uint32))
+                gpu.aside_call(view, aside, count, 64)()
+                r = raw.get()
+                assert (
+                    not r[a : a + nw].any()
+                    and (r[:a] == 0xFFFFFFFF).all()
+                    and (r[a + nw :] == 0xFFFFFFFF).all()
+                )
+                ar = araw.get()
+                if got[0].size > 64:
+                    assert np.array_equal(ar[3 - a : 3 - a + nw], m), (nw, a, kind)
+                    ar[3 - a : 3 - a + nw] = 0xA5A5A5A5
+                assert (ar == 0xA5A5A5A5).all(), (nw, a, kind)
+            if nw > 1 << 20:
+                break  # (the largest map at one offset: ~1 s a case on the host's side)
+
+
 @pytest.mark.parametrize("in_place", ["bytes", "bits"], indirect=True)
 def test_gpu_in_place_deferred_runs_through_the_aside(in_place, monkeypatch):
     """The kept session in place, results read only at the end, with no room for runs in a

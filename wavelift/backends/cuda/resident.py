@@ -54,6 +54,10 @@ DEFER_DEPTH = 16  # deferred dispatches in flight before their reports are read 
 # deferred in-place run's windows' map, kept where its runs overflow the report's room -- h137): an
 # in-place plan queues DEFER_DEPTH launches where that many of its maps fit, else one at a time
 ASIDE_BYTES = 64 << 20
+# wl_runs_bits' and wl_aside's grid: at most this many blocks of 256 threads an SM (CuPyOps.
+# _quads_grid; grid-stride beyond) -- twice the 8 an SM holds at once, so no SM idles at the tail
+# while a thread keeps one 16-byte load or store in flight (amendment h161)
+QUAD_WAVES = 16
 
 
 class RangeSet:
@@ -448,33 +452,78 @@ __device__ __forceinline__ void wl_runs_at(const unsigned char* w, u64 n, u64 b,
     if (j + 1 == n || !w[j + 1]) { const u32 e = atomicAdd(&count[1], 1u); if (e < cap) ends[e] = j + 1; }
   }
 }
+/* the module's guesses (WL_HINT: hn bytes at hs) into the report at hd, by wl_runs' launch
+   (amendment h161: a graph node less a pass, at the copy's place in the stream -- after the
+   kernel, before the report's read-back; hn 0: none) */
+__device__ __forceinline__ void wl_hints(const unsigned char* hs, unsigned char* hd, u64 hn) {
+  for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < hn; i += (u64)gridDim.x * blockDim.x)
+    hd[i] = hs[i];
+}
 extern "C" __global__ void wl_runs(const unsigned char* w, u64 n, u64* starts, u64* ends, u64 cap,
-                                   u32* count) {
+                                   u32* count, const unsigned char* hs, unsigned char* hd, u64 hn) {
+  wl_hints(hs, hd, hn);
   for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; 4 * i < n; i += (u64)gridDim.x * blockDim.x)
     wl_runs_at(w, n, 4 * i, starts, ends, cap, count);
 }
 /* the same over a bit map (decision 0049's amendment h111): arena byte j written where bit j & 31
    of w[j >> 5] is set, w[0, nw) -- a run starts at a set bit whose bit before (the word before's
-   bit 31 for bit 0) is clear and ends after a set bit whose next is clear */
+   bit 31 for bit 0) is clear and ends after a set bit whose next is clear.  At memory speed
+   (amendment h161): a thread reads 4 words (16 bytes) of the aligned quads b[4q, 4q + 4) (b: w's
+   16-byte bound at or below it; words outside w[0, nw) read as 0 and never loaded), its
+   neighbours' edge words come from the lanes beside it by shuffle (from memory at the warp's two
+   ends), and a warp with no run edge -- a map all ones inside a run, or all zero -- does nothing
+   more; one with edges takes its room by one atomicAdd per kind.  The loop is the warp's (its
+   shuffles): blockDim.x a multiple of 32, any grid */
+#define WL_FULL 0xffffffffu  /* (as cfamily/types.h spells it: a redefinition the same) */
+__device__ __forceinline__ u32 wl_word(const u32* b, u64 j, u64 lo, u64 hi) {
+  return j >= lo && j < hi ? b[j] : 0u;
+}
+/* one kind of edge of the warp's quads (e: its lane's 4 words' edge bits; at: the arena byte of
+   the quad's bit 0; add 1 for ends) into out: the warp's count of them from count by one atomicAdd
+   (lane 31, the inclusive prefix's total), each lane's at its place after the lanes below it */
+__device__ __forceinline__ void wl_put(uint4 e, u64 at, u32 add, u64* out, u64 cap, u32* count, u32 lane) {
+  const u32 n = __popc(e.x) + __popc(e.y) + __popc(e.z) + __popc(e.w);
+  u32 pre = n;
+  for (u32 d = 1; d < 32; d <<= 1) {
+    const u32 t = __shfl_up_sync(WL_FULL, pre, d);
+    if (lane >= d) pre += t;
+  }
+  u32 base = 0u;
+  if (lane == 31u && pre) base = atomicAdd(count, pre);
+  u32 s = __shfl_sync(WL_FULL, base, 31) + pre - n;
+  u32 x[4] = {e.x, e.y, e.z, e.w};
+  for (u32 k = 0; k < 4; k++)
+    while (x[k]) {
+      const u32 i = (u32)__ffs((int)x[k]) - 1u;
+      x[k] &= x[k] - 1u;
+      if (s < cap) out[s] = at + 32u * k + i + add;
+      s++;
+    }
+}
+#define WL_STARTS(x, p) ((x) & ~(((x) << 1) | ((p) >> 31)))
+#define WL_ENDS(x, n) ((x) & ~(((x) >> 1) | ((n) << 31)))
 extern "C" __global__ void wl_runs_bits(const u32* w, u64 nw, u64* starts, u64* ends, u64 cap,
-                                        u32* count) {
-  for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < nw; i += (u64)gridDim.x * blockDim.x) {
-    const u32 x = w[i];
-    if (x == 0u) continue;
-    const u32 prev = i > 0 ? w[i - 1] : 0u, next = i + 1 < nw ? w[i + 1] : 0u;
-    u32 st = x & ~((x << 1) | (prev >> 31)), en = x & ~((x >> 1) | (next << 31));
-    while (st) {
-      const u32 k = (u32)__ffs((int)st) - 1u;
-      st &= st - 1u;
-      const u32 s = atomicAdd(&count[0], 1u);
-      if (s < cap) starts[s] = 32 * i + k;
-    }
-    while (en) {
-      const u32 k = (u32)__ffs((int)en) - 1u;
-      en &= en - 1u;
-      const u32 e = atomicAdd(&count[1], 1u);
-      if (e < cap) ends[e] = 32 * i + k + 1;
-    }
+                                        u32* count, const unsigned char* hs, unsigned char* hd, u64 hn) {
+  wl_hints(hs, hd, hn);
+  const u64 a = ((u64)w >> 2) & 3u, hi = nw + a, nq = (hi + 3) >> 2;
+  const u32* b = w - a;
+  const u32 lane = threadIdx.x & 31u;
+  for (u64 q = (u64)blockIdx.x * blockDim.x + threadIdx.x; q - lane < nq; q += (u64)gridDim.x * blockDim.x) {
+    const u64 j = 4 * q;
+    /* (the warp's end lanes' word beyond, loaded first: in flight with the quad, not after it;
+       j = 0: j - 1 wraps, past hi: 0) */
+    const u32 out = lane == 0u ? wl_word(b, j - 1, a, hi) : lane == 31u ? wl_word(b, j + 4, a, hi) : 0u;
+    const uint4 v = j >= a && j + 4 <= hi ? *(const uint4*)(b + j)
+        : make_uint4(wl_word(b, j, a, hi), wl_word(b, j + 1, a, hi), wl_word(b, j + 2, a, hi), wl_word(b, j + 3, a, hi));
+    u32 p = __shfl_up_sync(WL_FULL, v.w, 1), n = __shfl_down_sync(WL_FULL, v.x, 1);
+    if (lane == 0u) p = out;
+    if (lane == 31u) n = out;
+    const uint4 s = make_uint4(WL_STARTS(v.x, p), WL_STARTS(v.y, v.x), WL_STARTS(v.z, v.y), WL_STARTS(v.w, v.z));
+    const uint4 e = make_uint4(WL_ENDS(v.x, v.y), WL_ENDS(v.y, v.z), WL_ENDS(v.z, v.w), WL_ENDS(v.w, n));
+    if (!__any_sync(WL_FULL, (s.x | s.y | s.z | s.w | e.x | e.y | e.z | e.w) != 0u)) continue;
+    const u64 at = 32 * (j - a);  /* (mod 2^64: the words below a hold no edge) */
+    wl_put(s, at, 0u, starts, cap, count, lane);
+    wl_put(e, at, 1u, ends, cap, count + 1, lane);
   }
 }
 /* a deferred in-place run's map after wl_runs (decision 0049, amendment h137): w[0, nw) -- the
@@ -482,13 +531,20 @@ extern "C" __global__ void wl_runs_bits(const u32* w, u64 nw, u64* starts, u64* 
    own), and first, where wl_runs counted more runs than the report has room for (count[0] > cap:
    they did not all come back), copied to aside[0, nw), the queue place's own, which the host scans
    for the exact runs when it reads the report.  Words of 32 bits either map form (a byte map's
-   range is whole 8-byte pieces: Placed) */
+   range is whole 8-byte pieces: Placed).  The clear by 16-byte stores from w's first 16-byte
+   bound (amendment h161); the copy (rare) word by word, each thread copying a word before it
+   clears it (aside's bound need not be w's) */
 extern "C" __global__ void wl_aside(u32* w, u64 nw, u32* aside, const u32* count, u64 cap) {
-  const bool keep = *count > cap;
-  for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < nw; i += (u64)gridDim.x * blockDim.x) {
-    if (keep) aside[i] = w[i];
-    w[i] = 0u;
+  const u64 t = (u64)blockIdx.x * blockDim.x + threadIdx.x, step = (u64)gridDim.x * blockDim.x;
+  if (*count > cap) {
+    for (u64 i = t; i < nw; i += step) { aside[i] = w[i]; w[i] = 0u; }
+    return;
   }
+  const u64 h0 = (4u - (((u64)w >> 2) & 3u)) & 3u, h = h0 < nw ? h0 : nw, nq = (nw - h) >> 2;
+  for (u64 i = t; i < h; i += step) w[i] = 0u;
+  uint4* q = (uint4*)(w + h);
+  for (u64 i = t; i < nq; i += step) q[i] = make_uint4(0u, 0u, 0u, 0u);
+  for (u64 i = h + 4 * nq + t; i < nw; i += step) w[i] = 0u;
 }
 /* WAVELIFT_CUDA_COUNT_SLOTS > 256 (decision 0009's amendment h152): a kernel's counts in its
    own buffer wide (kernel.h's WL_COUNTS: slot k's instructions at word 2k, lanes at 2k + 1),
@@ -684,6 +740,7 @@ class CuPyOps:
         self._fold = get("wl_fold")
         self._cap = 0
         self._starts = self._ends = None
+        self._sms: int | None = None  # (the device's SMs: ``_quads_grid``, asked once)
 
     def alloc(self, n: int):
         return self.cp.empty(max(n, 1), self.cp.uint8)
@@ -694,14 +751,6 @@ class CuPyOps:
     def clear(self, buf) -> None:
         """Zero a device array (a memset on the stream: no wait)."""
         buf.fill(0)
-
-    def copy_global(self, dst, doff: int, ptr: int, n: int) -> None:
-        """``n`` bytes at device address ``ptr`` (a module's variable) into ``dst`` at ``doff``,
-        on the stream (no wait)."""
-        if n:
-            rt = self.cp.cuda.runtime
-            stream = self.cp.cuda.get_current_stream().ptr
-            rt.memcpyAsync(dst.data.ptr + doff, ptr, n, rt.memcpyDeviceToDevice, stream)
 
     def upload(self, buf, off: int, host) -> None:
         buf[off : off + host.size].set(np.ascontiguousarray(host))
@@ -727,6 +776,14 @@ class CuPyOps:
     @staticmethod
     def _grid(n: int) -> tuple[int, ...]:
         return (max(1, min(-(-n // 256), 8192)),)
+
+    def _quads_grid(self, words: int) -> tuple[int, ...]:
+        """wl_runs_bits' and wl_aside's grid over ``words`` map words (4 a thread, grid-stride):
+        a thread a quad up to QUAD_WAVES blocks of 256 an SM -- enough for the device's whole
+        residency to keep 16 bytes a thread in flight, no block scheduled for nothing."""
+        if self._sms is None:
+            self._sms = int(self.cp.cuda.Device().attributes["MultiProcessorCount"])
+        return (max(1, min(-(-(words // 4 + 2) // 256), QUAD_WAVES * self._sms)),)
 
     def land(self, dst, doff: int, src, mask, o: int, n: int, table, pieces=None) -> None:
         """wl_land over the run table ``table`` (device uint64): the runs' bytes of the window
@@ -773,18 +830,19 @@ class CuPyOps:
         reports read: Resident.flush)."""
         (self.cp.cuda.get_current_stream() if stream is None else stream).synchronize()
 
-    def runs_call(self, written, count, inline) -> tuple:
-        """``runs_launch(written, count, inline, cleared=True)`` as two calls of no arguments
-        made once (a kept plan's: runtime.Again): the kernel's launch, its grid and arguments
-        made here, and the note of what ``runs_finish`` reads, as ``runs_launch`` makes it."""
+    def runs_call(self, written, count, inline, hints=None) -> tuple:
+        """``runs_launch(written, count, inline, cleared=True, hints)`` as two calls of no
+        arguments made once (a kept plan's: runtime.Again): the kernel's launch, its grid and
+        arguments made here, and the note of what ``runs_finish`` reads, as ``runs_launch``
+        makes it."""
         n = int(written.size)
         starts, ends = inline
         cap = int(starts.size)
         go = partial(
             self._runs[is_bits(written)],
-            self._grid(n if is_bits(written) else -(-n // 4)),
+            self._runs_grid(written),
             (256,),
-            (written, np.uint64(n), starts, ends, np.uint64(cap), count),
+            (written, np.uint64(n), starts, ends, np.uint64(cap), count, *_hint_args(hints)),
         )
         last = (written, count)
 
@@ -794,13 +852,19 @@ class CuPyOps:
 
         return go, note
 
+    def _runs_grid(self, written) -> tuple[int, ...]:
+        """wl_runs' grid: a bit map's quads of words (``_quads_grid``), a byte map's 4 bytes a
+        thread."""
+        n = int(written.size)
+        return self._quads_grid(n) if is_bits(written) else self._grid(-(-n // 4))
+
     def aside_call(self, written, aside, count, cap: int):
         """wl_aside as a call of no arguments made once (a queue place's: runtime.InPlace):
         ``written`` (a map range, whole 32-bit words) zeroed, copied to ``aside`` (as large)
         first where ``count`` (device u32: wl_runs' count) passed ``cap``."""
         w, a = written.view(self.cp.uint32), aside.view(self.cp.uint32)
         n = int(w.size)
-        return partial(self._aside, self._grid(n), (256,), (w, np.uint64(n), a, count, np.uint64(cap)))
+        return partial(self._aside, self._quads_grid(n), (256,), (w, np.uint64(n), a, count, np.uint64(cap)))
 
     def fold_call(self, wide, groups: int, stats):
         """wl_fold as a call of no arguments made once: the count slots ``wide`` (device u64,
@@ -812,13 +876,15 @@ class CuPyOps:
         """A host array of ``n`` bytes in page-locked memory (a kept report's read-back)."""
         return np.frombuffer(self.cp.cuda.alloc_pinned_memory(n), np.uint8, n)
 
-    def runs_launch(self, written, count, inline=None, cleared: bool = False) -> None:
+    def runs_launch(self, written, count, inline=None, cleared: bool = False, hints=None) -> None:
         """Start wl_runs over ``written``; ``count`` (2 device u32) gets the number of runs,
         which comes back with the dispatch's report; then ``runs_finish``.  ``inline``: None,
         or (starts, ends) device u64 arrays inside the report: room for that many runs, which
         then come back with it (more: runs_finish runs the scan again with room for all).
         ``cleared``: the caller has zeroed ``count`` on the stream since anything last wrote it
-        (the runtime's report, cleared before each launch: no memset here)."""
+        (the runtime's report, cleared before each launch: no memset here).  ``hints``: None,
+        or (report address, WL_HINT's address, bytes): the module's guesses copied into the
+        report by the same launch (wl_hints)."""
         if not cleared:
             count.fill(0)
         n = int(written.size)
@@ -830,9 +896,9 @@ class CuPyOps:
                 self._grow(SPAN_CAPACITY)
             starts, ends, cap = self._starts, self._ends, self._cap
         self._runs[is_bits(written)](
-            self._grid(n if is_bits(written) else -(-n // 4)),
+            self._runs_grid(written),
             (256,),
-            (written, np.uint64(n), starts, ends, np.uint64(cap), count),
+            (written, np.uint64(n), starts, ends, np.uint64(cap), count, *_hint_args(hints)),
         )
         self._last = (written, count)
         self._inline = cap if inline is not None else 0
@@ -868,6 +934,16 @@ class CuPyOps:
         count = self.cp.zeros(2, self.cp.uint32)
         self.runs_launch(written, count)
         return self.runs_finish(int(count[:1].get()[0]))
+
+
+def _hint_args(hints) -> tuple:
+    """wl_runs' last three arguments: WL_HINT's address, the report's place for it, the bytes
+    (``hints``: (report address, WL_HINT's address, bytes), as runtime's ``hint_go``; None:
+    no copy)."""
+    if hints is None:
+        return np.uint64(0), np.uint64(0), np.uint64(0)
+    dst, src, nb = hints
+    return np.uint64(src), np.uint64(dst), np.uint64(nb)
 
 
 def spans(starts, ends, win) -> list[tuple[int, int]]:

@@ -307,6 +307,17 @@ def _hint_address(k) -> tuple[int, int]:
     return at
 
 
+def _hints_into(k, rep, nslots: int):
+    """The copy of ``k``'s guesses (WL_HINT, ``nslots`` access slots) into the report ``rep``
+    that wl_runs' launch makes (resident._hint_args; amendment h161 of 0049: no copy of its own
+    in the stream or a graph): (report address, WL_HINT's address, bytes), or None (none)."""
+    if not nslots:
+        return None
+    ptr, size = _hint_address(k)
+    nb = min(4 * nslots, size)
+    return (rep.data.ptr + HINTS_AT, ptr, nb) if nb else None
+
+
 def _hits(runs, ranges) -> bool:
     """Whether any written run (sorted arena starts, ends) meets one of the (offset, bytes)."""
     starts, ends = runs
@@ -825,10 +836,14 @@ class Runtime:
             # the report's status, stats and escapes: it is still zero)
             # (in place: over ``Placed.scan`` only -- the windows' hull, or the lean build's those
             # it can store into --, not the whole heap's)
-            res.ops.runs_launch(written if place is None else place.scan, count, inline, cleared=True)
-            if nslots:
-                ptr, size = _hint_address(self.k)
-                res.ops.copy_global(rep, HINTS_AT, ptr, min(4 * nslots, size))
+            # (and the module's guesses into the report by the same launch: wl_hints)
+            res.ops.runs_launch(
+                written if place is None else place.scan,
+                count,
+                inline,
+                cleared=True,
+                hints=_hints_into(self.k, rep, nslots),
+            )
             host = rep.get()  # (waits for the kernel)
             if reps <= 0:
                 self.extra_stats["device_time_s"] = cp.cuda.get_elapsed_time(start, stop) / 1000.0
@@ -1059,7 +1074,6 @@ class _Kept:
         "args",
         "shared",
         "nslots",
-        "hint",
         "hints",
         "hb32",
         "puts",
@@ -1082,7 +1096,6 @@ class _Kept:
         self.grid, self.block, self.args = launch
         self.shared = shared
         self.nslots = n = len(rt.m.slots)
-        self.hint = _hint_address(rt.k) if n else None
         self.hints = rt.m.hints
         self.hb32 = rt.m.hints.astype(np.uint32).tobytes() if n else b""
         self.puts = rt.k._puts
@@ -1093,18 +1106,8 @@ class _Kept:
         # the report read back into a kept page-locked host array, and its views, made once
         self.host = h = res.readback(rep)
         self.own = _Slot(self, h, res.events)  # (its views of the report, as a queue place's)
-        # (the hints' copy into the report: the device addresses, made once)
-        self.hint_go = None
-        if n and min(4 * n, self.hint[1]):
-            ptr, size = self.hint
-            self.hint_go = (rep.data.ptr + HINTS_AT, ptr, min(4 * n, size))
-
-    def _copy_hints(self, cp, stream: int) -> None:
-        """The module's guesses (WL_HINT) into the report, on ``stream`` (when it has slots)."""
-        if self.hint_go is not None:
-            rt = cp.cuda.runtime
-            dst, src, nb = self.hint_go
-            rt.memcpyAsync(dst, src, nb, rt.memcpyDeviceToDevice, stream)
+        # (the hints' copy into the report, by wl_runs' launch: the device addresses, made once)
+        self.hint_go = _hints_into(rt.k, rep, n)
 
     @staticmethod
     def _captured(cp, go):
@@ -1178,7 +1181,7 @@ class Again(_Kept):
     """A dispatch that landed, kept to run again as it ran (issue 24: a repeated launch's
     straight path): its module, launched build and function, window set and device copies'
     plan, staging arrays, launch arguments, report views and the hints its guesses came from.
-    ``run`` issues only the GPU operations (one memset, the kernel, wl_runs, the hints' copy)
+    ``run`` issues only the GPU operations (one memset, the kernel, wl_runs with the hints' copy)
     and the one report read-back, while nothing it depends on changed since it was armed
     (``arm``, after the landing: ``Resident.changes``, the build's constant memory and loaded
     function, the module's hints object, no pending upgrade, no timing repeat); a report with
@@ -1206,11 +1209,11 @@ class Again(_Kept):
         self.arena, self.written, rep = staging
         super().__init__(rt, res, rep, runs, launch, shared)
         self.mirrored = list(rt.mirrored)
-        # what ``run`` does, made once: wl_runs' call and the hints' copy with their
+        # what ``run`` does, made once: wl_runs' call (the hints' copy by its launch) with its
         # arguments; the windows' arena offsets and addresses and the wl_land calls (land)
         rep = self.rep
         ops = res.ops
-        go, self.runs_note = ops.runs_call(self.written, self.count, self.inline)
+        go, self.runs_note = ops.runs_call(self.written, self.count, self.inline, self.hint_go)
         self.runs_go = _folded_runs(self.k, res, rep, go)  # (0009, h152)
         # those GPU operations captured once as a CUDA graph (``_capture``; None: not yet, False:
         # not to be); WAVELIFT_CUDA_GRAPH=off runs them one by one (A/B runs)
@@ -1283,7 +1286,6 @@ class Again(_Kept):
         stop.record()
         self.runs_go()
         self.runs_note()
-        self._copy_hints(cp, cp.cuda.get_current_stream().ptr)
         self.rep.get(out=self.host)  # (waits for the kernel)
         return self._read(cp)
 
@@ -1325,7 +1327,6 @@ class Again(_Kept):
             self.res.ops.clear(self.rep)
             self.fn(self.grid, self.block, self.args, shared_mem=self.shared)
             self.runs_go()
-            self._copy_hints(cp, stream)
             h = self.host
             rt.memcpyAsync(h.ctypes.data, self.rep.data.ptr, h.size, rt.memcpyDeviceToHost, stream)
 
@@ -1452,7 +1453,6 @@ class Again(_Kept):
         self.res.ops.clear(self.rep)
         self.fn(self.grid, self.block, self.args, shared_mem=self.shared)
         self.runs_go()
-        self._copy_hints(cp, stream)
         d["gate"]()
         rt.memcpyAsync(host.ctypes.data, self.rep.data.ptr, host.size, rt.memcpyDeviceToHost, stream)
         for go in d["commits"]:
@@ -1463,8 +1463,8 @@ class InPlace(_Kept):
     """A dispatch that ran in place (decision 0049 step 4, amendment h125), kept to run again
     as it ran -- what ``Again`` is to the arena path, for execute's ``_again``: ``run`` issues
     the report's memset, the kernel on the heap, wl_runs over the heap map of its windows' hull
-    -- the lean build's: of the windows it can store into -- (``Placed.scan``), the hints' copy
-    and the report's read-back (one captured graph), then clears the runs' hull and books them
+    -- the lean build's: of the windows it can store into -- (``Placed.scan``) copying the hints
+    too, and the report's read-back (one captured graph), then clears the runs' hull and books them
     (``_settle_in_place``), while nothing it depends on changed since it was armed
     (``Resident.changes`` -- a host write, a landing, a heap move --, the build's constants and function, the module's hints, no upgrade, no timing repeat,
     the setting still on).  The proof holds while those do: the same record (config, program,
@@ -1512,7 +1512,7 @@ class InPlace(_Kept):
         self.defer_on = settings.get("WAVELIFT_CUDA_DEFER") != "off"
         self.graph_on = settings.get("WAVELIFT_CUDA_GRAPH") != "off"
         self.graph = None  # (``run``'s operations captured: None not yet, False not to be)
-        go, self.runs_note = res.ops.runs_call(placed.scan, self.count, self.inline)
+        go, self.runs_note = res.ops.runs_call(placed.scan, self.count, self.inline, self.hint_go)
         self.runs_go = _folded_runs(self.k, res, self.rep, go)  # (0009, h152)
         # (entry, lo, hi) of the windows the last landing wrote: what a deferred run books at its
         # launch (``note``; None: no deferral); the queue places (``_slot``)
@@ -1569,7 +1569,7 @@ class InPlace(_Kept):
 
     def _ops(self, cp, host, stream: int, aside=None) -> None:
         """The GPU operations of a run: the report's memset, the kernel on the heap, wl_runs over
-        the windows' map (``Placed.scan``), the hints' copy, the report into ``host``; ``aside`` (a
+        the windows' map (``Placed.scan``) with the hints' copy, the report into ``host``; ``aside`` (a
         deferred run: its queue place's wl_aside call) then that map zeroed -- exact with
         no look at the runs, since it holds no mark but this run's (every in-place run clears its
         own) -- and first copied to the place's aside where the runs overflow the report's room
@@ -1579,7 +1579,6 @@ class InPlace(_Kept):
         ops.clear(self.rep)
         self.fn(self.grid, self.block, self.args, shared_mem=self.shared)
         self.runs_go()
-        self._copy_hints(cp, stream)
         rt.memcpyAsync(host.ctypes.data, self.rep.data.ptr, host.size, rt.memcpyDeviceToHost, stream)
         if aside is not None:
             aside()
