@@ -285,12 +285,16 @@ _ALL = [
     Setting(
         "WAVELIFT_CUDA_MAPMARK",
         str,
-        None,
-        "`span`: with WAVELIFT_CUDA_MAP=bits, a CUDA kernel's store whose 32 lanes write "
-        "consecutive places (lane l at ix0 + l nb, nb <= 16) marks the one range they cover, "
-        "a word per lane, without __match_any_sync (decision 0049's amendment h139; part of the "
-        "module key); any other store, and unset (the default until timed on a GPU): the "
-        "warp-aggregated form",
+        "group",
+        "How a CUDA kernel's store marks the bit map (WAVELIFT_CUDA_MAP=bits; part of the module "
+        "key). `group` (the default since h160: exact by construction, host-tested): a store of "
+        "nb = 1, 2, 4, 8 or 16 bytes a lane whose aligned group of 32 / nb lanes stores one "
+        "32-byte-aligned piece in lane order sets that map word by its first lane, without "
+        "__match_any_sync (decision 0049's amendment h160: shade's rows of 8 lanes, vadd's warp); "
+        "`span`: a store whose 32 lanes write consecutive places (lane l at ix0 + l nb, nb <= 16) "
+        "marks the one range they cover, a word per lane (amendment h139); `general`: the "
+        "warp-aggregated form alone (__match_any_sync, __reduce_or_sync), which takes every other "
+        "store under the first two",
     ),
     Setting(
         "WAVELIFT_CUDA_F2I",

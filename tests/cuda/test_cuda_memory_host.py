@@ -99,6 +99,7 @@ static inline unsigned __match_any_sync(unsigned m, unsigned long long) { return
 static inline unsigned __reduce_or_sync(unsigned, unsigned v) { return v; }
 static inline int __any_sync(unsigned, int p) { return p != 0; }
 static inline int __all_sync(unsigned, int p) { return p != 0; }
+static inline unsigned __ballot_sync(unsigned m, int p) { return p ? m & 1u : 0u; }
 static inline unsigned long long __shfl_sync(unsigned, unsigned long long v, int) { return v; }
 #define WL_MAP_BITS 1
 """

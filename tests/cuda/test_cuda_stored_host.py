@@ -187,7 +187,7 @@ def test_missing_cubin_generates(env):
         ("WAVELIFT_CUDA_WAVESYNC", ("spaces", "commute")),
         ("WAVELIFT_CUDA_LDSBASE", ("kept",)),
         ("WAVELIFT_CUDA_OCCUPANCY_FULL", ("off", "auto")),  # (`on` is)
-        ("WAVELIFT_CUDA_MAPMARK", ("span",)),
+        ("WAVELIFT_CUDA_MAPMARK", ("span", "general")),  # (`group` is)
         ("WAVELIFT_CUDA_MAPFILL", ("atomic",)),  # (`store` is)
         ("WAVELIFT_CUDA_COUNT_SLOTS", ("1024", "16384")),
         ("WAVELIFT_CUDA_STATS", ("block", "last", "pair")),

@@ -42,31 +42,63 @@ template <class T> T atomicOr(T* p, T v) { return __atomic_fetch_or(p, v, __ATOM
 template <class T> T atomicAnd(T* p, T v) { return __atomic_fetch_and(p, v, __ATOMIC_SEQ_CST); }
 static inline int __ffs(int x) { return __builtin_ffs(x); }
 /* a warp's lanes as host threads (mapbits.h's marking): the lanes of one store instruction that
-   are active run together, each warp intrinsic a meeting of exactly those threads -- every lane
-   posts its value, all meet, each reads the values of the lanes its mask names (checking that
-   every one of them passed the same mask, its own lane among them), all meet again */
+   are active run together (__activemask: all of them), each warp intrinsic a meeting of exactly
+   the lanes its mask names (meetings of other lanes may run beside it: a divergent warp's) --
+   each lane posts its value (state 1), waits until every lane its mask names has posted with
+   that mask, reads their values (state 2), and leaves when all have read (the last reader sets
+   them all to 0 at once, so none posts again before every one has read); a lane whose mask
+   names a lane not active or not itself, or that waits 10 s for a lane (one that left: a fast
+   form's lane named in the general form's mask, or one that passed another mask), marks the
+   store bad */
+#include <time.h>
 struct WlWarp {
-  pthread_barrier_t bar; unsigned active; unsigned long long v[32]; unsigned m[32]; int bad;
+  pthread_mutex_t mu; pthread_cond_t cv; unsigned active;
+  unsigned long long v[32]; unsigned m[32], st[32]; int bad;
 };
-static WlWarp wl_warp;
+static WlWarp wl_warp = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER};
+static inline void wl_bad() { __atomic_store_n(&wl_warp.bad, 1, __ATOMIC_SEQ_CST); }
 static inline unsigned __activemask() { return wl_warp.active; }
+/* every lane of ``mask`` with a state of at least ``s`` (and ``mask`` its posted mask) */
+static bool wl_all(unsigned mask, unsigned s) {
+  for (unsigned j = 0; j < 32; j++)
+    if (((mask >> j) & 1u) && (wl_warp.st[j] < s || wl_warp.m[j] != mask)) return false;
+  return true;
+}
+static bool wl_wait(const timespec& until) {
+  if (!pthread_cond_timedwait(&wl_warp.cv, &wl_warp.mu, &until)) return true;
+  wl_bad();
+  return false;
+}
 template <class F> static unsigned long long wl_meet(unsigned mask, unsigned long long v, F f) {
   const unsigned l = threadIdx.x & 31u;
-  wl_warp.v[l] = v; wl_warp.m[l] = mask;
-  pthread_barrier_wait(&wl_warp.bar);
+  if (!((mask >> l) & 1u) || (mask & ~wl_warp.active)) { wl_bad(); return 0; }
+  timespec until; clock_gettime(CLOCK_REALTIME, &until); until.tv_sec += 10;
   unsigned long long r = 0;
-  if (!((mask >> l) & 1u) || (mask & ~wl_warp.active)) __atomic_store_n(&wl_warp.bad, 1, __ATOMIC_SEQ_CST);
-  for (unsigned j = 0; j < 32; j++)
-    if ((mask >> j) & 1u) {
-      if (wl_warp.m[j] != mask) __atomic_store_n(&wl_warp.bad, 1, __ATOMIC_SEQ_CST);
-      r = f(r, j, wl_warp.v[j]);
+  pthread_mutex_lock(&wl_warp.mu);
+  wl_warp.v[l] = v; wl_warp.m[l] = mask; wl_warp.st[l] = 1;
+  pthread_cond_broadcast(&wl_warp.cv);
+  bool ok = true;
+  while (ok && !wl_all(mask, 1)) ok = wl_wait(until);
+  if (ok) {
+    for (unsigned j = 0; j < 32; j++)
+      if ((mask >> j) & 1u) r = f(r, j, wl_warp.v[j]);
+    wl_warp.st[l] = 2;
+    if (wl_all(mask, 2)) {
+      for (unsigned j = 0; j < 32; j++)
+        if ((mask >> j) & 1u) wl_warp.st[j] = 0;
+      pthread_cond_broadcast(&wl_warp.cv);
     }
-  pthread_barrier_wait(&wl_warp.bar);
+    while (ok && wl_warp.st[l] != 0) ok = wl_wait(until);
+  }
+  wl_warp.st[l] = 0;
+  pthread_mutex_unlock(&wl_warp.mu);
   return r;
 }
-static unsigned wl_matches;  /* __match_any_sync's calls: the general marking form's */
+static unsigned wl_matches, wl_match_lanes;  /* __match_any_sync's calls (the general marking
+   form's), and the lanes of the last t_mark that called it */
 static unsigned __match_any_sync(unsigned mask, unsigned long long v) {
   __atomic_fetch_add(&wl_matches, 1u, __ATOMIC_SEQ_CST);
+  __atomic_fetch_or(&wl_match_lanes, 1u << (threadIdx.x & 31u), __ATOMIC_SEQ_CST);
   return (unsigned)wl_meet(mask, v, [v](unsigned long long r, unsigned j, unsigned long long x) {
     return x == v ? r | (1ull << j) : r; });
 }
@@ -75,6 +107,10 @@ static int __any_sync(unsigned mask, int p) {
 }
 static unsigned __reduce_or_sync(unsigned mask, unsigned v) {
   return (unsigned)wl_meet(mask, v, [](unsigned long long r, unsigned, unsigned long long x) { return r | x; });
+}
+static unsigned __ballot_sync(unsigned mask, int p) {
+  return (unsigned)wl_meet(mask, p != 0, [](unsigned long long r, unsigned j, unsigned long long x) {
+    return r | (x << j); });
 }
 static int __all_sync(unsigned mask, int p) {
   return !wl_meet(mask, p != 0, [](unsigned long long r, unsigned, unsigned long long x) { return r | (x == 0); });
@@ -95,6 +131,7 @@ static unsigned __shfl_down_sync(unsigned mask, unsigned v, unsigned d) {
 }
 static inline int __popc(unsigned x) { return __builtin_popcount(x); }
 extern "C" unsigned t_matches() { return wl_matches; }
+extern "C" unsigned t_match_lanes() { return wl_match_lanes; }
 /* mapbits.h's whole-word store (WL_MAP_FILL_STORE), counted; atomic beside the lanes' atomicOr */
 static unsigned wl_fills;
 #define WL_MAP_FILL(p) (__atomic_fetch_add(&wl_fills, 1u, __ATOMIC_SEQ_CST), __atomic_store_n((p), 0xFFFFFFFFu, __ATOMIC_SEQ_CST))
@@ -168,13 +205,12 @@ static void* mark_thread(void* arg) {
 }
 extern "C" int t_mark(u8* wr, const i64* ix, u32 nb, u32 active, u32 warp) {
   m_wr = wr; m_ix = ix; m_nb = nb; m_warp = warp;
-  wl_warp.active = active; wl_warp.bad = 0;
-  pthread_barrier_init(&wl_warp.bar, 0, (unsigned)__builtin_popcount(active));
+  wl_warp.active = active; wl_warp.bad = 0; wl_match_lanes = 0;
+  for (unsigned l = 0; l < 32; l++) wl_warp.st[l] = 0;
   pthread_t th[32]; unsigned n = 0;
   for (unsigned l = 0; l < 32; l++)
     if ((active >> l) & 1u) pthread_create(&th[n++], 0, mark_thread, (void*)(uintptr_t)l);
   for (unsigned i = 0; i < n; i++) pthread_join(th[i], 0);
-  pthread_barrier_destroy(&wl_warp.bar);
   return wl_warp.bad;
 }
 extern "C" void t_runs_hints(unsigned grid, unsigned block, const unsigned char* w, u64 n, u64* starts,
@@ -224,9 +260,18 @@ def lib(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
+def lib_general(tmp_path_factory):
+    """the same with the general marking form alone (codegen's WL_MARK_GROUP 0:
+    WAVELIFT_CUDA_MAPMARK=general)"""
+    src = SHIM + "#define WL_MARK_GROUP 0\n" + R._RUNS_SRC + MAPBITS + DRIVER
+    return host_build.load(tmp_path_factory.mktemp("land_general"), "land_general", src, _FLAGS)
+
+
+@pytest.fixture(scope="module")
 def lib_span(tmp_path_factory):
-    """the same with mapbits.h's span form on (codegen's WL_MARK_SPAN 1: WAVELIFT_CUDA_MAPMARK=span)"""
-    src = SHIM + "#define WL_MARK_SPAN 1\n" + R._RUNS_SRC + MAPBITS + DRIVER
+    """the same with mapbits.h's span form on (codegen's WL_MARK_SPAN 1 and WL_MARK_GROUP 0:
+    WAVELIFT_CUDA_MAPMARK=span)"""
+    src = SHIM + "#define WL_MARK_SPAN 1\n#define WL_MARK_GROUP 0\n" + R._RUNS_SRC + MAPBITS + DRIVER
     return host_build.load(tmp_path_factory.mktemp("land_span"), "land_span", src, _FLAGS)
 
 
@@ -585,13 +630,16 @@ def _mark(lib, bm, stores, warp: int = 0):
         assert bad == 0, "a warp intrinsic's mask named a lane that was not there"
 
 
+@pytest.mark.parametrize("form", ["group", "general"])
 @pytest.mark.parametrize("seed", range(12))
-def test_compiled_bit_marking_equals_the_byte_map(lib, seed):
+def test_compiled_bit_marking_equals_the_byte_map(lib, lib_general, seed, form):
     """mapbits.h's wl_mark_bits compiled, each store instruction's active lanes run as threads
     meeting at every __match_any_sync / __reduce_or_sync (an atomicOr by each group's lowest
     lane): after random store patterns -- sub-word and unaligned stores, lanes overlapping, runs
     over 32-bit word and 32-byte piece bounds, stores at the arena's end -- the bit map is
-    exactly the byte map's bits (each lane's bytes marked, nothing else)."""
+    exactly the byte map's bits (each lane's bytes marked, nothing else); with the group form
+    (the default) and the general form alone."""
+    lib = lib if form == "group" else lib_general
     rng = np.random.default_rng(400 + seed)
     size = int(rng.choice([64, 1000, 2056, 5000]))
     _, wins = _case(rng, size)
@@ -651,15 +699,17 @@ def lib_atomic(tmp_path_factory):
     return host_build.load(tmp_path_factory.mktemp("land_atomic"), "land_atomic", src, _FLAGS)
 
 
-@pytest.mark.parametrize("form", ["general", "span", "atomic"])
-def test_whole_map_words_are_stored_not_ored(lib, lib_span, lib_atomic, form):
+@pytest.mark.parametrize("form", ["group", "general", "span", "atomic"])
+def test_whole_map_words_are_stored_not_ored(lib, lib_general, lib_span, lib_atomic, form):
     """mapbits.h's WL_MAP_FILL_STORE (decision 0049's session-52 amendment): a map word one warp
     store covers whole is set by a store of all ones -- 4 words for a warp's 32 x 4 bytes at a
     32-byte bound, 3 when it starts 4 bytes past one (the two end words partial: atomicOr) --
-    in the general form and the span form, none with WL_MAP_FILL_STORE 0; the words it stores
+    in the group form (the first by its 4 groups of 8 lanes, the second by the general form:
+    no group of 8 lanes starts at a bound), the general form and the span form, none with
+    WL_MAP_FILL_STORE 0; the words it stores
     over held other bits already, and with random stores after, the bit map is exactly the byte
     map's bits."""
-    lib_ = {"general": lib, "span": lib_span, "atomic": lib_atomic}[form]
+    lib_ = {"group": lib, "general": lib_general, "span": lib_span, "atomic": lib_atomic}[form]
     size = 4096
     lanes = 4 * np.arange(32, dtype=np.int64)
     early = [(1, 1, np.array([64 + 5] + [0] * 31, np.int64))]  # (a bit in a word filled later)
@@ -676,6 +726,115 @@ def test_whole_map_words_are_stored_not_ored(lib, lib_span, lib_atomic, form):
     more = _stores(rng, size, sorted(set((o, n) for o, n in wins if o + n <= size)), 60)
     _mark(lib_, bm, more)
     assert np.array_equal(bm, _bitmap(_byte_map(size, early + stores + more)))
+
+
+def _group_rest(nb: int, active: int, ix) -> int:
+    """The lanes of a store that mark through the general form under mapbits.h's group form (the
+    oracle, from decision 0049's amendment h160's rule): every active lane but those of the
+    aligned groups of g = 32 // nb lanes (nb 1, 2, 4, 8, 16) that are all active and store one
+    32-byte-aligned piece in lane order; every active lane for other sizes."""
+    if nb not in (1, 2, 4, 8, 16):
+        return active
+    g, rest = 32 // nb, 0
+    for lead in range(0, 32, g):
+        lanes = range(lead, lead + g)
+        fast = all(active >> j & 1 for j in lanes) and ix[lead] % 32 == 0
+        if not (fast and all(ix[j] == ix[lead] + (j - lead) * nb for j in lanes)):
+            rest |= active & (((1 << g) - 1) << lead)
+    return rest
+
+
+def _fills(nb: int, active: int, ix, rest: int) -> int:
+    """The map words a store sets by WL_MAP_FILL (the oracle): one per fast group (the active
+    lanes not in ``rest``), and, for the lanes of ``rest``, one per word whose bits from the
+    lanes meeting on it are all ones -- the general form meets on each lane's first word, then
+    (when a lane's bytes reach it) on the word after (nb <= 16: one 32-byte piece a lane)."""
+    fast = bin(active & ~rest).count("1") * nb // 32
+    first, second = {}, {}
+    for lane in range(32):
+        if rest >> lane & 1:
+            b = ((1 << nb) - 1) << (int(ix[lane]) & 31)
+            w = int(ix[lane]) >> 5
+            first[w] = first.get(w, 0) | (b & 0xFFFFFFFF)
+            second[w + 1] = second.get(w + 1, 0) | (b >> 32)
+    return fast + sum(v == 0xFFFFFFFF for v in (*first.values(), *second.values()))
+
+
+def _group_stores(rng, size: int):
+    """Store instructions near the group form's rule, for every store size (size: a multiple of
+    32): a whole warp in lane order from a 32-byte bound (vadd's), each aligned group of lanes at
+    its own bound with gaps between (shade's rows of 8 pixels), the warp from every offset in a
+    word, groups with a lane not active (the first, one inside, the last), a lane a byte off,
+    two lanes of a group swapped (the word whole, not in lane order), a lane in another group's
+    word, groups ending at the arena's end, random lanes."""
+    out = []
+    lanes = np.arange(32, dtype=np.int64)
+    for nb in STORE_SIZES:
+        g = 32 // nb if nb in (1, 2, 4, 8, 16) else 1
+        top = size - 32 * nb  # (the last whole warp's start)
+        warp = lambda at: at + nb * lanes  # noqa: E731
+        rows = lambda: np.repeat(32 * rng.integers(0, size // 32, 32 // g), g)[:32] + nb * (lanes % g)  # noqa: E731
+        out.append((nb, 0xFFFFFFFF, warp(32 * int(rng.integers(0, top // 32 + 1)))))
+        out.append((nb, 0xFFFFFFFF, warp(top)))  # (to the arena's end)
+        out.append((nb, 0xFFFFFFFF, rows()))
+        ends = rows()
+        ends[-g:] = size - 32 + nb * np.arange(g)  # (the last group at the arena's last word)
+        out.append((nb, 0xFFFFFFFF, ends))
+        for off in range(32):
+            out.append((nb, 0xFFFFFFFF, warp(32 * int(rng.integers(0, top // 32)) + off)))
+        for lead in (0, g // 2, g - 1):  # (a lane of every group not there, or of one)
+            drop = 0
+            for k in range(0, 32, g):
+                drop |= 1 << (k + lead) if rng.random() < 0.5 else 0
+            out.append((nb, 0xFFFFFFFF & ~drop | 0, rows()))
+        out.append((nb, int(rng.integers(1, 1 << 32)), rows()))
+        for _ in range(3):
+            ix = rows()
+            j = int(rng.integers(0, 32))
+            how = int(rng.integers(0, 3))
+            if how == 0:  # (a byte off)
+                ix[j] += 1 if ix[j] < size - nb else -1
+            elif how == 1 and g > 1:  # (two lanes of a group swapped)
+                k = j ^ 1
+                ix[j], ix[k] = ix[k], ix[j]
+            else:  # (another group's word, its lane's place there)
+                ix[j] = ix[(j + g) % 32] - nb * ((j + g) % 32 % g) + nb * (j % g)
+            out.append((nb, 0xFFFFFFFF, ix))
+    return [(nb, a, np.clip(ix, 0, size - nb).astype(np.int64)) for nb, a, ix in out]
+
+
+@pytest.mark.parametrize("form", ["group", "general", "atomic"])
+@pytest.mark.parametrize("seed", range(3))
+def test_compiled_group_marking_equals_the_byte_map(lib, lib_general, lib_atomic, form, seed):
+    """mapbits.h's group form (WL_MARK_GROUP 1, the default: decision 0049's amendment h160)
+    compiled, each store's lanes as threads: for every store size and shape of _group_stores,
+    exactly the lanes _group_rest names call __match_any_sync (the general form's), the map
+    words set by a plain store are _fills's (one per fast group, by one lane), and after them
+    all and random stores the bit map is exactly the byte map's bits.  ``general``
+    (WL_MARK_GROUP 0): every active lane takes the general form; ``atomic`` (the group form with
+    WL_MAP_FILL_STORE 0): the same lanes as ``group``, no plain store."""
+    lib_ = {"group": lib, "general": lib_general, "atomic": lib_atomic}[form]
+    rng = np.random.default_rng(1600 + seed)
+    size = 32 * int(rng.integers(40, 160))
+    stores = _group_stores(rng, size)
+    bm = np.zeros(R.map_words(size), np.uint32)
+    fast = partial = 0
+    for nb, active, ix in stores:
+        rest = active if form == "general" else _group_rest(nb, active, ix)
+        fills = lib_.t_fills()
+        _mark(lib_, bm, [(nb, active, ix)], seed)
+        assert lib_.t_match_lanes() & 0xFFFFFFFF == rest, (nb, hex(active), ix.tolist())
+        want = 0 if form == "atomic" else _fills(nb, active, ix, rest)
+        assert lib_.t_fills() - fills == want, (nb, hex(active), ix.tolist())
+        fast += rest != active
+        partial += 0 < rest != active
+    assert np.array_equal(bm, _bitmap(_byte_map(size, stores)))
+    if form != "general":  # (the cases reach the fast path, whole warps and warps in part)
+        assert fast > 40 and partial > 15, (fast, partial)
+    _, wins = _case(rng, size)
+    more = _stores(rng, size, sorted(set((o, n) for o, n in wins if o + n <= size)), 60)
+    _mark(lib_, bm, more, seed)
+    assert np.array_equal(bm, _bitmap(_byte_map(size, stores + more)))
 
 
 @pytest.mark.parametrize("seed", range(8))
@@ -992,18 +1151,40 @@ def _vadd_sources(monkeypatch, form: str, setting: str, value: str):
 @pytest.mark.parametrize("form", ["bytes", "bits"])
 def test_span_marking_setting_is_in_the_source_and_the_key(form, monkeypatch):
     """WAVELIFT_CUDA_MAPMARK=span (decision 0049's amendment h139): with the bit map, clang's vadd's
-    source says WL_MARK_SPAN 1, its PTX marks through the span form (shfl.sync.idx, vote.sync.all)
-    beside the general one (match.any), and the module key says so; with the byte map the setting
-    changes neither the source nor the key."""
+    source says WL_MARK_SPAN 1 (and WL_MARK_GROUP 0), its PTX marks through the span form
+    (shfl.sync.idx, vote.sync.all) beside the general one (match.any), and the module key says
+    so; with the byte map the setting changes neither the source nor the key."""
     name, plain, src, key, after, _ = _vadd_sources(monkeypatch, form, "WAVELIFT_CUDA_MAPMARK", "span")
     if form == "bytes":
         assert src == plain and after == key
         return
     assert "#define WL_MARK_SPAN 1" in src and "#define WL_MARK_SPAN 1" not in plain
+    assert "#define WL_MARK_GROUP 0" in src and "WL_MARK_GROUP 0" not in plain
     assert after[-1] == "bits+span" and key[-1] == "bits"
     text, before = _ptx(src), _ptx(plain)
     assert all(m in text for m in ("shfl.sync.idx", "vote.sync.all", "match.any.sync.b64")), name
-    assert "shfl.sync.idx" not in before
+    assert "vote.sync.all" not in before
+
+
+@pytest.mark.parametrize("form", ["bytes", "bits"])
+def test_group_marking_setting_is_in_the_source_and_the_key(form, monkeypatch):
+    """WAVELIFT_CUDA_MAPMARK (decision 0049's amendment h160): with the bit map, clang's vadd's
+    PTX marks through the group form by default (its lead's index by shfl.sync.idx, beside the
+    general form's match.any); `general` says WL_MARK_GROUP 0 in the source and `bits+general`
+    in the key, and its PTX has no shfl; with the byte map the setting changes neither; a value
+    other than the three is refused."""
+    name, plain, src, key, after, gen = _vadd_sources(monkeypatch, form, "WAVELIFT_CUDA_MAPMARK", "general")
+    if form == "bytes":
+        assert src == plain and after == key
+        return
+    assert "#define WL_MARK_GROUP 0" in src and "WL_MARK_GROUP 0" not in plain
+    assert after[-1] == "bits+general" and key[-1] == "bits"
+    text, before = _ptx(src), _ptx(plain)
+    assert all(m in before for m in ("shfl.sync.idx", "match.any.sync.b64")), name
+    assert "shfl.sync" not in text and "match.any.sync.b64" in text, name
+    monkeypatch.setenv("WAVELIFT_CUDA_MAPMARK", "yes")
+    with pytest.raises(ValueError, match="MAPMARK"):
+        gen()
 
 
 @pytest.mark.parametrize("form", ["bytes", "bits"])

@@ -26,7 +26,7 @@ from .codegen import (
     lowered,
     map_bits,
     map_fill_store,
-    mark_span,
+    mark_form,
     proved_lean,
     source_count_slots,
     source_groups,
@@ -435,7 +435,9 @@ class CudaBackend:
                 _groups(config),
                 occupancy_settings(),
                 (
-                    "bits" + ("+span" if mark_span() else "") + ("" if map_fill_store() else "+atomic")
+                    "bits"
+                    + ("" if mark_form() == "group" else f"+{mark_form()}")
+                    + ("" if map_fill_store() else "+atomic")
                     if map_bits()
                     else "bytes"
                 ),

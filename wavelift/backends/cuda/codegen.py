@@ -1290,8 +1290,10 @@ class Lowering(ValueLowering):
             *(["#define WL_MAP_BITS 1"] if self.map_bits else []),
             # (kernel.h: the counts in WL_WIDE's slots, folded into the report's after the launch)
             *([f"#define WL_WIDE_SLOTS {wide}u"] if wide != COUNT_SLOTS else []),
-            # (mapbits.h: a unit-stride warp store marks its one range; 0049's amendment h139)
-            *(["#define WL_MARK_SPAN 1"] if self.map_bits and mark_span() else []),
+            # (mapbits.h: a unit-stride warp store marks its one range, 0049's amendment h139; a
+            # group of lanes storing one aligned map word sets it, h160 -- the default)
+            *(["#define WL_MARK_SPAN 1"] if self.map_bits and mark_form() == "span" else []),
+            *(["#define WL_MARK_GROUP 0"] if self.map_bits and mark_form() != "group" else []),
             # (mapbits.h: every map word by atomicOr, WAVELIFT_CUDA_MAPFILL=atomic; 0049, session 52)
             *(["#define WL_MAP_FILL_STORE 0"] if self.map_bits and not map_fill_store() else []),
             _CTX,
@@ -2106,11 +2108,14 @@ def map_fill_store() -> bool:
     return v == "store"
 
 
-def mark_span() -> bool:
-    """Whether modules generated now mark a unit-stride warp store's range in one step
-    (WAVELIFT_CUDA_MAPMARK=span, with the bit map: decision 0049's amendment h139); part of the
-    module key."""
-    return settings.get("WAVELIFT_CUDA_MAPMARK") == "span"
+def mark_form() -> str:
+    """How modules generated now mark the bit map (WAVELIFT_CUDA_MAPMARK): `group` (mapbits.h's
+    WL_MARK_GROUP, the default: decision 0049's amendment h160), `span` (WL_MARK_SPAN: amendment
+    h139) or `general` (neither); part of the module key."""
+    v = settings.get("WAVELIFT_CUDA_MAPMARK")
+    if v not in ("group", "span", "general"):
+        raise ValueError(f"WAVELIFT_CUDA_MAPMARK={v!r} is not group, span or general")
+    return v
 
 
 COUNT_SLOTS = 256  # the report's count slots (runtime.STATS_BYTES), the host's one read

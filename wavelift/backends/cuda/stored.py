@@ -94,7 +94,12 @@ def entry_name(key, arch: str, base_address: int) -> str:
         *(["hoist=loops"] if settings.get("WAVELIFT_CUDA_HOIST") == "loops" else []),
         *(["hoist=induction"] if settings.get("WAVELIFT_CUDA_HOIST") == "induction" else []),
         *(["ldsbase=kept"] if settings.get("WAVELIFT_CUDA_LDSBASE") == "kept" else []),
-        *(["mapmark=span"] if settings.get("WAVELIFT_CUDA_MAPMARK") == "span" else []),
+        # (`group` is the default since h160: entries made before it are the code's before it)
+        *(
+            [f"mapmark={settings.get('WAVELIFT_CUDA_MAPMARK')}"]
+            if settings.get("WAVELIFT_CUDA_MAPMARK") != "group"
+            else []
+        ),
         *(["mapfill=atomic"] if settings.get("WAVELIFT_CUDA_MAPFILL") == "atomic" else []),
         *(["f2i=cvt"] if settings.get("WAVELIFT_CUDA_F2I") == "cvt" else []),
         *(
