@@ -58,6 +58,9 @@ bits: the written map as bits (WAVELIFT_CUDA_MAP=bits; 0049's amendment h111); b
 a unit-stride warp store marking its range a word per lane (WAVELIFT_CUDA_MAPMARK=span; h139).
 mapatomic: every bit-map word by atomicOr (WAVELIFT_CUDA_MAPFILL=atomic), the kernels before 0049's
 session-52 amendment (base: a word a warp store covers whole set by a plain store).
+markgeneral: every store's bit-map marks by the warp-aggregated form (WAVELIFT_CUDA_MAPMARK=general),
+the kernels before 0049's amendment h160 (base: an aligned group of 32 / nb lanes storing one map
+word in lane order sets it by its first lane, no __match_any_sync).
 proved: the lean build of a dispatch in place on a proof (WAVELIFT_CUDA_PROVED=lean; 0049's
 amendment h148; timed on the arena with the proved windows as guesses, as timing repeats are).
 f2i: f32 -> u32 / i32 as one cvt.rzi (WAVELIFT_CUDA_F2I=cvt, the default since session 51; f2iwl: wl_f2i's
@@ -225,6 +228,9 @@ ENV["bitspan"] = {**ENV["bits"], "WAVELIFT_CUDA_MAPMARK": "span"}
 # every bit-map word by atomicOr (WAVELIFT_CUDA_MAPFILL=atomic), the kernels before 0049's
 # session-52 amendment; base stores a word its warp store covers whole
 ENV["mapatomic"] = {"WAVELIFT_CUDA_MAPFILL": "atomic"}
+# every store marked by the general form (WAVELIFT_CUDA_MAPMARK=general), the kernels before 0049's
+# amendment h160; base marks an aligned lane group's whole map word by one plain store
+ENV["markgeneral"] = {"WAVELIFT_CUDA_MAPMARK": "general"}
 # session 43's opt-in settings together (h97's three, h98's LDS values in the active lanes and
 # occupancy step)
 ENV["s43"] = {**ENV["h97"], **ENV["ldslanes"], **ENV["occstep"]}

@@ -36,6 +36,12 @@ import cuda_sass as CS  # noqa: E402
 CATEGORIES = [
     ("budget", (), r"\bic \+=|ic > rl|wl_check_"),
     ("lanes", (), r"\blc \+="),
+    # (the bit map's marking: mapbits.h, decision 0049's amendments h111, h139, h160)
+    (
+        "mark",
+        ("wl_mark_bits", "wl_mark_span", "wl_mark_group", "wl_mark_general", "wl_or_warp", "wl_or_word"),
+        None,
+    ),
     ("written", ("wl_touch",), r"written|0x01010101"),
     ("global", (), r"^(LDG|STG|ATOMG|REDG)"),
     (
@@ -156,6 +162,13 @@ def count(name, src, listing, regs=""):
     every = [x for i in sorted(hot - nan) for x in blocks[i]]
     cats = collections.Counter(category(op, ln, lines, owner) for _, op, ln in every)
     print("  hot path: " + ", ".join(f"{k} {v}" for k, v in cats.most_common()))
+    if "#define WL_MARK_GROUP 0" not in src and "#define WL_MAP_BITS 1" in src:
+        # (mapbits.h's group form: the path of a warp whose stores' groups are all fast -- the
+        # general form, which the other groups' lanes take, cold)
+        _, _, fast = CS.hot_blocks(listing, src, ("wl_mark_general",))
+        ins = [x for i in sorted(fast - nan) for x in blocks[i]]
+        marks = sum(category(op, ln, lines, owner) == "mark" for _, op, ln in ins)
+        print(f"  hot path with every store's lane groups fast: {len(ins)} (mark {marks})")
     for head, latch in loops(blocks, succ, hot):
         lo, hi = blocks[head][0][0], blocks[latch][-1][0]
         ins = [x for i in sorted(hot - nan) for x in blocks[i] if lo <= x[0] <= hi]

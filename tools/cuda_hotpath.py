@@ -55,7 +55,18 @@ def categorize(src):
     )
     put(
         fn_lines(
-            src, ("wl_mark_bits", "wl_mark_span", "wl_mark_group", "wl_or_warp", "wl_gwrite_at", "wl_gstore_b", "wl_gstore")
+            src,
+            (
+                "wl_mark_bits",
+                "wl_mark_span",
+                "wl_mark_group",
+                "wl_mark_general",
+                "wl_or_warp",
+                "wl_or_word",
+                "wl_gwrite_at",
+                "wl_gstore_b",
+                "wl_gstore",
+            ),
         ),
         "store + written-map mark",
     )

@@ -140,13 +140,13 @@ def _body_lines(src, names, marks=r"__device__"):
     return out
 
 
-def hot_blocks(annotated, src):
+def hot_blocks(annotated, src, cold_too=()):
     """The SASS basic blocks of an annotated listing (annotate's output) and which are hot: ->
     (blocks, succ, hot), blocks a list of [(address, op, source line)], succ each block's
     successors, hot the set of blocks reachable from the entry through blocks that are not cold
-    (COLD_FUNCTIONS; hot_count).  Where the kernel holds a straight copy of its blocks
+    (COLD_FUNCTIONS and the functions ``cold_too`` names; hot_count).  Where the kernel holds a straight copy of its blocks
     (WAVELIFT_CUDA_BUDGET=straight), the copy's path (the guard's branch taken)."""
-    cold_lines = _body_lines(src, COLD_FUNCTIONS)
+    cold_lines = _body_lines(src, COLD_FUNCTIONS + tuple(cold_too))
     blocks, labels, closed = [], {}, True
     for line in annotated.splitlines():
         if line.startswith(".L_"):

@@ -667,3 +667,57 @@ def test_gpu_in_place_deferred_runs_through_the_aside(in_place, monkeypatch):
     got, _ = _kept_session("cuda", late=True)
     assert got == want
     assert X.DEFERRED[0] - d0 > 20, X.DEFERRED[0] - d0
+
+
+# mapbits.h's marking on the device: store instruction s of a list is block s's warp, lane l
+# active where bit l of active[s] is (the others leave first), nb a constant at each call as
+# codegen's (the switch: one call a size)
+_MARK_KERNEL = r"""
+extern "C" __global__ void t_marks(u8* wr, const i64* ix, const u32* active, const u32* nbs) {
+  const u32 s = blockIdx.x, l = threadIdx.x & 31u;
+  if (((active[s] >> l) & 1u) == 0u) return;
+  const i64 i = ix[32u * s + l];
+  switch (nbs[s]) {
+    case 1u: wl_mark_bits(wr, i, 1u); break;
+    case 2u: wl_mark_bits(wr, i, 2u); break;
+    case 3u: wl_mark_bits(wr, i, 3u); break;
+    case 4u: wl_mark_bits(wr, i, 4u); break;
+    case 8u: wl_mark_bits(wr, i, 8u); break;
+    case 12u: wl_mark_bits(wr, i, 12u); break;
+    default: wl_mark_bits(wr, i, 16u); break;
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("form", ["group", "general", "span"])
+def test_gpu_bit_marking_equals_the_byte_map(form):
+    """mapbits.h's wl_mark_bits on the device (decision 0049's amendments h111, h139, h160), the
+    group form (the default), the general form alone and the span form: after the store shapes
+    of the host test of the group form (every size, whole warps in lane order from every offset,
+    shade's rows of lane groups, groups with lanes not active or a byte off, the arena's end) and
+    random stores -- all at once, one warp a store -- the bit map is exactly the byte map's bits."""
+    _needs_gpu()
+    import cupy
+    from test_land_host import MAPBITS, _bitmap, _byte_map, _case, _group_stores, _stores
+
+    head = "typedef unsigned int u32;\ntypedef unsigned long long u64;\n"
+    head += {
+        "group": "",
+        "general": "#define WL_MARK_GROUP 0\n",
+        "span": "#define WL_MARK_SPAN 1\n#define WL_MARK_GROUP 0\n",
+    }[form]
+    fn = cupy.RawModule(code=head + MAPBITS + _MARK_KERNEL, options=("-std=c++14",)).get_function("t_marks")
+    rng = np.random.default_rng(160)
+    for _ in range(3):
+        size = 32 * int(rng.integers(40, 160))
+        _, wins = _case(rng, size)
+        stores = _group_stores(rng, size) + _stores(
+            rng, size, sorted(set((o, n) for o, n in wins if o + n <= size)), 200
+        )
+        wr = cupy.zeros(R.map_words(size), cupy.uint32)
+        ix = cupy.asarray(np.concatenate([i for _, _, i in stores]).astype(np.int64))
+        act = cupy.asarray(np.array([a for _, a, _ in stores], np.uint32))
+        nbs = cupy.asarray(np.array([nb for nb, _, _ in stores], np.uint32))
+        fn((len(stores),), (32,), (wr, ix, act, nbs))
+        assert np.array_equal(wr.get(), _bitmap(_byte_map(size, stores))), (form, size)

@@ -93,12 +93,24 @@ __device__ __forceinline__ u32 wl_mark_group(u8* wr, i64 ix, u32 nb, u32 act) {
   const bool in = (i0 & 31u) == 0u && (u64)ix == i0 + (u64)((lane - lead) * nb);
   const u32 pass = __ballot_sync(act, in), gm = 0xFFFFFFFFu >> (32u - g);
   const bool fast = ((pass >> lead) & gm) == gm;
-  if (fast && lane == lead) wl_or_word((u32*)wr + (i0 >> 5), 0xFFFFFFFFu);
+  if (fast && lane == lead) wl_or_word((u32*)(wr + (i0 >> 3)), 0xFFFFFFFFu);  /* (i0 & 31: 0) */
   return __ballot_sync(act, !fast);
 }
-/* the bits of arena bytes [ix, ix + nb): 32 bytes at a time, each piece in at most two words;
-   the lanes meet for the second word only where one of them reaches it (__any_sync: a uniform
-   branch, so every lane of the meeting is there -- aligned word stores skip it) */
+/* the general form, for the lanes of ``mask``: the bits of each one's arena bytes [ix, ix + nb),
+   32 bytes at a time, each piece in at most two words; the lanes meet for the second word only
+   where one of them reaches it (__any_sync: a uniform branch, so every lane of the meeting is
+   there -- aligned word stores skip it) */
+__device__ __forceinline__ void wl_mark_general(u32 mask, u8* wr, i64 ix, u32 nb) {
+  for (u32 k = 0; k < nb; k += 32u) {
+    const u64 i = (u64)ix + k;
+    const u32 c = nb - k < 32u ? nb - k : 32u;
+    const u64 b = ((c == 32u ? 0xFFFFFFFFull : (1ull << c) - 1ull)) << (u32)(i & 31u);
+    u32* m = (u32*)wr + (i >> 5);
+    wl_or_warp(mask, m, (u32)b);
+    if (__any_sync(mask, (u32)(b >> 32) != 0u)) wl_or_warp(mask, m + 1, (u32)(b >> 32));
+  }
+}
+/* the bits of arena bytes [ix, ix + nb), the store's lanes together */
 __device__ __forceinline__ void wl_mark_bits(u8* wr, i64 ix, u32 nb) {
   u32 act = __activemask();
   if (WL_MARK_SPAN && wl_mark_span(wr, ix, nb, act)) return;
@@ -106,12 +118,5 @@ __device__ __forceinline__ void wl_mark_bits(u8* wr, i64 ix, u32 nb) {
     act = wl_mark_group(wr, ix, nb, act);
     if (((act >> (threadIdx.x & 31u)) & 1u) == 0u) return;
   }
-  for (u32 k = 0; k < nb; k += 32u) {
-    const u64 i = (u64)ix + k;
-    const u32 c = nb - k < 32u ? nb - k : 32u;
-    const u64 b = ((c == 32u ? 0xFFFFFFFFull : (1ull << c) - 1ull)) << (u32)(i & 31u);
-    u32* m = (u32*)wr + (i >> 5);
-    wl_or_warp(act, m, (u32)b);
-    if (__any_sync(act, (u32)(b >> 32) != 0u)) wl_or_warp(act, m + 1, (u32)(b >> 32));
-  }
+  wl_mark_general(act, wr, ix, nb);
 }
