@@ -58,6 +58,11 @@ struct WlWarp {
 static WlWarp wl_warp = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER};
 static inline void wl_bad() { __atomic_store_n(&wl_warp.bad, 1, __ATOMIC_SEQ_CST); }
 static inline unsigned __activemask() { return wl_warp.active; }
+/* a warp's lanes ``active`` about to run: no meeting open, nothing bad yet */
+static void wl_warp_start(unsigned active) {
+  wl_warp.active = active; wl_warp.bad = 0;
+  for (unsigned l = 0; l < 32; l++) wl_warp.st[l] = 0;
+}
 /* every lane of ``mask`` with a state of at least ``s`` (and ``mask`` its posted mask) */
 static bool wl_all(unsigned mask, unsigned s) {
   for (unsigned j = 0; j < 32; j++)
@@ -179,12 +184,10 @@ extern "C" int t_runs_bits_hints(unsigned grid, unsigned block, const u32* w, u6
   int bad = 0;
   for (r_block = 0; r_block < grid; r_block++)
     for (r_warp = 0; r_warp < block / 32; r_warp++) {
-      wl_warp.active = 0xFFFFFFFFu; wl_warp.bad = 0;
-      pthread_barrier_init(&wl_warp.bar, 0, 32);
+      wl_warp_start(0xFFFFFFFFu);
       pthread_t th[32];
       for (unsigned l = 0; l < 32; l++) pthread_create(&th[l], 0, runs_thread, (void*)(uintptr_t)l);
       for (unsigned l = 0; l < 32; l++) pthread_join(th[l], 0);
-      pthread_barrier_destroy(&wl_warp.bar);
       bad |= wl_warp.bad;
     }
   return bad;
@@ -205,8 +208,7 @@ static void* mark_thread(void* arg) {
 }
 extern "C" int t_mark(u8* wr, const i64* ix, u32 nb, u32 active, u32 warp) {
   m_wr = wr; m_ix = ix; m_nb = nb; m_warp = warp;
-  wl_warp.active = active; wl_warp.bad = 0; wl_match_lanes = 0;
-  for (unsigned l = 0; l < 32; l++) wl_warp.st[l] = 0;
+  wl_warp_start(active); wl_match_lanes = 0;
   pthread_t th[32]; unsigned n = 0;
   for (unsigned l = 0; l < 32; l++)
     if ((active >> l) & 1u) pthread_create(&th[n++], 0, mark_thread, (void*)(uintptr_t)l);
