@@ -7,18 +7,19 @@
 #    the defaults, MAPMARK=general, main's map kernels before h161 (h161_scan_ab.py old), PROVED=lean.
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name --format=csv,noheader; git log --oneline -1
-timeout 130 python -m pytest -q -m cuda -p no:cacheprovider -n 4 tests/cuda/test_cuda_stats_gpu.py \
+timeout 100 python -m pytest -q -m cuda -p no:cacheprovider -n 4 tests/cuda/test_cuda_stats_gpu.py \
     tests/cuda/test_resident_gpu.py -k "bit_marking or views or aside_keeps or runs_and_land or hints or stats" \
     > $OUT/new_tests.txt 2>&1
 echo "new GPU tests rc $?"; grep -E "passed|failed|FAILED|Error" $OUT/new_tests.txt | tail -8
-env -u OUT timeout 170 python3 bench/cuda_costs.py base,markgeneral,nostats,statsblock,statslast,statspair \
+env -u OUT timeout 150 python3 bench/cuda_costs.py base,markgeneral,nostats,statsblock,statslast,statspair \
     vadd32,vadd64,shade > $OUT/cuda_costs.txt 2>&1
 echo "cuda_costs rc $?"; grep -E "^(shade|vadd32|vadd64):" $OUT/cuda_costs.txt
 AB=bench/device_jobs/h161_scan_ab.py
 run() {  # name, env..., then the script's own command
   local n=$1; shift
   echo "== $n" >> $OUT/resident.txt
-  env -u OUT timeout 50 "$@" >> $OUT/resident.txt 2>&1; echo "rc $?" >> $OUT/resident.txt
+  local L=$((580 - SECONDS)); [ $L -gt 75 ] && L=75; [ $L -lt 15 ] && { echo "skipped: no time" >> $OUT/resident.txt; return; }
+  env -u OUT timeout $L "$@" >> $OUT/resident.txt 2>&1; echo "rc $?" >> $OUT/resident.txt
 }
 run defaults python3 bench/bench_resident.py --tiny 0 --passes 30 --vadd 67108864 --stencil
 run markgeneral env WAVELIFT_CUDA_MAPMARK=general python3 bench/bench_resident.py --tiny 0 --passes 30 --vadd 67108864
