@@ -1150,20 +1150,38 @@ def _vadd_sources(monkeypatch, form: str, setting: str, value: str):
     return name, plain, gen(), key, BACKEND.key_extra(cfg), gen
 
 
+def _map_setting(monkeypatch, form: str, setting: str, value: str, defines: tuple, key_form: str):
+    """``_vadd_sources`` with ``setting`` = ``value``, checked: with the byte map neither the
+    source nor the key changes (-> None); with the bit map the source gains ``defines`` and the
+    key's map form becomes ``key_form`` -> (name, PTX with the value, PTX without, generate)."""
+    name, plain, src, key, after, gen = _vadd_sources(monkeypatch, form, setting, value)
+    if form == "bytes":
+        assert src == plain and after == key
+        return None
+    for d in defines:
+        assert f"#define {d}" in src and f"#define {d}" not in plain, d
+    assert after[-1] == key_form and key[-1] == "bits"
+    return name, _ptx(src), _ptx(plain), gen
+
+
+def _refuses_other_values(monkeypatch, setting: str, gen) -> None:
+    monkeypatch.setenv(setting, "yes")
+    with pytest.raises(ValueError, match=setting.rsplit("_", 1)[-1]):
+        gen()
+
+
 @pytest.mark.parametrize("form", ["bytes", "bits"])
 def test_span_marking_setting_is_in_the_source_and_the_key(form, monkeypatch):
     """WAVELIFT_CUDA_MAPMARK=span (decision 0049's amendment h139): with the bit map, clang's vadd's
     source says WL_MARK_SPAN 1 (and WL_MARK_GROUP 0), its PTX marks through the span form
     (shfl.sync.idx, vote.sync.all) beside the general one (match.any), and the module key says
     so; with the byte map the setting changes neither the source nor the key."""
-    name, plain, src, key, after, _ = _vadd_sources(monkeypatch, form, "WAVELIFT_CUDA_MAPMARK", "span")
-    if form == "bytes":
-        assert src == plain and after == key
+    got = _map_setting(
+        monkeypatch, form, "WAVELIFT_CUDA_MAPMARK", "span", ("WL_MARK_SPAN 1", "WL_MARK_GROUP 0"), "bits+span"
+    )
+    if got is None:
         return
-    assert "#define WL_MARK_SPAN 1" in src and "#define WL_MARK_SPAN 1" not in plain
-    assert "#define WL_MARK_GROUP 0" in src and "WL_MARK_GROUP 0" not in plain
-    assert after[-1] == "bits+span" and key[-1] == "bits"
-    text, before = _ptx(src), _ptx(plain)
+    name, text, before, _ = got
     assert all(m in text for m in ("shfl.sync.idx", "vote.sync.all", "match.any.sync.b64")), name
     assert "vote.sync.all" not in before
 
@@ -1175,18 +1193,15 @@ def test_group_marking_setting_is_in_the_source_and_the_key(form, monkeypatch):
     general form's match.any); `general` says WL_MARK_GROUP 0 in the source and `bits+general`
     in the key, and its PTX has no shfl; with the byte map the setting changes neither; a value
     other than the three is refused."""
-    name, plain, src, key, after, gen = _vadd_sources(monkeypatch, form, "WAVELIFT_CUDA_MAPMARK", "general")
-    if form == "bytes":
-        assert src == plain and after == key
+    got = _map_setting(
+        monkeypatch, form, "WAVELIFT_CUDA_MAPMARK", "general", ("WL_MARK_GROUP 0",), "bits+general"
+    )
+    if got is None:
         return
-    assert "#define WL_MARK_GROUP 0" in src and "WL_MARK_GROUP 0" not in plain
-    assert after[-1] == "bits+general" and key[-1] == "bits"
-    text, before = _ptx(src), _ptx(plain)
+    name, text, before, gen = got
     assert all(m in before for m in ("shfl.sync.idx", "match.any.sync.b64")), name
     assert "shfl.sync" not in text and "match.any.sync.b64" in text, name
-    monkeypatch.setenv("WAVELIFT_CUDA_MAPMARK", "yes")
-    with pytest.raises(ValueError, match="MAPMARK"):
-        gen()
+    _refuses_other_values(monkeypatch, "WAVELIFT_CUDA_MAPMARK", gen)
 
 
 @pytest.mark.parametrize("form", ["bytes", "bits"])
@@ -1196,18 +1211,15 @@ def test_map_fill_setting_is_in_the_source_and_the_key(form, monkeypatch):
     partial words' atomic or; `atomic` says WL_MAP_FILL_STORE 0 in the source and the key, and its
     PTX has no such store; with the byte map the setting changes neither; a value other than the
     two is refused."""
-    name, plain, src, key, after, gen = _vadd_sources(monkeypatch, form, "WAVELIFT_CUDA_MAPFILL", "atomic")
-    if form == "bytes":
-        assert src == plain and after == key
+    got = _map_setting(
+        monkeypatch, form, "WAVELIFT_CUDA_MAPFILL", "atomic", ("WL_MAP_FILL_STORE 0",), "bits+atomic"
+    )
+    if got is None:
         return
-    assert "#define WL_MAP_FILL_STORE 0" in src and "WL_MAP_FILL_STORE 0" not in plain
-    assert after[-1] == "bits+atomic" and key[-1] == "bits"
-    text, before = _ptx(src), _ptx(plain)
+    name, text, before, gen = got
     assert "st.relaxed.gpu" in before and "st.relaxed.gpu" not in text, name
     assert re.search(r"\b(red|atom)\.(global\.)?(or|gpu)", before) and re.search(r"\b(red|atom)\.", text)
-    monkeypatch.setenv("WAVELIFT_CUDA_MAPFILL", "yes")
-    with pytest.raises(ValueError, match="MAPFILL"):
-        gen()
+    _refuses_other_values(monkeypatch, "WAVELIFT_CUDA_MAPFILL", gen)
 
 
 def test_source_compiles_as_cuda_device_code(tmp_path):
