@@ -67,9 +67,9 @@ f2i: f32 -> u32 / i32 as one cvt.rzi (WAVELIFT_CUDA_F2I=cvt, the default since s
 compares; 0009's amendment h146); statsblock:
 the instruction and lane counts added once a CUDA block (WAVELIFT_CUDA_STATS=block; same
 amendment); h146: both; h146noretest: both and noretest.
-statslast: the counts added once a CUDA block by its warp that ends last, through one shared word,
-no barrier at the end (WAVELIFT_CUDA_STATS=last; 0009's amendment h162); statspair: per wave, both
-counts in one atomic instruction of two lanes (WAVELIFT_CUDA_STATS=pair; same amendment).
+statspair: per wave, both counts in one atomic instruction of two lanes (WAVELIFT_CUDA_STATS=pair;
+0009's amendment h162); statswave: per wave, two atomics (=wave, the default before session 53:
+base is `auto`, block for a wave32 kernel that may, else pair).
 pre149: the kernel as before 0009's amendment h149 (sound): the group index in 64 bits, the group
 total multiplied by every thread, no thread index assumed below the block, a load's pointer from
 its window's base, not the host-made WL_GA (compare with base, which has them).
@@ -114,7 +114,13 @@ VARIANTS = {
         (r"wl_any64\(\(\(u32\)\((t\d+)\) != 0u\), wv \+ 1u\)", r"__any_sync(WL_FULL, ((u32)(\1) != 0u))")
     ],
     "nowritten": [(r"\(\(u32\*\)q\)\[k\] = 0x01010101u;", "")],
-    "nostats": [(r"  if \(w[vg] < wpg\) wl_count_\(C\.wave, lane, icnt \+ ic, lc\);", "")],
+    # (every form: per wave, wl_count_ or wl_count_pair; once a block, wl_count_block)
+    "nostats": [
+        (
+            r"  (?:if \(w[vg] < wpg\) )?wl_count_(?:pair|block)?\((?:C\.wave, lane, )?(?:lane < 32u, )?icnt \+ ic, lc\);",
+            "",
+        )
+    ],
 }
 # the prologue and loads before 0009's amendment h149 (sound: the same numbers): no thread index
 # assumed, the group index in 64 bits, the group total multiplied in every thread, a load's
@@ -256,10 +262,9 @@ ENV["h146noretest"] = {**ENV["h146"], "WAVELIFT_CUDA_RETEST": "off"}
 ENV["proved"] = {"WAVELIFT_CUDA_PROVED": "lean"}
 # 0009's amendment h152: the counts in N slots (wave % N) of their own, folded into the report's 256
 ENV.update({f"slots{n}": {"WAVELIFT_CUDA_COUNT_SLOTS": str(n)} for n in (1024, 4096, 16384)})
-# 0009's amendment h162: the counts once a CUDA block by the warp that ends last, no barrier at
-# the end (WAVELIFT_CUDA_STATS=last); per wave as one atomic instruction of two lanes (=pair)
-ENV["statslast"] = {"WAVELIFT_CUDA_STATS": "last"}
+# 0009's amendment h162: per wave as one atomic instruction of two lanes (=pair); two (=wave)
 ENV["statspair"] = {"WAVELIFT_CUDA_STATS": "pair"}
+ENV["statswave"] = {"WAVELIFT_CUDA_STATS": "wave"}
 VARIANTS.update({k: [] for k in ENV})
 DISPATCHES = {
     "vadd32": lambda: G.vadd_dispatch(1920 * 1088),

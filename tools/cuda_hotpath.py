@@ -50,7 +50,7 @@ def categorize(src):
             cat.setdefault(l, c)
 
     put(
-        fn_lines(src, ("wl_count_", "wl_count_block", "wl_count_last", "wl_sarrive_", "wl_count_pair")),
+        fn_lines(src, ("wl_count_", "wl_count_block", "wl_count_pair")),
         "stats (end)",
     )
     put(

@@ -310,23 +310,21 @@ _ALL = [
     Setting(
         "WAVELIFT_CUDA_STATS",
         str,
-        None,
-        "`block`: a CUDA kernel without s_barrier adds its waves' instruction and lane counts at "
-        "its end once per CUDA block (the warps' counts summed through shared memory, one "
-        "__syncthreads), not two 64-bit atomics per wave (decision 0009's amendment h146; part "
-        "of the module key); `last`: the same kernels add them once per CUDA block without a "
-        "barrier at the end -- each warp adds its counts to one shared word of the block and the "
-        "warp that ends last adds the block's to the report (the word zeroed after one "
-        "__syncthreads at the kernel's start); `pair`: every kernel adds them per wave as one "
-        "atomic instruction of two lanes, not two (both: decision 0009's amendment h162; part "
-        "of the module key); unset (the default until timed on a GPU): per wave, two atomics",
+        "auto",
+        "how a CUDA kernel adds its waves' exact instruction and lane counts to the report: `auto` "
+        "(the default since session 53's H100 run): `block` for a wave32 kernel without s_barrier "
+        "or LDS, else `pair`; `block`: once per CUDA block (the warps' counts summed through "
+        "shared memory after one __syncthreads; a kernel with s_barrier or LDS: `pair`); `pair`: "
+        "per wave as one atomic instruction of two lanes; `wave`: per wave, two 64-bit atomics "
+        "(the form before session 53; decision 0009's amendments h146, h162; part of the module "
+        "key)",
     ),
     Setting(
         "WAVELIFT_CUDA_COUNT_SLOTS",
         int,
         256,
         "the slots a CUDA kernel's waves add their instruction and lane counts to, wave (or, "
-        "with WAVELIFT_CUDA_STATS=block or last, CUDA block) mod N: a power of two from 256 to 65536; "
+        "where WAVELIFT_CUDA_STATS adds them once a CUDA block, the block) mod N: a power of two from 256 to 65536; "
         "more than 256 lie in a device buffer of their own that a small kernel after each "
         "launch (resident.py's wl_fold) sums into the report's 256 and zeroes, so fewer waves add "
         "to one address and the host reads the same report (decision 0009's amendment h152; "

@@ -216,6 +216,7 @@ def test_split_build_of_several_groups(monkeypatch):
     link where nvJitLink is there."""
     import test_cuda_split as TS
 
+    monkeypatch.setenv("WAVELIFT_CUDA_STATS", "wave")  # (the per-wave line; the others below)
     _, prog, cfg, base, _ = T._named(TS.SAMPLES[2])  # call: scratch, s_setpc
     assert not G.uses_space(prog, "lds")
     src = _src(prog, cfg, base, 8)
@@ -230,11 +231,11 @@ def test_split_build_of_several_groups(monkeypatch):
         assert cubin is not None and cubin[:4] == b"\x7fELF" and b"wl_part_1" in cubin
 
 
-@pytest.mark.parametrize("stats", ["block", "last"])
+@pytest.mark.parametrize("stats", ["block", "pair"])
 def test_split_build_with_the_block_count(monkeypatch, stats):
-    """WAVELIFT_CUDA_STATS=block / last: split.py reads the block's count line too (before h162
-    such a module had no split build), and keeps it with the prologue (last: its shared sums and
-    their zeroing) in wl_main's unit; the units build and link where nvJitLink is there."""
+    """WAVELIFT_CUDA_STATS=block / pair: split.py reads the block's count line and the pair's too
+    (before h162 a block module had no split build), and keeps it with the prologue in wl_main's
+    unit; the units build and link where nvJitLink is there."""
     import test_cuda_split as TS
 
     monkeypatch.setenv("WAVELIFT_CUDA_STATS", stats)
@@ -242,9 +243,11 @@ def test_split_build_with_the_block_count(monkeypatch, stats):
     src = _src(prog, cfg, base, 8)
     units = split.split_source(src, 64, split.TEST_PART_BYTES)
     assert units is not None and len(units) >= 3
-    count = f"  wl_count_{stats}({'&wl_cs, ' if stats == 'last' else ''}lane < 32u, icnt + ic, lc);\n}}"
+    count = {
+        "block": "  wl_count_block(lane < 32u, icnt + ic, lc);\n}",
+        "pair": "  if (wg < wpg) wl_count_pair(C.wave, lane, icnt + ic, lc);\n}",
+    }[stats]
     assert units[0].endswith(count + "\n") and not any(count in u for u in units[1:])
-    assert ("wl_count_last_init(&wl_cs);" in units[0]) == (stats == "last")
     if TS._nvjitlink_problem() is None:
         monkeypatch.setenv("WAVELIFT_CUDA_SPLIT", "on")
         cubin = cc.split_compile(src, "sm_90")
@@ -389,15 +392,18 @@ def prologues(tmp_path_factory, request):
     host_build.gxx()
     from wavelift.backends.host import COMPILE_FLAGS, prelude_semantics
 
-    old = os.environ.get("WAVELIFT_CUDA_GRIDDIM")
-    os.environ["WAVELIFT_CUDA_GRIDDIM"] = request.param
+    # (STATS=wave: the per-wave count line, whose condition says which threads count)
+    want = {"WAVELIFT_CUDA_GRIDDIM": request.param, "WAVELIFT_CUDA_STATS": "wave"}
+    old = {k: os.environ.get(k) for k in want}
+    os.environ.update(want)
     try:
         return _build_prologues(tmp_path_factory, COMPILE_FLAGS, prelude_semantics, request.param)
     finally:
-        if old is None:
-            del os.environ["WAVELIFT_CUDA_GRIDDIM"]
-        else:
-            os.environ["WAVELIFT_CUDA_GRIDDIM"] = old
+        for k, v in old.items():
+            if v is None:
+                del os.environ[k]
+            else:
+                os.environ[k] = v
 
 
 def _build_prologues(tmp_path_factory, COMPILE_FLAGS, prelude_semantics, griddim):
@@ -523,6 +529,7 @@ def test_prologue_group_index_near_2_32(tmp_path, monkeypatch, gx, gy, narrow, g
     from wavelift.backends.host import COMPILE_FLAGS, prelude_semantics
 
     monkeypatch.setenv("WAVELIFT_CUDA_GRIDDIM", griddim)
+    monkeypatch.setenv("WAVELIFT_CUDA_STATS", "wave")  # (the per-wave count line: who counts)
     _, cfg, prog, base = _vadd(32)
     cfg = dataclasses.replace(cfg, block=(8, 8, 1), group_start=(0, 0, 0), group_end=(gx, gy, 1))
     total = gx * gy

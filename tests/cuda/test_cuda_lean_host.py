@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import types
 
+import pytest
+
 from wavelift.ir.builder import Builder
 from wavelift.ir.program import Block, Program
 
@@ -92,41 +94,40 @@ def _lds_store(b):
     )
 
 
+def _source_at(prog, wave_size):
+    from wavelift.backends.cuda.codegen import kernel_source
+
+    return kernel_source(prog, wave_size, "lane", 0, 0)
+
+
 def test_block_stats_only_where_every_thread_ends_the_kernel(monkeypatch):
     prog = _program(lambda b: _put(b, b.lane_id()))
-    monkeypatch.delenv("WAVELIFT_CUDA_STATS", raising=False)
+    monkeypatch.setenv("WAVELIFT_CUDA_STATS", "wave")
     assert "wl_count_(C.wave" in _body(_source(prog)) and "wl_count_block(" not in _body(_source(prog))
     monkeypatch.setenv("WAVELIFT_CUDA_STATS", "block")
     src = _source(prog)
     assert "wl_count_block(" in _body(src) and "wl_count_(C.wave" not in _body(src)
     _compiles(src)
-    # (a program with LDS: its shared memory is the module's own; the count stays per wave)
+    # (a program with LDS: its shared memory is the module's own; the count per wave, as a pair)
     lds = _body(_source(_program(_lds_store)))
-    assert "wl_count_(C.wave" in lds and "wl_count_block(" not in lds
+    assert "wl_count_pair(C.wave" in lds and "wl_count_block(" not in lds
 
 
-def test_last_stats_only_where_every_thread_ends_the_kernel(monkeypatch):
-    """WAVELIFT_CUDA_STATS=last (0009's amendment h162): the block's shared word zeroed in the
-    prologue (its one __syncthreads) and the count by the warp that ends last, no barrier at the
-    end; where block would not apply (LDS), per wave and no shared word.  In the PTX: one
-    barrier (the prologue's) and the arrival's compare-and-swap on shared memory."""
-    from test_land_host import _ptx
-
-    from wavelift.backends.cuda import split
-
-    prog = _program(lambda b: _put(b, b.lane_id()))
+def test_auto_stats_are_block_for_wave32_else_pair(monkeypatch):
+    """WAVELIFT_CUDA_STATS=auto (the default since session 53; 0009's session-53 amendment):
+    a wave32 kernel that may (no s_barrier, no LDS) adds its counts once a CUDA block, a wave64
+    kernel or one with LDS per wave as a pair; a value other than the four is refused."""
+    monkeypatch.delenv("WAVELIFT_CUDA_STATS", raising=False)
+    put = lambda b: _put(b, b.lane_id())  # noqa: E731
+    w32 = _body(_source_at(_program(put), 32))
+    assert w32.endswith("  wl_count_block(lane < 32u, icnt + ic, lc);\n}\n") and "wl_count_pair(" not in w32
+    for body in (_body(_source_at(_program(put, 64), 64)), _body(_source(_program(_lds_store)))):
+        assert "wl_count_pair(C.wave, lane, icnt + ic, lc);\n}\n" in body and "wl_count_block(" not in body
+    monkeypatch.setenv("WAVELIFT_CUDA_STATS", "AUTO ")  # (read as the setting's other values are)
+    assert _body(_source_at(_program(put), 32)) == w32
     monkeypatch.setenv("WAVELIFT_CUDA_STATS", "last")
-    src = _source(prog)
-    body = _body(src)
-    init = "  __shared__ u64 wl_cs; wl_count_last_init(&wl_cs);\n"
-    assert body.count(init) == 1 and body.index(init) < body.index(split.PROLOGUE_END)
-    assert body.endswith("  wl_count_last(&wl_cs, lane < 32u, icnt + ic, lc);\n}\n")
-    assert "wl_count_(C.wave" not in body and "wl_count_block(" not in body
-    _compiles(src)
-    ptx = _ptx(src)
-    assert "atom.shared.cas.b64" in ptx and ptx.count("bar.sync") + ptx.count("barrier.sync") == 1
-    lds = _body(_source(_program(_lds_store)))
-    assert "wl_count_(C.wave" in lds and "wl_cs" not in lds and "wl_count_last" not in lds
+    with pytest.raises(ValueError, match="WAVELIFT_CUDA_STATS"):
+        _source(_program(put))
 
 
 def test_pair_stats_in_every_kernel(monkeypatch):
@@ -139,10 +140,10 @@ def test_pair_stats_in_every_kernel(monkeypatch):
     for prog in (_program(lambda b: _put(b, b.lane_id())), _program(_lds_store)):
         body = _body(_source(prog))
         assert body.endswith("  if (wv < wpg) wl_count_pair(C.wave, lane, icnt + ic, lc);\n}\n")
-        assert "wl_count_(C.wave" not in body and "wl_cs" not in body
+        assert "wl_count_(C.wave" not in body and "wl_count_block(" not in body
     src = _source(_program(lambda b: _put(b, b.lane_id())))
     _compiles(src)
     red = lambda ptx: ptx.count("red.global.add.u64") + ptx.count("atom.global.add.u64")  # noqa: E731
     pair = red(_ptx(src))
-    monkeypatch.delenv("WAVELIFT_CUDA_STATS")
+    monkeypatch.setenv("WAVELIFT_CUDA_STATS", "wave")
     assert red(_ptx(_source(_program(lambda b: _put(b, b.lane_id()))))) == pair + 1

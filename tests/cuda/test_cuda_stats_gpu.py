@@ -1,9 +1,11 @@
-"""WAVELIFT_CUDA_STATS=last and =pair (decision 0009's amendment h162) on the device: a dispatch's
-instruction and lane counts -- and its memory, write spans and escapes -- NumPy's, with one and
-with several workgroups a CUDA block (decision 0046), wave32 and wave64, partial last groups
-(test_cuda_groups_per_block's GPU cases); fixture dispatches with LDS and barriers (where `last`
-keeps the per-wave count and `pair` applies); and full-screen vadd, thousands of blocks on the
-256 slots, equal to the per-wave atomics' counts.  Skips without CuPy or a device."""
+"""WAVELIFT_CUDA_STATS's forms (decision 0009's amendments h146, h162 and session 53's: auto, the
+default, block, pair; wave the form before) on the device: a dispatch's instruction and lane
+counts -- and its memory, write spans and escapes -- NumPy's, with one and with several
+workgroups a CUDA block (decision 0046), wave32 and wave64, partial last groups
+(test_cuda_groups_per_block's GPU cases); fixture dispatches with LDS and barriers (where block
+gives way to pair); and full-screen vadd, thousands of blocks on the 256 slots, equal to the
+per-wave atomics' counts.  Each module's source is checked for the count call that ran (the call
+site, not kernel.h's definitions, which every source holds).  Skips without CuPy or a device."""
 
 from __future__ import annotations
 
@@ -15,26 +17,38 @@ import test_cuda_groups_per_block as GPB
 
 pytestmark = pytest.mark.cuda
 
-FORM = {"last": "wl_count_last(", "pair": "wl_count_pair("}
+# the kernel's count call of each form (codegen.stats_form; auto: block or pair)
+CALL = {
+    "wave": ("wl_count_(C.wave, lane, icnt + ic, lc);",),
+    "pair": ("wl_count_pair(C.wave, lane, icnt + ic, lc);",),
+    "block": ("wl_count_block(lane < 32u, icnt + ic, lc);",),
+}
+CALL["auto"] = CALL["block"] + CALL["pair"]
+
+
+def _ran(stats: str, src: str, may_block: bool = True) -> bool:
+    """the source's count call is one of ``stats``'s (block only where ``may_block``)"""
+    want = [c for c in CALL[stats] if may_block or "block" not in c] or list(CALL["pair"])
+    return any(c in src for c in want) and not any(c in src for k in CALL for c in CALL[k] if c not in want)
 
 
 @pytest.mark.parametrize("gpb", ["1", "8"])
 @pytest.mark.parametrize(
     "case", ["vadd-w32-partial", "vadd-w64-partial", "shade-w32-partial-2d", "scratch_game-w64-wave"]
 )
-@pytest.mark.parametrize("stats", ["last", "pair"])
+@pytest.mark.parametrize("stats", ["auto", "block", "pair"])
 def test_stats_forms_count_as_numpy(stats, case, gpb, monkeypatch, tmp_path):
     T._needs_gpu()
     monkeypatch.setenv("WAVELIFT_CUDA_STATS", stats)
     monkeypatch.setenv(GPB.SETTING, gpb)
     mod, cfg = GPB._gpu_equal(case, monkeypatch, tmp_path)  # (NumPy's counts, memory, spans)
-    assert FORM[stats] in mod.source and mod.groups == int(gpb)
+    assert _ran(stats, mod.source) and mod.groups == int(gpb)
 
 
 @pytest.mark.parametrize("pattern", ["lds_reduce", "stack-O2-w64-flat", "fullscreen-w32", "lane_ops"])
-@pytest.mark.parametrize("stats", ["last", "pair"])
+@pytest.mark.parametrize("stats", ["auto", "block", "pair"])
 def test_stats_forms_on_fixtures(stats, pattern, monkeypatch):
-    """the counts NumPy's and the per-wave atomics'; `last` only where no LDS or barrier"""
+    """the counts NumPy's and the per-wave atomics'; block only where no LDS or barrier"""
     T._needs_gpu()
     from wavelift.run.execute import execute_dispatch
 
@@ -42,7 +56,7 @@ def test_stats_forms_on_fixtures(stats, pattern, monkeypatch):
     assert hits, pattern
     for name, mem, cfg in hits:
         want = execute_dispatch(copy.deepcopy(mem), cfg, backend="numpy", mode="lane", cache={})
-        monkeypatch.delenv("WAVELIFT_CUDA_STATS", raising=False)
+        monkeypatch.setenv("WAVELIFT_CUDA_STATS", "wave")
         m1 = copy.deepcopy(mem)
         r1 = execute_dispatch(m1, cfg, backend="cuda", mode="lane", cache={})
         monkeypatch.setenv("WAVELIFT_CUDA_STATS", stats)
@@ -56,8 +70,7 @@ def test_stats_forms_on_fixtures(stats, pattern, monkeypatch):
             assert r2.stats["instructions"] == want.stats["instructions"], name
             assert r2.stats["lane_instructions"] == want.stats["lane_instructions"], name
         srcs = [getattr(mod, "source", "") for mod in cache.values()]
-        lds = "lds" in pattern
-        assert any(FORM[stats] in s for s in srcs) != (lds and stats == "last") or r2.refusal, name
+        assert r2.refusal or any(_ran(stats, s, "lds" not in pattern) for s in srcs), name
 
 
 @pytest.mark.parametrize("wave", [32, 64])
@@ -74,16 +87,13 @@ def test_stats_forms_full_screen(wave, monkeypatch, tmp_path):
 
     mem, cfg = GC.vadd_dispatch(1920 * 1088, wave)[:2]
     got = {}
-    for stats in (None, "last", "pair", "block"):
-        if stats is None:
-            monkeypatch.delenv("WAVELIFT_CUDA_STATS", raising=False)
-        else:
-            monkeypatch.setenv("WAVELIFT_CUDA_STATS", stats)
+    for stats in ("wave", "auto", "pair", "block"):
+        monkeypatch.setenv("WAVELIFT_CUDA_STATS", stats)
         m, cache = copy.deepcopy(mem), {}
         for _ in range(2):
             r = execute_dispatch(m, cfg, backend="cuda", mode="lane", cache=cache)
             assert r.refusal is None, (stats, r.refusal)
             got.setdefault(stats, set()).add((r.stats["instructions"], r.stats["lane_instructions"]))
-    assert len(got[None]) == 1 and all(v == got[None] for v in got.values()), got
-    ins, lanes = next(iter(got[None]))
+    assert len(got["wave"]) == 1 and all(v == got["wave"] for v in got.values()), got
+    ins, lanes = next(iter(got["wave"]))
     assert ins > 0 and lanes >= 1920 * 1088  # (every lane ran a vector instruction at least)

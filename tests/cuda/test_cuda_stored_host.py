@@ -190,7 +190,7 @@ def test_missing_cubin_generates(env):
         ("WAVELIFT_CUDA_MAPMARK", ("span", "general")),  # (`group` is)
         ("WAVELIFT_CUDA_MAPFILL", ("atomic",)),  # (`store` is)
         ("WAVELIFT_CUDA_COUNT_SLOTS", ("1024", "16384")),
-        ("WAVELIFT_CUDA_STATS", ("block", "last", "pair")),
+        ("WAVELIFT_CUDA_STATS", ("wave", "block", "pair")),
     ],
 )
 def test_changed_setting_misses(env, monkeypatch, setting, values):

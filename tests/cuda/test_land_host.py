@@ -1200,7 +1200,7 @@ def test_group_marking_setting_is_in_the_source_and_the_key(form, monkeypatch):
         return
     name, text, before, gen = got
     assert all(m in before for m in ("shfl.sync.idx", "match.any.sync.b64")), name
-    assert "shfl.sync" not in text and "match.any.sync.b64" in text, name
+    assert "shfl.sync.idx" not in text and "match.any.sync.b64" in text, name
     _refuses_other_values(monkeypatch, "WAVELIFT_CUDA_MAPMARK", gen)
 
 

@@ -1261,17 +1261,10 @@ class Lowering(ValueLowering):
             else f"g < ((u64)P[{P_NTOTAL}] | (u64)P[{P_NTOTAL + 1}] << 32)"
         )
         wide = count_slots()
-        # the counts added once a CUDA block (WAVELIFT_CUDA_STATS=block or last) where every
-        # thread of it reaches the end: no s_barrier rounds, no LDS beside the counts' own
-        stats = settings.get("WAVELIFT_CUDA_STATS")
-        once = (
-            stats
-            if stats in ("block", "last")
-            and not self.phases
-            and not self.has_barrier
-            and not uses_space(self.p, "lds")
-            else None
-        )
+        # the counts added once a CUDA block (stats_form: block) where every thread of it reaches
+        # the end: no s_barrier rounds, no LDS beside the counts' own
+        stats = stats_form(self.L, not self.phases and not self.has_barrier and not uses_space(self.p, "lds"))
+        once = stats if stats == "block" else None
         lines = [
             PRELUDE,
             f"#define WL_MEMFN {memfn}",
@@ -1314,9 +1307,6 @@ class Lowering(ValueLowering):
             # (a thread index is below the launch's block, which __launch_bounds__ holds it to:
             # the compiler then knows, e.g., that a one-group block has no wave past its group's)
             "  WL_ASSUME(threadIdx.x < WL_BLOCK_THREADS);",
-            # (STATS=last: the block's shared word zeroed before any warp can end -- first, where
-            # the warps meet soonest and the barrier splits none of the prologue)
-            *(["  __shared__ u64 wl_cs; wl_count_last_init(&wl_cs);"] if once == "last" else []),
             # (narrow: every index the launch's slots take fits 32 bits, so g's upper word is 0
             # and the compiler drops the 64-bit forms of the group ids, wl_in and C.wave)
             *(
@@ -1428,9 +1418,6 @@ class Lowering(ValueLowering):
             # every thread of the block gets here: one pair of atomics a CUDA block after a
             # barrier (0009's amendment h146)
             lines += ["  wl_count_block(lane < 32u, icnt + ic, lc);", "}"]
-        elif once == "last":
-            # the same pair, added by the block's last warp to end (0009's amendment h162)
-            lines += ["  wl_count_last(&wl_cs, lane < 32u, icnt + ic, lc);", "}"]
         else:
             # (STATS=pair: both counts in one atomic instruction of two lanes; 0009's amendment h162)
             count = "wl_count_pair" if stats == "pair" else "wl_count_"
@@ -2130,6 +2117,26 @@ def count_slots() -> int:
     if n < COUNT_SLOTS or n > 65536 or n & (n - 1):
         raise ValueError(f"WAVELIFT_CUDA_COUNT_SLOTS={n}: not a power of two from 256 to 65536")
     return n
+
+
+STATS_FORMS = ("auto", "wave", "block", "pair")
+
+
+def stats_form(wave_size: int, once_ok: bool) -> str:
+    """How a kernel adds its waves' exact instruction and lane counts (WAVELIFT_CUDA_STATS;
+    decision 0009's amendments h146, h162 and session 53's): ``wave`` two 64-bit atomics a wave,
+    ``pair`` the same two as one atomic instruction of two lanes, ``block`` once a CUDA block after
+    one __syncthreads -- only where ``once_ok`` (every thread reaches the end: no s_barrier, no
+    LDS), else ``pair``.  ``auto`` (the default): ``block`` for a wave32 kernel that may, else
+    ``pair`` -- on an H100 (session 53, kernel back to back) block took vadd32 17.4 -> 14.7 us and
+    shade 22.2 -> 20.4 but vadd64 17.9 -> 20.3 (wave64: every wave's two warps wait at the end),
+    pair 16.7, 17.5, 20.4."""
+    want = str(settings.get("WAVELIFT_CUDA_STATS")).strip().lower()
+    if want not in STATS_FORMS:
+        raise ValueError(f"WAVELIFT_CUDA_STATS={want!r} is not one of {', '.join(STATS_FORMS)}")
+    if want == "auto":
+        want = "block" if wave_size == 32 else "pair"
+    return "pair" if want == "block" and not once_ok else want
 
 
 _WIDE = re.compile(r"^#define WL_WIDE_SLOTS (\d+)u$", re.M)

@@ -214,54 +214,6 @@ __device__ __forceinline__ void wl_count_block(bool first, u64 icnt, u32 lc) {
   if (l < 2u && v) atomicAdd(WL_COUNTS + 2 * (blockIdx.x & WL_COUNT_MASK) + l, v);  /* lane 0: instructions, 1: lanes */
 }
 #endif
-/* WAVELIFT_CUDA_STATS=last (the same kernels as block; decision 0009's amendment h162): no
-   barrier at the end -- each warp's lane 0 adds its counts (as block's: its wave's instructions
-   in the wave's first warp, its lanes) and its arrival to the block's one shared word cs, which
-   holds the arrivals in bits 0-5, the lanes in 6-34 and the instructions in 35-63; the warp
-   that arrives last (the arrivals before it: the block's warps less one) has every other warp's
-   counts in what its add returned -- one word, so no fence -- and adds the block's to slot
-   blockIdx.x % 256 by the two 64-bit atomics.  A warp whose count is 2^24 or more adds its
-   counts to the slot itself: at most 32 warps of less than 2^24 each never carry out of a field.
-   cs: wl_main's, zeroed in its prologue (wl_count_last_init: one __syncthreads where the warps
-   start together, not where they end apart).  WL_SARRIVE(p, v): the shared add (the host build
-   of tests/cuda defines its own) */
-#ifdef __CUDA_ARCH__
-/* (a compare-and-swap loop of its own, in PTX: the add's own, atomicAdd_block, is one too in
-   SASS, with ptxas's warp aggregation around it -- ~20 instructions for the one lane that adds,
-   and NVVM's loop ~6 moves more) */
-__device__ __forceinline__ u64 wl_sarrive_(u64* p, u64 v) {
-  u64 old;
-  asm volatile("{ .reg .pred wl_p; .reg .b64 wl_n, wl_s;\n\t"
-               "ld.volatile.shared.b64 %0, [%1];\n"
-               "WL_ARRIVE:\n\t"
-               "add.u64 wl_n, %0, %2;\n\t"
-               "atom.shared.cas.b64 wl_s, [%1], %0, wl_n;\n\t"
-               "setp.ne.u64 wl_p, wl_s, %0;\n\t"
-               "mov.b64 %0, wl_s;\n\t"
-               "@wl_p bra WL_ARRIVE; }"
-               : "=&l"(old) : "r"((u32)__cvta_generic_to_shared(p)), "l"(v) : "memory");
-  return old;
-}
-#define WL_SARRIVE(p, v) wl_sarrive_((p), (v))
-#endif
-#ifdef WL_SARRIVE
-#define WL_LAST_BIG 24
-__device__ __forceinline__ void wl_count_last_init(u64* cs) {
-  if (threadIdx.x == 0u) *cs = 0ull;
-  __syncthreads();
-}
-__device__ __forceinline__ void wl_count_last(u64* cs, bool first, u64 icnt, u32 lc) {
-  if ((threadIdx.x & 31u) != 0u) return;
-  if (!first) icnt = 0ull;
-  if ((icnt | (u64)lc) >> WL_LAST_BIG) { wl_count_(blockIdx.x, 0u, icnt, lc); icnt = 0ull; lc = 0u; }
-  const u64 mine = (icnt << 35) | ((u64)lc << 6);
-  const u64 all = WL_SARRIVE(cs, mine | 1ull) + mine;
-  if ((u32)all % 64u != ((blockDim.x + 31u) >> 5) - 1u) return;
-  u64* const slot = WL_COUNTS + 2 * (blockIdx.x & WL_COUNT_MASK);
-  atomicAdd(slot, all >> 35);
-  atomicAdd(slot + 1, (all >> 6) & ((1ull << 29) - 1ull));
-}
-#endif
 #define wl_flag(C, bit, a, b, blk) wl_flag_(bit, a, b, blk)
 #define wl_escape(C, instr, lane, addr, kind) wl_escape_((C).wave, instr, lane, addr, kind)
 /* the search path of wl_gload / wl_gstore (called, not inlined, in big programs) */

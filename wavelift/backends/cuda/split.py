@@ -35,7 +35,7 @@ STOP, DONE, PARK = -1, -2, -3  # a part's result besides a block index
 
 _LABEL = re.compile(r"^B(\d+): \{$", re.M)
 # the kernel's last statement, the wave's count (wv: its wave in the group; wg with several
-# workgroups per block, decision 0046), or the block's (WAVELIFT_CUDA_STATS=block / last)
+# workgroups per block, decision 0046), or the block's (codegen.stats_form: block)
 _COUNT = re.compile(r"^  (?:if \(w[vg] < wpg\) )?wl_count_", re.M)
 _GOTO = re.compile(r"goto B(\d+);")
 

@@ -104,7 +104,7 @@ def entry_name(key, arch: str, base_address: int) -> str:
         *(["f2i=cvt"] if settings.get("WAVELIFT_CUDA_F2I") == "cvt" else []),
         *(
             [f"stats={settings.get('WAVELIFT_CUDA_STATS')}"]
-            if settings.get("WAVELIFT_CUDA_STATS") in ("block", "last", "pair")
+            if str(settings.get("WAVELIFT_CUDA_STATS")).strip().lower() != "auto"
             else []
         ),
         *([f"slots={count_slots()}"] if count_slots() != COUNT_SLOTS else []),
