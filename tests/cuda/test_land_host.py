@@ -1280,3 +1280,17 @@ def _quads_in(ptx: str) -> None:
     assert re.search(r"ld\.global(\.nc)?\.v4\.u32", runs), "wl_runs_bits: no 16-byte load"
     assert "shfl.sync.up" in runs and "shfl.sync.down" in runs and "vote.sync.any" in runs
     assert "st.global.v4.u32" in aside, "wl_aside: no 16-byte store"
+
+
+def test_stats_setting_is_in_the_module_key(monkeypatch):
+    """WAVELIFT_CUDA_STATS other than `auto` (0009's session-53 amendment) is the module key's last
+    part and changes the source (vadd, wave32: `auto` is block, `wave` the per-wave atomics), so
+    a module cached in memory under one form is not another's; `auto` adds nothing to the key."""
+    name, plain, src, key, after, gen = _vadd_sources(monkeypatch, "bits", "WAVELIFT_CUDA_STATS", "wave")
+    assert after[:-1] == key and after[-1] == "stats=wave", (key, after)
+    call = (
+        "  wl_count_block(lane < 32u, icnt + ic, lc);"  # (the call site: kernel.h defines it in every source)
+    )
+    assert call in plain and call not in src and "wl_count_(C.wave, lane, icnt + ic, lc);" in src, name
+    monkeypatch.setenv("WAVELIFT_CUDA_STATS", "auto")
+    assert gen() == plain

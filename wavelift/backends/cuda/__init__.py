@@ -32,6 +32,7 @@ from .codegen import (
     source_groups,
     source_map_bits,
     source_straight,
+    stats_setting,
 )
 from .compile import DEFAULT_ARCH, nvrtc_problem, tiered_compile
 
@@ -425,10 +426,11 @@ class CudaBackend:
         # memory under one is not another's build (0047's amendment h143)
         # (and whether a proved in-place dispatch launches the lean build: 0049's amendment h148)
         # (and the count slots other than the report's: 0009's amendment h152 -- the runtime
-        # follows a module's source, so this only makes a changed setting take effect)
+        # follows a module's source, so this only makes a changed setting take effect; and the
+        # counts' form other than auto, 0009's session-53 amendment, likewise)
         from .compile import occupancy_settings
 
-        slots = count_slots()
+        slots, stats = count_slots(), stats_setting()
         return (
             (
                 _baked(config),
@@ -444,6 +446,7 @@ class CudaBackend:
             )
             + (("proved=lean",) if proved_lean() else ())
             + ((f"slots={slots}",) if slots != COUNT_SLOTS else ())
+            + ((f"stats={stats}",) if stats != "auto" else ())
         )
 
     def build_module(self, key, program, config, mode, base_address):

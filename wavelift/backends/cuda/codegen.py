@@ -1264,7 +1264,6 @@ class Lowering(ValueLowering):
         # the counts added once a CUDA block (stats_form: block) where every thread of it reaches
         # the end: no s_barrier rounds, no LDS beside the counts' own
         stats = stats_form(self.L, not self.phases and not self.has_barrier and not uses_space(self.p, "lds"))
-        once = stats if stats == "block" else None
         lines = [
             PRELUDE,
             f"#define WL_MEMFN {memfn}",
@@ -1414,7 +1413,7 @@ class Lowering(ValueLowering):
             lines += ["WL_PARK:", "  for (;;) { if (__syncthreads_and(done)) break; }"]
         else:
             lines += ["WL_PARK:"]
-        if once == "block":
+        if stats == "block":
             # every thread of the block gets here: one pair of atomics a CUDA block after a
             # barrier (0009's amendment h146)
             lines += ["  wl_count_block(lane < 32u, icnt + ic, lc);", "}"]
@@ -2122,6 +2121,15 @@ def count_slots() -> int:
 STATS_FORMS = ("auto", "wave", "block", "pair")
 
 
+def stats_setting() -> str:
+    """WAVELIFT_CUDA_STATS as modules generated now read it (one of STATS_FORMS; the module key's
+    and the stored entry's part where it is not ``auto``)."""
+    want = str(settings.get("WAVELIFT_CUDA_STATS")).strip().lower()
+    if want not in STATS_FORMS:
+        raise ValueError(f"WAVELIFT_CUDA_STATS={want!r} is not one of {', '.join(STATS_FORMS)}")
+    return want
+
+
 def stats_form(wave_size: int, once_ok: bool) -> str:
     """How a kernel adds its waves' exact instruction and lane counts (WAVELIFT_CUDA_STATS;
     decision 0009's amendments h146, h162 and session 53's): ``wave`` two 64-bit atomics a wave,
@@ -2131,9 +2139,7 @@ def stats_form(wave_size: int, once_ok: bool) -> str:
     ``pair`` -- on an H100 (session 53, kernel back to back) block took vadd32 17.4 -> 14.7 us and
     shade 22.2 -> 20.4 but vadd64 17.9 -> 20.3 (wave64: every wave's two warps wait at the end),
     pair 16.7, 17.5, 20.4."""
-    want = str(settings.get("WAVELIFT_CUDA_STATS")).strip().lower()
-    if want not in STATS_FORMS:
-        raise ValueError(f"WAVELIFT_CUDA_STATS={want!r} is not one of {', '.join(STATS_FORMS)}")
+    want = stats_setting()
     if want == "auto":
         want = "block" if wave_size == 32 else "pair"
     return "pair" if want == "block" and not once_ok else want

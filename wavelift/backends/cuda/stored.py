@@ -63,7 +63,7 @@ def code_fingerprint() -> str:
 
 
 def entry_name(key, arch: str, base_address: int) -> str:
-    from .codegen import COUNT_SLOTS, count_slots
+    from .codegen import COUNT_SLOTS, count_slots, stats_setting
     from .compile import CODEGEN_VERSION, nvrtc_version, occupancy_full_parts, occupancy_threads
 
     h = hashlib.sha256()
@@ -102,11 +102,7 @@ def entry_name(key, arch: str, base_address: int) -> str:
         ),
         *(["mapfill=atomic"] if settings.get("WAVELIFT_CUDA_MAPFILL") == "atomic" else []),
         *(["f2i=cvt"] if settings.get("WAVELIFT_CUDA_F2I") == "cvt" else []),
-        *(
-            [f"stats={settings.get('WAVELIFT_CUDA_STATS')}"]
-            if str(settings.get("WAVELIFT_CUDA_STATS")).strip().lower() != "auto"
-            else []
-        ),
+        *([f"stats={stats_setting()}"] if stats_setting() != "auto" else []),
         *([f"slots={count_slots()}"] if count_slots() != COUNT_SLOTS else []),
         *occupancy_full_parts(),
         *([f"nan={settings.get('WAVELIFT_CUDA_NAN')}"] if settings.get("WAVELIFT_CUDA_NAN") else []),
