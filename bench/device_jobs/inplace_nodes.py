@@ -3,7 +3,7 @@
 ~50 us of GPU work a pass for a 23 us kernel; vadd over 2^26 floats in place ~0.35 ms more than
 its kernel back to back).  Run under ncu with graph nodes profiled apart:
 
-    ncu --graph-profiling node --metrics gpu__time_duration.sum python3 bench/device_jobs/inplace_nodes.py vadd|shade
+    ncu --graph-profiling node --metrics gpu__time_duration.sum python3 bench/device_jobs/inplace_nodes.py vadd|shade|stencil5
 
 It warms the dispatch (translation, build, guesses, kept plan, graphs), then marks the profiled
 part with a cudaProfilerStart/Stop pair (ncu --profile-from-start off) around `n` launches, each
@@ -28,12 +28,13 @@ if what == "vadd":
     a, b = dev.upload(np.ones(N, np.float32)), dev.upload(np.ones(N, np.float32))
     args = [a, b, dev.alloc(4 * N), np.uint32(N)]
     go = lambda: k.launch(global_size=(N, 1, 1), block=(256, 1, 1), args=args)  # noqa: E731
-else:
+else:  # shade or stencil5: bench_resident's full-screen pass, the guest's groups
     w, h = 1920, 1080
-    c = BR._pass_case("shade", w, h)
-    k = dev.load_code_object(str(BR.ROOT / c["hsaco"])).kernel("shade")
+    c = BR._pass_case(what, w, h)
+    k = dev.load_code_object(str(BR.ROOT / c["hsaco"])).kernel(what)
     args = [dev.upload(x) for x in c["inputs"]] + [dev.alloc(4 * w * h)] + c["scalars"]
-    go = lambda: k.launch(groups=(w // 8, -(-h // 8)), block=(8, 8), args=args)  # noqa: E731
+    bx, by = c["block"]
+    go = lambda: k.launch(groups=(-(-w // bx), -(-h // by)), block=(bx, by), args=args)  # noqa: E731
 for _ in range(25):
     assert go().refusal is None
 import cupy  # noqa: E402
