@@ -51,14 +51,16 @@ class _Building:
         self.src, self.then = src, then
         self.cubin, self.error, self.seconds, self.done = None, None, 0.25, threading.Event()
 
-    # (finish right after the first look that found it running: its thread ending while the
-    # dispatch that looked launches the own build)
-    finish_after_look = False
+    # (finish right after the n-th look that found it running: its thread ending while the
+    # dispatch that looked launches the own build; 0: never)
+    finish_after_look = 0
 
     def result(self):
         got = self.cubin if self.done.is_set() else None
         if got is None and self.finish_after_look and self.error is None:
-            self.finish()
+            self.looks = getattr(self, "looks", 0) + 1
+            if self.looks == self.finish_after_look:
+                self.finish()
         return got
 
     def finish(self) -> None:
@@ -520,23 +522,24 @@ def test_in_place_runs_the_own_build_until_the_lean_is_built(monkeypatch, vadd, 
 
 
 def test_a_lean_build_finishing_during_a_full_path_drops_the_plan_it_arms(monkeypatch, vadd, lean_builds):
-    """The lean build finishes just after the full path found it running (its thread's news
-    after that look): the plan that dispatch arms on the own build does not hold -- the news it
+    """The lean build finishes just after a full path found it running (its thread's news
+    after that look; the second full path's: the first dispatch's plan is not kept, its
+    guesses new): the plan that dispatch arms on the own build does not hold -- the news it
     holds is the one read before the look (Runtime.run) --, so the next dispatch takes the full
     path and launches the lean build, and every one after too."""
     from wavelift.run.execute import execute_dispatch
 
-    monkeypatch.setattr(_Building, "finish_after_look", True)
+    monkeypatch.setattr(_Building, "finish_after_look", 2)
     mem0, cfg, (_, _, slots) = vadd
     mem = copy.deepcopy(mem0)
     fm = _rigged(monkeypatch, mem, cfg, slots)
     cache: dict = {}
-    rs = [execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache) for _ in range(5)]
+    rs = [execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache) for _ in range(6)]
     assert len(lean_builds) == 1 and lean_builds[0].done.is_set()
-    assert fm.ran == ["own"] + ["lean"] * 4 and fm.built[:2] == [False, True], (fm.ran, fm.built)
+    assert fm.ran == ["own"] * 2 + ["lean"] * 4 and fm.built[:3] == [False, False, True], (fm.ran, fm.built)
     for r in rs:
         assert r.refusal is None and r.write_spans == fm.spans
-    assert [r.stats.get("build") for r in rs] == [None] + ["lean"] * 4
+    assert [r.stats.get("build") for r in rs] == [None] * 2 + ["lean"] * 4
     _same_memory(mem, fm.model)
 
 
