@@ -25,7 +25,6 @@ from wavelift.backends import cuda as WC
 from wavelift.backends.cuda import codegen as G
 from wavelift.backends.cuda import runtime as RT
 
-
 _LEAN_COMPILE = WC._lean_compile  # (the real one: test_a_lean_build_on_the_disk_is_there_at_once)
 
 
@@ -278,7 +277,9 @@ class LeanPlayer(Player):
         self.slots = slots
         self.built: list = []
         self.ran: list = []
-        self.builds = WC.Module(("lean-player",), None, "kernel\n", "sm_90", b"own", 0.0, "fake", use_disk=False)
+        self.builds = WC.Module(
+            ("lean-player",), None, "kernel\n", "sm_90", b"own", 0.0, "fake", use_disk=False
+        )
         self.lean = _LeanBuild(self)
 
     @property

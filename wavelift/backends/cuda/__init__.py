@@ -227,7 +227,8 @@ class Module:
         if up is None:
             got = _lean_compile(self.key, defs + self.source, self.arch, self.use_disk, self._lean_done)
             if isinstance(got, tuple):  # (on the disk)
-                self._siblings[defs] = self._built(defs, *got, None)
+                cubin, secs, how = got
+                self._siblings[defs] = self._built(defs, cubin, secs, how, None)
                 return True
             up = self._leans[defs] = got
         cubin = up.result()
