@@ -298,6 +298,8 @@ def main():
     def run(rt):  # (``proved``: the lean build where the dispatch is proved, timed or not)
         if current[0] == "proved":
             rt._prove()
+            if rt.lean is None and WC.wait_lean():  # (built in the background: 0049's h163)
+                rt._prove()
             if rt.lean is None:
                 print("   (proved: this dispatch is not proved whole: the module's own build)")
         return plain_run(rt)

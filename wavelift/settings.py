@@ -358,13 +358,15 @@ _ALL = [
     Setting(
         "WAVELIFT_CUDA_PROVED",
         str,
-        None,
-        "`lean`: a CUDA dispatch run in place on a proof (WAVELIFT_CUDA_INPLACE=proved), every "
-        "global access's slot with a proved window, launches its module's lean build (WL_PROVED: "
-        "each access's guess its proved window; one outside it only sets the proof flag -- the run "
-        "is refused `backend.proof` -- with no search, hint or escape record; decision 0049's "
-        "amendment h148; part of the module key); unset (the default until timed on a GPU): the "
-        "module's own build",
+        "lean",
+        "`lean` (the default since decision 0049's amendment h163): a CUDA dispatch run in place on "
+        "a proof (WAVELIFT_CUDA_INPLACE=proved), every global access's slot with a proved window, "
+        "launches its module's lean build (WL_PROVED: each access's guess its proved window; one "
+        "outside it only sets the proof flag -- the run is refused `backend.proof` -- with no "
+        "search, hint or escape record; amendment h148) once that is built: it is built in the "
+        "background from the module's first such dispatch (read at once from the disk cache), and "
+        "until then -- or for good, where its build fails -- the module's own build runs; `own`: "
+        "the module's own build always (part of the module key)",
     ),
     Setting(
         "WAVELIFT_CUDA_GRIDDIM",

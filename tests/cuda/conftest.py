@@ -13,9 +13,11 @@ if str(HERE) not in sys.path:
 
 
 @pytest.fixture
-def standin():
+def standin(lean_at_once):
     """tests/cuda/standin_cupy.py installed for one test (host arrays for device ones); skipped
-    where NVRTC is missing (the translated kernels are built by NVRTC)."""
+    where NVRTC is missing (the translated kernels are built by NVRTC).  A module's lean build
+    is there from its first dispatch in place (lean_at_once), as where the disk cache holds it:
+    its background build ending amid a test would add a full path a test may count."""
     import standin_cupy as S
 
     from wavelift.backends.cuda.compile import nvrtc_problem
@@ -62,3 +64,24 @@ def fake_builds(monkeypatch):
 
     monkeypatch.setattr(WC, "_compile", fake_compile)
     return built
+
+
+@pytest.fixture
+def lean_at_once(monkeypatch):
+    """A module's lean build (WAVELIFT_CUDA_PROVED=lean, the default) waited for where it is first
+    asked for -- as one on the disk is there at once -- so the module's first dispatch in place
+    already launches it: for tests of the lean build itself (decision 0049's amendment h148).  A
+    dispatch never waits for it otherwise (amendment h163: built in the background; its tests:
+    test_cuda_proved_host.py's lean_builds, test_cuda_proved_gpu.py's background test)."""
+    import wavelift.backends.cuda as WC
+
+    start = WC._lean_compile
+
+    def waited(key, src, arch, use_disk, then):
+        got = start(key, src, arch, use_disk, then)
+        if isinstance(got, tuple):
+            return got
+        cubin = got.wait()
+        return got if cubin is None else (cubin, got.seconds, "nvrtc")  # (failed: as in the background)
+
+    monkeypatch.setattr(WC, "_lean_compile", waited)

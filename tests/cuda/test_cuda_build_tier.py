@@ -208,8 +208,8 @@ def test_optimising_build_taken_when_it_wins_the_race(tmp_path, monkeypatch):
     ups = []
     real_upgrade = cc.Upgrade
 
-    def upgrade(*a):
-        ups.append(real_upgrade(*a))
+    def upgrade(*a, **k):
+        ups.append(real_upgrade(*a, **k))
         return ups[-1]
 
     def fast(src, arch=cc.DEFAULT_ARCH):
@@ -241,6 +241,8 @@ def test_launches_run_the_fast_build_then_the_optimising_one(tmp_path, monkeypat
     # a module another test of this process built would be found and no build would happen
     monkeypatch.setattr(execute, "_CACHE", {})
     monkeypatch.setenv("WAVELIFT_CUDA_TIER", "auto")
+    # (the module's own build's tiers: no lean build -- 0049's amendment h163 -- beside them)
+    monkeypatch.setenv("WAVELIFT_CUDA_PROVED", "own")
     monkeypatch.setattr(cc, "TIER_SOURCE_BYTES", 0)
     gate, real = threading.Event(), cc.nvrtc_compile
     monkeypatch.setattr(
@@ -248,8 +250,8 @@ def test_launches_run_the_fast_build_then_the_optimising_one(tmp_path, monkeypat
     )
     ups, real_upgrade = [], cc.Upgrade
 
-    def upgrade(*a):
-        ups.append(real_upgrade(*a))
+    def upgrade(*a, **k):
+        ups.append(real_upgrade(*a, **k))
         return ups[-1]
 
     monkeypatch.setattr(cc, "Upgrade", upgrade)

@@ -2,8 +2,9 @@
 0049's amendment h148) on a GPU; each test skips without CuPy or a device.  The fixture
 dispatches the predicate proves run in place with the lean build and equal the NumPy backend's
 lane mode; a wrong proof (a store's guess narrowed by hand: its window test fails for half the
-lanes) is refused `backend.proof`, its failed stores store nothing and nothing lands.  Without a
-GPU: test_cuda_proved_host.py."""
+lanes) is refused `backend.proof`, its failed stores store nothing and nothing lands; built in the
+background (the default: amendment h163), the module's own build runs until the lean is there,
+then the lean.  Without a GPU: test_cuda_proved_host.py."""
 
 from __future__ import annotations
 
@@ -13,13 +14,17 @@ import numpy as np
 import pytest
 from test_cuda_backend import _needs_gpu
 
+import wavelift.backends.cuda as WC
 from wavelift.backends.cuda import resident as R
 
 pytestmark = pytest.mark.cuda
+_LEAN_COMPILE = WC._lean_compile  # (the real one: not lean_at_once's)
 
 
 @pytest.fixture(autouse=True)
-def lean(monkeypatch):
+def lean(monkeypatch, lean_at_once):
+    """In place, the lean build named, and there from a module's first dispatch (conftest's
+    lean_at_once: the background build waited for where it starts)."""
     monkeypatch.setattr(R, "HEAP_MIN", 4096)
     monkeypatch.setenv("WAVELIFT_CUDA_INPLACE", "proved")
     monkeypatch.setenv("WAVELIFT_CUDA_HEAP", "one")
@@ -132,3 +137,50 @@ def test_gpu_lean_wrong_proof_is_refused_and_nothing_lands(monkeypatch):
     monkeypatch.setattr(RT, "_guesses", plain)
     r = k.launch(groups=(n // 256,), block=(256,), args=[ba, bb, bo, np.uint32(n)])
     assert r.refusal is not None and r.refusal.code == "backend.proof", r.refusal
+
+
+def test_gpu_lean_built_in_the_background_takes_over_from_the_own_build(monkeypatch, tmp_path):
+    """The default (WAVELIFT_CUDA_PROVED unset), the lean build not waited for: a fresh module
+    (an empty module cache and disk cache) runs its first vadd in place with its own build (no
+    `build` in the stats) while the lean one is built in the background; once that finished
+    (wait_lean), every later launch -- the plan kept on the own build dropped, then kept and
+    deferred lean runs -- runs lean, each result's write spans and the output equal to NumPy's
+    a + b, the heap map zero after each."""
+    _needs_gpu()
+    from test_resident_gpu import _vadd
+
+    import wavelift
+    from wavelift.run import execute
+
+    monkeypatch.setattr(WC, "_lean_compile", _LEAN_COMPILE)  # (not lean_at_once's)
+    monkeypatch.delenv("WAVELIFT_CUDA_PROVED")
+    monkeypatch.setenv("WAVELIFT_CUDA_CACHE", str(tmp_path))
+    monkeypatch.setattr(execute, "_CACHE", {})
+    n = 1 << 16
+    dev = wavelift.Device("gfx1030", backend="cuda", mode="lane", record=False)
+    k = _vadd(dev)
+    rng = np.random.default_rng(163)
+    a, b = (rng.standard_normal(n).astype(np.float32) for _ in range(2))
+    ba, bb, bo = dev.upload(a), dev.upload(b), dev.alloc(4 * n)
+
+    def launch():
+        return k.launch(groups=(n // 256,), block=(256,), args=[ba, bb, bo, np.uint32(n)])
+
+    def landed(r, build):
+        assert r.refusal is None and r.stats["in_place"] == "proved", (r.refusal, r.stats)
+        assert r.stats.get("build") == build, r.stats
+        assert r.write_spans == [(bo.address, 4 * n)]
+        assert not R.map_flags(dev.memory.resident.heap.written.get()).any()
+
+    landed(launch(), None)  # (its lean build started, not there: NVRTC takes longer than this)
+    rs = [launch() for _ in range(2)]  # (a plan kept on the own build, or the lean if it came)
+    assert WC.wait_lean(300)
+    later = [launch() for _ in range(6)]
+    for r in rs:
+        landed(r, r.stats.get("build"))
+    for r in later:
+        landed(r, "lean")
+    assert np.array_equal(dev.download(bo, np.float32), a + b)
+    dev.memory.write(ba.address, b)  # (a host write: the full path, lean)
+    landed(launch(), "lean")
+    assert np.array_equal(dev.download(bo, np.float32), b + b)

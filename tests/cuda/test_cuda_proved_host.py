@@ -13,9 +13,11 @@ import ctypes
 import re
 import shutil
 import subprocess
+import threading
 
 import numpy as np
 import pytest
+import standin_cupy as S
 from test_inplace_host import Player, _divergent_loop, _run, _same_memory, rig
 from test_unrefusable_host import _vadd
 
@@ -23,12 +25,64 @@ from wavelift.backends import cuda as WC
 from wavelift.backends.cuda import codegen as G
 from wavelift.backends.cuda import runtime as RT
 
+_LEAN_COMPILE = WC._lean_compile  # (the real one: test_a_lean_build_on_the_disk_is_there_at_once)
+
 
 @pytest.fixture(autouse=True)
 def in_place(monkeypatch):
+    """In place on the heap, WAVELIFT_CUDA_PROVED unset (its default: lean), and each lean build
+    there at once, as one read from the disk cache is (``lean_builds``: built in the background
+    and finished by the test)."""
     monkeypatch.setenv("WAVELIFT_CUDA_INPLACE", "proved")
     monkeypatch.setenv("WAVELIFT_CUDA_HEAP", "one")
     monkeypatch.delenv("WAVELIFT_CUDA_PROVED", raising=False)
+    monkeypatch.setattr(WC, "_lean_compile", lambda key, src, arch, use_disk, then: (b"lean", 0.0, "disk"))
+
+
+class _Building:
+    """A lean build running in the background as Module.lean_ready sees compile.Upgrade (result,
+    done, seconds, error), finished when the test says: ``finish`` (its cubin there, then
+    Upgrade's ``then`` as its thread calls it) or ``fail``."""
+
+    def __init__(self, src: str, then):
+        import threading
+
+        self.src, self.then = src, then
+        self.cubin, self.error, self.seconds, self.done = None, None, 0.25, threading.Event()
+
+    # (finish right after the n-th look that found it running: its thread ending while the
+    # dispatch that looked launches the own build; 0: never)
+    finish_after_look = 0
+
+    def result(self):
+        got = self.cubin if self.done.is_set() else None
+        if got is None and self.finish_after_look and self.error is None:
+            self.looks = getattr(self, "looks", 0) + 1
+            if self.looks == self.finish_after_look:
+                self.finish()
+        return got
+
+    def finish(self) -> None:
+        self.cubin = b"lean"
+        self.done.set()
+        self.then()
+
+    def fail(self) -> None:
+        self.error = "CompileError: (the test's)"
+        self.done.set()
+
+
+@pytest.fixture
+def lean_builds(monkeypatch):
+    """Each lean build started (WC._lean_compile) is a _Building the test finishes -> their list."""
+    got: list = []
+
+    def start(key, src, arch, use_disk, then):
+        got.append(_Building(src, then))
+        return got[-1]
+
+    monkeypatch.setattr(WC, "_lean_compile", start)
+    return got
 
 
 def _generated(mem, cfg) -> tuple:
@@ -48,14 +102,26 @@ def vadd():
 
 # ------------------------------------------------------------------------- the module key
 def test_the_setting_is_in_the_module_key(monkeypatch, vadd):
+    """The default (lean, unset or named) adds nothing to the key -- its keys and stored entries
+    are those made before it was the default --; `own` adds its marker (another stored entry);
+    a value the code does not know raises."""
     from wavelift.backends.cuda import stored
 
     _, cfg, _ = vadd
-    plain = WC.BACKEND.key_extra(cfg)
+    unset = WC.BACKEND.key_extra(cfg)
+    assert not [p for p in unset if isinstance(p, str) and p.startswith("proved")]
     monkeypatch.setenv("WAVELIFT_CUDA_PROVED", "lean")
-    lean = WC.BACKEND.key_extra(cfg)
-    assert lean != plain and lean[: len(plain)] == plain  # (off: the keys made before)
-    assert stored.entry_name(("k",) + lean, "sm_90", 0) != stored.entry_name(("k",) + plain, "sm_90", 0)
+    assert WC.BACKEND.key_extra(cfg) == unset
+    monkeypatch.setenv("WAVELIFT_CUDA_PROVED", "own")
+    own = WC.BACKEND.key_extra(cfg)
+    assert own == unset + ("proved=own",)
+    assert stored.entry_name(("k",) + own, "sm_90", 0) != stored.entry_name(("k",) + unset, "sm_90", 0)
+    for bad in ("on", "Lean", "off"):
+        monkeypatch.setenv("WAVELIFT_CUDA_PROVED", bad)
+        with pytest.raises(ValueError, match="WAVELIFT_CUDA_PROVED"):
+            WC.BACKEND.key_extra(cfg)
+        with pytest.raises(ValueError, match="WAVELIFT_CUDA_PROVED"):
+            G.proved_lean()
 
 
 def test_the_lean_build_is_a_sibling_built_with_its_define(fake_builds):
@@ -67,6 +133,86 @@ def test_the_lean_build_is_a_sibling_built_with_its_define(fake_builds):
     k0 = m.variant(False, None, True)  # (with an unresolved preload: both defines)
     assert k0.source == "#define WL_PRELOADED 0\n" + WC.PROVED_DEFINE + "kernel\n"
     assert m.variant(True) is m and len(built) == 2
+
+
+# ------------------------------------------------- the lean build, built in the background
+# (decision 0049's amendment h163: a dispatch never waits for it; the module's own build runs
+# until it is there, and for good where it fails)
+def test_the_lean_build_is_built_in_the_background_and_taken_once_there(fake_builds, lean_builds):
+    """Module.lean_ready starts the lean build in the background at the first ask and says
+    False, never building it itself, until it finished -- then True, ``lean_news`` a new object,
+    and variant's proved sibling is that build (no build of its own); each set of defines its
+    own build, started once; a failed one: False for good, no news, never started again."""
+    built = fake_builds  # (variant's own builds: _compile)
+    pre = ((object(),), ())
+    m = WC.Module(("k",), None, "kernel\n", "sm_90", b"own", 0.0, "fake", (), preloads=pre)
+    assert not m.lean_ready(True) and not m.lean_ready(True, None)
+    (b,) = lean_builds
+    assert b.src == WC.PROVED_DEFINE + "kernel\n" and m.lean_news is None and not built
+    assert not m.lean_ready(False)  # (an unresolved preload: the lean build of the checked one)
+    assert len(lean_builds) == 2 and lean_builds[1].src == "#define WL_PRELOADED 0\n" + b.src
+    b.finish()
+    news = m.lean_news
+    assert news is not None and m.lean_ready(True) and m.lean_news is news
+    k = m.variant(True, None, True)
+    assert (k.cubin, k.source, k.compiled_by, k.compile_s) == (b"lean", b.src, "nvrtc", 0.25)
+    assert m.variant(True, None, True) is k and m.variant(True) is m and not built
+    assert k.slots == m.slots and k.preloads is m.preloads and k.upgrade is None
+    lean_builds[1].fail()
+    for _ in range(3):
+        assert not m.lean_ready(False)
+    assert len(lean_builds) == 2 and m.lean_news is news and not built
+    assert m.lean_ready(True)  # (the other one still there)
+
+
+def test_a_lean_build_on_the_disk_is_there_at_once(monkeypatch, tmp_path):
+    """compile.background_compile through Module.lean_ready: where the disk cache holds the lean
+    build it is read at once (no thread, no build); else built in a thread and written there --
+    so the next process's module (another Module, the same key) has it at its first ask."""
+    from wavelift.backends.cuda import compile as C
+
+    monkeypatch.setattr(WC, "_lean_compile", _LEAN_COMPILE)
+    monkeypatch.setenv("WAVELIFT_CUDA_TIER", "off")
+    monkeypatch.setenv("WAVELIFT_CUDA_CACHE", str(tmp_path / "cuda"))
+    compiled: list = []
+
+    go = threading.Event()  # (the build waits for it: not there at the first ask)
+
+    def nvrtc(src, arch):
+        go.wait(30)
+        compiled.append(src)
+        return b"\x7fELF" + src.encode()
+
+    monkeypatch.setattr(C, "nvrtc_compile", nvrtc)
+
+    def module():
+        return WC.Module(("k", 163), None, "kernel\n", "sm_90", b"own", 0.0, "fake", ())
+
+    m = module()
+    assert not m.lean_ready(True)
+    (up,) = m._leans.values()
+    go.set()
+    assert up.wait(30) == b"\x7fELF" + (WC.PROVED_DEFINE + "kernel\n").encode()
+    assert m.lean_news is not None and m.lean_ready(True) and len(compiled) == 1
+    m2 = module()
+    assert m2.lean_ready(True) and not m2._leans and m2.lean_news is None and len(compiled) == 1
+    k = m2.variant(True, None, True)
+    up0 = up
+    assert k.compiled_by == "disk" and k.cubin == up.result() and k.source == WC.PROVED_DEFINE + "kernel\n"
+    # (the fast tier only: built fast in the background, never written to the disk)
+    monkeypatch.setenv("WAVELIFT_CUDA_TIER", "fast")
+    monkeypatch.setattr(C, "fast_tier_ok", lambda: True)
+    go = threading.Event()
+    monkeypatch.setattr(C, "fast_compile", lambda src, arch: (go.wait(30), b"fast")[1])
+    m3 = WC.Module(("k", 164), None, "kernel\n", "sm_90", b"own", 0.0, "fake", ())
+    assert not m3.lean_ready(True)
+    (up,) = m3._leans.values()
+    go.set()
+    assert up.wait(30) == b"fast" and m3.lean_ready(True) and len(compiled) == 1
+    src = WC.PROVED_DEFINE + "kernel\n"
+    assert C._on_disk(("k", 164), src, "sm_90", True)[0] is None
+    assert C._on_disk(("k", 163), src, "sm_90", True)[0] == up0.result()
+    assert WC.wait_lean(30)
 
 
 # ---------------------------------------------------------------------------- the source
@@ -120,20 +266,72 @@ def test_nvrtc_compiles_the_lean_build(vadd):
 
 # --------------------------------------------------------------------------- the runtime
 class LeanPlayer(Player):
-    """A Player with the module's real slots, noting which build each launch asks for."""
+    """A Player with the module's real slots and a lean build of its own (_LeanBuild), both
+    playing the dispatch, noting which build each full path asks for (``built``: variant's
+    ``proved``) and which each launch ran (``ran``: "own" or "lean", at the kernel's run -- a
+    captured graph's at each of its launches).  Whether its lean build is there is a real
+    Module's bookkeeping (``builds``: Module.lean_ready, lean_news) over WC._lean_compile."""
 
     def __init__(self, program, model, cfg, slots=()):
         super().__init__(program, model, cfg)
         self.slots = slots
         self.built: list = []
+        self.ran: list = []
+        self.builds = WC.Module(
+            ("lean-player",), None, "kernel\n", "sm_90", b"own", 0.0, "fake", use_disk=False
+        )
+        self.lean = _LeanBuild(self)
+
+    @property
+    def lean_news(self):
+        return self.builds.lean_news
+
+    def lean_ready(self, preloaded, budget=None):
+        return self.builds.lean_ready(preloaded, budget)
 
     def variant(self, preloaded, budget=None, proved=False):
         self.built.append(proved)
+        if proved:  # (the runtime asks for it only once it is there: never built here)
+            assert self.builds.lean_ready(preloaded, budget), "the lean build launched before it was built"
+            return self.lean
         return self
 
-    def global_address(self, name):  # (the lean build's WL_HINT: what the runtime put there)
-        h = self.consts.get("WL_HINT") if self.built and self.built[-1] else None
-        return super().global_address(name) if h is None else (h.ctypes.data, h.nbytes)
+    def _launch(self, grid, block, args, shared_mem=0, build="own"):
+        def go():
+            self.ran.append(build)
+            self._kernel(grid, block, args, shared_mem)
+
+        if not S._captured(go):
+            go()
+
+
+class _LeanBuild:
+    """A LeanPlayer's lean build: its own loaded function and count of constant writes (what a
+    kept plan holds of the build it launches), its launches played by the player; its WL_HINT
+    is what the runtime put there (the lean kernel never writes it)."""
+
+    upgrade = None
+    count_slots = 256
+
+    def __init__(self, player):
+        import functools
+
+        self.player, self._puts = player, 0
+        self._fn = functools.partial(player._launch, build="lean")
+
+    def function(self):
+        return self._fn
+
+    def put_constant(self, name, host):
+        self.player.put_constant(name, host)
+        self._puts += 1
+
+    def set_shared(self, fn, n):
+        pass
+
+    def global_address(self, name):
+        h = self.player.consts["WL_HINT"]
+        return h.ctypes.data, h.nbytes
 
 
 def _rigged(monkeypatch, mem, cfg, slots):
@@ -199,12 +397,15 @@ def _accesses(fm, cfg):
 
 def test_the_module_build_without_the_setting_or_the_proof(monkeypatch, vadd):
     mem0, cfg, (_, _, slots) = vadd
-    # the setting off: the module's own build, in place as before
+    # the setting's opt-out (`own`): the module's own build, in place as before, no lean build
+    # started
+    monkeypatch.setenv("WAVELIFT_CUDA_PROVED", "own")
     mem = copy.deepcopy(mem0)
     fm = _rigged(monkeypatch, mem, cfg, slots)
     r = _run(mem, cfg)
     assert r.refusal is None and r.stats["in_place"] == "proved" and "build" not in r.stats
     assert fm.built == [False] and "WL_HINT" not in fm.consts
+    assert fm.ran == ["own"] and not fm.builds._leans and not fm.builds._siblings
     _same_memory(mem, fm.model)
     # on, a dispatch not proved (a loop): the arena, the module's own build
     monkeypatch.setenv("WAVELIFT_CUDA_PROVED", "lean")
@@ -238,9 +439,11 @@ def test_lean_hints_only_where_every_slot_has_a_proved_window(monkeypatch):
     assert RT._lean_hints(_M(0), []) is None  # (no access: nothing to gain)
     monkeypatch.setattr(G, "MAX_GUESSES", 2)  # (a slot past the guesses has none)
     assert RT._lean_hints(_M(3), [2, 0, 1]) is None
-    monkeypatch.delenv("WAVELIFT_CUDA_PROVED")
+    monkeypatch.setenv("WAVELIFT_CUDA_PROVED", "own")
     monkeypatch.setattr(G, "MAX_GUESSES", 1024)
     assert RT._lean_hints(_M(3), [2, 0, 1]) is None
+    monkeypatch.delenv("WAVELIFT_CUDA_PROVED")  # (the default: lean)
+    assert RT._lean_hints(_M(3), [2, 0, 1]).tolist() == [2, 0, 1]
 
 
 def test_repeated_lean_dispatches_run_from_a_kept_plan(monkeypatch, vadd):
@@ -253,8 +456,7 @@ def test_repeated_lean_dispatches_run_from_a_kept_plan(monkeypatch, vadd):
     mem0, cfg, (_, _, slots) = vadd
     hits = {}
     for lean in (False, True):
-        if lean:
-            monkeypatch.setenv("WAVELIFT_CUDA_PROVED", "lean")
+        monkeypatch.setenv("WAVELIFT_CUDA_PROVED", "lean" if lean else "own")
         mem = copy.deepcopy(mem0)
         fm = _rigged(monkeypatch, mem, cfg, slots)
         cache: dict = {}
@@ -268,9 +470,107 @@ def test_repeated_lean_dispatches_run_from_a_kept_plan(monkeypatch, vadd):
             assert r.refusal is None and r.stats["in_place"] == "proved", r.refusal
             assert r.stats.get("build") == ("lean" if lean else None) and r.write_spans == fm.spans
         assert set(fm.built) == {lean} and len(fm.launches) == 6
+        assert fm.ran == ["lean" if lean else "own"] * 6
         hits[lean] = X.AGAIN_HITS[0] - h0
         _same_memory(mem, fm.model)
     assert hits[True] == hits[False] >= 3, hits
+
+
+@pytest.mark.parametrize("setting", ["lean", "own"])
+def test_in_place_runs_the_own_build_until_the_lean_is_built(monkeypatch, vadd, lean_builds, setting):
+    """The default (lean): a stream of vadd in place (kept runs, deferred ones read at the end,
+    a host write between) launches the module's own build while its lean build is being built
+    -- started once, by the first dispatch, never waited for -- and, once it finished, the
+    next dispatch takes the full path and every later launch, kept and deferred, runs the lean
+    build (the kept plan armed on the own build before no longer holds: no own launch after);
+    each result's build as its stats say, its write spans the model's (the NumPy backend's),
+    every byte the model's, the map zero.  `own`: no lean build started, every launch the own."""
+    from wavelift.backends.cuda import resident as R
+    from wavelift.run import execute as X
+    from wavelift.run.execute import execute_dispatch
+
+    monkeypatch.setenv("WAVELIFT_CUDA_PROVED", setting)
+    mem0, cfg, (_, _, slots) = vadd
+    mem = copy.deepcopy(mem0)
+    fm = _rigged(monkeypatch, mem, cfg, slots)
+    cache: dict = {}
+    a = next(x for x in mem if x.name == "a")
+    d0 = X.DEFERRED[0]
+    rs = []
+    for i in range(12):
+        if i == 4:  # (a host write: the full path again, the lean build still being built)
+            for m in (mem, fm.model):
+                m.write(a.base + 8, np.full(8, 7, np.uint8))
+        if i == 8:
+            n = len(fm.built)  # (the full paths before: each asked for the own build)
+            if setting == "lean":
+                (b,) = lean_builds
+                assert b.src == WC.PROVED_DEFINE + "kernel\n"
+                b.finish()
+        rs.append(execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache))
+    assert X.DEFERRED[0] - d0 >= 6  # (most launches queued, read only below)
+    lean = setting == "lean"
+    assert len(lean_builds) == (1 if lean else 0)
+    assert fm.ran == ["own"] * 8 + ["lean" if lean else "own"] * 4, fm.ran
+    assert n >= 2 and fm.built[:n] == [False] * n and fm.built[n:] == [lean] * (len(fm.built) - n)
+    assert len(fm.built) > n or not lean  # (the full path once, at least, after it finished)
+    for i, r in enumerate(rs):
+        assert r.refusal is None and r.stats["in_place"] == "proved", (i, r.refusal)
+        assert r.stats.get("build") == ("lean" if lean and i >= 8 else None), (i, r.stats)
+        assert r.write_spans == fm.spans, i
+    _same_memory(mem, fm.model)
+    assert not R.map_flags(mem.resident.heap.written).any()
+
+
+def test_a_lean_build_finishing_during_a_full_path_drops_the_plan_it_arms(monkeypatch, vadd, lean_builds):
+    """The lean build finishes just after a full path found it running (its thread's news
+    after that look; the second full path's: the first dispatch's plan is not kept, its
+    guesses new): the plan that dispatch arms on the own build does not hold -- the news it
+    holds is the one read before the look (Runtime.run) --, so the next dispatch takes the full
+    path and launches the lean build, and every one after too."""
+    from wavelift.run.execute import execute_dispatch
+
+    monkeypatch.setattr(_Building, "finish_after_look", 2)
+    mem0, cfg, (_, _, slots) = vadd
+    mem = copy.deepcopy(mem0)
+    fm = _rigged(monkeypatch, mem, cfg, slots)
+    cache: dict = {}
+    rs = [execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache) for _ in range(6)]
+    assert len(lean_builds) == 1 and lean_builds[0].done.is_set()
+    assert fm.ran == ["own"] * 2 + ["lean"] * 4 and fm.built[:3] == [False, False, True], (fm.ran, fm.built)
+    for r in rs:
+        assert r.refusal is None and r.write_spans == fm.spans
+    assert [r.stats.get("build") for r in rs] == [None] * 2 + ["lean"] * 4
+    _same_memory(mem, fm.model)
+
+
+def test_a_failed_lean_build_leaves_the_own_build_for_good(monkeypatch, vadd, lean_builds):
+    """A lean build that fails: every dispatch after -- full paths (a host write between), kept
+    and deferred runs -- runs the module's own build, equal to the model's, with no error; the
+    build is never started again and no kept plan drops for it."""
+    from wavelift.run import execute as X
+    from wavelift.run.execute import execute_dispatch
+
+    mem0, cfg, (_, _, slots) = vadd
+    mem = copy.deepcopy(mem0)
+    fm = _rigged(monkeypatch, mem, cfg, slots)
+    cache: dict = {}
+    a = next(x for x in mem if x.name == "a")
+    h0 = X.AGAIN_HITS[0] + X.DEFERRED[0]
+    rs = [execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache)]
+    (b,) = lean_builds
+    b.fail()
+    for i in range(1, 10):
+        if i == 5:
+            for m in (mem, fm.model):
+                m.write(a.base + 8, np.full(8, 9, np.uint8))
+        rs.append(execute_dispatch(mem, cfg, backend="cuda", mode="lane", cache=cache))
+    for i, r in enumerate(rs):
+        assert r.refusal is None and r.stats["in_place"] == "proved" and "build" not in r.stats, (i, r.stats)
+        assert r.write_spans == fm.spans
+    assert fm.ran == ["own"] * 10 and set(fm.built) == {False} and len(lean_builds) == 1
+    assert fm.lean_news is None and X.AGAIN_HITS[0] + X.DEFERRED[0] - h0 >= 7
+    _same_memory(mem, fm.model)
 
 
 # ------------------------------------------------------------- the lean access on the host
@@ -448,10 +748,7 @@ def test_a_lean_dispatch_scans_only_the_map_of_the_windows_it_stores_into(monkey
     mem0, cfg, (_, _, slots) = vadd
     g = 32 if form == "bits" else 8
     for lean in (True, False):
-        if lean:
-            monkeypatch.setenv("WAVELIFT_CUDA_PROVED", "lean")
-        else:
-            monkeypatch.delenv("WAVELIFT_CUDA_PROVED", raising=False)
+        monkeypatch.setenv("WAVELIFT_CUDA_PROVED", "lean" if lean else "own")
         mem = copy.deepcopy(mem0)
         fm = _rigged(monkeypatch, mem, cfg, slots)
         got = _placings(monkeypatch)
@@ -585,6 +882,7 @@ def test_the_module_build_scans_every_window_a_store_may_reach(monkeypatch, vadd
     from wavelift.run.execute import execute_dispatch
 
     monkeypatch.setenv("WAVELIFT_CUDA_MAP", form)
+    monkeypatch.setenv("WAVELIFT_CUDA_PROVED", "own")  # (the own build: also while the lean is built)
     mem0, cfg, (_, _, slots) = vadd
     mem = copy.deepcopy(mem0)
     fm = rig(monkeypatch, mem, cfg, lambda p, model, c: StrayPlayer(p, model, c, slots))

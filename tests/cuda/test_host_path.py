@@ -421,8 +421,14 @@ def test_standin_preloads_of_another_memory_are_not_taken(standin):
             r = k.launch(global_size=(64, 1, 1), block=(64, 1, 1), args=[a, b, c, np.uint32(n)])
             assert r.refusal is None, r.refusal
         got.append([w.address for w in r.windows])
+        # (the builds launched: a module's own and its lean one -- decision 0049's amendment h163:
+        # built in the background, or read from the disk at once)
         mods = [
-            m for m in execute._CACHE.values() if getattr(m, "preloads", ((), ()))[0] and m._mod is not None
+            b
+            for m in execute._CACHE.values()
+            if getattr(m, "preloads", ((), ()))[0]
+            for b in (m, *m._siblings.values())
+            if b._mod is not None
         ]
         pre = [m._mod.vars["WL_PRE"].buf.view(np.uint32) for m in mods if "WL_PRE" in m._mod.vars]
         assert any(n in p[:64] for p in pre), (n, [p[:16] for p in pre])

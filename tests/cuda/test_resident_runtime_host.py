@@ -44,6 +44,13 @@ class FakeModule:
         self.map_bits = map_bits()  # (its kernel marks the map of the setting: Module.map_bits)
         self.count_slots = 256  # (its counts in the report's own slots: Module.count_slots)
 
+    # (no lean build of its own: a dispatch proved in place runs this one, as while a module's
+    # lean build is being built -- runtime.Runtime._prove; LeanPlayer has one)
+    lean_news = None
+
+    def lean_ready(self, preloaded, budget=None):
+        return False
+
     def variant(self, preloaded, budget=None, proved=False):
         return self
 

@@ -10,6 +10,7 @@ See docs/decisions/0009-cuda.md.
 from __future__ import annotations
 
 import functools
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,7 +35,10 @@ from .codegen import (
     source_straight,
     stats_setting,
 )
-from .compile import DEFAULT_ARCH, nvrtc_problem, tiered_compile
+from .compile import DEFAULT_ARCH, background_compile, nvrtc_problem, tiered_compile
+
+# the checked build's define (Module.variant: a preload the host did not resolve)
+_PLAIN = "#define WL_PRELOADED 0\n"
 
 
 def _gpu_problem() -> str | None:
@@ -115,6 +119,13 @@ class Module:
     _straight: int | None = field(default=0, repr=False)
     # the builds with WL_BUDGET_CHECKS 1 (variant), by the defines in front of the source
     _siblings: dict = field(default_factory=dict, repr=False)
+    # the lean builds started in the background (lean_ready), by their defines, until taken
+    # into _siblings: compile.Upgrade, running or failed (then kept: its .error says why)
+    _leans: dict = field(default_factory=dict, repr=False)
+    # a new object each time a lean build finishes in the background (set by its thread): a kept
+    # plan armed before stops holding (runtime._Kept._holds), so the full path asks lean_ready
+    # again and launches it (decision 0049's amendment h163)
+    lean_news: Any = field(default=None, repr=False)
 
     @property
     def groups(self) -> int:
@@ -169,25 +180,30 @@ class Module:
             self._straight = source_straight(self.source)
         return self._straight
 
+    def _defines(self, preloaded: bool, budget: int | None, proved: bool) -> str:
+        """The defines in front of the source of the build ``variant`` launches ("": this one)."""
+        checks = budget is not None and self.straight is not None and budget < self.straight
+        plain = not preloaded and bool(self.preloads[0])
+        return (
+            (_PLAIN if plain else "")
+            + ("#define WL_BUDGET_CHECKS 1\n" if checks else "")
+            + (PROVED_DEFINE if proved else "")
+        )
+
     def variant(self, preloaded: bool, budget: int | None = None, proved: bool = False) -> Module:
         """The module to launch: this one, whose preloads are constants (the host resolved every
         one), or its sibling built with WL_PRELOADED 0 on first use (each preload checked,
         the kernel's own load where it is unresolved; codegen.Lowering.load); and, for a
         straight kernel and a wave ``budget`` below its longest path, the sibling built with
         WL_BUDGET_CHECKS 1 (each block's budget check); ``proved``: the lean build (PROVED_DEFINE,
-        for a dispatch in place on a proof: Runtime._lean).  Each has its own constant memory:
-        the runtime fills the one it launches."""
+        for a dispatch in place on a proof: Runtime._prove), which the runtime asks for only once
+        ``lean_ready`` said it is there (a tool asking first waits for its build here).  Each has
+        its own constant memory: the runtime fills the one it launches."""
         self.take_upgrade()
-        checks = budget is not None and self.straight is not None and budget < self.straight
-        plain = not preloaded and bool(self.preloads[0])
-        if not plain and not checks and not proved:
+        defs = self._defines(preloaded, budget, proved)
+        if not defs:
             return self
-        defs = (
-            ("#define WL_PRELOADED 0\n" if plain else "")
-            + ("#define WL_BUDGET_CHECKS 1\n" if checks else "")
-            + (PROVED_DEFINE if proved else "")
-        )
-        if plain and not checks and not proved:
+        if defs == _PLAIN:
             if self._plain is None:
                 self._plain = self._sibling(defs)
             sib = self._plain
@@ -198,10 +214,41 @@ class Module:
         sib.take_upgrade()
         return sib
 
+    def lean_ready(self, preloaded: bool, budget: int | None = None) -> bool:
+        """Whether the lean build ``variant(preloaded, budget, proved=True)`` launches is there,
+        never waiting for it (decision 0049's amendment h163): one on the disk is read at once;
+        else its build starts in the background at the first ask (compile.background_compile)
+        and it is there once that finished -- one that failed never is (the module's own build
+        stays, for good).  A build finishing makes ``lean_news`` a new object."""
+        defs = self._defines(preloaded, budget, True)
+        if defs in self._siblings:
+            return True
+        up = self._leans.get(defs)
+        if up is None:
+            got = _lean_compile(self.key, defs + self.source, self.arch, self.use_disk, self._lean_done)
+            if isinstance(got, tuple):  # (on the disk)
+                cubin, secs, how = got
+                self._siblings[defs] = self._built(defs, cubin, secs, how, None)
+                return True
+            up = self._leans[defs] = got
+        cubin = up.result()
+        if cubin is None:  # (building, or failed)
+            return False
+        self._siblings[defs] = self._built(defs, cubin, up.seconds, "nvrtc", None)
+        del self._leans[defs]
+        return True
+
+    def _lean_done(self) -> None:
+        """A lean build's thread, once its cubin is there (compile.Upgrade's ``then``): one store."""
+        self.lean_news = object()
+
     def _sibling(self, defs: str) -> Module:
         """This module's source built with ``defs`` in front (variant)."""
+        return self._built(defs, *_compile(self.key, defs + self.source, self.arch, self.use_disk))
+
+    def _built(self, defs: str, cubin: bytes, secs: float, how: str, up) -> Module:
+        """The sibling of this module whose source has ``defs`` in front, with its build."""
         src = defs + self.source
-        cubin, secs, how, up = _compile(self.key, src, self.arch, self.use_disk)
         return Module(
             self.key,
             self.program,
@@ -374,6 +421,28 @@ def _compile(key, src: str, arch: str, use_disk: bool):
         raise Refused("backend.unavailable", f"NVRTC could not compile the module: {str(e)[:2000]}") from None
 
 
+# the lean builds started in the background and not yet waited for (wait_lean)
+_LEAN_BUILDS: list = []
+
+
+def _lean_compile(key, src: str, arch: str, use_disk: bool, then):
+    """A lean build without waiting (Module.lean_ready): compile.background_compile's."""
+    got = background_compile(key, src, arch, use_disk, then)
+    if not isinstance(got, tuple):
+        _LEAN_BUILDS[:] = [u for u in _LEAN_BUILDS if not u.done.is_set()] + [got]
+    return got
+
+
+def wait_lean(timeout: float | None = None) -> bool:
+    """Wait for every lean build started in the background so far (benchmarks timing the steady
+    state, GPU tests: a dispatch never waits for one) -> whether all finished (built or failed)."""
+    t_end = None if timeout is None else time.monotonic() + timeout
+    for up in list(_LEAN_BUILDS):
+        up.done.wait(None if t_end is None else max(0.0, t_end - time.monotonic()))
+    _LEAN_BUILDS[:] = [u for u in _LEAN_BUILDS if not u.done.is_set()]
+    return not _LEAN_BUILDS
+
+
 # ---- the backend's declaration (backends/base.py) ---------------------------------------------
 
 # ops this backend declares it does not lower, with why (none today: tests/ir/test_ops.py checks
@@ -424,7 +493,9 @@ class CudaBackend:
         # (and, with bits, how a unit-stride store marks it: 0049's amendment h139); the
         # occupancy settings pick the build's register bound, not the source: a module cached in
         # memory under one is not another's build (0047's amendment h143)
-        # (and whether a proved in-place dispatch launches the lean build: 0049's amendment h148)
+        # (and, where a proved in-place dispatch never launches the lean build -- 0049's
+        # amendments h148, h163 --, "proved=own": the default, lean, adds nothing, so its keys and
+        # stored entries are those made before it was the default)
         # (and the count slots other than the report's: 0009's amendment h152 -- the runtime
         # follows a module's source, so this only makes a changed setting take effect; and the
         # counts' form other than auto, 0009's session-53 amendment, likewise)
@@ -444,7 +515,7 @@ class CudaBackend:
                     else "bytes"
                 ),
             )
-            + (("proved=lean",) if proved_lean() else ())
+            + (() if proved_lean() else ("proved=own",))
             + ((f"slots={slots}",) if slots != COUNT_SLOTS else ())
             + ((f"stats={stats}",) if stats != "auto" else ())
         )

@@ -128,10 +128,14 @@ PROVED_DEFINE = "#define WL_PROVED 1\n"
 
 
 def proved_lean() -> bool:
-    """WAVELIFT_CUDA_PROVED=lean: a dispatch run in place on a proof launches its module's lean
-    build (decision 0049's amendment h148; part of the module key).  Here, not in the package's
-    __init__, so the runtime reads it without an import cycle."""
-    return settings.get("WAVELIFT_CUDA_PROVED") == "lean"
+    """WAVELIFT_CUDA_PROVED: `lean` (the default since amendment h163 of decision 0049) -- a
+    dispatch run in place on a proof launches its module's lean build (amendment h148) once it
+    is built, in the background -- or `own` (the module's own build always; part of the module
+    key).  Here, not in the package's __init__, so the runtime reads it without an import cycle."""
+    v = settings.get("WAVELIFT_CUDA_PROVED")
+    if v not in ("lean", "own"):
+        raise ValueError(f"WAVELIFT_CUDA_PROVED={v!r} is not lean or own")
+    return v == "lean"
 
 
 def f2i_rzi(frm: str, to: str, a: str) -> str | None:

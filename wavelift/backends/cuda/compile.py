@@ -328,12 +328,18 @@ def disk_name(key, arch: str, source: str, source_digest: str | None = None) -> 
     return h.hexdigest()[:40]
 
 
+def _on_disk(key, source: str, arch: str, use_disk: bool) -> tuple:
+    """(the source's optimising build from the disk cache or None, the cache directory or None,
+    the cubin's entry name)."""
+    d = cache_dir() if use_disk else None
+    name = disk_name(key, arch, source)
+    return (disk_cache.read(d, name, ".cubin") if d else None), d, name
+
+
 def cached_compile(key, source: str, arch: str, use_disk: bool = True):
     """-> (cubin bytes, seconds, 'disk' | 'nvrtc')."""
     t0 = time.perf_counter()
-    d = cache_dir() if use_disk else None
-    name = disk_name(key, arch, source)
-    cubin = disk_cache.read(d, name, ".cubin") if d else None
+    cubin, d, name = _on_disk(key, source, arch, use_disk)
     if cubin:
         return cubin, time.perf_counter() - t0, "disk"
     cubin = nvrtc_compile(source, arch)
@@ -513,30 +519,35 @@ def _driver_link(objs: list[bytes], arch: str) -> bytes:
 class Upgrade:
     """The optimising build of a module, running in a daemon thread (NVRTC releases the GIL);
     a process that ends first just loses it (the next one builds it again).  ``result()``: the
-    cubin when it is there, else None (still running, or it failed: the fast build stays)."""
+    cubin when it is there, else None (still running, or it failed: the fast build stays).
+    ``fast``: the fast build instead (background_compile under WAVELIFT_CUDA_TIER=fast; never
+    written to the disk).  ``then``: called in the thread once a cubin is there, after ``done``
+    is set (background_compile: Module.lean_ready's news)."""
 
-    def __init__(self, source: str, arch: str, d, name: str):
+    def __init__(self, source: str, arch: str, d, name: str, fast: bool = False, then=None):
         self._cubin: bytes | None = None
         self.error: str | None = None
         self.seconds = 0.0
         self.done = threading.Event()
-        args = (source, arch, d, name)
+        args = (source, arch, d, name, fast, then)
         self._thread = threading.Thread(
             target=self._run, args=args, name="wavelift-cuda-upgrade", daemon=True
         )
         self._thread.start()
 
-    def _run(self, source, arch, d, name) -> None:
+    def _run(self, source, arch, d, name, fast, then) -> None:
         t0 = time.perf_counter()
         try:
-            cubin = nvrtc_compile(source, arch)
-            if d:
+            cubin = fast_compile(source, arch) if fast else nvrtc_compile(source, arch)
+            if d and not fast:
                 disk_cache.write(d, name, ".cubin", cubin)
             self._cubin = cubin
         except Exception as e:  # noqa: BLE001 - kept on the fast build; said in .error
             self.error = f"{type(e).__name__}: {e}"[:2000]
         self.seconds = time.perf_counter() - t0
         self.done.set()
+        if self._cubin is not None and then is not None:
+            then()
 
     def result(self) -> bytes | None:
         return self._cubin if self.done.is_set() else None
@@ -554,9 +565,7 @@ def tiered_compile(key, source: str, arch: str, use_disk: bool = True):
     if tier == "full":
         return (*cached_compile(key, source, arch, use_disk), None)
     t0 = time.perf_counter()
-    d = cache_dir() if use_disk else None
-    name = disk_name(key, arch, source)
-    cubin = disk_cache.read(d, name, ".cubin") if d else None
+    cubin, d, name = _on_disk(key, source, arch, use_disk)
     if cubin:
         return cubin, time.perf_counter() - t0, "disk", None
     # the optimising build starts first, beside the fast one (NVRTC compiles distinct programs
@@ -567,3 +576,16 @@ def tiered_compile(key, source: str, arch: str, use_disk: bool = True):
     if up is not None and up.result() is not None:
         return up.result(), time.perf_counter() - t0, "nvrtc", None
     return cubin, time.perf_counter() - t0, "nvrtc-fast", up
+
+
+def background_compile(key, source: str, arch: str, use_disk: bool = True, then=None):
+    """A build nothing waits for (a module's lean build: Module.lean_ready, decision 0049's
+    amendment h163) -> (cubin bytes, seconds, 'disk') where the disk cache holds it -- there at
+    once --, else an Upgrade building it in a daemon thread: the optimising build, written to
+    the disk as tiered_compile's is (nothing waits, so no fast tier first), or under
+    WAVELIFT_CUDA_TIER=fast the fast build only, as every build then; ``then``: Upgrade's."""
+    t0 = time.perf_counter()
+    cubin, d, name = _on_disk(key, source, arch, use_disk)
+    if cubin:
+        return cubin, time.perf_counter() - t0, "disk"
+    return Upgrade(source, arch, d, name, fast=tier_for(source) == "fastonly", then=then)

@@ -194,7 +194,7 @@ def _unrefusable(m, cfg, win, budget: int, windows: list | None = None) -> str |
 
 def _lean_hints(m, windows: list) -> np.ndarray | None:
     """The guesses a dispatch in place on a proof launches module ``m``'s lean build with
-    (WAVELIFT_CUDA_PROVED=lean; decision 0049's amendment h148): the proved window of every
+    (WAVELIFT_CUDA_PROVED=lean, the default; decision 0049's amendment h148): the proved window of every
     access slot (``windows``: _unrefusable's), or None -- the module's own build -- where the
     setting is off, the module has no slot, a slot has no guess (past codegen.MAX_GUESSES) or
     no proved window, or the program the proof ran on is not numbered as the module's slots
@@ -474,6 +474,9 @@ class Runtime:
         self.lean: np.ndarray | None = None
         # the windows the lean build can store into (_writable), where it launches; else None
         self.writable: frozenset | None = None
+        # the module's lean_news as this dispatch began (run), before it asked for its lean build
+        # (_prove): a kept plan holds while it is the module's (_Kept._holds)
+        self.news: Any = None
         # where the module's cubin came from (the run table's "disk hit": commands/common.py)
         self.extra_stats: dict = {
             "cubin": "disk cache" if getattr(module, "compiled_by", "") == "disk" else "compiled"
@@ -695,6 +698,7 @@ class Runtime:
             if e.broken is not None:
                 raise Refused("backend.proof", e.broken)
         m = self.m
+        self.news = m.lean_news  # (before _in_place asks for the lean build: _Kept._holds)
         nslots = len(m.slots)
         reps_now = settings.get("WAVELIFT_CUDA_TIMING_REPEAT")
         # in place (WAVELIFT_CUDA_INPLACE=proved): the heap's buffer and map for arena and map,
@@ -939,11 +943,25 @@ class Runtime:
         why = _unrefusable(self.m, self.cfg, self.win, self.budget, windows)
         if why is None:
             m = self.m
-            self.lean = lean = _lean_hints(m, windows)
+            lean = _lean_hints(m, windows)
+            # (the lean build launches once it is built -- in the background, never waited for:
+            # until then the module's own, as with WAVELIFT_CUDA_PROVED=own; decision 0049's
+            # amendment h163 -- for the preloads as _set_constants will find them; run read the
+            # news before, so a build finishing after this look drops the plan armed now)
+            if lean is not None and not m.lean_ready(self._resolved(), self.budget):
+                lean = None
+            self.lean = lean
             if lean is not None and (m.hints is None or not np.array_equal(m.hints, lean)):
                 m.hints = lean
             self.writable = None if lean is None else _writable(m, windows)
         return why
+
+    def _resolved(self) -> bool:
+        """Whether the host resolves every preload of this dispatch (_preloads, as
+        _set_constants calls it with the preloads on: the build it launches, Module.variant's
+        ``preloaded``); what it notes in self.mirrored is made again there."""
+        self.mirrored = []
+        return self._preloads(True)[1]
 
     def _landed_in_place(self, res, d: dict, placed) -> tuple:
         """An in-place run's report: settled (``_settle_in_place``: booked, or refused
@@ -1084,6 +1102,7 @@ class _Kept:
         "host",
         "own",
         "hint_go",
+        "news",
     )
 
     def __init__(self, rt, res, rep, runs, launch, shared):
@@ -1108,6 +1127,7 @@ class _Kept:
         self.own = _Slot(self, h, res.events)  # (its views of the report, as a queue place's)
         # (the hints' copy into the report, by wl_runs' launch: the device addresses, made once)
         self.hint_go = _hints_into(rt.k, rep, n)
+        self.news = rt.news  # (the module's lean_news when its build was chosen: ``_holds``)
 
     @staticmethod
     def _captured(cp, go):
@@ -1137,13 +1157,15 @@ class _Kept:
 
     # (an in-place plan holds only while WAVELIFT_CUDA_INPLACE=proved: ``_holds``)
     IN_PLACE = False
-    lean = False  # (InPlace's: its build the lean one, WAVELIFT_CUDA_PROVED=lean -- ``_stats``)
+    lean = False  # (InPlace's: its build the lean one -- ``_stats``)
 
     def _holds(self) -> bool:
         """Whether this plan may run again (``run``; ``Again.defer``): armed (``arm``), nothing
         on the device side changed since (the Resident's changes, the module's constants,
-        function, hints and upgrades), no timing repeats; in place (``InPlace``), the setting
-        still on.  (One method for both: a call less per launch.)"""
+        function, hints and upgrades, no lean build finished since its build was chosen: the
+        full path then launches that -- decision 0049's amendment h163), no timing repeats; in
+        place (``InPlace``), the setting still on.  (One method for both: a call less per
+        launch.)"""
         k, m = self.k, self.m
         return not (
             self.changes is None
@@ -1153,6 +1175,7 @@ class _Kept:
             or m.hints is not self.hints
             or m.upgrade is not None
             or k.upgrade is not None
+            or m.lean_news is not self.news
             or settings.get("WAVELIFT_CUDA_TIMING_REPEAT") > 0
             or (self.IN_PLACE and settings.get("WAVELIFT_CUDA_INPLACE") != "proved")
         )
@@ -1501,7 +1524,7 @@ class InPlace(_Kept):
         super().__init__(rt, res, rep, runs, launch, shared)
         # (Resident.changes right after ``defer`` booked a launch of this armed plan: ``arm``)
         self.booked_at: int | None = None
-        # (its build: the lean one, WAVELIFT_CUDA_PROVED=lean -- the stats say so -- or the module's)
+        # (its build: the lean one -- the stats say so -- or the module's own)
         self.lean = rt.lean is not None
         # (its windows in the heap and its map range, and the preloaded words' heap ranges: as
         # the full path found them; a heap move drops the plan)
