@@ -129,9 +129,11 @@ class Allocation:
     @property
     def data(self) -> np.ndarray:
         """The host bytes, current (a device copy's newer bytes land first).  A read: code that
-        writes into it directly says so with GuestMemory.touched (view() and write() do)."""
+        writes into it directly says so with GuestMemory.touched (view() and write() do) --
+        after the write, so the device copy's keeper reads what it has queued first (its
+        ``pull_writable``), as before a write through view()."""
         if self.resident is not None:
-            self.resident.pull(self, 0, self.size)
+            self.resident.pull_writable(self)
         return self._data
 
     def __getstate__(self):

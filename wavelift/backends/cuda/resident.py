@@ -88,6 +88,11 @@ class RangeSet:
         self.lo[i:j] = [lo]
         self.hi[i:j] = [hi]
 
+    def meets(self, lo: int, hi: int) -> bool:
+        """Whether some range of the set shares a byte with [lo, hi)."""
+        i = bisect_right(self.hi, lo)  # (the first range ending after lo)
+        return lo < hi and i < len(self.lo) and self.lo[i] < hi
+
     def take(self, lo: int, hi: int) -> list[tuple[int, int]]:
         """Remove [lo, hi) and return the parts of it that were in the set, in order."""
         if hi <= lo or not self.lo:
@@ -1011,16 +1016,18 @@ class Placed:
     (32 bytes a word of a bit map, 8-byte pieces of a byte map: what wl_runs reads and wl_aside
     copies; the map at the hull's ends holds no other dispatch's marks), ``marks`` the same over
     the windows its kernel can mark (``written``: their indices, the lean build's -- h157 --;
-    None: every window, so ``marks`` is ``hull``), and ``scan`` the map over ``marks`` (the view
+    None: every window, so ``marks`` is ``hull``; kept: where its queued launches may write,
+    h165), and ``scan`` the map over ``marks`` (the view
     wl_runs reads and wl_aside copies and clears, so a run's heap offset is its offset in the
     view plus ``marks[0]``) -- nothing an in-place dispatch does per launch is proportional to
     the heap's size (h134), nor to the windows it only reads where its build cannot mark them
     (h157).  The hull is where a run whose runs cannot be read may have written
     (runtime._lost_in_place, DeferredInPlace.fail: h144)."""
 
-    __slots__ = ("offs", "firsts", "order", "scan", "hull", "marks", "_cut", "_booking", "facts")
+    __slots__ = ("offs", "firsts", "order", "scan", "hull", "marks", "written", "_cut", "_booking", "facts")
 
     def __init__(self, heap, plan, windows, written: frozenset | None = None):
+        self.written = written  # (also where its queued launches may write: InPlace.note)
         self.offs = offs = tuple(e.off + at for e, at in plan)
         self.order = sorted(range(len(offs)), key=offs.__getitem__)
         self.firsts = [offs[k] for k in self.order]
@@ -1130,6 +1137,11 @@ class Resident:
         # in launch order; the device word wl_gate sets when one fails (``flush`` clears it);
         # whether ``flush`` is reading them (no deferral, no new device copy meanwhile)
         self.pending: list = []
+        # where they may write (``queue``): {entry: RangeSet of its bytes} over the queue's launches
+        # since it was last empty, or None -- one may write anything; a host read elsewhere does
+        # not read the queue (``pull``: decision 0049's amendment h165); the last reach merged
+        self._reach: dict | None = {}
+        self._reach_of: list | None = None
         self.depth = DEFER_DEPTH
         self._sticky = None
         self._gate_runs = None
@@ -1353,8 +1365,9 @@ class Resident:
         stand; it settles where its proof held, and from the first that did not, each one's
         copies are made unusable (``fail``: broke_in_place) and its replay is refused
         ``backend.proof``, as each would have been without deferral.  Called before the host
-        reads or writes a device copy's allocation, before any dispatch not deferred, when a
-        result is read and when the queue is full.
+        writes a device copy's allocation or reads bytes of it that a queued launch may write
+        (``pull``, ``queue``), before any dispatch not deferred, when a result is read and when
+        the queue is full.
 
         ``front`` (the queue full: runtime's deferrals): only the oldest ``front`` are read,
         after the last of them finished (its stop event), the others left running and queued --
@@ -1414,6 +1427,33 @@ class Resident:
         finally:
             self.flushing = False
 
+    def queue(self, item, stream, reach: list | None) -> None:
+        """A deferred launch queued (``pending``) on ``stream``, with where it may write whatever
+        its report will say, a replay of it included: ``reach``, (entry, lo, hi) of its windows
+        -- one list per plan, the same object for each of its launches (merged once) --, or None
+        (anywhere: a gated arena launch, which a failed report runs again through the full path)."""
+        if not self.pending:
+            self._reach, self._reach_of = {}, None
+        self.pending.append(item)
+        self.stream = stream
+        if reach is None:
+            self._reach = None
+        elif reach is not self._reach_of and self._reach is not None:
+            self._reach_of = reach
+            for e, lo, hi in reach:
+                got = self._reach.get(e)
+                if got is None:
+                    got = self._reach[e] = RangeSet()
+                got.add(lo, hi)
+
+    def _reaches(self, e, lo: int, hi: int) -> bool:
+        """Whether a queued launch (``queue``'s reach) may write a byte of [lo, hi) of ``e``."""
+        reach = self._reach
+        if reach is None:
+            return True
+        got = reach.get(e)
+        return got is not None and got.meets(lo, hi)
+
     def landed_deferred(self, win, plan, arena, written, ranges) -> None:
         """A deferred dispatch's landing as the host books it when it is launched (wl_gate lands
         it on the device, or nothing of it): each (entry, lo, hi) of ``ranges`` -- the windows
@@ -1446,11 +1486,13 @@ class Resident:
 
     # ---- the host's side (called by guest.py's hooks) ----------------------------------------
     def pull(self, alloc, off: int, n: int) -> None:
-        """Make the host's bytes [off, off+n) of ``alloc`` current."""
+        """Make the host's bytes [off, off+n) of ``alloc`` current (for a read: the queue is read
+        first only where a queued launch, or a replay of one, may write them -- ``queue``; the
+        host's bytes of the rest are current whatever the queue's reports say: amendment h165)."""
         e = self.entries.get(alloc)
         if e is None:
             return
-        if self.pending:  # (any device copy: a replay may write where the gate let nothing land)
+        if self.pending and self._reaches(e, off, off + n):
             self.flush()
         if e.lost and any(lo < off + n and off < hi for lo, hi in e.lost.ranges()):
             raise Refused("backend.proof", f"{e.broken}; the bytes read were lost with it")
@@ -1465,7 +1507,11 @@ class Resident:
         e = self.entries.get(alloc)
         if e is None:
             return
-        self.pull(alloc, off, n)  # (deferred dispatches read first: ``flush``)
+        # (the whole queue read first, wherever it writes: a replay of a failed launch must find
+        # the memory it was launched on, and the upload must not race a queued launch's reads)
+        if self.pending:
+            self.flush()
+        self.pull(alloc, off, n)
         e.host_dirty.add(off, off + n)
         e.version = next(_VERSIONS)
         self.changes += 1
@@ -1473,6 +1519,14 @@ class Resident:
     def pull_all(self) -> None:
         for alloc in list(self.entries.keys()):
             self.pull(alloc, 0, alloc.size)
+
+    def pull_writable(self, alloc) -> None:
+        """``pull`` of the whole of ``alloc`` with the whole queue read first: for
+        Allocation.data, which hands out the host's array -- a write through it is told
+        (GuestMemory.touched) only after it is made, too late for ``touch``'s read of the queue."""
+        if self.pending and alloc in self.entries:
+            self.flush()
+        self.pull(alloc, 0, alloc.size)
 
     # ---- the dispatch's side -----------------------------------------------------------------
     def entry(self, alloc) -> Entry:
@@ -1510,7 +1564,7 @@ class Resident:
         """(an allocation another memory's device copy held: its bytes come home first)"""
         other = alloc.resident
         if other is not None:
-            other.pull(alloc, 0, alloc.size)
+            other.pull_writable(alloc)  # (its copy goes: no replay there may find it gone)
             other.entries.pop(alloc, None)
             other.entry_count += 1
             other.changes += 1

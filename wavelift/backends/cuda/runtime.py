@@ -1411,8 +1411,9 @@ class Again(_Kept):
         stop.record()
         res.landed_deferred(self.win, self.plan, self.arena, self.written, d["ranges"])
         item = Deferred(self, sl, result, d["ranges"])
-        res.pending.append(item)
-        res.stream = stream
+        # (where it may write: anywhere -- a failed one runs again through the full path, which
+        # lands in whatever windows it finds then; a host read waits for the queue as before)
+        res.queue(item, stream, None)
         return item
 
     def _slot(self, slots: list) -> _Slot:
@@ -1515,6 +1516,7 @@ class InPlace(_Kept):
         "depth",
         "booked_at",
         "lean",
+        "reach",
     )
     arena = None  # (Resident.staging's eviction looks for a kept plan's staging arena: none)
     # the runs a deferred run's report holds for the host; more: its place's aside (``_slot``)
@@ -1541,6 +1543,8 @@ class InPlace(_Kept):
         # launch (``note``; None: no deferral); the queue places (``_slot``)
         self.wrote: list | None = None
         self.wrote_ks: frozenset = frozenset()
+        # (entry, lo, hi) of the windows a deferred run may write: Resident.queue's (``note``)
+        self.reach: list = []
         self.slots: list = []
         self.ring = 0  # (the next queue place: ``defer``)
         # (its queue places: each needs an aside as large as the windows' map -- Resident.aside --
@@ -1586,9 +1590,16 @@ class InPlace(_Kept):
         if ks == self.wrote_ks and self.wrote is not None:
             return
         self.wrote_ks = ks
-        self.wrote = [
-            (self.plan[k][0], self.plan[k][1], self.plan[k][1] + self.win.windows[k].size) for k in sorted(ks)
-        ]
+        plan, windows = self.plan, self.win.windows
+        self.wrote = [(plan[k][0], plan[k][1], plan[k][1] + windows[k].size) for k in sorted(ks)]
+        # where a deferred run may write (Resident.queue; amendment h165): the lean build only
+        # into the windows it can store into (``Placed.written``: an access outside its proved
+        # window flags and stores nothing), the module's own into any of its windows (its search
+        # stores, unflagged, into whichever window holds the address: h157); and those its
+        # launch books, whatever the build.  A replay of a failed one stores nothing: its copies
+        # are unusable, so the full path refuses it ``backend.proof``
+        can = range(len(plan)) if self.placed.written is None else self.placed.written | ks
+        self.reach = [(plan[k][0], plan[k][1], plan[k][1] + windows[k].size) for k in sorted(can)]
 
     def _ops(self, cp, host, stream: int, aside=None) -> None:
         """The GPU operations of a run: the report's memset, the kernel on the heap, wl_runs over
@@ -1703,8 +1714,7 @@ class InPlace(_Kept):
         res.launched_in_place(self.wrote)
         self.booked_at = res.changes
         item = DeferredInPlace(self, sl, result, (self.wrote, self.wrote_ks))
-        res.pending.append(item)
-        res.stream = stream
+        res.queue(item, stream, self.reach)
         return item
 
     def _slot(self, cp) -> _Slot:
