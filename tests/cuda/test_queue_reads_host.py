@@ -233,6 +233,36 @@ def test_a_read_of_bytes_a_queued_failed_lean_launch_wrote_is_refused(monkeypatc
     assert rs[-1].refusal is not None and rs[-1].refusal.code == "backend.proof", rs[-1].refusal
 
 
+def test_a_queue_that_may_write_what_its_trace_read_is_read_by_every_read(monkeypatch, vadd):
+    """The lean build with its kernel arguments' window among those it can store into
+    (``_writable`` widened): the trace of its dispatch read that allocation (its record's stamps:
+    ``traced``), so a replay of a failed queued launch might trace other windows, outside any
+    unusable copy, and store there -- so every host read of a device copy reads the queue, as
+    before h165, even one of a, which no queued launch can store into; every result and byte the
+    model's.  Fails with ``traced`` not looked at (the read of a leaves the queue)."""
+    _build(monkeypatch, "lean")
+    mem0, cfg, slots = vadd
+    mem = copy.deepcopy(mem0)
+    ka = next(x for x in mem if x.name.startswith("kernargs"))
+    got = execute_dispatch(copy.deepcopy(mem0), cfg, backend="numpy", mode="lane").windows
+    (ka_k,) = [k for k, w in enumerate(sorted(got, key=lambda w: w.address)) if w.address in ka]
+    monkeypatch.setattr(RT, "_writable", lambda m, windows: frozenset(windows) | {ka_k})
+    fm = rig(monkeypatch, mem, cfg, lambda p, model, c: LeanPlayer(p, model, c, slots))
+    cache: dict = {}
+    rs = _queued(mem, cfg, cache, 4)
+    res = mem.resident
+    assert len(res.pending) == 2
+    ag = res.pending[0].ag
+    assert res.entries[ka] in ag.traced and res.entries[ka] in ag.reach_entries
+    flushes = _flushes(monkeypatch)
+    a = next(x for x in mem if x.name == "a")
+    assert bytes(mem.read(a.base, a.size)) == bytes(fm.model.read(a.base, a.size))
+    assert flushes == [(0, 2)] and not res.pending
+    for r in rs:
+        assert r.refusal is None and r.write_spans == fm.spans and r.stats["build"] == "lean", r.refusal
+    _same_memory(mem, fm.model)
+
+
 # ---- (4) a read elsewhere: correct bytes, the failure found later as before ----------------------
 
 

@@ -537,6 +537,7 @@ def _keep_again(memory, config, cache, program, tkey, depth, windows, budget, ag
         token = memory.resident.stamps([a for a, _ in checks])
         if token is None:
             return
+        ag.traced = frozenset(e for e, _ in token[1])  # (where a replay's trace reads: InPlace.defer)
         kept = _Kept(
             ag, tuple(windows), budget, program.deep_pointers, token, frozenset(memory.never_windows)
         )

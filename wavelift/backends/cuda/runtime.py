@@ -1103,6 +1103,7 @@ class _Kept:
         "own",
         "hint_go",
         "news",
+        "traced",
     )
 
     def __init__(self, rt, res, rep, runs, launch, shared):
@@ -1128,6 +1129,9 @@ class _Kept:
         # (the hints' copy into the report, by wl_runs' launch: the device addresses, made once)
         self.hint_go = _hints_into(rt.k, rep, n)
         self.news = rt.news  # (the module's lean_news when its build was chosen: ``_holds``)
+        # the device copies of what the trace of its dispatch read (its record's stamps: set by
+        # execute's _keep_again; None: not known) -- what a replay's trace reads again
+        self.traced: frozenset | None = None
 
     @staticmethod
     def _captured(cp, go):
@@ -1517,6 +1521,7 @@ class InPlace(_Kept):
         "booked_at",
         "lean",
         "reach",
+        "reach_entries",
     )
     arena = None  # (Resident.staging's eviction looks for a kept plan's staging arena: none)
     # the runs a deferred run's report holds for the host; more: its place's aside (``_slot``)
@@ -1543,8 +1548,9 @@ class InPlace(_Kept):
         # launch (``note``; None: no deferral); the queue places (``_slot``)
         self.wrote: list | None = None
         self.wrote_ks: frozenset = frozenset()
-        # (entry, lo, hi) of the windows a deferred run may write: Resident.queue's (``note``)
+        # (entry, lo, hi) of the windows a deferred run may write, and their entries (``note``)
         self.reach: list = []
+        self.reach_entries: frozenset = frozenset()
         self.slots: list = []
         self.ring = 0  # (the next queue place: ``defer``)
         # (its queue places: each needs an aside as large as the windows' map -- Resident.aside --
@@ -1592,14 +1598,13 @@ class InPlace(_Kept):
         self.wrote_ks = ks
         plan, windows = self.plan, self.win.windows
         self.wrote = [(plan[k][0], plan[k][1], plan[k][1] + windows[k].size) for k in sorted(ks)]
-        # where a deferred run may write (Resident.queue; amendment h165): the lean build only
-        # into the windows it can store into (``Placed.written``: an access outside its proved
-        # window flags and stores nothing), the module's own into any of its windows (its search
-        # stores, unflagged, into whichever window holds the address: h157); and those its
-        # launch books, whatever the build.  A replay of a failed one stores nothing: its copies
-        # are unusable, so the full path refuses it ``backend.proof``
+        # where a deferred run may write (``defer``; amendment h165): the lean build only into
+        # the windows it can store into (``Placed.written``: an access outside its proved window
+        # flags and stores nothing), the module's own into any of its windows (its search stores,
+        # unflagged, into whichever window holds the address: h157); and those its launch books
         can = range(len(plan)) if self.placed.written is None else self.placed.written | ks
         self.reach = [(plan[k][0], plan[k][1], plan[k][1] + windows[k].size) for k in sorted(can)]
+        self.reach_entries = frozenset(e for e, _, _ in self.reach)
 
     def _ops(self, cp, host, stream: int, aside=None) -> None:
         """The GPU operations of a run: the report's memset, the kernel on the heap, wl_runs over
@@ -1714,7 +1719,14 @@ class InPlace(_Kept):
         res.launched_in_place(self.wrote)
         self.booked_at = res.changes
         item = DeferredInPlace(self, sl, result, (self.wrote, self.wrote_ks))
-        res.queue(item, stream, self.reach)
+        # (where it may write: ``reach`` -- a replay of a failed one stores nothing: its copies
+        # are unusable, so the full path refuses it ``backend.proof`` -- where its trace read no
+        # copy the queue may write (``traced``), so that a replay traces the windows it was
+        # launched with; else anywhere: a host read waits for the queue, as before)
+        traced = self.traced
+        res.queue(
+            item, stream, self.reach if traced is not None and traced.isdisjoint(self.reach_entries) else None
+        )
         return item
 
     def _slot(self, cp) -> _Slot:
