@@ -246,7 +246,8 @@ def test_a_queue_that_may_write_what_its_trace_read_is_read_by_every_read(monkey
     ka = next(x for x in mem if x.name.startswith("kernargs"))
     got = execute_dispatch(copy.deepcopy(mem0), cfg, backend="numpy", mode="lane").windows
     (ka_k,) = [k for k, w in enumerate(sorted(got, key=lambda w: w.address)) if w.address in ka]
-    monkeypatch.setattr(RT, "_writable", lambda m, windows: frozenset(windows) | {ka_k})
+    writable = RT._writable
+    monkeypatch.setattr(RT, "_writable", lambda m, windows: writable(m, windows) | {ka_k})
     fm = rig(monkeypatch, mem, cfg, lambda p, model, c: LeanPlayer(p, model, c, slots))
     cache: dict = {}
     rs = _queued(mem, cfg, cache, 4)
@@ -254,6 +255,7 @@ def test_a_queue_that_may_write_what_its_trace_read_is_read_by_every_read(monkey
     assert len(res.pending) == 2
     ag = res.pending[0].ag
     assert res.entries[ka] in ag.traced and res.entries[ka] in ag.reach_entries
+    assert res.entries[next(x for x in mem if x.name == "a")] not in ag.reach_entries
     flushes = _flushes(monkeypatch)
     a = next(x for x in mem if x.name == "a")
     assert bytes(mem.read(a.base, a.size)) == bytes(fm.model.read(a.base, a.size))
