@@ -1426,6 +1426,8 @@ class Resident:
             raise
         finally:
             self.flushing = False
+            if not self.pending:  # (nothing queued: where it may write holds no entry alive)
+                self._reach, self._reach_of = {}, None
 
     def queue(self, item, stream, reach: list | None) -> None:
         """A deferred launch queued (``pending``) on ``stream``, with where it may write whatever
