@@ -38,6 +38,11 @@ DEPTH = 4  # (DEFER_DEPTH for these tests: a full queue reads its oldest two)
 
 @pytest.fixture(autouse=True)
 def in_place(monkeypatch):
+    """In place on the heap, deferred, and each lean build there at once, as one read from the
+    disk cache is (test_cuda_proved_host's: the LeanPlayer plays it)."""
+    import wavelift.backends.cuda as WC
+
+    monkeypatch.setattr(WC, "_lean_compile", lambda key, src, arch, use_disk, then: (b"lean", 0.0, "disk"))
     monkeypatch.setenv("WAVELIFT_CUDA_INPLACE", "proved")
     monkeypatch.setenv("WAVELIFT_CUDA_HEAP", "one")
     monkeypatch.setenv("WAVELIFT_CUDA_DEFER", "on")
