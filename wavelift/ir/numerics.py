@@ -624,11 +624,24 @@ def rcp(x):
     return (np.float64(1.0) / np.asarray(x, np.float64)).astype(t) if t is not np.float64 else 1.0 / x
 
 
+def invalid_dnan(r, x):
+    """r, except a NaN r from a non-NaN x (an invalid operation: log2 of a negative, sqrt of one,
+    sin of an infinity) as the default NaN.  NumPy gives such a NaN whatever sign its
+    implementation makes -- 2.4's float64 log2 +NaN, x86 libm's and its own sqrt -NaN -- and the
+    hardware's (the prelude's wl_nf1: wl_dnan) is one value."""
+    nan = r != r
+    if not nan.any():
+        return r
+    t = _dt(r)
+    out = np.where(nan & (np.asarray(x) == np.asarray(x)), DNAN[t], r).astype(t)
+    return out[()] if out.ndim == 0 else out
+
+
 def rsq(x):
     t = _dt(x)
     if t is np.float64:
-        return 1.0 / np.sqrt(x)
-    return (1.0 / np.sqrt(np.asarray(x, np.float64))).astype(t)
+        return invalid_dnan(1.0 / np.sqrt(x), x)
+    return invalid_dnan((1.0 / np.sqrt(np.asarray(x, np.float64))).astype(t), x)
 
 
 def exp2(x):
@@ -638,21 +651,21 @@ def exp2(x):
 
 def log2(x):
     t = _dt(x)
-    return np.log2(np.asarray(x, np.float64)).astype(t)
+    return invalid_dnan(np.log2(np.asarray(x, np.float64)).astype(t), x)
 
 
 def sin(x):
     t = _dt(x)
-    return np.sin(np.asarray(x, np.float64) * (2 * np.pi)).astype(t)
+    return invalid_dnan(np.sin(np.asarray(x, np.float64) * (2 * np.pi)).astype(t), x)
 
 
 def cos(x):
     t = _dt(x)
-    return np.cos(np.asarray(x, np.float64) * (2 * np.pi)).astype(t)
+    return invalid_dnan(np.cos(np.asarray(x, np.float64) * (2 * np.pi)).astype(t), x)
 
 
 def sqrt(x):
-    return np.sqrt(x)
+    return invalid_dnan(np.sqrt(x), x)
 
 
 def ldexp(x, e):

@@ -648,3 +648,24 @@ def test_signaling_nan_min_max_cvt_whatever_the_length(n):
     snan64 = np.full((1, n), 0x7FF0000000000001, u64).view(f64)
     assert (H.cvt(snan64, "f64", "u32") == 0).all()
     assert (H.cvt(np.full((1, n), 5e9), "f64", "u32") == 0xFFFFFFFF).all()
+
+
+@pytest.mark.parametrize("t", [f16, f32, f64])
+@pytest.mark.parametrize("name", ["log2", "sqrt", "rsq", "sin", "cos"])
+def test_invalid_operations_give_the_default_nan_whatever_numpy_gives(t, name):
+    """docs/float-semantics.md: sqrt/rsq/log of a negative and sin/cos of an infinity are invalid
+    operations, whose result is the default NaN (sign set) -- not whatever sign the NumPy in use
+    gives its NaN (2.4's float64 log2 of a negative: +NaN); a NaN operand stays itself, quieted;
+    one result each way, in a long array (NumPy's SIMD loops) and alone (a 0-d value)."""
+    eb, mb, u = FMT[t]
+    dnan = (((1 << (eb + 1)) - 1) << mb) | (1 << (mb - 1))
+    qnan = (((1 << eb) - 1) << mb) | (1 << (mb - 1)) | 5
+    bad = [t(-np.inf)] if name in ("sin", "cos") else [t(-1.5), t(-np.inf), t(-3.0)]
+    fn = getattr(numerics, name)
+    x = np.array((bad + [np.array(qnan, u).view(t)]) * 40, t)
+    got = np.asarray(fn(x), t).view(u)
+    for k, v in enumerate(bad):
+        assert int(got[k]) == dnan, (name, v, hex(int(got[k])))
+        assert int(np.asarray(fn(v), t).view(u)) == dnan
+    assert int(got[len(bad)]) == qnan, hex(int(got[len(bad)]))
+    assert np.array_equal(got, np.tile(got[: len(bad) + 1], 40))
