@@ -1,5 +1,5 @@
 #!/bin/bash
-# Session 54's second GPU call (~9.5 min), main with h163 (the lean build the default, built in the
+# Session 54's second GPU call (~8 min), main with h163 (the lean build the default, built in the
 # background) and h165 (a host read drains the deferred queue only where a queued launch may write):
 # 1. every CUDA GPU test (4 processes);
 # 2. h165's flush count: whole-queue reads in 20 warmed stencil5 / shade launches (lean);
@@ -7,10 +7,10 @@
 #    row after the lean build is there: _steady), native in the same run.
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name --format=csv,noheader
-timeout 280 python -m pytest -q -m cuda tests/cuda -p no:cacheprovider -n 4 > $OUT/cuda_tests.txt 2>&1
+timeout 240 python -m pytest -q -m cuda tests/cuda -p no:cacheprovider -n 4 > $OUT/cuda_tests.txt 2>&1
 echo "cuda tests rc $?"; grep -E "passed|failed|FAILED|Error" $OUT/cuda_tests.txt | tail -12
 timeout 90 python3 bench/device_jobs/queue_flushes.py > $OUT/queue_flushes.txt 2>&1
 echo "queue_flushes rc $?"; cat $OUT/queue_flushes.txt | tail -4
-L=$((580 - SECONDS)); echo "bench_resident with $L s left"
+L=$((470 - SECONDS)); echo "bench_resident with $L s left"
 timeout $L python3 bench/bench_resident.py --tiny 2000 --passes 30 --stencil --vadd 67108864 --json $OUT/bench_resident.json > $OUT/bench_resident.txt 2>&1
 echo "bench_resident rc $?"; cut -c1-420 $OUT/bench_resident.txt | grep -vE "^\s*$" | head -40
