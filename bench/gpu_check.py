@@ -24,7 +24,7 @@ The fixtures' CPU half can run on another machine, so that a GPU call runs only 
 (a full check in one 10-minute call): `--prepare DIR` (no GPU; --jobs defaults to every core)
 builds every module for `--arch` (default sm_90, the H100's and H200's; the optimising builds,
 and each module's lean sibling where WAVELIFT_CUDA_PROVED=lean) into a fresh disk cache and runs
-NumPy, and writes DIR: prepared.json.gz (the manifest -- git HEAD and a digest of wavelift/, arch,
+NumPy (without its native tier), and writes DIR: prepared.json.gz (the manifest -- git HEAD and a digest of wavelift/, arch,
 NVRTC/NumPy versions, WAVELIFT_ settings -- and per dispatch its input digest, modes and NumPy
 summary, guest memory as SHA-256s per range and per 64 KiB chunk; basic.cl's atomics items keep
 their bytes for the race check), cuda-cache.tar.xz (the disk cache) and
@@ -196,7 +196,8 @@ def _precompile_one(job):
     """In a worker process: the CPU half of one dispatch -- its CUDA modules compiled (cold
     NVRTC into the shared disk cache) and NumPy lane/wave mode run on a copy of its memory.
     ``job["prepare"]`` (--prepare): the optimising builds only (WAVELIFT_CUDA_TIER=off: the disk
-    holds those, a fast build is lost with the process), each module's lean sibling too
+    holds those, a fast build is lost with the process), NumPy without its native tier
+    (WAVELIFT_NATIVE=off), each module's lean sibling too
     (_build_lean), the NumPy memory as digests (_stored_memory; bytes kept where
     ``keep_bytes``: the atomics race check reads them), and the modes found here where
     ``job["modes"]`` is None.  -> per mode a dict: mode, compile_s, compiled_by, lean, numpy_s,
@@ -205,6 +206,9 @@ def _precompile_one(job):
     os.environ["WAVELIFT_CUDA_CACHE"] = job["cache"]
     if prepare:
         os.environ["WAVELIFT_CUDA_TIER"] = "off"
+        # (the NumPy backend itself: under `auto` it compiles native-tier libraries in the
+        # background, minutes of clang -O3 each on a small machine, for later runs)
+        os.environ["WAVELIFT_NATIVE"] = "off"
     from wavelift.backends.cuda import build_module
     from wavelift.run.execute import execute_dispatch, module_key
 
