@@ -4,6 +4,7 @@ against the same kernels written natively in CUDA.
 
     python bench/gpu_check.py [--only PATTERN] [--skip-fixtures] [--skip-bench] [--quick]
                               [--jobs N] [--time-limit S] [--repeat N]
+                              [--scratch-dispatches FILE] [--prepare DIR [--arch sm_90] | --prepared DIR]
 
 (a) fixtures: every dispatch of tests/fixtures (clang kernels x their tests/reference cases,
     ACO/RADV-LLVM shaders, RADV captures) and every dispatch the scratch tests (tests/scratch and
@@ -18,6 +19,23 @@ against the same kernels written natively in CUDA.
     groups), each next to bench/kernels/native.cu compiled with NVRTC for this GPU: kernel time
     translated/native (target <= 3x on full-screen kernels), CUDA/NumPy wall time, and module
     compile time cold (NVRTC), from the disk cache and from memory.
+
+The fixtures' CPU half can run on another machine, so that a GPU call runs only the CUDA half
+(a full check in one 10-minute call): `--prepare DIR` (no GPU; --jobs defaults to every core)
+builds every module for `--arch` (default sm_90, the H100's and H200's; the optimising builds,
+and each module's lean sibling where WAVELIFT_CUDA_PROVED=lean) into a fresh disk cache and runs
+NumPy (without its native tier), and writes DIR: prepared.json.gz (the manifest -- git HEAD and a digest of wavelift/, arch,
+NVRTC/NumPy versions, WAVELIFT_ settings -- and per dispatch its input digest, modes and NumPy
+summary, guest memory as SHA-256s per range and per 64 KiB chunk; basic.cl's atomics items keep
+their bytes for the race check), cuda-cache.tar.xz (the disk cache) and
+scratch_dispatches.pkl.gz (the scratch tests' dispatches; --scratch-dispatches FILE instead where
+given).  `--prepared DIR` then runs no workers: the cache is unpacked into a fresh private
+directory (DIR's cubins run as code: use a DIR you made), each dispatch's CUDA result is compared
+with DIR's summary by the same comparison as the live path's (a memory difference names the range
+and the 64 KiB chunk), and what DIR lacks or has with other inputs is reported ("unprepared"),
+as are a DIR made by other code, arch, versions or settings (warnings; the generation entries of
+DIR are used where wavelift/ is the same by content).  Prepare and run under the same
+WAVELIFT_ settings: they are in the module keys.
 
 Every item is guarded: a failure prints and the script goes on.  Results go to stdout and, when
 $OUT is set, to $OUT/gpu_check.json.  Exit 0 when it ran (read the table), 2 without a GPU.
@@ -138,60 +156,9 @@ def _record_scratch_tests():
     return got
 
 
-def _precompile_one(args):
-    """In a worker process: compile the dispatch's CUDA modules (cold NVRTC into the shared disk
-    cache) and run NumPy lane/wave mode on a copy of its memory (the CPU half of the comparison,
-    spread over the machine's cores)."""
-    mem, cfg, modes, arch, cache_dir = args
-    os.environ["WAVELIFT_CUDA_CACHE"] = cache_dir
-    from test_cuda_backend import translate_dispatch
-
-    from wavelift.backends.cuda import build_module
-    from wavelift.run.execute import execute_dispatch, module_key
-
-    out = []
-    try:
-        prog, base = translate_dispatch(mem, cfg)
-    except Exception:  # noqa: BLE001 - refused translation: both backends refuse
-        prog = None
-    for m in modes:
-        secs = how = None
-        if prog is not None:
-            mod = build_module(module_key(prog, cfg, m, "cuda"), prog, cfg, m, arch=arch, base_address=base)
-            secs, how = mod.compile_s, mod.compiled_by
-        m1 = copy.deepcopy(mem)
-        t = time.perf_counter()
-        r1 = execute_dispatch(m1, cfg, backend="numpy", mode=m, cache={})
-        out.append((m, secs, how, _summary(r1, m1), time.perf_counter() - t))
-    return out
-
-
-def _summary(r, mem):
-    """What the comparison looks at, picklable: outcome, escapes, spans, counters, memory."""
-    return dict(
-        outcome="landed" if r.refusal is None else r.refusal.code,
-        refusal=str(r.refusal),
-        escapes=r.stats.get("escapes"),
-        spans=list(r.write_spans or []),
-        stats={k: r.stats.get(k) for k in ("instructions", "lane_instructions", "waves")},
-        memory=[(x.name or hex(x.base), bytes(x.data)) for x in mem],
-    )
-
-
-def _memdiff(a, b):
-    for (name, bx), (_, by) in zip(a, b):
-        if bx != by:
-            d = np.flatnonzero(np.frombuffer(bx, np.uint8) != np.frombuffer(by, np.uint8))
-            return f"{name}+{int(d[0]):#x} ({d.size} bytes differ)"
-    return None
-
-
-def start_fixtures(args, arch):
-    """Collect every fixture dispatch and hand each to a worker process, which compiles its CUDA
-    modules (cold NVRTC into a fresh disk cache) and runs the NumPy half; the GPU half runs in
-    this process (finish_fixtures), so the benchmarks can use the GPU meanwhile."""
+def collect_items(args) -> list:
+    """Every fixture dispatch as (name, memory, config), --only's."""
     import fixture_dispatches as F
-    from test_cuda_backend import translate_dispatch
 
     items = []
     for fn in (
@@ -205,76 +172,101 @@ def start_fixtures(args, arch):
         items += [(n, m, c) for n, m, c in (r or []) if m is not None]
     if args.only:
         items = [i for i in items if picked(args, i[0])]
-    cache_dir = tempfile.mkdtemp(prefix="wl-cuda-cache-")
-    os.environ["WAVELIFT_CUDA_CACHE"] = cache_dir
-    jobs = []
-    for _n, m, c in items:
-        try:
-            prog, _ = translate_dispatch(m, c)
-            modes = ("lane", "wave") if prog.uses_scratch else ("lane",)
-        except Exception:  # noqa: BLE001 - refused translation: both backends refuse
-            modes = ("lane",)
-        jobs.append((m, c, modes, arch, cache_dir))
-    ex = cf.ProcessPoolExecutor(
-        max_workers=args.jobs, mp_context=__import__("multiprocessing").get_context("spawn")
-    )
-    futs = [ex.submit(_guard_precompile, j) for j in jobs]
-    log(f"\n(fixtures: {len(items)} dispatches handed to {args.jobs} worker processes)")
-    return dict(items=items, jobs=jobs, futs=futs, ex=ex, t=time.perf_counter(), cache=cache_dir)
+    return items
 
 
-def finish_fixtures(fx, args):
-    from wavelift.run.execute import execute_dispatch
+def dispatch_modes(mem, cfg) -> tuple:
+    """The modes a dispatch is compared in: lane, and wave where its program uses scratch."""
+    return _translated(mem, cfg)[2]
 
-    items, jobs, futs, ex = fx["items"], fx["jobs"], fx["futs"], fx["ex"]
-    os.environ["WAVELIFT_CUDA_CACHE"] = fx["cache"]  # the modules the workers compiled
-    log(f"\n== (a) fixtures: {len(items)} dispatches, NumPy lane vs CUDA ==")
-    log(f"   {'dispatch':58s} {'mode':4s} {'numpy':22s} {'cuda':22s} {'match':6s} {'np s':>7s} {'cu s':>7s}")
-    counts = {"equal": 0, "race-ok": 0, "DIFFERENT": 0, "error": 0, "skipped": 0}
-    times = []
-    for (n, m, c), job, fut in zip(items, jobs, futs):
-        left = args.time_limit - (time.perf_counter() - T0)
-        try:
-            res = fut.result(timeout=max(left, 0.1))
-        except cf.TimeoutError:
-            counts["skipped"] += len(job[2])
-            log(f"   {n[:58]:58s} SKIPPED (time limit; rerun with --only)")
-            continue
-        if isinstance(res, str):
-            REPORT["errors"].append(f"{n}: {res}")
-            counts["error"] += 1
-            log(f"   {n[:58]:58s} ERROR {res[:200]}")
-            continue
-        for mode, secs, how, np_sum, np_s in res:
-            if how == "nvrtc":
-                times.append(secs)
-            row = guarded(f"fixture {n} {mode}")(_one_fixture)(n, m, c, mode, np_sum, np_s, execute_dispatch)
-            if row is None:
-                counts["error"] += 1
-                continue
-            counts[row["match"]] += 1
-            REPORT["fixtures"].append(row)
-            log(
-                f"   {n[:58]:58s} {mode:4s} {row['numpy'][:22]:22s} {row['cuda'][:22]:22s} "
-                f"{row['match']:6s} {row['numpy_s']:7.3f} {row['cuda_s']:7.3f}"
-                + (f"  {row['why']}" if row.get("why") else "")
-            )
-    ex.shutdown(wait=False, cancel_futures=True)
-    if times:
-        REPORT["compile"]["fixtures"] = dict(
-            modules=len(times),
-            total_s=sum(times),
-            mean_s=float(np.mean(times)),
-            max_s=max(times),
-            wall_s=time.perf_counter() - fx["t"],
-            jobs=args.jobs,
+
+def _translated(mem, cfg) -> tuple:
+    """(program, the address its code was read from, the modes it is compared in); (None, None,
+    ("lane",)) where the translation refuses it (both backends refuse)."""
+    from test_cuda_backend import translate_dispatch
+
+    try:
+        prog, base = translate_dispatch(mem, cfg)
+    except Exception:  # noqa: BLE001 - refused translation: both backends refuse
+        return None, None, ("lane",)
+    return prog, base, ("lane", "wave") if prog.uses_scratch else ("lane",)
+
+
+def _precompile_one(job):
+    """In a worker process: the CPU half of one dispatch -- its CUDA modules compiled (cold
+    NVRTC into the shared disk cache) and NumPy lane/wave mode run on a copy of its memory.
+    ``job["prepare"]`` (--prepare): the optimising builds only (WAVELIFT_CUDA_TIER=off: the disk
+    holds those, a fast build is lost with the process), NumPy without its native tier
+    (WAVELIFT_NATIVE=off), each module's lean sibling too
+    (_build_lean), the NumPy memory as digests (_stored_memory; bytes kept where
+    ``keep_bytes``: the atomics race check reads them), and the modes found here where
+    ``job["modes"]`` is None.  -> per mode a dict: mode, compile_s, compiled_by, lean, numpy_s,
+    summary (_summary)."""
+    mem, cfg, arch, prepare = job["mem"], job["cfg"], job["arch"], job["prepare"]
+    os.environ["WAVELIFT_CUDA_CACHE"] = job["cache"]
+    if prepare:
+        os.environ["WAVELIFT_CUDA_TIER"] = "off"
+        # (the NumPy backend itself: under `auto` it compiles native-tier libraries in the
+        # background, minutes of clang -O3 each on a small machine, for later runs)
+        os.environ["WAVELIFT_NATIVE"] = "off"
+    from wavelift.backends.cuda import build_module
+    from wavelift.run.execute import execute_dispatch, module_key
+
+    out = []
+    prog, base, modes = _translated(mem, cfg)
+    if prepare:
+        _track_cache_entries(job["cache"])
+    for m in job["modes"] or modes:
+        secs = how = lean = None
+        if prepare:
+            _USED.clear()
+        if prog is not None:
+            mod = build_module(module_key(prog, cfg, m, "cuda"), prog, cfg, m, arch=arch, base_address=base)
+            secs, how = mod.compile_s, mod.compiled_by
+            if prepare:
+                lean = _build_lean(mod)
+        m1 = copy.deepcopy(mem)
+        t = time.perf_counter()
+        r1 = execute_dispatch(m1, cfg, backend="numpy", mode=m, cache={})
+        s = _summary(r1, m1)
+        r = dict(
+            mode=m, compile_s=secs, compiled_by=how, lean=lean, numpy_s=time.perf_counter() - t, summary=s
         )
-        log(
-            f"   cold NVRTC: {len(times)} modules, mean {np.mean(times):.2f} s, max {max(times):.2f} s "
-            f"(in {args.jobs} worker processes, next to the NumPy runs)"
-        )
-    REPORT["fixture_counts"] = counts
-    log(f"   fixtures: {counts}")
+        if prepare:
+            s["memory"] = _stored_memory(s["memory"], job["keep_bytes"])
+            r["entries"] = sorted(_USED)
+        out.append(r)
+    return out
+
+
+_USED: set = set()  # (a --prepare worker's: the disk-cache entries the mode's builds used)
+_TRACKED: list = []  # (the cache whose entries go into _USED, once tracking is installed)
+
+
+def _track_cache_entries(cache: str):
+    """In a --prepare worker: the name of each entry of the disk cache ``cache`` read or written
+    (backends/disk_cache.py's read_digest and write) goes into _USED, so that DIR's archive holds
+    the entries this run used where its cache was seeded with a previous run's (prepare)."""
+    if _TRACKED:
+        _TRACKED[0] = os.path.abspath(cache)
+        return
+    _TRACKED.append(os.path.abspath(cache))
+    from wavelift.backends import disk_cache as D
+
+    read_digest, write = D.read_digest, D.write
+
+    def tracked_read(d, name, suffix):
+        got = read_digest(d, name, suffix)
+        if got is not None and os.path.abspath(d) == _TRACKED[0]:
+            _USED.add(name)
+        return got
+
+    def tracked_write(d, name, suffix, data):
+        if os.path.abspath(d) == _TRACKED[0]:
+            _USED.add(name)
+        return write(d, name, suffix, data)
+
+    D.read_digest, D.write = tracked_read, tracked_write
 
 
 def _guard_precompile(job):
@@ -284,12 +276,129 @@ def _guard_precompile(job):
         return f"worker: {type(e).__name__}: {str(e)[:500]}"
 
 
-def _one_fixture(n, mem, cfg, mode, s1, t1, execute_dispatch):
-    m2 = copy.deepcopy(mem)
-    t = time.perf_counter()
-    r2 = execute_dispatch(m2, cfg, backend="cuda", mode=mode, cache={})
-    t2 = time.perf_counter() - t
-    s2 = _summary(r2, m2)
+def _build_lean(mod):
+    """``mod``'s lean sibling (Module.variant's proved build, decision 0049's amendment h148) built
+    into the disk cache, for a module the CUDA half may launch it for: WAVELIFT_CUDA_PROVED=lean
+    and each access slot with a guess (runtime._lean_hints; whether the dispatch runs in place is
+    known only on the GPU) -> [seconds, how], or None (not launched: not built)."""
+    from wavelift.backends.cuda.codegen import MAX_GUESSES, proved_lean
+
+    if not proved_lean() or not 0 < len(mod.slots) <= MAX_GUESSES:
+        return None
+    sib = mod.variant(True, None, proved=True)
+    if sib.upgrade is not None:  # (a background build: the disk gets it when it is done)
+        sib.upgrade.wait()
+    return [sib.compile_s, sib.compiled_by]
+
+
+def _plain(v):
+    """JSON of a NumPy scalar (the stats hold some)."""
+    if hasattr(v, "item"):
+        return v.item()
+    raise TypeError(f"{type(v).__name__} in a dispatch summary")
+
+
+def _summary(r, mem):
+    """What the comparison looks at, picklable: outcome, escapes, spans, counters, memory -- all
+    but the memory in the JSON form a prepared DIR stores, so that the live and the prepared
+    comparisons see the same values."""
+    s = dict(
+        outcome="landed" if r.refusal is None else r.refusal.code,
+        refusal=str(r.refusal),
+        escapes=r.stats.get("escapes"),
+        spans=list(r.write_spans or []),
+        stats={k: r.stats.get(k) for k in ("instructions", "lane_instructions", "waves")},
+    )
+    s = json.loads(json.dumps(s, default=_plain))
+    s["memory"] = [(_range_name(x), bytes(x.data)) for x in mem]
+    return s
+
+
+def _range_name(x) -> str:
+    """A memory range's name, the tree's place left out (a code object's range is named by its
+    path: another copy of the tree, on the GPU machine, names it alike)."""
+    return (x.name or hex(x.base)).replace(str(ROOT) + os.sep, "")
+
+
+# ---- guest memory by digest (--prepare's results: a difference still names the range and chunk)
+CHUNK = 64 << 10
+
+
+def _range_digest(name: str, data: bytes, keep_bytes: bool = False) -> dict:
+    """One memory range as --prepare stores it: name, size, SHA-256 of the whole and of each
+    CHUNK; with ``keep_bytes`` the bytes too (base64)."""
+    import base64
+    import hashlib
+
+    mv = memoryview(data)
+    d = dict(
+        name=name,
+        size=len(data),
+        sha256=hashlib.sha256(mv).hexdigest(),
+        chunks=[hashlib.sha256(mv[i : i + CHUNK]).hexdigest() for i in range(0, len(data), CHUNK)],
+    )
+    if keep_bytes:
+        d["data"] = base64.b64encode(data).decode()
+    return d
+
+
+def _stored_memory(memory, keep_bytes: bool) -> list:
+    return [_range_digest(name, data, keep_bytes) for name, data in memory]
+
+
+def _range(e) -> tuple:
+    """A summary's memory entry -> (name, its bytes or None: digests only)."""
+    if isinstance(e, dict):
+        if "data" not in e:
+            return e["name"], None
+        import base64
+
+        return e["name"], base64.b64decode(e["data"])
+    return e[0], e[1]
+
+
+def _memdiff(a, b):
+    """The first difference between two summaries' memory (NumPy's ``a``, CUDA's ``b``), each
+    range as bytes or as digests (_range_digest), or None: equal.  Bytes on both sides: the
+    first differing byte and how many differ; else by digest: the first differing chunk and how
+    many do."""
+    na, nb = [_range(e)[0] for e in a], [_range(e)[0] for e in b]
+    if na != nb:
+        return (
+            f"memory ranges differ: numpy only {[n for n in na if n not in nb]}, "
+            f"cuda only {[n for n in nb if n not in na]}" + ("" if set(na) ^ set(nb) else " (other order)")
+        )
+    for ea, eb in zip(a, b):
+        name, bx = _range(ea)
+        _, by = _range(eb)
+        if bx is not None and by is not None:
+            if bx == by:
+                continue
+            if len(bx) != len(by):
+                return f"{name}: {len(bx)} vs {len(by)} bytes"
+            d = np.flatnonzero(np.frombuffer(bx, np.uint8) != np.frombuffer(by, np.uint8))
+            return f"{name}+{int(d[0]):#x} ({d.size} bytes differ)"
+        da = ea if isinstance(ea, dict) else _range_digest(name, bx)
+        db = eb if isinstance(eb, dict) else _range_digest(name, by)
+        if da["size"] != db["size"]:
+            return f"{name}: {da['size']} vs {db['size']} bytes"
+        if da["sha256"] == db["sha256"]:
+            continue
+        bad = [i for i, (x, y) in enumerate(zip(da["chunks"], db["chunks"])) if x != y]
+        if not bad:  # (the chunks agree, the whole does not: a damaged record)
+            return f"{name}: its SHA-256 differs, no chunk's does"
+        return (
+            f"{name} chunk {bad[0]} (+{bad[0] * CHUNK:#x}) differs "
+            f"({len(bad)} of {len(da['chunks'])} 64 KiB chunks differ)"
+        )
+    return None
+
+
+def compare(n, cfg, s1, s2) -> tuple[str, str]:
+    """NumPy's summary ``s1`` against CUDA's ``s2`` of dispatch ``n`` -> (match: equal | race-ok |
+    DIFFERENT, why): outcome (the refusal's code), escapes and, where both landed, write spans, the three
+    stats and every byte of memory (by digest where a side has only digests).  The one
+    comparison of the live (--jobs workers) and the prepared (--prepared DIR) paths."""
     why = []
     if s1["outcome"] != s2["outcome"]:
         why.append(f"numpy: {s1['refusal']} | cuda: {s2['refusal']}"[:300])
@@ -299,33 +408,37 @@ def _one_fixture(n, mem, cfg, mode, s1, t1, execute_dispatch):
         if s1["spans"] != s2["spans"]:
             why.append(f"write spans differ ({len(s1['spans'])} vs {len(s2['spans'])})")
         for k, v in s1["stats"].items():
-            if v != s2["stats"][k]:
-                why.append(f"{k} {v} vs {s2['stats'][k]}")
+            if v != s2["stats"].get(k):
+                why.append(f"{k} {v} vs {s2['stats'].get(k)}")
         d = _memdiff(s1["memory"], s2["memory"])
-        if d and ":atomics:" in n:
+        if d and ":atomics:" in n and not why:
             d = _atomics_race(n, cfg, s1["memory"], s2["memory"])
             if d is None:
-                return dict(
-                    name=n,
-                    mode=mode,
-                    numpy=s1["outcome"],
-                    cuda=s2["outcome"],
-                    match="race-ok",
-                    numpy_s=t1,
-                    cuda_s=t2,
-                    why="atomic_xchg/cmpxchg order differs (as on hardware); "
+                return (
+                    "race-ok",
+                    "atomic_xchg/cmpxchg order differs (as on hardware); "
                     "order-independent results equal, invariants hold",
-                    device_s=r2.stats.get("device_time_s"),
                 )
         if d:
             why.append("memory: " + d)
+    return ("DIFFERENT" if why else "equal"), "; ".join(why)
+
+
+def _one_fixture(n, mem, cfg, mode, s1, t1, execute_dispatch):
+    """The CUDA half of one dispatch in one mode, compared with NumPy's summary ``s1``."""
+    m2 = copy.deepcopy(mem)
+    t = time.perf_counter()
+    r2 = execute_dispatch(m2, cfg, backend="cuda", mode=mode, cache={})
+    t2 = time.perf_counter() - t
+    s2 = _summary(r2, m2)
+    match, why = compare(n, cfg, s1, s2)
     return dict(
         name=n,
         mode=mode,
         numpy=s1["outcome"],
         cuda=s2["outcome"],
-        match="DIFFERENT" if why else "equal",
-        why="; ".join(why),
+        match=match,
+        why=why,
         numpy_s=t1,
         cuda_s=t2,
         device_s=r2.stats.get("device_time_s"),
@@ -340,22 +453,486 @@ def _atomics_race(n, cfg, mem1, mem2):
     from reference import cases as C
 
     racy = ("counters", "old")
-    d = _memdiff([m for m in mem1 if m[0] not in racy], [m for m in mem2 if m[0] not in racy])
+    d = _memdiff([m for m in mem1 if _range(m)[0] not in racy], [m for m in mem2 if _range(m)[0] not in racy])
     if d:
         return d
     shape = n.rsplit(":", 1)[1]
     case = next(c for c in C.cases_for("atomics", cfg.wave_size) if c.shape.name == shape)
-    arr = lambda mem, k: np.frombuffer(dict(mem)[k], np.int32)  # noqa: E731
+    got1, got2 = dict(map(_range, mem1)), dict(map(_range, mem2))
+    if any(got[k] is None for got in (got1, got2) for k in racy):
+        return "atomics: the NumPy bytes were not kept (prepared without them)"
+    arr = lambda got, k: np.frombuffer(got[k], np.int32)  # noqa: E731
     try:
         C.compare_atomics(
             case,
-            {"counters": arr(mem1, "counters")},
-            {"counters": arr(mem2, "counters"), "old": arr(mem2, "old")},
+            {"counters": arr(got1, "counters")},
+            {"counters": arr(got2, "counters"), "old": arr(got2, "old")},
             {},
         )
     except AssertionError as e:
         return f"atomics: {str(e)[:300]}"
     return None
+
+
+# ---- the CPU half on one machine, the CUDA half on another (--prepare DIR, --prepared DIR)
+PREPARED = "prepared.json.gz"  # the manifest and every item's CPU half
+CACHE_ARCHIVE = "cuda-cache.tar.xz"  # the disk cache the workers built (WAVELIFT_CUDA_CACHE)
+SCRATCH_NAME = "scratch_dispatches.pkl.gz"  # the scratch tests' dispatches (--scratch-dispatches)
+PREPARED_VERSION = 1
+
+
+def _item_keys(items) -> list[str]:
+    """Each item's name, made unique (a repeated name gets ' [k]')."""
+    seen: dict = {}
+    keys = []
+    for n, _m, _c in items:
+        seen[n] = seen.get(n, 0) + 1
+        keys.append(n if seen[n] == 1 else f"{n} [{seen[n]}]")
+    return keys
+
+
+def _input_digest(mem, cfg) -> str:
+    """SHA-256 of a dispatch's config and memory before it runs: a prepared item is the same
+    dispatch only where this matches."""
+    import hashlib
+
+    h = hashlib.sha256(repr(cfg).encode())
+    for x in mem:
+        h.update(f"\0{_range_name(x)}\0{x.base}\0{len(x.data)}\0".encode())
+        h.update(memoryview(x.data))
+    return h.hexdigest()
+
+
+def _code_digest() -> str:
+    """SHA-256 over every file of wavelift/ (path and content) but build outputs: the code both
+    halves ran."""
+    import hashlib
+
+    h = hashlib.sha256()
+    pkg = ROOT / "wavelift"
+    for p in sorted(pkg.rglob("*")):
+        if p.is_file() and "__pycache__" not in p.parts and p.suffix not in (".pyc", ".so", ".o"):
+            h.update(f"{p.relative_to(ROOT)}\0".encode())
+            h.update(hashlib.sha256(p.read_bytes()).digest())
+    return h.hexdigest()
+
+
+def _git_state() -> str | None:
+    """HEAD, '+dirty' where a tracked file differs from it; None without git."""
+    import subprocess
+
+    try:
+        head = subprocess.run(
+            ["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return head + ("+dirty" if dirty else "")
+
+
+def _settings_env() -> dict:
+    """The WAVELIFT_ settings this process runs with, but the cache's place and the build tier
+    (neither changes a module key, a module's source or its cubin)."""
+    return {
+        k: v
+        for k, v in sorted(os.environ.items())
+        if k.startswith("WAVELIFT_") and k not in ("WAVELIFT_CUDA_CACHE", "WAVELIFT_CUDA_TIER")
+    }
+
+
+def _versions() -> dict:
+    from wavelift.backends.cuda.compile import nvrtc_version
+
+    return dict(nvrtc=nvrtc_version(), numpy=np.__version__, python=sys.version.split()[0])
+
+
+def prepare(args) -> int:
+    """--prepare DIR: the CPU half of every fixture item (--jobs worker processes: the modules
+    built for --arch into a fresh disk cache, lean siblings included, and NumPy run), written
+    into DIR: PREPARED (the manifest, and per item its modes' compile records and NumPy
+    summaries, memory as digests), CACHE_ARCHIVE (the disk cache) and SCRATCH_NAME (unless
+    --scratch-dispatches names another file).  No GPU needed."""
+    import gzip
+    import tarfile
+
+    from wavelift.backends.cuda import stored
+    from wavelift.backends.cuda.compile import DEFAULT_ARCH
+    from wavelift.backends.disk_cache import private_temp
+
+    t0 = time.perf_counter()
+    d = pathlib.Path(args.prepare)
+    d.mkdir(parents=True, exist_ok=True)
+    arch = args.arch or DEFAULT_ARCH
+    if SCRATCH_FILE == str(d / SCRATCH_NAME) and not args.scratch_dispatches:
+        (d / SCRATCH_NAME).unlink(missing_ok=True)  # (DIR's own: recorded anew)
+    items = collect_items(args)
+    keys = _item_keys(items)
+    tmp = private_temp("wl-prepare-cache-")
+    if (d / CACHE_ARCHIVE).exists():  # (a module built before is not built again: its entry
+        # names hold everything its build depends on, compile.disk_name and stored.entry_name)
+        n = _unpack_cache(d / CACHE_ARCHIVE, pathlib.Path(tmp.name))
+        log(f"(prepare: the cache seeded with {n} files of {d / CACHE_ARCHIVE})")
+    jobs = [
+        dict(
+            mem=m,
+            cfg=c,
+            modes=None,  # (the worker's translation finds them)
+            arch=arch,
+            cache=tmp.name,
+            prepare=True,
+            keep_bytes=":atomics:" in n,
+        )
+        for n, m, c in items
+    ]
+    by = f"handed to {args.jobs} worker processes" if args.jobs else "in this process"
+    log(f"(prepare: {len(items)} dispatches for {arch} {by})")
+    if args.jobs:
+        ex = cf.ProcessPoolExecutor(
+            max_workers=args.jobs, mp_context=__import__("multiprocessing").get_context("spawn")
+        )
+        futs = {ex.submit(_guard_precompile, j): k for j, k in zip(jobs, keys)}
+        got = ((futs[f], _died(f) or f.result()) for f in cf.as_completed(futs))
+    else:  # (--jobs 0: in this process, one after the other)
+        got = ((k, _guard_precompile(j)) for j, k in zip(jobs, keys))
+    records: dict = {}
+    inputs = {k: _input_digest(m, c) for k, (_n, m, c) in zip(keys, items)}
+    partial = d / "prepared.partial.jsonl"  # (as they come: a long run cut off keeps what it did)
+    with partial.open("w") as pf:
+        for done, (k, res) in enumerate(got, 1):
+            rec: dict = dict(name=k, input=inputs[k])
+            if isinstance(res, str):
+                rec["error"] = res
+                what = "ERROR " + res[:200]
+            else:
+                rec["modes"] = res
+                what = " ".join(
+                    f"{r['mode']}:{r['summary']['outcome']} build {r['compile_s'] or 0:.1f}s {r['compiled_by']}"
+                    + (f" lean {r['lean'][0]:.1f}s {r['lean'][1]}" if r["lean"] else "")
+                    + f" numpy {r['numpy_s']:.2f}s"
+                    for r in res
+                )
+            records[k] = rec
+            pf.write(json.dumps(rec) + "\n")
+            pf.flush()
+            log(f"   [{done}/{len(jobs)} {time.perf_counter() - t0:6.0f}s] {k[:70]:70s} {what}")
+    if args.jobs:
+        ex.shutdown()
+    man = dict(
+        version=PREPARED_VERSION,
+        made=time.strftime("%Y-%m-%d %H:%M:%S"),
+        git=_git_state(),
+        code=_code_digest(),
+        stored_code=stored.code_fingerprint(),
+        arch=arch,
+        versions=_versions(),
+        settings=_settings_env(),
+        only=args.only,
+        scratch=str(pathlib.Path(SCRATCH_FILE).resolve()) if SCRATCH_FILE else None,
+        prepare_s=time.perf_counter() - t0,
+        items=[records[k] for k in keys],
+    )
+    (d / PREPARED).write_bytes(gzip.compress(json.dumps(man).encode(), 9))
+    # the cache as one archive of the files of the entries this run used (flat: disk_cache's
+    # <name>.sha256 and <name>-<digest[:16]><suffix>)
+    used = {e for r in records.values() for m in r.get("modes", ()) for e in m["entries"]}
+    t = time.perf_counter()
+    raw = 0
+    new = d / (CACHE_ARCHIVE + ".new")
+    with tarfile.open(new, "w:xz", preset=6) as tar:
+        for p in sorted(pathlib.Path(tmp.name).iterdir()):
+            entry = p.name[: -len(".sha256")] if p.name.endswith(".sha256") else p.name.rsplit("-", 1)[0]
+            if p.is_file() and not p.name.startswith(".") and entry in used:
+                raw += p.stat().st_size
+                tar.add(p, arcname=p.name)
+    new.replace(d / CACHE_ARCHIVE)
+    tmp.cleanup()
+    partial.unlink()
+    errors = sum("error" in r for r in records.values())
+    rows = sum(len(r.get("modes", ())) for r in records.values())
+    sizes = {p.name: p.stat().st_size for p in sorted(d.iterdir()) if p.is_file()}
+    log(
+        f"\nprepared {len(items)} dispatches ({rows} rows, {errors} errors) in "
+        f"{time.perf_counter() - t0:.0f} s into {d}: "
+        + ", ".join(f"{k} {v / 2**20:.1f} MiB" for k, v in sizes.items())
+        + f"; the cache {raw / 2**20:.1f} MiB before compression ({time.perf_counter() - t:.0f} s); "
+        f"all {sum(sizes.values()) / 2**20:.1f} MiB"
+    )
+    return 0
+
+
+def _unpack_cache(archive: pathlib.Path, cache: pathlib.Path) -> int:
+    """CACHE_ARCHIVE's files written into the private directory ``cache`` by this process
+    (disk_cache's rules: files of this user that nobody else may write; each entry is checked
+    against its digest when read) -> how many."""
+    import tarfile
+
+    from wavelift.backends import disk_cache
+
+    n = 0
+    with tarfile.open(archive, "r:xz") as tar:
+        for mem in tar:
+            name = pathlib.PurePosixPath(mem.name).name
+            f = tar.extractfile(mem) if mem.isfile() else None
+            if f is None or name != mem.name or name.startswith("."):
+                raise ValueError(f"{archive}: {mem.name!r} is not a cache entry")
+            disk_cache.write_atomic(cache, name, f.read())
+            n += 1
+    return n
+
+
+def _died(fut) -> str | None:
+    """Why a worker process gave no result (it died: the pool is broken), else None."""
+    e = fut.exception()
+    return None if e is None else f"worker died: {type(e).__name__}: {str(e)[:300]}"
+
+
+class Unprepared(str):
+    """An item the prepared DIR has no CPU half for (the reason)."""
+
+
+def _load_prepared(args, arch):
+    """--prepared DIR: its manifest (warnings where it was made by other code, settings, arch or
+    versions), its disk cache extracted into a fresh private directory (written by this user:
+    disk_cache's rules; DIR's cubins run as code, so use a DIR you made) -> (manifest, the
+    directory's TemporaryDirectory, a function that undoes the fingerprint's substitution)."""
+    import gzip
+
+    from wavelift.backends import disk_cache
+    from wavelift.backends.cuda import stored
+
+    d = pathlib.Path(args.prepared)
+    man = json.loads(gzip.decompress((d / PREPARED).read_bytes()))
+    if man.get("version") != PREPARED_VERSION:
+        raise ValueError(f"{d / PREPARED}: version {man.get('version')}, not {PREPARED_VERSION}")
+    warn = []
+    same_code = man["code"] == _code_digest()
+    if not same_code:
+        warn.append(
+            f"made by other code (wavelift/ differs: DIR's tree {man['git']}, this {_git_state()}): "
+            "its NumPy halves may not be this code's"
+        )
+    if man["arch"] != arch:
+        warn.append(f"built for {man['arch']}, this GPU is {arch}: every module compiles here")
+    here = _versions()
+    for k, v in man["versions"].items():
+        if here.get(k) != v:
+            warn.append(
+                f"{k} {v} there, {here.get(k)} here"
+                + (": every module compiles here" if k == "nvrtc" else "")
+            )
+    if man["settings"] != _settings_env():
+        warn.append(
+            f"settings differ: DIR's {man['settings']}, here {_settings_env()} (module keys may differ)"
+        )
+    for w in warn:
+        log(f"WARNING: prepared DIR {d}: {w}")
+    REPORT["prepared"] = dict(
+        dir=str(d),
+        git=man["git"],
+        here_git=_git_state(),
+        same_code=same_code,
+        warnings=warn,
+        made=man["made"],
+    )
+    tmp = disk_cache.private_temp("wl-prepared-cache-")
+    cache = pathlib.Path(tmp.name)
+    n = _unpack_cache(d / CACHE_ARCHIVE, cache)
+    fingerprint = stored.code_fingerprint
+    if same_code:
+        # the generation entries are named by stored.code_fingerprint: path, size and mtime of
+        # the code, which a copy of the tree need not keep; wavelift/ is the same by content,
+        # so DIR's fingerprint names this code's entries too (else: each module is generated
+        # again here and its cubin found by its source)
+        stored.code_fingerprint = lambda: man["stored_code"]
+    log(f"(prepared DIR {d}: made {man['made']} from {man['git']}; {n} cache files into {cache})")
+    return man, tmp, lambda: setattr(stored, "code_fingerprint", fingerprint)
+
+
+class _Builds:
+    """Where the modules of the CUDA half came from: generation entries found, cubins read from
+    the disk, NVRTC builds here (backends.cuda's _stored_build and _compile, counted)."""
+
+    def __init__(self):
+        import wavelift.backends.cuda as C
+
+        self.stored = self.generated = self.disk = 0
+        self.nvrtc: list = []
+        stored_build, compile_ = C._stored_build, C._compile
+
+        def counted_stored(*a):
+            got = stored_build(*a)
+            if got is None:
+                self.generated += 1
+            else:
+                self.stored += 1
+            return got
+
+        def counted_compile(*a):
+            got = compile_(*a)
+            if got[2] == "disk":
+                self.disk += 1
+            else:
+                self.nvrtc.append(got[1])
+            return got
+
+        C._stored_build, C._compile = counted_stored, counted_compile
+        self.undo = lambda: setattr(C, "_stored_build", stored_build) or setattr(C, "_compile", compile_)
+
+    def report(self) -> dict:
+        return dict(
+            stored=self.stored,
+            generated=self.generated,
+            cubin_disk=self.disk,
+            nvrtc_here=len(self.nvrtc),
+            nvrtc_here_s=sum(self.nvrtc),
+        )
+
+
+def start_fixtures(args, arch):
+    """Collect every fixture dispatch and start its CPU half: live, each handed to a worker
+    process, which compiles its CUDA modules (cold NVRTC into a fresh disk cache) and runs the
+    NumPy half, while the benchmarks use the GPU; with --prepared DIR, read from DIR (no
+    workers).  The GPU half runs in this process (finish_fixtures)."""
+    items = collect_items(args)
+    if args.prepared:
+        man, tmp, restore = _load_prepared(args, arch)
+        records = {r["name"]: r for r in man["items"]}
+        keys = _item_keys(items)
+        inputs = [_input_digest(m, c) for _n, m, c in items]
+        extra = sorted(set(records) - set(keys))
+        extra = [k for k in extra if not args.only or picked(args, k)]
+        if extra:
+            log(f"WARNING: {len(extra)} prepared items are not collected here: {extra[:5]}")
+            REPORT["prepared"]["not_collected"] = extra
+
+        def result(i, left):
+            if left <= 0:
+                raise cf.TimeoutError
+            r = records.get(keys[i])
+            if r is None:
+                return Unprepared("not in the prepared DIR")
+            if r["input"] != inputs[i]:
+                return Unprepared("its inputs differ from the prepared DIR's (fixtures changed since)")
+            return r.get("error") or r["modes"]
+
+        def modes(i):
+            r = records.get(keys[i])
+            return len(r["modes"]) if r and "modes" in r else 1
+
+        builds = _Builds()
+
+        def close():
+            builds.undo()
+            restore()
+            tmp.cleanup()
+
+        return dict(
+            items=items,
+            result=result,
+            modes=modes,
+            close=close,
+            t=time.perf_counter(),
+            cache=tmp.name,
+            builds=builds,
+        )
+    cache_dir = tempfile.mkdtemp(prefix="wl-cuda-cache-")
+    os.environ["WAVELIFT_CUDA_CACHE"] = cache_dir
+    jobs = [
+        dict(mem=m, cfg=c, modes=dispatch_modes(m, c), arch=arch, cache=cache_dir, prepare=False)
+        for _n, m, c in items
+    ]
+    ex = cf.ProcessPoolExecutor(
+        max_workers=max(args.jobs, 1), mp_context=__import__("multiprocessing").get_context("spawn")
+    )
+    futs = [ex.submit(_guard_precompile, j) for j in jobs]
+    log(f"\n(fixtures: {len(items)} dispatches handed to {args.jobs} worker processes)")
+    return dict(
+        items=items,
+        result=lambda i, left: futs[i].result(timeout=max(left, 0.1)),
+        modes=lambda i: len(jobs[i]["modes"]),
+        close=lambda: ex.shutdown(wait=False, cancel_futures=True),
+        t=time.perf_counter(),
+        cache=cache_dir,
+        builds=None,
+    )
+
+
+def finish_fixtures(fx, args):
+    from wavelift.run.execute import execute_dispatch
+
+    items = fx["items"]
+    os.environ["WAVELIFT_CUDA_CACHE"] = fx["cache"]  # the modules the workers compiled
+    log(f"\n== (a) fixtures: {len(items)} dispatches, NumPy lane vs CUDA ==")
+    log(f"   {'dispatch':58s} {'mode':4s} {'numpy':22s} {'cuda':22s} {'match':6s} {'np s':>7s} {'cu s':>7s}")
+    counts = {"equal": 0, "race-ok": 0, "DIFFERENT": 0, "error": 0, "skipped": 0}
+    if args.prepared:
+        counts["unprepared"] = 0
+    times = []
+    for i, (n, m, c) in enumerate(items):
+        left = args.time_limit - (time.perf_counter() - T0)
+        try:
+            res = fx["result"](i, left)
+        except cf.TimeoutError:
+            counts["skipped"] += fx["modes"](i)
+            log(f"   {n[:58]:58s} SKIPPED (time limit; rerun with --only)")
+            continue
+        if isinstance(res, Unprepared):
+            counts["unprepared"] += 1
+            REPORT.setdefault("unprepared", []).append(dict(name=n, why=str(res)))
+            log(f"   {n[:58]:58s} NOT PREPARED ({res})")
+            continue
+        if isinstance(res, str):
+            REPORT["errors"].append(f"{n}: {res}")
+            counts["error"] += 1
+            log(f"   {n[:58]:58s} ERROR {res[:200]}")
+            continue
+        for r in res:
+            if r["compiled_by"] == "nvrtc":
+                times.append(r["compile_s"])
+            mode = r["mode"]
+            row = guarded(f"fixture {n} {mode}")(_one_fixture)(
+                n, m, c, mode, r["summary"], r["numpy_s"], execute_dispatch
+            )
+            if row is None:
+                counts["error"] += 1
+                continue
+            counts[row["match"]] += 1
+            REPORT["fixtures"].append(row)
+            log(
+                f"   {n[:58]:58s} {mode:4s} {row['numpy'][:22]:22s} {row['cuda'][:22]:22s} "
+                f"{row['match']:6s} {row['numpy_s']:7.3f} {row['cuda_s']:7.3f}"
+                + (f"  {row['why']}" if row.get("why") else "")
+            )
+    fx["close"]()
+    if fx["builds"] is not None:  # (the compile times are the preparing machine's: not reported)
+        got = fx["builds"].report()
+        REPORT["prepared"]["builds"] = got
+        log(
+            f"   modules: {got['stored']} generation entries found, {got['generated']} generated here; "
+            f"cubins from the prepared cache {got['cubin_disk']}, NVRTC here {got['nvrtc_here']} "
+            f"({got['nvrtc_here_s']:.0f} s)"
+        )
+    elif times:
+        REPORT["compile"]["fixtures"] = dict(
+            modules=len(times),
+            total_s=sum(times),
+            mean_s=float(np.mean(times)),
+            max_s=max(times),
+            wall_s=time.perf_counter() - fx["t"],
+            jobs=args.jobs,
+        )
+        log(
+            f"   cold NVRTC: {len(times)} modules, mean {np.mean(times):.2f} s, max {max(times):.2f} s "
+            f"(in {args.jobs} worker processes, next to the NumPy runs)"
+        )
+    REPORT["fixture_counts"] = counts
+    log(f"   fixtures: {counts}")
 
 
 # ---------------------------------------------------------------------------------- bench
@@ -770,7 +1347,7 @@ def benchmarks(args, arch):
         REPORT["compile"]["native_module_s"] = _NATIVE["compile_s"]
 
 
-def main():
+def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument(
         "--only",
@@ -782,7 +1359,13 @@ def main():
     ap.add_argument("--skip-numpy", action="store_true", help="no NumPy runs in the benchmarks")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--jobs", type=int, default=max(1, min(12, (os.cpu_count() or 2) - 2)))
+    ap.add_argument(
+        "--jobs",
+        type=int,
+        default=None,
+        help="worker processes for the CPU half (default: the cores less 2, at most 12; with "
+        "--prepare, every core)",
+    )
     ap.add_argument(
         "--time-limit",
         type=float,
@@ -796,9 +1379,49 @@ def main():
         help="load the scratch-test dispatches from FILE (gzipped pickle); when FILE does "
         "not exist, record them into it (and, without CUDA, stop there)",
     )
-    args = ap.parse_args()
+    ap.add_argument(
+        "--prepare",
+        default="",
+        metavar="DIR",
+        help="no GPU needed: run the fixtures' CPU half (modules built for --arch, NumPy) and "
+        "write it into DIR for --prepared; then stop",
+    )
+    ap.add_argument(
+        "--arch",
+        default="",
+        help="--prepare: the CUDA arch the modules are built for, as device_arch spells it "
+        "(default sm_90: the H100's and H200's)",
+    )
+    ap.add_argument(
+        "--prepared",
+        default="",
+        metavar="DIR",
+        help="the fixtures' CPU half from DIR (--prepare's): no worker processes, no NVRTC for "
+        "the modules DIR's cache holds; only the CUDA half runs here",
+    )
+    return ap
+
+
+def parse(argv=None):
+    """The arguments, with what they leave to be worked out (the workers, the scratch file)."""
+    args = parser().parse_args(argv)
+    if args.prepare and args.prepared:
+        parser().error("--prepare and --prepared exclude each other")
+    if args.jobs is None:
+        cores = os.cpu_count() or 2
+        args.jobs = cores if args.prepare else max(1, min(12, cores - 2))
     global SCRATCH_FILE
     SCRATCH_FILE = args.scratch_dispatches or None
+    if not SCRATCH_FILE and (args.prepare or args.prepared):
+        # (DIR's recording: recorded by --prepare where llvm-mc-19 is, loaded by --prepared)
+        SCRATCH_FILE = str(pathlib.Path(args.prepare or args.prepared) / SCRATCH_NAME)
+    return args
+
+
+def main(argv=None):
+    args = parse(argv)
+    if args.prepare:
+        return prepare(args)
     from wavelift.backends import cuda
 
     if SCRATCH_FILE and not pathlib.Path(SCRATCH_FILE).exists() and cuda.available() is not True:
