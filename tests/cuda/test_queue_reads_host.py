@@ -90,6 +90,15 @@ def _full_queue_lengths(n: int) -> list:
     return out
 
 
+def _rigged(monkeypatch, vadd, player):
+    """vadd's memory copied and rigged (``rig``) with ``player`` (LeanPlayer, FlaggingLean, ...)
+    over its slots: (memory, config, the rig, a fresh module cache)."""
+    mem0, cfg, slots = vadd
+    mem = copy.deepcopy(mem0)
+    fm = rig(monkeypatch, mem, cfg, lambda p, model, c: player(p, model, c, slots))
+    return mem, cfg, fm, {}
+
+
 # ---- (1) the stencil's stream: its kernargs' reads do not drain the queue ---------------------
 
 
@@ -185,10 +194,7 @@ def test_a_read_of_a_window_a_queued_launch_may_write_reads_the_queue(monkeypatc
     _build(monkeypatch, build)
     if build == "lean":
         monkeypatch.setattr(RT, "_writable", lambda m, windows: frozenset(windows))
-    mem0, cfg, slots = vadd
-    mem = copy.deepcopy(mem0)
-    fm = rig(monkeypatch, mem, cfg, lambda p, model, c: StrayLater(p, model, c, slots))
-    cache: dict = {}
+    mem, cfg, fm, cache = _rigged(monkeypatch, vadd, StrayLater)
     a = next(x for x in mem if x.name == "a")
     before = bytes(mem.read(a.base, 4))
     rs = _queued(mem, cfg, cache, 4)  # (full, kept, two deferred: each wrote c alone)
@@ -217,10 +223,7 @@ def test_a_read_of_bytes_a_queued_failed_lean_launch_wrote_is_refused(monkeypatc
     before it landed, it refused.  Fails with a read never reading the queue (the flagged run's
     bytes read as if landed)."""
     _build(monkeypatch, "lean")
-    mem0, cfg, slots = vadd
-    mem = copy.deepcopy(mem0)
-    fm = rig(monkeypatch, mem, cfg, lambda p, model, c: FlaggingLean(p, model, c, slots))
-    cache: dict = {}
+    mem, cfg, fm, cache = _rigged(monkeypatch, vadd, FlaggingLean)
     rs = _queued(mem, cfg, cache, 4)
     res = mem.resident
     assert len(res.pending) == 2 and rs[-1].__dict__["_resident"] is res  # (queued, not read)
@@ -282,10 +285,7 @@ def test_a_read_elsewhere_amid_a_failed_queued_launch_is_exact_and_the_failure_s
     next dispatch refused before any launch, and a, b and the kernel arguments still read as
     before (they were not lost).  Fails with every read reading the queue (before h165)."""
     _build(monkeypatch, "lean")
-    mem0, cfg, slots = vadd
-    mem = copy.deepcopy(mem0)
-    fm = rig(monkeypatch, mem, cfg, lambda p, model, c: FlaggingLean(p, model, c, slots))
-    cache: dict = {}
+    mem, cfg, fm, cache = _rigged(monkeypatch, vadd, FlaggingLean)
     rs = _queued(mem, cfg, cache, 3)
     fm.flag = True
     rs += _queued(mem, cfg, cache, 1)
@@ -326,10 +326,7 @@ def test_a_host_write_or_a_handed_out_array_reads_the_whole_queue(monkeypatch, v
     find the memory it was launched on; every result and byte the model's.  Fails with touch
     reading only what ``pull`` reads, or Allocation.data a plain pull."""
     _build(monkeypatch, "lean")
-    mem0, cfg, slots = vadd
-    mem = copy.deepcopy(mem0)
-    fm = rig(monkeypatch, mem, cfg, lambda p, model, c: LeanPlayer(p, model, c, slots))
-    cache: dict = {}
+    mem, cfg, fm, cache = _rigged(monkeypatch, vadd, LeanPlayer)
     rs = _queued(mem, cfg, cache, 4)
     res = mem.resident
     assert len(res.pending) == 2
