@@ -2,7 +2,10 @@
 """SASS instruction counts of the CUDA backend's benchmark kernels, whole and in their loops, by
 what each instruction is for -- without a GPU (issue 24: the LDS/barrier kernels' kernel time).
 
-    NVDISASM=/path/to/nvdisasm python bench/sass_costs.py [KERNEL ...]   # default: lds.cl's five
+    NVDISASM=/path/to/nvdisasm python bench/sass_costs.py [--proved] [KERNEL ...]   # default: lds.cl's five
+
+``--proved``: the lean build (WL_PROVED, decision 0049's amendment h148), which a dispatch run in
+place on a proof launches -- the default since h163 -- instead of the module's own build.
 
 For each kernel: the module as the backend generates it (tools/cuda_sass.py: NVRTC with the
 backend's options and occupancy rule, sm_90), its SASS by nvdisasm with line info, and
@@ -129,8 +132,12 @@ def loops(blocks, succ, hot):
     return out
 
 
-def report(name, nvd, outdir):
+def report(name, nvd, outdir, proved=False):
     src = CS.module_source(name)
+    if proved:
+        from wavelift.backends.cuda import PROVED_DEFINE
+
+        src = PROVED_DEFINE + src
     cubin, regs = CS.build(src, "sm_90", True)
     tag = CS.tag_of(name)
     sass = CS.disassemble(nvd, cubin, outdir / f"{tag}.cubin")
@@ -196,15 +203,24 @@ def main():
         raise SystemExit(
             "needs nvdisasm (pip nvidia-cuda-nvdisasm: nvidia/cu13/bin/nvdisasm) on PATH or in NVDISASM"
         )
-    names = sys.argv[1:] or ["matmul16", "histogram", "stencil5", "reduce1024", "scan256"]
+    args = sys.argv[1:]
+    proved = "--proved" in args
+    names = [a for a in args if a != "--proved"] or [
+        "matmul16",
+        "histogram",
+        "stencil5",
+        "reduce1024",
+        "scan256",
+    ]
     outdir = pathlib.Path(tempfile.gettempdir()) / "wavelift-sass-costs"
     outdir.mkdir(parents=True, exist_ok=True)
     print(
         f"# settings: {' '.join(f'{k}={v}' for k, v in sorted(os.environ.items()) if k.startswith('WAVELIFT_')) or '(defaults)'}"
     )
     print(f"# listings: {outdir}/<kernel>.sass (each SASS line with its generated CUDA line)")
+    print("# build: " + ("the lean build (WL_PROVED)" if proved else "the module's own build"))
     for name in names:
-        report(name, nvd, outdir)
+        report(name, nvd, outdir, proved)
 
 
 if __name__ == "__main__":
