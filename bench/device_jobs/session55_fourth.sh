@@ -7,3 +7,4 @@ nvidia-smi --query-gpu=name --format=csv,noheader
 timeout 70 python3 bench/device_jobs/stream_profile.py 100 --stencil > $OUT/stream_profile_stencil.txt 2>&1
 grep -E "^round|^first" $OUT/stream_profile_stencil.txt
 sed -n '/==== cProfile by tottime/,/==== cProfile by cumulative/p' $OUT/stream_profile_stencil.txt | grep -E "^ +[0-9]" | head -20 | cut -c1-190
+sed -n '/==== cProfile by cumulative/,$p' $OUT/stream_profile_stencil.txt | grep -E "^ +[0-9]" | head -28 | cut -c1-190
