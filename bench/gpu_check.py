@@ -46,6 +46,7 @@ from __future__ import annotations
 import argparse
 import concurrent.futures as cf
 import copy
+import io
 import json
 import os
 import pathlib
@@ -685,6 +686,60 @@ def _unpack_cache(archive: pathlib.Path, cache: pathlib.Path) -> int:
     return n
 
 
+def split_prepared(args) -> int:
+    """--split-prepared DIR --parts N: DIR (--prepare's) as N part DIRs, DIR/part-I-of-N, each a
+    DIR of its own for --prepared: its share of the items (balanced by the cache bytes they use),
+    the cache entries those use and the scratch dispatches among them.  A device call copies the
+    tracked tree and the carried paths within 64 MiB together, so a whole DIR (52 MiB for every
+    fixture) does not fit one; a part does.  No GPU, no build: the records are DIR's."""
+    import gzip
+    import pickle
+    import tarfile
+
+    d = pathlib.Path(args.split_prepared)
+    n = args.parts
+    man = json.loads(gzip.decompress((d / PREPARED).read_bytes()))
+    if man.get("version") != PREPARED_VERSION or man.get("part"):
+        raise SystemExit(f"{d}: not a whole prepared DIR of version {PREPARED_VERSION}")
+    with tarfile.open(d / CACHE_ARCHIVE, "r:xz") as tar:
+        files = {m.name: tar.extractfile(m).read() for m in tar if m.isfile()}  # type: ignore[union-attr]
+
+    def entry(name: str) -> str:  # (prepare's naming: <name>.sha256, <name>-<digest[:16]><suffix>)
+        return name[: -len(".sha256")] if name.endswith(".sha256") else name.rsplit("-", 1)[0]
+
+    size: dict = {}
+    for f, b in files.items():
+        size[entry(f)] = size.get(entry(f), 0) + len(b)
+    used = [{e for m in r.get("modes", ()) for e in m["entries"]} for r in man["items"]]
+    # (largest first, each to the part holding the fewest bytes: an entry two items share counts
+    # once in a part)
+    parts: list = [([], set()) for _ in range(n)]
+    for i in sorted(range(len(used)), key=lambda i: -sum(size.get(e, 0) for e in used[i])):
+        got = min(parts, key=lambda p: sum(size.get(e, 0) for e in p[1] | used[i]))
+        got[0].append(i)
+        got[1].update(used[i])
+    scratch = d / SCRATCH_NAME
+    recorded = pickle.loads(gzip.decompress(scratch.read_bytes())) if scratch.exists() else []
+    for k, (idx, entries) in enumerate(parts, 1):
+        out = d / f"part-{k}-of-{n}"
+        out.mkdir(exist_ok=True)
+        items = [man["items"][i] for i in sorted(idx)]
+        names = {r["name"] for r in items}
+        pm = dict(man, items=items, part=f"{k}/{n}", scratch=str((out / SCRATCH_NAME).resolve()))
+        (out / PREPARED).write_bytes(gzip.compress(json.dumps(pm).encode(), 9))
+        with tarfile.open(out / CACHE_ARCHIVE, "w:xz", preset=6) as tar:
+            for f in sorted(files):
+                if entry(f) in entries:
+                    info = tarfile.TarInfo(f)
+                    info.size = len(files[f])
+                    tar.addfile(info, io.BytesIO(files[f]))
+        mine = [x for x in recorded if x[0] in names]
+        (out / SCRATCH_NAME).write_bytes(gzip.compress(pickle.dumps(mine), 6))
+        mib = sum(p.stat().st_size for p in out.iterdir()) / 2**20
+        log(f"{out}: {len(items)} items ({len(mine)} of the scratch tests'), {mib:.1f} MiB")
+    return 0
+
+
 def _died(fut) -> str | None:
     """Why a worker process gave no result (it died: the pool is broken), else None."""
     e = fut.exception()
@@ -803,6 +858,11 @@ def start_fixtures(args, arch):
         man, tmp, restore = _load_prepared(args, arch)
         records = {r["name"]: r for r in man["items"]}
         keys = _item_keys(items)
+        if man.get("part"):  # (a part DIR, --split-prepared's: its items only, the others' parts
+            # run them; their keys as the whole collection makes them)
+            mine = [i for i, k in enumerate(keys) if k in records]
+            log(f"(prepared part {man['part']}: {len(mine)} of the {len(items)} items collected here)")
+            items, keys = [items[i] for i in mine], [keys[i] for i in mine]
         inputs = [_input_digest(m, c) for _n, m, c in items]
         extra = sorted(set(records) - set(keys))
         extra = [k for k in extra if not args.only or picked(args, k)]
@@ -1392,6 +1452,14 @@ def parser() -> argparse.ArgumentParser:
         "(default sm_90: the H100's and H200's)",
     )
     ap.add_argument(
+        "--split-prepared",
+        default="",
+        metavar="DIR",
+        help="write DIR (--prepare's) as --parts part DIRs DIR/part-I-of-N for --prepared, each small "
+        "enough to carry to a device call; then stop",
+    )
+    ap.add_argument("--parts", type=int, default=4, help="--split-prepared: how many parts")
+    ap.add_argument(
         "--prepared",
         default="",
         metavar="DIR",
@@ -1421,6 +1489,8 @@ def main(argv=None):
     args = parse(argv)
     if args.prepare:
         return prepare(args)
+    if args.split_prepared:
+        return split_prepared(args)
     from wavelift.backends import cuda
 
     if SCRATCH_FILE and not pathlib.Path(SCRATCH_FILE).exists() and cuda.available() is not True:

@@ -157,10 +157,10 @@ def test_prepare_and_prepared_round_trip(monkeypatch, tmp_path):
 
     monkeypatch.setattr(X, "execute_dispatch", cuda_by_numpy)
 
-    def prepared(only):
+    def prepared(only, where=d):
         monkeypatch.setattr(G, "T0", time.perf_counter())
         monkeypatch.setattr(G, "REPORT", {"fixtures": [], "bench": [], "compile": {}, "errors": []})
-        args = G.parse(["--prepared", str(d), "--only", only, *common])
+        args = G.parse(["--prepared", str(where), "--only", only, *common])
         fx = G.start_fixtures(args, "sm_90")
         G.finish_fixtures(fx, args)
         return G.REPORT
@@ -175,6 +175,28 @@ def test_prepare_and_prepared_round_trip(monkeypatch, tmp_path):
     )
     assert rep["unprepared"] == [dict(name=UNPREPARED, why="not in the prepared DIR")]
     assert stored.code_fingerprint() == "a copy of the tree: other mtimes"  # (undone)
+    # --split-prepared: two part DIRs of one item each, each with its item's cache entries; a
+    # part runs its own item only (the other is neither run nor reported unprepared)
+    assert G.split_prepared(G.parse(["--split-prepared", str(d), "--parts", "2"])) == 0
+    seen = []
+    for k in (1, 2):
+        part = d / f"part-{k}-of-2"
+        pm = json.loads(gzip.decompress((part / G.PREPARED).read_bytes()))
+        ((r,),) = [pm["items"]]
+        assert pm["part"] == f"{k}/2" and (part / G.SCRATCH_NAME).exists()
+        with tarfile.open(part / G.CACHE_ARCHIVE) as tar:
+            names = set(tar.getnames())
+        assert {n.rsplit("-", 1)[0] if not n.endswith(".sha256") else n[:-7] for n in names} == set(
+            r["modes"][0]["entries"]
+        )
+        builds.clear()
+        rep = prepared(only, part)
+        assert rep["fixture_counts"] == dict(
+            equal=1, DIFFERENT=0, error=0, skipped=0, unprepared=0, **{"race-ok": 0}
+        ), rep["fixture_counts"]
+        assert [x["name"] for x in rep["fixtures"]] == [r["name"]] and builds == [("disk", "disk")]
+        seen.append(r["name"])
+    assert sorted(seen) == sorted(ITEMS)
     # the last byte of an input flipped in each CUDA result
     flip[:] = ["buffer1", "in"]
     rep = prepared(only)
