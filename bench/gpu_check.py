@@ -638,16 +638,14 @@ def prepare(args) -> int:
         items=[records[k] for k in keys],
     )
     (d / PREPARED).write_bytes(gzip.compress(json.dumps(man).encode(), 9))
-    # the cache as one archive of the files of the entries this run used (flat: disk_cache's
-    # <name>.sha256 and <name>-<digest[:16]><suffix>)
+    # the cache as one archive of the files of the entries this run used (_cache_entry)
     used = {e for r in records.values() for m in r.get("modes", ()) for e in m["entries"]}
     t = time.perf_counter()
     raw = 0
     new = d / (CACHE_ARCHIVE + ".new")
     with tarfile.open(new, "w:xz", preset=6) as tar:
         for p in sorted(pathlib.Path(tmp.name).iterdir()):
-            entry = p.name[: -len(".sha256")] if p.name.endswith(".sha256") else p.name.rsplit("-", 1)[0]
-            if p.is_file() and not p.name.startswith(".") and entry in used:
+            if p.is_file() and not p.name.startswith(".") and _cache_entry(p.name) in used:
                 raw += p.stat().st_size
                 tar.add(p, arcname=p.name)
     new.replace(d / CACHE_ARCHIVE)
@@ -664,6 +662,12 @@ def prepare(args) -> int:
         f"all {sum(sizes.values()) / 2**20:.1f} MiB"
     )
     return 0
+
+
+def _cache_entry(filename: str) -> str:
+    """The disk-cache entry a file of the cache belongs to (disk_cache's flat naming:
+    <name>.sha256 and <name>-<digest[:16]><suffix>)."""
+    return filename[: -len(".sha256")] if filename.endswith(".sha256") else filename.rsplit("-", 1)[0]
 
 
 def _unpack_cache(archive: pathlib.Path, cache: pathlib.Path) -> int:
@@ -704,12 +708,9 @@ def split_prepared(args) -> int:
     with tarfile.open(d / CACHE_ARCHIVE, "r:xz") as tar:
         files = {m.name: tar.extractfile(m).read() for m in tar if m.isfile()}  # type: ignore[union-attr]
 
-    def entry(name: str) -> str:  # (prepare's naming: <name>.sha256, <name>-<digest[:16]><suffix>)
-        return name[: -len(".sha256")] if name.endswith(".sha256") else name.rsplit("-", 1)[0]
-
     size: dict = {}
     for f, b in files.items():
-        size[entry(f)] = size.get(entry(f), 0) + len(b)
+        size[_cache_entry(f)] = size.get(_cache_entry(f), 0) + len(b)
     used = [{e for m in r.get("modes", ()) for e in m["entries"]} for r in man["items"]]
     # (largest first, each to the part holding the fewest bytes: an entry two items share counts
     # once in a part)
@@ -729,7 +730,7 @@ def split_prepared(args) -> int:
         (out / PREPARED).write_bytes(gzip.compress(json.dumps(pm).encode(), 9))
         with tarfile.open(out / CACHE_ARCHIVE, "w:xz", preset=6) as tar:
             for f in sorted(files):
-                if entry(f) in entries:
+                if _cache_entry(f) in entries:
                     info = tarfile.TarInfo(f)
                     info.size = len(files[f])
                     tar.addfile(info, io.BytesIO(files[f]))

@@ -133,11 +133,7 @@ def loops(blocks, succ, hot):
 
 
 def report(name, nvd, outdir, proved=False):
-    src = CS.module_source(name)
-    if proved:
-        from wavelift.backends.cuda import PROVED_DEFINE
-
-        src = PROVED_DEFINE + src
+    src = CS.module_source(name, proved)
     cubin, regs = CS.build(src, "sm_90", True)
     tag = CS.tag_of(name)
     sass = CS.disassemble(nvd, cubin, outdir / f"{tag}.cubin")

@@ -53,16 +53,19 @@ def fixture_dispatch(name):
     raise SystemExit(f"no fixture dispatch {name!r}")
 
 
-def module_source(name):
+def module_source(name, proved=False):
     """The source of kernel ``name``'s module as the backend generates it (the settings as they
-    are: the baked words, the workgroups per CUDA block of decision 0046)."""
+    are: the baked words, the workgroups per CUDA block of decision 0046); ``proved``: its lean
+    build's (WL_PROVED: decision 0049's amendment h148), which a dispatch run in place on a
+    proof launches -- the default since h163."""
     from test_cuda_backend import translate_dispatch
 
     from wavelift.backends import cuda as WC
 
     mem, cfg, *_ = KERNELS[name]() if name in KERNELS else fixture_dispatch(name)
     prog, base = translate_dispatch(mem, cfg)
-    return WC.module_source(prog, cfg, base_address=base)[0]
+    src = WC.module_source(prog, cfg, base_address=base)[0]
+    return (WC.PROVED_DEFINE + src) if proved else src
 
 
 def build(src, arch, lineinfo):
@@ -225,11 +228,7 @@ def main():
     if unknown:
         ap.error(f"unknown kernel(s) {unknown}; choose from {list(KERNELS)}")
     for name in args.kernels or list(KERNELS):
-        src = module_source(name)
-        if args.proved:
-            from wavelift.backends.cuda import PROVED_DEFINE
-
-            src = PROVED_DEFINE + src
+        src = module_source(name, args.proved)
         cubin, regs = build(src, args.arch, args.annotate)
         line = f"{name:8s} {regs}"
         if nvd:

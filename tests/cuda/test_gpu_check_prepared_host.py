@@ -177,18 +177,24 @@ def test_prepare_and_prepared_round_trip(monkeypatch, tmp_path):
     assert stored.code_fingerprint() == "a copy of the tree: other mtimes"  # (undone)
     # --split-prepared: two part DIRs of one item each, each with its item's cache entries; a
     # part runs its own item only (the other is neither run nor reported unprepared)
+    # (DIR's recorded scratch dispatches, as (name, memory, config): each goes with its item's
+    # part, one of no item with none)
+    recorded = [(ITEMS[0], "m0", "c0"), ("scratch-test#7:wave", "m7", "c7"), (ITEMS[1], "m1", "c1")]
+    (d / G.SCRATCH_NAME).write_bytes(gzip.compress(pickle.dumps(recorded)))
     assert G.split_prepared(G.parse(["--split-prepared", str(d), "--parts", "2"])) == 0
+    (d / G.SCRATCH_NAME).unlink()
     seen = []
     for k in (1, 2):
         part = d / f"part-{k}-of-2"
         pm = json.loads(gzip.decompress((part / G.PREPARED).read_bytes()))
         ((r,),) = [pm["items"]]
-        assert pm["part"] == f"{k}/2" and (part / G.SCRATCH_NAME).exists()
+        assert pm["part"] == f"{k}/2"
+        assert pickle.loads(gzip.decompress((part / G.SCRATCH_NAME).read_bytes())) == [
+            x for x in recorded if x[0] == r["name"]
+        ]
         with tarfile.open(part / G.CACHE_ARCHIVE) as tar:
             names = set(tar.getnames())
-        assert {n.rsplit("-", 1)[0] if not n.endswith(".sha256") else n[:-7] for n in names} == set(
-            r["modes"][0]["entries"]
-        )
+        assert {G._cache_entry(n) for n in names} == set(r["modes"][0]["entries"])
         builds.clear()
         rep = prepared(only, part)
         assert rep["fixture_counts"] == dict(
