@@ -840,6 +840,37 @@ def test_compiled_group_marking_equals_the_byte_map(lib, lib_general, lib_atomic
     assert np.array_equal(bm, _bitmap(_byte_map(size, stores + more)))
 
 
+def test_compiled_group_marking_above_4_gib_takes_the_general_form(lib):
+    """mapbits.h's group form compares a lane's index with its lead's in 32 bits (decision 0049's
+    session-56 amendment): exact only below the heap's 4 GiB, so a lane at or above it never
+    passes -- its group marks through the general form, the map still exactly the byte map's.
+    The arena here seen 4 GiB - 1 KiB up (the map pointer moved down by as much, so the marks land
+    in the same words): stores below 1 KiB lie under 4 GiB and keep the fast form, those above
+    do not, and a warp across 4 GiB has both."""
+    rng = np.random.default_rng(1656)
+    size = 32 * 96
+    shift = (1 << 32) - 1024
+    stores = _group_stores(rng, size)
+    bm = np.zeros(R.map_words(size), np.uint32)
+    wr = ctypes.c_void_p(bm.ctypes.data - shift // 8)
+    below = above = 0
+    for nb, active, ix in stores:
+        rest = _group_rest(nb, active, ix)
+        g = 32 // nb if nb in (1, 2, 4, 8, 16) else 32
+        for lead in range(0, 32, g):  # (a group at or above 4 GiB: the general form)
+            if ix[lead] + shift >= 1 << 32:
+                rest |= active & (((1 << g) - 1) << lead)
+        fills = lib.t_fills()
+        ixs = (ix + shift).astype(np.int64)
+        assert lib.t_mark(wr, _p(ixs), ctypes.c_uint32(nb), ctypes.c_uint32(active), ctypes.c_uint32(0)) == 0
+        assert lib.t_match_lanes() & 0xFFFFFFFF == rest, (nb, hex(active), ix.tolist())
+        assert lib.t_fills() - fills == _fills(nb, active, ix, rest)
+        below += rest != active
+        above += any(ix[j] + shift >= 1 << 32 for j in range(32) if active >> j & 1)
+    assert np.array_equal(bm, _bitmap(_byte_map(size, stores)))
+    assert below > 10 and above > 40, (below, above)
+
+
 @pytest.mark.parametrize("seed", range(8))
 def test_compiled_runs_bits_equal_the_byte_runs(lib, seed):
     """wl_runs_bits compiled (any grid) over the bit map of a byte map: the runs NumPyOps.runs

@@ -89,8 +89,10 @@ __device__ __forceinline__ bool wl_mark_span(u8* wr, i64 ix, u32 nb, u32 act) {
 #endif
 __device__ __forceinline__ u32 wl_mark_group(u8* wr, i64 ix, u32 nb, u32 act) {
   const u32 lane = threadIdx.x & 31u, g = 32u / nb, lead = lane & (0u - g);
-  const u64 i0 = (u64)__shfl_sync(act, (unsigned long long)ix, (int)lead);
-  const bool in = (i0 & 31u) == 0u && (u64)ix == i0 + (u64)((lane - lead) * nb);
+  /* (32-bit: a lane below the heap's 4 GiB -- ix >> 32 zero -- compares its low word with lead's;
+     no carry, as i0 & 31 is 0 and the offset below 32; a lane above takes the general form) */
+  const u32 i0 = __shfl_sync(act, (u32)ix, (int)lead);
+  const bool in = (i0 & 31u) == 0u && (u64)ix == (u64)(i0 + (lane - lead) * nb);
   const u32 pass = __ballot_sync(act, in), gm = 0xFFFFFFFFu >> (32u - g);
   const bool fast = ((pass >> lead) & gm) == gm;
   if (fast && lane == lead) wl_or_word((u32*)(wr + (i0 >> 3)), 0xFFFFFFFFu);  /* (i0 & 31: 0) */
