@@ -271,7 +271,7 @@ def test_each_change_takes_the_full_path_once(standin, monkeypatch, calls):
     fast.clear()
     _launch(k, args)
     assert k._fast is not None
-    assert dev.memory.read(ib, len(k._fast.ib_bytes)) == k._fast.ib_bytes  # (written back: the full path)
+    assert dev.memory.read(ib, len(k._fast.pieces[-1][1])) == k._fast.pieces[-1][1]  # (written back: the full path)
     n_before = len(fast)
     _launch(k, args)
     assert len(fast) == n_before + 1
@@ -479,7 +479,7 @@ def test_a_kept_launch_looks_at_the_free_lists_again_after_they_moved(standin, c
     dev, k, args = _warm_vadd(standin)
     fp = k._fast
     ib_key, ib = fp.pooled[2]
-    size, data = ib_key[0], fp.ib_bytes  # (each IB taken holds the stream's bytes: only the lists differ)
+    size, data = ib_key[0], fp.pieces[-1][1]  # (each IB taken holds the stream's bytes: only the lists differ)
     assert dev.launch_alloc(size, "ib", data=data) == ib  # (its IB; then a second one, new)
     dev.launch_alloc(size, "ib", data=data)
     dev._give_back()  # (free: [.., ib, new])
@@ -867,3 +867,51 @@ def test_code_no_window_holds_takes_its_kept_plan(standin):
     launches(imgs[0], [0, 1, 2])  # (after the pull: the full path once)
     dev.write(src, imgs[1])
     launches(imgs[1], [0, 1, 2])
+
+
+def test_a_packet_without_a_device_copy_keeps_the_drivers_launch(standin, calls):
+    """stencil5 never reads its dispatch packet, so the tracer gives the packet no window and it
+    has no device copy, so no stamp: the driver kept no launch of it (Device._keep_fast needed
+    both the kernargs' and the packet's stamps), and every pass ran `prepare`, the stream's
+    submission and `_run_again` (session 56 on an H100: ~110 us a launch call against shade's
+    ~30).  Now a launch allocation without a device copy is kept by its bytes, as the IB is:
+    the repeated launches take `_launch_fast`; a host write into the packet or the kernargs
+    is seen -- the full path writes them back -- and the output is the full path's."""
+    import wavelift
+
+    w, h = 40, 21
+    rng = np.random.default_rng(56)
+    img = rng.integers(0, 1 << 24, size=(h, w), dtype=np.uint32)
+    pad, want = np.pad(img.astype(np.uint64), 2, mode="edge"), np.zeros((h, w), np.uint64)
+    for dy in range(5):
+        for dx in range(5):
+            want += pad[dy : dy + h, dx : dx + w]
+    want = (want & 0xFFFFFFFF).astype(np.uint32)
+    dev = wavelift.Device("gfx1030", backend="cuda", mode="lane", record=False)
+    hsaco = HERE.parents[1] / "bench" / "kernels" / "lds-gfx1030-O2-w32.hsaco"
+    k = dev.load_code_object(str(hsaco)).kernel("stencil5")
+    src, out = dev.upload(img), dev.alloc(4 * w * h)
+    standin.kernel = _stencil_player(src.address, out.address, w, h)
+    args = [src, out, np.uint32(w), np.uint32(h)]
+    fast = calls(D.Device, "_launch_fast")
+
+    def go(n):
+        for _ in range(n):
+            r = k.launch(groups=(-(-w // 16), -(-h // 16)), block=(16, 16), args=args)
+            assert r.refusal is None, r.refusal
+        return r
+
+    r = go(4)
+    pkt = dev.memory.find(k.last_launch.packet_address)
+    assert pkt is not None and pkt.resident is None, "the packet has a device copy: not this case"
+    assert k._fast is not None and fast, "no kept launch of a kernel whose packet has no device copy"
+    for where, size in ((k.last_launch.packet_address, 64), (k.last_launch.kernarg_address, 16)):
+        before = dev.memory.read(where, size)
+        n = len(fast)
+        dev.memory.write(where, bytes(size))  # (zeros: the grid, the pointers gone)
+        go(1)
+        assert dev.memory.read(where, size) == before, "the full path did not write it back"
+        go(2)
+        assert len(fast) == n + 2 + 1, (where, len(fast) - n)  # (the failed try, then two kept)
+        assert np.array_equal(dev.download(out, np.uint32).reshape(h, w), want)
+    assert r.write_spans == [(out.address, 4 * w * h)]

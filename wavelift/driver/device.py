@@ -80,10 +80,11 @@ class _Again:
 class _FastLaunch:
     """A kernel's launch kept for the next one with the same key (Device._keep_fast): the launch
     key, the launch record made (its fields copied into each new one), the kept stream, the
-    three launch allocations ((free-list key, address): kernargs, packet, IB), the kernargs' and
-    packet's allocations with their device copies' stamps, the IB's bytes, the allocation table
-    generation and the register file's write count after it; and ``seen``, the argument objects
-    of a launch found to have its key (`_seen`; None: none yet, or not all of fixed value)."""
+    three launch allocations ((free-list key, address): kernargs, packet, IB), the stamps of
+    those of the kernargs and packet with a device copy, the bytes of the others and of the IB
+    (``pieces``), the allocation table generation and the register file's write count after it;
+    and ``seen``, the argument objects of a launch found to have its key (`_seen`; None: none
+    yet, or not all of fixed value)."""
 
     __slots__ = (
         "seen",
@@ -93,23 +94,25 @@ class _FastLaunch:
         "again",
         "pooled",
         "stamped",
-        "ib_bytes",
+        "pieces",
         "generation",
         "writes",
         "gb_addr_config",
-        "ib_at",
         "pool_at",
     )
 
-    def __init__(self, key, rec, again, pooled, stamped, ib_bytes, generation, writes, gb_addr_config, ib_at):
+    def __init__(self, key, rec, again, pooled, stamped, pieces, generation, writes, gb_addr_config):
         self.seen: tuple | None = None
         self.key, self.rec, self.again, self.pooled = key, rec, again, pooled
         # (its record's fields but the mutable ones, which `record_fields` copies: a new record's dict)
         self.fixed = {k: v for k, v in rec.items() if k not in _MUTABLE}
-        self.stamped, self.ib_bytes, self.generation, self.writes = stamped, ib_bytes, generation, writes
+        self.stamped, self.generation, self.writes = stamped, generation, writes
+        # ((address, bytes, (allocation, view of the bytes there)): the launch allocations
+        # checked by their bytes -- the IB, and the kernargs or packet where no device copy
+        # stamps it (a kernel that never reads its packet: the tracer gave it no window) --, the
+        # views the same while the table's generation is: `_fast_holds`)
+        self.pieces = pieces
         self.gb_addr_config = gb_addr_config  # (part of the stream's key)
-        # (the IB's allocation and a view of its bytes there: the same while the table's generation is)
-        self.ib_at = ib_at
         # (`Device._pool_moves` when the free lists were last found as ``pooled`` says: while it
         # is the same, no free list was taken from or given to since -- `_fast_holds`)
         self.pool_at = -1
@@ -738,40 +741,44 @@ class Device:
             ((DISPATCH_PACKET_SIZE, 64, False, f"aql_packet:{k.name}"), rec.packet_address),
             (ib_key, ib[-1]),
         )
-        ib_bytes = e.ib.tobytes()
-        if set(rec.extra) != {"kernarg_fill", "dynamic_lds"} or not self._fast_holds(pooled, None, ib_bytes):
+        if set(rec.extra) != {"kernarg_fill", "dynamic_lds"}:
             return None
-        allocs = [mem.find(rec.kernarg_address), mem.find(rec.packet_address)]
-        stamped = None if allocs[0] is None or allocs[1] is None else res.stamps(allocs)
+        # (the kernargs and packet: by their device copy's stamp, or where they have none -- a
+        # dispatch stores only into device copies -- by their bytes, as the IB; whole, as `put`
+        # compares them: its data and zero tail)
+        stamp, pieces = [], []
+        ib_at = pooled[2][1]
+        for addr, size in ((rec.kernarg_address, max(ka_size, 1)), (rec.packet_address, DISPATCH_PACKET_SIZE), (ib_at, 0)):
+            a = mem.find(addr)
+            if a is None:
+                return None
+            if addr != ib_at and a.resident is not None:
+                stamp.append(a)
+                continue
+            data = e.ib.tobytes() if addr == ib_at else mem.read(addr, size)
+            pieces.append((addr, data, (a, a._data[addr - a.base :][: len(data)])))
+        if not self._fast_holds(pooled, None, pieces):
+            return None
+        stamped = res.stamps(stamp)
         if stamped is None:
             return None
         t = record_fields(rec.__dict__)  # (copies: the caller holds the record itself)
         t["pm4"] = t["result"] = None
-        ib = mem.find(pooled[2][1])
         return _FastLaunch(
-            memo[0],
-            t,
-            e,
-            pooled,
-            stamped,
-            ib_bytes,
-            mem.generation,
-            self._regs.writes,
-            self.gb_addr_config,
-            None if ib is None else (ib, ib._data[pooled[2][1] - ib.base :][: len(ib_bytes)]),
+            memo[0], t, e, pooled, stamped, tuple(pieces), mem.generation, self._regs.writes, self.gb_addr_config
         )
 
-    def _fast_holds(self, pooled, stamped, ib_bytes: bytes, ib_at=None, fp=None) -> bool:
+    def _fast_holds(self, pooled, stamped, pieces, fp=None) -> bool:
         """Whether a kept launch's allocations are as it keeps them: each (free-list key,
         address) of ``pooled`` the last on its free list (the next `launch_alloc` of that key
         takes it), the stamps of ``stamped`` (None: not asked; else a token of the memory's
-        Resident: `Resident.stamps`) held, and the IB (the last of ``pooled``) holding
-        ``ib_bytes``.  (`_keep_fast` and `_launch_fast`.)  ``ib_at``: None, or the IB's
-        (allocation, view of its bytes in the allocation's array), when the allocation table is
-        the one they were found in: its bytes compared there when it has no device copy (nothing
-        to pull: GuestMemory.read's; an allocation's array is never replaced).  ``fp``: the kept
-        launch, whose ``pool_at`` says the free lists were found so while `_pool_moves` is the
-        same (nothing taken from or given to them since: not looked at again)."""
+        Resident: `Resident.stamps`) held, and each (address, bytes, (allocation, view)) of
+        ``pieces`` holding its bytes: compared in the view, when the allocation still has no
+        device copy and ``fp`` says the table is the one they were found in (nothing to pull:
+        GuestMemory.read's; an allocation's array is never replaced), else read (a device
+        copy's newer bytes come down first).  (`_keep_fast` and `_launch_fast`.)  ``fp``: the
+        kept launch, whose ``pool_at`` says the free lists were found so while `_pool_moves` is
+        the same (nothing taken from or given to them since: not looked at again)."""
         if fp is None or fp.pool_at != self._pool_moves:
             pool = self._pool
             for key, addr in pooled:
@@ -782,9 +789,13 @@ class Device:
                 fp.pool_at = self._pool_moves
         if stamped is not None and not self.capture.memory.resident.holds(stamped):
             return False
-        if ib_at is not None and ib_at[0].resident is None:
-            return ib_at[1].tobytes() == ib_bytes
-        return self.memory.read(pooled[2][1], len(ib_bytes)) == ib_bytes
+        for addr, data, at in pieces:
+            if fp is not None and at[0].resident is None:
+                if at[1].tobytes() != data:
+                    return False
+            elif self.memory.read(addr, len(data)) != data:
+                return False
+        return True
 
     def _launch_fast(self, k: Kernel, fp: _FastLaunch):
         """Kernel ``k``'s launch with the key of its kept one ``fp`` (`_keep_fast`), or None
@@ -811,8 +822,8 @@ class Device:
         ):
             return None
         res = mem.resident
-        # (the table's generation is the kept one, checked above: fp.ib_at is the IB's place)
-        if res is None or not self._fast_holds(fp.pooled, fp.stamped, fp.ib_bytes, fp.ib_at, fp):
+        # (the table's generation is the kept one, checked above: fp.pieces' views are their places)
+        if res is None or not self._fast_holds(fp.pooled, fp.stamped, fp.pieces, fp):
             return None
         e, t = fp.again, fp.rec
         regs.writes += e.count  # (replay_writes: the file holds what the stream leaves)

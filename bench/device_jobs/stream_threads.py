@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""Why a stencil5 stream's launch calls take ~110 us where shade's take ~30 (session 56): the
+cProfile of session 55's fourth job found no blocking call -- every Python function of the
+launch path ran ~3x slower.  This job times, in one process: a pure-Python probe (a loop of small
+function calls) with the GPU idle; then for shade and stencil5 each the passes (launch calls)
+with the probe after them, the threads alive (a module's optimising build, Upgrade, runs in a
+daemon thread) and each module's build state; then the same passes again after every wavelift
+thread was joined.  A slower probe during a stream, or a faster stream once the threads are
+gone, names the cause."""
+
+import sys
+import threading
+import time
+
+import numpy as np
+
+sys.path.insert(0, "bench")
+import bench_resident as BR  # noqa: E402
+
+import wavelift  # noqa: E402
+
+
+def probe(n=200_000):
+    def f(x):
+        return x + 1
+
+    t = time.perf_counter()
+    x = 0
+    for _ in range(n):
+        x = f(x)
+    return (time.perf_counter() - t) / n * 1e9
+
+
+def threads():
+    return [(t.name, t.daemon) for t in threading.enumerate() if t is not threading.main_thread()]
+
+
+def why_not_fast(dev, k):
+    """_keep_fast's conditions one by one for kernel ``k``'s last launch (Device(record=False)'s
+    kept-launch path: the stencil stream's cProfile showed _prepare and _keep_fast every launch,
+    _launch_fast never)."""
+    from wavelift.driver.device import DISPATCH_PACKET_SIZE
+
+    rec, memo = k.last_launch, k._memo
+    out = {"kept": k._fast is not None, "memo": memo is not None, "dispatch_id": k._dispatch_id}
+    out["scratch"] = rec.scratch.total
+    out["extra"] = sorted(rec.extra)
+    skey = (tuple(rec.registers.items()), tuple(map(int, rec.dims)), int(rec.initiator), dev.gb_addr_config)
+    e = dev._again.get(skey)
+    out["again"] = e is not None and e.config is rec.result.config and dev._regs._values == e.after
+    if e is None or memo is None:
+        return out
+    plan = memo[1]
+    ib_key = (max(len(e.ib), 1), 256, False, "ib")
+    ib = dev._pool.get(ib_key)
+    out["ib_pooled"] = bool(ib)
+    mem = dev.memory
+    allocs = [mem.find(rec.kernarg_address), mem.find(rec.packet_address)]
+    res = mem.resident
+    for name, a in zip(("kernargs", "packet"), allocs):
+        ent = None if a is None else res.entries.get(a)
+        out[name] = "no allocation" if a is None else ("no device copy" if ent is None else f"shared={ent.shared} stamp={res.stamp(a)}")
+    if ib:
+        pooled = (
+            ((plan[6], plan[7], False, f"kernargs:{k.name}"), rec.kernarg_address),
+            ((DISPATCH_PACKET_SIZE, 64, False, f"aql_packet:{k.name}"), rec.packet_address),
+            (ib_key, ib[-1]),
+        )
+        out["pooled"] = dev._fast_holds(pooled, None, ())
+    seq = []
+    for _ in range(8):
+        f0 = dev.fast_launches
+        k.launch(**k._wl_launch)
+        seq.append(dev.fast_launches - f0)
+    out["fast of 8 more"] = seq
+    out["kept after"] = k._fast is not None
+    return out
+
+
+print(f"probe idle: {probe():.1f} ns a call; threads {threads()}")
+w, h = 1920, 1080
+dev = wavelift.Device("gfx1030", backend="cuda", mode="lane", record=False)
+cases = {}
+for what in ("shade", "stencil5"):
+    c = BR._pass_case(what, w, h)
+    k = dev.load_code_object(str(BR.ROOT / c["hsaco"])).kernel(what)
+    bufs = [dev.upload(a) for a in c["inputs"]]
+    bo = dev.alloc(4 * w * h)
+    bx, by = c["block"]
+    groups = (-(-w // bx), -(-h // by))
+    args = bufs + [bo] + c["scalars"]
+    k._wl_launch = dict(groups=groups, block=(bx, by), args=args)
+    go = lambda k=k: k.launch(**k._wl_launch)  # noqa: E731
+    for _ in range(30):
+        assert go().refusal is None
+    BR._steady(go)
+    cases[what] = (go, k)
+    print(f"{what}: fast launches {dev.fast_launches}; why: {why_not_fast(dev, k)}")
+
+
+def rounds(label, passes=100):
+    for what, (go, k) in cases.items():
+        for rnd in range(2):
+            calls, rs = [], []
+            t0 = time.perf_counter()
+            for _ in range(passes):
+                t = time.perf_counter()
+                rs.append(go())
+                calls.append(time.perf_counter() - t)
+            host = time.perf_counter() - t0
+            p = probe(50_000)  # (the queue's GPU work may still run)
+            assert all(r.refusal is None for r in rs)
+            total = time.perf_counter() - t0
+            print(
+                f"{label} {what} round {rnd}: launch calls median {np.median(calls) * 1e6:.1f} us, "
+                f"host {host / passes * 1e6:.1f} us a pass, all {total / passes * 1e6:.1f}; "
+                f"probe right after {p:.1f} ns; build {rs[-1].stats.get('build')}"
+            )
+    print(f"{label} threads: {threads()}")
+
+
+rounds("as run")
+from wavelift.backends.cuda import runtime as RT  # noqa: E402
+
+t = time.perf_counter()
+for th in threading.enumerate():
+    if th is not threading.main_thread() and th.name.startswith("wavelift"):
+        th.join(120)
+print(f"joined wavelift threads in {time.perf_counter() - t:.2f} s; left {threads()}")
+rounds("joined")
+print(f"probe idle at the end: {probe():.1f} ns a call")
+import gc  # noqa: E402
+
+gc.disable()
+rounds("gc off")
+gc.enable()
+print(f"gc counts {gc.get_count()}, objects {len(gc.get_objects())}")
