@@ -787,8 +787,14 @@ class Device:
                     return False
             if fp is not None:
                 fp.pool_at = self._pool_moves
-        if stamped is not None and not self.capture.memory.resident.holds(stamped):
-            return False
+        if stamped is not None:
+            res = self.capture.memory.resident
+            if not res.holds(stamped):
+                return False
+            # (a queued in-place launch that may store into the kernargs' or packet's device
+            # copy: their bytes are known only once it is read -- the full path's put reads them)
+            if res.pending and any(res.may_store(e) for e, _ in stamped[1]):
+                return False
         for addr, data, at in pieces:
             if fp is not None and at[0].resident is None:
                 if at[1].tobytes() != data:

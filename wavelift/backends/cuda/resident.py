@@ -1142,6 +1142,11 @@ class Resident:
         # not read the queue (``pull``: decision 0049's amendment h165); the last reach merged
         self._reach: dict | None = {}
         self._reach_of: list | None = None
+        # the entries a queued in-place launch may store into (``queue``'s ``stores``, merged as
+        # ``_reach``): its stores land with no gate, so a launch allocation among them (the
+        # kernargs' device copy) may hold other bytes than the host booked -- ``may_store``
+        self._stores: set = set()
+        self._stores_of: list | None = None
         self.depth = DEFER_DEPTH
         self._sticky = None
         self._gate_runs = None
@@ -1428,14 +1433,19 @@ class Resident:
             self.flushing = False
             if not self.pending:  # (nothing queued: where it may write holds no entry alive)
                 self._reach, self._reach_of = {}, None
+                self._stores, self._stores_of = set(), None
 
-    def queue(self, item, stream, reach: list | None) -> None:
+    def queue(self, item, stream, reach: list | None, stores: list | None = None) -> None:
         """A deferred launch queued (``pending``) on ``stream``, with where it may write whatever
         its report will say, a replay of it included: ``reach``, (entry, lo, hi) of its windows
         -- one list per plan, the same object for each of its launches (merged once) --, or None
         (anywhere: a gated arena launch, which a failed report runs again through the full path)."""
         if not self.pending:
             self._reach, self._reach_of = {}, None
+            self._stores, self._stores_of = set(), None
+        if stores is not None and stores is not self._stores_of:
+            self._stores_of = stores
+            self._stores.update(e for e, _, _ in stores)
         self.pending.append(item)
         self.stream = stream
         if reach is None:
@@ -1447,6 +1457,12 @@ class Resident:
                 if got is None:
                     got = self._reach[e] = RangeSet()
                 got.add(lo, hi)
+
+    def may_store(self, e) -> bool:
+        """Whether a queued in-place launch may store into entry ``e`` (``queue``'s ``stores``):
+        the driver's kept launch, which makes no put, then takes the full path, whose put reads
+        the kernargs after the queue (decision 0029's session-56 amendment)."""
+        return bool(self.pending) and e in self._stores
 
     def _reaches(self, e, lo: int, hi: int) -> bool:
         """Whether a queued launch (``queue``'s reach) may write a byte of [lo, hi) of ``e``."""

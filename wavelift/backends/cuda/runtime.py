@@ -1725,7 +1725,10 @@ class InPlace(_Kept):
         # launched with; else anywhere: a host read waits for the queue, as before)
         traced = self.traced
         res.queue(
-            item, stream, self.reach if traced is not None and traced.isdisjoint(self.reach_entries) else None
+            item,
+            stream,
+            self.reach if traced is not None and traced.isdisjoint(self.reach_entries) else None,
+            self.reach,  # (where its stores land, ungated: Resident.may_store)
         )
         return item
 
