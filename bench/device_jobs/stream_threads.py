@@ -59,7 +59,11 @@ def why_not_fast(dev, k):
     res = mem.resident
     for name, a in zip(("kernargs", "packet"), allocs):
         ent = None if a is None else res.entries.get(a)
-        out[name] = "no allocation" if a is None else ("no device copy" if ent is None else f"shared={ent.shared} stamp={res.stamp(a)}")
+        out[name] = (
+            "no allocation"
+            if a is None
+            else ("no device copy" if ent is None else f"shared={ent.shared} stamp={res.stamp(a)}")
+        )
     if ib:
         pooled = (
             ((plan[6], plan[7], False, f"kernargs:{k.name}"), rec.kernarg_address),
@@ -99,7 +103,7 @@ for what in ("shade", "stencil5"):
 
 
 def rounds(label, passes=100):
-    for what, (go, k) in cases.items():
+    for what, (go, _k) in cases.items():
         for rnd in range(2):
             calls, rs = [], []
             t0 = time.perf_counter()
@@ -120,7 +124,6 @@ def rounds(label, passes=100):
 
 
 rounds("as run")
-from wavelift.backends.cuda import runtime as RT  # noqa: E402
 
 t = time.perf_counter()
 for th in threading.enumerate():

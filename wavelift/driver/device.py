@@ -748,7 +748,11 @@ class Device:
         # compares them: its data and zero tail)
         stamp, pieces = [], []
         ib_at = pooled[2][1]
-        for addr, size in ((rec.kernarg_address, max(ka_size, 1)), (rec.packet_address, DISPATCH_PACKET_SIZE), (ib_at, 0)):
+        for addr, size in (
+            (rec.kernarg_address, max(ka_size, 1)),
+            (rec.packet_address, DISPATCH_PACKET_SIZE),
+            (ib_at, 0),
+        ):
             a = mem.find(addr)
             if a is None:
                 return None
@@ -765,7 +769,15 @@ class Device:
         t = record_fields(rec.__dict__)  # (copies: the caller holds the record itself)
         t["pm4"] = t["result"] = None
         return _FastLaunch(
-            memo[0], t, e, pooled, stamped, tuple(pieces), mem.generation, self._regs.writes, self.gb_addr_config
+            memo[0],
+            t,
+            e,
+            pooled,
+            stamped,
+            tuple(pieces),
+            mem.generation,
+            self._regs.writes,
+            self.gb_addr_config,
         )
 
     def _fast_holds(self, pooled, stamped, pieces, fp=None) -> bool:
