@@ -283,21 +283,28 @@ def _pass_case(name: str, w: int, h: int) -> dict:
     )
 
 
-def fullscreen(passes: int, name: str = "shade", w: int = 1920, h: int = 1080) -> dict:
-    import cupy
-    from gpu_check import native_module
-
-    import wavelift
-
+def pass_launch(dev, name: str, w: int = 1920, h: int = 1080):
+    """A full-screen pass (_pass_case) on Device ``dev``: its inputs uploaded, its output
+    allocated -> (case, kernel, output buffer, ``go``: one launch of it, its result returned)."""
     c = _pass_case(name, w, h)
-    dev = wavelift.Device("gfx1030", backend="cuda", mode="lane", record=False)
     k = dev.load_code_object(str(ROOT / c["hsaco"])).kernel(name)
     bufs = [dev.upload(a) for a in c["inputs"]]
     bo = dev.alloc(4 * w * h)
     bx, by = c["block"]
     groups = (-(-w // bx), -(-h // by))
     args = bufs + [bo] + c["scalars"]
-    go = lambda: k.launch(groups=groups, block=(bx, by), args=args)  # noqa: E731
+    return c, k, bo, lambda: k.launch(groups=groups, block=(bx, by), args=args)
+
+
+def fullscreen(passes: int, name: str = "shade", w: int = 1920, h: int = 1080) -> dict:
+    import cupy
+    from gpu_check import native_module
+
+    import wavelift
+
+    dev = wavelift.Device("gfx1030", backend="cuda", mode="lane", record=False)
+    c, k, bo, go = pass_launch(dev, name, w, h)
+    bx, by = c["block"]
     t = time.perf_counter()
     r = go()
     first = time.perf_counter() - t

@@ -28,15 +28,8 @@ if "--whole" in sys.argv:  # (A/B: a full queue read whole, as before session 52
     R.Resident.flush = lambda self, front=0: _flush(self)
 w, h = 1920, 1080
 what = "stencil5" if "--stencil" in sys.argv else "shade"  # (bench_resident's two full-screen passes)
-c = BR._pass_case(what, w, h)
 dev = wavelift.Device("gfx1030", backend="cuda", mode="lane", record=False)
-k = dev.load_code_object(str(BR.ROOT / c["hsaco"])).kernel(what)
-bufs = [dev.upload(a) for a in c["inputs"]]
-bo = dev.alloc(4 * w * h)
-bx, by = c["block"]
-groups = (-(-w // bx), -(-h // by))
-args = bufs + [bo] + c["scalars"]
-go = lambda: k.launch(groups=groups, block=(bx, by), args=args)  # noqa: E731
+_, k, _, go = BR.pass_launch(dev, what, w, h)
 for _ in range(30):
     r = go()
     assert r.refusal is None, r.refusal

@@ -74,7 +74,7 @@ def why_not_fast(dev, k):
     seq = []
     for _ in range(8):
         f0 = dev.fast_launches
-        k.launch(**k._wl_launch)
+        k._wl_launch()
         seq.append(dev.fast_launches - f0)
     out["fast of 8 more"] = seq
     out["kept after"] = k._fast is not None
@@ -86,15 +86,8 @@ w, h = 1920, 1080
 dev = wavelift.Device("gfx1030", backend="cuda", mode="lane", record=False)
 cases = {}
 for what in ("shade", "stencil5"):
-    c = BR._pass_case(what, w, h)
-    k = dev.load_code_object(str(BR.ROOT / c["hsaco"])).kernel(what)
-    bufs = [dev.upload(a) for a in c["inputs"]]
-    bo = dev.alloc(4 * w * h)
-    bx, by = c["block"]
-    groups = (-(-w // bx), -(-h // by))
-    args = bufs + [bo] + c["scalars"]
-    k._wl_launch = dict(groups=groups, block=(bx, by), args=args)
-    go = lambda k=k: k.launch(**k._wl_launch)  # noqa: E731
+    _, k, _, go = BR.pass_launch(dev, what, w, h)
+    k._wl_launch = go  # (why_not_fast's launches)
     for _ in range(30):
         assert go().refusal is None
     BR._steady(go)
