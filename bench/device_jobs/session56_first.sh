@@ -1,5 +1,5 @@
 #!/bin/bash
-# Session 56's planned GPU call (~4.3 min; it never got a machine -- session56_short.sh ran its first two
+# Session 56's planned GPU call (~9.5 min now; it never got a machine -- session56_short.sh ran its first two
 # parts): run it first in session 57, with every CUDA GPU test file (only five ran on session 56's
 # machine) and the own build's kept-launch rule (Resident.may_store) in the tree.  Main with the stencil's kept launch (the driver keeps a
 # launch whose packet has no device copy by its bytes: session 55's ~110 us stencil launch calls
