@@ -271,9 +271,7 @@ def test_each_change_takes_the_full_path_once(standin, monkeypatch, calls):
     fast.clear()
     _launch(k, args)
     assert k._fast is not None
-    assert (
-        dev.memory.read(ib, len(k._fast.pieces[-1][1])) == k._fast.pieces[-1][1]
-    )  # (written back: the full path)
+    assert dev.memory.read(ib, len(k._fast.ib_bytes)) == k._fast.ib_bytes  # (written back: the full path)
     n_before = len(fast)
     _launch(k, args)
     assert len(fast) == n_before + 1
@@ -481,10 +479,7 @@ def test_a_kept_launch_looks_at_the_free_lists_again_after_they_moved(standin, c
     dev, k, args = _warm_vadd(standin)
     fp = k._fast
     ib_key, ib = fp.pooled[2]
-    size, data = (
-        ib_key[0],
-        fp.pieces[-1][1],
-    )  # (each IB taken holds the stream's bytes: only the lists differ)
+    size, data = ib_key[0], fp.ib_bytes  # (each IB taken holds the stream's bytes: only the lists differ)
     assert dev.launch_alloc(size, "ib", data=data) == ib  # (its IB; then a second one, new)
     dev.launch_alloc(size, "ib", data=data)
     dev._give_back()  # (free: [.., ib, new])

@@ -117,6 +117,17 @@ class _FastLaunch:
         # is the same, no free list was taken from or given to since -- `_fast_holds`)
         self.pool_at = -1
 
+    @property
+    def ib_bytes(self) -> bytes:
+        """The IB's bytes as the kept stream writes them (the last of ``pieces``)."""
+        return self.pieces[-1][1]
+
+
+def _piece(alloc, addr: int, data: bytes) -> tuple:
+    """A launch allocation's bytes ``data`` at ``addr`` as `_FastLaunch.pieces` keeps them, with
+    a view of them in ``alloc``'s array (`_fast_holds` compares there while it has no device copy)."""
+    return addr, data, (alloc, alloc._data[addr - alloc.base :][: len(data)])
+
 
 _RESULT: Any = None
 
@@ -747,20 +758,21 @@ class Device:
         # dispatch stores only into device copies -- by their bytes, as the IB; whole, as `put`
         # compares them: its data and zero tail)
         stamp, pieces = [], []
-        ib_at = pooled[2][1]
         for addr, size in (
             (rec.kernarg_address, max(ka_size, 1)),
             (rec.packet_address, DISPATCH_PACKET_SIZE),
-            (ib_at, 0),
         ):
             a = mem.find(addr)
             if a is None:
                 return None
-            if addr != ib_at and a.resident is not None:
+            if a.resident is not None:
                 stamp.append(a)
-                continue
-            data = e.ib.tobytes() if addr == ib_at else mem.read(addr, size)
-            pieces.append((addr, data, (a, a._data[addr - a.base :][: len(data)])))
+            else:
+                pieces.append(_piece(a, addr, mem.read(addr, size)))
+        ib_alloc = mem.find(pooled[2][1])
+        if ib_alloc is None:
+            return None
+        pieces.append(_piece(ib_alloc, pooled[2][1], e.ib.tobytes()))  # (the IB last: `ib_bytes`)
         if not self._fast_holds(pooled, None, pieces):
             return None
         stamped = res.stamps(stamp)
